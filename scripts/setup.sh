@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# hwzip tool setup: installs what a fresh Debian 12 machine lacks, idempotently, then prints versions.
+#   verilator (5.006)  - co-simulation          yosys (0.23)  - synthesis
+#   opensta (sta)      - static timing          iverilog      - second-opinion simulator
+#   qflow-tech-osu018  - default liberty        zlib1g-dev    - FST waveforms (verilator --trace-fst)
+set -euo pipefail
+
+need=()
+command -v verilator >/dev/null 2>&1 || need+=(verilator)
+command -v yosys     >/dev/null 2>&1 || need+=(yosys)
+command -v sta       >/dev/null 2>&1 || need+=(opensta)
+command -v iverilog  >/dev/null 2>&1 || need+=(iverilog)
+[ -f /usr/share/qflow/tech/osu018/osu018_stdcells.lib ] || need+=(qflow-tech-osu018)
+dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
+command -v g++ >/dev/null 2>&1 || need+=(g++)
+command -v make >/dev/null 2>&1 || need+=(make)
+
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup.sh: installing ${need[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+else
+  echo "setup.sh: all tools present"
+fi
+
+echo "verilator: $(verilator --version 2>&1 | head -n1)"
+echo "yosys:     $(yosys -V 2>&1 | head -n1)"
+echo "sta:       $(echo exit | sta -no_init -no_splash 2>&1 | head -n1 || true) ($(command -v sta))"
+echo "iverilog:  $(iverilog -V 2>&1 | head -n1)"
+echo "osu018:    /usr/share/qflow/tech/osu018/osu018_stdcells.lib"
+if command -v cargo-nextest >/dev/null 2>&1 || cargo nextest --version >/dev/null 2>&1; then
+  echo "nextest:   $(cargo nextest --version 2>&1 | head -n1)"
+fi
