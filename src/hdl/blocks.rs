@@ -1,0 +1,290 @@
+//! Reusable datapath blocks, written as log-depth networks with named intermediate wires.
+//!
+//! Every block takes the builder and a name prefix; intermediate nets are called
+//! `<prefix>_<stage>_<lane>`, so the emitted Verilog reads like the network diagram.
+
+use super::expr::Expr;
+use super::module::{clog2, ModuleBuilder};
+use serde::{Deserialize, Serialize};
+
+/// Parallel-prefix network topology.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrefixTopology {
+    /// Serial chain: n−1 operators, depth n−1.
+    Ripple,
+    /// Sklansky (divide and conquer): (n/2)·log2 n operators, depth log2 n, high fan-out.
+    Sklansky,
+    /// Kogge–Stone: n·log2 n − n + 1 operators, depth log2 n, fan-out 2.
+    KoggeStone,
+    /// Brent–Kung: 2n − 2 − log2 n operators, depth 2·log2 n − 1 (the cDMA paper's 11 adders
+    /// for n = 8).
+    #[default]
+    BrentKung,
+}
+
+impl PrefixTopology {
+    /// Short tag used in module names.
+    pub fn tag(self) -> &'static str {
+        match self {
+            PrefixTopology::Ripple => "rc",
+            PrefixTopology::Sklansky => "sk",
+            PrefixTopology::KoggeStone => "ks",
+            PrefixTopology::BrentKung => "bk",
+        }
+    }
+
+    /// The operator schedule for `n` inputs: levels of `(target, source)` pairs meaning
+    /// `x[target] = op(x[source], x[target])`, with `source < target`; operations in one level
+    /// are independent.
+    pub fn schedule(self, n: usize) -> Vec<Vec<(usize, usize)>> {
+        let mut levels = Vec::new();
+        if n < 2 {
+            return levels;
+        }
+        match self {
+            PrefixTopology::Ripple => {
+                for i in 1..n {
+                    levels.push(vec![(i, i - 1)]);
+                }
+            }
+            PrefixTopology::KoggeStone => {
+                let mut d = 1;
+                while d < n {
+                    levels.push((d..n).map(|i| (i, i - d)).collect());
+                    d *= 2;
+                }
+            }
+            PrefixTopology::Sklansky => {
+                let mut d = 1;
+                while d < n {
+                    // Blocks of size 2d: the upper half takes the last element of the lower half.
+                    let lvl: Vec<(usize, usize)> = (0..n)
+                        .filter(|i| (i / d) % 2 == 1)
+                        .map(|i| (i, (i / d) * d - 1))
+                        .collect();
+                    levels.push(lvl);
+                    d *= 2;
+                }
+            }
+            PrefixTopology::BrentKung => {
+                // Up-sweep.
+                let mut d = 1;
+                while d < n {
+                    let lvl: Vec<(usize, usize)> = (0..n)
+                        .filter(|i| (i + 1) % (2 * d) == 0)
+                        .map(|i| (i, i - d))
+                        .collect();
+                    if !lvl.is_empty() {
+                        levels.push(lvl);
+                    }
+                    d *= 2;
+                }
+                // Down-sweep.
+                d /= 2;
+                while d >= 1 {
+                    let lvl: Vec<(usize, usize)> = (0..n)
+                        .filter(|i| (i + 1) % (2 * d) == d && *i >= 2 * d)
+                        .map(|i| (i, i - d))
+                        .collect();
+                    if !lvl.is_empty() {
+                        levels.push(lvl);
+                    }
+                    if d == 1 {
+                        break;
+                    }
+                    d /= 2;
+                }
+            }
+        }
+        levels
+    }
+
+    /// Number of operators for `n` inputs.
+    pub fn op_count(self, n: usize) -> usize {
+        self.schedule(n).iter().map(|l| l.len()).sum()
+    }
+}
+
+/// Inclusive parallel prefix over `xs` with the associative operator `op`
+/// (`out[i] = x[0] op … op x[i]`). Each level's results are named `<name>_s<level>_<i>`.
+pub fn prefix(
+    m: &mut ModuleBuilder,
+    name: &str,
+    xs: &[Expr],
+    topo: PrefixTopology,
+    op: &dyn Fn(&Expr, &Expr) -> Expr,
+) -> Vec<Expr> {
+    let mut cur: Vec<Expr> = xs.to_vec();
+    for (li, level) in topo.schedule(xs.len()).iter().enumerate() {
+        let mut next = cur.clone();
+        for &(t, s) in level {
+            next[t] = m.wire(
+                &format!("{}_s{}_{}", name, li + 1, t),
+                &op(&cur[s], &cur[t]),
+            );
+        }
+        cur = next;
+    }
+    cur
+}
+
+/// Prefix counts of 1-bit flags. Returns `(exclusive, total)`: `exclusive[i]` = number of set
+/// flags below lane i (width `clog2(n)`, at least 1), `total` = number set (width `clog2(n+1)`).
+pub fn prefix_count(
+    m: &mut ModuleBuilder,
+    name: &str,
+    flags: &[Expr],
+    topo: PrefixTopology,
+) -> (Vec<Expr>, Expr) {
+    let n = flags.len();
+    let tw = clog2(n as u64 + 1).max(1);
+    let xs: Vec<Expr> = flags.iter().map(|f| f.zext(tw)).collect();
+    let incl = prefix(m, name, &xs, topo, &|a, b| a + b);
+    let ew = clog2(n as u64).max(1);
+    let mut excl = vec![Expr::zero(ew)];
+    for x in incl.iter().take(n.saturating_sub(1)) {
+        excl.push(x.resize(ew));
+    }
+    (excl, incl[n - 1].clone())
+}
+
+/// Population count of `v` as a balanced adder tree; result width `clog2(width+1)`.
+/// Levels are named `<name>_l<level>_<i>`.
+pub fn popcount(m: &mut ModuleBuilder, name: &str, v: &Expr) -> Expr {
+    let ow = clog2(v.width() as u64 + 1).max(1);
+    let mut cur: Vec<Expr> = (0..v.width()).map(|i| v.bit(i)).collect();
+    let mut w = 1;
+    let mut level = 0;
+    while cur.len() > 1 {
+        level += 1;
+        w += 1;
+        let ww = w.min(ow);
+        let mut next = Vec::new();
+        for (k, pair) in cur.chunks(2).enumerate() {
+            let s = if pair.len() == 2 {
+                pair[0].zext(ww) + pair[1].zext(ww)
+            } else {
+                pair[0].zext(ww)
+            };
+            next.push(m.wire(&format!("{}_l{}_{}", name, level, k), &s));
+        }
+        cur = next;
+    }
+    cur[0].zext(ow)
+}
+
+/// Mux tree: `opts[sel]`, as a balanced tree of 2:1 muxes on the select bits, LSB first.
+/// Out-of-range selects give the last option. All options must have equal width.
+pub fn mux_tree(sel: &Expr, opts: &[Expr]) -> Expr {
+    let mut cur: Vec<Expr> = opts.to_vec();
+    let mut bit = 0;
+    while cur.len() > 1 {
+        let s = if bit < sel.width() {
+            sel.bit(bit)
+        } else {
+            Expr::zero(1)
+        };
+        cur = cur
+            .chunks(2)
+            .map(|p| {
+                if p.len() == 2 {
+                    s.select(&p[1], &p[0])
+                } else {
+                    p[0].clone()
+                }
+            })
+            .collect();
+        bit += 1;
+    }
+    cur.into_iter().next().unwrap_or_else(|| Expr::zero(1))
+}
+
+/// Logarithmic shifter on lanes: shifts `lanes` (lane 0 = least significant) towards higher
+/// lanes (`left = true`) or lower lanes by `amount` lanes, zero filling, one named stage per
+/// amount bit, least significant bit first. Returns the shifted lanes.
+pub fn shift_lanes(
+    m: &mut ModuleBuilder,
+    name: &str,
+    lanes: &[Expr],
+    amount: &Expr,
+    left: bool,
+) -> Vec<Expr> {
+    let n = lanes.len();
+    let w = lanes.first().map(|l| l.width()).unwrap_or(1);
+    let mut cur = lanes.to_vec();
+    for b in 0..amount.width() {
+        let d = 1usize << b;
+        if d >= n {
+            // Any higher set bit shifts everything out.
+            let hi = amount.slice(b, amount.width() - b).any();
+            let v = Expr::cat_lsb(&cur);
+            let z = m.wire(
+                &format!("{}_s{}", name, b),
+                &hi.select(&Expr::zero(v.width()), &v),
+            );
+            cur = z.lanes(w);
+            break;
+        }
+        let s = amount.bit(b);
+        let moved: Vec<Expr> = (0..n)
+            .map(|i| {
+                let src = if left {
+                    i.checked_sub(d)
+                } else {
+                    Some(i + d).filter(|j| *j < n)
+                };
+                match src {
+                    Some(j) => cur[j].clone(),
+                    None => Expr::zero(w),
+                }
+            })
+            .collect();
+        let v = s.select(&Expr::cat_lsb(&moved), &Expr::cat_lsb(&cur));
+        let z = m.wire(&format!("{}_s{}", name, b), &v);
+        cur = z.lanes(w);
+    }
+    cur
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn brent_kung_eight_has_eleven_ops() {
+        assert_eq!(PrefixTopology::BrentKung.op_count(8), 11);
+        assert_eq!(PrefixTopology::Sklansky.op_count(8), 12);
+        assert_eq!(PrefixTopology::KoggeStone.op_count(8), 17);
+        assert_eq!(PrefixTopology::Ripple.op_count(8), 7);
+    }
+
+    #[test]
+    fn schedules_compute_prefix_sums() {
+        for topo in [
+            PrefixTopology::Ripple,
+            PrefixTopology::Sklansky,
+            PrefixTopology::KoggeStone,
+            PrefixTopology::BrentKung,
+        ] {
+            for n in 1..=40 {
+                let mut x: Vec<u64> = (0..n as u64).map(|i| 1 << (i % 7)).collect();
+                let want: Vec<u64> = x
+                    .iter()
+                    .scan(0, |acc, v| {
+                        *acc += v;
+                        Some(*acc)
+                    })
+                    .collect();
+                for level in topo.schedule(n) {
+                    let prev = x.clone();
+                    for (t, s) in level {
+                        assert!(s < t);
+                        x[t] = prev[s] + prev[t];
+                    }
+                }
+                assert_eq!(x, want, "{:?} n={}", topo, n);
+            }
+        }
+    }
+}

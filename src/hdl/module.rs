@@ -1,0 +1,923 @@
+//! Module builder: ports, wires, registers, memories and submodule instances.
+//!
+//! Conventions (hwzip-wide): the clock is `clk_i` (rising edge), the reset is the synchronous,
+//! active-low `rst_ni`. Both are added automatically, as the first ports, to any module that
+//! contains a register, a memory, or an instance that needs them.
+
+use super::bits::Bits;
+use super::expr::{visit, Expr, MemId, Node, SigId};
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+static NEXT_MODULE: AtomicU64 = AtomicU64::new(1);
+
+/// Errors found while building or emitting hardware.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HdlError {
+    /// The module in which the problems were found.
+    pub module: String,
+    /// One message per problem.
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for HdlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "module `{}`: ", self.module)?;
+        for (i, p) in self.problems.iter().enumerate() {
+            if i > 0 {
+                write!(f, "; ")?;
+            }
+            write!(f, "{}", p)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for HdlError {}
+
+/// Port direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Dir {
+    /// Input port.
+    In,
+    /// Output port.
+    Out,
+}
+
+/// A port of a finished module.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct PortInfo {
+    /// Verilog name.
+    pub name: String,
+    /// Direction.
+    pub dir: Dir,
+    /// Width in bits.
+    pub width: u32,
+}
+
+/// What a signal is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SigKind {
+    /// Input port.
+    Input,
+    /// Output port (driven by an assignment).
+    Output,
+    /// Internal net (driven by an assignment).
+    Wire,
+    /// Clocked register.
+    Reg,
+    /// Net driven by an instance output.
+    InstOut,
+}
+
+/// A signal of a module.
+#[derive(Clone, Debug)]
+pub struct Signal {
+    /// Verilog name.
+    pub name: Arc<str>,
+    /// Width in bits.
+    pub width: u32,
+    /// Kind.
+    pub kind: SigKind,
+    /// Combinational driver (outputs and wires).
+    pub driver: Option<Expr>,
+    /// Register state (registers only).
+    pub reg: Option<RegInfo>,
+    /// Comment emitted beside the declaration.
+    pub comment: Option<String>,
+}
+
+/// Register details.
+#[derive(Clone, Debug)]
+pub struct RegInfo {
+    /// Synchronous reset value (`None`: no reset).
+    pub reset: Option<Bits>,
+    /// Next-state expression.
+    pub next: Option<Expr>,
+    /// Load enable (`None`: loads every cycle).
+    pub enable: Option<Expr>,
+}
+
+/// One write port of a memory.
+#[derive(Clone, Debug)]
+pub struct MemWrite {
+    /// Write enable (1 bit).
+    pub en: Expr,
+    /// Word address.
+    pub addr: Expr,
+    /// Data.
+    pub data: Expr,
+}
+
+/// A register array (`reg [W-1:0] name [0:DEPTH-1]`) with asynchronous reads and clocked writes.
+#[derive(Clone, Debug)]
+pub struct Memory {
+    /// Verilog name.
+    pub name: Arc<str>,
+    /// Word width.
+    pub width: u32,
+    /// Number of words.
+    pub depth: u32,
+    /// Address width (`clog2(depth)`, at least 1).
+    pub addr_width: u32,
+    /// Write ports, applied in order (a later port wins on the same address).
+    pub writes: Vec<MemWrite>,
+    /// Comment emitted beside the declaration.
+    pub comment: Option<String>,
+}
+
+/// A submodule instance.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    /// Instance name.
+    pub name: String,
+    /// The instantiated module.
+    pub module: Arc<Module>,
+    /// Input port name → driving expression (excluding clock and reset).
+    pub inputs: Vec<(String, Expr)>,
+    /// Output port name → parent signal it drives.
+    pub outputs: Vec<(String, SigId)>,
+}
+
+/// Ordered items, for emission in creation order.
+#[derive(Clone, Debug)]
+pub enum Item {
+    /// A free-standing comment line (or section heading).
+    Comment(String),
+    /// A signal declaration/assignment.
+    Signal(usize),
+    /// A memory.
+    Memory(usize),
+    /// An instance.
+    Instance(usize),
+}
+
+/// A finished, checked module. Cheap to share through `Arc` for instancing.
+#[derive(Debug)]
+pub struct Module {
+    /// Verilog module name (should encode the parameters).
+    pub name: String,
+    /// Header lines: generator, parameters, spec section.
+    pub header: Vec<String>,
+    /// Signals (ports first in port order is *not* guaranteed; see `ports`).
+    pub signals: Vec<Signal>,
+    /// Port order: indices into `signals` (clock and reset are not signals).
+    pub port_order: Vec<usize>,
+    /// Memories.
+    pub memories: Vec<Memory>,
+    /// Instances.
+    pub instances: Vec<Instance>,
+    /// Emission order.
+    pub items: Vec<Item>,
+    /// Has a `clk_i` port.
+    pub has_clock: bool,
+    /// Has an `rst_ni` port.
+    pub has_reset: bool,
+    pub(crate) id: u64,
+    /// Expressions named as intentionally unused (lint waiver).
+    pub unused: Vec<Expr>,
+}
+
+impl Module {
+    /// All ports in declaration order, including `clk_i`/`rst_ni` when present.
+    pub fn ports(&self) -> Vec<PortInfo> {
+        let mut v = Vec::new();
+        if self.has_clock {
+            v.push(PortInfo {
+                name: "clk_i".into(),
+                dir: Dir::In,
+                width: 1,
+            });
+        }
+        if self.has_reset {
+            v.push(PortInfo {
+                name: "rst_ni".into(),
+                dir: Dir::In,
+                width: 1,
+            });
+        }
+        for &i in &self.port_order {
+            let s = &self.signals[i];
+            v.push(PortInfo {
+                name: s.name.to_string(),
+                dir: if s.kind == SigKind::Input {
+                    Dir::In
+                } else {
+                    Dir::Out
+                },
+                width: s.width,
+            });
+        }
+        v
+    }
+
+    /// The port called `name`.
+    pub fn port(&self, name: &str) -> Option<PortInfo> {
+        self.ports().into_iter().find(|p| p.name == name)
+    }
+
+    /// Index of a signal by name.
+    pub fn signal_index(&self, name: &str) -> Option<usize> {
+        self.signals.iter().position(|s| &*s.name == name)
+    }
+}
+
+/// Handle to a register created by [`ModuleBuilder::reg`].
+#[derive(Clone, Debug)]
+pub struct Reg {
+    id: SigId,
+    q: Expr,
+}
+
+impl Reg {
+    /// The register's current value.
+    pub fn q(&self) -> Expr {
+        self.q.clone()
+    }
+    /// Width in bits.
+    pub fn width(&self) -> u32 {
+        self.q.width()
+    }
+}
+
+/// Handle to a declared-but-not-yet-driven net (output port or wire).
+#[derive(Clone, Debug)]
+pub struct Net {
+    id: SigId,
+    e: Expr,
+}
+
+impl Net {
+    /// The net's value.
+    pub fn expr(&self) -> Expr {
+        self.e.clone()
+    }
+    /// Width in bits.
+    pub fn width(&self) -> u32 {
+        self.e.width()
+    }
+}
+
+/// Handle to a memory.
+#[derive(Clone, Debug)]
+pub struct Mem {
+    id: MemId,
+    name: Arc<str>,
+    width: u32,
+    addr_width: u32,
+}
+
+impl Mem {
+    /// Asynchronous read of word `addr` (width must equal the address width).
+    pub fn read(&self, addr: &Expr) -> Expr {
+        Expr::mem_read(self.id, self.name.clone(), self.width, addr.clone())
+    }
+    /// Address width.
+    pub fn addr_width(&self) -> u32 {
+        self.addr_width
+    }
+}
+
+/// Handle to an instance, for reading its outputs.
+#[derive(Clone, Debug)]
+pub struct Inst {
+    outputs: BTreeMap<String, Expr>,
+    name: String,
+}
+
+impl Inst {
+    /// The parent-side net driven by output `port` (named `<instance>_<port>`).
+    ///
+    /// Asking for a port that does not exist yields a zero-width-checked placeholder and is
+    /// reported by [`ModuleBuilder::finish`]; use [`Inst::try_out`] to handle it yourself.
+    pub fn out(&self, port: &str) -> Expr {
+        self.try_out(port).unwrap_or_else(|| {
+            Expr::sig(
+                SigId {
+                    module: 0,
+                    index: usize::MAX,
+                },
+                format!("{}_{}__missing", self.name, port).into(),
+                1,
+            )
+        })
+    }
+    /// The parent-side net driven by output `port`, if the port exists.
+    pub fn try_out(&self, port: &str) -> Option<Expr> {
+        self.outputs.get(port).cloned()
+    }
+}
+
+/// Builds one module. Finish with [`ModuleBuilder::finish`], which runs every check.
+pub struct ModuleBuilder {
+    m: Module,
+    names: HashSet<String>,
+    problems: Vec<String>,
+}
+
+const KEYWORDS: &[&str] = &[
+    "always",
+    "and",
+    "assign",
+    "automatic",
+    "begin",
+    "buf",
+    "case",
+    "casex",
+    "casez",
+    "cell",
+    "cmos",
+    "config",
+    "deassign",
+    "default",
+    "defparam",
+    "design",
+    "disable",
+    "edge",
+    "else",
+    "end",
+    "endcase",
+    "endconfig",
+    "endfunction",
+    "endgenerate",
+    "endmodule",
+    "endprimitive",
+    "endspecify",
+    "endtable",
+    "endtask",
+    "event",
+    "for",
+    "force",
+    "forever",
+    "fork",
+    "function",
+    "generate",
+    "genvar",
+    "highz0",
+    "highz1",
+    "if",
+    "ifnone",
+    "incdir",
+    "include",
+    "initial",
+    "inout",
+    "input",
+    "instance",
+    "integer",
+    "join",
+    "large",
+    "liblist",
+    "library",
+    "localparam",
+    "macromodule",
+    "medium",
+    "module",
+    "nand",
+    "negedge",
+    "nmos",
+    "nor",
+    "noshowcancelled",
+    "not",
+    "notif0",
+    "notif1",
+    "or",
+    "output",
+    "parameter",
+    "pmos",
+    "posedge",
+    "primitive",
+    "pull0",
+    "pull1",
+    "pulldown",
+    "pullup",
+    "rcmos",
+    "real",
+    "realtime",
+    "reg",
+    "release",
+    "repeat",
+    "rnmos",
+    "rpmos",
+    "rtran",
+    "rtranif0",
+    "rtranif1",
+    "scalared",
+    "signed",
+    "small",
+    "specify",
+    "specparam",
+    "strong0",
+    "strong1",
+    "supply0",
+    "supply1",
+    "table",
+    "task",
+    "time",
+    "tran",
+    "tranif0",
+    "tranif1",
+    "tri",
+    "tri0",
+    "tri1",
+    "triand",
+    "trior",
+    "trireg",
+    "unsigned",
+    "use",
+    "vectored",
+    "wait",
+    "wand",
+    "weak0",
+    "weak1",
+    "while",
+    "wire",
+    "wor",
+    "xnor",
+    "xor",
+    "bit",
+    "logic",
+    "int",
+    "byte",
+    "shortint",
+    "longint",
+    "string",
+    "struct",
+    "union",
+    "type",
+    "enum",
+    "interface",
+    "package",
+    "import",
+    "export",
+    "class",
+    "clk_i",
+    "rst_ni",
+];
+
+/// Is `s` a legal, hwzip-style identifier (no `$`, no escapes, not a keyword)?
+pub fn valid_ident(s: &str) -> bool {
+    let mut ch = s.chars();
+    matches!(ch.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && ch.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !KEYWORDS.contains(&s)
+}
+
+/// `ceil(log2(n))`, with `clog2(0) = clog2(1) = 0`.
+pub fn clog2(n: u64) -> u32 {
+    if n <= 1 {
+        0
+    } else {
+        64 - (n - 1).leading_zeros()
+    }
+}
+
+impl ModuleBuilder {
+    /// Starts a module called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        let name = name.into();
+        let mut problems = Vec::new();
+        if !valid_ident(&name) {
+            problems.push(format!("`{}` is not a valid module name", name));
+        }
+        ModuleBuilder {
+            m: Module {
+                name,
+                header: Vec::new(),
+                signals: Vec::new(),
+                port_order: Vec::new(),
+                memories: Vec::new(),
+                instances: Vec::new(),
+                items: Vec::new(),
+                has_clock: false,
+                has_reset: false,
+                id: NEXT_MODULE.fetch_add(1, Ordering::Relaxed),
+                unused: Vec::new(),
+            },
+            names: HashSet::new(),
+            problems,
+        }
+    }
+
+    /// Module name.
+    pub fn name(&self) -> &str {
+        &self.m.name
+    }
+
+    /// Adds a header comment line (generator, parameters, spec section).
+    pub fn header(&mut self, line: impl Into<String>) -> &mut Self {
+        self.m.header.push(line.into());
+        self
+    }
+
+    /// Adds a comment line before the next declaration.
+    pub fn comment(&mut self, text: impl Into<String>) {
+        self.m.items.push(Item::Comment(text.into()));
+    }
+
+    fn claim(&mut self, name: &str) -> bool {
+        if !valid_ident(name) {
+            self.problems.push(format!(
+                "`{}` is not a valid identifier (or is reserved)",
+                name
+            ));
+            return false;
+        }
+        if !self.names.insert(name.to_string()) {
+            self.problems
+                .push(format!("name `{}` is declared twice", name));
+            return false;
+        }
+        true
+    }
+
+    fn add_signal(&mut self, name: &str, width: u32, kind: SigKind) -> (SigId, Expr) {
+        self.claim(name);
+        if width == 0 {
+            self.problems.push(format!("`{}` has width 0", name));
+        }
+        let index = self.m.signals.len();
+        let id = SigId {
+            module: self.m.id,
+            index,
+        };
+        let name: Arc<str> = name.into();
+        self.m.signals.push(Signal {
+            name: name.clone(),
+            width,
+            kind,
+            driver: None,
+            reg: None,
+            comment: None,
+        });
+        (id, Expr::sig(id, name, width.max(1)))
+    }
+
+    /// Declares an input port.
+    pub fn input(&mut self, name: &str, width: u32) -> Expr {
+        let (id, e) = self.add_signal(name, width, SigKind::Input);
+        self.m.port_order.push(id.index);
+        e
+    }
+
+    /// Declares an output port, to be driven later with [`ModuleBuilder::drive`].
+    pub fn output(&mut self, name: &str, width: u32) -> Net {
+        let (id, e) = self.add_signal(name, width, SigKind::Output);
+        self.m.port_order.push(id.index);
+        Net { id, e }
+    }
+
+    /// Declares an output port driven by `e`.
+    pub fn output_expr(&mut self, name: &str, e: &Expr) -> Expr {
+        let n = self.output(name, e.width());
+        self.drive(&n, e);
+        n.expr()
+    }
+
+    /// Declares a wire driven by `e` and returns the named wire.
+    pub fn wire(&mut self, name: &str, e: &Expr) -> Expr {
+        let n = self.wire_decl(name, e.width());
+        self.drive(&n, e);
+        n.expr()
+    }
+
+    /// Declares a wire driven by `e`, with a comment beside it.
+    pub fn wire_c(&mut self, name: &str, e: &Expr, comment: &str) -> Expr {
+        let w = self.wire(name, e);
+        if let Some(s) = self.m.signals.last_mut() {
+            s.comment = Some(comment.to_string());
+        }
+        w
+    }
+
+    /// Declares a wire to be driven later (for nets used before their logic is built).
+    pub fn wire_decl(&mut self, name: &str, width: u32) -> Net {
+        let (id, e) = self.add_signal(name, width, SigKind::Wire);
+        self.m.items.push(Item::Signal(id.index));
+        Net { id, e }
+    }
+
+    /// Drives a declared output or wire. Driving twice or with the wrong width is reported.
+    pub fn drive(&mut self, net: &Net, e: &Expr) {
+        let s = &mut self.m.signals[net.id.index];
+        if s.driver.is_some() {
+            self.problems.push(format!("`{}` is driven twice", s.name));
+            return;
+        }
+        if e.width() != s.width {
+            self.problems.push(format!(
+                "width mismatch driving `{}` ({} bits) with `{}` ({} bits)",
+                s.name,
+                s.width,
+                e.brief(),
+                e.width()
+            ));
+        }
+        s.driver = Some(e.clone());
+        if s.kind == SigKind::Output {
+            self.m.items.push(Item::Signal(net.id.index));
+        }
+    }
+
+    /// Declares a register of `width` bits with synchronous reset value `reset`
+    /// (`None`: no reset, for pure datapath registers).
+    pub fn reg(&mut self, name: &str, width: u32, reset: Option<u64>) -> Reg {
+        self.reg_bits(name, width, reset.map(|r| Bits::from_u64(width, r)))
+    }
+
+    /// [`ModuleBuilder::reg`] with a wide reset value.
+    pub fn reg_bits(&mut self, name: &str, width: u32, reset: Option<Bits>) -> Reg {
+        let (id, q) = self.add_signal(name, width, SigKind::Reg);
+        self.m.signals[id.index].reg = Some(RegInfo {
+            reset,
+            next: None,
+            enable: None,
+        });
+        self.m.items.push(Item::Signal(id.index));
+        self.m.has_clock = true;
+        Reg { id, q }
+    }
+
+    /// Sets a register's next value (loaded every cycle, or when `enable` is 1).
+    pub fn next(&mut self, r: &Reg, next: &Expr, enable: Option<&Expr>) {
+        let s = &mut self.m.signals[r.id.index];
+        let name = s.name.clone();
+        let width = s.width;
+        let info = s
+            .reg
+            .as_mut()
+            .expect("Reg handle always points at a register");
+        if info.next.is_some() {
+            self.problems.push(format!(
+                "register `{}` has two next-state assignments",
+                name
+            ));
+            return;
+        }
+        info.next = Some(next.clone());
+        info.enable = enable.cloned();
+        if next.width() != width {
+            self.problems.push(format!(
+                "width mismatch: register `{}` is {} bits, next value `{}` is {} bits",
+                name,
+                width,
+                next.brief(),
+                next.width()
+            ));
+        }
+        if let Some(en) = enable {
+            if en.width() != 1 {
+                self.problems.push(format!(
+                    "enable of register `{}` is `{}` ({} bits), expected 1",
+                    name,
+                    en.brief(),
+                    en.width()
+                ));
+            }
+        }
+    }
+
+    /// Declares a register and its next value at once.
+    pub fn reg_next(
+        &mut self,
+        name: &str,
+        reset: Option<u64>,
+        next: &Expr,
+        enable: Option<&Expr>,
+    ) -> Expr {
+        let r = self.reg(name, next.width(), reset);
+        self.next(&r, next, enable);
+        r.q()
+    }
+
+    /// Attaches a comment to the most recently declared signal.
+    pub fn annotate(&mut self, comment: &str) {
+        if let Some(s) = self.m.signals.last_mut() {
+            s.comment = Some(comment.to_string());
+        }
+    }
+
+    /// Declares a memory of `depth` words of `width` bits (no reset; clocked writes).
+    pub fn memory(&mut self, name: &str, width: u32, depth: u32) -> Mem {
+        self.claim(name);
+        if depth < 2 {
+            self.problems
+                .push(format!("memory `{}` needs a depth of at least 2", name));
+        }
+        let index = self.m.memories.len();
+        let addr_width = clog2(depth as u64).max(1);
+        let name: Arc<str> = name.into();
+        self.m.memories.push(Memory {
+            name: name.clone(),
+            width,
+            depth,
+            addr_width,
+            writes: Vec::new(),
+            comment: None,
+        });
+        self.m.items.push(Item::Memory(index));
+        self.m.has_clock = true;
+        Mem {
+            id: MemId {
+                module: self.m.id,
+                index,
+            },
+            name,
+            width,
+            addr_width,
+        }
+    }
+
+    /// Adds a write port to a memory.
+    pub fn mem_write(&mut self, mem: &Mem, en: &Expr, addr: &Expr, data: &Expr) {
+        let m = &mut self.m.memories[mem.id.index];
+        if en.width() != 1 || addr.width() != m.addr_width || data.width() != m.width {
+            self.problems.push(format!(
+                "memory `{}` write port: enable {} bits (want 1), address `{}` {} bits (want {}), data `{}` {} bits (want {})",
+                m.name,
+                en.width(),
+                addr.brief(),
+                addr.width(),
+                m.addr_width,
+                data.brief(),
+                data.width(),
+                m.width
+            ));
+        }
+        m.writes.push(MemWrite {
+            en: en.clone(),
+            addr: addr.clone(),
+            data: data.clone(),
+        });
+    }
+
+    /// Instantiates `module` as `name`, connecting inputs by port name. Every output gets a
+    /// parent net called `<name>_<port>`, read back through the returned [`Inst`].
+    pub fn instance(&mut self, module: &Arc<Module>, name: &str, inputs: &[(&str, Expr)]) -> Inst {
+        self.claim(name);
+        let mut conn = Vec::new();
+        let mut seen = HashSet::new();
+        for (port, e) in inputs {
+            match module.port(port) {
+                Some(p) if p.dir == Dir::In && port != &"clk_i" && port != &"rst_ni" => {
+                    if p.width != e.width() {
+                        self.problems.push(format!(
+                            "instance `{}` of `{}`: port `{}` is {} bits, connected `{}` is {} bits",
+                            name,
+                            module.name,
+                            port,
+                            p.width,
+                            e.brief(),
+                            e.width()
+                        ));
+                    }
+                    seen.insert(port.to_string());
+                    conn.push((port.to_string(), e.clone()));
+                }
+                _ => self.problems.push(format!(
+                    "instance `{}` of `{}` has no input port `{}`",
+                    name, module.name, port
+                )),
+            }
+        }
+        let mut outputs = Vec::new();
+        let mut handles = BTreeMap::new();
+        for p in module.ports() {
+            if p.dir == Dir::In {
+                if p.name != "clk_i" && p.name != "rst_ni" && !seen.contains(&p.name) {
+                    self.problems.push(format!(
+                        "instance `{}` of `{}`: input `{}` is not connected",
+                        name, module.name, p.name
+                    ));
+                }
+                continue;
+            }
+            let net = format!("{}_{}", name, p.name);
+            let (id, e) = self.add_signal(&net, p.width, SigKind::InstOut);
+            outputs.push((p.name.clone(), id));
+            handles.insert(p.name.clone(), e);
+        }
+        if module.has_clock {
+            self.m.has_clock = true;
+        }
+        if module.has_reset {
+            self.m.has_reset = true;
+        }
+        let idx = self.m.instances.len();
+        self.m.instances.push(Instance {
+            name: name.to_string(),
+            module: module.clone(),
+            inputs: conn,
+            outputs,
+        });
+        self.m.items.push(Item::Instance(idx));
+        Inst {
+            outputs: handles,
+            name: name.to_string(),
+        }
+    }
+
+    /// Marks bits as intentionally unused (emitted as a lint waiver net `unused_ok`).
+    pub fn unused(&mut self, e: &Expr) {
+        self.m.unused.push(e.clone());
+    }
+
+    /// Checks everything and returns the finished module.
+    ///
+    /// Reported: width-rule violations inside expressions (naming operands and widths),
+    /// undriven outputs/wires, registers without next state, slices of unnamed compound
+    /// expressions, references to signals of another module, memory address widths.
+    pub fn finish(mut self) -> Result<Arc<Module>, HdlError> {
+        let mid = self.m.id;
+        let mut exprs: Vec<(String, Expr)> = Vec::new();
+        for s in &self.m.signals {
+            match s.kind {
+                SigKind::Output | SigKind::Wire => match &s.driver {
+                    Some(d) => exprs.push((format!("`{}`", s.name), d.clone())),
+                    None => self.problems.push(format!("`{}` is never driven", s.name)),
+                },
+                SigKind::Reg => {
+                    let r = s.reg.as_ref().expect("register info");
+                    if r.reset.is_some() {
+                        self.m.has_reset = true;
+                    }
+                    match &r.next {
+                        Some(n) => exprs.push((format!("register `{}`", s.name), n.clone())),
+                        None => self.problems.push(format!(
+                            "register `{}` has no next-state assignment",
+                            s.name
+                        )),
+                    }
+                    if let Some(en) = &r.enable {
+                        exprs.push((format!("enable of `{}`", s.name), en.clone()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for m in &self.m.memories {
+            for w in &m.writes {
+                exprs.push((format!("memory `{}` write", m.name), w.en.clone()));
+                exprs.push((format!("memory `{}` write", m.name), w.addr.clone()));
+                exprs.push((format!("memory `{}` write", m.name), w.data.clone()));
+            }
+        }
+        for i in &self.m.instances {
+            for (p, e) in &i.inputs {
+                exprs.push((format!("instance `{}` port `{}`", i.name, p), e.clone()));
+            }
+        }
+        for e in &self.m.unused {
+            exprs.push(("unused waiver".into(), e.clone()));
+        }
+        let mut seen = HashSet::new();
+        let mut problems = Vec::new();
+        for (ctx, e) in &exprs {
+            visit(e, &mut seen, &mut |x: &Expr| {
+                if let Some(msg) = &x.error {
+                    problems.push(format!("{}: {}", ctx, msg));
+                }
+                match x.node() {
+                    Node::Sig { id, name } if id.module != mid => problems.push(format!(
+                        "{}: `{}` belongs to another module",
+                        ctx, name
+                    )),
+                    Node::MemRead { mem, name, addr } => {
+                        if mem.module != mid {
+                            problems.push(format!("{}: memory `{}` belongs to another module", ctx, name));
+                        } else if addr.width() != self.m.memories[mem.index].addr_width {
+                            problems.push(format!(
+                                "{}: read of memory `{}` with address `{}` of {} bits, expected {}",
+                                ctx,
+                                name,
+                                addr.brief(),
+                                addr.width(),
+                                self.m.memories[mem.index].addr_width
+                            ));
+                        }
+                    }
+                    Node::Slice { base, .. } => match base.node() {
+                        Node::Sig { .. } | Node::MemRead { .. } | Node::Const(_) => {}
+                        _ if x.error.is_some() => {}
+                        _ => problems.push(format!(
+                            "{}: cannot slice the unnamed expression `{}`; name it with `wire()` first",
+                            ctx,
+                            base.brief()
+                        )),
+                    },
+                    _ => {}
+                }
+            });
+        }
+        self.problems.extend(problems);
+        if self.problems.is_empty() {
+            Ok(Arc::new(self.m))
+        } else {
+            Err(HdlError {
+                module: self.m.name.clone(),
+                problems: self.problems,
+            })
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! Tests of the builder, emitter and interpreter.
+
+use super::blocks::{mux_tree, popcount, prefix_count, shift_lanes};
+use super::emit::{emit_design, emit_module};
+use super::sim::Sim;
+use super::*;
+
+fn counter(width: u32) -> std::sync::Arc<Module> {
+    let mut m = ModuleBuilder::new(format!("counter_w{}", width));
+    m.header("test counter");
+    let en = m.input("en_i", 1);
+    let r = m.reg("count_q", width, Some(0));
+    m.next(&r, &(r.q() + Expr::lit(width, 1)), Some(&en));
+    m.output_expr("count_o", &r.q());
+    m.finish().unwrap()
+}
+
+#[test]
+fn width_mismatch_names_both_signals() {
+    let mut m = ModuleBuilder::new("bad");
+    let a = m.input("a_i", 8);
+    let b = m.input("b_i", 16);
+    m.output_expr("y_o", &(&a ^ &b));
+    let err = m.finish().unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("`a_i` is 8 bits"), "{}", msg);
+    assert!(msg.contains("`b_i` is 16 bits"), "{}", msg);
+}
+
+#[test]
+fn driving_mismatch_and_undriven_are_errors() {
+    let mut m = ModuleBuilder::new("bad2");
+    let a = m.input("a_i", 4);
+    let o = m.output("y_o", 5);
+    m.drive(&o, &a);
+    m.output("z_o", 1);
+    let r = m.reg("r_q", 2, Some(0));
+    let _ = r;
+    let msg = m.finish().unwrap_err().to_string();
+    assert!(
+        msg.contains("driving `y_o` (5 bits) with `a_i` (4 bits)"),
+        "{}",
+        msg
+    );
+    assert!(msg.contains("`z_o` is never driven"), "{}", msg);
+    assert!(msg.contains("register `r_q` has no next-state"), "{}", msg);
+}
+
+#[test]
+fn bad_names_and_slices_are_errors() {
+    let mut m = ModuleBuilder::new("bad3");
+    let a = m.input("a_i", 4);
+    let _ = m.input("a_i", 4);
+    let _ = m.input("has$dollar", 1);
+    let _ = m.input("wire", 1);
+    m.output_expr("y_o", &(&a + &a).slice(0, 2));
+    m.output_expr("z_o", &a.slice(3, 2));
+    let msg = m.finish().unwrap_err().to_string();
+    assert!(msg.contains("declared twice"), "{}", msg);
+    assert!(
+        msg.contains("`has$dollar` is not a valid identifier"),
+        "{}",
+        msg
+    );
+    assert!(msg.contains("`wire` is not a valid identifier"), "{}", msg);
+    assert!(
+        msg.contains("cannot slice the unnamed expression"),
+        "{}",
+        msg
+    );
+    assert!(msg.contains("out of range"), "{}", msg);
+}
+
+#[test]
+fn foreign_signal_is_rejected() {
+    let mut other = ModuleBuilder::new("other");
+    let x = other.input("x_i", 1);
+    let mut m = ModuleBuilder::new("mine");
+    m.output_expr("y_o", &x);
+    let msg = m.finish().unwrap_err().to_string();
+    assert!(msg.contains("belongs to another module"), "{}", msg);
+}
+
+#[test]
+fn emission_is_deterministic_and_clean() {
+    let a = emit_design(&counter(4)).unwrap();
+    let b = emit_design(&counter(4)).unwrap();
+    assert_eq!(a, b);
+    let text = &a[0].1;
+    assert!(!text.contains('$'));
+    assert!(text.contains("module counter_w4 ("));
+    assert!(text.contains("input  wire clk_i,"));
+    assert!(text.contains("if (!rst_ni) count_q <= 4'd0;"));
+    assert!(text.contains("else if (en_i) count_q <= (count_q + 4'd1);"));
+}
+
+#[test]
+fn hierarchy_emits_each_module_once() {
+    let c = counter(3);
+    let mut m = ModuleBuilder::new("two_counters");
+    let en = m.input("en_i", 1);
+    let u0 = m.instance(&c, "u_c0", &[("en_i", en.clone())]);
+    let u1 = m.instance(&c, "u_c1", &[("en_i", !&en)]);
+    m.output_expr("sum_o", &(u0.out("count_o") + u1.out("count_o")));
+    let top = m.finish().unwrap();
+    let files = emit_design(&top).unwrap();
+    assert_eq!(files.len(), 2);
+    assert_eq!(files[0].0, "counter_w3.v");
+    assert_eq!(files[1].0, "two_counters.v");
+    assert!(files[1].1.contains(".en_i((~en_i))") || files[1].1.contains(".en_i(~en_i)"));
+    assert!(top.has_clock && top.has_reset);
+
+    let mut sim = Sim::new(&top).unwrap();
+    sim.reset(2);
+    sim.set_u64("en_i", 1).unwrap();
+    for _ in 0..5 {
+        sim.tick();
+    }
+    sim.set_u64("en_i", 0).unwrap();
+    for _ in 0..2 {
+        sim.tick();
+    }
+    assert_eq!(sim.get_u64("u_c0.count_q"), 5);
+    assert_eq!(sim.get_u64("u_c1.count_q"), 2);
+    assert_eq!(sim.get_u64("sum_o"), 7);
+}
+
+#[test]
+fn same_name_different_hardware_is_rejected() {
+    let mut a = ModuleBuilder::new("leaf");
+    let x = a.input("x_i", 1);
+    a.output_expr("y_o", &x);
+    let a = a.finish().unwrap();
+    let mut b = ModuleBuilder::new("leaf");
+    let x = b.input("x_i", 1);
+    b.output_expr("y_o", &!&x);
+    let b = b.finish().unwrap();
+    let mut t = ModuleBuilder::new("top");
+    let x = t.input("x_i", 1);
+    let ia = t.instance(&a, "u_a", &[("x_i", x.clone())]);
+    let ib = t.instance(&b, "u_b", &[("x_i", x)]);
+    t.output_expr("y_o", &(ia.out("y_o") & ib.out("y_o")));
+    let top = t.finish().unwrap();
+    let err = emit_design(&top).unwrap_err().to_string();
+    assert!(
+        err.contains("two different modules are both named `leaf`"),
+        "{}",
+        err
+    );
+}
+
+#[test]
+fn memory_reads_back_what_was_written() {
+    let mut m = ModuleBuilder::new("ram_d8_w16");
+    let we = m.input("we_i", 1);
+    let wa = m.input("waddr_i", 3);
+    let wd = m.input("wdata_i", 16);
+    let ra = m.input("raddr_i", 3);
+    let mem = m.memory("store", 16, 8);
+    m.mem_write(&mem, &we, &wa, &wd);
+    m.output_expr("rdata_o", &mem.read(&ra));
+    let top = m.finish().unwrap();
+    let text = emit_module(&top);
+    assert!(text.contains("reg  [15:0] store [0:7];"));
+    let mut sim = Sim::new(&top).unwrap();
+    for i in 0..8u64 {
+        sim.set_u64("we_i", 1).unwrap();
+        sim.set_u64("waddr_i", i).unwrap();
+        sim.set_u64("wdata_i", 100 + i).unwrap();
+        sim.tick();
+    }
+    sim.set_u64("we_i", 0).unwrap();
+    for i in 0..8u64 {
+        sim.set_u64("raddr_i", i).unwrap();
+        sim.eval();
+        assert_eq!(sim.get_u64("rdata_o"), 100 + i);
+    }
+}
+
+#[test]
+fn combinational_loop_is_detected() {
+    let mut m = ModuleBuilder::new("loopy");
+    let a = m.input("a_i", 1);
+    let w = m.wire_decl("w1", 1);
+    let v = m.wire("w2", &(&w.expr() ^ &a));
+    m.drive(&w, &v);
+    m.output_expr("y_o", &v);
+    let top = m.finish().unwrap();
+    let err = Sim::new(&top).err().unwrap().to_string();
+    assert!(err.contains("combinational loop"), "{}", err);
+}
+
+#[test]
+fn blocks_compute_what_they_claim() {
+    for topo in [
+        PrefixTopology::Ripple,
+        PrefixTopology::Sklansky,
+        PrefixTopology::KoggeStone,
+        PrefixTopology::BrentKung,
+    ] {
+        let mut m = ModuleBuilder::new(format!("blocks_{}", topo.tag()));
+        let v = m.input("v_i", 8);
+        let sh = m.input("sh_i", 3);
+        let flags: Vec<Expr> = (0..8).map(|i| v.bit(i)).collect();
+        let (excl, total) = prefix_count(&mut m, "pc", &flags, topo);
+        m.output_expr("total_o", &total);
+        m.output_expr("excl_o", &Expr::cat_lsb(&excl));
+        let pop = popcount(&mut m, "pop", &v);
+        m.output_expr("pop_o", &pop);
+        let lanes: Vec<Expr> = (0..4).map(|i| v.slice(2 * i, 2)).collect();
+        let left = shift_lanes(&mut m, "shl", &lanes, &sh.slice(0, 2), true);
+        m.output_expr("shl_o", &Expr::cat_lsb(&left));
+        let right = shift_lanes(&mut m, "shr", &lanes, &sh, false);
+        m.output_expr("shr_o", &Expr::cat_lsb(&right));
+        let opts: Vec<Expr> = (0..5).map(|i| Expr::lit(8, 10 + i)).collect();
+        m.output_expr("mux_o", &mux_tree(&sh, &opts));
+        let top = m.finish().unwrap();
+        let mut sim = Sim::new(&top).unwrap();
+        for v in 0..256u64 {
+            for s in 0..8u64 {
+                sim.set_u64("v_i", v).unwrap();
+                sim.set_u64("sh_i", s).unwrap();
+                sim.eval();
+                assert_eq!(sim.get_u64("total_o"), v.count_ones() as u64);
+                assert_eq!(sim.get_u64("pop_o"), v.count_ones() as u64);
+                let excl = sim.get_u64("excl_o");
+                for i in 0..8 {
+                    let want = (v & ((1 << i) - 1)).count_ones() as u64;
+                    assert_eq!((excl >> (3 * i)) & 7, want, "{:?} v={} lane {}", topo, v, i);
+                }
+                assert_eq!(sim.get_u64("shl_o"), (v << (2 * (s & 3))) & 0xff);
+                assert_eq!(sim.get_u64("shr_o"), if s >= 4 { 0 } else { v >> (2 * s) });
+                assert_eq!(sim.get_u64("mux_o"), 10 + s.min(4));
+            }
+        }
+    }
+}
