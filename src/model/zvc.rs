@@ -128,7 +128,7 @@ pub fn decompress(p: &ZvcParams, stream: &[u8], n_elems: usize) -> Result<Vec<u3
     let mb = p.mask_bytes();
     let nw = n_windows(p, n_elems);
     // Every window costs at least its mask: reject impossible lengths before allocating.
-    let min_len = nw.checked_mul(mb).unwrap_or(usize::MAX);
+    let min_len = nw.saturating_mul(mb);
     if min_len > stream.len() {
         return Err(ModelError::Truncated {
             what: format!(
