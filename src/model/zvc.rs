@@ -96,25 +96,38 @@ pub fn compress(p: &ZvcParams, elems: &[u32]) -> Result<Vec<u8>, ModelError> {
     let wb = p.word_bytes();
     let mb = p.mask_bytes();
     let max = p.max_elem();
-    let mut out = Vec::with_capacity(n_windows(p, elems.len()) * mb + elems.len() * wb / 2);
+    // Upper bound plus 4 bytes of slack: every element is stored unconditionally as 4 bytes
+    // and the write position only advances for non-zero elements (branch-free compaction).
+    let cap = n_windows(p, elems.len()) * mb + elems.len() * wb + 4;
+    let mut out = vec![0u8; cap];
+    let mut pos = 0usize;
     for (wi, win) in elems.chunks(p.window).enumerate() {
-        let mask_at = out.len();
-        out.resize(mask_at + mb, 0);
+        let mask_at = pos;
+        pos += mb;
+        let mut mask = [0u64; 4];
+        let mut too_wide = false;
         for (i, &x) in win.iter().enumerate() {
-            if x == 0 {
-                continue;
-            }
-            if x > max {
+            too_wide |= x > max;
+            let nz = (x != 0) as usize;
+            out[pos..pos + 4].copy_from_slice(&x.to_le_bytes());
+            pos += nz * wb;
+            mask[i / 64] |= (nz as u64) << (i % 64);
+        }
+        if too_wide {
+            // Report the first offending element.
+            if let Some((i, &x)) = win.iter().enumerate().find(|&(_, &x)| x > max) {
                 return Err(ModelError::ElementTooWide {
                     index: wi * p.window + i,
                     value: x,
                     word_bits: p.word_bits,
                 });
             }
-            out[mask_at + i / 8] |= 1 << (i % 8);
-            out.extend_from_slice(&x.to_le_bytes()[..wb]);
+        }
+        for (k, b) in out[mask_at..mask_at + mb].iter_mut().enumerate() {
+            *b = (mask[k / 8] >> (8 * (k % 8))) as u8;
         }
     }
+    out.truncate(pos);
     Ok(out)
 }
 
@@ -140,10 +153,11 @@ pub fn decompress(p: &ZvcParams, stream: &[u8], n_elems: usize) -> Result<Vec<u3
             available: stream.len(),
         });
     }
-    let mut out = Vec::with_capacity(n_elems);
+    let mut out = vec![0u32; n_elems];
     let mut pos = 0usize;
     for w in 0..nw {
-        let valid = (n_elems - w * p.window).min(p.window);
+        let start = w * p.window;
+        let valid = (n_elems - start).min(p.window);
         if stream.len() - pos < mb {
             return Err(ModelError::Truncated {
                 what: format!("mask of window {w}"),
@@ -152,44 +166,55 @@ pub fn decompress(p: &ZvcParams, stream: &[u8], n_elems: usize) -> Result<Vec<u3
                 available: stream.len() - pos,
             });
         }
-        let mask = &stream[pos..pos + mb];
+        let mask_at = pos;
+        let mut mask = [0u64; 4];
+        for (k, &b) in stream[pos..pos + mb].iter().enumerate() {
+            mask[k / 8] |= (b as u64) << (8 * (k % 8));
+        }
         pos += mb;
-        for (bi, &m) in mask.iter().enumerate() {
-            let base = bi * 8;
-            let in_range = valid.saturating_sub(base).min(8);
-            let allowed: u8 = if in_range >= 8 {
-                0xff
+        // bits beyond the last valid element must be clear
+        for (q, &m) in mask.iter().enumerate() {
+            let lo = q * 64;
+            let allowed = if valid >= lo + 64 {
+                u64::MAX
+            } else if valid <= lo {
+                0
             } else {
-                ((1u16 << in_range) - 1) as u8
+                (1u64 << (valid - lo)) - 1
             };
             if m & !allowed != 0 {
                 return Err(ModelError::Corrupt(format!(
-                    "mask of window {w} (byte offset {}) has bits set for elements beyond \
-                     n_elems = {n_elems} (mask byte {bi} = {m:#04x}, only {valid} elements valid)",
-                    pos - mb
+                    "mask of window {w} (byte offset {mask_at}) has bits set for elements beyond \
+                     n_elems = {n_elems} (only {valid} of {} elements valid; stray bits {:#x} in \
+                     mask word {q})",
+                    p.window,
+                    m & !allowed
                 )));
             }
-            if m == 0 {
-                out.resize(out.len() + in_range, 0);
-                continue;
-            }
-            for i in 0..in_range {
-                if m >> i & 1 == 0 {
-                    out.push(0);
-                } else {
-                    if stream.len() - pos < wb {
-                        return Err(ModelError::Truncated {
-                            what: format!("payload element {} of window {w}", base + i),
-                            offset: pos,
-                            needed: wb,
-                            available: stream.len() - pos,
-                        });
-                    }
-                    let mut b = [0u8; 4];
-                    b[..wb].copy_from_slice(&stream[pos..pos + wb]);
-                    pos += wb;
-                    out.push(u32::from_le_bytes(b));
-                }
+        }
+        let pop: usize = mask.iter().map(|m| m.count_ones() as usize).sum();
+        let need = pop * wb;
+        if stream.len() - pos < need {
+            return Err(ModelError::Truncated {
+                what: format!("payload of window {w} ({pop} non-zero elements)"),
+                offset: pos,
+                needed: need,
+                available: stream.len() - pos,
+            });
+        }
+        let payload = &stream[pos..pos + need];
+        pos += need;
+        let dst = &mut out[start..start + valid];
+        let mut j = 0usize;
+        for (q, &m) in mask.iter().enumerate() {
+            let mut m = m;
+            while m != 0 {
+                let i = q * 64 + m.trailing_zeros() as usize;
+                m &= m - 1;
+                let mut b = [0u8; 4];
+                b[..wb].copy_from_slice(&payload[j..j + wb]);
+                j += wb;
+                dst[i] = u32::from_le_bytes(b);
             }
         }
     }
