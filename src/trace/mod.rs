@@ -37,10 +37,17 @@ impl Layout {
     }
 
     /// Permute a tensor stored in NCHW order with logical shape `[n, c, h, w]` into this
-    /// layout (`Flat` and `Nchw` return a copy). `data.len()` must equal the shape product.
+    /// layout (`Flat` and `Nchw` return a copy).
+    ///
+    /// # Panics
+    /// If `data.len()` differs from the shape product (a programming error, not user input).
     pub fn from_nchw(&self, data: &[u32], shape: [usize; 4]) -> Vec<u32> {
         let [n, c, h, w] = shape;
-        debug_assert_eq!(data.len(), n * c * h * w);
+        assert_eq!(
+            data.len(),
+            n * c * h * w,
+            "from_nchw: data length vs shape {shape:?}"
+        );
         let mut out = vec![0u32; data.len()];
         match self {
             Layout::Nchw | Layout::Flat => out.copy_from_slice(data),
