@@ -1,1 +1,92 @@
-//! model
+//! Bit-exact golden models (one file per algorithm).
+//!
+//! * [`zvc`]       Zero-Value Compression (cDMA, HPCA'18), the reference for the ZVC hardware
+//! * [`container`] small self-describing file container used by `hwzip compress/decompress`
+//! * [`rle`]       RLE-A / RLE-B baselines (ratio comparison only, spec zvc-cdma §2.3)
+//! * [`zlib`]      zlib / raw-DEFLATE baselines per 4 KB chunk (spec zvc-cdma §2.4)
+//! * [`compare`]   side-by-side ratio comparison backing `hwzip eval --engine zvc`
+//!
+//! The byte and bit formats are recorded in `docs/FORMATS.md`.
+
+pub mod compare;
+pub mod container;
+pub mod rle;
+pub mod zlib;
+pub mod zvc;
+
+use thiserror::Error;
+
+/// Errors shared by all golden models.
+///
+/// Every variant carries enough numbers to locate the problem in the input; models never
+/// panic on malformed input and report one of these instead.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum ModelError {
+    /// A model parameter is outside its allowed set.
+    #[error("invalid parameter {name} = {value}: {allowed}")]
+    InvalidParam {
+        /// Parameter name (e.g. `word_bits`).
+        name: &'static str,
+        /// The offending value, rendered as text.
+        value: String,
+        /// Human-readable description of the allowed values.
+        allowed: String,
+    },
+    /// An input element does not fit in the configured element width.
+    #[error("element {index} = {value:#x} does not fit in {word_bits} bits")]
+    ElementTooWide {
+        /// Index of the element in the input.
+        index: usize,
+        /// The element value.
+        value: u32,
+        /// Configured element width in bits.
+        word_bits: u32,
+    },
+    /// A byte buffer's length is not a whole number of elements.
+    #[error("byte length {len} is not a multiple of the element size {elem_bytes} B")]
+    BadByteLength {
+        /// Length of the buffer in bytes.
+        len: usize,
+        /// Element size in bytes.
+        elem_bytes: usize,
+    },
+    /// The compressed stream ended early.
+    #[error("truncated stream: {what} at byte offset {offset} needs {needed} bytes, only {available} left")]
+    Truncated {
+        /// What was being read (e.g. "mask of window 3").
+        what: String,
+        /// Byte offset in the stream where the read started.
+        offset: usize,
+        /// Bytes needed.
+        needed: usize,
+        /// Bytes available.
+        available: usize,
+    },
+    /// Bytes remain after all expected elements were decoded.
+    #[error("{extra} trailing bytes after the last window (stream is {total} bytes, decoded data ends at {used})")]
+    TrailingBytes {
+        /// Number of unexpected bytes.
+        extra: usize,
+        /// Total stream length.
+        total: usize,
+        /// Offset where decoding finished.
+        used: usize,
+    },
+    /// The compressed stream is structurally invalid.
+    #[error("corrupt stream: {0}")]
+    Corrupt(String),
+}
+
+impl ModelError {
+    pub(crate) fn param(
+        name: &'static str,
+        value: impl ToString,
+        allowed: impl Into<String>,
+    ) -> Self {
+        ModelError::InvalidParam {
+            name,
+            value: value.to_string(),
+            allowed: allowed.into(),
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! Self-describing file container for `hwzip compress` / `hwzip decompress`.
+//!
+//! Layout (all integers little-endian; see `docs/FORMATS.md`, "Container"):
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 4 | magic `b"HWZP"` |
+//! | 4 | 1 | format version (= 1) |
+//! | 5 | 1 | engine id length `E` (1..=32) |
+//! | 6 | E | engine id, ASCII (`"zvc"`) |
+//! | 6+E | 2 | params length `P` (u16) |
+//! | 8+E | P | params, compact JSON (`{"word_bits":32,"window":32}`) |
+//! | 8+E+P | 8 | original byte length (u64) |
+//! | 16+E+P | … | raw engine stream (ZVC: exactly as [`crate::model::zvc::compress`]) |
+//!
+//! The original file may have any length: the last element is padded with zero bytes for
+//! compression and the output is truncated back on decompression (the pad bytes must decode
+//! to zero, otherwise the container is reported corrupt).
+
+use super::zvc::{self, ZvcParams};
+use super::ModelError;
+
+/// Container magic bytes.
+pub const MAGIC: [u8; 4] = *b"HWZP";
+/// Current container format version.
+pub const VERSION: u8 = 1;
+/// Engine id of the ZVC golden model.
+pub const ENGINE_ZVC: &str = "zvc";
+
+/// Parsed container header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Format version byte.
+    pub version: u8,
+    /// Engine id string (e.g. `"zvc"`).
+    pub engine: String,
+    /// Engine parameters as the stored JSON text.
+    pub params_json: String,
+    /// Length of the original (uncompressed) file in bytes.
+    pub orig_len: u64,
+    /// Offset of the engine stream inside the container.
+    pub payload_offset: usize,
+}
+
+fn bad(msg: impl Into<String>) -> ModelError {
+    ModelError::Corrupt(format!("container: {}", msg.into()))
+}
+
+/// Compress a whole file with ZVC and wrap it in a container.
+pub fn compress_file(p: &ZvcParams, data: &[u8]) -> Result<Vec<u8>, ModelError> {
+    p.validate()?;
+    let wb = p.word_bytes();
+    let mut padded;
+    let bytes = if data.len() % wb == 0 {
+        data
+    } else {
+        padded = data.to_vec();
+        padded.resize(data.len().div_ceil(wb) * wb, 0);
+        &padded[..]
+    };
+    let elems = zvc::elems_from_le_bytes(p, bytes)?;
+    let stream = zvc::compress(p, &elems)?;
+    let params = serde_json::to_string(p).map_err(|e| bad(format!("params encode: {e}")))?;
+    let mut out = Vec::with_capacity(16 + ENGINE_ZVC.len() + params.len() + stream.len());
+    out.extend_from_slice(&MAGIC);
+    out.push(VERSION);
+    out.push(ENGINE_ZVC.len() as u8);
+    out.extend_from_slice(ENGINE_ZVC.as_bytes());
+    out.extend_from_slice(&(params.len() as u16).to_le_bytes());
+    out.extend_from_slice(params.as_bytes());
+    out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    out.extend_from_slice(&stream);
+    Ok(out)
+}
+
+fn take<'a>(
+    bytes: &'a [u8],
+    pos: &mut usize,
+    n: usize,
+    what: &str,
+) -> Result<&'a [u8], ModelError> {
+    let avail = bytes.len().saturating_sub(*pos);
+    if avail < n {
+        return Err(ModelError::Truncated {
+            what: format!("container {what}"),
+            offset: *pos,
+            needed: n,
+            available: avail,
+        });
+    }
+    let s = &bytes[*pos..*pos + n];
+    *pos += n;
+    Ok(s)
+}
+
+/// Parse and check the container header (magic, version, engine id, params, length).
+pub fn parse_header(bytes: &[u8]) -> Result<Header, ModelError> {
+    let mut pos = 0;
+    let magic = take(bytes, &mut pos, 4, "magic")?;
+    if magic != MAGIC {
+        return Err(bad(format!(
+            "bad magic {magic:02x?}, expected {MAGIC:02x?} (\"HWZP\"): not an hwzip container"
+        )));
+    }
+    let version = take(bytes, &mut pos, 1, "version")?[0];
+    if version != VERSION {
+        return Err(bad(format!(
+            "unsupported format version {version} (this build reads version {VERSION})"
+        )));
+    }
+    let elen = take(bytes, &mut pos, 1, "engine id length")?[0] as usize;
+    if elen == 0 || elen > 32 {
+        return Err(bad(format!("engine id length {elen} outside 1..=32")));
+    }
+    let engine = std::str::from_utf8(take(bytes, &mut pos, elen, "engine id")?)
+        .map_err(|_| bad("engine id is not valid UTF-8"))?
+        .to_string();
+    let plen_b = take(bytes, &mut pos, 2, "params length")?;
+    let plen = u16::from_le_bytes([plen_b[0], plen_b[1]]) as usize;
+    let params_json = std::str::from_utf8(take(bytes, &mut pos, plen, "params")?)
+        .map_err(|_| bad("params are not valid UTF-8"))?
+        .to_string();
+    let ol = take(bytes, &mut pos, 8, "original length")?;
+    let mut olb = [0u8; 8];
+    olb.copy_from_slice(ol);
+    Ok(Header {
+        version,
+        engine,
+        params_json,
+        orig_len: u64::from_le_bytes(olb),
+        payload_offset: pos,
+    })
+}
+
+/// Decode a container produced by [`compress_file`] back to the original bytes.
+pub fn decompress_file(bytes: &[u8]) -> Result<Vec<u8>, ModelError> {
+    let h = parse_header(bytes)?;
+    if h.engine != ENGINE_ZVC {
+        return Err(bad(format!(
+            "unknown engine id {:?} (supported: {ENGINE_ZVC:?})",
+            h.engine
+        )));
+    }
+    let p: ZvcParams = serde_json::from_str(&h.params_json)
+        .map_err(|e| bad(format!("bad ZVC params {:?}: {e}", h.params_json)))?;
+    p.validate()?;
+    let orig_len = usize::try_from(h.orig_len)
+        .map_err(|_| bad(format!("original length {} too large", h.orig_len)))?;
+    let n_elems = orig_len.div_ceil(p.word_bytes());
+    let elems = zvc::decompress(&p, &bytes[h.payload_offset..], n_elems)?;
+    let mut out = zvc::elems_to_le_bytes(&p, &elems);
+    if out[orig_len..].iter().any(|&b| b != 0) {
+        return Err(bad(format!(
+            "padding bytes after original length {orig_len} are not zero"
+        )));
+    }
+    out.truncate(orig_len);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip_odd_lengths() {
+        for p in [
+            ZvcParams::default(),
+            ZvcParams {
+                word_bits: 16,
+                window: 64,
+            },
+            ZvcParams {
+                word_bits: 8,
+                window: 8,
+            },
+        ] {
+            for len in [0usize, 1, 3, 5, 127, 128, 129, 1000] {
+                let data: Vec<u8> = (0..len)
+                    .map(|i| if i % 3 == 0 { 0 } else { i as u8 })
+                    .collect();
+                let c = compress_file(&p, &data).unwrap();
+                let h = parse_header(&c).unwrap();
+                assert_eq!(h.engine, "zvc");
+                assert_eq!(h.orig_len, len as u64);
+                assert_eq!(decompress_file(&c).unwrap(), data);
+            }
+        }
+    }
+
+    #[test]
+    fn foreign_and_corrupt() {
+        let c = compress_file(&ZvcParams::default(), &[1, 2, 3, 4, 5]).unwrap();
+        let e = decompress_file(b"PK\x03\x04garbage")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("magic"), "{e}");
+        assert!(decompress_file(&c[..3]).is_err());
+        let mut v = c.clone();
+        v[4] = 9;
+        assert!(decompress_file(&v)
+            .unwrap_err()
+            .to_string()
+            .contains("version 9"));
+        let mut v = c.clone();
+        v[6] = b'x';
+        assert!(decompress_file(&v)
+            .unwrap_err()
+            .to_string()
+            .contains("engine"));
+        for cut in 0..c.len() {
+            assert!(decompress_file(&c[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut v = c.clone();
+        v.push(0);
+        assert!(decompress_file(&v).is_err());
+        // non-zero padding in the last element
+        let h = parse_header(&c).unwrap();
+        let mut v = c.clone();
+        let last = v.len() - 1; // MSB of the padded 2nd element (byte 7 of the data)
+        v[last] = 0x77;
+        let _ = h;
+        assert!(decompress_file(&v)
+            .unwrap_err()
+            .to_string()
+            .contains("padding"));
+        // bad params
+        let mut v = c.clone();
+        let off = 6 + 3 + 2;
+        v[off + 13] = b'7'; // {"word_bits":32 -> 72
+        assert!(decompress_file(&v).is_err());
+    }
+}
