@@ -1,0 +1,651 @@
+//! ZVC compressor and decompressor generators (cDMA, HPCA'18; spec `zvc-cdma.md` §3.2, §3.3).
+//!
+//! Both units speak the exact golden byte stream of spec §2.2 (see `model::zvc`) as beats of
+//! `lanes × word_bits` bits, little-endian (stream byte 0 = bits 7:0 of the beat).
+//!
+//! Compressor (`zvc_comp_*`), one input sector of `lanes` elements per cycle:
+//! 1. zero detect + parallel-prefix count of zeros in front of each lane (registered);
+//! 2. compaction with an LSB-first logarithmic shifter (collision-free, spec §3.2) written into
+//!    a sector FIFO of S+1 entries (S = sectors per window): the window's mask must precede
+//!    its payload in the stream, so a window's sectors wait there until the window is complete;
+//! 3. a packer that appends `{payload, mask}` chunks at the running offset into an accumulator
+//!    and emits dense beats. A beat is emitted once more than one beat of data is held (or
+//!    while flushing), so a transfer never ends with an empty `last` beat.
+//!
+//! Decompressor (`zvc_decomp_*`): a realignment buffer of `2·lanes + 2·M` elements (M = mask
+//! elements), per-sector popcount + prefix count on the mask segment, a per-lane gather of the
+//! payload, and a registered output: first sector two cycles after the first beat.
+
+use crate::hdl::blocks::{mux_tree, popcount, prefix_count, shift_lanes, PrefixTopology};
+use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Spec reference printed in every module header.
+const SPEC: &str = "shared/spec/zvc-cdma.md";
+
+/// Parameters of the ZVC hardware.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ZvcRtlParams {
+    /// Element width in bits: 8, 16 or 32.
+    pub word_bits: u32,
+    /// Elements per cycle (input sector and output beat): 4, 8, 16 or 32.
+    pub lanes: u32,
+    /// Elements per compression window (one mask): a multiple of `lanes` and of `word_bits`.
+    pub window: u32,
+    /// Prefix-count network topology of stage 1.
+    pub prefix: PrefixTopology,
+}
+
+impl Default for ZvcRtlParams {
+    fn default() -> Self {
+        ZvcRtlParams {
+            word_bits: 32,
+            lanes: 8,
+            window: 32,
+            prefix: PrefixTopology::BrentKung,
+        }
+    }
+}
+
+impl ZvcRtlParams {
+    /// Checks the parameter set; the message names the bad value and what is allowed.
+    pub fn validate(&self) -> Result<(), String> {
+        if ![8, 16, 32].contains(&self.word_bits) {
+            return Err(format!("word_bits = {} is not supported (allowed: 8, 16, 32)", self.word_bits));
+        }
+        if ![4, 8, 16, 32].contains(&self.lanes) {
+            return Err(format!("lanes = {} is not supported (allowed: 4, 8, 16, 32)", self.lanes));
+        }
+        if self.window < 8 || self.window > 256 || self.window % 8 != 0 {
+            return Err(format!("window = {} must be a multiple of 8 in 8..=256", self.window));
+        }
+        if self.window % self.lanes != 0 {
+            return Err(format!(
+                "window = {} must be a multiple of lanes = {} (whole sectors per window)",
+                self.window, self.lanes
+            ));
+        }
+        if self.window % self.word_bits != 0 {
+            return Err(format!(
+                "window = {} must be a multiple of word_bits = {} (the mask is a whole number of elements)",
+                self.window, self.word_bits
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sectors per window (S).
+    pub fn sectors(&self) -> u32 {
+        self.window / self.lanes
+    }
+    /// Mask elements per window (M).
+    pub fn mask_elems(&self) -> u32 {
+        self.window / self.word_bits
+    }
+    /// Bytes per beat/sector.
+    pub fn beat_bytes(&self) -> u32 {
+        self.lanes * self.word_bits / 8
+    }
+    /// Width of the byte-count field.
+    pub fn bytes_width(&self) -> u32 {
+        clog2(self.beat_bytes() as u64 + 1)
+    }
+    /// Parameter suffix used in module names.
+    pub fn tag(&self) -> String {
+        format!("w{}_l{}_n{}", self.word_bits, self.lanes, self.window)
+    }
+    /// Human-readable parameter line for headers and reports.
+    pub fn describe(&self) -> String {
+        format!(
+            "word_bits={} lanes={} window={} prefix={}",
+            self.word_bits,
+            self.lanes,
+            self.window,
+            self.prefix.tag()
+        )
+    }
+    /// The matching golden-model parameters.
+    pub fn model(&self) -> crate::model::zvc::ZvcParams {
+        crate::model::zvc::ZvcParams {
+            word_bits: self.word_bits,
+            window: self.window as usize,
+        }
+    }
+}
+
+fn err(msg: String) -> HdlError {
+    HdlError {
+        module: "zvc".into(),
+        problems: vec![msg],
+    }
+}
+
+/// `zvc_compact`: LSB-first logarithmic compaction (spec §3.2 stage 2). Lane i holds a
+/// non-zero element that moves down by `zb[i]` (zeros in front of it); level b applies shift
+/// bit b. Zero elements are all-zero words, and lanes left empty are driven to 0.
+pub fn compact(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
+    let (w, l) = (p.word_bits, p.lanes);
+    let sw = clog2(l as u64).max(1);
+    let mut m = ModuleBuilder::new(format!("zvc_compact_w{}_l{}", w, l));
+    m.header("Generator: hwzip::rtl::zvc::compact");
+    m.header(format!("Parameters: word_bits={} lanes={}", w, l));
+    m.header(format!("Spec: {} §3.2 stage 2 (LSB-first log shifter, collision-free for all masks)", SPEC));
+    let data = m.input("data_i", l * w);
+    let nz = m.input("nz_i", l);
+    let zb = m.input("zb_i", l * sw);
+    let mut d: Vec<Expr> = data.lanes(w);
+    let mut v: Vec<Expr> = (0..l).map(|i| nz.bit(i)).collect();
+    let mut s: Vec<Expr> = zb.lanes(sw);
+    let levels = clog2(l as u64);
+    for b in 0..levels {
+        let dist = 1usize << b;
+        m.comment(format!("level {}: elements whose shift bit {} is set move down {} lane(s)", b, b, dist));
+        let n = l as usize;
+        let mut nd = Vec::new();
+        let mut nv = Vec::new();
+        let mut ns = Vec::new();
+        for i in 0..n {
+            let stay = &v[i] & &!s[i].bit(b);
+            let (from_hi, hd, hs) = if i + dist < n {
+                (v[i + dist].clone() & s[i + dist].bit(b), d[i + dist].clone(), s[i + dist].clone())
+            } else {
+                (Expr::zero(1), Expr::zero(w), Expr::zero(sw))
+            };
+            let dd = from_hi.select(&hd, &stay.gate(&d[i]));
+            let ss = from_hi.select(&hs, &s[i]);
+            nd.push(m.wire(&format!("d{}_{}", b + 1, i), &dd));
+            nv.push(m.wire(&format!("v{}_{}", b + 1, i), &(&from_hi | &stay)));
+            ns.push(m.wire(&format!("s{}_{}", b + 1, i), &ss));
+        }
+        d = nd;
+        v = nv;
+        s = ns;
+    }
+    // The valid flags and residual shift bits after the last level are implied by the data.
+    let unused: Vec<Expr> = v.iter().chain(s.iter()).cloned().collect();
+    if levels > 0 {
+        m.unused(&Expr::cat(&unused));
+    }
+    m.output_expr("packed_o", &Expr::cat_lsb(&d));
+    m.finish()
+}
+
+/// `zvc_expand`: per-lane gather (spec §3.3 stage 2): lane i takes payload element
+/// `prefix(nz)[i]` when its mask bit is set, else 0.
+pub fn expand(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
+    let (w, l) = (p.word_bits, p.lanes);
+    let mut m = ModuleBuilder::new(format!("zvc_expand_w{}_l{}_{}", w, l, p.prefix.tag()));
+    m.header("Generator: hwzip::rtl::zvc::expand");
+    m.header(format!("Parameters: word_bits={} lanes={} prefix={}", w, l, p.prefix.tag()));
+    m.header(format!("Spec: {} §3.3 (popcount/prefix on the mask segment, lane mux)", SPEC));
+    let win = m.input("payload_i", l * w);
+    let nz = m.input("nz_i", l);
+    let flags: Vec<Expr> = (0..l).map(|i| nz.bit(i)).collect();
+    let (excl, total) = prefix_count(&mut m, "pos", &flags, p.prefix);
+    m.unused(&total);
+    let lanes = win.lanes(w);
+    let mut out = Vec::new();
+    for i in 0..l as usize {
+        let opts: Vec<Expr> = lanes[..=i].to_vec();
+        let g = if i == 0 { opts[0].clone() } else { mux_tree(&excl[i], &opts) };
+        out.push(m.wire(&format!("lane_{}", i), &nz.bit(i as u32).gate(&g)));
+    }
+    m.output_expr("data_o", &Expr::cat_lsb(&out));
+    m.finish()
+}
+
+/// `zvc_comp`: the ZVC compressor top (spec §3.2).
+///
+/// Ports: `s_valid_i`/`s_ready_o`/`s_data_i`/`s_last_i` (one sector per beat; `s_last_i`
+/// marks the final sector of a transfer, closing its window and flushing the stream);
+/// `m_valid_o`/`m_ready_i`/`m_data_o`/`m_bytes_o`/`m_last_o` (dense compressed stream).
+pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
+    p.validate().map_err(err)?;
+    let (w, l) = (p.word_bits, p.lanes);
+    let s_cnt = p.sectors();
+    let mel = p.mask_elems();
+    let sw = clog2(l as u64).max(1);
+    let cw = clog2(l as u64 + 1);
+    let secw = clog2(s_cnt as u64).max(1);
+    let compact_mod = compact(p)?;
+
+    let mut m = ModuleBuilder::new(format!("zvc_comp_{}_{}", p.tag(), p.prefix.tag()));
+    m.header("Generator: hwzip::rtl::zvc::compressor");
+    m.header(format!("Parameters: {}", p.describe()));
+    m.header(format!("Spec: {} §2.2 (byte stream), §3.2 (3-stage compressor)", SPEC));
+    m.header(format!(
+        "Stream: per window, mask ({} B, bit i = element i non-zero) then the non-zero elements, little-endian",
+        p.window / 8
+    ));
+
+    let s_valid = m.input("s_valid_i", 1);
+    let s_data = m.input("s_data_i", l * w);
+    let s_last = m.input("s_last_i", 1);
+    let m_ready = m.input("m_ready_i", 1);
+
+    // ---------------- Stage 1: zero detect + prefix count (spec §3.2 stage 1) ----------------
+    m.comment("Stage 1: zero detect (bitwise: -0.0 is non-zero) and zeros-in-front prefix count");
+    let in_lanes = s_data.lanes(w);
+    let nz_in: Vec<Expr> = in_lanes.iter().map(|x| x.any()).collect();
+    let nz_in = m.wire("nz_in", &Expr::cat_lsb(&nz_in));
+    let zero_flags: Vec<Expr> = (0..l).map(|i| !nz_in.bit(i)).collect();
+    let (zb, zeros) = prefix_count(&mut m, "zpc", &zero_flags, p.prefix);
+    let cnt_in = m.wire_c("cnt_in", &(Expr::lit(cw, l as u64) - &zeros), "non-zero elements in the sector");
+    let zb_in = m.wire("zb_in", &Expr::cat_lsb(&zb.iter().map(|z| z.resize(sw)).collect::<Vec<_>>()));
+
+    let sec_in = m.reg("sec_in_q", secw, Some(0));
+    m.annotate("sector index of the next input sector within its window");
+    let line_end_in = m.wire(
+        "line_end_in",
+        &(&s_last | &sec_in.q().eq_lit(s_cnt as u64 - 1)),
+    );
+
+    let fifo_full = m.wire_decl("fifo_full", 1);
+    let a_valid = m.reg("a_valid_q", 1, Some(0));
+    let push = m.wire_decl("push", 1);
+    let a_ready = m.wire("a_ready", &(!a_valid.q() | push.expr()));
+    let s_ready = m.output_expr("s_ready_o", &a_ready);
+    let take = m.wire("take", &(&s_valid & &s_ready));
+    m.next(
+        &sec_in,
+        &line_end_in.select(&Expr::zero(secw), &(sec_in.q() + Expr::lit(secw, 1))),
+        Some(&take),
+    );
+    m.next(&a_valid, &(&take | &(a_valid.q() & !push.expr())), None);
+    let a_data = m.reg_next("a_data_q", None, &s_data, Some(&take));
+    let a_nz = m.reg_next("a_nz_q", None, &nz_in, Some(&take));
+    let a_zb = m.reg_next("a_zb_q", None, &zb_in, Some(&take));
+    let a_cnt = m.reg_next("a_cnt_q", None, &cnt_in, Some(&take));
+    let a_sec = m.reg_next("a_sec_q", None, &sec_in.q(), Some(&take));
+    let a_end = m.reg_next("a_end_q", None, &line_end_in, Some(&take));
+    let a_xlast = m.reg_next("a_xlast_q", None, &s_last, Some(&take));
+
+    // ---------------- Stage 2: compaction into the sector FIFO ----------------
+    m.comment("Stage 2: LSB-first log-shifter compaction; result written into the sector FIFO");
+    let u_compact = m.instance(
+        &compact_mod,
+        "u_compact",
+        &[("data_i", a_data.clone()), ("nz_i", a_nz.clone()), ("zb_i", a_zb.clone())],
+    );
+    let packed = u_compact.out("packed_o");
+    m.drive(&push, &(a_valid.q() & !fifo_full.expr()));
+
+    // Window mask accumulation: sector s fills mask[s*lanes +: lanes].
+    let mask_acc = m.reg("mask_acc_q", p.window, Some(0));
+    m.annotate("mask bits of the window being filled");
+    let a_first = m.wire("a_first", &a_sec.eq_lit(0));
+    let segs: Vec<Expr> = (0..s_cnt)
+        .map(|s| {
+            let here = a_sec.eq_lit(s as u64);
+            let old = a_first.select(&Expr::zero(l), &mask_acc.q().slice(s * l, l));
+            here.select(&a_nz, &old)
+        })
+        .collect();
+    let mask_full = m.wire_c("mask_full", &Expr::cat_lsb(&segs), "window mask including the sector being pushed");
+    m.next(&mask_acc, &mask_full, Some(&push.expr()));
+
+    // Sector FIFO: {xfer_last, line_end, first, cnt, data}.
+    let depth = s_cnt + 1;
+    let aw = clog2(depth as u64).max(1);
+    let ew = l * w + cw + 3;
+    let fifo = m.memory("fifo_mem", ew, depth);
+    let wr_ptr = m.reg("fifo_wr_q", aw, Some(0));
+    let rd_ptr = m.reg("fifo_rd_q", aw, Some(0));
+    let fcount = m.reg("fifo_count_q", clog2(depth as u64 + 1), Some(0));
+    let fcw = fcount.width();
+    m.drive(&fifo_full, &fcount.q().eq_lit(depth as u64));
+    let entry = Expr::cat(&[a_xlast.clone(), a_end.clone(), a_first.clone(), a_cnt.clone(), packed]);
+    m.mem_write(&fifo, &push.expr(), &wr_ptr.q(), &entry);
+    let bump = |x: &Expr| {
+        x.eq_lit(depth as u64 - 1)
+            .select(&Expr::zero(aw), &(x + &Expr::lit(aw, 1)))
+    };
+    m.next(&wr_ptr, &bump(&wr_ptr.q()), Some(&push.expr()));
+    let head = m.wire("fifo_head", &fifo.read(&rd_ptr.q()));
+    let h_data = head.slice(0, l * w);
+    let h_cnt = head.slice(l * w, cw);
+    let h_first = head.bit(l * w + cw);
+    let h_xlast = head.bit(l * w + cw + 2);
+    m.unused(&head.bit(l * w + cw + 1));
+    let f_nonempty = m.wire("fifo_nonempty", &fcount.q().ne(&Expr::zero(fcw)));
+
+    // Completed-window mask queue (2 entries): pushed when a window's last sector enters the
+    // FIFO, popped when that window's first sector leaves it.
+    let mq0 = m.reg("mq0_q", p.window, Some(0));
+    let mq1 = m.reg("mq1_q", p.window, Some(0));
+    let mqc = m.reg("mq_count_q", 2, Some(0));
+    m.annotate("completed windows whose mask has not yet been sent");
+    let mq_push = m.wire("mq_push", &(push.expr() & &a_end));
+
+    // ---------------- Stage 3: packer ----------------
+    m.comment("Stage 3: append {payload, mask} chunks at the running offset; emit dense beats");
+    let acap = 2 * l + mel; // accumulator capacity in elements
+    let acw = clog2(acap as u64 + 1);
+    let acc = m.reg("acc_q", acap * w, Some(0));
+    let ac = m.reg("acc_count_q", acw, Some(0));
+    m.annotate("elements held in the accumulator");
+    let flushing = m.reg("flush_q", 1, Some(0));
+    m.annotate("final chunk of the transfer accepted: drain the accumulator");
+    let lw = Expr::lit(acw, l as u64);
+    let m_valid = m.wire(
+        "out_valid",
+        &(ac.q().gt(&lw) | (flushing.q() & ac.q().ne(&Expr::zero(acw)))),
+    );
+    m.output_expr("m_valid_o", &m_valid);
+    m.output_expr("m_data_o", &acc.q().slice(0, l * w));
+    let out_elems = m.wire("out_elems", &ac.q().gt(&lw).select(&lw, &ac.q()));
+    let bw = p.bytes_width();
+    let eb = w / 8;
+    // bytes = elements * (word_bits / 8): a constant multiply, written as a shift.
+    let bytes_full = out_elems.resize(bw.max(acw));
+    let bytes = bytes_full.shl(clog2(eb as u64));
+    let bytes = m.wire("out_bytes", &bytes.resize(bw));
+    m.output_expr("m_bytes_o", &bytes);
+    let m_last = m.wire("out_last", &(flushing.q() & ac.q().le(&lw)));
+    m.output_expr("m_last_o", &m_last);
+    let emit = m.wire("emit", &(&m_valid & &m_ready));
+    let ac_after = m.wire("acc_count_emit", &emit.select(&(ac.q() - &out_elems), &ac.q()));
+    let acc_after = m.wire("acc_emit", &emit.select(&acc.q().shr(l * w), &acc.q()));
+
+    // A window's first sector may leave in the very cycle its last sector completes the mask
+    // (mask bypass from `mask_full`): this gives the paper's 6-cycle line latency.
+    let mq_empty = m.wire("mq_empty", &mqc.q().eq_lit(0));
+    let can_pop = m.wire("can_pop", &(&f_nonempty & &(!&h_first | !&mq_empty | mq_push.clone())));
+    let accept = m.wire(
+        "accept",
+        &(&can_pop & &!flushing.q() & ac_after.le(&lw)),
+    );
+    m.comment("chunk: first sector of a window carries the mask in front of its payload");
+    let head_mask = m.wire("head_mask", &mq_empty.select(&mask_full, &mq0.q()));
+    let chunk_first = Expr::cat(&[h_data.clone(), head_mask]);
+    let chunk_rest = Expr::cat(&[Expr::zero(mel * w), h_data.clone()]);
+    let chunk = m.wire("chunk", &h_first.select(&chunk_first, &chunk_rest));
+    let chunk_cnt = m.wire(
+        "chunk_cnt",
+        &(h_cnt.zext(acw) + h_first.select(&Expr::lit(acw, mel as u64), &Expr::zero(acw))),
+    );
+    let chunk_lanes: Vec<Expr> = chunk
+        .lanes(w)
+        .into_iter()
+        .chain((0..(acap - l - mel)).map(|_| Expr::zero(w)))
+        .collect();
+    let offw = clog2(l as u64 + 1);
+    let off = m.wire("insert_at", &ac_after.resize(offw));
+    let placed = shift_lanes(&mut m, "ins", &chunk_lanes, &off, true);
+    let placed = Expr::cat_lsb(&placed);
+    m.next(&acc, &(&acc_after | &accept.gate(&placed)), None);
+    m.next(&ac, &(&ac_after + &accept.gate(&chunk_cnt)), None);
+    m.next(
+        &flushing,
+        &((flushing.q() & !(&emit & &m_last)) | (&accept & &h_xlast)),
+        None,
+    );
+    m.unused(&ac_after.slice(offw, acw - offw));
+
+    // FIFO pointers and counts.
+    let pop = accept.clone();
+    m.next(&rd_ptr, &bump(&rd_ptr.q()), Some(&pop));
+    let inc = push.expr().gate(&Expr::lit(fcw, 1));
+    let dec = pop.gate(&Expr::lit(fcw, 1));
+    m.next(&fcount, &(fcount.q() + inc - dec), None);
+
+    // Mask queue update.
+    let mq_pop = m.wire("mq_pop", &(&pop & &h_first));
+    let one = mqc.q().eq_lit(1);
+    let two = mqc.q().eq_lit(2);
+    let mq0_next = mq_pop.select(
+        &(two.select(&mq1.q(), &mask_full)),
+        &mqc.q().eq_lit(0).select(&mask_full, &mq0.q()),
+    );
+    let mq0_en = &mq_pop | &(&mq_push & &mqc.q().eq_lit(0));
+    m.next(&mq0, &mq0_next, Some(&(mq0_en)));
+    let mq1_en = (&mq_push & &(two.clone() & mq_pop.clone() | (one & !mq_pop.clone()))).clone();
+    m.next(&mq1, &mask_full, Some(&mq1_en));
+    let mq_inc = mq_push.gate(&Expr::lit(2, 1));
+    let mq_dec = mq_pop.gate(&Expr::lit(2, 1));
+    m.next(&mqc, &(mqc.q() + mq_inc - mq_dec), None);
+    m.finish()
+}
+
+/// `zvc_decomp`: the ZVC decompressor top (spec §3.3).
+///
+/// Ports: `s_valid_i`/`s_ready_o`/`s_data_i`/`s_bytes_i`/`s_last_i` (the compressed stream as
+/// produced by the compressor); `m_valid_o`/`m_ready_i`/`m_data_o`/`m_last_o`/`m_err_o`
+/// (one decompressed sector per beat; every window yields all of its sectors; `m_last_o`
+/// marks the last sector of the transfer; `m_err_o` with `m_last_o` reports a stream that
+/// ended inside a window, after which the unit is ready for the next transfer).
+pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
+    p.validate().map_err(err)?;
+    let (w, l) = (p.word_bits, p.lanes);
+    let s_cnt = p.sectors();
+    let mel = p.mask_elems();
+    let secw = clog2(s_cnt as u64).max(1);
+    let expand_mod = expand(p)?;
+
+    let mut m = ModuleBuilder::new(format!("zvc_decomp_{}_{}", p.tag(), p.prefix.tag()));
+    m.header("Generator: hwzip::rtl::zvc::decompressor");
+    m.header(format!("Parameters: {}", p.describe()));
+    m.header(format!("Spec: {} §2.2 (byte stream), §3.3 (2-stage decompressor), §3.7 (realignment window)", SPEC));
+
+    let s_valid = m.input("s_valid_i", 1);
+    let s_data = m.input("s_data_i", l * w);
+    let s_bytes = m.input("s_bytes_i", p.bytes_width());
+    let s_last = m.input("s_last_i", 1);
+    let m_ready = m.input("m_ready_i", 1);
+
+    let bcap = 2 * l + 2 * mel; // realignment buffer, elements
+    let bcw = clog2(bcap as u64 + 1);
+    let buf = m.reg("buf_q", bcap * w, Some(0));
+    m.annotate("realignment buffer: the next stream elements, element 0 at the LSB");
+    let bc = m.reg("buf_count_q", bcw, Some(0));
+    let in_done = m.reg("in_done_q", 1, Some(0));
+    m.annotate("the transfer's last beat has been absorbed");
+    let sec = m.reg("sec_q", secw, Some(0));
+    let mask_q = m.reg("mask_q", p.window, Some(0));
+    let o_valid = m.reg("out_valid_q", 1, Some(0));
+
+    m.comment("Stage 1: mask segment, popcount and need for this sector");
+    let first = m.wire("first", &sec.q().eq_lit(0));
+    let buf_mask = buf.q().slice(0, p.window);
+    let seg_stored = if s_cnt == 1 {
+        mask_q.q().slice(0, l)
+    } else {
+        let segs: Vec<Expr> = (0..s_cnt).map(|s| mask_q.q().slice(s * l, l)).collect();
+        mux_tree(&sec.q(), &segs)
+    };
+    let seg = m.wire("seg", &first.select(&buf_mask.slice(0, l), &seg_stored));
+    let cnt = popcount(&mut m, "segpop", &seg);
+    let cnt = m.wire("seg_cnt", &cnt.zext(bcw));
+    let need = m.wire(
+        "need",
+        &(&cnt + &first.select(&Expr::lit(bcw, mel as u64), &Expr::zero(bcw))),
+    );
+    let mask_here = m.wire("mask_here", &(!&first | bc.q().ge(&Expr::lit(bcw, mel as u64))));
+    let has_data = m.wire("has_data", &(&mask_here & &bc.q().ge(&need)));
+    let out_free = m.wire("out_free", &(!o_valid.q() | m_ready.clone()));
+    let fire = m.wire("fire", &(&has_data & &out_free));
+    let corrupt = m.wire("corrupt", &(in_done.q() & !&has_data & &out_free));
+
+    m.comment("Stage 2: lane mux (payload element or zero) into the output register");
+    let win = first.select(&buf.q().slice(mel * w, l * w), &buf.q().slice(0, l * w));
+    let win = m.wire("payload_win", &win);
+    let u_expand = m.instance(&expand_mod, "u_expand", &[("payload_i", win), ("nz_i", seg.clone())]);
+    let sector = u_expand.out("data_o");
+
+    let consumed = m.wire("consumed", &fire.gate(&need));
+    let bc_after = m.wire("buf_count_used", &(bc.q() - &consumed));
+    let kw = clog2((l + mel) as u64 + 1);
+    let buf_lanes = buf.q().lanes(w);
+    let shifted = shift_lanes(&mut m, "drop", &buf_lanes, &consumed.resize(kw), false);
+    m.unused(&consumed.slice(kw.min(bcw - 1), bcw - kw.min(bcw - 1)));
+    let buf_after = m.wire("buf_used", &Expr::cat_lsb(&shifted));
+
+    let last_sec = m.wire("last_sector", &sec.q().eq_lit(s_cnt as u64 - 1));
+    let end_xfer = m.wire("end_of_transfer", &(&fire & &last_sec & &in_done.q() & bc_after.eq_lit(0)));
+
+    m.comment("Refill: absorb a beat at the end of the buffered elements");
+    let s_ready = m.wire(
+        "in_ready",
+        &(!in_done.q() & bc.q().le(&Expr::lit(bcw, (bcap - l) as u64))),
+    );
+    m.output_expr("s_ready_o", &s_ready);
+    let take = m.wire("take", &(&s_valid & &s_ready));
+    let eb_shift = clog2((w / 8) as u64);
+    let in_elems = m.wire(
+        "in_elems",
+        &s_bytes.shr(eb_shift).resize(bcw),
+    );
+    if eb_shift > 0 {
+        m.unused(&s_bytes.slice(0, eb_shift));
+    }
+    let posw = clog2((bcap - l) as u64 + 1);
+    let pos = bc_after.resize(posw);
+    if posw < bcw {
+        m.unused(&bc_after.slice(posw, bcw - posw));
+    }
+    // Keep only the valid elements of a partial beat: a mask of `in_elems` lanes.
+    let keep: Vec<Expr> = (0..l)
+        .map(|i| Expr::lit(bcw, i as u64).lt(&in_elems).repeat(w))
+        .collect();
+    let keep = m.wire("in_keep", &Expr::cat_lsb(&keep));
+    let in_masked = m.wire("in_masked", &(&s_data & &keep));
+    let in_lanes2: Vec<Expr> = in_masked
+        .lanes(w)
+        .into_iter()
+        .chain((0..(bcap - l)).map(|_| Expr::zero(w)))
+        .collect();
+    let placed = shift_lanes(&mut m, "ins", &in_lanes2, &pos, true);
+    let placed = Expr::cat_lsb(&placed);
+
+    m.comment("Corrupt stream (ended inside a window): report with the last sector and drop the rest");
+    let buf_next = corrupt.select(&Expr::zero(bcap * w), &(&buf_after | &take.gate(&placed)));
+    m.next(&buf, &buf_next, None);
+    let bc_next = corrupt.select(&Expr::zero(bcw), &(&bc_after + &take.gate(&in_elems)));
+    m.next(&bc, &bc_next, None);
+    let done_next = (&in_done.q() | (&take & &s_last)) & !(&end_xfer | &corrupt);
+    m.next(&in_done, &done_next, None);
+    let sec_next = (&last_sec | &corrupt).select(&Expr::zero(secw), &(sec.q() + Expr::lit(secw, 1)));
+    m.next(&sec, &sec_next, Some(&(&fire | &corrupt)));
+    m.next(&mask_q, &buf_mask, Some(&(&fire & &first)));
+
+    let o_data = m.reg_next("out_data_q", Some(0), &corrupt.select(&Expr::zero(l * w), &sector), Some(&(&fire | &corrupt)));
+    let o_last = m.reg_next("out_last_q", Some(0), &(&end_xfer | &corrupt), Some(&(&fire | &corrupt)));
+    let o_err = m.reg_next("out_err_q", Some(0), &corrupt, Some(&(&fire | &corrupt)));
+    m.next(&o_valid, &(&fire | &corrupt | (o_valid.q() & !m_ready.clone())), None);
+    m.output_expr("m_valid_o", &o_valid.q());
+    m.output_expr("m_data_o", &o_data);
+    m.output_expr("m_last_o", &o_last);
+    m.output_expr("m_err_o", &o_err);
+    m.finish()
+}
+
+/// `zvc_loopback`: compressor → decompressor, for the RTL round-trip test (the decompressor
+/// returns whole windows; the scoreboard expects the input padded to whole windows).
+pub fn loopback(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
+    let comp = compressor(p)?;
+    let decomp = decompressor(p)?;
+    let (w, l) = (p.word_bits, p.lanes);
+    let mut m = ModuleBuilder::new(format!("zvc_loopback_{}_{}", p.tag(), p.prefix.tag()));
+    m.header("Generator: hwzip::rtl::zvc::loopback");
+    m.header(format!("Parameters: {}", p.describe()));
+    m.header(format!("Spec: {} §6 (round trip through both units)", SPEC));
+    let s_valid = m.input("s_valid_i", 1);
+    let s_data = m.input("s_data_i", l * w);
+    let s_last = m.input("s_last_i", 1);
+    let m_ready = m.input("m_ready_i", 1);
+    let link_ready = m.wire_decl("link_ready", 1);
+    let c = m.instance(
+        &comp,
+        "u_comp",
+        &[
+            ("s_valid_i", s_valid),
+            ("s_data_i", s_data),
+            ("s_last_i", s_last),
+            ("m_ready_i", link_ready.expr()),
+        ],
+    );
+    let d = m.instance(
+        &decomp,
+        "u_decomp",
+        &[
+            ("s_valid_i", c.out("m_valid_o")),
+            ("s_data_i", c.out("m_data_o")),
+            ("s_bytes_i", c.out("m_bytes_o")),
+            ("s_last_i", c.out("m_last_o")),
+            ("m_ready_i", m_ready),
+        ],
+    );
+    m.drive(&link_ready, &d.out("s_ready_o"));
+    m.output_expr("s_ready_o", &c.out("s_ready_o"));
+    m.output_expr("m_valid_o", &d.out("m_valid_o"));
+    m.output_expr("m_data_o", &d.out("m_data_o"));
+    m.output_expr("m_last_o", &d.out("m_last_o"));
+    m.output_expr("m_err_o", &d.out("m_err_o"));
+    m.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cosim::dut::SimDut;
+    use crate::cosim::zvc::{measure, run, StimConfig, Unit};
+
+    fn check(p: &ZvcRtlParams, unit: Unit, lines: u64, seed: u64) {
+        let top = match unit {
+            Unit::Compressor => compressor(p),
+            Unit::Decompressor => decompressor(p),
+            Unit::Loopback => loopback(p),
+        }
+        .unwrap();
+        let mut dut = SimDut::new(&top).unwrap();
+        let cfg = StimConfig {
+            lines,
+            seed,
+            max_windows: 4,
+            ..StimConfig::default()
+        };
+        let st = run(&mut dut, p, unit, &cfg).unwrap();
+        assert!(st.first_mismatch.is_none(), "{:?} {}: {}", unit, p.describe(), st.first_mismatch.unwrap());
+        assert!(st.transfers > 0);
+    }
+
+    #[test]
+    fn rejects_bad_parameters() {
+        for (w, l, n) in [(12, 8, 32), (32, 6, 32), (32, 8, 36), (32, 8, 4), (32, 16, 8), (32, 8, 48)] {
+            let p = ZvcRtlParams { word_bits: w, lanes: l, window: n, ..Default::default() };
+            let e = compressor(&p).unwrap_err().to_string();
+            assert!(e.contains("must") || e.contains("not supported"), "{}", e);
+        }
+    }
+
+    #[test]
+    fn interpreter_matches_model_default() {
+        let p = ZvcRtlParams::default();
+        check(&p, Unit::Compressor, 300, 1);
+        check(&p, Unit::Decompressor, 300, 2);
+        check(&p, Unit::Loopback, 150, 3);
+    }
+
+    #[test]
+    fn interpreter_matches_model_other_shapes() {
+        for (w, l, n) in [(16, 32, 32), (8, 4, 32), (32, 4, 64), (16, 8, 16), (32, 32, 32)] {
+            let p = ZvcRtlParams { word_bits: w, lanes: l, window: n, ..Default::default() };
+            check(&p, Unit::Compressor, 60, 11);
+            check(&p, Unit::Decompressor, 60, 12);
+        }
+    }
+
+    #[test]
+    fn timing_at_defaults() {
+        let p = ZvcRtlParams::default();
+        let mut dut = SimDut::new(&compressor(&p).unwrap()).unwrap();
+        let t = measure(&mut dut, &p, Unit::Compressor).unwrap();
+        eprintln!("compressor timing {:?}", t);
+        let mut dut = SimDut::new(&decompressor(&p).unwrap()).unwrap();
+        let t2 = measure(&mut dut, &p, Unit::Decompressor).unwrap();
+        eprintln!("decompressor timing {:?}", t2);
+        assert!(t.in_beats_per_cycle > 0.95, "{:?}", t);
+    }
+}
