@@ -145,6 +145,10 @@ pub fn prefix_count(
     let mut excl = vec![Expr::zero(ew)];
     for x in incl.iter().take(n.saturating_sub(1)) {
         excl.push(x.resize(ew));
+        // x[i] <= i < n needs only `ew` bits; the carry bit of these nodes is never read.
+        if tw > ew {
+            m.unused(&x.slice(ew, tw - ew));
+        }
     }
     (excl, incl[n - 1].clone())
 }

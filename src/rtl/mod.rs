@@ -1,4 +1,90 @@
 //! Hardware generators, one file per algorithm (same names as [`crate::model`]):
 //! parameters in, checked [`crate::hdl::Module`] out.
+//!
+//! [`Engine`] lists the engines built so far and the synthesizable units each one has; the
+//! CLI (`hwzip gen | cosim | synth | flow`) works from this table only, so a new engine is
+//! added by adding its generator file and a row here.
 
 pub mod zvc;
+
+use crate::config::Config;
+use crate::hdl::{HdlError, Module};
+use std::sync::Arc;
+
+/// A compression engine family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// Zero-Value Compression (cDMA, HPCA'18).
+    Zvc,
+}
+
+/// One synthesizable unit of an engine.
+#[derive(Clone, Debug)]
+pub struct UnitDesign {
+    /// Engine.
+    pub engine: Engine,
+    /// Unit name (`compressor`, `decompressor`, …).
+    pub unit: &'static str,
+    /// The generated top module.
+    pub top: Arc<Module>,
+    /// Parameter description for reports.
+    pub params: String,
+    /// Input bytes per beat (the unit's datapath width).
+    pub beat_bytes: u32,
+}
+
+impl Engine {
+    /// Every engine built so far.
+    pub const ALL: [Engine; 1] = [Engine::Zvc];
+
+    /// CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Zvc => "zvc",
+        }
+    }
+
+    /// Parses a CLI name; the error lists the known engines.
+    pub fn from_name(s: &str) -> Result<Engine, String> {
+        Engine::ALL
+            .iter()
+            .copied()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Engine::ALL.iter().map(|e| e.name()).collect();
+                format!("unknown engine `{}` (known: {})", s, known.join(", "))
+            })
+    }
+
+    /// Unit names of this engine (what `--unit` accepts).
+    pub fn unit_names(self) -> &'static [&'static str] {
+        match self {
+            Engine::Zvc => &["compressor", "decompressor"],
+        }
+    }
+
+    /// Generates every unit of this engine for the configuration.
+    pub fn units(self, cfg: &Config) -> Result<Vec<UnitDesign>, HdlError> {
+        match self {
+            Engine::Zvc => {
+                let p = &cfg.zvc;
+                Ok(vec![
+                    UnitDesign {
+                        engine: self,
+                        unit: "compressor",
+                        top: zvc::compressor(p)?,
+                        params: p.describe(),
+                        beat_bytes: p.beat_bytes(),
+                    },
+                    UnitDesign {
+                        engine: self,
+                        unit: "decompressor",
+                        top: zvc::decompressor(p)?,
+                        params: p.describe(),
+                        beat_bytes: p.beat_bytes(),
+                    },
+                ])
+            }
+        }
+    }
+}

@@ -189,6 +189,12 @@ pub fn expand(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let mut out = Vec::new();
     for i in 0..l as usize {
         let opts: Vec<Expr> = lanes[..=i].to_vec();
+        // Lane i gathers from payload lanes 0..=i: only clog2(i+1) select bits matter.
+        let used = clog2(i as u64 + 1);
+        let ew = excl[i].width();
+        if used < ew {
+            m.unused(&excl[i].slice(used, ew - used));
+        }
         let g = if i == 0 { opts[0].clone() } else { mux_tree(&excl[i], &opts) };
         out.push(m.wire(&format!("lane_{}", i), &nz.bit(i as u32).gate(&g)));
     }

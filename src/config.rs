@@ -1,0 +1,166 @@
+//! YAML configuration of `hwzip` runs (`--config c.yaml`).
+//!
+//! Every section is optional and every key has a default; unknown keys and out-of-range values
+//! are errors that name the key. Example (the defaults):
+//!
+//! ```yaml
+//! zvc:                  # ZVC engine parameters (rtl::zvc::ZvcRtlParams)
+//!   word_bits: 32       # 8 | 16 | 32
+//!   lanes: 8            # 4 | 8 | 16 | 32 elements per cycle
+//!   window: 32          # elements per mask
+//!   prefix: brent-kung  # ripple | sklansky | kogge-stone | brent-kung
+//! cosim:
+//!   lines: 100000       # windows pushed through each unit
+//!   seed: 1
+//!   in_gap: 0.2         # probability of an idle input cycle
+//!   out_stall: 0.3      # probability of ready low
+//!   max_windows: 8      # longest transfer, in windows
+//! synth:
+//!   clock_ns: 1.0
+//!   libraries: [osu018, nangate45, sky130hd]   # names or paths; missing references are skipped
+//!   budget_s: 900
+//! ```
+
+use crate::rtl::zvc::ZvcRtlParams;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A whole configuration file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// ZVC engine parameters.
+    pub zvc: ZvcRtlParams,
+    /// Co-simulation settings.
+    pub cosim: CosimConfig,
+    /// Synthesis settings.
+    pub synth: SynthConfig,
+}
+
+/// Co-simulation settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CosimConfig {
+    /// Windows (lines) pushed through each unit.
+    pub lines: u64,
+    /// Random seed.
+    pub seed: u64,
+    /// Probability of an idle input cycle between beats (0 ≤ p < 1).
+    pub in_gap: f64,
+    /// Probability that the sink holds `ready` low in a cycle (0 ≤ p < 1).
+    pub out_stall: f64,
+    /// Longest transfer, in windows (≥ 1).
+    pub max_windows: u32,
+}
+
+impl Default for CosimConfig {
+    fn default() -> Self {
+        CosimConfig {
+            lines: 100_000,
+            seed: 1,
+            in_gap: 0.2,
+            out_stall: 0.3,
+            max_windows: 8,
+        }
+    }
+}
+
+/// Synthesis settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SynthConfig {
+    /// Clock period in ns (timing constraint and ABC delay target).
+    pub clock_ns: f64,
+    /// Liberty libraries: `osu018`, `nangate45`, `sky130hd` or a path to a `.lib`/`.lib.gz`.
+    pub libraries: Vec<String>,
+    /// Time budget per synthesis run, seconds.
+    pub budget_s: u64,
+}
+
+impl Default for SynthConfig {
+    fn default() -> Self {
+        SynthConfig {
+            clock_ns: 1.0,
+            libraries: vec!["osu018".into(), "nangate45".into(), "sky130hd".into()],
+            budget_s: 900,
+        }
+    }
+}
+
+impl Config {
+    /// Parses YAML text and validates every value.
+    pub fn from_yaml(text: &str) -> Result<Config, String> {
+        let c: Config = if text.trim().is_empty() {
+            Config::default()
+        } else {
+            serde_yaml::from_str(text).map_err(|e| format!("config: {}", e))?
+        };
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Reads and validates a configuration file.
+    pub fn load(path: &Path) -> Result<Config, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read config {}: {}", path.display(), e))?;
+        Config::from_yaml(&text).map_err(|e| format!("{}: {}", path.display(), e))
+    }
+
+    /// Checks ranges; the message names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        self.zvc.validate().map_err(|e| format!("zvc: {}", e))?;
+        let c = &self.cosim;
+        if c.lines == 0 {
+            return Err("cosim.lines must be at least 1".into());
+        }
+        for (k, v) in [("cosim.in_gap", c.in_gap), ("cosim.out_stall", c.out_stall)] {
+            if !(0.0..1.0).contains(&v) {
+                return Err(format!("{} = {} must be in [0, 1)", k, v));
+            }
+        }
+        if c.max_windows == 0 {
+            return Err("cosim.max_windows must be at least 1".into());
+        }
+        let s = &self.synth;
+        if !(s.clock_ns > 0.0 && s.clock_ns < 1000.0) {
+            return Err(format!("synth.clock_ns = {} must be in (0, 1000)", s.clock_ns));
+        }
+        if s.budget_s == 0 {
+            return Err("synth.budget_s must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_partial_files() {
+        assert_eq!(Config::from_yaml("").unwrap(), Config::default());
+        let c = Config::from_yaml("zvc:\n  word_bits: 16\n  lanes: 32\ncosim:\n  lines: 5\n").unwrap();
+        assert_eq!(c.zvc.word_bits, 16);
+        assert_eq!(c.zvc.lanes, 32);
+        assert_eq!(c.zvc.window, 32);
+        assert_eq!(c.cosim.lines, 5);
+        let c = Config::from_yaml("zvc:\n  prefix: kogge-stone\n").unwrap();
+        assert_eq!(c.zvc.prefix, crate::hdl::PrefixTopology::KoggeStone);
+    }
+
+    #[test]
+    fn bad_configs_name_the_key() {
+        let e = Config::from_yaml("zvc:\n  lanez: 8\n").unwrap_err();
+        assert!(e.contains("lanez"), "{}", e);
+        let e = Config::from_yaml("zvc:\n  lanes: 6\n").unwrap_err();
+        assert!(e.contains("lanes = 6"), "{}", e);
+        let e = Config::from_yaml("cosim:\n  out_stall: 1.5\n").unwrap_err();
+        assert!(e.contains("cosim.out_stall"), "{}", e);
+        let e = Config::from_yaml("engine: zvc\n").unwrap_err();
+        assert!(e.contains("engine"), "{}", e);
+        let e = Config::from_yaml("zvc: [1, 2]\n").unwrap_err();
+        assert!(e.contains("config"), "{}", e);
+        let e = Config::from_yaml("synth:\n  clock_ns: -1\n").unwrap_err();
+        assert!(e.contains("clock_ns"), "{}", e);
+    }
+}
