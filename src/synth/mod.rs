@@ -273,7 +273,9 @@ pub fn synthesize(job: &SynthJob) -> Result<SynthResult, SynthError> {
             log: ylog,
         });
     }
-    let area_um2 = y.stat.area_um2.ok_or_else(|| SynthError::Parse {
+    // `stat` prints no chip area for a module without cells.
+    let area = y.stat.area_um2.or((y.stat.cells == 0).then_some(0.0));
+    let area_um2 = area.ok_or_else(|| SynthError::Parse {
         what: "`Chip area for module` in the stat output".into(),
         found: "no chip area line".into(),
         log: job.work_dir.join("stat.txt"),
@@ -530,6 +532,30 @@ mod tests {
             }
             other => panic!("expected sta failure, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn wires_and_constants_only() {
+        let Ok(lib) = Liberty::osu018() else { return };
+        if !tools_present() {
+            return;
+        }
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let v = vec![fixture("passthru_const.v")];
+        let r = synthesize(&SynthJob::new("passthru_const", v, lib, tmp.path())).expect("synth");
+        assert_eq!(r.cells, 0);
+        assert_eq!(r.critical_path_ns, 0.0);
+        assert!(r.fmax_mhz.is_infinite());
+        let row = ReportRow {
+            engine: "none".into(),
+            unit: "wires".into(),
+            params: String::new(),
+            latency_cycles: None,
+            throughput_bytes_per_cycle: None,
+            result: r,
+        };
+        let js: serde_json::Value = serde_json::from_str(&to_json(&[row])).expect("json");
+        assert_eq!(js[0]["fmax_mhz"], serde_json::Value::Null);
     }
 
     #[test]
