@@ -1,1 +1,582 @@
-//! synth
+//! Synthesis driver: Yosys 0.23 + ABC for area, OpenSTA for timing, and report renderers.
+//!
+//! The flow follows `/work/shared/notes/toolchain.md` (ABC script with buffering and sizing,
+//! `splitnets -ports` and `write_verilog -noattr -noexpr` for the 2019 OpenSTA). The Yosys script
+//! and the STA Tcl script are templates under `synth/` embedded with `include_str!`.
+//!
+//! ```no_run
+//! use hwzip::synth::{synthesize, Liberty, SynthJob};
+//! let mut job = SynthJob::new("reg_adder8", vec!["synth/fixtures/reg_adder8.v".into()],
+//!                             Liberty::osu018()?, "build/synth/reg_adder8");
+//! job.clock_port = Some("clk_i".into());
+//! let r = synthesize(&job)?;
+//! println!("{:.0} um2, {:.3} ns", r.area_um2, r.critical_path_ns);
+//! # Ok::<(), hwzip::synth::SynthError>(())
+//! ```
+
+pub mod liberty;
+pub mod report;
+mod run;
+pub mod sta;
+mod yosys;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+pub use liberty::Liberty;
+pub use report::{to_csv, to_json, to_markdown, ReportRow};
+
+/// Errors of the synthesis flow. Every tool-related error names the log file in `work_dir`.
+#[derive(Debug, thiserror::Error)]
+pub enum SynthError {
+    /// A tool binary is not installed / not on `PATH`.
+    #[error("{tool} not found (tried `{program}`): run scripts/setup.sh (or set HWZIP_{}=/path/to/{tool})", .tool.to_ascii_uppercase())]
+    ToolNotFound {
+        /// Tool name (`yosys` or `sta`).
+        tool: &'static str,
+        /// Program that was spawned.
+        program: String,
+    },
+    /// A tool exited with an error (or, for `sta`, reported `Error:`).
+    #[error("{tool} failed (exit code {}); log: {}\n--- last lines ---\n{tail}", .code.map_or("none/error message".to_string(), |c| c.to_string()), .log.display())]
+    ToolFailed {
+        /// Tool name.
+        tool: &'static str,
+        /// Exit code, if the process exited normally with one.
+        code: Option<i32>,
+        /// Full log.
+        log: PathBuf,
+        /// Last lines of the log.
+        tail: String,
+    },
+    /// The job's time budget was exceeded; the tool's process group was killed.
+    #[error("{tool} exceeded the time budget of {seconds:.3} s and was killed; partial log: {}", .log.display())]
+    Budget {
+        /// Tool that was running when the budget ran out.
+        tool: &'static str,
+        /// The budget, in seconds.
+        seconds: f64,
+        /// Partial log.
+        log: PathBuf,
+    },
+    /// A tool's output did not contain what was expected.
+    #[error("could not parse tool output: expected {what}; found: {found}; see {}", .log.display())]
+    Parse {
+        /// What was expected.
+        what: String,
+        /// What was found instead (short excerpt).
+        found: String,
+        /// File that was parsed.
+        log: PathBuf,
+    },
+    /// The design infers latches (not allowed in hwzip RTL).
+    #[error("{count} latch cell(s) inferred in {top} (signals: {}); see {}", .signals.join(", "), .log.display())]
+    Latch {
+        /// Top module.
+        top: String,
+        /// Number of latch cells in the mapped netlist.
+        count: u64,
+        /// Signals named by Yosys' `proc_dlatch`.
+        signals: Vec<String>,
+        /// Yosys log.
+        log: PathBuf,
+    },
+    /// Cells that the liberty could not map (no area known), e.g. an unsupported flop type.
+    #[error("cells not mapped to the liberty (no area): {}; see {}", .cells.join(", "), .log.display())]
+    Unmapped {
+        /// Cell types without area.
+        cells: Vec<String>,
+        /// Yosys log.
+        log: PathBuf,
+    },
+    /// The liberty file does not exist.
+    #[error("liberty file {} not found: {hint}", .path.display())]
+    LibertyNotFound {
+        /// Path that was tried.
+        path: PathBuf,
+        /// What to do about it.
+        hint: String,
+    },
+    /// The liberty file could not be read as liberty.
+    #[error("liberty file {} is unusable: expected {what}", .path.display())]
+    LibertyParse {
+        /// Liberty file.
+        path: PathBuf,
+        /// What was expected.
+        what: String,
+    },
+    /// The job itself is invalid (no sources, non-positive clock, missing file, ...).
+    #[error("invalid synthesis job: {0}")]
+    InvalidJob(String),
+    /// File-system error.
+    #[error("I/O error on {}: {source}", .path.display())]
+    Io {
+        /// Path involved.
+        path: PathBuf,
+        /// Underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl SynthError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        SynthError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// One synthesis + timing run.
+#[derive(Debug, Clone)]
+pub struct SynthJob {
+    /// Top module name.
+    pub top: String,
+    /// Verilog sources (all are read).
+    pub verilog: Vec<PathBuf>,
+    /// Target library.
+    pub liberty: Liberty,
+    /// Clock period in ns (also the ABC delay target).
+    pub clock_ns: f64,
+    /// Clock port (`Some("clk_i")` for registered designs); `None` for purely combinational
+    /// designs: a virtual clock is used and the worst input→output path is reported.
+    pub clock_port: Option<String>,
+    /// Wall-clock budget for the whole job (Yosys + STA).
+    pub budget: Duration,
+    /// Directory for scripts, logs and the netlist (created if missing).
+    pub work_dir: PathBuf,
+}
+
+impl SynthJob {
+    /// A job with a 5 ns clock, no clock port (combinational) and a 10-minute budget.
+    pub fn new(
+        top: impl Into<String>,
+        verilog: Vec<PathBuf>,
+        liberty: Liberty,
+        work_dir: impl Into<PathBuf>,
+    ) -> Self {
+        SynthJob {
+            top: top.into(),
+            verilog,
+            liberty,
+            clock_ns: 5.0,
+            clock_port: None,
+            budget: Duration::from_secs(600),
+            work_dir: work_dir.into(),
+        }
+    }
+}
+
+/// Area and timing of one synthesized design.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SynthResult {
+    /// Top module name.
+    pub top: String,
+    /// Liberty library name.
+    pub liberty: String,
+    /// Clock period used (ns).
+    pub clock_ns: f64,
+    /// Total mapped cells.
+    pub cells: u64,
+    /// Sequential cells (flip-flops).
+    pub seq_cells: u64,
+    /// Combinational cells (`cells - seq_cells`).
+    pub comb_cells: u64,
+    /// Cell count per cell type.
+    pub cell_types: BTreeMap<String, u64>,
+    /// Chip area from `stat -liberty`, µm².
+    pub area_um2: f64,
+    /// Area in thousands of NAND2 gate equivalents of the library's NAND2 reference cell.
+    pub kge: f64,
+    /// Critical path in ns: `clock_ns - worst slack` (registered), or the worst input→output
+    /// arrival (combinational, virtual clock).
+    pub critical_path_ns: f64,
+    /// `1000 / critical_path_ns` (infinite if the critical path is zero).
+    pub fmax_mhz: f64,
+    /// Worst negative slack, ns (0 when timing is met).
+    pub wns_ns: f64,
+    /// Total negative slack, ns.
+    pub tns_ns: f64,
+    /// Start point of the worst path.
+    pub path_from: String,
+    /// End point of the worst path.
+    pub path_to: String,
+    /// Yosys wall time, s.
+    pub yosys_seconds: f64,
+    /// OpenSTA wall time, s.
+    pub sta_seconds: f64,
+    /// Mapped gate-level netlist (`work_dir/netlist.v`).
+    pub netlist: PathBuf,
+}
+
+fn validate(job: &SynthJob) -> Result<(), SynthError> {
+    let bad = |m: String| Err(SynthError::InvalidJob(m));
+    let ident = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+    };
+    if !ident(&job.top) {
+        return bad(format!(
+            "top `{}` is not a plain Verilog identifier",
+            job.top
+        ));
+    }
+    if let Some(p) = &job.clock_port {
+        if !ident(p) {
+            return bad(format!(
+                "clock port `{p}` is not a plain Verilog identifier"
+            ));
+        }
+    }
+    if !(job.clock_ns.is_finite() && job.clock_ns > 0.0) {
+        return bad(format!("clock_ns must be > 0, got {}", job.clock_ns));
+    }
+    if job.verilog.is_empty() {
+        return bad("no Verilog sources".into());
+    }
+    if let Some(v) = job.verilog.iter().find(|v| !v.is_file()) {
+        return bad(format!("Verilog source {} does not exist", v.display()));
+    }
+    Ok(())
+}
+
+/// Synthesizes `job` with Yosys, times the netlist with OpenSTA and returns area and timing.
+///
+/// Scripts, logs (`yosys.log`, `sta.log`), `stat.txt` and `netlist.v` are kept in
+/// `job.work_dir`. Fails with [`SynthError::Budget`] if the budget runs out and with
+/// [`SynthError::Latch`] if the design infers latches.
+pub fn synthesize(job: &SynthJob) -> Result<SynthResult, SynthError> {
+    validate(job)?;
+    let started = Instant::now();
+    std::fs::create_dir_all(&job.work_dir).map_err(|e| SynthError::io(&job.work_dir, e))?;
+    let lib = &job.liberty;
+    let ylog = job.work_dir.join("yosys.log");
+
+    let y = yosys::run(job, started)?;
+    let latches = y.stat.count_latches(lib);
+    if latches > 0 || !y.latch_signals.is_empty() {
+        return Err(SynthError::Latch {
+            top: job.top.clone(),
+            count: latches,
+            signals: y.latch_signals,
+            log: ylog,
+        });
+    }
+    if !y.stat.unknown_area.is_empty() {
+        return Err(SynthError::Unmapped {
+            cells: y.stat.unknown_area,
+            log: ylog,
+        });
+    }
+    // `stat` prints no chip area for a module without cells.
+    let area = y.stat.area_um2.or((y.stat.cells == 0).then_some(0.0));
+    let area_um2 = area.ok_or_else(|| SynthError::Parse {
+        what: "`Chip area for module` in the stat output".into(),
+        found: "no chip area line".into(),
+        log: job.work_dir.join("stat.txt"),
+    })?;
+
+    let s = sta::run(job, started)?;
+    let slog = job.work_dir.join("sta.log");
+    let worst = s.worst().ok_or_else(|| SynthError::Parse {
+        what: "at least one timing path in report_checks".into(),
+        found: run::log_tail(&slog, 5),
+        log: slog.clone(),
+    })?;
+    let tu = lib.time_unit_ns;
+    let critical_path_ns = match job.clock_port {
+        Some(_) => job.clock_ns - worst.slack * tu,
+        None => worst.arrival * tu,
+    };
+    let fmax_mhz = if critical_path_ns > 0.0 {
+        1000.0 / critical_path_ns
+    } else {
+        f64::INFINITY
+    };
+    let seq_cells = y.stat.count_flops(lib);
+    Ok(SynthResult {
+        top: job.top.clone(),
+        liberty: lib.name.clone(),
+        clock_ns: job.clock_ns,
+        cells: y.stat.cells,
+        seq_cells,
+        comb_cells: y.stat.cells.saturating_sub(seq_cells),
+        cell_types: y.stat.cell_types,
+        area_um2,
+        kge: area_um2 / lib.nand2_area_um2 / 1000.0,
+        critical_path_ns,
+        fmax_mhz,
+        wns_ns: (worst.slack * tu).min(0.0),
+        tns_ns: s.tns.unwrap_or(0.0) * tu,
+        path_from: worst.from.clone(),
+        path_to: worst.to.clone(),
+        yosys_seconds: y.seconds,
+        sta_seconds: s.seconds,
+        netlist: job.work_dir.join("netlist.v"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("synth/fixtures")
+            .join(name)
+    }
+
+    fn tools_present() -> bool {
+        let ok = ["yosys", "sta"].iter().all(|t| {
+            std::process::Command::new(run::tool_program(t))
+                .arg("-version")
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok()
+        });
+        if !ok {
+            eprintln!("yosys/sta not installed; skipping (run scripts/setup.sh)");
+        }
+        ok
+    }
+
+    fn adder_job(lib: Liberty, dir: &Path) -> SynthJob {
+        let mut job = SynthJob::new("reg_adder8", vec![fixture("reg_adder8.v")], lib, dir);
+        job.clock_port = Some("clk_i".into());
+        job.budget = Duration::from_secs(120);
+        job
+    }
+
+    fn xor_job(lib: Liberty, dir: &Path) -> SynthJob {
+        let mut job = SynthJob::new("xor_tree32", vec![fixture("xor_tree32.v")], lib, dir);
+        job.budget = Duration::from_secs(120);
+        job
+    }
+
+    fn show(r: &SynthResult) {
+        eprintln!(
+            "{} on {}: {} cells ({} seq), {:.1} um2, {:.3} kGE, {:.3} ns, {:.0} MHz, wns {:.3}, \
+             {} -> {}, yosys {:.2} s, sta {:.2} s\n    {:?}",
+            r.top,
+            r.liberty,
+            r.cells,
+            r.seq_cells,
+            r.area_um2,
+            r.kge,
+            r.critical_path_ns,
+            r.fmax_mhz,
+            r.wns_ns,
+            r.path_from,
+            r.path_to,
+            r.yosys_seconds,
+            r.sta_seconds,
+            r.cell_types
+        );
+    }
+
+    #[test]
+    fn osu018_registered_adder() {
+        let Ok(lib) = Liberty::osu018() else { return };
+        if !tools_present() {
+            return;
+        }
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let r = synthesize(&adder_job(lib, tmp.path())).expect("synthesize");
+        show(&r);
+        assert!(r.area_um2 > 0.0);
+        assert!(r.seq_cells >= 8, "{r:?}");
+        assert!(r.cells > r.seq_cells);
+        assert!(r.fmax_mhz > 0.0 && r.fmax_mhz.is_finite());
+        assert!(r.critical_path_ns > 0.0 && r.critical_path_ns < r.clock_ns);
+        assert_eq!(r.wns_ns, 0.0);
+        assert!(!r.path_from.is_empty() && !r.path_to.is_empty());
+        assert!(r.netlist.is_file());
+        assert!(tmp.path().join("yosys.log").is_file());
+        assert!(tmp.path().join("sta.log").is_file());
+    }
+
+    #[test]
+    fn osu018_combinational_virtual_clock() {
+        let Ok(lib) = Liberty::osu018() else { return };
+        if !tools_present() {
+            return;
+        }
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let r = synthesize(&xor_job(lib, tmp.path())).expect("synthesize");
+        show(&r);
+        assert_eq!(r.seq_cells, 0);
+        assert!(r.area_um2 > 0.0);
+        assert!(r.critical_path_ns > 0.0);
+        assert!(
+            r.path_from.contains("_i_"),
+            "from an input port: {}",
+            r.path_from
+        );
+        assert!(r.path_to.contains("_o"), "to an output port: {}", r.path_to);
+    }
+
+    #[test]
+    fn tight_clock_reports_negative_slack() {
+        let Ok(lib) = Liberty::osu018() else { return };
+        if !tools_present() {
+            return;
+        }
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut job = adder_job(lib, tmp.path());
+        job.clock_ns = 0.2;
+        let r = synthesize(&job).expect("synthesize");
+        show(&r);
+        assert!(r.wns_ns < 0.0, "{r:?}");
+        assert!(r.tns_ns < 0.0, "{r:?}");
+        assert!((r.critical_path_ns - (0.2 - r.wns_ns)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn latch_is_reported() {
+        let Ok(lib) = Liberty::osu018() else { return };
+        if !tools_present() {
+            return;
+        }
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let job = SynthJob::new("latch_bug", vec![fixture("latch_bug.v")], lib, tmp.path());
+        match synthesize(&job) {
+            Err(SynthError::Latch { count, signals, .. }) => {
+                assert_eq!(count, 4);
+                assert_eq!(signals, vec!["latch_bug.q_o".to_string()]);
+            }
+            other => panic!("expected a latch error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn budget_is_enforced() {
+        let Ok(lib) = Liberty::osu018() else { return };
+        if !tools_present() {
+            return;
+        }
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut job = adder_job(lib, tmp.path());
+        job.budget = Duration::from_millis(1);
+        let t0 = Instant::now();
+        let e = synthesize(&job).expect_err("budget");
+        assert!(matches!(e, SynthError::Budget { tool: "yosys", .. }), "{e}");
+        assert!(e.to_string().contains("budget"), "{e}");
+        assert!(t0.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn missing_tool_and_bad_jobs() {
+        let Ok(lib) = Liberty::osu018() else { return };
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut job = adder_job(lib.clone(), tmp.path());
+        job.clock_ns = 0.0;
+        assert!(matches!(synthesize(&job), Err(SynthError::InvalidJob(_))));
+        let job = SynthJob::new("x", vec![tmp.path().join("nope.v")], lib, tmp.path());
+        assert!(matches!(synthesize(&job), Err(SynthError::InvalidJob(_))));
+        let e = run::run_with_budget(
+            "hwzip-no-such-tool",
+            &[],
+            tmp.path(),
+            &tmp.path().join("x.log"),
+            Instant::now(),
+            Duration::from_secs(1),
+        )
+        .expect_err("missing tool");
+        assert!(matches!(e, SynthError::ToolNotFound { .. }), "{e}");
+        assert!(e.to_string().contains("scripts/setup.sh"), "{e}");
+    }
+
+    #[test]
+    fn syntax_error_is_a_tool_failure_with_log_tail() {
+        let Ok(lib) = Liberty::osu018() else { return };
+        if !tools_present() {
+            return;
+        }
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let v = tmp.path().join("broken.v");
+        std::fs::write(
+            &v,
+            "module broken(input a, output b); assign b = ; endmodule\n",
+        )
+        .expect("write");
+        let job = SynthJob::new("broken", vec![v], lib, tmp.path().join("w"));
+        match synthesize(&job) {
+            Err(e @ SynthError::ToolFailed { tool: "yosys", .. }) => {
+                assert!(e.to_string().contains("yosys.log"), "{e}");
+                assert!(e.to_string().contains("ERROR"), "{e}");
+            }
+            other => panic!("expected yosys failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn missing_clock_port_is_an_sta_failure() {
+        let Ok(lib) = Liberty::osu018() else { return };
+        if !tools_present() {
+            return;
+        }
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut job = adder_job(lib, tmp.path());
+        job.clock_port = Some("clk".into());
+        match synthesize(&job) {
+            Err(e @ SynthError::ToolFailed { tool: "sta", .. }) => {
+                assert!(e.to_string().contains("clock port clk not found"), "{e}");
+                assert!(e.to_string().contains("sta.log"), "{e}");
+            }
+            other => panic!("expected sta failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn wires_and_constants_only() {
+        let Ok(lib) = Liberty::osu018() else { return };
+        if !tools_present() {
+            return;
+        }
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let v = vec![fixture("passthru_const.v")];
+        let r = synthesize(&SynthJob::new("passthru_const", v, lib, tmp.path())).expect("synth");
+        assert_eq!(r.cells, 0);
+        assert_eq!(r.critical_path_ns, 0.0);
+        assert!(r.fmax_mhz.is_infinite());
+        let row = ReportRow {
+            engine: "none".into(),
+            unit: "wires".into(),
+            params: String::new(),
+            latency_cycles: None,
+            throughput_bytes_per_cycle: None,
+            result: r,
+        };
+        let js: serde_json::Value = serde_json::from_str(&to_json(&[row])).expect("json");
+        assert_eq!(js[0]["fmax_mhz"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn shared_reference_libraries() {
+        if !tools_present() {
+            return;
+        }
+        let refs = Liberty::shared_refs().expect("shared refs");
+        for lib in refs {
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let a = synthesize(&adder_job(lib.clone(), &tmp.path().join("a")));
+            let x = synthesize(&xor_job(lib.clone(), &tmp.path().join("x")));
+            match (a, x) {
+                (Ok(a), Ok(x)) => {
+                    show(&a);
+                    show(&x);
+                    assert!(a.area_um2 > 0.0 && a.seq_cells >= 8 && a.fmax_mhz > 0.0);
+                    assert!(x.area_um2 > 0.0 && x.seq_cells == 0);
+                }
+                (a, x) => panic!("{}: adder {a:?}\nxor {x:?}", lib.name),
+            }
+        }
+    }
+}

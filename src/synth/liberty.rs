@@ -1,0 +1,557 @@
+//! Liberty (`.lib` / `.lib.gz`) loading: decompression cache and a small, tolerant scanner that
+//! extracts only what the synthesis driver needs (library name, units, cell areas, which cells
+//! are flip-flops or latches, and the NAND2 reference cell used for gate equivalents).
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::SynthError;
+
+/// Where Debian's `qflow-tech-osu018` package installs the OSU 0.18 µm liberty.
+pub const OSU018_PATH: &str = "/usr/share/qflow/tech/osu018/osu018_stdcells.lib";
+
+/// File names of the reference libraries looked up by [`Liberty::shared_refs`].
+pub const SHARED_REF_FILES: [&str; 2] = ["nangate45_typ.lib.gz", "sky130hd_tt.lib.gz"];
+
+/// Preferred NAND2 reference cells, in order (osu018, Nangate45, sky130hd).
+const NAND2_PREFERRED: [&str; 3] = ["NAND2X1", "NAND2_X1", "sky130_fd_sc_hd__nand2_1"];
+
+/// A loaded standard-cell library.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Liberty {
+    /// Library name from the `library (...)` group.
+    pub name: String,
+    /// Uncompressed liberty file usable by Yosys and OpenSTA.
+    pub path: PathBuf,
+    /// The file the library was loaded from (may be the `.lib.gz`).
+    pub source: PathBuf,
+    /// Name of the NAND2 reference cell (for gate equivalents).
+    pub nand2_cell: String,
+    /// Area of the NAND2 reference cell, µm².
+    pub nand2_area_um2: f64,
+    /// Liberty `time_unit` expressed in ns (e.g. `"1ps"` → 0.001).
+    pub time_unit_ns: f64,
+    /// Liberty `capacitive_load_unit` expressed in pF (e.g. `(1,ff)` → 0.001).
+    pub cap_unit_pf: f64,
+    /// Number of `cell` groups in the library.
+    pub cell_count: usize,
+    /// Cells with an `ff` / `ff_bank` group (flip-flops).
+    pub flop_cells: BTreeSet<String>,
+    /// Cells with a `latch` / `latch_bank` group.
+    pub latch_cells: BTreeSet<String>,
+}
+
+impl Liberty {
+    /// Loads a `.lib` or `.lib.gz` file. Compressed files are decompressed once into the cache
+    /// directory (see [`cache_dir`]), keyed by the SHA-256 of the compressed bytes.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, SynthError> {
+        let source = path.as_ref().to_path_buf();
+        if !source.is_file() {
+            return Err(SynthError::LibertyNotFound {
+                path: source,
+                hint: "check the path".into(),
+            });
+        }
+        let is_gz = source
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with(".gz"));
+        let path = if is_gz {
+            decompress_cached(&source)?
+        } else {
+            source.clone()
+        };
+        let bytes = fs::read(&path).map_err(|e| SynthError::io(&path, e))?;
+        let text = String::from_utf8_lossy(&bytes);
+        let scan = scan(&text);
+        Self::from_scan(scan, path, source)
+    }
+
+    /// The default library: OSU 0.18 µm from Debian's `qflow-tech-osu018`.
+    pub fn osu018() -> Result<Self, SynthError> {
+        if !Path::new(OSU018_PATH).is_file() {
+            return Err(SynthError::LibertyNotFound {
+                path: OSU018_PATH.into(),
+                hint: "package qflow-tech-osu018 is not installed: run scripts/setup.sh".into(),
+            });
+        }
+        Self::load(OSU018_PATH)
+    }
+
+    /// The reference libraries (Nangate45, sky130hd) that exist in a `shared/pdk/` directory
+    /// beside the crate (found by walking up from `CARGO_MANIFEST_DIR`, or `$HWZIP_PDK_DIR`).
+    /// Missing files are skipped; an empty vector means none are available.
+    pub fn shared_refs() -> Result<Vec<Self>, SynthError> {
+        Self::shared_refs_in(Path::new(env!("CARGO_MANIFEST_DIR")))
+    }
+
+    /// Like [`Liberty::shared_refs`], starting the search for `shared/pdk/` at `root`
+    /// (`root/../shared/pdk`, then further ancestors). `$HWZIP_PDK_DIR` takes precedence.
+    pub fn shared_refs_in(root: &Path) -> Result<Vec<Self>, SynthError> {
+        let Some(dir) = shared_pdk_dir(root) else {
+            return Ok(Vec::new());
+        };
+        SHARED_REF_FILES
+            .iter()
+            .map(|f| dir.join(f))
+            .filter(|p| p.is_file())
+            .map(Self::load)
+            .collect()
+    }
+
+    /// Converts a time in ns into this library's time unit (as used by OpenSTA).
+    pub fn ns_to_lib_time(&self, ns: f64) -> f64 {
+        ns / self.time_unit_ns
+    }
+
+    fn from_scan(scan: Scan, path: PathBuf, source: PathBuf) -> Result<Self, SynthError> {
+        let bad = |what: &str| SynthError::LibertyParse {
+            path: source.clone(),
+            what: what.to_string(),
+        };
+        let name = scan.name.ok_or_else(|| bad("a `library (name) {` group"))?;
+        let time_unit_ns = match scan.time_unit.as_deref() {
+            None => 1.0, // liberty default is 1ns
+            Some(t) => parse_time_unit(t).ok_or_else(|| bad("time_unit like \"1ns\""))?,
+        };
+        let cap_unit_pf = scan.cap_unit_pf.unwrap_or(1.0);
+        let pick = NAND2_PREFERRED
+            .iter()
+            .find_map(|p| scan.cells.iter().find(|c| c.name == *p))
+            .or_else(|| scan.cells.iter().find(|c| is_nand2_x1(&c.name)))
+            .ok_or_else(|| bad("a NAND2 reference cell (NAND2X1, NAND2_X1, *nand2*1*)"))?;
+        let nand2_area_um2 = pick
+            .area
+            .filter(|a| *a > 0.0)
+            .ok_or_else(|| bad(&format!("a positive area for cell {}", pick.name)))?;
+        let cell_count = scan.cells.len();
+        let flop_cells = scan
+            .cells
+            .iter()
+            .filter(|c| c.kind == CellKind::Flop)
+            .map(|c| c.name.clone())
+            .collect();
+        let latch_cells = scan
+            .cells
+            .iter()
+            .filter(|c| c.kind == CellKind::Latch)
+            .map(|c| c.name.clone())
+            .collect();
+        Ok(Self {
+            name,
+            path,
+            source,
+            nand2_cell: pick.name.clone(),
+            nand2_area_um2,
+            time_unit_ns,
+            cap_unit_pf,
+            cell_count,
+            flop_cells,
+            latch_cells,
+        })
+    }
+}
+
+/// Cache directory for decompressed liberty files: `$HWZIP_CACHE/liberty`, else
+/// `<crate>/target/hwzip-cache/liberty`.
+pub fn cache_dir() -> PathBuf {
+    match std::env::var_os("HWZIP_CACHE") {
+        Some(d) if !d.is_empty() => PathBuf::from(d).join("liberty"),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target")
+            .join("hwzip-cache")
+            .join("liberty"),
+    }
+}
+
+fn shared_pdk_dir(root: &Path) -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("HWZIP_PDK_DIR") {
+        let d = PathBuf::from(d);
+        return d.is_dir().then_some(d);
+    }
+    // `root/../shared/pdk` is the documented location; worktrees sit one level deeper.
+    root.ancestors()
+        .skip(1)
+        .map(|a| a.join("shared").join("pdk"))
+        .find(|d| d.is_dir())
+}
+
+fn decompress_cached(gz: &Path) -> Result<PathBuf, SynthError> {
+    let compressed = fs::read(gz).map_err(|e| SynthError::io(gz, e))?;
+    let digest = Sha256::digest(&compressed);
+    let key: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+    let mut dir = cache_dir();
+    if fs::create_dir_all(&dir).is_err() {
+        dir = std::env::temp_dir().join("hwzip-cache").join("liberty");
+        fs::create_dir_all(&dir).map_err(|e| SynthError::io(&dir, e))?;
+    }
+    let out = dir.join(format!("{key}.lib"));
+    if fs::metadata(&out).is_ok_and(|m| m.len() > 0) {
+        return Ok(out);
+    }
+    let mut text = Vec::new();
+    flate2::read::MultiGzDecoder::new(&compressed[..])
+        .read_to_end(&mut text)
+        .map_err(|e| SynthError::LibertyParse {
+            path: gz.to_path_buf(),
+            what: format!("a valid gzip stream ({e})"),
+        })?;
+    // Write to a unique temporary file and rename, so concurrent loaders never see a partial file.
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| SynthError::io(&dir, e))?;
+    tmp.write_all(&text).map_err(|e| SynthError::io(&out, e))?;
+    tmp.persist(&out)
+        .map_err(|e| SynthError::io(&out, e.error))?;
+    Ok(out)
+}
+
+fn is_nand2_x1(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.find("nand2").is_some_and(|i| l[i + 5..].contains('1'))
+}
+
+/// `"1ns"`, `"1ps"`, `"10ps"`, `"1.0ns"` → value in ns.
+fn parse_time_unit(s: &str) -> Option<f64> {
+    let s = s.trim().to_ascii_lowercase();
+    let split = s.find(|c: char| c.is_ascii_alphabetic())?;
+    let (num, unit) = s.split_at(split);
+    let v: f64 = if num.trim().is_empty() {
+        1.0
+    } else {
+        num.trim().parse().ok()?
+    };
+    let scale = match unit.trim() {
+        "s" => 1e9,
+        "ms" => 1e6,
+        "us" => 1e3,
+        "ns" => 1.0,
+        "ps" => 1e-3,
+        "fs" => 1e-6,
+        _ => return None,
+    };
+    Some(v * scale)
+}
+
+fn cap_unit_to_pf(num: &str, unit: &str) -> Option<f64> {
+    let v: f64 = num.trim().parse().ok()?;
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "pf" => 1.0,
+        "ff" => 1e-3,
+        "nf" => 1e3,
+        _ => return None,
+    };
+    Some(v * scale)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CellKind {
+    Comb,
+    Flop,
+    Latch,
+}
+
+#[derive(Debug)]
+struct ScanCell {
+    name: String,
+    area: Option<f64>,
+    kind: CellKind,
+}
+
+#[derive(Debug, Default)]
+struct Scan {
+    name: Option<String>,
+    time_unit: Option<String>,
+    cap_unit_pf: Option<f64>,
+    cells: Vec<ScanCell>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok<'a> {
+    Word(&'a str),
+    Str(&'a str),
+    Punct(u8),
+}
+
+/// Tokenizer: words, quoted strings and `(){}:;,`; skips comments and line continuations.
+struct Lexer<'a> {
+    s: &'a str,
+    i: usize,
+}
+
+impl<'a> Iterator for Lexer<'a> {
+    type Item = Tok<'a>;
+    fn next(&mut self) -> Option<Tok<'a>> {
+        let b = self.s.as_bytes();
+        loop {
+            while self.i < b.len() && (b[self.i].is_ascii_whitespace() || b[self.i] == b'\\') {
+                self.i += 1;
+            }
+            if self.i + 1 < b.len() && b[self.i] == b'/' && b[self.i + 1] == b'*' {
+                self.i = match self.s[self.i + 2..].find("*/") {
+                    Some(k) => self.i + 2 + k + 2,
+                    None => b.len(),
+                };
+                continue;
+            }
+            if self.i + 1 < b.len() && b[self.i] == b'/' && b[self.i + 1] == b'/' {
+                self.i = match self.s[self.i..].find('\n') {
+                    Some(k) => self.i + k,
+                    None => b.len(),
+                };
+                continue;
+            }
+            break;
+        }
+        if self.i >= b.len() {
+            return None;
+        }
+        let c = b[self.i];
+        match c {
+            b'(' | b')' | b'{' | b'}' | b':' | b';' | b',' => {
+                self.i += 1;
+                Some(Tok::Punct(c))
+            }
+            b'"' => {
+                let start = self.i + 1;
+                let mut j = start;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                let end = j.min(b.len());
+                self.i = (j + 1).min(b.len());
+                Some(Tok::Str(&self.s[start..end]))
+            }
+            _ => {
+                let start = self.i;
+                while self.i < b.len() {
+                    let d = b[self.i];
+                    if d.is_ascii_whitespace()
+                        || matches!(d, b'(' | b')' | b'{' | b'}' | b':' | b';' | b',' | b'"')
+                    {
+                        break;
+                    }
+                    self.i += 1;
+                }
+                Some(Tok::Word(&self.s[start..self.i]))
+            }
+        }
+    }
+}
+
+fn tok_text<'a>(t: &Tok<'a>) -> Option<&'a str> {
+    match t {
+        Tok::Word(w) | Tok::Str(w) => Some(w),
+        Tok::Punct(_) => None,
+    }
+}
+
+/// Scans liberty text. Tolerant: unknown constructs are skipped, never fatal.
+fn scan(text: &str) -> Scan {
+    let toks: Vec<Tok<'_>> = Lexer { s: text, i: 0 }.collect();
+    let mut out = Scan::default();
+    // Stack of open groups: (group keyword, first argument).
+    let mut stack: Vec<(&str, String)> = Vec::new();
+    let mut current_cell: Option<usize> = None;
+    let mut i = 0;
+    while i < toks.len() {
+        match &toks[i] {
+            Tok::Punct(b'}') => {
+                if let Some((kw, _)) = stack.pop() {
+                    if kw == "cell" {
+                        current_cell = None;
+                    }
+                }
+                i += 1;
+            }
+            Tok::Word(w) if matches!(toks.get(i + 1), Some(Tok::Punct(b'('))) => {
+                // Group header or complex attribute: `w ( args ) {` or `w ( args ) ;`
+                let mut args: Vec<&str> = Vec::new();
+                let mut j = i + 2;
+                while j < toks.len() && toks[j] != Tok::Punct(b')') {
+                    if let Some(a) = tok_text(&toks[j]) {
+                        args.push(a);
+                    }
+                    j += 1;
+                }
+                j += 1; // past ')'
+                let first = args.first().map(|a| a.to_string()).unwrap_or_default();
+                if toks.get(j) == Some(&Tok::Punct(b'{')) {
+                    let parent = stack.last().map(|(k, _)| *k);
+                    match (*w, parent) {
+                        ("library", None) => out.name = Some(first.clone()),
+                        ("cell", Some("library")) => {
+                            out.cells.push(ScanCell {
+                                name: first.clone(),
+                                area: None,
+                                kind: CellKind::Comb,
+                            });
+                            current_cell = Some(out.cells.len() - 1);
+                        }
+                        ("ff" | "ff_bank", Some("cell")) => {
+                            if let Some(c) = current_cell.and_then(|k| out.cells.get_mut(k)) {
+                                c.kind = CellKind::Flop;
+                            }
+                        }
+                        ("latch" | "latch_bank", Some("cell")) => {
+                            if let Some(c) = current_cell.and_then(|k| out.cells.get_mut(k)) {
+                                if c.kind == CellKind::Comb {
+                                    c.kind = CellKind::Latch;
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                    stack.push((w, first));
+                    j += 1;
+                } else {
+                    if *w == "capacitive_load_unit" && stack.len() == 1 && args.len() >= 2 {
+                        out.cap_unit_pf = cap_unit_to_pf(args[0], args[1]);
+                    }
+                    if toks.get(j) == Some(&Tok::Punct(b';')) {
+                        j += 1;
+                    }
+                }
+                i = j;
+            }
+            Tok::Word(w) if matches!(toks.get(i + 1), Some(Tok::Punct(b':'))) => {
+                let value = toks.get(i + 2).and_then(tok_text);
+                let parent = stack.last().map(|(k, _)| *k);
+                match (*w, parent, value) {
+                    ("time_unit", Some("library"), Some(v)) => out.time_unit = Some(v.to_string()),
+                    ("area", Some("cell"), Some(v)) => {
+                        if let Some(c) = current_cell.and_then(|k| out.cells.get_mut(k)) {
+                            c.area = v.trim().parse().ok();
+                        }
+                    }
+                    _ => {}
+                }
+                i += 3;
+                if toks.get(i) == Some(&Tok::Punct(b';')) {
+                    i += 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINI: &str = r#"
+/* comment with cell (FAKE) { area : 99; } */
+library (mini) {
+  time_unit : "1ps";
+  capacitive_load_unit (1,ff);
+  cell (INV_X1) { area : 0.5; pin(A) { direction : input; } }
+  cell ("my_nand2_1") { area : 1.25 ; pin(Y) { function : "!(A&B)"; } }
+  cell (DFF_X1) { area : 4.5; ff (IQ, IQN) { next_state : "D"; clocked_on : "CK"; } }
+  cell (LAT_X1) { area : 3; latch (IQ, IQN) { enable : "G"; data_in : "D"; } }
+}
+"#;
+
+    #[test]
+    fn scans_minimal_library() {
+        let s = scan(MINI);
+        assert_eq!(s.name.as_deref(), Some("mini"));
+        assert_eq!(s.time_unit.as_deref(), Some("1ps"));
+        assert_eq!(s.cap_unit_pf, Some(1e-3));
+        assert_eq!(s.cells.len(), 4);
+        let lib = Liberty::from_scan(s, "x.lib".into(), "x.lib".into()).expect("parse");
+        assert_eq!(lib.nand2_cell, "my_nand2_1");
+        assert!((lib.nand2_area_um2 - 1.25).abs() < 1e-12);
+        assert!((lib.time_unit_ns - 0.001).abs() < 1e-12);
+        assert!(lib.flop_cells.contains("DFF_X1"));
+        assert!(lib.latch_cells.contains("LAT_X1"));
+    }
+
+    #[test]
+    fn missing_nand2_is_a_parse_error() {
+        let s = scan("library (x) { cell (INV) { area : 1; } }");
+        let e = Liberty::from_scan(s, "x.lib".into(), "x.lib".into()).unwrap_err();
+        assert!(matches!(e, SynthError::LibertyParse { .. }), "{e}");
+    }
+
+    #[test]
+    fn time_units() {
+        assert_eq!(parse_time_unit("1ns"), Some(1.0));
+        assert_eq!(parse_time_unit("10ps"), Some(0.01));
+        assert_eq!(parse_time_unit("furlong"), None);
+    }
+
+    #[test]
+    fn missing_file_is_reported() {
+        let e = Liberty::load("/nonexistent/x.lib").unwrap_err();
+        assert!(matches!(e, SynthError::LibertyNotFound { .. }), "{e}");
+    }
+
+    #[test]
+    fn osu018_loads() {
+        let Ok(lib) = Liberty::osu018() else {
+            eprintln!("osu018 not installed; skipping");
+            return;
+        };
+        assert_eq!(lib.name, "osu018_stdcells");
+        assert_eq!(lib.nand2_cell, "NAND2X1");
+        assert!((lib.nand2_area_um2 - 24.0).abs() < 1e-9);
+        assert!((lib.time_unit_ns - 1.0).abs() < 1e-12);
+        assert!(lib.flop_cells.contains("DFFPOSX1"));
+        assert!(lib.flop_cells.contains("DFFSR"));
+        assert!(lib.latch_cells.contains("LATCH"));
+    }
+
+    #[test]
+    fn gz_liberty_loads_and_is_cached() {
+        let Ok(osu) = Liberty::osu018() else {
+            eprintln!("osu018 not installed; skipping");
+            return;
+        };
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let gz = tmp.path().join("osu018.lib.gz");
+        let raw = fs::read(&osu.path).expect("read osu018");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(&raw).expect("gzip");
+        fs::write(&gz, enc.finish().expect("gzip")).expect("write gz");
+        let a = Liberty::load(&gz).expect("load gz");
+        assert_eq!(a.name, osu.name);
+        assert_eq!(a.nand2_area_um2, osu.nand2_area_um2);
+        assert!(
+            a.path.extension().is_some_and(|e| e == "lib"),
+            "{:?}",
+            a.path
+        );
+        assert_eq!(fs::read(&a.path).expect("cached"), raw);
+        let b = Liberty::load(&gz).expect("reload gz");
+        assert_eq!(a.path, b.path, "cache entry must be reused");
+    }
+
+    #[test]
+    fn shared_reference_areas() {
+        let refs = Liberty::shared_refs().expect("shared refs parse");
+        if refs.is_empty() {
+            eprintln!("no shared/pdk reference libraries; skipping");
+        }
+        for lib in &refs {
+            eprintln!(
+                "{}: {} = {} um2, time unit {} ns, {} cells, {} flops, {} latches",
+                lib.name,
+                lib.nand2_cell,
+                lib.nand2_area_um2,
+                lib.time_unit_ns,
+                lib.cell_count,
+                lib.flop_cells.len(),
+                lib.latch_cells.len()
+            );
+            match lib.nand2_cell.as_str() {
+                "NAND2_X1" => assert!((lib.nand2_area_um2 - 0.798).abs() < 1e-9),
+                "sky130_fd_sc_hd__nand2_1" => assert!((lib.nand2_area_um2 - 3.7536).abs() < 1e-9),
+                other => panic!("unexpected reference cell {other} in {}", lib.name),
+            }
+        }
+    }
+}
