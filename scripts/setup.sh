@@ -28,7 +28,7 @@ fi
 
 echo "verilator: $(verilator --version 2>&1 | head -n1)"
 echo "yosys:     $(yosys -V 2>&1 | head -n1)"
-echo "sta:       $(echo exit | sta -no_init -no_splash 2>&1 | head -n1 || true) ($(command -v sta))"
+echo "sta:       OpenSTA $(sta -version 2>&1 | head -n1) ($(command -v sta))"
 echo "iverilog:  $(iverilog -V 2>&1 | head -n1)"
 echo "osu018:    /usr/share/qflow/tech/osu018/osu018_stdcells.lib"
 if command -v cargo-nextest >/dev/null 2>&1 || cargo nextest --version >/dev/null 2>&1; then
