@@ -123,7 +123,10 @@ impl Config {
         }
         let s = &self.synth;
         if !(s.clock_ns > 0.0 && s.clock_ns < 1000.0) {
-            return Err(format!("synth.clock_ns = {} must be in (0, 1000)", s.clock_ns));
+            return Err(format!(
+                "synth.clock_ns = {} must be in (0, 1000)",
+                s.clock_ns
+            ));
         }
         if s.budget_s == 0 {
             return Err("synth.budget_s must be at least 1".into());
@@ -139,7 +142,8 @@ mod tests {
     #[test]
     fn defaults_and_partial_files() {
         assert_eq!(Config::from_yaml("").unwrap(), Config::default());
-        let c = Config::from_yaml("zvc:\n  word_bits: 16\n  lanes: 32\ncosim:\n  lines: 5\n").unwrap();
+        let c =
+            Config::from_yaml("zvc:\n  word_bits: 16\n  lanes: 32\ncosim:\n  lines: 5\n").unwrap();
         assert_eq!(c.zvc.word_bits, 16);
         assert_eq!(c.zvc.lanes, 32);
         assert_eq!(c.zvc.window, 32);

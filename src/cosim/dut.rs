@@ -75,7 +75,9 @@ impl Dut for SimDut {
         }
     }
     fn set_u64(&mut self, port: usize, v: u64) {
-        let _ = self.sim.set(&self.names[port], &Bits::from_u64(self.widths[port], v));
+        let _ = self
+            .sim
+            .set(&self.names[port], &Bits::from_u64(self.widths[port], v));
     }
     fn get_u64(&mut self, port: usize) -> u64 {
         self.sim.get_u64(&self.names[port])

@@ -165,7 +165,10 @@ impl TransferGen {
             v
         } else {
             let remaining = (self.cfg.lines - self.lines).max(1);
-            let k = self.rng.gen_range(1..=self.cfg.max_windows.max(1) as u64).min(remaining) as usize;
+            let k = self
+                .rng
+                .gen_range(1..=self.cfg.max_windows.max(1) as u64)
+                .min(remaining) as usize;
             // A third of the transfers end inside a window (partial final window).
             let cut = if self.rng.gen_bool(0.33) {
                 self.rng.gen_range(1..win)
@@ -215,7 +218,12 @@ pub fn elems_to_words(elems: &[u32], word_bits: u32, nwords: usize) -> Vec<u32> 
 }
 
 fn hex(words: &[u32]) -> String {
-    words.iter().rev().map(|w| format!("{:08x}", w)).collect::<Vec<_>>().join("_")
+    words
+        .iter()
+        .rev()
+        .map(|w| format!("{:08x}", w))
+        .collect::<Vec<_>>()
+        .join("_")
 }
 
 /// Resolved port indices of a ZVC unit.
@@ -310,7 +318,12 @@ fn comp_beats(p: &ZvcRtlParams, t: &Transfer) -> Vec<Beat> {
 ///
 /// Returns the statistics; a mismatch stops the run and is in `first_mismatch`. `Err` is a
 /// harness problem (missing port) or a hang.
-pub fn run(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit, cfg: &StimConfig) -> Result<RunStats, String> {
+pub fn run(
+    dut: &mut dyn Dut,
+    p: &ZvcRtlParams,
+    unit: Unit,
+    cfg: &StimConfig,
+) -> Result<RunStats, String> {
     run_with(dut, p, unit, cfg, &mut |_| {})
 }
 
@@ -393,7 +406,10 @@ pub fn run_with(
             dut.get(ports.m_data, &mut out_buf);
             let got = Beat {
                 data: out_buf.clone(),
-                bytes: ports.m_bytes.map(|i| dut.get_u64(i) as u32).unwrap_or(p.beat_bytes()),
+                bytes: ports
+                    .m_bytes
+                    .map(|i| dut.get_u64(i) as u32)
+                    .unwrap_or(p.beat_bytes()),
                 last: dut.get_u64(ports.m_last) == 1,
                 err: ports.m_err.map(|i| dut.get_u64(i) == 1).unwrap_or(false),
             };
@@ -410,13 +426,25 @@ pub fn run_with(
                 break;
             };
             let field = if got.bytes != want.bytes {
-                Some(("m_bytes_o", format!("{}", want.bytes), format!("{}", got.bytes)))
+                Some((
+                    "m_bytes_o",
+                    format!("{}", want.bytes),
+                    format!("{}", got.bytes),
+                ))
             } else if got.data != want.data {
                 Some(("m_data_o", hex(&want.data), hex(&got.data)))
             } else if got.last != want.last {
-                Some(("m_last_o", format!("{}", want.last as u8), format!("{}", got.last as u8)))
+                Some((
+                    "m_last_o",
+                    format!("{}", want.last as u8),
+                    format!("{}", got.last as u8),
+                ))
             } else if got.err != want.err {
-                Some(("m_err_o", format!("{}", want.err as u8), format!("{}", got.err as u8)))
+                Some((
+                    "m_err_o",
+                    format!("{}", want.err as u8),
+                    format!("{}", got.err as u8),
+                ))
             } else {
                 None
             };

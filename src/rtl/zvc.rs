@@ -53,13 +53,22 @@ impl ZvcRtlParams {
     /// Checks the parameter set; the message names the bad value and what is allowed.
     pub fn validate(&self) -> Result<(), String> {
         if ![8, 16, 32].contains(&self.word_bits) {
-            return Err(format!("word_bits = {} is not supported (allowed: 8, 16, 32)", self.word_bits));
+            return Err(format!(
+                "word_bits = {} is not supported (allowed: 8, 16, 32)",
+                self.word_bits
+            ));
         }
         if ![4, 8, 16, 32].contains(&self.lanes) {
-            return Err(format!("lanes = {} is not supported (allowed: 4, 8, 16, 32)", self.lanes));
+            return Err(format!(
+                "lanes = {} is not supported (allowed: 4, 8, 16, 32)",
+                self.lanes
+            ));
         }
         if self.window < 8 || self.window > 256 || self.window % 8 != 0 {
-            return Err(format!("window = {} must be a multiple of 8 in 8..=256", self.window));
+            return Err(format!(
+                "window = {} must be a multiple of 8 in 8..=256",
+                self.window
+            ));
         }
         if self.window % self.lanes != 0 {
             return Err(format!(
@@ -131,7 +140,10 @@ pub fn compact(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let mut m = ModuleBuilder::new(format!("zvc_compact_w{}_l{}", w, l));
     m.header("Generator: hwzip::rtl::zvc::compact");
     m.header(format!("Parameters: word_bits={} lanes={}", w, l));
-    m.header(format!("Spec: {} §3.2 stage 2 (LSB-first log shifter, collision-free for all masks)", SPEC));
+    m.header(format!(
+        "Spec: {} §3.2 stage 2 (LSB-first log shifter, collision-free for all masks)",
+        SPEC
+    ));
     let data = m.input("data_i", l * w);
     let nz = m.input("nz_i", l);
     let zb = m.input("zb_i", l * sw);
@@ -141,7 +153,10 @@ pub fn compact(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let levels = clog2(l as u64);
     for b in 0..levels {
         let dist = 1usize << b;
-        m.comment(format!("level {}: elements whose shift bit {} is set move down {} lane(s)", b, b, dist));
+        m.comment(format!(
+            "level {}: elements whose shift bit {} is set move down {} lane(s)",
+            b, b, dist
+        ));
         let n = l as usize;
         let mut nd = Vec::new();
         let mut nv = Vec::new();
@@ -149,7 +164,11 @@ pub fn compact(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         for i in 0..n {
             let stay = &v[i] & &!s[i].bit(b);
             let (from_hi, hd, hs) = if i + dist < n {
-                (v[i + dist].clone() & s[i + dist].bit(b), d[i + dist].clone(), s[i + dist].clone())
+                (
+                    v[i + dist].clone() & s[i + dist].bit(b),
+                    d[i + dist].clone(),
+                    s[i + dist].clone(),
+                )
             } else {
                 (Expr::zero(1), Expr::zero(w), Expr::zero(sw))
             };
@@ -178,8 +197,16 @@ pub fn expand(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let (w, l) = (p.word_bits, p.lanes);
     let mut m = ModuleBuilder::new(format!("zvc_expand_w{}_l{}_{}", w, l, p.prefix.tag()));
     m.header("Generator: hwzip::rtl::zvc::expand");
-    m.header(format!("Parameters: word_bits={} lanes={} prefix={}", w, l, p.prefix.tag()));
-    m.header(format!("Spec: {} §3.3 (popcount/prefix on the mask segment, lane mux)", SPEC));
+    m.header(format!(
+        "Parameters: word_bits={} lanes={} prefix={}",
+        w,
+        l,
+        p.prefix.tag()
+    ));
+    m.header(format!(
+        "Spec: {} §3.3 (popcount/prefix on the mask segment, lane mux)",
+        SPEC
+    ));
     let win = m.input("payload_i", l * w);
     let nz = m.input("nz_i", l);
     let flags: Vec<Expr> = (0..l).map(|i| nz.bit(i)).collect();
@@ -195,7 +222,11 @@ pub fn expand(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         if used < ew {
             m.unused(&excl[i].slice(used, ew - used));
         }
-        let g = if i == 0 { opts[0].clone() } else { mux_tree(&excl[i], &opts) };
+        let g = if i == 0 {
+            opts[0].clone()
+        } else {
+            mux_tree(&excl[i], &opts)
+        };
         out.push(m.wire(&format!("lane_{}", i), &nz.bit(i as u32).gate(&g)));
     }
     m.output_expr("data_o", &Expr::cat_lsb(&out));
@@ -220,7 +251,10 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let mut m = ModuleBuilder::new(format!("zvc_comp_{}_{}", p.tag(), p.prefix.tag()));
     m.header("Generator: hwzip::rtl::zvc::compressor");
     m.header(format!("Parameters: {}", p.describe()));
-    m.header(format!("Spec: {} §2.2 (byte stream), §3.2 (3-stage compressor)", SPEC));
+    m.header(format!(
+        "Spec: {} §2.2 (byte stream), §3.2 (3-stage compressor)",
+        SPEC
+    ));
     m.header(format!(
         "Stream: per window, mask ({} B, bit i = element i non-zero) then the non-zero elements, little-endian",
         p.window / 8
@@ -238,8 +272,15 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let nz_in = m.wire("nz_in", &Expr::cat_lsb(&nz_in));
     let zero_flags: Vec<Expr> = (0..l).map(|i| !nz_in.bit(i)).collect();
     let (zb, zeros) = prefix_count(&mut m, "zpc", &zero_flags, p.prefix);
-    let cnt_in = m.wire_c("cnt_in", &(Expr::lit(cw, l as u64) - &zeros), "non-zero elements in the sector");
-    let zb_in = m.wire("zb_in", &Expr::cat_lsb(&zb.iter().map(|z| z.resize(sw)).collect::<Vec<_>>()));
+    let cnt_in = m.wire_c(
+        "cnt_in",
+        &(Expr::lit(cw, l as u64) - &zeros),
+        "non-zero elements in the sector",
+    );
+    let zb_in = m.wire(
+        "zb_in",
+        &Expr::cat_lsb(&zb.iter().map(|z| z.resize(sw)).collect::<Vec<_>>()),
+    );
 
     let sec_in = m.reg("sec_in_q", secw, Some(0));
     m.annotate("sector index of the next input sector within its window");
@@ -273,7 +314,11 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let u_compact = m.instance(
         &compact_mod,
         "u_compact",
-        &[("data_i", a_data.clone()), ("nz_i", a_nz.clone()), ("zb_i", a_zb.clone())],
+        &[
+            ("data_i", a_data.clone()),
+            ("nz_i", a_nz.clone()),
+            ("zb_i", a_zb.clone()),
+        ],
     );
     let packed = u_compact.out("packed_o");
     m.drive(&push, &(a_valid.q() & !fifo_full.expr()));
@@ -289,27 +334,49 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
             here.select(&a_nz, &old)
         })
         .collect();
-    let mask_full = m.wire_c("mask_full", &Expr::cat_lsb(&segs), "window mask including the sector being pushed");
+    let mask_full = m.wire_c(
+        "mask_full",
+        &Expr::cat_lsb(&segs),
+        "window mask including the sector being pushed",
+    );
     m.next(&mask_acc, &mask_full, Some(&push.expr()));
 
-    // Sector FIFO: {xfer_last, line_end, first, cnt, data}.
+    // Sector FIFO as a shift register: the head is always entry 0 (no read multiplexer, so
+    // no register fans out to the whole datapath); entries move down on a pop and a push
+    // writes at `count - pop`. Entry: {xfer_last, line_end, first, cnt, data}.
     let depth = s_cnt + 1;
-    let aw = clog2(depth as u64).max(1);
     let ew = l * w + cw + 3;
-    let fifo = m.memory("fifo_mem", ew, depth);
-    let wr_ptr = m.reg("fifo_wr_q", aw, Some(0));
-    let rd_ptr = m.reg("fifo_rd_q", aw, Some(0));
-    let fcount = m.reg("fifo_count_q", clog2(depth as u64 + 1), Some(0));
-    let fcw = fcount.width();
+    let fcw = clog2(depth as u64 + 1);
+    let fcount = m.reg("fifo_count_q", fcw, Some(0));
+    m.annotate("sectors held in the FIFO");
     m.drive(&fifo_full, &fcount.q().eq_lit(depth as u64));
-    let entry = Expr::cat(&[a_xlast.clone(), a_end.clone(), a_first.clone(), a_cnt.clone(), packed]);
-    m.mem_write(&fifo, &push.expr(), &wr_ptr.q(), &entry);
-    let bump = |x: &Expr| {
-        x.eq_lit(depth as u64 - 1)
-            .select(&Expr::zero(aw), &(x + &Expr::lit(aw, 1)))
-    };
-    m.next(&wr_ptr, &bump(&wr_ptr.q()), Some(&push.expr()));
-    let head = m.wire("fifo_head", &fifo.read(&rd_ptr.q()));
+    let entry = Expr::cat(&[
+        a_xlast.clone(),
+        a_end.clone(),
+        a_first.clone(),
+        a_cnt.clone(),
+        packed,
+    ]);
+    let pop = m.wire_decl("pop", 1);
+    let wr_at = m.wire("fifo_wr_at", &(fcount.q() - pop.expr().zext(fcw)));
+    let slots: Vec<_> = (0..depth)
+        .map(|i| m.reg(&format!("fifo{}_q", i), ew, Some(0)))
+        .collect();
+    for i in 0..depth as usize {
+        let wr_here = m.wire(
+            &format!("fifo{}_wr", i),
+            &(push.expr() & wr_at.eq_lit(i as u64)),
+        );
+        let below = if i + 1 < depth as usize {
+            slots[i + 1].q()
+        } else {
+            Expr::zero(ew)
+        };
+        let moved = pop.expr().select(&below, &slots[i].q());
+        let next = wr_here.select(&entry, &moved);
+        m.next(&slots[i], &next, Some(&(&wr_here | &pop.expr())));
+    }
+    let head = slots[0].q();
     let h_data = head.slice(0, l * w);
     let h_cnt = head.slice(l * w, cw);
     let h_first = head.bit(l * w + cw);
@@ -345,60 +412,72 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let bw = p.bytes_width();
     let eb = w / 8;
     // bytes = elements * (word_bits / 8): a constant multiply, written as a shift.
-    let bytes_full = out_elems.resize(bw.max(acw));
-    let bytes = bytes_full.shl(clog2(eb as u64));
+    let bytes = out_elems.resize(bw.max(acw)).shl(clog2(eb as u64));
     let bytes = m.wire("out_bytes", &bytes.resize(bw));
     m.output_expr("m_bytes_o", &bytes);
     let m_last = m.wire("out_last", &(flushing.q() & ac.q().le(&lw)));
     m.output_expr("m_last_o", &m_last);
     let emit = m.wire("emit", &(&m_valid & &m_ready));
-    let ac_after = m.wire("acc_count_emit", &emit.select(&(ac.q() - &out_elems), &ac.q()));
+    let ac_after = m.wire(
+        "acc_count_emit",
+        &emit.select(&(ac.q() - &out_elems), &ac.q()),
+    );
     let acc_after = m.wire("acc_emit", &emit.select(&acc.q().shr(l * w), &acc.q()));
 
     // A window's first sector may leave in the very cycle its last sector completes the mask
     // (mask bypass from `mask_full`): this gives the paper's 6-cycle line latency.
     let mq_empty = m.wire("mq_empty", &mqc.q().eq_lit(0));
-    let can_pop = m.wire("can_pop", &(&f_nonempty & &(!&h_first | !&mq_empty | mq_push.clone())));
-    let accept = m.wire(
-        "accept",
-        &(&can_pop & &!flushing.q() & ac_after.le(&lw)),
+    let can_pop = m.wire(
+        "can_pop",
+        &(&f_nonempty & &(!&h_first | !&mq_empty | mq_push.clone())),
     );
-    m.comment("chunk: first sector of a window carries the mask in front of its payload");
+    let accept = m.wire("accept", &(&can_pop & &!flushing.q() & ac_after.le(&lw)));
+    m.drive(&pop, &accept);
+    m.comment("chunk: the first sector of a window carries the mask in front of its payload;");
+    m.comment("the payload goes M lanes further up and the mask is OR-ed in at the offset");
     let head_mask = m.wire("head_mask", &mq_empty.select(&mask_full, &mq0.q()));
-    let chunk_first = Expr::cat(&[h_data.clone(), head_mask]);
-    let chunk_rest = Expr::cat(&[Expr::zero(mel * w), h_data.clone()]);
-    let chunk = m.wire("chunk", &h_first.select(&chunk_first, &chunk_rest));
+    let offw = clog2((l + mel) as u64 + 1);
+    let off = m.wire("insert_at", &ac_after.resize(offw));
+    m.unused(&ac_after.slice(offw.min(acw - 1), acw - offw.min(acw - 1)));
+    let data_off = m.wire(
+        "data_at",
+        &(&off + &h_first.select(&Expr::lit(offw, mel as u64), &Expr::zero(offw))),
+    );
+    let data_lanes: Vec<Expr> = h_data
+        .lanes(w)
+        .into_iter()
+        .chain((0..(acap - l)).map(|_| Expr::zero(w)))
+        .collect();
+    let placed = Expr::cat_lsb(&shift_lanes(&mut m, "ins", &data_lanes, &data_off, true));
+    let mask_lanes: Vec<Expr> = head_mask
+        .lanes(w)
+        .into_iter()
+        .chain((0..(acap - mel)).map(|_| Expr::zero(w)))
+        .collect();
+    let mask_placed = Expr::cat_lsb(&shift_lanes(&mut m, "insm", &mask_lanes, &off, true));
+    let mask_placed = m.wire("mask_at", &(h_first.gate(&mask_placed)));
     let chunk_cnt = m.wire(
         "chunk_cnt",
         &(h_cnt.zext(acw) + h_first.select(&Expr::lit(acw, mel as u64), &Expr::zero(acw))),
     );
-    let chunk_lanes: Vec<Expr> = chunk
-        .lanes(w)
-        .into_iter()
-        .chain((0..(acap - l - mel)).map(|_| Expr::zero(w)))
-        .collect();
-    let offw = clog2(l as u64 + 1);
-    let off = m.wire("insert_at", &ac_after.resize(offw));
-    let placed = shift_lanes(&mut m, "ins", &chunk_lanes, &off, true);
-    let placed = Expr::cat_lsb(&placed);
-    m.next(&acc, &(&acc_after | &accept.gate(&placed)), None);
+    m.next(
+        &acc,
+        &(&acc_after | &accept.gate(&(&placed | &mask_placed))),
+        None,
+    );
     m.next(&ac, &(&ac_after + &accept.gate(&chunk_cnt)), None);
     m.next(
         &flushing,
         &((flushing.q() & !(&emit & &m_last)) | (&accept & &h_xlast)),
         None,
     );
-    m.unused(&ac_after.slice(offw, acw - offw));
 
-    // FIFO pointers and counts.
-    let pop = accept.clone();
-    m.next(&rd_ptr, &bump(&rd_ptr.q()), Some(&pop));
     let inc = push.expr().gate(&Expr::lit(fcw, 1));
-    let dec = pop.gate(&Expr::lit(fcw, 1));
+    let dec = accept.gate(&Expr::lit(fcw, 1));
     m.next(&fcount, &(fcount.q() + inc - dec), None);
 
     // Mask queue update.
-    let mq_pop = m.wire("mq_pop", &(&pop & &h_first));
+    let mq_pop = m.wire("mq_pop", &(&accept & &h_first));
     let one = mqc.q().eq_lit(1);
     let two = mqc.q().eq_lit(2);
     let mq0_next = mq_pop.select(
@@ -406,8 +485,8 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         &mqc.q().eq_lit(0).select(&mask_full, &mq0.q()),
     );
     let mq0_en = &mq_pop | &(&mq_push & &mqc.q().eq_lit(0));
-    m.next(&mq0, &mq0_next, Some(&(mq0_en)));
-    let mq1_en = (&mq_push & &(two.clone() & mq_pop.clone() | (one & !mq_pop.clone()))).clone();
+    m.next(&mq0, &mq0_next, Some(&mq0_en));
+    let mq1_en = &mq_push & &((two & mq_pop.clone()) | (one & !mq_pop.clone()));
     m.next(&mq1, &mask_full, Some(&mq1_en));
     let mq_inc = mq_push.gate(&Expr::lit(2, 1));
     let mq_dec = mq_pop.gate(&Expr::lit(2, 1));
@@ -433,7 +512,10 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let mut m = ModuleBuilder::new(format!("zvc_decomp_{}_{}", p.tag(), p.prefix.tag()));
     m.header("Generator: hwzip::rtl::zvc::decompressor");
     m.header(format!("Parameters: {}", p.describe()));
-    m.header(format!("Spec: {} §2.2 (byte stream), §3.3 (2-stage decompressor), §3.7 (realignment window)", SPEC));
+    m.header(format!(
+        "Spec: {} §2.2 (byte stream), §3.3 (2-stage decompressor), §3.7 (realignment window)",
+        SPEC
+    ));
 
     let s_valid = m.input("s_valid_i", 1);
     let s_data = m.input("s_data_i", l * w);
@@ -468,7 +550,10 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         "need",
         &(&cnt + &first.select(&Expr::lit(bcw, mel as u64), &Expr::zero(bcw))),
     );
-    let mask_here = m.wire("mask_here", &(!&first | bc.q().ge(&Expr::lit(bcw, mel as u64))));
+    let mask_here = m.wire(
+        "mask_here",
+        &(!&first | bc.q().ge(&Expr::lit(bcw, mel as u64))),
+    );
     let has_data = m.wire("has_data", &(&mask_here & &bc.q().ge(&need)));
     let out_free = m.wire("out_free", &(!o_valid.q() | m_ready.clone()));
     let fire = m.wire("fire", &(&has_data & &out_free));
@@ -477,7 +562,11 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     m.comment("Stage 2: lane mux (payload element or zero) into the output register");
     let win = first.select(&buf.q().slice(mel * w, l * w), &buf.q().slice(0, l * w));
     let win = m.wire("payload_win", &win);
-    let u_expand = m.instance(&expand_mod, "u_expand", &[("payload_i", win), ("nz_i", seg.clone())]);
+    let u_expand = m.instance(
+        &expand_mod,
+        "u_expand",
+        &[("payload_i", win), ("nz_i", seg.clone())],
+    );
     let sector = u_expand.out("data_o");
 
     let consumed = m.wire("consumed", &fire.gate(&need));
@@ -489,7 +578,10 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let buf_after = m.wire("buf_used", &Expr::cat_lsb(&shifted));
 
     let last_sec = m.wire("last_sector", &sec.q().eq_lit(s_cnt as u64 - 1));
-    let end_xfer = m.wire("end_of_transfer", &(&fire & &last_sec & &in_done.q() & bc_after.eq_lit(0)));
+    let end_xfer = m.wire(
+        "end_of_transfer",
+        &(&fire & &last_sec & &in_done.q() & bc_after.eq_lit(0)),
+    );
 
     m.comment("Refill: absorb a beat at the end of the buffered elements");
     let s_ready = m.wire(
@@ -499,10 +591,7 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     m.output_expr("s_ready_o", &s_ready);
     let take = m.wire("take", &(&s_valid & &s_ready));
     let eb_shift = clog2((w / 8) as u64);
-    let in_elems = m.wire(
-        "in_elems",
-        &s_bytes.shr(eb_shift).resize(bcw),
-    );
+    let in_elems = m.wire("in_elems", &s_bytes.shr(eb_shift).resize(bcw));
     if eb_shift > 0 {
         m.unused(&s_bytes.slice(0, eb_shift));
     }
@@ -525,21 +614,38 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let placed = shift_lanes(&mut m, "ins", &in_lanes2, &pos, true);
     let placed = Expr::cat_lsb(&placed);
 
-    m.comment("Corrupt stream (ended inside a window): report with the last sector and drop the rest");
+    m.comment(
+        "Corrupt stream (ended inside a window): report with the last sector and drop the rest",
+    );
     let buf_next = corrupt.select(&Expr::zero(bcap * w), &(&buf_after | &take.gate(&placed)));
     m.next(&buf, &buf_next, None);
     let bc_next = corrupt.select(&Expr::zero(bcw), &(&bc_after + &take.gate(&in_elems)));
     m.next(&bc, &bc_next, None);
     let done_next = (&in_done.q() | (&take & &s_last)) & !(&end_xfer | &corrupt);
     m.next(&in_done, &done_next, None);
-    let sec_next = (&last_sec | &corrupt).select(&Expr::zero(secw), &(sec.q() + Expr::lit(secw, 1)));
+    let sec_next =
+        (&last_sec | &corrupt).select(&Expr::zero(secw), &(sec.q() + Expr::lit(secw, 1)));
     m.next(&sec, &sec_next, Some(&(&fire | &corrupt)));
     m.next(&mask_q, &buf_mask, Some(&(&fire & &first)));
 
-    let o_data = m.reg_next("out_data_q", Some(0), &corrupt.select(&Expr::zero(l * w), &sector), Some(&(&fire | &corrupt)));
-    let o_last = m.reg_next("out_last_q", Some(0), &(&end_xfer | &corrupt), Some(&(&fire | &corrupt)));
+    let o_data = m.reg_next(
+        "out_data_q",
+        Some(0),
+        &corrupt.select(&Expr::zero(l * w), &sector),
+        Some(&(&fire | &corrupt)),
+    );
+    let o_last = m.reg_next(
+        "out_last_q",
+        Some(0),
+        &(&end_xfer | &corrupt),
+        Some(&(&fire | &corrupt)),
+    );
     let o_err = m.reg_next("out_err_q", Some(0), &corrupt, Some(&(&fire | &corrupt)));
-    m.next(&o_valid, &(&fire | &corrupt | (o_valid.q() & !m_ready.clone())), None);
+    m.next(
+        &o_valid,
+        &(&fire | &corrupt | (o_valid.q() & !m_ready.clone())),
+        None,
+    );
     m.output_expr("m_valid_o", &o_valid.q());
     m.output_expr("m_data_o", &o_data);
     m.output_expr("m_last_o", &o_last);
@@ -613,14 +719,32 @@ mod tests {
             ..StimConfig::default()
         };
         let st = run(&mut dut, p, unit, &cfg).unwrap();
-        assert!(st.first_mismatch.is_none(), "{:?} {}: {}", unit, p.describe(), st.first_mismatch.unwrap());
+        assert!(
+            st.first_mismatch.is_none(),
+            "{:?} {}: {}",
+            unit,
+            p.describe(),
+            st.first_mismatch.unwrap()
+        );
         assert!(st.transfers > 0);
     }
 
     #[test]
     fn rejects_bad_parameters() {
-        for (w, l, n) in [(12, 8, 32), (32, 6, 32), (32, 8, 36), (32, 8, 4), (32, 16, 8), (32, 8, 48)] {
-            let p = ZvcRtlParams { word_bits: w, lanes: l, window: n, ..Default::default() };
+        for (w, l, n) in [
+            (12, 8, 32),
+            (32, 6, 32),
+            (32, 8, 36),
+            (32, 8, 4),
+            (32, 16, 8),
+            (32, 8, 48),
+        ] {
+            let p = ZvcRtlParams {
+                word_bits: w,
+                lanes: l,
+                window: n,
+                ..Default::default()
+            };
             let e = compressor(&p).unwrap_err().to_string();
             assert!(e.contains("must") || e.contains("not supported"), "{}", e);
         }
@@ -636,8 +760,19 @@ mod tests {
 
     #[test]
     fn interpreter_matches_model_other_shapes() {
-        for (w, l, n) in [(16, 32, 32), (8, 4, 32), (32, 4, 64), (16, 8, 16), (32, 32, 32)] {
-            let p = ZvcRtlParams { word_bits: w, lanes: l, window: n, ..Default::default() };
+        for (w, l, n) in [
+            (16, 32, 32),
+            (8, 4, 32),
+            (32, 4, 64),
+            (16, 8, 16),
+            (32, 32, 32),
+        ] {
+            let p = ZvcRtlParams {
+                word_bits: w,
+                lanes: l,
+                window: n,
+                ..Default::default()
+            };
             check(&p, Unit::Compressor, 60, 11);
             check(&p, Unit::Decompressor, 60, 12);
         }
