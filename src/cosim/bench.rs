@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use super::build::{
     build, cache_root, clk_lines, compile_parallel, cpp_drive_random, cpp_sample, cxx_flags,
-    entry_objects, hash_fields, run_logged, runtime_dir, runtime_objects, tools, CompileJob,
-    LINK_LIBS,
+    entry_objects, hash_fields, run_logged, runtime_dir, runtime_objects, tools, unique_suffix,
+    CompileJob, LINK_LIBS,
 };
 use super::{BuildSpec, CosimError, Model, PortDir};
 
@@ -59,7 +59,7 @@ pub fn cpp_loop_bench(spec: &BuildSpec, cycles: u64) -> Result<f64, CosimError> 
     let key = hash_fields([main.as_bytes()]);
     let exe = dir.join(format!("bench-{}", &key[..12]));
     if !exe.exists() {
-        let work = dir.join(format!("bench-{}.tmp-{}", &key[..12], std::process::id()));
+        let work = dir.join(format!("bench-{}.tmp-{}", &key[..12], unique_suffix()));
         fs::create_dir_all(&work).map_err(|e| CosimError::io("creating bench dir", e))?;
         let src = work.join("bench_main.cpp");
         fs::write(&src, &main).map_err(|e| CosimError::io("writing bench main", e))?;

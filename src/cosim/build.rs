@@ -282,8 +282,13 @@ pub(crate) fn clk_lines(spec: &BuildSpec) -> (String, String) {
 
 /// Generate the extern "C" shim for `spec` from `verif/shim.cpp.tmpl`.
 pub(crate) fn gen_shim(spec: &BuildSpec) -> String {
-    let (mut set, mut get, mut set64, mut get64) =
-        (String::new(), String::new(), String::new(), String::new());
+    let (mut set, mut get, mut set64, mut get64, mut ptr) = (
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    );
     for (i, p) in spec.ports.iter().enumerate() {
         let n = &p.name;
         let ct = ctype(p.width);
@@ -321,6 +326,11 @@ pub(crate) fn gen_shim(spec: &BuildSpec) -> String {
             );
         }
         if p.width <= 64 {
+            let _ = writeln!(ptr, "    case {i}: return (void*)&top->{n};");
+        } else {
+            let _ = writeln!(ptr, "    case {i}: return (void*)top->{n}.data();");
+        }
+        if p.width <= 64 {
             let m = mask64(p.width);
             if p.dir == PortDir::In {
                 let _ = writeln!(set64, "    case {i}: top->{n} = ({ct})(v & {m}); break;");
@@ -339,6 +349,7 @@ pub(crate) fn gen_shim(spec: &BuildSpec) -> String {
         .replace("{{GET_CASES}}", &get)
         .replace("{{SET_U64_CASES}}", &set64)
         .replace("{{GET_U64_CASES}}", &get64)
+        .replace("{{PTR_CASES}}", &ptr)
 }
 
 /// Last `n` lines of `s`.
@@ -434,7 +445,7 @@ pub(crate) fn compile_parallel(
     }
 }
 
-fn unique_suffix() -> String {
+pub(crate) fn unique_suffix() -> String {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());

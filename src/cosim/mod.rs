@@ -15,7 +15,10 @@
 //!    test threads or processes) are safe.
 //! 2. [`Model::new`] instantiates the model (its own `VerilatedContext`, so several models can
 //!    live in one process, e.g. one per test thread). Look ports up once with [`Model::port`],
-//!    then drive them by [`PortId`].
+//!    then drive them by [`PortId`]. Port reads and writes go straight to the model's port
+//!    storage (addresses fetched once through `hz_port_ptr`), so only `eval`/`tick` cross the
+//!    FFI boundary; the shim's index-based `hz_set`/`hz_get`/`hz_set_u64`/`hz_get_u64` are
+//!    there for other callers and are cross-checked by the tests.
 //! 3. [`Model::tick`] runs one clock cycle (`clk_i` 0 → eval → 1 → eval). Outputs read after
 //!    `tick` are the post-edge values. [`Model::eval`] settles combinational logic without a
 //!    clock edge.

@@ -24,6 +24,7 @@ type FnSet = unsafe extern "C" fn(*mut c_void, u32, *const u32) -> c_int;
 type FnGet = unsafe extern "C" fn(*mut c_void, u32, *mut u32) -> c_int;
 type FnSetU64 = unsafe extern "C" fn(*mut c_void, u32, u64) -> c_int;
 type FnGetU64 = unsafe extern "C" fn(*mut c_void, u32) -> u64;
+type FnPortPtr = unsafe extern "C" fn(*mut c_void, u32) -> *mut c_void;
 
 /// Resolved shim entry points (valid while the owning `libloading::Library` is loaded).
 struct Api {
@@ -37,10 +38,65 @@ struct Api {
     trace_open: FnTraceOpen,
     trace_pause: FnTracePause,
     trace_close: FnHInt,
+    port_ptr: FnPortPtr,
+    // The index-based accessors of the C API; `Model` uses direct pointers instead, the tests
+    // cross-check both.
+    #[cfg_attr(not(test), allow(dead_code))]
     set: FnSet,
+    #[cfg_attr(not(test), allow(dead_code))]
     get: FnGet,
+    #[cfg_attr(not(test), allow(dead_code))]
     set_u64: FnSetU64,
+    #[cfg_attr(not(test), allow(dead_code))]
     get_u64: FnGetU64,
+}
+
+/// How a port is stored in the Verilated model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Storage {
+    U8,
+    U16,
+    U32,
+    U64,
+    /// `n` 32-bit words.
+    Words(usize),
+}
+
+/// Static per-port access info (shared by all models of a library).
+#[derive(Clone, Copy, Debug)]
+struct PortInfo {
+    storage: Storage,
+    input: bool,
+    /// Value mask for ports ≤ 64 bits.
+    mask: u64,
+    /// Mask of the top word for wide ports.
+    top_mask: u32,
+}
+
+impl PortInfo {
+    fn new(p: &PortSpec) -> PortInfo {
+        let storage = match p.width {
+            0..=8 => Storage::U8,
+            9..=16 => Storage::U16,
+            17..=32 => Storage::U32,
+            33..=64 => Storage::U64,
+            _ => Storage::Words(p.words()),
+        };
+        PortInfo {
+            storage,
+            input: p.dir == PortDir::In,
+            mask: if p.width >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << p.width) - 1
+            },
+            top_mask: if p.width % 32 == 0 {
+                u32::MAX
+            } else {
+                (1u32 << (p.width % 32)) - 1
+            },
+        }
+    }
 }
 
 /// A built and loaded Verilated model (one `libmodel.so`). Create instances with
@@ -48,6 +104,7 @@ struct Api {
 pub struct Library {
     api: Api,
     ports: Vec<PortSpec>,
+    info: Vec<PortInfo>,
     index: HashMap<String, PortId>,
     top: String,
     trace: bool,
@@ -115,6 +172,7 @@ impl Library {
             trace_open: sym!(so, &path, "hz_trace_open"),
             trace_pause: sym!(so, &path, "hz_trace_pause"),
             trace_close: sym!(so, &path, "hz_trace_close"),
+            port_ptr: sym!(so, &path, "hz_port_ptr"),
             set: sym!(so, &path, "hz_set"),
             get: sym!(so, &path, "hz_get"),
             set_u64: sym!(so, &path, "hz_set_u64"),
@@ -129,6 +187,7 @@ impl Library {
         Ok(Library {
             api,
             ports: spec.ports.clone(),
+            info: spec.ports.iter().map(PortInfo::new).collect(),
             index,
             top: spec.top.clone(),
             trace: spec.trace,
@@ -194,6 +253,8 @@ impl PortId {
 pub struct Model {
     lib: Arc<Library>,
     h: NonNull<c_void>,
+    /// Storage address of every port (index = PortId), valid while `h` lives.
+    ptrs: Vec<*mut u8>,
     clk: bool,
     rst: Option<PortId>,
     trace_open: bool,
@@ -211,9 +272,21 @@ impl Model {
         let h = unsafe { (lib.api.new)() };
         let h =
             NonNull::new(h).ok_or_else(|| CosimError::Sim("model construction failed".into()))?;
+        let ptrs = (0..lib.ports.len() as u32)
+            // SAFETY: valid handle and index; the shim returns the member's address.
+            .map(|i| unsafe { (lib.api.port_ptr)(h.as_ptr(), i) }.cast::<u8>())
+            .collect::<Vec<_>>();
+        if ptrs.iter().any(|p| p.is_null()) {
+            // SAFETY: valid handle, freed once.
+            unsafe { (lib.api.free)(h.as_ptr()) };
+            return Err(CosimError::Sim(
+                "shim returned no address for a port".into(),
+            ));
+        }
         Ok(Model {
             lib: lib.clone(),
             h,
+            ptrs,
             clk: lib.index.contains_key("clk_i"),
             rst: lib.index.get("rst_ni").copied(),
             trace_open: false,
@@ -246,47 +319,67 @@ impl Model {
             .into_owned()
     }
 
-    /// Drive an input port with `width.div_ceil(32)` words (word 0 = bits 31:0). Bits above the
-    /// port width are ignored.
-    pub fn set(&mut self, p: PortId, words: &[u32]) -> Result<(), CosimError> {
+    fn check_words(&self, p: PortId, n: usize) -> Result<PortInfo, CosimError> {
         let spec = self
             .lib
             .ports
             .get(p.index())
             .ok_or_else(|| CosimError::UnknownPort(format!("#{}", p.0)))?;
-        if spec.dir != PortDir::In {
-            return Err(CosimError::NotAnInput(spec.name.clone()));
-        }
-        if words.len() != spec.words() {
+        if n != spec.words() {
             return Err(CosimError::WidthMismatch {
                 port: spec.name.clone(),
                 width: spec.width,
                 expected: spec.words(),
-                got: words.len(),
+                got: n,
             });
         }
-        // SAFETY: index valid, input port, `words` holds exactly the port's word count.
-        unsafe { (self.lib.api.set)(self.h.as_ptr(), p.0, words.as_ptr()) };
+        Ok(self.lib.info[p.index()])
+    }
+
+    /// Drive an input port with `width.div_ceil(32)` words (word 0 = bits 31:0). Bits above the
+    /// port width are ignored.
+    pub fn set(&mut self, p: PortId, words: &[u32]) -> Result<(), CosimError> {
+        let info = self.check_words(p, words.len())?;
+        if !info.input {
+            return Err(CosimError::NotAnInput(
+                self.lib.ports[p.index()].name.clone(),
+            ));
+        }
+        match info.storage {
+            Storage::Words(n) => {
+                let dst = self.ptrs[p.index()].cast::<u32>();
+                // SAFETY: the port storage holds exactly `n` == words.len() aligned u32 words.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(words.as_ptr(), dst, n);
+                    *dst.add(n - 1) &= info.top_mask;
+                }
+            }
+            _ => {
+                let v = u64::from(words[0]) | words.get(1).map_or(0, |&w| u64::from(w) << 32);
+                self.write_narrow(p.index(), info, v);
+            }
+        }
         Ok(())
     }
 
     /// Read any port into `width.div_ceil(32)` words.
     pub fn get(&self, p: PortId, words: &mut [u32]) -> Result<(), CosimError> {
-        let spec = self
-            .lib
-            .ports
-            .get(p.index())
-            .ok_or_else(|| CosimError::UnknownPort(format!("#{}", p.0)))?;
-        if words.len() != spec.words() {
-            return Err(CosimError::WidthMismatch {
-                port: spec.name.clone(),
-                width: spec.width,
-                expected: spec.words(),
-                got: words.len(),
-            });
+        let info = self.check_words(p, words.len())?;
+        match info.storage {
+            Storage::Words(n) => {
+                let src = self.ptrs[p.index()].cast::<u32>();
+                // SAFETY: the port storage holds exactly `n` == words.len() aligned u32 words.
+                unsafe { std::ptr::copy_nonoverlapping(src, words.as_mut_ptr(), n) };
+                words[n - 1] &= info.top_mask;
+            }
+            _ => {
+                let v = self.read_narrow(p.index(), info);
+                words[0] = v as u32;
+                if let Some(w) = words.get_mut(1) {
+                    *w = (v >> 32) as u32;
+                }
+            }
         }
-        // SAFETY: index valid, `words` holds exactly the port's word count.
-        unsafe { (self.lib.api.get)(self.h.as_ptr(), p.0, words.as_mut_ptr()) };
         Ok(())
     }
 
@@ -298,36 +391,94 @@ impl Model {
         v
     }
 
-    /// Fast path: drive an input port of ≤ 64 bits (bits above the width are ignored).
+    #[inline]
+    fn write_narrow(&mut self, i: usize, info: PortInfo, v: u64) {
+        let ptr = self.ptrs[i];
+        let v = v & info.mask;
+        // SAFETY: `ptr` is the address of this port's CData/SData/IData/QData member, which has
+        // exactly the size and alignment matched here; the model is not running (we hold &mut).
+        unsafe {
+            match info.storage {
+                Storage::U8 => *ptr = v as u8,
+                Storage::U16 => *ptr.cast::<u16>() = v as u16,
+                Storage::U32 => *ptr.cast::<u32>() = v as u32,
+                Storage::U64 => *ptr.cast::<u64>() = v,
+                Storage::Words(_) => unreachable!("checked by the caller"),
+            }
+        }
+    }
+
+    #[inline]
+    fn read_narrow(&self, i: usize, info: PortInfo) -> u64 {
+        let ptr = self.ptrs[i];
+        // SAFETY: as in `write_narrow`.
+        let v = unsafe {
+            match info.storage {
+                Storage::U8 => u64::from(*ptr),
+                Storage::U16 => u64::from(*ptr.cast::<u16>()),
+                Storage::U32 => u64::from(*ptr.cast::<u32>()),
+                Storage::U64 => *ptr.cast::<u64>(),
+                Storage::Words(_) => unreachable!("checked by the caller"),
+            }
+        };
+        v & info.mask
+    }
+
+    /// Fast path: drive an input port of ≤ 64 bits (bits above the width are ignored). Writes
+    /// the model's port storage directly (no FFI call).
     ///
     /// # Panics
     /// If the port is an output or wider than 64 bits.
     #[inline]
     pub fn set_u64(&mut self, p: PortId, v: u64) {
-        let spec = &self.lib.ports[p.index()];
-        assert!(
-            spec.dir == PortDir::In && spec.width <= 64,
-            "set_u64 on `{}` (needs an input of <= 64 bits)",
-            spec.name
-        );
-        // SAFETY: index valid and port checked.
-        unsafe { (self.lib.api.set_u64)(self.h.as_ptr(), p.0, v) };
+        let info = self.lib.info[p.index()];
+        if !info.input || matches!(info.storage, Storage::Words(_)) {
+            let spec = &self.lib.ports[p.index()];
+            panic!("set_u64 on `{}` (needs an input of <= 64 bits)", spec.name);
+        }
+        self.write_narrow(p.index(), info, v);
     }
 
-    /// Fast path: read a port of ≤ 64 bits.
+    /// Fast path: read a port of ≤ 64 bits (direct read, no FFI call).
     ///
     /// # Panics
     /// If the port is wider than 64 bits.
     #[inline]
     pub fn get_u64(&self, p: PortId) -> u64 {
-        let spec = &self.lib.ports[p.index()];
-        assert!(
-            spec.width <= 64,
-            "get_u64 on `{}` ({} bits)",
-            spec.name,
-            spec.width
-        );
-        // SAFETY: index valid and width checked.
+        let info = self.lib.info[p.index()];
+        if matches!(info.storage, Storage::Words(_)) {
+            let spec = &self.lib.ports[p.index()];
+            panic!("get_u64 on `{}` ({} bits)", spec.name, spec.width);
+        }
+        self.read_narrow(p.index(), info)
+    }
+
+    /// Test hook: the C API's index-based accessors (`hz_set`, `hz_get`, `hz_set_u64`,
+    /// `hz_get_u64`), without checks.
+    #[cfg(test)]
+    pub(crate) fn ffi_set(&mut self, p: PortId, words: &[u32]) {
+        assert_eq!(words.len(), self.port_spec(p).words());
+        // SAFETY: valid handle; word count checked.
+        unsafe { (self.lib.api.set)(self.h.as_ptr(), p.0, words.as_ptr()) };
+    }
+
+    #[cfg(test)]
+    pub(crate) fn ffi_get(&self, p: PortId) -> Vec<u32> {
+        let mut v = vec![0; self.port_spec(p).words()];
+        // SAFETY: valid handle; buffer sized to the port.
+        unsafe { (self.lib.api.get)(self.h.as_ptr(), p.0, v.as_mut_ptr()) };
+        v
+    }
+
+    #[cfg(test)]
+    pub(crate) fn ffi_set_u64(&mut self, p: PortId, v: u64) {
+        // SAFETY: valid handle; unknown/wide indices are ignored by the shim.
+        unsafe { (self.lib.api.set_u64)(self.h.as_ptr(), p.0, v) };
+    }
+
+    #[cfg(test)]
+    pub(crate) fn ffi_get_u64(&self, p: PortId) -> u64 {
+        // SAFETY: valid handle; unknown/wide indices return 0.
         unsafe { (self.lib.api.get_u64)(self.h.as_ptr(), p.0) }
     }
 

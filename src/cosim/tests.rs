@@ -248,14 +248,23 @@ fn wide_ports_multiword_mapping() {
         let (mut ga, mut gb) = (va.clone(), vb.clone());
         ga[3] |= rng.gen::<u32>() & !0xF;
         gb[3] |= rng.gen::<u32>() & !0xF;
-        m.set(a, &ga).unwrap();
-        m.set(b, &gb).unwrap();
-        m.set(x, &vx).unwrap();
-        m.set(y, &vy).unwrap();
-        if cyc % 2 == 0 {
-            m.set_u64(n, vn | (0xABC << 40));
+        if cyc % 4 == 3 {
+            // The C API's index-based path (hz_set / hz_set_u64) must behave the same.
+            m.ffi_set(a, &ga);
+            m.ffi_set(b, &gb);
+            m.ffi_set(x, &vx);
+            m.ffi_set(y, &vy);
+            m.ffi_set_u64(n, vn | (0xABC << 40));
         } else {
-            m.set(n, &[vn as u32, (vn >> 32) as u32]).unwrap();
+            m.set(a, &ga).unwrap();
+            m.set(b, &gb).unwrap();
+            m.set(x, &vx).unwrap();
+            m.set(y, &vy).unwrap();
+            if cyc % 2 == 0 {
+                m.set_u64(n, vn | (0xABC << 40));
+            } else {
+                m.set(n, &[vn as u32, (vn >> 32) as u32]).unwrap();
+            }
         }
         // Combinational output settles on eval, before the edge.
         m.eval();
@@ -282,6 +291,11 @@ fn wide_ports_multiword_mapping() {
             .collect();
         assert_eq!(o1024.to_vec(), want, "rot cycle {cyc}");
         assert_eq!(m.get_u64(no), (vn + 1) & ((1 << 40) - 1), "n cycle {cyc}");
+        for o in [xo, so, gt, ro, no, na] {
+            assert_eq!(m.get_vec(o), m.ffi_get(o), "hz_get vs direct, cycle {cyc}");
+        }
+        assert_eq!(m.ffi_get_u64(no), m.get_u64(no));
+        assert_eq!(m.ffi_get_u64(gt), m.get_u64(gt));
         assert_eq!(
             m.get_vec(no),
             vec![((vn + 1) as u32), (((vn + 1) >> 32) as u32) & 0xFF]
