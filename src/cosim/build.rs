@@ -1,0 +1,791 @@
+//! Verilate + compile + cache + load.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+
+use super::model::Library;
+use super::{BuildSpec, CosimError, PortDir, PortSpec};
+
+const SHIM_TMPL: &str = include_str!("../../verif/shim.cpp.tmpl");
+/// Bump when the build recipe changes in a way the hashed inputs do not capture.
+const RECIPE: &str = "hwzip-cosim-v1";
+/// Name of the shared object inside a cache entry.
+pub(crate) const SO_NAME: &str = "libmodel.so";
+
+/// Toolchain facts, probed once per process.
+#[derive(Debug)]
+pub(crate) struct Tools {
+    pub verilator: String,
+    pub verilator_version: String,
+    pub include: PathBuf,
+    pub cxx: String,
+    pub cxx_version: String,
+}
+
+/// Probe result: tools, or (missing tool name if not installed, message).
+type ToolsProbe = Result<Tools, (Option<String>, String)>;
+static TOOLS: OnceLock<ToolsProbe> = OnceLock::new();
+
+/// Run `bin args` and return its stdout, mapping "not found" to [`CosimError::ToolMissing`].
+pub(crate) fn tool_output(bin: &str, args: &[&str]) -> Result<String, CosimError> {
+    match Command::new(bin).args(args).stdin(Stdio::null()).output() {
+        Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).trim().to_string()),
+        Ok(o) => Err(CosimError::ToolFailed {
+            tool: format!("{bin} {}", args.join(" ")),
+            code: o.status.code(),
+            log_tail: tail(&String::from_utf8_lossy(&o.stderr), 20),
+            log_path: PathBuf::new(),
+        }),
+        Err(e) if e.kind() == ErrorKind::NotFound => Err(CosimError::ToolMissing {
+            tool: bin.to_string(),
+            detail: e.to_string(),
+        }),
+        Err(e) => Err(CosimError::io(format!("running {bin}"), e)),
+    }
+}
+
+fn probe_tools() -> Result<Tools, CosimError> {
+    let verilator = std::env::var("HWZIP_VERILATOR").unwrap_or_else(|_| "verilator".into());
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
+    let verilator_version = tool_output(&verilator, &["--version"])?;
+    let root = tool_output(&verilator, &["--getenv", "VERILATOR_ROOT"])?;
+    let cxx_version = tool_output(&cxx, &["--version"])?;
+    let include = PathBuf::from(root.lines().last().unwrap_or("").trim()).join("include");
+    if !include.join("verilated.cpp").exists() {
+        return Err(CosimError::Spec(format!(
+            "Verilator runtime sources not found under {}",
+            include.display()
+        )));
+    }
+    Ok(Tools {
+        verilator,
+        verilator_version,
+        include,
+        cxx,
+        cxx_version: cxx_version.lines().next().unwrap_or("").to_string(),
+    })
+}
+
+pub(crate) fn tools() -> Result<&'static Tools, CosimError> {
+    let r = TOOLS.get_or_init(|| {
+        probe_tools().map_err(|e| match e {
+            CosimError::ToolMissing { tool, detail } => (Some(tool), detail),
+            e => (None, e.to_string()),
+        })
+    });
+    match r {
+        Ok(t) => Ok(t),
+        Err((Some(tool), detail)) => Err(CosimError::ToolMissing {
+            tool: tool.clone(),
+            detail: detail.clone(),
+        }),
+        Err((None, msg)) => Err(CosimError::Spec(format!("toolchain probe failed: {msg}"))),
+    }
+}
+
+/// Root of the Verilator build cache: `$HWZIP_CACHE`, else
+/// `<$CARGO_TARGET_DIR or ./target>/hwzip-cache/verilator` (made absolute).
+pub fn cache_root() -> PathBuf {
+    let p = match std::env::var_os("HWZIP_CACHE") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => std::env::var_os("CARGO_TARGET_DIR")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("target"))
+            .join("hwzip-cache")
+            .join("verilator"),
+    };
+    if p.is_absolute() {
+        p
+    } else {
+        std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p)
+    }
+}
+
+/// Compiler flags for every translation unit (model, shim, runtime, bench main).
+pub(crate) fn cxx_flags(trace: bool) -> Vec<String> {
+    let t = if trace { "1" } else { "0" };
+    [
+        "-O2",
+        "-fPIC",
+        "-std=gnu++17",
+        "-faligned-new",
+        "-fcf-protection=none",
+        "-w",
+        "-DVM_COVERAGE=0",
+        "-DVM_SC=0",
+        "-DVL_USER_FATAL",
+        "-DVL_USER_FINISH",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([
+        format!("-DVM_TRACE={t}"),
+        format!("-DVM_TRACE_VCD={t}"),
+        "-DVM_TRACE_FST=0".to_string(),
+    ])
+    .collect()
+}
+
+pub(crate) const LINK_LIBS: &[&str] = &["-pthread", "-latomic"];
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// Length-prefixed SHA-256 over a list of fields.
+pub(crate) fn hash_fields<'a>(fields: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let mut h = Sha256::new();
+    for f in fields {
+        h.update((f.len() as u64).to_le_bytes());
+        h.update(f);
+    }
+    hex(&h.finalize())
+}
+
+fn validate(spec: &BuildSpec) -> Result<(), CosimError> {
+    let ident = |s: &str| {
+        !s.is_empty()
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !s.starts_with(|c: char| c.is_ascii_digit())
+    };
+    if !ident(&spec.top) {
+        return Err(CosimError::Spec(format!(
+            "bad top module name `{}`",
+            spec.top
+        )));
+    }
+    if spec.sources.is_empty() {
+        return Err(CosimError::Spec("no Verilog sources".into()));
+    }
+    let mut names = std::collections::HashSet::new();
+    for (name, _) in &spec.sources {
+        if name.is_empty()
+            || name.contains('/')
+            || name.contains('\\')
+            || name.starts_with('.')
+            || !names.insert(name.as_str())
+        {
+            return Err(CosimError::Spec(format!(
+                "bad or duplicate source file name `{name}`"
+            )));
+        }
+    }
+    let mut pnames = std::collections::HashSet::new();
+    for p in &spec.ports {
+        if !ident(&p.name) || !pnames.insert(p.name.as_str()) {
+            return Err(CosimError::Spec(format!(
+                "bad or duplicate port name `{}`",
+                p.name
+            )));
+        }
+        if p.width == 0 {
+            return Err(CosimError::Spec(format!("port `{}` has width 0", p.name)));
+        }
+        if (p.name == "clk_i" || p.name == "rst_ni") && (p.width != 1 || p.dir != PortDir::In) {
+            return Err(CosimError::Spec(format!(
+                "`{}` must be a 1-bit input",
+                p.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// C++ storage of a port ≤ 64 bits.
+fn ctype(width: u32) -> &'static str {
+    match width {
+        0..=8 => "CData",
+        9..=16 => "SData",
+        17..=32 => "IData",
+        _ => "QData",
+    }
+}
+
+fn mask64(width: u32) -> String {
+    if width >= 64 {
+        "0xFFFFFFFFFFFFFFFFULL".into()
+    } else {
+        format!("0x{:X}ULL", (1u64 << width) - 1)
+    }
+}
+
+/// Mask of the top (possibly partial) 32-bit word.
+fn top_mask(width: u32) -> String {
+    let r = width % 32;
+    if r == 0 {
+        "0xFFFFFFFFu".into()
+    } else {
+        format!("0x{:X}u", (1u32 << r) - 1)
+    }
+}
+
+/// C++ statement assigning random words from xorshift state `s` to input port `p`.
+pub(crate) fn cpp_drive_random(p: &PortSpec) -> String {
+    let n = &p.name;
+    if p.width <= 64 {
+        format!(
+            "        top->{n} = ({})(hz_xorshift(s) & {});",
+            ctype(p.width),
+            mask64(p.width)
+        )
+    } else {
+        let w = p.words();
+        format!(
+            "        for (int i = 0; i < {w}; ++i) top->{n}[i] = (uint32_t)hz_xorshift(s) & (i == {last} ? {m} : 0xFFFFFFFFu);",
+            last = w - 1,
+            m = top_mask(p.width)
+        )
+    }
+}
+
+/// C++ statement folding port `p` into checksum `acc`.
+pub(crate) fn cpp_sample(p: &PortSpec) -> String {
+    let n = &p.name;
+    if p.width <= 64 {
+        format!("        acc = (acc ^ (uint64_t)top->{n}) * 0x100000001B3ULL;")
+    } else {
+        format!(
+            "        for (int i = 0; i < {}; ++i) acc = (acc ^ (uint64_t)top->{n}[i]) * 0x100000001B3ULL;",
+            p.words()
+        )
+    }
+}
+
+fn has_port(spec: &BuildSpec, name: &str) -> bool {
+    spec.ports.iter().any(|p| p.name == name)
+}
+
+/// `(clk low, clk high)` statements, empty for a combinational module.
+pub(crate) fn clk_lines(spec: &BuildSpec) -> (String, String) {
+    if has_port(spec, "clk_i") {
+        (
+            "            top->clk_i = 0;".into(),
+            "            top->clk_i = 1;".into(),
+        )
+    } else {
+        (String::new(), String::new())
+    }
+}
+
+/// Generate the extern "C" shim for `spec` from `verif/shim.cpp.tmpl`.
+pub(crate) fn gen_shim(spec: &BuildSpec) -> String {
+    let (mut set, mut get, mut set64, mut get64, mut ptr) = (
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    );
+    for (i, p) in spec.ports.iter().enumerate() {
+        let n = &p.name;
+        let ct = ctype(p.width);
+        if p.width <= 32 {
+            let m = top_mask(p.width);
+            if p.dir == PortDir::In {
+                let _ = writeln!(set, "    case {i}: top->{n} = ({ct})(w[0] & {m}); break;");
+            }
+            let _ = writeln!(get, "    case {i}: w[0] = (uint32_t)top->{n} & {m}; break;");
+        } else if p.width <= 64 {
+            let m = mask64(p.width);
+            if p.dir == PortDir::In {
+                let _ = writeln!(
+                    set,
+                    "    case {i}: top->{n} = ((uint64_t)w[0] | ((uint64_t)w[1] << 32)) & {m}; break;"
+                );
+            }
+            let _ = writeln!(
+                get,
+                "    case {i}: {{ uint64_t v = (uint64_t)top->{n} & {m}; w[0] = (uint32_t)v; w[1] = (uint32_t)(v >> 32); }} break;"
+            );
+        } else {
+            let words = p.words();
+            let last = words - 1;
+            let m = top_mask(p.width);
+            if p.dir == PortDir::In {
+                let _ = writeln!(
+                    set,
+                    "    case {i}: for (int k = 0; k < {last}; ++k) top->{n}[k] = w[k]; top->{n}[{last}] = w[{last}] & {m}; break;"
+                );
+            }
+            let _ = writeln!(
+                get,
+                "    case {i}: for (int k = 0; k < {last}; ++k) w[k] = top->{n}[k]; w[{last}] = top->{n}[{last}] & {m}; break;"
+            );
+        }
+        if p.width <= 64 {
+            let _ = writeln!(ptr, "    case {i}: return (void*)&top->{n};");
+        } else {
+            let _ = writeln!(ptr, "    case {i}: return (void*)top->{n}.data();");
+        }
+        if p.width <= 64 {
+            let m = mask64(p.width);
+            if p.dir == PortDir::In {
+                let _ = writeln!(set64, "    case {i}: top->{n} = ({ct})(v & {m}); break;");
+            }
+            let _ = writeln!(get64, "    case {i}: return (uint64_t)top->{n} & {m};");
+        }
+    }
+    let (lo, hi) = clk_lines(spec);
+    SHIM_TMPL
+        .replace("{{TOP}}", &spec.top)
+        .replace("{{TRACE}}", if spec.trace { "1" } else { "0" })
+        .replace("{{NPORTS}}", &spec.ports.len().to_string())
+        .replace("{{CLK_LOW}}", &lo)
+        .replace("{{CLK_HIGH}}", &hi)
+        .replace("{{SET_CASES}}", &set)
+        .replace("{{GET_CASES}}", &get)
+        .replace("{{SET_U64_CASES}}", &set64)
+        .replace("{{GET_U64_CASES}}", &get64)
+        .replace("{{PTR_CASES}}", &ptr)
+}
+
+/// Last `n` lines of `s`.
+pub(crate) fn tail(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Run a command with stdout+stderr to `log`; error with the log tail on failure.
+pub(crate) fn run_logged(mut cmd: Command, tool: &str, log: &Path) -> Result<(), CosimError> {
+    let f = fs::File::create(log)
+        .map_err(|e| CosimError::io(format!("creating {}", log.display()), e))?;
+    let f2 = f
+        .try_clone()
+        .map_err(|e| CosimError::io("dup log handle", e))?;
+    let status = cmd
+        .stdin(Stdio::null())
+        .stdout(f)
+        .stderr(f2)
+        .status()
+        .map_err(|e| {
+            if e.kind() == ErrorKind::NotFound {
+                CosimError::ToolMissing {
+                    tool: tool.to_string(),
+                    detail: e.to_string(),
+                }
+            } else {
+                CosimError::io(format!("running {tool}"), e)
+            }
+        })?;
+    if status.success() {
+        Ok(())
+    } else {
+        let text = fs::read_to_string(log).unwrap_or_default();
+        Err(CosimError::ToolFailed {
+            tool: tool.to_string(),
+            code: status.code(),
+            log_tail: tail(&text, 30),
+            log_path: log.to_path_buf(),
+        })
+    }
+}
+
+/// One g++ -c job.
+pub(crate) struct CompileJob {
+    pub src: PathBuf,
+    pub obj: PathBuf,
+    pub includes: Vec<PathBuf>,
+}
+
+fn jobs_limit() -> usize {
+    std::env::var("HWZIP_JOBS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+}
+
+/// Compile all jobs, `jobs_limit()` at a time; first error wins.
+pub(crate) fn compile_parallel(
+    tools: &Tools,
+    flags: &[String],
+    jobs: &[CompileJob],
+) -> Result<(), CosimError> {
+    let next = AtomicUsize::new(0);
+    let first_err: Mutex<Option<CosimError>> = Mutex::new(None);
+    let workers = jobs_limit().min(jobs.len()).max(1);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= jobs.len() || first_err.lock().unwrap().is_some() {
+                    break;
+                }
+                let j = &jobs[i];
+                let mut cmd = Command::new(&tools.cxx);
+                cmd.args(flags);
+                for inc in &j.includes {
+                    cmd.arg("-I").arg(inc);
+                }
+                cmd.arg("-c").arg(&j.src).arg("-o").arg(&j.obj);
+                let log = j.obj.with_extension("log");
+                let name = j.src.file_name().unwrap_or_default().to_string_lossy();
+                if let Err(e) = run_logged(cmd, &format!("{} ({name})", tools.cxx), &log) {
+                    first_err.lock().unwrap().get_or_insert(e);
+                }
+            });
+        }
+    });
+    match first_err.into_inner().unwrap() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+pub(crate) fn unique_suffix() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    static N: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "{}-{}-{}",
+        std::process::id(),
+        nanos,
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Per-key in-process lock so test threads do not build the same entry twice.
+fn key_lock(key: &str) -> Arc<Mutex<()>> {
+    static LOCKS: OnceLock<Mutex<HashMap<String, Arc<Mutex<()>>>>> = OnceLock::new();
+    let mut m = LOCKS.get_or_init(Default::default).lock().unwrap();
+    m.entry(key.to_string()).or_default().clone()
+}
+
+/// Move a finished temp dir into place. Losing the race to another builder is fine.
+fn publish(tmp: &Path, dst: &Path, marker: &str) -> Result<(), CosimError> {
+    match fs::rename(tmp, dst) {
+        Ok(()) => Ok(()),
+        Err(_) if dst.join(marker).exists() => {
+            let _ = fs::remove_dir_all(tmp);
+            Ok(())
+        }
+        Err(e) => Err(CosimError::io(
+            format!("renaming {} to {}", tmp.display(), dst.display()),
+            e,
+        )),
+    }
+}
+
+/// Keep a failed build's directory (for its logs) under `<root>/failed/<name>`.
+fn keep_failed(tmp: &Path, root: &Path, name: &str, err: CosimError) -> CosimError {
+    let failed = root.join("failed").join(name);
+    let _ = fs::create_dir_all(root.join("failed"));
+    let _ = fs::remove_dir_all(&failed);
+    if fs::rename(tmp, &failed).is_err() {
+        return err;
+    }
+    match err {
+        CosimError::ToolFailed {
+            tool,
+            code,
+            log_tail,
+            log_path,
+        } => CosimError::ToolFailed {
+            tool,
+            code,
+            log_tail,
+            log_path: log_path
+                .strip_prefix(tmp)
+                .map(|rel| failed.join(rel))
+                .unwrap_or(log_path),
+        },
+        e => e,
+    }
+}
+
+fn runtime_sources(trace: bool) -> Vec<&'static str> {
+    let mut v = vec!["verilated.cpp", "verilated_threads.cpp"];
+    if trace {
+        v.push("verilated_vcd_c.cpp");
+    }
+    v
+}
+
+/// Move freshly compiled runtime objects into `rt_dir` (which may already hold some).
+fn install_runtime(rt_tmp: &Path, rt_dir: &Path, trace: bool) -> Result<(), CosimError> {
+    if !rt_dir.exists() {
+        publish(rt_tmp, rt_dir, "verilated.o")?;
+    }
+    for o in runtime_objects(rt_tmp, trace) {
+        let dst = rt_dir.join(o.file_name().unwrap());
+        if o.exists() && !dst.exists() {
+            fs::rename(&o, &dst)
+                .map_err(|e| CosimError::io(format!("installing {}", dst.display()), e))?;
+        }
+    }
+    let _ = fs::remove_dir_all(rt_tmp);
+    Ok(())
+}
+
+/// Directory of the cached Verilator runtime objects for these flags.
+pub(crate) fn runtime_dir(root: &Path, tools: &Tools, trace: bool) -> PathBuf {
+    let flags = cxx_flags(trace).join(" ");
+    let key = hash_fields([
+        RECIPE.as_bytes(),
+        b"runtime",
+        tools.verilator_version.as_bytes(),
+        tools.cxx_version.as_bytes(),
+        flags.as_bytes(),
+    ]);
+    root.join(format!("runtime-{}", &key[..16]))
+}
+
+/// Object files of the runtime (for linking).
+pub(crate) fn runtime_objects(dir: &Path, trace: bool) -> Vec<PathBuf> {
+    runtime_sources(trace)
+        .iter()
+        .map(|s| dir.join(s).with_extension("o"))
+        .collect()
+}
+
+/// Object files of a cache entry (model units + shim).
+pub(crate) fn entry_objects(dir: &Path) -> Result<Vec<PathBuf>, CosimError> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(|e| CosimError::io(format!("listing {}", dir.display()), e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "o"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Cache key of a spec: all inputs that influence the shared object.
+pub(crate) fn spec_key(spec: &BuildSpec, shim: &str, tools: &Tools) -> String {
+    let flags = cxx_flags(spec.trace).join(" ");
+    let mut fields: Vec<&[u8]> = vec![
+        RECIPE.as_bytes(),
+        spec.top.as_bytes(),
+        if spec.trace { b"trace" } else { b"fast" },
+        shim.as_bytes(),
+        tools.verilator_version.as_bytes(),
+        tools.cxx_version.as_bytes(),
+        flags.as_bytes(),
+    ];
+    for (n, t) in &spec.sources {
+        fields.push(n.as_bytes());
+        fields.push(t.as_bytes());
+    }
+    hash_fields(fields)
+}
+
+/// Cache directory name of `spec`.
+pub(crate) fn entry_dir(spec: &BuildSpec, tools: &Tools) -> PathBuf {
+    let shim = gen_shim(spec);
+    let key = spec_key(spec, &shim, tools);
+    let mode = if spec.trace { "trace" } else { "fast" };
+    cache_root().join(format!("{}-{mode}-{}", spec.top, &key[..20]))
+}
+
+/// Verilate, compile and load `spec` (cached; see the module docs).
+///
+/// Returns the loaded library; instantiate models with [`super::Model::new`]. Errors: tool
+/// missing ([`CosimError::ToolMissing`], points at `scripts/setup.sh`), Verilator or g++
+/// failure ([`CosimError::ToolFailed`] with exit code, log tail and log path), bad spec.
+pub fn build(spec: &BuildSpec) -> Result<Arc<Library>, CosimError> {
+    validate(spec)?;
+    let tools = tools()?;
+    let t0 = Instant::now();
+    let root = cache_root();
+    let dir = entry_dir(spec, tools);
+    let name = dir.file_name().unwrap().to_string_lossy().to_string();
+    let lock = key_lock(&name);
+    let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+    let so = dir.join(SO_NAME);
+    let cached = so.exists();
+    if !cached {
+        if dir.exists() {
+            // Incomplete entry (should not happen with rename publishing): start over.
+            let _ = fs::remove_dir_all(&dir);
+        }
+        fs::create_dir_all(&root)
+            .map_err(|e| CosimError::io(format!("creating {}", root.display()), e))?;
+        let tmp = root.join(format!(".tmp-{name}-{}", unique_suffix()));
+        match build_entry(spec, tools, &root, &tmp) {
+            Ok(()) => publish(&tmp, &dir, SO_NAME)?,
+            Err(e) => return Err(keep_failed(&tmp, &root, &name, e)),
+        }
+    }
+    let lib = Library::load(spec, &dir, cached, t0.elapsed())?;
+    Ok(Arc::new(lib))
+}
+
+fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Result<(), CosimError> {
+    let mkdir = |p: &Path| {
+        fs::create_dir_all(p).map_err(|e| CosimError::io(format!("creating {}", p.display()), e))
+    };
+    let write = |p: &Path, s: &str| {
+        fs::write(p, s).map_err(|e| CosimError::io(format!("writing {}", p.display()), e))
+    };
+    let t_start = Instant::now();
+    let src_dir = tmp.join("src");
+    let obj_dir = tmp.join("obj");
+    mkdir(&src_dir)?;
+    for (n, text) in &spec.sources {
+        write(&src_dir.join(n), text)?;
+    }
+    let shim = gen_shim(spec);
+    write(&tmp.join("hz_shim.cpp"), &shim)?;
+
+    // 1. Verilate.
+    let mut cmd = Command::new(&tools.verilator);
+    cmd.args([
+        "--cc",
+        "-Wno-fatal",
+        "-Wno-lint",
+        "-Wno-style",
+        "--top-module",
+    ])
+    .arg(&spec.top)
+    .args(["-Mdir", "obj"])
+    .current_dir(tmp); // relative paths: messages say `src/<file>:<line>`
+    if spec.trace {
+        cmd.arg("--trace");
+    }
+    for (n, _) in &spec.sources {
+        cmd.arg(Path::new("src").join(n));
+    }
+    run_logged(cmd, "verilator", &tmp.join("verilator.log"))?;
+    let t_verilated = t_start.elapsed();
+
+    // 2. Group the generated C++ into one unit per job slot (largest files first).
+    let mut gen: Vec<(u64, PathBuf)> = fs::read_dir(&obj_dir)
+        .map_err(|e| CosimError::io("listing verilator output", e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
+        .map(|p| (fs::metadata(&p).map_or(0, |m| m.len()), p))
+        .collect();
+    gen.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let nunits = jobs_limit().clamp(1, gen.len().max(1));
+    let mut units: Vec<(u64, String)> = vec![(0, String::new()); nunits];
+    for (size, p) in &gen {
+        let u = units.iter_mut().min_by_key(|u| u.0).unwrap();
+        u.0 += size;
+        let _ = writeln!(
+            u.1,
+            "#include \"{}\"",
+            p.file_name().unwrap().to_string_lossy()
+        );
+    }
+    let includes = vec![
+        obj_dir.clone(),
+        tools.include.clone(),
+        tools.include.join("vltstd"),
+    ];
+    let mut jobs = Vec::new();
+
+    // Runtime objects (shared by all models with the same flags). Whoever takes the runtime
+    // lock first compiles them in the same job pool as its model; the others wait before linking.
+    let rt_dir = runtime_dir(root, tools, spec.trace);
+    let rt_ok = |d: &Path| runtime_objects(d, spec.trace).iter().all(|o| o.exists());
+    let rt_lock = key_lock(&rt_dir.to_string_lossy());
+    let mut rt_guard = match rt_lock.try_lock() {
+        Ok(g) => Some(g),
+        Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    };
+    let rt_tmp = root.join(format!(".tmp-runtime-{}", unique_suffix()));
+    let rt_building = rt_guard.is_some() && !rt_ok(&rt_dir);
+    if rt_building {
+        mkdir(&rt_tmp)?;
+        for s in runtime_sources(spec.trace) {
+            jobs.push(CompileJob {
+                src: tools.include.join(s),
+                obj: rt_tmp.join(s).with_extension("o"),
+                includes: includes.clone(),
+            });
+        }
+    } else {
+        rt_guard = None;
+    }
+    for (k, (_, text)) in units.iter().enumerate() {
+        if text.is_empty() {
+            continue;
+        }
+        let src = obj_dir.join(format!("hz_unit{k}.cpp"));
+        write(&src, text)?;
+        jobs.push(CompileJob {
+            src,
+            obj: tmp.join(format!("hz_unit{k}.o")),
+            includes: includes.clone(),
+        });
+    }
+    jobs.push(CompileJob {
+        src: tmp.join("hz_shim.cpp"),
+        obj: tmp.join("hz_shim.o"),
+        includes: includes.clone(),
+    });
+    let flags = cxx_flags(spec.trace);
+    let compiled = compile_parallel(tools, &flags, &jobs);
+    if rt_building {
+        if compiled.is_ok() {
+            install_runtime(&rt_tmp, &rt_dir, spec.trace)?;
+        } else {
+            let _ = fs::remove_dir_all(&rt_tmp);
+        }
+    }
+    drop(rt_guard);
+    compiled?;
+    if !rt_ok(&rt_dir) {
+        // Another thread was building the runtime: wait for it, or build it ourselves.
+        let _g = rt_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if !rt_ok(&rt_dir) {
+            let rt_tmp = root.join(format!(".tmp-runtime-{}", unique_suffix()));
+            mkdir(&rt_tmp)?;
+            let jobs: Vec<CompileJob> = runtime_sources(spec.trace)
+                .iter()
+                .map(|s| CompileJob {
+                    src: tools.include.join(s),
+                    obj: rt_tmp.join(s).with_extension("o"),
+                    includes: includes.clone(),
+                })
+                .collect();
+            compile_parallel(tools, &flags, &jobs)?;
+            install_runtime(&rt_tmp, &rt_dir, spec.trace)?;
+        }
+    }
+    let rt_missing = rt_building;
+    let t_compiled = t_start.elapsed();
+
+    // 3. Link.
+    let mut cmd = Command::new(&tools.cxx);
+    cmd.args(["-shared", "-o"]).arg(tmp.join(SO_NAME));
+    cmd.args(entry_objects(tmp)?);
+    cmd.args(runtime_objects(&rt_dir, spec.trace));
+    cmd.args(LINK_LIBS);
+    run_logged(cmd, &format!("{} (link)", tools.cxx), &tmp.join("link.log"))?;
+    let info = format!(
+        "top={}\ntrace={}\nverilate_s={:.3}\ncompile_s={:.3}\ntotal_s={:.3}\nruntime_built={}\nverilator={}\ncxx={}\nflags={}\n",
+        spec.top,
+        spec.trace,
+        t_verilated.as_secs_f64(),
+        (t_compiled - t_verilated).as_secs_f64(),
+        t_start.elapsed().as_secs_f64(),
+        rt_missing,
+        tools.verilator_version,
+        tools.cxx_version,
+        flags.join(" ")
+    );
+    write(&tmp.join("build-info.txt"), &info)?;
+    Ok(())
+}
+
+/// Seconds recorded in a cache entry's `build-info.txt` (`total_s`), if any.
+pub(crate) fn recorded_build_time(dir: &Path) -> Option<Duration> {
+    let s = fs::read_to_string(dir.join("build-info.txt")).ok()?;
+    let v = s.lines().find_map(|l| l.strip_prefix("total_s="))?;
+    v.parse::<f64>().ok().map(Duration::from_secs_f64)
+}

@@ -1,0 +1,101 @@
+//! The Verilator model behind the [`Dut`] interface, built straight from a builder module.
+
+use super::dut::Dut;
+use super::{build, BuildSpec, CosimError, Model, PortDir, PortId, PortSpec};
+use crate::hdl::{emit, Dir, Module};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The Verilator build description of a finished module: every file of its hierarchy and
+/// its full port table.
+pub fn build_spec(top: &Arc<Module>, trace: bool) -> Result<BuildSpec, CosimError> {
+    let sources = emit::emit_design(top).map_err(|e| CosimError::Spec(e.to_string()))?;
+    let ports = top
+        .ports()
+        .into_iter()
+        .map(|p| {
+            let dir = if p.dir == Dir::In { PortDir::In } else { PortDir::Out };
+            PortSpec::new(p.name, dir, p.width)
+        })
+        .collect();
+    Ok(BuildSpec {
+        top: top.name.clone(),
+        sources,
+        ports,
+        trace,
+    })
+}
+
+/// A Verilated module driven through [`Dut`].
+pub struct VerilatorDut {
+    model: Model,
+    ids: Vec<PortId>,
+    names: Vec<String>,
+}
+
+impl VerilatorDut {
+    /// Builds (or reuses from the cache) and loads the model of `top`.
+    pub fn new(top: &Arc<Module>, trace: bool) -> Result<VerilatorDut, CosimError> {
+        let spec = build_spec(top, trace)?;
+        let lib = build(&spec)?;
+        VerilatorDut::from_model(Model::new(&lib)?)
+    }
+
+    /// Wraps an already loaded model.
+    pub fn from_model(model: Model) -> Result<VerilatorDut, CosimError> {
+        let names: Vec<String> = model.library().ports().iter().map(|p| p.name.clone()).collect();
+        let ids = names.iter().map(|n| model.port(n)).collect::<Result<Vec<_>, _>>()?;
+        Ok(VerilatorDut { model, ids, names })
+    }
+
+    /// The underlying model.
+    pub fn model(&mut self) -> &mut Model {
+        &mut self.model
+    }
+}
+
+impl Dut for VerilatorDut {
+    fn port(&self, name: &str) -> Result<usize, String> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| format!("no port `{}`", name))
+    }
+    fn set(&mut self, port: usize, words: &[u32]) {
+        // Word counts come from the same port table; a mismatch is a harness bug.
+        if let Err(e) = self.model.set(self.ids[port], words) {
+            panic!("harness drove port {} wrongly: {}", self.names[port], e);
+        }
+    }
+    fn get(&mut self, port: usize, out: &mut [u32]) {
+        if let Err(e) = self.model.get(self.ids[port], out) {
+            panic!("harness read port {} wrongly: {}", self.names[port], e);
+        }
+    }
+    fn set_u64(&mut self, port: usize, v: u64) {
+        self.model.set_u64(self.ids[port], v);
+    }
+    fn get_u64(&mut self, port: usize) -> u64 {
+        self.model.get_u64(self.ids[port])
+    }
+    fn eval(&mut self) {
+        self.model.eval();
+    }
+    fn tick(&mut self) {
+        self.model.tick();
+    }
+    fn reset(&mut self, cycles: u32) {
+        if let Err(e) = self.model.reset(cycles as u64) {
+            panic!("reset failed: {}", e);
+        }
+    }
+    fn cycle(&self) -> u64 {
+        self.model.cycle()
+    }
+    fn trace_start(&mut self, path: &Path) -> Result<(), String> {
+        self.model.trace_open(path).map_err(|e| e.to_string())
+    }
+    fn trace_stop(&mut self) {
+        let _ = self.model.trace_close();
+    }
+}
