@@ -67,10 +67,10 @@ mod bench;
 mod build;
 pub mod dut;
 mod model;
-pub mod vdut;
-pub mod zvc;
 #[cfg(test)]
 mod tests;
+pub mod vdut;
+pub mod zvc;
 
 use std::path::PathBuf;
 

@@ -14,7 +14,11 @@ pub fn build_spec(top: &Arc<Module>, trace: bool) -> Result<BuildSpec, CosimErro
         .ports()
         .into_iter()
         .map(|p| {
-            let dir = if p.dir == Dir::In { PortDir::In } else { PortDir::Out };
+            let dir = if p.dir == Dir::In {
+                PortDir::In
+            } else {
+                PortDir::Out
+            };
             PortSpec::new(p.name, dir, p.width)
         })
         .collect();
@@ -43,8 +47,16 @@ impl VerilatorDut {
 
     /// Wraps an already loaded model.
     pub fn from_model(model: Model) -> Result<VerilatorDut, CosimError> {
-        let names: Vec<String> = model.library().ports().iter().map(|p| p.name.clone()).collect();
-        let ids = names.iter().map(|n| model.port(n)).collect::<Result<Vec<_>, _>>()?;
+        let names: Vec<String> = model
+            .library()
+            .ports()
+            .iter()
+            .map(|p| p.name.clone())
+            .collect();
+        let ids = names
+            .iter()
+            .map(|n| model.port(n))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(VerilatorDut { model, ids, names })
     }
 

@@ -39,6 +39,8 @@ pub struct StimConfig {
     pub data: Option<Vec<u32>>,
     /// Cycles without progress after which the design is declared hung.
     pub hang_cycles: u64,
+    /// Dump a waveform of cycles `[from, to)` to this file (needs a tracing build).
+    pub vcd: Option<(std::path::PathBuf, u64, u64)>,
 }
 
 impl Default for StimConfig {
@@ -52,6 +54,7 @@ impl Default for StimConfig {
             classes: Vec::new(),
             data: None,
             hang_cycles: 10_000,
+            vcd: None,
         }
     }
 }
@@ -175,7 +178,11 @@ impl TransferGen {
             } else {
                 0
             };
-            let n = (k * win - cut).max(1);
+            let mut n = (k * win - cut).max(1);
+            // One transfer in eight is tiny (1 ..= one sector): many short windows in flight.
+            if self.rng.gen_bool(0.125) {
+                n = self.rng.gen_range(1..=self.p.lanes as usize);
+            }
             let classes: &[DataClass] = if self.cfg.classes.is_empty() {
                 &DataClass::ALL
             } else {
@@ -381,6 +388,14 @@ pub fn run_with(
             break;
         }
 
+        if let Some((path, from, to)) = &cfg.vcd {
+            let c = dut.cycle() - c0;
+            if c == *from {
+                dut.trace_start(path)?;
+            } else if c == *to {
+                dut.trace_stop();
+            }
+        }
         // Source: hold a beat until accepted; random gaps between beats.
         if cur_in.is_none() && !inq.is_empty() && !rng.gen_bool(cfg.in_gap.clamp(0.0, 1.0)) {
             cur_in = inq.pop_front();
@@ -491,6 +506,9 @@ pub fn run_with(
             progress(&st);
         }
     }
+    if cfg.vcd.is_some() {
+        dut.trace_stop();
+    }
     st.lines = gen.lines;
     st.cycles = dut.cycle() - c0;
     st.seconds = start.elapsed().as_secs_f64();
@@ -573,6 +591,7 @@ pub fn measure(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit) -> Result<Timing
             3,
         )),
         hang_cycles: 10_000,
+        vcd: None,
     };
     // Drain the latency run first.
     for _ in 0..100 {
@@ -615,7 +634,12 @@ pub fn invert_mux_select(verilog: &str, wire: &str) -> Option<String> {
         return None;
     }
     let sel = &verilog[start..end];
-    Some(format!("{}~({}){}", &verilog[..start], sel, &verilog[end..]))
+    Some(format!(
+        "{}~({}){}",
+        &verilog[..start],
+        sel,
+        &verilog[end..]
+    ))
 }
 
 #[cfg(test)]
@@ -687,8 +711,19 @@ mod verilator_tests {
         file.1 = invert_mux_select(&file.1, "d1_3").expect("d1_3 is a mux");
         let lib = build(&spec).unwrap();
         let mut dut = VerilatorDut::from_model(Model::new(&lib).unwrap()).unwrap();
-        let st = run(&mut dut, &p, Unit::Compressor, &StimConfig { lines: 2_000, ..Default::default() }).unwrap();
-        let m = st.first_mismatch.expect("the injected fault must be detected");
+        let st = run(
+            &mut dut,
+            &p,
+            Unit::Compressor,
+            &StimConfig {
+                lines: 2_000,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let m = st
+            .first_mismatch
+            .expect("the injected fault must be detected");
         assert_eq!(m.field, "m_data_o");
         assert!(m.cycle < 200, "found late: {}", m);
     }
@@ -731,14 +766,26 @@ mod verilator_tests {
         }
         assert!(saw_err, "truncated stream must end with m_err_o");
         // The unit accepts and decodes a good transfer afterwards.
-        let st = run(&mut dut, &p, Unit::Decompressor, &StimConfig { lines: 200, ..Default::default() }).unwrap();
+        let st = run(
+            &mut dut,
+            &p,
+            Unit::Decompressor,
+            &StimConfig {
+                lines: 200,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert!(st.first_mismatch.is_none());
     }
 
     #[test]
     fn fault_injection_helper_rewrites_only_muxes() {
         let v = "  assign a = (b ? c : d);\n  assign e = (f & g);\n";
-        assert_eq!(invert_mux_select(v, "a").unwrap(), "  assign a = (~(b) ? c : d);\n  assign e = (f & g);\n");
+        assert_eq!(
+            invert_mux_select(v, "a").unwrap(),
+            "  assign a = (~(b) ? c : d);\n  assign e = (f & g);\n"
+        );
         assert!(invert_mux_select(v, "e").is_none());
         assert!(invert_mux_select(v, "zz").is_none());
     }

@@ -343,14 +343,17 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
 
     // Sector FIFO as a shift register: the head is always entry 0 (no read multiplexer, so
     // no register fans out to the whole datapath); entries move down on a pop and a push
-    // writes at `count - pop`. Entry: {xfer_last, line_end, first, cnt, data}.
+    // writes at `count - pop`. Entry: {nz, xfer_last, line_end, first, cnt, data}; the nz bits
+    // let the head window's mask be assembled from the entries themselves, whatever the
+    // number of (possibly short) windows waiting behind it.
     let depth = s_cnt + 1;
-    let ew = l * w + cw + 3;
+    let ew = l * w + cw + 3 + l;
     let fcw = clog2(depth as u64 + 1);
     let fcount = m.reg("fifo_count_q", fcw, Some(0));
     m.annotate("sectors held in the FIFO");
     m.drive(&fifo_full, &fcount.q().eq_lit(depth as u64));
     let entry = Expr::cat(&[
+        a_nz.clone(),
         a_xlast.clone(),
         a_end.clone(),
         a_first.clone(),
@@ -376,21 +379,35 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         let next = wr_here.select(&entry, &moved);
         m.next(&slots[i], &next, Some(&(&wr_here | &pop.expr())));
     }
+    let end_bit = l * w + cw + 1;
     let head = slots[0].q();
     let h_data = head.slice(0, l * w);
     let h_cnt = head.slice(l * w, cw);
     let h_first = head.bit(l * w + cw);
     let h_xlast = head.bit(l * w + cw + 2);
-    m.unused(&head.bit(l * w + cw + 1));
     let f_nonempty = m.wire("fifo_nonempty", &fcount.q().ne(&Expr::zero(fcw)));
 
-    // Completed-window mask queue (2 entries): pushed when a window's last sector enters the
-    // FIFO, popped when that window's first sector leaves it.
-    let mq0 = m.reg("mq0_q", p.window, Some(0));
-    let mq1 = m.reg("mq1_q", p.window, Some(0));
-    let mqc = m.reg("mq_count_q", 2, Some(0));
-    m.annotate("completed windows whose mask has not yet been sent");
-    let mq_push = m.wire("mq_push", &(push.expr() & &a_end));
+    m.comment(
+        "Head window mask: sector s of the window is FIFO entry s while no earlier entry ends it",
+    );
+    let mut open = Expr::ones(1);
+    let mut segs = Vec::new();
+    let mut ended = Expr::zero(1);
+    for (i, slot) in slots.iter().enumerate().take(s_cnt as usize) {
+        let e = slot.q();
+        let valid = fcount.q().gt(&Expr::lit(fcw, i as u64));
+        let take_seg = m.wire(&format!("hm_take{}", i), &(&open & &valid));
+        segs.push(take_seg.gate(&e.slice(ew - l, l)));
+        ended = &ended | &(&take_seg & &e.bit(end_bit));
+        open = &open & &!e.bit(end_bit);
+    }
+    for slot in slots.iter().skip(s_cnt as usize) {
+        m.unused(&slot.q().slice(ew - l, l));
+        m.unused(&slot.q().bit(end_bit));
+    }
+    let head_window_done = m.wire("head_window_done", &ended);
+    let fifo_mask = m.wire("fifo_mask", &Expr::cat_lsb(&segs));
+    let mq_push = m.wire("window_completes", &(push.expr() & &a_end));
 
     // ---------------- Stage 3: packer ----------------
     m.comment("Stage 3: append {payload, mask} chunks at the running offset; emit dense beats");
@@ -426,16 +443,18 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
 
     // A window's first sector may leave in the very cycle its last sector completes the mask
     // (mask bypass from `mask_full`): this gives the paper's 6-cycle line latency.
-    let mq_empty = m.wire("mq_empty", &mqc.q().eq_lit(0));
     let can_pop = m.wire(
         "can_pop",
-        &(&f_nonempty & &(!&h_first | !&mq_empty | mq_push.clone())),
+        &(&f_nonempty & &(!&h_first | head_window_done.clone() | mq_push.clone())),
     );
     let accept = m.wire("accept", &(&can_pop & &!flushing.q() & ac_after.le(&lw)));
     m.drive(&pop, &accept);
     m.comment("chunk: the first sector of a window carries the mask in front of its payload;");
     m.comment("the payload goes M lanes further up and the mask is OR-ed in at the offset");
-    let head_mask = m.wire("head_mask", &mq_empty.select(&mask_full, &mq0.q()));
+    let head_mask = m.wire(
+        "head_mask",
+        &head_window_done.select(&fifo_mask, &mask_full),
+    );
     let offw = clog2((l + mel) as u64 + 1);
     let off = m.wire("insert_at", &ac_after.resize(offw));
     m.unused(&ac_after.slice(offw.min(acw - 1), acw - offw.min(acw - 1)));
@@ -476,21 +495,6 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let dec = accept.gate(&Expr::lit(fcw, 1));
     m.next(&fcount, &(fcount.q() + inc - dec), None);
 
-    // Mask queue update.
-    let mq_pop = m.wire("mq_pop", &(&accept & &h_first));
-    let one = mqc.q().eq_lit(1);
-    let two = mqc.q().eq_lit(2);
-    let mq0_next = mq_pop.select(
-        &(two.select(&mq1.q(), &mask_full)),
-        &mqc.q().eq_lit(0).select(&mask_full, &mq0.q()),
-    );
-    let mq0_en = &mq_pop | &(&mq_push & &mqc.q().eq_lit(0));
-    m.next(&mq0, &mq0_next, Some(&mq0_en));
-    let mq1_en = &mq_push & &((two & mq_pop.clone()) | (one & !mq_pop.clone()));
-    m.next(&mq1, &mask_full, Some(&mq1_en));
-    let mq_inc = mq_push.gate(&Expr::lit(2, 1));
-    let mq_dec = mq_pop.gate(&Expr::lit(2, 1));
-    m.next(&mqc, &(mqc.q() + mq_inc - mq_dec), None);
     m.finish()
 }
 
