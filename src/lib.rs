@@ -8,6 +8,7 @@
 //! * [`trace`] stimulus: proptest strategies, synthetic workloads, trace files
 pub mod config;
 pub mod cosim;
+pub mod flow;
 pub mod hdl;
 pub mod model;
 pub mod rtl;

@@ -1,1 +1,456 @@
-fn main() {}
+//! `hwzip`: generate, co-simulate, synthesize and evaluate GPU compression hardware.
+
+use clap::{Parser, Subcommand};
+use hwzip::config::Config;
+use hwzip::flow::{self, CosimReport, CosimRequest};
+use hwzip::model::container;
+use hwzip::rtl::Engine;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "hwzip",
+    version,
+    about = "Synthesizable GPU compression hardware: generate, co-simulate, synthesize, evaluate"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Generate Verilog for an engine's units.
+    Gen {
+        #[arg(long, default_value = "zvc")]
+        engine: String,
+        /// YAML configuration (parameters); defaults otherwise.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Output directory (files go to <out>/<engine>/).
+        #[arg(long, default_value = "rtl_out")]
+        out: PathBuf,
+    },
+    /// Co-simulate a unit against the golden model in Verilator (random stalls).
+    Cosim {
+        #[arg(long, default_value = "zvc")]
+        engine: String,
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// compressor | decompressor | loopback | all
+        #[arg(long, default_value = "all")]
+        unit: String,
+        /// Windows (lines) to push through each unit (overrides the config).
+        #[arg(long)]
+        lines: Option<u64>,
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Drive the unit with this trace (raw little-endian elements or a YAML description).
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// On a mismatch, write a VCD of the cycles around it here.
+        #[arg(long)]
+        vcd: Option<PathBuf>,
+        /// Write the RTL's output stream (compressed bytes for the compressor) here.
+        #[arg(long)]
+        dump_out: Option<PathBuf>,
+    },
+    /// Synthesize an engine's units (Yosys + OpenSTA) and report area and timing.
+    Synth {
+        #[arg(long, default_value = "zvc")]
+        engine: String,
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Liberty: osu018 | nangate45 | sky130hd | a path (.lib or .lib.gz); repeatable.
+        #[arg(long)]
+        liberty: Vec<String>,
+        #[arg(long)]
+        clock_ns: Option<f64>,
+        /// Only this unit.
+        #[arg(long)]
+        unit: Option<String>,
+        /// Work and report directory.
+        #[arg(long, default_value = "build/synth")]
+        out: PathBuf,
+    },
+    /// Compression ratio of a trace: the engine beside RLE and zlib baselines.
+    Eval {
+        #[arg(long, default_value = "zvc")]
+        engine: String,
+        #[arg(long)]
+        config: Option<PathBuf>,
+        #[arg(long)]
+        trace: PathBuf,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compress a file with the golden model (self-describing container).
+    Compress {
+        #[arg(long, default_value = "zvc")]
+        engine: String,
+        #[arg(long)]
+        config: Option<PathBuf>,
+        input: PathBuf,
+        output: PathBuf,
+    },
+    /// Decompress a file written by `hwzip compress`.
+    Decompress {
+        #[arg(long, default_value = "zvc")]
+        engine: String,
+        input: PathBuf,
+        output: PathBuf,
+    },
+    /// The main job: generate → co-simulate → synthesize → report, for every engine.
+    Flow {
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Output directory (rtl/, synth/, report.md, report.csv, report.json, cosim.md).
+        #[arg(long, default_value = "build/flow")]
+        out: PathBuf,
+        /// Windows per unit in co-simulation (overrides the config).
+        #[arg(long)]
+        lines: Option<u64>,
+    },
+}
+
+fn load_config(path: &Option<PathBuf>) -> Result<Config, String> {
+    match path {
+        Some(p) => Config::load(p),
+        None => Ok(Config::default()),
+    }
+}
+
+fn progress_printer(label: String) -> impl FnMut(&hwzip::cosim::zvc::RunStats) {
+    let mut last = Instant::now();
+    move |st| {
+        if last.elapsed().as_secs_f64() >= 2.0 {
+            last = Instant::now();
+            eprintln!(
+                "  {}: {} cycles, {} transfers, {:.2} Mcycles/s",
+                label,
+                st.cycles,
+                st.transfers,
+                st.cycles_per_second() / 1e6
+            );
+        }
+    }
+}
+
+fn print_cosim(r: &CosimReport) {
+    let s = &r.stats;
+    println!(
+        "{} {} [{}]: {} lines, {} transfers, {} cycles, {} beats in / {} out, ratio {:.3}, {} mismatches, {:.2} Mcycles/s",
+        r.engine,
+        r.unit,
+        r.params,
+        s.lines,
+        s.transfers,
+        s.cycles,
+        s.beats_in,
+        s.beats_out,
+        s.raw_bytes as f64 / s.comp_bytes.max(1) as f64,
+        s.mismatches,
+        s.cycles_per_second() / 1e6
+    );
+    if let Some(m) = &s.first_mismatch {
+        println!("  FIRST MISMATCH: {}", m);
+    }
+    if let Some(v) = &r.vcd {
+        println!("  waveform of the mismatch window: {}", v.display());
+    }
+}
+
+fn units_of(engine: Engine, unit: &str) -> Result<Vec<String>, String> {
+    if unit == "all" {
+        let mut v: Vec<String> = engine.unit_names().iter().map(|s| s.to_string()).collect();
+        v.push("loopback".into());
+        Ok(v)
+    } else {
+        Ok(vec![unit.to_string()])
+    }
+}
+
+fn run(cli: Cli) -> Result<bool, String> {
+    match cli.cmd {
+        Cmd::Gen {
+            engine,
+            config,
+            out,
+        } => {
+            let engine = Engine::from_name(&engine)?;
+            let cfg = load_config(&config)?;
+            let files = flow::gen(engine, &cfg, &out)?;
+            for f in &files {
+                println!("{}", f.display());
+            }
+            Ok(true)
+        }
+        Cmd::Cosim {
+            engine,
+            config,
+            unit,
+            lines,
+            seed,
+            trace,
+            vcd,
+            dump_out,
+        } => {
+            let engine = Engine::from_name(&engine)?;
+            let mut cfg = load_config(&config)?;
+            if let Some(l) = lines {
+                if l == 0 {
+                    return Err("--lines must be at least 1".into());
+                }
+                cfg.cosim.lines = l;
+            }
+            if let Some(s) = seed {
+                cfg.cosim.seed = s;
+            }
+            let data = match &trace {
+                Some(t) => Some(
+                    hwzip::trace::file::load_trace(t, cfg.zvc.word_bits)
+                        .map_err(|e| e.to_string())?
+                        .elems,
+                ),
+                None => None,
+            };
+            let mut ok = true;
+            for u in units_of(engine, &unit)? {
+                let mut stim = flow::stim_from(&cfg, data.clone());
+                stim.capture = dump_out.is_some();
+                let req = CosimRequest {
+                    engine,
+                    unit: u.clone(),
+                    stim,
+                    vcd: vcd.clone(),
+                };
+                let r = flow::cosim(&req, &cfg, &mut progress_printer(u.clone()))?;
+                print_cosim(&r);
+                ok &= r.stats.mismatches == 0;
+                if let Some(path) = &dump_out {
+                    let p = if unit == "all" {
+                        path.with_extension(format!("{}.bin", u))
+                    } else {
+                        path.clone()
+                    };
+                    std::fs::write(&p, &r.stats.output)
+                        .map_err(|e| format!("cannot write {}: {}", p.display(), e))?;
+                    println!(
+                        "  output stream ({} bytes) written to {}",
+                        r.stats.output.len(),
+                        p.display()
+                    );
+                }
+            }
+            Ok(ok)
+        }
+        Cmd::Synth {
+            engine,
+            config,
+            liberty,
+            clock_ns,
+            unit,
+            out,
+        } => {
+            let engine = Engine::from_name(&engine)?;
+            let mut cfg = load_config(&config)?;
+            if let Some(c) = clock_ns {
+                cfg.synth.clock_ns = c;
+            }
+            if !liberty.is_empty() {
+                cfg.synth.libraries = liberty;
+            }
+            cfg.validate()?;
+            let mut notes = Vec::new();
+            let libs = flow::libraries(&cfg.synth.libraries, &mut notes)?;
+            for n in &notes {
+                eprintln!("note: {}", n);
+            }
+            let rows = flow::synth(engine, &cfg, &libs, &out, unit.as_deref(), &mut |m| {
+                eprintln!("{}", m)
+            })?;
+            flow::write_reports(&rows, &out)?;
+            print!("{}", hwzip::synth::to_markdown(&rows));
+            println!("\nreports: {}/report.{{md,csv,json}}", out.display());
+            Ok(true)
+        }
+        Cmd::Eval {
+            engine,
+            config,
+            trace,
+            json,
+        } => {
+            let engine = Engine::from_name(&engine)?;
+            let cfg = load_config(&config)?;
+            match engine {
+                Engine::Zvc => {
+                    let t = hwzip::trace::file::load_trace(&trace, cfg.zvc.word_bits)
+                        .map_err(|e| e.to_string())?;
+                    let c = hwzip::model::compare::compare(&t.elems, &cfg.zvc.model());
+                    if json {
+                        println!(
+                            "{}",
+                            serde_json::to_string_pretty(&c).map_err(|e| e.to_string())?
+                        );
+                    } else {
+                        println!(
+                            "trace: {} ({} elements of {} bits)",
+                            trace.display(),
+                            t.elems.len(),
+                            t.word_bits
+                        );
+                        print!("{}", c.to_markdown());
+                    }
+                }
+            }
+            Ok(true)
+        }
+        Cmd::Compress {
+            engine,
+            config,
+            input,
+            output,
+        } => {
+            let engine = Engine::from_name(&engine)?;
+            let cfg = load_config(&config)?;
+            let data = read(&input)?;
+            let out = match engine {
+                Engine::Zvc => {
+                    container::compress_file(&cfg.zvc.model(), &data).map_err(|e| e.to_string())?
+                }
+            };
+            write(&output, &out)?;
+            println!(
+                "{} -> {}: {} -> {} bytes (ratio {:.3})",
+                input.display(),
+                output.display(),
+                data.len(),
+                out.len(),
+                data.len() as f64 / out.len().max(1) as f64
+            );
+            Ok(true)
+        }
+        Cmd::Decompress {
+            engine,
+            input,
+            output,
+        } => {
+            let engine = Engine::from_name(&engine)?;
+            let data = read(&input)?;
+            let out = match engine {
+                Engine::Zvc => container::decompress_file(&data)
+                    .map_err(|e| format!("{}: {}", input.display(), e))?,
+            };
+            write(&output, &out)?;
+            println!(
+                "{} -> {}: {} bytes",
+                input.display(),
+                output.display(),
+                out.len()
+            );
+            Ok(true)
+        }
+        Cmd::Flow { config, out, lines } => {
+            let mut cfg = load_config(&config)?;
+            if let Some(l) = lines {
+                cfg.cosim.lines = l.max(1);
+            }
+            flow_cmd(&cfg, &out)
+        }
+    }
+}
+
+fn flow_cmd(cfg: &Config, out: &Path) -> Result<bool, String> {
+    let t0 = Instant::now();
+    let mut notes = Vec::new();
+    let libs = flow::libraries(&cfg.synth.libraries, &mut notes)?;
+    let mut cosims = Vec::new();
+    let mut rows = Vec::new();
+    let mut ok = true;
+    for engine in Engine::ALL {
+        eprintln!("== {}: generate", engine.name());
+        let files = flow::gen(engine, cfg, &out.join("rtl"))?;
+        eprintln!(
+            "   {} files in {}",
+            files.len(),
+            out.join("rtl").join(engine.name()).display()
+        );
+        for u in units_of(engine, "all")? {
+            eprintln!(
+                "== {} {}: co-simulate {} lines against the golden model",
+                engine.name(),
+                u,
+                cfg.cosim.lines
+            );
+            let req = CosimRequest {
+                engine,
+                unit: u.clone(),
+                stim: flow::stim_from(cfg, None),
+                vcd: Some(out.join(format!("{}_{}_mismatch.vcd", engine.name(), u))),
+            };
+            let r = flow::cosim(&req, cfg, &mut progress_printer(u.clone()))?;
+            print_cosim(&r);
+            ok &= r.stats.mismatches == 0;
+            cosims.push(r);
+        }
+        eprintln!(
+            "== {}: synthesize on {} libraries",
+            engine.name(),
+            libs.len()
+        );
+        rows.extend(flow::synth(
+            engine,
+            cfg,
+            &libs,
+            &out.join("synth"),
+            None,
+            &mut |m| eprintln!("   {}", m),
+        )?);
+    }
+    flow::write_reports(&rows, out)?;
+    let cm = flow::cosim_markdown(&cosims);
+    std::fs::write(out.join("cosim.md"), &cm).map_err(|e| e.to_string())?;
+    println!("\n## Co-simulation\n\n{}", cm);
+    println!(
+        "## Synthesis (clock {} ns)\n\n{}",
+        cfg.synth.clock_ns,
+        hwzip::synth::to_markdown(&rows)
+    );
+    for n in &notes {
+        println!("note: {}", n);
+    }
+    println!(
+        "\nflow finished in {:.0} s: {}; reports in {}",
+        t0.elapsed().as_secs_f64(),
+        if ok {
+            "all units match their golden models"
+        } else {
+            "MISMATCHES FOUND"
+        },
+        out.display()
+    );
+    Ok(ok)
+}
+
+fn read(p: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(p).map_err(|e| format!("cannot read {}: {}", p.display(), e))
+}
+
+fn write(p: &Path, data: &[u8]) -> Result<(), String> {
+    std::fs::write(p, data).map_err(|e| format!("cannot write {}: {}", p.display(), e))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("error: {}", e);
+            ExitCode::from(2)
+        }
+    }
+}

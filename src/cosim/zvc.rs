@@ -41,6 +41,9 @@ pub struct StimConfig {
     pub hang_cycles: u64,
     /// Dump a waveform of cycles `[from, to)` to this file (needs a tracing build).
     pub vcd: Option<(std::path::PathBuf, u64, u64)>,
+    /// Keep the design's output bytes in [`RunStats::output`] (the compressed stream for the
+    /// compressor, the raw sectors otherwise).
+    pub capture: bool,
 }
 
 impl Default for StimConfig {
@@ -55,6 +58,7 @@ impl Default for StimConfig {
             data: None,
             hang_cycles: 10_000,
             vcd: None,
+            capture: false,
         }
     }
 }
@@ -109,6 +113,9 @@ pub struct RunStats {
     pub first_mismatch: Option<Mismatch>,
     /// Wall-clock seconds.
     pub seconds: f64,
+    /// The design's output bytes, when [`StimConfig::capture`] is set.
+    #[serde(skip)]
+    pub output: Vec<u8>,
 }
 
 impl RunStats {
@@ -428,6 +435,11 @@ pub fn run_with(
                 last: dut.get_u64(ports.m_last) == 1,
                 err: ports.m_err.map(|i| dut.get_u64(i) == 1).unwrap_or(false),
             };
+            if cfg.capture {
+                let n = got.bytes as usize;
+                st.output
+                    .extend(got.data.iter().flat_map(|w| w.to_le_bytes()).take(n));
+            }
             let Some((tid, k, want)) = expq.pop_front() else {
                 st.mismatches += 1;
                 st.first_mismatch = Some(Mismatch {
@@ -592,6 +604,7 @@ pub fn measure(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit) -> Result<Timing
         )),
         hang_cycles: 10_000,
         vcd: None,
+        capture: false,
     };
     // Drain the latency run first.
     for _ in 0..100 {

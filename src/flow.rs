@@ -1,0 +1,300 @@
+//! The steps behind the CLI: generate, co-simulate, synthesize, report, evaluate.
+//!
+//! Each step works from the engine table in [`crate::rtl::Engine`] and a [`Config`], so the
+//! CLI stays a thin argument parser and every step is usable (and tested) as a library call.
+
+use crate::config::Config;
+use crate::cosim::vdut::VerilatorDut;
+use crate::cosim::zvc::{self as zsb, RunStats, StimConfig, Timing, Unit};
+use crate::hdl::emit;
+use crate::rtl::{Engine, UnitDesign};
+use crate::synth::{self, Liberty, ReportRow, SynthJob};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Any failure of a flow step, as a message for the user.
+pub type FlowResult<T> = Result<T, String>;
+
+/// Writes every Verilog file of `units` into `dir` (one `<module>.v` per module, shared
+/// submodules once). Returns the files written, sorted.
+pub fn write_rtl(units: &[UnitDesign], dir: &Path) -> FlowResult<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {}", dir.display(), e))?;
+    let mut written = std::collections::BTreeMap::new();
+    for u in units {
+        for (name, text) in emit::emit_design(&u.top).map_err(|e| e.to_string())? {
+            let path = dir.join(&name);
+            if let Some(prev) = written.get(&path) {
+                if prev != &text {
+                    return Err(format!(
+                        "two different modules would be written to {}",
+                        path.display()
+                    ));
+                }
+                continue;
+            }
+            std::fs::write(&path, &text)
+                .map_err(|e| format!("cannot write {}: {}", path.display(), e))?;
+            written.insert(path, text);
+        }
+    }
+    Ok(written.into_keys().collect())
+}
+
+/// `hwzip gen`: generates the engine's units into `<out>/<engine>/`.
+pub fn gen(engine: Engine, cfg: &Config, out: &Path) -> FlowResult<Vec<PathBuf>> {
+    let units = engine.units(cfg).map_err(|e| e.to_string())?;
+    write_rtl(&units, &out.join(engine.name()))
+}
+
+/// What to co-simulate.
+#[derive(Clone, Debug)]
+pub struct CosimRequest {
+    /// Engine.
+    pub engine: Engine,
+    /// Unit: `compressor`, `decompressor` or `loopback`.
+    pub unit: String,
+    /// Stimulus.
+    pub stim: StimConfig,
+    /// On a mismatch, replay with tracing and write the window around it here.
+    pub vcd: Option<PathBuf>,
+}
+
+/// Result of one co-simulation.
+#[derive(Clone, Debug, Serialize)]
+pub struct CosimReport {
+    /// Engine name.
+    pub engine: String,
+    /// Unit name.
+    pub unit: String,
+    /// Parameters.
+    pub params: String,
+    /// Statistics (mismatches, cycles, cycles/s).
+    pub stats: RunStats,
+    /// Where the waveform of the first mismatch was written.
+    pub vcd: Option<PathBuf>,
+}
+
+fn zvc_unit(name: &str) -> FlowResult<Unit> {
+    match name {
+        "compressor" => Ok(Unit::Compressor),
+        "decompressor" => Ok(Unit::Decompressor),
+        "loopback" => Ok(Unit::Loopback),
+        _ => Err(format!(
+            "unknown unit `{}` (known: compressor, decompressor, loopback)",
+            name
+        )),
+    }
+}
+
+/// The top module of a unit (including the test-only `loopback`).
+pub fn unit_top(engine: Engine, cfg: &Config, unit: &str) -> FlowResult<Arc<crate::hdl::Module>> {
+    match engine {
+        Engine::Zvc => {
+            let p = &cfg.zvc;
+            match zvc_unit(unit)? {
+                Unit::Compressor => crate::rtl::zvc::compressor(p),
+                Unit::Decompressor => crate::rtl::zvc::decompressor(p),
+                Unit::Loopback => crate::rtl::zvc::loopback(p),
+            }
+            .map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// `hwzip cosim`: builds (cached) and runs one unit against the golden model in Verilator.
+pub fn cosim(
+    req: &CosimRequest,
+    cfg: &Config,
+    progress: &mut dyn FnMut(&RunStats),
+) -> FlowResult<CosimReport> {
+    let top = unit_top(req.engine, cfg, &req.unit)?;
+    let mut dut = VerilatorDut::new(&top, false).map_err(|e| e.to_string())?;
+    let (stats, vcd) = match req.engine {
+        Engine::Zvc => {
+            let unit = zvc_unit(&req.unit)?;
+            let st = zsb::run_with(&mut dut, &cfg.zvc, unit, &req.stim, progress)?;
+            let mut vcd = None;
+            if let (Some(m), Some(path)) = (&st.first_mismatch, &req.vcd) {
+                // Deterministic replay with a tracing build, dumping the window around it.
+                let mut tdut = VerilatorDut::new(&top, true).map_err(|e| e.to_string())?;
+                let mut stim = req.stim.clone();
+                stim.vcd = Some((path.clone(), m.cycle.saturating_sub(200), m.cycle + 20));
+                stim.capture = false;
+                zsb::run(&mut tdut, &cfg.zvc, unit, &stim)?;
+                vcd = Some(path.clone());
+            }
+            (st, vcd)
+        }
+    };
+    Ok(CosimReport {
+        engine: req.engine.name().into(),
+        unit: req.unit.clone(),
+        params: cfg.zvc.describe(),
+        stats,
+        vcd,
+    })
+}
+
+/// Measures latency and throughput of a unit in Verilator (no back-pressure).
+pub fn timing(engine: Engine, cfg: &Config, unit: &str) -> FlowResult<Timing> {
+    let top = unit_top(engine, cfg, unit)?;
+    let mut dut = VerilatorDut::new(&top, false).map_err(|e| e.to_string())?;
+    match engine {
+        Engine::Zvc => zsb::measure(&mut dut, &cfg.zvc, zvc_unit(unit)?),
+    }
+}
+
+/// Resolves library names (`osu018`, `nangate45`, `sky130hd`) or paths. Missing reference
+/// libraries (Nangate45, sky130hd live outside the repository) are skipped with a note;
+/// a missing osu018 or a bad path is an error.
+pub fn libraries(names: &[String], notes: &mut Vec<String>) -> FlowResult<Vec<Liberty>> {
+    let mut libs = Vec::new();
+    let mut refs: Option<Vec<Liberty>> = None;
+    for n in names {
+        match n.as_str() {
+            "osu018" => libs.push(Liberty::osu018().map_err(|e| e.to_string())?),
+            "nangate45" | "sky130hd" => {
+                if refs.is_none() {
+                    refs = Some(Liberty::shared_refs().map_err(|e| e.to_string())?);
+                }
+                let key = if n == "nangate45" {
+                    "nangate"
+                } else {
+                    "sky130"
+                };
+                match refs.as_ref().and_then(|r| {
+                    r.iter().find(|l| l.source.to_string_lossy().to_lowercase().contains(key)).cloned()
+                }) {
+                    Some(l) => libs.push(l),
+                    None => notes.push(format!(
+                        "{}: reference liberty not found (../shared/pdk or $HWZIP_PDK_DIR); skipped",
+                        n
+                    )),
+                }
+            }
+            path => libs.push(Liberty::load(path).map_err(|e| e.to_string())?),
+        }
+    }
+    Ok(libs)
+}
+
+/// Short display name of a library (from its file name).
+pub fn lib_label(l: &Liberty) -> String {
+    let f = l
+        .source
+        .file_name()
+        .map(|f| f.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let lower = f.to_lowercase();
+    if lower.contains("osu018") {
+        "osu018".into()
+    } else if lower.contains("nangate") {
+        "nangate45".into()
+    } else if lower.contains("sky130") {
+        "sky130hd".into()
+    } else {
+        l.name.clone()
+    }
+}
+
+/// `hwzip synth`: synthesizes every unit of `engine` on every library; latency and throughput
+/// are measured in Verilator and attached to the rows.
+pub fn synth(
+    engine: Engine,
+    cfg: &Config,
+    libs: &[Liberty],
+    work: &Path,
+    units: Option<&str>,
+    log: &mut dyn FnMut(&str),
+) -> FlowResult<Vec<ReportRow>> {
+    let designs = engine.units(cfg).map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for u in designs.iter().filter(|u| units.is_none_or(|n| n == u.unit)) {
+        let t = timing(engine, cfg, u.unit)?;
+        let rtl_dir = work.join("rtl").join(&u.top.name);
+        let files = write_rtl(std::slice::from_ref(u), &rtl_dir)?;
+        for lib in libs {
+            let label = lib_label(lib);
+            log(&format!(
+                "synthesizing {} {} on {} at {} ns ...",
+                engine.name(),
+                u.unit,
+                label,
+                cfg.synth.clock_ns
+            ));
+            let mut job = SynthJob::new(
+                u.top.name.clone(),
+                files.clone(),
+                lib.clone(),
+                work.join(&label).join(&u.top.name),
+            );
+            job.clock_ns = cfg.synth.clock_ns;
+            job.clock_port = u.top.has_clock.then(|| "clk_i".to_string());
+            job.budget = Duration::from_secs(cfg.synth.budget_s);
+            let mut r = synth::synthesize(&job).map_err(|e| e.to_string())?;
+            r.liberty = label;
+            rows.push(ReportRow {
+                engine: engine.name().into(),
+                unit: u.unit.into(),
+                params: u.params.clone(),
+                latency_cycles: Some(t.latency_cycles as u32),
+                throughput_bytes_per_cycle: Some(t.raw_bytes_per_cycle),
+                result: r,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// Writes `report.md`, `report.csv` and `report.json` into `dir`.
+pub fn write_reports(rows: &[ReportRow], dir: &Path) -> FlowResult<()> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {}", dir.display(), e))?;
+    for (name, text) in [
+        ("report.md", synth::to_markdown(rows)),
+        ("report.csv", synth::to_csv(rows)),
+        ("report.json", synth::to_json(rows)),
+    ] {
+        std::fs::write(dir.join(name), text)
+            .map_err(|e| format!("cannot write {}: {}", dir.join(name).display(), e))?;
+    }
+    Ok(())
+}
+
+/// Markdown table of co-simulation results.
+pub fn cosim_markdown(reports: &[CosimReport]) -> String {
+    let mut s = String::from(
+        "| engine | unit | params | lines | cycles | mismatches | Mcycles/s |\n|---|---|---|---:|---:|---:|---:|\n",
+    );
+    for r in reports {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {:.2} |\n",
+            r.engine,
+            r.unit,
+            r.params,
+            r.stats.lines,
+            r.stats.cycles,
+            r.stats.mismatches,
+            r.stats.cycles_per_second() / 1e6
+        ));
+    }
+    s
+}
+
+/// Stimulus from the configuration, optionally with trace data.
+pub fn stim_from(cfg: &Config, data: Option<Vec<u32>>) -> StimConfig {
+    StimConfig {
+        lines: if data.is_some() {
+            u64::MAX
+        } else {
+            cfg.cosim.lines
+        },
+        seed: cfg.cosim.seed,
+        in_gap: cfg.cosim.in_gap,
+        out_stall: cfg.cosim.out_stall,
+        max_windows: cfg.cosim.max_windows,
+        data,
+        ..StimConfig::default()
+    }
+}
