@@ -352,7 +352,7 @@ pub fn run_with(
     let ports = Ports::resolve(dut)?;
     let nw = (p.lanes * p.word_bits).div_ceil(32) as usize;
     let mut gen = TransferGen::new(p, cfg);
-    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x5eed_0f_5a11);
+    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x005e_ed0f_5a11);
     let start = std::time::Instant::now();
     let mut st = RunStats::default();
     dut.reset(4);

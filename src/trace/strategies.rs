@@ -60,7 +60,7 @@ pub fn clustered_zero_runs(word_bits: u32, len: Range<usize>) -> BoxedStrategy<V
                     break;
                 }
                 let r = r.min(n - out.len());
-                out.extend(std::iter::repeat(if zero { 0 } else { x }).take(r));
+                out.extend(std::iter::repeat_n(if zero { 0 } else { x }, r));
             }
             out.resize(n, 0);
             out

@@ -1,0 +1,141 @@
+//! The `hwzip` binary: happy paths and clear errors (exit status 2, no panic) on bad input.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn hwzip(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hwzip"))
+        .args(args)
+        .output()
+        .expect("hwzip runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn assert_clean_error(o: &Output, needle: &str) {
+    let t = text(o);
+    assert_eq!(o.status.code(), Some(2), "expected exit 2: {}", t);
+    assert!(t.contains(needle), "expected `{}` in: {}", needle, t);
+    assert!(!t.contains("panicked"), "panic: {}", t);
+}
+
+#[test]
+fn bad_configs_are_clear_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let c = d.path().join("c.yaml");
+    for (yaml, needle) in [
+        ("zvc:\n  lanes: 7\n", "lanes = 7"),
+        ("zvc:\n  colour: red\n", "colour"),
+        ("cosim:\n  in_gap: 2\n", "cosim.in_gap"),
+        ("synth: 3\n", "config"),
+    ] {
+        std::fs::write(&c, yaml).unwrap();
+        assert_clean_error(
+            &hwzip(&[
+                "gen",
+                "--config",
+                c.to_str().unwrap(),
+                "--out",
+                d.path().to_str().unwrap(),
+            ]),
+            needle,
+        );
+    }
+    assert_clean_error(
+        &hwzip(&["gen", "--config", "/nonexistent.yaml"]),
+        "cannot read config",
+    );
+    assert_clean_error(&hwzip(&["gen", "--engine", "lz4"]), "unknown engine `lz4`");
+    assert_clean_error(
+        &hwzip(&["cosim", "--unit", "shifter", "--lines", "1"]),
+        "unknown unit `shifter`",
+    );
+}
+
+#[test]
+fn bad_traces_and_containers_are_clear_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let odd = d.path().join("odd.bin");
+    std::fs::write(&odd, [1u8, 2, 3, 4, 5]).unwrap();
+    assert_clean_error(
+        &hwzip(&["eval", "--trace", odd.to_str().unwrap()]),
+        "odd.bin",
+    );
+    assert_clean_error(
+        &hwzip(&["eval", "--trace", "/nonexistent.bin"]),
+        "nonexistent.bin",
+    );
+    let junk = d.path().join("junk.hwz");
+    std::fs::write(&junk, b"HWZP\x01garbage").unwrap();
+    assert_clean_error(
+        &hwzip(&[
+            "decompress",
+            junk.to_str().unwrap(),
+            d.path().join("o").to_str().unwrap(),
+        ]),
+        "junk.hwz",
+    );
+}
+
+#[test]
+fn eval_compress_decompress_round_trip() {
+    let d = tempfile::tempdir().unwrap();
+    let elems =
+        hwzip::trace::synthetic::relu_tensor([2, 8, 16, 16], 0.6, hwzip::trace::Layout::Nchw, 5);
+    let bin = d.path().join("act.bin");
+    hwzip::trace::file::write_raw(&bin, &elems, 32).unwrap();
+    let o = hwzip(&["eval", "--trace", bin.to_str().unwrap()]);
+    let t = text(&o);
+    assert!(o.status.success(), "{}", t);
+    for scheme in ["ZVC", "RLE-A", "zlib"] {
+        assert!(t.contains(scheme), "{} missing in {}", scheme, t);
+    }
+    let hwz = d.path().join("act.hwz");
+    let back = d.path().join("act.out");
+    assert!(
+        hwzip(&["compress", bin.to_str().unwrap(), hwz.to_str().unwrap()])
+            .status
+            .success()
+    );
+    assert!(
+        hwzip(&["decompress", hwz.to_str().unwrap(), back.to_str().unwrap()])
+            .status
+            .success()
+    );
+    assert_eq!(std::fs::read(&bin).unwrap(), std::fs::read(&back).unwrap());
+    assert!(std::fs::metadata(&hwz).unwrap().len() < std::fs::metadata(&bin).unwrap().len());
+}
+
+#[test]
+fn cosim_dump_out_is_the_golden_stream() {
+    let d = tempfile::tempdir().unwrap();
+    let elems = hwzip::trace::synthetic::uniform_density(32 * 40 + 5, 0.3, 32, 9);
+    let bin = d.path().join("t.bin");
+    hwzip::trace::file::write_raw(&bin, &elems, 32).unwrap();
+    let dump = d.path().join("rtl_stream.bin");
+    let cfg = d.path().join("c.yaml");
+    // One transfer carrying the whole trace.
+    std::fs::write(&cfg, "cosim:\n  max_windows: 1000\n").unwrap();
+    let o = hwzip(&[
+        "cosim",
+        "--unit",
+        "compressor",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--trace",
+        bin.to_str().unwrap(),
+        "--dump-out",
+        dump.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains(" 0 mismatches"), "{}", text(&o));
+    let golden = hwzip::model::zvc::compress(&Default::default(), &elems).unwrap();
+    assert_eq!(std::fs::read(&dump).unwrap(), golden);
+    assert!(Path::new(&dump).exists());
+}
