@@ -103,6 +103,30 @@ enum Cmd {
         input: PathBuf,
         output: PathBuf,
     },
+    /// Write a synthetic trace (raw little-endian elements + a YAML description beside it).
+    Trace {
+        /// all_zero | all_non_zero | uniform_random | clustered | relu | float_specials
+        #[arg(long, default_value = "relu")]
+        class: String,
+        /// ReLU tensor shape N,C,H,W (class relu); otherwise use --elems.
+        #[arg(long, value_delimiter = ',')]
+        shape: Vec<usize>,
+        /// Target sparsity for a shaped ReLU tensor.
+        #[arg(long, default_value_t = 0.6)]
+        sparsity: f64,
+        /// nchw | nhwc | chwn (shaped ReLU tensors).
+        #[arg(long, default_value = "nchw")]
+        layout: String,
+        /// Number of elements (unshaped classes).
+        #[arg(long, default_value_t = 4096)]
+        elems: usize,
+        #[arg(long, default_value_t = 32)]
+        word_bits: u32,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output raw file; the description is written as <output>.yaml.
+        output: PathBuf,
+    },
     /// The main job: generate → co-simulate → synthesize → report, for every engine.
     Flow {
         #[arg(long)]
@@ -350,6 +374,77 @@ fn run(cli: Cli) -> Result<bool, String> {
                 input.display(),
                 output.display(),
                 out.len()
+            );
+            Ok(true)
+        }
+        Cmd::Trace {
+            class,
+            shape,
+            sparsity,
+            layout,
+            elems,
+            word_bits,
+            seed,
+            output,
+        } => {
+            use hwzip::trace::{synthetic, Layout};
+            if ![8, 16, 32].contains(&word_bits) {
+                return Err(format!(
+                    "--word-bits {} is not supported (8, 16, 32)",
+                    word_bits
+                ));
+            }
+            let c = synthetic::DataClass::from_name(&class).ok_or_else(|| {
+                let all: Vec<&str> = synthetic::DataClass::ALL.iter().map(|c| c.name()).collect();
+                format!("unknown class `{}` (known: {})", class, all.join(", "))
+            })?;
+            let lay = match layout.as_str() {
+                "nchw" => Layout::Nchw,
+                "nhwc" => Layout::Nhwc,
+                "chwn" => Layout::Chwn,
+                other => return Err(format!("unknown layout `{}` (nchw, nhwc, chwn)", other)),
+            };
+            let (data, desc_shape) = if c == synthetic::DataClass::Relu && !shape.is_empty() {
+                if shape.len() != 4 || shape.contains(&0) || word_bits != 32 {
+                    return Err("--shape takes four non-zero sizes N,C,H,W of 32-bit data".into());
+                }
+                if !(0.0..=1.0).contains(&sparsity) {
+                    return Err(format!("--sparsity {} must be in [0, 1]", sparsity));
+                }
+                let s = [shape[0], shape[1], shape[2], shape[3]];
+                (
+                    synthetic::relu_tensor(s, sparsity, lay, seed),
+                    Some(shape.clone()),
+                )
+            } else {
+                (c.generate(elems, word_bits, seed), None)
+            };
+            hwzip::trace::file::write_raw(&output, &data, word_bits).map_err(|e| e.to_string())?;
+            let yaml_path = output.with_extension("yaml");
+            let file = output
+                .file_name()
+                .map(|f| f.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let mut yaml = format!("file: {}\nword_bits: {}\n", file, word_bits);
+            if let Some(sh) = desc_shape {
+                yaml.push_str(&format!(
+                    "layout: {}\nshape: [{}]\n",
+                    layout,
+                    sh.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            write(&yaml_path, yaml.as_bytes())?;
+            let nz = data.iter().filter(|x| **x != 0).count();
+            println!(
+                "{}: {} elements of {} bits, sparsity {:.3}; description {}",
+                output.display(),
+                data.len(),
+                word_bits,
+                1.0 - nz as f64 / data.len().max(1) as f64,
+                yaml_path.display()
             );
             Ok(true)
         }
