@@ -531,8 +531,11 @@ pub fn run_with(
 #[derive(Clone, Debug, Serialize)]
 pub struct Timing {
     /// Cycles from the first input beat's acceptance to the first output beat being valid,
-    /// counting the acceptance cycle as 1, for an isolated single-window transfer of
-    /// all-non-zero data.
+    /// counting the acceptance cycle as 1, for an isolated single-window transfer.
+    /// Reference data: compressor — all elements non-zero (the paper's "6 cycles per 128 B
+    /// line", spec §3.2); decompressor — all non-zero except element 0, so the first sector's
+    /// mask and payload arrive in the first beat (spec §6: "first output sector 2 cycles after
+    /// the mask and first payload arrive"). Other data can differ by a cycle (docs/FORMATS.md).
     pub latency_cycles: u64,
     /// Input beats accepted per cycle over a long run of compressible data (60% zeros) with
     /// no stalls.
@@ -544,8 +547,9 @@ pub struct Timing {
 /// Measures latency and throughput of `unit`.
 pub fn measure(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit) -> Result<Timing, String> {
     let ports = Ports::resolve(dut)?;
-    // Latency: one window of all-non-zero elements.
-    let elems: Vec<u32> = (0..p.window).map(|i| (i % 250) + 1).collect();
+    // Latency: one window of the unit's reference data (see `Timing::latency_cycles`).
+    let first = if unit == Unit::Decompressor { 0 } else { 1 };
+    let elems: Vec<u32> = (0..p.window).map(|i| if i == 0 { first } else { (i % 250) + 1 }).collect();
     let stream = model::compress(&p.model(), &elems).map_err(|e| e.to_string())?;
     let t = Transfer { elems, stream };
     let ins = match unit {
@@ -588,16 +592,16 @@ pub fn measure(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit) -> Result<Timing
         }
     }
     let latency_cycles = latency.ok_or("no output within 1000 cycles")?;
-    // Throughput: 64 windows of 60%-sparse data, no stalls, one transfer.
+    // Throughput: 256 windows of 60%-sparse data, no stalls, one transfer.
     let cfg = StimConfig {
-        lines: 64,
+        lines: 256,
         seed: 7,
         in_gap: 0.0,
         out_stall: 0.0,
-        max_windows: 64,
+        max_windows: 256,
         classes: vec![DataClass::Relu],
         data: Some(crate::trace::synthetic::uniform_density(
-            p.window as usize * 64,
+            p.window as usize * 256,
             0.4,
             p.word_bits,
             3,
