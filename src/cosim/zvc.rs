@@ -549,7 +549,9 @@ pub fn measure(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit) -> Result<Timing
     let ports = Ports::resolve(dut)?;
     // Latency: one window of the unit's reference data (see `Timing::latency_cycles`).
     let first = if unit == Unit::Decompressor { 0 } else { 1 };
-    let elems: Vec<u32> = (0..p.window).map(|i| if i == 0 { first } else { (i % 250) + 1 }).collect();
+    let elems: Vec<u32> = (0..p.window)
+        .map(|i| if i == 0 { first } else { (i % 250) + 1 })
+        .collect();
     let stream = model::compress(&p.model(), &elems).map_err(|e| e.to_string())?;
     let t = Transfer { elems, stream };
     let ins = match unit {

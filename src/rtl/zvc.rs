@@ -796,6 +796,10 @@ mod tests {
         assert_eq!(t.latency_cycles, 6, "{:?}", t);
         assert!(t.in_beats_per_cycle > 0.98, "{:?}", t);
         assert!(t2.latency_cycles <= 4, "{:?}", t2);
-        assert!(t2.raw_bytes_per_cycle > 0.98 * p.beat_bytes() as f64, "{:?}", t2);
+        assert!(
+            t2.raw_bytes_per_cycle > 0.98 * p.beat_bytes() as f64,
+            "{:?}",
+            t2
+        );
     }
 }

@@ -43,6 +43,9 @@ pub struct Liberty {
     pub flop_cells: BTreeSet<String>,
     /// Cells with a `latch` / `latch_bank` group.
     pub latch_cells: BTreeSet<String>,
+    /// Cells removed before synthesis as not for general logic (`dont_use : true`, sky130
+    /// low-power/isolation `lpflow_*` and probe cells, as OpenROAD flows exclude them).
+    pub excluded_cells: Vec<String>,
 }
 
 impl Liberty {
@@ -67,8 +70,37 @@ impl Liberty {
         };
         let bytes = fs::read(&path).map_err(|e| SynthError::io(&path, e))?;
         let text = String::from_utf8_lossy(&bytes);
-        let scan = scan(&text);
-        Self::from_scan(scan, path, source)
+        // Cells no synthesis flow should pick (see `is_dont_use`) are removed from a cached
+        // copy, because Yosys 0.23's `abc`/`dfflibmap` cannot exclude cells by name.
+        let (filtered, removed) = remove_cells(&text, is_dont_use);
+        if removed.is_empty() {
+            return Self::from_scan(scan(&text), path, source);
+        }
+        let out = path.with_file_name(format!(
+            "{}-usable.lib",
+            path.file_stem().and_then(|s| s.to_str()).unwrap_or("lib")
+        ));
+        let out = if out.starts_with(cache_dir()) || path != source {
+            out
+        } else {
+            cache_dir().join(out.file_name().unwrap_or_default())
+        };
+        if !fs::metadata(&out).is_ok_and(|m| m.len() > 0) {
+            let dir = out
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(cache_dir);
+            fs::create_dir_all(&dir).map_err(|e| SynthError::io(&dir, e))?;
+            let mut tmp =
+                tempfile::NamedTempFile::new_in(&dir).map_err(|e| SynthError::io(&dir, e))?;
+            tmp.write_all(filtered.as_bytes())
+                .map_err(|e| SynthError::io(&out, e))?;
+            tmp.persist(&out)
+                .map_err(|e| SynthError::io(&out, e.error))?;
+        }
+        let mut lib = Self::from_scan(scan(&filtered), out, source)?;
+        lib.excluded_cells = removed;
+        Ok(lib)
     }
 
     /// The default library: OSU 0.18 µm from Debian's `qflow-tech-osu018`.
@@ -152,8 +184,79 @@ impl Liberty {
             cell_count,
             flop_cells,
             latch_cells,
+            excluded_cells: Vec::new(),
         })
     }
+}
+
+/// Cells that are not for general synthesis: marked `dont_use : true`, or sky130's
+/// low-power/isolation (`lpflow_*`) and probe cells.
+fn is_dont_use(name: &str, body: &str) -> bool {
+    name.contains("__lpflow_")
+        || name.contains("__probe")
+        || body
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .contains("dont_use:true")
+}
+
+/// Removes the `cell (name) { ... }` groups for which `drop(name, body)` holds. Returns the
+/// filtered text and the removed cell names. Braces inside quoted strings are ignored.
+fn remove_cells(text: &str, drop: impl Fn(&str, &str) -> bool) -> (String, Vec<String>) {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut removed = Vec::new();
+    let mut pos = 0;
+    while let Some(off) = text[pos..].find("cell") {
+        let start = pos + off;
+        let word_start =
+            start == 0 || !(bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_');
+        let rest = text[start + 4..].trim_start();
+        if !word_start || !rest.starts_with('(') {
+            out.push_str(&text[pos..start + 4]);
+            pos = start + 4;
+            continue;
+        }
+        let open_paren = text.len() - rest.len();
+        let Some(close_rel) = text[open_paren..].find(')') else {
+            break;
+        };
+        let name = text[open_paren + 1..open_paren + close_rel]
+            .trim()
+            .trim_matches('"')
+            .to_string();
+        let Some(brace_rel) = text[open_paren + close_rel..].find('{') else {
+            break;
+        };
+        let body_start = open_paren + close_rel + brace_rel;
+        // Find the matching closing brace.
+        let (mut depth, mut i, mut in_str) = (0i64, body_start, false);
+        while i < bytes.len() {
+            match bytes[i] {
+                b'"' => in_str = !in_str,
+                b'{' if !in_str => depth += 1,
+                b'}' if !in_str => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        let end = (i + 1).min(bytes.len());
+        out.push_str(&text[pos..start]);
+        if drop(&name, &text[body_start..end]) {
+            removed.push(name);
+        } else {
+            out.push_str(&text[start..end]);
+        }
+        pos = end;
+    }
+    out.push_str(&text[pos..]);
+    (out, removed)
 }
 
 /// Cache directory for decompressed liberty files: `$HWZIP_CACHE/liberty`, else
@@ -437,6 +540,27 @@ fn scan(text: &str) -> Scan {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod dont_use_tests {
+    use super::remove_cells;
+
+    #[test]
+    fn removes_only_matching_cell_groups() {
+        let lib = "library (x) {\n  cell (A) { area : 1; pin (Y) { function : \"{}\"; } }\n  cell (\"sky130_fd_sc_hd__lpflow_isobufsrc_1\") { area : 2; }\n  cell (B) { dont_use : true; area : 3; }\n  cellx : 1;\n}\n";
+        let (out, removed) = remove_cells(lib, super::is_dont_use);
+        assert_eq!(
+            removed,
+            vec![
+                "sky130_fd_sc_hd__lpflow_isobufsrc_1".to_string(),
+                "B".to_string()
+            ]
+        );
+        assert!(out.contains("cell (A)") && out.contains("cellx : 1;"));
+        assert!(!out.contains("lpflow") && !out.contains("area : 3"));
+        assert_eq!(out.matches('{').count(), out.matches('}').count());
+    }
 }
 
 #[cfg(test)]
