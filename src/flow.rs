@@ -298,3 +298,30 @@ pub fn stim_from(cfg: &Config, data: Option<Vec<u32>>) -> StimConfig {
         ..StimConfig::default()
     }
 }
+
+/// Gate-level co-simulation: the synthesized netlist of `row` (with the library's cell
+/// models) through the same scoreboard as the RTL, for `lines` windows.
+pub fn gate_cosim(
+    engine: Engine,
+    cfg: &Config,
+    row: &ReportRow,
+    lib: &Liberty,
+    lines: u64,
+) -> FlowResult<RunStats> {
+    let top = unit_top(engine, cfg, &row.unit)?;
+    let gl =
+        synth::gatesim::gate_level_model(&row.result, lib, Duration::from_secs(cfg.synth.budget_s))
+            .map_err(|e| e.to_string())?;
+    let text =
+        std::fs::read_to_string(&gl).map_err(|e| format!("cannot read {}: {}", gl.display(), e))?;
+    let mut spec = crate::cosim::vdut::build_spec(&top, false).map_err(|e| e.to_string())?;
+    spec.sources = vec![("gatesim.v".into(), text)];
+    let lib_model = crate::cosim::build(&spec).map_err(|e| e.to_string())?;
+    let model = crate::cosim::Model::new(&lib_model).map_err(|e| e.to_string())?;
+    let mut dut = VerilatorDut::from_model(model).map_err(|e| e.to_string())?;
+    let mut stim = stim_from(cfg, None);
+    stim.lines = lines;
+    match engine {
+        Engine::Zvc => zsb::run(&mut dut, &cfg.zvc, zvc_unit(&row.unit)?, &stim),
+    }
+}
