@@ -74,6 +74,10 @@ enum Cmd {
         /// Work and report directory.
         #[arg(long, default_value = "build/synth")]
         out: PathBuf,
+        /// Also co-simulate each synthesized netlist (gate level, the library's cell
+        /// functions) for this many windows. Slow: minutes of Verilator build per netlist.
+        #[arg(long, default_value_t = 0)]
+        gate_cosim: u64,
     },
     /// Compression ratio of a trace: the engine beside RLE and zlib baselines.
     Eval {
@@ -137,6 +141,9 @@ enum Cmd {
         /// Windows per unit in co-simulation (overrides the config).
         #[arg(long)]
         lines: Option<u64>,
+        /// Also co-simulate each synthesized netlist at gate level for this many windows.
+        #[arg(long, default_value_t = 0)]
+        gate_cosim: u64,
     },
 }
 
@@ -278,6 +285,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             clock_ns,
             unit,
             out,
+            gate_cosim,
         } => {
             let engine = Engine::from_name(&engine)?;
             let mut cfg = load_config(&config)?;
@@ -299,7 +307,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             flow::write_reports(&rows, &out)?;
             print!("{}", hwzip::synth::to_markdown(&rows));
             println!("\nreports: {}/report.{{md,csv,json}}", out.display());
-            Ok(true)
+            gate_level(engine, &cfg, &rows, &libs, gate_cosim)
         }
         Cmd::Eval {
             engine,
@@ -448,17 +456,61 @@ fn run(cli: Cli) -> Result<bool, String> {
             );
             Ok(true)
         }
-        Cmd::Flow { config, out, lines } => {
+        Cmd::Flow {
+            config,
+            out,
+            lines,
+            gate_cosim,
+        } => {
             let mut cfg = load_config(&config)?;
             if let Some(l) = lines {
                 cfg.cosim.lines = l.max(1);
             }
-            flow_cmd(&cfg, &out)
+            flow_cmd(&cfg, &out, gate_cosim)
         }
     }
 }
 
-fn flow_cmd(cfg: &Config, out: &Path) -> Result<bool, String> {
+/// Gate-level co-simulation of every synthesized row (skipped when `lines` is 0).
+fn gate_level(
+    engine: Engine,
+    cfg: &Config,
+    rows: &[hwzip::synth::ReportRow],
+    libs: &[hwzip::synth::Liberty],
+    lines: u64,
+) -> Result<bool, String> {
+    let mut ok = true;
+    if lines == 0 {
+        return Ok(ok);
+    }
+    for r in rows.iter().filter(|r| r.engine == engine.name()) {
+        let Some(lib) = libs.iter().find(|l| flow::lib_label(l) == r.result.liberty) else {
+            continue;
+        };
+        eprintln!(
+            "gate-level co-simulation of {} on {} ({} windows) ...",
+            r.unit, r.result.liberty, lines
+        );
+        let st = flow::gate_cosim(engine, cfg, r, lib, lines)?;
+        println!(
+            "gate level {} {} on {}: {} lines, {} cycles, {} mismatches, {:.3} Mcycles/s",
+            engine.name(),
+            r.unit,
+            r.result.liberty,
+            st.lines,
+            st.cycles,
+            st.mismatches,
+            st.cycles_per_second() / 1e6
+        );
+        if let Some(m) = &st.first_mismatch {
+            println!("  FIRST MISMATCH: {}", m);
+        }
+        ok &= st.mismatches == 0;
+    }
+    Ok(ok)
+}
+
+fn flow_cmd(cfg: &Config, out: &Path, gate_cosim: u64) -> Result<bool, String> {
     let t0 = Instant::now();
     let mut notes = Vec::new();
     let libs = flow::libraries(&cfg.synth.libraries, &mut notes)?;
@@ -496,14 +548,11 @@ fn flow_cmd(cfg: &Config, out: &Path) -> Result<bool, String> {
             engine.name(),
             libs.len()
         );
-        rows.extend(flow::synth(
-            engine,
-            cfg,
-            &libs,
-            &out.join("synth"),
-            None,
-            &mut |m| eprintln!("   {}", m),
-        )?);
+        let erows = flow::synth(engine, cfg, &libs, &out.join("synth"), None, &mut |m| {
+            eprintln!("   {}", m)
+        })?;
+        ok &= gate_level(engine, cfg, &erows, &libs, gate_cosim)?;
+        rows.extend(erows);
     }
     flow::write_reports(&rows, out)?;
     let cm = flow::cosim_markdown(&cosims);
