@@ -139,3 +139,48 @@ fn cosim_dump_out_is_the_golden_stream() {
     assert_eq!(std::fs::read(&dump).unwrap(), golden);
     assert!(Path::new(&dump).exists());
 }
+
+#[test]
+fn trace_command_writes_loadable_stimulus_and_rejects_bad_arguments() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("act.bin");
+    let o = hwzip(&[
+        "trace",
+        "--class",
+        "relu",
+        "--shape",
+        "1,8,9,9",
+        "--sparsity",
+        "0.7",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = hwzip::trace::file::load_trace(&out.with_extension("yaml"), 32).unwrap();
+    assert_eq!(t.elems.len(), 8 * 81);
+    let sparsity = t.elems.iter().filter(|x| **x == 0).count() as f64 / t.elems.len() as f64;
+    assert!((sparsity - 0.7).abs() < 0.02, "{}", sparsity);
+    let o = hwzip(&[
+        "trace",
+        "--class",
+        "clustered",
+        "--elems",
+        "100",
+        "--word-bits",
+        "16",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::metadata(&out).unwrap().len(), 200);
+    assert_clean_error(
+        &hwzip(&["trace", "--class", "gauss", out.to_str().unwrap()]),
+        "unknown class `gauss`",
+    );
+    assert_clean_error(
+        &hwzip(&["trace", "--shape", "1,2,3", out.to_str().unwrap()]),
+        "--shape",
+    );
+    assert_clean_error(
+        &hwzip(&["trace", "--word-bits", "12", out.to_str().unwrap()]),
+        "--word-bits 12",
+    );
+}
