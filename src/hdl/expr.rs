@@ -28,6 +28,19 @@ pub enum BinOp {
     Sub,
 }
 
+impl BinOp {
+    /// Verilog operator.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::And => "&",
+            BinOp::Or => "|",
+            BinOp::Xor => "^",
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+        }
+    }
+}
+
 /// Unsigned comparisons (1-bit result).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CmpOp {
@@ -355,13 +368,7 @@ impl Expr {
     fn bin(op: BinOp, a: &Expr, b: &Expr) -> Expr {
         let node = Node::Bin(op, a.clone(), b.clone());
         if a.width != b.width {
-            let sym = match op {
-                BinOp::And => "&",
-                BinOp::Or => "|",
-                BinOp::Xor => "^",
-                BinOp::Add => "+",
-                BinOp::Sub => "-",
-            };
+            let sym = op.symbol();
             return Expr::bad(
                 node,
                 a.width,
@@ -563,13 +570,7 @@ fn render(e: &Expr, out: &mut String, depth: u32) {
             out.push(')');
         }
         Node::Bin(op, a, b) => {
-            let sym = match op {
-                BinOp::And => "&",
-                BinOp::Or => "|",
-                BinOp::Xor => "^",
-                BinOp::Add => "+",
-                BinOp::Sub => "-",
-            };
+            let sym = op.symbol();
             out.push('(');
             render(a, out, d);
             let _ = write!(out, " {} ", sym);

@@ -90,3 +90,21 @@ impl ModelError {
         }
     }
 }
+
+/// Splits little-endian bytes into elements of `elem_bytes` (1, 2 or 4) bytes each; `None` if
+/// the length is not a multiple of the element size. Shared by the models and trace readers.
+pub fn split_le(bytes: &[u8], elem_bytes: usize) -> Option<Vec<u32>> {
+    if elem_bytes == 0 || elem_bytes > 4 || bytes.len() % elem_bytes != 0 {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(elem_bytes)
+            .map(|c| {
+                let mut b = [0u8; 4];
+                b[..elem_bytes].copy_from_slice(c);
+                u32::from_le_bytes(b)
+            })
+            .collect(),
+    )
+}

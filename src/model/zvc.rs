@@ -262,20 +262,10 @@ pub fn encode_window(p: &ZvcParams, window_elems: &[u32]) -> (Vec<u8>, Vec<u32>)
 pub fn elems_from_le_bytes(p: &ZvcParams, bytes: &[u8]) -> Result<Vec<u32>, ModelError> {
     p.validate()?;
     let wb = p.word_bytes();
-    if bytes.len() % wb != 0 {
-        return Err(ModelError::BadByteLength {
-            len: bytes.len(),
-            elem_bytes: wb,
-        });
-    }
-    Ok(bytes
-        .chunks_exact(wb)
-        .map(|c| {
-            let mut b = [0u8; 4];
-            b[..wb].copy_from_slice(c);
-            u32::from_le_bytes(b)
-        })
-        .collect())
+    super::split_le(bytes, wb).ok_or(ModelError::BadByteLength {
+        len: bytes.len(),
+        elem_bytes: wb,
+    })
 }
 
 /// Serialise elements as little-endian bytes of `word_bits / 8` each (upper bits are dropped;

@@ -706,7 +706,7 @@ pub fn loopback(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
 mod tests {
     use super::*;
     use crate::cosim::dut::SimDut;
-    use crate::cosim::zvc::{measure, run, StimConfig, Unit};
+    use crate::cosim::zvc::{measure, run_clean, StimConfig, Unit};
 
     fn check(p: &ZvcRtlParams, unit: Unit, lines: u64, seed: u64) {
         let top = match unit {
@@ -722,15 +722,7 @@ mod tests {
             max_windows: 4,
             ..StimConfig::default()
         };
-        let st = run(&mut dut, p, unit, &cfg).unwrap();
-        assert!(
-            st.first_mismatch.is_none(),
-            "{:?} {}: {}",
-            unit,
-            p.describe(),
-            st.first_mismatch.unwrap()
-        );
-        assert!(st.transfers > 0);
+        run_clean(&mut dut, p, unit, &cfg).unwrap();
     }
 
     #[test]

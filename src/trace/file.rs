@@ -136,22 +136,12 @@ pub fn read_raw(path: &Path, word_bits: u32) -> Result<Vec<u32>, TraceError> {
         source,
     })?;
     let wb = (word_bits / 8) as usize;
-    if bytes.len() % wb != 0 {
-        return Err(TraceError::OddLength {
-            path: path.to_path_buf(),
-            len: bytes.len() as u64,
-            elem_bytes: wb,
-            word_bits,
-        });
-    }
-    Ok(bytes
-        .chunks_exact(wb)
-        .map(|c| {
-            let mut b = [0u8; 4];
-            b[..wb].copy_from_slice(c);
-            u32::from_le_bytes(b)
-        })
-        .collect())
+    crate::model::split_le(&bytes, wb).ok_or_else(|| TraceError::OddLength {
+        path: path.to_path_buf(),
+        len: bytes.len() as u64,
+        elem_bytes: wb,
+        word_bits,
+    })
 }
 
 /// Write elements as a raw little-endian file of `word_bits / 8` bytes each.
