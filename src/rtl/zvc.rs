@@ -721,27 +721,44 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
 
     m.comment("Stage 1: mask segment, popcount and need for this sector");
     let first = m.wire("first", &sec.q().eq_lit(0));
+    let fire_decl = m.wire_decl("fire", 1);
     let buf_mask = buf.q().slice(0, p.window);
-    let seg_stored = if s_cnt == 1 {
-        mask_q.q().slice(0, l)
-    } else {
-        let segs: Vec<Expr> = (0..s_cnt).map(|s| mask_q.q().slice(s * l, l)).collect();
-        mux_tree(&sec.q(), &segs)
-    };
-    let seg = m.wire("seg", &first.select(&buf_mask.slice(0, l), &seg_stored));
-    let cnt = popcount(&mut m, "segpop", &seg);
-    let cnt = m.wire("seg_cnt", &cnt.zext(bcw));
+    // The segment and popcount of a window's later sectors are registered one sector ahead
+    // (`seg_q`, `seg_cnt_q`); only a first sector counts its segment straight from the buffer.
+    let seg_q = m.reg("seg_q", l, Some(0));
+    m.annotate("mask segment of the current sector when it is not the window's first");
+    let seg_cnt_q = m.reg("seg_cnt_q", bcw, Some(0));
+    m.annotate("popcount of seg_q");
+    let seg_first = buf_mask.slice(0, l);
+    let cnt_first = popcount(&mut m, "segpop", &seg_first);
+    let cnt_first = m.wire("seg_cnt_first", &cnt_first.zext(bcw));
+    let seg = m.wire("seg", &first.select(&seg_first, &seg_q.q()));
     let need = m.wire(
         "need",
-        &(&cnt + &first.select(&Expr::lit(bcw, mel as u64), &Expr::zero(bcw))),
+        &first.select(&(&cnt_first + &Expr::lit(bcw, mel as u64)), &seg_cnt_q.q()),
     );
+    if s_cnt > 1 {
+        let cur_mask = m.wire("cur_mask", &first.select(&buf_mask, &mask_q.q()));
+        let segs: Vec<Expr> = (0..s_cnt).map(|s| cur_mask.slice(s * l, l)).collect();
+        let sec_inc = m.wire("sec_inc", &(sec.q() + Expr::lit(secw, 1)));
+        let seg_next = m.wire("seg_next", &mux_tree(&sec_inc, &segs));
+        let cnt_next = popcount(&mut m, "nextpop", &seg_next);
+        m.next(&seg_q, &seg_next, Some(&fire_decl.expr()));
+        m.next(&seg_cnt_q, &cnt_next.zext(bcw), Some(&fire_decl.expr()));
+    } else {
+        m.next(&seg_q, &seg_q.q(), None);
+        m.next(&seg_cnt_q, &seg_cnt_q.q(), None);
+        m.unused(&seg_q.q());
+        m.unused(&seg_cnt_q.q());
+    }
     let mask_here = m.wire(
         "mask_here",
         &(!&first | bc.q().ge(&Expr::lit(bcw, mel as u64))),
     );
     let has_data = m.wire("has_data", &(&mask_here & &bc.q().ge(&need)));
     let out_free = m.wire("out_free", &(!o_valid.q() | m_ready.clone()));
-    let fire = m.wire("fire", &(&has_data & &out_free));
+    m.drive(&fire_decl, &(&has_data & &out_free));
+    let fire = fire_decl.expr();
     let corrupt = m.wire("corrupt", &(in_done.q() & !&has_data & &out_free));
 
     m.comment("Stage 2: lane mux (payload element or zero) into the output register");
