@@ -251,6 +251,46 @@ pub fn shift_lanes(
     cur
 }
 
+/// Logarithmic rotator on lanes: rotates `lanes` towards higher lanes (`left = true`, lane i
+/// moves to lane `(i + amount) mod n`) or lower lanes, one named stage per amount bit, least
+/// significant bit first. `n` must be a power of two; amount bits at or above `log2 n` are
+/// ignored (a full turn). Returns the rotated lanes.
+pub fn rotate_lanes(
+    m: &mut ModuleBuilder,
+    name: &str,
+    lanes: &[Expr],
+    amount: &Expr,
+    left: bool,
+) -> Vec<Expr> {
+    let n = lanes.len();
+    assert!(
+        n.is_power_of_two(),
+        "rotate_lanes: {} lanes is not a power of two",
+        n
+    );
+    let w = lanes.first().map(|l| l.width()).unwrap_or(1);
+    let mut cur = lanes.to_vec();
+    for b in 0..amount.width() {
+        let d = 1usize << b;
+        if d >= n {
+            m.unused(&amount.slice(b, amount.width() - b));
+            break;
+        }
+        let moved: Vec<Expr> = (0..n)
+            .map(|i| {
+                let j = if left { (i + n - d) % n } else { (i + d) % n };
+                cur[j].clone()
+            })
+            .collect();
+        let v = amount
+            .bit(b)
+            .select(&Expr::cat_lsb(&moved), &Expr::cat_lsb(&cur));
+        let z = m.wire(&format!("{}_s{}", name, b), &v);
+        cur = z.lanes(w);
+    }
+    cur
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,19 +4,27 @@
 //! `lanes × word_bits` bits, little-endian (stream byte 0 = bits 7:0 of the beat).
 //!
 //! Compressor (`zvc_comp_*`), one input sector of `lanes` elements per cycle:
-//! 1. zero detect + parallel-prefix count of zeros in front of each lane (registered);
-//! 2. compaction with an LSB-first logarithmic shifter (collision-free, spec §3.2) written into
-//!    a sector FIFO of S+1 entries (S = sectors per window): the window's mask must precede
-//!    its payload in the stream, so a window's sectors wait there until the window is complete;
-//! 3. a packer that appends `{payload, mask}` chunks at the running offset into an accumulator
-//!    and emits dense beats. A beat is emitted once more than one beat of data is held (or
-//!    while flushing), so a transfer never ends with an empty `last` beat.
+//! 1. zero detect + parallel-prefix count (registered). Every non-final output beat carries
+//!    exactly `lanes` elements, so each sector's lane offset in the packer (stream position
+//!    mod lanes) is known here from a running count; for up to 8 lanes stage 1 also decodes
+//!    each element's destination lane into one-hot route registers;
+//! 2. compaction (spec §3.2) fused with the rotation to that lane: a one-level crossbar on the
+//!    registered routes (≤ 8 lanes) or the LSB-first log shifter plus a rotator (wider),
+//!    written into a sector FIFO of S+1 entries (S = sectors per window): the window's mask
+//!    must precede its payload in the stream, so a window's sectors wait there until the
+//!    window is complete;
+//! 3. a packer that ORs `{mask, payload}` chunks into an accumulator at the running count
+//!    (payload lane k lands on position ≡ k mod lanes: no shifter in the loop) and emits dense
+//!    beats (a constant one-beat shift). A beat is emitted once more than one beat of data is
+//!    held (or while flushing), so a transfer never ends with an empty `last` beat.
 //!
 //! Decompressor (`zvc_decomp_*`): a realignment buffer of `2·lanes + 2·M` elements (M = mask
 //! elements), per-sector popcount + prefix count on the mask segment, a per-lane gather of the
 //! payload, and a registered output: first sector two cycles after the first beat.
 
-use crate::hdl::blocks::{mux_tree, popcount, prefix_count, shift_lanes, PrefixTopology};
+use crate::hdl::blocks::{
+    mux_tree, popcount, prefix_count, rotate_lanes, shift_lanes, PrefixTopology,
+};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -131,6 +139,10 @@ fn err(msg: String) -> HdlError {
     }
 }
 
+/// Widest sector whose stage-2 compaction is a decoded crossbar (L² route registers);
+/// wider sectors use the log-shifter compaction plus a rotator.
+const XBAR_MAX_LANES: u32 = 8;
+
 /// `zvc_compact`: LSB-first logarithmic compaction (spec §3.2 stage 2). Lane i holds a
 /// non-zero element that moves down by `zb[i]` (zeros in front of it); level b applies shift
 /// bit b. Zero elements are all-zero words, and lanes left empty are driven to 0.
@@ -191,6 +203,54 @@ pub fn compact(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
+/// `zvc_compact_xbar`: compaction and rotation as a one-level crossbar (spec §3.2 stage 2,
+/// with the destination lanes decoded in stage 1). `route_i[j*lanes + i]` sends element i to
+/// lane j; the routes are one-hot per lane, so lane j is the OR of the gated elements
+/// `d<i+1>_<j>` (element i gated onto lane j). Lanes without a route are 0.
+pub fn compact_xbar(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
+    let (w, l) = (p.word_bits, p.lanes);
+    let mut m = ModuleBuilder::new(format!("zvc_compact_xbar_w{}_l{}", w, l));
+    m.header("Generator: hwzip::rtl::zvc::compact_xbar");
+    m.header(format!("Parameters: word_bits={} lanes={}", w, l));
+    m.header(format!(
+        "Spec: {} §3.2 stage 2 (compaction; routes decoded from the stage-1 prefix count)",
+        SPEC
+    ));
+    let data = m.input("data_i", l * w);
+    let route = m.input("route_i", l * l);
+    let d = data.lanes(w);
+    let mut out = Vec::new();
+    for j in 0..l {
+        let terms: Vec<Expr> = d
+            .iter()
+            .enumerate()
+            .map(|(i, di)| {
+                m.wire(
+                    &format!("d{}_{}", i + 1, j),
+                    &route.bit(j * l + i as u32).gate(di),
+                )
+            })
+            .collect();
+        // Balanced OR of the gated elements.
+        let mut cur = terms;
+        while cur.len() > 1 {
+            cur = cur
+                .chunks(2)
+                .map(|c| {
+                    if c.len() == 2 {
+                        &c[0] | &c[1]
+                    } else {
+                        c[0].clone()
+                    }
+                })
+                .collect();
+        }
+        out.push(m.wire(&format!("lane_{}", j), &cur[0]));
+    }
+    m.output_expr("packed_o", &Expr::cat_lsb(&out));
+    m.finish()
+}
+
 /// `zvc_expand`: per-lane gather (spec §3.3 stage 2): lane i takes payload element
 /// `prefix(nz)[i]` when its mask bit is set, else 0.
 pub fn expand(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
@@ -246,7 +306,6 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let sw = clog2(l as u64).max(1);
     let cw = clog2(l as u64 + 1);
     let secw = clog2(s_cnt as u64).max(1);
-    let compact_mod = compact(p)?;
 
     let mut m = ModuleBuilder::new(format!("zvc_comp_{}_{}", p.tag(), p.prefix.tag()));
     m.header("Generator: hwzip::rtl::zvc::compressor");
@@ -266,21 +325,12 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let m_ready = m.input("m_ready_i", 1);
 
     // ---------------- Stage 1: zero detect + prefix count (spec §3.2 stage 1) ----------------
-    m.comment("Stage 1: zero detect (bitwise: -0.0 is non-zero) and zeros-in-front prefix count");
+    // Up to XBAR_MAX_LANES lanes, stage 1 also decodes each element's destination lane and
+    // stage 2 is a one-level AND-OR crossbar; wider sectors use the log shifters.
+    let xbar = l <= XBAR_MAX_LANES;
     let in_lanes = s_data.lanes(w);
     let nz_in: Vec<Expr> = in_lanes.iter().map(|x| x.any()).collect();
     let nz_in = m.wire("nz_in", &Expr::cat_lsb(&nz_in));
-    let zero_flags: Vec<Expr> = (0..l).map(|i| !nz_in.bit(i)).collect();
-    let (zb, zeros) = prefix_count(&mut m, "zpc", &zero_flags, p.prefix);
-    let cnt_in = m.wire_c(
-        "cnt_in",
-        &(Expr::lit(cw, l as u64) - &zeros),
-        "non-zero elements in the sector",
-    );
-    let zb_in = m.wire(
-        "zb_in",
-        &Expr::cat_lsb(&zb.iter().map(|z| z.resize(sw)).collect::<Vec<_>>()),
-    );
 
     let sec_in = m.reg("sec_in_q", secw, Some(0));
     m.annotate("sector index of the next input sector within its window");
@@ -288,6 +338,71 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         "line_end_in",
         &(&s_last | &sec_in.q().eq_lit(s_cnt as u64 - 1)),
     );
+
+    // Every non-final beat carries exactly `lanes` elements, so a chunk's lane offset inside
+    // the packer (its stream position mod lanes) is fixed when the sector is taken: the
+    // payload is rotated to that lane before the sector FIFO, off the packer's loop.
+    let rw = clog2(l as u64);
+    let tot = m.reg("tot_q", rw, Some(0));
+    m.annotate("elements of the transfer ahead of the next input sector, mod lanes");
+    let first_in = sec_in.q().eq_lit(0);
+    let rot_in = m.wire_c(
+        "rot_in",
+        &(tot.q() + first_in.select(&Expr::lit(rw, (mel % l) as u64), &Expr::zero(rw))),
+        "lane of the sector's first payload element in the packer (after its mask)",
+    );
+
+    let (cnt_in, route_in) = if xbar {
+        m.comment("Stage 1: zero detect (bitwise: -0.0 is non-zero), non-zeros-in-front prefix");
+        m.comment(
+            "count (rank), destination decode: element i goes to lane (rot + rank_i) mod lanes",
+        );
+        let nz_flags: Vec<Expr> = (0..l).map(|i| nz_in.bit(i)).collect();
+        let (rank, total) = prefix_count(&mut m, "nzpc", &nz_flags, p.prefix);
+        let cnt_in = m.wire_c(
+            "cnt_in",
+            &total.resize(cw),
+            "non-zero elements in the sector",
+        );
+        // rank_i + rot == j  <=>  rank_i == j - rot: the right side only depends on registers.
+        let mut sel = Vec::new();
+        for j in 0..l {
+            let tgt = m.wire(
+                &format!("rank_for_lane_{}", j),
+                &(Expr::lit(rw, j as u64) - &rot_in),
+            );
+            for (i, r) in rank.iter().enumerate() {
+                sel.push(nz_in.bit(i as u32) & r.resize(rw).eq(&tgt));
+            }
+        }
+        for r in rank.iter() {
+            if r.width() > rw {
+                m.unused(&r.slice(rw, r.width() - rw));
+            }
+        }
+        let route = m.wire_c(
+            "route_in",
+            &Expr::cat_lsb(&sel),
+            "bit j*lanes+i: input element i goes to packed lane j",
+        );
+        (cnt_in, route)
+    } else {
+        m.comment(
+            "Stage 1: zero detect (bitwise: -0.0 is non-zero) and zeros-in-front prefix count",
+        );
+        let zero_flags: Vec<Expr> = (0..l).map(|i| !nz_in.bit(i)).collect();
+        let (zb, zeros) = prefix_count(&mut m, "zpc", &zero_flags, p.prefix);
+        let cnt_in = m.wire_c(
+            "cnt_in",
+            &(Expr::lit(cw, l as u64) - &zeros),
+            "non-zero elements in the sector",
+        );
+        let zb_in = m.wire(
+            "zb_in",
+            &Expr::cat_lsb(&zb.iter().map(|z| z.resize(sw)).collect::<Vec<_>>()),
+        );
+        (cnt_in, zb_in)
+    };
 
     let fifo_full = m.wire_decl("fifo_full", 1);
     let a_valid = m.reg("a_valid_q", 1, Some(0));
@@ -301,26 +416,57 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         Some(&take),
     );
     m.next(&a_valid, &(&take | &(a_valid.q() & !push.expr())), None);
+    m.next(
+        &tot,
+        &s_last.select(&Expr::zero(rw), &(&rot_in + &cnt_in.resize(rw))),
+        Some(&take),
+    );
+    if cw > rw {
+        m.unused(&cnt_in.slice(rw, cw - rw));
+    }
     let a_data = m.reg_next("a_data_q", None, &s_data, Some(&take));
     let a_nz = m.reg_next("a_nz_q", None, &nz_in, Some(&take));
-    let a_zb = m.reg_next("a_zb_q", None, &zb_in, Some(&take));
     let a_cnt = m.reg_next("a_cnt_q", None, &cnt_in, Some(&take));
     let a_sec = m.reg_next("a_sec_q", None, &sec_in.q(), Some(&take));
     let a_end = m.reg_next("a_end_q", None, &line_end_in, Some(&take));
     let a_xlast = m.reg_next("a_xlast_q", None, &s_last, Some(&take));
 
     // ---------------- Stage 2: compaction into the sector FIFO ----------------
-    m.comment("Stage 2: LSB-first log-shifter compaction; result written into the sector FIFO");
-    let u_compact = m.instance(
-        &compact_mod,
-        "u_compact",
-        &[
-            ("data_i", a_data.clone()),
-            ("nz_i", a_nz.clone()),
-            ("zb_i", a_zb.clone()),
-        ],
+    let packed = if xbar {
+        m.comment("Stage 2: compaction + rotation as a crossbar with registered one-hot routes");
+        let a_route = m.reg_next("a_route_q", None, &route_in, Some(&take));
+        m.annotate("bit j*lanes+i: element i goes to packed lane j (one register per route, bounded fan-out)");
+        let xbar_mod = compact_xbar(p)?;
+        let u_xbar = m.instance(
+            &xbar_mod,
+            "u_compact",
+            &[("data_i", a_data.clone()), ("route_i", a_route)],
+        );
+        u_xbar.out("packed_o").lanes(w)
+    } else {
+        m.comment("Stage 2: LSB-first log-shifter compaction, then rotation to the packer lane");
+        let a_zb = m.reg_next("a_zb_q", None, &route_in, Some(&take));
+        let a_rot = m.reg_next("a_rot_q", None, &rot_in, Some(&take));
+        let compact_mod = compact(p)?;
+        let u_compact = m.instance(
+            &compact_mod,
+            "u_compact",
+            &[
+                ("data_i", a_data.clone()),
+                ("nz_i", a_nz.clone()),
+                ("zb_i", a_zb.clone()),
+            ],
+        );
+        let packed = u_compact.out("packed_o");
+        // The rotate amount goes through a gate so that synthesis can buffer its fan-out.
+        let rot_amt = m.wire("rot_amt", &a_valid.q().gate(&a_rot));
+        rotate_lanes(&mut m, "rot", &packed.lanes(w), &rot_amt, true)
+    };
+    let packed = m.wire_c(
+        "packed_rot",
+        &Expr::cat_lsb(&packed),
+        "compacted payload, element k at lane (rot + k) mod lanes",
     );
-    let packed = u_compact.out("packed_o");
     m.drive(&push, &(a_valid.q() & !fifo_full.expr()));
 
     // Window mask accumulation: sector s fills mask[s*lanes +: lanes].
@@ -361,23 +507,28 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         packed,
     ]);
     let pop = m.wire_decl("pop", 1);
-    let wr_at = m.wire("fifo_wr_at", &(fcount.q() - pop.expr().zext(fcw)));
     let slots: Vec<_> = (0..depth)
         .map(|i| m.reg(&format!("fifo{}_q", i), ew, Some(0)))
         .collect();
+    // Both candidates of every slot are formed from registers; `pop` (late: it depends on
+    // the output handshake) only picks one of them.
     for i in 0..depth as usize {
-        let wr_here = m.wire(
-            &format!("fifo{}_wr", i),
-            &(push.expr() & wr_at.eq_lit(i as u64)),
+        let wr_if_pop = m.wire(
+            &format!("fifo{}_wr_pop", i),
+            &(push.expr() & fcount.q().eq_lit(i as u64 + 1)),
+        );
+        let wr_if_hold = m.wire(
+            &format!("fifo{}_wr_hold", i),
+            &(push.expr() & fcount.q().eq_lit(i as u64)),
         );
         let below = if i + 1 < depth as usize {
             slots[i + 1].q()
         } else {
             Expr::zero(ew)
         };
-        let moved = pop.expr().select(&below, &slots[i].q());
-        let next = wr_here.select(&entry, &moved);
-        m.next(&slots[i], &next, Some(&(&wr_here | &pop.expr())));
+        let if_pop = wr_if_pop.select(&entry, &below);
+        let if_hold = wr_if_hold.select(&entry, &slots[i].q());
+        m.next(&slots[i], &pop.expr().select(&if_pop, &if_hold), None);
     }
     let end_bit = l * w + cw + 1;
     let head = slots[0].q();
@@ -410,7 +561,7 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let mq_push = m.wire("window_completes", &(push.expr() & &a_end));
 
     // ---------------- Stage 3: packer ----------------
-    m.comment("Stage 3: append {payload, mask} chunks at the running offset; emit dense beats");
+    m.comment("Stage 3: append {mask, payload} chunks at the running offset; emit dense beats");
     let acap = 2 * l + mel; // accumulator capacity in elements
     let acw = clog2(acap as u64 + 1);
     let acc = m.reg("acc_q", acap * w, Some(0));
@@ -419,10 +570,11 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let flushing = m.reg("flush_q", 1, Some(0));
     m.annotate("final chunk of the transfer accepted: drain the accumulator");
     let lw = Expr::lit(acw, l as u64);
-    let m_valid = m.wire(
-        "out_valid",
-        &(ac.q().gt(&lw) | (flushing.q() & ac.q().ne(&Expr::zero(acw)))),
-    );
+    // out_valid_q == (count > L) | (flushing & count != 0), kept as a register: `emit`
+    // selects the whole accumulator and must not wait for a compare.
+    let m_valid_q = m.reg("out_valid_q", 1, Some(0));
+    m.annotate("a beat is ready: more than one beat held, or flushing a non-empty accumulator");
+    let m_valid = m_valid_q.q();
     m.output_expr("m_valid_o", &m_valid);
     m.output_expr("m_data_o", &acc.q().slice(0, l * w));
     let out_elems = m.wire("out_elems", &ac.q().gt(&lw).select(&lw, &ac.q()));
@@ -439,55 +591,84 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         "acc_count_emit",
         &emit.select(&(ac.q() - &out_elems), &ac.q()),
     );
-    let acc_after = m.wire("acc_emit", &emit.select(&acc.q().shr(l * w), &acc.q()));
 
     // A window's first sector may leave in the very cycle its last sector completes the mask
     // (mask bypass from `mask_full`): this gives the paper's 6-cycle line latency.
-    let can_pop = m.wire(
-        "can_pop",
-        &(&f_nonempty & &(!&h_first | head_window_done.clone() | mq_push.clone())),
+    let mask_ready = m.wire("mask_ready", &(head_window_done.clone() | mq_push.clone()));
+    let can_pop = m.wire("can_pop", &(&f_nonempty & &(!&h_first | &mask_ready)));
+    // Room for a chunk: at most `lanes` elements left after this cycle's beat. A beat leaves
+    // with `lanes` elements unless flushing, and no chunk is accepted while flushing.
+    // (emit ? count <= 2L : count <= L), written out with m_ready last: while not flushing
+    // a beat leaves exactly when count > L and m_ready is high.
+    let fits = m.wire(
+        "fits",
+        &(ac.q().le(&lw) | (ac.q().le(&Expr::lit(acw, 2 * l as u64)) & m_ready.clone())),
     );
-    let accept = m.wire("accept", &(&can_pop & &!flushing.q() & ac_after.le(&lw)));
+    let accept = m.wire("accept", &(&can_pop & &!flushing.q() & &fits));
     m.drive(&pop, &accept);
-    m.comment("chunk: the first sector of a window carries the mask in front of its payload;");
-    m.comment("the payload goes M lanes further up and the mask is OR-ed in at the offset");
+
+    m.comment("Chunk placement, in pre-emit positions x (element x of the accumulator before");
+    m.comment("this cycle's beat leaves): the mask goes to [count, count+M), the payload to");
+    m.comment("[count + M*first, +lanes). The payload arrives rotated to its lane (stage 2),");
+    m.comment("so position x simply takes payload lane x mod lanes: no shifter in this loop.");
+    m.comment("The head chunk is written every cycle it is present (not only on accept): it");
+    m.comment("always lands on the same, otherwise empty, positions until it is accepted, so");
+    m.comment("the wide datapath depends only on registers and `emit`; `accept` only moves");
+    m.comment("the count and the FIFO. The mask is written once final (`mask_ready`).");
+    let xcap = acap + l; // pre-emit positions that can land in the accumulator
+    let xw = clog2((xcap + mel) as u64 + 1);
+    let spec_ok = m.wire("chunk_present", &(&f_nonempty & &!flushing.q()));
+    let pay_at = m.wire(
+        "payload_at",
+        &(ac.q().zext(xw) + h_first.select(&Expr::lit(xw, mel as u64), &Expr::zero(xw))),
+    );
+    let pay_end = m.wire("payload_end", &(&pay_at + &Expr::lit(xw, l as u64)));
     let head_mask = m.wire(
         "head_mask",
         &head_window_done.select(&fifo_mask, &mask_full),
     );
-    let offw = clog2((l + mel) as u64 + 1);
-    let off = m.wire("insert_at", &ac_after.resize(offw));
-    m.unused(&ac_after.slice(offw.min(acw - 1), acw - offw.min(acw - 1)));
-    let data_off = m.wire(
-        "data_at",
-        &(&off + &h_first.select(&Expr::lit(offw, mel as u64), &Expr::zero(offw))),
-    );
-    let data_lanes: Vec<Expr> = h_data
-        .lanes(w)
-        .into_iter()
-        .chain((0..(acap - l)).map(|_| Expr::zero(w)))
+    let mask_ok = m.wire("mask_write", &(&spec_ok & &h_first & &mask_ready));
+    let mask_els = m.wire("mask_data", &mask_ok.gate(&head_mask)).lanes(w);
+    let pay_lanes = h_data.lanes(w);
+    let acc_els = acc.q().lanes(w);
+    let ins: Vec<Expr> = (0..xcap as usize)
+        .map(|x| {
+            let xl = Expr::lit(xw, x as u64);
+            let hit = &spec_ok & &pay_at.le(&xl) & &xl.lt(&pay_end);
+            let hit = m.wire(&format!("pay_hit_{}", x), &hit);
+            let mut v = hit.gate(&pay_lanes[x % l as usize]);
+            for (k, me) in mask_els.iter().enumerate().take((x + 1).min(mel as usize)) {
+                if x - k <= acap as usize {
+                    v = &v | &ac.q().eq_lit((x - k) as u64).gate(me);
+                }
+            }
+            let held = if x < acap as usize {
+                acc_els[x].clone()
+            } else {
+                Expr::zero(w)
+            };
+            m.wire(&format!("acc_ins_{}", x), &(&held | &v))
+        })
         .collect();
-    let placed = Expr::cat_lsb(&shift_lanes(&mut m, "ins", &data_lanes, &data_off, true));
-    let mask_lanes: Vec<Expr> = head_mask
-        .lanes(w)
-        .into_iter()
-        .chain((0..(acap - mel)).map(|_| Expr::zero(w)))
+    m.comment("Beat leaves: the accumulator moves down by one beat (a constant shift)");
+    let acc_next: Vec<Expr> = (0..acap as usize)
+        .map(|p| emit.select(&ins[p + l as usize], &ins[p]))
         .collect();
-    let mask_placed = Expr::cat_lsb(&shift_lanes(&mut m, "insm", &mask_lanes, &off, true));
-    let mask_placed = m.wire("mask_at", &(h_first.gate(&mask_placed)));
     let chunk_cnt = m.wire(
         "chunk_cnt",
         &(h_cnt.zext(acw) + h_first.select(&Expr::lit(acw, mel as u64), &Expr::zero(acw))),
     );
-    m.next(
-        &acc,
-        &(&acc_after | &accept.gate(&(&placed | &mask_placed))),
-        None,
-    );
-    m.next(&ac, &(&ac_after + &accept.gate(&chunk_cnt)), None);
-    m.next(
-        &flushing,
+    m.next(&acc, &Expr::cat_lsb(&acc_next), None);
+    let ac_next = m.wire("acc_count_next", &(&ac_after + accept.gate(&chunk_cnt)));
+    m.next(&ac, &ac_next, None);
+    let flush_next = m.wire(
+        "flush_next",
         &((flushing.q() & !(&emit & &m_last)) | (&accept & &h_xlast)),
+    );
+    m.next(&flushing, &flush_next, None);
+    m.next(
+        &m_valid_q,
+        &(ac_next.gt(&lw) | (&flush_next & &ac_next.ne(&Expr::zero(acw)))),
         None,
     );
 
@@ -540,27 +721,44 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
 
     m.comment("Stage 1: mask segment, popcount and need for this sector");
     let first = m.wire("first", &sec.q().eq_lit(0));
+    let fire_decl = m.wire_decl("fire", 1);
     let buf_mask = buf.q().slice(0, p.window);
-    let seg_stored = if s_cnt == 1 {
-        mask_q.q().slice(0, l)
-    } else {
-        let segs: Vec<Expr> = (0..s_cnt).map(|s| mask_q.q().slice(s * l, l)).collect();
-        mux_tree(&sec.q(), &segs)
-    };
-    let seg = m.wire("seg", &first.select(&buf_mask.slice(0, l), &seg_stored));
-    let cnt = popcount(&mut m, "segpop", &seg);
-    let cnt = m.wire("seg_cnt", &cnt.zext(bcw));
+    // The segment and popcount of a window's later sectors are registered one sector ahead
+    // (`seg_q`, `seg_cnt_q`); only a first sector counts its segment straight from the buffer.
+    let seg_q = m.reg("seg_q", l, Some(0));
+    m.annotate("mask segment of the current sector when it is not the window's first");
+    let seg_cnt_q = m.reg("seg_cnt_q", bcw, Some(0));
+    m.annotate("popcount of seg_q");
+    let seg_first = buf_mask.slice(0, l);
+    let cnt_first = popcount(&mut m, "segpop", &seg_first);
+    let cnt_first = m.wire("seg_cnt_first", &cnt_first.zext(bcw));
+    let seg = m.wire("seg", &first.select(&seg_first, &seg_q.q()));
     let need = m.wire(
         "need",
-        &(&cnt + &first.select(&Expr::lit(bcw, mel as u64), &Expr::zero(bcw))),
+        &first.select(&(&cnt_first + &Expr::lit(bcw, mel as u64)), &seg_cnt_q.q()),
     );
+    if s_cnt > 1 {
+        let cur_mask = m.wire("cur_mask", &first.select(&buf_mask, &mask_q.q()));
+        let segs: Vec<Expr> = (0..s_cnt).map(|s| cur_mask.slice(s * l, l)).collect();
+        let sec_inc = m.wire("sec_inc", &(sec.q() + Expr::lit(secw, 1)));
+        let seg_next = m.wire("seg_next", &mux_tree(&sec_inc, &segs));
+        let cnt_next = popcount(&mut m, "nextpop", &seg_next);
+        m.next(&seg_q, &seg_next, Some(&fire_decl.expr()));
+        m.next(&seg_cnt_q, &cnt_next.zext(bcw), Some(&fire_decl.expr()));
+    } else {
+        m.next(&seg_q, &seg_q.q(), None);
+        m.next(&seg_cnt_q, &seg_cnt_q.q(), None);
+        m.unused(&seg_q.q());
+        m.unused(&seg_cnt_q.q());
+    }
     let mask_here = m.wire(
         "mask_here",
         &(!&first | bc.q().ge(&Expr::lit(bcw, mel as u64))),
     );
     let has_data = m.wire("has_data", &(&mask_here & &bc.q().ge(&need)));
     let out_free = m.wire("out_free", &(!o_valid.q() | m_ready.clone()));
-    let fire = m.wire("fire", &(&has_data & &out_free));
+    m.drive(&fire_decl, &(&has_data & &out_free));
+    let fire = fire_decl.expr();
     let corrupt = m.wire("corrupt", &(in_done.q() & !&has_data & &out_free));
 
     m.comment("Stage 2: lane mux (payload element or zero) into the output register");
