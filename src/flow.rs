@@ -42,10 +42,23 @@ pub fn write_rtl(units: &[UnitDesign], dir: &Path) -> FlowResult<Vec<PathBuf>> {
     Ok(written.into_keys().collect())
 }
 
-/// `hwzip gen`: generates the engine's units into `<out>/<engine>/`.
+/// `hwzip gen`: generates the engine's units into `<out>/<engine>/`. That directory belongs
+/// to the generator: `.v` files in it that the current generator does not produce (modules
+/// renamed or removed by a newer version) are deleted, so it always equals fresh output.
 pub fn gen(engine: Engine, cfg: &Config, out: &Path) -> FlowResult<Vec<PathBuf>> {
     let units = engine.units(cfg).map_err(|e| e.to_string())?;
-    write_rtl(&units, &out.join(engine.name()))
+    let dir = out.join(engine.name());
+    let files = write_rtl(&units, &dir)?;
+    let entries =
+        std::fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {}", dir.display(), e))?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|x| x == "v") && !files.contains(&path) {
+            std::fs::remove_file(&path)
+                .map_err(|e| format!("cannot remove stale {}: {}", path.display(), e))?;
+        }
+    }
+    Ok(files)
 }
 
 /// What to co-simulate.

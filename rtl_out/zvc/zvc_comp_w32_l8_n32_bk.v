@@ -18,21 +18,31 @@ module zvc_comp_w32_l8_n32_bk (
   output wire m_last_o
 );
   wire [7:0] nz_in;
-  wire [3:0] zpc_s1_1;
-  wire [3:0] zpc_s1_3;
-  wire [3:0] zpc_s1_5;
-  wire [3:0] zpc_s1_7;
-  wire [3:0] zpc_s2_3;
-  wire [3:0] zpc_s2_7;
-  wire [3:0] zpc_s3_7;
-  wire [3:0] zpc_s4_5;
-  wire [3:0] zpc_s5_2;
-  wire [3:0] zpc_s5_4;
-  wire [3:0] zpc_s5_6;
-  wire [3:0] cnt_in;  // non-zero elements in the sector
-  wire [23:0] zb_in;
   reg  [1:0] sec_in_q;  // sector index of the next input sector within its window
   wire line_end_in;
+  reg  [2:0] tot_q;  // elements of the transfer ahead of the next input sector, mod lanes
+  wire [2:0] rot_in;  // lane of the sector's first payload element in the packer (after its mask)
+  wire [3:0] nzpc_s1_1;
+  wire [3:0] nzpc_s1_3;
+  wire [3:0] nzpc_s1_5;
+  wire [3:0] nzpc_s1_7;
+  wire [3:0] nzpc_s2_3;
+  wire [3:0] nzpc_s2_7;
+  wire [3:0] nzpc_s3_7;
+  wire [3:0] nzpc_s4_5;
+  wire [3:0] nzpc_s5_2;
+  wire [3:0] nzpc_s5_4;
+  wire [3:0] nzpc_s5_6;
+  wire [3:0] cnt_in;  // non-zero elements in the sector
+  wire [2:0] rank_for_lane_0;
+  wire [2:0] rank_for_lane_1;
+  wire [2:0] rank_for_lane_2;
+  wire [2:0] rank_for_lane_3;
+  wire [2:0] rank_for_lane_4;
+  wire [2:0] rank_for_lane_5;
+  wire [2:0] rank_for_lane_6;
+  wire [2:0] rank_for_lane_7;
+  wire [63:0] route_in;  // bit j*lanes+i: input element i goes to packed lane j
   wire fifo_full;
   reg  a_valid_q;
   wire push;
@@ -40,28 +50,33 @@ module zvc_comp_w32_l8_n32_bk (
   wire take;
   reg  [255:0] a_data_q;
   reg  [7:0] a_nz_q;
-  reg  [23:0] a_zb_q;
   reg  [3:0] a_cnt_q;
   reg  [1:0] a_sec_q;
   reg  a_end_q;
   reg  a_xlast_q;
+  reg  [63:0] a_route_q;  // bit j*lanes+i: element i goes to packed lane j (one register per route, bounded fan-out)
   wire [255:0] u_compact_packed_o;
+  wire [255:0] packed_rot;  // compacted payload, element k at lane (rot + k) mod lanes
   reg  [31:0] mask_acc_q;  // mask bits of the window being filled
   wire a_first;
   wire [31:0] mask_full;  // window mask including the sector being pushed
   reg  [2:0] fifo_count_q;  // sectors held in the FIFO
   wire pop;
-  wire [2:0] fifo_wr_at;
   reg  [270:0] fifo0_q;
   reg  [270:0] fifo1_q;
   reg  [270:0] fifo2_q;
   reg  [270:0] fifo3_q;
   reg  [270:0] fifo4_q;
-  wire fifo0_wr;
-  wire fifo1_wr;
-  wire fifo2_wr;
-  wire fifo3_wr;
-  wire fifo4_wr;
+  wire fifo0_wr_pop;
+  wire fifo0_wr_hold;
+  wire fifo1_wr_pop;
+  wire fifo1_wr_hold;
+  wire fifo2_wr_pop;
+  wire fifo2_wr_hold;
+  wire fifo3_wr_pop;
+  wire fifo3_wr_hold;
+  wire fifo4_wr_pop;
+  wire fifo4_wr_hold;
   wire fifo_nonempty;
   wire hm_take0;
   wire hm_take1;
@@ -73,67 +88,129 @@ module zvc_comp_w32_l8_n32_bk (
   reg  [543:0] acc_q;
   reg  [4:0] acc_count_q;  // elements held in the accumulator
   reg  flush_q;  // final chunk of the transfer accepted: drain the accumulator
-  wire out_valid;
+  reg  out_valid_q;  // a beat is ready: more than one beat held, or flushing a non-empty accumulator
   wire [4:0] out_elems;
   wire [5:0] out_bytes;
   wire out_last;
   wire emit;
   wire [4:0] acc_count_emit;
-  wire [543:0] acc_emit;
+  wire mask_ready;
   wire can_pop;
+  wire fits;
   wire accept;
+  wire chunk_present;
+  wire [4:0] payload_at;
+  wire [4:0] payload_end;
   wire [31:0] head_mask;
-  wire [3:0] insert_at;
-  wire [3:0] data_at;
-  wire [543:0] ins_s0;
-  wire [543:0] ins_s1;
-  wire [543:0] ins_s2;
-  wire [543:0] ins_s3;
-  wire [543:0] insm_s0;
-  wire [543:0] insm_s1;
-  wire [543:0] insm_s2;
-  wire [543:0] insm_s3;
-  wire [543:0] mask_at;
+  wire mask_write;
+  wire [31:0] mask_data;
+  wire pay_hit_0;
+  wire [31:0] acc_ins_0;
+  wire pay_hit_1;
+  wire [31:0] acc_ins_1;
+  wire pay_hit_2;
+  wire [31:0] acc_ins_2;
+  wire pay_hit_3;
+  wire [31:0] acc_ins_3;
+  wire pay_hit_4;
+  wire [31:0] acc_ins_4;
+  wire pay_hit_5;
+  wire [31:0] acc_ins_5;
+  wire pay_hit_6;
+  wire [31:0] acc_ins_6;
+  wire pay_hit_7;
+  wire [31:0] acc_ins_7;
+  wire pay_hit_8;
+  wire [31:0] acc_ins_8;
+  wire pay_hit_9;
+  wire [31:0] acc_ins_9;
+  wire pay_hit_10;
+  wire [31:0] acc_ins_10;
+  wire pay_hit_11;
+  wire [31:0] acc_ins_11;
+  wire pay_hit_12;
+  wire [31:0] acc_ins_12;
+  wire pay_hit_13;
+  wire [31:0] acc_ins_13;
+  wire pay_hit_14;
+  wire [31:0] acc_ins_14;
+  wire pay_hit_15;
+  wire [31:0] acc_ins_15;
+  wire pay_hit_16;
+  wire [31:0] acc_ins_16;
+  wire pay_hit_17;
+  wire [31:0] acc_ins_17;
+  wire pay_hit_18;
+  wire [31:0] acc_ins_18;
+  wire pay_hit_19;
+  wire [31:0] acc_ins_19;
+  wire pay_hit_20;
+  wire [31:0] acc_ins_20;
+  wire pay_hit_21;
+  wire [31:0] acc_ins_21;
+  wire pay_hit_22;
+  wire [31:0] acc_ins_22;
+  wire pay_hit_23;
+  wire [31:0] acc_ins_23;
+  wire pay_hit_24;
+  wire [31:0] acc_ins_24;
   wire [4:0] chunk_cnt;
-
-  // Stage 1: zero detect (bitwise: -0.0 is non-zero) and zeros-in-front prefix count
+  wire [4:0] acc_count_next;
+  wire flush_next;
   assign nz_in = {(|s_data_i[255:224]), (|s_data_i[223:192]), (|s_data_i[191:160]), (|s_data_i[159:128]), (|s_data_i[127:96]), (|s_data_i[95:64]), (|s_data_i[63:32]), (|s_data_i[31:0])};
-  assign zpc_s1_1 = ({3'd0, ~nz_in[0]} + {3'd0, ~nz_in[1]});
-  assign zpc_s1_3 = ({3'd0, ~nz_in[2]} + {3'd0, ~nz_in[3]});
-  assign zpc_s1_5 = ({3'd0, ~nz_in[4]} + {3'd0, ~nz_in[5]});
-  assign zpc_s1_7 = ({3'd0, ~nz_in[6]} + {3'd0, ~nz_in[7]});
-  assign zpc_s2_3 = (zpc_s1_1 + zpc_s1_3);
-  assign zpc_s2_7 = (zpc_s1_5 + zpc_s1_7);
-  assign zpc_s3_7 = (zpc_s2_3 + zpc_s2_7);
-  assign zpc_s4_5 = (zpc_s2_3 + zpc_s1_5);
-  assign zpc_s5_2 = (zpc_s1_1 + {3'd0, ~nz_in[2]});
-  assign zpc_s5_4 = (zpc_s2_3 + {3'd0, ~nz_in[4]});
-  assign zpc_s5_6 = (zpc_s4_5 + {3'd0, ~nz_in[6]});
-  assign cnt_in = (4'd8 - zpc_s3_7);
-  assign zb_in = {zpc_s5_6[2:0], zpc_s4_5[2:0], zpc_s5_4[2:0], zpc_s2_3[2:0], zpc_s5_2[2:0], zpc_s1_1[2:0], 2'd0, ~nz_in[0], 3'd0};
   assign line_end_in = (s_last_i | (sec_in_q == 2'd3));
+  assign rot_in = (tot_q + ((sec_in_q == 2'd0) ? 3'd1 : 3'd0));
+
+  // Stage 1: zero detect (bitwise: -0.0 is non-zero), non-zeros-in-front prefix
+
+  // count (rank), destination decode: element i goes to lane (rot + rank_i) mod lanes
+  assign nzpc_s1_1 = ({3'd0, nz_in[0]} + {3'd0, nz_in[1]});
+  assign nzpc_s1_3 = ({3'd0, nz_in[2]} + {3'd0, nz_in[3]});
+  assign nzpc_s1_5 = ({3'd0, nz_in[4]} + {3'd0, nz_in[5]});
+  assign nzpc_s1_7 = ({3'd0, nz_in[6]} + {3'd0, nz_in[7]});
+  assign nzpc_s2_3 = (nzpc_s1_1 + nzpc_s1_3);
+  assign nzpc_s2_7 = (nzpc_s1_5 + nzpc_s1_7);
+  assign nzpc_s3_7 = (nzpc_s2_3 + nzpc_s2_7);
+  assign nzpc_s4_5 = (nzpc_s2_3 + nzpc_s1_5);
+  assign nzpc_s5_2 = (nzpc_s1_1 + {3'd0, nz_in[2]});
+  assign nzpc_s5_4 = (nzpc_s2_3 + {3'd0, nz_in[4]});
+  assign nzpc_s5_6 = (nzpc_s4_5 + {3'd0, nz_in[6]});
+  assign cnt_in = nzpc_s3_7;
+  assign rank_for_lane_0 = (3'd0 - rot_in);
+  assign rank_for_lane_1 = (3'd1 - rot_in);
+  assign rank_for_lane_2 = (3'd2 - rot_in);
+  assign rank_for_lane_3 = (3'd3 - rot_in);
+  assign rank_for_lane_4 = (3'd4 - rot_in);
+  assign rank_for_lane_5 = (3'd5 - rot_in);
+  assign rank_for_lane_6 = (3'd6 - rot_in);
+  assign rank_for_lane_7 = (3'd7 - rot_in);
+  assign route_in = {(nz_in[7] & (nzpc_s5_6[2:0] == rank_for_lane_7)), (nz_in[6] & (nzpc_s4_5[2:0] == rank_for_lane_7)), (nz_in[5] & (nzpc_s5_4[2:0] == rank_for_lane_7)), (nz_in[4] & (nzpc_s2_3[2:0] == rank_for_lane_7)), (nz_in[3] & (nzpc_s5_2[2:0] == rank_for_lane_7)), (nz_in[2] & (nzpc_s1_1[2:0] == rank_for_lane_7)), (nz_in[1] & ({2'd0, nz_in[0]} == rank_for_lane_7)), (nz_in[0] & (3'd0 == rank_for_lane_7)), (nz_in[7] & (nzpc_s5_6[2:0] == rank_for_lane_6)), (nz_in[6] & (nzpc_s4_5[2:0] == rank_for_lane_6)), (nz_in[5] & (nzpc_s5_4[2:0] == rank_for_lane_6)), (nz_in[4] & (nzpc_s2_3[2:0] == rank_for_lane_6)), (nz_in[3] & (nzpc_s5_2[2:0] == rank_for_lane_6)), (nz_in[2] & (nzpc_s1_1[2:0] == rank_for_lane_6)), (nz_in[1] & ({2'd0, nz_in[0]} == rank_for_lane_6)), (nz_in[0] & (3'd0 == rank_for_lane_6)), (nz_in[7] & (nzpc_s5_6[2:0] == rank_for_lane_5)), (nz_in[6] & (nzpc_s4_5[2:0] == rank_for_lane_5)), (nz_in[5] & (nzpc_s5_4[2:0] == rank_for_lane_5)), (nz_in[4] & (nzpc_s2_3[2:0] == rank_for_lane_5)), (nz_in[3] & (nzpc_s5_2[2:0] == rank_for_lane_5)), (nz_in[2] & (nzpc_s1_1[2:0] == rank_for_lane_5)), (nz_in[1] & ({2'd0, nz_in[0]} == rank_for_lane_5)), (nz_in[0] & (3'd0 == rank_for_lane_5)), (nz_in[7] & (nzpc_s5_6[2:0] == rank_for_lane_4)), (nz_in[6] & (nzpc_s4_5[2:0] == rank_for_lane_4)), (nz_in[5] & (nzpc_s5_4[2:0] == rank_for_lane_4)), (nz_in[4] & (nzpc_s2_3[2:0] == rank_for_lane_4)), (nz_in[3] & (nzpc_s5_2[2:0] == rank_for_lane_4)), (nz_in[2] & (nzpc_s1_1[2:0] == rank_for_lane_4)), (nz_in[1] & ({2'd0, nz_in[0]} == rank_for_lane_4)), (nz_in[0] & (3'd0 == rank_for_lane_4)), (nz_in[7] & (nzpc_s5_6[2:0] == rank_for_lane_3)), (nz_in[6] & (nzpc_s4_5[2:0] == rank_for_lane_3)), (nz_in[5] & (nzpc_s5_4[2:0] == rank_for_lane_3)), (nz_in[4] & (nzpc_s2_3[2:0] == rank_for_lane_3)), (nz_in[3] & (nzpc_s5_2[2:0] == rank_for_lane_3)), (nz_in[2] & (nzpc_s1_1[2:0] == rank_for_lane_3)), (nz_in[1] & ({2'd0, nz_in[0]} == rank_for_lane_3)), (nz_in[0] & (3'd0 == rank_for_lane_3)), (nz_in[7] & (nzpc_s5_6[2:0] == rank_for_lane_2)), (nz_in[6] & (nzpc_s4_5[2:0] == rank_for_lane_2)), (nz_in[5] & (nzpc_s5_4[2:0] == rank_for_lane_2)), (nz_in[4] & (nzpc_s2_3[2:0] == rank_for_lane_2)), (nz_in[3] & (nzpc_s5_2[2:0] == rank_for_lane_2)), (nz_in[2] & (nzpc_s1_1[2:0] == rank_for_lane_2)), (nz_in[1] & ({2'd0, nz_in[0]} == rank_for_lane_2)), (nz_in[0] & (3'd0 == rank_for_lane_2)), (nz_in[7] & (nzpc_s5_6[2:0] == rank_for_lane_1)), (nz_in[6] & (nzpc_s4_5[2:0] == rank_for_lane_1)), (nz_in[5] & (nzpc_s5_4[2:0] == rank_for_lane_1)), (nz_in[4] & (nzpc_s2_3[2:0] == rank_for_lane_1)), (nz_in[3] & (nzpc_s5_2[2:0] == rank_for_lane_1)), (nz_in[2] & (nzpc_s1_1[2:0] == rank_for_lane_1)), (nz_in[1] & ({2'd0, nz_in[0]} == rank_for_lane_1)), (nz_in[0] & (3'd0 == rank_for_lane_1)), (nz_in[7] & (nzpc_s5_6[2:0] == rank_for_lane_0)), (nz_in[6] & (nzpc_s4_5[2:0] == rank_for_lane_0)), (nz_in[5] & (nzpc_s5_4[2:0] == rank_for_lane_0)), (nz_in[4] & (nzpc_s2_3[2:0] == rank_for_lane_0)), (nz_in[3] & (nzpc_s5_2[2:0] == rank_for_lane_0)), (nz_in[2] & (nzpc_s1_1[2:0] == rank_for_lane_0)), (nz_in[1] & ({2'd0, nz_in[0]} == rank_for_lane_0)), (nz_in[0] & (3'd0 == rank_for_lane_0))};
   assign fifo_full = (fifo_count_q == 3'd5);
   assign push = (a_valid_q & ~fifo_full);
   assign a_ready = (~a_valid_q | push);
   assign s_ready_o = a_ready;
   assign take = (s_valid_i & s_ready_o);
 
-  // Stage 2: LSB-first log-shifter compaction; result written into the sector FIFO
-  zvc_compact_w32_l8 u_compact (
+  // Stage 2: compaction + rotation as a crossbar with registered one-hot routes
+  zvc_compact_xbar_w32_l8 u_compact (
     .data_i(a_data_q),
-    .nz_i(a_nz_q),
-    .zb_i(a_zb_q),
+    .route_i(a_route_q),
     .packed_o(u_compact_packed_o)
   );
+  assign packed_rot = {u_compact_packed_o[255:224], u_compact_packed_o[223:192], u_compact_packed_o[191:160], u_compact_packed_o[159:128], u_compact_packed_o[127:96], u_compact_packed_o[95:64], u_compact_packed_o[63:32], u_compact_packed_o[31:0]};
   assign a_first = (a_sec_q == 2'd0);
   assign mask_full = {((a_sec_q == 2'd3) ? a_nz_q : (a_first ? 8'd0 : mask_acc_q[31:24])), ((a_sec_q == 2'd2) ? a_nz_q : (a_first ? 8'd0 : mask_acc_q[23:16])), ((a_sec_q == 2'd1) ? a_nz_q : (a_first ? 8'd0 : mask_acc_q[15:8])), ((a_sec_q == 2'd0) ? a_nz_q : (a_first ? 8'd0 : mask_acc_q[7:0]))};
   assign pop = accept;
-  assign fifo_wr_at = (fifo_count_q - {2'd0, pop});
-  assign fifo0_wr = (push & (fifo_wr_at == 3'd0));
-  assign fifo1_wr = (push & (fifo_wr_at == 3'd1));
-  assign fifo2_wr = (push & (fifo_wr_at == 3'd2));
-  assign fifo3_wr = (push & (fifo_wr_at == 3'd3));
-  assign fifo4_wr = (push & (fifo_wr_at == 3'd4));
+  assign fifo0_wr_pop = (push & (fifo_count_q == 3'd1));
+  assign fifo0_wr_hold = (push & (fifo_count_q == 3'd0));
+  assign fifo1_wr_pop = (push & (fifo_count_q == 3'd2));
+  assign fifo1_wr_hold = (push & (fifo_count_q == 3'd1));
+  assign fifo2_wr_pop = (push & (fifo_count_q == 3'd3));
+  assign fifo2_wr_hold = (push & (fifo_count_q == 3'd2));
+  assign fifo3_wr_pop = (push & (fifo_count_q == 3'd4));
+  assign fifo3_wr_hold = (push & (fifo_count_q == 3'd3));
+  assign fifo4_wr_pop = (push & (fifo_count_q == 3'd5));
+  assign fifo4_wr_hold = (push & (fifo_count_q == 3'd4));
   assign fifo_nonempty = (fifo_count_q != 3'd0);
 
   // Head window mask: sector s of the window is FIFO entry s while no earlier entry ends it
@@ -145,42 +222,106 @@ module zvc_comp_w32_l8_n32_bk (
   assign fifo_mask = {(hm_take3 ? fifo3_q[270:263] : 8'd0), (hm_take2 ? fifo2_q[270:263] : 8'd0), (hm_take1 ? fifo1_q[270:263] : 8'd0), (hm_take0 ? fifo0_q[270:263] : 8'd0)};
   assign window_completes = (push & a_end_q);
 
-  // Stage 3: append {payload, mask} chunks at the running offset; emit dense beats
-  assign out_valid = ((acc_count_q > 5'd8) | (flush_q & (acc_count_q != 5'd0)));
-  assign m_valid_o = out_valid;
+  // Stage 3: append {mask, payload} chunks at the running offset; emit dense beats
+  assign m_valid_o = out_valid_q;
   assign m_data_o = acc_q[255:0];
   assign out_elems = ((acc_count_q > 5'd8) ? 5'd8 : acc_count_q);
   assign out_bytes = {out_elems[3:0], 2'd0};
   assign m_bytes_o = out_bytes;
   assign out_last = (flush_q & (acc_count_q <= 5'd8));
   assign m_last_o = out_last;
-  assign emit = (out_valid & m_ready_i);
+  assign emit = (out_valid_q & m_ready_i);
   assign acc_count_emit = (emit ? (acc_count_q - out_elems) : acc_count_q);
-  assign acc_emit = (emit ? {256'h0000000000000000000000000000000000000000000000000000000000000000, acc_q[543:256]} : acc_q);
-  assign can_pop = (fifo_nonempty & ((~fifo0_q[260] | head_window_done) | window_completes));
-  assign accept = ((can_pop & ~flush_q) & (acc_count_emit <= 5'd8));
+  assign mask_ready = (head_window_done | window_completes);
+  assign can_pop = (fifo_nonempty & (~fifo0_q[260] | mask_ready));
+  assign fits = ((acc_count_q <= 5'd8) | ((acc_count_q <= 5'd16) & m_ready_i));
+  assign accept = ((can_pop & ~flush_q) & fits);
 
-  // chunk: the first sector of a window carries the mask in front of its payload;
+  // Chunk placement, in pre-emit positions x (element x of the accumulator before
 
-  // the payload goes M lanes further up and the mask is OR-ed in at the offset
+  // this cycle's beat leaves): the mask goes to [count, count+M), the payload to
+
+  // [count + M*first, +lanes). The payload arrives rotated to its lane (stage 2),
+
+  // so position x simply takes payload lane x mod lanes: no shifter in this loop.
+
+  // The head chunk is written every cycle it is present (not only on accept): it
+
+  // always lands on the same, otherwise empty, positions until it is accepted, so
+
+  // the wide datapath depends only on registers and `emit`; `accept` only moves
+
+  // the count and the FIFO. The mask is written once final (`mask_ready`).
+  assign chunk_present = (fifo_nonempty & ~flush_q);
+  assign payload_at = (acc_count_q + (fifo0_q[260] ? 5'd1 : 5'd0));
+  assign payload_end = (payload_at + 5'd8);
   assign head_mask = (head_window_done ? fifo_mask : mask_full);
-  assign insert_at = acc_count_emit[3:0];
-  assign data_at = (insert_at + (fifo0_q[260] ? 4'd1 : 4'd0));
-  assign ins_s0 = (data_at[0] ? {32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, fifo0_q[255:224], fifo0_q[223:192], fifo0_q[191:160], fifo0_q[159:128], fifo0_q[127:96], fifo0_q[95:64], fifo0_q[63:32], fifo0_q[31:0], 32'd0} : {32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, fifo0_q[255:224], fifo0_q[223:192], fifo0_q[191:160], fifo0_q[159:128], fifo0_q[127:96], fifo0_q[95:64], fifo0_q[63:32], fifo0_q[31:0]});
-  assign ins_s1 = (data_at[1] ? {ins_s0[479:448], ins_s0[447:416], ins_s0[415:384], ins_s0[383:352], ins_s0[351:320], ins_s0[319:288], ins_s0[287:256], ins_s0[255:224], ins_s0[223:192], ins_s0[191:160], ins_s0[159:128], ins_s0[127:96], ins_s0[95:64], ins_s0[63:32], ins_s0[31:0], 32'd0, 32'd0} : {ins_s0[543:512], ins_s0[511:480], ins_s0[479:448], ins_s0[447:416], ins_s0[415:384], ins_s0[383:352], ins_s0[351:320], ins_s0[319:288], ins_s0[287:256], ins_s0[255:224], ins_s0[223:192], ins_s0[191:160], ins_s0[159:128], ins_s0[127:96], ins_s0[95:64], ins_s0[63:32], ins_s0[31:0]});
-  assign ins_s2 = (data_at[2] ? {ins_s1[415:384], ins_s1[383:352], ins_s1[351:320], ins_s1[319:288], ins_s1[287:256], ins_s1[255:224], ins_s1[223:192], ins_s1[191:160], ins_s1[159:128], ins_s1[127:96], ins_s1[95:64], ins_s1[63:32], ins_s1[31:0], 32'd0, 32'd0, 32'd0, 32'd0} : {ins_s1[543:512], ins_s1[511:480], ins_s1[479:448], ins_s1[447:416], ins_s1[415:384], ins_s1[383:352], ins_s1[351:320], ins_s1[319:288], ins_s1[287:256], ins_s1[255:224], ins_s1[223:192], ins_s1[191:160], ins_s1[159:128], ins_s1[127:96], ins_s1[95:64], ins_s1[63:32], ins_s1[31:0]});
-  assign ins_s3 = (data_at[3] ? {ins_s2[287:256], ins_s2[255:224], ins_s2[223:192], ins_s2[191:160], ins_s2[159:128], ins_s2[127:96], ins_s2[95:64], ins_s2[63:32], ins_s2[31:0], 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0} : {ins_s2[543:512], ins_s2[511:480], ins_s2[479:448], ins_s2[447:416], ins_s2[415:384], ins_s2[383:352], ins_s2[351:320], ins_s2[319:288], ins_s2[287:256], ins_s2[255:224], ins_s2[223:192], ins_s2[191:160], ins_s2[159:128], ins_s2[127:96], ins_s2[95:64], ins_s2[63:32], ins_s2[31:0]});
-  assign insm_s0 = (insert_at[0] ? {32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, head_mask, 32'd0} : {32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, head_mask});
-  assign insm_s1 = (insert_at[1] ? {insm_s0[479:448], insm_s0[447:416], insm_s0[415:384], insm_s0[383:352], insm_s0[351:320], insm_s0[319:288], insm_s0[287:256], insm_s0[255:224], insm_s0[223:192], insm_s0[191:160], insm_s0[159:128], insm_s0[127:96], insm_s0[95:64], insm_s0[63:32], insm_s0[31:0], 32'd0, 32'd0} : {insm_s0[543:512], insm_s0[511:480], insm_s0[479:448], insm_s0[447:416], insm_s0[415:384], insm_s0[383:352], insm_s0[351:320], insm_s0[319:288], insm_s0[287:256], insm_s0[255:224], insm_s0[223:192], insm_s0[191:160], insm_s0[159:128], insm_s0[127:96], insm_s0[95:64], insm_s0[63:32], insm_s0[31:0]});
-  assign insm_s2 = (insert_at[2] ? {insm_s1[415:384], insm_s1[383:352], insm_s1[351:320], insm_s1[319:288], insm_s1[287:256], insm_s1[255:224], insm_s1[223:192], insm_s1[191:160], insm_s1[159:128], insm_s1[127:96], insm_s1[95:64], insm_s1[63:32], insm_s1[31:0], 32'd0, 32'd0, 32'd0, 32'd0} : {insm_s1[543:512], insm_s1[511:480], insm_s1[479:448], insm_s1[447:416], insm_s1[415:384], insm_s1[383:352], insm_s1[351:320], insm_s1[319:288], insm_s1[287:256], insm_s1[255:224], insm_s1[223:192], insm_s1[191:160], insm_s1[159:128], insm_s1[127:96], insm_s1[95:64], insm_s1[63:32], insm_s1[31:0]});
-  assign insm_s3 = (insert_at[3] ? {insm_s2[287:256], insm_s2[255:224], insm_s2[223:192], insm_s2[191:160], insm_s2[159:128], insm_s2[127:96], insm_s2[95:64], insm_s2[63:32], insm_s2[31:0], 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0} : {insm_s2[543:512], insm_s2[511:480], insm_s2[479:448], insm_s2[447:416], insm_s2[415:384], insm_s2[383:352], insm_s2[351:320], insm_s2[319:288], insm_s2[287:256], insm_s2[255:224], insm_s2[223:192], insm_s2[191:160], insm_s2[159:128], insm_s2[127:96], insm_s2[95:64], insm_s2[63:32], insm_s2[31:0]});
-  assign mask_at = (fifo0_q[260] ? {insm_s3[543:512], insm_s3[511:480], insm_s3[479:448], insm_s3[447:416], insm_s3[415:384], insm_s3[383:352], insm_s3[351:320], insm_s3[319:288], insm_s3[287:256], insm_s3[255:224], insm_s3[223:192], insm_s3[191:160], insm_s3[159:128], insm_s3[127:96], insm_s3[95:64], insm_s3[63:32], insm_s3[31:0]} : 544'h0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000);
+  assign mask_write = ((chunk_present & fifo0_q[260]) & mask_ready);
+  assign mask_data = (mask_write ? head_mask : 32'd0);
+  assign pay_hit_0 = ((chunk_present & (payload_at <= 5'd0)) & (5'd0 < payload_end));
+  assign acc_ins_0 = (acc_q[31:0] | ((pay_hit_0 ? fifo0_q[31:0] : 32'd0) | ((acc_count_q == 5'd0) ? mask_data : 32'd0)));
+  assign pay_hit_1 = ((chunk_present & (payload_at <= 5'd1)) & (5'd1 < payload_end));
+  assign acc_ins_1 = (acc_q[63:32] | ((pay_hit_1 ? fifo0_q[63:32] : 32'd0) | ((acc_count_q == 5'd1) ? mask_data : 32'd0)));
+  assign pay_hit_2 = ((chunk_present & (payload_at <= 5'd2)) & (5'd2 < payload_end));
+  assign acc_ins_2 = (acc_q[95:64] | ((pay_hit_2 ? fifo0_q[95:64] : 32'd0) | ((acc_count_q == 5'd2) ? mask_data : 32'd0)));
+  assign pay_hit_3 = ((chunk_present & (payload_at <= 5'd3)) & (5'd3 < payload_end));
+  assign acc_ins_3 = (acc_q[127:96] | ((pay_hit_3 ? fifo0_q[127:96] : 32'd0) | ((acc_count_q == 5'd3) ? mask_data : 32'd0)));
+  assign pay_hit_4 = ((chunk_present & (payload_at <= 5'd4)) & (5'd4 < payload_end));
+  assign acc_ins_4 = (acc_q[159:128] | ((pay_hit_4 ? fifo0_q[159:128] : 32'd0) | ((acc_count_q == 5'd4) ? mask_data : 32'd0)));
+  assign pay_hit_5 = ((chunk_present & (payload_at <= 5'd5)) & (5'd5 < payload_end));
+  assign acc_ins_5 = (acc_q[191:160] | ((pay_hit_5 ? fifo0_q[191:160] : 32'd0) | ((acc_count_q == 5'd5) ? mask_data : 32'd0)));
+  assign pay_hit_6 = ((chunk_present & (payload_at <= 5'd6)) & (5'd6 < payload_end));
+  assign acc_ins_6 = (acc_q[223:192] | ((pay_hit_6 ? fifo0_q[223:192] : 32'd0) | ((acc_count_q == 5'd6) ? mask_data : 32'd0)));
+  assign pay_hit_7 = ((chunk_present & (payload_at <= 5'd7)) & (5'd7 < payload_end));
+  assign acc_ins_7 = (acc_q[255:224] | ((pay_hit_7 ? fifo0_q[255:224] : 32'd0) | ((acc_count_q == 5'd7) ? mask_data : 32'd0)));
+  assign pay_hit_8 = ((chunk_present & (payload_at <= 5'd8)) & (5'd8 < payload_end));
+  assign acc_ins_8 = (acc_q[287:256] | ((pay_hit_8 ? fifo0_q[31:0] : 32'd0) | ((acc_count_q == 5'd8) ? mask_data : 32'd0)));
+  assign pay_hit_9 = ((chunk_present & (payload_at <= 5'd9)) & (5'd9 < payload_end));
+  assign acc_ins_9 = (acc_q[319:288] | ((pay_hit_9 ? fifo0_q[63:32] : 32'd0) | ((acc_count_q == 5'd9) ? mask_data : 32'd0)));
+  assign pay_hit_10 = ((chunk_present & (payload_at <= 5'd10)) & (5'd10 < payload_end));
+  assign acc_ins_10 = (acc_q[351:320] | ((pay_hit_10 ? fifo0_q[95:64] : 32'd0) | ((acc_count_q == 5'd10) ? mask_data : 32'd0)));
+  assign pay_hit_11 = ((chunk_present & (payload_at <= 5'd11)) & (5'd11 < payload_end));
+  assign acc_ins_11 = (acc_q[383:352] | ((pay_hit_11 ? fifo0_q[127:96] : 32'd0) | ((acc_count_q == 5'd11) ? mask_data : 32'd0)));
+  assign pay_hit_12 = ((chunk_present & (payload_at <= 5'd12)) & (5'd12 < payload_end));
+  assign acc_ins_12 = (acc_q[415:384] | ((pay_hit_12 ? fifo0_q[159:128] : 32'd0) | ((acc_count_q == 5'd12) ? mask_data : 32'd0)));
+  assign pay_hit_13 = ((chunk_present & (payload_at <= 5'd13)) & (5'd13 < payload_end));
+  assign acc_ins_13 = (acc_q[447:416] | ((pay_hit_13 ? fifo0_q[191:160] : 32'd0) | ((acc_count_q == 5'd13) ? mask_data : 32'd0)));
+  assign pay_hit_14 = ((chunk_present & (payload_at <= 5'd14)) & (5'd14 < payload_end));
+  assign acc_ins_14 = (acc_q[479:448] | ((pay_hit_14 ? fifo0_q[223:192] : 32'd0) | ((acc_count_q == 5'd14) ? mask_data : 32'd0)));
+  assign pay_hit_15 = ((chunk_present & (payload_at <= 5'd15)) & (5'd15 < payload_end));
+  assign acc_ins_15 = (acc_q[511:480] | ((pay_hit_15 ? fifo0_q[255:224] : 32'd0) | ((acc_count_q == 5'd15) ? mask_data : 32'd0)));
+  assign pay_hit_16 = ((chunk_present & (payload_at <= 5'd16)) & (5'd16 < payload_end));
+  assign acc_ins_16 = (acc_q[543:512] | ((pay_hit_16 ? fifo0_q[31:0] : 32'd0) | ((acc_count_q == 5'd16) ? mask_data : 32'd0)));
+  assign pay_hit_17 = ((chunk_present & (payload_at <= 5'd17)) & (5'd17 < payload_end));
+  assign acc_ins_17 = (32'd0 | ((pay_hit_17 ? fifo0_q[63:32] : 32'd0) | ((acc_count_q == 5'd17) ? mask_data : 32'd0)));
+  assign pay_hit_18 = ((chunk_present & (payload_at <= 5'd18)) & (5'd18 < payload_end));
+  assign acc_ins_18 = (32'd0 | (pay_hit_18 ? fifo0_q[95:64] : 32'd0));
+  assign pay_hit_19 = ((chunk_present & (payload_at <= 5'd19)) & (5'd19 < payload_end));
+  assign acc_ins_19 = (32'd0 | (pay_hit_19 ? fifo0_q[127:96] : 32'd0));
+  assign pay_hit_20 = ((chunk_present & (payload_at <= 5'd20)) & (5'd20 < payload_end));
+  assign acc_ins_20 = (32'd0 | (pay_hit_20 ? fifo0_q[159:128] : 32'd0));
+  assign pay_hit_21 = ((chunk_present & (payload_at <= 5'd21)) & (5'd21 < payload_end));
+  assign acc_ins_21 = (32'd0 | (pay_hit_21 ? fifo0_q[191:160] : 32'd0));
+  assign pay_hit_22 = ((chunk_present & (payload_at <= 5'd22)) & (5'd22 < payload_end));
+  assign acc_ins_22 = (32'd0 | (pay_hit_22 ? fifo0_q[223:192] : 32'd0));
+  assign pay_hit_23 = ((chunk_present & (payload_at <= 5'd23)) & (5'd23 < payload_end));
+  assign acc_ins_23 = (32'd0 | (pay_hit_23 ? fifo0_q[255:224] : 32'd0));
+  assign pay_hit_24 = ((chunk_present & (payload_at <= 5'd24)) & (5'd24 < payload_end));
+  assign acc_ins_24 = (32'd0 | (pay_hit_24 ? fifo0_q[31:0] : 32'd0));
+
+  // Beat leaves: the accumulator moves down by one beat (a constant shift)
   assign chunk_cnt = ({1'd0, fifo0_q[259:256]} + (fifo0_q[260] ? 5'd1 : 5'd0));
+  assign acc_count_next = (acc_count_emit + (accept ? chunk_cnt : 5'd0));
+  assign flush_next = ((flush_q & ~(emit & out_last)) | (accept & fifo0_q[262]));
 
   // Registers (synchronous active-low reset)
   always @(posedge clk_i) begin
     if (!rst_ni) sec_in_q <= 2'd0;
     else if (take) sec_in_q <= (line_end_in ? 2'd0 : (sec_in_q + 2'd1));
+  end
+  always @(posedge clk_i) begin
+    if (!rst_ni) tot_q <= 3'd0;
+    else if (take) tot_q <= (s_last_i ? 3'd0 : (rot_in + cnt_in[2:0]));
   end
   always @(posedge clk_i) begin
     if (!rst_ni) a_valid_q <= 1'd0;
@@ -191,9 +332,6 @@ module zvc_comp_w32_l8_n32_bk (
   end
   always @(posedge clk_i) begin
     if (take) a_nz_q <= nz_in;
-  end
-  always @(posedge clk_i) begin
-    if (take) a_zb_q <= zb_in;
   end
   always @(posedge clk_i) begin
     if (take) a_cnt_q <= cnt_in;
@@ -208,6 +346,9 @@ module zvc_comp_w32_l8_n32_bk (
     if (take) a_xlast_q <= s_last_i;
   end
   always @(posedge clk_i) begin
+    if (take) a_route_q <= route_in;
+  end
+  always @(posedge clk_i) begin
     if (!rst_ni) mask_acc_q <= 32'd0;
     else if (push) mask_acc_q <= mask_full;
   end
@@ -217,39 +358,43 @@ module zvc_comp_w32_l8_n32_bk (
   end
   always @(posedge clk_i) begin
     if (!rst_ni) fifo0_q <= 271'h00000000000000000000000000000000000000000000000000000000000000000000;
-    else if ((fifo0_wr | pop)) fifo0_q <= (fifo0_wr ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, u_compact_packed_o} : (pop ? fifo1_q : fifo0_q));
+    else fifo0_q <= (pop ? (fifo0_wr_pop ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, packed_rot} : fifo1_q) : (fifo0_wr_hold ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, packed_rot} : fifo0_q));
   end
   always @(posedge clk_i) begin
     if (!rst_ni) fifo1_q <= 271'h00000000000000000000000000000000000000000000000000000000000000000000;
-    else if ((fifo1_wr | pop)) fifo1_q <= (fifo1_wr ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, u_compact_packed_o} : (pop ? fifo2_q : fifo1_q));
+    else fifo1_q <= (pop ? (fifo1_wr_pop ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, packed_rot} : fifo2_q) : (fifo1_wr_hold ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, packed_rot} : fifo1_q));
   end
   always @(posedge clk_i) begin
     if (!rst_ni) fifo2_q <= 271'h00000000000000000000000000000000000000000000000000000000000000000000;
-    else if ((fifo2_wr | pop)) fifo2_q <= (fifo2_wr ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, u_compact_packed_o} : (pop ? fifo3_q : fifo2_q));
+    else fifo2_q <= (pop ? (fifo2_wr_pop ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, packed_rot} : fifo3_q) : (fifo2_wr_hold ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, packed_rot} : fifo2_q));
   end
   always @(posedge clk_i) begin
     if (!rst_ni) fifo3_q <= 271'h00000000000000000000000000000000000000000000000000000000000000000000;
-    else if ((fifo3_wr | pop)) fifo3_q <= (fifo3_wr ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, u_compact_packed_o} : (pop ? fifo4_q : fifo3_q));
+    else fifo3_q <= (pop ? (fifo3_wr_pop ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, packed_rot} : fifo4_q) : (fifo3_wr_hold ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, packed_rot} : fifo3_q));
   end
   always @(posedge clk_i) begin
     if (!rst_ni) fifo4_q <= 271'h00000000000000000000000000000000000000000000000000000000000000000000;
-    else if ((fifo4_wr | pop)) fifo4_q <= (fifo4_wr ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, u_compact_packed_o} : (pop ? 271'h00000000000000000000000000000000000000000000000000000000000000000000 : fifo4_q));
+    else fifo4_q <= (pop ? (fifo4_wr_pop ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, packed_rot} : 271'h00000000000000000000000000000000000000000000000000000000000000000000) : (fifo4_wr_hold ? {a_nz_q, a_xlast_q, a_end_q, a_first, a_cnt_q, packed_rot} : fifo4_q));
   end
   always @(posedge clk_i) begin
     if (!rst_ni) acc_q <= 544'h0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
-    else acc_q <= (acc_emit | (accept ? ({ins_s3[543:512], ins_s3[511:480], ins_s3[479:448], ins_s3[447:416], ins_s3[415:384], ins_s3[383:352], ins_s3[351:320], ins_s3[319:288], ins_s3[287:256], ins_s3[255:224], ins_s3[223:192], ins_s3[191:160], ins_s3[159:128], ins_s3[127:96], ins_s3[95:64], ins_s3[63:32], ins_s3[31:0]} | mask_at) : 544'h0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000));
+    else acc_q <= {(emit ? acc_ins_24 : acc_ins_16), (emit ? acc_ins_23 : acc_ins_15), (emit ? acc_ins_22 : acc_ins_14), (emit ? acc_ins_21 : acc_ins_13), (emit ? acc_ins_20 : acc_ins_12), (emit ? acc_ins_19 : acc_ins_11), (emit ? acc_ins_18 : acc_ins_10), (emit ? acc_ins_17 : acc_ins_9), (emit ? acc_ins_16 : acc_ins_8), (emit ? acc_ins_15 : acc_ins_7), (emit ? acc_ins_14 : acc_ins_6), (emit ? acc_ins_13 : acc_ins_5), (emit ? acc_ins_12 : acc_ins_4), (emit ? acc_ins_11 : acc_ins_3), (emit ? acc_ins_10 : acc_ins_2), (emit ? acc_ins_9 : acc_ins_1), (emit ? acc_ins_8 : acc_ins_0)};
   end
   always @(posedge clk_i) begin
     if (!rst_ni) acc_count_q <= 5'd0;
-    else acc_count_q <= (acc_count_emit + (accept ? chunk_cnt : 5'd0));
+    else acc_count_q <= acc_count_next;
   end
   always @(posedge clk_i) begin
     if (!rst_ni) flush_q <= 1'd0;
-    else flush_q <= ((flush_q & ~(emit & out_last)) | (accept & fifo0_q[262]));
+    else flush_q <= flush_next;
+  end
+  always @(posedge clk_i) begin
+    if (!rst_ni) out_valid_q <= 1'd0;
+    else out_valid_q <= ((acc_count_next > 5'd8) | (flush_next & (acc_count_next != 5'd0)));
   end
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'b0, 1'd0, zpc_s1_1[3], zpc_s5_2[3], zpc_s2_3[3], zpc_s5_4[3], zpc_s4_5[3], zpc_s5_6[3], fifo4_q[270:263], fifo4_q[261], acc_count_emit[4]};
+  assign unused_ok = &{1'b0, 1'd0, nzpc_s1_1[3], nzpc_s5_2[3], nzpc_s2_3[3], nzpc_s5_4[3], nzpc_s4_5[3], nzpc_s5_6[3], cnt_in[3], fifo4_q[270:263], fifo4_q[261]};
 endmodule
 `default_nettype wire

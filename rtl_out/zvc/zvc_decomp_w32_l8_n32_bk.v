@@ -21,10 +21,9 @@ module zvc_decomp_w32_l8_n32_bk (
   reg  [4:0] buf_count_q;
   reg  in_done_q;  // the transfer's last beat has been absorbed
   reg  [1:0] sec_q;
-  reg  [31:0] mask_q;
   reg  out_valid_q;
   wire first;
-  wire [7:0] seg;
+  wire fire;
   wire [1:0] segpop_l1_0;
   wire [1:0] segpop_l1_1;
   wire [1:0] segpop_l1_2;
@@ -32,12 +31,25 @@ module zvc_decomp_w32_l8_n32_bk (
   wire [2:0] segpop_l2_0;
   wire [2:0] segpop_l2_1;
   wire [3:0] segpop_l3_0;
-  wire [4:0] seg_cnt;
+  wire [4:0] seg_cnt_first;
+  reg  [31:0] mask_q;  // mask of the window being expanded
+  reg  [7:0] seg_q;  // mask segment of the current sector when it is not the window's first
+  reg  [4:0] seg_cnt_q;  // popcount of seg_q
+  wire [31:0] cur_mask;
+  wire [1:0] sec_inc;
+  wire [7:0] seg_next;
+  wire [1:0] nextpop_l1_0;
+  wire [1:0] nextpop_l1_1;
+  wire [1:0] nextpop_l1_2;
+  wire [1:0] nextpop_l1_3;
+  wire [2:0] nextpop_l2_0;
+  wire [2:0] nextpop_l2_1;
+  wire [3:0] nextpop_l3_0;
+  wire [7:0] seg;
   wire [4:0] need;
   wire mask_here;
   wire has_data;
   wire out_free;
-  wire fire;
   wire corrupt;
   wire [255:0] payload_win;
   wire [255:0] u_expand_data_o;
@@ -65,20 +77,30 @@ module zvc_decomp_w32_l8_n32_bk (
 
   // Stage 1: mask segment, popcount and need for this sector
   assign first = (sec_q == 2'd0);
-  assign seg = (first ? buf_q[7:0] : (sec_q[1] ? (sec_q[0] ? mask_q[31:24] : mask_q[23:16]) : (sec_q[0] ? mask_q[15:8] : mask_q[7:0])));
-  assign segpop_l1_0 = ({1'd0, seg[0]} + {1'd0, seg[1]});
-  assign segpop_l1_1 = ({1'd0, seg[2]} + {1'd0, seg[3]});
-  assign segpop_l1_2 = ({1'd0, seg[4]} + {1'd0, seg[5]});
-  assign segpop_l1_3 = ({1'd0, seg[6]} + {1'd0, seg[7]});
+  assign fire = (has_data & out_free);
+  assign segpop_l1_0 = ({1'd0, buf_q[0]} + {1'd0, buf_q[1]});
+  assign segpop_l1_1 = ({1'd0, buf_q[2]} + {1'd0, buf_q[3]});
+  assign segpop_l1_2 = ({1'd0, buf_q[4]} + {1'd0, buf_q[5]});
+  assign segpop_l1_3 = ({1'd0, buf_q[6]} + {1'd0, buf_q[7]});
   assign segpop_l2_0 = ({1'd0, segpop_l1_0} + {1'd0, segpop_l1_1});
   assign segpop_l2_1 = ({1'd0, segpop_l1_2} + {1'd0, segpop_l1_3});
   assign segpop_l3_0 = ({1'd0, segpop_l2_0} + {1'd0, segpop_l2_1});
-  assign seg_cnt = {1'd0, segpop_l3_0};
-  assign need = (seg_cnt + (first ? 5'd1 : 5'd0));
+  assign seg_cnt_first = {1'd0, segpop_l3_0};
+  assign cur_mask = (first ? buf_q[31:0] : mask_q);
+  assign sec_inc = (sec_q + 2'd1);
+  assign seg_next = (sec_inc[1] ? (sec_inc[0] ? cur_mask[31:24] : cur_mask[23:16]) : (sec_inc[0] ? cur_mask[15:8] : cur_mask[7:0]));
+  assign nextpop_l1_0 = ({1'd0, seg_next[0]} + {1'd0, seg_next[1]});
+  assign nextpop_l1_1 = ({1'd0, seg_next[2]} + {1'd0, seg_next[3]});
+  assign nextpop_l1_2 = ({1'd0, seg_next[4]} + {1'd0, seg_next[5]});
+  assign nextpop_l1_3 = ({1'd0, seg_next[6]} + {1'd0, seg_next[7]});
+  assign nextpop_l2_0 = ({1'd0, nextpop_l1_0} + {1'd0, nextpop_l1_1});
+  assign nextpop_l2_1 = ({1'd0, nextpop_l1_2} + {1'd0, nextpop_l1_3});
+  assign nextpop_l3_0 = ({1'd0, nextpop_l2_0} + {1'd0, nextpop_l2_1});
+  assign seg = (first ? buf_q[7:0] : seg_q);
+  assign need = (first ? (seg_cnt_first + 5'd1) : seg_cnt_q);
   assign mask_here = (~first | (buf_count_q >= 5'd1));
   assign has_data = (mask_here & (buf_count_q >= need));
   assign out_free = (~out_valid_q | m_ready_i);
-  assign fire = (has_data & out_free);
   assign corrupt = ((in_done_q & ~has_data) & out_free);
 
   // Stage 2: lane mux (payload element or zero) into the output register
@@ -134,12 +156,20 @@ module zvc_decomp_w32_l8_n32_bk (
     else if ((fire | corrupt)) sec_q <= ((last_sector | corrupt) ? 2'd0 : (sec_q + 2'd1));
   end
   always @(posedge clk_i) begin
+    if (!rst_ni) out_valid_q <= 1'd0;
+    else out_valid_q <= ((fire | corrupt) | (out_valid_q & ~m_ready_i));
+  end
+  always @(posedge clk_i) begin
     if (!rst_ni) mask_q <= 32'd0;
     else if ((fire & first)) mask_q <= buf_q[31:0];
   end
   always @(posedge clk_i) begin
-    if (!rst_ni) out_valid_q <= 1'd0;
-    else out_valid_q <= ((fire | corrupt) | (out_valid_q & ~m_ready_i));
+    if (!rst_ni) seg_q <= 8'd0;
+    else if (fire) seg_q <= seg_next;
+  end
+  always @(posedge clk_i) begin
+    if (!rst_ni) seg_cnt_q <= 5'd0;
+    else if (fire) seg_cnt_q <= {1'd0, nextpop_l3_0};
   end
   always @(posedge clk_i) begin
     if (!rst_ni) out_data_q <= 256'h0000000000000000000000000000000000000000000000000000000000000000;

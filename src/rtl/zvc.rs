@@ -716,7 +716,6 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let in_done = m.reg("in_done_q", 1, Some(0));
     m.annotate("the transfer's last beat has been absorbed");
     let sec = m.reg("sec_q", secw, Some(0));
-    let mask_q = m.reg("mask_q", p.window, Some(0));
     let o_valid = m.reg("out_valid_q", 1, Some(0));
 
     m.comment("Stage 1: mask segment, popcount and need for this sector");
@@ -725,32 +724,36 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let buf_mask = buf.q().slice(0, p.window);
     // The segment and popcount of a window's later sectors are registered one sector ahead
     // (`seg_q`, `seg_cnt_q`); only a first sector counts its segment straight from the buffer.
-    let seg_q = m.reg("seg_q", l, Some(0));
-    m.annotate("mask segment of the current sector when it is not the window's first");
-    let seg_cnt_q = m.reg("seg_cnt_q", bcw, Some(0));
-    m.annotate("popcount of seg_q");
+    // With one sector per window there are no later sectors and no such registers.
     let seg_first = buf_mask.slice(0, l);
     let cnt_first = popcount(&mut m, "segpop", &seg_first);
     let cnt_first = m.wire("seg_cnt_first", &cnt_first.zext(bcw));
-    let seg = m.wire("seg", &first.select(&seg_first, &seg_q.q()));
-    let need = m.wire(
-        "need",
-        &first.select(&(&cnt_first + &Expr::lit(bcw, mel as u64)), &seg_cnt_q.q()),
-    );
-    if s_cnt > 1 {
-        let cur_mask = m.wire("cur_mask", &first.select(&buf_mask, &mask_q.q()));
+    let need_first = &cnt_first + &Expr::lit(bcw, mel as u64);
+    let mut mask_q = None;
+    let (seg, need) = if s_cnt > 1 {
+        let mq = m.reg("mask_q", p.window, Some(0));
+        m.annotate("mask of the window being expanded");
+        let seg_q = m.reg("seg_q", l, Some(0));
+        m.annotate("mask segment of the current sector when it is not the window's first");
+        let seg_cnt_q = m.reg("seg_cnt_q", bcw, Some(0));
+        m.annotate("popcount of seg_q");
+        let cur_mask = m.wire("cur_mask", &first.select(&buf_mask, &mq.q()));
         let segs: Vec<Expr> = (0..s_cnt).map(|s| cur_mask.slice(s * l, l)).collect();
         let sec_inc = m.wire("sec_inc", &(sec.q() + Expr::lit(secw, 1)));
         let seg_next = m.wire("seg_next", &mux_tree(&sec_inc, &segs));
         let cnt_next = popcount(&mut m, "nextpop", &seg_next);
         m.next(&seg_q, &seg_next, Some(&fire_decl.expr()));
         m.next(&seg_cnt_q, &cnt_next.zext(bcw), Some(&fire_decl.expr()));
+        let seg = m.wire("seg", &first.select(&seg_first, &seg_q.q()));
+        let need = m.wire("need", &first.select(&need_first, &seg_cnt_q.q()));
+        mask_q = Some(mq);
+        (seg, need)
     } else {
-        m.next(&seg_q, &seg_q.q(), None);
-        m.next(&seg_cnt_q, &seg_cnt_q.q(), None);
-        m.unused(&seg_q.q());
-        m.unused(&seg_cnt_q.q());
-    }
+        let seg = m.wire("seg", &seg_first);
+        let need = m.wire("need", &need_first);
+        m.unused(&first);
+        (seg, need)
+    };
     let mask_here = m.wire(
         "mask_here",
         &(!&first | bc.q().ge(&Expr::lit(bcw, mel as u64))),
@@ -828,7 +831,9 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let sec_next =
         (&last_sec | &corrupt).select(&Expr::zero(secw), &(sec.q() + Expr::lit(secw, 1)));
     m.next(&sec, &sec_next, Some(&(&fire | &corrupt)));
-    m.next(&mask_q, &buf_mask, Some(&(&fire & &first)));
+    if let Some(mq) = &mask_q {
+        m.next(mq, &buf_mask, Some(&(&fire & &first)));
+    }
 
     let o_data = m.reg_next(
         "out_data_q",
