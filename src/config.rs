@@ -17,6 +17,7 @@
 //!   max_windows: 8      # longest transfer, in windows
 //! synth:
 //!   clock_ns: 1.0
+//!   clock_ns_by_library: { osu018: 4.0, sky130hd: 2.5 }   # overrides per library
 //!   libraries: [osu018, nangate45, sky130hd]   # names or paths; missing references are skipped
 //!   budget_s: 900
 //! ```
@@ -71,6 +72,9 @@ impl Default for CosimConfig {
 pub struct SynthConfig {
     /// Clock period in ns (timing constraint and ABC delay target).
     pub clock_ns: f64,
+    /// Per-library clock period overrides (library name as in `libraries` → ns), so that a
+    /// slow library is not mapped against an unreachable target (which inflates area).
+    pub clock_ns_by_library: std::collections::BTreeMap<String, f64>,
     /// Liberty libraries: `osu018`, `nangate45`, `sky130hd` or a path to a `.lib`/`.lib.gz`.
     pub libraries: Vec<String>,
     /// Time budget per synthesis run, seconds.
@@ -81,6 +85,9 @@ impl Default for SynthConfig {
     fn default() -> Self {
         SynthConfig {
             clock_ns: 1.0,
+            clock_ns_by_library: [("osu018".to_string(), 4.0), ("sky130hd".to_string(), 2.5)]
+                .into_iter()
+                .collect(),
             libraries: vec!["osu018".into(), "nangate45".into(), "sky130hd".into()],
             budget_s: 900,
         }
@@ -127,6 +134,14 @@ impl Config {
                 "synth.clock_ns = {} must be in (0, 1000)",
                 s.clock_ns
             ));
+        }
+        for (lib, ns) in &s.clock_ns_by_library {
+            if !(*ns > 0.0 && *ns < 1000.0) {
+                return Err(format!(
+                    "synth.clock_ns_by_library.{} = {} must be in (0, 1000)",
+                    lib, ns
+                ));
+            }
         }
         if s.budget_s == 0 {
             return Err("synth.budget_s must be at least 1".into());

@@ -230,12 +230,18 @@ pub fn synth(
         let files = write_rtl(std::slice::from_ref(u), &rtl_dir)?;
         for lib in libs {
             let label = lib_label(lib);
+            let clock_ns = cfg
+                .synth
+                .clock_ns_by_library
+                .get(&label)
+                .copied()
+                .unwrap_or(cfg.synth.clock_ns);
             log(&format!(
                 "synthesizing {} {} on {} at {} ns ...",
                 engine.name(),
                 u.unit,
                 label,
-                cfg.synth.clock_ns
+                clock_ns
             ));
             let mut job = SynthJob::new(
                 u.top.name.clone(),
@@ -243,7 +249,7 @@ pub fn synth(
                 lib.clone(),
                 work.join(&label).join(&u.top.name),
             );
-            job.clock_ns = cfg.synth.clock_ns;
+            job.clock_ns = clock_ns;
             job.clock_port = u.top.has_clock.then(|| "clk_i".to_string());
             job.budget = Duration::from_secs(cfg.synth.budget_s);
             let mut r = synth::synthesize(&job).map_err(|e| e.to_string())?;

@@ -290,7 +290,9 @@ fn run(cli: Cli) -> Result<bool, String> {
             let engine = Engine::from_name(&engine)?;
             let mut cfg = load_config(&config)?;
             if let Some(c) = clock_ns {
+                // An explicit --clock-ns applies to every library.
                 cfg.synth.clock_ns = c;
+                cfg.synth.clock_ns_by_library.clear();
             }
             if !liberty.is_empty() {
                 cfg.synth.libraries = liberty;
@@ -559,8 +561,7 @@ fn flow_cmd(cfg: &Config, out: &Path, gate_cosim: u64) -> Result<bool, String> {
     std::fs::write(out.join("cosim.md"), &cm).map_err(|e| e.to_string())?;
     println!("\n## Co-simulation\n\n{}", cm);
     println!(
-        "## Synthesis (clock {} ns)\n\n{}",
-        cfg.synth.clock_ns,
+        "## Synthesis (clock targets in the clock_ns column)\n\n{}",
         hwzip::synth::to_markdown(&rows)
     );
     for n in &notes {
