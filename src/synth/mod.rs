@@ -300,6 +300,7 @@ pub fn synthesize(job: &SynthJob) -> Result<SynthResult, SynthError> {
         f64::INFINITY
     };
     let seq_cells = y.stat.count_flops(lib);
+    let netlist_text = std::fs::read_to_string(job.work_dir.join("netlist.v")).unwrap_or_default();
     Ok(SynthResult {
         top: job.top.clone(),
         liberty: lib.name.clone(),
@@ -314,12 +315,68 @@ pub fn synthesize(job: &SynthJob) -> Result<SynthResult, SynthError> {
         fmax_mhz,
         wns_ns: (worst.slack * tu).min(0.0),
         tns_ns: s.tns.unwrap_or(0.0) * tu,
-        path_from: worst.from.clone(),
-        path_to: worst.to.clone(),
+        path_from: register_name(&netlist_text, &worst.from),
+        path_to: register_name(&netlist_text, &worst.to),
         yosys_seconds: y.seconds,
         sta_seconds: s.seconds,
         netlist: job.work_dir.join("netlist.v"),
     })
+}
+
+/// Names a timing-path endpoint for humans: a mapped flip-flop instance (`_22931_`) is shown
+/// as the RTL register bit its `Q` pin drives (`fifo_count_q[0]`); ports and anything not
+/// found are returned unchanged.
+fn register_name(netlist: &str, point: &str) -> String {
+    let is_anon = |n: &str| n.starts_with('_') && n.ends_with('_') && n.len() > 2;
+    let mut name = point.to_string();
+    if is_anon(point) {
+        let key = format!(" {} (", point);
+        if let Some(at) = netlist.find(&key) {
+            let end = netlist[at..]
+                .find(");")
+                .map(|e| at + e)
+                .unwrap_or(netlist.len());
+            let body = &netlist[at..end];
+            if let Some(net) = body
+                .find(".Q(")
+                .map(|i| &body[i + 3..])
+                .and_then(|r| r.find(')').map(|e| r[..e].trim()))
+            {
+                if !is_anon(net) {
+                    name = net.to_string();
+                }
+            }
+        }
+    }
+    if is_anon(&name) {
+        return name;
+    }
+    // splitnets wrote bit b of `sig` as `sig_b_`.
+    let t = name.strip_suffix('_').unwrap_or(&name);
+    match t.rfind('_') {
+        Some(i)
+            if i > 0
+                && i + 1 < t.len()
+                && t[i + 1..].chars().all(|c| c.is_ascii_digit())
+                && name.ends_with('_') =>
+        {
+            format!("{}[{}]", &t[..i], &t[i + 1..])
+        }
+        _ => name,
+    }
+}
+
+#[cfg(test)]
+mod register_name_tests {
+    #[test]
+    fn flops_are_named_by_their_q_net() {
+        let n = "  DFF_X1 _22931_ (\n    .CK(clk_i),\n    .D(_01546_),\n    .Q(fifo_count_q_0_),\n    .QN(_10297_)\n  );\n  DFF_X1 _5_ (\n    .D(a),\n    .Q(_77_)\n  );\n";
+        assert_eq!(super::register_name(n, "_22931_"), "fifo_count_q[0]");
+        assert_eq!(super::register_name(n, "_5_"), "_5_");
+        assert_eq!(super::register_name(n, "s_data_i_35_"), "s_data_i[35]");
+        assert_eq!(super::register_name(n, "m_valid_o"), "m_valid_o");
+        assert_eq!(super::register_name(n, "_999_"), "_999_");
+    }
 }
 
 #[cfg(test)]
@@ -416,8 +473,8 @@ mod tests {
         assert!(r.area_um2 > 0.0);
         assert!(r.critical_path_ns > 0.0);
         assert!(
-            r.path_from.contains("_i_"),
-            "from an input port: {}",
+            r.path_from.contains("_i["),
+            "from an input port (bit-indexed): {}",
             r.path_from
         );
         assert!(r.path_to.contains("_o"), "to an output port: {}", r.path_to);
