@@ -351,6 +351,8 @@ fn register_name(netlist: &str, point: &str) -> String {
     if is_anon(&name) {
         return name;
     }
+    // Flattened hierarchy names are escaped identifiers (`\u_compact.route_i_31_`).
+    let name = name.trim_start_matches('\\').to_string();
     // splitnets wrote bit b of `sig` as `sig_b_`.
     let t = name.strip_suffix('_').unwrap_or(&name);
     match t.rfind('_') {
@@ -375,6 +377,10 @@ mod register_name_tests {
         assert_eq!(super::register_name(n, "_5_"), "_5_");
         assert_eq!(super::register_name(n, "s_data_i_35_"), "s_data_i[35]");
         assert_eq!(super::register_name(n, "m_valid_o"), "m_valid_o");
+        assert_eq!(
+            super::register_name(n, "\\u_c.route_i_31_"),
+            "u_c.route_i[31]"
+        );
         assert_eq!(super::register_name(n, "_999_"), "_999_");
     }
 }
