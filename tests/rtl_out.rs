@@ -151,3 +151,38 @@ fn no_dollar_and_spec_citation_in_every_file() {
         }
     }
 }
+
+#[test]
+fn shared_blocks_are_lint_clean() {
+    use hwzip::hdl::blocks::{
+        popcount, prefix_count, rotate_lanes, shift_lanes, skid_buffer, PrefixTopology,
+    };
+    use hwzip::hdl::{Expr, ModuleBuilder};
+    let mut m = ModuleBuilder::new("blocks_lint_w16");
+    m.header("Spec: shared/spec/README.md (shared blocks)");
+    let v = m.input("v_i", 1);
+    let d = m.input("d_i", 16);
+    let r = m.input("r_i", 1);
+    let sh = m.input("sh_i", 2);
+    let s = skid_buffer(&mut m, "sb", &v, &d, &r);
+    m.output_expr("v_o", &s.valid);
+    m.output_expr("d_o", &s.data);
+    m.output_expr("r_o", &s.ready);
+    let flags: Vec<Expr> = (0..8).map(|i| d.bit(i)).collect();
+    let (excl, total) = prefix_count(&mut m, "pc", &flags, PrefixTopology::KoggeStone);
+    m.output_expr("excl_o", &Expr::cat_lsb(&excl));
+    m.output_expr("total_o", &total);
+    let pop = popcount(&mut m, "pop", &d);
+    m.output_expr("pop_o", &pop);
+    let lanes = d.lanes(4);
+    let shl = shift_lanes(&mut m, "shl", &lanes, &sh, true);
+    m.output_expr("shl_o", &Expr::cat_lsb(&shl));
+    let rot = rotate_lanes(&mut m, "rot", &lanes, &sh, true);
+    m.output_expr("rot_o", &Expr::cat_lsb(&rot));
+    let top = m.finish().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, text) in hwzip::hdl::emit::emit_design(&top).unwrap() {
+        std::fs::write(tmp.path().join(name), text).unwrap();
+    }
+    lint_dir(tmp.path(), &[top.name.clone()]);
+}

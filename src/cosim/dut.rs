@@ -12,6 +12,8 @@ use std::sync::Arc;
 pub trait Dut {
     /// Index of port `name`, or an error naming the port.
     fn port(&self, name: &str) -> Result<usize, String>;
+    /// Width in bits of port `port`.
+    fn port_width(&self, port: usize) -> u32;
     /// Drives an input from 32-bit words (word 0 = bits 31:0).
     fn set(&mut self, port: usize, words: &[u32]);
     /// Reads a port into 32-bit words.
@@ -62,6 +64,9 @@ impl Dut for SimDut {
             .iter()
             .position(|n| n == name)
             .ok_or_else(|| format!("no port `{}`", name))
+    }
+    fn port_width(&self, port: usize) -> u32 {
+        self.widths[port]
     }
     fn set(&mut self, port: usize, words: &[u32]) {
         let b = Bits::from_u32_words(self.widths[port], words);

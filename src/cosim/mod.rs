@@ -67,6 +67,7 @@ mod bench;
 mod build;
 pub mod dut;
 mod model;
+pub mod stream;
 #[cfg(test)]
 mod tests;
 pub mod vdut;

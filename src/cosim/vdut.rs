@@ -73,6 +73,9 @@ impl Dut for VerilatorDut {
             .position(|n| n == name)
             .ok_or_else(|| format!("no port `{}`", name))
     }
+    fn port_width(&self, port: usize) -> u32 {
+        self.model.port_spec(self.ids[port]).width
+    }
     fn set(&mut self, port: usize, words: &[u32]) {
         // Word counts come from the same port table; a mismatch is a harness bug.
         if let Err(e) = self.model.set(self.ids[port], words) {

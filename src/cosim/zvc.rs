@@ -10,14 +10,14 @@
 //! A stall of the design (no progress for [`StimConfig::hang_cycles`]) is reported as such.
 
 use super::dut::Dut;
+use super::stream::{measure_latency, run_stream, Beat, Stream, StreamConfig, Txn};
+pub use super::stream::{Mismatch, RunStats};
 use crate::model::zvc as model;
 use crate::rtl::zvc::ZvcRtlParams;
 use crate::trace::synthetic::DataClass;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
-use std::collections::VecDeque;
-use std::fmt;
 
 /// Stimulus and back-pressure settings.
 #[derive(Clone, Debug)]
@@ -59,72 +59,6 @@ impl Default for StimConfig {
             hang_cycles: 10_000,
             vcd: None,
             capture: false,
-        }
-    }
-}
-
-/// The first difference between the design and the model.
-#[derive(Clone, Debug, Serialize)]
-pub struct Mismatch {
-    /// Transfer index (0-based).
-    pub transfer: u64,
-    /// Beat index within the transfer's output.
-    pub beat: u64,
-    /// Clock cycle at which the beat was observed.
-    pub cycle: u64,
-    /// Which field differs.
-    pub field: String,
-    /// Expected value (hex).
-    pub expected: String,
-    /// Observed value (hex).
-    pub actual: String,
-}
-
-impl fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "transfer {} beat {} at cycle {}: {} expected {} got {}",
-            self.transfer, self.beat, self.cycle, self.field, self.expected, self.actual
-        )
-    }
-}
-
-/// What a run measured.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct RunStats {
-    /// Clock cycles simulated.
-    pub cycles: u64,
-    /// Transfers completed.
-    pub transfers: u64,
-    /// Windows (lines) completed.
-    pub lines: u64,
-    /// Input beats accepted.
-    pub beats_in: u64,
-    /// Output beats accepted.
-    pub beats_out: u64,
-    /// Uncompressed bytes.
-    pub raw_bytes: u64,
-    /// Compressed bytes.
-    pub comp_bytes: u64,
-    /// Number of mismatching beats (the run stops at the first).
-    pub mismatches: u64,
-    /// The first mismatch, if any.
-    pub first_mismatch: Option<Mismatch>,
-    /// Wall-clock seconds.
-    pub seconds: f64,
-    /// The design's output bytes, when [`StimConfig::capture`] is set.
-    #[serde(skip)]
-    pub output: Vec<u8>,
-}
-
-impl RunStats {
-    /// Simulated cycles per wall-clock second.
-    pub fn cycles_per_second(&self) -> f64 {
-        if self.seconds > 0.0 {
-            self.cycles as f64 / self.seconds
-        } else {
-            0.0
         }
     }
 }
@@ -231,57 +165,6 @@ pub fn elems_to_words(elems: &[u32], word_bits: u32, nwords: usize) -> Vec<u32> 
     w
 }
 
-fn hex(words: &[u32]) -> String {
-    words
-        .iter()
-        .rev()
-        .map(|w| format!("{:08x}", w))
-        .collect::<Vec<_>>()
-        .join("_")
-}
-
-/// Resolved port indices of a ZVC unit.
-struct Ports {
-    s_valid: usize,
-    s_ready: usize,
-    s_data: usize,
-    s_last: usize,
-    s_bytes: Option<usize>,
-    m_valid: usize,
-    m_ready: usize,
-    m_data: usize,
-    m_last: usize,
-    m_bytes: Option<usize>,
-    m_err: Option<usize>,
-}
-
-impl Ports {
-    fn resolve(d: &dyn Dut) -> Result<Ports, String> {
-        Ok(Ports {
-            s_valid: d.port("s_valid_i")?,
-            s_ready: d.port("s_ready_o")?,
-            s_data: d.port("s_data_i")?,
-            s_last: d.port("s_last_i")?,
-            s_bytes: d.port("s_bytes_i").ok(),
-            m_valid: d.port("m_valid_o")?,
-            m_ready: d.port("m_ready_i")?,
-            m_data: d.port("m_data_o")?,
-            m_last: d.port("m_last_o")?,
-            m_bytes: d.port("m_bytes_o").ok(),
-            m_err: d.port("m_err_o").ok(),
-        })
-    }
-}
-
-/// One input beat: data words, byte count (for byte-counted inputs), last flag.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Beat {
-    data: Vec<u32>,
-    bytes: u32,
-    last: bool,
-    err: bool,
-}
-
 /// Which unit is under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unit {
@@ -293,7 +176,38 @@ pub enum Unit {
     Loopback,
 }
 
-fn raw_beats(p: &ZvcRtlParams, t: &Transfer, whole_windows: bool) -> Vec<Beat> {
+/// The input and output streams of a unit (ports and the order fields are compared in).
+pub fn streams(unit: Unit) -> (Stream, Stream) {
+    let raw_in = Stream::new("s_valid_i", "s_ready_o", &["s_data_i", "s_last_i"]);
+    let raw_out = Stream::new(
+        "m_valid_o",
+        "m_ready_i",
+        &["m_data_o", "m_last_o", "m_err_o"],
+    );
+    match unit {
+        Unit::Compressor => (
+            raw_in,
+            Stream::new(
+                "m_valid_o",
+                "m_ready_i",
+                &["m_bytes_o", "m_data_o", "m_last_o"],
+            ),
+        ),
+        Unit::Decompressor => (
+            Stream::new(
+                "s_valid_i",
+                "s_ready_o",
+                &["s_data_i", "s_bytes_i", "s_last_i"],
+            ),
+            raw_out,
+        ),
+        Unit::Loopback => (raw_in, raw_out),
+    }
+}
+
+/// Raw sectors of a transfer, padded with zero elements to whole sectors (input side) or
+/// whole windows (decompressor output). Each item: (data words, last).
+fn raw_sectors(p: &ZvcRtlParams, t: &Transfer, whole_windows: bool) -> Vec<(Vec<u32>, bool)> {
     let l = p.lanes as usize;
     let nw = (p.lanes * p.word_bits).div_ceil(32) as usize;
     let unit = if whole_windows { p.window as usize } else { l };
@@ -303,29 +217,56 @@ fn raw_beats(p: &ZvcRtlParams, t: &Transfer, whole_windows: bool) -> Vec<Beat> {
     let count = n / l;
     e.chunks(l)
         .enumerate()
-        .map(|(i, c)| Beat {
-            data: elems_to_words(c, p.word_bits, nw),
-            bytes: p.beat_bytes(),
-            last: i + 1 == count,
-            err: false,
-        })
+        .map(|(i, c)| (elems_to_words(c, p.word_bits, nw), i + 1 == count))
         .collect()
 }
 
-fn comp_beats(p: &ZvcRtlParams, t: &Transfer) -> Vec<Beat> {
+/// Compressed beats of a transfer: (data words, byte count, last).
+fn comp_beats(p: &ZvcRtlParams, t: &Transfer) -> Vec<(Vec<u32>, u32, bool)> {
     let bb = p.beat_bytes() as usize;
     let nw = (p.lanes * p.word_bits).div_ceil(32) as usize;
     let count = t.stream.len().div_ceil(bb);
     t.stream
         .chunks(bb)
         .enumerate()
-        .map(|(i, c)| Beat {
-            data: bytes_to_words(c, nw),
-            bytes: c.len() as u32,
-            last: i + 1 == count,
-            err: false,
-        })
+        .map(|(i, c)| (bytes_to_words(c, nw), c.len() as u32, i + 1 == count))
         .collect()
+}
+
+/// The transaction of one transfer for `unit`, fields in [`streams`] order.
+pub fn transaction(p: &ZvcRtlParams, unit: Unit, t: &Transfer) -> Txn {
+    let raw_in = || -> Vec<Beat> {
+        raw_sectors(p, t, false)
+            .into_iter()
+            .map(|(d, last)| Beat(vec![d, vec![last as u32]]))
+            .collect()
+    };
+    let raw_out = || -> Vec<Beat> {
+        raw_sectors(p, t, true)
+            .into_iter()
+            .map(|(d, last)| Beat(vec![d, vec![last as u32], vec![0]]))
+            .collect()
+    };
+    match unit {
+        Unit::Compressor => Txn {
+            inputs: raw_in(),
+            expected: comp_beats(p, t)
+                .into_iter()
+                .map(|(d, n, last)| Beat(vec![vec![n], d, vec![last as u32]]))
+                .collect(),
+        },
+        Unit::Decompressor => Txn {
+            inputs: comp_beats(p, t)
+                .into_iter()
+                .map(|(d, n, last)| Beat(vec![d, vec![n], vec![last as u32]]))
+                .collect(),
+            expected: raw_out(),
+        },
+        Unit::Loopback => Txn {
+            inputs: raw_in(),
+            expected: raw_out(),
+        },
+    }
 }
 
 /// Runs `unit` on `dut` with random transfers and checks every output beat.
@@ -367,181 +308,48 @@ pub fn run_with(
     cfg: &StimConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let ports = Ports::resolve(dut)?;
-    let nw = (p.lanes * p.word_bits).div_ceil(32) as usize;
+    let (input, output) = streams(unit);
     let mut gen = TransferGen::new(p, cfg);
-    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x005e_ed0f_5a11);
-    let start = std::time::Instant::now();
-    let mut st = RunStats::default();
-    dut.reset(4);
-    let c0 = dut.cycle();
-
-    // Input and expected-output queues, each tagged with its transfer index.
-    let mut inq: VecDeque<(u64, Beat)> = VecDeque::new();
-    let mut expq: VecDeque<(u64, u64, Beat)> = VecDeque::new();
-    let mut produced = 0u64;
-    let mut exhausted = false;
-    let mut cur_in: Option<(u64, Beat)> = None;
-    let mut idle = 0u64;
-    let mut out_buf = vec![0u32; nw];
-
-    loop {
-        // Keep a few transfers queued.
-        while !exhausted && inq.len() < 64 {
-            match gen.next_transfer() {
-                Some(t) => {
-                    let id = produced;
-                    produced += 1;
-                    st.raw_bytes += (t.elems.len() * p.word_bits as usize / 8) as u64;
-                    st.comp_bytes += t.stream.len() as u64;
-                    let (ins, outs) = match unit {
-                        Unit::Compressor => (raw_beats(p, &t, false), comp_beats(p, &t)),
-                        Unit::Decompressor => (comp_beats(p, &t), raw_beats(p, &t, true)),
-                        Unit::Loopback => (raw_beats(p, &t, false), raw_beats(p, &t, true)),
-                    };
-                    for b in ins {
-                        inq.push_back((id, b));
-                    }
-                    for (k, b) in outs.into_iter().enumerate() {
-                        expq.push_back((id, k as u64, b));
-                    }
-                }
-                None => exhausted = true,
-            }
-        }
-        if exhausted && expq.is_empty() && inq.is_empty() && cur_in.is_none() {
-            break;
-        }
-
-        if let Some((path, from, to)) = &cfg.vcd {
-            let c = dut.cycle() - c0;
-            if c == *from {
-                dut.trace_start(path)?;
-            } else if c == *to {
-                dut.trace_stop();
-            }
-        }
-        // Source: hold a beat until accepted; random gaps between beats.
-        if cur_in.is_none() && !inq.is_empty() && !rng.gen_bool(cfg.in_gap.clamp(0.0, 1.0)) {
-            cur_in = inq.pop_front();
-        }
-        match &cur_in {
-            Some((_, b)) => {
-                dut.set_u64(ports.s_valid, 1);
-                dut.set(ports.s_data, &b.data);
-                dut.set_u64(ports.s_last, b.last as u64);
-                if let Some(sb) = ports.s_bytes {
-                    dut.set_u64(sb, b.bytes as u64);
-                }
-            }
-            None => dut.set_u64(ports.s_valid, 0),
-        }
-        let ready = !rng.gen_bool(cfg.out_stall.clamp(0.0, 1.0));
-        dut.set_u64(ports.m_ready, ready as u64);
-        dut.eval();
-        let s_fire = cur_in.is_some() && dut.get_u64(ports.s_ready) == 1;
-        let m_fire = ready && dut.get_u64(ports.m_valid) == 1;
-        let cycle = dut.cycle() - c0;
-        if m_fire {
-            dut.get(ports.m_data, &mut out_buf);
-            let got = Beat {
-                data: out_buf.clone(),
-                bytes: ports
-                    .m_bytes
-                    .map(|i| dut.get_u64(i) as u32)
-                    .unwrap_or(p.beat_bytes()),
-                last: dut.get_u64(ports.m_last) == 1,
-                err: ports.m_err.map(|i| dut.get_u64(i) == 1).unwrap_or(false),
+    let (mut raw_bytes, mut comp_bytes) = (0u64, 0u64);
+    let mut next = || {
+        gen.next_transfer().map(|t| {
+            raw_bytes += (t.elems.len() * p.word_bits as usize / 8) as u64;
+            comp_bytes += t.stream.len() as u64;
+            transaction(p, unit, &t)
+        })
+    };
+    let mut captured = Vec::new();
+    let beat_bytes = p.beat_bytes() as usize;
+    let mut on_output = |b: &[Vec<u32>]| {
+        if cfg.capture {
+            // Compressor beats carry a byte count first; raw sectors are always full.
+            let (n, data) = match unit {
+                Unit::Compressor => (b[0][0] as usize, &b[1]),
+                _ => (beat_bytes, &b[0]),
             };
-            if cfg.capture {
-                let n = got.bytes as usize;
-                st.output
-                    .extend(got.data.iter().flat_map(|w| w.to_le_bytes()).take(n));
-            }
-            let Some((tid, k, want)) = expq.pop_front() else {
-                st.mismatches += 1;
-                st.first_mismatch = Some(Mismatch {
-                    transfer: produced,
-                    beat: 0,
-                    cycle,
-                    field: "m_valid_o (unexpected extra beat)".into(),
-                    expected: "no beat".into(),
-                    actual: hex(&got.data),
-                });
-                break;
-            };
-            let field = if got.bytes != want.bytes {
-                Some((
-                    "m_bytes_o",
-                    format!("{}", want.bytes),
-                    format!("{}", got.bytes),
-                ))
-            } else if got.data != want.data {
-                Some(("m_data_o", hex(&want.data), hex(&got.data)))
-            } else if got.last != want.last {
-                Some((
-                    "m_last_o",
-                    format!("{}", want.last as u8),
-                    format!("{}", got.last as u8),
-                ))
-            } else if got.err != want.err {
-                Some((
-                    "m_err_o",
-                    format!("{}", want.err as u8),
-                    format!("{}", got.err as u8),
-                ))
-            } else {
-                None
-            };
-            if let Some((f, e, a)) = field {
-                st.mismatches += 1;
-                st.first_mismatch = Some(Mismatch {
-                    transfer: tid,
-                    beat: k,
-                    cycle,
-                    field: f.into(),
-                    expected: e,
-                    actual: a,
-                });
-                st.beats_out += 1;
-                break;
-            }
-            st.beats_out += 1;
-            if want.last {
-                st.transfers += 1;
-            }
+            captured.extend(data.iter().flat_map(|w| w.to_le_bytes()).take(n));
         }
-        dut.tick();
-        if s_fire {
-            cur_in = None;
-            st.beats_in += 1;
-        }
-        if s_fire || m_fire {
-            idle = 0;
-        } else {
-            idle += 1;
-            if idle > cfg.hang_cycles {
-                return Err(format!(
-                    "design hung: no handshake for {} cycles at cycle {} ({} transfers done, {} beats expected still)",
-                    cfg.hang_cycles,
-                    cycle,
-                    st.transfers,
-                    expq.len()
-                ));
-            }
-        }
-        st.cycles = dut.cycle() - c0;
-        if st.cycles % 65536 == 0 {
-            st.seconds = start.elapsed().as_secs_f64();
-            progress(&st);
-        }
-    }
-    if cfg.vcd.is_some() {
-        dut.trace_stop();
-    }
+    };
+    let scfg = StreamConfig {
+        seed: cfg.seed,
+        in_gap: cfg.in_gap,
+        out_stall: cfg.out_stall,
+        hang_cycles: cfg.hang_cycles,
+        vcd: cfg.vcd.clone(),
+    };
+    let mut st = run_stream(
+        dut,
+        &input,
+        &output,
+        &mut next,
+        &scfg,
+        &mut on_output,
+        progress,
+    )?;
     st.lines = gen.lines;
-    st.cycles = dut.cycle() - c0;
-    st.seconds = start.elapsed().as_secs_f64();
+    st.raw_bytes = raw_bytes;
+    st.comp_bytes = comp_bytes;
+    st.output = captured;
     Ok(st)
 }
 
@@ -564,54 +372,15 @@ pub struct Timing {
 
 /// Measures latency and throughput of `unit`.
 pub fn measure(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit) -> Result<Timing, String> {
-    let ports = Ports::resolve(dut)?;
     // Latency: one window of the unit's reference data (see `Timing::latency_cycles`).
     let first = if unit == Unit::Decompressor { 0 } else { 1 };
     let elems: Vec<u32> = (0..p.window)
         .map(|i| if i == 0 { first } else { (i % 250) + 1 })
         .collect();
     let stream = model::compress(&p.model(), &elems).map_err(|e| e.to_string())?;
-    let t = Transfer { elems, stream };
-    let ins = match unit {
-        Unit::Decompressor => comp_beats(p, &t),
-        _ => raw_beats(p, &t, false),
-    };
-    dut.reset(4);
-    dut.set_u64(ports.m_ready, 1);
-    let mut first_accept = None;
-    let mut latency = None;
-    let mut i = 0;
-    for _ in 0..1000 {
-        if i < ins.len() {
-            dut.set_u64(ports.s_valid, 1);
-            dut.set(ports.s_data, &ins[i].data);
-            dut.set_u64(ports.s_last, ins[i].last as u64);
-            if let Some(sb) = ports.s_bytes {
-                dut.set_u64(sb, ins[i].bytes as u64);
-            }
-        } else {
-            dut.set_u64(ports.s_valid, 0);
-        }
-        dut.eval();
-        let c = dut.cycle();
-        if dut.get_u64(ports.m_valid) == 1 && latency.is_none() {
-            if let Some(a) = first_accept {
-                latency = Some(c - a + 1);
-            }
-        }
-        let fire = i < ins.len() && dut.get_u64(ports.s_ready) == 1;
-        dut.tick();
-        if fire {
-            if first_accept.is_none() {
-                first_accept = Some(c);
-            }
-            i += 1;
-        }
-        if latency.is_some() && i >= ins.len() {
-            break;
-        }
-    }
-    let latency_cycles = latency.ok_or("no output within 1000 cycles")?;
+    let (input, output) = streams(unit);
+    let txn = transaction(p, unit, &Transfer { elems, stream });
+    let latency_cycles = measure_latency(dut, &input, &output, &txn)?;
     // Throughput: 256 windows of 60%-sparse data, no stalls, one transfer.
     let cfg = StimConfig {
         lines: 256,
@@ -630,12 +399,6 @@ pub fn measure(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit) -> Result<Timing
         vcd: None,
         capture: false,
     };
-    // Drain the latency run first.
-    for _ in 0..100 {
-        dut.set_u64(ports.s_valid, 0);
-        dut.eval();
-        dut.tick();
-    }
     let st = run(dut, p, unit, &cfg)?;
     if let Some(m) = st.first_mismatch {
         return Err(format!("mismatch while measuring throughput: {}", m));

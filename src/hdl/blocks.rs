@@ -291,6 +291,64 @@ pub fn rotate_lanes(
     cur
 }
 
+/// Outputs of a [`skid_buffer`].
+#[derive(Clone, Debug)]
+pub struct Skid {
+    /// Downstream `valid` (registered).
+    pub valid: Expr,
+    /// Downstream data (registered).
+    pub data: Expr,
+    /// Upstream `ready` (registered: no combinational path from the downstream `ready`).
+    pub ready: Expr,
+}
+
+/// Valid/ready register slice with a skid register: full throughput (one beat per cycle),
+/// every output registered, and `ready` towards the source driven from a register, so long
+/// ready chains are cut. Registers: `<name>_valid_q`, `<name>_data_q`, `<name>_skid_valid_q`,
+/// `<name>_skid_data_q`.
+pub fn skid_buffer(
+    m: &mut ModuleBuilder,
+    name: &str,
+    in_valid: &Expr,
+    in_data: &Expr,
+    out_ready: &Expr,
+) -> Skid {
+    let w = in_data.width();
+    let valid = m.reg(&format!("{}_valid_q", name), 1, Some(0));
+    let data = m.reg(&format!("{}_data_q", name), w, None);
+    let skid_valid = m.reg(&format!("{}_skid_valid_q", name), 1, Some(0));
+    let skid_data = m.reg(&format!("{}_skid_data_q", name), w, None);
+    let in_ready = !skid_valid.q();
+    let in_fire = m.wire(&format!("{}_in_fire", name), &(in_valid & &in_ready));
+    let main_free = m.wire(
+        &format!("{}_main_free", name),
+        &(!valid.q() | out_ready.clone()),
+    );
+    m.next(
+        &valid,
+        &main_free.select(&(skid_valid.q() | in_fire.clone()), &Expr::ones(1)),
+        None,
+    );
+    m.next(
+        &data,
+        &skid_valid.q().select(&skid_data.q(), in_data),
+        Some(&main_free),
+    );
+    m.next(
+        &skid_valid,
+        &skid_valid
+            .q()
+            .select(&!&main_free, &(&in_fire & &!&main_free)),
+        None,
+    );
+    m.next(&skid_data, in_data, Some(&(&in_fire & &!&main_free)));
+    Skid {
+        valid: valid.q(),
+        data: data.q(),
+        ready: in_ready,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

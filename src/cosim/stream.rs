@@ -1,0 +1,511 @@
+//! Generic valid/ready stream scoreboard, shared by every engine.
+//!
+//! An engine describes its input and output streams by port names ([`Stream`]) and produces
+//! transactions ([`Txn`]): the input beats and the output beats the golden model expects. The
+//! runner drives the input with random idle cycles (a beat is held until accepted, as
+//! valid/ready requires), holds `ready` low at random on the output, and compares every output
+//! beat field by field, in the order the fields are listed, with the next expected one. The
+//! first difference stops the run and is reported with transaction, beat, cycle, field,
+//! expected and actual values. No progress for [`StreamConfig::hang_cycles`] is reported as a
+//! hang. A waveform window can be dumped for a deterministic replay.
+
+use super::dut::Dut;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::collections::VecDeque;
+use std::fmt;
+use std::path::PathBuf;
+
+/// One valid/ready stream: handshake ports and payload fields (port names).
+#[derive(Clone, Debug)]
+pub struct Stream {
+    /// `valid` port.
+    pub valid: String,
+    /// `ready` port.
+    pub ready: String,
+    /// Payload ports, in the order beats list them and mismatches are checked.
+    pub fields: Vec<String>,
+}
+
+impl Stream {
+    /// A stream from port names.
+    pub fn new(valid: &str, ready: &str, fields: &[&str]) -> Stream {
+        Stream {
+            valid: valid.into(),
+            ready: ready.into(),
+            fields: fields.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+}
+
+/// One beat: the value of each field as 32-bit words (word 0 = bits 31:0), in
+/// [`Stream::fields`] order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Beat(pub Vec<Vec<u32>>);
+
+/// One transaction: input beats and the output beats the model expects for them.
+#[derive(Clone, Debug, Default)]
+pub struct Txn {
+    /// Beats to drive on the input stream.
+    pub inputs: Vec<Beat>,
+    /// Beats expected on the output stream.
+    pub expected: Vec<Beat>,
+}
+
+/// Handshake randomisation and run control.
+#[derive(Clone, Debug)]
+pub struct StreamConfig {
+    /// Random seed of the gaps and stalls.
+    pub seed: u64,
+    /// Probability of an idle input cycle before a beat.
+    pub in_gap: f64,
+    /// Probability that `ready` is low in a cycle.
+    pub out_stall: f64,
+    /// Cycles without a handshake after which the design is declared hung.
+    pub hang_cycles: u64,
+    /// Dump a waveform of cycles `[from, to)` to this file (needs a tracing build).
+    pub vcd: Option<(PathBuf, u64, u64)>,
+}
+
+impl Default for StreamConfig {
+    fn default() -> Self {
+        StreamConfig {
+            seed: 1,
+            in_gap: 0.2,
+            out_stall: 0.3,
+            hang_cycles: 10_000,
+            vcd: None,
+        }
+    }
+}
+
+/// The first difference between the design and the model.
+#[derive(Clone, Debug, Serialize)]
+pub struct Mismatch {
+    /// Transaction index (0-based).
+    pub transfer: u64,
+    /// Beat index within the transaction's output.
+    pub beat: u64,
+    /// Clock cycle at which the beat was observed.
+    pub cycle: u64,
+    /// Which field (port) differs.
+    pub field: String,
+    /// Expected value.
+    pub expected: String,
+    /// Observed value.
+    pub actual: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "transfer {} beat {} at cycle {}: {} expected {} got {}",
+            self.transfer, self.beat, self.cycle, self.field, self.expected, self.actual
+        )
+    }
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunStats {
+    /// Clock cycles simulated.
+    pub cycles: u64,
+    /// Transactions completed.
+    pub transfers: u64,
+    /// Engine work units completed (ZVC: windows), filled in by the engine.
+    pub lines: u64,
+    /// Input beats accepted.
+    pub beats_in: u64,
+    /// Output beats accepted.
+    pub beats_out: u64,
+    /// Uncompressed bytes, filled in by the engine.
+    pub raw_bytes: u64,
+    /// Compressed bytes, filled in by the engine.
+    pub comp_bytes: u64,
+    /// Number of mismatching beats (the run stops at the first).
+    pub mismatches: u64,
+    /// The first mismatch, if any.
+    pub first_mismatch: Option<Mismatch>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Output bytes captured by the engine, when asked for.
+    #[serde(skip)]
+    pub output: Vec<u8>,
+}
+
+impl RunStats {
+    /// Simulated cycles per wall-clock second.
+    pub fn cycles_per_second(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.cycles as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Renders a field value: decimal for one word, hex words (most significant first) otherwise.
+pub fn show(words: &[u32]) -> String {
+    match words {
+        [w] => w.to_string(),
+        _ => words
+            .iter()
+            .rev()
+            .map(|w| format!("{:08x}", w))
+            .collect::<Vec<_>>()
+            .join("_"),
+    }
+}
+
+struct Resolved {
+    valid: usize,
+    ready: usize,
+    fields: Vec<(usize, usize)>, // (port, words)
+}
+
+fn resolve(dut: &dyn Dut, s: &Stream) -> Result<Resolved, String> {
+    let fields = s
+        .fields
+        .iter()
+        .map(|f| {
+            let p = dut.port(f)?;
+            Ok((p, dut.port_width(p).div_ceil(32) as usize))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(Resolved {
+        valid: dut.port(&s.valid)?,
+        ready: dut.port(&s.ready)?,
+        fields,
+    })
+}
+
+/// Runs transactions from `next` through `dut` (after a reset) until `next` returns `None`
+/// and every expected beat has been seen, or until the first mismatch.
+///
+/// `on_output` sees the fields of every accepted output beat (to capture the stream); `progress` is called
+/// about every 64 Ki cycles. `Err` means a harness problem (unknown port) or a hang.
+pub fn run_stream(
+    dut: &mut dyn Dut,
+    input: &Stream,
+    output: &Stream,
+    next: &mut dyn FnMut() -> Option<Txn>,
+    cfg: &StreamConfig,
+    on_output: &mut dyn FnMut(&[Vec<u32>]),
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    let inp = resolve(dut, input)?;
+    let out = resolve(dut, output)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x005e_ed0f_5a11);
+    let start = std::time::Instant::now();
+    let mut st = RunStats::default();
+    dut.reset(4);
+    let c0 = dut.cycle();
+    let mut inq: VecDeque<(u64, Beat)> = VecDeque::new();
+    let mut expq: VecDeque<(u64, u64, Beat)> = VecDeque::new();
+    let mut produced = 0u64;
+    let mut exhausted = false;
+    let mut cur: Option<(u64, Beat)> = None;
+    let mut idle = 0u64;
+    let mut bufs: Vec<Vec<u32>> = out.fields.iter().map(|(_, n)| vec![0u32; *n]).collect();
+
+    loop {
+        while !exhausted && inq.len() < 64 {
+            match next() {
+                Some(t) => {
+                    let id = produced;
+                    produced += 1;
+                    inq.extend(t.inputs.into_iter().map(|b| (id, b)));
+                    expq.extend(
+                        t.expected
+                            .into_iter()
+                            .enumerate()
+                            .map(|(k, b)| (id, k as u64, b)),
+                    );
+                }
+                None => exhausted = true,
+            }
+        }
+        if exhausted && expq.is_empty() && inq.is_empty() && cur.is_none() {
+            break;
+        }
+        if let Some((path, from, to)) = &cfg.vcd {
+            let c = dut.cycle() - c0;
+            if c == *from {
+                dut.trace_start(path)?;
+            } else if c == *to {
+                dut.trace_stop();
+            }
+        }
+        if cur.is_none() && !inq.is_empty() && !rng.gen_bool(cfg.in_gap.clamp(0.0, 1.0)) {
+            cur = inq.pop_front();
+        }
+        match &cur {
+            Some((_, b)) => {
+                dut.set_u64(inp.valid, 1);
+                for ((port, _), v) in inp.fields.iter().zip(&b.0) {
+                    dut.set(*port, v);
+                }
+            }
+            None => dut.set_u64(inp.valid, 0),
+        }
+        let ready = !rng.gen_bool(cfg.out_stall.clamp(0.0, 1.0));
+        dut.set_u64(out.ready, ready as u64);
+        dut.eval();
+        let s_fire = cur.is_some() && dut.get_u64(inp.ready) == 1;
+        let m_fire = ready && dut.get_u64(out.valid) == 1;
+        let cycle = dut.cycle() - c0;
+        if m_fire {
+            for ((port, _), buf) in out.fields.iter().zip(bufs.iter_mut()) {
+                dut.get(*port, buf);
+            }
+            on_output(&bufs);
+            st.beats_out += 1;
+            let Some((tid, k, want)) = expq.pop_front() else {
+                st.mismatches += 1;
+                st.first_mismatch = Some(Mismatch {
+                    transfer: produced,
+                    beat: 0,
+                    cycle,
+                    field: format!("{} (unexpected extra beat)", output.valid),
+                    expected: "no beat".into(),
+                    actual: bufs.first().map(|w| show(w)).unwrap_or_default(),
+                });
+                break;
+            };
+            let diff = output
+                .fields
+                .iter()
+                .zip(want.0.iter().zip(&bufs))
+                .find(|(_, (w, g))| w != g);
+            if let Some((name, (w, g))) = diff {
+                st.mismatches += 1;
+                st.first_mismatch = Some(Mismatch {
+                    transfer: tid,
+                    beat: k,
+                    cycle,
+                    field: name.clone(),
+                    expected: show(w),
+                    actual: show(g),
+                });
+                break;
+            }
+            if expq.front().is_none_or(|(t, _, _)| *t != tid) {
+                st.transfers += 1;
+            }
+        }
+        dut.tick();
+        if s_fire {
+            cur = None;
+            st.beats_in += 1;
+        }
+        if s_fire || m_fire {
+            idle = 0;
+        } else {
+            idle += 1;
+            if idle > cfg.hang_cycles {
+                return Err(format!(
+                    "design hung: no handshake for {} cycles at cycle {} ({} transfers done, {} beats expected still)",
+                    cfg.hang_cycles,
+                    cycle,
+                    st.transfers,
+                    expq.len()
+                ));
+            }
+        }
+        st.cycles = dut.cycle() - c0;
+        if st.cycles % 65536 == 0 {
+            st.seconds = start.elapsed().as_secs_f64();
+            progress(&st);
+        }
+    }
+    if cfg.vcd.is_some() {
+        dut.trace_stop();
+    }
+    st.cycles = dut.cycle() - c0;
+    st.seconds = start.elapsed().as_secs_f64();
+    Ok(st)
+}
+
+/// Latency of one isolated transaction without stalls: cycles from the acceptance of its first
+/// input beat to the first output beat being valid, counting the acceptance cycle as 1.
+pub fn measure_latency(
+    dut: &mut dyn Dut,
+    input: &Stream,
+    output: &Stream,
+    txn: &Txn,
+) -> Result<u64, String> {
+    let inp = resolve(dut, input)?;
+    let out = resolve(dut, output)?;
+    dut.reset(4);
+    dut.set_u64(out.ready, 1);
+    let mut first_accept = None;
+    let mut i = 0;
+    for _ in 0..1000 {
+        if let Some(b) = txn.inputs.get(i) {
+            dut.set_u64(inp.valid, 1);
+            for ((port, _), v) in inp.fields.iter().zip(&b.0) {
+                dut.set(*port, v);
+            }
+        } else {
+            dut.set_u64(inp.valid, 0);
+        }
+        dut.eval();
+        let c = dut.cycle();
+        if dut.get_u64(out.valid) == 1 {
+            if let Some(a) = first_accept {
+                return Ok(c - a + 1);
+            }
+        }
+        let fire = i < txn.inputs.len() && dut.get_u64(inp.ready) == 1;
+        dut.tick();
+        if fire {
+            first_accept.get_or_insert(c);
+            i += 1;
+        }
+    }
+    Err("no output within 1000 cycles".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cosim::dut::SimDut;
+    use crate::hdl::blocks::skid_buffer;
+    use crate::hdl::{Expr, ModuleBuilder};
+
+    /// Two skid buffers with `+1` between them: a valid/ready pipeline of depth 2.
+    fn plus_one_pipe(stuck: bool) -> std::sync::Arc<crate::hdl::Module> {
+        let mut m = ModuleBuilder::new(if stuck { "pipe_stuck" } else { "pipe_plus1" });
+        m.header("Spec: shared/spec/README.md (test fixture)");
+        let sv = m.input("s_valid_i", 1);
+        let sd = m.input("s_data_i", 40);
+        let mr = m.input("m_ready_i", 1);
+        let mid_ready = m.wire_decl("mid_ready", 1);
+        let a = skid_buffer(&mut m, "st1", &sv, &sd, &mid_ready.expr());
+        let inc = m.wire("inc", &(&a.data + &Expr::lit(40, 1)));
+        let b = skid_buffer(&mut m, "st2", &a.valid, &inc, &mr);
+        m.drive(&mid_ready, &b.ready);
+        m.output_expr("s_ready_o", &(if stuck { Expr::zero(1) } else { a.ready }));
+        m.output_expr("m_valid_o", &(if stuck { Expr::zero(1) } else { b.valid }));
+        m.output_expr("m_data_o", &b.data);
+        m.finish().unwrap()
+    }
+
+    fn txns(n: u64, off: u64) -> impl FnMut() -> Option<Txn> {
+        let mut i = 0u64;
+        move || {
+            i += 1;
+            (i <= n).then(|| {
+                let v = i.wrapping_mul(0x9e37_79b9_7f4a) & ((1 << 40) - 1);
+                let words = |x: u64| vec![x as u32, (x >> 32) as u32];
+                Txn {
+                    inputs: vec![Beat(vec![words(v)])],
+                    expected: vec![Beat(vec![words((v + off) & ((1 << 40) - 1))])],
+                }
+            })
+        }
+    }
+
+    #[test]
+    fn pipeline_passes_under_random_stalls_at_full_rate() {
+        let top = plus_one_pipe(false);
+        let (i, o) = (
+            Stream::new("s_valid_i", "s_ready_o", &["s_data_i"]),
+            Stream::new("m_valid_o", "m_ready_i", &["m_data_o"]),
+        );
+        let mut dut = SimDut::new(&top).unwrap();
+        let st = run_stream(
+            &mut dut,
+            &i,
+            &o,
+            &mut txns(2000, 1),
+            &StreamConfig::default(),
+            &mut |_| {},
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(
+            st.first_mismatch.is_none(),
+            "{}",
+            st.first_mismatch.unwrap()
+        );
+        assert_eq!(
+            (st.transfers, st.beats_in, st.beats_out),
+            (2000, 2000, 2000)
+        );
+        // No stalls: one beat per cycle after the two-cycle fill.
+        let cfg = StreamConfig {
+            in_gap: 0.0,
+            out_stall: 0.0,
+            ..StreamConfig::default()
+        };
+        let st = run_stream(
+            &mut dut,
+            &i,
+            &o,
+            &mut txns(1000, 1),
+            &cfg,
+            &mut |_| {},
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(st.cycles <= 1000 + 3, "{} cycles", st.cycles);
+        let lat = measure_latency(&mut dut, &i, &o, &txns(1, 1)().unwrap()).unwrap();
+        assert_eq!(
+            lat, 3,
+            "two register stages: valid on the 3rd cycle counting the accept"
+        );
+    }
+
+    #[test]
+    fn mismatches_and_hangs_are_reported() {
+        let (i, o) = (
+            Stream::new("s_valid_i", "s_ready_o", &["s_data_i"]),
+            Stream::new("m_valid_o", "m_ready_i", &["m_data_o"]),
+        );
+        let mut dut = SimDut::new(&plus_one_pipe(false)).unwrap();
+        let st = run_stream(
+            &mut dut,
+            &i,
+            &o,
+            &mut txns(10, 2),
+            &StreamConfig::default(),
+            &mut |_| {},
+            &mut |_| {},
+        )
+        .unwrap();
+        let m = st
+            .first_mismatch
+            .expect("off-by-one expectation must mismatch");
+        assert_eq!((m.transfer, m.beat, m.field.as_str()), (0, 0, "m_data_o"));
+        let mut stuck = SimDut::new(&plus_one_pipe(true)).unwrap();
+        let cfg = StreamConfig {
+            hang_cycles: 100,
+            ..StreamConfig::default()
+        };
+        let e = run_stream(
+            &mut stuck,
+            &i,
+            &o,
+            &mut txns(10, 1),
+            &cfg,
+            &mut |_| {},
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(e.contains("hung"), "{}", e);
+        let e = run_stream(
+            &mut dut,
+            &Stream::new("nope", "s_ready_o", &[]),
+            &o,
+            &mut txns(1, 1),
+            &cfg,
+            &mut |_| {},
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(e.contains("nope"), "{}", e);
+    }
+}
