@@ -184,5 +184,5 @@ fn shared_blocks_are_lint_clean() {
     for (name, text) in hwzip::hdl::emit::emit_design(&top).unwrap() {
         std::fs::write(tmp.path().join(name), text).unwrap();
     }
-    lint_dir(tmp.path(), &[top.name.clone()]);
+    lint_dir(tmp.path(), std::slice::from_ref(&top.name));
 }
