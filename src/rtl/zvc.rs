@@ -20,7 +20,8 @@
 //!
 //! Decompressor (`zvc_decomp_*`): a realignment buffer of `2·lanes + 2·M` elements (M = mask
 //! elements), per-sector popcount + prefix count on the mask segment, a per-lane gather of the
-//! payload, and a registered output: first sector two cycles after the first beat.
+//! payload, and a registered output: first sector two cycles after the beat that completes
+//! its mask and payload.
 
 use crate::hdl::blocks::{
     mux_tree, popcount, prefix_count, rotate_lanes, shift_lanes, PrefixTopology,
