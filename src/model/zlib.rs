@@ -28,20 +28,30 @@ fn io_err(e: std::io::Error) -> ModelError {
     ModelError::Corrupt(format!("zlib: {e}"))
 }
 
+/// Compresses each `chunk_bytes` chunk of `data` independently with `encode`.
+fn chunked(
+    data: &[u8],
+    chunk_bytes: usize,
+    level: u32,
+    encode: impl Fn(&[u8], Compression) -> std::io::Result<Vec<u8>>,
+) -> Result<Vec<Vec<u8>>, ModelError> {
+    check(chunk_bytes, level)?;
+    data.chunks(chunk_bytes)
+        .map(|c| encode(c, Compression::new(level)).map_err(io_err))
+        .collect()
+}
+
 /// Compress each `chunk_bytes` chunk of `data` independently with the zlib wrapper.
 pub fn zlib_chunks(
     data: &[u8],
     chunk_bytes: usize,
     level: u32,
 ) -> Result<Vec<Vec<u8>>, ModelError> {
-    check(chunk_bytes, level)?;
-    data.chunks(chunk_bytes)
-        .map(|c| {
-            let mut e = ZlibEncoder::new(Vec::new(), Compression::new(level));
-            e.write_all(c).map_err(io_err)?;
-            e.finish().map_err(io_err)
-        })
-        .collect()
+    chunked(data, chunk_bytes, level, |c, l| {
+        let mut e = ZlibEncoder::new(Vec::new(), l);
+        e.write_all(c)?;
+        e.finish()
+    })
 }
 
 /// Compress each chunk independently as raw DEFLATE (no wrapper).
@@ -50,14 +60,11 @@ pub fn deflate_chunks(
     chunk_bytes: usize,
     level: u32,
 ) -> Result<Vec<Vec<u8>>, ModelError> {
-    check(chunk_bytes, level)?;
-    data.chunks(chunk_bytes)
-        .map(|c| {
-            let mut e = DeflateEncoder::new(Vec::new(), Compression::new(level));
-            e.write_all(c).map_err(io_err)?;
-            e.finish().map_err(io_err)
-        })
-        .collect()
+    chunked(data, chunk_bytes, level, |c, l| {
+        let mut e = DeflateEncoder::new(Vec::new(), l);
+        e.write_all(c)?;
+        e.finish()
+    })
 }
 
 /// Total zlib-wrapped size of `data` compressed per chunk.
