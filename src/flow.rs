@@ -104,15 +104,7 @@ fn zvc_unit(name: &str) -> FlowResult<Unit> {
 /// The top module of a unit (including the test-only `loopback`).
 pub fn unit_top(engine: Engine, cfg: &Config, unit: &str) -> FlowResult<Arc<crate::hdl::Module>> {
     match engine {
-        Engine::Zvc => {
-            let p = &cfg.zvc;
-            match zvc_unit(unit)? {
-                Unit::Compressor => crate::rtl::zvc::compressor(p),
-                Unit::Decompressor => crate::rtl::zvc::decompressor(p),
-                Unit::Loopback => crate::rtl::zvc::loopback(p),
-            }
-            .map_err(|e| e.to_string())
-        }
+        Engine::Zvc => zsb::top(&cfg.zvc, zvc_unit(unit)?).map_err(|e| e.to_string()),
     }
 }
 

@@ -10,8 +10,15 @@ use std::sync::Arc;
 /// Protocol per cycle: `set` inputs → `eval` (combinational outputs settle) → `get` outputs →
 /// `tick` (one rising clock edge).
 pub trait Dut {
+    /// Port names, in index order.
+    fn port_names(&self) -> &[String];
     /// Index of port `name`, or an error naming the port.
-    fn port(&self, name: &str) -> Result<usize, String>;
+    fn port(&self, name: &str) -> Result<usize, String> {
+        self.port_names()
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| format!("no port `{}`", name))
+    }
     /// Width in bits of port `port`.
     fn port_width(&self, port: usize) -> u32;
     /// Drives an input from 32-bit words (word 0 = bits 31:0).
@@ -59,11 +66,8 @@ impl SimDut {
 }
 
 impl Dut for SimDut {
-    fn port(&self, name: &str) -> Result<usize, String> {
-        self.names
-            .iter()
-            .position(|n| n == name)
-            .ok_or_else(|| format!("no port `{}`", name))
+    fn port_names(&self) -> &[String] {
+        &self.names
     }
     fn port_width(&self, port: usize) -> u32 {
         self.widths[port]

@@ -67,11 +67,8 @@ impl VerilatorDut {
 }
 
 impl Dut for VerilatorDut {
-    fn port(&self, name: &str) -> Result<usize, String> {
-        self.names
-            .iter()
-            .position(|n| n == name)
-            .ok_or_else(|| format!("no port `{}`", name))
+    fn port_names(&self) -> &[String] {
+        &self.names
     }
     fn port_width(&self, port: usize) -> u32 {
         self.model.port_spec(self.ids[port]).width

@@ -176,6 +176,18 @@ pub enum Unit {
     Loopback,
 }
 
+/// The generated top module of `unit` (the only place that maps units to generators).
+pub fn top(
+    p: &ZvcRtlParams,
+    unit: Unit,
+) -> Result<std::sync::Arc<crate::hdl::Module>, crate::hdl::HdlError> {
+    match unit {
+        Unit::Compressor => crate::rtl::zvc::compressor(p),
+        Unit::Decompressor => crate::rtl::zvc::decompressor(p),
+        Unit::Loopback => crate::rtl::zvc::loopback(p),
+    }
+}
+
 /// The input and output streams of a unit (ports and the order fields are compared in).
 pub fn streams(unit: Unit) -> (Stream, Stream) {
     let raw_in = Stream::new("s_valid_i", "s_ready_o", &["s_data_i", "s_last_i"]);
@@ -447,16 +459,10 @@ mod verilator_tests {
     use super::*;
     use crate::cosim::vdut::{build_spec, VerilatorDut};
     use crate::cosim::{build, Model};
-    use crate::rtl::zvc::{compressor, decompressor, loopback};
+    use crate::rtl::zvc::{compressor, decompressor};
 
     fn run_unit(p: &ZvcRtlParams, unit: Unit, lines: u64, seed: u64) -> RunStats {
-        let top = match unit {
-            Unit::Compressor => compressor(p),
-            Unit::Decompressor => decompressor(p),
-            Unit::Loopback => loopback(p),
-        }
-        .unwrap();
-        let mut dut = VerilatorDut::new(&top, false).unwrap();
+        let mut dut = VerilatorDut::new(&top(p, unit).unwrap(), false).unwrap();
         let cfg = StimConfig {
             lines,
             seed,
@@ -588,7 +594,6 @@ mod verilator_tests {
 mod proptests {
     use super::*;
     use crate::cosim::vdut::VerilatorDut;
-    use crate::rtl::zvc::{compressor, decompressor};
     use proptest::prelude::*;
     use std::cell::RefCell;
 
@@ -608,13 +613,8 @@ mod proptests {
         cell.with(|c| {
             let mut c = c.borrow_mut();
             if c.is_none() {
-                let top = if unit == Unit::Compressor {
-                    compressor(&p)
-                } else {
-                    decompressor(&p)
-                };
                 *c = Some(
-                    VerilatorDut::new(&top.map_err(|e| e.to_string())?, false)
+                    VerilatorDut::new(&top(&p, unit).map_err(|e| e.to_string())?, false)
                         .map_err(|e| e.to_string())?,
                 );
             }

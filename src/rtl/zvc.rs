@@ -910,16 +910,10 @@ pub fn loopback(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
 mod tests {
     use super::*;
     use crate::cosim::dut::SimDut;
-    use crate::cosim::zvc::{measure, run_clean, StimConfig, Unit};
+    use crate::cosim::zvc::{measure, run_clean, top, StimConfig, Unit};
 
     fn check(p: &ZvcRtlParams, unit: Unit, lines: u64, seed: u64) {
-        let top = match unit {
-            Unit::Compressor => compressor(p),
-            Unit::Decompressor => decompressor(p),
-            Unit::Loopback => loopback(p),
-        }
-        .unwrap();
-        let mut dut = SimDut::new(&top).unwrap();
+        let mut dut = SimDut::new(&top(p, unit).unwrap()).unwrap();
         let cfg = StimConfig {
             lines,
             seed,
