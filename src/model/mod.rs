@@ -1,5 +1,7 @@
 //! Bit-exact golden models (one file per algorithm).
 //!
+//! * [`base_xor`]  Base+XOR Transfer, Universal XOR tree, Zero Data Remapping (HPCA'18)
+//! * [`dbi`]       DC bus inversion and the full Base+XOR link codec
 //! * [`zvc`]       Zero-Value Compression (cDMA, HPCA'18), the reference for the ZVC hardware
 //! * [`container`] small self-describing file container used by `hwzip compress/decompress`
 //! * [`rle`]       RLE-A / RLE-B baselines (ratio comparison only, spec zvc-cdma §2.3)
@@ -8,8 +10,10 @@
 //!
 //! The byte and bit formats are recorded in `docs/FORMATS.md`.
 
+pub mod base_xor;
 pub mod compare;
 pub mod container;
+pub mod dbi;
 pub mod rle;
 pub mod zlib;
 pub mod zvc;
