@@ -9,6 +9,20 @@
 //!   lanes: 8            # 4 | 8 | 16 | 32 elements per cycle
 //!   window: 32          # elements per mask
 //!   prefix: brent-kung  # ripple | sklansky | kogge-stone | brent-kung
+//! base_xor:             # Base+XOR engine (rtl::base_xor::BaseXorRtlParams)
+//!   scheme: universal   # none | nbyte | universal
+//!   t_bytes: 32         # transaction (sector) bytes: 16 | 32 | 64
+//!   n_bytes: 4          # nbyte element size: 2 | 4 | 8
+//!   fixed_base: false   # nbyte: XOR with element 0 instead of the left neighbour
+//!   stages: 3           # universal stages (smallest base = t_bytes / 2^stages)
+//!   zdr: true           # Zero Data Remapping
+//!   zdr_bits: null      # 16 | 32 | 64; null = 16 at 2-byte pairing, else 32
+//!   zdr_const: null     # null = 1 << (zdr_bits - 2), i.e. 0x40000000
+//!   zdr_skip_zero_base: false
+//!   half_order: upper-first   # upper-first | address
+//!   dbi_group: 8        # 0 (off) | 8 | 16 | 32
+//!   pipe: true          # output register on each path
+//!   dec_style: speculative    # serial | speculative (Universal + ZDR decoder)
 //! cosim:
 //!   lines: 100000       # windows pushed through each unit
 //!   seed: 1
@@ -22,6 +36,7 @@
 //!   budget_s: 900
 //! ```
 
+use crate::rtl::base_xor::BaseXorRtlParams;
 use crate::rtl::zvc::ZvcRtlParams;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -32,6 +47,8 @@ use std::path::Path;
 pub struct Config {
     /// ZVC engine parameters.
     pub zvc: ZvcRtlParams,
+    /// Base+XOR engine parameters.
+    pub base_xor: BaseXorRtlParams,
     /// Co-simulation settings.
     pub cosim: CosimConfig,
     /// Synthesis settings.
@@ -116,6 +133,9 @@ impl Config {
     /// Checks ranges; the message names the key.
     pub fn validate(&self) -> Result<(), String> {
         self.zvc.validate().map_err(|e| format!("zvc: {}", e))?;
+        self.base_xor
+            .validate()
+            .map_err(|e| format!("base_xor: {}", e))?;
         let c = &self.cosim;
         if c.lines == 0 {
             return Err("cosim.lines must be at least 1".into());

@@ -101,10 +101,15 @@ fn zvc_unit(name: &str) -> FlowResult<Unit> {
     }
 }
 
+fn pending() -> String {
+    "base-xor: hardware units are not generated yet".into()
+}
+
 /// The top module of a unit (including the test-only `loopback`).
 pub fn unit_top(engine: Engine, cfg: &Config, unit: &str) -> FlowResult<Arc<crate::hdl::Module>> {
     match engine {
         Engine::Zvc => zsb::top(&cfg.zvc, zvc_unit(unit)?).map_err(|e| e.to_string()),
+        Engine::BaseXor => Err(pending()),
     }
 }
 
@@ -132,6 +137,7 @@ pub fn cosim(
             }
             (st, vcd)
         }
+        Engine::BaseXor => return Err(pending()),
     };
     Ok(CosimReport {
         engine: req.engine.name().into(),
@@ -148,6 +154,7 @@ pub fn timing(engine: Engine, cfg: &Config, unit: &str) -> FlowResult<Timing> {
     let mut dut = VerilatorDut::new(&top, false).map_err(|e| e.to_string())?;
     match engine {
         Engine::Zvc => zsb::measure(&mut dut, &cfg.zvc, zvc_unit(unit)?),
+        Engine::BaseXor => Err(pending()),
     }
 }
 
@@ -334,5 +341,6 @@ pub fn gate_cosim(
     stim.lines = lines;
     match engine {
         Engine::Zvc => zsb::run(&mut dut, &cfg.zvc, zvc_unit(&row.unit)?, &stim),
+        Engine::BaseXor => Err(pending()),
     }
 }

@@ -355,6 +355,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                 Engine::Zvc => {
                     container::compress_file(&cfg.zvc.model(), &data).map_err(|e| e.to_string())?
                 }
+                Engine::BaseXor => return Err(not_a_compressor(engine)),
             };
             write(&output, &out)?;
             println!(
@@ -377,6 +378,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             let out = match engine {
                 Engine::Zvc => container::decompress_file(&data)
                     .map_err(|e| format!("{}: {}", input.display(), e))?,
+                Engine::BaseXor => return Err(not_a_compressor(engine)),
             };
             write(&output, &out)?;
             println!(
@@ -578,6 +580,15 @@ fn flow_cmd(cfg: &Config, out: &Path, gate_cosim: u64) -> Result<bool, String> {
         out.display()
     );
     Ok(ok)
+}
+
+fn not_a_compressor(engine: Engine) -> String {
+    format!(
+        "{} is a fixed-size link encoding (no size reduction, no container); \
+         use `hwzip eval --engine {} --trace F` for its ones/energy accounting",
+        engine.name(),
+        engine.name()
+    )
 }
 
 fn read(p: &Path) -> Result<Vec<u8>, String> {

@@ -128,7 +128,6 @@ pub fn decode_words(g: DbiGroup, words: &[u32], flags: u64) -> Vec<u32> {
 #[serde(deny_unknown_fields, default)]
 pub struct LinkCodec {
     /// The Base+XOR transform.
-    #[serde(flatten)]
     pub bx: BaseXorParams,
     /// DBI group width (0 = off).
     pub dbi_group: DbiGroup,

@@ -5,6 +5,7 @@
 //! CLI (`hwzip gen | cosim | synth | flow`) works from this table only, so a new engine is
 //! added by adding its generator file and a row here.
 
+pub mod base_xor;
 pub mod zvc;
 
 use crate::config::Config;
@@ -16,6 +17,8 @@ use std::sync::Arc;
 pub enum Engine {
     /// Zero-Value Compression (cDMA, HPCA'18).
     Zvc,
+    /// Base+XOR Transfer, Zero Data Remapping and DBI (HPCA'18).
+    BaseXor,
 }
 
 /// One synthesizable unit of an engine.
@@ -35,12 +38,13 @@ pub struct UnitDesign {
 
 impl Engine {
     /// Every engine built so far.
-    pub const ALL: [Engine; 1] = [Engine::Zvc];
+    pub const ALL: [Engine; 2] = [Engine::Zvc, Engine::BaseXor];
 
     /// CLI name.
     pub fn name(self) -> &'static str {
         match self {
             Engine::Zvc => "zvc",
+            Engine::BaseXor => "base-xor",
         }
     }
 
@@ -60,6 +64,7 @@ impl Engine {
     pub fn unit_names(self) -> &'static [&'static str] {
         match self {
             Engine::Zvc => &["compressor", "decompressor"],
+            Engine::BaseXor => &[],
         }
     }
 
@@ -85,6 +90,8 @@ impl Engine {
                     },
                 ])
             }
+            // Generators land in rtl/base_xor.rs.
+            Engine::BaseXor => Ok(vec![]),
         }
     }
 }
