@@ -339,6 +339,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                         print!("{}", c.to_markdown());
                     }
                 }
+                Engine::BaseXor => return Err("base-xor eval: not implemented yet".into()),
             }
             Ok(true)
         }
