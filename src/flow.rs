@@ -344,3 +344,75 @@ pub fn gate_cosim(
         Engine::BaseXor => Err(pending()),
     }
 }
+
+/// What `hwzip eval --engine base-xor` accounts.
+#[derive(Clone, Debug)]
+pub struct BxEvalRequest {
+    /// Trace files (read with [`crate::trace::file::load_bytes`]).
+    pub traces: Vec<PathBuf>,
+    /// Synthetic sector classes by name, or `all`.
+    pub classes: Vec<String>,
+    /// Sectors per synthetic class.
+    pub sectors: usize,
+    /// Seed of the synthetic classes.
+    pub seed: u64,
+    /// Extra I/O energy per transmitted 1, pJ.
+    pub pj_per_one: f64,
+}
+
+/// `hwzip eval --engine base-xor`: ones, toggles and I/O energy of the paper's schemes
+/// ([`crate::model::ones::paper_schemes`], plus the configured codec when it differs) on every
+/// trace and class. Every transaction is also decoded and checked.
+pub fn eval_base_xor(
+    cfg: &Config,
+    req: &BxEvalRequest,
+) -> FlowResult<Vec<crate::model::ones::Comparison>> {
+    use crate::model::base_xor::words_le;
+    use crate::model::ones;
+    use crate::trace::sectors::SectorClass;
+    if !(req.pj_per_one.is_finite() && req.pj_per_one >= 0.0) {
+        return Err(format!("--pj-per-one = {} must be ≥ 0", req.pj_per_one));
+    }
+    let mut schemes = ones::paper_schemes();
+    let mine = cfg.base_xor.model();
+    if mine.bx.t_bytes != 32 {
+        return Err(
+            "eval --engine base-xor compares 32 B sectors: set base_xor.t_bytes: 32".into(),
+        );
+    }
+    if !schemes.contains(&mine) {
+        schemes.push(mine);
+    }
+    let mut classes = Vec::new();
+    for c in &req.classes {
+        if c == "all" {
+            classes.extend(SectorClass::ALL);
+        } else {
+            classes.push(SectorClass::from_name(c)?);
+        }
+    }
+    if req.sectors == 0 && !classes.is_empty() {
+        return Err("--sectors must be at least 1".into());
+    }
+    let mut out = Vec::new();
+    for t in &req.traces {
+        let bytes = crate::trace::file::load_bytes(t).map_err(|e| e.to_string())?;
+        if bytes.is_empty() {
+            return Err(format!("{}: empty trace", t.display()));
+        }
+        let mut b = bytes;
+        b.resize(b.len().div_ceil(32) * 32, 0);
+        let words = words_le(&b);
+        out.push(
+            ones::compare(&t.display().to_string(), &words, &schemes, req.pj_per_one)
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    for c in classes {
+        let words = c.generate(req.sectors, req.seed);
+        out.push(
+            ones::compare(c.name(), &words, &schemes, req.pj_per_one).map_err(|e| e.to_string())?,
+        );
+    }
+    Ok(out)
+}

@@ -79,14 +79,30 @@ enum Cmd {
         #[arg(long, default_value_t = 0)]
         gate_cosim: u64,
     },
-    /// Compression ratio of a trace: the engine beside RLE and zlib baselines.
+    /// Evaluate an engine's golden model on data. zvc: compression ratio of a trace beside
+    /// RLE and zlib. base-xor: ones, toggles and I/O energy of every scheme side by side on
+    /// trace files and/or synthetic sector classes.
     Eval {
         #[arg(long, default_value = "zvc")]
         engine: String,
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Trace file (zvc: raw elements or YAML description; base-xor: any file as bytes,
+        /// `.gz` gunzipped, `.npy` header skipped, YAML description). Repeatable for base-xor.
         #[arg(long)]
-        trace: PathBuf,
+        trace: Vec<PathBuf>,
+        /// base-xor: synthetic sector classes (spec §5), or `all`. Repeatable.
+        #[arg(long)]
+        class: Vec<String>,
+        /// base-xor: sectors per synthetic class.
+        #[arg(long, default_value_t = 20_000)]
+        sectors: usize,
+        /// base-xor: seed of the synthetic classes.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// base-xor: extra I/O energy per transmitted 1, pJ.
+        #[arg(long, default_value_t = hwzip::model::ones::PJ_PER_ONE)]
+        pj_per_one: f64,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -315,13 +331,23 @@ fn run(cli: Cli) -> Result<bool, String> {
             engine,
             config,
             trace,
+            class,
+            sectors,
+            seed,
+            pj_per_one,
             json,
         } => {
             let engine = Engine::from_name(&engine)?;
             let cfg = load_config(&config)?;
             match engine {
                 Engine::Zvc => {
-                    let t = hwzip::trace::file::load_trace(&trace, cfg.zvc.word_bits)
+                    if !class.is_empty() || trace.len() != 1 {
+                        return Err(
+                            "eval --engine zvc takes exactly one --trace (no --class)".into()
+                        );
+                    }
+                    let trace = &trace[0];
+                    let t = hwzip::trace::file::load_trace(trace, cfg.zvc.word_bits)
                         .map_err(|e| e.to_string())?;
                     let c = hwzip::model::compare::compare(&t.elems, &cfg.zvc.model());
                     if json {
@@ -339,7 +365,36 @@ fn run(cli: Cli) -> Result<bool, String> {
                         print!("{}", c.to_markdown());
                     }
                 }
-                Engine::BaseXor => return Err("base-xor eval: not implemented yet".into()),
+                Engine::BaseXor => {
+                    if trace.is_empty() && class.is_empty() {
+                        return Err(
+                            "eval --engine base-xor needs --trace F and/or --class C (or `all`)"
+                                .into(),
+                        );
+                    }
+                    let req = flow::BxEvalRequest {
+                        traces: trace,
+                        classes: class,
+                        sectors,
+                        seed,
+                        pj_per_one,
+                    };
+                    let cmps = flow::eval_base_xor(&cfg, &req)?;
+                    if json {
+                        println!(
+                            "{}",
+                            serde_json::to_string_pretty(&cmps).map_err(|e| e.to_string())?
+                        );
+                    } else {
+                        for c in &cmps {
+                            println!("{}", c.to_markdown());
+                        }
+                        if cmps.len() > 1 {
+                            println!("## Summary\n");
+                            print!("{}", hwzip::model::ones::summary_markdown(&cmps));
+                        }
+                    }
+                }
             }
             Ok(true)
         }

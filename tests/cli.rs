@@ -184,3 +184,83 @@ fn trace_command_writes_loadable_stimulus_and_rejects_bad_arguments() {
         "--word-bits 12",
     );
 }
+
+#[test]
+fn base_xor_eval_tables_and_errors() {
+    // Three synthetic classes: one table each plus the summary with the mean row.
+    let o = hwzip(&[
+        "eval",
+        "--engine",
+        "base-xor",
+        "--class",
+        "fp32-soa",
+        "--class",
+        "zero-mixed",
+        "--class",
+        "random",
+        "--sectors",
+        "500",
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{}", t);
+    for needle in [
+        "trace: fp32-soa (500 sectors",
+        "| raw |",
+        "universal s3 zdr32 + dbi8",
+        "## Summary",
+        "**mean**",
+    ] {
+        assert!(t.contains(needle), "missing `{}` in {}", needle, t);
+    }
+    // A file trace: an .npy array (header skipped), padded to whole sectors.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("x.npy");
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    let h = b"{'descr': '<f4', 'fortran_order': False, 'shape': (100,), }         \n";
+    npy.extend((h.len() as u16).to_le_bytes());
+    npy.extend(h);
+    for i in 0..100 {
+        npy.extend((1.0f32 + i as f32 * 1e-3).to_le_bytes());
+    }
+    std::fs::write(&p, npy).unwrap();
+    let o = hwzip(&[
+        "eval",
+        "--engine",
+        "base-xor",
+        "--trace",
+        p.to_str().unwrap(),
+        "--json",
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{}", t);
+    let v: serde_json::Value = serde_json::from_str(&String::from_utf8_lossy(&o.stdout)).unwrap();
+    assert_eq!(v[0]["sectors"], 13);
+    // Errors: nothing to evaluate, unknown class, bad gzip, compress on a non-compressor.
+    assert_clean_error(&hwzip(&["eval", "--engine", "base-xor"]), "--trace");
+    assert_clean_error(
+        &hwzip(&["eval", "--engine", "base-xor", "--class", "fp128"]),
+        "unknown sector class `fp128`",
+    );
+    let g = d.path().join("bad.gz");
+    std::fs::write(&g, b"nope").unwrap();
+    assert_clean_error(
+        &hwzip(&[
+            "eval",
+            "--engine",
+            "base-xor",
+            "--trace",
+            g.to_str().unwrap(),
+        ]),
+        "gzip",
+    );
+    assert_clean_error(
+        &hwzip(&[
+            "compress",
+            "--engine",
+            "base-xor",
+            p.to_str().unwrap(),
+            "/dev/null",
+        ]),
+        "fixed-size link encoding",
+    );
+}

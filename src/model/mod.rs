@@ -2,6 +2,7 @@
 //!
 //! * [`base_xor`]  Base+XOR Transfer, Universal XOR tree, Zero Data Remapping (HPCA'18)
 //! * [`dbi`]       DC bus inversion and the full Base+XOR link codec
+//! * [`ones`]      ones / toggles / I/O-energy accounting backing `hwzip eval --engine base-xor`
 //! * [`zvc`]       Zero-Value Compression (cDMA, HPCA'18), the reference for the ZVC hardware
 //! * [`container`] small self-describing file container used by `hwzip compress/decompress`
 //! * [`rle`]       RLE-A / RLE-B baselines (ratio comparison only, spec zvc-cdma §2.3)
@@ -14,6 +15,7 @@ pub mod base_xor;
 pub mod compare;
 pub mod container;
 pub mod dbi;
+pub mod ones;
 pub mod rle;
 pub mod zlib;
 pub mod zvc;

@@ -73,6 +73,14 @@ pub enum TraceError {
         /// Elements found in the data file.
         n_elems: usize,
     },
+    /// A container format (gzip, .npy) is malformed.
+    #[error("{path}: {msg}")]
+    BadFormat {
+        /// File path.
+        path: PathBuf,
+        /// Explanation.
+        msg: String,
+    },
     /// The shape is not usable with the layout.
     #[error("{path}: {msg}")]
     BadShape {
@@ -354,5 +362,109 @@ mod tests {
             load_trace(&bin, 24),
             Err(TraceError::BadWordBits { .. })
         ));
+    }
+}
+
+/// Reads a file as a byte stream for sector-level engines (Base+XOR): `.gz` files are
+/// gunzipped, `.npy` arrays lose their header (the array data, in file order), a `.yaml`/`.yml`
+/// trace description is followed to its data file, and anything else is read as raw bytes.
+/// The byte stream is returned as it lies in memory; callers cut it into transactions.
+pub fn load_bytes(path: &Path) -> Result<Vec<u8>, TraceError> {
+    let io = |source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    if ext == "yaml" || ext == "yml" {
+        let t = load_trace(path, 32)?;
+        let wb = (t.word_bits / 8) as usize;
+        return Ok(t
+            .elems
+            .iter()
+            .flat_map(|e| e.to_le_bytes()[..wb].to_vec())
+            .collect());
+    }
+    let raw = std::fs::read(path).map_err(io)?;
+    if ext == "gz" {
+        use std::io::Read;
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .map_err(|e| TraceError::BadFormat {
+                path: path.to_path_buf(),
+                msg: format!("not a valid gzip file: {}", e),
+            })?;
+        return Ok(out);
+    }
+    if ext == "npy" {
+        return npy_data(&raw).map_err(|msg| TraceError::BadFormat {
+            path: path.to_path_buf(),
+            msg,
+        });
+    }
+    Ok(raw)
+}
+
+/// The data part of a NumPy `.npy` file (format versions 1–3).
+fn npy_data(raw: &[u8]) -> Result<Vec<u8>, String> {
+    if raw.len() < 10 || &raw[..6] != b"\x93NUMPY" {
+        return Err("not a .npy file (missing \\x93NUMPY magic)".into());
+    }
+    let (hlen, start): (usize, usize) = match raw[6] {
+        1 => (u16::from_le_bytes([raw[8], raw[9]]) as usize, 10),
+        2 | 3 if raw.len() >= 12 => (
+            u32::from_le_bytes([raw[8], raw[9], raw[10], raw[11]]) as usize,
+            12,
+        ),
+        v => return Err(format!(".npy format version {} is not supported", v)),
+    };
+    let end = start
+        .checked_add(hlen)
+        .filter(|&e| e <= raw.len())
+        .ok_or_else(|| {
+            format!(
+                ".npy header of {} bytes runs past the end of the file",
+                hlen
+            )
+        })?;
+    let header = String::from_utf8_lossy(&raw[start..end]);
+    if header.contains("'fortran_order': True") {
+        return Err(".npy arrays in Fortran order are not supported".into());
+    }
+    Ok(raw[end..].to_vec())
+}
+
+#[cfg(test)]
+mod bytes_tests {
+    use super::*;
+
+    #[test]
+    fn gz_npy_and_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..100u8).collect();
+        let gz = dir.path().join("a.bin.gz");
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut e, &data).unwrap();
+        std::fs::write(&gz, e.finish().unwrap()).unwrap();
+        assert_eq!(load_bytes(&gz).unwrap(), data);
+        let bad = dir.path().join("b.gz");
+        std::fs::write(&bad, b"not gzip").unwrap();
+        assert!(load_bytes(&bad).unwrap_err().to_string().contains("gzip"));
+        let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+        let h = b"{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }      \n";
+        npy.extend((h.len() as u16).to_le_bytes());
+        npy.extend(h);
+        npy.extend(1.5f64.to_le_bytes());
+        npy.extend(2.5f64.to_le_bytes());
+        let p = dir.path().join("c.npy");
+        std::fs::write(&p, &npy).unwrap();
+        assert_eq!(load_bytes(&p).unwrap().len(), 16);
+        std::fs::write(&p, &npy[..12]).unwrap();
+        assert!(load_bytes(&p).unwrap_err().to_string().contains("header"));
+        assert!(load_bytes(&dir.path().join("missing")).is_err());
     }
 }
