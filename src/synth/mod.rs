@@ -206,6 +206,9 @@ pub struct SynthResult {
     pub path_from: String,
     /// End point of the worst path.
     pub path_to: String,
+    /// Logic levels (cells) on the worst path.
+    #[serde(default)]
+    pub path_levels: u32,
     /// Yosys wall time, s.
     pub yosys_seconds: f64,
     /// OpenSTA wall time, s.
@@ -317,6 +320,7 @@ pub fn synthesize(job: &SynthJob) -> Result<SynthResult, SynthError> {
         tns_ns: s.tns.unwrap_or(0.0) * tu,
         path_from: register_name(&netlist_text, &worst.from),
         path_to: register_name(&netlist_text, &worst.to),
+        path_levels: worst.levels,
         yosys_seconds: y.seconds,
         sta_seconds: s.seconds,
         netlist: job.work_dir.join("netlist.v"),

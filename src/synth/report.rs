@@ -67,7 +67,7 @@ impl Cell {
 /// Column key, Markdown header, value.
 type Column = (&'static str, &'static str, fn(&ReportRow) -> Cell);
 
-const COLUMNS: [Column; 19] = [
+const COLUMNS: [Column; 20] = [
     ("engine", "engine", |r| Cell::Text(r.engine.clone())),
     ("unit", "unit", |r| Cell::Text(r.unit.clone())),
     ("params", "params", |r| Cell::Text(r.params.clone())),
@@ -83,6 +83,9 @@ const COLUMNS: [Column; 19] = [
     ("kge", "kGE", |r| Cell::Num(r.result.kge, 2)),
     ("critical_path_ns", "crit. path ns", |r| {
         Cell::Num(r.result.critical_path_ns, 3)
+    }),
+    ("path_levels", "levels", |r| {
+        Cell::Int(u64::from(r.result.path_levels))
     }),
     ("fmax_mhz", "Fmax MHz", |r| Cell::Num(r.result.fmax_mhz, 0)),
     ("wns_ns", "WNS ns", |r| Cell::Num(r.result.wns_ns, 3)),
@@ -197,6 +200,7 @@ mod tests {
                 tns_ns: 0.0,
                 path_from: "a_i_0_".into(),
                 path_to: "_89_".into(),
+                path_levels: 0,
                 yosys_seconds: 0.181,
                 sta_seconds: 0.05,
                 netlist: "n.v".into(),

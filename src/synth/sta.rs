@@ -21,6 +21,9 @@ pub(crate) struct TimingPath {
     pub group: String,
     pub arrival: f64,
     pub slack: f64,
+    /// Cells on the path between start and end point (logic levels; the launching and
+    /// capturing flip-flops are not counted).
+    pub levels: u32,
 }
 
 /// Parsed STA report (times in the library's time unit).
@@ -135,6 +138,7 @@ struct PartialPath {
     group: String,
     arrival: Option<f64>,
     slack: Option<f64>,
+    levels: u32,
 }
 
 impl PartialPath {
@@ -145,6 +149,7 @@ impl PartialPath {
             group: self.group,
             arrival: self.arrival?,
             slack: self.slack?,
+            levels: self.levels,
         })
     }
 }
@@ -172,6 +177,19 @@ pub(crate) fn parse_report(text: &str) -> StaOutcome {
                 c.arrival = first_number(t);
             } else if t.contains("slack (") && c.slack.is_none() {
                 c.slack = first_number(t);
+            } else if c.arrival.is_none() {
+                // `delay time ^|v inst/PIN (CELL)`: one line per cell output on the path.
+                let f: Vec<&str> = t.split_whitespace().collect();
+                if f.len() == 5
+                    && (f[2] == "^" || f[2] == "v")
+                    && f[0].parse::<f64>().is_ok()
+                    && f[4].starts_with('(')
+                {
+                    let inst = f[3].split('/').next().unwrap_or("");
+                    if f[3].contains('/') && inst != c.from && inst != c.to {
+                        c.levels += 1;
+                    }
+                }
             }
         }
         if let Some(rest) = t.strip_prefix("wns ") {
@@ -207,6 +225,9 @@ Startpoint: a_i_0_ (input port clocked by clk)
 Endpoint: _89_ (rising edge-triggered flip-flop clocked by clk)
 Path Group: clk
 Path Type: max
+   0.000    0.000 ^ a_i_0_ (in)
+   0.500    0.500 v _12_/Y (NAND2X1)
+   0.471    0.971 ^ _13_/Y (INVX1)
    0.000    0.971 ^ _89_/D (DFFSR)
             0.971   data arrival time
             4.908   data required time
@@ -230,6 +251,7 @@ HWZIP_STA_DONE
         assert_eq!(w.group, "clk");
         assert_eq!(w.arrival, 0.971);
         assert_eq!(w.slack, 3.937);
+        assert_eq!(w.levels, 2);
         assert_eq!(r.wns, Some(0.0));
         assert_eq!(r.tns, Some(-1.25));
     }
