@@ -200,7 +200,7 @@ mod tests {
                 tns_ns: 0.0,
                 path_from: "a_i_0_".into(),
                 path_to: "_89_".into(),
-                path_levels: 0,
+                path_levels: 7,
                 yosys_seconds: 0.181,
                 sta_seconds: 0.05,
                 netlist: "n.v".into(),
@@ -215,7 +215,7 @@ mod tests {
         assert_eq!(lines.len(), 3);
         assert!(lines[0].starts_with("| engine | unit | params | liberty | clock ns |"));
         assert!(
-            lines[2].contains("| 2749 | 0.11 | 1.063 | 940 | 0.000 |"),
+            lines[2].contains("| 2749 | 0.11 | 1.063 | 7 | 940 | 0.000 |"),
             "{md}"
         );
         assert!(lines[2].contains("lanes=32, width=32 \\| fast"), "{md}");
@@ -227,7 +227,7 @@ mod tests {
         let lines: Vec<&str> = csv.lines().collect();
         assert!(lines[0]
             .starts_with("engine,unit,params,liberty,clock_ns,cells,seq_cells,area_um2,kge,"));
-        assert!(lines[1].starts_with("zvc,compressor,\"lanes=32, width=32 | fast\",NangateOpenCellLibrary,5.000,45,8,2749,0.11,1.063,940,"), "{csv}");
+        assert!(lines[1].starts_with("zvc,compressor,\"lanes=32, width=32 | fast\",NangateOpenCellLibrary,5.000,45,8,2749,0.11,1.063,7,940,"), "{csv}");
         assert!(lines[1].contains(",2,,a_i_0_,_89_,"), "{csv}");
     }
 
