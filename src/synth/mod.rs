@@ -14,6 +14,7 @@
 //! # Ok::<(), hwzip::synth::SynthError>(())
 //! ```
 
+pub mod cores;
 pub mod gatesim;
 pub mod liberty;
 pub mod report;
