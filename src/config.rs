@@ -185,6 +185,10 @@ mod tests {
         assert_eq!(c.cosim.lines, 5);
         let c = Config::from_yaml("zvc:\n  prefix: kogge-stone\n").unwrap();
         assert_eq!(c.zvc.prefix, crate::hdl::PrefixTopology::KoggeStone);
+        // The documented scheme names (`nbyte`, as `Scheme::name`).
+        let c = Config::from_yaml("base_xor: {scheme: nbyte, n_bytes: 8}\n").unwrap();
+        assert_eq!(c.base_xor.scheme, crate::model::base_xor::Scheme::NByte);
+        assert_eq!(c.base_xor.n_bytes, 8);
     }
 
     #[test]
