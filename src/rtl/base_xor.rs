@@ -313,6 +313,30 @@ pub enum DecKind {
     ZdrSpeculative,
 }
 
+/// Operator depth of a prefix network of `n` inputs (longest chain, not the number of
+/// schedule levels: Brent-Kung's down-sweep overlaps).
+pub fn prefix_depth(t: PrefixTopology, n: usize) -> usize {
+    let mut d = vec![0usize; n];
+    for level in t.schedule(n) {
+        let prev = d.clone();
+        for (tg, src) in level {
+            d[tg] = prev[tg].max(prev[src]) + 1;
+        }
+    }
+    d.into_iter().max().unwrap_or(0)
+}
+
+/// Length of the longest partner chain (units on it).
+fn chain_len(partners: &[Option<usize>]) -> usize {
+    let mut depth = vec![0usize; partners.len()];
+    for j in 0..partners.len() {
+        if let Some(q) = partners[j] {
+            depth[j] = depth[q] + 1;
+        }
+    }
+    depth.into_iter().max().map_or(0, |d| d + 1)
+}
+
 /// True when every unit has at most one dependant (the partners form disjoint chains).
 fn is_chains(partners: &[Option<usize>]) -> bool {
     let mut children = vec![0usize; partners.len()];
@@ -767,8 +791,8 @@ pub fn xform_dec(p: &BaseXorRtlParams) -> Result<Option<Arc<Module>>, HdlError> 
             format!(
                 "prefix-XOR network per chain ({} topology, {} levels for {} elements; the paper's serial chain has {})",
                 t.tag(),
-                t.schedule(b.units()).len(),
-                b.units(),
+                prefix_depth(t, chain_len(&lay.partners)),
+                chain_len(&lay.partners),
                 b.decode_depth()
             ),
             "§2.1 (d_i = c_i ^ d_{i-1} as a parallel prefix), §3, §6.1",
@@ -1300,4 +1324,393 @@ pub fn loopback(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
     m.output_expr("m_sector_o", &c.out("m_sector_o"));
     m.output_expr("m_err_o", &err.q());
     m.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cosim::base_xor::{measure, run_clean, top, StimConfig, Unit};
+    use crate::cosim::dut::{Dut, SimDut};
+    use crate::hdl::expr::{BinOp, Node};
+    use crate::hdl::module::SigKind;
+    use crate::model::base_xor::{zdr_decode, zdr_encode};
+
+    fn params(yaml: &str) -> BaseXorRtlParams {
+        let p: BaseXorRtlParams = serde_yaml::from_str(yaml).unwrap();
+        p.validate().unwrap();
+        p
+    }
+
+    /// One parameter set per decoder structure, DBI width and register option.
+    const SETS: &[&str] = &[
+        "{}",
+        "{scheme: nbyte, n_bytes: 2, zdr: false}",
+        "{scheme: nbyte, n_bytes: 2, zdr: true, dbi_group: 0}",
+        "{scheme: nbyte, n_bytes: 4, zdr: true, dbi_group: 16}",
+        "{scheme: nbyte, n_bytes: 4, zdr: false, dec_prefix: ripple, pipe: false}",
+        "{scheme: nbyte, n_bytes: 4, zdr: true, fixed_base: true, dbi_group: 32}",
+        "{scheme: nbyte, n_bytes: 8, zdr: true}",
+        "{scheme: nbyte, n_bytes: 8, zdr: false, fixed_base: true, pipe: false}",
+        "{scheme: universal, zdr: false}",
+        "{scheme: universal, zdr: false, dec_prefix: ripple}",
+        "{scheme: universal, zdr: true, dec_style: serial, pipe: false}",
+        "{scheme: universal, t_bytes: 16, stages: 3}",
+        "{scheme: universal, t_bytes: 16, stages: 3, half_order: address, zdr_skip_zero_base: true}",
+        "{scheme: universal, t_bytes: 64, stages: 4, zdr_skip_zero_base: true, dbi_group: 16}",
+        "{scheme: universal, t_bytes: 64, stages: 2, zdr_bits: 64, zdr_const: 0x10}",
+        "{scheme: none, dbi_group: 8}",
+    ];
+
+    fn check(p: &BaseXorRtlParams, unit: Unit, sectors: u64, seed: u64) {
+        let mut dut = SimDut::new(&top(p, unit).unwrap()).unwrap();
+        let cfg = StimConfig {
+            sectors,
+            seed,
+            ..StimConfig::default()
+        };
+        let st = run_clean(&mut dut, p, unit, &cfg).unwrap();
+        assert_eq!(st.lines, sectors);
+    }
+
+    #[test]
+    fn interpreter_matches_model_for_every_structure() {
+        for (i, y) in SETS.iter().enumerate() {
+            let p = params(y);
+            check(&p, Unit::Encoder, 150, i as u64);
+            check(&p, Unit::Decoder, 150, 100 + i as u64);
+        }
+    }
+
+    #[test]
+    fn interpreter_serdes_and_loopback() {
+        for y in [
+            "{}",
+            "{dbi_group: 0, pipe: false}",
+            "{t_bytes: 64, stages: 4, dbi_group: 32}",
+        ] {
+            let p = params(y);
+            check(&p, Unit::Serializer, 60, 1);
+            check(&p, Unit::Deserializer, 60, 2);
+            check(&p, Unit::Loopback, 60, 3);
+        }
+    }
+
+    #[test]
+    fn rejects_bad_parameters() {
+        for y in [
+            "{t_bytes: 24}",
+            "{scheme: nbyte, n_bytes: 3}",
+            "{stages: 5}",
+            "{dbi_group: 4}",
+            "{scheme: nbyte, n_bytes: 2, zdr_bits: 32}",
+            "{t_bytes: 64, dbi_group: 8, zdr_const: 0x100000000}",
+        ] {
+            let p: BaseXorRtlParams = serde_yaml::from_str(y).unwrap();
+            let e = encoder(&p).unwrap_err().to_string();
+            assert!(e.contains("invalid parameter"), "{}: {}", y, e);
+        }
+    }
+
+    /// Every 16-bit input against several bases (0, C, 1, all ones, random) through the RTL
+    /// ZDR words, and the decode of every 16-bit code (spec §5: exhaustive 16-bit round trip).
+    #[test]
+    fn zdr_words_exhaustive_16_bit() {
+        for skip in [false, true] {
+            let c = 0x4000u64;
+            let mut enc = SimDut::new(&zdr_enc_word(16, c, skip).unwrap()).unwrap();
+            let mut dec = SimDut::new(&zdr_dec_word(16, c, skip).unwrap()).unwrap();
+            let (ex, eb, ey) = (
+                enc.port("x_i").unwrap(),
+                enc.port("base_i").unwrap(),
+                enc.port("y_o").unwrap(),
+            );
+            let (dy, db, dx) = (
+                dec.port("y_i").unwrap(),
+                dec.port("base_i").unwrap(),
+                dec.port("x_o").unwrap(),
+            );
+            for base in [0u64, c, 1, 0xffff, 0x4001, 0x1234] {
+                enc.set_u64(eb, base);
+                dec.set_u64(db, base);
+                for x in 0..=0xffffu64 {
+                    enc.set_u64(ex, x);
+                    enc.eval();
+                    let y = enc.get_u64(ey);
+                    let want = if skip && base == 0 {
+                        x ^ base
+                    } else {
+                        zdr_encode(x, base, c)
+                    };
+                    assert_eq!(y, want, "enc x={:#x} base={:#x} skip={}", x, base, skip);
+                    dec.set_u64(dy, x);
+                    dec.eval();
+                    let want = if skip && base == 0 {
+                        x ^ base
+                    } else {
+                        zdr_decode(x, base, c)
+                    };
+                    assert_eq!(dec.get_u64(dx), want, "dec y={:#x} base={:#x}", x, base);
+                }
+            }
+        }
+    }
+
+    /// Longest path to output `port`, in `weight`ed operators; an instance whose module
+    /// `inst` weighs counts as one operator, other instances are entered (conservatively:
+    /// their internal depth is added to the deepest of their inputs). Registers cut paths.
+    fn depth(
+        m: &Module,
+        port: &str,
+        weight: &dyn Fn(&Node) -> u32,
+        inst: &dyn Fn(&Module) -> Option<u32>,
+    ) -> u32 {
+        fn sig(
+            m: &Module,
+            i: usize,
+            memo: &mut HashMap<usize, u32>,
+            weight: &dyn Fn(&Node) -> u32,
+            inst: &dyn Fn(&Module) -> Option<u32>,
+        ) -> u32 {
+            if let Some(d) = memo.get(&i) {
+                return *d;
+            }
+            let s = &m.signals[i];
+            let d = match s.kind {
+                SigKind::Input | SigKind::Reg => 0,
+                SigKind::Wire | SigKind::Output => {
+                    expr(m, s.driver.as_ref().expect("driven"), memo, weight, inst)
+                }
+                SigKind::InstOut => {
+                    let (ins, port) = m
+                        .instances
+                        .iter()
+                        .find_map(|x| {
+                            x.outputs
+                                .iter()
+                                .find(|(_, id)| id.index == i)
+                                .map(|(p, _)| (x, p.clone()))
+                        })
+                        .expect("instance output");
+                    let din = ins
+                        .inputs
+                        .iter()
+                        .map(|(_, e)| expr(m, e, memo, weight, inst))
+                        .max()
+                        .unwrap_or(0);
+                    din + match inst(&ins.module) {
+                        Some(k) => k,
+                        None => depth(&ins.module, &port, weight, inst),
+                    }
+                }
+            };
+            memo.insert(i, d);
+            d
+        }
+        fn expr(
+            m: &Module,
+            e: &Expr,
+            memo: &mut HashMap<usize, u32>,
+            weight: &dyn Fn(&Node) -> u32,
+            inst: &dyn Fn(&Module) -> Option<u32>,
+        ) -> u32 {
+            let mut rec = |x: &Expr| expr(m, x, memo, weight, inst);
+            let below = match e.node() {
+                Node::Sig { id, .. } => return sig(m, id.index, memo, weight, inst),
+                Node::Const(_) => 0,
+                Node::Slice { base, .. } => rec(base),
+                Node::Concat(parts) => parts.iter().map(&mut rec).max().unwrap_or(0),
+                Node::Repeat(x, _)
+                | Node::Not(x)
+                | Node::Reduce(_, x)
+                | Node::ShiftConst(_, x, _) => rec(x),
+                Node::Bin(_, a, b) | Node::Cmp(_, a, b) | Node::ShiftVar(_, a, b) => {
+                    rec(a).max(rec(b))
+                }
+                Node::Mux(s, t, f) => rec(s).max(rec(t)).max(rec(f)),
+                Node::MemRead { addr, .. } => rec(addr),
+            };
+            below + weight(e.node())
+        }
+        let i = m.signal_index(port).expect("port");
+        sig(m, i, &mut HashMap::new(), weight, inst)
+    }
+
+    /// XOR levels between signals (an XOR with a constant only flips bits).
+    fn xor_levels(m: &Module) -> u32 {
+        depth(
+            m,
+            "dout_o",
+            &|n| match n {
+                Node::Bin(BinOp::Xor, a, b) if a.as_const().is_none() && b.as_const().is_none() => {
+                    1
+                }
+                _ => 0,
+            },
+            &|sub| sub.name.starts_with("zdr_").then_some(0),
+        )
+    }
+
+    /// ZDR words on the longest path.
+    fn zdr_levels(m: &Module) -> u32 {
+        depth(m, "dout_o", &|_| 0, &|sub| {
+            sub.name.starts_with("zdr_").then_some(1)
+        })
+    }
+
+    /// Structural depth of every core against spec §3 / Table II: encoders 1 level; decoders
+    /// T/N − 1 (serial) or ⌈log2(T/N)⌉ (prefix) for N-byte, 1 for a fixed base, S (serial)
+    /// or ⌈log2(S+1)⌉ (log tree, carry-select data path) for Universal.
+    #[test]
+    fn xor_and_zdr_depth_match_the_structure() {
+        let cases: &[(&str, u32, u32)] = &[
+            // (params, decoder XOR levels, decoder ZDR levels)
+            ("{scheme: nbyte, n_bytes: 2, zdr: false}", 4, 0),
+            ("{scheme: nbyte, n_bytes: 4, zdr: false}", 3, 0),
+            ("{scheme: nbyte, n_bytes: 8, zdr: false}", 2, 0),
+            (
+                "{scheme: nbyte, n_bytes: 2, zdr: false, dec_prefix: ripple}",
+                15,
+                0,
+            ),
+            (
+                "{scheme: nbyte, n_bytes: 4, zdr: false, dec_prefix: ripple}",
+                7,
+                0,
+            ),
+            (
+                "{scheme: nbyte, n_bytes: 8, zdr: false, dec_prefix: ripple}",
+                3,
+                0,
+            ),
+            (
+                "{scheme: nbyte, n_bytes: 4, zdr: false, dec_prefix: kogge-stone}",
+                3,
+                0,
+            ),
+            (
+                "{scheme: nbyte, n_bytes: 4, zdr: false, dec_prefix: brent-kung}",
+                4,
+                0,
+            ),
+            ("{scheme: nbyte, n_bytes: 2, zdr: true}", 0, 15),
+            ("{scheme: nbyte, n_bytes: 4, zdr: true}", 0, 7),
+            ("{scheme: nbyte, n_bytes: 8, zdr: true}", 0, 3),
+            (
+                "{scheme: nbyte, n_bytes: 4, zdr: false, fixed_base: true}",
+                1,
+                0,
+            ),
+            (
+                "{scheme: nbyte, n_bytes: 4, zdr: true, fixed_base: true}",
+                0,
+                1,
+            ),
+            ("{scheme: universal, zdr: false}", 2, 0),
+            ("{scheme: universal, zdr: false, dec_prefix: ripple}", 3, 0),
+            ("{scheme: universal, zdr: true, dec_style: serial}", 0, 3),
+            (
+                "{scheme: universal, zdr: true, dec_style: speculative}",
+                2,
+                0,
+            ),
+            (
+                "{scheme: universal, t_bytes: 16, stages: 3, zdr: false}",
+                2,
+                0,
+            ),
+            (
+                "{scheme: universal, t_bytes: 16, stages: 3, dec_style: serial}",
+                0,
+                3,
+            ),
+            (
+                "{scheme: universal, t_bytes: 64, stages: 4, zdr: false}",
+                3,
+                0,
+            ),
+            (
+                "{scheme: universal, t_bytes: 64, stages: 4, dec_style: serial}",
+                0,
+                4,
+            ),
+            ("{scheme: universal, t_bytes: 64, stages: 4}", 3, 0),
+        ];
+        for (y, xl, zl) in cases {
+            let p = params(y);
+            let enc = xform_enc(&p).unwrap().unwrap();
+            let dec = xform_dec(&p).unwrap().unwrap();
+            if p.zdr {
+                assert_eq!((xor_levels(&enc), zdr_levels(&enc)), (0, 1), "enc {}", y);
+            } else {
+                assert_eq!((xor_levels(&enc), zdr_levels(&enc)), (1, 0), "enc {}", y);
+            }
+            assert_eq!(
+                (xor_levels(&dec), zdr_levels(&dec)),
+                (*xl, *zl),
+                "dec {} ({})",
+                y,
+                dec.name
+            );
+            // The paper's serial structure, for reference.
+            let serial = p.bx().decode_depth();
+            assert!(xl.max(zl) <= &serial, "{}", y);
+        }
+    }
+
+    #[test]
+    fn timing_full_rate_and_latency() {
+        for (y, lat) in [("{}", 2), ("{pipe: false}", 1)] {
+            let p = params(y);
+            for unit in [Unit::Encoder, Unit::Decoder] {
+                let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
+                let t = measure(&mut dut, &p, unit).unwrap();
+                assert_eq!(t.latency_cycles, lat, "{:?} {} {:?}", unit, y, t);
+                assert!(t.in_beats_per_cycle > 0.99, "{:?} {} {:?}", unit, y, t);
+            }
+        }
+        let p = params("{}");
+        let mut dut = SimDut::new(&serializer(&p).unwrap()).unwrap();
+        let t = measure(&mut dut, &p, Unit::Serializer).unwrap();
+        assert_eq!(t.latency_cycles, 2, "{:?}", t);
+        assert!(t.raw_bytes_per_cycle > 3.99, "a beat every cycle: {:?}", t);
+        let mut dut = SimDut::new(&deserializer(&p).unwrap()).unwrap();
+        let t = measure(&mut dut, &p, Unit::Deserializer).unwrap();
+        assert_eq!(t.latency_cycles, 9, "{:?}", t);
+        assert!(t.in_beats_per_cycle > 0.99, "{:?}", t);
+    }
+
+    #[test]
+    fn module_names_carry_the_parameters() {
+        let names = |y: &str| {
+            let p = params(y);
+            (
+                encoder(&p).unwrap().name.clone(),
+                decoder(&p).unwrap().name.clone(),
+            )
+        };
+        assert_eq!(
+            names("{}"),
+            (
+                "bxt_enc_t32_u3_z32_d8_p1".into(),
+                "bxt_dec_t32_u3_z32_spec_d8_p1".into()
+            )
+        );
+        assert_eq!(
+            names("{scheme: nbyte, n_bytes: 2, fixed_base: true, half_order: address, dbi_group: 0, pipe: false}"),
+            ("bxt_enc_t32_n2_fb_z16_ha_d0_p0".into(), "bxt_dec_t32_n2_fb_z16_ha_d0_p0".into())
+        );
+        assert_eq!(
+            names("{scheme: nbyte, zdr: false, dec_prefix: kogge-stone}").1,
+            "bxt_dec_t32_n4_ks_d8_p1"
+        );
+        assert_eq!(
+            xform_dec(&params(
+                "{zdr_const: 0x8, zdr_skip_zero_base: true, dec_style: serial}"
+            ))
+            .unwrap()
+            .unwrap()
+            .name,
+            "bx_univ_dec_t32_s3_z32_c8_skz_ser"
+        );
+    }
 }
