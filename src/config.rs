@@ -23,6 +23,7 @@
 //!   dbi_group: 8        # 0 (off) | 8 | 16 | 32
 //!   pipe: true          # output register on each path
 //!   dec_style: speculative    # serial | speculative (Universal + ZDR decoder)
+//!   dec_prefix: kogge-stone   # decoder without ZDR: ripple (the paper's serial chain/tree) | sklansky | kogge-stone | brent-kung
 //! cosim:
 //!   lines: 100000       # windows pushed through each unit
 //!   seed: 1
