@@ -889,9 +889,9 @@ pub fn xform_dec(p: &BaseXorRtlParams) -> Result<Option<Arc<Module>>, HdlError> 
                 seg: HashMap::new(),
                 cmp: HashMap::new(),
             };
-            for j in 0..n {
+            for (j, dj) in d.iter_mut().enumerate() {
                 if lay.partners[j].is_some() {
-                    d[j] = Some(f.seg(&mut m, j, lay.depth(j) + 1));
+                    *dj = Some(f.seg(&mut m, j, lay.depth(j) + 1));
                 }
             }
         }
