@@ -77,15 +77,9 @@ module bx_univ_dec_t32_s3_z32_spec (
   wire s7_6;
   wire [31:0] d7;
 
-  // Carry-select ZDR decode (spec §2.2 decode rule per unit): a decoded unit
+  // Carry-select ZDR decode (spec §2.2): d_j is 0, y_j ^ C or y_j ^ d_partner, so every candidate is a XOR of codes on the partner path (x<j>_<len>), optionally ^ C;
 
-  // is 0, y_j ^ C or y_j ^ d_partner, so every candidate value is a XOR of codes
-
-  // on the partner path (x<j>_<len>) optionally ^ C; the comparisons eq<j>_<len>_<z|c>
-
-  // of y_j against every candidate of its partner only need the codes; the
-
-  // one-hot selects s<j>_<k> ripple through one AND-OR level per tree level.
+  // the comparisons eq<j>_<len>_<z|c> need only the codes; the one-hot selects s<j>_<k> ripple through one AND-OR level per tree level.
   assign eq1_1_c = (din_i[63:32] == 32'd1073741824);
   assign x1_2 = (din_i[63:32] ^ din_i[31:0]);
   assign eq1_2_z = (x1_2 == 32'd0);

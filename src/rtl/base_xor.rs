@@ -905,13 +905,8 @@ pub fn xform_dec(p: &BaseXorRtlParams) -> Result<Option<Arc<Module>>, HdlError> 
             };
             // cands[j]: (candidate, its one-hot select; None = constant 1).
             let mut cands: Vec<Vec<(Cand, Option<Expr>)>> = vec![Vec::new(); n];
-            m.comment("Carry-select ZDR decode (spec §2.2 decode rule per unit): a decoded unit");
-            m.comment(
-                "is 0, y_j ^ C or y_j ^ d_partner, so every candidate value is a XOR of codes",
-            );
-            m.comment("on the partner path (x<j>_<len>) optionally ^ C; the comparisons eq<j>_<len>_<z|c>");
-            m.comment("of y_j against every candidate of its partner only need the codes; the");
-            m.comment("one-hot selects s<j>_<k> ripple through one AND-OR level per tree level.");
+            m.comment("Carry-select ZDR decode (spec §2.2): d_j is 0, y_j ^ C or y_j ^ d_partner, so every candidate is a XOR of codes on the partner path (x<j>_<len>), optionally ^ C;");
+            m.comment("the comparisons eq<j>_<len>_<z|c> need only the codes; the one-hot selects s<j>_<k> ripple through one AND-OR level per tree level.");
             for j in 0..n {
                 let Some(q) = lay.partners[j] else {
                     cands[j] = vec![(Cand::Seg(j, 1, false), None)];
