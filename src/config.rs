@@ -23,6 +23,7 @@
 //!   dbi_group: 8        # 0 (off) | 8 | 16 | 32
 //!   pipe: true          # output register on each path
 //!   dec_style: speculative    # serial | speculative (Universal + ZDR decoder)
+//!   dec_prefix: kogge-stone   # decoder without ZDR: ripple (the paper's serial chain/tree) | sklansky | kogge-stone | brent-kung
 //! cosim:
 //!   lines: 100000       # windows pushed through each unit
 //!   seed: 1
@@ -185,6 +186,10 @@ mod tests {
         assert_eq!(c.cosim.lines, 5);
         let c = Config::from_yaml("zvc:\n  prefix: kogge-stone\n").unwrap();
         assert_eq!(c.zvc.prefix, crate::hdl::PrefixTopology::KoggeStone);
+        // The documented scheme names (`nbyte`, as `Scheme::name`).
+        let c = Config::from_yaml("base_xor: {scheme: nbyte, n_bytes: 8}\n").unwrap();
+        assert_eq!(c.base_xor.scheme, crate::model::base_xor::Scheme::NByte);
+        assert_eq!(c.base_xor.n_bytes, 8);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! CLI stays a thin argument parser and every step is usable (and tested) as a library call.
 
 use crate::config::Config;
+use crate::cosim::base_xor as bsb;
 use crate::cosim::vdut::VerilatorDut;
 use crate::cosim::zvc::{self as zsb, RunStats, StimConfig, Timing, Unit};
 use crate::hdl::emit;
@@ -66,7 +67,7 @@ pub fn gen(engine: Engine, cfg: &Config, out: &Path) -> FlowResult<Vec<PathBuf>>
 pub struct CosimRequest {
     /// Engine.
     pub engine: Engine,
-    /// Unit: `compressor`, `decompressor` or `loopback`.
+    /// Unit: one of the engine's `unit_names()` or `loopback`.
     pub unit: String,
     /// Stimulus.
     pub stim: StimConfig,
@@ -101,15 +102,37 @@ fn zvc_unit(name: &str) -> FlowResult<Unit> {
     }
 }
 
-fn pending() -> String {
-    "base-xor: hardware units are not generated yet".into()
+/// The Base+XOR stimulus for the engine-independent settings of `s` (`lines` = sectors; a
+/// trace is read as 32-bit words cut into sectors).
+pub fn base_xor_stim(s: &StimConfig) -> bsb::StimConfig {
+    bsb::StimConfig {
+        sectors: s.lines,
+        seed: s.seed,
+        in_gap: s.in_gap,
+        out_stall: s.out_stall,
+        data: s.data.clone(),
+        hang_cycles: s.hang_cycles,
+        vcd: s.vcd.clone(),
+        capture: s.capture,
+        ..bsb::StimConfig::default()
+    }
+}
+
+/// Parameter description of an engine's configuration.
+pub fn describe(engine: Engine, cfg: &Config) -> String {
+    match engine {
+        Engine::Zvc => cfg.zvc.describe(),
+        Engine::BaseXor => cfg.base_xor.describe(),
+    }
 }
 
 /// The top module of a unit (including the test-only `loopback`).
 pub fn unit_top(engine: Engine, cfg: &Config, unit: &str) -> FlowResult<Arc<crate::hdl::Module>> {
     match engine {
         Engine::Zvc => zsb::top(&cfg.zvc, zvc_unit(unit)?).map_err(|e| e.to_string()),
-        Engine::BaseXor => Err(pending()),
+        Engine::BaseXor => {
+            bsb::top(&cfg.base_xor, bsb::Unit::from_name(unit)?).map_err(|e| e.to_string())
+        }
     }
 }
 
@@ -137,12 +160,27 @@ pub fn cosim(
             }
             (st, vcd)
         }
-        Engine::BaseXor => return Err(pending()),
+        Engine::BaseXor => {
+            let p = &cfg.base_xor;
+            let unit = bsb::Unit::from_name(&req.unit)?;
+            let stim = base_xor_stim(&req.stim);
+            let st = bsb::run_with(&mut dut, p, unit, &stim, progress)?;
+            let mut vcd = None;
+            if let (Some(m), Some(path)) = (&st.first_mismatch, &req.vcd) {
+                let mut tdut = VerilatorDut::new(&top, true).map_err(|e| e.to_string())?;
+                let mut stim = stim.clone();
+                stim.vcd = Some((path.clone(), m.cycle.saturating_sub(200), m.cycle + 20));
+                stim.capture = false;
+                bsb::run(&mut tdut, p, unit, &stim)?;
+                vcd = Some(path.clone());
+            }
+            (st, vcd)
+        }
     };
     Ok(CosimReport {
         engine: req.engine.name().into(),
         unit: req.unit.clone(),
-        params: cfg.zvc.describe(),
+        params: describe(req.engine, cfg),
         stats,
         vcd,
     })
@@ -154,7 +192,7 @@ pub fn timing(engine: Engine, cfg: &Config, unit: &str) -> FlowResult<Timing> {
     let mut dut = VerilatorDut::new(&top, false).map_err(|e| e.to_string())?;
     match engine {
         Engine::Zvc => zsb::measure(&mut dut, &cfg.zvc, zvc_unit(unit)?),
-        Engine::BaseXor => Err(pending()),
+        Engine::BaseXor => bsb::measure(&mut dut, &cfg.base_xor, bsb::Unit::from_name(unit)?),
     }
 }
 
@@ -318,7 +356,8 @@ pub fn stim_from(cfg: &Config, data: Option<Vec<u32>>) -> StimConfig {
 }
 
 /// Gate-level co-simulation: the synthesized netlist of `row` (with the library's cell
-/// models) through the same scoreboard as the RTL, for `lines` windows.
+/// models) through the same scoreboard as the RTL, for `lines` windows (ZVC) or sectors
+/// (Base+XOR).
 pub fn gate_cosim(
     engine: Engine,
     cfg: &Config,
@@ -341,7 +380,12 @@ pub fn gate_cosim(
     stim.lines = lines;
     match engine {
         Engine::Zvc => zsb::run(&mut dut, &cfg.zvc, zvc_unit(&row.unit)?, &stim),
-        Engine::BaseXor => Err(pending()),
+        Engine::BaseXor => bsb::run(
+            &mut dut,
+            &cfg.base_xor,
+            bsb::Unit::from_name(&row.unit)?,
+            &base_xor_stim(&stim),
+        ),
     }
 }
 

@@ -39,10 +39,11 @@ enum Cmd {
         engine: String,
         #[arg(long)]
         config: Option<PathBuf>,
-        /// compressor | decompressor | loopback | all
+        /// A unit of the engine (zvc: compressor | decompressor; base-xor: encoder | decoder |
+        /// serializer | deserializer), loopback, or all.
         #[arg(long, default_value = "all")]
         unit: String,
-        /// Windows (lines) to push through each unit (overrides the config).
+        /// Windows (zvc) or sectors (base-xor) to push through each unit (overrides the config).
         #[arg(long)]
         lines: Option<u64>,
         #[arg(long)]
@@ -256,9 +257,14 @@ fn run(cli: Cli) -> Result<bool, String> {
             if let Some(s) = seed {
                 cfg.cosim.seed = s;
             }
+            // Base+XOR reads a trace as 32-bit words (cut into sectors).
+            let trace_bits = match engine {
+                Engine::Zvc => cfg.zvc.word_bits,
+                Engine::BaseXor => 32,
+            };
             let data = match &trace {
                 Some(t) => Some(
-                    hwzip::trace::file::load_trace(t, cfg.zvc.word_bits)
+                    hwzip::trace::file::load_trace(t, trace_bits)
                         .map_err(|e| e.to_string())?
                         .elems,
                 ),

@@ -79,6 +79,13 @@ fn generated_verilog_is_lint_clean_for_several_parameter_sets() {
         "zvc: {word_bits: 8, lanes: 4, prefix: kogge-stone}",
         "zvc: {lanes: 16, window: 64, prefix: sklansky}",
         "zvc: {lanes: 32, prefix: ripple}",
+        "base_xor: {scheme: nbyte, n_bytes: 2, dbi_group: 0, pipe: false}",
+        "base_xor: {scheme: nbyte, n_bytes: 8, fixed_base: true, zdr: false, dbi_group: 16}",
+        "base_xor: {zdr: false, dbi_group: 32}",
+        "base_xor: {dec_style: serial, t_bytes: 16, zdr_skip_zero_base: true, half_order: address}",
+        "base_xor: {t_bytes: 64, stages: 2, zdr_bits: 64}",
+        "base_xor: {t_bytes: 64, stages: 4, zdr_skip_zero_base: true}",
+        "base_xor: {scheme: none, dbi_group: 8}",
     ] {
         let cfg = Config::from_yaml(yaml).unwrap();
         for e in Engine::ALL {

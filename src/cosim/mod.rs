@@ -1,5 +1,5 @@
 //! Verilator co-simulation: build cache, FFI driver, benchmarks, the generic [`dut::Dut`]
-//! interface and the per-engine scoreboards ([`zvc`]).
+//! interface and the per-engine scoreboards ([`zvc`], [`base_xor`]).
 //!
 //! The build/FFI layer is the generic layer that engine-specific scoreboards sit on. It turns a set of Verilog
 //! sources plus a port list into a Verilated shared object, loads it, and drives it from Rust.
@@ -63,6 +63,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod base_xor;
 mod bench;
 mod build;
 pub mod dut;

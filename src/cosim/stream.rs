@@ -328,6 +328,19 @@ pub fn run_stream(
     Ok(st)
 }
 
+/// Measured timing of a unit without back-pressure (filled in by each engine's `measure`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Timing {
+    /// Cycles from the first input beat's acceptance to the first output beat being valid,
+    /// counting the acceptance cycle as 1 (a combinational unit has latency 1), for an
+    /// isolated transaction of the engine's reference data.
+    pub latency_cycles: u64,
+    /// Input beats accepted per cycle over a long run without stalls.
+    pub in_beats_per_cycle: f64,
+    /// Uncompressed bytes per cycle in that run.
+    pub raw_bytes_per_cycle: f64,
+}
+
 /// Latency of one isolated transaction without stalls: cycles from the acceptance of its first
 /// input beat to the first output beat being valid, counting the acceptance cycle as 1.
 pub fn measure_latency(
@@ -353,15 +366,18 @@ pub fn measure_latency(
         }
         dut.eval();
         let c = dut.cycle();
+        let fire = i < txn.inputs.len() && dut.get_u64(inp.ready) == 1;
+        if fire {
+            first_accept.get_or_insert(c);
+        }
+        // A combinational unit answers in the acceptance cycle itself: latency 1.
         if dut.get_u64(out.valid) == 1 {
             if let Some(a) = first_accept {
                 return Ok(c - a + 1);
             }
         }
-        let fire = i < txn.inputs.len() && dut.get_u64(inp.ready) == 1;
         dut.tick();
         if fire {
-            first_accept.get_or_insert(c);
             i += 1;
         }
     }

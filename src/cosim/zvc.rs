@@ -11,13 +11,12 @@
 
 use super::dut::Dut;
 use super::stream::{measure_latency, run_stream, Beat, Stream, StreamConfig, Txn};
-pub use super::stream::{Mismatch, RunStats};
+pub use super::stream::{Mismatch, RunStats, Timing};
 use crate::model::zvc as model;
 use crate::rtl::zvc::ZvcRtlParams;
 use crate::trace::synthetic::DataClass;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
 
 /// Stimulus and back-pressure settings.
 #[derive(Clone, Debug)]
@@ -365,24 +364,13 @@ pub fn run_with(
     Ok(st)
 }
 
-/// Measured timing of a unit without back-pressure.
-#[derive(Clone, Debug, Serialize)]
-pub struct Timing {
-    /// Cycles from the first input beat's acceptance to the first output beat being valid,
-    /// counting the acceptance cycle as 1, for an isolated single-window transfer.
-    /// Reference data: compressor — all elements non-zero (the paper's "6 cycles per 128 B
-    /// line", spec §3.2); decompressor — all non-zero except element 0, so the first sector's
-    /// mask and payload arrive in the first beat (spec §6: "first output sector 2 cycles after
-    /// the mask and first payload arrive"). Other data can differ by a cycle (docs/FORMATS.md).
-    pub latency_cycles: u64,
-    /// Input beats accepted per cycle over a long run of compressible data (60% zeros) with
-    /// no stalls.
-    pub in_beats_per_cycle: f64,
-    /// Uncompressed bytes per cycle in that run.
-    pub raw_bytes_per_cycle: f64,
-}
-
-/// Measures latency and throughput of `unit`.
+/// Measures latency and throughput of `unit` ([`Timing`]).
+///
+/// Latency: an isolated single-window transfer. Reference data: compressor — all elements
+/// non-zero (the paper's "6 cycles per 128 B line", spec §3.2); decompressor — all non-zero
+/// except element 0, so the first sector's mask and payload arrive in the first beat (spec §6:
+/// "first output sector 2 cycles after the mask and first payload arrive"). Other data can
+/// differ by a cycle (docs/FORMATS.md). Throughput: compressible data (60% zeros), no stalls.
 pub fn measure(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit) -> Result<Timing, String> {
     // Latency: one window of the unit's reference data (see `Timing::latency_cycles`).
     let first = if unit == Unit::Decompressor { 0 } else { 1 };

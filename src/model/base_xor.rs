@@ -32,7 +32,9 @@ use serde::{Deserialize, Serialize};
 pub enum Scheme {
     /// No XOR transform (raw data; DBI may still apply).
     None,
-    /// N-byte Base+XOR (fixed element size `n_bytes`).
+    /// N-byte Base+XOR (fixed element size `n_bytes`). YAML `nbyte`, as [`Scheme::name`]
+    /// and the config documentation say (kebab-case alone would make it `n-byte`).
+    #[serde(rename = "nbyte", alias = "n-byte")]
     NByte,
     /// Universal Base+XOR (halving XOR tree over `stages` stages).
     #[default]

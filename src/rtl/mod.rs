@@ -64,7 +64,7 @@ impl Engine {
     pub fn unit_names(self) -> &'static [&'static str] {
         match self {
             Engine::Zvc => &["compressor", "decompressor"],
-            Engine::BaseXor => &[],
+            Engine::BaseXor => &["encoder", "decoder", "serializer", "deserializer"],
         }
     }
 
@@ -90,8 +90,22 @@ impl Engine {
                     },
                 ])
             }
-            // Generators land in rtl/base_xor.rs.
-            Engine::BaseXor => Ok(vec![]),
+            Engine::BaseXor => {
+                let p = &cfg.base_xor;
+                let unit = |unit: &'static str, top: Arc<Module>, beat_bytes: u32| UnitDesign {
+                    engine: self,
+                    unit,
+                    top,
+                    params: p.describe(),
+                    beat_bytes,
+                };
+                Ok(vec![
+                    unit("encoder", base_xor::encoder(p)?, p.beat_bytes()),
+                    unit("decoder", base_xor::decoder(p)?, p.beat_bytes()),
+                    unit("serializer", base_xor::serializer(p)?, p.beat_bytes()),
+                    unit("deserializer", base_xor::deserializer(p)?, 4),
+                ])
+            }
         }
     }
 }
