@@ -116,8 +116,9 @@ pub fn streams(p: &BaseXorRtlParams, unit: Unit) -> (Stream, Stream) {
     }
 }
 
-/// Sector data classes of the local stimulus generator (spec §5 "Zero-heavy and mixed data",
-/// "Controls"; a stand-in until the `trace` generators cover Base+XOR).
+/// Sector data classes of the stimulus: classes aimed at every ZDR/XOR branch (spec §2.2,
+/// §2.6, §5 "Zero-heavy and mixed data", "Controls") plus [`SectorClass::Workload`], the spec
+/// §5 workload generators of [`crate::trace::sectors`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SectorClass {
     /// All-zero sector (7 ones after Universal + ZDR, spec §2.6 example 7).
@@ -141,11 +142,15 @@ pub enum SectorClass {
     Half16Similar,
     /// Increasing small integers (indices, offsets).
     SmallInts,
+    /// Spec §5 workload sectors ([`crate::trace::sectors::SectorClass`]: fp32 SoA fields,
+    /// fp64, fp16/int16, indices and pointers, pixels, zero-heavy/mixed, AoS structs, random,
+    /// adversarial), drawn from a pool generated once per run.
+    Workload,
 }
 
 impl SectorClass {
     /// Every class.
-    pub const ALL: [SectorClass; 10] = [
+    pub const ALL: [SectorClass; 11] = [
         SectorClass::Zero,
         SectorClass::Uniform,
         SectorClass::Constant,
@@ -156,6 +161,7 @@ impl SectorClass {
         SectorClass::Fp64Similar,
         SectorClass::Half16Similar,
         SectorClass::SmallInts,
+        SectorClass::Workload,
     ];
 
     /// One sector (`t_bytes / 4` words) of this class for the transform `b`.
@@ -167,6 +173,12 @@ impl SectorClass {
         let nu = b.units();
         match self {
             SectorClass::Zero => vec![0; nw],
+            SectorClass::Workload => {
+                // Without a pool (see `SectorGen`): one fresh array of a random §5 class.
+                let all = crate::trace::sectors::SectorClass::ALL;
+                let class = all[rng.gen_range(0..all.len())];
+                class.generate(nw.div_ceil(8), rng.gen())[..nw].to_vec()
+            }
             SectorClass::Uniform => (0..nw).map(|_| rng.gen()).collect(),
             SectorClass::Constant => {
                 let v = rng.gen::<u64>() & umask;
@@ -358,7 +370,12 @@ pub struct SectorGen {
     /// Sectors produced so far.
     pub sectors: u64,
     data_pos: usize,
+    /// Spec §5 workload sectors for [`SectorClass::Workload`] (built on first use).
+    pool: Vec<u32>,
 }
+
+/// Sectors per spec §5 class in the workload pool.
+const POOL_SECTORS: usize = 2048;
 
 impl SectorGen {
     /// New generator for `p` and `cfg`.
@@ -369,7 +386,22 @@ impl SectorGen {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             sectors: 0,
             data_pos: 0,
+            pool: Vec::new(),
         }
+    }
+
+    /// `nw` consecutive words of the workload pool at a random sector-aligned offset.
+    fn workload(&mut self, nw: usize) -> Vec<u32> {
+        if self.pool.is_empty() {
+            let seed = self.cfg.seed;
+            self.pool = crate::trace::sectors::SectorClass::ALL
+                .iter()
+                .flat_map(|c| c.generate(POOL_SECTORS, seed))
+                .collect();
+        }
+        let slots = (self.pool.len() - nw) / 8 + 1;
+        let at = self.rng.gen_range(0..slots) * 8;
+        self.pool[at..at + nw].to_vec()
     }
 
     /// The next sector, or `None` when `cfg.sectors` sectors (or the data) are used up.
@@ -395,7 +427,11 @@ impl SectorGen {
                 &self.cfg.classes
             };
             let class = classes[self.rng.gen_range(0..classes.len())];
-            class.generate(&b, &mut self.rng)
+            if class == SectorClass::Workload {
+                self.workload(nw)
+            } else {
+                class.generate(&b, &mut self.rng)
+            }
         };
         self.sectors += 1;
         let encoded = self

@@ -116,7 +116,7 @@ pub fn synthesize_cores(
 /// Markdown table: one row per core and library, beside the paper. `reference` names the
 /// (row, dir) whose delay is one level in each library.
 pub fn to_markdown(results: &[CoreResult], node: &PaperNode, reference: (&str, &str)) -> String {
-    let mut s = format!(
+    let mut s = String::from(
         "| mechanism | dir | library | cells | area µm² | kGE | worst path ps | gate levels | XOR levels (struct.) | delay in ref. levels | paper µm² | paper kGE | paper ps | paper levels |\n\
          |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     );
