@@ -116,7 +116,11 @@ fn each_encoding_is_selected() {
         ),
         (
             Uncompressed,
-            from_words(&(0..16).map(|i| 0x9E37_79B9u32.wrapping_mul(i + 1)).collect::<Vec<_>>()),
+            from_words(
+                &(0..16)
+                    .map(|i| 0x9E37_79B9u32.wrapping_mul(i + 1))
+                    .collect::<Vec<_>>(),
+            ),
         ),
     ];
     for (want, line) in cases {
@@ -235,17 +239,17 @@ fn base_rules() {
     w[0] = 0xFFFF_FFF0; // −16
     w[1] = 0x0000_00F0; // 240
     let line = from_words(&w);
-    assert_eq!(
-        rt(&BdiParams::default(), &line).encoding,
-        BdiEncoding::B4D2
-    );
+    assert_eq!(rt(&BdiParams::default(), &line).encoding, BdiEncoding::B4D2);
     // … while the first-non-immediate base (240) makes it Base4-Δ1
     let c = rt(&BdiParams::with_rule(BaseRule::FirstNonImmediate), &line);
     assert_eq!((c.encoding, c.base, c.mask), (BdiEncoding::B4D1, 240, 0b10));
     // all immediates under FirstNonImmediate: B = 0
     let mut w = [3u32; 16];
     w[4] = 0xFFFF_FFFE;
-    let c = rt(&BdiParams::with_rule(BaseRule::FirstNonImmediate), &from_words(&w));
+    let c = rt(
+        &BdiParams::with_rule(BaseRule::FirstNonImmediate),
+        &from_words(&w),
+    );
     assert_eq!((c.encoding, c.base, c.mask), (BdiEncoding::B4D1, 0, 0));
 }
 
@@ -279,7 +283,10 @@ fn line_sizes() {
     ));
     assert!(matches!(
         compress(&BdiParams::default(), &[0; 63]),
-        Err(ModelError::BadLineLength { len: 63, expected: 64 })
+        Err(ModelError::BadLineLength {
+            len: 63,
+            expected: 64
+        })
     ));
 }
 
@@ -383,7 +390,10 @@ fn mixed_profile_covers_every_encoding() {
         }
     }
     for lb in [32, 64, 128] {
-        for e in BdiEncoding::COMPRESSED.iter().chain([&BdiEncoding::Uncompressed]) {
+        for e in BdiEncoding::COMPRESSED
+            .iter()
+            .chain([&BdiEncoding::Uncompressed])
+        {
             assert!(
                 seen.contains(&(lb, BaseRule::Element0, *e)),
                 "{lb} B: {e:?} never produced"

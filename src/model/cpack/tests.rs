@@ -80,14 +80,25 @@ fn every_pattern_in_a_stream() {
     let c = rt(&p, &line);
     assert_eq!(
         pats(&c)[..7],
-        [NewWord, FullMatch, ThreeByteMatch, HalfMatch, Narrow, ZeroWord, NewWord]
+        [
+            NewWord,
+            FullMatch,
+            ThreeByteMatch,
+            HalfMatch,
+            Narrow,
+            ZeroWord,
+            NewWord
+        ]
     );
     assert_eq!(c.tokens[6].pushed, Some(1));
     assert_eq!(c.nbits, 148);
     assert_eq!(hex(&c.bits), "848d159e303c2af42af37bfdb7ab6fbbd55550");
     // zero block: the single token 00
     let z = rt(&p, &[0; 64]);
-    assert_eq!((pats(&z), z.nbits, z.bits.clone()), (vec![ZeroBlock], 2, vec![0]));
+    assert_eq!(
+        (pats(&z), z.nbits, z.bits.clone()),
+        (vec![ZeroBlock], 2, vec![0])
+    );
     // the original table has no zero block: 16 × zzzz
     let zo = rt(&CpackParams::original(64), &[0; 64]);
     assert_eq!(zo.nbits, 32);
@@ -108,7 +119,10 @@ fn push_policies() {
         let c = rt(&p, &line);
         assert_eq!(pats(&c)[..3], [NewWord, ThreeByteMatch, FullMatch]);
         assert_eq!((c.tokens[1].pushed, c.tokens[2].index), (Some(1), 1));
-        assert_eq!(c.tokens[2].pushed, (push == PushPolicy::AllNonZero).then_some(2));
+        assert_eq!(
+            c.tokens[2].pushed,
+            (push == PushPolicy::AllNonZero).then_some(2)
+        );
     }
     // zero and narrow words are never pushed
     p.push = PushPolicy::AllNonZero;
@@ -124,7 +138,10 @@ fn ties_pick_the_lowest_slot() {
     // NewOnly: only word 0 is in the dictionary
     let c = rt(&CpackParams::default(), &line16(&w));
     let t: Vec<(CpackPattern, u8)> = c.tokens[..4].iter().map(|t| (t.pattern, t.index)).collect();
-    assert_eq!(t, [(NewWord, 0), (HalfMatch, 0), (HalfMatch, 0), (HalfMatch, 0)]);
+    assert_eq!(
+        t,
+        [(NewWord, 0), (HalfMatch, 0), (HalfMatch, 0), (HalfMatch, 0)]
+    );
     // NoFullMatch: word 2 half-matches slots 0 and 1 → slot 0; word 3 matches three bytes of
     // slot 1, which beats the halfword match of the lower slot 0
     let p = CpackParams {
@@ -133,7 +150,15 @@ fn ties_pick_the_lowest_slot() {
     };
     let c = rt(&p, &line16(&w));
     let t: Vec<(CpackPattern, u8)> = c.tokens[..4].iter().map(|t| (t.pattern, t.index)).collect();
-    assert_eq!(t, [(NewWord, 0), (HalfMatch, 0), (HalfMatch, 0), (ThreeByteMatch, 1)]);
+    assert_eq!(
+        t,
+        [
+            (NewWord, 0),
+            (HalfMatch, 0),
+            (HalfMatch, 0),
+            (ThreeByteMatch, 1)
+        ]
+    );
 }
 
 /// `link-cpack-lossy.md` §2.7: original codes, push after xxxx/mmxx/mmmx, 128 B block.
@@ -154,10 +179,21 @@ fn pact12_golden_vector_and_reference_sizes() {
     let c = rt(&p, &from_words(&w));
     assert_eq!(
         pats(&c)[..7],
-        [ZeroWord, Narrow, NewWord, FullMatch, ThreeByteMatch, HalfMatch, NewWord]
+        [
+            ZeroWord,
+            Narrow,
+            NewWord,
+            FullMatch,
+            ThreeByteMatch,
+            HalfMatch,
+            NewWord
+        ]
     );
     let pushed: Vec<Option<u8>> = c.tokens[..7].iter().map(|t| t.pushed).collect();
-    assert_eq!(pushed, [None, None, Some(0), None, Some(1), Some(2), Some(3)]);
+    assert_eq!(
+        pushed,
+        [None, None, Some(0), None, Some(1), Some(2), Some(3)]
+    );
     assert_eq!(c.nbits, 178);
     assert_eq!(
         hex(&c.bits),
@@ -169,7 +205,14 @@ fn pact12_golden_vector_and_reference_sizes() {
     assert_eq!(size((1000..1032).collect()), 538);
     assert_eq!(size(vec![0x3F80_0000; 32]), 220);
     // random data exceeds the block → raw
-    assert_eq!(size((0..32u32).map(|i| i.wrapping_mul(0x9E37_79B9) | 1 << 31).collect()), 1024);
+    assert_eq!(
+        size(
+            (0..32u32)
+                .map(|i| i.wrapping_mul(0x9E37_79B9) | 1 << 31)
+                .collect()
+        ),
+        1024
+    );
 }
 
 #[test]
@@ -182,7 +225,10 @@ fn fifo_wraps_on_128_byte_lines() {
     let c = rt(&p, &from_words(&w));
     assert_eq!(c.tokens[16].pushed, Some(0));
     assert_eq!(c.tokens[30].pushed, Some(14));
-    assert_eq!((c.tokens[31].pattern, c.tokens[31].index), (CpackPattern::FullMatch, 0));
+    assert_eq!(
+        (c.tokens[31].pattern, c.tokens[31].index),
+        (CpackPattern::FullMatch, 0)
+    );
     assert!(!c.compressed); // 31 × 34 + 6 = 1060 ≥ 1024
     assert_eq!(c.stream_bits, 31 * 34 + 6);
 }
@@ -190,7 +236,9 @@ fn fifo_wraps_on_128_byte_lines() {
 #[test]
 fn fallback_and_options() {
     let p = CpackParams::default();
-    let w: Vec<u32> = (0..16u32).map(|i| 0x0101_0101u32.wrapping_mul(i + 7) ^ (i << 20)).collect();
+    let w: Vec<u32> = (0..16u32)
+        .map(|i| 0x0101_0101u32.wrapping_mul(i + 7) ^ (i << 20))
+        .collect();
     let c = rt(&p, &from_words(&w));
     assert_eq!((c.compressed, c.stream_bits, c.nbits), (false, 544, 512));
     // 15 new + 1 zero = 512 → still raw (≥ 512); 14 new + 2 zero = 484 → compressed
@@ -205,8 +253,14 @@ fn fallback_and_options() {
         ..p
     };
     let c = rt(&pz, &line16(&[0x0000_1234]));
-    assert_eq!((c.tokens[0].pattern, c.tokens[0].index), (CpackPattern::HalfMatch, 0));
-    assert_eq!(rt(&p, &line16(&[0x0000_1234])).tokens[0].pattern, CpackPattern::NewWord);
+    assert_eq!(
+        (c.tokens[0].pattern, c.tokens[0].index),
+        (CpackPattern::HalfMatch, 0)
+    );
+    assert_eq!(
+        rt(&p, &line16(&[0x0000_1234])).tokens[0].pattern,
+        CpackPattern::NewWord
+    );
     // 8-entry dictionary: 3-bit indices
     let p8 = CpackParams {
         dict_entries: 8,
@@ -245,10 +299,19 @@ fn malformed_streams() {
     let (b, n) = w.finish();
     assert!(matches!(decompress(&p, &b, n), Err(ModelError::Corrupt(_))));
     // 1111 is illegal in the original table
-    assert!(matches!(decompress(&o, &[0xF0], 4), Err(ModelError::Corrupt(_))));
+    assert!(matches!(
+        decompress(&o, &[0xF0], 4),
+        Err(ModelError::Corrupt(_))
+    ));
     // a match on an empty dictionary
-    assert!(matches!(decompress(&p, &[0xC0], 8), Err(ModelError::Corrupt(_))));
-    assert!(matches!(decompress(&o, &[0x80], 6), Err(ModelError::Corrupt(_))));
+    assert!(matches!(
+        decompress(&p, &[0xC0], 8),
+        Err(ModelError::Corrupt(_))
+    ));
+    assert!(matches!(
+        decompress(&o, &[0x80], 6),
+        Err(ModelError::Corrupt(_))
+    ));
     // truncation, trailing bytes, extra bits, pad bits
     assert!(decompress(&p, &[], 0).is_err());
     assert!(decompress(&p, &[0x00, 0x00], 2).is_err());
@@ -260,7 +323,11 @@ fn malformed_streams() {
 fn all_params(lb: usize) -> Vec<CpackParams> {
     let mut v = Vec::new();
     for codes in [CodeTable::Paper, CodeTable::Original] {
-        for push in [PushPolicy::NewOnly, PushPolicy::NoFullMatch, PushPolicy::AllNonZero] {
+        for push in [
+            PushPolicy::NewOnly,
+            PushPolicy::NoFullMatch,
+            PushPolicy::AllNonZero,
+        ] {
             for dict_init_zero in [false, true] {
                 for dict_entries in [16, 4] {
                     v.push(CpackParams {

@@ -89,7 +89,9 @@ fn word_classification() {
 fn original_stream_golden() {
     let p = FpcParams::default();
     let w = [
-        0, 0, 0,
+        0,
+        0,
+        0,
         5,           // 001 0101
         0xFFFF_FF80, // 010 1000_0000
         0x1234,      // 011 halfword
@@ -97,7 +99,12 @@ fn original_stream_golden() {
         0xFF80_007F, // 101 w[23:16] w[7:0]
         0xABAB_ABAB, // 110 byte
         0x1234_5678, // 111 word
-        0, 0, 0, 0, 0, 0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
     ];
     let c = rt(&p, &from_words(&w));
     assert!(c.compressed);
@@ -193,7 +200,10 @@ fn malformed_streams() {
     b.put(0b001_0011, 7);
     b.put(0b000_111, 6);
     let (bits, n) = b.finish();
-    assert!(matches!(decompress(&p, &bits, n), Err(ModelError::Corrupt(_))));
+    assert!(matches!(
+        decompress(&p, &bits, n),
+        Err(ModelError::Corrupt(_))
+    ));
     assert!(decompress(&p, &[], 0).is_err());
     assert!(decompress(&p, &[0x1C], 6).is_err());
     assert!(decompress(&p, &[0x1C, 0x70, 0x00], 12).is_err());
