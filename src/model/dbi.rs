@@ -50,11 +50,7 @@ impl DbiGroup {
 
     /// Flags per 32-bit beat.
     pub fn flags_per_beat(self) -> u32 {
-        if self.0 == 0 {
-            0
-        } else {
-            32 / self.0
-        }
+        32u32.checked_div(self.0).unwrap_or(0)
     }
 
     fn mask(self) -> u32 {
