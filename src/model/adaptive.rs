@@ -24,6 +24,9 @@
 
 pub mod paper;
 
+#[cfg(test)]
+mod crosscheck;
+
 use super::bdi::{self, BdiParams};
 use super::bits::{BitReader, BitWriter};
 use super::cpack::{self, CpackParams};

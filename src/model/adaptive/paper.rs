@@ -175,3 +175,145 @@ impl Bench {
         }
     }
 }
+
+/// Raw and compressed bits of one Table VI event of `pattern` (Table II numbering), from the
+/// models' size tables: per line for BDI (raw 512), per word for FPC and C-Pack+Z (raw 32; a
+/// zero-block event is a whole line, raw 512). `fpc_unmatched_bits` is the cost of an FPC
+/// pattern-9 word: 32 in the paper's accounting, 35 in the original format (§2.2). `None`
+/// for pattern numbers the algorithm does not have.
+pub fn event_bits(alg: Alg, pattern: u8, fpc_unmatched_bits: usize) -> Option<(f64, f64)> {
+    use crate::model::bdi::BdiEncoding;
+    use crate::model::cpack::{CpackParams, CpackPattern};
+    use crate::model::fpc::FpcPattern;
+    let line = 512.0;
+    match alg {
+        Alg::None => None,
+        Alg::Bdi => {
+            let e = if pattern == 9 {
+                BdiEncoding::Uncompressed
+            } else {
+                BdiEncoding::from_prefix(pattern.checked_sub(1)?)?
+            };
+            Some((line, e.size_bits(64) as f64))
+        }
+        Alg::Fpc => {
+            let p = *FpcPattern::WORD_PATTERNS
+                .iter()
+                .chain([&FpcPattern::ZeroBlock])
+                .find(|p| p.table_ii_number() == pattern)?;
+            Some(match p {
+                FpcPattern::ZeroBlock => (line, p.paper_size() as f64),
+                FpcPattern::Uncompressed => (32.0, fpc_unmatched_bits as f64),
+                _ => (32.0, p.paper_size() as f64),
+            })
+        }
+        Alg::Cpack => {
+            use CpackPattern::*;
+            let p = [
+                ZeroBlock,
+                ZeroWord,
+                NewWord,
+                FullMatch,
+                HalfMatch,
+                Narrow,
+                ThreeByteMatch,
+            ]
+            .into_iter()
+            .find(|p| p.table_ii_number() == pattern)?;
+            let raw = if p == ZeroBlock { line } else { 32.0 };
+            Some((raw, CpackParams::default().token_bits(p) as f64))
+        }
+    }
+}
+
+/// All pattern numbers of an algorithm that can appear in Table VI.
+fn patterns(alg: Alg) -> std::ops::Range<u8> {
+    match alg {
+        Alg::None => 1..1,
+        Alg::Bdi | Alg::Fpc => 1..10,
+        Alg::Cpack => 1..8,
+    }
+}
+
+/// The spec §2.6 reconstruction of a Table V ratio from the Table VI mix: every listed share
+/// (a "<x%" entry counted as x%) weights its event's raw and compressed bits;
+/// CR = Σ share·raw / Σ share·size (the listed shares are thereby renormalised to 100%).
+pub fn table_vi_estimate(bench: Bench, alg: Alg, fpc_unmatched_bits: usize) -> f64 {
+    let (mut u, mut c) = (0.0, 0.0);
+    for s in bench.table_vi(alg) {
+        if let Some((r, n)) = event_bits(alg, s.pattern, fpc_unmatched_bits) {
+            u += s.pct * r;
+            c += s.pct * n;
+        }
+    }
+    u / c
+}
+
+/// The range of ratios consistent with the Table VI entry when its rounding is taken
+/// literally: a share printed as p% lies in [p − 0.5, p + 0.5], "<p%" in [0, p]; the
+/// unlisted remainder is spread over the algorithm's other patterns, each no larger than the
+/// third-ranked share (Table VI lists the top three; two entries mean no other pattern has a
+/// share worth listing, here ≤ 1%). Returns `(min, max)` of Σ raw / Σ size over all such mixes.
+pub fn table_vi_interval(bench: Bench, alg: Alg, fpc_unmatched_bits: usize) -> (f64, f64) {
+    let listed = bench.table_vi(alg);
+    let cap = if listed.len() >= 3 {
+        listed
+            .iter()
+            .map(|s| if s.less_than { s.pct } else { s.pct + 0.5 })
+            .fold(f64::INFINITY, f64::min)
+    } else {
+        1.0
+    };
+    // (raw, size, lo, hi) per pattern
+    let mut boxes: Vec<(f64, f64, f64, f64)> = Vec::new();
+    for pat in patterns(alg) {
+        let Some((r, n)) = event_bits(alg, pat, fpc_unmatched_bits) else {
+            continue;
+        };
+        let (lo, hi) = match listed.iter().find(|s| s.pattern == pat) {
+            Some(Share {
+                pct,
+                less_than: true,
+                ..
+            }) => (0.0, *pct),
+            Some(s) => ((s.pct - 0.5).max(0.0), s.pct + 0.5),
+            None => (0.0, cap),
+        };
+        boxes.push((r, n, lo, hi));
+    }
+    // max over the mixes of sign·Σ w(raw − R·size), Σ w = 100 (fractional knapsack)
+    let best = |ratio: f64, sign: f64| -> Option<f64> {
+        let mut v: Vec<(f64, f64, f64)> = boxes
+            .iter()
+            .map(|&(r, n, lo, hi)| (sign * (r - ratio * n), lo, hi))
+            .collect();
+        let base: f64 = v.iter().map(|x| x.1).sum();
+        if base > 100.0 {
+            return None;
+        }
+        let mut val: f64 = v.iter().map(|x| x.0 * x.1).sum();
+        let mut rem = 100.0 - base;
+        v.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (c, lo, hi) in v {
+            let a = (hi - lo).min(rem);
+            val += c * a;
+            rem -= a;
+        }
+        (rem <= 1e-9).then_some(val)
+    };
+    let bisect = |sign: f64| {
+        let (mut a, mut b) = (0.01f64, 1000.0f64);
+        for _ in 0..200 {
+            let m = 0.5 * (a + b);
+            let feasible = best(m, sign).is_some_and(|v| v >= 0.0);
+            // sign +1: ratio ≥ m reachable ⇔ feasible; sign −1: ratio ≤ m reachable ⇔ feasible
+            if feasible == (sign > 0.0) {
+                a = m;
+            } else {
+                b = m;
+            }
+        }
+        0.5 * (a + b)
+    };
+    (bisect(-1.0), bisect(1.0))
+}

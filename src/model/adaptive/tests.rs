@@ -2,54 +2,10 @@
 //! no-quorum rules, message sizes and the Fig. 4 header, replay traffic; and the spec §2.6
 //! cross-check of Tables II, V and VI (arithmetic, interval and calibrated stimulus).
 
-use super::paper::{Bench, Share};
+use super::paper::Bench;
 use super::*;
-use crate::model::bdi::BdiEncoding;
-use crate::model::cpack::CpackPattern;
-use crate::model::fpc::{FpcMode, FpcPattern};
+use crate::model::fpc::FpcMode;
 use crate::trace::lines::{self, LineProfile};
-
-/// Ratio and Table-VI-style event shares (pattern number → percent) of one algorithm over
-/// a set of lines.
-fn measure(alg: Alg, ls: &[Vec<u8>], fpc_mode: FpcMode) -> (f64, Vec<(u8, f64)>) {
-    let mut raw = 0usize;
-    let mut sent = 0usize;
-    let mut hist = [0usize; 10];
-    let fp = FpcParams::with_mode(fpc_mode);
-    let bp = BdiParams::default();
-    let cp = CpackParams::default();
-    for l in ls {
-        raw += 512;
-        match alg {
-            Alg::Bdi => {
-                let e = bdi::classify(&bp, l).unwrap();
-                hist[e.table_ii_number() as usize] += 1;
-                sent += e.size_bits(64);
-            }
-            Alg::Fpc => {
-                for e in fpc::classify(&fp, l).unwrap().events() {
-                    hist[e as usize] += 1;
-                }
-                sent += fpc::size_bits(&fp, l).unwrap();
-            }
-            Alg::Cpack => {
-                let c = cpack::compress(&cp, l).unwrap();
-                for e in c.events() {
-                    hist[e as usize] += 1;
-                }
-                sent += c.nbits;
-            }
-            Alg::None => unreachable!(),
-        }
-    }
-    let tot: usize = hist.iter().sum();
-    let mut shares: Vec<(u8, f64)> = (1..10)
-        .filter(|&i| hist[i] > 0)
-        .map(|i| (i as u8, 100.0 * hist[i] as f64 / tot as f64))
-        .collect();
-    shares.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap());
-    (raw as f64 / sent as f64, shares)
-}
 
 fn from_words(w: &[u32]) -> Vec<u8> {
     w.iter().flat_map(|x| x.to_le_bytes()).collect()
