@@ -305,8 +305,13 @@ fn calibrated_profiles_reproduce_table_v() {
             let (r, pct) = measure(alg, &ls, FpcMode::PaperSize);
             let want = b.table_v().ratio(alg);
             let dev = r / want - 1.0;
+            let orig = if alg == Alg::Fpc {
+                format!(" [Original mode {:.3}]", measure(alg, &ls, FpcMode::Original).0)
+            } else {
+                String::new()
+            };
             report += &format!(
-                "{:3} {:5} CR {:7.3} (Table V {:6.2}, {:+5.1}%) shares {}\n",
+                "{:3} {:5} CR {:7.3} (Table V {:6.2}, {:+5.1}%){orig} shares {}\n",
                 b.name(),
                 alg.name(),
                 r,
