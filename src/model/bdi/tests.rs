@@ -268,6 +268,13 @@ fn line_sizes() {
         assert_eq!(c.encoding, BdiEncoding::B4D1);
         assert_eq!(c.nbits, 4 + n + 32 + 8 * n);
     }
+    // sizes for the other line sizes (docs/FORMATS.md table)
+    use BdiEncoding::*;
+    let order = [Zero, Repeated, B8D1, B8D2, B8D4, B4D1, B4D2, B2D1, Uncompressed];
+    let s32: Vec<usize> = order.iter().map(|e| e.size_bits(32)).collect();
+    let s128: Vec<usize> = order.iter().map(|e| e.size_bits(128)).collect();
+    assert_eq!(s32, [4, 68, 104, 136, 200, 108, 172, 164, 256]);
+    assert_eq!(s128, [4, 68, 212, 340, 596, 324, 580, 596, 1024]);
     // 32 B: B2Δ1 (164) beats B4Δ2 (172); 128 B: B4Δ2 (580) beats B2Δ1 (596)
     assert_eq!(BdiEncoding::B2D1.size_bits(32), 164);
     assert_eq!(BdiEncoding::B4D2.size_bits(32), 172);
