@@ -2,7 +2,7 @@
 //!
 //! * [`strategies`] proptest strategies for the data classes of spec zvc-cdma §5.3
 //! * [`synthetic`]  deterministic (ChaCha-seeded) generators, incl. ReLU-like tensors (§5.2)
-//! * [`file`]       raw little-endian traces and YAML trace descriptions
+//! * [`file`](mod@file)       raw little-endian traces and YAML trace descriptions
 //! * [`lines`]      seeded cache-line generators for adaptive link compression (profiles,
 //!   per-benchmark mixes calibrated to the paper, phase traces, entropy)
 

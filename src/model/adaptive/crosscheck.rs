@@ -306,7 +306,10 @@ fn calibrated_profiles_reproduce_table_v() {
             let want = b.table_v().ratio(alg);
             let dev = r / want - 1.0;
             let orig = if alg == Alg::Fpc {
-                format!(" [Original mode {:.3}]", measure(alg, &ls, FpcMode::Original).0)
+                format!(
+                    " [Original mode {:.3}]",
+                    measure(alg, &ls, FpcMode::Original).0
+                )
             } else {
                 String::new()
             };

@@ -270,7 +270,17 @@ fn line_sizes() {
     }
     // sizes for the other line sizes (docs/FORMATS.md table)
     use BdiEncoding::*;
-    let order = [Zero, Repeated, B8D1, B8D2, B8D4, B4D1, B4D2, B2D1, Uncompressed];
+    let order = [
+        Zero,
+        Repeated,
+        B8D1,
+        B8D2,
+        B8D4,
+        B4D1,
+        B4D2,
+        B2D1,
+        Uncompressed,
+    ];
     let s32: Vec<usize> = order.iter().map(|e| e.size_bits(32)).collect();
     let s128: Vec<usize> = order.iter().map(|e| e.size_bits(128)).collect();
     assert_eq!(s32, [4, 68, 104, 136, 200, 108, 172, 164, 256]);
