@@ -1,5 +1,11 @@
 //! Bit-exact golden models (one file per algorithm).
 //!
+//! * [`adaptive`]  adaptive selection among BDI/FPC/C-Pack+Z (penalty, phases, vote) and the
+//!   link message/fabric model (IPDPS'19)
+//! * [`bdi`]       Base-Delta-Immediate, Table II encodings (adaptive link compression, IPDPS'19)
+//! * [`fpc`]       Frequent Pattern Compression: decodable original and the paper's size model
+//! * [`cpack`]     C-Pack+Z (paper codes) and original C-Pack, dictionary push policies
+//! * [`bits`]      MSB-first bit writer/reader shared by the line compressors
 //! * [`base_xor`]  Base+XOR Transfer, Universal XOR tree, Zero Data Remapping (HPCA'18)
 //! * [`dbi`]       DC bus inversion and the full Base+XOR link codec
 //! * [`ones`]      ones / toggles / I/O-energy accounting backing `hwzip eval --engine base-xor`
@@ -11,10 +17,15 @@
 //!
 //! The byte and bit formats are recorded in `docs/FORMATS.md`.
 
+pub mod adaptive;
 pub mod base_xor;
+pub mod bdi;
+pub mod bits;
 pub mod compare;
 pub mod container;
+pub mod cpack;
 pub mod dbi;
+pub mod fpc;
 pub mod ones;
 pub mod rle;
 pub mod zlib;
@@ -55,6 +66,14 @@ pub enum ModelError {
         len: usize,
         /// Element size in bytes.
         elem_bytes: usize,
+    },
+    /// A cache line does not have the configured line size.
+    #[error("line of {len} bytes, expected {expected} bytes")]
+    BadLineLength {
+        /// Length of the given line in bytes.
+        len: usize,
+        /// Configured line size in bytes.
+        expected: usize,
     },
     /// The compressed stream ended early.
     #[error("truncated stream: {what} at byte offset {offset} needs {needed} bytes, only {available} left")]

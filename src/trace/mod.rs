@@ -2,10 +2,14 @@
 //!
 //! * [`strategies`] proptest strategies for the data classes of spec zvc-cdma §5.3
 //! * [`synthetic`]  deterministic (ChaCha-seeded) generators, incl. ReLU-like tensors (§5.2)
-//! * [`file`]       raw little-endian traces and YAML trace descriptions; byte traces (.gz, .npy)
+//! * [`file`](mod@file)       raw little-endian traces and YAML trace descriptions; byte traces
+//!   (.gz, .npy)
+//! * [`lines`]      seeded cache-line generators for adaptive link compression (profiles,
+//!   per-benchmark mixes calibrated to the paper, phase traces, entropy)
 //! * [`sectors`]    32 B sector classes for the Base+XOR engine (spec base-xor §5)
 
 pub mod file;
+pub mod lines;
 pub mod sectors;
 pub mod strategies;
 pub mod synthetic;

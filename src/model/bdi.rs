@@ -1,0 +1,460 @@
+//! Base-Delta-Immediate (BDI) golden model, bit-exact (Pekhimenko et al., PACT'12, with the
+//! encodings of Tavana et al., IPDPS'19, Table II; spec `adaptive-link-compression.md` §2.0,
+//! §2.1).
+//!
+//! A line of `line_bytes` (32, 64 or 128; 64 by default) is compressed as a whole into one of
+//! eight encodings with a 4-bit prefix, or sent uncompressed (signalled out of band, by the
+//! message header's Comp Alg field):
+//!
+//! | Prefix | Encoding | k × n (64 B) | d | Total bits (64 B) |
+//! |---|---|---|---|---|
+//! | 0000 | zero line | – | – | 4 |
+//! | 0001 | repeated 8-byte value | 8 × 8 | – | 68 |
+//! | 0010 | Base8-Δ1 | 8 × 8 | 1 | 140 |
+//! | 0011 | Base8-Δ2 | 8 × 8 | 2 | 204 |
+//! | 0100 | Base8-Δ4 | 8 × 8 | 4 | 332 |
+//! | 0101 | Base4-Δ1 | 4 × 16 | 1 | 180 |
+//! | 0110 | Base4-Δ2 | 4 × 16 | 2 | 308 |
+//! | 0111 | Base2-Δ1 | 2 × 32 | 1 | 308 |
+//! | – | uncompressed | – | – | 512 |
+//!
+//! * **Two bases**: an explicit base B (k bytes) and the implicit zero base. Element `v_i`
+//!   fits if `v_i` (immediate) or `v_i − B` (mod 2^(8k)), read as a signed k-byte value, lies in
+//!   `[−2^(8d−1), 2^(8d−1)−1]` (signed sign-extension check; *not* gem5's off-by-one limit).
+//!   The per-element mask bit is 1 for the explicit base and 0 for the zero base; an element
+//!   that fits both ways is an immediate.
+//! * **Base choice** ([`BaseRule`]): element 0 (the paper, default) or the first element that is
+//!   not an immediate (gem5/common reading; B = 0 if every element is an immediate).
+//! * **Selection**: the minimum total size over all encodings that apply; on equal size the
+//!   smaller data part wins (Base2-Δ1 over Base4-Δ2 at 308 bits for 64 B lines, §2.1), then
+//!   the lower prefix.
+//! * **Stream** (MSB-first, [`super::bits`]): `enc[3:0] | mask (element 0 first, n bits) |
+//!   B (8k bits) | Δ_0 … Δ_{n−1} (8d bits each, two's complement)`; the repeated encoding is
+//!   `enc | value (64 bits)`; the zero line is `enc` alone. The last byte is zero-padded.
+//!   Elements are little-endian k-byte values (byte 0 of the line is the least significant
+//!   byte of element 0).
+//! * **Uncompressed**: the raw line, `8·line_bytes` bits, no prefix. Every compressed stream
+//!   is shorter than the line, so [`decompress`] treats `nbits == 8·line_bytes` as raw.
+//!
+//! See `docs/FORMATS.md`, section "Adaptive link compression".
+
+use super::bits::{BitReader, BitWriter};
+use super::ModelError;
+use serde::{Deserialize, Serialize};
+
+/// How the explicit base is chosen (spec §2.1, "Base choice: ambiguous").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum BaseRule {
+    /// The first element of the line, whatever it is (the paper's text; default).
+    #[default]
+    Element0,
+    /// The first element that is not representable as an immediate (gem5 `bdi.cc`, the
+    /// common reading of the original BDI); B = 0 when every element is an immediate.
+    FirstNonImmediate,
+}
+
+/// Parameters of the BDI model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BdiParams {
+    /// Line size in bytes: 32, 64 (default, the paper) or 128.
+    pub line_bytes: usize,
+    /// Base selection rule.
+    pub base_rule: BaseRule,
+}
+
+impl Default for BdiParams {
+    fn default() -> Self {
+        BdiParams {
+            line_bytes: 64,
+            base_rule: BaseRule::Element0,
+        }
+    }
+}
+
+impl BdiParams {
+    /// 64 B lines with the given base rule.
+    pub fn with_rule(base_rule: BaseRule) -> Self {
+        BdiParams {
+            base_rule,
+            ..Self::default()
+        }
+    }
+
+    /// Checks `line_bytes`.
+    pub fn validate(&self) -> Result<(), ModelError> {
+        if ![32, 64, 128].contains(&self.line_bytes) {
+            return Err(ModelError::param(
+                "line_bytes",
+                self.line_bytes,
+                "32, 64 or 128",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Line size in bits (the uncompressed size).
+    pub fn line_bits(&self) -> usize {
+        self.line_bytes * 8
+    }
+
+    fn check_line(&self, line: &[u8]) -> Result<(), ModelError> {
+        self.validate()?;
+        if line.len() != self.line_bytes {
+            return Err(ModelError::BadLineLength {
+                len: line.len(),
+                expected: self.line_bytes,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A BDI encoding (spec §2.1 / paper Table II). The discriminant is the 4-bit prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BdiEncoding {
+    /// `0000` all-zero line.
+    Zero = 0,
+    /// `0001` the same 8-byte value repeated over the whole line.
+    Repeated = 1,
+    /// `0010` Base8-Δ1.
+    B8D1 = 2,
+    /// `0011` Base8-Δ2.
+    B8D2 = 3,
+    /// `0100` Base8-Δ4.
+    B8D4 = 4,
+    /// `0101` Base4-Δ1.
+    B4D1 = 5,
+    /// `0110` Base4-Δ2.
+    B4D2 = 6,
+    /// `0111` Base2-Δ1.
+    B2D1 = 7,
+    /// Sent raw (no prefix; Comp Alg = 0 in the header).
+    Uncompressed = 15,
+}
+
+impl BdiEncoding {
+    /// The eight compressed encodings in prefix order.
+    pub const COMPRESSED: [BdiEncoding; 8] = [
+        BdiEncoding::Zero,
+        BdiEncoding::Repeated,
+        BdiEncoding::B8D1,
+        BdiEncoding::B8D2,
+        BdiEncoding::B8D4,
+        BdiEncoding::B4D1,
+        BdiEncoding::B4D2,
+        BdiEncoding::B2D1,
+    ];
+
+    /// The 4-bit prefix, `None` for [`BdiEncoding::Uncompressed`].
+    pub fn prefix(self) -> Option<u8> {
+        match self {
+            BdiEncoding::Uncompressed => None,
+            e => Some(e as u8),
+        }
+    }
+
+    /// Decodes a 4-bit prefix (0..=7); 8..=15 are reserved.
+    pub fn from_prefix(p: u8) -> Option<Self> {
+        Self::COMPRESSED.get(p as usize).copied()
+    }
+
+    /// Pattern number of the paper's Table II (1..=9: prefix + 1, 9 = uncompressed).
+    pub fn table_ii_number(self) -> u8 {
+        match self {
+            BdiEncoding::Uncompressed => 9,
+            e => e as u8 + 1,
+        }
+    }
+
+    /// `(k, d)`: element and delta size in bytes of a base-delta encoding.
+    pub fn base_delta(self) -> Option<(usize, usize)> {
+        match self {
+            BdiEncoding::B8D1 => Some((8, 1)),
+            BdiEncoding::B8D2 => Some((8, 2)),
+            BdiEncoding::B8D4 => Some((8, 4)),
+            BdiEncoding::B4D1 => Some((4, 1)),
+            BdiEncoding::B4D2 => Some((4, 2)),
+            BdiEncoding::B2D1 => Some((2, 1)),
+            _ => None,
+        }
+    }
+
+    /// Data bits (base + deltas, or the repeated value) for a line of `line_bytes`.
+    pub fn data_bits(self, line_bytes: usize) -> usize {
+        match self {
+            BdiEncoding::Zero => 0,
+            BdiEncoding::Repeated => 64,
+            BdiEncoding::Uncompressed => line_bytes * 8,
+            e => {
+                let (k, d) = e.base_delta().unwrap_or((8, 8));
+                8 * k + (line_bytes / k) * 8 * d
+            }
+        }
+    }
+
+    /// Metadata bits (4-bit prefix + n-bit mask; 0 for uncompressed).
+    pub fn meta_bits(self, line_bytes: usize) -> usize {
+        match self {
+            BdiEncoding::Uncompressed => 0,
+            e => 4 + e.base_delta().map_or(0, |(k, _)| line_bytes / k),
+        }
+    }
+
+    /// Total size in bits (data + metadata), Table II's last column for 64 B lines.
+    pub fn size_bits(self, line_bytes: usize) -> usize {
+        self.data_bits(line_bytes) + self.meta_bits(line_bytes)
+    }
+
+    /// Short name (`zero`, `rep8`, `b8d1`, …, `uncompressed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BdiEncoding::Zero => "zero",
+            BdiEncoding::Repeated => "rep8",
+            BdiEncoding::B8D1 => "b8d1",
+            BdiEncoding::B8D2 => "b8d2",
+            BdiEncoding::B8D4 => "b8d4",
+            BdiEncoding::B4D1 => "b4d1",
+            BdiEncoding::B4D2 => "b4d2",
+            BdiEncoding::B2D1 => "b2d1",
+            BdiEncoding::Uncompressed => "uncompressed",
+        }
+    }
+}
+
+/// Result of compressing one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BdiCompressed {
+    /// Chosen encoding.
+    pub encoding: BdiEncoding,
+    /// Explicit base B of a base-delta encoding (the repeated value for `Repeated`, else 0).
+    pub base: u64,
+    /// Mask of a base-delta encoding, bit i = element i (1 = explicit base), else 0.
+    pub mask: u64,
+    /// The stream, `nbits.div_ceil(8)` bytes, MSB-first, zero-padded (the raw line when
+    /// uncompressed).
+    pub bits: Vec<u8>,
+    /// Stream length in bits (`8·line_bytes` when uncompressed).
+    pub nbits: usize,
+}
+
+impl BdiCompressed {
+    /// Whether the line is sent compressed.
+    pub fn is_compressed(&self) -> bool {
+        self.encoding != BdiEncoding::Uncompressed
+    }
+}
+
+/// Little-endian k-byte elements of the line.
+fn elements(line: &[u8], k: usize) -> Vec<u64> {
+    line.chunks_exact(k)
+        .map(|c| c.iter().rev().fold(0u64, |a, &b| (a << 8) | b as u64))
+        .collect()
+}
+
+fn kmask(k: usize) -> u64 {
+    if k == 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * k)) - 1
+    }
+}
+
+/// Whether the k-byte value `v`, read as signed, is the sign extension of a d-byte value.
+fn fits(v: u64, k: usize, d: usize) -> bool {
+    let sh = 64 - 8 * k as u32;
+    let s = ((v << sh) as i64) >> sh;
+    let lim = 1i64 << (8 * d - 1);
+    (-lim..lim).contains(&s)
+}
+
+/// A successful base-delta fit: base, mask and the d-byte deltas (as k-byte differences).
+struct Fit {
+    base: u64,
+    mask: u64,
+    deltas: Vec<u64>,
+}
+
+fn try_base_delta(line: &[u8], k: usize, d: usize, rule: BaseRule) -> Option<Fit> {
+    let e = elements(line, k);
+    let m = kmask(k);
+    let base = match rule {
+        BaseRule::Element0 => e[0],
+        BaseRule::FirstNonImmediate => e.iter().copied().find(|&v| !fits(v, k, d)).unwrap_or(0),
+    };
+    let mut mask = 0u64;
+    let mut deltas = Vec::with_capacity(e.len());
+    for (i, &v) in e.iter().enumerate() {
+        if fits(v, k, d) {
+            deltas.push(v);
+        } else {
+            let dv = v.wrapping_sub(base) & m;
+            if !fits(dv, k, d) {
+                return None;
+            }
+            mask |= 1 << i;
+            deltas.push(dv);
+        }
+    }
+    Some(Fit { base, mask, deltas })
+}
+
+/// Every encoding that applies to the line, with its base/mask data (uncompressed excluded).
+fn candidates(p: &BdiParams, line: &[u8]) -> Vec<(BdiEncoding, Fit)> {
+    let mut out = Vec::new();
+    if line.iter().all(|&b| b == 0) {
+        out.push((
+            BdiEncoding::Zero,
+            Fit {
+                base: 0,
+                mask: 0,
+                deltas: vec![],
+            },
+        ));
+    }
+    let w8 = elements(line, 8);
+    if w8.iter().all(|&w| w == w8[0]) {
+        out.push((
+            BdiEncoding::Repeated,
+            Fit {
+                base: w8[0],
+                mask: 0,
+                deltas: vec![],
+            },
+        ));
+    }
+    for enc in &BdiEncoding::COMPRESSED[2..] {
+        let (k, d) = enc.base_delta().unwrap_or((8, 8));
+        if let Some(f) = try_base_delta(line, k, d, p.base_rule) {
+            out.push((*enc, f));
+        }
+    }
+    out
+}
+
+fn select(p: &BdiParams, line: &[u8]) -> Option<(BdiEncoding, Fit)> {
+    let lb = p.line_bytes;
+    candidates(p, line)
+        .into_iter()
+        .min_by_key(|(e, _)| (e.size_bits(lb), e.data_bits(lb), *e as u8))
+        .filter(|(e, _)| e.size_bits(lb) < p.line_bits())
+}
+
+/// The encoding BDI selects for `line` (without building the stream).
+pub fn classify(p: &BdiParams, line: &[u8]) -> Result<BdiEncoding, ModelError> {
+    p.check_line(line)?;
+    Ok(select(p, line).map_or(BdiEncoding::Uncompressed, |(e, _)| e))
+}
+
+/// Size in bits of the line as sent: the selected encoding's total, or `8·line_bytes` raw.
+pub fn size_bits(p: &BdiParams, line: &[u8]) -> Result<usize, ModelError> {
+    Ok(classify(p, line)?.size_bits(p.line_bytes))
+}
+
+/// Compresses one line.
+pub fn compress(p: &BdiParams, line: &[u8]) -> Result<BdiCompressed, ModelError> {
+    p.check_line(line)?;
+    let Some((encoding, fit)) = select(p, line) else {
+        return Ok(BdiCompressed {
+            encoding: BdiEncoding::Uncompressed,
+            base: 0,
+            mask: 0,
+            bits: line.to_vec(),
+            nbits: p.line_bits(),
+        });
+    };
+    let mut w = BitWriter::new();
+    w.put(encoding as u64, 4);
+    match encoding.base_delta() {
+        None => {
+            if encoding == BdiEncoding::Repeated {
+                w.put(fit.base, 64);
+            }
+        }
+        Some((k, d)) => {
+            let n = p.line_bytes / k;
+            for i in 0..n {
+                w.put((fit.mask >> i) & 1, 1);
+            }
+            w.put(fit.base, 8 * k as u32);
+            for &dv in &fit.deltas {
+                w.put(dv, 8 * d as u32);
+            }
+        }
+    }
+    let (bits, nbits) = w.finish();
+    debug_assert_eq!(nbits, encoding.size_bits(p.line_bytes));
+    Ok(BdiCompressed {
+        encoding,
+        base: fit.base,
+        mask: fit.mask,
+        bits,
+        nbits,
+    })
+}
+
+/// Decodes one compressed line from the start of `data` (self-delimiting, no raw mode) and
+/// returns it with the number of bits consumed. Bits after the stream are not inspected.
+pub fn decompress_prefix(p: &BdiParams, data: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
+    p.validate()?;
+    let mut r = BitReader::whole(data);
+    let line = decode(p, &mut r)?;
+    Ok((line, r.pos()))
+}
+
+fn decode(p: &BdiParams, r: &mut BitReader) -> Result<Vec<u8>, ModelError> {
+    let lb = p.line_bytes;
+    let pre = r.get(4, "BDI encoding")? as u8;
+    let enc = BdiEncoding::from_prefix(pre)
+        .ok_or_else(|| ModelError::Corrupt(format!("reserved BDI encoding {pre:04b}")))?;
+    let mut line = Vec::with_capacity(lb);
+    match enc.base_delta() {
+        None => {
+            let v = if enc == BdiEncoding::Repeated {
+                r.get(64, "BDI repeated value")?
+            } else {
+                0
+            };
+            for _ in 0..lb / 8 {
+                line.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        Some((k, d)) => {
+            let n = lb / k;
+            let mut mask = 0u64;
+            for i in 0..n {
+                mask |= r.get(1, "BDI mask")? << i;
+            }
+            let base = r.get(8 * k as u32, "BDI base")?;
+            for i in 0..n {
+                let dv = r.get(8 * d as u32, "BDI delta")?;
+                let sh = 64 - 8 * d as u32;
+                let sext = (((dv << sh) as i64) >> sh) as u64;
+                let b = if (mask >> i) & 1 == 1 { base } else { 0 };
+                let v = b.wrapping_add(sext) & kmask(k);
+                line.extend_from_slice(&v.to_le_bytes()[..k]);
+            }
+        }
+    }
+    Ok(line)
+}
+
+/// Decompresses a stream of exactly `nbits` bits in `bits` (`nbits.div_ceil(8)` bytes, zero
+/// pad bits). `nbits == 8·line_bytes` is the raw line. Truncated, over-long or corrupt
+/// streams (reserved prefixes, non-zero pad bits, trailing bytes) are errors.
+pub fn decompress(p: &BdiParams, bits: &[u8], nbits: usize) -> Result<Vec<u8>, ModelError> {
+    p.validate()?;
+    let mut r = BitReader::new(bits, nbits)?;
+    let line = if nbits == p.line_bits() {
+        r.get_bytes(p.line_bytes, "raw line")?
+    } else {
+        decode(p, &mut r)?
+    };
+    r.finish()?;
+    Ok(line)
+}
+
+#[cfg(test)]
+mod tests;
