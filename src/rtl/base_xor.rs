@@ -30,13 +30,15 @@
 //! * the units: `bxt_enc_*` (write path), `bxt_dec_*` (read path), `bxt_ser_*` / `bxt_deser_*`
 //!   (sector ↔ beats of `{dq[31:0], dbi}`), and the test-only `bxt_loopback_*`.
 
-use crate::hdl::blocks::{popcount, prefix, PrefixTopology};
+use crate::hdl::blocks::{prefix, PrefixTopology};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::base_xor::{BaseXorParams, HalfOrder, Scheme};
 use crate::model::dbi::{DbiGroup, LinkCodec};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
+
+pub use super::dbi::{dbi_beat_dec, dbi_beat_enc, dbi_dc_dec, dbi_dc_enc};
 
 /// Spec reference printed in every module header.
 const SPEC: &str = "shared/spec/base-xor.md";
@@ -544,89 +546,6 @@ pub fn zdr_dec_word(w: u32, c: u64, skip: bool) -> Result<Arc<Module>, HdlError>
     let u_zero = m.wire_c("u_zero", &u_zero, "y == base: x was base ^ C");
     let x = y_is_c.select(&Expr::zero(w), &u_zero.select(&(&y ^ &cc), &u));
     m.output_expr("x_o", &x);
-    m.finish()
-}
-
-/// `dbi_dc_enc`: DC bus inversion of one `g`-bit group (spec §2.4): invert when the
-/// popcount exceeds g/2 (a tie is sent as is).
-pub fn dbi_dc_enc(g: u32) -> Result<Arc<Module>, HdlError> {
-    let mut m = ModuleBuilder::new(format!("dbi_dc_enc_g{}", g));
-    header(
-        &mut m,
-        "dbi_dc_enc",
-        &format!("G={}", g),
-        "§2.4 (DBI-DC, tie not inverted), §6.4",
-    );
-    let d = m.input("d_i", g);
-    let cnt = popcount(&mut m, "pop", &d);
-    let inv = m.wire_c(
-        "inv",
-        &cnt.gt(&Expr::lit(cnt.width(), (g / 2) as u64)),
-        "more than G/2 ones",
-    );
-    m.output_expr("q_o", &(&d ^ &inv.repeat(g)));
-    m.output_expr("inv_o", &inv);
-    m.finish()
-}
-
-/// `dbi_dc_dec`: undoes DBI on one group: `d = q ^ {G{inv}}` (spec §2.4).
-pub fn dbi_dc_dec(g: u32) -> Result<Arc<Module>, HdlError> {
-    let mut m = ModuleBuilder::new(format!("dbi_dc_dec_g{}", g));
-    header(&mut m, "dbi_dc_dec", &format!("G={}", g), "§2.4, §6.4");
-    let q = m.input("q_i", g);
-    let inv = m.input("inv_i", 1);
-    m.output_expr("d_o", &(&q ^ &inv.repeat(g)));
-    m.finish()
-}
-
-/// `dbi_beat_enc`: DBI-DC over the 32-bit beat in groups of `g` (spec §2.4 lane mapping:
-/// group l = bits `[g·l+g−1:g·l]`, flag l = `dbi_o[l]`).
-pub fn dbi_beat_enc(g: u32) -> Result<Arc<Module>, HdlError> {
-    let grp = dbi_dc_enc(g)?;
-    let n = 32 / g;
-    let mut m = ModuleBuilder::new(format!("dbi_beat_enc_g{}", g));
-    header(
-        &mut m,
-        "dbi_beat_enc",
-        &format!("BUS=32 G={} ({} flags)", g, n),
-        "§2.4 (lane mapping: group l = dq[G*l+G-1:G*l], flag l = dbi[l]), §6.4",
-    );
-    let d = m.input("d_i", 32);
-    let mut q = Vec::new();
-    let mut f = Vec::new();
-    for l in 0..n {
-        let i = m.instance(&grp, &format!("u_grp{}", l), &[("d_i", d.slice(g * l, g))]);
-        q.push(i.out("q_o"));
-        f.push(i.out("inv_o"));
-    }
-    m.output_expr("q_o", &Expr::cat_lsb(&q));
-    m.output_expr("dbi_o", &Expr::cat_lsb(&f));
-    m.finish()
-}
-
-/// `dbi_beat_dec`: undoes DBI on a 32-bit beat.
-pub fn dbi_beat_dec(g: u32) -> Result<Arc<Module>, HdlError> {
-    let grp = dbi_dc_dec(g)?;
-    let n = 32 / g;
-    let mut m = ModuleBuilder::new(format!("dbi_beat_dec_g{}", g));
-    header(
-        &mut m,
-        "dbi_beat_dec",
-        &format!("BUS=32 G={} ({} flags)", g, n),
-        "§2.4 (lane mapping as dbi_beat_enc), §6.4",
-    );
-    let q = m.input("q_i", 32);
-    let dbi = m.input("dbi_i", n);
-    let mut d = Vec::new();
-    for l in 0..n {
-        let i = m.instance(
-            &grp,
-            &format!("u_grp{}", l),
-            &[("q_i", q.slice(g * l, g)), ("inv_i", dbi.bit(l))],
-        );
-        d.push(i.out("d_o"));
-    }
-    m.output_expr("d_o", &Expr::cat_lsb(&d));
     m.finish()
 }
 

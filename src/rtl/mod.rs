@@ -6,6 +6,7 @@
 //! added by adding its generator file and a row here.
 
 pub mod base_xor;
+pub mod dbi;
 pub mod zvc;
 
 use crate::config::Config;

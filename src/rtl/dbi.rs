@@ -1,0 +1,96 @@
+//! DC dynamic bus inversion generators (spec `base-xor.md` §2.4, §6.4): the per-group
+//! encoder/decoder and the 32-bit beat wrappers used by the Base+XOR link units
+//! ([`super::base_xor`]). Golden model: `model::dbi`.
+
+use crate::hdl::blocks::popcount;
+use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
+use std::sync::Arc;
+
+fn header(m: &mut ModuleBuilder, generator: &str, params: &str, spec: &str) {
+    m.header(format!("Generator: hwzip::rtl::dbi::{}", generator));
+    m.header(format!("Parameters: {}", params));
+    m.header(format!("Spec: shared/spec/base-xor.md {}", spec));
+}
+
+/// `dbi_dc_enc`: DC bus inversion of one `g`-bit group (spec §2.4): invert when the
+/// popcount exceeds g/2 (a tie is sent as is).
+pub fn dbi_dc_enc(g: u32) -> Result<Arc<Module>, HdlError> {
+    let mut m = ModuleBuilder::new(format!("dbi_dc_enc_g{}", g));
+    header(
+        &mut m,
+        "dbi_dc_enc",
+        &format!("G={}", g),
+        "§2.4 (DBI-DC, tie not inverted), §6.4",
+    );
+    let d = m.input("d_i", g);
+    let cnt = popcount(&mut m, "pop", &d);
+    let inv = m.wire_c(
+        "inv",
+        &cnt.gt(&Expr::lit(cnt.width(), (g / 2) as u64)),
+        "more than G/2 ones",
+    );
+    m.output_expr("q_o", &(&d ^ &inv.repeat(g)));
+    m.output_expr("inv_o", &inv);
+    m.finish()
+}
+
+/// `dbi_dc_dec`: undoes DBI on one group: `d = q ^ {G{inv}}` (spec §2.4).
+pub fn dbi_dc_dec(g: u32) -> Result<Arc<Module>, HdlError> {
+    let mut m = ModuleBuilder::new(format!("dbi_dc_dec_g{}", g));
+    header(&mut m, "dbi_dc_dec", &format!("G={}", g), "§2.4, §6.4");
+    let q = m.input("q_i", g);
+    let inv = m.input("inv_i", 1);
+    m.output_expr("d_o", &(&q ^ &inv.repeat(g)));
+    m.finish()
+}
+
+/// `dbi_beat_enc`: DBI-DC over the 32-bit beat in groups of `g` (spec §2.4 lane mapping:
+/// group l = bits `[g·l+g−1:g·l]`, flag l = `dbi_o[l]`).
+pub fn dbi_beat_enc(g: u32) -> Result<Arc<Module>, HdlError> {
+    let grp = dbi_dc_enc(g)?;
+    let n = 32 / g;
+    let mut m = ModuleBuilder::new(format!("dbi_beat_enc_g{}", g));
+    header(
+        &mut m,
+        "dbi_beat_enc",
+        &format!("BUS=32 G={} ({} flags)", g, n),
+        "§2.4 (lane mapping: group l = dq[G*l+G-1:G*l], flag l = dbi[l]), §6.4",
+    );
+    let d = m.input("d_i", 32);
+    let mut q = Vec::new();
+    let mut f = Vec::new();
+    for l in 0..n {
+        let i = m.instance(&grp, &format!("u_grp{}", l), &[("d_i", d.slice(g * l, g))]);
+        q.push(i.out("q_o"));
+        f.push(i.out("inv_o"));
+    }
+    m.output_expr("q_o", &Expr::cat_lsb(&q));
+    m.output_expr("dbi_o", &Expr::cat_lsb(&f));
+    m.finish()
+}
+
+/// `dbi_beat_dec`: undoes DBI on a 32-bit beat.
+pub fn dbi_beat_dec(g: u32) -> Result<Arc<Module>, HdlError> {
+    let grp = dbi_dc_dec(g)?;
+    let n = 32 / g;
+    let mut m = ModuleBuilder::new(format!("dbi_beat_dec_g{}", g));
+    header(
+        &mut m,
+        "dbi_beat_dec",
+        &format!("BUS=32 G={} ({} flags)", g, n),
+        "§2.4 (lane mapping as dbi_beat_enc), §6.4",
+    );
+    let q = m.input("q_i", 32);
+    let dbi = m.input("dbi_i", n);
+    let mut d = Vec::new();
+    for l in 0..n {
+        let i = m.instance(
+            &grp,
+            &format!("u_grp{}", l),
+            &[("q_i", q.slice(g * l, g)), ("inv_i", dbi.bit(l))],
+        );
+        d.push(i.out("d_o"));
+    }
+    m.output_expr("d_o", &Expr::cat_lsb(&d));
+    m.finish()
+}
