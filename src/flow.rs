@@ -402,6 +402,8 @@ pub struct BxEvalRequest {
     pub seed: u64,
     /// Extra I/O energy per transmitted 1, pJ.
     pub pj_per_one: f64,
+    /// How toggles between transactions are counted.
+    pub toggle_mode: crate::model::ones::ToggleMode,
 }
 
 /// `hwzip eval --engine base-xor`: ones, toggles and I/O energy of the paper's schemes
@@ -448,15 +450,61 @@ pub fn eval_base_xor(
         b.resize(b.len().div_ceil(32) * 32, 0);
         let words = words_le(&b);
         out.push(
-            ones::compare(&t.display().to_string(), &words, &schemes, req.pj_per_one)
-                .map_err(|e| e.to_string())?,
+            ones::compare(
+                &t.display().to_string(),
+                &words,
+                &schemes,
+                req.pj_per_one,
+                req.toggle_mode,
+            )
+            .map_err(|e| e.to_string())?,
         );
     }
     for c in classes {
         let words = c.generate(req.sectors, req.seed);
         out.push(
-            ones::compare(c.name(), &words, &schemes, req.pj_per_one).map_err(|e| e.to_string())?,
+            ones::compare(c.name(), &words, &schemes, req.pj_per_one, req.toggle_mode)
+                .map_err(|e| e.to_string())?,
         );
     }
     Ok(out)
+}
+
+/// Base+XOR: synthesizes the cores of the paper's Table II (encoders and decoders of every
+/// mechanism, combinational) on `libs`, writes `table2.md` / `table2.json` into `out` and
+/// returns the Markdown table.
+pub fn synth_table2(
+    cfg: &Config,
+    libs: &[Liberty],
+    out: &Path,
+    log: &mut dyn FnMut(&str),
+) -> FlowResult<String> {
+    use crate::rtl::base_xor::table2;
+    use crate::synth::cores;
+    let specs = table2::cores().map_err(|e| e.to_string())?;
+    let labelled: Vec<(String, Liberty)> = libs.iter().map(|l| (lib_label(l), l.clone())).collect();
+    let clock = |label: &str| {
+        cfg.synth
+            .clock_ns_by_library
+            .get(label)
+            .copied()
+            .unwrap_or(cfg.synth.clock_ns)
+    };
+    let results = cores::synthesize_cores(
+        &specs,
+        &labelled,
+        &clock,
+        &out.join("table2"),
+        Duration::from_secs(cfg.synth.budget_s),
+        log,
+    )
+    .map_err(|e| e.to_string())?;
+    let md = cores::to_markdown(&results, &table2::paper_node(), ("2-byte XOR", "enc"));
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {}", out.display(), e))?;
+    std::fs::write(out.join("table2.md"), &md)
+        .map_err(|e| format!("cannot write table2.md: {}", e))?;
+    let js = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
+    std::fs::write(out.join("table2.json"), js)
+        .map_err(|e| format!("cannot write table2.json: {}", e))?;
+    Ok(md)
 }

@@ -104,6 +104,10 @@ enum Cmd {
         /// base-xor: extra I/O energy per transmitted 1, pJ.
         #[arg(long, default_value_t = hwzip::model::ones::PJ_PER_ONE)]
         pj_per_one: f64,
+        /// base-xor: toggles between transactions: `stream` (back to back) or `idle` (the
+        /// bus returns to 0 between transactions).
+        #[arg(long, default_value = "stream")]
+        toggles: String,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -331,6 +335,11 @@ fn run(cli: Cli) -> Result<bool, String> {
             flow::write_reports(&rows, &out)?;
             print!("{}", hwzip::synth::to_markdown(&rows));
             println!("\nreports: {}/report.{{md,csv,json}}", out.display());
+            if engine == Engine::BaseXor && unit.is_none() {
+                let md = flow::synth_table2(&cfg, &libs, &out, &mut |m| eprintln!("{}", m))?;
+                println!("\n## Table II cores (combinational)\n\n{}", md);
+                println!("table: {}/table2.{{md,json}}", out.display());
+            }
             gate_level(engine, &cfg, &rows, &libs, gate_cosim)
         }
         Cmd::Eval {
@@ -341,6 +350,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             sectors,
             seed,
             pj_per_one,
+            toggles,
             json,
         } => {
             let engine = Engine::from_name(&engine)?;
@@ -378,12 +388,18 @@ fn run(cli: Cli) -> Result<bool, String> {
                                 .into(),
                         );
                     }
+                    let toggle_mode = match toggles.as_str() {
+                        "stream" => hwzip::model::ones::ToggleMode::Stream,
+                        "idle" => hwzip::model::ones::ToggleMode::Idle,
+                        t => return Err(format!("--toggles `{}`: expected `stream` or `idle`", t)),
+                    };
                     let req = flow::BxEvalRequest {
                         traces: trace,
                         classes: class,
                         sectors,
                         seed,
                         pj_per_one,
+                        toggle_mode,
                     };
                     let cmps = flow::eval_base_xor(&cfg, &req)?;
                     if json {
@@ -582,6 +598,7 @@ fn flow_cmd(cfg: &Config, out: &Path, gate_cosim: u64) -> Result<bool, String> {
     let libs = flow::libraries(&cfg.synth.libraries, &mut notes)?;
     let mut cosims = Vec::new();
     let mut rows = Vec::new();
+    let mut table2 = String::new();
     let mut ok = true;
     for engine in Engine::ALL {
         eprintln!("== {}: generate", engine.name());
@@ -619,6 +636,10 @@ fn flow_cmd(cfg: &Config, out: &Path, gate_cosim: u64) -> Result<bool, String> {
         })?;
         ok &= gate_level(engine, cfg, &erows, &libs, gate_cosim)?;
         rows.extend(erows);
+        if engine == Engine::BaseXor {
+            eprintln!("== base-xor: Table II cores on {} libraries", libs.len());
+            table2 = flow::synth_table2(cfg, &libs, out, &mut |m| eprintln!("   {}", m))?;
+        }
     }
     flow::write_reports(&rows, out)?;
     let cm = flow::cosim_markdown(&cosims);
@@ -628,6 +649,9 @@ fn flow_cmd(cfg: &Config, out: &Path, gate_cosim: u64) -> Result<bool, String> {
         "## Synthesis (clock targets in the clock_ns column)\n\n{}",
         hwzip::synth::to_markdown(&rows)
     );
+    if !table2.is_empty() {
+        println!("## Base+XOR: Table II cores (combinational)\n\n{}", table2);
+    }
     for n in &notes {
         println!("note: {}", n);
     }

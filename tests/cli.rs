@@ -237,6 +237,34 @@ fn base_xor_eval_tables_and_errors() {
     assert_eq!(v[0]["sectors"], 13);
     // Errors: nothing to evaluate, unknown class, bad gzip, compress on a non-compressor.
     assert_clean_error(&hwzip(&["eval", "--engine", "base-xor"]), "--trace");
+    let o = hwzip(&[
+        "eval",
+        "--engine",
+        "base-xor",
+        "--class",
+        "pixels",
+        "--sectors",
+        "50",
+        "--toggles",
+        "idle",
+    ]);
+    assert!(
+        text(&o).contains("bus idle at 0 between transactions"),
+        "{}",
+        text(&o)
+    );
+    assert_clean_error(
+        &hwzip(&[
+            "eval",
+            "--engine",
+            "base-xor",
+            "--class",
+            "pixels",
+            "--toggles",
+            "x",
+        ]),
+        "--toggles `x`",
+    );
     assert_clean_error(
         &hwzip(&["eval", "--engine", "base-xor", "--class", "fp128"]),
         "unknown sector class `fp128`",

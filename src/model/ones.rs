@@ -3,9 +3,11 @@
 //!
 //! * **Ones**: logical 1s on the pins (data and DBI flags). On a POD link a 1 draws static
 //!   current for the bit time: 1.82 pJ extra per 1 at GDDR5X 10 Gb/s (parameter).
-//! * **Toggles**: per-wire transitions between consecutive beats of the continuous beat
-//!   stream (transactions back to back; every wire starts at 0). The 32 DQ wires and, when DBI
-//!   is on, the beat's DBI wires are counted.
+//! * **Toggles**: per-wire transitions between consecutive beats (32 DQ wires and, when DBI
+//!   is on, the beat's DBI wires). [`ToggleMode::Stream`]: transactions back to back, every
+//!   wire starting at 0; [`ToggleMode::Idle`]: the bus idles at logical 0 (V_DD on a POD link)
+//!   between transactions, so entering and leaving each transaction counts too (spec §2.7:
+//!   "inter-transaction/idle handling as a parameter").
 //! * **Mixed sectors** (Fig. 14): sectors with both zero and non-zero 32-bit words.
 //!
 //! Every accounted transaction is also decoded and compared with the input, so a table is
@@ -18,6 +20,17 @@ use serde::Serialize;
 
 /// Default extra energy of one transmitted 1, pJ (GDDR5X POD at 10 Gb/s, spec §1).
 pub const PJ_PER_ONE: f64 = 1.82;
+
+/// How toggles between transactions are counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToggleMode {
+    /// Transactions back to back on the wires (the most favourable case for similar data).
+    #[default]
+    Stream,
+    /// The bus returns to idle (all 0) between transactions.
+    Idle,
+}
 
 /// Totals of one encoding over a trace.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -45,7 +58,12 @@ impl LinkStats {
 
 /// Accounts `words` (a whole number of transactions) through `codec`, checking that every
 /// transaction decodes back to its input.
-pub fn account(codec: &LinkCodec, words: &[u32], pj_per_one: f64) -> Result<LinkStats, ModelError> {
+pub fn account(
+    codec: &LinkCodec,
+    words: &[u32],
+    pj_per_one: f64,
+    toggles: ToggleMode,
+) -> Result<LinkStats, ModelError> {
     codec.validate()?;
     let tw = (codec.bx.t_bytes / 4) as usize;
     if words.len() % tw != 0 {
@@ -71,6 +89,10 @@ pub fn account(codec: &LinkCodec, words: &[u32], pj_per_one: f64) -> Result<Link
             )));
         }
         st.sectors += 1;
+        if toggles == ToggleMode::Idle {
+            prev_dq = 0;
+            prev_dbi = 0;
+        }
         st.data_ones += super::base_xor::ones(&wire.words);
         st.flag_ones += wire.flags.count_ones() as u64;
         for (k, &dq) in wire.words.iter().enumerate() {
@@ -78,6 +100,9 @@ pub fn account(codec: &LinkCodec, words: &[u32], pj_per_one: f64) -> Result<Link
             st.toggles += (dq ^ prev_dq).count_ones() as u64 + (dbi ^ prev_dbi).count_ones() as u64;
             prev_dq = dq;
             prev_dbi = dbi;
+        }
+        if toggles == ToggleMode::Idle {
+            st.toggles += prev_dq.count_ones() as u64 + prev_dbi.count_ones() as u64;
         }
     }
     st.energy_pj = st.ones() as f64 * pj_per_one;
@@ -138,6 +163,8 @@ pub struct Comparison {
     pub mixed_ratio: f64,
     /// pJ per 1 used for the energy column.
     pub pj_per_one: f64,
+    /// How toggles between transactions were counted.
+    pub toggle_mode: ToggleMode,
     /// One row per encoding; the first is the raw baseline.
     pub rows: Vec<LinkStats>,
 }
@@ -149,18 +176,20 @@ pub fn compare(
     words: &[u32],
     schemes: &[LinkCodec],
     pj_per_one: f64,
+    toggle_mode: ToggleMode,
 ) -> Result<Comparison, ModelError> {
     let mut w = words.to_vec();
     w.resize(w.len().div_ceil(8) * 8, 0);
     let rows = schemes
         .iter()
-        .map(|c| account(c, &w, pj_per_one))
+        .map(|c| account(c, &w, pj_per_one, toggle_mode))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Comparison {
         trace: trace.to_string(),
         sectors: (w.len() / 8) as u64,
         mixed_ratio: mixed_ratio(&w, 8),
         pj_per_one,
+        toggle_mode,
         rows,
     })
 }
@@ -213,8 +242,12 @@ impl Comparison {
         }
         s.push_str(&format!(
             "\nones cost {} pJ each (POD, spec §1); toggles count per-wire transitions between \
-             consecutive beats (32 DQ + DBI wires, transactions back to back).\n",
-            self.pj_per_one
+             consecutive beats (32 DQ + DBI wires, {}).\n",
+            self.pj_per_one,
+            match self.toggle_mode {
+                ToggleMode::Stream => "transactions back to back",
+                ToggleMode::Idle => "bus idle at 0 between transactions",
+            }
         ));
         s
     }
@@ -283,7 +316,7 @@ mod tests {
             0x400e617c, 0x400e64c3, 0x400e69ad, 0x400e76c9, 0x400e88ce, 0x400e978d, 0x400ea993,
             0x400eb9f5,
         ];
-        let c = compare("ex4", &w, &paper_schemes(), PJ_PER_ONE).unwrap();
+        let c = compare("ex4", &w, &paper_schemes(), PJ_PER_ONE, ToggleMode::Stream).unwrap();
         let by = |s: &str| c.rows.iter().find(|r| r.scheme == s).unwrap().clone();
         assert_eq!(by("none").ones(), 100);
         assert_eq!(by("universal s3 zdr32").ones(), 66);
@@ -308,10 +341,38 @@ mod tests {
         let w: Vec<u32> = (0..8)
             .map(|i| if i % 2 == 0 { u32::MAX } else { 0 })
             .collect();
-        let s = account(&raw, &w, 1.0).unwrap();
+        let s = account(&raw, &w, 1.0, ToggleMode::Stream).unwrap();
         assert_eq!(s.toggles, 8 * 32);
         assert_eq!(s.ones(), 4 * 32);
-        assert!(account(&raw, &w[..5], 1.0).is_err());
+        // Idle: the same, plus nothing on leaving (the last beat is 0); two sectors of
+        // [ffffffff, 0 ×7] toggle 2 × 64 with idle wires, 32 + 32 + 32 back to back.
+        let mut two = vec![0u32; 16];
+        two[0] = u32::MAX;
+        two[8] = u32::MAX;
+        assert_eq!(
+            account(&raw, &two, 1.0, ToggleMode::Idle).unwrap().toggles,
+            128
+        );
+        assert_eq!(
+            account(&raw, &two, 1.0, ToggleMode::Stream)
+                .unwrap()
+                .toggles,
+            128
+        );
+        let mut last = vec![0u32; 16];
+        last[7] = u32::MAX;
+        last[15] = u32::MAX;
+        assert_eq!(
+            account(&raw, &last, 1.0, ToggleMode::Idle).unwrap().toggles,
+            128
+        );
+        assert_eq!(
+            account(&raw, &last, 1.0, ToggleMode::Stream)
+                .unwrap()
+                .toggles,
+            96
+        );
+        assert!(account(&raw, &w[..5], 1.0, ToggleMode::Stream).is_err());
         assert!(is_raw(&raw));
     }
 

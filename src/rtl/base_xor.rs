@@ -41,6 +41,8 @@ use std::sync::Arc;
 pub use super::dbi::{dbi_beat_dec, dbi_beat_enc, dbi_dc_dec, dbi_dc_enc};
 
 /// Spec reference printed in every module header.
+pub mod table2;
+
 const SPEC: &str = "shared/spec/base-xor.md";
 
 /// Vector convention, printed in the headers of sector-wide modules.
