@@ -84,13 +84,7 @@ impl BdiParams {
 
     /// Checks `line_bytes`.
     pub fn validate(&self) -> Result<(), ModelError> {
-        if ![32, 64, 128].contains(&self.line_bytes) {
-            return Err(ModelError::param(
-                "line_bytes",
-                self.line_bytes,
-                "32, 64 or 128",
-            ));
-        }
+        super::bits::check_line_bytes(self.line_bytes)?;
         Ok(())
     }
 
@@ -101,13 +95,7 @@ impl BdiParams {
 
     fn check_line(&self, line: &[u8]) -> Result<(), ModelError> {
         self.validate()?;
-        if line.len() != self.line_bytes {
-            return Err(ModelError::BadLineLength {
-                len: line.len(),
-                expected: self.line_bytes,
-            });
-        }
-        Ok(())
+        super::bits::check_line_len(line, self.line_bytes)
     }
 }
 
@@ -446,14 +434,7 @@ fn decode(p: &BdiParams, r: &mut BitReader) -> Result<Vec<u8>, ModelError> {
 /// streams (reserved prefixes, non-zero pad bits, trailing bytes) are errors.
 pub fn decompress(p: &BdiParams, bits: &[u8], nbits: usize) -> Result<Vec<u8>, ModelError> {
     p.validate()?;
-    let mut r = BitReader::new(bits, nbits)?;
-    let line = if nbits == p.line_bits() {
-        r.get_bytes(p.line_bytes, "raw line")?
-    } else {
-        decode(p, &mut r)?
-    };
-    r.finish()?;
-    Ok(line)
+    super::bits::decode_exact(bits, nbits, p.line_bytes, |r| decode(p, r))
 }
 
 #[cfg(test)]

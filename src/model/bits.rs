@@ -165,6 +165,43 @@ impl<'a> BitReader<'a> {
     }
 }
 
+/// Line sizes the line compressors (BDI, FPC, C-Pack) support.
+pub(crate) fn check_line_bytes(line_bytes: usize) -> Result<(), ModelError> {
+    if ![32, 64, 128].contains(&line_bytes) {
+        return Err(ModelError::param("line_bytes", line_bytes, "32, 64 or 128"));
+    }
+    Ok(())
+}
+
+/// A line must be exactly `line_bytes` long.
+pub(crate) fn check_line_len(line: &[u8], line_bytes: usize) -> Result<(), ModelError> {
+    if line.len() != line_bytes {
+        return Err(ModelError::BadLineLength {
+            len: line.len(),
+            expected: line_bytes,
+        });
+    }
+    Ok(())
+}
+
+/// Decodes a stream of exactly `nbits` bits: `nbits == 8·line_bytes` is the raw line (no
+/// in-band code), anything else goes through `decode`; trailing bits are an error.
+pub(crate) fn decode_exact(
+    bits: &[u8],
+    nbits: usize,
+    line_bytes: usize,
+    decode: impl FnOnce(&mut BitReader<'_>) -> Result<Vec<u8>, ModelError>,
+) -> Result<Vec<u8>, ModelError> {
+    let mut r = BitReader::new(bits, nbits)?;
+    let line = if nbits == 8 * line_bytes {
+        r.get_bytes(line_bytes, "raw line")?
+    } else {
+        decode(&mut r)?
+    };
+    r.finish()?;
+    Ok(line)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

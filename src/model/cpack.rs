@@ -104,13 +104,7 @@ impl CpackParams {
 
     /// Checks the parameters.
     pub fn validate(&self) -> Result<(), ModelError> {
-        if ![32, 64, 128].contains(&self.line_bytes) {
-            return Err(ModelError::param(
-                "line_bytes",
-                self.line_bytes,
-                "32, 64 or 128",
-            ));
-        }
+        super::bits::check_line_bytes(self.line_bytes)?;
         if !(2..=64).contains(&self.dict_entries) || !self.dict_entries.is_power_of_two() {
             return Err(ModelError::param(
                 "dict_entries",
@@ -133,13 +127,7 @@ impl CpackParams {
 
     fn check_line(&self, line: &[u8]) -> Result<(), ModelError> {
         self.validate()?;
-        if line.len() != self.line_bytes {
-            return Err(ModelError::BadLineLength {
-                len: line.len(),
-                expected: self.line_bytes,
-            });
-        }
-        Ok(())
+        super::bits::check_line_len(line, self.line_bytes)
     }
 
     /// `(code, code length)` of a pattern in the configured table; `None` if the table has
@@ -518,14 +506,7 @@ pub fn decompress_prefix(p: &CpackParams, data: &[u8]) -> Result<(Vec<u8>, usize
 /// non-zero pad bits, trailing bytes) are errors.
 pub fn decompress(p: &CpackParams, bits: &[u8], nbits: usize) -> Result<Vec<u8>, ModelError> {
     p.validate()?;
-    let mut r = BitReader::new(bits, nbits)?;
-    let line = if nbits == p.line_bits() {
-        r.get_bytes(p.line_bytes, "raw line")?
-    } else {
-        decode(p, &mut r)?
-    };
-    r.finish()?;
-    Ok(line)
+    super::bits::decode_exact(bits, nbits, p.line_bytes, |r| decode(p, r))
 }
 
 #[cfg(test)]

@@ -70,13 +70,7 @@ impl FpcParams {
 
     /// Checks `line_bytes`.
     pub fn validate(&self) -> Result<(), ModelError> {
-        if ![32, 64, 128].contains(&self.line_bytes) {
-            return Err(ModelError::param(
-                "line_bytes",
-                self.line_bytes,
-                "32, 64 or 128",
-            ));
-        }
+        super::bits::check_line_bytes(self.line_bytes)?;
         Ok(())
     }
 
@@ -87,13 +81,7 @@ impl FpcParams {
 
     fn check_line(&self, line: &[u8]) -> Result<(), ModelError> {
         self.validate()?;
-        if line.len() != self.line_bytes {
-            return Err(ModelError::BadLineLength {
-                len: line.len(),
-                expected: self.line_bytes,
-            });
-        }
-        Ok(())
+        super::bits::check_line_len(line, self.line_bytes)
     }
 }
 
@@ -430,14 +418,7 @@ pub fn decompress(p: &FpcParams, bits: &[u8], nbits: usize) -> Result<Vec<u8>, M
             "original (paper-size streams cannot be decoded)",
         ));
     }
-    let mut r = BitReader::new(bits, nbits)?;
-    let line = if nbits == p.line_bits() {
-        r.get_bytes(p.line_bytes, "raw line")?
-    } else {
-        decode(p, &mut r)?
-    };
-    r.finish()?;
-    Ok(line)
+    super::bits::decode_exact(bits, nbits, p.line_bytes, |r| decode(p, r))
 }
 
 #[cfg(test)]
