@@ -21,7 +21,7 @@ use super::dut::Dut;
 use super::stream::{measure_latency, run_stream, Beat, Stream, StreamConfig, Txn};
 pub use super::stream::{Mismatch, RunStats, Timing};
 use crate::hdl::{HdlError, Module};
-use crate::model::base_xor::{BaseXorParams, HalfOrder};
+use crate::model::base_xor::BaseXorParams;
 use crate::model::dbi::{LinkCodec, Wire};
 use crate::rtl::base_xor::{self as rtl, BaseXorRtlParams};
 use rand::{Rng, SeedableRng};
@@ -281,26 +281,9 @@ fn near_float(rng: &mut impl Rng) -> u32 {
     v.to_bits()
 }
 
-/// Words from units (model `from_units`: 16-bit units in halfword order, 64-bit units
-/// little-endian over two words).
+/// Words from units (the model's unit order).
 fn from_units(b: &BaseXorParams, units: &[u64]) -> Vec<u32> {
-    match b.unit_bits() {
-        16 => units
-            .chunks_exact(2)
-            .map(|c| {
-                let (a, d) = (c[0] as u32 & 0xffff, c[1] as u32 & 0xffff);
-                match b.half_order {
-                    HalfOrder::UpperFirst => a << 16 | d,
-                    HalfOrder::Address => d << 16 | a,
-                }
-            })
-            .collect(),
-        32 => units.iter().map(|&u| u as u32).collect(),
-        _ => units
-            .iter()
-            .flat_map(|&u| [u as u32, (u >> 32) as u32])
-            .collect(),
-    }
+    crate::model::base_xor::from_units(units, b.unit_bits(), b.half_order)
 }
 
 /// Stimulus and back-pressure settings.

@@ -360,12 +360,15 @@ fn to_units(words: &[u32], bits: u32, order: HalfOrder) -> Vec<u64> {
     }
 }
 
-fn from_units(units: &[u64], bits: u32, order: HalfOrder) -> Vec<u32> {
+/// Words from units of `bits` (16, 32, 64) in element order: the inverse of the unit split
+/// used by [`encode_words`] (16-bit units in `order`, 64-bit units little-endian over two
+/// words). Unit values are truncated to `bits`.
+pub fn from_units(units: &[u64], bits: u32, order: HalfOrder) -> Vec<u32> {
     match bits {
         16 => units
             .chunks_exact(2)
             .map(|c| {
-                let (a, b) = (c[0] as u32, c[1] as u32);
+                let (a, b) = (c[0] as u32 & 0xffff, c[1] as u32 & 0xffff);
                 match order {
                     HalfOrder::UpperFirst => a << 16 | b,
                     HalfOrder::Address => b << 16 | a,
