@@ -508,3 +508,66 @@ pub fn synth_table2(
         .map_err(|e| format!("cannot write table2.json: {}", e))?;
     Ok(md)
 }
+
+/// What `hwzip eval --engine adaptive` evaluates.
+#[derive(Clone, Debug)]
+pub struct AdaptiveEvalRequest {
+    /// Trace files, read as bytes ([`crate::trace::file::load_bytes`]) and cut into lines.
+    pub traces: Vec<PathBuf>,
+    /// Line profiles by name (`zero-heavy`, `small-delta`, …, `bench-sc`, …), or `all`.
+    pub profiles: Vec<String>,
+    /// Lines per profile.
+    pub lines: usize,
+    /// Seed of the profiles.
+    pub seed: u64,
+    /// λ of the penalty (overrides the model default of 6).
+    pub lambda: u32,
+}
+
+/// `hwzip eval --engine adaptive`: static BDI / FPC / C-Pack+Z ratios, the adaptive
+/// policy's traffic and its decisions, per trace file and line profile.
+pub fn eval_adaptive(
+    req: &AdaptiveEvalRequest,
+) -> FlowResult<Vec<crate::model::adaptive::eval::AdaptiveEval>> {
+    use crate::model::adaptive::{eval, paper::Bench, AdaptiveParams};
+    use crate::trace::lines::{self, LineProfile};
+    let p = AdaptiveParams::with_lambda(req.lambda);
+    p.validate().map_err(|e| e.to_string())?;
+    let lb = p.line_bytes();
+    let mut profiles = Vec::new();
+    for name in &req.profiles {
+        if name == "all" {
+            profiles.extend(LineProfile::PRIMITIVES);
+            profiles.push(LineProfile::Mixed);
+            profiles.extend(Bench::ALL.into_iter().map(LineProfile::Bench));
+        } else {
+            profiles.push(LineProfile::from_name(name).ok_or_else(|| {
+                format!(
+                    "unknown line profile `{}` (known: zero, zero-heavy, small-delta, narrow, \
+                     repeated, floats, half-zero-floats, random, mixed, bench-<name>, all)",
+                    name
+                )
+            })?);
+        }
+    }
+    if req.lines == 0 && !profiles.is_empty() {
+        return Err("--lines must be at least 1".into());
+    }
+    let mut out = Vec::new();
+    for t in &req.traces {
+        let mut bytes = crate::trace::file::load_bytes(t).map_err(|e| e.to_string())?;
+        if bytes.is_empty() {
+            return Err(format!("{}: empty trace", t.display()));
+        }
+        bytes.resize(bytes.len().div_ceil(lb) * lb, 0);
+        let ls: Vec<Vec<u8>> = bytes.chunks_exact(lb).map(<[u8]>::to_vec).collect();
+        out.push(
+            eval::evaluate_lines(&p, &t.display().to_string(), &ls).map_err(|e| e.to_string())?,
+        );
+    }
+    for pr in profiles {
+        let ls = lines::lines(pr, lb, req.lines, req.seed);
+        out.push(eval::evaluate_lines(&p, &pr.name(), &ls).map_err(|e| e.to_string())?);
+    }
+    Ok(out)
+}

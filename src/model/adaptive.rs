@@ -22,6 +22,7 @@
 //!
 //! See `docs/FORMATS.md`, section "Adaptive link compression".
 
+pub mod eval;
 pub mod paper;
 
 #[cfg(test)]
