@@ -49,7 +49,35 @@ pub fn write_rtl(units: &[UnitDesign], dir: &Path) -> FlowResult<Vec<PathBuf>> {
 pub fn gen(engine: Engine, cfg: &Config, out: &Path) -> FlowResult<Vec<PathBuf>> {
     let units = engine.units(cfg).map_err(|e| e.to_string())?;
     let dir = out.join(engine.name());
-    let files = write_rtl(&units, &dir)?;
+    let mut files = write_rtl(&units, &dir)?;
+    if engine == Engine::BaseXor {
+        // The Table II cores (every scheme's encoder/decoder, ZDR word units) and the DBI
+        // beat encoder as well, so the spec §6 modules are all in the output and linted,
+        // whatever the configured scheme.
+        let mut mods: Vec<Arc<crate::hdl::Module>> = crate::rtl::base_xor::table2::cores()
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|c| c.module)
+            .collect();
+        // The DBI beat encoder (the default write path fuses it with ZDR).
+        let g = if cfg.base_xor.dbi_group == 0 {
+            8
+        } else {
+            cfg.base_xor.dbi_group
+        };
+        mods.push(crate::rtl::dbi::dbi_beat_enc(g).map_err(|e| e.to_string())?);
+        for module in mods {
+            for (name, text) in emit::emit_design(&module).map_err(|e| e.to_string())? {
+                let path = dir.join(&name);
+                if !files.contains(&path) {
+                    std::fs::write(&path, &text)
+                        .map_err(|e| format!("cannot write {}: {}", path.display(), e))?;
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+    }
     let entries =
         std::fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {}", dir.display(), e))?;
     for entry in entries.flatten() {

@@ -682,6 +682,12 @@ mod verilator_tests {
         "{t_bytes: 16, stages: 3}",
         "{t_bytes: 16, stages: 3, dec_style: serial, half_order: address}",
         "{scheme: none}",
+        // The fused ZDR + DBI write path: DBI groups spanning two 16-bit ZDR units, 64-bit
+        // units with 32-bit groups, the skip-zero-base extension, byte-address halfwords.
+        "{scheme: nbyte, n_bytes: 2, dbi_group: 32}",
+        "{scheme: nbyte, n_bytes: 2, dbi_group: 32, zdr_skip_zero_base: true, half_order: address}",
+        "{scheme: nbyte, n_bytes: 8, zdr_bits: 64, dbi_group: 32}",
+        "{t_bytes: 16, stages: 3, dbi_group: 16, zdr_skip_zero_base: true}",
     ];
 
     #[test]
@@ -733,10 +739,11 @@ mod verilator_tests {
 
     #[test]
     fn scoreboard_catches_injected_faults() {
-        // The ZDR encoder's priority select inverted (zero test): found at once.
+        // The ZDR priority select (zero test) of unit 1 inverted in the fused ZDR + DBI
+        // write path: found at once.
         let p = params("{}");
-        let mut dut = faulty(&p, Unit::Encoder, "zdr_enc_word", &|v| {
-            invert_mux_select(v, "y_o").expect("y_o is a mux")
+        let mut dut = faulty(&p, Unit::Encoder, "bxt_enc", &|v| {
+            invert_mux_select(v, "zdr1").expect("zdr1 is a mux")
         });
         let cfg = StimConfig {
             sectors: 2_000,
@@ -747,6 +754,16 @@ mod verilator_tests {
             .first_mismatch
             .expect("the injected fault must be detected");
         assert_eq!(m.field, "m_sector_o");
+        assert!(m.cycle < 100, "found late: {}", m);
+        // The fused DBI decision of group 5 (byte 1 of unit 1): the zero-test select of its
+        // candidate decisions inverted.
+        let mut dut = faulty(&p, Unit::Encoder, "bxt_enc", &|v| {
+            invert_mux_select(v, "inv5").expect("inv5 is a mux")
+        });
+        let m = run(&mut dut, &p, Unit::Encoder, &cfg)
+            .unwrap()
+            .first_mismatch
+            .expect("the injected fault must be detected");
         assert!(m.cycle < 100, "found late: {}", m);
         // A data-dependent one: in the carry-select decoder, unit 3's comparison against the
         // candidate d1 = y1 ^ C (only selected when unit 1 was the ZDR swap case

@@ -30,7 +30,7 @@
 //! * the units: `bxt_enc_*` (write path), `bxt_dec_*` (read path), `bxt_ser_*` / `bxt_deser_*`
 //!   (sector ↔ beats of `{dq[31:0], dbi}`), and the test-only `bxt_loopback_*`.
 
-use crate::hdl::blocks::{prefix, PrefixTopology};
+use crate::hdl::blocks::{popcount, prefix, PrefixTopology};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::base_xor::{BaseXorParams, HalfOrder, Scheme};
 use crate::model::dbi::{DbiGroup, LinkCodec};
@@ -946,6 +946,124 @@ fn out_stage(
     (valid.q(), dq, s_ready)
 }
 
+/// ZDR encode fused with DBI-DC (spec §2.2 + §2.4): every ZDR output chunk is one of three
+/// candidates, `C`, `base` or `t = x ^ base`, so each DBI group's popcount (and, for a group
+/// inside one unit, its inversion decision) is computed for all three in parallel with the
+/// ZDR compares and then selected: the popcount no longer waits for the ZDR select.
+/// Bit-identical to `u_bx` followed by `dbi_beat_enc` (checked by the encoder cosim).
+fn fused_zdr_dbi(m: &mut ModuleBuilder, p: &BaseXorRtlParams, s: &Expr) -> (Expr, Expr) {
+    let b = p.bx();
+    let lay = Layout::new(&b);
+    let (ub, g) = (lay.bits, p.dbi_group);
+    let c = b.zdr_constant();
+    let cc = Expr::lit(ub, c);
+    m.comment("ZDR per unit (spec §2.2) with DBI candidates per group (§2.4), fused");
+    struct U {
+        x: Expr,
+        base: Option<Expr>,
+        t: Option<Expr>,
+        x_zero: Option<Expr>,
+        t_is_c: Option<Expr>,
+    }
+    let mut units = Vec::new();
+    let mut outs = Vec::new();
+    for j in 0..lay.lo.len() {
+        let x = lay.unit(s, j);
+        match lay.partners[j] {
+            None => {
+                outs.push(x.clone());
+                units.push(U {
+                    x,
+                    base: None,
+                    t: None,
+                    x_zero: None,
+                    t_is_c: None,
+                });
+            }
+            Some(q) => {
+                let base = lay.unit(s, q);
+                let t = m.wire(&format!("t{}", j), &(&x ^ &base));
+                let mut xz = x.eq_lit(0);
+                let mut tc = t.eq(&cc);
+                if p.zdr_skip_zero_base {
+                    let nz = base.any();
+                    xz = &nz & &xz;
+                    tc = &nz & &tc;
+                }
+                let xz = m.wire(&format!("x_zero{}", j), &xz);
+                let tc = m.wire(&format!("t_is_c{}", j), &tc);
+                outs.push(m.wire(&format!("zdr{}", j), &xz.select(&cc, &tc.select(&base, &t))));
+                units.push(U {
+                    x,
+                    base: Some(base),
+                    t: Some(t),
+                    x_zero: Some(xz),
+                    t_is_c: Some(tc),
+                });
+            }
+        }
+    }
+    let zdr = lay.assemble(&outs);
+    let half = (g / 2) as u64;
+    let mut masks = Vec::new();
+    let mut flags = Vec::new();
+    for gi in 0..p.sector_bits() / g {
+        let (glo, ghi) = (gi * g, gi * g + g);
+        // Chunks of this group: (unit, offset in the unit, width).
+        let chunks: Vec<(usize, u32, u32)> = (0..units.len())
+            .filter_map(|j| {
+                let (lo, hi) = (lay.lo[j].max(glo), (lay.lo[j] + ub).min(ghi));
+                (lo < hi).then(|| (j, lo - lay.lo[j], hi - lo))
+            })
+            .collect();
+        let name = format!("g{}", gi);
+        let inv = if chunks.len() == 1 {
+            // One unit: decide per candidate, then select the decision.
+            let (j, o, w) = chunks[0];
+            let u = &units[j];
+            let over = |m: &mut ModuleBuilder, v: &Expr, tag: &str| {
+                let pc = popcount(m, &format!("{}_{}", name, tag), &v.slice(o, w));
+                pc.gt(&Expr::lit(pc.width(), half))
+            };
+            match (&u.t, &u.base, &u.x_zero, &u.t_is_c) {
+                (Some(t), Some(base), Some(xz), Some(tc)) => {
+                    let c_over = ((c >> o) & ((1u64 << w) - 1)).count_ones() as u64 > half;
+                    let it = over(m, t, "t");
+                    let ib = over(m, base, "b");
+                    xz.select(&Expr::lit(1, c_over as u64), &tc.select(&ib, &it))
+                }
+                _ => over(m, &u.x, "x"),
+            }
+        } else {
+            // A group over several units: select each chunk's count, then sum and compare.
+            let cw = clog2(g as u64 + 1);
+            let mut sum = Expr::zero(cw);
+            for (k, &(j, o, w)) in chunks.iter().enumerate() {
+                let u = &units[j];
+                let pc = |m: &mut ModuleBuilder, v: &Expr, tag: &str| {
+                    popcount(m, &format!("{}_{}{}", name, tag, k), &v.slice(o, w)).zext(cw)
+                };
+                let cnt = match (&u.t, &u.base, &u.x_zero, &u.t_is_c) {
+                    (Some(t), Some(base), Some(xz), Some(tc)) => {
+                        let cc_n = ((c >> o) & ((1u64 << w) - 1)).count_ones() as u64;
+                        let ct = pc(m, t, "t");
+                        let cb = pc(m, base, "b");
+                        xz.select(&Expr::lit(cw, cc_n), &tc.select(&cb, &ct))
+                    }
+                    _ => pc(m, &u.x, "x"),
+                };
+                sum = sum + cnt;
+            }
+            sum.gt(&Expr::lit(cw, half))
+        };
+        let inv = m.wire(&format!("inv{}", gi), &inv);
+        masks.push(inv.repeat(g));
+        flags.push(inv);
+    }
+    let data = m.wire("enc_data", &(&zdr ^ &Expr::cat_lsb(&masks)));
+    (data, Expr::cat_lsb(&flags))
+}
+
 /// `bxt_enc`: the write path (spec §2.5, §6.5): sector → Base+XOR encode → DBI-DC per beat.
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_sector_i` (raw sector) → `m_valid_o`/`m_ready_i`/
@@ -974,13 +1092,18 @@ pub fn encoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
     let s_valid = m.input("s_valid_i", 1);
     let s_sector = m.input("s_sector_i", sw);
     let m_ready = m.input("m_ready_i", 1);
+    let fused = p.zdr_on() && fpb > 0;
     let x = match &core {
+        _ if fused => Expr::zero(1),
         Some(c) => m
             .instance(c, "u_bx", &[("din_i", s_sector.clone())])
             .out("dout_o"),
         None => s_sector.clone(),
     };
-    let payload = if fpb > 0 {
+    let payload = if fused {
+        let (data, flags) = fused_zdr_dbi(&mut m, p, &s_sector);
+        Expr::cat(&[flags, data])
+    } else if fpb > 0 {
         let bm = dbi_beat_enc(p.dbi_group)?;
         let mut q = Vec::new();
         let mut f = Vec::new();
