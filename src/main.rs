@@ -260,7 +260,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             // Base+XOR reads a trace as 32-bit words (cut into sectors).
             let trace_bits = match engine {
                 Engine::Zvc => cfg.zvc.word_bits,
-                Engine::BaseXor => 32,
+                Engine::BaseXor | Engine::Adaptive => 32,
             };
             let data = match &trace {
                 Some(t) => Some(
@@ -346,6 +346,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             let engine = Engine::from_name(&engine)?;
             let cfg = load_config(&config)?;
             match engine {
+                Engine::Adaptive => return Err(no_container(engine)),
                 Engine::Zvc => {
                     if !class.is_empty() || trace.len() != 1 {
                         return Err(
@@ -418,6 +419,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                     container::compress_file(&cfg.zvc.model(), &data).map_err(|e| e.to_string())?
                 }
                 Engine::BaseXor => return Err(not_a_compressor(engine)),
+                Engine::Adaptive => return Err(no_container(engine)),
             };
             write(&output, &out)?;
             println!(
@@ -441,6 +443,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                 Engine::Zvc => container::decompress_file(&data)
                     .map_err(|e| format!("{}: {}", input.display(), e))?,
                 Engine::BaseXor => return Err(not_a_compressor(engine)),
+                Engine::Adaptive => return Err(no_container(engine)),
             };
             write(&output, &out)?;
             println!(
@@ -642,6 +645,14 @@ fn flow_cmd(cfg: &Config, out: &Path, gate_cosim: u64) -> Result<bool, String> {
         out.display()
     );
     Ok(ok)
+}
+
+fn no_container(engine: Engine) -> String {
+    format!(
+        "{} has no file container yet: use `hwzip cosim|synth --engine {}` for its hardware",
+        engine.name(),
+        engine.name()
+    )
 }
 
 fn not_a_compressor(engine: Engine) -> String {
