@@ -440,11 +440,11 @@ mod tests {
             for unit in Unit::ALL {
                 let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
                 let cfg = StimConfig {
-                    lines: 300,
+                    lines: 200,
                     ..StimConfig::default()
                 };
                 let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
-                assert_eq!(st.lines, 300);
+                assert_eq!(st.lines, 200);
             }
         }
     }
@@ -524,8 +524,8 @@ mod verilator_tests {
         // (wrong only for lines that pick a Base4 encoding with element 3 on the explicit base).
         let mut dut = faulty(&p, Unit::BdiComp, &|v| {
             v.replace(
-                "assign dk4_3 = (line_q[111:96] - (",
-                "assign dk4_3 = (line_q[111:96] + (",
+                "assign dk4_3 = (line_q[111:96] - sk4_3)",
+                "assign dk4_3 = (line_q[111:96] + sk4_3)",
             )
         });
         let cfg = StimConfig {
@@ -537,9 +537,10 @@ mod verilator_tests {
             .first_mismatch
             .expect("the injected fault must be detected");
         assert_eq!(m.field, "m_payload_o");
-        // The decompressor's sign extension of Base8-Δ1 delta 2 replaced by zero extension.
+        // The decompressor's sign extension of an immediate Base8-Δ1 delta 2 replaced by zero
+        // extension.
         let mut dut = faulty(&p, Unit::BdiDecomp, &|v| {
-            v.replace("{{56{s_payload_i[419]}}", "{{56{1'b0}}")
+            v.replace(": {56{s_payload_i[419]}}), b8d1_lo2", ": 56'd0), b8d1_lo2")
         });
         let m = run(&mut dut, &p, Unit::BdiDecomp, &cfg)
             .unwrap()

@@ -76,6 +76,28 @@ fn fits(v: &Expr, dbits: u32) -> Expr {
     t.all() | !t.any()
 }
 
+/// `a + b + cin` as a `w + 1`-bit named wire (carry out at the MSB).
+///
+/// Behavioural: a Kogge-Stone prefix adder written out here measured no faster after ABC
+/// (Nangate45: decompressor 1.59 ns against 1.49 ns, compressor 1.80 ns against 1.82 ns) and
+/// larger, since ABC rebuilds the carry chain either way.
+fn add(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr, cin: bool) -> Expr {
+    let w = a.width() + 1;
+    let r = a.zext(w) + b.zext(w) + Expr::lit(w, cin as u64);
+    m.wire(name, &r)
+}
+
+/// `a ± 1` modulo `2^w` (named).
+fn step(m: &mut ModuleBuilder, name: &str, a: &Expr, up: bool) -> Expr {
+    let w = a.width();
+    let r = if up {
+        a + &Expr::lit(w, 1)
+    } else {
+        a - &Expr::lit(w, 1)
+    };
+    m.wire(name, &r)
+}
+
 /// Balanced OR of equal-width terms.
 fn or_tree(terms: Vec<Expr>, width: u32) -> Expr {
     let mut cur = terms;
@@ -157,7 +179,6 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let w8 = line.lanes(64);
     let rep_terms: Vec<Expr> = w8[1..].iter().map(|w| w.eq(&w8[0])).collect();
     let is_rep = m.wire("is_rep", &Expr::cat(&rep_terms).all());
-    let mw = (lb / 2) as u32; // widest mask (Base2: one bit per 2-byte element)
     let mut ok = std::collections::HashMap::new();
     let mut masks = std::collections::HashMap::new();
     let mut bases = std::collections::HashMap::new();
@@ -185,21 +206,43 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
             }
         };
         let base = m.wire(&format!("{}_base", t), &base);
+        // Base fit without a full-width subtraction: split at the delta width. With
+        // (borrow, lo) = v_lo − B_lo, the high part v_hi − B_hi − borrow must be the sign
+        // extension of lo's MSB, i.e. v_hi equals B_hi, B_hi + 1 or B_hi − 1 (shared per unit).
+        let hw = kb - db;
+        let bl = base.slice(0, db);
+        let bh = base.slice(db, hw);
+        let bp = step(&mut m, &format!("{}_bhi_p1", t), &bh, true);
+        let bm = step(&mut m, &format!("{}_bhi_m1", t), &bh, false);
         let mut okel = Vec::new();
         for (i, v) in el.iter().enumerate() {
             if i == 0 && rule == BaseRule::Element0 {
                 okel.push(Expr::ones(1)); // v0 − v0 = 0 always fits
                 continue;
             }
-            let diff = m.wire(&format!("{}_diff{}", t, i), &(v - &base));
-            // Only the sign-extension bits matter for the fit; the delta itself is
-            // recomputed in stage 2 from the registered line.
-            m.unused(&diff.slice(0, db - 1));
-            okel.push(imm_v.bit(i as u32) | fits(&diff, db));
+            // v_lo + ~B_lo + 1: the carry out is 1 when there is no borrow.
+            let lo = add(
+                &mut m,
+                &format!("{}_dlo{}", t, i),
+                &v.slice(0, db),
+                &!&bl,
+                true,
+            );
+            // Only the borrow and the MSB matter here; the delta itself is recomputed in
+            // stage 2 from the registered line.
+            m.unused(&lo.slice(0, db - 1));
+            let (msb, borrow) = (lo.bit(db - 1), !lo.bit(db));
+            let vh = v.slice(db, hw);
+            let same = !(&msb ^ &borrow);
+            let bfit = (&same & &vh.eq(&bh))
+                | (&borrow & &!&msb & vh.eq(&bp))
+                | (&msb & &!&borrow & vh.eq(&bm));
+            let bfit = m.wire(&format!("{}_bfit{}", t, i), &bfit);
+            okel.push(imm_v.bit(i as u32) | bfit);
         }
         let okv = m.wire(&format!("{}_ok", t), &Expr::cat_lsb(&okel).all());
         ok.insert(e, okv);
-        masks.insert(e, (!&imm_v).zext(mw));
+        masks.insert(e, !&imm_v);
         bases.insert(e, base);
     }
     m.comment("Selection: the first applicable encoding in priority order");
@@ -219,12 +262,16 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         "enc_s1",
         &(or_tree(enc_terms, 4) | none.gate(&Expr::lit(4, 15))),
     );
-    let mask_terms: Vec<Expr> = BD
-        .iter()
-        .filter(|e| chosen.contains_key(*e))
-        .map(|e| chosen[e].gate(&masks[e]))
-        .collect();
-    let mask1 = m.wire("mask_s1", &or_tree(mask_terms, mw));
+    let mut mask1 = Vec::new();
+    for k in KS {
+        let n = (lb / k) as u32;
+        let terms: Vec<Expr> = BD
+            .iter()
+            .filter(|e| kd(**e).0 == k && chosen.contains_key(*e))
+            .map(|e| chosen[e].gate(&masks[e]))
+            .collect();
+        mask1.push(m.wire(&format!("mask{}_s1", k), &or_tree(terms, n)));
+    }
     let mut base1 = Vec::new();
     for k in KS {
         let terms: Vec<Expr> = BD
@@ -246,7 +293,12 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     m.next(&v2, &out_free.select(&v1.q(), &Expr::ones(1)), None);
     let line_q = m.reg_next("line_q", None, &line, Some(&ld1));
     let enc_q = m.reg_next("enc_q", None, &enc1, Some(&ld1));
-    let mask_q = m.reg_next("mask_q", None, &mask1, Some(&ld1));
+    // One mask and one base register per element size: bounded fanout per flop.
+    let mask_q: Vec<Expr> = KS
+        .iter()
+        .zip(&mask1)
+        .map(|(k, v)| m.reg_next(&format!("mask{}_q", k), None, v, Some(&ld1)))
+        .collect();
     let base_q: Vec<Expr> = KS
         .iter()
         .zip(&base1)
@@ -262,7 +314,8 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
             m.wire(&format!("sel_{}", tag(e)), &enc_q.eq_lit(e as u64)),
         );
     }
-    let sel_raw = m.wire("sel_raw", &enc_q.bit(3));
+    // Decoded (logic, not a flop output: it selects all L payload bits).
+    let sel_raw = m.wire("sel_raw", &enc_q.eq_lit(15));
     // Deltas: low 8·dmax bits of v_i − (mask_i ? B : 0), dmax = 4, 2, 1 bytes for k = 8, 4, 2.
     let mut deltas: Vec<Vec<Expr>> = Vec::new();
     for (gi, k) in KS.iter().enumerate() {
@@ -278,7 +331,10 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         let mut g = Vec::new();
         for i in 0..n {
             let v = line_q.slice((8 * k * i) as u32, w);
-            let sub = mask_q.bit(i as u32).gate(&bl);
+            let sub = m.wire(
+                &format!("sk{}_{}", k, i),
+                &mask_q[gi].bit(i as u32).gate(&bl),
+            );
             g.push(m.wire(&format!("dk{}_{}", k, i), &(&v - &sub)));
         }
         deltas.push(g);
@@ -302,7 +358,7 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         let n = lb / k;
         let gi = KS.iter().position(|x| *x == k).unwrap_or(0);
         let mut parts = vec![Expr::lit(4, e as u64)];
-        parts.extend((0..n).map(|i| mask_q.bit(i as u32)));
+        parts.extend((0..n).map(|i| mask_q[gi].bit(i as u32)));
         parts.push(base_q[gi].clone());
         parts.extend(deltas[gi].iter().map(|dv| dv.slice(0, 8 * d as u32)));
         let lay = m.wire(&format!("lay_{}", tag(e)), &left_align(&parts, l));
@@ -364,44 +420,35 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let raw = m.wire("sel_raw", &!&comp);
     let bad = m.wire("reserved", &(&comp & &pre.bit(3)));
     let mut outs = Vec::new();
-    for k in KS {
-        let kb = 8 * k as u32;
+    for e in BD {
+        let (k, d) = kd(e);
+        let (kb, db) = (8 * k as u32, 8 * d as u32);
+        let hw = kb - db;
         let n = lb / k;
-        let encs: Vec<BdiEncoding> = BD.iter().copied().filter(|e| kd(*e).0 == k).collect();
+        let t = tag(e);
         m.comment(format!(
-            "{}-byte elements: field select, then masked add",
-            k
+            "{}: v_i = (mask_i ? B : 0) + sext(Δ_i), split at the delta width",
+            t
         ));
-        let gsel = m.wire(
-            &format!("sel_k{}", k),
-            &or_tree(encs.iter().map(|e| sel[e].clone()).collect(), 1),
-        );
-        let mut bterms = Vec::new();
-        let mut mterms = Vec::new();
-        let mut dterms: Vec<Vec<Expr>> = vec![Vec::new(); n];
-        for e in &encs {
-            let (_, d) = kd(*e);
-            let db = 8 * d as u32;
-            let s = &sel[e];
-            bterms.push(s.gate(&field(4 + n, kb)));
-            mterms.push(s.gate(&Expr::cat_lsb(
-                &(0..n).map(|i| field(4 + i, 1)).collect::<Vec<_>>(),
-            )));
-            for (i, dt) in dterms.iter_mut().enumerate() {
-                let dv = field(4 + n + 8 * k + 8 * d * i, db);
-                let sx = Expr::cat(&[dv.bit(db - 1).repeat(kb - db), dv]);
-                dt.push(s.gate(&sx));
-            }
-        }
-        let b = m.wire(&format!("base_k{}", k), &or_tree(bterms, kb));
-        let mk = m.wire(&format!("mask_k{}", k), &or_tree(mterms, n as u32));
+        // Low part: a d-byte add; high part: B_hi + carry − sign ∈ {B_hi − 1, B_hi, B_hi + 1}
+        // (shared per encoding), or the delta's sign extension for an immediate.
+        let b = field(4 + n, kb);
+        let bl = b.slice(0, db);
+        let bh = b.slice(db, hw);
+        let bp = step(&mut m, &format!("{}_bhi_p1", t), &bh, true);
+        let bm = step(&mut m, &format!("{}_bhi_m1", t), &bh, false);
         let mut vals = Vec::new();
-        for (i, dt) in dterms.into_iter().enumerate() {
-            let dsx = or_tree(dt, kb);
-            let v = mk.bit(i as u32).gate(&b) + dsx;
-            vals.push(m.wire(&format!("v_k{}_{}", k, i), &v));
+        for i in 0..n {
+            let mk = field(4 + i, 1);
+            let dv = field(4 + n + 8 * k + 8 * d * i, db);
+            let bsel = m.wire(&format!("{}_bl{}", t, i), &mk.gate(&bl));
+            let lo = add(&mut m, &format!("{}_lo{}", t, i), &bsel, &dv, false);
+            let (carry, sign) = (lo.bit(db), dv.bit(db - 1));
+            let hi_base = (&carry & &!&sign).select(&bp, &(&sign & &!&carry).select(&bm, &bh));
+            let hi = mk.select(&hi_base, &sign.repeat(hw));
+            vals.push(m.wire(&format!("{}_v{}", t, i), &Expr::cat(&[hi, lo.slice(0, db)])));
         }
-        outs.push(gsel.gate(&Expr::cat_lsb(&vals)));
+        outs.push(sel[&e].gate(&Expr::cat_lsb(&vals)));
     }
     let rep = field(4, 64).repeat(l / 64);
     outs.push(sel[&BdiEncoding::Repeated].gate(&rep));
