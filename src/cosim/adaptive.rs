@@ -454,6 +454,7 @@ mod tests {
 mod verilator_tests {
     use super::*;
     use crate::cosim::vdut::{build_spec, VerilatorDut};
+    use crate::cosim::zvc::invert_mux_select;
     use crate::cosim::{build, Model};
 
     fn params(yaml: &str) -> AdaptiveRtlParams {
@@ -520,13 +521,10 @@ mod verilator_tests {
     #[test]
     fn scoreboard_catches_injected_faults() {
         let p = AdaptiveRtlParams::default();
-        // Stage 2, Base4 element 3: the delta's subtraction of the base turned into an addition
-        // (wrong only for lines that pick a Base4 encoding with element 3 on the explicit base).
+        // Stage 1, Base4-Δ1 element 3: the immediate/base delta select inverted (wrong only
+        // for Base4-Δ1 lines whose element 3 is not the same both ways).
         let mut dut = faulty(&p, Unit::BdiComp, &|v| {
-            v.replace(
-                "assign dk4_3 = (line_q[111:96] - sk4_3)",
-                "assign dk4_3 = (line_q[111:96] + sk4_3)",
-            )
+            invert_mux_select(v, "b4d1_dsel3").expect("b4d1_dsel3 is a mux")
         });
         let cfg = StimConfig {
             lines: 5_000,

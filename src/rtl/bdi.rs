@@ -10,13 +10,14 @@
 //! Compressor (`bdi_comp_*`), one line per cycle, two register stages (the paper's 2 cycles;
 //! 3 counting the acceptance cycle as 1):
 //! 1. the six base/delta units (8,1)(8,2)(8,4)(4,1)(4,2)(2,1) compute their immediate and
-//!    base fit vectors in parallel, plus zero/repeated detection; the minimum-size applicable
-//!    encoding is selected by a fixed priority order (Table II sizes are constants: ascending
-//!    total bits, then data bits, then prefix — the model's tie rule). Registered: the line,
-//!    the encoding, its mask and its base (one base register per element size);
-//! 2. the deltas of the chosen element size (low `8d` bits of `v_i − (mask_i ? B : 0)`), the
-//!    eight constant stream layouts and an AND-OR select on the decoded encoding. Registered
-//!    output: `ok`, `enc`, `len`, `payload`.
+//!    base fit vectors in parallel (base fit without a full-width subtraction: a d-byte
+//!    subtract and a compare of the high part against `B_hi`, `B_hi ± 1`), plus zero/repeated
+//!    detection; the minimum-size applicable encoding is selected by a fixed priority order
+//!    (Table II sizes are constants: ascending total bits, then data bits, then prefix — the
+//!    model's tie rule). Registered: the line, the encoding, and per element size the chosen
+//!    encoding's mask, base and deltas (the d-byte subtraction results, or the immediates);
+//! 2. the eight constant stream layouts and an AND-OR select on the decoded encoding.
+//!    Registered output: `ok`, `enc`, `len`, `payload`.
 //!
 //! Decompressor (`bdi_decomp_*`), one line per cycle, one register stage (the paper's 1 cycle;
 //! 2 counting the acceptance cycle): the prefix is decoded, each element size selects its
@@ -67,6 +68,15 @@ fn kd(e: BdiEncoding) -> (usize, usize) {
 
 fn tag(e: BdiEncoding) -> &'static str {
     e.name()
+}
+
+/// Widest delta (bytes) among the encodings of element size `k`.
+fn dmax(k: usize) -> u32 {
+    BD.iter()
+        .filter(|e| kd(**e).0 == k)
+        .map(|e| kd(*e).1)
+        .max()
+        .unwrap_or(1) as u32
 }
 
 /// Whether the `kbits`-bit value `v`, read as signed, is the sign extension of `dbits` bits:
@@ -182,6 +192,7 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let mut ok = std::collections::HashMap::new();
     let mut masks = std::collections::HashMap::new();
     let mut bases = std::collections::HashMap::new();
+    let mut deltas1 = std::collections::HashMap::new();
     ok.insert(BdiEncoding::Zero, is_zero.clone());
     ok.insert(BdiEncoding::Repeated, is_rep.clone());
     for e in BD {
@@ -215,9 +226,13 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         let bp = step(&mut m, &format!("{}_bhi_p1", t), &bh, true);
         let bm = step(&mut m, &format!("{}_bhi_m1", t), &bh, false);
         let mut okel = Vec::new();
+        let mut dsel = Vec::new();
         for (i, v) in el.iter().enumerate() {
+            let ii = i as u32;
             if i == 0 && rule == BaseRule::Element0 {
                 okel.push(Expr::ones(1)); // v0 − v0 = 0 always fits
+                                          // Immediate: its low bytes; else the base itself, Δ = 0.
+                dsel.push(m.wire(&format!("{}_dsel0", t), &imm_v.bit(0).gate(&v.slice(0, db))));
                 continue;
             }
             // v_lo + ~B_lo + 1: the carry out is 1 when there is no borrow.
@@ -228,9 +243,6 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
                 &!&bl,
                 true,
             );
-            // Only the borrow and the MSB matter here; the delta itself is recomputed in
-            // stage 2 from the registered line.
-            m.unused(&lo.slice(0, db - 1));
             let (msb, borrow) = (lo.bit(db - 1), !lo.bit(db));
             let vh = v.slice(db, hw);
             let same = !(&msb ^ &borrow);
@@ -238,8 +250,14 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
                 | (&borrow & &!&msb & vh.eq(&bp))
                 | (&msb & &!&borrow & vh.eq(&bm));
             let bfit = m.wire(&format!("{}_bfit{}", t, i), &bfit);
-            okel.push(imm_v.bit(i as u32) | bfit);
+            okel.push(imm_v.bit(ii) | bfit);
+            // The delta as sent: the immediate's low bytes, or v − B at the delta width.
+            dsel.push(m.wire(
+                &format!("{}_dsel{}", t, i),
+                &imm_v.bit(ii).select(&v.slice(0, db), &lo.slice(0, db)),
+            ));
         }
+        deltas1.insert(e, dsel);
         let okv = m.wire(&format!("{}_ok", t), &Expr::cat_lsb(&okel).all());
         ok.insert(e, okv);
         masks.insert(e, !&imm_v);
@@ -282,6 +300,25 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         base1.push(m.wire(&format!("base{}_s1", k), &or_tree(terms, 8 * k as u32)));
     }
 
+    // The chosen encoding's deltas, one register vector per element size (width of the
+    // group's widest delta): stage 2 only selects.
+    let mut dl1 = Vec::new();
+    for k in KS {
+        let n = lb / k;
+        let w = 8 * dmax(k);
+        let lanes: Vec<Expr> = (0..n)
+            .map(|i| {
+                let terms: Vec<Expr> = BD
+                    .iter()
+                    .filter(|e| kd(**e).0 == k && chosen.contains_key(*e))
+                    .map(|e| chosen[e].gate(&deltas1[e][i].zext(w)))
+                    .collect();
+                or_tree(terms, w)
+            })
+            .collect();
+        dl1.push(m.wire(&format!("dl{}_s1", k), &Expr::cat_lsb(&lanes)));
+    }
+
     // ---- Handshake: two stages, stall together ----
     let v1 = m.reg("s1_valid_q", 1, Some(0));
     let v2 = m.reg("out_valid_q", 1, Some(0));
@@ -298,6 +335,11 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         .iter()
         .zip(&mask1)
         .map(|(k, v)| m.reg_next(&format!("mask{}_q", k), None, v, Some(&ld1)))
+        .collect();
+    let dl_q: Vec<Expr> = KS
+        .iter()
+        .zip(&dl1)
+        .map(|(k, v)| m.reg_next(&format!("dl{}_q", k), None, v, Some(&ld1)))
         .collect();
     let base_q: Vec<Expr> = KS
         .iter()
@@ -316,29 +358,11 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     }
     // Decoded (logic, not a flop output: it selects all L payload bits).
     let sel_raw = m.wire("sel_raw", &enc_q.eq_lit(15));
-    // Deltas: low 8·dmax bits of v_i − (mask_i ? B : 0), dmax = 4, 2, 1 bytes for k = 8, 4, 2.
-    let mut deltas: Vec<Vec<Expr>> = Vec::new();
-    for (gi, k) in KS.iter().enumerate() {
-        let dmax = BD
-            .iter()
-            .filter(|e| kd(**e).0 == *k)
-            .map(|e| kd(*e).1)
-            .max()
-            .unwrap_or(1) as u32;
-        let w = 8 * dmax;
-        let n = lb / k;
-        let bl = base_q[gi].slice(0, w);
-        let mut g = Vec::new();
-        for i in 0..n {
-            let v = line_q.slice((8 * k * i) as u32, w);
-            let sub = m.wire(
-                &format!("sk{}_{}", k, i),
-                &mask_q[gi].bit(i as u32).gate(&bl),
-            );
-            g.push(m.wire(&format!("dk{}_{}", k, i), &(&v - &sub)));
-        }
-        deltas.push(g);
-    }
+    let deltas: Vec<Vec<Expr>> = KS
+        .iter()
+        .zip(&dl_q)
+        .map(|(k, q)| q.lanes(8 * dmax(*k)))
+        .collect();
     let mut opts: Vec<(Expr, Expr, u64)> = Vec::new(); // (select, layout, size)
     opts.push((
         sel[&BdiEncoding::Zero].clone(),
