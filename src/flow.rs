@@ -133,6 +133,7 @@ pub fn adaptive_stim(s: &StimConfig) -> asb::StimConfig {
             .map(|w| w.iter().flat_map(|x| x.to_le_bytes()).collect()),
         hang_cycles: s.hang_cycles,
         vcd: s.vcd.clone(),
+        capture: s.capture,
         ..asb::StimConfig::default()
     }
 }
@@ -209,6 +210,7 @@ pub fn cosim(
                 let mut tdut = VerilatorDut::new(&top, true).map_err(|e| e.to_string())?;
                 let mut stim = stim.clone();
                 stim.vcd = Some((path.clone(), m.cycle.saturating_sub(200), m.cycle + 20));
+                stim.capture = false;
                 asb::run(&mut tdut, p, unit, &stim)?;
                 vcd = Some(path.clone());
             }

@@ -40,10 +40,10 @@ enum Cmd {
         #[arg(long)]
         config: Option<PathBuf>,
         /// A unit of the engine (zvc: compressor | decompressor; base-xor: encoder | decoder |
-        /// serializer | deserializer), loopback, or all.
+        /// serializer | deserializer; adaptive: bdi_comp | bdi_decomp), loopback, or all.
         #[arg(long, default_value = "all")]
         unit: String,
-        /// Windows (zvc) or sectors (base-xor) to push through each unit (overrides the config).
+        /// Windows (zvc), sectors (base-xor) or lines (adaptive) to push through each unit (overrides the config).
         #[arg(long)]
         lines: Option<u64>,
         #[arg(long)]

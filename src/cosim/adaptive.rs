@@ -113,6 +113,9 @@ pub struct StimConfig {
     pub hang_cycles: u64,
     /// Dump a waveform of cycles `[from, to)` to this file (needs a tracing build).
     pub vcd: Option<(std::path::PathBuf, u64, u64)>,
+    /// Keep the design's output bytes in [`RunStats::output`]: the compressor's streams
+    /// (`⌈len/8⌉` bytes each, back to back), or the lines.
+    pub capture: bool,
 }
 
 impl Default for StimConfig {
@@ -127,6 +130,7 @@ impl Default for StimConfig {
             data: None,
             hang_cycles: 10_000,
             vcd: None,
+            capture: false,
         }
     }
 }
@@ -346,15 +350,33 @@ pub fn run_with(
         hang_cycles: cfg.hang_cycles,
         vcd: cfg.vcd.clone(),
     };
+    let lb = p.line_bytes;
+    let mut captured = Vec::new();
+    let mut on_output = |b: &[Vec<u32>]| {
+        if !cfg.capture {
+            return;
+        }
+        let bytes = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        if unit == Unit::BdiComp {
+            // Left-aligned bus: stream byte j is bus byte L/8 − 1 − j.
+            let mut bus = bytes(&b[3]);
+            bus.reverse();
+            let n = (b[2][0] as usize).div_ceil(8).min(lb);
+            captured.extend_from_slice(&bus[..n]);
+        } else {
+            captured.extend(bytes(&b[0]));
+        }
+    };
     let mut st = run_stream(
         dut,
         &input,
         &output,
         &mut next,
         &scfg,
-        &mut |_| {},
+        &mut on_output,
         progress,
     )?;
+    st.output = captured;
     st.lines = src.lines;
     st.raw_bytes = src.lines * p.line_bytes as u64;
     st.comp_bytes = src.comp_bits / 8;
@@ -427,6 +449,24 @@ mod tests {
             },
         );
         assert_eq!(h.len(), 9, "{:?}", h);
+    }
+
+    #[test]
+    fn captured_compressor_output_is_the_model_stream() {
+        let p = AdaptiveRtlParams::default();
+        let cfg = StimConfig {
+            lines: 100,
+            capture: true,
+            ..StimConfig::default()
+        };
+        let mut dut = SimDut::new(&top(&p, Unit::BdiComp).unwrap()).unwrap();
+        let st = run_clean(&mut dut, &p, Unit::BdiComp, &cfg).unwrap();
+        let mut src = LineSource::new(&p, &cfg);
+        let mut want = Vec::new();
+        while let Some(c) = src.next_case(false) {
+            want.extend_from_slice(&c.comp.bits);
+        }
+        assert_eq!(st.output, want);
     }
 
     #[test]
