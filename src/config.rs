@@ -24,6 +24,9 @@
 //!   pipe: true          # output register on each path
 //!   dec_style: speculative    # serial | speculative (Universal + ZDR decoder)
 //!   dec_prefix: kogge-stone   # decoder without ZDR: ripple (the paper's serial chain/tree) | sklansky | kogge-stone | brent-kung
+//! adaptive:             # adaptive link compression (rtl::adaptive::AdaptiveRtlParams)
+//!   line_bytes: 64      # 32 | 64 | 128
+//!   bdi_base_rule: element0   # element0 (the paper) | first-non-immediate
 //! cosim:
 //!   lines: 100000       # windows pushed through each unit
 //!   seed: 1
@@ -37,6 +40,7 @@
 //!   budget_s: 900
 //! ```
 
+use crate::rtl::adaptive::AdaptiveRtlParams;
 use crate::rtl::base_xor::BaseXorRtlParams;
 use crate::rtl::zvc::ZvcRtlParams;
 use serde::{Deserialize, Serialize};
@@ -50,6 +54,8 @@ pub struct Config {
     pub zvc: ZvcRtlParams,
     /// Base+XOR engine parameters.
     pub base_xor: BaseXorRtlParams,
+    /// Adaptive link compression parameters.
+    pub adaptive: AdaptiveRtlParams,
     /// Co-simulation settings.
     pub cosim: CosimConfig,
     /// Synthesis settings.
@@ -137,6 +143,9 @@ impl Config {
         self.base_xor
             .validate()
             .map_err(|e| format!("base_xor: {}", e))?;
+        self.adaptive
+            .validate()
+            .map_err(|e| format!("adaptive: {}", e))?;
         let c = &self.cosim;
         if c.lines == 0 {
             return Err("cosim.lines must be at least 1".into());

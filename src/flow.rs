@@ -4,6 +4,7 @@
 //! CLI stays a thin argument parser and every step is usable (and tested) as a library call.
 
 use crate::config::Config;
+use crate::cosim::adaptive as asb;
 use crate::cosim::base_xor as bsb;
 use crate::cosim::vdut::VerilatorDut;
 use crate::cosim::zvc::{self as zsb, RunStats, StimConfig, Timing, Unit};
@@ -146,11 +147,31 @@ pub fn base_xor_stim(s: &StimConfig) -> bsb::StimConfig {
     }
 }
 
+/// The adaptive-engine stimulus for the engine-independent settings of `s` (`lines` = 64 B
+/// lines; a trace's 32-bit words are cut into lines, little-endian).
+pub fn adaptive_stim(s: &StimConfig) -> asb::StimConfig {
+    asb::StimConfig {
+        lines: s.lines,
+        seed: s.seed,
+        in_gap: s.in_gap,
+        out_stall: s.out_stall,
+        data: s
+            .data
+            .as_ref()
+            .map(|w| w.iter().flat_map(|x| x.to_le_bytes()).collect()),
+        hang_cycles: s.hang_cycles,
+        vcd: s.vcd.clone(),
+        capture: s.capture,
+        ..asb::StimConfig::default()
+    }
+}
+
 /// Parameter description of an engine's configuration.
 pub fn describe(engine: Engine, cfg: &Config) -> String {
     match engine {
         Engine::Zvc => cfg.zvc.describe(),
         Engine::BaseXor => cfg.base_xor.describe(),
+        Engine::Adaptive => cfg.adaptive.describe(),
     }
 }
 
@@ -160,6 +181,9 @@ pub fn unit_top(engine: Engine, cfg: &Config, unit: &str) -> FlowResult<Arc<crat
         Engine::Zvc => zsb::top(&cfg.zvc, zvc_unit(unit)?).map_err(|e| e.to_string()),
         Engine::BaseXor => {
             bsb::top(&cfg.base_xor, bsb::Unit::from_name(unit)?).map_err(|e| e.to_string())
+        }
+        Engine::Adaptive => {
+            asb::top(&cfg.adaptive, asb::Unit::from_name(unit)?).map_err(|e| e.to_string())
         }
     }
 }
@@ -204,6 +228,22 @@ pub fn cosim(
             }
             (st, vcd)
         }
+        Engine::Adaptive => {
+            let p = &cfg.adaptive;
+            let unit = asb::Unit::from_name(&req.unit)?;
+            let stim = adaptive_stim(&req.stim);
+            let st = asb::run_with(&mut dut, p, unit, &stim, progress)?;
+            let mut vcd = None;
+            if let (Some(m), Some(path)) = (&st.first_mismatch, &req.vcd) {
+                let mut tdut = VerilatorDut::new(&top, true).map_err(|e| e.to_string())?;
+                let mut stim = stim.clone();
+                stim.vcd = Some((path.clone(), m.cycle.saturating_sub(200), m.cycle + 20));
+                stim.capture = false;
+                asb::run(&mut tdut, p, unit, &stim)?;
+                vcd = Some(path.clone());
+            }
+            (st, vcd)
+        }
     };
     Ok(CosimReport {
         engine: req.engine.name().into(),
@@ -221,6 +261,7 @@ pub fn timing(engine: Engine, cfg: &Config, unit: &str) -> FlowResult<Timing> {
     match engine {
         Engine::Zvc => zsb::measure(&mut dut, &cfg.zvc, zvc_unit(unit)?),
         Engine::BaseXor => bsb::measure(&mut dut, &cfg.base_xor, bsb::Unit::from_name(unit)?),
+        Engine::Adaptive => asb::measure(&mut dut, &cfg.adaptive, asb::Unit::from_name(unit)?),
     }
 }
 
@@ -413,6 +454,12 @@ pub fn gate_cosim(
             &cfg.base_xor,
             bsb::Unit::from_name(&row.unit)?,
             &base_xor_stim(&stim),
+        ),
+        Engine::Adaptive => asb::run(
+            &mut dut,
+            &cfg.adaptive,
+            asb::Unit::from_name(&row.unit)?,
+            &adaptive_stim(&stim),
         ),
     }
 }

@@ -40,10 +40,10 @@ enum Cmd {
         #[arg(long)]
         config: Option<PathBuf>,
         /// A unit of the engine (zvc: compressor | decompressor; base-xor: encoder | decoder |
-        /// serializer | deserializer), loopback, or all.
+        /// serializer | deserializer; adaptive: bdi_comp | bdi_decomp), loopback, or all.
         #[arg(long, default_value = "all")]
         unit: String,
-        /// Windows (zvc) or sectors (base-xor) to push through each unit (overrides the config).
+        /// Windows (zvc), sectors (base-xor) or lines (adaptive) to push through each unit (overrides the config).
         #[arg(long)]
         lines: Option<u64>,
         #[arg(long)]
@@ -92,15 +92,20 @@ enum Cmd {
         /// `.gz` gunzipped, `.npy` header skipped, YAML description). Repeatable for base-xor.
         #[arg(long)]
         trace: Vec<PathBuf>,
-        /// base-xor: synthetic sector classes (spec §5), or `all`. Repeatable.
+        /// base-xor: synthetic sector classes (spec §5); adaptive: line profiles (`zero-heavy`,
+        /// `small-delta`, `narrow`, `repeated`, `floats`, `random`, `mixed`, `bench-sc`, …);
+        /// or `all`. Repeatable.
         #[arg(long)]
         class: Vec<String>,
-        /// base-xor: sectors per synthetic class.
+        /// Sectors (base-xor) or lines (adaptive) per synthetic class.
         #[arg(long, default_value_t = 20_000)]
         sectors: usize,
-        /// base-xor: seed of the synthetic classes.
+        /// Seed of the synthetic classes.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// adaptive: λ of the penalty P = N + λ(L_C + L_D).
+        #[arg(long, default_value_t = 6)]
+        lambda: u32,
         /// base-xor: extra I/O energy per transmitted 1, pJ.
         #[arg(long, default_value_t = hwzip::model::ones::PJ_PER_ONE)]
         pj_per_one: f64,
@@ -264,7 +269,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             // Base+XOR reads a trace as 32-bit words (cut into sectors).
             let trace_bits = match engine {
                 Engine::Zvc => cfg.zvc.word_bits,
-                Engine::BaseXor => 32,
+                Engine::BaseXor | Engine::Adaptive => 32,
             };
             let data = match &trace {
                 Some(t) => Some(
@@ -349,6 +354,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             class,
             sectors,
             seed,
+            lambda,
             pj_per_one,
             toggles,
             json,
@@ -356,6 +362,32 @@ fn run(cli: Cli) -> Result<bool, String> {
             let engine = Engine::from_name(&engine)?;
             let cfg = load_config(&config)?;
             match engine {
+                Engine::Adaptive => {
+                    if trace.is_empty() && class.is_empty() {
+                        return Err("eval --engine adaptive needs --trace F and/or --class P \
+                                    (a line profile such as zero-heavy, small-delta, bench-sc, \
+                                    or `all`)"
+                            .into());
+                    }
+                    let req = flow::AdaptiveEvalRequest {
+                        traces: trace,
+                        profiles: class,
+                        lines: sectors,
+                        seed,
+                        lambda,
+                    };
+                    let evals = flow::eval_adaptive(&req)?;
+                    if json {
+                        println!(
+                            "{}",
+                            serde_json::to_string_pretty(&evals).map_err(|e| e.to_string())?
+                        );
+                    } else {
+                        for e in &evals {
+                            println!("{}", e.to_markdown());
+                        }
+                    }
+                }
                 Engine::Zvc => {
                     if !class.is_empty() || trace.len() != 1 {
                         return Err(
@@ -434,6 +466,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                     container::compress_file(&cfg.zvc.model(), &data).map_err(|e| e.to_string())?
                 }
                 Engine::BaseXor => return Err(not_a_compressor(engine)),
+                Engine::Adaptive => return Err(no_container(engine)),
             };
             write(&output, &out)?;
             println!(
@@ -457,6 +490,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                 Engine::Zvc => container::decompress_file(&data)
                     .map_err(|e| format!("{}: {}", input.display(), e))?,
                 Engine::BaseXor => return Err(not_a_compressor(engine)),
+                Engine::Adaptive => return Err(no_container(engine)),
             };
             write(&output, &out)?;
             println!(
@@ -666,6 +700,14 @@ fn flow_cmd(cfg: &Config, out: &Path, gate_cosim: u64) -> Result<bool, String> {
         out.display()
     );
     Ok(ok)
+}
+
+fn no_container(engine: Engine) -> String {
+    format!(
+        "{} has no file container yet: use `hwzip cosim|synth --engine {}` for its hardware",
+        engine.name(),
+        engine.name()
+    )
 }
 
 fn not_a_compressor(engine: Engine) -> String {

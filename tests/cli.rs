@@ -292,3 +292,35 @@ fn base_xor_eval_tables_and_errors() {
         "fixed-size link encoding",
     );
 }
+
+#[test]
+fn adaptive_eval_prints_ratios_and_decisions() {
+    let o = hwzip(&[
+        "eval",
+        "--engine",
+        "adaptive",
+        "--lambda",
+        "6",
+        "--class",
+        "zero-heavy",
+        "--class",
+        "random",
+        "--sectors",
+        "2000",
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{}", t);
+    for needle in [
+        "trace: zero-heavy (2000 lines), λ = 6",
+        "| **adaptive** |",
+        "running-phase decisions (7 phases)",
+        "none×7",
+    ] {
+        assert!(t.contains(needle), "missing `{}` in {}", needle, t);
+    }
+    assert_clean_error(&hwzip(&["eval", "--engine", "adaptive"]), "--trace");
+    assert_clean_error(
+        &hwzip(&["eval", "--engine", "adaptive", "--class", "bench-xyz"]),
+        "unknown line profile `bench-xyz`",
+    );
+}

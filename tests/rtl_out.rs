@@ -86,6 +86,9 @@ fn generated_verilog_is_lint_clean_for_several_parameter_sets() {
         "base_xor: {t_bytes: 64, stages: 2, zdr_bits: 64}",
         "base_xor: {t_bytes: 64, stages: 4, zdr_skip_zero_base: true}",
         "base_xor: {scheme: none, dbi_group: 8}",
+        "adaptive: {line_bytes: 32}",
+        "adaptive: {bdi_base_rule: first-non-immediate}",
+        "adaptive: {line_bytes: 128, bdi_base_rule: first-non-immediate}",
     ] {
         let cfg = Config::from_yaml(yaml).unwrap();
         for e in Engine::ALL {

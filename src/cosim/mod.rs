@@ -63,6 +63,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod adaptive;
 pub mod base_xor;
 mod bench;
 mod build;

@@ -5,7 +5,9 @@
 //! CLI (`hwzip gen | cosim | synth | flow`) works from this table only, so a new engine is
 //! added by adding its generator file and a row here.
 
+pub mod adaptive;
 pub mod base_xor;
+pub mod bdi;
 pub mod dbi;
 pub mod zvc;
 
@@ -20,6 +22,8 @@ pub enum Engine {
     Zvc,
     /// Base+XOR Transfer, Zero Data Remapping and DBI (HPCA'18).
     BaseXor,
+    /// Adaptive link compression (IPDPS'19): BDI so far.
+    Adaptive,
 }
 
 /// One synthesizable unit of an engine.
@@ -39,13 +43,14 @@ pub struct UnitDesign {
 
 impl Engine {
     /// Every engine built so far.
-    pub const ALL: [Engine; 2] = [Engine::Zvc, Engine::BaseXor];
+    pub const ALL: [Engine; 3] = [Engine::Zvc, Engine::BaseXor, Engine::Adaptive];
 
     /// CLI name.
     pub fn name(self) -> &'static str {
         match self {
             Engine::Zvc => "zvc",
             Engine::BaseXor => "base-xor",
+            Engine::Adaptive => "adaptive",
         }
     }
 
@@ -66,6 +71,7 @@ impl Engine {
         match self {
             Engine::Zvc => &["compressor", "decompressor"],
             Engine::BaseXor => &["encoder", "decoder", "serializer", "deserializer"],
+            Engine::Adaptive => &["bdi_comp", "bdi_decomp"],
         }
     }
 
@@ -105,6 +111,20 @@ impl Engine {
                     unit("decoder", base_xor::decoder(p)?, p.beat_bytes()),
                     unit("serializer", base_xor::serializer(p)?, p.beat_bytes()),
                     unit("deserializer", base_xor::deserializer(p)?, 4),
+                ])
+            }
+            Engine::Adaptive => {
+                let p = &cfg.adaptive;
+                let unit = |unit: &'static str, top: Arc<Module>| UnitDesign {
+                    engine: self,
+                    unit,
+                    top,
+                    params: p.describe(),
+                    beat_bytes: p.line_bytes as u32,
+                };
+                Ok(vec![
+                    unit("bdi_comp", bdi::compressor(p)?),
+                    unit("bdi_decomp", bdi::decompressor(p)?),
                 ])
             }
         }

@@ -1,0 +1,597 @@
+//! BDI compressor and decompressor generators (Tavana et al., IPDPS'19, Table II; spec
+//! `adaptive-link-compression.md` §2.1, §3, §6 `bdi_comp` / `bdi_decomp`).
+//!
+//! Both units speak the golden model's bitstream ([`crate::model::bdi`]) on a bus of
+//! `L = 8·line_bytes` bits, **left-aligned**: stream bit p (MSB-first, p = 0 is bit 7 of
+//! stream byte 0) is bus bit `L−1−p`; bits after the stream are 0. An uncompressed line is its
+//! bytes in order (byte 0 in bits `[L−1:L−8]`), `ok = 0`, `enc = 15`, `len = L`. The line
+//! ports hold byte i in bits `[8i+7:8i]` (little-endian words, word 0 at the LSB end).
+//!
+//! Compressor (`bdi_comp_*`), one line per cycle, two register stages (the paper's 2 cycles;
+//! 3 counting the acceptance cycle as 1):
+//! 1. the six base/delta units (8,1)(8,2)(8,4)(4,1)(4,2)(2,1) compute their immediate and
+//!    base fit vectors in parallel (base fit without a full-width subtraction: a d-byte
+//!    subtract and a compare of the high part against `B_hi`, `B_hi ± 1`), plus zero/repeated
+//!    detection; the minimum-size applicable encoding is selected by a fixed priority order
+//!    (Table II sizes are constants: ascending total bits, then data bits, then prefix — the
+//!    model's tie rule). Registered: the line, the encoding, and per element size the chosen
+//!    encoding's mask, base and deltas (the d-byte subtraction results, or the immediates);
+//! 2. the eight constant stream layouts and an AND-OR select on the decoded encoding.
+//!    Registered output: `ok`, `enc`, `len`, `payload`.
+//!
+//! Decompressor (`bdi_decomp_*`), one line per cycle, one register stage (the paper's 1 cycle;
+//! 2 counting the acceptance cycle): the prefix is decoded, each element size selects its
+//! fields from the constant layouts and adds `(mask_i ? B : 0) + sext(Δ_i)` (one adder per
+//! element per element size), and the result is registered. `s_comp_i = 0` passes the raw line.
+//! A reserved prefix (`1xxx`) sets `m_err_o` with an all-zero line. Bits after the stream are
+//! not inspected (as [`crate::model::bdi::decompress_prefix`]).
+
+use super::adaptive::{AdaptiveRtlParams, SPEC};
+use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
+use crate::model::bdi::{BaseRule, BdiEncoding};
+use std::sync::Arc;
+
+fn err(msg: String) -> HdlError {
+    HdlError {
+        module: "bdi".into(),
+        problems: vec![msg],
+    }
+}
+
+/// The six base-delta encodings, grouped by element size k (8, 4, 2 bytes).
+const BD: [BdiEncoding; 6] = [
+    BdiEncoding::B8D1,
+    BdiEncoding::B8D2,
+    BdiEncoding::B8D4,
+    BdiEncoding::B4D1,
+    BdiEncoding::B4D2,
+    BdiEncoding::B2D1,
+];
+
+/// Element sizes in bytes.
+const KS: [usize; 3] = [8, 4, 2];
+
+/// The compressed encodings that can win, in selection priority order: ascending total size,
+/// then data bits, then prefix (the model's `select`), keeping only sizes below the line.
+pub fn priority(line_bytes: usize) -> Vec<BdiEncoding> {
+    let mut v: Vec<BdiEncoding> = BdiEncoding::COMPRESSED
+        .into_iter()
+        .filter(|e| e.size_bits(line_bytes) < line_bytes * 8)
+        .collect();
+    v.sort_by_key(|e| (e.size_bits(line_bytes), e.data_bits(line_bytes), *e as u8));
+    v
+}
+
+fn kd(e: BdiEncoding) -> (usize, usize) {
+    e.base_delta().expect("a base-delta encoding")
+}
+
+fn tag(e: BdiEncoding) -> &'static str {
+    e.name()
+}
+
+/// Widest delta (bytes) among the encodings of element size `k`.
+fn dmax(k: usize) -> u32 {
+    BD.iter()
+        .filter(|e| kd(**e).0 == k)
+        .map(|e| kd(*e).1)
+        .max()
+        .unwrap_or(1) as u32
+}
+
+/// Whether the `kbits`-bit value `v`, read as signed, is the sign extension of `dbits` bits:
+/// its top `kbits − dbits + 1` bits are all equal.
+fn fits(v: &Expr, dbits: u32) -> Expr {
+    let t = v.slice(dbits - 1, v.width() - dbits + 1);
+    t.all() | !t.any()
+}
+
+/// `a + b + cin` as a `w + 1`-bit named wire (carry out at the MSB).
+///
+/// Behavioural: a Kogge-Stone prefix adder written out here measured no faster after ABC
+/// (Nangate45: decompressor 1.59 ns against 1.49 ns, compressor 1.80 ns against 1.82 ns) and
+/// larger, since ABC rebuilds the carry chain either way.
+fn add(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr, cin: bool) -> Expr {
+    let w = a.width() + 1;
+    let r = a.zext(w) + b.zext(w) + Expr::lit(w, cin as u64);
+    m.wire(name, &r)
+}
+
+/// [`add`] without carry in, carry-select above 16 bits: the upper part is added for both
+/// carries and picked by the low part's carry (ABC keeps the mux; it ripples a long add).
+/// Nangate45, decompressor: 1.306 ns, against 1.491 ns with a plain 32-bit add and 1.356 ns
+/// with 8-bit carry-select blocks.
+fn add_cs(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> Expr {
+    let w = a.width();
+    if w <= 16 {
+        return add(m, name, a, b, false);
+    }
+    let lo = add(
+        m,
+        &format!("{}_l", name),
+        &a.slice(0, 16),
+        &b.slice(0, 16),
+        false,
+    );
+    let (ah, bh) = (a.slice(16, w - 16), b.slice(16, w - 16));
+    let h0 = add(m, &format!("{}_h0", name), &ah, &bh, false);
+    let h1 = add(m, &format!("{}_h1", name), &ah, &bh, true);
+    let hi = lo.bit(16).select(&h1, &h0);
+    m.wire(name, &Expr::cat(&[hi, lo.slice(0, 16)]))
+}
+
+/// `a ± 1` modulo `2^w` (named).
+fn step(m: &mut ModuleBuilder, name: &str, a: &Expr, up: bool) -> Expr {
+    let w = a.width();
+    let r = if up {
+        a + &Expr::lit(w, 1)
+    } else {
+        a - &Expr::lit(w, 1)
+    };
+    m.wire(name, &r)
+}
+
+/// Balanced OR of equal-width terms.
+fn or_tree(terms: Vec<Expr>, width: u32) -> Expr {
+    let mut cur = terms;
+    if cur.is_empty() {
+        return Expr::zero(width);
+    }
+    while cur.len() > 1 {
+        cur = cur
+            .chunks(2)
+            .map(|p| {
+                if p.len() == 2 {
+                    &p[0] | &p[1]
+                } else {
+                    p[0].clone()
+                }
+            })
+            .collect();
+    }
+    cur.pop().unwrap_or_else(|| Expr::zero(width))
+}
+
+fn header(m: &mut ModuleBuilder, generator: &str, p: &AdaptiveRtlParams, spec: &str) {
+    m.header(format!("Generator: hwzip::rtl::bdi::{}", generator));
+    m.header(format!("Parameters: {}", p.describe()));
+    m.header(format!("Spec: {} {}", SPEC, spec));
+    m.header(
+        "Bus: stream bit p (MSB-first) at payload bit L-1-p, zero after the stream; line byte i at bits [8i+7:8i]",
+    );
+}
+
+/// Left-aligns `parts` (MSB first) on an `l`-bit bus.
+fn left_align(parts: &[Expr], l: u32) -> Expr {
+    let s = Expr::cat(parts);
+    if s.width() == l {
+        s
+    } else {
+        let pad = Expr::zero(l - s.width());
+        Expr::cat(&[s, pad])
+    }
+}
+
+/// `bdi_comp`: line in, BDI stream out (see the module docs).
+///
+/// Ports: `s_valid_i`/`s_ready_o`/`s_line_i[L-1:0]` → `m_valid_o`/`m_ready_i`/`m_ok_o`/
+/// `m_enc_o[3:0]`/`m_len_o`/`m_payload_o[L-1:0]`.
+pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
+    p.validate().map_err(err)?;
+    let lb = p.line_bytes;
+    let l = p.line_bits();
+    let lw = p.len_bits();
+    let rule = p.bdi_base_rule;
+    let rtag = match rule {
+        BaseRule::Element0 => "e0",
+        BaseRule::FirstNonImmediate => "fni",
+    };
+    let mut m = ModuleBuilder::new(format!("bdi_comp_l{}_{}", lb, rtag));
+    header(
+        &mut m,
+        "compressor",
+        p,
+        "§2.1 (encodings, fit, selection, stream), §6 bdi_comp (2 stages, II = 1)",
+    );
+    let order = priority(lb);
+    m.header(format!(
+        "Priority (min size, then data bits, then prefix): {}",
+        order
+            .iter()
+            .map(|e| tag(*e))
+            .collect::<Vec<_>>()
+            .join(" > ")
+    ));
+    let s_valid = m.input("s_valid_i", 1);
+    let line = m.input("s_line_i", l);
+    let m_ready = m.input("m_ready_i", 1);
+
+    // ---- Stage 1: fit vectors, selection ----
+    m.comment("Stage 1: zero / repeated detection and the six base-delta units");
+    let is_zero = m.wire("is_zero", &!line.any());
+    let w8 = line.lanes(64);
+    let rep_terms: Vec<Expr> = w8[1..].iter().map(|w| w.eq(&w8[0])).collect();
+    let is_rep = m.wire("is_rep", &Expr::cat(&rep_terms).all());
+    let mut ok = std::collections::HashMap::new();
+    let mut masks = std::collections::HashMap::new();
+    let mut bases = std::collections::HashMap::new();
+    let mut deltas1 = std::collections::HashMap::new();
+    ok.insert(BdiEncoding::Zero, is_zero.clone());
+    ok.insert(BdiEncoding::Repeated, is_rep.clone());
+    for e in BD {
+        let (k, d) = kd(e);
+        let (kb, db) = (8 * k as u32, 8 * d as u32);
+        let t = tag(e);
+        let el = line.lanes(kb);
+        let imm: Vec<Expr> = el.iter().map(|v| fits(v, db)).collect();
+        let imm_v = m.wire(&format!("{}_imm", t), &Expr::cat_lsb(&imm));
+        let base = match rule {
+            BaseRule::Element0 => el[0].clone(),
+            BaseRule::FirstNonImmediate => {
+                // One-hot first non-immediate element (0 when every element is immediate).
+                let mut all_before = Expr::ones(1);
+                let mut terms = Vec::new();
+                for (i, v) in el.iter().enumerate() {
+                    let first = &all_before & &!imm_v.bit(i as u32);
+                    terms.push(first.gate(v));
+                    all_before = &all_before & &imm_v.bit(i as u32);
+                }
+                or_tree(terms, kb)
+            }
+        };
+        let base = m.wire(&format!("{}_base", t), &base);
+        // Base fit without a full-width subtraction: split at the delta width. With
+        // (borrow, lo) = v_lo − B_lo, the high part v_hi − B_hi − borrow must be the sign
+        // extension of lo's MSB, i.e. v_hi equals B_hi, B_hi + 1 or B_hi − 1 (shared per unit).
+        let hw = kb - db;
+        let bl = base.slice(0, db);
+        let bh = base.slice(db, hw);
+        let bp = step(&mut m, &format!("{}_bhi_p1", t), &bh, true);
+        let bm = step(&mut m, &format!("{}_bhi_m1", t), &bh, false);
+        let mut okel = Vec::new();
+        let mut dsel = Vec::new();
+        for (i, v) in el.iter().enumerate() {
+            let ii = i as u32;
+            if i == 0 && rule == BaseRule::Element0 {
+                okel.push(Expr::ones(1)); // v0 − v0 = 0 always fits
+                                          // Immediate: its low bytes; else the base itself, Δ = 0.
+                dsel.push(m.wire(&format!("{}_dsel0", t), &imm_v.bit(0).gate(&v.slice(0, db))));
+                continue;
+            }
+            // v_lo + ~B_lo + 1: the carry out is 1 when there is no borrow.
+            let lo = add(
+                &mut m,
+                &format!("{}_dlo{}", t, i),
+                &v.slice(0, db),
+                &!&bl,
+                true,
+            );
+            let (msb, borrow) = (lo.bit(db - 1), !lo.bit(db));
+            let vh = v.slice(db, hw);
+            let same = !(&msb ^ &borrow);
+            let bfit = (&same & &vh.eq(&bh))
+                | (&borrow & &!&msb & vh.eq(&bp))
+                | (&msb & &!&borrow & vh.eq(&bm));
+            let bfit = m.wire(&format!("{}_bfit{}", t, i), &bfit);
+            okel.push(imm_v.bit(ii) | bfit);
+            // The delta as sent: the immediate's low bytes, or v − B at the delta width.
+            dsel.push(m.wire(
+                &format!("{}_dsel{}", t, i),
+                &imm_v.bit(ii).select(&v.slice(0, db), &lo.slice(0, db)),
+            ));
+        }
+        deltas1.insert(e, dsel);
+        let okv = m.wire(&format!("{}_ok", t), &Expr::cat_lsb(&okel).all());
+        ok.insert(e, okv);
+        masks.insert(e, !&imm_v);
+        bases.insert(e, base);
+    }
+    m.comment("Selection: the first applicable encoding in priority order");
+    let mut none_before = Expr::ones(1);
+    let mut chosen = std::collections::HashMap::new();
+    for e in &order {
+        let c = m.wire(&format!("pick_{}", tag(*e)), &(&none_before & &ok[e]));
+        none_before = &none_before & &!ok[e].clone();
+        chosen.insert(*e, c);
+    }
+    let none = m.wire("pick_raw", &none_before);
+    let enc_terms: Vec<Expr> = order
+        .iter()
+        .map(|e| chosen[e].gate(&Expr::lit(4, *e as u64)))
+        .collect();
+    let enc1 = m.wire(
+        "enc_s1",
+        &(or_tree(enc_terms, 4) | none.gate(&Expr::lit(4, 15))),
+    );
+    let mut mask1 = Vec::new();
+    for k in KS {
+        let n = (lb / k) as u32;
+        let terms: Vec<Expr> = BD
+            .iter()
+            .filter(|e| kd(**e).0 == k && chosen.contains_key(*e))
+            .map(|e| chosen[e].gate(&masks[e]))
+            .collect();
+        mask1.push(m.wire(&format!("mask{}_s1", k), &or_tree(terms, n)));
+    }
+    let mut base1 = Vec::new();
+    for k in KS {
+        let terms: Vec<Expr> = BD
+            .iter()
+            .filter(|e| kd(**e).0 == k && chosen.contains_key(*e))
+            .map(|e| chosen[e].gate(&bases[e]))
+            .collect();
+        base1.push(m.wire(&format!("base{}_s1", k), &or_tree(terms, 8 * k as u32)));
+    }
+
+    // The chosen encoding's deltas, one register vector per element size (width of the
+    // group's widest delta): stage 2 only selects.
+    let mut dl1 = Vec::new();
+    for k in KS {
+        let n = lb / k;
+        let w = 8 * dmax(k);
+        let lanes: Vec<Expr> = (0..n)
+            .map(|i| {
+                let terms: Vec<Expr> = BD
+                    .iter()
+                    .filter(|e| kd(**e).0 == k && chosen.contains_key(*e))
+                    .map(|e| chosen[e].gate(&deltas1[e][i].zext(w)))
+                    .collect();
+                or_tree(terms, w)
+            })
+            .collect();
+        dl1.push(m.wire(&format!("dl{}_s1", k), &Expr::cat_lsb(&lanes)));
+    }
+
+    // ---- Handshake: two stages, stall together ----
+    let v1 = m.reg("s1_valid_q", 1, Some(0));
+    let v2 = m.reg("out_valid_q", 1, Some(0));
+    let out_free = m.wire("out_free", &(!v2.q() | m_ready.clone()));
+    let s1_free = m.wire("s1_free", &(!v1.q() | out_free.clone()));
+    let ld1 = m.wire("s1_load", &(&s_valid & &s1_free));
+    let ld2 = m.wire("out_load", &(&out_free & &v1.q()));
+    m.next(&v1, &s1_free.select(&s_valid, &Expr::ones(1)), None);
+    m.next(&v2, &out_free.select(&v1.q(), &Expr::ones(1)), None);
+    let line_q = m.reg_next("line_q", None, &line, Some(&ld1));
+    let enc_q = m.reg_next("enc_q", None, &enc1, Some(&ld1));
+    // One mask and one base register per element size: bounded fanout per flop.
+    let mask_q: Vec<Expr> = KS
+        .iter()
+        .zip(&mask1)
+        .map(|(k, v)| m.reg_next(&format!("mask{}_q", k), None, v, Some(&ld1)))
+        .collect();
+    let dl_q: Vec<Expr> = KS
+        .iter()
+        .zip(&dl1)
+        .map(|(k, v)| m.reg_next(&format!("dl{}_q", k), None, v, Some(&ld1)))
+        .collect();
+    let base_q: Vec<Expr> = KS
+        .iter()
+        .zip(&base1)
+        .map(|(k, b)| m.reg_next(&format!("base{}_q", k), None, b, Some(&ld1)))
+        .collect();
+
+    // ---- Stage 2: deltas, layouts, select ----
+    m.comment("Stage 2: deltas of the chosen element size, the constant layouts, select");
+    let mut sel = std::collections::HashMap::new();
+    for e in BdiEncoding::COMPRESSED {
+        sel.insert(
+            e,
+            m.wire(&format!("sel_{}", tag(e)), &enc_q.eq_lit(e as u64)),
+        );
+    }
+    // Decoded (logic, not a flop output: it selects all L payload bits).
+    let sel_raw = m.wire("sel_raw", &enc_q.eq_lit(15));
+    let deltas: Vec<Vec<Expr>> = KS
+        .iter()
+        .zip(&dl_q)
+        .map(|(k, q)| q.lanes(8 * dmax(*k)))
+        .collect();
+    let mut opts: Vec<(Expr, Expr, u64)> = Vec::new(); // (select, layout, size)
+    opts.push((
+        sel[&BdiEncoding::Zero].clone(),
+        left_align(&[Expr::lit(4, 0)], l),
+        BdiEncoding::Zero.size_bits(lb) as u64,
+    ));
+    opts.push((
+        sel[&BdiEncoding::Repeated].clone(),
+        left_align(&[Expr::lit(4, 1), line_q.slice(0, 64)], l),
+        BdiEncoding::Repeated.size_bits(lb) as u64,
+    ));
+    for e in BD {
+        if !chosen.contains_key(&e) {
+            continue;
+        }
+        let (k, d) = kd(e);
+        let n = lb / k;
+        let gi = KS.iter().position(|x| *x == k).unwrap_or(0);
+        let mut parts = vec![Expr::lit(4, e as u64)];
+        parts.extend((0..n).map(|i| mask_q[gi].bit(i as u32)));
+        parts.push(base_q[gi].clone());
+        parts.extend(deltas[gi].iter().map(|dv| dv.slice(0, 8 * d as u32)));
+        let lay = m.wire(&format!("lay_{}", tag(e)), &left_align(&parts, l));
+        opts.push((sel[&e].clone(), lay, e.size_bits(lb) as u64));
+    }
+    // Raw: byte 0 first (lanes() lists byte 0 first; cat() puts the first part at the MSB end).
+    opts.push((sel_raw.clone(), Expr::cat(&line_q.lanes(8)), l as u64));
+    let payload = or_tree(opts.iter().map(|(s, v, _)| s.gate(v)).collect(), l);
+    let len = or_tree(
+        opts.iter()
+            .map(|(s, _, n)| s.gate(&Expr::lit(lw, *n)))
+            .collect(),
+        lw,
+    );
+    let payload = m.wire("payload_s2", &payload);
+    let len = m.wire("len_s2", &len);
+    let okq = m.reg_next("ok_q", None, &!&sel_raw, Some(&ld2));
+    let enc2 = m.reg_next("out_enc_q", None, &enc_q, Some(&ld2));
+    let lenq = m.reg_next("len_q", None, &len, Some(&ld2));
+    let payq = m.reg_next("payload_q", None, &payload, Some(&ld2));
+    m.output_expr("s_ready_o", &s1_free);
+    m.output_expr("m_valid_o", &v2.q());
+    m.output_expr("m_ok_o", &okq);
+    m.output_expr("m_enc_o", &enc2);
+    m.output_expr("m_len_o", &lenq);
+    m.output_expr("m_payload_o", &payq);
+    m.finish()
+}
+
+/// `bdi_decomp`: BDI stream (or raw line) in, line out (see the module docs).
+///
+/// Ports: `s_valid_i`/`s_ready_o`/`s_comp_i` (1 = compressed, i.e. Comp Alg = BDI; 0 = raw
+/// line)/`s_payload_i[L-1:0]` → `m_valid_o`/`m_ready_i`/`m_line_o[L-1:0]`/`m_err_o`.
+pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
+    p.validate().map_err(err)?;
+    let lb = p.line_bytes;
+    let l = p.line_bits();
+    let mut m = ModuleBuilder::new(format!("bdi_decomp_l{}", lb));
+    header(
+        &mut m,
+        "decompressor",
+        p,
+        "§2.1 (decode: v_i = (mask_i ? B : 0) + sext(Δ_i)), §6 bdi_decomp (1 stage)",
+    );
+    let s_valid = m.input("s_valid_i", 1);
+    let comp = m.input("s_comp_i", 1);
+    let pay = m.input("s_payload_i", l);
+    let m_ready = m.input("m_ready_i", 1);
+    // Stream field at bit position `pos`, `w` bits wide.
+    let field = |pos: usize, w: u32| pay.slice(l - pos as u32 - w, w);
+    let pre = m.wire("prefix", &field(0, 4));
+    let mut sel = std::collections::HashMap::new();
+    for e in BdiEncoding::COMPRESSED {
+        sel.insert(
+            e,
+            m.wire(&format!("sel_{}", tag(e)), &(&comp & &pre.eq_lit(e as u64))),
+        );
+    }
+    let raw = m.wire("sel_raw", &!&comp);
+    let bad = m.wire("reserved", &(&comp & &pre.bit(3)));
+    let mut outs = Vec::new();
+    for e in BD {
+        let (k, d) = kd(e);
+        let (kb, db) = (8 * k as u32, 8 * d as u32);
+        let hw = kb - db;
+        let n = lb / k;
+        let t = tag(e);
+        m.comment(format!(
+            "{}: v_i = (mask_i ? B : 0) + sext(Δ_i), split at the delta width",
+            t
+        ));
+        // Low part: a d-byte add; high part: B_hi + carry − sign ∈ {B_hi − 1, B_hi, B_hi + 1}
+        // (shared per encoding), or the delta's sign extension for an immediate.
+        let b = field(4 + n, kb);
+        let bl = b.slice(0, db);
+        let bh = b.slice(db, hw);
+        let bp = step(&mut m, &format!("{}_bhi_p1", t), &bh, true);
+        let bm = step(&mut m, &format!("{}_bhi_m1", t), &bh, false);
+        let mut vals = Vec::new();
+        for i in 0..n {
+            let mk = field(4 + i, 1);
+            let dv = field(4 + n + 8 * k + 8 * d * i, db);
+            let bsel = m.wire(&format!("{}_bl{}", t, i), &mk.gate(&bl));
+            let lo = add_cs(&mut m, &format!("{}_lo{}", t, i), &bsel, &dv);
+            let (carry, sign) = (lo.bit(db), dv.bit(db - 1));
+            let hi_base = (&carry & &!&sign).select(&bp, &(&sign & &!&carry).select(&bm, &bh));
+            let hi = mk.select(&hi_base, &sign.repeat(hw));
+            vals.push(m.wire(&format!("{}_v{}", t, i), &Expr::cat(&[hi, lo.slice(0, db)])));
+        }
+        outs.push(sel[&e].gate(&Expr::cat_lsb(&vals)));
+    }
+    let rep = field(4, 64).repeat(l / 64);
+    outs.push(sel[&BdiEncoding::Repeated].gate(&rep));
+    let raw_line = Expr::cat_lsb(&(0..lb).map(|j| field(8 * j, 8)).collect::<Vec<_>>());
+    outs.push(raw.gate(&raw_line));
+    let line = m.wire("line_d", &or_tree(outs, l));
+    // Output register: one line per cycle, holds while m_ready_i is low.
+    let valid = m.reg("out_valid_q", 1, Some(0));
+    let s_ready = m.wire("in_ready", &(!valid.q() | m_ready.clone()));
+    let load = m.wire("load", &(&s_valid & &s_ready));
+    let lq = m.reg_next("line_q", None, &line, Some(&load));
+    let eq = m.reg_next("err_q", None, &bad, Some(&load));
+    m.next(&valid, &(&load | &(valid.q() & !m_ready.clone())), None);
+    // The zero-line encoding contributes nothing to the OR (its line is 0).
+    m.unused(&sel[&BdiEncoding::Zero]);
+    m.output_expr("s_ready_o", &s_ready);
+    m.output_expr("m_valid_o", &valid.q());
+    m.output_expr("m_line_o", &lq);
+    m.output_expr("m_err_o", &eq);
+    m.finish()
+}
+
+/// `bdi_loopback`: `bdi_comp` → `bdi_decomp` (`m_ok_o` drives `s_comp_i`), for the RTL round
+/// trip test: every line comes back unchanged with `m_err_o` = 0.
+pub fn loopback(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
+    let c = compressor(p)?;
+    let d = decompressor(p)?;
+    let mut m = ModuleBuilder::new(format!("bdi_loopback_l{}", p.line_bytes));
+    header(
+        &mut m,
+        "loopback",
+        p,
+        "§6 (bdi_comp → bdi_decomp round trip)",
+    );
+    let s_valid = m.input("s_valid_i", 1);
+    let line = m.input("s_line_i", p.line_bits());
+    let m_ready = m.input("m_ready_i", 1);
+    let r = m.wire_decl("dec_ready", 1);
+    let ci = m.instance(
+        &c,
+        "u_comp",
+        &[
+            ("s_valid_i", s_valid),
+            ("s_line_i", line),
+            ("m_ready_i", r.expr()),
+        ],
+    );
+    let di = m.instance(
+        &d,
+        "u_decomp",
+        &[
+            ("s_valid_i", ci.out("m_valid_o")),
+            ("s_comp_i", ci.out("m_ok_o")),
+            ("s_payload_i", ci.out("m_payload_o")),
+            ("m_ready_i", m_ready),
+        ],
+    );
+    m.drive(&r, &di.out("s_ready_o"));
+    m.unused(&Expr::cat(&[ci.out("m_enc_o"), ci.out("m_len_o")]));
+    m.output_expr("s_ready_o", &ci.out("s_ready_o"));
+    m.output_expr("m_valid_o", &di.out("m_valid_o"));
+    m.output_expr("m_line_o", &di.out("m_line_o"));
+    m.output_expr("m_err_o", &di.out("m_err_o"));
+    m.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priority_follows_the_model_tie_rule() {
+        let p = priority(64);
+        assert_eq!(p[0], BdiEncoding::Zero);
+        assert_eq!(p[1], BdiEncoding::Repeated);
+        let i2 = p.iter().position(|e| *e == BdiEncoding::B2D1).unwrap();
+        let i4 = p.iter().position(|e| *e == BdiEncoding::B4D2).unwrap();
+        assert!(i2 < i4, "B2D1 wins the 308-bit tie");
+        let p128 = priority(128);
+        let a = p128.iter().position(|e| *e == BdiEncoding::B2D1).unwrap();
+        let b = p128.iter().position(|e| *e == BdiEncoding::B8D4).unwrap();
+        assert!(a < b, "B2D1 wins the 596-bit tie at 128 B");
+    }
+
+    #[test]
+    fn units_generate_for_every_line_size_and_rule() {
+        for lb in [32, 64, 128] {
+            for r in [BaseRule::Element0, BaseRule::FirstNonImmediate] {
+                let p = AdaptiveRtlParams {
+                    line_bytes: lb,
+                    bdi_base_rule: r,
+                };
+                compressor(&p).unwrap();
+                decompressor(&p).unwrap();
+                loopback(&p).unwrap();
+            }
+        }
+    }
+}
