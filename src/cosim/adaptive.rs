@@ -318,16 +318,7 @@ pub fn run_clean(
     unit: Unit,
     cfg: &StimConfig,
 ) -> Result<RunStats, String> {
-    let st = run(dut, p, unit, cfg)?;
-    match &st.first_mismatch {
-        Some(m) => Err(format!("{} [{}]: {}", unit.name(), p.describe(), m)),
-        None if st.beats_out == 0 => Err(format!(
-            "{} [{}]: no output at all",
-            unit.name(),
-            p.describe()
-        )),
-        None => Ok(st),
-    }
+    run(dut, p, unit, cfg)?.into_clean(&format!("{} [{}]", unit.name(), p.describe()))
 }
 
 /// [`run`] with a progress callback, called about every 64 Ki cycles.

@@ -136,6 +136,16 @@ pub struct RunStats {
 }
 
 impl RunStats {
+    /// The statistics if the run was clean; otherwise an error naming `label` (unit and
+    /// parameters) and the first mismatch, or saying that nothing came out at all.
+    pub fn into_clean(self, label: &str) -> Result<RunStats, String> {
+        match &self.first_mismatch {
+            Some(m) => Err(format!("{}: {}", label, m)),
+            None if self.beats_out == 0 => Err(format!("{}: no output at all", label)),
+            None => Ok(self),
+        }
+    }
+
     /// Simulated cycles per wall-clock second.
     pub fn cycles_per_second(&self) -> f64 {
         if self.seconds > 0.0 {
