@@ -28,11 +28,14 @@ module adaptive_ctrl_l64_lam6 (
   wire in_ready;
   wire load;
   reg  [8:0] pos_q;
+  reg  sampling_q;
+  reg  last_sample_q;
   wire sampling;
-  wire first_sample;
   wire last_sample;
   wire sample_load;
   wire decide;
+  reg  clear_q;
+  reg  fresh_q;
   reg  [2:0] votes_none_q;
   wire [2:0] votes_none_n;
   reg  [12:0] sum_none_q;
@@ -62,6 +65,7 @@ module adaptive_ctrl_l64_lam6 (
   wire [1:0] quorum_sel;
   wire [1:0] no_quorum_sel;
   wire [1:0] decision;
+  wire [1:0] cur_sel;
   wire [1:0] sel_alg;
   reg  [1:0] sel_alg_q;
   reg  sample_q;
@@ -80,36 +84,36 @@ module adaptive_ctrl_l64_lam6 (
   assign load = (s_valid_i & in_ready);
 
   // Phase counter: positions 0..sample_len-1 sample, the rest run
-  assign sampling = (pos_q < 9'd7);
-  assign first_sample = (pos_q == 9'd0);
-  assign last_sample = (pos_q == 9'd6);
+  assign sampling = sampling_q;
+  assign last_sample = last_sample_q;
   assign sample_load = (load & sampling);
   assign decide = (load & last_sample);
 
-  // Vote counters and summed penalties (including the current sample)
-  assign votes_none_n = ((first_sample ? 3'd0 : votes_none_q) + {2'd0, (win == 2'd0)});
-  assign sum_none_n = ((first_sample ? 13'd0 : sum_none_q) + {3'd0, u_penalty_pen_none_o});
-  assign votes_bdi_n = ((first_sample ? 3'd0 : votes_bdi_q) + {2'd0, (win == 2'd3)});
-  assign sum_bdi_n = ((first_sample ? 13'd0 : sum_bdi_q) + {3'd0, u_penalty_pen_bdi_o});
-  assign votes_fpc_n = ((first_sample ? 3'd0 : votes_fpc_q) + {2'd0, (win == 2'd1)});
-  assign sum_fpc_n = ((first_sample ? 13'd0 : sum_fpc_q) + {3'd0, u_penalty_pen_fpc_o});
-  assign votes_cpack_n = ((first_sample ? 3'd0 : votes_cpack_q) + {2'd0, (win == 2'd2)});
-  assign sum_cpack_n = ((first_sample ? 13'd0 : sum_cpack_q) + {3'd0, u_penalty_pen_cpack_o});
+  // Vote counters and summed penalties
+  assign votes_none_n = ((clear_q ? 3'd0 : votes_none_q) + {2'd0, (win == 2'd0)});
+  assign sum_none_n = ((clear_q ? 13'd0 : sum_none_q) + {3'd0, u_penalty_pen_none_o});
+  assign votes_bdi_n = ((clear_q ? 3'd0 : votes_bdi_q) + {2'd0, (win == 2'd3)});
+  assign sum_bdi_n = ((clear_q ? 13'd0 : sum_bdi_q) + {3'd0, u_penalty_pen_bdi_o});
+  assign votes_fpc_n = ((clear_q ? 3'd0 : votes_fpc_q) + {2'd0, (win == 2'd1)});
+  assign sum_fpc_n = ((clear_q ? 13'd0 : sum_fpc_q) + {3'd0, u_penalty_pen_fpc_o});
+  assign votes_cpack_n = ((clear_q ? 3'd0 : votes_cpack_q) + {2'd0, (win == 2'd2)});
+  assign sum_cpack_n = ((clear_q ? 13'd0 : sum_cpack_q) + {3'd0, u_penalty_pen_cpack_o});
 
   // Decision: qualified = votes >= threshold; more votes, lower sum, tie order
-  assign qual_none = (votes_none_n >= 3'd3);
-  assign qual_bdi = (votes_bdi_n >= 3'd3);
-  assign qual_fpc = (votes_fpc_n >= 3'd3);
-  assign qual_cpack = (votes_cpack_n >= 3'd3);
+  assign qual_none = (votes_none_q >= 3'd3);
+  assign qual_bdi = (votes_bdi_q >= 3'd3);
+  assign qual_fpc = (votes_fpc_q >= 3'd3);
+  assign qual_cpack = (votes_cpack_q >= 3'd3);
   assign any_qual = (|{qual_none, qual_bdi, qual_fpc, qual_cpack});
-  assign pick_none = (&{qual_none, (~qual_bdi | ((votes_none_n > votes_bdi_n) | ((votes_none_n == votes_bdi_n) & (sum_none_n <= sum_bdi_n)))), (~qual_fpc | ((votes_none_n > votes_fpc_n) | ((votes_none_n == votes_fpc_n) & (sum_none_n <= sum_fpc_n)))), (~qual_cpack | ((votes_none_n > votes_cpack_n) | ((votes_none_n == votes_cpack_n) & (sum_none_n <= sum_cpack_n))))});
-  assign pick_bdi = (&{qual_bdi, (~qual_none | ((votes_bdi_n > votes_none_n) | ((votes_bdi_n == votes_none_n) & (sum_bdi_n < sum_none_n)))), (~qual_fpc | ((votes_bdi_n > votes_fpc_n) | ((votes_bdi_n == votes_fpc_n) & (sum_bdi_n <= sum_fpc_n)))), (~qual_cpack | ((votes_bdi_n > votes_cpack_n) | ((votes_bdi_n == votes_cpack_n) & (sum_bdi_n <= sum_cpack_n))))});
-  assign pick_fpc = (&{qual_fpc, (~qual_none | ((votes_fpc_n > votes_none_n) | ((votes_fpc_n == votes_none_n) & (sum_fpc_n < sum_none_n)))), (~qual_bdi | ((votes_fpc_n > votes_bdi_n) | ((votes_fpc_n == votes_bdi_n) & (sum_fpc_n < sum_bdi_n)))), (~qual_cpack | ((votes_fpc_n > votes_cpack_n) | ((votes_fpc_n == votes_cpack_n) & (sum_fpc_n <= sum_cpack_n))))});
-  assign pick_cpack = (&{qual_cpack, (~qual_none | ((votes_cpack_n > votes_none_n) | ((votes_cpack_n == votes_none_n) & (sum_cpack_n < sum_none_n)))), (~qual_bdi | ((votes_cpack_n > votes_bdi_n) | ((votes_cpack_n == votes_bdi_n) & (sum_cpack_n < sum_bdi_n)))), (~qual_fpc | ((votes_cpack_n > votes_fpc_n) | ((votes_cpack_n == votes_fpc_n) & (sum_cpack_n < sum_fpc_n))))});
+  assign pick_none = (&{qual_none, (~qual_bdi | ((votes_none_q > votes_bdi_q) | ((votes_none_q == votes_bdi_q) & (sum_none_q <= sum_bdi_q)))), (~qual_fpc | ((votes_none_q > votes_fpc_q) | ((votes_none_q == votes_fpc_q) & (sum_none_q <= sum_fpc_q)))), (~qual_cpack | ((votes_none_q > votes_cpack_q) | ((votes_none_q == votes_cpack_q) & (sum_none_q <= sum_cpack_q))))});
+  assign pick_bdi = (&{qual_bdi, (~qual_none | ((votes_bdi_q > votes_none_q) | ((votes_bdi_q == votes_none_q) & (sum_bdi_q < sum_none_q)))), (~qual_fpc | ((votes_bdi_q > votes_fpc_q) | ((votes_bdi_q == votes_fpc_q) & (sum_bdi_q <= sum_fpc_q)))), (~qual_cpack | ((votes_bdi_q > votes_cpack_q) | ((votes_bdi_q == votes_cpack_q) & (sum_bdi_q <= sum_cpack_q))))});
+  assign pick_fpc = (&{qual_fpc, (~qual_none | ((votes_fpc_q > votes_none_q) | ((votes_fpc_q == votes_none_q) & (sum_fpc_q < sum_none_q)))), (~qual_bdi | ((votes_fpc_q > votes_bdi_q) | ((votes_fpc_q == votes_bdi_q) & (sum_fpc_q < sum_bdi_q)))), (~qual_cpack | ((votes_fpc_q > votes_cpack_q) | ((votes_fpc_q == votes_cpack_q) & (sum_fpc_q <= sum_cpack_q))))});
+  assign pick_cpack = (&{qual_cpack, (~qual_none | ((votes_cpack_q > votes_none_q) | ((votes_cpack_q == votes_none_q) & (sum_cpack_q < sum_none_q)))), (~qual_bdi | ((votes_cpack_q > votes_bdi_q) | ((votes_cpack_q == votes_bdi_q) & (sum_cpack_q < sum_bdi_q)))), (~qual_fpc | ((votes_cpack_q > votes_fpc_q) | ((votes_cpack_q == votes_fpc_q) & (sum_cpack_q < sum_fpc_q))))});
   assign quorum_sel = (((2'd0 | (pick_bdi ? 2'd3 : 2'd0)) | (pick_fpc ? 2'd1 : 2'd0)) | (pick_cpack ? 2'd2 : 2'd0));
   assign no_quorum_sel = 2'd0;
   assign decision = (any_qual ? quorum_sel : no_quorum_sel);
-  assign sel_alg = (sampling ? win : cur_q);
+  assign cur_sel = (fresh_q ? decision : cur_q);
+  assign sel_alg = (sampling ? win : cur_sel);
   assign s_ready_o = in_ready;
   assign m_valid_o = out_valid_q;
   assign m_sel_alg_o = sel_alg_q;
@@ -123,6 +127,22 @@ module adaptive_ctrl_l64_lam6 (
   always @(posedge clk_i) begin
     if (!rst_ni) pos_q <= 9'd0;
     else if (load) pos_q <= ((pos_q == 9'd306) ? 9'd0 : (pos_q + 9'd1));
+  end
+  always @(posedge clk_i) begin
+    if (!rst_ni) sampling_q <= 1'd1;
+    else if (load) sampling_q <= (((pos_q == 9'd306) ? 9'd0 : (pos_q + 9'd1)) < 9'd7);
+  end
+  always @(posedge clk_i) begin
+    if (!rst_ni) last_sample_q <= 1'd0;
+    else if (load) last_sample_q <= (((pos_q == 9'd306) ? 9'd0 : (pos_q + 9'd1)) == 9'd6);
+  end
+  always @(posedge clk_i) begin
+    if (!rst_ni) clear_q <= 1'd1;
+    else if (sample_load) clear_q <= last_sample;
+  end
+  always @(posedge clk_i) begin
+    if (!rst_ni) fresh_q <= 1'd0;
+    else fresh_q <= decide;
   end
   always @(posedge clk_i) begin
     if (!rst_ni) votes_none_q <= 3'd0;
@@ -158,7 +178,7 @@ module adaptive_ctrl_l64_lam6 (
   end
   always @(posedge clk_i) begin
     if (!rst_ni) cur_q <= 2'd0;
-    else if (decide) cur_q <= decision;
+    else if (fresh_q) cur_q <= decision;
   end
   always @(posedge clk_i) begin
     if (!rst_ni) sel_alg_q <= 2'd0;

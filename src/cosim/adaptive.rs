@@ -657,6 +657,8 @@ mod tests {
             "{run_len: 5, no_quorum: plurality, sample_send: current, lambda: 2}",
             "{run_len: 0, sample_len: 5, vote_threshold: 2, use_fpc: false}",
             "{line_bytes: 32, run_len: 30, lambda: 32}",
+            "{sample_len: 1, run_len: 0, vote_threshold: 1, no_quorum: keep-previous}",
+            "{sample_len: 1, run_len: 3, vote_threshold: 1, sample_send: current}",
         ] {
             ctrl_interp(y, 1500, 5);
         }
@@ -795,8 +797,8 @@ mod verilator_tests {
         let p = AdaptiveRtlParams::default();
         let mut dut = faulty(&p, Unit::Ctrl, &|v| {
             v.replace(
-                "assign qual_bdi = (votes_bdi_n >= 3'd3);",
-                "assign qual_bdi = (votes_bdi_n < 3'd3);",
+                "assign qual_bdi = (votes_bdi_q >= 3'd3);",
+                "assign qual_bdi = (votes_bdi_q < 3'd3);",
             )
         });
         let cfg = StimConfig {

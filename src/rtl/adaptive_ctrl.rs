@@ -9,10 +9,12 @@
 //!   order ([`AdaptiveParams::tie_order`]: increasing `L_C + L_D`, i.e. none < BDI < FPC <
 //!   C-Pack+Z). Outputs the winner's Comp Alg code and every P.
 //! * `adaptive_ctrl` (one transaction per cycle, one register stage): a phase counter over
-//!   `sample_len + run_len` transactions (sampling first), per-candidate vote counters and
-//!   summed-P registers (cleared by the first sample of a period), and the decision at the last
-//!   sample, computed from the counters *including* that sample and registered into the
-//!   running-phase selection `cur_q` (so the next transaction already uses it): candidates with
+//!   `sample_len + run_len` transactions (sampling first; the next transaction's phase flags
+//!   are registered), per-candidate vote counters and summed-P registers (the first sample of a
+//!   period starts from zero), and the decision in the cycle after the last sample, computed
+//!   from the counter registers and written to the running-phase selection `cur_q`; a
+//!   transaction accepted in that very cycle takes the decision directly (so the controller
+//!   keeps one transaction per cycle without an adder in the decision path): candidates with
 //!   ≥ `vote_threshold` wins qualify; several are split by more wins, then (`sum-penalty`) lower
 //!   summed P, then the tie order; none qualifying applies the `no_quorum` rule (bypass by
 //!   default, keep the previous selection, or plurality over all candidates). A sampled
@@ -226,14 +228,26 @@ pub fn controller(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let wrap = pos.q().eq_lit(period - 1);
     let pos_n = wrap.select(&Expr::zero(cw), &(pos.q() + Expr::lit(cw, 1)));
     m.next(&pos, &pos_n, Some(&load));
-    let sampling = m.wire("sampling", &pos.q().lt(&Expr::lit(cw, p.sample_len as u64)));
-    let first = m.wire("first_sample", &pos.q().eq_lit(0));
-    let last = m.wire("last_sample", &pos.q().eq_lit(p.sample_len as u64 - 1));
+    // Phase flags of the next transaction, registered (off the decision path).
+    let sl = p.sample_len as u64;
+    let smp_r = m.reg("sampling_q", 1, Some(1));
+    m.next(&smp_r, &pos_n.lt(&Expr::lit(cw, sl)), Some(&load));
+    let last_r = m.reg("last_sample_q", 1, Some((sl == 1) as u64));
+    m.next(&last_r, &pos_n.eq_lit(sl - 1), Some(&load));
+    let sampling = m.wire("sampling", &smp_r.q());
+    let last = m.wire("last_sample", &last_r.q());
     let upd = m.wire("sample_load", &(&load & &sampling));
     let dec = m.wire("decide", &(&load & &last));
+    // Set by the last sample, cleared by the next sample: that sample starts from zero.
+    let clr = m.reg("clear_q", 1, Some(1));
+    m.next(&clr, &last, Some(&upd));
+    // The cycle after the last sample: the counters hold the full period, the decision is
+    // taken from them and written to `cur_q`; a transaction in that cycle uses it directly.
+    let fresh = m.reg("fresh_q", 1, Some(0));
+    m.next(&fresh, &dec, None);
 
     // ---- Votes and summed penalties ----
-    m.comment("Vote counters and summed penalties (including the current sample)");
+    m.comment("Vote counters and summed penalties");
     let cands = candidates(&mp);
     let vw = clog2(p.sample_len as u64 + 1);
     let mut votes = std::collections::HashMap::new();
@@ -241,17 +255,17 @@ pub fn controller(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     for a in &cands {
         let t = tag(*a);
         let vr = m.reg(&format!("votes_{}_q", t), vw, Some(0));
-        let vb = first.select(&Expr::zero(vw), &vr.q());
         let hit = win.eq_lit(a.code() as u64);
+        let vb = clr.q().select(&Expr::zero(vw), &vr.q());
         let vn = m.wire(&format!("votes_{}_n", t), &(vb + hit.zext(vw)));
         m.next(&vr, &vn, Some(&upd));
-        votes.insert(*a, vn);
+        votes.insert(*a, vr.q());
         let sr = m.reg(&format!("sum_{}_q", t), sw, Some(0));
-        let sb = first.select(&Expr::zero(sw), &sr.q());
         let pen = inst.out(&format!("pen_{}_o", t));
+        let sb = clr.q().select(&Expr::zero(sw), &sr.q());
         let sn = m.wire(&format!("sum_{}_n", t), &(sb + pen.zext(sw)));
         m.next(&sr, &sn, Some(&upd));
-        sums.insert(*a, sn);
+        sums.insert(*a, sr.q());
     }
     for a in [Alg::None, Alg::Bdi, Alg::Fpc, Alg::Cpack] {
         if !cands.contains(&a) {
@@ -319,14 +333,15 @@ pub fn controller(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     };
     let nq = m.wire("no_quorum_sel", &nq);
     let decision = m.wire("decision", &any_qual.select(&q_code, &nq));
-    m.next(&cur, &decision, Some(&dec));
+    m.next(&cur, &decision, Some(&fresh.q()));
+    let cur_eff = m.wire("cur_sel", &fresh.q().select(&decision, &cur.q()));
 
     // ---- Output ----
     let sample_sel = match mp.sample_send {
         SampleSend::Winner => win.clone(),
-        SampleSend::Current => cur.q(),
+        SampleSend::Current => cur_eff.clone(),
     };
-    let sel = m.wire("sel_alg", &sampling.select(&sample_sel, &cur.q()));
+    let sel = m.wire("sel_alg", &sampling.select(&sample_sel, &cur_eff));
     let sel_q = m.reg_next("sel_alg_q", Some(0), &sel, Some(&load));
     let smp_q = m.reg_next("sample_q", Some(0), &sampling, Some(&load));
     m.output_expr("s_ready_o", &s_ready);
