@@ -27,6 +27,16 @@
 //! adaptive:             # adaptive link compression (rtl::adaptive::AdaptiveRtlParams)
 //!   line_bytes: 64      # 32 | 64 | 128
 //!   bdi_base_rule: element0   # element0 (the paper) | first-non-immediate
+//!   lambda: 6           # controller: P = N + lambda*(L_C + L_D)
+//!   sample_len: 7       # controller: sampled transactions per period
+//!   run_len: 300        # controller: running-phase transactions per period
+//!   vote_threshold: 3   # controller: wins needed to be selected
+//!   use_bdi: true       # controller candidates (none is always one)
+//!   use_fpc: true
+//!   use_cpack: true
+//!   no_quorum: bypass   # bypass | keep-previous | plurality
+//!   vote_tie: sum-penalty     # sum-penalty | lower-latency
+//!   sample_send: winner # winner | current
 //! cosim:
 //!   lines: 100000       # windows pushed through each unit
 //!   seed: 1

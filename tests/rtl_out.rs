@@ -89,6 +89,8 @@ fn generated_verilog_is_lint_clean_for_several_parameter_sets() {
         "adaptive: {line_bytes: 32}",
         "adaptive: {bdi_base_rule: first-non-immediate}",
         "adaptive: {line_bytes: 128, bdi_base_rule: first-non-immediate}",
+        "adaptive: {lambda: 0, no_quorum: plurality, vote_tie: lower-latency, sample_send: current}",
+        "adaptive: {lambda: 32, no_quorum: keep-previous, use_fpc: false, run_len: 0}",
     ] {
         let cfg = Config::from_yaml(yaml).unwrap();
         for e in Engine::ALL {

@@ -1,13 +1,17 @@
-//! Adaptive link compression scoreboard (BDI units so far): streams lines through a unit with
-//! random valid gaps and random `ready` back-pressure, and compares every output with the
-//! golden model ([`crate::model::bdi`]).
+//! Adaptive link compression scoreboard (BDI units and the controller so far): streams lines
+//! through a unit with random valid gaps and random `ready` back-pressure, and compares every
+//! output with the golden model ([`crate::model::bdi`], [`crate::model::adaptive`]).
 //!
 //! * `bdi_comp`: `ok`, `enc`, `len` and the left-aligned payload must equal
 //!   `model::bdi::compress` (encoding, `nbits`, stream bits; the raw line when uncompressed);
 //! * `bdi_decomp`: fed the model's streams (and raw lines with `s_comp_i = 0`), plus arbitrary
 //!   payloads (20%: random bits after a random or reserved prefix), every output must equal
 //!   `model::bdi::decompress_prefix` (`m_err_o` and an all-zero line for a reserved prefix);
-//! * `bdi_loopback`: `bdi_comp` → `bdi_decomp` returns every line unchanged.
+//! * `bdi_loopback`: `bdi_comp` → `bdi_decomp` returns every line unchanged;
+//! * `ctrl` (`adaptive_ctrl`): fed the per-line sizes of `model::adaptive::evaluate` over a
+//!   phase trace (segments of different profiles, so the decisions change), every output
+//!   (`sel_alg`, sampling flag) must equal the model's `replay_lines` over the same lines
+//!   (`sel_alg_sequence()`).
 //!
 //! Port words: a line is its bytes little-endian (word 0 = bytes 0..3); the payload bus holds
 //! stream byte j at bus byte `L/8 − 1 − j` (left-aligned, MSB-first).
@@ -20,6 +24,7 @@ use super::stream::{measure_latency, run_stream, Beat, Stream, StreamConfig, Txn
 pub use super::stream::{Mismatch, RunStats, Timing};
 use crate::hdl::{HdlError, Module};
 use crate::model::adaptive::paper::Bench;
+use crate::model::adaptive::{evaluate, replay_lines, AdaptiveReport, Alg, Phase};
 use crate::model::bdi::{self, BdiEncoding};
 use crate::rtl::adaptive::AdaptiveRtlParams;
 use crate::rtl::bdi as rtl;
@@ -37,11 +42,18 @@ pub enum Unit {
     BdiDecomp,
     /// Compressor → decompressor (test only).
     BdiLoopback,
+    /// The adaptive controller (`penalty_select` + `adaptive_ctrl`).
+    Ctrl,
 }
 
 impl Unit {
     /// Every unit, the test-only loop-back last.
-    pub const ALL: [Unit; 3] = [Unit::BdiComp, Unit::BdiDecomp, Unit::BdiLoopback];
+    pub const ALL: [Unit; 4] = [
+        Unit::BdiComp,
+        Unit::BdiDecomp,
+        Unit::Ctrl,
+        Unit::BdiLoopback,
+    ];
 
     /// CLI name.
     pub fn name(self) -> &'static str {
@@ -49,6 +61,7 @@ impl Unit {
             Unit::BdiComp => "bdi_comp",
             Unit::BdiDecomp => "bdi_decomp",
             Unit::BdiLoopback => "bdi_loopback",
+            Unit::Ctrl => "ctrl",
         }
     }
 
@@ -75,6 +88,7 @@ pub fn top(p: &AdaptiveRtlParams, unit: Unit) -> Result<Arc<Module>, HdlError> {
         Unit::BdiComp => rtl::compressor(p),
         Unit::BdiDecomp => rtl::decompressor(p),
         Unit::BdiLoopback => rtl::loopback(p),
+        Unit::Ctrl => crate::rtl::adaptive_ctrl::controller(p),
     }
 }
 
@@ -89,6 +103,10 @@ pub fn streams(unit: Unit) -> (Stream, Stream) {
         ),
         Unit::BdiDecomp => (s(&["s_comp_i", "s_payload_i"]), m(&["m_line_o", "m_err_o"])),
         Unit::BdiLoopback => (s(&["s_line_i"]), m(&["m_line_o", "m_err_o"])),
+        Unit::Ctrl => (
+            s(&["s_size_bdi_i", "s_size_fpc_i", "s_size_cpack_i"]),
+            m(&["m_sel_alg_o", "m_sample_o"]),
+        ),
     }
 }
 
@@ -295,7 +313,120 @@ pub fn transaction(p: &AdaptiveRtlParams, unit: Unit, c: &LineCase) -> Txn {
             inputs: vec![Beat(vec![line.clone()])],
             expected: vec![Beat(vec![line, vec![0]])],
         },
+        Unit::Ctrl => panic!("the controller's transactions come from ctrl_cases"),
     }
+}
+
+/// The controller stimulus: `cfg.data` cut into lines, or a phase trace
+/// ([`crate::trace::lines::phase_trace`]) of segments of 100..=1500 lines, each of a profile
+/// drawn from `cfg.profiles` (every profile when empty), so that the decisions change.
+pub fn ctrl_lines(p: &AdaptiveRtlParams, cfg: &StimConfig) -> Vec<Vec<u8>> {
+    let lb = p.line_bytes;
+    let n = cfg.lines as usize;
+    if let Some(d) = &cfg.data {
+        return d
+            .chunks(lb)
+            .take(n)
+            .map(|c| {
+                let mut l = c.to_vec();
+                l.resize(lb, 0);
+                l
+            })
+            .collect();
+    }
+    let profiles = if cfg.profiles.is_empty() {
+        all_profiles()
+    } else {
+        cfg.profiles.clone()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0xc7_u64);
+    let mut segs = Vec::new();
+    let mut total = 0;
+    while total < n {
+        let pr = profiles[rng.gen_range(0..profiles.len())];
+        let len = rng.gen_range(100..=1500).min(n - total);
+        segs.push((pr, len));
+        total += len;
+    }
+    crate::trace::lines::phase_trace(&segs, lb, cfg.seed)
+}
+
+/// One controller transaction: the sizes the compressors report and what the model selects.
+#[derive(Clone, Debug)]
+pub struct CtrlCase {
+    /// N per algorithm in bits, by Comp Alg code ([`crate::model::adaptive::evaluate`]).
+    pub sizes: [usize; 4],
+    /// The model's `sel_alg` ([`crate::model::adaptive::AdaptiveReport::sel_alg_sequence`]).
+    pub sel: Alg,
+    /// A sampling-phase transaction.
+    pub sample: bool,
+}
+
+/// The controller transactions of `lines` and the model's report over them.
+pub fn ctrl_cases(
+    p: &AdaptiveRtlParams,
+    lines: &[Vec<u8>],
+) -> Result<(Vec<CtrlCase>, AdaptiveReport), String> {
+    let mp = p.model();
+    let rep = replay_lines(&mp, lines).map_err(|e| e.to_string())?;
+    let sel = rep.sel_alg_sequence();
+    let mut out = Vec::with_capacity(lines.len());
+    for (i, (l, t)) in lines.iter().zip(&rep.txns).enumerate() {
+        let sizes = match &t.eval {
+            Some(e) => e.sizes,
+            None => evaluate(&mp, l).map_err(|e| e.to_string())?.sizes,
+        };
+        out.push(CtrlCase {
+            sizes,
+            sel: sel[i],
+            sample: t.phase == Phase::Sampling,
+        });
+    }
+    Ok((out, rep))
+}
+
+/// The stream transaction of one controller case.
+pub fn ctrl_transaction(c: &CtrlCase) -> Txn {
+    let s = |a: Alg| vec![c.sizes[a as usize] as u32];
+    Txn {
+        inputs: vec![Beat(vec![s(Alg::Bdi), s(Alg::Fpc), s(Alg::Cpack)])],
+        expected: vec![Beat(vec![vec![c.sel.code() as u32], vec![c.sample as u32]])],
+    }
+}
+
+/// Runs the controller on `dut`: the expected `sel_alg` sequence is the model's over the same
+/// lines. `comp_bytes` is the model's payload bits sent / 8.
+fn run_ctrl(
+    dut: &mut dyn Dut,
+    p: &AdaptiveRtlParams,
+    cfg: &StimConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    let (input, output) = streams(Unit::Ctrl);
+    let lines = ctrl_lines(p, cfg);
+    let (cases, rep) = ctrl_cases(p, &lines)?;
+    let mut it = cases.iter();
+    let mut next = || it.next().map(ctrl_transaction);
+    let scfg = StreamConfig {
+        seed: cfg.seed,
+        in_gap: cfg.in_gap,
+        out_stall: cfg.out_stall,
+        hang_cycles: cfg.hang_cycles,
+        vcd: cfg.vcd.clone(),
+    };
+    let mut st = run_stream(
+        dut,
+        &input,
+        &output,
+        &mut next,
+        &scfg,
+        &mut |_| {},
+        progress,
+    )?;
+    st.lines = lines.len() as u64;
+    st.raw_bytes = rep.traffic.payload_bits_raw / 8;
+    st.comp_bytes = rep.traffic.payload_bits_sent / 8;
+    Ok(st)
 }
 
 /// Runs `unit` on `dut` and checks every output.
@@ -330,6 +461,9 @@ pub fn run_with(
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
     p.validate()?;
+    if unit == Unit::Ctrl {
+        return run_ctrl(dut, p, cfg, progress);
+    }
     let (input, output) = streams(unit);
     let mut src = LineSource::new(p, cfg);
     let decomp = unit == Unit::BdiDecomp;
@@ -379,6 +513,27 @@ pub fn run_with(
 pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<Timing, String> {
     p.validate()?;
     let (input, output) = streams(unit);
+    if unit == Unit::Ctrl {
+        // An isolated zero line (the first sample), then 2000 lines without stalls.
+        let (cases, _) = ctrl_cases(p, &[vec![0u8; p.line_bytes]])?;
+        let latency_cycles = measure_latency(dut, &input, &output, &ctrl_transaction(&cases[0]))?;
+        let cfg = StimConfig {
+            lines: 2000,
+            seed: 7,
+            in_gap: 0.0,
+            out_stall: 0.0,
+            ..StimConfig::default()
+        };
+        let st = run(dut, p, unit, &cfg)?;
+        if let Some(m) = st.first_mismatch {
+            return Err(format!("mismatch while measuring throughput: {}", m));
+        }
+        return Ok(Timing {
+            latency_cycles,
+            in_beats_per_cycle: st.beats_in as f64 / st.cycles.max(1) as f64,
+            raw_bytes_per_cycle: st.raw_bytes as f64 / st.cycles.max(1) as f64,
+        });
+    }
     let words: Vec<u32> = (0..p.line_bytes as u32 / 4)
         .map(|i| if i == 5 { 3 } else { 0x1234_5678 + i })
         .collect();
@@ -460,6 +615,46 @@ mod tests {
         assert_eq!(st.output, want);
     }
 
+    /// Runs the controller on the interpreter; returns (transactions, phases, distinct
+    /// decisions) after checking the whole `sel_alg` sequence.
+    fn ctrl_interp(y: &str, lines: u64, seed: u64) -> (u64, usize, usize) {
+        let p = params(y);
+        let cfg = StimConfig {
+            lines,
+            seed,
+            ..StimConfig::default()
+        };
+        let mut dut = SimDut::new(&top(&p, Unit::Ctrl).unwrap()).unwrap();
+        let st = run_clean(&mut dut, &p, Unit::Ctrl, &cfg).unwrap();
+        assert_eq!(st.beats_out, lines, "{y}");
+        let (_, rep) = ctrl_cases(&p, &ctrl_lines(&p, &cfg)).unwrap();
+        assert_eq!(rep.sel_alg_sequence().len() as u64, lines);
+        let mut d = rep.decisions();
+        d.sort();
+        d.dedup();
+        (st.beats_out, rep.phases.len(), d.len())
+    }
+
+    #[test]
+    fn interpreter_ctrl_matches_model_sequence() {
+        for lam in [0, 6, 32] {
+            let (_, phases, distinct) = ctrl_interp(&format!("{{lambda: {lam}}}"), 4000, 3);
+            assert!(phases >= 13, "lambda {lam}: {phases} phases");
+            assert!(distinct >= 2, "lambda {lam}: decisions never change");
+        }
+        // Option rules, with short periods so that many decisions are taken.
+        for y in [
+            "{run_len: 20, no_quorum: keep-previous, vote_tie: lower-latency}",
+            "{run_len: 5, no_quorum: plurality, sample_send: current, lambda: 2}",
+            "{run_len: 0, sample_len: 5, vote_threshold: 2, use_fpc: false}",
+            "{line_bytes: 32, run_len: 30, lambda: 32}",
+            "{sample_len: 1, run_len: 0, vote_threshold: 1, no_quorum: keep-previous}",
+            "{sample_len: 1, run_len: 3, vote_threshold: 1, sample_send: current}",
+        ] {
+            ctrl_interp(y, 1500, 5);
+        }
+    }
+
     #[test]
     fn interpreter_units_match_model() {
         for y in [
@@ -522,6 +717,90 @@ mod verilator_tests {
             run_unit(&p, Unit::BdiDecomp, n, 20 + i as u64);
             run_unit(&p, Unit::BdiLoopback, n, 30 + i as u64);
         }
+    }
+
+    fn ctrl_verilator(y: &str, lines: u64, seed: u64) -> AdaptiveReport {
+        let p = params(y);
+        let cfg = StimConfig {
+            lines,
+            seed,
+            ..StimConfig::default()
+        };
+        let mut dut = VerilatorDut::new(&top(&p, Unit::Ctrl).unwrap(), false).unwrap();
+        let st = run_clean(&mut dut, &p, Unit::Ctrl, &cfg).unwrap();
+        assert_eq!(st.beats_out, lines, "{y}");
+        let (_, rep) = ctrl_cases(&p, &ctrl_lines(&p, &cfg)).unwrap();
+        rep
+    }
+
+    #[test]
+    fn verilator_ctrl_matches_model_sequence() {
+        use crate::model::adaptive::DecisionRule;
+        for lam in [0, 6, 32] {
+            let rep = ctrl_verilator(&format!("{{lambda: {lam}}}"), 30_000, 40 + lam as u64);
+            let mut rules = [0usize; 3];
+            for ph in &rep.phases {
+                rules[match ph.rule {
+                    DecisionRule::Quorum => 0,
+                    DecisionRule::QuorumTie => 1,
+                    DecisionRule::NoQuorum => 2,
+                }] += 1;
+            }
+            let mut d = rep.decisions();
+            d.sort();
+            d.dedup();
+            eprintln!(
+                "ctrl lambda {lam}: 30000 sel_alg compared, {} phases, rules quorum/tie/none {:?}, decisions {:?}",
+                rep.phases.len(),
+                rules,
+                d
+            );
+            assert!(d.len() >= 2, "lambda {lam}: decisions never change");
+        }
+        for (i, y) in [
+            "{run_len: 20, no_quorum: keep-previous, vote_tie: lower-latency}",
+            "{run_len: 5, no_quorum: plurality, sample_send: current, lambda: 2}",
+            "{run_len: 0, sample_len: 5, vote_threshold: 2, use_fpc: false}",
+            "{line_bytes: 128, run_len: 30, lambda: 32, use_bdi: false}",
+        ]
+        .iter()
+        .enumerate()
+        {
+            ctrl_verilator(y, 10_000, 60 + i as u64);
+        }
+    }
+
+    #[test]
+    fn verilator_ctrl_latency_and_throughput() {
+        let p = AdaptiveRtlParams::default();
+        let mut dut = VerilatorDut::new(&top(&p, Unit::Ctrl).unwrap(), false).unwrap();
+        let t = measure(&mut dut, &p, Unit::Ctrl).unwrap();
+        assert_eq!(
+            t.latency_cycles, 2,
+            "one register stage, the acceptance cycle counted"
+        );
+        assert!(t.in_beats_per_cycle > 0.99, "{:?}", t);
+    }
+
+    #[test]
+    fn scoreboard_catches_injected_ctrl_fault() {
+        // The vote-threshold compare of BDI inverted.
+        let p = AdaptiveRtlParams::default();
+        let mut dut = faulty(&p, Unit::Ctrl, &|v| {
+            v.replace(
+                "assign qual_bdi = (votes_bdi_q >= 3'd3);",
+                "assign qual_bdi = (votes_bdi_q < 3'd3);",
+            )
+        });
+        let cfg = StimConfig {
+            lines: 5_000,
+            ..StimConfig::default()
+        };
+        let m = run(&mut dut, &p, Unit::Ctrl, &cfg)
+            .unwrap()
+            .first_mismatch
+            .expect("the injected fault must be detected");
+        assert_eq!(m.field, "m_sel_alg_o");
     }
 
     #[test]

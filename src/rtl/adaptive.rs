@@ -2,9 +2,13 @@
 //! `adaptive-link-compression.md` §3, §6), the `adaptive:` section of the YAML configuration.
 //!
 //! The units themselves live one file per algorithm: [`super::bdi`] (`bdi_comp`,
-//! `bdi_decomp`). FPC, C-Pack+Z, `penalty_select` and `adaptive_ctrl` are not built yet.
+//! `bdi_decomp`) and [`super::adaptive_ctrl`] (`penalty_select`, `adaptive_ctrl`). FPC and
+//! C-Pack+Z are not built yet.
 
+use crate::model::adaptive::{AdaptiveParams, NoQuorum, SampleSend, VoteTie};
 use crate::model::bdi::{BaseRule, BdiParams};
+use crate::model::cpack::CpackParams;
+use crate::model::fpc::FpcParams;
 use serde::{Deserialize, Serialize};
 
 /// Spec reference printed in every module header.
@@ -18,6 +22,26 @@ pub struct AdaptiveRtlParams {
     pub line_bytes: usize,
     /// BDI base rule: `element0` (the paper, default) or `first-non-immediate`.
     pub bdi_base_rule: BaseRule,
+    /// Controller: λ of the penalty `P = N + λ(L_C + L_D)` (6, the paper's best).
+    pub lambda: u32,
+    /// Controller: sampled transactions per period (7).
+    pub sample_len: u32,
+    /// Controller: running-phase transactions per period (300).
+    pub run_len: u32,
+    /// Controller: wins needed to be selected (3).
+    pub vote_threshold: u32,
+    /// Controller: BDI is a candidate.
+    pub use_bdi: bool,
+    /// Controller: FPC is a candidate.
+    pub use_fpc: bool,
+    /// Controller: C-Pack+Z is a candidate.
+    pub use_cpack: bool,
+    /// Controller: no-quorum rule (`bypass`, `keep-previous`, `plurality`).
+    pub no_quorum: NoQuorum,
+    /// Controller: vote tie rule (`sum-penalty`, `lower-latency`).
+    pub vote_tie: VoteTie,
+    /// Controller: what sampled lines are sent with (`winner`, `current`).
+    pub sample_send: SampleSend,
 }
 
 impl Default for AdaptiveRtlParams {
@@ -25,6 +49,16 @@ impl Default for AdaptiveRtlParams {
         AdaptiveRtlParams {
             line_bytes: 64,
             bdi_base_rule: BaseRule::Element0,
+            lambda: 6,
+            sample_len: 7,
+            run_len: 300,
+            vote_threshold: 3,
+            use_bdi: true,
+            use_fpc: true,
+            use_cpack: true,
+            no_quorum: NoQuorum::Bypass,
+            vote_tie: VoteTie::SumPenalty,
+            sample_send: SampleSend::Winner,
         }
     }
 }
@@ -38,7 +72,87 @@ impl AdaptiveRtlParams {
                 self.line_bytes
             ));
         }
+        if self.lambda > 1 << 20 {
+            return Err(format!(
+                "lambda = {} is too large (allowed: 0..=1048576)",
+                self.lambda
+            ));
+        }
+        if self.sample_len == 0 || self.sample_len > 255 {
+            return Err(format!(
+                "sample_len = {} is not supported (allowed: 1..=255)",
+                self.sample_len
+            ));
+        }
+        if self.run_len > 1 << 20 {
+            return Err(format!(
+                "run_len = {} is too large (allowed: 0..=1048576)",
+                self.run_len
+            ));
+        }
+        if self.vote_threshold == 0 || self.vote_threshold > self.sample_len {
+            return Err(format!(
+                "vote_threshold = {} is not supported (allowed: 1..={}, sample_len)",
+                self.vote_threshold, self.sample_len
+            ));
+        }
         Ok(())
+    }
+
+    /// The matching golden-model parameters of the adaptive controller (Table III costs,
+    /// default FPC and C-Pack+Z parameters at this line size).
+    pub fn model(&self) -> AdaptiveParams {
+        AdaptiveParams {
+            lambda: self.lambda,
+            sample_len: self.sample_len,
+            run_len: self.run_len,
+            vote_threshold: self.vote_threshold,
+            use_bdi: self.use_bdi,
+            use_fpc: self.use_fpc,
+            use_cpack: self.use_cpack,
+            no_quorum: self.no_quorum,
+            vote_tie: self.vote_tie,
+            sample_send: self.sample_send,
+            bdi: self.bdi(),
+            fpc: FpcParams {
+                line_bytes: self.line_bytes,
+                ..FpcParams::default()
+            },
+            cpack: CpackParams {
+                line_bytes: self.line_bytes,
+                ..CpackParams::default()
+            },
+            ..AdaptiveParams::default()
+        }
+    }
+
+    /// Human-readable controller parameter line (the `penalty_select` / `adaptive_ctrl`
+    /// headers).
+    pub fn describe_ctrl(&self) -> String {
+        format!(
+            "line_bytes={} lambda={} sample_len={} run_len={} vote_threshold={} candidates={}{}{} no_quorum={} vote_tie={} sample_send={}",
+            self.line_bytes,
+            self.lambda,
+            self.sample_len,
+            self.run_len,
+            self.vote_threshold,
+            if self.use_bdi { "bdi," } else { "" },
+            if self.use_fpc { "fpc," } else { "" },
+            if self.use_cpack { "cpack" } else { "" },
+            match self.no_quorum {
+                NoQuorum::Bypass => "bypass",
+                NoQuorum::KeepPrevious => "keep-previous",
+                NoQuorum::Plurality => "plurality",
+            },
+            match self.vote_tie {
+                VoteTie::SumPenalty => "sum-penalty",
+                VoteTie::LowerLatency => "lower-latency",
+            },
+            match self.sample_send {
+                SampleSend::Winner => "winner",
+                SampleSend::Current => "current",
+            },
+        )
     }
 
     /// Line size in bits (the payload bus width).

@@ -587,6 +587,7 @@ mod tests {
                 let p = AdaptiveRtlParams {
                     line_bytes: lb,
                     bdi_base_rule: r,
+                    ..AdaptiveRtlParams::default()
                 };
                 compressor(&p).unwrap();
                 decompressor(&p).unwrap();

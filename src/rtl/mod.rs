@@ -6,6 +6,7 @@
 //! added by adding its generator file and a row here.
 
 pub mod adaptive;
+pub mod adaptive_ctrl;
 pub mod base_xor;
 pub mod bdi;
 pub mod dbi;
@@ -22,7 +23,7 @@ pub enum Engine {
     Zvc,
     /// Base+XOR Transfer, Zero Data Remapping and DBI (HPCA'18).
     BaseXor,
-    /// Adaptive link compression (IPDPS'19): BDI so far.
+    /// Adaptive link compression (IPDPS'19): BDI and the controller so far.
     Adaptive,
 }
 
@@ -71,7 +72,7 @@ impl Engine {
         match self {
             Engine::Zvc => &["compressor", "decompressor"],
             Engine::BaseXor => &["encoder", "decoder", "serializer", "deserializer"],
-            Engine::Adaptive => &["bdi_comp", "bdi_decomp"],
+            Engine::Adaptive => &["bdi_comp", "bdi_decomp", "ctrl"],
         }
     }
 
@@ -125,6 +126,13 @@ impl Engine {
                 Ok(vec![
                     unit("bdi_comp", bdi::compressor(p)?),
                     unit("bdi_decomp", bdi::decompressor(p)?),
+                    UnitDesign {
+                        engine: self,
+                        unit: "ctrl",
+                        top: adaptive_ctrl::controller(p)?,
+                        params: p.describe_ctrl(),
+                        beat_bytes: p.line_bytes as u32,
+                    },
                 ])
             }
         }
