@@ -679,9 +679,8 @@ mod tests {
 #[cfg(test)]
 mod verilator_tests {
     use super::*;
-    use crate::cosim::vdut::{build_spec, VerilatorDut};
-    use crate::cosim::zvc::invert_mux_select;
-    use crate::cosim::{build, Model};
+    use crate::cosim::fault::{faulty_dut, invert_mux_select};
+    use crate::cosim::vdut::VerilatorDut;
 
     fn params(yaml: &str) -> AdaptiveRtlParams {
         let p: AdaptiveRtlParams = serde_yaml::from_str(yaml).unwrap();
@@ -815,17 +814,8 @@ mod verilator_tests {
     }
 
     fn faulty(p: &AdaptiveRtlParams, unit: Unit, edit: &dyn Fn(&str) -> String) -> VerilatorDut {
-        let mut spec = build_spec(&top(p, unit).unwrap(), false).unwrap();
-        let name = top(p, unit).unwrap().name.clone();
-        let f = spec
-            .sources
-            .iter_mut()
-            .find(|(n, _)| n.starts_with(&name))
-            .expect("top file");
-        let before = f.1.clone();
-        f.1 = edit(&f.1);
-        assert_ne!(before, f.1, "the fault was not injected");
-        VerilatorDut::from_model(Model::new(&build(&spec).unwrap()).unwrap()).unwrap()
+        let top = top(p, unit).unwrap();
+        faulty_dut(&top, &top.name, edit).unwrap()
     }
 
     #[test]

@@ -633,9 +633,8 @@ pub fn measure(dut: &mut dyn Dut, p: &BaseXorRtlParams, unit: Unit) -> Result<Ti
 #[cfg(test)]
 mod verilator_tests {
     use super::*;
-    use crate::cosim::vdut::{build_spec, VerilatorDut};
-    use crate::cosim::zvc::invert_mux_select;
-    use crate::cosim::{build, Model};
+    use crate::cosim::fault::{faulty_dut, invert_mux_select};
+    use crate::cosim::vdut::VerilatorDut;
 
     fn params(yaml: &str) -> BaseXorRtlParams {
         let p: BaseXorRtlParams = serde_yaml::from_str(yaml).unwrap();
@@ -716,16 +715,7 @@ mod verilator_tests {
         file: &str,
         edit: &dyn Fn(&str) -> String,
     ) -> VerilatorDut {
-        let mut spec = build_spec(&top(p, unit).unwrap(), false).unwrap();
-        let f = spec
-            .sources
-            .iter_mut()
-            .find(|(n, _)| n.starts_with(file))
-            .unwrap_or_else(|| panic!("no file {}*", file));
-        let before = f.1.clone();
-        f.1 = edit(&f.1);
-        assert_ne!(before, f.1, "the fault was not injected");
-        VerilatorDut::from_model(Model::new(&build(&spec).unwrap()).unwrap()).unwrap()
+        faulty_dut(&top(p, unit).unwrap(), file, edit).unwrap()
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Verilator co-simulation: build cache, FFI driver, benchmarks, the generic [`dut::Dut`]
-//! interface and the per-engine scoreboards ([`zvc`], [`base_xor`]).
+//! interface, fault injection for scoreboard tests ([`fault`]) and the per-engine
+//! scoreboards ([`zvc`], [`base_xor`], [`adaptive`]).
 //!
 //! The build/FFI layer is the generic layer that engine-specific scoreboards sit on. It turns a set of Verilog
 //! sources plus a port list into a Verilated shared object, loads it, and drives it from Rust.
@@ -68,6 +69,7 @@ pub mod base_xor;
 mod bench;
 mod build;
 pub mod dut;
+pub mod fault;
 mod model;
 pub mod stream;
 #[cfg(test)]
