@@ -1070,7 +1070,6 @@ fn fused_zdr_dbi(m: &mut ModuleBuilder, p: &BaseXorRtlParams, s: &Expr) -> (Expr
 /// `m_sector_o` (encoded, inverted groups) and `m_dbi_o` (flags; only with DBI).
 pub fn encoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
-    let core = xform_enc(p)?;
     let fpb = p.flags_per_beat();
     let sw = p.sector_bits();
     let mut m = ModuleBuilder::new(format!("bxt_enc_{}", p.enc_tag()));
@@ -1092,29 +1091,30 @@ pub fn encoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
     let s_valid = m.input("s_valid_i", 1);
     let s_sector = m.input("s_sector_i", sw);
     let m_ready = m.input("m_ready_i", 1);
-    let fused = p.zdr_on() && fpb > 0;
-    let x = match &core {
-        _ if fused => Expr::zero(1),
-        Some(c) => m
-            .instance(c, "u_bx", &[("din_i", s_sector.clone())])
-            .out("dout_o"),
-        None => s_sector.clone(),
-    };
-    let payload = if fused {
+    let payload = if p.zdr_on() && fpb > 0 {
+        // ZDR and DBI fused (the separate core is not instantiated).
         let (data, flags) = fused_zdr_dbi(&mut m, p, &s_sector);
         Expr::cat(&[flags, data])
-    } else if fpb > 0 {
-        let bm = dbi_beat_enc(p.dbi_group)?;
-        let mut q = Vec::new();
-        let mut f = Vec::new();
-        for k in 0..p.beats() {
-            let i = m.instance(&bm, &format!("u_dbi{}", k), &[("d_i", x.slice(32 * k, 32))]);
-            q.push(i.out("q_o"));
-            f.push(i.out("dbi_o"));
-        }
-        Expr::cat(&[Expr::cat_lsb(&f), Expr::cat_lsb(&q)])
     } else {
-        x
+        let x = match &xform_enc(p)? {
+            Some(c) => m
+                .instance(c, "u_bx", &[("din_i", s_sector.clone())])
+                .out("dout_o"),
+            None => s_sector.clone(),
+        };
+        if fpb > 0 {
+            let bm = dbi_beat_enc(p.dbi_group)?;
+            let mut q = Vec::new();
+            let mut f = Vec::new();
+            for k in 0..p.beats() {
+                let i = m.instance(&bm, &format!("u_dbi{}", k), &[("d_i", x.slice(32 * k, 32))]);
+                q.push(i.out("q_o"));
+                f.push(i.out("dbi_o"));
+            }
+            Expr::cat(&[Expr::cat_lsb(&f), Expr::cat_lsb(&q)])
+        } else {
+            x
+        }
     };
     let (v, data, r) = out_stage(&mut m, p.pipe, &s_valid, &payload, &m_ready);
     m.output_expr("s_ready_o", &r);
