@@ -464,6 +464,17 @@ pub fn gate_cosim(
     }
 }
 
+/// A trace file as bytes ([`crate::trace::file::load_bytes`]), zero-padded to whole blocks
+/// of `block` bytes (sectors, lines); an empty trace is an error.
+fn load_blocks(path: &Path, block: usize) -> FlowResult<Vec<u8>> {
+    let mut bytes = crate::trace::file::load_bytes(path).map_err(|e| e.to_string())?;
+    if bytes.is_empty() {
+        return Err(format!("{}: empty trace", path.display()));
+    }
+    bytes.resize(bytes.len().div_ceil(block) * block, 0);
+    Ok(bytes)
+}
+
 /// What `hwzip eval --engine base-xor` accounts.
 #[derive(Clone, Debug)]
 pub struct BxEvalRequest {
@@ -517,13 +528,7 @@ pub fn eval_base_xor(
     }
     let mut out = Vec::new();
     for t in &req.traces {
-        let bytes = crate::trace::file::load_bytes(t).map_err(|e| e.to_string())?;
-        if bytes.is_empty() {
-            return Err(format!("{}: empty trace", t.display()));
-        }
-        let mut b = bytes;
-        b.resize(b.len().div_ceil(32) * 32, 0);
-        let words = words_le(&b);
+        let words = words_le(&load_blocks(t, 32)?);
         out.push(
             ones::compare(
                 &t.display().to_string(),
@@ -630,12 +635,10 @@ pub fn eval_adaptive(
     }
     let mut out = Vec::new();
     for t in &req.traces {
-        let mut bytes = crate::trace::file::load_bytes(t).map_err(|e| e.to_string())?;
-        if bytes.is_empty() {
-            return Err(format!("{}: empty trace", t.display()));
-        }
-        bytes.resize(bytes.len().div_ceil(lb) * lb, 0);
-        let ls: Vec<Vec<u8>> = bytes.chunks_exact(lb).map(<[u8]>::to_vec).collect();
+        let ls: Vec<Vec<u8>> = load_blocks(t, lb)?
+            .chunks_exact(lb)
+            .map(<[u8]>::to_vec)
+            .collect();
         out.push(
             eval::evaluate_lines(&p, &t.display().to_string(), &ls).map_err(|e| e.to_string())?,
         );
