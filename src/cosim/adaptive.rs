@@ -1,4 +1,4 @@
-//! Adaptive link compression scoreboard (BDI units and the controller so far): streams lines
+//! Adaptive link compression scoreboard (BDI and FPC units and the controller so far): streams lines
 //! through a unit with random valid gaps and random `ready` back-pressure, and compares every
 //! output with the golden model ([`crate::model::bdi`], [`crate::model::adaptive`]).
 //!
@@ -8,6 +8,9 @@
 //!   payloads (20%: random bits after a random or reserved prefix), every output must equal
 //!   `model::bdi::decompress_prefix` (`m_err_o` and an all-zero line for a reserved prefix);
 //! * `bdi_loopback`: `bdi_comp` → `bdi_decomp` returns every line unchanged;
+//! * `fpc_comp`, `fpc_decomp`, `fpc_loopback`: the same for FPC against `model::fpc`
+//!   (`compress`, `decompress_prefix`; arbitrary payloads are random bits or a model stream
+//!   with one bit flipped, `m_err_o` and an all-zero line where the model rejects them);
 //! * `ctrl` (`adaptive_ctrl`): fed the per-line sizes of `model::adaptive::evaluate` over a
 //!   phase trace (segments of different profiles, so the decisions change), every output
 //!   (`sel_alg`, sampling flag) must equal the model's `replay_lines` over the same lines
@@ -26,6 +29,7 @@ use crate::hdl::{HdlError, Module};
 use crate::model::adaptive::paper::Bench;
 use crate::model::adaptive::{evaluate, replay_lines, AdaptiveReport, Alg, Phase};
 use crate::model::bdi::{self, BdiEncoding};
+use crate::model::fpc;
 use crate::rtl::adaptive::AdaptiveRtlParams;
 use crate::rtl::bdi as rtl;
 use crate::trace::lines::{LineGen, LineProfile};
@@ -42,17 +46,26 @@ pub enum Unit {
     BdiDecomp,
     /// Compressor → decompressor (test only).
     BdiLoopback,
+    /// FPC compressor.
+    FpcComp,
+    /// FPC decompressor.
+    FpcDecomp,
+    /// FPC compressor → decompressor (test only).
+    FpcLoopback,
     /// The adaptive controller (`penalty_select` + `adaptive_ctrl`).
     Ctrl,
 }
 
 impl Unit {
     /// Every unit, the test-only loop-back last.
-    pub const ALL: [Unit; 4] = [
+    pub const ALL: [Unit; 7] = [
         Unit::BdiComp,
         Unit::BdiDecomp,
+        Unit::FpcComp,
+        Unit::FpcDecomp,
         Unit::Ctrl,
         Unit::BdiLoopback,
+        Unit::FpcLoopback,
     ];
 
     /// CLI name.
@@ -61,8 +74,24 @@ impl Unit {
             Unit::BdiComp => "bdi_comp",
             Unit::BdiDecomp => "bdi_decomp",
             Unit::BdiLoopback => "bdi_loopback",
+            Unit::FpcComp => "fpc_comp",
+            Unit::FpcDecomp => "fpc_decomp",
+            Unit::FpcLoopback => "fpc_loopback",
             Unit::Ctrl => "ctrl",
         }
+    }
+
+    /// The algorithm whose model checks the unit (BDI for the controller, unused there).
+    pub fn alg(self) -> Alg {
+        match self {
+            Unit::FpcComp | Unit::FpcDecomp | Unit::FpcLoopback => Alg::Fpc,
+            _ => Alg::Bdi,
+        }
+    }
+
+    /// Whether the unit is a decompressor (fed streams, arbitrary payloads included).
+    pub fn is_decomp(self) -> bool {
+        matches!(self, Unit::BdiDecomp | Unit::FpcDecomp)
     }
 
     /// Parses a CLI name (`loopback` is accepted for `bdi_loopback`, the engine-independent
@@ -88,6 +117,9 @@ pub fn top(p: &AdaptiveRtlParams, unit: Unit) -> Result<Arc<Module>, HdlError> {
         Unit::BdiComp => rtl::compressor(p),
         Unit::BdiDecomp => rtl::decompressor(p),
         Unit::BdiLoopback => rtl::loopback(p),
+        Unit::FpcComp => crate::rtl::fpc::compressor(p),
+        Unit::FpcDecomp => crate::rtl::fpc::decompressor(p),
+        Unit::FpcLoopback => crate::rtl::fpc::loopback(p),
         Unit::Ctrl => crate::rtl::adaptive_ctrl::controller(p),
     }
 }
@@ -101,8 +133,11 @@ pub fn streams(unit: Unit) -> (Stream, Stream) {
             s(&["s_line_i"]),
             m(&["m_ok_o", "m_enc_o", "m_len_o", "m_payload_o"]),
         ),
-        Unit::BdiDecomp => (s(&["s_comp_i", "s_payload_i"]), m(&["m_line_o", "m_err_o"])),
-        Unit::BdiLoopback => (s(&["s_line_i"]), m(&["m_line_o", "m_err_o"])),
+        Unit::BdiDecomp | Unit::FpcDecomp => {
+            (s(&["s_comp_i", "s_payload_i"]), m(&["m_line_o", "m_err_o"]))
+        }
+        Unit::BdiLoopback | Unit::FpcLoopback => (s(&["s_line_i"]), m(&["m_line_o", "m_err_o"])),
+        Unit::FpcComp => (s(&["s_line_i"]), m(&["m_ok_o", "m_len_o", "m_payload_o"])),
         Unit::Ctrl => (
             s(&["s_size_bdi_i", "s_size_fpc_i", "s_size_cpack_i"]),
             m(&["m_sel_alg_o", "m_sample_o"]),
@@ -169,6 +204,8 @@ pub struct LineCase {
     pub line: Vec<u8>,
     /// `model::bdi::compress` of the line.
     pub comp: bdi::BdiCompressed,
+    /// `model::fpc::compress` of the line (Original mode).
+    pub fpc: fpc::FpcCompressed,
     /// Decompressor input override: (`s_comp_i`, stream bytes) of an arbitrary payload and the
     /// expected (line, err).
     pub arbitrary: Option<(bool, Vec<u8>, Vec<u8>, bool)>,
@@ -182,6 +219,7 @@ pub struct LineSource {
     remaining: u64,
     data: Option<(Vec<u8>, usize)>,
     random_payload: f64,
+    alg: Alg,
     /// Lines produced so far.
     pub lines: u64,
     /// Σ sent bits (model `nbits`) so far.
@@ -208,9 +246,17 @@ impl LineSource {
             remaining: cfg.lines,
             data: cfg.data.clone().map(|d| (d, 0)),
             random_payload: cfg.random_payload,
+            alg: Alg::Bdi,
             lines: 0,
             comp_bits: 0,
         }
+    }
+
+    /// The source for the units of `alg` (BDI by default, or FPC): which model's bits
+    /// [`LineSource::comp_bits`] counts and which decoder judges arbitrary payloads.
+    pub fn with_alg(mut self, alg: Alg) -> Self {
+        self.alg = alg;
+        self
     }
 
     /// The next line, or `None` when done.
@@ -238,25 +284,52 @@ impl LineSource {
         self.lines += 1;
         let bp = self.p.bdi();
         let comp = bdi::compress(&bp, &line).expect("valid line");
-        self.comp_bits += comp.nbits as u64;
-        let arbitrary = (decomp && self.rng.gen_bool(self.random_payload)).then(|| {
+        let fp = self.p.fpc();
+        let fpc_comp = fpc::compress(&fp, &line).expect("valid line");
+        self.comp_bits += match self.alg {
+            Alg::Fpc => fpc_comp.nbits,
+            _ => comp.nbits,
+        } as u64;
+        let fpc_arb = self.alg == Alg::Fpc;
+        let arbitrary = (decomp && fpc_arb && self.rng.gen_bool(self.random_payload)).then(|| {
+            // Random bits, or the model's stream with one bit flipped.
             let mut bytes: Vec<u8> = (0..lb).map(|_| self.rng.gen()).collect();
-            // Mostly legal prefixes (arbitrary fields), sometimes reserved ones.
-            if self.rng.gen_bool(0.8) {
-                bytes[0] &= 0x7f;
+            if fpc_comp.compressed && self.rng.gen_bool(0.5) {
+                bytes = fpc_comp.bits.clone();
+                bytes.resize(lb, 0);
+                let b = self.rng.gen_range(0..fpc_comp.nbits);
+                bytes[b / 8] ^= 0x80 >> (b % 8);
             }
             let comp_flag = self.rng.gen_bool(0.9);
             if !comp_flag {
                 return (false, bytes.clone(), bytes, false);
             }
-            match bdi::decompress_prefix(&bp, &bytes) {
+            match fpc::decompress_prefix(&fp, &bytes) {
                 Ok((l, _)) => (true, bytes, l, false),
                 Err(_) => (true, bytes, vec![0u8; lb], true),
             }
         });
+        let arbitrary = arbitrary.or_else(|| {
+            (decomp && !fpc_arb && self.rng.gen_bool(self.random_payload)).then(|| {
+                let mut bytes: Vec<u8> = (0..lb).map(|_| self.rng.gen()).collect();
+                // Mostly legal prefixes (arbitrary fields), sometimes reserved ones.
+                if self.rng.gen_bool(0.8) {
+                    bytes[0] &= 0x7f;
+                }
+                let comp_flag = self.rng.gen_bool(0.9);
+                if !comp_flag {
+                    return (false, bytes.clone(), bytes, false);
+                }
+                match bdi::decompress_prefix(&bp, &bytes) {
+                    Ok((l, _)) => (true, bytes, l, false),
+                    Err(_) => (true, bytes, vec![0u8; lb], true),
+                }
+            })
+        });
         Some(LineCase {
             line,
             comp,
+            fpc: fpc_comp,
             arbitrary,
         })
     }
@@ -296,6 +369,27 @@ pub fn transaction(p: &AdaptiveRtlParams, unit: Unit, c: &LineCase) -> Txn {
                 bus_words(&c.comp.bits, lb),
             ])],
         },
+        Unit::FpcComp => Txn {
+            inputs: vec![Beat(vec![line])],
+            expected: vec![Beat(vec![
+                vec![c.fpc.compressed as u32],
+                vec![c.fpc.nbits as u32],
+                bus_words(&c.fpc.bits, lb),
+            ])],
+        },
+        Unit::FpcDecomp => match &c.arbitrary {
+            Some((comp, bytes, out, err)) => Txn {
+                inputs: vec![Beat(vec![vec![*comp as u32], bus_words(bytes, lb)])],
+                expected: vec![Beat(vec![le_words(out), vec![*err as u32]])],
+            },
+            None => Txn {
+                inputs: vec![Beat(vec![
+                    vec![c.fpc.compressed as u32],
+                    bus_words(&c.fpc.bits, lb),
+                ])],
+                expected: vec![Beat(vec![line, vec![0]])],
+            },
+        },
         Unit::BdiDecomp => match &c.arbitrary {
             Some((comp, bytes, out, err)) => Txn {
                 inputs: vec![Beat(vec![vec![*comp as u32], bus_words(bytes, lb)])],
@@ -309,7 +403,7 @@ pub fn transaction(p: &AdaptiveRtlParams, unit: Unit, c: &LineCase) -> Txn {
                 expected: vec![Beat(vec![line, vec![0]])],
             },
         },
-        Unit::BdiLoopback => Txn {
+        Unit::BdiLoopback | Unit::FpcLoopback => Txn {
             inputs: vec![Beat(vec![line.clone()])],
             expected: vec![Beat(vec![line, vec![0]])],
         },
@@ -465,8 +559,8 @@ pub fn run_with(
         return run_ctrl(dut, p, cfg, progress);
     }
     let (input, output) = streams(unit);
-    let mut src = LineSource::new(p, cfg);
-    let decomp = unit == Unit::BdiDecomp;
+    let mut src = LineSource::new(p, cfg).with_alg(unit.alg());
+    let decomp = unit.is_decomp();
     let mut next = || src.next_case(decomp).map(|c| transaction(p, unit, &c));
     let scfg = StreamConfig {
         seed: cfg.seed,
@@ -482,11 +576,12 @@ pub fn run_with(
             return;
         }
         let bytes = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
-        if unit == Unit::BdiComp {
+        if matches!(unit, Unit::BdiComp | Unit::FpcComp) {
             // Left-aligned bus: stream byte j is bus byte L/8 − 1 − j.
-            let mut bus = bytes(&b[3]);
+            let k = b.len() - 1;
+            let mut bus = bytes(&b[k]);
             bus.reverse();
-            let n = (b[2][0] as usize).div_ceil(8).min(lb);
+            let n = (b[k - 1][0] as usize).div_ceil(8).min(lb);
             captured.extend_from_slice(&bus[..n]);
         } else {
             captured.extend(bytes(&b[0]));
@@ -508,7 +603,8 @@ pub fn run_with(
     Ok(st)
 }
 
-/// Measures latency (one isolated Base4-Δ1 line: the model's golden vector) and throughput
+/// Measures latency (one isolated Base4-Δ1 line: the model's golden vector; for FPC a line
+/// of 15 uncompressed words and a 3 (a 332-bit stream)) and throughput
 /// (2000 lines of every profile, no stalls) of `unit`.
 pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<Timing, String> {
     p.validate()?;
@@ -539,9 +635,11 @@ pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<T
         .collect();
     let line: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let comp = bdi::compress(&p.bdi(), &line).map_err(|e| e.to_string())?;
+    let fpc = fpc::compress(&p.fpc(), &line).map_err(|e| e.to_string())?;
     let case = LineCase {
         line,
         comp,
+        fpc,
         arbitrary: None,
     };
     let latency_cycles = measure_latency(dut, &input, &output, &transaction(p, unit, &case))?;

@@ -2,8 +2,8 @@
 //! `adaptive-link-compression.md` §3, §6), the `adaptive:` section of the YAML configuration.
 //!
 //! The units themselves live one file per algorithm: [`super::bdi`] (`bdi_comp`,
-//! `bdi_decomp`) and [`super::adaptive_ctrl`] (`penalty_select`, `adaptive_ctrl`). FPC and
-//! C-Pack+Z are not built yet.
+//! `bdi_decomp`), [`super::fpc`] (`fpc_comp`, `fpc_decomp`) and [`super::adaptive_ctrl`]
+//! (`penalty_select`, `adaptive_ctrl`). C-Pack+Z is not built yet.
 
 use crate::model::adaptive::{AdaptiveParams, NoQuorum, SampleSend, VoteTie};
 use crate::model::bdi::{BaseRule, BdiParams};
@@ -114,10 +114,7 @@ impl AdaptiveRtlParams {
             vote_tie: self.vote_tie,
             sample_send: self.sample_send,
             bdi: self.bdi(),
-            fpc: FpcParams {
-                line_bytes: self.line_bytes,
-                ..FpcParams::default()
-            },
+            fpc: self.fpc(),
             cpack: CpackParams {
                 line_bytes: self.line_bytes,
                 ..CpackParams::default()
@@ -163,6 +160,14 @@ impl AdaptiveRtlParams {
     /// Width of the compressed-size fields (`len`, bits): `clog2(line_bits + 1)`.
     pub fn len_bits(&self) -> u32 {
         crate::hdl::clog2(self.line_bits() as u64 + 1)
+    }
+
+    /// The matching FPC golden-model parameters (Original mode, the decodable format).
+    pub fn fpc(&self) -> FpcParams {
+        FpcParams {
+            line_bytes: self.line_bytes,
+            ..FpcParams::default()
+        }
     }
 
     /// The matching BDI golden-model parameters.

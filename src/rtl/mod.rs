@@ -10,6 +10,7 @@ pub mod adaptive_ctrl;
 pub mod base_xor;
 pub mod bdi;
 pub mod dbi;
+pub mod fpc;
 pub mod zvc;
 
 use crate::config::Config;
@@ -23,7 +24,7 @@ pub enum Engine {
     Zvc,
     /// Base+XOR Transfer, Zero Data Remapping and DBI (HPCA'18).
     BaseXor,
-    /// Adaptive link compression (IPDPS'19): BDI and the controller so far.
+    /// Adaptive link compression (IPDPS'19): BDI, FPC and the controller so far.
     Adaptive,
 }
 
@@ -72,7 +73,7 @@ impl Engine {
         match self {
             Engine::Zvc => &["compressor", "decompressor"],
             Engine::BaseXor => &["encoder", "decoder", "serializer", "deserializer"],
-            Engine::Adaptive => &["bdi_comp", "bdi_decomp", "ctrl"],
+            Engine::Adaptive => &["bdi_comp", "bdi_decomp", "fpc_comp", "fpc_decomp", "ctrl"],
         }
     }
 
@@ -126,6 +127,8 @@ impl Engine {
                 Ok(vec![
                     unit("bdi_comp", bdi::compressor(p)?),
                     unit("bdi_decomp", bdi::decompressor(p)?),
+                    unit("fpc_comp", fpc::compressor(p)?),
+                    unit("fpc_decomp", fpc::decompressor(p)?),
                     UnitDesign {
                         engine: self,
                         unit: "ctrl",

@@ -1,0 +1,640 @@
+//! FPC compressor and decompressor generators (Alameldeen & Wood, UW TR-1500, 2004, as used
+//! by Tavana et al., IPDPS'19, Table II; spec `adaptive-link-compression.md` §2.2, §3, §6
+//! `fpc_comp` / `fpc_decomp`).
+//!
+//! Both units speak the golden model's Original-mode bitstream ([`crate::model::fpc`],
+//! [`crate::model::fpc::FpcMode::Original`]) on a bus of `L = 8·line_bytes` bits,
+//! **left-aligned** as BDI's ([`super::bdi`]): stream bit p (MSB-first) is bus bit `L−1−p`,
+//! bits after the stream are 0; an uncompressed line is its bytes in order (byte 0 in bits
+//! `[L−1:L−8]`), `ok = 0`, `len = L`. The line ports hold byte i in bits `[8i+7:8i]`
+//! (little-endian 32-bit words, word 0 at the LSB end). `N = line_bytes / 4` words.
+//!
+//! Compressor (`fpc_comp_*`), one line per cycle, two register stages (latency 3 cycles
+//! counting the acceptance cycle, as BDI's and the paper's "3 cycles"):
+//! 1. N word classifiers in parallel (zero, 4-bit / byte / halfword sign-extended, halfword
+//!    padded, two sign-extended bytes, repeated bytes, the model's smallest-size-then-Table-II
+//!    priority), zero-run heads (a zero word whose run of preceding zero words has a length
+//!    ≡ 0 mod 8 starts a `000`+`run−1` token; its run length is the count of zero words from it,
+//!    capped at 8; the other zero words of the run emit nothing — the model's cut every 8
+//!    words), each word's token left-aligned in 35 bits with its length (0, 6, 7, 11, 19, 35);
+//!    then the first levels of the packer, a **log-depth merge tree**: adjacent token groups
+//!    are merged pairwise (`a` at the top, `b` shifted right by `len(a)` with an LSB-first
+//!    logarithmic shifter, lengths added), level widths capped at `L` (a longer stream falls
+//!    back to raw anyway). Registered: the partial groups and the line;
+//! 2. the remaining merge levels, the raw fallback (`stream ≥ L` bits → raw line, `ok = 0`,
+//!    `len = L`). Registered output: `ok`, `len`, `payload`.
+//!
+//! Decompressor (`fpc_decomp_*`), one line per cycle, four register stages (latency 5 cycles
+//! counting the acceptance cycle, the paper's 5): the parse is sequential, one token per
+//! step, N steps (every token yields at least one word), N/4 steps per stage. The remaining
+//! stream is kept **left-aligned** in a buffer: a step decodes the 3-bit prefix at the top,
+//! takes the word from the top 35 bits, and shifts the buffer left by the token length (a 5:1
+//! mux per bit for lengths 6, 7, 11, 19, 35; the buffer loses 6 bits per step, the minimum
+//! token, so step k holds `L − 6k` bits). The word index advances by 1 or by the zero-run
+//! length; the word is written into line slot `idx` (zero runs write nothing: the line starts
+//! at zero). `s_comp_i = 0` passes the raw line (the parse starts finished with the raw line
+//! loaded). `m_err_o` = the model's [`crate::model::fpc::decompress_prefix`] error: a zero run
+//! past the last word, or a token that reads past the `L`-bit bus; the line is then all zero.
+//! Bits after the stream are not inspected.
+
+use super::adaptive::{AdaptiveRtlParams, SPEC};
+use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
+use std::sync::Arc;
+
+fn err(msg: String) -> HdlError {
+    HdlError {
+        module: "fpc".into(),
+        problems: vec![msg],
+    }
+}
+
+/// Register stages of the compressor (latency = stages + 1 cycles, the acceptance cycle
+/// counted).
+pub const COMP_STAGES: usize = 2;
+
+/// Register stages of the decompressor (latency = stages + 1 cycles).
+pub const DECOMP_STAGES: usize = 4;
+
+/// Token lengths by Original-mode prefix (`000` zero run … `111` uncompressed).
+pub const TOKEN_LEN: [u32; 8] = [6, 7, 11, 19, 19, 19, 11, 35];
+
+/// Merge-tree levels built in compressor stage 1 (the rest in stage 2), for `n` words.
+pub fn comp_stage1_levels(n: usize) -> usize {
+    (n.trailing_zeros() as usize) / 2
+}
+
+/// Balanced OR of equal-width terms.
+fn or_tree(terms: Vec<Expr>, width: u32) -> Expr {
+    let mut cur = terms;
+    if cur.is_empty() {
+        return Expr::zero(width);
+    }
+    while cur.len() > 1 {
+        cur = cur
+            .chunks(2)
+            .map(|p| {
+                if p.len() == 2 {
+                    &p[0] | &p[1]
+                } else {
+                    p[0].clone()
+                }
+            })
+            .collect();
+    }
+    cur.pop().unwrap_or_else(|| Expr::zero(width))
+}
+
+/// Whether the value `v` is the sign extension of its low `bits` bits.
+fn fits(v: &Expr, bits: u32) -> Expr {
+    let t = v.slice(bits - 1, v.width() - bits + 1);
+    t.all() | !t.any()
+}
+
+fn header(m: &mut ModuleBuilder, generator: &str, p: &AdaptiveRtlParams, spec: &str) {
+    m.header(format!("Generator: hwzip::rtl::fpc::{}", generator));
+    m.header(format!("Parameters: {}", p.describe()));
+    m.header(format!("Spec: {} {}", SPEC, spec));
+    m.header(
+        "Bus: stream bit p (MSB-first) at payload bit L-1-p, zero after the stream; line byte i at bits [8i+7:8i]",
+    );
+}
+
+/// Valid/ready control of `n` register stages that stall together (BDI's scheme): returns
+/// the per-stage load enables, the last stage's valid and the upstream ready.
+fn stages(
+    m: &mut ModuleBuilder,
+    n: usize,
+    s_valid: &Expr,
+    m_ready: &Expr,
+) -> (Vec<Expr>, Expr, Expr) {
+    let v: Vec<_> = (0..n)
+        .map(|k| m.reg(&format!("st{}_valid_q", k + 1), 1, Some(0)))
+        .collect();
+    let mut free = vec![Expr::zero(1); n];
+    let mut nxt = m_ready.clone();
+    for k in (0..n).rev() {
+        free[k] = m.wire(&format!("st{}_free", k + 1), &(!v[k].q() | nxt.clone()));
+        nxt = free[k].clone();
+    }
+    let mut loads = Vec::new();
+    for k in 0..n {
+        let inv = if k == 0 {
+            s_valid.clone()
+        } else {
+            v[k - 1].q()
+        };
+        loads.push(m.wire(&format!("st{}_load", k + 1), &(&free[k] & &inv)));
+        m.next(&v[k], &free[k].select(&inv, &Expr::ones(1)), None);
+    }
+    (loads, v[n - 1].q(), free[0].clone())
+}
+
+/// One packer merge: `a` (left-aligned, `la` bits used) followed by `b` (left-aligned):
+/// `b` shifted right by `la` with an LSB-first logarithmic shifter, ORed under `a`. The
+/// result is `min(width(a) + width(b), cap)` bits wide.
+fn merge(
+    m: &mut ModuleBuilder,
+    name: &str,
+    a: &(Expr, Expr),
+    b: &(Expr, Expr),
+    cap: u32,
+) -> (Expr, Expr) {
+    let (av, al) = a;
+    let (bv, bl) = b;
+    let wo = (av.width() + bv.width()).min(cap);
+    let mut x = if bv.width() == wo {
+        bv.clone()
+    } else {
+        Expr::cat(&[bv.clone(), Expr::zero(wo - bv.width())])
+    };
+    for j in 0..al.width() {
+        let d = 1u32 << j;
+        if d >= wo {
+            let hi = m.wire(&format!("{}_out", name), &al.slice(j, al.width() - j).any());
+            x = m.wire(&format!("{}_s{}", name, j), &hi.select(&Expr::zero(wo), &x));
+            break;
+        }
+        x = m.wire(
+            &format!("{}_s{}", name, j),
+            &al.bit(j).select(&x.shr(d), &x),
+        );
+    }
+    let ahi = if av.width() == wo {
+        av.clone()
+    } else {
+        Expr::cat(&[av.clone(), Expr::zero(wo - av.width())])
+    };
+    let v = m.wire(&format!("{}_v", name), &(ahi | x));
+    let lw = al.width().max(bl.width()) + 1;
+    let l = m.wire(&format!("{}_len", name), &(al.zext(lw) + bl.zext(lw)));
+    (v, l)
+}
+
+/// `fpc_comp`: line in, FPC stream out (see the module docs).
+///
+/// Ports: `s_valid_i`/`s_ready_o`/`s_line_i[L-1:0]` → `m_valid_o`/`m_ready_i`/`m_ok_o`/
+/// `m_len_o`/`m_payload_o[L-1:0]`.
+pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
+    p.validate().map_err(err)?;
+    let lb = p.line_bytes;
+    let l = p.line_bits();
+    let lw = p.len_bits();
+    let n = lb / 4;
+    let mut m = ModuleBuilder::new(format!("fpc_comp_l{}", lb));
+    header(
+        &mut m,
+        "compressor",
+        p,
+        "§2.2 (Original-mode patterns, zero runs cut every 8 words, raw fallback), §6 fpc_comp (2 stages, II = 1)",
+    );
+    let s1_levels = comp_stage1_levels(n);
+    m.header(format!(
+        "Packer: {}-level merge tree, {} level(s) in stage 1",
+        n.trailing_zeros(),
+        s1_levels
+    ));
+    let s_valid = m.input("s_valid_i", 1);
+    let line = m.input("s_line_i", l);
+    let m_ready = m.input("m_ready_i", 1);
+
+    // ---- Stage 1: classifiers, zero runs, tokens ----
+    m.comment("Stage 1: word classifiers and zero-run heads");
+    let w = line.lanes(32);
+    let zero: Vec<Expr> = (0..n)
+        .map(|i| m.wire(&format!("w{}_zero", i), &!w[i].any()))
+        .collect();
+    let all_zero = |a: usize, b: usize| -> Expr {
+        // zero[a..b] all set (b > a).
+        Expr::cat(&zero[a..b]).all()
+    };
+    let mut toks = Vec::new();
+    for i in 0..n {
+        let v = &w[i];
+        // Head of a zero token: the run of zero words before i has a length ≡ 0 mod 8.
+        let mut head_terms = Vec::new();
+        let mut r = 0;
+        while r <= i {
+            // Exactly r zero words before i.
+            let mut t = if r == 0 {
+                Expr::ones(1)
+            } else {
+                all_zero(i - r, i)
+            };
+            if r < i {
+                t = &t & &!zero[i - r - 1].clone();
+            }
+            head_terms.push(t);
+            r += 8;
+        }
+        let head = m.wire(
+            &format!("w{}_head", i),
+            &(&zero[i] & &or_tree(head_terms, 1)),
+        );
+        // Run length − 1: the thermometer a_k = zero[i..=i+k], k = 1..7, as a binary count.
+        let a: Vec<Expr> = (0..8)
+            .map(|k| {
+                if k == 0 {
+                    Expr::ones(1)
+                } else if i + k < n {
+                    all_zero(i + 1, i + k + 1)
+                } else {
+                    Expr::zero(1)
+                }
+            })
+            .collect();
+        let b2 = a[4].clone();
+        let b1 = (&a[2] & &!&a[4]) | a[6].clone();
+        let b0 = (&a[1] & &!&a[2]) | (&a[3] & &!&a[4]) | (&a[5] & &!&a[6]) | a[7].clone();
+        let runm1 = m.wire(&format!("w{}_runm1", i), &Expr::cat(&[b2, b1, b0]));
+        // Patterns, in the model's priority (smallest size, then Table II number).
+        let s4 = fits(v, 4);
+        let rep = v.slice(8, 24).eq(&v.slice(0, 8).repeat(3));
+        let s8 = fits(v, 8);
+        let s16 = fits(v, 16);
+        let hp = !v.slice(0, 16).any();
+        let th = fits(&v.slice(16, 16), 8) & fits(&v.slice(0, 16), 8);
+        let cands = [
+            (s4, 0b001u64, vec![v.slice(0, 4)]),
+            (rep, 0b110, vec![v.slice(0, 8)]),
+            (s8, 0b010, vec![v.slice(0, 8)]),
+            (s16, 0b011, vec![v.slice(0, 16)]),
+            (hp, 0b100, vec![v.slice(16, 16)]),
+            (th, 0b101, vec![v.slice(16, 8), v.slice(0, 8)]),
+        ];
+        let mut none_before = !&zero[i];
+        let mut tv = vec![head.gate(&Expr::cat(&[
+            Expr::lit(3, 0),
+            runm1.clone(),
+            Expr::zero(29),
+        ]))];
+        let mut tl = vec![head.gate(&Expr::lit(6, 6))];
+        for (k, (c, pre, pay)) in cands.into_iter().enumerate() {
+            let pick = m.wire(&format!("w{}_p{}", i, k), &(&none_before & &c));
+            none_before = &none_before & &!c;
+            let mut parts = vec![Expr::lit(3, pre)];
+            parts.extend(pay);
+            let bits: u32 = parts.iter().map(|x| x.width()).sum();
+            parts.push(Expr::zero(35 - bits));
+            tv.push(pick.gate(&Expr::cat(&parts)));
+            tl.push(pick.gate(&Expr::lit(6, bits as u64)));
+        }
+        let unc = m.wire(&format!("w{}_unc", i), &none_before);
+        tv.push(unc.gate(&Expr::cat(&[Expr::lit(3, 0b111), v.clone()])));
+        tl.push(unc.gate(&Expr::lit(6, 35)));
+        let tokv = m.wire(&format!("w{}_tok", i), &or_tree(tv, 35));
+        let tokl = m.wire(&format!("w{}_len", i), &or_tree(tl, 6));
+        toks.push((tokv, tokl));
+    }
+
+    // ---- Packer: merge tree ----
+    let mut level = 1;
+    let mut nodes = toks;
+    m.comment("Packer merge tree, stage 1 levels");
+    while level <= s1_levels {
+        nodes = nodes
+            .chunks(2)
+            .enumerate()
+            .map(|(j, pr)| merge(&mut m, &format!("mg{}_{}", level, j), &pr[0], &pr[1], l))
+            .collect();
+        level += 1;
+    }
+
+    let (loads, out_valid, s_ready) = stages(&mut m, COMP_STAGES, &s_valid, &m_ready);
+    let ld1 = &loads[0];
+    let ld2 = &loads[1];
+    let line_q = m.reg_next("line_q", None, &line, Some(ld1));
+    let mut nq = Vec::new();
+    for (j, (v, ln)) in nodes.iter().enumerate() {
+        let vq = m.reg_next(&format!("grp{}_q", j), None, v, Some(ld1));
+        let lq = m.reg_next(&format!("grp{}_len_q", j), None, ln, Some(ld1));
+        nq.push((vq, lq));
+    }
+
+    // ---- Stage 2: remaining levels, raw fallback ----
+    m.comment("Stage 2: remaining merge levels, raw fallback");
+    let mut nodes = nq;
+    while nodes.len() > 1 {
+        nodes = nodes
+            .chunks(2)
+            .enumerate()
+            .map(|(j, pr)| merge(&mut m, &format!("mg{}_{}", level, j), &pr[0], &pr[1], l))
+            .collect();
+        level += 1;
+    }
+    let (stream, total) = nodes.pop().ok_or_else(|| err("no words".into()))?;
+    let tw = total.width();
+    let ok = m.wire("ok_s2", &total.lt(&Expr::lit(tw, l as u64)));
+    let raw = Expr::cat(&line_q.lanes(8));
+    let payload = m.wire("payload_s2", &ok.select(&stream, &raw));
+    let len = m.wire(
+        "len_s2",
+        &ok.select(&total.resize(lw), &Expr::lit(lw, l as u64)),
+    );
+    if tw > lw {
+        m.unused(&total.slice(lw, tw - lw));
+    }
+    let okq = m.reg_next("ok_q", None, &ok, Some(ld2));
+    let lenq = m.reg_next("len_q", None, &len, Some(ld2));
+    let payq = m.reg_next("payload_q", None, &payload, Some(ld2));
+    m.output_expr("s_ready_o", &s_ready);
+    m.output_expr("m_valid_o", &out_valid);
+    m.output_expr("m_ok_o", &okq);
+    m.output_expr("m_len_o", &lenq);
+    m.output_expr("m_payload_o", &payq);
+    m.finish()
+}
+
+/// Parse state between decompressor steps.
+#[derive(Clone)]
+struct Parse {
+    /// Remaining stream, left-aligned (`L − 6k` bits at step k).
+    buf: Expr,
+    /// Next word index (`clog2(N+1)` bits).
+    idx: Expr,
+    /// Bits consumed (`clog2(L+1)` bits).
+    pos: Expr,
+    /// Parse finished (line complete, error or raw line).
+    done: Expr,
+    /// Error seen.
+    err: Expr,
+    /// Words written so far, word 0 at the LSB end.
+    line: Vec<Expr>,
+}
+
+/// One decompressor step `k` (see the module docs).
+fn step(m: &mut ModuleBuilder, k: usize, n: usize, l: u32, s: &Parse) -> Parse {
+    let t = format!("k{}", k);
+    let bw = s.buf.width();
+    let top = m.wire(&format!("{}_top", t), &s.buf.slice(bw - 35, 35));
+    let pre = top.slice(32, 3);
+    let sel: Vec<Expr> = (0..8)
+        .map(|c| m.wire(&format!("{}_is{}", t, c), &pre.eq_lit(c)))
+        .collect();
+    let act = m.wire(&format!("{}_act", t), &!&s.done);
+    let z = sel[0].clone();
+    // Token length, one-hot by length class.
+    let by_len: [(u32, Expr); 5] = [
+        (6, sel[0].clone()),
+        (7, sel[1].clone()),
+        (11, &sel[2] | &sel[6]),
+        (19, &sel[3] | &sel[4] | sel[5].clone()),
+        (35, sel[7].clone()),
+    ];
+    let len = or_tree(
+        by_len
+            .iter()
+            .map(|(tl, c)| c.gate(&Expr::lit(6, *tl as u64)))
+            .collect(),
+        6,
+    );
+    let len = m.wire(&format!("{}_len", t), &len);
+    // The word.
+    let sx = |v: Expr, w: u32| {
+        let sign = v.bit(v.width() - 1);
+        Expr::cat(&[sign.repeat(w - v.width()), v])
+    };
+    let vals = [
+        (sel[1].clone(), sx(top.slice(28, 4), 32)),
+        (sel[2].clone(), sx(top.slice(24, 8), 32)),
+        (sel[3].clone(), sx(top.slice(16, 16), 32)),
+        (
+            sel[4].clone(),
+            Expr::cat(&[top.slice(16, 16), Expr::zero(16)]),
+        ),
+        (
+            sel[5].clone(),
+            Expr::cat(&[sx(top.slice(24, 8), 16), sx(top.slice(16, 8), 16)]),
+        ),
+        (sel[6].clone(), top.slice(24, 8).repeat(4)),
+        (sel[7].clone(), top.slice(0, 32)),
+    ];
+    let val = m.wire(
+        &format!("{}_val", t),
+        &or_tree(vals.iter().map(|(s, v)| s.gate(v)).collect(), 32),
+    );
+    // Word index and bit position.
+    let iw = s.idx.width();
+    let nw = clog2(n as u64 + 9);
+    let adv = z.select(
+        &(top.slice(29, 3).zext(nw) + Expr::lit(nw, 1)),
+        &Expr::lit(nw, 1),
+    );
+    let nidx = m.wire(&format!("{}_nidx", t), &(s.idx.zext(nw) + adv));
+    let pw = s.pos.width();
+    let qw = clog2(l as u64 + 36);
+    let npos = m.wire(&format!("{}_npos", t), &(s.pos.zext(qw) + len.zext(qw)));
+    let overrun = &z & &nidx.gt(&Expr::lit(nw, n as u64));
+    let past = npos.gt(&Expr::lit(qw, l as u64));
+    let e = m.wire(&format!("{}_err", t), &(&act & &(overrun | past)));
+    let fin = nidx.ge(&Expr::lit(nw, n as u64));
+    let done = m.wire(&format!("{}_done", t), &(&s.done | &e | (&act & &fin)));
+    let errn = m.wire(&format!("{}_errq", t), &(&s.err | &e));
+    let idx = m.wire(&format!("{}_idx", t), &act.select(&nidx.resize(iw), &s.idx));
+    let pos = m.wire(&format!("{}_pos", t), &act.select(&npos.resize(pw), &s.pos));
+    if nw > iw {
+        m.unused(&nidx.slice(iw, nw - iw));
+    }
+    if qw > pw {
+        m.unused(&npos.slice(pw, qw - pw));
+    }
+    // Write the word into slot idx (slots below k cannot be written at step k).
+    let wr = m.wire(&format!("{}_wr", t), &(&act & &!&z));
+    let mut line = s.line.clone();
+    for (j, slot) in line.iter_mut().enumerate().skip(k) {
+        let hit = &wr & &s.idx.eq_lit(j as u64);
+        *slot = m.wire(&format!("{}_slot{}", t, j), &hit.select(&val, slot));
+    }
+    // Shift the buffer left by the token length; the bottom 6 bits are always fill.
+    let nbw = bw - 6;
+    let opts: Vec<Expr> = by_len
+        .iter()
+        .map(|(tl, c)| {
+            let body = s.buf.slice(0, bw - tl);
+            let v = if *tl > 6 {
+                Expr::cat(&[body, Expr::zero(tl - 6)])
+            } else {
+                body
+            };
+            c.gate(&v)
+        })
+        .collect();
+    let buf = m.wire(&format!("{}_buf", t), &or_tree(opts, nbw));
+    Parse {
+        buf,
+        idx,
+        pos,
+        done,
+        err: errn,
+        line,
+    }
+}
+
+/// `fpc_decomp`: FPC stream (or raw line) in, line out (see the module docs).
+///
+/// Ports: `s_valid_i`/`s_ready_o`/`s_comp_i` (1 = compressed, Comp Alg = FPC; 0 = raw line)/
+/// `s_payload_i[L-1:0]` → `m_valid_o`/`m_ready_i`/`m_line_o[L-1:0]`/`m_err_o` (all-zero line
+/// with `m_err_o` = 1 for a stream the model rejects).
+pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
+    p.validate().map_err(err)?;
+    let lb = p.line_bytes;
+    let l = p.line_bits();
+    let n = lb / 4;
+    let per = n / DECOMP_STAGES;
+    let mut m = ModuleBuilder::new(format!("fpc_decomp_l{}", lb));
+    header(
+        &mut m,
+        "decompressor",
+        p,
+        "§2.2 (Original-mode decode, zero-run overrun and read past the line are errors), §6 fpc_decomp (4 stages, II = 1)",
+    );
+    m.header(format!(
+        "Parse: {} token steps, {} per stage; left-aligned buffer shifted by 6/7/11/19/35 bits",
+        n, per
+    ));
+    let s_valid = m.input("s_valid_i", 1);
+    let comp = m.input("s_comp_i", 1);
+    let pay = m.input("s_payload_i", l);
+    let m_ready = m.input("m_ready_i", 1);
+    let (loads, out_valid, s_ready) = stages(&mut m, DECOMP_STAGES, &s_valid, &m_ready);
+    // Raw line: stream byte j is line byte j.
+    let raw = Expr::cat_lsb(
+        &(0..lb as u32)
+            .map(|j| pay.slice(l - 8 - 8 * j, 8))
+            .collect::<Vec<_>>(),
+    );
+    let raw = m.wire("raw_line", &raw);
+    let iw = clog2(n as u64 + 1);
+    let pw = clog2(l as u64 + 1);
+    let lines_raw = raw.lanes(32);
+    let mut st = Parse {
+        buf: pay.clone(),
+        idx: Expr::zero(iw),
+        pos: Expr::zero(pw),
+        done: !&comp,
+        err: Expr::zero(1),
+        line: lines_raw
+            .iter()
+            .map(|w| comp.select(&Expr::zero(32), w))
+            .collect(),
+    };
+    for (g, ld) in loads.iter().enumerate() {
+        m.comment(format!(
+            "Stage {}: steps {}..{}",
+            g + 1,
+            g * per,
+            (g + 1) * per - 1
+        ));
+        for k in g * per..(g + 1) * per {
+            st = step(&mut m, k, n, l, &st);
+        }
+        let sfx = g + 1;
+        if g + 1 < DECOMP_STAGES {
+            st = Parse {
+                buf: m.reg_next(&format!("buf{}_q", sfx), None, &st.buf, Some(ld)),
+                idx: m.reg_next(&format!("idx{}_q", sfx), None, &st.idx, Some(ld)),
+                pos: m.reg_next(&format!("pos{}_q", sfx), None, &st.pos, Some(ld)),
+                done: m.reg_next(&format!("done{}_q", sfx), None, &st.done, Some(ld)),
+                err: m.reg_next(&format!("err{}_q", sfx), None, &st.err, Some(ld)),
+                line: vec![m.reg_next(
+                    &format!("line{}_q", sfx),
+                    None,
+                    &Expr::cat_lsb(&st.line),
+                    Some(ld),
+                )],
+            };
+            st.line = st.line[0].lanes(32);
+        } else {
+            m.unused(&Expr::cat(&[
+                st.buf.clone(),
+                st.idx.clone(),
+                st.pos.clone(),
+                st.done.clone(),
+            ]));
+        }
+    }
+    let ld = &loads[DECOMP_STAGES - 1];
+    let line = st.err.select(&Expr::zero(l), &Expr::cat_lsb(&st.line));
+    let lq = m.reg_next("line_q", None, &line, Some(ld));
+    let eq = m.reg_next("err_q", None, &st.err, Some(ld));
+    m.output_expr("s_ready_o", &s_ready);
+    m.output_expr("m_valid_o", &out_valid);
+    m.output_expr("m_line_o", &lq);
+    m.output_expr("m_err_o", &eq);
+    m.finish()
+}
+
+/// `fpc_loopback`: `fpc_comp` → `fpc_decomp` (`m_ok_o` drives `s_comp_i`), for the RTL round
+/// trip test: every line comes back unchanged with `m_err_o` = 0.
+pub fn loopback(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
+    let c = compressor(p)?;
+    let d = decompressor(p)?;
+    let mut m = ModuleBuilder::new(format!("fpc_loopback_l{}", p.line_bytes));
+    header(
+        &mut m,
+        "loopback",
+        p,
+        "§6 (fpc_comp → fpc_decomp round trip)",
+    );
+    let s_valid = m.input("s_valid_i", 1);
+    let line = m.input("s_line_i", p.line_bits());
+    let m_ready = m.input("m_ready_i", 1);
+    let r = m.wire_decl("dec_ready", 1);
+    let ci = m.instance(
+        &c,
+        "u_comp",
+        &[
+            ("s_valid_i", s_valid),
+            ("s_line_i", line),
+            ("m_ready_i", r.expr()),
+        ],
+    );
+    let di = m.instance(
+        &d,
+        "u_decomp",
+        &[
+            ("s_valid_i", ci.out("m_valid_o")),
+            ("s_comp_i", ci.out("m_ok_o")),
+            ("s_payload_i", ci.out("m_payload_o")),
+            ("m_ready_i", m_ready),
+        ],
+    );
+    m.drive(&r, &di.out("s_ready_o"));
+    m.unused(&ci.out("m_len_o"));
+    m.output_expr("s_ready_o", &ci.out("s_ready_o"));
+    m.output_expr("m_valid_o", &di.out("m_valid_o"));
+    m.output_expr("m_line_o", &di.out("m_line_o"));
+    m.output_expr("m_err_o", &di.out("m_err_o"));
+    m.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::fpc::FpcPattern;
+
+    #[test]
+    fn token_lengths_follow_the_model() {
+        for p in FpcPattern::WORD_PATTERNS {
+            let pre = p.original_prefix().unwrap() as usize;
+            let want = if p == FpcPattern::ZeroWord {
+                6
+            } else {
+                3 + p.payload_bits() as u32
+            };
+            assert_eq!(TOKEN_LEN[pre], want, "{:?}", p);
+        }
+    }
+
+    #[test]
+    fn units_generate_for_every_line_size() {
+        for lb in [32, 64, 128] {
+            let p = AdaptiveRtlParams {
+                line_bytes: lb,
+                ..AdaptiveRtlParams::default()
+            };
+            compressor(&p).unwrap();
+            decompressor(&p).unwrap();
+            loopback(&p).unwrap();
+        }
+    }
+}
