@@ -603,8 +603,9 @@ pub fn run_with(
     Ok(st)
 }
 
-/// Measures latency (one isolated Base4-Δ1 line: the model's golden vector; for FPC a line
-/// of 15 uncompressed words and a 3 (a 332-bit stream)) and throughput
+/// Measures latency (one isolated Base4-Δ1 line: the model's golden vector; FPC sends the
+/// same line raw, its 532-bit stream being longer than the line — the FPC pipelines have a
+/// fixed depth, so the latency does not depend on the line) and throughput
 /// (2000 lines of every profile, no stalls) of `unit`.
 pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<Timing, String> {
     p.validate()?;
@@ -754,6 +755,56 @@ mod tests {
     }
 
     #[test]
+    fn fpc_stimulus_reaches_every_pattern_and_both_decoder_outcomes() {
+        use crate::model::fpc::FpcPattern;
+        let p = AdaptiveRtlParams::default();
+        let cfg = StimConfig {
+            lines: 5_000,
+            ..StimConfig::default()
+        };
+        let mut src = LineSource::new(&p, &cfg).with_alg(Alg::Fpc);
+        let mut pats = std::collections::BTreeSet::new();
+        let (mut raw, mut comp, mut arb_ok, mut arb_err) = (0, 0, 0, 0);
+        let mut long_run = false;
+        while let Some(c) = src.next_case(true) {
+            pats.extend(c.fpc.class.words.iter().copied());
+            if c.fpc.compressed {
+                comp += 1;
+            } else {
+                raw += 1;
+            }
+            long_run |= c.line.chunks(4).all(|w| w == [0; 4]);
+            match c.arbitrary {
+                Some((true, _, _, true)) => arb_err += 1,
+                Some((true, _, _, false)) => arb_ok += 1,
+                _ => {}
+            }
+        }
+        assert_eq!(pats.len(), 8, "{:?}", pats);
+        assert!(pats.contains(&FpcPattern::TwoHalves));
+        assert!(raw > 100 && comp > 100, "raw {raw} compressed {comp}");
+        assert!(long_run, "no all-zero line (zero runs cut at 8 words)");
+        assert!(
+            arb_ok > 50 && arb_err > 50,
+            "arbitrary ok {arb_ok} err {arb_err}"
+        );
+    }
+
+    #[test]
+    fn interpreter_fpc_units_match_model_at_128_bytes() {
+        let p = params("{line_bytes: 128}");
+        for unit in [Unit::FpcComp, Unit::FpcDecomp, Unit::FpcLoopback] {
+            let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
+            let cfg = StimConfig {
+                lines: 100,
+                ..StimConfig::default()
+            };
+            let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
+            assert_eq!(st.lines, 100);
+        }
+    }
+
+    #[test]
     fn interpreter_units_match_model() {
         for y in [
             "{}",
@@ -814,6 +865,60 @@ mod verilator_tests {
             run_unit(&p, Unit::BdiDecomp, n, 20 + i as u64);
             run_unit(&p, Unit::BdiLoopback, n, 30 + i as u64);
         }
+    }
+
+    #[test]
+    fn verilator_fpc_units_match_model() {
+        for (i, y) in ["{}", "{line_bytes: 32}", "{line_bytes: 128}"]
+            .iter()
+            .enumerate()
+        {
+            let p = params(y);
+            let n = if i == 0 { 30_000 } else { 5_000 };
+            run_unit(&p, Unit::FpcComp, n, 110 + i as u64);
+            run_unit(&p, Unit::FpcDecomp, n, 120 + i as u64);
+            run_unit(&p, Unit::FpcLoopback, n, 130 + i as u64);
+        }
+    }
+
+    #[test]
+    fn verilator_fpc_latency_and_throughput() {
+        for lb in [32, 64, 128] {
+            let p = params(&format!("{{line_bytes: {lb}}}"));
+            for (unit, lat) in [(Unit::FpcComp, 3), (Unit::FpcDecomp, 5)] {
+                let mut dut = VerilatorDut::new(&top(&p, unit).unwrap(), false).unwrap();
+                let t = measure(&mut dut, &p, unit).unwrap();
+                assert_eq!(t.latency_cycles, lat, "{} {lb} B", unit.name());
+                assert!(t.in_beats_per_cycle > 0.99, "{}: {:?}", unit.name(), t);
+            }
+        }
+    }
+
+    #[test]
+    fn scoreboard_catches_injected_fpc_faults() {
+        let p = AdaptiveRtlParams::default();
+        let cfg = StimConfig {
+            lines: 5_000,
+            ..StimConfig::default()
+        };
+        // Packer, level-1 merge of words 2 and 3: the shift-by-4 stage's select inverted.
+        let mut dut = faulty(&p, Unit::FpcComp, &|v| {
+            invert_mux_select(v, "mg1_1_s2").expect("mg1_1_s2 is a mux")
+        });
+        let m = run(&mut dut, &p, Unit::FpcComp, &cfg)
+            .unwrap()
+            .first_mismatch
+            .expect("the injected fault must be detected");
+        assert_eq!(m.field, "m_payload_o");
+        // Decompressor step 5: the write of word slot 7 inverted.
+        let mut dut = faulty(&p, Unit::FpcDecomp, &|v| {
+            invert_mux_select(v, "k5_slot7").expect("k5_slot7 is a mux")
+        });
+        let m = run(&mut dut, &p, Unit::FpcDecomp, &cfg)
+            .unwrap()
+            .first_mismatch
+            .expect("the injected fault must be detected");
+        assert_eq!(m.field, "m_line_o");
     }
 
     fn ctrl_verilator(y: &str, lines: u64, seed: u64) -> AdaptiveReport {
