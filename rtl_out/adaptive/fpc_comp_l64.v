@@ -315,49 +315,57 @@ module fpc_comp_l64 (
   wire st1_free;
   wire st1_load;
   wire st2_load;
+  wire [9:0] grp0_end;
+  wire [9:0] grp1_end;
+  wire [9:0] grp2_end;
+  wire [9:0] grp3_end;
+  wire ok_s1;
+  wire [9:0] len_s1;
   reg  [511:0] line_q;
+  reg  ok1_q;
+  reg  [9:0] len1_q;
   reg  [139:0] grp0_q;
-  reg  [7:0] grp0_len_q;
   reg  [139:0] grp1_q;
-  reg  [7:0] grp1_len_q;
+  reg  [9:0] grp1_off_q;
   reg  [139:0] grp2_q;
-  reg  [7:0] grp2_len_q;
+  reg  [9:0] grp2_off_q;
   reg  [139:0] grp3_q;
-  reg  [7:0] grp3_len_q;
-  wire [279:0] mg3_0_s0;
-  wire [279:0] mg3_0_s1;
-  wire [279:0] mg3_0_s2;
-  wire [279:0] mg3_0_s3;
-  wire [279:0] mg3_0_s4;
-  wire [279:0] mg3_0_s5;
-  wire [279:0] mg3_0_s6;
-  wire [279:0] mg3_0_s7;
-  wire [279:0] mg3_0_v;
-  wire [8:0] mg3_0_len;
-  wire [279:0] mg3_1_s0;
-  wire [279:0] mg3_1_s1;
-  wire [279:0] mg3_1_s2;
-  wire [279:0] mg3_1_s3;
-  wire [279:0] mg3_1_s4;
-  wire [279:0] mg3_1_s5;
-  wire [279:0] mg3_1_s6;
-  wire [279:0] mg3_1_s7;
-  wire [279:0] mg3_1_v;
-  wire [8:0] mg3_1_len;
-  wire [511:0] mg4_0_s0;
-  wire [511:0] mg4_0_s1;
-  wire [511:0] mg4_0_s2;
-  wire [511:0] mg4_0_s3;
-  wire [511:0] mg4_0_s4;
-  wire [511:0] mg4_0_s5;
-  wire [511:0] mg4_0_s6;
-  wire [511:0] mg4_0_s7;
-  wire [511:0] mg4_0_s8;
-  wire [511:0] mg4_0_v;
-  wire [9:0] mg4_0_len;
-  wire ok_s2;
+  reg  [9:0] grp3_off_q;
+  wire [511:0] pl1_s0;
+  wire [511:0] pl1_s1;
+  wire [511:0] pl1_s2;
+  wire [511:0] pl1_s3;
+  wire [511:0] pl1_s4;
+  wire [511:0] pl1_s5;
+  wire [511:0] pl1_s6;
+  wire [511:0] pl1_s7;
+  wire [511:0] pl1_s8;
+  wire pl1_out;
+  wire [511:0] pl1_s9;
+  wire [511:0] pl2_s0;
+  wire [511:0] pl2_s1;
+  wire [511:0] pl2_s2;
+  wire [511:0] pl2_s3;
+  wire [511:0] pl2_s4;
+  wire [511:0] pl2_s5;
+  wire [511:0] pl2_s6;
+  wire [511:0] pl2_s7;
+  wire [511:0] pl2_s8;
+  wire pl2_out;
+  wire [511:0] pl2_s9;
+  wire [511:0] pl3_s0;
+  wire [511:0] pl3_s1;
+  wire [511:0] pl3_s2;
+  wire [511:0] pl3_s3;
+  wire [511:0] pl3_s4;
+  wire [511:0] pl3_s5;
+  wire [511:0] pl3_s6;
+  wire [511:0] pl3_s7;
+  wire [511:0] pl3_s8;
+  wire pl3_out;
+  wire [511:0] pl3_s9;
+  wire [511:0] stream_s2;
   wire [511:0] payload_s2;
-  wire [9:0] len_s2;
   reg  ok_q;
   reg  [9:0] len_q;
   reg  [511:0] payload_q;
@@ -661,42 +669,49 @@ module fpc_comp_l64 (
   assign st1_free = (~st1_valid_q | st2_free);
   assign st1_load = (st1_free & s_valid_i);
   assign st2_load = (st2_free & st1_valid_q);
+  assign grp0_end = (10'd0 + {2'd0, mg2_0_len});
+  assign grp1_end = (grp0_end + {2'd0, mg2_1_len});
+  assign grp2_end = (grp1_end + {2'd0, mg2_2_len});
+  assign grp3_end = (grp2_end + {2'd0, mg2_3_len});
+  assign ok_s1 = (grp3_end < 10'd512);
+  assign len_s1 = (ok_s1 ? grp3_end : 10'd512);
 
-  // Stage 2: remaining merge levels, raw fallback
-  assign mg3_0_s0 = (grp0_len_q[0] ? {1'd0, grp1_q, 139'h00000000000000000000000000000000000} : {grp1_q, 140'h00000000000000000000000000000000000});
-  assign mg3_0_s1 = (grp0_len_q[1] ? {2'd0, mg3_0_s0[279:2]} : mg3_0_s0);
-  assign mg3_0_s2 = (grp0_len_q[2] ? {4'd0, mg3_0_s1[279:4]} : mg3_0_s1);
-  assign mg3_0_s3 = (grp0_len_q[3] ? {8'd0, mg3_0_s2[279:8]} : mg3_0_s2);
-  assign mg3_0_s4 = (grp0_len_q[4] ? {16'd0, mg3_0_s3[279:16]} : mg3_0_s3);
-  assign mg3_0_s5 = (grp0_len_q[5] ? {32'd0, mg3_0_s4[279:32]} : mg3_0_s4);
-  assign mg3_0_s6 = (grp0_len_q[6] ? {64'h0000000000000000, mg3_0_s5[279:64]} : mg3_0_s5);
-  assign mg3_0_s7 = (grp0_len_q[7] ? {128'h00000000000000000000000000000000, mg3_0_s6[279:128]} : mg3_0_s6);
-  assign mg3_0_v = ({grp0_q, 140'h00000000000000000000000000000000000} | mg3_0_s7);
-  assign mg3_0_len = ({1'd0, grp0_len_q} + {1'd0, grp1_len_q});
-  assign mg3_1_s0 = (grp2_len_q[0] ? {1'd0, grp3_q, 139'h00000000000000000000000000000000000} : {grp3_q, 140'h00000000000000000000000000000000000});
-  assign mg3_1_s1 = (grp2_len_q[1] ? {2'd0, mg3_1_s0[279:2]} : mg3_1_s0);
-  assign mg3_1_s2 = (grp2_len_q[2] ? {4'd0, mg3_1_s1[279:4]} : mg3_1_s1);
-  assign mg3_1_s3 = (grp2_len_q[3] ? {8'd0, mg3_1_s2[279:8]} : mg3_1_s2);
-  assign mg3_1_s4 = (grp2_len_q[4] ? {16'd0, mg3_1_s3[279:16]} : mg3_1_s3);
-  assign mg3_1_s5 = (grp2_len_q[5] ? {32'd0, mg3_1_s4[279:32]} : mg3_1_s4);
-  assign mg3_1_s6 = (grp2_len_q[6] ? {64'h0000000000000000, mg3_1_s5[279:64]} : mg3_1_s5);
-  assign mg3_1_s7 = (grp2_len_q[7] ? {128'h00000000000000000000000000000000, mg3_1_s6[279:128]} : mg3_1_s6);
-  assign mg3_1_v = ({grp2_q, 140'h00000000000000000000000000000000000} | mg3_1_s7);
-  assign mg3_1_len = ({1'd0, grp2_len_q} + {1'd0, grp3_len_q});
-  assign mg4_0_s0 = (mg3_0_len[0] ? {1'd0, mg3_1_v, 231'h0000000000000000000000000000000000000000000000000000000000} : {mg3_1_v, 232'h0000000000000000000000000000000000000000000000000000000000});
-  assign mg4_0_s1 = (mg3_0_len[1] ? {2'd0, mg4_0_s0[511:2]} : mg4_0_s0);
-  assign mg4_0_s2 = (mg3_0_len[2] ? {4'd0, mg4_0_s1[511:4]} : mg4_0_s1);
-  assign mg4_0_s3 = (mg3_0_len[3] ? {8'd0, mg4_0_s2[511:8]} : mg4_0_s2);
-  assign mg4_0_s4 = (mg3_0_len[4] ? {16'd0, mg4_0_s3[511:16]} : mg4_0_s3);
-  assign mg4_0_s5 = (mg3_0_len[5] ? {32'd0, mg4_0_s4[511:32]} : mg4_0_s4);
-  assign mg4_0_s6 = (mg3_0_len[6] ? {64'h0000000000000000, mg4_0_s5[511:64]} : mg4_0_s5);
-  assign mg4_0_s7 = (mg3_0_len[7] ? {128'h00000000000000000000000000000000, mg4_0_s6[511:128]} : mg4_0_s6);
-  assign mg4_0_s8 = (mg3_0_len[8] ? {256'h0000000000000000000000000000000000000000000000000000000000000000, mg4_0_s7[511:256]} : mg4_0_s7);
-  assign mg4_0_v = ({mg3_0_v, 232'h0000000000000000000000000000000000000000000000000000000000} | mg4_0_s8);
-  assign mg4_0_len = ({1'd0, mg3_0_len} + {1'd0, mg3_1_len});
-  assign ok_s2 = (mg4_0_len < 10'd512);
-  assign payload_s2 = (ok_s2 ? mg4_0_v : {line_q[7:0], line_q[15:8], line_q[23:16], line_q[31:24], line_q[39:32], line_q[47:40], line_q[55:48], line_q[63:56], line_q[71:64], line_q[79:72], line_q[87:80], line_q[95:88], line_q[103:96], line_q[111:104], line_q[119:112], line_q[127:120], line_q[135:128], line_q[143:136], line_q[151:144], line_q[159:152], line_q[167:160], line_q[175:168], line_q[183:176], line_q[191:184], line_q[199:192], line_q[207:200], line_q[215:208], line_q[223:216], line_q[231:224], line_q[239:232], line_q[247:240], line_q[255:248], line_q[263:256], line_q[271:264], line_q[279:272], line_q[287:280], line_q[295:288], line_q[303:296], line_q[311:304], line_q[319:312], line_q[327:320], line_q[335:328], line_q[343:336], line_q[351:344], line_q[359:352], line_q[367:360], line_q[375:368], line_q[383:376], line_q[391:384], line_q[399:392], line_q[407:400], line_q[415:408], line_q[423:416], line_q[431:424], line_q[439:432], line_q[447:440], line_q[455:448], line_q[463:456], line_q[471:464], line_q[479:472], line_q[487:480], line_q[495:488], line_q[503:496], line_q[511:504]});
-  assign len_s2 = (ok_s2 ? mg4_0_len : 10'd512);
+  // Stage 2: every group shifted to its offset (parallel shifters), OR, raw fallback
+  assign pl1_s0 = (grp1_off_q[0] ? {1'd0, grp1_q, 371'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000} : {grp1_q, 372'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000});
+  assign pl1_s1 = (grp1_off_q[1] ? {2'd0, pl1_s0[511:2]} : pl1_s0);
+  assign pl1_s2 = (grp1_off_q[2] ? {4'd0, pl1_s1[511:4]} : pl1_s1);
+  assign pl1_s3 = (grp1_off_q[3] ? {8'd0, pl1_s2[511:8]} : pl1_s2);
+  assign pl1_s4 = (grp1_off_q[4] ? {16'd0, pl1_s3[511:16]} : pl1_s3);
+  assign pl1_s5 = (grp1_off_q[5] ? {32'd0, pl1_s4[511:32]} : pl1_s4);
+  assign pl1_s6 = (grp1_off_q[6] ? {64'h0000000000000000, pl1_s5[511:64]} : pl1_s5);
+  assign pl1_s7 = (grp1_off_q[7] ? {128'h00000000000000000000000000000000, pl1_s6[511:128]} : pl1_s6);
+  assign pl1_s8 = (grp1_off_q[8] ? {256'h0000000000000000000000000000000000000000000000000000000000000000, pl1_s7[511:256]} : pl1_s7);
+  assign pl1_out = grp1_off_q[9];
+  assign pl1_s9 = (pl1_out ? 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000 : pl1_s8);
+  assign pl2_s0 = (grp2_off_q[0] ? {1'd0, grp2_q, 371'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000} : {grp2_q, 372'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000});
+  assign pl2_s1 = (grp2_off_q[1] ? {2'd0, pl2_s0[511:2]} : pl2_s0);
+  assign pl2_s2 = (grp2_off_q[2] ? {4'd0, pl2_s1[511:4]} : pl2_s1);
+  assign pl2_s3 = (grp2_off_q[3] ? {8'd0, pl2_s2[511:8]} : pl2_s2);
+  assign pl2_s4 = (grp2_off_q[4] ? {16'd0, pl2_s3[511:16]} : pl2_s3);
+  assign pl2_s5 = (grp2_off_q[5] ? {32'd0, pl2_s4[511:32]} : pl2_s4);
+  assign pl2_s6 = (grp2_off_q[6] ? {64'h0000000000000000, pl2_s5[511:64]} : pl2_s5);
+  assign pl2_s7 = (grp2_off_q[7] ? {128'h00000000000000000000000000000000, pl2_s6[511:128]} : pl2_s6);
+  assign pl2_s8 = (grp2_off_q[8] ? {256'h0000000000000000000000000000000000000000000000000000000000000000, pl2_s7[511:256]} : pl2_s7);
+  assign pl2_out = grp2_off_q[9];
+  assign pl2_s9 = (pl2_out ? 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000 : pl2_s8);
+  assign pl3_s0 = (grp3_off_q[0] ? {1'd0, grp3_q, 371'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000} : {grp3_q, 372'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000});
+  assign pl3_s1 = (grp3_off_q[1] ? {2'd0, pl3_s0[511:2]} : pl3_s0);
+  assign pl3_s2 = (grp3_off_q[2] ? {4'd0, pl3_s1[511:4]} : pl3_s1);
+  assign pl3_s3 = (grp3_off_q[3] ? {8'd0, pl3_s2[511:8]} : pl3_s2);
+  assign pl3_s4 = (grp3_off_q[4] ? {16'd0, pl3_s3[511:16]} : pl3_s3);
+  assign pl3_s5 = (grp3_off_q[5] ? {32'd0, pl3_s4[511:32]} : pl3_s4);
+  assign pl3_s6 = (grp3_off_q[6] ? {64'h0000000000000000, pl3_s5[511:64]} : pl3_s5);
+  assign pl3_s7 = (grp3_off_q[7] ? {128'h00000000000000000000000000000000, pl3_s6[511:128]} : pl3_s6);
+  assign pl3_s8 = (grp3_off_q[8] ? {256'h0000000000000000000000000000000000000000000000000000000000000000, pl3_s7[511:256]} : pl3_s7);
+  assign pl3_out = grp3_off_q[9];
+  assign pl3_s9 = (pl3_out ? 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000 : pl3_s8);
+  assign stream_s2 = (({grp0_q, 372'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000} | pl1_s9) | (pl2_s9 | pl3_s9));
+  assign payload_s2 = (ok1_q ? stream_s2 : {line_q[7:0], line_q[15:8], line_q[23:16], line_q[31:24], line_q[39:32], line_q[47:40], line_q[55:48], line_q[63:56], line_q[71:64], line_q[79:72], line_q[87:80], line_q[95:88], line_q[103:96], line_q[111:104], line_q[119:112], line_q[127:120], line_q[135:128], line_q[143:136], line_q[151:144], line_q[159:152], line_q[167:160], line_q[175:168], line_q[183:176], line_q[191:184], line_q[199:192], line_q[207:200], line_q[215:208], line_q[223:216], line_q[231:224], line_q[239:232], line_q[247:240], line_q[255:248], line_q[263:256], line_q[271:264], line_q[279:272], line_q[287:280], line_q[295:288], line_q[303:296], line_q[311:304], line_q[319:312], line_q[327:320], line_q[335:328], line_q[343:336], line_q[351:344], line_q[359:352], line_q[367:360], line_q[375:368], line_q[383:376], line_q[391:384], line_q[399:392], line_q[407:400], line_q[415:408], line_q[423:416], line_q[431:424], line_q[439:432], line_q[447:440], line_q[455:448], line_q[463:456], line_q[471:464], line_q[479:472], line_q[487:480], line_q[495:488], line_q[503:496], line_q[511:504]});
   assign s_ready_o = st1_free;
   assign m_valid_o = st2_valid_q;
   assign m_ok_o = ok_q;
@@ -716,34 +731,37 @@ module fpc_comp_l64 (
     if (st1_load) line_q <= s_line_i;
   end
   always @(posedge clk_i) begin
-    if (st1_load) grp0_q <= mg2_0_v;
+    if (st1_load) ok1_q <= ok_s1;
   end
   always @(posedge clk_i) begin
-    if (st1_load) grp0_len_q <= mg2_0_len;
+    if (st1_load) len1_q <= len_s1;
+  end
+  always @(posedge clk_i) begin
+    if (st1_load) grp0_q <= mg2_0_v;
   end
   always @(posedge clk_i) begin
     if (st1_load) grp1_q <= mg2_1_v;
   end
   always @(posedge clk_i) begin
-    if (st1_load) grp1_len_q <= mg2_1_len;
+    if (st1_load) grp1_off_q <= grp0_end;
   end
   always @(posedge clk_i) begin
     if (st1_load) grp2_q <= mg2_2_v;
   end
   always @(posedge clk_i) begin
-    if (st1_load) grp2_len_q <= mg2_2_len;
+    if (st1_load) grp2_off_q <= grp1_end;
   end
   always @(posedge clk_i) begin
     if (st1_load) grp3_q <= mg2_3_v;
   end
   always @(posedge clk_i) begin
-    if (st1_load) grp3_len_q <= mg2_3_len;
+    if (st1_load) grp3_off_q <= grp2_end;
   end
   always @(posedge clk_i) begin
-    if (st2_load) ok_q <= ok_s2;
+    if (st2_load) ok_q <= ok1_q;
   end
   always @(posedge clk_i) begin
-    if (st2_load) len_q <= len_s2;
+    if (st2_load) len_q <= len1_q;
   end
   always @(posedge clk_i) begin
     if (st2_load) payload_q <= payload_s2;

@@ -60,7 +60,7 @@ pub const TOKEN_LEN: [u32; 8] = [6, 7, 11, 19, 19, 19, 11, 35];
 
 /// Merge-tree levels built in compressor stage 1 (the rest in stage 2), for `n` words.
 pub fn comp_stage1_levels(n: usize) -> usize {
-    (n.trailing_zeros() as usize) / 2
+    (n.trailing_zeros() as usize).saturating_sub(2)
 }
 
 /// Balanced OR of equal-width terms.
@@ -129,6 +129,31 @@ fn stages(
     (loads, v[n - 1].q(), free[0].clone())
 }
 
+/// `v` (left-aligned) shifted right by `amt` into a `wo`-bit field (`wo ≥ width(v)`), zero
+/// filled: an LSB-first logarithmic shifter, one named stage `<name>_s<bit>` per amount bit.
+fn place(m: &mut ModuleBuilder, name: &str, v: &Expr, amt: &Expr, wo: u32) -> Expr {
+    let mut x = if v.width() == wo {
+        v.clone()
+    } else {
+        Expr::cat(&[v.clone(), Expr::zero(wo - v.width())])
+    };
+    for j in 0..amt.width() {
+        let d = 1u32 << j;
+        if d >= wo {
+            let hi = m.wire(
+                &format!("{}_out", name),
+                &amt.slice(j, amt.width() - j).any(),
+            );
+            return m.wire(&format!("{}_s{}", name, j), &hi.select(&Expr::zero(wo), &x));
+        }
+        x = m.wire(
+            &format!("{}_s{}", name, j),
+            &amt.bit(j).select(&x.shr(d), &x),
+        );
+    }
+    x
+}
+
 /// One packer merge: `a` (left-aligned, `la` bits used) followed by `b` (left-aligned):
 /// `b` shifted right by `la` with an LSB-first logarithmic shifter, ORed under `a`. The
 /// result is `min(width(a) + width(b), cap)` bits wide.
@@ -142,23 +167,7 @@ fn merge(
     let (av, al) = a;
     let (bv, bl) = b;
     let wo = (av.width() + bv.width()).min(cap);
-    let mut x = if bv.width() == wo {
-        bv.clone()
-    } else {
-        Expr::cat(&[bv.clone(), Expr::zero(wo - bv.width())])
-    };
-    for j in 0..al.width() {
-        let d = 1u32 << j;
-        if d >= wo {
-            let hi = m.wire(&format!("{}_out", name), &al.slice(j, al.width() - j).any());
-            x = m.wire(&format!("{}_s{}", name, j), &hi.select(&Expr::zero(wo), &x));
-            break;
-        }
-        x = m.wire(
-            &format!("{}_s{}", name, j),
-            &al.bit(j).select(&x.shr(d), &x),
-        );
-    }
+    let x = place(m, name, bv, al, wo);
     let ahi = if av.width() == wo {
         av.clone()
     } else {
@@ -302,39 +311,56 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let (loads, out_valid, s_ready) = stages(&mut m, COMP_STAGES, &s_valid, &m_ready);
     let ld1 = &loads[0];
     let ld2 = &loads[1];
-    let line_q = m.reg_next("line_q", None, &line, Some(ld1));
-    let mut nq = Vec::new();
-    for (j, (v, ln)) in nodes.iter().enumerate() {
-        let vq = m.reg_next(&format!("grp{}_q", j), None, v, Some(ld1));
-        let lq = m.reg_next(&format!("grp{}_len_q", j), None, ln, Some(ld1));
-        nq.push((vq, lq));
+    // The group offsets (exclusive prefix sum of the group lengths), the total, the fallback.
+    let tw = clog2(35 * n as u64 + 1);
+    let mut offs = Vec::new();
+    let mut acc = Expr::zero(tw);
+    for (j, (_, ln)) in nodes.iter().enumerate() {
+        offs.push(acc.clone());
+        acc = m.wire(&format!("grp{}_end", j), &(&acc + &ln.zext(tw)));
     }
-
-    // ---- Stage 2: remaining levels, raw fallback ----
-    m.comment("Stage 2: remaining merge levels, raw fallback");
-    let mut nodes = nq;
-    while nodes.len() > 1 {
-        nodes = nodes
-            .chunks(2)
-            .enumerate()
-            .map(|(j, pr)| merge(&mut m, &format!("mg{}_{}", level, j), &pr[0], &pr[1], l))
-            .collect();
-        level += 1;
-    }
-    let (stream, total) = nodes.pop().ok_or_else(|| err("no words".into()))?;
-    let tw = total.width();
-    let ok = m.wire("ok_s2", &total.lt(&Expr::lit(tw, l as u64)));
-    let raw = Expr::cat(&line_q.lanes(8));
-    let payload = m.wire("payload_s2", &ok.select(&stream, &raw));
+    let total = acc;
+    let ok = m.wire("ok_s1", &total.lt(&Expr::lit(tw, l as u64)));
     let len = m.wire(
-        "len_s2",
+        "len_s1",
         &ok.select(&total.resize(lw), &Expr::lit(lw, l as u64)),
     );
     if tw > lw {
         m.unused(&total.slice(lw, tw - lw));
     }
-    let okq = m.reg_next("ok_q", None, &ok, Some(ld2));
-    let lenq = m.reg_next("len_q", None, &len, Some(ld2));
+    let line_q = m.reg_next("line_q", None, &line, Some(ld1));
+    let ok_q1 = m.reg_next("ok1_q", None, &ok, Some(ld1));
+    let len_q1 = m.reg_next("len1_q", None, &len, Some(ld1));
+    let mut nq = Vec::new();
+    for (j, ((v, _), o)) in nodes.iter().zip(&offs).enumerate() {
+        let vq = m.reg_next(&format!("grp{}_q", j), None, v, Some(ld1));
+        // Group 0 starts at bit 0.
+        let oq = if j == 0 {
+            o.clone()
+        } else {
+            m.reg_next(&format!("grp{}_off_q", j), None, o, Some(ld1))
+        };
+        nq.push((vq, oq));
+    }
+
+    // ---- Stage 2: groups placed at their offsets, raw fallback ----
+    m.comment("Stage 2: every group shifted to its offset (parallel shifters), OR, raw fallback");
+    let placed: Vec<Expr> = nq
+        .iter()
+        .enumerate()
+        .map(|(j, (v, o))| {
+            if j == 0 {
+                Expr::cat(&[v.clone(), Expr::zero(l - v.width())])
+            } else {
+                place(&mut m, &format!("pl{}", j), v, o, l)
+            }
+        })
+        .collect();
+    let stream = m.wire("stream_s2", &or_tree(placed, l));
+    let raw = Expr::cat(&line_q.lanes(8));
+    let payload = m.wire("payload_s2", &ok_q1.select(&stream, &raw));
+    let okq = m.reg_next("ok_q", None, &ok_q1, Some(ld2));
+    let lenq = m.reg_next("len_q", None, &len_q1, Some(ld2));
     let payq = m.reg_next("payload_q", None, &payload, Some(ld2));
     m.output_expr("s_ready_o", &s_ready);
     m.output_expr("m_valid_o", &out_valid);
