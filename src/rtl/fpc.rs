@@ -154,6 +154,46 @@ fn place(m: &mut ModuleBuilder, name: &str, v: &Expr, amt: &Expr, wo: u32) -> Ex
     x
 }
 
+/// [`place`] with radix-4 stages: each pair of amount bits selects one of four shifts with a
+/// decoded one-hot AND-OR (half the depth; the decode is logic that synthesis can buffer, so
+/// registered amounts with a fan-out of hundreds do not load one flop).
+fn place4(m: &mut ModuleBuilder, name: &str, v: &Expr, amt: &Expr, wo: u32) -> Expr {
+    let mut x = Expr::cat(&[v.clone(), Expr::zero(wo - v.width())]);
+    let aw = amt.width();
+    let mut j = 0;
+    while j < aw {
+        let d = 1u32 << j;
+        if d >= wo {
+            let hi = m.wire(&format!("{}_out", name), &amt.slice(j, aw - j).any());
+            return m.wire(&format!("{}_s{}", name, j), &hi.select(&Expr::zero(wo), &x));
+        }
+        let a0 = amt.bit(j);
+        let a1 = if j + 1 < aw {
+            amt.bit(j + 1)
+        } else {
+            Expr::zero(1)
+        };
+        let sel = [!&a1 & !&a0, !&a1 & a0.clone(), &a1 & &!&a0, &a1 & &a0];
+        let terms: Vec<Expr> = sel
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| *k == 0 || j + 1 < aw || *k == 1)
+            .map(|(k, s)| {
+                let sh = if (k as u64) * d as u64 >= wo as u64 {
+                    Expr::zero(wo)
+                } else {
+                    x.shr(k as u32 * d)
+                };
+                let sw = m.wire(&format!("{}_d{}_{}", name, j, k), s);
+                sw.gate(&sh)
+            })
+            .collect();
+        x = m.wire(&format!("{}_s{}", name, j), &or_tree(terms, wo));
+        j += 2;
+    }
+    x
+}
+
 /// One packer merge: `a` (left-aligned, `la` bits used) followed by `b` (left-aligned):
 /// `b` shifted right by `la` with an LSB-first logarithmic shifter, ORed under `a`. The
 /// result is `min(width(a) + width(b), cap)` bits wide.
@@ -329,8 +369,9 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         m.unused(&total.slice(lw, tw - lw));
     }
     let line_q = m.reg_next("line_q", None, &line, Some(ld1));
-    let ok_q1 = m.reg_next("ok1_q", None, &ok, Some(ld1));
     let len_q1 = m.reg_next("len1_q", None, &len, Some(ld1));
+    // Stage 2 derives `ok` from `len` (logic, not a flop: it selects all L payload bits).
+    let ok_q1 = m.wire("ok_s2", &len_q1.ne(&Expr::lit(lw, l as u64)));
     let mut nq = Vec::new();
     for (j, ((v, _), o)) in nodes.iter().zip(&offs).enumerate() {
         let vq = m.reg_next(&format!("grp{}_q", j), None, v, Some(ld1));
@@ -352,7 +393,7 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
             if j == 0 {
                 Expr::cat(&[v.clone(), Expr::zero(l - v.width())])
             } else {
-                place(&mut m, &format!("pl{}", j), v, o, l)
+                place4(&mut m, &format!("pl{}", j), v, o, l)
             }
         })
         .collect();
