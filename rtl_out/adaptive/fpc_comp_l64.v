@@ -3,7 +3,7 @@
 // Parameters: line_bytes=64 bdi_base_rule=element0
 // Spec: shared/spec/adaptive-link-compression.md §2.2 (Original-mode patterns, zero runs cut every 8 words, raw fallback), §6 fpc_comp (2 stages, II = 1)
 // Bus: stream bit p (MSB-first) at payload bit L-1-p, zero after the stream; line byte i at bits [8i+7:8i]
-// Packer: 4-level merge tree, 2 level(s) in stage 1
+// Packer: 2 merge-tree level(s) in stage 1, then 4 groups placed at their offsets in stage 2
 `default_nettype none
 module fpc_comp_l64 (
   input  wire clk_i,

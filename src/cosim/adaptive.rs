@@ -204,8 +204,9 @@ pub struct LineCase {
     pub line: Vec<u8>,
     /// `model::bdi::compress` of the line.
     pub comp: bdi::BdiCompressed,
-    /// `model::fpc::compress` of the line (Original mode).
-    pub fpc: fpc::FpcCompressed,
+    /// `model::fpc::compress` of the line (Original mode), for a source of FPC units
+    /// ([`LineSource::with_alg`]) only.
+    pub fpc: Option<fpc::FpcCompressed>,
     /// Decompressor input override: (`s_comp_i`, stream bytes) of an arbitrary payload and the
     /// expected (line, err).
     pub arbitrary: Option<(bool, Vec<u8>, Vec<u8>, bool)>,
@@ -285,13 +286,16 @@ impl LineSource {
         let bp = self.p.bdi();
         let comp = bdi::compress(&bp, &line).expect("valid line");
         let fp = self.p.fpc();
-        let fpc_comp = fpc::compress(&fp, &line).expect("valid line");
-        self.comp_bits += match self.alg {
-            Alg::Fpc => fpc_comp.nbits,
-            _ => comp.nbits,
+        let fpc_comp =
+            (self.alg == Alg::Fpc).then(|| fpc::compress(&fp, &line).expect("valid line"));
+        self.comp_bits += match &fpc_comp {
+            Some(f) => f.nbits,
+            None => comp.nbits,
         } as u64;
-        let fpc_arb = self.alg == Alg::Fpc;
-        let arbitrary = (decomp && fpc_arb && self.rng.gen_bool(self.random_payload)).then(|| {
+        let fpc_arb = fpc_comp
+            .as_ref()
+            .filter(|_| decomp && self.rng.gen_bool(self.random_payload));
+        let arbitrary = fpc_arb.map(|fpc_comp| {
             // Random bits, or the model's stream with one bit flipped.
             let mut bytes: Vec<u8> = (0..lb).map(|_| self.rng.gen()).collect();
             if fpc_comp.compressed && self.rng.gen_bool(0.5) {
@@ -310,7 +314,7 @@ impl LineSource {
             }
         });
         let arbitrary = arbitrary.or_else(|| {
-            (decomp && !fpc_arb && self.rng.gen_bool(self.random_payload)).then(|| {
+            (decomp && self.alg != Alg::Fpc && self.rng.gen_bool(self.random_payload)).then(|| {
                 let mut bytes: Vec<u8> = (0..lb).map(|_| self.rng.gen()).collect();
                 // Mostly legal prefixes (arbitrary fields), sometimes reserved ones.
                 if self.rng.gen_bool(0.8) {
@@ -355,6 +359,13 @@ pub fn bus_words(stream: &[u8], line_bytes: usize) -> Vec<u32> {
     le_words(&b)
 }
 
+/// The FPC model result of a case from an FPC source.
+fn fpc_of(c: &LineCase) -> &fpc::FpcCompressed {
+    c.fpc
+        .as_ref()
+        .expect("FPC units take cases from LineSource::with_alg(Alg::Fpc)")
+}
+
 /// The transaction of one line for `unit`, fields in [`streams`] order.
 pub fn transaction(p: &AdaptiveRtlParams, unit: Unit, c: &LineCase) -> Txn {
     let lb = p.line_bytes;
@@ -372,9 +383,9 @@ pub fn transaction(p: &AdaptiveRtlParams, unit: Unit, c: &LineCase) -> Txn {
         Unit::FpcComp => Txn {
             inputs: vec![Beat(vec![line])],
             expected: vec![Beat(vec![
-                vec![c.fpc.compressed as u32],
-                vec![c.fpc.nbits as u32],
-                bus_words(&c.fpc.bits, lb),
+                vec![fpc_of(c).compressed as u32],
+                vec![fpc_of(c).nbits as u32],
+                bus_words(&fpc_of(c).bits, lb),
             ])],
         },
         Unit::FpcDecomp => match &c.arbitrary {
@@ -384,8 +395,8 @@ pub fn transaction(p: &AdaptiveRtlParams, unit: Unit, c: &LineCase) -> Txn {
             },
             None => Txn {
                 inputs: vec![Beat(vec![
-                    vec![c.fpc.compressed as u32],
-                    bus_words(&c.fpc.bits, lb),
+                    vec![fpc_of(c).compressed as u32],
+                    bus_words(&fpc_of(c).bits, lb),
                 ])],
                 expected: vec![Beat(vec![line, vec![0]])],
             },
@@ -636,7 +647,7 @@ pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<T
         .collect();
     let line: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let comp = bdi::compress(&p.bdi(), &line).map_err(|e| e.to_string())?;
-    let fpc = fpc::compress(&p.fpc(), &line).map_err(|e| e.to_string())?;
+    let fpc = Some(fpc::compress(&p.fpc(), &line).map_err(|e| e.to_string())?);
     let case = LineCase {
         line,
         comp,
@@ -767,8 +778,9 @@ mod tests {
         let (mut raw, mut comp, mut arb_ok, mut arb_err) = (0, 0, 0, 0);
         let mut long_run = false;
         while let Some(c) = src.next_case(true) {
-            pats.extend(c.fpc.class.words.iter().copied());
-            if c.fpc.compressed {
+            let f = fpc_of(&c);
+            pats.extend(f.class.words.iter().copied());
+            if f.compressed {
                 comp += 1;
             } else {
                 raw += 1;

@@ -20,9 +20,12 @@
 //!    then the first levels of the packer, a **log-depth merge tree**: adjacent token groups
 //!    are merged pairwise (`a` at the top, `b` shifted right by `len(a)` with an LSB-first
 //!    logarithmic shifter, lengths added), level widths capped at `L` (a longer stream falls
-//!    back to raw anyway). Registered: the partial groups and the line;
-//! 2. the remaining merge levels, the raw fallback (`stream ≥ L` bits → raw line, `ok = 0`,
-//!    `len = L`). Registered output: `ok`, `len`, `payload`.
+//!    back to raw anyway). Stage 1 builds `log2 N − 2` levels, leaving 4 groups, and their
+//!    offsets (exclusive prefix sum of the group lengths), the total and `len` (`L` when the
+//!    stream is ≥ `L` bits: raw fallback). Registered: the groups, offsets, `len`, the line;
+//! 2. groups 1–3 shifted to their offsets by parallel radix-4 shifters and ORed with group 0;
+//!    `ok = len ≠ L` selects the stream or the raw line. Registered output: `ok`, `len`,
+//!    `payload`.
 //!
 //! Decompressor (`fpc_decomp_*`), one line per cycle, four register stages (latency 5 cycles
 //! counting the acceptance cycle, the paper's 5): the parse is sequential, one token per
@@ -238,8 +241,7 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     let s1_levels = comp_stage1_levels(n);
     m.header(format!(
-        "Packer: {}-level merge tree, {} level(s) in stage 1",
-        n.trailing_zeros(),
+        "Packer: {} merge-tree level(s) in stage 1, then 4 groups placed at their offsets in stage 2",
         s1_levels
     ));
     let s_valid = m.input("s_valid_i", 1);
