@@ -349,6 +349,60 @@ pub fn skid_buffer(
     }
 }
 
+/// A FIFO's output side and its input `ready` ([`fifo`]).
+#[derive(Clone, Debug)]
+pub struct Fifo {
+    /// Head entry present.
+    pub valid: Expr,
+    /// Head entry (asynchronous read of the storage).
+    pub data: Expr,
+    /// Not full (towards the source; a function of registers only).
+    pub ready: Expr,
+}
+
+/// Valid/ready FIFO of `depth` entries (a power of two, at least 2): a memory with write and
+/// read pointers and an occupancy counter. Push when `in_valid` and not full, pop when not
+/// empty and `out_ready`; both may happen in the same cycle. No combinational path from input
+/// to output (a pushed entry appears the next cycle). Registers: `<name>_wr_q`, `<name>_rd_q`,
+/// `<name>_count_q`; memory `<name>_mem`.
+pub fn fifo(
+    m: &mut ModuleBuilder,
+    name: &str,
+    depth: u32,
+    in_valid: &Expr,
+    in_data: &Expr,
+    out_ready: &Expr,
+) -> Fifo {
+    let aw = clog2(depth as u64).max(1);
+    let cw = clog2(depth as u64 + 1);
+    let mem = m.memory(&format!("{}_mem", name), in_data.width(), depth);
+    let wr = m.reg(&format!("{}_wr_q", name), aw, Some(0));
+    let rd = m.reg(&format!("{}_rd_q", name), aw, Some(0));
+    let count = m.reg(&format!("{}_count_q", name), cw, Some(0));
+    let valid = m.wire(&format!("{}_valid", name), &count.q().ne(&Expr::zero(cw)));
+    let ready = m.wire(
+        &format!("{}_ready", name),
+        &count.q().ne(&Expr::lit(cw, depth as u64)),
+    );
+    let push = m.wire(&format!("{}_push", name), &(in_valid & &ready));
+    let pop = m.wire(&format!("{}_pop", name), &(&valid & out_ready));
+    m.mem_write(&mem, &push, &wr.q(), in_data);
+    m.next(&wr, &(wr.q() + Expr::lit(aw, 1)), Some(&push));
+    m.next(&rd, &(rd.q() + Expr::lit(aw, 1)), Some(&pop));
+    let up = &push & &!&pop;
+    let down = &pop & &!&push;
+    let cnt_n = up.select(
+        &(count.q() + Expr::lit(cw, 1)),
+        &(count.q() - Expr::lit(cw, 1)),
+    );
+    m.next(&count, &cnt_n, Some(&(&up | &down)));
+    Fifo {
+        valid,
+        data: mem.read(&rd.q()),
+        ready,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
