@@ -360,11 +360,14 @@ pub struct Fifo {
     pub ready: Expr,
 }
 
-/// Valid/ready FIFO of `depth` entries (a power of two, at least 2): a memory with write and
-/// read pointers and an occupancy counter. Push when `in_valid` and not full, pop when not
-/// empty and `out_ready`; both may happen in the same cycle. No combinational path from input
-/// to output (a pushed entry appears the next cycle). Registers: `<name>_wr_q`, `<name>_rd_q`,
-/// `<name>_count_q`; memory `<name>_mem`.
+/// Valid/ready FIFO of `depth` entries (a power of two, at least 2): entry registers with
+/// write and read pointers and an occupancy counter. Push when `in_valid` and not full, pop
+/// when not empty and `out_ready`; both may happen in the same cycle. No combinational path
+/// from input to output (a pushed entry appears the next cycle). The head is an AND-OR select
+/// on the decoded read pointer, and each entry's write enable is decoded from the write
+/// pointer, so no pointer flop drives the wide selects directly (ABC buffers logic outputs,
+/// not flop outputs; see `docs/TOOLCHAIN.md`). Registers: `<name>_wr_q`, `<name>_rd_q`,
+/// `<name>_count_q`, `<name><k>_q`.
 pub fn fifo(
     m: &mut ModuleBuilder,
     name: &str,
@@ -375,7 +378,6 @@ pub fn fifo(
 ) -> Fifo {
     let aw = clog2(depth as u64).max(1);
     let cw = clog2(depth as u64 + 1);
-    let mem = m.memory(&format!("{}_mem", name), in_data.width(), depth);
     let wr = m.reg(&format!("{}_wr_q", name), aw, Some(0));
     let rd = m.reg(&format!("{}_rd_q", name), aw, Some(0));
     let count = m.reg(&format!("{}_count_q", name), cw, Some(0));
@@ -386,7 +388,18 @@ pub fn fifo(
     );
     let push = m.wire(&format!("{}_push", name), &(in_valid & &ready));
     let pop = m.wire(&format!("{}_pop", name), &(&valid & out_ready));
-    m.mem_write(&mem, &push, &wr.q(), in_data);
+    let mut head = Expr::zero(in_data.width());
+    for k in 0..depth {
+        let e = m.reg(&format!("{}{}_q", name, k), in_data.width(), None);
+        let we = m.wire(
+            &format!("{}_we{}", name, k),
+            &(&push & &wr.q().eq_lit(k as u64)),
+        );
+        m.next(&e, in_data, Some(&we));
+        let rs = m.wire(&format!("{}_rs{}", name, k), &rd.q().eq_lit(k as u64));
+        head = head | rs.gate(&e.q());
+    }
+    let head = m.wire(&format!("{}_head", name), &head);
     m.next(&wr, &(wr.q() + Expr::lit(aw, 1)), Some(&push));
     m.next(&rd, &(rd.q() + Expr::lit(aw, 1)), Some(&pop));
     let up = &push & &!&pop;
@@ -398,7 +411,7 @@ pub fn fifo(
     m.next(&count, &cnt_n, Some(&(&up | &down)));
     Fifo {
         valid,
-        data: mem.read(&rd.q()),
+        data: head,
         ready,
     }
 }

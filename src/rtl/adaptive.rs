@@ -169,10 +169,13 @@ impl AdaptiveRtlParams {
     /// Parameter line of the link units (`adaptive_tx`, `adaptive_rx`): the controller's, the
     /// compressors' and the queue depth.
     pub fn describe_link(&self) -> String {
+        // `describe` and `describe_ctrl` both start with the line size.
+        let d = self.describe();
+        let units = d.split_once(' ').map_or("", |(_, rest)| rest);
         format!(
             "{} {} link_queue_depth={}",
-            self.describe(),
             self.describe_ctrl(),
+            units,
             self.link_queue_depth
         )
     }
