@@ -171,7 +171,7 @@ pub fn describe(engine: Engine, cfg: &Config) -> String {
     match engine {
         Engine::Zvc => cfg.zvc.describe(),
         Engine::BaseXor => cfg.base_xor.describe(),
-        Engine::Adaptive => cfg.adaptive.describe(),
+        Engine::Adaptive => cfg.adaptive.describe_link(),
     }
 }
 

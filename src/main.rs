@@ -346,6 +346,14 @@ fn run(cli: Cli) -> Result<bool, String> {
                 println!("\n## Table II cores (combinational)\n\n{}", md);
                 println!("table: {}/table2.{{md,json}}", out.display());
             }
+            if engine == Engine::Adaptive {
+                let md = hwzip::synth::table3::markdown(&rows);
+                if !md.is_empty() {
+                    std::fs::write(out.join("table3.md"), &md).map_err(|e| e.to_string())?;
+                    println!("\n## Beside the paper's Table III\n\n{}", md);
+                    println!("table: {}/table3.md", out.display());
+                }
+            }
             gate_level(engine, &cfg, &rows, &libs, gate_cosim)
         }
         Cmd::Eval {
@@ -686,6 +694,11 @@ fn flow_cmd(cfg: &Config, out: &Path, gate_cosim: u64) -> Result<bool, String> {
     );
     if !table2.is_empty() {
         println!("## Base+XOR: Table II cores (combinational)\n\n{}", table2);
+    }
+    let table3 = hwzip::synth::table3::markdown(&rows);
+    if !table3.is_empty() {
+        std::fs::write(out.join("table3.md"), &table3).map_err(|e| e.to_string())?;
+        println!("## Adaptive: beside the paper's Table III\n\n{}", table3);
     }
     for n in &notes {
         println!("note: {}", n);

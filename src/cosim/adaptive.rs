@@ -54,19 +54,34 @@ pub enum Unit {
     FpcLoopback,
     /// The adaptive controller (`penalty_select` + `adaptive_ctrl`).
     Ctrl,
+    /// Link egress `adaptive_tx`: compressors, controller, egress mux.
+    Tx,
+    /// Link ingress `adaptive_rx`: the decompressor dispatch.
+    Rx,
+    /// `adaptive_tx` → `adaptive_rx` (test only).
+    LinkLoopback,
 }
 
 impl Unit {
-    /// Every unit, the test-only loop-back last.
-    pub const ALL: [Unit; 7] = [
+    /// Every unit, the test-only loop-backs last.
+    pub const ALL: [Unit; 10] = [
         Unit::BdiComp,
         Unit::BdiDecomp,
         Unit::FpcComp,
         Unit::FpcDecomp,
         Unit::Ctrl,
+        Unit::Tx,
+        Unit::Rx,
         Unit::BdiLoopback,
         Unit::FpcLoopback,
+        Unit::LinkLoopback,
     ];
+
+    /// The link units (egress, ingress, their loop-back), which need every enabled
+    /// algorithm's compressor and decompressor.
+    pub fn is_link(self) -> bool {
+        matches!(self, Unit::Tx | Unit::Rx | Unit::LinkLoopback)
+    }
 
     /// CLI name.
     pub fn name(self) -> &'static str {
@@ -78,6 +93,9 @@ impl Unit {
             Unit::FpcDecomp => "fpc_decomp",
             Unit::FpcLoopback => "fpc_loopback",
             Unit::Ctrl => "ctrl",
+            Unit::Tx => "tx",
+            Unit::Rx => "rx",
+            Unit::LinkLoopback => "link_loopback",
         }
     }
 
@@ -121,6 +139,9 @@ pub fn top(p: &AdaptiveRtlParams, unit: Unit) -> Result<Arc<Module>, HdlError> {
         Unit::FpcDecomp => crate::rtl::fpc::decompressor(p),
         Unit::FpcLoopback => crate::rtl::fpc::loopback(p),
         Unit::Ctrl => crate::rtl::adaptive_ctrl::controller(p),
+        Unit::Tx => crate::rtl::link::transmitter(p),
+        Unit::Rx => crate::rtl::link::receiver(p),
+        Unit::LinkLoopback => crate::rtl::link::loopback(p),
     }
 }
 
@@ -142,6 +163,21 @@ pub fn streams(unit: Unit) -> (Stream, Stream) {
             s(&["s_size_bdi_i", "s_size_fpc_i", "s_size_cpack_i"]),
             m(&["m_sel_alg_o", "m_sample_o"]),
         ),
+        Unit::Tx => (
+            s(&["s_line_i"]),
+            m(&[
+                "m_comp_alg_o",
+                "m_len_o",
+                "m_payload_o",
+                "m_sel_alg_o",
+                "m_sample_o",
+            ]),
+        ),
+        Unit::Rx => (
+            s(&["s_comp_alg_i", "s_payload_i"]),
+            m(&["m_line_o", "m_err_o"]),
+        ),
+        Unit::LinkLoopback => (s(&["s_line_i"]), m(&["m_line_o", "m_err_o"])),
     }
 }
 
@@ -418,7 +454,11 @@ pub fn transaction(p: &AdaptiveRtlParams, unit: Unit, c: &LineCase) -> Txn {
             inputs: vec![Beat(vec![line.clone()])],
             expected: vec![Beat(vec![line, vec![0]])],
         },
-        Unit::Ctrl => panic!("the controller's transactions come from ctrl_cases"),
+        Unit::Ctrl | Unit::Tx | Unit::Rx | Unit::LinkLoopback => {
+            panic!(
+                "the controller's and link units' transactions come from ctrl_cases / link::cases"
+            )
+        }
     }
 }
 
@@ -534,6 +574,42 @@ fn run_ctrl(
     Ok(st)
 }
 
+/// Runs a link unit on `dut` over a phase trace ([`super::link::cases`]). `comp_bytes` is
+/// the model's payload bits sent / 8.
+fn run_link(
+    dut: &mut dyn Dut,
+    p: &AdaptiveRtlParams,
+    unit: Unit,
+    cfg: &StimConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    let (input, output) = streams(unit);
+    let lines = super::link::lines(p, cfg);
+    let (txns, rep) = super::link::cases(p, unit, &lines, cfg)?;
+    let mut it = txns.into_iter();
+    let mut next = || it.next();
+    let scfg = StreamConfig {
+        seed: cfg.seed,
+        in_gap: cfg.in_gap,
+        out_stall: cfg.out_stall,
+        hang_cycles: cfg.hang_cycles,
+        vcd: cfg.vcd.clone(),
+    };
+    let mut st = run_stream(
+        dut,
+        &input,
+        &output,
+        &mut next,
+        &scfg,
+        &mut |_| {},
+        progress,
+    )?;
+    st.lines = lines.len() as u64;
+    st.raw_bytes = rep.traffic.payload_bits_raw / 8;
+    st.comp_bytes = rep.traffic.payload_bits_sent / 8;
+    Ok(st)
+}
+
 /// Runs `unit` on `dut` and checks every output.
 ///
 /// Returns the statistics (`lines`; `raw_bytes`, `comp_bytes` = Σ model bits / 8); a
@@ -568,6 +644,9 @@ pub fn run_with(
     p.validate()?;
     if unit == Unit::Ctrl {
         return run_ctrl(dut, p, cfg, progress);
+    }
+    if unit.is_link() {
+        return run_link(dut, p, unit, cfg, progress);
     }
     let (input, output) = streams(unit);
     let mut src = LineSource::new(p, cfg).with_alg(unit.alg());
@@ -621,6 +700,33 @@ pub fn run_with(
 pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<Timing, String> {
     p.validate()?;
     let (input, output) = streams(unit);
+    if unit.is_link() {
+        // An isolated Base4-Δ1-like line (the first sample: every compressor runs), then
+        // 2000 lines of phases without stalls.
+        let words: Vec<u32> = (0..p.line_bytes as u32 / 4)
+            .map(|i| if i == 5 { 3 } else { 0x1234_5678 + i })
+            .collect();
+        let line: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let (txns, _) = super::link::cases(p, unit, &[line], &StimConfig::default())?;
+        let latency_cycles = measure_latency(dut, &input, &output, &txns[0])?;
+        let cfg = StimConfig {
+            lines: 2000,
+            seed: 7,
+            in_gap: 0.0,
+            out_stall: 0.0,
+            random_payload: 0.0,
+            ..StimConfig::default()
+        };
+        let st = run(dut, p, unit, &cfg)?;
+        if let Some(m) = st.first_mismatch {
+            return Err(format!("mismatch while measuring throughput: {}", m));
+        }
+        return Ok(Timing {
+            latency_cycles,
+            in_beats_per_cycle: st.beats_in as f64 / st.cycles.max(1) as f64,
+            raw_bytes_per_cycle: st.raw_bytes as f64 / st.cycles.max(1) as f64,
+        });
+    }
     if unit == Unit::Ctrl {
         // An isolated zero line (the first sample), then 2000 lines without stalls.
         let (cases, _) = ctrl_cases(p, &[vec![0u8; p.line_bytes]])?;
@@ -824,7 +930,7 @@ mod tests {
             "{line_bytes: 32}",
         ] {
             let p = params(y);
-            for unit in Unit::ALL {
+            for unit in Unit::ALL.into_iter().filter(|u| !u.is_link()) {
                 let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
                 let cfg = StimConfig {
                     lines: 200,

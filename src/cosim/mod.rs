@@ -70,6 +70,7 @@ mod bench;
 mod build;
 pub mod dut;
 pub mod fault;
+pub mod link;
 mod model;
 pub mod stream;
 #[cfg(test)]

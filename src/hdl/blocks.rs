@@ -349,9 +349,114 @@ pub fn skid_buffer(
     }
 }
 
+/// A FIFO's output side and its input `ready` ([`fifo`]).
+#[derive(Clone, Debug)]
+pub struct Fifo {
+    /// Head entry present.
+    pub valid: Expr,
+    /// Head entry (asynchronous read of the storage).
+    pub data: Expr,
+    /// Not full (towards the source; a function of registers only).
+    pub ready: Expr,
+}
+
+/// Valid/ready FIFO of `depth` entries (a power of two, at least 2): entry registers with
+/// write and read pointers and an occupancy counter. Push when `in_valid` and not full, pop
+/// when not empty and `out_ready`; both may happen in the same cycle. No combinational path
+/// from input to output (a pushed entry appears the next cycle). The head is an AND-OR select
+/// on the decoded read pointer, and each entry's write enable is decoded from the write
+/// pointer, so no pointer flop drives the wide selects directly (ABC buffers logic outputs,
+/// not flop outputs; see `docs/TOOLCHAIN.md`). Registers: `<name>_wr_q`, `<name>_rd_q`,
+/// `<name>_count_q`, `<name><k>_q`.
+pub fn fifo(
+    m: &mut ModuleBuilder,
+    name: &str,
+    depth: u32,
+    in_valid: &Expr,
+    in_data: &Expr,
+    out_ready: &Expr,
+) -> Fifo {
+    let aw = clog2(depth as u64).max(1);
+    let cw = clog2(depth as u64 + 1);
+    let wr = m.reg(&format!("{}_wr_q", name), aw, Some(0));
+    let rd = m.reg(&format!("{}_rd_q", name), aw, Some(0));
+    let count = m.reg(&format!("{}_count_q", name), cw, Some(0));
+    let valid = m.wire(&format!("{}_valid", name), &count.q().ne(&Expr::zero(cw)));
+    let ready = m.wire(
+        &format!("{}_ready", name),
+        &count.q().ne(&Expr::lit(cw, depth as u64)),
+    );
+    let push = m.wire(&format!("{}_push", name), &(in_valid & &ready));
+    let pop = m.wire(&format!("{}_pop", name), &(&valid & out_ready));
+    let mut head = Expr::zero(in_data.width());
+    for k in 0..depth {
+        let e = m.reg(&format!("{}{}_q", name, k), in_data.width(), None);
+        let we = m.wire(
+            &format!("{}_we{}", name, k),
+            &(&push & &wr.q().eq_lit(k as u64)),
+        );
+        m.next(&e, in_data, Some(&we));
+        let rs = m.wire(&format!("{}_rs{}", name, k), &rd.q().eq_lit(k as u64));
+        head = head | rs.gate(&e.q());
+    }
+    let head = m.wire(&format!("{}_head", name), &head);
+    m.next(&wr, &(wr.q() + Expr::lit(aw, 1)), Some(&push));
+    m.next(&rd, &(rd.q() + Expr::lit(aw, 1)), Some(&pop));
+    let up = &push & &!&pop;
+    let down = &pop & &!&push;
+    let cnt_n = up.select(
+        &(count.q() + Expr::lit(cw, 1)),
+        &(count.q() - Expr::lit(cw, 1)),
+    );
+    m.next(&count, &cnt_n, Some(&(&up | &down)));
+    Fifo {
+        valid,
+        data: head,
+        ready,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fifo_keeps_order_under_random_push_pop() {
+        use crate::hdl::sim::Sim;
+        use rand::{Rng, SeedableRng};
+        let mut m = ModuleBuilder::new("fifo_t");
+        let v = m.input("v_i", 1);
+        let d = m.input("d_i", 8);
+        let r = m.input("r_i", 1);
+        let f = fifo(&mut m, "q", 4, &v, &d, &r);
+        m.output_expr("v_o", &f.valid);
+        m.output_expr("d_o", &f.data);
+        m.output_expr("rdy_o", &f.ready);
+        let top = m.finish().unwrap();
+        let mut sim = Sim::new(&top).unwrap();
+        sim.reset(2);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let (mut next_in, mut next_out, mut max_fill) = (0u64, 0u64, 0u64);
+        for _ in 0..2000 {
+            let push = rng.gen_bool(0.6);
+            let pop = rng.gen_bool(0.5);
+            sim.set_u64("v_i", push as u64).unwrap();
+            sim.set_u64("d_i", next_in & 0xff).unwrap();
+            sim.set_u64("r_i", pop as u64).unwrap();
+            sim.eval();
+            if sim.get_u64("v_o") == 1 && pop {
+                assert_eq!(sim.get_u64("d_o"), next_out & 0xff, "order");
+                next_out += 1;
+            }
+            if push && sim.get_u64("rdy_o") == 1 {
+                next_in += 1;
+            }
+            max_fill = max_fill.max(next_in - next_out);
+            sim.tick();
+        }
+        assert!(next_out > 900, "{next_out} popped");
+        assert_eq!(max_fill, 4, "fills to its depth");
+    }
 
     #[test]
     fn brent_kung_eight_has_eleven_ops() {

@@ -42,6 +42,10 @@ pub struct AdaptiveRtlParams {
     pub vote_tie: VoteTie,
     /// Controller: what sampled lines are sent with (`winner`, `current`).
     pub sample_send: SampleSend,
+    /// Link egress/ingress (`adaptive_tx`, `adaptive_rx`): entries of the in-order line and
+    /// route queues, a power of two in 2..=64 (4: full rate behind compressors of up to 2
+    /// register stages; see `docs/FORMATS.md`).
+    pub link_queue_depth: u32,
 }
 
 impl Default for AdaptiveRtlParams {
@@ -59,6 +63,7 @@ impl Default for AdaptiveRtlParams {
             no_quorum: NoQuorum::Bypass,
             vote_tie: VoteTie::SumPenalty,
             sample_send: SampleSend::Winner,
+            link_queue_depth: 4,
         }
     }
 }
@@ -76,6 +81,12 @@ impl AdaptiveRtlParams {
             return Err(format!(
                 "lambda = {} is too large (allowed: 0..=1048576)",
                 self.lambda
+            ));
+        }
+        if !(2..=64).contains(&self.link_queue_depth) || !self.link_queue_depth.is_power_of_two() {
+            return Err(format!(
+                "link_queue_depth = {} is not supported (allowed: a power of two in 2..=64)",
+                self.link_queue_depth
             ));
         }
         if self.sample_len == 0 || self.sample_len > 255 {
@@ -149,6 +160,20 @@ impl AdaptiveRtlParams {
                 SampleSend::Winner => "winner",
                 SampleSend::Current => "current",
             },
+        )
+    }
+
+    /// Parameter line of the link units (`adaptive_tx`, `adaptive_rx`): the controller's, the
+    /// compressors' and the queue depth.
+    pub fn describe_link(&self) -> String {
+        // `describe` and `describe_ctrl` both start with the line size.
+        let d = self.describe();
+        let units = d.split_once(' ').map_or("", |(_, rest)| rest);
+        format!(
+            "{} {} link_queue_depth={}",
+            self.describe_ctrl(),
+            units,
+            self.link_queue_depth
         )
     }
 

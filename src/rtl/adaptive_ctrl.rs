@@ -83,7 +83,7 @@ fn tag(a: Alg) -> &'static str {
 }
 
 /// Name tag of the parameters for module names.
-fn name_tag(p: &AdaptiveRtlParams) -> String {
+pub(crate) fn name_tag(p: &AdaptiveRtlParams) -> String {
     let mut s = format!("l{}_lam{}", p.line_bytes, p.lambda);
     let d = AdaptiveRtlParams {
         line_bytes: p.line_bytes,
@@ -182,8 +182,10 @@ pub fn penalty_select(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_size_bdi_i`/`s_size_fpc_i`/`s_size_cpack_i`
 /// (`clog2(L+1)` bits each) → `m_valid_o`/`m_ready_i`/`m_sel_alg_o[1:0]` (Comp Alg code the
-/// egress mux selects)/`m_sample_o` (1 = a sampling-phase transaction). One transaction per
-/// cycle; the output register holds while `m_ready_i` is low.
+/// egress mux selects)/`m_sample_o` (1 = a sampling-phase transaction), plus `s_sel_alg_o`
+/// (combinational: the selection of the transaction offered now) and `cur_sel_o` (the
+/// running-phase selection as of this cycle) for the link egress ([`super::link`]). One
+/// transaction per cycle; the output register holds while `m_ready_i` is low.
 pub fn controller(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
     let mp = p.model();
@@ -348,6 +350,11 @@ pub fn controller(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     m.output_expr("m_valid_o", &valid.q());
     m.output_expr("m_sel_alg_o", &sel_q);
     m.output_expr("m_sample_o", &smp_q);
+    // For the link egress (`rtl::link`): the selection the offered transaction gets (valid
+    // with `s_valid_i && s_ready_o`, registered into `m_sel_alg_o`), and the running-phase
+    // selection as of this cycle.
+    m.output_expr("s_sel_alg_o", &sel);
+    m.output_expr("cur_sel_o", &cur_eff);
     m.finish()
 }
 

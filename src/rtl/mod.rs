@@ -11,6 +11,7 @@ pub mod base_xor;
 pub mod bdi;
 pub mod dbi;
 pub mod fpc;
+pub mod link;
 pub mod zvc;
 
 use crate::config::Config;
@@ -73,7 +74,15 @@ impl Engine {
         match self {
             Engine::Zvc => &["compressor", "decompressor"],
             Engine::BaseXor => &["encoder", "decoder", "serializer", "deserializer"],
-            Engine::Adaptive => &["bdi_comp", "bdi_decomp", "fpc_comp", "fpc_decomp", "ctrl"],
+            Engine::Adaptive => &[
+                "bdi_comp",
+                "bdi_decomp",
+                "fpc_comp",
+                "fpc_decomp",
+                "ctrl",
+                "tx",
+                "rx",
+            ],
         }
     }
 
@@ -134,6 +143,20 @@ impl Engine {
                         unit: "ctrl",
                         top: adaptive_ctrl::controller(p)?,
                         params: p.describe_ctrl(),
+                        beat_bytes: p.line_bytes as u32,
+                    },
+                    UnitDesign {
+                        engine: self,
+                        unit: "tx",
+                        top: link::transmitter(p)?,
+                        params: p.describe_link(),
+                        beat_bytes: p.line_bytes as u32,
+                    },
+                    UnitDesign {
+                        engine: self,
+                        unit: "rx",
+                        top: link::receiver(p)?,
+                        params: p.describe_link(),
                         beat_bytes: p.line_bytes as u32,
                     },
                 ])

@@ -20,6 +20,7 @@ pub mod liberty;
 pub mod report;
 mod run;
 pub mod sta;
+pub mod table3;
 mod yosys;
 
 use std::collections::BTreeMap;
@@ -174,7 +175,7 @@ impl SynthJob {
 }
 
 /// Area and timing of one synthesized design.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SynthResult {
     /// Top module name.
     pub top: String,

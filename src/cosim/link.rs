@@ -1,0 +1,228 @@
+//! Link scoreboard ([`crate::rtl::link`]): `adaptive_tx`, `adaptive_rx` and the test-only
+//! `link_loopback`, against [`crate::model::adaptive`].
+//!
+//! * `tx`: a phase trace of lines ([`super::adaptive::ctrl_lines`]) is replayed through the
+//!   model ([`replay_lines`]); for every line the output must equal the model's transaction
+//!   record: `comp_alg` (0 when the selected compressor did not save space), `len` (payload
+//!   bits sent), the payload (`model::adaptive::compress` of the selected algorithm, the raw
+//!   line on bypass, left-aligned), `sel_alg` and the sampling flag.
+//! * `rx`: every line is compressed by a random enabled algorithm or sent raw (Comp Alg 0);
+//!   a fraction `random_payload` of the payloads are arbitrary bits under a random enabled
+//!   code, and 3% carry an unknown or disabled code. The output must equal
+//!   `model::adaptive::decompress_prefix` (`m_err_o` with an all-zero line when the model
+//!   rejects the payload or the code).
+//! * `link_loopback`: `tx` → `rx` returns every line with `m_err_o = 0`.
+
+use super::adaptive::{bus_words, ctrl_lines, le_words, StimConfig, Unit};
+use super::stream::{Beat, Txn};
+use crate::model::adaptive::{compress, decompress_prefix, replay_lines, AdaptiveReport, Alg};
+use crate::rtl::adaptive::AdaptiveRtlParams;
+use crate::rtl::link::enabled;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// The transactions of a link unit over `lines` and the model's report on them.
+pub fn cases(
+    p: &AdaptiveRtlParams,
+    unit: Unit,
+    lines: &[Vec<u8>],
+    cfg: &StimConfig,
+) -> Result<(Vec<Txn>, AdaptiveReport), String> {
+    let mp = p.model();
+    let rep = replay_lines(&mp, lines).map_err(|e| e.to_string())?;
+    let lb = p.line_bytes;
+    let mut out = Vec::with_capacity(lines.len());
+    match unit {
+        Unit::Tx => {
+            for (l, t) in lines.iter().zip(&rep.txns) {
+                let pl = compress(&mp, t.sel_alg, l).map_err(|e| e.to_string())?;
+                if pl.comp_alg != t.comp_alg || pl.nbits != t.payload_bits {
+                    return Err(format!(
+                        "model inconsistency at line {}: replay sent {:?}/{} bits, compress gives {:?}/{}",
+                        t.trace_index, t.comp_alg, t.payload_bits, pl.comp_alg, pl.nbits
+                    ));
+                }
+                out.push(Txn {
+                    inputs: vec![Beat(vec![le_words(l)])],
+                    expected: vec![Beat(vec![
+                        vec![pl.comp_alg.code() as u32],
+                        vec![pl.nbits as u32],
+                        bus_words(&pl.bits, lb),
+                        vec![t.sel_alg.code() as u32],
+                        vec![(t.phase == crate::model::adaptive::Phase::Sampling) as u32],
+                    ])],
+                });
+            }
+        }
+        Unit::Rx => {
+            let algs = enabled(p);
+            let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x11ac_u64);
+            for l in lines {
+                let r: f64 = rng.gen();
+                let (code, bytes) = if r < 0.03 {
+                    // An unknown code, or the code of a disabled algorithm.
+                    let bad: Vec<u8> = (1..16u8)
+                        .filter(|c| !algs.iter().any(|a| a.code() == *c))
+                        .collect();
+                    let c = bad[rng.gen_range(0..bad.len())];
+                    (c, (0..lb).map(|_| rng.gen()).collect::<Vec<u8>>())
+                } else if r < 0.03 + cfg.random_payload {
+                    let a = algs[rng.gen_range(0..algs.len())];
+                    (a.code(), (0..lb).map(|_| rng.gen()).collect())
+                } else {
+                    let k = rng.gen_range(0..=algs.len());
+                    let a = if k == algs.len() { Alg::None } else { algs[k] };
+                    let pl = compress(&mp, a, l).map_err(|e| e.to_string())?;
+                    (pl.comp_alg.code(), pl.bits)
+                };
+                let mut padded = bytes.clone();
+                padded.resize(lb, 0);
+                let (line, err) =
+                    match Alg::from_code(code).filter(|a| *a == Alg::None || algs.contains(a)) {
+                        None => (vec![0u8; lb], true),
+                        Some(a) => match decompress_prefix(&mp, a, &padded) {
+                            Ok((line, _)) => (line, false),
+                            Err(_) => (vec![0u8; lb], true),
+                        },
+                    };
+                out.push(Txn {
+                    inputs: vec![Beat(vec![vec![code as u32], bus_words(&bytes, lb)])],
+                    expected: vec![Beat(vec![le_words(&line), vec![err as u32]])],
+                });
+            }
+        }
+        Unit::LinkLoopback => {
+            for l in lines {
+                out.push(Txn {
+                    inputs: vec![Beat(vec![le_words(l)])],
+                    expected: vec![Beat(vec![le_words(l), vec![0]])],
+                });
+            }
+        }
+        u => return Err(format!("`{}` is not a link unit", u.name())),
+    }
+    Ok((out, rep))
+}
+
+/// The lines of a link run: `cfg.data` cut into lines, or a phase trace of profiles.
+pub fn lines(p: &AdaptiveRtlParams, cfg: &StimConfig) -> Vec<Vec<u8>> {
+    ctrl_lines(p, cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::adaptive::{run_clean, top};
+    use super::*;
+    use crate::cosim::dut::SimDut;
+
+    pub(super) fn params(yaml: &str) -> AdaptiveRtlParams {
+        let p: AdaptiveRtlParams = serde_yaml::from_str(yaml).unwrap();
+        p.validate().unwrap();
+        p
+    }
+
+    #[test]
+    fn interpreter_link_units_match_model() {
+        let p = params("{use_fpc: false, use_cpack: false, run_len: 40, lambda: 2}");
+        let cfg = StimConfig {
+            lines: 1500,
+            seed: 3,
+            ..StimConfig::default()
+        };
+        for unit in [Unit::Tx, Unit::Rx, Unit::LinkLoopback] {
+            let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
+            let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
+            assert_eq!(st.beats_out, 1500, "{}", unit.name());
+        }
+        // The trace changes decisions: both bypass and BDI run phases occur.
+        let (_, rep) = cases(&p, Unit::Tx, &lines(&p, &cfg), &cfg).unwrap();
+        let mut d = rep.decisions();
+        d.sort();
+        d.dedup();
+        assert_eq!(d, vec![Alg::None, Alg::Bdi], "decisions");
+    }
+}
+
+#[cfg(test)]
+mod verilator_tests {
+    use super::super::adaptive::{measure, run, run_clean, top};
+    use super::tests::params;
+    use super::*;
+    use crate::cosim::fault::faulty_dut;
+    use crate::cosim::vdut::VerilatorDut;
+
+    const BDI_ONLY: &str = "use_fpc: false, use_cpack: false";
+
+    #[test]
+    fn verilator_link_units_match_model() {
+        for (i, y) in [
+            format!("{{{BDI_ONLY}}}"),
+            format!("{{{BDI_ONLY}, lambda: 0, run_len: 60}}"),
+            format!("{{{BDI_ONLY}, lambda: 32, line_bytes: 32, run_len: 30, link_queue_depth: 2}}"),
+            format!("{{{BDI_ONLY}, line_bytes: 128, sample_send: current, no_quorum: keep-previous, run_len: 20}}"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let p = params(y);
+            let n = if i == 0 { 20_000 } else { 5_000 };
+            for unit in [Unit::Tx, Unit::Rx, Unit::LinkLoopback] {
+                let mut dut = VerilatorDut::new(&top(&p, unit).unwrap(), false).unwrap();
+                let cfg = StimConfig {
+                    lines: n,
+                    seed: 70 + i as u64,
+                    ..StimConfig::default()
+                };
+                let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
+                assert_eq!(st.beats_out, n, "{} {}", unit.name(), y);
+            }
+        }
+    }
+
+    #[test]
+    fn verilator_link_latency_and_throughput() {
+        let p = params(&format!("{{{BDI_ONLY}}}"));
+        for (unit, lat) in [(Unit::Tx, 4), (Unit::Rx, 2), (Unit::LinkLoopback, 5)] {
+            let mut dut = VerilatorDut::new(&top(&p, unit).unwrap(), false).unwrap();
+            let t = measure(&mut dut, &p, unit).unwrap();
+            eprintln!("{}: {:?}", unit.name(), t);
+            assert_eq!(t.latency_cycles, lat, "{}", unit.name());
+            assert!(t.in_beats_per_cycle > 0.95, "{}: {:?}", unit.name(), t);
+        }
+    }
+
+    #[test]
+    fn scoreboard_catches_injected_link_faults() {
+        let p = params(&format!("{{{BDI_ONLY}, run_len: 40}}"));
+        let cfg = StimConfig {
+            lines: 3_000,
+            ..StimConfig::default()
+        };
+        // The first running line no longer waits for the decision.
+        let t = top(&p, Unit::Tx).unwrap();
+        let mut dut = faulty_dut(&t, &t.name, &|v| {
+            let w = v.replace("assign fork_hold = ", "assign fork_hold = 1'b0 & ");
+            assert_ne!(w, v, "fork_hold is assigned");
+            w
+        })
+        .unwrap();
+        let r = run(&mut dut, &p, Unit::Tx, &cfg).unwrap();
+        assert!(
+            r.first_mismatch.is_some(),
+            "the injected fault must be detected"
+        );
+        // The receiver's bypass routing: Comp Alg 0 sent through BDI as compressed.
+        let t = top(&p, Unit::Rx).unwrap();
+        let mut dut = faulty_dut(&t, &t.name, &|v| {
+            let w = v.replace(".s_comp_i(is_bdi)", ".s_comp_i(route0)");
+            assert_ne!(w, v, "s_comp_i is connected to is_bdi");
+            w
+        })
+        .unwrap();
+        let m = run(&mut dut, &p, Unit::Rx, &cfg)
+            .unwrap()
+            .first_mismatch
+            .expect("the injected fault must be detected");
+        assert_eq!(m.field, "m_line_o");
+    }
+}

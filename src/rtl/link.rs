@@ -1,0 +1,521 @@
+//! Adaptive link egress and ingress (Tavana et al., IPDPS'19; spec `adaptive-link-compression.md`
+//! §2.4, §2.5, §3, §6 `comp_mux_egress`, `decomp_dispatch`): the compressors, the controller and
+//! the egress mux on the sending side, the decompressor dispatch on the receiving side.
+//!
+//! * `comp_mux_egress` (combinational): the selected algorithm's result if it saved space,
+//!   else the bypass (Comp Alg 0, the raw line, `len = L`). Comp Alg codes (§2.5): 0 none,
+//!   1 FPC, 2 C-Pack+Z, 3 BDI; the 4-bit field's upper two bits are 0.
+//! * `adaptive_tx` (egress; one line per cycle where the compressors allow): line in →
+//!   **fork** to the compressors → in-order **join** → `adaptive_ctrl` (sizes in, the
+//!   transaction's selection out) → `comp_mux_egress` → output register (lock-step with the
+//!   controller's output register) → `comp_alg`, `len`, left-aligned `payload`, plus the
+//!   controller's `sel_alg` and sampling flag. A sampling-phase line goes to every enabled
+//!   compressor; a running-phase line only to the selected one (none when bypassing), so the
+//!   running phase runs at the selected compressor's rate and the others idle (§2.4: "only the
+//!   selected compressor runs"). The first running-phase line of a period waits until the
+//!   pipeline has drained, so that the controller's decision is known (a bubble of the
+//!   pipeline depth per `sample_len + run_len` lines). A queue of `link_queue_depth` entries
+//!   holds each line and the set of compressors it went to, for the join and the bypass.
+//! * `adaptive_rx` (ingress, `decomp_dispatch`): `comp_alg` + payload in → routed to the
+//!   decompressor named by `comp_alg`; Comp Alg 0 (and an unknown or disabled code) goes to the
+//!   first enabled decompressor with `s_comp_i = 0`, which passes the raw line, so every line
+//!   takes a decompressor's pipeline and the outputs stay in order; a route queue of
+//!   `link_queue_depth` entries picks the output. An unknown code or a decompressor error sets
+//!   `m_err_o` with an all-zero line.
+//! * `link_loopback` (test only): `adaptive_tx` → `adaptive_rx`.
+
+use super::adaptive::{AdaptiveRtlParams, SPEC};
+use super::adaptive_ctrl::{self, name_tag};
+use super::bdi;
+use crate::hdl::blocks::fifo;
+use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
+use crate::model::adaptive::Alg;
+use std::sync::Arc;
+
+fn err(msg: String) -> HdlError {
+    HdlError {
+        module: "link".into(),
+        problems: vec![msg],
+    }
+}
+
+/// The enabled compressors in port order (BDI, FPC, C-Pack+Z).
+pub fn enabled(p: &AdaptiveRtlParams) -> Vec<Alg> {
+    let mp = p.model();
+    [Alg::Bdi, Alg::Fpc, Alg::Cpack]
+        .into_iter()
+        .filter(|a| mp.enabled(*a))
+        .collect()
+}
+
+fn checked(p: &AdaptiveRtlParams) -> Result<Vec<Alg>, HdlError> {
+    p.validate().map_err(err)?;
+    let algs = enabled(p);
+    if algs.is_empty() {
+        return Err(err(
+            "the link units need at least one enabled compressor (use_bdi, use_fpc, use_cpack)"
+                .into(),
+        ));
+    }
+    Ok(algs)
+}
+
+/// The compressor unit of `alg` (ports `s_line_i` → `m_ok_o`, `m_len_o`, `m_payload_o`).
+pub fn comp_unit(p: &AdaptiveRtlParams, alg: Alg) -> Result<Arc<Module>, HdlError> {
+    match alg {
+        Alg::Bdi => bdi::compressor(p),
+        Alg::Fpc => super::fpc::compressor(p),
+        a => Err(err(format!("no {} compressor generator", a.name()))),
+    }
+}
+
+/// The decompressor unit of `alg` (ports `s_comp_i`, `s_payload_i` → `m_line_o`, `m_err_o`).
+pub fn decomp_unit(p: &AdaptiveRtlParams, alg: Alg) -> Result<Arc<Module>, HdlError> {
+    match alg {
+        Alg::Bdi => bdi::decompressor(p),
+        Alg::Fpc => super::fpc::decompressor(p),
+        a => Err(err(format!("no {} decompressor generator", a.name()))),
+    }
+}
+
+fn header(m: &mut ModuleBuilder, generator: &str, p: &AdaptiveRtlParams, spec: &str) {
+    m.header(format!("Generator: hwzip::rtl::link::{}", generator));
+    m.header(format!("Parameters: {}", p.describe_link()));
+    m.header(format!("Spec: {} {}", SPEC, spec));
+    m.header("Comp Alg codes: none=0 fpc=1 cpack=2 bdi=3");
+}
+
+/// The line's bytes in stream order on the left-aligned payload bus (byte 0 at the top).
+fn raw_payload(line: &Expr) -> Expr {
+    Expr::cat(&line.lanes(8))
+}
+
+/// `comp_mux_egress`: the selected result, or the bypass (see the module docs).
+///
+/// Ports: `line_i[L-1:0]`, `sel_i[1:0]` (Comp Alg code), per enabled algorithm `ok_<a>_i`,
+/// `len_<a>_i`, `payload_<a>_i[L-1:0]` → `comp_alg_o[3:0]`, `len_o`, `payload_o[L-1:0]`.
+pub fn egress_mux(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
+    let algs = checked(p)?;
+    let lb = p.line_bits();
+    let lw = p.len_bits();
+    let mut m = ModuleBuilder::new(format!("comp_mux_egress_{}", name_tag(p)));
+    header(
+        &mut m,
+        "egress_mux",
+        p,
+        "§6 comp_mux_egress (bypass when sel = 0 or !ok), §2.5 Comp Alg",
+    );
+    let line = m.input("line_i", lb);
+    let sel = m.input("sel_i", 2);
+    let mut hits = Vec::new();
+    let mut comp = Expr::zero(2);
+    let mut len = Expr::zero(lw);
+    let mut pay = Expr::zero(lb);
+    for a in &algs {
+        let t = a.name();
+        let ok = m.input(&format!("ok_{}_i", t), 1);
+        let l = m.input(&format!("len_{}_i", t), lw);
+        let pl = m.input(&format!("payload_{}_i", t), lb);
+        let hit = m.wire(&format!("use_{}", t), &(sel.eq_lit(a.code() as u64) & ok));
+        comp = comp | hit.gate(&Expr::lit(2, a.code() as u64));
+        len = len | hit.gate(&l);
+        pay = pay | hit.gate(&pl);
+        hits.push(hit);
+    }
+    let bypass = m.wire("bypass", &!Expr::cat(&hits).any());
+    m.output_expr("comp_alg_o", &Expr::cat(&[Expr::zero(2), comp]));
+    m.output_expr("len_o", &(len | bypass.gate(&Expr::lit(lw, lb as u64))));
+    m.output_expr("payload_o", &(pay | bypass.gate(&raw_payload(&line))));
+    m.finish()
+}
+
+/// Size input of the controller for `a`: the compressor's `len`, or the line size when `a`
+/// is disabled or the line did not go to it (running phase: the controller ignores sizes).
+fn ctrl_size(lb: u32, lw: u32, len: Option<(Expr, Expr)>) -> Expr {
+    match len {
+        Some((went, l)) => went.select(&l, &Expr::lit(lw, lb as u64)),
+        None => Expr::lit(lw, lb as u64),
+    }
+}
+
+/// `adaptive_tx`: compressors, controller and egress mux (see the module docs).
+///
+/// Ports: `s_valid_i`/`s_ready_o`/`s_line_i[L-1:0]` → `m_valid_o`/`m_ready_i`/
+/// `m_comp_alg_o[3:0]`/`m_len_o`/`m_payload_o[L-1:0]` (left-aligned)/`m_sel_alg_o[1:0]`/
+/// `m_sample_o`.
+pub fn transmitter(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
+    let algs = checked(p)?;
+    let lb = p.line_bits();
+    let lw = p.len_bits();
+    let n = algs.len() as u32;
+    let ctrl = adaptive_ctrl::controller(p)?;
+    let mux = egress_mux(p)?;
+    let comps = algs
+        .iter()
+        .map(|a| comp_unit(p, *a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut m = ModuleBuilder::new(format!("adaptive_tx_{}", name_tag(p)));
+    header(
+        &mut m,
+        "transmitter",
+        p,
+        "§2.4 (sampling: all compressors; running: the selected one), §6 comp_mux_egress",
+    );
+    let s_valid = m.input("s_valid_i", 1);
+    let line = m.input("s_line_i", lb);
+    let m_ready = m.input("m_ready_i", 1);
+
+    // ---- Fork: which compressors get the line ----
+    m.comment("Fork: phase of the offered line; a running line goes to the selected compressor");
+    let period = (p.sample_len + p.run_len) as u64;
+    let cw = clog2(period).max(1);
+    let pos = m.reg("fork_pos_q", cw, Some(0));
+    let sl = p.sample_len as u64;
+    let sampling = m.wire("fork_sampling", &pos.q().lt(&Expr::lit(cw, sl)));
+    let first_run = if p.run_len > 0 {
+        pos.q().eq_lit(sl)
+    } else {
+        Expr::zero(1)
+    };
+    let qd = p.link_queue_depth;
+    let iw = clog2(qd as u64 + 2);
+    let inflight = m.reg("inflight_q", iw, Some(0));
+    m.annotate("lines between the fork and the output register (inclusive)");
+    let hold = m.wire("fork_hold", &(first_run & inflight.q().ne(&Expr::zero(iw))));
+    let run_sel = m.wire_decl("run_sel", 2);
+    let mask: Vec<Expr> = algs
+        .iter()
+        .map(|a| {
+            m.wire(
+                &format!("to_{}", a.name()),
+                &(&sampling | &run_sel.expr().eq_lit(a.code() as u64)),
+            )
+        })
+        .collect();
+    let c_ready: Vec<_> = algs
+        .iter()
+        .map(|a| m.wire_decl(&format!("{}_s_ready", a.name()), 1))
+        .collect();
+    let fork_fire = m.wire_decl("fork_fire", 1);
+    let pop = m.wire_decl("join_pop", 1);
+    let mask_v = Expr::cat(&mask.iter().rev().cloned().collect::<Vec<_>>());
+    let q = fifo(
+        &mut m,
+        "lineq",
+        qd,
+        &fork_fire.expr(),
+        &Expr::cat(&[mask_v, line.clone()]),
+        &pop.expr(),
+    );
+    // Ready of every target but `skip` (lazy fork: a valid never waits on its own ready).
+    let others = |skip: Option<usize>| -> Expr {
+        let mut t = vec![q.ready.clone(), !hold.clone()];
+        for (j, (mk, r)) in mask.iter().zip(&c_ready).enumerate() {
+            if Some(j) != skip {
+                t.push(!mk.clone() | r.expr());
+            }
+        }
+        Expr::cat(&t).all()
+    };
+    let go = m.wire("fork_go", &others(None));
+    m.drive(&fork_fire, &(&s_valid & &go));
+    m.next(
+        &pos,
+        &pos.q()
+            .eq_lit(period - 1)
+            .select(&Expr::zero(cw), &(pos.q() + Expr::lit(cw, 1))),
+        Some(&fork_fire.expr()),
+    );
+
+    // ---- Compressors ----
+    let head_line = m.wire("head_line", &q.data.slice(0, lb));
+    let head_mask = m.wire("head_mask", &q.data.slice(lb, n));
+    let mut outs = Vec::new();
+    for (i, (a, c)) in algs.iter().zip(&comps).enumerate() {
+        let t = a.name();
+        let v = m.wire(
+            &format!("{}_s_valid", t),
+            &(&s_valid & &mask[i] & others(Some(i))),
+        );
+        let inst = m.instance(
+            c,
+            &format!("u_{}_comp", t),
+            &[
+                ("s_valid_i", v),
+                ("s_line_i", line.clone()),
+                ("m_ready_i", &pop.expr() & &head_mask.bit(i as u32)),
+            ],
+        );
+        m.drive(&c_ready[i], &inst.out("s_ready_o"));
+        if let Some(e) = inst.try_out("m_enc_o") {
+            m.unused(&e);
+        }
+        outs.push(inst);
+    }
+
+    // ---- Join and controller ----
+    m.comment("Join: the queue head and the result of every compressor it went to");
+    let mut jt = vec![q.valid.clone()];
+    for (i, o) in outs.iter().enumerate() {
+        jt.push(!head_mask.bit(i as u32) | o.out("m_valid_o"));
+    }
+    let joined = m.wire("joined_valid", &Expr::cat(&jt).all());
+    let size = |a: Alg| -> Expr {
+        let l = algs
+            .iter()
+            .position(|x| *x == a)
+            .map(|i| (head_mask.bit(i as u32), outs[i].out("m_len_o")));
+        ctrl_size(lb, lw, l)
+    };
+    let ci = m.instance(
+        &ctrl,
+        "u_ctrl",
+        &[
+            ("s_valid_i", joined.clone()),
+            ("s_size_bdi_i", size(Alg::Bdi)),
+            ("s_size_fpc_i", size(Alg::Fpc)),
+            ("s_size_cpack_i", size(Alg::Cpack)),
+            ("m_ready_i", m_ready.clone()),
+        ],
+    );
+    m.drive(&pop, &(&joined & &ci.out("s_ready_o")));
+    m.drive(&run_sel, &ci.out("cur_sel_o"));
+
+    // ---- Egress mux and output register ----
+    let mut mi = vec![
+        ("line_i", head_line.clone()),
+        ("sel_i", ci.out("s_sel_alg_o")),
+    ];
+    let names: Vec<(String, String, String)> = algs
+        .iter()
+        .map(|a| {
+            let t = a.name();
+            (
+                format!("ok_{}_i", t),
+                format!("len_{}_i", t),
+                format!("payload_{}_i", t),
+            )
+        })
+        .collect();
+    for (o, (ok, len, pl)) in outs.iter().zip(&names) {
+        mi.push((ok.as_str(), o.out("m_ok_o")));
+        mi.push((len.as_str(), o.out("m_len_o")));
+        mi.push((pl.as_str(), o.out("m_payload_o")));
+    }
+    let mx = m.instance(&mux, "u_egress", &mi);
+    let pop_e = pop.expr();
+    let comp_q = m.reg_next("comp_alg_q", Some(0), &mx.out("comp_alg_o"), Some(&pop_e));
+    let len_q = m.reg_next("len_q", Some(0), &mx.out("len_o"), Some(&pop_e));
+    let pay_q = m.reg_next("payload_q", None, &mx.out("payload_o"), Some(&pop_e));
+    let m_valid = ci.out("m_valid_o");
+    let out_fire = &m_valid & &m_ready;
+    let up = &fork_fire.expr() & &!out_fire.clone();
+    let down = &out_fire & &!fork_fire.expr();
+    m.next(
+        &inflight,
+        &up.select(
+            &(inflight.q() + Expr::lit(iw, 1)),
+            &(inflight.q() - Expr::lit(iw, 1)),
+        ),
+        Some(&(&up | &down)),
+    );
+    m.output_expr("s_ready_o", &go);
+    m.output_expr("m_valid_o", &m_valid);
+    m.output_expr("m_comp_alg_o", &comp_q);
+    m.output_expr("m_len_o", &len_q);
+    m.output_expr("m_payload_o", &pay_q);
+    m.output_expr("m_sel_alg_o", &ci.out("m_sel_alg_o"));
+    m.output_expr("m_sample_o", &ci.out("m_sample_o"));
+    m.finish()
+}
+
+/// `adaptive_rx` (`decomp_dispatch`): decompressors behind a Comp Alg router (see the module
+/// docs).
+///
+/// Ports: `s_valid_i`/`s_ready_o`/`s_comp_alg_i[3:0]`/`s_payload_i[L-1:0]` (left-aligned) →
+/// `m_valid_o`/`m_ready_i`/`m_line_o[L-1:0]`/`m_err_o`.
+pub fn receiver(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
+    let algs = checked(p)?;
+    let lb = p.line_bits();
+    let n = algs.len() as u32;
+    let decs = algs
+        .iter()
+        .map(|a| decomp_unit(p, *a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut m = ModuleBuilder::new(format!("adaptive_rx_{}", name_tag(p)));
+    header(
+        &mut m,
+        "receiver",
+        p,
+        "§3 (Comp Alg = 0 bypasses decompression), §6 decomp_dispatch",
+    );
+    let s_valid = m.input("s_valid_i", 1);
+    let code = m.input("s_comp_alg_i", 4);
+    let payload = m.input("s_payload_i", lb);
+    let m_ready = m.input("m_ready_i", 1);
+
+    m.comment("Route: the named decompressor; none/unknown through decompressor 0 raw");
+    let hits: Vec<Expr> = algs
+        .iter()
+        .map(|a| m.wire(&format!("is_{}", a.name()), &code.eq_lit(a.code() as u64)))
+        .collect();
+    let bad = m.wire("bad_code", &(!code.eq_lit(0) & !Expr::cat(&hits).any()));
+    let pass = m.wire("pass_raw", &!Expr::cat(&hits).any());
+    let route: Vec<Expr> = hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            if i == 0 {
+                m.wire(&format!("route{}", i), &(h | &pass))
+            } else {
+                m.wire(&format!("route{}", i), h)
+            }
+        })
+        .collect();
+    let d_ready: Vec<_> = (0..n)
+        .map(|i| m.wire_decl(&format!("dec{}_s_ready", i), 1))
+        .collect();
+    let push = m.wire_decl("route_push", 1);
+    let pop = m.wire_decl("route_pop", 1);
+    let route_v = Expr::cat(&route.iter().rev().cloned().collect::<Vec<_>>());
+    let q = fifo(
+        &mut m,
+        "routeq",
+        p.link_queue_depth,
+        &push.expr(),
+        &Expr::cat(&[bad.clone(), route_v]),
+        &pop.expr(),
+    );
+    let others = |skip: Option<usize>| -> Expr {
+        let mut t = vec![q.ready.clone()];
+        for (j, (r, d)) in route.iter().zip(&d_ready).enumerate() {
+            if Some(j) != skip {
+                t.push(!r.clone() | d.expr());
+            }
+        }
+        Expr::cat(&t).all()
+    };
+    let go = m.wire("route_go", &others(None));
+    m.drive(&push, &(&s_valid & &go));
+
+    let head_route = m.wire("head_route", &q.data.slice(0, n));
+    let head_bad = m.wire("head_bad", &q.data.bit(n));
+    let mut outs = Vec::new();
+    for (i, (a, d)) in algs.iter().zip(&decs).enumerate() {
+        let v = m.wire(
+            &format!("dec{}_s_valid", i),
+            &(&s_valid & &route[i] & others(Some(i))),
+        );
+        let inst = m.instance(
+            d,
+            &format!("u_{}_decomp", a.name()),
+            &[
+                ("s_valid_i", v),
+                ("s_comp_i", hits[i].clone()),
+                ("s_payload_i", payload.clone()),
+                ("m_ready_i", &m_ready & &q.valid & head_route.bit(i as u32)),
+            ],
+        );
+        m.drive(&d_ready[i], &inst.out("s_ready_o"));
+        outs.push(inst);
+    }
+    m.comment("In-order output: the decompressor named by the route queue head");
+    let mut vt = Expr::zero(1);
+    let mut line = Expr::zero(lb);
+    let mut derr = Expr::zero(1);
+    for (i, o) in outs.iter().enumerate() {
+        let r = head_route.bit(i as u32);
+        vt = vt | (&r & &o.out("m_valid_o"));
+        line = line | r.gate(&o.out("m_line_o"));
+        derr = derr | (&r & &o.out("m_err_o"));
+    }
+    let m_valid = m.wire("out_valid", &(&q.valid & &vt));
+    m.drive(&pop, &(&m_valid & &m_ready));
+    m.output_expr("s_ready_o", &go);
+    m.output_expr("m_valid_o", &m_valid);
+    m.output_expr("m_line_o", &(!head_bad.clone()).gate(&line));
+    m.output_expr("m_err_o", &(&head_bad | &derr));
+    m.finish()
+}
+
+/// `link_loopback` (test only): [`transmitter`] → [`receiver`]; ports `s_line_i` →
+/// `m_line_o`, `m_err_o`.
+pub fn loopback(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
+    let tx = transmitter(p)?;
+    let rx = receiver(p)?;
+    let mut m = ModuleBuilder::new(format!("link_loopback_{}", name_tag(p)));
+    header(
+        &mut m,
+        "loopback",
+        p,
+        "§6 (adaptive_tx → adaptive_rx round trip)",
+    );
+    let s_valid = m.input("s_valid_i", 1);
+    let line = m.input("s_line_i", p.line_bits());
+    let m_ready = m.input("m_ready_i", 1);
+    let r = m.wire_decl("rx_ready", 1);
+    let ti = m.instance(
+        &tx,
+        "u_tx",
+        &[
+            ("s_valid_i", s_valid),
+            ("s_line_i", line),
+            ("m_ready_i", r.expr()),
+        ],
+    );
+    let ri = m.instance(
+        &rx,
+        "u_rx",
+        &[
+            ("s_valid_i", ti.out("m_valid_o")),
+            ("s_comp_alg_i", ti.out("m_comp_alg_o")),
+            ("s_payload_i", ti.out("m_payload_o")),
+            ("m_ready_i", m_ready),
+        ],
+    );
+    m.drive(&r, &ri.out("s_ready_o"));
+    m.unused(&Expr::cat(&[
+        ti.out("m_len_o"),
+        ti.out("m_sel_alg_o"),
+        ti.out("m_sample_o"),
+    ]));
+    m.output_expr("s_ready_o", &ti.out("s_ready_o"));
+    m.output_expr("m_valid_o", &ri.out("m_valid_o"));
+    m.output_expr("m_line_o", &ri.out("m_line_o"));
+    m.output_expr("m_err_o", &ri.out("m_err_o"));
+    m.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bdi_only() -> AdaptiveRtlParams {
+        AdaptiveRtlParams {
+            use_fpc: false,
+            use_cpack: false,
+            ..AdaptiveRtlParams::default()
+        }
+    }
+
+    #[test]
+    fn link_units_generate() {
+        let p = bdi_only();
+        for f in [egress_mux, transmitter, receiver, loopback] {
+            let m = f(&p).expect("generates");
+            crate::hdl::emit::emit_design(&m).expect("emits");
+        }
+    }
+
+    #[test]
+    fn no_candidate_is_an_error() {
+        let p = AdaptiveRtlParams {
+            use_bdi: false,
+            use_fpc: false,
+            use_cpack: false,
+            ..AdaptiveRtlParams::default()
+        };
+        let e = transmitter(&p).expect_err("nothing to transmit with");
+        assert!(e.to_string().contains("at least one"), "{}", e);
+    }
+}
