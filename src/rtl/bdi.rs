@@ -486,25 +486,73 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         let bl_i = field_i(4 + n, kb).slice(0, db);
         let b = field(4 + n, kb);
         let bh = b.slice(db, hw);
-        let bp = step(&mut m, &format!("{}_bhi_p1", t), &bh, true);
-        let bm = step(&mut m, &format!("{}_bhi_m1", t), &bh, false);
+        // With two stages, B_hi ± 1 are computed from the input and registered.
+        let bh_i = field_i(4 + n, kb).slice(db, hw);
+        let bp = step(&mut m, &format!("{}_bhi_p1", t), &bh_i, true);
+        let bm = step(&mut m, &format!("{}_bhi_m1", t), &bh_i, false);
+        let (bp, bm) = match &ld1 {
+            Some(ld1) => (
+                m.reg_next(&format!("{}_bhi_p1_q", t), None, &bp, Some(ld1)),
+                m.reg_next(&format!("{}_bhi_m1_q", t), None, &bm, Some(ld1)),
+            ),
+            None => (bp, bm),
+        };
         let mut vals = Vec::new();
         for i in 0..n {
             let bsel = m.wire(&format!("{}_bl{}", t, i), &field_i(4 + i, 1).gate(&bl_i));
             let dv_i = field_i(4 + n + 8 * k + 8 * d * i, db);
-            let lo = add_cs(&mut m, &format!("{}_lo{}", t, i), &bsel, &dv_i, false);
             let lo = match &ld1 {
-                Some(ld1) => m.reg_next(&format!("{}_lo{}_q", t, i), None, &lo, Some(ld1)),
-                None => lo,
+                // Above 16 bits the carry-select halves are registered and the select is made
+                // in stage 2.
+                Some(ld1) if db > 16 => {
+                    let nm = format!("{}_lo{}", t, i);
+                    let (ah, bh2) = (bsel.slice(16, db - 16), dv_i.slice(16, db - 16));
+                    let l16 = add(
+                        &mut m,
+                        &format!("{}_l", nm),
+                        &bsel.slice(0, 16),
+                        &dv_i.slice(0, 16),
+                        false,
+                    );
+                    let h0 = add(&mut m, &format!("{}_h0", nm), &ah, &bh2, false);
+                    let h1 = add(&mut m, &format!("{}_h1", nm), &ah, &bh2, true);
+                    let l16 = m.reg_next(&format!("{}_l_q", nm), None, &l16, Some(ld1));
+                    let h0 = m.reg_next(&format!("{}_h0_q", nm), None, &h0, Some(ld1));
+                    let h1 = m.reg_next(&format!("{}_h1_q", nm), None, &h1, Some(ld1));
+                    let hi = l16.bit(16).select(&h1, &h0);
+                    m.wire(&nm, &Expr::cat(&[hi, l16.slice(0, 16)]))
+                }
+                Some(ld1) => {
+                    let lo = add(&mut m, &format!("{}_lo{}", t, i), &bsel, &dv_i, false);
+                    m.reg_next(&format!("{}_lo{}_q", t, i), None, &lo, Some(ld1))
+                }
+                None => add_cs(&mut m, &format!("{}_lo{}", t, i), &bsel, &dv_i, false),
             };
             let mk = field(4 + i, 1);
             let sign = field(4 + n + 8 * k + 8 * d * i, db).bit(db - 1);
             let carry = lo.bit(db);
-            let hi_base = (&carry & &!&sign).select(&bp, &(&sign & &!&carry).select(&bm, &bh));
-            let hi = mk.select(&hi_base, &sign.repeat(hw));
-            vals.push(m.wire(&format!("{}_v{}", t, i), &Expr::cat(&[hi, lo.slice(0, db)])));
+            if two {
+                // Stage 2 reads flops: every wide select is a product of several flops and
+                // the encoding select (logic, so the synthesis buffers it), AND-OR form.
+                let se = &sel[&e];
+                let up = m.wire(&format!("{}_up{}", t, i), &(se & &mk & &carry & &!&sign));
+                let dn = m.wire(&format!("{}_dn{}", t, i), &(se & &mk & &sign & &!&carry));
+                let keep = m.wire(
+                    &format!("{}_keep{}", t, i),
+                    &(se & &mk & &!(&carry ^ &sign)),
+                );
+                let neg = m.wire(&format!("{}_neg{}", t, i), &(se & &!&mk & &sign));
+                let hi = up.gate(&bp) | dn.gate(&bm) | keep.gate(&bh) | neg.repeat(hw);
+                let lo_sel = se.gate(&lo.slice(0, db));
+                vals.push(m.wire(&format!("{}_v{}", t, i), &Expr::cat(&[hi, lo_sel])));
+            } else {
+                let hi_base = (&carry & &!&sign).select(&bp, &(&sign & &!&carry).select(&bm, &bh));
+                let hi = mk.select(&hi_base, &sign.repeat(hw));
+                vals.push(m.wire(&format!("{}_v{}", t, i), &Expr::cat(&[hi, lo.slice(0, db)])));
+            }
         }
-        outs.push(sel[&e].gate(&Expr::cat_lsb(&vals)));
+        let v = Expr::cat_lsb(&vals);
+        outs.push(if two { v } else { sel[&e].gate(&v) });
     }
     let rep = field(4, 64).repeat(l / 64);
     outs.push(sel[&BdiEncoding::Repeated].gate(&rep));
