@@ -728,18 +728,34 @@ mod tests {
     }
 
     #[test]
-    fn units_generate_for_every_line_size_and_rule() {
+    fn units_generate_for_every_line_size_rule_and_depth() {
         for lb in [32, 64, 128] {
             for r in [BaseRule::Element0, BaseRule::FirstNonImmediate] {
-                let p = AdaptiveRtlParams {
-                    line_bytes: lb,
-                    bdi_base_rule: r,
-                    ..AdaptiveRtlParams::default()
-                };
-                compressor(&p).unwrap();
-                decompressor(&p).unwrap();
-                loopback(&p).unwrap();
+                for stages in [1, 2] {
+                    let p = AdaptiveRtlParams {
+                        line_bytes: lb,
+                        bdi_base_rule: r,
+                        bdi_decomp_stages: stages,
+                        ..AdaptiveRtlParams::default()
+                    };
+                    compressor(&p).unwrap();
+                    let d = decompressor(&p).unwrap();
+                    assert_eq!(d.name.ends_with("_s2"), stages == 2, "{}", d.name);
+                    loopback(&p).unwrap();
+                }
             }
+        }
+    }
+
+    #[test]
+    fn decompressor_depth_is_validated() {
+        for stages in [0, 3] {
+            let p = AdaptiveRtlParams {
+                bdi_decomp_stages: stages,
+                ..AdaptiveRtlParams::default()
+            };
+            let e = decompressor(&p).unwrap_err();
+            assert!(format!("{:?}", e).contains("bdi_decomp_stages"), "{:?}", e);
         }
     }
 }
