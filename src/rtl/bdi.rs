@@ -9,22 +9,28 @@
 //!
 //! Compressor (`bdi_comp_*`), one line per cycle, two register stages (the paper's 2 cycles;
 //! 3 counting the acceptance cycle as 1):
-//! 1. the six base/delta units (8,1)(8,2)(8,4)(4,1)(4,2)(2,1) compute their immediate and
-//!    base fit vectors in parallel (base fit without a full-width subtraction: a d-byte
-//!    subtract and a compare of the high part against `B_hi`, `B_hi ± 1`), plus zero/repeated
-//!    detection; the minimum-size applicable encoding is selected by a fixed priority order
-//!    (Table II sizes are constants: ascending total bits, then data bits, then prefix — the
-//!    model's tie rule). Registered: the line, the encoding, and per element size the chosen
-//!    encoding's mask, base and deltas (the d-byte subtraction results, or the immediates);
-//! 2. the eight constant stream layouts and an AND-OR select on the decoded encoding.
-//!    Registered output: `ok`, `enc`, `len`, `payload`.
+//! 1. fit checks only: zero/repeated detection and the six base/delta units
+//!    (8,1)(8,2)(8,4)(4,1)(4,2)(2,1), each giving one "applies" bit. The base fit needs only
+//!    the carry of a d-byte add (of `v_lo` with its MSB inverted and `~B_lo + 1`), which picks
+//!    one of three compares of `v_hi` with `B_hi`, `B_hi ± 1` made without an incrementer
+//!    (`is_succ`). Registered: the line, the applies bits in priority order, and every
+//!    applicable encoding's mask and deltas (the d-byte subtraction results, or the
+//!    immediates) — and its base for `first-non-immediate`;
+//! 2. the priority select (Table II sizes are constants: ascending total bits, then data
+//!    bits, then prefix — the model's tie rule) as one gate level from the 8 flops, driving an
+//!    AND-OR select of the eight constant stream layouts. Registered output: `ok`, `enc`,
+//!    `len`, `payload`. Nangate45 typical: 0.941 ns.
 //!
-//! Decompressor (`bdi_decomp_*`), one line per cycle, one register stage (the paper's 1 cycle;
-//! 2 counting the acceptance cycle): the prefix is decoded, each element size selects its
-//! fields from the constant layouts and adds `(mask_i ? B : 0) + sext(Δ_i)` (one adder per
-//! element per element size), and the result is registered. `s_comp_i = 0` passes the raw line.
-//! A reserved prefix (`1xxx`) sets `m_err_o` with an all-zero line. Bits after the stream are
-//! not inspected (as [`crate::model::bdi::decompress_prefix`]).
+//! Decompressor (`bdi_decomp_*`), one line per cycle, `bdi_decomp_stages` register stages:
+//! 1 (the paper's 1 cycle; 2 counting the acceptance cycle): the prefix is decoded, each
+//! encoding adds `(mask_i ? B : 0) + sext(Δ_i)` for its fixed fields (one adder per element
+//! per encoding), the results (not the operands) are selected on the prefix and registered.
+//! 2 (`_s2`): the adds (carry-select halves above 16 bits), zeroed for the encodings not
+//! selected, the raw/repeated line and byte flags of `B_hi` are registered; stage 2 finishes
+//! the carry select, forms `B_hi ± 1` and ORs with selects that are products of several
+//! flops. `s_comp_i = 0` passes the raw line. A reserved prefix (`1xxx`) sets `m_err_o` with
+//! an all-zero line. Bits after the stream are not inspected (as
+//! [`crate::model::bdi::decompress_prefix`]).
 
 use super::adaptive::{AdaptiveRtlParams, SPEC};
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
