@@ -130,7 +130,7 @@ fn step(m: &mut ModuleBuilder, name: &str, a: &Expr, up: bool) -> Expr {
 /// `−1`): bit j flips when the bits below it in its byte and every lower byte are full. Depth
 /// is bounded by the byte size; ABC ripples a whole-width increment (Nangate45: 1.27 ns for a
 /// 56-bit one, 1.14 ns with a Kogge-Stone prefix that it re-chains).
-fn step_blocks(m: &mut ModuleBuilder, name: &str, bh: &Expr, full: &Expr, up: bool) -> Expr {
+fn step_blocks(m: &mut ModuleBuilder, name: &str, bh: &Expr, full: &[Expr], up: bool) -> Expr {
     let w = bh.width();
     let bits: Vec<Expr> = (0..w)
         .map(|j| {
@@ -145,7 +145,7 @@ fn step_blocks(m: &mut ModuleBuilder, name: &str, bh: &Expr, full: &Expr, up: bo
                     }
                 })
                 .collect();
-            terms.extend((0..b).map(|x| full.bit(x)));
+            terms.extend(full[..b as usize].iter().cloned());
             if terms.is_empty() {
                 !bh.bit(j)
             } else {
@@ -300,14 +300,16 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
             }
             // The delta: v_lo + ~B_lo + 1 at the delta width.
             let vl = v.slice(0, db);
-            let lo = add(&mut m, &format!("{}_dlo{}", t, i), &vl, &nbl, true);
+            let lo = m.wire(&format!("{}_dlo{}", t, i), &(&vl + &nbl + Expr::lit(db, 1)));
             // Fit: u = v − B + 2^(db−1) must be below 2^db. Its low part is
             // (v_lo ^ 2^(db−1)) + ~B_lo + 1 + vm·2^db (vm = v_lo's MSB), whose carry out
             // c + vm ∈ {0, 1, 2} must cancel v_hi − B_hi − 1: v_hi = B_hi + 1, B_hi, B_hi − 1.
             // Only the carry c of a d-byte add is late; it picks one of three early compares.
             let vm = vl.bit(db - 1);
             let vlf = Expr::cat(&[!&vm, vl.slice(0, db - 1)]);
-            let c = add(&mut m, &format!("{}_fc{}", t, i), &vlf, &nbl, true).bit(db);
+            let fc = add(&mut m, &format!("{}_fc{}", t, i), &vlf, &nbl, true);
+            m.unused(&fc.slice(0, db)); // only the carry is needed
+            let c = fc.bit(db);
             let vh = v.slice(db, hw);
             let eq = vh.eq(&bh);
             let bfit = c.select(
@@ -488,10 +490,13 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     };
     // The stage-2 view of the input (registered with two stages).
     let (comp, pay) = match &ld1 {
-        Some(ld1) => (
-            m.reg_next("comp_q", None, &comp_i, Some(ld1)),
-            m.reg_next("payload_q", None, &pay_i, Some(ld1)),
-        ),
+        Some(ld1) => {
+            let pq = m.reg_next("payload_q", None, &pay_i, Some(ld1));
+            // Stage 2 reads only the prefix, masks, base high parts and delta signs; the
+            // synthesis drops the other flops.
+            m.unused(&pq);
+            (m.reg_next("comp_q", None, &comp_i, Some(ld1)), pq)
+        }
         None => (comp_i.clone(), pay_i.clone()),
     };
     // Stream field at bit position `pos`, `w` bits wide (of the input, and of the stage-2 view).
@@ -542,11 +547,23 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         let bh_i = field_i(4 + n, kb).slice(db, hw);
         let (bp, bm) = match &ld1 {
             Some(ld1) => {
+                // Flags of every byte but the top one (no bit above it needs them).
                 let lanes = bh_i.lanes(8);
-                let ones = Expr::cat_lsb(&lanes.iter().map(|x| x.all()).collect::<Vec<_>>());
-                let zeros = Expr::cat_lsb(&lanes.iter().map(|x| !x.any()).collect::<Vec<_>>());
-                let ones = m.reg_next(&format!("{}_bhi_ones_q", t), None, &ones, Some(ld1));
-                let zeros = m.reg_next(&format!("{}_bhi_zeros_q", t), None, &zeros, Some(ld1));
+                let low = &lanes[..lanes.len() - 1];
+                let mut ones = Vec::new();
+                let mut zeros = Vec::new();
+                for (b, x) in low.iter().enumerate() {
+                    let o =
+                        m.reg_next(&format!("{}_bhi_ones{}_q", t, b), None, &x.all(), Some(ld1));
+                    let z = m.reg_next(
+                        &format!("{}_bhi_zeros{}_q", t, b),
+                        None,
+                        &!x.any(),
+                        Some(ld1),
+                    );
+                    ones.push(o);
+                    zeros.push(z);
+                }
                 (
                     step_blocks(&mut m, &format!("{}_bhi_p1", t), &bh, &ones, true),
                     step_blocks(&mut m, &format!("{}_bhi_m1", t), &bh, &zeros, false),
