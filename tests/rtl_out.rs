@@ -88,6 +88,7 @@ fn generated_verilog_is_lint_clean_for_several_parameter_sets() {
         "base_xor: {scheme: none, dbi_group: 8}",
         "adaptive: {line_bytes: 32}",
         "adaptive: {bdi_base_rule: first-non-immediate}",
+        "adaptive: {bdi_decomp_stages: 2}",
         "adaptive: {line_bytes: 128, bdi_base_rule: first-non-immediate}",
         "adaptive: {lambda: 0, no_quorum: plurality, vote_tie: lower-latency, sample_send: current}",
         "adaptive: {lambda: 32, no_quorum: keep-previous, use_fpc: false, run_len: 0}",

@@ -16,6 +16,9 @@ module bdi_decomp_l64 (
   output wire [511:0] m_line_o,
   output wire m_err_o
 );
+  reg  out_valid_q;
+  wire in_ready;
+  wire load;
   wire [3:0] prefix;
   wire sel_zero;
   wire sel_rep8;
@@ -328,11 +331,10 @@ module bdi_decomp_l64 (
   wire [8:0] b2d1_lo31;
   wire [15:0] b2d1_v31;
   wire [511:0] line_d;
-  reg  out_valid_q;
-  wire in_ready;
-  wire load;
   reg  [511:0] line_q;
   reg  err_q;
+  assign in_ready = (~out_valid_q | m_ready_i);
+  assign load = (s_valid_i & in_ready);
   assign prefix = s_payload_i[511:508];
   assign sel_zero = (s_comp_i & (prefix == 4'd0));
   assign sel_rep8 = (s_comp_i & (prefix == 4'd1));
@@ -657,8 +659,6 @@ module bdi_decomp_l64 (
   assign b2d1_lo31 = (({1'd0, b2d1_bl31} + {1'd0, s_payload_i[211:204]}) + 9'd0);
   assign b2d1_v31 = {(s_payload_i[476] ? ((b2d1_lo31[8] & ~s_payload_i[211]) ? b2d1_bhi_p1 : ((s_payload_i[211] & ~b2d1_lo31[8]) ? b2d1_bhi_m1 : s_payload_i[475:468])) : {8{s_payload_i[211]}}), b2d1_lo31[7:0]};
   assign line_d = ((((sel_b8d1 ? {b8d1_v7, b8d1_v6, b8d1_v5, b8d1_v4, b8d1_v3, b8d1_v2, b8d1_v1, b8d1_v0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000) | (sel_b8d2 ? {b8d2_v7, b8d2_v6, b8d2_v5, b8d2_v4, b8d2_v3, b8d2_v2, b8d2_v1, b8d2_v0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000)) | ((sel_b8d4 ? {b8d4_v7, b8d4_v6, b8d4_v5, b8d4_v4, b8d4_v3, b8d4_v2, b8d4_v1, b8d4_v0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000) | (sel_b4d1 ? {b4d1_v15, b4d1_v14, b4d1_v13, b4d1_v12, b4d1_v11, b4d1_v10, b4d1_v9, b4d1_v8, b4d1_v7, b4d1_v6, b4d1_v5, b4d1_v4, b4d1_v3, b4d1_v2, b4d1_v1, b4d1_v0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000))) | (((sel_b4d2 ? {b4d2_v15, b4d2_v14, b4d2_v13, b4d2_v12, b4d2_v11, b4d2_v10, b4d2_v9, b4d2_v8, b4d2_v7, b4d2_v6, b4d2_v5, b4d2_v4, b4d2_v3, b4d2_v2, b4d2_v1, b4d2_v0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000) | (sel_b2d1 ? {b2d1_v31, b2d1_v30, b2d1_v29, b2d1_v28, b2d1_v27, b2d1_v26, b2d1_v25, b2d1_v24, b2d1_v23, b2d1_v22, b2d1_v21, b2d1_v20, b2d1_v19, b2d1_v18, b2d1_v17, b2d1_v16, b2d1_v15, b2d1_v14, b2d1_v13, b2d1_v12, b2d1_v11, b2d1_v10, b2d1_v9, b2d1_v8, b2d1_v7, b2d1_v6, b2d1_v5, b2d1_v4, b2d1_v3, b2d1_v2, b2d1_v1, b2d1_v0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000)) | ((sel_rep8 ? {8{s_payload_i[507:444]}} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000) | (sel_raw ? {s_payload_i[7:0], s_payload_i[15:8], s_payload_i[23:16], s_payload_i[31:24], s_payload_i[39:32], s_payload_i[47:40], s_payload_i[55:48], s_payload_i[63:56], s_payload_i[71:64], s_payload_i[79:72], s_payload_i[87:80], s_payload_i[95:88], s_payload_i[103:96], s_payload_i[111:104], s_payload_i[119:112], s_payload_i[127:120], s_payload_i[135:128], s_payload_i[143:136], s_payload_i[151:144], s_payload_i[159:152], s_payload_i[167:160], s_payload_i[175:168], s_payload_i[183:176], s_payload_i[191:184], s_payload_i[199:192], s_payload_i[207:200], s_payload_i[215:208], s_payload_i[223:216], s_payload_i[231:224], s_payload_i[239:232], s_payload_i[247:240], s_payload_i[255:248], s_payload_i[263:256], s_payload_i[271:264], s_payload_i[279:272], s_payload_i[287:280], s_payload_i[295:288], s_payload_i[303:296], s_payload_i[311:304], s_payload_i[319:312], s_payload_i[327:320], s_payload_i[335:328], s_payload_i[343:336], s_payload_i[351:344], s_payload_i[359:352], s_payload_i[367:360], s_payload_i[375:368], s_payload_i[383:376], s_payload_i[391:384], s_payload_i[399:392], s_payload_i[407:400], s_payload_i[415:408], s_payload_i[423:416], s_payload_i[431:424], s_payload_i[439:432], s_payload_i[447:440], s_payload_i[455:448], s_payload_i[463:456], s_payload_i[471:464], s_payload_i[479:472], s_payload_i[487:480], s_payload_i[495:488], s_payload_i[503:496], s_payload_i[511:504]} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000))));
-  assign in_ready = (~out_valid_q | m_ready_i);
-  assign load = (s_valid_i & in_ready);
   assign s_ready_o = in_ready;
   assign m_valid_o = out_valid_q;
   assign m_line_o = line_q;

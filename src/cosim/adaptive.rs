@@ -972,6 +972,8 @@ mod verilator_tests {
         "{bdi_base_rule: first-non-immediate}",
         "{line_bytes: 32}",
         "{line_bytes: 128, bdi_base_rule: first-non-immediate}",
+        "{bdi_decomp_stages: 2}",
+        "{line_bytes: 32, bdi_base_rule: first-non-immediate, bdi_decomp_stages: 2}",
     ];
 
     #[test]
@@ -1125,12 +1127,22 @@ mod verilator_tests {
 
     #[test]
     fn verilator_bdi_latency_and_throughput() {
-        let p = AdaptiveRtlParams::default();
-        for (unit, lat) in [(Unit::BdiComp, 3), (Unit::BdiDecomp, 2)] {
-            let mut dut = VerilatorDut::new(&top(&p, unit).unwrap(), false).unwrap();
-            let t = measure(&mut dut, &p, unit).unwrap();
-            assert_eq!(t.latency_cycles, lat, "{}", unit.name());
-            assert!(t.in_beats_per_cycle > 0.99, "{}: {:?}", unit.name(), t);
+        // Latency counts the acceptance cycle: 1 + the configured register stages.
+        for stages in [1u32, 2] {
+            let p = AdaptiveRtlParams {
+                bdi_decomp_stages: stages,
+                ..AdaptiveRtlParams::default()
+            };
+            for (unit, lat) in [
+                (Unit::BdiComp, 3),
+                (Unit::BdiDecomp, 1 + stages as u64),
+                (Unit::BdiLoopback, 3 + stages as u64),
+            ] {
+                let mut dut = VerilatorDut::new(&top(&p, unit).unwrap(), false).unwrap();
+                let t = measure(&mut dut, &p, unit).unwrap();
+                assert_eq!(t.latency_cycles, lat, "{} stages={}", unit.name(), stages);
+                assert!(t.in_beats_per_cycle > 0.99, "{}: {:?}", unit.name(), t);
+            }
         }
     }
 

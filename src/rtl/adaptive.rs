@@ -22,6 +22,9 @@ pub struct AdaptiveRtlParams {
     pub line_bytes: usize,
     /// BDI base rule: `element0` (the paper, default) or `first-non-immediate`.
     pub bdi_base_rule: BaseRule,
+    /// `bdi_decomp` register stages: 1 (default, the paper's 1 cycle) or 2 (a register after
+    /// the per-element adders, for ≥ 1 GHz on Nangate45).
+    pub bdi_decomp_stages: u32,
     /// Controller: λ of the penalty `P = N + λ(L_C + L_D)` (6, the paper's best).
     pub lambda: u32,
     /// Controller: sampled transactions per period (7).
@@ -53,6 +56,7 @@ impl Default for AdaptiveRtlParams {
         AdaptiveRtlParams {
             line_bytes: 64,
             bdi_base_rule: BaseRule::Element0,
+            bdi_decomp_stages: 1,
             lambda: 6,
             sample_len: 7,
             run_len: 300,
@@ -75,6 +79,12 @@ impl AdaptiveRtlParams {
             return Err(format!(
                 "line_bytes = {} is not supported (allowed: 32, 64, 128)",
                 self.line_bytes
+            ));
+        }
+        if !(1..=2).contains(&self.bdi_decomp_stages) {
+            return Err(format!(
+                "bdi_decomp_stages = {} is not supported (allowed: 1, 2)",
+                self.bdi_decomp_stages
             ));
         }
         if self.lambda > 1 << 20 {
@@ -203,15 +213,20 @@ impl AdaptiveRtlParams {
         }
     }
 
-    /// Human-readable parameter line for headers and reports.
+    /// Human-readable parameter line for headers and reports (`bdi_decomp_stages` only when
+    /// it is not the default 1).
     pub fn describe(&self) -> String {
-        format!(
+        let mut s = format!(
             "line_bytes={} bdi_base_rule={}",
             self.line_bytes,
             match self.bdi_base_rule {
                 BaseRule::Element0 => "element0",
                 BaseRule::FirstNonImmediate => "first-non-immediate",
             }
-        )
+        );
+        if self.bdi_decomp_stages != 1 {
+            s.push_str(&format!(" bdi_decomp_stages={}", self.bdi_decomp_stages));
+        }
+        s
     }
 }

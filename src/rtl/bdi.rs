@@ -9,22 +9,28 @@
 //!
 //! Compressor (`bdi_comp_*`), one line per cycle, two register stages (the paper's 2 cycles;
 //! 3 counting the acceptance cycle as 1):
-//! 1. the six base/delta units (8,1)(8,2)(8,4)(4,1)(4,2)(2,1) compute their immediate and
-//!    base fit vectors in parallel (base fit without a full-width subtraction: a d-byte
-//!    subtract and a compare of the high part against `B_hi`, `B_hi ± 1`), plus zero/repeated
-//!    detection; the minimum-size applicable encoding is selected by a fixed priority order
-//!    (Table II sizes are constants: ascending total bits, then data bits, then prefix — the
-//!    model's tie rule). Registered: the line, the encoding, and per element size the chosen
-//!    encoding's mask, base and deltas (the d-byte subtraction results, or the immediates);
-//! 2. the eight constant stream layouts and an AND-OR select on the decoded encoding.
-//!    Registered output: `ok`, `enc`, `len`, `payload`.
+//! 1. fit checks only: zero/repeated detection and the six base/delta units
+//!    (8,1)(8,2)(8,4)(4,1)(4,2)(2,1), each giving one "applies" bit. The base fit needs only
+//!    the carry of a d-byte add (of `v_lo` with its MSB inverted and `~B_lo + 1`), which picks
+//!    one of three compares of `v_hi` with `B_hi`, `B_hi ± 1` made without an incrementer
+//!    (`is_succ`). Registered: the line, the applies bits in priority order, and every
+//!    applicable encoding's mask and deltas (the d-byte subtraction results, or the
+//!    immediates) — and its base for `first-non-immediate`;
+//! 2. the priority select (Table II sizes are constants: ascending total bits, then data
+//!    bits, then prefix — the model's tie rule) as one gate level from the 8 flops, driving an
+//!    AND-OR select of the eight constant stream layouts. Registered output: `ok`, `enc`,
+//!    `len`, `payload`. Nangate45 typical: 0.959 ns.
 //!
-//! Decompressor (`bdi_decomp_*`), one line per cycle, one register stage (the paper's 1 cycle;
-//! 2 counting the acceptance cycle): the prefix is decoded, each element size selects its
-//! fields from the constant layouts and adds `(mask_i ? B : 0) + sext(Δ_i)` (one adder per
-//! element per element size), and the result is registered. `s_comp_i = 0` passes the raw line.
-//! A reserved prefix (`1xxx`) sets `m_err_o` with an all-zero line. Bits after the stream are
-//! not inspected (as [`crate::model::bdi::decompress_prefix`]).
+//! Decompressor (`bdi_decomp_*`), one line per cycle, `bdi_decomp_stages` register stages:
+//! 1 (the paper's 1 cycle; 2 counting the acceptance cycle): the prefix is decoded, each
+//! encoding adds `(mask_i ? B : 0) + sext(Δ_i)` for its fixed fields (one adder per element
+//! per encoding), the results (not the operands) are selected on the prefix and registered.
+//! 2 (`_s2`): the adds (carry-select halves above 16 bits), zeroed for the encodings not
+//! selected, the raw/repeated line and byte flags of `B_hi` are registered; stage 2 finishes
+//! the carry select, forms `B_hi ± 1` and ORs with selects that are products of several
+//! flops. `s_comp_i = 0` passes the raw line. A reserved prefix (`1xxx`) sets `m_err_o` with
+//! an all-zero line. Bits after the stream are not inspected (as
+//! [`crate::model::bdi::decompress_prefix`]).
 
 use super::adaptive::{AdaptiveRtlParams, SPEC};
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
@@ -48,9 +54,6 @@ const BD: [BdiEncoding; 6] = [
     BdiEncoding::B2D1,
 ];
 
-/// Element sizes in bytes.
-const KS: [usize; 3] = [8, 4, 2];
-
 /// The compressed encodings that can win, in selection priority order: ascending total size,
 /// then data bits, then prefix (the model's `select`), keeping only sizes below the line.
 pub fn priority(line_bytes: usize) -> Vec<BdiEncoding> {
@@ -68,15 +71,6 @@ fn kd(e: BdiEncoding) -> (usize, usize) {
 
 fn tag(e: BdiEncoding) -> &'static str {
     e.name()
-}
-
-/// Widest delta (bytes) among the encodings of element size `k`.
-fn dmax(k: usize) -> u32 {
-    BD.iter()
-        .filter(|e| kd(**e).0 == k)
-        .map(|e| kd(*e).1)
-        .max()
-        .unwrap_or(1) as u32
 }
 
 /// Whether the `kbits`-bit value `v`, read as signed, is the sign extension of `dbits` bits:
@@ -97,21 +91,21 @@ fn add(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr, cin: bool) -> Expr
     m.wire(name, &r)
 }
 
-/// [`add`] without carry in, carry-select above 16 bits: the upper part is added for both
+/// [`add`], carry-select above 16 bits: the upper part is added for both
 /// carries and picked by the low part's carry (ABC keeps the mux; it ripples a long add).
 /// Nangate45, decompressor: 1.306 ns, against 1.491 ns with a plain 32-bit add and 1.356 ns
 /// with 8-bit carry-select blocks.
-fn add_cs(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> Expr {
+fn add_cs(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr, cin: bool) -> Expr {
     let w = a.width();
     if w <= 16 {
-        return add(m, name, a, b, false);
+        return add(m, name, a, b, cin);
     }
     let lo = add(
         m,
         &format!("{}_l", name),
         &a.slice(0, 16),
         &b.slice(0, 16),
-        false,
+        cin,
     );
     let (ah, bh) = (a.slice(16, w - 16), b.slice(16, w - 16));
     let h0 = add(m, &format!("{}_h0", name), &ah, &bh, false);
@@ -129,6 +123,53 @@ fn step(m: &mut ModuleBuilder, name: &str, a: &Expr, up: bool) -> Expr {
         a - &Expr::lit(w, 1)
     };
     m.wire(name, &r)
+}
+
+/// `bh ± 1` in stage 2 of the two-stage decompressor from the registered `bh` and per-byte
+/// flags registered in stage 1 (`full[b]`: byte b of `bh` is all ones for `+1`, all zeros for
+/// `−1`): bit j flips when the bits below it in its byte and every lower byte are full. Depth
+/// is bounded by the byte size; ABC ripples a whole-width increment (Nangate45: 1.27 ns for a
+/// 56-bit one, 1.14 ns with a Kogge-Stone prefix that it re-chains).
+fn step_blocks(m: &mut ModuleBuilder, name: &str, bh: &Expr, full: &[Expr], up: bool) -> Expr {
+    let w = bh.width();
+    let bits: Vec<Expr> = (0..w)
+        .map(|j| {
+            let (b, r) = (j / 8, j % 8);
+            let mut terms: Vec<Expr> = (0..r)
+                .map(|x| {
+                    let v = bh.bit(8 * b + x);
+                    if up {
+                        v
+                    } else {
+                        !v
+                    }
+                })
+                .collect();
+            terms.extend(full[..b as usize].iter().cloned());
+            if terms.is_empty() {
+                !bh.bit(j)
+            } else {
+                bh.bit(j) ^ Expr::cat(&terms).all()
+            }
+        })
+        .collect();
+    m.wire(name, &Expr::cat_lsb(&bits))
+}
+
+/// Whether `x == y + 1` modulo `2^w`, without a carry chain: `x + ~y == 0`, and a sum is 0
+/// exactly when every bit's required carry in, `x_i XNOR y_i`, is the carry out of the bit
+/// below it, `x_{i-1} | ~y_{i-1}` (0 for bit 0). Replaces a `w`-bit incrementer and compare in
+/// the compressor's base fit (Nangate45: 1.249 ns to the fit register with `B_hi ± 1`).
+fn is_succ(x: &Expr, y: &Expr) -> Expr {
+    let w = x.width();
+    let t = !(x ^ y);
+    let below = if w == 1 {
+        Expr::zero(1)
+    } else {
+        let g = x.slice(0, w - 1) | !y.slice(0, w - 1);
+        Expr::cat(&[g, Expr::zero(1)])
+    };
+    !(&t ^ &below).any()
 }
 
 /// Balanced OR of equal-width terms.
@@ -246,8 +287,7 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         let hw = kb - db;
         let bl = base.slice(0, db);
         let bh = base.slice(db, hw);
-        let bp = step(&mut m, &format!("{}_bhi_p1", t), &bh, true);
-        let bm = step(&mut m, &format!("{}_bhi_m1", t), &bh, false);
+        let nbl = m.wire(&format!("{}_nbl", t), &!&bl);
         let mut okel = Vec::new();
         let mut dsel = Vec::new();
         for (i, v) in el.iter().enumerate() {
@@ -258,20 +298,24 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
                 dsel.push(m.wire(&format!("{}_dsel0", t), &imm_v.bit(0).gate(&v.slice(0, db))));
                 continue;
             }
-            // v_lo + ~B_lo + 1: the carry out is 1 when there is no borrow.
-            let lo = add(
-                &mut m,
-                &format!("{}_dlo{}", t, i),
-                &v.slice(0, db),
-                &!&bl,
-                true,
-            );
-            let (msb, borrow) = (lo.bit(db - 1), !lo.bit(db));
+            // The delta: v_lo + ~B_lo + 1 at the delta width.
+            let vl = v.slice(0, db);
+            let lo = m.wire(&format!("{}_dlo{}", t, i), &(&vl + &nbl + Expr::lit(db, 1)));
+            // Fit: u = v − B + 2^(db−1) must be below 2^db. Its low part is
+            // (v_lo ^ 2^(db−1)) + ~B_lo + 1 + vm·2^db (vm = v_lo's MSB), whose carry out
+            // c + vm ∈ {0, 1, 2} must cancel v_hi − B_hi − 1: v_hi = B_hi + 1, B_hi, B_hi − 1.
+            // Only the carry c of a d-byte add is late; it picks one of three early compares.
+            let vm = vl.bit(db - 1);
+            let vlf = Expr::cat(&[!&vm, vl.slice(0, db - 1)]);
+            let fc = add(&mut m, &format!("{}_fc{}", t, i), &vlf, &nbl, true);
+            m.unused(&fc.slice(0, db)); // only the carry is needed
+            let c = fc.bit(db);
             let vh = v.slice(db, hw);
-            let same = !(&msb ^ &borrow);
-            let bfit = (&same & &vh.eq(&bh))
-                | (&borrow & &!&msb & vh.eq(&bp))
-                | (&msb & &!&borrow & vh.eq(&bm));
+            let eq = vh.eq(&bh);
+            let bfit = c.select(
+                &vm.select(&is_succ(&bh, &vh), &eq),
+                &vm.select(&eq, &is_succ(&vh, &bh)),
+            );
             let bfit = m.wire(&format!("{}_bfit{}", t, i), &bfit);
             okel.push(imm_v.bit(ii) | bfit);
             // The delta as sent: the immediate's low bytes, or v − B at the delta width.
@@ -286,63 +330,9 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         masks.insert(e, !&imm_v);
         bases.insert(e, base);
     }
-    m.comment("Selection: the first applicable encoding in priority order");
-    let mut none_before = Expr::ones(1);
-    let mut chosen = std::collections::HashMap::new();
-    for e in &order {
-        let c = m.wire(&format!("pick_{}", tag(*e)), &(&none_before & &ok[e]));
-        none_before = &none_before & &!ok[e].clone();
-        chosen.insert(*e, c);
-    }
-    let none = m.wire("pick_raw", &none_before);
-    let enc_terms: Vec<Expr> = order
-        .iter()
-        .map(|e| chosen[e].gate(&Expr::lit(4, *e as u64)))
-        .collect();
-    let enc1 = m.wire(
-        "enc_s1",
-        &(or_tree(enc_terms, 4) | none.gate(&Expr::lit(4, 15))),
-    );
-    let mut mask1 = Vec::new();
-    for k in KS {
-        let n = (lb / k) as u32;
-        let terms: Vec<Expr> = BD
-            .iter()
-            .filter(|e| kd(**e).0 == k && chosen.contains_key(*e))
-            .map(|e| chosen[e].gate(&masks[e]))
-            .collect();
-        mask1.push(m.wire(&format!("mask{}_s1", k), &or_tree(terms, n)));
-    }
-    let mut base1 = Vec::new();
-    for k in KS {
-        let terms: Vec<Expr> = BD
-            .iter()
-            .filter(|e| kd(**e).0 == k && chosen.contains_key(*e))
-            .map(|e| chosen[e].gate(&bases[e]))
-            .collect();
-        base1.push(m.wire(&format!("base{}_s1", k), &or_tree(terms, 8 * k as u32)));
-    }
-
-    // The chosen encoding's deltas, one register vector per element size (width of the
-    // group's widest delta): stage 2 only selects.
-    let mut dl1 = Vec::new();
-    for k in KS {
-        let n = lb / k;
-        let w = 8 * dmax(k);
-        let lanes: Vec<Expr> = (0..n)
-            .map(|i| {
-                let terms: Vec<Expr> = BD
-                    .iter()
-                    .filter(|e| kd(**e).0 == k && chosen.contains_key(*e))
-                    .map(|e| chosen[e].gate(&deltas1[e][i].zext(w)))
-                    .collect();
-                or_tree(terms, w)
-            })
-            .collect();
-        dl1.push(m.wire(&format!("dl{}_s1", k), &Expr::cat_lsb(&lanes)));
-    }
-
-    // ---- Handshake: two stages, stall together ----
+    // ---- Stage-1 registers: the fit results and every encoding's fields ----
+    // Stage 1 ends at the fit checks: the priority select is made in stage 2 from 8 flops.
+    let order_bd: Vec<BdiEncoding> = BD.iter().copied().filter(|e| order.contains(e)).collect();
     let v1 = m.reg("s1_valid_q", 1, Some(0));
     let v2 = m.reg("out_valid_q", 1, Some(0));
     let out_free = m.wire("out_free", &(!v2.q() | m_ready.clone()));
@@ -352,67 +342,84 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     m.next(&v1, &s1_free.select(&s_valid, &Expr::ones(1)), None);
     m.next(&v2, &out_free.select(&v1.q(), &Expr::ones(1)), None);
     let line_q = m.reg_next("line_q", None, &line, Some(&ld1));
-    let enc_q = m.reg_next("enc_q", None, &enc1, Some(&ld1));
-    // One mask and one base register per element size: bounded fanout per flop.
-    let mask_q: Vec<Expr> = KS
-        .iter()
-        .zip(&mask1)
-        .map(|(k, v)| m.reg_next(&format!("mask{}_q", k), None, v, Some(&ld1)))
-        .collect();
-    let dl_q: Vec<Expr> = KS
-        .iter()
-        .zip(&dl1)
-        .map(|(k, v)| m.reg_next(&format!("dl{}_q", k), None, v, Some(&ld1)))
-        .collect();
-    let base_q: Vec<Expr> = KS
-        .iter()
-        .zip(&base1)
-        .map(|(k, b)| m.reg_next(&format!("base{}_q", k), None, b, Some(&ld1)))
-        .collect();
-
-    // ---- Stage 2: deltas, layouts, select ----
-    m.comment("Stage 2: deltas of the chosen element size, the constant layouts, select");
-    let mut sel = std::collections::HashMap::new();
-    for e in BdiEncoding::COMPRESSED {
-        sel.insert(
-            e,
-            m.wire(&format!("sel_{}", tag(e)), &enc_q.eq_lit(e as u64)),
+    let fit_v = Expr::cat_lsb(&order.iter().map(|e| ok[e].clone()).collect::<Vec<_>>());
+    let fit_q = m.reg_next("fit_q", None, &fit_v, Some(&ld1));
+    m.annotate("bit j: the j-th encoding in priority order applies");
+    let mut mask_q = std::collections::HashMap::new();
+    let mut dl_q = std::collections::HashMap::new();
+    let mut base_q = std::collections::HashMap::new();
+    for e in &order_bd {
+        let (k, d) = kd(*e);
+        let t = tag(*e);
+        mask_q.insert(
+            *e,
+            m.reg_next(&format!("{}_mask_q", t), None, &masks[e], Some(&ld1)),
         );
+        let dq = m.reg_next(
+            &format!("{}_dl_q", t),
+            None,
+            &Expr::cat_lsb(&deltas1[e]),
+            Some(&ld1),
+        );
+        dl_q.insert(*e, dq.lanes(8 * d as u32));
+        let b = match rule {
+            BaseRule::Element0 => line_q.slice(0, 8 * k as u32),
+            BaseRule::FirstNonImmediate => {
+                m.reg_next(&format!("{}_base_q", t), None, &bases[e], Some(&ld1))
+            }
+        };
+        base_q.insert(*e, b);
     }
-    // Decoded (logic, not a flop output: it selects all L payload bits).
-    let sel_raw = m.wire("sel_raw", &enc_q.eq_lit(15));
-    let deltas: Vec<Vec<Expr>> = KS
+
+    // ---- Stage 2: priority select, the constant layouts, AND-OR select ----
+    m.comment("Stage 2: the first applicable encoding in priority order selects its layout");
+    // One-hot picks: one gate level from the flops (logic outputs, so the synthesis buffers
+    // their 512-bit fanout).
+    let mut pick = std::collections::HashMap::new();
+    for (j, e) in order.iter().enumerate() {
+        let jj = j as u32;
+        let c = if j == 0 {
+            fit_q.bit(0)
+        } else {
+            &fit_q.bit(jj) & &!fit_q.slice(0, jj).any()
+        };
+        pick.insert(*e, m.wire(&format!("pick_{}", tag(*e)), &c));
+    }
+    let none = m.wire("pick_raw", &!fit_q.any());
+    let enc_terms: Vec<Expr> = order
         .iter()
-        .zip(&dl_q)
-        .map(|(k, q)| q.lanes(8 * dmax(*k)))
+        .map(|e| pick[e].gate(&Expr::lit(4, *e as u64)))
         .collect();
+    let enc = m.wire(
+        "enc_s2",
+        &(or_tree(enc_terms, 4) | none.gate(&Expr::lit(4, 15))),
+    );
     let mut opts: Vec<(Expr, Expr, u64)> = Vec::new(); // (select, layout, size)
+                                                       // The zero line's layout is all zero: it adds only its length.
     opts.push((
-        sel[&BdiEncoding::Zero].clone(),
-        left_align(&[Expr::lit(4, 0)], l),
+        pick[&BdiEncoding::Zero].clone(),
+        Expr::zero(l),
         BdiEncoding::Zero.size_bits(lb) as u64,
     ));
-    opts.push((
-        sel[&BdiEncoding::Repeated].clone(),
-        left_align(&[Expr::lit(4, 1), line_q.slice(0, 64)], l),
-        BdiEncoding::Repeated.size_bits(lb) as u64,
-    ));
-    for e in BD {
-        if !chosen.contains_key(&e) {
-            continue;
-        }
-        let (k, d) = kd(e);
+    if let Some(s) = pick.get(&BdiEncoding::Repeated) {
+        opts.push((
+            s.clone(),
+            left_align(&[Expr::lit(4, 1), line_q.slice(0, 64)], l),
+            BdiEncoding::Repeated.size_bits(lb) as u64,
+        ));
+    }
+    for e in &order_bd {
+        let (k, d) = kd(*e);
         let n = lb / k;
-        let gi = KS.iter().position(|x| *x == k).unwrap_or(0);
-        let mut parts = vec![Expr::lit(4, e as u64)];
-        parts.extend((0..n).map(|i| mask_q[gi].bit(i as u32)));
-        parts.push(base_q[gi].clone());
-        parts.extend(deltas[gi].iter().map(|dv| dv.slice(0, 8 * d as u32)));
-        let lay = m.wire(&format!("lay_{}", tag(e)), &left_align(&parts, l));
-        opts.push((sel[&e].clone(), lay, e.size_bits(lb) as u64));
+        let mut parts = vec![Expr::lit(4, *e as u64)];
+        parts.extend((0..n).map(|i| mask_q[e].bit(i as u32)));
+        parts.push(base_q[e].clone());
+        parts.extend(dl_q[e].iter().map(|dv| dv.slice(0, 8 * d as u32)));
+        let lay = m.wire(&format!("lay_{}", tag(*e)), &left_align(&parts, l));
+        opts.push((pick[e].clone(), lay, e.size_bits(lb) as u64));
     }
     // Raw: byte 0 first (lanes() lists byte 0 first; cat() puts the first part at the MSB end).
-    opts.push((sel_raw.clone(), Expr::cat(&line_q.lanes(8)), l as u64));
+    opts.push((none.clone(), Expr::cat(&line_q.lanes(8)), l as u64));
     let payload = or_tree(opts.iter().map(|(s, v, _)| s.gate(v)).collect(), l);
     let len = or_tree(
         opts.iter()
@@ -422,8 +429,8 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     let payload = m.wire("payload_s2", &payload);
     let len = m.wire("len_s2", &len);
-    let okq = m.reg_next("ok_q", None, &!&sel_raw, Some(&ld2));
-    let enc2 = m.reg_next("out_enc_q", None, &enc_q, Some(&ld2));
+    let okq = m.reg_next("ok_q", None, &!&none, Some(&ld2));
+    let enc2 = m.reg_next("out_enc_q", None, &enc, Some(&ld2));
     let lenq = m.reg_next("len_q", None, &len, Some(&ld2));
     let payq = m.reg_next("payload_q", None, &payload, Some(&ld2));
     m.output_expr("s_ready_o", &s1_free);
@@ -443,18 +450,57 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
     let lb = p.line_bytes;
     let l = p.line_bits();
-    let mut m = ModuleBuilder::new(format!("bdi_decomp_l{}", lb));
+    let two = p.bdi_decomp_stages == 2;
+    let mut m = ModuleBuilder::new(if two {
+        format!("bdi_decomp_l{}_s2", lb)
+    } else {
+        format!("bdi_decomp_l{}", lb)
+    });
     header(
         &mut m,
         "decompressor",
         p,
-        "§2.1 (decode: v_i = (mask_i ? B : 0) + sext(Δ_i)), §6 bdi_decomp (1 stage)",
+        if two {
+            "§2.1 (decode: v_i = (mask_i ? B : 0) + sext(Δ_i)), §6 bdi_decomp (2 stages: adders | select)"
+        } else {
+            "§2.1 (decode: v_i = (mask_i ? B : 0) + sext(Δ_i)), §6 bdi_decomp (1 stage)"
+        },
     );
     let s_valid = m.input("s_valid_i", 1);
-    let comp = m.input("s_comp_i", 1);
-    let pay = m.input("s_payload_i", l);
+    let comp_i = m.input("s_comp_i", 1);
+    let pay_i = m.input("s_payload_i", l);
     let m_ready = m.input("m_ready_i", 1);
-    // Stream field at bit position `pos`, `w` bits wide.
+    // Handshake: with two stages both registers stall together (as `bdi_comp`).
+    let (ld1, load, valid_out, s_ready) = if two {
+        let v1 = m.reg("s1_valid_q", 1, Some(0));
+        let v2 = m.reg("out_valid_q", 1, Some(0));
+        let out_free = m.wire("out_free", &(!v2.q() | m_ready.clone()));
+        let s1_free = m.wire("in_ready", &(!v1.q() | out_free.clone()));
+        let ld1 = m.wire("s1_load", &(&s_valid & &s1_free));
+        let ld2 = m.wire("load", &(&out_free & &v1.q()));
+        m.next(&v1, &s1_free.select(&s_valid, &Expr::ones(1)), None);
+        m.next(&v2, &out_free.select(&v1.q(), &Expr::ones(1)), None);
+        (Some(ld1), ld2, v2.q(), s1_free)
+    } else {
+        let valid = m.reg("out_valid_q", 1, Some(0));
+        let s_ready = m.wire("in_ready", &(!valid.q() | m_ready.clone()));
+        let load = m.wire("load", &(&s_valid & &s_ready));
+        m.next(&valid, &(&load | &(valid.q() & !m_ready.clone())), None);
+        (None, load, valid.q(), s_ready)
+    };
+    // The stage-2 view of the input (registered with two stages).
+    let (comp, pay) = match &ld1 {
+        Some(ld1) => {
+            let pq = m.reg_next("payload_q", None, &pay_i, Some(ld1));
+            // Stage 2 reads only the prefix, masks, base high parts and delta signs; the
+            // synthesis drops the other flops.
+            m.unused(&pq);
+            (m.reg_next("comp_q", None, &comp_i, Some(ld1)), pq)
+        }
+        None => (comp_i.clone(), pay_i.clone()),
+    };
+    // Stream field at bit position `pos`, `w` bits wide (of the input, and of the stage-2 view).
+    let field_i = |pos: usize, w: u32| pay_i.slice(l - pos as u32 - w, w);
     let field = |pos: usize, w: u32| pay.slice(l - pos as u32 - w, w);
     let pre = m.wire("prefix", &field(0, 4));
     let mut sel = std::collections::HashMap::new();
@@ -465,6 +511,21 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         );
     }
     let raw = m.wire("sel_raw", &!&comp);
+    // With two stages, stage 1 zeroes the adder results of the encodings not selected and
+    // registers the raw / repeated line: stage 2's wide ORs then need no select.
+    let mut sel_in = std::collections::HashMap::new();
+    if two {
+        let pre_i = m.wire("prefix_in", &field_i(0, 4));
+        for e in BdiEncoding::COMPRESSED {
+            sel_in.insert(
+                e,
+                m.wire(
+                    &format!("sel_in_{}", tag(e)),
+                    &(&comp_i & &pre_i.eq_lit(e as u64)),
+                ),
+            );
+        }
+    }
     let bad = m.wire("reserved", &(&comp & &pre.bit(3)));
     let mut outs = Vec::new();
     for e in BD {
@@ -479,40 +540,123 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         ));
         // Low part: a d-byte add; high part: B_hi + carry − sign ∈ {B_hi − 1, B_hi, B_hi + 1}
         // (shared per encoding), or the delta's sign extension for an immediate.
+        let bl_i = field_i(4 + n, kb).slice(0, db);
         let b = field(4 + n, kb);
-        let bl = b.slice(0, db);
         let bh = b.slice(db, hw);
-        let bp = step(&mut m, &format!("{}_bhi_p1", t), &bh, true);
-        let bm = step(&mut m, &format!("{}_bhi_m1", t), &bh, false);
+        // With two stages, B_hi ± 1 are computed from the input and registered.
+        let bh_i = field_i(4 + n, kb).slice(db, hw);
+        let (bp, bm) = match &ld1 {
+            Some(ld1) => {
+                // Flags of every byte but the top one (no bit above it needs them).
+                let lanes = bh_i.lanes(8);
+                let low = &lanes[..lanes.len() - 1];
+                let mut ones = Vec::new();
+                let mut zeros = Vec::new();
+                for (b, x) in low.iter().enumerate() {
+                    let o =
+                        m.reg_next(&format!("{}_bhi_ones{}_q", t, b), None, &x.all(), Some(ld1));
+                    let z = m.reg_next(
+                        &format!("{}_bhi_zeros{}_q", t, b),
+                        None,
+                        &!x.any(),
+                        Some(ld1),
+                    );
+                    ones.push(o);
+                    zeros.push(z);
+                }
+                (
+                    step_blocks(&mut m, &format!("{}_bhi_p1", t), &bh, &ones, true),
+                    step_blocks(&mut m, &format!("{}_bhi_m1", t), &bh, &zeros, false),
+                )
+            }
+            None => (
+                step(&mut m, &format!("{}_bhi_p1", t), &bh_i, true),
+                step(&mut m, &format!("{}_bhi_m1", t), &bh_i, false),
+            ),
+        };
         let mut vals = Vec::new();
         for i in 0..n {
+            let bsel = m.wire(&format!("{}_bl{}", t, i), &field_i(4 + i, 1).gate(&bl_i));
+            let dv_i = field_i(4 + n + 8 * k + 8 * d * i, db);
+            let lo = match &ld1 {
+                // Above 16 bits the carry-select halves are registered and the select is made
+                // in stage 2.
+                Some(ld1) if db > 16 => {
+                    let nm = format!("{}_lo{}", t, i);
+                    let (ah, bh2) = (bsel.slice(16, db - 16), dv_i.slice(16, db - 16));
+                    let l16 = add(
+                        &mut m,
+                        &format!("{}_l", nm),
+                        &bsel.slice(0, 16),
+                        &dv_i.slice(0, 16),
+                        false,
+                    );
+                    let h0 = add(&mut m, &format!("{}_h0", nm), &ah, &bh2, false);
+                    let h1 = add(&mut m, &format!("{}_h1", nm), &ah, &bh2, true);
+                    let se = &sel_in[&e];
+                    let l16 = m.reg_next(&format!("{}_l_q", nm), None, &se.gate(&l16), Some(ld1));
+                    let h0 = m.reg_next(&format!("{}_h0_q", nm), None, &se.gate(&h0), Some(ld1));
+                    let h1 = m.reg_next(&format!("{}_h1_q", nm), None, &se.gate(&h1), Some(ld1));
+                    let hi = l16.bit(16).select(&h1, &h0);
+                    m.wire(&nm, &Expr::cat(&[hi, l16.slice(0, 16)]))
+                }
+                Some(ld1) => {
+                    let lo = add(&mut m, &format!("{}_lo{}", t, i), &bsel, &dv_i, false);
+                    let lo = sel_in[&e].gate(&lo);
+                    m.reg_next(&format!("{}_lo{}_q", t, i), None, &lo, Some(ld1))
+                }
+                None => add_cs(&mut m, &format!("{}_lo{}", t, i), &bsel, &dv_i, false),
+            };
             let mk = field(4 + i, 1);
-            let dv = field(4 + n + 8 * k + 8 * d * i, db);
-            let bsel = m.wire(&format!("{}_bl{}", t, i), &mk.gate(&bl));
-            let lo = add_cs(&mut m, &format!("{}_lo{}", t, i), &bsel, &dv);
-            let (carry, sign) = (lo.bit(db), dv.bit(db - 1));
-            let hi_base = (&carry & &!&sign).select(&bp, &(&sign & &!&carry).select(&bm, &bh));
-            let hi = mk.select(&hi_base, &sign.repeat(hw));
-            vals.push(m.wire(&format!("{}_v{}", t, i), &Expr::cat(&[hi, lo.slice(0, db)])));
+            let sign = field(4 + n + 8 * k + 8 * d * i, db).bit(db - 1);
+            let carry = lo.bit(db);
+            if two {
+                // Stage 2 reads flops: every wide select is a product of several flops and
+                // the encoding select (logic, so the synthesis buffers it), AND-OR form.
+                let se = &sel[&e];
+                let up = m.wire(&format!("{}_up{}", t, i), &(se & &mk & &carry & &!&sign));
+                let dn = m.wire(&format!("{}_dn{}", t, i), &(se & &mk & &sign & &!&carry));
+                let keep = m.wire(
+                    &format!("{}_keep{}", t, i),
+                    &(se & &mk & &!(&carry ^ &sign)),
+                );
+                let neg = m.wire(&format!("{}_neg{}", t, i), &(se & &!&mk & &sign));
+                let hi = up.gate(&bp) | dn.gate(&bm) | keep.gate(&bh) | neg.repeat(hw);
+                let lo_sel = lo.slice(0, db);
+                vals.push(m.wire(&format!("{}_v{}", t, i), &Expr::cat(&[hi, lo_sel])));
+            } else {
+                let hi_base = (&carry & &!&sign).select(&bp, &(&sign & &!&carry).select(&bm, &bh));
+                let hi = mk.select(&hi_base, &sign.repeat(hw));
+                vals.push(m.wire(&format!("{}_v{}", t, i), &Expr::cat(&[hi, lo.slice(0, db)])));
+            }
         }
-        outs.push(sel[&e].gate(&Expr::cat_lsb(&vals)));
+        let v = Expr::cat_lsb(&vals);
+        outs.push(if two { v } else { sel[&e].gate(&v) });
     }
-    let rep = field(4, 64).repeat(l / 64);
-    outs.push(sel[&BdiEncoding::Repeated].gate(&rep));
-    let raw_line = Expr::cat_lsb(&(0..lb).map(|j| field(8 * j, 8)).collect::<Vec<_>>());
-    outs.push(raw.gate(&raw_line));
+    if let Some(ld1) = &ld1 {
+        let rep = field_i(4, 64).repeat(l / 64);
+        let raw_line = Expr::cat_lsb(&(0..lb).map(|j| field_i(8 * j, 8)).collect::<Vec<_>>());
+        let lr = sel_in[&BdiEncoding::Repeated].gate(&rep) | (!&comp_i).gate(&raw_line);
+        outs.push(m.reg_next("rawrep_q", None, &lr, Some(ld1)));
+        m.unused(&Expr::cat(&[
+            raw.clone(),
+            sel[&BdiEncoding::Repeated].clone(),
+            sel_in[&BdiEncoding::Zero].clone(),
+        ]));
+    } else {
+        let rep = field(4, 64).repeat(l / 64);
+        outs.push(sel[&BdiEncoding::Repeated].gate(&rep));
+        let raw_line = Expr::cat_lsb(&(0..lb).map(|j| field(8 * j, 8)).collect::<Vec<_>>());
+        outs.push(raw.gate(&raw_line));
+    }
     let line = m.wire("line_d", &or_tree(outs, l));
     // Output register: one line per cycle, holds while m_ready_i is low.
-    let valid = m.reg("out_valid_q", 1, Some(0));
-    let s_ready = m.wire("in_ready", &(!valid.q() | m_ready.clone()));
-    let load = m.wire("load", &(&s_valid & &s_ready));
     let lq = m.reg_next("line_q", None, &line, Some(&load));
     let eq = m.reg_next("err_q", None, &bad, Some(&load));
-    m.next(&valid, &(&load | &(valid.q() & !m_ready.clone())), None);
     // The zero-line encoding contributes nothing to the OR (its line is 0).
     m.unused(&sel[&BdiEncoding::Zero]);
     m.output_expr("s_ready_o", &s_ready);
-    m.output_expr("m_valid_o", &valid.q());
+    m.output_expr("m_valid_o", &valid_out);
     m.output_expr("m_line_o", &lq);
     m.output_expr("m_err_o", &eq);
     m.finish()
@@ -523,7 +667,11 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
 pub fn loopback(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let c = compressor(p)?;
     let d = decompressor(p)?;
-    let mut m = ModuleBuilder::new(format!("bdi_loopback_l{}", p.line_bytes));
+    let mut m = ModuleBuilder::new(if p.bdi_decomp_stages == 2 {
+        format!("bdi_loopback_l{}_s2", p.line_bytes)
+    } else {
+        format!("bdi_loopback_l{}", p.line_bytes)
+    });
     header(
         &mut m,
         "loopback",
@@ -581,18 +729,56 @@ mod tests {
     }
 
     #[test]
-    fn units_generate_for_every_line_size_and_rule() {
+    fn is_succ_matches_increment_exhaustively() {
+        use crate::hdl::sim::Sim;
+        for w in [1u32, 2, 5] {
+            let mut m = ModuleBuilder::new(format!("succ{}", w));
+            let x = m.input("x_i", w);
+            let y = m.input("y_i", w);
+            m.output_expr("s_o", &is_succ(&x, &y));
+            let mut sim = Sim::new(&m.finish().unwrap()).unwrap();
+            let mask = (1u64 << w) - 1;
+            for a in 0..=mask {
+                for b in 0..=mask {
+                    sim.set_u64("x_i", a).unwrap();
+                    sim.set_u64("y_i", b).unwrap();
+                    sim.eval();
+                    let want = a == (b + 1) & mask;
+                    assert_eq!(sim.get_u64("s_o") == 1, want, "w={} x={} y={}", w, a, b);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn units_generate_for_every_line_size_rule_and_depth() {
         for lb in [32, 64, 128] {
             for r in [BaseRule::Element0, BaseRule::FirstNonImmediate] {
-                let p = AdaptiveRtlParams {
-                    line_bytes: lb,
-                    bdi_base_rule: r,
-                    ..AdaptiveRtlParams::default()
-                };
-                compressor(&p).unwrap();
-                decompressor(&p).unwrap();
-                loopback(&p).unwrap();
+                for stages in [1, 2] {
+                    let p = AdaptiveRtlParams {
+                        line_bytes: lb,
+                        bdi_base_rule: r,
+                        bdi_decomp_stages: stages,
+                        ..AdaptiveRtlParams::default()
+                    };
+                    compressor(&p).unwrap();
+                    let d = decompressor(&p).unwrap();
+                    assert_eq!(d.name.ends_with("_s2"), stages == 2, "{}", d.name);
+                    loopback(&p).unwrap();
+                }
             }
+        }
+    }
+
+    #[test]
+    fn decompressor_depth_is_validated() {
+        for stages in [0, 3] {
+            let p = AdaptiveRtlParams {
+                bdi_decomp_stages: stages,
+                ..AdaptiveRtlParams::default()
+            };
+            let e = decompressor(&p).unwrap_err();
+            assert!(format!("{:?}", e).contains("bdi_decomp_stages"), "{:?}", e);
         }
     }
 }
