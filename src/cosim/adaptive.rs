@@ -8,6 +8,9 @@
 //!   payloads (20%: random bits after a random or reserved prefix), every output must equal
 //!   `model::bdi::decompress_prefix` (`m_err_o` and an all-zero line for a reserved prefix);
 //! * `bdi_loopback`: `bdi_comp` → `bdi_decomp` returns every line unchanged;
+//! * `cpack_comp`, `cpack_decomp`, `cpack_loopback`: the same for C-Pack+Z
+//!   (`model::cpack::compress`, `decompress_prefix`; arbitrary payloads are random bits or the
+//!   model's stream with 1–3 bits flipped);
 //! * `ctrl` (`adaptive_ctrl`): fed the per-line sizes of `model::adaptive::evaluate` over a
 //!   phase trace (segments of different profiles, so the decisions change), every output
 //!   (`sel_alg`, sampling flag) must equal the model's `replay_lines` over the same lines
@@ -26,6 +29,7 @@ use crate::hdl::{HdlError, Module};
 use crate::model::adaptive::paper::Bench;
 use crate::model::adaptive::{evaluate, replay_lines, AdaptiveReport, Alg, Phase};
 use crate::model::bdi::{self, BdiEncoding};
+use crate::model::cpack;
 use crate::rtl::adaptive::AdaptiveRtlParams;
 use crate::rtl::bdi as rtl;
 use crate::trace::lines::{LineGen, LineProfile};
@@ -42,17 +46,26 @@ pub enum Unit {
     BdiDecomp,
     /// Compressor → decompressor (test only).
     BdiLoopback,
+    /// C-Pack+Z compressor.
+    CpackComp,
+    /// C-Pack+Z decompressor.
+    CpackDecomp,
+    /// C-Pack+Z compressor → decompressor (test only).
+    CpackLoopback,
     /// The adaptive controller (`penalty_select` + `adaptive_ctrl`).
     Ctrl,
 }
 
 impl Unit {
     /// Every unit, the test-only loop-back last.
-    pub const ALL: [Unit; 4] = [
+    pub const ALL: [Unit; 7] = [
         Unit::BdiComp,
         Unit::BdiDecomp,
+        Unit::CpackComp,
+        Unit::CpackDecomp,
         Unit::Ctrl,
         Unit::BdiLoopback,
+        Unit::CpackLoopback,
     ];
 
     /// CLI name.
@@ -61,8 +74,19 @@ impl Unit {
             Unit::BdiComp => "bdi_comp",
             Unit::BdiDecomp => "bdi_decomp",
             Unit::BdiLoopback => "bdi_loopback",
+            Unit::CpackComp => "cpack_comp",
+            Unit::CpackDecomp => "cpack_decomp",
+            Unit::CpackLoopback => "cpack_loopback",
             Unit::Ctrl => "ctrl",
         }
+    }
+
+    /// Whether the unit is a C-Pack+Z unit (stimulus from `model::cpack`).
+    pub fn is_cpack(self) -> bool {
+        matches!(
+            self,
+            Unit::CpackComp | Unit::CpackDecomp | Unit::CpackLoopback
+        )
     }
 
     /// Parses a CLI name (`loopback` is accepted for `bdi_loopback`, the engine-independent
@@ -88,6 +112,9 @@ pub fn top(p: &AdaptiveRtlParams, unit: Unit) -> Result<Arc<Module>, HdlError> {
         Unit::BdiComp => rtl::compressor(p),
         Unit::BdiDecomp => rtl::decompressor(p),
         Unit::BdiLoopback => rtl::loopback(p),
+        Unit::CpackComp => crate::rtl::cpack::compressor(p),
+        Unit::CpackDecomp => crate::rtl::cpack::decompressor(p),
+        Unit::CpackLoopback => crate::rtl::cpack::loopback(p),
         Unit::Ctrl => crate::rtl::adaptive_ctrl::controller(p),
     }
 }
@@ -101,8 +128,11 @@ pub fn streams(unit: Unit) -> (Stream, Stream) {
             s(&["s_line_i"]),
             m(&["m_ok_o", "m_enc_o", "m_len_o", "m_payload_o"]),
         ),
-        Unit::BdiDecomp => (s(&["s_comp_i", "s_payload_i"]), m(&["m_line_o", "m_err_o"])),
-        Unit::BdiLoopback => (s(&["s_line_i"]), m(&["m_line_o", "m_err_o"])),
+        Unit::BdiDecomp | Unit::CpackDecomp => {
+            (s(&["s_comp_i", "s_payload_i"]), m(&["m_line_o", "m_err_o"]))
+        }
+        Unit::BdiLoopback | Unit::CpackLoopback => (s(&["s_line_i"]), m(&["m_line_o", "m_err_o"])),
+        Unit::CpackComp => (s(&["s_line_i"]), m(&["m_ok_o", "m_len_o", "m_payload_o"])),
         Unit::Ctrl => (
             s(&["s_size_bdi_i", "s_size_fpc_i", "s_size_cpack_i"]),
             m(&["m_sel_alg_o", "m_sample_o"]),
@@ -169,6 +199,8 @@ pub struct LineCase {
     pub line: Vec<u8>,
     /// `model::bdi::compress` of the line.
     pub comp: bdi::BdiCompressed,
+    /// `model::cpack::compress` of the line (C-Pack+Z sources only).
+    pub cpack: Option<cpack::CpackCompressed>,
     /// Decompressor input override: (`s_comp_i`, stream bytes) of an arbitrary payload and the
     /// expected (line, err).
     pub arbitrary: Option<(bool, Vec<u8>, Vec<u8>, bool)>,
@@ -182,6 +214,7 @@ pub struct LineSource {
     remaining: u64,
     data: Option<(Vec<u8>, usize)>,
     random_payload: f64,
+    cpack: bool,
     /// Lines produced so far.
     pub lines: u64,
     /// Σ sent bits (model `nbits`) so far.
@@ -208,9 +241,17 @@ impl LineSource {
             remaining: cfg.lines,
             data: cfg.data.clone().map(|d| (d, 0)),
             random_payload: cfg.random_payload,
+            cpack: false,
             lines: 0,
             comp_bits: 0,
         }
+    }
+
+    /// The same source for the C-Pack+Z units: cases carry `model::cpack` results, and
+    /// `comp_bits` and the arbitrary payloads follow C-Pack+Z.
+    pub fn for_cpack(mut self) -> Self {
+        self.cpack = true;
+        self
     }
 
     /// The next line, or `None` when done.
@@ -238,6 +279,41 @@ impl LineSource {
         self.lines += 1;
         let bp = self.p.bdi();
         let comp = bdi::compress(&bp, &line).expect("valid line");
+        if self.cpack {
+            let cp = self.p.cpack();
+            let cc = cpack::compress(&cp, &line).expect("valid line");
+            self.comp_bits += cc.nbits as u64;
+            let arbitrary = (decomp && self.rng.gen_bool(self.random_payload)).then(|| {
+                let mut bytes: Vec<u8> = if self.rng.gen_bool(0.5) {
+                    (0..lb).map(|_| self.rng.gen()).collect()
+                } else {
+                    // The model's stream with 1–3 bits flipped within it.
+                    let mut b = cc.bits.clone();
+                    b.resize(lb, 0);
+                    let n = cc.nbits.max(1);
+                    for _ in 0..self.rng.gen_range(1..=3) {
+                        let bit = self.rng.gen_range(0..n);
+                        b[bit / 8] ^= 0x80 >> (bit % 8);
+                    }
+                    b
+                };
+                bytes.truncate(lb);
+                let comp_flag = self.rng.gen_bool(0.9);
+                if !comp_flag {
+                    return (false, bytes.clone(), bytes, false);
+                }
+                match cpack::decompress_prefix(&cp, &bytes) {
+                    Ok((l, _)) => (true, bytes, l, false),
+                    Err(_) => (true, bytes, vec![0u8; lb], true),
+                }
+            });
+            return Some(LineCase {
+                line,
+                comp,
+                cpack: Some(cc),
+                arbitrary,
+            });
+        }
         self.comp_bits += comp.nbits as u64;
         let arbitrary = (decomp && self.rng.gen_bool(self.random_payload)).then(|| {
             let mut bytes: Vec<u8> = (0..lb).map(|_| self.rng.gen()).collect();
@@ -257,6 +333,7 @@ impl LineSource {
         Some(LineCase {
             line,
             comp,
+            cpack: None,
             arbitrary,
         })
     }
@@ -296,20 +373,34 @@ pub fn transaction(p: &AdaptiveRtlParams, unit: Unit, c: &LineCase) -> Txn {
                 bus_words(&c.comp.bits, lb),
             ])],
         },
-        Unit::BdiDecomp => match &c.arbitrary {
+        Unit::BdiDecomp | Unit::CpackDecomp => match &c.arbitrary {
             Some((comp, bytes, out, err)) => Txn {
                 inputs: vec![Beat(vec![vec![*comp as u32], bus_words(bytes, lb)])],
                 expected: vec![Beat(vec![le_words(out), vec![*err as u32]])],
             },
-            None => Txn {
-                inputs: vec![Beat(vec![
-                    vec![c.comp.is_compressed() as u32],
-                    bus_words(&c.comp.bits, lb),
-                ])],
-                expected: vec![Beat(vec![line, vec![0]])],
-            },
+            None => {
+                let (ok, bits) = match (&c.cpack, unit) {
+                    (Some(cc), Unit::CpackDecomp) => (cc.compressed, &cc.bits),
+                    _ => (c.comp.is_compressed(), &c.comp.bits),
+                };
+                Txn {
+                    inputs: vec![Beat(vec![vec![ok as u32], bus_words(bits, lb)])],
+                    expected: vec![Beat(vec![line, vec![0]])],
+                }
+            }
         },
-        Unit::BdiLoopback => Txn {
+        Unit::CpackComp => {
+            let cc = c.cpack.as_ref().expect("a C-Pack+Z line source");
+            Txn {
+                inputs: vec![Beat(vec![line])],
+                expected: vec![Beat(vec![
+                    vec![cc.compressed as u32],
+                    vec![cc.nbits as u32],
+                    bus_words(&cc.bits, lb),
+                ])],
+            }
+        }
+        Unit::BdiLoopback | Unit::CpackLoopback => Txn {
             inputs: vec![Beat(vec![line.clone()])],
             expected: vec![Beat(vec![line, vec![0]])],
         },
@@ -466,7 +557,10 @@ pub fn run_with(
     }
     let (input, output) = streams(unit);
     let mut src = LineSource::new(p, cfg);
-    let decomp = unit == Unit::BdiDecomp;
+    if unit.is_cpack() {
+        src = src.for_cpack();
+    }
+    let decomp = matches!(unit, Unit::BdiDecomp | Unit::CpackDecomp);
     let mut next = || src.next_case(decomp).map(|c| transaction(p, unit, &c));
     let scfg = StreamConfig {
         seed: cfg.seed,
@@ -482,11 +576,16 @@ pub fn run_with(
             return;
         }
         let bytes = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
-        if unit == Unit::BdiComp {
+        if matches!(unit, Unit::BdiComp | Unit::CpackComp) {
             // Left-aligned bus: stream byte j is bus byte L/8 − 1 − j.
-            let mut bus = bytes(&b[3]);
+            let (len, pay) = if unit == Unit::BdiComp {
+                (2, 3)
+            } else {
+                (1, 2)
+            };
+            let mut bus = bytes(&b[pay]);
             bus.reverse();
-            let n = (b[2][0] as usize).div_ceil(8).min(lb);
+            let n = (b[len][0] as usize).div_ceil(8).min(lb);
             captured.extend_from_slice(&bus[..n]);
         } else {
             captured.extend(bytes(&b[0]));
@@ -508,7 +607,8 @@ pub fn run_with(
     Ok(st)
 }
 
-/// Measures latency (one isolated Base4-Δ1 line: the model's golden vector) and throughput
+/// Measures latency (one isolated Base4-Δ1 line: the model's golden vector; for C-Pack+Z a
+/// line of new words, one narrow word) and throughput
 /// (2000 lines of every profile, no stalls) of `unit`.
 pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<Timing, String> {
     p.validate()?;
@@ -539,9 +639,15 @@ pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<T
         .collect();
     let line: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let comp = bdi::compress(&p.bdi(), &line).map_err(|e| e.to_string())?;
+    let cpack = if unit.is_cpack() {
+        Some(cpack::compress(&p.cpack(), &line).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
     let case = LineCase {
         line,
         comp,
+        cpack,
         arbitrary: None,
     };
     let latency_cycles = measure_latency(dut, &input, &output, &transaction(p, unit, &case))?;
@@ -663,7 +769,8 @@ mod tests {
             "{line_bytes: 32}",
         ] {
             let p = params(y);
-            for unit in Unit::ALL {
+            // The C-Pack+Z units have their own (shorter) interpreter test.
+            for unit in Unit::ALL.into_iter().filter(|u| !u.is_cpack()) {
                 let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
                 let cfg = StimConfig {
                     lines: 200,
@@ -673,6 +780,55 @@ mod tests {
                 assert_eq!(st.lines, 200);
             }
         }
+    }
+
+    #[test]
+    fn interpreter_cpack_units_match_model() {
+        for y in [
+            "{}",
+            "{cpack_push: all-non-zero, cpack_words_per_cycle: 1}",
+            "{line_bytes: 32, cpack_codes: original, cpack_push: no-full-match}",
+        ] {
+            let p = params(y);
+            for unit in [Unit::CpackComp, Unit::CpackDecomp, Unit::CpackLoopback] {
+                let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
+                let cfg = StimConfig {
+                    lines: 80,
+                    random_payload: 0.4,
+                    ..StimConfig::default()
+                };
+                let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
+                assert_eq!(st.lines, 80, "{y} {}", unit.name());
+            }
+        }
+    }
+
+    #[test]
+    fn cpack_stimulus_reaches_every_pattern_and_error() {
+        // Every Table II pattern, raw fallbacks, and both decompressor verdicts on arbitrary
+        // payloads occur in the stimulus (else the scoreboard could not catch their faults).
+        let p = AdaptiveRtlParams::default();
+        let cfg = StimConfig {
+            lines: 5_000,
+            ..StimConfig::default()
+        };
+        let mut src = LineSource::new(&p, &cfg).for_cpack();
+        let mut pats = std::collections::BTreeSet::new();
+        let (mut raw, mut bad, mut good) = (0, 0, 0);
+        while let Some(c) = src.next_case(true) {
+            let cc = c.cpack.unwrap();
+            raw += !cc.compressed as u32;
+            pats.extend(cc.events());
+            if let Some((true, _, _, e)) = c.arbitrary {
+                if e {
+                    bad += 1;
+                } else {
+                    good += 1;
+                }
+            }
+        }
+        assert_eq!(pats.len(), 7, "{:?}", pats);
+        assert!(raw > 0 && bad > 50 && good > 50, "{raw} {bad} {good}");
     }
 }
 
@@ -841,6 +997,77 @@ mod verilator_tests {
             v.replace(": {56{s_payload_i[419]}}), b8d1_lo2", ": 56'd0), b8d1_lo2")
         });
         let m = run(&mut dut, &p, Unit::BdiDecomp, &cfg)
+            .unwrap()
+            .first_mismatch
+            .expect("the injected fault must be detected");
+        assert_eq!(m.field, "m_line_o");
+    }
+
+    const CPACK_SETS: &[&str] = &[
+        "{}",
+        "{cpack_push: no-full-match, cpack_codes: original}",
+        "{cpack_push: all-non-zero, cpack_words_per_cycle: 1}",
+        "{line_bytes: 32}",
+        "{line_bytes: 128, cpack_push: no-full-match}",
+    ];
+
+    #[test]
+    fn verilator_cpack_units_match_model() {
+        for (i, y) in CPACK_SETS.iter().enumerate() {
+            let p = params(y);
+            let n = if i == 0 { 40_000 } else { 8_000 };
+            run_unit(&p, Unit::CpackComp, n, 110 + i as u64);
+            run_unit(&p, Unit::CpackDecomp, n, 120 + i as u64);
+            run_unit(&p, Unit::CpackLoopback, n, 130 + i as u64);
+        }
+    }
+
+    #[test]
+    fn verilator_cpack_latency_and_throughput() {
+        // 64 B, 2 words per cycle: 8 steps; compressor 1 + 8 + T/E + F + output = 12,
+        // decompressor 8 steps (the first in the acceptance cycle) + output = 9; II = 8.
+        for (y, lc, ld, ii) in [
+            ("{}", 12, 9, 8.0),
+            ("{line_bytes: 32}", 8, 5, 4.0),
+            ("{cpack_words_per_cycle: 1}", 20, 17, 16.0),
+        ] {
+            let p = params(y);
+            for (unit, lat) in [(Unit::CpackComp, lc), (Unit::CpackDecomp, ld)] {
+                let mut dut = VerilatorDut::new(&top(&p, unit).unwrap(), false).unwrap();
+                let t = measure(&mut dut, &p, unit).unwrap();
+                assert_eq!(t.latency_cycles, lat, "{y} {}", unit.name());
+                let per_line = 1.0 / t.in_beats_per_cycle;
+                if unit == Unit::CpackComp {
+                    assert!((per_line - ii).abs() < 0.05, "{y} {}: {:?}", unit.name(), t);
+                } else {
+                    // Raw lines and zero blocks take one cycle.
+                    assert!(per_line <= ii + 0.05, "{y} {}: {:?}", unit.name(), t);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn scoreboard_catches_injected_cpack_faults() {
+        let p = AdaptiveRtlParams::default();
+        let cfg = StimConfig {
+            lines: 3_000,
+            ..StimConfig::default()
+        };
+        // Compressor: word 1's 3-byte/halfword index select inverted.
+        let mut dut = faulty(&p, Unit::CpackComp, &|v| {
+            invert_mux_select(v, "w1_idx_th").expect("w1_idx_th is a mux")
+        });
+        let m = run(&mut dut, &p, Unit::CpackComp, &cfg)
+            .unwrap()
+            .first_mismatch
+            .expect("the injected fault must be detected");
+        assert_eq!(m.field, "m_payload_o");
+        // Decompressor: token 1's dictionary forwarding select inverted.
+        let mut dut = faulty(&p, Unit::CpackDecomp, &|v| {
+            invert_mux_select(v, "t1_dict").expect("t1_dict is a mux")
+        });
+        let m = run(&mut dut, &p, Unit::CpackDecomp, &cfg)
             .unwrap()
             .first_mismatch
             .expect("the injected fault must be detected");

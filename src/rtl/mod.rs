@@ -9,6 +9,7 @@ pub mod adaptive;
 pub mod adaptive_ctrl;
 pub mod base_xor;
 pub mod bdi;
+pub mod cpack;
 pub mod dbi;
 pub mod zvc;
 
@@ -23,7 +24,7 @@ pub enum Engine {
     Zvc,
     /// Base+XOR Transfer, Zero Data Remapping and DBI (HPCA'18).
     BaseXor,
-    /// Adaptive link compression (IPDPS'19): BDI and the controller so far.
+    /// Adaptive link compression (IPDPS'19): BDI, C-Pack+Z and the controller so far.
     Adaptive,
 }
 
@@ -72,7 +73,13 @@ impl Engine {
         match self {
             Engine::Zvc => &["compressor", "decompressor"],
             Engine::BaseXor => &["encoder", "decoder", "serializer", "deserializer"],
-            Engine::Adaptive => &["bdi_comp", "bdi_decomp", "ctrl"],
+            Engine::Adaptive => &[
+                "bdi_comp",
+                "bdi_decomp",
+                "cpack_comp",
+                "cpack_decomp",
+                "ctrl",
+            ],
         }
     }
 
@@ -126,6 +133,14 @@ impl Engine {
                 Ok(vec![
                     unit("bdi_comp", bdi::compressor(p)?),
                     unit("bdi_decomp", bdi::decompressor(p)?),
+                    UnitDesign {
+                        params: p.describe_cpack(),
+                        ..unit("cpack_comp", cpack::compressor(p)?)
+                    },
+                    UnitDesign {
+                        params: p.describe_cpack(),
+                        ..unit("cpack_decomp", cpack::decompressor(p)?)
+                    },
                     UnitDesign {
                         engine: self,
                         unit: "ctrl",
