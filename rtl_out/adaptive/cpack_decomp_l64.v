@@ -17,7 +17,6 @@ module cpack_decomp_l64 (
   output wire [511:0] m_line_o,
   output wire m_err_o
 );
-  reg  busy_q;
   reg  [2:0] step_q;
   reg  [511:0] buf_q;
   reg  [15:0] dict_valid_q;
@@ -41,6 +40,7 @@ module cpack_decomp_l64 (
   reg  [31:0] dict13_q;
   reg  [31:0] dict14_q;
   reg  [31:0] dict15_q;
+  wire busy;
   wire [511:0] buf_in;
   wire [15:0] valid_in;
   wire [3:0] wptr_in;
@@ -88,9 +88,10 @@ module cpack_decomp_l64 (
   reg  out_err_q;
 
   // Parse k tokens: from s_payload_i in the acceptance cycle, else from buf_q
-  assign buf_in = (busy_q ? buf_q : s_payload_i);
-  assign valid_in = (busy_q ? dict_valid_q : 16'd0);
-  assign wptr_in = (busy_q ? dict_wptr_q : 4'd0);
+  assign busy = (|step_q);
+  assign buf_in = (busy ? buf_q : s_payload_i);
+  assign valid_in = (busy ? dict_valid_q : 16'd0);
+  assign wptr_in = (busy ? dict_wptr_q : 4'd0);
   assign t0_win = buf_in[511:478];
   assign t0_c2 = t0_win[33:32];
   assign t0_c4 = t0_win[31:30];
@@ -99,7 +100,7 @@ module cpack_decomp_l64 (
   assign t0_dict = (t0_idx[3] ? (t0_idx[2] ? (t0_idx[1] ? (t0_idx[0] ? dict15_q : dict14_q) : (t0_idx[0] ? dict13_q : dict12_q)) : (t0_idx[1] ? (t0_idx[0] ? dict11_q : dict10_q) : (t0_idx[0] ? dict9_q : dict8_q))) : (t0_idx[2] ? (t0_idx[1] ? (t0_idx[0] ? dict7_q : dict6_q) : (t0_idx[0] ? dict5_q : dict4_q)) : (t0_idx[1] ? (t0_idx[0] ? dict3_q : dict2_q) : (t0_idx[0] ? dict1_q : dict0_q))));
   assign t0_word = ((((t0_pat[1] ? t0_win[31:0] : 32'd0) | (t0_pat[4] ? {24'd0, t0_win[29:22]} : 32'd0)) | ((t0_pat[2] ? t0_dict : 32'd0) | (t0_pat[5] ? {t0_dict[31:8], t0_win[25:18]} : 32'd0))) | (t0_pat[3] ? {t0_dict[31:16], t0_win[25:10]} : 32'd0));
   assign t0_push = t0_pat[1];
-  assign t0_err = ((1'd0 | (((t0_pat[2] | t0_pat[3]) | t0_pat[5]) & ~(t0_idx[3] ? (t0_idx[2] ? (t0_idx[1] ? (t0_idx[0] ? valid_in[15] : valid_in[14]) : (t0_idx[0] ? valid_in[13] : valid_in[12])) : (t0_idx[1] ? (t0_idx[0] ? valid_in[11] : valid_in[10]) : (t0_idx[0] ? valid_in[9] : valid_in[8]))) : (t0_idx[2] ? (t0_idx[1] ? (t0_idx[0] ? valid_in[7] : valid_in[6]) : (t0_idx[0] ? valid_in[5] : valid_in[4])) : (t0_idx[1] ? (t0_idx[0] ? valid_in[3] : valid_in[2]) : (t0_idx[0] ? valid_in[1] : valid_in[0])))))) | ((t0_c2 == 2'd0) & ~~busy_q));
+  assign t0_err = ((1'd0 | (((t0_pat[2] | t0_pat[3]) | t0_pat[5]) & ~(t0_idx[3] ? (t0_idx[2] ? (t0_idx[1] ? (t0_idx[0] ? valid_in[15] : valid_in[14]) : (t0_idx[0] ? valid_in[13] : valid_in[12])) : (t0_idx[1] ? (t0_idx[0] ? valid_in[11] : valid_in[10]) : (t0_idx[0] ? valid_in[9] : valid_in[8]))) : (t0_idx[2] ? (t0_idx[1] ? (t0_idx[0] ? valid_in[7] : valid_in[6]) : (t0_idx[0] ? valid_in[5] : valid_in[4])) : (t0_idx[1] ? (t0_idx[0] ? valid_in[3] : valid_in[2]) : (t0_idx[0] ? valid_in[1] : valid_in[0])))))) | ((t0_c2 == 2'd0) & ~~busy));
   assign t0_rest = ((((t0_pat[0] ? {buf_in[509:0], 2'd0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000) | (t0_pat[1] ? {buf_in[477:0], 34'h000000000} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000)) | ((t0_pat[2] ? {buf_in[503:0], 8'd0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000) | (t0_pat[3] ? {buf_in[487:0], 24'd0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000))) | ((t0_pat[4] ? {buf_in[499:0], 12'd0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000) | (t0_pat[5] ? {buf_in[495:0], 16'd0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000)));
   assign t1_win = t0_rest[511:478];
   assign t1_c2 = t1_win[33:32];
@@ -112,15 +113,15 @@ module cpack_decomp_l64 (
   assign t1_push = t1_pat[1];
   assign t1_err = ((1'd0 | (((t1_pat[2] | t1_pat[3]) | t1_pat[5]) & ~(t1_fwd | (t1_idx[3] ? (t1_idx[2] ? (t1_idx[1] ? (t1_idx[0] ? valid_in[15] : valid_in[14]) : (t1_idx[0] ? valid_in[13] : valid_in[12])) : (t1_idx[1] ? (t1_idx[0] ? valid_in[11] : valid_in[10]) : (t1_idx[0] ? valid_in[9] : valid_in[8]))) : (t1_idx[2] ? (t1_idx[1] ? (t1_idx[0] ? valid_in[7] : valid_in[6]) : (t1_idx[0] ? valid_in[5] : valid_in[4])) : (t1_idx[1] ? (t1_idx[0] ? valid_in[3] : valid_in[2]) : (t1_idx[0] ? valid_in[1] : valid_in[0]))))))) | (t1_c2 == 2'd0));
   assign t1_rest = ((((t1_pat[0] ? {t0_rest[509:0], 2'd0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000) | (t1_pat[1] ? {t0_rest[477:0], 34'h000000000} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000)) | ((t1_pat[2] ? {t0_rest[503:0], 8'd0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000) | (t1_pat[3] ? {t0_rest[487:0], 24'd0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000))) | ((t1_pat[4] ? {t0_rest[499:0], 12'd0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000) | (t1_pat[5] ? {t0_rest[495:0], 16'd0} : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000)));
-  assign zero_block = (~busy_q & (t0_c2 == 2'd0));
-  assign pos_next = (((busy_q ? pos_q : 10'd0) + {4'd0, ((((t0_pat[0] ? 6'd2 : 6'd0) | (t0_pat[1] ? 6'd34 : 6'd0)) | ((t0_pat[2] ? 6'd8 : 6'd0) | (t0_pat[3] ? 6'd24 : 6'd0))) | ((t0_pat[4] ? 6'd12 : 6'd0) | (t0_pat[5] ? 6'd16 : 6'd0)))}) + {4'd0, ((((t1_pat[0] ? 6'd2 : 6'd0) | (t1_pat[1] ? 6'd34 : 6'd0)) | ((t1_pat[2] ? 6'd8 : 6'd0) | (t1_pat[3] ? 6'd24 : 6'd0))) | ((t1_pat[4] ? 6'd12 : 6'd0) | (t1_pat[5] ? 6'd16 : 6'd0)))});
-  assign err_next = (((busy_q ? err_q : 1'd0) | (pos_next > 10'd512)) | (|{t0_err, t1_err}));
+  assign zero_block = (~busy & (t0_c2 == 2'd0));
+  assign pos_next = (((busy ? pos_q : 10'd0) + {4'd0, ((((t0_pat[0] ? 6'd2 : 6'd0) | (t0_pat[1] ? 6'd34 : 6'd0)) | ((t0_pat[2] ? 6'd8 : 6'd0) | (t0_pat[3] ? 6'd24 : 6'd0))) | ((t0_pat[4] ? 6'd12 : 6'd0) | (t0_pat[5] ? 6'd16 : 6'd0)))}) + {4'd0, ((((t1_pat[0] ? 6'd2 : 6'd0) | (t1_pat[1] ? 6'd34 : 6'd0)) | ((t1_pat[2] ? 6'd8 : 6'd0) | (t1_pat[3] ? 6'd24 : 6'd0))) | ((t1_pat[4] ? 6'd12 : 6'd0) | (t1_pat[5] ? 6'd16 : 6'd0)))});
+  assign err_next = (((busy ? err_q : 1'd0) | (pos_next > 10'd512)) | (|{t0_err, t1_err}));
   assign line_next = {t1_word, t0_word, line_acc_q};
   assign o_free = (~out_valid_q | m_ready_i);
-  assign in_ready = (~busy_q & o_free);
+  assign in_ready = (~busy & o_free);
   assign accept = (s_valid_i & in_ready);
   assign is_last = (step_q == 3'd7);
-  assign adv = (busy_q & (~is_last | o_free));
+  assign adv = (busy & (~is_last | o_free));
   assign done = (adv & is_last);
   assign take_raw = (accept & ~s_comp_i);
   assign take_zero = ((accept & s_comp_i) & zero_block);
@@ -137,11 +138,8 @@ module cpack_decomp_l64 (
 
   // Registers (synchronous active-low reset)
   always @(posedge clk_i) begin
-    if (!rst_ni) busy_q <= 1'd0;
-    else busy_q <= (start | (busy_q & ~done));
-  end
-  always @(posedge clk_i) begin
-    if (step) step_q <= (start ? 3'd1 : (step_q + 3'd1));
+    if (!rst_ni) step_q <= 3'd0;
+    else if (step) step_q <= (start ? 3'd1 : (step_q + 3'd1));
   end
   always @(posedge clk_i) begin
     if (step) buf_q <= t1_rest;

@@ -251,30 +251,30 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
             let full = &three & &b0;
             [full, three, half]
         };
-        // Forwarded entry: word 0 of the pair, when pushed, in slot wptr.
+        // Forwarded entry (word 1): word 0 of the pair in slot wptr. Both outcomes of word
+        // 0's push are evaluated in parallel and chosen by it at the end (speculation keeps
+        // the forwarding mux off the push0 → push1 → dictionary write path).
         let fwd = if i == 1 {
             let e = bytes_eq(&words[0]);
-            let f = [
+            Some([
                 m.wire("w1_fw_full", &e[0]),
                 m.wire("w1_fw_three", &e[1]),
                 m.wire("w1_fw_half", &e[2]),
-            ];
-            let fsel = m.wire("w1_fwd", &(&pushes[0].repeat(ne as u32) & &wsel0));
-            Some((f, fsel))
+            ])
         } else {
             None
         };
         let mut mv: [Vec<Expr>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        let mut mf: [Vec<Expr>; 3] = [Vec::new(), Vec::new(), Vec::new()];
         for (j, d) in dq.iter().enumerate() {
             let e = bytes_eq(d);
             let vj = valid.q().bit(j as u32);
             for c in 0..3 {
                 let direct = &vj & &e[c];
-                let v = match &fwd {
-                    Some((f, fsel)) => fsel.bit(j as u32).select(&f[c], &direct),
-                    None => direct,
-                };
-                mv[c].push(v);
+                if let Some(f) = &fwd {
+                    mf[c].push(wsel0.bit(j as u32).select(&f[c], &direct));
+                }
+                mv[c].push(direct);
             }
         }
         let names = ["full", "three", "half"];
@@ -282,7 +282,13 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         let mut idxs = Vec::new();
         for c in 0..3 {
             let vec = m.wire(&format!("w{}_m{}", i, names[c]), &Expr::cat_lsb(&mv[c]));
-            let (a, ix) = lowest(&vec.lanes(1));
+            let (mut a, mut ix) = lowest(&vec.lanes(1));
+            if fwd.is_some() {
+                let vf = m.wire(&format!("w{}_mf{}", i, names[c]), &Expr::cat_lsb(&mf[c]));
+                let (af, ixf) = lowest(&vf.lanes(1));
+                a = pushes[0].select(&af, &a);
+                ix = pushes[0].select(&ixf, &ix);
+            }
             anys.push(m.wire(&format!("w{}_any_{}", i, names[c]), &a));
             idxs.push(m.wire(&format!("w{}_idx_{}", i, names[c]), &ix));
         }
@@ -439,14 +445,18 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let acc = m.reg("acc_q", l, None);
     let rw = clog2((TOK_W as u64) * nw as u64 + l as u64) + 1;
     let rem = m.reg("rem_q", rw, None);
-    let acc_in = m.wire("acc_in", &first_t.q().select(&Expr::zero(l), &acc.q()));
-    let rem_in = first_t.q().select(&Expr::lit(rw, l as u64), &rem.q());
+    // Wide selects come from logic, not straight from a flop (docs/TOOLCHAIN.md: ABC
+    // buffers logic nets, not flop outputs): each is ANDed with the stage's valid.
+    let first_v = m.wire("t_first_v", &(&first_t.q() & &vt.q()));
+    let acc_in = m.wire("acc_in", &first_v.select(&Expr::zero(l), &acc.q()));
+    let rem_in = first_v.select(&Expr::lit(rw, l as u64), &rem.q());
     let mut a = acc_in;
     // Every token is at least `minlen` bits: the top bits of each shift input drop out.
     let minlen = groups.iter().map(|(n, _)| *n).min().unwrap_or(1);
     for i in 0..k {
         m.unused(&a.slice(l - minlen, minlen));
-        let sh = shift_by_onehot(&a, &oh_t[i], &groups);
+        let ohv = m.wire(&format!("t_pat{}_v", i), &(&oh_t[i] & &vt.q().repeat(6)));
+        let sh = shift_by_onehot(&a, &ohv, &groups);
         a = m.wire(&format!("acc_s{}", i), &(sh | tok_t[i].zext(l)));
     }
     let rem_next = m.wire("rem_next", &(rem_in - plen_t.zext(rw)));
@@ -454,7 +464,11 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     m.next(&rem, &rem_next, Some(&t_adv));
     // Handoff: compressed when rem > 0 (stream < L) or a zero block.
     let fits = m.wire("fits", &(&!rem_next.bit(rw - 1) & &rem_next.any()));
-    let zb = if paper { allz_t.clone() } else { Expr::zero(1) };
+    let zb = if paper {
+        &allz_t & &last_t.q()
+    } else {
+        Expr::zero(1)
+    };
     if !paper {
         m.unused(&allz_t);
     }
@@ -484,7 +498,8 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
 
     // ---- Stage F: left-align ----
     m.comment("Stage F: left-align the stream (logarithmic shifter, LSB first)");
-    let lanes = shift_lanes(&mut m, "align", &pre_q.lanes(1), &sh_q, true);
+    let amt = m.wire("align_amt", &(&sh_q & &vf.q().repeat(sh_q.width())));
+    let lanes = shift_lanes(&mut m, "align", &pre_q.lanes(1), &amt, true);
     let payload = m.wire("payload_f", &Expr::cat_lsb(&lanes));
     let okq = m.reg_next("ok_q", None, &okf_q, Some(&o_load));
     let lenq = m.reg_next("len_q", None, &lenf_q, Some(&o_load));
@@ -597,8 +612,9 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
 
     let cw = clog2(steps as u64).max(1);
     let pw = clog2(TOK_W as u64 * nw as u64 + 1);
-    let busy = m.reg("busy_q", 1, Some(0));
-    let cnt = m.reg("step_q", cw, None);
+    // Busy = a step count other than 0 (it wraps to 0 after the last step: P is a power of
+    // two): logic, not a flop, selects the 512-bit parse input.
+    let cnt = m.reg("step_q", cw, Some(0));
     let buf = m.reg("buf_q", l, None);
     let valid = m.reg("dict_valid_q", ne as u32, None);
     let wptr = m.reg("dict_wptr_q", ib, None);
@@ -612,7 +628,7 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let dq: Vec<Expr> = dict.iter().map(|r| r.q()).collect();
 
     m.comment("Parse k tokens: from s_payload_i in the acceptance cycle, else from buf_q");
-    let b = busy.q();
+    let b = m.wire("busy", &cnt.q().any());
     let buf_in = m.wire("buf_in", &b.select(&buf.q(), &pay));
     let v_in = m.wire("valid_in", &b.gate(&valid.q()));
     let wptr_in = m.wire("wptr_in", &b.gate(&wptr.q()));
@@ -702,7 +718,6 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let zbl = m.wire("take_zero", &(&(&accept & &comp) & &zbf));
     let start = m.wire("start", &(&(&accept & &comp) & &!&zbf));
     let step = m.wire("step", &(&start | &adv));
-    m.next(&busy, &(&start | &(&b & &!&done)), None);
     m.next(
         &cnt,
         &start.select(&Expr::lit(cw, 1), &(cnt.q() + Expr::lit(cw, 1))),
@@ -835,10 +850,15 @@ mod tests {
     }
 
     #[test]
-    fn lowest_index_tree() {
-        // Constant inputs fold: check the index expression widths only.
-        let v: Vec<Expr> = (0..16).map(|_| Expr::zero(1)).collect();
-        let (_, idx) = lowest(&v);
-        assert_eq!(idx.width(), 4);
+    fn bad_parameters_are_rejected() {
+        for (k, e) in [(3, 16), (0, 16), (2, 3), (2, 128)] {
+            let p = AdaptiveRtlParams {
+                cpack_words_per_cycle: k,
+                cpack_dict_entries: e,
+                ..AdaptiveRtlParams::default()
+            };
+            assert!(compressor(&p).is_err(), "k={k} entries={e}");
+            assert!(decompressor(&p).is_err(), "k={k} entries={e}");
+        }
     }
 }
