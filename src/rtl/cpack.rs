@@ -251,30 +251,32 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
             let full = &three & &b0;
             [full, three, half]
         };
-        // Forwarded entry (word 1): word 0 of the pair in slot wptr. Both outcomes of word
-        // 0's push are evaluated in parallel and chosen by it at the end (speculation keeps
-        // the forwarding mux off the push0 → push1 → dictionary write path).
+        // Forwarded entry (word 1): word 0 of the pair, when pushed, in slot wptr.
+        // (Evaluating both outcomes of word 0's push and choosing at the end measured
+        // slower, 1.565 ns against 1.491 ns on Nangate45, and larger.)
         let fwd = if i == 1 {
             let e = bytes_eq(&words[0]);
-            Some([
+            let f = [
                 m.wire("w1_fw_full", &e[0]),
                 m.wire("w1_fw_three", &e[1]),
                 m.wire("w1_fw_half", &e[2]),
-            ])
+            ];
+            let fsel = m.wire("w1_fwd", &(&pushes[0].repeat(ne as u32) & &wsel0));
+            Some((f, fsel))
         } else {
             None
         };
         let mut mv: [Vec<Expr>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-        let mut mf: [Vec<Expr>; 3] = [Vec::new(), Vec::new(), Vec::new()];
         for (j, d) in dq.iter().enumerate() {
             let e = bytes_eq(d);
             let vj = valid.q().bit(j as u32);
             for c in 0..3 {
                 let direct = &vj & &e[c];
-                if let Some(f) = &fwd {
-                    mf[c].push(wsel0.bit(j as u32).select(&f[c], &direct));
-                }
-                mv[c].push(direct);
+                let v = match &fwd {
+                    Some((f, fsel)) => fsel.bit(j as u32).select(&f[c], &direct),
+                    None => direct,
+                };
+                mv[c].push(v);
             }
         }
         let names = ["full", "three", "half"];
@@ -282,13 +284,7 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         let mut idxs = Vec::new();
         for c in 0..3 {
             let vec = m.wire(&format!("w{}_m{}", i, names[c]), &Expr::cat_lsb(&mv[c]));
-            let (mut a, mut ix) = lowest(&vec.lanes(1));
-            if fwd.is_some() {
-                let vf = m.wire(&format!("w{}_mf{}", i, names[c]), &Expr::cat_lsb(&mf[c]));
-                let (af, ixf) = lowest(&vf.lanes(1));
-                a = pushes[0].select(&af, &a);
-                ix = pushes[0].select(&ixf, &ix);
-            }
+            let (a, ix) = lowest(&vec.lanes(1));
             anys.push(m.wire(&format!("w{}_any_{}", i, names[c]), &a));
             idxs.push(m.wire(&format!("w{}_idx_{}", i, names[c]), &ix));
         }
