@@ -1,6 +1,6 @@
-//! Adaptive link compression scoreboard (BDI units and the controller so far): streams lines
+//! Adaptive link compression scoreboard (BDI and C-Pack+Z units, the controller): streams lines
 //! through a unit with random valid gaps and random `ready` back-pressure, and compares every
-//! output with the golden model ([`crate::model::bdi`], [`crate::model::adaptive`]).
+//! output with the golden model ([`crate::model::bdi`], [`crate::model::cpack`], [`crate::model::adaptive`]).
 //!
 //! * `bdi_comp`: `ok`, `enc`, `len` and the left-aligned payload must equal
 //!   `model::bdi::compress` (encoding, `nbits`, stream bits; the raw line when uncompressed);
