@@ -40,8 +40,9 @@ enum Cmd {
         #[arg(long)]
         config: Option<PathBuf>,
         /// A unit of the engine (zvc: compressor | decompressor; base-xor: encoder | decoder |
-        /// serializer | deserializer; adaptive: bdi_comp | bdi_decomp | fpc_comp |
-        /// fpc_decomp | ctrl), loopback, or all.
+        /// serializer | deserializer; adaptive: bdi_comp | bdi_decomp | fpc_comp | fpc_decomp |
+        /// cpack_comp | cpack_decomp | ctrl | tx | rx, and the test-only bdi_loopback |
+        /// fpc_loopback | cpack_loopback | link_loopback), loopback, or all.
         #[arg(long, default_value = "all")]
         unit: String,
         /// Windows (zvc), sectors (base-xor) or lines (adaptive) to push through each unit (overrides the config).

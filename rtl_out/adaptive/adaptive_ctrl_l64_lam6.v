@@ -16,7 +16,9 @@ module adaptive_ctrl_l64_lam6 (
   output wire s_ready_o,
   output wire m_valid_o,
   output wire [1:0] m_sel_alg_o,
-  output wire m_sample_o
+  output wire m_sample_o,
+  output wire [1:0] s_sel_alg_o,
+  output wire [1:0] cur_sel_o
 );
   wire [1:0] u_penalty_win_o;
   wire [9:0] u_penalty_pen_none_o;
@@ -118,6 +120,8 @@ module adaptive_ctrl_l64_lam6 (
   assign m_valid_o = out_valid_q;
   assign m_sel_alg_o = sel_alg_q;
   assign m_sample_o = sample_q;
+  assign s_sel_alg_o = sel_alg;
+  assign cur_sel_o = cur_sel;
 
   // Registers (synchronous active-low reset)
   always @(posedge clk_i) begin

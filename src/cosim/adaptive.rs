@@ -1,6 +1,7 @@
-//! Adaptive link compression scoreboard (BDI and FPC units and the controller so far): streams lines
+//! Adaptive link compression scoreboard (BDI, FPC and C-Pack+Z units, the controller; the link
+//! units in [`super::link`]): streams lines
 //! through a unit with random valid gaps and random `ready` back-pressure, and compares every
-//! output with the golden model ([`crate::model::bdi`], [`crate::model::adaptive`]).
+//! output with the golden model ([`crate::model::bdi`], [`crate::model::cpack`], [`crate::model::adaptive`]).
 //!
 //! * `bdi_comp`: `ok`, `enc`, `len` and the left-aligned payload must equal
 //!   `model::bdi::compress` (encoding, `nbits`, stream bits; the raw line when uncompressed);
@@ -11,6 +12,9 @@
 //! * `fpc_comp`, `fpc_decomp`, `fpc_loopback`: the same for FPC against `model::fpc`
 //!   (`compress`, `decompress_prefix`; arbitrary payloads are random bits or a model stream
 //!   with one bit flipped, `m_err_o` and an all-zero line where the model rejects them);
+//! * `cpack_comp`, `cpack_decomp`, `cpack_loopback`: the same for C-Pack+Z
+//!   (`model::cpack::compress`, `decompress_prefix`; arbitrary payloads are random bits or the
+//!   model's stream with 1–3 bits flipped);
 //! * `ctrl` (`adaptive_ctrl`): fed the per-line sizes of `model::adaptive::evaluate` over a
 //!   phase trace (segments of different profiles, so the decisions change), every output
 //!   (`sel_alg`, sampling flag) must equal the model's `replay_lines` over the same lines
@@ -29,6 +33,7 @@ use crate::hdl::{HdlError, Module};
 use crate::model::adaptive::paper::Bench;
 use crate::model::adaptive::{evaluate, replay_lines, AdaptiveReport, Alg, Phase};
 use crate::model::bdi::{self, BdiEncoding};
+use crate::model::cpack;
 use crate::model::fpc;
 use crate::rtl::adaptive::AdaptiveRtlParams;
 use crate::rtl::bdi as rtl;
@@ -52,6 +57,12 @@ pub enum Unit {
     FpcDecomp,
     /// FPC compressor → decompressor (test only).
     FpcLoopback,
+    /// C-Pack+Z compressor.
+    CpackComp,
+    /// C-Pack+Z decompressor.
+    CpackDecomp,
+    /// C-Pack+Z compressor → decompressor (test only).
+    CpackLoopback,
     /// The adaptive controller (`penalty_select` + `adaptive_ctrl`).
     Ctrl,
     /// Link egress `adaptive_tx`: compressors, controller, egress mux.
@@ -64,16 +75,19 @@ pub enum Unit {
 
 impl Unit {
     /// Every unit, the test-only loop-backs last.
-    pub const ALL: [Unit; 10] = [
+    pub const ALL: [Unit; 13] = [
         Unit::BdiComp,
         Unit::BdiDecomp,
         Unit::FpcComp,
         Unit::FpcDecomp,
+        Unit::CpackComp,
+        Unit::CpackDecomp,
         Unit::Ctrl,
         Unit::Tx,
         Unit::Rx,
         Unit::BdiLoopback,
         Unit::FpcLoopback,
+        Unit::CpackLoopback,
         Unit::LinkLoopback,
     ];
 
@@ -92,6 +106,9 @@ impl Unit {
             Unit::FpcComp => "fpc_comp",
             Unit::FpcDecomp => "fpc_decomp",
             Unit::FpcLoopback => "fpc_loopback",
+            Unit::CpackComp => "cpack_comp",
+            Unit::CpackDecomp => "cpack_decomp",
+            Unit::CpackLoopback => "cpack_loopback",
             Unit::Ctrl => "ctrl",
             Unit::Tx => "tx",
             Unit::Rx => "rx",
@@ -103,13 +120,22 @@ impl Unit {
     pub fn alg(self) -> Alg {
         match self {
             Unit::FpcComp | Unit::FpcDecomp | Unit::FpcLoopback => Alg::Fpc,
+            Unit::CpackComp | Unit::CpackDecomp | Unit::CpackLoopback => Alg::Cpack,
             _ => Alg::Bdi,
         }
     }
 
     /// Whether the unit is a decompressor (fed streams, arbitrary payloads included).
     pub fn is_decomp(self) -> bool {
-        matches!(self, Unit::BdiDecomp | Unit::FpcDecomp)
+        matches!(self, Unit::BdiDecomp | Unit::FpcDecomp | Unit::CpackDecomp)
+    }
+
+    /// Whether the unit is a C-Pack+Z unit (stimulus from `model::cpack`).
+    pub fn is_cpack(self) -> bool {
+        matches!(
+            self,
+            Unit::CpackComp | Unit::CpackDecomp | Unit::CpackLoopback
+        )
     }
 
     /// Parses a CLI name (`loopback` is accepted for `bdi_loopback`, the engine-independent
@@ -138,6 +164,9 @@ pub fn top(p: &AdaptiveRtlParams, unit: Unit) -> Result<Arc<Module>, HdlError> {
         Unit::FpcComp => crate::rtl::fpc::compressor(p),
         Unit::FpcDecomp => crate::rtl::fpc::decompressor(p),
         Unit::FpcLoopback => crate::rtl::fpc::loopback(p),
+        Unit::CpackComp => crate::rtl::cpack::compressor(p),
+        Unit::CpackDecomp => crate::rtl::cpack::decompressor(p),
+        Unit::CpackLoopback => crate::rtl::cpack::loopback(p),
         Unit::Ctrl => crate::rtl::adaptive_ctrl::controller(p),
         Unit::Tx => crate::rtl::link::transmitter(p),
         Unit::Rx => crate::rtl::link::receiver(p),
@@ -154,11 +183,15 @@ pub fn streams(unit: Unit) -> (Stream, Stream) {
             s(&["s_line_i"]),
             m(&["m_ok_o", "m_enc_o", "m_len_o", "m_payload_o"]),
         ),
-        Unit::BdiDecomp | Unit::FpcDecomp => {
+        Unit::BdiDecomp | Unit::FpcDecomp | Unit::CpackDecomp => {
             (s(&["s_comp_i", "s_payload_i"]), m(&["m_line_o", "m_err_o"]))
         }
-        Unit::BdiLoopback | Unit::FpcLoopback => (s(&["s_line_i"]), m(&["m_line_o", "m_err_o"])),
-        Unit::FpcComp => (s(&["s_line_i"]), m(&["m_ok_o", "m_len_o", "m_payload_o"])),
+        Unit::BdiLoopback | Unit::FpcLoopback | Unit::CpackLoopback => {
+            (s(&["s_line_i"]), m(&["m_line_o", "m_err_o"]))
+        }
+        Unit::FpcComp | Unit::CpackComp => {
+            (s(&["s_line_i"]), m(&["m_ok_o", "m_len_o", "m_payload_o"]))
+        }
         Unit::Ctrl => (
             s(&["s_size_bdi_i", "s_size_fpc_i", "s_size_cpack_i"]),
             m(&["m_sel_alg_o", "m_sample_o"]),
@@ -243,6 +276,8 @@ pub struct LineCase {
     /// `model::fpc::compress` of the line (Original mode), for a source of FPC units
     /// ([`LineSource::with_alg`]) only.
     pub fpc: Option<fpc::FpcCompressed>,
+    /// `model::cpack::compress` of the line (C-Pack+Z sources only).
+    pub cpack: Option<cpack::CpackCompressed>,
     /// Decompressor input override: (`s_comp_i`, stream bytes) of an arbitrary payload and the
     /// expected (line, err).
     pub arbitrary: Option<(bool, Vec<u8>, Vec<u8>, bool)>,
@@ -257,6 +292,7 @@ pub struct LineSource {
     data: Option<(Vec<u8>, usize)>,
     random_payload: f64,
     alg: Alg,
+    cpack: bool,
     /// Lines produced so far.
     pub lines: u64,
     /// Σ sent bits (model `nbits`) so far.
@@ -284,6 +320,7 @@ impl LineSource {
             data: cfg.data.clone().map(|d| (d, 0)),
             random_payload: cfg.random_payload,
             alg: Alg::Bdi,
+            cpack: false,
             lines: 0,
             comp_bits: 0,
         }
@@ -293,6 +330,7 @@ impl LineSource {
     /// [`LineSource::comp_bits`] counts and which decoder judges arbitrary payloads.
     pub fn with_alg(mut self, alg: Alg) -> Self {
         self.alg = alg;
+        self.cpack = alg == Alg::Cpack;
         self
     }
 
@@ -321,6 +359,42 @@ impl LineSource {
         self.lines += 1;
         let bp = self.p.bdi();
         let comp = bdi::compress(&bp, &line).expect("valid line");
+        if self.cpack {
+            let cp = self.p.cpack();
+            let cc = cpack::compress(&cp, &line).expect("valid line");
+            self.comp_bits += cc.nbits as u64;
+            let arbitrary = (decomp && self.rng.gen_bool(self.random_payload)).then(|| {
+                let mut bytes: Vec<u8> = if self.rng.gen_bool(0.5) {
+                    (0..lb).map(|_| self.rng.gen()).collect()
+                } else {
+                    // The model's stream with 1–3 bits flipped within it.
+                    let mut b = cc.bits.clone();
+                    b.resize(lb, 0);
+                    let n = cc.nbits.max(1);
+                    for _ in 0..self.rng.gen_range(1..=3) {
+                        let bit = self.rng.gen_range(0..n);
+                        b[bit / 8] ^= 0x80 >> (bit % 8);
+                    }
+                    b
+                };
+                bytes.truncate(lb);
+                let comp_flag = self.rng.gen_bool(0.9);
+                if !comp_flag {
+                    return (false, bytes.clone(), bytes, false);
+                }
+                match cpack::decompress_prefix(&cp, &bytes) {
+                    Ok((l, _)) => (true, bytes, l, false),
+                    Err(_) => (true, bytes, vec![0u8; lb], true),
+                }
+            });
+            return Some(LineCase {
+                line,
+                comp,
+                fpc: None,
+                cpack: Some(cc),
+                arbitrary,
+            });
+        }
         let fp = self.p.fpc();
         let fpc_comp =
             (self.alg == Alg::Fpc).then(|| fpc::compress(&fp, &line).expect("valid line"));
@@ -370,6 +444,7 @@ impl LineSource {
             line,
             comp,
             fpc: fpc_comp,
+            cpack: None,
             arbitrary,
         })
     }
@@ -437,20 +512,34 @@ pub fn transaction(p: &AdaptiveRtlParams, unit: Unit, c: &LineCase) -> Txn {
                 expected: vec![Beat(vec![line, vec![0]])],
             },
         },
-        Unit::BdiDecomp => match &c.arbitrary {
+        Unit::BdiDecomp | Unit::CpackDecomp => match &c.arbitrary {
             Some((comp, bytes, out, err)) => Txn {
                 inputs: vec![Beat(vec![vec![*comp as u32], bus_words(bytes, lb)])],
                 expected: vec![Beat(vec![le_words(out), vec![*err as u32]])],
             },
-            None => Txn {
-                inputs: vec![Beat(vec![
-                    vec![c.comp.is_compressed() as u32],
-                    bus_words(&c.comp.bits, lb),
-                ])],
-                expected: vec![Beat(vec![line, vec![0]])],
-            },
+            None => {
+                let (ok, bits) = match (&c.cpack, unit) {
+                    (Some(cc), Unit::CpackDecomp) => (cc.compressed, &cc.bits),
+                    _ => (c.comp.is_compressed(), &c.comp.bits),
+                };
+                Txn {
+                    inputs: vec![Beat(vec![vec![ok as u32], bus_words(bits, lb)])],
+                    expected: vec![Beat(vec![line, vec![0]])],
+                }
+            }
         },
-        Unit::BdiLoopback | Unit::FpcLoopback => Txn {
+        Unit::CpackComp => {
+            let cc = c.cpack.as_ref().expect("a C-Pack+Z line source");
+            Txn {
+                inputs: vec![Beat(vec![line])],
+                expected: vec![Beat(vec![
+                    vec![cc.compressed as u32],
+                    vec![cc.nbits as u32],
+                    bus_words(&cc.bits, lb),
+                ])],
+            }
+        }
+        Unit::BdiLoopback | Unit::FpcLoopback | Unit::CpackLoopback => Txn {
             inputs: vec![Beat(vec![line.clone()])],
             expected: vec![Beat(vec![line, vec![0]])],
         },
@@ -666,7 +755,7 @@ pub fn run_with(
             return;
         }
         let bytes = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
-        if matches!(unit, Unit::BdiComp | Unit::FpcComp) {
+        if matches!(unit, Unit::BdiComp | Unit::FpcComp | Unit::CpackComp) {
             // Left-aligned bus: stream byte j is bus byte L/8 − 1 − j.
             let k = b.len() - 1;
             let mut bus = bytes(&b[k]);
@@ -695,7 +784,8 @@ pub fn run_with(
 
 /// Measures latency (one isolated Base4-Δ1 line: the model's golden vector; FPC sends the
 /// same line raw, its 532-bit stream being longer than the line — the FPC pipelines have a
-/// fixed depth, so the latency does not depend on the line) and throughput
+/// fixed depth, so the latency does not depend on the line; C-Pack+Z codes it as new words and
+/// one narrow word) and throughput
 /// (2000 lines of every profile, no stalls) of `unit`.
 pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<Timing, String> {
     p.validate()?;
@@ -754,10 +844,16 @@ pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<T
     let line: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let comp = bdi::compress(&p.bdi(), &line).map_err(|e| e.to_string())?;
     let fpc = Some(fpc::compress(&p.fpc(), &line).map_err(|e| e.to_string())?);
+    let cpack = if unit.is_cpack() {
+        Some(cpack::compress(&p.cpack(), &line).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
     let case = LineCase {
         line,
         comp,
         fpc,
+        cpack,
         arbitrary: None,
     };
     let latency_cycles = measure_latency(dut, &input, &output, &transaction(p, unit, &case))?;
@@ -930,7 +1026,11 @@ mod tests {
             "{line_bytes: 32}",
         ] {
             let p = params(y);
-            for unit in Unit::ALL.into_iter().filter(|u| !u.is_link()) {
+            // The C-Pack+Z units have their own (shorter) interpreter test.
+            for unit in Unit::ALL
+                .into_iter()
+                .filter(|u| !u.is_link() && !u.is_cpack())
+            {
                 let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
                 let cfg = StimConfig {
                     lines: 200,
@@ -940,6 +1040,55 @@ mod tests {
                 assert_eq!(st.lines, 200);
             }
         }
+    }
+
+    #[test]
+    fn interpreter_cpack_units_match_model() {
+        for y in [
+            "{}",
+            "{cpack_push: all-non-zero, cpack_words_per_cycle: 1}",
+            "{line_bytes: 32, cpack_codes: original, cpack_push: no-full-match}",
+        ] {
+            let p = params(y);
+            for unit in [Unit::CpackComp, Unit::CpackDecomp, Unit::CpackLoopback] {
+                let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
+                let cfg = StimConfig {
+                    lines: 80,
+                    random_payload: 0.4,
+                    ..StimConfig::default()
+                };
+                let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
+                assert_eq!(st.lines, 80, "{y} {}", unit.name());
+            }
+        }
+    }
+
+    #[test]
+    fn cpack_stimulus_reaches_every_pattern_and_error() {
+        // Every Table II pattern, raw fallbacks, and both decompressor verdicts on arbitrary
+        // payloads occur in the stimulus (else the scoreboard could not catch their faults).
+        let p = AdaptiveRtlParams::default();
+        let cfg = StimConfig {
+            lines: 5_000,
+            ..StimConfig::default()
+        };
+        let mut src = LineSource::new(&p, &cfg).for_cpack();
+        let mut pats = std::collections::BTreeSet::new();
+        let (mut raw, mut bad, mut good) = (0, 0, 0);
+        while let Some(c) = src.next_case(true) {
+            let cc = c.cpack.unwrap();
+            raw += !cc.compressed as u32;
+            pats.extend(cc.events());
+            if let Some((true, _, _, e)) = c.arbitrary {
+                if e {
+                    bad += 1;
+                } else {
+                    good += 1;
+                }
+            }
+        }
+        assert_eq!(pats.len(), 7, "{:?}", pats);
+        assert!(raw > 0 && bad > 50 && good > 50, "{raw} {bad} {good}");
     }
 }
 
@@ -1174,6 +1323,78 @@ mod verilator_tests {
             v.replace(": {56{s_payload_i[419]}}), b8d1_lo2", ": 56'd0), b8d1_lo2")
         });
         let m = run(&mut dut, &p, Unit::BdiDecomp, &cfg)
+            .unwrap()
+            .first_mismatch
+            .expect("the injected fault must be detected");
+        assert_eq!(m.field, "m_line_o");
+    }
+
+    /// The default, the original C-Pack (codes and push rule) at 32 B, and one word per cycle
+    /// with the gem5 push rule at 128 B (few sets: each is three Verilator builds).
+    const CPACK_SETS: &[&str] = &[
+        "{}",
+        "{line_bytes: 32, cpack_codes: original, cpack_push: no-full-match}",
+        "{line_bytes: 128, cpack_push: all-non-zero, cpack_words_per_cycle: 1}",
+    ];
+
+    #[test]
+    fn verilator_cpack_units_match_model() {
+        for (i, y) in CPACK_SETS.iter().enumerate() {
+            let p = params(y);
+            let n = if i == 0 { 40_000 } else { 10_000 };
+            run_unit(&p, Unit::CpackComp, n, 110 + i as u64);
+            run_unit(&p, Unit::CpackDecomp, n, 120 + i as u64);
+            run_unit(&p, Unit::CpackLoopback, n, 130 + i as u64);
+        }
+    }
+
+    #[test]
+    fn verilator_cpack_latency_and_throughput() {
+        // 64 B, 2 words per cycle: P = 8 steps; compressor 1 + 8 + T/E + F + output = 12
+        // (P + 4), decompressor 8 steps (the first in the acceptance cycle) + output = 9
+        // (P + 1); II = P. The sets of `verilator_cpack_units_match_model` (shared builds).
+        for (y, lc, ld, ii) in [
+            (CPACK_SETS[0], 12, 9, 8.0),
+            (CPACK_SETS[1], 8, 5, 4.0),
+            (CPACK_SETS[2], 36, 33, 32.0),
+        ] {
+            let p = params(y);
+            for (unit, lat) in [(Unit::CpackComp, lc), (Unit::CpackDecomp, ld)] {
+                let mut dut = VerilatorDut::new(&top(&p, unit).unwrap(), false).unwrap();
+                let t = measure(&mut dut, &p, unit).unwrap();
+                assert_eq!(t.latency_cycles, lat, "{y} {}", unit.name());
+                let per_line = 1.0 / t.in_beats_per_cycle;
+                if unit == Unit::CpackComp {
+                    assert!((per_line - ii).abs() < 0.05, "{y} {}: {:?}", unit.name(), t);
+                } else {
+                    // Raw lines and zero blocks take one cycle.
+                    assert!(per_line <= ii + 0.05, "{y} {}: {:?}", unit.name(), t);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn scoreboard_catches_injected_cpack_faults() {
+        let p = AdaptiveRtlParams::default();
+        let cfg = StimConfig {
+            lines: 3_000,
+            ..StimConfig::default()
+        };
+        // Compressor: word 1's 3-byte/halfword index select inverted.
+        let mut dut = faulty(&p, Unit::CpackComp, &|v| {
+            invert_mux_select(v, "w1_idx_th").expect("w1_idx_th is a mux")
+        });
+        let m = run(&mut dut, &p, Unit::CpackComp, &cfg)
+            .unwrap()
+            .first_mismatch
+            .expect("the injected fault must be detected");
+        assert_eq!(m.field, "m_payload_o");
+        // Decompressor: token 1's dictionary forwarding select inverted.
+        let mut dut = faulty(&p, Unit::CpackDecomp, &|v| {
+            invert_mux_select(v, "t1_dict").expect("t1_dict is a mux")
+        });
+        let m = run(&mut dut, &p, Unit::CpackDecomp, &cfg)
             .unwrap()
             .first_mismatch
             .expect("the injected fault must be detected");

@@ -2,12 +2,13 @@
 //! `adaptive-link-compression.md` §3, §6), the `adaptive:` section of the YAML configuration.
 //!
 //! The units themselves live one file per algorithm: [`super::bdi`] (`bdi_comp`,
-//! `bdi_decomp`), [`super::fpc`] (`fpc_comp`, `fpc_decomp`) and [`super::adaptive_ctrl`]
-//! (`penalty_select`, `adaptive_ctrl`). C-Pack+Z is not built yet.
+//! `bdi_decomp`), [`super::fpc`] (`fpc_comp`, `fpc_decomp`), [`super::cpack`] (`cpack_comp`,
+//! `cpack_decomp`), [`super::adaptive_ctrl`] (`penalty_select`, `adaptive_ctrl`) and
+//! [`super::link`] (`adaptive_tx`, `adaptive_rx`).
 
 use crate::model::adaptive::{AdaptiveParams, NoQuorum, SampleSend, VoteTie};
 use crate::model::bdi::{BaseRule, BdiParams};
-use crate::model::cpack::CpackParams;
+use crate::model::cpack::{CodeTable, CpackParams, PushPolicy};
 use crate::model::fpc::FpcParams;
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +26,14 @@ pub struct AdaptiveRtlParams {
     /// `bdi_decomp` register stages: 1 (default, the paper's 1 cycle) or 2 (a register after
     /// the per-element adders, for ≥ 1 GHz on Nangate45).
     pub bdi_decomp_stages: u32,
+    /// C-Pack+Z: words classified per cycle, 1 or 2 (default: the original pair pipeline).
+    pub cpack_words_per_cycle: usize,
+    /// C-Pack+Z: dictionary entries, a power of two in 2..=64 (16, the model's default).
+    pub cpack_dict_entries: usize,
+    /// C-Pack+Z: push policy (`new-only` default, `no-full-match`, `all-non-zero`).
+    pub cpack_push: PushPolicy,
+    /// C-Pack+Z: code table (`paper` default, `original`).
+    pub cpack_codes: CodeTable,
     /// Controller: λ of the penalty `P = N + λ(L_C + L_D)` (6, the paper's best).
     pub lambda: u32,
     /// Controller: sampled transactions per period (7).
@@ -57,6 +66,10 @@ impl Default for AdaptiveRtlParams {
             line_bytes: 64,
             bdi_base_rule: BaseRule::Element0,
             bdi_decomp_stages: 1,
+            cpack_words_per_cycle: 2,
+            cpack_dict_entries: 16,
+            cpack_push: PushPolicy::NewOnly,
+            cpack_codes: CodeTable::Paper,
             lambda: 6,
             sample_len: 7,
             run_len: 300,
@@ -87,6 +100,15 @@ impl AdaptiveRtlParams {
                 self.bdi_decomp_stages
             ));
         }
+        if ![1, 2].contains(&self.cpack_words_per_cycle) {
+            return Err(format!(
+                "cpack_words_per_cycle = {} is not supported (allowed: 1, 2)",
+                self.cpack_words_per_cycle
+            ));
+        }
+        self.cpack()
+            .validate()
+            .map_err(|e| format!("cpack_dict_entries: {}", e))?;
         if self.lambda > 1 << 20 {
             return Err(format!(
                 "lambda = {} is too large (allowed: 0..=1048576)",
@@ -136,10 +158,7 @@ impl AdaptiveRtlParams {
             sample_send: self.sample_send,
             bdi: self.bdi(),
             fpc: self.fpc(),
-            cpack: CpackParams {
-                line_bytes: self.line_bytes,
-                ..CpackParams::default()
-            },
+            cpack: self.cpack(),
             ..AdaptiveParams::default()
         }
     }
@@ -211,6 +230,36 @@ impl AdaptiveRtlParams {
             line_bytes: self.line_bytes,
             base_rule: self.bdi_base_rule,
         }
+    }
+
+    /// The matching C-Pack golden-model parameters (dictionary starts empty).
+    pub fn cpack(&self) -> CpackParams {
+        CpackParams {
+            codes: self.cpack_codes,
+            push: self.cpack_push,
+            line_bytes: self.line_bytes,
+            dict_entries: self.cpack_dict_entries,
+            dict_init_zero: false,
+        }
+    }
+
+    /// Human-readable C-Pack+Z parameter line (the `cpack_*` headers and reports).
+    pub fn describe_cpack(&self) -> String {
+        format!(
+            "line_bytes={} cpack_words_per_cycle={} cpack_dict_entries={} cpack_push={} cpack_codes={}",
+            self.line_bytes,
+            self.cpack_words_per_cycle,
+            self.cpack_dict_entries,
+            match self.cpack_push {
+                PushPolicy::NewOnly => "new-only",
+                PushPolicy::NoFullMatch => "no-full-match",
+                PushPolicy::AllNonZero => "all-non-zero",
+            },
+            match self.cpack_codes {
+                CodeTable::Paper => "paper",
+                CodeTable::Original => "original",
+            }
+        )
     }
 
     /// Human-readable parameter line for headers and reports (`bdi_decomp_stages` only when

@@ -65,7 +65,8 @@ pub fn comp_unit(p: &AdaptiveRtlParams, alg: Alg) -> Result<Arc<Module>, HdlErro
     match alg {
         Alg::Bdi => bdi::compressor(p),
         Alg::Fpc => super::fpc::compressor(p),
-        a => Err(err(format!("no {} compressor generator", a.name()))),
+        Alg::Cpack => super::cpack::compressor(p),
+        Alg::None => Err(err("Comp Alg 0 (bypass) has no compressor".into())),
     }
 }
 
@@ -74,7 +75,8 @@ pub fn decomp_unit(p: &AdaptiveRtlParams, alg: Alg) -> Result<Arc<Module>, HdlEr
     match alg {
         Alg::Bdi => bdi::decompressor(p),
         Alg::Fpc => super::fpc::decompressor(p),
-        a => Err(err(format!("no {} decompressor generator", a.name()))),
+        Alg::Cpack => super::cpack::decompressor(p),
+        Alg::None => Err(err("Comp Alg 0 (bypass) has no decompressor".into())),
     }
 }
 
@@ -490,20 +492,20 @@ pub fn loopback(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
 mod tests {
     use super::*;
 
-    fn bdi_only() -> AdaptiveRtlParams {
-        AdaptiveRtlParams {
-            use_fpc: false,
-            use_cpack: false,
-            ..AdaptiveRtlParams::default()
-        }
-    }
-
     #[test]
     fn link_units_generate() {
-        let p = bdi_only();
-        for f in [egress_mux, transmitter, receiver, loopback] {
-            let m = f(&p).expect("generates");
-            crate::hdl::emit::emit_design(&m).expect("emits");
+        for p in [
+            AdaptiveRtlParams::default(),
+            AdaptiveRtlParams {
+                use_fpc: false,
+                use_cpack: false,
+                ..AdaptiveRtlParams::default()
+            },
+        ] {
+            for f in [egress_mux, transmitter, receiver, loopback] {
+                let m = f(&p).expect("generates");
+                crate::hdl::emit::emit_design(&m).expect("emits");
+            }
         }
     }
 

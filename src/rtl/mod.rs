@@ -9,6 +9,7 @@ pub mod adaptive;
 pub mod adaptive_ctrl;
 pub mod base_xor;
 pub mod bdi;
+pub mod cpack;
 pub mod dbi;
 pub mod fpc;
 pub mod link;
@@ -25,7 +26,8 @@ pub enum Engine {
     Zvc,
     /// Base+XOR Transfer, Zero Data Remapping and DBI (HPCA'18).
     BaseXor,
-    /// Adaptive link compression (IPDPS'19): BDI, FPC and the controller so far.
+    /// Adaptive link compression (IPDPS'19): BDI, FPC, C-Pack+Z, the controller and the link
+    /// egress/ingress.
     Adaptive,
 }
 
@@ -79,6 +81,8 @@ impl Engine {
                 "bdi_decomp",
                 "fpc_comp",
                 "fpc_decomp",
+                "cpack_comp",
+                "cpack_decomp",
                 "ctrl",
                 "tx",
                 "rx",
@@ -138,6 +142,14 @@ impl Engine {
                     unit("bdi_decomp", bdi::decompressor(p)?),
                     unit("fpc_comp", fpc::compressor(p)?),
                     unit("fpc_decomp", fpc::decompressor(p)?),
+                    UnitDesign {
+                        params: p.describe_cpack(),
+                        ..unit("cpack_comp", cpack::compressor(p)?)
+                    },
+                    UnitDesign {
+                        params: p.describe_cpack(),
+                        ..unit("cpack_decomp", cpack::decompressor(p)?)
+                    },
                     UnitDesign {
                         engine: self,
                         unit: "ctrl",
