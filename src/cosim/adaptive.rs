@@ -1072,7 +1072,7 @@ mod tests {
             lines: 5_000,
             ..StimConfig::default()
         };
-        let mut src = LineSource::new(&p, &cfg).for_cpack();
+        let mut src = LineSource::new(&p, &cfg).with_alg(Alg::Cpack);
         let mut pats = std::collections::BTreeSet::new();
         let (mut raw, mut bad, mut good) = (0, 0, 0);
         while let Some(c) = src.next_case(true) {
