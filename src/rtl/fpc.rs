@@ -423,13 +423,22 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let ld2 = &loads[1];
     // The group offsets (exclusive prefix sum of the group lengths), the total, the fallback.
     let tw = clog2(35 * n as u64 + 1);
-    let mut offs = Vec::new();
-    let mut acc = Expr::zero(tw);
-    for (j, (_, ln)) in nodes.iter().enumerate() {
-        offs.push(acc.clone());
-        acc = m.wire(&format!("grp{}_end", j), &(&acc + &ln.zext(tw)));
+    // Group ends: a Sklansky prefix sum (log depth) of the group lengths.
+    let mut ends: Vec<Expr> = nodes.iter().map(|(_, ln)| ln.zext(tw)).collect();
+    let mut span = 1;
+    while span < ends.len() {
+        for i in 0..ends.len() {
+            if (i / span) % 2 == 1 {
+                let src = (i / span) * span - 1;
+                let e = &ends[src] + &ends[i];
+                ends[i] = m.wire(&format!("grp{}_end_p{}", i, span), &e);
+            }
+        }
+        span *= 2;
     }
-    let total = acc;
+    let mut offs = vec![Expr::zero(tw)];
+    offs.extend(ends[..ends.len() - 1].iter().cloned());
+    let total = ends[ends.len() - 1].clone();
     let ok = m.wire("ok_s1", &total.lt(&Expr::lit(tw, l as u64)));
     let len = m.wire(
         "len_s1",
