@@ -21,8 +21,10 @@
 //!    are merged pairwise (`a` at the top, `b` shifted right by `len(a)` with an LSB-first
 //!    logarithmic shifter, lengths added), level widths capped at `L` (a longer stream falls
 //!    back to raw anyway). Stage 1 builds `log2 N − 2` levels, leaving 4 groups, and their
-//!    offsets (exclusive prefix sum of the group lengths), the total and `len` (`L` when the
-//!    stream is ≥ `L` bits: raw fallback). Registered: the groups, offsets, `len`, the line;
+//!    offsets (exclusive Sklansky prefix sum of the group lengths), the total and `len` (`L`
+//!    when the stream is ≥ `L` bits: raw fallback). Registered: the groups, the offsets
+//!    decoded to one-hot radix-4 selects in bounded-fan-out copies ([`comp_sel_copies`]),
+//!    `len`, the line;
 //! 2. groups 1–3 shifted to their offsets by parallel radix-4 shifters and ORed with group 0;
 //!    `ok = len ≠ L` selects the stream or the raw line. Registered output: `ok`, `len`,
 //!    `payload`.
@@ -62,7 +64,7 @@ pub const DECOMP_STAGES: usize = 4;
 pub const TOKEN_LEN: [u32; 8] = [6, 7, 11, 19, 19, 19, 11, 35];
 
 /// Copies of each registered compressor placement select: one per 64 output bits, at most
-/// 8 (the distinct forms [`sel_copies`] can make).
+/// 8 (the distinct forms `sel_copies` can make).
 pub fn comp_sel_copies(l: u32) -> usize {
     ((l / 64) as usize).clamp(1, 8)
 }
