@@ -21,8 +21,10 @@
 //!    are merged pairwise (`a` at the top, `b` shifted right by `len(a)` with an LSB-first
 //!    logarithmic shifter, lengths added), level widths capped at `L` (a longer stream falls
 //!    back to raw anyway). Stage 1 builds `log2 N − 2` levels, leaving 4 groups, and their
-//!    offsets (exclusive prefix sum of the group lengths), the total and `len` (`L` when the
-//!    stream is ≥ `L` bits: raw fallback). Registered: the groups, offsets, `len`, the line;
+//!    offsets (exclusive Sklansky prefix sum of the group lengths), the total and `len` (`L`
+//!    when the stream is ≥ `L` bits: raw fallback). Registered: the groups, the offsets
+//!    decoded to one-hot radix-4 selects in bounded-fan-out copies ([`comp_sel_copies`]),
+//!    `len`, the line;
 //! 2. groups 1–3 shifted to their offsets by parallel radix-4 shifters and ORed with group 0;
 //!    `ok = len ≠ L` selects the stream or the raw line. Registered output: `ok`, `len`,
 //!    `payload`.
@@ -60,6 +62,12 @@ pub const DECOMP_STAGES: usize = 4;
 
 /// Token lengths by Original-mode prefix (`000` zero run … `111` uncompressed).
 pub const TOKEN_LEN: [u32; 8] = [6, 7, 11, 19, 19, 19, 11, 35];
+
+/// Copies of each registered compressor placement select: one per 64 output bits, at most
+/// 8 (the distinct forms `sel_copies` can make).
+pub fn comp_sel_copies(l: u32) -> usize {
+    ((l / 64) as usize).clamp(1, 8)
+}
 
 /// Merge-tree levels built in compressor stage 1 (the rest in stage 2), for `n` words.
 pub fn comp_stage1_levels(n: usize) -> usize {
@@ -157,42 +165,104 @@ fn place(m: &mut ModuleBuilder, name: &str, v: &Expr, amt: &Expr, wo: u32) -> Ex
     x
 }
 
-/// [`place`] with radix-4 stages: each pair of amount bits selects one of four shifts with a
-/// decoded one-hot AND-OR (half the depth; the decode is logic that synthesis can buffer, so
-/// registered amounts with a fan-out of hundreds do not load one flop).
-fn place4(m: &mut ModuleBuilder, name: &str, v: &Expr, amt: &Expr, wo: u32) -> Expr {
-    let mut x = Expr::cat(&[v.clone(), Expr::zero(wo - v.width())]);
+/// Stage-1 → stage-2 registered select copies for [`place_sel`]: for every radix-4 digit of
+/// the amount `amt` (bits `j`, `j+1`), the one-hot selects `amt[j+1:j] == k` of the shifts
+/// `k·2^j` below `wo`, decoded in stage 1 and registered in `copies` structurally distinct
+/// copies (`<name>_d<j>_<k>_c<c>_q`), so that no flop drives more than one output slice.
+/// Yosys merges flops with the same D and enable, so copy `c` stores the select inverted
+/// (odd `c`) and/or combined with a qualifier that is true whenever the register loads
+/// (`quals[c/2]`: ANDed, or its complement ORed); both are exact under the load enable `en`.
+/// Returns `sel[c][digit][k]` (polarity undone, `None` where the shift is ≥ `wo`).
+#[allow(clippy::too_many_arguments)]
+fn sel_copies(
+    m: &mut ModuleBuilder,
+    name: &str,
+    amt: &Expr,
+    wo: u32,
+    copies: usize,
+    quals: &[Expr],
+    en: &Expr,
+) -> Vec<Vec<Vec<Option<Expr>>>> {
     let aw = amt.width();
+    let mut out = vec![Vec::new(); copies];
     let mut j = 0;
     while j < aw {
-        let d = 1u32 << j;
-        if d >= wo {
-            let hi = m.wire(&format!("{}_out", name), &amt.slice(j, aw - j).any());
-            return m.wire(&format!("{}_s{}", name, j), &hi.select(&Expr::zero(wo), &x));
-        }
-        let a0 = amt.bit(j);
-        let a1 = if j + 1 < aw {
-            amt.bit(j + 1)
-        } else {
-            Expr::zero(1)
-        };
-        let sel = [!&a1 & !&a0, !&a1 & a0.clone(), &a1 & &!&a0, &a1 & &a0];
-        let terms: Vec<Expr> = sel
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| *k == 0 || j + 1 < aw || *k == 1)
-            .map(|(k, s)| {
-                let sh = if (k as u64) * d as u64 >= wo as u64 {
-                    Expr::zero(wo)
+        let nb = if j + 1 < aw { 2 } else { 1 };
+        let dig = amt.slice(j, nb);
+        let d = 1u64 << j;
+        let mut per_copy: Vec<Vec<Option<Expr>>> = vec![Vec::new(); copies];
+        for k in 0..(1u64 << nb) {
+            if k * d >= wo as u64 {
+                for pc in per_copy.iter_mut() {
+                    pc.push(None);
+                }
+                continue;
+            }
+            let s = m.wire(&format!("{}_d{}_{}", name, j, k), &dig.eq_lit(k));
+            for (c, pc) in per_copy.iter_mut().enumerate() {
+                let inv = c % 2 == 1;
+                let qi = c / 2;
+                // Qualifier: none, then each of `quals` ANDed, then each complement ORed.
+                let mut dv = if qi == 0 {
+                    s.clone()
+                } else if qi <= quals.len() {
+                    &s & &quals[qi - 1]
                 } else {
-                    x.shr(k as u32 * d)
+                    &s | &!&quals[qi - 1 - quals.len()]
                 };
-                let sw = m.wire(&format!("{}_d{}_{}", name, j, k), s);
-                sw.gate(&sh)
-            })
-            .collect();
-        x = m.wire(&format!("{}_s{}", name, j), &or_tree(terms, wo));
+                if inv {
+                    dv = !&dv;
+                }
+                let q = m.reg_next(
+                    &format!("{}_d{}_{}_c{}_q", name, j, k, c),
+                    None,
+                    &dv,
+                    Some(en),
+                );
+                pc.push(Some(if inv { !&q } else { q }));
+            }
+        }
+        for (c, pc) in per_copy.into_iter().enumerate() {
+            out[c].push(pc);
+        }
         j += 2;
+    }
+    out
+}
+
+/// [`place4`] driven by registered one-hot selects from [`sel_copies`]: output bit `b` (of
+/// `wo`) uses copy `b·copies/wo`, so each select flop drives at most `⌈wo/copies⌉` AND-OR
+/// terms per shifter stage.
+fn place_sel(
+    m: &mut ModuleBuilder,
+    name: &str,
+    v: &Expr,
+    sel: &[Vec<Vec<Option<Expr>>>],
+    wo: u32,
+) -> Expr {
+    let copies = sel.len();
+    let mut x = Expr::cat(&[v.clone(), Expr::zero(wo - v.width())]);
+    for (di, _) in sel[0].iter().enumerate() {
+        let d = 1u32 << (2 * di);
+        // Slices from the MSB end (bit wo-1) down, as `cat` takes them.
+        let mut slices = Vec::new();
+        for c in (0..copies).rev() {
+            let lo = (c as u64 * wo as u64 / copies as u64) as u32;
+            let hi = ((c as u64 + 1) * wo as u64 / copies as u64) as u32;
+            if hi == lo {
+                continue;
+            }
+            let terms: Vec<Expr> = sel[c][di]
+                .iter()
+                .enumerate()
+                .filter_map(|(k, s)| {
+                    s.as_ref()
+                        .map(|s| s.gate(&x.shr(k as u32 * d).slice(lo, hi - lo)))
+                })
+                .collect();
+            slices.push(or_tree(terms, hi - lo));
+        }
+        x = m.wire(&format!("{}_s{}", name, 2 * di), &Expr::cat(&slices));
     }
     x
 }
@@ -355,13 +425,22 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let ld2 = &loads[1];
     // The group offsets (exclusive prefix sum of the group lengths), the total, the fallback.
     let tw = clog2(35 * n as u64 + 1);
-    let mut offs = Vec::new();
-    let mut acc = Expr::zero(tw);
-    for (j, (_, ln)) in nodes.iter().enumerate() {
-        offs.push(acc.clone());
-        acc = m.wire(&format!("grp{}_end", j), &(&acc + &ln.zext(tw)));
+    // Group ends: a Sklansky prefix sum (log depth) of the group lengths.
+    let mut ends: Vec<Expr> = nodes.iter().map(|(_, ln)| ln.zext(tw)).collect();
+    let mut span = 1;
+    while span < ends.len() {
+        for i in 0..ends.len() {
+            if (i / span) % 2 == 1 {
+                let src = (i / span) * span - 1;
+                let e = &ends[src] + &ends[i];
+                ends[i] = m.wire(&format!("grp{}_end_p{}", i, span), &e);
+            }
+        }
+        span *= 2;
     }
-    let total = acc;
+    let mut offs = vec![Expr::zero(tw)];
+    offs.extend(ends[..ends.len() - 1].iter().cloned());
+    let total = ends[ends.len() - 1].clone();
     let ok = m.wire("ok_s1", &total.lt(&Expr::lit(tw, l as u64)));
     let len = m.wire(
         "len_s1",
@@ -374,16 +453,20 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let len_q1 = m.reg_next("len1_q", None, &len, Some(ld1));
     // Stage 2 derives `ok` from `len` (logic, not a flop: it selects all L payload bits).
     let ok_q1 = m.wire("ok_s2", &len_q1.ne(&Expr::lit(lw, l as u64)));
+    // The offsets cross the register already decoded (one-hot per radix-4 digit) and
+    // replicated per output slice: a flop's fan-out is bounded (`docs/TOOLCHAIN.md`).
+    let copies = comp_sel_copies(l);
+    let quals = [s_valid.clone(), s_ready.clone(), ld1.clone()];
     let mut nq = Vec::new();
     for (j, ((v, _), o)) in nodes.iter().zip(&offs).enumerate() {
         let vq = m.reg_next(&format!("grp{}_q", j), None, v, Some(ld1));
         // Group 0 starts at bit 0.
-        let oq = if j == 0 {
-            o.clone()
+        let sel = if j == 0 {
+            Vec::new()
         } else {
-            m.reg_next(&format!("grp{}_off_q", j), None, o, Some(ld1))
+            sel_copies(&mut m, &format!("pl{}", j), o, l, copies, &quals, ld1)
         };
-        nq.push((vq, oq));
+        nq.push((vq, sel));
     }
 
     // ---- Stage 2: groups placed at their offsets, raw fallback ----
@@ -395,7 +478,7 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
             if j == 0 {
                 Expr::cat(&[v.clone(), Expr::zero(l - v.width())])
             } else {
-                place4(&mut m, &format!("pl{}", j), v, o, l)
+                place_sel(&mut m, &format!("pl{}", j), v, o, l)
             }
         })
         .collect();
