@@ -1166,28 +1166,10 @@ mod verilator_tests {
     #[test]
     fn scoreboard_catches_injected_fpc_faults() {
         let p = AdaptiveRtlParams::default();
-        let cfg = StimConfig {
-            lines: 5_000,
-            ..StimConfig::default()
-        };
         // Packer, level-1 merge of words 2 and 3: the shift-by-4 stage's select inverted.
-        let mut dut = faulty(&p, Unit::FpcComp, &|v| {
-            invert_mux_select(v, "mg1_1_s2").expect("mg1_1_s2 is a mux")
-        });
-        let m = run(&mut dut, &p, Unit::FpcComp, &cfg)
-            .unwrap()
-            .first_mismatch
-            .expect("the injected fault must be detected");
-        assert_eq!(m.field, "m_payload_o");
+        assert_mux_fault_caught(&p, Unit::FpcComp, "mg1_1_s2", "m_payload_o", 5_000);
         // Decompressor step 5: the write of word slot 7 inverted.
-        let mut dut = faulty(&p, Unit::FpcDecomp, &|v| {
-            invert_mux_select(v, "k5_slot7").expect("k5_slot7 is a mux")
-        });
-        let m = run(&mut dut, &p, Unit::FpcDecomp, &cfg)
-            .unwrap()
-            .first_mismatch
-            .expect("the injected fault must be detected");
-        assert_eq!(m.field, "m_line_o");
+        assert_mux_fault_caught(&p, Unit::FpcDecomp, "k5_slot7", "m_line_o", 5_000);
     }
 
     fn ctrl_verilator(y: &str, lines: u64, seed: u64) -> AdaptiveReport {
@@ -1300,6 +1282,29 @@ mod verilator_tests {
         faulty_dut(&top, &top.name, edit).unwrap()
     }
 
+    /// Inverts the select of mux `mux` in `unit` and checks that the scoreboard reports a
+    /// mismatch on `field` within `lines` lines.
+    fn assert_mux_fault_caught(
+        p: &AdaptiveRtlParams,
+        unit: Unit,
+        mux: &str,
+        field: &str,
+        lines: u64,
+    ) {
+        let mut dut = faulty(p, unit, &|v| {
+            invert_mux_select(v, mux).unwrap_or_else(|| panic!("{mux} is a mux"))
+        });
+        let cfg = StimConfig {
+            lines,
+            ..StimConfig::default()
+        };
+        let m = run(&mut dut, p, unit, &cfg)
+            .unwrap()
+            .first_mismatch
+            .expect("the injected fault must be detected");
+        assert_eq!(m.field, field, "{} {mux}", unit.name());
+    }
+
     #[test]
     fn scoreboard_catches_injected_faults() {
         let p = AdaptiveRtlParams::default();
@@ -1377,27 +1382,9 @@ mod verilator_tests {
     #[test]
     fn scoreboard_catches_injected_cpack_faults() {
         let p = AdaptiveRtlParams::default();
-        let cfg = StimConfig {
-            lines: 3_000,
-            ..StimConfig::default()
-        };
         // Compressor: word 1's 3-byte/halfword index select inverted.
-        let mut dut = faulty(&p, Unit::CpackComp, &|v| {
-            invert_mux_select(v, "w1_idx_th").expect("w1_idx_th is a mux")
-        });
-        let m = run(&mut dut, &p, Unit::CpackComp, &cfg)
-            .unwrap()
-            .first_mismatch
-            .expect("the injected fault must be detected");
-        assert_eq!(m.field, "m_payload_o");
+        assert_mux_fault_caught(&p, Unit::CpackComp, "w1_idx_th", "m_payload_o", 3_000);
         // Decompressor: token 1's dictionary forwarding select inverted.
-        let mut dut = faulty(&p, Unit::CpackDecomp, &|v| {
-            invert_mux_select(v, "t1_dict").expect("t1_dict is a mux")
-        });
-        let m = run(&mut dut, &p, Unit::CpackDecomp, &cfg)
-            .unwrap()
-            .first_mismatch
-            .expect("the injected fault must be detected");
-        assert_eq!(m.field, "m_line_o");
+        assert_mux_fault_caught(&p, Unit::CpackDecomp, "t1_dict", "m_line_o", 3_000);
     }
 }

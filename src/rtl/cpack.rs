@@ -785,36 +785,7 @@ pub fn loopback(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         p,
         "§6 (cpack_comp → cpack_decomp round trip)",
     );
-    let s_valid = m.input("s_valid_i", 1);
-    let line = m.input("s_line_i", p.line_bits());
-    let m_ready = m.input("m_ready_i", 1);
-    let r = m.wire_decl("dec_ready", 1);
-    let ci = m.instance(
-        &c,
-        "u_comp",
-        &[
-            ("s_valid_i", s_valid),
-            ("s_line_i", line),
-            ("m_ready_i", r.expr()),
-        ],
-    );
-    let di = m.instance(
-        &d,
-        "u_decomp",
-        &[
-            ("s_valid_i", ci.out("m_valid_o")),
-            ("s_comp_i", ci.out("m_ok_o")),
-            ("s_payload_i", ci.out("m_payload_o")),
-            ("m_ready_i", m_ready),
-        ],
-    );
-    m.drive(&r, &di.out("s_ready_o"));
-    m.unused(&ci.out("m_len_o"));
-    m.output_expr("s_ready_o", &ci.out("s_ready_o"));
-    m.output_expr("m_valid_o", &di.out("m_valid_o"));
-    m.output_expr("m_line_o", &di.out("m_line_o"));
-    m.output_expr("m_err_o", &di.out("m_err_o"));
-    m.finish()
+    super::adaptive::comp_decomp_loopback(m, p.line_bits(), &c, &d)
 }
 
 #[cfg(test)]
