@@ -636,31 +636,50 @@ fn run_ctrl(
     cfg: &StimConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let (input, output) = streams(Unit::Ctrl);
     let lines = ctrl_lines(p, cfg);
     let (cases, rep) = ctrl_cases(p, &lines)?;
-    let mut it = cases.iter();
-    let mut next = || it.next().map(ctrl_transaction);
-    let scfg = StreamConfig {
-        seed: cfg.seed,
-        in_gap: cfg.in_gap,
-        out_stall: cfg.out_stall,
-        hang_cycles: cfg.hang_cycles,
-        vcd: cfg.vcd.clone(),
-    };
+    let txns = cases.iter().map(ctrl_transaction).collect();
+    run_replayed(dut, Unit::Ctrl, lines.len(), txns, &rep, cfg, progress)
+}
+
+/// Streams `txns` (one per line of a replayed trace) through `unit`; `comp_bytes` is the
+/// model's payload bits sent / 8.
+fn run_replayed(
+    dut: &mut dyn Dut,
+    unit: Unit,
+    lines: usize,
+    txns: Vec<Txn>,
+    rep: &AdaptiveReport,
+    cfg: &StimConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    let (input, output) = streams(unit);
+    let mut it = txns.into_iter();
+    let mut next = || it.next();
     let mut st = run_stream(
         dut,
         &input,
         &output,
         &mut next,
-        &scfg,
+        &stream_config(cfg),
         &mut |_| {},
         progress,
     )?;
-    st.lines = lines.len() as u64;
+    st.lines = lines as u64;
     st.raw_bytes = rep.traffic.payload_bits_raw / 8;
     st.comp_bytes = rep.traffic.payload_bits_sent / 8;
     Ok(st)
+}
+
+/// The stream harness settings of `cfg`.
+fn stream_config(cfg: &StimConfig) -> StreamConfig {
+    StreamConfig {
+        seed: cfg.seed,
+        in_gap: cfg.in_gap,
+        out_stall: cfg.out_stall,
+        hang_cycles: cfg.hang_cycles,
+        vcd: cfg.vcd.clone(),
+    }
 }
 
 /// Runs a link unit on `dut` over a phase trace ([`super::link::cases`]). `comp_bytes` is
@@ -672,31 +691,9 @@ fn run_link(
     cfg: &StimConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let (input, output) = streams(unit);
     let lines = super::link::lines(p, cfg);
     let (txns, rep) = super::link::cases(p, unit, &lines, cfg)?;
-    let mut it = txns.into_iter();
-    let mut next = || it.next();
-    let scfg = StreamConfig {
-        seed: cfg.seed,
-        in_gap: cfg.in_gap,
-        out_stall: cfg.out_stall,
-        hang_cycles: cfg.hang_cycles,
-        vcd: cfg.vcd.clone(),
-    };
-    let mut st = run_stream(
-        dut,
-        &input,
-        &output,
-        &mut next,
-        &scfg,
-        &mut |_| {},
-        progress,
-    )?;
-    st.lines = lines.len() as u64;
-    st.raw_bytes = rep.traffic.payload_bits_raw / 8;
-    st.comp_bytes = rep.traffic.payload_bits_sent / 8;
-    Ok(st)
+    run_replayed(dut, unit, lines.len(), txns, &rep, cfg, progress)
 }
 
 /// Runs `unit` on `dut` and checks every output.
@@ -741,13 +738,7 @@ pub fn run_with(
     let mut src = LineSource::new(p, cfg).with_alg(unit.alg());
     let decomp = unit.is_decomp();
     let mut next = || src.next_case(decomp).map(|c| transaction(p, unit, &c));
-    let scfg = StreamConfig {
-        seed: cfg.seed,
-        in_gap: cfg.in_gap,
-        out_stall: cfg.out_stall,
-        hang_cycles: cfg.hang_cycles,
-        vcd: cfg.vcd.clone(),
-    };
+    let scfg = stream_config(cfg);
     let lb = p.line_bytes;
     let mut captured = Vec::new();
     let mut on_output = |b: &[Vec<u32>]| {
