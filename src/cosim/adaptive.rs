@@ -132,10 +132,7 @@ impl Unit {
 
     /// Whether the unit is a C-Pack+Z unit (stimulus from `model::cpack`).
     pub fn is_cpack(self) -> bool {
-        matches!(
-            self,
-            Unit::CpackComp | Unit::CpackDecomp | Unit::CpackLoopback
-        )
+        self.alg() == Alg::Cpack
     }
 
     /// Parses a CLI name (`loopback` is accepted for `bdi_loopback`, the engine-independent
@@ -292,7 +289,6 @@ pub struct LineSource {
     data: Option<(Vec<u8>, usize)>,
     random_payload: f64,
     alg: Alg,
-    cpack: bool,
     /// Lines produced so far.
     pub lines: u64,
     /// Σ sent bits (model `nbits`) so far.
@@ -320,17 +316,15 @@ impl LineSource {
             data: cfg.data.clone().map(|d| (d, 0)),
             random_payload: cfg.random_payload,
             alg: Alg::Bdi,
-            cpack: false,
             lines: 0,
             comp_bits: 0,
         }
     }
 
-    /// The source for the units of `alg` (BDI by default, or FPC): which model's bits
+    /// The source for the units of `alg` (BDI by default, FPC or C-Pack+Z): which model's bits
     /// [`LineSource::comp_bits`] counts and which decoder judges arbitrary payloads.
     pub fn with_alg(mut self, alg: Alg) -> Self {
         self.alg = alg;
-        self.cpack = alg == Alg::Cpack;
         self
     }
 
@@ -359,7 +353,7 @@ impl LineSource {
         self.lines += 1;
         let bp = self.p.bdi();
         let comp = bdi::compress(&bp, &line).expect("valid line");
-        if self.cpack {
+        if self.alg == Alg::Cpack {
             let cp = self.p.cpack();
             let cc = cpack::compress(&cp, &line).expect("valid line");
             self.comp_bits += cc.nbits as u64;
@@ -691,7 +685,7 @@ fn run_link(
     cfg: &StimConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let lines = super::link::lines(p, cfg);
+    let lines = ctrl_lines(p, cfg);
     let (txns, rep) = super::link::cases(p, unit, &lines, cfg)?;
     run_replayed(dut, unit, lines.len(), txns, &rep, cfg, progress)
 }
@@ -773,86 +767,54 @@ pub fn run_with(
     Ok(st)
 }
 
-/// Measures latency (one isolated Base4-Δ1 line: the model's golden vector; FPC sends the
-/// same line raw, its 532-bit stream being longer than the line — the FPC pipelines have a
-/// fixed depth, so the latency does not depend on the line; C-Pack+Z codes it as new words and
-/// one narrow word) and throughput
-/// (2000 lines of every profile, no stalls) of `unit`.
+/// Measures latency (one isolated line; the pipelines have a fixed depth, so it does not
+/// depend on the line) and throughput (2000 lines of every profile, no stalls) of `unit`.
 pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<Timing, String> {
     p.validate()?;
     let (input, output) = streams(unit);
-    if unit.is_link() {
-        // An isolated Base4-Δ1-like line (the first sample: every compressor runs), then
-        // 2000 lines of phases without stalls.
-        let words: Vec<u32> = (0..p.line_bytes as u32 / 4)
-            .map(|i| if i == 5 { 3 } else { 0x1234_5678 + i })
-            .collect();
-        let line: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let (txns, _) = super::link::cases(p, unit, &[line], &StimConfig::default())?;
-        let latency_cycles = measure_latency(dut, &input, &output, &txns[0])?;
-        let cfg = StimConfig {
-            lines: 2000,
-            seed: 7,
-            in_gap: 0.0,
-            out_stall: 0.0,
-            random_payload: 0.0,
-            ..StimConfig::default()
-        };
-        let st = run(dut, p, unit, &cfg)?;
-        if let Some(m) = st.first_mismatch {
-            return Err(format!("mismatch while measuring throughput: {}", m));
-        }
-        return Ok(Timing {
-            latency_cycles,
-            in_beats_per_cycle: st.beats_in as f64 / st.cycles.max(1) as f64,
-            raw_bytes_per_cycle: st.raw_bytes as f64 / st.cycles.max(1) as f64,
-        });
-    }
-    if unit == Unit::Ctrl {
-        // An isolated zero line (the first sample), then 2000 lines without stalls.
-        let (cases, _) = ctrl_cases(p, &[vec![0u8; p.line_bytes]])?;
-        let latency_cycles = measure_latency(dut, &input, &output, &ctrl_transaction(&cases[0]))?;
-        let cfg = StimConfig {
-            lines: 2000,
-            seed: 7,
-            in_gap: 0.0,
-            out_stall: 0.0,
-            ..StimConfig::default()
-        };
-        let st = run(dut, p, unit, &cfg)?;
-        if let Some(m) = st.first_mismatch {
-            return Err(format!("mismatch while measuring throughput: {}", m));
-        }
-        return Ok(Timing {
-            latency_cycles,
-            in_beats_per_cycle: st.beats_in as f64 / st.cycles.max(1) as f64,
-            raw_bytes_per_cycle: st.raw_bytes as f64 / st.cycles.max(1) as f64,
-        });
-    }
+    // The isolated line: the model's Base4-Δ1 golden vector (FPC sends it raw, its 532-bit
+    // stream being longer than the line; C-Pack+Z codes it as new words and one narrow word);
+    // the controller gets a zero line. For the controller and the link units it is the first
+    // sample of a period (every compressor runs).
     let words: Vec<u32> = (0..p.line_bytes as u32 / 4)
         .map(|i| if i == 5 { 3 } else { 0x1234_5678 + i })
         .collect();
     let line: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let comp = bdi::compress(&p.bdi(), &line).map_err(|e| e.to_string())?;
-    let fpc = Some(fpc::compress(&p.fpc(), &line).map_err(|e| e.to_string())?);
-    let cpack = if unit.is_cpack() {
-        Some(cpack::compress(&p.cpack(), &line).map_err(|e| e.to_string())?)
+    let txn = if unit.is_link() {
+        let (txns, _) = super::link::cases(p, unit, &[line], &StimConfig::default())?;
+        txns.into_iter().next().ok_or("no link transaction")?
+    } else if unit == Unit::Ctrl {
+        let (cases, _) = ctrl_cases(p, &[vec![0u8; p.line_bytes]])?;
+        ctrl_transaction(&cases[0])
     } else {
-        None
+        let comp = bdi::compress(&p.bdi(), &line).map_err(|e| e.to_string())?;
+        let fpc = Some(fpc::compress(&p.fpc(), &line).map_err(|e| e.to_string())?);
+        let cpack = if unit.is_cpack() {
+            Some(cpack::compress(&p.cpack(), &line).map_err(|e| e.to_string())?)
+        } else {
+            None
+        };
+        let case = LineCase {
+            line,
+            comp,
+            fpc,
+            cpack,
+            arbitrary: None,
+        };
+        transaction(p, unit, &case)
     };
-    let case = LineCase {
-        line,
-        comp,
-        fpc,
-        cpack,
-        arbitrary: None,
-    };
-    let latency_cycles = measure_latency(dut, &input, &output, &transaction(p, unit, &case))?;
+    let latency_cycles = measure_latency(dut, &input, &output, &txn)?;
+    // Throughput: 2000 lines (phases for the controller and the link) without stalls.
     let cfg = StimConfig {
         lines: 2000,
         seed: 7,
         in_gap: 0.0,
         out_stall: 0.0,
+        random_payload: if unit.is_link() {
+            0.0
+        } else {
+            StimConfig::default().random_payload
+        },
         ..StimConfig::default()
     };
     let st = run(dut, p, unit, &cfg)?;
@@ -1116,29 +1078,30 @@ mod verilator_tests {
         "{line_bytes: 32, bdi_base_rule: first-non-immediate, bdi_decomp_stages: 2}",
     ];
 
-    #[test]
-    fn verilator_bdi_units_match_model() {
-        for (i, y) in SETS.iter().enumerate() {
+    /// Runs the compressor, decompressor and loop-back `units` on every parameter set: `first`
+    /// lines on the first set, `rest` on the others; unit k of set i gets seed
+    /// `seed + 10·k + i`.
+    fn run_sets(sets: &[&str], units: [Unit; 3], first: u64, rest: u64, seed: u64) {
+        for (i, y) in sets.iter().enumerate() {
             let p = params(y);
-            let n = if i == 0 { 50_000 } else { 10_000 };
-            run_unit(&p, Unit::BdiComp, n, 10 + i as u64);
-            run_unit(&p, Unit::BdiDecomp, n, 20 + i as u64);
-            run_unit(&p, Unit::BdiLoopback, n, 30 + i as u64);
+            let n = if i == 0 { first } else { rest };
+            for (k, unit) in units.into_iter().enumerate() {
+                run_unit(&p, unit, n, seed + 10 * k as u64 + i as u64);
+            }
         }
     }
 
     #[test]
+    fn verilator_bdi_units_match_model() {
+        let units = [Unit::BdiComp, Unit::BdiDecomp, Unit::BdiLoopback];
+        run_sets(SETS, units, 50_000, 10_000, 10);
+    }
+
+    #[test]
     fn verilator_fpc_units_match_model() {
-        for (i, y) in ["{}", "{line_bytes: 32}", "{line_bytes: 128}"]
-            .iter()
-            .enumerate()
-        {
-            let p = params(y);
-            let n = if i == 0 { 30_000 } else { 5_000 };
-            run_unit(&p, Unit::FpcComp, n, 110 + i as u64);
-            run_unit(&p, Unit::FpcDecomp, n, 120 + i as u64);
-            run_unit(&p, Unit::FpcLoopback, n, 130 + i as u64);
-        }
+        let sets = ["{}", "{line_bytes: 32}", "{line_bytes: 128}"];
+        let units = [Unit::FpcComp, Unit::FpcDecomp, Unit::FpcLoopback];
+        run_sets(&sets, units, 30_000, 5_000, 110);
     }
 
     #[test]
@@ -1335,13 +1298,8 @@ mod verilator_tests {
 
     #[test]
     fn verilator_cpack_units_match_model() {
-        for (i, y) in CPACK_SETS.iter().enumerate() {
-            let p = params(y);
-            let n = if i == 0 { 40_000 } else { 10_000 };
-            run_unit(&p, Unit::CpackComp, n, 110 + i as u64);
-            run_unit(&p, Unit::CpackDecomp, n, 120 + i as u64);
-            run_unit(&p, Unit::CpackLoopback, n, 130 + i as u64);
-        }
+        let units = [Unit::CpackComp, Unit::CpackDecomp, Unit::CpackLoopback];
+        run_sets(CPACK_SETS, units, 40_000, 10_000, 110);
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //!   rejects the payload or the code).
 //! * `link_loopback`: `tx` → `rx` returns every line with `m_err_o = 0`.
 
-use super::adaptive::{bus_words, ctrl_lines, le_words, StimConfig, Unit};
+use super::adaptive::{bus_words, le_words, StimConfig, Unit};
 use super::stream::{Beat, Txn};
 use crate::model::adaptive::{compress, decompress_prefix, replay_lines, AdaptiveReport, Alg};
 use crate::rtl::adaptive::AdaptiveRtlParams;
@@ -104,14 +104,9 @@ pub fn cases(
     Ok((out, rep))
 }
 
-/// The lines of a link run: `cfg.data` cut into lines, or a phase trace of profiles.
-pub fn lines(p: &AdaptiveRtlParams, cfg: &StimConfig) -> Vec<Vec<u8>> {
-    ctrl_lines(p, cfg)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::adaptive::{run_clean, top};
+    use super::super::adaptive::{ctrl_lines, run_clean, top};
     use super::*;
     use crate::cosim::dut::SimDut;
 
@@ -135,7 +130,7 @@ mod tests {
             assert_eq!(st.beats_out, 1500, "{}", unit.name());
         }
         // The trace changes decisions: both bypass and BDI run phases occur.
-        let (_, rep) = cases(&p, Unit::Tx, &lines(&p, &cfg), &cfg).unwrap();
+        let (_, rep) = cases(&p, Unit::Tx, &ctrl_lines(&p, &cfg), &cfg).unwrap();
         let mut d = rep.decisions();
         d.sort();
         d.dedup();
