@@ -70,29 +70,48 @@ fn lint_dir(dir: &Path, tops: &[String]) {
     }
 }
 
+/// Parameter sets whose generated Verilog is checked (lint, style) besides the defaults.
+const PARAM_SETS: &[&str] = &[
+    "",
+    "zvc: {word_bits: 16, lanes: 32}",
+    "zvc: {word_bits: 8, lanes: 4, prefix: kogge-stone}",
+    "zvc: {lanes: 16, window: 64, prefix: sklansky}",
+    "zvc: {lanes: 32, prefix: ripple}",
+    "base_xor: {scheme: nbyte, n_bytes: 2, dbi_group: 0, pipe: false}",
+    "base_xor: {scheme: nbyte, n_bytes: 8, fixed_base: true, zdr: false, dbi_group: 16}",
+    "base_xor: {zdr: false, dbi_group: 32}",
+    "base_xor: {dec_style: serial, t_bytes: 16, zdr_skip_zero_base: true, half_order: address}",
+    "base_xor: {t_bytes: 64, stages: 2, zdr_bits: 64}",
+    "base_xor: {t_bytes: 64, stages: 4, zdr_skip_zero_base: true}",
+    "base_xor: {scheme: none, dbi_group: 8}",
+    "adaptive: {line_bytes: 32}",
+    "adaptive: {bdi_base_rule: first-non-immediate}",
+    "adaptive: {bdi_decomp_stages: 2}",
+    "adaptive: {line_bytes: 128, bdi_base_rule: first-non-immediate}",
+    "adaptive: {lambda: 0, no_quorum: plurality, vote_tie: lower-latency, sample_send: current}",
+    "adaptive: {lambda: 32, no_quorum: keep-previous, use_fpc: false, run_len: 0}",
+];
+
 #[test]
 fn generated_verilog_is_lint_clean_for_several_parameter_sets() {
     assert!(have("verilator"), "verilator missing: run scripts/setup.sh");
-    for yaml in [
-        "",
-        "zvc: {word_bits: 16, lanes: 32}",
-        "zvc: {word_bits: 8, lanes: 4, prefix: kogge-stone}",
-        "zvc: {lanes: 16, window: 64, prefix: sklansky}",
-        "zvc: {lanes: 32, prefix: ripple}",
-        "base_xor: {scheme: nbyte, n_bytes: 2, dbi_group: 0, pipe: false}",
-        "base_xor: {scheme: nbyte, n_bytes: 8, fixed_base: true, zdr: false, dbi_group: 16}",
-        "base_xor: {zdr: false, dbi_group: 32}",
-        "base_xor: {dec_style: serial, t_bytes: 16, zdr_skip_zero_base: true, half_order: address}",
-        "base_xor: {t_bytes: 64, stages: 2, zdr_bits: 64}",
-        "base_xor: {t_bytes: 64, stages: 4, zdr_skip_zero_base: true}",
-        "base_xor: {scheme: none, dbi_group: 8}",
-        "adaptive: {line_bytes: 32}",
-        "adaptive: {bdi_base_rule: first-non-immediate}",
-        "adaptive: {bdi_decomp_stages: 2}",
-        "adaptive: {line_bytes: 128, bdi_base_rule: first-non-immediate}",
-        "adaptive: {lambda: 0, no_quorum: plurality, vote_tie: lower-latency, sample_send: current}",
-        "adaptive: {lambda: 32, no_quorum: keep-previous, use_fpc: false, run_len: 0}",
-    ] {
+    // Two lint processes at a time (the parameter sets are independent).
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                match PARAM_SETS.get(i) {
+                    Some(yaml) => lint_parameter_set(yaml),
+                    None => break,
+                }
+            });
+        }
+    });
+}
+
+fn lint_parameter_set(yaml: &str) {
+    {
         let cfg = Config::from_yaml(yaml).unwrap();
         for e in Engine::ALL {
             let tmp = tempfile::tempdir().unwrap();
@@ -124,8 +143,10 @@ fn yosys_synthesizes_without_latches_or_warnings() {
         let units = e.units(&cfg).unwrap();
         let files = hwzip::flow::write_rtl(&units, tmp.path()).unwrap();
         for u in &units {
+            // Elaboration and processes are where Yosys reports latches, multiple drivers and
+            // width problems; technology mapping is exercised by the osu018 synthesis test.
             let script = format!(
-                "read_verilog {}; synth -flatten -top {}; check -assert; select -assert-none t:$dlatch t:$_DLATCH_*",
+                "read_verilog {}; hierarchy -check -top {}; proc; flatten; opt_clean; check -assert; select -assert-none t:$dlatch t:$_DLATCH_*",
                 files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(" "),
                 u.top.name
             );
@@ -163,6 +184,51 @@ fn no_dollar_and_spec_citation_in_every_file() {
             );
         }
     }
+}
+
+/// Every emitted line is ASCII and at most 100 columns, for the defaults, every parameter set
+/// above and the loop-back tops.
+#[test]
+fn emitted_verilog_is_ascii_within_100_columns() {
+    let mut checked = 0;
+    for yaml in PARAM_SETS {
+        let cfg = Config::from_yaml(yaml).unwrap();
+        for e in Engine::ALL {
+            let tmp = tempfile::tempdir().unwrap();
+            let mut files = hwzip::flow::gen(e, &cfg, tmp.path()).unwrap();
+            let lb = hwzip::flow::unit_top(e, &cfg, "loopback").unwrap();
+            let u = hwzip::rtl::UnitDesign {
+                engine: e,
+                unit: "loopback",
+                top: lb,
+                params: String::new(),
+                beat_bytes: 0,
+            };
+            files.extend(hwzip::flow::write_rtl(&[u], tmp.path()).unwrap());
+            for f in files {
+                let t = std::fs::read_to_string(&f).unwrap();
+                for (i, l) in t.lines().enumerate() {
+                    assert!(
+                        l.is_ascii(),
+                        "{}:{} is not ASCII: {}",
+                        f.display(),
+                        i + 1,
+                        l
+                    );
+                    assert!(
+                        l.len() <= 100,
+                        "{}:{} has {} columns: {}",
+                        f.display(),
+                        i + 1,
+                        l.len(),
+                        l
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "only {} files checked", checked);
 }
 
 #[test]

@@ -1,12 +1,20 @@
 //! Verilog-2005 emitter: one file per module, readable names, deterministic text.
 //!
-//! Layout of every module: header comment, port list (`clk_i`, `rst_ni` first), declarations,
-//! continuous assignments, instances, one `always @(posedge clk_i)` block per register and per
-//! memory, then the lint waiver for intentionally unused bits. The output is accepted by
+//! Layout of every module (in the style of hand-written RTL, e.g. lowRISC's style guide):
+//! header comment, port list (`clk_i`, `rst_ni` first), then the generator's sections in
+//! creation order. A section starts at a generator comment (`ModuleBuilder::comment`, e.g.
+//! "Stage 2: ...") and holds, in this order: the declarations of the nets it uses first,
+//! its continuous assignments and instances in creation order (a register's next state is
+//! the wire `x_d` of register `x_q`), and one flop block for the registers whose next state
+//! it sets, which only loads `x_q <= x_d` (with reset and enable). The lint waiver for bits
+//! intentionally unused comes last.
+//!
+//! Every line is ASCII and at most [`pretty::WIDTH`] columns. The output is accepted by
 //! `verilator --lint-only -Wall` (5.006) and Yosys 0.23.
 
-use super::expr::{const_text, verilog};
-use super::module::{HdlError, Item, Module, SigKind};
+use super::expr::{const_text, verilog, BinOp, Expr, Node, RedOp, ShiftDir};
+use super::module::{d_name, HdlError, Item, Module, SigKind};
+use super::pretty::{self, ascii, comment_lines, text, Doc};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -19,12 +27,253 @@ fn range(width: u32) -> String {
     }
 }
 
+/// The document of an expression: atoms as text, operator chains and mux chains as groups
+/// that break before their operators, concatenations as fills.
+pub(crate) fn doc(e: &Expr) -> Doc {
+    match e.node() {
+        Node::Sig { .. } | Node::Slice { .. } | Node::MemRead { .. } => text(verilog(e)),
+        Node::Const(b) => const_doc(b),
+        Node::Concat(parts) => {
+            let n = parts.len();
+            let items = parts
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    if i + 1 < n {
+                        Doc::Group(vec![doc(p), text(",")])
+                    } else {
+                        doc(p)
+                    }
+                })
+                .collect();
+            Doc::Group(vec![
+                text("{"),
+                Doc::Align(vec![Doc::Fill(items)]),
+                text("}"),
+            ])
+        }
+        Node::Repeat(x, n) => Doc::Group(vec![text(format!("{{{}{{", n)), doc(x), text("}}")]),
+        Node::Not(x) => Doc::Group(vec![text("~"), doc(x)]),
+        Node::Reduce(op, x) => {
+            let sym = match op {
+                RedOp::Or => "|",
+                RedOp::And => "&",
+                RedOp::Xor => "^",
+            };
+            Doc::Group(vec![text(format!("({}", sym)), doc(x), text(")")])
+        }
+        Node::Bin(op, a, b) => {
+            // Same-operator chains of associative operators print without inner parentheses.
+            let mut operands = Vec::new();
+            flatten_chain(a, *op, &mut operands);
+            operands.push(b);
+            // Packed as many operands per line as fit, each line after the first starting
+            // with its operator.
+            let items = operands
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    if i == 0 {
+                        doc(x)
+                    } else {
+                        Doc::Group(vec![text(format!("{} ", op.symbol())), doc(x)])
+                    }
+                })
+                .collect();
+            paren(vec![Doc::Fill(items)])
+        }
+        Node::Cmp(op, a, b) => {
+            let sym = match op {
+                super::expr::CmpOp::Eq => "==",
+                super::expr::CmpOp::Ne => "!=",
+                super::expr::CmpOp::Lt => "<",
+                super::expr::CmpOp::Le => "<=",
+                super::expr::CmpOp::Gt => ">",
+                super::expr::CmpOp::Ge => ">=",
+            };
+            paren(vec![doc(a), Doc::Line, text(format!("{} ", sym)), doc(b)])
+        }
+        Node::ShiftConst(dir, a, n) => {
+            let sym = if *dir == ShiftDir::Left { "<<" } else { ">>" };
+            paren(vec![doc(a), text(format!(" {} {}", sym, n))])
+        }
+        Node::ShiftVar(dir, a, n) => {
+            let sym = if *dir == ShiftDir::Left { "<<" } else { ">>" };
+            paren(vec![doc(a), Doc::Line, text(format!("{} ", sym)), doc(n)])
+        }
+        Node::Mux(..) => {
+            // `s1 ? t1 : s2 ? t2 : f` (the conditional operator is right-associative), one
+            // arm per line when it does not fit.
+            let mut v = Vec::new();
+            let mut cur = e;
+            while let Node::Mux(s, t, f) = cur.node() {
+                if !v.is_empty() {
+                    v.push(Doc::Line);
+                    v.push(text(": "));
+                }
+                // `s ? t` breaks after the `?` only when it does not fit by itself (deep
+                // nests in the true arm).
+                v.push(Doc::Group(vec![
+                    doc(s),
+                    text(" ?"),
+                    Doc::Nest(2, vec![Doc::Line, doc(t)]),
+                ]));
+                cur = f;
+            }
+            v.push(Doc::Line);
+            v.push(text(": "));
+            v.push(doc(cur));
+            paren(v)
+        }
+    }
+}
+
+fn paren(inner: Vec<Doc>) -> Doc {
+    Doc::Group(vec![text("("), Doc::Align(inner), text(")")])
+}
+
+fn flatten_chain<'a>(e: &'a Expr, op: BinOp, out: &mut Vec<&'a Expr>) {
+    match e.node() {
+        Node::Bin(o, a, b) if *o == op && op != BinOp::Sub && e.error.is_none() => {
+            flatten_chain(a, op, out);
+            // Only the left operand continues the chain: `a op (b op c)` keeps its parentheses.
+            out.push(b);
+        }
+        _ => out.push(e),
+    }
+}
+
+/// A constant: decimal up to 32 bits; wider zero or small values as short hexadecimal
+/// (Verilog zero-extends sized literals); all-ones as a replication; anything else as a
+/// concatenation of 64-bit pieces, so no literal is wider than a line.
+fn const_doc(b: &super::Bits) -> Doc {
+    let w = b.width();
+    if w <= 32 {
+        return text(const_text(b));
+    }
+    if b.is_zero() {
+        return text(format!("{}'d0", w));
+    }
+    if b.count_ones() == w {
+        return text(format!("{{{}{{1'b1}}}}", w));
+    }
+    let hex = b.to_hex();
+    let trimmed = hex.trim_start_matches('0');
+    if trimmed.len() <= 16 {
+        return text(format!("{}'h{}", w, trimmed));
+    }
+    let mut parts = Vec::new();
+    let mut hi = w;
+    while hi > 0 {
+        let take = if !hi.is_multiple_of(64) { hi % 64 } else { 64 };
+        parts.push(Expr::constant(b.slice(hi - take, take)));
+        hi -= take;
+    }
+    doc(&Expr::cat(&parts))
+}
+
+/// `prefix<expr>suffix` laid out at `indent`, as lines ending in a newline.
+fn statement(o: &mut String, indent: usize, prefix: &str, e: &Expr, suffix: &str) {
+    let d = Doc::Group(vec![text(prefix), doc(e), text(suffix)]);
+    let _ = writeln!(o, "{}{}", " ".repeat(indent), pretty::render(&d, indent));
+}
+
+/// A declaration with its comment beside it, or above it when the line would be too long.
+fn declaration(o: &mut String, decl: &str, comment: Option<&str>) {
+    match comment {
+        Some(c) => {
+            let c = ascii(c);
+            let line = format!("  {}  // {}", decl, c);
+            if line.len() <= pretty::WIDTH && !c.contains('\n') {
+                let _ = writeln!(o, "{}", line);
+            } else {
+                for l in comment_lines(&c, 2) {
+                    let _ = writeln!(o, "{}", l);
+                }
+                let _ = writeln!(o, "  {}", decl);
+            }
+        }
+        None => {
+            let _ = writeln!(o, "  {}", decl);
+        }
+    }
+}
+
+/// Signals an item reads (for declaration before use), in first-use order.
+fn refs_of(m: &Module, item: &Item, out: &mut Vec<usize>) {
+    let mut exprs: Vec<&Expr> = Vec::new();
+    match item {
+        Item::Comment(_) => {}
+        Item::Signal(i) => {
+            if let Some(d) = &m.signals[*i].driver {
+                exprs.push(d);
+            }
+        }
+        Item::Next(i) => {
+            if let Some(r) = &m.signals[*i].reg {
+                exprs.extend(r.next.iter());
+                exprs.extend(r.enable.iter());
+            }
+        }
+        Item::Memory(i) => {
+            for w in &m.memories[*i].writes {
+                exprs.extend([&w.en, &w.addr, &w.data]);
+            }
+        }
+        Item::Instance(i) => exprs.extend(m.instances[*i].inputs.iter().map(|(_, e)| e)),
+    }
+    let mut seen = HashSet::new();
+    for e in exprs {
+        super::expr::visit(e, &mut seen, &mut |x: &Expr| {
+            if let Node::Sig { id, .. } = x.node() {
+                out.push(id.index);
+            }
+        });
+    }
+}
+
+/// One section: the comment lines that open it and its items.
+struct Section<'a> {
+    comments: Vec<&'a str>,
+    items: Vec<&'a Item>,
+}
+
+fn sections(m: &Module) -> Vec<Section<'_>> {
+    let mut out = vec![Section {
+        comments: Vec::new(),
+        items: Vec::new(),
+    }];
+    for item in &m.items {
+        match item {
+            Item::Comment(c) => {
+                let last = out.last_mut().expect("at least one section");
+                if last.items.is_empty() {
+                    last.comments.push(c);
+                } else {
+                    out.push(Section {
+                        comments: vec![c],
+                        items: Vec::new(),
+                    });
+                }
+            }
+            _ => out
+                .last_mut()
+                .expect("at least one section")
+                .items
+                .push(item),
+        }
+    }
+    out
+}
+
 /// Emits one module as Verilog text (no submodules).
 pub fn emit_module(m: &Module) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "// {} -- generated by hwzip; do not edit.", m.name);
     for h in &m.header {
-        let _ = writeln!(o, "// {}", h);
+        for l in comment_lines(&ascii(h), 0) {
+            let _ = writeln!(o, "{}", l);
+        }
     }
     let _ = writeln!(o, "`default_nettype none");
     let ports = m.ports();
@@ -39,152 +288,262 @@ pub fn emit_module(m: &Module) -> String {
     }
     let _ = writeln!(o, ");");
 
-    // Declarations (everything before use: Verilog wants nets declared before reference).
-    let mut decl = String::new();
-    let mut body = String::new();
-    let mut seq = String::new();
-    for item in &m.items {
-        match item {
-            Item::Comment(c) => {
-                let _ = writeln!(body, "\n  // {}", c);
-            }
-            Item::Signal(i) => {
-                let s = &m.signals[*i];
-                let comment = s
-                    .comment
-                    .as_ref()
-                    .map(|c| format!("  // {}", c))
-                    .unwrap_or_default();
-                match s.kind {
-                    SigKind::Wire => {
-                        let _ = writeln!(decl, "  wire {}{};{}", range(s.width), s.name, comment);
-                        if let Some(d) = &s.driver {
-                            let _ = writeln!(body, "  assign {} = {};", s.name, verilog(d));
-                        }
-                    }
-                    SigKind::Output => {
-                        if let Some(d) = &s.driver {
-                            let _ =
-                                writeln!(body, "  assign {} = {};{}", s.name, verilog(d), comment);
-                        }
-                    }
-                    SigKind::Reg => {
-                        let _ = writeln!(decl, "  reg  {}{};{}", range(s.width), s.name, comment);
-                        let r = s.reg.as_ref().expect("register info");
-                        let next = r.next.as_ref().map(verilog).unwrap_or_default();
-                        let load = match &r.enable {
-                            Some(en) => format!("if ({}) {} <= {};", verilog(en), s.name, next),
-                            None => format!("{} <= {};", s.name, next),
-                        };
-                        match &r.reset {
-                            Some(rv) => {
-                                let _ = writeln!(
-                                    seq,
-                                    "  always @(posedge clk_i) begin\n    if (!rst_ni) {} <= {};\n    else {}\n  end",
-                                    s.name,
-                                    const_text(rv),
-                                    load
-                                );
-                            }
-                            None => {
-                                let _ = writeln!(
-                                    seq,
-                                    "  always @(posedge clk_i) begin\n    {}\n  end",
-                                    load
-                                );
-                            }
-                        }
-                    }
-                    SigKind::Input | SigKind::InstOut => {}
-                }
-            }
-            Item::Memory(i) => {
-                let mem = &m.memories[*i];
-                let comment = mem
-                    .comment
-                    .as_ref()
-                    .map(|c| format!("  // {}", c))
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    decl,
-                    "  reg  {}{} [0:{}];{}",
-                    range(mem.width),
-                    mem.name,
-                    mem.depth - 1,
-                    comment
-                );
-                if !mem.writes.is_empty() {
-                    let _ = writeln!(seq, "  always @(posedge clk_i) begin");
-                    for w in &mem.writes {
-                        let _ = writeln!(
-                            seq,
-                            "    if ({}) {}[{}] <= {};",
-                            verilog(&w.en),
-                            mem.name,
-                            verilog(&w.addr),
-                            verilog(&w.data)
-                        );
-                    }
-                    let _ = writeln!(seq, "  end");
-                }
-            }
-            Item::Instance(i) => {
-                let inst = &m.instances[*i];
-                for (_, id) in &inst.outputs {
-                    let s = &m.signals[id.index];
-                    let _ = writeln!(decl, "  wire {}{};", range(s.width), s.name);
-                }
-                let mut conns: Vec<String> = Vec::new();
-                if inst.module.has_clock {
-                    conns.push(".clk_i(clk_i)".into());
-                }
-                if inst.module.has_reset {
-                    conns.push(".rst_ni(rst_ni)".into());
-                }
-                let inputs: BTreeMap<&str, String> = inst
-                    .inputs
-                    .iter()
-                    .map(|(p, e)| (p.as_str(), verilog(e)))
-                    .collect();
-                let outputs: BTreeMap<&str, &str> = inst
-                    .outputs
-                    .iter()
-                    .map(|(p, id)| (p.as_str(), &*m.signals[id.index].name))
-                    .collect();
-                for p in inst.module.ports() {
-                    if p.name == "clk_i" || p.name == "rst_ni" {
-                        continue;
-                    }
-                    if let Some(e) = inputs.get(p.name.as_str()) {
-                        conns.push(format!(".{}({})", p.name, e));
-                    } else if let Some(n) = outputs.get(p.name.as_str()) {
-                        conns.push(format!(".{}({})", p.name, n));
-                    }
-                }
-                let _ = writeln!(body, "  {} {} (", inst.module.name, inst.name);
-                let n = conns.len();
-                for (k, c) in conns.into_iter().enumerate() {
-                    let _ = writeln!(body, "    {}{}", c, if k + 1 == n { "" } else { "," });
-                }
-                let _ = writeln!(body, "  );");
-            }
-        }
+    let mut declared = vec![false; m.signals.len()];
+    for (i, s) in m.signals.iter().enumerate() {
+        declared[i] = matches!(s.kind, SigKind::Input | SigKind::Output);
     }
-    o.push_str(&decl);
-    o.push_str(&body);
-    if !seq.is_empty() {
-        let _ = writeln!(o, "\n  // Registers (synchronous active-low reset)");
-        o.push_str(&seq);
+    for sec in sections(m) {
+        emit_section(m, &sec, &mut declared, &mut o);
     }
     if !m.unused.is_empty() {
-        let parts: Vec<String> = m.unused.iter().map(verilog).collect();
+        let parts: Vec<Expr> = m.unused.clone();
+        let mut all = vec![Expr::lit(1, 0)];
+        all.extend(parts);
         let _ = writeln!(o, "\n  // Bits intentionally unused (lint waiver)");
         let _ = writeln!(o, "  wire unused_ok;");
-        let _ = writeln!(o, "  assign unused_ok = &{{1'b0, {}}};", parts.join(", "));
+        let cat = Doc::Group(vec![
+            text("assign unused_ok = &{"),
+            Doc::Align(vec![Doc::Fill(
+                all.iter()
+                    .enumerate()
+                    .map(|(i, e)| {
+                        if i + 1 < all.len() {
+                            Doc::Group(vec![doc(e), text(",")])
+                        } else {
+                            doc(e)
+                        }
+                    })
+                    .collect(),
+            )]),
+            text("};"),
+        ]);
+        let _ = writeln!(o, "  {}", pretty::render(&cat, 2));
     }
     let _ = writeln!(o, "endmodule");
     let _ = writeln!(o, "`default_nettype wire");
     o
+}
+
+fn emit_section(m: &Module, sec: &Section<'_>, declared: &mut [bool], o: &mut String) {
+    if !sec.comments.is_empty() {
+        let _ = writeln!(o);
+        for c in &sec.comments {
+            for l in comment_lines(&ascii(c), 2) {
+                let _ = writeln!(o, "{}", l);
+            }
+        }
+    }
+    // Declarations: every net this section reads or defines that is not declared yet.
+    let mut decls = String::new();
+    let declare = |i: usize, declared: &mut [bool], decls: &mut String| {
+        if declared[i] {
+            return;
+        }
+        declared[i] = true;
+        let s = &m.signals[i];
+        let kw = if s.kind == SigKind::Reg {
+            "reg "
+        } else {
+            "wire"
+        };
+        let decl = format!("{} {}{};", kw, range(s.width), s.name);
+        declaration(decls, &decl, s.comment.as_deref());
+    };
+    let mut refs = Vec::new();
+    for item in &sec.items {
+        refs.clear();
+        refs_of(m, item, &mut refs);
+        for &r in &refs {
+            declare(r, declared, &mut decls);
+        }
+        match item {
+            Item::Signal(i) => declare(*i, declared, &mut decls),
+            Item::Instance(i) => {
+                for (_, id) in &m.instances[*i].outputs {
+                    declare(id.index, declared, &mut decls);
+                }
+            }
+            Item::Next(i) => {
+                let s = &m.signals[*i];
+                let _ = writeln!(decls, "  wire {}{};", range(s.width), d_name(&s.name));
+            }
+            Item::Memory(i) => {
+                let mem = &m.memories[*i];
+                let decl = format!(
+                    "reg  {}{} [0:{}];",
+                    range(mem.width),
+                    mem.name,
+                    mem.depth - 1
+                );
+                declaration(&mut decls, &decl, mem.comment.as_deref());
+            }
+            Item::Comment(_) => {}
+        }
+    }
+    o.push_str(&decls);
+
+    // Body: assignments and instances in creation order; flops collected for the end.
+    let mut flops: Vec<usize> = Vec::new();
+    let mut mems: Vec<usize> = Vec::new();
+    for item in &sec.items {
+        match item {
+            Item::Signal(i) => {
+                let s = &m.signals[*i];
+                if let (SigKind::Wire | SigKind::Output, Some(d)) = (&s.kind, &s.driver) {
+                    statement(o, 2, &format!("assign {} = ", s.name), d, ";");
+                }
+            }
+            Item::Next(i) => {
+                let s = &m.signals[*i];
+                if let Some(next) = s.reg.as_ref().and_then(|r| r.next.as_ref()) {
+                    statement(o, 2, &format!("assign {} = ", d_name(&s.name)), next, ";");
+                }
+                flops.push(*i);
+            }
+            Item::Memory(i) => mems.push(*i),
+            Item::Instance(i) => emit_instance(m, *i, o),
+            Item::Comment(_) => {}
+        }
+    }
+    emit_flops(m, &flops, o);
+    for i in mems {
+        let mem = &m.memories[i];
+        if mem.writes.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "  always @(posedge clk_i) begin");
+        for w in &mem.writes {
+            let d = Doc::Group(vec![
+                text("if ("),
+                doc(&w.en),
+                text(format!(") {}[", mem.name)),
+                doc(&w.addr),
+                text("] <= "),
+                doc(&w.data),
+                text(";"),
+            ]);
+            let _ = writeln!(o, "    {}", pretty::render(&d, 4));
+        }
+        let _ = writeln!(o, "  end");
+    }
+}
+
+fn emit_instance(m: &Module, i: usize, o: &mut String) {
+    let inst = &m.instances[i];
+    let mut conns: Vec<(String, Option<&Expr>, String)> = Vec::new();
+    if inst.module.has_clock {
+        conns.push(("clk_i".into(), None, "clk_i".into()));
+    }
+    if inst.module.has_reset {
+        conns.push(("rst_ni".into(), None, "rst_ni".into()));
+    }
+    let inputs: BTreeMap<&str, &Expr> = inst.inputs.iter().map(|(p, e)| (p.as_str(), e)).collect();
+    let outputs: BTreeMap<&str, &str> = inst
+        .outputs
+        .iter()
+        .map(|(p, id)| (p.as_str(), &*m.signals[id.index].name))
+        .collect();
+    for p in inst.module.ports() {
+        if p.name == "clk_i" || p.name == "rst_ni" {
+            continue;
+        }
+        if let Some(e) = inputs.get(p.name.as_str()) {
+            conns.push((p.name.clone(), Some(e), String::new()));
+        } else if let Some(n) = outputs.get(p.name.as_str()) {
+            conns.push((p.name.clone(), None, n.to_string()));
+        }
+    }
+    let _ = writeln!(o, "  {} {} (", inst.module.name, inst.name);
+    let n = conns.len();
+    for (k, (port, e, net)) in conns.into_iter().enumerate() {
+        let sep = if k + 1 == n { ")" } else { ")," };
+        match e {
+            Some(e) => statement(o, 4, &format!(".{}(", port), e, sep),
+            None => {
+                let _ = writeln!(o, "    .{}({}{}", port, net, sep);
+            }
+        }
+    }
+    let _ = writeln!(o, "  );");
+}
+
+/// The flop block(s) of a section: one for the registers with a reset, one for those
+/// without; registers with the same enable share one `if`.
+fn emit_flops(m: &Module, regs: &[usize], o: &mut String) {
+    let info = |i: usize| m.signals[i].reg.as_ref().expect("register info");
+    let with_reset: Vec<usize> = regs
+        .iter()
+        .copied()
+        .filter(|&i| info(i).reset.is_some())
+        .collect();
+    let without: Vec<usize> = regs
+        .iter()
+        .copied()
+        .filter(|&i| info(i).reset.is_none())
+        .collect();
+    if !with_reset.is_empty() {
+        let _ = writeln!(o, "  always @(posedge clk_i) begin");
+        let _ = writeln!(o, "    if (!rst_ni) begin");
+        for &i in &with_reset {
+            let rv = info(i).reset.as_ref().expect("reset value");
+            let d = Doc::Group(vec![
+                text(format!("{} <= ", m.signals[i].name)),
+                const_doc(rv),
+                text(";"),
+            ]);
+            let _ = writeln!(o, "      {}", pretty::render(&d, 6));
+        }
+        let _ = writeln!(o, "    end else begin");
+        loads(m, &with_reset, 6, o);
+        let _ = writeln!(o, "    end");
+        let _ = writeln!(o, "  end");
+    }
+    if !without.is_empty() {
+        let _ = writeln!(o, "  always @(posedge clk_i) begin");
+        loads(m, &without, 4, o);
+        let _ = writeln!(o, "  end");
+    }
+}
+
+fn loads(m: &Module, regs: &[usize], indent: usize, o: &mut String) {
+    let pad = " ".repeat(indent);
+    let mut k = 0;
+    while k < regs.len() {
+        let r = m.signals[regs[k]].reg.as_ref().expect("register info");
+        let en_text = r.enable.as_ref().map(verilog);
+        let mut j = k + 1;
+        while j < regs.len()
+            && m.signals[regs[j]]
+                .reg
+                .as_ref()
+                .and_then(|x| x.enable.as_ref().map(verilog))
+                == en_text
+        {
+            j += 1;
+        }
+        let load = |i: usize| {
+            let n = &m.signals[i].name;
+            format!("{} <= {};", n, d_name(n))
+        };
+        match &r.enable {
+            None => {
+                for &i in &regs[k..j] {
+                    let _ = writeln!(o, "{}{}", pad, load(i));
+                }
+            }
+            Some(en) if j == k + 1 => {
+                statement(o, indent, "if (", en, &format!(") {}", load(regs[k])));
+            }
+            Some(en) => {
+                statement(o, indent, "if (", en, ") begin");
+                for &i in &regs[k..j] {
+                    let _ = writeln!(o, "{}  {}", pad, load(i));
+                }
+                let _ = writeln!(o, "{}end", pad);
+            }
+        }
+        k = j;
+    }
 }
 
 /// Every module in the hierarchy under `top`, leaves first, each distinct name once.

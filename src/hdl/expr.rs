@@ -346,6 +346,9 @@ impl Expr {
         if self.width == 1 {
             return self.clone();
         }
+        if let Some(c) = self.as_const() {
+            return Expr::lit(1, (!c.is_zero()) as u64);
+        }
         Expr::new(Node::Reduce(RedOp::Or, self.clone()), 1)
     }
 
@@ -354,6 +357,9 @@ impl Expr {
         if self.width == 1 {
             return self.clone();
         }
+        if let Some(c) = self.as_const() {
+            return Expr::lit(1, (c.count_ones() == c.width()) as u64);
+        }
         Expr::new(Node::Reduce(RedOp::And, self.clone()), 1)
     }
 
@@ -361,6 +367,9 @@ impl Expr {
     pub fn parity(&self) -> Expr {
         if self.width == 1 {
             return self.clone();
+        }
+        if let Some(c) = self.as_const() {
+            return Expr::lit(1, (c.count_ones() % 2 == 1) as u64);
         }
         Expr::new(Node::Reduce(RedOp::Xor, self.clone()), 1)
     }
@@ -382,7 +391,36 @@ impl Expr {
                 ),
             );
         }
+        if let Some(k) = Expr::fold_bin(op, a, b) {
+            return k;
+        }
         Expr::new(node, a.width)
+    }
+
+    /// Trivial constant folding of `a op b` (operands of equal width): two constants, and the
+    /// identities and annihilators `x & 1..1`, `x & 0`, `x | 0`, `x | 1..1`, `x ^ 0`, `x + 0`,
+    /// `x - 0`. Semantics are unchanged; the emitted Verilog loses `(1'd1 & x)`-style noise.
+    fn fold_bin(op: BinOp, a: &Expr, b: &Expr) -> Option<Expr> {
+        if let (Some(x), Some(y)) = (a.as_const(), b.as_const()) {
+            return Some(Expr::constant(match op {
+                BinOp::And => x.and(y),
+                BinOp::Or => x.or(y),
+                BinOp::Xor => x.xor(y),
+                BinOp::Add => x.add(y),
+                BinOp::Sub => x.sub(y),
+            }));
+        }
+        let zero = |e: &Expr| e.as_const().is_some_and(Bits::is_zero);
+        let ones = |e: &Expr| e.as_const().is_some_and(|c| c.count_ones() == c.width());
+        match op {
+            BinOp::And if ones(a) => Some(b.clone()),
+            BinOp::And if ones(b) => Some(a.clone()),
+            BinOp::And if zero(a) || zero(b) => Some(Expr::zero(a.width)),
+            BinOp::Or if ones(a) || ones(b) => Some(Expr::ones(a.width)),
+            BinOp::Or | BinOp::Xor | BinOp::Add if zero(a) => Some(b.clone()),
+            BinOp::Or | BinOp::Xor | BinOp::Add | BinOp::Sub if zero(b) => Some(a.clone()),
+            _ => None,
+        }
     }
 
     fn cmp(op: CmpOp, a: &Expr, b: &Expr) -> Expr {
@@ -399,6 +437,17 @@ impl Expr {
                     b.width
                 ),
             );
+        }
+        if let (Some(x), Some(y)) = (a.as_const(), b.as_const()) {
+            let v = match op {
+                CmpOp::Eq => x.val_eq(y),
+                CmpOp::Ne => !x.val_eq(y),
+                CmpOp::Lt => x.ult(y),
+                CmpOp::Le => !y.ult(x),
+                CmpOp::Gt => y.ult(x),
+                CmpOp::Ge => !x.ult(y),
+            };
+            return Expr::lit(1, v as u64);
         }
         Expr::new(node, 1)
     }

@@ -15,7 +15,8 @@
 //! m.output_expr("sum_o", &sum);
 //! let module = m.finish().unwrap();
 //! let files = emit::emit_design(&module).unwrap();
-//! assert!(files[0].1.contains("sum_q <= (a_i + b_i);"));
+//! assert!(files[0].1.contains("assign sum_d = (a_i + b_i);"));
+//! assert!(files[0].1.contains("sum_q <= sum_d;"));
 //! # let _ = Expr::lit(1, 0);
 //! ```
 
@@ -24,6 +25,7 @@ pub mod blocks;
 pub mod emit;
 pub mod expr;
 pub mod module;
+pub mod pretty;
 pub mod sim;
 
 pub use bits::Bits;

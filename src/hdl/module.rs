@@ -146,8 +146,10 @@ pub struct Instance {
 pub enum Item {
     /// A free-standing comment line (or section heading).
     Comment(String),
-    /// A signal declaration/assignment.
+    /// A signal: a register's declaration, or a wire's or output's assignment.
     Signal(usize),
+    /// A register's next state (`x_d`) and its load into `x_q`.
+    Next(usize),
     /// A memory.
     Memory(usize),
     /// An instance.
@@ -464,6 +466,15 @@ pub fn valid_ident(s: &str) -> bool {
         && !KEYWORDS.contains(&s)
 }
 
+/// The next-state wire of register `name` in the emitted Verilog: `x_d` for `x_q`, else
+/// `name_d`.
+pub fn d_name(name: &str) -> String {
+    match name.strip_suffix("_q") {
+        Some(base) => format!("{}_d", base),
+        None => format!("{}_d", name),
+    }
+}
+
 /// `ceil(log2(n))`, with `clog2(0) = clog2(1) = 0`.
 pub fn clog2(n: u64) -> u32 {
     if n <= 1 {
@@ -594,7 +605,6 @@ impl ModuleBuilder {
     /// Declares a wire to be driven later (for nets used before their logic is built).
     pub fn wire_decl(&mut self, name: &str, width: u32) -> Net {
         let (id, e) = self.add_signal(name, width, SigKind::Wire);
-        self.m.items.push(Item::Signal(id.index));
         Net { id, e }
     }
 
@@ -615,9 +625,7 @@ impl ModuleBuilder {
             ));
         }
         s.driver = Some(e.clone());
-        if s.kind == SigKind::Output {
-            self.m.items.push(Item::Signal(net.id.index));
-        }
+        self.m.items.push(Item::Signal(net.id.index));
     }
 
     /// Declares a register of `width` bits with synchronous reset value `reset`
@@ -629,6 +637,8 @@ impl ModuleBuilder {
     /// [`ModuleBuilder::reg`] with a wide reset value.
     pub fn reg_bits(&mut self, name: &str, width: u32, reset: Option<Bits>) -> Reg {
         let (id, q) = self.add_signal(name, width, SigKind::Reg);
+        // The next-state wire of the emitted Verilog (`x_d` of `x_q`) takes a name too.
+        self.claim(&d_name(name));
         self.m.signals[id.index].reg = Some(RegInfo {
             reset,
             next: None,
@@ -657,6 +667,7 @@ impl ModuleBuilder {
         }
         info.next = Some(next.clone());
         info.enable = enable.cloned();
+        self.m.items.push(Item::Next(r.id.index));
         if next.width() != width {
             self.problems.push(format!(
                 "width mismatch: register `{}` is {} bits, next value `{}` is {} bits",

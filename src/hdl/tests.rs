@@ -90,8 +90,93 @@ fn emission_is_deterministic_and_clean() {
     assert!(!text.contains('$'));
     assert!(text.contains("module counter_w4 ("));
     assert!(text.contains("input  wire clk_i,"));
-    assert!(text.contains("if (!rst_ni) count_q <= 4'd0;"));
-    assert!(text.contains("else if (en_i) count_q <= (count_q + 4'd1);"));
+    // Next state as the wire `count_d`; the flop block only loads it (reset, enable).
+    assert!(text.contains("  wire [3:0] count_d;"), "{}", text);
+    assert!(
+        text.contains("assign count_d = (count_q + 4'd1);"),
+        "{}",
+        text
+    );
+    assert!(
+        text.contains("    if (!rst_ni) begin\n      count_q <= 4'd0;"),
+        "{}",
+        text
+    );
+    assert!(
+        text.contains("    end else begin\n      if (en_i) count_q <= count_d;"),
+        "{}",
+        text
+    );
+    assert!(text.lines().all(|l| l.is_ascii() && l.len() <= 100));
+}
+
+#[test]
+fn trivial_constants_fold() {
+    let mut m = ModuleBuilder::new("fold");
+    let x = m.input("x_i", 4);
+    let b = m.input("b_i", 1);
+    let y = (&Expr::ones(4) & &x) | Expr::zero(4);
+    assert!(matches!(y.node(), crate::hdl::expr::Node::Sig { .. }));
+    let z = &(&x ^ &Expr::zero(4)) + &Expr::zero(4);
+    assert!(matches!(z.node(), crate::hdl::expr::Node::Sig { .. }));
+    assert!((&x & &Expr::zero(4))
+        .as_const()
+        .is_some_and(|c| c.is_zero()));
+    assert_eq!(
+        (&Expr::lit(4, 3) + &Expr::lit(4, 14))
+            .as_const()
+            .unwrap()
+            .to_u64(),
+        1
+    );
+    assert_eq!(
+        Expr::lit(4, 3)
+            .lt(&Expr::lit(4, 4))
+            .as_const()
+            .unwrap()
+            .to_u64(),
+        1
+    );
+    assert_eq!(Expr::lit(4, 5).any().as_const().unwrap().to_u64(), 1);
+    m.output_expr("y_o", &(&(&Expr::lit(1, 1) & &b) | &Expr::lit(1, 0)));
+    m.output_expr("z_o", &z);
+    let text = emit_design(&m.finish().unwrap()).unwrap()[0].1.clone();
+    assert!(text.contains("assign y_o = b_i;"), "{}", text);
+}
+
+#[test]
+fn long_expressions_wrap_within_100_columns() {
+    let mut m = ModuleBuilder::new("wide_or");
+    let lanes: Vec<Expr> = (0..40)
+        .map(|i| m.input(&format!("lane_{}_i", i), 8))
+        .collect();
+    let mut acc = lanes[0].clone();
+    for l in &lanes[1..] {
+        acc = &acc | l;
+    }
+    m.output_expr("or_o", &acc);
+    m.output_expr("cat_o", &Expr::cat(&lanes));
+    let sel = m.input("sel_i", 3);
+    let mut mux = lanes[0].clone();
+    for (i, l) in lanes[1..8].iter().enumerate() {
+        mux = sel.eq_lit(i as u64).select(l, &mux);
+    }
+    m.output_expr("mux_o", &mux);
+    let text = emit_design(&m.finish().unwrap()).unwrap()[0].1.clone();
+    for l in text.lines() {
+        assert!(l.len() <= 100, "{}", l);
+    }
+    // Operator chains lose their inner parentheses and break before the operator.
+    assert!(
+        text.contains("assign or_o = (lane_0_i | lane_1_i | lane_2_i"),
+        "{}",
+        text
+    );
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("| lane_")),
+        "{}",
+        text
+    );
 }
 
 #[test]

@@ -649,7 +649,7 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         let raw_line = Expr::cat_lsb(&(0..lb).map(|j| field(8 * j, 8)).collect::<Vec<_>>());
         outs.push(raw.gate(&raw_line));
     }
-    let line = m.wire("line_d", &or_tree(outs, l));
+    let line = m.wire("line_dec", &or_tree(outs, l));
     // Output register: one line per cycle, holds while m_ready_i is low.
     let lq = m.reg_next("line_q", None, &line, Some(&load));
     let eq = m.reg_next("err_q", None, &bad, Some(&load));
