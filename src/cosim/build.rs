@@ -111,29 +111,57 @@ pub fn cache_root() -> PathBuf {
     }
 }
 
+/// Optimization level of the Verilated C++ (0-3); 0 means "not set" (then `$HWZIP_CXX_OPT`
+/// or 1).
+static OPT_LEVEL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Sets the `-O` level of every later Verilator build (0-3). `-O1` (the default) compiles a
+/// large unit in about half the time of `-O2` and simulates somewhat slower: the right trade
+/// for short runs (tests, the quick flow); long runs and benchmarks use `-O2`
+/// (`docs/TOOLCHAIN.md`). The level is part of the cache key. `$HWZIP_CXX_OPT` overrides
+/// the default.
+pub fn set_opt_level(level: u8) {
+    OPT_LEVEL.store(level.min(3) + 1, Ordering::Relaxed);
+}
+
+/// The `-O` level in effect ([`set_opt_level`], else `$HWZIP_CXX_OPT`, else 1).
+pub fn opt_level() -> u8 {
+    match OPT_LEVEL.load(Ordering::Relaxed) {
+        0 => std::env::var("HWZIP_CXX_OPT")
+            .ok()
+            .and_then(|s| s.trim().parse::<u8>().ok())
+            .filter(|l| *l <= 3)
+            .unwrap_or(1),
+        l => l - 1,
+    }
+}
+
 /// Compiler flags for every translation unit (model, shim, runtime, bench main).
 pub(crate) fn cxx_flags(trace: bool) -> Vec<String> {
     let t = if trace { "1" } else { "0" };
-    [
-        "-O2",
-        "-fPIC",
-        "-std=gnu++17",
-        "-faligned-new",
-        "-fcf-protection=none",
-        "-w",
-        "-DVM_COVERAGE=0",
-        "-DVM_SC=0",
-        "-DVL_USER_FATAL",
-        "-DVL_USER_FINISH",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .chain([
-        format!("-DVM_TRACE={t}"),
-        format!("-DVM_TRACE_VCD={t}"),
-        "-DVM_TRACE_FST=0".to_string(),
-    ])
-    .collect()
+    [format!("-O{}", opt_level())]
+        .into_iter()
+        .chain(
+            [
+                "-fPIC",
+                "-std=gnu++17",
+                "-faligned-new",
+                "-fcf-protection=none",
+                "-w",
+                "-DVM_COVERAGE=0",
+                "-DVM_SC=0",
+                "-DVL_USER_FATAL",
+                "-DVL_USER_FINISH",
+            ]
+            .iter()
+            .map(|s| s.to_string()),
+        )
+        .chain([
+            format!("-DVM_TRACE={t}"),
+            format!("-DVM_TRACE_VCD={t}"),
+            "-DVM_TRACE_FST=0".to_string(),
+        ])
+        .collect()
 }
 
 pub(crate) const LINK_LIBS: &[&str] = &["-pthread", "-latomic"];
@@ -605,7 +633,22 @@ pub fn build(spec: &BuildSpec) -> Result<Arc<Library>, CosimError> {
     let lock = key_lock(&name);
     let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
     let so = dir.join(SO_NAME);
-    let cached = so.exists();
+    let mut cached = so.exists();
+    // Another process (a parallel test runner, a second `hwzip`) may be building the same
+    // entry: an advisory file lock makes it build once; the waiter then finds it cached.
+    let _file_lock = if cached {
+        None
+    } else {
+        fs::create_dir_all(&root)
+            .map_err(|e| CosimError::io(format!("creating {}", root.display()), e))?;
+        let path = root.join(format!(".lock-{name}"));
+        let f = fs::File::create(&path)
+            .map_err(|e| CosimError::io(format!("creating {}", path.display()), e))?;
+        f.lock()
+            .map_err(|e| CosimError::io(format!("locking {}", path.display()), e))?;
+        cached = so.exists();
+        Some(f)
+    };
     if !cached {
         if dir.exists() {
             // Incomplete entry (should not happen with rename publishing): start over.

@@ -81,7 +81,7 @@ pub mod zvc;
 use std::path::PathBuf;
 
 pub use bench::{cpp_loop_bench, rust_loop_bench};
-pub use build::{build, cache_root};
+pub use build::{build, cache_root, opt_level, set_opt_level};
 pub use model::{Library, Model, PortId};
 
 /// Direction of a top-level port.

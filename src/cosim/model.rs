@@ -90,7 +90,7 @@ impl PortInfo {
             } else {
                 (1u64 << p.width) - 1
             },
-            top_mask: if p.width % 32 == 0 {
+            top_mask: if p.width.is_multiple_of(32) {
                 u32::MAX
             } else {
                 (1u32 << (p.width % 32)) - 1

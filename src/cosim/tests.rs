@@ -165,14 +165,14 @@ fn add8_matches_rust_over_100k_cycles() {
 fn rand_words(rng: &mut ChaCha8Rng, width: u32) -> Vec<u32> {
     let n = width.div_ceil(32) as usize;
     let mut v: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
-    if width % 32 != 0 {
+    if !width.is_multiple_of(32) {
         v[n - 1] &= (1u32 << (width % 32)) - 1;
     }
     v
 }
 
 fn mask_words(v: &mut [u32], width: u32) {
-    if width % 32 != 0 {
+    if !width.is_multiple_of(32) {
         let n = v.len();
         v[n - 1] &= (1u32 << (width % 32)) - 1;
     }

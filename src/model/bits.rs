@@ -26,7 +26,7 @@ impl BitWriter {
         debug_assert!(n <= 64);
         for i in (0..n).rev() {
             let bit = (v >> i) & 1;
-            if self.nbits % 8 == 0 {
+            if self.nbits.is_multiple_of(8) {
                 self.bytes.push(0);
             }
             if bit != 0 {
@@ -152,7 +152,7 @@ impl<'a> BitReader<'a> {
                 used,
             });
         }
-        if self.nbits % 8 != 0 {
+        if !self.nbits.is_multiple_of(8) {
             let pad = self.data[used - 1] & (0xFFu8 >> (self.nbits % 8));
             if pad != 0 {
                 return Err(ModelError::Corrupt(format!(

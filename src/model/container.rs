@@ -51,7 +51,7 @@ pub fn compress_file(p: &ZvcParams, data: &[u8]) -> Result<Vec<u8>, ModelError> 
     p.validate()?;
     let wb = p.word_bytes();
     let mut padded;
-    let bytes = if data.len() % wb == 0 {
+    let bytes = if data.len().is_multiple_of(wb) {
         data
     } else {
         padded = data.to_vec();

@@ -185,7 +185,7 @@ impl LinkCodec {
 
     /// Write path on a byte sector.
     pub fn encode(&self, sector: &[u8]) -> Result<Wire, ModelError> {
-        if sector.len() % 4 != 0 {
+        if !sector.len().is_multiple_of(4) {
             return Err(ModelError::BadByteLength {
                 len: sector.len(),
                 elem_bytes: 4,

@@ -119,7 +119,7 @@ impl ModelError {
 /// Splits little-endian bytes into elements of `elem_bytes` (1, 2 or 4) bytes each; `None` if
 /// the length is not a multiple of the element size. Shared by the models and trace readers.
 pub fn split_le(bytes: &[u8], elem_bytes: usize) -> Option<Vec<u32>> {
-    if elem_bytes == 0 || elem_bytes > 4 || bytes.len() % elem_bytes != 0 {
+    if elem_bytes == 0 || elem_bytes > 4 || !bytes.len().is_multiple_of(elem_bytes) {
         return None;
     }
     Some(

@@ -66,7 +66,7 @@ pub fn account(
 ) -> Result<LinkStats, ModelError> {
     codec.validate()?;
     let tw = (codec.bx.t_bytes / 4) as usize;
-    if words.len() % tw != 0 {
+    if !words.len().is_multiple_of(tw) {
         return Err(ModelError::BadByteLength {
             len: words.len() * 4,
             elem_bytes: tw * 4,

@@ -50,7 +50,7 @@ impl BitWriter {
             let n = 8 - self.nbits;
             self.put(0, n);
         }
-        while self.out.len() % align != 0 {
+        while !self.out.len().is_multiple_of(align) {
             self.out.push(0);
         }
     }
@@ -109,7 +109,7 @@ impl<'a> BitReader<'a> {
 }
 
 fn check_chunk(chunk_bytes: usize) -> Result<usize, ModelError> {
-    if chunk_bytes == 0 || chunk_bytes % 4 != 0 {
+    if chunk_bytes == 0 || !chunk_bytes.is_multiple_of(4) {
         return Err(ModelError::param(
             "chunk_bytes",
             chunk_bytes,

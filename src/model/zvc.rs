@@ -44,7 +44,10 @@ impl ZvcParams {
             ));
         }
         let w = self.window;
-        if !(8..=256).contains(&w) || w % 8 != 0 || w % self.word_bits as usize != 0 {
+        if !(8..=256).contains(&w)
+            || !w.is_multiple_of(8)
+            || !w.is_multiple_of(self.word_bits as usize)
+        {
             return Err(ModelError::param(
                 "window",
                 w,

@@ -383,7 +383,7 @@ proptest! {
         if c.is_compressed() {
             let n = cut % c.nbits;
             let mut b = c.bits[..n.div_ceil(8)].to_vec();
-            if n % 8 != 0 {
+            if !n.is_multiple_of(8) {
                 let last = b.len() - 1;
                 b[last] &= 0xFFu8 << (8 - n % 8);
             }

@@ -381,7 +381,7 @@ proptest! {
             if c.compressed {
                 let n = cut % c.nbits;
                 let mut b = c.bits[..n.div_ceil(8)].to_vec();
-                if n % 8 != 0 {
+                if !n.is_multiple_of(8) {
                     let last = b.len() - 1;
                     b[last] &= 0xFFu8 << (8 - n % 8);
                 }
