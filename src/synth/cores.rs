@@ -74,6 +74,7 @@ pub fn synthesize_cores(
     clock_ns: &dyn Fn(&str) -> f64,
     work: &Path,
     budget: Duration,
+    use_cache: bool,
     log: &mut dyn FnMut(&str),
 ) -> Result<Vec<CoreResult>, SynthError> {
     let mut out = Vec::new();
@@ -98,6 +99,7 @@ pub fn synthesize_cores(
             job.clock_ns = clock_ns(label);
             job.clock_port = None;
             job.budget = budget;
+            job.use_cache = use_cache;
             let mut r = synthesize(&job)?;
             r.liberty = label.clone();
             out.push(CoreResult {

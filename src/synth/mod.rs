@@ -14,6 +14,7 @@
 //! # Ok::<(), hwzip::synth::SynthError>(())
 //! ```
 
+pub mod cache;
 pub mod cores;
 pub mod gatesim;
 pub mod liberty;
@@ -150,8 +151,11 @@ pub struct SynthJob {
     pub clock_port: Option<String>,
     /// Wall-clock budget for the whole job (Yosys + STA).
     pub budget: Duration,
-    /// Directory for scripts, logs and the netlist (created if missing).
+    /// Directory for scripts, logs and the netlist (created if missing). With `use_cache`
+    /// the cache entry's directory is used instead.
     pub work_dir: PathBuf,
+    /// Look the result up in (and store it into) the synthesis cache ([`cache`]).
+    pub use_cache: bool,
 }
 
 impl SynthJob {
@@ -170,6 +174,7 @@ impl SynthJob {
             clock_port: None,
             budget: Duration::from_secs(600),
             work_dir: work_dir.into(),
+            use_cache: false,
         }
     }
 }
@@ -219,7 +224,12 @@ pub struct SynthResult {
     pub netlist: PathBuf,
 }
 
-fn validate(job: &SynthJob) -> Result<(), SynthError> {
+/// The script templates a synthesis run is made from (part of the cache key).
+pub(crate) fn templates() -> [&'static str; 3] {
+    [yosys::FLOW_TEMPLATE, yosys::ABC_TEMPLATE, sta::STA_TEMPLATE]
+}
+
+pub(crate) fn validate(job: &SynthJob) -> Result<(), SynthError> {
     let bad = |m: String| Err(SynthError::InvalidJob(m));
     let ident = |s: &str| {
         !s.is_empty()
@@ -256,8 +266,18 @@ fn validate(job: &SynthJob) -> Result<(), SynthError> {
 /// Scripts, logs (`yosys.log`, `sta.log`), `stat.txt` and `netlist.v` are kept in
 /// `job.work_dir`. Fails with [`SynthError::Budget`] if the budget runs out and with
 /// [`SynthError::Latch`] if the design infers latches.
+///
+/// With `job.use_cache`, an unchanged job returns the cached result ([`cache`]).
 pub fn synthesize(job: &SynthJob) -> Result<SynthResult, SynthError> {
     validate(job)?;
+    if job.use_cache {
+        return cache::synthesize_cached(job).map(|(r, _)| r);
+    }
+    run_job(job)
+}
+
+/// One uncached synthesis + timing run of a validated job.
+pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
     let started = Instant::now();
     std::fs::create_dir_all(&job.work_dir).map_err(|e| SynthError::io(&job.work_dir, e))?;
     let lib = &job.liberty;

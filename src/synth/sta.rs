@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::{run, SynthError, SynthJob};
 
-const STA_TEMPLATE: &str = include_str!("../../synth/sta.tcl.in");
+pub(crate) const STA_TEMPLATE: &str = include_str!("../../synth/sta.tcl.in");
 const DONE: &str = "HWZIP_STA_DONE";
 
 /// Output load on every primary output, in pF (10 fF; the toolchain note's `set_load 0.01`

@@ -7,8 +7,8 @@ use std::time::Instant;
 use super::liberty::Liberty;
 use super::{run, SynthError, SynthJob};
 
-const FLOW_TEMPLATE: &str = include_str!("../../synth/flow.ys.in");
-const ABC_TEMPLATE: &str = include_str!("../../synth/abc.script.in");
+pub(crate) const FLOW_TEMPLATE: &str = include_str!("../../synth/flow.ys.in");
+pub(crate) const ABC_TEMPLATE: &str = include_str!("../../synth/abc.script.in");
 
 /// What the Yosys step produced.
 #[derive(Debug, Clone, PartialEq)]
