@@ -48,6 +48,7 @@
 //!   clock_ns_by_library: { osu018: 4.0, sky130hd: 2.5 }   # overrides per library
 //!   libraries: [osu018, nangate45, sky130hd]   # names or paths; missing references are skipped
 //!   budget_s: 900
+//!   cache: true         # reuse results of unchanged runs (target/hwzip-cache/synth)
 //! ```
 
 use crate::rtl::adaptive::AdaptiveRtlParams;
@@ -113,6 +114,9 @@ pub struct SynthConfig {
     pub libraries: Vec<String>,
     /// Time budget per synthesis run, seconds.
     pub budget_s: u64,
+    /// Reuse a synthesis result when nothing that can change it changed (Verilog, liberty,
+    /// scripts, clock, tool versions; see `synth::cache`).
+    pub cache: bool,
 }
 
 impl Default for SynthConfig {
@@ -124,8 +128,26 @@ impl Default for SynthConfig {
                 .collect(),
             libraries: vec!["osu018".into(), "nangate45".into(), "sky130hd".into()],
             budget_s: 900,
+            cache: true,
         }
     }
+}
+
+/// The `section.key` names set explicitly in a YAML configuration text (for settings whose
+/// default comes from elsewhere, such as a flow profile). Unparsable text gives none.
+pub fn explicit_keys(text: &str) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    if let Ok(serde_yaml::Value::Mapping(top)) = serde_yaml::from_str::<serde_yaml::Value>(text) {
+        for (sec, v) in top {
+            let (Some(sec), serde_yaml::Value::Mapping(m)) = (sec.as_str(), v) else {
+                continue;
+            };
+            for k in m.keys().filter_map(|k| k.as_str()) {
+                out.insert(format!("{}.{}", sec, k));
+            }
+        }
+    }
+    out
 }
 
 impl Config {

@@ -7,7 +7,6 @@ use hwzip::model::container;
 use hwzip::rtl::Engine;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
 
 #[derive(Parser)]
 #[command(
@@ -163,38 +162,72 @@ enum Cmd {
     Flow {
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Defaults: `quick` (osu018, 10,000 lines per unit, -O1 models; minutes) or `paper`
+        /// (osu018 + Nangate45 + sky130hd, 1,000,000 lines, -O2 models). The config file and
+        /// the options below override it.
+        #[arg(long, default_value = "quick")]
+        profile: String,
+        /// Only these engines (repeatable; default all).
+        #[arg(long)]
+        engine: Vec<String>,
+        /// Only this unit of the engines (co-simulation and synthesis).
+        #[arg(long)]
+        unit: Option<String>,
+        /// Liberty: osu018 | nangate45 | sky130hd | a path; repeatable (overrides the profile).
+        #[arg(long)]
+        liberty: Vec<String>,
+        /// Lines (windows, sectors) per unit in co-simulation (overrides the profile).
+        #[arg(long)]
+        lines: Option<u64>,
+        /// Worker threads for independent steps (default: the number of cores).
+        #[arg(short = 'j', long)]
+        jobs: Option<usize>,
+        /// Synthesize again even when a cached result matches.
+        #[arg(long)]
+        no_cache: bool,
         /// Output directory (rtl/, synth/, report.md, report.csv, report.json, cosim.md).
         #[arg(long, default_value = "build/flow")]
         out: PathBuf,
-        /// Windows per unit in co-simulation (overrides the config).
-        #[arg(long)]
-        lines: Option<u64>,
         /// Also co-simulate each synthesized netlist at gate level for this many windows.
         #[arg(long, default_value_t = 0)]
         gate_cosim: u64,
     },
+    /// The long, paper-grade regression: the default configuration with the `paper` profile
+    /// (10^6 lines per unit, three libraries, Table II/III), gate-level co-simulation of the
+    /// ZVC osu018 netlists, and every parameter set in `--configs` (co-simulation).
+    Regress {
+        /// Directory of extra parameter sets.
+        #[arg(long, default_value = "verif/configs")]
+        configs: PathBuf,
+        #[arg(long, default_value = "build/regress")]
+        out: PathBuf,
+        /// Co-simulation lines per unit.
+        #[arg(long, default_value_t = 1_000_000)]
+        lines: u64,
+        /// Gate-level co-simulation lines per ZVC osu018 netlist (0: none).
+        #[arg(long, default_value_t = 2_000)]
+        gate_cosim: u64,
+        /// Worker threads (default: the number of cores).
+        #[arg(short = 'j', long)]
+        jobs: Option<usize>,
+        /// Only shard K of N of each run's independent steps (e.g. `--shard 2/4`).
+        #[arg(long)]
+        shard: Option<String>,
+    },
+}
+
+fn default_jobs(jobs: Option<usize>) -> Result<usize, String> {
+    match jobs {
+        Some(0) => Err("--jobs must be at least 1".into()),
+        Some(j) => Ok(j),
+        None => Ok(std::thread::available_parallelism().map_or(2, |n| n.get())),
+    }
 }
 
 fn load_config(path: &Option<PathBuf>) -> Result<Config, String> {
     match path {
         Some(p) => Config::load(p),
         None => Ok(Config::default()),
-    }
-}
-
-fn progress_printer(label: String) -> impl FnMut(&hwzip::cosim::zvc::RunStats) {
-    let mut last = Instant::now();
-    move |st| {
-        if last.elapsed().as_secs_f64() >= 2.0 {
-            last = Instant::now();
-            eprintln!(
-                "  {}: {} cycles, {} transfers, {:.2} Mcycles/s",
-                label,
-                st.cycles,
-                st.transfers,
-                st.cycles_per_second() / 1e6
-            );
-        }
     }
 }
 
@@ -224,9 +257,7 @@ fn print_cosim(r: &CosimReport) {
 
 fn units_of(engine: Engine, unit: &str) -> Result<Vec<String>, String> {
     if unit == "all" {
-        let mut v: Vec<String> = engine.unit_names().iter().map(|s| s.to_string()).collect();
-        v.push("loopback".into());
-        Ok(v)
+        Ok(flow::job::cosim_units(engine))
     } else {
         Ok(vec![unit.to_string()])
     }
@@ -282,6 +313,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                 None => None,
             };
             let mut ok = true;
+            let ui = flow::progress::Ui::new();
             for u in units_of(engine, &unit)? {
                 let mut stim = flow::stim_from(&cfg, data.clone());
                 stim.capture = dump_out.is_some();
@@ -291,7 +323,17 @@ fn run(cli: Cli) -> Result<bool, String> {
                     stim,
                     vcd: vcd.clone(),
                 };
-                let r = flow::cosim(&req, &cfg, &mut progress_printer(u.clone()))?;
+                let step = ui.step(&format!("cosim {} {}", engine.name(), u));
+                step.set("verilating and compiling the model (cached after the first build)");
+                let r = flow::cosim(&req, &cfg, &mut |st| {
+                    step.set(format!(
+                        "{} lines, {} cycles, {:.2} Mcycles/s",
+                        st.lines,
+                        st.cycles,
+                        st.cycles_per_second() / 1e6
+                    ))
+                })?;
+                step.done(&format!("{} mismatches", r.stats.mismatches));
                 print_cosim(&r);
                 ok &= r.stats.mismatches == 0;
                 if let Some(path) = &dump_out {
@@ -584,15 +626,81 @@ fn run(cli: Cli) -> Result<bool, String> {
         }
         Cmd::Flow {
             config,
+            profile,
+            engine,
+            unit,
+            liberty,
+            lines,
+            jobs,
+            no_cache,
+            out,
+            gate_cosim,
+        } => {
+            let profile = flow::job::Profile::from_name(&profile)?;
+            let mut cfg = load_config(&config)?;
+            let explicit = match &config {
+                Some(p) => {
+                    hwzip::config::explicit_keys(&std::fs::read_to_string(p).unwrap_or_default())
+                }
+                None => Default::default(),
+            };
+            profile.apply(&mut cfg, &explicit);
+            if let Some(l) = lines {
+                if l == 0 {
+                    return Err("--lines must be at least 1".into());
+                }
+                cfg.cosim.lines = l;
+            }
+            if !liberty.is_empty() {
+                cfg.synth.libraries = liberty;
+            }
+            if no_cache {
+                cfg.synth.cache = false;
+            }
+            cfg.validate()?;
+            let engines = engine
+                .iter()
+                .map(|e| Engine::from_name(e))
+                .collect::<Result<Vec<_>, _>>()?;
+            let jobs = default_jobs(jobs)?;
+            if std::env::var_os("HWZIP_CXX_OPT").is_none() {
+                hwzip::cosim::set_opt_level(profile.cxx_opt());
+            }
+            let opts = flow::job::FlowOptions {
+                profile,
+                engines,
+                unit,
+                jobs,
+                out,
+                gate_cosim,
+                synth: true,
+                shard: None,
+            };
+            flow_cmd(&cfg, &opts)
+        }
+        Cmd::Regress {
+            configs,
             out,
             lines,
             gate_cosim,
+            jobs,
+            shard,
         } => {
-            let mut cfg = load_config(&config)?;
-            if let Some(l) = lines {
-                cfg.cosim.lines = l.max(1);
+            if lines == 0 {
+                return Err("--lines must be at least 1".into());
             }
-            flow_cmd(&cfg, &out, gate_cosim)
+            let o = flow::regress::RegressOptions {
+                configs,
+                out,
+                lines,
+                gate_cosim,
+                jobs: default_jobs(jobs)?,
+                shard: shard.as_deref().map(flow::job::parse_shard).transpose()?,
+            };
+            let runs = flow::regress::run(&o, &flow::progress::Ui::new())?;
+            println!("{}", flow::regress::summary(&runs, &o));
+            println!("reports in {}", o.out.display());
+            Ok(runs.iter().all(|r| r.report.ok))
         }
     }
 }
@@ -636,85 +744,41 @@ fn gate_level(
     Ok(ok)
 }
 
-fn flow_cmd(cfg: &Config, out: &Path, gate_cosim: u64) -> Result<bool, String> {
-    let t0 = Instant::now();
-    let mut notes = Vec::new();
-    let libs = flow::libraries(&cfg.synth.libraries, &mut notes)?;
-    let mut cosims = Vec::new();
-    let mut rows = Vec::new();
-    let mut table2 = String::new();
-    let mut ok = true;
-    for engine in Engine::ALL {
-        eprintln!("== {}: generate", engine.name());
-        let files = flow::gen(engine, cfg, &out.join("rtl"))?;
-        eprintln!(
-            "   {} files in {}",
-            files.len(),
-            out.join("rtl").join(engine.name()).display()
+fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String> {
+    let ui = flow::progress::Ui::new();
+    let r = flow::job::run(cfg, opts, &ui)?;
+    flow::job::write(&r, cfg, &opts.out)?;
+    println!("\n## Co-simulation\n\n{}", flow::cosim_markdown(&r.cosim));
+    if !r.synth.is_empty() {
+        println!(
+            "## Synthesis (clock targets in the clock_ns column)\n\n{}",
+            hwzip::synth::to_markdown(&r.synth)
         );
-        for u in units_of(engine, "all")? {
-            eprintln!(
-                "== {} {}: co-simulate {} lines against the golden model",
-                engine.name(),
-                u,
-                cfg.cosim.lines
-            );
-            let req = CosimRequest {
-                engine,
-                unit: u.clone(),
-                stim: flow::stim_from(cfg, None),
-                vcd: Some(out.join(format!("{}_{}_mismatch.vcd", engine.name(), u))),
-            };
-            let r = flow::cosim(&req, cfg, &mut progress_printer(u.clone()))?;
-            print_cosim(&r);
-            ok &= r.stats.mismatches == 0;
-            cosims.push(r);
-        }
-        eprintln!(
-            "== {}: synthesize on {} libraries",
-            engine.name(),
-            libs.len()
+    }
+    if !r.table2.is_empty() {
+        println!(
+            "## Base+XOR: Table II cores (combinational)\n\n{}",
+            r.table2
         );
-        let erows = flow::synth(engine, cfg, &libs, &out.join("synth"), None, &mut |m| {
-            eprintln!("   {}", m)
-        })?;
-        ok &= gate_level(engine, cfg, &erows, &libs, gate_cosim)?;
-        rows.extend(erows);
-        if engine == Engine::BaseXor {
-            eprintln!("== base-xor: Table II cores on {} libraries", libs.len());
-            table2 = flow::synth_table2(cfg, &libs, out, &mut |m| eprintln!("   {}", m))?;
-        }
     }
-    flow::write_reports(&rows, out)?;
-    let cm = flow::cosim_markdown(&cosims);
-    std::fs::write(out.join("cosim.md"), &cm).map_err(|e| e.to_string())?;
-    println!("\n## Co-simulation\n\n{}", cm);
-    println!(
-        "## Synthesis (clock targets in the clock_ns column)\n\n{}",
-        hwzip::synth::to_markdown(&rows)
-    );
-    if !table2.is_empty() {
-        println!("## Base+XOR: Table II cores (combinational)\n\n{}", table2);
+    if !r.table3.is_empty() {
+        println!("## Adaptive: beside the paper's Table III\n\n{}", r.table3);
     }
-    let table3 = hwzip::synth::table3::markdown(&rows);
-    if !table3.is_empty() {
-        std::fs::write(out.join("table3.md"), &table3).map_err(|e| e.to_string())?;
-        println!("## Adaptive: beside the paper's Table III\n\n{}", table3);
-    }
-    for n in &notes {
+    for n in &r.notes {
         println!("note: {}", n);
     }
     println!(
-        "\nflow finished in {:.0} s: {}; reports in {}",
-        t0.elapsed().as_secs_f64(),
-        if ok {
+        "\nflow ({} profile) finished in {:.0} s: {}; reports in {}",
+        r.profile.name(),
+        r.seconds,
+        if r.ok {
             "all units match their golden models"
         } else {
             "MISMATCHES FOUND"
         },
-        out.display()
+        opts.out.display()
     );
-    Ok(ok)
+    Ok(r.ok)
 }
 
 fn no_container(engine: Engine) -> String {

@@ -4,19 +4,48 @@
 use hwzip::config::Config;
 use hwzip::rtl::Engine;
 
+/// The main job end to end (`hwzip flow`'s library entry) on the smallest configuration of
+/// every engine that still builds each unit: every unit is generated, co-simulated against
+/// its model and synthesized on osu018 (uncached, two workers), and the reports render.
 #[test]
-fn every_unit_synthesizes_on_osu018_and_reports() {
-    let mut cfg = Config::default();
+fn main_job_runs_every_unit_on_osu018_and_reports() {
+    use hwzip::flow::job::{self, FlowOptions, Profile};
+    let mut cfg = Config::from_yaml(
+        "zvc: {word_bits: 8, lanes: 4, window: 8}\n\
+         base_xor: {t_bytes: 16}\n\
+         adaptive: {line_bytes: 32}\n",
+    )
+    .unwrap();
     cfg.synth.clock_ns = 5.0;
+    cfg.synth.clock_ns_by_library.clear();
     cfg.synth.budget_s = 600;
-    let mut notes = Vec::new();
-    let libs = hwzip::flow::libraries(&["osu018".to_string()], &mut notes)
-        .expect("osu018 installed by scripts/setup.sh");
+    cfg.synth.cache = false;
+    cfg.synth.libraries = vec!["osu018".into()];
+    cfg.cosim.lines = 1_000;
     let work = tempfile::tempdir().unwrap();
+    let opts = FlowOptions {
+        profile: Profile::Quick,
+        engines: Vec::new(),
+        unit: None,
+        jobs: 2,
+        out: work.path().to_path_buf(),
+        gate_cosim: 0,
+        synth: true,
+        shard: None,
+    };
+    let r = job::run(&cfg, &opts, &hwzip::flow::progress::Ui::quiet()).unwrap();
+    assert!(
+        r.ok,
+        "mismatch: {:?}",
+        r.cosim
+            .iter()
+            .map(|c| &c.stats.first_mismatch)
+            .collect::<Vec<_>>()
+    );
     for e in Engine::ALL {
-        let rows = hwzip::flow::synth(e, &cfg, &libs, work.path(), None, &mut |_| {}).unwrap();
-        assert_eq!(rows.len(), e.unit_names().len());
-        for r in &rows {
+        let rows: Vec<_> = r.synth.iter().filter(|x| x.engine == e.name()).collect();
+        assert_eq!(rows.len(), e.unit_names().len(), "{}", e.name());
+        for r in rows {
             assert!(
                 r.result.area_um2 > 0.0 && r.result.kge > 0.0,
                 "{:?}",
@@ -30,14 +59,15 @@ fn every_unit_synthesizes_on_osu018_and_reports() {
             assert!(r.latency_cycles.unwrap_or(0) > 0);
             assert!(r.throughput_bytes_per_cycle.unwrap_or(0.0) > 0.0);
         }
-        hwzip::flow::write_reports(&rows, work.path()).unwrap();
-        let md = std::fs::read_to_string(work.path().join("report.md")).unwrap();
-        assert!(
-            md.contains(e.unit_names()[0]) && md.contains("osu018"),
-            "{}",
-            md
-        );
+        let cos = r.cosim.iter().filter(|c| c.engine == e.name()).count();
+        assert_eq!(cos, e.unit_names().len() + 1, "{}", e.name());
     }
+    assert!(!r.table2.is_empty() && !r.table3.is_empty());
+    job::write(&r, &cfg, work.path()).unwrap();
+    let md = std::fs::read_to_string(work.path().join("report.md")).unwrap();
+    assert!(md.contains("Profile `quick`") && md.contains("| synth |") && md.contains("osu018"));
+    let json = std::fs::read_to_string(work.path().join("report.json")).unwrap();
+    assert!(json.contains("\"profile\": \"quick\""));
 }
 
 /// The synthesized netlist, simulated with the library's own cell functions through the same

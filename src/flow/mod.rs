@@ -16,6 +16,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub mod job;
+pub mod progress;
+pub mod regress;
+
 /// Any failure of a flow step, as a message for the user.
 pub type FlowResult<T> = Result<T, String>;
 
@@ -318,6 +322,55 @@ pub fn lib_label(l: &Liberty) -> String {
     }
 }
 
+/// The clock period for library `label`: `synth.clock_ns_by_library`, else `synth.clock_ns`.
+pub fn clock_for(cfg: &Config, label: &str) -> f64 {
+    cfg.synth
+        .clock_ns_by_library
+        .get(label)
+        .copied()
+        .unwrap_or(cfg.synth.clock_ns)
+}
+
+/// Synthesizes one unit on one library (through the synthesis cache when `cfg.synth.cache`;
+/// the flag says whether the result came from it) and attaches the latency and throughput
+/// `t` measured in Verilator.
+pub fn synth_unit(
+    cfg: &Config,
+    u: &UnitDesign,
+    lib: &Liberty,
+    work: &Path,
+    t: &Timing,
+) -> FlowResult<(ReportRow, bool)> {
+    let label = lib_label(lib);
+    let rtl_dir = work.join("rtl").join(&u.top.name);
+    let files = write_rtl(std::slice::from_ref(u), &rtl_dir)?;
+    let mut job = SynthJob::new(
+        u.top.name.clone(),
+        files,
+        lib.clone(),
+        work.join(&label).join(&u.top.name),
+    );
+    job.clock_ns = clock_for(cfg, &label);
+    job.clock_port = u.top.has_clock.then(|| "clk_i".to_string());
+    job.budget = Duration::from_secs(cfg.synth.budget_s);
+    let (mut r, cached) = if cfg.synth.cache {
+        synth::cache::synthesize_cached(&job)
+    } else {
+        synth::synthesize(&job).map(|r| (r, false))
+    }
+    .map_err(|e| e.to_string())?;
+    r.liberty = label;
+    let row = ReportRow {
+        engine: u.engine.name().into(),
+        unit: u.unit.into(),
+        params: u.params.clone(),
+        latency_cycles: Some(t.latency_cycles as u32),
+        throughput_bytes_per_cycle: Some(t.raw_bytes_per_cycle),
+        result: r,
+    };
+    Ok((row, cached))
+}
+
 /// `hwzip synth`: synthesizes every unit of `engine` on every library; latency and throughput
 /// are measured in Verilator and attached to the rows.
 pub fn synth(
@@ -332,42 +385,16 @@ pub fn synth(
     let mut rows = Vec::new();
     for u in designs.iter().filter(|u| units.is_none_or(|n| n == u.unit)) {
         let t = timing(engine, cfg, u.unit)?;
-        let rtl_dir = work.join("rtl").join(&u.top.name);
-        let files = write_rtl(std::slice::from_ref(u), &rtl_dir)?;
         for lib in libs {
             let label = lib_label(lib);
-            let clock_ns = cfg
-                .synth
-                .clock_ns_by_library
-                .get(&label)
-                .copied()
-                .unwrap_or(cfg.synth.clock_ns);
             log(&format!(
                 "synthesizing {} {} on {} at {} ns ...",
                 engine.name(),
                 u.unit,
                 label,
-                clock_ns
+                clock_for(cfg, &label)
             ));
-            let mut job = SynthJob::new(
-                u.top.name.clone(),
-                files.clone(),
-                lib.clone(),
-                work.join(&label).join(&u.top.name),
-            );
-            job.clock_ns = clock_ns;
-            job.clock_port = u.top.has_clock.then(|| "clk_i".to_string());
-            job.budget = Duration::from_secs(cfg.synth.budget_s);
-            let mut r = synth::synthesize(&job).map_err(|e| e.to_string())?;
-            r.liberty = label;
-            rows.push(ReportRow {
-                engine: engine.name().into(),
-                unit: u.unit.into(),
-                params: u.params.clone(),
-                latency_cycles: Some(t.latency_cycles as u32),
-                throughput_bytes_per_cycle: Some(t.raw_bytes_per_cycle),
-                result: r,
-            });
+            rows.push(synth_unit(cfg, u, lib, work, &t)?.0);
         }
     }
     Ok(rows)
@@ -563,19 +590,14 @@ pub fn synth_table2(
     use crate::synth::cores;
     let specs = table2::cores().map_err(|e| e.to_string())?;
     let labelled: Vec<(String, Liberty)> = libs.iter().map(|l| (lib_label(l), l.clone())).collect();
-    let clock = |label: &str| {
-        cfg.synth
-            .clock_ns_by_library
-            .get(label)
-            .copied()
-            .unwrap_or(cfg.synth.clock_ns)
-    };
+    let clock = |label: &str| clock_for(cfg, label);
     let results = cores::synthesize_cores(
         &specs,
         &labelled,
         &clock,
         &out.join("table2"),
         Duration::from_secs(cfg.synth.budget_s),
+        cfg.synth.cache,
         log,
     )
     .map_err(|e| e.to_string())?;

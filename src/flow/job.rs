@@ -1,0 +1,597 @@
+//! `hwzip flow`: the main job. Generates every selected engine, co-simulates every unit
+//! against its golden model, synthesizes every unit on every selected library, and writes
+//! one report.
+//!
+//! Independent steps (one co-simulation per unit, one synthesis per unit and library, the
+//! Base+XOR Table II cores) run on `jobs` worker threads, longest first. Verilator models
+//! and synthesis results are cached (`target/hwzip-cache/`), so a re-run only redoes what
+//! changed. Two profiles fix the defaults: `quick` (osu018, 10,000 lines per unit, `-O1`
+//! Verilator builds) for minutes, `paper` (osu018 + Nangate45 + sky130hd, 10^6 lines, `-O2`)
+//! for the figures the README quotes.
+
+use super::progress::{Step, Ui};
+use super::{
+    cosim, cosim_markdown, describe, gen, lib_label, libraries, synth_table2, synth_unit, timing,
+    unit_top, CosimReport, CosimRequest, FlowResult,
+};
+use crate::config::Config;
+use crate::rtl::{Engine, UnitDesign};
+use crate::synth::{self, Liberty, ReportRow};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// A set of defaults for the main job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// osu018 only, 10,000 lines per unit, `-O1` models: the whole job in minutes.
+    Quick,
+    /// osu018, Nangate45 and sky130hd (when present), 10^6 lines per unit, `-O2` models.
+    Paper,
+}
+
+impl Profile {
+    /// Parses `quick` or `paper`.
+    pub fn from_name(s: &str) -> FlowResult<Profile> {
+        match s {
+            "quick" => Ok(Profile::Quick),
+            "paper" => Ok(Profile::Paper),
+            _ => Err(format!("unknown profile `{}` (known: quick, paper)", s)),
+        }
+    }
+
+    /// Name as on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Quick => "quick",
+            Profile::Paper => "paper",
+        }
+    }
+
+    /// Co-simulation length per unit.
+    pub fn lines(self) -> u64 {
+        match self {
+            Profile::Quick => 10_000,
+            Profile::Paper => 1_000_000,
+        }
+    }
+
+    /// Liberty libraries.
+    pub fn libraries(self) -> Vec<String> {
+        match self {
+            Profile::Quick => vec!["osu018".into()],
+            Profile::Paper => vec!["osu018".into(), "nangate45".into(), "sky130hd".into()],
+        }
+    }
+
+    /// `-O` level of the Verilated C++ ([`crate::cosim::set_opt_level`]).
+    pub fn cxx_opt(self) -> u8 {
+        match self {
+            Profile::Quick => 1,
+            Profile::Paper => 2,
+        }
+    }
+
+    /// Applies the profile's lines and libraries to `cfg`, except where the configuration
+    /// file set them (`explicit` holds its `section.key` names, see
+    /// [`crate::config::explicit_keys`]).
+    pub fn apply(self, cfg: &mut Config, explicit: &std::collections::BTreeSet<String>) {
+        if !explicit.contains("cosim.lines") {
+            cfg.cosim.lines = self.lines();
+        }
+        if !explicit.contains("synth.libraries") {
+            cfg.synth.libraries = self.libraries();
+        }
+    }
+}
+
+/// What `hwzip flow` runs (the configuration itself is passed separately).
+#[derive(Clone, Debug)]
+pub struct FlowOptions {
+    /// The profile the defaults came from (reported).
+    pub profile: Profile,
+    /// Engines, in order (empty: all).
+    pub engines: Vec<Engine>,
+    /// Only this unit (co-simulation and synthesis), when set.
+    pub unit: Option<String>,
+    /// Worker threads.
+    pub jobs: usize,
+    /// Output directory.
+    pub out: PathBuf,
+    /// Gate-level co-simulation length per synthesized netlist (0: none).
+    pub gate_cosim: u64,
+    /// Synthesize (false: generate and co-simulate only).
+    pub synth: bool,
+    /// Run only shard `k` of `n` (1-based) of the independent steps, for splitting one run
+    /// over several machines; the steps are numbered in their deterministic order.
+    pub shard: Option<(usize, usize)>,
+}
+
+/// Parses `K/N` (1 ≤ K ≤ N).
+pub fn parse_shard(s: &str) -> FlowResult<(usize, usize)> {
+    let bad = || format!("--shard `{}` must be K/N with 1 <= K <= N", s);
+    let (k, n) = s.split_once('/').ok_or_else(bad)?;
+    let k: usize = k.trim().parse().map_err(|_| bad())?;
+    let n: usize = n.trim().parse().map_err(|_| bad())?;
+    if k == 0 || n == 0 || k > n {
+        return Err(bad());
+    }
+    Ok((k, n))
+}
+
+/// Wall time of one step.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepTime {
+    /// `gen`, `cosim`, `synth`, `table2` or `gate`.
+    pub kind: &'static str,
+    /// What ran (engine, unit, library).
+    pub what: String,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Cached result, rate, or other detail.
+    pub detail: String,
+}
+
+/// Everything one flow run produced.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowReport {
+    /// Profile name.
+    pub profile: Profile,
+    /// Libraries synthesized (labels).
+    pub libraries: Vec<String>,
+    /// Co-simulation lines per unit.
+    pub lines: u64,
+    /// Worker threads.
+    pub jobs: usize,
+    /// `-O` level of the Verilator models.
+    pub cxx_opt: u8,
+    /// Wall-clock seconds of the whole run.
+    pub seconds: f64,
+    /// Every unit matched its model (and every gate-level run).
+    pub ok: bool,
+    /// Every step with its time.
+    pub steps: Vec<StepTime>,
+    /// Co-simulation results.
+    pub cosim: Vec<CosimReport>,
+    /// Synthesis rows.
+    pub synth: Vec<ReportRow>,
+    /// Base+XOR Table II (Markdown), when synthesized.
+    #[serde(skip)]
+    pub table2: String,
+    /// Adaptive pairs beside Table III (Markdown), when synthesized.
+    #[serde(skip)]
+    pub table3: String,
+    /// Notes (skipped libraries, ...).
+    pub notes: Vec<String>,
+}
+
+/// The units `hwzip cosim --unit all` and the flow co-simulate: the engine's units and the
+/// test-only loop-back.
+pub fn cosim_units(engine: Engine) -> Vec<String> {
+    let mut v: Vec<String> = engine.unit_names().iter().map(|s| s.to_string()).collect();
+    v.push("loopback".into());
+    v
+}
+
+enum Task {
+    Cosim {
+        engine: Engine,
+        unit: String,
+    },
+    Synth {
+        design: Box<UnitDesign>,
+        lib: Box<Liberty>,
+    },
+    Table2,
+}
+
+enum Done {
+    Cosim(Box<CosimReport>),
+    Synth(Box<ReportRow>),
+    Table2(String),
+}
+
+/// Runs `f(i)` for `i` in `0..n` on `jobs` threads, each index once, and returns the
+/// results in index order. After the first error no new index is started (those report
+/// `skipped`).
+fn pool<T: Send>(
+    n: usize,
+    jobs: usize,
+    f: &(dyn Fn(usize) -> FlowResult<T> + Sync),
+) -> Vec<FlowResult<T>> {
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let out: Mutex<Vec<Option<FlowResult<T>>>> = Mutex::new((0..n).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, n.max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let r = if failed.load(Ordering::Relaxed) {
+                    Err("skipped after an earlier error".into())
+                } else {
+                    f(i)
+                };
+                if r.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                out.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    out.into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("not run".into())))
+        .collect()
+}
+
+fn verilog_bytes(m: &std::sync::Arc<crate::hdl::Module>) -> usize {
+    crate::hdl::emit::emit_design(m)
+        .map(|fs| fs.iter().map(|(_, t)| t.len()).sum())
+        .unwrap_or(0)
+}
+
+/// Runs the main job. `cfg` already holds the profile's and the command line's settings.
+pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> {
+    let t0 = Instant::now();
+    let mut notes = Vec::new();
+    let libs = libraries(&cfg.synth.libraries, &mut notes)?;
+    let engines: Vec<Engine> = if opts.engines.is_empty() {
+        Engine::ALL.to_vec()
+    } else {
+        opts.engines.clone()
+    };
+    let mut steps = Vec::new();
+    let wanted = |u: &str| opts.unit.as_deref().is_none_or(|w| w == u);
+
+    // Generate (fast, in order) and list the independent steps.
+    let mut tasks: Vec<(usize, Task)> = Vec::new();
+    for &engine in &engines {
+        let s = ui.step(&format!("gen {}", engine.name()));
+        let files = gen(engine, cfg, &opts.out.join("rtl"))?;
+        let detail = format!(
+            "{} files in {}",
+            files.len(),
+            opts.out.join("rtl").join(engine.name()).display()
+        );
+        steps.push(finish(s, "gen", engine.name().into(), detail));
+        let units = cosim_units(engine);
+        if let Some(u) = &opts.unit {
+            if !units.contains(u) {
+                return Err(format!(
+                    "{} has no unit `{}` (known: {})",
+                    engine.name(),
+                    u,
+                    units.join(", ")
+                ));
+            }
+        }
+        for u in units.into_iter().filter(|u| wanted(u)) {
+            let w = verilog_bytes(&unit_top(engine, cfg, &u)?);
+            tasks.push((w, Task::Cosim { engine, unit: u }));
+        }
+        for d in engine.units(cfg).map_err(|e| e.to_string())? {
+            if !wanted(d.unit) || !opts.synth {
+                continue;
+            }
+            let w = 4 * verilog_bytes(&d.top);
+            for lib in &libs {
+                tasks.push((
+                    w,
+                    Task::Synth {
+                        design: Box::new(d.clone()),
+                        lib: Box::new(lib.clone()),
+                    },
+                ));
+            }
+        }
+        if engine == Engine::BaseXor && opts.unit.is_none() && opts.synth && !libs.is_empty() {
+            tasks.push((200_000 * libs.len(), Task::Table2));
+        }
+    }
+    // Longest first, so the last step to finish is a short one.
+    tasks.sort_by_key(|t| std::cmp::Reverse(t.0));
+    let tasks: Vec<Task> = tasks
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| opts.shard.is_none_or(|(k, n)| i % n == k - 1))
+        .map(|(_, (_, t))| t)
+        .collect();
+    ui.line(&format!(
+        "flow ({} profile{}): {} steps on {} worker(s): co-simulation of {} lines per unit, \
+         synthesis on {}",
+        opts.profile.name(),
+        opts.shard
+            .map(|(k, n)| format!(", shard {}/{}", k, n))
+            .unwrap_or_default(),
+        tasks.len(),
+        opts.jobs,
+        cfg.cosim.lines,
+        libs.iter().map(lib_label).collect::<Vec<_>>().join(", ")
+    ));
+
+    let step_times: Mutex<Vec<(usize, StepTime)>> = Mutex::new(Vec::new());
+    let results = pool(tasks.len(), opts.jobs, &|i| {
+        let (done, st) = run_task(cfg, opts, &tasks[i], &libs, ui)?;
+        step_times
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((i, st));
+        Ok(done)
+    });
+    let mut timed = step_times.into_inner().unwrap_or_else(|e| e.into_inner());
+    timed.sort_by_key(|(i, _)| *i);
+    steps.extend(timed.into_iter().map(|(_, s)| s));
+    let errors: Vec<String> = results
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .filter(|e| !e.starts_with("skipped"))
+        .cloned()
+        .collect();
+    if !errors.is_empty() {
+        return Err(errors.join("; "));
+    }
+
+    // Collect in a fixed order (engine, unit, library), whatever order the steps ran in.
+    let mut cosims = Vec::new();
+    let mut rows = Vec::new();
+    let mut table2 = String::new();
+    for r in results.into_iter().flatten() {
+        match r {
+            Done::Cosim(c) => cosims.push(*c),
+            Done::Synth(row) => rows.push(*row),
+            Done::Table2(md) => table2 = md,
+        }
+    }
+    let engine_pos = |name: &str| engines.iter().position(|e| e.name() == name);
+    let unit_pos = |engine: &str, unit: &str| {
+        engines
+            .iter()
+            .find(|e| e.name() == engine)
+            .map(|e| cosim_units(*e).iter().position(|u| u == unit))
+    };
+    cosims.sort_by_key(|c| (engine_pos(&c.engine), unit_pos(&c.engine, &c.unit)));
+    let lib_pos = |l: &str| libs.iter().position(|x| lib_label(x) == l);
+    rows.sort_by_key(|r| {
+        (
+            engine_pos(&r.engine),
+            unit_pos(&r.engine, &r.unit),
+            lib_pos(&r.result.liberty),
+        )
+    });
+    let mut ok = cosims.iter().all(|c| c.stats.mismatches == 0);
+
+    // Gate-level co-simulation (optional, slow), in order.
+    if opts.gate_cosim > 0 {
+        for r in &rows {
+            let Some(lib) = libs.iter().find(|l| lib_label(l) == r.result.liberty) else {
+                continue;
+            };
+            let engine = Engine::from_name(&r.engine)?;
+            let s = ui.step(&format!(
+                "gate {} {} on {}",
+                r.engine, r.unit, r.result.liberty
+            ));
+            s.set(format!("{} lines", opts.gate_cosim));
+            let st = super::gate_cosim(engine, cfg, r, lib, opts.gate_cosim)?;
+            ok &= st.mismatches == 0;
+            let detail = match &st.first_mismatch {
+                Some(m) => format!("MISMATCH: {}", m),
+                None => format!("{} lines, {} cycles, 0 mismatches", st.lines, st.cycles),
+            };
+            steps.push(finish(
+                s,
+                "gate",
+                format!("{} {} {}", r.engine, r.unit, r.result.liberty),
+                detail,
+            ));
+        }
+    }
+    let table3 = synth::table3::markdown(&rows);
+    Ok(FlowReport {
+        profile: opts.profile,
+        libraries: libs.iter().map(lib_label).collect(),
+        lines: cfg.cosim.lines,
+        jobs: opts.jobs,
+        cxx_opt: crate::cosim::opt_level(),
+        seconds: t0.elapsed().as_secs_f64(),
+        ok,
+        steps,
+        cosim: cosims,
+        synth: rows,
+        table2,
+        table3,
+        notes,
+    })
+}
+
+fn finish(s: Step, kind: &'static str, what: String, detail: String) -> StepTime {
+    let seconds = s.elapsed();
+    s.done(&detail);
+    StepTime {
+        kind,
+        what,
+        seconds,
+        detail,
+    }
+}
+
+fn run_task(
+    cfg: &Config,
+    opts: &FlowOptions,
+    task: &Task,
+    libs: &[Liberty],
+    ui: &Ui,
+) -> FlowResult<(Done, StepTime)> {
+    match task {
+        Task::Cosim { engine, unit } => {
+            let what = format!("{} {}", engine.name(), unit);
+            let s = ui.step(&format!("cosim {}", what));
+            s.set("verilating and compiling the model (cached after the first build)");
+            let total = cfg.cosim.lines;
+            let req = CosimRequest {
+                engine: *engine,
+                unit: unit.clone(),
+                stim: super::stim_from(cfg, None),
+                vcd: Some(
+                    opts.out
+                        .join(format!("{}_{}_mismatch.vcd", engine.name(), unit)),
+                ),
+            };
+            let r = cosim(&req, cfg, &mut |st| {
+                s.set(format!(
+                    "{} of {} lines, {} cycles, {:.2} Mcycles/s",
+                    st.lines,
+                    total,
+                    st.cycles,
+                    st.cycles_per_second() / 1e6
+                ))
+            })?;
+            let st = &r.stats;
+            let detail = match &st.first_mismatch {
+                Some(m) => format!("MISMATCH: {}", m),
+                None => format!(
+                    "{} lines, {} cycles, 0 mismatches, {:.2} Mcycles/s",
+                    st.lines,
+                    st.cycles,
+                    st.cycles_per_second() / 1e6
+                ),
+            };
+            Ok((Done::Cosim(Box::new(r)), finish(s, "cosim", what, detail)))
+        }
+        Task::Synth { design, lib } => {
+            let label = lib_label(lib);
+            let what = format!("{} {} {}", design.engine.name(), design.unit, label);
+            let s = ui.step(&format!(
+                "synth {} {} on {}",
+                design.engine.name(),
+                design.unit,
+                label
+            ));
+            s.set("latency and throughput in Verilator");
+            let t = timing(design.engine, cfg, design.unit)?;
+            s.set(format!(
+                "yosys + abc, then sta at {} ns (budget {} s)",
+                super::clock_for(cfg, &label),
+                cfg.synth.budget_s
+            ));
+            let (row, cached) = synth_unit(cfg, design, lib, &opts.out.join("synth"), &t)?;
+            let r = &row.result;
+            let detail = format!(
+                "{:.2} kGE, {:.3} ns ({:.0} MHz){}",
+                r.kge,
+                r.critical_path_ns,
+                r.fmax_mhz,
+                if cached { ", cached" } else { "" }
+            );
+            Ok((Done::Synth(Box::new(row)), finish(s, "synth", what, detail)))
+        }
+        Task::Table2 => {
+            let s = ui.step("synth base-xor Table II cores");
+            let md = synth_table2(cfg, libs, &opts.out, &mut |m| s.set(m.to_string()))?;
+            let n = libs.len();
+            Ok((
+                Done::Table2(md),
+                finish(
+                    s,
+                    "table2",
+                    "base-xor Table II".into(),
+                    format!("{} libraries", n),
+                ),
+            ))
+        }
+    }
+}
+
+/// The flow's `report.md`: profile, co-simulation, synthesis, the paper tables and the time
+/// of every step.
+pub fn markdown(r: &FlowReport, cfg: &Config) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# hwzip flow report\n");
+    let _ = writeln!(
+        s,
+        "Profile `{}`: {} lines per unit, libraries {}, {} worker(s), Verilator models at -O{}; \
+         {:.0} s in all; {}.\n",
+        r.profile.name(),
+        r.lines,
+        r.libraries.join(", "),
+        r.jobs,
+        r.cxx_opt,
+        r.seconds,
+        if r.ok {
+            "every unit matches its golden model"
+        } else {
+            "MISMATCHES FOUND"
+        }
+    );
+    let _ = writeln!(s, "## Co-simulation\n\n{}", cosim_markdown(&r.cosim));
+    if !r.synth.is_empty() {
+        let _ = writeln!(s, "## Synthesis\n\n{}", synth::to_markdown(&r.synth));
+    }
+    if !r.table2.is_empty() {
+        let _ = writeln!(
+            s,
+            "## Base+XOR: Table II cores (combinational)\n\n{}",
+            r.table2
+        );
+    }
+    if !r.table3.is_empty() {
+        let _ = writeln!(
+            s,
+            "## Adaptive: beside the paper's Table III\n\n{}",
+            r.table3
+        );
+    }
+    let _ = writeln!(
+        s,
+        "## Steps\n\n| step | what | seconds | detail |\n|---|---|---:|---|"
+    );
+    for st in &r.steps {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.1} | {} |",
+            st.kind, st.what, st.seconds, st.detail
+        );
+    }
+    for n in &r.notes {
+        let _ = writeln!(s, "\nnote: {}", n);
+    }
+    let _ = cfg;
+    s
+}
+
+/// Writes `report.md`, `report.csv` (synthesis rows), `report.json` (everything),
+/// `cosim.md`, and `table3.md` when there is one, into `dir`.
+pub fn write(r: &FlowReport, cfg: &Config, dir: &Path) -> FlowResult<()> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {}", dir.display(), e))?;
+    let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
+    let mut files = vec![
+        ("report.md", markdown(r, cfg)),
+        ("report.csv", synth::to_csv(&r.synth)),
+        ("report.json", json),
+        ("cosim.md", cosim_markdown(&r.cosim)),
+    ];
+    if !r.table3.is_empty() {
+        files.push(("table3.md", r.table3.clone()));
+    }
+    for (name, text) in files {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {}", p.display(), e))?;
+    }
+    Ok(())
+}
+
+/// Parameter descriptions of the engines that ran (for the console summary).
+pub fn params(cfg: &Config, engines: &[Engine]) -> Vec<String> {
+    engines
+        .iter()
+        .map(|e| format!("{}: {}", e.name(), describe(*e, cfg)))
+        .collect()
+}

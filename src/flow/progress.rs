@@ -1,0 +1,122 @@
+//! Progress display for long steps: one spinner line per running step (what it is doing and
+//! for how long) on a terminal, plain lines when standard error is not a terminal (CI logs,
+//! pipes), where only the start and the end of each step are printed.
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+/// How a [`Ui`] shows progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Spinners on a terminal.
+    Live,
+    /// Start and end lines on standard error.
+    Plain,
+    /// Nothing.
+    Quiet,
+}
+
+/// The display of one run (shared by all its steps; cheap to clone).
+#[derive(Clone)]
+pub struct Ui {
+    mp: MultiProgress,
+    mode: Mode,
+}
+
+impl Default for Ui {
+    fn default() -> Self {
+        Ui::new()
+    }
+}
+
+impl Ui {
+    /// Live spinners when standard error is a terminal, plain lines otherwise.
+    pub fn new() -> Ui {
+        let live = std::io::stderr().is_terminal();
+        Ui {
+            mp: MultiProgress::with_draw_target(if live {
+                ProgressDrawTarget::stderr_with_hz(5)
+            } else {
+                ProgressDrawTarget::hidden()
+            }),
+            mode: if live { Mode::Live } else { Mode::Plain },
+        }
+    }
+
+    /// A display that prints nothing (library use, tests).
+    pub fn quiet() -> Ui {
+        Ui {
+            mp: MultiProgress::with_draw_target(ProgressDrawTarget::hidden()),
+            mode: Mode::Quiet,
+        }
+    }
+
+    /// Prints a line above the spinners (or plainly to standard error).
+    pub fn line(&self, msg: &str) {
+        match self.mode {
+            Mode::Live => {
+                let _ = self.mp.println(msg);
+            }
+            Mode::Plain => eprintln!("{}", msg),
+            Mode::Quiet => {}
+        }
+    }
+
+    /// Starts a step called `label` (e.g. `synth adaptive tx on osu018`).
+    pub fn step(&self, label: &str) -> Step {
+        let pb = (self.mode == Mode::Live).then(|| {
+            let pb = self.mp.add(ProgressBar::new_spinner());
+            if let Ok(st) = ProgressStyle::with_template("{spinner} {elapsed:>4} {prefix} {msg}") {
+                pb.set_style(st);
+            }
+            pb.set_prefix(label.to_string());
+            pb.enable_steady_tick(Duration::from_millis(200));
+            pb
+        });
+        if self.mode == Mode::Plain {
+            eprintln!("   ...    {}", label);
+        }
+        Step {
+            ui: self.clone(),
+            pb,
+            label: label.to_string(),
+            start: Instant::now(),
+        }
+    }
+}
+
+/// One running step of a [`Ui`].
+pub struct Step {
+    ui: Ui,
+    pb: Option<ProgressBar>,
+    label: String,
+    start: Instant,
+}
+
+impl Step {
+    /// What the step is doing now (shown beside its spinner; not printed in plain mode).
+    pub fn set(&self, msg: impl Into<String>) {
+        if let Some(pb) = &self.pb {
+            pb.set_message(msg.into());
+        }
+    }
+
+    /// Seconds since the step started.
+    pub fn elapsed(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// Ends the step with a one-line summary (printed in both modes).
+    pub fn done(self, summary: &str) {
+        if let Some(pb) = &self.pb {
+            pb.finish_and_clear();
+        }
+        self.ui.line(&format!(
+            "{:>6.1} s  {}: {}",
+            self.start.elapsed().as_secs_f64(),
+            self.label,
+            summary
+        ));
+    }
+}

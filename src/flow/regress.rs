@@ -1,0 +1,209 @@
+//! `hwzip regress`: the long, paper-grade regression. One command regenerates every figure
+//! the README quotes:
+//!
+//! 1. the default configuration through the main job with the `paper` profile: 10^6 lines
+//!    per unit, synthesis on osu018, Nangate45 and sky130hd (those present), Table II and
+//!    Table III, `-O2` models;
+//! 2. gate-level co-simulation of the osu018 netlists of the ZVC units;
+//! 3. every parameter set in `verif/configs/` (co-simulation, 10^6 lines, of the engines the
+//!    file configures).
+//!
+//! Each run writes its own report directory under `out/`; `summary.md` lists them. With
+//! `shard = (k, n)` only every n-th independent step of each run is done (co-simulations and
+//! synthesis runs, numbered in their deterministic order), so n machines can share the work
+//! (a CI matrix or a job array; see the README).
+
+use super::job::{self, FlowOptions, FlowReport, Profile};
+use super::progress::Ui;
+use super::FlowResult;
+use crate::config::{explicit_keys, Config};
+use crate::rtl::Engine;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// What `hwzip regress` runs.
+#[derive(Clone, Debug)]
+pub struct RegressOptions {
+    /// Directory of extra parameter sets (`*.yaml`), e.g. `verif/configs`.
+    pub configs: PathBuf,
+    /// Output directory (one subdirectory per run, `summary.md`).
+    pub out: PathBuf,
+    /// Co-simulation lines per unit.
+    pub lines: u64,
+    /// Gate-level co-simulation lines per ZVC osu018 netlist (0: none).
+    pub gate_cosim: u64,
+    /// Worker threads.
+    pub jobs: usize,
+    /// `(k, n)`: only shard k of n.
+    pub shard: Option<(usize, usize)>,
+}
+
+/// One run of the regression.
+#[derive(Clone, Debug)]
+pub struct RegressRun {
+    /// `default` or the configuration file's stem.
+    pub name: String,
+    /// Its report.
+    pub report: FlowReport,
+}
+
+/// The engines a configuration file configures (all, if it names none).
+fn engines_of(text: &str) -> Vec<Engine> {
+    let keys = explicit_keys(text);
+    let sections = [
+        ("zvc", Engine::Zvc),
+        ("base_xor", Engine::BaseXor),
+        ("adaptive", Engine::Adaptive),
+    ];
+    let v: Vec<Engine> = sections
+        .iter()
+        .filter(|(s, _)| keys.iter().any(|k| k.starts_with(&format!("{}.", s))))
+        .map(|(_, e)| *e)
+        .collect();
+    if v.is_empty() {
+        Engine::ALL.to_vec()
+    } else {
+        v
+    }
+}
+
+/// The configuration files of `dir`, sorted by name.
+fn config_files(dir: &Path) -> FlowResult<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot list {}: {}", dir.display(), e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Runs the regression; returns every run (all of them matched when every `report.ok`).
+pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
+    let mut runs = Vec::new();
+    let profile = Profile::Paper;
+    crate::cosim::set_opt_level(profile.cxx_opt());
+    let base = FlowOptions {
+        profile,
+        engines: Vec::new(),
+        unit: None,
+        jobs: o.jobs,
+        out: o.out.join("default"),
+        gate_cosim: 0,
+        synth: true,
+        shard: o.shard,
+    };
+
+    // 1. The default configuration, everything.
+    let mut cfg = Config::default();
+    profile.apply(&mut cfg, &Default::default());
+    cfg.cosim.lines = o.lines;
+    ui.line("== regress: default configuration (paper profile)");
+    let mut r = job::run(&cfg, &base, ui)?;
+    // 2. Gate level: the ZVC units' osu018 netlists.
+    if o.gate_cosim > 0 {
+        let libs = super::libraries(&["osu018".to_string()], &mut Vec::new())?;
+        let rows: Vec<_> = r
+            .synth
+            .iter()
+            .filter(|x| x.engine == "zvc" && x.result.liberty == "osu018")
+            .cloned()
+            .collect();
+        for row in rows {
+            let s = ui.step(&format!("gate zvc {} on osu018", row.unit));
+            s.set(format!("{} lines", o.gate_cosim));
+            let st = super::gate_cosim(Engine::Zvc, &cfg, &row, &libs[0], o.gate_cosim)?;
+            r.ok &= st.mismatches == 0;
+            let detail = match &st.first_mismatch {
+                Some(m) => format!("MISMATCH: {}", m),
+                None => format!("{} lines, {} cycles, 0 mismatches", st.lines, st.cycles),
+            };
+            let seconds = s.elapsed();
+            s.done(&detail);
+            r.steps.push(job::StepTime {
+                kind: "gate",
+                what: format!("zvc {} osu018", row.unit),
+                seconds,
+                detail,
+            });
+        }
+    }
+    job::write(&r, &cfg, &base.out)?;
+    runs.push(RegressRun {
+        name: "default".into(),
+        report: r,
+    });
+
+    // 3. Every parameter set: co-simulation of the engines it configures.
+    for path in config_files(&o.configs)? {
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {}", path.display(), e))?;
+        let mut cfg = Config::load(&path)?;
+        profile.apply(&mut cfg, &explicit_keys(&text));
+        cfg.cosim.lines = o.lines;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let opts = FlowOptions {
+            engines: engines_of(&text),
+            out: o.out.join(&name),
+            synth: false,
+            ..base.clone()
+        };
+        ui.line(&format!("== regress: {} (co-simulation)", path.display()));
+        let r = job::run(&cfg, &opts, ui)?;
+        job::write(&r, &cfg, &opts.out)?;
+        runs.push(RegressRun { name, report: r });
+    }
+    let md = summary(&runs, o);
+    std::fs::create_dir_all(&o.out)
+        .map_err(|e| format!("cannot create {}: {}", o.out.display(), e))?;
+    std::fs::write(o.out.join("summary.md"), &md)
+        .map_err(|e| format!("cannot write summary.md: {}", e))?;
+    Ok(runs)
+}
+
+/// `summary.md`: one row per run and per co-simulated unit.
+pub fn summary(runs: &[RegressRun], o: &RegressOptions) -> String {
+    let mut s = String::from("# hwzip regress\n\n");
+    if let Some((k, n)) = o.shard {
+        let _ = writeln!(s, "Shard {} of {}.\n", k, n);
+    }
+    let _ = writeln!(
+        s,
+        "| run | engine | unit | params | lines | cycles | mismatches | Mcycles/s |\n\
+         |---|---|---|---|---:|---:|---:|---:|"
+    );
+    for run in runs {
+        for c in &run.report.cosim {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {:.2} |",
+                run.name,
+                c.engine,
+                c.unit,
+                c.params,
+                c.stats.lines,
+                c.stats.cycles,
+                c.stats.mismatches,
+                c.stats.cycles_per_second() / 1e6
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\n| run | seconds | synthesis rows | result |\n|---|---:|---:|---|"
+    );
+    for run in runs {
+        let _ = writeln!(
+            s,
+            "| {} | {:.0} | {} | {} |",
+            run.name,
+            run.report.seconds,
+            run.report.synth.len(),
+            if run.report.ok { "ok" } else { "MISMATCHES" }
+        );
+    }
+    s
+}
