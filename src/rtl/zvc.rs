@@ -73,19 +73,19 @@ impl ZvcRtlParams {
                 self.lanes
             ));
         }
-        if self.window < 8 || self.window > 256 || self.window % 8 != 0 {
+        if self.window < 8 || self.window > 256 || !self.window.is_multiple_of(8) {
             return Err(format!(
                 "window = {} must be a multiple of 8 in 8..=256",
                 self.window
             ));
         }
-        if self.window % self.lanes != 0 {
+        if !self.window.is_multiple_of(self.lanes) {
             return Err(format!(
                 "window = {} must be a multiple of lanes = {} (whole sectors per window)",
                 self.window, self.lanes
             ));
         }
-        if self.window % self.word_bits != 0 {
+        if !self.window.is_multiple_of(self.word_bits) {
             return Err(format!(
                 "window = {} must be a multiple of word_bits = {} (the mask is a whole number of elements)",
                 self.window, self.word_bits

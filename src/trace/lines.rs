@@ -97,7 +97,7 @@ impl LineGen {
     /// If `line_bytes` is not a non-zero multiple of 8 (a programming error).
     pub fn new(profile: LineProfile, line_bytes: usize, seed: u64) -> Self {
         assert!(
-            line_bytes > 0 && line_bytes % 8 == 0,
+            line_bytes > 0 && line_bytes.is_multiple_of(8),
             "line_bytes {line_bytes} must be a non-zero multiple of 8"
         );
         LineGen {
