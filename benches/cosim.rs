@@ -11,6 +11,11 @@ use hwzip::cosim::{build, cpp_loop_bench, rust_loop_bench, Model};
 use hwzip::rtl::zvc::{compressor, decompressor, ZvcRtlParams};
 
 fn main() {
+    // Benchmarks measure the models as the long runs build them (`-O2`); `HWZIP_CXX_OPT`
+    // chooses another level.
+    if std::env::var_os("HWZIP_CXX_OPT").is_none() {
+        hwzip::cosim::set_opt_level(2);
+    }
     let cycles: u64 = std::env::var("HWZIP_BENCH_CYCLES")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -80,6 +80,9 @@ enum Cmd {
         /// functions) for this many windows. Slow: minutes of Verilator build per netlist.
         #[arg(long, default_value_t = 0)]
         gate_cosim: u64,
+        /// Synthesize again even when a cached result matches.
+        #[arg(long)]
+        no_cache: bool,
     },
     /// Evaluate an engine's golden model on data. zvc: compression ratio of a trace beside
     /// RLE and zlib. base-xor: ones, toggles and I/O energy of every scheme side by side on
@@ -361,9 +364,13 @@ fn run(cli: Cli) -> Result<bool, String> {
             unit,
             out,
             gate_cosim,
+            no_cache,
         } => {
             let engine = Engine::from_name(&engine)?;
             let mut cfg = load_config(&config)?;
+            if no_cache {
+                cfg.synth.cache = false;
+            }
             if let Some(c) = clock_ns {
                 // An explicit --clock-ns applies to every library.
                 cfg.synth.clock_ns = c;

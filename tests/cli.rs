@@ -324,3 +324,21 @@ fn adaptive_eval_prints_ratios_and_decisions() {
         "unknown line profile `bench-xyz`",
     );
 }
+
+#[test]
+fn flow_and_regress_reject_bad_options() {
+    let o = hwzip(&["flow", "--profile", "fast"]);
+    assert_clean_error(&o, "unknown profile `fast`");
+    let o = hwzip(&["flow", "--engine", "nope"]);
+    assert_clean_error(&o, "nope");
+    let o = hwzip(&["flow", "--lines", "0"]);
+    assert_clean_error(&o, "--lines");
+    let o = hwzip(&["flow", "-j", "0"]);
+    assert_clean_error(&o, "--jobs");
+    let o = hwzip(&["flow", "--engine", "zvc", "--unit", "encoder"]);
+    assert_clean_error(&o, "zvc has no unit `encoder`");
+    let o = hwzip(&["regress", "--shard", "3/2"]);
+    assert_clean_error(&o, "--shard");
+    let o = hwzip(&["regress", "--shard", "x"]);
+    assert_clean_error(&o, "--shard");
+}

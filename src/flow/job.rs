@@ -251,6 +251,20 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
     let mut steps = Vec::new();
     let wanted = |u: &str| opts.unit.as_deref().is_none_or(|w| w == u);
 
+    if let Some(u) = &opts.unit {
+        for &engine in &engines {
+            let units = cosim_units(engine);
+            if !units.contains(u) {
+                return Err(format!(
+                    "{} has no unit `{}` (known: {})",
+                    engine.name(),
+                    u,
+                    units.join(", ")
+                ));
+            }
+        }
+    }
+
     // Generate (fast, in order) and list the independent steps.
     let mut tasks: Vec<(usize, Task)> = Vec::new();
     for &engine in &engines {
@@ -262,18 +276,7 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
             opts.out.join("rtl").join(engine.name()).display()
         );
         steps.push(finish(s, "gen", engine.name().into(), detail));
-        let units = cosim_units(engine);
-        if let Some(u) = &opts.unit {
-            if !units.contains(u) {
-                return Err(format!(
-                    "{} has no unit `{}` (known: {})",
-                    engine.name(),
-                    u,
-                    units.join(", ")
-                ));
-            }
-        }
-        for u in units.into_iter().filter(|u| wanted(u)) {
+        for u in cosim_units(engine).into_iter().filter(|u| wanted(u)) {
             let w = verilog_bytes(&unit_top(engine, cfg, &u)?);
             tasks.push((w, Task::Cosim { engine, unit: u }));
         }

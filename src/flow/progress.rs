@@ -1,6 +1,6 @@
 //! Progress display for long steps: one spinner line per running step (what it is doing and
-//! for how long) on a terminal, plain lines when standard error is not a terminal (CI logs,
-//! pipes), where only the start and the end of each step are printed.
+//! for how long) on a terminal, plain lines when standard output or standard error is not a
+//! terminal (CI logs, pipes), where only the start and the end of each step are printed.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -31,9 +31,10 @@ impl Default for Ui {
 }
 
 impl Ui {
-    /// Live spinners when standard error is a terminal, plain lines otherwise.
+    /// Live spinners when standard output and standard error are terminals, plain lines
+    /// otherwise.
     pub fn new() -> Ui {
-        let live = std::io::stderr().is_terminal();
+        let live = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
         Ui {
             mp: MultiProgress::with_draw_target(if live {
                 ProgressDrawTarget::stderr_with_hz(5)

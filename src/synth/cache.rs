@@ -12,7 +12,7 @@
 use super::{run_job, SynthError, SynthJob, SynthResult};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 const RESULT: &str = "result.json";
@@ -89,6 +89,11 @@ fn key_lock(key: &str) -> Arc<Mutex<()>> {
 /// `true`), otherwise runs the job in the entry directory (`job.work_dir` is replaced) and
 /// stores the result. Concurrent calls with the same key in one process run once.
 pub fn synthesize_cached(job: &SynthJob) -> Result<(SynthResult, bool), SynthError> {
+    synthesize_in(job, &cache_root())
+}
+
+/// [`synthesize_cached`] with the cache at `root`.
+pub fn synthesize_in(job: &SynthJob, root: &Path) -> Result<(SynthResult, bool), SynthError> {
     super::validate(job)?;
     let key = key(job)?;
     let lib = job
@@ -103,7 +108,7 @@ pub fn synthesize_cached(job: &SynthJob) -> Result<(SynthResult, bool), SynthErr
                 .to_string()
         })
         .unwrap_or_default();
-    let dir = cache_root().join(format!("{}-{}-{}", job.top, lib, &key[..20]));
+    let dir = root.join(format!("{}-{}-{}", job.top, lib, &key[..20]));
     let lock = key_lock(&key);
     let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
     let result = dir.join(RESULT);

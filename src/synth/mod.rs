@@ -444,6 +444,31 @@ mod tests {
         job
     }
 
+    #[test]
+    fn cache_reuses_unchanged_runs_and_redoes_changed_ones() {
+        if !tools_present() {
+            return;
+        }
+        let lib = Liberty::osu018().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let job = adder_job(lib, &root.path().join("unused"));
+        let (a, hit) = cache::synthesize_in(&job, root.path()).unwrap();
+        assert!(!hit);
+        let (b, hit) = cache::synthesize_in(&job, root.path()).unwrap();
+        assert!(hit, "the same job is served from the cache");
+        assert_eq!(a, b);
+        assert!(b.netlist.is_file());
+        let mut slower = job.clone();
+        slower.clock_ns = 7.0;
+        let (c, hit) = cache::synthesize_in(&slower, root.path()).unwrap();
+        assert!(!hit, "a changed clock is a new run");
+        assert_eq!(c.clock_ns, 7.0);
+        // An entry without its result (an interrupted run) is redone.
+        std::fs::remove_file(a.netlist.with_file_name("result.json")).unwrap();
+        let (_, hit) = cache::synthesize_in(&job, root.path()).unwrap();
+        assert!(!hit);
+    }
+
     fn xor_job(lib: Liberty, dir: &Path) -> SynthJob {
         let mut job = SynthJob::new("xor_tree32", vec![fixture("xor_tree32.v")], lib, dir);
         job.budget = Duration::from_secs(120);
