@@ -162,7 +162,7 @@ module cpack_decomp_l64 (
                            : valid_in[4])
                         : t0_idx[1] ? (t0_idx[0] ? valid_in[3] : valid_in[2])
                         : t0_idx[0] ? valid_in[1]
-                        : valid_in[0])) | ((t0_c2 == 2'd0) & ~~busy));
+                        : valid_in[0])) | ((t0_c2 == 2'd0) & busy));
   assign t0_rest = ((t0_pat[0] ? {buf_in[509:0], 2'd0} : 512'd0)
                     | (t0_pat[1] ? {buf_in[477:0], 34'd0} : 512'd0)
                     | ((t0_pat[2] ? {buf_in[503:0], 8'd0} : 512'd0)

@@ -247,7 +247,7 @@ module fpc_decomp_l64 (
   assign k0_is5 = (k0_top[34:32] == 3'd5);
   assign k0_is6 = (k0_top[34:32] == 3'd6);
   assign k0_is7 = (k0_top[34:32] == 3'd7);
-  assign k0_act = ~~s_comp_i;
+  assign k0_act = s_comp_i;
   assign k0_len = ((k0_is0 ? 6'd6 : 6'd0) | (k0_is1 ? 6'd7 : 6'd0)
                    | (((k0_is2 | k0_is6) ? 6'd11 : 6'd0)
                       | ((k0_is3 | k0_is4 | k0_is5) ? 6'd19 : 6'd0)) | (k0_is7 ? 6'd35 : 6'd0));

@@ -737,6 +737,9 @@ impl std::ops::Not for &Expr {
         if let Some(c) = self.as_const() {
             return Expr::constant(c.not());
         }
+        if let Node::Not(x) = &*self.node {
+            return x.clone();
+        }
         Expr::new(Node::Not(self.clone()), self.width)
     }
 }
