@@ -6,6 +6,7 @@
 //! * [`cosim`] Verilator co-simulation: build cache, FFI driver, scoreboard
 //! * [`synth`] Yosys + OpenSTA driver and area/timing reports
 //! * [`trace`] stimulus: proptest strategies, synthetic workloads, trace files
+pub mod cache_dir;
 pub mod config;
 pub mod cosim;
 pub mod flow;

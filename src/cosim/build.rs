@@ -95,20 +95,7 @@ pub(crate) fn tools() -> Result<&'static Tools, CosimError> {
 /// Root of the Verilator build cache: `$HWZIP_CACHE`, else
 /// `<$CARGO_TARGET_DIR or ./target>/hwzip-cache/verilator` (made absolute).
 pub fn cache_root() -> PathBuf {
-    let p = match std::env::var_os("HWZIP_CACHE") {
-        Some(p) if !p.is_empty() => PathBuf::from(p),
-        _ => std::env::var_os("CARGO_TARGET_DIR")
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("target"))
-            .join("hwzip-cache")
-            .join("verilator"),
-    };
-    if p.is_absolute() {
-        p
-    } else {
-        std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p)
-    }
+    crate::cache_dir::cache_dir("HWZIP_CACHE", "verilator")
 }
 
 /// Optimization level of the Verilated C++ (0-3); 0 means "not set" (then `$HWZIP_CXX_OPT`

@@ -19,20 +19,7 @@ const RESULT: &str = "result.json";
 
 /// Root directory of the synthesis cache.
 pub fn cache_root() -> PathBuf {
-    let p = match std::env::var_os("HWZIP_SYNTH_CACHE") {
-        Some(p) if !p.is_empty() => PathBuf::from(p),
-        _ => std::env::var_os("CARGO_TARGET_DIR")
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("target"))
-            .join("hwzip-cache")
-            .join("synth"),
-    };
-    if p.is_absolute() {
-        p
-    } else {
-        std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p)
-    }
+    crate::cache_dir::cache_dir("HWZIP_SYNTH_CACHE", "synth")
 }
 
 fn tool_versions() -> &'static str {
