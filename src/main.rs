@@ -754,7 +754,7 @@ fn gate_level(
 fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String> {
     let ui = flow::progress::Ui::new();
     let r = flow::job::run(cfg, opts, &ui)?;
-    flow::job::write(&r, cfg, &opts.out)?;
+    flow::job::write(&r, &opts.out)?;
     println!("\n## Co-simulation\n\n{}", flow::cosim_markdown(&r.cosim));
     if !r.synth.is_empty() {
         println!(

@@ -63,7 +63,7 @@ fn main_job_runs_every_unit_on_osu018_and_reports() {
         assert_eq!(cos, e.unit_names().len() + 1, "{}", e.name());
     }
     assert!(!r.table2.is_empty() && !r.table3.is_empty());
-    job::write(&r, &cfg, work.path()).unwrap();
+    job::write(&r, work.path()).unwrap();
     let md = std::fs::read_to_string(work.path().join("report.md")).unwrap();
     assert!(md.contains("Profile `quick`") && md.contains("| synth |") && md.contains("osu018"));
     let json = std::fs::read_to_string(work.path().join("report.json")).unwrap();

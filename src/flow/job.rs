@@ -11,8 +11,8 @@
 
 use super::progress::{Step, Ui};
 use super::{
-    cosim, cosim_markdown, describe, gen, lib_label, libraries, synth_table2, synth_unit, timing,
-    unit_top, CosimReport, CosimRequest, FlowResult,
+    cosim, cosim_markdown, gen, lib_label, libraries, synth_table2, synth_unit, timing, unit_top,
+    CosimReport, CosimRequest, FlowResult,
 };
 use crate::config::Config;
 use crate::rtl::{Engine, UnitDesign};
@@ -377,24 +377,9 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
             let Some(lib) = libs.iter().find(|l| lib_label(l) == r.result.liberty) else {
                 continue;
             };
-            let engine = Engine::from_name(&r.engine)?;
-            let s = ui.step(&format!(
-                "gate {} {} on {}",
-                r.engine, r.unit, r.result.liberty
-            ));
-            s.set(format!("{} lines", opts.gate_cosim));
-            let st = super::gate_cosim(engine, cfg, r, lib, opts.gate_cosim)?;
-            ok &= st.mismatches == 0;
-            let detail = match &st.first_mismatch {
-                Some(m) => format!("MISMATCH: {}", m),
-                None => format!("{} lines, {} cycles, 0 mismatches", st.lines, st.cycles),
-            };
-            steps.push(finish(
-                s,
-                "gate",
-                format!("{} {} {}", r.engine, r.unit, r.result.liberty),
-                detail,
-            ));
+            let (matched, st) = gate_step(cfg, r, lib, opts.gate_cosim, ui)?;
+            ok &= matched;
+            steps.push(st);
         }
     }
     let table3 = synth::table3::markdown(&rows);
@@ -413,6 +398,27 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
         table3,
         notes,
     })
+}
+
+/// Gate-level co-simulation of one synthesized row ([`super::gate_cosim`]) as a timed step;
+/// the flag says whether it matched the model.
+pub fn gate_step(
+    cfg: &Config,
+    row: &ReportRow,
+    lib: &Liberty,
+    lines: u64,
+    ui: &Ui,
+) -> FlowResult<(bool, StepTime)> {
+    let engine = Engine::from_name(&row.engine)?;
+    let what = format!("{} {} {}", row.engine, row.unit, row.result.liberty);
+    let s = ui.step(&format!("gate {}", what));
+    s.set(format!("{} lines", lines));
+    let st = super::gate_cosim(engine, cfg, row, lib, lines)?;
+    let detail = match &st.first_mismatch {
+        Some(m) => format!("MISMATCH: {}", m),
+        None => format!("{} lines, {} cycles, 0 mismatches", st.lines, st.cycles),
+    };
+    Ok((st.mismatches == 0, finish(s, "gate", what, detail)))
 }
 
 fn finish(s: Step, kind: &'static str, what: String, detail: String) -> StepTime {
@@ -515,7 +521,7 @@ fn run_task(
 
 /// The flow's `report.md`: profile, co-simulation, synthesis, the paper tables and the time
 /// of every step.
-pub fn markdown(r: &FlowReport, cfg: &Config) -> String {
+pub fn markdown(r: &FlowReport) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# hwzip flow report\n");
     let _ = writeln!(
@@ -566,17 +572,16 @@ pub fn markdown(r: &FlowReport, cfg: &Config) -> String {
     for n in &r.notes {
         let _ = writeln!(s, "\nnote: {}", n);
     }
-    let _ = cfg;
     s
 }
 
 /// Writes `report.md`, `report.csv` (synthesis rows), `report.json` (everything),
 /// `cosim.md`, and `table3.md` when there is one, into `dir`.
-pub fn write(r: &FlowReport, cfg: &Config, dir: &Path) -> FlowResult<()> {
+pub fn write(r: &FlowReport, dir: &Path) -> FlowResult<()> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {}", dir.display(), e))?;
     let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
     let mut files = vec![
-        ("report.md", markdown(r, cfg)),
+        ("report.md", markdown(r)),
         ("report.csv", synth::to_csv(&r.synth)),
         ("report.json", json),
         ("cosim.md", cosim_markdown(&r.cosim)),
@@ -589,12 +594,4 @@ pub fn write(r: &FlowReport, cfg: &Config, dir: &Path) -> FlowResult<()> {
         std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {}", p.display(), e))?;
     }
     Ok(())
-}
-
-/// Parameter descriptions of the engines that ran (for the console summary).
-pub fn params(cfg: &Config, engines: &[Engine]) -> Vec<String> {
-    engines
-        .iter()
-        .map(|e| format!("{}: {}", e.name(), describe(*e, cfg)))
-        .collect()
 }

@@ -110,25 +110,12 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
             .cloned()
             .collect();
         for row in rows {
-            let s = ui.step(&format!("gate zvc {} on osu018", row.unit));
-            s.set(format!("{} lines", o.gate_cosim));
-            let st = super::gate_cosim(Engine::Zvc, &cfg, &row, &libs[0], o.gate_cosim)?;
-            r.ok &= st.mismatches == 0;
-            let detail = match &st.first_mismatch {
-                Some(m) => format!("MISMATCH: {}", m),
-                None => format!("{} lines, {} cycles, 0 mismatches", st.lines, st.cycles),
-            };
-            let seconds = s.elapsed();
-            s.done(&detail);
-            r.steps.push(job::StepTime {
-                kind: "gate",
-                what: format!("zvc {} osu018", row.unit),
-                seconds,
-                detail,
-            });
+            let (matched, st) = job::gate_step(&cfg, &row, &libs[0], o.gate_cosim, ui)?;
+            r.ok &= matched;
+            r.steps.push(st);
         }
     }
-    job::write(&r, &cfg, &base.out)?;
+    job::write(&r, &base.out)?;
     runs.push(RegressRun {
         name: "default".into(),
         report: r,
@@ -153,7 +140,7 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
         };
         ui.line(&format!("== regress: {} (co-simulation)", path.display()));
         let r = job::run(&cfg, &opts, ui)?;
-        job::write(&r, &cfg, &opts.out)?;
+        job::write(&r, &opts.out)?;
         runs.push(RegressRun { name, report: r });
     }
     let md = summary(&runs, o);
