@@ -83,6 +83,13 @@ enum Cmd {
         /// Synthesize again even when a cached result matches.
         #[arg(long)]
         no_cache: bool,
+        /// Synthesize these Verilog files (repeatable) instead of an engine's units, with
+        /// the same flow; needs --top. Clocked by `clk_i` when the sources mention it.
+        #[arg(long, requires = "top", num_args = 1..)]
+        verilog: Vec<PathBuf>,
+        /// Top module of --verilog.
+        #[arg(long, requires = "verilog")]
+        top: Option<String>,
     },
     /// Evaluate an engine's golden model on data. zvc: compression ratio of a trace beside
     /// RLE and zlib. base-xor: ones, toggles and I/O energy of every scheme side by side on
@@ -365,6 +372,8 @@ fn run(cli: Cli) -> Result<bool, String> {
             out,
             gate_cosim,
             no_cache,
+            verilog,
+            top,
         } => {
             let engine = Engine::from_name(&engine)?;
             let mut cfg = load_config(&config)?;
@@ -384,6 +393,15 @@ fn run(cli: Cli) -> Result<bool, String> {
             let libs = flow::libraries(&cfg.synth.libraries, &mut notes)?;
             for n in &notes {
                 eprintln!("note: {}", n);
+            }
+            if let Some(top) = top {
+                let rows = flow::synth_files(&cfg, &verilog, &top, &libs, &out, &mut |m| {
+                    eprintln!("{}", m)
+                })?;
+                flow::write_reports(&rows, &out)?;
+                print!("{}", hwzip::synth::to_markdown(&rows));
+                println!("\nreports: {}/report.{{md,csv,json}}", out.display());
+                return Ok(true);
             }
             let rows = flow::synth(engine, &cfg, &libs, &out, unit.as_deref(), &mut |m| {
                 eprintln!("{}", m)

@@ -400,6 +400,64 @@ pub fn synth(
     Ok(rows)
 }
 
+/// `hwzip synth --verilog F --top T`: synthesizes user Verilog `files` (top `top`, clocked by
+/// `clk_i` when it has that port) on every library with the same flow as the engines' units,
+/// for comparisons with hand-written or older RTL.
+pub fn synth_files(
+    cfg: &Config,
+    files: &[PathBuf],
+    top: &str,
+    libs: &[Liberty],
+    work: &Path,
+    log: &mut dyn FnMut(&str),
+) -> FlowResult<Vec<ReportRow>> {
+    let mut clocked = false;
+    for f in files {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| format!("cannot read Verilog {}: {}", f.display(), e))?;
+        clocked |= text.contains("clk_i");
+    }
+    let mut rows = Vec::new();
+    for lib in libs {
+        let label = lib_label(lib);
+        log(&format!(
+            "synthesizing {} on {} at {} ns ...",
+            top,
+            label,
+            clock_for(cfg, &label)
+        ));
+        let mut job = SynthJob::new(
+            top,
+            files.to_vec(),
+            lib.clone(),
+            work.join(&label).join(top),
+        );
+        job.clock_ns = clock_for(cfg, &label);
+        job.clock_port = clocked.then(|| "clk_i".to_string());
+        job.budget = Duration::from_secs(cfg.synth.budget_s);
+        let mut r = if cfg.synth.cache {
+            synth::cache::synthesize_cached(&job).map(|(r, _)| r)
+        } else {
+            synth::synthesize(&job)
+        }
+        .map_err(|e| e.to_string())?;
+        r.liberty = label;
+        rows.push(ReportRow {
+            engine: "verilog".into(),
+            unit: top.into(),
+            params: files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+            latency_cycles: None,
+            throughput_bytes_per_cycle: None,
+            result: r,
+        });
+    }
+    Ok(rows)
+}
+
 /// Writes `report.md`, `report.csv` and `report.json` into `dir`.
 pub fn write_reports(rows: &[ReportRow], dir: &Path) -> FlowResult<()> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {}", dir.display(), e))?;

@@ -468,40 +468,42 @@ fn emit_instance(m: &Module, i: usize, o: &mut String) {
 }
 
 /// The flop block(s) of a section: one for the registers with a reset, one for those
-/// without; registers with the same enable share one `if`.
+/// without; registers with the same enable share one `if`. Replicas
+/// ([`crate::hdl::ModuleBuilder::reg_replicas`]) get blocks of their own under `(* keep *)`.
 fn emit_flops(m: &Module, regs: &[usize], o: &mut String) {
     let info = |i: usize| m.signals[i].reg.as_ref().expect("register info");
-    let with_reset: Vec<usize> = regs
-        .iter()
-        .copied()
-        .filter(|&i| info(i).reset.is_some())
-        .collect();
-    let without: Vec<usize> = regs
-        .iter()
-        .copied()
-        .filter(|&i| info(i).reset.is_none())
-        .collect();
-    if !with_reset.is_empty() {
-        let _ = writeln!(o, "  always @(posedge clk_i) begin");
-        let _ = writeln!(o, "    if (!rst_ni) begin");
-        for &i in &with_reset {
-            let rv = info(i).reset.as_ref().expect("reset value");
-            let d = Doc::Group(vec![
-                text(format!("{} <= ", m.signals[i].name)),
-                const_doc(rv),
-                text(";"),
-            ]);
-            let _ = writeln!(o, "      {}", pretty::render(&d, 6));
+    for keep in [false, true] {
+        let attr = if keep { "(* keep *) " } else { "" };
+        let of = |reset: bool| -> Vec<usize> {
+            regs.iter()
+                .copied()
+                .filter(|&i| info(i).keep == keep && info(i).reset.is_some() == reset)
+                .collect()
+        };
+        let with_reset = of(true);
+        let without = of(false);
+        if !with_reset.is_empty() {
+            let _ = writeln!(o, "  {}always @(posedge clk_i) begin", attr);
+            let _ = writeln!(o, "    if (!rst_ni) begin");
+            for &i in &with_reset {
+                let rv = info(i).reset.as_ref().expect("reset value");
+                let d = Doc::Group(vec![
+                    text(format!("{} <= ", m.signals[i].name)),
+                    const_doc(rv),
+                    text(";"),
+                ]);
+                let _ = writeln!(o, "      {}", pretty::render(&d, 6));
+            }
+            let _ = writeln!(o, "    end else begin");
+            loads(m, &with_reset, 6, o);
+            let _ = writeln!(o, "    end");
+            let _ = writeln!(o, "  end");
         }
-        let _ = writeln!(o, "    end else begin");
-        loads(m, &with_reset, 6, o);
-        let _ = writeln!(o, "    end");
-        let _ = writeln!(o, "  end");
-    }
-    if !without.is_empty() {
-        let _ = writeln!(o, "  always @(posedge clk_i) begin");
-        loads(m, &without, 4, o);
-        let _ = writeln!(o, "  end");
+        if !without.is_empty() {
+            let _ = writeln!(o, "  {}always @(posedge clk_i) begin", attr);
+            loads(m, &without, 4, o);
+            let _ = writeln!(o, "  end");
+        }
     }
 }
 

@@ -98,6 +98,9 @@ pub struct RegInfo {
     pub next: Option<Expr>,
     /// Load enable (`None`: loads every cycle).
     pub enable: Option<Expr>,
+    /// A replica that synthesis must keep apart from identical flops (emitted under a
+    /// `(* keep *)` flop block; see [`ModuleBuilder::replicate`]).
+    pub keep: bool,
 }
 
 /// One write port of a memory.
@@ -643,6 +646,7 @@ impl ModuleBuilder {
             reset,
             next: None,
             enable: None,
+            keep: false,
         });
         self.m.items.push(Item::Signal(id.index));
         self.m.has_clock = true;
@@ -700,6 +704,30 @@ impl ModuleBuilder {
         let r = self.reg(name, next.width(), reset);
         self.next(&r, next, enable);
         r.q()
+    }
+
+    /// `copies` replicas of one register (`<base>_c<c>_q` for `name` = `<base>_q`), for a
+    /// select whose fan-out must stay bounded per flop (`docs/TOOLCHAIN.md`: ABC does not
+    /// buffer flop outputs, and a select derived by logic can be re-factored back onto one
+    /// flop). Give every copy the same next state with [`ModuleBuilder::next`]. Yosys merges
+    /// flops with the same D and enable, so replicas are emitted in a `(* keep *)` block.
+    pub fn reg_replicas(
+        &mut self,
+        name: &str,
+        width: u32,
+        reset: Option<u64>,
+        copies: usize,
+    ) -> Vec<Reg> {
+        let base = name.strip_suffix("_q").unwrap_or(name);
+        (0..copies)
+            .map(|c| {
+                let r = self.reg(&format!("{}_c{}_q", base, c), width, reset);
+                if let Some(info) = self.m.signals[r.id.index].reg.as_mut() {
+                    info.keep = true;
+                }
+                r
+            })
+            .collect()
     }
 
     /// Attaches a comment to the most recently declared signal.

@@ -320,3 +320,54 @@ fn blocks_compute_what_they_claim() {
         }
     }
 }
+
+#[test]
+fn register_replicas_survive_yosys_merging() {
+    let mut m = ModuleBuilder::new("replicas");
+    let d = m.input("d_i", 1);
+    let a = m.input("a_i", 16);
+    let b = m.input("b_i", 16);
+    let sel = m.reg_replicas("sel_q", 1, Some(0), 4);
+    for r in &sel {
+        m.next(r, &d, None);
+    }
+    let parts: Vec<Expr> = sel
+        .iter()
+        .enumerate()
+        .map(|(c, s)| {
+            let lo = 4 * c as u32;
+            s.q().select(&a.slice(lo, 4), &b.slice(lo, 4))
+        })
+        .collect();
+    m.output_expr("y_o", &Expr::cat_lsb(&parts));
+    let text = emit_design(&m.finish().unwrap()).unwrap()[0].1.clone();
+    assert!(
+        text.contains("(* keep *) always @(posedge clk_i) begin"),
+        "{}",
+        text
+    );
+    assert!(text.contains("sel_c3_q <= sel_c3_d;"), "{}", text);
+    if std::process::Command::new("yosys")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("yosys not installed; skipping the merge check");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let v = dir.path().join("replicas.v");
+    std::fs::write(&v, &text).unwrap();
+    let out = std::process::Command::new("yosys")
+        .arg("-p")
+        .arg(format!("read_verilog {}; synth -top replicas", v.display()))
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout);
+    let flops: u64 = log
+        .lines()
+        .filter(|l| l.contains("$_SDFF_") || l.contains("$_DFF_"))
+        .filter_map(|l| l.split_whitespace().last()?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(flops, 4, "{}", log);
+}

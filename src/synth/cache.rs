@@ -43,7 +43,8 @@ pub fn key(job: &SynthJob) -> Result<String, SynthError> {
         h.update((b.len() as u64).to_le_bytes());
         h.update(b);
     };
-    field(b"hwzip-synth-v1");
+    field(b"hwzip-synth-v2");
+    field(format!("flop-fanout-buffers max {}", super::buffer::MAX_FANOUT).as_bytes());
     field(job.top.as_bytes());
     field(format!("{:.6}", job.clock_ns).as_bytes());
     field(job.clock_port.as_deref().unwrap_or("").as_bytes());

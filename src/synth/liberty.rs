@@ -2,7 +2,7 @@
 //! extracts only what the synthesis driver needs (library name, units, cell areas, which cells
 //! are flip-flops or latches, and the NAND2 reference cell used for gate equivalents).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -43,9 +43,26 @@ pub struct Liberty {
     pub flop_cells: BTreeSet<String>,
     /// Cells with a `latch` / `latch_bank` group.
     pub latch_cells: BTreeSet<String>,
+    /// Output pins of every cell (`direction : output`), for netlist passes.
+    pub output_pins: BTreeMap<String, BTreeSet<String>>,
+    /// The buffer used to split high-fan-out flop outputs (see [`super::buffer`]).
+    pub buffer: Option<BufferCell>,
     /// Cells removed before synthesis as not for general logic (`dont_use : true`, sky130
     /// low-power/isolation `lpflow_*` and probe cells, as OpenROAD flows exclude them).
     pub excluded_cells: Vec<String>,
+}
+
+/// A non-inverting buffer cell of a library.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BufferCell {
+    /// Cell name (e.g. `BUF_X4`).
+    pub name: String,
+    /// Input pin.
+    pub input: String,
+    /// Output pin.
+    pub output: String,
+    /// Area, µm².
+    pub area_um2: f64,
 }
 
 impl Liberty {
@@ -173,10 +190,26 @@ impl Liberty {
             .filter(|c| c.kind == CellKind::Latch)
             .map(|c| c.name.clone())
             .collect();
+        let output_pins = scan
+            .cells
+            .iter()
+            .map(|c| {
+                let outs = c
+                    .pins
+                    .iter()
+                    .filter(|p| p.direction.as_deref() == Some("output"))
+                    .map(|p| p.name.clone())
+                    .collect();
+                (c.name.clone(), outs)
+            })
+            .collect();
+        let buffer = pick_buffer(&scan.cells);
         Ok(Self {
             name,
             path,
             source,
+            output_pins,
+            buffer,
             nand2_cell: pick.name.clone(),
             nand2_area_um2,
             time_unit_ns,
@@ -187,6 +220,55 @@ impl Liberty {
             excluded_cells: Vec::new(),
         })
     }
+}
+
+/// The buffer for fan-out trees: a combinational cell with one input `A` and one output whose
+/// function is `A`, not a clock or delay cell; the drive-4 size when there is one (`BUFX4`,
+/// `BUF_X4`, `buf_4`), else the middle size by area.
+fn pick_buffer(cells: &[ScanCell]) -> Option<BufferCell> {
+    let mut bufs: Vec<BufferCell> = cells
+        .iter()
+        .filter(|c| c.kind == CellKind::Comb)
+        .filter(|c| {
+            let n = c.name.to_ascii_lowercase();
+            !n.contains("clk") && !n.contains("dly") && !n.contains("lpflow")
+        })
+        .filter_map(|c| {
+            let ins: Vec<&ScanPin> = c
+                .pins
+                .iter()
+                .filter(|p| p.direction.as_deref() == Some("input"))
+                .collect();
+            let outs: Vec<&ScanPin> = c
+                .pins
+                .iter()
+                .filter(|p| p.direction.as_deref() == Some("output"))
+                .collect();
+            let (i, o) = match (ins.as_slice(), outs.as_slice()) {
+                ([i], [o]) => (i, o),
+                _ => return None,
+            };
+            let f = o.function.as_deref()?;
+            let f = f
+                .strip_prefix('(')
+                .and_then(|f| f.strip_suffix(')'))
+                .unwrap_or(f)
+                .trim();
+            (f == i.name && c.area.is_some_and(|a| a > 0.0)).then(|| BufferCell {
+                name: c.name.clone(),
+                input: i.name.clone(),
+                output: o.name.clone(),
+                area_um2: c.area.unwrap_or(0.0),
+            })
+        })
+        .collect();
+    bufs.sort_by(|a, b| a.area_um2.total_cmp(&b.area_um2).then(a.name.cmp(&b.name)));
+    let four = bufs.iter().position(|b| {
+        let n = b.name.to_ascii_lowercase();
+        n.ends_with("x4") || n.ends_with("_4")
+    });
+    let at = four.unwrap_or(bufs.len() / 2);
+    (!bufs.is_empty()).then(|| bufs.swap_remove(at))
 }
 
 /// Cells that are not for general synthesis: marked `dont_use : true`, or sky130's
@@ -361,6 +443,15 @@ struct ScanCell {
     name: String,
     area: Option<f64>,
     kind: CellKind,
+    /// `pin` groups: (name, direction, function).
+    pins: Vec<ScanPin>,
+}
+
+#[derive(Debug, Default)]
+struct ScanPin {
+    name: String,
+    direction: Option<String>,
+    function: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -490,8 +581,17 @@ fn scan(text: &str) -> Scan {
                                 name: first.clone(),
                                 area: None,
                                 kind: CellKind::Comb,
+                                pins: Vec::new(),
                             });
                             current_cell = Some(out.cells.len() - 1);
+                        }
+                        ("pin", Some("cell")) => {
+                            if let Some(c) = current_cell.and_then(|k| out.cells.get_mut(k)) {
+                                c.pins.push(ScanPin {
+                                    name: first.clone(),
+                                    ..ScanPin::default()
+                                });
+                            }
                         }
                         ("ff" | "ff_bank", Some("cell")) => {
                             if let Some(c) = current_cell.and_then(|k| out.cells.get_mut(k)) {
@@ -527,6 +627,19 @@ fn scan(text: &str) -> Scan {
                     ("area", Some("cell"), Some(v)) => {
                         if let Some(c) = current_cell.and_then(|k| out.cells.get_mut(k)) {
                             c.area = v.trim().parse().ok();
+                        }
+                    }
+                    ("direction" | "function", Some("pin"), Some(v)) => {
+                        let pin = current_cell
+                            .and_then(|k| out.cells.get_mut(k))
+                            .and_then(|c| c.pins.last_mut());
+                        if let Some(pin) = pin {
+                            let v = Some(v.trim().trim_matches('"').trim().to_string());
+                            if *w == "direction" {
+                                pin.direction = v;
+                            } else {
+                                pin.function = v;
+                            }
                         }
                     }
                     _ => {}
@@ -627,6 +740,13 @@ library (mini) {
         assert!(lib.flop_cells.contains("DFFPOSX1"));
         assert!(lib.flop_cells.contains("DFFSR"));
         assert!(lib.latch_cells.contains("LATCH"));
+        let b = lib.buffer.as_ref().expect("a buffer cell");
+        assert_eq!(
+            (b.name.as_str(), b.input.as_str(), b.output.as_str()),
+            ("BUFX4", "A", "Y")
+        );
+        assert!(lib.output_pins["DFFPOSX1"].contains("Q"));
+        assert!(!lib.output_pins["DFFPOSX1"].contains("D"));
     }
 
     #[test]
@@ -671,9 +791,16 @@ library (mini) {
                 lib.flop_cells.len(),
                 lib.latch_cells.len()
             );
+            let buf = lib.buffer.as_ref().map(|b| b.name.as_str());
             match lib.nand2_cell.as_str() {
-                "NAND2_X1" => assert!((lib.nand2_area_um2 - 0.798).abs() < 1e-9),
-                "sky130_fd_sc_hd__nand2_1" => assert!((lib.nand2_area_um2 - 3.7536).abs() < 1e-9),
+                "NAND2_X1" => {
+                    assert!((lib.nand2_area_um2 - 0.798).abs() < 1e-9);
+                    assert_eq!(buf, Some("BUF_X4"));
+                }
+                "sky130_fd_sc_hd__nand2_1" => {
+                    assert!((lib.nand2_area_um2 - 3.7536).abs() < 1e-9);
+                    assert_eq!(buf, Some("sky130_fd_sc_hd__buf_4"));
+                }
                 other => panic!("unexpected reference cell {other} in {}", lib.name),
             }
         }

@@ -14,6 +14,7 @@
 //! # Ok::<(), hwzip::synth::SynthError>(())
 //! ```
 
+pub mod buffer;
 pub mod cache;
 pub mod cores;
 pub mod gatesim;
@@ -196,7 +197,7 @@ pub struct SynthResult {
     pub comb_cells: u64,
     /// Cell count per cell type.
     pub cell_types: BTreeMap<String, u64>,
-    /// Chip area from `stat -liberty`, µm².
+    /// Chip area from `stat -liberty` plus the fan-out buffers ([`buffer`]), µm².
     pub area_um2: f64,
     /// Area in thousands of NAND2 gate equivalents of the library's NAND2 reference cell.
     pub kge: f64,
@@ -216,6 +217,12 @@ pub struct SynthResult {
     /// Logic levels (cells) on the worst path.
     #[serde(default)]
     pub path_levels: u32,
+    /// Buffers inserted on high-fan-out flop outputs ([`buffer`]; counted in `cells`).
+    #[serde(default)]
+    pub fanout_buffers: u64,
+    /// Largest fan-out of a flop output in Yosys's netlist (before the buffers).
+    #[serde(default)]
+    pub max_flop_fanout: u64,
     /// Yosys wall time, s.
     pub yosys_seconds: f64,
     /// OpenSTA wall time, s.
@@ -307,6 +314,24 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
         log: job.work_dir.join("stat.txt"),
     })?;
 
+    // Flop outputs get fan-out buffer trees before timing (see `buffer`); Yosys's netlist is
+    // kept as `netlist_yosys.v`.
+    let nl = job.work_dir.join("netlist.v");
+    let text = std::fs::read_to_string(&nl).map_err(|e| SynthError::io(&nl, e))?;
+    let b = buffer::buffer_flop_outputs(&text, lib);
+    if b.buffers > 0 {
+        let orig = job.work_dir.join("netlist_yosys.v");
+        std::fs::write(&orig, &text).map_err(|e| SynthError::io(&orig, e))?;
+        std::fs::write(&nl, &b.netlist).map_err(|e| SynthError::io(&nl, e))?;
+    }
+    let buf_area = lib.buffer.as_ref().map_or(0.0, |c| c.area_um2) * b.buffers as f64;
+    let area_um2 = area_um2 + buf_area;
+    let mut cell_types = y.stat.cell_types.clone();
+    if let (Some(c), true) = (&lib.buffer, b.buffers > 0) {
+        *cell_types.entry(c.name.clone()).or_insert(0) += b.buffers;
+    }
+    let cells = y.stat.cells + b.buffers;
+
     let s = sta::run(job, started)?;
     let slog = job.work_dir.join("sta.log");
     let worst = s.worst().ok_or_else(|| SynthError::Parse {
@@ -330,10 +355,10 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
         top: job.top.clone(),
         liberty: lib.name.clone(),
         clock_ns: job.clock_ns,
-        cells: y.stat.cells,
+        cells,
         seq_cells,
-        comb_cells: y.stat.cells.saturating_sub(seq_cells),
-        cell_types: y.stat.cell_types,
+        comb_cells: cells.saturating_sub(seq_cells),
+        cell_types,
         area_um2,
         kge: area_um2 / lib.nand2_area_um2 / 1000.0,
         critical_path_ns,
@@ -343,6 +368,8 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
         path_from: register_name(&netlist_text, &worst.from),
         path_to: register_name(&netlist_text, &worst.to),
         path_levels: worst.levels,
+        fanout_buffers: b.buffers,
+        max_flop_fanout: b.max_flop_fanout as u64,
         yosys_seconds: y.seconds,
         sta_seconds: s.seconds,
         netlist: job.work_dir.join("netlist.v"),

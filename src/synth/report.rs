@@ -201,6 +201,8 @@ mod tests {
                 path_from: "a_i_0_".into(),
                 path_to: "_89_".into(),
                 path_levels: 7,
+                fanout_buffers: 0,
+                max_flop_fanout: 3,
                 yosys_seconds: 0.181,
                 sta_seconds: 0.05,
                 netlist: "n.v".into(),

@@ -1,0 +1,291 @@
+//! Post-mapping fan-out buffering of flip-flop outputs.
+//!
+//! ABC sees flop `Q` pins as primary inputs and never buffers them (`docs/TOOLCHAIN.md`), so
+//! whether a wide select ends up on one unbuffered flop output, costing up to several ns on
+//! one pin, depended on the order of the statements ABC read. Placement-driven flows repair
+//! such nets after mapping (OpenROAD's `repair_design`); this pass does the part that needs no
+//! placement: every net driven by a flop output with more than [`MAX_FANOUT`] cell-input
+//! loads gets a balanced tree of the library's buffer ([`super::liberty::BufferCell`]), each
+//! driver (flop or buffer) driving at most [`MAX_FANOUT`] pins.
+//!
+//! It rewrites the flat netlist Yosys writes for OpenSTA (`write_verilog -noattr -noexpr`, one
+//! pin connection per line); the buffers' area is added to the reported area. The multi-bit
+//! `mapped.v` used for gate-level simulation stays unbuffered: buffers do not change function.
+
+use super::liberty::{BufferCell, Liberty};
+use std::collections::BTreeMap;
+
+/// Most cell-input pins one flop output or buffer drives after the pass.
+pub const MAX_FANOUT: usize = 16;
+
+/// What the pass inserted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Buffered {
+    /// The netlist with buffer trees.
+    pub netlist: String,
+    /// Buffers inserted.
+    pub buffers: u64,
+    /// Flop-output nets that got a tree.
+    pub nets: u64,
+    /// Largest flop-output fan-out before the pass.
+    pub max_flop_fanout: usize,
+}
+
+/// One pin connection line of a cell instance.
+struct Conn {
+    line: usize,
+    pin: String,
+    net: String,
+    cell: String,
+}
+
+/// Parses `    .PIN(net),` into (pin, net).
+fn parse_conn(line: &str) -> Option<(&str, &str)> {
+    let t = line.trim_start().strip_prefix('.')?;
+    let open = t.find('(')?;
+    let close = t.rfind(')')?;
+    (close > open).then(|| (&t[..open], t[open + 1..close].trim()))
+}
+
+/// Adds buffer trees to the flop outputs of `netlist` (see the module doc). A library without
+/// a usable buffer cell, or a netlist without high-fan-out flop outputs, is returned unchanged.
+pub fn buffer_flop_outputs(netlist: &str, lib: &Liberty) -> Buffered {
+    let lines: Vec<&str> = netlist.lines().collect();
+    let mut conns: Vec<Conn> = Vec::new();
+    let mut cell: Option<String> = None;
+    let mut endmodule = None;
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with("  ") && !l.starts_with("   ") && l.trim_end().ends_with(" (") {
+            // `  CELL inst (`: an instance header (declarations end in `;`).
+            cell = l.split_whitespace().next().map(str::to_string);
+        } else if l.trim() == ");" {
+            cell = None;
+        } else if l.trim() == "endmodule" && endmodule.is_none() {
+            endmodule = Some(i);
+        } else if let (Some(c), Some((pin, net))) = (&cell, parse_conn(l)) {
+            conns.push(Conn {
+                line: i,
+                pin: pin.to_string(),
+                net: net.to_string(),
+                cell: c.clone(),
+            });
+        }
+    }
+    let is_output = |c: &Conn| {
+        lib.output_pins
+            .get(&c.cell)
+            .is_some_and(|outs| outs.contains(&c.pin))
+    };
+    // Nets driven by a flop output, and every cell-input load of each net.
+    let mut flop_nets: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for c in &conns {
+        if lib.flop_cells.contains(&c.cell) && is_output(c) && !c.net.is_empty() {
+            flop_nets.entry(c.net.as_str()).or_default();
+        }
+    }
+    for (k, c) in conns.iter().enumerate() {
+        if !is_output(c) {
+            if let Some(loads) = flop_nets.get_mut(c.net.as_str()) {
+                loads.push(k);
+            }
+        }
+    }
+    let max_flop_fanout = flop_nets.values().map(Vec::len).max().unwrap_or(0);
+    let unchanged = Buffered {
+        netlist: netlist.to_string(),
+        max_flop_fanout,
+        ..Buffered::default()
+    };
+    let (Some(buf), Some(end)) = (&lib.buffer, endmodule) else {
+        return unchanged;
+    };
+    let mut new_net: BTreeMap<usize, String> = BTreeMap::new();
+    let mut decls = String::new();
+    let mut cells = String::new();
+    let mut n_buf = 0u64;
+    let mut n_nets = 0u64;
+    for (net, loads) in &flop_nets {
+        if loads.len() <= MAX_FANOUT {
+            continue;
+        }
+        n_nets += 1;
+        // Leaves: groups of at most MAX_FANOUT loads, each behind one buffer; then group the
+        // buffers the same way until the root has at most MAX_FANOUT of them.
+        let mut level: Vec<Vec<usize>> = loads.chunks(MAX_FANOUT).map(<[usize]>::to_vec).collect();
+        let mut leaf = true;
+        let mut pending: Vec<(String, Vec<String>)> = Vec::new();
+        let mut drivers: Vec<String> = Vec::new();
+        loop {
+            drivers.clear();
+            for group in &level {
+                let out = format!("_hwzip_fo{}_", n_buf);
+                n_buf += 1;
+                if leaf {
+                    for &k in group {
+                        new_net.insert(conns[k].line, out.clone());
+                    }
+                    pending.push((out.clone(), Vec::new()));
+                } else {
+                    let kids = group.iter().map(|&d| pending_name(&pending, d)).collect();
+                    pending.push((out.clone(), kids));
+                }
+                drivers.push(out);
+            }
+            leaf = false;
+            if drivers.len() <= MAX_FANOUT {
+                break;
+            }
+            let base = pending.len() - drivers.len();
+            level = (base..pending.len())
+                .collect::<Vec<_>>()
+                .chunks(MAX_FANOUT)
+                .map(<[usize]>::to_vec)
+                .collect();
+        }
+        // Each buffer's input: the net itself for the root level, else its parent's output.
+        let mut input: BTreeMap<String, String> = BTreeMap::new();
+        for (out, kids) in &pending {
+            for k in kids {
+                input.insert(k.clone(), out.clone());
+            }
+        }
+        for (out, _) in &pending {
+            let from = input.get(out).cloned().unwrap_or_else(|| net.to_string());
+            decls.push_str(&format!("  wire {};\n", out));
+            cells.push_str(&instance(buf, out, &from));
+        }
+    }
+    if n_buf == 0 {
+        return unchanged;
+    }
+    let mut text = String::with_capacity(netlist.len() + cells.len() + decls.len());
+    for (i, l) in lines.iter().enumerate() {
+        if i == end {
+            text.push_str(&decls);
+            text.push_str(&cells);
+        }
+        match new_net.get(&i) {
+            Some(n) => {
+                let (pin, _) = parse_conn(l).unwrap_or_default();
+                let indent = &l[..l.len() - l.trim_start().len()];
+                let comma = if l.trim_end().ends_with(',') { "," } else { "" };
+                text.push_str(&format!("{}.{}({}){}", indent, pin, n, comma));
+            }
+            None => text.push_str(l),
+        }
+        text.push('\n');
+    }
+    Buffered {
+        netlist: text,
+        buffers: n_buf,
+        nets: n_nets,
+        max_flop_fanout,
+    }
+}
+
+fn pending_name(pending: &[(String, Vec<String>)], k: usize) -> String {
+    pending[k].0.clone()
+}
+
+fn instance(buf: &BufferCell, out: &str, from: &str) -> String {
+    // An escaped identifier (`\a.b[2]`) ends at whitespace.
+    let sp = if from.starts_with('\\') { " " } else { "" };
+    format!(
+        "  {} {}_i (\n    .{}({}{}),\n    .{}({})\n  );\n",
+        buf.name, out, buf.input, from, sp, buf.output, out
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn lib() -> Liberty {
+        let mut outs = BTreeMap::new();
+        outs.insert("DFF".to_string(), BTreeSet::from(["Q".to_string()]));
+        outs.insert("INV".to_string(), BTreeSet::from(["Y".to_string()]));
+        outs.insert("BUF".to_string(), BTreeSet::from(["Y".to_string()]));
+        Liberty {
+            name: "t".into(),
+            path: Default::default(),
+            source: Default::default(),
+            nand2_cell: "NAND2".into(),
+            nand2_area_um2: 1.0,
+            time_unit_ns: 1.0,
+            cap_unit_pf: 1.0,
+            cell_count: 3,
+            flop_cells: BTreeSet::from(["DFF".to_string()]),
+            latch_cells: BTreeSet::new(),
+            output_pins: outs,
+            buffer: Some(BufferCell {
+                name: "BUF".into(),
+                input: "A".into(),
+                output: "Y".into(),
+                area_um2: 2.0,
+            }),
+            excluded_cells: Vec::new(),
+        }
+    }
+
+    fn netlist(loads: usize) -> String {
+        let mut t = String::from("module m(clk, y);\n  input clk;\n  wire q;\n");
+        t.push_str("  DFF _r_ (\n    .CLK(clk),\n    .D(q),\n    .Q(q)\n  );\n");
+        for i in 0..loads {
+            t.push_str(&format!(
+                "  INV _i{}_ (\n    .A(q),\n    .Y(y{})\n  );\n",
+                i, i
+            ));
+        }
+        t.push_str("endmodule\n");
+        t
+    }
+
+    /// Every load pin, by net: (net -> count of input connections).
+    fn fanouts(text: &str, l: &Liberty) -> BTreeMap<String, usize> {
+        let mut cell = String::new();
+        let mut f = BTreeMap::new();
+        for line in text.lines() {
+            if line.starts_with("  ") && !line.starts_with("   ") && line.ends_with(" (") {
+                cell = line.split_whitespace().next().unwrap_or("").to_string();
+            } else if let Some((pin, net)) = parse_conn(line) {
+                if !l.output_pins[&cell].contains(pin) {
+                    *f.entry(net.to_string()).or_insert(0) += 1;
+                }
+            }
+        }
+        f
+    }
+
+    #[test]
+    fn small_fanout_is_left_alone() {
+        let t = netlist(MAX_FANOUT - 1); // + the flop's own D pin = MAX_FANOUT
+        let b = buffer_flop_outputs(&t, &lib());
+        assert_eq!(b.buffers, 0);
+        assert_eq!(b.netlist, t);
+        assert_eq!(b.max_flop_fanout, MAX_FANOUT);
+    }
+
+    #[test]
+    fn every_driver_is_bounded_and_every_load_is_kept() {
+        let l = lib();
+        for loads in [MAX_FANOUT, 100, MAX_FANOUT * MAX_FANOUT + 5, 1000] {
+            let t = netlist(loads);
+            let b = buffer_flop_outputs(&t, &l);
+            let f = fanouts(&b.netlist, &l);
+            assert!(f.values().all(|&n| n <= MAX_FANOUT), "{loads}: {f:?}");
+            // Every INV input, the DFF's D and CLK are still connected; each buffer input
+            // counts once.
+            let total: usize = f.values().sum();
+            assert_eq!(total as u64, loads as u64 + 2 + b.buffers, "{loads}");
+            assert!(b.buffers > 0 && b.nets == 1);
+            // A tree: every buffer output net is driven once and used.
+            for k in 0..b.buffers {
+                assert!(
+                    f.contains_key(&format!("_hwzip_fo{}_", k)),
+                    "{loads}: fo{k}"
+                );
+            }
+        }
+    }
+}
