@@ -330,10 +330,73 @@ fn select(p: &BdiParams, line: &[u8]) -> Option<(BdiEncoding, Fit)> {
         .filter(|(e, _)| e.size_bits(lb) < p.line_bits())
 }
 
-/// The encoding BDI selects for `line` (without building the stream).
+/// The encoding BDI selects for `line` (without building the stream): the size-only fast
+/// path. It tries the encodings from the smallest (same order and tie-break as
+/// [`compress`]) and stops at the first that fits, reading the line in place without
+/// allocating; `tests::size_only_equals_stream_length` checks it against [`compress`].
 pub fn classify(p: &BdiParams, line: &[u8]) -> Result<BdiEncoding, ModelError> {
     p.check_line(line)?;
-    Ok(select(p, line).map_or(BdiEncoding::Uncompressed, |(e, _)| e))
+    let raw = p.line_bits();
+    for &e in size_order(p.line_bytes) {
+        if e.size_bits(p.line_bytes) >= raw {
+            break;
+        }
+        let ok = match e {
+            BdiEncoding::Zero => line.iter().all(|&b| b == 0),
+            BdiEncoding::Repeated => line.chunks_exact(8).all(|c| c == &line[..8]),
+            _ => {
+                let (k, d) = e.base_delta().unwrap_or((8, 8));
+                fits_in_place(line, k, d, p.base_rule)
+            }
+        };
+        if ok {
+            return Ok(e);
+        }
+    }
+    Ok(BdiEncoding::Uncompressed)
+}
+
+/// The compressed encodings by (size, data bits, prefix): [`select`]'s order.
+fn size_order(line_bytes: usize) -> &'static [BdiEncoding; 8] {
+    static ORDERS: std::sync::OnceLock<[[BdiEncoding; 8]; 3]> = std::sync::OnceLock::new();
+    let orders = ORDERS.get_or_init(|| {
+        [32, 64, 128].map(|lb| {
+            let mut o = BdiEncoding::COMPRESSED;
+            o.sort_by_key(|e| (e.size_bits(lb), e.data_bits(lb), *e as u8));
+            o
+        })
+    });
+    match line_bytes {
+        32 => &orders[0],
+        128 => &orders[2],
+        _ => &orders[1],
+    }
+}
+
+/// [`try_base_delta`] without building the fit: whether every k-byte element is an
+/// immediate (a d-byte sign extension) or within a d-byte delta of the base.
+fn fits_in_place(line: &[u8], k: usize, d: usize, rule: BaseRule) -> bool {
+    let elem = |c: &[u8]| {
+        let mut b = [0u8; 8];
+        b[..k].copy_from_slice(c);
+        u64::from_le_bytes(b)
+    };
+    let m = kmask(k);
+    let mut base = match rule {
+        BaseRule::Element0 => Some(elem(&line[..k])),
+        BaseRule::FirstNonImmediate => None,
+    };
+    for c in line.chunks_exact(k) {
+        let v = elem(c);
+        if fits(v, k, d) {
+            continue;
+        }
+        let b = *base.get_or_insert(v);
+        if !fits(v.wrapping_sub(b) & m, k, d) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Size in bits of the line as sent: the selected encoding's total, or `8·line_bytes` raw.

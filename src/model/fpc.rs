@@ -301,31 +301,68 @@ fn encode_original(words: &[u32], class: &[FpcPattern]) -> BitWriter {
     w
 }
 
-/// Size in bits of the line as sent, in the configured mode (capped at `8·line_bytes`).
+/// Size in bits of the line as sent, in the configured mode (capped at `8·line_bytes`): the
+/// size-only fast path. Word sizes come from [`word_size`] and zero runs are counted in place,
+/// with no classification vector or bit stream; `tests::size_only_equals_stream_length`
+/// checks it against [`compress`].
 pub fn size_bits(p: &FpcParams, line: &[u8]) -> Result<usize, ModelError> {
-    let c = classify(p, line)?;
+    p.check_line(line)?;
     let raw = p.line_bits();
-    Ok(match p.mode {
+    let mut n = 0usize;
+    match p.mode {
         FpcMode::PaperSize => {
-            if c.zero_line {
-                FpcPattern::ZeroBlock.paper_size()
-            } else {
-                c.words
-                    .iter()
-                    .map(|w| w.paper_size())
-                    .sum::<usize>()
-                    .min(raw)
+            let mut all_zero = true;
+            for c in line.chunks_exact(4) {
+                let w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                all_zero &= w == 0;
+                n += word_size(w, 32) as usize;
+            }
+            if all_zero {
+                return Ok(FpcPattern::ZeroBlock.paper_size());
             }
         }
         FpcMode::Original => {
-            let n = encode_original(&words(line), &c.words).nbits();
-            if n >= raw {
-                raw
-            } else {
-                n
+            // A run of up to 8 zero words is one 6-bit token.
+            let mut run = 0usize;
+            for c in line.chunks_exact(4) {
+                let w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                if w == 0 {
+                    if run.is_multiple_of(8) {
+                        n += 6;
+                    }
+                    run += 1;
+                } else {
+                    run = 0;
+                    n += word_size(w, 35) as usize;
+                }
             }
         }
-    })
+    }
+    Ok(n.min(raw))
+}
+
+/// Bits of one word as [`classify_word`] codes it: 3 + payload, or `unmatched` for a word no
+/// pattern fits (32 in the paper's accounting, 35 = prefix + word in the original format).
+/// Zero words cost 3 (paper accounting).
+#[inline]
+fn word_size(w: u32, unmatched: u32) -> u32 {
+    let s = w as i32;
+    let sext = |bits: u32| {
+        let t = s >> (bits - 1);
+        t == 0 || t == -1
+    };
+    let half8 = |h: u32| (h as u16 as i16 as i32 + 128) as u32 <= 255;
+    if w == 0 {
+        3
+    } else if sext(4) {
+        7
+    } else if sext(8) || w == (w & 0xFF).wrapping_mul(0x0101_0101) {
+        11
+    } else if sext(16) || w & 0xFFFF == 0 || (half8(w >> 16) && half8(w & 0xFFFF)) {
+        19
+    } else {
+        unmatched
+    }
 }
 
 /// Compresses one line (Original mode only; PaperSize is size-only and returns
