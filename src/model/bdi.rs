@@ -376,23 +376,32 @@ fn size_order(line_bytes: usize) -> &'static [BdiEncoding; 8] {
 /// [`try_base_delta`] without building the fit: whether every k-byte element is an
 /// immediate (a d-byte sign extension) or within a d-byte delta of the base.
 fn fits_in_place(line: &[u8], k: usize, d: usize, rule: BaseRule) -> bool {
+    match k {
+        2 => fits_k::<2>(line, d, rule),
+        4 => fits_k::<4>(line, d, rule),
+        _ => fits_k::<8>(line, d, rule),
+    }
+}
+
+/// [`fits_in_place`] for a constant element size (the element loads compile to plain loads).
+fn fits_k<const K: usize>(line: &[u8], d: usize, rule: BaseRule) -> bool {
     let elem = |c: &[u8]| {
         let mut b = [0u8; 8];
-        b[..k].copy_from_slice(c);
+        b[..K].copy_from_slice(&c[..K]);
         u64::from_le_bytes(b)
     };
-    let m = kmask(k);
+    let m = kmask(K);
     let mut base = match rule {
-        BaseRule::Element0 => Some(elem(&line[..k])),
+        BaseRule::Element0 => Some(elem(line)),
         BaseRule::FirstNonImmediate => None,
     };
-    for c in line.chunks_exact(k) {
+    for c in line.chunks_exact(K) {
         let v = elem(c);
-        if fits(v, k, d) {
+        if fits(v, K, d) {
             continue;
         }
         let b = *base.get_or_insert(v);
-        if !fits(v.wrapping_sub(b) & m, k, d) {
+        if !fits(v.wrapping_sub(b) & m, K, d) {
             return false;
         }
     }
