@@ -350,16 +350,7 @@ pub fn synth_unit(
         lib.clone(),
         work.join(&label).join(&u.top.name),
     );
-    job.clock_ns = clock_for(cfg, &label);
-    job.clock_port = u.top.has_clock.then(|| "clk_i".to_string());
-    job.budget = Duration::from_secs(cfg.synth.budget_s);
-    let (mut r, cached) = if cfg.synth.cache {
-        synth::cache::synthesize_cached(&job)
-    } else {
-        synth::synthesize(&job).map(|r| (r, false))
-    }
-    .map_err(|e| e.to_string())?;
-    r.liberty = label;
+    let (r, cached) = run_synth(cfg, &mut job, &label, u.top.has_clock)?;
     let row = ReportRow {
         engine: u.engine.name().into(),
         unit: u.unit.into(),
@@ -369,6 +360,28 @@ pub fn synth_unit(
         result: r,
     };
     Ok((row, cached))
+}
+
+/// Runs `job` with the configuration's clock for library `label` (on `clk_i` when `clocked`)
+/// and budget, through the synthesis cache when `cfg.synth.cache` (the flag says whether the
+/// result came from it); the result is labelled with `label`.
+fn run_synth(
+    cfg: &Config,
+    job: &mut SynthJob,
+    label: &str,
+    clocked: bool,
+) -> FlowResult<(synth::SynthResult, bool)> {
+    job.clock_ns = clock_for(cfg, label);
+    job.clock_port = clocked.then(|| "clk_i".to_string());
+    job.budget = Duration::from_secs(cfg.synth.budget_s);
+    let (mut r, cached) = if cfg.synth.cache {
+        synth::cache::synthesize_cached(job)
+    } else {
+        synth::synthesize(job).map(|r| (r, false))
+    }
+    .map_err(|e| e.to_string())?;
+    r.liberty = label.to_string();
+    Ok((r, cached))
 }
 
 /// `hwzip synth`: synthesizes every unit of `engine` on every library; latency and throughput
@@ -432,16 +445,7 @@ pub fn synth_files(
             lib.clone(),
             work.join(&label).join(top),
         );
-        job.clock_ns = clock_for(cfg, &label);
-        job.clock_port = clocked.then(|| "clk_i".to_string());
-        job.budget = Duration::from_secs(cfg.synth.budget_s);
-        let mut r = if cfg.synth.cache {
-            synth::cache::synthesize_cached(&job).map(|(r, _)| r)
-        } else {
-            synth::synthesize(&job)
-        }
-        .map_err(|e| e.to_string())?;
-        r.liberty = label;
+        let (r, _) = run_synth(cfg, &mut job, &label, clocked)?;
         rows.push(ReportRow {
             engine: "verilog".into(),
             unit: top.into(),

@@ -110,49 +110,32 @@ pub fn buffer_flop_outputs(netlist: &str, lib: &Liberty) -> Buffered {
         }
         n_nets += 1;
         // Leaves: groups of at most MAX_FANOUT loads, each behind one buffer; then group the
-        // buffers the same way until the root has at most MAX_FANOUT of them.
-        let mut level: Vec<Vec<usize>> = loads.chunks(MAX_FANOUT).map(<[usize]>::to_vec).collect();
-        let mut leaf = true;
-        let mut pending: Vec<(String, Vec<String>)> = Vec::new();
-        let mut drivers: Vec<String> = Vec::new();
-        loop {
-            drivers.clear();
-            for group in &level {
-                let out = format!("_hwzip_fo{}_", n_buf);
-                n_buf += 1;
-                if leaf {
-                    for &k in group {
-                        new_net.insert(conns[k].line, out.clone());
-                    }
-                    pending.push((out.clone(), Vec::new()));
-                } else {
-                    let kids = group.iter().map(|&d| pending_name(&pending, d)).collect();
-                    pending.push((out.clone(), kids));
+        // buffers the same way until the root level has at most MAX_FANOUT of them. Each
+        // buffer is (output net, input net: its parent's output, or `net` at the root).
+        let mut bufs: Vec<(String, Option<String>)> = Vec::new();
+        for group in loads.chunks(MAX_FANOUT) {
+            let out = format!("_hwzip_fo{}_", n_buf + bufs.len() as u64);
+            for &k in group {
+                new_net.insert(conns[k].line, out.clone());
+            }
+            bufs.push((out, None));
+        }
+        let mut level = 0..bufs.len();
+        while level.len() > MAX_FANOUT {
+            let next = bufs.len();
+            for group in level.clone().collect::<Vec<_>>().chunks(MAX_FANOUT) {
+                let out = format!("_hwzip_fo{}_", n_buf + bufs.len() as u64);
+                for &k in group {
+                    bufs[k].1 = Some(out.clone());
                 }
-                drivers.push(out);
+                bufs.push((out, None));
             }
-            leaf = false;
-            if drivers.len() <= MAX_FANOUT {
-                break;
-            }
-            let base = pending.len() - drivers.len();
-            level = (base..pending.len())
-                .collect::<Vec<_>>()
-                .chunks(MAX_FANOUT)
-                .map(<[usize]>::to_vec)
-                .collect();
+            level = next..bufs.len();
         }
-        // Each buffer's input: the net itself for the root level, else its parent's output.
-        let mut input: BTreeMap<String, String> = BTreeMap::new();
-        for (out, kids) in &pending {
-            for k in kids {
-                input.insert(k.clone(), out.clone());
-            }
-        }
-        for (out, _) in &pending {
-            let from = input.get(out).cloned().unwrap_or_else(|| net.to_string());
+        n_buf += bufs.len() as u64;
+        for (out, from) in &bufs {
             decls.push_str(&format!("  wire {};\n", out));
-            cells.push_str(&instance(buf, out, &from));
+            cells.push_str(&instance(buf, out, from.as_deref().unwrap_or(net)));
         }
     }
     if n_buf == 0 {
@@ -181,10 +164,6 @@ pub fn buffer_flop_outputs(netlist: &str, lib: &Liberty) -> Buffered {
         nets: n_nets,
         max_flop_fanout,
     }
-}
-
-fn pending_name(pending: &[(String, Vec<String>)], k: usize) -> String {
-    pending[k].0.clone()
 }
 
 fn instance(buf: &BufferCell, out: &str, from: &str) -> String {

@@ -327,7 +327,7 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
     let buf_area = lib.buffer.as_ref().map_or(0.0, |c| c.area_um2) * b.buffers as f64;
     let area_um2 = area_um2 + buf_area;
     let mut cell_types = y.stat.cell_types.clone();
-    if let (Some(c), true) = (&lib.buffer, b.buffers > 0) {
+    if let Some(c) = lib.buffer.as_ref().filter(|_| b.buffers > 0) {
         *cell_types.entry(c.name.clone()).or_insert(0) += b.buffers;
     }
     let cells = y.stat.cells + b.buffers;
@@ -350,7 +350,6 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
         f64::INFINITY
     };
     let seq_cells = y.stat.count_flops(lib);
-    let netlist_text = std::fs::read_to_string(job.work_dir.join("netlist.v")).unwrap_or_default();
     Ok(SynthResult {
         top: job.top.clone(),
         liberty: lib.name.clone(),
@@ -365,8 +364,8 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
         fmax_mhz,
         wns_ns: (worst.slack * tu).min(0.0),
         tns_ns: s.tns.unwrap_or(0.0) * tu,
-        path_from: register_name(&netlist_text, &worst.from),
-        path_to: register_name(&netlist_text, &worst.to),
+        path_from: register_name(&b.netlist, &worst.from),
+        path_to: register_name(&b.netlist, &worst.to),
         path_levels: worst.levels,
         fanout_buffers: b.buffers,
         max_flop_fanout: b.max_flop_fanout as u64,

@@ -67,7 +67,7 @@ impl Cell {
 /// Column key, Markdown header, value.
 type Column = (&'static str, &'static str, fn(&ReportRow) -> Cell);
 
-const COLUMNS: [Column; 20] = [
+const COLUMNS: [Column; 22] = [
     ("engine", "engine", |r| Cell::Text(r.engine.clone())),
     ("unit", "unit", |r| Cell::Text(r.unit.clone())),
     ("params", "params", |r| Cell::Text(r.params.clone())),
@@ -103,6 +103,12 @@ const COLUMNS: [Column; 20] = [
     }),
     ("path_to", "path to", |r| {
         Cell::Text(r.result.path_to.clone())
+    }),
+    ("fanout_buffers", "fo buffers", |r| {
+        Cell::Int(r.result.fanout_buffers)
+    }),
+    ("max_flop_fanout", "max flop fo", |r| {
+        Cell::Int(r.result.max_flop_fanout)
     }),
     ("yosys_seconds", "yosys s", |r| {
         Cell::Num(r.result.yosys_seconds, 2)
