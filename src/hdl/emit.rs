@@ -31,7 +31,9 @@ fn range(width: u32) -> String {
 /// that break before their operators, concatenations as fills.
 pub(crate) fn doc(e: &Expr) -> Doc {
     match e.node() {
-        Node::Sig { .. } | Node::Slice { .. } | Node::MemRead { .. } => text(verilog(e)),
+        Node::Sig { .. } | Node::Slice { .. } | Node::MemRead { .. } | Node::Param { .. } => {
+            text(verilog(e))
+        }
         Node::Const(b) => const_doc(b),
         Node::Concat(parts) => {
             let n = parts.len();
@@ -287,6 +289,18 @@ pub fn emit_module(m: &Module) -> String {
         let _ = writeln!(o, "  {} {}{}{}", dir, range(p.width), p.name, sep);
     }
     let _ = writeln!(o, ");");
+    if !m.params.is_empty() {
+        let _ = writeln!(o);
+        for (name, value) in &m.params {
+            let _ = writeln!(
+                o,
+                "  localparam {}{} = {};",
+                range(value.width()),
+                name,
+                const_text(value)
+            );
+        }
+    }
 
     let mut declared = vec![false; m.signals.len()];
     for (i, s) in m.signals.iter().enumerate() {

@@ -104,6 +104,13 @@ pub enum Node {
     },
     /// A constant.
     Const(Bits),
+    /// A named constant (`localparam`), e.g. an FSM state code; behaves as its value.
+    Param {
+        /// Its Verilog name.
+        name: Arc<str>,
+        /// Its value.
+        value: Bits,
+    },
     /// `base[lo +: width]`; `base` is a signal, a memory read or a constant.
     Slice {
         /// What is sliced.
@@ -195,6 +202,16 @@ impl Expr {
         Expr::new(Node::Const(value), w)
     }
 
+    /// A placeholder of `width` bits that carries a builder error (reported by `finish`).
+    pub(crate) fn malformed(width: u32, msg: String) -> Expr {
+        Expr::bad(Node::Const(Bits::zero(width.max(1))), width.max(1), msg)
+    }
+
+    pub(crate) fn param(name: Arc<str>, value: Bits) -> Expr {
+        let w = value.width();
+        Expr::new(Node::Param { name, value }, w)
+    }
+
     /// All-zero constant.
     pub fn zero(width: u32) -> Expr {
         Expr::constant(Bits::zero(width))
@@ -208,7 +225,7 @@ impl Expr {
     /// The constant value, if this is a constant.
     pub fn as_const(&self) -> Option<&Bits> {
         match &*self.node {
-            Node::Const(b) => Some(b),
+            Node::Const(b) | Node::Param { value: b, .. } => Some(b),
             _ => None,
         }
     }
@@ -236,7 +253,7 @@ impl Expr {
             return self.clone();
         }
         match &*self.node {
-            Node::Const(b) => Expr::constant(b.slice(lo, width)),
+            Node::Const(b) | Node::Param { value: b, .. } => Expr::constant(b.slice(lo, width)),
             Node::Slice { base, lo: l0 } => base.slice(l0 + lo, width),
             Node::Concat(parts) => {
                 // Walk LSB-first, keep the overlapping part of each piece.
@@ -577,7 +594,7 @@ fn render(e: &Expr, out: &mut String, depth: u32) {
     }
     let d = depth - 1;
     match &*e.node {
-        Node::Sig { name, .. } => out.push_str(name),
+        Node::Sig { name, .. } | Node::Param { name, .. } => out.push_str(name),
         Node::Const(b) => {
             let _ = write!(out, "{}", const_text(b));
         }
@@ -762,7 +779,7 @@ pub(crate) fn visit(
     }
     f(e);
     match &*e.node {
-        Node::Sig { .. } | Node::Const(_) => {}
+        Node::Sig { .. } | Node::Const(_) | Node::Param { .. } => {}
         Node::Slice { base, .. } => visit(base, seen, f),
         Node::Concat(parts) => parts.iter().for_each(|p| visit(p, seen, f)),
         Node::Repeat(x, _) | Node::Not(x) | Node::Reduce(_, x) | Node::ShiftConst(_, x, _) => {

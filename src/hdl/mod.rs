@@ -22,16 +22,22 @@
 
 pub mod bits;
 pub mod blocks;
+pub mod cond;
 pub mod emit;
 pub mod expr;
 pub mod module;
 pub mod pretty;
 pub mod sim;
+pub mod stream;
 
 pub use bits::Bits;
 pub use blocks::PrefixTopology;
+pub use cond::{Fsm, When};
 pub use expr::Expr;
 pub use module::{clog2, Dir, HdlError, Inst, Mem, Module, ModuleBuilder, Net, PortInfo, Reg};
+pub use stream::{Layout, Stream, StreamPorts};
 
+#[cfg(test)]
+mod stream_tests;
 #[cfg(test)]
 mod tests;

@@ -183,6 +183,10 @@ pub struct Module {
     pub(crate) id: u64,
     /// Expressions named as intentionally unused (lint waiver).
     pub unused: Vec<Expr>,
+    /// Named constants (`localparam`), in declaration order.
+    pub params: Vec<(Arc<str>, Bits)>,
+    /// Stream interfaces on the ports (for drivers and monitors).
+    pub streams: Vec<super::stream::StreamPorts>,
 }
 
 impl Module {
@@ -245,6 +249,9 @@ impl Reg {
     pub fn width(&self) -> u32 {
         self.q.width()
     }
+    pub(crate) fn index(&self) -> usize {
+        self.id.index
+    }
 }
 
 /// Handle to a declared-but-not-yet-driven net (output port or wire).
@@ -262,6 +269,9 @@ impl Net {
     /// Width in bits.
     pub fn width(&self) -> u32 {
         self.e.width()
+    }
+    pub(crate) fn index(&self) -> usize {
+        self.id.index
     }
 }
 
@@ -320,6 +330,7 @@ pub struct ModuleBuilder {
     m: Module,
     names: HashSet<String>,
     problems: Vec<String>,
+    pub(crate) cond: super::cond::CondState,
 }
 
 const KEYWORDS: &[&str] = &[
@@ -508,9 +519,12 @@ impl ModuleBuilder {
                 has_reset: false,
                 id: NEXT_MODULE.fetch_add(1, Ordering::Relaxed),
                 unused: Vec::new(),
+                params: Vec::new(),
+                streams: Vec::new(),
             },
             names: HashSet::new(),
             problems,
+            cond: Default::default(),
         }
     }
 
@@ -523,6 +537,40 @@ impl ModuleBuilder {
     pub fn header(&mut self, line: impl Into<String>) -> &mut Self {
         self.m.header.push(line.into());
         self
+    }
+
+    /// Records a builder error (reported by `finish`).
+    pub(crate) fn problem(&mut self, msg: String) {
+        self.problems.push(msg);
+    }
+
+    pub(crate) fn item_count(&self) -> usize {
+        self.m.items.len()
+    }
+
+    /// Removes and returns the items created since position `from`.
+    pub(crate) fn take_items_from(&mut self, from: usize) -> Vec<Item> {
+        let from = from.min(self.m.items.len());
+        self.m.items.split_off(from)
+    }
+
+    /// Inserts `items` at position `pos` (in order).
+    pub(crate) fn insert_items(&mut self, pos: usize, items: Vec<Item>) {
+        let pos = pos.min(self.m.items.len());
+        self.m.items.splice(pos..pos, items);
+    }
+
+    /// Declares a named constant (`localparam [w-1:0] NAME = value;` at the top of the module)
+    /// and returns it as an expression that prints as its name.
+    pub fn localparam(&mut self, name: &str, value: Bits) -> Expr {
+        self.claim(name);
+        let name: Arc<str> = name.into();
+        self.m.params.push((name.clone(), value.clone()));
+        Expr::param(name, value)
+    }
+
+    pub(crate) fn add_stream(&mut self, s: super::stream::StreamPorts) {
+        self.m.streams.push(s);
     }
 
     /// Adds a comment line before the next declaration.
@@ -868,6 +916,7 @@ impl ModuleBuilder {
     /// undriven outputs/wires, registers without next state, slices of unnamed compound
     /// expressions, references to signals of another module, memory address widths.
     pub fn finish(mut self) -> Result<Arc<Module>, HdlError> {
+        self.lower_conditionals();
         let mid = self.m.id;
         let mut exprs: Vec<(String, Expr)> = Vec::new();
         for s in &self.m.signals {
@@ -937,7 +986,7 @@ impl ModuleBuilder {
                         }
                     }
                     Node::Slice { base, .. } => match base.node() {
-                        Node::Sig { .. } | Node::MemRead { .. } | Node::Const(_) => {}
+                        Node::Sig { .. } | Node::MemRead { .. } | Node::Const(_) | Node::Param { .. } => {}
                         _ if x.error.is_some() => {}
                         _ => problems.push(format!(
                             "{}: cannot slice the unnamed expression `{}`; name it with `wire()` first",
@@ -950,6 +999,21 @@ impl ModuleBuilder {
             });
         }
         self.problems.extend(problems);
+        // Named constants no expression reads go to the lint waiver.
+        let mut read = HashSet::new();
+        let mut seen = HashSet::new();
+        for (_, e) in &exprs {
+            visit(e, &mut seen, &mut |x: &Expr| {
+                if let Node::Param { name, .. } = x.node() {
+                    read.insert(name.clone());
+                }
+            });
+        }
+        for (name, value) in &self.m.params {
+            if !read.contains(name) {
+                self.m.unused.push(Expr::param(name.clone(), value.clone()));
+            }
+        }
         if self.problems.is_empty() {
             Ok(Arc::new(self.m))
         } else {

@@ -162,7 +162,7 @@ fn translate(e: &Expr, local: &[usize], mem_base: usize) -> FExpr {
     let t = |x: &Expr| Box::new(translate(x, local, mem_base));
     match e.node() {
         Node::Sig { id, .. } => FExpr::Net(local[id.index]),
-        Node::Const(b) => FExpr::Const(b.clone()),
+        Node::Const(b) | Node::Param { value: b, .. } => FExpr::Const(b.clone()),
         Node::Slice { base, lo } => FExpr::Slice(t(base), *lo, e.width()),
         Node::Concat(ps) => {
             FExpr::Concat(ps.iter().map(|p| translate(p, local, mem_base)).collect())

@@ -1559,7 +1559,7 @@ mod tests {
             let mut rec = |x: &Expr| expr(m, x, memo, weight, inst);
             let below = match e.node() {
                 Node::Sig { id, .. } => return sig(m, id.index, memo, weight, inst),
-                Node::Const(_) => 0,
+                Node::Const(_) | Node::Param { .. } => 0,
                 Node::Slice { base, .. } => rec(base),
                 Node::Concat(parts) => parts.iter().map(&mut rec).max().unwrap_or(0),
                 Node::Repeat(x, _)

@@ -1,0 +1,344 @@
+//! Conditional assignment and enum-typed state machines.
+//!
+//! [`ModuleBuilder::when`] opens a branch; inside it [`ModuleBuilder::set`] gives a register
+//! (or [`ModuleBuilder::set_wire`] a defaulted wire) a value under the branch's condition.
+//! Branches nest and chain (`when` / [`When::elsewhen`] / [`When::otherwise`]); a later `set`
+//! of the same target wins, as in Chisel and Amaranth. When the module is finished every
+//! target is lowered to plain hwzip logic:
+//!
+//! * a register loads when any of its guards holds (`enable = g1 | g2 | ...`, omitted when
+//!   one assignment is unconditional) and its next state `x_d` is a priority mux of the
+//!   assigned values, the latest assignment first;
+//! * a defaulted wire is the same priority mux ending in its default.
+//!
+//! The lowered assignment is placed where the target was last set, so it is emitted in that
+//! stage of the module. [`ModuleBuilder::fsm`] declares a state register whose codes are
+//! `localparam`s (`ST_IDLE`, ...) in the emitted Verilog.
+
+use super::bits::Bits;
+use super::expr::Expr;
+use super::module::{clog2, Item, ModuleBuilder, Net, Reg};
+use std::collections::HashMap;
+use std::panic::Location;
+
+/// One assignment: the guard under which it applies and the value.
+#[derive(Clone, Debug)]
+struct Assign {
+    guard: Expr,
+    value: Expr,
+    /// Item position of the assignment (the lowered logic goes there).
+    pos: usize,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    Reg(Reg),
+    Wire { net: Net, default: Expr },
+}
+
+#[derive(Clone, Debug)]
+struct Target {
+    kind: Kind,
+    assigns: Vec<Assign>,
+}
+
+/// Conditional-assignment state of a module builder.
+#[derive(Default, Debug)]
+pub(crate) struct CondState {
+    /// Conditions of the open branches, outermost first.
+    guards: Vec<Expr>,
+    targets: Vec<Target>,
+    /// Signal index → position in `targets`.
+    index: HashMap<usize, usize>,
+}
+
+/// A `when` chain: what its earlier branches covered, for `elsewhen` and `otherwise`.
+#[derive(Clone, Debug)]
+pub struct When {
+    taken: Expr,
+}
+
+impl When {
+    /// `else if (c)`: runs `f` with the guard `c` and no earlier branch of the chain.
+    #[track_caller]
+    pub fn elsewhen(
+        self,
+        m: &mut ModuleBuilder,
+        c: &Expr,
+        f: impl FnOnce(&mut ModuleBuilder),
+    ) -> When {
+        let loc = Location::caller();
+        m.check_cond(c, loc);
+        let g = !self.taken.clone() & c.clone();
+        m.branch(g, f);
+        When {
+            taken: self.taken | c.clone(),
+        }
+    }
+
+    /// `else`: runs `f` when no branch of the chain applied.
+    pub fn otherwise(self, m: &mut ModuleBuilder, f: impl FnOnce(&mut ModuleBuilder)) {
+        m.branch(!self.taken, f);
+    }
+}
+
+/// A state register with named states ([`ModuleBuilder::fsm`]).
+#[derive(Clone, Debug)]
+pub struct Fsm {
+    reg: Reg,
+    states: Vec<(String, Expr)>,
+}
+
+impl Fsm {
+    /// The state register's value.
+    pub fn q(&self) -> Expr {
+        self.reg.q()
+    }
+
+    /// The register handle (for [`ModuleBuilder::set`]).
+    pub fn reg(&self) -> &Reg {
+        &self.reg
+    }
+
+    /// The code of `state` (its `localparam`). An unknown state is a builder error.
+    #[track_caller]
+    pub fn code(&self, state: &str) -> Expr {
+        match self.states.iter().find(|(n, _)| n == state) {
+            Some((_, e)) => e.clone(),
+            None => Expr::malformed(
+                self.reg.q().width(),
+                format!(
+                    "FSM `{}` has no state `{}` (at {})",
+                    self.reg.q().brief(),
+                    state,
+                    Location::caller()
+                ),
+            ),
+        }
+    }
+
+    /// 1 when the machine is in `state`.
+    #[track_caller]
+    pub fn is(&self, state: &str) -> Expr {
+        self.reg.q().eq(&self.code(state))
+    }
+
+    /// Moves to `state` under the current `when` branch.
+    #[track_caller]
+    pub fn go(&self, m: &mut ModuleBuilder, state: &str) {
+        let c = self.code(state);
+        m.set(&self.reg, &c);
+    }
+
+    /// State names in code order.
+    pub fn states(&self) -> impl Iterator<Item = &str> {
+        self.states.iter().map(|(n, _)| n.as_str())
+    }
+}
+
+impl ModuleBuilder {
+    /// `if (c)`: runs `f` with `c` added to the guard of every [`ModuleBuilder::set`] in it.
+    #[track_caller]
+    pub fn when(&mut self, c: &Expr, f: impl FnOnce(&mut ModuleBuilder)) -> When {
+        let loc = Location::caller();
+        self.check_cond(c, loc);
+        self.branch(c.clone(), f);
+        When { taken: c.clone() }
+    }
+
+    fn check_cond(&mut self, c: &Expr, loc: &Location<'_>) {
+        if c.width() != 1 {
+            self.problem(format!(
+                "`when` condition `{}` is {} bits, expected 1 (at {})",
+                c.brief(),
+                c.width(),
+                loc
+            ));
+        }
+    }
+
+    fn branch(&mut self, g: Expr, f: impl FnOnce(&mut ModuleBuilder)) {
+        self.cond.guards.push(g);
+        f(self);
+        self.cond.guards.pop();
+    }
+
+    /// The conjunction of the open branches' conditions (1 outside any branch).
+    pub fn guard(&self) -> Expr {
+        let mut it = self.cond.guards.iter();
+        match it.next() {
+            None => Expr::ones(1),
+            Some(first) => it.fold(first.clone(), |acc, g| acc & g.clone()),
+        }
+    }
+
+    /// Gives register `r` the value `v` under the current branch (it holds otherwise). A
+    /// register set this way must not also get [`ModuleBuilder::next`].
+    #[track_caller]
+    pub fn set(&mut self, r: &Reg, v: &Expr) {
+        let loc = Location::caller();
+        let sig = r.index();
+        if v.width() != r.width() {
+            self.problem(format!(
+                "width mismatch: register `{}` is {} bits, value `{}` is {} bits (at {})",
+                r.q().brief(),
+                r.width(),
+                v.brief(),
+                v.width(),
+                loc
+            ));
+        }
+        let t = match self.cond.index.get(&sig) {
+            Some(&t) => t,
+            None => {
+                self.cond.targets.push(Target {
+                    kind: Kind::Reg(r.clone()),
+                    assigns: Vec::new(),
+                });
+                let t = self.cond.targets.len() - 1;
+                self.cond.index.insert(sig, t);
+                t
+            }
+        };
+        self.push_assign(t, v);
+    }
+
+    /// Declares a wire that is `default` unless a [`ModuleBuilder::set_wire`] in a `when`
+    /// branch gives it another value.
+    pub fn wire_default(&mut self, name: &str, default: &Expr) -> Net {
+        let net = self.wire_decl(name, default.width());
+        self.cond.targets.push(Target {
+            kind: Kind::Wire {
+                net: net.clone(),
+                default: default.clone(),
+            },
+            assigns: Vec::new(),
+        });
+        self.cond
+            .index
+            .insert(net.index(), self.cond.targets.len() - 1);
+        net
+    }
+
+    /// Gives a wire declared with [`ModuleBuilder::wire_default`] the value `v` under the
+    /// current branch.
+    #[track_caller]
+    pub fn set_wire(&mut self, n: &Net, v: &Expr) {
+        let loc = Location::caller();
+        let Some(&t) = self.cond.index.get(&n.index()) else {
+            self.problem(format!(
+                "`{}` is set in a `when` branch but was not declared with `wire_default` (at {})",
+                n.expr().brief(),
+                loc
+            ));
+            return;
+        };
+        if v.width() != n.width() {
+            self.problem(format!(
+                "width mismatch: wire `{}` is {} bits, value `{}` is {} bits (at {})",
+                n.expr().brief(),
+                n.width(),
+                v.brief(),
+                v.width(),
+                loc
+            ));
+        }
+        self.push_assign(t, v);
+    }
+
+    fn push_assign(&mut self, t: usize, v: &Expr) {
+        let guard = self.guard();
+        let pos = self.item_count();
+        self.cond.targets[t].assigns.push(Assign {
+            guard,
+            value: v.clone(),
+            pos,
+        });
+    }
+
+    /// Declares a state register with one `localparam` per state (`<PREFIX>_<STATE>`, the
+    /// prefix being `name` without `_q`, upper case), binary codes in the given order, reset
+    /// to the first state. Move between states with [`Fsm::go`] inside `when` branches.
+    #[track_caller]
+    pub fn fsm(&mut self, name: &str, states: &[&str]) -> Fsm {
+        let loc = Location::caller();
+        if states.is_empty() {
+            self.problem(format!("FSM `{}` has no states (at {})", name, loc));
+        }
+        let w = clog2(states.len().max(2) as u64);
+        let base = name.strip_suffix("_q").unwrap_or(name).to_ascii_uppercase();
+        let codes: Vec<(String, Expr)> = states
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let pname = format!("{}_{}", base, s.to_ascii_uppercase());
+                let e = self.localparam(&pname, Bits::from_u64(w, i as u64));
+                (s.to_string(), e)
+            })
+            .collect();
+        let reg = self.reg(name, w, Some(0));
+        Fsm { reg, states: codes }
+    }
+
+    /// Lowers every conditionally assigned target (called by `finish`).
+    pub(crate) fn lower_conditionals(&mut self) {
+        let targets = std::mem::take(&mut self.cond.targets);
+        let mut placed: Vec<(usize, Vec<Item>)> = Vec::new();
+        for t in targets {
+            let Some(last) = t.assigns.last() else {
+                // A defaulted wire that is never set is just its default.
+                if let Kind::Wire { net, default } = &t.kind {
+                    self.drive(net, default);
+                }
+                continue;
+            };
+            let pos = last.pos;
+            let before = self.item_count();
+            // Assignments after an unconditional one are all that matter.
+            let start = t
+                .assigns
+                .iter()
+                .rposition(|a| is_one(&a.guard))
+                .unwrap_or(0);
+            let live = &t.assigns[start..];
+            match &t.kind {
+                Kind::Reg(r) => {
+                    let mut next = live[0].value.clone();
+                    for a in &live[1..] {
+                        next = a.guard.select(&a.value, &next);
+                    }
+                    let enable = if is_one(&live[0].guard) {
+                        None
+                    } else {
+                        let mut en = live[0].guard.clone();
+                        for a in &live[1..] {
+                            en = en | a.guard.clone();
+                        }
+                        // Named, so the flop block reads `if (x_en) x_q <= x_d;`.
+                        let base = r.q().brief();
+                        let base = base.strip_suffix("_q").unwrap_or(&base).to_string();
+                        Some(self.wire(&format!("{}_en", base), &en))
+                    };
+                    self.next(r, &next, enable.as_ref());
+                }
+                Kind::Wire { net, default } => {
+                    let mut v = default.clone();
+                    for a in live {
+                        v = a.guard.select(&a.value, &v);
+                    }
+                    self.drive(net, &v);
+                }
+            }
+            placed.push((pos, self.take_items_from(before)));
+        }
+        // Insert from the back so earlier positions stay valid.
+        placed.sort_by_key(|(p, _)| std::cmp::Reverse(*p));
+        for (p, items) in placed {
+            self.insert_items(p, items);
+        }
+    }
+}
+
+fn is_one(e: &Expr) -> bool {
+    e.width() == 1 && e.as_const().is_some_and(|b| b.to_u64() == 1)
+}

@@ -1,0 +1,651 @@
+//! Typed valid/ready streams and the blocks that take and return them.
+//!
+//! A [`Stream`] is the producer side of a valid/ready channel inside one module: `valid`, a
+//! payload packed by a [`Layout`] of named fields, and a `ready` net that its single consumer
+//! drives with [`Stream::accept`]. Blocks consume streams and return new ones, so a datapath
+//! reads as a chain (`input -> skid -> fifo -> output`) and no generator rebuilds a
+//! handshake by hand. The transfer rule is the usual one (AXI-Stream, Chisel `Decoupled`): a
+//! beat moves in a cycle where `valid & ready`; a producer holds `valid` and the payload
+//! until then; `valid` never waits for `ready`.
+//!
+//! Ports follow the hwzip convention `<prefix>_valid_i`, `<prefix>_<field>_i`,
+//! `<prefix>_ready_o` for a stream into the module (`_o`/`_i` swapped for one out of it).
+//! [`input`] and [`output`] also record a [`StreamPorts`] in the module, which the
+//! co-simulation drivers and monitors read instead of repeating port names.
+//!
+//! Blocks: [`reg_slice`] (forward register), [`skid`] (all outputs registered, full rate),
+//! [`fifo`], [`fork_lazy`], [`fork_eager`], [`join`] (in order, all inputs at once),
+//! [`arbiter_rr`] (round-robin, grant held while the output stalls), [`demux`] and
+//! [`Stream::map`] (a combinational payload change).
+
+use super::bits::Bits;
+use super::blocks;
+use super::expr::Expr;
+use super::module::{clog2, Dir, ModuleBuilder, Net};
+use std::panic::Location;
+use std::sync::Arc;
+
+/// One named field of a packed payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Field {
+    /// Field name (a port-name part: lower case, `_`).
+    pub name: String,
+    /// Lowest bit in the payload.
+    pub lo: u32,
+    /// Width in bits.
+    pub width: u32,
+}
+
+/// Named fields of a packed payload; the first field is at bit 0.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    fields: Vec<Field>,
+    width: u32,
+}
+
+impl Layout {
+    /// A layout of `(name, width)` fields, the first at bit 0.
+    pub fn new(fields: &[(&str, u32)]) -> Arc<Layout> {
+        let mut lo = 0;
+        let fields = fields
+            .iter()
+            .map(|(n, w)| {
+                let f = Field {
+                    name: n.to_string(),
+                    lo,
+                    width: *w,
+                };
+                lo += w;
+                f
+            })
+            .collect();
+        Arc::new(Layout { fields, width: lo })
+    }
+
+    /// A single field called `data`.
+    pub fn data(width: u32) -> Arc<Layout> {
+        Layout::new(&[("data", width)])
+    }
+
+    /// This layout with one more field above the others.
+    pub fn with(&self, name: &str, width: u32) -> Arc<Layout> {
+        let mut v: Vec<(&str, u32)> = self
+            .fields
+            .iter()
+            .map(|f| (f.name.as_str(), f.width))
+            .collect();
+        v.push((name, width));
+        Layout::new(&v)
+    }
+
+    /// Payload width in bits.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// The fields, LSB first.
+    pub fn fields(&self) -> &[Field] {
+        &self.fields
+    }
+
+    /// The field called `name`.
+    pub fn find(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// Field `name` of `payload` (a signal, a constant or a concatenation). An unknown field
+    /// or a payload of the wrong width is a builder error naming the calling line.
+    #[track_caller]
+    pub fn get(&self, payload: &Expr, name: &str) -> Expr {
+        let loc = Location::caller();
+        if payload.width() != self.width {
+            return Expr::malformed(
+                1,
+                format!(
+                    "payload `{}` is {} bits, layout {} is {} (at {})",
+                    payload.brief(),
+                    payload.width(),
+                    self.describe(),
+                    self.width,
+                    loc
+                ),
+            );
+        }
+        match self.find(name) {
+            Some(f) => payload.slice(f.lo, f.width),
+            None => Expr::malformed(
+                1,
+                format!(
+                    "no field `{}` in layout {} (at {})",
+                    name,
+                    self.describe(),
+                    loc
+                ),
+            ),
+        }
+    }
+
+    /// Packs every field (each exactly once, widths as declared) into a payload.
+    #[track_caller]
+    pub fn pack(&self, values: &[(&str, Expr)]) -> Expr {
+        let loc = Location::caller();
+        let mut parts = Vec::with_capacity(self.fields.len());
+        for f in self.fields.iter().rev() {
+            let mut it = values.iter().filter(|(n, _)| *n == f.name);
+            let v = match (it.next(), it.next()) {
+                (Some((_, v)), None) if v.width() == f.width => v.clone(),
+                (Some((_, v)), None) => Expr::malformed(
+                    f.width,
+                    format!(
+                        "field `{}` is {} bits, value `{}` is {} (at {})",
+                        f.name,
+                        f.width,
+                        v.brief(),
+                        v.width(),
+                        loc
+                    ),
+                ),
+                (None, _) => Expr::malformed(
+                    f.width,
+                    format!("field `{}` is not given (at {})", f.name, loc),
+                ),
+                (Some(_), Some(_)) => Expr::malformed(
+                    f.width,
+                    format!("field `{}` is given twice (at {})", f.name, loc),
+                ),
+            };
+            parts.push(v);
+        }
+        for (n, _) in values {
+            if self.find(n).is_none() {
+                parts.push(Expr::malformed(
+                    1,
+                    format!(
+                        "no field `{}` in layout {} (at {})",
+                        n,
+                        self.describe(),
+                        loc
+                    ),
+                ));
+            }
+        }
+        Expr::cat(&parts)
+    }
+
+    /// Software side: packs field values (truncated to their widths) into payload bits.
+    pub fn pack_bits(&self, values: &[(&str, Bits)]) -> Bits {
+        let mut out = Bits::zero(self.width.max(1));
+        for (n, v) in values {
+            if let Some(f) = self.find(n) {
+                for i in 0..f.width.min(v.width()) {
+                    out.set_bit(f.lo + i, v.bit(i));
+                }
+            }
+        }
+        out
+    }
+
+    /// Software side: field `name` of payload bits (`None` for an unknown field).
+    pub fn unpack_bits(&self, payload: &Bits, name: &str) -> Option<Bits> {
+        let f = self.find(name)?;
+        Some(payload.resize(self.width.max(1)).slice(f.lo, f.width))
+    }
+
+    /// `{name:width, ...}` for messages.
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> = self
+            .fields
+            .iter()
+            .map(|f| format!("{}:{}", f.name, f.width))
+            .collect();
+        format!("{{{}}}", parts.join(", "))
+    }
+}
+
+/// A stream interface on a module's ports, as recorded by [`input`] and [`output`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamPorts {
+    /// Port-name prefix (`s`, `m`, `req`, ...).
+    pub prefix: String,
+    /// `In`: the module consumes the stream; `Out`: it produces it.
+    pub dir: Dir,
+    /// Payload layout.
+    pub layout: Arc<Layout>,
+}
+
+impl StreamPorts {
+    fn sfx(&self, towards_module: bool) -> &'static str {
+        if towards_module {
+            "i"
+        } else {
+            "o"
+        }
+    }
+
+    /// Name of the `valid` port.
+    pub fn valid(&self) -> String {
+        format!("{}_valid_{}", self.prefix, self.sfx(self.dir == Dir::In))
+    }
+
+    /// Name of the `ready` port.
+    pub fn ready(&self) -> String {
+        format!("{}_ready_{}", self.prefix, self.sfx(self.dir == Dir::Out))
+    }
+
+    /// Name of the port of payload field `field`.
+    pub fn field(&self, field: &str) -> String {
+        format!(
+            "{}_{}_{}",
+            self.prefix,
+            field,
+            self.sfx(self.dir == Dir::In)
+        )
+    }
+}
+
+/// The producer side of a valid/ready channel (see the module documentation).
+#[must_use = "a stream must be consumed (`accept`, a block, or `output`)"]
+#[derive(Debug)]
+pub struct Stream {
+    /// Beat present.
+    pub valid: Expr,
+    /// Packed payload (a signal or a concatenation of signals).
+    pub payload: Expr,
+    /// Its layout.
+    pub layout: Arc<Layout>,
+    ready: Net,
+}
+
+impl Stream {
+    /// A stream from `valid` and `payload`; its `ready` is a new wire `<name>_ready`.
+    #[track_caller]
+    pub fn new(
+        m: &mut ModuleBuilder,
+        name: &str,
+        valid: &Expr,
+        payload: &Expr,
+        layout: &Arc<Layout>,
+    ) -> Stream {
+        let ready = m.wire_decl(&format!("{}_ready", name), 1);
+        Stream::from_parts(m, valid, payload, layout, ready, Location::caller())
+    }
+
+    fn from_parts(
+        m: &mut ModuleBuilder,
+        valid: &Expr,
+        payload: &Expr,
+        layout: &Arc<Layout>,
+        ready: Net,
+        loc: &Location<'_>,
+    ) -> Stream {
+        if valid.width() != 1 {
+            m.problem(format!(
+                "stream valid `{}` is {} bits (at {})",
+                valid.brief(),
+                valid.width(),
+                loc
+            ));
+        }
+        if payload.width() != layout.width() {
+            m.problem(format!(
+                "stream payload `{}` is {} bits, layout {} is {} (at {})",
+                payload.brief(),
+                payload.width(),
+                layout.describe(),
+                layout.width(),
+                loc
+            ));
+        }
+        Stream {
+            valid: valid.clone(),
+            payload: payload.clone(),
+            layout: layout.clone(),
+            ready,
+        }
+    }
+
+    /// The consumer's `ready` (usable by the producer before the consumer drives it).
+    pub fn ready(&self) -> Expr {
+        self.ready.expr()
+    }
+
+    /// `valid & ready`: a beat moves this cycle.
+    pub fn fire(&self) -> Expr {
+        &self.valid & &self.ready.expr()
+    }
+
+    /// Payload field `name`.
+    #[track_caller]
+    pub fn field(&self, name: &str) -> Expr {
+        self.layout.get(&self.payload, name)
+    }
+
+    /// Consumes the stream: drives its `ready` with `ready`.
+    pub fn accept(self, m: &mut ModuleBuilder, ready: &Expr) {
+        m.drive(&self.ready, ready);
+    }
+
+    /// The same beats with a new payload (computed from this stream's fields before the
+    /// call), named by a wire `<name>_payload`.
+    #[track_caller]
+    pub fn map(
+        self,
+        m: &mut ModuleBuilder,
+        name: &str,
+        payload: &Expr,
+        layout: &Arc<Layout>,
+    ) -> Stream {
+        let loc = Location::caller();
+        let p = m.wire(&format!("{}_payload", name), payload);
+        let ready = m.wire_decl(&format!("{}_ready", name), 1);
+        let out = Stream::from_parts(m, &self.valid, &p, layout, ready, loc);
+        let r = out.ready();
+        self.accept(m, &r);
+        out
+    }
+}
+
+/// A stream into the module through ports `<prefix>_valid_i`, `<prefix>_<field>_i` and
+/// `<prefix>_ready_o`.
+#[track_caller]
+pub fn input(m: &mut ModuleBuilder, prefix: &str, layout: &Arc<Layout>) -> Stream {
+    let loc = Location::caller();
+    let desc = StreamPorts {
+        prefix: prefix.to_string(),
+        dir: Dir::In,
+        layout: layout.clone(),
+    };
+    let valid = m.input(&desc.valid(), 1);
+    let mut parts: Vec<Expr> = layout
+        .fields()
+        .iter()
+        .map(|f| m.input(&desc.field(&f.name), f.width))
+        .collect();
+    parts.reverse();
+    let payload = Expr::cat(&parts);
+    let ready = m.output(&desc.ready(), 1);
+    m.add_stream(desc);
+    Stream::from_parts(m, &valid, &payload, layout, ready, loc)
+}
+
+/// Drives ports `<prefix>_valid_o`, `<prefix>_<field>_o` from `s` and takes its `ready` from
+/// `<prefix>_ready_i`.
+#[track_caller]
+pub fn output(m: &mut ModuleBuilder, prefix: &str, s: Stream) {
+    let desc = StreamPorts {
+        prefix: prefix.to_string(),
+        dir: Dir::Out,
+        layout: s.layout.clone(),
+    };
+    let ready = m.input(&desc.ready(), 1);
+    m.output_expr(&desc.valid(), &s.valid);
+    for f in s.layout.fields() {
+        let v = s.layout.get(&s.payload, &f.name);
+        m.output_expr(&desc.field(&f.name), &v);
+    }
+    m.add_stream(desc);
+    s.accept(m, &ready);
+}
+
+/// Forward register slice: `valid` and payload registered (`<name>_valid_q`,
+/// `<name>_data_q`), `ready` passes through combinationally; one beat per cycle.
+#[track_caller]
+pub fn reg_slice(m: &mut ModuleBuilder, name: &str, s: Stream) -> Stream {
+    let w = s.layout.width();
+    let valid = m.reg(&format!("{}_valid_q", name), 1, Some(0));
+    let data = m.reg(&format!("{}_data_q", name), w, None);
+    let out_ready = m.wire_decl(&format!("{}_out_ready", name), 1);
+    let load = m.wire(&format!("{}_load", name), &(!valid.q() | out_ready.expr()));
+    m.next(&valid, &s.valid, Some(&load));
+    m.next(&data, &s.payload, Some(&(&load & &s.valid)));
+    let layout = s.layout.clone();
+    s.accept(m, &load);
+    Stream::from_parts(
+        m,
+        &valid.q(),
+        &data.q(),
+        &layout,
+        out_ready,
+        Location::caller(),
+    )
+}
+
+/// Skid buffer ([`blocks::skid_buffer`]): every output registered, `ready` towards the
+/// source from a register, full rate.
+#[track_caller]
+pub fn skid(m: &mut ModuleBuilder, name: &str, s: Stream) -> Stream {
+    let out_ready = m.wire_decl(&format!("{}_out_ready", name), 1);
+    let k = blocks::skid_buffer(m, name, &s.valid, &s.payload, &out_ready.expr());
+    let layout = s.layout.clone();
+    s.accept(m, &k.ready);
+    Stream::from_parts(m, &k.valid, &k.data, &layout, out_ready, Location::caller())
+}
+
+/// FIFO of `depth` entries ([`blocks::fifo`]; pointers decoded, no combinational path from
+/// input to output).
+#[track_caller]
+pub fn fifo(m: &mut ModuleBuilder, name: &str, depth: u32, s: Stream) -> Stream {
+    let out_ready = m.wire_decl(&format!("{}_out_ready", name), 1);
+    let f = blocks::fifo(m, name, depth, &s.valid, &s.payload, &out_ready.expr());
+    let layout = s.layout.clone();
+    s.accept(m, &f.ready);
+    Stream::from_parts(m, &f.valid, &f.data, &layout, out_ready, Location::caller())
+}
+
+fn and_all(xs: &[Expr]) -> Expr {
+    xs.iter()
+        .cloned()
+        .reduce(|a, b| a & b)
+        .unwrap_or_else(|| Expr::ones(1))
+}
+
+/// Lazy fork into `n` copies: a beat is offered to every output only while all of them are
+/// ready, and leaves every output in the same cycle (no state). The `valid` of each output
+/// depends on the other outputs' `ready`, so an output may withdraw a beat it offered: use
+/// it only towards consumers that do not rely on the hold rule, else [`fork_eager`].
+#[track_caller]
+pub fn fork_lazy(m: &mut ModuleBuilder, name: &str, s: Stream, n: usize) -> Vec<Stream> {
+    let readies: Vec<Net> = (0..n)
+        .map(|i| m.wire_decl(&format!("{}{}_ready", name, i), 1))
+        .collect();
+    let r: Vec<Expr> = readies.iter().map(|x| x.expr()).collect();
+    let mut outs = Vec::with_capacity(n);
+    for (i, ready) in readies.into_iter().enumerate() {
+        let others: Vec<Expr> = (0..n).filter(|&j| j != i).map(|j| r[j].clone()).collect();
+        let v = m.wire(
+            &format!("{}{}_valid", name, i),
+            &(&s.valid & &and_all(&others)),
+        );
+        outs.push(Stream::from_parts(
+            m,
+            &v,
+            &s.payload,
+            &s.layout,
+            ready,
+            Location::caller(),
+        ));
+    }
+    let all = m.wire(&format!("{}_all_ready", name), &and_all(&r));
+    s.accept(m, &all);
+    outs
+}
+
+/// Eager fork into `n` copies: each output takes the beat as soon as it is ready; a
+/// `<name><i>_done_q` register remembers which outputs already have it, and the input is
+/// released when all have.
+#[track_caller]
+pub fn fork_eager(m: &mut ModuleBuilder, name: &str, s: Stream, n: usize) -> Vec<Stream> {
+    let readies: Vec<Net> = (0..n)
+        .map(|i| m.wire_decl(&format!("{}{}_ready", name, i), 1))
+        .collect();
+    let done: Vec<_> = (0..n)
+        .map(|i| m.reg(&format!("{}{}_done_q", name, i), 1, Some(0)))
+        .collect();
+    let covered: Vec<Expr> = (0..n).map(|i| done[i].q() | readies[i].expr()).collect();
+    let all = m.wire(&format!("{}_all_done", name), &and_all(&covered));
+    let mut outs = Vec::with_capacity(n);
+    for (i, ready) in readies.into_iter().enumerate() {
+        let v = m.wire(&format!("{}{}_valid", name, i), &(&s.valid & &!done[i].q()));
+        let took = &v & &ready.expr();
+        m.next(
+            &done[i],
+            &all.select(&Expr::zero(1), &(done[i].q() | took)),
+            Some(&s.valid),
+        );
+        outs.push(Stream::from_parts(
+            m,
+            &v,
+            &s.payload,
+            &s.layout,
+            ready,
+            Location::caller(),
+        ));
+    }
+    s.accept(m, &all);
+    outs
+}
+
+/// In-order join: one output beat takes one beat of every input at once; the output payload
+/// has one field per input (named as given, holding that input's whole payload).
+#[track_caller]
+pub fn join(m: &mut ModuleBuilder, name: &str, inputs: Vec<(&str, Stream)>) -> Stream {
+    let fields: Vec<(&str, u32)> = inputs.iter().map(|(n, s)| (*n, s.layout.width())).collect();
+    let layout = Layout::new(&fields);
+    let out_ready = m.wire_decl(&format!("{}_out_ready", name), 1);
+    let valids: Vec<Expr> = inputs.iter().map(|(_, s)| s.valid.clone()).collect();
+    let valid = m.wire(&format!("{}_valid", name), &and_all(&valids));
+    let payload = layout.pack(
+        &inputs
+            .iter()
+            .map(|(n, s)| (*n, s.payload.clone()))
+            .collect::<Vec<_>>(),
+    );
+    for (i, (_, s)) in inputs.into_iter().enumerate() {
+        let others: Vec<Expr> = valids
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, v)| v.clone())
+            .collect();
+        let r = m.wire(
+            &format!("{}{}_take", name, i),
+            &(&out_ready.expr() & &and_all(&others)),
+        );
+        s.accept(m, &r);
+    }
+    Stream::from_parts(m, &valid, &payload, &layout, out_ready, Location::caller())
+}
+
+/// Round-robin arbiter over inputs of one layout. The output layout adds a field `src` (the
+/// granted input's index) above the input's fields. The input after the last granted one
+/// has priority; while the output is valid and not ready the grant is held
+/// (`<name>_hold_q`, `<name>_held_q`), so the output payload stays stable.
+#[track_caller]
+pub fn arbiter_rr(m: &mut ModuleBuilder, name: &str, inputs: Vec<Stream>) -> Stream {
+    let n = inputs.len().max(1);
+    let iw = clog2(n as u64).max(1);
+    let layout_in = inputs
+        .first()
+        .map(|s| s.layout.clone())
+        .unwrap_or_else(|| Layout::data(1));
+    for s in &inputs {
+        if s.layout != layout_in {
+            m.problem(format!(
+                "arbiter `{}`: input layouts differ ({} vs {})",
+                name,
+                s.layout.describe(),
+                layout_in.describe()
+            ));
+        }
+    }
+    let layout = layout_in.with("src", iw);
+    let out_ready = m.wire_decl(&format!("{}_out_ready", name), 1);
+    let last = m.reg(&format!("{}_last_q", name), iw, Some((n - 1) as u64));
+    let hold = m.reg(&format!("{}_hold_q", name), 1, Some(0));
+    let held = m.reg(&format!("{}_held_q", name), n as u32, Some(0));
+    let req: Vec<Expr> = inputs.iter().map(|s| s.valid.clone()).collect();
+    let req = m.wire(&format!("{}_req", name), &Expr::cat_lsb(&req));
+    // Requests above the last grant first, then from input 0 (input 0 is never above).
+    let above: Vec<Expr> = (0..n)
+        .map(|k| match k {
+            0 => Expr::zero(1),
+            _ => last.q().lt(&Expr::lit(iw, k as u64)),
+        })
+        .collect();
+    let hi = m.wire(
+        &format!("{}_req_hi", name),
+        &(&req & &Expr::cat_lsb(&above)),
+    );
+    let first_of = |v: &Expr| -> Expr {
+        let mut seen = Expr::zero(1);
+        let g: Vec<Expr> = (0..n as u32)
+            .map(|k| {
+                let x = v.bit(k);
+                let g = &x & &!&seen;
+                seen = &seen | &x;
+                g
+            })
+            .collect();
+        Expr::cat_lsb(&g)
+    };
+    let rr = m.wire(
+        &format!("{}_rr_grant", name),
+        &hi.any().select(&first_of(&hi), &first_of(&req)),
+    );
+    let grant = m.wire(&format!("{}_grant", name), &hold.q().select(&held.q(), &rr));
+    let valid = m.wire(&format!("{}_valid", name), &(&grant & &req).any());
+    let mut data = Expr::zero(layout_in.width());
+    let mut src = Expr::zero(iw);
+    for (k, s) in inputs.iter().enumerate() {
+        data = data | grant.bit(k as u32).gate(&s.payload);
+        if k > 0 {
+            src = src | grant.bit(k as u32).gate(&Expr::lit(iw, k as u64));
+        }
+    }
+    let src = m.wire(&format!("{}_src", name), &src);
+    let data = m.wire(&format!("{}_data", name), &data);
+    let payload = Expr::cat(&[src.clone(), data]);
+    let fire = &valid & &out_ready.expr();
+    m.next(&hold, &(&valid & &!&out_ready.expr()), None);
+    m.next(&held, &grant, None);
+    m.next(&last, &src, Some(&fire));
+    for (k, s) in inputs.into_iter().enumerate() {
+        let r = m.wire(
+            &format!("{}{}_grant_ready", name, k),
+            &(&grant.bit(k as u32) & &out_ready.expr()),
+        );
+        s.accept(m, &r);
+    }
+    Stream::from_parts(m, &valid, &payload, &layout, out_ready, Location::caller())
+}
+
+/// Routes each beat to output `sel` (`sel` must be stable while the beat waits, e.g. a
+/// payload field); `n` outputs.
+#[track_caller]
+pub fn demux(m: &mut ModuleBuilder, name: &str, s: Stream, sel: &Expr, n: usize) -> Vec<Stream> {
+    let loc = Location::caller();
+    let sw = clog2(n as u64).max(1);
+    if sel.width() != sw {
+        m.problem(format!(
+            "demux `{}`: select `{}` is {} bits, {} outputs need {} (at {})",
+            name,
+            sel.brief(),
+            sel.width(),
+            n,
+            sw,
+            loc
+        ));
+    }
+    let mut outs = Vec::with_capacity(n);
+    let mut ready = Expr::zero(1);
+    for k in 0..n {
+        let hit = m.wire(&format!("{}{}_sel", name, k), &sel.eq_lit(k as u64));
+        let v = m.wire(&format!("{}{}_valid", name, k), &(&s.valid & &hit));
+        let r = m.wire_decl(&format!("{}{}_ready", name, k), 1);
+        ready = ready | (&hit & &r.expr());
+        outs.push(Stream::from_parts(m, &v, &s.payload, &s.layout, r, loc));
+    }
+    let ready = m.wire(&format!("{}_in_ready", name), &ready);
+    s.accept(m, &ready);
+    outs
+}
