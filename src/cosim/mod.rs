@@ -70,7 +70,11 @@ mod bench;
 mod build;
 pub mod dut;
 pub mod fault;
+pub mod harness;
+#[cfg(test)]
+mod harness_tests;
 pub mod link;
+pub mod memory;
 mod model;
 pub mod stream;
 #[cfg(test)]
@@ -83,6 +87,7 @@ use std::path::PathBuf;
 pub use bench::{cpp_loop_bench, rust_loop_bench};
 pub use build::{build, cache_root, opt_level, set_opt_level};
 pub use model::{Library, Model, PortId};
+pub use stream::RunStats;
 
 /// Direction of a top-level port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

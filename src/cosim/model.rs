@@ -34,6 +34,8 @@ struct Api {
     finished: FnHInt,
     time: FnHU64,
     eval: FnHInt,
+    settle: FnHInt,
+    rise: FnHInt,
     tick: FnTick,
     trace_open: FnTraceOpen,
     trace_pause: FnTracePause,
@@ -168,6 +170,8 @@ impl Library {
             finished: sym!(so, &path, "hz_finished"),
             time: sym!(so, &path, "hz_time"),
             eval: sym!(so, &path, "hz_eval"),
+            settle: sym!(so, &path, "hz_settle"),
+            rise: sym!(so, &path, "hz_rise"),
             tick: sym!(so, &path, "hz_tick"),
             trace_open: sym!(so, &path, "hz_trace_open"),
             trace_pause: sym!(so, &path, "hz_trace_pause"),
@@ -511,6 +515,33 @@ impl Model {
     pub fn tick(&mut self) {
         // SAFETY: valid handle.
         if unsafe { (self.lib.api.tick)(self.h.as_ptr(), 1) } != 0 {
+            panic!("simulation fatal error: {}", self.err_text());
+        }
+    }
+
+    /// The low phase of a cycle: `clk_i`=0, eval (inputs settle; outputs readable). Then
+    /// [`Model::rise`] completes the cycle with one eval fewer than [`Model::tick`]; inputs
+    /// must not change in between.
+    ///
+    /// # Panics
+    /// On a simulation fatal error.
+    #[inline]
+    pub fn settle(&mut self) {
+        // SAFETY: valid handle.
+        if unsafe { (self.lib.api.settle)(self.h.as_ptr()) } != 0 {
+            panic!("simulation fatal error: {}", self.err_text());
+        }
+    }
+
+    /// The rest of a cycle after [`Model::settle`]: `clk_i`=1, eval (rising edge), the same
+    /// trace samples and cycle count as [`Model::tick`].
+    ///
+    /// # Panics
+    /// On a simulation fatal error.
+    #[inline]
+    pub fn rise(&mut self) {
+        // SAFETY: valid handle.
+        if unsafe { (self.lib.api.rise)(self.h.as_ptr()) } != 0 {
             panic!("simulation fatal error: {}", self.err_text());
         }
     }

@@ -10,8 +10,8 @@
 //! hang. A waveform window can be dumped for a deterministic replay.
 
 use super::dut::Dut;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use super::harness::{Bench, Channel, Expect, Harness, HarnessConfig};
+use crate::hdl::Dir;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::fmt;
@@ -83,6 +83,8 @@ impl Default for StreamConfig {
 /// The first difference between the design and the model.
 #[derive(Clone, Debug, Serialize)]
 pub struct Mismatch {
+    /// The output channel (stream prefix, or the `valid` port of a one-output run).
+    pub channel: String,
     /// Transaction index (0-based).
     pub transfer: u64,
     /// Beat index within the transaction's output.
@@ -101,8 +103,14 @@ impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "transfer {} beat {} at cycle {}: {} expected {} got {}",
-            self.transfer, self.beat, self.cycle, self.field, self.expected, self.actual
+            "channel {} transfer {} beat {} at cycle {}: {} expected {} got {}",
+            self.channel,
+            self.transfer,
+            self.beat,
+            self.cycle,
+            self.field,
+            self.expected,
+            self.actual
         )
     }
 }
@@ -191,8 +199,44 @@ fn resolve(dut: &dyn Dut, s: &Stream) -> Result<Resolved, String> {
     })
 }
 
+/// The one-in/one-out bench: transactions pulled on demand, their expected beats queued
+/// with them.
+struct TxnBench<'a> {
+    next: &'a mut dyn FnMut() -> Option<Txn>,
+    on_output: &'a mut dyn FnMut(&[Vec<u32>]),
+    inq: VecDeque<Beat>,
+    produced: u64,
+    exhausted: bool,
+}
+
+impl Bench for TxnBench<'_> {
+    fn next_input(&mut self, _ch: usize, exp: &mut Expect<'_>) -> Option<Beat> {
+        while !self.exhausted && self.inq.len() < 64 {
+            match (self.next)() {
+                Some(t) => {
+                    let id = self.produced;
+                    self.produced += 1;
+                    self.inq.extend(t.inputs);
+                    for (k, b) in t.expected.into_iter().enumerate() {
+                        exp.push(1, id, k as u64, b);
+                    }
+                }
+                None => self.exhausted = true,
+            }
+        }
+        self.inq.pop_front()
+    }
+    fn observed(&mut self, _ch: usize, beat: &[Vec<u32>], _cycle: u64, _exp: &mut Expect<'_>) {
+        (self.on_output)(beat);
+    }
+    fn finished(&self) -> bool {
+        self.exhausted && self.inq.is_empty()
+    }
+}
+
 /// Runs transactions from `next` through `dut` (after a reset) until `next` returns `None`
-/// and every expected beat has been seen, or until the first mismatch.
+/// and every expected beat has been seen, or until the first mismatch: the
+/// [`harness::Harness`] with one driver and one monitor.
 ///
 /// `on_output` sees the fields of every accepted output beat (to capture the stream); `progress` is called
 /// about every 64 Ki cycles. `Err` means a harness problem (unknown port) or a hang.
@@ -205,137 +249,35 @@ pub fn run_stream(
     on_output: &mut dyn FnMut(&[Vec<u32>]),
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let inp = resolve(dut, input)?;
-    let out = resolve(dut, output)?;
-    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x005e_ed0f_5a11);
-    let start = std::time::Instant::now();
-    let mut st = RunStats::default();
-    dut.reset(4);
-    let c0 = dut.cycle();
-    let mut inq: VecDeque<(u64, Beat)> = VecDeque::new();
-    let mut expq: VecDeque<(u64, u64, Beat)> = VecDeque::new();
-    let mut produced = 0u64;
-    let mut exhausted = false;
-    let mut cur: Option<(u64, Beat)> = None;
-    let mut idle = 0u64;
-    let mut bufs: Vec<Vec<u32>> = out.fields.iter().map(|(_, n)| vec![0u32; *n]).collect();
-
-    loop {
-        while !exhausted && inq.len() < 64 {
-            match next() {
-                Some(t) => {
-                    let id = produced;
-                    produced += 1;
-                    inq.extend(t.inputs.into_iter().map(|b| (id, b)));
-                    expq.extend(
-                        t.expected
-                            .into_iter()
-                            .enumerate()
-                            .map(|(k, b)| (id, k as u64, b)),
-                    );
-                }
-                None => exhausted = true,
-            }
-        }
-        if exhausted && expq.is_empty() && inq.is_empty() && cur.is_none() {
-            break;
-        }
-        if let Some((path, from, to)) = &cfg.vcd {
-            let c = dut.cycle() - c0;
-            if c == *from {
-                dut.trace_start(path)?;
-            } else if c == *to {
-                dut.trace_stop();
-            }
-        }
-        if cur.is_none() && !inq.is_empty() && !rng.gen_bool(cfg.in_gap.clamp(0.0, 1.0)) {
-            cur = inq.pop_front();
-        }
-        match &cur {
-            Some((_, b)) => {
-                dut.set_u64(inp.valid, 1);
-                for ((port, _), v) in inp.fields.iter().zip(&b.0) {
-                    dut.set(*port, v);
-                }
-            }
-            None => dut.set_u64(inp.valid, 0),
-        }
-        let ready = !rng.gen_bool(cfg.out_stall.clamp(0.0, 1.0));
-        dut.set_u64(out.ready, ready as u64);
-        dut.eval();
-        let s_fire = cur.is_some() && dut.get_u64(inp.ready) == 1;
-        let m_fire = ready && dut.get_u64(out.valid) == 1;
-        let cycle = dut.cycle() - c0;
-        if m_fire {
-            for ((port, _), buf) in out.fields.iter().zip(bufs.iter_mut()) {
-                dut.get(*port, buf);
-            }
-            on_output(&bufs);
-            st.beats_out += 1;
-            let Some((tid, k, want)) = expq.pop_front() else {
-                st.mismatches += 1;
-                st.first_mismatch = Some(Mismatch {
-                    transfer: produced,
-                    beat: 0,
-                    cycle,
-                    field: format!("{} (unexpected extra beat)", output.valid),
-                    expected: "no beat".into(),
-                    actual: bufs.first().map(|w| show(w)).unwrap_or_default(),
-                });
-                break;
-            };
-            let diff = output
-                .fields
-                .iter()
-                .zip(want.0.iter().zip(&bufs))
-                .find(|(_, (w, g))| w != g);
-            if let Some((name, (w, g))) = diff {
-                st.mismatches += 1;
-                st.first_mismatch = Some(Mismatch {
-                    transfer: tid,
-                    beat: k,
-                    cycle,
-                    field: name.clone(),
-                    expected: show(w),
-                    actual: show(g),
-                });
-                break;
-            }
-            if expq.front().is_none_or(|(t, _, _)| *t != tid) {
-                st.transfers += 1;
-            }
-        }
-        dut.tick();
-        if s_fire {
-            cur = None;
-            st.beats_in += 1;
-        }
-        if s_fire || m_fire {
-            idle = 0;
-        } else {
-            idle += 1;
-            if idle > cfg.hang_cycles {
-                return Err(format!(
-                    "design hung: no handshake for {} cycles at cycle {} ({} transfers done, {} beats expected still)",
-                    cfg.hang_cycles,
-                    cycle,
-                    st.transfers,
-                    expq.len()
-                ));
-            }
-        }
-        st.cycles = dut.cycle() - c0;
-        if st.cycles % 65536 == 0 {
-            st.seconds = start.elapsed().as_secs_f64();
-            progress(&st);
-        }
-    }
-    if cfg.vcd.is_some() {
-        dut.trace_stop();
-    }
-    st.cycles = dut.cycle() - c0;
-    st.seconds = start.elapsed().as_secs_f64();
-    Ok(st)
+    let ch = |s: &Stream, name: &str, dir: Dir| Channel {
+        name: name.to_string(),
+        dir,
+        valid: s.valid.clone(),
+        ready: s.ready.clone(),
+        fields: s.fields.clone(),
+        tag: None,
+        unchecked: false,
+    };
+    let mut h = Harness::new(vec![
+        ch(input, &input.valid, Dir::In),
+        ch(output, &output.valid, Dir::Out),
+    ]);
+    let mut bench = TxnBench {
+        next,
+        on_output,
+        inq: VecDeque::new(),
+        produced: 0,
+        exhausted: false,
+    };
+    let hc = HarnessConfig {
+        seed: cfg.seed,
+        in_gap: cfg.in_gap,
+        out_stall: cfg.out_stall,
+        channel_rates: Vec::new(),
+        hang_cycles: cfg.hang_cycles,
+        vcd: cfg.vcd.clone(),
+    };
+    h.run(dut, &mut bench, &hc, progress)
 }
 
 /// Measured timing of a unit without back-pressure (filled in by each engine's `measure`).

@@ -35,6 +35,9 @@ pub struct VerilatorDut {
     model: Model,
     ids: Vec<PortId>,
     names: Vec<String>,
+    /// Inputs settled with the clock low and unchanged since: `tick` only raises the clock.
+    settled: bool,
+    clocked: bool,
 }
 
 impl VerilatorDut {
@@ -57,7 +60,14 @@ impl VerilatorDut {
             .iter()
             .map(|n| model.port(n))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(VerilatorDut { model, ids, names })
+        let clocked = names.iter().any(|n| n == "clk_i");
+        Ok(VerilatorDut {
+            model,
+            ids,
+            names,
+            settled: false,
+            clocked,
+        })
     }
 
     /// The underlying model.
@@ -74,6 +84,7 @@ impl Dut for VerilatorDut {
         self.model.port_spec(self.ids[port]).width
     }
     fn set(&mut self, port: usize, words: &[u32]) {
+        self.settled = false;
         // Word counts come from the same port table; a mismatch is a harness bug.
         if let Err(e) = self.model.set(self.ids[port], words) {
             panic!("harness drove port {} wrongly: {}", self.names[port], e);
@@ -85,18 +96,31 @@ impl Dut for VerilatorDut {
         }
     }
     fn set_u64(&mut self, port: usize, v: u64) {
+        self.settled = false;
         self.model.set_u64(self.ids[port], v);
     }
     fn get_u64(&mut self, port: usize) -> u64 {
         self.model.get_u64(self.ids[port])
     }
     fn eval(&mut self) {
-        self.model.eval();
+        if self.clocked {
+            // The low phase of the coming cycle: the edge then needs one eval, not two.
+            self.model.settle();
+            self.settled = true;
+        } else {
+            self.model.eval();
+        }
     }
     fn tick(&mut self) {
-        self.model.tick();
+        if self.settled {
+            self.model.rise();
+        } else {
+            self.model.tick();
+        }
+        self.settled = false;
     }
     fn reset(&mut self, cycles: u32) {
+        self.settled = false;
         if !self.names.iter().any(|n| n == "rst_ni") {
             // A purely combinational design: nothing to reset, the cycles still count.
             for _ in 0..cycles {

@@ -6,6 +6,8 @@
 //! * [`fpc`]       Frequent Pattern Compression: decodable original and the paper's size model
 //! * [`cpack`]     C-Pack+Z (paper codes) and original C-Pack, dictionary push policies
 //! * [`bits`]      MSB-first bit writer/reader shared by the line compressors
+//! * [`cache`]     set-associative sectored write-back cache with MSHRs (the metadata caches
+//!   of PACT'12 and ISCA'20)
 //! * [`codec`]     the line-codec trait (compress, decompress, size-only) over BDI/FPC/C-Pack
 //! * [`base_xor`]  Base+XOR Transfer, Universal XOR tree, Zero Data Remapping (HPCA'18)
 //! * [`dbi`]       DC bus inversion and the full Base+XOR link codec
@@ -22,6 +24,7 @@ pub mod adaptive;
 pub mod base_xor;
 pub mod bdi;
 pub mod bits;
+pub mod cache;
 pub mod codec;
 pub mod compare;
 pub mod container;

@@ -1,0 +1,539 @@
+//! N-channel scoreboard: drivers, monitors, reactive responders and a reference model.
+//!
+//! A unit is described by its [`Channel`]s, each a valid/ready stream into the design
+//! (an input) or out of it (an output), usually read from the module's recorded
+//! [`StreamPorts`] so port names are not repeated. Per cycle the harness
+//!
+//! 1. offers a beat on every input channel: from the [`Bench`] (stimulus) or, for a channel
+//!    a [`Responder`] answers on, from the responder; each input channel has its own random
+//!    gap pattern, and a beat is held until accepted;
+//! 2. drives each output channel's `ready` low at random (its own stall probability);
+//! 3. settles the design, then hands every accepted input beat to the bench
+//!    ([`Bench::accepted`]), which may push the output beats it now expects
+//!    ([`Expect::push`]);
+//! 4. compares every output beat with its channel's expectations, in order, or by tag for a
+//!    channel marked [`Channel::tagged`] (the first expected beat with the same tag), then
+//!    shows it to the bench ([`Bench::observed`]) and to the responder listening on that
+//!    channel;
+//! 5. clocks the design.
+//!
+//! The first difference stops the run ([`Mismatch`]: channel, transaction, beat, cycle,
+//! field, expected, actual). A channel that has expectations but produces nothing for
+//! [`HarnessConfig::hang_cycles`], an input beat that is never accepted, or a responder
+//! request that is never answered is reported as a hang naming the channel and the
+//! transaction. The one-in/one-out scoreboard ([`super::stream::run_stream`]) is this
+//! harness with one driver, one monitor and the expectations pushed with the stimulus.
+
+use super::dut::Dut;
+use super::stream::{show, Beat, Mismatch, RunStats};
+use crate::hdl::{Dir, StreamPorts};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+/// One valid/ready channel of the unit, by port names.
+#[derive(Clone, Debug)]
+pub struct Channel {
+    /// Name in reports (the stream prefix).
+    pub name: String,
+    /// `In`: the harness drives beats into the design; `Out`: the design produces them.
+    pub dir: Dir,
+    /// `valid` port.
+    pub valid: String,
+    /// `ready` port.
+    pub ready: String,
+    /// Payload ports, in beat order.
+    pub fields: Vec<String>,
+    /// Output channels: index of the field that matches beats to expectations when the
+    /// design may reorder them (`None`: in order).
+    pub tag: Option<usize>,
+    /// Output channels: beats are not compared (e.g. requests a responder answers and the
+    /// bench does not predict).
+    pub unchecked: bool,
+}
+
+impl Channel {
+    /// A channel from explicit port names.
+    pub fn new(name: &str, dir: Dir, valid: &str, ready: &str, fields: &[&str]) -> Channel {
+        Channel {
+            name: name.to_string(),
+            dir,
+            valid: valid.to_string(),
+            ready: ready.to_string(),
+            fields: fields.iter().map(|f| f.to_string()).collect(),
+            tag: None,
+            unchecked: false,
+        }
+    }
+
+    /// The channel of a stream interface recorded by `hdl::stream::input`/`output`.
+    pub fn from_ports(p: &StreamPorts) -> Channel {
+        let fields: Vec<String> = p.layout.fields().iter().map(|f| p.field(&f.name)).collect();
+        Channel {
+            name: p.prefix.clone(),
+            dir: p.dir,
+            valid: p.valid(),
+            ready: p.ready(),
+            fields,
+            tag: None,
+            unchecked: false,
+        }
+    }
+
+    /// Matches output beats to expectations by the payload field `field` (a port name or a
+    /// layout field name).
+    pub fn tagged(mut self, field: &str) -> Channel {
+        self.tag = self
+            .fields
+            .iter()
+            .position(|f| f == field || f.ends_with(&format!("_{}_o", field)));
+        self
+    }
+
+    /// Output beats are passed on without comparison.
+    pub fn unchecked(mut self) -> Channel {
+        self.unchecked = true;
+        self
+    }
+}
+
+/// Randomisation and run control.
+#[derive(Clone, Debug)]
+pub struct HarnessConfig {
+    /// Seed of every random choice (gaps, stalls, responder latencies).
+    pub seed: u64,
+    /// Probability of an idle cycle before an input beat (every input channel).
+    pub in_gap: f64,
+    /// Probability that an output channel's `ready` is low in a cycle.
+    pub out_stall: f64,
+    /// Per-channel overrides of `in_gap` / `out_stall`, by channel name.
+    pub channel_rates: Vec<(String, f64)>,
+    /// Cycles without progress on a channel that waits for something, before a hang.
+    pub hang_cycles: u64,
+    /// Dump a waveform of cycles `[from, to)` to this file (needs a tracing build).
+    pub vcd: Option<(PathBuf, u64, u64)>,
+}
+
+impl Default for HarnessConfig {
+    fn default() -> Self {
+        HarnessConfig {
+            seed: 1,
+            in_gap: 0.2,
+            out_stall: 0.3,
+            channel_rates: Vec::new(),
+            hang_cycles: 10_000,
+            vcd: None,
+        }
+    }
+}
+
+/// An expected output beat.
+#[derive(Clone, Debug)]
+struct Expected {
+    txn: u64,
+    beat: u64,
+    value: Beat,
+}
+
+/// Where the bench puts what the design must produce.
+pub struct Expect<'a> {
+    queues: &'a mut [VecDeque<Expected>],
+}
+
+impl Expect<'_> {
+    /// Output channel `ch` must produce `beat` (after what it already must), as beat number
+    /// `k` of transaction `txn` (for reports).
+    pub fn push(&mut self, ch: usize, txn: u64, k: u64, beat: Beat) {
+        if let Some(q) = self.queues.get_mut(ch) {
+            q.push_back(Expected {
+                txn,
+                beat: k,
+                value: beat,
+            });
+        }
+    }
+
+    /// Beats still expected on output channel `ch`.
+    pub fn pending(&self, ch: usize) -> usize {
+        self.queues.get(ch).map(|q| q.len()).unwrap_or(0)
+    }
+}
+
+/// Stimulus and reference model of a unit.
+pub trait Bench {
+    /// The next beat to offer on input channel `ch` (`None`: nothing now). Called when the
+    /// channel is free and its gap pattern allows a beat. Expectations known in advance may
+    /// be pushed here.
+    fn next_input(&mut self, ch: usize, exp: &mut Expect<'_>) -> Option<Beat>;
+    /// A beat was accepted on input channel `ch` (from the bench or a responder).
+    fn accepted(&mut self, _ch: usize, _beat: &Beat, _cycle: u64, _exp: &mut Expect<'_>) {}
+    /// A beat of output channel `ch` was taken (after comparison); its fields as words.
+    fn observed(&mut self, _ch: usize, _beat: &[Vec<u32>], _cycle: u64, _exp: &mut Expect<'_>) {}
+    /// No more stimulus will come (the run ends once everything expected has been seen).
+    fn finished(&self) -> bool;
+}
+
+/// The other side of a protocol, answering the design's requests as they come.
+pub trait Responder {
+    /// A request beat from the design (its fields as words), taken at `cycle`.
+    fn request(&mut self, beat: &[Vec<u32>], cycle: u64, rng: &mut ChaCha8Rng);
+    /// A response to offer at `cycle`, if one is due. Called when the response channel is
+    /// free; the beat is held until the design accepts it.
+    fn respond(&mut self, cycle: u64, rng: &mut ChaCha8Rng) -> Option<Beat>;
+    /// Requests not answered yet.
+    fn outstanding(&self) -> usize;
+    /// Cycle of the oldest unanswered request (for hang reports).
+    fn oldest(&self) -> Option<u64> {
+        None
+    }
+}
+
+struct Port {
+    valid: usize,
+    ready: usize,
+    fields: Vec<(usize, usize)>,
+}
+
+fn resolve(dut: &dyn Dut, c: &Channel) -> Result<Port, String> {
+    let fields = c
+        .fields
+        .iter()
+        .map(|f| {
+            let p = dut
+                .port(f)
+                .map_err(|e| format!("channel `{}`: {}", c.name, e))?;
+            Ok((p, dut.port_width(p).div_ceil(32) as usize))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let port = |n: &str| {
+        dut.port(n)
+            .map_err(|e| format!("channel `{}`: {}", c.name, e))
+    };
+    Ok(Port {
+        valid: port(&c.valid)?,
+        ready: port(&c.ready)?,
+        fields,
+    })
+}
+
+/// A responder and the channels it sits between.
+struct Attached {
+    on: usize,
+    answer: usize,
+    r: Box<dyn Responder>,
+}
+
+/// The harness over one design.
+pub struct Harness {
+    channels: Vec<Channel>,
+    responders: Vec<Attached>,
+}
+
+impl Harness {
+    /// A harness for `channels`.
+    pub fn new(channels: Vec<Channel>) -> Harness {
+        Harness {
+            channels,
+            responders: Vec::new(),
+        }
+    }
+
+    fn index(&self, name: &str) -> Result<usize, String> {
+        self.channels
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| format!("no channel `{}`", name))
+    }
+
+    /// Lets `r` answer the design's requests on output channel `requests` with beats on input
+    /// channel `responses`.
+    pub fn respond(
+        &mut self,
+        requests: &str,
+        responses: &str,
+        r: Box<dyn Responder>,
+    ) -> Result<(), String> {
+        let on = self.index(requests)?;
+        let answer = self.index(responses)?;
+        if self.channels[on].dir != Dir::Out || self.channels[answer].dir != Dir::In {
+            return Err(format!(
+                "responder between `{}` and `{}`: requests must come out of the design and \
+                 responses go into it",
+                requests, responses
+            ));
+        }
+        self.responders.push(Attached { on, answer, r });
+        Ok(())
+    }
+
+    /// Resets `dut` and runs `bench` until it is finished and every expectation, offered
+    /// beat and responder request is settled, or until the first mismatch. `Err` is a
+    /// harness problem (unknown port) or a hang.
+    pub fn run(
+        &mut self,
+        dut: &mut dyn Dut,
+        bench: &mut dyn Bench,
+        cfg: &HarnessConfig,
+        progress: &mut dyn FnMut(&RunStats),
+    ) -> Result<RunStats, String> {
+        let ports = self
+            .channels
+            .iter()
+            .map(|c| resolve(dut, c))
+            .collect::<Result<Vec<_>, String>>()?;
+        let n = self.channels.len();
+        let rate = |c: &Channel| {
+            let d = if c.dir == Dir::In {
+                cfg.in_gap
+            } else {
+                cfg.out_stall
+            };
+            cfg.channel_rates
+                .iter()
+                .find(|(k, _)| *k == c.name)
+                .map(|(_, v)| *v)
+                .unwrap_or(d)
+                .clamp(0.0, 1.0)
+        };
+        let rates: Vec<f64> = self.channels.iter().map(rate).collect();
+        let answered_by: Vec<Option<usize>> = (0..n)
+            .map(|c| self.responders.iter().position(|a| a.answer == c))
+            .collect();
+        let listened_by: Vec<Option<usize>> = (0..n)
+            .map(|c| self.responders.iter().position(|a| a.on == c))
+            .collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x005e_ed0f_5a11);
+        let mut rrng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x0e5f_0dde_7a11);
+        let start = std::time::Instant::now();
+        let mut st = RunStats::default();
+        dut.reset(4);
+        let c0 = dut.cycle();
+        let mut queues: Vec<VecDeque<Expected>> = vec![VecDeque::new(); n];
+        let mut cur: Vec<Option<Beat>> = vec![None; n];
+        // Cycle since which each channel has waited (an offered beat, or an expectation).
+        let mut waiting_since: Vec<Option<u64>> = vec![None; n];
+        let mut bufs: Vec<Vec<Vec<u32>>> = ports
+            .iter()
+            .map(|p| p.fields.iter().map(|(_, w)| vec![0u32; *w]).collect())
+            .collect();
+        let mut readies = vec![false; n];
+        let mut accepted: Vec<(usize, Beat)> = Vec::new();
+        loop {
+            let cycle = dut.cycle() - c0;
+            if let Some((path, from, to)) = &cfg.vcd {
+                if cycle == *from {
+                    dut.trace_start(path)?;
+                } else if cycle == *to {
+                    dut.trace_stop();
+                }
+            }
+            // 1-2: offer inputs, drive readies.
+            for c in 0..n {
+                let p = &ports[c];
+                if self.channels[c].dir == Dir::In {
+                    if cur[c].is_none() && !rng.gen_bool(rates[c]) {
+                        cur[c] = match answered_by[c] {
+                            Some(r) => self.responders[r].r.respond(cycle, &mut rrng),
+                            None => bench.next_input(
+                                c,
+                                &mut Expect {
+                                    queues: &mut queues,
+                                },
+                            ),
+                        };
+                        if cur[c].is_some() {
+                            waiting_since[c] = Some(cycle);
+                        }
+                    }
+                    match &cur[c] {
+                        Some(b) => {
+                            dut.set_u64(p.valid, 1);
+                            for ((port, _), v) in p.fields.iter().zip(&b.0) {
+                                dut.set(*port, v);
+                            }
+                        }
+                        None => dut.set_u64(p.valid, 0),
+                    }
+                } else {
+                    readies[c] = !rng.gen_bool(rates[c]);
+                    dut.set_u64(p.ready, readies[c] as u64);
+                }
+            }
+            dut.eval();
+            // 3: accepted inputs go to the bench first (a combinational unit answers them
+            // in the same cycle).
+            accepted.clear();
+            for c in 0..n {
+                if self.channels[c].dir == Dir::In
+                    && cur[c].is_some()
+                    && dut.get_u64(ports[c].ready) == 1
+                {
+                    if let Some(b) = cur[c].take() {
+                        accepted.push((c, b));
+                    }
+                    waiting_since[c] = None;
+                }
+            }
+            for (c, b) in &accepted {
+                st.beats_in += 1;
+                bench.accepted(
+                    *c,
+                    b,
+                    cycle,
+                    &mut Expect {
+                        queues: &mut queues,
+                    },
+                );
+            }
+            // 4: outputs.
+            for c in 0..n {
+                if self.channels[c].dir != Dir::Out
+                    || !readies[c]
+                    || dut.get_u64(ports[c].valid) != 1
+                {
+                    continue;
+                }
+                for ((port, _), buf) in ports[c].fields.iter().zip(bufs[c].iter_mut()) {
+                    dut.get(*port, buf);
+                }
+                let got = &bufs[c];
+                st.beats_out += 1;
+                let ch = &self.channels[c];
+                if !ch.unchecked {
+                    match check(ch, &mut queues[c], got, cycle) {
+                        Err(m) => {
+                            st.mismatches += 1;
+                            st.first_mismatch = Some(m);
+                            break;
+                        }
+                        Ok(true) => st.transfers += 1,
+                        Ok(false) => {}
+                    }
+                }
+                waiting_since[c] = None;
+                if let Some(r) = listened_by[c] {
+                    self.responders[r].r.request(got, cycle, &mut rrng);
+                }
+                bench.observed(
+                    c,
+                    got,
+                    cycle,
+                    &mut Expect {
+                        queues: &mut queues,
+                    },
+                );
+            }
+            if st.first_mismatch.is_some() {
+                break;
+            }
+            dut.tick();
+            st.cycles = dut.cycle() - c0;
+            // Hangs: per channel, checked every 64 cycles (the limit is in thousands).
+            let check_hangs = st.cycles % 64 == 0;
+            for c in (0..n).filter(|_| check_hangs) {
+                if self.channels[c].dir == Dir::Out && !queues[c].is_empty() {
+                    let since = *waiting_since[c].get_or_insert(cycle);
+                    if cycle - since > cfg.hang_cycles {
+                        let e = &queues[c][0];
+                        return Err(format!(
+                            "design hung: channel `{}` produced nothing for {} cycles at \
+                             cycle {}; expected transaction {} beat {} ({} beats pending)",
+                            self.channels[c].name,
+                            cfg.hang_cycles,
+                            cycle,
+                            e.txn,
+                            e.beat,
+                            queues[c].len()
+                        ));
+                    }
+                } else if self.channels[c].dir == Dir::In {
+                    if let Some(since) = waiting_since[c] {
+                        if cycle - since > cfg.hang_cycles {
+                            return Err(format!(
+                                "design hung: channel `{}` did not accept a beat for {} cycles \
+                                 at cycle {}",
+                                self.channels[c].name, cfg.hang_cycles, cycle
+                            ));
+                        }
+                    }
+                }
+            }
+            for a in self.responders.iter().filter(|_| check_hangs) {
+                if let Some(o) = a.r.oldest() {
+                    if cycle.saturating_sub(o) > cfg.hang_cycles {
+                        return Err(format!(
+                            "design hung: request on `{}` from cycle {} never answered on `{}` \
+                             ({} outstanding)",
+                            self.channels[a.on].name,
+                            o,
+                            self.channels[a.answer].name,
+                            a.r.outstanding()
+                        ));
+                    }
+                }
+            }
+            let settled = bench.finished()
+                && queues.iter().all(|q| q.is_empty())
+                && cur.iter().all(|c| c.is_none())
+                && self.responders.iter().all(|a| a.r.outstanding() == 0);
+            if settled {
+                break;
+            }
+            if st.cycles % 65536 == 0 {
+                st.seconds = start.elapsed().as_secs_f64();
+                progress(&st);
+            }
+        }
+        if cfg.vcd.is_some() {
+            dut.trace_stop();
+        }
+        st.cycles = dut.cycle() - c0;
+        st.seconds = start.elapsed().as_secs_f64();
+        Ok(st)
+    }
+}
+
+/// Compares `got` with the channel's next expectation (or, for a tagged channel, the first
+/// with the same tag) and removes it: `Ok(true)` when that completed its transaction on this
+/// channel, the mismatch otherwise.
+fn check(
+    ch: &Channel,
+    q: &mut VecDeque<Expected>,
+    got: &[Vec<u32>],
+    cycle: u64,
+) -> Result<bool, Mismatch> {
+    let pos = match ch.tag {
+        Some(t) => q.iter().position(|e| e.value.0.get(t) == got.get(t)),
+        None => (!q.is_empty()).then_some(0),
+    };
+    let Some(want) = pos.and_then(|p| q.remove(p)) else {
+        return Err(Mismatch {
+            channel: ch.name.clone(),
+            transfer: 0,
+            beat: 0,
+            cycle,
+            field: format!("{} (unexpected beat)", ch.valid),
+            expected: "no beat".into(),
+            actual: got.first().map(|w| show(w)).unwrap_or_default(),
+        });
+    };
+    let diff = ch
+        .fields
+        .iter()
+        .zip(want.value.0.iter().zip(got))
+        .find(|(_, (w, g))| w != g);
+    match diff {
+        Some((name, (w, g))) => Err(Mismatch {
+            channel: ch.name.clone(),
+            transfer: want.txn,
+            beat: want.beat,
+            cycle,
+            field: name.clone(),
+            expected: show(w),
+            actual: show(g),
+        }),
+        None if ch.tag.is_none() => Ok(q.front().is_none_or(|e| e.txn != want.txn)),
+        None => Ok(!q.iter().any(|e| e.txn == want.txn)),
+    }
+}
