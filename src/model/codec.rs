@@ -25,6 +25,28 @@ pub trait LineCodec: Send + Sync {
     /// Size in bits of the line as sent, without building the stream; equals
     /// `compress(line)?.1` whenever `compress` is defined.
     fn size_bits(&self, line: &[u8]) -> Result<usize, ModelError>;
+    /// What a hardware decompressor makes of a line-sized payload (a stream left-aligned,
+    /// whatever follows it ignored): the line and the bits used, or the error it flags.
+    fn decompress_prefix(&self, payload: &[u8]) -> Result<(Vec<u8>, usize), ModelError>;
+    /// A line-sized payload for decompressor stimulus, made from a valid stream of `nbits`
+    /// bits: half the time random bytes, otherwise the stream with 1-3 of its bits flipped.
+    /// Deterministic in `rng`; feed it to [`LineCodec::decompress_prefix`] for the expected
+    /// outcome.
+    fn corrupt(&self, bits: &[u8], nbits: usize, rng: &mut dyn rand::RngCore) -> Vec<u8> {
+        use rand::Rng;
+        let lb = self.line_bytes();
+        if rng.gen_bool(0.5) {
+            return (0..lb).map(|_| rng.gen()).collect();
+        }
+        let mut b = bits.to_vec();
+        b.resize(lb, 0);
+        let n = nbits.clamp(1, 8 * lb);
+        for _ in 0..rng.gen_range(1..=3) {
+            let bit = rng.gen_range(0..n);
+            b[bit / 8] ^= 0x80 >> (bit % 8);
+        }
+        b
+    }
 }
 
 impl LineCodec for BdiParams {
@@ -42,6 +64,9 @@ impl LineCodec for BdiParams {
     }
     fn size_bits(&self, line: &[u8]) -> Result<usize, ModelError> {
         bdi::size_bits(self, line)
+    }
+    fn decompress_prefix(&self, payload: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
+        bdi::decompress_prefix(self, payload)
     }
 }
 
@@ -62,6 +87,9 @@ impl LineCodec for FpcParams {
     fn size_bits(&self, line: &[u8]) -> Result<usize, ModelError> {
         fpc::size_bits(self, line)
     }
+    fn decompress_prefix(&self, payload: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
+        fpc::decompress_prefix(self, payload)
+    }
 }
 
 impl LineCodec for CpackParams {
@@ -79,6 +107,9 @@ impl LineCodec for CpackParams {
     }
     fn size_bits(&self, line: &[u8]) -> Result<usize, ModelError> {
         cpack::size_bits(self, line)
+    }
+    fn decompress_prefix(&self, payload: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
+        cpack::decompress_prefix(self, payload)
     }
 }
 
@@ -118,6 +149,40 @@ mod tests {
         let mut b = std::fs::read(exe).expect("read test binary");
         b.truncate(4 << 20);
         b
+    }
+
+    #[test]
+    fn corrupted_payloads_reach_both_decoder_outcomes() {
+        use rand::SeedableRng;
+        let data = real_data();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for c in variants() {
+            let lb = c.line_bytes();
+            let (mut ok, mut err) = (0, 0);
+            for line in data.chunks_exact(lb).step_by(7).take(400) {
+                let (bits, nbits) = c.compress(line).expect("compress");
+                if nbits < 8 * lb {
+                    let mut p = bits.clone();
+                    p.resize(lb, 0);
+                    let (back, used) = c.decompress_prefix(&p).expect("valid stream");
+                    assert_eq!((back.as_slice(), used), (line, nbits), "{}", c.name());
+                }
+                let bad = c.corrupt(&bits, nbits, &mut rng);
+                assert_eq!(bad.len(), lb);
+                match c.decompress_prefix(&bad) {
+                    Ok((l, _)) => {
+                        assert_eq!(l.len(), lb);
+                        ok += 1
+                    }
+                    Err(_) => err += 1,
+                }
+            }
+            assert!(
+                ok > 0 && err > 0,
+                "{} {lb} B: {ok} decoded, {err} errors",
+                c.name()
+            );
+        }
     }
 
     #[test]

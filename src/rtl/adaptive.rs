@@ -245,23 +245,17 @@ impl AdaptiveRtlParams {
         }
     }
 
+    /// The C-Pack+Z hardware parameters of this configuration.
+    pub fn cpack_rtl(&self) -> super::cpack::CpackRtlParams {
+        super::cpack::CpackRtlParams {
+            codec: self.cpack(),
+            words_per_cycle: self.cpack_words_per_cycle,
+        }
+    }
+
     /// Human-readable C-Pack+Z parameter line (the `cpack_*` headers and reports).
     pub fn describe_cpack(&self) -> String {
-        format!(
-            "line_bytes={} cpack_words_per_cycle={} cpack_dict_entries={} cpack_push={} cpack_codes={}",
-            self.line_bytes,
-            self.cpack_words_per_cycle,
-            self.cpack_dict_entries,
-            match self.cpack_push {
-                PushPolicy::NewOnly => "new-only",
-                PushPolicy::NoFullMatch => "no-full-match",
-                PushPolicy::AllNonZero => "all-non-zero",
-            },
-            match self.cpack_codes {
-                CodeTable::Paper => "paper",
-                CodeTable::Original => "original",
-            }
-        )
+        self.cpack_rtl().describe()
     }
 
     /// Human-readable parameter line for headers and reports (`bdi_decomp_stages` only when

@@ -38,7 +38,7 @@
 //! entry not yet filled, or a stream running past `L` bits. Bits after the stream are not
 //! inspected.
 
-use super::adaptive::{AdaptiveRtlParams, SPEC};
+use super::adaptive::SPEC;
 use crate::hdl::blocks::{mux_tree, shift_lanes};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::cpack::{CodeTable, CpackParams, CpackPattern, PushPolicy};
@@ -144,29 +144,104 @@ fn push_flag(policy: PushPolicy, nz: &Expr, af: &Expr, a2: &Expr) -> Expr {
     }
 }
 
-fn header(m: &mut ModuleBuilder, generator: &str, p: &AdaptiveRtlParams, spec: &str) {
+/// Parameters of the C-Pack+Z hardware: the codec (the golden model's parameters) and the
+/// datapath width. The adaptive engine derives them from its configuration
+/// (`AdaptiveRtlParams::cpack_rtl`); the PACT'12 engine will set them directly.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpackRtlParams {
+    /// Code table, push policy, line size (32, 64 or 128 B) and dictionary entries.
+    pub codec: CpackParams,
+    /// 32-bit words compressed or decompressed per cycle (1 or 2).
+    pub words_per_cycle: usize,
+}
+
+impl Default for CpackRtlParams {
+    fn default() -> Self {
+        CpackRtlParams {
+            codec: CpackParams::default(),
+            words_per_cycle: 2,
+        }
+    }
+}
+
+impl CpackRtlParams {
+    /// Checks what the hardware supports; the message names the parameter.
+    pub fn validate(&self) -> Result<(), String> {
+        if ![32, 64, 128].contains(&self.codec.line_bytes) {
+            return Err(format!(
+                "line_bytes = {} is not supported (allowed: 32, 64, 128)",
+                self.codec.line_bytes
+            ));
+        }
+        if ![1, 2].contains(&self.words_per_cycle) {
+            return Err(format!(
+                "cpack_words_per_cycle = {} is not supported (allowed: 1, 2)",
+                self.words_per_cycle
+            ));
+        }
+        if self.codec.dict_init_zero {
+            return Err(
+                "dict_init_zero: the hardware starts each line with an empty dictionary".into(),
+            );
+        }
+        self.codec
+            .validate()
+            .map_err(|e| format!("cpack_dict_entries: {}", e))
+    }
+
+    /// Line width in bits.
+    pub fn line_bits(&self) -> u32 {
+        self.codec.line_bytes as u32 * 8
+    }
+
+    /// Width of the compressed-length fields: `clog2(line_bits + 1)`.
+    pub fn len_bits(&self) -> u32 {
+        clog2(self.line_bits() as u64 + 1)
+    }
+
+    /// Human-readable parameter line (headers and reports).
+    pub fn describe(&self) -> String {
+        format!(
+            "line_bytes={} cpack_words_per_cycle={} cpack_dict_entries={} cpack_push={} cpack_codes={}",
+            self.codec.line_bytes,
+            self.words_per_cycle,
+            self.codec.dict_entries,
+            match self.codec.push {
+                PushPolicy::NewOnly => "new-only",
+                PushPolicy::NoFullMatch => "no-full-match",
+                PushPolicy::AllNonZero => "all-non-zero",
+            },
+            match self.codec.codes {
+                CodeTable::Paper => "paper",
+                CodeTable::Original => "original",
+            }
+        )
+    }
+}
+
+fn header(m: &mut ModuleBuilder, generator: &str, p: &CpackRtlParams, spec: &str) {
     m.header(format!("Generator: hwzip::rtl::cpack::{}", generator));
-    m.header(format!("Parameters: {}", p.describe_cpack()));
+    m.header(format!("Parameters: {}", p.describe()));
     m.header(format!("Spec: {} {}", SPEC, spec));
     m.header(
         "Bus: stream bit p (MSB-first) at payload bit L-1-p, zero after the stream; line byte i at bits [8i+7:8i]",
     );
 }
 
-fn tag(p: &AdaptiveRtlParams) -> String {
-    let mut s = format!("l{}", p.line_bytes);
-    if p.cpack_words_per_cycle != 2 {
-        s += &format!("_w{}", p.cpack_words_per_cycle);
+fn tag(p: &CpackRtlParams) -> String {
+    let mut s = format!("l{}", p.codec.line_bytes);
+    if p.words_per_cycle != 2 {
+        s += &format!("_w{}", p.words_per_cycle);
     }
-    if p.cpack_dict_entries != 16 {
-        s += &format!("_d{}", p.cpack_dict_entries);
+    if p.codec.dict_entries != 16 {
+        s += &format!("_d{}", p.codec.dict_entries);
     }
-    match p.cpack_push {
+    match p.codec.push {
         PushPolicy::NewOnly => {}
         PushPolicy::NoFullMatch => s += "_pnf",
         PushPolicy::AllNonZero => s += "_pall",
     }
-    if p.cpack_codes == CodeTable::Original {
+    if p.codec.codes == CodeTable::Original {
         s += "_orig";
     }
     s
@@ -182,13 +257,13 @@ fn code(cp: &CpackParams, pat: CpackPattern) -> (u64, u32) {
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_line_i[L-1:0]` → `m_valid_o`/`m_ready_i`/`m_ok_o`/
 /// `m_len_o`/`m_payload_o[L-1:0]`.
-pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
+pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
-    let cp = p.cpack();
+    let cp = p.codec.clone();
     let l = p.line_bits();
     let lw = p.len_bits();
-    let k = p.cpack_words_per_cycle;
-    let nw = p.line_bytes / 4;
+    let k = p.words_per_cycle;
+    let nw = p.codec.line_bytes / 4;
     let steps = nw / k;
     let ne = cp.dict_entries;
     let ib = cp.index_bits();
@@ -575,12 +650,12 @@ fn parse(m: &mut ModuleBuilder, name: &str, cp: &CpackParams, win: &Expr) -> Par
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_comp_i` (1 = compressed, Comp Alg = C-Pack+Z; 0 = raw
 /// line)/`s_payload_i[L-1:0]` → `m_valid_o`/`m_ready_i`/`m_line_o[L-1:0]`/`m_err_o`.
-pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
+pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
-    let cp = p.cpack();
+    let cp = p.codec.clone();
     let l = p.line_bits();
-    let lb = p.line_bytes;
-    let k = p.cpack_words_per_cycle;
+    let lb = p.codec.line_bytes;
+    let k = p.words_per_cycle;
     let nw = lb / 4;
     let steps = nw / k;
     let ne = cp.dict_entries;
@@ -775,7 +850,7 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
 
 /// `cpack_loopback`: `cpack_comp` → `cpack_decomp` (`m_ok_o` drives `s_comp_i`), for the RTL
 /// round trip test: every line comes back unchanged with `m_err_o` = 0.
-pub fn loopback(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
+pub fn loopback(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     let c = compressor(p)?;
     let d = decompressor(p)?;
     let mut m = ModuleBuilder::new(format!("cpack_loopback_{}", tag(p)));
@@ -801,12 +876,14 @@ mod tests {
                     (PushPolicy::NoFullMatch, CodeTable::Original),
                     (PushPolicy::AllNonZero, CodeTable::Paper),
                 ] {
-                    let p = AdaptiveRtlParams {
-                        line_bytes: lb,
-                        cpack_words_per_cycle: k,
-                        cpack_push: push,
-                        cpack_codes: codes,
-                        ..AdaptiveRtlParams::default()
+                    let p = CpackRtlParams {
+                        codec: CpackParams {
+                            line_bytes: lb,
+                            push,
+                            codes,
+                            ..CpackParams::default()
+                        },
+                        words_per_cycle: k,
                     };
                     compressor(&p).unwrap();
                     decompressor(&p).unwrap();
@@ -819,13 +896,24 @@ mod tests {
     #[test]
     fn bad_parameters_are_rejected() {
         for (k, e) in [(3, 16), (0, 16), (2, 3), (2, 128)] {
-            let p = AdaptiveRtlParams {
-                cpack_words_per_cycle: k,
-                cpack_dict_entries: e,
-                ..AdaptiveRtlParams::default()
+            let p = CpackRtlParams {
+                codec: CpackParams {
+                    dict_entries: e,
+                    ..CpackParams::default()
+                },
+                words_per_cycle: k,
             };
             assert!(compressor(&p).is_err(), "k={k} entries={e}");
             assert!(decompressor(&p).is_err(), "k={k} entries={e}");
         }
+        let p = CpackRtlParams {
+            codec: CpackParams {
+                dict_init_zero: true,
+                ..CpackParams::default()
+            },
+            ..CpackRtlParams::default()
+        };
+        let e = compressor(&p).unwrap_err().to_string();
+        assert!(e.contains("dict_init_zero"), "{e}");
     }
 }

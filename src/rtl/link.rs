@@ -65,7 +65,7 @@ pub fn comp_unit(p: &AdaptiveRtlParams, alg: Alg) -> Result<Arc<Module>, HdlErro
     match alg {
         Alg::Bdi => bdi::compressor(p),
         Alg::Fpc => super::fpc::compressor(p),
-        Alg::Cpack => super::cpack::compressor(p),
+        Alg::Cpack => super::cpack::compressor(&p.cpack_rtl()),
         Alg::None => Err(err("Comp Alg 0 (bypass) has no compressor".into())),
     }
 }
@@ -75,7 +75,7 @@ pub fn decomp_unit(p: &AdaptiveRtlParams, alg: Alg) -> Result<Arc<Module>, HdlEr
     match alg {
         Alg::Bdi => bdi::decompressor(p),
         Alg::Fpc => super::fpc::decompressor(p),
-        Alg::Cpack => super::cpack::decompressor(p),
+        Alg::Cpack => super::cpack::decompressor(&p.cpack_rtl()),
         Alg::None => Err(err("Comp Alg 0 (bypass) has no decompressor".into())),
     }
 }

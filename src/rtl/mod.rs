@@ -144,11 +144,11 @@ impl Engine {
                     unit("fpc_decomp", fpc::decompressor(p)?),
                     UnitDesign {
                         params: p.describe_cpack(),
-                        ..unit("cpack_comp", cpack::compressor(p)?)
+                        ..unit("cpack_comp", cpack::compressor(&p.cpack_rtl())?)
                     },
                     UnitDesign {
                         params: p.describe_cpack(),
-                        ..unit("cpack_decomp", cpack::decompressor(p)?)
+                        ..unit("cpack_decomp", cpack::decompressor(&p.cpack_rtl())?)
                     },
                     UnitDesign {
                         engine: self,
