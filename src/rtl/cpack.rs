@@ -259,7 +259,7 @@ fn code(cp: &CpackParams, pat: CpackPattern) -> (u64, u32) {
 /// `m_len_o`/`m_payload_o[L-1:0]`.
 pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
-    let cp = p.codec.clone();
+    let cp = p.codec;
     let l = p.line_bits();
     let lw = p.len_bits();
     let k = p.words_per_cycle;
@@ -652,7 +652,7 @@ fn parse(m: &mut ModuleBuilder, name: &str, cp: &CpackParams, win: &Expr) -> Par
 /// line)/`s_payload_i[L-1:0]` → `m_valid_o`/`m_ready_i`/`m_line_o[L-1:0]`/`m_err_o`.
 pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
-    let cp = p.codec.clone();
+    let cp = p.codec;
     let l = p.line_bits();
     let lb = p.codec.line_bytes;
     let k = p.words_per_cycle;
