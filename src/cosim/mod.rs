@@ -68,6 +68,7 @@ pub mod adaptive;
 pub mod base_xor;
 mod bench;
 mod build;
+pub mod cache;
 pub mod dut;
 pub mod fault;
 pub mod harness;

@@ -9,6 +9,7 @@ pub mod adaptive;
 pub mod adaptive_ctrl;
 pub mod base_xor;
 pub mod bdi;
+pub mod cache;
 pub mod cpack;
 pub mod dbi;
 pub mod fpc;

@@ -1,0 +1,300 @@
+//! Scoreboard of the cache + MSHR controller ([`crate::rtl::cache`]) on the N-channel harness:
+//! random lookups with locality patterns on `req`, a reordering memory ([`MemResponder`],
+//! random latency) answering `mreq` on `mfill`, and the golden model
+//! ([`crate::model::cache`]) fed every accepted lookup and fill in acceptance order,
+//! predicting every `resp` and `mreq` beat. At the end the controller's hit/miss/merge
+//! counters must equal the model's.
+
+use super::dut::Dut;
+use super::harness::{Bench, Channel, Expect, Harness, HarnessConfig};
+use super::memory::{MemFields, MemResponder, MemTiming};
+use super::stream::{Beat, RunStats};
+use crate::hdl::Module;
+use crate::model::cache::{Cache, CacheStats, Event, Lookup, Op, Request};
+use crate::rtl::cache::CacheRtlParams;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const REQ: usize = 0;
+const MFILL: usize = 1;
+const RESP: usize = 2;
+const MREQ: usize = 3;
+
+/// Access patterns, switched every 2,000 lookups.
+#[derive(Clone, Copy, Debug)]
+enum Pattern {
+    Streaming,
+    Strided,
+    Random,
+    HotSet,
+}
+
+fn words(v: u64, bits: u32) -> Vec<u32> {
+    let v = if bits >= 64 {
+        v
+    } else {
+        v & ((1u64 << bits) - 1)
+    };
+    let n = bits.div_ceil(32) as usize;
+    let mut out = vec![v as u32, (v >> 32) as u32];
+    out.resize(n, 0);
+    out
+}
+
+fn bytes_to_words(b: &[u8]) -> Vec<u32> {
+    b.chunks(4)
+        .map(|c| c.iter().rev().fold(0u32, |a, &x| a << 8 | x as u32))
+        .collect()
+}
+
+fn words_to_bytes(w: &[u32], n: usize) -> Vec<u8> {
+    let mut out: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+    out.resize(n, 0);
+    out
+}
+
+fn value(w: &[u32]) -> u64 {
+    w.first().copied().unwrap_or(0) as u64 | (w.get(1).copied().unwrap_or(0) as u64) << 32
+}
+
+/// Stimulus and reference model of the cache.
+pub struct CacheBench {
+    p: CacheRtlParams,
+    model: Cache,
+    rng: ChaCha8Rng,
+    remaining: u64,
+    issued: u64,
+    pattern: Pattern,
+    /// A problem the expectations cannot express (the design accepted what the model
+    /// refuses, or a fill no MSHR waits for).
+    pub error: Option<String>,
+}
+
+impl CacheBench {
+    /// `n` lookups from `seed`.
+    pub fn new(p: &CacheRtlParams, n: u64, seed: u64) -> Result<CacheBench, String> {
+        Ok(CacheBench {
+            model: Cache::new(&p.cache)?,
+            p: p.clone(),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            remaining: n,
+            issued: 0,
+            pattern: Pattern::Streaming,
+            error: None,
+        })
+    }
+
+    /// The model's counters.
+    pub fn stats(&self) -> CacheStats {
+        self.model.stats()
+    }
+
+    fn next_field(&mut self) -> u64 {
+        let c = &self.p.cache;
+        let fps = c.fields_per_sector();
+        let fpl = fps * c.sectors() as u64;
+        let span = c.size_bytes() * 8 / c.field_bits as u64;
+        let limit = 1u64 << self.p.field_addr_bits;
+        let i = self.issued;
+        if i.is_multiple_of(2000) {
+            self.pattern = match self.rng.gen_range(0..4) {
+                0 => Pattern::Streaming,
+                1 => Pattern::Strided,
+                2 => Pattern::Random,
+                _ => Pattern::HotSet,
+            };
+        }
+        let f = match self.pattern {
+            Pattern::Streaming => (i / 3) * 7,
+            Pattern::Strided => i * fpl / 2 + i % 5,
+            Pattern::Random => self.rng.gen_range(0..span * 4),
+            Pattern::HotSet => {
+                let line = self.rng.gen_range(0..c.ways as u64 + 2) * c.sets as u64;
+                line * fpl + self.rng.gen_range(0..fpl)
+            }
+        };
+        f % limit
+    }
+
+    fn push(&mut self, events: Vec<Event>, exp: &mut Expect<'_>) {
+        let c = &self.p.cache;
+        let sbits = c.sector_bytes * 8;
+        let saw = self.p.sector_addr_bits();
+        for e in events {
+            match e {
+                Event::Response { id, hit, data } => exp.push(
+                    RESP,
+                    id as u64,
+                    0,
+                    Beat(vec![
+                        words(id as u64, self.p.id_bits),
+                        vec![hit as u32],
+                        words(data, c.field_bits),
+                    ]),
+                ),
+                Event::MemRead { sector } => exp.push(
+                    MREQ,
+                    sector,
+                    0,
+                    Beat(vec![
+                        vec![0],
+                        words(sector, saw),
+                        vec![0; sbits as usize / 32],
+                    ]),
+                ),
+                Event::MemWrite { sector, data } => exp.push(
+                    MREQ,
+                    sector,
+                    0,
+                    Beat(vec![vec![1], words(sector, saw), bytes_to_words(&data)]),
+                ),
+            }
+        }
+    }
+}
+
+impl Bench for CacheBench {
+    fn next_input(&mut self, ch: usize, _exp: &mut Expect<'_>) -> Option<Beat> {
+        if ch != REQ || self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let f = self.next_field();
+        self.issued += 1;
+        let id = self.issued & ((1u64 << self.p.id_bits) - 1);
+        let we = self.rng.gen_bool(0.3);
+        let wd = self.rng.gen::<u64>();
+        Some(Beat(vec![
+            words(id, self.p.id_bits),
+            words(f, self.p.field_addr_bits),
+            vec![we as u32],
+            words(wd, self.p.cache.field_bits),
+        ]))
+    }
+
+    fn accepted(&mut self, ch: usize, b: &Beat, cycle: u64, exp: &mut Expect<'_>) {
+        let ev = match ch {
+            REQ => {
+                let r = Request {
+                    id: value(&b.0[0]) as u32,
+                    field: value(&b.0[1]),
+                    op: if b.0[2][0] & 1 == 1 {
+                        Op::Write(value(&b.0[3]))
+                    } else {
+                        Op::Read
+                    },
+                };
+                match self.model.lookup(r) {
+                    Lookup::Accepted(ev) => ev,
+                    Lookup::Stall => {
+                        self.error.get_or_insert(format!(
+                            "cycle {}: the design accepted lookup {} that the model refuses \
+                             (no MSHR space)",
+                            cycle, r.id
+                        ));
+                        return;
+                    }
+                }
+            }
+            MFILL => {
+                let n = self.p.cache.sector_bytes as usize;
+                match self.model.fill(value(&b.0[1]), &words_to_bytes(&b.0[0], n)) {
+                    Ok(ev) => ev,
+                    Err(e) => {
+                        self.error.get_or_insert(format!("cycle {}: {}", cycle, e));
+                        return;
+                    }
+                }
+            }
+            _ => return,
+        };
+        self.push(ev, exp);
+    }
+
+    fn finished(&self) -> bool {
+        self.remaining == 0
+    }
+}
+
+/// What a run measured.
+#[derive(Clone, Debug)]
+pub struct CacheRun {
+    /// Harness statistics (cycles, beats, first mismatch).
+    pub stats: RunStats,
+    /// The model's counters.
+    pub model: CacheStats,
+    /// The controller's counters: hits, misses, merges.
+    pub rtl: [u64; 3],
+    /// A model-side problem (see [`CacheBench::error`]).
+    pub error: Option<String>,
+}
+
+/// The harness channels of the controller.
+pub fn channels(top: &Module) -> Result<Vec<Channel>, String> {
+    ["req", "mfill", "resp", "mreq"]
+        .iter()
+        .map(|n| {
+            top.streams
+                .iter()
+                .find(|s| s.prefix == *n)
+                .map(Channel::from_ports)
+                .ok_or_else(|| format!("`{}` has no stream `{}`", top.name, n))
+        })
+        .collect()
+}
+
+/// Runs `n` lookups through `dut` (the controller of `p`, module `top`).
+pub fn run(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &CacheRtlParams,
+    n: u64,
+    cfg: &HarnessConfig,
+) -> Result<CacheRun, String> {
+    let mut h = Harness::new(channels(top)?);
+    let sbits = p.cache.sector_bytes * 8;
+    let mem = MemResponder::new(
+        MemFields {
+            addr: 1,
+            we: Some(0),
+            wdata: Some(2),
+            tag: Some(1),
+        },
+        MemTiming {
+            min_latency: 1,
+            max_latency: 30,
+            reorder: true,
+            write_ack: false,
+        },
+        sbits as usize / 32,
+    )
+    .with_init(move |a| {
+        (0..sbits / 32)
+            .map(|i| {
+                (a.wrapping_mul(0x9e37_79b9)
+                    .wrapping_add(i as u64 * 0x85eb_ca6b)) as u32
+            })
+            .collect()
+    });
+    h.respond("mreq", "mfill", Box::new(mem))?;
+    let mut bench = CacheBench::new(p, n, cfg.seed)?;
+    let stats = h.run(dut, &mut bench, cfg, &mut |_| {})?;
+    let mut rtl = [0u64; 3];
+    for (i, port) in ["cnt_hits_o", "cnt_misses_o", "cnt_merges_o"]
+        .iter()
+        .enumerate()
+    {
+        let id = dut.port(port)?;
+        rtl[i] = dut.get_u64(id);
+    }
+    Ok(CacheRun {
+        stats,
+        model: bench.stats(),
+        rtl,
+        error: bench.error,
+    })
+}
+
+#[cfg(test)]
+#[path = "cache_tests.rs"]
+mod tests;
