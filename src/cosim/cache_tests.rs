@@ -32,7 +32,7 @@ fn interpreter_matches_the_model() {
     for p in configs() {
         let top = cache(&p).unwrap();
         let mut dut = SimDut::new(&top).unwrap();
-        let r = run(&mut dut, &top, &p, 3_000, &HarnessConfig::default()).unwrap();
+        let r = run(&mut dut, &top, &p, 1_500, &HarnessConfig::default()).unwrap();
         clean(&r, &top.name);
     }
 }
