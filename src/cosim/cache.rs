@@ -12,6 +12,7 @@ use super::stream::{Beat, RunStats};
 use crate::hdl::Module;
 use crate::model::cache::{Cache, CacheStats, Event, Lookup, Op, Request};
 use crate::rtl::cache::CacheRtlParams;
+use crate::trace::lookups::{self, Pattern, PATTERNS};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -19,15 +20,6 @@ const REQ: usize = 0;
 const MFILL: usize = 1;
 const RESP: usize = 2;
 const MREQ: usize = 3;
-
-/// Access patterns, switched every 2,000 lookups.
-#[derive(Clone, Copy, Debug)]
-enum Pattern {
-    Streaming,
-    Strided,
-    Random,
-    HotSet,
-}
 
 fn words(v: u64, bits: u32) -> Vec<u32> {
     let v = if bits >= 64 {
@@ -89,31 +81,13 @@ impl CacheBench {
         self.model.stats()
     }
 
+    /// The next field: the pattern changes every 2,000 lookups.
     fn next_field(&mut self) -> u64 {
-        let c = &self.p.cache;
-        let fps = c.fields_per_sector();
-        let fpl = fps * c.sectors() as u64;
-        let span = c.size_bytes() * 8 / c.field_bits as u64;
-        let limit = 1u64 << self.p.field_addr_bits;
-        let i = self.issued;
-        if i.is_multiple_of(2000) {
-            self.pattern = match self.rng.gen_range(0..4) {
-                0 => Pattern::Streaming,
-                1 => Pattern::Strided,
-                2 => Pattern::Random,
-                _ => Pattern::HotSet,
-            };
+        if self.issued.is_multiple_of(2000) {
+            self.pattern = PATTERNS[self.rng.gen_range(0..PATTERNS.len())];
         }
-        let f = match self.pattern {
-            Pattern::Streaming => (i / 3) * 7,
-            Pattern::Strided => i * fpl / 2 + i % 5,
-            Pattern::Random => self.rng.gen_range(0..span * 4),
-            Pattern::HotSet => {
-                let line = self.rng.gen_range(0..c.ways as u64 + 2) * c.sets as u64;
-                line * fpl + self.rng.gen_range(0..fpl)
-            }
-        };
-        f % limit
+        let f = lookups::field(&self.p.cache, self.pattern, self.issued, &mut self.rng);
+        f % (1u64 << self.p.field_addr_bits)
     }
 
     fn push(&mut self, events: Vec<Event>, exp: &mut Expect<'_>) {

@@ -3,6 +3,7 @@
 //! memory holds every write.
 
 use super::*;
+use crate::trace::lookups::{field, Pattern, PATTERNS};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -24,29 +25,6 @@ fn field_value(mem: &HashMap<u64, Vec<u8>>, p: &CacheParams, f: u64) -> u64 {
     let s = p.sector_of(f);
     let bit = f % p.fields_per_sector() * p.field_bits as u64;
     get_bits(&read_sector(mem, p, s), bit, p.field_bits)
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Pattern {
-    Streaming,
-    Strided,
-    Random,
-    HotSet,
-}
-
-fn next_field(p: &CacheParams, pat: Pattern, i: u64, rng: &mut ChaCha8Rng) -> u64 {
-    let fps = p.fields_per_sector();
-    let span = p.size_bytes() * 8 / p.field_bits as u64; // fields the cache can hold
-    match pat {
-        Pattern::Streaming => i / 3,
-        Pattern::Strided => (i * fps * p.sectors() as u64 + i % 5) % (span * 8),
-        Pattern::Random => rng.gen_range(0..span * 4),
-        Pattern::HotSet => {
-            // Lines that all map to set 0, more of them than there are ways.
-            let line = rng.gen_range(0..p.ways as u64 + 2) * p.sets as u64;
-            line * p.sectors() as u64 * fps + rng.gen_range(0..p.sectors() as u64 * fps)
-        }
-    }
 }
 
 /// Runs `n` lookups; returns the model's counters.
@@ -89,7 +67,7 @@ fn drive(p: &CacheParams, pat: Pattern, n: u64, seed: u64) -> CacheStats {
             continue;
         }
         let r = retry.take().unwrap_or_else(|| {
-            let f = next_field(p, pat, issued, &mut rng);
+            let f = field(p, pat, issued, &mut rng);
             let op = if rng.gen_bool(0.3) {
                 Op::Write(rng.gen::<u64>())
             } else {
@@ -152,15 +130,7 @@ fn drive(p: &CacheParams, pat: Pattern, n: u64, seed: u64) -> CacheStats {
 #[test]
 fn both_configurations_match_a_flat_memory_for_every_pattern() {
     for p in [CacheParams::pact12_md(), CacheParams::buddy_slice()] {
-        for (i, pat) in [
-            Pattern::Streaming,
-            Pattern::Strided,
-            Pattern::Random,
-            Pattern::HotSet,
-        ]
-        .into_iter()
-        .enumerate()
-        {
+        for (i, pat) in PATTERNS.into_iter().enumerate() {
             let st = drive(&p, pat, 50_000, 7 + i as u64);
             // Streaming re-reads each field three times and walks fields in order: mostly hits.
             if matches!(pat, Pattern::Streaming) {

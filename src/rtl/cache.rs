@@ -286,16 +286,24 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
         let opts: Vec<Expr> = (0..spl).map(|j| valid.bit(j as u32)).collect();
         mux_tree(sec, &opts)
     };
+    // Tag and valid bits of every way of one set, as named wires `<prefix>_tag_w<w>` etc.
+    let way_state = |m: &mut ModuleBuilder, prefix: &str, set: &Expr| -> Vec<(Expr, Expr)> {
+        (0..nways)
+            .map(|w| {
+                let t = m.wire(
+                    &format!("{}_tag_w{}", prefix, w),
+                    &set_sel(set, &|x| x.tag.q(), w),
+                );
+                let v = m.wire(
+                    &format!("{}_valid_w{}", prefix, w),
+                    &set_sel(set, &|x| x.valid.q(), w),
+                );
+                (t, v)
+            })
+            .collect()
+    };
     let mut r_hit_w = Vec::new();
-    for w in 0..nways {
-        let t = m.wire(
-            &format!("req_tag_w{}", w),
-            &set_sel(&r_set, &|x| x.tag.q(), w),
-        );
-        let v = m.wire(
-            &format!("req_valid_w{}", w),
-            &set_sel(&r_set, &|x| x.valid.q(), w),
-        );
+    for (w, (t, v)) in way_state(&mut m, "req", &r_set).into_iter().enumerate() {
         r_hit_w.push(m.wire(
             &format!("req_hit_w{}", w),
             &(t.eq(&r_tag) & sec_bit(&v, &r_sec)),
@@ -352,15 +360,7 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
     let mut present = Vec::new();
     let mut invalid = Vec::new();
     let mut lru = Vec::new();
-    for w in 0..nways {
-        let t = m.wire(
-            &format!("fill_tag_w{}", w),
-            &set_sel(&fi_set, &|x| x.tag.q(), w),
-        );
-        let v = m.wire(
-            &format!("fill_valid_w{}", w),
-            &set_sel(&fi_set, &|x| x.valid.q(), w),
-        );
+    for (w, (t, v)) in way_state(&mut m, "fill", &fi_set).into_iter().enumerate() {
         let rk = set_sel(&fi_set, &|x| x.rank.q(), w);
         present.push(&t.eq(&fi_tag) & &v.any());
         invalid.push(!v.any());

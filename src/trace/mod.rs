@@ -6,10 +6,13 @@
 //!   (.gz, .npy)
 //! * [`lines`]      seeded cache-line generators for adaptive link compression (profiles,
 //!   per-benchmark mixes calibrated to the paper, phase traces, entropy)
+//! * [`lookups`]    field-lookup patterns for the metadata caches (streaming, strided,
+//!   random, hot set)
 //! * [`sectors`]    32 B sector classes for the Base+XOR engine (spec base-xor §5)
 
 pub mod file;
 pub mod lines;
+pub mod lookups;
 pub mod sectors;
 pub mod strategies;
 pub mod synthetic;
