@@ -385,12 +385,69 @@ pub fn tokens(p: &CpackParams, line: &[u8]) -> Result<Vec<CpackToken>, ModelErro
 }
 
 /// Size in bits of the line as sent (the stream, or `8·line_bytes` when that is not smaller).
+///
+/// The size-only fast path: no token list, a fixed dictionary array, the match class from
+/// `dict ^ word` (the slot is not needed for the size); checked against the token stream by
+/// `codec::tests` and `size_only_matches_tokens_for_every_option`.
 pub fn size_bits(p: &CpackParams, line: &[u8]) -> Result<usize, ModelError> {
-    let n: usize = tokens(p, line)?
-        .iter()
-        .map(|t| p.token_bits(t.pattern))
-        .sum();
-    Ok(n.min(p.line_bits()))
+    use CpackPattern::*;
+    p.check_line(line)?;
+    if p.codes == CodeTable::Paper && line.iter().all(|&b| b == 0) {
+        return Ok(p.token_bits(ZeroBlock).min(p.line_bits()));
+    }
+    // (bits, pushes) per outcome: zero, narrow, no match, half, three-byte, full.
+    let cost = [
+        ZeroWord,
+        Narrow,
+        NewWord,
+        HalfMatch,
+        ThreeByteMatch,
+        FullMatch,
+    ]
+    .map(|pat| (p.token_bits(pat), p.pushes(pat)));
+    let n = p.dict_entries.clamp(1, 64);
+    let mut dict = [0u32; 64];
+    let mut valid = if p.dict_init_zero { n } else { 0 };
+    let mut pushes = 0usize;
+    let mut total = 0usize;
+    for c in line.chunks_exact(4) {
+        let w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        let k = if w == 0 {
+            0
+        } else if w >> 8 == 0 {
+            1
+        } else {
+            // 2: none, 3: upper half, 4: upper three bytes, 5: full.
+            let mut k = 2;
+            for &d in &dict[..valid] {
+                let x = d ^ w;
+                let c = if x == 0 {
+                    5
+                } else if x >> 8 == 0 {
+                    4
+                } else if x >> 16 == 0 {
+                    3
+                } else {
+                    2
+                };
+                if c > k {
+                    k = c;
+                    if k == 5 {
+                        break;
+                    }
+                }
+            }
+            k
+        };
+        let (bits, push) = cost[k];
+        total += bits;
+        if push {
+            dict[pushes % n] = w;
+            pushes += 1;
+            valid = valid.max(pushes.min(n));
+        }
+    }
+    Ok(total.min(p.line_bits()))
 }
 
 /// Compresses one line.

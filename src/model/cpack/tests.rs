@@ -395,3 +395,61 @@ proptest! {
         }
     }
 }
+
+/// The size-only path against the token stream, for every code table, push policy,
+/// dictionary size, initial dictionary and line size, on lines with many partial matches.
+#[test]
+fn size_only_matches_tokens_for_every_option() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
+    for codes in [CodeTable::Paper, CodeTable::Original] {
+        for push in [
+            PushPolicy::NewOnly,
+            PushPolicy::NoFullMatch,
+            PushPolicy::AllNonZero,
+        ] {
+            for dict_entries in [2, 4, 16, 64] {
+                for dict_init_zero in [false, true] {
+                    for line_bytes in [32, 64, 128] {
+                        let p = CpackParams {
+                            codes,
+                            push,
+                            line_bytes,
+                            dict_entries,
+                            dict_init_zero,
+                        };
+                        for _ in 0..200 {
+                            // Words from a small pool with random low bytes: every match class.
+                            let pool: Vec<u32> = (0..4).map(|_| rng.gen()).collect();
+                            let words: Vec<u32> = (0..line_bytes / 4)
+                                .map(|_| match rng.gen_range(0..6) {
+                                    0 => 0,
+                                    1 => rng.gen_range(1..256),
+                                    2 => pool[rng.gen_range(0..4)],
+                                    3 => pool[rng.gen_range(0..4)] ^ rng.gen_range(0..256),
+                                    4 => pool[rng.gen_range(0..4)] ^ rng.gen_range(0..65536),
+                                    _ => rng.gen(),
+                                })
+                                .collect();
+                            let line = from_words(&words);
+                            let want: usize = tokens(&p, &line)
+                                .unwrap()
+                                .iter()
+                                .map(|t| p.token_bits(t.pattern))
+                                .sum::<usize>()
+                                .min(p.line_bits());
+                            assert_eq!(size_bits(&p, &line).unwrap(), want, "{:?}", p);
+                        }
+                    }
+                }
+            }
+        }
+        let z = CpackParams {
+            codes,
+            ..CpackParams::default()
+        };
+        let want = tokens(&z, &[0u8; 64]).unwrap();
+        let want: usize = want.iter().map(|t| z.token_bits(t.pattern)).sum();
+        assert_eq!(size_bits(&z, &[0u8; 64]).unwrap(), want.min(512));
+    }
+}
