@@ -673,6 +673,7 @@ fn stream_config(cfg: &StimConfig) -> StreamConfig {
         out_stall: cfg.out_stall,
         hang_cycles: cfg.hang_cycles,
         vcd: cfg.vcd.clone(),
+        channel_rates: Vec::new(),
     }
 }
 

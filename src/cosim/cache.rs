@@ -5,9 +5,10 @@
 //! predicting every `resp` and `mreq` beat. At the end the controller's hit/miss/merge
 //! counters must equal the model's.
 
+use super::adaptive::le_words;
 use super::dut::Dut;
 use super::harness::{Bench, Channel, Expect, Harness, HarnessConfig};
-use super::memory::{MemFields, MemResponder, MemTiming};
+use super::memory::{word64, MemFields, MemResponder, MemTiming};
 use super::stream::{Beat, RunStats};
 use crate::hdl::Module;
 use crate::model::cache::{Cache, CacheStats, Event, Lookup, Op, Request};
@@ -33,20 +34,10 @@ fn words(v: u64, bits: u32) -> Vec<u32> {
     out
 }
 
-fn bytes_to_words(b: &[u8]) -> Vec<u32> {
-    b.chunks(4)
-        .map(|c| c.iter().rev().fold(0u32, |a, &x| a << 8 | x as u32))
-        .collect()
-}
-
 fn words_to_bytes(w: &[u32], n: usize) -> Vec<u8> {
     let mut out: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
     out.resize(n, 0);
     out
-}
-
-fn value(w: &[u32]) -> u64 {
-    w.first().copied().unwrap_or(0) as u64 | (w.get(1).copied().unwrap_or(0) as u64) << 32
 }
 
 /// Stimulus and reference model of the cache.
@@ -120,7 +111,7 @@ impl CacheBench {
                     MREQ,
                     sector,
                     0,
-                    Beat(vec![vec![1], words(sector, saw), bytes_to_words(&data)]),
+                    Beat(vec![vec![1], words(sector, saw), le_words(&data)]),
                 ),
             }
         }
@@ -150,10 +141,10 @@ impl Bench for CacheBench {
         let ev = match ch {
             REQ => {
                 let r = Request {
-                    id: value(&b.0[0]) as u32,
-                    field: value(&b.0[1]),
+                    id: word64(&b.0[0]) as u32,
+                    field: word64(&b.0[1]),
                     op: if b.0[2][0] & 1 == 1 {
-                        Op::Write(value(&b.0[3]))
+                        Op::Write(word64(&b.0[3]))
                     } else {
                         Op::Read
                     },
@@ -172,7 +163,10 @@ impl Bench for CacheBench {
             }
             MFILL => {
                 let n = self.p.cache.sector_bytes as usize;
-                match self.model.fill(value(&b.0[1]), &words_to_bytes(&b.0[0], n)) {
+                match self
+                    .model
+                    .fill(word64(&b.0[1]), &words_to_bytes(&b.0[0], n))
+                {
                     Ok(ev) => ev,
                     Err(e) => {
                         self.error.get_or_insert(format!("cycle {}: {}", cycle, e));

@@ -153,11 +153,6 @@ impl Expect<'_> {
             });
         }
     }
-
-    /// Beats still expected on output channel `ch`.
-    pub fn pending(&self, ch: usize) -> usize {
-        self.queues.get(ch).map(|q| q.len()).unwrap_or(0)
-    }
 }
 
 /// Stimulus and reference model of a unit.
@@ -189,13 +184,14 @@ pub trait Responder {
     }
 }
 
-struct Port {
-    valid: usize,
-    ready: usize,
-    fields: Vec<(usize, usize)>,
+/// A channel's ports resolved to indices: `valid`, `ready`, and (port, words) per field.
+pub(super) struct Port {
+    pub(super) valid: usize,
+    pub(super) ready: usize,
+    pub(super) fields: Vec<(usize, usize)>,
 }
 
-fn resolve(dut: &dyn Dut, c: &Channel) -> Result<Port, String> {
+pub(super) fn resolve(dut: &dyn Dut, c: &Channel) -> Result<Port, String> {
     let fields = c
         .fields
         .iter()

@@ -108,15 +108,15 @@ impl MemResponder {
     }
 }
 
-fn word64(b: &[Vec<u32>], i: usize) -> u64 {
-    let w = &b[i];
+/// The low 64 bits of a field given as 32-bit words.
+pub(crate) fn word64(w: &[u32]) -> u64 {
     w.first().copied().unwrap_or(0) as u64 | (w.get(1).copied().unwrap_or(0) as u64) << 32
 }
 
 impl Responder for MemResponder {
     fn request(&mut self, beat: &[Vec<u32>], cycle: u64, rng: &mut ChaCha8Rng) {
-        let addr = word64(beat, self.fields.addr);
-        let write = self.fields.we.is_some_and(|i| word64(beat, i) & 1 == 1);
+        let addr = word64(&beat[self.fields.addr]);
+        let write = self.fields.we.is_some_and(|i| word64(&beat[i]) & 1 == 1);
         let mut data = if write {
             let mut d = self
                 .fields

@@ -10,12 +10,11 @@
 //! hang. A waveform window can be dumped for a deterministic replay.
 
 use super::dut::Dut;
-use super::harness::{Bench, Channel, Expect, Harness, HarnessConfig};
+use super::harness::{resolve, Bench, Channel, Expect, Harness, HarnessConfig};
 use crate::hdl::Dir;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::fmt;
-use std::path::PathBuf;
 
 /// One valid/ready stream: handshake ports and payload fields (port names).
 #[derive(Clone, Debug)]
@@ -37,6 +36,12 @@ impl Stream {
             fields: fields.iter().map(|f| f.to_string()).collect(),
         }
     }
+
+    /// The harness channel of this stream (named after its `valid` port).
+    fn channel(&self, dir: Dir) -> Channel {
+        let fields: Vec<&str> = self.fields.iter().map(String::as_str).collect();
+        Channel::new(&self.valid, dir, &self.valid, &self.ready, &fields)
+    }
 }
 
 /// One beat: the value of each field as 32-bit words (word 0 = bits 31:0), in
@@ -53,32 +58,9 @@ pub struct Txn {
     pub expected: Vec<Beat>,
 }
 
-/// Handshake randomisation and run control.
-#[derive(Clone, Debug)]
-pub struct StreamConfig {
-    /// Random seed of the gaps and stalls.
-    pub seed: u64,
-    /// Probability of an idle input cycle before a beat.
-    pub in_gap: f64,
-    /// Probability that `ready` is low in a cycle.
-    pub out_stall: f64,
-    /// Cycles without a handshake after which the design is declared hung.
-    pub hang_cycles: u64,
-    /// Dump a waveform of cycles `[from, to)` to this file (needs a tracing build).
-    pub vcd: Option<(PathBuf, u64, u64)>,
-}
-
-impl Default for StreamConfig {
-    fn default() -> Self {
-        StreamConfig {
-            seed: 1,
-            in_gap: 0.2,
-            out_stall: 0.3,
-            hang_cycles: 10_000,
-            vcd: None,
-        }
-    }
-}
+/// Handshake randomisation and run control of a one-in/one-out run: the harness settings
+/// (no per-channel rates needed).
+pub type StreamConfig = HarnessConfig;
 
 /// The first difference between the design and the model.
 #[derive(Clone, Debug, Serialize)]
@@ -177,28 +159,6 @@ pub fn show(words: &[u32]) -> String {
     }
 }
 
-struct Resolved {
-    valid: usize,
-    ready: usize,
-    fields: Vec<(usize, usize)>, // (port, words)
-}
-
-fn resolve(dut: &dyn Dut, s: &Stream) -> Result<Resolved, String> {
-    let fields = s
-        .fields
-        .iter()
-        .map(|f| {
-            let p = dut.port(f)?;
-            Ok((p, dut.port_width(p).div_ceil(32) as usize))
-        })
-        .collect::<Result<Vec<_>, String>>()?;
-    Ok(Resolved {
-        valid: dut.port(&s.valid)?,
-        ready: dut.port(&s.ready)?,
-        fields,
-    })
-}
-
 /// The one-in/one-out bench: transactions pulled on demand, their expected beats queued
 /// with them.
 struct TxnBench<'a> {
@@ -249,19 +209,7 @@ pub fn run_stream(
     on_output: &mut dyn FnMut(&[Vec<u32>]),
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let ch = |s: &Stream, name: &str, dir: Dir| Channel {
-        name: name.to_string(),
-        dir,
-        valid: s.valid.clone(),
-        ready: s.ready.clone(),
-        fields: s.fields.clone(),
-        tag: None,
-        unchecked: false,
-    };
-    let mut h = Harness::new(vec![
-        ch(input, &input.valid, Dir::In),
-        ch(output, &output.valid, Dir::Out),
-    ]);
+    let mut h = Harness::new(vec![input.channel(Dir::In), output.channel(Dir::Out)]);
     let mut bench = TxnBench {
         next,
         on_output,
@@ -269,15 +217,7 @@ pub fn run_stream(
         produced: 0,
         exhausted: false,
     };
-    let hc = HarnessConfig {
-        seed: cfg.seed,
-        in_gap: cfg.in_gap,
-        out_stall: cfg.out_stall,
-        channel_rates: Vec::new(),
-        hang_cycles: cfg.hang_cycles,
-        vcd: cfg.vcd.clone(),
-    };
-    h.run(dut, &mut bench, &hc, progress)
+    h.run(dut, &mut bench, cfg, progress)
 }
 
 /// Measured timing of a unit without back-pressure (filled in by each engine's `measure`).
@@ -301,8 +241,8 @@ pub fn measure_latency(
     output: &Stream,
     txn: &Txn,
 ) -> Result<u64, String> {
-    let inp = resolve(dut, input)?;
-    let out = resolve(dut, output)?;
+    let inp = resolve(dut, &input.channel(Dir::In))?;
+    let out = resolve(dut, &output.channel(Dir::Out))?;
     dut.reset(4);
     dut.set_u64(out.ready, 1);
     let mut first_accept = None;

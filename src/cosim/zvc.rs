@@ -340,6 +340,7 @@ pub fn run_with(
         out_stall: cfg.out_stall,
         hang_cycles: cfg.hang_cycles,
         vcd: cfg.vcd.clone(),
+        channel_rates: Vec::new(),
     };
     let mut st = run_stream(
         dut,

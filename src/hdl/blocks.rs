@@ -178,6 +178,44 @@ pub fn popcount(m: &mut ModuleBuilder, name: &str, v: &Expr) -> Expr {
     cur[0].zext(ow)
 }
 
+/// OR of 1-bit terms (0 for none).
+pub fn any_of(v: &[Expr]) -> Expr {
+    v.iter()
+        .cloned()
+        .reduce(|a, b| a | b)
+        .unwrap_or_else(|| Expr::zero(1))
+}
+
+/// AND of 1-bit terms (1 for none).
+pub fn all_of(v: &[Expr]) -> Expr {
+    v.iter()
+        .cloned()
+        .reduce(|a, b| a & b)
+        .unwrap_or_else(|| Expr::ones(1))
+}
+
+/// One-hot of the first (lowest-index) 1 among 1-bit terms, as a ripple chain (for the
+/// handful of requesters of an arbiter, way or MSHR select).
+pub fn first_set(v: &[Expr]) -> Vec<Expr> {
+    let mut seen = Expr::zero(1);
+    v.iter()
+        .map(|x| {
+            let g = x & &!&seen;
+            seen = &seen | x;
+            g
+        })
+        .collect()
+}
+
+/// Binary index of a one-hot vector of 1-bit terms, `w` bits wide (0 when none is set).
+pub fn onehot_index(onehot: &[Expr], w: u32) -> Expr {
+    let mut v = Expr::zero(w);
+    for (i, b) in onehot.iter().enumerate().skip(1) {
+        v = v | b.gate(&Expr::lit(w, i as u64));
+    }
+    v
+}
+
 /// Mux tree: `opts[sel]`, as a balanced tree of 2:1 muxes on the select bits, LSB first.
 /// Out-of-range selects give the last option. All options must have equal width.
 pub fn mux_tree(sel: &Expr, opts: &[Expr]) -> Expr {

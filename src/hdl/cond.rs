@@ -95,11 +95,6 @@ impl Fsm {
         self.reg.q()
     }
 
-    /// The register handle (for [`ModuleBuilder::set`]).
-    pub fn reg(&self) -> &Reg {
-        &self.reg
-    }
-
     /// The code of `state` (its `localparam`). An unknown state is a builder error.
     #[track_caller]
     pub fn code(&self, state: &str) -> Expr {
@@ -128,11 +123,6 @@ impl Fsm {
     pub fn go(&self, m: &mut ModuleBuilder, state: &str) {
         let c = self.code(state);
         m.set(&self.reg, &c);
-    }
-
-    /// State names in code order.
-    pub fn states(&self) -> impl Iterator<Item = &str> {
-        self.states.iter().map(|(n, _)| n.as_str())
     }
 }
 
@@ -164,7 +154,7 @@ impl ModuleBuilder {
     }
 
     /// The conjunction of the open branches' conditions (1 outside any branch).
-    pub fn guard(&self) -> Expr {
+    fn guard(&self) -> Expr {
         let mut it = self.cond.guards.iter();
         match it.next() {
             None => Expr::ones(1),

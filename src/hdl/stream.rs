@@ -19,7 +19,7 @@
 //! [`Stream::map`] (a combinational payload change).
 
 use super::bits::Bits;
-use super::blocks;
+use super::blocks::{self, all_of, first_set, onehot_index};
 use super::expr::Expr;
 use super::module::{clog2, Dir, ModuleBuilder, Net};
 use std::panic::Location;
@@ -432,13 +432,6 @@ pub fn fifo(m: &mut ModuleBuilder, name: &str, depth: u32, s: Stream) -> Stream 
     Stream::from_parts(m, &f.valid, &f.data, &layout, out_ready, Location::caller())
 }
 
-fn and_all(xs: &[Expr]) -> Expr {
-    xs.iter()
-        .cloned()
-        .reduce(|a, b| a & b)
-        .unwrap_or_else(|| Expr::ones(1))
-}
-
 /// Lazy fork into `n` copies: a beat is offered to every output only while all of them are
 /// ready, and leaves every output in the same cycle (no state). The `valid` of each output
 /// depends on the other outputs' `ready`, so an output may withdraw a beat it offered: use
@@ -454,7 +447,7 @@ pub fn fork_lazy(m: &mut ModuleBuilder, name: &str, s: Stream, n: usize) -> Vec<
         let others: Vec<Expr> = (0..n).filter(|&j| j != i).map(|j| r[j].clone()).collect();
         let v = m.wire(
             &format!("{}{}_valid", name, i),
-            &(&s.valid & &and_all(&others)),
+            &(&s.valid & &all_of(&others)),
         );
         outs.push(Stream::from_parts(
             m,
@@ -465,7 +458,7 @@ pub fn fork_lazy(m: &mut ModuleBuilder, name: &str, s: Stream, n: usize) -> Vec<
             Location::caller(),
         ));
     }
-    let all = m.wire(&format!("{}_all_ready", name), &and_all(&r));
+    let all = m.wire(&format!("{}_all_ready", name), &all_of(&r));
     s.accept(m, &all);
     outs
 }
@@ -482,7 +475,7 @@ pub fn fork_eager(m: &mut ModuleBuilder, name: &str, s: Stream, n: usize) -> Vec
         .map(|i| m.reg(&format!("{}{}_done_q", name, i), 1, Some(0)))
         .collect();
     let covered: Vec<Expr> = (0..n).map(|i| done[i].q() | readies[i].expr()).collect();
-    let all = m.wire(&format!("{}_all_done", name), &and_all(&covered));
+    let all = m.wire(&format!("{}_all_done", name), &all_of(&covered));
     let mut outs = Vec::with_capacity(n);
     for (i, ready) in readies.into_iter().enumerate() {
         let v = m.wire(&format!("{}{}_valid", name, i), &(&s.valid & &!done[i].q()));
@@ -513,7 +506,7 @@ pub fn join(m: &mut ModuleBuilder, name: &str, inputs: Vec<(&str, Stream)>) -> S
     let layout = Layout::new(&fields);
     let out_ready = m.wire_decl(&format!("{}_out_ready", name), 1);
     let valids: Vec<Expr> = inputs.iter().map(|(_, s)| s.valid.clone()).collect();
-    let valid = m.wire(&format!("{}_valid", name), &and_all(&valids));
+    let valid = m.wire(&format!("{}_valid", name), &all_of(&valids));
     let payload = layout.pack(
         &inputs
             .iter()
@@ -529,7 +522,7 @@ pub fn join(m: &mut ModuleBuilder, name: &str, inputs: Vec<(&str, Stream)>) -> S
             .collect();
         let r = m.wire(
             &format!("{}{}_take", name, i),
-            &(&out_ready.expr() & &and_all(&others)),
+            &(&out_ready.expr() & &all_of(&others)),
         );
         s.accept(m, &r);
     }
@@ -577,16 +570,8 @@ pub fn arbiter_rr(m: &mut ModuleBuilder, name: &str, inputs: Vec<Stream>) -> Str
         &(&req & &Expr::cat_lsb(&above)),
     );
     let first_of = |v: &Expr| -> Expr {
-        let mut seen = Expr::zero(1);
-        let g: Vec<Expr> = (0..n as u32)
-            .map(|k| {
-                let x = v.bit(k);
-                let g = &x & &!&seen;
-                seen = &seen | &x;
-                g
-            })
-            .collect();
-        Expr::cat_lsb(&g)
+        let bits: Vec<Expr> = (0..n as u32).map(|k| v.bit(k)).collect();
+        Expr::cat_lsb(&first_set(&bits))
     };
     let rr = m.wire(
         &format!("{}_rr_grant", name),
@@ -594,15 +579,12 @@ pub fn arbiter_rr(m: &mut ModuleBuilder, name: &str, inputs: Vec<Stream>) -> Str
     );
     let grant = m.wire(&format!("{}_grant", name), &hold.q().select(&held.q(), &rr));
     let valid = m.wire(&format!("{}_valid", name), &(&grant & &req).any());
+    let grants: Vec<Expr> = (0..n as u32).map(|k| grant.bit(k)).collect();
     let mut data = Expr::zero(layout_in.width());
-    let mut src = Expr::zero(iw);
-    for (k, s) in inputs.iter().enumerate() {
-        data = data | grant.bit(k as u32).gate(&s.payload);
-        if k > 0 {
-            src = src | grant.bit(k as u32).gate(&Expr::lit(iw, k as u64));
-        }
+    for (g, s) in grants.iter().zip(&inputs) {
+        data = data | g.gate(&s.payload);
     }
-    let src = m.wire(&format!("{}_src", name), &src);
+    let src = m.wire(&format!("{}_src", name), &onehot_index(&grants, iw));
     let data = m.wire(&format!("{}_data", name), &data);
     let payload = Expr::cat(&[src.clone(), data]);
     let fire = &valid & &out_ready.expr();

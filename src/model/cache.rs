@@ -267,11 +267,6 @@ impl Cache {
         self.stats
     }
 
-    /// MSHR entries in use.
-    pub fn mshrs_busy(&self) -> usize {
-        self.mshrs.iter().filter(|m| m.is_some()).count()
-    }
-
     fn split(&self, sector: u64) -> (usize, u64, u32) {
         let spl = self.p.sectors() as u64;
         let line = sector / spl;

@@ -49,69 +49,38 @@ pub trait LineCodec: Send + Sync {
     }
 }
 
-impl LineCodec for BdiParams {
-    fn name(&self) -> &'static str {
-        "bdi"
-    }
-    fn line_bytes(&self) -> usize {
-        self.line_bytes
-    }
-    fn compress(&self, line: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
-        bdi::compress(self, line).map(|c| (c.bits, c.nbits))
-    }
-    fn decompress(&self, bits: &[u8], nbits: usize) -> Result<Vec<u8>, ModelError> {
-        bdi::decompress(self, bits, nbits)
-    }
-    fn size_bits(&self, line: &[u8]) -> Result<usize, ModelError> {
-        bdi::size_bits(self, line)
-    }
-    fn decompress_prefix(&self, payload: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
-        bdi::decompress_prefix(self, payload)
-    }
+/// Each codec's module has the same free functions (`compress`, `decompress`, `size_bits`,
+/// `decompress_prefix`) taking its parameter struct; the trait forwards to them.
+macro_rules! line_codec {
+    ($params:ty, $name:literal, $m:ident) => {
+        impl LineCodec for $params {
+            fn name(&self) -> &'static str {
+                $name
+            }
+            fn line_bytes(&self) -> usize {
+                self.line_bytes
+            }
+            fn compress(&self, line: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
+                $m::compress(self, line).map(|c| (c.bits, c.nbits))
+            }
+            fn decompress(&self, bits: &[u8], nbits: usize) -> Result<Vec<u8>, ModelError> {
+                $m::decompress(self, bits, nbits)
+            }
+            fn size_bits(&self, line: &[u8]) -> Result<usize, ModelError> {
+                $m::size_bits(self, line)
+            }
+            fn decompress_prefix(&self, payload: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
+                $m::decompress_prefix(self, payload)
+            }
+        }
+    };
 }
 
-impl LineCodec for FpcParams {
-    fn name(&self) -> &'static str {
-        "fpc"
-    }
-    fn line_bytes(&self) -> usize {
-        self.line_bytes
-    }
-    /// Original mode only: the paper's size accounting has no stream.
-    fn compress(&self, line: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
-        fpc::compress(self, line).map(|c| (c.bits, c.nbits))
-    }
-    fn decompress(&self, bits: &[u8], nbits: usize) -> Result<Vec<u8>, ModelError> {
-        fpc::decompress(self, bits, nbits)
-    }
-    fn size_bits(&self, line: &[u8]) -> Result<usize, ModelError> {
-        fpc::size_bits(self, line)
-    }
-    fn decompress_prefix(&self, payload: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
-        fpc::decompress_prefix(self, payload)
-    }
-}
-
-impl LineCodec for CpackParams {
-    fn name(&self) -> &'static str {
-        "cpack"
-    }
-    fn line_bytes(&self) -> usize {
-        self.line_bytes
-    }
-    fn compress(&self, line: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
-        cpack::compress(self, line).map(|c| (c.bits, c.nbits))
-    }
-    fn decompress(&self, bits: &[u8], nbits: usize) -> Result<Vec<u8>, ModelError> {
-        cpack::decompress(self, bits, nbits)
-    }
-    fn size_bits(&self, line: &[u8]) -> Result<usize, ModelError> {
-        cpack::size_bits(self, line)
-    }
-    fn decompress_prefix(&self, payload: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
-        cpack::decompress_prefix(self, payload)
-    }
-}
+line_codec!(BdiParams, "bdi", bdi);
+// FPC: `compress` is defined in Original mode only (the paper's size accounting has no
+// stream).
+line_codec!(FpcParams, "fpc", fpc);
+line_codec!(CpackParams, "cpack", cpack);
 
 /// The codecs at their defaults plus their variants that change the size path (base rules,
 /// line sizes, FPC's original format, C-Pack's code tables), for tests and benchmarks.

@@ -24,7 +24,7 @@
 //! the MSHR file holds `mshr_slots` requests per entry. Counters `cnt_hits_o`,
 //! `cnt_misses_o`, `cnt_merges_o` count like the model.
 
-use crate::hdl::blocks::mux_tree;
+use crate::hdl::blocks::{any_of, first_set, mux_tree, onehot_index};
 use crate::hdl::stream::{self, Layout, Stream};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Reg};
 use crate::model::cache::CacheParams;
@@ -102,34 +102,6 @@ impl CacheRtlParams {
             c.sets, c.ways, c.line_bytes, c.sector_bytes, c.field_bits, c.mshrs, c.mshr_slots
         )
     }
-}
-
-/// Binary index of a one-hot vector (0 when empty).
-fn encode(onehot: &[Expr], w: u32) -> Expr {
-    let mut v = Expr::zero(w);
-    for (i, b) in onehot.iter().enumerate().skip(1) {
-        v = v | b.gate(&Expr::lit(w, i as u64));
-    }
-    v
-}
-
-/// One-hot of the first set bit.
-fn first(v: &[Expr]) -> Vec<Expr> {
-    let mut seen = Expr::zero(1);
-    v.iter()
-        .map(|x| {
-            let g = x & &!&seen;
-            seen = &seen | x;
-            g
-        })
-        .collect()
-}
-
-fn any(v: &[Expr]) -> Expr {
-    v.iter()
-        .cloned()
-        .reduce(|a, b| a | b)
-        .unwrap_or_else(|| Expr::zero(1))
 }
 
 /// Per-way state of one set.
@@ -309,8 +281,8 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
             &(t.eq(&r_tag) & sec_bit(&v, &r_sec)),
         ));
     }
-    let r_hit = m.wire("req_hit", &any(&r_hit_w));
-    let r_way = m.wire("req_way", &encode(&r_hit_w, wayw));
+    let r_hit = m.wire("req_hit", &any_of(&r_hit_w));
+    let r_way = m.wire("req_way", &onehot_index(&r_hit_w, wayw));
     let r_match: Vec<Expr> = mshr
         .iter()
         .enumerate()
@@ -321,15 +293,17 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
             )
         })
         .collect();
-    let r_match_any = m.wire("req_match_any", &any(&r_match));
+    let r_match_any = m.wire("req_match_any", &any_of(&r_match));
     let r_match_full = m.wire(
         "req_match_full",
-        &any(&(0..nm)
-            .map(|e| &r_match[e] & &mshr[e].count.q().eq_lit(ns as u64))
-            .collect::<Vec<_>>()),
+        &any_of(
+            &(0..nm)
+                .map(|e| &r_match[e] & &mshr[e].count.q().eq_lit(ns as u64))
+                .collect::<Vec<_>>(),
+        ),
     );
-    let free: Vec<Expr> = first(&mshr.iter().map(|x| !x.valid.q()).collect::<Vec<_>>());
-    let free_any = m.wire("mshr_free_any", &any(&free));
+    let free: Vec<Expr> = first_set(&mshr.iter().map(|x| !x.valid.q()).collect::<Vec<_>>());
+    let free_any = m.wire("mshr_free_any", &any_of(&free));
     let can = m.wire(
         "req_can",
         &(&r_hit | &(&r_match_any & &!&r_match_full) | &(&!&r_match_any & &free_any)),
@@ -356,7 +330,10 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
         .iter()
         .map(|x| &x.valid.q() & &x.addr.q().eq(&fa))
         .collect();
-    let fi_mshr = m.wire("fill_in_mshr", &encode(&fi_mshr, clog2(nm as u64).max(1)));
+    let fi_mshr = m.wire(
+        "fill_in_mshr",
+        &onehot_index(&fi_mshr, clog2(nm as u64).max(1)),
+    );
     let mut present = Vec::new();
     let mut invalid = Vec::new();
     let mut lru = Vec::new();
@@ -366,14 +343,14 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
         invalid.push(!v.any());
         lru.push(rk.eq_lit(c.ways as u64 - 1));
     }
-    let pres_any = m.wire("fill_present", &any(&present));
-    let inv_first = first(&invalid);
-    let inv_any = any(&invalid);
+    let pres_any = m.wire("fill_present", &any_of(&present));
+    let inv_first = first_set(&invalid);
+    let inv_any = any_of(&invalid);
     let victim = m.wire(
         "fill_victim",
         &pres_any.select(
-            &encode(&present, wayw),
-            &inv_any.select(&encode(&inv_first, wayw), &encode(&lru, wayw)),
+            &onehot_index(&present, wayw),
+            &inv_any.select(&onehot_index(&inv_first, wayw), &onehot_index(&lru, wayw)),
         ),
     );
     let vdirty = mux_tree(
@@ -455,12 +432,12 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
         .map(|j| fsec.eq_lit(j as u64).select(&f_data.q(), &sectors[j]))
         .collect();
     let line_f = m.wire("line_filled", &Expr::cat_lsb(&filled));
-    let wb_one = first(
+    let wb_one = first_set(
         &(0..spl)
             .map(|j| wb_mask.q().bit(j as u32))
             .collect::<Vec<_>>(),
     );
-    let wb_sec = m.wire("wb_sec", &encode(&wb_one, secw));
+    let wb_sec = m.wire("wb_sec", &onehot_index(&wb_one, secw));
     let wb_data = m.wire("wb_data", &mux_tree(&wb_sec, &sectors));
     if spl == 1 {
         m.unused(&wb_sec);
