@@ -133,6 +133,16 @@ impl Default for SynthConfig {
     }
 }
 
+impl SynthConfig {
+    /// The clock period for library `label`: `clock_ns_by_library`, else `clock_ns`.
+    pub fn clock_for(&self, label: &str) -> f64 {
+        self.clock_ns_by_library
+            .get(label)
+            .copied()
+            .unwrap_or(self.clock_ns)
+    }
+}
+
 /// The `section.key` names set explicitly in a YAML configuration text (for settings whose
 /// default comes from elsewhere, such as a flow profile). Unparsable text gives none.
 pub fn explicit_keys(text: &str) -> std::collections::BTreeSet<String> {

@@ -6,9 +6,11 @@
 //! * [`cosim`] Verilator co-simulation: build cache, FFI driver, scoreboard
 //! * [`synth`] Yosys + OpenSTA driver and area/timing reports
 //! * [`trace`] stimulus: proptest strategies, synthetic workloads, trace files
+//! * [`engines`] the registry: one value per engine family, which the CLI and [`flow`] use
 pub mod cache_dir;
 pub mod config;
 pub mod cosim;
+pub mod engines;
 pub mod flow;
 pub mod hdl;
 pub mod model;

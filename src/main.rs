@@ -2,9 +2,8 @@
 
 use clap::{Parser, Subcommand};
 use hwzip::config::Config;
+use hwzip::engines::{self, EngineRef, EvalRequest};
 use hwzip::flow::{self, CosimReport, CosimRequest};
-use hwzip::model::container;
-use hwzip::rtl::Engine;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -114,16 +113,17 @@ enum Cmd {
         /// Seed of the synthetic classes.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// adaptive: λ of the penalty P = N + λ(L_C + L_D).
-        #[arg(long, default_value_t = 6)]
-        lambda: u32,
-        /// base-xor: extra I/O energy per transmitted 1, pJ.
-        #[arg(long, default_value_t = hwzip::model::ones::PJ_PER_ONE)]
-        pj_per_one: f64,
-        /// base-xor: toggles between transactions: `stream` (back to back) or `idle` (the
-        /// bus returns to 0 between transactions).
-        #[arg(long, default_value = "stream")]
-        toggles: String,
+        /// adaptive: λ of the penalty P = N + λ(L_C + L_D) [default: adaptive.lambda of the
+        /// config, 6].
+        #[arg(long)]
+        lambda: Option<u32>,
+        /// base-xor: extra I/O energy per transmitted 1, pJ [default: 0.0344].
+        #[arg(long)]
+        pj_per_one: Option<f64>,
+        /// base-xor: toggles between transactions: `stream` (back to back, the default) or
+        /// `idle` (the bus returns to 0 between transactions).
+        #[arg(long)]
+        toggles: Option<String>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -265,11 +265,11 @@ fn print_cosim(r: &CosimReport) {
     }
 }
 
-fn units_of(engine: Engine, unit: &str) -> Result<Vec<String>, String> {
+fn units_of(engine: EngineRef, unit: &str) -> Vec<String> {
     if unit == "all" {
-        Ok(flow::job::cosim_units(engine))
+        engines::cosim_units(engine)
     } else {
-        Ok(vec![unit.to_string()])
+        vec![unit.to_string()]
     }
 }
 
@@ -280,7 +280,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             config,
             out,
         } => {
-            let engine = Engine::from_name(&engine)?;
+            let engine = engines::by_name(&engine)?;
             let cfg = load_config(&config)?;
             let files = flow::gen(engine, &cfg, &out)?;
             for f in &files {
@@ -298,7 +298,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             vcd,
             dump_out,
         } => {
-            let engine = Engine::from_name(&engine)?;
+            let engine = engines::by_name(&engine)?;
             let mut cfg = load_config(&config)?;
             if let Some(l) = lines {
                 if l == 0 {
@@ -309,11 +309,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             if let Some(s) = seed {
                 cfg.cosim.seed = s;
             }
-            // Base+XOR reads a trace as 32-bit words (cut into sectors).
-            let trace_bits = match engine {
-                Engine::Zvc => cfg.zvc.word_bits,
-                Engine::BaseXor | Engine::Adaptive => 32,
-            };
+            let trace_bits = engine.trace_word_bits(&cfg);
             let data = match &trace {
                 Some(t) => Some(
                     hwzip::trace::file::load_trace(t, trace_bits)
@@ -324,7 +320,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             };
             let mut ok = true;
             let ui = flow::progress::Ui::new();
-            for u in units_of(engine, &unit)? {
+            for u in units_of(engine, &unit) {
                 let mut stim = flow::stim_from(&cfg, data.clone());
                 stim.capture = dump_out.is_some();
                 let req = CosimRequest {
@@ -375,7 +371,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             verilog,
             top,
         } => {
-            let engine = Engine::from_name(&engine)?;
+            let engine = engines::by_name(&engine)?;
             let mut cfg = load_config(&config)?;
             if no_cache {
                 cfg.synth.cache = false;
@@ -409,18 +405,14 @@ fn run(cli: Cli) -> Result<bool, String> {
             flow::write_reports(&rows, &out)?;
             print!("{}", hwzip::synth::to_markdown(&rows));
             println!("\nreports: {}/report.{{md,csv,json}}", out.display());
-            if engine == Engine::BaseXor && unit.is_none() {
-                let md = flow::synth_table2(&cfg, &libs, &out, &mut |m| eprintln!("{}", m))?;
-                println!("\n## Table II cores (combinational)\n\n{}", md);
-                println!("table: {}/table2.{{md,json}}", out.display());
-            }
-            if engine == Engine::Adaptive {
-                let md = hwzip::synth::table3::markdown(&rows);
-                if !md.is_empty() {
-                    std::fs::write(out.join("table3.md"), &md).map_err(|e| e.to_string())?;
-                    println!("\n## Beside the paper's Table III\n\n{}", md);
-                    println!("table: {}/table3.md", out.display());
-                }
+            let tables =
+                flow::paper_tables(engine, &cfg, &rows, &libs, unit.is_none(), &out, &mut |m| {
+                    eprintln!("{}", m)
+                })?;
+            flow::write_tables(&tables, &out)?;
+            for t in &tables {
+                println!("\n## {}\n\n{}", t.title, t.markdown);
+                println!("table: {}/{}.md", out.display(), t.file);
             }
             gate_level(engine, &cfg, &rows, &libs, gate_cosim)
         }
@@ -436,96 +428,22 @@ fn run(cli: Cli) -> Result<bool, String> {
             toggles,
             json,
         } => {
-            let engine = Engine::from_name(&engine)?;
+            let engine = engines::by_name(&engine)?;
             let cfg = load_config(&config)?;
-            match engine {
-                Engine::Adaptive => {
-                    if trace.is_empty() && class.is_empty() {
-                        return Err("eval --engine adaptive needs --trace F and/or --class P \
-                                    (a line profile such as zero-heavy, small-delta, bench-sc, \
-                                    or `all`)"
-                            .into());
-                    }
-                    let req = flow::AdaptiveEvalRequest {
-                        traces: trace,
-                        profiles: class,
-                        lines: sectors,
-                        seed,
-                        lambda,
-                    };
-                    let evals = flow::eval_adaptive(&req)?;
-                    if json {
-                        println!(
-                            "{}",
-                            serde_json::to_string_pretty(&evals).map_err(|e| e.to_string())?
-                        );
-                    } else {
-                        for e in &evals {
-                            println!("{}", e.to_markdown());
-                        }
-                    }
-                }
-                Engine::Zvc => {
-                    if !class.is_empty() || trace.len() != 1 {
-                        return Err(
-                            "eval --engine zvc takes exactly one --trace (no --class)".into()
-                        );
-                    }
-                    let trace = &trace[0];
-                    let t = hwzip::trace::file::load_trace(trace, cfg.zvc.word_bits)
-                        .map_err(|e| e.to_string())?;
-                    let c = hwzip::model::compare::compare(&t.elems, &cfg.zvc.model());
-                    if json {
-                        println!(
-                            "{}",
-                            serde_json::to_string_pretty(&c).map_err(|e| e.to_string())?
-                        );
-                    } else {
-                        println!(
-                            "trace: {} ({} elements of {} bits)",
-                            trace.display(),
-                            t.elems.len(),
-                            t.word_bits
-                        );
-                        print!("{}", c.to_markdown());
-                    }
-                }
-                Engine::BaseXor => {
-                    if trace.is_empty() && class.is_empty() {
-                        return Err(
-                            "eval --engine base-xor needs --trace F and/or --class C (or `all`)"
-                                .into(),
-                        );
-                    }
-                    let toggle_mode = match toggles.as_str() {
-                        "stream" => hwzip::model::ones::ToggleMode::Stream,
-                        "idle" => hwzip::model::ones::ToggleMode::Idle,
-                        t => return Err(format!("--toggles `{}`: expected `stream` or `idle`", t)),
-                    };
-                    let req = flow::BxEvalRequest {
-                        traces: trace,
-                        classes: class,
-                        sectors,
-                        seed,
-                        pj_per_one,
-                        toggle_mode,
-                    };
-                    let cmps = flow::eval_base_xor(&cfg, &req)?;
-                    if json {
-                        println!(
-                            "{}",
-                            serde_json::to_string_pretty(&cmps).map_err(|e| e.to_string())?
-                        );
-                    } else {
-                        for c in &cmps {
-                            println!("{}", c.to_markdown());
-                        }
-                        if cmps.len() > 1 {
-                            println!("## Summary\n");
-                            print!("{}", hwzip::model::ones::summary_markdown(&cmps));
-                        }
-                    }
-                }
+            let req = EvalRequest {
+                traces: trace,
+                classes: class,
+                count: sectors,
+                seed,
+                lambda,
+                pj_per_one,
+                toggles,
+            };
+            let out = engine.eval(&cfg, &req)?;
+            if json {
+                println!("{}", out.json);
+            } else {
+                print!("{}", out.markdown);
             }
             Ok(true)
         }
@@ -535,16 +453,10 @@ fn run(cli: Cli) -> Result<bool, String> {
             input,
             output,
         } => {
-            let engine = Engine::from_name(&engine)?;
+            let engine = engines::by_name(&engine)?;
             let cfg = load_config(&config)?;
             let data = read(&input)?;
-            let out = match engine {
-                Engine::Zvc => {
-                    container::compress_file(&cfg.zvc.model(), &data).map_err(|e| e.to_string())?
-                }
-                Engine::BaseXor => return Err(not_a_compressor(engine)),
-                Engine::Adaptive => return Err(no_container(engine)),
-            };
+            let out = engine.compress(&cfg, &data)?;
             write(&output, &out)?;
             println!(
                 "{} -> {}: {} -> {} bytes (ratio {:.3})",
@@ -561,14 +473,11 @@ fn run(cli: Cli) -> Result<bool, String> {
             input,
             output,
         } => {
-            let engine = Engine::from_name(&engine)?;
+            let engine = engines::by_name(&engine)?;
             let data = read(&input)?;
-            let out = match engine {
-                Engine::Zvc => container::decompress_file(&data)
-                    .map_err(|e| format!("{}: {}", input.display(), e))?,
-                Engine::BaseXor => return Err(not_a_compressor(engine)),
-                Engine::Adaptive => return Err(no_container(engine)),
-            };
+            let out = engine
+                .decompress(&data)
+                .map_err(|e| format!("{}: {}", input.display(), e))?;
             write(&output, &out)?;
             println!(
                 "{} -> {}: {} bytes",
@@ -685,7 +594,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             cfg.validate()?;
             let engines = engine
                 .iter()
-                .map(|e| Engine::from_name(e))
+                .map(|e| engines::by_name(e))
                 .collect::<Result<Vec<_>, _>>()?;
             let jobs = default_jobs(jobs)?;
             if std::env::var_os("HWZIP_CXX_OPT").is_none() {
@@ -732,7 +641,7 @@ fn run(cli: Cli) -> Result<bool, String> {
 
 /// Gate-level co-simulation of every synthesized row (skipped when `lines` is 0).
 fn gate_level(
-    engine: Engine,
+    engine: EngineRef,
     cfg: &Config,
     rows: &[hwzip::synth::ReportRow],
     libs: &[hwzip::synth::Liberty],
@@ -743,7 +652,7 @@ fn gate_level(
         return Ok(ok);
     }
     for r in rows.iter().filter(|r| r.engine == engine.name()) {
-        let Some(lib) = libs.iter().find(|l| flow::lib_label(l) == r.result.liberty) else {
+        let Some(lib) = libs.iter().find(|l| l.label() == r.result.liberty) else {
             continue;
         };
         eprintln!(
@@ -780,14 +689,8 @@ fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String>
             hwzip::synth::to_markdown(&r.synth)
         );
     }
-    if !r.table2.is_empty() {
-        println!(
-            "## Base+XOR: Table II cores (combinational)\n\n{}",
-            r.table2
-        );
-    }
-    if !r.table3.is_empty() {
-        println!("## Adaptive: beside the paper's Table III\n\n{}", r.table3);
+    for t in &r.tables {
+        println!("## {}\n\n{}", t.title, t.markdown);
     }
     for n in &r.notes {
         println!("note: {}", n);
@@ -804,23 +707,6 @@ fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String>
         opts.out.display()
     );
     Ok(r.ok)
-}
-
-fn no_container(engine: Engine) -> String {
-    format!(
-        "{} has no file container yet: use `hwzip cosim|synth --engine {}` for its hardware",
-        engine.name(),
-        engine.name()
-    )
-}
-
-fn not_a_compressor(engine: Engine) -> String {
-    format!(
-        "{} is a fixed-size link encoding (no size reduction, no container); \
-         use `hwzip eval --engine {} --trace F` for its ones/energy accounting",
-        engine.name(),
-        engine.name()
-    )
 }
 
 fn read(p: &Path) -> Result<Vec<u8>, String> {

@@ -3,7 +3,7 @@
 //! without warnings, for the defaults and for other parameter sets.
 
 use hwzip::config::Config;
-use hwzip::rtl::Engine;
+use hwzip::engines;
 use std::path::Path;
 use std::process::Command;
 
@@ -15,7 +15,7 @@ fn have(tool: &str) -> bool {
 fn rtl_out_matches_fresh_generation() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("rtl_out");
     let tmp = tempfile::tempdir().unwrap();
-    for e in Engine::ALL {
+    for &e in engines::ALL {
         let files = hwzip::flow::gen(e, &Config::default(), tmp.path()).unwrap();
         let committed: Vec<_> = std::fs::read_dir(root.join(e.name()))
             .unwrap_or_else(|_| {
@@ -113,16 +113,16 @@ fn generated_verilog_is_lint_clean_for_several_parameter_sets() {
 fn lint_parameter_set(yaml: &str) {
     {
         let cfg = Config::from_yaml(yaml).unwrap();
-        for e in Engine::ALL {
+        for &e in engines::ALL {
             let tmp = tempfile::tempdir().unwrap();
             let units = e.units(&cfg).unwrap();
             hwzip::flow::write_rtl(&units, tmp.path()).unwrap();
             let tops: Vec<String> = units.iter().map(|u| u.top.name.clone()).collect();
             lint_dir(tmp.path(), &tops);
             // The loop-back test top too.
-            let lb = hwzip::flow::unit_top(e, &cfg, "loopback").unwrap();
-            let u = hwzip::rtl::UnitDesign {
-                engine: e,
+            let lb = e.cosim_top(&cfg, "loopback").unwrap();
+            let u = hwzip::engines::UnitDesign {
+                engine: e.name(),
                 unit: "loopback",
                 top: lb.clone(),
                 params: String::new(),
@@ -139,7 +139,7 @@ fn yosys_synthesizes_without_latches_or_warnings() {
     assert!(have("yosys"), "yosys missing: run scripts/setup.sh");
     let tmp = tempfile::tempdir().unwrap();
     let cfg = Config::default();
-    for e in Engine::ALL {
+    for &e in engines::ALL {
         let units = e.units(&cfg).unwrap();
         let files = hwzip::flow::write_rtl(&units, tmp.path()).unwrap();
         for u in &units {
@@ -173,7 +173,7 @@ fn yosys_synthesizes_without_latches_or_warnings() {
 #[test]
 fn no_dollar_and_spec_citation_in_every_file() {
     let tmp = tempfile::tempdir().unwrap();
-    for e in Engine::ALL {
+    for &e in engines::ALL {
         for f in hwzip::flow::gen(e, &Config::default(), tmp.path()).unwrap() {
             let t = std::fs::read_to_string(&f).unwrap();
             assert!(!t.contains('$'), "{} contains `$`", f.display());
@@ -193,12 +193,12 @@ fn emitted_verilog_is_ascii_within_100_columns() {
     let mut checked = 0;
     for yaml in PARAM_SETS {
         let cfg = Config::from_yaml(yaml).unwrap();
-        for e in Engine::ALL {
+        for &e in engines::ALL {
             let tmp = tempfile::tempdir().unwrap();
             let mut files = hwzip::flow::gen(e, &cfg, tmp.path()).unwrap();
-            let lb = hwzip::flow::unit_top(e, &cfg, "loopback").unwrap();
-            let u = hwzip::rtl::UnitDesign {
-                engine: e,
+            let lb = e.cosim_top(&cfg, "loopback").unwrap();
+            let u = hwzip::engines::UnitDesign {
+                engine: e.name(),
                 unit: "loopback",
                 top: lb,
                 params: String::new(),

@@ -2,7 +2,7 @@
 //! every unit maps without latches, reports positive area/Fmax, and the reports render.
 
 use hwzip::config::Config;
-use hwzip::rtl::Engine;
+use hwzip::engines;
 
 /// The main job end to end (`hwzip flow`'s library entry) on the smallest configuration of
 /// every engine that still builds each unit: every unit is generated, co-simulated against
@@ -42,7 +42,7 @@ fn main_job_runs_every_unit_on_osu018_and_reports() {
             .map(|c| &c.stats.first_mismatch)
             .collect::<Vec<_>>()
     );
-    for e in Engine::ALL {
+    for &e in engines::ALL {
         let rows: Vec<_> = r.synth.iter().filter(|x| x.engine == e.name()).collect();
         assert_eq!(rows.len(), e.unit_names().len(), "{}", e.name());
         for r in rows {
@@ -62,7 +62,8 @@ fn main_job_runs_every_unit_on_osu018_and_reports() {
         let cos = r.cosim.iter().filter(|c| c.engine == e.name()).count();
         assert_eq!(cos, e.unit_names().len() + 1, "{}", e.name());
     }
-    assert!(!r.table2.is_empty() && !r.table3.is_empty());
+    let files: Vec<&str> = r.tables.iter().map(|t| t.file.as_str()).collect();
+    assert_eq!(files, ["table2", "table3"]);
     job::write(&r, work.path()).unwrap();
     let md = std::fs::read_to_string(work.path().join("report.md")).unwrap();
     assert!(md.contains("Profile `quick`") && md.contains("| synth |") && md.contains("osu018"));
@@ -78,10 +79,17 @@ fn gate_level_netlist_matches_the_model() {
     cfg.synth.clock_ns = 5.0;
     let libs = hwzip::flow::libraries(&["osu018".to_string()], &mut Vec::new()).unwrap();
     let work = tempfile::tempdir().unwrap();
-    let rows =
-        hwzip::flow::synth(Engine::Zvc, &cfg, &libs, work.path(), None, &mut |_| {}).unwrap();
+    let rows = hwzip::flow::synth(
+        &engines::zvc::Zvc,
+        &cfg,
+        &libs,
+        work.path(),
+        None,
+        &mut |_| {},
+    )
+    .unwrap();
     for r in &rows {
-        let st = hwzip::flow::gate_cosim(Engine::Zvc, &cfg, r, &libs[0], 300).unwrap();
+        let st = hwzip::flow::gate_cosim(&engines::zvc::Zvc, &cfg, r, &libs[0], 300).unwrap();
         assert!(
             st.first_mismatch.is_none(),
             "{}: {}",

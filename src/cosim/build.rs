@@ -8,18 +8,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use super::model::Library;
+use super::model::{Library, SO_NAME};
 use super::{BuildSpec, CosimError, PortDir, PortSpec};
 
 const SHIM_TMPL: &str = include_str!("../../verif/shim.cpp.tmpl");
 /// Bump when the build recipe changes in a way the hashed inputs do not capture.
 const RECIPE: &str = "hwzip-cosim-v1";
-/// Name of the shared object inside a cache entry.
-pub(crate) const SO_NAME: &str = "libmodel.so";
 
 /// Toolchain facts, probed once per process.
 #[derive(Debug)]
@@ -811,11 +809,4 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
     );
     write(&tmp.join("build-info.txt"), &info)?;
     Ok(())
-}
-
-/// Seconds recorded in a cache entry's `build-info.txt` (`total_s`), if any.
-pub(crate) fn recorded_build_time(dir: &Path) -> Option<Duration> {
-    let s = fs::read_to_string(dir.join("build-info.txt")).ok()?;
-    let v = s.lines().find_map(|l| l.strip_prefix("total_s="))?;
-    v.parse::<f64>().ok().map(Duration::from_secs_f64)
 }

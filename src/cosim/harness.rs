@@ -25,12 +25,115 @@
 //! harness with one driver, one monitor and the expectations pushed with the stimulus.
 
 use super::dut::Dut;
-use super::stream::{show, Beat, Mismatch, RunStats};
 use crate::hdl::{Dir, StreamPorts};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
 use std::collections::VecDeque;
+use std::fmt;
 use std::path::PathBuf;
+
+/// One beat: the value of each field as 32-bit words (word 0 = bits 31:0), in
+/// [`super::stream::Stream::fields`] order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Beat(pub Vec<Vec<u32>>);
+
+/// The first difference between the design and the model.
+#[derive(Clone, Debug, Serialize)]
+pub struct Mismatch {
+    /// The output channel (stream prefix, or the `valid` port of a one-output run).
+    pub channel: String,
+    /// Transaction index (0-based).
+    pub transfer: u64,
+    /// Beat index within the transaction's output.
+    pub beat: u64,
+    /// Clock cycle at which the beat was observed.
+    pub cycle: u64,
+    /// Which field (port) differs.
+    pub field: String,
+    /// Expected value.
+    pub expected: String,
+    /// Observed value.
+    pub actual: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "channel {} transfer {} beat {} at cycle {}: {} expected {} got {}",
+            self.channel,
+            self.transfer,
+            self.beat,
+            self.cycle,
+            self.field,
+            self.expected,
+            self.actual
+        )
+    }
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunStats {
+    /// Clock cycles simulated.
+    pub cycles: u64,
+    /// Transactions completed.
+    pub transfers: u64,
+    /// Engine work units completed (ZVC: windows), filled in by the engine.
+    pub lines: u64,
+    /// Input beats accepted.
+    pub beats_in: u64,
+    /// Output beats accepted.
+    pub beats_out: u64,
+    /// Uncompressed bytes, filled in by the engine.
+    pub raw_bytes: u64,
+    /// Compressed bytes, filled in by the engine.
+    pub comp_bytes: u64,
+    /// Number of mismatching beats (the run stops at the first).
+    pub mismatches: u64,
+    /// The first mismatch, if any.
+    pub first_mismatch: Option<Mismatch>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Output bytes captured by the engine, when asked for.
+    #[serde(skip)]
+    pub output: Vec<u8>,
+}
+
+impl RunStats {
+    /// The statistics if the run was clean; otherwise an error naming `label` (unit and
+    /// parameters) and the first mismatch, or saying that nothing came out at all.
+    pub fn into_clean(self, label: &str) -> Result<RunStats, String> {
+        match &self.first_mismatch {
+            Some(m) => Err(format!("{}: {}", label, m)),
+            None if self.beats_out == 0 => Err(format!("{}: no output at all", label)),
+            None => Ok(self),
+        }
+    }
+
+    /// Simulated cycles per wall-clock second.
+    pub fn cycles_per_second(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.cycles as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Renders a field value: decimal for one word, hex words (most significant first) otherwise.
+pub fn show(words: &[u32]) -> String {
+    match words {
+        [w] => w.to_string(),
+        _ => words
+            .iter()
+            .rev()
+            .map(|w| format!("{:08x}", w))
+            .collect::<Vec<_>>()
+            .join("_"),
+    }
+}
 
 /// One valid/ready channel of the unit, by port names.
 #[derive(Clone, Debug)]

@@ -74,7 +74,7 @@ pub mod fault;
 pub mod harness;
 #[cfg(test)]
 mod harness_tests;
-pub mod link;
+
 pub mod memory;
 mod model;
 pub mod stream;

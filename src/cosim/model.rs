@@ -7,8 +7,17 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::build::{recorded_build_time, SO_NAME};
 use super::{BuildSpec, CosimError, PortDir, PortSpec};
+
+/// File name of a built model in its cache entry.
+pub(crate) const SO_NAME: &str = "libmodel.so";
+
+/// Seconds recorded in a cache entry's `build-info.txt` (`total_s`), if any.
+pub(crate) fn recorded_build_time(dir: &Path) -> Option<Duration> {
+    let s = std::fs::read_to_string(dir.join("build-info.txt")).ok()?;
+    let v = s.lines().find_map(|l| l.strip_prefix("total_s="))?;
+    v.parse::<f64>().ok().map(Duration::from_secs_f64)
+}
 
 type FnNew = unsafe extern "C" fn() -> *mut c_void;
 type FnH = unsafe extern "C" fn(*mut c_void);

@@ -175,6 +175,32 @@ pub enum Unit {
     Loopback,
 }
 
+impl Unit {
+    /// Every unit, the test-only loop-back last.
+    pub const ALL: [Unit; 3] = [Unit::Compressor, Unit::Decompressor, Unit::Loopback];
+
+    /// CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Compressor => "compressor",
+            Unit::Decompressor => "decompressor",
+            Unit::Loopback => "loopback",
+        }
+    }
+
+    /// Parses a CLI name; the error lists the known units.
+    pub fn from_name(s: &str) -> Result<Unit, String> {
+        Unit::ALL
+            .iter()
+            .copied()
+            .find(|u| u.name() == s)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Unit::ALL.iter().map(|u| u.name()).collect();
+                format!("unknown unit `{}` (known: {})", s, known.join(", "))
+            })
+    }
+}
+
 /// The generated top module of `unit` (the only place that maps units to generators).
 pub fn top(
     p: &ZvcRtlParams,

@@ -11,11 +11,11 @@
 
 use super::progress::{Step, Ui};
 use super::{
-    cosim, cosim_markdown, gen, lib_label, libraries, synth_table2, synth_unit, timing, unit_top,
-    CosimReport, CosimRequest, FlowResult,
+    cosim, cosim_markdown, gen, libraries, paper_tables, synth_unit, timing, CosimReport,
+    CosimRequest, FlowResult,
 };
 use crate::config::Config;
-use crate::rtl::{Engine, UnitDesign};
+use crate::engines::{self, cosim_units, EngineRef, PaperTable, UnitDesign};
 use crate::synth::{self, Liberty, ReportRow};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -95,7 +95,7 @@ pub struct FlowOptions {
     /// The profile the defaults came from (reported).
     pub profile: Profile,
     /// Engines, in order (empty: all).
-    pub engines: Vec<Engine>,
+    pub engines: Vec<EngineRef>,
     /// Only this unit (co-simulation and synthesis), when set.
     pub unit: Option<String>,
     /// Worker threads.
@@ -126,7 +126,7 @@ pub fn parse_shard(s: &str) -> FlowResult<(usize, usize)> {
 /// Wall time of one step.
 #[derive(Clone, Debug, Serialize)]
 pub struct StepTime {
-    /// `gen`, `cosim`, `synth`, `table2` or `gate`.
+    /// `gen`, `cosim`, `synth`, `cores` (a paper's core table) or `gate`.
     pub kind: &'static str,
     /// What ran (engine, unit, library).
     pub what: String,
@@ -159,40 +159,29 @@ pub struct FlowReport {
     pub cosim: Vec<CosimReport>,
     /// Synthesis rows.
     pub synth: Vec<ReportRow>,
-    /// Base+XOR Table II (Markdown), when synthesized.
-    #[serde(skip)]
-    pub table2: String,
-    /// Adaptive pairs beside Table III (Markdown), when synthesized.
-    #[serde(skip)]
-    pub table3: String,
+    /// Tables beside the papers' (Base+XOR Table II, adaptive Table III), when synthesized.
+    pub tables: Vec<PaperTable>,
     /// Notes (skipped libraries, ...).
     pub notes: Vec<String>,
 }
 
-/// The units `hwzip cosim --unit all` and the flow co-simulate: the engine's units and the
-/// test-only loop-back.
-pub fn cosim_units(engine: Engine) -> Vec<String> {
-    let mut v: Vec<String> = engine.unit_names().iter().map(|s| s.to_string()).collect();
-    v.push("loopback".into());
-    v
-}
-
 enum Task {
     Cosim {
-        engine: Engine,
+        engine: EngineRef,
         unit: String,
     },
     Synth {
         design: Box<UnitDesign>,
         lib: Box<Liberty>,
     },
-    Table2,
+    /// An engine's paper core table (Base+XOR Table II).
+    Cores(EngineRef),
 }
 
 enum Done {
     Cosim(Box<CosimReport>),
     Synth(Box<ReportRow>),
-    Table2(String),
+    Cores(Box<PaperTable>),
 }
 
 /// Runs `f(i)` for `i` in `0..n` on `jobs` threads, each index once, and returns the
@@ -243,8 +232,8 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
     let t0 = Instant::now();
     let mut notes = Vec::new();
     let libs = libraries(&cfg.synth.libraries, &mut notes)?;
-    let engines: Vec<Engine> = if opts.engines.is_empty() {
-        Engine::ALL.to_vec()
+    let engines: Vec<EngineRef> = if opts.engines.is_empty() {
+        engines::ALL.to_vec()
     } else {
         opts.engines.clone()
     };
@@ -277,10 +266,10 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
         );
         steps.push(finish(s, "gen", engine.name().into(), detail));
         for u in cosim_units(engine).into_iter().filter(|u| wanted(u)) {
-            let w = verilog_bytes(&unit_top(engine, cfg, &u)?);
+            let w = verilog_bytes(&engine.cosim_top(cfg, &u)?);
             tasks.push((w, Task::Cosim { engine, unit: u }));
         }
-        for d in engine.units(cfg).map_err(|e| e.to_string())? {
+        for d in engine.units(cfg)? {
             if !wanted(d.unit) || !opts.synth {
                 continue;
             }
@@ -295,8 +284,8 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
                 ));
             }
         }
-        if engine == Engine::BaseXor && opts.unit.is_none() && opts.synth && !libs.is_empty() {
-            tasks.push((200_000 * libs.len(), Task::Table2));
+        if engine.has_core_table() && opts.unit.is_none() && opts.synth && !libs.is_empty() {
+            tasks.push((200_000 * libs.len(), Task::Cores(engine)));
         }
     }
     // Longest first, so the last step to finish is a short one.
@@ -317,7 +306,10 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
         tasks.len(),
         opts.jobs,
         cfg.cosim.lines,
-        libs.iter().map(lib_label).collect::<Vec<_>>().join(", ")
+        libs.iter()
+            .map(Liberty::label)
+            .collect::<Vec<_>>()
+            .join(", ")
     ));
 
     let step_times: Mutex<Vec<(usize, StepTime)>> = Mutex::new(Vec::new());
@@ -345,12 +337,12 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
     // Collect in a fixed order (engine, unit, library), whatever order the steps ran in.
     let mut cosims = Vec::new();
     let mut rows = Vec::new();
-    let mut table2 = String::new();
+    let mut cores = Vec::new();
     for r in results.into_iter().flatten() {
         match r {
             Done::Cosim(c) => cosims.push(*c),
             Done::Synth(row) => rows.push(*row),
-            Done::Table2(md) => table2 = md,
+            Done::Cores(t) => cores.push(*t),
         }
     }
     let engine_pos = |name: &str| engines.iter().position(|e| e.name() == name);
@@ -361,7 +353,7 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
             .map(|e| cosim_units(*e).iter().position(|u| u == unit))
     };
     cosims.sort_by_key(|c| (engine_pos(&c.engine), unit_pos(&c.engine, &c.unit)));
-    let lib_pos = |l: &str| libs.iter().position(|x| lib_label(x) == l);
+    let lib_pos = |l: &str| libs.iter().position(|x| x.label() == l);
     rows.sort_by_key(|r| {
         (
             engine_pos(&r.engine),
@@ -374,7 +366,7 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
     // Gate-level co-simulation (optional, slow), in order.
     if opts.gate_cosim > 0 {
         for r in &rows {
-            let Some(lib) = libs.iter().find(|l| lib_label(l) == r.result.liberty) else {
+            let Some(lib) = libs.iter().find(|l| l.label() == r.result.liberty) else {
                 continue;
             };
             let (matched, st) = gate_step(cfg, r, lib, opts.gate_cosim, ui)?;
@@ -382,10 +374,23 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
             steps.push(st);
         }
     }
-    let table3 = synth::table3::markdown(&rows);
+    // Paper tables in engine order: the core tables run above, then those from the rows.
+    let mut tables = Vec::new();
+    for &engine in &engines {
+        tables.extend(cores.iter().filter(|t| t.engine == engine.name()).cloned());
+        tables.extend(paper_tables(
+            engine,
+            cfg,
+            &rows,
+            &libs,
+            false,
+            &opts.out,
+            &mut |_| {},
+        )?);
+    }
     Ok(FlowReport {
         profile: opts.profile,
-        libraries: libs.iter().map(lib_label).collect(),
+        libraries: libs.iter().map(Liberty::label).collect(),
         lines: cfg.cosim.lines,
         jobs: opts.jobs,
         cxx_opt: crate::cosim::opt_level(),
@@ -394,8 +399,7 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
         steps,
         cosim: cosims,
         synth: rows,
-        table2,
-        table3,
+        tables,
         notes,
     })
 }
@@ -409,7 +413,7 @@ pub fn gate_step(
     lines: u64,
     ui: &Ui,
 ) -> FlowResult<(bool, StepTime)> {
-    let engine = Engine::from_name(&row.engine)?;
+    let engine = engines::by_name(&row.engine)?;
     let what = format!("{} {} {}", row.engine, row.unit, row.result.liberty);
     let s = ui.step(&format!("gate {}", what));
     s.set(format!("{} lines", lines));
@@ -476,19 +480,17 @@ fn run_task(
             Ok((Done::Cosim(Box::new(r)), finish(s, "cosim", what, detail)))
         }
         Task::Synth { design, lib } => {
-            let label = lib_label(lib);
-            let what = format!("{} {} {}", design.engine.name(), design.unit, label);
+            let label = lib.label();
+            let what = format!("{} {} {}", design.engine, design.unit, label);
             let s = ui.step(&format!(
                 "synth {} {} on {}",
-                design.engine.name(),
-                design.unit,
-                label
+                design.engine, design.unit, label
             ));
             s.set("latency and throughput in Verilator");
-            let t = timing(design.engine, cfg, design.unit)?;
+            let t = timing(engines::by_name(design.engine)?, cfg, design.unit)?;
             s.set(format!(
                 "yosys + abc, then sta at {} ns (budget {} s)",
-                super::clock_for(cfg, &label),
+                cfg.synth.clock_for(&label),
                 cfg.synth.budget_s
             ));
             let (row, cached) = synth_unit(cfg, design, lib, &opts.out.join("synth"), &t)?;
@@ -502,19 +504,12 @@ fn run_task(
             );
             Ok((Done::Synth(Box::new(row)), finish(s, "synth", what, detail)))
         }
-        Task::Table2 => {
-            let s = ui.step("synth base-xor Table II cores");
-            let md = synth_table2(cfg, libs, &opts.out, &mut |m| s.set(m.to_string()))?;
-            let n = libs.len();
-            Ok((
-                Done::Table2(md),
-                finish(
-                    s,
-                    "table2",
-                    "base-xor Table II".into(),
-                    format!("{} libraries", n),
-                ),
-            ))
+        Task::Cores(engine) => {
+            let s = ui.step(&format!("synth {} paper cores", engine.name()));
+            let t = engine.core_table(cfg, libs, &opts.out, &mut |m| s.set(m.to_string()))?;
+            let what = format!("{} {}", engine.name(), t.file);
+            let detail = format!("{} libraries", libs.len());
+            Ok((Done::Cores(Box::new(t)), finish(s, "cores", what, detail)))
         }
     }
 }
@@ -544,19 +539,8 @@ pub fn markdown(r: &FlowReport) -> String {
     if !r.synth.is_empty() {
         let _ = writeln!(s, "## Synthesis\n\n{}", synth::to_markdown(&r.synth));
     }
-    if !r.table2.is_empty() {
-        let _ = writeln!(
-            s,
-            "## Base+XOR: Table II cores (combinational)\n\n{}",
-            r.table2
-        );
-    }
-    if !r.table3.is_empty() {
-        let _ = writeln!(
-            s,
-            "## Adaptive: beside the paper's Table III\n\n{}",
-            r.table3
-        );
+    for t in &r.tables {
+        let _ = writeln!(s, "## {}\n\n{}", t.title, t.markdown);
     }
     let _ = writeln!(
         s,
@@ -576,22 +560,19 @@ pub fn markdown(r: &FlowReport) -> String {
 }
 
 /// Writes `report.md`, `report.csv` (synthesis rows), `report.json` (everything),
-/// `cosim.md`, and `table3.md` when there is one, into `dir`.
+/// `cosim.md`, and `<table>.md` for each paper table, into `dir`.
 pub fn write(r: &FlowReport, dir: &Path) -> FlowResult<()> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {}", dir.display(), e))?;
     let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
-    let mut files = vec![
+    let files = vec![
         ("report.md", markdown(r)),
         ("report.csv", synth::to_csv(&r.synth)),
         ("report.json", json),
         ("cosim.md", cosim_markdown(&r.cosim)),
     ];
-    if !r.table3.is_empty() {
-        files.push(("table3.md", r.table3.clone()));
-    }
     for (name, text) in files {
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {}", p.display(), e))?;
     }
-    Ok(())
+    super::write_tables(&r.tables, dir)
 }

@@ -17,7 +17,7 @@ use super::job::{self, FlowOptions, FlowReport, Profile};
 use super::progress::Ui;
 use super::FlowResult;
 use crate::config::{explicit_keys, Config};
-use crate::rtl::Engine;
+use crate::engines::{self, EngineRef};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -48,20 +48,18 @@ pub struct RegressRun {
 }
 
 /// The engines a configuration file configures (all, if it names none).
-fn engines_of(text: &str) -> Vec<Engine> {
+fn engines_of(text: &str) -> Vec<EngineRef> {
     let keys = explicit_keys(text);
-    let sections = [
-        ("zvc", Engine::Zvc),
-        ("base_xor", Engine::BaseXor),
-        ("adaptive", Engine::Adaptive),
-    ];
-    let v: Vec<Engine> = sections
+    let v: Vec<EngineRef> = engines::ALL
         .iter()
-        .filter(|(s, _)| keys.iter().any(|k| k.starts_with(&format!("{}.", s))))
-        .map(|(_, e)| *e)
+        .copied()
+        .filter(|e| {
+            let prefix = format!("{}.", e.section());
+            keys.iter().any(|k| k.starts_with(&prefix))
+        })
         .collect();
     if v.is_empty() {
-        Engine::ALL.to_vec()
+        engines::ALL.to_vec()
     } else {
         v
     }

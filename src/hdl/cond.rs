@@ -17,40 +17,8 @@
 
 use super::bits::Bits;
 use super::expr::Expr;
-use super::module::{clog2, Item, ModuleBuilder, Net, Reg};
-use std::collections::HashMap;
+use super::module::{clog2, Assign, Item, Kind, ModuleBuilder, Net, Reg, Target};
 use std::panic::Location;
-
-/// One assignment: the guard under which it applies and the value.
-#[derive(Clone, Debug)]
-struct Assign {
-    guard: Expr,
-    value: Expr,
-    /// Item position of the assignment (the lowered logic goes there).
-    pos: usize,
-}
-
-#[derive(Clone, Debug)]
-enum Kind {
-    Reg(Reg),
-    Wire { net: Net, default: Expr },
-}
-
-#[derive(Clone, Debug)]
-struct Target {
-    kind: Kind,
-    assigns: Vec<Assign>,
-}
-
-/// Conditional-assignment state of a module builder.
-#[derive(Default, Debug)]
-pub(crate) struct CondState {
-    /// Conditions of the open branches, outermost first.
-    guards: Vec<Expr>,
-    targets: Vec<Target>,
-    /// Signal index → position in `targets`.
-    index: HashMap<usize, usize>,
-}
 
 /// A `when` chain: what its earlier branches covered, for `elsewhen` and `otherwise`.
 #[derive(Clone, Debug)]

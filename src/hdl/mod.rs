@@ -25,6 +25,7 @@ pub mod blocks;
 pub mod cond;
 pub mod emit;
 pub mod expr;
+pub mod layout;
 pub mod module;
 pub mod pretty;
 pub mod sim;
@@ -34,8 +35,10 @@ pub use bits::Bits;
 pub use blocks::PrefixTopology;
 pub use cond::{Fsm, When};
 pub use expr::Expr;
+pub use layout::{Field, Layout};
+pub use module::StreamPorts;
 pub use module::{clog2, Dir, HdlError, Inst, Mem, Module, ModuleBuilder, Net, PortInfo, Reg};
-pub use stream::{Layout, Stream, StreamPorts};
+pub use stream::Stream;
 
 #[cfg(test)]
 mod stream_tests;

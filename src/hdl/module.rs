@@ -6,7 +6,8 @@
 
 use super::bits::Bits;
 use super::expr::{visit, Expr, MemId, Node, SigId};
-use std::collections::{BTreeMap, HashSet};
+use super::layout::Layout;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -186,7 +187,7 @@ pub struct Module {
     /// Named constants (`localparam`), in declaration order.
     pub params: Vec<(Arc<str>, Bits)>,
     /// Stream interfaces on the ports (for drivers and monitors).
-    pub streams: Vec<super::stream::StreamPorts>,
+    pub streams: Vec<StreamPorts>,
 }
 
 impl Module {
@@ -330,7 +331,7 @@ pub struct ModuleBuilder {
     m: Module,
     names: HashSet<String>,
     problems: Vec<String>,
-    pub(crate) cond: super::cond::CondState,
+    pub(crate) cond: CondState,
 }
 
 const KEYWORDS: &[&str] = &[
@@ -569,7 +570,7 @@ impl ModuleBuilder {
         Expr::param(name, value)
     }
 
-    pub(crate) fn add_stream(&mut self, s: super::stream::StreamPorts) {
+    pub(crate) fn add_stream(&mut self, s: StreamPorts) {
         self.m.streams.push(s);
     }
 
@@ -1023,4 +1024,77 @@ impl ModuleBuilder {
             })
         }
     }
+}
+
+/// A stream interface on a module's ports, as recorded by [`super::stream::input`] and [`super::stream::output`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamPorts {
+    /// Port-name prefix (`s`, `m`, `req`, ...).
+    pub prefix: String,
+    /// `In`: the module consumes the stream; `Out`: it produces it.
+    pub dir: Dir,
+    /// Payload layout.
+    pub layout: Arc<Layout>,
+}
+
+impl StreamPorts {
+    fn sfx(&self, towards_module: bool) -> &'static str {
+        if towards_module {
+            "i"
+        } else {
+            "o"
+        }
+    }
+
+    /// Name of the `valid` port.
+    pub fn valid(&self) -> String {
+        format!("{}_valid_{}", self.prefix, self.sfx(self.dir == Dir::In))
+    }
+
+    /// Name of the `ready` port.
+    pub fn ready(&self) -> String {
+        format!("{}_ready_{}", self.prefix, self.sfx(self.dir == Dir::Out))
+    }
+
+    /// Name of the port of payload field `field`.
+    pub fn field(&self, field: &str) -> String {
+        format!(
+            "{}_{}_{}",
+            self.prefix,
+            field,
+            self.sfx(self.dir == Dir::In)
+        )
+    }
+}
+
+/// One assignment: the guard under which it applies and the value.
+#[derive(Clone, Debug)]
+pub(super) struct Assign {
+    pub(super) guard: Expr,
+    pub(super) value: Expr,
+    /// Item position of the assignment (the lowered logic goes there).
+    pub(super) pos: usize,
+}
+
+#[derive(Clone, Debug)]
+pub(super) enum Kind {
+    Reg(Reg),
+    Wire { net: Net, default: Expr },
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Target {
+    pub(super) kind: Kind,
+    pub(super) assigns: Vec<Assign>,
+}
+
+/// Conditional-assignment state of a module builder (the `when` builder is in
+/// [`super::cond`]).
+#[derive(Default, Debug)]
+pub(crate) struct CondState {
+    /// Conditions of the open branches, outermost first.
+    pub(super) guards: Vec<Expr>,
+    pub(super) targets: Vec<Target>,
+    /// Signal index → position in `targets`.
+    pub(super) index: HashMap<usize, usize>,
 }

@@ -678,7 +678,7 @@ pub fn loopback(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         p,
         "§6 (bdi_comp → bdi_decomp round trip)",
     );
-    super::adaptive::comp_decomp_loopback(m, p.line_bits(), &c, &d)
+    super::line_codec::comp_decomp_loopback(m, p.line_bits(), &c, &d)
 }
 
 #[cfg(test)]

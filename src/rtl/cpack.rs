@@ -38,11 +38,13 @@
 //! entry not yet filled, or a stream running past `L` bits. Bits after the stream are not
 //! inspected.
 
-use super::adaptive::SPEC;
 use crate::hdl::blocks::{mux_tree, shift_lanes};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::cpack::{CodeTable, CpackParams, CpackPattern, PushPolicy};
 use std::sync::Arc;
+
+/// The spec this generator follows (cited in every module header).
+const SPEC: &str = "shared/spec/adaptive-link-compression.md";
 
 fn err(msg: String) -> HdlError {
     HdlError {
@@ -860,7 +862,7 @@ pub fn loopback(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
         p,
         "§6 (cpack_comp → cpack_decomp round trip)",
     );
-    super::adaptive::comp_decomp_loopback(m, p.line_bits(), &c, &d)
+    super::line_codec::comp_decomp_loopback(m, p.line_bits(), &c, &d)
 }
 
 #[cfg(test)]

@@ -66,6 +66,25 @@ pub struct BufferCell {
 }
 
 impl Liberty {
+    /// Short display name (`osu018`, `nangate45`, `sky130hd`, else the library name), from
+    /// the file it was loaded from.
+    pub fn label(&self) -> String {
+        let lower = self
+            .source
+            .file_name()
+            .map(|f| f.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        if lower.contains("osu018") {
+            "osu018".into()
+        } else if lower.contains("nangate") {
+            "nangate45".into()
+        } else if lower.contains("sky130") {
+            "sky130hd".into()
+        } else {
+            self.name.clone()
+        }
+    }
+
     /// Loads a `.lib` or `.lib.gz` file. Compressed files are decompressed once into the cache
     /// directory (see [`cache_dir`]), keyed by the SHA-256 of the compressed bytes.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, SynthError> {

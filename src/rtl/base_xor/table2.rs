@@ -1,6 +1,7 @@
 //! The cores of the paper's Table II (spec `base-xor.md` §3): one combinational encoder and
-//! decoder per mechanism on a 32 B transaction, with the paper's 16 nm figures, for
-//! `hwzip synth --engine base-xor` (see [`crate::synth::cores`]).
+//! decoder per mechanism on a 32 B transaction, with the paper's 16 nm figures. The engine
+//! (`engines::base_xor`) synthesizes them with `synth::cores` for
+//! `hwzip synth --engine base-xor`.
 
 use super::{
     prefix_depth, xform_dec, xform_enc, zdr_dec_word, zdr_enc_word, BaseXorRtlParams, DecKind,
@@ -9,19 +10,30 @@ use super::{
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
 use crate::model::base_xor::BaseXorParams;
 use crate::model::dbi::{DbiGroup, LinkCodec};
-use crate::synth::cores::{CoreSpec, PaperFigures, PaperNode};
 use std::sync::Arc;
 
-/// The paper's node for the normalisation: TSMC 16 nm FinFET. The paper gives no gate size;
-/// a 16FF NAND2_X1 is taken as 0.15 µm² (3 CPP × 90 nm on a 9-track, 0.576 µm row) — an
-/// assumption, and the paper's areas include wires. One XOR level = 24 ps (Table II's
-/// one-level encoders; 360 = 15 × 24, 168 = 7 × 24, 72 = 3 × 24).
-pub fn paper_node() -> PaperNode {
-    PaperNode {
-        label: "TSMC 16 nm FinFET".into(),
-        nand2_um2: 0.15,
-        level_ps: 24.0,
-    }
+/// The paper's figures for one core of Table II (TSMC 16 nm FinFET).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PaperFigures {
+    /// Area, µm².
+    pub area_um2: f64,
+    /// Worst-case latency, ps.
+    pub latency_ps: f64,
+}
+
+/// One core of Table II.
+#[derive(Clone, Debug)]
+pub struct Core {
+    /// Row label (e.g. `Universal XOR + ZDR`).
+    pub row: String,
+    /// Direction (`enc` / `dec`).
+    pub dir: &'static str,
+    /// The combinational module.
+    pub module: Arc<Module>,
+    /// Structural depth in XOR levels, if known.
+    pub xor_levels: Option<u32>,
+    /// The paper's figures, if any.
+    pub paper: Option<PaperFigures>,
 }
 
 /// XOR levels of the decoder the generator builds without ZDR (spec §3: the paper's
@@ -82,7 +94,7 @@ fn zdr7(enc: bool) -> Result<Arc<Module>, HdlError> {
 
 /// Every Table II row as cores: (row, enc, dec) with the paper's figures (area µm², latency
 /// ps, encode/decode), plus our Universal + ZDR decoder in both structures.
-pub fn cores() -> Result<Vec<CoreSpec>, HdlError> {
+pub fn cores() -> Result<Vec<Core>, HdlError> {
     let fig = |a: f64, ps: f64| {
         Some(PaperFigures {
             area_um2: a,
@@ -99,7 +111,7 @@ pub fn cores() -> Result<Vec<CoreSpec>, HdlError> {
         let depth = (!p.zdr).then(|| p.bx().decode_depth());
         if with_enc {
             if let Some(e) = xform_enc(&p)? {
-                v.push(CoreSpec {
+                v.push(Core {
                     row: name.into(),
                     dir: "enc",
                     module: e,
@@ -109,7 +121,7 @@ pub fn cores() -> Result<Vec<CoreSpec>, HdlError> {
             }
         }
         if let Some(d) = xform_dec(&p)? {
-            v.push(CoreSpec {
+            v.push(Core {
                 row: name.into(),
                 dir: "dec",
                 module: d,
@@ -170,7 +182,7 @@ pub fn cores() -> Result<Vec<CoreSpec>, HdlError> {
         false,
     )?;
     for enc in [true, false] {
-        v.push(CoreSpec {
+        v.push(Core {
             row: "ZDR (4B base) ×7".into(),
             dir: if enc { "enc" } else { "dec" },
             module: zdr7(enc)?,

@@ -1,7 +1,7 @@
 //! Link scoreboard ([`crate::rtl::link`]): `adaptive_tx`, `adaptive_rx` and the test-only
 //! `link_loopback`, against [`crate::model::adaptive`].
 //!
-//! * `tx`: a phase trace of lines ([`super::adaptive::ctrl_lines`]) is replayed through the
+//! * `tx`: a phase trace of lines ([`super::ctrl::ctrl_lines`]) is replayed through the
 //!   model ([`replay_lines`]); for every line the output must equal the model's transaction
 //!   record: `comp_alg` (0 when the selected compressor did not save space), `len` (payload
 //!   bits sent), the payload (`model::adaptive::compress` of the selected algorithm, the raw
@@ -13,8 +13,10 @@
 //!   rejects the payload or the code).
 //! * `link_loopback`: `tx` → `rx` returns every line with `m_err_o = 0`.
 
-use super::adaptive::{bus_words, le_words, StimConfig, Unit};
-use super::stream::{Beat, Txn};
+use super::ctrl::ctrl_lines;
+use super::units::{bus_words, le_words, run_replayed, StimConfig, Unit};
+use crate::cosim::dut::Dut;
+use crate::cosim::stream::{Beat, RunStats, Txn};
 use crate::model::adaptive::{compress, decompress_prefix, replay_lines, AdaptiveReport, Alg};
 use crate::rtl::adaptive::AdaptiveRtlParams;
 use crate::rtl::link::enabled;
@@ -104,9 +106,23 @@ pub fn cases(
     Ok((out, rep))
 }
 
+/// Runs a link unit on `dut` over a phase trace ([`cases`]). `comp_bytes` is
+/// the model's payload bits sent / 8.
+pub(super) fn run_link(
+    dut: &mut dyn Dut,
+    p: &AdaptiveRtlParams,
+    unit: Unit,
+    cfg: &StimConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    let lines = ctrl_lines(p, cfg);
+    let (txns, rep) = cases(p, unit, &lines, cfg)?;
+    run_replayed(dut, unit, lines.len(), txns, &rep, cfg, progress)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::adaptive::{ctrl_lines, run_clean, top};
+    use super::super::{ctrl_lines, run_clean, top};
     use super::*;
     use crate::cosim::dut::SimDut;
 
@@ -140,7 +156,7 @@ mod tests {
 
 #[cfg(test)]
 mod verilator_tests {
-    use super::super::adaptive::{measure, run, run_clean, top};
+    use super::super::{measure, run, run_clean, top};
     use super::tests::params;
     use super::*;
     use crate::cosim::fault::faulty_dut;

@@ -1,0 +1,200 @@
+//! Adaptive link compression scoreboard (BDI, FPC and C-Pack+Z units, the controller; the link
+//! units in [`link`]): streams lines
+//! through a unit with random valid gaps and random `ready` back-pressure, and compares every
+//! output with the golden model ([`crate::model::bdi`], [`crate::model::cpack`], [`crate::model::adaptive`]).
+//!
+//! * `bdi_comp`: `ok`, `enc`, `len` and the left-aligned payload must equal
+//!   `model::bdi::compress` (encoding, `nbits`, stream bits; the raw line when uncompressed);
+//! * `bdi_decomp`: fed the model's streams (and raw lines with `s_comp_i = 0`), plus arbitrary
+//!   payloads (20%: random bits after a random or reserved prefix), every output must equal
+//!   `model::bdi::decompress_prefix` (`m_err_o` and an all-zero line for a reserved prefix);
+//! * `bdi_loopback`: `bdi_comp` → `bdi_decomp` returns every line unchanged;
+//! * `fpc_comp`, `fpc_decomp`, `fpc_loopback`: the same for FPC against `model::fpc`
+//!   (`compress`, `decompress_prefix`; arbitrary payloads are random bits or a model stream
+//!   with one bit flipped, `m_err_o` and an all-zero line where the model rejects them);
+//! * `cpack_comp`, `cpack_decomp`, `cpack_loopback`: the same for C-Pack+Z
+//!   (`model::cpack::compress`, `decompress_prefix`; arbitrary payloads are random bits or the
+//!   model's stream with 1–3 bits flipped);
+//! * `ctrl` (`adaptive_ctrl`): fed the per-line sizes of `model::adaptive::evaluate` over a
+//!   phase trace (segments of different profiles, so the decisions change), every output
+//!   (`sel_alg`, sampling flag) must equal the model's `replay_lines` over the same lines
+//!   (`sel_alg_sequence()`).
+//!
+//! Port words: a line is its bytes little-endian (word 0 = bytes 0..3); the payload bus holds
+//! stream byte j at bus byte `L/8 − 1 − j` (left-aligned, MSB-first).
+//!
+//! Stimulus: the spec §5 line profiles ([`crate::trace::lines`]): every pattern primitive,
+//! `mixed` and the seven calibrated benchmark mixes, one profile drawn per line.
+
+mod ctrl;
+mod lines;
+pub mod link;
+mod units;
+
+pub use ctrl::{ctrl_cases, ctrl_lines, ctrl_transaction, CtrlCase};
+#[cfg(test)]
+use lines::fpc_of;
+pub use lines::{transaction, LineCase, LineSource};
+pub use units::{all_profiles, bus_words, le_words, streams, top, StimConfig, Unit};
+
+use crate::cosim::dut::Dut;
+pub use crate::cosim::stream::Mismatch;
+use crate::cosim::stream::{measure_latency, run_stream};
+use crate::cosim::stream::{RunStats, Timing};
+use crate::model::bdi::{self, BdiEncoding};
+use crate::model::cpack;
+use crate::model::fpc;
+use crate::rtl::adaptive::AdaptiveRtlParams;
+
+/// Runs `unit` on `dut` and checks every output.
+///
+/// Returns the statistics (`lines`; `raw_bytes`, `comp_bytes` = Σ model bits / 8); a
+/// mismatch stops the run and is in `first_mismatch`. `Err` is a harness problem or a hang.
+pub fn run(
+    dut: &mut dyn Dut,
+    p: &AdaptiveRtlParams,
+    unit: Unit,
+    cfg: &StimConfig,
+) -> Result<RunStats, String> {
+    run_with(dut, p, unit, cfg, &mut |_| {})
+}
+
+/// [`run`], turning a mismatch (or no output at all) into an error.
+pub fn run_clean(
+    dut: &mut dyn Dut,
+    p: &AdaptiveRtlParams,
+    unit: Unit,
+    cfg: &StimConfig,
+) -> Result<RunStats, String> {
+    run(dut, p, unit, cfg)?.into_clean(&format!("{} [{}]", unit.name(), p.describe()))
+}
+
+/// [`run`] with a progress callback, called about every 64 Ki cycles.
+pub fn run_with(
+    dut: &mut dyn Dut,
+    p: &AdaptiveRtlParams,
+    unit: Unit,
+    cfg: &StimConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    p.validate()?;
+    if unit == Unit::Ctrl {
+        return ctrl::run_ctrl(dut, p, cfg, progress);
+    }
+    if unit.is_link() {
+        return link::run_link(dut, p, unit, cfg, progress);
+    }
+    let (input, output) = streams(unit);
+    let mut src = LineSource::new(p, cfg).with_alg(unit.alg());
+    let decomp = unit.is_decomp();
+    let mut next = || src.next_case(decomp).map(|c| transaction(p, unit, &c));
+    let scfg = units::stream_config(cfg);
+    let lb = p.line_bytes;
+    let mut captured = Vec::new();
+    let mut on_output = |b: &[Vec<u32>]| {
+        if !cfg.capture {
+            return;
+        }
+        let bytes = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        if matches!(unit, Unit::BdiComp | Unit::FpcComp | Unit::CpackComp) {
+            // Left-aligned bus: stream byte j is bus byte L/8 − 1 − j.
+            let k = b.len() - 1;
+            let mut bus = bytes(&b[k]);
+            bus.reverse();
+            let n = (b[k - 1][0] as usize).div_ceil(8).min(lb);
+            captured.extend_from_slice(&bus[..n]);
+        } else {
+            captured.extend(bytes(&b[0]));
+        }
+    };
+    let mut st = run_stream(
+        dut,
+        &input,
+        &output,
+        &mut next,
+        &scfg,
+        &mut on_output,
+        progress,
+    )?;
+    st.output = captured;
+    st.lines = src.lines;
+    st.raw_bytes = src.lines * p.line_bytes as u64;
+    st.comp_bytes = src.comp_bits / 8;
+    Ok(st)
+}
+
+/// Measures latency (one isolated line; the pipelines have a fixed depth, so it does not
+/// depend on the line) and throughput (2000 lines of every profile, no stalls) of `unit`.
+pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<Timing, String> {
+    p.validate()?;
+    let (input, output) = streams(unit);
+    // The isolated line: the model's Base4-Δ1 golden vector (FPC sends it raw, its 532-bit
+    // stream being longer than the line; C-Pack+Z codes it as new words and one narrow word);
+    // the controller gets a zero line. For the controller and the link units it is the first
+    // sample of a period (every compressor runs).
+    let words: Vec<u32> = (0..p.line_bytes as u32 / 4)
+        .map(|i| if i == 5 { 3 } else { 0x1234_5678 + i })
+        .collect();
+    let line: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let txn = if unit.is_link() {
+        let (txns, _) = link::cases(p, unit, &[line], &StimConfig::default())?;
+        txns.into_iter().next().ok_or("no link transaction")?
+    } else if unit == Unit::Ctrl {
+        let (cases, _) = ctrl_cases(p, &[vec![0u8; p.line_bytes]])?;
+        ctrl_transaction(&cases[0])
+    } else {
+        let comp = bdi::compress(&p.bdi(), &line).map_err(|e| e.to_string())?;
+        let fpc = Some(fpc::compress(&p.fpc(), &line).map_err(|e| e.to_string())?);
+        let cpack = if unit.is_cpack() {
+            Some(cpack::compress(&p.cpack(), &line).map_err(|e| e.to_string())?)
+        } else {
+            None
+        };
+        let case = LineCase {
+            line,
+            comp,
+            fpc,
+            cpack,
+            arbitrary: None,
+        };
+        transaction(p, unit, &case)
+    };
+    let latency_cycles = measure_latency(dut, &input, &output, &txn)?;
+    // Throughput: 2000 lines (phases for the controller and the link) without stalls.
+    let cfg = StimConfig {
+        lines: 2000,
+        seed: 7,
+        in_gap: 0.0,
+        out_stall: 0.0,
+        random_payload: if unit.is_link() {
+            0.0
+        } else {
+            StimConfig::default().random_payload
+        },
+        ..StimConfig::default()
+    };
+    let st = run(dut, p, unit, &cfg)?;
+    if let Some(m) = st.first_mismatch {
+        return Err(format!("mismatch while measuring throughput: {}", m));
+    }
+    Ok(Timing {
+        latency_cycles,
+        in_beats_per_cycle: st.beats_in as f64 / st.cycles.max(1) as f64,
+        raw_bytes_per_cycle: st.raw_bytes as f64 / st.cycles.max(1) as f64,
+    })
+}
+
+/// Share of each BDI encoding in `lines` lines of the stimulus (for reports and tests).
+pub fn encoding_histogram(p: &AdaptiveRtlParams, cfg: &StimConfig) -> Vec<(BdiEncoding, u64)> {
+    let mut src = LineSource::new(p, cfg);
+    let mut h = std::collections::BTreeMap::new();
+    while let Some(c) = src.next_case(false) {
+        *h.entry(c.comp.encoding).or_insert(0u64) += 1;
+    }
+    h.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod verilator_tests;

@@ -1,0 +1,206 @@
+//! Interpreter tests of the adaptive scoreboard.
+
+use super::*;
+use crate::cosim::dut::SimDut;
+use crate::model::adaptive::Alg;
+
+fn params(yaml: &str) -> AdaptiveRtlParams {
+    let p: AdaptiveRtlParams = serde_yaml::from_str(yaml).unwrap();
+    p.validate().unwrap();
+    p
+}
+
+#[test]
+fn stimulus_reaches_every_encoding() {
+    let p = AdaptiveRtlParams::default();
+    let h = encoding_histogram(
+        &p,
+        &StimConfig {
+            lines: 20_000,
+            ..StimConfig::default()
+        },
+    );
+    assert_eq!(h.len(), 9, "{:?}", h);
+}
+
+#[test]
+fn captured_compressor_output_is_the_model_stream() {
+    let p = AdaptiveRtlParams::default();
+    let cfg = StimConfig {
+        lines: 100,
+        capture: true,
+        ..StimConfig::default()
+    };
+    let mut dut = SimDut::new(&top(&p, Unit::BdiComp).unwrap()).unwrap();
+    let st = run_clean(&mut dut, &p, Unit::BdiComp, &cfg).unwrap();
+    let mut src = LineSource::new(&p, &cfg);
+    let mut want = Vec::new();
+    while let Some(c) = src.next_case(false) {
+        want.extend_from_slice(&c.comp.bits);
+    }
+    assert_eq!(st.output, want);
+}
+
+/// Runs the controller on the interpreter; returns (transactions, phases, distinct
+/// decisions) after checking the whole `sel_alg` sequence.
+fn ctrl_interp(y: &str, lines: u64, seed: u64) -> (u64, usize, usize) {
+    let p = params(y);
+    let cfg = StimConfig {
+        lines,
+        seed,
+        ..StimConfig::default()
+    };
+    let mut dut = SimDut::new(&top(&p, Unit::Ctrl).unwrap()).unwrap();
+    let st = run_clean(&mut dut, &p, Unit::Ctrl, &cfg).unwrap();
+    assert_eq!(st.beats_out, lines, "{y}");
+    let (_, rep) = ctrl_cases(&p, &ctrl_lines(&p, &cfg)).unwrap();
+    assert_eq!(rep.sel_alg_sequence().len() as u64, lines);
+    let mut d = rep.decisions();
+    d.sort();
+    d.dedup();
+    (st.beats_out, rep.phases.len(), d.len())
+}
+
+#[test]
+fn interpreter_ctrl_matches_model_sequence() {
+    for lam in [0, 6, 32] {
+        let (_, phases, distinct) = ctrl_interp(&format!("{{lambda: {lam}}}"), 4000, 3);
+        assert!(phases >= 13, "lambda {lam}: {phases} phases");
+        assert!(distinct >= 2, "lambda {lam}: decisions never change");
+    }
+    // Option rules, with short periods so that many decisions are taken.
+    for y in [
+        "{run_len: 20, no_quorum: keep-previous, vote_tie: lower-latency}",
+        "{run_len: 5, no_quorum: plurality, sample_send: current, lambda: 2}",
+        "{run_len: 0, sample_len: 5, vote_threshold: 2, use_fpc: false}",
+        "{line_bytes: 32, run_len: 30, lambda: 32}",
+        "{sample_len: 1, run_len: 0, vote_threshold: 1, no_quorum: keep-previous}",
+        "{sample_len: 1, run_len: 3, vote_threshold: 1, sample_send: current}",
+    ] {
+        ctrl_interp(y, 1500, 5);
+    }
+}
+
+#[test]
+fn fpc_stimulus_reaches_every_pattern_and_both_decoder_outcomes() {
+    use crate::model::fpc::FpcPattern;
+    let p = AdaptiveRtlParams::default();
+    let cfg = StimConfig {
+        lines: 5_000,
+        ..StimConfig::default()
+    };
+    let mut src = LineSource::new(&p, &cfg).with_alg(Alg::Fpc);
+    let mut pats = std::collections::BTreeSet::new();
+    let (mut raw, mut comp, mut arb_ok, mut arb_err) = (0, 0, 0, 0);
+    let mut long_run = false;
+    while let Some(c) = src.next_case(true) {
+        let f = fpc_of(&c);
+        pats.extend(f.class.words.iter().copied());
+        if f.compressed {
+            comp += 1;
+        } else {
+            raw += 1;
+        }
+        long_run |= c.line.chunks(4).all(|w| w == [0; 4]);
+        match c.arbitrary {
+            Some((true, _, _, true)) => arb_err += 1,
+            Some((true, _, _, false)) => arb_ok += 1,
+            _ => {}
+        }
+    }
+    assert_eq!(pats.len(), 8, "{:?}", pats);
+    assert!(pats.contains(&FpcPattern::TwoHalves));
+    assert!(raw > 100 && comp > 100, "raw {raw} compressed {comp}");
+    assert!(long_run, "no all-zero line (zero runs cut at 8 words)");
+    assert!(
+        arb_ok > 50 && arb_err > 50,
+        "arbitrary ok {arb_ok} err {arb_err}"
+    );
+}
+
+#[test]
+fn interpreter_fpc_units_match_model_at_128_bytes() {
+    let p = params("{line_bytes: 128}");
+    for unit in [Unit::FpcComp, Unit::FpcDecomp, Unit::FpcLoopback] {
+        let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
+        let cfg = StimConfig {
+            lines: 100,
+            ..StimConfig::default()
+        };
+        let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
+        assert_eq!(st.lines, 100);
+    }
+}
+
+#[test]
+fn interpreter_units_match_model() {
+    for y in [
+        "{}",
+        "{bdi_base_rule: first-non-immediate}",
+        "{line_bytes: 32}",
+    ] {
+        let p = params(y);
+        // The C-Pack+Z units have their own (shorter) interpreter test.
+        for unit in Unit::ALL
+            .into_iter()
+            .filter(|u| !u.is_link() && !u.is_cpack())
+        {
+            let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
+            let cfg = StimConfig {
+                lines: 200,
+                ..StimConfig::default()
+            };
+            let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
+            assert_eq!(st.lines, 200);
+        }
+    }
+}
+
+#[test]
+fn interpreter_cpack_units_match_model() {
+    for y in [
+        "{}",
+        "{cpack_push: all-non-zero, cpack_words_per_cycle: 1}",
+        "{line_bytes: 32, cpack_codes: original, cpack_push: no-full-match}",
+    ] {
+        let p = params(y);
+        for unit in [Unit::CpackComp, Unit::CpackDecomp, Unit::CpackLoopback] {
+            let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
+            let cfg = StimConfig {
+                lines: 80,
+                random_payload: 0.4,
+                ..StimConfig::default()
+            };
+            let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
+            assert_eq!(st.lines, 80, "{y} {}", unit.name());
+        }
+    }
+}
+
+#[test]
+fn cpack_stimulus_reaches_every_pattern_and_error() {
+    // Every Table II pattern, raw fallbacks, and both decompressor verdicts on arbitrary
+    // payloads occur in the stimulus (else the scoreboard could not catch their faults).
+    let p = AdaptiveRtlParams::default();
+    let cfg = StimConfig {
+        lines: 5_000,
+        ..StimConfig::default()
+    };
+    let mut src = LineSource::new(&p, &cfg).with_alg(Alg::Cpack);
+    let mut pats = std::collections::BTreeSet::new();
+    let (mut raw, mut bad, mut good) = (0, 0, 0);
+    while let Some(c) = src.next_case(true) {
+        let cc = c.cpack.unwrap();
+        raw += !cc.compressed as u32;
+        pats.extend(cc.events());
+        if let Some((true, _, _, e)) = c.arbitrary {
+            if e {
+                bad += 1;
+            } else {
+                good += 1;
+            }
+        }
+    }
+    assert_eq!(pats.len(), 7, "{:?}", pats);
+    assert!(raw > 0 && bad > 50 && good > 50, "{raw} {bad} {good}");
+}

@@ -1,0 +1,295 @@
+//! The adaptive engine's units: which module each one is, its streams, the stimulus settings,
+//! the port-word conventions, and the replay runner the controller and link units share.
+
+use crate::cosim::dut::Dut;
+use crate::cosim::stream::RunStats;
+use crate::cosim::stream::{run_stream, Stream, StreamConfig, Txn};
+use crate::hdl::{HdlError, Module};
+use crate::model::adaptive::paper::Bench;
+use crate::model::adaptive::{AdaptiveReport, Alg};
+use crate::rtl::adaptive::AdaptiveRtlParams;
+use crate::rtl::bdi as rtl;
+use crate::trace::lines::LineProfile;
+use std::sync::Arc;
+
+/// Which unit is under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// BDI compressor.
+    BdiComp,
+    /// BDI decompressor.
+    BdiDecomp,
+    /// Compressor → decompressor (test only).
+    BdiLoopback,
+    /// FPC compressor.
+    FpcComp,
+    /// FPC decompressor.
+    FpcDecomp,
+    /// FPC compressor → decompressor (test only).
+    FpcLoopback,
+    /// C-Pack+Z compressor.
+    CpackComp,
+    /// C-Pack+Z decompressor.
+    CpackDecomp,
+    /// C-Pack+Z compressor → decompressor (test only).
+    CpackLoopback,
+    /// The adaptive controller (`penalty_select` + `adaptive_ctrl`).
+    Ctrl,
+    /// Link egress `adaptive_tx`: compressors, controller, egress mux.
+    Tx,
+    /// Link ingress `adaptive_rx`: the decompressor dispatch.
+    Rx,
+    /// `adaptive_tx` → `adaptive_rx` (test only).
+    LinkLoopback,
+}
+
+impl Unit {
+    /// Every unit, the test-only loop-backs last.
+    pub const ALL: [Unit; 13] = [
+        Unit::BdiComp,
+        Unit::BdiDecomp,
+        Unit::FpcComp,
+        Unit::FpcDecomp,
+        Unit::CpackComp,
+        Unit::CpackDecomp,
+        Unit::Ctrl,
+        Unit::Tx,
+        Unit::Rx,
+        Unit::BdiLoopback,
+        Unit::FpcLoopback,
+        Unit::CpackLoopback,
+        Unit::LinkLoopback,
+    ];
+
+    /// The link units (egress, ingress, their loop-back), which need every enabled
+    /// algorithm's compressor and decompressor.
+    pub fn is_link(self) -> bool {
+        matches!(self, Unit::Tx | Unit::Rx | Unit::LinkLoopback)
+    }
+
+    /// CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::BdiComp => "bdi_comp",
+            Unit::BdiDecomp => "bdi_decomp",
+            Unit::BdiLoopback => "bdi_loopback",
+            Unit::FpcComp => "fpc_comp",
+            Unit::FpcDecomp => "fpc_decomp",
+            Unit::FpcLoopback => "fpc_loopback",
+            Unit::CpackComp => "cpack_comp",
+            Unit::CpackDecomp => "cpack_decomp",
+            Unit::CpackLoopback => "cpack_loopback",
+            Unit::Ctrl => "ctrl",
+            Unit::Tx => "tx",
+            Unit::Rx => "rx",
+            Unit::LinkLoopback => "link_loopback",
+        }
+    }
+
+    /// The algorithm whose model checks the unit (BDI for the controller, unused there).
+    pub fn alg(self) -> Alg {
+        match self {
+            Unit::FpcComp | Unit::FpcDecomp | Unit::FpcLoopback => Alg::Fpc,
+            Unit::CpackComp | Unit::CpackDecomp | Unit::CpackLoopback => Alg::Cpack,
+            _ => Alg::Bdi,
+        }
+    }
+
+    /// Whether the unit is a decompressor (fed streams, arbitrary payloads included).
+    pub fn is_decomp(self) -> bool {
+        matches!(self, Unit::BdiDecomp | Unit::FpcDecomp | Unit::CpackDecomp)
+    }
+
+    /// Whether the unit is a C-Pack+Z unit (stimulus from `model::cpack`).
+    pub fn is_cpack(self) -> bool {
+        self.alg() == Alg::Cpack
+    }
+
+    /// Parses a CLI name (`loopback` is accepted for `bdi_loopback`, the engine-independent
+    /// name `flow` uses); the error lists the known units.
+    pub fn from_name(s: &str) -> Result<Unit, String> {
+        if s == "loopback" {
+            return Ok(Unit::BdiLoopback);
+        }
+        Unit::ALL
+            .iter()
+            .copied()
+            .find(|u| u.name() == s)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Unit::ALL.iter().map(|u| u.name()).collect();
+                format!("unknown unit `{}` (known: {})", s, known.join(", "))
+            })
+    }
+}
+
+/// The generated top module of `unit`.
+pub fn top(p: &AdaptiveRtlParams, unit: Unit) -> Result<Arc<Module>, HdlError> {
+    match unit {
+        Unit::BdiComp => rtl::compressor(p),
+        Unit::BdiDecomp => rtl::decompressor(p),
+        Unit::BdiLoopback => rtl::loopback(p),
+        Unit::FpcComp => crate::rtl::fpc::compressor(p),
+        Unit::FpcDecomp => crate::rtl::fpc::decompressor(p),
+        Unit::FpcLoopback => crate::rtl::fpc::loopback(p),
+        Unit::CpackComp => crate::rtl::cpack::compressor(&p.cpack_rtl()),
+        Unit::CpackDecomp => crate::rtl::cpack::decompressor(&p.cpack_rtl()),
+        Unit::CpackLoopback => crate::rtl::cpack::loopback(&p.cpack_rtl()),
+        Unit::Ctrl => crate::rtl::adaptive_ctrl::controller(p),
+        Unit::Tx => crate::rtl::link::transmitter(p),
+        Unit::Rx => crate::rtl::link::receiver(p),
+        Unit::LinkLoopback => crate::rtl::link::loopback(p),
+    }
+}
+
+/// The input and output streams of a unit.
+pub fn streams(unit: Unit) -> (Stream, Stream) {
+    let s = |f: &[&str]| Stream::new("s_valid_i", "s_ready_o", f);
+    let m = |f: &[&str]| Stream::new("m_valid_o", "m_ready_i", f);
+    match unit {
+        Unit::BdiComp => (
+            s(&["s_line_i"]),
+            m(&["m_ok_o", "m_enc_o", "m_len_o", "m_payload_o"]),
+        ),
+        Unit::BdiDecomp | Unit::FpcDecomp | Unit::CpackDecomp => {
+            (s(&["s_comp_i", "s_payload_i"]), m(&["m_line_o", "m_err_o"]))
+        }
+        Unit::BdiLoopback | Unit::FpcLoopback | Unit::CpackLoopback => {
+            (s(&["s_line_i"]), m(&["m_line_o", "m_err_o"]))
+        }
+        Unit::FpcComp | Unit::CpackComp => {
+            (s(&["s_line_i"]), m(&["m_ok_o", "m_len_o", "m_payload_o"]))
+        }
+        Unit::Ctrl => (
+            s(&["s_size_bdi_i", "s_size_fpc_i", "s_size_cpack_i"]),
+            m(&["m_sel_alg_o", "m_sample_o"]),
+        ),
+        Unit::Tx => (
+            s(&["s_line_i"]),
+            m(&[
+                "m_comp_alg_o",
+                "m_len_o",
+                "m_payload_o",
+                "m_sel_alg_o",
+                "m_sample_o",
+            ]),
+        ),
+        Unit::Rx => (
+            s(&["s_comp_alg_i", "s_payload_i"]),
+            m(&["m_line_o", "m_err_o"]),
+        ),
+        Unit::LinkLoopback => (s(&["s_line_i"]), m(&["m_line_o", "m_err_o"])),
+    }
+}
+
+/// Stimulus and run control.
+#[derive(Clone, Debug)]
+pub struct StimConfig {
+    /// Lines to push through.
+    pub lines: u64,
+    /// Random seed (runs are reproducible).
+    pub seed: u64,
+    /// Probability of an idle input cycle before a line.
+    pub in_gap: f64,
+    /// Probability that `ready` is low in a cycle.
+    pub out_stall: f64,
+    /// Line profiles to draw from (empty: every primitive, `mixed` and the seven benchmarks).
+    pub profiles: Vec<LineProfile>,
+    /// Decompressor only: fraction of arbitrary payloads (random prefix and bits).
+    pub random_payload: f64,
+    /// Fixed data instead of generated lines (bytes, cut into lines, zero-padded).
+    pub data: Option<Vec<u8>>,
+    /// Cycles without progress after which the design is declared hung.
+    pub hang_cycles: u64,
+    /// Dump a waveform of cycles `[from, to)` to this file (needs a tracing build).
+    pub vcd: Option<(std::path::PathBuf, u64, u64)>,
+    /// Keep the design's output bytes in [`RunStats::output`]: the compressor's streams
+    /// (`⌈len/8⌉` bytes each, back to back), or the lines.
+    pub capture: bool,
+}
+
+impl Default for StimConfig {
+    fn default() -> Self {
+        StimConfig {
+            lines: 1000,
+            seed: 1,
+            in_gap: 0.2,
+            out_stall: 0.3,
+            profiles: Vec::new(),
+            random_payload: 0.2,
+            data: None,
+            hang_cycles: 10_000,
+            vcd: None,
+            capture: false,
+        }
+    }
+}
+
+/// Every profile of the stimulus: the primitives, `mixed` and the seven benchmarks.
+pub fn all_profiles() -> Vec<LineProfile> {
+    LineProfile::PRIMITIVES
+        .into_iter()
+        .chain([LineProfile::Mixed])
+        .chain(Bench::ALL.into_iter().map(LineProfile::Bench))
+        .collect()
+}
+
+/// Little-endian 32-bit words of `bytes`.
+pub fn le_words(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks(4)
+        .map(|c| {
+            let mut w = [0u8; 4];
+            w[..c.len()].copy_from_slice(c);
+            u32::from_le_bytes(w)
+        })
+        .collect()
+}
+
+/// The payload bus words of a stream (left-aligned: stream byte j at bus byte `L/8 − 1 − j`).
+pub fn bus_words(stream: &[u8], line_bytes: usize) -> Vec<u32> {
+    let mut b = stream.to_vec();
+    b.resize(line_bytes, 0);
+    b.reverse();
+    le_words(&b)
+}
+
+/// Streams `txns` (one per line of a replayed trace) through `unit`; `comp_bytes` is the
+/// model's payload bits sent / 8.
+pub(super) fn run_replayed(
+    dut: &mut dyn Dut,
+    unit: Unit,
+    lines: usize,
+    txns: Vec<Txn>,
+    rep: &AdaptiveReport,
+    cfg: &StimConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    let (input, output) = streams(unit);
+    let mut it = txns.into_iter();
+    let mut next = || it.next();
+    let mut st = run_stream(
+        dut,
+        &input,
+        &output,
+        &mut next,
+        &stream_config(cfg),
+        &mut |_| {},
+        progress,
+    )?;
+    st.lines = lines as u64;
+    st.raw_bytes = rep.traffic.payload_bits_raw / 8;
+    st.comp_bytes = rep.traffic.payload_bits_sent / 8;
+    Ok(st)
+}
+
+/// The stream harness settings of `cfg`.
+pub(super) fn stream_config(cfg: &StimConfig) -> StreamConfig {
+    StreamConfig {
+        seed: cfg.seed,
+        in_gap: cfg.in_gap,
+        out_stall: cfg.out_stall,
+        hang_cycles: cfg.hang_cycles,
+        vcd: cfg.vcd.clone(),
+        channel_rates: Vec::new(),
+    }
+}

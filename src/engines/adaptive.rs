@@ -1,0 +1,196 @@
+//! Adaptive link compression (IPDPS'19) in the registry: BDI, FPC and C-Pack+Z codecs, the
+//! penalty controller and the link egress/ingress (`model::adaptive`, `rtl::{bdi, fpc, cpack,
+//! adaptive_ctrl, link}`, `cosim::adaptive`), and the Table III comparison.
+
+use super::{load_blocks, unused_option, Engine, EvalOutput, EvalRequest, PaperTable, UnitDesign};
+use crate::config::Config;
+use crate::cosim::adaptive::{self as bench, Unit};
+use crate::cosim::dut::Dut;
+use crate::cosim::stream::{RunStats, Timing};
+use crate::cosim::zvc::StimConfig;
+use crate::hdl::Module;
+use crate::synth::ReportRow;
+use std::sync::Arc;
+
+/// The adaptive engine: three codecs' compressors and decompressors, the controller, and the
+/// link transmitter and receiver.
+pub struct Adaptive;
+
+/// The adaptive-engine stimulus for the engine-independent settings of `s` (`lines` = lines;
+/// a trace's 32-bit words are cut into lines, little-endian).
+pub fn stim(s: &StimConfig) -> bench::StimConfig {
+    bench::StimConfig {
+        lines: s.lines,
+        seed: s.seed,
+        in_gap: s.in_gap,
+        out_stall: s.out_stall,
+        data: s
+            .data
+            .as_ref()
+            .map(|w| w.iter().flat_map(|x| x.to_le_bytes()).collect()),
+        hang_cycles: s.hang_cycles,
+        vcd: s.vcd.clone(),
+        capture: s.capture,
+        ..bench::StimConfig::default()
+    }
+}
+
+impl Engine for Adaptive {
+    fn name(&self) -> &'static str {
+        "adaptive"
+    }
+
+    fn section(&self) -> &'static str {
+        "adaptive"
+    }
+
+    fn unit_names(&self) -> &'static [&'static str] {
+        &[
+            "bdi_comp",
+            "bdi_decomp",
+            "fpc_comp",
+            "fpc_decomp",
+            "cpack_comp",
+            "cpack_decomp",
+            "ctrl",
+            "tx",
+            "rx",
+        ]
+    }
+
+    fn test_units(&self) -> &'static [&'static str] {
+        &[
+            "loopback",
+            "bdi_loopback",
+            "fpc_loopback",
+            "cpack_loopback",
+            "link_loopback",
+        ]
+    }
+
+    fn describe(&self, cfg: &Config) -> String {
+        cfg.adaptive.describe_link()
+    }
+
+    fn units(&self, cfg: &Config) -> Result<Vec<UnitDesign>, String> {
+        let p = &cfg.adaptive;
+        let mut v = Vec::new();
+        for &name in self.unit_names() {
+            let unit = Unit::from_name(name)?;
+            let params = match unit {
+                Unit::CpackComp | Unit::CpackDecomp => p.describe_cpack(),
+                Unit::Ctrl => p.describe_ctrl(),
+                Unit::Tx | Unit::Rx => p.describe_link(),
+                _ => p.describe(),
+            };
+            v.push(UnitDesign {
+                engine: self.name(),
+                unit: name,
+                top: bench::top(p, unit).map_err(|e| e.to_string())?,
+                params,
+                beat_bytes: p.line_bytes as u32,
+            });
+        }
+        Ok(v)
+    }
+
+    fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String> {
+        bench::top(&cfg.adaptive, Unit::from_name(unit)?).map_err(|e| e.to_string())
+    }
+
+    fn cosim(
+        &self,
+        dut: &mut dyn Dut,
+        cfg: &Config,
+        unit: &str,
+        s: &StimConfig,
+        progress: &mut dyn FnMut(&RunStats),
+    ) -> Result<RunStats, String> {
+        let unit = Unit::from_name(unit)?;
+        bench::run_with(dut, &cfg.adaptive, unit, &stim(s), progress)
+    }
+
+    fn measure(&self, dut: &mut dyn Dut, cfg: &Config, unit: &str) -> Result<Timing, String> {
+        bench::measure(dut, &cfg.adaptive, Unit::from_name(unit)?)
+    }
+
+    /// Static BDI / FPC / C-Pack+Z ratios, the adaptive policy's traffic and its decisions,
+    /// per trace file and line profile, with the configured controller (`--lambda`
+    /// overrides its λ).
+    fn eval(&self, cfg: &Config, req: &EvalRequest) -> Result<EvalOutput, String> {
+        use crate::model::adaptive::{eval, paper::Bench};
+        use crate::trace::lines::{self, LineProfile};
+        if req.traces.is_empty() && req.classes.is_empty() {
+            return Err(
+                "eval --engine adaptive needs --trace F and/or --class P (a line \
+                        profile such as zero-heavy, small-delta, bench-sc, or `all`)"
+                    .into(),
+            );
+        }
+        if req.pj_per_one.is_some() || req.toggles.is_some() {
+            return Err(unused_option(self.name(), "--pj-per-one or --toggles"));
+        }
+        let mut p = cfg.adaptive.model();
+        if let Some(l) = req.lambda {
+            p.lambda = l;
+        }
+        p.validate().map_err(|e| e.to_string())?;
+        let lb = p.line_bytes();
+        let mut profiles = Vec::new();
+        for name in &req.classes {
+            if name == "all" {
+                profiles.extend(LineProfile::PRIMITIVES);
+                profiles.push(LineProfile::Mixed);
+                profiles.extend(Bench::ALL.into_iter().map(LineProfile::Bench));
+            } else {
+                profiles.push(LineProfile::from_name(name).ok_or_else(|| {
+                    format!(
+                        "unknown line profile `{}` (known: zero, zero-heavy, small-delta, \
+                         narrow, repeated, floats, half-zero-floats, random, mixed, \
+                         bench-<name>, all)",
+                        name
+                    )
+                })?);
+            }
+        }
+        if req.count == 0 && !profiles.is_empty() {
+            return Err("--sectors must be at least 1".into());
+        }
+        let mut out = Vec::new();
+        for t in &req.traces {
+            let ls: Vec<Vec<u8>> = load_blocks(t, lb)?
+                .chunks_exact(lb)
+                .map(<[u8]>::to_vec)
+                .collect();
+            let name = t.display().to_string();
+            out.push(eval::evaluate_lines(&p, &name, &ls).map_err(|e| e.to_string())?);
+        }
+        for pr in profiles {
+            let ls = lines::lines(pr, lb, req.count, req.seed);
+            out.push(eval::evaluate_lines(&p, &pr.name(), &ls).map_err(|e| e.to_string())?);
+        }
+        let md = out.iter().map(|e| e.to_markdown() + "\n").collect();
+        EvalOutput::new(&out, md)
+    }
+
+    fn rows_table(&self, rows: &[ReportRow]) -> Option<PaperTable> {
+        let md = crate::synth::table3::markdown(rows);
+        (!md.is_empty()).then(|| PaperTable {
+            engine: self.name().into(),
+            title: "Adaptive: beside the paper's Table III".into(),
+            file: "table3".into(),
+            markdown: md,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    /// `hwzip eval` with the default configuration evaluates the paper's parameters.
+    #[test]
+    fn default_config_is_the_papers_model() {
+        let m = crate::rtl::adaptive::AdaptiveRtlParams::default().model();
+        assert_eq!(m, crate::model::adaptive::AdaptiveParams::default());
+    }
+}

@@ -1,0 +1,266 @@
+//! The engine registry: every compression engine family is one value implementing
+//! [`Engine`], listed once in [`ALL`].
+//!
+//! The CLI (`hwzip gen | cosim | synth | eval | compress | flow | regress`) and the flow work
+//! from this list only: they hold no per-engine match arms. An engine brings its golden model
+//! (`model/`), its generators (`rtl/`), its scoreboard (`cosim/`) and one file here that ties
+//! them to the trait; adding it to the flow is one line in [`ALL`] (and its parameter section
+//! in [`crate::config::Config`]). See `docs/ADDING_AN_ENGINE.md`.
+
+pub mod adaptive;
+pub mod base_xor;
+pub mod zvc;
+
+use crate::config::Config;
+use crate::cosim::dut::Dut;
+use crate::cosim::stream::{RunStats, Timing};
+use crate::cosim::zvc::StimConfig;
+use crate::hdl::Module;
+use crate::synth::{Liberty, ReportRow};
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Every engine, in report order. Adding an engine to the flow is one line here.
+pub static ALL: &[&dyn Engine] = &[&zvc::Zvc, &base_xor::BaseXor, &adaptive::Adaptive];
+
+/// A registered engine.
+pub type EngineRef = &'static dyn Engine;
+
+/// Looks an engine up by its CLI name; the error lists the known engines.
+pub fn by_name(name: &str) -> Result<EngineRef, String> {
+    ALL.iter()
+        .copied()
+        .find(|e| e.name() == name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = ALL.iter().map(|e| e.name()).collect();
+            format!("unknown engine `{}` (known: {})", name, known.join(", "))
+        })
+}
+
+/// One synthesizable unit of an engine.
+#[derive(Clone, Debug)]
+pub struct UnitDesign {
+    /// Engine name.
+    pub engine: &'static str,
+    /// Unit name (`compressor`, `decompressor`, …).
+    pub unit: &'static str,
+    /// The generated top module.
+    pub top: Arc<Module>,
+    /// Parameter description for reports.
+    pub params: String,
+    /// Input bytes per beat (the unit's datapath width).
+    pub beat_bytes: u32,
+}
+
+/// What `hwzip eval` asks of an engine. Each engine reads the fields it uses and rejects
+/// requests it cannot serve with a one-line error.
+#[derive(Clone, Debug)]
+pub struct EvalRequest {
+    /// Trace files.
+    pub traces: Vec<PathBuf>,
+    /// Synthetic classes or line profiles by name (`all` for every one).
+    pub classes: Vec<String>,
+    /// Sectors or lines per synthetic class.
+    pub count: usize,
+    /// Seed of the synthetic classes.
+    pub seed: u64,
+    /// Adaptive: λ of the penalty P = N + λ(L_C + L_D) (default 6).
+    pub lambda: Option<u32>,
+    /// Base+XOR: extra I/O energy per transmitted 1, pJ (default `model::ones::PJ_PER_ONE`).
+    pub pj_per_one: Option<f64>,
+    /// Base+XOR: toggles between transactions, `stream` (default) or `idle`.
+    pub toggles: Option<String>,
+}
+
+/// An evaluation, as the CLI prints it.
+#[derive(Clone, Debug)]
+pub struct EvalOutput {
+    /// Markdown for the terminal.
+    pub markdown: String,
+    /// The same results as JSON (`--json`).
+    pub json: String,
+}
+
+impl EvalOutput {
+    /// Both renderings of `value` (serialized to JSON) with the given Markdown.
+    pub fn new<T: Serialize + ?Sized>(value: &T, markdown: String) -> Result<EvalOutput, String> {
+        Ok(EvalOutput {
+            markdown,
+            json: serde_json::to_string_pretty(value).map_err(|e| e.to_string())?,
+        })
+    }
+}
+
+/// A table set beside a paper's (Base+XOR Table II, adaptive Table III), as Markdown.
+#[derive(Clone, Debug, Serialize)]
+pub struct PaperTable {
+    /// Engine name.
+    pub engine: String,
+    /// Heading (`Base+XOR: Table II cores (combinational)`).
+    pub title: String,
+    /// File stem the flow writes it to (`table2` → `table2.md`).
+    pub file: String,
+    /// The table.
+    pub markdown: String,
+}
+
+/// One compression engine family: its units, their generators, scoreboards, synthesis
+/// extras, evaluation and file compression. Unit names are plain strings so that the CLI and
+/// the flow need no per-engine types; each engine parses them into its own unit enum.
+pub trait Engine: Sync {
+    /// CLI name (`zvc`, `base-xor`, `adaptive`).
+    fn name(&self) -> &'static str;
+
+    /// Its section in the YAML configuration (`zvc`, `base_xor`, `adaptive`).
+    fn section(&self) -> &'static str;
+
+    /// Synthesizable units, in report order (what `--unit` accepts for `synth`).
+    fn unit_names(&self) -> &'static [&'static str];
+
+    /// Units `hwzip cosim` accepts besides [`Engine::unit_names`] (loop-backs); the first is
+    /// co-simulated by the flow and `--unit all` as `loopback`.
+    fn test_units(&self) -> &'static [&'static str] {
+        &["loopback"]
+    }
+
+    /// Parameter description of the configuration (reports).
+    fn describe(&self, cfg: &Config) -> String;
+
+    /// Generates every synthesizable unit for the configuration.
+    fn units(&self, cfg: &Config) -> Result<Vec<UnitDesign>, String>;
+
+    /// Modules that `hwzip gen` writes besides the units (cores a paper table synthesizes),
+    /// so they land in `rtl_out/` and are linted.
+    fn extra_modules(&self, _cfg: &Config) -> Result<Vec<Arc<Module>>, String> {
+        Ok(Vec::new())
+    }
+
+    /// The top module that `unit` (a unit or test unit) co-simulates.
+    fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String>;
+
+    /// Runs `unit` on `dut` against the golden model with `stim`'s random gaps and stalls;
+    /// a mismatch stops the run and is in [`RunStats::first_mismatch`].
+    fn cosim(
+        &self,
+        dut: &mut dyn Dut,
+        cfg: &Config,
+        unit: &str,
+        stim: &StimConfig,
+        progress: &mut dyn FnMut(&RunStats),
+    ) -> Result<RunStats, String>;
+
+    /// Latency and throughput of `unit` in simulation (no back-pressure).
+    fn measure(&self, dut: &mut dyn Dut, cfg: &Config, unit: &str) -> Result<Timing, String>;
+
+    /// Element width a `--trace` file is read with for co-simulation.
+    fn trace_word_bits(&self, _cfg: &Config) -> u32 {
+        32
+    }
+
+    /// `hwzip eval`: the golden model on traces and synthetic classes.
+    fn eval(&self, cfg: &Config, req: &EvalRequest) -> Result<EvalOutput, String>;
+
+    /// Whether [`Engine::core_table`] exists (the flow schedules it as one step).
+    fn has_core_table(&self) -> bool {
+        false
+    }
+
+    /// Synthesizes the engine's combinational cores beside a paper's table on `libs` into
+    /// `out` (Base+XOR Table II).
+    fn core_table(
+        &self,
+        _cfg: &Config,
+        _libs: &[Liberty],
+        _out: &Path,
+        _log: &mut dyn FnMut(&str),
+    ) -> Result<PaperTable, String> {
+        Err(format!("{} has no core table", self.name()))
+    }
+
+    /// A table built from the engine's synthesis rows beside a paper's (adaptive Table III).
+    fn rows_table(&self, _rows: &[ReportRow]) -> Option<PaperTable> {
+        None
+    }
+
+    /// `hwzip compress`: `data` into a self-describing container.
+    fn compress(&self, _cfg: &Config, _data: &[u8]) -> Result<Vec<u8>, String> {
+        Err(no_container(self.name()))
+    }
+
+    /// `hwzip decompress`: a container written by [`Engine::compress`].
+    fn decompress(&self, _data: &[u8]) -> Result<Vec<u8>, String> {
+        Err(no_container(self.name()))
+    }
+}
+
+impl fmt::Debug for dyn Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq for dyn Engine {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+/// The units `hwzip cosim --unit all` and the flow co-simulate: the engine's units and its
+/// loop-back (the first test unit, named `loopback`).
+pub fn cosim_units(engine: EngineRef) -> Vec<String> {
+    let mut v: Vec<String> = engine.unit_names().iter().map(|s| s.to_string()).collect();
+    if !engine.test_units().is_empty() {
+        v.push("loopback".into());
+    }
+    v
+}
+
+fn no_container(name: &str) -> String {
+    format!(
+        "{} has no file container yet: use `hwzip cosim|synth --engine {}` for its hardware",
+        name, name
+    )
+}
+
+/// A trace file as bytes ([`crate::trace::file::load_bytes`]), zero-padded to whole blocks
+/// of `block` bytes (sectors, lines); an empty trace is an error.
+pub(crate) fn load_blocks(path: &Path, block: usize) -> Result<Vec<u8>, String> {
+    let mut bytes = crate::trace::file::load_bytes(path).map_err(|e| e.to_string())?;
+    if bytes.is_empty() {
+        return Err(format!("{}: empty trace", path.display()));
+    }
+    bytes.resize(bytes.len().div_ceil(block) * block, 0);
+    Ok(bytes)
+}
+
+/// The error for an option `hwzip eval` does not use with `engine`.
+pub(crate) fn unused_option(engine: &str, what: &str) -> String {
+    format!("eval --engine {} does not take {}", engine, what)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_sections_and_units_are_unique() {
+        let mut names = std::collections::BTreeSet::new();
+        let mut sections = std::collections::BTreeSet::new();
+        for e in ALL {
+            assert!(names.insert(e.name()), "{}", e.name());
+            assert!(sections.insert(e.section()), "{}", e.section());
+            assert_eq!(by_name(e.name()).unwrap(), *e);
+            let units = cosim_units(*e);
+            let set: std::collections::BTreeSet<_> = units.iter().collect();
+            assert_eq!(set.len(), units.len(), "{}", e.name());
+            let designs = e.units(&Config::default()).unwrap();
+            let got: Vec<&str> = designs.iter().map(|d| d.unit).collect();
+            assert_eq!(got, e.unit_names(), "{}", e.name());
+            assert!(designs.iter().all(|d| d.engine == e.name()));
+        }
+        let err = by_name("lz4").unwrap_err();
+        assert!(err.contains("zvc") && err.contains("adaptive"), "{}", err);
+    }
+}

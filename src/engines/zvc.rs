@@ -1,0 +1,103 @@
+//! ZVC (cDMA, HPCA'18) in the registry: `model::zvc`, `rtl::zvc`, `cosim::zvc`.
+
+use super::{unused_option, Engine, EvalOutput, EvalRequest, UnitDesign};
+use crate::config::Config;
+use crate::cosim::dut::Dut;
+use crate::cosim::stream::{RunStats, Timing};
+use crate::cosim::zvc::{self as bench, StimConfig, Unit};
+use crate::hdl::Module;
+use crate::model::container;
+use std::sync::Arc;
+
+/// The ZVC engine: compressor and decompressor of zero-value compression.
+pub struct Zvc;
+
+impl Engine for Zvc {
+    fn name(&self) -> &'static str {
+        "zvc"
+    }
+
+    fn section(&self) -> &'static str {
+        "zvc"
+    }
+
+    fn unit_names(&self) -> &'static [&'static str] {
+        &["compressor", "decompressor"]
+    }
+
+    fn describe(&self, cfg: &Config) -> String {
+        cfg.zvc.describe()
+    }
+
+    fn units(&self, cfg: &Config) -> Result<Vec<UnitDesign>, String> {
+        let p = &cfg.zvc;
+        let unit = |unit: &'static str, top: Arc<Module>| UnitDesign {
+            engine: self.name(),
+            unit,
+            top,
+            params: p.describe(),
+            beat_bytes: p.beat_bytes(),
+        };
+        let e = |e: crate::hdl::HdlError| e.to_string();
+        Ok(vec![
+            unit("compressor", crate::rtl::zvc::compressor(p).map_err(e)?),
+            unit("decompressor", crate::rtl::zvc::decompressor(p).map_err(e)?),
+        ])
+    }
+
+    fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String> {
+        bench::top(&cfg.zvc, Unit::from_name(unit)?).map_err(|e| e.to_string())
+    }
+
+    fn cosim(
+        &self,
+        dut: &mut dyn Dut,
+        cfg: &Config,
+        unit: &str,
+        stim: &StimConfig,
+        progress: &mut dyn FnMut(&RunStats),
+    ) -> Result<RunStats, String> {
+        bench::run_with(dut, &cfg.zvc, Unit::from_name(unit)?, stim, progress)
+    }
+
+    fn measure(&self, dut: &mut dyn Dut, cfg: &Config, unit: &str) -> Result<Timing, String> {
+        bench::measure(dut, &cfg.zvc, Unit::from_name(unit)?)
+    }
+
+    fn trace_word_bits(&self, cfg: &Config) -> u32 {
+        cfg.zvc.word_bits
+    }
+
+    /// The compression ratio of one trace beside RLE and zlib.
+    fn eval(&self, cfg: &Config, req: &EvalRequest) -> Result<EvalOutput, String> {
+        if !req.classes.is_empty() || req.traces.len() != 1 {
+            return Err("eval --engine zvc takes exactly one --trace (no --class)".into());
+        }
+        if req.lambda.is_some() || req.pj_per_one.is_some() || req.toggles.is_some() {
+            return Err(unused_option(
+                self.name(),
+                "--lambda, --pj-per-one or --toggles",
+            ));
+        }
+        let trace = &req.traces[0];
+        let t =
+            crate::trace::file::load_trace(trace, cfg.zvc.word_bits).map_err(|e| e.to_string())?;
+        let c = crate::model::compare::compare(&t.elems, &cfg.zvc.model());
+        let md = format!(
+            "trace: {} ({} elements of {} bits)\n{}",
+            trace.display(),
+            t.elems.len(),
+            t.word_bits,
+            c.to_markdown()
+        );
+        EvalOutput::new(&c, md)
+    }
+
+    fn compress(&self, cfg: &Config, data: &[u8]) -> Result<Vec<u8>, String> {
+        container::compress_file(&cfg.zvc.model(), data).map_err(|e| e.to_string())
+    }
+
+    fn decompress(&self, data: &[u8]) -> Result<Vec<u8>, String> {
+        container::decompress_file(data).map_err(|e| e.to_string())
+    }
+}
