@@ -94,7 +94,7 @@ fn main() {
                 lines().map(|l| c.size_bits(l).unwrap_or(0)).sum()
             });
             let exact = mbps(data.len(), || {
-                lines().map(|l| c.compress(l).map_or(0, |(_, n)| n)).sum()
+                lines().map(|l| c.compress(l).map_or(0, |c| c.nbits)).sum()
             });
             println!(
                 "| {name} | {} | {:.2}x | {fast:.0} | {exact:.0} |",

@@ -28,10 +28,11 @@ pub mod paper;
 #[cfg(test)]
 mod crosscheck;
 
-use super::bdi::{self, BdiParams};
+use super::bdi::BdiParams;
 use super::bits::{BitReader, BitWriter};
-use super::cpack::{self, CpackParams};
-use super::fpc::{self, FpcParams};
+use super::codec::{Coded, LineCodec};
+use super::cpack::CpackParams;
+use super::fpc::FpcParams;
 use super::ModelError;
 use serde::{Deserialize, Serialize};
 
@@ -281,6 +282,18 @@ impl AdaptiveParams {
         self.bdi.line_bytes
     }
 
+    /// The codec behind `alg` (none for `Alg::None`, which sends the raw line). The
+    /// controller selects among the enabled codecs; the Comp Alg code of each is fixed by
+    /// the link format (§2.5).
+    pub fn codec(&self, alg: Alg) -> Option<&dyn LineCodec> {
+        match alg {
+            Alg::None => None,
+            Alg::Bdi => Some(&self.bdi),
+            Alg::Fpc => Some(&self.fpc),
+            Alg::Cpack => Some(&self.cpack),
+        }
+    }
+
     /// Whether `alg` is a candidate (`Alg::None` always is).
     pub fn enabled(&self, alg: Alg) -> bool {
         match alg {
@@ -321,8 +334,9 @@ impl AdaptiveParams {
 /// Compressed size in bits of `line` under `alg` as sent (the line size when it does not
 /// save space; `Alg::None` is the line size).
 pub fn size_bits(p: &AdaptiveParams, alg: Alg, line: &[u8]) -> Result<usize, ModelError> {
-    match alg {
-        Alg::None => {
+    match p.codec(alg) {
+        Some(c) => c.size_bits(line),
+        None => {
             if line.len() != p.line_bytes() {
                 return Err(ModelError::BadLineLength {
                     len: line.len(),
@@ -331,9 +345,6 @@ pub fn size_bits(p: &AdaptiveParams, alg: Alg, line: &[u8]) -> Result<usize, Mod
             }
             Ok(line.len() * 8)
         }
-        Alg::Bdi => bdi::size_bits(&p.bdi, line),
-        Alg::Fpc => fpc::size_bits(&p.fpc, line),
-        Alg::Cpack => cpack::size_bits(&p.cpack, line),
     }
 }
 
@@ -351,28 +362,21 @@ pub struct Payload {
 /// Compresses `line` with `alg` and applies the egress bypass (uncompressed → Comp Alg 0).
 /// FPC must be in `Original` mode.
 pub fn compress(p: &AdaptiveParams, alg: Alg, line: &[u8]) -> Result<Payload, ModelError> {
-    let (ok, bits, nbits) = match alg {
-        Alg::None => {
+    let c = match p.codec(alg) {
+        Some(c) => c.compress(line)?,
+        None => {
             size_bits(p, Alg::None, line)?;
-            (false, line.to_vec(), line.len() * 8)
-        }
-        Alg::Bdi => {
-            let c = bdi::compress(&p.bdi, line)?;
-            (c.is_compressed(), c.bits, c.nbits)
-        }
-        Alg::Fpc => {
-            let c = fpc::compress(&p.fpc, line)?;
-            (c.compressed, c.bits, c.nbits)
-        }
-        Alg::Cpack => {
-            let c = cpack::compress(&p.cpack, line)?;
-            (c.compressed, c.bits, c.nbits)
+            Coded {
+                bits: line.to_vec(),
+                nbits: line.len() * 8,
+                compressed: false,
+            }
         }
     };
     Ok(Payload {
-        comp_alg: if ok { alg } else { Alg::None },
-        bits,
-        nbits,
+        comp_alg: if c.compressed { alg } else { Alg::None },
+        bits: c.bits,
+        nbits: c.nbits,
     })
 }
 
@@ -383,8 +387,9 @@ pub fn decompress_prefix(
     comp_alg: Alg,
     data: &[u8],
 ) -> Result<(Vec<u8>, usize), ModelError> {
-    match comp_alg {
-        Alg::None => {
+    match p.codec(comp_alg) {
+        Some(c) => c.decompress_prefix(data),
+        None => {
             let lb = p.line_bytes();
             if data.len() < lb {
                 return Err(ModelError::Truncated {
@@ -396,9 +401,6 @@ pub fn decompress_prefix(
             }
             Ok((data[..lb].to_vec(), lb * 8))
         }
-        Alg::Bdi => bdi::decompress_prefix(&p.bdi, data),
-        Alg::Fpc => fpc::decompress_prefix(&p.fpc, data),
-        Alg::Cpack => cpack::decompress_prefix(&p.cpack, data),
     }
 }
 

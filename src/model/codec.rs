@@ -11,6 +11,18 @@ use super::cpack::{self, CpackParams};
 use super::fpc::{self, FpcMode, FpcParams};
 use super::ModelError;
 
+/// A compressed line as sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Coded {
+    /// The stream (`nbits.div_ceil(8)` bytes, zero-padded); the raw line when not compressed.
+    pub bits: Vec<u8>,
+    /// Its length in bits.
+    pub nbits: usize,
+    /// Whether the codec compressed the line (false: `bits` is the raw line, which a link
+    /// sends with its "uncompressed" code).
+    pub compressed: bool,
+}
+
 /// A per-line compressor with a decodable bit stream (spec README conventions: MSB-first,
 /// zero-padded to whole bytes; the raw line when compression does not make it smaller).
 pub trait LineCodec: Send + Sync {
@@ -18,8 +30,8 @@ pub trait LineCodec: Send + Sync {
     fn name(&self) -> &'static str;
     /// Line size in bytes.
     fn line_bytes(&self) -> usize;
-    /// Bit-exact compression: the stream (`nbits.div_ceil(8)` bytes) and its length in bits.
-    fn compress(&self, line: &[u8]) -> Result<(Vec<u8>, usize), ModelError>;
+    /// Bit-exact compression: the stream as sent.
+    fn compress(&self, line: &[u8]) -> Result<Coded, ModelError>;
     /// Decompresses a stream of exactly `nbits` bits.
     fn decompress(&self, bits: &[u8], nbits: usize) -> Result<Vec<u8>, ModelError>;
     /// Size in bits of the line as sent, without building the stream; equals
@@ -52,7 +64,7 @@ pub trait LineCodec: Send + Sync {
 /// Each codec's module has the same free functions (`compress`, `decompress`, `size_bits`,
 /// `decompress_prefix`) taking its parameter struct; the trait forwards to them.
 macro_rules! line_codec {
-    ($params:ty, $name:literal, $m:ident) => {
+    ($params:ty, $name:literal, $m:ident, |$c:ident| $compressed:expr) => {
         impl LineCodec for $params {
             fn name(&self) -> &'static str {
                 $name
@@ -60,8 +72,12 @@ macro_rules! line_codec {
             fn line_bytes(&self) -> usize {
                 self.line_bytes
             }
-            fn compress(&self, line: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
-                $m::compress(self, line).map(|c| (c.bits, c.nbits))
+            fn compress(&self, line: &[u8]) -> Result<Coded, ModelError> {
+                $m::compress(self, line).map(|$c| Coded {
+                    compressed: $compressed,
+                    bits: $c.bits,
+                    nbits: $c.nbits,
+                })
             }
             fn decompress(&self, bits: &[u8], nbits: usize) -> Result<Vec<u8>, ModelError> {
                 $m::decompress(self, bits, nbits)
@@ -76,11 +92,11 @@ macro_rules! line_codec {
     };
 }
 
-line_codec!(BdiParams, "bdi", bdi);
+line_codec!(BdiParams, "bdi", bdi, |c| c.is_compressed());
 // FPC: `compress` is defined in Original mode only (the paper's size accounting has no
 // stream).
-line_codec!(FpcParams, "fpc", fpc);
-line_codec!(CpackParams, "cpack", cpack);
+line_codec!(FpcParams, "fpc", fpc, |c| c.compressed);
+line_codec!(CpackParams, "cpack", cpack, |c| c.compressed);
 
 /// The codecs at their defaults plus their variants that change the size path (base rules,
 /// line sizes, FPC's original format, C-Pack's code tables), for tests and benchmarks.
@@ -129,7 +145,7 @@ mod tests {
             let lb = c.line_bytes();
             let (mut ok, mut err) = (0, 0);
             for line in data.chunks_exact(lb).step_by(7).take(400) {
-                let (bits, nbits) = c.compress(line).expect("compress");
+                let Coded { bits, nbits, .. } = c.compress(line).expect("compress");
                 if nbits < 8 * lb {
                     let mut p = bits.clone();
                     p.resize(lb, 0);
@@ -161,7 +177,12 @@ mod tests {
             let lb = c.line_bytes();
             let mut compressed = 0usize;
             for line in data.chunks_exact(lb).step_by(3) {
-                let (bits, nbits) = c.compress(line).expect("compress");
+                let Coded {
+                    bits,
+                    nbits,
+                    compressed: ok,
+                } = c.compress(line).expect("compress");
+                assert_eq!(ok, nbits < 8 * lb, "{} {lb} B", c.name());
                 assert_eq!(
                     c.size_bits(line).expect("size"),
                     nbits,
