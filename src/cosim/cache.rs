@@ -197,6 +197,28 @@ pub struct CacheRun {
     pub error: Option<String>,
 }
 
+impl CacheRun {
+    /// `Ok` when the run matched: no mismatch, no model-side error, and the controller's
+    /// hit/miss/merge counters equal the model's.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        if let Some(m) = &self.stats.first_mismatch {
+            return Err(m.to_string());
+        }
+        let m = self.model;
+        if self.rtl != [m.hits, m.misses, m.merges] {
+            return Err(format!(
+                "RTL counters (hits, misses, merges) {:?} differ from the model's {:?}",
+                self.rtl,
+                [m.hits, m.misses, m.merges]
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The harness channels of the controller.
 pub fn channels(top: &Module) -> Result<Vec<Channel>, String> {
     ["req", "mfill", "resp", "mreq"]

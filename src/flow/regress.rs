@@ -6,7 +6,10 @@
 //!    Table III, `-O2` models;
 //! 2. gate-level co-simulation of the osu018 netlists of the ZVC units;
 //! 3. every parameter set in `verif/configs/` (co-simulation, 10^6 lines, of the engines the
-//!    file configures).
+//!    file configures);
+//! 4. the shared metadata cache + MSHR block in its two configurations (PACT'12 MD cache,
+//!    Buddy slice): `lines` random lookups each against the model with a reactive memory,
+//!    the controller's hit/miss/merge counters equal to the model's.
 //!
 //! Each run writes its own report directory under `out/`; `summary.md` lists them. With
 //! `shard = (k, n)` only every n-th independent step of each run is done (co-simulations and
@@ -141,12 +144,104 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
         job::write(&r, &opts.out)?;
         runs.push(RegressRun { name, report: r });
     }
+    // 4. The shared cache + MSHR block (not sharded: two steps).
+    if o.shard.is_none_or(|(k, _)| k == 1) {
+        runs.push(cache_run(o, ui)?);
+    }
     let md = summary(&runs, o);
     std::fs::create_dir_all(&o.out)
         .map_err(|e| format!("cannot create {}: {}", o.out.display(), e))?;
     std::fs::write(o.out.join("summary.md"), &md)
         .map_err(|e| format!("cannot write summary.md: {}", e))?;
     Ok(runs)
+}
+
+/// The cache + MSHR block in both configurations, `o.lines` lookups each, as one run
+/// (engine `block`, one co-simulation row per configuration).
+fn cache_run(o: &RegressOptions, ui: &Ui) -> FlowResult<RegressRun> {
+    use crate::cosim::cache as bench;
+    use crate::rtl::cache::{cache, CacheRtlParams};
+    ui.line("== regress: shared metadata cache + MSHR block (co-simulation)");
+    let t0 = std::time::Instant::now();
+    let mut cosims = Vec::new();
+    let mut steps = Vec::new();
+    let mut ok = true;
+    for (i, p) in [CacheRtlParams::pact12_md(), CacheRtlParams::buddy_slice()]
+        .iter()
+        .enumerate()
+    {
+        let top = cache(p).map_err(|e| e.to_string())?;
+        let s = ui.step(&format!("cosim block {}", top.name));
+        s.set("verilating and compiling the model (cached after the first build)");
+        let mut dut =
+            crate::cosim::vdut::VerilatorDut::new(&top, false).map_err(|e| e.to_string())?;
+        let cfg = crate::cosim::harness::HarnessConfig {
+            seed: 100 + i as u64,
+            ..Default::default()
+        };
+        s.set(format!("{} lookups", o.lines));
+        let r = bench::run(&mut dut, &top, p, o.lines, &cfg)?;
+        let m = r.model;
+        let matched = r.check();
+        let detail = match &matched {
+            Ok(()) => format!(
+                "{} lookups, {} cycles, hits/misses/merges {}/{}/{} (RTL = model), 0 mismatches",
+                o.lines, r.stats.cycles, m.hits, m.misses, m.merges
+            ),
+            Err(e) => {
+                ok = false;
+                format!("MISMATCH: {}", e)
+            }
+        };
+        let seconds = s.elapsed();
+        s.done(&detail);
+        steps.push(job::StepTime {
+            kind: "cosim",
+            what: format!("block {}", top.name),
+            seconds,
+            detail,
+        });
+        let mut stats = r.stats;
+        stats.lines = o.lines;
+        if matched.is_err() {
+            stats.mismatches = stats.mismatches.max(1);
+        }
+        cosims.push(super::CosimReport {
+            engine: "block".into(),
+            unit: top.name.clone(),
+            params: format!(
+                "{} sets x {} ways x {} B lines, {} B sectors, {} MSHRs; hit rate {:.4}",
+                p.cache.sets,
+                p.cache.ways,
+                p.cache.line_bytes,
+                p.cache.sector_bytes,
+                p.cache.mshrs,
+                m.hit_rate()
+            ),
+            stats,
+            vcd: None,
+        });
+    }
+    let report = FlowReport {
+        profile: Profile::Paper,
+        libraries: Vec::new(),
+        lines: o.lines,
+        jobs: 1,
+        cxx_opt: crate::cosim::opt_level(),
+        seconds: t0.elapsed().as_secs_f64(),
+        ok,
+        steps,
+        cosim: cosims,
+        synth: Vec::new(),
+        tables: Vec::new(),
+        notes: Vec::new(),
+    };
+    let out = o.out.join("cache");
+    job::write(&report, &out)?;
+    Ok(RegressRun {
+        name: "cache".into(),
+        report,
+    })
 }
 
 /// `summary.md`: one row per run and per co-simulated unit.
@@ -191,4 +286,31 @@ pub fn summary(runs: &[RegressRun], o: &RegressOptions) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The long tier's cache step on a short run: both configurations, counters equal to
+    /// the model's, a report directory, and rows in the summary.
+    #[test]
+    fn cache_step_runs_both_configurations() {
+        let out = tempfile::tempdir().unwrap();
+        let o = RegressOptions {
+            configs: PathBuf::new(),
+            out: out.path().to_path_buf(),
+            lines: 3_000,
+            gate_cosim: 0,
+            jobs: 1,
+            shard: None,
+        };
+        let run = cache_run(&o, &Ui::quiet()).unwrap();
+        assert!(run.report.ok);
+        assert_eq!(run.report.cosim.len(), 2);
+        assert!(run.report.cosim.iter().all(|c| c.stats.lines == 3_000));
+        assert!(out.path().join("cache/report.md").exists());
+        let md = summary(&[run], &o);
+        assert!(md.contains("| cache | block | cache_"), "{}", md);
+    }
 }
