@@ -13,8 +13,8 @@ module adaptive_rx_l64_lam6 (
   input  wire s_valid_i,
   input  wire [3:0] s_comp_alg_i,
   input  wire [511:0] s_payload_i,
-  input  wire m_ready_i,
   output wire s_ready_o,
+  input  wire m_ready_i,
   output wire m_valid_o,
   output wire [511:0] m_line_o,
   output wire m_err_o
@@ -122,8 +122,8 @@ module adaptive_rx_l64_lam6 (
     .s_valid_i(dec0_s_valid),
     .s_comp_i(is_bdi),
     .s_payload_i(s_payload_i),
-    .m_ready_i((m_ready_i & routeq_valid & head_route[0])),
     .s_ready_o(u_bdi_decomp_s_ready_o),
+    .m_ready_i((m_ready_i & routeq_valid & head_route[0])),
     .m_valid_o(u_bdi_decomp_m_valid_o),
     .m_line_o(u_bdi_decomp_m_line_o),
     .m_err_o(u_bdi_decomp_m_err_o)
@@ -137,8 +137,8 @@ module adaptive_rx_l64_lam6 (
     .s_valid_i(dec1_s_valid),
     .s_comp_i(is_fpc),
     .s_payload_i(s_payload_i),
-    .m_ready_i((m_ready_i & routeq_valid & head_route[1])),
     .s_ready_o(u_fpc_decomp_s_ready_o),
+    .m_ready_i((m_ready_i & routeq_valid & head_route[1])),
     .m_valid_o(u_fpc_decomp_m_valid_o),
     .m_line_o(u_fpc_decomp_m_line_o),
     .m_err_o(u_fpc_decomp_m_err_o)
@@ -152,8 +152,8 @@ module adaptive_rx_l64_lam6 (
     .s_valid_i(dec2_s_valid),
     .s_comp_i(is_cpack),
     .s_payload_i(s_payload_i),
-    .m_ready_i((m_ready_i & routeq_valid & head_route[2])),
     .s_ready_o(u_cpack_decomp_s_ready_o),
+    .m_ready_i((m_ready_i & routeq_valid & head_route[2])),
     .m_valid_o(u_cpack_decomp_m_valid_o),
     .m_line_o(u_cpack_decomp_m_line_o),
     .m_err_o(u_cpack_decomp_m_err_o)

@@ -14,8 +14,8 @@ module cpack_decomp_l64 (
   input  wire s_valid_i,
   input  wire s_comp_i,
   input  wire [511:0] s_payload_i,
-  input  wire m_ready_i,
   output wire s_ready_o,
+  input  wire m_ready_i,
   output wire m_valid_o,
   output wire [511:0] m_line_o,
   output wire m_err_o

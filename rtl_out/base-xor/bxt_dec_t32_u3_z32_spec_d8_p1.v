@@ -11,8 +11,8 @@ module bxt_dec_t32_u3_z32_spec_d8_p1 (
   input  wire s_valid_i,
   input  wire [255:0] s_sector_i,
   input  wire [31:0] s_dbi_i,
-  input  wire m_ready_i,
   output wire s_ready_o,
+  input  wire m_ready_i,
   output wire m_valid_o,
   output wire [255:0] m_sector_o
 );

@@ -12,8 +12,8 @@ module bxt_deser_t32_f4 (
   input  wire [31:0] s_dq_i,
   input  wire [3:0] s_dbi_i,
   input  wire s_last_i,
-  input  wire m_ready_i,
   output wire s_ready_o,
+  input  wire m_ready_i,
   output wire m_valid_o,
   output wire [255:0] m_sector_o,
   output wire [31:0] m_dbi_o,
@@ -34,7 +34,7 @@ module bxt_deser_t32_f4 (
   reg  [31:0] flags_q;
   wire [31:0] flags_d;
   assign in_ready = (~out_valid_q | m_ready_i);
-  assign take = (s_valid_i & in_ready);
+  assign take = (s_valid_i & s_ready_o);
   assign at_end = (beat_q == 3'd7);
   assign done = (take & (at_end | s_last_i));
   assign sector_d = {s_dq_i, sector_q[255:32]};
@@ -42,9 +42,9 @@ module bxt_deser_t32_f4 (
   assign out_valid_d = (done | (out_valid_q & ~m_ready_i));
   assign err_d = (at_end ^ s_last_i);
   assign s_ready_o = in_ready;
+  assign flags_d = {s_dbi_i, flags_q[31:4]};
   assign m_valid_o = out_valid_q;
   assign m_sector_o = sector_q;
-  assign flags_d = {s_dbi_i, flags_q[31:4]};
   assign m_dbi_o = flags_q;
   assign m_err_o = err_q;
   always @(posedge clk_i) begin

@@ -11,8 +11,8 @@ module bxt_enc_t32_u3_z32_d8_p1 (
   input  wire rst_ni,
   input  wire s_valid_i,
   input  wire [255:0] s_sector_i,
-  input  wire m_ready_i,
   output wire s_ready_o,
+  input  wire m_ready_i,
   output wire m_valid_o,
   output wire [255:0] m_sector_o,
   output wire [31:0] m_dbi_o

@@ -11,8 +11,8 @@ module bxt_ser_t32_f4 (
   input  wire s_valid_i,
   input  wire [255:0] s_sector_i,
   input  wire [31:0] s_dbi_i,
-  input  wire m_ready_i,
   output wire s_ready_o,
+  input  wire m_ready_i,
   output wire m_valid_o,
   output wire [31:0] m_dq_o,
   output wire [3:0] m_dbi_o,
@@ -42,9 +42,9 @@ module bxt_ser_t32_f4 (
   assign beat_d = ((load | last_beat) ? 3'd0 : (beat_q + 3'd1));
   assign valid_d = (load | (valid_q & ~(out_fire & last_beat)));
   assign s_ready_o = in_ready;
+  assign flags_d = (load ? s_dbi_i : {4'd0, flags_q[31:4]});
   assign m_valid_o = valid_q;
   assign m_dq_o = sector_q[31:0];
-  assign flags_d = (load ? s_dbi_i : {4'd0, flags_q[31:4]});
   assign m_dbi_o = flags_q[3:0];
   assign m_last_o = last_beat;
   always @(posedge clk_i) begin

@@ -11,11 +11,11 @@ module zvc_comp_w32_l8_n32_bk (
   input  wire s_valid_i,
   input  wire [255:0] s_data_i,
   input  wire s_last_i,
-  input  wire m_ready_i,
   output wire s_ready_o,
+  input  wire m_ready_i,
   output wire m_valid_o,
-  output wire [255:0] m_data_o,
   output wire [5:0] m_bytes_o,
+  output wire [255:0] m_data_o,
   output wire m_last_o
 );
   wire [7:0] nz_in;
@@ -156,8 +156,8 @@ module zvc_comp_w32_l8_n32_bk (
                      (nz_in[1] & ({2'd0, nz_in[0]} == rank_for_lane_0)),
                      (nz_in[0] & (3'd0 == rank_for_lane_0))};
   assign a_ready = (~a_valid_q | push);
-  assign s_ready_o = a_ready;
   assign take = (s_valid_i & s_ready_o);
+  assign s_ready_o = a_ready;
   assign sec_in_d = (line_end_in ? 2'd0 : (sec_in_q + 2'd1));
   assign a_valid_d = (take | (a_valid_q & ~push));
   assign tot_d = (s_last_i ? 3'd0 : (rot_in + cnt_in[2:0]));
@@ -331,12 +331,12 @@ module zvc_comp_w32_l8_n32_bk (
   wire can_pop;
   wire fits;
   wire accept;
-  assign m_valid_o = out_valid_q;
-  assign m_data_o = acc_q[255:0];
   assign out_elems = ((acc_count_q > 5'd8) ? 5'd8 : acc_count_q);
   assign out_bytes = {out_elems[3:0], 2'd0};
-  assign m_bytes_o = out_bytes;
   assign out_last = (flush_q & (acc_count_q <= 5'd8));
+  assign m_valid_o = out_valid_q;
+  assign m_bytes_o = out_bytes;
+  assign m_data_o = acc_q[255:0];
   assign m_last_o = out_last;
   assign emit = (out_valid_q & m_ready_i);
   assign acc_count_emit = (emit ? (acc_count_q - out_elems) : acc_count_q);

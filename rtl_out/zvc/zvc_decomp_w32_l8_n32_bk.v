@@ -11,8 +11,8 @@ module zvc_decomp_w32_l8_n32_bk (
   input  wire [255:0] s_data_i,
   input  wire [5:0] s_bytes_i,
   input  wire s_last_i,
-  input  wire m_ready_i,
   output wire s_ready_o,
+  input  wire m_ready_i,
   output wire m_valid_o,
   output wire [255:0] m_data_o,
   output wire m_last_o,
@@ -178,8 +178,8 @@ module zvc_decomp_w32_l8_n32_bk (
   wire [575:0] ins_s2;
   wire [575:0] ins_s3;
   assign in_ready = (~in_done_q & (buf_count_q <= 5'd10));
+  assign take = (s_valid_i & s_ready_o);
   assign s_ready_o = in_ready;
-  assign take = (s_valid_i & in_ready);
   assign in_elems = {1'd0, s_bytes_i[5:2]};
   assign in_keep = {{32{(5'd7 < in_elems)}}, {32{(5'd6 < in_elems)}}, {32{(5'd5 < in_elems)}},
                     {32{(5'd4 < in_elems)}}, {32{(5'd3 < in_elems)}}, {32{(5'd2 < in_elems)}},

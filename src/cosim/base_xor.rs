@@ -88,32 +88,11 @@ pub fn top(p: &BaseXorRtlParams, unit: Unit) -> Result<Arc<Module>, HdlError> {
     }
 }
 
-/// The input and output streams of a unit (ports, and the order fields are compared in).
-/// DBI ports exist only when DBI is on.
-pub fn streams(p: &BaseXorRtlParams, unit: Unit) -> (Stream, Stream) {
-    let dbi = p.flags_per_beat() > 0;
-    let f = |names: &[&'static str]| -> Vec<&'static str> {
-        names
-            .iter()
-            .copied()
-            .filter(|n| dbi || !n.contains("_dbi_"))
-            .collect()
-    };
-    let s = |fields: &[&'static str]| Stream::new("s_valid_i", "s_ready_o", &f(fields));
-    let m = |fields: &[&'static str]| Stream::new("m_valid_o", "m_ready_i", &f(fields));
-    match unit {
-        Unit::Encoder => (s(&["s_sector_i"]), m(&["m_sector_o", "m_dbi_o"])),
-        Unit::Decoder => (s(&["s_sector_i", "s_dbi_i"]), m(&["m_sector_o"])),
-        Unit::Serializer => (
-            s(&["s_sector_i", "s_dbi_i"]),
-            m(&["m_dq_o", "m_dbi_o", "m_last_o"]),
-        ),
-        Unit::Deserializer => (
-            s(&["s_dq_i", "s_dbi_i", "s_last_i"]),
-            m(&["m_sector_o", "m_dbi_o", "m_err_o"]),
-        ),
-        Unit::Loopback => (s(&["s_sector_i"]), m(&["m_sector_o", "m_err_o"])),
-    }
+/// The input and output streams of a unit, as its generator recorded them (the DBI fields
+/// only when DBI is on).
+pub fn streams(p: &BaseXorRtlParams, unit: Unit) -> Result<(Stream, Stream), String> {
+    let top = top(p, unit).map_err(|e| e.to_string())?;
+    Stream::of_unit(&top)
 }
 
 /// Sector data classes of the stimulus: classes aimed at every ZDR/XOR branch (spec §2.2,
@@ -563,7 +542,7 @@ pub fn run_with(
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
     p.validate()?;
-    let (input, output) = streams(p, unit);
+    let (input, output) = streams(p, unit)?;
     let mut gen = SectorGen::new(p, cfg);
     let mut next = || gen.next_case().map(|c| transaction(p, unit, &c));
     let mut captured = Vec::new();
@@ -601,7 +580,7 @@ pub fn run_with(
 /// class, no stalls) of `unit`.
 pub fn measure(dut: &mut dyn Dut, p: &BaseXorRtlParams, unit: Unit) -> Result<Timing, String> {
     p.validate()?;
-    let (input, output) = streams(p, unit);
+    let (input, output) = streams(p, unit)?;
     let mut gen = SectorGen::new(
         p,
         &StimConfig {

@@ -37,6 +37,23 @@ impl Stream {
         }
     }
 
+    /// The stream `prefix` as the generator recorded it in `top` (ports in layout order).
+    pub fn of(top: &crate::hdl::Module, prefix: &str) -> Result<Stream, String> {
+        let d = top
+            .streams
+            .iter()
+            .find(|s| s.prefix == prefix)
+            .ok_or_else(|| format!("`{}` has no stream `{}`", top.name, prefix))?;
+        let fields: Vec<String> = d.layout.fields().iter().map(|f| d.field(&f.name)).collect();
+        let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+        Ok(Stream::new(&d.valid(), &d.ready(), &fields))
+    }
+
+    /// The input (`s`) and output (`m`) streams of a one-in/one-out unit.
+    pub fn of_unit(top: &crate::hdl::Module) -> Result<(Stream, Stream), String> {
+        Ok((Stream::of(top, "s")?, Stream::of(top, "m")?))
+    }
+
     /// The harness channel of this stream (named after its `valid` port).
     fn channel(&self, dir: Dir) -> Channel {
         let fields: Vec<&str> = self.fields.iter().map(String::as_str).collect();

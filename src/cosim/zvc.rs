@@ -213,33 +213,11 @@ pub fn top(
     }
 }
 
-/// The input and output streams of a unit (ports and the order fields are compared in).
-pub fn streams(unit: Unit) -> (Stream, Stream) {
-    let raw_in = Stream::new("s_valid_i", "s_ready_o", &["s_data_i", "s_last_i"]);
-    let raw_out = Stream::new(
-        "m_valid_o",
-        "m_ready_i",
-        &["m_data_o", "m_last_o", "m_err_o"],
-    );
-    match unit {
-        Unit::Compressor => (
-            raw_in,
-            Stream::new(
-                "m_valid_o",
-                "m_ready_i",
-                &["m_bytes_o", "m_data_o", "m_last_o"],
-            ),
-        ),
-        Unit::Decompressor => (
-            Stream::new(
-                "s_valid_i",
-                "s_ready_o",
-                &["s_data_i", "s_bytes_i", "s_last_i"],
-            ),
-            raw_out,
-        ),
-        Unit::Loopback => (raw_in, raw_out),
-    }
+/// The input and output streams of a unit, as its generator recorded them (ports, and the
+/// order fields are compared in).
+pub fn streams(p: &ZvcRtlParams, unit: Unit) -> Result<(Stream, Stream), String> {
+    let top = top(p, unit).map_err(|e| e.to_string())?;
+    Stream::of_unit(&top)
 }
 
 /// Raw sectors of a transfer, padded with zero elements to whole sectors (input side) or
@@ -338,7 +316,7 @@ pub fn run_with(
     cfg: &StimConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let (input, output) = streams(unit);
+    let (input, output) = streams(p, unit)?;
     let mut gen = TransferGen::new(p, cfg);
     let (mut raw_bytes, mut comp_bytes) = (0u64, 0u64);
     let mut next = || {
@@ -398,7 +376,7 @@ pub fn measure(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit) -> Result<Timing
         .map(|i| if i == 0 { first } else { (i % 250) + 1 })
         .collect();
     let stream = model::compress(&p.model(), &elems).map_err(|e| e.to_string())?;
-    let (input, output) = streams(unit);
+    let (input, output) = streams(p, unit)?;
     let txn = transaction(p, unit, &Transfer { elems, stream });
     let latency_cycles = measure_latency(dut, &input, &output, &txn)?;
     // Throughput: 256 windows of 60%-sparse data, no stalls, one transfer.

@@ -22,7 +22,7 @@ use super::blocks::{self, all_of, first_set, onehot_index};
 use super::expr::Expr;
 pub use super::layout::{Field, Layout};
 pub use super::module::StreamPorts;
-use super::module::{clog2, Dir, ModuleBuilder, Net};
+use super::module::{clog2, Dir, Module, ModuleBuilder, Net};
 use std::panic::Location;
 use std::sync::Arc;
 
@@ -168,6 +168,155 @@ pub fn output(m: &mut ModuleBuilder, prefix: &str, s: Stream) {
     }
     m.add_stream(desc);
     s.accept(m, &ready);
+}
+
+/// An output stream whose `ready` port exists before its `valid` and fields are known (see
+/// [`output_port`]).
+#[must_use = "an output port must be driven (`OutPort::drive`)"]
+#[derive(Debug)]
+pub struct OutPort {
+    prefix: String,
+    ready: Expr,
+}
+
+/// Declares output stream `<prefix>`'s `ready` input (`<prefix>_ready_i`) now, for a
+/// generator whose last stage computes `valid` from its own state and needs `ready` earlier;
+/// [`OutPort::drive`] adds `<prefix>_valid_o` and the field ports and records the stream.
+pub fn output_port(m: &mut ModuleBuilder, prefix: &str) -> OutPort {
+    let ready = m.input(&format!("{}_ready_i", prefix), 1);
+    OutPort {
+        prefix: prefix.to_string(),
+        ready,
+    }
+}
+
+impl OutPort {
+    /// `<prefix>_ready_i`.
+    pub fn ready(&self) -> Expr {
+        self.ready.clone()
+    }
+
+    /// Drives `<prefix>_valid_o` with `valid` and one port `<prefix>_<field>_o` per named
+    /// field (the layout, in the order given), and records the stream in the module.
+    pub fn drive(self, m: &mut ModuleBuilder, valid: &Expr, fields: &[(&str, Expr)]) {
+        let widths: Vec<(&str, u32)> = fields.iter().map(|(n, e)| (*n, e.width())).collect();
+        let desc = StreamPorts {
+            prefix: self.prefix,
+            dir: Dir::Out,
+            layout: Layout::new(&widths),
+        };
+        m.output_expr(&desc.valid(), valid);
+        for (name, e) in fields {
+            m.output_expr(&desc.field(name), e);
+        }
+        m.add_stream(desc);
+    }
+}
+
+/// Instantiates `stages` (instance name, module) in a chain of one-in/one-out units: the
+/// top's input stream `s` (the first module's `s` layout) feeds the first module's `s`,
+/// each module's `m` feeds the next one's `s`, and the last module's `m` becomes the top's
+/// output stream `m`. Fields are matched by name; `renames` maps an output field to the
+/// input field it feeds (`("ok", "comp")`); output fields no input takes are marked unused.
+/// `<instance>_m_ready` wires carry each link's `ready`.
+#[track_caller]
+pub fn chain(m: &mut ModuleBuilder, stages: &[(&str, &Arc<Module>)], renames: &[(&str, &str)]) {
+    let loc = Location::caller();
+    let find = |md: &Module, prefix: &str, dir: Dir| -> Option<StreamPorts> {
+        md.streams
+            .iter()
+            .find(|s| s.prefix == prefix && s.dir == dir)
+            .cloned()
+    };
+    let Some((_, first)) = stages.first() else {
+        m.problem(format!("stream chain without stages (at {})", loc));
+        return;
+    };
+    let Some(s_desc) = find(first, "s", Dir::In) else {
+        m.problem(format!(
+            "chain: `{}` has no input stream `s` (at {})",
+            first.name, loc
+        ));
+        return;
+    };
+    let s_in = input(m, "s", &s_desc.layout);
+    let out = output_port(m, "m");
+    let mut valid = s_in.valid.clone();
+    let mut fields: Vec<(String, Expr)> = s_desc
+        .layout
+        .fields()
+        .iter()
+        .map(|f| (f.name.clone(), s_in.field(&f.name)))
+        .collect();
+    let mut prev_ready: Option<Net> = None;
+    let mut s_in = Some(s_in);
+    for (i, (name, md)) in stages.iter().enumerate() {
+        let (Some(si), Some(mo)) = (find(md, "s", Dir::In), find(md, "m", Dir::Out)) else {
+            m.problem(format!(
+                "chain: `{}` needs streams `s` in and `m` out (at {})",
+                md.name, loc
+            ));
+            return;
+        };
+        let ready = if i + 1 == stages.len() {
+            None
+        } else {
+            Some(m.wire_decl(&format!("{}_m_ready", name), 1))
+        };
+        let mut conn: Vec<(String, Expr)> = vec![(si.valid(), valid.clone())];
+        let mut taken = vec![false; fields.len()];
+        for f in si.layout.fields() {
+            let src = fields.iter().position(|(n, _)| {
+                let to = renames
+                    .iter()
+                    .find(|(from, _)| from == n)
+                    .map_or(n.as_str(), |(_, to)| *to);
+                to == f.name
+            });
+            match src {
+                Some(k) => {
+                    taken[k] = true;
+                    conn.push((si.field(&f.name), fields[k].1.clone()));
+                }
+                None => m.problem(format!(
+                    "chain: nothing feeds field `{}` of `{}` (at {})",
+                    f.name, md.name, loc
+                )),
+            }
+        }
+        let unused: Vec<Expr> = fields
+            .iter()
+            .zip(&taken)
+            .filter(|(_, t)| !**t)
+            .map(|((_, e), _)| e.clone())
+            .collect();
+        if !unused.is_empty() {
+            m.unused(&Expr::cat(&unused));
+        }
+        let r = ready.as_ref().map_or_else(|| out.ready(), |n| n.expr());
+        conn.push((mo.ready(), r));
+        let refs: Vec<(&str, Expr)> = conn.iter().map(|(p, e)| (p.as_str(), e.clone())).collect();
+        let inst = m.instance(md, name, &refs);
+        let s_ready = inst.out(&si.ready());
+        match (prev_ready.take(), s_in.take()) {
+            (Some(n), _) => m.drive(&n, &s_ready),
+            (None, Some(s)) => s.accept(m, &s_ready),
+            (None, None) => {}
+        }
+        prev_ready = ready;
+        valid = inst.out(&mo.valid());
+        fields = mo
+            .layout
+            .fields()
+            .iter()
+            .map(|f| (f.name.clone(), inst.out(&mo.field(&f.name))))
+            .collect();
+    }
+    let named: Vec<(&str, Expr)> = fields
+        .iter()
+        .map(|(n, e)| (n.as_str(), e.clone()))
+        .collect();
+    out.drive(m, &valid, &named);
 }
 
 /// Forward register slice: `valid` and payload registered (`<name>_valid_q`,

@@ -24,6 +24,7 @@
 //! generation-time parameters ([`AdaptiveRtlParams`]).
 
 use super::adaptive::{AdaptiveRtlParams, SPEC};
+use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::adaptive::{AdaptiveParams, Alg, NoQuorum, SampleSend, VoteTie};
 use std::sync::Arc;
@@ -199,12 +200,16 @@ pub fn controller(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         p,
         "§2.4 (phases, votes, decision, tie and no-quorum rules), §6 adaptive_ctrl (II = 1)",
     );
-    let s_valid = m.input("s_valid_i", 1);
-    let sz: Vec<Expr> = [Alg::Bdi, Alg::Fpc, Alg::Cpack]
+    let size_fields: Vec<String> = [Alg::Bdi, Alg::Fpc, Alg::Cpack]
         .iter()
-        .map(|a| m.input(&format!("s_size_{}_i", tag(*a)), lw))
+        .map(|a| format!("size_{}", tag(*a)))
         .collect();
-    let m_ready = m.input("m_ready_i", 1);
+    let layout: Vec<(&str, u32)> = size_fields.iter().map(|f| (f.as_str(), lw)).collect();
+    let s_in = stream::input(&mut m, "s", &Layout::new(&layout));
+    let s_valid = s_in.valid.clone();
+    let sz: Vec<Expr> = size_fields.iter().map(|f| s_in.field(f)).collect();
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
     let inst = m.instance(
         &ps,
         "u_penalty",
@@ -346,10 +351,12 @@ pub fn controller(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let sel = m.wire("sel_alg", &sampling.select(&sample_sel, &cur_eff));
     let sel_q = m.reg_next("sel_alg_q", Some(0), &sel, Some(&load));
     let smp_q = m.reg_next("sample_q", Some(0), &sampling, Some(&load));
-    m.output_expr("s_ready_o", &s_ready);
-    m.output_expr("m_valid_o", &valid.q());
-    m.output_expr("m_sel_alg_o", &sel_q);
-    m.output_expr("m_sample_o", &smp_q);
+    s_in.accept(&mut m, &s_ready);
+    out.drive(
+        &mut m,
+        &valid.q(),
+        &[("sel_alg", sel_q.clone()), ("sample", smp_q.clone())],
+    );
     // For the link egress (`rtl::link`): the selection the offered transaction gets (valid
     // with `s_valid_i && s_ready_o`, registered into `m_sel_alg_o`), and the running-phase
     // selection as of this cycle.

@@ -31,6 +31,9 @@
 //!   (sector ↔ beats of `{dq[31:0], dbi}`), and the test-only `bxt_loopback_*`.
 
 use crate::hdl::blocks::{popcount, prefix, PrefixTopology};
+// Stream payload layouts; `Layout` in this file is the pin layout of a sector.
+use crate::hdl::layout::Layout as Fields;
+use crate::hdl::stream;
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::base_xor::{BaseXorParams, HalfOrder, Scheme};
 use crate::model::dbi::{DbiGroup, LinkCodec};
@@ -1088,9 +1091,11 @@ pub fn encoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
             gm = p.dbi_group - 1
         ));
     }
-    let s_valid = m.input("s_valid_i", 1);
-    let s_sector = m.input("s_sector_i", sw);
-    let m_ready = m.input("m_ready_i", 1);
+    let s_in = stream::input(&mut m, "s", &Fields::new(&[("sector", sw)]));
+    let s_valid = s_in.valid.clone();
+    let s_sector = s_in.field("sector");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
     let payload = if p.zdr_on() && fpb > 0 {
         // ZDR and DBI fused (the separate core is not instantiated).
         let (data, flags) = fused_zdr_dbi(&mut m, p, &s_sector);
@@ -1117,12 +1122,12 @@ pub fn encoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         }
     };
     let (v, data, r) = out_stage(&mut m, p.pipe, &s_valid, &payload, &m_ready);
-    m.output_expr("s_ready_o", &r);
-    m.output_expr("m_valid_o", &v);
-    m.output_expr("m_sector_o", &data.slice(0, sw));
+    s_in.accept(&mut m, &r);
+    let mut fields = vec![("sector", data.slice(0, sw))];
     if fpb > 0 {
-        m.output_expr("m_dbi_o", &data.slice(sw, p.flag_bits()));
+        fields.push(("dbi", data.slice(sw, p.flag_bits())));
     }
+    out.drive(&mut m, &v, &fields);
     m.finish()
 }
 
@@ -1143,10 +1148,16 @@ pub fn decoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         "§2.5 (read path: un-DBI, then decode), §6.5 (bxt_sector_codec read path)",
     );
     m.header(VEC_NOTE);
-    let s_valid = m.input("s_valid_i", 1);
-    let s_sector = m.input("s_sector_i", sw);
-    let s_dbi = (fpb > 0).then(|| m.input("s_dbi_i", p.flag_bits()));
-    let m_ready = m.input("m_ready_i", 1);
+    let mut layout = vec![("sector", sw)];
+    if fpb > 0 {
+        layout.push(("dbi", p.flag_bits()));
+    }
+    let s_in = stream::input(&mut m, "s", &Fields::new(&layout));
+    let s_valid = s_in.valid.clone();
+    let s_sector = s_in.field("sector");
+    let s_dbi = (fpb > 0).then(|| s_in.field("dbi"));
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
     let x = match &s_dbi {
         Some(flags) => {
             let bm = dbi_beat_dec(p.dbi_group)?;
@@ -1171,9 +1182,8 @@ pub fn decoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         None => x,
     };
     let (v, data, r) = out_stage(&mut m, p.pipe, &s_valid, &y, &m_ready);
-    m.output_expr("s_ready_o", &r);
-    m.output_expr("m_valid_o", &v);
-    m.output_expr("m_sector_o", &data);
+    s_in.accept(&mut m, &r);
+    out.drive(&mut m, &v, &[("sector", data)]);
     m.finish()
 }
 
@@ -1195,10 +1205,16 @@ pub fn serializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         "§6.6 (beat_serializer), §2.0 (beat k = W[k]), §2.4 (DBI lane mapping)",
     );
     m.header(VEC_NOTE);
-    let s_valid = m.input("s_valid_i", 1);
-    let s_sector = m.input("s_sector_i", sw);
-    let s_dbi = (fpb > 0).then(|| m.input("s_dbi_i", nb * fpb));
-    let m_ready = m.input("m_ready_i", 1);
+    let mut layout = vec![("sector", sw)];
+    if fpb > 0 {
+        layout.push(("dbi", nb * fpb));
+    }
+    let s_in = stream::input(&mut m, "s", &Fields::new(&layout));
+    let s_valid = s_in.valid.clone();
+    let s_sector = s_in.field("sector");
+    let s_dbi = (fpb > 0).then(|| s_in.field("dbi"));
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
     let valid = m.reg("valid_q", 1, Some(0));
     let cnt = m.reg("beat_q", cw, Some(0));
     m.annotate("index of the beat on m_dq_o");
@@ -1217,15 +1233,15 @@ pub fn serializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         Some(&(&load | &m_fire)),
     );
     m.next(&valid, &(&load | &(valid.q() & !(&m_fire & &last))), None);
-    m.output_expr("s_ready_o", &s_ready);
-    m.output_expr("m_valid_o", &valid.q());
-    m.output_expr("m_dq_o", &sr.q().slice(0, 32));
+    s_in.accept(&mut m, &s_ready);
+    let mut fields = vec![("dq", sr.q().slice(0, 32))];
     if let Some(fl) = &s_dbi {
         let fr = m.reg("flags_q", nb * fpb, None);
         m.next(&fr, &load.select(fl, &fr.q().shr(fpb)), Some(&step));
-        m.output_expr("m_dbi_o", &fr.q().slice(0, fpb));
+        fields.push(("dbi", fr.q().slice(0, fpb)));
     }
-    m.output_expr("m_last_o", &last);
+    fields.push(("last", last.clone()));
+    out.drive(&mut m, &valid.q(), &fields);
     m.finish()
 }
 
@@ -1248,18 +1264,24 @@ pub fn deserializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         "§6.6 (beat_deserializer), §2.0 (beat k = W[k]), §2.4 (DBI lane mapping)",
     );
     m.header(VEC_NOTE);
-    let s_valid = m.input("s_valid_i", 1);
-    let s_dq = m.input("s_dq_i", 32);
-    let s_dbi = (fpb > 0).then(|| m.input("s_dbi_i", fpb));
-    let s_last = m.input("s_last_i", 1);
-    let m_ready = m.input("m_ready_i", 1);
+    let mut layout = vec![("dq", 32)];
+    if fpb > 0 {
+        layout.push(("dbi", fpb));
+    }
+    layout.push(("last", 1));
+    let s_in = stream::input(&mut m, "s", &Fields::new(&layout));
+    let s_dq = s_in.field("dq");
+    let s_dbi = (fpb > 0).then(|| s_in.field("dbi"));
+    let s_last = s_in.field("last");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
     let valid = m.reg("out_valid_q", 1, Some(0));
     let cnt = m.reg("beat_q", cw, Some(0));
     m.annotate("index of the next beat within its sector");
     let sr = m.reg("sector_q", sw, None);
     let errq = m.reg("err_q", 1, Some(0));
     let s_ready = m.wire("in_ready", &(!valid.q() | m_ready.clone()));
-    let take = m.wire("take", &(&s_valid & &s_ready));
+    let take = m.wire("take", &s_in.fire());
     let at_end = m.wire("at_end", &cnt.q().eq_lit(nb as u64 - 1));
     let done = m.wire("done", &(&take & &(&at_end | &s_last)));
     m.next(
@@ -1274,9 +1296,8 @@ pub fn deserializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     m.next(&valid, &(&done | &(valid.q() & !m_ready.clone())), None);
     m.next(&errq, &(&at_end ^ &s_last), Some(&done));
-    m.output_expr("s_ready_o", &s_ready);
-    m.output_expr("m_valid_o", &valid.q());
-    m.output_expr("m_sector_o", &sr.q());
+    s_in.accept(&mut m, &s_ready);
+    let mut fields = vec![("sector", sr.q())];
     if let Some(d) = &s_dbi {
         let fr = m.reg("flags_q", nb * fpb, None);
         let nf = if nb * fpb > fpb {
@@ -1285,9 +1306,10 @@ pub fn deserializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
             d.clone()
         };
         m.next(&fr, &nf, Some(&take));
-        m.output_expr("m_dbi_o", &fr.q());
+        fields.push(("dbi", fr.q()));
     }
-    m.output_expr("m_err_o", &errq.q());
+    fields.push(("err", errq.q()));
+    out.drive(&mut m, &valid.q(), &fields);
     m.finish()
 }
 
@@ -1309,9 +1331,11 @@ pub fn loopback(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         "§2.5 (write path, pins, read path), §6 (round trip through all units)",
     );
     m.header(VEC_NOTE);
-    let s_valid = m.input("s_valid_i", 1);
-    let s_sector = m.input("s_sector_i", p.sector_bits());
-    let m_ready = m.input("m_ready_i", 1);
+    let s_in = stream::input(&mut m, "s", &Fields::new(&[("sector", p.sector_bits())]));
+    let s_valid = s_in.valid.clone();
+    let s_sector = s_in.field("sector");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
     let r1 = m.wire_decl("enc_ready", 1);
     let r2 = m.wire_decl("ser_ready", 1);
     let r3 = m.wire_decl("deser_ready", 1);
@@ -1362,10 +1386,12 @@ pub fn loopback(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         &(err.q() | (ds.out("m_valid_o") & ds.out("m_err_o"))),
         None,
     );
-    m.output_expr("s_ready_o", &e.out("s_ready_o"));
-    m.output_expr("m_valid_o", &c.out("m_valid_o"));
-    m.output_expr("m_sector_o", &c.out("m_sector_o"));
-    m.output_expr("m_err_o", &err.q());
+    s_in.accept(&mut m, &e.out("s_ready_o"));
+    out.drive(
+        &mut m,
+        &c.out("m_valid_o"),
+        &[("sector", c.out("m_sector_o")), ("err", err.q())],
+    );
     m.finish()
 }
 

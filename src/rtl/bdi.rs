@@ -33,6 +33,7 @@
 //! [`crate::model::bdi::decompress_prefix`]).
 
 use super::adaptive::{AdaptiveRtlParams, SPEC};
+use crate::hdl::stream::{self, Layout};
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
 use crate::model::bdi::{BaseRule, BdiEncoding};
 use std::sync::Arc;
@@ -243,9 +244,11 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
             .collect::<Vec<_>>()
             .join(" > ")
     ));
-    let s_valid = m.input("s_valid_i", 1);
-    let line = m.input("s_line_i", l);
-    let m_ready = m.input("m_ready_i", 1);
+    let s_in = stream::input(&mut m, "s", &Layout::new(&[("line", l)]));
+    let s_valid = s_in.valid.clone();
+    let line = s_in.field("line");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
 
     // ---- Stage 1: fit vectors, selection ----
     m.comment("Stage 1: zero / repeated detection and the six base-delta units");
@@ -433,12 +436,17 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let enc2 = m.reg_next("out_enc_q", None, &enc, Some(&ld2));
     let lenq = m.reg_next("len_q", None, &len, Some(&ld2));
     let payq = m.reg_next("payload_q", None, &payload, Some(&ld2));
-    m.output_expr("s_ready_o", &s1_free);
-    m.output_expr("m_valid_o", &v2.q());
-    m.output_expr("m_ok_o", &okq);
-    m.output_expr("m_enc_o", &enc2);
-    m.output_expr("m_len_o", &lenq);
-    m.output_expr("m_payload_o", &payq);
+    s_in.accept(&mut m, &s1_free);
+    out.drive(
+        &mut m,
+        &v2.q(),
+        &[
+            ("ok", okq.clone()),
+            ("enc", enc2.clone()),
+            ("len", lenq.clone()),
+            ("payload", payq.clone()),
+        ],
+    );
     m.finish()
 }
 
@@ -466,10 +474,12 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
             "§2.1 (decode: v_i = (mask_i ? B : 0) + sext(Δ_i)), §6 bdi_decomp (1 stage)"
         },
     );
-    let s_valid = m.input("s_valid_i", 1);
-    let comp_i = m.input("s_comp_i", 1);
-    let pay_i = m.input("s_payload_i", l);
-    let m_ready = m.input("m_ready_i", 1);
+    let s_in = stream::input(&mut m, "s", &Layout::new(&[("comp", 1), ("payload", l)]));
+    let s_valid = s_in.valid.clone();
+    let comp_i = s_in.field("comp");
+    let pay_i = s_in.field("payload");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
     // Handshake: with two stages both registers stall together (as `bdi_comp`).
     let (ld1, load, valid_out, s_ready) = if two {
         let v1 = m.reg("s1_valid_q", 1, Some(0));
@@ -655,10 +665,12 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let eq = m.reg_next("err_q", None, &bad, Some(&load));
     // The zero-line encoding contributes nothing to the OR (its line is 0).
     m.unused(&sel[&BdiEncoding::Zero]);
-    m.output_expr("s_ready_o", &s_ready);
-    m.output_expr("m_valid_o", &valid_out);
-    m.output_expr("m_line_o", &lq);
-    m.output_expr("m_err_o", &eq);
+    s_in.accept(&mut m, &s_ready);
+    out.drive(
+        &mut m,
+        &valid_out,
+        &[("line", lq.clone()), ("err", eq.clone())],
+    );
     m.finish()
 }
 
@@ -678,7 +690,7 @@ pub fn loopback(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         p,
         "§6 (bdi_comp → bdi_decomp round trip)",
     );
-    super::line_codec::comp_decomp_loopback(m, p.line_bits(), &c, &d)
+    super::line_codec::comp_decomp_loopback(m, &c, &d)
 }
 
 #[cfg(test)]

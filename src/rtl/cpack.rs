@@ -39,6 +39,7 @@
 //! inspected.
 
 use crate::hdl::blocks::{mux_tree, shift_lanes};
+use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::cpack::{CodeTable, CpackParams, CpackPattern, PushPolicy};
 use std::sync::Arc;
@@ -285,9 +286,11 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
         steps + 4,
         steps
     ));
-    let s_valid = m.input("s_valid_i", 1);
-    let line_in = m.input("s_line_i", l);
-    let m_ready = m.input("m_ready_i", 1);
+    let s_in = stream::input(&mut m, "s", &Layout::new(&[("line", l)]));
+    let s_valid = s_in.valid.clone();
+    let line_in = s_in.field("line");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
 
     let cw = clog2(steps as u64).max(1);
     // ---- Stage C registers ----
@@ -579,11 +582,16 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     let payq = m.reg_next("payload_q", None, &payload, Some(&o_load));
     m.next(&vo, &(&o_load | &(&vo.q() & &!m_ready.clone())), None);
 
-    m.output_expr("s_ready_o", &s_ready);
-    m.output_expr("m_valid_o", &vo.q());
-    m.output_expr("m_ok_o", &okq);
-    m.output_expr("m_len_o", &lenq);
-    m.output_expr("m_payload_o", &payq);
+    s_in.accept(&mut m, &s_ready);
+    out.drive(
+        &mut m,
+        &vo.q(),
+        &[
+            ("ok", okq.clone()),
+            ("len", lenq.clone()),
+            ("payload", payq.clone()),
+        ],
+    );
     m.finish()
 }
 
@@ -678,10 +686,12 @@ pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
         steps + 1,
         steps
     ));
-    let s_valid = m.input("s_valid_i", 1);
-    let comp = m.input("s_comp_i", 1);
-    let pay = m.input("s_payload_i", l);
-    let m_ready = m.input("m_ready_i", 1);
+    let s_in = stream::input(&mut m, "s", &Layout::new(&[("comp", 1), ("payload", l)]));
+    let s_valid = s_in.valid.clone();
+    let comp = s_in.field("comp");
+    let pay = s_in.field("payload");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
 
     let cw = clog2(steps as u64).max(1);
     let pw = clog2(TOK_W as u64 * nw as u64 + 1);
@@ -843,10 +853,12 @@ pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     let lq = m.reg_next("line_q", None, &out_line, Some(&o_load));
     let eq = m.reg_next("out_err_q", None, &(&done & &err_next), Some(&o_load));
     m.next(&vo, &(&o_load | &(&vo.q() & &!m_ready.clone())), None);
-    m.output_expr("s_ready_o", &s_ready);
-    m.output_expr("m_valid_o", &vo.q());
-    m.output_expr("m_line_o", &lq);
-    m.output_expr("m_err_o", &eq);
+    s_in.accept(&mut m, &s_ready);
+    out.drive(
+        &mut m,
+        &vo.q(),
+        &[("line", lq.clone()), ("err", eq.clone())],
+    );
     m.finish()
 }
 
@@ -862,7 +874,7 @@ pub fn loopback(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
         p,
         "§6 (cpack_comp → cpack_decomp round trip)",
     );
-    super::line_codec::comp_decomp_loopback(m, p.line_bits(), &c, &d)
+    super::line_codec::comp_decomp_loopback(m, &c, &d)
 }
 
 #[cfg(test)]

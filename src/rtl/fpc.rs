@@ -43,6 +43,7 @@
 //! Bits after the stream are not inspected.
 
 use super::adaptive::{AdaptiveRtlParams, SPEC};
+use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use std::sync::Arc;
 
@@ -314,9 +315,11 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         "Packer: {} merge-tree level(s) in stage 1, then 4 groups placed at their offsets in stage 2",
         s1_levels
     ));
-    let s_valid = m.input("s_valid_i", 1);
-    let line = m.input("s_line_i", l);
-    let m_ready = m.input("m_ready_i", 1);
+    let s_in = stream::input(&mut m, "s", &Layout::new(&[("line", l)]));
+    let s_valid = s_in.valid.clone();
+    let line = s_in.field("line");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
 
     // ---- Stage 1: classifiers, zero runs, tokens ----
     m.comment("Stage 1: word classifiers and zero-run heads");
@@ -488,11 +491,16 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let okq = m.reg_next("ok_q", None, &ok_q1, Some(ld2));
     let lenq = m.reg_next("len_q", None, &len_q1, Some(ld2));
     let payq = m.reg_next("payload_q", None, &payload, Some(ld2));
-    m.output_expr("s_ready_o", &s_ready);
-    m.output_expr("m_valid_o", &out_valid);
-    m.output_expr("m_ok_o", &okq);
-    m.output_expr("m_len_o", &lenq);
-    m.output_expr("m_payload_o", &payq);
+    s_in.accept(&mut m, &s_ready);
+    out.drive(
+        &mut m,
+        &out_valid,
+        &[
+            ("ok", okq.clone()),
+            ("len", lenq.clone()),
+            ("payload", payq.clone()),
+        ],
+    );
     m.finish()
 }
 
@@ -643,10 +651,12 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         "Parse: {} token steps, {} per stage; left-aligned buffer shifted by 6/7/11/19/35 bits",
         n, per
     ));
-    let s_valid = m.input("s_valid_i", 1);
-    let comp = m.input("s_comp_i", 1);
-    let pay = m.input("s_payload_i", l);
-    let m_ready = m.input("m_ready_i", 1);
+    let s_in = stream::input(&mut m, "s", &Layout::new(&[("comp", 1), ("payload", l)]));
+    let s_valid = s_in.valid.clone();
+    let comp = s_in.field("comp");
+    let pay = s_in.field("payload");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
     let (loads, out_valid, s_ready) = stages(&mut m, DECOMP_STAGES, &s_valid, &m_ready);
     // Raw line: stream byte j is line byte j.
     let raw = Expr::cat_lsb(
@@ -708,10 +718,12 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let line = st.err.select(&Expr::zero(l), &Expr::cat_lsb(&st.line));
     let lq = m.reg_next("line_q", None, &line, Some(ld));
     let eq = m.reg_next("err_q", None, &st.err, Some(ld));
-    m.output_expr("s_ready_o", &s_ready);
-    m.output_expr("m_valid_o", &out_valid);
-    m.output_expr("m_line_o", &lq);
-    m.output_expr("m_err_o", &eq);
+    s_in.accept(&mut m, &s_ready);
+    out.drive(
+        &mut m,
+        &out_valid,
+        &[("line", lq.clone()), ("err", eq.clone())],
+    );
     m.finish()
 }
 
@@ -727,7 +739,7 @@ pub fn loopback(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         p,
         "§6 (fpc_comp → fpc_decomp round trip)",
     );
-    super::line_codec::comp_decomp_loopback(m, p.line_bits(), &c, &d)
+    super::line_codec::comp_decomp_loopback(m, &c, &d)
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ use super::adaptive::{AdaptiveRtlParams, SPEC};
 use super::adaptive_ctrl::{self, name_tag};
 use super::bdi;
 use crate::hdl::blocks::fifo;
+use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::adaptive::Alg;
 use std::sync::Arc;
@@ -163,9 +164,11 @@ pub fn transmitter(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         p,
         "§2.4 (sampling: all compressors; running: the selected one), §6 comp_mux_egress",
     );
-    let s_valid = m.input("s_valid_i", 1);
-    let line = m.input("s_line_i", lb);
-    let m_ready = m.input("m_ready_i", 1);
+    let s_in = stream::input(&mut m, "s", &Layout::new(&[("line", lb)]));
+    let s_valid = s_in.valid.clone();
+    let line = s_in.field("line");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
 
     // ---- Fork: which compressors get the line ----
     m.comment("Fork: phase of the offered line; a running line goes to the selected compressor");
@@ -321,13 +324,18 @@ pub fn transmitter(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         ),
         Some(&(&up | &down)),
     );
-    m.output_expr("s_ready_o", &go);
-    m.output_expr("m_valid_o", &m_valid);
-    m.output_expr("m_comp_alg_o", &comp_q);
-    m.output_expr("m_len_o", &len_q);
-    m.output_expr("m_payload_o", &pay_q);
-    m.output_expr("m_sel_alg_o", &ci.out("m_sel_alg_o"));
-    m.output_expr("m_sample_o", &ci.out("m_sample_o"));
+    s_in.accept(&mut m, &go);
+    out.drive(
+        &mut m,
+        &m_valid,
+        &[
+            ("comp_alg", comp_q.clone()),
+            ("len", len_q.clone()),
+            ("payload", pay_q.clone()),
+            ("sel_alg", ci.out("m_sel_alg_o")),
+            ("sample", ci.out("m_sample_o")),
+        ],
+    );
     m.finish()
 }
 
@@ -351,10 +359,16 @@ pub fn receiver(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         p,
         "§3 (Comp Alg = 0 bypasses decompression), §6 decomp_dispatch",
     );
-    let s_valid = m.input("s_valid_i", 1);
-    let code = m.input("s_comp_alg_i", 4);
-    let payload = m.input("s_payload_i", lb);
-    let m_ready = m.input("m_ready_i", 1);
+    let s_in = stream::input(
+        &mut m,
+        "s",
+        &Layout::new(&[("comp_alg", 4), ("payload", lb)]),
+    );
+    let s_valid = s_in.valid.clone();
+    let code = s_in.field("comp_alg");
+    let payload = s_in.field("payload");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
 
     m.comment("Route: the named decompressor; none/unknown through decompressor 0 raw");
     let hits: Vec<Expr> = algs
@@ -433,10 +447,15 @@ pub fn receiver(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     }
     let m_valid = m.wire("out_valid", &(&q.valid & &vt));
     m.drive(&pop, &(&m_valid & &m_ready));
-    m.output_expr("s_ready_o", &go);
-    m.output_expr("m_valid_o", &m_valid);
-    m.output_expr("m_line_o", &(!head_bad.clone()).gate(&line));
-    m.output_expr("m_err_o", &(&head_bad | &derr));
+    s_in.accept(&mut m, &go);
+    out.drive(
+        &mut m,
+        &m_valid,
+        &[
+            ("line", (!head_bad.clone()).gate(&line)),
+            ("err", (&head_bad | &derr)),
+        ],
+    );
     m.finish()
 }
 
@@ -452,39 +471,7 @@ pub fn loopback(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         p,
         "§6 (adaptive_tx → adaptive_rx round trip)",
     );
-    let s_valid = m.input("s_valid_i", 1);
-    let line = m.input("s_line_i", p.line_bits());
-    let m_ready = m.input("m_ready_i", 1);
-    let r = m.wire_decl("rx_ready", 1);
-    let ti = m.instance(
-        &tx,
-        "u_tx",
-        &[
-            ("s_valid_i", s_valid),
-            ("s_line_i", line),
-            ("m_ready_i", r.expr()),
-        ],
-    );
-    let ri = m.instance(
-        &rx,
-        "u_rx",
-        &[
-            ("s_valid_i", ti.out("m_valid_o")),
-            ("s_comp_alg_i", ti.out("m_comp_alg_o")),
-            ("s_payload_i", ti.out("m_payload_o")),
-            ("m_ready_i", m_ready),
-        ],
-    );
-    m.drive(&r, &ri.out("s_ready_o"));
-    m.unused(&Expr::cat(&[
-        ti.out("m_len_o"),
-        ti.out("m_sel_alg_o"),
-        ti.out("m_sample_o"),
-    ]));
-    m.output_expr("s_ready_o", &ti.out("s_ready_o"));
-    m.output_expr("m_valid_o", &ri.out("m_valid_o"));
-    m.output_expr("m_line_o", &ri.out("m_line_o"));
-    m.output_expr("m_err_o", &ri.out("m_err_o"));
+    stream::chain(&mut m, &[("u_tx", &tx), ("u_rx", &rx)], &[]);
     m.finish()
 }
 

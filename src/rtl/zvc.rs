@@ -26,6 +26,7 @@
 use crate::hdl::blocks::{
     mux_tree, popcount, prefix_count, rotate_lanes, shift_lanes, PrefixTopology,
 };
+use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -320,10 +321,11 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         p.window / 8
     ));
 
-    let s_valid = m.input("s_valid_i", 1);
-    let s_data = m.input("s_data_i", l * w);
-    let s_last = m.input("s_last_i", 1);
-    let m_ready = m.input("m_ready_i", 1);
+    let s_in = stream::input(&mut m, "s", &Layout::new(&[("data", l * w), ("last", 1)]));
+    let s_data = s_in.field("data");
+    let s_last = s_in.field("last");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
 
     // ---------------- Stage 1: zero detect + prefix count (spec §3.2 stage 1) ----------------
     // Up to XBAR_MAX_LANES lanes, stage 1 also decodes each element's destination lane and
@@ -409,8 +411,8 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let a_valid = m.reg("a_valid_q", 1, Some(0));
     let push = m.wire_decl("push", 1);
     let a_ready = m.wire("a_ready", &(!a_valid.q() | push.expr()));
-    let s_ready = m.output_expr("s_ready_o", &a_ready);
-    let take = m.wire("take", &(&s_valid & &s_ready));
+    let take = m.wire("take", &s_in.fire());
+    s_in.accept(&mut m, &a_ready);
     m.next(
         &sec_in,
         &line_end_in.select(&Expr::zero(secw), &(sec_in.q() + Expr::lit(secw, 1))),
@@ -576,17 +578,22 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let m_valid_q = m.reg("out_valid_q", 1, Some(0));
     m.annotate("a beat is ready: more than one beat held, or flushing a non-empty accumulator");
     let m_valid = m_valid_q.q();
-    m.output_expr("m_valid_o", &m_valid);
-    m.output_expr("m_data_o", &acc.q().slice(0, l * w));
     let out_elems = m.wire("out_elems", &ac.q().gt(&lw).select(&lw, &ac.q()));
     let bw = p.bytes_width();
     let eb = w / 8;
     // bytes = elements * (word_bits / 8): a constant multiply, written as a shift.
     let bytes = out_elems.resize(bw.max(acw)).shl(clog2(eb as u64));
     let bytes = m.wire("out_bytes", &bytes.resize(bw));
-    m.output_expr("m_bytes_o", &bytes);
     let m_last = m.wire("out_last", &(flushing.q() & ac.q().le(&lw)));
-    m.output_expr("m_last_o", &m_last);
+    out.drive(
+        &mut m,
+        &m_valid,
+        &[
+            ("bytes", bytes),
+            ("data", acc.q().slice(0, l * w)),
+            ("last", m_last.clone()),
+        ],
+    );
     let emit = m.wire("emit", &(&m_valid & &m_ready));
     let ac_after = m.wire(
         "acc_count_emit",
@@ -703,11 +710,16 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         SPEC
     ));
 
-    let s_valid = m.input("s_valid_i", 1);
-    let s_data = m.input("s_data_i", l * w);
-    let s_bytes = m.input("s_bytes_i", p.bytes_width());
-    let s_last = m.input("s_last_i", 1);
-    let m_ready = m.input("m_ready_i", 1);
+    let s_in = stream::input(
+        &mut m,
+        "s",
+        &Layout::new(&[("data", l * w), ("bytes", p.bytes_width()), ("last", 1)]),
+    );
+    let s_data = s_in.field("data");
+    let s_bytes = s_in.field("bytes");
+    let s_last = s_in.field("last");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
 
     let bcap = 2 * l + 2 * mel; // realignment buffer, elements
     let bcw = clog2(bcap as u64 + 1);
@@ -794,8 +806,8 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         "in_ready",
         &(!in_done.q() & bc.q().le(&Expr::lit(bcw, (bcap - l) as u64))),
     );
-    m.output_expr("s_ready_o", &s_ready);
-    let take = m.wire("take", &(&s_valid & &s_ready));
+    let take = m.wire("take", &s_in.fire());
+    s_in.accept(&mut m, &s_ready);
     let eb_shift = clog2((w / 8) as u64);
     let in_elems = m.wire("in_elems", &s_bytes.shr(eb_shift).resize(bcw));
     if eb_shift > 0 {
@@ -854,10 +866,11 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         &(&fire | &corrupt | (o_valid.q() & !m_ready.clone())),
         None,
     );
-    m.output_expr("m_valid_o", &o_valid.q());
-    m.output_expr("m_data_o", &o_data);
-    m.output_expr("m_last_o", &o_last);
-    m.output_expr("m_err_o", &o_err);
+    out.drive(
+        &mut m,
+        &o_valid.q(),
+        &[("data", o_data), ("last", o_last), ("err", o_err)],
+    );
     m.finish()
 }
 
@@ -866,43 +879,11 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
 pub fn loopback(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let comp = compressor(p)?;
     let decomp = decompressor(p)?;
-    let (w, l) = (p.word_bits, p.lanes);
     let mut m = ModuleBuilder::new(format!("zvc_loopback_{}_{}", p.tag(), p.prefix.tag()));
     m.header("Generator: hwzip::rtl::zvc::loopback");
     m.header(format!("Parameters: {}", p.describe()));
     m.header(format!("Spec: {} §6 (round trip through both units)", SPEC));
-    let s_valid = m.input("s_valid_i", 1);
-    let s_data = m.input("s_data_i", l * w);
-    let s_last = m.input("s_last_i", 1);
-    let m_ready = m.input("m_ready_i", 1);
-    let link_ready = m.wire_decl("link_ready", 1);
-    let c = m.instance(
-        &comp,
-        "u_comp",
-        &[
-            ("s_valid_i", s_valid),
-            ("s_data_i", s_data),
-            ("s_last_i", s_last),
-            ("m_ready_i", link_ready.expr()),
-        ],
-    );
-    let d = m.instance(
-        &decomp,
-        "u_decomp",
-        &[
-            ("s_valid_i", c.out("m_valid_o")),
-            ("s_data_i", c.out("m_data_o")),
-            ("s_bytes_i", c.out("m_bytes_o")),
-            ("s_last_i", c.out("m_last_o")),
-            ("m_ready_i", m_ready),
-        ],
-    );
-    m.drive(&link_ready, &d.out("s_ready_o"));
-    m.output_expr("s_ready_o", &c.out("s_ready_o"));
-    m.output_expr("m_valid_o", &d.out("m_valid_o"));
-    m.output_expr("m_data_o", &d.out("m_data_o"));
-    m.output_expr("m_last_o", &d.out("m_last_o"));
-    m.output_expr("m_err_o", &d.out("m_err_o"));
+    stream::chain(&mut m, &[("u_comp", &comp), ("u_decomp", &decomp)], &[]);
     m.finish()
 }
 

@@ -84,7 +84,7 @@ pub fn run_with(
     if unit.is_link() {
         return link::run_link(dut, p, unit, cfg, progress);
     }
-    let (input, output) = streams(unit);
+    let (input, output) = streams(p, unit)?;
     let mut src = LineSource::new(p, cfg).with_alg(unit.alg());
     let decomp = unit.is_decomp();
     let mut next = || src.next_case(decomp).map(|c| transaction(p, unit, &c));
@@ -127,7 +127,7 @@ pub fn run_with(
 /// depend on the line) and throughput (2000 lines of every profile, no stalls) of `unit`.
 pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<Timing, String> {
     p.validate()?;
-    let (input, output) = streams(unit);
+    let (input, output) = streams(p, unit)?;
     // The isolated line: the model's Base4-Δ1 golden vector (FPC sends it raw, its 532-bit
     // stream being longer than the line; C-Pack+Z codes it as new words and one narrow word);
     // the controller gets a zero line. For the controller and the link units it is the first

@@ -141,44 +141,10 @@ pub fn top(p: &AdaptiveRtlParams, unit: Unit) -> Result<Arc<Module>, HdlError> {
     }
 }
 
-/// The input and output streams of a unit.
-pub fn streams(unit: Unit) -> (Stream, Stream) {
-    let s = |f: &[&str]| Stream::new("s_valid_i", "s_ready_o", f);
-    let m = |f: &[&str]| Stream::new("m_valid_o", "m_ready_i", f);
-    match unit {
-        Unit::BdiComp => (
-            s(&["s_line_i"]),
-            m(&["m_ok_o", "m_enc_o", "m_len_o", "m_payload_o"]),
-        ),
-        Unit::BdiDecomp | Unit::FpcDecomp | Unit::CpackDecomp => {
-            (s(&["s_comp_i", "s_payload_i"]), m(&["m_line_o", "m_err_o"]))
-        }
-        Unit::BdiLoopback | Unit::FpcLoopback | Unit::CpackLoopback => {
-            (s(&["s_line_i"]), m(&["m_line_o", "m_err_o"]))
-        }
-        Unit::FpcComp | Unit::CpackComp => {
-            (s(&["s_line_i"]), m(&["m_ok_o", "m_len_o", "m_payload_o"]))
-        }
-        Unit::Ctrl => (
-            s(&["s_size_bdi_i", "s_size_fpc_i", "s_size_cpack_i"]),
-            m(&["m_sel_alg_o", "m_sample_o"]),
-        ),
-        Unit::Tx => (
-            s(&["s_line_i"]),
-            m(&[
-                "m_comp_alg_o",
-                "m_len_o",
-                "m_payload_o",
-                "m_sel_alg_o",
-                "m_sample_o",
-            ]),
-        ),
-        Unit::Rx => (
-            s(&["s_comp_alg_i", "s_payload_i"]),
-            m(&["m_line_o", "m_err_o"]),
-        ),
-        Unit::LinkLoopback => (s(&["s_line_i"]), m(&["m_line_o", "m_err_o"])),
-    }
+/// The input and output streams of a unit, as its generator recorded them.
+pub fn streams(p: &AdaptiveRtlParams, unit: Unit) -> Result<(Stream, Stream), String> {
+    let top = top(p, unit).map_err(|e| e.to_string())?;
+    Stream::of_unit(&top)
 }
 
 /// Stimulus and run control.
@@ -257,6 +223,7 @@ pub fn bus_words(stream: &[u8], line_bytes: usize) -> Vec<u32> {
 /// model's payload bits sent / 8.
 pub(super) fn run_replayed(
     dut: &mut dyn Dut,
+    p: &AdaptiveRtlParams,
     unit: Unit,
     lines: usize,
     txns: Vec<Txn>,
@@ -264,7 +231,7 @@ pub(super) fn run_replayed(
     cfg: &StimConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let (input, output) = streams(unit);
+    let (input, output) = streams(p, unit)?;
     let mut it = txns.into_iter();
     let mut next = || it.next();
     let mut st = run_stream(
