@@ -98,5 +98,5 @@ pub(super) fn run_ctrl(
     let lines = ctrl_lines(p, cfg);
     let (cases, rep) = ctrl_cases(p, &lines)?;
     let txns = cases.iter().map(ctrl_transaction).collect();
-    run_replayed(dut, p, Unit::Ctrl, lines.len(), txns, &rep, cfg, progress)
+    run_replayed(dut, p, Unit::Ctrl, txns, &rep, cfg, progress)
 }

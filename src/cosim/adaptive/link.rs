@@ -117,7 +117,7 @@ pub(super) fn run_link(
 ) -> Result<RunStats, String> {
     let lines = ctrl_lines(p, cfg);
     let (txns, rep) = cases(p, unit, &lines, cfg)?;
-    run_replayed(dut, p, unit, lines.len(), txns, &rep, cfg, progress)
+    run_replayed(dut, p, unit, txns, &rep, cfg, progress)
 }
 
 #[cfg(test)]

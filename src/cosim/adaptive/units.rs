@@ -225,13 +225,13 @@ pub(super) fn run_replayed(
     dut: &mut dyn Dut,
     p: &AdaptiveRtlParams,
     unit: Unit,
-    lines: usize,
     txns: Vec<Txn>,
     rep: &AdaptiveReport,
     cfg: &StimConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
     let (input, output) = streams(p, unit)?;
+    let lines = txns.len();
     let mut it = txns.into_iter();
     let mut next = || it.next();
     let mut st = run_stream(
