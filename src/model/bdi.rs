@@ -337,6 +337,9 @@ fn select(p: &BdiParams, line: &[u8]) -> Option<(BdiEncoding, Fit)> {
 pub fn classify(p: &BdiParams, line: &[u8]) -> Result<BdiEncoding, ModelError> {
     p.check_line(line)?;
     let raw = p.line_bits();
+    // Element-0 base: one pass per element size gives the delta width every encoding of
+    // that size needs (`need_bytes`), computed when first asked.
+    let mut need: [Option<Option<usize>>; 3] = [None; 3];
     for &e in size_order(p.line_bytes) {
         if e.size_bits(p.line_bytes) >= raw {
             break;
@@ -346,7 +349,21 @@ pub fn classify(p: &BdiParams, line: &[u8]) -> Result<BdiEncoding, ModelError> {
             BdiEncoding::Repeated => line.chunks_exact(8).all(|c| c == &line[..8]),
             _ => {
                 let (k, d) = e.base_delta().unwrap_or((8, 8));
-                fits_in_place(line, k, d, p.base_rule)
+                if p.base_rule == BaseRule::Element0 {
+                    let slot = match k {
+                        8 => 0,
+                        4 => 1,
+                        _ => 2,
+                    };
+                    let n = *need[slot].get_or_insert_with(|| match k {
+                        8 => need_bytes::<8>(line, 4),
+                        4 => need_bytes::<4>(line, 2),
+                        _ => need_bytes::<2>(line, 1),
+                    });
+                    n.is_some_and(|n| n <= d)
+                } else {
+                    fits_in_place(line, k, d, p.base_rule)
+                }
             }
         };
         if ok {
@@ -371,6 +388,38 @@ fn size_order(line_bytes: usize) -> &'static [BdiEncoding; 8] {
         128 => &orders[2],
         _ => &orders[1],
     }
+}
+
+/// Bytes of a signed value: the smallest d with `-2^(8d-1) <= s < 2^(8d-1)`.
+fn signed_bytes(s: i64) -> usize {
+    let bits = 64 - (s ^ (s >> 63)).leading_zeros() as usize;
+    (bits + 8) / 8
+}
+
+/// With element 0 as the base: the delta width in bytes that every K-byte element needs
+/// (each element the narrower of its immediate and its delta from the base), or `None` once
+/// it exceeds `max_d` (then no encoding of this element size fits).
+fn need_bytes<const K: usize>(line: &[u8], max_d: usize) -> Option<usize> {
+    let sh = 64 - 8 * K as u32;
+    let elem = |c: &[u8]| {
+        let mut b = [0u8; 8];
+        b[..K].copy_from_slice(&c[..K]);
+        u64::from_le_bytes(b)
+    };
+    let sext = |v: u64| ((v << sh) as i64) >> sh;
+    let base = elem(line);
+    let mut need = 1;
+    for c in line.chunks_exact(K) {
+        let v = elem(c);
+        let n = signed_bytes(sext(v)).min(signed_bytes(sext(v.wrapping_sub(base))));
+        if n > need {
+            if n > max_d {
+                return None;
+            }
+            need = n;
+        }
+    }
+    Some(need)
 }
 
 /// [`try_base_delta`] without building the fit: whether every k-byte element is an
