@@ -26,6 +26,8 @@ module bxt_dec_t32_u3_z32_spec_d8_p1 (
   wire [31:0] u_undbi7_d_o;
   wire [255:0] code;
   wire [255:0] u_bx_dout_o;
+  wire [255:0] decoded_payload;
+  wire decoded_ready;
   dbi_beat_dec_g8 u_undbi0 (
     .q_i(s_sector_i[31:0]),
     .dbi_i(s_dbi_i[3:0]),
@@ -72,30 +74,32 @@ module bxt_dec_t32_u3_z32_spec_d8_p1 (
     .din_i(code),
     .dout_o(u_bx_dout_o)
   );
+  assign decoded_payload = u_bx_dout_o;
+  assign s_ready_o = decoded_ready;
 
   // Register stage: one sector per cycle; holds its output while m_ready_i is low
   reg  out_valid_q;
-  wire in_ready;
-  wire load;
   reg  [255:0] out_data_q;
-  wire [255:0] out_data_d;
+  wire out_out_ready;
+  wire out_load;
   wire out_valid_d;
-  assign in_ready = (~out_valid_q | m_ready_i);
-  assign load = (s_valid_i & in_ready);
-  assign out_data_d = u_bx_dout_o;
-  assign out_valid_d = (load | (out_valid_q & ~m_ready_i));
-  assign s_ready_o = in_ready;
+  wire [255:0] out_data_d;
+  assign out_load = (~out_valid_q | out_out_ready);
+  assign out_valid_d = s_valid_i;
+  assign out_data_d = decoded_payload;
+  assign decoded_ready = out_load;
   assign m_valid_o = out_valid_q;
   assign m_sector_o = out_data_q;
+  assign out_out_ready = m_ready_i;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       out_valid_q <= 1'd0;
     end else begin
-      out_valid_q <= out_valid_d;
+      if (out_load) out_valid_q <= out_valid_d;
     end
   end
   always @(posedge clk_i) begin
-    if (load) out_data_q <= out_data_d;
+    if ((out_load & s_valid_i)) out_data_q <= out_data_d;
   end
 endmodule
 `default_nettype wire

@@ -500,6 +500,8 @@ module bxt_enc_t32_u3_z32_d8_p1 (
   wire [3:0] g31_b_l3_0;
   wire inv31;
   wire [255:0] enc_data;
+  wire [287:0] coded_payload;
+  wire coded_ready;
   assign t1 = (s_sector_i[63:32] ^ s_sector_i[31:0]);
   assign x_zero1 = (s_sector_i[63:32] == 32'd0);
   assign t_is_c1 = (t1 == 32'd1073741824);
@@ -987,33 +989,36 @@ module bxt_enc_t32_u3_z32_d8_p1 (
                         {8{inv13}}, {8{inv12}}, {8{inv11}}, {8{inv10}}, {8{inv9}}, {8{inv8}},
                         {8{inv7}}, {8{inv6}}, {8{inv5}}, {8{inv4}}, {8{inv3}}, {8{inv2}}, {8{inv1}},
                         {8{inv0}}});
+  assign coded_payload = {inv31, inv30, inv29, inv28, inv27, inv26, inv25, inv24, inv23, inv22,
+                          inv21, inv20, inv19, inv18, inv17, inv16, inv15, inv14, inv13, inv12,
+                          inv11, inv10, inv9, inv8, inv7, inv6, inv5, inv4, inv3, inv2, inv1, inv0,
+                          enc_data};
+  assign s_ready_o = coded_ready;
 
   // Register stage: one sector per cycle; holds its output while m_ready_i is low
   reg  out_valid_q;
-  wire in_ready;
-  wire load;
   reg  [287:0] out_data_q;
-  wire [287:0] out_data_d;
+  wire out_out_ready;
+  wire out_load;
   wire out_valid_d;
-  assign in_ready = (~out_valid_q | m_ready_i);
-  assign load = (s_valid_i & in_ready);
-  assign out_data_d = {inv31, inv30, inv29, inv28, inv27, inv26, inv25, inv24, inv23, inv22, inv21,
-                       inv20, inv19, inv18, inv17, inv16, inv15, inv14, inv13, inv12, inv11, inv10,
-                       inv9, inv8, inv7, inv6, inv5, inv4, inv3, inv2, inv1, inv0, enc_data};
-  assign out_valid_d = (load | (out_valid_q & ~m_ready_i));
-  assign s_ready_o = in_ready;
+  wire [287:0] out_data_d;
+  assign out_load = (~out_valid_q | out_out_ready);
+  assign out_valid_d = s_valid_i;
+  assign out_data_d = coded_payload;
+  assign coded_ready = out_load;
   assign m_valid_o = out_valid_q;
   assign m_sector_o = out_data_q[255:0];
   assign m_dbi_o = out_data_q[287:256];
+  assign out_out_ready = m_ready_i;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       out_valid_q <= 1'd0;
     end else begin
-      out_valid_q <= out_valid_d;
+      if (out_load) out_valid_q <= out_valid_d;
     end
   end
   always @(posedge clk_i) begin
-    if (load) out_data_q <= out_data_d;
+    if ((out_load & s_valid_i)) out_data_q <= out_data_d;
   end
 endmodule
 `default_nettype wire

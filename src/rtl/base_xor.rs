@@ -33,7 +33,7 @@
 use crate::hdl::blocks::{popcount, prefix, PrefixTopology};
 // Stream payload layouts; `Layout` in this file is the pin layout of a sector.
 use crate::hdl::layout::Layout as Fields;
-use crate::hdl::stream;
+use crate::hdl::stream::{self, Stream};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::base_xor::{BaseXorParams, HalfOrder, Scheme};
 use crate::model::dbi::{DbiGroup, LinkCodec};
@@ -927,26 +927,17 @@ pub fn xform_dec(p: &BaseXorRtlParams) -> Result<Option<Arc<Module>>, HdlError> 
     m.finish().map(Some)
 }
 
-/// Output register stage: `pipe` = one register (`out_valid_q`, `out_data_q`) with
-/// `s_ready = !out_valid_q | m_ready` (full throughput), otherwise wires.
-/// Returns (`m_valid`, data, `s_ready`).
-fn out_stage(
-    m: &mut ModuleBuilder,
-    pipe: bool,
-    s_valid: &Expr,
-    data: &Expr,
-    m_ready: &Expr,
-) -> (Expr, Expr, Expr) {
-    if !pipe {
-        return (s_valid.clone(), data.clone(), m_ready.clone());
-    }
-    m.comment("Register stage: one sector per cycle; holds its output while m_ready_i is low");
-    let valid = m.reg("out_valid_q", 1, Some(0));
-    let s_ready = m.wire("in_ready", &(!valid.q() | m_ready.clone()));
-    let load = m.wire("load", &(s_valid & &s_ready));
-    let dq = m.reg_next("out_data_q", None, data, Some(&load));
-    m.next(&valid, &(&load | &(valid.q() & !m_ready.clone())), None);
-    (valid.q(), dq, s_ready)
+/// The unit's output: `s` through a register slice (`out_valid_q`, `out_data_q`; one sector
+/// per cycle, held while `m_ready_i` is low) when `pipe`, else directly, to the ports of
+/// output stream `m`.
+fn out_stage(m: &mut ModuleBuilder, pipe: bool, s: Stream) {
+    let s = if pipe {
+        m.comment("Register stage: one sector per cycle; holds its output while m_ready_i is low");
+        stream::reg_slice(m, "out", s)
+    } else {
+        s
+    };
+    stream::output(m, "m", s);
 }
 
 /// ZDR encode fused with DBI-DC (spec §2.2 + §2.4): every ZDR output chunk is one of three
@@ -1092,10 +1083,7 @@ pub fn encoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         ));
     }
     let s_in = stream::input(&mut m, "s", &Fields::new(&[("sector", sw)]));
-    let s_valid = s_in.valid.clone();
     let s_sector = s_in.field("sector");
-    let out = stream::output_port(&mut m, "m");
-    let m_ready = out.ready();
     let payload = if p.zdr_on() && fpb > 0 {
         // ZDR and DBI fused (the separate core is not instantiated).
         let (data, flags) = fused_zdr_dbi(&mut m, p, &s_sector);
@@ -1121,13 +1109,12 @@ pub fn encoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
             x
         }
     };
-    let (v, data, r) = out_stage(&mut m, p.pipe, &s_valid, &payload, &m_ready);
-    s_in.accept(&mut m, &r);
-    let mut fields = vec![("sector", data.slice(0, sw))];
+    let mut fields = vec![("sector", sw)];
     if fpb > 0 {
-        fields.push(("dbi", data.slice(sw, p.flag_bits())));
+        fields.push(("dbi", p.flag_bits()));
     }
-    out.drive(&mut m, &v, &fields);
+    let coded = s_in.map(&mut m, "coded", &payload, &Fields::new(&fields));
+    out_stage(&mut m, p.pipe, coded);
     m.finish()
 }
 
@@ -1153,11 +1140,8 @@ pub fn decoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         layout.push(("dbi", p.flag_bits()));
     }
     let s_in = stream::input(&mut m, "s", &Fields::new(&layout));
-    let s_valid = s_in.valid.clone();
     let s_sector = s_in.field("sector");
     let s_dbi = (fpb > 0).then(|| s_in.field("dbi"));
-    let out = stream::output_port(&mut m, "m");
-    let m_ready = out.ready();
     let x = match &s_dbi {
         Some(flags) => {
             let bm = dbi_beat_dec(p.dbi_group)?;
@@ -1181,9 +1165,8 @@ pub fn decoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         Some(c) => m.instance(c, "u_bx", &[("din_i", x)]).out("dout_o"),
         None => x,
     };
-    let (v, data, r) = out_stage(&mut m, p.pipe, &s_valid, &y, &m_ready);
-    s_in.accept(&mut m, &r);
-    out.drive(&mut m, &v, &[("sector", data)]);
+    let decoded = s_in.map(&mut m, "decoded", &y, &Fields::new(&[("sector", sw)]));
+    out_stage(&mut m, p.pipe, decoded);
     m.finish()
 }
 
