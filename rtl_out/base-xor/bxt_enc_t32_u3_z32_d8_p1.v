@@ -997,15 +997,17 @@ module bxt_enc_t32_u3_z32_d8_p1 (
 
   // Register stage: one sector per cycle; holds its output while m_ready_i is low
   reg  out_valid_q;
-  reg  [287:0] out_data_q;
   wire out_out_ready;
+  wire out_in_ready;
   wire out_load;
-  wire out_valid_d;
+  reg  [287:0] out_data_q;
   wire [287:0] out_data_d;
-  assign out_load = (~out_valid_q | out_out_ready);
-  assign out_valid_d = s_valid_i;
+  wire out_valid_d;
+  assign out_in_ready = (~out_valid_q | out_out_ready);
+  assign out_load = (s_valid_i & out_in_ready);
   assign out_data_d = coded_payload;
-  assign coded_ready = out_load;
+  assign out_valid_d = (out_load | (out_valid_q & ~out_out_ready));
+  assign coded_ready = out_in_ready;
   assign m_valid_o = out_valid_q;
   assign m_sector_o = out_data_q[255:0];
   assign m_dbi_o = out_data_q[287:256];
@@ -1014,11 +1016,11 @@ module bxt_enc_t32_u3_z32_d8_p1 (
     if (!rst_ni) begin
       out_valid_q <= 1'd0;
     end else begin
-      if (out_load) out_valid_q <= out_valid_d;
+      out_valid_q <= out_valid_d;
     end
   end
   always @(posedge clk_i) begin
-    if ((out_load & s_valid_i)) out_data_q <= out_data_d;
+    if (out_load) out_data_q <= out_data_d;
   end
 endmodule
 `default_nettype wire

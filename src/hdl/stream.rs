@@ -323,23 +323,18 @@ pub fn chain(m: &mut ModuleBuilder, stages: &[(&str, &Arc<Module>)], renames: &[
 /// `<name>_data_q`), `ready` passes through combinationally; one beat per cycle.
 #[track_caller]
 pub fn reg_slice(m: &mut ModuleBuilder, name: &str, s: Stream) -> Stream {
-    let w = s.layout.width();
     let valid = m.reg(&format!("{}_valid_q", name), 1, Some(0));
-    let data = m.reg(&format!("{}_data_q", name), w, None);
     let out_ready = m.wire_decl(&format!("{}_out_ready", name), 1);
-    let load = m.wire(&format!("{}_load", name), &(!valid.q() | out_ready.expr()));
-    m.next(&valid, &s.valid, Some(&load));
-    m.next(&data, &s.payload, Some(&(&load & &s.valid)));
+    let in_ready = m.wire(
+        &format!("{}_in_ready", name),
+        &(!valid.q() | out_ready.expr()),
+    );
+    let load = m.wire(&format!("{}_load", name), &(&s.valid & &in_ready));
+    let data = m.reg_next(&format!("{}_data_q", name), None, &s.payload, Some(&load));
+    m.next(&valid, &(&load | &(valid.q() & !out_ready.expr())), None);
     let layout = s.layout.clone();
-    s.accept(m, &load);
-    Stream::from_parts(
-        m,
-        &valid.q(),
-        &data.q(),
-        &layout,
-        out_ready,
-        Location::caller(),
-    )
+    s.accept(m, &in_ready);
+    Stream::from_parts(m, &valid.q(), &data, &layout, out_ready, Location::caller())
 }
 
 /// Skid buffer ([`blocks::skid_buffer`]): every output registered, `ready` towards the
