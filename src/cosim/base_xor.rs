@@ -18,6 +18,7 @@
 //! own partner map), similar floats and uniform random data.
 
 use super::dut::Dut;
+use super::stream::unit_by_name;
 use super::stream::{measure_latency, run_stream, Beat, Stream, StreamConfig, Txn};
 pub use super::stream::{Mismatch, RunStats, Timing};
 use crate::hdl::{HdlError, Module};
@@ -66,14 +67,7 @@ impl Unit {
 
     /// Parses a CLI name; the error lists the known units.
     pub fn from_name(s: &str) -> Result<Unit, String> {
-        Unit::ALL
-            .iter()
-            .copied()
-            .find(|u| u.name() == s)
-            .ok_or_else(|| {
-                let known: Vec<&str> = Unit::ALL.iter().map(|u| u.name()).collect();
-                format!("unknown unit `{}` (known: {})", s, known.join(", "))
-            })
+        unit_by_name(&Unit::ALL, Unit::name, s)
     }
 }
 

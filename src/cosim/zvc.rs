@@ -10,6 +10,7 @@
 //! A stall of the design (no progress for [`StimConfig::hang_cycles`]) is reported as such.
 
 use super::dut::Dut;
+use super::stream::unit_by_name;
 use super::stream::{measure_latency, run_stream, Beat, Stream, StreamConfig, Txn};
 pub use super::stream::{Mismatch, RunStats, Timing};
 use crate::model::zvc as model;
@@ -190,14 +191,7 @@ impl Unit {
 
     /// Parses a CLI name; the error lists the known units.
     pub fn from_name(s: &str) -> Result<Unit, String> {
-        Unit::ALL
-            .iter()
-            .copied()
-            .find(|u| u.name() == s)
-            .ok_or_else(|| {
-                let known: Vec<&str> = Unit::ALL.iter().map(|u| u.name()).collect();
-                format!("unknown unit `{}` (known: {})", s, known.join(", "))
-            })
+        unit_by_name(&Unit::ALL, Unit::name, s)
     }
 }
 

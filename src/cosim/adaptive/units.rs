@@ -2,6 +2,7 @@
 //! the port-word conventions, and the replay runner the controller and link units share.
 
 use crate::cosim::dut::Dut;
+use crate::cosim::stream::unit_by_name;
 use crate::cosim::stream::RunStats;
 use crate::cosim::stream::{run_stream, Stream, StreamConfig, Txn};
 use crate::hdl::{HdlError, Module};
@@ -111,14 +112,7 @@ impl Unit {
         if s == "loopback" {
             return Ok(Unit::BdiLoopback);
         }
-        Unit::ALL
-            .iter()
-            .copied()
-            .find(|u| u.name() == s)
-            .ok_or_else(|| {
-                let known: Vec<&str> = Unit::ALL.iter().map(|u| u.name()).collect();
-                format!("unknown unit `{}` (known: {})", s, known.join(", "))
-            })
+        unit_by_name(&Unit::ALL, Unit::name, s)
     }
 }
 
