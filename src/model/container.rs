@@ -12,18 +12,28 @@
 //! | 8+E | P | params, compact JSON (`{"word_bits":32,"window":32}`) |
 //! | 8+E+P | 8 | original byte length (u64) |
 //! | 16+E+P | … | raw engine stream (ZVC: exactly as [`crate::model::zvc::compress`]) |
+//! | end − 4 | 4 | version 2: CRC-32 (IEEE 802.3, reflected, as zlib/gzip) of every byte before it |
 //!
 //! The original file may have any length: the last element is padded with zero bytes for
 //! compression and the output is truncated back on decompression (the pad bytes must decode
 //! to zero, otherwise the container is reported corrupt).
+//!
+//! Version 2 (written since issue 12) adds the CRC trailer: any single-bit flip, any odd
+//! number of flipped bits and any burst of up to 32 bits in header or payload is detected
+//! before decoding. CRC-32 comes from `crc32fast` (maintained, SIMD, already in the tree
+//! through `flate2`); CRC-32C would need another crate for the same guarantees at this size.
+//! Version 1 (no trailer) is still read. The declared original length is checked against the
+//! most a ZVC stream of the payload's size can expand to before anything is allocated.
 
 use super::zvc::{self, ZvcParams};
 use super::ModelError;
 
 /// Container magic bytes.
 pub const MAGIC: [u8; 4] = *b"HWZP";
-/// Current container format version.
-pub const VERSION: u8 = 1;
+/// Current container format version (2: with the CRC-32 trailer).
+pub const VERSION: u8 = 2;
+/// Oldest version still read (1: no trailer).
+pub const MIN_VERSION: u8 = 1;
 /// Engine id of the ZVC golden model.
 pub const ENGINE_ZVC: &str = "zvc";
 
@@ -70,6 +80,8 @@ pub fn compress_file(p: &ZvcParams, data: &[u8]) -> Result<Vec<u8>, ModelError> 
     out.extend_from_slice(params.as_bytes());
     out.extend_from_slice(&(data.len() as u64).to_le_bytes());
     out.extend_from_slice(&stream);
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
     Ok(out)
 }
 
@@ -103,9 +115,10 @@ pub fn parse_header(bytes: &[u8]) -> Result<Header, ModelError> {
         )));
     }
     let version = take(bytes, &mut pos, 1, "version")?[0];
-    if version != VERSION {
+    if !(MIN_VERSION..=VERSION).contains(&version) {
         return Err(bad(format!(
-            "unsupported format version {version} (this build reads version {VERSION})"
+            "unsupported format version {version} (this build reads versions \
+             {MIN_VERSION}..={VERSION})"
         )));
     }
     let elen = take(bytes, &mut pos, 1, "engine id length")?[0] as usize;
@@ -132,9 +145,34 @@ pub fn parse_header(bytes: &[u8]) -> Result<Header, ModelError> {
     })
 }
 
+/// The container without its CRC trailer, after checking it (version 2; version 1 has none).
+fn checked_body<'a>(bytes: &'a [u8], h: &Header) -> Result<&'a [u8], ModelError> {
+    if h.version < 2 {
+        return Ok(bytes);
+    }
+    if bytes.len() < h.payload_offset + 4 {
+        return Err(ModelError::Truncated {
+            what: "container CRC-32 trailer".into(),
+            offset: h.payload_offset,
+            needed: 4,
+            available: bytes.len() - h.payload_offset,
+        });
+    }
+    let (body, tail) = bytes.split_at(bytes.len() - 4);
+    let stored = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
+    let actual = crc32fast::hash(body);
+    if stored != actual {
+        return Err(bad(format!(
+            "CRC-32 mismatch (stored {stored:08x}, computed {actual:08x}): the file is damaged"
+        )));
+    }
+    Ok(body)
+}
+
 /// Decode a container produced by [`compress_file`] back to the original bytes.
 pub fn decompress_file(bytes: &[u8]) -> Result<Vec<u8>, ModelError> {
     let h = parse_header(bytes)?;
+    let bytes = checked_body(bytes, &h)?;
     if h.engine != ENGINE_ZVC {
         return Err(bad(format!(
             "unknown engine id {:?} (supported: {ENGINE_ZVC:?})",
@@ -146,6 +184,17 @@ pub fn decompress_file(bytes: &[u8]) -> Result<Vec<u8>, ModelError> {
     p.validate()?;
     let orig_len = usize::try_from(h.orig_len)
         .map_err(|_| bad(format!("original length {} too large", h.orig_len)))?;
+    // A window of `window` elements takes at least its `window / 8`-byte mask, so the stream
+    // expands by at most 8 x word_bytes (plus one window of padding).
+    let payload = bytes.len() - h.payload_offset;
+    let max_len = (payload as u128 + 1) * 8 * p.word_bytes() as u128
+        + (p.window as u128) * p.word_bytes() as u128;
+    if orig_len as u128 > max_len {
+        return Err(bad(format!(
+            "original length {orig_len} cannot come from a {payload}-byte ZVC stream \
+             (at most {max_len})"
+        )));
+    }
     let n_elems = orig_len.div_ceil(p.word_bytes());
     let elems = zvc::decompress(&p, &bytes[h.payload_offset..], n_elems)?;
     let mut out = zvc::elems_to_le_bytes(&p, &elems);
@@ -188,6 +237,41 @@ mod tests {
         }
     }
 
+    /// Every single-bit flip of a small container is an error, never a different output.
+    #[test]
+    fn every_bit_flip_is_detected() {
+        let data: Vec<u8> = (0..200u32)
+            .map(|i| if i % 5 < 2 { 0 } else { (i * 7) as u8 })
+            .collect();
+        let c = compress_file(&ZvcParams::default(), &data).unwrap();
+        assert_eq!(decompress_file(&c).unwrap(), data);
+        for bit in 0..8 * c.len() {
+            let mut v = c.clone();
+            v[bit / 8] ^= 1 << (bit % 8);
+            assert!(
+                decompress_file(&v).is_err(),
+                "flip of bit {bit} not detected"
+            );
+        }
+    }
+
+    /// Version 1 (no trailer) is still read; a huge declared length is refused before any
+    /// allocation.
+    #[test]
+    fn version_1_and_impossible_lengths() {
+        let data = vec![0u8, 1, 2, 3, 0, 0, 0, 9, 5];
+        let c = compress_file(&ZvcParams::default(), &data).unwrap();
+        let mut v1 = c[..c.len() - 4].to_vec();
+        v1[4] = 1;
+        assert_eq!(parse_header(&v1).unwrap().version, 1);
+        assert_eq!(decompress_file(&v1).unwrap(), data);
+        let h = parse_header(&v1).unwrap();
+        let at = h.payload_offset - 8;
+        v1[at..at + 8].copy_from_slice(&(u64::MAX / 2).to_le_bytes());
+        let e = decompress_file(&v1).unwrap_err().to_string();
+        assert!(e.contains("cannot come from"), "{e}");
+    }
+
     #[test]
     fn foreign_and_corrupt() {
         let c = compress_file(&ZvcParams::default(), &[1, 2, 3, 4, 5]).unwrap();
@@ -202,8 +286,11 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("version 9"));
-        let mut v = c.clone();
+        // An unknown engine with a valid CRC (the CRC alone would catch the edit).
+        let mut v = c[..c.len() - 4].to_vec();
         v[6] = b'x';
+        let crc = crc32fast::hash(&v);
+        v.extend_from_slice(&crc.to_le_bytes());
         assert!(decompress_file(&v)
             .unwrap_err()
             .to_string()
@@ -214,12 +301,12 @@ mod tests {
         let mut v = c.clone();
         v.push(0);
         assert!(decompress_file(&v).is_err());
-        // non-zero padding in the last element
-        let h = parse_header(&c).unwrap();
-        let mut v = c.clone();
+        // non-zero padding in the last element (with a valid CRC, so the decoder sees it)
+        let mut v = c[..c.len() - 4].to_vec();
         let last = v.len() - 1; // MSB of the padded 2nd element (byte 7 of the data)
         v[last] = 0x77;
-        let _ = h;
+        let crc = crc32fast::hash(&v);
+        v.extend_from_slice(&crc.to_le_bytes());
         assert!(decompress_file(&v)
             .unwrap_err()
             .to_string()
