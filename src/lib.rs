@@ -11,6 +11,7 @@ pub mod cache_dir;
 pub mod config;
 pub mod cosim;
 pub mod engines;
+pub mod files;
 pub mod flow;
 pub mod hdl;
 pub mod model;

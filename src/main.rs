@@ -348,8 +348,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                     } else {
                         path.clone()
                     };
-                    std::fs::write(&p, &r.stats.output)
-                        .map_err(|e| format!("cannot write {}: {}", p.display(), e))?;
+                    hwzip::files::write(&p, &r.stats.output)?;
                     println!(
                         "  output stream ({} bytes) written to {}",
                         r.stats.output.len(),
@@ -455,6 +454,7 @@ fn run(cli: Cli) -> Result<bool, String> {
         } => {
             let engine = engines::by_name(&engine)?;
             let cfg = load_config(&config)?;
+            hwzip::files::refuse_same(&input, &output)?;
             let data = read(&input)?;
             let out = engine.compress(&cfg, &data)?;
             write(&output, &out)?;
@@ -474,6 +474,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             output,
         } => {
             let engine = engines::by_name(&engine)?;
+            hwzip::files::refuse_same(&input, &output)?;
             let data = read(&input)?;
             let out = engine
                 .decompress(&data)
@@ -714,7 +715,7 @@ fn read(p: &Path) -> Result<Vec<u8>, String> {
 }
 
 fn write(p: &Path, data: &[u8]) -> Result<(), String> {
-    std::fs::write(p, data).map_err(|e| format!("cannot write {}: {}", p.display(), e))
+    hwzip::files::write(p, data)
 }
 
 fn main() -> ExitCode {

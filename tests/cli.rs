@@ -342,3 +342,38 @@ fn flow_and_regress_reject_bad_options() {
     let o = hwzip(&["regress", "--shard", "x"]);
     assert_clean_error(&o, "--shard");
 }
+
+/// `compress` / `decompress` never overwrite their input (directly or through a symlink), and
+/// a failed write leaves no partial output behind.
+#[test]
+fn outputs_never_replace_the_input_or_stay_partial() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("data.bin");
+    std::fs::write(&f, [1u8, 0, 0, 0, 0, 0, 0, 0, 7, 7, 7, 7]).unwrap();
+    let before = std::fs::read(&f).unwrap();
+    let fs = f.to_str().unwrap();
+    assert_clean_error(&hwzip(&["compress", fs, fs]), "is the input file");
+    let link = d.path().join("link.bin");
+    std::os::unix::fs::symlink(&f, &link).unwrap();
+    assert_clean_error(
+        &hwzip(&["compress", fs, link.to_str().unwrap()]),
+        "is the input file",
+    );
+    assert_clean_error(&hwzip(&["decompress", fs, fs]), "is the input file");
+    assert_eq!(std::fs::read(&f).unwrap(), before);
+    // An output folder that does not exist: an error, and nothing is created.
+    let missing = d.path().join("no").join("out.hwz");
+    assert_clean_error(
+        &hwzip(&["compress", fs, missing.to_str().unwrap()]),
+        "cannot write",
+    );
+    let names: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.contains("hwzip-tmp")),
+        "temporary file left: {:?}",
+        names
+    );
+}

@@ -235,7 +235,7 @@ impl Engine for BaseXor {
             .map_err(|e| format!("cannot create {}: {}", out.display(), e))?;
         let js = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
         let path = out.join("table2.json");
-        std::fs::write(&path, js).map_err(|e| format!("cannot write {}: {}", path.display(), e))?;
+        crate::files::write(&path, js)?;
         Ok(PaperTable {
             engine: self.name().into(),
             title: "Base+XOR: Table II cores (combinational)".into(),

@@ -572,7 +572,7 @@ pub fn write(r: &FlowReport, dir: &Path) -> FlowResult<()> {
     ];
     for (name, text) in files {
         let p = dir.join(name);
-        std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {}", p.display(), e))?;
+        crate::files::write(&p, text)?;
     }
     super::write_tables(&r.tables, dir)
 }

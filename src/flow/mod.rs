@@ -38,8 +38,7 @@ pub fn write_rtl(units: &[UnitDesign], dir: &Path) -> FlowResult<Vec<PathBuf>> {
                 }
                 continue;
             }
-            std::fs::write(&path, &text)
-                .map_err(|e| format!("cannot write {}: {}", path.display(), e))?;
+            crate::files::write(&path, &text)?;
             written.insert(path, text);
         }
     }
@@ -58,8 +57,7 @@ pub fn gen(engine: EngineRef, cfg: &Config, out: &Path) -> FlowResult<Vec<PathBu
         for (name, text) in emit::emit_design(&module).map_err(|e| e.to_string())? {
             let path = dir.join(&name);
             if !files.contains(&path) {
-                std::fs::write(&path, &text)
-                    .map_err(|e| format!("cannot write {}: {}", path.display(), e))?;
+                crate::files::write(&path, &text)?;
                 files.push(path);
             }
         }
@@ -315,8 +313,7 @@ pub fn write_reports(rows: &[ReportRow], dir: &Path) -> FlowResult<()> {
         ("report.csv", synth::to_csv(rows)),
         ("report.json", synth::to_json(rows)),
     ] {
-        std::fs::write(dir.join(name), text)
-            .map_err(|e| format!("cannot write {}: {}", dir.join(name).display(), e))?;
+        crate::files::write(&dir.join(name), text)?;
     }
     Ok(())
 }
@@ -412,8 +409,7 @@ pub fn write_tables(tables: &[PaperTable], dir: &Path) -> FlowResult<()> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {}", dir.display(), e))?;
     for t in tables {
         let p = dir.join(format!("{}.md", t.file));
-        std::fs::write(&p, &t.markdown)
-            .map_err(|e| format!("cannot write {}: {}", p.display(), e))?;
+        crate::files::write(&p, &t.markdown)?;
     }
     Ok(())
 }

@@ -151,8 +151,7 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
     let md = summary(&runs, o);
     std::fs::create_dir_all(&o.out)
         .map_err(|e| format!("cannot create {}: {}", o.out.display(), e))?;
-    std::fs::write(o.out.join("summary.md"), &md)
-        .map_err(|e| format!("cannot write summary.md: {}", e))?;
+    crate::files::write(&o.out.join("summary.md"), &md)?;
     Ok(runs)
 }
 

@@ -29,6 +29,14 @@ pub enum TraceError {
         /// Underlying I/O error.
         source: std::io::Error,
     },
+    /// The file could not be written.
+    #[error("{path}: cannot write: {source}")]
+    WriteIo {
+        /// File path.
+        path: PathBuf,
+        /// Underlying I/O error.
+        source: std::io::Error,
+    },
     /// The YAML description is malformed or has unknown keys.
     #[error("{path}: invalid trace description: {msg}")]
     Yaml {
@@ -160,7 +168,7 @@ pub fn write_raw(path: &Path, elems: &[u32], word_bits: u32) -> Result<(), Trace
     for &x in elems {
         bytes.extend_from_slice(&x.to_le_bytes()[..wb]);
     }
-    std::fs::write(path, bytes).map_err(|source| TraceError::Io {
+    crate::files::write_atomic(path, &bytes).map_err(|source| TraceError::WriteIo {
         path: path.to_path_buf(),
         source,
     })

@@ -1,0 +1,100 @@
+//! Output files: written atomically (a temporary file in the destination folder, flushed to
+//! disk, then renamed over the destination), so an error, a full disk or a signal never
+//! leaves a partial file; and an output that is the same file as an input is refused
+//! (compared by device and inode, so through symlinks and hard links too).
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// [`write_atomic`] with a one-line message naming the file.
+pub fn write(path: &Path, data: impl AsRef<[u8]>) -> Result<(), String> {
+    write_atomic(path, data.as_ref()).map_err(|e| format!("cannot write {}: {}", path.display(), e))
+}
+
+/// Writes `data` to `path` atomically: into `.<name>.hwzip-tmp-<pid>` beside it, `fsync`,
+/// then `rename`. On any error the temporary file is removed and `path` is untouched.
+pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let tmp = dir.join(format!(
+        ".{}.hwzip-tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = File::create(&tmp)?;
+        f.write_all(data)?;
+        f.sync_all()?;
+        drop(f);
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Whether `a` and `b` name the same existing file (same device and inode).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (fs::metadata(a), fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+/// An error when `output` is the same file as `input` (writing it would destroy the input).
+pub fn refuse_same(input: &Path, output: &Path) -> Result<(), String> {
+    if same_file(input, output) {
+        return Err(format!(
+            "output {} is the input file {}: choose another output",
+            output.display(),
+            input.display()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temporary() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("out.bin");
+        write(&p, b"first").unwrap();
+        write(&p, b"second").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"second");
+        let names: Vec<_> = fs::read_dir(d.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "temporary file left behind");
+        // A destination in a missing folder fails and creates nothing.
+        let bad = d.path().join("missing").join("x.bin");
+        let e = write(&bad, b"x").unwrap_err();
+        assert!(e.starts_with("cannot write"), "{e}");
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn same_file_through_symlink_and_hard_link() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        fs::write(&a, b"x").unwrap();
+        let s = d.path().join("s");
+        std::os::unix::fs::symlink(&a, &s).unwrap();
+        let h = d.path().join("h");
+        fs::hard_link(&a, &h).unwrap();
+        assert!(refuse_same(&a, &s).is_err());
+        assert!(refuse_same(&a, &h).is_err());
+        assert!(refuse_same(&a, &d.path().join("new")).is_ok());
+        let b = d.path().join("b");
+        fs::write(&b, b"x").unwrap();
+        assert!(refuse_same(&a, &b).is_ok());
+    }
+}
