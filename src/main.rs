@@ -226,6 +226,9 @@ enum Cmd {
     },
 }
 
+/// Largest synthetic trace `hwzip trace` writes (2^28 elements, 1 GiB of 32-bit words).
+const MAX_TRACE_ELEMS: usize = 1 << 28;
+
 fn default_jobs(jobs: Option<usize>) -> Result<usize, String> {
     match jobs {
         Some(0) => Err("--jobs must be at least 1".into()),
@@ -523,11 +526,26 @@ fn run(cli: Cli) -> Result<bool, String> {
                     return Err(format!("--sparsity {} must be in [0, 1]", sparsity));
                 }
                 let s = [shape[0], shape[1], shape[2], shape[3]];
+                s.iter()
+                    .try_fold(1usize, |a, &x| a.checked_mul(x))
+                    .filter(|&n| n <= MAX_TRACE_ELEMS)
+                    .ok_or_else(|| {
+                        format!(
+                            "--shape {}x{}x{}x{} is more than {} elements",
+                            s[0], s[1], s[2], s[3], MAX_TRACE_ELEMS
+                        )
+                    })?;
                 (
                     synthetic::relu_tensor(s, sparsity, lay, seed),
                     Some(shape.clone()),
                 )
             } else {
+                if elems == 0 || elems > MAX_TRACE_ELEMS {
+                    return Err(format!(
+                        "--elems {} must be in 1..={}",
+                        elems, MAX_TRACE_ELEMS
+                    ));
+                }
                 (c.generate(elems, word_bits, seed), None)
             };
             hwzip::trace::file::write_raw(&output, &data, word_bits).map_err(|e| e.to_string())?;

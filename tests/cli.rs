@@ -377,3 +377,49 @@ fn outputs_never_replace_the_input_or_stay_partial() {
         names
     );
 }
+
+/// Sizes from the command line are checked before anything is allocated.
+#[test]
+fn huge_sizes_are_errors_not_aborts() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("t.bin");
+    let o = out.to_str().unwrap();
+    assert_clean_error(
+        &hwzip(&["trace", "--shape", "1000000,1000000,1000000,1000000", o]),
+        "--shape",
+    );
+    assert_clean_error(
+        &hwzip(&["trace", "--shape", "1024,1024,1024,1", o]),
+        "elements",
+    );
+    assert_clean_error(
+        &hwzip(&["trace", "--class", "uniform_random", "--elems", "0", o]),
+        "--elems 0",
+    );
+    assert_clean_error(
+        &hwzip(&[
+            "trace",
+            "--class",
+            "uniform_random",
+            "--elems",
+            "18446744073709551615",
+            o,
+        ]),
+        "--elems",
+    );
+    assert!(!out.exists());
+    for engine in ["base-xor", "adaptive"] {
+        assert_clean_error(
+            &hwzip(&[
+                "eval",
+                "--engine",
+                engine,
+                "--class",
+                "all",
+                "--sectors",
+                "8589934592",
+            ]),
+            "--sectors 8589934592",
+        );
+    }
+}

@@ -153,8 +153,8 @@ impl Engine for Adaptive {
                 })?);
             }
         }
-        if req.count == 0 && !profiles.is_empty() {
-            return Err("--sectors must be at least 1".into());
+        if !profiles.is_empty() {
+            super::check_count(req.count, lb, "lines")?;
         }
         let mut out = Vec::new();
         for t in &req.traces {

@@ -176,8 +176,8 @@ impl Engine for BaseXor {
                 classes.push(SectorClass::from_name(c)?);
             }
         }
-        if req.count == 0 && !classes.is_empty() {
-            return Err("--sectors must be at least 1".into());
+        if !classes.is_empty() {
+            super::check_count(req.count, 32, "sectors")?;
         }
         let mut out = Vec::new();
         for t in &req.traces {

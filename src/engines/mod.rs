@@ -235,6 +235,23 @@ pub(crate) fn load_blocks(path: &Path, block: usize) -> Result<Vec<u8>, String> 
     Ok(bytes)
 }
 
+/// Largest amount of synthetic data `hwzip eval` generates per class (1 GiB).
+pub const MAX_EVAL_BYTES: usize = 1 << 30;
+
+/// Checks `count` blocks of `block` bytes per synthetic class against [`MAX_EVAL_BYTES`].
+pub(crate) fn check_count(count: usize, block: usize, what: &str) -> Result<(), String> {
+    if count == 0 || count.checked_mul(block).is_none_or(|b| b > MAX_EVAL_BYTES) {
+        return Err(format!(
+            "--sectors {} must be in 1..={} ({} of {} B, at most 1 GiB per class)",
+            count,
+            MAX_EVAL_BYTES / block,
+            what,
+            block
+        ));
+    }
+    Ok(())
+}
+
 /// The error for an option `hwzip eval` does not use with `engine`.
 pub(crate) fn unused_option(engine: &str, what: &str) -> String {
     format!("eval --engine {} does not take {}", engine, what)
