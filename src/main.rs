@@ -460,7 +460,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             hwzip::files::refuse_same(&input, &output)?;
             let data = read(&input)?;
             let out = engine.compress(&cfg, &data)?;
-            write(&output, &out)?;
+            hwzip::files::write(&output, &out)?;
             println!(
                 "{} -> {}: {} -> {} bytes (ratio {:.3})",
                 input.display(),
@@ -482,7 +482,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             let out = engine
                 .decompress(&data)
                 .map_err(|e| format!("{}: {}", input.display(), e))?;
-            write(&output, &out)?;
+            hwzip::files::write(&output, &out)?;
             println!(
                 "{} -> {}: {} bytes",
                 input.display(),
@@ -565,7 +565,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                         .join(", ")
                 ));
             }
-            write(&yaml_path, yaml.as_bytes())?;
+            hwzip::files::write(&yaml_path, yaml.as_bytes())?;
             let nz = data.iter().filter(|x| **x != 0).count();
             println!(
                 "{}: {} elements of {} bits, sparsity {:.3}; description {}",
@@ -730,10 +730,6 @@ fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String>
 
 fn read(p: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(p).map_err(|e| format!("cannot read {}: {}", p.display(), e))
-}
-
-fn write(p: &Path, data: &[u8]) -> Result<(), String> {
-    hwzip::files::write(p, data)
 }
 
 fn main() -> ExitCode {

@@ -155,18 +155,16 @@ pub fn input(m: &mut ModuleBuilder, prefix: &str, layout: &Arc<Layout>) -> Strea
 /// `<prefix>_ready_i`.
 #[track_caller]
 pub fn output(m: &mut ModuleBuilder, prefix: &str, s: Stream) {
-    let desc = StreamPorts {
-        prefix: prefix.to_string(),
-        dir: Dir::Out,
-        layout: s.layout.clone(),
-    };
-    let ready = m.input(&desc.ready(), 1);
-    m.output_expr(&desc.valid(), &s.valid);
-    for f in s.layout.fields() {
-        let v = s.layout.get(&s.payload, &f.name);
-        m.output_expr(&desc.field(&f.name), &v);
-    }
-    m.add_stream(desc);
+    let port = output_port(m, prefix);
+    let ready = port.ready();
+    let fields: Vec<(&str, Expr)> = s
+        .layout
+        .fields()
+        .iter()
+        .map(|f| (f.name.as_str(), s.field(&f.name)))
+        .collect();
+    port.drive(m, &s.valid, &fields);
+    drop(fields);
     s.accept(m, &ready);
 }
 
