@@ -174,7 +174,7 @@ impl Config {
 
     /// Reads and validates a configuration file.
     pub fn load(path: &Path) -> Result<Config, String> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::files::input::read_to_string(path, crate::files::input::Purpose::Config)
             .map_err(|e| format!("cannot read config {}: {}", path.display(), e))?;
         Config::from_yaml(&text).map_err(|e| format!("{}: {}", path.display(), e))
     }

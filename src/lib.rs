@@ -15,6 +15,7 @@ pub mod files;
 pub mod flow;
 pub mod hdl;
 pub mod model;
+pub mod proc;
 pub mod rtl;
 pub mod synth;
 pub mod trace;

@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use hwzip::config::Config;
 use hwzip::engines::{self, EngineRef, EvalRequest};
+use hwzip::files::input;
 use hwzip::flow::{self, CosimReport, CosimRequest};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,6 +15,10 @@ use std::process::ExitCode;
     about = "Synthesizable GPU compression hardware: generate, co-simulate, synthesize, evaluate"
 )]
 struct Cli {
+    /// Largest trace or compress/decompress input read, after gunzip (e.g. 512M, 4G;
+    /// default 1G). Also turns off the gzip ratio guard.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = input::parse_size)]
+    max_input: Option<u64>,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -277,6 +282,9 @@ fn units_of(engine: EngineRef, unit: &str) -> Vec<String> {
 }
 
 fn run(cli: Cli) -> Result<bool, String> {
+    if let Some(m) = cli.max_input {
+        input::set_data_limit(m);
+    }
     match cli.cmd {
         Cmd::Gen {
             engine,
@@ -478,7 +486,7 @@ fn run(cli: Cli) -> Result<bool, String> {
         } => {
             let engine = engines::by_name(&engine)?;
             hwzip::files::refuse_same(&input, &output)?;
-            let data = read(&input)?;
+            let data = read_container(&input)?;
             let out = engine
                 .decompress(&data)
                 .map_err(|e| format!("{}: {}", input.display(), e))?;
@@ -593,7 +601,9 @@ fn run(cli: Cli) -> Result<bool, String> {
             let mut cfg = load_config(&config)?;
             let explicit = match &config {
                 Some(p) => {
-                    hwzip::config::explicit_keys(&std::fs::read_to_string(p).unwrap_or_default())
+                    let text = input::read_to_string(p, input::Purpose::Config)
+                        .map_err(|e| format!("cannot read config {}: {}", p.display(), e))?;
+                    hwzip::config::explicit_keys(&text)
                 }
                 None => Default::default(),
             };
@@ -729,11 +739,59 @@ fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String>
 }
 
 fn read(p: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(p).map_err(|e| format!("cannot read {}: {}", p.display(), e))
+    input::read(p, input::Purpose::Container)
+        .map_err(|e| format!("cannot read {}: {}", p.display(), e))
+}
+
+/// Reads a container, refusing it by its magic before the body is read.
+fn read_container(p: &Path) -> Result<Vec<u8>, String> {
+    use hwzip::model::container::MAGIC;
+    input::read_after_head(p, input::Purpose::Container, MAGIC.len(), |head| {
+        if head == MAGIC {
+            Ok(())
+        } else {
+            Err(format!(
+                "{}: not an hwzip container (the first bytes are not \"HWZP\")",
+                p.display()
+            ))
+        }
+    })
+    .map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidData && e.to_string().contains("HWZP") {
+            e.to_string()
+        } else {
+            format!("cannot read {}: {}", p.display(), e)
+        }
+    })
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+                || matches!(
+                    e.kind(),
+                    ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                )
+            {
+                let _ = e.print();
+                return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            }
+            // One line: clap's first line, without the usage block and the --help tip.
+            let text = e.render().to_string();
+            eprintln!(
+                "{}",
+                text.lines().next().unwrap_or("error: invalid arguments")
+            );
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = hwzip::proc::install_signal_handlers() {
+        eprintln!("error: cannot install signal handlers: {}", e);
+        return ExitCode::from(2);
+    }
     match run(cli) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),

@@ -35,7 +35,7 @@ static TOOLS: OnceLock<ToolsProbe> = OnceLock::new();
 
 /// Run `bin args` and return its stdout, mapping "not found" to [`CosimError::ToolMissing`].
 pub(crate) fn tool_output(bin: &str, args: &[&str]) -> Result<String, CosimError> {
-    match Command::new(bin).args(args).stdin(Stdio::null()).output() {
+    match crate::proc::output(Command::new(bin).args(args).stdin(Stdio::null())) {
         Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).trim().to_string()),
         Ok(o) => Err(CosimError::ToolFailed {
             tool: format!("{bin} {}", args.join(" ")),
@@ -378,12 +378,8 @@ pub(crate) fn run_logged(mut cmd: Command, tool: &str, log: &Path) -> Result<(),
     let f2 = f
         .try_clone()
         .map_err(|e| CosimError::io("dup log handle", e))?;
-    let status = cmd
-        .stdin(Stdio::null())
-        .stdout(f)
-        .stderr(f2)
-        .status()
-        .map_err(|e| {
+    let status =
+        crate::proc::status(cmd.stdin(Stdio::null()).stdout(f).stderr(f2)).map_err(|e| {
             if e.kind() == ErrorKind::NotFound {
                 CosimError::ToolMissing {
                     tool: tool.to_string(),
@@ -404,6 +400,46 @@ pub(crate) fn run_logged(mut cmd: Command, tool: &str, log: &Path) -> Result<(),
             log_path: log.to_path_buf(),
         })
     }
+}
+
+/// Creates a registered temporary build folder ([`crate::proc::create_temp_dir`]).
+fn temp_dir(p: &Path) -> Result<crate::proc::Temp, CosimError> {
+    crate::proc::create_temp_dir(p)
+        .map_err(|e| CosimError::io(format!("creating {}", p.display()), e))
+}
+
+/// Removes `.tmp-*` build folders in `root` left by processes that no longer exist (killed
+/// with SIGKILL, or a crash); once per process. Folders of live processes are left alone.
+pub(crate) fn reclaim_stale(root: &Path) {
+    static DONE: std::sync::Once = std::sync::Once::new();
+    DONE.call_once(|| {
+        reclaim_in(root);
+    });
+}
+
+fn reclaim_in(root: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(root) else {
+        return 0;
+    };
+    let mut n = 0;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if let Some(pid) = stale_pid(&name) {
+            if !crate::proc::pid_alive(pid) && fs::remove_dir_all(e.path()).is_ok() {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// The pid in a `.tmp-<name>-<pid>-<nanos>-<n>` folder name ([`unique_suffix`]).
+fn stale_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(".tmp-")?;
+    let mut parts = rest.rsplitn(4, '-');
+    let (_n, _nanos, pid) = (parts.next()?, parts.next()?, parts.next()?);
+    parts.next()?;
+    pid.parse().ok()
 }
 
 /// One g++ -c job.
@@ -498,7 +534,7 @@ fn keep_failed(tmp: &Path, root: &Path, name: &str, err: CosimError) -> CosimErr
     let failed = root.join("failed").join(name);
     let _ = fs::create_dir_all(root.join("failed"));
     let _ = fs::remove_dir_all(&failed);
-    if fs::rename(tmp, &failed).is_err() {
+    if crate::proc::unless_stopping(|| fs::rename(tmp, &failed)).is_err() {
         return err;
     }
     match err {
@@ -641,7 +677,10 @@ pub fn build(spec: &BuildSpec) -> Result<Arc<Library>, CosimError> {
         }
         fs::create_dir_all(&root)
             .map_err(|e| CosimError::io(format!("creating {}", root.display()), e))?;
+        reclaim_stale(&root);
         let tmp = root.join(format!(".tmp-{name}-{}", unique_suffix()));
+        let _registered = crate::proc::create_temp_dir(&tmp)
+            .map_err(|e| CosimError::io(format!("creating {}", tmp.display()), e))?;
         match build_entry(spec, tools, &root, &tmp) {
             Ok(()) => publish(&tmp, &dir, SO_NAME)?,
             Err(e) => return Err(keep_failed(&tmp, &root, &name, e)),
@@ -727,8 +766,9 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
     };
     let rt_tmp = root.join(format!(".tmp-runtime-{}", unique_suffix()));
     let rt_building = rt_guard.is_some() && !rt_ok(&rt_dir);
+    let mut _rt_registered = None;
     if rt_building {
-        mkdir(&rt_tmp)?;
+        _rt_registered = Some(temp_dir(&rt_tmp)?);
         for s in runtime_sources(spec.trace) {
             jobs.push(CompileJob {
                 src: tools.include.join(s),
@@ -772,7 +812,7 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
         let _g = rt_lock.lock().unwrap_or_else(|e| e.into_inner());
         if !rt_ok(&rt_dir) {
             let rt_tmp = root.join(format!(".tmp-runtime-{}", unique_suffix()));
-            mkdir(&rt_tmp)?;
+            let _registered = temp_dir(&rt_tmp)?;
             let jobs: Vec<CompileJob> = runtime_sources(spec.trace)
                 .iter()
                 .map(|s| CompileJob {
@@ -809,4 +849,24 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
     );
     write(&tmp.join("build-info.txt"), &info)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_build_folders_of_dead_processes_are_reclaimed() {
+        assert_eq!(stale_pid(".tmp-zvc_comp-fast-ab12-4242-1700-3"), Some(4242));
+        assert_eq!(stale_pid(".tmp-runtime-77-1-0"), Some(77));
+        assert_eq!(stale_pid("zvc-fast-ab12"), None);
+        let d = tempfile::tempdir().unwrap();
+        // A pid that cannot exist (above the kernel's pid_max of 2^22) and our own.
+        let dead = d.path().join(".tmp-x-4194305-1-0");
+        let live = d.path().join(format!(".tmp-x-{}", unique_suffix()));
+        fs::create_dir_all(dead.join("obj")).unwrap();
+        fs::create_dir_all(&live).unwrap();
+        assert_eq!(reclaim_in(d.path()), 1);
+        assert!(!dead.exists() && live.exists());
+    }
 }

@@ -269,8 +269,9 @@ pub fn synth_files(
 ) -> FlowResult<Vec<ReportRow>> {
     let mut clocked = false;
     for f in files {
-        let text = std::fs::read_to_string(f)
+        let text = crate::files::input::read(f, crate::files::input::Purpose::Verilog)
             .map_err(|e| format!("cannot read Verilog {}: {}", f.display(), e))?;
+        let text = String::from_utf8_lossy(&text);
         clocked |= text.contains("clk_i");
     }
     let mut rows = Vec::new();

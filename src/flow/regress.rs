@@ -124,7 +124,7 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
 
     // 3. Every parameter set: co-simulation of the engines it configures.
     for path in config_files(&o.configs)? {
-        let text = std::fs::read_to_string(&path)
+        let text = crate::files::input::read_to_string(&path, crate::files::input::Purpose::Config)
             .map_err(|e| format!("cannot read {}: {}", path.display(), e))?;
         let mut cfg = Config::load(&path)?;
         profile.apply(&mut cfg, &explicit_keys(&text));

@@ -26,11 +26,13 @@ fn tool_versions() -> &'static str {
     static V: OnceLock<String> = OnceLock::new();
     V.get_or_init(|| {
         let out = |prog: &str, arg: &str| {
-            std::process::Command::new(super::run::tool_program(prog))
-                .arg(arg)
-                .output()
-                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-                .unwrap_or_default()
+            crate::proc::output(
+                std::process::Command::new(super::run::tool_program(prog))
+                    .arg(arg)
+                    .stdin(std::process::Stdio::null()),
+            )
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
         };
         format!("{}|{}", out("yosys", "-V"), out("sta", "-version"))
     })
@@ -51,7 +53,8 @@ pub fn key(job: &SynthJob) -> Result<String, SynthError> {
     let mut sources = job.verilog.clone();
     sources.sort();
     for v in &sources {
-        let text = std::fs::read(v).map_err(|e| SynthError::io(v, e))?;
+        let text = crate::files::input::read(v, crate::files::input::Purpose::Verilog)
+            .map_err(|e| SynthError::io(v, e))?;
         field(v.file_name().map_or(&[][..], |n| n.as_encoded_bytes()));
         field(&text);
     }

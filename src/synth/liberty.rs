@@ -4,12 +4,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
 use super::SynthError;
+use crate::files::input::{self, Purpose};
 
 /// Where Debian's `qflow-tech-osu018` package installs the OSU 0.18 µm liberty.
 pub const OSU018_PATH: &str = "/usr/share/qflow/tech/osu018/osu018_stdcells.lib";
@@ -104,7 +105,7 @@ impl Liberty {
         } else {
             source.clone()
         };
-        let bytes = fs::read(&path).map_err(|e| SynthError::io(&path, e))?;
+        let bytes = input::read(&path, Purpose::Liberty).map_err(|e| SynthError::io(&path, e))?;
         let text = String::from_utf8_lossy(&bytes);
         // Cells no synthesis flow should pick (see `is_dont_use`) are removed from a cached
         // copy, because Yosys 0.23's `abc`/`dfflibmap` cannot exclude cells by name.
@@ -385,7 +386,7 @@ fn shared_pdk_dir(root: &Path) -> Option<PathBuf> {
 }
 
 fn decompress_cached(gz: &Path) -> Result<PathBuf, SynthError> {
-    let compressed = fs::read(gz).map_err(|e| SynthError::io(gz, e))?;
+    let compressed = input::read(gz, Purpose::Liberty).map_err(|e| SynthError::io(gz, e))?;
     let digest = Sha256::digest(&compressed);
     let key: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
     let mut dir = cache_dir();
@@ -397,12 +398,10 @@ fn decompress_cached(gz: &Path) -> Result<PathBuf, SynthError> {
     if fs::metadata(&out).is_ok_and(|m| m.len() > 0) {
         return Ok(out);
     }
-    let mut text = Vec::new();
-    flate2::read::MultiGzDecoder::new(&compressed[..])
-        .read_to_end(&mut text)
-        .map_err(|e| SynthError::LibertyParse {
+    let text =
+        input::gunzip(&compressed, Purpose::Liberty).map_err(|e| SynthError::LibertyParse {
             path: gz.to_path_buf(),
-            what: format!("a valid gzip stream ({e})"),
+            what: format!("a valid gzip stream within limits ({e})"),
         })?;
     // Write to a unique temporary file and rename, so concurrent loaders never see a partial file.
     let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| SynthError::io(&dir, e))?;

@@ -449,13 +449,14 @@ mod tests {
 
     fn tools_present() -> bool {
         let ok = ["yosys", "sta"].iter().all(|t| {
-            std::process::Command::new(run::tool_program(t))
-                .arg("-version")
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok()
+            crate::proc::status(
+                std::process::Command::new(run::tool_program(t))
+                    .arg("-version")
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null()),
+            )
+            .is_ok()
         });
         if !ok {
             eprintln!("yosys/sta not installed; skipping (run scripts/setup.sh)");

@@ -2,7 +2,6 @@
 //! process group (e.g. Yosys and its `yosys-abc` children) is killed when the budget runs out.
 
 use std::fs::File;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -40,23 +39,23 @@ pub(crate) fn run_with_budget(
     let err = out.try_clone().map_err(|e| SynthError::io(log, e))?;
     let program = tool_program(tool);
     let t0 = Instant::now();
-    let mut child = Command::new(&program)
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .process_group(0)
-        .spawn()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => SynthError::ToolNotFound {
-                tool,
-                program: program.clone(),
-            },
-            _ => SynthError::io(Path::new(&program), e),
-        })?;
+    let mut child = crate::proc::spawn(
+        Command::new(&program)
+            .args(args)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err),
+    )
+    .map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => SynthError::ToolNotFound {
+            tool,
+            program: program.clone(),
+        },
+        _ => SynthError::io(Path::new(&program), e),
+    })?;
     loop {
-        match child.try_wait() {
+        match child.child().try_wait() {
             Ok(Some(status)) => {
                 let secs = t0.elapsed().as_secs_f64();
                 if status.success() {
@@ -74,27 +73,11 @@ pub(crate) fn run_with_budget(
         }
         let elapsed = started.elapsed();
         if elapsed >= budget {
-            kill_group(&mut child);
+            child.kill_group();
             return Err(budget_err());
         }
         std::thread::sleep((budget - elapsed).min(Duration::from_millis(10)));
     }
-}
-
-/// Kills the child's process group (the child is its leader), then reaps the child.
-fn kill_group(child: &mut std::process::Child) {
-    let pgid = child.id();
-    let killed = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pgid}")])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !killed {
-        let _ = child.kill();
-    }
-    let _ = child.wait();
 }
 
 /// The last `n` lines of a log file (empty if unreadable).

@@ -14,6 +14,7 @@
 //! file and the numbers involved.
 
 use super::Layout;
+use crate::files::input::{self, Purpose};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -89,6 +90,12 @@ pub enum TraceError {
         /// Explanation.
         msg: String,
     },
+    /// The trace holds no data.
+    #[error("{path}: the trace is empty (no elements)")]
+    Empty {
+        /// File path.
+        path: PathBuf,
+    },
     /// The shape is not usable with the layout.
     #[error("{path}: {msg}")]
     BadShape {
@@ -147,10 +154,15 @@ fn check_word_bits(path: &Path, word_bits: u32) -> Result<(), TraceError> {
 /// Read a raw little-endian element file.
 pub fn read_raw(path: &Path, word_bits: u32) -> Result<Vec<u32>, TraceError> {
     check_word_bits(path, word_bits)?;
-    let bytes = std::fs::read(path).map_err(|source| TraceError::Io {
+    let bytes = input::read(path, Purpose::Trace).map_err(|source| TraceError::Io {
         path: path.to_path_buf(),
         source,
     })?;
+    if bytes.is_empty() {
+        return Err(TraceError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
     let wb = (word_bits / 8) as usize;
     crate::model::split_le(&bytes, wb).ok_or_else(|| TraceError::OddLength {
         path: path.to_path_buf(),
@@ -192,10 +204,11 @@ pub fn load_trace(path: &Path, default_word_bits: u32) -> Result<Trace, TraceErr
             elems,
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text =
+        input::read_to_string(path, Purpose::TraceDesc).map_err(|source| TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let desc: TraceDesc = serde_yaml::from_str(&text).map_err(|e| TraceError::Yaml {
         path: path.to_path_buf(),
         msg: e.to_string(),
@@ -396,54 +409,26 @@ pub fn load_bytes(path: &Path) -> Result<Vec<u8>, TraceError> {
             .flat_map(|e| e.to_le_bytes()[..wb].to_vec())
             .collect());
     }
-    let raw = std::fs::read(path).map_err(io)?;
-    if ext == "gz" {
-        use std::io::Read;
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(&raw[..])
-            .read_to_end(&mut out)
-            .map_err(|e| TraceError::BadFormat {
-                path: path.to_path_buf(),
-                msg: format!("not a valid gzip file: {}", e),
-            })?;
-        return Ok(out);
-    }
-    if ext == "npy" {
-        return npy_data(&raw).map_err(|msg| TraceError::BadFormat {
+    let raw = input::read(path, Purpose::Trace).map_err(io)?;
+    let data = if ext == "gz" {
+        input::gunzip(&raw, Purpose::Trace).map_err(|e| TraceError::BadFormat {
+            path: path.to_path_buf(),
+            msg: e.to_string(),
+        })?
+    } else if ext == "npy" {
+        super::npy::data(&raw).map_err(|msg| TraceError::BadFormat {
             path: path.to_path_buf(),
             msg,
+        })?
+    } else {
+        raw
+    };
+    if data.is_empty() {
+        return Err(TraceError::Empty {
+            path: path.to_path_buf(),
         });
     }
-    Ok(raw)
-}
-
-/// The data part of a NumPy `.npy` file (format versions 1–3).
-fn npy_data(raw: &[u8]) -> Result<Vec<u8>, String> {
-    if raw.len() < 10 || &raw[..6] != b"\x93NUMPY" {
-        return Err("not a .npy file (missing \\x93NUMPY magic)".into());
-    }
-    let (hlen, start): (usize, usize) = match raw[6] {
-        1 => (u16::from_le_bytes([raw[8], raw[9]]) as usize, 10),
-        2 | 3 if raw.len() >= 12 => (
-            u32::from_le_bytes([raw[8], raw[9], raw[10], raw[11]]) as usize,
-            12,
-        ),
-        v => return Err(format!(".npy format version {} is not supported", v)),
-    };
-    let end = start
-        .checked_add(hlen)
-        .filter(|&e| e <= raw.len())
-        .ok_or_else(|| {
-            format!(
-                ".npy header of {} bytes runs past the end of the file",
-                hlen
-            )
-        })?;
-    let header = String::from_utf8_lossy(&raw[start..end]);
-    if header.contains("'fortran_order': True") {
-        return Err(".npy arrays in Fortran order are not supported".into());
-    }
-    Ok(raw[end..].to_vec())
+    Ok(data)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 pub mod file;
 pub mod lines;
 pub mod lookups;
+pub mod npy;
 pub mod sectors;
 pub mod strategies;
 pub mod synthetic;

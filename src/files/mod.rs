@@ -1,9 +1,12 @@
-//! Output files: written atomically (a temporary file in the destination folder, flushed to
-//! disk, then renamed over the destination), so an error, a full disk or a signal never
-//! leaves a partial file; and an output that is the same file as an input is refused
-//! (compared by device and inode, so through symlinks and hard links too).
+//! Files: bounded input ([`input`]: kind, size and gzip limits for everything read on a
+//! user's behalf) and atomic output. Outputs are written through a temporary file in the
+//! destination folder, flushed to disk, then renamed over the destination, so an error, a full
+//! disk or a signal never leaves a partial file; an output that is the same file as an input is
+//! refused (compared by device and inode, so through symlinks and hard links too).
 
-use std::fs::{self, File};
+pub mod input;
+
+use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -28,7 +31,7 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
         std::process::id()
     ));
     let result = (|| -> std::io::Result<()> {
-        let mut f = File::create(&tmp)?;
+        let (mut f, _registered) = crate::proc::create_temp_file(&tmp)?;
         f.write_all(data)?;
         f.sync_all()?;
         drop(f);
@@ -61,9 +64,45 @@ pub fn refuse_same(input: &Path, output: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The most bytes of user input [`quote`] echoes in a message.
+pub const QUOTE_MAX: usize = 80;
+
+/// User input as it may appear in a one-line message: control characters escaped, at most
+/// [`QUOTE_MAX`] bytes (cut at a character boundary and marked with the full length).
+pub fn quote(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.char_indices() {
+        let piece: String = if c.is_control() {
+            c.escape_default().collect()
+        } else {
+            c.to_string()
+        };
+        if out.len() + piece.len() > QUOTE_MAX {
+            return format!("{}... ({} bytes)", out, s.len().max(i));
+        }
+        out.push_str(&piece);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quotes_are_short_and_on_one_line() {
+        assert_eq!(quote("zvc"), "zvc");
+        assert_eq!(quote("a\nb"), "a\\nb");
+        let long = "x".repeat(100_000_000);
+        let q = quote(&long);
+        assert!(
+            q.len() < 120 && q.ends_with("(100000000 bytes)"),
+            "{}",
+            q.len()
+        );
+        let q = quote(&"é".repeat(60));
+        assert!(q.len() <= QUOTE_MAX + 20 && q.is_char_boundary(q.len()));
+    }
 
     #[test]
     fn atomic_write_replaces_and_leaves_no_temporary() {

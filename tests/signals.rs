@@ -1,0 +1,204 @@
+//! SIGTERM and SIGINT at random points of `hwzip synth` and `hwzip flow`: hwzip exits with
+//! 128 + the signal, and no process it started (Yosys, OpenSTA, Verilator, g++ and their
+//! children) is left, nor a temporary file or build folder of it.
+//!
+//! Each run gets a unique `HWZIP_SIGNAL_TOKEN` in its environment; every descendant inherits
+//! it, so survivors are found by scanning `/proc/*/environ` after hwzip has exited. The kill
+//! points are drawn from `HWZIP_SIGNAL_SEED` (default 1) and printed.
+
+use rand::{Rng, SeedableRng};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn tools_present() -> bool {
+    ["yosys", "sta", "verilator"].iter().all(|t| {
+        Command::new(t)
+            .arg("-V")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok()
+    })
+}
+
+/// Command lines of live processes carrying `token` in their environment.
+fn survivors(token: &str) -> Vec<String> {
+    let needle = format!("HWZIP_SIGNAL_TOKEN={token}");
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let p = e.path();
+        let Ok(env) = std::fs::read(p.join("environ")) else {
+            continue;
+        };
+        if env.split(|&b| b == 0).any(|kv| kv == needle.as_bytes()) {
+            let state = std::fs::read_to_string(p.join("stat")).unwrap_or_default();
+            // A zombie has exited; only its parent's wait is missing.
+            if state.split_whitespace().nth(2) == Some("Z") {
+                continue;
+            }
+            let cmd = std::fs::read(p.join("cmdline")).unwrap_or_default();
+            v.push(String::from_utf8_lossy(&cmd).replace('\0', " "));
+        }
+    }
+    v
+}
+
+/// Temporaries hwzip writes: `.<name>.hwzip-tmp-<pid>` files and `.tmp-*-<pid>-*` folders.
+fn leftovers(dir: &Path, pid: u32) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.contains(&format!("hwzip-tmp-{pid}")) || name.contains(&format!("-{pid}-")) {
+                v.push(e.path().display().to_string());
+            }
+            if e.path().is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    v
+}
+
+struct Outcome {
+    code: Option<i32>,
+    finished_first: bool,
+}
+
+fn run_and_signal(args: &[&str], work: &Path, delay: Duration, signals: &[i32]) -> Outcome {
+    let token = format!("{}-{}", std::process::id(), rand::random::<u64>());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hwzip"))
+        .args(args)
+        .env("HWZIP_SIGNAL_TOKEN", &token)
+        .env("HWZIP_CACHE", work.join("cache"))
+        .env("HWZIP_SYNTH_CACHE", work.join("synth-cache"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("hwzip starts");
+    let pid = child.id();
+    let t0 = Instant::now();
+    while t0.elapsed() < delay {
+        if child.try_wait().expect("poll").is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let finished_first = child.try_wait().expect("poll").is_some();
+    if !finished_first {
+        for &s in signals {
+            // SAFETY: kill(2) on our own child.
+            unsafe {
+                libc::kill(pid as i32, s);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    let t1 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("poll") {
+            break s;
+        }
+        assert!(
+            t1.elapsed() < Duration::from_secs(10),
+            "hwzip {args:?} did not exit within 10 s of the signal"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stopped = t1.elapsed();
+    // SIGKILLed groups vanish at once; allow the kernel a moment to reap them.
+    let mut left = survivors(&token);
+    for _ in 0..50 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        left = survivors(&token);
+    }
+    assert!(left.is_empty(), "processes left after {args:?}: {left:?}");
+    let files = leftovers(work, pid);
+    assert!(
+        files.is_empty(),
+        "temporaries left after {args:?}: {files:?}"
+    );
+    use std::os::unix::process::ExitStatusExt;
+    let code = status.code().or(status.signal().map(|s| 128 + s));
+    eprintln!(
+        "{:?} signal {:?} after {:.2} s: exit {:?}, stopped in {} ms{}",
+        args,
+        signals,
+        delay.as_secs_f64(),
+        code,
+        stopped.as_millis(),
+        if finished_first {
+            " (finished first)"
+        } else {
+            ""
+        }
+    );
+    Outcome {
+        code,
+        finished_first,
+    }
+}
+
+#[test]
+fn no_process_or_temporary_survives_a_signal() {
+    if !tools_present() {
+        eprintln!("yosys/sta/verilator not installed; skipping (run scripts/setup.sh)");
+        return;
+    }
+    let seed: u64 = std::env::var("HWZIP_SIGNAL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    eprintln!("kill points from HWZIP_SIGNAL_SEED={seed}");
+    let d = tempfile::tempdir().unwrap();
+    let w = d.path();
+    let out = |n: &str| w.join(n).to_string_lossy().to_string();
+    let (term, int) = (libc::SIGTERM, libc::SIGINT);
+    let mut killed = 0;
+    // synth: Yosys and OpenSTA running (about a minute for all ZVC units).
+    for i in 0..2 {
+        let delay = Duration::from_secs_f64(rng.gen_range(0.3..15.0));
+        let o = out(&format!("synth{i}"));
+        let args = ["synth", "--engine", "zvc", "--no-cache", "--out", &o];
+        let r = run_and_signal(&args, w, delay, &[term]);
+        assert!(
+            r.finished_first || r.code == Some(128 + term),
+            "exit {:?}",
+            r.code
+        );
+        killed += usize::from(!r.finished_first);
+    }
+    // flow: Verilator and g++ on a cold model cache, then co-simulation and synthesis.
+    for (i, sigs) in [vec![term], vec![term], vec![int, int]].iter().enumerate() {
+        let delay = Duration::from_secs_f64(rng.gen_range(0.3..12.0));
+        let o = out(&format!("flow{i}"));
+        let args = [
+            "flow",
+            "--engine",
+            "zvc",
+            "--lines",
+            "200",
+            "--no-cache",
+            "--out",
+            &o,
+        ];
+        let r = run_and_signal(&args, w, delay, sigs);
+        let want = 128 + sigs[0];
+        assert!(
+            r.finished_first || r.code == Some(want),
+            "exit {:?}",
+            r.code
+        );
+        killed += usize::from(!r.finished_first);
+    }
+    assert!(
+        killed >= 3,
+        "only {killed} of 5 runs were still running at their kill point"
+    );
+}
