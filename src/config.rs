@@ -163,10 +163,12 @@ pub fn explicit_keys(text: &str) -> std::collections::BTreeSet<String> {
 impl Config {
     /// Parses YAML text and validates every value.
     pub fn from_yaml(text: &str) -> Result<Config, String> {
+        crate::files::input::check_yaml_nesting(text).map_err(|e| format!("config: {}", e))?;
         let c: Config = if text.trim().is_empty() {
             Config::default()
         } else {
-            serde_yaml::from_str(text).map_err(|e| format!("config: {}", e))?
+            serde_yaml::from_str(text)
+                .map_err(|e| format!("config: {}", crate::files::clip(&e.to_string())))?
         };
         c.validate()?;
         Ok(c)

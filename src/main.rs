@@ -65,8 +65,9 @@ enum Cmd {
     },
     /// Synthesize an engine's units (Yosys + OpenSTA) and report area and timing.
     Synth {
-        #[arg(long, default_value = "zvc")]
-        engine: String,
+        /// Engine [default: zvc].
+        #[arg(long, conflicts_with = "verilog")]
+        engine: Option<String>,
         #[arg(long)]
         config: Option<PathBuf>,
         /// Liberty: osu018 | nangate45 | sky130hd | a path (.lib or .lib.gz); repeatable.
@@ -75,14 +76,14 @@ enum Cmd {
         #[arg(long)]
         clock_ns: Option<f64>,
         /// Only this unit.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "verilog")]
         unit: Option<String>,
         /// Work and report directory.
         #[arg(long, default_value = "build/synth")]
         out: PathBuf,
         /// Also co-simulate each synthesized netlist (gate level, the library's cell
         /// functions) for this many windows. Slow: minutes of Verilator build per netlist.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, conflicts_with = "verilog")]
         gate_cosim: u64,
         /// Synthesize again even when a cached result matches.
         #[arg(long)]
@@ -112,12 +113,12 @@ enum Cmd {
         /// or `all`. Repeatable.
         #[arg(long)]
         class: Vec<String>,
-        /// Sectors (base-xor) or lines (adaptive) per synthetic class.
-        #[arg(long, default_value_t = 20_000)]
-        sectors: usize,
-        /// Seed of the synthetic classes.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
+        /// Sectors (base-xor) or lines (adaptive) per synthetic class [default: 20000].
+        #[arg(long)]
+        sectors: Option<usize>,
+        /// Seed of the synthetic classes [default: 1].
+        #[arg(long)]
+        seed: Option<u64>,
         /// adaptive: λ of the penalty P = N + λ(L_C + L_D) [default: adaptive.lambda of the
         /// config, 6].
         #[arg(long)]
@@ -157,15 +158,15 @@ enum Cmd {
         /// ReLU tensor shape N,C,H,W (class relu); otherwise use --elems.
         #[arg(long, value_delimiter = ',')]
         shape: Vec<usize>,
-        /// Target sparsity for a shaped ReLU tensor.
-        #[arg(long, default_value_t = 0.6)]
-        sparsity: f64,
-        /// nchw | nhwc | chwn (shaped ReLU tensors).
-        #[arg(long, default_value = "nchw")]
-        layout: String,
-        /// Number of elements (unshaped classes).
-        #[arg(long, default_value_t = 4096)]
-        elems: usize,
+        /// Target sparsity for a shaped ReLU tensor [default: 0.6].
+        #[arg(long, requires = "shape")]
+        sparsity: Option<f64>,
+        /// nchw | nhwc | chwn (shaped ReLU tensors) [default: nchw].
+        #[arg(long, requires = "shape")]
+        layout: Option<String>,
+        /// Number of elements (unshaped classes) [default: 4096].
+        #[arg(long, conflicts_with = "shape")]
+        elems: Option<usize>,
         #[arg(long, default_value_t = 32)]
         word_bits: u32,
         #[arg(long, default_value_t = 1)]
@@ -273,12 +274,22 @@ fn print_cosim(r: &CosimReport) {
     }
 }
 
-fn units_of(engine: EngineRef, unit: &str) -> Vec<String> {
+fn units_of(engine: EngineRef, unit: &str) -> Result<Vec<String>, String> {
+    let all = engines::cosim_units(engine);
     if unit == "all" {
-        engines::cosim_units(engine)
-    } else {
-        vec![unit.to_string()]
+        return Ok(all);
     }
+    if all.iter().any(|u| u == unit) || engine.test_units().contains(&unit) {
+        return Ok(vec![unit.to_string()]);
+    }
+    Err(format!(
+        "unknown unit `{}` of {} (known: {}, {}, all)",
+        hwzip::files::quote(unit),
+        engine.name(),
+        all.join(", "),
+        engine.test_units().join(", ")
+    )
+    .replace(", , all", ", all"))
 }
 
 fn run(cli: Cli) -> Result<bool, String> {
@@ -323,15 +334,19 @@ fn run(cli: Cli) -> Result<bool, String> {
             let trace_bits = engine.trace_word_bits(&cfg);
             let data = match &trace {
                 Some(t) => Some(
-                    hwzip::trace::file::load_trace(t, trace_bits)
-                        .map_err(|e| e.to_string())?
-                        .elems,
+                    hwzip::trace::file::load_trace_exact(
+                        t,
+                        trace_bits,
+                        &format!("the {} engine's data word", engine.name()),
+                    )
+                    .map_err(|e| e.to_string())?
+                    .elems,
                 ),
                 None => None,
             };
             let mut ok = true;
             let ui = flow::progress::Ui::new();
-            for u in units_of(engine, &unit) {
+            for u in units_of(engine, &unit)? {
                 let mut stim = flow::stim_from(&cfg, data.clone());
                 stim.capture = dump_out.is_some();
                 let req = CosimRequest {
@@ -381,7 +396,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             verilog,
             top,
         } => {
-            let engine = engines::by_name(&engine)?;
+            let engine = engines::by_name(engine.as_deref().unwrap_or("zvc"))?;
             let mut cfg = load_config(&config)?;
             if no_cache {
                 cfg.synth.cache = false;
@@ -440,11 +455,21 @@ fn run(cli: Cli) -> Result<bool, String> {
         } => {
             let engine = engines::by_name(&engine)?;
             let cfg = load_config(&config)?;
+            if class.is_empty() && (sectors.is_some() || seed.is_some()) {
+                return Err(
+                    "--sectors and --seed size and seed the synthetic --class data; \
+                     give a --class or leave them out"
+                        .into(),
+                );
+            }
+            if trace.is_empty() && class.is_empty() {
+                return Err("eval needs data: give --trace FILE and/or --class NAME".into());
+            }
             let req = EvalRequest {
                 traces: trace,
                 classes: class,
-                count: sectors,
-                seed,
+                count: sectors.unwrap_or(20_000),
+                seed: seed.unwrap_or(1),
                 lambda,
                 pj_per_one,
                 toggles,
@@ -518,13 +543,31 @@ fn run(cli: Cli) -> Result<bool, String> {
             }
             let c = synthetic::DataClass::from_name(&class).ok_or_else(|| {
                 let all: Vec<&str> = synthetic::DataClass::ALL.iter().map(|c| c.name()).collect();
-                format!("unknown class `{}` (known: {})", class, all.join(", "))
+                format!(
+                    "unknown class `{}` (known: {})",
+                    hwzip::files::quote(&class),
+                    all.join(", ")
+                )
             })?;
+            if !shape.is_empty() && c != synthetic::DataClass::Relu {
+                return Err(format!(
+                    "--shape applies to --class relu only, not `{}`; use --elems",
+                    class
+                ));
+            }
+            let sparsity = sparsity.unwrap_or(0.6);
+            let layout = layout.unwrap_or_else(|| "nchw".into());
+            let elems = elems.unwrap_or(4096);
             let lay = match layout.as_str() {
                 "nchw" => Layout::Nchw,
                 "nhwc" => Layout::Nhwc,
                 "chwn" => Layout::Chwn,
-                other => return Err(format!("unknown layout `{}` (nchw, nhwc, chwn)", other)),
+                other => {
+                    return Err(format!(
+                        "unknown layout `{}` (nchw, nhwc, chwn)",
+                        hwzip::files::quote(other)
+                    ))
+                }
             };
             let (data, desc_shape) = if c == synthetic::DataClass::Relu && !shape.is_empty() {
                 if shape.len() != 4 || shape.contains(&0) || word_bits != 32 {
@@ -779,12 +822,15 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
             }
-            // One line: clap's first line, without the usage block and the --help tip.
+            // One line: clap's message without the usage block and the --help tip.
             let text = e.render().to_string();
-            eprintln!(
-                "{}",
-                text.lines().next().unwrap_or("error: invalid arguments")
-            );
+            let msg: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("{}", hwzip::files::clip(&msg.join(" ")));
             return ExitCode::from(2);
         }
     };

@@ -140,7 +140,11 @@ pub fn run_stream(
 pub fn unit_by_name<U: Copy>(all: &[U], name: fn(U) -> &'static str, s: &str) -> Result<U, String> {
     all.iter().copied().find(|&u| name(u) == s).ok_or_else(|| {
         let known: Vec<&str> = all.iter().map(|&u| name(u)).collect();
-        format!("unknown unit `{}` (known: {})", s, known.join(", "))
+        format!(
+            "unknown unit `{}` (known: {})",
+            crate::files::quote(s),
+            known.join(", ")
+        )
     })
 }
 

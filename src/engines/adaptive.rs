@@ -148,7 +148,7 @@ impl Engine for Adaptive {
                         "unknown line profile `{}` (known: zero, zero-heavy, small-delta, \
                          narrow, repeated, floats, half-zero-floats, random, mixed, \
                          bench-<name>, all)",
-                        name
+                        crate::files::quote(name)
                     )
                 })?);
             }

@@ -35,7 +35,11 @@ pub fn by_name(name: &str) -> Result<EngineRef, String> {
         .find(|e| e.name() == name)
         .ok_or_else(|| {
             let known: Vec<&str> = ALL.iter().map(|e| e.name()).collect();
-            format!("unknown engine `{}` (known: {})", name, known.join(", "))
+            format!(
+                "unknown engine `{}` (known: {})",
+                crate::files::quote(name),
+                known.join(", ")
+            )
         })
 }
 

@@ -80,8 +80,8 @@ impl Engine for Zvc {
             ));
         }
         let trace = &req.traces[0];
-        let t =
-            crate::trace::file::load_trace(trace, cfg.zvc.word_bits).map_err(|e| e.to_string())?;
+        let t = crate::trace::file::load_trace_exact(trace, cfg.zvc.word_bits, "zvc.word_bits")
+            .map_err(|e| e.to_string())?;
         let c = crate::model::compare::compare(&t.elems, &cfg.zvc.model());
         let md = format!(
             "trace: {} ({} elements of {} bits)\n{}",

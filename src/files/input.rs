@@ -266,10 +266,73 @@ pub fn gunzip(compressed: &[u8], purpose: Purpose) -> io::Result<Vec<u8>> {
     }
 }
 
+/// Deepest YAML nesting accepted: flow brackets (`[`, `{`) and block indentation columns.
+pub const MAX_YAML_DEPTH: usize = 32;
+/// Widest block indentation accepted, in columns.
+pub const MAX_YAML_INDENT: usize = 256;
+
+/// Checks YAML text before it is parsed: the parser takes time quadratic in the nesting depth
+/// (500,000 `[` took six minutes), so deeper flow nesting than [`MAX_YAML_DEPTH`] or wider
+/// indentation than [`MAX_YAML_INDENT`] is refused at once. Quoted scalars and comments are
+/// skipped.
+pub fn check_yaml_nesting(text: &str) -> Result<(), String> {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for (no, line) in text.lines().enumerate() {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        if indent > MAX_YAML_INDENT {
+            return Err(format!(
+                "line {}: indented {} columns, more than {}",
+                no + 1,
+                indent,
+                MAX_YAML_INDENT
+            ));
+        }
+        let mut prev = ' ';
+        let mut quote: Option<char> = None;
+        for c in line.chars() {
+            let token_start = matches!(prev, ' ' | '\t' | '[' | '{' | ',' | ':');
+            prev = c;
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '\'' | '"') if token_start => quote = Some(c),
+                (None, '#') => break,
+                (None, '[' | '{') => {
+                    depth += 1;
+                    max = max.max(depth);
+                }
+                (None, ']' | '}') => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if max > MAX_YAML_DEPTH {
+                return Err(format!(
+                    "line {}: brackets nest deeper than {} levels",
+                    no + 1,
+                    MAX_YAML_DEPTH
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn deep_yaml_is_refused_before_parsing() {
+        assert!(check_yaml_nesting("zvc: {lanes: 8}\nsynth:\n  libraries: [a, b]\n").is_ok());
+        assert!(check_yaml_nesting("a: '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[['\n").is_ok());
+        assert!(check_yaml_nesting("# [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n").is_ok());
+        let e = check_yaml_nesting(&format!("zvc: {}", "[".repeat(500_000))).unwrap_err();
+        assert!(e.contains("deeper than 32"), "{e}");
+        let e = check_yaml_nesting(&format!("a: don't {}", "[".repeat(40))).unwrap_err();
+        assert!(e.contains("deeper than 32"), "{e}");
+        let e = check_yaml_nesting(&format!("a:\n{}b: 1\n", " ".repeat(300))).unwrap_err();
+        assert!(e.contains("indented 300"), "{e}");
+    }
 
     #[test]
     fn sizes_parse_with_units_and_bounds() {

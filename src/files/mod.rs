@@ -85,6 +85,25 @@ pub fn quote(s: &str) -> String {
     out
 }
 
+/// A message with every double-quoted span longer than [`QUOTE_MAX`] bytes shortened (a
+/// parser echoing a huge scalar), and the whole kept to one line.
+pub fn clip(msg: &str) -> String {
+    let one_line = msg.replace(['\n', '\r'], " ");
+    let parts: Vec<&str> = one_line.split('"').collect();
+    let mut out = String::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push('"');
+        }
+        if i % 2 == 1 && p.len() > QUOTE_MAX {
+            out.push_str(&quote(p));
+        } else {
+            out.push_str(p);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +121,17 @@ mod tests {
         );
         let q = quote(&"é".repeat(60));
         assert!(q.len() <= QUOTE_MAX + 20 && q.is_char_boundary(q.len()));
+    }
+
+    #[test]
+    fn clipped_messages_keep_their_context() {
+        let m = format!(
+            "zvc.lanes: invalid type: string \"{}\", expected u32",
+            "x".repeat(1000)
+        );
+        let c = clip(&m);
+        assert!(c.len() < 160 && c.ends_with("expected u32"), "{c}");
+        assert_eq!(clip("a\nb \"ok\""), "a b \"ok\"");
     }
 
     #[test]

@@ -40,7 +40,10 @@ impl Profile {
         match s {
             "quick" => Ok(Profile::Quick),
             "paper" => Ok(Profile::Paper),
-            _ => Err(format!("unknown profile `{}` (known: quick, paper)", s)),
+            _ => Err(format!(
+                "unknown profile `{}` (known: quick, paper)",
+                crate::files::quote(s)
+            )),
         }
     }
 
@@ -231,7 +234,11 @@ fn verilog_bytes(m: &std::sync::Arc<crate::hdl::Module>) -> usize {
 pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> {
     let t0 = Instant::now();
     let mut notes = Vec::new();
-    let libs = libraries(&cfg.synth.libraries, &mut notes)?;
+    let libs = if opts.synth {
+        libraries(&cfg.synth.libraries, &mut notes)?
+    } else {
+        Vec::new()
+    };
     let engines: Vec<EngineRef> = if opts.engines.is_empty() {
         engines::ALL.to_vec()
     } else {

@@ -171,6 +171,19 @@ pub fn libraries(names: &[String], notes: &mut Vec<String>) -> FlowResult<Vec<Li
             path => libs.push(Liberty::load(path).map_err(|e| e.to_string())?),
         }
     }
+    if libs.is_empty() {
+        return Err(if names.is_empty() {
+            "no Liberty library given: synth.libraries is empty (give osu018, nangate45, \
+             sky130hd or a .lib path)"
+                .into()
+        } else {
+            format!(
+                "none of the Liberty libraries {} is available: {}",
+                names.join(", "),
+                notes.join("; ")
+            )
+        });
+    }
     Ok(libs)
 }
 
@@ -238,6 +251,17 @@ pub fn synth(
     log: &mut dyn FnMut(&str),
 ) -> FlowResult<Vec<ReportRow>> {
     let designs = engine.units(cfg)?;
+    if let Some(n) = units {
+        if !designs.iter().any(|d| d.unit == n) {
+            let known: Vec<&str> = designs.iter().map(|d| d.unit).collect();
+            return Err(format!(
+                "{} has no synthesizable unit `{}` (known: {})",
+                engine.name(),
+                crate::files::quote(n),
+                known.join(", ")
+            ));
+        }
+    }
     let mut rows = Vec::new();
     for u in designs.iter().filter(|u| units.is_none_or(|n| n == u.unit)) {
         let t = timing(engine, cfg, u.unit)?;

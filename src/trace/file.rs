@@ -209,9 +209,13 @@ pub fn load_trace(path: &Path, default_word_bits: u32) -> Result<Trace, TraceErr
             path: path.to_path_buf(),
             source,
         })?;
+    input::check_yaml_nesting(&text).map_err(|msg| TraceError::Yaml {
+        path: path.to_path_buf(),
+        msg,
+    })?;
     let desc: TraceDesc = serde_yaml::from_str(&text).map_err(|e| TraceError::Yaml {
         path: path.to_path_buf(),
-        msg: e.to_string(),
+        msg: crate::files::clip(&e.to_string()),
     })?;
     let word_bits = desc.word_bits.unwrap_or(default_word_bits);
     check_word_bits(path, word_bits)?;
@@ -271,6 +275,24 @@ pub fn load_trace(path: &Path, default_word_bits: u32) -> Result<Trace, TraceErr
     })
 }
 
+/// [`load_trace`] for a consumer of exactly `word_bits`-bit elements: a description that
+/// declares another width is an error (never silently widened or truncated). `consumer`
+/// names the setting to change, e.g. `zvc.word_bits`.
+pub fn load_trace_exact(path: &Path, word_bits: u32, consumer: &str) -> Result<Trace, TraceError> {
+    let t = load_trace(path, word_bits)?;
+    if t.word_bits != word_bits {
+        return Err(TraceError::BadFormat {
+            path: path.to_path_buf(),
+            msg: format!(
+                "the trace has {}-bit elements but {} is {} bits; make them agree (never \
+                 widened or truncated)",
+                t.word_bits, consumer, word_bits
+            ),
+        });
+    }
+    Ok(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,6 +329,18 @@ mod tests {
         std::fs::write(&y2, "file: data.bin\n").unwrap();
         let t = load_trace(&y2, 16).unwrap();
         assert_eq!((t.word_bits, t.layout), (16, Layout::Flat));
+        // A 32-bit description for a 16-bit consumer is refused, not reinterpreted.
+        let e = load_trace_exact(&y, 16, "zvc.word_bits")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("32-bit elements but zvc.word_bits is 16 bits"),
+            "{e}"
+        );
+        assert_eq!(
+            load_trace_exact(&y, 32, "zvc.word_bits").unwrap().elems,
+            elems
+        );
     }
 
     #[test]

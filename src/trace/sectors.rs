@@ -79,7 +79,11 @@ impl SectorClass {
             .find(|c| c.name() == s)
             .ok_or_else(|| {
                 let known: Vec<&str> = SectorClass::ALL.iter().map(|c| c.name()).collect();
-                format!("unknown sector class `{}` (known: {})", s, known.join(", "))
+                format!(
+                    "unknown sector class `{}` (known: {})",
+                    crate::files::quote(s),
+                    known.join(", ")
+                )
             })
     }
 
