@@ -479,8 +479,10 @@ fn fuzz_base_xor_decode() {
         let Some((&sel, data)) = b.split_first() else {
             return "empty".into();
         };
-        let mut p = model::base_xor::BaseXorParams::default();
-        p.t_bytes = [16, 32, 64][sel as usize % 3];
+        let p = model::base_xor::BaseXorParams {
+            t_bytes: [16, 32, 64][sel as usize % 3],
+            ..Default::default()
+        };
         outcome(model::base_xor::decode(&p, data))
     });
 }
