@@ -62,6 +62,10 @@ enum Cmd {
         /// Write the RTL's output stream (compressed bytes for the compressor) here.
         #[arg(long)]
         dump_out: Option<PathBuf>,
+        /// Assert `rst_ni` this many times at random cycles in the middle of transactions;
+        /// after each reset the unit must be idle and process what follows correctly.
+        #[arg(long, default_value_t = 0)]
+        resets: u32,
     },
     /// Synthesize an engine's units (Yosys + OpenSTA) and report area and timing.
     Synth {
@@ -252,6 +256,12 @@ fn load_config(path: &Option<PathBuf>) -> Result<Config, String> {
 
 fn print_cosim(r: &CosimReport) {
     let s = &r.stats;
+    if s.resets > 0 {
+        println!(
+            "{} {}: {} mid-run resets ({} with an input beat offered, {} with output expected)",
+            r.engine, r.unit, s.resets, s.resets_mid.0, s.resets_mid.1
+        );
+    }
     println!(
         "{} {} [{}]: {} lines, {} transfers, {} cycles, {} beats in / {} out, ratio {:.3}, {} mismatches, {:.2} Mcycles/s",
         r.engine,
@@ -319,6 +329,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             trace,
             vcd,
             dump_out,
+            resets,
         } => {
             let engine = engines::by_name(&engine)?;
             let mut cfg = load_config(&config)?;
@@ -349,6 +360,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             for u in units_of(engine, &unit)? {
                 let mut stim = flow::stim_from(&cfg, data.clone());
                 stim.capture = dump_out.is_some();
+                stim.resets = resets;
                 let req = CosimRequest {
                     engine,
                     unit: u.clone(),

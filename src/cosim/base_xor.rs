@@ -282,6 +282,8 @@ pub struct StimConfig {
     pub hang_cycles: u64,
     /// Dump a waveform of cycles `[from, to)` to this file (needs a tracing build).
     pub vcd: Option<(std::path::PathBuf, u64, u64)>,
+    /// Resets asserted at random cycles in the middle of transactions.
+    pub resets: u32,
     /// Keep the design's output data (sector or `dq` words, little-endian) in
     /// [`RunStats::output`].
     pub capture: bool,
@@ -299,6 +301,7 @@ impl Default for StimConfig {
             random_wire: 0.2,
             hang_cycles: 10_000,
             vcd: None,
+            resets: 0,
             capture: false,
         }
     }
@@ -552,6 +555,7 @@ pub fn run_with(
         hang_cycles: cfg.hang_cycles,
         vcd: cfg.vcd.clone(),
         channel_rates: Vec::new(),
+        resets: cfg.resets,
     };
     let mut st = run_stream(
         dut,

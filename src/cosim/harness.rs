@@ -92,6 +92,11 @@ pub struct RunStats {
     pub comp_bytes: u64,
     /// Number of mismatching beats (the run stops at the first).
     pub mismatches: u64,
+    /// Resets asserted in the middle of the run ([`HarnessConfig::resets`]).
+    pub resets: u64,
+    /// Of those, resets in a cycle where an input beat was offered (valid high) and where
+    /// an output beat was expected.
+    pub resets_mid: (u64, u64),
     /// The first mismatch, if any.
     pub first_mismatch: Option<Mismatch>,
     /// Wall-clock seconds.
@@ -216,6 +221,8 @@ pub struct HarnessConfig {
     pub hang_cycles: u64,
     /// Dump a waveform of cycles `[from, to)` to this file (needs a tracing build).
     pub vcd: Option<(PathBuf, u64, u64)>,
+    /// Resets to assert in the middle of the run (see [`Harness::run`]).
+    pub resets: u32,
 }
 
 impl Default for HarnessConfig {
@@ -227,9 +234,14 @@ impl Default for HarnessConfig {
             channel_rates: Vec::new(),
             hang_cycles: 10_000,
             vcd: None,
+            resets: 0,
         }
     }
 }
+
+/// Chance per cycle, while something is in flight, that a requested mid-run reset is asserted
+/// (about one every 64 busy cycles: inside transactions, spread over the run's start).
+const RESET_RATE: f64 = 1.0 / 64.0;
 
 /// An expected output beat.
 #[derive(Clone, Debug)]
@@ -270,6 +282,12 @@ pub trait Bench {
     fn observed(&mut self, _ch: usize, _beat: &[Vec<u32>], _cycle: u64, _exp: &mut Expect<'_>) {}
     /// No more stimulus will come (the run ends once everything expected has been seen).
     fn finished(&self) -> bool;
+    /// The design was reset in the middle of the run: every transaction in flight is lost
+    /// (its expectations are already cleared); the bench continues with fresh transactions
+    /// from the model's reset state. `Err` when the bench cannot model a reset.
+    fn reset(&mut self) -> Result<(), String> {
+        Err("this bench does not model a reset in the middle of a run".into())
+    }
 }
 
 /// The other side of a protocol, answering the design's requests as they come.
@@ -285,6 +303,9 @@ pub trait Responder {
     fn oldest(&self) -> Option<u64> {
         None
     }
+    /// The design was reset: forget the requests not answered yet (state that outlives the
+    /// design's reset, such as memory contents, stays).
+    fn reset(&mut self) {}
 }
 
 /// A channel's ports resolved to indices: `valid`, `ready`, and (port, words) per field.
@@ -418,6 +439,7 @@ impl Harness {
             .collect();
         let mut readies = vec![false; n];
         let mut accepted: Vec<(usize, Beat)> = Vec::new();
+        let mut next_reset = 0u64;
         loop {
             let cycle = dut.cycle() - c0;
             if let Some((path, from, to)) = &cfg.vcd {
@@ -525,6 +547,53 @@ impl Harness {
             }
             if st.first_mismatch.is_some() {
                 break;
+            }
+            let in_flight = cur.iter().any(Option::is_some) || queues.iter().any(|q| !q.is_empty());
+            if st.resets < u64::from(cfg.resets)
+                && in_flight
+                && cycle >= next_reset
+                && rng.gen_bool(RESET_RATE)
+            {
+                next_reset = cycle + rng.gen_range(16..1024);
+                let offered = cur.iter().any(Option::is_some);
+                let expected = queues.iter().any(|q| !q.is_empty());
+                dut.reset(rng.gen_range(1..=3));
+                st.resets += 1;
+                st.resets_mid.0 += offered as u64;
+                st.resets_mid.1 += expected as u64;
+                queues.iter_mut().for_each(VecDeque::clear);
+                cur.iter_mut().for_each(|c| *c = None);
+                waiting_since.iter_mut().for_each(|w| *w = None);
+                for a in &mut self.responders {
+                    a.r.reset();
+                }
+                bench.reset()?;
+                // Back to idle: with no input offered, no output may be valid.
+                for (c, p) in ports.iter().enumerate() {
+                    if self.channels[c].dir == Dir::In {
+                        dut.set_u64(p.valid, 0);
+                    } else {
+                        dut.set_u64(p.ready, 0);
+                    }
+                }
+                dut.eval();
+                for (c, p) in ports.iter().enumerate() {
+                    if self.channels[c].dir == Dir::Out && dut.get_u64(p.valid) == 1 {
+                        st.mismatches += 1;
+                        st.first_mismatch = Some(Mismatch {
+                            channel: self.channels[c].name.clone(),
+                            transfer: 0,
+                            beat: 0,
+                            cycle,
+                            field: format!("{} after reset", self.channels[c].valid),
+                            expected: "0 (idle)".into(),
+                            actual: "1".into(),
+                        });
+                    }
+                }
+                if st.first_mismatch.is_some() {
+                    break;
+                }
             }
             dut.tick();
             st.cycles = dut.cycle() - c0;

@@ -41,6 +41,8 @@ pub struct StimConfig {
     pub hang_cycles: u64,
     /// Dump a waveform of cycles `[from, to)` to this file (needs a tracing build).
     pub vcd: Option<(std::path::PathBuf, u64, u64)>,
+    /// Resets asserted at random cycles in the middle of transactions.
+    pub resets: u32,
     /// Keep the design's output bytes in [`RunStats::output`] (the compressed stream for the
     /// compressor, the raw sectors otherwise).
     pub capture: bool,
@@ -58,6 +60,7 @@ impl Default for StimConfig {
             data: None,
             hang_cycles: 10_000,
             vcd: None,
+            resets: 0,
             capture: false,
         }
     }
@@ -339,6 +342,7 @@ pub fn run_with(
         hang_cycles: cfg.hang_cycles,
         vcd: cfg.vcd.clone(),
         channel_rates: Vec::new(),
+        resets: cfg.resets,
     };
     let mut st = run_stream(
         dut,
@@ -389,6 +393,7 @@ pub fn measure(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit) -> Result<Timing
         )),
         hang_cycles: 10_000,
         vcd: None,
+        resets: 0,
         capture: false,
     };
     let st = run(dut, p, unit, &cfg)?;

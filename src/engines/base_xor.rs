@@ -31,6 +31,7 @@ pub fn stim(s: &StimConfig) -> bench::StimConfig {
         hang_cycles: s.hang_cycles,
         vcd: s.vcd.clone(),
         capture: s.capture,
+        resets: s.resets,
         ..bench::StimConfig::default()
     }
 }

@@ -96,7 +96,9 @@ pub(super) fn run_ctrl(
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
     let lines = ctrl_lines(p, cfg);
-    let (cases, rep) = ctrl_cases(p, &lines)?;
-    let txns = cases.iter().map(ctrl_transaction).collect();
-    run_replayed(dut, p, Unit::Ctrl, txns, &rep, cfg, progress)
+    let build = |ls: &[Vec<u8>]| -> Result<Replay, String> {
+        let (cases, rep) = ctrl_cases(p, ls)?;
+        Ok((cases.iter().map(ctrl_transaction).collect(), rep))
+    };
+    run_replayed(dut, p, Unit::Ctrl, &lines, &build, cfg, progress)
 }

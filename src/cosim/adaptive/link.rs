@@ -116,8 +116,8 @@ pub(super) fn run_link(
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
     let lines = ctrl_lines(p, cfg);
-    let (txns, rep) = cases(p, unit, &lines, cfg)?;
-    run_replayed(dut, p, unit, txns, &rep, cfg, progress)
+    let build = |ls: &[Vec<u8>]| cases(p, unit, ls, cfg);
+    run_replayed(dut, p, unit, &lines, &build, cfg, progress)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use crate::cosim::dut::Dut;
 use crate::cosim::stream::unit_by_name;
 use crate::cosim::stream::RunStats;
-use crate::cosim::stream::{run_stream, Stream, StreamConfig, Txn};
+use crate::cosim::stream::{run_stream_with_reset, Stream, StreamConfig, Txn};
 use crate::hdl::{HdlError, Module};
 use crate::model::adaptive::paper::Bench;
 use crate::model::adaptive::{AdaptiveReport, Alg};
@@ -162,6 +162,8 @@ pub struct StimConfig {
     pub hang_cycles: u64,
     /// Dump a waveform of cycles `[from, to)` to this file (needs a tracing build).
     pub vcd: Option<(std::path::PathBuf, u64, u64)>,
+    /// Resets asserted at random cycles in the middle of transactions.
+    pub resets: u32,
     /// Keep the design's output bytes in [`RunStats::output`]: the compressor's streams
     /// (`⌈len/8⌉` bytes each, back to back), or the lines.
     pub capture: bool,
@@ -179,6 +181,7 @@ impl Default for StimConfig {
             data: None,
             hang_cycles: 10_000,
             vcd: None,
+            resets: 0,
             capture: false,
         }
     }
@@ -213,31 +216,51 @@ pub fn bus_words(stream: &[u8], line_bytes: usize) -> Vec<u32> {
     le_words(&b)
 }
 
-/// Streams `txns` (one per line of a replayed trace) through `unit`; `comp_bytes` is the
-/// model's payload bits sent / 8.
+/// Transactions of a replayed trace and the model's report over it.
+pub(super) type Replay = (Vec<Txn>, AdaptiveReport);
+
+/// Builds the transactions and the report of a trace's lines (from the model's reset state).
+pub(super) type BuildReplay<'a> = &'a dyn Fn(&[Vec<u8>]) -> Result<Replay, String>;
+
+/// Streams the transactions `build` makes of `lines` (one per line) through `unit`;
+/// `comp_bytes` is the model's payload bits sent / 8. After a mid-run reset the model is
+/// replayed again from its reset state over the lines not yet sent, as the hardware starts
+/// over.
 pub(super) fn run_replayed(
     dut: &mut dyn Dut,
     p: &AdaptiveRtlParams,
     unit: Unit,
-    txns: Vec<Txn>,
-    rep: &AdaptiveReport,
+    lines: &[Vec<u8>],
+    build: BuildReplay<'_>,
     cfg: &StimConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
     let (input, output) = streams(p, unit)?;
-    let lines = txns.len();
-    let mut it = txns.into_iter();
-    let mut next = || it.next();
-    let mut st = run_stream(
+    let (txns, rep) = build(lines)?;
+    // (remaining transactions, index of the next line).
+    let state = std::cell::RefCell::new((txns.into_iter(), 0usize));
+    let mut next = || {
+        let mut s = state.borrow_mut();
+        let t = s.0.next();
+        s.1 += usize::from(t.is_some());
+        t
+    };
+    let mut on_reset = || {
+        let mut s = state.borrow_mut();
+        let k = s.1.min(lines.len());
+        s.0 = build(&lines[k..])?.0.into_iter();
+        Ok(())
+    };
+    let mut st = run_stream_with_reset(
         dut,
         &input,
         &output,
         &mut next,
+        &mut on_reset,
         &stream_config(cfg),
-        &mut |_| {},
         progress,
     )?;
-    st.lines = lines as u64;
+    st.lines = lines.len() as u64;
     st.raw_bytes = rep.traffic.payload_bits_raw / 8;
     st.comp_bytes = rep.traffic.payload_bits_sent / 8;
     Ok(st)
@@ -252,5 +275,6 @@ pub(super) fn stream_config(cfg: &StimConfig) -> StreamConfig {
         hang_cycles: cfg.hang_cycles,
         vcd: cfg.vcd.clone(),
         channel_rates: Vec::new(),
+        resets: cfg.resets,
     }
 }
