@@ -164,7 +164,7 @@ fn fuzz(name: &str, seeds: Vec<Vec<u8>>, run: RunFn) {
     let secs: f64 = std::env::var("HWZIP_FUZZ_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(10.0);
+        .unwrap_or(20.0);
     let seed: u64 = std::env::var("HWZIP_FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -32,7 +32,7 @@ fn every_unit_recovers_from_resets_in_mid_transaction() {
         }
         for unit in units {
             let mut stim = flow::stim_from(&cfg, None);
-            stim.lines = 3000;
+            stim.lines = 10_000;
             stim.resets = 20;
             let req = CosimRequest {
                 engine: e,

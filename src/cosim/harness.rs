@@ -240,7 +240,7 @@ impl Default for HarnessConfig {
 }
 
 /// Chance per cycle, while something is in flight, that a requested mid-run reset is asserted
-/// (about one every 64 busy cycles: inside transactions, spread over the run's start).
+/// (about one every 64 busy cycles, at least 16..1024 cycles apart).
 const RESET_RATE: f64 = 1.0 / 64.0;
 
 /// An expected output beat.
@@ -548,7 +548,13 @@ impl Harness {
             if st.first_mismatch.is_some() {
                 break;
             }
-            let in_flight = cur.iter().any(Option::is_some) || queues.iter().any(|q| !q.is_empty());
+            // Alternate resets with an input beat offered (mid-handshake on the input side)
+            // and resets with output beats still expected.
+            let in_flight = if st.resets % 2 == 0 {
+                cur.iter().any(Option::is_some)
+            } else {
+                queues.iter().any(|q| !q.is_empty())
+            };
             if st.resets < u64::from(cfg.resets)
                 && in_flight
                 && cycle >= next_reset
