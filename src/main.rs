@@ -422,6 +422,9 @@ fn run(cli: Cli) -> Result<bool, String> {
                 cfg.synth.libraries = liberty;
             }
             cfg.validate()?;
+            if let Some(u) = &unit {
+                flow::check_synth_unit(engine, &cfg, u)?;
+            }
             let mut notes = Vec::new();
             let libs = flow::libraries(&cfg.synth.libraries, &mut notes)?;
             for n in &notes {

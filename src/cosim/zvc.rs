@@ -475,6 +475,107 @@ mod verilator_tests {
         assert!(m.cycle < 200, "found late: {}", m);
     }
 
+    /// Arbitrary transfers (random beats, byte counts and lengths, random back-pressure):
+    /// every transfer ends with an `m_last` beat (data or `m_err_o`) within a bounded number of
+    /// cycles, input is never refused for long, and a good run follows.
+    #[test]
+    fn random_streams_end_in_bounded_cycles() {
+        let p = ZvcRtlParams::default();
+        let mut dut = VerilatorDut::new(&decompressor(&p).unwrap(), false).unwrap();
+        let port = |d: &VerilatorDut, n: &str| d.port(n).unwrap();
+        let (sv, sr, sd, sb, sl) = (
+            port(&dut, "s_valid_i"),
+            port(&dut, "s_ready_o"),
+            port(&dut, "s_data_i"),
+            port(&dut, "s_bytes_i"),
+            port(&dut, "s_last_i"),
+        );
+        let (mv, mr, ml, me) = (
+            port(&dut, "m_valid_o"),
+            port(&dut, "m_ready_i"),
+            port(&dut, "m_last_o"),
+            port(&dut, "m_err_o"),
+        );
+        let words = dut.port_width(sd).div_ceil(32) as usize;
+        let beat_bytes = (p.lanes * p.word_bits / 8) as u64;
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        dut.reset(2);
+        let (mut errors, mut worst) = (0u32, 0u64);
+        for t in 0..2_000 {
+            let beats = rng.gen_range(1..=6);
+            let mut sent = 0;
+            let mut last_at = None;
+            let mut ended = false;
+            let mut cycles = 0u64;
+            while !ended {
+                cycles += 1;
+                assert!(cycles < 2_000, "transfer {t}: no end after {cycles} cycles");
+                let offer = sent < beats;
+                dut.set_u64(sv, offer as u64);
+                if offer {
+                    let data: Vec<u32> = (0..words).map(|_| rng.gen()).collect();
+                    dut.set(sd, &data);
+                    dut.set_u64(sb, rng.gen_range(1..=beat_bytes));
+                    dut.set_u64(sl, (sent + 1 == beats) as u64);
+                }
+                let ready = rng.gen_bool(0.7);
+                dut.set_u64(mr, ready as u64);
+                dut.eval();
+                if offer && dut.get_u64(sr) == 1 {
+                    sent += 1;
+                    if sent == beats {
+                        last_at = Some(cycles);
+                    }
+                }
+                if ready && dut.get_u64(mv) == 1 && dut.get_u64(ml) == 1 {
+                    errors += dut.get_u64(me) as u32;
+                    // An early error ends the transfer; the rest of its beats are drained.
+                    ended = sent == beats || dut.get_u64(me) == 1;
+                }
+                dut.tick();
+            }
+            while sent < beats {
+                // Drain what is left of a transfer the unit already ended with an error.
+                dut.set_u64(sv, 1);
+                dut.set_u64(sl, (sent + 1 == beats) as u64);
+                dut.set_u64(mr, 1);
+                dut.eval();
+                sent += dut.get_u64(sr) as usize;
+                dut.tick();
+                cycles += 1;
+                assert!(cycles < 4_000, "transfer {t}: input refused after an error");
+            }
+            dut.set_u64(sv, 0);
+            worst = worst.max(cycles - last_at.unwrap_or(cycles));
+        }
+        eprintln!(
+            "2,000 random transfers: {errors} ended with m_err_o, slowest end {worst} cycles"
+        );
+        assert!(
+            errors > 1_000,
+            "random streams are mostly corrupt: {errors} errors"
+        );
+        assert!(
+            worst < 400,
+            "slowest end after the last input beat: {worst} cycles"
+        );
+        let st = run(
+            &mut dut,
+            &p,
+            Unit::Decompressor,
+            &StimConfig {
+                lines: 500,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            st.first_mismatch.is_none(),
+            "{}",
+            st.first_mismatch.unwrap()
+        );
+    }
+
     #[test]
     fn corrupt_stream_reports_error_and_does_not_hang() {
         let p = ZvcRtlParams::default();

@@ -240,6 +240,21 @@ fn run_synth(
     Ok((r, cached))
 }
 
+/// An error naming the synthesizable units when `engine` has no unit `unit`.
+pub fn check_synth_unit(engine: EngineRef, cfg: &Config, unit: &str) -> FlowResult<()> {
+    let designs = engine.units(cfg)?;
+    if designs.iter().any(|d| d.unit == unit) {
+        return Ok(());
+    }
+    let known: Vec<&str> = designs.iter().map(|d| d.unit).collect();
+    Err(format!(
+        "{} has no synthesizable unit `{}` (known: {})",
+        engine.name(),
+        crate::files::quote(unit),
+        known.join(", ")
+    ))
+}
+
 /// `hwzip synth`: synthesizes every unit of `engine` on every library; latency and throughput
 /// are measured in Verilator and attached to the rows.
 pub fn synth(
@@ -252,15 +267,7 @@ pub fn synth(
 ) -> FlowResult<Vec<ReportRow>> {
     let designs = engine.units(cfg)?;
     if let Some(n) = units {
-        if !designs.iter().any(|d| d.unit == n) {
-            let known: Vec<&str> = designs.iter().map(|d| d.unit).collect();
-            return Err(format!(
-                "{} has no synthesizable unit `{}` (known: {})",
-                engine.name(),
-                crate::files::quote(n),
-                known.join(", ")
-            ));
-        }
+        check_synth_unit(engine, cfg, n)?;
     }
     let mut rows = Vec::new();
     for u in designs.iter().filter(|u| units.is_none_or(|n| n == u.unit)) {
