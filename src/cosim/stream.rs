@@ -282,10 +282,7 @@ mod tests {
 
     fn run_counting(reset: bool) -> RunStats {
         let top = counting(reset);
-        let (i, o) = (
-            Stream::new("s_valid_i", "s_ready_o", &["s_data_i"]),
-            Stream::new("m_valid_o", "m_ready_i", &["m_data_o"]),
-        );
+        let (i, o) = io();
         let mut dut = SimDut::new(&top).unwrap();
         // The model: the k-th transfer since the last reset adds k.
         let k = std::cell::Cell::new(0u32);
@@ -340,25 +337,12 @@ mod tests {
     fn a_unit_still_valid_after_reset_is_caught() {
         // The plus-one pipe with resets passes; a unit whose output valid ignores reset fails.
         let top = plus_one_pipe(false);
-        let (i, o) = (
-            Stream::new("s_valid_i", "s_ready_o", &["s_data_i"]),
-            Stream::new("m_valid_o", "m_ready_i", &["m_data_o"]),
-        );
         let mut dut = SimDut::new(&top).unwrap();
         let cfg = StreamConfig {
             resets: 10,
             ..StreamConfig::default()
         };
-        let st = run_stream(
-            &mut dut,
-            &i,
-            &o,
-            &mut txns(3000, 1),
-            &cfg,
-            &mut |_| {},
-            &mut |_| {},
-        )
-        .unwrap();
+        let st = run_txns(&mut dut, txns(3000, 1), &cfg).unwrap();
         assert!(
             st.first_mismatch.is_none(),
             "{}",
@@ -383,20 +367,29 @@ mod tests {
         m.output_expr("m_data_o", &data.q());
         let top = m.finish().unwrap();
         let mut dut = SimDut::new(&top).unwrap();
-        let st = run_stream(
-            &mut dut,
-            &i,
-            &o,
-            &mut txns(3000, 1),
-            &cfg,
-            &mut |_| {},
-            &mut |_| {},
-        )
-        .unwrap();
+        let st = run_txns(&mut dut, txns(3000, 1), &cfg).unwrap();
         let m = st
             .first_mismatch
             .expect("valid right after reset must be caught");
         assert_eq!(m.field, "m_valid_o after reset");
+    }
+
+    /// The `s` and `m` streams of the test fixtures.
+    fn io() -> (Stream, Stream) {
+        (
+            Stream::new("s_valid_i", "s_ready_o", &["s_data_i"]),
+            Stream::new("m_valid_o", "m_ready_i", &["m_data_o"]),
+        )
+    }
+
+    /// [`run_stream`] of `next` through a fixture with the [`io`] streams.
+    fn run_txns(
+        dut: &mut dyn Dut,
+        mut next: impl FnMut() -> Option<Txn>,
+        cfg: &StreamConfig,
+    ) -> Result<RunStats, String> {
+        let (i, o) = io();
+        run_stream(dut, &i, &o, &mut next, cfg, &mut |_| {}, &mut |_| {})
     }
 
     fn txns(n: u64, off: u64) -> impl FnMut() -> Option<Txn> {
@@ -417,21 +410,9 @@ mod tests {
     #[test]
     fn pipeline_passes_under_random_stalls_at_full_rate() {
         let top = plus_one_pipe(false);
-        let (i, o) = (
-            Stream::new("s_valid_i", "s_ready_o", &["s_data_i"]),
-            Stream::new("m_valid_o", "m_ready_i", &["m_data_o"]),
-        );
+        let (i, o) = io();
         let mut dut = SimDut::new(&top).unwrap();
-        let st = run_stream(
-            &mut dut,
-            &i,
-            &o,
-            &mut txns(2000, 1),
-            &StreamConfig::default(),
-            &mut |_| {},
-            &mut |_| {},
-        )
-        .unwrap();
+        let st = run_txns(&mut dut, txns(2000, 1), &StreamConfig::default()).unwrap();
         assert!(
             st.first_mismatch.is_none(),
             "{}",
@@ -447,16 +428,7 @@ mod tests {
             out_stall: 0.0,
             ..StreamConfig::default()
         };
-        let st = run_stream(
-            &mut dut,
-            &i,
-            &o,
-            &mut txns(1000, 1),
-            &cfg,
-            &mut |_| {},
-            &mut |_| {},
-        )
-        .unwrap();
+        let st = run_txns(&mut dut, txns(1000, 1), &cfg).unwrap();
         assert!(st.cycles <= 1000 + 3, "{} cycles", st.cycles);
         let lat = measure_latency(&mut dut, &i, &o, &txns(1, 1)().unwrap()).unwrap();
         assert_eq!(
@@ -467,21 +439,9 @@ mod tests {
 
     #[test]
     fn mismatches_and_hangs_are_reported() {
-        let (i, o) = (
-            Stream::new("s_valid_i", "s_ready_o", &["s_data_i"]),
-            Stream::new("m_valid_o", "m_ready_i", &["m_data_o"]),
-        );
+        let (_, o) = io();
         let mut dut = SimDut::new(&plus_one_pipe(false)).unwrap();
-        let st = run_stream(
-            &mut dut,
-            &i,
-            &o,
-            &mut txns(10, 2),
-            &StreamConfig::default(),
-            &mut |_| {},
-            &mut |_| {},
-        )
-        .unwrap();
+        let st = run_txns(&mut dut, txns(10, 2), &StreamConfig::default()).unwrap();
         let m = st
             .first_mismatch
             .expect("off-by-one expectation must mismatch");
@@ -491,16 +451,7 @@ mod tests {
             hang_cycles: 100,
             ..StreamConfig::default()
         };
-        let e = run_stream(
-            &mut stuck,
-            &i,
-            &o,
-            &mut txns(10, 1),
-            &cfg,
-            &mut |_| {},
-            &mut |_| {},
-        )
-        .unwrap_err();
+        let e = run_txns(&mut stuck, txns(10, 1), &cfg).unwrap_err();
         assert!(e.contains("hung"), "{}", e);
         let e = run_stream(
             &mut dut,
