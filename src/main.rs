@@ -285,21 +285,19 @@ fn print_cosim(r: &CosimReport) {
 }
 
 fn units_of(engine: EngineRef, unit: &str) -> Result<Vec<String>, String> {
-    let all = engines::cosim_units(engine);
     if unit == "all" {
-        return Ok(all);
+        return Ok(engines::cosim_units(engine));
     }
-    if all.iter().any(|u| u == unit) || engine.test_units().contains(&unit) {
+    let known = engines::known_cosim_units(engine);
+    if known.iter().any(|u| u == unit) {
         return Ok(vec![unit.to_string()]);
     }
     Err(format!(
-        "unknown unit `{}` of {} (known: {}, {}, all)",
+        "unknown unit `{}` of {} (known: {}, all)",
         hwzip::files::quote(unit),
         engine.name(),
-        all.join(", "),
-        engine.test_units().join(", ")
-    )
-    .replace(", , all", ", all"))
+        known.join(", ")
+    ))
 }
 
 fn run(cli: Cli) -> Result<bool, String> {
@@ -423,7 +421,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             }
             cfg.validate()?;
             if let Some(u) = &unit {
-                flow::check_synth_unit(engine, &cfg, u)?;
+                flow::check_synth_unit(engine, u)?;
             }
             let mut notes = Vec::new();
             let libs = flow::libraries(&cfg.synth.libraries, &mut notes)?;
@@ -808,18 +806,13 @@ fn read_container(p: &Path) -> Result<Vec<u8>, String> {
         if head == MAGIC {
             Ok(())
         } else {
-            Err(format!(
-                "{}: not an hwzip container (the first bytes are not \"HWZP\")",
-                p.display()
-            ))
+            Err("not an hwzip container (the first bytes are not \"HWZP\")".into())
         }
     })
-    .map_err(|e| {
-        if e.kind() == std::io::ErrorKind::InvalidData && e.to_string().contains("HWZP") {
-            e.to_string()
-        } else {
-            format!("cannot read {}: {}", p.display(), e)
-        }
+    .map_err(|e| match e.kind() {
+        // The content is wrong (magic, size): the file itself was readable.
+        std::io::ErrorKind::InvalidData => format!("{}: {}", p.display(), e),
+        _ => format!("cannot read {}: {}", p.display(), e),
     })
 }
 

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 struct Case {
     class: &'static str,
@@ -182,7 +182,6 @@ fn every_bad_input_is_a_one_line_error() {
     ] {
         cases.push(case("trace", &args, needle));
     }
-    let _ = raw16;
 
     // Containers.
     let good_in = w("in.bin", &[0u8; 1000]);
@@ -419,5 +418,4 @@ fn every_bad_input_is_a_one_line_error() {
     for (k, (n, ms)) in &counts {
         eprintln!("| {k} | {n} | exit 2, one line, 0 panics | {ms} ms |");
     }
-    let _ = Duration::ZERO;
 }

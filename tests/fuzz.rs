@@ -46,7 +46,8 @@ const MAX_INPUT: usize = 64 << 10;
 const MAX_ALLOC_OK: usize = 256 << 20;
 
 /// Runs one input; returns a short description of the outcome (the feedback).
-type RunFn = fn(&[u8]) -> String;
+trait RunFn: Fn(&[u8]) -> String + std::panic::RefUnwindSafe {}
+impl<F: Fn(&[u8]) -> String + std::panic::RefUnwindSafe> RunFn for F {}
 
 fn outcome<T, E: std::fmt::Display>(r: Result<T, E>) -> String {
     match r {
@@ -123,7 +124,7 @@ fn crash_dir() -> PathBuf {
     t.join("fuzz-crashes")
 }
 
-fn try_one(name: &str, run: RunFn, input: &[u8]) -> String {
+fn try_one(name: &str, run: &impl RunFn, input: &[u8]) -> String {
     match std::panic::catch_unwind(|| run(input)) {
         Ok(o) => o,
         Err(_) => {
@@ -142,7 +143,7 @@ fn try_one(name: &str, run: RunFn, input: &[u8]) -> String {
     }
 }
 
-fn fuzz(name: &str, seeds: Vec<Vec<u8>>, run: RunFn) {
+fn fuzz(name: &str, seeds: Vec<Vec<u8>>, run: impl RunFn) {
     let corpus_dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fuzz_corpus")
         .join(name);
@@ -153,13 +154,13 @@ fn fuzz(name: &str, seeds: Vec<Vec<u8>>, run: RunFn) {
         files.sort();
         for f in files {
             let data = std::fs::read(&f).unwrap();
-            try_one(name, run, &data);
+            try_one(name, &run, &data);
             replayed += 1;
             pool.push(data);
         }
     }
     for s in pool.clone() {
-        try_one(name, run, &s);
+        try_one(name, &run, &s);
     }
     let secs: f64 = std::env::var("HWZIP_FUZZ_SECS")
         .ok()
@@ -180,7 +181,7 @@ fn fuzz(name: &str, seeds: Vec<Vec<u8>>, run: RunFn) {
         for _ in 0..64 {
             let base = &pool[rng.gen_range(0..pool.len())];
             let input = mutate(&mut rng, &pool, base);
-            let o = try_one(name, run, &input);
+            let o = try_one(name, &run, &input);
             execs += 1;
             if seen.insert(o) && pool.len() < 4096 {
                 pool.push(input);
@@ -414,12 +415,7 @@ fn codec_seeds(p: &model::adaptive::AdaptiveParams, alg: model::adaptive::Alg) -
 
 fn fuzz_codec(name: &str, alg: model::adaptive::Alg) {
     let p = model::adaptive::AdaptiveParams::default();
-    let run: RunFn = match alg {
-        model::adaptive::Alg::Bdi => |b| codec_run(model::adaptive::Alg::Bdi, b),
-        model::adaptive::Alg::Fpc => |b| codec_run(model::adaptive::Alg::Fpc, b),
-        _ => |b| codec_run(model::adaptive::Alg::Cpack, b),
-    };
-    fuzz(name, codec_seeds(&p, alg), run);
+    fuzz(name, codec_seeds(&p, alg), move |b| codec_run(alg, b));
 }
 
 fn codec_run(alg: model::adaptive::Alg, b: &[u8]) -> String {

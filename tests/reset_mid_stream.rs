@@ -24,13 +24,7 @@ fn every_unit_recovers_from_resets_in_mid_transaction() {
     let cfg = Config::default();
     let mut rows = Vec::new();
     for &e in engines::ALL {
-        let mut units = engines::cosim_units(e);
-        for t in e.test_units() {
-            if !units.iter().any(|u| u == t) {
-                units.push(t.to_string());
-            }
-        }
-        for unit in units {
+        for unit in engines::known_cosim_units(e) {
             let mut stim = flow::stim_from(&cfg, None);
             stim.lines = 10_000;
             stim.resets = 20;

@@ -221,6 +221,17 @@ pub fn cosim_units(engine: EngineRef) -> Vec<String> {
     v
 }
 
+/// Every unit `hwzip cosim --unit` accepts: [`cosim_units`] and the test-only loop-backs.
+pub fn known_cosim_units(engine: EngineRef) -> Vec<String> {
+    let mut v = cosim_units(engine);
+    for t in engine.test_units() {
+        if !v.iter().any(|u| u == t) {
+            v.push(t.to_string());
+        }
+    }
+    v
+}
+
 fn no_container(name: &str) -> String {
     format!(
         "{} has no file container yet: use `hwzip cosim|synth --engine {}` for its hardware",

@@ -241,12 +241,11 @@ fn run_synth(
 }
 
 /// An error naming the synthesizable units when `engine` has no unit `unit`.
-pub fn check_synth_unit(engine: EngineRef, cfg: &Config, unit: &str) -> FlowResult<()> {
-    let designs = engine.units(cfg)?;
-    if designs.iter().any(|d| d.unit == unit) {
+pub fn check_synth_unit(engine: EngineRef, unit: &str) -> FlowResult<()> {
+    let known = engine.unit_names();
+    if known.contains(&unit) {
         return Ok(());
     }
-    let known: Vec<&str> = designs.iter().map(|d| d.unit).collect();
     Err(format!(
         "{} has no synthesizable unit `{}` (known: {})",
         engine.name(),
@@ -265,10 +264,10 @@ pub fn synth(
     units: Option<&str>,
     log: &mut dyn FnMut(&str),
 ) -> FlowResult<Vec<ReportRow>> {
-    let designs = engine.units(cfg)?;
     if let Some(n) = units {
-        check_synth_unit(engine, cfg, n)?;
+        check_synth_unit(engine, n)?;
     }
+    let designs = engine.units(cfg)?;
     let mut rows = Vec::new();
     for u in designs.iter().filter(|u| units.is_none_or(|n| n == u.unit)) {
         let t = timing(engine, cfg, u.unit)?;
