@@ -66,6 +66,11 @@ enum Cmd {
         /// after each reset the unit must be idle and process what follows correctly.
         #[arg(long, default_value_t = 0)]
         resets: u32,
+        /// Start every register, memory and X assignment at random values from this seed
+        /// (Verilator `--x-assign unique --x-initial unique`; a separate cached build):
+        /// outputs must not depend on state that the reset leaves undefined.
+        #[arg(long, value_name = "SEED")]
+        x_seed: Option<u32>,
     },
     /// Synthesize an engine's units (Yosys + OpenSTA) and report area and timing.
     Synth {
@@ -256,6 +261,12 @@ fn load_config(path: &Option<PathBuf>) -> Result<Config, String> {
 
 fn print_cosim(r: &CosimReport) {
     let s = &r.stats;
+    if let Some(seed) = r.x_seed {
+        println!(
+            "{} {}: registers, memories and X assignments started at random values (seed {seed})",
+            r.engine, r.unit
+        );
+    }
     if s.resets > 0 {
         println!(
             "{} {}: {} mid-run resets ({} with an input beat offered, {} with output expected)",
@@ -328,6 +339,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             vcd,
             dump_out,
             resets,
+            x_seed,
         } => {
             let engine = engines::by_name(&engine)?;
             let mut cfg = load_config(&config)?;
@@ -364,6 +376,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                     unit: u.clone(),
                     stim,
                     vcd: vcd.clone(),
+                    x_seed,
                 };
                 let step = ui.step(&format!("cosim {} {}", engine.name(), u));
                 step.set("verilating and compiling the model (cached after the first build)");

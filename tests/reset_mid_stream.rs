@@ -33,6 +33,7 @@ fn every_unit_recovers_from_resets_in_mid_transaction() {
                 unit: unit.clone(),
                 stim,
                 vcd: None,
+                x_seed: None,
             };
             let r = flow::cosim(&req, &cfg, &mut |_| {}).unwrap();
             let s = &r.stats;

@@ -619,6 +619,11 @@ pub(crate) fn spec_key(spec: &BuildSpec, shim: &str, tools: &Tools) -> String {
         RECIPE.as_bytes(),
         spec.top.as_bytes(),
         if spec.trace { b"trace" } else { b"fast" },
+        if spec.x_random {
+            b"x-unique"
+        } else {
+            b"x-default"
+        },
         shim.as_bytes(),
         tools.verilator_version.as_bytes(),
         tools.cxx_version.as_bytes(),
@@ -635,7 +640,12 @@ pub(crate) fn spec_key(spec: &BuildSpec, shim: &str, tools: &Tools) -> String {
 pub(crate) fn entry_dir(spec: &BuildSpec, tools: &Tools) -> PathBuf {
     let shim = gen_shim(spec);
     let key = spec_key(spec, &shim, tools);
-    let mode = if spec.trace { "trace" } else { "fast" };
+    let mode = match (spec.trace, spec.x_random) {
+        (false, false) => "fast",
+        (true, false) => "trace",
+        (false, true) => "xrand",
+        (true, true) => "trace-xrand",
+    };
     cache_root().join(format!("{}-{mode}-{}", spec.top, &key[..20]))
 }
 
@@ -721,6 +731,9 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
     .current_dir(tmp); // relative paths: messages say `src/<file>:<line>`
     if spec.trace {
         cmd.arg("--trace");
+    }
+    if spec.x_random {
+        cmd.args(["--x-assign", "unique", "--x-initial", "unique"]);
     }
     for (n, _) in &spec.sources {
         cmd.arg(Path::new("src").join(n));

@@ -182,6 +182,14 @@ impl Bench for CacheBench {
     fn finished(&self) -> bool {
         self.remaining == 0
     }
+
+    /// The controller forgets its contents (dirty sectors not written back are lost, as in
+    /// the design), its MSHRs and its counters: the model restarts empty. The memory keeps
+    /// what was written back, so later misses fetch the same data in both.
+    fn reset(&mut self) -> Result<(), String> {
+        self.model = Cache::new(&self.p.cache)?;
+        Ok(())
+    }
 }
 
 /// What a run measured.
@@ -233,7 +241,9 @@ pub fn channels(top: &Module) -> Result<Vec<Channel>, String> {
         .collect()
 }
 
-/// Runs `n` lookups through `dut` (the controller of `p`, module `top`).
+/// Runs `n` lookups through `dut` (the controller of `p`, module `top`); `cfg.resets`
+/// asserts `rst_ni` that many times in mid-run (the counters then cover the lookups since
+/// the last reset, in the design and the model).
 pub fn run(
     dut: &mut dyn Dut,
     top: &Module,

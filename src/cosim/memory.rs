@@ -168,4 +168,10 @@ impl Responder for MemResponder {
     fn oldest(&self) -> Option<u64> {
         self.pending.iter().map(|p| p.issued).min()
     }
+
+    /// Reads not answered yet are lost with the design's reset; the memory contents and
+    /// the writes it has taken stay.
+    fn reset(&mut self) {
+        self.pending.clear();
+    }
 }

@@ -53,6 +53,7 @@
 //!         PortSpec::new("s_o", PortDir::Out, 8),
 //!     ],
 //!     trace: false,
+//!     x_random: false,
 //! };
 //! let lib = build(&spec)?;
 //! let mut m = Model::new(&lib)?;
@@ -138,6 +139,10 @@ pub struct BuildSpec {
     pub ports: Vec<PortSpec>,
     /// Build with `--trace` (VCD). Separate cache entry from the fast build.
     pub trace: bool,
+    /// Build with `--x-assign unique --x-initial unique`: every X assignment and every initial
+    /// value becomes a run-time random value, drawn from the seed of
+    /// [`Model::new_random`] (plain [`Model::new`] still starts at 0). Separate cache entry.
+    pub x_random: bool,
 }
 
 /// Errors from building or driving a Verilated model.

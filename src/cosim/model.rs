@@ -19,7 +19,7 @@ pub(crate) fn recorded_build_time(dir: &Path) -> Option<Duration> {
     v.parse::<f64>().ok().map(Duration::from_secs_f64)
 }
 
-type FnNew = unsafe extern "C" fn() -> *mut c_void;
+type FnNew = unsafe extern "C" fn(c_int, c_int) -> *mut c_void;
 type FnH = unsafe extern "C" fn(*mut c_void);
 type FnHInt = unsafe extern "C" fn(*mut c_void) -> c_int;
 type FnHU64 = unsafe extern "C" fn(*mut c_void) -> u64;
@@ -279,10 +279,27 @@ pub struct Model {
 unsafe impl Send for Model {}
 
 impl Model {
-    /// Instantiate a fresh model (all inputs 0, time 0).
+    /// Instantiate a fresh model (every variable 0, time 0).
     pub fn new(lib: &Arc<Library>) -> Result<Model, CosimError> {
+        Model::instantiate(lib, 0, 0)
+    }
+
+    /// Instantiate a fresh model whose every variable (registers, memories, inputs) starts
+    /// at a random value drawn from `seed`; in a library built with [`BuildSpec::x_random`],
+    /// every X assignment of the design is a random value too. A design that is correct
+    /// after reset gives the same outputs for every seed.
+    pub fn new_random(lib: &Arc<Library>, seed: u32) -> Result<Model, CosimError> {
+        // Verilator treats seed 0 as "pick one from the clock": keep runs reproducible.
+        Model::instantiate(lib, 2, seed.max(1) as c_int)
+    }
+
+    fn instantiate(
+        lib: &Arc<Library>,
+        rand_reset: c_int,
+        seed: c_int,
+    ) -> Result<Model, CosimError> {
         // SAFETY: hz_new has no preconditions; returns null on failure.
-        let h = unsafe { (lib.api.new)() };
+        let h = unsafe { (lib.api.new)(rand_reset, seed) };
         let h =
             NonNull::new(h).ok_or_else(|| CosimError::Sim("model construction failed".into()))?;
         let ptrs = (0..lib.ports.len() as u32)

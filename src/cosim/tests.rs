@@ -90,6 +90,7 @@ fn add8_spec(trace: bool) -> BuildSpec {
             p("c_o", PortDir::Out, 1),
         ],
         trace,
+        x_random: false,
     }
 }
 
@@ -113,6 +114,7 @@ fn wide_spec() -> BuildSpec {
             p("nota_o", PortDir::Out, 100),
         ],
         trace: false,
+        x_random: false,
     }
 }
 
@@ -316,6 +318,7 @@ fn combinational_module_without_clock() {
         sources: vec![("comb.v".into(), COMB_V.into())],
         ports: vec![p("a_i", PortDir::In, 8), p("y_o", PortDir::Out, 8)],
         trace: false,
+        x_random: false,
     };
     let lib = build(&spec).unwrap();
     let mut m = Model::new(&lib).unwrap();
@@ -629,6 +632,7 @@ fn finish_and_fatal_do_not_kill_the_process() {
             p("q_o", PortDir::Out, 8),
         ],
         trace: false,
+        x_random: false,
     };
     let lib = build(&spec).unwrap();
     let mut m = Model::new(&lib).unwrap();
@@ -670,4 +674,102 @@ fn bench_rust_vs_cpp_on_wide_fixture() {
         rust / cpp
     );
     assert!(cpp > 0.0 && rust > 0.0);
+}
+
+/// A register without reset and an explicit X in a case default: what an X-randomized build
+/// must expose.
+const XSRC_V: &str = r"
+module xsrc (
+  input  wire        clk_i,
+  input  wire        rst_ni,
+  input  wire [1:0]  s_i,
+  output reg  [31:0] q_o,
+  output reg  [31:0] y_o,
+  output reg  [31:0] r_o
+);
+  always @(posedge clk_i) q_o <= {30'd0, s_i};
+  always @(posedge clk_i) begin
+    if (!rst_ni) r_o <= 32'd0;
+    else         r_o <= r_o + 32'd1;
+  end
+  always @(*) begin
+    case (s_i)
+      2'd0:    y_o = 32'd7;
+      default: y_o = 32'bx;
+    endcase
+  end
+endmodule
+";
+
+fn xsrc_spec(x_random: bool) -> BuildSpec {
+    BuildSpec {
+        top: "xsrc".into(),
+        sources: vec![("xsrc.v".into(), XSRC_V.into())],
+        ports: vec![
+            p("clk_i", PortDir::In, 1),
+            p("rst_ni", PortDir::In, 1),
+            p("s_i", PortDir::In, 2),
+            p("q_o", PortDir::Out, 32),
+            p("y_o", PortDir::Out, 32),
+            p("r_o", PortDir::Out, 32),
+        ],
+        trace: false,
+        x_random,
+    }
+}
+
+/// The X check can fail: in the `x_random` build, a register without reset and an X
+/// assignment take different values for different seeds (and the same value for the same
+/// seed), while reset registers do not depend on the seed; the plain build starts at 0.
+#[test]
+fn x_random_build_randomizes_unreset_state_and_x_assignments() {
+    let sample = |lib: &std::sync::Arc<Library>, seed: Option<u32>| -> (u64, u64, u64) {
+        let mut m = match seed {
+            Some(s) => Model::new_random(lib, s).unwrap(),
+            None => Model::new(lib).unwrap(),
+        };
+        let (s, q, y, r) = (
+            m.port("s_i").unwrap(),
+            m.port("q_o").unwrap(),
+            m.port("y_o").unwrap(),
+            m.port("r_o").unwrap(),
+        );
+        m.set_u64(s, 3);
+        m.eval();
+        let q0 = m.get_u64(q);
+        let y3 = m.get_u64(y);
+        m.reset(1).unwrap();
+        m.tick();
+        (q0, y3, m.get_u64(r))
+    };
+    let plain = build(&xsrc_spec(false)).unwrap();
+    assert_eq!(sample(&plain, None), (0, 0, 1));
+    let xr = build(&xsrc_spec(true)).unwrap();
+    assert_ne!(
+        plain.dir(),
+        xr.dir(),
+        "the x_random build is a separate cache entry"
+    );
+    let runs: Vec<(u64, u64, u64)> = (1..=8).map(|s| sample(&xr, Some(s))).collect();
+    assert_eq!(sample(&xr, Some(3)), runs[2], "same seed, same state");
+    let distinct = |f: fn(&(u64, u64, u64)) -> u64| {
+        let mut v: Vec<u64> = runs.iter().map(f).collect();
+        v.sort();
+        v.dedup();
+        v.len()
+    };
+    assert!(
+        distinct(|t| t.0) >= 7,
+        "unreset register not randomized: {runs:?}"
+    );
+    assert!(
+        distinct(|t| t.1) >= 7,
+        "X assignment not randomized: {runs:?}"
+    );
+    assert!(
+        runs.iter().all(|t| t.2 == 1),
+        "reset register depends on the seed"
+    );
+    // Without a seed the x_random library starts at 0 like the plain one.
+    assert_eq!(sample(&xr, None).0, 0);
 }

@@ -9,6 +9,16 @@ use std::sync::Arc;
 /// The Verilator build description of a finished module: every file of its hierarchy and
 /// its full port table.
 pub fn build_spec(top: &Arc<Module>, trace: bool) -> Result<BuildSpec, CosimError> {
+    build_spec_with(top, trace, false)
+}
+
+/// [`build_spec`], optionally with X assignments and initial values randomized
+/// ([`BuildSpec::x_random`]).
+pub fn build_spec_with(
+    top: &Arc<Module>,
+    trace: bool,
+    x_random: bool,
+) -> Result<BuildSpec, CosimError> {
     let sources = emit::emit_design(top).map_err(|e| CosimError::Spec(e.to_string()))?;
     let ports = top
         .ports()
@@ -27,6 +37,7 @@ pub fn build_spec(top: &Arc<Module>, trace: bool) -> Result<BuildSpec, CosimErro
         sources,
         ports,
         trace,
+        x_random,
     })
 }
 
@@ -43,9 +54,31 @@ pub struct VerilatorDut {
 impl VerilatorDut {
     /// Builds (or reuses from the cache) and loads the model of `top`.
     pub fn new(top: &Arc<Module>, trace: bool) -> Result<VerilatorDut, CosimError> {
-        let spec = build_spec(top, trace)?;
+        VerilatorDut::with(top, trace, None)
+    }
+
+    /// Builds (or reuses) the model of `top` with X assignments and initial values randomized
+    /// and loads it with every register, memory and X drawn from `seed`
+    /// ([`Model::new_random`]): the test that no output depends on state the reset does not
+    /// define.
+    pub fn new_random(top: &Arc<Module>, seed: u32) -> Result<VerilatorDut, CosimError> {
+        VerilatorDut::with(top, false, Some(seed))
+    }
+
+    /// [`VerilatorDut::new`] (`x_seed` `None`) or [`VerilatorDut::new_random`], with or
+    /// without tracing.
+    pub fn with(
+        top: &Arc<Module>,
+        trace: bool,
+        x_seed: Option<u32>,
+    ) -> Result<VerilatorDut, CosimError> {
+        let spec = build_spec_with(top, trace, x_seed.is_some())?;
         let lib = build(&spec)?;
-        VerilatorDut::from_model(Model::new(&lib)?)
+        let model = match x_seed {
+            Some(seed) => Model::new_random(&lib, seed)?,
+            None => Model::new(&lib)?,
+        };
+        VerilatorDut::from_model(model)
     }
 
     /// Wraps an already loaded model.

@@ -464,6 +464,7 @@ fn run_task(
                     opts.out
                         .join(format!("{}_{}_mismatch.vcd", engine.name(), unit)),
                 ),
+                x_seed: None,
             };
             let r = cosim(&req, cfg, &mut |st| {
                 s.set(format!(

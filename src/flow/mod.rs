@@ -86,6 +86,9 @@ pub struct CosimRequest {
     pub stim: StimConfig,
     /// On a mismatch, replay with tracing and write the window around it here.
     pub vcd: Option<PathBuf>,
+    /// Start every register, memory and X assignment of the design at random values from
+    /// this seed (a `--x-assign unique --x-initial unique` build); `None`: all zero.
+    pub x_seed: Option<u32>,
 }
 
 /// Result of one co-simulation.
@@ -101,6 +104,8 @@ pub struct CosimReport {
     pub stats: RunStats,
     /// Where the waveform of the first mismatch was written.
     pub vcd: Option<PathBuf>,
+    /// Seed of the random initial state, if the run used one ([`CosimRequest::x_seed`]).
+    pub x_seed: Option<u32>,
 }
 
 /// `hwzip cosim`: builds (cached) and runs one unit against the golden model in Verilator.
@@ -113,11 +118,11 @@ pub fn cosim(
 ) -> FlowResult<CosimReport> {
     let engine = req.engine;
     let top = engine.cosim_top(cfg, &req.unit)?;
-    let mut dut = VerilatorDut::new(&top, false).map_err(|e| e.to_string())?;
+    let mut dut = VerilatorDut::with(&top, false, req.x_seed).map_err(|e| e.to_string())?;
     let stats = engine.cosim(&mut dut, cfg, &req.unit, &req.stim, progress)?;
     let mut vcd = None;
     if let (Some(m), Some(path)) = (&stats.first_mismatch, &req.vcd) {
-        let mut tdut = VerilatorDut::new(&top, true).map_err(|e| e.to_string())?;
+        let mut tdut = VerilatorDut::with(&top, true, req.x_seed).map_err(|e| e.to_string())?;
         let mut stim = req.stim.clone();
         stim.vcd = Some((path.clone(), m.cycle.saturating_sub(200), m.cycle + 20));
         stim.capture = false;
@@ -130,6 +135,7 @@ pub fn cosim(
         params: engine.describe(cfg),
         stats,
         vcd,
+        x_seed: req.x_seed,
     })
 }
 

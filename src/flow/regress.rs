@@ -219,6 +219,7 @@ fn cache_run(o: &RegressOptions, ui: &Ui) -> FlowResult<RegressRun> {
             ),
             stats,
             vcd: None,
+            x_seed: None,
         });
     }
     let report = FlowReport {
