@@ -312,8 +312,10 @@ impl Dict {
     }
 }
 
-/// Tokenizes a line (no zero-block check, no fallback).
-fn tokenize(p: &CpackParams, words: &[u32]) -> Vec<CpackToken> {
+/// Tokenizes a sequence of words with a fresh dictionary (no zero-block check, no
+/// fallback). The PACT'12 lossy layouts run C-Pack on 16, 20 or 24 packed words
+/// ([`crate::model::cpack_lossy`]); a line is `line_bytes / 4` words.
+pub fn tokenize(p: &CpackParams, words: &[u32]) -> Vec<CpackToken> {
     let mut dict = Dict::new(p);
     let mut out = Vec::with_capacity(words.len());
     for &w in words {
@@ -450,12 +452,11 @@ pub fn size_bits(p: &CpackParams, line: &[u8]) -> Result<usize, ModelError> {
     Ok(total.min(p.line_bits()))
 }
 
-/// Compresses one line.
-pub fn compress(p: &CpackParams, line: &[u8]) -> Result<CpackCompressed, ModelError> {
-    let toks = tokens(p, line)?;
+/// The MSB-first stream of `toks` (code, index, payload per token): bytes and bit count.
+pub fn write_tokens(p: &CpackParams, toks: &[CpackToken]) -> (Vec<u8>, usize) {
     let mut w = BitWriter::new();
     let ib = p.index_bits();
-    for t in &toks {
+    for t in toks {
         let (code, len) = p.code(t.pattern).unwrap_or((0, 0));
         w.put(code as u64, len);
         if t.pattern.has_index() {
@@ -468,7 +469,13 @@ pub fn compress(p: &CpackParams, line: &[u8]) -> Result<CpackCompressed, ModelEr
         };
         w.put(payload as u64, t.pattern.payload_bits() as u32);
     }
-    let (bits, stream_bits) = w.finish();
+    w.finish()
+}
+
+/// Compresses one line.
+pub fn compress(p: &CpackParams, line: &[u8]) -> Result<CpackCompressed, ModelError> {
+    let toks = tokens(p, line)?;
+    let (bits, stream_bits) = write_tokens(p, &toks);
     if stream_bits >= p.line_bits() {
         return Ok(CpackCompressed {
             tokens: toks,
@@ -488,8 +495,18 @@ pub fn compress(p: &CpackParams, line: &[u8]) -> Result<CpackCompressed, ModelEr
 }
 
 fn decode(p: &CpackParams, r: &mut BitReader) -> Result<Vec<u8>, ModelError> {
+    let out = decode_words(p, r, p.line_bytes / 4)?;
+    Ok(out.iter().flat_map(|w| w.to_le_bytes()).collect())
+}
+
+/// Decodes `n` words from `r` with a fresh dictionary (the inverse of [`tokenize`] and
+/// [`write_tokens`]; with the paper's codes a leading `00` is the zero block of `n` words).
+pub fn decode_words(
+    p: &CpackParams,
+    r: &mut BitReader,
+    n: usize,
+) -> Result<Vec<u32>, ModelError> {
     use CpackPattern::*;
-    let n = p.line_bytes / 4;
     let ib = p.index_bits();
     let mut dict = Dict::new(p);
     let mut out: Vec<u32> = Vec::with_capacity(n);
@@ -546,7 +563,7 @@ fn decode(p: &CpackParams, r: &mut BitReader) -> Result<Vec<u8>, ModelError> {
         }
         out.push(w);
     }
-    Ok(out.iter().flat_map(|w| w.to_le_bytes()).collect())
+    Ok(out)
 }
 
 /// Decodes one compressed line from the start of `data` (self-delimiting, no raw mode);

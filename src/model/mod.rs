@@ -5,6 +5,8 @@
 //! * [`bdi`]       Base-Delta-Immediate, Table II encodings (adaptive link compression, IPDPS'19)
 //! * [`fpc`]       Frequent Pattern Compression: decodable original and the paper's size model
 //! * [`cpack`]     C-Pack+Z (paper codes) and original C-Pack, dictionary push policies
+//! * [`cpack_lossy`] PACT'12 memory-link C-Pack: 128 B blocks in 16 B chunks, MD entries, lossy
+//!   FP32 truncation, the MD cache and memory-controller models
 //! * [`bits`]      MSB-first bit writer/reader shared by the line compressors
 //! * [`cache`]     set-associative sectored write-back cache with MSHRs (the metadata caches
 //!   of PACT'12 and ISCA'20)
@@ -29,6 +31,7 @@ pub mod codec;
 pub mod compare;
 pub mod container;
 pub mod cpack;
+pub mod cpack_lossy;
 pub mod dbi;
 pub mod fpc;
 pub mod ones;
