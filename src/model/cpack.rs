@@ -501,11 +501,7 @@ fn decode(p: &CpackParams, r: &mut BitReader) -> Result<Vec<u8>, ModelError> {
 
 /// Decodes `n` words from `r` with a fresh dictionary (the inverse of [`tokenize`] and
 /// [`write_tokens`]; with the paper's codes a leading `00` is the zero block of `n` words).
-pub fn decode_words(
-    p: &CpackParams,
-    r: &mut BitReader,
-    n: usize,
-) -> Result<Vec<u32>, ModelError> {
+pub fn decode_words(p: &CpackParams, r: &mut BitReader, n: usize) -> Result<Vec<u32>, ModelError> {
     use CpackPattern::*;
     let ib = p.index_bits();
     let mut dict = Dict::new(p);

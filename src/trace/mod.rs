@@ -1,5 +1,7 @@
 //! Stimulus: proptest strategies, seeded synthetic workloads and trace files.
 //!
+//! * [`blocks`]     128 B block classes for the PACT'12 memory-link engine (spec
+//!   link-cpack-lossy §5)
 //! * [`strategies`] proptest strategies for the data classes of spec zvc-cdma §5.3
 //! * [`synthetic`]  deterministic (ChaCha-seeded) generators, incl. ReLU-like tensors (§5.2)
 //! * [`file`](mod@file)       raw little-endian traces and YAML trace descriptions; byte traces
@@ -10,6 +12,7 @@
 //!   random, hot set)
 //! * [`sectors`]    32 B sector classes for the Base+XOR engine (spec base-xor §5)
 
+pub mod blocks;
 pub mod file;
 pub mod lines;
 pub mod lookups;

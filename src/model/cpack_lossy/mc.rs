@@ -480,11 +480,7 @@ impl Mc {
             McRequest::LocalRead { blk } => {
                 self.stats.local += 1;
                 self.stats.local_chunks += raw as u64;
-                let data = self
-                    .local
-                    .get(blk)
-                    .cloned()
-                    .unwrap_or_else(|| vec![0; bb]);
+                let data = self.local.get(blk).cloned().unwrap_or_else(|| vec![0; bb]);
                 Ok(McResponse {
                     data: Some(data),
                     md_hit: false,

@@ -25,6 +25,7 @@
 
 pub mod fp;
 pub mod mc;
+pub mod stats;
 
 use super::bits::BitReader;
 use super::cpack::{self, CodeTable, CpackParams, CpackPattern, PushPolicy};
@@ -219,7 +220,11 @@ impl MdEntry {
         let (c, nm1, tcode) = if p.md_bits == 4 {
             (bits >> 3 & 1 == 1, (bits & 7) as u8, 0)
         } else {
-            (bits >> 7 & 1 == 1, (bits >> 4 & 7) as u8, (bits >> 2 & 3) as u8)
+            (
+                bits >> 7 & 1 == 1,
+                (bits >> 4 & 7) as u8,
+                (bits >> 2 & 3) as u8,
+            )
         };
         let n = if c {
             nm1 + 1
@@ -281,8 +286,8 @@ pub fn compress(p: &LossyParams, block: &[u8], tcode: u8) -> Result<Block, Model
     let (mut bits, stream_bits) = cpack::write_tokens(&cp, &tokens);
     let n = stream_bits.div_ceil(CHUNK_BITS).max(1);
     let raw_n = p.raw_chunks_t(tcode);
-    let compressed = stream_bits.div_ceil(8) < p.raw_bits(tcode) / 8
-        && !(p.raw_if_n_eq_raw && n >= raw_n);
+    let compressed =
+        stream_bits.div_ceil(8) < p.raw_bits(tcode) / 8 && !(p.raw_if_n_eq_raw && n >= raw_n);
     let (md, chunks) = if compressed {
         bits.resize(n * CHUNK_BYTES, 0);
         (

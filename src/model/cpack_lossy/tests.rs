@@ -22,21 +22,39 @@ fn hex(s: &str) -> Vec<u8> {
 fn golden_vector_of_section_2_7() {
     let p = LossyParams::default();
     let blk = block_of(&[
-        0, 0xFF, 0x1234_5678, 0x1234_5678, 0x1234_56AB, 0x1234_ABCD, 0xDEAD_BEEF,
+        0,
+        0xFF,
+        0x1234_5678,
+        0x1234_5678,
+        0x1234_56AB,
+        0x1234_ABCD,
+        0xDEAD_BEEF,
     ]);
     let b = compress(&p, &blk, 0).unwrap();
     use CpackPattern::*;
     let pats: Vec<_> = patterns(&b).take(8).collect();
     assert_eq!(
         pats,
-        [ZeroWord, Narrow, NewWord, FullMatch, ThreeByteMatch, HalfMatch, NewWord, ZeroWord]
+        [
+            ZeroWord,
+            Narrow,
+            NewWord,
+            FullMatch,
+            ThreeByteMatch,
+            HalfMatch,
+            NewWord,
+            ZeroWord
+        ]
     );
     let pushed: Vec<_> = b.tokens[..7].iter().map(|t| t.pushed).collect();
     assert_eq!(
         pushed,
         [None, None, Some(0), None, Some(1), Some(2), Some(3)]
     );
-    assert_eq!(b.tokens[5].index, 0, "mmxx tie between slots 0 and 1: lowest");
+    assert_eq!(
+        b.tokens[5].index, 0,
+        "mmxx tie between slots 0 and 1: lowest"
+    );
     assert_eq!(b.stream_bits, 178);
     assert_eq!(
         b.md,
@@ -126,7 +144,10 @@ fn chunking_boundaries_1016_1017_1024_1025() {
         ..LossyParams::default()
     };
     for (p, want) in [
-        (LossyParams::default(), vec![896, 1014, 1016, 1018, 1024, 1026]),
+        (
+            LossyParams::default(),
+            vec![896, 1014, 1016, 1018, 1024, 1026],
+        ),
         (d32, vec![1015, 1016, 1017, 1024, 1025]),
     ] {
         for (l, blk) in blocks_with_lengths(&p, &want) {
@@ -154,7 +175,11 @@ fn dictionary_wraps_after_sixteen_pushes() {
     let blk = block_of(&w);
     let b = compress(&p, &blk, 0).unwrap();
     assert_eq!(b.tokens[16].pushed, Some(0), "17th push wraps to slot 0");
-    assert_eq!(b.tokens[17].pattern, CpackPattern::NewWord, "slot 0 was overwritten");
+    assert_eq!(
+        b.tokens[17].pattern,
+        CpackPattern::NewWord,
+        "slot 0 was overwritten"
+    );
     assert_eq!(b.tokens[18].pattern, CpackPattern::FullMatch);
     assert_eq!(b.tokens[18].index, 2);
     assert_eq!(decompress(&p, b.md, &b.chunks, Check::Strict).unwrap(), blk);
@@ -182,7 +207,10 @@ fn md_entries_encode_and_decode() {
     assert_eq!(MdEntry::decode(&l, 0b1101).n, 6);
     assert_eq!(l.md_per_line(), 256);
     assert_eq!(p.md_per_line(), 128);
-    assert!(compress(&l, &[0; 128], 1).is_err(), "4-bit entries hold no tcode");
+    assert!(
+        compress(&l, &[0; 128], 1).is_err(),
+        "4-bit entries hold no tcode"
+    );
 }
 
 #[test]
@@ -231,10 +259,17 @@ fn pack_and_unpack_are_inverse() {
         let packed = fp::pack(&w, t);
         assert_eq!(packed.len(), (32 * (32 - t) as usize).div_ceil(32));
         let back = fp::unpack(&packed, t, 32);
-        assert_eq!(back, w.iter().map(|&x| x >> t).collect::<Vec<_>>(), "t = {t}");
+        assert_eq!(
+            back,
+            w.iter().map(|&x| x >> t).collect::<Vec<_>>(),
+            "t = {t}"
+        );
     }
     // Field order: word 0's field first, MSB-first.
-    assert_eq!(fp::pack(&[0xABCD_EF12, 0x3456_7890, 0, 0], 8)[0], 0xABCD_EF34);
+    assert_eq!(
+        fp::pack(&[0xABCD_EF12, 0x3456_7890, 0, 0], 8)[0],
+        0xABCD_EF34
+    );
 }
 
 /// §2.1's lossy example: t = 8 shrinks 128 B to 96 B of packed words; C-Pack then runs on 24
@@ -259,7 +294,10 @@ fn lossy_blocks_round_trip_to_trunc_t() {
                     .collect();
                 let blk = le_bytes(&w);
                 let b = compress(&p, &blk, tcode).unwrap();
-                assert!(b.md.n as usize <= p.raw_chunks_t(tcode), "never above truncated raw");
+                assert!(
+                    b.md.n as usize <= p.raw_chunks_t(tcode),
+                    "never above truncated raw"
+                );
                 let got = decompress(&p, b.md, &b.chunks, Check::Strict).unwrap();
                 assert_eq!(got, expected_roundtrip(&p, &blk, tcode));
                 let t = p.t_of(tcode);
@@ -331,10 +369,10 @@ fn special_values_under_truncation() {
         let cases = [
             (f32::INFINITY.to_bits(), f32::INFINITY.to_bits()),
             (f32::NEG_INFINITY.to_bits(), f32::NEG_INFINITY.to_bits()),
-            (0x7FC0_0000, 0x7FC0_0000),             // quiet NaN stays NaN
-            (0x7F80_0001, 0x7F80_0000),             // payload only in dropped bits: Inf
-            (0x8000_0000, 0x8000_0000),             // -0
-            (0x0000_1234, fp::trunc(0x1234, t)),    // denormal
+            (0x7FC0_0000, 0x7FC0_0000),          // quiet NaN stays NaN
+            (0x7F80_0001, 0x7F80_0000),          // payload only in dropped bits: Inf
+            (0x8000_0000, 0x8000_0000),          // -0
+            (0x0000_1234, fp::trunc(0x1234, t)), // denormal
             (f32::MAX.to_bits(), fp::trunc(f32::MAX.to_bits(), t)),
             (f32::MIN_POSITIVE.to_bits(), f32::MIN_POSITIVE.to_bits()),
         ];
@@ -502,7 +540,11 @@ fn mc_reads_writes_rmw_and_bypass() {
         })
         .unwrap();
     assert!(w.chunks > 1);
-    let got = mc.request(&McRequest::Read { blk: 300 }).unwrap().data.unwrap();
+    let got = mc
+        .request(&McRequest::Read { blk: 300 })
+        .unwrap()
+        .data
+        .unwrap();
     let p = LossyParams::default();
     assert_eq!(got, expected_roundtrip(&p, &upd, 1));
     assert_eq!(mc.md_entry(300).tcode, 1);
@@ -524,7 +566,13 @@ fn mc_reads_writes_rmw_and_bypass() {
     let l = mc.request(&McRequest::LocalRead { blk: 5 }).unwrap();
     assert_eq!(l.data.unwrap(), full(7));
     assert_eq!(mc.md_stats(), before);
-    assert_eq!(mc.request(&McRequest::Read { blk: 5 }).unwrap().data.unwrap(), full(0));
+    assert_eq!(
+        mc.request(&McRequest::Read { blk: 5 })
+            .unwrap()
+            .data
+            .unwrap(),
+        full(0)
+    );
     let s = mc.stats();
     assert_eq!((s.reads, s.full_writes, s.rmw, s.local), (4, 2, 1, 2));
 }
