@@ -24,6 +24,7 @@
 //! Every choice is recorded in `docs/FORMATS.md`, section "PACT'12 memory-link C-Pack".
 
 pub mod fp;
+pub mod kernels;
 pub mod mc;
 pub mod stats;
 

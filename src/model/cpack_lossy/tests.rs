@@ -619,3 +619,30 @@ fn md_coverage_arithmetic() {
     p.md_cache.field_bits = 8;
     assert!(Mc::new(&p).is_err());
 }
+
+/// §5 item 9: kernels on truncated inputs: every input within the bound, output NRMSE
+/// growing with t, exactly 0 at t = 0, and within the paper's band (≤ 1e-3) at t = 8.
+#[test]
+fn kernel_accuracy_under_truncation() {
+    use super::kernels::{accuracy, Kernel};
+    let p = LossyParams::default();
+    for k in Kernel::ALL {
+        let mut last = -1.0;
+        for tcode in 0..4u8 {
+            let r = accuracy(&p, k, tcode, 1).unwrap();
+            eprintln!(
+                "{:>14} t={:>2}: inputs {} max rel {:.2e}, output NRMSE {:.2e} (range) {:.2e} (mean)",
+                r.kernel, r.t, r.inputs, r.input_max_rel, r.output.nrmse_range, r.output.nrmse_mean
+            );
+            assert!(r.input_max_rel < 2f64.powi(r.t as i32 - 23));
+            if tcode == 0 {
+                assert_eq!(r.output.rmse, 0.0);
+            }
+            if r.t == 8 {
+                assert!(r.output.nrmse_range < 1e-3, "{}", r.kernel);
+            }
+            assert!(r.output.nrmse_range >= last, "{}", r.kernel);
+            last = r.output.nrmse_range;
+        }
+    }
+}
