@@ -70,6 +70,7 @@ pub mod base_xor;
 mod bench;
 mod build;
 pub mod cache;
+pub mod cpack_lossy;
 pub mod dut;
 pub mod fault;
 pub mod harness;

@@ -71,7 +71,7 @@ const PN: usize = 4;
 const PT: usize = 5;
 
 /// Widest token (new word: 2-bit code + 32 bits).
-const TOK_W: u32 = 34;
+pub(crate) const TOK_W: u32 = 34;
 
 /// Balanced OR of equal-width terms.
 fn or_tree(terms: Vec<Expr>, width: u32) -> Expr {
@@ -113,7 +113,7 @@ fn lowest(v: &[Expr]) -> (Expr, Expr) {
 }
 
 /// Token lengths grouped: (length, one-hot pattern positions with that length).
-fn length_groups(cp: &CpackParams) -> Vec<(u32, Vec<usize>)> {
+pub(crate) fn length_groups(cp: &CpackParams) -> Vec<(u32, Vec<usize>)> {
     let mut g: Vec<(u32, Vec<usize>)> = Vec::new();
     for (i, pat) in PATS.iter().enumerate() {
         let n = cp.token_bits(*pat) as u32;
@@ -126,7 +126,7 @@ fn length_groups(cp: &CpackParams) -> Vec<(u32, Vec<usize>)> {
 }
 
 /// `v << n` (same width) by a one-hot choice among the token lengths.
-fn shift_by_onehot(v: &Expr, sel: &Expr, groups: &[(u32, Vec<usize>)]) -> Expr {
+pub(crate) fn shift_by_onehot(v: &Expr, sel: &Expr, groups: &[(u32, Vec<usize>)]) -> Expr {
     let terms: Vec<Expr> = groups
         .iter()
         .map(|(n, pats)| {
@@ -313,109 +313,24 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     let is_last = m.wire("is_last", &cnt.q().eq_lit(steps as u64 - 1));
     let wsel0: Vec<Expr> = (0..ne).map(|j| wptr.q().eq_lit(j as u64)).collect();
     let wsel0 = m.wire("wsel0", &Expr::cat_lsb(&wsel0));
-    let mut words = Vec::new();
-    let mut onehots = Vec::new();
-    let mut toks = Vec::new();
-    let mut pushes: Vec<Expr> = Vec::new();
-    let mut lens = Vec::new();
-    let mut zeros = Vec::new();
-    for i in 0..k {
-        let w = m.wire(&format!("w{}", i), &line_q.q().slice(32 * i as u32, 32));
-        let bytes_eq = |d: &Expr| -> [Expr; 3] {
-            let b3 = d.slice(24, 8).eq(&w.slice(24, 8));
-            let b2 = d.slice(16, 8).eq(&w.slice(16, 8));
-            let b1 = d.slice(8, 8).eq(&w.slice(8, 8));
-            let b0 = d.slice(0, 8).eq(&w.slice(0, 8));
-            let half = &b3 & &b2;
-            let three = &half & &b1;
-            let full = &three & &b0;
-            [full, three, half]
-        };
-        // Forwarded entry (word 1): word 0 of the pair, when pushed, in slot wptr.
-        // (Evaluating both outcomes of word 0's push and choosing at the end measured
-        // slower, 1.565 ns against 1.491 ns on Nangate45, and larger.)
-        let fwd = if i == 1 {
-            let e = bytes_eq(&words[0]);
-            let f = [
-                m.wire("w1_fw_full", &e[0]),
-                m.wire("w1_fw_three", &e[1]),
-                m.wire("w1_fw_half", &e[2]),
-            ];
-            let fsel = m.wire("w1_fwd", &(&pushes[0].repeat(ne as u32) & &wsel0));
-            Some((f, fsel))
-        } else {
-            None
-        };
-        let mut mv: [Vec<Expr>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-        for (j, d) in dq.iter().enumerate() {
-            let e = bytes_eq(d);
-            let vj = valid.q().bit(j as u32);
-            for c in 0..3 {
-                let direct = &vj & &e[c];
-                let v = match &fwd {
-                    Some((f, fsel)) => fsel.bit(j as u32).select(&f[c], &direct),
-                    None => direct,
-                };
-                mv[c].push(v);
-            }
-        }
-        let names = ["full", "three", "half"];
-        let mut anys = Vec::new();
-        let mut idxs = Vec::new();
-        for c in 0..3 {
-            let vec = m.wire(&format!("w{}_m{}", i, names[c]), &Expr::cat_lsb(&mv[c]));
-            let (a, ix) = lowest(&vec.lanes(1));
-            anys.push(m.wire(&format!("w{}_any_{}", i, names[c]), &a));
-            idxs.push(m.wire(&format!("w{}_idx_{}", i, names[c]), &ix));
-        }
-        let z = m.wire(&format!("w{}_zero", i), &!w.any());
-        let nz = m.wire(&format!("w{}_wide", i), &w.slice(8, 24).any());
-        let (af, a3, a2) = (&anys[0], &anys[1], &anys[2]);
-        let mut oh = vec![Expr::zero(1); 6];
-        oh[PZ] = z.clone();
-        oh[PN] = &!&z & &!&nz;
-        oh[PF] = &nz & af;
-        oh[PT] = &(&nz & &!af) & a3;
-        oh[PH] = &(&nz & &!a3) & a2;
-        oh[PX] = &nz & &!a2;
-        let oh = m.wire(&format!("w{}_pat", i), &Expr::cat_lsb(&oh));
-        let idx_ta = m.wire(&format!("w{}_idx_th", i), &a3.select(&idxs[1], &idxs[2]));
-        let idx = m.wire(&format!("w{}_idx", i), &af.select(&idxs[0], &idx_ta));
-        let push = m.wire(&format!("w{}_push", i), &push_flag(cp.push, &nz, af, a2));
-        // Token, right-aligned on TOK_W bits: code | index | payload.
-        let mut terms = Vec::new();
-        for (pi, pat) in PATS.iter().enumerate() {
-            let (c, cn) = code(&cp, *pat);
-            let mut parts = vec![Expr::lit(cn, c)];
-            if pat.has_index() {
-                parts.push(idx.clone());
-            }
-            let pb = pat.payload_bits() as u32;
-            if pb > 0 {
-                parts.push(w.slice(0, pb));
-            }
-            terms.push(oh.bit(pi as u32).gate(&Expr::cat(&parts).zext(TOK_W)));
-        }
-        let tok = m.wire(&format!("w{}_tok", i), &or_tree(terms, TOK_W));
-        // Token length (for the length count).
-        let n = or_tree(
-            groups
-                .iter()
-                .map(|(n, pats)| {
-                    let s = Expr::cat(&pats.iter().map(|x| oh.bit(*x as u32)).collect::<Vec<_>>())
-                        .any();
-                    s.gate(&Expr::lit(6, *n as u64))
-                })
-                .collect(),
-            6,
-        );
-        lens.push(n);
-        zeros.push(z);
-        words.push(w);
-        onehots.push(oh);
-        toks.push(tok);
-        pushes.push(push);
-    }
+    let line_w = line_q.q();
+    let enc = word_enc(
+        &mut m,
+        &cp,
+        k,
+        &mut |m, i| m.wire(&format!("w{}", i), &line_w.slice(32 * i as u32, 32)),
+        &dq,
+        &valid.q(),
+        &wsel0,
+    );
+    let WordEnc {
+        words,
+        onehots,
+        toks,
+        pushes,
+        lens,
+        zeros,
+    } = enc;
     // Pair length and the line's all-zero flag.
     let plen = m.wire(
         "pair_len",
@@ -593,6 +508,151 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
         ],
     );
     m.finish()
+}
+
+/// Stage C of a C-Pack compressor (`cpack_word_enc`, spec §6 item 1): `k` words (word `i`
+/// made by `word`, which names its wire) classified against the dictionary `dq` (entries
+/// valid where `valid` is set; `wsel0` one-hot of the write pointer), word 1 also against
+/// word 0 when that one is pushed (pair forwarding). Shared by the adaptive engine's
+/// whole-line compressor and the PACT'12 streaming compressor.
+pub(crate) struct WordEnc {
+    /// The words.
+    pub words: Vec<Expr>,
+    /// One-hot patterns (`PATS` order).
+    pub onehots: Vec<Expr>,
+    /// Tokens, right-aligned on `TOK_W` bits.
+    pub toks: Vec<Expr>,
+    /// Whether each word is pushed.
+    pub pushes: Vec<Expr>,
+    /// Token lengths (6 bits).
+    pub lens: Vec<Expr>,
+    /// Whether each word is zero.
+    pub zeros: Vec<Expr>,
+}
+
+/// See [`WordEnc`].
+pub(crate) fn word_enc(
+    m: &mut ModuleBuilder,
+    cp: &CpackParams,
+    k: usize,
+    word: &mut dyn FnMut(&mut ModuleBuilder, usize) -> Expr,
+    dq: &[Expr],
+    valid: &Expr,
+    wsel0: &Expr,
+) -> WordEnc {
+    let ne = cp.dict_entries;
+    let groups = length_groups(cp);
+    let mut words = Vec::new();
+    let mut onehots = Vec::new();
+    let mut toks = Vec::new();
+    let mut pushes: Vec<Expr> = Vec::new();
+    let mut lens = Vec::new();
+    let mut zeros = Vec::new();
+    for i in 0..k {
+        let w = word(m, i);
+        let bytes_eq = |d: &Expr| -> [Expr; 3] {
+            let b3 = d.slice(24, 8).eq(&w.slice(24, 8));
+            let b2 = d.slice(16, 8).eq(&w.slice(16, 8));
+            let b1 = d.slice(8, 8).eq(&w.slice(8, 8));
+            let b0 = d.slice(0, 8).eq(&w.slice(0, 8));
+            let half = &b3 & &b2;
+            let three = &half & &b1;
+            let full = &three & &b0;
+            [full, three, half]
+        };
+        // Forwarded entry (word 1): word 0 of the pair, when pushed, in slot wptr.
+        // (Evaluating both outcomes of word 0's push and choosing at the end measured
+        // slower, 1.565 ns against 1.491 ns on Nangate45, and larger.)
+        let fwd = if i == 1 {
+            let e = bytes_eq(&words[0]);
+            let f = [
+                m.wire("w1_fw_full", &e[0]),
+                m.wire("w1_fw_three", &e[1]),
+                m.wire("w1_fw_half", &e[2]),
+            ];
+            let fsel = m.wire("w1_fwd", &(&pushes[0].repeat(ne as u32) & wsel0));
+            Some((f, fsel))
+        } else {
+            None
+        };
+        let mut mv: [Vec<Expr>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        for (j, d) in dq.iter().enumerate() {
+            let e = bytes_eq(d);
+            let vj = valid.bit(j as u32);
+            for c in 0..3 {
+                let direct = &vj & &e[c];
+                let v = match &fwd {
+                    Some((f, fsel)) => fsel.bit(j as u32).select(&f[c], &direct),
+                    None => direct,
+                };
+                mv[c].push(v);
+            }
+        }
+        let names = ["full", "three", "half"];
+        let mut anys = Vec::new();
+        let mut idxs = Vec::new();
+        for c in 0..3 {
+            let vec = m.wire(&format!("w{}_m{}", i, names[c]), &Expr::cat_lsb(&mv[c]));
+            let (a, ix) = lowest(&vec.lanes(1));
+            anys.push(m.wire(&format!("w{}_any_{}", i, names[c]), &a));
+            idxs.push(m.wire(&format!("w{}_idx_{}", i, names[c]), &ix));
+        }
+        let z = m.wire(&format!("w{}_zero", i), &!w.any());
+        let nz = m.wire(&format!("w{}_wide", i), &w.slice(8, 24).any());
+        let (af, a3, a2) = (&anys[0], &anys[1], &anys[2]);
+        let mut oh = vec![Expr::zero(1); 6];
+        oh[PZ] = z.clone();
+        oh[PN] = &!&z & &!&nz;
+        oh[PF] = &nz & af;
+        oh[PT] = &(&nz & &!af) & a3;
+        oh[PH] = &(&nz & &!a3) & a2;
+        oh[PX] = &nz & &!a2;
+        let oh = m.wire(&format!("w{}_pat", i), &Expr::cat_lsb(&oh));
+        let idx_ta = m.wire(&format!("w{}_idx_th", i), &a3.select(&idxs[1], &idxs[2]));
+        let idx = m.wire(&format!("w{}_idx", i), &af.select(&idxs[0], &idx_ta));
+        let push = m.wire(&format!("w{}_push", i), &push_flag(cp.push, &nz, af, a2));
+        // Token, right-aligned on TOK_W bits: code | index | payload.
+        let mut terms = Vec::new();
+        for (pi, pat) in PATS.iter().enumerate() {
+            let (c, cn) = code(&cp, *pat);
+            let mut parts = vec![Expr::lit(cn, c)];
+            if pat.has_index() {
+                parts.push(idx.clone());
+            }
+            let pb = pat.payload_bits() as u32;
+            if pb > 0 {
+                parts.push(w.slice(0, pb));
+            }
+            terms.push(oh.bit(pi as u32).gate(&Expr::cat(&parts).zext(TOK_W)));
+        }
+        let tok = m.wire(&format!("w{}_tok", i), &or_tree(terms, TOK_W));
+        // Token length (for the length count).
+        let n = or_tree(
+            groups
+                .iter()
+                .map(|(n, pats)| {
+                    let s = Expr::cat(&pats.iter().map(|x| oh.bit(*x as u32)).collect::<Vec<_>>())
+                        .any();
+                    s.gate(&Expr::lit(6, *n as u64))
+                })
+                .collect(),
+            6,
+        );
+        lens.push(n);
+        zeros.push(z);
+        words.push(w);
+        onehots.push(oh);
+        toks.push(tok);
+        pushes.push(push);
+    }
+    WordEnc {
+        words,
+        onehots,
+        toks,
+        pushes,
+        lens,
+        zeros,
+    }
 }
 
 /// One token decoded from a 34-bit window (MSB = its first stream bit).

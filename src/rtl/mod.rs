@@ -8,6 +8,7 @@ pub mod base_xor;
 pub mod bdi;
 pub mod cache;
 pub mod cpack;
+pub mod cpack_lossy;
 pub mod dbi;
 pub mod fpc;
 pub mod line_codec;

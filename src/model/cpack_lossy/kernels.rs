@@ -27,7 +27,12 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel.
-    pub const ALL: [Kernel; 4] = [Kernel::Spmv, Kernel::Hotspot, Kernel::DenseSigmoid, Kernel::Fft];
+    pub const ALL: [Kernel; 4] = [
+        Kernel::Spmv,
+        Kernel::Hotspot,
+        Kernel::DenseSigmoid,
+        Kernel::Fft,
+    ];
 
     /// Short name.
     pub fn name(self) -> &'static str {
@@ -130,8 +135,10 @@ fn run(k: Kernel, inp: &Inputs) -> Vec<f64> {
                         let so = if y + 1 < s { at(y + 1, x) } else { c };
                         let w = if x > 0 { at(y, x - 1) } else { c };
                         let e = if x + 1 < s { at(y, x + 1) } else { c };
-                        t[y * s + x] =
-                            c + 0.1 * (n + so + w + e - 4.0 * c) + p[y * s + x] + 0.001 * (300.0 - c);
+                        t[y * s + x] = c
+                            + 0.1 * (n + so + w + e - 4.0 * c)
+                            + p[y * s + x]
+                            + 0.001 * (300.0 - c);
                     }
                 }
             }
@@ -200,12 +207,20 @@ fn through_codec(p: &LossyParams, data: &[f32], tcode: u8) -> Result<(Vec<f32>, 
     let mut out = Vec::with_capacity(data.len());
     let mut max_rel = 0f64;
     for chunk in data.chunks(per) {
-        let mut blk: Vec<u8> = chunk.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect();
+        let mut blk: Vec<u8> = chunk
+            .iter()
+            .flat_map(|x| x.to_bits().to_le_bytes())
+            .collect();
         blk.resize(p.block_bytes, 0);
         let b = compress(p, &blk, tcode).map_err(|e: ModelError| e.to_string())?;
         let back = decompress(p, b.md, &b.chunks, Check::Strict).map_err(|e| e.to_string())?;
         for (i, &x) in chunk.iter().enumerate() {
-            let y = u32::from_le_bytes([back[4 * i], back[4 * i + 1], back[4 * i + 2], back[4 * i + 3]]);
+            let y = u32::from_le_bytes([
+                back[4 * i],
+                back[4 * i + 1],
+                back[4 * i + 2],
+                back[4 * i + 3],
+            ]);
             fp::check_bound(x.to_bits(), y, t)?;
             let (xf, yf) = (x as f64, f32::from_bits(y) as f64);
             if xf.abs() >= f32::MIN_POSITIVE as f64 {
@@ -233,12 +248,7 @@ pub struct KernelResult {
 }
 
 /// Runs `k` with its FP32 inputs truncated by `tcode` through the codec.
-pub fn accuracy(
-    p: &LossyParams,
-    k: Kernel,
-    tcode: u8,
-    seed: u64,
-) -> Result<KernelResult, String> {
+pub fn accuracy(p: &LossyParams, k: Kernel, tcode: u8, seed: u64) -> Result<KernelResult, String> {
     let exact = inputs(k, seed);
     let mut lossy = Inputs {
         fp: Vec::new(),

@@ -260,6 +260,19 @@ fn le_bytes(words: &[u32]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
+/// The words C-Pack runs on for `block` and `tcode`: the block's words (t = 0), their packed
+/// `(32 − t)`-bit fields (Option A) or `w >> t` (Option B). What `fp_trunc_pack` feeds the
+/// compressor.
+pub fn cpack_input(p: &LossyParams, block: &[u8], tcode: u8) -> Vec<u32> {
+    let t = p.t_of(tcode);
+    let w = le_words(block);
+    match (t, p.layout) {
+        (0, _) => w,
+        (_, TruncLayout::Packed) => fp::pack(&w, t),
+        (_, TruncLayout::Shifted) => w.iter().map(|&x| x >> t).collect(),
+    }
+}
+
 /// Compresses one block with truncation code `tcode`.
 pub fn compress(p: &LossyParams, block: &[u8], tcode: u8) -> Result<Block, ModelError> {
     p.validate()?;
@@ -277,11 +290,7 @@ pub fn compress(p: &LossyParams, block: &[u8], tcode: u8) -> Result<Block, Model
     }
     let t = p.t_of(tcode);
     let w = le_words(block);
-    let cw: Vec<u32> = match (t, p.layout) {
-        (0, _) => w.clone(),
-        (_, TruncLayout::Packed) => fp::pack(&w, t),
-        (_, TruncLayout::Shifted) => w.iter().map(|&x| x >> t).collect(),
-    };
+    let cw = cpack_input(p, block, tcode);
     let cp = p.cpack();
     let tokens = cpack::tokenize(&cp, &cw);
     let (mut bits, stream_bits) = cpack::write_tokens(&cp, &tokens);
