@@ -96,7 +96,8 @@ fn compressor_latency_and_throughput() {
 fn scoreboard_catches_injected_compressor_faults() {
     let p = LossyRtlParams::default();
     let top = compressor(&p).unwrap();
-    let edits: [(&str, &dyn Fn(&str) -> String); 2] = [
+    type Edit<'a> = (&'a str, &'a dyn Fn(&str) -> String);
+    let edits: [Edit; 2] = [
         ("threshold", &|v: &str| v.replace("11'd1016", "11'd1024")),
         ("push", &|v: &str| {
             v.replacen("assign we0 = ", "assign we0 = 16'd0 & ", 1)

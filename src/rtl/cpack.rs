@@ -614,7 +614,7 @@ pub(crate) fn word_enc(
         // Token, right-aligned on TOK_W bits: code | index | payload.
         let mut terms = Vec::new();
         for (pi, pat) in PATS.iter().enumerate() {
-            let (c, cn) = code(&cp, *pat);
+            let (c, cn) = code(cp, *pat);
             let mut parts = vec![Expr::lit(cn, c)];
             if pat.has_index() {
                 parts.push(idx.clone());

@@ -77,7 +77,11 @@ impl LossyRtlParams {
             ));
         }
         for tc in 0..4u8 {
-            if self.codec.cpack_words(tc) % self.words_per_cycle != 0 {
+            if !self
+                .codec
+                .cpack_words(tc)
+                .is_multiple_of(self.words_per_cycle)
+            {
                 return Err(format!(
                     "t = {} gives {} words per block, not a multiple of words_per_cycle = {}",
                     self.codec.t_of(tc),
