@@ -139,6 +139,131 @@ pub fn run_comp(
     }
 }
 
+/// What the decompressor must emit for a block stored as (`c`, `tcode`, `chunks`): a raw
+/// block's chunks as they are; a compressed block's C-Pack words, 4 per beat, decoded as the
+/// hardware does (`Check::Hardware` over the chunks given), where the beat holding the first
+/// faulty token and every later beat carry `err = 1` and zero words.
+pub fn decomp_expected(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) -> Vec<Beat> {
+    let beat =
+        |w: Vec<u32>, last: bool, err: bool| Beat(vec![w, vec![last as u32], vec![err as u32]]);
+    let n = chunks.len() / model::CHUNK_BYTES;
+    if !c {
+        return chunks
+            .chunks_exact(model::CHUNK_BYTES)
+            .enumerate()
+            .map(|(i, ch)| beat(le_words(ch), i + 1 == n, false))
+            .collect();
+    }
+    let cod = &p.codec;
+    let cp = cod.cpack();
+    let words = cod.cpack_words(tcode);
+    let t = cod.t_of(tcode);
+    let shifted = cod.layout == crate::model::cpack_lossy::fp::TruncLayout::Shifted && t > 0;
+    let nb = words / 4;
+    let decode = |upto: usize| -> Option<Vec<u32>> {
+        let mut r = crate::model::bits::BitReader::new(chunks, n * model::CHUNK_BITS).ok()?;
+        let w = crate::model::cpack::decode_words(&cp, &mut r, upto).ok()?;
+        if shifted && w.iter().any(|x| x >> (32 - t) != 0) {
+            return None;
+        }
+        Some(w)
+    };
+    let mut out = Vec::with_capacity(nb);
+    let mut failed = false;
+    for b in 0..nb {
+        let got = if failed { None } else { decode(4 * (b + 1)) };
+        match got {
+            Some(w) => out.push(beat(w[4 * b..4 * b + 4].to_vec(), b + 1 == nb, false)),
+            None => {
+                failed = true;
+                out.push(beat(vec![0; 4], b + 1 == nb, true));
+            }
+        }
+    }
+    out
+}
+
+/// The decompressor's transaction for a block stored as (`c`, `tcode`, `chunks`).
+pub fn decomp_txn(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) -> Txn {
+    let n = chunks.len() / model::CHUNK_BYTES;
+    let inputs = chunks
+        .chunks_exact(model::CHUNK_BYTES)
+        .enumerate()
+        .map(|(i, ch)| {
+            Beat(vec![
+                le_words(ch),
+                vec![(i + 1 == n) as u32],
+                vec![c as u32],
+                vec![tcode as u32],
+            ])
+        })
+        .collect();
+    Txn {
+        inputs,
+        expected: decomp_expected(p, c, tcode, chunks),
+    }
+}
+
+/// Runs `blocks` blocks through the decompressor `top`: the model's compressed blocks of
+/// [`BlockStim`], and with probability `corrupt` a compressed block whose chunks are random
+/// or have 1-3 bits flipped, or lose or gain a chunk (illegal codes, empty entries, overruns).
+pub fn run_decomp(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &LossyRtlParams,
+    blocks: u64,
+    corrupt: f64,
+    cfg: &StreamConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    let (sin, sout) = Stream::of_unit(top)?;
+    let mut stim = BlockStim::new(p.codec.block_bytes, cfg.seed);
+    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0xdec0);
+    let mut left = blocks;
+    let mut err = None;
+    let mut next = || {
+        if left == 0 || err.is_some() {
+            return None;
+        }
+        left -= 1;
+        let (b, tc) = stim.next_block();
+        let blk = match model::compress(&p.codec, &b, tc) {
+            Ok(x) => x,
+            Err(e) => {
+                err = Some(e.to_string());
+                return None;
+            }
+        };
+        let mut chunks = blk.chunks;
+        let mut c = blk.md.c;
+        if rng.gen_bool(corrupt) {
+            c = true;
+            match rng.gen_range(0..4) {
+                0 => chunks.iter_mut().for_each(|x| *x = rng.gen()),
+                1 => {
+                    for _ in 0..rng.gen_range(1..=3) {
+                        let bit = rng.gen_range(0..chunks.len() * 8);
+                        chunks[bit / 8] ^= 1 << (bit % 8);
+                    }
+                }
+                2 if chunks.len() > model::CHUNK_BYTES => {
+                    chunks.truncate(chunks.len() - model::CHUNK_BYTES)
+                }
+                _ if chunks.len() < 8 * model::CHUNK_BYTES => {
+                    chunks.extend((0..model::CHUNK_BYTES).map(|_| rng.gen::<u8>()))
+                }
+                _ => chunks[0] ^= 0xF0,
+            }
+        }
+        Some(decomp_txn(p, c, tc, &chunks))
+    };
+    let st = run_stream(dut, &sin, &sout, &mut next, cfg, &mut |_| {}, progress)?;
+    match err {
+        Some(e) => Err(e),
+        None => Ok(st),
+    }
+}
+
 #[cfg(test)]
 #[path = "cpack_lossy_tests.rs"]
 mod tests;

@@ -113,3 +113,12 @@ fn scoreboard_catches_injected_compressor_faults() {
         eprintln!("{what}: caught at block {} ({})", m.transfer, m.field);
     }
 }
+
+#[test]
+fn interpreter_decompressor_matches_model() {
+    let p = LossyRtlParams::default();
+    let top = crate::rtl::cpack_lossy::decompressor(&p).unwrap();
+    let mut dut = SimDut::new(&top).unwrap();
+    let st = run_decomp(&mut dut, &top, &p, 200, 0.3, &cfg(2), &mut |_| {}).unwrap();
+    clean(&st, "interpreter decompressor");
+}

@@ -55,7 +55,7 @@ fn err(msg: String) -> HdlError {
 }
 
 /// Per-word patterns of the stream (the zero block is handled per line), in one-hot order.
-const PATS: [CpackPattern; 6] = [
+pub(crate) const PATS: [CpackPattern; 6] = [
     CpackPattern::ZeroWord,
     CpackPattern::NewWord,
     CpackPattern::FullMatch,
@@ -63,18 +63,18 @@ const PATS: [CpackPattern; 6] = [
     CpackPattern::Narrow,
     CpackPattern::ThreeByteMatch,
 ];
-const PZ: usize = 0;
-const PX: usize = 1;
-const PF: usize = 2;
-const PH: usize = 3;
-const PN: usize = 4;
-const PT: usize = 5;
+pub(crate) const PZ: usize = 0;
+pub(crate) const PX: usize = 1;
+pub(crate) const PF: usize = 2;
+pub(crate) const PH: usize = 3;
+pub(crate) const PN: usize = 4;
+pub(crate) const PT: usize = 5;
 
 /// Widest token (new word: 2-bit code + 32 bits).
 pub(crate) const TOK_W: u32 = 34;
 
 /// Balanced OR of equal-width terms.
-fn or_tree(terms: Vec<Expr>, width: u32) -> Expr {
+pub(crate) fn or_tree(terms: Vec<Expr>, width: u32) -> Expr {
     let mut cur = terms;
     if cur.is_empty() {
         return Expr::zero(width);
@@ -656,23 +656,23 @@ pub(crate) fn word_enc(
 }
 
 /// One token decoded from a 34-bit window (MSB = its first stream bit).
-struct Parsed {
+pub(crate) struct Parsed {
     /// One-hot per-word pattern (`PATS` order).
-    oh: Expr,
+    pub(crate) oh: Expr,
     /// Code `00` with the paper's codes (zero block; legal only as the first token).
-    zb: Expr,
+    pub(crate) zb: Expr,
     /// Illegal code (`1111` with the original codes).
-    illegal: Expr,
+    pub(crate) illegal: Expr,
     /// Dictionary index field.
-    idx: Expr,
+    pub(crate) idx: Expr,
     /// The word's literal bits: new word (32), narrow / 3-byte low byte, halfword low part.
-    lit32: Expr,
-    lit_n: Expr,
-    lit_t: Expr,
-    lit_h: Expr,
+    pub(crate) lit32: Expr,
+    pub(crate) lit_n: Expr,
+    pub(crate) lit_t: Expr,
+    pub(crate) lit_h: Expr,
 }
 
-fn parse(m: &mut ModuleBuilder, name: &str, cp: &CpackParams, win: &Expr) -> Parsed {
+pub(crate) fn parse(m: &mut ModuleBuilder, name: &str, cp: &CpackParams, win: &Expr) -> Parsed {
     let ib = cp.index_bits();
     let f = |pos: u32, w: u32| win.slice(TOK_W - pos - w, w);
     let c2 = m.wire(&format!("{}_c2", name), &f(0, 2));

@@ -28,8 +28,10 @@
 //! on: the block's words at t = 0, else the output of `fp_trunc_pack` (packed fields, or
 //! `w >> t` with the shifted layout, whose raw fallback is packed here by fixed wiring).
 
-use super::cpack::{length_groups, shift_by_onehot, word_enc, WordEnc, TOK_W};
-use crate::hdl::blocks::shift_lanes;
+use super::cpack::{
+    length_groups, or_tree, parse, shift_by_onehot, word_enc, WordEnc, PF, PH, PN, PT, PX, TOK_W,
+};
+use crate::hdl::blocks::{mux_tree, shift_lanes};
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::cpack::{CodeTable, PushPolicy};
@@ -458,6 +460,312 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             ("bits", obits),
             ("tcode", otc),
         ],
+    );
+    m.finish()
+}
+
+/// Output beats of a compressed block with code `tc`: its C-Pack words, 4 per beat.
+fn comp_beats(c: &LossyParams, tc: u8) -> u64 {
+    (c.cpack_words(tc) / 4) as u64
+}
+
+/// `cpack_lossy_decomp`: chunks in, the words C-Pack ran on out, 4 per beat (§6 item 3).
+///
+/// Ports: `s_valid_i`/`s_ready_o`/`s_chunk_i[127:0]`/`s_last_i`/`s_c_i`/`s_tcode_i[1:0]`
+/// (`c` and `tcode` sampled with a block's first chunk) → `m_valid_o`/`m_ready_i`/
+/// `m_words_o[127:0]`/`m_last_o`/`m_err_o`.
+///
+/// A compressed block's chunks join a 264-bit window (a chunk is taken while at most four
+/// widest tokens, 136 bits, wait) in the cycle they arrive; four tokens are parsed from it in a chain (one-hot
+/// shifts by the token lengths), their words rebuilt from the dictionary with bypass from
+/// the earlier words of the same beat, and registered: the first beat is valid the cycle
+/// after the first chunk, then one beat per cycle while the window holds four whole tokens
+/// (`cpack_words/4` beats: 8 at t = 0; 6, 5, 4 packed). An illegal code (`1111`), an index of
+/// an empty entry, a shifted-layout word wider than `32 − t` bits, or a token running past
+/// the last chunk sets `err` on that beat and every later beat of the block (words 0), and
+/// the block's remaining chunks are dropped. A raw block (`c = 0`) passes its chunks
+/// through, one beat each. A block ends when its beats are out and its last chunk is in; the
+/// next block's first chunk is taken the cycle after.
+pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
+    p.validate().map_err(err)?;
+    let c = &p.codec;
+    if c.codes != CodeTable::Original {
+        return Err(err(
+            "the decompressor implements the original C-Pack codes (codes: original)".into(),
+        ));
+    }
+    for tc in 0..4u8 {
+        if !c.cpack_words(tc).is_multiple_of(4) {
+            return Err(err(format!(
+                "t = {} gives {} C-Pack words per block, not a multiple of 4",
+                c.t_of(tc),
+                c.cpack_words(tc)
+            )));
+        }
+    }
+    let cp = c.cpack();
+    let ne = cp.dict_entries;
+    let ib = cp.index_bits();
+    let groups = length_groups(&cp);
+    // Window: a chunk is taken while at most 4 widest tokens wait, so four tokens are always
+    // whole or the chunk that completes them fits.
+    let wb = CHUNK_BITS as u32 + 4 * TOK_W;
+    let cw = 9u32; // window count width
+    let cb = CHUNK_BITS as u32;
+    let mut m = ModuleBuilder::new(format!("cpack_lossy_decomp_{}", p.tag()));
+    header(
+        &mut m,
+        "decompressor",
+        p,
+        "§2.2-§2.4 (codes, dictionary, chunks), §6 item 3",
+    );
+    m.header(
+        "4 tokens per cycle from a 264-bit window; first beat the cycle after the first chunk",
+    );
+    let s_in = stream::input(
+        &mut m,
+        "s",
+        &Layout::new(&[("chunk", cb), ("last", 1), ("c", 1), ("tcode", 2)]),
+    );
+    let s_valid = s_in.valid.clone();
+    let chunk = s_in.field("chunk");
+    let s_last = s_in.field("last");
+    let s_c = s_in.field("c");
+    let s_tcode = s_in.field("tcode");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
+
+    // ---- State ----
+    let active = m.reg("active_q", 1, Some(0));
+    let c_q = m.reg("c_q", 1, None);
+    let tc_q = m.reg("tcode_q", 2, None);
+    let in_done = m.reg("in_done_q", 1, None);
+    let out_done = m.reg("out_done_q", 1, None);
+    let berr = m.reg("err_q", 1, None);
+    let ob = m.reg("beat_q", 4, None);
+    let win = m.reg("win_q", wb, Some(0));
+    let cnt = m.reg("cnt_q", cw, Some(0));
+    let valid = m.reg("dict_valid_q", ne as u32, None);
+    let wptr = m.reg("dict_wptr_q", ib, None);
+    let dict: Vec<_> = (0..ne)
+        .map(|j| m.reg(&format!("dict{}_q", j), 32, None))
+        .collect();
+    let dq: Vec<Expr> = dict.iter().map(|r| r.q()).collect();
+    let vo = m.reg("out_valid_q", 1, Some(0));
+    let o_free = m.wire("o_free", &(!vo.q() | m_ready.clone()));
+
+    m.comment("Block control: a block's first chunk brings c and tcode");
+    let act = active.q();
+    let cur_c = m.wire("cur_c", &act.select(&c_q.q(), &s_c));
+    let cur_tc = m.wire("cur_tcode", &act.select(&tc_q.q(), &s_tcode));
+    let blk_end = m.wire("blk_end", &(&(&act & &in_done.q()) & &out_done.q()));
+    let room = m.wire("room", &cnt.q().le(&Expr::lit(cw, (wb - cb) as u64)));
+    let drop = m.wire("dropping", &(&act & &(&berr.q() | &out_done.q())));
+    // Idle: a compressed first chunk is always taken, a raw one when the output is free.
+    // Active: until the last chunk; compressed while the window has room (or dropping),
+    // raw while the output is free.
+    let take_act = c_q.q().select(&(&room | &drop), &o_free);
+    let s_ready = m.wire(
+        "in_ready",
+        &act.select(&(&!in_done.q() & &take_act), &(&s_c | &o_free)),
+    );
+    let accept = m.wire("accept", &(&s_valid & &s_ready));
+    let chunk_last = m.wire("chunk_last", &(&accept & &s_last));
+
+    m.comment("Window: the arriving chunk joins below the waiting bits (stream order, MSB first)");
+    let cin = bytes_from_top(&chunk);
+    let cin_ext = Expr::cat(&[cin, Expr::zero(wb - cb)]);
+    let place = m.wire("place_amt", &cnt.q().resize(8));
+    let placed = shift_lanes(&mut m, "place", &cin_ext.lanes(1), &place, false);
+    let placed = m.wire("placed", &Expr::cat_lsb(&placed));
+    let take = m.wire("take", &(&(&accept & &cur_c) & &!drop.clone()));
+    let weff = m.wire("win_eff", &(win.q() | (take.repeat(wb) & placed)));
+    let ceff = m.wire(
+        "cnt_eff",
+        &(cnt.q() + take.select(&Expr::lit(cw, cb as u64), &Expr::zero(cw))),
+    );
+    let done_eff = m.wire("in_done_eff", &(&(&act & &in_done.q()) | &chunk_last));
+
+    m.comment("Parse: four tokens in a chain; words from the dictionary with same-beat bypass");
+    let dvalid = m.wire("dict_valid", &(valid.q() & act.repeat(ne as u32)));
+    let wp0 = m.wire("dict_wptr", &(wptr.q() & act.repeat(ib)));
+    let mut wp = wp0.clone();
+    let mut cur = weff.clone();
+    let mut end = Expr::zero(cw);
+    let mut vnow = dvalid.clone();
+    let mut words: Vec<Expr> = Vec::new();
+    let mut pushes: Vec<Expr> = Vec::new();
+    let mut slots: Vec<Expr> = Vec::new();
+    // ok: every token so far whole and clean; terr: the first faulty whole token.
+    let mut ok = Expr::ones(1);
+    let mut terr = Expr::zero(1);
+    for i in 0..4usize {
+        let top = cur.slice(wb - TOK_W, TOK_W);
+        let pr = parse(&mut m, &format!("d{}", i), &cp, &top);
+        m.unused(&pr.zb);
+        let oh = pr.oh.clone();
+        let len = or_tree(
+            groups
+                .iter()
+                .map(|(n, pats)| {
+                    let sel: Vec<Expr> = pats.iter().map(|x| oh.bit(*x as u32)).collect();
+                    Expr::cat(&sel).any().gate(&Expr::lit(cw, *n as u64))
+                })
+                .collect(),
+            cw,
+        );
+        end = m.wire(&format!("d{}_end", i), &(end + len));
+        let whole = m.wire(&format!("d{}_whole", i), &end.le(&ceff));
+        // Dictionary read, with bypass from this beat's earlier pushes.
+        let mut base = mux_tree(&pr.idx, &dq);
+        let mut ivalid = mux_tree(&pr.idx, &vnow.lanes(1));
+        for k in 0..i {
+            let hit = &pushes[k] & &slots[k].eq(&pr.idx);
+            base = hit.select(&words[k], &base);
+            ivalid = &ivalid | &hit;
+        }
+        let base = m.wire(&format!("d{}_base", i), &base);
+        let w = or_tree(
+            vec![
+                oh.bit(PX as u32).gate(&pr.lit32),
+                oh.bit(PF as u32).gate(&base),
+                oh.bit(PH as u32)
+                    .gate(&Expr::cat(&[base.slice(16, 16), pr.lit_h.clone()])),
+                oh.bit(PN as u32).gate(&pr.lit_n.zext(32)),
+                oh.bit(PT as u32)
+                    .gate(&Expr::cat(&[base.slice(8, 24), pr.lit_t.clone()])),
+            ],
+            32,
+        );
+        let w = m.wire(&format!("d{}_word", i), &w);
+        let uses_idx = &(&oh.bit(PF as u32) | &oh.bit(PH as u32)) | &oh.bit(PT as u32);
+        let mut e = &pr.illegal | &(&uses_idx & &!ivalid);
+        if c.layout == TruncLayout::Shifted {
+            // A shifted word must fit in 32 - t bits.
+            let mut wide = Expr::zero(1);
+            for tc in 1..4u8 {
+                let t = c.t_of(tc);
+                if t > 0 {
+                    wide = cur_tc
+                        .eq_lit(tc as u64)
+                        .select(&w.slice(32 - t, t).any(), &wide);
+                }
+            }
+            e = &e | &wide;
+        }
+        let e = m.wire(&format!("d{}_bad", i), &e);
+        terr = &terr | &(&(&ok & &whole) & &e);
+        ok = m.wire(&format!("d{}_ok", i), &(&(&ok & &whole) & &!e.clone()));
+        let push = match cp.push {
+            PushPolicy::NewOnly => oh.bit(PX as u32),
+            PushPolicy::NoFullMatch => {
+                &(&oh.bit(PX as u32) | &oh.bit(PH as u32)) | &oh.bit(PT as u32)
+            }
+            PushPolicy::AllNonZero => {
+                &(&(&oh.bit(PX as u32) | &oh.bit(PF as u32)) | &oh.bit(PH as u32))
+                    | &oh.bit(PT as u32)
+            }
+        };
+        let push = m.wire(&format!("d{}_push", i), &push);
+        let slot = m.wire(&format!("d{}_slot", i), &wp);
+        wp = m.wire(&format!("d{}_wptr", i), &(slot.clone() + push.zext(ib)));
+        let sel: Vec<Expr> = (0..ne).map(|j| slot.eq_lit(j as u64)).collect();
+        vnow = m.wire(
+            &format!("d{}_valid", i),
+            &(vnow | (push.repeat(ne as u32) & Expr::cat_lsb(&sel))),
+        );
+        cur = m.wire(
+            &format!("d{}_rest", i),
+            &shift_by_onehot(&cur, &oh, &groups),
+        );
+        words.push(w);
+        pushes.push(push);
+        slots.push(slot);
+    }
+    let tok_err = m.wire("tok_err", &terr);
+    let beat_ok = m.wire("beat_ok", &ok);
+    let overrun = m.wire(
+        "overrun",
+        &(&(&done_eff & &!beat_ok.clone()) & &!tok_err.clone()),
+    );
+    let bad = m.wire("beat_err", &(&(&berr.q() & &act) | &(&tok_err | &overrun)));
+
+    m.comment("Emit: a beat once four tokens are whole (or the block has failed)");
+    let in_blk = m.wire(
+        "in_blk",
+        &(&(&(&act | &accept) & &cur_c) & &!(&act & &out_done.q())),
+    );
+    let nb_m1 = {
+        let mut v = Expr::lit(4, comp_beats(c, 0) - 1);
+        for tc in 1..4u8 {
+            v = cur_tc
+                .eq_lit(tc as u64)
+                .select(&Expr::lit(4, comp_beats(c, tc) - 1), &v);
+        }
+        m.wire("beats_m1", &v)
+    };
+    let obc = m.wire("beat_cur", &act.select(&ob.q(), &Expr::zero(4)));
+    let emit_c = m.wire("emit_comp", &(&(&in_blk & &o_free) & &(&beat_ok | &bad)));
+    let emit_r = m.wire("emit_raw", &(&accept & &!cur_c.clone()));
+    let emit = m.wire("emit", &(&emit_c | &emit_r));
+    let last_c = m.wire("beat_last", &obc.eq(&nb_m1));
+    let consume = m.wire("consume", &(&emit_c & &!bad.clone()));
+
+    // Window and dictionary next state.
+    let win_d = blk_end.select(&Expr::zero(wb), &consume.select(&cur, &weff));
+    m.next(&win, &win_d, None);
+    let cnt_d = blk_end.select(
+        &Expr::zero(cw),
+        &consume.select(&(ceff.clone() - end.clone()), &ceff),
+    );
+    m.next(&cnt, &cnt_d, None);
+    for (j, r) in dict.iter().enumerate() {
+        let mut en = Expr::zero(1);
+        let mut nv = words[0].clone();
+        for i in 0..4 {
+            let hit = &pushes[i] & &slots[i].eq_lit(j as u64);
+            nv = hit.select(&words[i], &nv);
+            en = &en | &hit;
+        }
+        m.next(r, &nv, Some(&(&consume & &en)));
+    }
+    // Idle: the dictionary reads as empty (`dict_valid`, `dict_wptr` masked), and a block
+    // that has not decoded a beat yet keeps it so.
+    m.next(&valid, &consume.select(&vnow, &dvalid), None);
+    m.next(&wptr, &consume.select(&wp, &wp0), None);
+
+    // Block state next.
+    m.next(&active, &(&(&act & &!blk_end.clone()) | &accept), None);
+    m.next(&c_q, &s_c, Some(&(&accept & &!act.clone())));
+    m.next(&tc_q, &s_tcode, Some(&(&accept & &!act.clone())));
+    m.next(&in_done, &(&(&act & &in_done.q()) | &chunk_last), None);
+    let o_end = &(&emit_c & &last_c) | &(&emit_r & &s_last);
+    m.next(&out_done, &(&(&act & &out_done.q()) | &o_end), None);
+    m.next(&berr, &(&(&act & &berr.q()) | &(&emit_c & &bad)), None);
+    m.next(&ob, &(obc.clone() + emit_c.zext(4)), None);
+
+    // Output register.
+    let words_c = bad.select(&Expr::zero(128), &Expr::cat_lsb(&words));
+    let o_words = m.reg_next(
+        "out_words_q",
+        None,
+        &emit_c.select(&words_c, &chunk),
+        Some(&emit),
+    );
+    let o_last = m.reg_next(
+        "out_last_q",
+        None,
+        &emit_c.select(&last_c, &s_last),
+        Some(&emit),
+    );
+    let o_err = m.reg_next("out_err_q", None, &(&emit_c & &bad), Some(&emit));
+    m.next(&vo, &(&emit | &(&vo.q() & &!m_ready.clone())), None);
+
+    s_in.accept(&mut m, &s_ready);
+    out.drive(
+        &mut m,
+        &vo.q(),
+        &[("words", o_words), ("last", o_last), ("err", o_err)],
     );
     m.finish()
 }
