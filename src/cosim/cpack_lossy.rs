@@ -142,7 +142,8 @@ pub fn run_comp(
 /// What the decompressor must emit for a block stored as (`c`, `tcode`, `chunks`): a raw
 /// block's chunks as they are; a compressed block's C-Pack words, 4 per beat, decoded as the
 /// hardware does (`Check::Hardware` over the chunks given), where the beat holding the first
-/// faulty token and every later beat carry `err = 1` and zero words.
+/// faulty token and every later beat carry `err = 1` and zero words; a short last beat has
+/// its missing words 0.
 pub fn decomp_expected(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) -> Vec<Beat> {
     let beat =
         |w: Vec<u32>, last: bool, err: bool| Beat(vec![w, vec![last as u32], vec![err as u32]]);
@@ -159,7 +160,7 @@ pub fn decomp_expected(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) ->
     let words = cod.cpack_words(tcode);
     let t = cod.t_of(tcode);
     let shifted = cod.layout == crate::model::cpack_lossy::fp::TruncLayout::Shifted && t > 0;
-    let nb = words / 4;
+    let nb = crate::rtl::cpack_lossy::decomp_beats(cod, tcode);
     let decode = |upto: usize| -> Option<Vec<u32>> {
         let mut r = crate::model::bits::BitReader::new(chunks, n * model::CHUNK_BITS).ok()?;
         let w = crate::model::cpack::decode_words(&cp, &mut r, upto).ok()?;
@@ -171,9 +172,14 @@ pub fn decomp_expected(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) ->
     let mut out = Vec::with_capacity(nb);
     let mut failed = false;
     for b in 0..nb {
-        let got = if failed { None } else { decode(4 * (b + 1)) };
+        let upto = words.min(4 * (b + 1));
+        let got = if failed { None } else { decode(upto) };
         match got {
-            Some(w) => out.push(beat(w[4 * b..4 * b + 4].to_vec(), b + 1 == nb, false)),
+            Some(w) => {
+                let mut v = w[4 * b..upto].to_vec();
+                v.resize(4, 0);
+                out.push(beat(v, b + 1 == nb, false))
+            }
             None => {
                 failed = true;
                 out.push(beat(vec![0; 4], b + 1 == nb, true));

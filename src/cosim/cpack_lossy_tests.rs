@@ -122,3 +122,115 @@ fn interpreter_decompressor_matches_model() {
     let st = run_decomp(&mut dut, &top, &p, 200, 0.3, &cfg(2), &mut |_| {}).unwrap();
     clean(&st, "interpreter decompressor");
 }
+
+#[test]
+fn verilator_decompressor_matches_model_under_stalls_and_corruption() {
+    for (i, p) in variants().into_iter().enumerate() {
+        let top = crate::rtl::cpack_lossy::decompressor(&p).unwrap();
+        let mut dut = VerilatorDut::new(&top, false).unwrap();
+        let n = if i == 0 { 20_000 } else { 4_000 };
+        let st = run_decomp(&mut dut, &top, &p, n, 0.2, &cfg(20 + i as u64), &mut |_| {});
+        let st = st.unwrap();
+        clean(&st, &top.name);
+        eprintln!(
+            "{}: {n} blocks (20% corrupt), {} cycles, 0 mismatches",
+            top.name, st.cycles
+        );
+    }
+}
+
+/// Table 4: the first four words the cycle after the first chunk (when their tokens fit in
+/// it; new words need the second), then a beat per cycle: a 32-word block in 8 + 1 cycles,
+/// the next block's first chunk taken the cycle after.
+#[test]
+fn decompressor_latency_and_throughput() {
+    let p = LossyRtlParams::default();
+    let top = crate::rtl::cpack_lossy::decompressor(&p).unwrap();
+    let mut dut = VerilatorDut::new(&top, false).unwrap();
+    let (sin, sout) = Stream::of_unit(&top).unwrap();
+    // Narrow words (12-bit tokens): the first four tokens are whole in the first chunk.
+    let narrow: Vec<u8> = (0..32u32).flat_map(|i| (i * 5).to_le_bytes()).collect();
+    let b = model::compress(&p.codec, &narrow, 0).unwrap();
+    assert!(b.md.c, "{:?}", b.md);
+    let t = decomp_txn(&p, true, 0, &b.chunks);
+    assert_eq!(t.expected.len(), 8);
+    assert_eq!(measure_latency(&mut dut, &sin, &sout, &t).unwrap(), 2);
+    // Four new words (136 bits) need the second chunk: one cycle more.
+    let dense: Vec<u8> = (0..32u32)
+        .flat_map(|i| (0x9E37_79B9u32.wrapping_mul(i + 1) | 0x0100_0000).to_le_bytes())
+        .take(64)
+        .chain(std::iter::repeat_n(0, 64))
+        .collect();
+    let b = model::compress(&p.codec, &dense, 0).unwrap();
+    assert!(b.md.c && b.md.n > 2, "{:?}", b.md);
+    let td = decomp_txn(&p, true, 0, &b.chunks);
+    assert_eq!(measure_latency(&mut dut, &sin, &sout, &td).unwrap(), 3);
+    let quiet = StreamConfig {
+        in_gap: 0.0,
+        out_stall: 0.0,
+        ..cfg(4)
+    };
+    let blocks = 500u64;
+    let mut left = blocks;
+    let mut next = || {
+        (left > 0).then(|| {
+            left -= 1;
+            t.clone()
+        })
+    };
+    let st = run_stream(
+        &mut dut,
+        &sin,
+        &sout,
+        &mut next,
+        &quiet,
+        &mut |_| {},
+        &mut |_| {},
+    );
+    let st = st.unwrap();
+    clean(&st, "decompressor throughput");
+    let per = st.cycles as f64 / blocks as f64;
+    eprintln!("decompressor: {per:.3} cycles per 8-beat block without stalls");
+    assert!(per <= 9.05, "{per}");
+}
+
+/// Faults the decompressor's scoreboard must catch: no same-beat dictionary bypass for token
+/// 1, an illegal code taken as a halfword match, and overruns never flagged (a hang).
+#[test]
+fn scoreboard_catches_injected_decompressor_faults() {
+    let p = LossyRtlParams::default();
+    let top = crate::rtl::cpack_lossy::decompressor(&p).unwrap();
+    type Edit<'a> = (&'a str, &'a dyn Fn(&str) -> String);
+    let edits: [Edit; 3] = [
+        ("bypass", &|v: &str| {
+            v.replacen("((d0_push & (d0_slot == d1_idx)) ?", "(1'b0 ?", 1)
+        }),
+        ("illegal", &|v: &str| {
+            v.replacen(
+                "assign d0_bad = (((d0_c2 == 2'd3) & (d0_c4 == 2'd3))",
+                "assign d0_bad = ((1'b0)",
+                1,
+            )
+        }),
+        ("overrun", &|v: &str| {
+            v.replacen(
+                "assign overrun = (in_done_eff & ~beat_ok & ~tok_err);",
+                "assign overrun = 1'b0;",
+                1,
+            )
+        }),
+    ];
+    for (what, edit) in edits {
+        let mut dut = faulty_dut(&top, &top.name, edit).unwrap();
+        match run_decomp(&mut dut, &top, &p, 3_000, 0.2, &cfg(6), &mut |_| {}) {
+            Ok(st) => {
+                let m = st.first_mismatch.expect(what);
+                eprintln!("{what}: caught at block {} ({})", m.transfer, m.field);
+            }
+            Err(e) => {
+                assert!(e.contains("hung"), "{what}: {e}");
+                eprintln!("{what}: caught: {e}");
+            }
+        }
+    }
+}

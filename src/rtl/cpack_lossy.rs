@@ -465,8 +465,13 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
 }
 
 /// Output beats of a compressed block with code `tc`: its C-Pack words, 4 per beat.
-fn comp_beats(c: &LossyParams, tc: u8) -> u64 {
-    (c.cpack_words(tc) / 4) as u64
+pub fn decomp_beats(c: &LossyParams, tc: u8) -> usize {
+    c.cpack_words(tc).div_ceil(4)
+}
+
+/// Words in the last output beat of a compressed block with code `tc` (1 to 4).
+fn last_beat_words(c: &LossyParams, tc: u8) -> usize {
+    c.cpack_words(tc) - 4 * (decomp_beats(c, tc) - 1)
 }
 
 /// `cpack_lossy_decomp`: chunks in, the words C-Pack ran on out, 4 per beat (§6 item 3).
@@ -480,7 +485,8 @@ fn comp_beats(c: &LossyParams, tc: u8) -> u64 {
 /// shifts by the token lengths), their words rebuilt from the dictionary with bypass from
 /// the earlier words of the same beat, and registered: the first beat is valid the cycle
 /// after the first chunk, then one beat per cycle while the window holds four whole tokens
-/// (`cpack_words/4` beats: 8 at t = 0; 6, 5, 4 packed). An illegal code (`1111`), an index of
+/// (`ceil(cpack_words/4)` beats: 8 at t = 0; 6, 5, 4 packed; a short last beat has its
+/// missing words 0 and parses only the tokens it needs). An illegal code (`1111`), an index of
 /// an empty entry, a shifted-layout word wider than `32 − t` bits, or a token running past
 /// the last chunk sets `err` on that beat and every later beat of the block (words 0), and
 /// the block's remaining chunks are dropped. A raw block (`c = 0`) passes its chunks
@@ -493,15 +499,6 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         return Err(err(
             "the decompressor implements the original C-Pack codes (codes: original)".into(),
         ));
-    }
-    for tc in 0..4u8 {
-        if !c.cpack_words(tc).is_multiple_of(4) {
-            return Err(err(format!(
-                "t = {} gives {} C-Pack words per block, not a multiple of 4",
-                c.t_of(tc),
-                c.cpack_words(tc)
-            )));
-        }
     }
     let cp = c.cpack();
     let ne = cp.dict_entries;
@@ -586,6 +583,19 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     let done_eff = m.wire("in_done_eff", &(&(&act & &in_done.q()) | &chunk_last));
 
+    m.comment("Beat count: the last beat may need fewer than four tokens");
+    let nb_m1 = {
+        let mut v = Expr::lit(4, decomp_beats(c, 0) as u64 - 1);
+        for tc in 1..4u8 {
+            v = cur_tc
+                .eq_lit(tc as u64)
+                .select(&Expr::lit(4, decomp_beats(c, tc) as u64 - 1), &v);
+        }
+        m.wire("beats_m1", &v)
+    };
+    let obc = m.wire("beat_cur", &act.select(&ob.q(), &Expr::zero(4)));
+    let last_c = m.wire("beat_last", &obc.eq(&nb_m1));
+
     m.comment("Parse: four tokens in a chain; words from the dictionary with same-beat bypass");
     let dvalid = m.wire("dict_valid", &(valid.q() & act.repeat(ne as u32)));
     let wp0 = m.wire("dict_wptr", &(wptr.q() & act.repeat(ib)));
@@ -604,6 +614,17 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         let pr = parse(&mut m, &format!("d{}", i), &cp, &top);
         m.unused(&pr.zb);
         let oh = pr.oh.clone();
+        // Token i is needed unless this is a short last beat with at most i words.
+        let short: Vec<Expr> = (0..4u8)
+            .filter(|&tc| last_beat_words(c, tc) <= i)
+            .map(|tc| cur_tc.eq_lit(tc as u64))
+            .collect();
+        let need = if short.is_empty() {
+            Expr::ones(1)
+        } else {
+            let s = Expr::cat(&short).any();
+            m.wire(&format!("d{}_need", i), &!(&last_c & &s))
+        };
         let len = or_tree(
             groups
                 .iter()
@@ -614,7 +635,7 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
                 .collect(),
             cw,
         );
-        end = m.wire(&format!("d{}_end", i), &(end + len));
+        end = m.wire(&format!("d{}_end", i), &(end + need.gate(&len)));
         let whole = m.wire(&format!("d{}_whole", i), &end.le(&ceff));
         // Dictionary read, with bypass from this beat's earlier pushes.
         let mut base = mux_tree(&pr.idx, &dq);
@@ -637,7 +658,7 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             ],
             32,
         );
-        let w = m.wire(&format!("d{}_word", i), &w);
+        let w = m.wire(&format!("d{}_word", i), &need.gate(&w));
         let uses_idx = &(&oh.bit(PF as u32) | &oh.bit(PH as u32)) | &oh.bit(PT as u32);
         let mut e = &pr.illegal | &(&uses_idx & &!ivalid);
         if c.layout == TruncLayout::Shifted {
@@ -653,7 +674,7 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             }
             e = &e | &wide;
         }
-        let e = m.wire(&format!("d{}_bad", i), &e);
+        let e = m.wire(&format!("d{}_bad", i), &(&need & &e));
         terr = &terr | &(&(&ok & &whole) & &e);
         ok = m.wire(&format!("d{}_ok", i), &(&(&ok & &whole) & &!e.clone()));
         let push = match cp.push {
@@ -666,7 +687,7 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
                     | &oh.bit(PT as u32)
             }
         };
-        let push = m.wire(&format!("d{}_push", i), &push);
+        let push = m.wire(&format!("d{}_push", i), &(&need & &push));
         let slot = m.wire(&format!("d{}_slot", i), &wp);
         wp = m.wire(&format!("d{}_wptr", i), &(slot.clone() + push.zext(ib)));
         let sel: Vec<Expr> = (0..ne).map(|j| slot.eq_lit(j as u64)).collect();
@@ -695,20 +716,9 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         "in_blk",
         &(&(&(&act | &accept) & &cur_c) & &!(&act & &out_done.q())),
     );
-    let nb_m1 = {
-        let mut v = Expr::lit(4, comp_beats(c, 0) - 1);
-        for tc in 1..4u8 {
-            v = cur_tc
-                .eq_lit(tc as u64)
-                .select(&Expr::lit(4, comp_beats(c, tc) - 1), &v);
-        }
-        m.wire("beats_m1", &v)
-    };
-    let obc = m.wire("beat_cur", &act.select(&ob.q(), &Expr::zero(4)));
     let emit_c = m.wire("emit_comp", &(&(&in_blk & &o_free) & &(&beat_ok | &bad)));
     let emit_r = m.wire("emit_raw", &(&accept & &!cur_c.clone()));
     let emit = m.wire("emit", &(&emit_c | &emit_r));
-    let last_c = m.wire("beat_last", &obc.eq(&nb_m1));
     let consume = m.wire("consume", &(&emit_c & &!bad.clone()));
 
     // Window and dictionary next state.
