@@ -664,6 +664,9 @@ pub fn build(spec: &BuildSpec) -> Result<Arc<Library>, CosimError> {
     let lock = key_lock(&name);
     let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
     let so = dir.join(SO_NAME);
+    // Leftovers of a killed run (a second Ctrl-C exits without cleaning up) go on the next
+    // run's first model lookup, cached or not.
+    reclaim_stale(&root);
     let mut cached = so.exists();
     // Another process (a parallel test runner, a second `hwzip`) may be building the same
     // entry: an advisory file lock makes it build once; the waiter then finds it cached.
@@ -687,7 +690,6 @@ pub fn build(spec: &BuildSpec) -> Result<Arc<Library>, CosimError> {
         }
         fs::create_dir_all(&root)
             .map_err(|e| CosimError::io(format!("creating {}", root.display()), e))?;
-        reclaim_stale(&root);
         let tmp = root.join(format!(".tmp-{name}-{}", unique_suffix()));
         let _registered = crate::proc::create_temp_dir(&tmp)
             .map_err(|e| CosimError::io(format!("creating {}", tmp.display()), e))?;
