@@ -37,6 +37,18 @@
 //!   no_quorum: bypass   # bypass | keep-previous | plurality
 //!   vote_tie: sum-penalty     # sum-penalty | lower-latency
 //!   sample_send: winner # winner | current
+//! cpack_lossy:          # PACT'12 memory-link C-Pack (rtl::cpack_lossy::LossyRtlParams)
+//!   words_per_cycle: 2  # compressor input words per cycle: 1 | 2
+//!   codec:              # the block codec (model::cpack_lossy::LossyParams)
+//!     block_bytes: 128  # 32 | 64 | 128
+//!     codes: original   # original (C-Pack) | paper (C-Pack+Z codes)
+//!     push: no-full-match       # new-only | no-full-match | all-non-zero
+//!     dict_entries: 16
+//!     raw_if_n_eq_raw: false    # raw when N would equal the raw chunk count
+//!     t_table: [0, 8, 12, 16]   # truncated mantissa bits per tcode
+//!     layout: packed    # packed | shifted
+//!     fill: zero        # zero | midpoint
+//!     md_bits: 8        # 4 (lossless) | 8
 //! cosim:
 //!   lines: 100000       # windows pushed through each unit
 //!   seed: 1
@@ -53,6 +65,7 @@
 
 use crate::rtl::adaptive::AdaptiveRtlParams;
 use crate::rtl::base_xor::BaseXorRtlParams;
+use crate::rtl::cpack_lossy::LossyRtlParams;
 use crate::rtl::zvc::ZvcRtlParams;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -67,6 +80,8 @@ pub struct Config {
     pub base_xor: BaseXorRtlParams,
     /// Adaptive link compression parameters.
     pub adaptive: AdaptiveRtlParams,
+    /// PACT'12 memory-link C-Pack parameters.
+    pub cpack_lossy: LossyRtlParams,
     /// Co-simulation settings.
     pub cosim: CosimConfig,
     /// Synthesis settings.
@@ -190,6 +205,9 @@ impl Config {
         self.adaptive
             .validate()
             .map_err(|e| format!("adaptive: {}", e))?;
+        self.cpack_lossy
+            .validate()
+            .map_err(|e| format!("cpack_lossy: {}", e))?;
         let c = &self.cosim;
         if c.lines == 0 {
             return Err("cosim.lines must be at least 1".into());

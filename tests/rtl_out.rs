@@ -90,6 +90,10 @@ const PARAM_SETS: &[&str] = &[
     "adaptive: {line_bytes: 128, bdi_base_rule: first-non-immediate}",
     "adaptive: {lambda: 0, no_quorum: plurality, vote_tie: lower-latency, sample_send: current}",
     "adaptive: {lambda: 32, no_quorum: keep-previous, use_fpc: false, run_len: 0}",
+    "cpack_lossy: {codec: {layout: shifted}}",
+    "cpack_lossy: {words_per_cycle: 1, codec: {raw_if_n_eq_raw: true, md_bits: 4}}",
+    "cpack_lossy: {codec: {block_bytes: 64, push: all-non-zero}}",
+    "cpack_lossy: {codec: {block_bytes: 32, dict_entries: 8, push: new-only, t_table: [0, 8, 16, 16]}}",
 ];
 
 #[test]
@@ -120,6 +124,9 @@ fn lint_parameter_set(yaml: &str) {
             let tops: Vec<String> = units.iter().map(|u| u.top.name.clone()).collect();
             lint_dir(tmp.path(), &tops);
             // The loop-back test top too.
+            if e.test_units().is_empty() {
+                continue;
+            }
             let lb = e.cosim_top(&cfg, "loopback").unwrap();
             let u = hwzip::engines::UnitDesign {
                 engine: e.name(),
@@ -196,15 +203,17 @@ fn emitted_verilog_is_ascii_within_100_columns() {
         for &e in engines::ALL {
             let tmp = tempfile::tempdir().unwrap();
             let mut files = hwzip::flow::gen(e, &cfg, tmp.path()).unwrap();
-            let lb = e.cosim_top(&cfg, "loopback").unwrap();
-            let u = hwzip::engines::UnitDesign {
-                engine: e.name(),
-                unit: "loopback",
-                top: lb,
-                params: String::new(),
-                beat_bytes: 0,
-            };
-            files.extend(hwzip::flow::write_rtl(&[u], tmp.path()).unwrap());
+            if !e.test_units().is_empty() {
+                let lb = e.cosim_top(&cfg, "loopback").unwrap();
+                let u = hwzip::engines::UnitDesign {
+                    engine: e.name(),
+                    unit: "loopback",
+                    top: lb,
+                    params: String::new(),
+                    beat_bytes: 0,
+                };
+                files.extend(hwzip::flow::write_rtl(&[u], tmp.path()).unwrap());
+            }
             for f in files {
                 let t = std::fs::read_to_string(&f).unwrap();
                 for (i, l) in t.lines().enumerate() {

@@ -5,7 +5,7 @@
 //! truncation code, INT classes code 0 (INT data is never truncated, §2.6).
 
 use super::dut::Dut;
-use super::stream::{run_stream, Beat, RunStats, Stream, StreamConfig, Txn};
+use super::stream::{run_stream, Beat, RunStats, Stream, StreamConfig, Timing, Txn};
 use crate::hdl::Module;
 use crate::model::cpack_lossy as model;
 use crate::rtl::cpack_lossy::LossyRtlParams;
@@ -22,13 +22,15 @@ fn le_words(bytes: &[u8]) -> Vec<u32> {
 }
 
 /// Blocks of the §5 classes with their truncation codes: block `i` of class `i mod 8`,
-/// generated in batches of 64 per class from `seed`.
+/// generated in batches of 64 per class from `seed`; or the blocks of fixed data (a trace,
+/// lossless, the last block zero-padded), once.
 pub struct BlockStim {
     rng: ChaCha8Rng,
     seed: u64,
     batch: Vec<(Vec<u8>, u8)>,
     made: u64,
     block_bytes: usize,
+    fixed: Option<Vec<u8>>,
 }
 
 impl BlockStim {
@@ -40,11 +42,29 @@ impl BlockStim {
             batch: Vec::new(),
             made: 0,
             block_bytes,
+            fixed: None,
         }
     }
 
-    /// The next block and its truncation code.
-    pub fn next_block(&mut self) -> (Vec<u8>, u8) {
+    /// The blocks of `data`, in order, with `tcode` 0.
+    pub fn fixed(block_bytes: usize, data: &[u8]) -> BlockStim {
+        let mut s = BlockStim::new(block_bytes, 0);
+        s.fixed = Some(data.to_vec());
+        s
+    }
+
+    /// The next block and its truncation code (`None` after the end of fixed data).
+    pub fn next_block(&mut self) -> Option<(Vec<u8>, u8)> {
+        if let Some(d) = &self.fixed {
+            let at = self.made as usize * self.block_bytes;
+            if at >= d.len() {
+                return None;
+            }
+            let mut b = d[at..d.len().min(at + self.block_bytes)].to_vec();
+            b.resize(self.block_bytes, 0);
+            self.made += 1;
+            return Some((b, 0));
+        }
         if self.batch.is_empty() {
             let round = self.made / 64;
             for c in BlockClass::ALL {
@@ -61,9 +81,11 @@ impl BlockStim {
             self.batch.reverse();
         }
         self.made += 1;
-        self.batch
-            .pop()
-            .unwrap_or_else(|| (vec![0; self.block_bytes], 0))
+        Some(
+            self.batch
+                .pop()
+                .unwrap_or_else(|| (vec![0; self.block_bytes], 0)),
+        )
     }
 }
 
@@ -105,6 +127,29 @@ pub fn comp_txn(p: &LossyRtlParams, block: &[u8], tcode: u8) -> Result<Txn, Stri
     Ok(Txn { inputs, expected })
 }
 
+/// Block and byte counts of a run, for [`RunStats`].
+#[derive(Default)]
+struct Tally {
+    blocks: u64,
+    raw: u64,
+    comp: u64,
+}
+
+impl Tally {
+    fn add(&mut self, p: &LossyRtlParams, chunks: usize) {
+        self.blocks += 1;
+        self.raw += p.codec.block_bytes as u64;
+        self.comp += chunks as u64;
+    }
+
+    fn fill(self, mut st: RunStats) -> RunStats {
+        st.lines = self.blocks;
+        st.raw_bytes = self.raw;
+        st.comp_bytes = self.comp;
+        st
+    }
+}
+
 /// Runs `blocks` blocks of [`BlockStim`] through the compressor `top` (built from `p`).
 pub fn run_comp(
     dut: &mut dyn Dut,
@@ -114,18 +159,35 @@ pub fn run_comp(
     cfg: &StreamConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let (sin, sout) = Stream::of_unit(top)?;
     let mut stim = BlockStim::new(p.codec.block_bytes, cfg.seed);
+    run_comp_from(dut, top, p, &mut stim, blocks, cfg, progress)
+}
+
+/// [`run_comp`] on the blocks of `stim` (at most `blocks`).
+pub fn run_comp_from(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &LossyRtlParams,
+    stim: &mut BlockStim,
+    blocks: u64,
+    cfg: &StreamConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    let (sin, sout) = Stream::of_unit(top)?;
     let mut left = blocks;
     let mut err = None;
+    let mut tally = Tally::default();
     let mut next = || {
         if left == 0 || err.is_some() {
             return None;
         }
         left -= 1;
-        let (b, tc) = stim.next_block();
+        let (b, tc) = stim.next_block()?;
         match comp_txn(p, &b, tc) {
-            Ok(t) => Some(t),
+            Ok(t) => {
+                tally.add(p, t.expected.len() * model::CHUNK_BYTES);
+                Some(t)
+            }
             Err(e) => {
                 err = Some(e);
                 None
@@ -135,7 +197,7 @@ pub fn run_comp(
     let st = run_stream(dut, &sin, &sout, &mut next, cfg, &mut |_| {}, progress)?;
     match err {
         Some(e) => Err(e),
-        None => Ok(st),
+        None => Ok(tally.fill(st)),
     }
 }
 
@@ -222,17 +284,33 @@ pub fn run_decomp(
     cfg: &StreamConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let (sin, sout) = Stream::of_unit(top)?;
     let mut stim = BlockStim::new(p.codec.block_bytes, cfg.seed);
+    run_decomp_from(dut, top, p, &mut stim, blocks, corrupt, cfg, progress)
+}
+
+/// [`run_decomp`] on the blocks of `stim` (at most `blocks`).
+#[allow(clippy::too_many_arguments)]
+pub fn run_decomp_from(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &LossyRtlParams,
+    stim: &mut BlockStim,
+    blocks: u64,
+    corrupt: f64,
+    cfg: &StreamConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    let (sin, sout) = Stream::of_unit(top)?;
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0xdec0);
     let mut left = blocks;
     let mut err = None;
+    let mut tally = Tally::default();
     let mut next = || {
         if left == 0 || err.is_some() {
             return None;
         }
         left -= 1;
-        let (b, tc) = stim.next_block();
+        let (b, tc) = stim.next_block()?;
         let blk = match model::compress(&p.codec, &b, tc) {
             Ok(x) => x,
             Err(e) => {
@@ -261,13 +339,129 @@ pub fn run_decomp(
                 _ => chunks[0] ^= 0xF0,
             }
         }
+        tally.add(p, chunks.len());
         Some(decomp_txn(p, c, tc, &chunks))
     };
     let st = run_stream(dut, &sin, &sout, &mut next, cfg, &mut |_| {}, progress)?;
     match err {
         Some(e) => Err(e),
-        None => Ok(st),
+        None => Ok(tally.fill(st)),
     }
+}
+
+/// The PACT'12 units the registry co-simulates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// `cpack_lossy_comp_*`.
+    Compressor,
+    /// `cpack_lossy_decomp_*`.
+    Decompressor,
+}
+
+impl Unit {
+    /// Every unit, in report order.
+    pub const ALL: [Unit; 2] = [Unit::Compressor, Unit::Decompressor];
+
+    /// CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Compressor => "compressor",
+            Unit::Decompressor => "decompressor",
+        }
+    }
+
+    /// The unit called `s`; the error lists the names.
+    pub fn from_name(s: &str) -> Result<Unit, String> {
+        super::stream::unit_by_name(&Unit::ALL, Unit::name, s)
+    }
+}
+
+/// Fraction of corrupt blocks the decompressor gets from the generated classes.
+pub const CORRUPT: f64 = 0.1;
+
+/// The generated top of `unit`.
+pub fn top(p: &LossyRtlParams, unit: Unit) -> Result<std::sync::Arc<Module>, String> {
+    let r = match unit {
+        Unit::Compressor => crate::rtl::cpack_lossy::compressor(p),
+        Unit::Decompressor => crate::rtl::cpack_lossy::decompressor(p),
+    };
+    r.map_err(|e| e.to_string())
+}
+
+/// Runs `unit` on `dut` for the engine-independent settings of `s`: `lines` blocks of the
+/// §5 classes (the decompressor with [`CORRUPT`] of them corrupted), or the blocks of a trace
+/// (`s.data`, lossless, nothing corrupted).
+pub fn run_with(
+    dut: &mut dyn Dut,
+    p: &LossyRtlParams,
+    unit: Unit,
+    s: &crate::cosim::zvc::StimConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    p.validate()?;
+    let t = top(p, unit)?;
+    let cfg = StreamConfig {
+        seed: s.seed,
+        in_gap: s.in_gap,
+        out_stall: s.out_stall,
+        hang_cycles: s.hang_cycles,
+        vcd: s.vcd.clone(),
+        channel_rates: Vec::new(),
+        resets: s.resets,
+    };
+    let bb = p.codec.block_bytes;
+    let (mut stim, corrupt) = match &s.data {
+        Some(w) => {
+            let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+            (BlockStim::fixed(bb, &bytes), 0.0)
+        }
+        None => (BlockStim::new(bb, s.seed), CORRUPT),
+    };
+    match unit {
+        Unit::Compressor => run_comp_from(dut, &t, p, &mut stim, s.lines, &cfg, progress),
+        Unit::Decompressor => {
+            run_decomp_from(dut, &t, p, &mut stim, s.lines, corrupt, &cfg, progress)
+        }
+    }
+}
+
+/// Latency of an isolated block of narrow words (12-bit tokens) and the rate over 2,000
+/// generated blocks without stalls (the decompressor's uncorrupted).
+pub fn measure(dut: &mut dyn Dut, p: &LossyRtlParams, unit: Unit) -> Result<Timing, String> {
+    p.validate()?;
+    let t = top(p, unit)?;
+    let (sin, sout) = Stream::of_unit(&t)?;
+    let bb = p.codec.block_bytes;
+    let block: Vec<u8> = (0..bb as u32 / 4)
+        .flat_map(|i| (i * 5).to_le_bytes())
+        .collect();
+    let txn = match unit {
+        Unit::Compressor => comp_txn(p, &block, 0)?,
+        Unit::Decompressor => {
+            let b = model::compress(&p.codec, &block, 0).map_err(|e| e.to_string())?;
+            decomp_txn(p, b.md.c, 0, &b.chunks)
+        }
+    };
+    let latency_cycles = super::stream::measure_latency(dut, &sin, &sout, &txn)?;
+    let cfg = StreamConfig {
+        seed: 7,
+        in_gap: 0.0,
+        out_stall: 0.0,
+        ..StreamConfig::default()
+    };
+    let mut stim = BlockStim::new(bb, 7);
+    let st = match unit {
+        Unit::Compressor => run_comp_from(dut, &t, p, &mut stim, 2000, &cfg, &mut |_| {})?,
+        Unit::Decompressor => run_decomp_from(dut, &t, p, &mut stim, 2000, 0.0, &cfg, &mut |_| {})?,
+    };
+    if let Some(m) = &st.first_mismatch {
+        return Err(format!("throughput run: {m}"));
+    }
+    Ok(Timing {
+        latency_cycles,
+        in_beats_per_cycle: st.beats_in as f64 / st.cycles.max(1) as f64,
+        raw_bytes_per_cycle: st.raw_bytes as f64 / st.cycles.max(1) as f64,
+    })
 }
 
 #[cfg(test)]

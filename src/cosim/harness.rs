@@ -450,6 +450,7 @@ impl Harness {
                 }
             }
             // 1-2: offer inputs, drive readies.
+            let mut offered_now = false;
             for c in 0..n {
                 let p = &ports[c];
                 if self.channels[c].dir == Dir::In {
@@ -470,6 +471,7 @@ impl Harness {
                     match &cur[c] {
                         Some(b) => {
                             dut.set_u64(p.valid, 1);
+                            offered_now = true;
                             for ((port, _), v) in p.fields.iter().zip(&b.0) {
                                 dut.set(*port, v);
                             }
@@ -548,10 +550,11 @@ impl Harness {
             if st.first_mismatch.is_some() {
                 break;
             }
-            // Alternate resets with an input beat offered (mid-handshake on the input side)
-            // and resets with output beats still expected.
+            // Alternate resets with an input beat offered (valid high in this cycle, taken or
+            // not: mid-handshake on the input side) and resets with output beats still
+            // expected. A unit that is always ready still sees both kinds.
             let in_flight = if st.resets % 2 == 0 {
-                cur.iter().any(Option::is_some)
+                offered_now
             } else {
                 queues.iter().any(|q| !q.is_empty())
             };
@@ -561,7 +564,7 @@ impl Harness {
                 && rng.gen_bool(RESET_RATE)
             {
                 next_reset = cycle + rng.gen_range(16..1024);
-                let offered = cur.iter().any(Option::is_some);
+                let offered = offered_now;
                 let expected = queues.iter().any(|q| !q.is_empty());
                 dut.reset(rng.gen_range(1..=3));
                 st.resets += 1;

@@ -9,6 +9,7 @@
 
 pub mod adaptive;
 pub mod base_xor;
+pub mod cpack_lossy;
 pub mod zvc;
 
 use crate::config::Config;
@@ -23,7 +24,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Every engine, in report order. Adding an engine to the flow is one line here.
-pub static ALL: &[&dyn Engine] = &[&zvc::Zvc, &base_xor::BaseXor, &adaptive::Adaptive];
+pub static ALL: &[&dyn Engine] = &[
+    &zvc::Zvc,
+    &base_xor::BaseXor,
+    &adaptive::Adaptive,
+    &cpack_lossy::CpackLossy,
+];
 
 /// A registered engine.
 pub type EngineRef = &'static dyn Engine;

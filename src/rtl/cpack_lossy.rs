@@ -37,6 +37,7 @@ use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::cpack::{CodeTable, PushPolicy};
 use crate::model::cpack_lossy::fp::TruncLayout;
 use crate::model::cpack_lossy::{LossyParams, CHUNK_BITS};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// The spec this generator follows (cited in every module header).
@@ -50,8 +51,9 @@ fn err(msg: String) -> HdlError {
 }
 
 /// Parameters of the PACT'12 hardware: the codec (the golden model's parameters) and the
-/// compressor's input width.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// compressor's input width (`cpack_lossy:` section of the YAML configuration).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct LossyRtlParams {
     /// Block size, code table, push policy, dictionary, `t` table, layout, MD width.
     pub codec: LossyParams,
@@ -392,6 +394,7 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         &(len_next.clone() + Expr::lit(lw, CHUNK_BITS as u64 - 1)),
     );
     let n_comp = m.wire("n_comp", &len_up.slice(7, lw - 7));
+    m.unused(&len_up.slice(0, 7));
     let n_f = fits.select(&n_comp.resize(4), &raw_n);
     // The raw image, bytes in order from the top; the shifted layout's words packed.
     let raw_img = match c.layout {

@@ -23,6 +23,7 @@
 //!
 //! Every choice is recorded in `docs/FORMATS.md`, section "PACT'12 memory-link C-Pack".
 
+pub mod eval;
 pub mod fp;
 pub mod kernels;
 pub mod mc;

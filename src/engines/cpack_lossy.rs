@@ -1,0 +1,184 @@
+//! Memory-link C-Pack with lossy FP truncation (Sathish, Schulte, Kim; PACT'12) in the
+//! registry: `model::cpack_lossy`, `rtl::cpack_lossy`, `cosim::cpack_lossy`.
+//!
+//! CLI name `cpack-lossy`: the codec is C-Pack on 128 B memory blocks, and what sets it apart
+//! from the adaptive engine's C-Pack+Z is the lossy FP32 truncation (§2.6); with `tcode` 0 it
+//! is the paper's lossless configuration.
+
+use super::UnitDesign;
+use super::{check_count, load_blocks, unused_option, Engine, EvalOutput, EvalRequest};
+use crate::config::Config;
+use crate::cosim::cpack_lossy::{self as bench, Unit};
+use crate::cosim::dut::Dut;
+use crate::cosim::stream::{RunStats, Timing};
+use crate::cosim::zvc::StimConfig;
+use crate::hdl::Module;
+use crate::model::cpack_lossy::eval::{self, ClassEval};
+use crate::trace::blocks::BlockClass;
+use std::sync::Arc;
+
+/// The PACT'12 engine: the block compressor and decompressor (the truncation units, the
+/// metadata cache and the memory-controller path follow).
+pub struct CpackLossy;
+
+impl Engine for CpackLossy {
+    fn name(&self) -> &'static str {
+        "cpack-lossy"
+    }
+
+    fn section(&self) -> &'static str {
+        "cpack_lossy"
+    }
+
+    fn unit_names(&self) -> &'static [&'static str] {
+        &["compressor", "decompressor"]
+    }
+
+    fn test_units(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn describe(&self, cfg: &Config) -> String {
+        cfg.cpack_lossy.describe()
+    }
+
+    fn units(&self, cfg: &Config) -> Result<Vec<UnitDesign>, String> {
+        let p = &cfg.cpack_lossy;
+        Unit::ALL
+            .iter()
+            .map(|&u| {
+                Ok(UnitDesign {
+                    engine: self.name(),
+                    unit: u.name(),
+                    top: bench::top(p, u)?,
+                    params: p.describe(),
+                    beat_bytes: match u {
+                        Unit::Compressor => 4 * p.words_per_cycle as u32,
+                        Unit::Decompressor => 16,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String> {
+        bench::top(&cfg.cpack_lossy, Unit::from_name(unit)?)
+    }
+
+    fn cosim(
+        &self,
+        dut: &mut dyn Dut,
+        cfg: &Config,
+        unit: &str,
+        s: &StimConfig,
+        progress: &mut dyn FnMut(&RunStats),
+    ) -> Result<RunStats, String> {
+        bench::run_with(dut, &cfg.cpack_lossy, Unit::from_name(unit)?, s, progress)
+    }
+
+    fn measure(&self, dut: &mut dyn Dut, cfg: &Config, unit: &str) -> Result<Timing, String> {
+        bench::measure(dut, &cfg.cpack_lossy, Unit::from_name(unit)?)
+    }
+
+    /// Lossless beside lossy t = 8/12/16 (both layouts) per trace file (taken as FP32) and
+    /// per §5 block class (`--class all` or names; lossy rows for the FP classes).
+    fn eval(&self, cfg: &Config, req: &EvalRequest) -> Result<EvalOutput, String> {
+        if req.traces.is_empty() && req.classes.is_empty() {
+            return Err(format!(
+                "eval --engine cpack-lossy needs --trace F and/or --class C (a block class: \
+                 {}, or `all`)",
+                class_names()
+            ));
+        }
+        if req.lambda.is_some() || req.pj_per_one.is_some() || req.toggles.is_some() {
+            return Err(unused_option(
+                self.name(),
+                "--lambda, --pj-per-one or --toggles",
+            ));
+        }
+        let p = &cfg.cpack_lossy.codec;
+        let bb = p.block_bytes;
+        let mut classes = Vec::new();
+        for name in &req.classes {
+            if name == "all" {
+                classes.extend(BlockClass::ALL);
+            } else {
+                classes.push(BlockClass::from_name(name)?);
+            }
+        }
+        if !classes.is_empty() {
+            check_count(req.count, bb, "blocks")?;
+        }
+        let mut out: Vec<ClassEval> = Vec::new();
+        let err = |e: crate::model::ModelError| e.to_string();
+        for t in &req.traces {
+            let blocks: Vec<Vec<u8>> = load_blocks(t, bb)?
+                .chunks_exact(bb)
+                .map(<[u8]>::to_vec)
+                .collect();
+            let name = t.display().to_string();
+            out.push(eval::evaluate(p, &name, &blocks, true).map_err(err)?);
+        }
+        for c in classes {
+            let blocks = c.generate(req.count, bb, req.seed);
+            out.push(eval::evaluate(p, c.name(), &blocks, c.is_fp()).map_err(err)?);
+        }
+        let md = format!(
+            "PACT'12 C-Pack ({}); ratio = stored / uncompressed (lower is better)\n\n{}",
+            p.describe(),
+            out.iter()
+                .map(|e| e.to_markdown() + "\n")
+                .collect::<String>()
+        );
+        EvalOutput::new(&out, md)
+    }
+}
+
+fn class_names() -> String {
+    BlockClass::ALL
+        .iter()
+        .map(|c| c.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(classes: &[&str]) -> EvalRequest {
+        EvalRequest {
+            traces: Vec::new(),
+            classes: classes.iter().map(|s| s.to_string()).collect(),
+            count: 64,
+            seed: 3,
+            lambda: None,
+            pj_per_one: None,
+            toggles: None,
+        }
+    }
+
+    /// Lossy rows keep every element within the §2.6 bound (max rel < 2^(t−23)); INT classes
+    /// get only the lossless row; a request without data names the classes.
+    #[test]
+    fn eval_rows_and_bounds() {
+        let cfg = Config::default();
+        let out = CpackLossy
+            .eval(&cfg, &req(&["fp-smooth", "int-random"]))
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out.json).unwrap();
+        let fp = &v[0]["rows"];
+        assert_eq!(fp.as_array().unwrap().len(), 7);
+        for r in fp.as_array().unwrap().iter().skip(1) {
+            let t = r["t"].as_u64().unwrap() as i32;
+            let mx = r["error"]["max_rel"].as_f64().unwrap();
+            assert!(mx > 0.0 && mx < 2f64.powi(t - 23), "t = {t}: {mx}");
+        }
+        assert_eq!(v[1]["rows"].as_array().unwrap().len(), 1);
+        assert_eq!(v[1]["rows"][0]["ratio_bits"].as_f64().unwrap(), 1.0);
+        let e = CpackLossy.eval(&cfg, &req(&[])).unwrap_err();
+        assert!(e.contains("fp-smooth"), "{e}");
+        let e = CpackLossy.eval(&cfg, &req(&["nope"])).unwrap_err();
+        assert!(e.contains("unknown block class"), "{e}");
+    }
+}
