@@ -163,8 +163,13 @@ pub fn run_comp(
     run_comp_from(dut, top, p, &mut stim, blocks, cfg, progress)
 }
 
-/// [`run_comp`] on the blocks of `stim` (at most `blocks`).
-pub fn run_comp_from(
+/// Turns a block and its `tcode` into a transaction and the bytes stored for it.
+type BlockTxn<'a> = dyn FnMut(&[u8], u8) -> Result<(Txn, usize), String> + 'a;
+
+/// Runs up to `blocks` blocks of `stim` through `top`, each turned into a transaction (and
+/// its stored bytes) by `txn`; fills the block and byte counts of the statistics.
+#[allow(clippy::too_many_arguments)]
+fn run_blocks(
     dut: &mut dyn Dut,
     top: &Module,
     p: &LossyRtlParams,
@@ -172,6 +177,7 @@ pub fn run_comp_from(
     blocks: u64,
     cfg: &StreamConfig,
     progress: &mut dyn FnMut(&RunStats),
+    txn: &mut BlockTxn,
 ) -> Result<RunStats, String> {
     let (sin, sout) = Stream::of_unit(top)?;
     let mut left = blocks;
@@ -183,9 +189,9 @@ pub fn run_comp_from(
         }
         left -= 1;
         let (b, tc) = stim.next_block()?;
-        match comp_txn(p, &b, tc) {
-            Ok(t) => {
-                tally.add(p, t.expected.len() * model::CHUNK_BYTES);
+        match txn(&b, tc) {
+            Ok((t, stored)) => {
+                tally.add(p, stored);
                 Some(t)
             }
             Err(e) => {
@@ -199,6 +205,23 @@ pub fn run_comp_from(
         Some(e) => Err(e),
         None => Ok(tally.fill(st)),
     }
+}
+
+/// [`run_comp`] on the blocks of `stim` (at most `blocks`).
+pub fn run_comp_from(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &LossyRtlParams,
+    stim: &mut BlockStim,
+    blocks: u64,
+    cfg: &StreamConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    run_blocks(dut, top, p, stim, blocks, cfg, progress, &mut |b, tc| {
+        let t = comp_txn(p, b, tc)?;
+        let stored = t.expected.len() * model::CHUNK_BYTES;
+        Ok((t, stored))
+    })
 }
 
 /// What the decompressor must emit for a block stored as (`c`, `tcode`, `chunks`): a raw
@@ -300,52 +323,37 @@ pub fn run_decomp_from(
     cfg: &StreamConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let (sin, sout) = Stream::of_unit(top)?;
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0xdec0);
-    let mut left = blocks;
-    let mut err = None;
-    let mut tally = Tally::default();
-    let mut next = || {
-        if left == 0 || err.is_some() {
-            return None;
-        }
-        left -= 1;
-        let (b, tc) = stim.next_block()?;
-        let blk = match model::compress(&p.codec, &b, tc) {
-            Ok(x) => x,
-            Err(e) => {
-                err = Some(e.to_string());
-                return None;
-            }
-        };
+    run_blocks(dut, top, p, stim, blocks, cfg, progress, &mut |b, tc| {
+        let blk = model::compress(&p.codec, b, tc).map_err(|e| e.to_string())?;
         let mut chunks = blk.chunks;
         let mut c = blk.md.c;
         if rng.gen_bool(corrupt) {
             c = true;
-            match rng.gen_range(0..4) {
-                0 => chunks.iter_mut().for_each(|x| *x = rng.gen()),
-                1 => {
-                    for _ in 0..rng.gen_range(1..=3) {
-                        let bit = rng.gen_range(0..chunks.len() * 8);
-                        chunks[bit / 8] ^= 1 << (bit % 8);
-                    }
-                }
-                2 if chunks.len() > model::CHUNK_BYTES => {
-                    chunks.truncate(chunks.len() - model::CHUNK_BYTES)
-                }
-                _ if chunks.len() < 8 * model::CHUNK_BYTES => {
-                    chunks.extend((0..model::CHUNK_BYTES).map(|_| rng.gen::<u8>()))
-                }
-                _ => chunks[0] ^= 0xF0,
+            corrupt_chunks(&mut chunks, &mut rng);
+        }
+        Ok((decomp_txn(p, c, tc, &chunks), chunks.len()))
+    })
+}
+
+/// Random chunks, 1-3 flipped bits, a chunk lost or gained, or the first byte's top bits
+/// inverted.
+fn corrupt_chunks(chunks: &mut Vec<u8>, rng: &mut ChaCha8Rng) {
+    match rng.gen_range(0..4) {
+        0 => chunks.iter_mut().for_each(|x| *x = rng.gen()),
+        1 => {
+            for _ in 0..rng.gen_range(1..=3) {
+                let bit = rng.gen_range(0..chunks.len() * 8);
+                chunks[bit / 8] ^= 1 << (bit % 8);
             }
         }
-        tally.add(p, chunks.len());
-        Some(decomp_txn(p, c, tc, &chunks))
-    };
-    let st = run_stream(dut, &sin, &sout, &mut next, cfg, &mut |_| {}, progress)?;
-    match err {
-        Some(e) => Err(e),
-        None => Ok(tally.fill(st)),
+        2 if chunks.len() > model::CHUNK_BYTES => {
+            chunks.truncate(chunks.len() - model::CHUNK_BYTES)
+        }
+        _ if chunks.len() < 8 * model::CHUNK_BYTES => {
+            chunks.extend((0..model::CHUNK_BYTES).map(|_| rng.gen::<u8>()))
+        }
+        _ => chunks[0] ^= 0xF0,
     }
 }
 
@@ -400,15 +408,7 @@ pub fn run_with(
 ) -> Result<RunStats, String> {
     p.validate()?;
     let t = top(p, unit)?;
-    let cfg = StreamConfig {
-        seed: s.seed,
-        in_gap: s.in_gap,
-        out_stall: s.out_stall,
-        hang_cycles: s.hang_cycles,
-        vcd: s.vcd.clone(),
-        channel_rates: Vec::new(),
-        resets: s.resets,
-    };
+    let cfg = s.stream_config();
     let bb = p.codec.block_bytes;
     let (mut stim, corrupt) = match &s.data {
         Some(w) => {

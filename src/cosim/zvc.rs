@@ -66,6 +66,21 @@ impl Default for StimConfig {
     }
 }
 
+impl StimConfig {
+    /// The stream runner's settings (seed, gaps, stalls, hang limit, waveform, resets).
+    pub fn stream_config(&self) -> StreamConfig {
+        StreamConfig {
+            seed: self.seed,
+            in_gap: self.in_gap,
+            out_stall: self.out_stall,
+            hang_cycles: self.hang_cycles,
+            vcd: self.vcd.clone(),
+            channel_rates: Vec::new(),
+            resets: self.resets,
+        }
+    }
+}
+
 /// One transfer: its elements and the expected compressed stream.
 #[derive(Clone, Debug)]
 pub struct Transfer {
@@ -335,15 +350,7 @@ pub fn run_with(
             captured.extend(data.iter().flat_map(|w| w.to_le_bytes()).take(n));
         }
     };
-    let scfg = StreamConfig {
-        seed: cfg.seed,
-        in_gap: cfg.in_gap,
-        out_stall: cfg.out_stall,
-        hang_cycles: cfg.hang_cycles,
-        vcd: cfg.vcd.clone(),
-        channel_rates: Vec::new(),
-        resets: cfg.resets,
-    };
+    let scfg = cfg.stream_config();
     let mut st = run_stream(
         dut,
         &input,
