@@ -291,7 +291,17 @@ mod tests {
         s.kill_group();
         drop(s);
         assert!(!lock(&GROUPS).contains(&pgid));
-        assert_eq!(live_members(pgid), 0, "a process of the group survived");
+        // SIGKILL is delivered asynchronously: on a loaded machine a member can still be
+        // listed for a moment (CI saw it once). Allow 2 s.
+        let mut left = live_members(pgid);
+        for _ in 0..100 {
+            if left == 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            left = live_members(pgid);
+        }
+        assert_eq!(left, 0, "a process of the group survived");
         let out = output(Command::new("sh").args(["-c", "echo hi; echo err >&2"])).unwrap();
         assert_eq!(
             (&out.stdout[..], &out.stderr[..]),

@@ -5,8 +5,8 @@
 //! from the adaptive engine's C-Pack+Z is the lossy FP32 truncation (§2.6); with `tcode` 0 it
 //! is the paper's lossless configuration.
 
-use super::UnitDesign;
 use super::{check_count, load_blocks, unused_option, Engine, EvalOutput, EvalRequest};
+use super::{PaperTable, UnitDesign};
 use crate::config::Config;
 use crate::cosim::cpack_lossy::{self as bench, Unit};
 use crate::cosim::dut::Dut;
@@ -14,6 +14,7 @@ use crate::cosim::stream::{RunStats, Timing};
 use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::model::cpack_lossy::eval::{self, ClassEval};
+use crate::synth::ReportRow;
 use crate::trace::blocks::BlockClass;
 use std::sync::Arc;
 
@@ -131,6 +132,16 @@ impl Engine for CpackLossy {
                 .collect::<String>()
         );
         EvalOutput::new(&out, md)
+    }
+
+    fn rows_table(&self, rows: &[ReportRow]) -> Option<PaperTable> {
+        let md = crate::synth::table4::markdown(rows);
+        (!md.is_empty()).then(|| PaperTable {
+            engine: self.name().into(),
+            title: "PACT'12: beside the paper's Table 4".into(),
+            file: "table4".into(),
+            markdown: md,
+        })
     }
 }
 

@@ -23,6 +23,7 @@ pub mod report;
 mod run;
 pub mod sta;
 pub mod table3;
+pub mod table4;
 mod yosys;
 
 use std::collections::BTreeMap;
