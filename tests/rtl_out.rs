@@ -114,6 +114,20 @@ fn generated_verilog_is_lint_clean_for_several_parameter_sets() {
     });
 }
 
+/// The engine's loop-back test top as a unit to write, if it has one.
+fn loopback(e: engines::EngineRef, cfg: &Config) -> Option<engines::UnitDesign> {
+    if e.test_units().is_empty() {
+        return None;
+    }
+    Some(engines::UnitDesign {
+        engine: e.name(),
+        unit: "loopback",
+        top: e.cosim_top(cfg, "loopback").unwrap(),
+        params: String::new(),
+        beat_bytes: 0,
+    })
+}
+
 fn lint_parameter_set(yaml: &str) {
     {
         let cfg = Config::from_yaml(yaml).unwrap();
@@ -124,19 +138,10 @@ fn lint_parameter_set(yaml: &str) {
             let tops: Vec<String> = units.iter().map(|u| u.top.name.clone()).collect();
             lint_dir(tmp.path(), &tops);
             // The loop-back test top too.
-            if e.test_units().is_empty() {
-                continue;
+            if let Some(u) = loopback(e, &cfg) {
+                hwzip::flow::write_rtl(std::slice::from_ref(&u), tmp.path()).unwrap();
+                lint_dir(tmp.path(), std::slice::from_ref(&u.top.name));
             }
-            let lb = e.cosim_top(&cfg, "loopback").unwrap();
-            let u = hwzip::engines::UnitDesign {
-                engine: e.name(),
-                unit: "loopback",
-                top: lb.clone(),
-                params: String::new(),
-                beat_bytes: 0,
-            };
-            hwzip::flow::write_rtl(&[u], tmp.path()).unwrap();
-            lint_dir(tmp.path(), std::slice::from_ref(&lb.name));
         }
     }
 }
@@ -203,15 +208,7 @@ fn emitted_verilog_is_ascii_within_100_columns() {
         for &e in engines::ALL {
             let tmp = tempfile::tempdir().unwrap();
             let mut files = hwzip::flow::gen(e, &cfg, tmp.path()).unwrap();
-            if !e.test_units().is_empty() {
-                let lb = e.cosim_top(&cfg, "loopback").unwrap();
-                let u = hwzip::engines::UnitDesign {
-                    engine: e.name(),
-                    unit: "loopback",
-                    top: lb,
-                    params: String::new(),
-                    beat_bytes: 0,
-                };
+            if let Some(u) = loopback(e, &cfg) {
                 files.extend(hwzip::flow::write_rtl(&[u], tmp.path()).unwrap());
             }
             for f in files {

@@ -793,10 +793,10 @@ module cpack_lossy_comp_b128 (
   assign len_d = len_next;
   assign comp_max_bits = (((t_tcode_q == 2'd0) ? 11'd1016 : 11'd0)
                           | ((t_tcode_q == 2'd1) ? 11'd760 : 11'd0)
-                          | ((t_tcode_q == 2'd2) ? 11'd632 : 11'd0)
-                          | ((t_tcode_q == 2'd3) ? 11'd504 : 11'd0));
+                          | (((t_tcode_q == 2'd2) ? 11'd632 : 11'd0)
+                             | ((t_tcode_q == 2'd3) ? 11'd504 : 11'd0)));
   assign raw_n = (((t_tcode_q == 2'd0) ? 4'd8 : 4'd0) | ((t_tcode_q == 2'd1) ? 4'd6 : 4'd0)
-                  | ((t_tcode_q == 2'd2) ? 4'd5 : 4'd0) | ((t_tcode_q == 2'd3) ? 4'd4 : 4'd0));
+                  | (((t_tcode_q == 2'd2) ? 4'd5 : 4'd0) | ((t_tcode_q == 2'd3) ? 4'd4 : 4'd0)));
   assign fits = (len_next <= comp_max_bits);
   assign len_round = (len_next + 11'd127);
   assign n_comp = len_round[10:7];

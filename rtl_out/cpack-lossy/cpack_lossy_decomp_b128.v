@@ -1049,10 +1049,11 @@ module cpack_lossy_decomp_b128 (
                     : d0_idx[1] ? (d0_idx[0] ? dict3_q : dict2_q)
                     : d0_idx[0] ? dict1_q
                     : dict0_q);
-  assign d0_word = ((d0_pat[1] ? win_eff[261:230] : 32'd0) | (d0_pat[2] ? d0_base : 32'd0)
-                    | ((d0_pat[3] ? {d0_base[31:16], win_eff[255:240]} : 32'd0)
-                       | (d0_pat[4] ? {24'd0, win_eff[259:252]} : 32'd0))
-                    | (d0_pat[5] ? {d0_base[31:8], win_eff[255:248]} : 32'd0));
+  assign d0_word = ((d0_pat[1] ? win_eff[261:230] : 32'd0)
+                    | (d0_pat[4] ? {24'd0, win_eff[259:252]} : 32'd0)
+                    | ((d0_pat[2] ? d0_base : 32'd0)
+                       | (d0_pat[5] ? {d0_base[31:8], win_eff[255:248]} : 32'd0))
+                    | (d0_pat[3] ? {d0_base[31:16], win_eff[255:240]} : 32'd0));
   assign d0_bad = (((d0_c2 == 2'd3) & (d0_c4 == 2'd3))
                    | ((d0_pat[2] | d0_pat[3] | d0_pat[5])
                       & ~(d0_idx[3] ?
@@ -1113,10 +1114,11 @@ module cpack_lossy_decomp_b128 (
                     : d1_idx[1] ? (d1_idx[0] ? dict3_q : dict2_q)
                     : d1_idx[0] ? dict1_q
                     : dict0_q);
-  assign d1_word = ((d1_pat[1] ? d0_rest[261:230] : 32'd0) | (d1_pat[2] ? d1_base : 32'd0)
-                    | ((d1_pat[3] ? {d1_base[31:16], d0_rest[255:240]} : 32'd0)
-                       | (d1_pat[4] ? {24'd0, d0_rest[259:252]} : 32'd0))
-                    | (d1_pat[5] ? {d1_base[31:8], d0_rest[255:248]} : 32'd0));
+  assign d1_word = ((d1_pat[1] ? d0_rest[261:230] : 32'd0)
+                    | (d1_pat[4] ? {24'd0, d0_rest[259:252]} : 32'd0)
+                    | ((d1_pat[2] ? d1_base : 32'd0)
+                       | (d1_pat[5] ? {d1_base[31:8], d0_rest[255:248]} : 32'd0))
+                    | (d1_pat[3] ? {d1_base[31:16], d0_rest[255:240]} : 32'd0));
   assign d1_bad = (((d1_c2 == 2'd3) & (d1_c4 == 2'd3))
                    | ((d1_pat[2] | d1_pat[3] | d1_pat[5])
                       & ~((d1_idx[3] ?
@@ -1178,10 +1180,11 @@ module cpack_lossy_decomp_b128 (
                     : d2_idx[1] ? (d2_idx[0] ? dict3_q : dict2_q)
                     : d2_idx[0] ? dict1_q
                     : dict0_q);
-  assign d2_word = ((d2_pat[1] ? d1_rest[261:230] : 32'd0) | (d2_pat[2] ? d2_base : 32'd0)
-                    | ((d2_pat[3] ? {d2_base[31:16], d1_rest[255:240]} : 32'd0)
-                       | (d2_pat[4] ? {24'd0, d1_rest[259:252]} : 32'd0))
-                    | (d2_pat[5] ? {d2_base[31:8], d1_rest[255:248]} : 32'd0));
+  assign d2_word = ((d2_pat[1] ? d1_rest[261:230] : 32'd0)
+                    | (d2_pat[4] ? {24'd0, d1_rest[259:252]} : 32'd0)
+                    | ((d2_pat[2] ? d2_base : 32'd0)
+                       | (d2_pat[5] ? {d2_base[31:8], d1_rest[255:248]} : 32'd0))
+                    | (d2_pat[3] ? {d2_base[31:16], d1_rest[255:240]} : 32'd0));
   assign d2_bad = (((d2_c2 == 2'd3) & (d2_c4 == 2'd3))
                    | ((d2_pat[2] | d2_pat[3] | d2_pat[5])
                       & ~((d2_idx[3] ?
@@ -1245,10 +1248,11 @@ module cpack_lossy_decomp_b128 (
                     : d3_idx[1] ? (d3_idx[0] ? dict3_q : dict2_q)
                     : d3_idx[0] ? dict1_q
                     : dict0_q);
-  assign d3_word = ((d3_pat[1] ? d2_rest[261:230] : 32'd0) | (d3_pat[2] ? d3_base : 32'd0)
-                    | ((d3_pat[3] ? {d3_base[31:16], d2_rest[255:240]} : 32'd0)
-                       | (d3_pat[4] ? {24'd0, d2_rest[259:252]} : 32'd0))
-                    | (d3_pat[5] ? {d3_base[31:8], d2_rest[255:248]} : 32'd0));
+  assign d3_word = ((d3_pat[1] ? d2_rest[261:230] : 32'd0)
+                    | (d3_pat[4] ? {24'd0, d2_rest[259:252]} : 32'd0)
+                    | ((d3_pat[2] ? d3_base : 32'd0)
+                       | (d3_pat[5] ? {d3_base[31:8], d2_rest[255:248]} : 32'd0))
+                    | (d3_pat[3] ? {d3_base[31:16], d2_rest[255:240]} : 32'd0));
   assign d3_bad = (((d3_c2 == 2'd3) & (d3_c4 == 2'd3))
                    | ((d3_pat[2] | d3_pat[3] | d3_pat[5])
                       & ~((d3_idx[3] ?

@@ -425,16 +425,21 @@ pub fn run_with(
     }
 }
 
-/// Latency of an isolated block of narrow words (12-bit tokens) and the rate over 2,000
+/// A block of narrow words `5i` (12-bit tokens: the first four fit in one chunk).
+pub fn narrow_block(block_bytes: usize) -> Vec<u8> {
+    (0..block_bytes as u32 / 4)
+        .flat_map(|i| (i * 5).to_le_bytes())
+        .collect()
+}
+
+/// Latency of an isolated block of narrow words ([`narrow_block`]) and the rate over 2,000
 /// generated blocks without stalls (the decompressor's uncorrupted).
 pub fn measure(dut: &mut dyn Dut, p: &LossyRtlParams, unit: Unit) -> Result<Timing, String> {
     p.validate()?;
     let t = top(p, unit)?;
     let (sin, sout) = Stream::of_unit(&t)?;
     let bb = p.codec.block_bytes;
-    let block: Vec<u8> = (0..bb as u32 / 4)
-        .flat_map(|i| (i * 5).to_le_bytes())
-        .collect();
+    let block = narrow_block(bb);
     let txn = match unit {
         Unit::Compressor => comp_txn(p, &block, 0)?,
         Unit::Decompressor => {

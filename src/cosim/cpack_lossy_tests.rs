@@ -149,7 +149,7 @@ fn decompressor_latency_and_throughput() {
     let mut dut = VerilatorDut::new(&top, false).unwrap();
     let (sin, sout) = Stream::of_unit(&top).unwrap();
     // Narrow words (12-bit tokens): the first four tokens are whole in the first chunk.
-    let narrow: Vec<u8> = (0..32u32).flat_map(|i| (i * 5).to_le_bytes()).collect();
+    let narrow = narrow_block(128);
     let b = model::compress(&p.codec, &narrow, 0).unwrap();
     assert!(b.md.c, "{:?}", b.md);
     let t = decomp_txn(&p, true, 0, &b.chunks);

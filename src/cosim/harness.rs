@@ -564,11 +564,10 @@ impl Harness {
                 && rng.gen_bool(RESET_RATE)
             {
                 next_reset = cycle + rng.gen_range(16..1024);
-                let offered = offered_now;
                 let expected = queues.iter().any(|q| !q.is_empty());
                 dut.reset(rng.gen_range(1..=3));
                 st.resets += 1;
-                st.resets_mid.0 += offered as u64;
+                st.resets_mid.0 += offered_now as u64;
                 st.resets_mid.1 += expected as u64;
                 queues.iter_mut().for_each(VecDeque::clear);
                 cur.iter_mut().for_each(|c| *c = None);

@@ -178,6 +178,27 @@ pub fn popcount(m: &mut ModuleBuilder, name: &str, v: &Expr) -> Expr {
     cur[0].zext(ow)
 }
 
+/// Balanced OR of equal-width terms (zero of `width` bits for none).
+pub fn or_tree(terms: Vec<Expr>, width: u32) -> Expr {
+    let mut cur = terms;
+    if cur.is_empty() {
+        return Expr::zero(width);
+    }
+    while cur.len() > 1 {
+        cur = cur
+            .chunks(2)
+            .map(|p| {
+                if p.len() == 2 {
+                    &p[0] | &p[1]
+                } else {
+                    p[0].clone()
+                }
+            })
+            .collect();
+    }
+    cur.pop().unwrap_or_else(|| Expr::zero(width))
+}
+
 /// OR of 1-bit terms (0 for none).
 pub fn any_of(v: &[Expr]) -> Expr {
     v.iter()

@@ -207,6 +207,16 @@ pub enum CpackPattern {
 }
 
 impl CpackPattern {
+    /// Per-word patterns in Table II order (2–7): zzzz, xxxx, mmmm, mmxx, zzzx, mmmx.
+    pub const WORD_PATTERNS: [CpackPattern; 6] = [
+        CpackPattern::ZeroWord,
+        CpackPattern::NewWord,
+        CpackPattern::FullMatch,
+        CpackPattern::HalfMatch,
+        CpackPattern::Narrow,
+        CpackPattern::ThreeByteMatch,
+    ];
+
     /// Table II pattern number (1–8).
     pub fn table_ii_number(self) -> u8 {
         self as u8

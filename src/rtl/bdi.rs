@@ -33,6 +33,7 @@
 //! [`crate::model::bdi::decompress_prefix`]).
 
 use super::adaptive::{AdaptiveRtlParams, SPEC};
+use crate::hdl::blocks::or_tree;
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
 use crate::model::bdi::{BaseRule, BdiEncoding};
@@ -171,27 +172,6 @@ fn is_succ(x: &Expr, y: &Expr) -> Expr {
         Expr::cat(&[g, Expr::zero(1)])
     };
     !(&t ^ &below).any()
-}
-
-/// Balanced OR of equal-width terms.
-fn or_tree(terms: Vec<Expr>, width: u32) -> Expr {
-    let mut cur = terms;
-    if cur.is_empty() {
-        return Expr::zero(width);
-    }
-    while cur.len() > 1 {
-        cur = cur
-            .chunks(2)
-            .map(|p| {
-                if p.len() == 2 {
-                    &p[0] | &p[1]
-                } else {
-                    p[0].clone()
-                }
-            })
-            .collect();
-    }
-    cur.pop().unwrap_or_else(|| Expr::zero(width))
 }
 
 fn header(m: &mut ModuleBuilder, generator: &str, p: &AdaptiveRtlParams, spec: &str) {

@@ -38,9 +38,9 @@
 //! entry not yet filled, or a stream running past `L` bits. Bits after the stream are not
 //! inspected.
 
-use crate::hdl::blocks::{mux_tree, shift_lanes};
+use crate::hdl::blocks::{mux_tree, or_tree, shift_lanes};
 use crate::hdl::stream::{self, Layout};
-use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
+use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Reg};
 use crate::model::cpack::{CodeTable, CpackParams, CpackPattern, PushPolicy};
 use std::sync::Arc;
 
@@ -55,44 +55,16 @@ fn err(msg: String) -> HdlError {
 }
 
 /// Per-word patterns of the stream (the zero block is handled per line), in one-hot order.
-pub(crate) const PATS: [CpackPattern; 6] = [
-    CpackPattern::ZeroWord,
-    CpackPattern::NewWord,
-    CpackPattern::FullMatch,
-    CpackPattern::HalfMatch,
-    CpackPattern::Narrow,
-    CpackPattern::ThreeByteMatch,
-];
-pub(crate) const PZ: usize = 0;
-pub(crate) const PX: usize = 1;
-pub(crate) const PF: usize = 2;
-pub(crate) const PH: usize = 3;
-pub(crate) const PN: usize = 4;
-pub(crate) const PT: usize = 5;
+const PATS: [CpackPattern; 6] = CpackPattern::WORD_PATTERNS;
+const PZ: usize = 0;
+const PX: usize = 1;
+const PF: usize = 2;
+const PH: usize = 3;
+const PN: usize = 4;
+const PT: usize = 5;
 
 /// Widest token (new word: 2-bit code + 32 bits).
 pub(crate) const TOK_W: u32 = 34;
-
-/// Balanced OR of equal-width terms.
-pub(crate) fn or_tree(terms: Vec<Expr>, width: u32) -> Expr {
-    let mut cur = terms;
-    if cur.is_empty() {
-        return Expr::zero(width);
-    }
-    while cur.len() > 1 {
-        cur = cur
-            .chunks(2)
-            .map(|p| {
-                if p.len() == 2 {
-                    &p[0] | &p[1]
-                } else {
-                    p[0].clone()
-                }
-            })
-            .collect();
-    }
-    cur.pop().unwrap_or_else(|| Expr::zero(width))
-}
 
 /// Lowest set position of `v` (1-bit terms, a power of two of them): (any, index), a
 /// binary tree of 2:1 muxes (log depth).
@@ -135,6 +107,87 @@ pub(crate) fn shift_by_onehot(v: &Expr, sel: &Expr, groups: &[(u32, Vec<usize>)]
         })
         .collect();
     or_tree(terms, v.width())
+}
+
+/// Length of the token whose one-hot pattern is `oh`, `width` bits wide.
+pub(crate) fn token_len(oh: &Expr, groups: &[(u32, Vec<usize>)], width: u32) -> Expr {
+    or_tree(
+        groups
+            .iter()
+            .map(|(n, pats)| {
+                let s =
+                    Expr::cat(&pats.iter().map(|x| oh.bit(*x as u32)).collect::<Vec<_>>()).any();
+                s.gate(&Expr::lit(width, *n as u64))
+            })
+            .collect(),
+        width,
+    )
+}
+
+/// The word a parsed token stands for, with `d` the dictionary entry its index selects.
+pub(crate) fn token_word(pr: &Parsed, d: &Expr) -> Expr {
+    let oh = &pr.oh;
+    let terms = vec![
+        oh.bit(PX as u32).gate(&pr.lit32),
+        oh.bit(PN as u32).gate(&pr.lit_n.zext(32)),
+        oh.bit(PF as u32).gate(d),
+        oh.bit(PT as u32)
+            .gate(&Expr::cat(&[d.slice(8, 24), pr.lit_t.clone()])),
+        oh.bit(PH as u32)
+            .gate(&Expr::cat(&[d.slice(16, 16), pr.lit_h.clone()])),
+    ];
+    or_tree(terms, 32)
+}
+
+/// Whether a decoded token reads the dictionary (full, halfword or 3-byte match).
+pub(crate) fn uses_index(oh: &Expr) -> Expr {
+    oh.bit(PF as u32) | oh.bit(PH as u32) | oh.bit(PT as u32)
+}
+
+/// Whether a decoded token pushes its word (the model's `PushPolicy`), from its one-hot
+/// pattern.
+pub(crate) fn token_push(policy: PushPolicy, oh: &Expr) -> Expr {
+    match policy {
+        PushPolicy::NewOnly => oh.bit(PX as u32),
+        PushPolicy::NoFullMatch => oh.bit(PX as u32) | oh.bit(PH as u32) | oh.bit(PT as u32),
+        PushPolicy::AllNonZero => oh.bit(PX as u32) | uses_index(oh),
+    }
+}
+
+/// Dictionary writes of up to two words per cycle: word 0 into the slot `wsel0` selects
+/// (one-hot), word 1 into the next slot if word 0 pushed, else the same; each entry written
+/// when `step` and its slot is chosen. Returns the one-hot of the written slots (`we0|we1`).
+pub(crate) fn dict_write2(
+    m: &mut ModuleBuilder,
+    dict: &[Reg],
+    words: &[Expr],
+    pushes: &[Expr],
+    wsel0: &Expr,
+    step: &Expr,
+) -> Expr {
+    let ne = dict.len() as u32;
+    let we0 = m.wire("we0", &(pushes[0].repeat(ne) & wsel0.clone()));
+    let we1 = if pushes.len() == 2 {
+        let rot1 = Expr::cat(&[wsel0.slice(0, ne - 1), wsel0.bit(ne - 1)]);
+        let ws1 = pushes[0].select(&rot1, wsel0);
+        Some(m.wire("we1", &(pushes[1].repeat(ne) & ws1)))
+    } else {
+        None
+    };
+    for (j, r) in dict.iter().enumerate() {
+        let ju = j as u32;
+        let mut nv = words[0].clone();
+        let mut en = we0.bit(ju);
+        if let Some(w1) = &we1 {
+            nv = w1.bit(ju).select(&words[1], &nv);
+            en = &en | &w1.bit(ju);
+        }
+        m.next(r, &nv, Some(&(step & &en)));
+    }
+    match we1 {
+        Some(w1) => &we0 | &w1,
+        None => we0,
+    }
 }
 
 /// Whether a pattern pushes its word (the model's `PushPolicy`), from the word's flags:
@@ -375,28 +428,7 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
         Some(&(&accept | &c_adv)),
     );
     // Dictionary writes: word 0 into slot wptr, word 1 into wptr + push0.
-    let we0 = m.wire("we0", &(pushes[0].repeat(ne as u32) & wsel0.clone()));
-    let we1 = if k == 2 {
-        let rot1 = Expr::cat(&[wsel0.slice(0, ne as u32 - 1), wsel0.bit(ne as u32 - 1)]);
-        let ws1 = pushes[0].select(&rot1, &wsel0);
-        Some(m.wire("we1", &(pushes[1].repeat(ne as u32) & ws1)))
-    } else {
-        None
-    };
-    let mut wrote = we0.clone();
-    for (j, r) in dict.iter().enumerate() {
-        let ju = j as u32;
-        let mut nv = words[0].clone();
-        let mut en = we0.bit(ju);
-        if let Some(w1) = &we1 {
-            nv = w1.bit(ju).select(&words[1], &nv);
-            en = &en | &w1.bit(ju);
-        }
-        m.next(r, &nv, Some(&(&c_adv & &en)));
-    }
-    if let Some(w1) = &we1 {
-        wrote = &wrote | w1;
-    }
+    let wrote = dict_write2(&mut m, &dict, &words, &pushes, &wsel0, &c_adv);
     m.next(
         &valid,
         &accept.select(&Expr::zero(ne as u32), &(valid.q() | wrote)),
@@ -798,23 +830,9 @@ pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
         };
         let d = m.wire(&format!("{}_dict", t), &d);
         let oh = &pr.oh;
-        let terms = vec![
-            oh.bit(PX as u32).gate(&pr.lit32),
-            oh.bit(PN as u32).gate(&pr.lit_n.zext(32)),
-            oh.bit(PF as u32).gate(&d),
-            oh.bit(PT as u32)
-                .gate(&Expr::cat(&[d.slice(8, 24), pr.lit_t.clone()])),
-            oh.bit(PH as u32)
-                .gate(&Expr::cat(&[d.slice(16, 16), pr.lit_h.clone()])),
-        ];
-        let w = m.wire(&format!("{}_word", t), &or_tree(terms, 32));
-        let has_idx = oh.bit(PF as u32) | oh.bit(PH as u32) | oh.bit(PT as u32);
-        let push = match cp.push {
-            PushPolicy::NewOnly => oh.bit(PX as u32),
-            PushPolicy::NoFullMatch => oh.bit(PX as u32) | oh.bit(PH as u32) | oh.bit(PT as u32),
-            PushPolicy::AllNonZero => oh.bit(PX as u32) | has_idx.clone(),
-        };
-        let push = m.wire(&format!("{}_push", t), &push);
+        let w = m.wire(&format!("{}_word", t), &token_word(&pr, &d));
+        let has_idx = uses_index(oh);
+        let push = m.wire(&format!("{}_push", t), &token_push(cp.push, oh));
         let zb_bad = if i == 0 {
             &pr.zb & &!&first
         } else {
@@ -825,17 +843,7 @@ pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
         if i == 0 && paper {
             zb0 = pr.zb.clone();
         }
-        lens.push(or_tree(
-            groups
-                .iter()
-                .map(|(n, pats)| {
-                    let s = Expr::cat(&pats.iter().map(|x| oh.bit(*x as u32)).collect::<Vec<_>>())
-                        .any();
-                    s.gate(&Expr::lit(6, *n as u64))
-                })
-                .collect(),
-            6,
-        ));
+        lens.push(token_len(oh, &groups, 6));
         cur = m.wire(&format!("{}_rest", t), &shift_by_onehot(&cur, oh, &groups));
         words.push(w);
         pushes.push(push);
@@ -876,27 +884,7 @@ pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     let wsel0: Vec<Expr> = (0..ne).map(|j| wptr_in.eq_lit(j as u64)).collect();
     let wsel0 = m.wire("wsel0", &Expr::cat_lsb(&wsel0));
-    let we0 = m.wire("we0", &(pushes[0].repeat(ne as u32) & wsel0.clone()));
-    let mut wrote = we0.clone();
-    let we1 = if k == 2 {
-        let rot1 = Expr::cat(&[wsel0.slice(0, ne as u32 - 1), wsel0.bit(ne as u32 - 1)]);
-        let ws1 = pushes[0].select(&rot1, &wsel0);
-        let w1 = m.wire("we1", &(pushes[1].repeat(ne as u32) & ws1));
-        wrote = &wrote | &w1;
-        Some(w1)
-    } else {
-        None
-    };
-    for (j, r) in dict.iter().enumerate() {
-        let ju = j as u32;
-        let mut nv = words[0].clone();
-        let mut en = we0.bit(ju);
-        if let Some(w1) = &we1 {
-            nv = w1.bit(ju).select(&words[1], &nv);
-            en = &en | &w1.bit(ju);
-        }
-        m.next(r, &nv, Some(&(&step & &en)));
-    }
+    let wrote = dict_write2(&mut m, &dict, &words, &pushes, &wsel0, &step);
     m.next(&valid, &(v_in.clone() | wrote), Some(&step));
     let npush = pushes.iter().fold(Expr::zero(ib), |a, x| a + x.zext(ib));
     m.next(&wptr, &(wptr_in.clone() + npush), Some(&step));

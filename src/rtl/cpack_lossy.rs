@@ -29,9 +29,10 @@
 //! `w >> t` with the shifted layout, whose raw fallback is packed here by fixed wiring).
 
 use super::cpack::{
-    length_groups, or_tree, parse, shift_by_onehot, word_enc, WordEnc, PF, PH, PN, PT, PX, TOK_W,
+    dict_write2, length_groups, parse, shift_by_onehot, token_len, token_push, token_word,
+    uses_index, word_enc, WordEnc, TOK_W,
 };
-use crate::hdl::blocks::{mux_tree, shift_lanes};
+use crate::hdl::blocks::{mux_tree, or_tree, shift_lanes};
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::cpack::{CodeTable, PushPolicy};
@@ -299,28 +300,7 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     m.next(&first, &blk_end, Some(&accept));
     m.next(&beat, &(beat_cur.clone() + Expr::lit(sw, 1)), Some(&accept));
     m.next(&tcode_q, &tcode_cur, Some(&accept));
-    let we0 = m.wire("we0", &(pushes[0].repeat(ne as u32) & wsel0.clone()));
-    let we1 = if k == 2 {
-        let rot1 = Expr::cat(&[wsel0.slice(0, ne as u32 - 1), wsel0.bit(ne as u32 - 1)]);
-        let ws1 = pushes[0].select(&rot1, &wsel0);
-        Some(m.wire("we1", &(pushes[1].repeat(ne as u32) & ws1)))
-    } else {
-        None
-    };
-    let mut wrote = we0.clone();
-    for (j, r) in dict.iter().enumerate() {
-        let ju = j as u32;
-        let mut nv = words[0].clone();
-        let mut en = we0.bit(ju);
-        if let Some(w1) = &we1 {
-            nv = w1.bit(ju).select(&words[1], &nv);
-            en = &en | &w1.bit(ju);
-        }
-        m.next(r, &nv, Some(&(&accept & &en)));
-    }
-    if let Some(w1) = &we1 {
-        wrote = &wrote | w1;
-    }
+    let wrote = dict_write2(&mut m, &dict, &words, &pushes, &wsel0, &accept);
     m.next(&valid, &(dvalid.clone() | wrote), Some(&accept));
     let npush = pushes.iter().fold(Expr::zero(ib), |a, x| a + x.zext(ib));
     m.next(&wptr, &(wptr_cur.clone() + npush), Some(&accept));
@@ -386,8 +366,8 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         thr_terms.push(sel.gate(&Expr::lit(lw, thr)));
         rawn_terms.push(sel.gate(&Expr::lit(4, raw_n)));
     }
-    let thr = m.wire("comp_max_bits", &or_all(thr_terms, lw));
-    let raw_n = m.wire("raw_n", &or_all(rawn_terms, 4));
+    let thr = m.wire("comp_max_bits", &or_tree(thr_terms, lw));
+    let raw_n = m.wire("raw_n", &or_tree(rawn_terms, 4));
     let fits = m.wire("fits", &len_next.le(&thr));
     let len_up = m.wire(
         "len_round",
@@ -628,16 +608,7 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             let s = Expr::cat(&short).any();
             m.wire(&format!("d{}_need", i), &!(&last_c & &s))
         };
-        let len = or_tree(
-            groups
-                .iter()
-                .map(|(n, pats)| {
-                    let sel: Vec<Expr> = pats.iter().map(|x| oh.bit(*x as u32)).collect();
-                    Expr::cat(&sel).any().gate(&Expr::lit(cw, *n as u64))
-                })
-                .collect(),
-            cw,
-        );
+        let len = token_len(&oh, &groups, cw);
         end = m.wire(&format!("d{}_end", i), &(end + need.gate(&len)));
         let whole = m.wire(&format!("d{}_whole", i), &end.le(&ceff));
         // Dictionary read, with bypass from this beat's earlier pushes.
@@ -649,20 +620,9 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             ivalid = &ivalid | &hit;
         }
         let base = m.wire(&format!("d{}_base", i), &base);
-        let w = or_tree(
-            vec![
-                oh.bit(PX as u32).gate(&pr.lit32),
-                oh.bit(PF as u32).gate(&base),
-                oh.bit(PH as u32)
-                    .gate(&Expr::cat(&[base.slice(16, 16), pr.lit_h.clone()])),
-                oh.bit(PN as u32).gate(&pr.lit_n.zext(32)),
-                oh.bit(PT as u32)
-                    .gate(&Expr::cat(&[base.slice(8, 24), pr.lit_t.clone()])),
-            ],
-            32,
-        );
+        let w = token_word(&pr, &base);
         let w = m.wire(&format!("d{}_word", i), &need.gate(&w));
-        let uses_idx = &(&oh.bit(PF as u32) | &oh.bit(PH as u32)) | &oh.bit(PT as u32);
+        let uses_idx = uses_index(&oh);
         let mut e = &pr.illegal | &(&uses_idx & &!ivalid);
         if c.layout == TruncLayout::Shifted {
             // A shifted word must fit in 32 - t bits.
@@ -680,16 +640,7 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         let e = m.wire(&format!("d{}_bad", i), &(&need & &e));
         terr = &terr | &(&(&ok & &whole) & &e);
         ok = m.wire(&format!("d{}_ok", i), &(&(&ok & &whole) & &!e.clone()));
-        let push = match cp.push {
-            PushPolicy::NewOnly => oh.bit(PX as u32),
-            PushPolicy::NoFullMatch => {
-                &(&oh.bit(PX as u32) | &oh.bit(PH as u32)) | &oh.bit(PT as u32)
-            }
-            PushPolicy::AllNonZero => {
-                &(&(&oh.bit(PX as u32) | &oh.bit(PF as u32)) | &oh.bit(PH as u32))
-                    | &oh.bit(PT as u32)
-            }
-        };
+        let push = token_push(cp.push, &oh);
         let push = m.wire(&format!("d{}_push", i), &(&need & &push));
         let slot = m.wire(&format!("d{}_slot", i), &wp);
         wp = m.wire(&format!("d{}_wptr", i), &(slot.clone() + push.zext(ib)));
@@ -781,12 +732,4 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         &[("words", o_words), ("last", o_last), ("err", o_err)],
     );
     m.finish()
-}
-
-/// OR of equal-width terms (zero if none).
-fn or_all(terms: Vec<Expr>, width: u32) -> Expr {
-    terms
-        .into_iter()
-        .reduce(|a, b| &a | &b)
-        .unwrap_or_else(|| Expr::zero(width))
 }

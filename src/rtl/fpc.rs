@@ -43,6 +43,7 @@
 //! Bits after the stream are not inspected.
 
 use super::adaptive::{AdaptiveRtlParams, SPEC};
+use crate::hdl::blocks::or_tree;
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use std::sync::Arc;
@@ -73,27 +74,6 @@ pub fn comp_sel_copies(l: u32) -> usize {
 /// Merge-tree levels built in compressor stage 1 (the rest in stage 2), for `n` words.
 pub fn comp_stage1_levels(n: usize) -> usize {
     (n.trailing_zeros() as usize).saturating_sub(2)
-}
-
-/// Balanced OR of equal-width terms.
-fn or_tree(terms: Vec<Expr>, width: u32) -> Expr {
-    let mut cur = terms;
-    if cur.is_empty() {
-        return Expr::zero(width);
-    }
-    while cur.len() > 1 {
-        cur = cur
-            .chunks(2)
-            .map(|p| {
-                if p.len() == 2 {
-                    &p[0] | &p[1]
-                } else {
-                    p[0].clone()
-                }
-            })
-            .collect();
-    }
-    cur.pop().unwrap_or_else(|| Expr::zero(width))
 }
 
 /// Whether the value `v` is the sign extension of its low `bits` bits.

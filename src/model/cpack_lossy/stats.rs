@@ -33,14 +33,7 @@ pub struct BlockStats {
 }
 
 /// The pattern order of [`BlockStats::patterns`].
-pub const PATTERNS: [CpackPattern; 6] = [
-    CpackPattern::ZeroWord,
-    CpackPattern::NewWord,
-    CpackPattern::FullMatch,
-    CpackPattern::HalfMatch,
-    CpackPattern::Narrow,
-    CpackPattern::ThreeByteMatch,
-];
+pub const PATTERNS: [CpackPattern; 6] = CpackPattern::WORD_PATTERNS;
 
 impl BlockStats {
     /// Adds one block compressed with `tcode`.
