@@ -22,33 +22,36 @@ fn le_words(bytes: &[u8]) -> Vec<u32> {
 }
 
 /// Blocks of the §5 classes with their truncation codes: block `i` of class `i mod 8`,
-/// generated in batches of 64 per class from `seed`; or the blocks of fixed data (a trace,
-/// lossless, the last block zero-padded), once.
+/// generated in batches of 64 per class from `seed` (FP classes with a random `tcode` when
+/// the codec has 8-bit MD entries, else 0); or the blocks of fixed data (a trace, lossless,
+/// the last block zero-padded), once.
 pub struct BlockStim {
     rng: ChaCha8Rng,
     seed: u64,
     batch: Vec<(Vec<u8>, u8)>,
     made: u64,
     block_bytes: usize,
+    lossy: bool,
     fixed: Option<Vec<u8>>,
 }
 
 impl BlockStim {
-    /// A stimulus stream for blocks of `block_bytes`.
-    pub fn new(block_bytes: usize, seed: u64) -> BlockStim {
+    /// A stimulus stream for the blocks of codec `p`.
+    pub fn new(p: &model::LossyParams, seed: u64) -> BlockStim {
         BlockStim {
             rng: ChaCha8Rng::seed_from_u64(seed),
             seed,
             batch: Vec::new(),
             made: 0,
-            block_bytes,
+            block_bytes: p.block_bytes,
+            lossy: p.md_bits == 8,
             fixed: None,
         }
     }
 
     /// The blocks of `data`, in order, with `tcode` 0.
-    pub fn fixed(block_bytes: usize, data: &[u8]) -> BlockStim {
-        let mut s = BlockStim::new(block_bytes, 0);
+    pub fn fixed(p: &model::LossyParams, data: &[u8]) -> BlockStim {
+        let mut s = BlockStim::new(p, 0);
         s.fixed = Some(data.to_vec());
         s
     }
@@ -70,7 +73,7 @@ impl BlockStim {
             for c in BlockClass::ALL {
                 let blocks = c.generate(8, self.block_bytes, self.seed ^ round << 20);
                 for b in blocks {
-                    let tc = if c.is_fp() {
+                    let tc = if c.is_fp() && self.lossy {
                         self.rng.gen_range(0..4)
                     } else {
                         0
@@ -159,7 +162,7 @@ pub fn run_comp(
     cfg: &StreamConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let mut stim = BlockStim::new(p.codec.block_bytes, cfg.seed);
+    let mut stim = BlockStim::new(&p.codec, cfg.seed);
     run_comp_from(dut, top, p, &mut stim, blocks, cfg, progress)
 }
 
@@ -307,7 +310,7 @@ pub fn run_decomp(
     cfg: &StreamConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let mut stim = BlockStim::new(p.codec.block_bytes, cfg.seed);
+    let mut stim = BlockStim::new(&p.codec, cfg.seed);
     run_decomp_from(dut, top, p, &mut stim, blocks, corrupt, cfg, progress)
 }
 
@@ -409,13 +412,12 @@ pub fn run_with(
     p.validate()?;
     let t = top(p, unit)?;
     let cfg = s.stream_config();
-    let bb = p.codec.block_bytes;
     let (mut stim, corrupt) = match &s.data {
         Some(w) => {
             let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
-            (BlockStim::fixed(bb, &bytes), 0.0)
+            (BlockStim::fixed(&p.codec, &bytes), 0.0)
         }
-        None => (BlockStim::new(bb, s.seed), CORRUPT),
+        None => (BlockStim::new(&p.codec, s.seed), CORRUPT),
     };
     match unit {
         Unit::Compressor => run_comp_from(dut, &t, p, &mut stim, s.lines, &cfg, progress),
@@ -454,7 +456,7 @@ pub fn measure(dut: &mut dyn Dut, p: &LossyRtlParams, unit: Unit) -> Result<Timi
         out_stall: 0.0,
         ..StreamConfig::default()
     };
-    let mut stim = BlockStim::new(bb, 7);
+    let mut stim = BlockStim::new(&p.codec, 7);
     let st = match unit {
         Unit::Compressor => run_comp_from(dut, &t, p, &mut stim, 2000, &cfg, &mut |_| {})?,
         Unit::Decompressor => run_decomp_from(dut, &t, p, &mut stim, 2000, 0.0, &cfg, &mut |_| {})?,

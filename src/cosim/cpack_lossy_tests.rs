@@ -234,3 +234,33 @@ fn scoreboard_catches_injected_decompressor_faults() {
         }
     }
 }
+
+/// 4-bit MD entries hold no `tcode`: the generated classes then stay lossless, and both
+/// units run (the interpreter, a few blocks of every class).
+#[test]
+fn lossless_md_entries_run_every_class() {
+    let mut p = LossyRtlParams::default();
+    p.codec.md_bits = 4;
+    let c = cfg(8);
+    let top = compressor(&p).unwrap();
+    let st = run_comp(
+        &mut SimDut::new(&top).unwrap(),
+        &top,
+        &p,
+        40,
+        &c,
+        &mut |_| {},
+    );
+    clean(&st.unwrap(), "compressor, md_bits 4");
+    let top = crate::rtl::cpack_lossy::decompressor(&p).unwrap();
+    let st = run_decomp(
+        &mut SimDut::new(&top).unwrap(),
+        &top,
+        &p,
+        40,
+        0.2,
+        &c,
+        &mut |_| {},
+    );
+    clean(&st.unwrap(), "decompressor, md_bits 4");
+}
