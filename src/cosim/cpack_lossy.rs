@@ -1,8 +1,9 @@
 //! Scoreboards of the PACT'12 memory-link units (`rtl::cpack_lossy`) against the golden model
 //! (`model::cpack_lossy`), on the one-in/one-out stream runner with random gaps and stalls.
 //!
-//! Stimulus: the §5 block classes (`trace::blocks`) in turn; FP classes take a random
-//! truncation code, INT classes code 0 (INT data is never truncated, §2.6).
+//! Stimulus: the §5 block classes (`trace::blocks`) in turn; FP classes and the edge class
+//! (its FP specials) take a random truncation code, INT classes code 0 (INT data is never
+//! truncated, §2.6).
 
 use super::dut::Dut;
 use super::stream::{run_stream, Beat, RunStats, Stream, StreamConfig, Timing, Txn};
@@ -22,8 +23,8 @@ fn le_words(bytes: &[u8]) -> Vec<u32> {
 }
 
 /// Blocks of the §5 classes with their truncation codes: block `i` of class `i mod 8`,
-/// generated in batches of 64 per class from `seed` (FP classes with a random `tcode` when
-/// the codec has 8-bit MD entries, else 0); or the blocks of fixed data (a trace, lossless,
+/// generated in batches of 64 per class from `seed` (FP and edge classes with a random
+/// `tcode` when the codec has 8-bit MD entries, else 0); or the blocks of fixed data (a trace, lossless,
 /// the last block zero-padded), once.
 pub struct BlockStim {
     rng: ChaCha8Rng,
@@ -73,7 +74,8 @@ impl BlockStim {
             for c in BlockClass::ALL {
                 let blocks = c.generate(8, self.block_bytes, self.seed ^ round << 20);
                 for b in blocks {
-                    let tc = if c.is_fp() && self.lossy {
+                    // Edge blocks hold the FP specials (±Inf, NaN, denormals): truncated too.
+                    let tc = if (c.is_fp() || c == BlockClass::Edge) && self.lossy {
                         self.rng.gen_range(0..4)
                     } else {
                         0
@@ -339,6 +341,140 @@ pub fn run_decomp_from(
     })
 }
 
+/// The truncation unit's transaction for one block: the block's words, `k` per beat, with
+/// its code; out the words C-Pack runs on ([`model::cpack_input`]), `k` per beat, with
+/// `last` and the code.
+pub fn trunc_txn(p: &LossyRtlParams, block: &[u8], tcode: u8) -> Txn {
+    let k = p.words_per_cycle;
+    let inputs = le_words(block)
+        .chunks(k)
+        .map(|w| Beat(vec![w.to_vec(), vec![tcode as u32]]))
+        .collect();
+    let out = model::cpack_input(&p.codec, block, tcode);
+    let nb = out.len() / k;
+    let expected = out
+        .chunks(k)
+        .enumerate()
+        .map(|(i, w)| {
+            Beat(vec![
+                w.to_vec(),
+                vec![(i + 1 == nb) as u32],
+                vec![tcode as u32],
+            ])
+        })
+        .collect();
+    Txn { inputs, expected }
+}
+
+/// What the restore unit must emit for the decompressor's beats (`words`, `last`, `err`) of a
+/// block stored as (`c`, `tcode`): the block's words restored from the fields (packed, or
+/// `w >> t` in whole words for a compressed shifted-layout block; missing bits zero), 4 per
+/// beat; a beat carries `err` when any of its fields' bits come from the first beat marked
+/// `err` or later.
+pub fn restore_expected(p: &LossyRtlParams, c: bool, tcode: u8, beats: &[Beat]) -> Vec<Beat> {
+    use crate::model::cpack_lossy::fp;
+    let cod = &p.codec;
+    let nw = cod.words();
+    let t = cod.t_of(tcode);
+    let shifted = c && t > 0 && cod.layout == fp::TruncLayout::Shifted;
+    let fb = if t == 0 || shifted {
+        32
+    } else {
+        32 - t as usize
+    };
+    let mut words: Vec<u32> = beats.iter().flat_map(|b| b.0[0].clone()).collect();
+    let vals = if t == 0 || shifted {
+        words.resize(nw, 0);
+        words
+    } else {
+        fp::unpack(&words, t, nw)
+    };
+    let first_err = beats.iter().position(|b| b.0[2][0] == 1);
+    let nb = nw / 4;
+    (0..nb)
+        .map(|j| {
+            let w: Vec<u32> = vals[4 * j..4 * j + 4]
+                .iter()
+                .map(|&v| fp::restore(v, t, cod.fill))
+                .collect();
+            let err = first_err.is_some_and(|e| (j + 1) * 4 * fb > 128 * e);
+            Beat(vec![w, vec![(j + 1 == nb) as u32], vec![err as u32]])
+        })
+        .collect()
+}
+
+/// The restore unit's transaction for a block stored as (`c`, `tcode`, `chunks`): in, the
+/// decompressor's beats ([`decomp_expected`]) with `c` and `tcode`; out,
+/// [`restore_expected`].
+pub fn restore_txn(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) -> Txn {
+    let beats = decomp_expected(p, c, tcode, chunks);
+    let expected = restore_expected(p, c, tcode, &beats);
+    let inputs = beats
+        .into_iter()
+        .map(|mut b| {
+            b.0.push(vec![c as u32]);
+            b.0.push(vec![tcode as u32]);
+            b
+        })
+        .collect();
+    Txn { inputs, expected }
+}
+
+/// Runs up to `blocks` blocks of `stim` through the truncation unit `top`.
+pub fn run_trunc_from(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &LossyRtlParams,
+    stim: &mut BlockStim,
+    blocks: u64,
+    cfg: &StreamConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    run_blocks(dut, top, p, stim, blocks, cfg, progress, &mut |b, tc| {
+        let t = trunc_txn(p, b, tc);
+        let stored = t.expected.len() * 4 * p.words_per_cycle;
+        Ok((t, stored))
+    })
+}
+
+/// Runs up to `blocks` blocks of `stim` through the restore unit `top`: the decompressor's
+/// output for the model's compressed blocks, with probability `corrupt` of a corrupted block
+/// (beats marked `err`). An uncorrupted block's expected output must be the model's round
+/// trip ([`model::expected_roundtrip`]), or the run stops with an error.
+#[allow(clippy::too_many_arguments)]
+pub fn run_restore_from(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &LossyRtlParams,
+    stim: &mut BlockStim,
+    blocks: u64,
+    corrupt: f64,
+    cfg: &StreamConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x7e57);
+    run_blocks(dut, top, p, stim, blocks, cfg, progress, &mut |b, tc| {
+        let blk = model::compress(&p.codec, b, tc).map_err(|e| e.to_string())?;
+        let mut chunks = blk.chunks;
+        let mut c = blk.md.c;
+        let bad = rng.gen_bool(corrupt);
+        if bad {
+            c = true;
+            corrupt_chunks(&mut chunks, &mut rng);
+        }
+        let t = restore_txn(p, c, tc, &chunks);
+        if !bad {
+            let got: Vec<u32> = t.expected.iter().flat_map(|b| b.0[0].clone()).collect();
+            if got != le_words(&model::expected_roundtrip(&p.codec, b, tc)) {
+                return Err(format!(
+                    "model: restored block (c = {c}, tcode = {tc}) is not the round trip"
+                ));
+            }
+        }
+        Ok((t, chunks.len()))
+    })
+}
+
 /// Random chunks, 1-3 flipped bits, a chunk lost or gained, or the first byte's top bits
 /// inverted.
 fn corrupt_chunks(chunks: &mut Vec<u8>, rng: &mut ChaCha8Rng) {
@@ -367,17 +503,36 @@ pub enum Unit {
     Compressor,
     /// `cpack_lossy_decomp_*`.
     Decompressor,
+    /// `cpack_lossy_trunc_*` (`fp_trunc_pack`).
+    TruncPack,
+    /// `cpack_lossy_restore_*` (`fp_unpack_restore`).
+    UnpackRestore,
 }
 
 impl Unit {
     /// Every unit, in report order.
-    pub const ALL: [Unit; 2] = [Unit::Compressor, Unit::Decompressor];
+    pub const ALL: [Unit; 4] = [
+        Unit::Compressor,
+        Unit::Decompressor,
+        Unit::TruncPack,
+        Unit::UnpackRestore,
+    ];
 
     /// CLI name.
     pub fn name(self) -> &'static str {
         match self {
             Unit::Compressor => "compressor",
             Unit::Decompressor => "decompressor",
+            Unit::TruncPack => "trunc-pack",
+            Unit::UnpackRestore => "unpack-restore",
+        }
+    }
+
+    /// Input bytes per beat.
+    pub fn beat_bytes(self, p: &LossyRtlParams) -> u32 {
+        match self {
+            Unit::Compressor | Unit::TruncPack => 4 * p.words_per_cycle as u32,
+            Unit::Decompressor | Unit::UnpackRestore => 16,
         }
     }
 
@@ -395,12 +550,15 @@ pub fn top(p: &LossyRtlParams, unit: Unit) -> Result<std::sync::Arc<Module>, Str
     let r = match unit {
         Unit::Compressor => crate::rtl::cpack_lossy::compressor(p),
         Unit::Decompressor => crate::rtl::cpack_lossy::decompressor(p),
+        Unit::TruncPack => crate::rtl::cpack_lossy::trunc_pack(p),
+        Unit::UnpackRestore => crate::rtl::cpack_lossy::unpack_restore(p),
     };
     r.map_err(|e| e.to_string())
 }
 
 /// Runs `unit` on `dut` for the engine-independent settings of `s`: `lines` blocks of the
-/// §5 classes (the decompressor with [`CORRUPT`] of them corrupted), or the blocks of a trace
+/// §5 classes (the decompressor and the restore unit with [`CORRUPT`] of them corrupted), or
+/// the blocks of a trace
 /// (`s.data`, lossless, nothing corrupted).
 pub fn run_with(
     dut: &mut dyn Dut,
@@ -423,6 +581,10 @@ pub fn run_with(
         Unit::Compressor => run_comp_from(dut, &t, p, &mut stim, s.lines, &cfg, progress),
         Unit::Decompressor => {
             run_decomp_from(dut, &t, p, &mut stim, s.lines, corrupt, &cfg, progress)
+        }
+        Unit::TruncPack => run_trunc_from(dut, &t, p, &mut stim, s.lines, &cfg, progress),
+        Unit::UnpackRestore => {
+            run_restore_from(dut, &t, p, &mut stim, s.lines, corrupt, &cfg, progress)
         }
     }
 }
@@ -448,6 +610,11 @@ pub fn measure(dut: &mut dyn Dut, p: &LossyRtlParams, unit: Unit) -> Result<Timi
             let b = model::compress(&p.codec, &block, 0).map_err(|e| e.to_string())?;
             decomp_txn(p, b.md.c, 0, &b.chunks)
         }
+        Unit::TruncPack => trunc_txn(p, &block, 0),
+        Unit::UnpackRestore => {
+            let b = model::compress(&p.codec, &block, 0).map_err(|e| e.to_string())?;
+            restore_txn(p, b.md.c, 0, &b.chunks)
+        }
     };
     let latency_cycles = super::stream::measure_latency(dut, &sin, &sout, &txn)?;
     let cfg = StreamConfig {
@@ -460,6 +627,10 @@ pub fn measure(dut: &mut dyn Dut, p: &LossyRtlParams, unit: Unit) -> Result<Timi
     let st = match unit {
         Unit::Compressor => run_comp_from(dut, &t, p, &mut stim, 2000, &cfg, &mut |_| {})?,
         Unit::Decompressor => run_decomp_from(dut, &t, p, &mut stim, 2000, 0.0, &cfg, &mut |_| {})?,
+        Unit::TruncPack => run_trunc_from(dut, &t, p, &mut stim, 2000, &cfg, &mut |_| {})?,
+        Unit::UnpackRestore => {
+            run_restore_from(dut, &t, p, &mut stim, 2000, 0.0, &cfg, &mut |_| {})?
+        }
     };
     if let Some(m) = &st.first_mismatch {
         return Err(format!("throughput run: {m}"));

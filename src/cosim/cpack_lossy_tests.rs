@@ -264,3 +264,128 @@ fn lossless_md_entries_run_every_class() {
     );
     clean(&st.unwrap(), "decompressor, md_bits 4");
 }
+
+fn fp_variants() -> Vec<LossyRtlParams> {
+    let mut v = variants();
+    let mut m = LossyRtlParams::default();
+    m.codec.fill = crate::model::cpack_lossy::fp::RestoreFill::Midpoint;
+    m.codec.layout = TruncLayout::Shifted;
+    v.push(m);
+    v
+}
+
+#[test]
+fn interpreter_truncation_units_match_model() {
+    for (i, p) in fp_variants().into_iter().enumerate() {
+        let c = cfg(40 + i as u64);
+        let top = crate::rtl::cpack_lossy::trunc_pack(&p).unwrap();
+        let mut stim = BlockStim::new(&p.codec, c.seed);
+        let mut dut = SimDut::new(&top).unwrap();
+        let st = run_trunc_from(&mut dut, &top, &p, &mut stim, 48, &c, &mut |_| {});
+        clean(&st.unwrap(), &top.name);
+        let top = crate::rtl::cpack_lossy::unpack_restore(&p).unwrap();
+        let mut stim = BlockStim::new(&p.codec, c.seed);
+        let mut dut = SimDut::new(&top).unwrap();
+        let st = run_restore_from(&mut dut, &top, &p, &mut stim, 48, 0.2, &c, &mut |_| {});
+        clean(&st.unwrap(), &top.name);
+    }
+}
+
+#[test]
+fn verilator_truncation_units_match_model_under_stalls() {
+    for (i, p) in fp_variants().into_iter().enumerate() {
+        let n = if i == 0 { 20_000 } else { 4_000 };
+        let c = cfg(50 + i as u64);
+        let top = crate::rtl::cpack_lossy::trunc_pack(&p).unwrap();
+        let mut dut = VerilatorDut::new(&top, false).unwrap();
+        let mut stim = BlockStim::new(&p.codec, c.seed);
+        let st = run_trunc_from(&mut dut, &top, &p, &mut stim, n, &c, &mut |_| {}).unwrap();
+        clean(&st, &top.name);
+        eprintln!(
+            "{}: {n} blocks, {} cycles, 0 mismatches",
+            top.name, st.cycles
+        );
+        let top = crate::rtl::cpack_lossy::unpack_restore(&p).unwrap();
+        let mut dut = VerilatorDut::new(&top, false).unwrap();
+        let mut stim = BlockStim::new(&p.codec, c.seed);
+        let st = run_restore_from(&mut dut, &top, &p, &mut stim, n, 0.2, &c, &mut |_| {});
+        let st = st.unwrap();
+        clean(&st, &top.name);
+        eprintln!(
+            "{}: {n} blocks (20% corrupt), {} cycles, 0 mismatches",
+            top.name, st.cycles
+        );
+    }
+}
+
+/// Back to back without stalls: the truncation unit takes a beat (2 words) per cycle and
+/// emits its first beat the cycle after (t = 0); the restore unit emits a beat per cycle,
+/// 8 per 128 B block (t = 0), the first the cycle after the first input beat (latency 2 in
+/// `measure_latency`'s count, which includes the acceptance cycle).
+#[test]
+fn truncation_units_latency_and_throughput() {
+    let p = LossyRtlParams::default();
+    for unit in [Unit::TruncPack, Unit::UnpackRestore] {
+        let top = top(&p, unit).unwrap();
+        let mut dut = VerilatorDut::new(&top, false).unwrap();
+        let t = measure(&mut dut, &p, unit).unwrap();
+        eprintln!(
+            "{}: latency {} cycles, {:.4} input beats per cycle, {:.2} B/cycle",
+            top.name, t.latency_cycles, t.in_beats_per_cycle, t.raw_bytes_per_cycle
+        );
+        // Registered outputs: valid the cycle after acceptance (2 counting that cycle).
+        assert_eq!(t.latency_cycles, 2, "{}", top.name);
+        match unit {
+            Unit::TruncPack => assert!(t.in_beats_per_cycle > 0.99),
+            _ => assert!(t.raw_bytes_per_cycle > 15.9, "{}", t.raw_bytes_per_cycle),
+        }
+    }
+}
+
+/// Faults the truncation scoreboards must catch: the accumulator taking a beat with a full
+/// output beat still waiting (bits overwritten), restore's error position not following
+/// the output, and the mid-point fill applied to ±Inf/NaN.
+#[test]
+fn scoreboard_catches_injected_truncation_faults() {
+    type Edit<'a> = (Unit, &'a str, &'a dyn Fn(&str) -> String);
+    let edits: [Edit; 3] = [
+        (Unit::TruncPack, "room", &|v: &str| {
+            v.replacen(
+                "assign in_ready = (rem < 8'd64);",
+                "assign in_ready = (rem < 8'd80);",
+                1,
+            )
+        }),
+        (Unit::UnpackRestore, "err_at", &|v: &str| {
+            v.replacen(
+                "assign out_err = (err_q & (err_at_q < take_bits));",
+                "assign out_err = err_q;",
+                1,
+            )
+        }),
+        (Unit::UnpackRestore, "midpoint", &|v: &str| {
+            v.replace("~(acc_q", "1'b1 | ~(acc_q")
+        }),
+    ];
+    for (unit, what, edit) in edits {
+        let mut p = LossyRtlParams::default();
+        if what == "midpoint" {
+            p.codec.fill = crate::model::cpack_lossy::fp::RestoreFill::Midpoint;
+        }
+        let top = top(&p, unit).unwrap();
+        let v = crate::hdl::emit::emit_design(&top).unwrap();
+        let text = &v.iter().find(|(n, _)| n.starts_with(&top.name)).unwrap().1;
+        assert_ne!(&edit(text), text, "{what}: edit did not apply");
+        let mut dut = faulty_dut(&top, &top.name, edit).unwrap();
+        let c = cfg(9);
+        let mut stim = BlockStim::new(&p.codec, c.seed);
+        let st = match unit {
+            Unit::TruncPack => {
+                run_trunc_from(&mut dut, &top, &p, &mut stim, 3_000, &c, &mut |_| {})
+            }
+            _ => run_restore_from(&mut dut, &top, &p, &mut stim, 3_000, 0.2, &c, &mut |_| {}),
+        };
+        let m = st.unwrap().first_mismatch.expect(what);
+        eprintln!("{what}: caught at block {} ({})", m.transfer, m.field);
+    }
+}

@@ -18,7 +18,7 @@ use crate::synth::ReportRow;
 use crate::trace::blocks::BlockClass;
 use std::sync::Arc;
 
-/// The PACT'12 engine: the block compressor and decompressor (the truncation units, the
+/// The PACT'12 engine: the block compressor and decompressor, the truncation units (the
 /// metadata cache and the memory-controller path follow).
 pub struct CpackLossy;
 
@@ -32,7 +32,7 @@ impl Engine for CpackLossy {
     }
 
     fn unit_names(&self) -> &'static [&'static str] {
-        &["compressor", "decompressor"]
+        &["compressor", "decompressor", "trunc-pack", "unpack-restore"]
     }
 
     fn test_units(&self) -> &'static [&'static str] {
@@ -53,10 +53,7 @@ impl Engine for CpackLossy {
                     unit: u.name(),
                     top: bench::top(p, u)?,
                     params: p.describe(),
-                    beat_bytes: match u {
-                        Unit::Compressor => 4 * p.words_per_cycle as u32,
-                        Unit::Decompressor => 16,
-                    },
+                    beat_bytes: u.beat_bytes(p),
                 })
             })
             .collect()

@@ -1,6 +1,6 @@
 //! PACT'12 memory-link C-Pack generators (Sathish, Schulte, Kim; spec `link-cpack-lossy.md`
-//! §2, §3, §6): the streaming block compressor, and (to come in this file) the decompressor,
-//! the truncation units, the chunk sizer and the memory-controller path.
+//! §2, §3, §6): the streaming block compressor and decompressor here, the truncation units in
+//! [`fp`].
 //!
 //! Conventions (`docs/FORMATS.md`, "PACT'12 memory-link C-Pack"): a 128 B block is 32
 //! little-endian words; input word k of a beat sits at bits `[32k+31:32k]`. Output chunks are
@@ -27,6 +27,10 @@
 //! says. Its `tcode` is sampled with its first beat. The input words are what C-Pack runs
 //! on: the block's words at t = 0, else the output of `fp_trunc_pack` (packed fields, or
 //! `w >> t` with the shifted layout, whose raw fallback is packed here by fixed wiring).
+
+pub mod fp;
+
+pub use fp::{trunc_pack, unpack_restore};
 
 use super::cpack::{
     dict_write2, length_groups, parse, shift_by_onehot, token_len, token_push, token_word,
