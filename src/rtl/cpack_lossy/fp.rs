@@ -113,7 +113,7 @@ pub fn trunc_pack(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         if bus.width() < w {
             bus = Expr::cat(&[bus, Expr::zero(w - k * fb)]);
         }
-        if (nw * fb) % ow != 0 {
+        if !(nw * fb).is_multiple_of(ow) {
             return Err(err(format!(
                 "t = {}: {} bits per block are not whole {}-bit output beats",
                 t,
@@ -274,7 +274,7 @@ pub fn unpack_restore(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
     let cod = &p.codec;
     let nw = cod.words() as u32;
-    if nw % 4 != 0 {
+    if !nw.is_multiple_of(4) {
         return Err(err(format!(
             "block_bytes = {} is not a whole number of 16 B beats",
             cod.block_bytes
