@@ -59,6 +59,17 @@ impl Engine for CpackLossy {
             .collect()
     }
 
+    /// The combinational chunk sizer and request-size modifier (checked exhaustively
+    /// against the model in `rtl::cpack_lossy::mc`).
+    fn extra_modules(&self, cfg: &Config) -> Result<Vec<Arc<Module>>, String> {
+        let p = &cfg.cpack_lossy;
+        let e = |e: crate::hdl::HdlError| e.to_string();
+        Ok(vec![
+            crate::rtl::cpack_lossy::chunk_sizer(p).map_err(e)?,
+            crate::rtl::cpack_lossy::reqsize_mod(p).map_err(e)?,
+        ])
+    }
+
     fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String> {
         bench::top(&cfg.cpack_lossy, Unit::from_name(unit)?)
     }

@@ -274,6 +274,21 @@ pub fn cpack_input(p: &LossyParams, block: &[u8], tcode: u8) -> Vec<u32> {
     }
 }
 
+/// The MD entry of a block whose C-Pack stream has `stream_bits` bits, with code `tcode`
+/// (§2.4, §2.6): compressed in `N = max(1, ceil(bits/128))` chunks iff `ceil(bits/8)` is
+/// below the raw bytes of the code (and, with `raw_if_n_eq_raw`, `N` below the raw chunk
+/// count); else raw in the code's raw chunk count.
+pub fn chunk_size(p: &LossyParams, stream_bits: usize, tcode: u8) -> MdEntry {
+    let n = stream_bits.div_ceil(CHUNK_BITS).max(1);
+    let raw_n = p.raw_chunks_t(tcode);
+    let c = stream_bits.div_ceil(8) < p.raw_bits(tcode) / 8 && !(p.raw_if_n_eq_raw && n >= raw_n);
+    MdEntry {
+        c,
+        n: if c { n as u8 } else { raw_n as u8 },
+        tcode,
+    }
+}
+
 /// Compresses one block with truncation code `tcode`.
 pub fn compress(p: &LossyParams, block: &[u8], tcode: u8) -> Result<Block, ModelError> {
     p.validate()?;
@@ -295,20 +310,11 @@ pub fn compress(p: &LossyParams, block: &[u8], tcode: u8) -> Result<Block, Model
     let cp = p.cpack();
     let tokens = cpack::tokenize(&cp, &cw);
     let (mut bits, stream_bits) = cpack::write_tokens(&cp, &tokens);
-    let n = stream_bits.div_ceil(CHUNK_BITS).max(1);
+    let md = chunk_size(p, stream_bits, tcode);
     let raw_n = p.raw_chunks_t(tcode);
-    let compressed =
-        stream_bits.div_ceil(8) < p.raw_bits(tcode) / 8 && !(p.raw_if_n_eq_raw && n >= raw_n);
-    let (md, chunks) = if compressed {
-        bits.resize(n * CHUNK_BYTES, 0);
-        (
-            MdEntry {
-                c: true,
-                n: n as u8,
-                tcode,
-            },
-            bits,
-        )
+    let (md, chunks) = if md.c {
+        bits.resize(md.n as usize * CHUNK_BYTES, 0);
+        (md, bits)
     } else {
         let mut raw = if t == 0 {
             block.to_vec()

@@ -29,14 +29,16 @@
 //! `w >> t` with the shifted layout, whose raw fallback is packed here by fixed wiring).
 
 pub mod fp;
+pub mod mc;
 
 pub use fp::{trunc_pack, unpack_restore};
+pub use mc::{chunk_sizer, reqsize_mod};
 
 use super::cpack::{
     dict_write2, length_groups, parse, shift_by_onehot, token_len, token_push, token_word,
     uses_index, word_enc, WordEnc, TOK_W,
 };
-use crate::hdl::blocks::{mux_tree, or_tree, shift_lanes};
+use crate::hdl::blocks::{mux_tree, shift_lanes};
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::cpack::{CodeTable, PushPolicy};
@@ -356,30 +358,7 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let len_next = m.wire("len_next", &(len_in + plen_t.zext(lw)));
     m.next(&acc, &a, Some(&t_adv));
     m.next(&len, &len_next, Some(&t_adv));
-    // Per tcode: the largest stream stored compressed, and the raw chunk count.
-    let mut thr_terms = Vec::new();
-    let mut rawn_terms = Vec::new();
-    for tc in 0..4u8 {
-        let raw_bits = c.raw_bits(tc) as u64;
-        let raw_n = c.raw_chunks_t(tc) as u64;
-        let mut thr = raw_bits - 8;
-        if c.raw_if_n_eq_raw {
-            thr = thr.min((raw_n - 1) * CHUNK_BITS as u64);
-        }
-        let sel = tcode_t.eq_lit(tc as u64);
-        thr_terms.push(sel.gate(&Expr::lit(lw, thr)));
-        rawn_terms.push(sel.gate(&Expr::lit(4, raw_n)));
-    }
-    let thr = m.wire("comp_max_bits", &or_tree(thr_terms, lw));
-    let raw_n = m.wire("raw_n", &or_tree(rawn_terms, 4));
-    let fits = m.wire("fits", &len_next.le(&thr));
-    let len_up = m.wire(
-        "len_round",
-        &(len_next.clone() + Expr::lit(lw, CHUNK_BITS as u64 - 1)),
-    );
-    let n_comp = m.wire("n_comp", &len_up.slice(7, lw - 7));
-    m.unused(&len_up.slice(0, 7));
-    let n_f = fits.select(&n_comp.resize(4), &raw_n);
+    let (fits, n_f) = mc::size_logic(&mut m, c, &len_next, &tcode_t);
     // The raw image, bytes in order from the top; the shifted layout's words packed.
     let raw_img = match c.layout {
         TruncLayout::Packed => raw_t.clone(),
