@@ -273,8 +273,14 @@ fn print_cosim(r: &CosimReport) {
             r.engine, r.unit, s.resets, s.resets_mid.0, s.resets_mid.1
         );
     }
+    // Units that move no data (a metadata cache) have no ratio.
+    let ratio = if s.raw_bytes > 0 && s.comp_bytes > 0 {
+        format!(", ratio {:.3}", s.raw_bytes as f64 / s.comp_bytes as f64)
+    } else {
+        String::new()
+    };
     println!(
-        "{} {} [{}]: {} lines, {} transfers, {} cycles, {} beats in / {} out, ratio {:.3}, {} mismatches, {:.2} Mcycles/s",
+        "{} {} [{}]: {} lines, {} transfers, {} cycles, {} beats in / {} out{}, {} mismatches, {:.2} Mcycles/s",
         r.engine,
         r.unit,
         r.params,
@@ -283,7 +289,7 @@ fn print_cosim(r: &CosimReport) {
         s.cycles,
         s.beats_in,
         s.beats_out,
-        s.raw_bytes as f64 / s.comp_bytes.max(1) as f64,
+        ratio,
         s.mismatches,
         s.cycles_per_second() / 1e6
     );

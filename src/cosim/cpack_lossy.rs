@@ -507,15 +507,19 @@ pub enum Unit {
     TruncPack,
     /// `cpack_lossy_restore_*` (`fp_unpack_restore`).
     UnpackRestore,
+    /// `cache_*`: `md_cache` + `md_mshr`, the shared cache controller with MD entries as
+    /// fields.
+    MdCache,
 }
 
 impl Unit {
     /// Every unit, in report order.
-    pub const ALL: [Unit; 4] = [
+    pub const ALL: [Unit; 5] = [
         Unit::Compressor,
         Unit::Decompressor,
         Unit::TruncPack,
         Unit::UnpackRestore,
+        Unit::MdCache,
     ];
 
     /// CLI name.
@@ -525,14 +529,16 @@ impl Unit {
             Unit::Decompressor => "decompressor",
             Unit::TruncPack => "trunc-pack",
             Unit::UnpackRestore => "unpack-restore",
+            Unit::MdCache => "md-cache",
         }
     }
 
-    /// Input bytes per beat.
+    /// Input bytes per beat (the MD cache: the data bytes a lookup serves, one block).
     pub fn beat_bytes(self, p: &LossyRtlParams) -> u32 {
         match self {
             Unit::Compressor | Unit::TruncPack => 4 * p.words_per_cycle as u32,
             Unit::Decompressor | Unit::UnpackRestore => 16,
+            Unit::MdCache => p.codec.block_bytes as u32,
         }
     }
 
@@ -552,13 +558,15 @@ pub fn top(p: &LossyRtlParams, unit: Unit) -> Result<std::sync::Arc<Module>, Str
         Unit::Decompressor => crate::rtl::cpack_lossy::decompressor(p),
         Unit::TruncPack => crate::rtl::cpack_lossy::trunc_pack(p),
         Unit::UnpackRestore => crate::rtl::cpack_lossy::unpack_restore(p),
+        Unit::MdCache => crate::rtl::cache::cache(&p.md_cache.rtl(p.codec.md_bits)),
     };
     r.map_err(|e| e.to_string())
 }
 
 /// Runs `unit` on `dut` for the engine-independent settings of `s`: `lines` blocks of the
 /// §5 classes (the decompressor and the restore unit with [`CORRUPT`] of them corrupted), or
-/// the blocks of a trace
+/// `lines` MD lookups of the lookup patterns ([`run_md_cache`]; a trace's data does not
+/// apply to it), or the blocks of a trace
 /// (`s.data`, lossless, nothing corrupted).
 pub fn run_with(
     dut: &mut dyn Dut,
@@ -586,7 +594,28 @@ pub fn run_with(
         Unit::UnpackRestore => {
             run_restore_from(dut, &t, p, &mut stim, s.lines, corrupt, &cfg, progress)
         }
+        Unit::MdCache => run_md_cache(dut, &t, p, s.lines, &cfg),
     }
+}
+
+/// Runs `n` MD lookups (reads and updates, the `trace::lookups` patterns) through the MD
+/// cache `top` with a reordering memory ([`super::cache::run`]); the controller's hit, miss
+/// and merge counters must equal the model's.
+pub fn run_md_cache(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &LossyRtlParams,
+    n: u64,
+    cfg: &StreamConfig,
+) -> Result<RunStats, String> {
+    let cp = p.md_cache.rtl(p.codec.md_bits);
+    let r = super::cache::run(dut, top, &cp, n, cfg)?;
+    if r.stats.first_mismatch.is_none() {
+        r.check()?;
+    }
+    let mut st = r.stats;
+    st.lines = n;
+    Ok(st)
 }
 
 /// A block of narrow words `5i` (12-bit tokens: the first four fit in one chunk).
@@ -601,7 +630,18 @@ pub fn narrow_block(block_bytes: usize) -> Vec<u8> {
 pub fn measure(dut: &mut dyn Dut, p: &LossyRtlParams, unit: Unit) -> Result<Timing, String> {
     p.validate()?;
     let t = top(p, unit)?;
-    let (sin, sout) = Stream::of_unit(&t)?;
+    let (sin, sout) = match unit {
+        Unit::MdCache => {
+            let cp = p.md_cache.rtl(p.codec.md_bits);
+            let (latency_cycles, rate) = super::cache::measure(dut, &t, &cp)?;
+            return Ok(Timing {
+                latency_cycles,
+                in_beats_per_cycle: rate,
+                raw_bytes_per_cycle: rate * p.codec.block_bytes as f64,
+            });
+        }
+        _ => Stream::of_unit(&t)?,
+    };
     let bb = p.codec.block_bytes;
     let block = narrow_block(bb);
     let txn = match unit {
@@ -615,6 +655,7 @@ pub fn measure(dut: &mut dyn Dut, p: &LossyRtlParams, unit: Unit) -> Result<Timi
             let b = model::compress(&p.codec, &block, 0).map_err(|e| e.to_string())?;
             restore_txn(p, b.md.c, 0, &b.chunks)
         }
+        Unit::MdCache => return Err("the MD cache is measured above".into()),
     };
     let latency_cycles = super::stream::measure_latency(dut, &sin, &sout, &txn)?;
     let cfg = StreamConfig {
@@ -631,6 +672,7 @@ pub fn measure(dut: &mut dyn Dut, p: &LossyRtlParams, unit: Unit) -> Result<Timi
         Unit::UnpackRestore => {
             run_restore_from(dut, &t, p, &mut stim, 2000, 0.0, &cfg, &mut |_| {})?
         }
+        Unit::MdCache => return Err("the MD cache is measured above".into()),
     };
     if let Some(m) = &st.first_mismatch {
         return Err(format!("throughput run: {m}"));

@@ -14,6 +14,7 @@ use crate::cosim::stream::{RunStats, Timing};
 use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::model::cpack_lossy::eval::{self, ClassEval};
+use crate::model::cpack_lossy::md_eval;
 use crate::synth::ReportRow;
 use crate::trace::blocks::BlockClass;
 use std::sync::Arc;
@@ -32,7 +33,13 @@ impl Engine for CpackLossy {
     }
 
     fn unit_names(&self) -> &'static [&'static str] {
-        &["compressor", "decompressor", "trunc-pack", "unpack-restore"]
+        &[
+            "compressor",
+            "decompressor",
+            "trunc-pack",
+            "unpack-restore",
+            "md-cache",
+        ]
     }
 
     fn test_units(&self) -> &'static [&'static str] {
@@ -52,7 +59,10 @@ impl Engine for CpackLossy {
                     engine: self.name(),
                     unit: u.name(),
                     top: bench::top(p, u)?,
-                    params: p.describe(),
+                    params: match u {
+                        Unit::MdCache => p.md_cache.describe(p.codec.md_bits),
+                        _ => p.describe(),
+                    },
                     beat_bytes: u.beat_bytes(p),
                 })
             })
@@ -90,7 +100,9 @@ impl Engine for CpackLossy {
     }
 
     /// Lossless beside lossy t = 8/12/16 (both layouts) per trace file (taken as FP32) and
-    /// per §5 block class (`--class all` or names; lossy rows for the FP classes).
+    /// per §5 block class (`--class all` or names; lossy rows for the FP classes); with
+    /// `--class md-cache` (or `all`) the MD-cache hit rate versus size and ways on the MC
+    /// model's access streams (`model::cpack_lossy::md_eval`).
     fn eval(&self, cfg: &Config, req: &EvalRequest) -> Result<EvalOutput, String> {
         if req.traces.is_empty() && req.classes.is_empty() {
             return Err(format!(
@@ -108,9 +120,13 @@ impl Engine for CpackLossy {
         let p = &cfg.cpack_lossy.codec;
         let bb = p.block_bytes;
         let mut classes = Vec::new();
+        let mut md_sweep = false;
         for name in &req.classes {
             if name == "all" {
                 classes.extend(BlockClass::ALL);
+                md_sweep = true;
+            } else if name == MD_CLASS {
+                md_sweep = true;
             } else {
                 classes.push(BlockClass::from_name(name)?);
             }
@@ -132,14 +148,25 @@ impl Engine for CpackLossy {
             let blocks = c.generate(req.count, bb, req.seed);
             out.push(eval::evaluate(p, c.name(), &blocks, c.is_fp()).map_err(err)?);
         }
-        let md = format!(
+        let mut md = format!(
             "PACT'12 C-Pack ({}); ratio = stored / uncompressed (lower is better)\n\n{}",
             p.describe(),
             out.iter()
                 .map(|e| e.to_markdown() + "\n")
                 .collect::<String>()
         );
-        EvalOutput::new(&out, md)
+        let mut md_rows = Vec::new();
+        if md_sweep {
+            let n = req.count.max(MD_MIN_REQUESTS);
+            md_rows = md_eval::sweep(p, n, req.seed)?;
+            md += &format!(
+                "MD-cache hit rate, {} requests per stream\n\n{}",
+                n,
+                md_eval::markdown(p, &md_rows)
+            );
+        }
+        let json = serde_json::json!({ "blocks": out, "md_cache": md_rows });
+        EvalOutput::new(&json, md)
     }
 
     fn rows_table(&self, rows: &[ReportRow]) -> Option<PaperTable> {
@@ -153,10 +180,17 @@ impl Engine for CpackLossy {
     }
 }
 
+/// The `--class` name of the MD-cache sweep.
+const MD_CLASS: &str = "md-cache";
+
+/// Requests per access stream of the MD-cache sweep, at least (`--count` raises it).
+const MD_MIN_REQUESTS: usize = 20_000;
+
 fn class_names() -> String {
     BlockClass::ALL
         .iter()
         .map(|c| c.name())
+        .chain([MD_CLASS])
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -186,15 +220,25 @@ mod tests {
             .eval(&cfg, &req(&["fp-smooth", "int-random"]))
             .unwrap();
         let v: serde_json::Value = serde_json::from_str(&out.json).unwrap();
-        let fp = &v[0]["rows"];
+        let fp = &v["blocks"][0]["rows"];
         assert_eq!(fp.as_array().unwrap().len(), 7);
         for r in fp.as_array().unwrap().iter().skip(1) {
             let t = r["t"].as_u64().unwrap() as i32;
             let mx = r["error"]["max_rel"].as_f64().unwrap();
             assert!(mx > 0.0 && mx < 2f64.powi(t - 23), "t = {t}: {mx}");
         }
-        assert_eq!(v[1]["rows"].as_array().unwrap().len(), 1);
-        assert_eq!(v[1]["rows"][0]["ratio_bits"].as_f64().unwrap(), 1.0);
+        assert_eq!(v["blocks"][1]["rows"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            v["blocks"][1]["rows"][0]["ratio_bits"].as_f64().unwrap(),
+            1.0
+        );
+        assert!(v["md_cache"].as_array().unwrap().is_empty());
+        let out = CpackLossy.eval(&cfg, &req(&["md-cache"])).unwrap();
+        assert!(
+            out.markdown.contains("| copy | 32 | 2 |"),
+            "{}",
+            out.markdown
+        );
         let e = CpackLossy.eval(&cfg, &req(&[])).unwrap_err();
         assert!(e.contains("fp-smooth"), "{e}");
         let e = CpackLossy.eval(&cfg, &req(&["nope"])).unwrap_err();

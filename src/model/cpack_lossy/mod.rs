@@ -27,6 +27,7 @@ pub mod eval;
 pub mod fp;
 pub mod kernels;
 pub mod mc;
+pub mod md_eval;
 pub mod stats;
 
 use super::bits::BitReader;

@@ -13,8 +13,79 @@
 use super::{err, header, LossyRtlParams};
 use crate::hdl::blocks::or_tree;
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
+use crate::model::cache::CacheParams;
 use crate::model::cpack_lossy::{LossyParams, CHUNK_BITS};
+use crate::rtl::cache::CacheRtlParams;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+
+/// The MD cache and its MSHRs (§3, §6 items 6-7; `cpack_lossy: {md_cache: {...}}`): a
+/// configuration of the shared cache + MSHR controller (`rtl::cache`) whose fields are the
+/// codec's MD entries. Defaults: the paper's 32 lines of 128 B, 2-way (16 sets), 10 MSHRs,
+/// 22-bit per-MC block indices (4 GB over 8 MCs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MdCacheParams {
+    /// Sets (a power of two).
+    pub sets: u32,
+    /// Ways (1-4, true LRU).
+    pub ways: u32,
+    /// Line bytes (a power of two; one MD line, one sector).
+    pub line_bytes: u32,
+    /// MSHR entries (`md_mshr`).
+    pub mshrs: u32,
+    /// Lookups one MSHR parks (the first miss included).
+    pub mshr_slots: u32,
+    /// Width of the per-MC local block index (`lk_blk`).
+    pub blk_bits: u32,
+}
+
+impl Default for MdCacheParams {
+    fn default() -> Self {
+        let c = CacheParams::pact12_md();
+        MdCacheParams {
+            sets: c.sets,
+            ways: c.ways,
+            line_bytes: c.line_bytes,
+            mshrs: c.mshrs,
+            mshr_slots: c.mshr_slots,
+            blk_bits: 22,
+        }
+    }
+}
+
+impl MdCacheParams {
+    /// Human-readable parameter line (reports).
+    pub fn describe(&self, md_bits: u32) -> String {
+        format!(
+            "md_cache sets={} ways={} line={}B mshrs={}x{} entry={}b blk={}b",
+            self.sets,
+            self.ways,
+            self.line_bytes,
+            self.mshrs,
+            self.mshr_slots,
+            md_bits,
+            self.blk_bits
+        )
+    }
+
+    /// The shared controller's parameters for MD entries of `md_bits` bits.
+    pub fn rtl(&self, md_bits: u32) -> CacheRtlParams {
+        CacheRtlParams {
+            cache: CacheParams {
+                sets: self.sets,
+                ways: self.ways,
+                line_bytes: self.line_bytes,
+                sector_bytes: self.line_bytes,
+                field_bits: md_bits,
+                mshrs: self.mshrs,
+                mshr_slots: self.mshr_slots,
+            },
+            field_addr_bits: self.blk_bits,
+            id_bits: 8,
+        }
+    }
+}
 
 /// The sizing decision for a stream of `len` bits (any width ≥ 8) with code `tcode`:
 /// (`fits`: stored compressed, `n[3:0]`). Wires `comp_max_bits`, `raw_n`, `fits`,

@@ -66,6 +66,8 @@ pub struct LossyRtlParams {
     pub codec: LossyParams,
     /// 32-bit words the compressor takes per cycle (1 or 2; 2 is the paper's 64 bits).
     pub words_per_cycle: usize,
+    /// The MD cache and its MSHRs.
+    pub md_cache: mc::MdCacheParams,
 }
 
 impl Default for LossyRtlParams {
@@ -73,6 +75,7 @@ impl Default for LossyRtlParams {
         LossyRtlParams {
             codec: LossyParams::default(),
             words_per_cycle: 2,
+            md_cache: mc::MdCacheParams::default(),
         }
     }
 }
@@ -101,6 +104,10 @@ impl LossyRtlParams {
                 ));
             }
         }
+        self.md_cache
+            .rtl(self.codec.md_bits)
+            .validate()
+            .map_err(|e| format!("md_cache: {e}"))?;
         Ok(())
     }
 
