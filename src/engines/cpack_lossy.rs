@@ -5,7 +5,7 @@
 //! from the adaptive engine's C-Pack+Z is the lossy FP32 truncation (§2.6); with `tcode` 0 it
 //! is the paper's lossless configuration.
 
-use super::{check_count, load_blocks, unused_option, Engine, EvalOutput, EvalRequest};
+use super::{check_count, unused_option, Engine, EvalOutput, EvalRequest};
 use super::{PaperTable, UnitDesign};
 use crate::config::Config;
 use crate::cosim::cpack_lossy::{self as bench, Unit};
@@ -137,12 +137,11 @@ impl Engine for CpackLossy {
         let mut out: Vec<ClassEval> = Vec::new();
         let err = |e: crate::model::ModelError| e.to_string();
         for t in &req.traces {
-            let blocks: Vec<Vec<u8>> = load_blocks(t, bb)?
-                .chunks_exact(bb)
-                .map(<[u8]>::to_vec)
-                .collect();
-            let name = t.display().to_string();
-            out.push(eval::evaluate(p, &name, &blocks, true).map_err(err)?);
+            let (bytes, name, fp) = trace_as_fp32(t)?;
+            let mut bytes = bytes;
+            bytes.resize(bytes.len().div_ceil(bb) * bb, 0);
+            let blocks: Vec<Vec<u8>> = bytes.chunks_exact(bb).map(<[u8]>::to_vec).collect();
+            out.push(eval::evaluate(p, &name, &blocks, fp).map_err(err)?);
         }
         for c in classes {
             let blocks = c.generate(req.count, bb, req.seed);
@@ -180,6 +179,30 @@ impl Engine for CpackLossy {
     }
 }
 
+/// A trace file's bytes for the evaluation, its report name and whether the lossy rows
+/// apply: a `.npy` array of `<f4` is FP32, one of `<f8` is converted to FP32 (the paper's
+/// truncation is defined on FP32), any other dtype is evaluated lossless only; other files
+/// are taken as FP32.
+fn trace_as_fp32(path: &std::path::Path) -> Result<(Vec<u8>, String, bool), String> {
+    let (bytes, descr) = crate::trace::file::load_bytes_typed(path).map_err(|e| e.to_string())?;
+    let shown = path.display();
+    Ok(match descr.as_deref() {
+        None => (bytes, format!("{shown} (raw bytes as FP32)"), true),
+        Some("<f4") => (bytes, shown.to_string(), true),
+        Some("<f8") => {
+            let f32s = bytes
+                .chunks_exact(8)
+                .flat_map(|c| {
+                    let v = f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+                    (v as f32).to_le_bytes()
+                })
+                .collect();
+            (f32s, format!("{shown} (FP64 converted)"), true)
+        }
+        Some(d) => (bytes, format!("{shown} ({d})"), false),
+    })
+}
+
 /// The `--class` name of the MD-cache sweep.
 const MD_CLASS: &str = "md-cache";
 
@@ -209,6 +232,31 @@ mod tests {
             pj_per_one: None,
             toggles: None,
         }
+    }
+
+    /// `.npy` traces by dtype: `<f8` converted to FP32 with lossy rows, `<i2` lossless only.
+    #[test]
+    fn npy_traces_by_dtype() {
+        let dir = tempfile::tempdir().unwrap();
+        let f8: Vec<u8> = (0..64)
+            .flat_map(|i| (1.5f64 + i as f64).to_le_bytes())
+            .collect();
+        let i2: Vec<u8> = (0..64i16).flat_map(|i| i.to_le_bytes()).collect();
+        let (a, b) = (dir.path().join("a.npy"), dir.path().join("b.npy"));
+        std::fs::write(&a, crate::trace::npy::encode("<f8", &[64], &f8)).unwrap();
+        std::fs::write(&b, crate::trace::npy::encode("<i2", &[64], &i2)).unwrap();
+        let (bytes, name, fp) = trace_as_fp32(&a).unwrap();
+        assert!(fp && name.ends_with("(FP64 converted)"), "{name}");
+        assert_eq!(&bytes[4..8], &2.5f32.to_le_bytes());
+        assert_eq!(bytes.len(), 256);
+        let (_, name, fp) = trace_as_fp32(&b).unwrap();
+        assert!(!fp && name.ends_with("(<i2)"), "{name}");
+        let mut r = req(&[]);
+        r.traces = vec![a, b];
+        let v: serde_json::Value =
+            serde_json::from_str(&CpackLossy.eval(&Config::default(), &r).unwrap().json).unwrap();
+        assert_eq!(v["blocks"][0]["rows"].as_array().unwrap().len(), 7);
+        assert_eq!(v["blocks"][1]["rows"].as_array().unwrap().len(), 1);
     }
 
     /// Lossy rows keep every element within the §2.6 bound (max rel < 2^(t−23)); INT classes

@@ -425,6 +425,11 @@ mod tests {
 /// trace description is followed to its data file, and anything else is read as raw bytes.
 /// The byte stream is returned as it lies in memory; callers cut it into transactions.
 pub fn load_bytes(path: &Path) -> Result<Vec<u8>, TraceError> {
+    Ok(load_bytes_typed(path)?.0)
+}
+
+/// [`load_bytes`] and, for a `.npy` array, its dtype string (`<f4`, `<f8`, `<i2`, …).
+pub fn load_bytes_typed(path: &Path) -> Result<(Vec<u8>, Option<String>), TraceError> {
     let io = |source| TraceError::Io {
         path: path.to_path_buf(),
         source,
@@ -437,23 +442,28 @@ pub fn load_bytes(path: &Path) -> Result<Vec<u8>, TraceError> {
     if ext == "yaml" || ext == "yml" {
         let t = load_trace(path, 32)?;
         let wb = (t.word_bits / 8) as usize;
-        return Ok(t
+        let bytes = t
             .elems
             .iter()
             .flat_map(|e| e.to_le_bytes()[..wb].to_vec())
-            .collect());
+            .collect();
+        return Ok((bytes, None));
     }
     let raw = input::read(path, Purpose::Trace).map_err(io)?;
+    let mut descr = None;
     let data = if ext == "gz" {
         input::gunzip(&raw, Purpose::Trace).map_err(|e| TraceError::BadFormat {
             path: path.to_path_buf(),
             msg: e.to_string(),
         })?
     } else if ext == "npy" {
-        super::npy::data(&raw).map_err(|msg| TraceError::BadFormat {
+        let bad = |msg| TraceError::BadFormat {
             path: path.to_path_buf(),
             msg,
-        })?
+        };
+        let h = super::npy::parse(&raw).map_err(bad)?;
+        descr = Some(h.descr);
+        raw[h.data_offset..].to_vec()
     } else {
         raw
     };
@@ -462,7 +472,7 @@ pub fn load_bytes(path: &Path) -> Result<Vec<u8>, TraceError> {
             path: path.to_path_buf(),
         });
     }
-    Ok(data)
+    Ok((data, descr))
 }
 
 #[cfg(test)]
