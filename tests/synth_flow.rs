@@ -13,7 +13,9 @@ fn main_job_runs_every_unit_on_osu018_and_reports() {
     let mut cfg = Config::from_yaml(
         "zvc: {word_bits: 8, lanes: 4, window: 8}\n\
          base_xor: {t_bytes: 16}\n\
-         adaptive: {line_bytes: 32}\n",
+         adaptive: {line_bytes: 32}\n\
+         cpack_lossy: {codec: {block_bytes: 32, t_table: [0, 8, 16, 16]}, \
+         md_cache: {sets: 2, line_bytes: 16, mshrs: 2}}\n",
     )
     .unwrap();
     cfg.synth.clock_ns = 5.0;

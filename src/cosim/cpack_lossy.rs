@@ -510,16 +510,19 @@ pub enum Unit {
     /// `cache_*`: `md_cache` + `md_mshr`, the shared cache controller with MD entries as
     /// fields.
     MdCache,
+    /// `cpack_lossy_mc_*`: `mc_comp_top`, one memory controller's compression path.
+    McTop,
 }
 
 impl Unit {
     /// Every unit, in report order.
-    pub const ALL: [Unit; 5] = [
+    pub const ALL: [Unit; 6] = [
         Unit::Compressor,
         Unit::Decompressor,
         Unit::TruncPack,
         Unit::UnpackRestore,
         Unit::MdCache,
+        Unit::McTop,
     ];
 
     /// CLI name.
@@ -530,6 +533,7 @@ impl Unit {
             Unit::TruncPack => "trunc-pack",
             Unit::UnpackRestore => "unpack-restore",
             Unit::MdCache => "md-cache",
+            Unit::McTop => "mc-top",
         }
     }
 
@@ -538,7 +542,7 @@ impl Unit {
         match self {
             Unit::Compressor | Unit::TruncPack => 4 * p.words_per_cycle as u32,
             Unit::Decompressor | Unit::UnpackRestore => 16,
-            Unit::MdCache => p.codec.block_bytes as u32,
+            Unit::MdCache | Unit::McTop => p.codec.block_bytes as u32,
         }
     }
 
@@ -559,6 +563,7 @@ pub fn top(p: &LossyRtlParams, unit: Unit) -> Result<std::sync::Arc<Module>, Str
         Unit::TruncPack => crate::rtl::cpack_lossy::trunc_pack(p),
         Unit::UnpackRestore => crate::rtl::cpack_lossy::unpack_restore(p),
         Unit::MdCache => crate::rtl::cache::cache(&p.md_cache.rtl(p.codec.md_bits)),
+        Unit::McTop => crate::rtl::cpack_lossy::mc_top(p),
     };
     r.map_err(|e| e.to_string())
 }
@@ -595,6 +600,7 @@ pub fn run_with(
             run_restore_from(dut, &t, p, &mut stim, s.lines, corrupt, &cfg, progress)
         }
         Unit::MdCache => run_md_cache(dut, &t, p, s.lines, &cfg),
+        Unit::McTop => run_mc_top(dut, &t, p, s.lines, &cfg),
     }
 }
 
@@ -610,6 +616,25 @@ pub fn run_md_cache(
 ) -> Result<RunStats, String> {
     let cp = p.md_cache.rtl(p.codec.md_bits);
     let r = super::cache::run(dut, top, &cp, n, cfg)?;
+    if r.stats.first_mismatch.is_none() {
+        r.check()?;
+    }
+    let mut st = r.stats;
+    st.lines = n;
+    Ok(st)
+}
+
+/// Runs `n` mixed requests through the MC top `top` ([`super::cpack_lossy_mc::run`]): the
+/// responses, the chunks and MD lines moved, the MD cache's counters and the final memory
+/// contents must equal the model's.
+pub fn run_mc_top(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &LossyRtlParams,
+    n: u64,
+    cfg: &StreamConfig,
+) -> Result<RunStats, String> {
+    let r = super::cpack_lossy_mc::run(dut, top, p, n, cfg)?;
     if r.stats.first_mismatch.is_none() {
         r.check()?;
     }
@@ -640,6 +665,7 @@ pub fn measure(dut: &mut dyn Dut, p: &LossyRtlParams, unit: Unit) -> Result<Timi
                 raw_bytes_per_cycle: rate * p.codec.block_bytes as f64,
             });
         }
+        Unit::McTop => return super::cpack_lossy_mc::measure(dut, &t, p),
         _ => Stream::of_unit(&t)?,
     };
     let bb = p.codec.block_bytes;
@@ -655,7 +681,7 @@ pub fn measure(dut: &mut dyn Dut, p: &LossyRtlParams, unit: Unit) -> Result<Timi
             let b = model::compress(&p.codec, &block, 0).map_err(|e| e.to_string())?;
             restore_txn(p, b.md.c, 0, &b.chunks)
         }
-        Unit::MdCache => return Err("the MD cache is measured above".into()),
+        Unit::MdCache | Unit::McTop => return Err("measured above".into()),
     };
     let latency_cycles = super::stream::measure_latency(dut, &sin, &sout, &txn)?;
     let cfg = StreamConfig {
@@ -672,7 +698,7 @@ pub fn measure(dut: &mut dyn Dut, p: &LossyRtlParams, unit: Unit) -> Result<Timi
         Unit::UnpackRestore => {
             run_restore_from(dut, &t, p, &mut stim, 2000, 0.0, &cfg, &mut |_| {})?
         }
-        Unit::MdCache => return Err("the MD cache is measured above".into()),
+        Unit::MdCache | Unit::McTop => return Err("measured above".into()),
     };
     if let Some(m) = &st.first_mismatch {
         return Err(format!("throughput run: {m}"));

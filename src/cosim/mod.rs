@@ -71,6 +71,7 @@ mod bench;
 mod build;
 pub mod cache;
 pub mod cpack_lossy;
+pub mod cpack_lossy_mc;
 pub mod dut;
 pub mod fault;
 pub mod harness;

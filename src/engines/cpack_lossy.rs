@@ -39,6 +39,7 @@ impl Engine for CpackLossy {
             "trunc-pack",
             "unpack-restore",
             "md-cache",
+            "mc-top",
         ]
     }
 

@@ -247,6 +247,37 @@ impl Mc {
         })
     }
 
+    /// An MC with an empty MD cache over given memory contents: global frames and local
+    /// blocks by block index, MD lines by line index (what a reset leaves in DRAM).
+    pub fn with_memories(
+        p: &McParams,
+        frames: HashMap<u64, Vec<u8>>,
+        local: HashMap<u64, Vec<u8>>,
+        md_mem: HashMap<u64, Vec<u8>>,
+    ) -> Result<Mc, String> {
+        let mut mc = Mc::new(p)?;
+        mc.frames = frames;
+        mc.local = local;
+        mc.md_mem = md_mem;
+        Ok(mc)
+    }
+
+    /// MD lines the cache holds dirty (not yet in the MD region), in ascending order.
+    pub fn dirty_md_lines(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self
+            .cache
+            .clone()
+            .flush()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::MemWrite { sector, .. } => Some(sector),
+                _ => None,
+            })
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
     /// Parameters.
     pub fn params(&self) -> &McParams {
         &self.p
@@ -275,6 +306,36 @@ impl Mc {
         let mut v: Vec<u64> = self.frames.keys().copied().collect();
         v.sort_unstable();
         v
+    }
+
+    /// Local-region blocks written so far, in ascending order.
+    pub fn local_blocks(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.local.keys().copied().collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Local-region block `blk` (zeros if never written).
+    pub fn local_block(&self, blk: u64) -> Vec<u8> {
+        self.local
+            .get(&blk)
+            .cloned()
+            .unwrap_or_else(|| vec![0; self.p.codec.block_bytes])
+    }
+
+    /// MD lines the MD region holds (written back at least once), in ascending order.
+    pub fn md_lines(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.md_mem.keys().copied().collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// MD line `line` as the MD region holds it (the cache's dirty copy not included).
+    pub fn md_line(&self, line: u64) -> Vec<u8> {
+        self.md_mem
+            .get(&line)
+            .cloned()
+            .unwrap_or_else(|| vec![0; self.p.md_cache.sector_bytes as usize])
     }
 
     /// The MD entry of `blk` as the MD region plus the cache hold it (no lookup counted).

@@ -173,6 +173,24 @@ pub(super) fn md_decode(m: &mut ModuleBuilder, c: &LossyParams, e: &Expr) -> MdF
     MdFields { c: cb, n, tcode }
 }
 
+/// Encodes an MD entry from `c`, `n[3:0]` and `tcode[1:0]` (`nm1 = 0` when raw).
+pub(super) fn md_encode(
+    m: &mut ModuleBuilder,
+    c: &LossyParams,
+    cb: &Expr,
+    n: &Expr,
+    tcode: &Expr,
+) -> Expr {
+    let nm1_full = m.wire("entry_nm1", &(n.clone() - Expr::lit(4, 1)));
+    m.unused(&nm1_full.bit(3));
+    let nm1 = cb.gate(&nm1_full.slice(0, 3));
+    if c.md_bits == 4 {
+        Expr::cat(&[cb.clone(), nm1])
+    } else {
+        Expr::cat(&[cb.clone(), nm1, tcode.clone(), Expr::zero(2)])
+    }
+}
+
 /// `cpack_lossy_reqsize` (§6 item 8, combinational): `hit_i`, `entry_i` (the MD entry on a
 /// hit) → `nchunks_o[3:0]` (N on a hit, the raw count on a miss), `md_pending_o`, and the
 /// entry's `c_o`/`tcode_o[1:0]` for the decompressor.

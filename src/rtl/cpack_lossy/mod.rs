@@ -30,9 +30,11 @@
 
 pub mod fp;
 pub mod mc;
+pub mod mc_top;
 
 pub use fp::{trunc_pack, unpack_restore};
 pub use mc::{chunk_sizer, reqsize_mod};
+pub use mc_top::mc_top;
 
 use super::cpack::{
     dict_write2, length_groups, parse, shift_by_onehot, token_len, token_push, token_word,

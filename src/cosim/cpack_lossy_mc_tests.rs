@@ -1,0 +1,149 @@
+use super::*;
+use crate::cosim::dut::SimDut;
+use crate::cosim::fault::faulty_dut;
+use crate::cosim::vdut::VerilatorDut;
+use crate::model::cpack_lossy::fp::TruncLayout;
+use crate::rtl::cpack_lossy::mc_top;
+
+fn cfg(seed: u64) -> HarnessConfig {
+    HarnessConfig {
+        seed,
+        ..HarnessConfig::default()
+    }
+}
+
+/// A small MD cache (2 sets × 2 ways of 16 B lines: every lookup pattern evicts).
+fn small() -> LossyRtlParams {
+    let mut p = LossyRtlParams::default();
+    p.md_cache.sets = 2;
+    p.md_cache.line_bytes = 16;
+    p.md_cache.mshrs = 2;
+    p
+}
+
+fn show(r: &McRun, what: &str) {
+    eprintln!(
+        "{what}: requests (reads, full, partial, local) {:?}, {} cycles, MD (hits, misses) \
+         ({}, {}), {:?}",
+        r.requests, r.stats.cycles, r.md.0[0], r.md.0[1], r.rtl
+    );
+}
+
+#[test]
+fn interpreter_mc_top_matches_model() {
+    let p = small();
+    let top = mc_top(&p).unwrap();
+    let mut dut = SimDut::new(&top).unwrap();
+    let r = run(&mut dut, &top, &p, 60, &cfg(1)).unwrap();
+    r.check().unwrap();
+}
+
+fn variants() -> Vec<LossyRtlParams> {
+    let mut v = vec![LossyRtlParams::default(), small()];
+    let mut s = LossyRtlParams::default();
+    s.codec.layout = TruncLayout::Shifted;
+    s.codec.fill = crate::model::cpack_lossy::fp::RestoreFill::Midpoint;
+    v.push(s);
+    let mut b = small();
+    b.codec.block_bytes = 64;
+    b.codec.md_bits = 4;
+    b.words_per_cycle = 1;
+    v.push(b);
+    v
+}
+
+/// Mixed requests under stalls and two reordering memories: responses, chunks and MD lines
+/// moved, the MD cache's counters and the final DRAM and MD contents equal the model's.
+#[test]
+fn verilator_mc_top_matches_model_under_stalls() {
+    for (i, p) in variants().into_iter().enumerate() {
+        let top = mc_top(&p).unwrap();
+        let mut dut = VerilatorDut::new(&top, false).unwrap();
+        let n = if i == 0 { 20_000 } else { 4_000 };
+        let r = run(&mut dut, &top, &p, n, &cfg(70 + i as u64)).unwrap();
+        r.check().unwrap_or_else(|e| panic!("{}: {e}", top.name));
+        show(&r, &top.name);
+    }
+}
+
+/// 20 resets in mid-request: the design comes back idle, the model restarts from the
+/// memories, and every later request matches.
+#[test]
+fn verilator_mc_top_recovers_from_mid_run_resets() {
+    let p = LossyRtlParams::default();
+    let top = mc_top(&p).unwrap();
+    let mut dut = VerilatorDut::new(&top, false).unwrap();
+    let c = HarnessConfig {
+        resets: 20,
+        ..cfg(80)
+    };
+    let r = run(&mut dut, &top, &p, 10_000, &c).unwrap();
+    r.check().unwrap();
+    assert_eq!(r.stats.resets, 20);
+    show(&r, "with 20 resets");
+}
+
+/// Timing with ideal memories (see [`measure`]).
+#[test]
+fn mc_top_timing() {
+    let p = LossyRtlParams::default();
+    let top = mc_top(&p).unwrap();
+    let mut dut = VerilatorDut::new(&top, false).unwrap();
+    let t = measure(&mut dut, &top, &p).unwrap();
+    eprintln!(
+        "mc-top: read turnaround {} cycles, {:.4} requests/cycle, {:.2} B/cycle (mixed)",
+        t.latency_cycles, t.in_beats_per_cycle, t.raw_bytes_per_cycle
+    );
+    assert!(t.latency_cycles >= 10 && t.latency_cycles < 40, "{t:?}");
+}
+
+/// Faults the MC scoreboard must catch: the read-modify-write merge taking the old bytes
+/// where the mask is set, an MD miss not sending the read out at once (the raw chunk count),
+/// MD entries written without their `tcode`, and an MD cache that never marks a line dirty
+/// (lost MD write-backs).
+#[test]
+fn scoreboard_catches_injected_mc_faults() {
+    let p = LossyRtlParams::default();
+    let top = mc_top(&p).unwrap();
+    let cache_name = crate::rtl::cache::cache(&p.md_cache.rtl(p.codec.md_bits))
+        .unwrap()
+        .name
+        .clone();
+    type Edit<'a> = (&'a str, String, &'a dyn Fn(&str) -> String);
+    let edits: [Edit; 4] = [
+        ("rmw", top.name.clone(), &|v: &str| {
+            v.replace(
+                "(wmask0_q[0] ? wbuf0_q[7:0] : u_restore_m_data_o[7:0])",
+                "(wmask0_q[0] ? u_restore_m_data_o[7:0] : wbuf0_q[7:0])",
+            )
+        }),
+        ("md-miss", top.name.clone(), &|v: &str| {
+            let i = v.find("assign md_line_read = ").unwrap();
+            let end = i + v[i..].find(';').unwrap();
+            format!("{}assign md_line_read = 1'b0{}", &v[..i], &v[end..])
+        }),
+        ("md-entry", top.name.clone(), &|v: &str| {
+            v.replace("tcode_q, 2'd0};", "2'd0, 2'd0};")
+        }),
+        ("md-dirty", cache_name, &|v: &str| {
+            v.replacen(
+                "dirty_s0_w0_q <= dirty_s0_w0_d;",
+                "dirty_s0_w0_q <= 1'd0;",
+                1,
+            )
+        }),
+    ];
+    for (what, module, edit) in edits {
+        let v = crate::hdl::emit::emit_design(&top).unwrap();
+        let text = &v.iter().find(|(n, _)| n.starts_with(&module)).unwrap().1;
+        assert!(edit(text) != *text, "{what}: edit did not apply");
+        let mut dut = faulty_dut(&top, &module, edit).unwrap();
+        match run(&mut dut, &top, &p, 20_000, &cfg(90)) {
+            Ok(r) => {
+                let e = r.check().expect_err(what);
+                eprintln!("{what}: caught: {e}");
+            }
+            Err(e) => eprintln!("{what}: caught: {e}"),
+        }
+    }
+}

@@ -1,0 +1,536 @@
+//! `mc_comp_top` (spec `link-cpack-lossy.md` §3, §6 item 9): one memory controller's
+//! compression path, from the SM/DMA side to DRAM, around the PACT'12 units.
+//!
+//! Requests are handled one at a time, in order (the transaction-level model
+//! [`crate::model::cpack_lossy::mc::Mc`] step for step):
+//! * `g_rd`: MD lookup; on a hit `N` chunks are fetched; on a miss the read goes out at once
+//!   as the raw chunk count while the MD line is fetched on the MD channel (the data waits
+//!   in the chunk buffer for the entry); the first `N` chunks go through the decompressor
+//!   and the restore unit, 16 B per beat, to the response channel;
+//! * `g_wr`, full: compressed with the request's `tcode` (a tagged DMA copy) or, without
+//!   one, with the block's sticky `tcode` from an MD read lookup; the chunks are written,
+//!   then the MD entry is updated through the cache; one acknowledgement beat;
+//! * `g_wr`, partial (read-modify-write): the read path, the restored beats merged under
+//!   the byte mask into the write buffer, then the write path with the entry's `tcode`;
+//! * `l_rd` / `l_wr`: the local region, 8 raw chunks, no MD (the `l_*` bypass; a local read
+//!   passes the decompressor and restore units as a raw `t = 0` block).
+//!
+//! Channels: `sm` (request beats: a read is one beat, a write `block_bytes/16` beats of
+//! data and byte mask), `rsp` (8 data beats per read, one beat per write), `dreq`/`dresp`
+//! (DRAM data: one 16 B chunk per request beat, `addr = {local, blk, chunk}`, reads answered
+//! in any order with their chunk index as tag), `mdreq`/`mdresp` (the MD cache's line reads
+//! and write-backs on their own channel, so the DRAM scheduler can serve them first; the MD
+//! channel is never held behind data). The MD cache's hit/miss/merge counters are outputs.
+//!
+//! Queues of Table 2: the write buffer is `pre_compQ` (one 128 B block), the chunk buffer
+//! `pre_decompQ` (one block of chunks, filled in any order); responses leave from the
+//! restore unit's output register (`post_decompQ`, `*_respQ`): one request at a time
+//! needs one block of each.
+
+use super::mc::{md_decode, md_encode};
+use super::{compressor, decompressor, err, header, trunc_pack, unpack_restore, LossyRtlParams};
+use crate::hdl::blocks::{all_of, mux_tree};
+use crate::hdl::stream::{self, Layout};
+use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
+use std::sync::Arc;
+
+/// SM request opcodes (`sm_op`).
+pub const OP_G_RD: u64 = 0;
+/// Global write (full or partial by the byte masks).
+pub const OP_G_WR: u64 = 1;
+/// Local-region read.
+pub const OP_L_RD: u64 = 2;
+/// Local-region write.
+pub const OP_L_WR: u64 = 3;
+
+/// Width of the response's chunk count (a read-modify-write moves up to twice the raw
+/// chunk count, at most 8 + 8).
+pub const CHUNKS_BITS: u32 = 5;
+
+/// `cpack_lossy_mc`: see the module documentation.
+pub fn mc_top(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
+    p.validate().map_err(err)?;
+    let c = &p.codec;
+    let cp = p.md_cache.rtl(c.md_bits);
+    let cache_m = crate::rtl::cache::cache(&cp)?;
+    let trunc_m = trunc_pack(p)?;
+    let comp_m = compressor(p)?;
+    let dec_m = decompressor(p)?;
+    let rest_m = unpack_restore(p)?;
+    let bw = cp.field_addr_bits;
+    let nraw = c.raw_chunks() as u32;
+    let cb = clog2(nraw as u64).max(1);
+    let nw4 = c.words() as u32 / 4;
+    let k = p.words_per_cycle as u32;
+    let nfeed = c.words() as u32 / k;
+    let fw = clog2(nfeed as u64).max(1);
+    let chw = CHUNKS_BITS;
+    let sbits = cp.cache.sector_bytes * 8;
+    let saw = cp.sector_addr_bits();
+    let mut name = format!("cpack_lossy_mc_{}", p.tag());
+    if p.md_cache != super::mc::MdCacheParams::default() || c.md_bits != 8 {
+        name += &format!("_{}", cp.name_tag());
+    }
+    let mut m = ModuleBuilder::new(name);
+    header(
+        &mut m,
+        "mc_top::mc_top",
+        p,
+        "§3 (read/write paths, MD miss, RMW, l_* bypass), §6 items 6-9",
+    );
+    m.header(format!("MD cache: {}", p.md_cache.describe(c.md_bits)));
+    m.header("One request at a time, in order; MD lines on their own channel");
+
+    // ---- Ports ----
+    let sm = stream::input(
+        &mut m,
+        "sm",
+        &Layout::new(&[
+            ("op", 2),
+            ("blk", bw),
+            ("tcode_v", 1),
+            ("tcode", 2),
+            ("mask", 16),
+            ("data", 128),
+            ("last", 1),
+        ]),
+    );
+    let sm_valid = sm.valid.clone();
+    let (sm_op, sm_blk, sm_tcv, sm_tc) = (
+        sm.field("op"),
+        sm.field("blk"),
+        sm.field("tcode_v"),
+        sm.field("tcode"),
+    );
+    let (sm_mask, sm_data, sm_last) = (sm.field("mask"), sm.field("data"), sm.field("last"));
+    let dresp = stream::input(&mut m, "dresp", &Layout::new(&[("data", 128), ("tag", cb)]));
+    let mdresp = stream::input(
+        &mut m,
+        "mdresp",
+        &Layout::new(&[("data", sbits), ("addr", saw)]),
+    );
+    let rsp = stream::output_port(&mut m, "rsp");
+    let rsp_ready = rsp.ready();
+    let dreq = stream::output_port(&mut m, "dreq");
+    let dreq_ready = dreq.ready();
+    let mdreq = stream::output_port(&mut m, "mdreq");
+    let mdreq_ready = mdreq.ready();
+
+    // ---- State ----
+    m.comment("Request state: opcode, block, write buffer (pre_compQ) and chunk buffer");
+    let st = m.fsm(
+        "state_q",
+        &[
+            "idle", "recv", "dispatch", "lookup", "mdwait", "read", "comp", "upd", "updwait",
+            "lwrite", "ack",
+        ],
+    );
+    let op = m.reg("op_q", 2, None);
+    let blk = m.reg("blk_q", bw, None);
+    let tcv = m.reg("tcode_v_q", 1, None);
+    let tc_in = m.reg("tcode_in_q", 2, None);
+    let beat = m.reg("beat_q", cb, Some(0));
+    let wbuf: Vec<_> = (0..nw4)
+        .map(|b| m.reg(&format!("wbuf{}_q", b), 128, None))
+        .collect();
+    let wmask: Vec<_> = (0..nw4)
+        .map(|b| m.reg(&format!("wmask{}_q", b), 16, None))
+        .collect();
+    let rbuf: Vec<_> = (0..nraw)
+        .map(|j| m.reg(&format!("rbuf{}_q", j), 128, None))
+        .collect();
+    let rv = m.reg("rbuf_valid_q", nraw, Some(0));
+    let hit = m.reg("md_hit_q", 1, None);
+    let miss = m.reg("md_miss_q", 1, Some(0));
+    let known = m.reg("ent_known_q", 1, Some(0));
+    let ent_c = m.reg("ent_c_q", 1, None);
+    let ent_n = m.reg("ent_n_q", 4, None);
+    let ent_tc = m.reg("ent_tcode_q", 2, None);
+    let fleft = m.reg("fetch_left_q", 4, Some(0));
+    let fidx = m.reg("fetch_idx_q", cb, None);
+    let fetched = m.reg("fetched_q", 4, None);
+    let outst = m.reg("outstanding_q", 4, Some(0));
+    let feed = m.reg("feed_q", cb, None);
+    let feed_done = m.reg("feed_done_q", 1, None);
+    let rdone = m.reg("read_done_q", 1, None);
+    let merge = m.reg("merge_q", cb, None);
+    let tfeed = m.reg("tfeed_q", fw, None);
+    let tdone = m.reg("tfeed_done_q", 1, None);
+    let wchunk = m.reg("wchunk_q", cb, None);
+    let tc = m.reg("tcode_q", 2, None);
+    let cc = m.reg("comp_c_q", 1, None);
+    let cn = m.reg("comp_n_q", 4, None);
+    let ack_chunks = m.reg("ack_chunks_q", chw, None);
+
+    let is_grd = m.wire("is_g_rd", &op.q().eq_lit(OP_G_RD));
+    let is_gwr = m.wire("is_g_wr", &op.q().eq_lit(OP_G_WR));
+    let is_lrd = m.wire("is_l_rd", &op.q().eq_lit(OP_L_RD));
+    let is_lwr = m.wire("is_l_wr", &op.q().eq_lit(OP_L_WR));
+    let full = m.wire(
+        "full_write",
+        &all_of(
+            &wmask
+                .iter()
+                .map(|r| r.q().eq(&Expr::ones(16)))
+                .collect::<Vec<_>>(),
+        ),
+    );
+    let rmw = m.wire("rmw", &(&is_gwr & &!full.clone()));
+    let read_like = m.wire("read_like", &(&is_grd | &rmw));
+
+    // ---- SM requests ----
+    m.comment("SM requests: a read is one beat, a write one beat per 16 B with its byte mask");
+    let taking = m.wire("sm_taking", &(st.is("idle") | st.is("recv")));
+    let sm_fire = m.wire("sm_fire", &(&sm_valid & &taking));
+    let wpos = m.wire("sm_beat", &st.is("idle").select(&Expr::zero(cb), &beat.q()));
+    m.when(&(&sm_fire & &st.is("idle")), |m| {
+        m.set(&op, &sm_op);
+        m.set(&blk, &sm_blk);
+        m.set(&tcv, &sm_tcv);
+        m.set(&tc_in, &sm_tc);
+    });
+    for b in 0..nw4 {
+        let here = &sm_fire & &wpos.eq_lit(b as u64);
+        m.when(&here, |m| {
+            m.set(&wbuf[b as usize], &sm_data);
+            m.set(&wmask[b as usize], &sm_mask);
+        });
+    }
+    m.when(&sm_fire, |m| {
+        m.set(&beat, &(wpos.clone() + Expr::lit(cb, 1)));
+        m.when(&sm_last, |m| st.go(m, "dispatch"))
+            .otherwise(m, |m| st.go(m, "recv"));
+    });
+
+    // ---- Dispatch ----
+    m.comment("Dispatch: local traffic bypasses MD; a tagged full write skips the MD read");
+    m.when(&st.is("dispatch"), |m| {
+        m.set(&rv, &Expr::zero(nraw));
+        m.set(&miss, &Expr::zero(1));
+        m.set(&known, &Expr::zero(1));
+        m.set(&feed, &Expr::zero(cb));
+        m.set(&feed_done, &Expr::zero(1));
+        m.set(&rdone, &Expr::zero(1));
+        m.set(&merge, &Expr::zero(cb));
+        m.set(&fidx, &Expr::zero(cb));
+        m.set(&fetched, &Expr::zero(4));
+        m.set(&tfeed, &Expr::zero(fw));
+        m.set(&tdone, &Expr::zero(1));
+        m.set(&wchunk, &Expr::zero(cb));
+        m.set(&beat, &Expr::zero(cb));
+        m.when(&is_lrd, |m| {
+            m.set(&hit, &Expr::zero(1));
+            m.set(&known, &Expr::lit(1, 1));
+            m.set(&ent_c, &Expr::zero(1));
+            m.set(&ent_n, &Expr::lit(4, nraw as u64));
+            m.set(&ent_tc, &Expr::zero(2));
+            m.set(&fleft, &Expr::lit(4, nraw as u64));
+            m.set(&fetched, &Expr::lit(4, nraw as u64));
+            st.go(m, "read");
+        })
+        .elsewhen(m, &is_lwr, |m| st.go(m, "lwrite"))
+        .elsewhen(m, &(&(&is_gwr & &full) & &tcv.q()), |m| {
+            m.set(&hit, &Expr::lit(1, 1));
+            m.set(&tc, &tc_in.q());
+            st.go(m, "comp");
+        })
+        .otherwise(m, |m| st.go(m, "lookup"));
+    });
+
+    // ---- MD cache ----
+    m.comment("MD cache (md_cache + md_mshr): lookups from the FSM, lines on the MD channel");
+    let mdreq_ready_n = m.wire_decl("mdreq_ready_n", 1);
+    let lk_valid = m.wire("lk_valid", &(st.is("lookup") | st.is("upd")));
+    let entry_e = md_encode(&mut m, c, &cc.q(), &cn.q(), &tc.q());
+    let entry_w = m.wire("entry_new", &entry_e);
+    let mdresp_v = mdresp.valid.clone();
+    let cache = m.instance(
+        &cache_m,
+        "u_md_cache",
+        &[
+            ("req_valid_i", lk_valid.clone()),
+            ("req_id_i", Expr::zero(cp.id_bits)),
+            ("req_field_i", blk.q()),
+            ("req_we_i", st.is("upd")),
+            ("req_wdata_i", entry_w),
+            ("mfill_valid_i", mdresp_v),
+            ("mfill_data_i", mdresp.field("data")),
+            ("mfill_addr_i", mdresp.field("addr")),
+            ("resp_ready_i", Expr::lit(1, 1)),
+            ("mreq_ready_i", mdreq_ready_n.expr()),
+        ],
+    );
+    m.drive(&mdreq_ready_n, &mdreq_ready);
+    let lk_fire = m.wire("lk_fire", &(&lk_valid & &cache.out("req_ready_o")));
+    let resp_v = m.wire("md_resp_valid", &cache.out("resp_valid_o"));
+    m.unused(&cache.out("resp_id_o"));
+    let md_rd = m.wire(
+        "md_line_read",
+        &(&(&cache.out("mreq_valid_o") & &mdreq_ready) & &!cache.out("mreq_we_o")),
+    );
+    m.when(&(&st.is("lookup") & &lk_fire), |m| st.go(m, "mdwait"));
+    m.when(&(&st.is("upd") & &lk_fire), |m| st.go(m, "updwait"));
+    m.when(&(&st.is("updwait") & &resp_v), |m| {
+        m.set(&ack_chunks, &(fetched.q().zext(chw) + cn.q().zext(chw)));
+        st.go(m, "ack");
+    });
+    let f = md_decode(&mut m, c, &cache.out("resp_data_o"));
+    let raw_n = Expr::lit(4, nraw as u64);
+    m.comment("MD read: a miss sends the read out at once as the raw chunk count");
+    m.when(&st.is("mdwait"), |m| {
+        m.when(&(&(&md_rd & &read_like) & &!miss.q()), |m| {
+            m.set(&miss, &Expr::lit(1, 1));
+            m.set(&fleft, &raw_n);
+            m.set(&fetched, &raw_n);
+        });
+        m.when(&resp_v, |m| {
+            m.set(&hit, &cache.out("resp_hit_o"));
+            m.set(&known, &Expr::lit(1, 1));
+            m.set(&ent_c, &f.c);
+            m.set(&ent_n, &f.n);
+            m.set(&ent_tc, &f.tcode);
+            m.set(&tc, &f.tcode);
+            m.when(&read_like, |m| {
+                m.when(&!miss.q(), |m| {
+                    m.set(&fleft, &f.n);
+                    m.set(&fetched, &f.n);
+                });
+                st.go(m, "read");
+            })
+            .otherwise(m, |m| st.go(m, "comp"));
+        });
+    });
+
+    // ---- DRAM requests ----
+    m.comment("DRAM requests: chunk reads, compressed chunks, local chunks (one source at a time)");
+    let fetching = m.wire("fetching", &fleft.q().ne(&Expr::zero(4)));
+    let comp_ready_n = m.wire_decl("comp_m_ready", 1);
+    let trunc_ready_n = m.wire_decl("trunc_m_ready", 1);
+    let words_all = Expr::cat_lsb(&wbuf.iter().map(|r| r.q()).collect::<Vec<_>>());
+    let feed_words = mux_tree(&tfeed.q(), &words_all.lanes(32 * k));
+    let trunc = m.instance(
+        &trunc_m,
+        "u_trunc",
+        &[
+            ("s_valid_i", &st.is("comp") & &!tdone.q()),
+            ("s_data_i", feed_words),
+            ("s_tcode_i", tc.q()),
+            ("m_ready_i", trunc_ready_n.expr()),
+        ],
+    );
+    let comp = m.instance(
+        &comp_m,
+        "u_comp",
+        &[
+            ("s_valid_i", trunc.out("m_valid_o")),
+            ("s_data_i", trunc.out("m_data_o")),
+            ("s_last_i", trunc.out("m_last_o")),
+            ("s_tcode_i", trunc.out("m_tcode_o")),
+            ("m_ready_i", comp_ready_n.expr()),
+        ],
+    );
+    m.drive(&trunc_ready_n, &comp.out("s_ready_o"));
+    m.unused(&Expr::cat(&[comp.out("m_bits_o"), comp.out("m_tcode_o")]));
+    let tfire = m.wire(
+        "tfeed_fire",
+        &(&(&st.is("comp") & &!tdone.q()) & &trunc.out("s_ready_o")),
+    );
+    m.when(&tfire, |m| {
+        m.set(&tfeed, &(tfeed.q() + Expr::lit(fw, 1)));
+        m.when(&tfeed.q().eq_lit(nfeed as u64 - 1), |m| {
+            m.set(&tdone, &Expr::lit(1, 1))
+        });
+    });
+    let comp_v = m.wire("comp_valid", &(&st.is("comp") & &comp.out("m_valid_o")));
+    let lw_v = st.is("lwrite");
+    let dq_valid = m.wire("dreq_valid", &(&(&fetching | &comp_v) | &lw_v));
+    let dq_we = m.wire("dreq_we", &!fetching.clone());
+    let dq_chunk = m.wire(
+        "dreq_chunk",
+        &fetching.select(&fidx.q(), &comp_v.select(&wchunk.q(), &beat.q())),
+    );
+    let dq_local = m.wire("dreq_local", &(&is_lrd | &is_lwr));
+    let lw_data = mux_tree(&beat.q(), &wbuf.iter().map(|r| r.q()).collect::<Vec<_>>());
+    let dq_data = m.wire(
+        "dreq_data",
+        &comp_v.select(
+            &comp.out("m_chunk_o"),
+            &fetching.select(&Expr::zero(128), &lw_data),
+        ),
+    );
+    let dq_fire = m.wire("dreq_fire", &(&dq_valid & &dreq_ready));
+    m.drive(&comp_ready_n, &(&st.is("comp") & &dreq_ready));
+    let fetch_fire = m.wire("fetch_fire", &(&dq_fire & &fetching));
+    m.when(&fetch_fire, |m| {
+        m.set(&fleft, &(fleft.q() - Expr::lit(4, 1)));
+        m.set(&fidx, &(fidx.q() + Expr::lit(cb, 1)));
+    });
+    m.when(&(&dq_fire & &comp_v), |m| {
+        m.set(&wchunk, &(wchunk.q() + Expr::lit(cb, 1)));
+        m.when(&comp.out("m_last_o"), |m| {
+            m.set(&cc, &comp.out("m_c_o"));
+            m.set(&cn, &comp.out("m_n_o"));
+            st.go(m, "upd");
+        });
+    });
+    m.when(&(&dq_fire & &lw_v), |m| {
+        m.set(&beat, &(beat.q() + Expr::lit(cb, 1)));
+        m.when(&beat.q().eq_lit(nraw as u64 - 1), |m| {
+            m.set(&hit, &Expr::zero(1));
+            m.set(&ack_chunks, &Expr::lit(chw, nraw as u64));
+            st.go(m, "ack");
+        });
+    });
+
+    // ---- DRAM responses into the chunk buffer ----
+    m.comment("DRAM read data: chunk `tag` into the chunk buffer (pre_decompQ), any order");
+    let dr_fire = m.wire("dresp_fire", &dresp.valid.clone());
+    let dr_tag = dresp.field("tag");
+    let dr_data = dresp.field("data");
+    for j in 0..nraw {
+        let here = &dr_fire & &dr_tag.eq_lit(j as u64);
+        m.when(&here, |m| m.set(&rbuf[j as usize], &dr_data));
+    }
+    let tag_onehot = Expr::cat_lsb(
+        &(0..nraw)
+            .map(|j| dr_tag.eq_lit(j as u64))
+            .collect::<Vec<_>>(),
+    );
+    m.when(&dr_fire, |m| m.set(&rv, &(rv.q() | tag_onehot)));
+    let inc = fetch_fire.zext(4);
+    let dec = dr_fire.zext(4);
+    m.when(&(&fetch_fire | &dr_fire), |m| {
+        m.set(&outst, &(outst.q() + inc - dec));
+    });
+
+    // ---- Read path: decompressor and restore ----
+    m.comment("Read path: chunks in order into the decompressor, restored beats out");
+    let rsp_ready_n = m.wire_decl("rest_m_ready", 1);
+    let cur_chunk = mux_tree(&feed.q(), &rbuf.iter().map(|r| r.q()).collect::<Vec<_>>());
+    let rv_cur = mux_tree(&feed.q(), &rv.q().lanes(1));
+    let d_valid = m.wire(
+        "dec_valid",
+        &(&(&(&st.is("read") & &known.q()) & &!feed_done.q()) & &rv_cur),
+    );
+    let d_last = m.wire(
+        "dec_last",
+        &feed.q().zext(4).eq(&(ent_n.q() - Expr::lit(4, 1))),
+    );
+    let rest_ready_n = m.wire_decl("dec_m_ready", 1);
+    let dec = m.instance(
+        &dec_m,
+        "u_decomp",
+        &[
+            ("s_valid_i", d_valid.clone()),
+            ("s_chunk_i", cur_chunk),
+            ("s_last_i", d_last.clone()),
+            ("s_c_i", ent_c.q()),
+            ("s_tcode_i", ent_tc.q()),
+            ("m_ready_i", rest_ready_n.expr()),
+        ],
+    );
+    let rest = m.instance(
+        &rest_m,
+        "u_restore",
+        &[
+            ("s_valid_i", dec.out("m_valid_o")),
+            ("s_words_i", dec.out("m_words_o")),
+            ("s_last_i", dec.out("m_last_o")),
+            ("s_err_i", dec.out("m_err_o")),
+            ("s_c_i", ent_c.q()),
+            ("s_tcode_i", ent_tc.q()),
+            ("m_ready_i", rsp_ready_n.expr()),
+        ],
+    );
+    m.drive(&rest_ready_n, &rest.out("s_ready_o"));
+    let d_fire = m.wire("dec_fire", &(&d_valid & &dec.out("s_ready_o")));
+    m.when(&d_fire, |m| {
+        m.set(&feed, &(feed.q() + Expr::lit(cb, 1)));
+        m.when(&d_last, |m| m.set(&feed_done, &Expr::lit(1, 1)));
+    });
+    let r_valid = rest.out("m_valid_o");
+    let r_data = rest.out("m_data_o");
+    let r_last = rest.out("m_last_o");
+    // Reads answer the SM; a read-modify-write merges the beat into the write buffer.
+    let r_ready = m.wire(
+        "rest_ready",
+        &(&(&st.is("read") & &!rdone.q()) & &(&rmw | &rsp_ready)),
+    );
+    m.drive(&rsp_ready_n, &r_ready);
+    let r_fire = m.wire("rest_fire", &(&r_valid & &r_ready));
+    m.when(&(&r_fire & &r_last), |m| m.set(&rdone, &Expr::lit(1, 1)));
+    m.comment("Read-modify-write: restored bytes where the mask is clear");
+    for b in 0..nw4 {
+        let here = &(&r_fire & &rmw) & &merge.q().eq_lit(b as u64);
+        let mask = wmask[b as usize].q();
+        let old = wbuf[b as usize].q();
+        let bytes: Vec<Expr> = (0..16)
+            .map(|i| {
+                mask.bit(i)
+                    .select(&old.slice(8 * i, 8), &r_data.slice(8 * i, 8))
+            })
+            .collect();
+        let merged = Expr::cat_lsb(&bytes);
+        m.when(&here, |m| m.set(&wbuf[b as usize], &merged));
+    }
+    m.when(&(&r_fire & &rmw), |m| {
+        m.set(&merge, &(merge.q() + Expr::lit(cb, 1)))
+    });
+    let drained = m.wire(
+        "drained",
+        &(&(&rdone.q() & &!fetching.clone()) & &outst.q().eq_lit(0)),
+    );
+    m.when(&(&st.is("read") & &drained), |m| {
+        m.when(&rmw, |m| st.go(m, "comp"))
+            .otherwise(m, |m| st.go(m, "idle"));
+    });
+
+    // ---- Responses ----
+    m.comment("Responses: read beats from the restore unit, one acknowledgement per write");
+    let ack = st.is("ack");
+    let rsp_valid = m.wire(
+        "rsp_valid",
+        &(&ack | &(&(&st.is("read") & &!rmw) & &(&r_valid & &!rdone.q()))),
+    );
+    m.when(&(&ack & &rsp_ready), |m| st.go(m, "idle"));
+    let rsp_chunks = ack.select(&ack_chunks.q(), &fetched.q().zext(chw));
+
+    sm.accept(&mut m, &taking);
+    dresp.accept(&mut m, &Expr::lit(1, 1));
+    mdresp.accept(&mut m, &cache.out("mfill_ready_o"));
+    rsp.drive(
+        &mut m,
+        &rsp_valid,
+        &[
+            ("data", ack.select(&Expr::zero(128), &r_data)),
+            ("last", &ack | &r_last),
+            ("err", &!ack.clone() & &rest.out("m_err_o")),
+            ("write", ack.clone()),
+            ("md_hit", hit.q()),
+            ("chunks", rsp_chunks),
+        ],
+    );
+    dreq.drive(
+        &mut m,
+        &dq_valid,
+        &[
+            ("we", dq_we),
+            ("addr", Expr::cat(&[dq_local, blk.q(), dq_chunk.clone()])),
+            ("data", dq_data),
+            ("tag", dq_chunk),
+        ],
+    );
+    mdreq.drive(
+        &mut m,
+        &cache.out("mreq_valid_o"),
+        &[
+            ("we", cache.out("mreq_we_o")),
+            ("addr", cache.out("mreq_addr_o")),
+            ("data", cache.out("mreq_wdata_o")),
+        ],
+    );
+    m.output_expr("md_hits_o", &cache.out("cnt_hits_o"));
+    m.output_expr("md_misses_o", &cache.out("cnt_misses_o"));
+    m.output_expr("md_merges_o", &cache.out("cnt_merges_o"));
+    m.finish()
+}
