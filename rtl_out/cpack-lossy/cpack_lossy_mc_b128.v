@@ -28,9 +28,9 @@ module cpack_lossy_mc_b128 (
   input  wire [1023:0] mdresp_data_i,
   input  wire [14:0] mdresp_addr_i,
   output wire mdresp_ready_o,
-  input  wire rsp_ready_i,
   input  wire dreq_ready_i,
   input  wire mdreq_ready_i,
+  input  wire rsp_ready_i,
   output wire rsp_valid_o,
   output wire [127:0] rsp_data_o,
   output wire rsp_last_o,
@@ -63,6 +63,203 @@ module cpack_lossy_mc_b128 (
   localparam [3:0] STATE_UPDWAIT = 4'd8;
   localparam [3:0] STATE_LWRITE = 4'd9;
   localparam [3:0] STATE_ACK = 4'd10;
+
+  // pre_compQ: request beats queue in front of the controller
+  reg  [3:0] pre_compq_wr_q;
+  reg  [3:0] pre_compq_rd_q;
+  reg  [4:0] pre_compq_count_q;
+  wire pre_compq_valid;
+  wire pre_compq_ready;
+  wire pre_compq_push;
+  wire pre_compq_out_ready;
+  wire pre_compq_pop;
+  reg  [171:0] pre_compq0_q;
+  wire pre_compq_we0;
+  wire [171:0] pre_compq0_d;
+  wire pre_compq_rs0;
+  reg  [171:0] pre_compq1_q;
+  wire pre_compq_we1;
+  wire [171:0] pre_compq1_d;
+  wire pre_compq_rs1;
+  reg  [171:0] pre_compq2_q;
+  wire pre_compq_we2;
+  wire [171:0] pre_compq2_d;
+  wire pre_compq_rs2;
+  reg  [171:0] pre_compq3_q;
+  wire pre_compq_we3;
+  wire [171:0] pre_compq3_d;
+  wire pre_compq_rs3;
+  reg  [171:0] pre_compq4_q;
+  wire pre_compq_we4;
+  wire [171:0] pre_compq4_d;
+  wire pre_compq_rs4;
+  reg  [171:0] pre_compq5_q;
+  wire pre_compq_we5;
+  wire [171:0] pre_compq5_d;
+  wire pre_compq_rs5;
+  reg  [171:0] pre_compq6_q;
+  wire pre_compq_we6;
+  wire [171:0] pre_compq6_d;
+  wire pre_compq_rs6;
+  reg  [171:0] pre_compq7_q;
+  wire pre_compq_we7;
+  wire [171:0] pre_compq7_d;
+  wire pre_compq_rs7;
+  reg  [171:0] pre_compq8_q;
+  wire pre_compq_we8;
+  wire [171:0] pre_compq8_d;
+  wire pre_compq_rs8;
+  reg  [171:0] pre_compq9_q;
+  wire pre_compq_we9;
+  wire [171:0] pre_compq9_d;
+  wire pre_compq_rs9;
+  reg  [171:0] pre_compq10_q;
+  wire pre_compq_we10;
+  wire [171:0] pre_compq10_d;
+  wire pre_compq_rs10;
+  reg  [171:0] pre_compq11_q;
+  wire pre_compq_we11;
+  wire [171:0] pre_compq11_d;
+  wire pre_compq_rs11;
+  reg  [171:0] pre_compq12_q;
+  wire pre_compq_we12;
+  wire [171:0] pre_compq12_d;
+  wire pre_compq_rs12;
+  reg  [171:0] pre_compq13_q;
+  wire pre_compq_we13;
+  wire [171:0] pre_compq13_d;
+  wire pre_compq_rs13;
+  reg  [171:0] pre_compq14_q;
+  wire pre_compq_we14;
+  wire [171:0] pre_compq14_d;
+  wire pre_compq_rs14;
+  reg  [171:0] pre_compq15_q;
+  wire pre_compq_we15;
+  wire [171:0] pre_compq15_d;
+  wire pre_compq_rs15;
+  wire [171:0] pre_compq_head;
+  wire [3:0] pre_compq_wr_d;
+  wire [3:0] pre_compq_rd_d;
+  wire [4:0] pre_compq_count_d;
+  assign pre_compq_valid = (pre_compq_count_q != 5'd0);
+  assign pre_compq_ready = (pre_compq_count_q != 5'd16);
+  assign pre_compq_push = (sm_valid_i & pre_compq_ready);
+  assign pre_compq_pop = (pre_compq_valid & pre_compq_out_ready);
+  assign pre_compq_we0 = (pre_compq_push & (pre_compq_wr_q == 4'd0));
+  assign pre_compq0_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                         sm_op_i};
+  assign pre_compq_rs0 = (pre_compq_rd_q == 4'd0);
+  assign pre_compq_we1 = (pre_compq_push & (pre_compq_wr_q == 4'd1));
+  assign pre_compq1_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                         sm_op_i};
+  assign pre_compq_rs1 = (pre_compq_rd_q == 4'd1);
+  assign pre_compq_we2 = (pre_compq_push & (pre_compq_wr_q == 4'd2));
+  assign pre_compq2_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                         sm_op_i};
+  assign pre_compq_rs2 = (pre_compq_rd_q == 4'd2);
+  assign pre_compq_we3 = (pre_compq_push & (pre_compq_wr_q == 4'd3));
+  assign pre_compq3_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                         sm_op_i};
+  assign pre_compq_rs3 = (pre_compq_rd_q == 4'd3);
+  assign pre_compq_we4 = (pre_compq_push & (pre_compq_wr_q == 4'd4));
+  assign pre_compq4_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                         sm_op_i};
+  assign pre_compq_rs4 = (pre_compq_rd_q == 4'd4);
+  assign pre_compq_we5 = (pre_compq_push & (pre_compq_wr_q == 4'd5));
+  assign pre_compq5_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                         sm_op_i};
+  assign pre_compq_rs5 = (pre_compq_rd_q == 4'd5);
+  assign pre_compq_we6 = (pre_compq_push & (pre_compq_wr_q == 4'd6));
+  assign pre_compq6_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                         sm_op_i};
+  assign pre_compq_rs6 = (pre_compq_rd_q == 4'd6);
+  assign pre_compq_we7 = (pre_compq_push & (pre_compq_wr_q == 4'd7));
+  assign pre_compq7_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                         sm_op_i};
+  assign pre_compq_rs7 = (pre_compq_rd_q == 4'd7);
+  assign pre_compq_we8 = (pre_compq_push & (pre_compq_wr_q == 4'd8));
+  assign pre_compq8_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                         sm_op_i};
+  assign pre_compq_rs8 = (pre_compq_rd_q == 4'd8);
+  assign pre_compq_we9 = (pre_compq_push & (pre_compq_wr_q == 4'd9));
+  assign pre_compq9_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                         sm_op_i};
+  assign pre_compq_rs9 = (pre_compq_rd_q == 4'd9);
+  assign pre_compq_we10 = (pre_compq_push & (pre_compq_wr_q == 4'd10));
+  assign pre_compq10_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                          sm_op_i};
+  assign pre_compq_rs10 = (pre_compq_rd_q == 4'd10);
+  assign pre_compq_we11 = (pre_compq_push & (pre_compq_wr_q == 4'd11));
+  assign pre_compq11_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                          sm_op_i};
+  assign pre_compq_rs11 = (pre_compq_rd_q == 4'd11);
+  assign pre_compq_we12 = (pre_compq_push & (pre_compq_wr_q == 4'd12));
+  assign pre_compq12_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                          sm_op_i};
+  assign pre_compq_rs12 = (pre_compq_rd_q == 4'd12);
+  assign pre_compq_we13 = (pre_compq_push & (pre_compq_wr_q == 4'd13));
+  assign pre_compq13_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                          sm_op_i};
+  assign pre_compq_rs13 = (pre_compq_rd_q == 4'd13);
+  assign pre_compq_we14 = (pre_compq_push & (pre_compq_wr_q == 4'd14));
+  assign pre_compq14_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                          sm_op_i};
+  assign pre_compq_rs14 = (pre_compq_rd_q == 4'd14);
+  assign pre_compq_we15 = (pre_compq_push & (pre_compq_wr_q == 4'd15));
+  assign pre_compq15_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
+                          sm_op_i};
+  assign pre_compq_rs15 = (pre_compq_rd_q == 4'd15);
+  assign pre_compq_head = ((pre_compq_rs0 ? pre_compq0_q : 172'd0)
+                           | (pre_compq_rs1 ? pre_compq1_q : 172'd0)
+                           | (pre_compq_rs2 ? pre_compq2_q : 172'd0)
+                           | (pre_compq_rs3 ? pre_compq3_q : 172'd0)
+                           | (pre_compq_rs4 ? pre_compq4_q : 172'd0)
+                           | (pre_compq_rs5 ? pre_compq5_q : 172'd0)
+                           | (pre_compq_rs6 ? pre_compq6_q : 172'd0)
+                           | (pre_compq_rs7 ? pre_compq7_q : 172'd0)
+                           | (pre_compq_rs8 ? pre_compq8_q : 172'd0)
+                           | (pre_compq_rs9 ? pre_compq9_q : 172'd0)
+                           | (pre_compq_rs10 ? pre_compq10_q : 172'd0)
+                           | (pre_compq_rs11 ? pre_compq11_q : 172'd0)
+                           | (pre_compq_rs12 ? pre_compq12_q : 172'd0)
+                           | (pre_compq_rs13 ? pre_compq13_q : 172'd0)
+                           | (pre_compq_rs14 ? pre_compq14_q : 172'd0)
+                           | (pre_compq_rs15 ? pre_compq15_q : 172'd0));
+  assign pre_compq_wr_d = (pre_compq_wr_q + 4'd1);
+  assign pre_compq_rd_d = (pre_compq_rd_q + 4'd1);
+  assign pre_compq_count_d = ((pre_compq_push & ~pre_compq_pop) ? (pre_compq_count_q + 5'd1)
+                              : (pre_compq_count_q - 5'd1));
+  assign sm_ready_o = pre_compq_ready;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      pre_compq_wr_q <= 4'd0;
+      pre_compq_rd_q <= 4'd0;
+      pre_compq_count_q <= 5'd0;
+    end else begin
+      if (pre_compq_push) pre_compq_wr_q <= pre_compq_wr_d;
+      if (pre_compq_pop) pre_compq_rd_q <= pre_compq_rd_d;
+      if (((pre_compq_push & ~pre_compq_pop)
+           | (pre_compq_pop & ~pre_compq_push))) pre_compq_count_q <= pre_compq_count_d;
+    end
+  end
+  always @(posedge clk_i) begin
+    if (pre_compq_we0) pre_compq0_q <= pre_compq0_d;
+    if (pre_compq_we1) pre_compq1_q <= pre_compq1_d;
+    if (pre_compq_we2) pre_compq2_q <= pre_compq2_d;
+    if (pre_compq_we3) pre_compq3_q <= pre_compq3_d;
+    if (pre_compq_we4) pre_compq4_q <= pre_compq4_d;
+    if (pre_compq_we5) pre_compq5_q <= pre_compq5_d;
+    if (pre_compq_we6) pre_compq6_q <= pre_compq6_d;
+    if (pre_compq_we7) pre_compq7_q <= pre_compq7_d;
+    if (pre_compq_we8) pre_compq8_q <= pre_compq8_d;
+    if (pre_compq_we9) pre_compq9_q <= pre_compq9_d;
+    if (pre_compq_we10) pre_compq10_q <= pre_compq10_d;
+    if (pre_compq_we11) pre_compq11_q <= pre_compq11_d;
+    if (pre_compq_we12) pre_compq12_q <= pre_compq12_d;
+    if (pre_compq_we13) pre_compq13_q <= pre_compq13_d;
+    if (pre_compq_we14) pre_compq14_q <= pre_compq14_d;
+    if (pre_compq_we15) pre_compq15_q <= pre_compq15_d;
+  end
 
   // Request state: opcode, block, write buffer (pre_compQ) and chunk buffer
   reg  [3:0] state_q;
@@ -163,32 +360,32 @@ module cpack_lossy_mc_b128 (
   wire op_en;
   wire [1:0] op_d;
   assign sm_taking = ((state_q == STATE_IDLE) | (state_q == STATE_RECV));
-  assign sm_fire = (sm_valid_i & sm_taking);
+  assign sm_fire = (pre_compq_valid & sm_taking);
   assign sm_beat = ((state_q == STATE_IDLE) ? 3'd0 : beat_q);
   assign wmask7_en = (sm_fire & (sm_beat == 3'd7));
-  assign wmask7_d = sm_mask_i;
+  assign wmask7_d = pre_compq_head[42:27];
   assign wmask6_en = (sm_fire & (sm_beat == 3'd6));
-  assign wmask6_d = sm_mask_i;
+  assign wmask6_d = pre_compq_head[42:27];
   assign wmask5_en = (sm_fire & (sm_beat == 3'd5));
-  assign wmask5_d = sm_mask_i;
+  assign wmask5_d = pre_compq_head[42:27];
   assign wmask4_en = (sm_fire & (sm_beat == 3'd4));
-  assign wmask4_d = sm_mask_i;
+  assign wmask4_d = pre_compq_head[42:27];
   assign wmask3_en = (sm_fire & (sm_beat == 3'd3));
-  assign wmask3_d = sm_mask_i;
+  assign wmask3_d = pre_compq_head[42:27];
   assign wmask2_en = (sm_fire & (sm_beat == 3'd2));
-  assign wmask2_d = sm_mask_i;
+  assign wmask2_d = pre_compq_head[42:27];
   assign wmask1_en = (sm_fire & (sm_beat == 3'd1));
-  assign wmask1_d = sm_mask_i;
+  assign wmask1_d = pre_compq_head[42:27];
   assign wmask0_en = (sm_fire & (sm_beat == 3'd0));
-  assign wmask0_d = sm_mask_i;
+  assign wmask0_d = pre_compq_head[42:27];
   assign tcode_in_en = (sm_fire & (state_q == STATE_IDLE));
-  assign tcode_in_d = sm_tcode_i;
+  assign tcode_in_d = pre_compq_head[26:25];
   assign tcode_v_en = (sm_fire & (state_q == STATE_IDLE));
-  assign tcode_v_d = sm_tcode_v_i;
+  assign tcode_v_d = pre_compq_head[24];
   assign blk_en = (sm_fire & (state_q == STATE_IDLE));
-  assign blk_d = sm_blk_i;
+  assign blk_d = pre_compq_head[23:2];
   assign op_en = (sm_fire & (state_q == STATE_IDLE));
-  assign op_d = sm_op_i;
+  assign op_d = pre_compq_head[1:0];
   always @(posedge clk_i) begin
     if (wmask7_en) wmask7_q <= wmask7_d;
     if (wmask6_en) wmask6_q <= wmask6_d;
@@ -599,6 +796,7 @@ module cpack_lossy_mc_b128 (
   wire feed_done_d;
   wire feed_en;
   wire [2:0] feed_d;
+  wire rsp_ready_int;
   wire rest_ready;
   wire rest_fire;
   wire read_done_en;
@@ -653,7 +851,7 @@ module cpack_lossy_mc_b128 (
   assign feed_done_d = ((dec_fire & dec_last) ? 1'd1 : 1'd0);
   assign feed_en = ((state_q == STATE_DISPATCH) | dec_fire);
   assign feed_d = (dec_fire ? (feed_q + 3'd1) : 3'd0);
-  assign rest_ready = ((state_q == STATE_READ) & ~read_done_q & (rmw | rsp_ready_i));
+  assign rest_ready = ((state_q == STATE_READ) & ~read_done_q & (rmw | rsp_ready_int));
   assign rest_m_ready = rest_ready;
   assign rest_fire = (u_restore_m_valid_o & rest_ready);
   assign read_done_en = ((state_q == STATE_DISPATCH) | (rest_fire & u_restore_m_last_o));
@@ -704,7 +902,7 @@ module cpack_lossy_mc_b128 (
                        (wmask7_q[2] ? wbuf7_q[23:16] : u_restore_m_data_o[23:16]),
                        (wmask7_q[1] ? wbuf7_q[15:8] : u_restore_m_data_o[15:8]),
                        (wmask7_q[0] ? wbuf7_q[7:0] : u_restore_m_data_o[7:0])}
-                    : sm_data_i);
+                    : pre_compq_head[170:43]);
   assign wbuf6_en = ((sm_fire & (sm_beat == 3'd6)) | (rest_fire & rmw & (merge_q == 3'd6)));
   assign wbuf6_d = ((rest_fire & rmw & (merge_q == 3'd6)) ?
                       {(wmask6_q[15] ? wbuf6_q[127:120] : u_restore_m_data_o[127:120]),
@@ -723,7 +921,7 @@ module cpack_lossy_mc_b128 (
                        (wmask6_q[2] ? wbuf6_q[23:16] : u_restore_m_data_o[23:16]),
                        (wmask6_q[1] ? wbuf6_q[15:8] : u_restore_m_data_o[15:8]),
                        (wmask6_q[0] ? wbuf6_q[7:0] : u_restore_m_data_o[7:0])}
-                    : sm_data_i);
+                    : pre_compq_head[170:43]);
   assign wbuf5_en = ((sm_fire & (sm_beat == 3'd5)) | (rest_fire & rmw & (merge_q == 3'd5)));
   assign wbuf5_d = ((rest_fire & rmw & (merge_q == 3'd5)) ?
                       {(wmask5_q[15] ? wbuf5_q[127:120] : u_restore_m_data_o[127:120]),
@@ -742,7 +940,7 @@ module cpack_lossy_mc_b128 (
                        (wmask5_q[2] ? wbuf5_q[23:16] : u_restore_m_data_o[23:16]),
                        (wmask5_q[1] ? wbuf5_q[15:8] : u_restore_m_data_o[15:8]),
                        (wmask5_q[0] ? wbuf5_q[7:0] : u_restore_m_data_o[7:0])}
-                    : sm_data_i);
+                    : pre_compq_head[170:43]);
   assign wbuf4_en = ((sm_fire & (sm_beat == 3'd4)) | (rest_fire & rmw & (merge_q == 3'd4)));
   assign wbuf4_d = ((rest_fire & rmw & (merge_q == 3'd4)) ?
                       {(wmask4_q[15] ? wbuf4_q[127:120] : u_restore_m_data_o[127:120]),
@@ -761,7 +959,7 @@ module cpack_lossy_mc_b128 (
                        (wmask4_q[2] ? wbuf4_q[23:16] : u_restore_m_data_o[23:16]),
                        (wmask4_q[1] ? wbuf4_q[15:8] : u_restore_m_data_o[15:8]),
                        (wmask4_q[0] ? wbuf4_q[7:0] : u_restore_m_data_o[7:0])}
-                    : sm_data_i);
+                    : pre_compq_head[170:43]);
   assign wbuf3_en = ((sm_fire & (sm_beat == 3'd3)) | (rest_fire & rmw & (merge_q == 3'd3)));
   assign wbuf3_d = ((rest_fire & rmw & (merge_q == 3'd3)) ?
                       {(wmask3_q[15] ? wbuf3_q[127:120] : u_restore_m_data_o[127:120]),
@@ -780,7 +978,7 @@ module cpack_lossy_mc_b128 (
                        (wmask3_q[2] ? wbuf3_q[23:16] : u_restore_m_data_o[23:16]),
                        (wmask3_q[1] ? wbuf3_q[15:8] : u_restore_m_data_o[15:8]),
                        (wmask3_q[0] ? wbuf3_q[7:0] : u_restore_m_data_o[7:0])}
-                    : sm_data_i);
+                    : pre_compq_head[170:43]);
   assign wbuf2_en = ((sm_fire & (sm_beat == 3'd2)) | (rest_fire & rmw & (merge_q == 3'd2)));
   assign wbuf2_d = ((rest_fire & rmw & (merge_q == 3'd2)) ?
                       {(wmask2_q[15] ? wbuf2_q[127:120] : u_restore_m_data_o[127:120]),
@@ -799,7 +997,7 @@ module cpack_lossy_mc_b128 (
                        (wmask2_q[2] ? wbuf2_q[23:16] : u_restore_m_data_o[23:16]),
                        (wmask2_q[1] ? wbuf2_q[15:8] : u_restore_m_data_o[15:8]),
                        (wmask2_q[0] ? wbuf2_q[7:0] : u_restore_m_data_o[7:0])}
-                    : sm_data_i);
+                    : pre_compq_head[170:43]);
   assign wbuf1_en = ((sm_fire & (sm_beat == 3'd1)) | (rest_fire & rmw & (merge_q == 3'd1)));
   assign wbuf1_d = ((rest_fire & rmw & (merge_q == 3'd1)) ?
                       {(wmask1_q[15] ? wbuf1_q[127:120] : u_restore_m_data_o[127:120]),
@@ -818,7 +1016,7 @@ module cpack_lossy_mc_b128 (
                        (wmask1_q[2] ? wbuf1_q[23:16] : u_restore_m_data_o[23:16]),
                        (wmask1_q[1] ? wbuf1_q[15:8] : u_restore_m_data_o[15:8]),
                        (wmask1_q[0] ? wbuf1_q[7:0] : u_restore_m_data_o[7:0])}
-                    : sm_data_i);
+                    : pre_compq_head[170:43]);
   assign wbuf0_en = ((sm_fire & (sm_beat == 3'd0)) | (rest_fire & rmw & (merge_q == 3'd0)));
   assign wbuf0_d = ((rest_fire & rmw & (merge_q == 3'd0)) ?
                       {(wmask0_q[15] ? wbuf0_q[127:120] : u_restore_m_data_o[127:120]),
@@ -837,7 +1035,7 @@ module cpack_lossy_mc_b128 (
                        (wmask0_q[2] ? wbuf0_q[23:16] : u_restore_m_data_o[23:16]),
                        (wmask0_q[1] ? wbuf0_q[15:8] : u_restore_m_data_o[15:8]),
                        (wmask0_q[0] ? wbuf0_q[7:0] : u_restore_m_data_o[7:0])}
-                    : sm_data_i);
+                    : pre_compq_head[170:43]);
   assign drained = (read_done_q & ~fetching & (outstanding_q == 4'd0));
   always @(posedge clk_i) begin
     if (merge_en) merge_q <= merge_d;
@@ -855,9 +1053,10 @@ module cpack_lossy_mc_b128 (
   wire rsp_valid;
   wire state_en;
   wire [3:0] state_d;
+  wire rsp_int_ready;
   assign rsp_valid = ((state_q == STATE_ACK)
                       | ((state_q == STATE_READ) & ~rmw & (u_restore_m_valid_o & ~read_done_q)));
-  assign state_en = ((sm_fire & sm_last_i) | (sm_fire & ~sm_last_i)
+  assign state_en = ((sm_fire & pre_compq_head[171]) | (sm_fire & ~pre_compq_head[171])
                      | ((state_q == STATE_DISPATCH) & is_l_rd)
                      | ((state_q == STATE_DISPATCH) & (~is_l_rd & is_l_wr))
                      | ((state_q == STATE_DISPATCH)
@@ -872,8 +1071,8 @@ module cpack_lossy_mc_b128 (
                      | (dreq_fire & (state_q == STATE_LWRITE) & (beat_q == 3'd7))
                      | ((state_q == STATE_READ) & drained & rmw)
                      | ((state_q == STATE_READ) & drained & ~rmw)
-                     | ((state_q == STATE_ACK) & rsp_ready_i));
-  assign state_d = (((state_q == STATE_ACK) & rsp_ready_i) ? STATE_IDLE
+                     | ((state_q == STATE_ACK) & rsp_ready_int));
+  assign state_d = (((state_q == STATE_ACK) & rsp_ready_int) ? STATE_IDLE
                     : ((state_q == STATE_READ) & drained & ~rmw) ? STATE_IDLE
                     : ((state_q == STATE_READ) & drained & rmw) ? STATE_COMP
                     : (dreq_fire & (state_q == STATE_LWRITE) & (beat_q == 3'd7)) ? STATE_ACK
@@ -891,18 +1090,386 @@ module cpack_lossy_mc_b128 (
                       STATE_COMP
                     : ((state_q == STATE_DISPATCH) & (~is_l_rd & is_l_wr)) ? STATE_LWRITE
                     : ((state_q == STATE_DISPATCH) & is_l_rd) ? STATE_READ
-                    : (sm_fire & ~sm_last_i) ? STATE_RECV
+                    : (sm_fire & ~pre_compq_head[171]) ? STATE_RECV
                     : STATE_DISPATCH);
-  assign sm_ready_o = sm_taking;
+  assign pre_compq_out_ready = sm_taking;
   assign dresp_ready_o = 1'd1;
   assign mdresp_ready_o = u_md_cache_mfill_ready_o;
-  assign rsp_valid_o = rsp_valid;
-  assign rsp_data_o = ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o);
-  assign rsp_last_o = ((state_q == STATE_ACK) | u_restore_m_last_o);
-  assign rsp_err_o = (~(state_q == STATE_ACK) & u_restore_m_err_o);
-  assign rsp_write_o = (state_q == STATE_ACK);
-  assign rsp_md_hit_o = md_hit_q;
-  assign rsp_chunks_o = ((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q});
+  assign rsp_ready_int = rsp_int_ready;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      state_q <= 4'd0;
+    end else begin
+      if (state_en) state_q <= state_d;
+    end
+  end
+
+  // respQ: response beats queue behind the controller
+  reg  [4:0] respq_wr_q;
+  reg  [4:0] respq_rd_q;
+  reg  [5:0] respq_count_q;
+  wire respq_valid;
+  wire respq_ready;
+  wire respq_push;
+  wire respq_out_ready;
+  wire respq_pop;
+  reg  [136:0] respq0_q;
+  wire respq_we0;
+  wire [136:0] respq0_d;
+  wire respq_rs0;
+  reg  [136:0] respq1_q;
+  wire respq_we1;
+  wire [136:0] respq1_d;
+  wire respq_rs1;
+  reg  [136:0] respq2_q;
+  wire respq_we2;
+  wire [136:0] respq2_d;
+  wire respq_rs2;
+  reg  [136:0] respq3_q;
+  wire respq_we3;
+  wire [136:0] respq3_d;
+  wire respq_rs3;
+  reg  [136:0] respq4_q;
+  wire respq_we4;
+  wire [136:0] respq4_d;
+  wire respq_rs4;
+  reg  [136:0] respq5_q;
+  wire respq_we5;
+  wire [136:0] respq5_d;
+  wire respq_rs5;
+  reg  [136:0] respq6_q;
+  wire respq_we6;
+  wire [136:0] respq6_d;
+  wire respq_rs6;
+  reg  [136:0] respq7_q;
+  wire respq_we7;
+  wire [136:0] respq7_d;
+  wire respq_rs7;
+  reg  [136:0] respq8_q;
+  wire respq_we8;
+  wire [136:0] respq8_d;
+  wire respq_rs8;
+  reg  [136:0] respq9_q;
+  wire respq_we9;
+  wire [136:0] respq9_d;
+  wire respq_rs9;
+  reg  [136:0] respq10_q;
+  wire respq_we10;
+  wire [136:0] respq10_d;
+  wire respq_rs10;
+  reg  [136:0] respq11_q;
+  wire respq_we11;
+  wire [136:0] respq11_d;
+  wire respq_rs11;
+  reg  [136:0] respq12_q;
+  wire respq_we12;
+  wire [136:0] respq12_d;
+  wire respq_rs12;
+  reg  [136:0] respq13_q;
+  wire respq_we13;
+  wire [136:0] respq13_d;
+  wire respq_rs13;
+  reg  [136:0] respq14_q;
+  wire respq_we14;
+  wire [136:0] respq14_d;
+  wire respq_rs14;
+  reg  [136:0] respq15_q;
+  wire respq_we15;
+  wire [136:0] respq15_d;
+  wire respq_rs15;
+  reg  [136:0] respq16_q;
+  wire respq_we16;
+  wire [136:0] respq16_d;
+  wire respq_rs16;
+  reg  [136:0] respq17_q;
+  wire respq_we17;
+  wire [136:0] respq17_d;
+  wire respq_rs17;
+  reg  [136:0] respq18_q;
+  wire respq_we18;
+  wire [136:0] respq18_d;
+  wire respq_rs18;
+  reg  [136:0] respq19_q;
+  wire respq_we19;
+  wire [136:0] respq19_d;
+  wire respq_rs19;
+  reg  [136:0] respq20_q;
+  wire respq_we20;
+  wire [136:0] respq20_d;
+  wire respq_rs20;
+  reg  [136:0] respq21_q;
+  wire respq_we21;
+  wire [136:0] respq21_d;
+  wire respq_rs21;
+  reg  [136:0] respq22_q;
+  wire respq_we22;
+  wire [136:0] respq22_d;
+  wire respq_rs22;
+  reg  [136:0] respq23_q;
+  wire respq_we23;
+  wire [136:0] respq23_d;
+  wire respq_rs23;
+  reg  [136:0] respq24_q;
+  wire respq_we24;
+  wire [136:0] respq24_d;
+  wire respq_rs24;
+  reg  [136:0] respq25_q;
+  wire respq_we25;
+  wire [136:0] respq25_d;
+  wire respq_rs25;
+  reg  [136:0] respq26_q;
+  wire respq_we26;
+  wire [136:0] respq26_d;
+  wire respq_rs26;
+  reg  [136:0] respq27_q;
+  wire respq_we27;
+  wire [136:0] respq27_d;
+  wire respq_rs27;
+  reg  [136:0] respq28_q;
+  wire respq_we28;
+  wire [136:0] respq28_d;
+  wire respq_rs28;
+  reg  [136:0] respq29_q;
+  wire respq_we29;
+  wire [136:0] respq29_d;
+  wire respq_rs29;
+  reg  [136:0] respq30_q;
+  wire respq_we30;
+  wire [136:0] respq30_d;
+  wire respq_rs30;
+  reg  [136:0] respq31_q;
+  wire respq_we31;
+  wire [136:0] respq31_d;
+  wire respq_rs31;
+  wire [136:0] respq_head;
+  wire [4:0] respq_wr_d;
+  wire [4:0] respq_rd_d;
+  wire [5:0] respq_count_d;
+  assign respq_valid = (respq_count_q != 6'd0);
+  assign respq_ready = (respq_count_q != 6'd32);
+  assign respq_push = (rsp_valid & respq_ready);
+  assign respq_pop = (respq_valid & respq_out_ready);
+  assign respq_we0 = (respq_push & (respq_wr_q == 5'd0));
+  assign respq0_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                     ((state_q == STATE_ACK) | u_restore_m_last_o),
+                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs0 = (respq_rd_q == 5'd0);
+  assign respq_we1 = (respq_push & (respq_wr_q == 5'd1));
+  assign respq1_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                     ((state_q == STATE_ACK) | u_restore_m_last_o),
+                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs1 = (respq_rd_q == 5'd1);
+  assign respq_we2 = (respq_push & (respq_wr_q == 5'd2));
+  assign respq2_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                     ((state_q == STATE_ACK) | u_restore_m_last_o),
+                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs2 = (respq_rd_q == 5'd2);
+  assign respq_we3 = (respq_push & (respq_wr_q == 5'd3));
+  assign respq3_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                     ((state_q == STATE_ACK) | u_restore_m_last_o),
+                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs3 = (respq_rd_q == 5'd3);
+  assign respq_we4 = (respq_push & (respq_wr_q == 5'd4));
+  assign respq4_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                     ((state_q == STATE_ACK) | u_restore_m_last_o),
+                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs4 = (respq_rd_q == 5'd4);
+  assign respq_we5 = (respq_push & (respq_wr_q == 5'd5));
+  assign respq5_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                     ((state_q == STATE_ACK) | u_restore_m_last_o),
+                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs5 = (respq_rd_q == 5'd5);
+  assign respq_we6 = (respq_push & (respq_wr_q == 5'd6));
+  assign respq6_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                     ((state_q == STATE_ACK) | u_restore_m_last_o),
+                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs6 = (respq_rd_q == 5'd6);
+  assign respq_we7 = (respq_push & (respq_wr_q == 5'd7));
+  assign respq7_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                     ((state_q == STATE_ACK) | u_restore_m_last_o),
+                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs7 = (respq_rd_q == 5'd7);
+  assign respq_we8 = (respq_push & (respq_wr_q == 5'd8));
+  assign respq8_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                     ((state_q == STATE_ACK) | u_restore_m_last_o),
+                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs8 = (respq_rd_q == 5'd8);
+  assign respq_we9 = (respq_push & (respq_wr_q == 5'd9));
+  assign respq9_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                     ((state_q == STATE_ACK) | u_restore_m_last_o),
+                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs9 = (respq_rd_q == 5'd9);
+  assign respq_we10 = (respq_push & (respq_wr_q == 5'd10));
+  assign respq10_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs10 = (respq_rd_q == 5'd10);
+  assign respq_we11 = (respq_push & (respq_wr_q == 5'd11));
+  assign respq11_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs11 = (respq_rd_q == 5'd11);
+  assign respq_we12 = (respq_push & (respq_wr_q == 5'd12));
+  assign respq12_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs12 = (respq_rd_q == 5'd12);
+  assign respq_we13 = (respq_push & (respq_wr_q == 5'd13));
+  assign respq13_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs13 = (respq_rd_q == 5'd13);
+  assign respq_we14 = (respq_push & (respq_wr_q == 5'd14));
+  assign respq14_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs14 = (respq_rd_q == 5'd14);
+  assign respq_we15 = (respq_push & (respq_wr_q == 5'd15));
+  assign respq15_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs15 = (respq_rd_q == 5'd15);
+  assign respq_we16 = (respq_push & (respq_wr_q == 5'd16));
+  assign respq16_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs16 = (respq_rd_q == 5'd16);
+  assign respq_we17 = (respq_push & (respq_wr_q == 5'd17));
+  assign respq17_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs17 = (respq_rd_q == 5'd17);
+  assign respq_we18 = (respq_push & (respq_wr_q == 5'd18));
+  assign respq18_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs18 = (respq_rd_q == 5'd18);
+  assign respq_we19 = (respq_push & (respq_wr_q == 5'd19));
+  assign respq19_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs19 = (respq_rd_q == 5'd19);
+  assign respq_we20 = (respq_push & (respq_wr_q == 5'd20));
+  assign respq20_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs20 = (respq_rd_q == 5'd20);
+  assign respq_we21 = (respq_push & (respq_wr_q == 5'd21));
+  assign respq21_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs21 = (respq_rd_q == 5'd21);
+  assign respq_we22 = (respq_push & (respq_wr_q == 5'd22));
+  assign respq22_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs22 = (respq_rd_q == 5'd22);
+  assign respq_we23 = (respq_push & (respq_wr_q == 5'd23));
+  assign respq23_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs23 = (respq_rd_q == 5'd23);
+  assign respq_we24 = (respq_push & (respq_wr_q == 5'd24));
+  assign respq24_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs24 = (respq_rd_q == 5'd24);
+  assign respq_we25 = (respq_push & (respq_wr_q == 5'd25));
+  assign respq25_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs25 = (respq_rd_q == 5'd25);
+  assign respq_we26 = (respq_push & (respq_wr_q == 5'd26));
+  assign respq26_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs26 = (respq_rd_q == 5'd26);
+  assign respq_we27 = (respq_push & (respq_wr_q == 5'd27));
+  assign respq27_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs27 = (respq_rd_q == 5'd27);
+  assign respq_we28 = (respq_push & (respq_wr_q == 5'd28));
+  assign respq28_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs28 = (respq_rd_q == 5'd28);
+  assign respq_we29 = (respq_push & (respq_wr_q == 5'd29));
+  assign respq29_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs29 = (respq_rd_q == 5'd29);
+  assign respq_we30 = (respq_push & (respq_wr_q == 5'd30));
+  assign respq30_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs30 = (respq_rd_q == 5'd30);
+  assign respq_we31 = (respq_push & (respq_wr_q == 5'd31));
+  assign respq31_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                      ((state_q == STATE_ACK) | u_restore_m_last_o),
+                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_rs31 = (respq_rd_q == 5'd31);
+  assign respq_head = ((respq_rs0 ? respq0_q : 137'd0) | (respq_rs1 ? respq1_q : 137'd0)
+                       | (respq_rs2 ? respq2_q : 137'd0) | (respq_rs3 ? respq3_q : 137'd0)
+                       | (respq_rs4 ? respq4_q : 137'd0) | (respq_rs5 ? respq5_q : 137'd0)
+                       | (respq_rs6 ? respq6_q : 137'd0) | (respq_rs7 ? respq7_q : 137'd0)
+                       | (respq_rs8 ? respq8_q : 137'd0) | (respq_rs9 ? respq9_q : 137'd0)
+                       | (respq_rs10 ? respq10_q : 137'd0) | (respq_rs11 ? respq11_q : 137'd0)
+                       | (respq_rs12 ? respq12_q : 137'd0) | (respq_rs13 ? respq13_q : 137'd0)
+                       | (respq_rs14 ? respq14_q : 137'd0) | (respq_rs15 ? respq15_q : 137'd0)
+                       | (respq_rs16 ? respq16_q : 137'd0) | (respq_rs17 ? respq17_q : 137'd0)
+                       | (respq_rs18 ? respq18_q : 137'd0) | (respq_rs19 ? respq19_q : 137'd0)
+                       | (respq_rs20 ? respq20_q : 137'd0) | (respq_rs21 ? respq21_q : 137'd0)
+                       | (respq_rs22 ? respq22_q : 137'd0) | (respq_rs23 ? respq23_q : 137'd0)
+                       | (respq_rs24 ? respq24_q : 137'd0) | (respq_rs25 ? respq25_q : 137'd0)
+                       | (respq_rs26 ? respq26_q : 137'd0) | (respq_rs27 ? respq27_q : 137'd0)
+                       | (respq_rs28 ? respq28_q : 137'd0) | (respq_rs29 ? respq29_q : 137'd0)
+                       | (respq_rs30 ? respq30_q : 137'd0) | (respq_rs31 ? respq31_q : 137'd0));
+  assign respq_wr_d = (respq_wr_q + 5'd1);
+  assign respq_rd_d = (respq_rd_q + 5'd1);
+  assign respq_count_d = ((respq_push & ~respq_pop) ? (respq_count_q + 6'd1)
+                          : (respq_count_q - 6'd1));
+  assign rsp_int_ready = respq_ready;
+  assign rsp_valid_o = respq_valid;
+  assign rsp_data_o = respq_head[127:0];
+  assign rsp_last_o = respq_head[128];
+  assign rsp_err_o = respq_head[129];
+  assign rsp_write_o = respq_head[130];
+  assign rsp_md_hit_o = respq_head[131];
+  assign rsp_chunks_o = respq_head[136:132];
+  assign respq_out_ready = rsp_ready_i;
   assign dreq_valid_o = dreq_valid;
   assign dreq_we_o = dreq_we;
   assign dreq_addr_o = {dreq_local, blk_q, dreq_chunk};
@@ -917,10 +1484,48 @@ module cpack_lossy_mc_b128 (
   assign md_merges_o = u_md_cache_cnt_merges_o;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      state_q <= 4'd0;
+      respq_wr_q <= 5'd0;
+      respq_rd_q <= 5'd0;
+      respq_count_q <= 6'd0;
     end else begin
-      if (state_en) state_q <= state_d;
+      if (respq_push) respq_wr_q <= respq_wr_d;
+      if (respq_pop) respq_rd_q <= respq_rd_d;
+      if (((respq_push & ~respq_pop) | (respq_pop & ~respq_push))) respq_count_q <= respq_count_d;
     end
+  end
+  always @(posedge clk_i) begin
+    if (respq_we0) respq0_q <= respq0_d;
+    if (respq_we1) respq1_q <= respq1_d;
+    if (respq_we2) respq2_q <= respq2_d;
+    if (respq_we3) respq3_q <= respq3_d;
+    if (respq_we4) respq4_q <= respq4_d;
+    if (respq_we5) respq5_q <= respq5_d;
+    if (respq_we6) respq6_q <= respq6_d;
+    if (respq_we7) respq7_q <= respq7_d;
+    if (respq_we8) respq8_q <= respq8_d;
+    if (respq_we9) respq9_q <= respq9_d;
+    if (respq_we10) respq10_q <= respq10_d;
+    if (respq_we11) respq11_q <= respq11_d;
+    if (respq_we12) respq12_q <= respq12_d;
+    if (respq_we13) respq13_q <= respq13_d;
+    if (respq_we14) respq14_q <= respq14_d;
+    if (respq_we15) respq15_q <= respq15_d;
+    if (respq_we16) respq16_q <= respq16_d;
+    if (respq_we17) respq17_q <= respq17_d;
+    if (respq_we18) respq18_q <= respq18_d;
+    if (respq_we19) respq19_q <= respq19_d;
+    if (respq_we20) respq20_q <= respq20_d;
+    if (respq_we21) respq21_q <= respq21_d;
+    if (respq_we22) respq22_q <= respq22_d;
+    if (respq_we23) respq23_q <= respq23_d;
+    if (respq_we24) respq24_q <= respq24_d;
+    if (respq_we25) respq25_q <= respq25_d;
+    if (respq_we26) respq26_q <= respq26_d;
+    if (respq_we27) respq27_q <= respq27_d;
+    if (respq_we28) respq28_q <= respq28_d;
+    if (respq_we29) respq29_q <= respq29_d;
+    if (respq_we30) respq30_q <= respq30_d;
+    if (respq_we31) respq31_q <= respq31_d;
   end
 
   // Bits intentionally unused (lint waiver)

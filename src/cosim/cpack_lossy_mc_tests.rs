@@ -12,12 +12,15 @@ fn cfg(seed: u64) -> HarnessConfig {
     }
 }
 
-/// A small MD cache (2 sets × 2 ways of 16 B lines: every lookup pattern evicts).
+/// A small MD cache (2 sets × 2 ways of 16 B lines: every lookup pattern evicts) and no
+/// queues.
 fn small() -> LossyRtlParams {
     let mut p = LossyRtlParams::default();
     p.md_cache.sets = 2;
     p.md_cache.line_bytes = 16;
     p.md_cache.mshrs = 2;
+    p.queues.req_beats = 0;
+    p.queues.rsp_beats = 0;
     p
 }
 
@@ -34,7 +37,7 @@ fn interpreter_mc_top_matches_model() {
     let p = small();
     let top = mc_top(&p).unwrap();
     let mut dut = SimDut::new(&top).unwrap();
-    let r = run(&mut dut, &top, &p, 60, &cfg(1)).unwrap();
+    let r = run(&mut dut, &top, &p, 25, &cfg(1)).unwrap();
     r.check().unwrap();
 }
 

@@ -32,7 +32,43 @@ use super::{compressor, decompressor, err, header, trunc_pack, unpack_restore, L
 use crate::hdl::blocks::{all_of, mux_tree};
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+
+/// Queue depths of `mc_comp_top` (`cpack_lossy: {queues: {...}}`), in beats; 0 = none.
+/// Defaults after Table 2: `pre_compQ` 32 × 8 B = 16 request beats of 16 B, `*_respQ`
+/// 32 × 16 B = 32 response beats.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McQueueParams {
+    /// Request beats queued in front of the controller (`pre_compQ`).
+    pub req_beats: u32,
+    /// Response beats queued behind it (`*_respQ`).
+    pub rsp_beats: u32,
+}
+
+impl Default for McQueueParams {
+    fn default() -> Self {
+        McQueueParams {
+            req_beats: 16,
+            rsp_beats: 32,
+        }
+    }
+}
+
+impl McQueueParams {
+    /// Checks the depths: 0 or a power of two up to 1024.
+    pub fn validate(&self) -> Result<(), String> {
+        for (n, v) in [("req_beats", self.req_beats), ("rsp_beats", self.rsp_beats)] {
+            if v != 0 && (!v.is_power_of_two() || v > 1024) {
+                return Err(format!(
+                    "queues.{n} = {v} (0 for none, or a power of two up to 1024)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
 
 /// SM request opcodes (`sm_op`).
 pub const OP_G_RD: u64 = 0;
@@ -71,6 +107,9 @@ pub fn mc_top(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     if p.md_cache != super::mc::MdCacheParams::default() || c.md_bits != 8 {
         name += &format!("_{}", cp.name_tag());
     }
+    if p.queues != McQueueParams::default() {
+        name += &format!("_q{}x{}", p.queues.req_beats, p.queues.rsp_beats);
+    }
     let mut m = ModuleBuilder::new(name);
     header(
         &mut m,
@@ -82,7 +121,7 @@ pub fn mc_top(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     m.header("One request at a time, in order; MD lines on their own channel");
 
     // ---- Ports ----
-    let sm = stream::input(
+    let sm_port = stream::input(
         &mut m,
         "sm",
         &Layout::new(&[
@@ -95,6 +134,13 @@ pub fn mc_top(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             ("last", 1),
         ]),
     );
+    let q = &p.queues;
+    let sm = if q.req_beats > 0 {
+        m.comment("pre_compQ: request beats queue in front of the controller");
+        stream::fifo(&mut m, "pre_compq", q.req_beats, sm_port)
+    } else {
+        sm_port
+    };
     let sm_valid = sm.valid.clone();
     let (sm_op, sm_blk, sm_tcv, sm_tc) = (
         sm.field("op"),
@@ -109,8 +155,8 @@ pub fn mc_top(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         "mdresp",
         &Layout::new(&[("data", sbits), ("addr", saw)]),
     );
-    let rsp = stream::output_port(&mut m, "rsp");
-    let rsp_ready = rsp.ready();
+    let rsp_q_ready = m.wire_decl("rsp_ready_int", 1);
+    let rsp_ready = rsp_q_ready.expr();
     let dreq = stream::output_port(&mut m, "dreq");
     let dreq_ready = dreq.ready();
     let mdreq = stream::output_port(&mut m, "mdreq");
@@ -498,18 +544,35 @@ pub fn mc_top(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     sm.accept(&mut m, &taking);
     dresp.accept(&mut m, &Expr::lit(1, 1));
     mdresp.accept(&mut m, &cache.out("mfill_ready_o"));
-    rsp.drive(
-        &mut m,
-        &rsp_valid,
-        &[
-            ("data", ack.select(&Expr::zero(128), &r_data)),
-            ("last", &ack | &r_last),
-            ("err", &!ack.clone() & &rest.out("m_err_o")),
-            ("write", ack.clone()),
-            ("md_hit", hit.q()),
-            ("chunks", rsp_chunks),
-        ],
+    let rsp_fields = [
+        ("data", ack.select(&Expr::zero(128), &r_data)),
+        ("last", &ack | &r_last),
+        ("err", &!ack.clone() & &rest.out("m_err_o")),
+        ("write", ack.clone()),
+        ("md_hit", hit.q()),
+        ("chunks", rsp_chunks),
+    ];
+    let rsp_l = Layout::new(
+        &rsp_fields
+            .iter()
+            .map(|(n, e)| (*n, e.width()))
+            .collect::<Vec<_>>(),
     );
+    let rsp_int = stream::Stream::new(
+        &mut m,
+        "rsp_int",
+        &rsp_valid,
+        &rsp_l.pack(&rsp_fields),
+        &rsp_l,
+    );
+    m.drive(&rsp_q_ready, &rsp_int.ready());
+    let rsp_out = if q.rsp_beats > 0 {
+        m.comment("respQ: response beats queue behind the controller");
+        stream::fifo(&mut m, "respq", q.rsp_beats, rsp_int)
+    } else {
+        rsp_int
+    };
+    stream::output(&mut m, "rsp", rsp_out);
     dreq.drive(
         &mut m,
         &dq_valid,

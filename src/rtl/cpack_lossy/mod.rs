@@ -70,6 +70,8 @@ pub struct LossyRtlParams {
     pub words_per_cycle: usize,
     /// The MD cache and its MSHRs.
     pub md_cache: mc::MdCacheParams,
+    /// Queue depths of the memory-controller top.
+    pub queues: mc_top::McQueueParams,
 }
 
 impl Default for LossyRtlParams {
@@ -78,6 +80,7 @@ impl Default for LossyRtlParams {
             codec: LossyParams::default(),
             words_per_cycle: 2,
             md_cache: mc::MdCacheParams::default(),
+            queues: mc_top::McQueueParams::default(),
         }
     }
 }
@@ -110,6 +113,7 @@ impl LossyRtlParams {
             .rtl(self.codec.md_bits)
             .validate()
             .map_err(|e| format!("md_cache: {e}"))?;
+        self.queues.validate()?;
         Ok(())
     }
 
