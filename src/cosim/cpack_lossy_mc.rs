@@ -527,13 +527,15 @@ fn compare_memories(
             }
         }
     }
+    let globals: HashSet<u64> = model.written_blocks().into_iter().collect();
+    let locals: HashSet<u64> = model.local_blocks().into_iter().collect();
     for (a, _) in dram.writes() {
         let local = a >> (bw + cbits) & 1 == 1;
         let blk = a >> cbits & ((1 << bw) - 1);
         let known = if local {
-            model.local_blocks().contains(&blk)
+            locals.contains(&blk)
         } else {
-            model.written_blocks().contains(&blk)
+            globals.contains(&blk)
         };
         if !known {
             return Err(format!(
