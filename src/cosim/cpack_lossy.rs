@@ -640,6 +640,10 @@ pub fn run_mc_top(
     }
     let mut st = r.stats;
     st.lines = n;
+    // Ratio: the blocks requested against the chunks moved on the DRAM bus.
+    st.raw_bytes = r.requests.iter().sum::<u64>() * p.codec.block_bytes as u64;
+    let m = r.rtl;
+    st.comp_bytes = (m.chunks_read + m.chunks_written + m.local_chunks) * 16;
     Ok(st)
 }
 

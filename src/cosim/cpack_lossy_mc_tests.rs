@@ -150,3 +150,21 @@ fn scoreboard_catches_injected_mc_faults() {
         }
     }
 }
+
+/// The README's figure (long tier: `cargo test --release -- --ignored mc_top_million`):
+/// 10^6 mixed requests under stalls, everything equal to the model.
+#[test]
+#[ignore]
+fn mc_top_million_requests() {
+    let p = LossyRtlParams::default();
+    let top = mc_top(&p).unwrap();
+    let mut dut = VerilatorDut::new(&top, false).unwrap();
+    let r = run(&mut dut, &top, &p, 1_000_000, &cfg(11)).unwrap();
+    r.check().unwrap();
+    show(&r, "10^6 requests");
+    eprintln!(
+        "MD hit rate {:.4}; {} s",
+        r.md.0[0] as f64 / (r.md.0[0] + r.md.0[1] + r.md.0[2]) as f64,
+        r.stats.seconds
+    );
+}
