@@ -241,6 +241,16 @@ pub fn channels(top: &Module) -> Result<Vec<Channel>, String> {
         .collect()
 }
 
+/// The values of three output ports (counters) of `dut`.
+pub(super) fn read_ports(dut: &mut dyn Dut, names: [&str; 3]) -> Result<[u64; 3], String> {
+    let mut v = [0u64; 3];
+    for (x, name) in v.iter_mut().zip(names) {
+        let id = dut.port(name)?;
+        *x = dut.get_u64(id);
+    }
+    Ok(v)
+}
+
 /// Runs `n` lookups through `dut` (the controller of `p`, module `top`); `cfg.resets`
 /// asserts `rst_ni` that many times in mid-run (the counters then cover the lookups since
 /// the last reset, in the design and the model).
@@ -279,14 +289,7 @@ pub fn run(
     h.respond("mreq", "mfill", Box::new(mem))?;
     let mut bench = CacheBench::new(p, n, cfg.seed)?;
     let stats = h.run(dut, &mut bench, cfg, &mut |_| {})?;
-    let mut rtl = [0u64; 3];
-    for (i, port) in ["cnt_hits_o", "cnt_misses_o", "cnt_merges_o"]
-        .iter()
-        .enumerate()
-    {
-        let id = dut.port(port)?;
-        rtl[i] = dut.get_u64(id);
-    }
+    let rtl = read_ports(dut, ["cnt_hits_o", "cnt_misses_o", "cnt_merges_o"])?;
     Ok(CacheRun {
         stats,
         model: bench.stats(),

@@ -330,13 +330,7 @@ pub fn run_decomp_from(
 ) -> Result<RunStats, String> {
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0xdec0);
     run_blocks(dut, top, p, stim, blocks, cfg, progress, &mut |b, tc| {
-        let blk = model::compress(&p.codec, b, tc).map_err(|e| e.to_string())?;
-        let mut chunks = blk.chunks;
-        let mut c = blk.md.c;
-        if rng.gen_bool(corrupt) {
-            c = true;
-            corrupt_chunks(&mut chunks, &mut rng);
-        }
+        let (c, chunks, _) = stored(p, b, tc, corrupt, &mut rng)?;
         Ok((decomp_txn(p, c, tc, &chunks), chunks.len()))
     })
 }
@@ -454,14 +448,7 @@ pub fn run_restore_from(
 ) -> Result<RunStats, String> {
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x7e57);
     run_blocks(dut, top, p, stim, blocks, cfg, progress, &mut |b, tc| {
-        let blk = model::compress(&p.codec, b, tc).map_err(|e| e.to_string())?;
-        let mut chunks = blk.chunks;
-        let mut c = blk.md.c;
-        let bad = rng.gen_bool(corrupt);
-        if bad {
-            c = true;
-            corrupt_chunks(&mut chunks, &mut rng);
-        }
+        let (c, chunks, bad) = stored(p, b, tc, corrupt, &mut rng)?;
         let t = restore_txn(p, c, tc, &chunks);
         if !bad {
             let got: Vec<u32> = t.expected.iter().flat_map(|b| b.0[0].clone()).collect();
@@ -473,6 +460,24 @@ pub fn run_restore_from(
         }
         Ok((t, chunks.len()))
     })
+}
+
+/// Block `b` as stored with code `tc` (its `c` and chunks) and, with probability `corrupt`,
+/// corrupted ([`corrupt_chunks`], taken as compressed): (`c`, chunks, corrupted).
+fn stored(
+    p: &LossyRtlParams,
+    b: &[u8],
+    tc: u8,
+    corrupt: f64,
+    rng: &mut ChaCha8Rng,
+) -> Result<(bool, Vec<u8>, bool), String> {
+    let blk = model::compress(&p.codec, b, tc).map_err(|e| e.to_string())?;
+    let mut chunks = blk.chunks;
+    if rng.gen_bool(corrupt) {
+        corrupt_chunks(&mut chunks, rng);
+        return Ok((true, chunks, true));
+    }
+    Ok((blk.md.c, chunks, false))
 }
 
 /// Random chunks, 1-3 flipped bits, a chunk lost or gained, or the first byte's top bits

@@ -615,14 +615,7 @@ pub fn run_opts(
     h.respond("mdreq", "mdresp", Box::new(md.clone()))?;
     let mut bench = McBench::new(p, o.mix, n, cfg.seed, dram.clone(), md.clone())?;
     let stats = h.run(dut, &mut bench, cfg, &mut |_| {})?;
-    let mut rtl_md = [0u64; 3];
-    for (i, port) in ["md_hits_o", "md_misses_o", "md_merges_o"]
-        .iter()
-        .enumerate()
-    {
-        let id = dut.port(port)?;
-        rtl_md[i] = dut.get_u64(id);
-    }
+    let rtl_md = super::cache::read_ports(dut, ["md_hits_o", "md_misses_o", "md_merges_o"])?;
     let ms = bench.model.stats();
     let cs = bench.model.md_stats();
     let mut error = bench.error.take();

@@ -137,9 +137,7 @@ fn scoreboard_catches_injected_mc_faults() {
         }),
     ];
     for (what, module, edit) in edits {
-        let v = crate::hdl::emit::emit_design(&top).unwrap();
-        let text = &v.iter().find(|(n, _)| n.starts_with(&module)).unwrap().1;
-        assert!(edit(text) != *text, "{what}: edit did not apply");
+        // `faulty_dut` refuses an edit that changes nothing.
         let mut dut = faulty_dut(&top, &module, edit).unwrap();
         match run(&mut dut, &top, &p, 20_000, &cfg(90)) {
             Ok(r) => {
