@@ -11,7 +11,7 @@
 //! and MD-line counts, the MD cache's hit/miss/merge counters and the final contents of both
 //! memories must equal the model's.
 
-use super::cpack_lossy::BlockStim;
+use super::block_stim::BlockStim;
 use super::dut::Dut;
 use super::harness::{Bench, Channel, Expect, Harness, HarnessConfig, Responder};
 use super::memory::{word64, MemFields, MemResponder, MemTiming};

@@ -68,6 +68,7 @@
 pub mod adaptive;
 pub mod base_xor;
 mod bench;
+pub mod block_stim;
 mod build;
 pub mod cache;
 pub mod cpack_lossy;
