@@ -22,10 +22,10 @@
 //! and write-backs on their own channel, so the DRAM scheduler can serve them first; the MD
 //! channel is never held behind data). The MD cache's hit/miss/merge counters are outputs.
 //!
-//! Queues of Table 2: the write buffer is `pre_compQ` (one 128 B block), the chunk buffer
-//! `pre_decompQ` (one block of chunks, filled in any order); responses leave from the
-//! restore unit's output register (`post_decompQ`, `*_respQ`): one request at a time
-//! needs one block of each.
+//! Queues of Table 2 ([`McQueueParams`]): request beats queue in front (`pre_compQ`, 16
+//! beats of 16 B = 32 × 8 B) and response beats behind (`*_respQ`, 32 × 16 B); inside, the
+//! one request in progress has one block of write buffer and one block of chunk buffer
+//! (`pre_decompQ`, filled in any order). Requests do not overlap inside the controller.
 
 use super::mc::{md_decode, md_encode};
 use super::{compressor, decompressor, err, header, trunc_pack, unpack_restore, LossyRtlParams};
