@@ -22,14 +22,13 @@ fn le_words(bytes: &[u8]) -> Vec<u32> {
         .collect()
 }
 
-/// The compressor's transaction for one block: the words C-Pack runs on, `k` per beat, and
-/// the model's chunks with the block's metadata on every beat.
-pub fn comp_txn(p: &LossyRtlParams, block: &[u8], tcode: u8) -> Result<Txn, String> {
-    let c = &p.codec;
-    let words = model::cpack_input(c, block, tcode);
+/// The words C-Pack runs on for a block ([`model::cpack_input`]), `k` per beat, with
+/// `last` and the code: the compressor's input and the truncation unit's output.
+fn cpack_beats(p: &LossyRtlParams, block: &[u8], tcode: u8) -> Vec<Beat> {
+    let words = model::cpack_input(&p.codec, block, tcode);
     let k = p.words_per_cycle;
     let beats = words.len() / k;
-    let inputs = words
+    words
         .chunks(k)
         .enumerate()
         .map(|(i, w)| {
@@ -39,7 +38,14 @@ pub fn comp_txn(p: &LossyRtlParams, block: &[u8], tcode: u8) -> Result<Txn, Stri
                 vec![tcode as u32],
             ])
         })
-        .collect();
+        .collect()
+}
+
+/// The compressor's transaction for one block: the words C-Pack runs on, `k` per beat, and
+/// the model's chunks with the block's metadata on every beat.
+pub fn comp_txn(p: &LossyRtlParams, block: &[u8], tcode: u8) -> Result<Txn, String> {
+    let c = &p.codec;
+    let inputs = cpack_beats(p, block, tcode);
     let b = model::compress(c, block, tcode).map_err(|e| e.to_string())?;
     let n = b.md.n as usize;
     let expected = b
@@ -272,20 +278,10 @@ pub fn trunc_txn(p: &LossyRtlParams, block: &[u8], tcode: u8) -> Txn {
         .chunks(k)
         .map(|w| Beat(vec![w.to_vec(), vec![tcode as u32]]))
         .collect();
-    let out = model::cpack_input(&p.codec, block, tcode);
-    let nb = out.len() / k;
-    let expected = out
-        .chunks(k)
-        .enumerate()
-        .map(|(i, w)| {
-            Beat(vec![
-                w.to_vec(),
-                vec![(i + 1 == nb) as u32],
-                vec![tcode as u32],
-            ])
-        })
-        .collect();
-    Txn { inputs, expected }
+    Txn {
+        inputs,
+        expected: cpack_beats(p, block, tcode),
+    }
 }
 
 /// What the restore unit must emit for the decompressor's beats (`words`, `last`, `err`) of a
