@@ -41,11 +41,20 @@ fn interpreter_mc_top_matches_model() {
     r.check().unwrap();
 }
 
+/// 32 B blocks (a small compressor: quick Verilator builds) with the small MD cache.
+fn tiny() -> LossyRtlParams {
+    let mut p = small();
+    p.codec.block_bytes = 32;
+    p.codec.t_table = [0, 8, 16, 16];
+    p
+}
+
 fn variants() -> Vec<LossyRtlParams> {
-    let mut v = vec![LossyRtlParams::default(), small()];
-    let mut s = LossyRtlParams::default();
+    let mut v = vec![LossyRtlParams::default()];
+    let mut s = tiny();
     s.codec.layout = TruncLayout::Shifted;
     s.codec.fill = crate::model::cpack_lossy::fp::RestoreFill::Midpoint;
+    s.queues.rsp_beats = 4;
     v.push(s);
     let mut b = small();
     b.codec.block_bytes = 64;
@@ -100,13 +109,15 @@ fn mc_top_timing() {
     assert!(t.latency_cycles >= 10 && t.latency_cycles < 40, "{t:?}");
 }
 
-/// Faults the MC scoreboard must catch: the read-modify-write merge taking the old bytes
+/// Faults the MC scoreboard must catch (on 32 B blocks, for quick builds): the
+/// read-modify-write merge taking the old bytes
 /// where the mask is set, an MD miss not sending the read out at once (the raw chunk count),
 /// MD entries written without their `tcode`, and an MD cache that never marks a line dirty
 /// (lost MD write-backs).
 #[test]
 fn scoreboard_catches_injected_mc_faults() {
-    let p = LossyRtlParams::default();
+    let mut p = tiny();
+    p.queues.req_beats = 2;
     let top = mc_top(&p).unwrap();
     let cache_name = crate::rtl::cache::cache(&p.md_cache.rtl(p.codec.md_bits))
         .unwrap()
