@@ -157,6 +157,13 @@ impl Engine for CpackLossy {
         );
         let mut md_rows = Vec::new();
         if md_sweep {
+            if req.count > MD_MAX_REQUESTS {
+                return Err(format!(
+                    "--sectors {} is too many requests per stream for the MD-cache sweep \
+                     (at most {})",
+                    req.count, MD_MAX_REQUESTS
+                ));
+            }
             let n = req.count.max(MD_MIN_REQUESTS);
             md_rows = md_eval::sweep(p, n, req.seed)?;
             md += &format!(
@@ -209,6 +216,9 @@ const MD_CLASS: &str = "md-cache";
 
 /// Requests per access stream of the MD-cache sweep, at least (`--count` raises it).
 const MD_MIN_REQUESTS: usize = 20_000;
+
+/// Requests per access stream of the MD-cache sweep, at most (they are held in memory).
+const MD_MAX_REQUESTS: usize = 1 << 22;
 
 fn class_names() -> String {
     BlockClass::ALL
@@ -283,6 +293,10 @@ mod tests {
         );
         assert!(v["md_cache"].as_array().unwrap().is_empty());
         let out = CpackLossy.eval(&cfg, &req(&["md-cache"])).unwrap();
+        let mut big = req(&["md-cache"]);
+        big.count = usize::MAX;
+        let e = CpackLossy.eval(&cfg, &big).unwrap_err();
+        assert!(e.contains("at most"), "{e}");
         assert!(
             out.markdown.contains("| copy | 32 | 2 |"),
             "{}",
