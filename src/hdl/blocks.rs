@@ -310,6 +310,56 @@ pub fn shift_lanes(
     cur
 }
 
+/// [`shift_lanes`] with the amount given as equal copies (e.g. register replicas): output
+/// lane `i` of every stage is selected by copy `i · copies / n`, so no copy drives more
+/// than `ceil(n / copies)` muxes per stage (`docs/TOOLCHAIN.md`, bounded fan-out).
+pub fn shift_lanes_copies(
+    m: &mut ModuleBuilder,
+    name: &str,
+    lanes: &[Expr],
+    amounts: &[Expr],
+    left: bool,
+) -> Vec<Expr> {
+    let n = lanes.len();
+    let w = lanes.first().map(|l| l.width()).unwrap_or(1);
+    let copies = amounts.len().max(1);
+    let aw = amounts.first().map(|a| a.width()).unwrap_or(0);
+    let copy = |i: usize| &amounts[i * copies / n.max(1)];
+    let mut cur = lanes.to_vec();
+    for b in 0..aw {
+        let d = 1usize << b;
+        if d >= n {
+            // Any higher set bit shifts everything out.
+            let lanes: Vec<Expr> = (0..n)
+                .map(|i| {
+                    let hi = copy(i).slice(b, aw - b).any();
+                    hi.select(&Expr::zero(w), &cur[i])
+                })
+                .collect();
+            let z = m.wire(&format!("{}_s{}", name, b), &Expr::cat_lsb(&lanes));
+            cur = z.lanes(w);
+            break;
+        }
+        let moved: Vec<Expr> = (0..n)
+            .map(|i| {
+                let src = if left {
+                    i.checked_sub(d)
+                } else {
+                    Some(i + d).filter(|j| *j < n)
+                };
+                let v = match src {
+                    Some(j) => cur[j].clone(),
+                    None => Expr::zero(w),
+                };
+                copy(i).bit(b).select(&v, &cur[i])
+            })
+            .collect();
+        let z = m.wire(&format!("{}_s{}", name, b), &Expr::cat_lsb(&moved));
+        cur = z.lanes(w);
+    }
+    cur
+}
+
 /// Logarithmic rotator on lanes: rotates `lanes` towards higher lanes (`left = true`, lane i
 /// moves to lane `(i + amount) mod n`) or lower lanes, one named stage per amount bit, least
 /// significant bit first. `n` must be a power of two; amount bits at or above `log2 n` are

@@ -166,14 +166,9 @@ pub(crate) fn dict_write2(
     step: &Expr,
 ) -> Expr {
     let ne = dict.len() as u32;
-    let we0 = m.wire("we0", &(pushes[0].repeat(ne) & wsel0.clone()));
-    let we1 = if pushes.len() == 2 {
-        let rot1 = Expr::cat(&[wsel0.slice(0, ne - 1), wsel0.bit(ne - 1)]);
-        let ws1 = pushes[0].select(&rot1, wsel0);
-        Some(m.wire("we1", &(pushes[1].repeat(ne) & ws1)))
-    } else {
-        None
-    };
+    let mut we = dict_slots2(m, ne, pushes, wsel0).into_iter();
+    let we0 = we.next().unwrap_or_else(|| Expr::zero(ne));
+    let we1 = we.next();
     for (j, r) in dict.iter().enumerate() {
         let ju = j as u32;
         let mut nv = words[0].clone();
@@ -190,9 +185,26 @@ pub(crate) fn dict_write2(
     }
 }
 
+/// The entries up to two pushed words go to (one-hot each): word 0 into the slot `wsel0`
+/// selects if it pushes, word 1 into the next slot if word 0 pushed, else the same one.
+pub(crate) fn dict_slots2(
+    m: &mut ModuleBuilder,
+    ne: u32,
+    pushes: &[Expr],
+    wsel0: &Expr,
+) -> Vec<Expr> {
+    let we0 = m.wire("we0", &(pushes[0].repeat(ne) & wsel0.clone()));
+    if pushes.len() < 2 {
+        return vec![we0];
+    }
+    let rot1 = Expr::cat(&[wsel0.slice(0, ne - 1), wsel0.bit(ne - 1)]);
+    let ws1 = pushes[0].select(&rot1, wsel0);
+    vec![we0, m.wire("we1", &(pushes[1].repeat(ne) & ws1))]
+}
+
 /// Whether a pattern pushes its word (the model's `PushPolicy`), from the word's flags:
 /// `nz` (upper 24 bits not zero), `af` (a full match), `a2` (any match, ≥ 2 bytes).
-fn push_flag(policy: PushPolicy, nz: &Expr, af: &Expr, a2: &Expr) -> Expr {
+pub(crate) fn push_flag(policy: PushPolicy, nz: &Expr, af: &Expr, a2: &Expr) -> Expr {
     match policy {
         PushPolicy::NewOnly => nz & &!a2,
         PushPolicy::NoFullMatch => nz & &!af,
@@ -562,6 +574,92 @@ pub(crate) struct WordEnc {
     pub zeros: Vec<Expr>,
 }
 
+/// Byte equality of `w` and the entry `d`: [full word, upper three bytes, upper halfword].
+pub(crate) fn bytes_eq(w: &Expr, d: &Expr) -> [Expr; 3] {
+    let b3 = d.slice(24, 8).eq(&w.slice(24, 8));
+    let b2 = d.slice(16, 8).eq(&w.slice(16, 8));
+    let b1 = d.slice(8, 8).eq(&w.slice(8, 8));
+    let b0 = d.slice(0, 8).eq(&w.slice(0, 8));
+    let half = &b3 & &b2;
+    let three = &half & &b1;
+    let full = &three & &b0;
+    [full, three, half]
+}
+
+/// The token of word `i` (`w`) from its match vectors.
+pub(crate) struct WordToken {
+    /// One-hot pattern (`PATS` order).
+    pub oh: Expr,
+    /// Token, right-aligned on `TOK_W` bits.
+    pub tok: Expr,
+    /// Whether the word is pushed (when asked for).
+    pub push: Option<Expr>,
+    /// Token length (6 bits).
+    pub len: Expr,
+    /// Whether the word is zero.
+    pub zero: Expr,
+}
+
+/// Word `i`'s pattern, index and token from `mv`, its full, three-byte and halfword match
+/// vectors over the dictionary (valid entries only): lowest-slot priority, the pattern
+/// order of §6 item 1 and the code table's token layout.
+pub(crate) fn word_token(
+    m: &mut ModuleBuilder,
+    cp: &CpackParams,
+    i: usize,
+    w: &Expr,
+    mv: &[Expr; 3],
+    with_push: bool,
+) -> WordToken {
+    let groups = length_groups(cp);
+    let names = ["full", "three", "half"];
+    let mut anys = Vec::new();
+    let mut idxs = Vec::new();
+    for c in 0..3 {
+        let vec = m.wire(&format!("w{}_m{}", i, names[c]), &mv[c]);
+        let (a, ix) = lowest(&vec.lanes(1));
+        anys.push(m.wire(&format!("w{}_any_{}", i, names[c]), &a));
+        idxs.push(m.wire(&format!("w{}_idx_{}", i, names[c]), &ix));
+    }
+    let z = m.wire(&format!("w{}_zero", i), &!w.any());
+    let nz = m.wire(&format!("w{}_wide", i), &w.slice(8, 24).any());
+    let (af, a3, a2) = (&anys[0], &anys[1], &anys[2]);
+    let mut oh = vec![Expr::zero(1); 6];
+    oh[PZ] = z.clone();
+    oh[PN] = &!&z & &!&nz;
+    oh[PF] = &nz & af;
+    oh[PT] = &(&nz & &!af) & a3;
+    oh[PH] = &(&nz & &!a3) & a2;
+    oh[PX] = &nz & &!a2;
+    let oh = m.wire(&format!("w{}_pat", i), &Expr::cat_lsb(&oh));
+    let idx_ta = m.wire(&format!("w{}_idx_th", i), &a3.select(&idxs[1], &idxs[2]));
+    let idx = m.wire(&format!("w{}_idx", i), &af.select(&idxs[0], &idx_ta));
+    let push = with_push.then(|| m.wire(&format!("w{}_push", i), &push_flag(cp.push, &nz, af, a2)));
+    // Token, right-aligned on TOK_W bits: code | index | payload.
+    let mut terms = Vec::new();
+    for (pi, pat) in PATS.iter().enumerate() {
+        let (c, cn) = code(cp, *pat);
+        let mut parts = vec![Expr::lit(cn, c)];
+        if pat.has_index() {
+            parts.push(idx.clone());
+        }
+        let pb = pat.payload_bits() as u32;
+        if pb > 0 {
+            parts.push(w.slice(0, pb));
+        }
+        terms.push(oh.bit(pi as u32).gate(&Expr::cat(&parts).zext(TOK_W)));
+    }
+    let tok = m.wire(&format!("w{}_tok", i), &or_tree(terms, TOK_W));
+    let len = token_len(&oh, &groups, 6);
+    WordToken {
+        oh,
+        tok,
+        push,
+        len,
+        zero: z,
+    }
+}
+
 /// See [`WordEnc`].
 pub(crate) fn word_enc(
     m: &mut ModuleBuilder,
@@ -573,7 +671,6 @@ pub(crate) fn word_enc(
     wsel0: &Expr,
 ) -> WordEnc {
     let ne = cp.dict_entries;
-    let groups = length_groups(cp);
     let mut words = Vec::new();
     let mut onehots = Vec::new();
     let mut toks = Vec::new();
@@ -582,16 +679,7 @@ pub(crate) fn word_enc(
     let mut zeros = Vec::new();
     for i in 0..k {
         let w = word(m, i);
-        let bytes_eq = |d: &Expr| -> [Expr; 3] {
-            let b3 = d.slice(24, 8).eq(&w.slice(24, 8));
-            let b2 = d.slice(16, 8).eq(&w.slice(16, 8));
-            let b1 = d.slice(8, 8).eq(&w.slice(8, 8));
-            let b0 = d.slice(0, 8).eq(&w.slice(0, 8));
-            let half = &b3 & &b2;
-            let three = &half & &b1;
-            let full = &three & &b0;
-            [full, three, half]
-        };
+        let bytes_eq = |d: &Expr| bytes_eq(&w, d);
         // Forwarded entry (word 1): word 0 of the pair, when pushed, in slot wptr.
         // (Evaluating both outcomes of word 0's push and choosing at the end measured
         // slower, 1.565 ns against 1.491 ns on Nangate45, and larger.)
@@ -620,56 +708,15 @@ pub(crate) fn word_enc(
                 mv[c].push(v);
             }
         }
-        let names = ["full", "three", "half"];
-        let mut anys = Vec::new();
-        let mut idxs = Vec::new();
-        for c in 0..3 {
-            let vec = m.wire(&format!("w{}_m{}", i, names[c]), &Expr::cat_lsb(&mv[c]));
-            let (a, ix) = lowest(&vec.lanes(1));
-            anys.push(m.wire(&format!("w{}_any_{}", i, names[c]), &a));
-            idxs.push(m.wire(&format!("w{}_idx_{}", i, names[c]), &ix));
-        }
-        let z = m.wire(&format!("w{}_zero", i), &!w.any());
-        let nz = m.wire(&format!("w{}_wide", i), &w.slice(8, 24).any());
-        let (af, a3, a2) = (&anys[0], &anys[1], &anys[2]);
-        let mut oh = vec![Expr::zero(1); 6];
-        oh[PZ] = z.clone();
-        oh[PN] = &!&z & &!&nz;
-        oh[PF] = &nz & af;
-        oh[PT] = &(&nz & &!af) & a3;
-        oh[PH] = &(&nz & &!a3) & a2;
-        oh[PX] = &nz & &!a2;
-        let oh = m.wire(&format!("w{}_pat", i), &Expr::cat_lsb(&oh));
-        let idx_ta = m.wire(&format!("w{}_idx_th", i), &a3.select(&idxs[1], &idxs[2]));
-        let idx = m.wire(&format!("w{}_idx", i), &af.select(&idxs[0], &idx_ta));
-        let push = m.wire(&format!("w{}_push", i), &push_flag(cp.push, &nz, af, a2));
-        // Token, right-aligned on TOK_W bits: code | index | payload.
-        let mut terms = Vec::new();
-        for (pi, pat) in PATS.iter().enumerate() {
-            let (c, cn) = code(cp, *pat);
-            let mut parts = vec![Expr::lit(cn, c)];
-            if pat.has_index() {
-                parts.push(idx.clone());
-            }
-            let pb = pat.payload_bits() as u32;
-            if pb > 0 {
-                parts.push(w.slice(0, pb));
-            }
-            terms.push(oh.bit(pi as u32).gate(&Expr::cat(&parts).zext(TOK_W)));
-        }
-        let tok = m.wire(&format!("w{}_tok", i), &or_tree(terms, TOK_W));
-        // Token length (for the length count).
-        let n = or_tree(
-            groups
-                .iter()
-                .map(|(n, pats)| {
-                    let s = Expr::cat(&pats.iter().map(|x| oh.bit(*x as u32)).collect::<Vec<_>>())
-                        .any();
-                    s.gate(&Expr::lit(6, *n as u64))
-                })
-                .collect(),
-            6,
-        );
+        let mvv = [0, 1, 2].map(|c| Expr::cat_lsb(&mv[c]));
+        let WordToken {
+            oh,
+            tok,
+            push,
+            len: n,
+            zero: z,
+        } = word_token(m, cp, i, &w, &mvv, true);
+        let push = push.unwrap_or_else(|| Expr::zero(1));
         lens.push(n);
         zeros.push(z);
         words.push(w);
