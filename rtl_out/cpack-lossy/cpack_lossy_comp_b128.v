@@ -29,6 +29,7 @@ module cpack_lossy_comp_b128 (
   reg  [3:0] beat_q;
   reg  [1:0] tcode_q;
   reg  [15:0] dict_valid_q;
+  reg  [15:0] dict_ok_q;
   reg  [15:0] dict_wsel_q;
   reg  [1023:0] raw_q;
   reg  [31:0] dict0_q;
@@ -51,6 +52,8 @@ module cpack_lossy_comp_b128 (
   reg  [31:0] pend_word1_q;
   reg  [15:0] pend_we0_q;
   reg  [15:0] pend_we1_q;
+  reg  pend_live0_q;
+  reg  pend_live1_q;
   reg  m_valid_q;
   reg  t_valid_q;
   reg  t_last_q;
@@ -60,7 +63,6 @@ module cpack_lossy_comp_b128 (
   wire [1:0] tcode_cur;
   wire [31:0] in_w0;
   wire [31:0] in_w1;
-  wire [15:0] c_dict_ok;
   wire [15:0] c_pend0_valid;
   wire [15:0] c_pend1_valid;
   wire c0_pend0_full;
@@ -110,8 +112,10 @@ module cpack_lossy_comp_b128 (
   wire [15:0] we1;
   wire [31:0] pend_word0_d;
   wire [15:0] pend_we0_d;
+  wire pend_live0_d;
   wire [31:0] pend_word1_d;
   wire [15:0] pend_we1_d;
+  wire pend_live1_d;
   wire [31:0] dict0_d;
   wire [31:0] dict1_d;
   wire [31:0] dict2_d;
@@ -129,14 +133,13 @@ module cpack_lossy_comp_b128 (
   wire [31:0] dict14_d;
   wire [31:0] dict15_d;
   wire [15:0] dict_valid_d;
+  wire [15:0] dict_ok_d;
   wire [15:0] wsel_after0;
   wire [15:0] wsel_after1;
   wire [15:0] dict_wsel_d;
   wire m_valid_d;
   reg  m_last_q;
   wire m_last_d;
-  reg  m_first_q;
-  wire m_first_d;
   reg  [1:0] m_tcode_q;
   wire [1:0] m_tcode_d;
   reg  [31:0] m_word0_q;
@@ -195,7 +198,6 @@ module cpack_lossy_comp_b128 (
   assign tcode_cur = (first_q ? s_tcode_i : tcode_q);
   assign in_w0 = s_data_i[31:0];
   assign in_w1 = s_data_i[63:32];
-  assign c_dict_ok = (dict_valid_q & ~(pend_we0_q | pend_we1_q));
   assign c_pend0_valid = (dict_valid_q & pend_we0_q);
   assign c_pend1_valid = (dict_valid_q & pend_we1_q);
   assign c0_pend0_full = ((pend_word0_q[31:24] == in_w0[31:24])
@@ -216,138 +218,138 @@ module cpack_lossy_comp_b128 (
                            & (pend_word1_q[15:8] == in_w0[15:8]));
   assign c0_pend1_half = ((pend_word1_q[31:24] == in_w0[31:24])
                           & (pend_word1_q[23:16] == in_w0[23:16]));
-  assign c0_dfull = {(c_dict_ok[15]
+  assign c0_dfull = {(dict_ok_q[15]
                       & ((dict15_q[31:24] == in_w0[31:24]) & (dict15_q[23:16] == in_w0[23:16])
                          & (dict15_q[15:8] == in_w0[15:8]) & (dict15_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[14]
+                     (dict_ok_q[14]
                       & ((dict14_q[31:24] == in_w0[31:24]) & (dict14_q[23:16] == in_w0[23:16])
                          & (dict14_q[15:8] == in_w0[15:8]) & (dict14_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[13]
+                     (dict_ok_q[13]
                       & ((dict13_q[31:24] == in_w0[31:24]) & (dict13_q[23:16] == in_w0[23:16])
                          & (dict13_q[15:8] == in_w0[15:8]) & (dict13_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[12]
+                     (dict_ok_q[12]
                       & ((dict12_q[31:24] == in_w0[31:24]) & (dict12_q[23:16] == in_w0[23:16])
                          & (dict12_q[15:8] == in_w0[15:8]) & (dict12_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[11]
+                     (dict_ok_q[11]
                       & ((dict11_q[31:24] == in_w0[31:24]) & (dict11_q[23:16] == in_w0[23:16])
                          & (dict11_q[15:8] == in_w0[15:8]) & (dict11_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[10]
+                     (dict_ok_q[10]
                       & ((dict10_q[31:24] == in_w0[31:24]) & (dict10_q[23:16] == in_w0[23:16])
                          & (dict10_q[15:8] == in_w0[15:8]) & (dict10_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[9]
+                     (dict_ok_q[9]
                       & ((dict9_q[31:24] == in_w0[31:24]) & (dict9_q[23:16] == in_w0[23:16])
                          & (dict9_q[15:8] == in_w0[15:8]) & (dict9_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[8]
+                     (dict_ok_q[8]
                       & ((dict8_q[31:24] == in_w0[31:24]) & (dict8_q[23:16] == in_w0[23:16])
                          & (dict8_q[15:8] == in_w0[15:8]) & (dict8_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[7]
+                     (dict_ok_q[7]
                       & ((dict7_q[31:24] == in_w0[31:24]) & (dict7_q[23:16] == in_w0[23:16])
                          & (dict7_q[15:8] == in_w0[15:8]) & (dict7_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[6]
+                     (dict_ok_q[6]
                       & ((dict6_q[31:24] == in_w0[31:24]) & (dict6_q[23:16] == in_w0[23:16])
                          & (dict6_q[15:8] == in_w0[15:8]) & (dict6_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[5]
+                     (dict_ok_q[5]
                       & ((dict5_q[31:24] == in_w0[31:24]) & (dict5_q[23:16] == in_w0[23:16])
                          & (dict5_q[15:8] == in_w0[15:8]) & (dict5_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[4]
+                     (dict_ok_q[4]
                       & ((dict4_q[31:24] == in_w0[31:24]) & (dict4_q[23:16] == in_w0[23:16])
                          & (dict4_q[15:8] == in_w0[15:8]) & (dict4_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[3]
+                     (dict_ok_q[3]
                       & ((dict3_q[31:24] == in_w0[31:24]) & (dict3_q[23:16] == in_w0[23:16])
                          & (dict3_q[15:8] == in_w0[15:8]) & (dict3_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[2]
+                     (dict_ok_q[2]
                       & ((dict2_q[31:24] == in_w0[31:24]) & (dict2_q[23:16] == in_w0[23:16])
                          & (dict2_q[15:8] == in_w0[15:8]) & (dict2_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[1]
+                     (dict_ok_q[1]
                       & ((dict1_q[31:24] == in_w0[31:24]) & (dict1_q[23:16] == in_w0[23:16])
                          & (dict1_q[15:8] == in_w0[15:8]) & (dict1_q[7:0] == in_w0[7:0]))),
-                     (c_dict_ok[0]
+                     (dict_ok_q[0]
                       & ((dict0_q[31:24] == in_w0[31:24]) & (dict0_q[23:16] == in_w0[23:16])
                          & (dict0_q[15:8] == in_w0[15:8]) & (dict0_q[7:0] == in_w0[7:0])))};
-  assign c0_dthree = {(c_dict_ok[15]
+  assign c0_dthree = {(dict_ok_q[15]
                        & ((dict15_q[31:24] == in_w0[31:24]) & (dict15_q[23:16] == in_w0[23:16])
                           & (dict15_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[14]
+                      (dict_ok_q[14]
                        & ((dict14_q[31:24] == in_w0[31:24]) & (dict14_q[23:16] == in_w0[23:16])
                           & (dict14_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[13]
+                      (dict_ok_q[13]
                        & ((dict13_q[31:24] == in_w0[31:24]) & (dict13_q[23:16] == in_w0[23:16])
                           & (dict13_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[12]
+                      (dict_ok_q[12]
                        & ((dict12_q[31:24] == in_w0[31:24]) & (dict12_q[23:16] == in_w0[23:16])
                           & (dict12_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[11]
+                      (dict_ok_q[11]
                        & ((dict11_q[31:24] == in_w0[31:24]) & (dict11_q[23:16] == in_w0[23:16])
                           & (dict11_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[10]
+                      (dict_ok_q[10]
                        & ((dict10_q[31:24] == in_w0[31:24]) & (dict10_q[23:16] == in_w0[23:16])
                           & (dict10_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[9]
+                      (dict_ok_q[9]
                        & ((dict9_q[31:24] == in_w0[31:24]) & (dict9_q[23:16] == in_w0[23:16])
                           & (dict9_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[8]
+                      (dict_ok_q[8]
                        & ((dict8_q[31:24] == in_w0[31:24]) & (dict8_q[23:16] == in_w0[23:16])
                           & (dict8_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[7]
+                      (dict_ok_q[7]
                        & ((dict7_q[31:24] == in_w0[31:24]) & (dict7_q[23:16] == in_w0[23:16])
                           & (dict7_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[6]
+                      (dict_ok_q[6]
                        & ((dict6_q[31:24] == in_w0[31:24]) & (dict6_q[23:16] == in_w0[23:16])
                           & (dict6_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[5]
+                      (dict_ok_q[5]
                        & ((dict5_q[31:24] == in_w0[31:24]) & (dict5_q[23:16] == in_w0[23:16])
                           & (dict5_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[4]
+                      (dict_ok_q[4]
                        & ((dict4_q[31:24] == in_w0[31:24]) & (dict4_q[23:16] == in_w0[23:16])
                           & (dict4_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[3]
+                      (dict_ok_q[3]
                        & ((dict3_q[31:24] == in_w0[31:24]) & (dict3_q[23:16] == in_w0[23:16])
                           & (dict3_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[2]
+                      (dict_ok_q[2]
                        & ((dict2_q[31:24] == in_w0[31:24]) & (dict2_q[23:16] == in_w0[23:16])
                           & (dict2_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[1]
+                      (dict_ok_q[1]
                        & ((dict1_q[31:24] == in_w0[31:24]) & (dict1_q[23:16] == in_w0[23:16])
                           & (dict1_q[15:8] == in_w0[15:8]))),
-                      (c_dict_ok[0]
+                      (dict_ok_q[0]
                        & ((dict0_q[31:24] == in_w0[31:24]) & (dict0_q[23:16] == in_w0[23:16])
                           & (dict0_q[15:8] == in_w0[15:8])))};
-  assign c0_dhalf = {(c_dict_ok[15]
+  assign c0_dhalf = {(dict_ok_q[15]
                       & ((dict15_q[31:24] == in_w0[31:24]) & (dict15_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[14]
+                     (dict_ok_q[14]
                       & ((dict14_q[31:24] == in_w0[31:24]) & (dict14_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[13]
+                     (dict_ok_q[13]
                       & ((dict13_q[31:24] == in_w0[31:24]) & (dict13_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[12]
+                     (dict_ok_q[12]
                       & ((dict12_q[31:24] == in_w0[31:24]) & (dict12_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[11]
+                     (dict_ok_q[11]
                       & ((dict11_q[31:24] == in_w0[31:24]) & (dict11_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[10]
+                     (dict_ok_q[10]
                       & ((dict10_q[31:24] == in_w0[31:24]) & (dict10_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[9]
+                     (dict_ok_q[9]
                       & ((dict9_q[31:24] == in_w0[31:24]) & (dict9_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[8]
+                     (dict_ok_q[8]
                       & ((dict8_q[31:24] == in_w0[31:24]) & (dict8_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[7]
+                     (dict_ok_q[7]
                       & ((dict7_q[31:24] == in_w0[31:24]) & (dict7_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[6]
+                     (dict_ok_q[6]
                       & ((dict6_q[31:24] == in_w0[31:24]) & (dict6_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[5]
+                     (dict_ok_q[5]
                       & ((dict5_q[31:24] == in_w0[31:24]) & (dict5_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[4]
+                     (dict_ok_q[4]
                       & ((dict4_q[31:24] == in_w0[31:24]) & (dict4_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[3]
+                     (dict_ok_q[3]
                       & ((dict3_q[31:24] == in_w0[31:24]) & (dict3_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[2]
+                     (dict_ok_q[2]
                       & ((dict2_q[31:24] == in_w0[31:24]) & (dict2_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[1]
+                     (dict_ok_q[1]
                       & ((dict1_q[31:24] == in_w0[31:24]) & (dict1_q[23:16] == in_w0[23:16]))),
-                     (c_dict_ok[0]
+                     (dict_ok_q[0]
                       & ((dict0_q[31:24] == in_w0[31:24]) & (dict0_q[23:16] == in_w0[23:16])))};
   assign c0_wide = (|in_w0[31:8]);
   assign c0_push = (c0_wide
-                    & ~((|c0_dfull) | (c0_pend0_full & (|c_pend0_valid))
-                        | (c0_pend1_full & (|c_pend1_valid))));
+                    & ~((|c0_dfull) | (c0_pend0_full & pend_live0_q)
+                        | (c0_pend1_full & pend_live1_q)));
   assign c1_pend0_full = ((pend_word0_q[31:24] == in_w1[31:24])
                           & (pend_word0_q[23:16] == in_w1[23:16])
                           & (pend_word0_q[15:8] == in_w1[15:8])
@@ -366,133 +368,133 @@ module cpack_lossy_comp_b128 (
                            & (pend_word1_q[15:8] == in_w1[15:8]));
   assign c1_pend1_half = ((pend_word1_q[31:24] == in_w1[31:24])
                           & (pend_word1_q[23:16] == in_w1[23:16]));
-  assign c1_dfull = {(c_dict_ok[15]
+  assign c1_dfull = {(dict_ok_q[15]
                       & ((dict15_q[31:24] == in_w1[31:24]) & (dict15_q[23:16] == in_w1[23:16])
                          & (dict15_q[15:8] == in_w1[15:8]) & (dict15_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[14]
+                     (dict_ok_q[14]
                       & ((dict14_q[31:24] == in_w1[31:24]) & (dict14_q[23:16] == in_w1[23:16])
                          & (dict14_q[15:8] == in_w1[15:8]) & (dict14_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[13]
+                     (dict_ok_q[13]
                       & ((dict13_q[31:24] == in_w1[31:24]) & (dict13_q[23:16] == in_w1[23:16])
                          & (dict13_q[15:8] == in_w1[15:8]) & (dict13_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[12]
+                     (dict_ok_q[12]
                       & ((dict12_q[31:24] == in_w1[31:24]) & (dict12_q[23:16] == in_w1[23:16])
                          & (dict12_q[15:8] == in_w1[15:8]) & (dict12_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[11]
+                     (dict_ok_q[11]
                       & ((dict11_q[31:24] == in_w1[31:24]) & (dict11_q[23:16] == in_w1[23:16])
                          & (dict11_q[15:8] == in_w1[15:8]) & (dict11_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[10]
+                     (dict_ok_q[10]
                       & ((dict10_q[31:24] == in_w1[31:24]) & (dict10_q[23:16] == in_w1[23:16])
                          & (dict10_q[15:8] == in_w1[15:8]) & (dict10_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[9]
+                     (dict_ok_q[9]
                       & ((dict9_q[31:24] == in_w1[31:24]) & (dict9_q[23:16] == in_w1[23:16])
                          & (dict9_q[15:8] == in_w1[15:8]) & (dict9_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[8]
+                     (dict_ok_q[8]
                       & ((dict8_q[31:24] == in_w1[31:24]) & (dict8_q[23:16] == in_w1[23:16])
                          & (dict8_q[15:8] == in_w1[15:8]) & (dict8_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[7]
+                     (dict_ok_q[7]
                       & ((dict7_q[31:24] == in_w1[31:24]) & (dict7_q[23:16] == in_w1[23:16])
                          & (dict7_q[15:8] == in_w1[15:8]) & (dict7_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[6]
+                     (dict_ok_q[6]
                       & ((dict6_q[31:24] == in_w1[31:24]) & (dict6_q[23:16] == in_w1[23:16])
                          & (dict6_q[15:8] == in_w1[15:8]) & (dict6_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[5]
+                     (dict_ok_q[5]
                       & ((dict5_q[31:24] == in_w1[31:24]) & (dict5_q[23:16] == in_w1[23:16])
                          & (dict5_q[15:8] == in_w1[15:8]) & (dict5_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[4]
+                     (dict_ok_q[4]
                       & ((dict4_q[31:24] == in_w1[31:24]) & (dict4_q[23:16] == in_w1[23:16])
                          & (dict4_q[15:8] == in_w1[15:8]) & (dict4_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[3]
+                     (dict_ok_q[3]
                       & ((dict3_q[31:24] == in_w1[31:24]) & (dict3_q[23:16] == in_w1[23:16])
                          & (dict3_q[15:8] == in_w1[15:8]) & (dict3_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[2]
+                     (dict_ok_q[2]
                       & ((dict2_q[31:24] == in_w1[31:24]) & (dict2_q[23:16] == in_w1[23:16])
                          & (dict2_q[15:8] == in_w1[15:8]) & (dict2_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[1]
+                     (dict_ok_q[1]
                       & ((dict1_q[31:24] == in_w1[31:24]) & (dict1_q[23:16] == in_w1[23:16])
                          & (dict1_q[15:8] == in_w1[15:8]) & (dict1_q[7:0] == in_w1[7:0]))),
-                     (c_dict_ok[0]
+                     (dict_ok_q[0]
                       & ((dict0_q[31:24] == in_w1[31:24]) & (dict0_q[23:16] == in_w1[23:16])
                          & (dict0_q[15:8] == in_w1[15:8]) & (dict0_q[7:0] == in_w1[7:0])))};
-  assign c1_dthree = {(c_dict_ok[15]
+  assign c1_dthree = {(dict_ok_q[15]
                        & ((dict15_q[31:24] == in_w1[31:24]) & (dict15_q[23:16] == in_w1[23:16])
                           & (dict15_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[14]
+                      (dict_ok_q[14]
                        & ((dict14_q[31:24] == in_w1[31:24]) & (dict14_q[23:16] == in_w1[23:16])
                           & (dict14_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[13]
+                      (dict_ok_q[13]
                        & ((dict13_q[31:24] == in_w1[31:24]) & (dict13_q[23:16] == in_w1[23:16])
                           & (dict13_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[12]
+                      (dict_ok_q[12]
                        & ((dict12_q[31:24] == in_w1[31:24]) & (dict12_q[23:16] == in_w1[23:16])
                           & (dict12_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[11]
+                      (dict_ok_q[11]
                        & ((dict11_q[31:24] == in_w1[31:24]) & (dict11_q[23:16] == in_w1[23:16])
                           & (dict11_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[10]
+                      (dict_ok_q[10]
                        & ((dict10_q[31:24] == in_w1[31:24]) & (dict10_q[23:16] == in_w1[23:16])
                           & (dict10_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[9]
+                      (dict_ok_q[9]
                        & ((dict9_q[31:24] == in_w1[31:24]) & (dict9_q[23:16] == in_w1[23:16])
                           & (dict9_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[8]
+                      (dict_ok_q[8]
                        & ((dict8_q[31:24] == in_w1[31:24]) & (dict8_q[23:16] == in_w1[23:16])
                           & (dict8_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[7]
+                      (dict_ok_q[7]
                        & ((dict7_q[31:24] == in_w1[31:24]) & (dict7_q[23:16] == in_w1[23:16])
                           & (dict7_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[6]
+                      (dict_ok_q[6]
                        & ((dict6_q[31:24] == in_w1[31:24]) & (dict6_q[23:16] == in_w1[23:16])
                           & (dict6_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[5]
+                      (dict_ok_q[5]
                        & ((dict5_q[31:24] == in_w1[31:24]) & (dict5_q[23:16] == in_w1[23:16])
                           & (dict5_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[4]
+                      (dict_ok_q[4]
                        & ((dict4_q[31:24] == in_w1[31:24]) & (dict4_q[23:16] == in_w1[23:16])
                           & (dict4_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[3]
+                      (dict_ok_q[3]
                        & ((dict3_q[31:24] == in_w1[31:24]) & (dict3_q[23:16] == in_w1[23:16])
                           & (dict3_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[2]
+                      (dict_ok_q[2]
                        & ((dict2_q[31:24] == in_w1[31:24]) & (dict2_q[23:16] == in_w1[23:16])
                           & (dict2_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[1]
+                      (dict_ok_q[1]
                        & ((dict1_q[31:24] == in_w1[31:24]) & (dict1_q[23:16] == in_w1[23:16])
                           & (dict1_q[15:8] == in_w1[15:8]))),
-                      (c_dict_ok[0]
+                      (dict_ok_q[0]
                        & ((dict0_q[31:24] == in_w1[31:24]) & (dict0_q[23:16] == in_w1[23:16])
                           & (dict0_q[15:8] == in_w1[15:8])))};
-  assign c1_dhalf = {(c_dict_ok[15]
+  assign c1_dhalf = {(dict_ok_q[15]
                       & ((dict15_q[31:24] == in_w1[31:24]) & (dict15_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[14]
+                     (dict_ok_q[14]
                       & ((dict14_q[31:24] == in_w1[31:24]) & (dict14_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[13]
+                     (dict_ok_q[13]
                       & ((dict13_q[31:24] == in_w1[31:24]) & (dict13_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[12]
+                     (dict_ok_q[12]
                       & ((dict12_q[31:24] == in_w1[31:24]) & (dict12_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[11]
+                     (dict_ok_q[11]
                       & ((dict11_q[31:24] == in_w1[31:24]) & (dict11_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[10]
+                     (dict_ok_q[10]
                       & ((dict10_q[31:24] == in_w1[31:24]) & (dict10_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[9]
+                     (dict_ok_q[9]
                       & ((dict9_q[31:24] == in_w1[31:24]) & (dict9_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[8]
+                     (dict_ok_q[8]
                       & ((dict8_q[31:24] == in_w1[31:24]) & (dict8_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[7]
+                     (dict_ok_q[7]
                       & ((dict7_q[31:24] == in_w1[31:24]) & (dict7_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[6]
+                     (dict_ok_q[6]
                       & ((dict6_q[31:24] == in_w1[31:24]) & (dict6_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[5]
+                     (dict_ok_q[5]
                       & ((dict5_q[31:24] == in_w1[31:24]) & (dict5_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[4]
+                     (dict_ok_q[4]
                       & ((dict4_q[31:24] == in_w1[31:24]) & (dict4_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[3]
+                     (dict_ok_q[3]
                       & ((dict3_q[31:24] == in_w1[31:24]) & (dict3_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[2]
+                     (dict_ok_q[2]
                       & ((dict2_q[31:24] == in_w1[31:24]) & (dict2_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[1]
+                     (dict_ok_q[1]
                       & ((dict1_q[31:24] == in_w1[31:24]) & (dict1_q[23:16] == in_w1[23:16]))),
-                     (c_dict_ok[0]
+                     (dict_ok_q[0]
                       & ((dict0_q[31:24] == in_w1[31:24]) & (dict0_q[23:16] == in_w1[23:16])))};
   assign c1_wide = (|in_w1[31:8]);
   assign c1_fw_full = ((in_w0[31:24] == in_w1[31:24]) & (in_w0[23:16] == in_w1[23:16])
@@ -503,15 +505,14 @@ module cpack_lossy_comp_b128 (
   assign c1_fwd = ({16{c0_push}} & dict_wsel_q);
   assign c1_push = (c1_wide
                     & ~(c0_push ?
-                          ((|(c1_dfull & ~dict_wsel_q))
-                           | (c1_pend0_full & (|(c_pend0_valid & ~dict_wsel_q)))
-                           | (c1_pend1_full & (|(c_pend1_valid & ~dict_wsel_q))) | c1_fw_full)
-                        : ((|c1_dfull) | (c1_pend0_full & (|c_pend0_valid))
-                           | (c1_pend1_full & (|c_pend1_valid)))));
+                          ((|(c1_dfull & ~dict_wsel_q)) | (c1_pend0_full & pend_live0_q)
+                           | (c1_pend1_full & pend_live1_q) | c1_fw_full)
+                        : ((|c1_dfull) | (c1_pend0_full & pend_live0_q)
+                           | (c1_pend1_full & pend_live1_q))));
   assign out_last = (out_cnt_q == (out_n_q - 4'd1));
   assign out_fire = (out_valid_q & m_ready_i);
   assign o_free = (~out_valid_q | (out_fire & out_last));
-  assign f_free = (~f_valid_q | o_free);
+  assign f_free = ~f_valid_q;
   assign t_adv = (t_valid_q & (~t_last_q | f_free));
   assign m_adv = (m_valid_q & (~t_valid_q | t_adv));
   assign in_ready = (~m_valid_q | m_adv);
@@ -525,8 +526,10 @@ module cpack_lossy_comp_b128 (
   assign we1 = ({16{c1_push}} & (c0_push ? {dict_wsel_q[14:0], dict_wsel_q[15]} : dict_wsel_q));
   assign pend_word0_d = in_w0;
   assign pend_we0_d = we0;
+  assign pend_live0_d = (c0_push & ~blk_end);
   assign pend_word1_d = in_w1;
   assign pend_we1_d = we1;
+  assign pend_live1_d = (c1_push & ~blk_end);
   assign dict0_d = (pend_we1_q[0] ? pend_word1_q : pend_word0_q);
   assign dict1_d = (pend_we1_q[1] ? pend_word1_q : pend_word0_q);
   assign dict2_d = (pend_we1_q[2] ? pend_word1_q : pend_word0_q);
@@ -544,12 +547,12 @@ module cpack_lossy_comp_b128 (
   assign dict14_d = (pend_we1_q[14] ? pend_word1_q : pend_word0_q);
   assign dict15_d = (pend_we1_q[15] ? pend_word1_q : pend_word0_q);
   assign dict_valid_d = (blk_end ? 16'd0 : (dict_valid_q | (we0 | we1)));
+  assign dict_ok_d = (blk_end ? 16'd0 : (dict_valid_q & ~(we0 | we1)));
   assign wsel_after0 = (c0_push ? {dict_wsel_q[14:0], dict_wsel_q[15]} : dict_wsel_q);
   assign wsel_after1 = (c1_push ? {wsel_after0[14:0], wsel_after0[15]} : wsel_after0);
   assign dict_wsel_d = (blk_end ? 16'd1 : wsel_after1);
   assign m_valid_d = (accept | (m_valid_q & ~m_adv));
   assign m_last_d = blk_end;
-  assign m_first_d = first_q;
   assign m_tcode_d = tcode_cur;
   assign m_word0_d = in_w0;
   assign m_word1_d = in_w1;
@@ -582,8 +585,11 @@ module cpack_lossy_comp_b128 (
       first_q <= 1'd1;
       beat_q <= 4'd0;
       pend_we0_q <= 16'd0;
+      pend_live0_q <= 1'd0;
       pend_we1_q <= 16'd0;
+      pend_live1_q <= 1'd0;
       dict_valid_q <= 16'd0;
+      dict_ok_q <= 16'd0;
       dict_wsel_q <= 16'd1;
       m_valid_q <= 1'd0;
     end else begin
@@ -591,8 +597,11 @@ module cpack_lossy_comp_b128 (
         first_q <= first_d;
         beat_q <= beat_d;
         pend_we0_q <= pend_we0_d;
+        pend_live0_q <= pend_live0_d;
         pend_we1_q <= pend_we1_d;
+        pend_live1_q <= pend_live1_d;
         dict_valid_q <= dict_valid_d;
+        dict_ok_q <= dict_ok_d;
         dict_wsel_q <= dict_wsel_d;
       end
       m_valid_q <= m_valid_d;
@@ -622,7 +631,6 @@ module cpack_lossy_comp_b128 (
     if ((pend_we0_q[15] | pend_we1_q[15])) dict15_q <= dict15_d;
     if (accept) begin
       m_last_q <= m_last_d;
-      m_first_q <= m_first_d;
       m_tcode_q <= m_tcode_d;
       m_word0_q <= m_word0_d;
       m_word1_q <= m_word1_d;
@@ -686,8 +694,6 @@ module cpack_lossy_comp_b128 (
   wire [33:0] w1_tok;
   wire t_valid_d;
   wire t_last_d;
-  reg  t_first_q;
-  wire t_first_d;
   reg  [33:0] t_tok0_q;
   wire [33:0] t_tok0_d;
   reg  [33:0] t_tok1_q;
@@ -874,7 +880,6 @@ module cpack_lossy_comp_b128 (
                       | (w1_pat[5] ? {18'd0, 4'd14, w1_idx, m_word1_q[7:0]} : 34'd0)));
   assign t_valid_d = (m_adv | (t_valid_q & ~t_adv));
   assign t_last_d = m_last_q;
-  assign t_first_d = m_first_q;
   assign t_tok0_d = w0_tok;
   assign t_tok1_d = w1_tok;
   assign t_pat0_d = w0_pat;
@@ -918,7 +923,6 @@ module cpack_lossy_comp_b128 (
   always @(posedge clk_i) begin
     if (m_adv) begin
       t_last_q <= t_last_d;
-      t_first_q <= t_first_d;
       t_tok0_q <= t_tok0_d;
       t_tok1_q <= t_tok1_d;
       t_pat0_q <= t_pat0_d;
@@ -1104,11 +1108,11 @@ module cpack_lossy_comp_b128 (
                       | (t_pat1_q[3] ? {acc_s0[999:0], 24'd0} : 1024'd0))
                    | ((t_pat1_q[4] ? {acc_s0[1011:0], 12'd0} : 1024'd0)
                       | (t_pat1_q[5] ? {acc_s0[1007:0], 16'd0} : 1024'd0)) | {990'd0, t_tok1_q});
-  assign len_next = ((t_first_q ? 11'd0 : len_q) + {4'd0, t_len_q});
-  assign rem_next = ((t_first_q ? 11'd1024 : rem_q) - {4'd0, t_len_q});
+  assign len_next = (len_q + {4'd0, t_len_q});
+  assign rem_next = (rem_q - {4'd0, t_len_q});
   assign acc_d = acc_s1;
-  assign len_d = len_next;
-  assign rem_d = rem_next;
+  assign len_d = (t_last_q ? 11'd0 : len_next);
+  assign rem_d = (t_last_q ? 11'd1024 : rem_next);
   assign comp_max_bits = (((t_tcode_q == 2'd0) ? 11'd1016 : 11'd0)
                           | ((t_tcode_q == 2'd1) ? 11'd760 : 11'd0)
                           | (((t_tcode_q == 2'd2) ? 11'd632 : 11'd0)
@@ -1253,10 +1257,10 @@ module cpack_lossy_comp_b128 (
   assign f_sel_c30_d = fits;
   assign f_shift_c31_d = align_amt[6:0];
   assign f_sel_c31_d = fits;
-  assign f_chunk_d = {((align_amt[10:7] == 4'd7) & fits), ((align_amt[10:7] == 4'd6) & fits),
-                      ((align_amt[10:7] == 4'd5) & fits), ((align_amt[10:7] == 4'd4) & fits),
-                      ((align_amt[10:7] == 4'd3) & fits), ((align_amt[10:7] == 4'd2) & fits),
-                      ((align_amt[10:7] == 4'd1) & fits), ((align_amt[10:7] == 4'd0) | ~fits)};
+  assign f_chunk_d = {(align_amt[10:7] == 4'd7), (align_amt[10:7] == 4'd6),
+                      (align_amt[10:7] == 4'd5), (align_amt[10:7] == 4'd4),
+                      (align_amt[10:7] == 4'd3), (align_amt[10:7] == 4'd2),
+                      (align_amt[10:7] == 4'd1), (align_amt[10:7] == 4'd0)};
   assign f_c_d = fits;
   assign f_n_d = (fits ? n_comp : raw_n);
   assign f_bits_d = len_next;
@@ -1264,17 +1268,19 @@ module cpack_lossy_comp_b128 (
   assign f_valid_d = (f_load | (f_valid_q & ~o_free));
   always @(posedge clk_i) begin
     if (!rst_ni) begin
+      len_q <= 11'd0;
+      rem_q <= 11'd1024;
       f_valid_q <= 1'd0;
     end else begin
+      if (t_adv) begin
+        len_q <= len_d;
+        rem_q <= rem_d;
+      end
       f_valid_q <= f_valid_d;
     end
   end
   always @(posedge clk_i) begin
-    if (t_adv) begin
-      acc_q <= acc_d;
-      len_q <= len_d;
-      rem_q <= rem_d;
-    end
+    if (t_adv) acc_q <= acc_d;
     if (f_load) begin
       f_acc_q <= f_acc_d;
       f_raw_q <= f_raw_d;
@@ -8824,7 +8830,7 @@ module cpack_lossy_comp_b128 (
   assign out_img_d = (o_load ? aligned : {out_img_q[895:0], 128'd0});
   assign out_cnt_d = (o_load ? 4'd0 : (out_cnt_q + 4'd1));
   assign out_n_d = f_n_q;
-  assign out_chunk_sel_d = f_chunk_q;
+  assign out_chunk_sel_d = (f_c_q ? f_chunk_q : 8'd1);
   assign out_c_d = f_c_q;
   assign out_bits_d = f_bits_q;
   assign out_tcode_d = f_tcode_q;

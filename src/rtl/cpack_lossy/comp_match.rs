@@ -37,28 +37,26 @@ pub(crate) struct BeatMatch {
     pub pushes: Vec<Expr>,
 }
 
-/// Matches `words` (1 or 2) against the entries `dq` (valid where `valid` is set), with the
-/// `pending` writes (word, one-hot of its entry; distinct entries) in front of them and
-/// `wsel0` the one-hot of the write pointer.
+/// Matches `words` (1 or 2) against the entries `dq` (valid where `valid` is set; `dict_ok`:
+/// valid and not pending, registered), with the
+/// `pending` writes in front of them and `wsel0` the one-hot of the write pointer. A pending
+/// write is (word, one-hot of its entry, live): live when it is the previous beat's push of
+/// the same block, so its entry is valid and is not the pointer's.
 pub(crate) fn beat_match(
     m: &mut ModuleBuilder,
     cp: &CpackParams,
     words: &[Expr],
     dq: &[Expr],
     valid: &Expr,
+    dict_ok: &Expr,
     wsel0: &Expr,
-    pending: &[(Expr, Expr)],
+    pending: &[(Expr, Expr, Expr)],
 ) -> BeatMatch {
     let ne = dq.len() as u32;
-    // Entries whose register still holds the old word, and the pending ones that count.
-    let covered = pending
-        .iter()
-        .fold(Expr::zero(ne), |a, (_, pwe)| a | pwe.clone());
-    let dict_ok = m.wire("c_dict_ok", &(valid & &!covered));
     let pend_valid: Vec<Expr> = pending
         .iter()
         .enumerate()
-        .map(|(p, (_, pwe))| m.wire(&format!("c_pend{}_valid", p), &(valid & pwe)))
+        .map(|(p, (_, pwe, _))| m.wire(&format!("c_pend{}_valid", p), &(valid & pwe)))
         .collect();
     let mut mvs: Vec<[Expr; 3]> = Vec::new();
     let mut pend_eqs: Vec<Vec<[Expr; 3]>> = Vec::new();
@@ -68,7 +66,7 @@ pub(crate) fn beat_match(
         let pend_eq: Vec<[Expr; 3]> = pending
             .iter()
             .enumerate()
-            .map(|(p, (pw, _))| {
+            .map(|(p, (pw, _, _))| {
                 let e = bytes_eq(w, pw);
                 [0, 1, 2].map(|c| m.wire(&format!("c{}_pend{}_{}", i, p, CLASSES[c]), &e[c]))
             })
@@ -86,19 +84,17 @@ pub(crate) fn beat_match(
                 &Expr::cat_lsb(&direct[c]),
             )
         });
-        // Any match of class c, the entries in `mask` only.
+        // Any match of class c, the dictionary entries in `mask` only (a live pending entry
+        // is never the pointer's).
         let any_in = |c: usize, mask: Option<&Expr>| {
             let d = match mask {
                 Some(k) => (&direct[c] & k).any(),
                 None => direct[c].any(),
             };
-            pend_eq.iter().zip(&pend_valid).fold(d, |a, (pe, pv)| {
-                let pv = match mask {
-                    Some(k) => (pv & k).any(),
-                    None => pv.any(),
-                };
-                &a | &(&pe[c] & &pv)
-            })
+            pend_eq
+                .iter()
+                .zip(pending)
+                .fold(d, |a, (pe, (_, _, live))| &a | &(&pe[c] & live))
         };
         let nz = m.wire(&format!("c{}_wide", i), &w.slice(8, 24).any());
         // The push needs the full-word and halfword flags (`push_flag`).

@@ -266,6 +266,8 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let beat = m.reg("beat_q", sw, Some(0));
     let tcode_q = m.reg("tcode_q", 2, None);
     let valid = m.reg("dict_valid_q", ne as u32, Some(0));
+    // Valid entries whose register is up to date (no pending write).
+    let dict_ok = m.reg("dict_ok_q", ne as u32, Some(0));
     // The write pointer, one-hot (it selects entries in the compare loop).
     let wsel = m.reg("dict_wsel_q", ne as u32, Some(1));
     let raw = m.reg("raw_q", l, None);
@@ -280,6 +282,9 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let pend_we: Vec<_> = (0..k)
         .map(|i| m.reg(&format!("pend_we{}_q", i), ne as u32, Some(0)))
         .collect();
+    let pend_live: Vec<_> = (0..k)
+        .map(|i| m.reg(&format!("pend_live{}_q", i), 1, Some(0)))
+        .collect();
     let vm = m.reg("m_valid_q", 1, Some(0));
     let vt = m.reg("t_valid_q", 1, Some(0));
     let last_t = m.reg("t_last_q", 1, None);
@@ -293,10 +298,8 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let words: Vec<Expr> = (0..k)
         .map(|i| m.wire(&format!("in_w{}", i), &data.slice(32 * i as u32, 32)))
         .collect();
-    let pending: Vec<(Expr, Expr)> = pend_w
-        .iter()
-        .zip(&pend_we)
-        .map(|(w, e)| (w.q(), e.q()))
+    let pending: Vec<(Expr, Expr, Expr)> = (0..k)
+        .map(|i| (pend_w[i].q(), pend_we[i].q(), pend_live[i].q()))
         .collect();
     let BeatMatch {
         mv,
@@ -304,7 +307,16 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         pend_valid,
         fwd,
         pushes,
-    } = beat_match(&mut m, &cp, &words, &dq, &valid.q(), &wsel0, &pending);
+    } = beat_match(
+        &mut m,
+        &cp,
+        &words,
+        &dq,
+        &valid.q(),
+        &dict_ok.q(),
+        &wsel0,
+        &pending,
+    );
 
     // ---- Handshake ----
     let vf = m.reg("f_valid_q", 1, Some(0));
@@ -314,7 +326,9 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let o_last = m.wire("out_last", &ocnt.q().eq(&(on.q() - Expr::lit(4, 1))));
     let o_fire = m.wire("out_fire", &(&vo.q() & &m_ready));
     let o_free = m.wire("o_free", &(!vo.q() | (&o_fire & &o_last)));
-    let f_free = m.wire("f_free", &(!vf.q() | o_free.clone()));
+    // Stage F takes a block only when empty: the output handshake stays off the 2048
+    // stage-F load enables (a block needs 16 beats in, at most 8 chunks out).
+    let f_free = m.wire("f_free", &!vf.q());
     let t_adv = m.wire("t_adv", &(&vt.q() & &(!last_t.q() | f_free.clone())));
     let m_adv = m.wire("m_adv", &(&vm.q() & &(!vt.q() | t_adv.clone())));
     let s_ready = m.wire("in_ready", &(!vm.q() | m_adv.clone()));
@@ -331,6 +345,11 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     for i in 0..k {
         m.next(&pend_w[i], &words[i], Some(&accept));
         m.next(&pend_we[i], &we[i], Some(&accept));
+        m.next(
+            &pend_live[i],
+            &(&pushes[i] & &!blk_end.clone()),
+            Some(&accept),
+        );
     }
     // Writing the same words again while no beat arrives is harmless.
     for (j, r) in dict.iter().enumerate() {
@@ -344,8 +363,10 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         m.next(r, &nv, Some(&en));
     }
     let wrote = we.iter().fold(Expr::zero(ne as u32), |a, w| a | w.clone());
-    let valid_next = blk_end.select(&Expr::zero(ne as u32), &(valid.q() | wrote));
+    let valid_next = blk_end.select(&Expr::zero(ne as u32), &(valid.q() | wrote.clone()));
     m.next(&valid, &valid_next, Some(&accept));
+    let ok_next = blk_end.select(&Expr::zero(ne as u32), &(valid.q() & !wrote.clone()));
+    m.next(&dict_ok, &ok_next, Some(&accept));
     // The pointer moves by the pushes: rotate the one-hot once per push.
     let nu = ne as u32;
     let rot = |v: &Expr| Expr::cat(&[v.slice(0, nu - 1), v.bit(nu - 1)]);
@@ -362,7 +383,6 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     // ---- Stage M registers: words and match vectors ----
     m.next(&vm, &(&accept | &(&vm.q() & &!m_adv.clone())), None);
     let last_m = m.reg_next("m_last_q", None, &blk_end, Some(&accept));
-    let first_m = m.reg_next("m_first_q", None, &fst, Some(&accept));
     let tcode_m = m.reg_next("m_tcode_q", None, &tcode_cur, Some(&accept));
     let words_m: Vec<Expr> = words
         .iter()
@@ -415,7 +435,6 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     // ---- Stage T registers ----
     m.next(&vt, &(&m_adv | &(&vt.q() & &!t_adv.clone())), None);
     m.next(&last_t, &last_m, Some(&m_adv));
-    let first_t = m.reg_next("t_first_q", None, &first_m, Some(&m_adv));
     let tok_t: Vec<Expr> = toks
         .iter()
         .enumerate()
@@ -454,11 +473,12 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         l
     ));
     let acc = m.reg("acc_q", l, None);
-    let len = m.reg("len_q", lw, None);
-    let rem = m.reg("rem_q", lw, None);
-    // A block's first beat restarts the length only: the bits of the previous block left in
-    // the accumulator sit above `len` and the alignment of stage F shifts them out.
-    let len_in = first_t.select(&Expr::zero(lw), &len.q());
+    // A block's last beat restarts the length and `rem` for the next block (reset values
+    // for the first). The accumulator keeps the old bits: they sit above `len` and the
+    // alignment of stage F shifts them out.
+    let len = m.reg("len_q", lw, Some(0));
+    let rem = m.reg("rem_q", lw, Some(l as u64));
+    let len_in = len.q();
     let mut a = acc.q();
     let minlen = groups.iter().map(|(n, _)| *n).min().unwrap_or(1);
     for (i, (oh, tok)) in oh_t.iter().zip(&tok_t).enumerate() {
@@ -469,11 +489,12 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     // The pair's length comes registered from stage T; `rem` counts down beside `len` so
     // the alignment amount needs no subtraction after the sum.
     let len_next = m.wire("len_next", &(len_in + plen_t.zext(lw)));
-    let rem_in = first_t.select(&Expr::lit(lw, l as u64), &rem.q());
-    let rem_next = m.wire("rem_next", &(rem_in - plen_t.zext(lw)));
+    let rem_next = m.wire("rem_next", &(rem.q() - plen_t.zext(lw)));
     m.next(&acc, &a, Some(&t_adv));
-    m.next(&len, &len_next, Some(&t_adv));
-    m.next(&rem, &rem_next, Some(&t_adv));
+    let lt = last_t.q();
+    m.next(&len, &lt.select(&Expr::zero(lw), &len_next), Some(&t_adv));
+    let rem_start = Expr::lit(lw, l as u64);
+    m.next(&rem, &lt.select(&rem_start, &rem_next), Some(&t_adv));
     let (fits, n_f) = mc::size_logic(&mut m, c, &len_next, &tcode_t);
     // The raw image, bytes in order from the top; the shifted layout's words packed. A
     // truncated block's C-Pack words end early: the slots after them read as zero.
@@ -511,15 +532,9 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     // offset (the output's chunk select), so no path crosses more than 7 shifter stages.
     let rb = clog2(cb as u64);
     let nq = (l / cb) as usize;
+    // (A raw image starts at chunk 0: the output select applies `c`.)
     let q_oh: Vec<Expr> = (0..nq)
-        .map(|j| {
-            let hit = sh_amt.slice(rb, shw - rb).eq_lit(j as u64);
-            if j == 0 {
-                &hit | &!fits.clone()
-            } else {
-                &hit & &fits
-            }
-        })
+        .map(|j| sh_amt.slice(rb, shw - rb).eq_lit(j as u64))
         .collect();
     // Stream and raw image registered apart: the decision's fan-out stays out of stage E.
     let acc_fq = m.reg_next("f_acc_q", None, &a, Some(&f_load));
@@ -577,7 +592,13 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         Some(&(&o_load | &o_fire)),
     );
     m.next(&on, &n_fq, Some(&o_load));
-    let oq = m.reg_next("out_chunk_sel_q", None, &q_fq, Some(&o_load));
+    let first_chunk = Expr::lit(nq as u32, 1);
+    let oq = m.reg_next(
+        "out_chunk_sel_q",
+        None,
+        &c_fq.select(&q_fq, &first_chunk),
+        Some(&o_load),
+    );
     let oc = m.reg_next("out_c_q", None, &c_fq, Some(&o_load));
     let obits = m.reg_next("out_bits_q", None, &bits_fq, Some(&o_load));
     let otc = m.reg_next("out_tcode_q", None, &tc_fq, Some(&o_load));
