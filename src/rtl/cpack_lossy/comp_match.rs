@@ -37,21 +37,30 @@ pub(crate) struct BeatMatch {
     pub pushes: Vec<Expr>,
 }
 
-/// Matches `words` (1 or 2) against the entries `dq` (valid where `valid` is set; `dict_ok`:
-/// valid and not pending, registered), with the
-/// `pending` writes in front of them and `wsel0` the one-hot of the write pointer. A pending
-/// write is (word, one-hot of its entry, live): live when it is the previous beat's push of
-/// the same block, so its entry is valid and is not the pointer's.
+/// The dictionary as stage C sees it.
+pub(crate) struct DictView<'a> {
+    /// The entry registers.
+    pub dq: &'a [Expr],
+    /// Valid entries.
+    pub valid: Expr,
+    /// Valid entries whose register is up to date (no pending write; registered).
+    pub dict_ok: Expr,
+    /// One-hot of the write pointer.
+    pub wsel0: Expr,
+    /// Pending writes: (word, one-hot of its entry, live). Live when it is the previous
+    /// beat's push of the same block, so its entry is valid and is not the pointer's.
+    pub pending: Vec<(Expr, Expr, Expr)>,
+}
+
+/// Matches `words` (1 or 2) against the dictionary `dv`.
 pub(crate) fn beat_match(
     m: &mut ModuleBuilder,
     cp: &CpackParams,
     words: &[Expr],
-    dq: &[Expr],
-    valid: &Expr,
-    dict_ok: &Expr,
-    wsel0: &Expr,
-    pending: &[(Expr, Expr, Expr)],
+    dv: &DictView,
 ) -> BeatMatch {
+    let (dq, valid, dict_ok, wsel0) = (dv.dq, &dv.valid, &dv.dict_ok, &dv.wsel0);
+    let pending = &dv.pending;
     let ne = dq.len() as u32;
     let pend_valid: Vec<Expr> = pending
         .iter()

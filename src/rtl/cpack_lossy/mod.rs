@@ -53,7 +53,7 @@ use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::cpack::{CodeTable, PushPolicy};
 use crate::model::cpack_lossy::fp::TruncLayout;
 use crate::model::cpack_lossy::{LossyParams, CHUNK_BITS};
-use comp_match::{beat_match, merge, BeatMatch, CLASSES};
+use comp_match::{beat_match, merge, BeatMatch, DictView, CLASSES};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -311,11 +311,13 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         &mut m,
         &cp,
         &words,
-        &dq,
-        &valid.q(),
-        &dict_ok.q(),
-        &wsel0,
-        &pending,
+        &DictView {
+            dq: &dq,
+            valid: valid.q(),
+            dict_ok: dict_ok.q(),
+            wsel0: wsel0.clone(),
+            pending,
+        },
     );
 
     // ---- Handshake ----
