@@ -13,7 +13,7 @@
 //! * the patterns, indices and tokens are formed in stage T.
 
 use crate::hdl::{Expr, ModuleBuilder};
-use crate::model::cpack::CpackParams;
+use crate::model::cpack::{CpackParams, PushPolicy};
 use crate::rtl::cpack::{bytes_eq, push_flag};
 
 /// Match classes in order: full word, upper three bytes, upper halfword.
@@ -128,6 +128,11 @@ pub(crate) fn beat_match(
         pushes.push(m.wire(&format!("c{}_push", i), &push));
         mvs.push(direct);
         pend_eqs.push(pend_eq);
+    }
+    if cp.push == PushPolicy::AllNonZero && !pending.is_empty() {
+        // Every non-zero word pushes: the match flags, and the live bits, go unused.
+        let live: Vec<Expr> = pending.iter().map(|(_, _, l)| l.clone()).collect();
+        m.unused(&Expr::cat(&live));
     }
     BeatMatch {
         mv: mvs,
