@@ -263,6 +263,15 @@ pub fn mux_tree(sel: &Expr, opts: &[Expr]) -> Expr {
     cur.into_iter().next().unwrap_or_else(|| Expr::zero(1))
 }
 
+/// The lane that lane `i` takes in a shift by `d` of `n` lanes (None: zero fill).
+fn src_lane(i: usize, d: usize, n: usize, left: bool) -> Option<usize> {
+    if left {
+        i.checked_sub(d)
+    } else {
+        Some(i + d).filter(|j| *j < n)
+    }
+}
+
 /// Logarithmic shifter on lanes: shifts `lanes` (lane 0 = least significant) towards higher
 /// lanes (`left = true`) or lower lanes by `amount` lanes, zero filling, one named stage per
 /// amount bit, least significant bit first. Returns the shifted lanes.
@@ -291,16 +300,9 @@ pub fn shift_lanes(
         }
         let s = amount.bit(b);
         let moved: Vec<Expr> = (0..n)
-            .map(|i| {
-                let src = if left {
-                    i.checked_sub(d)
-                } else {
-                    Some(i + d).filter(|j| *j < n)
-                };
-                match src {
-                    Some(j) => cur[j].clone(),
-                    None => Expr::zero(w),
-                }
+            .map(|i| match src_lane(i, d, n, left) {
+                Some(j) => cur[j].clone(),
+                None => Expr::zero(w),
             })
             .collect();
         let v = s.select(&Expr::cat_lsb(&moved), &Expr::cat_lsb(&cur));
@@ -342,12 +344,7 @@ pub fn shift_lanes_copies(
         }
         let moved: Vec<Expr> = (0..n)
             .map(|i| {
-                let src = if left {
-                    i.checked_sub(d)
-                } else {
-                    Some(i + d).filter(|j| *j < n)
-                };
-                let v = match src {
+                let v = match src_lane(i, d, n, left) {
                     Some(j) => cur[j].clone(),
                     None => Expr::zero(w),
                 };
