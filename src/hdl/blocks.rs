@@ -282,39 +282,13 @@ pub fn shift_lanes(
     amount: &Expr,
     left: bool,
 ) -> Vec<Expr> {
-    let n = lanes.len();
-    let w = lanes.first().map(|l| l.width()).unwrap_or(1);
-    let mut cur = lanes.to_vec();
-    for b in 0..amount.width() {
-        let d = 1usize << b;
-        if d >= n {
-            // Any higher set bit shifts everything out.
-            let hi = amount.slice(b, amount.width() - b).any();
-            let v = Expr::cat_lsb(&cur);
-            let z = m.wire(
-                &format!("{}_s{}", name, b),
-                &hi.select(&Expr::zero(v.width()), &v),
-            );
-            cur = z.lanes(w);
-            break;
-        }
-        let s = amount.bit(b);
-        let moved: Vec<Expr> = (0..n)
-            .map(|i| match src_lane(i, d, n, left) {
-                Some(j) => cur[j].clone(),
-                None => Expr::zero(w),
-            })
-            .collect();
-        let v = s.select(&Expr::cat_lsb(&moved), &Expr::cat_lsb(&cur));
-        let z = m.wire(&format!("{}_s{}", name, b), &v);
-        cur = z.lanes(w);
-    }
-    cur
+    shift_lanes_copies(m, name, lanes, std::slice::from_ref(amount), left)
 }
 
 /// [`shift_lanes`] with the amount given as equal copies (e.g. register replicas): output
 /// lane `i` of every stage is selected by copy `i · copies / n`, so no copy drives more
-/// than `ceil(n / copies)` muxes per stage (`docs/TOOLCHAIN.md`, bounded fan-out).
+/// than `ceil(n / copies)` muxes per stage (`docs/TOOLCHAIN.md`, bounded fan-out). One copy
+/// selects each stage as one vector ([`shift_lanes`]).
 pub fn shift_lanes_copies(
     m: &mut ModuleBuilder,
     name: &str,
@@ -326,32 +300,48 @@ pub fn shift_lanes_copies(
     let w = lanes.first().map(|l| l.width()).unwrap_or(1);
     let copies = amounts.len().max(1);
     let aw = amounts.first().map(|a| a.width()).unwrap_or(0);
-    let copy = |i: usize| &amounts[i * copies / n.max(1)];
+    // Selected groups: (first lane, end, copy). One copy: the whole vector; more: each lane
+    // on its own.
+    let groups: Vec<(usize, usize, usize)> = if copies == 1 {
+        vec![(0, n, 0)]
+    } else {
+        (0..n).map(|i| (i, i + 1, i * copies / n)).collect()
+    };
+    // One stage: group (lo, hi) takes `moved(lo, hi)` where its copy's `sel` is set, else
+    // keeps `cur`.
+    let stage =
+        |sel: &dyn Fn(&Expr) -> Expr, moved: &dyn Fn(usize, usize) -> Expr, cur: &[Expr]| -> Expr {
+            let parts: Vec<Expr> = groups
+                .iter()
+                .map(|&(lo, hi, c)| {
+                    sel(&amounts[c]).select(&moved(lo, hi), &Expr::cat_lsb(&cur[lo..hi]))
+                })
+                .collect();
+            Expr::cat_lsb(&parts)
+        };
     let mut cur = lanes.to_vec();
     for b in 0..aw {
         let d = 1usize << b;
         if d >= n {
             // Any higher set bit shifts everything out.
-            let lanes: Vec<Expr> = (0..n)
-                .map(|i| {
-                    let hi = copy(i).slice(b, aw - b).any();
-                    hi.select(&Expr::zero(w), &cur[i])
-                })
-                .collect();
-            let z = m.wire(&format!("{}_s{}", name, b), &Expr::cat_lsb(&lanes));
+            let zeros = |lo: usize, hi: usize| Expr::zero((hi - lo) as u32 * w);
+            let v = stage(&|a: &Expr| a.slice(b, aw - b).any(), &zeros, &cur);
+            let z = m.wire(&format!("{}_s{}", name, b), &v);
             cur = z.lanes(w);
             break;
         }
         let moved: Vec<Expr> = (0..n)
-            .map(|i| {
-                let v = match src_lane(i, d, n, left) {
-                    Some(j) => cur[j].clone(),
-                    None => Expr::zero(w),
-                };
-                copy(i).bit(b).select(&v, &cur[i])
+            .map(|i| match src_lane(i, d, n, left) {
+                Some(j) => cur[j].clone(),
+                None => Expr::zero(w),
             })
             .collect();
-        let z = m.wire(&format!("{}_s{}", name, b), &Expr::cat_lsb(&moved));
+        let v = stage(
+            &|a: &Expr| a.bit(b),
+            &|lo: usize, hi: usize| Expr::cat_lsb(&moved[lo..hi]),
+            &cur,
+        );
+        let z = m.wire(&format!("{}_s{}", name, b), &v);
         cur = z.lanes(w);
     }
     cur

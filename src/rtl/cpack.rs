@@ -165,23 +165,32 @@ pub(crate) fn dict_write2(
     wsel0: &Expr,
     step: &Expr,
 ) -> Expr {
-    let ne = dict.len() as u32;
-    let mut we = dict_slots2(m, ne, pushes, wsel0).into_iter();
-    let we0 = we.next().unwrap_or_else(|| Expr::zero(ne));
-    let we1 = we.next();
+    let we = dict_slots2(m, dict.len() as u32, pushes, wsel0);
+    dict_store(m, dict, words, &we, Some(step));
+    we.iter().skip(1).fold(we[0].clone(), |a, w| &a | w)
+}
+
+/// Writes entry `j` of `dict` with the last of `words` whose one-hot `wes` has bit `j` set
+/// (when `step`, if given).
+pub(crate) fn dict_store(
+    m: &mut ModuleBuilder,
+    dict: &[Reg],
+    words: &[Expr],
+    wes: &[Expr],
+    step: Option<&Expr>,
+) {
     for (j, r) in dict.iter().enumerate() {
         let ju = j as u32;
         let mut nv = words[0].clone();
-        let mut en = we0.bit(ju);
-        if let Some(w1) = &we1 {
-            nv = w1.bit(ju).select(&words[1], &nv);
-            en = &en | &w1.bit(ju);
+        let mut en = wes[0].bit(ju);
+        for (w, we) in words.iter().zip(wes).skip(1) {
+            nv = we.bit(ju).select(w, &nv);
+            en = &en | &we.bit(ju);
         }
-        m.next(r, &nv, Some(&(step & &en)));
-    }
-    match we1 {
-        Some(w1) => &we0 | &w1,
-        None => we0,
+        match step {
+            Some(s) => m.next(r, &nv, Some(&(s & &en))),
+            None => m.next(r, &nv, Some(&en)),
+        }
     }
 }
 

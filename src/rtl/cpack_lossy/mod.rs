@@ -44,8 +44,8 @@ pub use mc::{chunk_sizer, reqsize_mod};
 pub use mc_top::mc_top;
 
 use super::cpack::{
-    dict_slots2, length_groups, parse, shift_by_onehot, token_len, token_push, token_word,
-    uses_index, word_token, TOK_W,
+    dict_slots2, dict_store, length_groups, parse, shift_by_onehot, token_len, token_push,
+    token_word, uses_index, word_token, TOK_W,
 };
 use crate::hdl::blocks::{mux_tree, shift_lanes, shift_lanes_copies};
 use crate::hdl::stream::{self, Layout};
@@ -353,17 +353,11 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             Some(&accept),
         );
     }
-    // Writing the same words again while no beat arrives is harmless.
-    for (j, r) in dict.iter().enumerate() {
-        let ju = j as u32;
-        let mut nv = pend_w[0].q();
-        let mut en = pend_we[0].q().bit(ju);
-        for i in 1..k {
-            nv = pend_we[i].q().bit(ju).select(&pend_w[i].q(), &nv);
-            en = &en | &pend_we[i].q().bit(ju);
-        }
-        m.next(r, &nv, Some(&en));
-    }
+    // The entry registers take the pending words; writing the same words again while no
+    // beat arrives is harmless.
+    let pw: Vec<Expr> = pend_w.iter().map(|r| r.q()).collect();
+    let pwe: Vec<Expr> = pend_we.iter().map(|r| r.q()).collect();
+    dict_store(&mut m, &dict, &pw, &pwe, None);
     let wrote = we.iter().fold(Expr::zero(ne as u32), |a, w| a | w.clone());
     let valid_next = blk_end.select(&Expr::zero(ne as u32), &(valid.q() | wrote.clone()));
     m.next(&valid, &valid_next, Some(&accept));
@@ -449,7 +443,6 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         .collect();
     let tcode_t = m.reg_next("t_tcode_q", None, &tcode_m, Some(&m_adv));
     let plen_t = m.reg_next("t_len_q", None, &plen, Some(&m_adv));
-    // The raw words of a block whose last beat moves on: C takes no beat while it waits.
     // Raw words: slot `beat` takes the beat as it leaves stage M (the input port drives
     // the compare only). Slots past a short (truncated) block's words keep stale words;
     // stage E masks them (no wide clear).
