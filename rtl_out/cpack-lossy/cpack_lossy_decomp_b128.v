@@ -5,7 +5,7 @@
 // Spec: shared/spec/link-cpack-lossy.md Sec. 2.2-Sec. 2.4 (codes, dictionary, chunks), Sec. 6 item
 // 3
 // Chunks: byte i at bits [8i+7:8i]; stream bit 0 = bit 7 of byte 0 of chunk 0
-// 4 tokens per cycle from a 264-bit window; first beat the cycle after the first chunk
+// Stages: L (token-position loop on a 4 x 128-bit chunk ring) -> X1 -> X2 -> X3 -> D -> FIFO
 `default_nettype none
 module cpack_lossy_decomp_b128 (
   input  wire clk_i,
@@ -22,17 +22,5557 @@ module cpack_lossy_decomp_b128 (
   output wire m_last_o,
   output wire m_err_o
 );
-  reg  active_q;
-  reg  c_q;
-  reg  [1:0] tcode_q;
-  reg  in_done_q;
-  reg  out_done_q;
-  reg  err_q;
+  reg  slot0_full_q;
+  reg  slot1_full_q;
+  reg  slot2_full_q;
+  reg  slot3_full_q;
+  reg  [127:0] slot0_data_q;
+  reg  [127:0] slot1_data_q;
+  reg  [127:0] slot2_data_q;
+  reg  [127:0] slot3_data_q;
+  reg  [1:0] slot0_tag_q;
+  reg  [1:0] slot1_tag_q;
+  reg  [1:0] slot2_tag_q;
+  reg  [1:0] slot3_tag_q;
+  reg  slot0_last_q;
+  reg  slot1_last_q;
+  reg  slot2_last_q;
+  reg  slot3_last_q;
+  reg  slot0_c_q;
+  reg  slot1_c_q;
+  reg  slot2_c_q;
+  reg  slot3_c_q;
+  reg  [1:0] slot0_tcode_q;
+  reg  [1:0] slot1_tcode_q;
+  reg  [1:0] slot2_tcode_q;
+  reg  [1:0] slot3_tcode_q;
+  reg  [3:0] slot0_cidx_q;
+  reg  [3:0] slot1_cidx_q;
+  reg  [3:0] slot2_cidx_q;
+  reg  [3:0] slot3_cidx_q;
+  reg  [3:0] wr_slot_q;
+  reg  [3:0] free_slot_q;
+  reg  [1:0] wr_blk_q;
+  reg  [3:0] wr_cidx_q;
+  wire [3:0] slot_full;
+  wire [3:0] slot_last;
+  reg  [511:0] pos_q;
+  reg  [511:0] pos_prev_q;
+  reg  [3:0] pos_jump_q;
+  reg  take_pos_c0_q;
+  reg  take_pos_c1_q;
+  reg  take_pos_c2_q;
+  reg  take_pos_c3_q;
+  reg  take_pos_c4_q;
+  reg  take_pos_c5_q;
+  reg  take_pos_c6_q;
+  reg  take_pos_c7_q;
+  reg  take_pos_c8_q;
+  reg  take_pos_c9_q;
+  reg  take_pos_c10_q;
+  reg  take_pos_c11_q;
+  reg  take_pos_c12_q;
+  reg  take_pos_c13_q;
+  reg  take_pos_c14_q;
+  reg  take_pos_c15_q;
+  reg  take_pos_c16_q;
+  reg  take_jump_c0_q;
+  reg  take_jump_c1_q;
+  reg  take_jump_c2_q;
+  reg  take_jump_c3_q;
+  reg  take_jump_c4_q;
+  reg  take_jump_c5_q;
+  reg  take_jump_c6_q;
+  reg  take_jump_c7_q;
+  reg  take_jump_c8_q;
+  reg  take_jump_c9_q;
+  reg  take_jump_c10_q;
+  reg  take_jump_c11_q;
+  reg  take_jump_c12_q;
+  reg  take_jump_c13_q;
+  reg  take_jump_c14_q;
+  reg  take_jump_c15_q;
+  reg  take_jump_c16_q;
+  reg  take_prev_c0_q;
+  reg  take_prev_c1_q;
+  reg  take_prev_c2_q;
+  reg  take_prev_c3_q;
+  reg  take_prev_c4_q;
+  reg  take_prev_c5_q;
+  reg  take_prev_c6_q;
+  reg  take_prev_c7_q;
+  reg  take_prev_c8_q;
+  reg  take_prev_c9_q;
+  reg  take_prev_c10_q;
+  reg  take_prev_c11_q;
+  reg  take_prev_c12_q;
+  reg  take_prev_c13_q;
+  reg  take_prev_c14_q;
+  reg  take_prev_c15_q;
+  reg  take_prev_c16_q;
+  reg  st_new_q;
+  reg  st_dec_q;
+  reg  st_raw_q;
+  reg  st_end_q;
+  reg  [1:0] blk_q;
+  reg  [1:0] blk_tcode_q;
+  reg  [3:0] blk_beats_m1_q;
   reg  [3:0] beat_q;
-  reg  [263:0] win_q;
-  reg  [8:0] cnt_q;
-  reg  [15:0] dict_valid_q;
-  reg  [3:0] dict_wptr_q;
+  reg  blk_done_q;
+  reg  [3:0] blk_end_slot_q;
+  reg  [3:0] blk_end_cidx_q;
+  reg  [3:0] inflight_q;
+  reg  [3:0] slot_tag_cur_q;
+  assign slot_full = {slot3_full_q, slot2_full_q, slot1_full_q, slot0_full_q};
+  assign slot_last = {slot3_last_q, slot2_last_q, slot1_last_q, slot0_last_q};
+
+  // L: the position, and whether the next 136 bits are in
+  wire [511:0] pos_jumpv;
+  wire [511:0] pos;
+  reg  [3:0] pos_prev_near_q;
+  reg  [3:0] pos_prev_far_q;
+  reg  [3:0] pos_prev_first_q;
+  wire [3:0] pos_prev_slot;
+  wire [3:0] pos_near;
+  wire [3:0] pos_far;
+  wire [3:0] pos_first_now;
+  wire [3:0] pos_prev_near_d;
+  wire [3:0] pos_prev_far_d;
+  wire [3:0] pos_prev_first_d;
+  wire [3:0] pos_step_slot;
+  wire [3:0] pos_slot;
+  wire [3:0] pos_first;
+  wire [3:0] slot_cur;
+  wire [3:0] slot_mine;
+  wire [3:0] slot_mine_next;
+  wire [3:0] slot_mine_next2;
+  wire [3:0] slot_mine2;
+  wire [3:0] slot_mine3;
+  wire bits_in;
+  wire [3:0] last_in;
+  wire blk_done;
+  wire [3:0] blk_end_slot;
+  wire [3:0] blk_end_cidx;
+  reg  credit_q;
+  wire pos_slot_full;
+  wire pos_slot_c;
+  wire [1:0] pos_slot_tcode;
+  wire [3:0] pos_slot_cidx;
+  wire raw_final;
+  wire beat_final;
+  wire go_dec;
+  wire go_raw;
+  wire go;
+  wire raw_end;
+  wire jump;
+  wire to_end;
+  wire new_ok;
+  assign pos_jumpv = {127'd0, pos_jump_q[3], 127'd0, pos_jump_q[2], 127'd0, pos_jump_q[1], 127'd0,
+                      pos_jump_q[0]};
+  assign pos = {((take_pos_c15_q ? pos_q[511:480] : 32'd0)
+                 | (take_jump_c15_q ? pos_jumpv[511:480] : 32'd0)
+                 | (take_prev_c15_q ? pos_prev_q[511:480] : 32'd0)),
+                ((take_pos_c14_q ? pos_q[479:448] : 32'd0)
+                 | (take_jump_c14_q ? pos_jumpv[479:448] : 32'd0)
+                 | (take_prev_c14_q ? pos_prev_q[479:448] : 32'd0)),
+                ((take_pos_c13_q ? pos_q[447:416] : 32'd0)
+                 | (take_jump_c13_q ? pos_jumpv[447:416] : 32'd0)
+                 | (take_prev_c13_q ? pos_prev_q[447:416] : 32'd0)),
+                ((take_pos_c12_q ? pos_q[415:384] : 32'd0)
+                 | (take_jump_c12_q ? pos_jumpv[415:384] : 32'd0)
+                 | (take_prev_c12_q ? pos_prev_q[415:384] : 32'd0)),
+                ((take_pos_c11_q ? pos_q[383:352] : 32'd0)
+                 | (take_jump_c11_q ? pos_jumpv[383:352] : 32'd0)
+                 | (take_prev_c11_q ? pos_prev_q[383:352] : 32'd0)),
+                ((take_pos_c10_q ? pos_q[351:320] : 32'd0)
+                 | (take_jump_c10_q ? pos_jumpv[351:320] : 32'd0)
+                 | (take_prev_c10_q ? pos_prev_q[351:320] : 32'd0)),
+                ((take_pos_c9_q ? pos_q[319:288] : 32'd0)
+                 | (take_jump_c9_q ? pos_jumpv[319:288] : 32'd0)
+                 | (take_prev_c9_q ? pos_prev_q[319:288] : 32'd0)),
+                ((take_pos_c8_q ? pos_q[287:256] : 32'd0)
+                 | (take_jump_c8_q ? pos_jumpv[287:256] : 32'd0)
+                 | (take_prev_c8_q ? pos_prev_q[287:256] : 32'd0)),
+                ((take_pos_c7_q ? pos_q[255:224] : 32'd0)
+                 | (take_jump_c7_q ? pos_jumpv[255:224] : 32'd0)
+                 | (take_prev_c7_q ? pos_prev_q[255:224] : 32'd0)),
+                ((take_pos_c6_q ? pos_q[223:192] : 32'd0)
+                 | (take_jump_c6_q ? pos_jumpv[223:192] : 32'd0)
+                 | (take_prev_c6_q ? pos_prev_q[223:192] : 32'd0)),
+                ((take_pos_c5_q ? pos_q[191:160] : 32'd0)
+                 | (take_jump_c5_q ? pos_jumpv[191:160] : 32'd0)
+                 | (take_prev_c5_q ? pos_prev_q[191:160] : 32'd0)),
+                ((take_pos_c4_q ? pos_q[159:128] : 32'd0)
+                 | (take_jump_c4_q ? pos_jumpv[159:128] : 32'd0)
+                 | (take_prev_c4_q ? pos_prev_q[159:128] : 32'd0)),
+                ((take_pos_c3_q ? pos_q[127:96] : 32'd0)
+                 | (take_jump_c3_q ? pos_jumpv[127:96] : 32'd0)
+                 | (take_prev_c3_q ? pos_prev_q[127:96] : 32'd0)),
+                ((take_pos_c2_q ? pos_q[95:64] : 32'd0)
+                 | (take_jump_c2_q ? pos_jumpv[95:64] : 32'd0)
+                 | (take_prev_c2_q ? pos_prev_q[95:64] : 32'd0)),
+                ((take_pos_c1_q ? pos_q[63:32] : 32'd0)
+                 | (take_jump_c1_q ? pos_jumpv[63:32] : 32'd0)
+                 | (take_prev_c1_q ? pos_prev_q[63:32] : 32'd0)),
+                ((take_pos_c0_q ? pos_q[31:0] : 32'd0) | (take_jump_c0_q ? pos_jumpv[31:0] : 32'd0)
+                 | (take_prev_c0_q ? pos_prev_q[31:0] : 32'd0))};
+  assign pos_prev_slot = (pos_prev_near_q | pos_prev_far_q);
+  assign pos_near = ((take_pos_c16_q ?
+                        {(|pos_q[504:384]), (|pos_q[376:256]), (|pos_q[248:128]), (|pos_q[120:0])}
+                      : 4'd0) | (take_jump_c16_q ? pos_jump_q : 4'd0)
+                     | (take_prev_c16_q ? pos_prev_near_q : 4'd0));
+  assign pos_far = ((take_pos_c16_q ?
+                       {(|pos_q[511:505]), (|pos_q[383:377]), (|pos_q[255:249]), (|pos_q[127:121])}
+                     : 4'd0) | (take_jump_c16_q ? 4'd0 : 4'd0)
+                    | (take_prev_c16_q ? pos_prev_far_q : 4'd0));
+  assign pos_first_now = ((take_pos_c16_q ? {pos_q[384], pos_q[256], pos_q[128], pos_q[0]} : 4'd0)
+                          | (take_jump_c16_q ? pos_jump_q : 4'd0)
+                          | (take_prev_c16_q ? pos_prev_first_q : 4'd0));
+  assign pos_prev_near_d = pos_near;
+  assign pos_prev_far_d = pos_far;
+  assign pos_prev_first_d = pos_first_now;
+  assign pos_step_slot = {(|pos_q[511:384]), (|pos_q[383:256]), (|pos_q[255:128]), (|pos_q[127:0])};
+  assign pos_slot = ((take_pos_c16_q ? pos_step_slot : 4'd0) | (take_jump_c16_q ? pos_jump_q : 4'd0)
+                     | (take_prev_c16_q ? pos_prev_slot : 4'd0));
+  assign pos_first = ((take_pos_c16_q ? {pos_prev_first_q[2:0], pos_prev_first_q[3]} : 4'd0)
+                      | (take_jump_c16_q ? pos_jump_q : 4'd0)
+                      | (take_prev_c16_q ? pos_prev_first_q : 4'd0));
+  assign slot_cur = {(slot3_tag_q == blk_q), (slot2_tag_q == blk_q), (slot1_tag_q == blk_q),
+                     (slot0_tag_q == blk_q)};
+  assign slot_mine = (slot_full & slot_tag_cur_q);
+  assign slot_mine_next = {slot_mine[0], slot_mine[3:1]};
+  assign slot_mine_next2 = {slot_mine_next[0], slot_mine_next[3:1]};
+  assign slot_mine2 = (slot_mine & slot_mine_next);
+  assign slot_mine3 = (slot_mine2 & slot_mine_next2);
+  assign bits_in = ((take_pos_c16_q ?
+                       (|(({(|pos_q[504:384]), (|pos_q[376:256]), (|pos_q[248:128]),
+                            (|pos_q[120:0])} & slot_mine2)
+                          | ({(|pos_q[511:505]), (|pos_q[383:377]), (|pos_q[255:249]),
+                              (|pos_q[127:121])} & slot_mine3)))
+                     : 1'd0) | (take_jump_c16_q ? (|(pos_jump_q & slot_mine2)) : 1'd0)
+                    | (take_prev_c16_q ?
+                         (|((pos_prev_near_q & slot_mine2) | (pos_prev_far_q & slot_mine3)))
+                       : 1'd0));
+  assign last_in = (slot_mine & slot_last);
+  assign blk_done = (blk_done_q | (|last_in));
+  assign blk_end_slot = (blk_end_slot_q | last_in);
+  assign blk_end_cidx = (blk_done_q ? blk_end_cidx_q
+                         : ((last_in[0] ? slot0_cidx_q : 4'd0) | (last_in[1] ? slot1_cidx_q : 4'd0)
+                            | ((last_in[2] ? slot2_cidx_q : 4'd0)
+                               | (last_in[3] ? slot3_cidx_q : 4'd0))));
+  assign pos_slot_full = (|(pos_first & slot_mine));
+  assign pos_slot_c = ((pos_slot[0] ? slot0_c_q : 1'd0) | (pos_slot[1] ? slot1_c_q : 1'd0)
+                       | ((pos_slot[2] ? slot2_c_q : 1'd0) | (pos_slot[3] ? slot3_c_q : 1'd0)));
+  assign pos_slot_tcode = ((pos_slot[0] ? slot0_tcode_q : 2'd0)
+                           | (pos_slot[1] ? slot1_tcode_q : 2'd0)
+                           | ((pos_slot[2] ? slot2_tcode_q : 2'd0)
+                              | (pos_slot[3] ? slot3_tcode_q : 2'd0)));
+  assign pos_slot_cidx = ((pos_slot[0] ? slot0_cidx_q : 4'd0) | (pos_slot[1] ? slot1_cidx_q : 4'd0)
+                          | ((pos_slot[2] ? slot2_cidx_q : 4'd0)
+                             | (pos_slot[3] ? slot3_cidx_q : 4'd0)));
+  assign raw_final = (|(pos_slot & slot_last));
+  assign beat_final = (beat_q == blk_beats_m1_q);
+  assign go_dec = (st_dec_q & credit_q & (blk_done | bits_in));
+  assign go_raw = (st_raw_q & credit_q & pos_slot_full);
+  assign go = (go_dec | go_raw);
+  assign raw_end = (go_raw & raw_final);
+  assign jump = (((st_dec_q & credit_q & beat_final) | st_end_q) & blk_done);
+  assign to_end = (go_dec & beat_final & ~blk_done);
+  assign new_ok = (st_new_q & pos_slot_full);
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      pos_prev_near_q <= 4'd1;
+      pos_prev_far_q <= 4'd0;
+      pos_prev_first_q <= 4'd1;
+    end else begin
+      pos_prev_near_q <= pos_prev_near_d;
+      pos_prev_far_q <= pos_prev_far_d;
+      pos_prev_first_q <= pos_prev_first_d;
+    end
+  end
+
+  // L: four token steps from the position (one AND-OR term per token length)
+  wire [511:0] ring_bits;
+  wire [511:0] ring_len2;
+  wire [511:0] ring_len34;
+  wire [511:0] ring_len6;
+  wire [511:0] ring_len24;
+  wire [511:0] ring_len12;
+  wire [511:0] ring_len16;
+  wire [511:0] pos1_l2;
+  wire [511:0] pos1_l34;
+  wire [511:0] pos1_l6;
+  wire [511:0] pos1_l24;
+  wire [511:0] pos1_l12;
+  wire [511:0] pos1_l16;
+  wire [511:0] pos1;
+  wire [511:0] pos2_l2;
+  wire [511:0] pos2_l34;
+  wire [511:0] pos2_l6;
+  wire [511:0] pos2_l24;
+  wire [511:0] pos2_l12;
+  wire [511:0] pos2_l16;
+  wire [511:0] pos2;
+  wire [511:0] pos3_l2;
+  wire [511:0] pos3_l34;
+  wire [511:0] pos3_l6;
+  wire [511:0] pos3_l24;
+  wire [511:0] pos3_l12;
+  wire [511:0] pos3_l16;
+  wire [511:0] pos3;
+  wire [511:0] pos4_l2;
+  wire [511:0] pos4_l34;
+  wire [511:0] pos4_l6;
+  wire [511:0] pos4_l24;
+  wire [511:0] pos4_l12;
+  wire [511:0] pos4_l16;
+  wire [511:0] pos4;
+  wire [511:0] pos_d;
+  wire [511:0] pos_prev_d;
+  wire [3:0] pos_jump_d;
+  wire take_pos;
+  wire take_step;
+  wire take_none;
+  wire take_pos_c0_d;
+  wire take_jump_c0_d;
+  wire take_prev_c0_d;
+  wire take_pos_c1_d;
+  wire take_jump_c1_d;
+  wire take_prev_c1_d;
+  wire take_pos_c2_d;
+  wire take_jump_c2_d;
+  wire take_prev_c2_d;
+  wire take_pos_c3_d;
+  wire take_jump_c3_d;
+  wire take_prev_c3_d;
+  wire take_pos_c4_d;
+  wire take_jump_c4_d;
+  wire take_prev_c4_d;
+  wire take_pos_c5_d;
+  wire take_jump_c5_d;
+  wire take_prev_c5_d;
+  wire take_pos_c6_d;
+  wire take_jump_c6_d;
+  wire take_prev_c6_d;
+  wire take_pos_c7_d;
+  wire take_jump_c7_d;
+  wire take_prev_c7_d;
+  wire take_pos_c8_d;
+  wire take_jump_c8_d;
+  wire take_prev_c8_d;
+  wire take_pos_c9_d;
+  wire take_jump_c9_d;
+  wire take_prev_c9_d;
+  wire take_pos_c10_d;
+  wire take_jump_c10_d;
+  wire take_prev_c10_d;
+  wire take_pos_c11_d;
+  wire take_jump_c11_d;
+  wire take_prev_c11_d;
+  wire take_pos_c12_d;
+  wire take_jump_c12_d;
+  wire take_prev_c12_d;
+  wire take_pos_c13_d;
+  wire take_jump_c13_d;
+  wire take_prev_c13_d;
+  wire take_pos_c14_d;
+  wire take_jump_c14_d;
+  wire take_prev_c14_d;
+  wire take_pos_c15_d;
+  wire take_jump_c15_d;
+  wire take_prev_c15_d;
+  wire take_pos_c16_d;
+  wire take_jump_c16_d;
+  wire take_prev_c16_d;
+  assign ring_bits = {slot3_data_q[0], slot3_data_q[1], slot3_data_q[2], slot3_data_q[3],
+                      slot3_data_q[4], slot3_data_q[5], slot3_data_q[6], slot3_data_q[7],
+                      slot3_data_q[8], slot3_data_q[9], slot3_data_q[10], slot3_data_q[11],
+                      slot3_data_q[12], slot3_data_q[13], slot3_data_q[14], slot3_data_q[15],
+                      slot3_data_q[16], slot3_data_q[17], slot3_data_q[18], slot3_data_q[19],
+                      slot3_data_q[20], slot3_data_q[21], slot3_data_q[22], slot3_data_q[23],
+                      slot3_data_q[24], slot3_data_q[25], slot3_data_q[26], slot3_data_q[27],
+                      slot3_data_q[28], slot3_data_q[29], slot3_data_q[30], slot3_data_q[31],
+                      slot3_data_q[32], slot3_data_q[33], slot3_data_q[34], slot3_data_q[35],
+                      slot3_data_q[36], slot3_data_q[37], slot3_data_q[38], slot3_data_q[39],
+                      slot3_data_q[40], slot3_data_q[41], slot3_data_q[42], slot3_data_q[43],
+                      slot3_data_q[44], slot3_data_q[45], slot3_data_q[46], slot3_data_q[47],
+                      slot3_data_q[48], slot3_data_q[49], slot3_data_q[50], slot3_data_q[51],
+                      slot3_data_q[52], slot3_data_q[53], slot3_data_q[54], slot3_data_q[55],
+                      slot3_data_q[56], slot3_data_q[57], slot3_data_q[58], slot3_data_q[59],
+                      slot3_data_q[60], slot3_data_q[61], slot3_data_q[62], slot3_data_q[63],
+                      slot3_data_q[64], slot3_data_q[65], slot3_data_q[66], slot3_data_q[67],
+                      slot3_data_q[68], slot3_data_q[69], slot3_data_q[70], slot3_data_q[71],
+                      slot3_data_q[72], slot3_data_q[73], slot3_data_q[74], slot3_data_q[75],
+                      slot3_data_q[76], slot3_data_q[77], slot3_data_q[78], slot3_data_q[79],
+                      slot3_data_q[80], slot3_data_q[81], slot3_data_q[82], slot3_data_q[83],
+                      slot3_data_q[84], slot3_data_q[85], slot3_data_q[86], slot3_data_q[87],
+                      slot3_data_q[88], slot3_data_q[89], slot3_data_q[90], slot3_data_q[91],
+                      slot3_data_q[92], slot3_data_q[93], slot3_data_q[94], slot3_data_q[95],
+                      slot3_data_q[96], slot3_data_q[97], slot3_data_q[98], slot3_data_q[99],
+                      slot3_data_q[100], slot3_data_q[101], slot3_data_q[102], slot3_data_q[103],
+                      slot3_data_q[104], slot3_data_q[105], slot3_data_q[106], slot3_data_q[107],
+                      slot3_data_q[108], slot3_data_q[109], slot3_data_q[110], slot3_data_q[111],
+                      slot3_data_q[112], slot3_data_q[113], slot3_data_q[114], slot3_data_q[115],
+                      slot3_data_q[116], slot3_data_q[117], slot3_data_q[118], slot3_data_q[119],
+                      slot3_data_q[120], slot3_data_q[121], slot3_data_q[122], slot3_data_q[123],
+                      slot3_data_q[124], slot3_data_q[125], slot3_data_q[126], slot3_data_q[127],
+                      slot2_data_q[0], slot2_data_q[1], slot2_data_q[2], slot2_data_q[3],
+                      slot2_data_q[4], slot2_data_q[5], slot2_data_q[6], slot2_data_q[7],
+                      slot2_data_q[8], slot2_data_q[9], slot2_data_q[10], slot2_data_q[11],
+                      slot2_data_q[12], slot2_data_q[13], slot2_data_q[14], slot2_data_q[15],
+                      slot2_data_q[16], slot2_data_q[17], slot2_data_q[18], slot2_data_q[19],
+                      slot2_data_q[20], slot2_data_q[21], slot2_data_q[22], slot2_data_q[23],
+                      slot2_data_q[24], slot2_data_q[25], slot2_data_q[26], slot2_data_q[27],
+                      slot2_data_q[28], slot2_data_q[29], slot2_data_q[30], slot2_data_q[31],
+                      slot2_data_q[32], slot2_data_q[33], slot2_data_q[34], slot2_data_q[35],
+                      slot2_data_q[36], slot2_data_q[37], slot2_data_q[38], slot2_data_q[39],
+                      slot2_data_q[40], slot2_data_q[41], slot2_data_q[42], slot2_data_q[43],
+                      slot2_data_q[44], slot2_data_q[45], slot2_data_q[46], slot2_data_q[47],
+                      slot2_data_q[48], slot2_data_q[49], slot2_data_q[50], slot2_data_q[51],
+                      slot2_data_q[52], slot2_data_q[53], slot2_data_q[54], slot2_data_q[55],
+                      slot2_data_q[56], slot2_data_q[57], slot2_data_q[58], slot2_data_q[59],
+                      slot2_data_q[60], slot2_data_q[61], slot2_data_q[62], slot2_data_q[63],
+                      slot2_data_q[64], slot2_data_q[65], slot2_data_q[66], slot2_data_q[67],
+                      slot2_data_q[68], slot2_data_q[69], slot2_data_q[70], slot2_data_q[71],
+                      slot2_data_q[72], slot2_data_q[73], slot2_data_q[74], slot2_data_q[75],
+                      slot2_data_q[76], slot2_data_q[77], slot2_data_q[78], slot2_data_q[79],
+                      slot2_data_q[80], slot2_data_q[81], slot2_data_q[82], slot2_data_q[83],
+                      slot2_data_q[84], slot2_data_q[85], slot2_data_q[86], slot2_data_q[87],
+                      slot2_data_q[88], slot2_data_q[89], slot2_data_q[90], slot2_data_q[91],
+                      slot2_data_q[92], slot2_data_q[93], slot2_data_q[94], slot2_data_q[95],
+                      slot2_data_q[96], slot2_data_q[97], slot2_data_q[98], slot2_data_q[99],
+                      slot2_data_q[100], slot2_data_q[101], slot2_data_q[102], slot2_data_q[103],
+                      slot2_data_q[104], slot2_data_q[105], slot2_data_q[106], slot2_data_q[107],
+                      slot2_data_q[108], slot2_data_q[109], slot2_data_q[110], slot2_data_q[111],
+                      slot2_data_q[112], slot2_data_q[113], slot2_data_q[114], slot2_data_q[115],
+                      slot2_data_q[116], slot2_data_q[117], slot2_data_q[118], slot2_data_q[119],
+                      slot2_data_q[120], slot2_data_q[121], slot2_data_q[122], slot2_data_q[123],
+                      slot2_data_q[124], slot2_data_q[125], slot2_data_q[126], slot2_data_q[127],
+                      slot1_data_q[0], slot1_data_q[1], slot1_data_q[2], slot1_data_q[3],
+                      slot1_data_q[4], slot1_data_q[5], slot1_data_q[6], slot1_data_q[7],
+                      slot1_data_q[8], slot1_data_q[9], slot1_data_q[10], slot1_data_q[11],
+                      slot1_data_q[12], slot1_data_q[13], slot1_data_q[14], slot1_data_q[15],
+                      slot1_data_q[16], slot1_data_q[17], slot1_data_q[18], slot1_data_q[19],
+                      slot1_data_q[20], slot1_data_q[21], slot1_data_q[22], slot1_data_q[23],
+                      slot1_data_q[24], slot1_data_q[25], slot1_data_q[26], slot1_data_q[27],
+                      slot1_data_q[28], slot1_data_q[29], slot1_data_q[30], slot1_data_q[31],
+                      slot1_data_q[32], slot1_data_q[33], slot1_data_q[34], slot1_data_q[35],
+                      slot1_data_q[36], slot1_data_q[37], slot1_data_q[38], slot1_data_q[39],
+                      slot1_data_q[40], slot1_data_q[41], slot1_data_q[42], slot1_data_q[43],
+                      slot1_data_q[44], slot1_data_q[45], slot1_data_q[46], slot1_data_q[47],
+                      slot1_data_q[48], slot1_data_q[49], slot1_data_q[50], slot1_data_q[51],
+                      slot1_data_q[52], slot1_data_q[53], slot1_data_q[54], slot1_data_q[55],
+                      slot1_data_q[56], slot1_data_q[57], slot1_data_q[58], slot1_data_q[59],
+                      slot1_data_q[60], slot1_data_q[61], slot1_data_q[62], slot1_data_q[63],
+                      slot1_data_q[64], slot1_data_q[65], slot1_data_q[66], slot1_data_q[67],
+                      slot1_data_q[68], slot1_data_q[69], slot1_data_q[70], slot1_data_q[71],
+                      slot1_data_q[72], slot1_data_q[73], slot1_data_q[74], slot1_data_q[75],
+                      slot1_data_q[76], slot1_data_q[77], slot1_data_q[78], slot1_data_q[79],
+                      slot1_data_q[80], slot1_data_q[81], slot1_data_q[82], slot1_data_q[83],
+                      slot1_data_q[84], slot1_data_q[85], slot1_data_q[86], slot1_data_q[87],
+                      slot1_data_q[88], slot1_data_q[89], slot1_data_q[90], slot1_data_q[91],
+                      slot1_data_q[92], slot1_data_q[93], slot1_data_q[94], slot1_data_q[95],
+                      slot1_data_q[96], slot1_data_q[97], slot1_data_q[98], slot1_data_q[99],
+                      slot1_data_q[100], slot1_data_q[101], slot1_data_q[102], slot1_data_q[103],
+                      slot1_data_q[104], slot1_data_q[105], slot1_data_q[106], slot1_data_q[107],
+                      slot1_data_q[108], slot1_data_q[109], slot1_data_q[110], slot1_data_q[111],
+                      slot1_data_q[112], slot1_data_q[113], slot1_data_q[114], slot1_data_q[115],
+                      slot1_data_q[116], slot1_data_q[117], slot1_data_q[118], slot1_data_q[119],
+                      slot1_data_q[120], slot1_data_q[121], slot1_data_q[122], slot1_data_q[123],
+                      slot1_data_q[124], slot1_data_q[125], slot1_data_q[126], slot1_data_q[127],
+                      slot0_data_q[0], slot0_data_q[1], slot0_data_q[2], slot0_data_q[3],
+                      slot0_data_q[4], slot0_data_q[5], slot0_data_q[6], slot0_data_q[7],
+                      slot0_data_q[8], slot0_data_q[9], slot0_data_q[10], slot0_data_q[11],
+                      slot0_data_q[12], slot0_data_q[13], slot0_data_q[14], slot0_data_q[15],
+                      slot0_data_q[16], slot0_data_q[17], slot0_data_q[18], slot0_data_q[19],
+                      slot0_data_q[20], slot0_data_q[21], slot0_data_q[22], slot0_data_q[23],
+                      slot0_data_q[24], slot0_data_q[25], slot0_data_q[26], slot0_data_q[27],
+                      slot0_data_q[28], slot0_data_q[29], slot0_data_q[30], slot0_data_q[31],
+                      slot0_data_q[32], slot0_data_q[33], slot0_data_q[34], slot0_data_q[35],
+                      slot0_data_q[36], slot0_data_q[37], slot0_data_q[38], slot0_data_q[39],
+                      slot0_data_q[40], slot0_data_q[41], slot0_data_q[42], slot0_data_q[43],
+                      slot0_data_q[44], slot0_data_q[45], slot0_data_q[46], slot0_data_q[47],
+                      slot0_data_q[48], slot0_data_q[49], slot0_data_q[50], slot0_data_q[51],
+                      slot0_data_q[52], slot0_data_q[53], slot0_data_q[54], slot0_data_q[55],
+                      slot0_data_q[56], slot0_data_q[57], slot0_data_q[58], slot0_data_q[59],
+                      slot0_data_q[60], slot0_data_q[61], slot0_data_q[62], slot0_data_q[63],
+                      slot0_data_q[64], slot0_data_q[65], slot0_data_q[66], slot0_data_q[67],
+                      slot0_data_q[68], slot0_data_q[69], slot0_data_q[70], slot0_data_q[71],
+                      slot0_data_q[72], slot0_data_q[73], slot0_data_q[74], slot0_data_q[75],
+                      slot0_data_q[76], slot0_data_q[77], slot0_data_q[78], slot0_data_q[79],
+                      slot0_data_q[80], slot0_data_q[81], slot0_data_q[82], slot0_data_q[83],
+                      slot0_data_q[84], slot0_data_q[85], slot0_data_q[86], slot0_data_q[87],
+                      slot0_data_q[88], slot0_data_q[89], slot0_data_q[90], slot0_data_q[91],
+                      slot0_data_q[92], slot0_data_q[93], slot0_data_q[94], slot0_data_q[95],
+                      slot0_data_q[96], slot0_data_q[97], slot0_data_q[98], slot0_data_q[99],
+                      slot0_data_q[100], slot0_data_q[101], slot0_data_q[102], slot0_data_q[103],
+                      slot0_data_q[104], slot0_data_q[105], slot0_data_q[106], slot0_data_q[107],
+                      slot0_data_q[108], slot0_data_q[109], slot0_data_q[110], slot0_data_q[111],
+                      slot0_data_q[112], slot0_data_q[113], slot0_data_q[114], slot0_data_q[115],
+                      slot0_data_q[116], slot0_data_q[117], slot0_data_q[118], slot0_data_q[119],
+                      slot0_data_q[120], slot0_data_q[121], slot0_data_q[122], slot0_data_q[123],
+                      slot0_data_q[124], slot0_data_q[125], slot0_data_q[126], slot0_data_q[127]};
+  assign ring_len2 = (~ring_bits & ~{ring_bits[0], ring_bits[511:1]});
+  assign ring_len34 = (~ring_bits & {ring_bits[0], ring_bits[511:1]});
+  assign ring_len6 = (ring_bits & ~{ring_bits[0], ring_bits[511:1]});
+  assign ring_len24 = (ring_bits & {ring_bits[0], ring_bits[511:1]}
+                       & ~({ring_bits[1:0], ring_bits[511:2]}
+                           ^ {ring_bits[2:0], ring_bits[511:3]}));
+  assign ring_len12 = (ring_bits & {ring_bits[0], ring_bits[511:1]}
+                       & (~{ring_bits[1:0], ring_bits[511:2]}
+                          & {ring_bits[2:0], ring_bits[511:3]}));
+  assign ring_len16 = (ring_bits & {ring_bits[0], ring_bits[511:1]}
+                       & ({ring_bits[1:0], ring_bits[511:2]}
+                          & ~{ring_bits[2:0], ring_bits[511:3]}));
+  assign pos1_l2 = (pos & ring_len2);
+  assign pos1_l34 = (pos & ring_len34);
+  assign pos1_l6 = (pos & ring_len6);
+  assign pos1_l24 = (pos & ring_len24);
+  assign pos1_l12 = (pos & ring_len12);
+  assign pos1_l16 = (pos & ring_len16);
+  assign pos1 = ({pos1_l2[509:0], pos1_l2[511:510]} | {pos1_l34[477:0], pos1_l34[511:478]}
+                 | ({pos1_l6[505:0], pos1_l6[511:506]} | {pos1_l24[487:0], pos1_l24[511:488]})
+                 | ({pos1_l12[499:0], pos1_l12[511:500]} | {pos1_l16[495:0], pos1_l16[511:496]}));
+  assign pos2_l2 = (pos1 & ring_len2);
+  assign pos2_l34 = (pos1 & ring_len34);
+  assign pos2_l6 = (pos1 & ring_len6);
+  assign pos2_l24 = (pos1 & ring_len24);
+  assign pos2_l12 = (pos1 & ring_len12);
+  assign pos2_l16 = (pos1 & ring_len16);
+  assign pos2 = ({pos2_l2[509:0], pos2_l2[511:510]} | {pos2_l34[477:0], pos2_l34[511:478]}
+                 | ({pos2_l6[505:0], pos2_l6[511:506]} | {pos2_l24[487:0], pos2_l24[511:488]})
+                 | ({pos2_l12[499:0], pos2_l12[511:500]} | {pos2_l16[495:0], pos2_l16[511:496]}));
+  assign pos3_l2 = (pos2 & ring_len2);
+  assign pos3_l34 = (pos2 & ring_len34);
+  assign pos3_l6 = (pos2 & ring_len6);
+  assign pos3_l24 = (pos2 & ring_len24);
+  assign pos3_l12 = (pos2 & ring_len12);
+  assign pos3_l16 = (pos2 & ring_len16);
+  assign pos3 = ({pos3_l2[509:0], pos3_l2[511:510]} | {pos3_l34[477:0], pos3_l34[511:478]}
+                 | ({pos3_l6[505:0], pos3_l6[511:506]} | {pos3_l24[487:0], pos3_l24[511:488]})
+                 | ({pos3_l12[499:0], pos3_l12[511:500]} | {pos3_l16[495:0], pos3_l16[511:496]}));
+  assign pos4_l2 = (pos3 & ring_len2);
+  assign pos4_l34 = (pos3 & ring_len34);
+  assign pos4_l6 = (pos3 & ring_len6);
+  assign pos4_l24 = (pos3 & ring_len24);
+  assign pos4_l12 = (pos3 & ring_len12);
+  assign pos4_l16 = (pos3 & ring_len16);
+  assign pos4 = ({pos4_l2[509:0], pos4_l2[511:510]} | {pos4_l34[477:0], pos4_l34[511:478]}
+                 | ({pos4_l6[505:0], pos4_l6[511:506]} | {pos4_l24[487:0], pos4_l24[511:488]})
+                 | ({pos4_l12[499:0], pos4_l12[511:500]} | {pos4_l16[495:0], pos4_l16[511:496]}));
+  assign pos_d = (st_raw_q ? {pos[383:0], pos[511:384]} : pos4);
+  assign pos_prev_d = pos;
+  assign pos_jump_d = {blk_end_slot[2:0], blk_end_slot[3]};
+  assign take_pos = (go_dec & ~beat_final);
+  assign take_step = (take_pos | go_raw);
+  assign take_none = ~(take_step | jump);
+  assign take_pos_c0_d = take_step;
+  assign take_jump_c0_d = jump;
+  assign take_prev_c0_d = take_none;
+  assign take_pos_c1_d = take_step;
+  assign take_jump_c1_d = jump;
+  assign take_prev_c1_d = take_none;
+  assign take_pos_c2_d = take_step;
+  assign take_jump_c2_d = jump;
+  assign take_prev_c2_d = take_none;
+  assign take_pos_c3_d = take_step;
+  assign take_jump_c3_d = jump;
+  assign take_prev_c3_d = take_none;
+  assign take_pos_c4_d = take_step;
+  assign take_jump_c4_d = jump;
+  assign take_prev_c4_d = take_none;
+  assign take_pos_c5_d = take_step;
+  assign take_jump_c5_d = jump;
+  assign take_prev_c5_d = take_none;
+  assign take_pos_c6_d = take_step;
+  assign take_jump_c6_d = jump;
+  assign take_prev_c6_d = take_none;
+  assign take_pos_c7_d = take_step;
+  assign take_jump_c7_d = jump;
+  assign take_prev_c7_d = take_none;
+  assign take_pos_c8_d = take_step;
+  assign take_jump_c8_d = jump;
+  assign take_prev_c8_d = take_none;
+  assign take_pos_c9_d = take_step;
+  assign take_jump_c9_d = jump;
+  assign take_prev_c9_d = take_none;
+  assign take_pos_c10_d = take_step;
+  assign take_jump_c10_d = jump;
+  assign take_prev_c10_d = take_none;
+  assign take_pos_c11_d = take_step;
+  assign take_jump_c11_d = jump;
+  assign take_prev_c11_d = take_none;
+  assign take_pos_c12_d = take_step;
+  assign take_jump_c12_d = jump;
+  assign take_prev_c12_d = take_none;
+  assign take_pos_c13_d = take_step;
+  assign take_jump_c13_d = jump;
+  assign take_prev_c13_d = take_none;
+  assign take_pos_c14_d = take_step;
+  assign take_jump_c14_d = jump;
+  assign take_prev_c14_d = take_none;
+  assign take_pos_c15_d = take_step;
+  assign take_jump_c15_d = jump;
+  assign take_prev_c15_d = take_none;
+  assign take_pos_c16_d = take_step;
+  assign take_jump_c16_d = jump;
+  assign take_prev_c16_d = take_none;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      pos_prev_q <= 512'h1;
+      pos_jump_q <= 4'd0;
+    end else begin
+      pos_prev_q <= pos_prev_d;
+      pos_jump_q <= pos_jump_d;
+    end
+  end
+  always @(posedge clk_i) begin
+    pos_q <= pos_d;
+  end
+  (* keep *) always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      take_pos_c0_q <= 1'd0;
+      take_jump_c0_q <= 1'd0;
+      take_prev_c0_q <= 1'd1;
+      take_pos_c1_q <= 1'd0;
+      take_jump_c1_q <= 1'd0;
+      take_prev_c1_q <= 1'd1;
+      take_pos_c2_q <= 1'd0;
+      take_jump_c2_q <= 1'd0;
+      take_prev_c2_q <= 1'd1;
+      take_pos_c3_q <= 1'd0;
+      take_jump_c3_q <= 1'd0;
+      take_prev_c3_q <= 1'd1;
+      take_pos_c4_q <= 1'd0;
+      take_jump_c4_q <= 1'd0;
+      take_prev_c4_q <= 1'd1;
+      take_pos_c5_q <= 1'd0;
+      take_jump_c5_q <= 1'd0;
+      take_prev_c5_q <= 1'd1;
+      take_pos_c6_q <= 1'd0;
+      take_jump_c6_q <= 1'd0;
+      take_prev_c6_q <= 1'd1;
+      take_pos_c7_q <= 1'd0;
+      take_jump_c7_q <= 1'd0;
+      take_prev_c7_q <= 1'd1;
+      take_pos_c8_q <= 1'd0;
+      take_jump_c8_q <= 1'd0;
+      take_prev_c8_q <= 1'd1;
+      take_pos_c9_q <= 1'd0;
+      take_jump_c9_q <= 1'd0;
+      take_prev_c9_q <= 1'd1;
+      take_pos_c10_q <= 1'd0;
+      take_jump_c10_q <= 1'd0;
+      take_prev_c10_q <= 1'd1;
+      take_pos_c11_q <= 1'd0;
+      take_jump_c11_q <= 1'd0;
+      take_prev_c11_q <= 1'd1;
+      take_pos_c12_q <= 1'd0;
+      take_jump_c12_q <= 1'd0;
+      take_prev_c12_q <= 1'd1;
+      take_pos_c13_q <= 1'd0;
+      take_jump_c13_q <= 1'd0;
+      take_prev_c13_q <= 1'd1;
+      take_pos_c14_q <= 1'd0;
+      take_jump_c14_q <= 1'd0;
+      take_prev_c14_q <= 1'd1;
+      take_pos_c15_q <= 1'd0;
+      take_jump_c15_q <= 1'd0;
+      take_prev_c15_q <= 1'd1;
+      take_pos_c16_q <= 1'd0;
+      take_jump_c16_q <= 1'd0;
+      take_prev_c16_q <= 1'd1;
+    end else begin
+      take_pos_c0_q <= take_pos_c0_d;
+      take_jump_c0_q <= take_jump_c0_d;
+      take_prev_c0_q <= take_prev_c0_d;
+      take_pos_c1_q <= take_pos_c1_d;
+      take_jump_c1_q <= take_jump_c1_d;
+      take_prev_c1_q <= take_prev_c1_d;
+      take_pos_c2_q <= take_pos_c2_d;
+      take_jump_c2_q <= take_jump_c2_d;
+      take_prev_c2_q <= take_prev_c2_d;
+      take_pos_c3_q <= take_pos_c3_d;
+      take_jump_c3_q <= take_jump_c3_d;
+      take_prev_c3_q <= take_prev_c3_d;
+      take_pos_c4_q <= take_pos_c4_d;
+      take_jump_c4_q <= take_jump_c4_d;
+      take_prev_c4_q <= take_prev_c4_d;
+      take_pos_c5_q <= take_pos_c5_d;
+      take_jump_c5_q <= take_jump_c5_d;
+      take_prev_c5_q <= take_prev_c5_d;
+      take_pos_c6_q <= take_pos_c6_d;
+      take_jump_c6_q <= take_jump_c6_d;
+      take_prev_c6_q <= take_prev_c6_d;
+      take_pos_c7_q <= take_pos_c7_d;
+      take_jump_c7_q <= take_jump_c7_d;
+      take_prev_c7_q <= take_prev_c7_d;
+      take_pos_c8_q <= take_pos_c8_d;
+      take_jump_c8_q <= take_jump_c8_d;
+      take_prev_c8_q <= take_prev_c8_d;
+      take_pos_c9_q <= take_pos_c9_d;
+      take_jump_c9_q <= take_jump_c9_d;
+      take_prev_c9_q <= take_prev_c9_d;
+      take_pos_c10_q <= take_pos_c10_d;
+      take_jump_c10_q <= take_jump_c10_d;
+      take_prev_c10_q <= take_prev_c10_d;
+      take_pos_c11_q <= take_pos_c11_d;
+      take_jump_c11_q <= take_jump_c11_d;
+      take_prev_c11_q <= take_prev_c11_d;
+      take_pos_c12_q <= take_pos_c12_d;
+      take_jump_c12_q <= take_jump_c12_d;
+      take_prev_c12_q <= take_prev_c12_d;
+      take_pos_c13_q <= take_pos_c13_d;
+      take_jump_c13_q <= take_jump_c13_d;
+      take_prev_c13_q <= take_prev_c13_d;
+      take_pos_c14_q <= take_pos_c14_d;
+      take_jump_c14_q <= take_jump_c14_d;
+      take_prev_c14_q <= take_prev_c14_d;
+      take_pos_c15_q <= take_pos_c15_d;
+      take_jump_c15_q <= take_jump_c15_d;
+      take_prev_c15_q <= take_prev_c15_d;
+      take_pos_c16_q <= take_pos_c16_d;
+      take_jump_c16_q <= take_jump_c16_d;
+      take_prev_c16_q <= take_prev_c16_d;
+    end
+  end
+
+  // L: block state (a block starts at its first chunk's slot)
+  wire blk_next;
+  wire st_new_d;
+  wire st_dec_d;
+  wire st_raw_d;
+  wire st_end_d;
+  wire [1:0] blk_d;
+  wire blk_done_d;
+  wire [3:0] blk_end_slot_d;
+  wire [3:0] blk_end_cidx_d;
+  wire [1:0] blk_tcode_d;
+  wire [3:0] blk_beats_m1_d;
+  wire [3:0] beat_d;
+  assign blk_next = (jump | raw_end);
+  assign st_new_d = ((st_new_q & ~pos_slot_full) | blk_next);
+  assign st_dec_d = ((st_dec_q & ~(go_dec & beat_final)) | (new_ok & pos_slot_c));
+  assign st_raw_d = ((st_raw_q & ~raw_end) | (new_ok & ~pos_slot_c));
+  assign st_end_d = ((st_end_q & ~blk_done) | to_end);
+  assign blk_d = (blk_q + 2'd1);
+  assign blk_done_d = (blk_done & ~blk_next);
+  assign blk_end_slot_d = (blk_next ? 4'd0 : blk_end_slot);
+  assign blk_end_cidx_d = blk_end_cidx;
+  assign blk_tcode_d = pos_slot_tcode;
+  assign blk_beats_m1_d = ((pos_slot_tcode == 2'd3) ? 4'd3
+                           : (pos_slot_tcode == 2'd2) ? 4'd4
+                           : (pos_slot_tcode == 2'd1) ? 4'd5
+                           : 4'd7);
+  assign beat_d = (new_ok ? 4'd0 : (beat_q + 4'd1));
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      st_new_q <= 1'd1;
+      st_dec_q <= 1'd0;
+      st_raw_q <= 1'd0;
+      st_end_q <= 1'd0;
+      blk_q <= 2'd0;
+      blk_done_q <= 1'd0;
+      blk_end_slot_q <= 4'd0;
+    end else begin
+      st_new_q <= st_new_d;
+      st_dec_q <= st_dec_d;
+      st_raw_q <= st_raw_d;
+      st_end_q <= st_end_d;
+      if (blk_next) blk_q <= blk_d;
+      blk_done_q <= blk_done_d;
+      blk_end_slot_q <= blk_end_slot_d;
+    end
+  end
+  always @(posedge clk_i) begin
+    blk_end_cidx_q <= blk_end_cidx_d;
+    if (new_ok) begin
+      blk_tcode_q <= blk_tcode_d;
+      blk_beats_m1_q <= blk_beats_m1_d;
+    end
+    if ((new_ok | go_dec)) beat_q <= beat_d;
+  end
+
+  // Ring writes: a chunk enters the write slot when it is empty
+  wire [3:0] slot_free;
+  wire in_ready;
+  wire accept;
+  wire [3:0] slot_we;
+  wire [127:0] chunk_stream;
+  wire [1:0] blk_inc;
+  wire slot0_full_next;
+  wire slot0_full_d;
+  wire [127:0] slot0_data_d;
+  wire [1:0] slot0_tag_d;
+  wire slot0_last_d;
+  wire slot0_c_d;
+  wire [1:0] slot0_tcode_d;
+  wire [3:0] slot0_cidx_d;
+  wire slot1_full_next;
+  wire slot1_full_d;
+  wire [127:0] slot1_data_d;
+  wire [1:0] slot1_tag_d;
+  wire slot1_last_d;
+  wire slot1_c_d;
+  wire [1:0] slot1_tcode_d;
+  wire [3:0] slot1_cidx_d;
+  wire slot2_full_next;
+  wire slot2_full_d;
+  wire [127:0] slot2_data_d;
+  wire [1:0] slot2_tag_d;
+  wire slot2_last_d;
+  wire slot2_c_d;
+  wire [1:0] slot2_tcode_d;
+  wire [3:0] slot2_cidx_d;
+  wire slot3_full_next;
+  wire slot3_full_d;
+  wire [127:0] slot3_data_d;
+  wire [1:0] slot3_tag_d;
+  wire slot3_last_d;
+  wire slot3_c_d;
+  wire [1:0] slot3_tcode_d;
+  wire [3:0] slot3_cidx_d;
+  wire [3:0] slot_tag_cur_d;
+  wire [3:0] wr_slot_d;
+  wire [3:0] free_slot_d;
+  wire [1:0] wr_blk_d;
+  wire [3:0] wr_cidx_d;
+  assign slot_free = (slot_full & free_slot_q
+                      & ({(slot3_tag_q == (blk_q - 2'd1)), (slot2_tag_q == (blk_q - 2'd1)),
+                          (slot1_tag_q == (blk_q - 2'd1)), (slot0_tag_q == (blk_q - 2'd1))}
+                         | (slot_cur & (~pos_slot | {4{st_end_q}}))));
+  assign in_ready = (|(wr_slot_q & ~slot_full));
+  assign accept = (s_valid_i & in_ready);
+  assign slot_we = ({4{accept}} & wr_slot_q);
+  assign chunk_stream = {s_chunk_i[7:0], s_chunk_i[15:8], s_chunk_i[23:16], s_chunk_i[31:24],
+                         s_chunk_i[39:32], s_chunk_i[47:40], s_chunk_i[55:48], s_chunk_i[63:56],
+                         s_chunk_i[71:64], s_chunk_i[79:72], s_chunk_i[87:80], s_chunk_i[95:88],
+                         s_chunk_i[103:96], s_chunk_i[111:104], s_chunk_i[119:112],
+                         s_chunk_i[127:120]};
+  assign blk_inc = (blk_q + 2'd1);
+  assign slot0_full_next = (slot_we[0] | (slot0_full_q & ~slot_free[0]));
+  assign slot0_full_d = slot0_full_next;
+  assign slot0_data_d = chunk_stream;
+  assign slot0_tag_d = wr_blk_q;
+  assign slot0_last_d = s_last_i;
+  assign slot0_c_d = s_c_i;
+  assign slot0_tcode_d = s_tcode_i;
+  assign slot0_cidx_d = wr_cidx_q;
+  assign slot1_full_next = (slot_we[1] | (slot1_full_q & ~slot_free[1]));
+  assign slot1_full_d = slot1_full_next;
+  assign slot1_data_d = chunk_stream;
+  assign slot1_tag_d = wr_blk_q;
+  assign slot1_last_d = s_last_i;
+  assign slot1_c_d = s_c_i;
+  assign slot1_tcode_d = s_tcode_i;
+  assign slot1_cidx_d = wr_cidx_q;
+  assign slot2_full_next = (slot_we[2] | (slot2_full_q & ~slot_free[2]));
+  assign slot2_full_d = slot2_full_next;
+  assign slot2_data_d = chunk_stream;
+  assign slot2_tag_d = wr_blk_q;
+  assign slot2_last_d = s_last_i;
+  assign slot2_c_d = s_c_i;
+  assign slot2_tcode_d = s_tcode_i;
+  assign slot2_cidx_d = wr_cidx_q;
+  assign slot3_full_next = (slot_we[3] | (slot3_full_q & ~slot_free[3]));
+  assign slot3_full_d = slot3_full_next;
+  assign slot3_data_d = chunk_stream;
+  assign slot3_tag_d = wr_blk_q;
+  assign slot3_last_d = s_last_i;
+  assign slot3_c_d = s_c_i;
+  assign slot3_tcode_d = s_tcode_i;
+  assign slot3_cidx_d = wr_cidx_q;
+  assign slot_tag_cur_d = {(blk_next ? ((slot_we[3] ? wr_blk_q : slot3_tag_q) == blk_inc)
+                            : ((slot_we[3] ? wr_blk_q : slot3_tag_q) == blk_q)),
+                           (blk_next ? ((slot_we[2] ? wr_blk_q : slot2_tag_q) == blk_inc)
+                            : ((slot_we[2] ? wr_blk_q : slot2_tag_q) == blk_q)),
+                           (blk_next ? ((slot_we[1] ? wr_blk_q : slot1_tag_q) == blk_inc)
+                            : ((slot_we[1] ? wr_blk_q : slot1_tag_q) == blk_q)),
+                           (blk_next ? ((slot_we[0] ? wr_blk_q : slot0_tag_q) == blk_inc)
+                            : ((slot_we[0] ? wr_blk_q : slot0_tag_q) == blk_q))};
+  assign wr_slot_d = {wr_slot_q[2:0], wr_slot_q[3]};
+  assign free_slot_d = {free_slot_q[2:0], free_slot_q[3]};
+  assign wr_blk_d = (wr_blk_q + 2'd1);
+  assign wr_cidx_d = (s_last_i ? 4'd0 : (wr_cidx_q == 4'd15) ? wr_cidx_q : (wr_cidx_q + 4'd1));
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      slot0_full_q <= 1'd0;
+      slot1_full_q <= 1'd0;
+      slot2_full_q <= 1'd0;
+      slot3_full_q <= 1'd0;
+      slot_tag_cur_q <= 4'd0;
+      wr_slot_q <= 4'd1;
+      free_slot_q <= 4'd1;
+      wr_blk_q <= 2'd0;
+      wr_cidx_q <= 4'd0;
+    end else begin
+      slot0_full_q <= slot0_full_d;
+      slot1_full_q <= slot1_full_d;
+      slot2_full_q <= slot2_full_d;
+      slot3_full_q <= slot3_full_d;
+      slot_tag_cur_q <= slot_tag_cur_d;
+      if (accept) wr_slot_q <= wr_slot_d;
+      if ((|slot_free)) free_slot_q <= free_slot_d;
+      if ((accept & s_last_i)) wr_blk_q <= wr_blk_d;
+      if (accept) wr_cidx_q <= wr_cidx_d;
+    end
+  end
+  always @(posedge clk_i) begin
+    if (slot_we[0]) begin
+      slot0_data_q <= slot0_data_d;
+      slot0_tag_q <= slot0_tag_d;
+      slot0_last_q <= slot0_last_d;
+      slot0_c_q <= slot0_c_d;
+      slot0_tcode_q <= slot0_tcode_d;
+      slot0_cidx_q <= slot0_cidx_d;
+    end
+    if (slot_we[1]) begin
+      slot1_data_q <= slot1_data_d;
+      slot1_tag_q <= slot1_tag_d;
+      slot1_last_q <= slot1_last_d;
+      slot1_c_q <= slot1_c_d;
+      slot1_tcode_q <= slot1_tcode_d;
+      slot1_cidx_q <= slot1_cidx_d;
+    end
+    if (slot_we[2]) begin
+      slot2_data_q <= slot2_data_d;
+      slot2_tag_q <= slot2_tag_d;
+      slot2_last_q <= slot2_last_d;
+      slot2_c_q <= slot2_c_d;
+      slot2_tcode_q <= slot2_tcode_d;
+      slot2_cidx_q <= slot2_cidx_d;
+    end
+    if (slot_we[3]) begin
+      slot3_data_q <= slot3_data_d;
+      slot3_tag_q <= slot3_tag_d;
+      slot3_last_q <= slot3_last_d;
+      slot3_c_q <= slot3_c_d;
+      slot3_tcode_q <= slot3_tcode_d;
+      slot3_cidx_q <= slot3_cidx_d;
+    end
+  end
+
+  // L: the position's offset in its slot (binary), for the window shift
+  wire [6:0] pos_step_off;
+  wire [6:0] pos_prev_off;
+  wire [6:0] pos_off;
+  wire pos_in_blk;
+  wire [3:0] blk_left;
+  wire [1:0] avail_kind;
+  wire [2:0] beat_words;
+  reg  x1_valid_q;
+  wire x1_valid_d;
+  reg  x1_raw_q;
+  wire x1_raw_d;
+  reg  x1_last_q;
+  wire x1_last_d;
+  wire beat_first;
+  reg  x1_first_q;
+  wire x1_first_d;
+  reg  [3:0] x1_need_q;
+  wire [3:0] x1_need_d;
+  reg  [1:0] x1_tcode_q;
+  wire [1:0] x1_tcode_d;
+  reg  [1:0] x1_avail_kind_q;
+  wire [1:0] x1_avail_kind_d;
+  reg  [3:0] x1_slot_c0_q;
+  reg  [3:0] x1_slot_c1_q;
+  reg  [3:0] x1_slot_c2_q;
+  reg  [3:0] x1_slot_c3_q;
+  reg  [3:0] x1_slot_c4_q;
+  reg  [3:0] x1_slot_c5_q;
+  reg  [3:0] x1_slot_c6_q;
+  reg  [3:0] x1_slot_c7_q;
+  reg  [6:0] x1_off_c0_q;
+  reg  [6:0] x1_off_c1_q;
+  reg  [6:0] x1_off_c2_q;
+  reg  [6:0] x1_off_c3_q;
+  reg  [6:0] x1_off_c4_q;
+  reg  [6:0] x1_off_c5_q;
+  reg  [6:0] x1_off_c6_q;
+  reg  [6:0] x1_off_c7_q;
+  wire [3:0] x1_slot_c0_d;
+  wire [3:0] x1_slot_c1_d;
+  wire [3:0] x1_slot_c2_d;
+  wire [3:0] x1_slot_c3_d;
+  wire [3:0] x1_slot_c4_d;
+  wire [3:0] x1_slot_c5_d;
+  wire [3:0] x1_slot_c6_d;
+  wire [3:0] x1_slot_c7_d;
+  wire [6:0] x1_off_c0_d;
+  wire [6:0] x1_off_c1_d;
+  wire [6:0] x1_off_c2_d;
+  wire [6:0] x1_off_c3_d;
+  wire [6:0] x1_off_c4_d;
+  wire [6:0] x1_off_c5_d;
+  wire [6:0] x1_off_c6_d;
+  wire [6:0] x1_off_c7_d;
+  assign pos_step_off = {(|{pos_q[511], pos_q[510], pos_q[509], pos_q[508], pos_q[507], pos_q[506],
+                            pos_q[505], pos_q[504], pos_q[503], pos_q[502], pos_q[501], pos_q[500],
+                            pos_q[499], pos_q[498], pos_q[497], pos_q[496], pos_q[495], pos_q[494],
+                            pos_q[493], pos_q[492], pos_q[491], pos_q[490], pos_q[489], pos_q[488],
+                            pos_q[487], pos_q[486], pos_q[485], pos_q[484], pos_q[483], pos_q[482],
+                            pos_q[481], pos_q[480], pos_q[479], pos_q[478], pos_q[477], pos_q[476],
+                            pos_q[475], pos_q[474], pos_q[473], pos_q[472], pos_q[471], pos_q[470],
+                            pos_q[469], pos_q[468], pos_q[467], pos_q[466], pos_q[465], pos_q[464],
+                            pos_q[463], pos_q[462], pos_q[461], pos_q[460], pos_q[459], pos_q[458],
+                            pos_q[457], pos_q[456], pos_q[455], pos_q[454], pos_q[453], pos_q[452],
+                            pos_q[451], pos_q[450], pos_q[449], pos_q[448], pos_q[383], pos_q[382],
+                            pos_q[381], pos_q[380], pos_q[379], pos_q[378], pos_q[377], pos_q[376],
+                            pos_q[375], pos_q[374], pos_q[373], pos_q[372], pos_q[371], pos_q[370],
+                            pos_q[369], pos_q[368], pos_q[367], pos_q[366], pos_q[365], pos_q[364],
+                            pos_q[363], pos_q[362], pos_q[361], pos_q[360], pos_q[359], pos_q[358],
+                            pos_q[357], pos_q[356], pos_q[355], pos_q[354], pos_q[353], pos_q[352],
+                            pos_q[351], pos_q[350], pos_q[349], pos_q[348], pos_q[347], pos_q[346],
+                            pos_q[345], pos_q[344], pos_q[343], pos_q[342], pos_q[341], pos_q[340],
+                            pos_q[339], pos_q[338], pos_q[337], pos_q[336], pos_q[335], pos_q[334],
+                            pos_q[333], pos_q[332], pos_q[331], pos_q[330], pos_q[329], pos_q[328],
+                            pos_q[327], pos_q[326], pos_q[325], pos_q[324], pos_q[323], pos_q[322],
+                            pos_q[321], pos_q[320], pos_q[255], pos_q[254], pos_q[253], pos_q[252],
+                            pos_q[251], pos_q[250], pos_q[249], pos_q[248], pos_q[247], pos_q[246],
+                            pos_q[245], pos_q[244], pos_q[243], pos_q[242], pos_q[241], pos_q[240],
+                            pos_q[239], pos_q[238], pos_q[237], pos_q[236], pos_q[235], pos_q[234],
+                            pos_q[233], pos_q[232], pos_q[231], pos_q[230], pos_q[229], pos_q[228],
+                            pos_q[227], pos_q[226], pos_q[225], pos_q[224], pos_q[223], pos_q[222],
+                            pos_q[221], pos_q[220], pos_q[219], pos_q[218], pos_q[217], pos_q[216],
+                            pos_q[215], pos_q[214], pos_q[213], pos_q[212], pos_q[211], pos_q[210],
+                            pos_q[209], pos_q[208], pos_q[207], pos_q[206], pos_q[205], pos_q[204],
+                            pos_q[203], pos_q[202], pos_q[201], pos_q[200], pos_q[199], pos_q[198],
+                            pos_q[197], pos_q[196], pos_q[195], pos_q[194], pos_q[193], pos_q[192],
+                            pos_q[127], pos_q[126], pos_q[125], pos_q[124], pos_q[123], pos_q[122],
+                            pos_q[121], pos_q[120], pos_q[119], pos_q[118], pos_q[117], pos_q[116],
+                            pos_q[115], pos_q[114], pos_q[113], pos_q[112], pos_q[111], pos_q[110],
+                            pos_q[109], pos_q[108], pos_q[107], pos_q[106], pos_q[105], pos_q[104],
+                            pos_q[103], pos_q[102], pos_q[101], pos_q[100], pos_q[99], pos_q[98],
+                            pos_q[97], pos_q[96], pos_q[95], pos_q[94], pos_q[93], pos_q[92],
+                            pos_q[91], pos_q[90], pos_q[89], pos_q[88], pos_q[87], pos_q[86],
+                            pos_q[85], pos_q[84], pos_q[83], pos_q[82], pos_q[81], pos_q[80],
+                            pos_q[79], pos_q[78], pos_q[77], pos_q[76], pos_q[75], pos_q[74],
+                            pos_q[73], pos_q[72], pos_q[71], pos_q[70], pos_q[69], pos_q[68],
+                            pos_q[67], pos_q[66], pos_q[65], pos_q[64]}),
+                         (|{pos_q[511], pos_q[510], pos_q[509], pos_q[508], pos_q[507], pos_q[506],
+                            pos_q[505], pos_q[504], pos_q[503], pos_q[502], pos_q[501], pos_q[500],
+                            pos_q[499], pos_q[498], pos_q[497], pos_q[496], pos_q[495], pos_q[494],
+                            pos_q[493], pos_q[492], pos_q[491], pos_q[490], pos_q[489], pos_q[488],
+                            pos_q[487], pos_q[486], pos_q[485], pos_q[484], pos_q[483], pos_q[482],
+                            pos_q[481], pos_q[480], pos_q[447], pos_q[446], pos_q[445], pos_q[444],
+                            pos_q[443], pos_q[442], pos_q[441], pos_q[440], pos_q[439], pos_q[438],
+                            pos_q[437], pos_q[436], pos_q[435], pos_q[434], pos_q[433], pos_q[432],
+                            pos_q[431], pos_q[430], pos_q[429], pos_q[428], pos_q[427], pos_q[426],
+                            pos_q[425], pos_q[424], pos_q[423], pos_q[422], pos_q[421], pos_q[420],
+                            pos_q[419], pos_q[418], pos_q[417], pos_q[416], pos_q[383], pos_q[382],
+                            pos_q[381], pos_q[380], pos_q[379], pos_q[378], pos_q[377], pos_q[376],
+                            pos_q[375], pos_q[374], pos_q[373], pos_q[372], pos_q[371], pos_q[370],
+                            pos_q[369], pos_q[368], pos_q[367], pos_q[366], pos_q[365], pos_q[364],
+                            pos_q[363], pos_q[362], pos_q[361], pos_q[360], pos_q[359], pos_q[358],
+                            pos_q[357], pos_q[356], pos_q[355], pos_q[354], pos_q[353], pos_q[352],
+                            pos_q[319], pos_q[318], pos_q[317], pos_q[316], pos_q[315], pos_q[314],
+                            pos_q[313], pos_q[312], pos_q[311], pos_q[310], pos_q[309], pos_q[308],
+                            pos_q[307], pos_q[306], pos_q[305], pos_q[304], pos_q[303], pos_q[302],
+                            pos_q[301], pos_q[300], pos_q[299], pos_q[298], pos_q[297], pos_q[296],
+                            pos_q[295], pos_q[294], pos_q[293], pos_q[292], pos_q[291], pos_q[290],
+                            pos_q[289], pos_q[288], pos_q[255], pos_q[254], pos_q[253], pos_q[252],
+                            pos_q[251], pos_q[250], pos_q[249], pos_q[248], pos_q[247], pos_q[246],
+                            pos_q[245], pos_q[244], pos_q[243], pos_q[242], pos_q[241], pos_q[240],
+                            pos_q[239], pos_q[238], pos_q[237], pos_q[236], pos_q[235], pos_q[234],
+                            pos_q[233], pos_q[232], pos_q[231], pos_q[230], pos_q[229], pos_q[228],
+                            pos_q[227], pos_q[226], pos_q[225], pos_q[224], pos_q[191], pos_q[190],
+                            pos_q[189], pos_q[188], pos_q[187], pos_q[186], pos_q[185], pos_q[184],
+                            pos_q[183], pos_q[182], pos_q[181], pos_q[180], pos_q[179], pos_q[178],
+                            pos_q[177], pos_q[176], pos_q[175], pos_q[174], pos_q[173], pos_q[172],
+                            pos_q[171], pos_q[170], pos_q[169], pos_q[168], pos_q[167], pos_q[166],
+                            pos_q[165], pos_q[164], pos_q[163], pos_q[162], pos_q[161], pos_q[160],
+                            pos_q[127], pos_q[126], pos_q[125], pos_q[124], pos_q[123], pos_q[122],
+                            pos_q[121], pos_q[120], pos_q[119], pos_q[118], pos_q[117], pos_q[116],
+                            pos_q[115], pos_q[114], pos_q[113], pos_q[112], pos_q[111], pos_q[110],
+                            pos_q[109], pos_q[108], pos_q[107], pos_q[106], pos_q[105], pos_q[104],
+                            pos_q[103], pos_q[102], pos_q[101], pos_q[100], pos_q[99], pos_q[98],
+                            pos_q[97], pos_q[96], pos_q[63], pos_q[62], pos_q[61], pos_q[60],
+                            pos_q[59], pos_q[58], pos_q[57], pos_q[56], pos_q[55], pos_q[54],
+                            pos_q[53], pos_q[52], pos_q[51], pos_q[50], pos_q[49], pos_q[48],
+                            pos_q[47], pos_q[46], pos_q[45], pos_q[44], pos_q[43], pos_q[42],
+                            pos_q[41], pos_q[40], pos_q[39], pos_q[38], pos_q[37], pos_q[36],
+                            pos_q[35], pos_q[34], pos_q[33], pos_q[32]}),
+                         (|{pos_q[511], pos_q[510], pos_q[509], pos_q[508], pos_q[507], pos_q[506],
+                            pos_q[505], pos_q[504], pos_q[503], pos_q[502], pos_q[501], pos_q[500],
+                            pos_q[499], pos_q[498], pos_q[497], pos_q[496], pos_q[479], pos_q[478],
+                            pos_q[477], pos_q[476], pos_q[475], pos_q[474], pos_q[473], pos_q[472],
+                            pos_q[471], pos_q[470], pos_q[469], pos_q[468], pos_q[467], pos_q[466],
+                            pos_q[465], pos_q[464], pos_q[447], pos_q[446], pos_q[445], pos_q[444],
+                            pos_q[443], pos_q[442], pos_q[441], pos_q[440], pos_q[439], pos_q[438],
+                            pos_q[437], pos_q[436], pos_q[435], pos_q[434], pos_q[433], pos_q[432],
+                            pos_q[415], pos_q[414], pos_q[413], pos_q[412], pos_q[411], pos_q[410],
+                            pos_q[409], pos_q[408], pos_q[407], pos_q[406], pos_q[405], pos_q[404],
+                            pos_q[403], pos_q[402], pos_q[401], pos_q[400], pos_q[383], pos_q[382],
+                            pos_q[381], pos_q[380], pos_q[379], pos_q[378], pos_q[377], pos_q[376],
+                            pos_q[375], pos_q[374], pos_q[373], pos_q[372], pos_q[371], pos_q[370],
+                            pos_q[369], pos_q[368], pos_q[351], pos_q[350], pos_q[349], pos_q[348],
+                            pos_q[347], pos_q[346], pos_q[345], pos_q[344], pos_q[343], pos_q[342],
+                            pos_q[341], pos_q[340], pos_q[339], pos_q[338], pos_q[337], pos_q[336],
+                            pos_q[319], pos_q[318], pos_q[317], pos_q[316], pos_q[315], pos_q[314],
+                            pos_q[313], pos_q[312], pos_q[311], pos_q[310], pos_q[309], pos_q[308],
+                            pos_q[307], pos_q[306], pos_q[305], pos_q[304], pos_q[287], pos_q[286],
+                            pos_q[285], pos_q[284], pos_q[283], pos_q[282], pos_q[281], pos_q[280],
+                            pos_q[279], pos_q[278], pos_q[277], pos_q[276], pos_q[275], pos_q[274],
+                            pos_q[273], pos_q[272], pos_q[255], pos_q[254], pos_q[253], pos_q[252],
+                            pos_q[251], pos_q[250], pos_q[249], pos_q[248], pos_q[247], pos_q[246],
+                            pos_q[245], pos_q[244], pos_q[243], pos_q[242], pos_q[241], pos_q[240],
+                            pos_q[223], pos_q[222], pos_q[221], pos_q[220], pos_q[219], pos_q[218],
+                            pos_q[217], pos_q[216], pos_q[215], pos_q[214], pos_q[213], pos_q[212],
+                            pos_q[211], pos_q[210], pos_q[209], pos_q[208], pos_q[191], pos_q[190],
+                            pos_q[189], pos_q[188], pos_q[187], pos_q[186], pos_q[185], pos_q[184],
+                            pos_q[183], pos_q[182], pos_q[181], pos_q[180], pos_q[179], pos_q[178],
+                            pos_q[177], pos_q[176], pos_q[159], pos_q[158], pos_q[157], pos_q[156],
+                            pos_q[155], pos_q[154], pos_q[153], pos_q[152], pos_q[151], pos_q[150],
+                            pos_q[149], pos_q[148], pos_q[147], pos_q[146], pos_q[145], pos_q[144],
+                            pos_q[127], pos_q[126], pos_q[125], pos_q[124], pos_q[123], pos_q[122],
+                            pos_q[121], pos_q[120], pos_q[119], pos_q[118], pos_q[117], pos_q[116],
+                            pos_q[115], pos_q[114], pos_q[113], pos_q[112], pos_q[95], pos_q[94],
+                            pos_q[93], pos_q[92], pos_q[91], pos_q[90], pos_q[89], pos_q[88],
+                            pos_q[87], pos_q[86], pos_q[85], pos_q[84], pos_q[83], pos_q[82],
+                            pos_q[81], pos_q[80], pos_q[63], pos_q[62], pos_q[61], pos_q[60],
+                            pos_q[59], pos_q[58], pos_q[57], pos_q[56], pos_q[55], pos_q[54],
+                            pos_q[53], pos_q[52], pos_q[51], pos_q[50], pos_q[49], pos_q[48],
+                            pos_q[31], pos_q[30], pos_q[29], pos_q[28], pos_q[27], pos_q[26],
+                            pos_q[25], pos_q[24], pos_q[23], pos_q[22], pos_q[21], pos_q[20],
+                            pos_q[19], pos_q[18], pos_q[17], pos_q[16]}),
+                         (|{pos_q[511], pos_q[510], pos_q[509], pos_q[508], pos_q[507], pos_q[506],
+                            pos_q[505], pos_q[504], pos_q[495], pos_q[494], pos_q[493], pos_q[492],
+                            pos_q[491], pos_q[490], pos_q[489], pos_q[488], pos_q[479], pos_q[478],
+                            pos_q[477], pos_q[476], pos_q[475], pos_q[474], pos_q[473], pos_q[472],
+                            pos_q[463], pos_q[462], pos_q[461], pos_q[460], pos_q[459], pos_q[458],
+                            pos_q[457], pos_q[456], pos_q[447], pos_q[446], pos_q[445], pos_q[444],
+                            pos_q[443], pos_q[442], pos_q[441], pos_q[440], pos_q[431], pos_q[430],
+                            pos_q[429], pos_q[428], pos_q[427], pos_q[426], pos_q[425], pos_q[424],
+                            pos_q[415], pos_q[414], pos_q[413], pos_q[412], pos_q[411], pos_q[410],
+                            pos_q[409], pos_q[408], pos_q[399], pos_q[398], pos_q[397], pos_q[396],
+                            pos_q[395], pos_q[394], pos_q[393], pos_q[392], pos_q[383], pos_q[382],
+                            pos_q[381], pos_q[380], pos_q[379], pos_q[378], pos_q[377], pos_q[376],
+                            pos_q[367], pos_q[366], pos_q[365], pos_q[364], pos_q[363], pos_q[362],
+                            pos_q[361], pos_q[360], pos_q[351], pos_q[350], pos_q[349], pos_q[348],
+                            pos_q[347], pos_q[346], pos_q[345], pos_q[344], pos_q[335], pos_q[334],
+                            pos_q[333], pos_q[332], pos_q[331], pos_q[330], pos_q[329], pos_q[328],
+                            pos_q[319], pos_q[318], pos_q[317], pos_q[316], pos_q[315], pos_q[314],
+                            pos_q[313], pos_q[312], pos_q[303], pos_q[302], pos_q[301], pos_q[300],
+                            pos_q[299], pos_q[298], pos_q[297], pos_q[296], pos_q[287], pos_q[286],
+                            pos_q[285], pos_q[284], pos_q[283], pos_q[282], pos_q[281], pos_q[280],
+                            pos_q[271], pos_q[270], pos_q[269], pos_q[268], pos_q[267], pos_q[266],
+                            pos_q[265], pos_q[264], pos_q[255], pos_q[254], pos_q[253], pos_q[252],
+                            pos_q[251], pos_q[250], pos_q[249], pos_q[248], pos_q[239], pos_q[238],
+                            pos_q[237], pos_q[236], pos_q[235], pos_q[234], pos_q[233], pos_q[232],
+                            pos_q[223], pos_q[222], pos_q[221], pos_q[220], pos_q[219], pos_q[218],
+                            pos_q[217], pos_q[216], pos_q[207], pos_q[206], pos_q[205], pos_q[204],
+                            pos_q[203], pos_q[202], pos_q[201], pos_q[200], pos_q[191], pos_q[190],
+                            pos_q[189], pos_q[188], pos_q[187], pos_q[186], pos_q[185], pos_q[184],
+                            pos_q[175], pos_q[174], pos_q[173], pos_q[172], pos_q[171], pos_q[170],
+                            pos_q[169], pos_q[168], pos_q[159], pos_q[158], pos_q[157], pos_q[156],
+                            pos_q[155], pos_q[154], pos_q[153], pos_q[152], pos_q[143], pos_q[142],
+                            pos_q[141], pos_q[140], pos_q[139], pos_q[138], pos_q[137], pos_q[136],
+                            pos_q[127], pos_q[126], pos_q[125], pos_q[124], pos_q[123], pos_q[122],
+                            pos_q[121], pos_q[120], pos_q[111], pos_q[110], pos_q[109], pos_q[108],
+                            pos_q[107], pos_q[106], pos_q[105], pos_q[104], pos_q[95], pos_q[94],
+                            pos_q[93], pos_q[92], pos_q[91], pos_q[90], pos_q[89], pos_q[88],
+                            pos_q[79], pos_q[78], pos_q[77], pos_q[76], pos_q[75], pos_q[74],
+                            pos_q[73], pos_q[72], pos_q[63], pos_q[62], pos_q[61], pos_q[60],
+                            pos_q[59], pos_q[58], pos_q[57], pos_q[56], pos_q[47], pos_q[46],
+                            pos_q[45], pos_q[44], pos_q[43], pos_q[42], pos_q[41], pos_q[40],
+                            pos_q[31], pos_q[30], pos_q[29], pos_q[28], pos_q[27], pos_q[26],
+                            pos_q[25], pos_q[24], pos_q[15], pos_q[14], pos_q[13], pos_q[12],
+                            pos_q[11], pos_q[10], pos_q[9], pos_q[8]}),
+                         (|{pos_q[511], pos_q[510], pos_q[509], pos_q[508], pos_q[503], pos_q[502],
+                            pos_q[501], pos_q[500], pos_q[495], pos_q[494], pos_q[493], pos_q[492],
+                            pos_q[487], pos_q[486], pos_q[485], pos_q[484], pos_q[479], pos_q[478],
+                            pos_q[477], pos_q[476], pos_q[471], pos_q[470], pos_q[469], pos_q[468],
+                            pos_q[463], pos_q[462], pos_q[461], pos_q[460], pos_q[455], pos_q[454],
+                            pos_q[453], pos_q[452], pos_q[447], pos_q[446], pos_q[445], pos_q[444],
+                            pos_q[439], pos_q[438], pos_q[437], pos_q[436], pos_q[431], pos_q[430],
+                            pos_q[429], pos_q[428], pos_q[423], pos_q[422], pos_q[421], pos_q[420],
+                            pos_q[415], pos_q[414], pos_q[413], pos_q[412], pos_q[407], pos_q[406],
+                            pos_q[405], pos_q[404], pos_q[399], pos_q[398], pos_q[397], pos_q[396],
+                            pos_q[391], pos_q[390], pos_q[389], pos_q[388], pos_q[383], pos_q[382],
+                            pos_q[381], pos_q[380], pos_q[375], pos_q[374], pos_q[373], pos_q[372],
+                            pos_q[367], pos_q[366], pos_q[365], pos_q[364], pos_q[359], pos_q[358],
+                            pos_q[357], pos_q[356], pos_q[351], pos_q[350], pos_q[349], pos_q[348],
+                            pos_q[343], pos_q[342], pos_q[341], pos_q[340], pos_q[335], pos_q[334],
+                            pos_q[333], pos_q[332], pos_q[327], pos_q[326], pos_q[325], pos_q[324],
+                            pos_q[319], pos_q[318], pos_q[317], pos_q[316], pos_q[311], pos_q[310],
+                            pos_q[309], pos_q[308], pos_q[303], pos_q[302], pos_q[301], pos_q[300],
+                            pos_q[295], pos_q[294], pos_q[293], pos_q[292], pos_q[287], pos_q[286],
+                            pos_q[285], pos_q[284], pos_q[279], pos_q[278], pos_q[277], pos_q[276],
+                            pos_q[271], pos_q[270], pos_q[269], pos_q[268], pos_q[263], pos_q[262],
+                            pos_q[261], pos_q[260], pos_q[255], pos_q[254], pos_q[253], pos_q[252],
+                            pos_q[247], pos_q[246], pos_q[245], pos_q[244], pos_q[239], pos_q[238],
+                            pos_q[237], pos_q[236], pos_q[231], pos_q[230], pos_q[229], pos_q[228],
+                            pos_q[223], pos_q[222], pos_q[221], pos_q[220], pos_q[215], pos_q[214],
+                            pos_q[213], pos_q[212], pos_q[207], pos_q[206], pos_q[205], pos_q[204],
+                            pos_q[199], pos_q[198], pos_q[197], pos_q[196], pos_q[191], pos_q[190],
+                            pos_q[189], pos_q[188], pos_q[183], pos_q[182], pos_q[181], pos_q[180],
+                            pos_q[175], pos_q[174], pos_q[173], pos_q[172], pos_q[167], pos_q[166],
+                            pos_q[165], pos_q[164], pos_q[159], pos_q[158], pos_q[157], pos_q[156],
+                            pos_q[151], pos_q[150], pos_q[149], pos_q[148], pos_q[143], pos_q[142],
+                            pos_q[141], pos_q[140], pos_q[135], pos_q[134], pos_q[133], pos_q[132],
+                            pos_q[127], pos_q[126], pos_q[125], pos_q[124], pos_q[119], pos_q[118],
+                            pos_q[117], pos_q[116], pos_q[111], pos_q[110], pos_q[109], pos_q[108],
+                            pos_q[103], pos_q[102], pos_q[101], pos_q[100], pos_q[95], pos_q[94],
+                            pos_q[93], pos_q[92], pos_q[87], pos_q[86], pos_q[85], pos_q[84],
+                            pos_q[79], pos_q[78], pos_q[77], pos_q[76], pos_q[71], pos_q[70],
+                            pos_q[69], pos_q[68], pos_q[63], pos_q[62], pos_q[61], pos_q[60],
+                            pos_q[55], pos_q[54], pos_q[53], pos_q[52], pos_q[47], pos_q[46],
+                            pos_q[45], pos_q[44], pos_q[39], pos_q[38], pos_q[37], pos_q[36],
+                            pos_q[31], pos_q[30], pos_q[29], pos_q[28], pos_q[23], pos_q[22],
+                            pos_q[21], pos_q[20], pos_q[15], pos_q[14], pos_q[13], pos_q[12],
+                            pos_q[7], pos_q[6], pos_q[5], pos_q[4]}),
+                         (|{pos_q[511], pos_q[510], pos_q[507], pos_q[506], pos_q[503], pos_q[502],
+                            pos_q[499], pos_q[498], pos_q[495], pos_q[494], pos_q[491], pos_q[490],
+                            pos_q[487], pos_q[486], pos_q[483], pos_q[482], pos_q[479], pos_q[478],
+                            pos_q[475], pos_q[474], pos_q[471], pos_q[470], pos_q[467], pos_q[466],
+                            pos_q[463], pos_q[462], pos_q[459], pos_q[458], pos_q[455], pos_q[454],
+                            pos_q[451], pos_q[450], pos_q[447], pos_q[446], pos_q[443], pos_q[442],
+                            pos_q[439], pos_q[438], pos_q[435], pos_q[434], pos_q[431], pos_q[430],
+                            pos_q[427], pos_q[426], pos_q[423], pos_q[422], pos_q[419], pos_q[418],
+                            pos_q[415], pos_q[414], pos_q[411], pos_q[410], pos_q[407], pos_q[406],
+                            pos_q[403], pos_q[402], pos_q[399], pos_q[398], pos_q[395], pos_q[394],
+                            pos_q[391], pos_q[390], pos_q[387], pos_q[386], pos_q[383], pos_q[382],
+                            pos_q[379], pos_q[378], pos_q[375], pos_q[374], pos_q[371], pos_q[370],
+                            pos_q[367], pos_q[366], pos_q[363], pos_q[362], pos_q[359], pos_q[358],
+                            pos_q[355], pos_q[354], pos_q[351], pos_q[350], pos_q[347], pos_q[346],
+                            pos_q[343], pos_q[342], pos_q[339], pos_q[338], pos_q[335], pos_q[334],
+                            pos_q[331], pos_q[330], pos_q[327], pos_q[326], pos_q[323], pos_q[322],
+                            pos_q[319], pos_q[318], pos_q[315], pos_q[314], pos_q[311], pos_q[310],
+                            pos_q[307], pos_q[306], pos_q[303], pos_q[302], pos_q[299], pos_q[298],
+                            pos_q[295], pos_q[294], pos_q[291], pos_q[290], pos_q[287], pos_q[286],
+                            pos_q[283], pos_q[282], pos_q[279], pos_q[278], pos_q[275], pos_q[274],
+                            pos_q[271], pos_q[270], pos_q[267], pos_q[266], pos_q[263], pos_q[262],
+                            pos_q[259], pos_q[258], pos_q[255], pos_q[254], pos_q[251], pos_q[250],
+                            pos_q[247], pos_q[246], pos_q[243], pos_q[242], pos_q[239], pos_q[238],
+                            pos_q[235], pos_q[234], pos_q[231], pos_q[230], pos_q[227], pos_q[226],
+                            pos_q[223], pos_q[222], pos_q[219], pos_q[218], pos_q[215], pos_q[214],
+                            pos_q[211], pos_q[210], pos_q[207], pos_q[206], pos_q[203], pos_q[202],
+                            pos_q[199], pos_q[198], pos_q[195], pos_q[194], pos_q[191], pos_q[190],
+                            pos_q[187], pos_q[186], pos_q[183], pos_q[182], pos_q[179], pos_q[178],
+                            pos_q[175], pos_q[174], pos_q[171], pos_q[170], pos_q[167], pos_q[166],
+                            pos_q[163], pos_q[162], pos_q[159], pos_q[158], pos_q[155], pos_q[154],
+                            pos_q[151], pos_q[150], pos_q[147], pos_q[146], pos_q[143], pos_q[142],
+                            pos_q[139], pos_q[138], pos_q[135], pos_q[134], pos_q[131], pos_q[130],
+                            pos_q[127], pos_q[126], pos_q[123], pos_q[122], pos_q[119], pos_q[118],
+                            pos_q[115], pos_q[114], pos_q[111], pos_q[110], pos_q[107], pos_q[106],
+                            pos_q[103], pos_q[102], pos_q[99], pos_q[98], pos_q[95], pos_q[94],
+                            pos_q[91], pos_q[90], pos_q[87], pos_q[86], pos_q[83], pos_q[82],
+                            pos_q[79], pos_q[78], pos_q[75], pos_q[74], pos_q[71], pos_q[70],
+                            pos_q[67], pos_q[66], pos_q[63], pos_q[62], pos_q[59], pos_q[58],
+                            pos_q[55], pos_q[54], pos_q[51], pos_q[50], pos_q[47], pos_q[46],
+                            pos_q[43], pos_q[42], pos_q[39], pos_q[38], pos_q[35], pos_q[34],
+                            pos_q[31], pos_q[30], pos_q[27], pos_q[26], pos_q[23], pos_q[22],
+                            pos_q[19], pos_q[18], pos_q[15], pos_q[14], pos_q[11], pos_q[10],
+                            pos_q[7], pos_q[6], pos_q[3], pos_q[2]}),
+                         (|{pos_q[511], pos_q[509], pos_q[507], pos_q[505], pos_q[503], pos_q[501],
+                            pos_q[499], pos_q[497], pos_q[495], pos_q[493], pos_q[491], pos_q[489],
+                            pos_q[487], pos_q[485], pos_q[483], pos_q[481], pos_q[479], pos_q[477],
+                            pos_q[475], pos_q[473], pos_q[471], pos_q[469], pos_q[467], pos_q[465],
+                            pos_q[463], pos_q[461], pos_q[459], pos_q[457], pos_q[455], pos_q[453],
+                            pos_q[451], pos_q[449], pos_q[447], pos_q[445], pos_q[443], pos_q[441],
+                            pos_q[439], pos_q[437], pos_q[435], pos_q[433], pos_q[431], pos_q[429],
+                            pos_q[427], pos_q[425], pos_q[423], pos_q[421], pos_q[419], pos_q[417],
+                            pos_q[415], pos_q[413], pos_q[411], pos_q[409], pos_q[407], pos_q[405],
+                            pos_q[403], pos_q[401], pos_q[399], pos_q[397], pos_q[395], pos_q[393],
+                            pos_q[391], pos_q[389], pos_q[387], pos_q[385], pos_q[383], pos_q[381],
+                            pos_q[379], pos_q[377], pos_q[375], pos_q[373], pos_q[371], pos_q[369],
+                            pos_q[367], pos_q[365], pos_q[363], pos_q[361], pos_q[359], pos_q[357],
+                            pos_q[355], pos_q[353], pos_q[351], pos_q[349], pos_q[347], pos_q[345],
+                            pos_q[343], pos_q[341], pos_q[339], pos_q[337], pos_q[335], pos_q[333],
+                            pos_q[331], pos_q[329], pos_q[327], pos_q[325], pos_q[323], pos_q[321],
+                            pos_q[319], pos_q[317], pos_q[315], pos_q[313], pos_q[311], pos_q[309],
+                            pos_q[307], pos_q[305], pos_q[303], pos_q[301], pos_q[299], pos_q[297],
+                            pos_q[295], pos_q[293], pos_q[291], pos_q[289], pos_q[287], pos_q[285],
+                            pos_q[283], pos_q[281], pos_q[279], pos_q[277], pos_q[275], pos_q[273],
+                            pos_q[271], pos_q[269], pos_q[267], pos_q[265], pos_q[263], pos_q[261],
+                            pos_q[259], pos_q[257], pos_q[255], pos_q[253], pos_q[251], pos_q[249],
+                            pos_q[247], pos_q[245], pos_q[243], pos_q[241], pos_q[239], pos_q[237],
+                            pos_q[235], pos_q[233], pos_q[231], pos_q[229], pos_q[227], pos_q[225],
+                            pos_q[223], pos_q[221], pos_q[219], pos_q[217], pos_q[215], pos_q[213],
+                            pos_q[211], pos_q[209], pos_q[207], pos_q[205], pos_q[203], pos_q[201],
+                            pos_q[199], pos_q[197], pos_q[195], pos_q[193], pos_q[191], pos_q[189],
+                            pos_q[187], pos_q[185], pos_q[183], pos_q[181], pos_q[179], pos_q[177],
+                            pos_q[175], pos_q[173], pos_q[171], pos_q[169], pos_q[167], pos_q[165],
+                            pos_q[163], pos_q[161], pos_q[159], pos_q[157], pos_q[155], pos_q[153],
+                            pos_q[151], pos_q[149], pos_q[147], pos_q[145], pos_q[143], pos_q[141],
+                            pos_q[139], pos_q[137], pos_q[135], pos_q[133], pos_q[131], pos_q[129],
+                            pos_q[127], pos_q[125], pos_q[123], pos_q[121], pos_q[119], pos_q[117],
+                            pos_q[115], pos_q[113], pos_q[111], pos_q[109], pos_q[107], pos_q[105],
+                            pos_q[103], pos_q[101], pos_q[99], pos_q[97], pos_q[95], pos_q[93],
+                            pos_q[91], pos_q[89], pos_q[87], pos_q[85], pos_q[83], pos_q[81],
+                            pos_q[79], pos_q[77], pos_q[75], pos_q[73], pos_q[71], pos_q[69],
+                            pos_q[67], pos_q[65], pos_q[63], pos_q[61], pos_q[59], pos_q[57],
+                            pos_q[55], pos_q[53], pos_q[51], pos_q[49], pos_q[47], pos_q[45],
+                            pos_q[43], pos_q[41], pos_q[39], pos_q[37], pos_q[35], pos_q[33],
+                            pos_q[31], pos_q[29], pos_q[27], pos_q[25], pos_q[23], pos_q[21],
+                            pos_q[19], pos_q[17], pos_q[15], pos_q[13], pos_q[11], pos_q[9],
+                            pos_q[7], pos_q[5], pos_q[3], pos_q[1]})};
+  assign pos_prev_off = {(|{pos_prev_q[511], pos_prev_q[510], pos_prev_q[509], pos_prev_q[508],
+                            pos_prev_q[507], pos_prev_q[506], pos_prev_q[505], pos_prev_q[504],
+                            pos_prev_q[503], pos_prev_q[502], pos_prev_q[501], pos_prev_q[500],
+                            pos_prev_q[499], pos_prev_q[498], pos_prev_q[497], pos_prev_q[496],
+                            pos_prev_q[495], pos_prev_q[494], pos_prev_q[493], pos_prev_q[492],
+                            pos_prev_q[491], pos_prev_q[490], pos_prev_q[489], pos_prev_q[488],
+                            pos_prev_q[487], pos_prev_q[486], pos_prev_q[485], pos_prev_q[484],
+                            pos_prev_q[483], pos_prev_q[482], pos_prev_q[481], pos_prev_q[480],
+                            pos_prev_q[479], pos_prev_q[478], pos_prev_q[477], pos_prev_q[476],
+                            pos_prev_q[475], pos_prev_q[474], pos_prev_q[473], pos_prev_q[472],
+                            pos_prev_q[471], pos_prev_q[470], pos_prev_q[469], pos_prev_q[468],
+                            pos_prev_q[467], pos_prev_q[466], pos_prev_q[465], pos_prev_q[464],
+                            pos_prev_q[463], pos_prev_q[462], pos_prev_q[461], pos_prev_q[460],
+                            pos_prev_q[459], pos_prev_q[458], pos_prev_q[457], pos_prev_q[456],
+                            pos_prev_q[455], pos_prev_q[454], pos_prev_q[453], pos_prev_q[452],
+                            pos_prev_q[451], pos_prev_q[450], pos_prev_q[449], pos_prev_q[448],
+                            pos_prev_q[383], pos_prev_q[382], pos_prev_q[381], pos_prev_q[380],
+                            pos_prev_q[379], pos_prev_q[378], pos_prev_q[377], pos_prev_q[376],
+                            pos_prev_q[375], pos_prev_q[374], pos_prev_q[373], pos_prev_q[372],
+                            pos_prev_q[371], pos_prev_q[370], pos_prev_q[369], pos_prev_q[368],
+                            pos_prev_q[367], pos_prev_q[366], pos_prev_q[365], pos_prev_q[364],
+                            pos_prev_q[363], pos_prev_q[362], pos_prev_q[361], pos_prev_q[360],
+                            pos_prev_q[359], pos_prev_q[358], pos_prev_q[357], pos_prev_q[356],
+                            pos_prev_q[355], pos_prev_q[354], pos_prev_q[353], pos_prev_q[352],
+                            pos_prev_q[351], pos_prev_q[350], pos_prev_q[349], pos_prev_q[348],
+                            pos_prev_q[347], pos_prev_q[346], pos_prev_q[345], pos_prev_q[344],
+                            pos_prev_q[343], pos_prev_q[342], pos_prev_q[341], pos_prev_q[340],
+                            pos_prev_q[339], pos_prev_q[338], pos_prev_q[337], pos_prev_q[336],
+                            pos_prev_q[335], pos_prev_q[334], pos_prev_q[333], pos_prev_q[332],
+                            pos_prev_q[331], pos_prev_q[330], pos_prev_q[329], pos_prev_q[328],
+                            pos_prev_q[327], pos_prev_q[326], pos_prev_q[325], pos_prev_q[324],
+                            pos_prev_q[323], pos_prev_q[322], pos_prev_q[321], pos_prev_q[320],
+                            pos_prev_q[255], pos_prev_q[254], pos_prev_q[253], pos_prev_q[252],
+                            pos_prev_q[251], pos_prev_q[250], pos_prev_q[249], pos_prev_q[248],
+                            pos_prev_q[247], pos_prev_q[246], pos_prev_q[245], pos_prev_q[244],
+                            pos_prev_q[243], pos_prev_q[242], pos_prev_q[241], pos_prev_q[240],
+                            pos_prev_q[239], pos_prev_q[238], pos_prev_q[237], pos_prev_q[236],
+                            pos_prev_q[235], pos_prev_q[234], pos_prev_q[233], pos_prev_q[232],
+                            pos_prev_q[231], pos_prev_q[230], pos_prev_q[229], pos_prev_q[228],
+                            pos_prev_q[227], pos_prev_q[226], pos_prev_q[225], pos_prev_q[224],
+                            pos_prev_q[223], pos_prev_q[222], pos_prev_q[221], pos_prev_q[220],
+                            pos_prev_q[219], pos_prev_q[218], pos_prev_q[217], pos_prev_q[216],
+                            pos_prev_q[215], pos_prev_q[214], pos_prev_q[213], pos_prev_q[212],
+                            pos_prev_q[211], pos_prev_q[210], pos_prev_q[209], pos_prev_q[208],
+                            pos_prev_q[207], pos_prev_q[206], pos_prev_q[205], pos_prev_q[204],
+                            pos_prev_q[203], pos_prev_q[202], pos_prev_q[201], pos_prev_q[200],
+                            pos_prev_q[199], pos_prev_q[198], pos_prev_q[197], pos_prev_q[196],
+                            pos_prev_q[195], pos_prev_q[194], pos_prev_q[193], pos_prev_q[192],
+                            pos_prev_q[127], pos_prev_q[126], pos_prev_q[125], pos_prev_q[124],
+                            pos_prev_q[123], pos_prev_q[122], pos_prev_q[121], pos_prev_q[120],
+                            pos_prev_q[119], pos_prev_q[118], pos_prev_q[117], pos_prev_q[116],
+                            pos_prev_q[115], pos_prev_q[114], pos_prev_q[113], pos_prev_q[112],
+                            pos_prev_q[111], pos_prev_q[110], pos_prev_q[109], pos_prev_q[108],
+                            pos_prev_q[107], pos_prev_q[106], pos_prev_q[105], pos_prev_q[104],
+                            pos_prev_q[103], pos_prev_q[102], pos_prev_q[101], pos_prev_q[100],
+                            pos_prev_q[99], pos_prev_q[98], pos_prev_q[97], pos_prev_q[96],
+                            pos_prev_q[95], pos_prev_q[94], pos_prev_q[93], pos_prev_q[92],
+                            pos_prev_q[91], pos_prev_q[90], pos_prev_q[89], pos_prev_q[88],
+                            pos_prev_q[87], pos_prev_q[86], pos_prev_q[85], pos_prev_q[84],
+                            pos_prev_q[83], pos_prev_q[82], pos_prev_q[81], pos_prev_q[80],
+                            pos_prev_q[79], pos_prev_q[78], pos_prev_q[77], pos_prev_q[76],
+                            pos_prev_q[75], pos_prev_q[74], pos_prev_q[73], pos_prev_q[72],
+                            pos_prev_q[71], pos_prev_q[70], pos_prev_q[69], pos_prev_q[68],
+                            pos_prev_q[67], pos_prev_q[66], pos_prev_q[65], pos_prev_q[64]}),
+                         (|{pos_prev_q[511], pos_prev_q[510], pos_prev_q[509], pos_prev_q[508],
+                            pos_prev_q[507], pos_prev_q[506], pos_prev_q[505], pos_prev_q[504],
+                            pos_prev_q[503], pos_prev_q[502], pos_prev_q[501], pos_prev_q[500],
+                            pos_prev_q[499], pos_prev_q[498], pos_prev_q[497], pos_prev_q[496],
+                            pos_prev_q[495], pos_prev_q[494], pos_prev_q[493], pos_prev_q[492],
+                            pos_prev_q[491], pos_prev_q[490], pos_prev_q[489], pos_prev_q[488],
+                            pos_prev_q[487], pos_prev_q[486], pos_prev_q[485], pos_prev_q[484],
+                            pos_prev_q[483], pos_prev_q[482], pos_prev_q[481], pos_prev_q[480],
+                            pos_prev_q[447], pos_prev_q[446], pos_prev_q[445], pos_prev_q[444],
+                            pos_prev_q[443], pos_prev_q[442], pos_prev_q[441], pos_prev_q[440],
+                            pos_prev_q[439], pos_prev_q[438], pos_prev_q[437], pos_prev_q[436],
+                            pos_prev_q[435], pos_prev_q[434], pos_prev_q[433], pos_prev_q[432],
+                            pos_prev_q[431], pos_prev_q[430], pos_prev_q[429], pos_prev_q[428],
+                            pos_prev_q[427], pos_prev_q[426], pos_prev_q[425], pos_prev_q[424],
+                            pos_prev_q[423], pos_prev_q[422], pos_prev_q[421], pos_prev_q[420],
+                            pos_prev_q[419], pos_prev_q[418], pos_prev_q[417], pos_prev_q[416],
+                            pos_prev_q[383], pos_prev_q[382], pos_prev_q[381], pos_prev_q[380],
+                            pos_prev_q[379], pos_prev_q[378], pos_prev_q[377], pos_prev_q[376],
+                            pos_prev_q[375], pos_prev_q[374], pos_prev_q[373], pos_prev_q[372],
+                            pos_prev_q[371], pos_prev_q[370], pos_prev_q[369], pos_prev_q[368],
+                            pos_prev_q[367], pos_prev_q[366], pos_prev_q[365], pos_prev_q[364],
+                            pos_prev_q[363], pos_prev_q[362], pos_prev_q[361], pos_prev_q[360],
+                            pos_prev_q[359], pos_prev_q[358], pos_prev_q[357], pos_prev_q[356],
+                            pos_prev_q[355], pos_prev_q[354], pos_prev_q[353], pos_prev_q[352],
+                            pos_prev_q[319], pos_prev_q[318], pos_prev_q[317], pos_prev_q[316],
+                            pos_prev_q[315], pos_prev_q[314], pos_prev_q[313], pos_prev_q[312],
+                            pos_prev_q[311], pos_prev_q[310], pos_prev_q[309], pos_prev_q[308],
+                            pos_prev_q[307], pos_prev_q[306], pos_prev_q[305], pos_prev_q[304],
+                            pos_prev_q[303], pos_prev_q[302], pos_prev_q[301], pos_prev_q[300],
+                            pos_prev_q[299], pos_prev_q[298], pos_prev_q[297], pos_prev_q[296],
+                            pos_prev_q[295], pos_prev_q[294], pos_prev_q[293], pos_prev_q[292],
+                            pos_prev_q[291], pos_prev_q[290], pos_prev_q[289], pos_prev_q[288],
+                            pos_prev_q[255], pos_prev_q[254], pos_prev_q[253], pos_prev_q[252],
+                            pos_prev_q[251], pos_prev_q[250], pos_prev_q[249], pos_prev_q[248],
+                            pos_prev_q[247], pos_prev_q[246], pos_prev_q[245], pos_prev_q[244],
+                            pos_prev_q[243], pos_prev_q[242], pos_prev_q[241], pos_prev_q[240],
+                            pos_prev_q[239], pos_prev_q[238], pos_prev_q[237], pos_prev_q[236],
+                            pos_prev_q[235], pos_prev_q[234], pos_prev_q[233], pos_prev_q[232],
+                            pos_prev_q[231], pos_prev_q[230], pos_prev_q[229], pos_prev_q[228],
+                            pos_prev_q[227], pos_prev_q[226], pos_prev_q[225], pos_prev_q[224],
+                            pos_prev_q[191], pos_prev_q[190], pos_prev_q[189], pos_prev_q[188],
+                            pos_prev_q[187], pos_prev_q[186], pos_prev_q[185], pos_prev_q[184],
+                            pos_prev_q[183], pos_prev_q[182], pos_prev_q[181], pos_prev_q[180],
+                            pos_prev_q[179], pos_prev_q[178], pos_prev_q[177], pos_prev_q[176],
+                            pos_prev_q[175], pos_prev_q[174], pos_prev_q[173], pos_prev_q[172],
+                            pos_prev_q[171], pos_prev_q[170], pos_prev_q[169], pos_prev_q[168],
+                            pos_prev_q[167], pos_prev_q[166], pos_prev_q[165], pos_prev_q[164],
+                            pos_prev_q[163], pos_prev_q[162], pos_prev_q[161], pos_prev_q[160],
+                            pos_prev_q[127], pos_prev_q[126], pos_prev_q[125], pos_prev_q[124],
+                            pos_prev_q[123], pos_prev_q[122], pos_prev_q[121], pos_prev_q[120],
+                            pos_prev_q[119], pos_prev_q[118], pos_prev_q[117], pos_prev_q[116],
+                            pos_prev_q[115], pos_prev_q[114], pos_prev_q[113], pos_prev_q[112],
+                            pos_prev_q[111], pos_prev_q[110], pos_prev_q[109], pos_prev_q[108],
+                            pos_prev_q[107], pos_prev_q[106], pos_prev_q[105], pos_prev_q[104],
+                            pos_prev_q[103], pos_prev_q[102], pos_prev_q[101], pos_prev_q[100],
+                            pos_prev_q[99], pos_prev_q[98], pos_prev_q[97], pos_prev_q[96],
+                            pos_prev_q[63], pos_prev_q[62], pos_prev_q[61], pos_prev_q[60],
+                            pos_prev_q[59], pos_prev_q[58], pos_prev_q[57], pos_prev_q[56],
+                            pos_prev_q[55], pos_prev_q[54], pos_prev_q[53], pos_prev_q[52],
+                            pos_prev_q[51], pos_prev_q[50], pos_prev_q[49], pos_prev_q[48],
+                            pos_prev_q[47], pos_prev_q[46], pos_prev_q[45], pos_prev_q[44],
+                            pos_prev_q[43], pos_prev_q[42], pos_prev_q[41], pos_prev_q[40],
+                            pos_prev_q[39], pos_prev_q[38], pos_prev_q[37], pos_prev_q[36],
+                            pos_prev_q[35], pos_prev_q[34], pos_prev_q[33], pos_prev_q[32]}),
+                         (|{pos_prev_q[511], pos_prev_q[510], pos_prev_q[509], pos_prev_q[508],
+                            pos_prev_q[507], pos_prev_q[506], pos_prev_q[505], pos_prev_q[504],
+                            pos_prev_q[503], pos_prev_q[502], pos_prev_q[501], pos_prev_q[500],
+                            pos_prev_q[499], pos_prev_q[498], pos_prev_q[497], pos_prev_q[496],
+                            pos_prev_q[479], pos_prev_q[478], pos_prev_q[477], pos_prev_q[476],
+                            pos_prev_q[475], pos_prev_q[474], pos_prev_q[473], pos_prev_q[472],
+                            pos_prev_q[471], pos_prev_q[470], pos_prev_q[469], pos_prev_q[468],
+                            pos_prev_q[467], pos_prev_q[466], pos_prev_q[465], pos_prev_q[464],
+                            pos_prev_q[447], pos_prev_q[446], pos_prev_q[445], pos_prev_q[444],
+                            pos_prev_q[443], pos_prev_q[442], pos_prev_q[441], pos_prev_q[440],
+                            pos_prev_q[439], pos_prev_q[438], pos_prev_q[437], pos_prev_q[436],
+                            pos_prev_q[435], pos_prev_q[434], pos_prev_q[433], pos_prev_q[432],
+                            pos_prev_q[415], pos_prev_q[414], pos_prev_q[413], pos_prev_q[412],
+                            pos_prev_q[411], pos_prev_q[410], pos_prev_q[409], pos_prev_q[408],
+                            pos_prev_q[407], pos_prev_q[406], pos_prev_q[405], pos_prev_q[404],
+                            pos_prev_q[403], pos_prev_q[402], pos_prev_q[401], pos_prev_q[400],
+                            pos_prev_q[383], pos_prev_q[382], pos_prev_q[381], pos_prev_q[380],
+                            pos_prev_q[379], pos_prev_q[378], pos_prev_q[377], pos_prev_q[376],
+                            pos_prev_q[375], pos_prev_q[374], pos_prev_q[373], pos_prev_q[372],
+                            pos_prev_q[371], pos_prev_q[370], pos_prev_q[369], pos_prev_q[368],
+                            pos_prev_q[351], pos_prev_q[350], pos_prev_q[349], pos_prev_q[348],
+                            pos_prev_q[347], pos_prev_q[346], pos_prev_q[345], pos_prev_q[344],
+                            pos_prev_q[343], pos_prev_q[342], pos_prev_q[341], pos_prev_q[340],
+                            pos_prev_q[339], pos_prev_q[338], pos_prev_q[337], pos_prev_q[336],
+                            pos_prev_q[319], pos_prev_q[318], pos_prev_q[317], pos_prev_q[316],
+                            pos_prev_q[315], pos_prev_q[314], pos_prev_q[313], pos_prev_q[312],
+                            pos_prev_q[311], pos_prev_q[310], pos_prev_q[309], pos_prev_q[308],
+                            pos_prev_q[307], pos_prev_q[306], pos_prev_q[305], pos_prev_q[304],
+                            pos_prev_q[287], pos_prev_q[286], pos_prev_q[285], pos_prev_q[284],
+                            pos_prev_q[283], pos_prev_q[282], pos_prev_q[281], pos_prev_q[280],
+                            pos_prev_q[279], pos_prev_q[278], pos_prev_q[277], pos_prev_q[276],
+                            pos_prev_q[275], pos_prev_q[274], pos_prev_q[273], pos_prev_q[272],
+                            pos_prev_q[255], pos_prev_q[254], pos_prev_q[253], pos_prev_q[252],
+                            pos_prev_q[251], pos_prev_q[250], pos_prev_q[249], pos_prev_q[248],
+                            pos_prev_q[247], pos_prev_q[246], pos_prev_q[245], pos_prev_q[244],
+                            pos_prev_q[243], pos_prev_q[242], pos_prev_q[241], pos_prev_q[240],
+                            pos_prev_q[223], pos_prev_q[222], pos_prev_q[221], pos_prev_q[220],
+                            pos_prev_q[219], pos_prev_q[218], pos_prev_q[217], pos_prev_q[216],
+                            pos_prev_q[215], pos_prev_q[214], pos_prev_q[213], pos_prev_q[212],
+                            pos_prev_q[211], pos_prev_q[210], pos_prev_q[209], pos_prev_q[208],
+                            pos_prev_q[191], pos_prev_q[190], pos_prev_q[189], pos_prev_q[188],
+                            pos_prev_q[187], pos_prev_q[186], pos_prev_q[185], pos_prev_q[184],
+                            pos_prev_q[183], pos_prev_q[182], pos_prev_q[181], pos_prev_q[180],
+                            pos_prev_q[179], pos_prev_q[178], pos_prev_q[177], pos_prev_q[176],
+                            pos_prev_q[159], pos_prev_q[158], pos_prev_q[157], pos_prev_q[156],
+                            pos_prev_q[155], pos_prev_q[154], pos_prev_q[153], pos_prev_q[152],
+                            pos_prev_q[151], pos_prev_q[150], pos_prev_q[149], pos_prev_q[148],
+                            pos_prev_q[147], pos_prev_q[146], pos_prev_q[145], pos_prev_q[144],
+                            pos_prev_q[127], pos_prev_q[126], pos_prev_q[125], pos_prev_q[124],
+                            pos_prev_q[123], pos_prev_q[122], pos_prev_q[121], pos_prev_q[120],
+                            pos_prev_q[119], pos_prev_q[118], pos_prev_q[117], pos_prev_q[116],
+                            pos_prev_q[115], pos_prev_q[114], pos_prev_q[113], pos_prev_q[112],
+                            pos_prev_q[95], pos_prev_q[94], pos_prev_q[93], pos_prev_q[92],
+                            pos_prev_q[91], pos_prev_q[90], pos_prev_q[89], pos_prev_q[88],
+                            pos_prev_q[87], pos_prev_q[86], pos_prev_q[85], pos_prev_q[84],
+                            pos_prev_q[83], pos_prev_q[82], pos_prev_q[81], pos_prev_q[80],
+                            pos_prev_q[63], pos_prev_q[62], pos_prev_q[61], pos_prev_q[60],
+                            pos_prev_q[59], pos_prev_q[58], pos_prev_q[57], pos_prev_q[56],
+                            pos_prev_q[55], pos_prev_q[54], pos_prev_q[53], pos_prev_q[52],
+                            pos_prev_q[51], pos_prev_q[50], pos_prev_q[49], pos_prev_q[48],
+                            pos_prev_q[31], pos_prev_q[30], pos_prev_q[29], pos_prev_q[28],
+                            pos_prev_q[27], pos_prev_q[26], pos_prev_q[25], pos_prev_q[24],
+                            pos_prev_q[23], pos_prev_q[22], pos_prev_q[21], pos_prev_q[20],
+                            pos_prev_q[19], pos_prev_q[18], pos_prev_q[17], pos_prev_q[16]}),
+                         (|{pos_prev_q[511], pos_prev_q[510], pos_prev_q[509], pos_prev_q[508],
+                            pos_prev_q[507], pos_prev_q[506], pos_prev_q[505], pos_prev_q[504],
+                            pos_prev_q[495], pos_prev_q[494], pos_prev_q[493], pos_prev_q[492],
+                            pos_prev_q[491], pos_prev_q[490], pos_prev_q[489], pos_prev_q[488],
+                            pos_prev_q[479], pos_prev_q[478], pos_prev_q[477], pos_prev_q[476],
+                            pos_prev_q[475], pos_prev_q[474], pos_prev_q[473], pos_prev_q[472],
+                            pos_prev_q[463], pos_prev_q[462], pos_prev_q[461], pos_prev_q[460],
+                            pos_prev_q[459], pos_prev_q[458], pos_prev_q[457], pos_prev_q[456],
+                            pos_prev_q[447], pos_prev_q[446], pos_prev_q[445], pos_prev_q[444],
+                            pos_prev_q[443], pos_prev_q[442], pos_prev_q[441], pos_prev_q[440],
+                            pos_prev_q[431], pos_prev_q[430], pos_prev_q[429], pos_prev_q[428],
+                            pos_prev_q[427], pos_prev_q[426], pos_prev_q[425], pos_prev_q[424],
+                            pos_prev_q[415], pos_prev_q[414], pos_prev_q[413], pos_prev_q[412],
+                            pos_prev_q[411], pos_prev_q[410], pos_prev_q[409], pos_prev_q[408],
+                            pos_prev_q[399], pos_prev_q[398], pos_prev_q[397], pos_prev_q[396],
+                            pos_prev_q[395], pos_prev_q[394], pos_prev_q[393], pos_prev_q[392],
+                            pos_prev_q[383], pos_prev_q[382], pos_prev_q[381], pos_prev_q[380],
+                            pos_prev_q[379], pos_prev_q[378], pos_prev_q[377], pos_prev_q[376],
+                            pos_prev_q[367], pos_prev_q[366], pos_prev_q[365], pos_prev_q[364],
+                            pos_prev_q[363], pos_prev_q[362], pos_prev_q[361], pos_prev_q[360],
+                            pos_prev_q[351], pos_prev_q[350], pos_prev_q[349], pos_prev_q[348],
+                            pos_prev_q[347], pos_prev_q[346], pos_prev_q[345], pos_prev_q[344],
+                            pos_prev_q[335], pos_prev_q[334], pos_prev_q[333], pos_prev_q[332],
+                            pos_prev_q[331], pos_prev_q[330], pos_prev_q[329], pos_prev_q[328],
+                            pos_prev_q[319], pos_prev_q[318], pos_prev_q[317], pos_prev_q[316],
+                            pos_prev_q[315], pos_prev_q[314], pos_prev_q[313], pos_prev_q[312],
+                            pos_prev_q[303], pos_prev_q[302], pos_prev_q[301], pos_prev_q[300],
+                            pos_prev_q[299], pos_prev_q[298], pos_prev_q[297], pos_prev_q[296],
+                            pos_prev_q[287], pos_prev_q[286], pos_prev_q[285], pos_prev_q[284],
+                            pos_prev_q[283], pos_prev_q[282], pos_prev_q[281], pos_prev_q[280],
+                            pos_prev_q[271], pos_prev_q[270], pos_prev_q[269], pos_prev_q[268],
+                            pos_prev_q[267], pos_prev_q[266], pos_prev_q[265], pos_prev_q[264],
+                            pos_prev_q[255], pos_prev_q[254], pos_prev_q[253], pos_prev_q[252],
+                            pos_prev_q[251], pos_prev_q[250], pos_prev_q[249], pos_prev_q[248],
+                            pos_prev_q[239], pos_prev_q[238], pos_prev_q[237], pos_prev_q[236],
+                            pos_prev_q[235], pos_prev_q[234], pos_prev_q[233], pos_prev_q[232],
+                            pos_prev_q[223], pos_prev_q[222], pos_prev_q[221], pos_prev_q[220],
+                            pos_prev_q[219], pos_prev_q[218], pos_prev_q[217], pos_prev_q[216],
+                            pos_prev_q[207], pos_prev_q[206], pos_prev_q[205], pos_prev_q[204],
+                            pos_prev_q[203], pos_prev_q[202], pos_prev_q[201], pos_prev_q[200],
+                            pos_prev_q[191], pos_prev_q[190], pos_prev_q[189], pos_prev_q[188],
+                            pos_prev_q[187], pos_prev_q[186], pos_prev_q[185], pos_prev_q[184],
+                            pos_prev_q[175], pos_prev_q[174], pos_prev_q[173], pos_prev_q[172],
+                            pos_prev_q[171], pos_prev_q[170], pos_prev_q[169], pos_prev_q[168],
+                            pos_prev_q[159], pos_prev_q[158], pos_prev_q[157], pos_prev_q[156],
+                            pos_prev_q[155], pos_prev_q[154], pos_prev_q[153], pos_prev_q[152],
+                            pos_prev_q[143], pos_prev_q[142], pos_prev_q[141], pos_prev_q[140],
+                            pos_prev_q[139], pos_prev_q[138], pos_prev_q[137], pos_prev_q[136],
+                            pos_prev_q[127], pos_prev_q[126], pos_prev_q[125], pos_prev_q[124],
+                            pos_prev_q[123], pos_prev_q[122], pos_prev_q[121], pos_prev_q[120],
+                            pos_prev_q[111], pos_prev_q[110], pos_prev_q[109], pos_prev_q[108],
+                            pos_prev_q[107], pos_prev_q[106], pos_prev_q[105], pos_prev_q[104],
+                            pos_prev_q[95], pos_prev_q[94], pos_prev_q[93], pos_prev_q[92],
+                            pos_prev_q[91], pos_prev_q[90], pos_prev_q[89], pos_prev_q[88],
+                            pos_prev_q[79], pos_prev_q[78], pos_prev_q[77], pos_prev_q[76],
+                            pos_prev_q[75], pos_prev_q[74], pos_prev_q[73], pos_prev_q[72],
+                            pos_prev_q[63], pos_prev_q[62], pos_prev_q[61], pos_prev_q[60],
+                            pos_prev_q[59], pos_prev_q[58], pos_prev_q[57], pos_prev_q[56],
+                            pos_prev_q[47], pos_prev_q[46], pos_prev_q[45], pos_prev_q[44],
+                            pos_prev_q[43], pos_prev_q[42], pos_prev_q[41], pos_prev_q[40],
+                            pos_prev_q[31], pos_prev_q[30], pos_prev_q[29], pos_prev_q[28],
+                            pos_prev_q[27], pos_prev_q[26], pos_prev_q[25], pos_prev_q[24],
+                            pos_prev_q[15], pos_prev_q[14], pos_prev_q[13], pos_prev_q[12],
+                            pos_prev_q[11], pos_prev_q[10], pos_prev_q[9], pos_prev_q[8]}),
+                         (|{pos_prev_q[511], pos_prev_q[510], pos_prev_q[509], pos_prev_q[508],
+                            pos_prev_q[503], pos_prev_q[502], pos_prev_q[501], pos_prev_q[500],
+                            pos_prev_q[495], pos_prev_q[494], pos_prev_q[493], pos_prev_q[492],
+                            pos_prev_q[487], pos_prev_q[486], pos_prev_q[485], pos_prev_q[484],
+                            pos_prev_q[479], pos_prev_q[478], pos_prev_q[477], pos_prev_q[476],
+                            pos_prev_q[471], pos_prev_q[470], pos_prev_q[469], pos_prev_q[468],
+                            pos_prev_q[463], pos_prev_q[462], pos_prev_q[461], pos_prev_q[460],
+                            pos_prev_q[455], pos_prev_q[454], pos_prev_q[453], pos_prev_q[452],
+                            pos_prev_q[447], pos_prev_q[446], pos_prev_q[445], pos_prev_q[444],
+                            pos_prev_q[439], pos_prev_q[438], pos_prev_q[437], pos_prev_q[436],
+                            pos_prev_q[431], pos_prev_q[430], pos_prev_q[429], pos_prev_q[428],
+                            pos_prev_q[423], pos_prev_q[422], pos_prev_q[421], pos_prev_q[420],
+                            pos_prev_q[415], pos_prev_q[414], pos_prev_q[413], pos_prev_q[412],
+                            pos_prev_q[407], pos_prev_q[406], pos_prev_q[405], pos_prev_q[404],
+                            pos_prev_q[399], pos_prev_q[398], pos_prev_q[397], pos_prev_q[396],
+                            pos_prev_q[391], pos_prev_q[390], pos_prev_q[389], pos_prev_q[388],
+                            pos_prev_q[383], pos_prev_q[382], pos_prev_q[381], pos_prev_q[380],
+                            pos_prev_q[375], pos_prev_q[374], pos_prev_q[373], pos_prev_q[372],
+                            pos_prev_q[367], pos_prev_q[366], pos_prev_q[365], pos_prev_q[364],
+                            pos_prev_q[359], pos_prev_q[358], pos_prev_q[357], pos_prev_q[356],
+                            pos_prev_q[351], pos_prev_q[350], pos_prev_q[349], pos_prev_q[348],
+                            pos_prev_q[343], pos_prev_q[342], pos_prev_q[341], pos_prev_q[340],
+                            pos_prev_q[335], pos_prev_q[334], pos_prev_q[333], pos_prev_q[332],
+                            pos_prev_q[327], pos_prev_q[326], pos_prev_q[325], pos_prev_q[324],
+                            pos_prev_q[319], pos_prev_q[318], pos_prev_q[317], pos_prev_q[316],
+                            pos_prev_q[311], pos_prev_q[310], pos_prev_q[309], pos_prev_q[308],
+                            pos_prev_q[303], pos_prev_q[302], pos_prev_q[301], pos_prev_q[300],
+                            pos_prev_q[295], pos_prev_q[294], pos_prev_q[293], pos_prev_q[292],
+                            pos_prev_q[287], pos_prev_q[286], pos_prev_q[285], pos_prev_q[284],
+                            pos_prev_q[279], pos_prev_q[278], pos_prev_q[277], pos_prev_q[276],
+                            pos_prev_q[271], pos_prev_q[270], pos_prev_q[269], pos_prev_q[268],
+                            pos_prev_q[263], pos_prev_q[262], pos_prev_q[261], pos_prev_q[260],
+                            pos_prev_q[255], pos_prev_q[254], pos_prev_q[253], pos_prev_q[252],
+                            pos_prev_q[247], pos_prev_q[246], pos_prev_q[245], pos_prev_q[244],
+                            pos_prev_q[239], pos_prev_q[238], pos_prev_q[237], pos_prev_q[236],
+                            pos_prev_q[231], pos_prev_q[230], pos_prev_q[229], pos_prev_q[228],
+                            pos_prev_q[223], pos_prev_q[222], pos_prev_q[221], pos_prev_q[220],
+                            pos_prev_q[215], pos_prev_q[214], pos_prev_q[213], pos_prev_q[212],
+                            pos_prev_q[207], pos_prev_q[206], pos_prev_q[205], pos_prev_q[204],
+                            pos_prev_q[199], pos_prev_q[198], pos_prev_q[197], pos_prev_q[196],
+                            pos_prev_q[191], pos_prev_q[190], pos_prev_q[189], pos_prev_q[188],
+                            pos_prev_q[183], pos_prev_q[182], pos_prev_q[181], pos_prev_q[180],
+                            pos_prev_q[175], pos_prev_q[174], pos_prev_q[173], pos_prev_q[172],
+                            pos_prev_q[167], pos_prev_q[166], pos_prev_q[165], pos_prev_q[164],
+                            pos_prev_q[159], pos_prev_q[158], pos_prev_q[157], pos_prev_q[156],
+                            pos_prev_q[151], pos_prev_q[150], pos_prev_q[149], pos_prev_q[148],
+                            pos_prev_q[143], pos_prev_q[142], pos_prev_q[141], pos_prev_q[140],
+                            pos_prev_q[135], pos_prev_q[134], pos_prev_q[133], pos_prev_q[132],
+                            pos_prev_q[127], pos_prev_q[126], pos_prev_q[125], pos_prev_q[124],
+                            pos_prev_q[119], pos_prev_q[118], pos_prev_q[117], pos_prev_q[116],
+                            pos_prev_q[111], pos_prev_q[110], pos_prev_q[109], pos_prev_q[108],
+                            pos_prev_q[103], pos_prev_q[102], pos_prev_q[101], pos_prev_q[100],
+                            pos_prev_q[95], pos_prev_q[94], pos_prev_q[93], pos_prev_q[92],
+                            pos_prev_q[87], pos_prev_q[86], pos_prev_q[85], pos_prev_q[84],
+                            pos_prev_q[79], pos_prev_q[78], pos_prev_q[77], pos_prev_q[76],
+                            pos_prev_q[71], pos_prev_q[70], pos_prev_q[69], pos_prev_q[68],
+                            pos_prev_q[63], pos_prev_q[62], pos_prev_q[61], pos_prev_q[60],
+                            pos_prev_q[55], pos_prev_q[54], pos_prev_q[53], pos_prev_q[52],
+                            pos_prev_q[47], pos_prev_q[46], pos_prev_q[45], pos_prev_q[44],
+                            pos_prev_q[39], pos_prev_q[38], pos_prev_q[37], pos_prev_q[36],
+                            pos_prev_q[31], pos_prev_q[30], pos_prev_q[29], pos_prev_q[28],
+                            pos_prev_q[23], pos_prev_q[22], pos_prev_q[21], pos_prev_q[20],
+                            pos_prev_q[15], pos_prev_q[14], pos_prev_q[13], pos_prev_q[12],
+                            pos_prev_q[7], pos_prev_q[6], pos_prev_q[5], pos_prev_q[4]}),
+                         (|{pos_prev_q[511], pos_prev_q[510], pos_prev_q[507], pos_prev_q[506],
+                            pos_prev_q[503], pos_prev_q[502], pos_prev_q[499], pos_prev_q[498],
+                            pos_prev_q[495], pos_prev_q[494], pos_prev_q[491], pos_prev_q[490],
+                            pos_prev_q[487], pos_prev_q[486], pos_prev_q[483], pos_prev_q[482],
+                            pos_prev_q[479], pos_prev_q[478], pos_prev_q[475], pos_prev_q[474],
+                            pos_prev_q[471], pos_prev_q[470], pos_prev_q[467], pos_prev_q[466],
+                            pos_prev_q[463], pos_prev_q[462], pos_prev_q[459], pos_prev_q[458],
+                            pos_prev_q[455], pos_prev_q[454], pos_prev_q[451], pos_prev_q[450],
+                            pos_prev_q[447], pos_prev_q[446], pos_prev_q[443], pos_prev_q[442],
+                            pos_prev_q[439], pos_prev_q[438], pos_prev_q[435], pos_prev_q[434],
+                            pos_prev_q[431], pos_prev_q[430], pos_prev_q[427], pos_prev_q[426],
+                            pos_prev_q[423], pos_prev_q[422], pos_prev_q[419], pos_prev_q[418],
+                            pos_prev_q[415], pos_prev_q[414], pos_prev_q[411], pos_prev_q[410],
+                            pos_prev_q[407], pos_prev_q[406], pos_prev_q[403], pos_prev_q[402],
+                            pos_prev_q[399], pos_prev_q[398], pos_prev_q[395], pos_prev_q[394],
+                            pos_prev_q[391], pos_prev_q[390], pos_prev_q[387], pos_prev_q[386],
+                            pos_prev_q[383], pos_prev_q[382], pos_prev_q[379], pos_prev_q[378],
+                            pos_prev_q[375], pos_prev_q[374], pos_prev_q[371], pos_prev_q[370],
+                            pos_prev_q[367], pos_prev_q[366], pos_prev_q[363], pos_prev_q[362],
+                            pos_prev_q[359], pos_prev_q[358], pos_prev_q[355], pos_prev_q[354],
+                            pos_prev_q[351], pos_prev_q[350], pos_prev_q[347], pos_prev_q[346],
+                            pos_prev_q[343], pos_prev_q[342], pos_prev_q[339], pos_prev_q[338],
+                            pos_prev_q[335], pos_prev_q[334], pos_prev_q[331], pos_prev_q[330],
+                            pos_prev_q[327], pos_prev_q[326], pos_prev_q[323], pos_prev_q[322],
+                            pos_prev_q[319], pos_prev_q[318], pos_prev_q[315], pos_prev_q[314],
+                            pos_prev_q[311], pos_prev_q[310], pos_prev_q[307], pos_prev_q[306],
+                            pos_prev_q[303], pos_prev_q[302], pos_prev_q[299], pos_prev_q[298],
+                            pos_prev_q[295], pos_prev_q[294], pos_prev_q[291], pos_prev_q[290],
+                            pos_prev_q[287], pos_prev_q[286], pos_prev_q[283], pos_prev_q[282],
+                            pos_prev_q[279], pos_prev_q[278], pos_prev_q[275], pos_prev_q[274],
+                            pos_prev_q[271], pos_prev_q[270], pos_prev_q[267], pos_prev_q[266],
+                            pos_prev_q[263], pos_prev_q[262], pos_prev_q[259], pos_prev_q[258],
+                            pos_prev_q[255], pos_prev_q[254], pos_prev_q[251], pos_prev_q[250],
+                            pos_prev_q[247], pos_prev_q[246], pos_prev_q[243], pos_prev_q[242],
+                            pos_prev_q[239], pos_prev_q[238], pos_prev_q[235], pos_prev_q[234],
+                            pos_prev_q[231], pos_prev_q[230], pos_prev_q[227], pos_prev_q[226],
+                            pos_prev_q[223], pos_prev_q[222], pos_prev_q[219], pos_prev_q[218],
+                            pos_prev_q[215], pos_prev_q[214], pos_prev_q[211], pos_prev_q[210],
+                            pos_prev_q[207], pos_prev_q[206], pos_prev_q[203], pos_prev_q[202],
+                            pos_prev_q[199], pos_prev_q[198], pos_prev_q[195], pos_prev_q[194],
+                            pos_prev_q[191], pos_prev_q[190], pos_prev_q[187], pos_prev_q[186],
+                            pos_prev_q[183], pos_prev_q[182], pos_prev_q[179], pos_prev_q[178],
+                            pos_prev_q[175], pos_prev_q[174], pos_prev_q[171], pos_prev_q[170],
+                            pos_prev_q[167], pos_prev_q[166], pos_prev_q[163], pos_prev_q[162],
+                            pos_prev_q[159], pos_prev_q[158], pos_prev_q[155], pos_prev_q[154],
+                            pos_prev_q[151], pos_prev_q[150], pos_prev_q[147], pos_prev_q[146],
+                            pos_prev_q[143], pos_prev_q[142], pos_prev_q[139], pos_prev_q[138],
+                            pos_prev_q[135], pos_prev_q[134], pos_prev_q[131], pos_prev_q[130],
+                            pos_prev_q[127], pos_prev_q[126], pos_prev_q[123], pos_prev_q[122],
+                            pos_prev_q[119], pos_prev_q[118], pos_prev_q[115], pos_prev_q[114],
+                            pos_prev_q[111], pos_prev_q[110], pos_prev_q[107], pos_prev_q[106],
+                            pos_prev_q[103], pos_prev_q[102], pos_prev_q[99], pos_prev_q[98],
+                            pos_prev_q[95], pos_prev_q[94], pos_prev_q[91], pos_prev_q[90],
+                            pos_prev_q[87], pos_prev_q[86], pos_prev_q[83], pos_prev_q[82],
+                            pos_prev_q[79], pos_prev_q[78], pos_prev_q[75], pos_prev_q[74],
+                            pos_prev_q[71], pos_prev_q[70], pos_prev_q[67], pos_prev_q[66],
+                            pos_prev_q[63], pos_prev_q[62], pos_prev_q[59], pos_prev_q[58],
+                            pos_prev_q[55], pos_prev_q[54], pos_prev_q[51], pos_prev_q[50],
+                            pos_prev_q[47], pos_prev_q[46], pos_prev_q[43], pos_prev_q[42],
+                            pos_prev_q[39], pos_prev_q[38], pos_prev_q[35], pos_prev_q[34],
+                            pos_prev_q[31], pos_prev_q[30], pos_prev_q[27], pos_prev_q[26],
+                            pos_prev_q[23], pos_prev_q[22], pos_prev_q[19], pos_prev_q[18],
+                            pos_prev_q[15], pos_prev_q[14], pos_prev_q[11], pos_prev_q[10],
+                            pos_prev_q[7], pos_prev_q[6], pos_prev_q[3], pos_prev_q[2]}),
+                         (|{pos_prev_q[511], pos_prev_q[509], pos_prev_q[507], pos_prev_q[505],
+                            pos_prev_q[503], pos_prev_q[501], pos_prev_q[499], pos_prev_q[497],
+                            pos_prev_q[495], pos_prev_q[493], pos_prev_q[491], pos_prev_q[489],
+                            pos_prev_q[487], pos_prev_q[485], pos_prev_q[483], pos_prev_q[481],
+                            pos_prev_q[479], pos_prev_q[477], pos_prev_q[475], pos_prev_q[473],
+                            pos_prev_q[471], pos_prev_q[469], pos_prev_q[467], pos_prev_q[465],
+                            pos_prev_q[463], pos_prev_q[461], pos_prev_q[459], pos_prev_q[457],
+                            pos_prev_q[455], pos_prev_q[453], pos_prev_q[451], pos_prev_q[449],
+                            pos_prev_q[447], pos_prev_q[445], pos_prev_q[443], pos_prev_q[441],
+                            pos_prev_q[439], pos_prev_q[437], pos_prev_q[435], pos_prev_q[433],
+                            pos_prev_q[431], pos_prev_q[429], pos_prev_q[427], pos_prev_q[425],
+                            pos_prev_q[423], pos_prev_q[421], pos_prev_q[419], pos_prev_q[417],
+                            pos_prev_q[415], pos_prev_q[413], pos_prev_q[411], pos_prev_q[409],
+                            pos_prev_q[407], pos_prev_q[405], pos_prev_q[403], pos_prev_q[401],
+                            pos_prev_q[399], pos_prev_q[397], pos_prev_q[395], pos_prev_q[393],
+                            pos_prev_q[391], pos_prev_q[389], pos_prev_q[387], pos_prev_q[385],
+                            pos_prev_q[383], pos_prev_q[381], pos_prev_q[379], pos_prev_q[377],
+                            pos_prev_q[375], pos_prev_q[373], pos_prev_q[371], pos_prev_q[369],
+                            pos_prev_q[367], pos_prev_q[365], pos_prev_q[363], pos_prev_q[361],
+                            pos_prev_q[359], pos_prev_q[357], pos_prev_q[355], pos_prev_q[353],
+                            pos_prev_q[351], pos_prev_q[349], pos_prev_q[347], pos_prev_q[345],
+                            pos_prev_q[343], pos_prev_q[341], pos_prev_q[339], pos_prev_q[337],
+                            pos_prev_q[335], pos_prev_q[333], pos_prev_q[331], pos_prev_q[329],
+                            pos_prev_q[327], pos_prev_q[325], pos_prev_q[323], pos_prev_q[321],
+                            pos_prev_q[319], pos_prev_q[317], pos_prev_q[315], pos_prev_q[313],
+                            pos_prev_q[311], pos_prev_q[309], pos_prev_q[307], pos_prev_q[305],
+                            pos_prev_q[303], pos_prev_q[301], pos_prev_q[299], pos_prev_q[297],
+                            pos_prev_q[295], pos_prev_q[293], pos_prev_q[291], pos_prev_q[289],
+                            pos_prev_q[287], pos_prev_q[285], pos_prev_q[283], pos_prev_q[281],
+                            pos_prev_q[279], pos_prev_q[277], pos_prev_q[275], pos_prev_q[273],
+                            pos_prev_q[271], pos_prev_q[269], pos_prev_q[267], pos_prev_q[265],
+                            pos_prev_q[263], pos_prev_q[261], pos_prev_q[259], pos_prev_q[257],
+                            pos_prev_q[255], pos_prev_q[253], pos_prev_q[251], pos_prev_q[249],
+                            pos_prev_q[247], pos_prev_q[245], pos_prev_q[243], pos_prev_q[241],
+                            pos_prev_q[239], pos_prev_q[237], pos_prev_q[235], pos_prev_q[233],
+                            pos_prev_q[231], pos_prev_q[229], pos_prev_q[227], pos_prev_q[225],
+                            pos_prev_q[223], pos_prev_q[221], pos_prev_q[219], pos_prev_q[217],
+                            pos_prev_q[215], pos_prev_q[213], pos_prev_q[211], pos_prev_q[209],
+                            pos_prev_q[207], pos_prev_q[205], pos_prev_q[203], pos_prev_q[201],
+                            pos_prev_q[199], pos_prev_q[197], pos_prev_q[195], pos_prev_q[193],
+                            pos_prev_q[191], pos_prev_q[189], pos_prev_q[187], pos_prev_q[185],
+                            pos_prev_q[183], pos_prev_q[181], pos_prev_q[179], pos_prev_q[177],
+                            pos_prev_q[175], pos_prev_q[173], pos_prev_q[171], pos_prev_q[169],
+                            pos_prev_q[167], pos_prev_q[165], pos_prev_q[163], pos_prev_q[161],
+                            pos_prev_q[159], pos_prev_q[157], pos_prev_q[155], pos_prev_q[153],
+                            pos_prev_q[151], pos_prev_q[149], pos_prev_q[147], pos_prev_q[145],
+                            pos_prev_q[143], pos_prev_q[141], pos_prev_q[139], pos_prev_q[137],
+                            pos_prev_q[135], pos_prev_q[133], pos_prev_q[131], pos_prev_q[129],
+                            pos_prev_q[127], pos_prev_q[125], pos_prev_q[123], pos_prev_q[121],
+                            pos_prev_q[119], pos_prev_q[117], pos_prev_q[115], pos_prev_q[113],
+                            pos_prev_q[111], pos_prev_q[109], pos_prev_q[107], pos_prev_q[105],
+                            pos_prev_q[103], pos_prev_q[101], pos_prev_q[99], pos_prev_q[97],
+                            pos_prev_q[95], pos_prev_q[93], pos_prev_q[91], pos_prev_q[89],
+                            pos_prev_q[87], pos_prev_q[85], pos_prev_q[83], pos_prev_q[81],
+                            pos_prev_q[79], pos_prev_q[77], pos_prev_q[75], pos_prev_q[73],
+                            pos_prev_q[71], pos_prev_q[69], pos_prev_q[67], pos_prev_q[65],
+                            pos_prev_q[63], pos_prev_q[61], pos_prev_q[59], pos_prev_q[57],
+                            pos_prev_q[55], pos_prev_q[53], pos_prev_q[51], pos_prev_q[49],
+                            pos_prev_q[47], pos_prev_q[45], pos_prev_q[43], pos_prev_q[41],
+                            pos_prev_q[39], pos_prev_q[37], pos_prev_q[35], pos_prev_q[33],
+                            pos_prev_q[31], pos_prev_q[29], pos_prev_q[27], pos_prev_q[25],
+                            pos_prev_q[23], pos_prev_q[21], pos_prev_q[19], pos_prev_q[17],
+                            pos_prev_q[15], pos_prev_q[13], pos_prev_q[11], pos_prev_q[9],
+                            pos_prev_q[7], pos_prev_q[5], pos_prev_q[3], pos_prev_q[1]})};
+  assign pos_off = ((take_pos_c16_q ? pos_step_off : 7'd0)
+                    | (take_prev_c16_q ? pos_prev_off : 7'd0));
+  assign pos_in_blk = (|(pos_slot & slot_mine));
+  assign blk_left = (blk_end_cidx - pos_slot_cidx);
+  assign avail_kind = (blk_done ?
+                         (pos_in_blk ?
+                            ((blk_left == 4'd0) ? 2'd2 : (blk_left == 4'd1) ? 2'd3 : 2'd0)
+                          : 2'd1)
+                       : 2'd0);
+  assign beat_words = (beat_final ?
+                         ((blk_tcode_q == 2'd3) ? 3'd4
+                          : (blk_tcode_q == 2'd2) ? 3'd4
+                          : (blk_tcode_q == 2'd1) ? 3'd4
+                          : (blk_tcode_q == 2'd0) ? 3'd4
+                          : 3'd4)
+                       : 3'd4);
+  assign x1_valid_d = go;
+  assign x1_raw_d = st_raw_q;
+  assign x1_last_d = (st_raw_q ? raw_final : beat_final);
+  assign beat_first = (beat_q == 4'd0);
+  assign x1_first_d = beat_first;
+  assign x1_need_d = {(beat_words > 3'd3), (beat_words > 3'd2), (beat_words > 3'd1),
+                      (beat_words > 3'd0)};
+  assign x1_tcode_d = blk_tcode_q;
+  assign x1_avail_kind_d = avail_kind;
+  assign x1_slot_c0_d = pos_slot;
+  assign x1_slot_c1_d = pos_slot;
+  assign x1_slot_c2_d = pos_slot;
+  assign x1_slot_c3_d = pos_slot;
+  assign x1_slot_c4_d = pos_slot;
+  assign x1_slot_c5_d = pos_slot;
+  assign x1_slot_c6_d = pos_slot;
+  assign x1_slot_c7_d = pos_slot;
+  assign x1_off_c0_d = pos_off;
+  assign x1_off_c1_d = pos_off;
+  assign x1_off_c2_d = pos_off;
+  assign x1_off_c3_d = pos_off;
+  assign x1_off_c4_d = pos_off;
+  assign x1_off_c5_d = pos_off;
+  assign x1_off_c6_d = pos_off;
+  assign x1_off_c7_d = pos_off;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      x1_valid_q <= 1'd0;
+    end else begin
+      x1_valid_q <= x1_valid_d;
+    end
+  end
+  always @(posedge clk_i) begin
+    x1_raw_q <= x1_raw_d;
+    x1_last_q <= x1_last_d;
+    x1_first_q <= x1_first_d;
+    x1_need_q <= x1_need_d;
+    x1_tcode_q <= x1_tcode_d;
+    x1_avail_kind_q <= x1_avail_kind_d;
+  end
+  (* keep *) always @(posedge clk_i) begin
+    x1_slot_c0_q <= x1_slot_c0_d;
+    x1_slot_c1_q <= x1_slot_c1_d;
+    x1_slot_c2_q <= x1_slot_c2_d;
+    x1_slot_c3_q <= x1_slot_c3_d;
+    x1_slot_c4_q <= x1_slot_c4_d;
+    x1_slot_c5_q <= x1_slot_c5_d;
+    x1_slot_c6_q <= x1_slot_c6_d;
+    x1_slot_c7_q <= x1_slot_c7_d;
+    x1_off_c0_q <= x1_off_c0_d;
+    x1_off_c1_q <= x1_off_c1_d;
+    x1_off_c2_q <= x1_off_c2_d;
+    x1_off_c3_q <= x1_off_c3_d;
+    x1_off_c4_q <= x1_off_c4_d;
+    x1_off_c5_q <= x1_off_c5_d;
+    x1_off_c6_q <= x1_off_c6_d;
+    x1_off_c7_q <= x1_off_c7_d;
+  end
+
+  // X1: the three slots from the position, shifted so its bit is on top
+  wire [262:0] x1_view;
+  wire [262:0] x1_align_s0;
+  wire [262:0] x1_align_s1;
+  wire [262:0] x1_align_s2;
+  wire [262:0] x1_align_s3;
+  wire [262:0] x1_align_s4;
+  wire [262:0] x1_align_s5;
+  wire [262:0] x1_align_s6;
+  wire [135:0] x1_win;
+  reg  x2_valid_q;
+  wire x2_valid_d;
+  reg  [135:0] x2_win_q;
+  wire [135:0] x2_win_d;
+  reg  x2_raw_q;
+  wire x2_raw_d;
+  reg  x2_last_q;
+  wire x2_last_d;
+  reg  x2_first_q;
+  wire x2_first_d;
+  reg  [3:0] x2_need_q;
+  wire [3:0] x2_need_d;
+  reg  [1:0] x2_tcode_q;
+  wire [1:0] x2_tcode_d;
+  wire [8:0] x1_avail;
+  reg  [8:0] x2_avail_q;
+  wire [8:0] x2_avail_d;
+  assign x1_view = {((x1_slot_c7_q[0] ? slot0_data_q[127] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[127] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[127] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[127] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[126] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[126] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[126] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[126] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[125] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[125] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[125] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[125] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[124] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[124] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[124] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[124] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[123] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[123] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[123] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[123] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[122] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[122] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[122] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[122] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[121] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[121] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[121] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[121] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[120] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[120] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[120] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[120] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[119] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[119] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[119] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[119] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[118] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[118] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[118] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[118] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[117] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[117] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[117] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[117] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[116] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[116] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[116] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[116] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[115] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[115] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[115] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[115] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[114] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[114] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[114] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[114] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[113] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[113] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[113] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[113] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[112] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[112] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[112] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[112] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[111] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[111] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[111] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[111] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[110] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[110] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[110] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[110] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[109] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[109] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[109] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[109] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[108] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[108] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[108] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[108] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[107] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[107] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[107] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[107] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[106] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[106] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[106] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[106] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[105] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[105] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[105] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[105] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[104] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[104] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[104] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[104] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[103] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[103] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[103] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[103] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[102] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[102] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[102] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[102] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[101] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[101] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[101] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[101] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[100] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[100] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[100] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[100] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[99] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[99] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[99] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[99] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[98] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[98] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[98] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[98] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[97] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[97] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[97] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[97] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[96] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[96] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[96] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[96] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[95] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[95] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[95] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[95] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[94] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[94] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[94] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[94] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[93] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[93] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[93] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[93] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[92] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[92] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[92] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[92] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[91] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[91] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[91] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[91] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[90] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[90] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[90] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[90] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[89] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[89] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[89] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[89] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[88] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[88] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[88] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[88] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[87] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[87] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[87] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[87] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[86] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[86] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[86] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[86] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[85] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[85] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[85] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[85] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[84] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[84] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[84] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[84] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[83] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[83] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[83] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[83] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[82] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[82] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[82] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[82] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[81] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[81] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[81] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[81] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[80] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[80] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[80] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[80] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[79] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[79] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[79] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[79] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[78] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[78] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[78] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[78] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[77] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[77] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[77] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[77] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[76] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[76] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[76] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[76] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[75] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[75] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[75] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[75] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[74] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[74] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[74] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[74] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[73] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[73] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[73] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[73] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[72] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[72] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[72] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[72] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[71] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[71] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[71] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[71] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[70] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[70] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[70] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[70] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[69] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[69] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[69] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[69] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[68] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[68] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[68] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[68] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[67] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[67] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[67] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[67] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[66] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[66] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[66] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[66] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[65] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[65] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[65] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[65] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[64] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[64] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[64] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[64] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[63] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[63] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[63] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[63] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[62] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[62] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[62] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[62] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[61] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[61] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[61] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[61] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[60] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[60] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[60] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[60] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[59] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[59] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[59] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[59] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[58] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[58] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[58] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[58] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[57] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[57] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[57] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[57] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[56] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[56] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[56] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[56] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[55] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[55] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[55] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[55] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[54] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[54] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[54] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[54] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[53] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[53] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[53] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[53] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[52] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[52] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[52] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[52] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[51] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[51] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[51] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[51] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[50] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[50] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[50] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[50] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[49] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[49] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[49] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[49] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[48] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[48] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[48] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[48] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[47] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[47] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[47] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[47] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[46] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[46] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[46] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[46] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[45] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[45] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[45] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[45] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[44] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[44] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[44] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[44] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[43] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[43] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[43] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[43] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[42] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[42] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[42] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[42] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[41] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[41] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[41] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[41] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[40] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[40] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[40] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[40] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[39] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[39] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[39] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[39] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[38] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[38] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[38] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[38] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[37] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[37] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[37] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[37] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[36] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[36] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[36] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[36] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[35] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[35] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[35] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[35] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[34] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[34] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[34] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[34] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[33] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[33] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[33] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[33] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[32] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[32] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[32] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[32] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[31] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[31] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[31] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[31] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[30] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[30] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[30] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[30] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[29] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[29] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[29] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[29] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[28] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[28] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[28] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[28] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[27] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[27] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[27] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[27] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[26] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[26] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[26] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[26] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[25] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[25] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[25] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[25] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[24] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[24] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[24] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[24] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[23] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[23] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[23] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[23] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[22] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[22] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[22] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[22] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[21] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[21] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[21] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[21] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[20] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[20] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[20] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[20] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[19] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[19] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[19] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[19] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[18] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[18] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[18] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[18] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[17] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[17] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[17] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[17] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[16] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[16] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[16] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[16] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[15] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[15] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[15] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[15] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[14] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[14] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[14] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[14] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[13] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[13] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[13] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[13] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[12] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[12] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[12] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[12] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[11] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[11] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[11] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[11] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[10] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[10] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[10] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[10] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[9] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[9] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[9] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[9] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[8] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[8] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[8] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[8] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[7] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[7] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[7] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[7] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[6] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[6] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[6] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[6] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[5] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[5] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[5] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[5] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[4] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[4] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[4] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[4] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[3] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[3] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[3] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[3] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[2] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[2] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[2] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[2] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[1] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[1] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[1] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[1] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[0] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[0] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[0] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[0] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot1_data_q[127] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot2_data_q[127] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot3_data_q[127] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot0_data_q[127] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot1_data_q[126] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot2_data_q[126] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot3_data_q[126] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot0_data_q[126] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot1_data_q[125] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot2_data_q[125] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot3_data_q[125] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot0_data_q[125] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[124] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[124] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[124] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[124] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[123] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[123] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[123] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[123] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[122] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[122] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[122] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[122] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[121] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[121] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[121] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[121] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[120] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[120] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[120] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[120] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[119] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[119] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[119] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[119] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[118] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[118] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[118] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[118] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[117] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[117] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[117] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[117] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[116] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[116] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[116] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[116] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[115] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[115] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[115] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[115] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[114] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[114] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[114] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[114] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[113] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[113] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[113] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[113] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[112] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[112] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[112] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[112] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[111] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[111] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[111] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[111] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[110] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[110] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[110] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[110] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[109] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[109] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[109] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[109] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[108] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[108] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[108] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[108] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[107] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[107] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[107] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[107] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[106] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[106] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[106] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[106] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[105] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[105] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[105] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[105] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[104] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[104] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[104] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[104] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[103] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[103] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[103] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[103] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[102] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[102] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[102] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[102] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[101] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[101] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[101] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[101] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[100] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[100] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[100] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[100] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[99] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[99] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[99] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[99] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[98] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[98] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[98] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[98] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[97] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[97] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[97] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[97] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[96] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[96] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[96] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[96] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[95] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[95] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[95] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[95] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[94] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[94] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[94] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[94] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[93] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[93] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[93] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[93] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[92] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[92] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[92] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[92] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[91] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[91] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[91] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[91] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[90] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[90] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[90] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[90] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[89] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[89] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[89] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[89] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[88] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[88] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[88] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[88] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[87] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[87] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[87] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[87] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[86] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[86] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[86] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[86] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[85] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[85] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[85] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[85] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[84] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[84] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[84] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[84] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[83] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[83] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[83] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[83] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[82] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[82] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[82] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[82] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[81] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[81] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[81] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[81] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[80] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[80] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[80] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[80] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[79] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[79] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[79] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[79] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[78] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[78] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[78] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[78] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[77] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[77] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[77] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[77] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[76] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[76] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[76] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[76] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[75] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[75] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[75] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[75] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[74] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[74] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[74] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[74] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[73] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[73] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[73] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[73] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[72] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[72] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[72] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[72] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[71] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[71] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[71] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[71] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[70] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[70] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[70] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[70] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[69] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[69] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[69] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[69] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[68] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[68] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[68] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[68] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[67] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[67] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[67] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[67] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[66] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[66] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[66] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[66] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[65] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[65] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[65] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[65] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[64] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[64] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[64] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[64] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[63] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[63] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[63] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[63] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[62] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[62] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[62] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[62] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[61] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[61] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[61] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[61] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[60] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[60] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[60] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[60] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[59] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[59] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[59] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[59] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[58] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[58] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[58] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[58] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[57] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[57] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[57] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[57] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[56] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[56] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[56] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[56] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[55] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[55] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[55] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[55] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[54] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[54] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[54] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[54] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[53] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[53] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[53] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[53] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[52] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[52] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[52] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[52] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[51] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[51] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[51] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[51] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[50] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[50] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[50] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[50] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[49] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[49] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[49] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[49] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[48] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[48] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[48] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[48] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[47] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[47] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[47] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[47] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[46] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[46] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[46] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[46] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[45] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[45] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[45] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[45] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[44] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[44] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[44] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[44] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[43] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[43] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[43] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[43] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[42] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[42] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[42] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[42] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[41] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[41] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[41] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[41] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[40] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[40] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[40] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[40] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[39] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[39] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[39] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[39] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[38] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[38] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[38] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[38] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[37] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[37] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[37] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[37] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[36] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[36] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[36] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[36] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[35] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[35] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[35] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[35] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[34] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[34] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[34] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[34] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[33] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[33] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[33] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[33] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[32] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[32] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[32] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[32] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[31] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[31] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[31] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[31] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[30] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[30] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[30] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[30] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[29] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[29] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[29] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[29] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[28] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[28] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[28] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[28] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[27] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[27] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[27] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[27] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[26] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[26] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[26] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[26] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[25] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[25] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[25] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[25] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[24] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[24] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[24] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[24] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[23] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[23] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[23] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[23] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[22] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[22] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[22] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[22] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[21] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[21] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[21] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[21] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[20] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[20] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[20] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[20] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[19] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[19] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[19] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[19] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[18] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[18] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[18] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[18] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[17] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[17] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[17] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[17] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[16] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[16] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[16] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[16] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[15] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[15] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[15] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[15] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[14] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[14] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[14] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[14] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[13] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[13] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[13] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[13] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[12] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[12] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[12] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[12] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[11] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[11] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[11] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[11] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[10] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[10] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[10] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[10] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[9] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[9] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[9] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[9] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[8] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[8] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[8] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[8] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[7] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[7] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[7] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[7] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[6] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[6] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[6] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[6] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[5] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[5] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[5] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[5] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[4] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[4] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[4] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[4] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[3] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[3] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[3] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[3] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[2] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[2] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[2] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[2] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[1] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[1] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[1] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[1] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[0] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[0] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[0] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[0] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot2_data_q[127] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot3_data_q[127] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot0_data_q[127] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot1_data_q[127] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot2_data_q[126] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot3_data_q[126] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot0_data_q[126] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot1_data_q[126] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot2_data_q[125] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot3_data_q[125] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot0_data_q[125] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot1_data_q[125] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot2_data_q[124] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot3_data_q[124] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot0_data_q[124] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot1_data_q[124] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot2_data_q[123] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot3_data_q[123] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot0_data_q[123] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot1_data_q[123] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot2_data_q[122] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot3_data_q[122] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot0_data_q[122] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot1_data_q[122] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot2_data_q[121] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot3_data_q[121] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot0_data_q[121] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot1_data_q[121] : 1'd0)))};
+  assign x1_align_s0 = {(x1_off_c7_q[0] ? x1_view[261] : x1_view[262]),
+                        (x1_off_c7_q[0] ? x1_view[260] : x1_view[261]),
+                        (x1_off_c7_q[0] ? x1_view[259] : x1_view[260]),
+                        (x1_off_c7_q[0] ? x1_view[258] : x1_view[259]),
+                        (x1_off_c7_q[0] ? x1_view[257] : x1_view[258]),
+                        (x1_off_c7_q[0] ? x1_view[256] : x1_view[257]),
+                        (x1_off_c7_q[0] ? x1_view[255] : x1_view[256]),
+                        (x1_off_c7_q[0] ? x1_view[254] : x1_view[255]),
+                        (x1_off_c7_q[0] ? x1_view[253] : x1_view[254]),
+                        (x1_off_c7_q[0] ? x1_view[252] : x1_view[253]),
+                        (x1_off_c7_q[0] ? x1_view[251] : x1_view[252]),
+                        (x1_off_c7_q[0] ? x1_view[250] : x1_view[251]),
+                        (x1_off_c7_q[0] ? x1_view[249] : x1_view[250]),
+                        (x1_off_c7_q[0] ? x1_view[248] : x1_view[249]),
+                        (x1_off_c7_q[0] ? x1_view[247] : x1_view[248]),
+                        (x1_off_c7_q[0] ? x1_view[246] : x1_view[247]),
+                        (x1_off_c7_q[0] ? x1_view[245] : x1_view[246]),
+                        (x1_off_c7_q[0] ? x1_view[244] : x1_view[245]),
+                        (x1_off_c7_q[0] ? x1_view[243] : x1_view[244]),
+                        (x1_off_c7_q[0] ? x1_view[242] : x1_view[243]),
+                        (x1_off_c7_q[0] ? x1_view[241] : x1_view[242]),
+                        (x1_off_c7_q[0] ? x1_view[240] : x1_view[241]),
+                        (x1_off_c7_q[0] ? x1_view[239] : x1_view[240]),
+                        (x1_off_c7_q[0] ? x1_view[238] : x1_view[239]),
+                        (x1_off_c7_q[0] ? x1_view[237] : x1_view[238]),
+                        (x1_off_c7_q[0] ? x1_view[236] : x1_view[237]),
+                        (x1_off_c7_q[0] ? x1_view[235] : x1_view[236]),
+                        (x1_off_c7_q[0] ? x1_view[234] : x1_view[235]),
+                        (x1_off_c7_q[0] ? x1_view[233] : x1_view[234]),
+                        (x1_off_c7_q[0] ? x1_view[232] : x1_view[233]),
+                        (x1_off_c7_q[0] ? x1_view[231] : x1_view[232]),
+                        (x1_off_c7_q[0] ? x1_view[230] : x1_view[231]),
+                        (x1_off_c6_q[0] ? x1_view[229] : x1_view[230]),
+                        (x1_off_c6_q[0] ? x1_view[228] : x1_view[229]),
+                        (x1_off_c6_q[0] ? x1_view[227] : x1_view[228]),
+                        (x1_off_c6_q[0] ? x1_view[226] : x1_view[227]),
+                        (x1_off_c6_q[0] ? x1_view[225] : x1_view[226]),
+                        (x1_off_c6_q[0] ? x1_view[224] : x1_view[225]),
+                        (x1_off_c6_q[0] ? x1_view[223] : x1_view[224]),
+                        (x1_off_c6_q[0] ? x1_view[222] : x1_view[223]),
+                        (x1_off_c6_q[0] ? x1_view[221] : x1_view[222]),
+                        (x1_off_c6_q[0] ? x1_view[220] : x1_view[221]),
+                        (x1_off_c6_q[0] ? x1_view[219] : x1_view[220]),
+                        (x1_off_c6_q[0] ? x1_view[218] : x1_view[219]),
+                        (x1_off_c6_q[0] ? x1_view[217] : x1_view[218]),
+                        (x1_off_c6_q[0] ? x1_view[216] : x1_view[217]),
+                        (x1_off_c6_q[0] ? x1_view[215] : x1_view[216]),
+                        (x1_off_c6_q[0] ? x1_view[214] : x1_view[215]),
+                        (x1_off_c6_q[0] ? x1_view[213] : x1_view[214]),
+                        (x1_off_c6_q[0] ? x1_view[212] : x1_view[213]),
+                        (x1_off_c6_q[0] ? x1_view[211] : x1_view[212]),
+                        (x1_off_c6_q[0] ? x1_view[210] : x1_view[211]),
+                        (x1_off_c6_q[0] ? x1_view[209] : x1_view[210]),
+                        (x1_off_c6_q[0] ? x1_view[208] : x1_view[209]),
+                        (x1_off_c6_q[0] ? x1_view[207] : x1_view[208]),
+                        (x1_off_c6_q[0] ? x1_view[206] : x1_view[207]),
+                        (x1_off_c6_q[0] ? x1_view[205] : x1_view[206]),
+                        (x1_off_c6_q[0] ? x1_view[204] : x1_view[205]),
+                        (x1_off_c6_q[0] ? x1_view[203] : x1_view[204]),
+                        (x1_off_c6_q[0] ? x1_view[202] : x1_view[203]),
+                        (x1_off_c6_q[0] ? x1_view[201] : x1_view[202]),
+                        (x1_off_c6_q[0] ? x1_view[200] : x1_view[201]),
+                        (x1_off_c6_q[0] ? x1_view[199] : x1_view[200]),
+                        (x1_off_c6_q[0] ? x1_view[198] : x1_view[199]),
+                        (x1_off_c6_q[0] ? x1_view[197] : x1_view[198]),
+                        (x1_off_c5_q[0] ? x1_view[196] : x1_view[197]),
+                        (x1_off_c5_q[0] ? x1_view[195] : x1_view[196]),
+                        (x1_off_c5_q[0] ? x1_view[194] : x1_view[195]),
+                        (x1_off_c5_q[0] ? x1_view[193] : x1_view[194]),
+                        (x1_off_c5_q[0] ? x1_view[192] : x1_view[193]),
+                        (x1_off_c5_q[0] ? x1_view[191] : x1_view[192]),
+                        (x1_off_c5_q[0] ? x1_view[190] : x1_view[191]),
+                        (x1_off_c5_q[0] ? x1_view[189] : x1_view[190]),
+                        (x1_off_c5_q[0] ? x1_view[188] : x1_view[189]),
+                        (x1_off_c5_q[0] ? x1_view[187] : x1_view[188]),
+                        (x1_off_c5_q[0] ? x1_view[186] : x1_view[187]),
+                        (x1_off_c5_q[0] ? x1_view[185] : x1_view[186]),
+                        (x1_off_c5_q[0] ? x1_view[184] : x1_view[185]),
+                        (x1_off_c5_q[0] ? x1_view[183] : x1_view[184]),
+                        (x1_off_c5_q[0] ? x1_view[182] : x1_view[183]),
+                        (x1_off_c5_q[0] ? x1_view[181] : x1_view[182]),
+                        (x1_off_c5_q[0] ? x1_view[180] : x1_view[181]),
+                        (x1_off_c5_q[0] ? x1_view[179] : x1_view[180]),
+                        (x1_off_c5_q[0] ? x1_view[178] : x1_view[179]),
+                        (x1_off_c5_q[0] ? x1_view[177] : x1_view[178]),
+                        (x1_off_c5_q[0] ? x1_view[176] : x1_view[177]),
+                        (x1_off_c5_q[0] ? x1_view[175] : x1_view[176]),
+                        (x1_off_c5_q[0] ? x1_view[174] : x1_view[175]),
+                        (x1_off_c5_q[0] ? x1_view[173] : x1_view[174]),
+                        (x1_off_c5_q[0] ? x1_view[172] : x1_view[173]),
+                        (x1_off_c5_q[0] ? x1_view[171] : x1_view[172]),
+                        (x1_off_c5_q[0] ? x1_view[170] : x1_view[171]),
+                        (x1_off_c5_q[0] ? x1_view[169] : x1_view[170]),
+                        (x1_off_c5_q[0] ? x1_view[168] : x1_view[169]),
+                        (x1_off_c5_q[0] ? x1_view[167] : x1_view[168]),
+                        (x1_off_c5_q[0] ? x1_view[166] : x1_view[167]),
+                        (x1_off_c5_q[0] ? x1_view[165] : x1_view[166]),
+                        (x1_off_c5_q[0] ? x1_view[164] : x1_view[165]),
+                        (x1_off_c4_q[0] ? x1_view[163] : x1_view[164]),
+                        (x1_off_c4_q[0] ? x1_view[162] : x1_view[163]),
+                        (x1_off_c4_q[0] ? x1_view[161] : x1_view[162]),
+                        (x1_off_c4_q[0] ? x1_view[160] : x1_view[161]),
+                        (x1_off_c4_q[0] ? x1_view[159] : x1_view[160]),
+                        (x1_off_c4_q[0] ? x1_view[158] : x1_view[159]),
+                        (x1_off_c4_q[0] ? x1_view[157] : x1_view[158]),
+                        (x1_off_c4_q[0] ? x1_view[156] : x1_view[157]),
+                        (x1_off_c4_q[0] ? x1_view[155] : x1_view[156]),
+                        (x1_off_c4_q[0] ? x1_view[154] : x1_view[155]),
+                        (x1_off_c4_q[0] ? x1_view[153] : x1_view[154]),
+                        (x1_off_c4_q[0] ? x1_view[152] : x1_view[153]),
+                        (x1_off_c4_q[0] ? x1_view[151] : x1_view[152]),
+                        (x1_off_c4_q[0] ? x1_view[150] : x1_view[151]),
+                        (x1_off_c4_q[0] ? x1_view[149] : x1_view[150]),
+                        (x1_off_c4_q[0] ? x1_view[148] : x1_view[149]),
+                        (x1_off_c4_q[0] ? x1_view[147] : x1_view[148]),
+                        (x1_off_c4_q[0] ? x1_view[146] : x1_view[147]),
+                        (x1_off_c4_q[0] ? x1_view[145] : x1_view[146]),
+                        (x1_off_c4_q[0] ? x1_view[144] : x1_view[145]),
+                        (x1_off_c4_q[0] ? x1_view[143] : x1_view[144]),
+                        (x1_off_c4_q[0] ? x1_view[142] : x1_view[143]),
+                        (x1_off_c4_q[0] ? x1_view[141] : x1_view[142]),
+                        (x1_off_c4_q[0] ? x1_view[140] : x1_view[141]),
+                        (x1_off_c4_q[0] ? x1_view[139] : x1_view[140]),
+                        (x1_off_c4_q[0] ? x1_view[138] : x1_view[139]),
+                        (x1_off_c4_q[0] ? x1_view[137] : x1_view[138]),
+                        (x1_off_c4_q[0] ? x1_view[136] : x1_view[137]),
+                        (x1_off_c4_q[0] ? x1_view[135] : x1_view[136]),
+                        (x1_off_c4_q[0] ? x1_view[134] : x1_view[135]),
+                        (x1_off_c4_q[0] ? x1_view[133] : x1_view[134]),
+                        (x1_off_c4_q[0] ? x1_view[132] : x1_view[133]),
+                        (x1_off_c4_q[0] ? x1_view[131] : x1_view[132]),
+                        (x1_off_c3_q[0] ? x1_view[130] : x1_view[131]),
+                        (x1_off_c3_q[0] ? x1_view[129] : x1_view[130]),
+                        (x1_off_c3_q[0] ? x1_view[128] : x1_view[129]),
+                        (x1_off_c3_q[0] ? x1_view[127] : x1_view[128]),
+                        (x1_off_c3_q[0] ? x1_view[126] : x1_view[127]),
+                        (x1_off_c3_q[0] ? x1_view[125] : x1_view[126]),
+                        (x1_off_c3_q[0] ? x1_view[124] : x1_view[125]),
+                        (x1_off_c3_q[0] ? x1_view[123] : x1_view[124]),
+                        (x1_off_c3_q[0] ? x1_view[122] : x1_view[123]),
+                        (x1_off_c3_q[0] ? x1_view[121] : x1_view[122]),
+                        (x1_off_c3_q[0] ? x1_view[120] : x1_view[121]),
+                        (x1_off_c3_q[0] ? x1_view[119] : x1_view[120]),
+                        (x1_off_c3_q[0] ? x1_view[118] : x1_view[119]),
+                        (x1_off_c3_q[0] ? x1_view[117] : x1_view[118]),
+                        (x1_off_c3_q[0] ? x1_view[116] : x1_view[117]),
+                        (x1_off_c3_q[0] ? x1_view[115] : x1_view[116]),
+                        (x1_off_c3_q[0] ? x1_view[114] : x1_view[115]),
+                        (x1_off_c3_q[0] ? x1_view[113] : x1_view[114]),
+                        (x1_off_c3_q[0] ? x1_view[112] : x1_view[113]),
+                        (x1_off_c3_q[0] ? x1_view[111] : x1_view[112]),
+                        (x1_off_c3_q[0] ? x1_view[110] : x1_view[111]),
+                        (x1_off_c3_q[0] ? x1_view[109] : x1_view[110]),
+                        (x1_off_c3_q[0] ? x1_view[108] : x1_view[109]),
+                        (x1_off_c3_q[0] ? x1_view[107] : x1_view[108]),
+                        (x1_off_c3_q[0] ? x1_view[106] : x1_view[107]),
+                        (x1_off_c3_q[0] ? x1_view[105] : x1_view[106]),
+                        (x1_off_c3_q[0] ? x1_view[104] : x1_view[105]),
+                        (x1_off_c3_q[0] ? x1_view[103] : x1_view[104]),
+                        (x1_off_c3_q[0] ? x1_view[102] : x1_view[103]),
+                        (x1_off_c3_q[0] ? x1_view[101] : x1_view[102]),
+                        (x1_off_c3_q[0] ? x1_view[100] : x1_view[101]),
+                        (x1_off_c3_q[0] ? x1_view[99] : x1_view[100]),
+                        (x1_off_c3_q[0] ? x1_view[98] : x1_view[99]),
+                        (x1_off_c2_q[0] ? x1_view[97] : x1_view[98]),
+                        (x1_off_c2_q[0] ? x1_view[96] : x1_view[97]),
+                        (x1_off_c2_q[0] ? x1_view[95] : x1_view[96]),
+                        (x1_off_c2_q[0] ? x1_view[94] : x1_view[95]),
+                        (x1_off_c2_q[0] ? x1_view[93] : x1_view[94]),
+                        (x1_off_c2_q[0] ? x1_view[92] : x1_view[93]),
+                        (x1_off_c2_q[0] ? x1_view[91] : x1_view[92]),
+                        (x1_off_c2_q[0] ? x1_view[90] : x1_view[91]),
+                        (x1_off_c2_q[0] ? x1_view[89] : x1_view[90]),
+                        (x1_off_c2_q[0] ? x1_view[88] : x1_view[89]),
+                        (x1_off_c2_q[0] ? x1_view[87] : x1_view[88]),
+                        (x1_off_c2_q[0] ? x1_view[86] : x1_view[87]),
+                        (x1_off_c2_q[0] ? x1_view[85] : x1_view[86]),
+                        (x1_off_c2_q[0] ? x1_view[84] : x1_view[85]),
+                        (x1_off_c2_q[0] ? x1_view[83] : x1_view[84]),
+                        (x1_off_c2_q[0] ? x1_view[82] : x1_view[83]),
+                        (x1_off_c2_q[0] ? x1_view[81] : x1_view[82]),
+                        (x1_off_c2_q[0] ? x1_view[80] : x1_view[81]),
+                        (x1_off_c2_q[0] ? x1_view[79] : x1_view[80]),
+                        (x1_off_c2_q[0] ? x1_view[78] : x1_view[79]),
+                        (x1_off_c2_q[0] ? x1_view[77] : x1_view[78]),
+                        (x1_off_c2_q[0] ? x1_view[76] : x1_view[77]),
+                        (x1_off_c2_q[0] ? x1_view[75] : x1_view[76]),
+                        (x1_off_c2_q[0] ? x1_view[74] : x1_view[75]),
+                        (x1_off_c2_q[0] ? x1_view[73] : x1_view[74]),
+                        (x1_off_c2_q[0] ? x1_view[72] : x1_view[73]),
+                        (x1_off_c2_q[0] ? x1_view[71] : x1_view[72]),
+                        (x1_off_c2_q[0] ? x1_view[70] : x1_view[71]),
+                        (x1_off_c2_q[0] ? x1_view[69] : x1_view[70]),
+                        (x1_off_c2_q[0] ? x1_view[68] : x1_view[69]),
+                        (x1_off_c2_q[0] ? x1_view[67] : x1_view[68]),
+                        (x1_off_c2_q[0] ? x1_view[66] : x1_view[67]),
+                        (x1_off_c2_q[0] ? x1_view[65] : x1_view[66]),
+                        (x1_off_c1_q[0] ? x1_view[64] : x1_view[65]),
+                        (x1_off_c1_q[0] ? x1_view[63] : x1_view[64]),
+                        (x1_off_c1_q[0] ? x1_view[62] : x1_view[63]),
+                        (x1_off_c1_q[0] ? x1_view[61] : x1_view[62]),
+                        (x1_off_c1_q[0] ? x1_view[60] : x1_view[61]),
+                        (x1_off_c1_q[0] ? x1_view[59] : x1_view[60]),
+                        (x1_off_c1_q[0] ? x1_view[58] : x1_view[59]),
+                        (x1_off_c1_q[0] ? x1_view[57] : x1_view[58]),
+                        (x1_off_c1_q[0] ? x1_view[56] : x1_view[57]),
+                        (x1_off_c1_q[0] ? x1_view[55] : x1_view[56]),
+                        (x1_off_c1_q[0] ? x1_view[54] : x1_view[55]),
+                        (x1_off_c1_q[0] ? x1_view[53] : x1_view[54]),
+                        (x1_off_c1_q[0] ? x1_view[52] : x1_view[53]),
+                        (x1_off_c1_q[0] ? x1_view[51] : x1_view[52]),
+                        (x1_off_c1_q[0] ? x1_view[50] : x1_view[51]),
+                        (x1_off_c1_q[0] ? x1_view[49] : x1_view[50]),
+                        (x1_off_c1_q[0] ? x1_view[48] : x1_view[49]),
+                        (x1_off_c1_q[0] ? x1_view[47] : x1_view[48]),
+                        (x1_off_c1_q[0] ? x1_view[46] : x1_view[47]),
+                        (x1_off_c1_q[0] ? x1_view[45] : x1_view[46]),
+                        (x1_off_c1_q[0] ? x1_view[44] : x1_view[45]),
+                        (x1_off_c1_q[0] ? x1_view[43] : x1_view[44]),
+                        (x1_off_c1_q[0] ? x1_view[42] : x1_view[43]),
+                        (x1_off_c1_q[0] ? x1_view[41] : x1_view[42]),
+                        (x1_off_c1_q[0] ? x1_view[40] : x1_view[41]),
+                        (x1_off_c1_q[0] ? x1_view[39] : x1_view[40]),
+                        (x1_off_c1_q[0] ? x1_view[38] : x1_view[39]),
+                        (x1_off_c1_q[0] ? x1_view[37] : x1_view[38]),
+                        (x1_off_c1_q[0] ? x1_view[36] : x1_view[37]),
+                        (x1_off_c1_q[0] ? x1_view[35] : x1_view[36]),
+                        (x1_off_c1_q[0] ? x1_view[34] : x1_view[35]),
+                        (x1_off_c1_q[0] ? x1_view[33] : x1_view[34]),
+                        (x1_off_c1_q[0] ? x1_view[32] : x1_view[33]),
+                        (x1_off_c0_q[0] ? x1_view[31] : x1_view[32]),
+                        (x1_off_c0_q[0] ? x1_view[30] : x1_view[31]),
+                        (x1_off_c0_q[0] ? x1_view[29] : x1_view[30]),
+                        (x1_off_c0_q[0] ? x1_view[28] : x1_view[29]),
+                        (x1_off_c0_q[0] ? x1_view[27] : x1_view[28]),
+                        (x1_off_c0_q[0] ? x1_view[26] : x1_view[27]),
+                        (x1_off_c0_q[0] ? x1_view[25] : x1_view[26]),
+                        (x1_off_c0_q[0] ? x1_view[24] : x1_view[25]),
+                        (x1_off_c0_q[0] ? x1_view[23] : x1_view[24]),
+                        (x1_off_c0_q[0] ? x1_view[22] : x1_view[23]),
+                        (x1_off_c0_q[0] ? x1_view[21] : x1_view[22]),
+                        (x1_off_c0_q[0] ? x1_view[20] : x1_view[21]),
+                        (x1_off_c0_q[0] ? x1_view[19] : x1_view[20]),
+                        (x1_off_c0_q[0] ? x1_view[18] : x1_view[19]),
+                        (x1_off_c0_q[0] ? x1_view[17] : x1_view[18]),
+                        (x1_off_c0_q[0] ? x1_view[16] : x1_view[17]),
+                        (x1_off_c0_q[0] ? x1_view[15] : x1_view[16]),
+                        (x1_off_c0_q[0] ? x1_view[14] : x1_view[15]),
+                        (x1_off_c0_q[0] ? x1_view[13] : x1_view[14]),
+                        (x1_off_c0_q[0] ? x1_view[12] : x1_view[13]),
+                        (x1_off_c0_q[0] ? x1_view[11] : x1_view[12]),
+                        (x1_off_c0_q[0] ? x1_view[10] : x1_view[11]),
+                        (x1_off_c0_q[0] ? x1_view[9] : x1_view[10]),
+                        (x1_off_c0_q[0] ? x1_view[8] : x1_view[9]),
+                        (x1_off_c0_q[0] ? x1_view[7] : x1_view[8]),
+                        (x1_off_c0_q[0] ? x1_view[6] : x1_view[7]),
+                        (x1_off_c0_q[0] ? x1_view[5] : x1_view[6]),
+                        (x1_off_c0_q[0] ? x1_view[4] : x1_view[5]),
+                        (x1_off_c0_q[0] ? x1_view[3] : x1_view[4]),
+                        (x1_off_c0_q[0] ? x1_view[2] : x1_view[3]),
+                        (x1_off_c0_q[0] ? x1_view[1] : x1_view[2]),
+                        (x1_off_c0_q[0] ? x1_view[0] : x1_view[1]),
+                        (x1_off_c0_q[0] ? 1'd0 : x1_view[0])};
+  assign x1_align_s1 = {(x1_off_c7_q[1] ? x1_align_s0[260] : x1_align_s0[262]),
+                        (x1_off_c7_q[1] ? x1_align_s0[259] : x1_align_s0[261]),
+                        (x1_off_c7_q[1] ? x1_align_s0[258] : x1_align_s0[260]),
+                        (x1_off_c7_q[1] ? x1_align_s0[257] : x1_align_s0[259]),
+                        (x1_off_c7_q[1] ? x1_align_s0[256] : x1_align_s0[258]),
+                        (x1_off_c7_q[1] ? x1_align_s0[255] : x1_align_s0[257]),
+                        (x1_off_c7_q[1] ? x1_align_s0[254] : x1_align_s0[256]),
+                        (x1_off_c7_q[1] ? x1_align_s0[253] : x1_align_s0[255]),
+                        (x1_off_c7_q[1] ? x1_align_s0[252] : x1_align_s0[254]),
+                        (x1_off_c7_q[1] ? x1_align_s0[251] : x1_align_s0[253]),
+                        (x1_off_c7_q[1] ? x1_align_s0[250] : x1_align_s0[252]),
+                        (x1_off_c7_q[1] ? x1_align_s0[249] : x1_align_s0[251]),
+                        (x1_off_c7_q[1] ? x1_align_s0[248] : x1_align_s0[250]),
+                        (x1_off_c7_q[1] ? x1_align_s0[247] : x1_align_s0[249]),
+                        (x1_off_c7_q[1] ? x1_align_s0[246] : x1_align_s0[248]),
+                        (x1_off_c7_q[1] ? x1_align_s0[245] : x1_align_s0[247]),
+                        (x1_off_c7_q[1] ? x1_align_s0[244] : x1_align_s0[246]),
+                        (x1_off_c7_q[1] ? x1_align_s0[243] : x1_align_s0[245]),
+                        (x1_off_c7_q[1] ? x1_align_s0[242] : x1_align_s0[244]),
+                        (x1_off_c7_q[1] ? x1_align_s0[241] : x1_align_s0[243]),
+                        (x1_off_c7_q[1] ? x1_align_s0[240] : x1_align_s0[242]),
+                        (x1_off_c7_q[1] ? x1_align_s0[239] : x1_align_s0[241]),
+                        (x1_off_c7_q[1] ? x1_align_s0[238] : x1_align_s0[240]),
+                        (x1_off_c7_q[1] ? x1_align_s0[237] : x1_align_s0[239]),
+                        (x1_off_c7_q[1] ? x1_align_s0[236] : x1_align_s0[238]),
+                        (x1_off_c7_q[1] ? x1_align_s0[235] : x1_align_s0[237]),
+                        (x1_off_c7_q[1] ? x1_align_s0[234] : x1_align_s0[236]),
+                        (x1_off_c7_q[1] ? x1_align_s0[233] : x1_align_s0[235]),
+                        (x1_off_c7_q[1] ? x1_align_s0[232] : x1_align_s0[234]),
+                        (x1_off_c7_q[1] ? x1_align_s0[231] : x1_align_s0[233]),
+                        (x1_off_c7_q[1] ? x1_align_s0[230] : x1_align_s0[232]),
+                        (x1_off_c7_q[1] ? x1_align_s0[229] : x1_align_s0[231]),
+                        (x1_off_c6_q[1] ? x1_align_s0[228] : x1_align_s0[230]),
+                        (x1_off_c6_q[1] ? x1_align_s0[227] : x1_align_s0[229]),
+                        (x1_off_c6_q[1] ? x1_align_s0[226] : x1_align_s0[228]),
+                        (x1_off_c6_q[1] ? x1_align_s0[225] : x1_align_s0[227]),
+                        (x1_off_c6_q[1] ? x1_align_s0[224] : x1_align_s0[226]),
+                        (x1_off_c6_q[1] ? x1_align_s0[223] : x1_align_s0[225]),
+                        (x1_off_c6_q[1] ? x1_align_s0[222] : x1_align_s0[224]),
+                        (x1_off_c6_q[1] ? x1_align_s0[221] : x1_align_s0[223]),
+                        (x1_off_c6_q[1] ? x1_align_s0[220] : x1_align_s0[222]),
+                        (x1_off_c6_q[1] ? x1_align_s0[219] : x1_align_s0[221]),
+                        (x1_off_c6_q[1] ? x1_align_s0[218] : x1_align_s0[220]),
+                        (x1_off_c6_q[1] ? x1_align_s0[217] : x1_align_s0[219]),
+                        (x1_off_c6_q[1] ? x1_align_s0[216] : x1_align_s0[218]),
+                        (x1_off_c6_q[1] ? x1_align_s0[215] : x1_align_s0[217]),
+                        (x1_off_c6_q[1] ? x1_align_s0[214] : x1_align_s0[216]),
+                        (x1_off_c6_q[1] ? x1_align_s0[213] : x1_align_s0[215]),
+                        (x1_off_c6_q[1] ? x1_align_s0[212] : x1_align_s0[214]),
+                        (x1_off_c6_q[1] ? x1_align_s0[211] : x1_align_s0[213]),
+                        (x1_off_c6_q[1] ? x1_align_s0[210] : x1_align_s0[212]),
+                        (x1_off_c6_q[1] ? x1_align_s0[209] : x1_align_s0[211]),
+                        (x1_off_c6_q[1] ? x1_align_s0[208] : x1_align_s0[210]),
+                        (x1_off_c6_q[1] ? x1_align_s0[207] : x1_align_s0[209]),
+                        (x1_off_c6_q[1] ? x1_align_s0[206] : x1_align_s0[208]),
+                        (x1_off_c6_q[1] ? x1_align_s0[205] : x1_align_s0[207]),
+                        (x1_off_c6_q[1] ? x1_align_s0[204] : x1_align_s0[206]),
+                        (x1_off_c6_q[1] ? x1_align_s0[203] : x1_align_s0[205]),
+                        (x1_off_c6_q[1] ? x1_align_s0[202] : x1_align_s0[204]),
+                        (x1_off_c6_q[1] ? x1_align_s0[201] : x1_align_s0[203]),
+                        (x1_off_c6_q[1] ? x1_align_s0[200] : x1_align_s0[202]),
+                        (x1_off_c6_q[1] ? x1_align_s0[199] : x1_align_s0[201]),
+                        (x1_off_c6_q[1] ? x1_align_s0[198] : x1_align_s0[200]),
+                        (x1_off_c6_q[1] ? x1_align_s0[197] : x1_align_s0[199]),
+                        (x1_off_c6_q[1] ? x1_align_s0[196] : x1_align_s0[198]),
+                        (x1_off_c5_q[1] ? x1_align_s0[195] : x1_align_s0[197]),
+                        (x1_off_c5_q[1] ? x1_align_s0[194] : x1_align_s0[196]),
+                        (x1_off_c5_q[1] ? x1_align_s0[193] : x1_align_s0[195]),
+                        (x1_off_c5_q[1] ? x1_align_s0[192] : x1_align_s0[194]),
+                        (x1_off_c5_q[1] ? x1_align_s0[191] : x1_align_s0[193]),
+                        (x1_off_c5_q[1] ? x1_align_s0[190] : x1_align_s0[192]),
+                        (x1_off_c5_q[1] ? x1_align_s0[189] : x1_align_s0[191]),
+                        (x1_off_c5_q[1] ? x1_align_s0[188] : x1_align_s0[190]),
+                        (x1_off_c5_q[1] ? x1_align_s0[187] : x1_align_s0[189]),
+                        (x1_off_c5_q[1] ? x1_align_s0[186] : x1_align_s0[188]),
+                        (x1_off_c5_q[1] ? x1_align_s0[185] : x1_align_s0[187]),
+                        (x1_off_c5_q[1] ? x1_align_s0[184] : x1_align_s0[186]),
+                        (x1_off_c5_q[1] ? x1_align_s0[183] : x1_align_s0[185]),
+                        (x1_off_c5_q[1] ? x1_align_s0[182] : x1_align_s0[184]),
+                        (x1_off_c5_q[1] ? x1_align_s0[181] : x1_align_s0[183]),
+                        (x1_off_c5_q[1] ? x1_align_s0[180] : x1_align_s0[182]),
+                        (x1_off_c5_q[1] ? x1_align_s0[179] : x1_align_s0[181]),
+                        (x1_off_c5_q[1] ? x1_align_s0[178] : x1_align_s0[180]),
+                        (x1_off_c5_q[1] ? x1_align_s0[177] : x1_align_s0[179]),
+                        (x1_off_c5_q[1] ? x1_align_s0[176] : x1_align_s0[178]),
+                        (x1_off_c5_q[1] ? x1_align_s0[175] : x1_align_s0[177]),
+                        (x1_off_c5_q[1] ? x1_align_s0[174] : x1_align_s0[176]),
+                        (x1_off_c5_q[1] ? x1_align_s0[173] : x1_align_s0[175]),
+                        (x1_off_c5_q[1] ? x1_align_s0[172] : x1_align_s0[174]),
+                        (x1_off_c5_q[1] ? x1_align_s0[171] : x1_align_s0[173]),
+                        (x1_off_c5_q[1] ? x1_align_s0[170] : x1_align_s0[172]),
+                        (x1_off_c5_q[1] ? x1_align_s0[169] : x1_align_s0[171]),
+                        (x1_off_c5_q[1] ? x1_align_s0[168] : x1_align_s0[170]),
+                        (x1_off_c5_q[1] ? x1_align_s0[167] : x1_align_s0[169]),
+                        (x1_off_c5_q[1] ? x1_align_s0[166] : x1_align_s0[168]),
+                        (x1_off_c5_q[1] ? x1_align_s0[165] : x1_align_s0[167]),
+                        (x1_off_c5_q[1] ? x1_align_s0[164] : x1_align_s0[166]),
+                        (x1_off_c5_q[1] ? x1_align_s0[163] : x1_align_s0[165]),
+                        (x1_off_c4_q[1] ? x1_align_s0[162] : x1_align_s0[164]),
+                        (x1_off_c4_q[1] ? x1_align_s0[161] : x1_align_s0[163]),
+                        (x1_off_c4_q[1] ? x1_align_s0[160] : x1_align_s0[162]),
+                        (x1_off_c4_q[1] ? x1_align_s0[159] : x1_align_s0[161]),
+                        (x1_off_c4_q[1] ? x1_align_s0[158] : x1_align_s0[160]),
+                        (x1_off_c4_q[1] ? x1_align_s0[157] : x1_align_s0[159]),
+                        (x1_off_c4_q[1] ? x1_align_s0[156] : x1_align_s0[158]),
+                        (x1_off_c4_q[1] ? x1_align_s0[155] : x1_align_s0[157]),
+                        (x1_off_c4_q[1] ? x1_align_s0[154] : x1_align_s0[156]),
+                        (x1_off_c4_q[1] ? x1_align_s0[153] : x1_align_s0[155]),
+                        (x1_off_c4_q[1] ? x1_align_s0[152] : x1_align_s0[154]),
+                        (x1_off_c4_q[1] ? x1_align_s0[151] : x1_align_s0[153]),
+                        (x1_off_c4_q[1] ? x1_align_s0[150] : x1_align_s0[152]),
+                        (x1_off_c4_q[1] ? x1_align_s0[149] : x1_align_s0[151]),
+                        (x1_off_c4_q[1] ? x1_align_s0[148] : x1_align_s0[150]),
+                        (x1_off_c4_q[1] ? x1_align_s0[147] : x1_align_s0[149]),
+                        (x1_off_c4_q[1] ? x1_align_s0[146] : x1_align_s0[148]),
+                        (x1_off_c4_q[1] ? x1_align_s0[145] : x1_align_s0[147]),
+                        (x1_off_c4_q[1] ? x1_align_s0[144] : x1_align_s0[146]),
+                        (x1_off_c4_q[1] ? x1_align_s0[143] : x1_align_s0[145]),
+                        (x1_off_c4_q[1] ? x1_align_s0[142] : x1_align_s0[144]),
+                        (x1_off_c4_q[1] ? x1_align_s0[141] : x1_align_s0[143]),
+                        (x1_off_c4_q[1] ? x1_align_s0[140] : x1_align_s0[142]),
+                        (x1_off_c4_q[1] ? x1_align_s0[139] : x1_align_s0[141]),
+                        (x1_off_c4_q[1] ? x1_align_s0[138] : x1_align_s0[140]),
+                        (x1_off_c4_q[1] ? x1_align_s0[137] : x1_align_s0[139]),
+                        (x1_off_c4_q[1] ? x1_align_s0[136] : x1_align_s0[138]),
+                        (x1_off_c4_q[1] ? x1_align_s0[135] : x1_align_s0[137]),
+                        (x1_off_c4_q[1] ? x1_align_s0[134] : x1_align_s0[136]),
+                        (x1_off_c4_q[1] ? x1_align_s0[133] : x1_align_s0[135]),
+                        (x1_off_c4_q[1] ? x1_align_s0[132] : x1_align_s0[134]),
+                        (x1_off_c4_q[1] ? x1_align_s0[131] : x1_align_s0[133]),
+                        (x1_off_c4_q[1] ? x1_align_s0[130] : x1_align_s0[132]),
+                        (x1_off_c3_q[1] ? x1_align_s0[129] : x1_align_s0[131]),
+                        (x1_off_c3_q[1] ? x1_align_s0[128] : x1_align_s0[130]),
+                        (x1_off_c3_q[1] ? x1_align_s0[127] : x1_align_s0[129]),
+                        (x1_off_c3_q[1] ? x1_align_s0[126] : x1_align_s0[128]),
+                        (x1_off_c3_q[1] ? x1_align_s0[125] : x1_align_s0[127]),
+                        (x1_off_c3_q[1] ? x1_align_s0[124] : x1_align_s0[126]),
+                        (x1_off_c3_q[1] ? x1_align_s0[123] : x1_align_s0[125]),
+                        (x1_off_c3_q[1] ? x1_align_s0[122] : x1_align_s0[124]),
+                        (x1_off_c3_q[1] ? x1_align_s0[121] : x1_align_s0[123]),
+                        (x1_off_c3_q[1] ? x1_align_s0[120] : x1_align_s0[122]),
+                        (x1_off_c3_q[1] ? x1_align_s0[119] : x1_align_s0[121]),
+                        (x1_off_c3_q[1] ? x1_align_s0[118] : x1_align_s0[120]),
+                        (x1_off_c3_q[1] ? x1_align_s0[117] : x1_align_s0[119]),
+                        (x1_off_c3_q[1] ? x1_align_s0[116] : x1_align_s0[118]),
+                        (x1_off_c3_q[1] ? x1_align_s0[115] : x1_align_s0[117]),
+                        (x1_off_c3_q[1] ? x1_align_s0[114] : x1_align_s0[116]),
+                        (x1_off_c3_q[1] ? x1_align_s0[113] : x1_align_s0[115]),
+                        (x1_off_c3_q[1] ? x1_align_s0[112] : x1_align_s0[114]),
+                        (x1_off_c3_q[1] ? x1_align_s0[111] : x1_align_s0[113]),
+                        (x1_off_c3_q[1] ? x1_align_s0[110] : x1_align_s0[112]),
+                        (x1_off_c3_q[1] ? x1_align_s0[109] : x1_align_s0[111]),
+                        (x1_off_c3_q[1] ? x1_align_s0[108] : x1_align_s0[110]),
+                        (x1_off_c3_q[1] ? x1_align_s0[107] : x1_align_s0[109]),
+                        (x1_off_c3_q[1] ? x1_align_s0[106] : x1_align_s0[108]),
+                        (x1_off_c3_q[1] ? x1_align_s0[105] : x1_align_s0[107]),
+                        (x1_off_c3_q[1] ? x1_align_s0[104] : x1_align_s0[106]),
+                        (x1_off_c3_q[1] ? x1_align_s0[103] : x1_align_s0[105]),
+                        (x1_off_c3_q[1] ? x1_align_s0[102] : x1_align_s0[104]),
+                        (x1_off_c3_q[1] ? x1_align_s0[101] : x1_align_s0[103]),
+                        (x1_off_c3_q[1] ? x1_align_s0[100] : x1_align_s0[102]),
+                        (x1_off_c3_q[1] ? x1_align_s0[99] : x1_align_s0[101]),
+                        (x1_off_c3_q[1] ? x1_align_s0[98] : x1_align_s0[100]),
+                        (x1_off_c3_q[1] ? x1_align_s0[97] : x1_align_s0[99]),
+                        (x1_off_c2_q[1] ? x1_align_s0[96] : x1_align_s0[98]),
+                        (x1_off_c2_q[1] ? x1_align_s0[95] : x1_align_s0[97]),
+                        (x1_off_c2_q[1] ? x1_align_s0[94] : x1_align_s0[96]),
+                        (x1_off_c2_q[1] ? x1_align_s0[93] : x1_align_s0[95]),
+                        (x1_off_c2_q[1] ? x1_align_s0[92] : x1_align_s0[94]),
+                        (x1_off_c2_q[1] ? x1_align_s0[91] : x1_align_s0[93]),
+                        (x1_off_c2_q[1] ? x1_align_s0[90] : x1_align_s0[92]),
+                        (x1_off_c2_q[1] ? x1_align_s0[89] : x1_align_s0[91]),
+                        (x1_off_c2_q[1] ? x1_align_s0[88] : x1_align_s0[90]),
+                        (x1_off_c2_q[1] ? x1_align_s0[87] : x1_align_s0[89]),
+                        (x1_off_c2_q[1] ? x1_align_s0[86] : x1_align_s0[88]),
+                        (x1_off_c2_q[1] ? x1_align_s0[85] : x1_align_s0[87]),
+                        (x1_off_c2_q[1] ? x1_align_s0[84] : x1_align_s0[86]),
+                        (x1_off_c2_q[1] ? x1_align_s0[83] : x1_align_s0[85]),
+                        (x1_off_c2_q[1] ? x1_align_s0[82] : x1_align_s0[84]),
+                        (x1_off_c2_q[1] ? x1_align_s0[81] : x1_align_s0[83]),
+                        (x1_off_c2_q[1] ? x1_align_s0[80] : x1_align_s0[82]),
+                        (x1_off_c2_q[1] ? x1_align_s0[79] : x1_align_s0[81]),
+                        (x1_off_c2_q[1] ? x1_align_s0[78] : x1_align_s0[80]),
+                        (x1_off_c2_q[1] ? x1_align_s0[77] : x1_align_s0[79]),
+                        (x1_off_c2_q[1] ? x1_align_s0[76] : x1_align_s0[78]),
+                        (x1_off_c2_q[1] ? x1_align_s0[75] : x1_align_s0[77]),
+                        (x1_off_c2_q[1] ? x1_align_s0[74] : x1_align_s0[76]),
+                        (x1_off_c2_q[1] ? x1_align_s0[73] : x1_align_s0[75]),
+                        (x1_off_c2_q[1] ? x1_align_s0[72] : x1_align_s0[74]),
+                        (x1_off_c2_q[1] ? x1_align_s0[71] : x1_align_s0[73]),
+                        (x1_off_c2_q[1] ? x1_align_s0[70] : x1_align_s0[72]),
+                        (x1_off_c2_q[1] ? x1_align_s0[69] : x1_align_s0[71]),
+                        (x1_off_c2_q[1] ? x1_align_s0[68] : x1_align_s0[70]),
+                        (x1_off_c2_q[1] ? x1_align_s0[67] : x1_align_s0[69]),
+                        (x1_off_c2_q[1] ? x1_align_s0[66] : x1_align_s0[68]),
+                        (x1_off_c2_q[1] ? x1_align_s0[65] : x1_align_s0[67]),
+                        (x1_off_c2_q[1] ? x1_align_s0[64] : x1_align_s0[66]),
+                        (x1_off_c1_q[1] ? x1_align_s0[63] : x1_align_s0[65]),
+                        (x1_off_c1_q[1] ? x1_align_s0[62] : x1_align_s0[64]),
+                        (x1_off_c1_q[1] ? x1_align_s0[61] : x1_align_s0[63]),
+                        (x1_off_c1_q[1] ? x1_align_s0[60] : x1_align_s0[62]),
+                        (x1_off_c1_q[1] ? x1_align_s0[59] : x1_align_s0[61]),
+                        (x1_off_c1_q[1] ? x1_align_s0[58] : x1_align_s0[60]),
+                        (x1_off_c1_q[1] ? x1_align_s0[57] : x1_align_s0[59]),
+                        (x1_off_c1_q[1] ? x1_align_s0[56] : x1_align_s0[58]),
+                        (x1_off_c1_q[1] ? x1_align_s0[55] : x1_align_s0[57]),
+                        (x1_off_c1_q[1] ? x1_align_s0[54] : x1_align_s0[56]),
+                        (x1_off_c1_q[1] ? x1_align_s0[53] : x1_align_s0[55]),
+                        (x1_off_c1_q[1] ? x1_align_s0[52] : x1_align_s0[54]),
+                        (x1_off_c1_q[1] ? x1_align_s0[51] : x1_align_s0[53]),
+                        (x1_off_c1_q[1] ? x1_align_s0[50] : x1_align_s0[52]),
+                        (x1_off_c1_q[1] ? x1_align_s0[49] : x1_align_s0[51]),
+                        (x1_off_c1_q[1] ? x1_align_s0[48] : x1_align_s0[50]),
+                        (x1_off_c1_q[1] ? x1_align_s0[47] : x1_align_s0[49]),
+                        (x1_off_c1_q[1] ? x1_align_s0[46] : x1_align_s0[48]),
+                        (x1_off_c1_q[1] ? x1_align_s0[45] : x1_align_s0[47]),
+                        (x1_off_c1_q[1] ? x1_align_s0[44] : x1_align_s0[46]),
+                        (x1_off_c1_q[1] ? x1_align_s0[43] : x1_align_s0[45]),
+                        (x1_off_c1_q[1] ? x1_align_s0[42] : x1_align_s0[44]),
+                        (x1_off_c1_q[1] ? x1_align_s0[41] : x1_align_s0[43]),
+                        (x1_off_c1_q[1] ? x1_align_s0[40] : x1_align_s0[42]),
+                        (x1_off_c1_q[1] ? x1_align_s0[39] : x1_align_s0[41]),
+                        (x1_off_c1_q[1] ? x1_align_s0[38] : x1_align_s0[40]),
+                        (x1_off_c1_q[1] ? x1_align_s0[37] : x1_align_s0[39]),
+                        (x1_off_c1_q[1] ? x1_align_s0[36] : x1_align_s0[38]),
+                        (x1_off_c1_q[1] ? x1_align_s0[35] : x1_align_s0[37]),
+                        (x1_off_c1_q[1] ? x1_align_s0[34] : x1_align_s0[36]),
+                        (x1_off_c1_q[1] ? x1_align_s0[33] : x1_align_s0[35]),
+                        (x1_off_c1_q[1] ? x1_align_s0[32] : x1_align_s0[34]),
+                        (x1_off_c1_q[1] ? x1_align_s0[31] : x1_align_s0[33]),
+                        (x1_off_c0_q[1] ? x1_align_s0[30] : x1_align_s0[32]),
+                        (x1_off_c0_q[1] ? x1_align_s0[29] : x1_align_s0[31]),
+                        (x1_off_c0_q[1] ? x1_align_s0[28] : x1_align_s0[30]),
+                        (x1_off_c0_q[1] ? x1_align_s0[27] : x1_align_s0[29]),
+                        (x1_off_c0_q[1] ? x1_align_s0[26] : x1_align_s0[28]),
+                        (x1_off_c0_q[1] ? x1_align_s0[25] : x1_align_s0[27]),
+                        (x1_off_c0_q[1] ? x1_align_s0[24] : x1_align_s0[26]),
+                        (x1_off_c0_q[1] ? x1_align_s0[23] : x1_align_s0[25]),
+                        (x1_off_c0_q[1] ? x1_align_s0[22] : x1_align_s0[24]),
+                        (x1_off_c0_q[1] ? x1_align_s0[21] : x1_align_s0[23]),
+                        (x1_off_c0_q[1] ? x1_align_s0[20] : x1_align_s0[22]),
+                        (x1_off_c0_q[1] ? x1_align_s0[19] : x1_align_s0[21]),
+                        (x1_off_c0_q[1] ? x1_align_s0[18] : x1_align_s0[20]),
+                        (x1_off_c0_q[1] ? x1_align_s0[17] : x1_align_s0[19]),
+                        (x1_off_c0_q[1] ? x1_align_s0[16] : x1_align_s0[18]),
+                        (x1_off_c0_q[1] ? x1_align_s0[15] : x1_align_s0[17]),
+                        (x1_off_c0_q[1] ? x1_align_s0[14] : x1_align_s0[16]),
+                        (x1_off_c0_q[1] ? x1_align_s0[13] : x1_align_s0[15]),
+                        (x1_off_c0_q[1] ? x1_align_s0[12] : x1_align_s0[14]),
+                        (x1_off_c0_q[1] ? x1_align_s0[11] : x1_align_s0[13]),
+                        (x1_off_c0_q[1] ? x1_align_s0[10] : x1_align_s0[12]),
+                        (x1_off_c0_q[1] ? x1_align_s0[9] : x1_align_s0[11]),
+                        (x1_off_c0_q[1] ? x1_align_s0[8] : x1_align_s0[10]),
+                        (x1_off_c0_q[1] ? x1_align_s0[7] : x1_align_s0[9]),
+                        (x1_off_c0_q[1] ? x1_align_s0[6] : x1_align_s0[8]),
+                        (x1_off_c0_q[1] ? x1_align_s0[5] : x1_align_s0[7]),
+                        (x1_off_c0_q[1] ? x1_align_s0[4] : x1_align_s0[6]),
+                        (x1_off_c0_q[1] ? x1_align_s0[3] : x1_align_s0[5]),
+                        (x1_off_c0_q[1] ? x1_align_s0[2] : x1_align_s0[4]),
+                        (x1_off_c0_q[1] ? x1_align_s0[1] : x1_align_s0[3]),
+                        (x1_off_c0_q[1] ? x1_align_s0[0] : x1_align_s0[2]),
+                        (x1_off_c0_q[1] ? 1'd0 : x1_align_s0[1]),
+                        (x1_off_c0_q[1] ? 1'd0 : x1_align_s0[0])};
+  assign x1_align_s2 = {(x1_off_c7_q[2] ? x1_align_s1[258] : x1_align_s1[262]),
+                        (x1_off_c7_q[2] ? x1_align_s1[257] : x1_align_s1[261]),
+                        (x1_off_c7_q[2] ? x1_align_s1[256] : x1_align_s1[260]),
+                        (x1_off_c7_q[2] ? x1_align_s1[255] : x1_align_s1[259]),
+                        (x1_off_c7_q[2] ? x1_align_s1[254] : x1_align_s1[258]),
+                        (x1_off_c7_q[2] ? x1_align_s1[253] : x1_align_s1[257]),
+                        (x1_off_c7_q[2] ? x1_align_s1[252] : x1_align_s1[256]),
+                        (x1_off_c7_q[2] ? x1_align_s1[251] : x1_align_s1[255]),
+                        (x1_off_c7_q[2] ? x1_align_s1[250] : x1_align_s1[254]),
+                        (x1_off_c7_q[2] ? x1_align_s1[249] : x1_align_s1[253]),
+                        (x1_off_c7_q[2] ? x1_align_s1[248] : x1_align_s1[252]),
+                        (x1_off_c7_q[2] ? x1_align_s1[247] : x1_align_s1[251]),
+                        (x1_off_c7_q[2] ? x1_align_s1[246] : x1_align_s1[250]),
+                        (x1_off_c7_q[2] ? x1_align_s1[245] : x1_align_s1[249]),
+                        (x1_off_c7_q[2] ? x1_align_s1[244] : x1_align_s1[248]),
+                        (x1_off_c7_q[2] ? x1_align_s1[243] : x1_align_s1[247]),
+                        (x1_off_c7_q[2] ? x1_align_s1[242] : x1_align_s1[246]),
+                        (x1_off_c7_q[2] ? x1_align_s1[241] : x1_align_s1[245]),
+                        (x1_off_c7_q[2] ? x1_align_s1[240] : x1_align_s1[244]),
+                        (x1_off_c7_q[2] ? x1_align_s1[239] : x1_align_s1[243]),
+                        (x1_off_c7_q[2] ? x1_align_s1[238] : x1_align_s1[242]),
+                        (x1_off_c7_q[2] ? x1_align_s1[237] : x1_align_s1[241]),
+                        (x1_off_c7_q[2] ? x1_align_s1[236] : x1_align_s1[240]),
+                        (x1_off_c7_q[2] ? x1_align_s1[235] : x1_align_s1[239]),
+                        (x1_off_c7_q[2] ? x1_align_s1[234] : x1_align_s1[238]),
+                        (x1_off_c7_q[2] ? x1_align_s1[233] : x1_align_s1[237]),
+                        (x1_off_c7_q[2] ? x1_align_s1[232] : x1_align_s1[236]),
+                        (x1_off_c7_q[2] ? x1_align_s1[231] : x1_align_s1[235]),
+                        (x1_off_c7_q[2] ? x1_align_s1[230] : x1_align_s1[234]),
+                        (x1_off_c7_q[2] ? x1_align_s1[229] : x1_align_s1[233]),
+                        (x1_off_c7_q[2] ? x1_align_s1[228] : x1_align_s1[232]),
+                        (x1_off_c7_q[2] ? x1_align_s1[227] : x1_align_s1[231]),
+                        (x1_off_c6_q[2] ? x1_align_s1[226] : x1_align_s1[230]),
+                        (x1_off_c6_q[2] ? x1_align_s1[225] : x1_align_s1[229]),
+                        (x1_off_c6_q[2] ? x1_align_s1[224] : x1_align_s1[228]),
+                        (x1_off_c6_q[2] ? x1_align_s1[223] : x1_align_s1[227]),
+                        (x1_off_c6_q[2] ? x1_align_s1[222] : x1_align_s1[226]),
+                        (x1_off_c6_q[2] ? x1_align_s1[221] : x1_align_s1[225]),
+                        (x1_off_c6_q[2] ? x1_align_s1[220] : x1_align_s1[224]),
+                        (x1_off_c6_q[2] ? x1_align_s1[219] : x1_align_s1[223]),
+                        (x1_off_c6_q[2] ? x1_align_s1[218] : x1_align_s1[222]),
+                        (x1_off_c6_q[2] ? x1_align_s1[217] : x1_align_s1[221]),
+                        (x1_off_c6_q[2] ? x1_align_s1[216] : x1_align_s1[220]),
+                        (x1_off_c6_q[2] ? x1_align_s1[215] : x1_align_s1[219]),
+                        (x1_off_c6_q[2] ? x1_align_s1[214] : x1_align_s1[218]),
+                        (x1_off_c6_q[2] ? x1_align_s1[213] : x1_align_s1[217]),
+                        (x1_off_c6_q[2] ? x1_align_s1[212] : x1_align_s1[216]),
+                        (x1_off_c6_q[2] ? x1_align_s1[211] : x1_align_s1[215]),
+                        (x1_off_c6_q[2] ? x1_align_s1[210] : x1_align_s1[214]),
+                        (x1_off_c6_q[2] ? x1_align_s1[209] : x1_align_s1[213]),
+                        (x1_off_c6_q[2] ? x1_align_s1[208] : x1_align_s1[212]),
+                        (x1_off_c6_q[2] ? x1_align_s1[207] : x1_align_s1[211]),
+                        (x1_off_c6_q[2] ? x1_align_s1[206] : x1_align_s1[210]),
+                        (x1_off_c6_q[2] ? x1_align_s1[205] : x1_align_s1[209]),
+                        (x1_off_c6_q[2] ? x1_align_s1[204] : x1_align_s1[208]),
+                        (x1_off_c6_q[2] ? x1_align_s1[203] : x1_align_s1[207]),
+                        (x1_off_c6_q[2] ? x1_align_s1[202] : x1_align_s1[206]),
+                        (x1_off_c6_q[2] ? x1_align_s1[201] : x1_align_s1[205]),
+                        (x1_off_c6_q[2] ? x1_align_s1[200] : x1_align_s1[204]),
+                        (x1_off_c6_q[2] ? x1_align_s1[199] : x1_align_s1[203]),
+                        (x1_off_c6_q[2] ? x1_align_s1[198] : x1_align_s1[202]),
+                        (x1_off_c6_q[2] ? x1_align_s1[197] : x1_align_s1[201]),
+                        (x1_off_c6_q[2] ? x1_align_s1[196] : x1_align_s1[200]),
+                        (x1_off_c6_q[2] ? x1_align_s1[195] : x1_align_s1[199]),
+                        (x1_off_c6_q[2] ? x1_align_s1[194] : x1_align_s1[198]),
+                        (x1_off_c5_q[2] ? x1_align_s1[193] : x1_align_s1[197]),
+                        (x1_off_c5_q[2] ? x1_align_s1[192] : x1_align_s1[196]),
+                        (x1_off_c5_q[2] ? x1_align_s1[191] : x1_align_s1[195]),
+                        (x1_off_c5_q[2] ? x1_align_s1[190] : x1_align_s1[194]),
+                        (x1_off_c5_q[2] ? x1_align_s1[189] : x1_align_s1[193]),
+                        (x1_off_c5_q[2] ? x1_align_s1[188] : x1_align_s1[192]),
+                        (x1_off_c5_q[2] ? x1_align_s1[187] : x1_align_s1[191]),
+                        (x1_off_c5_q[2] ? x1_align_s1[186] : x1_align_s1[190]),
+                        (x1_off_c5_q[2] ? x1_align_s1[185] : x1_align_s1[189]),
+                        (x1_off_c5_q[2] ? x1_align_s1[184] : x1_align_s1[188]),
+                        (x1_off_c5_q[2] ? x1_align_s1[183] : x1_align_s1[187]),
+                        (x1_off_c5_q[2] ? x1_align_s1[182] : x1_align_s1[186]),
+                        (x1_off_c5_q[2] ? x1_align_s1[181] : x1_align_s1[185]),
+                        (x1_off_c5_q[2] ? x1_align_s1[180] : x1_align_s1[184]),
+                        (x1_off_c5_q[2] ? x1_align_s1[179] : x1_align_s1[183]),
+                        (x1_off_c5_q[2] ? x1_align_s1[178] : x1_align_s1[182]),
+                        (x1_off_c5_q[2] ? x1_align_s1[177] : x1_align_s1[181]),
+                        (x1_off_c5_q[2] ? x1_align_s1[176] : x1_align_s1[180]),
+                        (x1_off_c5_q[2] ? x1_align_s1[175] : x1_align_s1[179]),
+                        (x1_off_c5_q[2] ? x1_align_s1[174] : x1_align_s1[178]),
+                        (x1_off_c5_q[2] ? x1_align_s1[173] : x1_align_s1[177]),
+                        (x1_off_c5_q[2] ? x1_align_s1[172] : x1_align_s1[176]),
+                        (x1_off_c5_q[2] ? x1_align_s1[171] : x1_align_s1[175]),
+                        (x1_off_c5_q[2] ? x1_align_s1[170] : x1_align_s1[174]),
+                        (x1_off_c5_q[2] ? x1_align_s1[169] : x1_align_s1[173]),
+                        (x1_off_c5_q[2] ? x1_align_s1[168] : x1_align_s1[172]),
+                        (x1_off_c5_q[2] ? x1_align_s1[167] : x1_align_s1[171]),
+                        (x1_off_c5_q[2] ? x1_align_s1[166] : x1_align_s1[170]),
+                        (x1_off_c5_q[2] ? x1_align_s1[165] : x1_align_s1[169]),
+                        (x1_off_c5_q[2] ? x1_align_s1[164] : x1_align_s1[168]),
+                        (x1_off_c5_q[2] ? x1_align_s1[163] : x1_align_s1[167]),
+                        (x1_off_c5_q[2] ? x1_align_s1[162] : x1_align_s1[166]),
+                        (x1_off_c5_q[2] ? x1_align_s1[161] : x1_align_s1[165]),
+                        (x1_off_c4_q[2] ? x1_align_s1[160] : x1_align_s1[164]),
+                        (x1_off_c4_q[2] ? x1_align_s1[159] : x1_align_s1[163]),
+                        (x1_off_c4_q[2] ? x1_align_s1[158] : x1_align_s1[162]),
+                        (x1_off_c4_q[2] ? x1_align_s1[157] : x1_align_s1[161]),
+                        (x1_off_c4_q[2] ? x1_align_s1[156] : x1_align_s1[160]),
+                        (x1_off_c4_q[2] ? x1_align_s1[155] : x1_align_s1[159]),
+                        (x1_off_c4_q[2] ? x1_align_s1[154] : x1_align_s1[158]),
+                        (x1_off_c4_q[2] ? x1_align_s1[153] : x1_align_s1[157]),
+                        (x1_off_c4_q[2] ? x1_align_s1[152] : x1_align_s1[156]),
+                        (x1_off_c4_q[2] ? x1_align_s1[151] : x1_align_s1[155]),
+                        (x1_off_c4_q[2] ? x1_align_s1[150] : x1_align_s1[154]),
+                        (x1_off_c4_q[2] ? x1_align_s1[149] : x1_align_s1[153]),
+                        (x1_off_c4_q[2] ? x1_align_s1[148] : x1_align_s1[152]),
+                        (x1_off_c4_q[2] ? x1_align_s1[147] : x1_align_s1[151]),
+                        (x1_off_c4_q[2] ? x1_align_s1[146] : x1_align_s1[150]),
+                        (x1_off_c4_q[2] ? x1_align_s1[145] : x1_align_s1[149]),
+                        (x1_off_c4_q[2] ? x1_align_s1[144] : x1_align_s1[148]),
+                        (x1_off_c4_q[2] ? x1_align_s1[143] : x1_align_s1[147]),
+                        (x1_off_c4_q[2] ? x1_align_s1[142] : x1_align_s1[146]),
+                        (x1_off_c4_q[2] ? x1_align_s1[141] : x1_align_s1[145]),
+                        (x1_off_c4_q[2] ? x1_align_s1[140] : x1_align_s1[144]),
+                        (x1_off_c4_q[2] ? x1_align_s1[139] : x1_align_s1[143]),
+                        (x1_off_c4_q[2] ? x1_align_s1[138] : x1_align_s1[142]),
+                        (x1_off_c4_q[2] ? x1_align_s1[137] : x1_align_s1[141]),
+                        (x1_off_c4_q[2] ? x1_align_s1[136] : x1_align_s1[140]),
+                        (x1_off_c4_q[2] ? x1_align_s1[135] : x1_align_s1[139]),
+                        (x1_off_c4_q[2] ? x1_align_s1[134] : x1_align_s1[138]),
+                        (x1_off_c4_q[2] ? x1_align_s1[133] : x1_align_s1[137]),
+                        (x1_off_c4_q[2] ? x1_align_s1[132] : x1_align_s1[136]),
+                        (x1_off_c4_q[2] ? x1_align_s1[131] : x1_align_s1[135]),
+                        (x1_off_c4_q[2] ? x1_align_s1[130] : x1_align_s1[134]),
+                        (x1_off_c4_q[2] ? x1_align_s1[129] : x1_align_s1[133]),
+                        (x1_off_c4_q[2] ? x1_align_s1[128] : x1_align_s1[132]),
+                        (x1_off_c3_q[2] ? x1_align_s1[127] : x1_align_s1[131]),
+                        (x1_off_c3_q[2] ? x1_align_s1[126] : x1_align_s1[130]),
+                        (x1_off_c3_q[2] ? x1_align_s1[125] : x1_align_s1[129]),
+                        (x1_off_c3_q[2] ? x1_align_s1[124] : x1_align_s1[128]),
+                        (x1_off_c3_q[2] ? x1_align_s1[123] : x1_align_s1[127]),
+                        (x1_off_c3_q[2] ? x1_align_s1[122] : x1_align_s1[126]),
+                        (x1_off_c3_q[2] ? x1_align_s1[121] : x1_align_s1[125]),
+                        (x1_off_c3_q[2] ? x1_align_s1[120] : x1_align_s1[124]),
+                        (x1_off_c3_q[2] ? x1_align_s1[119] : x1_align_s1[123]),
+                        (x1_off_c3_q[2] ? x1_align_s1[118] : x1_align_s1[122]),
+                        (x1_off_c3_q[2] ? x1_align_s1[117] : x1_align_s1[121]),
+                        (x1_off_c3_q[2] ? x1_align_s1[116] : x1_align_s1[120]),
+                        (x1_off_c3_q[2] ? x1_align_s1[115] : x1_align_s1[119]),
+                        (x1_off_c3_q[2] ? x1_align_s1[114] : x1_align_s1[118]),
+                        (x1_off_c3_q[2] ? x1_align_s1[113] : x1_align_s1[117]),
+                        (x1_off_c3_q[2] ? x1_align_s1[112] : x1_align_s1[116]),
+                        (x1_off_c3_q[2] ? x1_align_s1[111] : x1_align_s1[115]),
+                        (x1_off_c3_q[2] ? x1_align_s1[110] : x1_align_s1[114]),
+                        (x1_off_c3_q[2] ? x1_align_s1[109] : x1_align_s1[113]),
+                        (x1_off_c3_q[2] ? x1_align_s1[108] : x1_align_s1[112]),
+                        (x1_off_c3_q[2] ? x1_align_s1[107] : x1_align_s1[111]),
+                        (x1_off_c3_q[2] ? x1_align_s1[106] : x1_align_s1[110]),
+                        (x1_off_c3_q[2] ? x1_align_s1[105] : x1_align_s1[109]),
+                        (x1_off_c3_q[2] ? x1_align_s1[104] : x1_align_s1[108]),
+                        (x1_off_c3_q[2] ? x1_align_s1[103] : x1_align_s1[107]),
+                        (x1_off_c3_q[2] ? x1_align_s1[102] : x1_align_s1[106]),
+                        (x1_off_c3_q[2] ? x1_align_s1[101] : x1_align_s1[105]),
+                        (x1_off_c3_q[2] ? x1_align_s1[100] : x1_align_s1[104]),
+                        (x1_off_c3_q[2] ? x1_align_s1[99] : x1_align_s1[103]),
+                        (x1_off_c3_q[2] ? x1_align_s1[98] : x1_align_s1[102]),
+                        (x1_off_c3_q[2] ? x1_align_s1[97] : x1_align_s1[101]),
+                        (x1_off_c3_q[2] ? x1_align_s1[96] : x1_align_s1[100]),
+                        (x1_off_c3_q[2] ? x1_align_s1[95] : x1_align_s1[99]),
+                        (x1_off_c2_q[2] ? x1_align_s1[94] : x1_align_s1[98]),
+                        (x1_off_c2_q[2] ? x1_align_s1[93] : x1_align_s1[97]),
+                        (x1_off_c2_q[2] ? x1_align_s1[92] : x1_align_s1[96]),
+                        (x1_off_c2_q[2] ? x1_align_s1[91] : x1_align_s1[95]),
+                        (x1_off_c2_q[2] ? x1_align_s1[90] : x1_align_s1[94]),
+                        (x1_off_c2_q[2] ? x1_align_s1[89] : x1_align_s1[93]),
+                        (x1_off_c2_q[2] ? x1_align_s1[88] : x1_align_s1[92]),
+                        (x1_off_c2_q[2] ? x1_align_s1[87] : x1_align_s1[91]),
+                        (x1_off_c2_q[2] ? x1_align_s1[86] : x1_align_s1[90]),
+                        (x1_off_c2_q[2] ? x1_align_s1[85] : x1_align_s1[89]),
+                        (x1_off_c2_q[2] ? x1_align_s1[84] : x1_align_s1[88]),
+                        (x1_off_c2_q[2] ? x1_align_s1[83] : x1_align_s1[87]),
+                        (x1_off_c2_q[2] ? x1_align_s1[82] : x1_align_s1[86]),
+                        (x1_off_c2_q[2] ? x1_align_s1[81] : x1_align_s1[85]),
+                        (x1_off_c2_q[2] ? x1_align_s1[80] : x1_align_s1[84]),
+                        (x1_off_c2_q[2] ? x1_align_s1[79] : x1_align_s1[83]),
+                        (x1_off_c2_q[2] ? x1_align_s1[78] : x1_align_s1[82]),
+                        (x1_off_c2_q[2] ? x1_align_s1[77] : x1_align_s1[81]),
+                        (x1_off_c2_q[2] ? x1_align_s1[76] : x1_align_s1[80]),
+                        (x1_off_c2_q[2] ? x1_align_s1[75] : x1_align_s1[79]),
+                        (x1_off_c2_q[2] ? x1_align_s1[74] : x1_align_s1[78]),
+                        (x1_off_c2_q[2] ? x1_align_s1[73] : x1_align_s1[77]),
+                        (x1_off_c2_q[2] ? x1_align_s1[72] : x1_align_s1[76]),
+                        (x1_off_c2_q[2] ? x1_align_s1[71] : x1_align_s1[75]),
+                        (x1_off_c2_q[2] ? x1_align_s1[70] : x1_align_s1[74]),
+                        (x1_off_c2_q[2] ? x1_align_s1[69] : x1_align_s1[73]),
+                        (x1_off_c2_q[2] ? x1_align_s1[68] : x1_align_s1[72]),
+                        (x1_off_c2_q[2] ? x1_align_s1[67] : x1_align_s1[71]),
+                        (x1_off_c2_q[2] ? x1_align_s1[66] : x1_align_s1[70]),
+                        (x1_off_c2_q[2] ? x1_align_s1[65] : x1_align_s1[69]),
+                        (x1_off_c2_q[2] ? x1_align_s1[64] : x1_align_s1[68]),
+                        (x1_off_c2_q[2] ? x1_align_s1[63] : x1_align_s1[67]),
+                        (x1_off_c2_q[2] ? x1_align_s1[62] : x1_align_s1[66]),
+                        (x1_off_c1_q[2] ? x1_align_s1[61] : x1_align_s1[65]),
+                        (x1_off_c1_q[2] ? x1_align_s1[60] : x1_align_s1[64]),
+                        (x1_off_c1_q[2] ? x1_align_s1[59] : x1_align_s1[63]),
+                        (x1_off_c1_q[2] ? x1_align_s1[58] : x1_align_s1[62]),
+                        (x1_off_c1_q[2] ? x1_align_s1[57] : x1_align_s1[61]),
+                        (x1_off_c1_q[2] ? x1_align_s1[56] : x1_align_s1[60]),
+                        (x1_off_c1_q[2] ? x1_align_s1[55] : x1_align_s1[59]),
+                        (x1_off_c1_q[2] ? x1_align_s1[54] : x1_align_s1[58]),
+                        (x1_off_c1_q[2] ? x1_align_s1[53] : x1_align_s1[57]),
+                        (x1_off_c1_q[2] ? x1_align_s1[52] : x1_align_s1[56]),
+                        (x1_off_c1_q[2] ? x1_align_s1[51] : x1_align_s1[55]),
+                        (x1_off_c1_q[2] ? x1_align_s1[50] : x1_align_s1[54]),
+                        (x1_off_c1_q[2] ? x1_align_s1[49] : x1_align_s1[53]),
+                        (x1_off_c1_q[2] ? x1_align_s1[48] : x1_align_s1[52]),
+                        (x1_off_c1_q[2] ? x1_align_s1[47] : x1_align_s1[51]),
+                        (x1_off_c1_q[2] ? x1_align_s1[46] : x1_align_s1[50]),
+                        (x1_off_c1_q[2] ? x1_align_s1[45] : x1_align_s1[49]),
+                        (x1_off_c1_q[2] ? x1_align_s1[44] : x1_align_s1[48]),
+                        (x1_off_c1_q[2] ? x1_align_s1[43] : x1_align_s1[47]),
+                        (x1_off_c1_q[2] ? x1_align_s1[42] : x1_align_s1[46]),
+                        (x1_off_c1_q[2] ? x1_align_s1[41] : x1_align_s1[45]),
+                        (x1_off_c1_q[2] ? x1_align_s1[40] : x1_align_s1[44]),
+                        (x1_off_c1_q[2] ? x1_align_s1[39] : x1_align_s1[43]),
+                        (x1_off_c1_q[2] ? x1_align_s1[38] : x1_align_s1[42]),
+                        (x1_off_c1_q[2] ? x1_align_s1[37] : x1_align_s1[41]),
+                        (x1_off_c1_q[2] ? x1_align_s1[36] : x1_align_s1[40]),
+                        (x1_off_c1_q[2] ? x1_align_s1[35] : x1_align_s1[39]),
+                        (x1_off_c1_q[2] ? x1_align_s1[34] : x1_align_s1[38]),
+                        (x1_off_c1_q[2] ? x1_align_s1[33] : x1_align_s1[37]),
+                        (x1_off_c1_q[2] ? x1_align_s1[32] : x1_align_s1[36]),
+                        (x1_off_c1_q[2] ? x1_align_s1[31] : x1_align_s1[35]),
+                        (x1_off_c1_q[2] ? x1_align_s1[30] : x1_align_s1[34]),
+                        (x1_off_c1_q[2] ? x1_align_s1[29] : x1_align_s1[33]),
+                        (x1_off_c0_q[2] ? x1_align_s1[28] : x1_align_s1[32]),
+                        (x1_off_c0_q[2] ? x1_align_s1[27] : x1_align_s1[31]),
+                        (x1_off_c0_q[2] ? x1_align_s1[26] : x1_align_s1[30]),
+                        (x1_off_c0_q[2] ? x1_align_s1[25] : x1_align_s1[29]),
+                        (x1_off_c0_q[2] ? x1_align_s1[24] : x1_align_s1[28]),
+                        (x1_off_c0_q[2] ? x1_align_s1[23] : x1_align_s1[27]),
+                        (x1_off_c0_q[2] ? x1_align_s1[22] : x1_align_s1[26]),
+                        (x1_off_c0_q[2] ? x1_align_s1[21] : x1_align_s1[25]),
+                        (x1_off_c0_q[2] ? x1_align_s1[20] : x1_align_s1[24]),
+                        (x1_off_c0_q[2] ? x1_align_s1[19] : x1_align_s1[23]),
+                        (x1_off_c0_q[2] ? x1_align_s1[18] : x1_align_s1[22]),
+                        (x1_off_c0_q[2] ? x1_align_s1[17] : x1_align_s1[21]),
+                        (x1_off_c0_q[2] ? x1_align_s1[16] : x1_align_s1[20]),
+                        (x1_off_c0_q[2] ? x1_align_s1[15] : x1_align_s1[19]),
+                        (x1_off_c0_q[2] ? x1_align_s1[14] : x1_align_s1[18]),
+                        (x1_off_c0_q[2] ? x1_align_s1[13] : x1_align_s1[17]),
+                        (x1_off_c0_q[2] ? x1_align_s1[12] : x1_align_s1[16]),
+                        (x1_off_c0_q[2] ? x1_align_s1[11] : x1_align_s1[15]),
+                        (x1_off_c0_q[2] ? x1_align_s1[10] : x1_align_s1[14]),
+                        (x1_off_c0_q[2] ? x1_align_s1[9] : x1_align_s1[13]),
+                        (x1_off_c0_q[2] ? x1_align_s1[8] : x1_align_s1[12]),
+                        (x1_off_c0_q[2] ? x1_align_s1[7] : x1_align_s1[11]),
+                        (x1_off_c0_q[2] ? x1_align_s1[6] : x1_align_s1[10]),
+                        (x1_off_c0_q[2] ? x1_align_s1[5] : x1_align_s1[9]),
+                        (x1_off_c0_q[2] ? x1_align_s1[4] : x1_align_s1[8]),
+                        (x1_off_c0_q[2] ? x1_align_s1[3] : x1_align_s1[7]),
+                        (x1_off_c0_q[2] ? x1_align_s1[2] : x1_align_s1[6]),
+                        (x1_off_c0_q[2] ? x1_align_s1[1] : x1_align_s1[5]),
+                        (x1_off_c0_q[2] ? x1_align_s1[0] : x1_align_s1[4]),
+                        (x1_off_c0_q[2] ? 1'd0 : x1_align_s1[3]),
+                        (x1_off_c0_q[2] ? 1'd0 : x1_align_s1[2]),
+                        (x1_off_c0_q[2] ? 1'd0 : x1_align_s1[1]),
+                        (x1_off_c0_q[2] ? 1'd0 : x1_align_s1[0])};
+  assign x1_align_s3 = {(x1_off_c7_q[3] ? x1_align_s2[254] : x1_align_s2[262]),
+                        (x1_off_c7_q[3] ? x1_align_s2[253] : x1_align_s2[261]),
+                        (x1_off_c7_q[3] ? x1_align_s2[252] : x1_align_s2[260]),
+                        (x1_off_c7_q[3] ? x1_align_s2[251] : x1_align_s2[259]),
+                        (x1_off_c7_q[3] ? x1_align_s2[250] : x1_align_s2[258]),
+                        (x1_off_c7_q[3] ? x1_align_s2[249] : x1_align_s2[257]),
+                        (x1_off_c7_q[3] ? x1_align_s2[248] : x1_align_s2[256]),
+                        (x1_off_c7_q[3] ? x1_align_s2[247] : x1_align_s2[255]),
+                        (x1_off_c7_q[3] ? x1_align_s2[246] : x1_align_s2[254]),
+                        (x1_off_c7_q[3] ? x1_align_s2[245] : x1_align_s2[253]),
+                        (x1_off_c7_q[3] ? x1_align_s2[244] : x1_align_s2[252]),
+                        (x1_off_c7_q[3] ? x1_align_s2[243] : x1_align_s2[251]),
+                        (x1_off_c7_q[3] ? x1_align_s2[242] : x1_align_s2[250]),
+                        (x1_off_c7_q[3] ? x1_align_s2[241] : x1_align_s2[249]),
+                        (x1_off_c7_q[3] ? x1_align_s2[240] : x1_align_s2[248]),
+                        (x1_off_c7_q[3] ? x1_align_s2[239] : x1_align_s2[247]),
+                        (x1_off_c7_q[3] ? x1_align_s2[238] : x1_align_s2[246]),
+                        (x1_off_c7_q[3] ? x1_align_s2[237] : x1_align_s2[245]),
+                        (x1_off_c7_q[3] ? x1_align_s2[236] : x1_align_s2[244]),
+                        (x1_off_c7_q[3] ? x1_align_s2[235] : x1_align_s2[243]),
+                        (x1_off_c7_q[3] ? x1_align_s2[234] : x1_align_s2[242]),
+                        (x1_off_c7_q[3] ? x1_align_s2[233] : x1_align_s2[241]),
+                        (x1_off_c7_q[3] ? x1_align_s2[232] : x1_align_s2[240]),
+                        (x1_off_c7_q[3] ? x1_align_s2[231] : x1_align_s2[239]),
+                        (x1_off_c7_q[3] ? x1_align_s2[230] : x1_align_s2[238]),
+                        (x1_off_c7_q[3] ? x1_align_s2[229] : x1_align_s2[237]),
+                        (x1_off_c7_q[3] ? x1_align_s2[228] : x1_align_s2[236]),
+                        (x1_off_c7_q[3] ? x1_align_s2[227] : x1_align_s2[235]),
+                        (x1_off_c7_q[3] ? x1_align_s2[226] : x1_align_s2[234]),
+                        (x1_off_c7_q[3] ? x1_align_s2[225] : x1_align_s2[233]),
+                        (x1_off_c7_q[3] ? x1_align_s2[224] : x1_align_s2[232]),
+                        (x1_off_c7_q[3] ? x1_align_s2[223] : x1_align_s2[231]),
+                        (x1_off_c6_q[3] ? x1_align_s2[222] : x1_align_s2[230]),
+                        (x1_off_c6_q[3] ? x1_align_s2[221] : x1_align_s2[229]),
+                        (x1_off_c6_q[3] ? x1_align_s2[220] : x1_align_s2[228]),
+                        (x1_off_c6_q[3] ? x1_align_s2[219] : x1_align_s2[227]),
+                        (x1_off_c6_q[3] ? x1_align_s2[218] : x1_align_s2[226]),
+                        (x1_off_c6_q[3] ? x1_align_s2[217] : x1_align_s2[225]),
+                        (x1_off_c6_q[3] ? x1_align_s2[216] : x1_align_s2[224]),
+                        (x1_off_c6_q[3] ? x1_align_s2[215] : x1_align_s2[223]),
+                        (x1_off_c6_q[3] ? x1_align_s2[214] : x1_align_s2[222]),
+                        (x1_off_c6_q[3] ? x1_align_s2[213] : x1_align_s2[221]),
+                        (x1_off_c6_q[3] ? x1_align_s2[212] : x1_align_s2[220]),
+                        (x1_off_c6_q[3] ? x1_align_s2[211] : x1_align_s2[219]),
+                        (x1_off_c6_q[3] ? x1_align_s2[210] : x1_align_s2[218]),
+                        (x1_off_c6_q[3] ? x1_align_s2[209] : x1_align_s2[217]),
+                        (x1_off_c6_q[3] ? x1_align_s2[208] : x1_align_s2[216]),
+                        (x1_off_c6_q[3] ? x1_align_s2[207] : x1_align_s2[215]),
+                        (x1_off_c6_q[3] ? x1_align_s2[206] : x1_align_s2[214]),
+                        (x1_off_c6_q[3] ? x1_align_s2[205] : x1_align_s2[213]),
+                        (x1_off_c6_q[3] ? x1_align_s2[204] : x1_align_s2[212]),
+                        (x1_off_c6_q[3] ? x1_align_s2[203] : x1_align_s2[211]),
+                        (x1_off_c6_q[3] ? x1_align_s2[202] : x1_align_s2[210]),
+                        (x1_off_c6_q[3] ? x1_align_s2[201] : x1_align_s2[209]),
+                        (x1_off_c6_q[3] ? x1_align_s2[200] : x1_align_s2[208]),
+                        (x1_off_c6_q[3] ? x1_align_s2[199] : x1_align_s2[207]),
+                        (x1_off_c6_q[3] ? x1_align_s2[198] : x1_align_s2[206]),
+                        (x1_off_c6_q[3] ? x1_align_s2[197] : x1_align_s2[205]),
+                        (x1_off_c6_q[3] ? x1_align_s2[196] : x1_align_s2[204]),
+                        (x1_off_c6_q[3] ? x1_align_s2[195] : x1_align_s2[203]),
+                        (x1_off_c6_q[3] ? x1_align_s2[194] : x1_align_s2[202]),
+                        (x1_off_c6_q[3] ? x1_align_s2[193] : x1_align_s2[201]),
+                        (x1_off_c6_q[3] ? x1_align_s2[192] : x1_align_s2[200]),
+                        (x1_off_c6_q[3] ? x1_align_s2[191] : x1_align_s2[199]),
+                        (x1_off_c6_q[3] ? x1_align_s2[190] : x1_align_s2[198]),
+                        (x1_off_c5_q[3] ? x1_align_s2[189] : x1_align_s2[197]),
+                        (x1_off_c5_q[3] ? x1_align_s2[188] : x1_align_s2[196]),
+                        (x1_off_c5_q[3] ? x1_align_s2[187] : x1_align_s2[195]),
+                        (x1_off_c5_q[3] ? x1_align_s2[186] : x1_align_s2[194]),
+                        (x1_off_c5_q[3] ? x1_align_s2[185] : x1_align_s2[193]),
+                        (x1_off_c5_q[3] ? x1_align_s2[184] : x1_align_s2[192]),
+                        (x1_off_c5_q[3] ? x1_align_s2[183] : x1_align_s2[191]),
+                        (x1_off_c5_q[3] ? x1_align_s2[182] : x1_align_s2[190]),
+                        (x1_off_c5_q[3] ? x1_align_s2[181] : x1_align_s2[189]),
+                        (x1_off_c5_q[3] ? x1_align_s2[180] : x1_align_s2[188]),
+                        (x1_off_c5_q[3] ? x1_align_s2[179] : x1_align_s2[187]),
+                        (x1_off_c5_q[3] ? x1_align_s2[178] : x1_align_s2[186]),
+                        (x1_off_c5_q[3] ? x1_align_s2[177] : x1_align_s2[185]),
+                        (x1_off_c5_q[3] ? x1_align_s2[176] : x1_align_s2[184]),
+                        (x1_off_c5_q[3] ? x1_align_s2[175] : x1_align_s2[183]),
+                        (x1_off_c5_q[3] ? x1_align_s2[174] : x1_align_s2[182]),
+                        (x1_off_c5_q[3] ? x1_align_s2[173] : x1_align_s2[181]),
+                        (x1_off_c5_q[3] ? x1_align_s2[172] : x1_align_s2[180]),
+                        (x1_off_c5_q[3] ? x1_align_s2[171] : x1_align_s2[179]),
+                        (x1_off_c5_q[3] ? x1_align_s2[170] : x1_align_s2[178]),
+                        (x1_off_c5_q[3] ? x1_align_s2[169] : x1_align_s2[177]),
+                        (x1_off_c5_q[3] ? x1_align_s2[168] : x1_align_s2[176]),
+                        (x1_off_c5_q[3] ? x1_align_s2[167] : x1_align_s2[175]),
+                        (x1_off_c5_q[3] ? x1_align_s2[166] : x1_align_s2[174]),
+                        (x1_off_c5_q[3] ? x1_align_s2[165] : x1_align_s2[173]),
+                        (x1_off_c5_q[3] ? x1_align_s2[164] : x1_align_s2[172]),
+                        (x1_off_c5_q[3] ? x1_align_s2[163] : x1_align_s2[171]),
+                        (x1_off_c5_q[3] ? x1_align_s2[162] : x1_align_s2[170]),
+                        (x1_off_c5_q[3] ? x1_align_s2[161] : x1_align_s2[169]),
+                        (x1_off_c5_q[3] ? x1_align_s2[160] : x1_align_s2[168]),
+                        (x1_off_c5_q[3] ? x1_align_s2[159] : x1_align_s2[167]),
+                        (x1_off_c5_q[3] ? x1_align_s2[158] : x1_align_s2[166]),
+                        (x1_off_c5_q[3] ? x1_align_s2[157] : x1_align_s2[165]),
+                        (x1_off_c4_q[3] ? x1_align_s2[156] : x1_align_s2[164]),
+                        (x1_off_c4_q[3] ? x1_align_s2[155] : x1_align_s2[163]),
+                        (x1_off_c4_q[3] ? x1_align_s2[154] : x1_align_s2[162]),
+                        (x1_off_c4_q[3] ? x1_align_s2[153] : x1_align_s2[161]),
+                        (x1_off_c4_q[3] ? x1_align_s2[152] : x1_align_s2[160]),
+                        (x1_off_c4_q[3] ? x1_align_s2[151] : x1_align_s2[159]),
+                        (x1_off_c4_q[3] ? x1_align_s2[150] : x1_align_s2[158]),
+                        (x1_off_c4_q[3] ? x1_align_s2[149] : x1_align_s2[157]),
+                        (x1_off_c4_q[3] ? x1_align_s2[148] : x1_align_s2[156]),
+                        (x1_off_c4_q[3] ? x1_align_s2[147] : x1_align_s2[155]),
+                        (x1_off_c4_q[3] ? x1_align_s2[146] : x1_align_s2[154]),
+                        (x1_off_c4_q[3] ? x1_align_s2[145] : x1_align_s2[153]),
+                        (x1_off_c4_q[3] ? x1_align_s2[144] : x1_align_s2[152]),
+                        (x1_off_c4_q[3] ? x1_align_s2[143] : x1_align_s2[151]),
+                        (x1_off_c4_q[3] ? x1_align_s2[142] : x1_align_s2[150]),
+                        (x1_off_c4_q[3] ? x1_align_s2[141] : x1_align_s2[149]),
+                        (x1_off_c4_q[3] ? x1_align_s2[140] : x1_align_s2[148]),
+                        (x1_off_c4_q[3] ? x1_align_s2[139] : x1_align_s2[147]),
+                        (x1_off_c4_q[3] ? x1_align_s2[138] : x1_align_s2[146]),
+                        (x1_off_c4_q[3] ? x1_align_s2[137] : x1_align_s2[145]),
+                        (x1_off_c4_q[3] ? x1_align_s2[136] : x1_align_s2[144]),
+                        (x1_off_c4_q[3] ? x1_align_s2[135] : x1_align_s2[143]),
+                        (x1_off_c4_q[3] ? x1_align_s2[134] : x1_align_s2[142]),
+                        (x1_off_c4_q[3] ? x1_align_s2[133] : x1_align_s2[141]),
+                        (x1_off_c4_q[3] ? x1_align_s2[132] : x1_align_s2[140]),
+                        (x1_off_c4_q[3] ? x1_align_s2[131] : x1_align_s2[139]),
+                        (x1_off_c4_q[3] ? x1_align_s2[130] : x1_align_s2[138]),
+                        (x1_off_c4_q[3] ? x1_align_s2[129] : x1_align_s2[137]),
+                        (x1_off_c4_q[3] ? x1_align_s2[128] : x1_align_s2[136]),
+                        (x1_off_c4_q[3] ? x1_align_s2[127] : x1_align_s2[135]),
+                        (x1_off_c4_q[3] ? x1_align_s2[126] : x1_align_s2[134]),
+                        (x1_off_c4_q[3] ? x1_align_s2[125] : x1_align_s2[133]),
+                        (x1_off_c4_q[3] ? x1_align_s2[124] : x1_align_s2[132]),
+                        (x1_off_c3_q[3] ? x1_align_s2[123] : x1_align_s2[131]),
+                        (x1_off_c3_q[3] ? x1_align_s2[122] : x1_align_s2[130]),
+                        (x1_off_c3_q[3] ? x1_align_s2[121] : x1_align_s2[129]),
+                        (x1_off_c3_q[3] ? x1_align_s2[120] : x1_align_s2[128]),
+                        (x1_off_c3_q[3] ? x1_align_s2[119] : x1_align_s2[127]),
+                        (x1_off_c3_q[3] ? x1_align_s2[118] : x1_align_s2[126]),
+                        (x1_off_c3_q[3] ? x1_align_s2[117] : x1_align_s2[125]),
+                        (x1_off_c3_q[3] ? x1_align_s2[116] : x1_align_s2[124]),
+                        (x1_off_c3_q[3] ? x1_align_s2[115] : x1_align_s2[123]),
+                        (x1_off_c3_q[3] ? x1_align_s2[114] : x1_align_s2[122]),
+                        (x1_off_c3_q[3] ? x1_align_s2[113] : x1_align_s2[121]),
+                        (x1_off_c3_q[3] ? x1_align_s2[112] : x1_align_s2[120]),
+                        (x1_off_c3_q[3] ? x1_align_s2[111] : x1_align_s2[119]),
+                        (x1_off_c3_q[3] ? x1_align_s2[110] : x1_align_s2[118]),
+                        (x1_off_c3_q[3] ? x1_align_s2[109] : x1_align_s2[117]),
+                        (x1_off_c3_q[3] ? x1_align_s2[108] : x1_align_s2[116]),
+                        (x1_off_c3_q[3] ? x1_align_s2[107] : x1_align_s2[115]),
+                        (x1_off_c3_q[3] ? x1_align_s2[106] : x1_align_s2[114]),
+                        (x1_off_c3_q[3] ? x1_align_s2[105] : x1_align_s2[113]),
+                        (x1_off_c3_q[3] ? x1_align_s2[104] : x1_align_s2[112]),
+                        (x1_off_c3_q[3] ? x1_align_s2[103] : x1_align_s2[111]),
+                        (x1_off_c3_q[3] ? x1_align_s2[102] : x1_align_s2[110]),
+                        (x1_off_c3_q[3] ? x1_align_s2[101] : x1_align_s2[109]),
+                        (x1_off_c3_q[3] ? x1_align_s2[100] : x1_align_s2[108]),
+                        (x1_off_c3_q[3] ? x1_align_s2[99] : x1_align_s2[107]),
+                        (x1_off_c3_q[3] ? x1_align_s2[98] : x1_align_s2[106]),
+                        (x1_off_c3_q[3] ? x1_align_s2[97] : x1_align_s2[105]),
+                        (x1_off_c3_q[3] ? x1_align_s2[96] : x1_align_s2[104]),
+                        (x1_off_c3_q[3] ? x1_align_s2[95] : x1_align_s2[103]),
+                        (x1_off_c3_q[3] ? x1_align_s2[94] : x1_align_s2[102]),
+                        (x1_off_c3_q[3] ? x1_align_s2[93] : x1_align_s2[101]),
+                        (x1_off_c3_q[3] ? x1_align_s2[92] : x1_align_s2[100]),
+                        (x1_off_c3_q[3] ? x1_align_s2[91] : x1_align_s2[99]),
+                        (x1_off_c2_q[3] ? x1_align_s2[90] : x1_align_s2[98]),
+                        (x1_off_c2_q[3] ? x1_align_s2[89] : x1_align_s2[97]),
+                        (x1_off_c2_q[3] ? x1_align_s2[88] : x1_align_s2[96]),
+                        (x1_off_c2_q[3] ? x1_align_s2[87] : x1_align_s2[95]),
+                        (x1_off_c2_q[3] ? x1_align_s2[86] : x1_align_s2[94]),
+                        (x1_off_c2_q[3] ? x1_align_s2[85] : x1_align_s2[93]),
+                        (x1_off_c2_q[3] ? x1_align_s2[84] : x1_align_s2[92]),
+                        (x1_off_c2_q[3] ? x1_align_s2[83] : x1_align_s2[91]),
+                        (x1_off_c2_q[3] ? x1_align_s2[82] : x1_align_s2[90]),
+                        (x1_off_c2_q[3] ? x1_align_s2[81] : x1_align_s2[89]),
+                        (x1_off_c2_q[3] ? x1_align_s2[80] : x1_align_s2[88]),
+                        (x1_off_c2_q[3] ? x1_align_s2[79] : x1_align_s2[87]),
+                        (x1_off_c2_q[3] ? x1_align_s2[78] : x1_align_s2[86]),
+                        (x1_off_c2_q[3] ? x1_align_s2[77] : x1_align_s2[85]),
+                        (x1_off_c2_q[3] ? x1_align_s2[76] : x1_align_s2[84]),
+                        (x1_off_c2_q[3] ? x1_align_s2[75] : x1_align_s2[83]),
+                        (x1_off_c2_q[3] ? x1_align_s2[74] : x1_align_s2[82]),
+                        (x1_off_c2_q[3] ? x1_align_s2[73] : x1_align_s2[81]),
+                        (x1_off_c2_q[3] ? x1_align_s2[72] : x1_align_s2[80]),
+                        (x1_off_c2_q[3] ? x1_align_s2[71] : x1_align_s2[79]),
+                        (x1_off_c2_q[3] ? x1_align_s2[70] : x1_align_s2[78]),
+                        (x1_off_c2_q[3] ? x1_align_s2[69] : x1_align_s2[77]),
+                        (x1_off_c2_q[3] ? x1_align_s2[68] : x1_align_s2[76]),
+                        (x1_off_c2_q[3] ? x1_align_s2[67] : x1_align_s2[75]),
+                        (x1_off_c2_q[3] ? x1_align_s2[66] : x1_align_s2[74]),
+                        (x1_off_c2_q[3] ? x1_align_s2[65] : x1_align_s2[73]),
+                        (x1_off_c2_q[3] ? x1_align_s2[64] : x1_align_s2[72]),
+                        (x1_off_c2_q[3] ? x1_align_s2[63] : x1_align_s2[71]),
+                        (x1_off_c2_q[3] ? x1_align_s2[62] : x1_align_s2[70]),
+                        (x1_off_c2_q[3] ? x1_align_s2[61] : x1_align_s2[69]),
+                        (x1_off_c2_q[3] ? x1_align_s2[60] : x1_align_s2[68]),
+                        (x1_off_c2_q[3] ? x1_align_s2[59] : x1_align_s2[67]),
+                        (x1_off_c2_q[3] ? x1_align_s2[58] : x1_align_s2[66]),
+                        (x1_off_c1_q[3] ? x1_align_s2[57] : x1_align_s2[65]),
+                        (x1_off_c1_q[3] ? x1_align_s2[56] : x1_align_s2[64]),
+                        (x1_off_c1_q[3] ? x1_align_s2[55] : x1_align_s2[63]),
+                        (x1_off_c1_q[3] ? x1_align_s2[54] : x1_align_s2[62]),
+                        (x1_off_c1_q[3] ? x1_align_s2[53] : x1_align_s2[61]),
+                        (x1_off_c1_q[3] ? x1_align_s2[52] : x1_align_s2[60]),
+                        (x1_off_c1_q[3] ? x1_align_s2[51] : x1_align_s2[59]),
+                        (x1_off_c1_q[3] ? x1_align_s2[50] : x1_align_s2[58]),
+                        (x1_off_c1_q[3] ? x1_align_s2[49] : x1_align_s2[57]),
+                        (x1_off_c1_q[3] ? x1_align_s2[48] : x1_align_s2[56]),
+                        (x1_off_c1_q[3] ? x1_align_s2[47] : x1_align_s2[55]),
+                        (x1_off_c1_q[3] ? x1_align_s2[46] : x1_align_s2[54]),
+                        (x1_off_c1_q[3] ? x1_align_s2[45] : x1_align_s2[53]),
+                        (x1_off_c1_q[3] ? x1_align_s2[44] : x1_align_s2[52]),
+                        (x1_off_c1_q[3] ? x1_align_s2[43] : x1_align_s2[51]),
+                        (x1_off_c1_q[3] ? x1_align_s2[42] : x1_align_s2[50]),
+                        (x1_off_c1_q[3] ? x1_align_s2[41] : x1_align_s2[49]),
+                        (x1_off_c1_q[3] ? x1_align_s2[40] : x1_align_s2[48]),
+                        (x1_off_c1_q[3] ? x1_align_s2[39] : x1_align_s2[47]),
+                        (x1_off_c1_q[3] ? x1_align_s2[38] : x1_align_s2[46]),
+                        (x1_off_c1_q[3] ? x1_align_s2[37] : x1_align_s2[45]),
+                        (x1_off_c1_q[3] ? x1_align_s2[36] : x1_align_s2[44]),
+                        (x1_off_c1_q[3] ? x1_align_s2[35] : x1_align_s2[43]),
+                        (x1_off_c1_q[3] ? x1_align_s2[34] : x1_align_s2[42]),
+                        (x1_off_c1_q[3] ? x1_align_s2[33] : x1_align_s2[41]),
+                        (x1_off_c1_q[3] ? x1_align_s2[32] : x1_align_s2[40]),
+                        (x1_off_c1_q[3] ? x1_align_s2[31] : x1_align_s2[39]),
+                        (x1_off_c1_q[3] ? x1_align_s2[30] : x1_align_s2[38]),
+                        (x1_off_c1_q[3] ? x1_align_s2[29] : x1_align_s2[37]),
+                        (x1_off_c1_q[3] ? x1_align_s2[28] : x1_align_s2[36]),
+                        (x1_off_c1_q[3] ? x1_align_s2[27] : x1_align_s2[35]),
+                        (x1_off_c1_q[3] ? x1_align_s2[26] : x1_align_s2[34]),
+                        (x1_off_c1_q[3] ? x1_align_s2[25] : x1_align_s2[33]),
+                        (x1_off_c0_q[3] ? x1_align_s2[24] : x1_align_s2[32]),
+                        (x1_off_c0_q[3] ? x1_align_s2[23] : x1_align_s2[31]),
+                        (x1_off_c0_q[3] ? x1_align_s2[22] : x1_align_s2[30]),
+                        (x1_off_c0_q[3] ? x1_align_s2[21] : x1_align_s2[29]),
+                        (x1_off_c0_q[3] ? x1_align_s2[20] : x1_align_s2[28]),
+                        (x1_off_c0_q[3] ? x1_align_s2[19] : x1_align_s2[27]),
+                        (x1_off_c0_q[3] ? x1_align_s2[18] : x1_align_s2[26]),
+                        (x1_off_c0_q[3] ? x1_align_s2[17] : x1_align_s2[25]),
+                        (x1_off_c0_q[3] ? x1_align_s2[16] : x1_align_s2[24]),
+                        (x1_off_c0_q[3] ? x1_align_s2[15] : x1_align_s2[23]),
+                        (x1_off_c0_q[3] ? x1_align_s2[14] : x1_align_s2[22]),
+                        (x1_off_c0_q[3] ? x1_align_s2[13] : x1_align_s2[21]),
+                        (x1_off_c0_q[3] ? x1_align_s2[12] : x1_align_s2[20]),
+                        (x1_off_c0_q[3] ? x1_align_s2[11] : x1_align_s2[19]),
+                        (x1_off_c0_q[3] ? x1_align_s2[10] : x1_align_s2[18]),
+                        (x1_off_c0_q[3] ? x1_align_s2[9] : x1_align_s2[17]),
+                        (x1_off_c0_q[3] ? x1_align_s2[8] : x1_align_s2[16]),
+                        (x1_off_c0_q[3] ? x1_align_s2[7] : x1_align_s2[15]),
+                        (x1_off_c0_q[3] ? x1_align_s2[6] : x1_align_s2[14]),
+                        (x1_off_c0_q[3] ? x1_align_s2[5] : x1_align_s2[13]),
+                        (x1_off_c0_q[3] ? x1_align_s2[4] : x1_align_s2[12]),
+                        (x1_off_c0_q[3] ? x1_align_s2[3] : x1_align_s2[11]),
+                        (x1_off_c0_q[3] ? x1_align_s2[2] : x1_align_s2[10]),
+                        (x1_off_c0_q[3] ? x1_align_s2[1] : x1_align_s2[9]),
+                        (x1_off_c0_q[3] ? x1_align_s2[0] : x1_align_s2[8]),
+                        (x1_off_c0_q[3] ? 1'd0 : x1_align_s2[7]),
+                        (x1_off_c0_q[3] ? 1'd0 : x1_align_s2[6]),
+                        (x1_off_c0_q[3] ? 1'd0 : x1_align_s2[5]),
+                        (x1_off_c0_q[3] ? 1'd0 : x1_align_s2[4]),
+                        (x1_off_c0_q[3] ? 1'd0 : x1_align_s2[3]),
+                        (x1_off_c0_q[3] ? 1'd0 : x1_align_s2[2]),
+                        (x1_off_c0_q[3] ? 1'd0 : x1_align_s2[1]),
+                        (x1_off_c0_q[3] ? 1'd0 : x1_align_s2[0])};
+  assign x1_align_s4 = {(x1_off_c7_q[4] ? x1_align_s3[246] : x1_align_s3[262]),
+                        (x1_off_c7_q[4] ? x1_align_s3[245] : x1_align_s3[261]),
+                        (x1_off_c7_q[4] ? x1_align_s3[244] : x1_align_s3[260]),
+                        (x1_off_c7_q[4] ? x1_align_s3[243] : x1_align_s3[259]),
+                        (x1_off_c7_q[4] ? x1_align_s3[242] : x1_align_s3[258]),
+                        (x1_off_c7_q[4] ? x1_align_s3[241] : x1_align_s3[257]),
+                        (x1_off_c7_q[4] ? x1_align_s3[240] : x1_align_s3[256]),
+                        (x1_off_c7_q[4] ? x1_align_s3[239] : x1_align_s3[255]),
+                        (x1_off_c7_q[4] ? x1_align_s3[238] : x1_align_s3[254]),
+                        (x1_off_c7_q[4] ? x1_align_s3[237] : x1_align_s3[253]),
+                        (x1_off_c7_q[4] ? x1_align_s3[236] : x1_align_s3[252]),
+                        (x1_off_c7_q[4] ? x1_align_s3[235] : x1_align_s3[251]),
+                        (x1_off_c7_q[4] ? x1_align_s3[234] : x1_align_s3[250]),
+                        (x1_off_c7_q[4] ? x1_align_s3[233] : x1_align_s3[249]),
+                        (x1_off_c7_q[4] ? x1_align_s3[232] : x1_align_s3[248]),
+                        (x1_off_c7_q[4] ? x1_align_s3[231] : x1_align_s3[247]),
+                        (x1_off_c7_q[4] ? x1_align_s3[230] : x1_align_s3[246]),
+                        (x1_off_c7_q[4] ? x1_align_s3[229] : x1_align_s3[245]),
+                        (x1_off_c7_q[4] ? x1_align_s3[228] : x1_align_s3[244]),
+                        (x1_off_c7_q[4] ? x1_align_s3[227] : x1_align_s3[243]),
+                        (x1_off_c7_q[4] ? x1_align_s3[226] : x1_align_s3[242]),
+                        (x1_off_c7_q[4] ? x1_align_s3[225] : x1_align_s3[241]),
+                        (x1_off_c7_q[4] ? x1_align_s3[224] : x1_align_s3[240]),
+                        (x1_off_c7_q[4] ? x1_align_s3[223] : x1_align_s3[239]),
+                        (x1_off_c7_q[4] ? x1_align_s3[222] : x1_align_s3[238]),
+                        (x1_off_c7_q[4] ? x1_align_s3[221] : x1_align_s3[237]),
+                        (x1_off_c7_q[4] ? x1_align_s3[220] : x1_align_s3[236]),
+                        (x1_off_c7_q[4] ? x1_align_s3[219] : x1_align_s3[235]),
+                        (x1_off_c7_q[4] ? x1_align_s3[218] : x1_align_s3[234]),
+                        (x1_off_c7_q[4] ? x1_align_s3[217] : x1_align_s3[233]),
+                        (x1_off_c7_q[4] ? x1_align_s3[216] : x1_align_s3[232]),
+                        (x1_off_c7_q[4] ? x1_align_s3[215] : x1_align_s3[231]),
+                        (x1_off_c6_q[4] ? x1_align_s3[214] : x1_align_s3[230]),
+                        (x1_off_c6_q[4] ? x1_align_s3[213] : x1_align_s3[229]),
+                        (x1_off_c6_q[4] ? x1_align_s3[212] : x1_align_s3[228]),
+                        (x1_off_c6_q[4] ? x1_align_s3[211] : x1_align_s3[227]),
+                        (x1_off_c6_q[4] ? x1_align_s3[210] : x1_align_s3[226]),
+                        (x1_off_c6_q[4] ? x1_align_s3[209] : x1_align_s3[225]),
+                        (x1_off_c6_q[4] ? x1_align_s3[208] : x1_align_s3[224]),
+                        (x1_off_c6_q[4] ? x1_align_s3[207] : x1_align_s3[223]),
+                        (x1_off_c6_q[4] ? x1_align_s3[206] : x1_align_s3[222]),
+                        (x1_off_c6_q[4] ? x1_align_s3[205] : x1_align_s3[221]),
+                        (x1_off_c6_q[4] ? x1_align_s3[204] : x1_align_s3[220]),
+                        (x1_off_c6_q[4] ? x1_align_s3[203] : x1_align_s3[219]),
+                        (x1_off_c6_q[4] ? x1_align_s3[202] : x1_align_s3[218]),
+                        (x1_off_c6_q[4] ? x1_align_s3[201] : x1_align_s3[217]),
+                        (x1_off_c6_q[4] ? x1_align_s3[200] : x1_align_s3[216]),
+                        (x1_off_c6_q[4] ? x1_align_s3[199] : x1_align_s3[215]),
+                        (x1_off_c6_q[4] ? x1_align_s3[198] : x1_align_s3[214]),
+                        (x1_off_c6_q[4] ? x1_align_s3[197] : x1_align_s3[213]),
+                        (x1_off_c6_q[4] ? x1_align_s3[196] : x1_align_s3[212]),
+                        (x1_off_c6_q[4] ? x1_align_s3[195] : x1_align_s3[211]),
+                        (x1_off_c6_q[4] ? x1_align_s3[194] : x1_align_s3[210]),
+                        (x1_off_c6_q[4] ? x1_align_s3[193] : x1_align_s3[209]),
+                        (x1_off_c6_q[4] ? x1_align_s3[192] : x1_align_s3[208]),
+                        (x1_off_c6_q[4] ? x1_align_s3[191] : x1_align_s3[207]),
+                        (x1_off_c6_q[4] ? x1_align_s3[190] : x1_align_s3[206]),
+                        (x1_off_c6_q[4] ? x1_align_s3[189] : x1_align_s3[205]),
+                        (x1_off_c6_q[4] ? x1_align_s3[188] : x1_align_s3[204]),
+                        (x1_off_c6_q[4] ? x1_align_s3[187] : x1_align_s3[203]),
+                        (x1_off_c6_q[4] ? x1_align_s3[186] : x1_align_s3[202]),
+                        (x1_off_c6_q[4] ? x1_align_s3[185] : x1_align_s3[201]),
+                        (x1_off_c6_q[4] ? x1_align_s3[184] : x1_align_s3[200]),
+                        (x1_off_c6_q[4] ? x1_align_s3[183] : x1_align_s3[199]),
+                        (x1_off_c6_q[4] ? x1_align_s3[182] : x1_align_s3[198]),
+                        (x1_off_c5_q[4] ? x1_align_s3[181] : x1_align_s3[197]),
+                        (x1_off_c5_q[4] ? x1_align_s3[180] : x1_align_s3[196]),
+                        (x1_off_c5_q[4] ? x1_align_s3[179] : x1_align_s3[195]),
+                        (x1_off_c5_q[4] ? x1_align_s3[178] : x1_align_s3[194]),
+                        (x1_off_c5_q[4] ? x1_align_s3[177] : x1_align_s3[193]),
+                        (x1_off_c5_q[4] ? x1_align_s3[176] : x1_align_s3[192]),
+                        (x1_off_c5_q[4] ? x1_align_s3[175] : x1_align_s3[191]),
+                        (x1_off_c5_q[4] ? x1_align_s3[174] : x1_align_s3[190]),
+                        (x1_off_c5_q[4] ? x1_align_s3[173] : x1_align_s3[189]),
+                        (x1_off_c5_q[4] ? x1_align_s3[172] : x1_align_s3[188]),
+                        (x1_off_c5_q[4] ? x1_align_s3[171] : x1_align_s3[187]),
+                        (x1_off_c5_q[4] ? x1_align_s3[170] : x1_align_s3[186]),
+                        (x1_off_c5_q[4] ? x1_align_s3[169] : x1_align_s3[185]),
+                        (x1_off_c5_q[4] ? x1_align_s3[168] : x1_align_s3[184]),
+                        (x1_off_c5_q[4] ? x1_align_s3[167] : x1_align_s3[183]),
+                        (x1_off_c5_q[4] ? x1_align_s3[166] : x1_align_s3[182]),
+                        (x1_off_c5_q[4] ? x1_align_s3[165] : x1_align_s3[181]),
+                        (x1_off_c5_q[4] ? x1_align_s3[164] : x1_align_s3[180]),
+                        (x1_off_c5_q[4] ? x1_align_s3[163] : x1_align_s3[179]),
+                        (x1_off_c5_q[4] ? x1_align_s3[162] : x1_align_s3[178]),
+                        (x1_off_c5_q[4] ? x1_align_s3[161] : x1_align_s3[177]),
+                        (x1_off_c5_q[4] ? x1_align_s3[160] : x1_align_s3[176]),
+                        (x1_off_c5_q[4] ? x1_align_s3[159] : x1_align_s3[175]),
+                        (x1_off_c5_q[4] ? x1_align_s3[158] : x1_align_s3[174]),
+                        (x1_off_c5_q[4] ? x1_align_s3[157] : x1_align_s3[173]),
+                        (x1_off_c5_q[4] ? x1_align_s3[156] : x1_align_s3[172]),
+                        (x1_off_c5_q[4] ? x1_align_s3[155] : x1_align_s3[171]),
+                        (x1_off_c5_q[4] ? x1_align_s3[154] : x1_align_s3[170]),
+                        (x1_off_c5_q[4] ? x1_align_s3[153] : x1_align_s3[169]),
+                        (x1_off_c5_q[4] ? x1_align_s3[152] : x1_align_s3[168]),
+                        (x1_off_c5_q[4] ? x1_align_s3[151] : x1_align_s3[167]),
+                        (x1_off_c5_q[4] ? x1_align_s3[150] : x1_align_s3[166]),
+                        (x1_off_c5_q[4] ? x1_align_s3[149] : x1_align_s3[165]),
+                        (x1_off_c4_q[4] ? x1_align_s3[148] : x1_align_s3[164]),
+                        (x1_off_c4_q[4] ? x1_align_s3[147] : x1_align_s3[163]),
+                        (x1_off_c4_q[4] ? x1_align_s3[146] : x1_align_s3[162]),
+                        (x1_off_c4_q[4] ? x1_align_s3[145] : x1_align_s3[161]),
+                        (x1_off_c4_q[4] ? x1_align_s3[144] : x1_align_s3[160]),
+                        (x1_off_c4_q[4] ? x1_align_s3[143] : x1_align_s3[159]),
+                        (x1_off_c4_q[4] ? x1_align_s3[142] : x1_align_s3[158]),
+                        (x1_off_c4_q[4] ? x1_align_s3[141] : x1_align_s3[157]),
+                        (x1_off_c4_q[4] ? x1_align_s3[140] : x1_align_s3[156]),
+                        (x1_off_c4_q[4] ? x1_align_s3[139] : x1_align_s3[155]),
+                        (x1_off_c4_q[4] ? x1_align_s3[138] : x1_align_s3[154]),
+                        (x1_off_c4_q[4] ? x1_align_s3[137] : x1_align_s3[153]),
+                        (x1_off_c4_q[4] ? x1_align_s3[136] : x1_align_s3[152]),
+                        (x1_off_c4_q[4] ? x1_align_s3[135] : x1_align_s3[151]),
+                        (x1_off_c4_q[4] ? x1_align_s3[134] : x1_align_s3[150]),
+                        (x1_off_c4_q[4] ? x1_align_s3[133] : x1_align_s3[149]),
+                        (x1_off_c4_q[4] ? x1_align_s3[132] : x1_align_s3[148]),
+                        (x1_off_c4_q[4] ? x1_align_s3[131] : x1_align_s3[147]),
+                        (x1_off_c4_q[4] ? x1_align_s3[130] : x1_align_s3[146]),
+                        (x1_off_c4_q[4] ? x1_align_s3[129] : x1_align_s3[145]),
+                        (x1_off_c4_q[4] ? x1_align_s3[128] : x1_align_s3[144]),
+                        (x1_off_c4_q[4] ? x1_align_s3[127] : x1_align_s3[143]),
+                        (x1_off_c4_q[4] ? x1_align_s3[126] : x1_align_s3[142]),
+                        (x1_off_c4_q[4] ? x1_align_s3[125] : x1_align_s3[141]),
+                        (x1_off_c4_q[4] ? x1_align_s3[124] : x1_align_s3[140]),
+                        (x1_off_c4_q[4] ? x1_align_s3[123] : x1_align_s3[139]),
+                        (x1_off_c4_q[4] ? x1_align_s3[122] : x1_align_s3[138]),
+                        (x1_off_c4_q[4] ? x1_align_s3[121] : x1_align_s3[137]),
+                        (x1_off_c4_q[4] ? x1_align_s3[120] : x1_align_s3[136]),
+                        (x1_off_c4_q[4] ? x1_align_s3[119] : x1_align_s3[135]),
+                        (x1_off_c4_q[4] ? x1_align_s3[118] : x1_align_s3[134]),
+                        (x1_off_c4_q[4] ? x1_align_s3[117] : x1_align_s3[133]),
+                        (x1_off_c4_q[4] ? x1_align_s3[116] : x1_align_s3[132]),
+                        (x1_off_c3_q[4] ? x1_align_s3[115] : x1_align_s3[131]),
+                        (x1_off_c3_q[4] ? x1_align_s3[114] : x1_align_s3[130]),
+                        (x1_off_c3_q[4] ? x1_align_s3[113] : x1_align_s3[129]),
+                        (x1_off_c3_q[4] ? x1_align_s3[112] : x1_align_s3[128]),
+                        (x1_off_c3_q[4] ? x1_align_s3[111] : x1_align_s3[127]),
+                        (x1_off_c3_q[4] ? x1_align_s3[110] : x1_align_s3[126]),
+                        (x1_off_c3_q[4] ? x1_align_s3[109] : x1_align_s3[125]),
+                        (x1_off_c3_q[4] ? x1_align_s3[108] : x1_align_s3[124]),
+                        (x1_off_c3_q[4] ? x1_align_s3[107] : x1_align_s3[123]),
+                        (x1_off_c3_q[4] ? x1_align_s3[106] : x1_align_s3[122]),
+                        (x1_off_c3_q[4] ? x1_align_s3[105] : x1_align_s3[121]),
+                        (x1_off_c3_q[4] ? x1_align_s3[104] : x1_align_s3[120]),
+                        (x1_off_c3_q[4] ? x1_align_s3[103] : x1_align_s3[119]),
+                        (x1_off_c3_q[4] ? x1_align_s3[102] : x1_align_s3[118]),
+                        (x1_off_c3_q[4] ? x1_align_s3[101] : x1_align_s3[117]),
+                        (x1_off_c3_q[4] ? x1_align_s3[100] : x1_align_s3[116]),
+                        (x1_off_c3_q[4] ? x1_align_s3[99] : x1_align_s3[115]),
+                        (x1_off_c3_q[4] ? x1_align_s3[98] : x1_align_s3[114]),
+                        (x1_off_c3_q[4] ? x1_align_s3[97] : x1_align_s3[113]),
+                        (x1_off_c3_q[4] ? x1_align_s3[96] : x1_align_s3[112]),
+                        (x1_off_c3_q[4] ? x1_align_s3[95] : x1_align_s3[111]),
+                        (x1_off_c3_q[4] ? x1_align_s3[94] : x1_align_s3[110]),
+                        (x1_off_c3_q[4] ? x1_align_s3[93] : x1_align_s3[109]),
+                        (x1_off_c3_q[4] ? x1_align_s3[92] : x1_align_s3[108]),
+                        (x1_off_c3_q[4] ? x1_align_s3[91] : x1_align_s3[107]),
+                        (x1_off_c3_q[4] ? x1_align_s3[90] : x1_align_s3[106]),
+                        (x1_off_c3_q[4] ? x1_align_s3[89] : x1_align_s3[105]),
+                        (x1_off_c3_q[4] ? x1_align_s3[88] : x1_align_s3[104]),
+                        (x1_off_c3_q[4] ? x1_align_s3[87] : x1_align_s3[103]),
+                        (x1_off_c3_q[4] ? x1_align_s3[86] : x1_align_s3[102]),
+                        (x1_off_c3_q[4] ? x1_align_s3[85] : x1_align_s3[101]),
+                        (x1_off_c3_q[4] ? x1_align_s3[84] : x1_align_s3[100]),
+                        (x1_off_c3_q[4] ? x1_align_s3[83] : x1_align_s3[99]),
+                        (x1_off_c2_q[4] ? x1_align_s3[82] : x1_align_s3[98]),
+                        (x1_off_c2_q[4] ? x1_align_s3[81] : x1_align_s3[97]),
+                        (x1_off_c2_q[4] ? x1_align_s3[80] : x1_align_s3[96]),
+                        (x1_off_c2_q[4] ? x1_align_s3[79] : x1_align_s3[95]),
+                        (x1_off_c2_q[4] ? x1_align_s3[78] : x1_align_s3[94]),
+                        (x1_off_c2_q[4] ? x1_align_s3[77] : x1_align_s3[93]),
+                        (x1_off_c2_q[4] ? x1_align_s3[76] : x1_align_s3[92]),
+                        (x1_off_c2_q[4] ? x1_align_s3[75] : x1_align_s3[91]),
+                        (x1_off_c2_q[4] ? x1_align_s3[74] : x1_align_s3[90]),
+                        (x1_off_c2_q[4] ? x1_align_s3[73] : x1_align_s3[89]),
+                        (x1_off_c2_q[4] ? x1_align_s3[72] : x1_align_s3[88]),
+                        (x1_off_c2_q[4] ? x1_align_s3[71] : x1_align_s3[87]),
+                        (x1_off_c2_q[4] ? x1_align_s3[70] : x1_align_s3[86]),
+                        (x1_off_c2_q[4] ? x1_align_s3[69] : x1_align_s3[85]),
+                        (x1_off_c2_q[4] ? x1_align_s3[68] : x1_align_s3[84]),
+                        (x1_off_c2_q[4] ? x1_align_s3[67] : x1_align_s3[83]),
+                        (x1_off_c2_q[4] ? x1_align_s3[66] : x1_align_s3[82]),
+                        (x1_off_c2_q[4] ? x1_align_s3[65] : x1_align_s3[81]),
+                        (x1_off_c2_q[4] ? x1_align_s3[64] : x1_align_s3[80]),
+                        (x1_off_c2_q[4] ? x1_align_s3[63] : x1_align_s3[79]),
+                        (x1_off_c2_q[4] ? x1_align_s3[62] : x1_align_s3[78]),
+                        (x1_off_c2_q[4] ? x1_align_s3[61] : x1_align_s3[77]),
+                        (x1_off_c2_q[4] ? x1_align_s3[60] : x1_align_s3[76]),
+                        (x1_off_c2_q[4] ? x1_align_s3[59] : x1_align_s3[75]),
+                        (x1_off_c2_q[4] ? x1_align_s3[58] : x1_align_s3[74]),
+                        (x1_off_c2_q[4] ? x1_align_s3[57] : x1_align_s3[73]),
+                        (x1_off_c2_q[4] ? x1_align_s3[56] : x1_align_s3[72]),
+                        (x1_off_c2_q[4] ? x1_align_s3[55] : x1_align_s3[71]),
+                        (x1_off_c2_q[4] ? x1_align_s3[54] : x1_align_s3[70]),
+                        (x1_off_c2_q[4] ? x1_align_s3[53] : x1_align_s3[69]),
+                        (x1_off_c2_q[4] ? x1_align_s3[52] : x1_align_s3[68]),
+                        (x1_off_c2_q[4] ? x1_align_s3[51] : x1_align_s3[67]),
+                        (x1_off_c2_q[4] ? x1_align_s3[50] : x1_align_s3[66]),
+                        (x1_off_c1_q[4] ? x1_align_s3[49] : x1_align_s3[65]),
+                        (x1_off_c1_q[4] ? x1_align_s3[48] : x1_align_s3[64]),
+                        (x1_off_c1_q[4] ? x1_align_s3[47] : x1_align_s3[63]),
+                        (x1_off_c1_q[4] ? x1_align_s3[46] : x1_align_s3[62]),
+                        (x1_off_c1_q[4] ? x1_align_s3[45] : x1_align_s3[61]),
+                        (x1_off_c1_q[4] ? x1_align_s3[44] : x1_align_s3[60]),
+                        (x1_off_c1_q[4] ? x1_align_s3[43] : x1_align_s3[59]),
+                        (x1_off_c1_q[4] ? x1_align_s3[42] : x1_align_s3[58]),
+                        (x1_off_c1_q[4] ? x1_align_s3[41] : x1_align_s3[57]),
+                        (x1_off_c1_q[4] ? x1_align_s3[40] : x1_align_s3[56]),
+                        (x1_off_c1_q[4] ? x1_align_s3[39] : x1_align_s3[55]),
+                        (x1_off_c1_q[4] ? x1_align_s3[38] : x1_align_s3[54]),
+                        (x1_off_c1_q[4] ? x1_align_s3[37] : x1_align_s3[53]),
+                        (x1_off_c1_q[4] ? x1_align_s3[36] : x1_align_s3[52]),
+                        (x1_off_c1_q[4] ? x1_align_s3[35] : x1_align_s3[51]),
+                        (x1_off_c1_q[4] ? x1_align_s3[34] : x1_align_s3[50]),
+                        (x1_off_c1_q[4] ? x1_align_s3[33] : x1_align_s3[49]),
+                        (x1_off_c1_q[4] ? x1_align_s3[32] : x1_align_s3[48]),
+                        (x1_off_c1_q[4] ? x1_align_s3[31] : x1_align_s3[47]),
+                        (x1_off_c1_q[4] ? x1_align_s3[30] : x1_align_s3[46]),
+                        (x1_off_c1_q[4] ? x1_align_s3[29] : x1_align_s3[45]),
+                        (x1_off_c1_q[4] ? x1_align_s3[28] : x1_align_s3[44]),
+                        (x1_off_c1_q[4] ? x1_align_s3[27] : x1_align_s3[43]),
+                        (x1_off_c1_q[4] ? x1_align_s3[26] : x1_align_s3[42]),
+                        (x1_off_c1_q[4] ? x1_align_s3[25] : x1_align_s3[41]),
+                        (x1_off_c1_q[4] ? x1_align_s3[24] : x1_align_s3[40]),
+                        (x1_off_c1_q[4] ? x1_align_s3[23] : x1_align_s3[39]),
+                        (x1_off_c1_q[4] ? x1_align_s3[22] : x1_align_s3[38]),
+                        (x1_off_c1_q[4] ? x1_align_s3[21] : x1_align_s3[37]),
+                        (x1_off_c1_q[4] ? x1_align_s3[20] : x1_align_s3[36]),
+                        (x1_off_c1_q[4] ? x1_align_s3[19] : x1_align_s3[35]),
+                        (x1_off_c1_q[4] ? x1_align_s3[18] : x1_align_s3[34]),
+                        (x1_off_c1_q[4] ? x1_align_s3[17] : x1_align_s3[33]),
+                        (x1_off_c0_q[4] ? x1_align_s3[16] : x1_align_s3[32]),
+                        (x1_off_c0_q[4] ? x1_align_s3[15] : x1_align_s3[31]),
+                        (x1_off_c0_q[4] ? x1_align_s3[14] : x1_align_s3[30]),
+                        (x1_off_c0_q[4] ? x1_align_s3[13] : x1_align_s3[29]),
+                        (x1_off_c0_q[4] ? x1_align_s3[12] : x1_align_s3[28]),
+                        (x1_off_c0_q[4] ? x1_align_s3[11] : x1_align_s3[27]),
+                        (x1_off_c0_q[4] ? x1_align_s3[10] : x1_align_s3[26]),
+                        (x1_off_c0_q[4] ? x1_align_s3[9] : x1_align_s3[25]),
+                        (x1_off_c0_q[4] ? x1_align_s3[8] : x1_align_s3[24]),
+                        (x1_off_c0_q[4] ? x1_align_s3[7] : x1_align_s3[23]),
+                        (x1_off_c0_q[4] ? x1_align_s3[6] : x1_align_s3[22]),
+                        (x1_off_c0_q[4] ? x1_align_s3[5] : x1_align_s3[21]),
+                        (x1_off_c0_q[4] ? x1_align_s3[4] : x1_align_s3[20]),
+                        (x1_off_c0_q[4] ? x1_align_s3[3] : x1_align_s3[19]),
+                        (x1_off_c0_q[4] ? x1_align_s3[2] : x1_align_s3[18]),
+                        (x1_off_c0_q[4] ? x1_align_s3[1] : x1_align_s3[17]),
+                        (x1_off_c0_q[4] ? x1_align_s3[0] : x1_align_s3[16]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[15]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[14]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[13]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[12]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[11]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[10]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[9]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[8]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[7]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[6]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[5]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[4]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[3]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[2]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[1]),
+                        (x1_off_c0_q[4] ? 1'd0 : x1_align_s3[0])};
+  assign x1_align_s5 = {(x1_off_c7_q[5] ? x1_align_s4[230] : x1_align_s4[262]),
+                        (x1_off_c7_q[5] ? x1_align_s4[229] : x1_align_s4[261]),
+                        (x1_off_c7_q[5] ? x1_align_s4[228] : x1_align_s4[260]),
+                        (x1_off_c7_q[5] ? x1_align_s4[227] : x1_align_s4[259]),
+                        (x1_off_c7_q[5] ? x1_align_s4[226] : x1_align_s4[258]),
+                        (x1_off_c7_q[5] ? x1_align_s4[225] : x1_align_s4[257]),
+                        (x1_off_c7_q[5] ? x1_align_s4[224] : x1_align_s4[256]),
+                        (x1_off_c7_q[5] ? x1_align_s4[223] : x1_align_s4[255]),
+                        (x1_off_c7_q[5] ? x1_align_s4[222] : x1_align_s4[254]),
+                        (x1_off_c7_q[5] ? x1_align_s4[221] : x1_align_s4[253]),
+                        (x1_off_c7_q[5] ? x1_align_s4[220] : x1_align_s4[252]),
+                        (x1_off_c7_q[5] ? x1_align_s4[219] : x1_align_s4[251]),
+                        (x1_off_c7_q[5] ? x1_align_s4[218] : x1_align_s4[250]),
+                        (x1_off_c7_q[5] ? x1_align_s4[217] : x1_align_s4[249]),
+                        (x1_off_c7_q[5] ? x1_align_s4[216] : x1_align_s4[248]),
+                        (x1_off_c7_q[5] ? x1_align_s4[215] : x1_align_s4[247]),
+                        (x1_off_c7_q[5] ? x1_align_s4[214] : x1_align_s4[246]),
+                        (x1_off_c7_q[5] ? x1_align_s4[213] : x1_align_s4[245]),
+                        (x1_off_c7_q[5] ? x1_align_s4[212] : x1_align_s4[244]),
+                        (x1_off_c7_q[5] ? x1_align_s4[211] : x1_align_s4[243]),
+                        (x1_off_c7_q[5] ? x1_align_s4[210] : x1_align_s4[242]),
+                        (x1_off_c7_q[5] ? x1_align_s4[209] : x1_align_s4[241]),
+                        (x1_off_c7_q[5] ? x1_align_s4[208] : x1_align_s4[240]),
+                        (x1_off_c7_q[5] ? x1_align_s4[207] : x1_align_s4[239]),
+                        (x1_off_c7_q[5] ? x1_align_s4[206] : x1_align_s4[238]),
+                        (x1_off_c7_q[5] ? x1_align_s4[205] : x1_align_s4[237]),
+                        (x1_off_c7_q[5] ? x1_align_s4[204] : x1_align_s4[236]),
+                        (x1_off_c7_q[5] ? x1_align_s4[203] : x1_align_s4[235]),
+                        (x1_off_c7_q[5] ? x1_align_s4[202] : x1_align_s4[234]),
+                        (x1_off_c7_q[5] ? x1_align_s4[201] : x1_align_s4[233]),
+                        (x1_off_c7_q[5] ? x1_align_s4[200] : x1_align_s4[232]),
+                        (x1_off_c7_q[5] ? x1_align_s4[199] : x1_align_s4[231]),
+                        (x1_off_c6_q[5] ? x1_align_s4[198] : x1_align_s4[230]),
+                        (x1_off_c6_q[5] ? x1_align_s4[197] : x1_align_s4[229]),
+                        (x1_off_c6_q[5] ? x1_align_s4[196] : x1_align_s4[228]),
+                        (x1_off_c6_q[5] ? x1_align_s4[195] : x1_align_s4[227]),
+                        (x1_off_c6_q[5] ? x1_align_s4[194] : x1_align_s4[226]),
+                        (x1_off_c6_q[5] ? x1_align_s4[193] : x1_align_s4[225]),
+                        (x1_off_c6_q[5] ? x1_align_s4[192] : x1_align_s4[224]),
+                        (x1_off_c6_q[5] ? x1_align_s4[191] : x1_align_s4[223]),
+                        (x1_off_c6_q[5] ? x1_align_s4[190] : x1_align_s4[222]),
+                        (x1_off_c6_q[5] ? x1_align_s4[189] : x1_align_s4[221]),
+                        (x1_off_c6_q[5] ? x1_align_s4[188] : x1_align_s4[220]),
+                        (x1_off_c6_q[5] ? x1_align_s4[187] : x1_align_s4[219]),
+                        (x1_off_c6_q[5] ? x1_align_s4[186] : x1_align_s4[218]),
+                        (x1_off_c6_q[5] ? x1_align_s4[185] : x1_align_s4[217]),
+                        (x1_off_c6_q[5] ? x1_align_s4[184] : x1_align_s4[216]),
+                        (x1_off_c6_q[5] ? x1_align_s4[183] : x1_align_s4[215]),
+                        (x1_off_c6_q[5] ? x1_align_s4[182] : x1_align_s4[214]),
+                        (x1_off_c6_q[5] ? x1_align_s4[181] : x1_align_s4[213]),
+                        (x1_off_c6_q[5] ? x1_align_s4[180] : x1_align_s4[212]),
+                        (x1_off_c6_q[5] ? x1_align_s4[179] : x1_align_s4[211]),
+                        (x1_off_c6_q[5] ? x1_align_s4[178] : x1_align_s4[210]),
+                        (x1_off_c6_q[5] ? x1_align_s4[177] : x1_align_s4[209]),
+                        (x1_off_c6_q[5] ? x1_align_s4[176] : x1_align_s4[208]),
+                        (x1_off_c6_q[5] ? x1_align_s4[175] : x1_align_s4[207]),
+                        (x1_off_c6_q[5] ? x1_align_s4[174] : x1_align_s4[206]),
+                        (x1_off_c6_q[5] ? x1_align_s4[173] : x1_align_s4[205]),
+                        (x1_off_c6_q[5] ? x1_align_s4[172] : x1_align_s4[204]),
+                        (x1_off_c6_q[5] ? x1_align_s4[171] : x1_align_s4[203]),
+                        (x1_off_c6_q[5] ? x1_align_s4[170] : x1_align_s4[202]),
+                        (x1_off_c6_q[5] ? x1_align_s4[169] : x1_align_s4[201]),
+                        (x1_off_c6_q[5] ? x1_align_s4[168] : x1_align_s4[200]),
+                        (x1_off_c6_q[5] ? x1_align_s4[167] : x1_align_s4[199]),
+                        (x1_off_c6_q[5] ? x1_align_s4[166] : x1_align_s4[198]),
+                        (x1_off_c5_q[5] ? x1_align_s4[165] : x1_align_s4[197]),
+                        (x1_off_c5_q[5] ? x1_align_s4[164] : x1_align_s4[196]),
+                        (x1_off_c5_q[5] ? x1_align_s4[163] : x1_align_s4[195]),
+                        (x1_off_c5_q[5] ? x1_align_s4[162] : x1_align_s4[194]),
+                        (x1_off_c5_q[5] ? x1_align_s4[161] : x1_align_s4[193]),
+                        (x1_off_c5_q[5] ? x1_align_s4[160] : x1_align_s4[192]),
+                        (x1_off_c5_q[5] ? x1_align_s4[159] : x1_align_s4[191]),
+                        (x1_off_c5_q[5] ? x1_align_s4[158] : x1_align_s4[190]),
+                        (x1_off_c5_q[5] ? x1_align_s4[157] : x1_align_s4[189]),
+                        (x1_off_c5_q[5] ? x1_align_s4[156] : x1_align_s4[188]),
+                        (x1_off_c5_q[5] ? x1_align_s4[155] : x1_align_s4[187]),
+                        (x1_off_c5_q[5] ? x1_align_s4[154] : x1_align_s4[186]),
+                        (x1_off_c5_q[5] ? x1_align_s4[153] : x1_align_s4[185]),
+                        (x1_off_c5_q[5] ? x1_align_s4[152] : x1_align_s4[184]),
+                        (x1_off_c5_q[5] ? x1_align_s4[151] : x1_align_s4[183]),
+                        (x1_off_c5_q[5] ? x1_align_s4[150] : x1_align_s4[182]),
+                        (x1_off_c5_q[5] ? x1_align_s4[149] : x1_align_s4[181]),
+                        (x1_off_c5_q[5] ? x1_align_s4[148] : x1_align_s4[180]),
+                        (x1_off_c5_q[5] ? x1_align_s4[147] : x1_align_s4[179]),
+                        (x1_off_c5_q[5] ? x1_align_s4[146] : x1_align_s4[178]),
+                        (x1_off_c5_q[5] ? x1_align_s4[145] : x1_align_s4[177]),
+                        (x1_off_c5_q[5] ? x1_align_s4[144] : x1_align_s4[176]),
+                        (x1_off_c5_q[5] ? x1_align_s4[143] : x1_align_s4[175]),
+                        (x1_off_c5_q[5] ? x1_align_s4[142] : x1_align_s4[174]),
+                        (x1_off_c5_q[5] ? x1_align_s4[141] : x1_align_s4[173]),
+                        (x1_off_c5_q[5] ? x1_align_s4[140] : x1_align_s4[172]),
+                        (x1_off_c5_q[5] ? x1_align_s4[139] : x1_align_s4[171]),
+                        (x1_off_c5_q[5] ? x1_align_s4[138] : x1_align_s4[170]),
+                        (x1_off_c5_q[5] ? x1_align_s4[137] : x1_align_s4[169]),
+                        (x1_off_c5_q[5] ? x1_align_s4[136] : x1_align_s4[168]),
+                        (x1_off_c5_q[5] ? x1_align_s4[135] : x1_align_s4[167]),
+                        (x1_off_c5_q[5] ? x1_align_s4[134] : x1_align_s4[166]),
+                        (x1_off_c5_q[5] ? x1_align_s4[133] : x1_align_s4[165]),
+                        (x1_off_c4_q[5] ? x1_align_s4[132] : x1_align_s4[164]),
+                        (x1_off_c4_q[5] ? x1_align_s4[131] : x1_align_s4[163]),
+                        (x1_off_c4_q[5] ? x1_align_s4[130] : x1_align_s4[162]),
+                        (x1_off_c4_q[5] ? x1_align_s4[129] : x1_align_s4[161]),
+                        (x1_off_c4_q[5] ? x1_align_s4[128] : x1_align_s4[160]),
+                        (x1_off_c4_q[5] ? x1_align_s4[127] : x1_align_s4[159]),
+                        (x1_off_c4_q[5] ? x1_align_s4[126] : x1_align_s4[158]),
+                        (x1_off_c4_q[5] ? x1_align_s4[125] : x1_align_s4[157]),
+                        (x1_off_c4_q[5] ? x1_align_s4[124] : x1_align_s4[156]),
+                        (x1_off_c4_q[5] ? x1_align_s4[123] : x1_align_s4[155]),
+                        (x1_off_c4_q[5] ? x1_align_s4[122] : x1_align_s4[154]),
+                        (x1_off_c4_q[5] ? x1_align_s4[121] : x1_align_s4[153]),
+                        (x1_off_c4_q[5] ? x1_align_s4[120] : x1_align_s4[152]),
+                        (x1_off_c4_q[5] ? x1_align_s4[119] : x1_align_s4[151]),
+                        (x1_off_c4_q[5] ? x1_align_s4[118] : x1_align_s4[150]),
+                        (x1_off_c4_q[5] ? x1_align_s4[117] : x1_align_s4[149]),
+                        (x1_off_c4_q[5] ? x1_align_s4[116] : x1_align_s4[148]),
+                        (x1_off_c4_q[5] ? x1_align_s4[115] : x1_align_s4[147]),
+                        (x1_off_c4_q[5] ? x1_align_s4[114] : x1_align_s4[146]),
+                        (x1_off_c4_q[5] ? x1_align_s4[113] : x1_align_s4[145]),
+                        (x1_off_c4_q[5] ? x1_align_s4[112] : x1_align_s4[144]),
+                        (x1_off_c4_q[5] ? x1_align_s4[111] : x1_align_s4[143]),
+                        (x1_off_c4_q[5] ? x1_align_s4[110] : x1_align_s4[142]),
+                        (x1_off_c4_q[5] ? x1_align_s4[109] : x1_align_s4[141]),
+                        (x1_off_c4_q[5] ? x1_align_s4[108] : x1_align_s4[140]),
+                        (x1_off_c4_q[5] ? x1_align_s4[107] : x1_align_s4[139]),
+                        (x1_off_c4_q[5] ? x1_align_s4[106] : x1_align_s4[138]),
+                        (x1_off_c4_q[5] ? x1_align_s4[105] : x1_align_s4[137]),
+                        (x1_off_c4_q[5] ? x1_align_s4[104] : x1_align_s4[136]),
+                        (x1_off_c4_q[5] ? x1_align_s4[103] : x1_align_s4[135]),
+                        (x1_off_c4_q[5] ? x1_align_s4[102] : x1_align_s4[134]),
+                        (x1_off_c4_q[5] ? x1_align_s4[101] : x1_align_s4[133]),
+                        (x1_off_c4_q[5] ? x1_align_s4[100] : x1_align_s4[132]),
+                        (x1_off_c3_q[5] ? x1_align_s4[99] : x1_align_s4[131]),
+                        (x1_off_c3_q[5] ? x1_align_s4[98] : x1_align_s4[130]),
+                        (x1_off_c3_q[5] ? x1_align_s4[97] : x1_align_s4[129]),
+                        (x1_off_c3_q[5] ? x1_align_s4[96] : x1_align_s4[128]),
+                        (x1_off_c3_q[5] ? x1_align_s4[95] : x1_align_s4[127]),
+                        (x1_off_c3_q[5] ? x1_align_s4[94] : x1_align_s4[126]),
+                        (x1_off_c3_q[5] ? x1_align_s4[93] : x1_align_s4[125]),
+                        (x1_off_c3_q[5] ? x1_align_s4[92] : x1_align_s4[124]),
+                        (x1_off_c3_q[5] ? x1_align_s4[91] : x1_align_s4[123]),
+                        (x1_off_c3_q[5] ? x1_align_s4[90] : x1_align_s4[122]),
+                        (x1_off_c3_q[5] ? x1_align_s4[89] : x1_align_s4[121]),
+                        (x1_off_c3_q[5] ? x1_align_s4[88] : x1_align_s4[120]),
+                        (x1_off_c3_q[5] ? x1_align_s4[87] : x1_align_s4[119]),
+                        (x1_off_c3_q[5] ? x1_align_s4[86] : x1_align_s4[118]),
+                        (x1_off_c3_q[5] ? x1_align_s4[85] : x1_align_s4[117]),
+                        (x1_off_c3_q[5] ? x1_align_s4[84] : x1_align_s4[116]),
+                        (x1_off_c3_q[5] ? x1_align_s4[83] : x1_align_s4[115]),
+                        (x1_off_c3_q[5] ? x1_align_s4[82] : x1_align_s4[114]),
+                        (x1_off_c3_q[5] ? x1_align_s4[81] : x1_align_s4[113]),
+                        (x1_off_c3_q[5] ? x1_align_s4[80] : x1_align_s4[112]),
+                        (x1_off_c3_q[5] ? x1_align_s4[79] : x1_align_s4[111]),
+                        (x1_off_c3_q[5] ? x1_align_s4[78] : x1_align_s4[110]),
+                        (x1_off_c3_q[5] ? x1_align_s4[77] : x1_align_s4[109]),
+                        (x1_off_c3_q[5] ? x1_align_s4[76] : x1_align_s4[108]),
+                        (x1_off_c3_q[5] ? x1_align_s4[75] : x1_align_s4[107]),
+                        (x1_off_c3_q[5] ? x1_align_s4[74] : x1_align_s4[106]),
+                        (x1_off_c3_q[5] ? x1_align_s4[73] : x1_align_s4[105]),
+                        (x1_off_c3_q[5] ? x1_align_s4[72] : x1_align_s4[104]),
+                        (x1_off_c3_q[5] ? x1_align_s4[71] : x1_align_s4[103]),
+                        (x1_off_c3_q[5] ? x1_align_s4[70] : x1_align_s4[102]),
+                        (x1_off_c3_q[5] ? x1_align_s4[69] : x1_align_s4[101]),
+                        (x1_off_c3_q[5] ? x1_align_s4[68] : x1_align_s4[100]),
+                        (x1_off_c3_q[5] ? x1_align_s4[67] : x1_align_s4[99]),
+                        (x1_off_c2_q[5] ? x1_align_s4[66] : x1_align_s4[98]),
+                        (x1_off_c2_q[5] ? x1_align_s4[65] : x1_align_s4[97]),
+                        (x1_off_c2_q[5] ? x1_align_s4[64] : x1_align_s4[96]),
+                        (x1_off_c2_q[5] ? x1_align_s4[63] : x1_align_s4[95]),
+                        (x1_off_c2_q[5] ? x1_align_s4[62] : x1_align_s4[94]),
+                        (x1_off_c2_q[5] ? x1_align_s4[61] : x1_align_s4[93]),
+                        (x1_off_c2_q[5] ? x1_align_s4[60] : x1_align_s4[92]),
+                        (x1_off_c2_q[5] ? x1_align_s4[59] : x1_align_s4[91]),
+                        (x1_off_c2_q[5] ? x1_align_s4[58] : x1_align_s4[90]),
+                        (x1_off_c2_q[5] ? x1_align_s4[57] : x1_align_s4[89]),
+                        (x1_off_c2_q[5] ? x1_align_s4[56] : x1_align_s4[88]),
+                        (x1_off_c2_q[5] ? x1_align_s4[55] : x1_align_s4[87]),
+                        (x1_off_c2_q[5] ? x1_align_s4[54] : x1_align_s4[86]),
+                        (x1_off_c2_q[5] ? x1_align_s4[53] : x1_align_s4[85]),
+                        (x1_off_c2_q[5] ? x1_align_s4[52] : x1_align_s4[84]),
+                        (x1_off_c2_q[5] ? x1_align_s4[51] : x1_align_s4[83]),
+                        (x1_off_c2_q[5] ? x1_align_s4[50] : x1_align_s4[82]),
+                        (x1_off_c2_q[5] ? x1_align_s4[49] : x1_align_s4[81]),
+                        (x1_off_c2_q[5] ? x1_align_s4[48] : x1_align_s4[80]),
+                        (x1_off_c2_q[5] ? x1_align_s4[47] : x1_align_s4[79]),
+                        (x1_off_c2_q[5] ? x1_align_s4[46] : x1_align_s4[78]),
+                        (x1_off_c2_q[5] ? x1_align_s4[45] : x1_align_s4[77]),
+                        (x1_off_c2_q[5] ? x1_align_s4[44] : x1_align_s4[76]),
+                        (x1_off_c2_q[5] ? x1_align_s4[43] : x1_align_s4[75]),
+                        (x1_off_c2_q[5] ? x1_align_s4[42] : x1_align_s4[74]),
+                        (x1_off_c2_q[5] ? x1_align_s4[41] : x1_align_s4[73]),
+                        (x1_off_c2_q[5] ? x1_align_s4[40] : x1_align_s4[72]),
+                        (x1_off_c2_q[5] ? x1_align_s4[39] : x1_align_s4[71]),
+                        (x1_off_c2_q[5] ? x1_align_s4[38] : x1_align_s4[70]),
+                        (x1_off_c2_q[5] ? x1_align_s4[37] : x1_align_s4[69]),
+                        (x1_off_c2_q[5] ? x1_align_s4[36] : x1_align_s4[68]),
+                        (x1_off_c2_q[5] ? x1_align_s4[35] : x1_align_s4[67]),
+                        (x1_off_c2_q[5] ? x1_align_s4[34] : x1_align_s4[66]),
+                        (x1_off_c1_q[5] ? x1_align_s4[33] : x1_align_s4[65]),
+                        (x1_off_c1_q[5] ? x1_align_s4[32] : x1_align_s4[64]),
+                        (x1_off_c1_q[5] ? x1_align_s4[31] : x1_align_s4[63]),
+                        (x1_off_c1_q[5] ? x1_align_s4[30] : x1_align_s4[62]),
+                        (x1_off_c1_q[5] ? x1_align_s4[29] : x1_align_s4[61]),
+                        (x1_off_c1_q[5] ? x1_align_s4[28] : x1_align_s4[60]),
+                        (x1_off_c1_q[5] ? x1_align_s4[27] : x1_align_s4[59]),
+                        (x1_off_c1_q[5] ? x1_align_s4[26] : x1_align_s4[58]),
+                        (x1_off_c1_q[5] ? x1_align_s4[25] : x1_align_s4[57]),
+                        (x1_off_c1_q[5] ? x1_align_s4[24] : x1_align_s4[56]),
+                        (x1_off_c1_q[5] ? x1_align_s4[23] : x1_align_s4[55]),
+                        (x1_off_c1_q[5] ? x1_align_s4[22] : x1_align_s4[54]),
+                        (x1_off_c1_q[5] ? x1_align_s4[21] : x1_align_s4[53]),
+                        (x1_off_c1_q[5] ? x1_align_s4[20] : x1_align_s4[52]),
+                        (x1_off_c1_q[5] ? x1_align_s4[19] : x1_align_s4[51]),
+                        (x1_off_c1_q[5] ? x1_align_s4[18] : x1_align_s4[50]),
+                        (x1_off_c1_q[5] ? x1_align_s4[17] : x1_align_s4[49]),
+                        (x1_off_c1_q[5] ? x1_align_s4[16] : x1_align_s4[48]),
+                        (x1_off_c1_q[5] ? x1_align_s4[15] : x1_align_s4[47]),
+                        (x1_off_c1_q[5] ? x1_align_s4[14] : x1_align_s4[46]),
+                        (x1_off_c1_q[5] ? x1_align_s4[13] : x1_align_s4[45]),
+                        (x1_off_c1_q[5] ? x1_align_s4[12] : x1_align_s4[44]),
+                        (x1_off_c1_q[5] ? x1_align_s4[11] : x1_align_s4[43]),
+                        (x1_off_c1_q[5] ? x1_align_s4[10] : x1_align_s4[42]),
+                        (x1_off_c1_q[5] ? x1_align_s4[9] : x1_align_s4[41]),
+                        (x1_off_c1_q[5] ? x1_align_s4[8] : x1_align_s4[40]),
+                        (x1_off_c1_q[5] ? x1_align_s4[7] : x1_align_s4[39]),
+                        (x1_off_c1_q[5] ? x1_align_s4[6] : x1_align_s4[38]),
+                        (x1_off_c1_q[5] ? x1_align_s4[5] : x1_align_s4[37]),
+                        (x1_off_c1_q[5] ? x1_align_s4[4] : x1_align_s4[36]),
+                        (x1_off_c1_q[5] ? x1_align_s4[3] : x1_align_s4[35]),
+                        (x1_off_c1_q[5] ? x1_align_s4[2] : x1_align_s4[34]),
+                        (x1_off_c1_q[5] ? x1_align_s4[1] : x1_align_s4[33]),
+                        (x1_off_c0_q[5] ? x1_align_s4[0] : x1_align_s4[32]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[31]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[30]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[29]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[28]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[27]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[26]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[25]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[24]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[23]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[22]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[21]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[20]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[19]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[18]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[17]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[16]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[15]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[14]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[13]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[12]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[11]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[10]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[9]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[8]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[7]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[6]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[5]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[4]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[3]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[2]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[1]),
+                        (x1_off_c0_q[5] ? 1'd0 : x1_align_s4[0])};
+  assign x1_align_s6 = {(x1_off_c7_q[6] ? x1_align_s5[198] : x1_align_s5[262]),
+                        (x1_off_c7_q[6] ? x1_align_s5[197] : x1_align_s5[261]),
+                        (x1_off_c7_q[6] ? x1_align_s5[196] : x1_align_s5[260]),
+                        (x1_off_c7_q[6] ? x1_align_s5[195] : x1_align_s5[259]),
+                        (x1_off_c7_q[6] ? x1_align_s5[194] : x1_align_s5[258]),
+                        (x1_off_c7_q[6] ? x1_align_s5[193] : x1_align_s5[257]),
+                        (x1_off_c7_q[6] ? x1_align_s5[192] : x1_align_s5[256]),
+                        (x1_off_c7_q[6] ? x1_align_s5[191] : x1_align_s5[255]),
+                        (x1_off_c7_q[6] ? x1_align_s5[190] : x1_align_s5[254]),
+                        (x1_off_c7_q[6] ? x1_align_s5[189] : x1_align_s5[253]),
+                        (x1_off_c7_q[6] ? x1_align_s5[188] : x1_align_s5[252]),
+                        (x1_off_c7_q[6] ? x1_align_s5[187] : x1_align_s5[251]),
+                        (x1_off_c7_q[6] ? x1_align_s5[186] : x1_align_s5[250]),
+                        (x1_off_c7_q[6] ? x1_align_s5[185] : x1_align_s5[249]),
+                        (x1_off_c7_q[6] ? x1_align_s5[184] : x1_align_s5[248]),
+                        (x1_off_c7_q[6] ? x1_align_s5[183] : x1_align_s5[247]),
+                        (x1_off_c7_q[6] ? x1_align_s5[182] : x1_align_s5[246]),
+                        (x1_off_c7_q[6] ? x1_align_s5[181] : x1_align_s5[245]),
+                        (x1_off_c7_q[6] ? x1_align_s5[180] : x1_align_s5[244]),
+                        (x1_off_c7_q[6] ? x1_align_s5[179] : x1_align_s5[243]),
+                        (x1_off_c7_q[6] ? x1_align_s5[178] : x1_align_s5[242]),
+                        (x1_off_c7_q[6] ? x1_align_s5[177] : x1_align_s5[241]),
+                        (x1_off_c7_q[6] ? x1_align_s5[176] : x1_align_s5[240]),
+                        (x1_off_c7_q[6] ? x1_align_s5[175] : x1_align_s5[239]),
+                        (x1_off_c7_q[6] ? x1_align_s5[174] : x1_align_s5[238]),
+                        (x1_off_c7_q[6] ? x1_align_s5[173] : x1_align_s5[237]),
+                        (x1_off_c7_q[6] ? x1_align_s5[172] : x1_align_s5[236]),
+                        (x1_off_c7_q[6] ? x1_align_s5[171] : x1_align_s5[235]),
+                        (x1_off_c7_q[6] ? x1_align_s5[170] : x1_align_s5[234]),
+                        (x1_off_c7_q[6] ? x1_align_s5[169] : x1_align_s5[233]),
+                        (x1_off_c7_q[6] ? x1_align_s5[168] : x1_align_s5[232]),
+                        (x1_off_c7_q[6] ? x1_align_s5[167] : x1_align_s5[231]),
+                        (x1_off_c6_q[6] ? x1_align_s5[166] : x1_align_s5[230]),
+                        (x1_off_c6_q[6] ? x1_align_s5[165] : x1_align_s5[229]),
+                        (x1_off_c6_q[6] ? x1_align_s5[164] : x1_align_s5[228]),
+                        (x1_off_c6_q[6] ? x1_align_s5[163] : x1_align_s5[227]),
+                        (x1_off_c6_q[6] ? x1_align_s5[162] : x1_align_s5[226]),
+                        (x1_off_c6_q[6] ? x1_align_s5[161] : x1_align_s5[225]),
+                        (x1_off_c6_q[6] ? x1_align_s5[160] : x1_align_s5[224]),
+                        (x1_off_c6_q[6] ? x1_align_s5[159] : x1_align_s5[223]),
+                        (x1_off_c6_q[6] ? x1_align_s5[158] : x1_align_s5[222]),
+                        (x1_off_c6_q[6] ? x1_align_s5[157] : x1_align_s5[221]),
+                        (x1_off_c6_q[6] ? x1_align_s5[156] : x1_align_s5[220]),
+                        (x1_off_c6_q[6] ? x1_align_s5[155] : x1_align_s5[219]),
+                        (x1_off_c6_q[6] ? x1_align_s5[154] : x1_align_s5[218]),
+                        (x1_off_c6_q[6] ? x1_align_s5[153] : x1_align_s5[217]),
+                        (x1_off_c6_q[6] ? x1_align_s5[152] : x1_align_s5[216]),
+                        (x1_off_c6_q[6] ? x1_align_s5[151] : x1_align_s5[215]),
+                        (x1_off_c6_q[6] ? x1_align_s5[150] : x1_align_s5[214]),
+                        (x1_off_c6_q[6] ? x1_align_s5[149] : x1_align_s5[213]),
+                        (x1_off_c6_q[6] ? x1_align_s5[148] : x1_align_s5[212]),
+                        (x1_off_c6_q[6] ? x1_align_s5[147] : x1_align_s5[211]),
+                        (x1_off_c6_q[6] ? x1_align_s5[146] : x1_align_s5[210]),
+                        (x1_off_c6_q[6] ? x1_align_s5[145] : x1_align_s5[209]),
+                        (x1_off_c6_q[6] ? x1_align_s5[144] : x1_align_s5[208]),
+                        (x1_off_c6_q[6] ? x1_align_s5[143] : x1_align_s5[207]),
+                        (x1_off_c6_q[6] ? x1_align_s5[142] : x1_align_s5[206]),
+                        (x1_off_c6_q[6] ? x1_align_s5[141] : x1_align_s5[205]),
+                        (x1_off_c6_q[6] ? x1_align_s5[140] : x1_align_s5[204]),
+                        (x1_off_c6_q[6] ? x1_align_s5[139] : x1_align_s5[203]),
+                        (x1_off_c6_q[6] ? x1_align_s5[138] : x1_align_s5[202]),
+                        (x1_off_c6_q[6] ? x1_align_s5[137] : x1_align_s5[201]),
+                        (x1_off_c6_q[6] ? x1_align_s5[136] : x1_align_s5[200]),
+                        (x1_off_c6_q[6] ? x1_align_s5[135] : x1_align_s5[199]),
+                        (x1_off_c6_q[6] ? x1_align_s5[134] : x1_align_s5[198]),
+                        (x1_off_c5_q[6] ? x1_align_s5[133] : x1_align_s5[197]),
+                        (x1_off_c5_q[6] ? x1_align_s5[132] : x1_align_s5[196]),
+                        (x1_off_c5_q[6] ? x1_align_s5[131] : x1_align_s5[195]),
+                        (x1_off_c5_q[6] ? x1_align_s5[130] : x1_align_s5[194]),
+                        (x1_off_c5_q[6] ? x1_align_s5[129] : x1_align_s5[193]),
+                        (x1_off_c5_q[6] ? x1_align_s5[128] : x1_align_s5[192]),
+                        (x1_off_c5_q[6] ? x1_align_s5[127] : x1_align_s5[191]),
+                        (x1_off_c5_q[6] ? x1_align_s5[126] : x1_align_s5[190]),
+                        (x1_off_c5_q[6] ? x1_align_s5[125] : x1_align_s5[189]),
+                        (x1_off_c5_q[6] ? x1_align_s5[124] : x1_align_s5[188]),
+                        (x1_off_c5_q[6] ? x1_align_s5[123] : x1_align_s5[187]),
+                        (x1_off_c5_q[6] ? x1_align_s5[122] : x1_align_s5[186]),
+                        (x1_off_c5_q[6] ? x1_align_s5[121] : x1_align_s5[185]),
+                        (x1_off_c5_q[6] ? x1_align_s5[120] : x1_align_s5[184]),
+                        (x1_off_c5_q[6] ? x1_align_s5[119] : x1_align_s5[183]),
+                        (x1_off_c5_q[6] ? x1_align_s5[118] : x1_align_s5[182]),
+                        (x1_off_c5_q[6] ? x1_align_s5[117] : x1_align_s5[181]),
+                        (x1_off_c5_q[6] ? x1_align_s5[116] : x1_align_s5[180]),
+                        (x1_off_c5_q[6] ? x1_align_s5[115] : x1_align_s5[179]),
+                        (x1_off_c5_q[6] ? x1_align_s5[114] : x1_align_s5[178]),
+                        (x1_off_c5_q[6] ? x1_align_s5[113] : x1_align_s5[177]),
+                        (x1_off_c5_q[6] ? x1_align_s5[112] : x1_align_s5[176]),
+                        (x1_off_c5_q[6] ? x1_align_s5[111] : x1_align_s5[175]),
+                        (x1_off_c5_q[6] ? x1_align_s5[110] : x1_align_s5[174]),
+                        (x1_off_c5_q[6] ? x1_align_s5[109] : x1_align_s5[173]),
+                        (x1_off_c5_q[6] ? x1_align_s5[108] : x1_align_s5[172]),
+                        (x1_off_c5_q[6] ? x1_align_s5[107] : x1_align_s5[171]),
+                        (x1_off_c5_q[6] ? x1_align_s5[106] : x1_align_s5[170]),
+                        (x1_off_c5_q[6] ? x1_align_s5[105] : x1_align_s5[169]),
+                        (x1_off_c5_q[6] ? x1_align_s5[104] : x1_align_s5[168]),
+                        (x1_off_c5_q[6] ? x1_align_s5[103] : x1_align_s5[167]),
+                        (x1_off_c5_q[6] ? x1_align_s5[102] : x1_align_s5[166]),
+                        (x1_off_c5_q[6] ? x1_align_s5[101] : x1_align_s5[165]),
+                        (x1_off_c4_q[6] ? x1_align_s5[100] : x1_align_s5[164]),
+                        (x1_off_c4_q[6] ? x1_align_s5[99] : x1_align_s5[163]),
+                        (x1_off_c4_q[6] ? x1_align_s5[98] : x1_align_s5[162]),
+                        (x1_off_c4_q[6] ? x1_align_s5[97] : x1_align_s5[161]),
+                        (x1_off_c4_q[6] ? x1_align_s5[96] : x1_align_s5[160]),
+                        (x1_off_c4_q[6] ? x1_align_s5[95] : x1_align_s5[159]),
+                        (x1_off_c4_q[6] ? x1_align_s5[94] : x1_align_s5[158]),
+                        (x1_off_c4_q[6] ? x1_align_s5[93] : x1_align_s5[157]),
+                        (x1_off_c4_q[6] ? x1_align_s5[92] : x1_align_s5[156]),
+                        (x1_off_c4_q[6] ? x1_align_s5[91] : x1_align_s5[155]),
+                        (x1_off_c4_q[6] ? x1_align_s5[90] : x1_align_s5[154]),
+                        (x1_off_c4_q[6] ? x1_align_s5[89] : x1_align_s5[153]),
+                        (x1_off_c4_q[6] ? x1_align_s5[88] : x1_align_s5[152]),
+                        (x1_off_c4_q[6] ? x1_align_s5[87] : x1_align_s5[151]),
+                        (x1_off_c4_q[6] ? x1_align_s5[86] : x1_align_s5[150]),
+                        (x1_off_c4_q[6] ? x1_align_s5[85] : x1_align_s5[149]),
+                        (x1_off_c4_q[6] ? x1_align_s5[84] : x1_align_s5[148]),
+                        (x1_off_c4_q[6] ? x1_align_s5[83] : x1_align_s5[147]),
+                        (x1_off_c4_q[6] ? x1_align_s5[82] : x1_align_s5[146]),
+                        (x1_off_c4_q[6] ? x1_align_s5[81] : x1_align_s5[145]),
+                        (x1_off_c4_q[6] ? x1_align_s5[80] : x1_align_s5[144]),
+                        (x1_off_c4_q[6] ? x1_align_s5[79] : x1_align_s5[143]),
+                        (x1_off_c4_q[6] ? x1_align_s5[78] : x1_align_s5[142]),
+                        (x1_off_c4_q[6] ? x1_align_s5[77] : x1_align_s5[141]),
+                        (x1_off_c4_q[6] ? x1_align_s5[76] : x1_align_s5[140]),
+                        (x1_off_c4_q[6] ? x1_align_s5[75] : x1_align_s5[139]),
+                        (x1_off_c4_q[6] ? x1_align_s5[74] : x1_align_s5[138]),
+                        (x1_off_c4_q[6] ? x1_align_s5[73] : x1_align_s5[137]),
+                        (x1_off_c4_q[6] ? x1_align_s5[72] : x1_align_s5[136]),
+                        (x1_off_c4_q[6] ? x1_align_s5[71] : x1_align_s5[135]),
+                        (x1_off_c4_q[6] ? x1_align_s5[70] : x1_align_s5[134]),
+                        (x1_off_c4_q[6] ? x1_align_s5[69] : x1_align_s5[133]),
+                        (x1_off_c4_q[6] ? x1_align_s5[68] : x1_align_s5[132]),
+                        (x1_off_c3_q[6] ? x1_align_s5[67] : x1_align_s5[131]),
+                        (x1_off_c3_q[6] ? x1_align_s5[66] : x1_align_s5[130]),
+                        (x1_off_c3_q[6] ? x1_align_s5[65] : x1_align_s5[129]),
+                        (x1_off_c3_q[6] ? x1_align_s5[64] : x1_align_s5[128]),
+                        (x1_off_c3_q[6] ? x1_align_s5[63] : x1_align_s5[127]),
+                        (x1_off_c3_q[6] ? x1_align_s5[62] : x1_align_s5[126]),
+                        (x1_off_c3_q[6] ? x1_align_s5[61] : x1_align_s5[125]),
+                        (x1_off_c3_q[6] ? x1_align_s5[60] : x1_align_s5[124]),
+                        (x1_off_c3_q[6] ? x1_align_s5[59] : x1_align_s5[123]),
+                        (x1_off_c3_q[6] ? x1_align_s5[58] : x1_align_s5[122]),
+                        (x1_off_c3_q[6] ? x1_align_s5[57] : x1_align_s5[121]),
+                        (x1_off_c3_q[6] ? x1_align_s5[56] : x1_align_s5[120]),
+                        (x1_off_c3_q[6] ? x1_align_s5[55] : x1_align_s5[119]),
+                        (x1_off_c3_q[6] ? x1_align_s5[54] : x1_align_s5[118]),
+                        (x1_off_c3_q[6] ? x1_align_s5[53] : x1_align_s5[117]),
+                        (x1_off_c3_q[6] ? x1_align_s5[52] : x1_align_s5[116]),
+                        (x1_off_c3_q[6] ? x1_align_s5[51] : x1_align_s5[115]),
+                        (x1_off_c3_q[6] ? x1_align_s5[50] : x1_align_s5[114]),
+                        (x1_off_c3_q[6] ? x1_align_s5[49] : x1_align_s5[113]),
+                        (x1_off_c3_q[6] ? x1_align_s5[48] : x1_align_s5[112]),
+                        (x1_off_c3_q[6] ? x1_align_s5[47] : x1_align_s5[111]),
+                        (x1_off_c3_q[6] ? x1_align_s5[46] : x1_align_s5[110]),
+                        (x1_off_c3_q[6] ? x1_align_s5[45] : x1_align_s5[109]),
+                        (x1_off_c3_q[6] ? x1_align_s5[44] : x1_align_s5[108]),
+                        (x1_off_c3_q[6] ? x1_align_s5[43] : x1_align_s5[107]),
+                        (x1_off_c3_q[6] ? x1_align_s5[42] : x1_align_s5[106]),
+                        (x1_off_c3_q[6] ? x1_align_s5[41] : x1_align_s5[105]),
+                        (x1_off_c3_q[6] ? x1_align_s5[40] : x1_align_s5[104]),
+                        (x1_off_c3_q[6] ? x1_align_s5[39] : x1_align_s5[103]),
+                        (x1_off_c3_q[6] ? x1_align_s5[38] : x1_align_s5[102]),
+                        (x1_off_c3_q[6] ? x1_align_s5[37] : x1_align_s5[101]),
+                        (x1_off_c3_q[6] ? x1_align_s5[36] : x1_align_s5[100]),
+                        (x1_off_c3_q[6] ? x1_align_s5[35] : x1_align_s5[99]),
+                        (x1_off_c2_q[6] ? x1_align_s5[34] : x1_align_s5[98]),
+                        (x1_off_c2_q[6] ? x1_align_s5[33] : x1_align_s5[97]),
+                        (x1_off_c2_q[6] ? x1_align_s5[32] : x1_align_s5[96]),
+                        (x1_off_c2_q[6] ? x1_align_s5[31] : x1_align_s5[95]),
+                        (x1_off_c2_q[6] ? x1_align_s5[30] : x1_align_s5[94]),
+                        (x1_off_c2_q[6] ? x1_align_s5[29] : x1_align_s5[93]),
+                        (x1_off_c2_q[6] ? x1_align_s5[28] : x1_align_s5[92]),
+                        (x1_off_c2_q[6] ? x1_align_s5[27] : x1_align_s5[91]),
+                        (x1_off_c2_q[6] ? x1_align_s5[26] : x1_align_s5[90]),
+                        (x1_off_c2_q[6] ? x1_align_s5[25] : x1_align_s5[89]),
+                        (x1_off_c2_q[6] ? x1_align_s5[24] : x1_align_s5[88]),
+                        (x1_off_c2_q[6] ? x1_align_s5[23] : x1_align_s5[87]),
+                        (x1_off_c2_q[6] ? x1_align_s5[22] : x1_align_s5[86]),
+                        (x1_off_c2_q[6] ? x1_align_s5[21] : x1_align_s5[85]),
+                        (x1_off_c2_q[6] ? x1_align_s5[20] : x1_align_s5[84]),
+                        (x1_off_c2_q[6] ? x1_align_s5[19] : x1_align_s5[83]),
+                        (x1_off_c2_q[6] ? x1_align_s5[18] : x1_align_s5[82]),
+                        (x1_off_c2_q[6] ? x1_align_s5[17] : x1_align_s5[81]),
+                        (x1_off_c2_q[6] ? x1_align_s5[16] : x1_align_s5[80]),
+                        (x1_off_c2_q[6] ? x1_align_s5[15] : x1_align_s5[79]),
+                        (x1_off_c2_q[6] ? x1_align_s5[14] : x1_align_s5[78]),
+                        (x1_off_c2_q[6] ? x1_align_s5[13] : x1_align_s5[77]),
+                        (x1_off_c2_q[6] ? x1_align_s5[12] : x1_align_s5[76]),
+                        (x1_off_c2_q[6] ? x1_align_s5[11] : x1_align_s5[75]),
+                        (x1_off_c2_q[6] ? x1_align_s5[10] : x1_align_s5[74]),
+                        (x1_off_c2_q[6] ? x1_align_s5[9] : x1_align_s5[73]),
+                        (x1_off_c2_q[6] ? x1_align_s5[8] : x1_align_s5[72]),
+                        (x1_off_c2_q[6] ? x1_align_s5[7] : x1_align_s5[71]),
+                        (x1_off_c2_q[6] ? x1_align_s5[6] : x1_align_s5[70]),
+                        (x1_off_c2_q[6] ? x1_align_s5[5] : x1_align_s5[69]),
+                        (x1_off_c2_q[6] ? x1_align_s5[4] : x1_align_s5[68]),
+                        (x1_off_c2_q[6] ? x1_align_s5[3] : x1_align_s5[67]),
+                        (x1_off_c2_q[6] ? x1_align_s5[2] : x1_align_s5[66]),
+                        (x1_off_c1_q[6] ? x1_align_s5[1] : x1_align_s5[65]),
+                        (x1_off_c1_q[6] ? x1_align_s5[0] : x1_align_s5[64]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[63]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[62]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[61]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[60]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[59]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[58]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[57]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[56]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[55]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[54]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[53]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[52]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[51]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[50]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[49]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[48]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[47]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[46]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[45]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[44]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[43]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[42]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[41]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[40]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[39]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[38]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[37]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[36]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[35]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[34]),
+                        (x1_off_c1_q[6] ? 1'd0 : x1_align_s5[33]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[32]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[31]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[30]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[29]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[28]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[27]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[26]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[25]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[24]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[23]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[22]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[21]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[20]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[19]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[18]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[17]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[16]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[15]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[14]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[13]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[12]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[11]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[10]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[9]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[8]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[7]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[6]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[5]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[4]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[3]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[2]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[1]),
+                        (x1_off_c0_q[6] ? 1'd0 : x1_align_s5[0])};
+  assign x1_win = {x1_align_s6[262], x1_align_s6[261], x1_align_s6[260], x1_align_s6[259],
+                   x1_align_s6[258], x1_align_s6[257], x1_align_s6[256], x1_align_s6[255],
+                   x1_align_s6[254], x1_align_s6[253], x1_align_s6[252], x1_align_s6[251],
+                   x1_align_s6[250], x1_align_s6[249], x1_align_s6[248], x1_align_s6[247],
+                   x1_align_s6[246], x1_align_s6[245], x1_align_s6[244], x1_align_s6[243],
+                   x1_align_s6[242], x1_align_s6[241], x1_align_s6[240], x1_align_s6[239],
+                   x1_align_s6[238], x1_align_s6[237], x1_align_s6[236], x1_align_s6[235],
+                   x1_align_s6[234], x1_align_s6[233], x1_align_s6[232], x1_align_s6[231],
+                   x1_align_s6[230], x1_align_s6[229], x1_align_s6[228], x1_align_s6[227],
+                   x1_align_s6[226], x1_align_s6[225], x1_align_s6[224], x1_align_s6[223],
+                   x1_align_s6[222], x1_align_s6[221], x1_align_s6[220], x1_align_s6[219],
+                   x1_align_s6[218], x1_align_s6[217], x1_align_s6[216], x1_align_s6[215],
+                   x1_align_s6[214], x1_align_s6[213], x1_align_s6[212], x1_align_s6[211],
+                   x1_align_s6[210], x1_align_s6[209], x1_align_s6[208], x1_align_s6[207],
+                   x1_align_s6[206], x1_align_s6[205], x1_align_s6[204], x1_align_s6[203],
+                   x1_align_s6[202], x1_align_s6[201], x1_align_s6[200], x1_align_s6[199],
+                   x1_align_s6[198], x1_align_s6[197], x1_align_s6[196], x1_align_s6[195],
+                   x1_align_s6[194], x1_align_s6[193], x1_align_s6[192], x1_align_s6[191],
+                   x1_align_s6[190], x1_align_s6[189], x1_align_s6[188], x1_align_s6[187],
+                   x1_align_s6[186], x1_align_s6[185], x1_align_s6[184], x1_align_s6[183],
+                   x1_align_s6[182], x1_align_s6[181], x1_align_s6[180], x1_align_s6[179],
+                   x1_align_s6[178], x1_align_s6[177], x1_align_s6[176], x1_align_s6[175],
+                   x1_align_s6[174], x1_align_s6[173], x1_align_s6[172], x1_align_s6[171],
+                   x1_align_s6[170], x1_align_s6[169], x1_align_s6[168], x1_align_s6[167],
+                   x1_align_s6[166], x1_align_s6[165], x1_align_s6[164], x1_align_s6[163],
+                   x1_align_s6[162], x1_align_s6[161], x1_align_s6[160], x1_align_s6[159],
+                   x1_align_s6[158], x1_align_s6[157], x1_align_s6[156], x1_align_s6[155],
+                   x1_align_s6[154], x1_align_s6[153], x1_align_s6[152], x1_align_s6[151],
+                   x1_align_s6[150], x1_align_s6[149], x1_align_s6[148], x1_align_s6[147],
+                   x1_align_s6[146], x1_align_s6[145], x1_align_s6[144], x1_align_s6[143],
+                   x1_align_s6[142], x1_align_s6[141], x1_align_s6[140], x1_align_s6[139],
+                   x1_align_s6[138], x1_align_s6[137], x1_align_s6[136], x1_align_s6[135],
+                   x1_align_s6[134], x1_align_s6[133], x1_align_s6[132], x1_align_s6[131],
+                   x1_align_s6[130], x1_align_s6[129], x1_align_s6[128], x1_align_s6[127]};
+  assign x2_valid_d = x1_valid_q;
+  assign x2_win_d = x1_win;
+  assign x2_raw_d = x1_raw_q;
+  assign x2_last_d = x1_last_q;
+  assign x2_first_d = x1_first_q;
+  assign x2_need_d = x1_need_q;
+  assign x2_tcode_d = x1_tcode_q;
+  assign x1_avail = (x1_avail_kind_q[1] ?
+                       (x1_avail_kind_q[0] ? (9'd256 - {2'd0, x1_off_c0_q})
+                        : (9'd128 - {2'd0, x1_off_c0_q}))
+                     : x1_avail_kind_q[0] ? 9'd0
+                     : 9'd511);
+  assign x2_avail_d = x1_avail;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      x2_valid_q <= 1'd0;
+    end else begin
+      x2_valid_q <= x2_valid_d;
+    end
+  end
+  always @(posedge clk_i) begin
+    if (x1_valid_q) begin
+      x2_win_q <= x2_win_d;
+      x2_raw_q <= x2_raw_d;
+      x2_last_q <= x2_last_d;
+      x2_first_q <= x2_first_d;
+      x2_need_q <= x2_need_d;
+      x2_tcode_q <= x2_tcode_d;
+      x2_avail_q <= x2_avail_d;
+    end
+  end
+
+  // X2: the four tokens' start positions in the window (token k starts at st_k)
+  wire [139:0] x2_rel;
+  wire [136:0] x2_len2;
+  wire [136:0] x2_len34;
+  wire [136:0] x2_len6;
+  wire [136:0] x2_len24;
+  wire [136:0] x2_len12;
+  wire [136:0] x2_len16;
+  wire [134:0] x2_st1_l2;
+  wire [102:0] x2_st1_l34;
+  wire [130:0] x2_st1_l6;
+  wire [112:0] x2_st1_l24;
+  wire [124:0] x2_st1_l12;
+  wire [120:0] x2_st1_l16;
+  wire [136:0] x2_st1;
+  wire [134:0] x2_st2_l2;
+  wire [102:0] x2_st2_l34;
+  wire [130:0] x2_st2_l6;
+  wire [112:0] x2_st2_l24;
+  wire [124:0] x2_st2_l12;
+  wire [120:0] x2_st2_l16;
+  wire [136:0] x2_st2;
+  wire [134:0] x2_st3_l2;
+  wire [102:0] x2_st3_l34;
+  wire [130:0] x2_st3_l6;
+  wire [112:0] x2_st3_l24;
+  wire [124:0] x2_st3_l12;
+  wire [120:0] x2_st3_l16;
+  wire [136:0] x2_st3;
+  wire [134:0] x2_st4_l2;
+  wire [102:0] x2_st4_l34;
+  wire [130:0] x2_st4_l6;
+  wire [112:0] x2_st4_l24;
+  wire [124:0] x2_st4_l12;
+  wire [120:0] x2_st4_l16;
+  wire [136:0] x2_st4;
+  reg  [136:0] x3_st1_q;
+  wire [136:0] x3_st1_d;
+  reg  [136:0] x3_st2_q;
+  wire [136:0] x3_st2_d;
+  reg  [136:0] x3_st3_q;
+  wire [136:0] x3_st3_d;
+  reg  [136:0] x3_st4_q;
+  wire [136:0] x3_st4_d;
+  reg  x3_valid_q;
+  wire x3_valid_d;
+  reg  [135:0] x3_win_q;
+  wire [135:0] x3_win_d;
+  reg  x3_raw_q;
+  wire x3_raw_d;
+  reg  x3_last_q;
+  wire x3_last_d;
+  reg  x3_first_q;
+  wire x3_first_d;
+  reg  [3:0] x3_need_q;
+  wire [3:0] x3_need_d;
+  reg  [1:0] x3_tcode_q;
+  wire [1:0] x3_tcode_d;
+  reg  [8:0] x3_avail_q;
+  wire [8:0] x3_avail_d;
+  assign x2_rel = {1'd0, 1'd0, 1'd0, 1'd0, x2_win_q[0], x2_win_q[1], x2_win_q[2], x2_win_q[3],
+                   x2_win_q[4], x2_win_q[5], x2_win_q[6], x2_win_q[7], x2_win_q[8], x2_win_q[9],
+                   x2_win_q[10], x2_win_q[11], x2_win_q[12], x2_win_q[13], x2_win_q[14],
+                   x2_win_q[15], x2_win_q[16], x2_win_q[17], x2_win_q[18], x2_win_q[19],
+                   x2_win_q[20], x2_win_q[21], x2_win_q[22], x2_win_q[23], x2_win_q[24],
+                   x2_win_q[25], x2_win_q[26], x2_win_q[27], x2_win_q[28], x2_win_q[29],
+                   x2_win_q[30], x2_win_q[31], x2_win_q[32], x2_win_q[33], x2_win_q[34],
+                   x2_win_q[35], x2_win_q[36], x2_win_q[37], x2_win_q[38], x2_win_q[39],
+                   x2_win_q[40], x2_win_q[41], x2_win_q[42], x2_win_q[43], x2_win_q[44],
+                   x2_win_q[45], x2_win_q[46], x2_win_q[47], x2_win_q[48], x2_win_q[49],
+                   x2_win_q[50], x2_win_q[51], x2_win_q[52], x2_win_q[53], x2_win_q[54],
+                   x2_win_q[55], x2_win_q[56], x2_win_q[57], x2_win_q[58], x2_win_q[59],
+                   x2_win_q[60], x2_win_q[61], x2_win_q[62], x2_win_q[63], x2_win_q[64],
+                   x2_win_q[65], x2_win_q[66], x2_win_q[67], x2_win_q[68], x2_win_q[69],
+                   x2_win_q[70], x2_win_q[71], x2_win_q[72], x2_win_q[73], x2_win_q[74],
+                   x2_win_q[75], x2_win_q[76], x2_win_q[77], x2_win_q[78], x2_win_q[79],
+                   x2_win_q[80], x2_win_q[81], x2_win_q[82], x2_win_q[83], x2_win_q[84],
+                   x2_win_q[85], x2_win_q[86], x2_win_q[87], x2_win_q[88], x2_win_q[89],
+                   x2_win_q[90], x2_win_q[91], x2_win_q[92], x2_win_q[93], x2_win_q[94],
+                   x2_win_q[95], x2_win_q[96], x2_win_q[97], x2_win_q[98], x2_win_q[99],
+                   x2_win_q[100], x2_win_q[101], x2_win_q[102], x2_win_q[103], x2_win_q[104],
+                   x2_win_q[105], x2_win_q[106], x2_win_q[107], x2_win_q[108], x2_win_q[109],
+                   x2_win_q[110], x2_win_q[111], x2_win_q[112], x2_win_q[113], x2_win_q[114],
+                   x2_win_q[115], x2_win_q[116], x2_win_q[117], x2_win_q[118], x2_win_q[119],
+                   x2_win_q[120], x2_win_q[121], x2_win_q[122], x2_win_q[123], x2_win_q[124],
+                   x2_win_q[125], x2_win_q[126], x2_win_q[127], x2_win_q[128], x2_win_q[129],
+                   x2_win_q[130], x2_win_q[131], x2_win_q[132], x2_win_q[133], x2_win_q[134],
+                   x2_win_q[135]};
+  assign x2_len2 = (~x2_rel[136:0] & ~x2_rel[137:1]);
+  assign x2_len34 = (~x2_rel[136:0] & x2_rel[137:1]);
+  assign x2_len6 = (x2_rel[136:0] & ~x2_rel[137:1]);
+  assign x2_len24 = (x2_rel[136:0] & x2_rel[137:1] & ~(x2_rel[138:2] ^ x2_rel[139:3]));
+  assign x2_len12 = (x2_rel[136:0] & x2_rel[137:1] & (~x2_rel[138:2] & x2_rel[139:3]));
+  assign x2_len16 = (x2_rel[136:0] & x2_rel[137:1] & (x2_rel[138:2] & ~x2_rel[139:3]));
+  assign x2_st1_l2 = (135'h1 & x2_len2[134:0]);
+  assign x2_st1_l34 = (103'h1 & x2_len34[102:0]);
+  assign x2_st1_l6 = (131'h1 & x2_len6[130:0]);
+  assign x2_st1_l24 = (113'h1 & x2_len24[112:0]);
+  assign x2_st1_l12 = (125'h1 & x2_len12[124:0]);
+  assign x2_st1_l16 = (121'h1 & x2_len16[120:0]);
+  assign x2_st1 = ({x2_st1_l2, 2'd0} | {x2_st1_l34, 34'd0}
+                   | ({x2_st1_l6, 6'd0} | {x2_st1_l24, 24'd0})
+                   | ({x2_st1_l12, 12'd0} | {x2_st1_l16, 16'd0}));
+  assign x2_st2_l2 = (x2_st1[134:0] & x2_len2[134:0]);
+  assign x2_st2_l34 = (x2_st1[102:0] & x2_len34[102:0]);
+  assign x2_st2_l6 = (x2_st1[130:0] & x2_len6[130:0]);
+  assign x2_st2_l24 = (x2_st1[112:0] & x2_len24[112:0]);
+  assign x2_st2_l12 = (x2_st1[124:0] & x2_len12[124:0]);
+  assign x2_st2_l16 = (x2_st1[120:0] & x2_len16[120:0]);
+  assign x2_st2 = ({x2_st2_l2, 2'd0} | {x2_st2_l34, 34'd0}
+                   | ({x2_st2_l6, 6'd0} | {x2_st2_l24, 24'd0})
+                   | ({x2_st2_l12, 12'd0} | {x2_st2_l16, 16'd0}));
+  assign x2_st3_l2 = (x2_st2[134:0] & x2_len2[134:0]);
+  assign x2_st3_l34 = (x2_st2[102:0] & x2_len34[102:0]);
+  assign x2_st3_l6 = (x2_st2[130:0] & x2_len6[130:0]);
+  assign x2_st3_l24 = (x2_st2[112:0] & x2_len24[112:0]);
+  assign x2_st3_l12 = (x2_st2[124:0] & x2_len12[124:0]);
+  assign x2_st3_l16 = (x2_st2[120:0] & x2_len16[120:0]);
+  assign x2_st3 = ({x2_st3_l2, 2'd0} | {x2_st3_l34, 34'd0}
+                   | ({x2_st3_l6, 6'd0} | {x2_st3_l24, 24'd0})
+                   | ({x2_st3_l12, 12'd0} | {x2_st3_l16, 16'd0}));
+  assign x2_st4_l2 = (x2_st3[134:0] & x2_len2[134:0]);
+  assign x2_st4_l34 = (x2_st3[102:0] & x2_len34[102:0]);
+  assign x2_st4_l6 = (x2_st3[130:0] & x2_len6[130:0]);
+  assign x2_st4_l24 = (x2_st3[112:0] & x2_len24[112:0]);
+  assign x2_st4_l12 = (x2_st3[124:0] & x2_len12[124:0]);
+  assign x2_st4_l16 = (x2_st3[120:0] & x2_len16[120:0]);
+  assign x2_st4 = ({x2_st4_l2, 2'd0} | {x2_st4_l34, 34'd0}
+                   | ({x2_st4_l6, 6'd0} | {x2_st4_l24, 24'd0})
+                   | ({x2_st4_l12, 12'd0} | {x2_st4_l16, 16'd0}));
+  assign x3_st1_d = (x2_raw_q ?
+                       {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0}
+                     : x2_st1);
+  assign x3_st2_d = (x2_raw_q ?
+                       {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd1, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0}
+                     : x2_st2);
+  assign x3_st3_d = (x2_raw_q ?
+                       {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd1, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0}
+                     : x2_st3);
+  assign x3_st4_d = (x2_raw_q ?
+                       {1'd1, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0}
+                     : x2_st4);
+  assign x3_valid_d = x2_valid_q;
+  assign x3_win_d = x2_win_q;
+  assign x3_raw_d = x2_raw_q;
+  assign x3_last_d = x2_last_q;
+  assign x3_first_d = x2_first_q;
+  assign x3_need_d = x2_need_q;
+  assign x3_tcode_d = x2_tcode_q;
+  assign x3_avail_d = x2_avail_q;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      x3_valid_q <= 1'd0;
+    end else begin
+      x3_valid_q <= x3_valid_d;
+    end
+  end
+  always @(posedge clk_i) begin
+    if (x2_valid_q) begin
+      x3_st1_q <= x3_st1_d;
+      x3_st2_q <= x3_st2_d;
+      x3_st3_q <= x3_st3_d;
+      x3_st4_q <= x3_st4_d;
+      x3_win_q <= x3_win_d;
+      x3_raw_q <= x3_raw_d;
+      x3_last_q <= x3_last_d;
+      x3_first_q <= x3_first_d;
+      x3_need_q <= x3_need_d;
+      x3_tcode_q <= x3_tcode_d;
+      x3_avail_q <= x3_avail_d;
+    end
+  end
+
+  // X3: tokens extracted and parsed; errors; dictionary slots and bypass sources
+  wire [136:0] x3_past;
+  reg  [15:0] x3_dict_valid_q;
+  reg  [15:0] x3_dict_wsel_q;
+  wire [15:0] x3_dvalid;
+  wire [15:0] x3_dwsel;
+  wire [33:0] x3_tok0;
+  wire [1:0] x3_t0_c2;
+  wire [1:0] x3_t0_c4;
+  wire [5:0] x3_t0_pat;
+  wire [3:0] x3_t0_idx;
+  wire [15:0] x3_t0_idx_oh;
+  wire x3_over0;
+  wire x3_bad0;
+  wire x3_push0;
+  wire [15:0] x3_dvalid0;
+  wire [15:0] x3_dwsel0;
+  wire [33:0] x3_tok1;
+  wire [1:0] x3_t1_c2;
+  wire [1:0] x3_t1_c4;
+  wire [5:0] x3_t1_pat;
+  wire [3:0] x3_t1_idx;
+  wire [15:0] x3_t1_idx_oh;
+  wire x3_over1;
+  wire x3_bad1;
+  wire x3_push1;
+  wire [15:0] x3_dvalid1;
+  wire [15:0] x3_dwsel1;
+  wire x3_src1;
+  wire [33:0] x3_tok2;
+  wire [1:0] x3_t2_c2;
+  wire [1:0] x3_t2_c4;
+  wire [5:0] x3_t2_pat;
+  wire [3:0] x3_t2_idx;
+  wire [15:0] x3_t2_idx_oh;
+  wire x3_over2;
+  wire x3_bad2;
+  wire x3_push2;
+  wire [15:0] x3_dvalid2;
+  wire [15:0] x3_dwsel2;
+  wire [1:0] x3_src2;
+  wire [33:0] x3_tok3;
+  wire [1:0] x3_t3_c2;
+  wire [1:0] x3_t3_c4;
+  wire [5:0] x3_t3_pat;
+  wire [3:0] x3_t3_idx;
+  wire [15:0] x3_t3_idx_oh;
+  wire x3_over3;
+  wire x3_bad3;
+  wire x3_push3;
+  wire [15:0] x3_dvalid3;
+  wire [15:0] x3_dwsel3;
+  wire [2:0] x3_src3;
+  wire x3_bad;
+  wire x3_dict_go;
+  wire [15:0] x3_dict_valid_d;
+  wire [15:0] x3_dict_wsel_d;
+  reg  d_valid_q;
+  wire d_valid_d;
+  reg  d_raw_q;
+  wire d_raw_d;
+  reg  d_last_q;
+  wire d_last_d;
+  reg  d_first_q;
+  wire d_first_d;
+  reg  [3:0] d_need_q;
+  wire [3:0] d_need_d;
+  reg  [1:0] d_tcode_q;
+  wire [1:0] d_tcode_d;
+  reg  d_bad_q;
+  wire d_bad_d;
+  reg  [33:0] d_tok0_q;
+  wire [33:0] d_tok0_d;
+  reg  [33:0] d_tok1_q;
+  wire [33:0] d_tok1_d;
+  reg  [33:0] d_tok2_q;
+  wire [33:0] d_tok2_d;
+  reg  [33:0] d_tok3_q;
+  wire [33:0] d_tok3_d;
+  reg  [5:0] d_pat0_q;
+  wire [5:0] d_pat0_d;
+  reg  [5:0] d_pat1_q;
+  wire [5:0] d_pat1_d;
+  reg  [5:0] d_pat2_q;
+  wire [5:0] d_pat2_d;
+  reg  [5:0] d_pat3_q;
+  wire [5:0] d_pat3_d;
+  reg  [15:0] d_idx0_q;
+  wire [15:0] d_idx0_d;
+  reg  [15:0] d_idx1_q;
+  wire [15:0] d_idx1_d;
+  reg  [15:0] d_idx2_q;
+  wire [15:0] d_idx2_d;
+  reg  [15:0] d_idx3_q;
+  wire [15:0] d_idx3_d;
+  reg  d_push0_q;
+  wire d_push0_d;
+  reg  d_push1_q;
+  wire d_push1_d;
+  reg  d_push2_q;
+  wire d_push2_d;
+  reg  d_push3_q;
+  wire d_push3_d;
+  reg  [15:0] d_slot0_q;
+  wire [15:0] d_slot0_d;
+  reg  [15:0] d_slot1_q;
+  wire [15:0] d_slot1_d;
+  reg  [15:0] d_slot2_q;
+  wire [15:0] d_slot2_d;
+  reg  [15:0] d_slot3_q;
+  wire [15:0] d_slot3_d;
+  reg  d_src1_q;
+  wire d_src1_d;
+  reg  [1:0] d_src2_q;
+  wire [1:0] d_src2_d;
+  reg  [2:0] d_src3_q;
+  wire [2:0] d_src3_d;
+  assign x3_past = {(x3_avail_q < 9'd136), (x3_avail_q < 9'd135), (x3_avail_q < 9'd134),
+                    (x3_avail_q < 9'd133), (x3_avail_q < 9'd132), (x3_avail_q < 9'd131),
+                    (x3_avail_q < 9'd130), (x3_avail_q < 9'd129), (x3_avail_q < 9'd128),
+                    (x3_avail_q < 9'd127), (x3_avail_q < 9'd126), (x3_avail_q < 9'd125),
+                    (x3_avail_q < 9'd124), (x3_avail_q < 9'd123), (x3_avail_q < 9'd122),
+                    (x3_avail_q < 9'd121), (x3_avail_q < 9'd120), (x3_avail_q < 9'd119),
+                    (x3_avail_q < 9'd118), (x3_avail_q < 9'd117), (x3_avail_q < 9'd116),
+                    (x3_avail_q < 9'd115), (x3_avail_q < 9'd114), (x3_avail_q < 9'd113),
+                    (x3_avail_q < 9'd112), (x3_avail_q < 9'd111), (x3_avail_q < 9'd110),
+                    (x3_avail_q < 9'd109), (x3_avail_q < 9'd108), (x3_avail_q < 9'd107),
+                    (x3_avail_q < 9'd106), (x3_avail_q < 9'd105), (x3_avail_q < 9'd104),
+                    (x3_avail_q < 9'd103), (x3_avail_q < 9'd102), (x3_avail_q < 9'd101),
+                    (x3_avail_q < 9'd100), (x3_avail_q < 9'd99), (x3_avail_q < 9'd98),
+                    (x3_avail_q < 9'd97), (x3_avail_q < 9'd96), (x3_avail_q < 9'd95),
+                    (x3_avail_q < 9'd94), (x3_avail_q < 9'd93), (x3_avail_q < 9'd92),
+                    (x3_avail_q < 9'd91), (x3_avail_q < 9'd90), (x3_avail_q < 9'd89),
+                    (x3_avail_q < 9'd88), (x3_avail_q < 9'd87), (x3_avail_q < 9'd86),
+                    (x3_avail_q < 9'd85), (x3_avail_q < 9'd84), (x3_avail_q < 9'd83),
+                    (x3_avail_q < 9'd82), (x3_avail_q < 9'd81), (x3_avail_q < 9'd80),
+                    (x3_avail_q < 9'd79), (x3_avail_q < 9'd78), (x3_avail_q < 9'd77),
+                    (x3_avail_q < 9'd76), (x3_avail_q < 9'd75), (x3_avail_q < 9'd74),
+                    (x3_avail_q < 9'd73), (x3_avail_q < 9'd72), (x3_avail_q < 9'd71),
+                    (x3_avail_q < 9'd70), (x3_avail_q < 9'd69), (x3_avail_q < 9'd68),
+                    (x3_avail_q < 9'd67), (x3_avail_q < 9'd66), (x3_avail_q < 9'd65),
+                    (x3_avail_q < 9'd64), (x3_avail_q < 9'd63), (x3_avail_q < 9'd62),
+                    (x3_avail_q < 9'd61), (x3_avail_q < 9'd60), (x3_avail_q < 9'd59),
+                    (x3_avail_q < 9'd58), (x3_avail_q < 9'd57), (x3_avail_q < 9'd56),
+                    (x3_avail_q < 9'd55), (x3_avail_q < 9'd54), (x3_avail_q < 9'd53),
+                    (x3_avail_q < 9'd52), (x3_avail_q < 9'd51), (x3_avail_q < 9'd50),
+                    (x3_avail_q < 9'd49), (x3_avail_q < 9'd48), (x3_avail_q < 9'd47),
+                    (x3_avail_q < 9'd46), (x3_avail_q < 9'd45), (x3_avail_q < 9'd44),
+                    (x3_avail_q < 9'd43), (x3_avail_q < 9'd42), (x3_avail_q < 9'd41),
+                    (x3_avail_q < 9'd40), (x3_avail_q < 9'd39), (x3_avail_q < 9'd38),
+                    (x3_avail_q < 9'd37), (x3_avail_q < 9'd36), (x3_avail_q < 9'd35),
+                    (x3_avail_q < 9'd34), (x3_avail_q < 9'd33), (x3_avail_q < 9'd32),
+                    (x3_avail_q < 9'd31), (x3_avail_q < 9'd30), (x3_avail_q < 9'd29),
+                    (x3_avail_q < 9'd28), (x3_avail_q < 9'd27), (x3_avail_q < 9'd26),
+                    (x3_avail_q < 9'd25), (x3_avail_q < 9'd24), (x3_avail_q < 9'd23),
+                    (x3_avail_q < 9'd22), (x3_avail_q < 9'd21), (x3_avail_q < 9'd20),
+                    (x3_avail_q < 9'd19), (x3_avail_q < 9'd18), (x3_avail_q < 9'd17),
+                    (x3_avail_q < 9'd16), (x3_avail_q < 9'd15), (x3_avail_q < 9'd14),
+                    (x3_avail_q < 9'd13), (x3_avail_q < 9'd12), (x3_avail_q < 9'd11),
+                    (x3_avail_q < 9'd10), (x3_avail_q < 9'd9), (x3_avail_q < 9'd8),
+                    (x3_avail_q < 9'd7), (x3_avail_q < 9'd6), (x3_avail_q < 9'd5),
+                    (x3_avail_q < 9'd4), (x3_avail_q < 9'd3), (x3_avail_q < 9'd2),
+                    (x3_avail_q < 9'd1), 1'd0};
+  assign x3_dvalid = (x3_first_q ? 16'd0 : x3_dict_valid_q);
+  assign x3_dwsel = (x3_first_q ? 16'd1 : x3_dict_wsel_q);
+  assign x3_tok0 = x3_win_q[135:102];
+  assign x3_t0_c2 = x3_tok0[33:32];
+  assign x3_t0_c4 = x3_tok0[31:30];
+  assign x3_t0_pat = {((x3_t0_c2 == 2'd3) & (x3_t0_c4 == 2'd2)),
+                      ((x3_t0_c2 == 2'd3) & (x3_t0_c4 == 2'd1)),
+                      ((x3_t0_c2 == 2'd3) & (x3_t0_c4 == 2'd0)), (x3_t0_c2 == 2'd2),
+                      (x3_t0_c2 == 2'd1), (x3_t0_c2 == 2'd0)};
+  assign x3_t0_idx = (x3_t0_c2[1] ? (x3_t0_c2[0] ? x3_tok0[29:26] : x3_tok0[31:28])
+                      : x3_tok0[29:26]);
+  assign x3_t0_idx_oh = {(x3_t0_idx == 4'd15), (x3_t0_idx == 4'd14), (x3_t0_idx == 4'd13),
+                         (x3_t0_idx == 4'd12), (x3_t0_idx == 4'd11), (x3_t0_idx == 4'd10),
+                         (x3_t0_idx == 4'd9), (x3_t0_idx == 4'd8), (x3_t0_idx == 4'd7),
+                         (x3_t0_idx == 4'd6), (x3_t0_idx == 4'd5), (x3_t0_idx == 4'd4),
+                         (x3_t0_idx == 4'd3), (x3_t0_idx == 4'd2), (x3_t0_idx == 4'd1),
+                         (x3_t0_idx == 4'd0)};
+  assign x3_over0 = (|(x3_st1_q & x3_past));
+  assign x3_bad0 = (x3_need_q[0]
+                    & (((x3_t0_c2 == 2'd3) & (x3_t0_c4 == 2'd3))
+                       | ((x3_t0_pat[2] | x3_t0_pat[3] | x3_t0_pat[5])
+                          & ~(|(x3_t0_idx_oh & x3_dvalid))) | x3_over0));
+  assign x3_push0 = (x3_need_q[0] & (x3_t0_pat[1] | x3_t0_pat[3] | x3_t0_pat[5]));
+  assign x3_dvalid0 = (x3_dvalid | (x3_push0 ? x3_dwsel : 16'd0));
+  assign x3_dwsel0 = (x3_push0 ? {x3_dwsel[14:0], x3_dwsel[15]} : x3_dwsel);
+  assign x3_tok1 = ((x3_st1_q[2] ? x3_win_q[133:100] : 34'd0)
+                    | (x3_st1_q[3] ? x3_win_q[132:99] : 34'd0)
+                    | ((x3_st1_q[4] ? x3_win_q[131:98] : 34'd0)
+                       | (x3_st1_q[5] ? x3_win_q[130:97] : 34'd0))
+                    | ((x3_st1_q[6] ? x3_win_q[129:96] : 34'd0)
+                       | (x3_st1_q[7] ? x3_win_q[128:95] : 34'd0)
+                       | ((x3_st1_q[8] ? x3_win_q[127:94] : 34'd0)
+                          | (x3_st1_q[9] ? x3_win_q[126:93] : 34'd0)))
+                    | ((x3_st1_q[10] ? x3_win_q[125:92] : 34'd0)
+                       | (x3_st1_q[11] ? x3_win_q[124:91] : 34'd0)
+                       | ((x3_st1_q[12] ? x3_win_q[123:90] : 34'd0)
+                          | (x3_st1_q[13] ? x3_win_q[122:89] : 34'd0))
+                       | ((x3_st1_q[14] ? x3_win_q[121:88] : 34'd0)
+                          | (x3_st1_q[15] ? x3_win_q[120:87] : 34'd0)
+                          | ((x3_st1_q[16] ? x3_win_q[119:86] : 34'd0)
+                             | (x3_st1_q[17] ? x3_win_q[118:85] : 34'd0))))
+                    | ((x3_st1_q[18] ? x3_win_q[117:84] : 34'd0)
+                       | (x3_st1_q[19] ? x3_win_q[116:83] : 34'd0)
+                       | ((x3_st1_q[20] ? x3_win_q[115:82] : 34'd0)
+                          | (x3_st1_q[21] ? x3_win_q[114:81] : 34'd0))
+                       | ((x3_st1_q[22] ? x3_win_q[113:80] : 34'd0)
+                          | (x3_st1_q[23] ? x3_win_q[112:79] : 34'd0)
+                          | ((x3_st1_q[24] ? x3_win_q[111:78] : 34'd0)
+                             | (x3_st1_q[25] ? x3_win_q[110:77] : 34'd0)))
+                       | ((x3_st1_q[26] ? x3_win_q[109:76] : 34'd0)
+                          | (x3_st1_q[27] ? x3_win_q[108:75] : 34'd0)
+                          | ((x3_st1_q[28] ? x3_win_q[107:74] : 34'd0)
+                             | (x3_st1_q[29] ? x3_win_q[106:73] : 34'd0))
+                          | ((x3_st1_q[30] ? x3_win_q[105:72] : 34'd0)
+                             | (x3_st1_q[31] ? x3_win_q[104:71] : 34'd0)
+                             | ((x3_st1_q[32] ? x3_win_q[103:70] : 34'd0)
+                                | (x3_st1_q[33] ? x3_win_q[102:69] : 34'd0)))))
+                    | (x3_st1_q[34] ? x3_win_q[101:68] : 34'd0));
+  assign x3_t1_c2 = x3_tok1[33:32];
+  assign x3_t1_c4 = x3_tok1[31:30];
+  assign x3_t1_pat = {((x3_t1_c2 == 2'd3) & (x3_t1_c4 == 2'd2)),
+                      ((x3_t1_c2 == 2'd3) & (x3_t1_c4 == 2'd1)),
+                      ((x3_t1_c2 == 2'd3) & (x3_t1_c4 == 2'd0)), (x3_t1_c2 == 2'd2),
+                      (x3_t1_c2 == 2'd1), (x3_t1_c2 == 2'd0)};
+  assign x3_t1_idx = (x3_t1_c2[1] ? (x3_t1_c2[0] ? x3_tok1[29:26] : x3_tok1[31:28])
+                      : x3_tok1[29:26]);
+  assign x3_t1_idx_oh = {(x3_t1_idx == 4'd15), (x3_t1_idx == 4'd14), (x3_t1_idx == 4'd13),
+                         (x3_t1_idx == 4'd12), (x3_t1_idx == 4'd11), (x3_t1_idx == 4'd10),
+                         (x3_t1_idx == 4'd9), (x3_t1_idx == 4'd8), (x3_t1_idx == 4'd7),
+                         (x3_t1_idx == 4'd6), (x3_t1_idx == 4'd5), (x3_t1_idx == 4'd4),
+                         (x3_t1_idx == 4'd3), (x3_t1_idx == 4'd2), (x3_t1_idx == 4'd1),
+                         (x3_t1_idx == 4'd0)};
+  assign x3_over1 = (|(x3_st2_q & x3_past));
+  assign x3_bad1 = (x3_need_q[1]
+                    & (((x3_t1_c2 == 2'd3) & (x3_t1_c4 == 2'd3))
+                       | ((x3_t1_pat[2] | x3_t1_pat[3] | x3_t1_pat[5])
+                          & ~(|(x3_t1_idx_oh & x3_dvalid0))) | x3_over1));
+  assign x3_push1 = (x3_need_q[1] & (x3_t1_pat[1] | x3_t1_pat[3] | x3_t1_pat[5]));
+  assign x3_dvalid1 = (x3_dvalid0 | (x3_push1 ? x3_dwsel0 : 16'd0));
+  assign x3_dwsel1 = (x3_push1 ? {x3_dwsel0[14:0], x3_dwsel0[15]} : x3_dwsel0);
+  assign x3_src1 = (x3_push0 & (|(x3_dwsel & x3_t1_idx_oh)));
+  assign x3_tok2 = ((x3_st2_q[4] ? x3_win_q[131:98] : 34'd0)
+                    | (x3_st2_q[5] ? x3_win_q[130:97] : 34'd0)
+                    | ((x3_st2_q[6] ? x3_win_q[129:96] : 34'd0)
+                       | (x3_st2_q[7] ? x3_win_q[128:95] : 34'd0))
+                    | ((x3_st2_q[8] ? x3_win_q[127:94] : 34'd0)
+                       | (x3_st2_q[9] ? x3_win_q[126:93] : 34'd0)
+                       | ((x3_st2_q[10] ? x3_win_q[125:92] : 34'd0)
+                          | (x3_st2_q[11] ? x3_win_q[124:91] : 34'd0)))
+                    | ((x3_st2_q[12] ? x3_win_q[123:90] : 34'd0)
+                       | (x3_st2_q[13] ? x3_win_q[122:89] : 34'd0)
+                       | ((x3_st2_q[14] ? x3_win_q[121:88] : 34'd0)
+                          | (x3_st2_q[15] ? x3_win_q[120:87] : 34'd0))
+                       | ((x3_st2_q[16] ? x3_win_q[119:86] : 34'd0)
+                          | (x3_st2_q[17] ? x3_win_q[118:85] : 34'd0)
+                          | ((x3_st2_q[18] ? x3_win_q[117:84] : 34'd0)
+                             | (x3_st2_q[19] ? x3_win_q[116:83] : 34'd0))))
+                    | ((x3_st2_q[20] ? x3_win_q[115:82] : 34'd0)
+                       | (x3_st2_q[21] ? x3_win_q[114:81] : 34'd0)
+                       | ((x3_st2_q[22] ? x3_win_q[113:80] : 34'd0)
+                          | (x3_st2_q[23] ? x3_win_q[112:79] : 34'd0))
+                       | ((x3_st2_q[24] ? x3_win_q[111:78] : 34'd0)
+                          | (x3_st2_q[25] ? x3_win_q[110:77] : 34'd0)
+                          | ((x3_st2_q[26] ? x3_win_q[109:76] : 34'd0)
+                             | (x3_st2_q[27] ? x3_win_q[108:75] : 34'd0)))
+                       | ((x3_st2_q[28] ? x3_win_q[107:74] : 34'd0)
+                          | (x3_st2_q[29] ? x3_win_q[106:73] : 34'd0)
+                          | ((x3_st2_q[30] ? x3_win_q[105:72] : 34'd0)
+                             | (x3_st2_q[31] ? x3_win_q[104:71] : 34'd0))
+                          | ((x3_st2_q[32] ? x3_win_q[103:70] : 34'd0)
+                             | (x3_st2_q[33] ? x3_win_q[102:69] : 34'd0)
+                             | ((x3_st2_q[34] ? x3_win_q[101:68] : 34'd0)
+                                | (x3_st2_q[35] ? x3_win_q[100:67] : 34'd0)))))
+                    | ((x3_st2_q[36] ? x3_win_q[99:66] : 34'd0)
+                       | (x3_st2_q[37] ? x3_win_q[98:65] : 34'd0)
+                       | ((x3_st2_q[38] ? x3_win_q[97:64] : 34'd0)
+                          | (x3_st2_q[39] ? x3_win_q[96:63] : 34'd0))
+                       | ((x3_st2_q[40] ? x3_win_q[95:62] : 34'd0)
+                          | (x3_st2_q[41] ? x3_win_q[94:61] : 34'd0)
+                          | ((x3_st2_q[42] ? x3_win_q[93:60] : 34'd0)
+                             | (x3_st2_q[43] ? x3_win_q[92:59] : 34'd0)))
+                       | ((x3_st2_q[44] ? x3_win_q[91:58] : 34'd0)
+                          | (x3_st2_q[45] ? x3_win_q[90:57] : 34'd0)
+                          | ((x3_st2_q[46] ? x3_win_q[89:56] : 34'd0)
+                             | (x3_st2_q[47] ? x3_win_q[88:55] : 34'd0))
+                          | ((x3_st2_q[48] ? x3_win_q[87:54] : 34'd0)
+                             | (x3_st2_q[49] ? x3_win_q[86:53] : 34'd0)
+                             | ((x3_st2_q[50] ? x3_win_q[85:52] : 34'd0)
+                                | (x3_st2_q[51] ? x3_win_q[84:51] : 34'd0))))
+                       | ((x3_st2_q[52] ? x3_win_q[83:50] : 34'd0)
+                          | (x3_st2_q[53] ? x3_win_q[82:49] : 34'd0)
+                          | ((x3_st2_q[54] ? x3_win_q[81:48] : 34'd0)
+                             | (x3_st2_q[55] ? x3_win_q[80:47] : 34'd0))
+                          | ((x3_st2_q[56] ? x3_win_q[79:46] : 34'd0)
+                             | (x3_st2_q[57] ? x3_win_q[78:45] : 34'd0)
+                             | ((x3_st2_q[58] ? x3_win_q[77:44] : 34'd0)
+                                | (x3_st2_q[59] ? x3_win_q[76:43] : 34'd0)))
+                          | ((x3_st2_q[60] ? x3_win_q[75:42] : 34'd0)
+                             | (x3_st2_q[61] ? x3_win_q[74:41] : 34'd0)
+                             | ((x3_st2_q[62] ? x3_win_q[73:40] : 34'd0)
+                                | (x3_st2_q[63] ? x3_win_q[72:39] : 34'd0))
+                             | ((x3_st2_q[64] ? x3_win_q[71:38] : 34'd0)
+                                | (x3_st2_q[65] ? x3_win_q[70:37] : 34'd0)
+                                | ((x3_st2_q[66] ? x3_win_q[69:36] : 34'd0)
+                                   | (x3_st2_q[67] ? x3_win_q[68:35] : 34'd0))))))
+                    | (x3_st2_q[68] ? x3_win_q[67:34] : 34'd0));
+  assign x3_t2_c2 = x3_tok2[33:32];
+  assign x3_t2_c4 = x3_tok2[31:30];
+  assign x3_t2_pat = {((x3_t2_c2 == 2'd3) & (x3_t2_c4 == 2'd2)),
+                      ((x3_t2_c2 == 2'd3) & (x3_t2_c4 == 2'd1)),
+                      ((x3_t2_c2 == 2'd3) & (x3_t2_c4 == 2'd0)), (x3_t2_c2 == 2'd2),
+                      (x3_t2_c2 == 2'd1), (x3_t2_c2 == 2'd0)};
+  assign x3_t2_idx = (x3_t2_c2[1] ? (x3_t2_c2[0] ? x3_tok2[29:26] : x3_tok2[31:28])
+                      : x3_tok2[29:26]);
+  assign x3_t2_idx_oh = {(x3_t2_idx == 4'd15), (x3_t2_idx == 4'd14), (x3_t2_idx == 4'd13),
+                         (x3_t2_idx == 4'd12), (x3_t2_idx == 4'd11), (x3_t2_idx == 4'd10),
+                         (x3_t2_idx == 4'd9), (x3_t2_idx == 4'd8), (x3_t2_idx == 4'd7),
+                         (x3_t2_idx == 4'd6), (x3_t2_idx == 4'd5), (x3_t2_idx == 4'd4),
+                         (x3_t2_idx == 4'd3), (x3_t2_idx == 4'd2), (x3_t2_idx == 4'd1),
+                         (x3_t2_idx == 4'd0)};
+  assign x3_over2 = (|(x3_st3_q & x3_past));
+  assign x3_bad2 = (x3_need_q[2]
+                    & (((x3_t2_c2 == 2'd3) & (x3_t2_c4 == 2'd3))
+                       | ((x3_t2_pat[2] | x3_t2_pat[3] | x3_t2_pat[5])
+                          & ~(|(x3_t2_idx_oh & x3_dvalid1))) | x3_over2));
+  assign x3_push2 = (x3_need_q[2] & (x3_t2_pat[1] | x3_t2_pat[3] | x3_t2_pat[5]));
+  assign x3_dvalid2 = (x3_dvalid1 | (x3_push2 ? x3_dwsel1 : 16'd0));
+  assign x3_dwsel2 = (x3_push2 ? {x3_dwsel1[14:0], x3_dwsel1[15]} : x3_dwsel1);
+  assign x3_src2 = {(x3_push1 & (|(x3_dwsel0 & x3_t2_idx_oh))),
+                    (x3_push0 & (|(x3_dwsel & x3_t2_idx_oh))
+                     & ~(x3_push1 & (|(x3_dwsel0 & x3_t2_idx_oh))))};
+  assign x3_tok3 = ((x3_st3_q[6] ? x3_win_q[129:96] : 34'd0)
+                    | (x3_st3_q[7] ? x3_win_q[128:95] : 34'd0)
+                    | ((x3_st3_q[8] ? x3_win_q[127:94] : 34'd0)
+                       | (x3_st3_q[9] ? x3_win_q[126:93] : 34'd0))
+                    | ((x3_st3_q[10] ? x3_win_q[125:92] : 34'd0)
+                       | (x3_st3_q[11] ? x3_win_q[124:91] : 34'd0)
+                       | ((x3_st3_q[12] ? x3_win_q[123:90] : 34'd0)
+                          | (x3_st3_q[13] ? x3_win_q[122:89] : 34'd0)))
+                    | ((x3_st3_q[14] ? x3_win_q[121:88] : 34'd0)
+                       | (x3_st3_q[15] ? x3_win_q[120:87] : 34'd0)
+                       | ((x3_st3_q[16] ? x3_win_q[119:86] : 34'd0)
+                          | (x3_st3_q[17] ? x3_win_q[118:85] : 34'd0))
+                       | ((x3_st3_q[18] ? x3_win_q[117:84] : 34'd0)
+                          | (x3_st3_q[19] ? x3_win_q[116:83] : 34'd0)
+                          | ((x3_st3_q[20] ? x3_win_q[115:82] : 34'd0)
+                             | (x3_st3_q[21] ? x3_win_q[114:81] : 34'd0))))
+                    | ((x3_st3_q[22] ? x3_win_q[113:80] : 34'd0)
+                       | (x3_st3_q[23] ? x3_win_q[112:79] : 34'd0)
+                       | ((x3_st3_q[24] ? x3_win_q[111:78] : 34'd0)
+                          | (x3_st3_q[25] ? x3_win_q[110:77] : 34'd0))
+                       | ((x3_st3_q[26] ? x3_win_q[109:76] : 34'd0)
+                          | (x3_st3_q[27] ? x3_win_q[108:75] : 34'd0)
+                          | ((x3_st3_q[28] ? x3_win_q[107:74] : 34'd0)
+                             | (x3_st3_q[29] ? x3_win_q[106:73] : 34'd0)))
+                       | ((x3_st3_q[30] ? x3_win_q[105:72] : 34'd0)
+                          | (x3_st3_q[31] ? x3_win_q[104:71] : 34'd0)
+                          | ((x3_st3_q[32] ? x3_win_q[103:70] : 34'd0)
+                             | (x3_st3_q[33] ? x3_win_q[102:69] : 34'd0))
+                          | ((x3_st3_q[34] ? x3_win_q[101:68] : 34'd0)
+                             | (x3_st3_q[35] ? x3_win_q[100:67] : 34'd0)
+                             | ((x3_st3_q[36] ? x3_win_q[99:66] : 34'd0)
+                                | (x3_st3_q[37] ? x3_win_q[98:65] : 34'd0)))))
+                    | ((x3_st3_q[38] ? x3_win_q[97:64] : 34'd0)
+                       | (x3_st3_q[39] ? x3_win_q[96:63] : 34'd0)
+                       | ((x3_st3_q[40] ? x3_win_q[95:62] : 34'd0)
+                          | (x3_st3_q[41] ? x3_win_q[94:61] : 34'd0))
+                       | ((x3_st3_q[42] ? x3_win_q[93:60] : 34'd0)
+                          | (x3_st3_q[43] ? x3_win_q[92:59] : 34'd0)
+                          | ((x3_st3_q[44] ? x3_win_q[91:58] : 34'd0)
+                             | (x3_st3_q[45] ? x3_win_q[90:57] : 34'd0)))
+                       | ((x3_st3_q[46] ? x3_win_q[89:56] : 34'd0)
+                          | (x3_st3_q[47] ? x3_win_q[88:55] : 34'd0)
+                          | ((x3_st3_q[48] ? x3_win_q[87:54] : 34'd0)
+                             | (x3_st3_q[49] ? x3_win_q[86:53] : 34'd0))
+                          | ((x3_st3_q[50] ? x3_win_q[85:52] : 34'd0)
+                             | (x3_st3_q[51] ? x3_win_q[84:51] : 34'd0)
+                             | ((x3_st3_q[52] ? x3_win_q[83:50] : 34'd0)
+                                | (x3_st3_q[53] ? x3_win_q[82:49] : 34'd0))))
+                       | ((x3_st3_q[54] ? x3_win_q[81:48] : 34'd0)
+                          | (x3_st3_q[55] ? x3_win_q[80:47] : 34'd0)
+                          | ((x3_st3_q[56] ? x3_win_q[79:46] : 34'd0)
+                             | (x3_st3_q[57] ? x3_win_q[78:45] : 34'd0))
+                          | ((x3_st3_q[58] ? x3_win_q[77:44] : 34'd0)
+                             | (x3_st3_q[59] ? x3_win_q[76:43] : 34'd0)
+                             | ((x3_st3_q[60] ? x3_win_q[75:42] : 34'd0)
+                                | (x3_st3_q[61] ? x3_win_q[74:41] : 34'd0)))
+                          | ((x3_st3_q[62] ? x3_win_q[73:40] : 34'd0)
+                             | (x3_st3_q[63] ? x3_win_q[72:39] : 34'd0)
+                             | ((x3_st3_q[64] ? x3_win_q[71:38] : 34'd0)
+                                | (x3_st3_q[65] ? x3_win_q[70:37] : 34'd0))
+                             | ((x3_st3_q[66] ? x3_win_q[69:36] : 34'd0)
+                                | (x3_st3_q[67] ? x3_win_q[68:35] : 34'd0)
+                                | ((x3_st3_q[68] ? x3_win_q[67:34] : 34'd0)
+                                   | (x3_st3_q[69] ? x3_win_q[66:33] : 34'd0))))))
+                    | ((x3_st3_q[70] ? x3_win_q[65:32] : 34'd0)
+                       | (x3_st3_q[71] ? x3_win_q[64:31] : 34'd0)
+                       | ((x3_st3_q[72] ? x3_win_q[63:30] : 34'd0)
+                          | (x3_st3_q[73] ? x3_win_q[62:29] : 34'd0))
+                       | ((x3_st3_q[74] ? x3_win_q[61:28] : 34'd0)
+                          | (x3_st3_q[75] ? x3_win_q[60:27] : 34'd0)
+                          | ((x3_st3_q[76] ? x3_win_q[59:26] : 34'd0)
+                             | (x3_st3_q[77] ? x3_win_q[58:25] : 34'd0)))
+                       | ((x3_st3_q[78] ? x3_win_q[57:24] : 34'd0)
+                          | (x3_st3_q[79] ? x3_win_q[56:23] : 34'd0)
+                          | ((x3_st3_q[80] ? x3_win_q[55:22] : 34'd0)
+                             | (x3_st3_q[81] ? x3_win_q[54:21] : 34'd0))
+                          | ((x3_st3_q[82] ? x3_win_q[53:20] : 34'd0)
+                             | (x3_st3_q[83] ? x3_win_q[52:19] : 34'd0)
+                             | ((x3_st3_q[84] ? x3_win_q[51:18] : 34'd0)
+                                | (x3_st3_q[85] ? x3_win_q[50:17] : 34'd0))))
+                       | ((x3_st3_q[86] ? x3_win_q[49:16] : 34'd0)
+                          | (x3_st3_q[87] ? x3_win_q[48:15] : 34'd0)
+                          | ((x3_st3_q[88] ? x3_win_q[47:14] : 34'd0)
+                             | (x3_st3_q[89] ? x3_win_q[46:13] : 34'd0))
+                          | ((x3_st3_q[90] ? x3_win_q[45:12] : 34'd0)
+                             | (x3_st3_q[91] ? x3_win_q[44:11] : 34'd0)
+                             | ((x3_st3_q[92] ? x3_win_q[43:10] : 34'd0)
+                                | (x3_st3_q[93] ? x3_win_q[42:9] : 34'd0)))
+                          | ((x3_st3_q[94] ? x3_win_q[41:8] : 34'd0)
+                             | (x3_st3_q[95] ? x3_win_q[40:7] : 34'd0)
+                             | ((x3_st3_q[96] ? x3_win_q[39:6] : 34'd0)
+                                | (x3_st3_q[97] ? x3_win_q[38:5] : 34'd0))
+                             | ((x3_st3_q[98] ? x3_win_q[37:4] : 34'd0)
+                                | (x3_st3_q[99] ? x3_win_q[36:3] : 34'd0)
+                                | ((x3_st3_q[100] ? x3_win_q[35:2] : 34'd0)
+                                   | (x3_st3_q[101] ? x3_win_q[34:1] : 34'd0)))))
+                       | (x3_st3_q[102] ? x3_win_q[33:0] : 34'd0)));
+  assign x3_t3_c2 = x3_tok3[33:32];
+  assign x3_t3_c4 = x3_tok3[31:30];
+  assign x3_t3_pat = {((x3_t3_c2 == 2'd3) & (x3_t3_c4 == 2'd2)),
+                      ((x3_t3_c2 == 2'd3) & (x3_t3_c4 == 2'd1)),
+                      ((x3_t3_c2 == 2'd3) & (x3_t3_c4 == 2'd0)), (x3_t3_c2 == 2'd2),
+                      (x3_t3_c2 == 2'd1), (x3_t3_c2 == 2'd0)};
+  assign x3_t3_idx = (x3_t3_c2[1] ? (x3_t3_c2[0] ? x3_tok3[29:26] : x3_tok3[31:28])
+                      : x3_tok3[29:26]);
+  assign x3_t3_idx_oh = {(x3_t3_idx == 4'd15), (x3_t3_idx == 4'd14), (x3_t3_idx == 4'd13),
+                         (x3_t3_idx == 4'd12), (x3_t3_idx == 4'd11), (x3_t3_idx == 4'd10),
+                         (x3_t3_idx == 4'd9), (x3_t3_idx == 4'd8), (x3_t3_idx == 4'd7),
+                         (x3_t3_idx == 4'd6), (x3_t3_idx == 4'd5), (x3_t3_idx == 4'd4),
+                         (x3_t3_idx == 4'd3), (x3_t3_idx == 4'd2), (x3_t3_idx == 4'd1),
+                         (x3_t3_idx == 4'd0)};
+  assign x3_over3 = (|(x3_st4_q & x3_past));
+  assign x3_bad3 = (x3_need_q[3]
+                    & (((x3_t3_c2 == 2'd3) & (x3_t3_c4 == 2'd3))
+                       | ((x3_t3_pat[2] | x3_t3_pat[3] | x3_t3_pat[5])
+                          & ~(|(x3_t3_idx_oh & x3_dvalid2))) | x3_over3));
+  assign x3_push3 = (x3_need_q[3] & (x3_t3_pat[1] | x3_t3_pat[3] | x3_t3_pat[5]));
+  assign x3_dvalid3 = (x3_dvalid2 | (x3_push3 ? x3_dwsel2 : 16'd0));
+  assign x3_dwsel3 = (x3_push3 ? {x3_dwsel2[14:0], x3_dwsel2[15]} : x3_dwsel2);
+  assign x3_src3 = {(x3_push2 & (|(x3_dwsel1 & x3_t3_idx_oh))),
+                    (x3_push1 & (|(x3_dwsel0 & x3_t3_idx_oh))
+                     & ~(x3_push2 & (|(x3_dwsel1 & x3_t3_idx_oh)))),
+                    (x3_push0 & (|(x3_dwsel & x3_t3_idx_oh))
+                     & ~(|{(x3_push1 & (|(x3_dwsel0 & x3_t3_idx_oh))),
+                           (x3_push2 & (|(x3_dwsel1 & x3_t3_idx_oh)))}))};
+  assign x3_bad = ((x3_bad0 | x3_bad1 | x3_bad2 | x3_bad3) & ~x3_raw_q);
+  assign x3_dict_go = (x3_valid_q & ~x3_raw_q);
+  assign x3_dict_valid_d = x3_dvalid3;
+  assign x3_dict_wsel_d = x3_dwsel3;
+  assign d_valid_d = x3_valid_q;
+  assign d_raw_d = x3_raw_q;
+  assign d_last_d = x3_last_q;
+  assign d_first_d = x3_first_q;
+  assign d_need_d = x3_need_q;
+  assign d_tcode_d = x3_tcode_q;
+  assign d_bad_d = x3_bad;
+  assign d_tok0_d = x3_tok0;
+  assign d_tok1_d = x3_tok1;
+  assign d_tok2_d = x3_tok2;
+  assign d_tok3_d = x3_tok3;
+  assign d_pat0_d = x3_t0_pat;
+  assign d_pat1_d = x3_t1_pat;
+  assign d_pat2_d = x3_t2_pat;
+  assign d_pat3_d = x3_t3_pat;
+  assign d_idx0_d = x3_t0_idx_oh;
+  assign d_idx1_d = x3_t1_idx_oh;
+  assign d_idx2_d = x3_t2_idx_oh;
+  assign d_idx3_d = x3_t3_idx_oh;
+  assign d_push0_d = x3_push0;
+  assign d_push1_d = x3_push1;
+  assign d_push2_d = x3_push2;
+  assign d_push3_d = x3_push3;
+  assign d_slot0_d = x3_dwsel;
+  assign d_slot1_d = x3_dwsel0;
+  assign d_slot2_d = x3_dwsel1;
+  assign d_slot3_d = x3_dwsel2;
+  assign d_src1_d = x3_src1;
+  assign d_src2_d = x3_src2;
+  assign d_src3_d = x3_src3;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      d_valid_q <= 1'd0;
+    end else begin
+      d_valid_q <= d_valid_d;
+    end
+  end
+  always @(posedge clk_i) begin
+    if (x3_dict_go) begin
+      x3_dict_valid_q <= x3_dict_valid_d;
+      x3_dict_wsel_q <= x3_dict_wsel_d;
+    end
+    if (x3_valid_q) begin
+      d_raw_q <= d_raw_d;
+      d_last_q <= d_last_d;
+      d_first_q <= d_first_d;
+      d_need_q <= d_need_d;
+      d_tcode_q <= d_tcode_d;
+      d_bad_q <= d_bad_d;
+      d_tok0_q <= d_tok0_d;
+      d_tok1_q <= d_tok1_d;
+      d_tok2_q <= d_tok2_d;
+      d_tok3_q <= d_tok3_d;
+      d_pat0_q <= d_pat0_d;
+      d_pat1_q <= d_pat1_d;
+      d_pat2_q <= d_pat2_d;
+      d_pat3_q <= d_pat3_d;
+      d_idx0_q <= d_idx0_d;
+      d_idx1_q <= d_idx1_d;
+      d_idx2_q <= d_idx2_d;
+      d_idx3_q <= d_idx3_d;
+      d_push0_q <= d_push0_d;
+      d_push1_q <= d_push1_d;
+      d_push2_q <= d_push2_d;
+      d_push3_q <= d_push3_d;
+      d_slot0_q <= d_slot0_d;
+      d_slot1_q <= d_slot1_d;
+      d_slot2_q <= d_slot2_d;
+      d_slot3_q <= d_slot3_d;
+      d_src1_q <= d_src1_d;
+      d_src2_q <= d_src2_d;
+      d_src3_q <= d_src3_d;
+    end
+  end
+
+  // D: words from the dictionary, with bypass from the beat's earlier words
   reg  [31:0] dict0_q;
   reg  [31:0] dict1_q;
   reg  [31:0] dict2_q;
@@ -49,1260 +5589,18 @@ module cpack_lossy_decomp_b128 (
   reg  [31:0] dict13_q;
   reg  [31:0] dict14_q;
   reg  [31:0] dict15_q;
-  reg  out_valid_q;
-  wire o_free;
-  assign o_free = (~out_valid_q | m_ready_i);
-
-  // Block control: a block's first chunk brings c and tcode
-  wire cur_c;
-  wire [1:0] cur_tcode;
-  wire blk_end;
-  wire room;
-  wire dropping;
-  wire in_ready;
-  wire accept;
-  wire chunk_last;
-  assign cur_c = (active_q ? c_q : s_c_i);
-  assign cur_tcode = (active_q ? tcode_q : s_tcode_i);
-  assign blk_end = (active_q & in_done_q & out_done_q);
-  assign room = (cnt_q <= 9'd136);
-  assign dropping = (active_q & (err_q | out_done_q));
-  assign in_ready = (active_q ? (~in_done_q & (c_q ? (room | dropping) : o_free))
-                     : (s_c_i | o_free));
-  assign accept = (s_valid_i & in_ready);
-  assign chunk_last = (accept & s_last_i);
-
-  // Window: the arriving chunk joins below the waiting bits (stream order, MSB first)
-  wire [7:0] place_amt;
-  wire [263:0] place_s0;
-  wire [263:0] place_s1;
-  wire [263:0] place_s2;
-  wire [263:0] place_s3;
-  wire [263:0] place_s4;
-  wire [263:0] place_s5;
-  wire [263:0] place_s6;
-  wire [263:0] place_s7;
-  wire [263:0] placed;
-  wire take;
-  wire [263:0] win_eff;
-  wire [8:0] cnt_eff;
-  wire in_done_eff;
-  assign place_amt = cnt_q[7:0];
-  assign place_s0 = (place_amt[0] ?
-                       {1'd0, s_chunk_i[7], s_chunk_i[6], s_chunk_i[5], s_chunk_i[4], s_chunk_i[3],
-                        s_chunk_i[2], s_chunk_i[1], s_chunk_i[0], s_chunk_i[15], s_chunk_i[14],
-                        s_chunk_i[13], s_chunk_i[12], s_chunk_i[11], s_chunk_i[10], s_chunk_i[9],
-                        s_chunk_i[8], s_chunk_i[23], s_chunk_i[22], s_chunk_i[21], s_chunk_i[20],
-                        s_chunk_i[19], s_chunk_i[18], s_chunk_i[17], s_chunk_i[16], s_chunk_i[31],
-                        s_chunk_i[30], s_chunk_i[29], s_chunk_i[28], s_chunk_i[27], s_chunk_i[26],
-                        s_chunk_i[25], s_chunk_i[24], s_chunk_i[39], s_chunk_i[38], s_chunk_i[37],
-                        s_chunk_i[36], s_chunk_i[35], s_chunk_i[34], s_chunk_i[33], s_chunk_i[32],
-                        s_chunk_i[47], s_chunk_i[46], s_chunk_i[45], s_chunk_i[44], s_chunk_i[43],
-                        s_chunk_i[42], s_chunk_i[41], s_chunk_i[40], s_chunk_i[55], s_chunk_i[54],
-                        s_chunk_i[53], s_chunk_i[52], s_chunk_i[51], s_chunk_i[50], s_chunk_i[49],
-                        s_chunk_i[48], s_chunk_i[63], s_chunk_i[62], s_chunk_i[61], s_chunk_i[60],
-                        s_chunk_i[59], s_chunk_i[58], s_chunk_i[57], s_chunk_i[56], s_chunk_i[71],
-                        s_chunk_i[70], s_chunk_i[69], s_chunk_i[68], s_chunk_i[67], s_chunk_i[66],
-                        s_chunk_i[65], s_chunk_i[64], s_chunk_i[79], s_chunk_i[78], s_chunk_i[77],
-                        s_chunk_i[76], s_chunk_i[75], s_chunk_i[74], s_chunk_i[73], s_chunk_i[72],
-                        s_chunk_i[87], s_chunk_i[86], s_chunk_i[85], s_chunk_i[84], s_chunk_i[83],
-                        s_chunk_i[82], s_chunk_i[81], s_chunk_i[80], s_chunk_i[95], s_chunk_i[94],
-                        s_chunk_i[93], s_chunk_i[92], s_chunk_i[91], s_chunk_i[90], s_chunk_i[89],
-                        s_chunk_i[88], s_chunk_i[103], s_chunk_i[102], s_chunk_i[101],
-                        s_chunk_i[100], s_chunk_i[99], s_chunk_i[98], s_chunk_i[97], s_chunk_i[96],
-                        s_chunk_i[111], s_chunk_i[110], s_chunk_i[109], s_chunk_i[108],
-                        s_chunk_i[107], s_chunk_i[106], s_chunk_i[105], s_chunk_i[104],
-                        s_chunk_i[119], s_chunk_i[118], s_chunk_i[117], s_chunk_i[116],
-                        s_chunk_i[115], s_chunk_i[114], s_chunk_i[113], s_chunk_i[112],
-                        s_chunk_i[127], s_chunk_i[126], s_chunk_i[125], s_chunk_i[124],
-                        s_chunk_i[123], s_chunk_i[122], s_chunk_i[121], s_chunk_i[120], 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0}
-                     : {s_chunk_i[7], s_chunk_i[6], s_chunk_i[5], s_chunk_i[4], s_chunk_i[3],
-                        s_chunk_i[2], s_chunk_i[1], s_chunk_i[0], s_chunk_i[15], s_chunk_i[14],
-                        s_chunk_i[13], s_chunk_i[12], s_chunk_i[11], s_chunk_i[10], s_chunk_i[9],
-                        s_chunk_i[8], s_chunk_i[23], s_chunk_i[22], s_chunk_i[21], s_chunk_i[20],
-                        s_chunk_i[19], s_chunk_i[18], s_chunk_i[17], s_chunk_i[16], s_chunk_i[31],
-                        s_chunk_i[30], s_chunk_i[29], s_chunk_i[28], s_chunk_i[27], s_chunk_i[26],
-                        s_chunk_i[25], s_chunk_i[24], s_chunk_i[39], s_chunk_i[38], s_chunk_i[37],
-                        s_chunk_i[36], s_chunk_i[35], s_chunk_i[34], s_chunk_i[33], s_chunk_i[32],
-                        s_chunk_i[47], s_chunk_i[46], s_chunk_i[45], s_chunk_i[44], s_chunk_i[43],
-                        s_chunk_i[42], s_chunk_i[41], s_chunk_i[40], s_chunk_i[55], s_chunk_i[54],
-                        s_chunk_i[53], s_chunk_i[52], s_chunk_i[51], s_chunk_i[50], s_chunk_i[49],
-                        s_chunk_i[48], s_chunk_i[63], s_chunk_i[62], s_chunk_i[61], s_chunk_i[60],
-                        s_chunk_i[59], s_chunk_i[58], s_chunk_i[57], s_chunk_i[56], s_chunk_i[71],
-                        s_chunk_i[70], s_chunk_i[69], s_chunk_i[68], s_chunk_i[67], s_chunk_i[66],
-                        s_chunk_i[65], s_chunk_i[64], s_chunk_i[79], s_chunk_i[78], s_chunk_i[77],
-                        s_chunk_i[76], s_chunk_i[75], s_chunk_i[74], s_chunk_i[73], s_chunk_i[72],
-                        s_chunk_i[87], s_chunk_i[86], s_chunk_i[85], s_chunk_i[84], s_chunk_i[83],
-                        s_chunk_i[82], s_chunk_i[81], s_chunk_i[80], s_chunk_i[95], s_chunk_i[94],
-                        s_chunk_i[93], s_chunk_i[92], s_chunk_i[91], s_chunk_i[90], s_chunk_i[89],
-                        s_chunk_i[88], s_chunk_i[103], s_chunk_i[102], s_chunk_i[101],
-                        s_chunk_i[100], s_chunk_i[99], s_chunk_i[98], s_chunk_i[97], s_chunk_i[96],
-                        s_chunk_i[111], s_chunk_i[110], s_chunk_i[109], s_chunk_i[108],
-                        s_chunk_i[107], s_chunk_i[106], s_chunk_i[105], s_chunk_i[104],
-                        s_chunk_i[119], s_chunk_i[118], s_chunk_i[117], s_chunk_i[116],
-                        s_chunk_i[115], s_chunk_i[114], s_chunk_i[113], s_chunk_i[112],
-                        s_chunk_i[127], s_chunk_i[126], s_chunk_i[125], s_chunk_i[124],
-                        s_chunk_i[123], s_chunk_i[122], s_chunk_i[121], s_chunk_i[120], 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0});
-  assign place_s1 = (place_amt[1] ?
-                       {1'd0, 1'd0, place_s0[263], place_s0[262], place_s0[261], place_s0[260],
-                        place_s0[259], place_s0[258], place_s0[257], place_s0[256], place_s0[255],
-                        place_s0[254], place_s0[253], place_s0[252], place_s0[251], place_s0[250],
-                        place_s0[249], place_s0[248], place_s0[247], place_s0[246], place_s0[245],
-                        place_s0[244], place_s0[243], place_s0[242], place_s0[241], place_s0[240],
-                        place_s0[239], place_s0[238], place_s0[237], place_s0[236], place_s0[235],
-                        place_s0[234], place_s0[233], place_s0[232], place_s0[231], place_s0[230],
-                        place_s0[229], place_s0[228], place_s0[227], place_s0[226], place_s0[225],
-                        place_s0[224], place_s0[223], place_s0[222], place_s0[221], place_s0[220],
-                        place_s0[219], place_s0[218], place_s0[217], place_s0[216], place_s0[215],
-                        place_s0[214], place_s0[213], place_s0[212], place_s0[211], place_s0[210],
-                        place_s0[209], place_s0[208], place_s0[207], place_s0[206], place_s0[205],
-                        place_s0[204], place_s0[203], place_s0[202], place_s0[201], place_s0[200],
-                        place_s0[199], place_s0[198], place_s0[197], place_s0[196], place_s0[195],
-                        place_s0[194], place_s0[193], place_s0[192], place_s0[191], place_s0[190],
-                        place_s0[189], place_s0[188], place_s0[187], place_s0[186], place_s0[185],
-                        place_s0[184], place_s0[183], place_s0[182], place_s0[181], place_s0[180],
-                        place_s0[179], place_s0[178], place_s0[177], place_s0[176], place_s0[175],
-                        place_s0[174], place_s0[173], place_s0[172], place_s0[171], place_s0[170],
-                        place_s0[169], place_s0[168], place_s0[167], place_s0[166], place_s0[165],
-                        place_s0[164], place_s0[163], place_s0[162], place_s0[161], place_s0[160],
-                        place_s0[159], place_s0[158], place_s0[157], place_s0[156], place_s0[155],
-                        place_s0[154], place_s0[153], place_s0[152], place_s0[151], place_s0[150],
-                        place_s0[149], place_s0[148], place_s0[147], place_s0[146], place_s0[145],
-                        place_s0[144], place_s0[143], place_s0[142], place_s0[141], place_s0[140],
-                        place_s0[139], place_s0[138], place_s0[137], place_s0[136], place_s0[135],
-                        place_s0[134], place_s0[133], place_s0[132], place_s0[131], place_s0[130],
-                        place_s0[129], place_s0[128], place_s0[127], place_s0[126], place_s0[125],
-                        place_s0[124], place_s0[123], place_s0[122], place_s0[121], place_s0[120],
-                        place_s0[119], place_s0[118], place_s0[117], place_s0[116], place_s0[115],
-                        place_s0[114], place_s0[113], place_s0[112], place_s0[111], place_s0[110],
-                        place_s0[109], place_s0[108], place_s0[107], place_s0[106], place_s0[105],
-                        place_s0[104], place_s0[103], place_s0[102], place_s0[101], place_s0[100],
-                        place_s0[99], place_s0[98], place_s0[97], place_s0[96], place_s0[95],
-                        place_s0[94], place_s0[93], place_s0[92], place_s0[91], place_s0[90],
-                        place_s0[89], place_s0[88], place_s0[87], place_s0[86], place_s0[85],
-                        place_s0[84], place_s0[83], place_s0[82], place_s0[81], place_s0[80],
-                        place_s0[79], place_s0[78], place_s0[77], place_s0[76], place_s0[75],
-                        place_s0[74], place_s0[73], place_s0[72], place_s0[71], place_s0[70],
-                        place_s0[69], place_s0[68], place_s0[67], place_s0[66], place_s0[65],
-                        place_s0[64], place_s0[63], place_s0[62], place_s0[61], place_s0[60],
-                        place_s0[59], place_s0[58], place_s0[57], place_s0[56], place_s0[55],
-                        place_s0[54], place_s0[53], place_s0[52], place_s0[51], place_s0[50],
-                        place_s0[49], place_s0[48], place_s0[47], place_s0[46], place_s0[45],
-                        place_s0[44], place_s0[43], place_s0[42], place_s0[41], place_s0[40],
-                        place_s0[39], place_s0[38], place_s0[37], place_s0[36], place_s0[35],
-                        place_s0[34], place_s0[33], place_s0[32], place_s0[31], place_s0[30],
-                        place_s0[29], place_s0[28], place_s0[27], place_s0[26], place_s0[25],
-                        place_s0[24], place_s0[23], place_s0[22], place_s0[21], place_s0[20],
-                        place_s0[19], place_s0[18], place_s0[17], place_s0[16], place_s0[15],
-                        place_s0[14], place_s0[13], place_s0[12], place_s0[11], place_s0[10],
-                        place_s0[9], place_s0[8], place_s0[7], place_s0[6], place_s0[5],
-                        place_s0[4], place_s0[3], place_s0[2]}
-                     : {place_s0[263], place_s0[262], place_s0[261], place_s0[260], place_s0[259],
-                        place_s0[258], place_s0[257], place_s0[256], place_s0[255], place_s0[254],
-                        place_s0[253], place_s0[252], place_s0[251], place_s0[250], place_s0[249],
-                        place_s0[248], place_s0[247], place_s0[246], place_s0[245], place_s0[244],
-                        place_s0[243], place_s0[242], place_s0[241], place_s0[240], place_s0[239],
-                        place_s0[238], place_s0[237], place_s0[236], place_s0[235], place_s0[234],
-                        place_s0[233], place_s0[232], place_s0[231], place_s0[230], place_s0[229],
-                        place_s0[228], place_s0[227], place_s0[226], place_s0[225], place_s0[224],
-                        place_s0[223], place_s0[222], place_s0[221], place_s0[220], place_s0[219],
-                        place_s0[218], place_s0[217], place_s0[216], place_s0[215], place_s0[214],
-                        place_s0[213], place_s0[212], place_s0[211], place_s0[210], place_s0[209],
-                        place_s0[208], place_s0[207], place_s0[206], place_s0[205], place_s0[204],
-                        place_s0[203], place_s0[202], place_s0[201], place_s0[200], place_s0[199],
-                        place_s0[198], place_s0[197], place_s0[196], place_s0[195], place_s0[194],
-                        place_s0[193], place_s0[192], place_s0[191], place_s0[190], place_s0[189],
-                        place_s0[188], place_s0[187], place_s0[186], place_s0[185], place_s0[184],
-                        place_s0[183], place_s0[182], place_s0[181], place_s0[180], place_s0[179],
-                        place_s0[178], place_s0[177], place_s0[176], place_s0[175], place_s0[174],
-                        place_s0[173], place_s0[172], place_s0[171], place_s0[170], place_s0[169],
-                        place_s0[168], place_s0[167], place_s0[166], place_s0[165], place_s0[164],
-                        place_s0[163], place_s0[162], place_s0[161], place_s0[160], place_s0[159],
-                        place_s0[158], place_s0[157], place_s0[156], place_s0[155], place_s0[154],
-                        place_s0[153], place_s0[152], place_s0[151], place_s0[150], place_s0[149],
-                        place_s0[148], place_s0[147], place_s0[146], place_s0[145], place_s0[144],
-                        place_s0[143], place_s0[142], place_s0[141], place_s0[140], place_s0[139],
-                        place_s0[138], place_s0[137], place_s0[136], place_s0[135], place_s0[134],
-                        place_s0[133], place_s0[132], place_s0[131], place_s0[130], place_s0[129],
-                        place_s0[128], place_s0[127], place_s0[126], place_s0[125], place_s0[124],
-                        place_s0[123], place_s0[122], place_s0[121], place_s0[120], place_s0[119],
-                        place_s0[118], place_s0[117], place_s0[116], place_s0[115], place_s0[114],
-                        place_s0[113], place_s0[112], place_s0[111], place_s0[110], place_s0[109],
-                        place_s0[108], place_s0[107], place_s0[106], place_s0[105], place_s0[104],
-                        place_s0[103], place_s0[102], place_s0[101], place_s0[100], place_s0[99],
-                        place_s0[98], place_s0[97], place_s0[96], place_s0[95], place_s0[94],
-                        place_s0[93], place_s0[92], place_s0[91], place_s0[90], place_s0[89],
-                        place_s0[88], place_s0[87], place_s0[86], place_s0[85], place_s0[84],
-                        place_s0[83], place_s0[82], place_s0[81], place_s0[80], place_s0[79],
-                        place_s0[78], place_s0[77], place_s0[76], place_s0[75], place_s0[74],
-                        place_s0[73], place_s0[72], place_s0[71], place_s0[70], place_s0[69],
-                        place_s0[68], place_s0[67], place_s0[66], place_s0[65], place_s0[64],
-                        place_s0[63], place_s0[62], place_s0[61], place_s0[60], place_s0[59],
-                        place_s0[58], place_s0[57], place_s0[56], place_s0[55], place_s0[54],
-                        place_s0[53], place_s0[52], place_s0[51], place_s0[50], place_s0[49],
-                        place_s0[48], place_s0[47], place_s0[46], place_s0[45], place_s0[44],
-                        place_s0[43], place_s0[42], place_s0[41], place_s0[40], place_s0[39],
-                        place_s0[38], place_s0[37], place_s0[36], place_s0[35], place_s0[34],
-                        place_s0[33], place_s0[32], place_s0[31], place_s0[30], place_s0[29],
-                        place_s0[28], place_s0[27], place_s0[26], place_s0[25], place_s0[24],
-                        place_s0[23], place_s0[22], place_s0[21], place_s0[20], place_s0[19],
-                        place_s0[18], place_s0[17], place_s0[16], place_s0[15], place_s0[14],
-                        place_s0[13], place_s0[12], place_s0[11], place_s0[10], place_s0[9],
-                        place_s0[8], place_s0[7], place_s0[6], place_s0[5], place_s0[4],
-                        place_s0[3], place_s0[2], place_s0[1], place_s0[0]});
-  assign place_s2 = (place_amt[2] ?
-                       {1'd0, 1'd0, 1'd0, 1'd0, place_s1[263], place_s1[262], place_s1[261],
-                        place_s1[260], place_s1[259], place_s1[258], place_s1[257], place_s1[256],
-                        place_s1[255], place_s1[254], place_s1[253], place_s1[252], place_s1[251],
-                        place_s1[250], place_s1[249], place_s1[248], place_s1[247], place_s1[246],
-                        place_s1[245], place_s1[244], place_s1[243], place_s1[242], place_s1[241],
-                        place_s1[240], place_s1[239], place_s1[238], place_s1[237], place_s1[236],
-                        place_s1[235], place_s1[234], place_s1[233], place_s1[232], place_s1[231],
-                        place_s1[230], place_s1[229], place_s1[228], place_s1[227], place_s1[226],
-                        place_s1[225], place_s1[224], place_s1[223], place_s1[222], place_s1[221],
-                        place_s1[220], place_s1[219], place_s1[218], place_s1[217], place_s1[216],
-                        place_s1[215], place_s1[214], place_s1[213], place_s1[212], place_s1[211],
-                        place_s1[210], place_s1[209], place_s1[208], place_s1[207], place_s1[206],
-                        place_s1[205], place_s1[204], place_s1[203], place_s1[202], place_s1[201],
-                        place_s1[200], place_s1[199], place_s1[198], place_s1[197], place_s1[196],
-                        place_s1[195], place_s1[194], place_s1[193], place_s1[192], place_s1[191],
-                        place_s1[190], place_s1[189], place_s1[188], place_s1[187], place_s1[186],
-                        place_s1[185], place_s1[184], place_s1[183], place_s1[182], place_s1[181],
-                        place_s1[180], place_s1[179], place_s1[178], place_s1[177], place_s1[176],
-                        place_s1[175], place_s1[174], place_s1[173], place_s1[172], place_s1[171],
-                        place_s1[170], place_s1[169], place_s1[168], place_s1[167], place_s1[166],
-                        place_s1[165], place_s1[164], place_s1[163], place_s1[162], place_s1[161],
-                        place_s1[160], place_s1[159], place_s1[158], place_s1[157], place_s1[156],
-                        place_s1[155], place_s1[154], place_s1[153], place_s1[152], place_s1[151],
-                        place_s1[150], place_s1[149], place_s1[148], place_s1[147], place_s1[146],
-                        place_s1[145], place_s1[144], place_s1[143], place_s1[142], place_s1[141],
-                        place_s1[140], place_s1[139], place_s1[138], place_s1[137], place_s1[136],
-                        place_s1[135], place_s1[134], place_s1[133], place_s1[132], place_s1[131],
-                        place_s1[130], place_s1[129], place_s1[128], place_s1[127], place_s1[126],
-                        place_s1[125], place_s1[124], place_s1[123], place_s1[122], place_s1[121],
-                        place_s1[120], place_s1[119], place_s1[118], place_s1[117], place_s1[116],
-                        place_s1[115], place_s1[114], place_s1[113], place_s1[112], place_s1[111],
-                        place_s1[110], place_s1[109], place_s1[108], place_s1[107], place_s1[106],
-                        place_s1[105], place_s1[104], place_s1[103], place_s1[102], place_s1[101],
-                        place_s1[100], place_s1[99], place_s1[98], place_s1[97], place_s1[96],
-                        place_s1[95], place_s1[94], place_s1[93], place_s1[92], place_s1[91],
-                        place_s1[90], place_s1[89], place_s1[88], place_s1[87], place_s1[86],
-                        place_s1[85], place_s1[84], place_s1[83], place_s1[82], place_s1[81],
-                        place_s1[80], place_s1[79], place_s1[78], place_s1[77], place_s1[76],
-                        place_s1[75], place_s1[74], place_s1[73], place_s1[72], place_s1[71],
-                        place_s1[70], place_s1[69], place_s1[68], place_s1[67], place_s1[66],
-                        place_s1[65], place_s1[64], place_s1[63], place_s1[62], place_s1[61],
-                        place_s1[60], place_s1[59], place_s1[58], place_s1[57], place_s1[56],
-                        place_s1[55], place_s1[54], place_s1[53], place_s1[52], place_s1[51],
-                        place_s1[50], place_s1[49], place_s1[48], place_s1[47], place_s1[46],
-                        place_s1[45], place_s1[44], place_s1[43], place_s1[42], place_s1[41],
-                        place_s1[40], place_s1[39], place_s1[38], place_s1[37], place_s1[36],
-                        place_s1[35], place_s1[34], place_s1[33], place_s1[32], place_s1[31],
-                        place_s1[30], place_s1[29], place_s1[28], place_s1[27], place_s1[26],
-                        place_s1[25], place_s1[24], place_s1[23], place_s1[22], place_s1[21],
-                        place_s1[20], place_s1[19], place_s1[18], place_s1[17], place_s1[16],
-                        place_s1[15], place_s1[14], place_s1[13], place_s1[12], place_s1[11],
-                        place_s1[10], place_s1[9], place_s1[8], place_s1[7], place_s1[6],
-                        place_s1[5], place_s1[4]}
-                     : {place_s1[263], place_s1[262], place_s1[261], place_s1[260], place_s1[259],
-                        place_s1[258], place_s1[257], place_s1[256], place_s1[255], place_s1[254],
-                        place_s1[253], place_s1[252], place_s1[251], place_s1[250], place_s1[249],
-                        place_s1[248], place_s1[247], place_s1[246], place_s1[245], place_s1[244],
-                        place_s1[243], place_s1[242], place_s1[241], place_s1[240], place_s1[239],
-                        place_s1[238], place_s1[237], place_s1[236], place_s1[235], place_s1[234],
-                        place_s1[233], place_s1[232], place_s1[231], place_s1[230], place_s1[229],
-                        place_s1[228], place_s1[227], place_s1[226], place_s1[225], place_s1[224],
-                        place_s1[223], place_s1[222], place_s1[221], place_s1[220], place_s1[219],
-                        place_s1[218], place_s1[217], place_s1[216], place_s1[215], place_s1[214],
-                        place_s1[213], place_s1[212], place_s1[211], place_s1[210], place_s1[209],
-                        place_s1[208], place_s1[207], place_s1[206], place_s1[205], place_s1[204],
-                        place_s1[203], place_s1[202], place_s1[201], place_s1[200], place_s1[199],
-                        place_s1[198], place_s1[197], place_s1[196], place_s1[195], place_s1[194],
-                        place_s1[193], place_s1[192], place_s1[191], place_s1[190], place_s1[189],
-                        place_s1[188], place_s1[187], place_s1[186], place_s1[185], place_s1[184],
-                        place_s1[183], place_s1[182], place_s1[181], place_s1[180], place_s1[179],
-                        place_s1[178], place_s1[177], place_s1[176], place_s1[175], place_s1[174],
-                        place_s1[173], place_s1[172], place_s1[171], place_s1[170], place_s1[169],
-                        place_s1[168], place_s1[167], place_s1[166], place_s1[165], place_s1[164],
-                        place_s1[163], place_s1[162], place_s1[161], place_s1[160], place_s1[159],
-                        place_s1[158], place_s1[157], place_s1[156], place_s1[155], place_s1[154],
-                        place_s1[153], place_s1[152], place_s1[151], place_s1[150], place_s1[149],
-                        place_s1[148], place_s1[147], place_s1[146], place_s1[145], place_s1[144],
-                        place_s1[143], place_s1[142], place_s1[141], place_s1[140], place_s1[139],
-                        place_s1[138], place_s1[137], place_s1[136], place_s1[135], place_s1[134],
-                        place_s1[133], place_s1[132], place_s1[131], place_s1[130], place_s1[129],
-                        place_s1[128], place_s1[127], place_s1[126], place_s1[125], place_s1[124],
-                        place_s1[123], place_s1[122], place_s1[121], place_s1[120], place_s1[119],
-                        place_s1[118], place_s1[117], place_s1[116], place_s1[115], place_s1[114],
-                        place_s1[113], place_s1[112], place_s1[111], place_s1[110], place_s1[109],
-                        place_s1[108], place_s1[107], place_s1[106], place_s1[105], place_s1[104],
-                        place_s1[103], place_s1[102], place_s1[101], place_s1[100], place_s1[99],
-                        place_s1[98], place_s1[97], place_s1[96], place_s1[95], place_s1[94],
-                        place_s1[93], place_s1[92], place_s1[91], place_s1[90], place_s1[89],
-                        place_s1[88], place_s1[87], place_s1[86], place_s1[85], place_s1[84],
-                        place_s1[83], place_s1[82], place_s1[81], place_s1[80], place_s1[79],
-                        place_s1[78], place_s1[77], place_s1[76], place_s1[75], place_s1[74],
-                        place_s1[73], place_s1[72], place_s1[71], place_s1[70], place_s1[69],
-                        place_s1[68], place_s1[67], place_s1[66], place_s1[65], place_s1[64],
-                        place_s1[63], place_s1[62], place_s1[61], place_s1[60], place_s1[59],
-                        place_s1[58], place_s1[57], place_s1[56], place_s1[55], place_s1[54],
-                        place_s1[53], place_s1[52], place_s1[51], place_s1[50], place_s1[49],
-                        place_s1[48], place_s1[47], place_s1[46], place_s1[45], place_s1[44],
-                        place_s1[43], place_s1[42], place_s1[41], place_s1[40], place_s1[39],
-                        place_s1[38], place_s1[37], place_s1[36], place_s1[35], place_s1[34],
-                        place_s1[33], place_s1[32], place_s1[31], place_s1[30], place_s1[29],
-                        place_s1[28], place_s1[27], place_s1[26], place_s1[25], place_s1[24],
-                        place_s1[23], place_s1[22], place_s1[21], place_s1[20], place_s1[19],
-                        place_s1[18], place_s1[17], place_s1[16], place_s1[15], place_s1[14],
-                        place_s1[13], place_s1[12], place_s1[11], place_s1[10], place_s1[9],
-                        place_s1[8], place_s1[7], place_s1[6], place_s1[5], place_s1[4],
-                        place_s1[3], place_s1[2], place_s1[1], place_s1[0]});
-  assign place_s3 = (place_amt[3] ?
-                       {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, place_s2[263],
-                        place_s2[262], place_s2[261], place_s2[260], place_s2[259], place_s2[258],
-                        place_s2[257], place_s2[256], place_s2[255], place_s2[254], place_s2[253],
-                        place_s2[252], place_s2[251], place_s2[250], place_s2[249], place_s2[248],
-                        place_s2[247], place_s2[246], place_s2[245], place_s2[244], place_s2[243],
-                        place_s2[242], place_s2[241], place_s2[240], place_s2[239], place_s2[238],
-                        place_s2[237], place_s2[236], place_s2[235], place_s2[234], place_s2[233],
-                        place_s2[232], place_s2[231], place_s2[230], place_s2[229], place_s2[228],
-                        place_s2[227], place_s2[226], place_s2[225], place_s2[224], place_s2[223],
-                        place_s2[222], place_s2[221], place_s2[220], place_s2[219], place_s2[218],
-                        place_s2[217], place_s2[216], place_s2[215], place_s2[214], place_s2[213],
-                        place_s2[212], place_s2[211], place_s2[210], place_s2[209], place_s2[208],
-                        place_s2[207], place_s2[206], place_s2[205], place_s2[204], place_s2[203],
-                        place_s2[202], place_s2[201], place_s2[200], place_s2[199], place_s2[198],
-                        place_s2[197], place_s2[196], place_s2[195], place_s2[194], place_s2[193],
-                        place_s2[192], place_s2[191], place_s2[190], place_s2[189], place_s2[188],
-                        place_s2[187], place_s2[186], place_s2[185], place_s2[184], place_s2[183],
-                        place_s2[182], place_s2[181], place_s2[180], place_s2[179], place_s2[178],
-                        place_s2[177], place_s2[176], place_s2[175], place_s2[174], place_s2[173],
-                        place_s2[172], place_s2[171], place_s2[170], place_s2[169], place_s2[168],
-                        place_s2[167], place_s2[166], place_s2[165], place_s2[164], place_s2[163],
-                        place_s2[162], place_s2[161], place_s2[160], place_s2[159], place_s2[158],
-                        place_s2[157], place_s2[156], place_s2[155], place_s2[154], place_s2[153],
-                        place_s2[152], place_s2[151], place_s2[150], place_s2[149], place_s2[148],
-                        place_s2[147], place_s2[146], place_s2[145], place_s2[144], place_s2[143],
-                        place_s2[142], place_s2[141], place_s2[140], place_s2[139], place_s2[138],
-                        place_s2[137], place_s2[136], place_s2[135], place_s2[134], place_s2[133],
-                        place_s2[132], place_s2[131], place_s2[130], place_s2[129], place_s2[128],
-                        place_s2[127], place_s2[126], place_s2[125], place_s2[124], place_s2[123],
-                        place_s2[122], place_s2[121], place_s2[120], place_s2[119], place_s2[118],
-                        place_s2[117], place_s2[116], place_s2[115], place_s2[114], place_s2[113],
-                        place_s2[112], place_s2[111], place_s2[110], place_s2[109], place_s2[108],
-                        place_s2[107], place_s2[106], place_s2[105], place_s2[104], place_s2[103],
-                        place_s2[102], place_s2[101], place_s2[100], place_s2[99], place_s2[98],
-                        place_s2[97], place_s2[96], place_s2[95], place_s2[94], place_s2[93],
-                        place_s2[92], place_s2[91], place_s2[90], place_s2[89], place_s2[88],
-                        place_s2[87], place_s2[86], place_s2[85], place_s2[84], place_s2[83],
-                        place_s2[82], place_s2[81], place_s2[80], place_s2[79], place_s2[78],
-                        place_s2[77], place_s2[76], place_s2[75], place_s2[74], place_s2[73],
-                        place_s2[72], place_s2[71], place_s2[70], place_s2[69], place_s2[68],
-                        place_s2[67], place_s2[66], place_s2[65], place_s2[64], place_s2[63],
-                        place_s2[62], place_s2[61], place_s2[60], place_s2[59], place_s2[58],
-                        place_s2[57], place_s2[56], place_s2[55], place_s2[54], place_s2[53],
-                        place_s2[52], place_s2[51], place_s2[50], place_s2[49], place_s2[48],
-                        place_s2[47], place_s2[46], place_s2[45], place_s2[44], place_s2[43],
-                        place_s2[42], place_s2[41], place_s2[40], place_s2[39], place_s2[38],
-                        place_s2[37], place_s2[36], place_s2[35], place_s2[34], place_s2[33],
-                        place_s2[32], place_s2[31], place_s2[30], place_s2[29], place_s2[28],
-                        place_s2[27], place_s2[26], place_s2[25], place_s2[24], place_s2[23],
-                        place_s2[22], place_s2[21], place_s2[20], place_s2[19], place_s2[18],
-                        place_s2[17], place_s2[16], place_s2[15], place_s2[14], place_s2[13],
-                        place_s2[12], place_s2[11], place_s2[10], place_s2[9], place_s2[8]}
-                     : {place_s2[263], place_s2[262], place_s2[261], place_s2[260], place_s2[259],
-                        place_s2[258], place_s2[257], place_s2[256], place_s2[255], place_s2[254],
-                        place_s2[253], place_s2[252], place_s2[251], place_s2[250], place_s2[249],
-                        place_s2[248], place_s2[247], place_s2[246], place_s2[245], place_s2[244],
-                        place_s2[243], place_s2[242], place_s2[241], place_s2[240], place_s2[239],
-                        place_s2[238], place_s2[237], place_s2[236], place_s2[235], place_s2[234],
-                        place_s2[233], place_s2[232], place_s2[231], place_s2[230], place_s2[229],
-                        place_s2[228], place_s2[227], place_s2[226], place_s2[225], place_s2[224],
-                        place_s2[223], place_s2[222], place_s2[221], place_s2[220], place_s2[219],
-                        place_s2[218], place_s2[217], place_s2[216], place_s2[215], place_s2[214],
-                        place_s2[213], place_s2[212], place_s2[211], place_s2[210], place_s2[209],
-                        place_s2[208], place_s2[207], place_s2[206], place_s2[205], place_s2[204],
-                        place_s2[203], place_s2[202], place_s2[201], place_s2[200], place_s2[199],
-                        place_s2[198], place_s2[197], place_s2[196], place_s2[195], place_s2[194],
-                        place_s2[193], place_s2[192], place_s2[191], place_s2[190], place_s2[189],
-                        place_s2[188], place_s2[187], place_s2[186], place_s2[185], place_s2[184],
-                        place_s2[183], place_s2[182], place_s2[181], place_s2[180], place_s2[179],
-                        place_s2[178], place_s2[177], place_s2[176], place_s2[175], place_s2[174],
-                        place_s2[173], place_s2[172], place_s2[171], place_s2[170], place_s2[169],
-                        place_s2[168], place_s2[167], place_s2[166], place_s2[165], place_s2[164],
-                        place_s2[163], place_s2[162], place_s2[161], place_s2[160], place_s2[159],
-                        place_s2[158], place_s2[157], place_s2[156], place_s2[155], place_s2[154],
-                        place_s2[153], place_s2[152], place_s2[151], place_s2[150], place_s2[149],
-                        place_s2[148], place_s2[147], place_s2[146], place_s2[145], place_s2[144],
-                        place_s2[143], place_s2[142], place_s2[141], place_s2[140], place_s2[139],
-                        place_s2[138], place_s2[137], place_s2[136], place_s2[135], place_s2[134],
-                        place_s2[133], place_s2[132], place_s2[131], place_s2[130], place_s2[129],
-                        place_s2[128], place_s2[127], place_s2[126], place_s2[125], place_s2[124],
-                        place_s2[123], place_s2[122], place_s2[121], place_s2[120], place_s2[119],
-                        place_s2[118], place_s2[117], place_s2[116], place_s2[115], place_s2[114],
-                        place_s2[113], place_s2[112], place_s2[111], place_s2[110], place_s2[109],
-                        place_s2[108], place_s2[107], place_s2[106], place_s2[105], place_s2[104],
-                        place_s2[103], place_s2[102], place_s2[101], place_s2[100], place_s2[99],
-                        place_s2[98], place_s2[97], place_s2[96], place_s2[95], place_s2[94],
-                        place_s2[93], place_s2[92], place_s2[91], place_s2[90], place_s2[89],
-                        place_s2[88], place_s2[87], place_s2[86], place_s2[85], place_s2[84],
-                        place_s2[83], place_s2[82], place_s2[81], place_s2[80], place_s2[79],
-                        place_s2[78], place_s2[77], place_s2[76], place_s2[75], place_s2[74],
-                        place_s2[73], place_s2[72], place_s2[71], place_s2[70], place_s2[69],
-                        place_s2[68], place_s2[67], place_s2[66], place_s2[65], place_s2[64],
-                        place_s2[63], place_s2[62], place_s2[61], place_s2[60], place_s2[59],
-                        place_s2[58], place_s2[57], place_s2[56], place_s2[55], place_s2[54],
-                        place_s2[53], place_s2[52], place_s2[51], place_s2[50], place_s2[49],
-                        place_s2[48], place_s2[47], place_s2[46], place_s2[45], place_s2[44],
-                        place_s2[43], place_s2[42], place_s2[41], place_s2[40], place_s2[39],
-                        place_s2[38], place_s2[37], place_s2[36], place_s2[35], place_s2[34],
-                        place_s2[33], place_s2[32], place_s2[31], place_s2[30], place_s2[29],
-                        place_s2[28], place_s2[27], place_s2[26], place_s2[25], place_s2[24],
-                        place_s2[23], place_s2[22], place_s2[21], place_s2[20], place_s2[19],
-                        place_s2[18], place_s2[17], place_s2[16], place_s2[15], place_s2[14],
-                        place_s2[13], place_s2[12], place_s2[11], place_s2[10], place_s2[9],
-                        place_s2[8], place_s2[7], place_s2[6], place_s2[5], place_s2[4],
-                        place_s2[3], place_s2[2], place_s2[1], place_s2[0]});
-  assign place_s4 = (place_amt[4] ?
-                       {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, place_s3[263], place_s3[262], place_s3[261],
-                        place_s3[260], place_s3[259], place_s3[258], place_s3[257], place_s3[256],
-                        place_s3[255], place_s3[254], place_s3[253], place_s3[252], place_s3[251],
-                        place_s3[250], place_s3[249], place_s3[248], place_s3[247], place_s3[246],
-                        place_s3[245], place_s3[244], place_s3[243], place_s3[242], place_s3[241],
-                        place_s3[240], place_s3[239], place_s3[238], place_s3[237], place_s3[236],
-                        place_s3[235], place_s3[234], place_s3[233], place_s3[232], place_s3[231],
-                        place_s3[230], place_s3[229], place_s3[228], place_s3[227], place_s3[226],
-                        place_s3[225], place_s3[224], place_s3[223], place_s3[222], place_s3[221],
-                        place_s3[220], place_s3[219], place_s3[218], place_s3[217], place_s3[216],
-                        place_s3[215], place_s3[214], place_s3[213], place_s3[212], place_s3[211],
-                        place_s3[210], place_s3[209], place_s3[208], place_s3[207], place_s3[206],
-                        place_s3[205], place_s3[204], place_s3[203], place_s3[202], place_s3[201],
-                        place_s3[200], place_s3[199], place_s3[198], place_s3[197], place_s3[196],
-                        place_s3[195], place_s3[194], place_s3[193], place_s3[192], place_s3[191],
-                        place_s3[190], place_s3[189], place_s3[188], place_s3[187], place_s3[186],
-                        place_s3[185], place_s3[184], place_s3[183], place_s3[182], place_s3[181],
-                        place_s3[180], place_s3[179], place_s3[178], place_s3[177], place_s3[176],
-                        place_s3[175], place_s3[174], place_s3[173], place_s3[172], place_s3[171],
-                        place_s3[170], place_s3[169], place_s3[168], place_s3[167], place_s3[166],
-                        place_s3[165], place_s3[164], place_s3[163], place_s3[162], place_s3[161],
-                        place_s3[160], place_s3[159], place_s3[158], place_s3[157], place_s3[156],
-                        place_s3[155], place_s3[154], place_s3[153], place_s3[152], place_s3[151],
-                        place_s3[150], place_s3[149], place_s3[148], place_s3[147], place_s3[146],
-                        place_s3[145], place_s3[144], place_s3[143], place_s3[142], place_s3[141],
-                        place_s3[140], place_s3[139], place_s3[138], place_s3[137], place_s3[136],
-                        place_s3[135], place_s3[134], place_s3[133], place_s3[132], place_s3[131],
-                        place_s3[130], place_s3[129], place_s3[128], place_s3[127], place_s3[126],
-                        place_s3[125], place_s3[124], place_s3[123], place_s3[122], place_s3[121],
-                        place_s3[120], place_s3[119], place_s3[118], place_s3[117], place_s3[116],
-                        place_s3[115], place_s3[114], place_s3[113], place_s3[112], place_s3[111],
-                        place_s3[110], place_s3[109], place_s3[108], place_s3[107], place_s3[106],
-                        place_s3[105], place_s3[104], place_s3[103], place_s3[102], place_s3[101],
-                        place_s3[100], place_s3[99], place_s3[98], place_s3[97], place_s3[96],
-                        place_s3[95], place_s3[94], place_s3[93], place_s3[92], place_s3[91],
-                        place_s3[90], place_s3[89], place_s3[88], place_s3[87], place_s3[86],
-                        place_s3[85], place_s3[84], place_s3[83], place_s3[82], place_s3[81],
-                        place_s3[80], place_s3[79], place_s3[78], place_s3[77], place_s3[76],
-                        place_s3[75], place_s3[74], place_s3[73], place_s3[72], place_s3[71],
-                        place_s3[70], place_s3[69], place_s3[68], place_s3[67], place_s3[66],
-                        place_s3[65], place_s3[64], place_s3[63], place_s3[62], place_s3[61],
-                        place_s3[60], place_s3[59], place_s3[58], place_s3[57], place_s3[56],
-                        place_s3[55], place_s3[54], place_s3[53], place_s3[52], place_s3[51],
-                        place_s3[50], place_s3[49], place_s3[48], place_s3[47], place_s3[46],
-                        place_s3[45], place_s3[44], place_s3[43], place_s3[42], place_s3[41],
-                        place_s3[40], place_s3[39], place_s3[38], place_s3[37], place_s3[36],
-                        place_s3[35], place_s3[34], place_s3[33], place_s3[32], place_s3[31],
-                        place_s3[30], place_s3[29], place_s3[28], place_s3[27], place_s3[26],
-                        place_s3[25], place_s3[24], place_s3[23], place_s3[22], place_s3[21],
-                        place_s3[20], place_s3[19], place_s3[18], place_s3[17], place_s3[16]}
-                     : {place_s3[263], place_s3[262], place_s3[261], place_s3[260], place_s3[259],
-                        place_s3[258], place_s3[257], place_s3[256], place_s3[255], place_s3[254],
-                        place_s3[253], place_s3[252], place_s3[251], place_s3[250], place_s3[249],
-                        place_s3[248], place_s3[247], place_s3[246], place_s3[245], place_s3[244],
-                        place_s3[243], place_s3[242], place_s3[241], place_s3[240], place_s3[239],
-                        place_s3[238], place_s3[237], place_s3[236], place_s3[235], place_s3[234],
-                        place_s3[233], place_s3[232], place_s3[231], place_s3[230], place_s3[229],
-                        place_s3[228], place_s3[227], place_s3[226], place_s3[225], place_s3[224],
-                        place_s3[223], place_s3[222], place_s3[221], place_s3[220], place_s3[219],
-                        place_s3[218], place_s3[217], place_s3[216], place_s3[215], place_s3[214],
-                        place_s3[213], place_s3[212], place_s3[211], place_s3[210], place_s3[209],
-                        place_s3[208], place_s3[207], place_s3[206], place_s3[205], place_s3[204],
-                        place_s3[203], place_s3[202], place_s3[201], place_s3[200], place_s3[199],
-                        place_s3[198], place_s3[197], place_s3[196], place_s3[195], place_s3[194],
-                        place_s3[193], place_s3[192], place_s3[191], place_s3[190], place_s3[189],
-                        place_s3[188], place_s3[187], place_s3[186], place_s3[185], place_s3[184],
-                        place_s3[183], place_s3[182], place_s3[181], place_s3[180], place_s3[179],
-                        place_s3[178], place_s3[177], place_s3[176], place_s3[175], place_s3[174],
-                        place_s3[173], place_s3[172], place_s3[171], place_s3[170], place_s3[169],
-                        place_s3[168], place_s3[167], place_s3[166], place_s3[165], place_s3[164],
-                        place_s3[163], place_s3[162], place_s3[161], place_s3[160], place_s3[159],
-                        place_s3[158], place_s3[157], place_s3[156], place_s3[155], place_s3[154],
-                        place_s3[153], place_s3[152], place_s3[151], place_s3[150], place_s3[149],
-                        place_s3[148], place_s3[147], place_s3[146], place_s3[145], place_s3[144],
-                        place_s3[143], place_s3[142], place_s3[141], place_s3[140], place_s3[139],
-                        place_s3[138], place_s3[137], place_s3[136], place_s3[135], place_s3[134],
-                        place_s3[133], place_s3[132], place_s3[131], place_s3[130], place_s3[129],
-                        place_s3[128], place_s3[127], place_s3[126], place_s3[125], place_s3[124],
-                        place_s3[123], place_s3[122], place_s3[121], place_s3[120], place_s3[119],
-                        place_s3[118], place_s3[117], place_s3[116], place_s3[115], place_s3[114],
-                        place_s3[113], place_s3[112], place_s3[111], place_s3[110], place_s3[109],
-                        place_s3[108], place_s3[107], place_s3[106], place_s3[105], place_s3[104],
-                        place_s3[103], place_s3[102], place_s3[101], place_s3[100], place_s3[99],
-                        place_s3[98], place_s3[97], place_s3[96], place_s3[95], place_s3[94],
-                        place_s3[93], place_s3[92], place_s3[91], place_s3[90], place_s3[89],
-                        place_s3[88], place_s3[87], place_s3[86], place_s3[85], place_s3[84],
-                        place_s3[83], place_s3[82], place_s3[81], place_s3[80], place_s3[79],
-                        place_s3[78], place_s3[77], place_s3[76], place_s3[75], place_s3[74],
-                        place_s3[73], place_s3[72], place_s3[71], place_s3[70], place_s3[69],
-                        place_s3[68], place_s3[67], place_s3[66], place_s3[65], place_s3[64],
-                        place_s3[63], place_s3[62], place_s3[61], place_s3[60], place_s3[59],
-                        place_s3[58], place_s3[57], place_s3[56], place_s3[55], place_s3[54],
-                        place_s3[53], place_s3[52], place_s3[51], place_s3[50], place_s3[49],
-                        place_s3[48], place_s3[47], place_s3[46], place_s3[45], place_s3[44],
-                        place_s3[43], place_s3[42], place_s3[41], place_s3[40], place_s3[39],
-                        place_s3[38], place_s3[37], place_s3[36], place_s3[35], place_s3[34],
-                        place_s3[33], place_s3[32], place_s3[31], place_s3[30], place_s3[29],
-                        place_s3[28], place_s3[27], place_s3[26], place_s3[25], place_s3[24],
-                        place_s3[23], place_s3[22], place_s3[21], place_s3[20], place_s3[19],
-                        place_s3[18], place_s3[17], place_s3[16], place_s3[15], place_s3[14],
-                        place_s3[13], place_s3[12], place_s3[11], place_s3[10], place_s3[9],
-                        place_s3[8], place_s3[7], place_s3[6], place_s3[5], place_s3[4],
-                        place_s3[3], place_s3[2], place_s3[1], place_s3[0]});
-  assign place_s5 = (place_amt[5] ?
-                       {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, place_s4[263],
-                        place_s4[262], place_s4[261], place_s4[260], place_s4[259], place_s4[258],
-                        place_s4[257], place_s4[256], place_s4[255], place_s4[254], place_s4[253],
-                        place_s4[252], place_s4[251], place_s4[250], place_s4[249], place_s4[248],
-                        place_s4[247], place_s4[246], place_s4[245], place_s4[244], place_s4[243],
-                        place_s4[242], place_s4[241], place_s4[240], place_s4[239], place_s4[238],
-                        place_s4[237], place_s4[236], place_s4[235], place_s4[234], place_s4[233],
-                        place_s4[232], place_s4[231], place_s4[230], place_s4[229], place_s4[228],
-                        place_s4[227], place_s4[226], place_s4[225], place_s4[224], place_s4[223],
-                        place_s4[222], place_s4[221], place_s4[220], place_s4[219], place_s4[218],
-                        place_s4[217], place_s4[216], place_s4[215], place_s4[214], place_s4[213],
-                        place_s4[212], place_s4[211], place_s4[210], place_s4[209], place_s4[208],
-                        place_s4[207], place_s4[206], place_s4[205], place_s4[204], place_s4[203],
-                        place_s4[202], place_s4[201], place_s4[200], place_s4[199], place_s4[198],
-                        place_s4[197], place_s4[196], place_s4[195], place_s4[194], place_s4[193],
-                        place_s4[192], place_s4[191], place_s4[190], place_s4[189], place_s4[188],
-                        place_s4[187], place_s4[186], place_s4[185], place_s4[184], place_s4[183],
-                        place_s4[182], place_s4[181], place_s4[180], place_s4[179], place_s4[178],
-                        place_s4[177], place_s4[176], place_s4[175], place_s4[174], place_s4[173],
-                        place_s4[172], place_s4[171], place_s4[170], place_s4[169], place_s4[168],
-                        place_s4[167], place_s4[166], place_s4[165], place_s4[164], place_s4[163],
-                        place_s4[162], place_s4[161], place_s4[160], place_s4[159], place_s4[158],
-                        place_s4[157], place_s4[156], place_s4[155], place_s4[154], place_s4[153],
-                        place_s4[152], place_s4[151], place_s4[150], place_s4[149], place_s4[148],
-                        place_s4[147], place_s4[146], place_s4[145], place_s4[144], place_s4[143],
-                        place_s4[142], place_s4[141], place_s4[140], place_s4[139], place_s4[138],
-                        place_s4[137], place_s4[136], place_s4[135], place_s4[134], place_s4[133],
-                        place_s4[132], place_s4[131], place_s4[130], place_s4[129], place_s4[128],
-                        place_s4[127], place_s4[126], place_s4[125], place_s4[124], place_s4[123],
-                        place_s4[122], place_s4[121], place_s4[120], place_s4[119], place_s4[118],
-                        place_s4[117], place_s4[116], place_s4[115], place_s4[114], place_s4[113],
-                        place_s4[112], place_s4[111], place_s4[110], place_s4[109], place_s4[108],
-                        place_s4[107], place_s4[106], place_s4[105], place_s4[104], place_s4[103],
-                        place_s4[102], place_s4[101], place_s4[100], place_s4[99], place_s4[98],
-                        place_s4[97], place_s4[96], place_s4[95], place_s4[94], place_s4[93],
-                        place_s4[92], place_s4[91], place_s4[90], place_s4[89], place_s4[88],
-                        place_s4[87], place_s4[86], place_s4[85], place_s4[84], place_s4[83],
-                        place_s4[82], place_s4[81], place_s4[80], place_s4[79], place_s4[78],
-                        place_s4[77], place_s4[76], place_s4[75], place_s4[74], place_s4[73],
-                        place_s4[72], place_s4[71], place_s4[70], place_s4[69], place_s4[68],
-                        place_s4[67], place_s4[66], place_s4[65], place_s4[64], place_s4[63],
-                        place_s4[62], place_s4[61], place_s4[60], place_s4[59], place_s4[58],
-                        place_s4[57], place_s4[56], place_s4[55], place_s4[54], place_s4[53],
-                        place_s4[52], place_s4[51], place_s4[50], place_s4[49], place_s4[48],
-                        place_s4[47], place_s4[46], place_s4[45], place_s4[44], place_s4[43],
-                        place_s4[42], place_s4[41], place_s4[40], place_s4[39], place_s4[38],
-                        place_s4[37], place_s4[36], place_s4[35], place_s4[34], place_s4[33],
-                        place_s4[32]}
-                     : {place_s4[263], place_s4[262], place_s4[261], place_s4[260], place_s4[259],
-                        place_s4[258], place_s4[257], place_s4[256], place_s4[255], place_s4[254],
-                        place_s4[253], place_s4[252], place_s4[251], place_s4[250], place_s4[249],
-                        place_s4[248], place_s4[247], place_s4[246], place_s4[245], place_s4[244],
-                        place_s4[243], place_s4[242], place_s4[241], place_s4[240], place_s4[239],
-                        place_s4[238], place_s4[237], place_s4[236], place_s4[235], place_s4[234],
-                        place_s4[233], place_s4[232], place_s4[231], place_s4[230], place_s4[229],
-                        place_s4[228], place_s4[227], place_s4[226], place_s4[225], place_s4[224],
-                        place_s4[223], place_s4[222], place_s4[221], place_s4[220], place_s4[219],
-                        place_s4[218], place_s4[217], place_s4[216], place_s4[215], place_s4[214],
-                        place_s4[213], place_s4[212], place_s4[211], place_s4[210], place_s4[209],
-                        place_s4[208], place_s4[207], place_s4[206], place_s4[205], place_s4[204],
-                        place_s4[203], place_s4[202], place_s4[201], place_s4[200], place_s4[199],
-                        place_s4[198], place_s4[197], place_s4[196], place_s4[195], place_s4[194],
-                        place_s4[193], place_s4[192], place_s4[191], place_s4[190], place_s4[189],
-                        place_s4[188], place_s4[187], place_s4[186], place_s4[185], place_s4[184],
-                        place_s4[183], place_s4[182], place_s4[181], place_s4[180], place_s4[179],
-                        place_s4[178], place_s4[177], place_s4[176], place_s4[175], place_s4[174],
-                        place_s4[173], place_s4[172], place_s4[171], place_s4[170], place_s4[169],
-                        place_s4[168], place_s4[167], place_s4[166], place_s4[165], place_s4[164],
-                        place_s4[163], place_s4[162], place_s4[161], place_s4[160], place_s4[159],
-                        place_s4[158], place_s4[157], place_s4[156], place_s4[155], place_s4[154],
-                        place_s4[153], place_s4[152], place_s4[151], place_s4[150], place_s4[149],
-                        place_s4[148], place_s4[147], place_s4[146], place_s4[145], place_s4[144],
-                        place_s4[143], place_s4[142], place_s4[141], place_s4[140], place_s4[139],
-                        place_s4[138], place_s4[137], place_s4[136], place_s4[135], place_s4[134],
-                        place_s4[133], place_s4[132], place_s4[131], place_s4[130], place_s4[129],
-                        place_s4[128], place_s4[127], place_s4[126], place_s4[125], place_s4[124],
-                        place_s4[123], place_s4[122], place_s4[121], place_s4[120], place_s4[119],
-                        place_s4[118], place_s4[117], place_s4[116], place_s4[115], place_s4[114],
-                        place_s4[113], place_s4[112], place_s4[111], place_s4[110], place_s4[109],
-                        place_s4[108], place_s4[107], place_s4[106], place_s4[105], place_s4[104],
-                        place_s4[103], place_s4[102], place_s4[101], place_s4[100], place_s4[99],
-                        place_s4[98], place_s4[97], place_s4[96], place_s4[95], place_s4[94],
-                        place_s4[93], place_s4[92], place_s4[91], place_s4[90], place_s4[89],
-                        place_s4[88], place_s4[87], place_s4[86], place_s4[85], place_s4[84],
-                        place_s4[83], place_s4[82], place_s4[81], place_s4[80], place_s4[79],
-                        place_s4[78], place_s4[77], place_s4[76], place_s4[75], place_s4[74],
-                        place_s4[73], place_s4[72], place_s4[71], place_s4[70], place_s4[69],
-                        place_s4[68], place_s4[67], place_s4[66], place_s4[65], place_s4[64],
-                        place_s4[63], place_s4[62], place_s4[61], place_s4[60], place_s4[59],
-                        place_s4[58], place_s4[57], place_s4[56], place_s4[55], place_s4[54],
-                        place_s4[53], place_s4[52], place_s4[51], place_s4[50], place_s4[49],
-                        place_s4[48], place_s4[47], place_s4[46], place_s4[45], place_s4[44],
-                        place_s4[43], place_s4[42], place_s4[41], place_s4[40], place_s4[39],
-                        place_s4[38], place_s4[37], place_s4[36], place_s4[35], place_s4[34],
-                        place_s4[33], place_s4[32], place_s4[31], place_s4[30], place_s4[29],
-                        place_s4[28], place_s4[27], place_s4[26], place_s4[25], place_s4[24],
-                        place_s4[23], place_s4[22], place_s4[21], place_s4[20], place_s4[19],
-                        place_s4[18], place_s4[17], place_s4[16], place_s4[15], place_s4[14],
-                        place_s4[13], place_s4[12], place_s4[11], place_s4[10], place_s4[9],
-                        place_s4[8], place_s4[7], place_s4[6], place_s4[5], place_s4[4],
-                        place_s4[3], place_s4[2], place_s4[1], place_s4[0]});
-  assign place_s6 = (place_amt[6] ?
-                       {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, place_s5[263], place_s5[262], place_s5[261],
-                        place_s5[260], place_s5[259], place_s5[258], place_s5[257], place_s5[256],
-                        place_s5[255], place_s5[254], place_s5[253], place_s5[252], place_s5[251],
-                        place_s5[250], place_s5[249], place_s5[248], place_s5[247], place_s5[246],
-                        place_s5[245], place_s5[244], place_s5[243], place_s5[242], place_s5[241],
-                        place_s5[240], place_s5[239], place_s5[238], place_s5[237], place_s5[236],
-                        place_s5[235], place_s5[234], place_s5[233], place_s5[232], place_s5[231],
-                        place_s5[230], place_s5[229], place_s5[228], place_s5[227], place_s5[226],
-                        place_s5[225], place_s5[224], place_s5[223], place_s5[222], place_s5[221],
-                        place_s5[220], place_s5[219], place_s5[218], place_s5[217], place_s5[216],
-                        place_s5[215], place_s5[214], place_s5[213], place_s5[212], place_s5[211],
-                        place_s5[210], place_s5[209], place_s5[208], place_s5[207], place_s5[206],
-                        place_s5[205], place_s5[204], place_s5[203], place_s5[202], place_s5[201],
-                        place_s5[200], place_s5[199], place_s5[198], place_s5[197], place_s5[196],
-                        place_s5[195], place_s5[194], place_s5[193], place_s5[192], place_s5[191],
-                        place_s5[190], place_s5[189], place_s5[188], place_s5[187], place_s5[186],
-                        place_s5[185], place_s5[184], place_s5[183], place_s5[182], place_s5[181],
-                        place_s5[180], place_s5[179], place_s5[178], place_s5[177], place_s5[176],
-                        place_s5[175], place_s5[174], place_s5[173], place_s5[172], place_s5[171],
-                        place_s5[170], place_s5[169], place_s5[168], place_s5[167], place_s5[166],
-                        place_s5[165], place_s5[164], place_s5[163], place_s5[162], place_s5[161],
-                        place_s5[160], place_s5[159], place_s5[158], place_s5[157], place_s5[156],
-                        place_s5[155], place_s5[154], place_s5[153], place_s5[152], place_s5[151],
-                        place_s5[150], place_s5[149], place_s5[148], place_s5[147], place_s5[146],
-                        place_s5[145], place_s5[144], place_s5[143], place_s5[142], place_s5[141],
-                        place_s5[140], place_s5[139], place_s5[138], place_s5[137], place_s5[136],
-                        place_s5[135], place_s5[134], place_s5[133], place_s5[132], place_s5[131],
-                        place_s5[130], place_s5[129], place_s5[128], place_s5[127], place_s5[126],
-                        place_s5[125], place_s5[124], place_s5[123], place_s5[122], place_s5[121],
-                        place_s5[120], place_s5[119], place_s5[118], place_s5[117], place_s5[116],
-                        place_s5[115], place_s5[114], place_s5[113], place_s5[112], place_s5[111],
-                        place_s5[110], place_s5[109], place_s5[108], place_s5[107], place_s5[106],
-                        place_s5[105], place_s5[104], place_s5[103], place_s5[102], place_s5[101],
-                        place_s5[100], place_s5[99], place_s5[98], place_s5[97], place_s5[96],
-                        place_s5[95], place_s5[94], place_s5[93], place_s5[92], place_s5[91],
-                        place_s5[90], place_s5[89], place_s5[88], place_s5[87], place_s5[86],
-                        place_s5[85], place_s5[84], place_s5[83], place_s5[82], place_s5[81],
-                        place_s5[80], place_s5[79], place_s5[78], place_s5[77], place_s5[76],
-                        place_s5[75], place_s5[74], place_s5[73], place_s5[72], place_s5[71],
-                        place_s5[70], place_s5[69], place_s5[68], place_s5[67], place_s5[66],
-                        place_s5[65], place_s5[64]}
-                     : {place_s5[263], place_s5[262], place_s5[261], place_s5[260], place_s5[259],
-                        place_s5[258], place_s5[257], place_s5[256], place_s5[255], place_s5[254],
-                        place_s5[253], place_s5[252], place_s5[251], place_s5[250], place_s5[249],
-                        place_s5[248], place_s5[247], place_s5[246], place_s5[245], place_s5[244],
-                        place_s5[243], place_s5[242], place_s5[241], place_s5[240], place_s5[239],
-                        place_s5[238], place_s5[237], place_s5[236], place_s5[235], place_s5[234],
-                        place_s5[233], place_s5[232], place_s5[231], place_s5[230], place_s5[229],
-                        place_s5[228], place_s5[227], place_s5[226], place_s5[225], place_s5[224],
-                        place_s5[223], place_s5[222], place_s5[221], place_s5[220], place_s5[219],
-                        place_s5[218], place_s5[217], place_s5[216], place_s5[215], place_s5[214],
-                        place_s5[213], place_s5[212], place_s5[211], place_s5[210], place_s5[209],
-                        place_s5[208], place_s5[207], place_s5[206], place_s5[205], place_s5[204],
-                        place_s5[203], place_s5[202], place_s5[201], place_s5[200], place_s5[199],
-                        place_s5[198], place_s5[197], place_s5[196], place_s5[195], place_s5[194],
-                        place_s5[193], place_s5[192], place_s5[191], place_s5[190], place_s5[189],
-                        place_s5[188], place_s5[187], place_s5[186], place_s5[185], place_s5[184],
-                        place_s5[183], place_s5[182], place_s5[181], place_s5[180], place_s5[179],
-                        place_s5[178], place_s5[177], place_s5[176], place_s5[175], place_s5[174],
-                        place_s5[173], place_s5[172], place_s5[171], place_s5[170], place_s5[169],
-                        place_s5[168], place_s5[167], place_s5[166], place_s5[165], place_s5[164],
-                        place_s5[163], place_s5[162], place_s5[161], place_s5[160], place_s5[159],
-                        place_s5[158], place_s5[157], place_s5[156], place_s5[155], place_s5[154],
-                        place_s5[153], place_s5[152], place_s5[151], place_s5[150], place_s5[149],
-                        place_s5[148], place_s5[147], place_s5[146], place_s5[145], place_s5[144],
-                        place_s5[143], place_s5[142], place_s5[141], place_s5[140], place_s5[139],
-                        place_s5[138], place_s5[137], place_s5[136], place_s5[135], place_s5[134],
-                        place_s5[133], place_s5[132], place_s5[131], place_s5[130], place_s5[129],
-                        place_s5[128], place_s5[127], place_s5[126], place_s5[125], place_s5[124],
-                        place_s5[123], place_s5[122], place_s5[121], place_s5[120], place_s5[119],
-                        place_s5[118], place_s5[117], place_s5[116], place_s5[115], place_s5[114],
-                        place_s5[113], place_s5[112], place_s5[111], place_s5[110], place_s5[109],
-                        place_s5[108], place_s5[107], place_s5[106], place_s5[105], place_s5[104],
-                        place_s5[103], place_s5[102], place_s5[101], place_s5[100], place_s5[99],
-                        place_s5[98], place_s5[97], place_s5[96], place_s5[95], place_s5[94],
-                        place_s5[93], place_s5[92], place_s5[91], place_s5[90], place_s5[89],
-                        place_s5[88], place_s5[87], place_s5[86], place_s5[85], place_s5[84],
-                        place_s5[83], place_s5[82], place_s5[81], place_s5[80], place_s5[79],
-                        place_s5[78], place_s5[77], place_s5[76], place_s5[75], place_s5[74],
-                        place_s5[73], place_s5[72], place_s5[71], place_s5[70], place_s5[69],
-                        place_s5[68], place_s5[67], place_s5[66], place_s5[65], place_s5[64],
-                        place_s5[63], place_s5[62], place_s5[61], place_s5[60], place_s5[59],
-                        place_s5[58], place_s5[57], place_s5[56], place_s5[55], place_s5[54],
-                        place_s5[53], place_s5[52], place_s5[51], place_s5[50], place_s5[49],
-                        place_s5[48], place_s5[47], place_s5[46], place_s5[45], place_s5[44],
-                        place_s5[43], place_s5[42], place_s5[41], place_s5[40], place_s5[39],
-                        place_s5[38], place_s5[37], place_s5[36], place_s5[35], place_s5[34],
-                        place_s5[33], place_s5[32], place_s5[31], place_s5[30], place_s5[29],
-                        place_s5[28], place_s5[27], place_s5[26], place_s5[25], place_s5[24],
-                        place_s5[23], place_s5[22], place_s5[21], place_s5[20], place_s5[19],
-                        place_s5[18], place_s5[17], place_s5[16], place_s5[15], place_s5[14],
-                        place_s5[13], place_s5[12], place_s5[11], place_s5[10], place_s5[9],
-                        place_s5[8], place_s5[7], place_s5[6], place_s5[5], place_s5[4],
-                        place_s5[3], place_s5[2], place_s5[1], place_s5[0]});
-  assign place_s7 = (place_amt[7] ?
-                       {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                        1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, place_s6[263],
-                        place_s6[262], place_s6[261], place_s6[260], place_s6[259], place_s6[258],
-                        place_s6[257], place_s6[256], place_s6[255], place_s6[254], place_s6[253],
-                        place_s6[252], place_s6[251], place_s6[250], place_s6[249], place_s6[248],
-                        place_s6[247], place_s6[246], place_s6[245], place_s6[244], place_s6[243],
-                        place_s6[242], place_s6[241], place_s6[240], place_s6[239], place_s6[238],
-                        place_s6[237], place_s6[236], place_s6[235], place_s6[234], place_s6[233],
-                        place_s6[232], place_s6[231], place_s6[230], place_s6[229], place_s6[228],
-                        place_s6[227], place_s6[226], place_s6[225], place_s6[224], place_s6[223],
-                        place_s6[222], place_s6[221], place_s6[220], place_s6[219], place_s6[218],
-                        place_s6[217], place_s6[216], place_s6[215], place_s6[214], place_s6[213],
-                        place_s6[212], place_s6[211], place_s6[210], place_s6[209], place_s6[208],
-                        place_s6[207], place_s6[206], place_s6[205], place_s6[204], place_s6[203],
-                        place_s6[202], place_s6[201], place_s6[200], place_s6[199], place_s6[198],
-                        place_s6[197], place_s6[196], place_s6[195], place_s6[194], place_s6[193],
-                        place_s6[192], place_s6[191], place_s6[190], place_s6[189], place_s6[188],
-                        place_s6[187], place_s6[186], place_s6[185], place_s6[184], place_s6[183],
-                        place_s6[182], place_s6[181], place_s6[180], place_s6[179], place_s6[178],
-                        place_s6[177], place_s6[176], place_s6[175], place_s6[174], place_s6[173],
-                        place_s6[172], place_s6[171], place_s6[170], place_s6[169], place_s6[168],
-                        place_s6[167], place_s6[166], place_s6[165], place_s6[164], place_s6[163],
-                        place_s6[162], place_s6[161], place_s6[160], place_s6[159], place_s6[158],
-                        place_s6[157], place_s6[156], place_s6[155], place_s6[154], place_s6[153],
-                        place_s6[152], place_s6[151], place_s6[150], place_s6[149], place_s6[148],
-                        place_s6[147], place_s6[146], place_s6[145], place_s6[144], place_s6[143],
-                        place_s6[142], place_s6[141], place_s6[140], place_s6[139], place_s6[138],
-                        place_s6[137], place_s6[136], place_s6[135], place_s6[134], place_s6[133],
-                        place_s6[132], place_s6[131], place_s6[130], place_s6[129], place_s6[128]}
-                     : {place_s6[263], place_s6[262], place_s6[261], place_s6[260], place_s6[259],
-                        place_s6[258], place_s6[257], place_s6[256], place_s6[255], place_s6[254],
-                        place_s6[253], place_s6[252], place_s6[251], place_s6[250], place_s6[249],
-                        place_s6[248], place_s6[247], place_s6[246], place_s6[245], place_s6[244],
-                        place_s6[243], place_s6[242], place_s6[241], place_s6[240], place_s6[239],
-                        place_s6[238], place_s6[237], place_s6[236], place_s6[235], place_s6[234],
-                        place_s6[233], place_s6[232], place_s6[231], place_s6[230], place_s6[229],
-                        place_s6[228], place_s6[227], place_s6[226], place_s6[225], place_s6[224],
-                        place_s6[223], place_s6[222], place_s6[221], place_s6[220], place_s6[219],
-                        place_s6[218], place_s6[217], place_s6[216], place_s6[215], place_s6[214],
-                        place_s6[213], place_s6[212], place_s6[211], place_s6[210], place_s6[209],
-                        place_s6[208], place_s6[207], place_s6[206], place_s6[205], place_s6[204],
-                        place_s6[203], place_s6[202], place_s6[201], place_s6[200], place_s6[199],
-                        place_s6[198], place_s6[197], place_s6[196], place_s6[195], place_s6[194],
-                        place_s6[193], place_s6[192], place_s6[191], place_s6[190], place_s6[189],
-                        place_s6[188], place_s6[187], place_s6[186], place_s6[185], place_s6[184],
-                        place_s6[183], place_s6[182], place_s6[181], place_s6[180], place_s6[179],
-                        place_s6[178], place_s6[177], place_s6[176], place_s6[175], place_s6[174],
-                        place_s6[173], place_s6[172], place_s6[171], place_s6[170], place_s6[169],
-                        place_s6[168], place_s6[167], place_s6[166], place_s6[165], place_s6[164],
-                        place_s6[163], place_s6[162], place_s6[161], place_s6[160], place_s6[159],
-                        place_s6[158], place_s6[157], place_s6[156], place_s6[155], place_s6[154],
-                        place_s6[153], place_s6[152], place_s6[151], place_s6[150], place_s6[149],
-                        place_s6[148], place_s6[147], place_s6[146], place_s6[145], place_s6[144],
-                        place_s6[143], place_s6[142], place_s6[141], place_s6[140], place_s6[139],
-                        place_s6[138], place_s6[137], place_s6[136], place_s6[135], place_s6[134],
-                        place_s6[133], place_s6[132], place_s6[131], place_s6[130], place_s6[129],
-                        place_s6[128], place_s6[127], place_s6[126], place_s6[125], place_s6[124],
-                        place_s6[123], place_s6[122], place_s6[121], place_s6[120], place_s6[119],
-                        place_s6[118], place_s6[117], place_s6[116], place_s6[115], place_s6[114],
-                        place_s6[113], place_s6[112], place_s6[111], place_s6[110], place_s6[109],
-                        place_s6[108], place_s6[107], place_s6[106], place_s6[105], place_s6[104],
-                        place_s6[103], place_s6[102], place_s6[101], place_s6[100], place_s6[99],
-                        place_s6[98], place_s6[97], place_s6[96], place_s6[95], place_s6[94],
-                        place_s6[93], place_s6[92], place_s6[91], place_s6[90], place_s6[89],
-                        place_s6[88], place_s6[87], place_s6[86], place_s6[85], place_s6[84],
-                        place_s6[83], place_s6[82], place_s6[81], place_s6[80], place_s6[79],
-                        place_s6[78], place_s6[77], place_s6[76], place_s6[75], place_s6[74],
-                        place_s6[73], place_s6[72], place_s6[71], place_s6[70], place_s6[69],
-                        place_s6[68], place_s6[67], place_s6[66], place_s6[65], place_s6[64],
-                        place_s6[63], place_s6[62], place_s6[61], place_s6[60], place_s6[59],
-                        place_s6[58], place_s6[57], place_s6[56], place_s6[55], place_s6[54],
-                        place_s6[53], place_s6[52], place_s6[51], place_s6[50], place_s6[49],
-                        place_s6[48], place_s6[47], place_s6[46], place_s6[45], place_s6[44],
-                        place_s6[43], place_s6[42], place_s6[41], place_s6[40], place_s6[39],
-                        place_s6[38], place_s6[37], place_s6[36], place_s6[35], place_s6[34],
-                        place_s6[33], place_s6[32], place_s6[31], place_s6[30], place_s6[29],
-                        place_s6[28], place_s6[27], place_s6[26], place_s6[25], place_s6[24],
-                        place_s6[23], place_s6[22], place_s6[21], place_s6[20], place_s6[19],
-                        place_s6[18], place_s6[17], place_s6[16], place_s6[15], place_s6[14],
-                        place_s6[13], place_s6[12], place_s6[11], place_s6[10], place_s6[9],
-                        place_s6[8], place_s6[7], place_s6[6], place_s6[5], place_s6[4],
-                        place_s6[3], place_s6[2], place_s6[1], place_s6[0]});
-  assign placed = {place_s7[263], place_s7[262], place_s7[261], place_s7[260], place_s7[259],
-                   place_s7[258], place_s7[257], place_s7[256], place_s7[255], place_s7[254],
-                   place_s7[253], place_s7[252], place_s7[251], place_s7[250], place_s7[249],
-                   place_s7[248], place_s7[247], place_s7[246], place_s7[245], place_s7[244],
-                   place_s7[243], place_s7[242], place_s7[241], place_s7[240], place_s7[239],
-                   place_s7[238], place_s7[237], place_s7[236], place_s7[235], place_s7[234],
-                   place_s7[233], place_s7[232], place_s7[231], place_s7[230], place_s7[229],
-                   place_s7[228], place_s7[227], place_s7[226], place_s7[225], place_s7[224],
-                   place_s7[223], place_s7[222], place_s7[221], place_s7[220], place_s7[219],
-                   place_s7[218], place_s7[217], place_s7[216], place_s7[215], place_s7[214],
-                   place_s7[213], place_s7[212], place_s7[211], place_s7[210], place_s7[209],
-                   place_s7[208], place_s7[207], place_s7[206], place_s7[205], place_s7[204],
-                   place_s7[203], place_s7[202], place_s7[201], place_s7[200], place_s7[199],
-                   place_s7[198], place_s7[197], place_s7[196], place_s7[195], place_s7[194],
-                   place_s7[193], place_s7[192], place_s7[191], place_s7[190], place_s7[189],
-                   place_s7[188], place_s7[187], place_s7[186], place_s7[185], place_s7[184],
-                   place_s7[183], place_s7[182], place_s7[181], place_s7[180], place_s7[179],
-                   place_s7[178], place_s7[177], place_s7[176], place_s7[175], place_s7[174],
-                   place_s7[173], place_s7[172], place_s7[171], place_s7[170], place_s7[169],
-                   place_s7[168], place_s7[167], place_s7[166], place_s7[165], place_s7[164],
-                   place_s7[163], place_s7[162], place_s7[161], place_s7[160], place_s7[159],
-                   place_s7[158], place_s7[157], place_s7[156], place_s7[155], place_s7[154],
-                   place_s7[153], place_s7[152], place_s7[151], place_s7[150], place_s7[149],
-                   place_s7[148], place_s7[147], place_s7[146], place_s7[145], place_s7[144],
-                   place_s7[143], place_s7[142], place_s7[141], place_s7[140], place_s7[139],
-                   place_s7[138], place_s7[137], place_s7[136], place_s7[135], place_s7[134],
-                   place_s7[133], place_s7[132], place_s7[131], place_s7[130], place_s7[129],
-                   place_s7[128], place_s7[127], place_s7[126], place_s7[125], place_s7[124],
-                   place_s7[123], place_s7[122], place_s7[121], place_s7[120], place_s7[119],
-                   place_s7[118], place_s7[117], place_s7[116], place_s7[115], place_s7[114],
-                   place_s7[113], place_s7[112], place_s7[111], place_s7[110], place_s7[109],
-                   place_s7[108], place_s7[107], place_s7[106], place_s7[105], place_s7[104],
-                   place_s7[103], place_s7[102], place_s7[101], place_s7[100], place_s7[99],
-                   place_s7[98], place_s7[97], place_s7[96], place_s7[95], place_s7[94],
-                   place_s7[93], place_s7[92], place_s7[91], place_s7[90], place_s7[89],
-                   place_s7[88], place_s7[87], place_s7[86], place_s7[85], place_s7[84],
-                   place_s7[83], place_s7[82], place_s7[81], place_s7[80], place_s7[79],
-                   place_s7[78], place_s7[77], place_s7[76], place_s7[75], place_s7[74],
-                   place_s7[73], place_s7[72], place_s7[71], place_s7[70], place_s7[69],
-                   place_s7[68], place_s7[67], place_s7[66], place_s7[65], place_s7[64],
-                   place_s7[63], place_s7[62], place_s7[61], place_s7[60], place_s7[59],
-                   place_s7[58], place_s7[57], place_s7[56], place_s7[55], place_s7[54],
-                   place_s7[53], place_s7[52], place_s7[51], place_s7[50], place_s7[49],
-                   place_s7[48], place_s7[47], place_s7[46], place_s7[45], place_s7[44],
-                   place_s7[43], place_s7[42], place_s7[41], place_s7[40], place_s7[39],
-                   place_s7[38], place_s7[37], place_s7[36], place_s7[35], place_s7[34],
-                   place_s7[33], place_s7[32], place_s7[31], place_s7[30], place_s7[29],
-                   place_s7[28], place_s7[27], place_s7[26], place_s7[25], place_s7[24],
-                   place_s7[23], place_s7[22], place_s7[21], place_s7[20], place_s7[19],
-                   place_s7[18], place_s7[17], place_s7[16], place_s7[15], place_s7[14],
-                   place_s7[13], place_s7[12], place_s7[11], place_s7[10], place_s7[9], place_s7[8],
-                   place_s7[7], place_s7[6], place_s7[5], place_s7[4], place_s7[3], place_s7[2],
-                   place_s7[1], place_s7[0]};
-  assign take = (accept & cur_c & ~dropping);
-  assign win_eff = (win_q | ({264{take}} & placed));
-  assign cnt_eff = (cnt_q + (take ? 9'd128 : 9'd0));
-  assign in_done_eff = ((active_q & in_done_q) | chunk_last);
-
-  // Beat count: the last beat may need fewer than four tokens
-  wire [3:0] beats_m1;
-  wire [3:0] beat_cur;
-  wire beat_last;
-  assign beats_m1 = ((cur_tcode == 2'd3) ? 4'd3
-                     : (cur_tcode == 2'd2) ? 4'd4
-                     : (cur_tcode == 2'd1) ? 4'd5
-                     : 4'd7);
-  assign beat_cur = (active_q ? beat_q : 4'd0);
-  assign beat_last = (beat_cur == beats_m1);
-
-  // Parse: four tokens in a chain; words from the dictionary with same-beat bypass
-  wire [15:0] dict_valid;
-  wire [3:0] dict_wptr;
-  wire [1:0] d0_c2;
-  wire [1:0] d0_c4;
-  wire [5:0] d0_pat;
-  wire [3:0] d0_idx;
-  wire [8:0] d0_end;
-  wire d0_whole;
-  wire [31:0] d0_base;
-  wire [31:0] d0_word;
-  wire d0_bad;
-  wire d0_ok;
-  wire d0_push;
-  wire [3:0] d0_slot;
-  wire [3:0] d0_wptr;
-  wire [15:0] d0_valid;
-  wire [263:0] d0_rest;
-  wire [1:0] d1_c2;
-  wire [1:0] d1_c4;
-  wire [5:0] d1_pat;
-  wire [3:0] d1_idx;
-  wire [8:0] d1_end;
-  wire d1_whole;
-  wire [31:0] d1_base;
-  wire [31:0] d1_word;
-  wire d1_bad;
-  wire d1_ok;
-  wire d1_push;
-  wire [3:0] d1_slot;
-  wire [3:0] d1_wptr;
-  wire [15:0] d1_valid;
-  wire [263:0] d1_rest;
-  wire [1:0] d2_c2;
-  wire [1:0] d2_c4;
-  wire [5:0] d2_pat;
-  wire [3:0] d2_idx;
-  wire [8:0] d2_end;
-  wire d2_whole;
-  wire [31:0] d2_base;
-  wire [31:0] d2_word;
-  wire d2_bad;
-  wire d2_ok;
-  wire d2_push;
-  wire [3:0] d2_slot;
-  wire [3:0] d2_wptr;
-  wire [15:0] d2_valid;
-  wire [263:0] d2_rest;
-  wire [1:0] d3_c2;
-  wire [1:0] d3_c4;
-  wire [5:0] d3_pat;
-  wire [3:0] d3_idx;
-  wire [8:0] d3_end;
-  wire d3_whole;
-  wire [31:0] d3_base;
-  wire [31:0] d3_word;
-  wire d3_bad;
-  wire d3_ok;
-  wire d3_push;
-  wire [3:0] d3_slot;
-  wire [3:0] d3_wptr;
-  wire [15:0] d3_valid;
-  wire [263:0] d3_rest;
-  wire tok_err;
-  wire beat_ok;
-  wire overrun;
-  wire beat_err;
-  assign dict_valid = (dict_valid_q & {16{active_q}});
-  assign dict_wptr = (dict_wptr_q & {4{active_q}});
-  assign d0_c2 = win_eff[263:262];
-  assign d0_c4 = win_eff[261:260];
-  assign d0_pat = {((d0_c2 == 2'd3) & (d0_c4 == 2'd2)), ((d0_c2 == 2'd3) & (d0_c4 == 2'd1)),
-                   ((d0_c2 == 2'd3) & (d0_c4 == 2'd0)), (d0_c2 == 2'd2), (d0_c2 == 2'd1),
-                   (d0_c2 == 2'd0)};
-  assign d0_idx = (d0_c2[1] ? (d0_c2[0] ? win_eff[259:256] : win_eff[261:258]) : win_eff[259:256]);
-  assign d0_end = ((d0_pat[0] ? 9'd2 : 9'd0) | (d0_pat[1] ? 9'd34 : 9'd0)
-                   | ((d0_pat[2] ? 9'd6 : 9'd0) | (d0_pat[3] ? 9'd24 : 9'd0))
-                   | ((d0_pat[4] ? 9'd12 : 9'd0) | (d0_pat[5] ? 9'd16 : 9'd0)));
-  assign d0_whole = (d0_end <= cnt_eff);
-  assign d0_base = (d0_idx[3] ?
-                      (d0_idx[2] ?
-                         (d0_idx[1] ? (d0_idx[0] ? dict15_q : dict14_q)
-                          : d0_idx[0] ? dict13_q
-                          : dict12_q)
-                       : d0_idx[1] ? (d0_idx[0] ? dict11_q : dict10_q)
-                       : d0_idx[0] ? dict9_q
-                       : dict8_q)
-                    : d0_idx[2] ?
-                      (d0_idx[1] ? (d0_idx[0] ? dict7_q : dict6_q) : d0_idx[0] ? dict5_q : dict4_q)
-                    : d0_idx[1] ? (d0_idx[0] ? dict3_q : dict2_q)
-                    : d0_idx[0] ? dict1_q
-                    : dict0_q);
-  assign d0_word = ((d0_pat[1] ? win_eff[261:230] : 32'd0)
-                    | (d0_pat[4] ? {24'd0, win_eff[259:252]} : 32'd0)
-                    | ((d0_pat[2] ? d0_base : 32'd0)
-                       | (d0_pat[5] ? {d0_base[31:8], win_eff[255:248]} : 32'd0))
-                    | (d0_pat[3] ? {d0_base[31:16], win_eff[255:240]} : 32'd0));
-  assign d0_bad = (((d0_c2 == 2'd3) & (d0_c4 == 2'd3))
-                   | ((d0_pat[2] | d0_pat[3] | d0_pat[5])
-                      & ~(d0_idx[3] ?
-                            (d0_idx[2] ?
-                               (d0_idx[1] ? (d0_idx[0] ? dict_valid[15] : dict_valid[14])
-                                : d0_idx[0] ? dict_valid[13]
-                                : dict_valid[12])
-                             : d0_idx[1] ? (d0_idx[0] ? dict_valid[11] : dict_valid[10])
-                             : d0_idx[0] ? dict_valid[9]
-                             : dict_valid[8])
-                          : d0_idx[2] ?
-                            (d0_idx[1] ? (d0_idx[0] ? dict_valid[7] : dict_valid[6])
-                             : d0_idx[0] ? dict_valid[5]
-                             : dict_valid[4])
-                          : d0_idx[1] ? (d0_idx[0] ? dict_valid[3] : dict_valid[2])
-                          : d0_idx[0] ? dict_valid[1]
-                          : dict_valid[0])));
-  assign d0_ok = (d0_whole & ~d0_bad);
-  assign d0_push = (d0_pat[1] | d0_pat[3] | d0_pat[5]);
-  assign d0_slot = dict_wptr;
-  assign d0_wptr = (d0_slot + {3'd0, d0_push});
-  assign d0_valid = (dict_valid
-                     | ({16{d0_push}}
-                        & {(d0_slot == 4'd15), (d0_slot == 4'd14), (d0_slot == 4'd13),
-                           (d0_slot == 4'd12), (d0_slot == 4'd11), (d0_slot == 4'd10),
-                           (d0_slot == 4'd9), (d0_slot == 4'd8), (d0_slot == 4'd7),
-                           (d0_slot == 4'd6), (d0_slot == 4'd5), (d0_slot == 4'd4),
-                           (d0_slot == 4'd3), (d0_slot == 4'd2), (d0_slot == 4'd1),
-                           (d0_slot == 4'd0)}));
-  assign d0_rest = ((d0_pat[0] ? {win_eff[261:0], 2'd0} : 264'd0)
-                    | (d0_pat[1] ? {win_eff[229:0], 34'd0} : 264'd0)
-                    | ((d0_pat[2] ? {win_eff[257:0], 6'd0} : 264'd0)
-                       | (d0_pat[3] ? {win_eff[239:0], 24'd0} : 264'd0))
-                    | ((d0_pat[4] ? {win_eff[251:0], 12'd0} : 264'd0)
-                       | (d0_pat[5] ? {win_eff[247:0], 16'd0} : 264'd0)));
-  assign d1_c2 = d0_rest[263:262];
-  assign d1_c4 = d0_rest[261:260];
-  assign d1_pat = {((d1_c2 == 2'd3) & (d1_c4 == 2'd2)), ((d1_c2 == 2'd3) & (d1_c4 == 2'd1)),
-                   ((d1_c2 == 2'd3) & (d1_c4 == 2'd0)), (d1_c2 == 2'd2), (d1_c2 == 2'd1),
-                   (d1_c2 == 2'd0)};
-  assign d1_idx = (d1_c2[1] ? (d1_c2[0] ? d0_rest[259:256] : d0_rest[261:258]) : d0_rest[259:256]);
-  assign d1_end = (d0_end
-                   + ((d1_pat[0] ? 9'd2 : 9'd0) | (d1_pat[1] ? 9'd34 : 9'd0)
-                      | ((d1_pat[2] ? 9'd6 : 9'd0) | (d1_pat[3] ? 9'd24 : 9'd0))
-                      | ((d1_pat[4] ? 9'd12 : 9'd0) | (d1_pat[5] ? 9'd16 : 9'd0))));
-  assign d1_whole = (d1_end <= cnt_eff);
-  assign d1_base = ((d0_push & (d0_slot == d1_idx)) ? d0_word
-                    : d1_idx[3] ?
-                      (d1_idx[2] ?
-                         (d1_idx[1] ? (d1_idx[0] ? dict15_q : dict14_q)
-                          : d1_idx[0] ? dict13_q
-                          : dict12_q)
-                       : d1_idx[1] ? (d1_idx[0] ? dict11_q : dict10_q)
-                       : d1_idx[0] ? dict9_q
-                       : dict8_q)
-                    : d1_idx[2] ?
-                      (d1_idx[1] ? (d1_idx[0] ? dict7_q : dict6_q) : d1_idx[0] ? dict5_q : dict4_q)
-                    : d1_idx[1] ? (d1_idx[0] ? dict3_q : dict2_q)
-                    : d1_idx[0] ? dict1_q
-                    : dict0_q);
-  assign d1_word = ((d1_pat[1] ? d0_rest[261:230] : 32'd0)
-                    | (d1_pat[4] ? {24'd0, d0_rest[259:252]} : 32'd0)
-                    | ((d1_pat[2] ? d1_base : 32'd0)
-                       | (d1_pat[5] ? {d1_base[31:8], d0_rest[255:248]} : 32'd0))
-                    | (d1_pat[3] ? {d1_base[31:16], d0_rest[255:240]} : 32'd0));
-  assign d1_bad = (((d1_c2 == 2'd3) & (d1_c4 == 2'd3))
-                   | ((d1_pat[2] | d1_pat[3] | d1_pat[5])
-                      & ~((d1_idx[3] ?
-                             (d1_idx[2] ?
-                                (d1_idx[1] ? (d1_idx[0] ? d0_valid[15] : d0_valid[14])
-                                 : d1_idx[0] ? d0_valid[13]
-                                 : d0_valid[12])
-                              : d1_idx[1] ? (d1_idx[0] ? d0_valid[11] : d0_valid[10])
-                              : d1_idx[0] ? d0_valid[9]
-                              : d0_valid[8])
-                           : d1_idx[2] ?
-                             (d1_idx[1] ? (d1_idx[0] ? d0_valid[7] : d0_valid[6])
-                              : d1_idx[0] ? d0_valid[5]
-                              : d0_valid[4])
-                           : d1_idx[1] ? (d1_idx[0] ? d0_valid[3] : d0_valid[2])
-                           : d1_idx[0] ? d0_valid[1]
-                           : d0_valid[0]) | (d0_push & (d0_slot == d1_idx)))));
-  assign d1_ok = (d0_ok & d1_whole & ~d1_bad);
-  assign d1_push = (d1_pat[1] | d1_pat[3] | d1_pat[5]);
-  assign d1_slot = d0_wptr;
-  assign d1_wptr = (d1_slot + {3'd0, d1_push});
-  assign d1_valid = (d0_valid
-                     | ({16{d1_push}}
-                        & {(d1_slot == 4'd15), (d1_slot == 4'd14), (d1_slot == 4'd13),
-                           (d1_slot == 4'd12), (d1_slot == 4'd11), (d1_slot == 4'd10),
-                           (d1_slot == 4'd9), (d1_slot == 4'd8), (d1_slot == 4'd7),
-                           (d1_slot == 4'd6), (d1_slot == 4'd5), (d1_slot == 4'd4),
-                           (d1_slot == 4'd3), (d1_slot == 4'd2), (d1_slot == 4'd1),
-                           (d1_slot == 4'd0)}));
-  assign d1_rest = ((d1_pat[0] ? {d0_rest[261:0], 2'd0} : 264'd0)
-                    | (d1_pat[1] ? {d0_rest[229:0], 34'd0} : 264'd0)
-                    | ((d1_pat[2] ? {d0_rest[257:0], 6'd0} : 264'd0)
-                       | (d1_pat[3] ? {d0_rest[239:0], 24'd0} : 264'd0))
-                    | ((d1_pat[4] ? {d0_rest[251:0], 12'd0} : 264'd0)
-                       | (d1_pat[5] ? {d0_rest[247:0], 16'd0} : 264'd0)));
-  assign d2_c2 = d1_rest[263:262];
-  assign d2_c4 = d1_rest[261:260];
-  assign d2_pat = {((d2_c2 == 2'd3) & (d2_c4 == 2'd2)), ((d2_c2 == 2'd3) & (d2_c4 == 2'd1)),
-                   ((d2_c2 == 2'd3) & (d2_c4 == 2'd0)), (d2_c2 == 2'd2), (d2_c2 == 2'd1),
-                   (d2_c2 == 2'd0)};
-  assign d2_idx = (d2_c2[1] ? (d2_c2[0] ? d1_rest[259:256] : d1_rest[261:258]) : d1_rest[259:256]);
-  assign d2_end = (d1_end
-                   + ((d2_pat[0] ? 9'd2 : 9'd0) | (d2_pat[1] ? 9'd34 : 9'd0)
-                      | ((d2_pat[2] ? 9'd6 : 9'd0) | (d2_pat[3] ? 9'd24 : 9'd0))
-                      | ((d2_pat[4] ? 9'd12 : 9'd0) | (d2_pat[5] ? 9'd16 : 9'd0))));
-  assign d2_whole = (d2_end <= cnt_eff);
-  assign d2_base = ((d1_push & (d1_slot == d2_idx)) ? d1_word
-                    : (d0_push & (d0_slot == d2_idx)) ? d0_word
-                    : d2_idx[3] ?
-                      (d2_idx[2] ?
-                         (d2_idx[1] ? (d2_idx[0] ? dict15_q : dict14_q)
-                          : d2_idx[0] ? dict13_q
-                          : dict12_q)
-                       : d2_idx[1] ? (d2_idx[0] ? dict11_q : dict10_q)
-                       : d2_idx[0] ? dict9_q
-                       : dict8_q)
-                    : d2_idx[2] ?
-                      (d2_idx[1] ? (d2_idx[0] ? dict7_q : dict6_q) : d2_idx[0] ? dict5_q : dict4_q)
-                    : d2_idx[1] ? (d2_idx[0] ? dict3_q : dict2_q)
-                    : d2_idx[0] ? dict1_q
-                    : dict0_q);
-  assign d2_word = ((d2_pat[1] ? d1_rest[261:230] : 32'd0)
-                    | (d2_pat[4] ? {24'd0, d1_rest[259:252]} : 32'd0)
-                    | ((d2_pat[2] ? d2_base : 32'd0)
-                       | (d2_pat[5] ? {d2_base[31:8], d1_rest[255:248]} : 32'd0))
-                    | (d2_pat[3] ? {d2_base[31:16], d1_rest[255:240]} : 32'd0));
-  assign d2_bad = (((d2_c2 == 2'd3) & (d2_c4 == 2'd3))
-                   | ((d2_pat[2] | d2_pat[3] | d2_pat[5])
-                      & ~((d2_idx[3] ?
-                             (d2_idx[2] ?
-                                (d2_idx[1] ? (d2_idx[0] ? d1_valid[15] : d1_valid[14])
-                                 : d2_idx[0] ? d1_valid[13]
-                                 : d1_valid[12])
-                              : d2_idx[1] ? (d2_idx[0] ? d1_valid[11] : d1_valid[10])
-                              : d2_idx[0] ? d1_valid[9]
-                              : d1_valid[8])
-                           : d2_idx[2] ?
-                             (d2_idx[1] ? (d2_idx[0] ? d1_valid[7] : d1_valid[6])
-                              : d2_idx[0] ? d1_valid[5]
-                              : d1_valid[4])
-                           : d2_idx[1] ? (d2_idx[0] ? d1_valid[3] : d1_valid[2])
-                           : d2_idx[0] ? d1_valid[1]
-                           : d1_valid[0]) | (d0_push & (d0_slot == d2_idx))
-                          | (d1_push & (d1_slot == d2_idx)))));
-  assign d2_ok = (d1_ok & d2_whole & ~d2_bad);
-  assign d2_push = (d2_pat[1] | d2_pat[3] | d2_pat[5]);
-  assign d2_slot = d1_wptr;
-  assign d2_wptr = (d2_slot + {3'd0, d2_push});
-  assign d2_valid = (d1_valid
-                     | ({16{d2_push}}
-                        & {(d2_slot == 4'd15), (d2_slot == 4'd14), (d2_slot == 4'd13),
-                           (d2_slot == 4'd12), (d2_slot == 4'd11), (d2_slot == 4'd10),
-                           (d2_slot == 4'd9), (d2_slot == 4'd8), (d2_slot == 4'd7),
-                           (d2_slot == 4'd6), (d2_slot == 4'd5), (d2_slot == 4'd4),
-                           (d2_slot == 4'd3), (d2_slot == 4'd2), (d2_slot == 4'd1),
-                           (d2_slot == 4'd0)}));
-  assign d2_rest = ((d2_pat[0] ? {d1_rest[261:0], 2'd0} : 264'd0)
-                    | (d2_pat[1] ? {d1_rest[229:0], 34'd0} : 264'd0)
-                    | ((d2_pat[2] ? {d1_rest[257:0], 6'd0} : 264'd0)
-                       | (d2_pat[3] ? {d1_rest[239:0], 24'd0} : 264'd0))
-                    | ((d2_pat[4] ? {d1_rest[251:0], 12'd0} : 264'd0)
-                       | (d2_pat[5] ? {d1_rest[247:0], 16'd0} : 264'd0)));
-  assign d3_c2 = d2_rest[263:262];
-  assign d3_c4 = d2_rest[261:260];
-  assign d3_pat = {((d3_c2 == 2'd3) & (d3_c4 == 2'd2)), ((d3_c2 == 2'd3) & (d3_c4 == 2'd1)),
-                   ((d3_c2 == 2'd3) & (d3_c4 == 2'd0)), (d3_c2 == 2'd2), (d3_c2 == 2'd1),
-                   (d3_c2 == 2'd0)};
-  assign d3_idx = (d3_c2[1] ? (d3_c2[0] ? d2_rest[259:256] : d2_rest[261:258]) : d2_rest[259:256]);
-  assign d3_end = (d2_end
-                   + ((d3_pat[0] ? 9'd2 : 9'd0) | (d3_pat[1] ? 9'd34 : 9'd0)
-                      | ((d3_pat[2] ? 9'd6 : 9'd0) | (d3_pat[3] ? 9'd24 : 9'd0))
-                      | ((d3_pat[4] ? 9'd12 : 9'd0) | (d3_pat[5] ? 9'd16 : 9'd0))));
-  assign d3_whole = (d3_end <= cnt_eff);
-  assign d3_base = ((d2_push & (d2_slot == d3_idx)) ? d2_word
-                    : (d1_push & (d1_slot == d3_idx)) ? d1_word
-                    : (d0_push & (d0_slot == d3_idx)) ? d0_word
-                    : d3_idx[3] ?
-                      (d3_idx[2] ?
-                         (d3_idx[1] ? (d3_idx[0] ? dict15_q : dict14_q)
-                          : d3_idx[0] ? dict13_q
-                          : dict12_q)
-                       : d3_idx[1] ? (d3_idx[0] ? dict11_q : dict10_q)
-                       : d3_idx[0] ? dict9_q
-                       : dict8_q)
-                    : d3_idx[2] ?
-                      (d3_idx[1] ? (d3_idx[0] ? dict7_q : dict6_q) : d3_idx[0] ? dict5_q : dict4_q)
-                    : d3_idx[1] ? (d3_idx[0] ? dict3_q : dict2_q)
-                    : d3_idx[0] ? dict1_q
-                    : dict0_q);
-  assign d3_word = ((d3_pat[1] ? d2_rest[261:230] : 32'd0)
-                    | (d3_pat[4] ? {24'd0, d2_rest[259:252]} : 32'd0)
-                    | ((d3_pat[2] ? d3_base : 32'd0)
-                       | (d3_pat[5] ? {d3_base[31:8], d2_rest[255:248]} : 32'd0))
-                    | (d3_pat[3] ? {d3_base[31:16], d2_rest[255:240]} : 32'd0));
-  assign d3_bad = (((d3_c2 == 2'd3) & (d3_c4 == 2'd3))
-                   | ((d3_pat[2] | d3_pat[3] | d3_pat[5])
-                      & ~((d3_idx[3] ?
-                             (d3_idx[2] ?
-                                (d3_idx[1] ? (d3_idx[0] ? d2_valid[15] : d2_valid[14])
-                                 : d3_idx[0] ? d2_valid[13]
-                                 : d2_valid[12])
-                              : d3_idx[1] ? (d3_idx[0] ? d2_valid[11] : d2_valid[10])
-                              : d3_idx[0] ? d2_valid[9]
-                              : d2_valid[8])
-                           : d3_idx[2] ?
-                             (d3_idx[1] ? (d3_idx[0] ? d2_valid[7] : d2_valid[6])
-                              : d3_idx[0] ? d2_valid[5]
-                              : d2_valid[4])
-                           : d3_idx[1] ? (d3_idx[0] ? d2_valid[3] : d2_valid[2])
-                           : d3_idx[0] ? d2_valid[1]
-                           : d2_valid[0]) | (d0_push & (d0_slot == d3_idx))
-                          | (d1_push & (d1_slot == d3_idx)) | (d2_push & (d2_slot == d3_idx)))));
-  assign d3_ok = (d2_ok & d3_whole & ~d3_bad);
-  assign d3_push = (d3_pat[1] | d3_pat[3] | d3_pat[5]);
-  assign d3_slot = d2_wptr;
-  assign d3_wptr = (d3_slot + {3'd0, d3_push});
-  assign d3_valid = (d2_valid
-                     | ({16{d3_push}}
-                        & {(d3_slot == 4'd15), (d3_slot == 4'd14), (d3_slot == 4'd13),
-                           (d3_slot == 4'd12), (d3_slot == 4'd11), (d3_slot == 4'd10),
-                           (d3_slot == 4'd9), (d3_slot == 4'd8), (d3_slot == 4'd7),
-                           (d3_slot == 4'd6), (d3_slot == 4'd5), (d3_slot == 4'd4),
-                           (d3_slot == 4'd3), (d3_slot == 4'd2), (d3_slot == 4'd1),
-                           (d3_slot == 4'd0)}));
-  assign d3_rest = ((d3_pat[0] ? {d2_rest[261:0], 2'd0} : 264'd0)
-                    | (d3_pat[1] ? {d2_rest[229:0], 34'd0} : 264'd0)
-                    | ((d3_pat[2] ? {d2_rest[257:0], 6'd0} : 264'd0)
-                       | (d3_pat[3] ? {d2_rest[239:0], 24'd0} : 264'd0))
-                    | ((d3_pat[4] ? {d2_rest[251:0], 12'd0} : 264'd0)
-                       | (d3_pat[5] ? {d2_rest[247:0], 16'd0} : 264'd0)));
-  assign tok_err = ((d0_whole & d0_bad) | (d0_ok & d1_whole & d1_bad) | (d1_ok & d2_whole & d2_bad)
-                    | (d2_ok & d3_whole & d3_bad));
-  assign beat_ok = d3_ok;
-  assign overrun = (in_done_eff & ~beat_ok & ~tok_err);
-  assign beat_err = ((err_q & active_q) | (tok_err | overrun));
-
-  // Emit: a beat once four tokens are whole (or the block has failed)
-  wire in_blk;
-  wire emit_comp;
-  wire emit_raw;
-  wire emit;
-  wire consume;
-  wire [263:0] win_d;
-  wire [8:0] cnt_d;
+  wire [31:0] d_base0;
+  wire [31:0] d_word0;
+  wire [31:0] d_base1;
+  wire [31:0] d_word1;
+  wire [31:0] d_base2;
+  wire [31:0] d_word2;
+  wire [31:0] d_base3;
+  wire [31:0] d_word3;
+  reg  d_err_q;
+  wire d_err;
+  wire d_err_d;
+  wire d_dict_go;
   wire [31:0] dict0_d;
   wire [31:0] dict1_d;
   wire [31:0] dict2_d;
@@ -1319,215 +5617,396 @@ module cpack_lossy_decomp_b128 (
   wire [31:0] dict13_d;
   wire [31:0] dict14_d;
   wire [31:0] dict15_d;
-  wire [15:0] dict_valid_d;
-  wire [3:0] dict_wptr_d;
-  wire active_d;
-  wire c_d;
-  wire [1:0] tcode_d;
-  wire in_done_d;
-  wire out_done_d;
-  wire err_d;
-  wire [3:0] beat_d;
-  reg  [127:0] out_words_q;
-  wire [127:0] out_words_d;
-  reg  out_last_q;
-  wire out_last_d;
-  reg  out_err_q;
-  wire out_err_d;
-  wire out_valid_d;
-  assign in_blk = ((active_q | accept) & cur_c & ~(active_q & out_done_q));
-  assign emit_comp = (in_blk & o_free & (beat_ok | beat_err));
-  assign emit_raw = (accept & ~cur_c);
-  assign emit = (emit_comp | emit_raw);
-  assign consume = (emit_comp & ~beat_err);
-  assign win_d = (blk_end ? 264'd0 : consume ? d3_rest : win_eff);
-  assign cnt_d = (blk_end ? 9'd0 : consume ? (cnt_eff - d3_end) : cnt_eff);
-  assign dict0_d = ((d3_push & (d3_slot == 4'd0)) ? d3_word
-                    : (d2_push & (d2_slot == 4'd0)) ? d2_word
-                    : (d1_push & (d1_slot == 4'd0)) ? d1_word
-                    : (d0_push & (d0_slot == 4'd0)) ? d0_word
-                    : d0_word);
-  assign dict1_d = ((d3_push & (d3_slot == 4'd1)) ? d3_word
-                    : (d2_push & (d2_slot == 4'd1)) ? d2_word
-                    : (d1_push & (d1_slot == 4'd1)) ? d1_word
-                    : (d0_push & (d0_slot == 4'd1)) ? d0_word
-                    : d0_word);
-  assign dict2_d = ((d3_push & (d3_slot == 4'd2)) ? d3_word
-                    : (d2_push & (d2_slot == 4'd2)) ? d2_word
-                    : (d1_push & (d1_slot == 4'd2)) ? d1_word
-                    : (d0_push & (d0_slot == 4'd2)) ? d0_word
-                    : d0_word);
-  assign dict3_d = ((d3_push & (d3_slot == 4'd3)) ? d3_word
-                    : (d2_push & (d2_slot == 4'd3)) ? d2_word
-                    : (d1_push & (d1_slot == 4'd3)) ? d1_word
-                    : (d0_push & (d0_slot == 4'd3)) ? d0_word
-                    : d0_word);
-  assign dict4_d = ((d3_push & (d3_slot == 4'd4)) ? d3_word
-                    : (d2_push & (d2_slot == 4'd4)) ? d2_word
-                    : (d1_push & (d1_slot == 4'd4)) ? d1_word
-                    : (d0_push & (d0_slot == 4'd4)) ? d0_word
-                    : d0_word);
-  assign dict5_d = ((d3_push & (d3_slot == 4'd5)) ? d3_word
-                    : (d2_push & (d2_slot == 4'd5)) ? d2_word
-                    : (d1_push & (d1_slot == 4'd5)) ? d1_word
-                    : (d0_push & (d0_slot == 4'd5)) ? d0_word
-                    : d0_word);
-  assign dict6_d = ((d3_push & (d3_slot == 4'd6)) ? d3_word
-                    : (d2_push & (d2_slot == 4'd6)) ? d2_word
-                    : (d1_push & (d1_slot == 4'd6)) ? d1_word
-                    : (d0_push & (d0_slot == 4'd6)) ? d0_word
-                    : d0_word);
-  assign dict7_d = ((d3_push & (d3_slot == 4'd7)) ? d3_word
-                    : (d2_push & (d2_slot == 4'd7)) ? d2_word
-                    : (d1_push & (d1_slot == 4'd7)) ? d1_word
-                    : (d0_push & (d0_slot == 4'd7)) ? d0_word
-                    : d0_word);
-  assign dict8_d = ((d3_push & (d3_slot == 4'd8)) ? d3_word
-                    : (d2_push & (d2_slot == 4'd8)) ? d2_word
-                    : (d1_push & (d1_slot == 4'd8)) ? d1_word
-                    : (d0_push & (d0_slot == 4'd8)) ? d0_word
-                    : d0_word);
-  assign dict9_d = ((d3_push & (d3_slot == 4'd9)) ? d3_word
-                    : (d2_push & (d2_slot == 4'd9)) ? d2_word
-                    : (d1_push & (d1_slot == 4'd9)) ? d1_word
-                    : (d0_push & (d0_slot == 4'd9)) ? d0_word
-                    : d0_word);
-  assign dict10_d = ((d3_push & (d3_slot == 4'd10)) ? d3_word
-                     : (d2_push & (d2_slot == 4'd10)) ? d2_word
-                     : (d1_push & (d1_slot == 4'd10)) ? d1_word
-                     : (d0_push & (d0_slot == 4'd10)) ? d0_word
-                     : d0_word);
-  assign dict11_d = ((d3_push & (d3_slot == 4'd11)) ? d3_word
-                     : (d2_push & (d2_slot == 4'd11)) ? d2_word
-                     : (d1_push & (d1_slot == 4'd11)) ? d1_word
-                     : (d0_push & (d0_slot == 4'd11)) ? d0_word
-                     : d0_word);
-  assign dict12_d = ((d3_push & (d3_slot == 4'd12)) ? d3_word
-                     : (d2_push & (d2_slot == 4'd12)) ? d2_word
-                     : (d1_push & (d1_slot == 4'd12)) ? d1_word
-                     : (d0_push & (d0_slot == 4'd12)) ? d0_word
-                     : d0_word);
-  assign dict13_d = ((d3_push & (d3_slot == 4'd13)) ? d3_word
-                     : (d2_push & (d2_slot == 4'd13)) ? d2_word
-                     : (d1_push & (d1_slot == 4'd13)) ? d1_word
-                     : (d0_push & (d0_slot == 4'd13)) ? d0_word
-                     : d0_word);
-  assign dict14_d = ((d3_push & (d3_slot == 4'd14)) ? d3_word
-                     : (d2_push & (d2_slot == 4'd14)) ? d2_word
-                     : (d1_push & (d1_slot == 4'd14)) ? d1_word
-                     : (d0_push & (d0_slot == 4'd14)) ? d0_word
-                     : d0_word);
-  assign dict15_d = ((d3_push & (d3_slot == 4'd15)) ? d3_word
-                     : (d2_push & (d2_slot == 4'd15)) ? d2_word
-                     : (d1_push & (d1_slot == 4'd15)) ? d1_word
-                     : (d0_push & (d0_slot == 4'd15)) ? d0_word
-                     : d0_word);
-  assign dict_valid_d = (consume ? d3_valid : dict_valid);
-  assign dict_wptr_d = (consume ? d3_wptr : dict_wptr);
-  assign active_d = ((active_q & ~blk_end) | accept);
-  assign c_d = s_c_i;
-  assign tcode_d = s_tcode_i;
-  assign in_done_d = ((active_q & in_done_q) | chunk_last);
-  assign out_done_d = ((active_q & out_done_q) | ((emit_comp & beat_last) | (emit_raw & s_last_i)));
-  assign err_d = ((active_q & err_q) | (emit_comp & beat_err));
-  assign beat_d = (beat_cur + {3'd0, emit_comp});
-  assign out_words_d = (emit_comp ? (beat_err ? 128'd0 : {d3_word, d2_word, d1_word, d0_word})
-                        : s_chunk_i);
-  assign out_last_d = (emit_comp ? beat_last : s_last_i);
-  assign out_err_d = (emit_comp & beat_err);
-  assign out_valid_d = (emit | (out_valid_q & ~m_ready_i));
+  wire [135:0] d_raw_bits;
+  wire [127:0] d_raw_top;
+  wire [127:0] d_words;
+  assign d_base0 = ((d_idx0_q[0] ? dict0_q : 32'd0) | (d_idx0_q[1] ? dict1_q : 32'd0)
+                    | ((d_idx0_q[2] ? dict2_q : 32'd0) | (d_idx0_q[3] ? dict3_q : 32'd0))
+                    | ((d_idx0_q[4] ? dict4_q : 32'd0) | (d_idx0_q[5] ? dict5_q : 32'd0)
+                       | ((d_idx0_q[6] ? dict6_q : 32'd0) | (d_idx0_q[7] ? dict7_q : 32'd0)))
+                    | ((d_idx0_q[8] ? dict8_q : 32'd0) | (d_idx0_q[9] ? dict9_q : 32'd0)
+                       | ((d_idx0_q[10] ? dict10_q : 32'd0) | (d_idx0_q[11] ? dict11_q : 32'd0))
+                       | ((d_idx0_q[12] ? dict12_q : 32'd0) | (d_idx0_q[13] ? dict13_q : 32'd0)
+                          | ((d_idx0_q[14] ? dict14_q : 32'd0)
+                             | (d_idx0_q[15] ? dict15_q : 32'd0)))));
+  assign d_word0 = (d_need_q[0] ?
+                      ((d_pat0_q[1] ? d_tok0_q[31:0] : 32'd0)
+                       | (d_pat0_q[4] ? {24'd0, d_tok0_q[29:22]} : 32'd0)
+                       | ((d_pat0_q[2] ? d_base0 : 32'd0)
+                          | (d_pat0_q[5] ? {d_base0[31:8], d_tok0_q[25:18]} : 32'd0))
+                       | (d_pat0_q[3] ? {d_base0[31:16], d_tok0_q[25:10]} : 32'd0))
+                    : 32'd0);
+  assign d_base1 = ((d_src1_q ? d_word0 : 32'd0)
+                    | (~d_src1_q ?
+                         ((d_idx1_q[0] ? dict0_q : 32'd0) | (d_idx1_q[1] ? dict1_q : 32'd0)
+                          | ((d_idx1_q[2] ? dict2_q : 32'd0) | (d_idx1_q[3] ? dict3_q : 32'd0))
+                          | ((d_idx1_q[4] ? dict4_q : 32'd0) | (d_idx1_q[5] ? dict5_q : 32'd0)
+                             | ((d_idx1_q[6] ? dict6_q : 32'd0) | (d_idx1_q[7] ? dict7_q : 32'd0)))
+                          | ((d_idx1_q[8] ? dict8_q : 32'd0) | (d_idx1_q[9] ? dict9_q : 32'd0)
+                             | ((d_idx1_q[10] ? dict10_q : 32'd0)
+                                | (d_idx1_q[11] ? dict11_q : 32'd0))
+                             | ((d_idx1_q[12] ? dict12_q : 32'd0)
+                                | (d_idx1_q[13] ? dict13_q : 32'd0)
+                                | ((d_idx1_q[14] ? dict14_q : 32'd0)
+                                   | (d_idx1_q[15] ? dict15_q : 32'd0)))))
+                       : 32'd0));
+  assign d_word1 = (d_need_q[1] ?
+                      ((d_pat1_q[1] ? d_tok1_q[31:0] : 32'd0)
+                       | (d_pat1_q[4] ? {24'd0, d_tok1_q[29:22]} : 32'd0)
+                       | ((d_pat1_q[2] ? d_base1 : 32'd0)
+                          | (d_pat1_q[5] ? {d_base1[31:8], d_tok1_q[25:18]} : 32'd0))
+                       | (d_pat1_q[3] ? {d_base1[31:16], d_tok1_q[25:10]} : 32'd0))
+                    : 32'd0);
+  assign d_base2 = ((d_src2_q[0] ? d_word0 : 32'd0) | (d_src2_q[1] ? d_word1 : 32'd0)
+                    | (~(|d_src2_q) ?
+                         ((d_idx2_q[0] ? dict0_q : 32'd0) | (d_idx2_q[1] ? dict1_q : 32'd0)
+                          | ((d_idx2_q[2] ? dict2_q : 32'd0) | (d_idx2_q[3] ? dict3_q : 32'd0))
+                          | ((d_idx2_q[4] ? dict4_q : 32'd0) | (d_idx2_q[5] ? dict5_q : 32'd0)
+                             | ((d_idx2_q[6] ? dict6_q : 32'd0) | (d_idx2_q[7] ? dict7_q : 32'd0)))
+                          | ((d_idx2_q[8] ? dict8_q : 32'd0) | (d_idx2_q[9] ? dict9_q : 32'd0)
+                             | ((d_idx2_q[10] ? dict10_q : 32'd0)
+                                | (d_idx2_q[11] ? dict11_q : 32'd0))
+                             | ((d_idx2_q[12] ? dict12_q : 32'd0)
+                                | (d_idx2_q[13] ? dict13_q : 32'd0)
+                                | ((d_idx2_q[14] ? dict14_q : 32'd0)
+                                   | (d_idx2_q[15] ? dict15_q : 32'd0)))))
+                       : 32'd0));
+  assign d_word2 = (d_need_q[2] ?
+                      ((d_pat2_q[1] ? d_tok2_q[31:0] : 32'd0)
+                       | (d_pat2_q[4] ? {24'd0, d_tok2_q[29:22]} : 32'd0)
+                       | ((d_pat2_q[2] ? d_base2 : 32'd0)
+                          | (d_pat2_q[5] ? {d_base2[31:8], d_tok2_q[25:18]} : 32'd0))
+                       | (d_pat2_q[3] ? {d_base2[31:16], d_tok2_q[25:10]} : 32'd0))
+                    : 32'd0);
+  assign d_base3 = ((d_src3_q[0] ? d_word0 : 32'd0) | (d_src3_q[1] ? d_word1 : 32'd0)
+                    | ((d_src3_q[2] ? d_word2 : 32'd0)
+                       | (~(|d_src3_q) ?
+                            ((d_idx3_q[0] ? dict0_q : 32'd0) | (d_idx3_q[1] ? dict1_q : 32'd0)
+                             | ((d_idx3_q[2] ? dict2_q : 32'd0) | (d_idx3_q[3] ? dict3_q : 32'd0))
+                             | ((d_idx3_q[4] ? dict4_q : 32'd0) | (d_idx3_q[5] ? dict5_q : 32'd0)
+                                | ((d_idx3_q[6] ? dict6_q : 32'd0)
+                                   | (d_idx3_q[7] ? dict7_q : 32'd0)))
+                             | ((d_idx3_q[8] ? dict8_q : 32'd0) | (d_idx3_q[9] ? dict9_q : 32'd0)
+                                | ((d_idx3_q[10] ? dict10_q : 32'd0)
+                                   | (d_idx3_q[11] ? dict11_q : 32'd0))
+                                | ((d_idx3_q[12] ? dict12_q : 32'd0)
+                                   | (d_idx3_q[13] ? dict13_q : 32'd0)
+                                   | ((d_idx3_q[14] ? dict14_q : 32'd0)
+                                      | (d_idx3_q[15] ? dict15_q : 32'd0)))))
+                          : 32'd0)));
+  assign d_word3 = (d_need_q[3] ?
+                      ((d_pat3_q[1] ? d_tok3_q[31:0] : 32'd0)
+                       | (d_pat3_q[4] ? {24'd0, d_tok3_q[29:22]} : 32'd0)
+                       | ((d_pat3_q[2] ? d_base3 : 32'd0)
+                          | (d_pat3_q[5] ? {d_base3[31:8], d_tok3_q[25:18]} : 32'd0))
+                       | (d_pat3_q[3] ? {d_base3[31:16], d_tok3_q[25:10]} : 32'd0))
+                    : 32'd0);
+  assign d_err = (~d_raw_q & (d_bad_q | (d_err_q & ~d_first_q)));
+  assign d_err_d = d_err;
+  assign d_dict_go = (d_valid_q & ~d_raw_q);
+  assign dict0_d = ((d_push3_q & d_slot3_q[0]) ? d_word3
+                    : (d_push2_q & d_slot2_q[0]) ? d_word2
+                    : (d_push1_q & d_slot1_q[0]) ? d_word1
+                    : (d_push0_q & d_slot0_q[0]) ? d_word0
+                    : d_word0);
+  assign dict1_d = ((d_push3_q & d_slot3_q[1]) ? d_word3
+                    : (d_push2_q & d_slot2_q[1]) ? d_word2
+                    : (d_push1_q & d_slot1_q[1]) ? d_word1
+                    : (d_push0_q & d_slot0_q[1]) ? d_word0
+                    : d_word0);
+  assign dict2_d = ((d_push3_q & d_slot3_q[2]) ? d_word3
+                    : (d_push2_q & d_slot2_q[2]) ? d_word2
+                    : (d_push1_q & d_slot1_q[2]) ? d_word1
+                    : (d_push0_q & d_slot0_q[2]) ? d_word0
+                    : d_word0);
+  assign dict3_d = ((d_push3_q & d_slot3_q[3]) ? d_word3
+                    : (d_push2_q & d_slot2_q[3]) ? d_word2
+                    : (d_push1_q & d_slot1_q[3]) ? d_word1
+                    : (d_push0_q & d_slot0_q[3]) ? d_word0
+                    : d_word0);
+  assign dict4_d = ((d_push3_q & d_slot3_q[4]) ? d_word3
+                    : (d_push2_q & d_slot2_q[4]) ? d_word2
+                    : (d_push1_q & d_slot1_q[4]) ? d_word1
+                    : (d_push0_q & d_slot0_q[4]) ? d_word0
+                    : d_word0);
+  assign dict5_d = ((d_push3_q & d_slot3_q[5]) ? d_word3
+                    : (d_push2_q & d_slot2_q[5]) ? d_word2
+                    : (d_push1_q & d_slot1_q[5]) ? d_word1
+                    : (d_push0_q & d_slot0_q[5]) ? d_word0
+                    : d_word0);
+  assign dict6_d = ((d_push3_q & d_slot3_q[6]) ? d_word3
+                    : (d_push2_q & d_slot2_q[6]) ? d_word2
+                    : (d_push1_q & d_slot1_q[6]) ? d_word1
+                    : (d_push0_q & d_slot0_q[6]) ? d_word0
+                    : d_word0);
+  assign dict7_d = ((d_push3_q & d_slot3_q[7]) ? d_word3
+                    : (d_push2_q & d_slot2_q[7]) ? d_word2
+                    : (d_push1_q & d_slot1_q[7]) ? d_word1
+                    : (d_push0_q & d_slot0_q[7]) ? d_word0
+                    : d_word0);
+  assign dict8_d = ((d_push3_q & d_slot3_q[8]) ? d_word3
+                    : (d_push2_q & d_slot2_q[8]) ? d_word2
+                    : (d_push1_q & d_slot1_q[8]) ? d_word1
+                    : (d_push0_q & d_slot0_q[8]) ? d_word0
+                    : d_word0);
+  assign dict9_d = ((d_push3_q & d_slot3_q[9]) ? d_word3
+                    : (d_push2_q & d_slot2_q[9]) ? d_word2
+                    : (d_push1_q & d_slot1_q[9]) ? d_word1
+                    : (d_push0_q & d_slot0_q[9]) ? d_word0
+                    : d_word0);
+  assign dict10_d = ((d_push3_q & d_slot3_q[10]) ? d_word3
+                     : (d_push2_q & d_slot2_q[10]) ? d_word2
+                     : (d_push1_q & d_slot1_q[10]) ? d_word1
+                     : (d_push0_q & d_slot0_q[10]) ? d_word0
+                     : d_word0);
+  assign dict11_d = ((d_push3_q & d_slot3_q[11]) ? d_word3
+                     : (d_push2_q & d_slot2_q[11]) ? d_word2
+                     : (d_push1_q & d_slot1_q[11]) ? d_word1
+                     : (d_push0_q & d_slot0_q[11]) ? d_word0
+                     : d_word0);
+  assign dict12_d = ((d_push3_q & d_slot3_q[12]) ? d_word3
+                     : (d_push2_q & d_slot2_q[12]) ? d_word2
+                     : (d_push1_q & d_slot1_q[12]) ? d_word1
+                     : (d_push0_q & d_slot0_q[12]) ? d_word0
+                     : d_word0);
+  assign dict13_d = ((d_push3_q & d_slot3_q[13]) ? d_word3
+                     : (d_push2_q & d_slot2_q[13]) ? d_word2
+                     : (d_push1_q & d_slot1_q[13]) ? d_word1
+                     : (d_push0_q & d_slot0_q[13]) ? d_word0
+                     : d_word0);
+  assign dict14_d = ((d_push3_q & d_slot3_q[14]) ? d_word3
+                     : (d_push2_q & d_slot2_q[14]) ? d_word2
+                     : (d_push1_q & d_slot1_q[14]) ? d_word1
+                     : (d_push0_q & d_slot0_q[14]) ? d_word0
+                     : d_word0);
+  assign dict15_d = ((d_push3_q & d_slot3_q[15]) ? d_word3
+                     : (d_push2_q & d_slot2_q[15]) ? d_word2
+                     : (d_push1_q & d_slot1_q[15]) ? d_word1
+                     : (d_push0_q & d_slot0_q[15]) ? d_word0
+                     : d_word0);
+  assign d_raw_bits = {d_tok0_q, d_tok1_q, d_tok2_q, d_tok3_q};
+  assign d_raw_top = d_raw_bits[135:8];
+  assign d_words = (d_raw_q ?
+                      {d_raw_top[7:0], d_raw_top[15:8], d_raw_top[23:16], d_raw_top[31:24],
+                       d_raw_top[39:32], d_raw_top[47:40], d_raw_top[55:48], d_raw_top[63:56],
+                       d_raw_top[71:64], d_raw_top[79:72], d_raw_top[87:80], d_raw_top[95:88],
+                       d_raw_top[103:96], d_raw_top[111:104], d_raw_top[119:112],
+                       d_raw_top[127:120]}
+                    : {d_word3, d_word2, d_word1, d_word0});
+  always @(posedge clk_i) begin
+    if ((d_valid_q & ~d_raw_q)) d_err_q <= d_err_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[0]) | (d_push1_q & d_slot1_q[0]) | (d_push2_q & d_slot2_q[0])
+            | (d_push3_q & d_slot3_q[0])))) dict0_q <= dict0_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[1]) | (d_push1_q & d_slot1_q[1]) | (d_push2_q & d_slot2_q[1])
+            | (d_push3_q & d_slot3_q[1])))) dict1_q <= dict1_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[2]) | (d_push1_q & d_slot1_q[2]) | (d_push2_q & d_slot2_q[2])
+            | (d_push3_q & d_slot3_q[2])))) dict2_q <= dict2_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[3]) | (d_push1_q & d_slot1_q[3]) | (d_push2_q & d_slot2_q[3])
+            | (d_push3_q & d_slot3_q[3])))) dict3_q <= dict3_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[4]) | (d_push1_q & d_slot1_q[4]) | (d_push2_q & d_slot2_q[4])
+            | (d_push3_q & d_slot3_q[4])))) dict4_q <= dict4_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[5]) | (d_push1_q & d_slot1_q[5]) | (d_push2_q & d_slot2_q[5])
+            | (d_push3_q & d_slot3_q[5])))) dict5_q <= dict5_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[6]) | (d_push1_q & d_slot1_q[6]) | (d_push2_q & d_slot2_q[6])
+            | (d_push3_q & d_slot3_q[6])))) dict6_q <= dict6_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[7]) | (d_push1_q & d_slot1_q[7]) | (d_push2_q & d_slot2_q[7])
+            | (d_push3_q & d_slot3_q[7])))) dict7_q <= dict7_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[8]) | (d_push1_q & d_slot1_q[8]) | (d_push2_q & d_slot2_q[8])
+            | (d_push3_q & d_slot3_q[8])))) dict8_q <= dict8_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[9]) | (d_push1_q & d_slot1_q[9]) | (d_push2_q & d_slot2_q[9])
+            | (d_push3_q & d_slot3_q[9])))) dict9_q <= dict9_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[10]) | (d_push1_q & d_slot1_q[10]) | (d_push2_q & d_slot2_q[10])
+            | (d_push3_q & d_slot3_q[10])))) dict10_q <= dict10_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[11]) | (d_push1_q & d_slot1_q[11]) | (d_push2_q & d_slot2_q[11])
+            | (d_push3_q & d_slot3_q[11])))) dict11_q <= dict11_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[12]) | (d_push1_q & d_slot1_q[12]) | (d_push2_q & d_slot2_q[12])
+            | (d_push3_q & d_slot3_q[12])))) dict12_q <= dict12_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[13]) | (d_push1_q & d_slot1_q[13]) | (d_push2_q & d_slot2_q[13])
+            | (d_push3_q & d_slot3_q[13])))) dict13_q <= dict13_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[14]) | (d_push1_q & d_slot1_q[14]) | (d_push2_q & d_slot2_q[14])
+            | (d_push3_q & d_slot3_q[14])))) dict14_q <= dict14_d;
+    if ((d_dict_go
+         & ((d_push0_q & d_slot0_q[15]) | (d_push1_q & d_slot1_q[15]) | (d_push2_q & d_slot2_q[15])
+            | (d_push3_q & d_slot3_q[15])))) dict15_q <= dict15_d;
+  end
+
+  // Output FIFO (credits: the loop issues a beat only when it has a place)
+  reg  [2:0] ofifo_wr_q;
+  reg  [2:0] ofifo_rd_q;
+  reg  [3:0] ofifo_count_q;
+  wire ofifo_valid;
+  wire ofifo_ready;
+  wire ofifo_push;
+  wire ofifo_pop;
+  reg  [129:0] ofifo0_q;
+  wire ofifo_we0;
+  wire [129:0] ofifo0_d;
+  wire ofifo_rs0;
+  reg  [129:0] ofifo1_q;
+  wire ofifo_we1;
+  wire [129:0] ofifo1_d;
+  wire ofifo_rs1;
+  reg  [129:0] ofifo2_q;
+  wire ofifo_we2;
+  wire [129:0] ofifo2_d;
+  wire ofifo_rs2;
+  reg  [129:0] ofifo3_q;
+  wire ofifo_we3;
+  wire [129:0] ofifo3_d;
+  wire ofifo_rs3;
+  reg  [129:0] ofifo4_q;
+  wire ofifo_we4;
+  wire [129:0] ofifo4_d;
+  wire ofifo_rs4;
+  reg  [129:0] ofifo5_q;
+  wire ofifo_we5;
+  wire [129:0] ofifo5_d;
+  wire ofifo_rs5;
+  reg  [129:0] ofifo6_q;
+  wire ofifo_we6;
+  wire [129:0] ofifo6_d;
+  wire ofifo_rs6;
+  reg  [129:0] ofifo7_q;
+  wire ofifo_we7;
+  wire [129:0] ofifo7_d;
+  wire ofifo_rs7;
+  wire [129:0] ofifo_head;
+  wire [2:0] ofifo_wr_d;
+  wire [2:0] ofifo_rd_d;
+  wire [3:0] ofifo_count_d;
+  wire [129:0] ofifo_out;
+  wire [127:0] out_words;
+  wire pop;
+  wire [3:0] inflight_go;
+  wire [3:0] inflight_no;
+  wire [3:0] inflight_d;
+  wire credit_d;
+  assign ofifo_valid = (ofifo_count_q != 4'd0);
+  assign ofifo_ready = (ofifo_count_q != 4'd8);
+  assign ofifo_push = (d_valid_q & ofifo_ready);
+  assign ofifo_pop = (ofifo_valid & m_ready_i);
+  assign ofifo_we0 = (ofifo_push & (ofifo_wr_q == 3'd0));
+  assign ofifo0_d = {d_last_q, d_err, d_words};
+  assign ofifo_rs0 = (ofifo_rd_q == 3'd0);
+  assign ofifo_we1 = (ofifo_push & (ofifo_wr_q == 3'd1));
+  assign ofifo1_d = {d_last_q, d_err, d_words};
+  assign ofifo_rs1 = (ofifo_rd_q == 3'd1);
+  assign ofifo_we2 = (ofifo_push & (ofifo_wr_q == 3'd2));
+  assign ofifo2_d = {d_last_q, d_err, d_words};
+  assign ofifo_rs2 = (ofifo_rd_q == 3'd2);
+  assign ofifo_we3 = (ofifo_push & (ofifo_wr_q == 3'd3));
+  assign ofifo3_d = {d_last_q, d_err, d_words};
+  assign ofifo_rs3 = (ofifo_rd_q == 3'd3);
+  assign ofifo_we4 = (ofifo_push & (ofifo_wr_q == 3'd4));
+  assign ofifo4_d = {d_last_q, d_err, d_words};
+  assign ofifo_rs4 = (ofifo_rd_q == 3'd4);
+  assign ofifo_we5 = (ofifo_push & (ofifo_wr_q == 3'd5));
+  assign ofifo5_d = {d_last_q, d_err, d_words};
+  assign ofifo_rs5 = (ofifo_rd_q == 3'd5);
+  assign ofifo_we6 = (ofifo_push & (ofifo_wr_q == 3'd6));
+  assign ofifo6_d = {d_last_q, d_err, d_words};
+  assign ofifo_rs6 = (ofifo_rd_q == 3'd6);
+  assign ofifo_we7 = (ofifo_push & (ofifo_wr_q == 3'd7));
+  assign ofifo7_d = {d_last_q, d_err, d_words};
+  assign ofifo_rs7 = (ofifo_rd_q == 3'd7);
+  assign ofifo_head = ((ofifo_rs0 ? ofifo0_q : 130'd0) | (ofifo_rs1 ? ofifo1_q : 130'd0)
+                       | (ofifo_rs2 ? ofifo2_q : 130'd0) | (ofifo_rs3 ? ofifo3_q : 130'd0)
+                       | (ofifo_rs4 ? ofifo4_q : 130'd0) | (ofifo_rs5 ? ofifo5_q : 130'd0)
+                       | (ofifo_rs6 ? ofifo6_q : 130'd0) | (ofifo_rs7 ? ofifo7_q : 130'd0));
+  assign ofifo_wr_d = (ofifo_wr_q + 3'd1);
+  assign ofifo_rd_d = (ofifo_rd_q + 3'd1);
+  assign ofifo_count_d = ((ofifo_push & ~ofifo_pop) ? (ofifo_count_q + 4'd1)
+                          : (ofifo_count_q - 4'd1));
+  assign ofifo_out = ofifo_head;
+  assign out_words = (ofifo_out[127:0] & {128{~ofifo_out[128]}});
+  assign pop = (ofifo_valid & m_ready_i);
+  assign inflight_go = ((inflight_q + 4'd1) - {3'd0, pop});
+  assign inflight_no = (inflight_q - {3'd0, pop});
+  assign inflight_d = (go ? inflight_go : inflight_no);
+  assign credit_d = (go ? (inflight_go < 4'd8) : (inflight_no < 4'd8));
   assign s_ready_o = in_ready;
-  assign m_valid_o = out_valid_q;
-  assign m_words_o = out_words_q;
-  assign m_last_o = out_last_q;
-  assign m_err_o = out_err_q;
+  assign m_valid_o = ofifo_valid;
+  assign m_words_o = out_words;
+  assign m_last_o = ofifo_out[129];
+  assign m_err_o = ofifo_out[128];
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      win_q <= 264'd0;
-      cnt_q <= 9'd0;
-      active_q <= 1'd0;
-      out_valid_q <= 1'd0;
+      ofifo_wr_q <= 3'd0;
+      ofifo_rd_q <= 3'd0;
+      ofifo_count_q <= 4'd0;
+      inflight_q <= 4'd0;
+      credit_q <= 1'd1;
     end else begin
-      win_q <= win_d;
-      cnt_q <= cnt_d;
-      active_q <= active_d;
-      out_valid_q <= out_valid_d;
+      if (ofifo_push) ofifo_wr_q <= ofifo_wr_d;
+      if (ofifo_pop) ofifo_rd_q <= ofifo_rd_d;
+      if (((ofifo_push & ~ofifo_pop) | (ofifo_pop & ~ofifo_push))) ofifo_count_q <= ofifo_count_d;
+      inflight_q <= inflight_d;
+      credit_q <= credit_d;
     end
   end
   always @(posedge clk_i) begin
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd0)) | (d1_push & (d1_slot == 4'd0))
-            | (d2_push & (d2_slot == 4'd0)) | (d3_push & (d3_slot == 4'd0))))) dict0_q <= dict0_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd1)) | (d1_push & (d1_slot == 4'd1))
-            | (d2_push & (d2_slot == 4'd1)) | (d3_push & (d3_slot == 4'd1))))) dict1_q <= dict1_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd2)) | (d1_push & (d1_slot == 4'd2))
-            | (d2_push & (d2_slot == 4'd2)) | (d3_push & (d3_slot == 4'd2))))) dict2_q <= dict2_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd3)) | (d1_push & (d1_slot == 4'd3))
-            | (d2_push & (d2_slot == 4'd3)) | (d3_push & (d3_slot == 4'd3))))) dict3_q <= dict3_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd4)) | (d1_push & (d1_slot == 4'd4))
-            | (d2_push & (d2_slot == 4'd4)) | (d3_push & (d3_slot == 4'd4))))) dict4_q <= dict4_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd5)) | (d1_push & (d1_slot == 4'd5))
-            | (d2_push & (d2_slot == 4'd5)) | (d3_push & (d3_slot == 4'd5))))) dict5_q <= dict5_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd6)) | (d1_push & (d1_slot == 4'd6))
-            | (d2_push & (d2_slot == 4'd6)) | (d3_push & (d3_slot == 4'd6))))) dict6_q <= dict6_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd7)) | (d1_push & (d1_slot == 4'd7))
-            | (d2_push & (d2_slot == 4'd7)) | (d3_push & (d3_slot == 4'd7))))) dict7_q <= dict7_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd8)) | (d1_push & (d1_slot == 4'd8))
-            | (d2_push & (d2_slot == 4'd8)) | (d3_push & (d3_slot == 4'd8))))) dict8_q <= dict8_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd9)) | (d1_push & (d1_slot == 4'd9))
-            | (d2_push & (d2_slot == 4'd9)) | (d3_push & (d3_slot == 4'd9))))) dict9_q <= dict9_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd10)) | (d1_push & (d1_slot == 4'd10))
-            | (d2_push & (d2_slot == 4'd10))
-            | (d3_push & (d3_slot == 4'd10))))) dict10_q <= dict10_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd11)) | (d1_push & (d1_slot == 4'd11))
-            | (d2_push & (d2_slot == 4'd11))
-            | (d3_push & (d3_slot == 4'd11))))) dict11_q <= dict11_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd12)) | (d1_push & (d1_slot == 4'd12))
-            | (d2_push & (d2_slot == 4'd12))
-            | (d3_push & (d3_slot == 4'd12))))) dict12_q <= dict12_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd13)) | (d1_push & (d1_slot == 4'd13))
-            | (d2_push & (d2_slot == 4'd13))
-            | (d3_push & (d3_slot == 4'd13))))) dict13_q <= dict13_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd14)) | (d1_push & (d1_slot == 4'd14))
-            | (d2_push & (d2_slot == 4'd14))
-            | (d3_push & (d3_slot == 4'd14))))) dict14_q <= dict14_d;
-    if ((consume
-         & ((d0_push & (d0_slot == 4'd15)) | (d1_push & (d1_slot == 4'd15))
-            | (d2_push & (d2_slot == 4'd15))
-            | (d3_push & (d3_slot == 4'd15))))) dict15_q <= dict15_d;
-    dict_valid_q <= dict_valid_d;
-    dict_wptr_q <= dict_wptr_d;
-    if ((accept & ~active_q)) begin
-      c_q <= c_d;
-      tcode_q <= tcode_d;
-    end
-    in_done_q <= in_done_d;
-    out_done_q <= out_done_d;
-    err_q <= err_d;
-    beat_q <= beat_d;
-    if (emit) begin
-      out_words_q <= out_words_d;
-      out_last_q <= out_last_d;
-      out_err_q <= out_err_d;
-    end
+    if (ofifo_we0) ofifo0_q <= ofifo0_d;
+    if (ofifo_we1) ofifo1_q <= ofifo1_d;
+    if (ofifo_we2) ofifo2_q <= ofifo2_d;
+    if (ofifo_we3) ofifo3_q <= ofifo3_d;
+    if (ofifo_we4) ofifo4_q <= ofifo4_d;
+    if (ofifo_we5) ofifo5_q <= ofifo5_d;
+    if (ofifo_we6) ofifo6_q <= ofifo6_d;
+    if (ofifo_we7) ofifo7_q <= ofifo7_d;
   end
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, 1'd0, 1'd0, 1'd0, 1'd0};
+  assign unused_ok = &{1'd0,
+                       {x1_align_s6[126], x1_align_s6[125], x1_align_s6[124], x1_align_s6[123],
+                        x1_align_s6[122], x1_align_s6[121], x1_align_s6[120], x1_align_s6[119],
+                        x1_align_s6[118], x1_align_s6[117], x1_align_s6[116], x1_align_s6[115],
+                        x1_align_s6[114], x1_align_s6[113], x1_align_s6[112], x1_align_s6[111],
+                        x1_align_s6[110], x1_align_s6[109], x1_align_s6[108], x1_align_s6[107],
+                        x1_align_s6[106], x1_align_s6[105], x1_align_s6[104], x1_align_s6[103],
+                        x1_align_s6[102], x1_align_s6[101], x1_align_s6[100], x1_align_s6[99],
+                        x1_align_s6[98], x1_align_s6[97], x1_align_s6[96], x1_align_s6[95],
+                        x1_align_s6[94], x1_align_s6[93], x1_align_s6[92], x1_align_s6[91],
+                        x1_align_s6[90], x1_align_s6[89], x1_align_s6[88], x1_align_s6[87],
+                        x1_align_s6[86], x1_align_s6[85], x1_align_s6[84], x1_align_s6[83],
+                        x1_align_s6[82], x1_align_s6[81], x1_align_s6[80], x1_align_s6[79],
+                        x1_align_s6[78], x1_align_s6[77], x1_align_s6[76], x1_align_s6[75],
+                        x1_align_s6[74], x1_align_s6[73], x1_align_s6[72], x1_align_s6[71],
+                        x1_align_s6[70], x1_align_s6[69], x1_align_s6[68], x1_align_s6[67],
+                        x1_align_s6[66], x1_align_s6[65], x1_align_s6[64], x1_align_s6[63],
+                        x1_align_s6[62], x1_align_s6[61], x1_align_s6[60], x1_align_s6[59],
+                        x1_align_s6[58], x1_align_s6[57], x1_align_s6[56], x1_align_s6[55],
+                        x1_align_s6[54], x1_align_s6[53], x1_align_s6[52], x1_align_s6[51],
+                        x1_align_s6[50], x1_align_s6[49], x1_align_s6[48], x1_align_s6[47],
+                        x1_align_s6[46], x1_align_s6[45], x1_align_s6[44], x1_align_s6[43],
+                        x1_align_s6[42], x1_align_s6[41], x1_align_s6[40], x1_align_s6[39],
+                        x1_align_s6[38], x1_align_s6[37], x1_align_s6[36], x1_align_s6[35],
+                        x1_align_s6[34], x1_align_s6[33], x1_align_s6[32], x1_align_s6[31],
+                        x1_align_s6[30], x1_align_s6[29], x1_align_s6[28], x1_align_s6[27],
+                        x1_align_s6[26], x1_align_s6[25], x1_align_s6[24], x1_align_s6[23],
+                        x1_align_s6[22], x1_align_s6[21], x1_align_s6[20], x1_align_s6[19],
+                        x1_align_s6[18], x1_align_s6[17], x1_align_s6[16], x1_align_s6[15],
+                        x1_align_s6[14], x1_align_s6[13], x1_align_s6[12], x1_align_s6[11],
+                        x1_align_s6[10], x1_align_s6[9], x1_align_s6[8], x1_align_s6[7],
+                        x1_align_s6[6], x1_align_s6[5], x1_align_s6[4], x1_align_s6[3],
+                        x1_align_s6[2], x1_align_s6[1], x1_align_s6[0]}, x2_len2[136:135],
+                       x2_len34[136:103], x2_len6[136:131], x2_len24[136:113], x2_len12[136:125],
+                       x2_len16[136:121], 1'd0, 1'd0, 1'd0, 1'd0, d_pat0_q[0], d_pat1_q[0],
+                       d_pat2_q[0], d_pat3_q[0], d_tcode_q, d_raw_bits[7:0], ofifo_ready};
 endmodule
 `default_nettype wire

@@ -804,6 +804,33 @@ pub(crate) fn parse(m: &mut ModuleBuilder, name: &str, cp: &CpackParams, win: &E
     }
 }
 
+/// Token lengths of the original C-Pack codes at many stream positions at once: `b[i]` holds
+/// bit `i` of the token starting at each position (bitwise vectors of equal width). Returns,
+/// per distinct token length, the positions whose token has that length; the illegal code
+/// `1111` counts with the halfword match (its length is never used: the token is an error).
+pub(crate) fn position_lengths(cp: &CpackParams, b: &[Expr; 4]) -> Vec<(u32, Expr)> {
+    assert!(
+        cp.codes == CodeTable::Original,
+        "position_lengths: original codes only"
+    );
+    let (b0, b1, b2, b3) = (&b[0], &b[1], &b[2], &b[3]);
+    let long = b0 & b1;
+    let mut pats = vec![Expr::zero(b0.width()); 6];
+    pats[PZ] = !b0 & !b1;
+    pats[PX] = !b0 & b1.clone();
+    pats[PF] = b0 & &!b1;
+    pats[PH] = &long & &!(b2 ^ b3);
+    pats[PN] = &long & &(!b2 & b3.clone());
+    pats[PT] = &long & &(b2 & &!b3);
+    length_groups(cp)
+        .into_iter()
+        .map(|(n, ps)| {
+            let terms: Vec<Expr> = ps.iter().map(|i| pats[*i].clone()).collect();
+            (n, or_tree(terms, b0.width()))
+        })
+        .collect()
+}
+
 /// `cpack_decomp`: C-Pack stream (or raw line) in, line out (see the module docs).
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_comp_i` (1 = compressed, Comp Alg = C-Pack+Z; 0 = raw

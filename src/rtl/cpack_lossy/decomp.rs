@@ -1,0 +1,929 @@
+//! `cpack_lossy_decomp` (§6 item 3): chunks in, the words C-Pack ran on out, 4 per beat
+//! (`docs/FORMATS.md`, "Decompressor choices"). Built for 1 GHz on Nangate45; it reaches
+//! 0.87 GHz, limited by its one loop.
+//!
+//! The only loop is the token position. Chunks are written whole into a ring of four 128-bit
+//! slots (no placement shifter), and the position of the next token is a one-hot vector over
+//! the ring's 512 bit positions. Every position's token length is decoded from the bits there
+//! (the code is its first 2 or 4 bits), so four tokens advance the position by four AND-OR
+//! steps, one term per token length. Everything else is a pipeline after that loop:
+//! * **L** (loop): a beat is issued when its bits are in (the slots holding the next 136 bits
+//!   hold this block's chunks, or the block's last chunk is in) and the output FIFO has room
+//!   (a registered credit). The position moves four tokens on, to the slot after the block's
+//!   last chunk after its last beat, or one slot per raw chunk: it is one of three registered
+//!   candidates chosen by registered flags, so `go` (which reads registered position regions)
+//!   and the loop do not wait for each other;
+//! * **X1**: the three slots from the position, shifted so the beat's first token is on top
+//!   (136 bits);
+//! * **X2**: the four tokens' start positions within those 136 bits (the same AND-OR steps);
+//! * **X3**: the tokens extracted and parsed; errors (illegal code, index of an entry not
+//!   filled in this block, a token past the block's last chunk); the dictionary slots of the
+//!   pushes and the same-beat bypass sources;
+//! * **D**: the words rebuilt from the dictionary (with the bypass from earlier words of the
+//!   beat), the dictionary written; the beat enters an 8-entry output FIFO.
+//!
+//! A slot is freed oldest first once the position has left it (or its block has ended); slots
+//! carry their block's 2-bit tag, so the position running past a corrupt block's data never
+//! frees or reads the next block's chunks.
+
+use super::{bytes_from_top, decomp_beats, err, header, last_beat_words, LossyRtlParams};
+use crate::hdl::blocks::{fifo, or_tree, shift_lanes_copies};
+use crate::hdl::stream::{self, Layout};
+use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
+use crate::model::cpack::CodeTable;
+use crate::model::cpack_lossy::fp::TruncLayout;
+use crate::model::cpack_lossy::CHUNK_BITS;
+use crate::rtl::cpack::{
+    parse, position_lengths, token_push, token_word, uses_index, Parsed, TOK_W,
+};
+use std::sync::Arc;
+
+/// Ring slots (chunks).
+const NS: usize = 4;
+/// Bits per slot.
+const SB: u32 = CHUNK_BITS as u32;
+/// Output FIFO depth: covers the beats in flight (L to D) at one beat per cycle.
+const FIFO_DEPTH: u32 = 8;
+/// Tokens per beat.
+const TPB: usize = 4;
+
+/// `v` rotated towards higher positions by `n` (bit p moves to `(p + n) mod width`); `v`
+/// must be a named signal.
+fn rotl(v: &Expr, n: u32) -> Expr {
+    let w = v.width();
+    let n = n % w;
+    if n == 0 {
+        return v.clone();
+    }
+    Expr::cat(&[v.slice(0, w - n), v.slice(w - n, n)])
+}
+
+/// One token step on one-hot positions: position `q + L` is set where position `q` is set
+/// and its token is `L` bits long (rotating around the ring, or shifting out of a window).
+fn token_step(
+    m: &mut ModuleBuilder,
+    name: &str,
+    pos: &Expr,
+    lens: &[(u32, Expr)],
+    ring: bool,
+) -> Expr {
+    let w = pos.width();
+    let terms: Vec<Expr> = lens
+        .iter()
+        .filter(|(n, _)| ring || *n < w)
+        .map(|(n, ind)| {
+            let tn = format!("{}_l{}", name, n);
+            if ring {
+                rotl(&m.wire(&tn, &(pos & ind)), *n)
+            } else {
+                // Only positions whose token ends inside the window.
+                let k = w - n;
+                let t = m.wire(&tn, &(pos.slice(0, k) & ind.slice(0, k)));
+                Expr::cat(&[t, Expr::zero(*n)])
+            }
+        })
+        .collect();
+    m.wire(name, &or_tree(terms, w))
+}
+
+/// `v` rotated by one slot (one-hot slot vectors).
+fn next_slot(v: &Expr) -> Expr {
+    rotl(v, 1)
+}
+
+/// The parsed token from registered fields: the token bits (first stream bit on top), its
+/// one-hot pattern and index.
+fn parsed_from(tok: &Expr, oh: &Expr, idx: &Expr) -> Parsed {
+    let ib = idx.width();
+    let f = |pos: u32, w: u32| tok.slice(TOK_W - pos - w, w);
+    Parsed {
+        oh: oh.clone(),
+        zb: Expr::zero(1),
+        illegal: Expr::zero(1),
+        idx: idx.clone(),
+        lit32: f(2, 32),
+        lit_n: f(4, 8),
+        lit_t: f(4 + ib, 8),
+        lit_h: f(4 + ib, 16),
+    }
+}
+
+/// `cpack_lossy_decomp`: chunks in, the words C-Pack ran on out, 4 per beat (see the module
+/// docs).
+///
+/// Ports: `s_valid_i`/`s_ready_o`/`s_chunk_i[127:0]`/`s_last_i`/`s_c_i`/`s_tcode_i[1:0]`
+/// (`c` and `tcode` sampled with a block's first chunk) → `m_valid_o`/`m_ready_i`/
+/// `m_words_o[127:0]`/`m_last_o`/`m_err_o`.
+///
+/// A compressed block gives `ceil(cpack_words/4)` beats (8 at t = 0; 6, 5, 4 packed; a
+/// short last beat has its missing words 0). An illegal code (`1111`), an index of an empty
+/// entry, a shifted-layout word wider than `32 − t` bits, or a token running past the last
+/// chunk sets `err` on that beat and every later beat of the block (words 0); chunks beyond
+/// the words needed are dropped. A raw block (`c = 0`) passes its chunks through, one beat
+/// each.
+pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
+    p.validate().map_err(err)?;
+    let c = &p.codec;
+    if c.codes != CodeTable::Original {
+        return Err(err(
+            "the decompressor implements the original C-Pack codes (codes: original)".into(),
+        ));
+    }
+    let cp = c.cpack();
+    let ne = cp.dict_entries as u32;
+    let nsu = NS as u32;
+    let pbits = nsu * SB;
+    // The four widest tokens of a beat.
+    let span = TPB as u32 * TOK_W;
+    let rw = span + 1; // relative positions 0..=span
+    let mut m = ModuleBuilder::new(format!("cpack_lossy_decomp_{}", p.tag()));
+    header(
+        &mut m,
+        "decompressor",
+        p,
+        "§2.2-§2.4 (codes, dictionary, chunks), §6 item 3",
+    );
+    m.header(
+        "Stages: L (token-position loop on a 4 x 128-bit chunk ring) -> X1 -> X2 -> X3 -> D -> FIFO",
+    );
+    let s_in = stream::input(
+        &mut m,
+        "s",
+        &Layout::new(&[("chunk", SB), ("last", 1), ("c", 1), ("tcode", 2)]),
+    );
+    let s_valid = s_in.valid.clone();
+    let chunk = s_in.field("chunk");
+    let s_last = s_in.field("last");
+    let s_c = s_in.field("c");
+    let s_tcode = s_in.field("tcode");
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
+
+    // ---- Chunk ring ----
+    let full: Vec<_> = (0..NS)
+        .map(|j| m.reg(&format!("slot{}_full_q", j), 1, Some(0)))
+        .collect();
+    let sdata: Vec<_> = (0..NS)
+        .map(|j| m.reg(&format!("slot{}_data_q", j), SB, None))
+        .collect();
+    let stag: Vec<_> = (0..NS)
+        .map(|j| m.reg(&format!("slot{}_tag_q", j), 2, None))
+        .collect();
+    let slast: Vec<_> = (0..NS)
+        .map(|j| m.reg(&format!("slot{}_last_q", j), 1, None))
+        .collect();
+    let sc: Vec<_> = (0..NS)
+        .map(|j| m.reg(&format!("slot{}_c_q", j), 1, None))
+        .collect();
+    let stc: Vec<_> = (0..NS)
+        .map(|j| m.reg(&format!("slot{}_tcode_q", j), 2, None))
+        .collect();
+    let sidx: Vec<_> = (0..NS)
+        .map(|j| m.reg(&format!("slot{}_cidx_q", j), 4, None))
+        .collect();
+    let wsel = m.reg("wr_slot_q", nsu, Some(1));
+    let fsel = m.reg("free_slot_q", nsu, Some(1));
+    let wbid = m.reg("wr_blk_q", 2, Some(0));
+    let wcidx = m.reg("wr_cidx_q", 4, Some(0));
+    let fullv = m.wire(
+        "slot_full",
+        &Expr::cat_lsb(&full.iter().map(|r| r.q()).collect::<Vec<_>>()),
+    );
+    let lastv = m.wire(
+        "slot_last",
+        &Expr::cat_lsb(&slast.iter().map(|r| r.q()).collect::<Vec<_>>()),
+    );
+
+    // ---- Loop state ----
+    // The position is one of four registered candidates, chosen by registered flags (one
+    // copy per 32 positions and one for `go`): the position four tokens on (`pos_q`, the
+    // token steps' output with no select after them), the previous position (`pos_prev_q`),
+    // the slot after it (a raw chunk) or the slot after the block's last chunk
+    // (`pos_jump_q`). `go`, which waits for the position's slot, only sets the flags.
+    let r = m.reg("pos_q", pbits, None);
+    let rprev = m.reg("pos_prev_q", pbits, Some(1));
+    let jslot = m.reg("pos_jump_q", nsu, Some(0));
+    let rlanes = 32u32;
+    let ncopy = (pbits / rlanes) as usize + 1;
+    let t_pos = m.reg_replicas("take_pos_q", 1, Some(0), ncopy);
+    let t_jump = m.reg_replicas("take_jump_q", 1, Some(0), ncopy);
+    let t_prev = m.reg_replicas("take_prev_q", 1, Some(1), ncopy);
+    let st_new = m.reg("st_new_q", 1, Some(1));
+    let st_dec = m.reg("st_dec_q", 1, Some(0));
+    let st_raw = m.reg("st_raw_q", 1, Some(0));
+    let st_end = m.reg("st_end_q", 1, Some(0));
+    let bid = m.reg("blk_q", 2, Some(0));
+    let btc = m.reg("blk_tcode_q", 2, None);
+    let nbm1 = m.reg("blk_beats_m1_q", 4, None);
+    let beat = m.reg("beat_q", 4, None);
+    let done = m.reg("blk_done_q", 1, Some(0));
+    let eslot = m.reg("blk_end_slot_q", nsu, Some(0));
+    let eidx = m.reg("blk_end_cidx_q", 4, None);
+    let inflight = m.reg("inflight_q", 4, Some(0));
+    // Slots whose tag is this block's, registered (no tag compare in front of `go`).
+    let tmatch = m.reg("slot_tag_cur_q", nsu, Some(0));
+
+    m.comment("L: the position, and whether the next 136 bits are in");
+    let jumpv = Expr::cat_lsb(
+        &(0..nsu)
+            .map(|j| Expr::cat_lsb(&[jslot.q().bit(j), Expr::zero(SB - 1)]))
+            .collect::<Vec<_>>(),
+    );
+    let jumpv = m.wire("pos_jumpv", &jumpv);
+    let rq = Expr::cat_lsb(
+        &(0..pbits / rlanes)
+            .map(|g| {
+                let c = g as usize;
+                let sl = |v: &Expr| v.slice(g * rlanes, rlanes);
+                or_tree(
+                    vec![
+                        t_pos[c].q().gate(&sl(&r.q())),
+                        t_jump[c].q().gate(&sl(&jumpv)),
+                        t_prev[c].q().gate(&sl(&rprev.q())),
+                    ],
+                    rlanes,
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    let rq = m.wire("pos", &rq);
+    // The bits of a beat end within this slot and the next for offsets up to 2·SB − span;
+    // later offsets need a third slot.
+    let lo_max = 2 * SB - span;
+    // Per slot: the position is at a near offset (the next 136 bits end in the next slot), a
+    // far one, or a slot's first bit. For a step (`pos_q`) by OR trees on its register; for
+    // a held position registered the cycle before (`go` waits for no position select).
+    let slot_or = |v: &Expr, lo: u32, w: u32| {
+        Expr::cat_lsb(
+            &(0..nsu)
+                .map(|j| v.slice(j * SB + lo, w).any())
+                .collect::<Vec<_>>(),
+        )
+    };
+    let p_near = m.reg("pos_prev_near_q", nsu, Some(1));
+    let p_far = m.reg("pos_prev_far_q", nsu, Some(0));
+    let p_first = m.reg("pos_prev_first_q", nsu, Some(1));
+    let p_slot = m.wire("pos_prev_slot", &(p_near.q() | p_far.q()));
+    let gx = ncopy - 1;
+    // The value for the position candidate taken (the flags' `go` copies).
+    let by_take = |m: &mut ModuleBuilder, name: &str, vals: [Expr; 3]| {
+        let [vp, vj, vv] = vals;
+        let w = vp.width();
+        let v = or_tree(
+            vec![
+                t_pos[gx].q().gate(&vp),
+                t_jump[gx].q().gate(&vj),
+                t_prev[gx].q().gate(&vv),
+            ],
+            w,
+        );
+        m.wire(name, &v)
+    };
+    // The regions of this position (registered for the next cycle): of `pos_q` by its own
+    // OR trees (a step or a raw chunk), of a jump (a slot's first bit), or held.
+    let step = |lo: u32, w: u32| slot_or(&r.q(), lo, w);
+    let jq = jslot.q();
+    let near_d = by_take(
+        &mut m,
+        "pos_near",
+        [step(0, lo_max + 1), jq.clone(), p_near.q()],
+    );
+    let far_d = by_take(
+        &mut m,
+        "pos_far",
+        [
+            step(lo_max + 1, SB - lo_max - 1),
+            Expr::zero(nsu),
+            p_far.q(),
+        ],
+    );
+    let step_first = Expr::cat_lsb(&(0..nsu).map(|j| r.q().bit(j * SB)).collect::<Vec<_>>());
+    let first_d = by_take(
+        &mut m,
+        "pos_first_now",
+        [step_first, jq.clone(), p_first.q()],
+    );
+    m.next(&p_near, &near_d, None);
+    m.next(&p_far, &far_d, None);
+    m.next(&p_first, &first_d, None);
+    let (p_near, p_far, p_first) = (p_near.q(), p_far.q(), p_first.q());
+    let step_slot = m.wire("pos_step_slot", &slot_or(&r.q(), 0, SB));
+    let zero4 = Expr::zero(nsu);
+    let rslot = by_take(&mut m, "pos_slot", [step_slot, jslot.q(), p_slot.clone()]);
+    let at_start = by_take(
+        &mut m,
+        "pos_first",
+        [next_slot(&p_first), jslot.q(), p_first.clone()],
+    );
+    let tagcur = m.wire(
+        "slot_cur",
+        &Expr::cat_lsb(&stag.iter().map(|t| t.q().eq(&bid.q())).collect::<Vec<_>>()),
+    );
+    // A slot holds a chunk of this block (an older block's chunk may still wait in the slot
+    // after this block's last one).
+    let fb = m.wire("slot_mine", &(&fullv & &tmatch.q()));
+    // Bit j: slot j + 1 (j + 2) holds a chunk of this block.
+    let f1 = m.wire("slot_mine_next", &rotl(&fb, nsu - 1));
+    let f2 = m.wire("slot_mine_next2", &rotl(&f1, nsu - 1));
+    let two = m.wire("slot_mine2", &(&fb & &f1));
+    let three = m.wire("slot_mine3", &(&two & &f2));
+    // Precise for a held position, a raw step and a jump (at a slot's first bit: near).
+    let prec = |near: &Expr, far: &Expr| (&(near & &two) | &(far & &three)).any();
+    let in_now = by_take(
+        &mut m,
+        "bits_in",
+        [
+            prec(&step(0, lo_max + 1), &step(lo_max + 1, SB - lo_max - 1)),
+            prec(&jslot.q(), &zero4),
+            prec(&p_near, &p_far),
+        ],
+    );
+    let lastin = m.wire("last_in", &(&fb & &lastv));
+    let done_now = m.wire("blk_done", &(done.q() | lastin.any()));
+    let eslot_now = m.wire("blk_end_slot", &(eslot.q() | lastin.clone()));
+    let eidx_scan = or_tree(
+        (0..NS)
+            .map(|j| lastin.bit(j as u32).gate(&sidx[j].q()))
+            .collect(),
+        4,
+    );
+    let eidx_now = m.wire("blk_end_cidx", &done.q().select(&eidx.q(), &eidx_scan));
+    // Room in the output FIFO for one more beat (registered from the in-flight count).
+    let credit_r = m.reg("credit_q", 1, Some(1));
+    let credit = credit_r.q();
+    // In the block-start and raw states the position is at a slot's first bit.
+    let s_full = m.wire("pos_slot_full", &(&at_start & &fb).any());
+    let pick = |m: &mut ModuleBuilder, name: &str, regs: &[crate::hdl::Reg]| {
+        let w = regs[0].width();
+        let v = or_tree(
+            (0..NS)
+                .map(|j| rslot.bit(j as u32).gate(&regs[j].q()))
+                .collect(),
+            w,
+        );
+        m.wire(name, &v)
+    };
+    let s_c_now = pick(&mut m, "pos_slot_c", &sc);
+    let s_tc_now = pick(&mut m, "pos_slot_tcode", &stc);
+    let s_cidx = pick(&mut m, "pos_slot_cidx", &sidx);
+    let raw_final = m.wire("raw_final", &(&rslot & &lastv).any());
+    let final_dec = m.wire("beat_final", &beat.q().eq(&nbm1.q()));
+    let go_dec = m.wire(
+        "go_dec",
+        &(&(st_dec.q() & credit.clone()) & &(done_now.clone() | in_now.clone())),
+    );
+    let go_raw = m.wire("go_raw", &(&(st_raw.q() & credit.clone()) & &s_full));
+    let go = m.wire("go", &(&go_dec | &go_raw));
+    let raw_end = m.wire("raw_end", &(&go_raw & &raw_final));
+    // A last beat with the block's last chunk in (written without `go_dec`, which waits for
+    // the position's slot: the block-end logic does not).
+    let jump = m.wire(
+        "jump",
+        &(&(&(&(st_dec.q() & credit.clone()) & &final_dec) | &st_end.q()) & &done_now),
+    );
+    let to_end = m.wire("to_end", &(&(&go_dec & &final_dec) & &!done_now.clone()));
+    let new_ok = m.wire("new_ok", &(st_new.q() & s_full.clone()));
+
+    m.comment("L: four token steps from the position (one AND-OR term per token length)");
+    let sb_bits: Vec<Expr> = (0..pbits)
+        .map(|p| sdata[(p / SB) as usize].q().bit(SB - 1 - p % SB))
+        .collect();
+    let ringv = m.wire("ring_bits", &Expr::cat_lsb(&sb_bits));
+    let rb: Vec<Expr> = (0..4u32).map(|k| rotl(&ringv, pbits - k)).collect();
+    let lens = position_lengths(
+        &cp,
+        &[rb[0].clone(), rb[1].clone(), rb[2].clone(), rb[3].clone()],
+    );
+    let lens: Vec<(u32, Expr)> = lens
+        .into_iter()
+        .map(|(n, e)| (n, m.wire(&format!("ring_len{}", n), &e)))
+        .collect();
+    let mut pos = rq.clone();
+    for k in 1..=TPB {
+        pos = token_step(&mut m, &format!("pos{}", k), &pos, &lens, true);
+    }
+    let pos4 = pos;
+    // A raw chunk steps to the next slot's first bit.
+    m.next(&r, &st_raw.q().select(&rotl(&rq, SB), &pos4), None);
+    m.next(&rprev, &rq, None);
+    // The slot after the block's last chunk.
+    m.next(&jslot, &next_slot(&eslot_now), None);
+    let take_pos = m.wire("take_pos", &(&go_dec & &!final_dec.clone()));
+    let take_step = m.wire("take_step", &(&take_pos | &go_raw));
+    let take_none = m.wire("take_none", &!(&take_step | &jump));
+    for c in 0..ncopy {
+        m.next(&t_pos[c], &take_step, None);
+        m.next(&t_jump[c], &jump, None);
+        m.next(&t_prev[c], &take_none, None);
+    }
+
+    m.comment("L: block state (a block starts at its first chunk's slot)");
+    let blk_end = m.wire("blk_next", &(&jump | &raw_end));
+    m.next(
+        &st_new,
+        &(&(&st_new.q() & &!s_full.clone()) | &blk_end),
+        None,
+    );
+    m.next(
+        &st_dec,
+        &(&(&st_dec.q() & &!(&go_dec & &final_dec)) | &(&new_ok & &s_c_now)),
+        None,
+    );
+    m.next(
+        &st_raw,
+        &(&(&st_raw.q() & &!raw_end.clone()) | &(&new_ok & &!s_c_now.clone())),
+        None,
+    );
+    m.next(
+        &st_end,
+        &(&(&st_end.q() & &!done_now.clone()) | &to_end),
+        None,
+    );
+    m.next(&bid, &(bid.q() + Expr::lit(2, 1)), Some(&blk_end));
+    m.next(&done, &(&done_now & &!blk_end.clone()), None);
+    m.next(&eslot, &blk_end.select(&Expr::zero(nsu), &eslot_now), None);
+    m.next(&eidx, &eidx_now, None);
+    m.next(&btc, &s_tc_now, Some(&new_ok));
+    let nb_m1 = {
+        let mut v = Expr::lit(4, decomp_beats(c, 0) as u64 - 1);
+        for tc in 1..4u8 {
+            v = s_tc_now
+                .eq_lit(tc as u64)
+                .select(&Expr::lit(4, decomp_beats(c, tc) as u64 - 1), &v);
+        }
+        v
+    };
+    m.next(&nbm1, &nb_m1, Some(&new_ok));
+    m.next(
+        &beat,
+        &new_ok.select(&Expr::zero(4), &(beat.q() + Expr::lit(4, 1))),
+        Some(&(&new_ok | &go_dec)),
+    );
+
+    m.comment("Ring writes: a chunk enters the write slot when it is empty");
+    // Freed, oldest first: a slot of the previous block, or of this block once the position
+    // has left it (any of them after the block's last beat).
+    let prev_tag: Vec<Expr> = stag
+        .iter()
+        .map(|t| t.q().eq(&(bid.q() - Expr::lit(2, 1))))
+        .collect();
+    let free = m.wire(
+        "slot_free",
+        &(&(&fullv & &fsel.q())
+            & &(Expr::cat_lsb(&prev_tag) | (&tagcur & &(!rslot.clone() | st_end.q().repeat(nsu))))),
+    );
+    // A freed slot takes a chunk from the next cycle on (the position's slot decode stays
+    // off the input handshake and the slots' write enables).
+    let s_ready = m.wire("in_ready", &(&wsel.q() & &!fullv.clone()).any());
+    let accept = m.wire("accept", &(&s_valid & &s_ready));
+    let we = m.wire("slot_we", &(accept.repeat(nsu) & wsel.q()));
+    let cin = m.wire("chunk_stream", &bytes_from_top(&chunk));
+    let bid_next = m.wire("blk_inc", &(bid.q() + Expr::lit(2, 1)));
+    let mut mine_d = Vec::new();
+    for j in 0..NS {
+        let e = we.bit(j as u32);
+        let full_d = m.wire(
+            &format!("slot{}_full_next", j),
+            &(&e | &(full[j].q() & !free.bit(j as u32))),
+        );
+        m.next(&full[j], &full_d, None);
+        let tag_d = e.select(&wbid.q(), &stag[j].q());
+        mine_d.push(blk_end.select(&tag_d.eq(&bid_next), &tag_d.eq(&bid.q())));
+        m.next(&sdata[j], &cin, Some(&e));
+        m.next(&stag[j], &wbid.q(), Some(&e));
+        m.next(&slast[j], &s_last, Some(&e));
+        m.next(&sc[j], &s_c, Some(&e));
+        m.next(&stc[j], &s_tcode, Some(&e));
+        m.next(&sidx[j], &wcidx.q(), Some(&e));
+    }
+    m.next(&tmatch, &Expr::cat_lsb(&mine_d), None);
+    m.next(&wsel, &next_slot(&wsel.q()), Some(&accept));
+    m.next(&fsel, &next_slot(&fsel.q()), Some(&free.any()));
+    m.next(
+        &wbid,
+        &(wbid.q() + Expr::lit(2, 1)),
+        Some(&(&accept & &s_last)),
+    );
+    let wc_inc = wcidx
+        .q()
+        .eq_lit(15)
+        .select(&wcidx.q(), &(wcidx.q() + Expr::lit(4, 1)));
+    m.next(
+        &wcidx,
+        &s_last.select(&Expr::zero(4), &wc_inc),
+        Some(&accept),
+    );
+
+    m.comment("L: the position's offset in its slot (binary), for the window shift");
+    let ob = crate::hdl::clog2(SB as u64);
+    // From the candidates apart (the position select drives only the token steps): a raw
+    // step or a jump lands on a slot's first bit.
+    let offset = |v: &Expr| {
+        Expr::cat_lsb(
+            &(0..ob)
+                .map(|b| {
+                    let bits: Vec<Expr> = (0..pbits)
+                        .filter(|p| ((p % SB) >> b) & 1 == 1)
+                        .map(|p| v.bit(p))
+                        .collect();
+                    Expr::cat_lsb(&bits).any()
+                })
+                .collect::<Vec<_>>(),
+        )
+    };
+    let off_step = m.wire("pos_step_off", &offset(&r.q()));
+    let off_prev = m.wire("pos_prev_off", &offset(&rprev.q()));
+    let off = &t_pos[gx].q().gate(&off_step) | &t_prev[gx].q().gate(&off_prev);
+    let off = m.wire("pos_off", &off);
+    // Bits from the position to the end of the block's last chunk: 128 - off or 256 - off
+    // when the last chunk is this slot or the next, none when the position has left the
+    // block, "enough" (511) otherwise.
+    let in_blk = m.wire("pos_in_blk", &(&rslot & &fb).any());
+    let dist = m.wire("blk_left", &(eidx_now.clone() - s_cidx.clone()));
+    // The limit's kind (the bits themselves are counted in X1): 0 none, 1 nothing left,
+    // 2 the rest of this slot, 3 the rest of this slot and the next.
+    let lim = done_now.select(
+        &in_blk.select(
+            &dist.eq_lit(0).select(
+                &Expr::lit(2, 2),
+                &dist.eq_lit(1).select(&Expr::lit(2, 3), &Expr::zero(2)),
+            ),
+            &Expr::lit(2, 1),
+        ),
+        &Expr::zero(2),
+    );
+    let lim = m.wire("avail_kind", &lim);
+    // Words this beat needs (a short last beat fewer).
+    let nw = {
+        let mut v = Expr::lit(3, TPB as u64);
+        for tc in 0..4u8 {
+            v = btc
+                .q()
+                .eq_lit(tc as u64)
+                .select(&Expr::lit(3, last_beat_words(c, tc) as u64), &v);
+        }
+        final_dec.select(&v, &Expr::lit(3, TPB as u64))
+    };
+    let nw = m.wire("beat_words", &nw);
+    let need_d = Expr::cat_lsb(
+        &(0..TPB as u64)
+            .map(|k| nw.gt(&Expr::lit(3, k)))
+            .collect::<Vec<_>>(),
+    );
+    let x1_v = m.reg_next("x1_valid_q", Some(0), &go, None);
+    let x1_raw = m.reg_next("x1_raw_q", None, &st_raw.q(), None);
+    let x1_last = m.reg_next(
+        "x1_last_q",
+        None,
+        &st_raw.q().select(&raw_final, &final_dec),
+        None,
+    );
+    let first = m.wire("beat_first", &beat.q().eq_lit(0));
+    let x1_first = m.reg_next("x1_first_q", None, &first, None);
+    let x1_need = m.reg_next("x1_need_q", None, &need_d, None);
+    let x1_tc = m.reg_next("x1_tcode_q", None, &btc.q(), None);
+    let x1_lim = m.reg_next("x1_avail_kind_q", None, &lim, None);
+    // The beat's fields are registered every cycle (valid: `go`), so `go` drives no enables.
+    // Slot and offset, one register copy per group of window lanes (bounded fan-out). The
+    // slots keep their contents a cycle after the beat leaves the loop: a slot is freed
+    // only once the position has left it, and refilled the cycle after.
+    let copies = 8usize;
+    let slot_reps = m.reg_replicas("x1_slot_q", nsu, None, copies);
+    let off_reps = m.reg_replicas("x1_off_q", ob, None, copies);
+    for rr in &slot_reps {
+        m.next(rr, &rslot, None);
+    }
+    for rr in &off_reps {
+        m.next(rr, &off, None);
+    }
+
+    m.comment("X1: the three slots from the position, shifted so its bit is on top");
+    // Only the top span + SB - 1 bits of the three slots can reach the window.
+    let tw = span + SB - 1;
+    let views: Vec<Expr> = (0..NS)
+        .map(|j| {
+            Expr::cat(&[
+                sdata[j].q(),
+                sdata[(j + 1) % NS].q(),
+                sdata[(j + 2) % NS].q().slice(3 * SB - tw, tw - 2 * SB),
+            ])
+        })
+        .collect();
+    let view_lanes: Vec<Expr> = (0..tw)
+        .map(|i| {
+            let sel = slot_reps[i as usize * copies / tw as usize].q();
+            or_tree(
+                (0..NS)
+                    .map(|j| sel.bit(j as u32).gate(&views[j].bit(i)))
+                    .collect(),
+                1,
+            )
+        })
+        .collect();
+    let view = m.wire("x1_view", &Expr::cat_lsb(&view_lanes));
+    let offs: Vec<Expr> = off_reps.iter().map(|r| r.q()).collect();
+    let sh = shift_lanes_copies(&mut m, "x1_align", &view.lanes(1), &offs, true);
+    let win_d = m.wire("x1_win", &Expr::cat_lsb(&sh[(tw - span) as usize..]));
+    m.unused(&Expr::cat_lsb(&sh[..(tw - span) as usize]));
+    let x2_v = m.reg_next("x2_valid_q", Some(0), &x1_v, None);
+    let x2_win = m.reg_next("x2_win_q", None, &win_d, Some(&x1_v));
+    let x2_raw = m.reg_next("x2_raw_q", None, &x1_raw, Some(&x1_v));
+    let x2_last = m.reg_next("x2_last_q", None, &x1_last, Some(&x1_v));
+    let x2_first = m.reg_next("x2_first_q", None, &x1_first, Some(&x1_v));
+    let x2_need = m.reg_next("x2_need_q", None, &x1_need, Some(&x1_v));
+    let x2_tc = m.reg_next("x2_tcode_q", None, &x1_tc, Some(&x1_v));
+    // Bits from the position to the end of the block's last chunk (511: enough).
+    let off9 = offs[0].zext(9);
+    let avail = m.wire(
+        "x1_avail",
+        &x1_lim.bit(1).select(
+            &x1_lim.bit(0).select(
+                &(Expr::lit(9, 2 * SB as u64) - off9.clone()),
+                &(Expr::lit(9, SB as u64) - off9.clone()),
+            ),
+            &x1_lim.bit(0).select(&Expr::zero(9), &Expr::lit(9, 511)),
+        ),
+    );
+    let x2_avail = m.reg_next("x2_avail_q", None, &avail, Some(&x1_v));
+
+    m.comment("X2: the four tokens' start positions in the window (token k starts at st_k)");
+    let winq = x2_win.clone();
+    let relbits: Vec<Expr> = (0..rw + 3)
+        .map(|q| {
+            if q < span {
+                winq.bit(span - 1 - q)
+            } else {
+                Expr::zero(1)
+            }
+        })
+        .collect();
+    let rel = m.wire("x2_rel", &Expr::cat_lsb(&relbits));
+    let rlens = position_lengths(
+        &cp,
+        &[
+            rel.slice(0, rw),
+            rel.slice(1, rw),
+            rel.slice(2, rw),
+            rel.slice(3, rw),
+        ],
+    );
+    let rlens: Vec<(u32, Expr)> = rlens
+        .into_iter()
+        .map(|(n, e)| (n, m.wire(&format!("x2_len{}", n), &e)))
+        .collect();
+    for (n, e) in &rlens {
+        // Tokens starting there would end past the window.
+        m.unused(&e.slice(rw - n, *n));
+    }
+    let mut st = Expr::lit(rw, 1);
+    let mut sts = Vec::new();
+    for k in 1..=TPB {
+        st = token_step(&mut m, &format!("x2_st{}", k), &st, &rlens, false);
+        sts.push(st.clone());
+    }
+    // A raw beat's 128 bits travel as four 34-bit fields at fixed starts.
+    let x3_st: Vec<Expr> = sts
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let k = i as u32 + 1;
+            let fixed = Expr::cat_lsb(
+                &(0..rw)
+                    .map(|q| Expr::lit(1, (q == TOK_W * k) as u64))
+                    .collect::<Vec<_>>(),
+            );
+            let d = x2_raw.select(&fixed, s);
+            m.reg_next(&format!("x3_st{}_q", k), None, &d, Some(&x2_v))
+        })
+        .collect();
+    let x3_v = m.reg_next("x3_valid_q", Some(0), &x2_v, None);
+    let x3_win = m.reg_next("x3_win_q", None, &winq, Some(&x2_v));
+    let x3_raw = m.reg_next("x3_raw_q", None, &x2_raw, Some(&x2_v));
+    let x3_last = m.reg_next("x3_last_q", None, &x2_last, Some(&x2_v));
+    let x3_first = m.reg_next("x3_first_q", None, &x2_first, Some(&x2_v));
+    let x3_need = m.reg_next("x3_need_q", None, &x2_need, Some(&x2_v));
+    let x3_tc = m.reg_next("x3_tcode_q", None, &x2_tc, Some(&x2_v));
+    let x3_avail = m.reg_next("x3_avail_q", None, &x2_avail, Some(&x2_v));
+
+    m.comment("X3: tokens extracted and parsed; errors; dictionary slots and bypass sources");
+    let field_at = |q: u32| -> Expr {
+        if q + TOK_W <= span {
+            x3_win.slice(span - q - TOK_W, TOK_W)
+        } else {
+            Expr::cat(&[x3_win.slice(0, span - q), Expr::zero(TOK_W - (span - q))])
+        }
+    };
+    // Token end past the available bits.
+    let gt: Vec<Expr> = (0..rw)
+        .map(|q| {
+            if q == 0 {
+                Expr::zero(1)
+            } else {
+                x3_avail.lt(&Expr::lit(9, q as u64))
+            }
+        })
+        .collect();
+    let gt = m.wire("x3_past", &Expr::cat_lsb(&gt));
+    let vld = m.reg("x3_dict_valid_q", ne, None);
+    let wp = m.reg("x3_dict_wsel_q", ne, None);
+    let mut vcur = m.wire("x3_dvalid", &x3_first.select(&Expr::zero(ne), &vld.q()));
+    let mut wcur = m.wire("x3_dwsel", &x3_first.select(&Expr::lit(ne, 1), &wp.q()));
+    let mut bad = Expr::zero(1);
+    let mut toks = Vec::new();
+    let mut pats = Vec::new();
+    let mut idx_ohs: Vec<Expr> = Vec::new();
+    let mut pushes: Vec<Expr> = Vec::new();
+    let mut slots: Vec<Expr> = Vec::new();
+    let mut srcs: Vec<Expr> = Vec::new();
+    for k in 0..TPB {
+        let ku = k as u32;
+        let tok = if k == 0 {
+            field_at(0)
+        } else {
+            let stq = &x3_st[k - 1];
+            let lo = 2 * ku;
+            let hi = TOK_W * ku;
+            or_tree(
+                (lo..=hi).map(|q| stq.bit(q).gate(&field_at(q))).collect(),
+                TOK_W,
+            )
+        };
+        let tok = m.wire(&format!("x3_tok{}", k), &tok);
+        let pr = parse(&mut m, &format!("x3_t{}", k), &cp, &tok);
+        m.unused(&pr.zb);
+        let need = x3_need.bit(ku);
+        let idx_oh = Expr::cat_lsb(&(0..ne as u64).map(|j| pr.idx.eq_lit(j)).collect::<Vec<_>>());
+        let idx_oh = m.wire(&format!("x3_t{}_idx_oh", k), &idx_oh);
+        let ivalid = (&idx_oh & &vcur).any();
+        let over = m.wire(&format!("x3_over{}", k), &(&x3_st[k] & &gt).any());
+        let e = m.wire(
+            &format!("x3_bad{}", k),
+            &(&need & &(&(&pr.illegal | &(&uses_index(&pr.oh) & &!ivalid)) | &over)),
+        );
+        bad = &bad | &e;
+        let push = m.wire(
+            &format!("x3_push{}", k),
+            &(&need & &token_push(cp.push, &pr.oh)),
+        );
+        // Bypass source: the latest earlier token of the beat that pushed into this index.
+        let hits: Vec<Expr> = (0..k)
+            .map(|j| &pushes[j] & &(&slots[j] & &idx_oh).any())
+            .collect();
+        let src: Vec<Expr> = (0..k)
+            .map(|j| {
+                let later = (j + 1..k).map(|i| hits[i].clone()).collect::<Vec<_>>();
+                if later.is_empty() {
+                    hits[j].clone()
+                } else {
+                    &hits[j] & &!Expr::cat(&later).any()
+                }
+            })
+            .collect();
+        let slot = wcur.clone();
+        vcur = m.wire(&format!("x3_dvalid{}", k), &(&vcur | &push.gate(&slot)));
+        wcur = m.wire(
+            &format!("x3_dwsel{}", k),
+            &push.select(&next_slot(&slot), &slot),
+        );
+        toks.push(tok);
+        pats.push(pr.oh.clone());
+        idx_ohs.push(idx_oh);
+        pushes.push(push);
+        slots.push(slot);
+        if k > 0 {
+            srcs.push(m.wire(&format!("x3_src{}", k), &Expr::cat_lsb(&src)));
+        }
+    }
+    let x3_bad = m.wire("x3_bad", &(&bad & &!x3_raw.clone()));
+    let dict_go = m.wire("x3_dict_go", &(&x3_v & &!x3_raw.clone()));
+    m.next(&vld, &vcur, Some(&dict_go));
+    m.next(&wp, &wcur, Some(&dict_go));
+    let d_v = m.reg_next("d_valid_q", Some(0), &x3_v, None);
+    let dreg = |m: &mut ModuleBuilder, name: &str, e: &Expr| {
+        m.reg_next(&format!("d_{}_q", name), None, e, Some(&x3_v))
+    };
+    let d_raw = dreg(&mut m, "raw", &x3_raw);
+    let d_last = dreg(&mut m, "last", &x3_last);
+    let d_first = dreg(&mut m, "first", &x3_first);
+    let d_need = dreg(&mut m, "need", &x3_need);
+    let d_tc = dreg(&mut m, "tcode", &x3_tc);
+    let d_bad = dreg(&mut m, "bad", &x3_bad);
+    let d_tok: Vec<Expr> = (0..TPB)
+        .map(|k| dreg(&mut m, &format!("tok{}", k), &toks[k]))
+        .collect();
+    let d_pat: Vec<Expr> = (0..TPB)
+        .map(|k| dreg(&mut m, &format!("pat{}", k), &pats[k]))
+        .collect();
+    let d_idx: Vec<Expr> = (0..TPB)
+        .map(|k| dreg(&mut m, &format!("idx{}", k), &idx_ohs[k]))
+        .collect();
+    let d_push: Vec<Expr> = (0..TPB)
+        .map(|k| dreg(&mut m, &format!("push{}", k), &pushes[k]))
+        .collect();
+    let d_slot: Vec<Expr> = (0..TPB)
+        .map(|k| dreg(&mut m, &format!("slot{}", k), &slots[k]))
+        .collect();
+    let d_src: Vec<Expr> = (1..TPB)
+        .map(|k| dreg(&mut m, &format!("src{}", k), &srcs[k - 1]))
+        .collect();
+
+    m.comment("D: words from the dictionary, with bypass from the beat's earlier words");
+    let dict: Vec<_> = (0..ne)
+        .map(|j| m.reg(&format!("dict{}_q", j), 32, None))
+        .collect();
+    let ib = cp.index_bits();
+    let mut words: Vec<Expr> = Vec::new();
+    let mut wide = Expr::zero(1);
+    for k in 0..TPB {
+        let ku = k as u32;
+        let rd = or_tree(
+            (0..ne)
+                .map(|j| d_idx[k].bit(j).gate(&dict[j as usize].q()))
+                .collect(),
+            32,
+        );
+        let base = if k == 0 {
+            rd
+        } else {
+            let s = &d_src[k - 1];
+            let mut terms: Vec<Expr> = (0..k).map(|j| s.bit(j as u32).gate(&words[j])).collect();
+            terms.push((!s.any()).gate(&rd));
+            or_tree(terms, 32)
+        };
+        let base = m.wire(&format!("d_base{}", k), &base);
+        // The index field is only used through the one-hot read above.
+        // Pattern bit 0 (a zero word) contributes nothing to the word.
+        m.unused(&d_pat[k].bit(0));
+        let pr = parsed_from(&d_tok[k], &d_pat[k], &Expr::zero(ib));
+        let w = token_word(&pr, &base);
+        let w = m.wire(&format!("d_word{}", k), &d_need.bit(ku).gate(&w));
+        if c.layout == TruncLayout::Shifted {
+            for tc in 1..4u8 {
+                let t = c.t_of(tc);
+                if t > 0 {
+                    wide = &wide | &(&d_tc.eq_lit(tc as u64) & &w.slice(32 - t, t).any());
+                }
+            }
+        }
+        words.push(w);
+    }
+    if c.layout != TruncLayout::Shifted {
+        m.unused(&d_tc);
+    }
+    let berr = m.reg("d_err_q", 1, None);
+    let d_err = m.wire(
+        "d_err",
+        &(&!d_raw.clone() & &(&(&d_bad | &wide) | &(&berr.q() & &!d_first.clone()))),
+    );
+    m.next(&berr, &d_err, Some(&(&d_v & &!d_raw.clone())));
+    let dict_we = m.wire("d_dict_go", &(&d_v & &!d_raw.clone()));
+    for j in 0..ne {
+        let mut en = Expr::zero(1);
+        let mut nv = words[0].clone();
+        for k in 0..TPB {
+            let hit = &d_push[k] & &d_slot[k].bit(j);
+            nv = hit.select(&words[k], &nv);
+            en = &en | &hit;
+        }
+        m.next(&dict[j as usize], &nv, Some(&(&dict_we & &en)));
+    }
+    let rawbits = m.wire("d_raw_bits", &Expr::cat(&d_tok));
+    let raw_top = m.wire("d_raw_top", &rawbits.slice(TPB as u32 * TOK_W - SB, SB));
+    m.unused(&rawbits.slice(0, TPB as u32 * TOK_W - SB));
+    let raw_words = bytes_from_top(&raw_top);
+    let d_words = m.wire("d_words", &d_raw.select(&raw_words, &Expr::cat_lsb(&words)));
+
+    m.comment("Output FIFO (credits: the loop issues a beat only when it has a place)");
+    let fdata = Expr::cat(&[d_last.clone(), d_err.clone(), d_words]);
+    let q = fifo(&mut m, "ofifo", FIFO_DEPTH, &d_v, &fdata, &m_ready);
+    m.unused(&q.ready);
+    let head = m.wire("ofifo_out", &q.data);
+    let h_err = head.bit(SB);
+    let h_last = head.bit(SB + 1);
+    let o_words = m.wire(
+        "out_words",
+        &(head.slice(0, SB) & (!h_err.clone()).repeat(SB)),
+    );
+    let pop = m.wire("pop", &(&q.valid & &m_ready));
+    // Both outcomes of `go`, chosen last.
+    let infl_go = m.wire(
+        "inflight_go",
+        &(inflight.q() + Expr::lit(4, 1) - pop.zext(4)),
+    );
+    let infl_no = m.wire("inflight_no", &(inflight.q() - pop.zext(4)));
+    let room = |v: &Expr| v.lt(&Expr::lit(4, FIFO_DEPTH as u64));
+    m.next(&inflight, &go.select(&infl_go, &infl_no), None);
+    m.next(
+        &credit_r,
+        &go.select(&room(&infl_go), &room(&infl_no)),
+        None,
+    );
+
+    s_in.accept(&mut m, &s_ready);
+    out.drive(
+        &mut m,
+        &q.valid,
+        &[("words", o_words), ("last", h_last), ("err", h_err)],
+    );
+    m.finish()
+}
