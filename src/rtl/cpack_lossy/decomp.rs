@@ -160,27 +160,19 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let m_ready = out.ready();
 
     // ---- Chunk ring ----
-    let full: Vec<_> = (0..NS)
-        .map(|j| m.reg(&format!("slot{}_full_q", j), 1, Some(0)))
-        .collect();
-    let sdata: Vec<_> = (0..NS)
-        .map(|j| m.reg(&format!("slot{}_data_q", j), SB, None))
-        .collect();
-    let stag: Vec<_> = (0..NS)
-        .map(|j| m.reg(&format!("slot{}_tag_q", j), 2, None))
-        .collect();
-    let slast: Vec<_> = (0..NS)
-        .map(|j| m.reg(&format!("slot{}_last_q", j), 1, None))
-        .collect();
-    let sc: Vec<_> = (0..NS)
-        .map(|j| m.reg(&format!("slot{}_c_q", j), 1, None))
-        .collect();
-    let stc: Vec<_> = (0..NS)
-        .map(|j| m.reg(&format!("slot{}_tcode_q", j), 2, None))
-        .collect();
-    let sidx: Vec<_> = (0..NS)
-        .map(|j| m.reg(&format!("slot{}_cidx_q", j), 4, None))
-        .collect();
+    // One register per slot: `slot<j>_<field>_q`.
+    let per_slot = |m: &mut ModuleBuilder, field: &str, w: u32, reset: Option<u64>| {
+        (0..NS)
+            .map(|j| m.reg(&format!("slot{}_{}_q", j, field), w, reset))
+            .collect::<Vec<_>>()
+    };
+    let full = per_slot(&mut m, "full", 1, Some(0));
+    let sdata = per_slot(&mut m, "data", SB, None);
+    let stag = per_slot(&mut m, "tag", 2, None);
+    let slast = per_slot(&mut m, "last", 1, None);
+    let sc = per_slot(&mut m, "c", 1, None);
+    let stc = per_slot(&mut m, "tcode", 2, None);
+    let sidx = per_slot(&mut m, "cidx", 4, None);
     let wsel = m.reg("wr_slot_q", nsu, Some(1));
     let fsel = m.reg("free_slot_q", nsu, Some(1));
     let wbid = m.reg("wr_blk_q", 2, Some(0));
