@@ -166,6 +166,7 @@ module cpack_lossy_decomp_b128 (
   wire raw_end;
   wire jump;
   wire to_end;
+  wire [3:0] slot_prev_blk;
   wire new_ok;
   assign pos_jumpv = {127'd0, pos_jump_q[3], 127'd0, pos_jump_q[2], 127'd0, pos_jump_q[1], 127'd0,
                       pos_jump_q[0]};
@@ -278,6 +279,8 @@ module cpack_lossy_decomp_b128 (
   assign raw_end = (go_raw & raw_final);
   assign jump = (((st_dec_q & credit_q & beat_final) | st_end_q) & blk_done);
   assign to_end = (go_dec & beat_final & ~blk_done);
+  assign slot_prev_blk = {(slot3_tag_q == (blk_q - 2'd1)), (slot2_tag_q == (blk_q - 2'd1)),
+                          (slot1_tag_q == (blk_q - 2'd1)), (slot0_tag_q == (blk_q - 2'd1))};
   assign new_ok = (st_new_q & pos_slot_full);
   always @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -751,7 +754,7 @@ module cpack_lossy_decomp_b128 (
   wire [3:0] blk_beats_m1_d;
   wire [3:0] beat_d;
   assign blk_next = (jump | raw_end);
-  assign st_new_d = ((st_new_q & ~pos_slot_full) | blk_next);
+  assign st_new_d = ((st_new_q & ~new_ok) | blk_next);
   assign st_dec_d = ((st_dec_q & ~(go_dec & beat_final)) | (new_ok & pos_slot_c));
   assign st_raw_d = ((st_raw_q & ~raw_end) | (new_ok & ~pos_slot_c));
   assign st_end_d = ((st_end_q & ~blk_done) | to_end);
@@ -795,6 +798,7 @@ module cpack_lossy_decomp_b128 (
 
   // Ring writes: a chunk enters the write slot when it is empty
   wire [3:0] slot_free;
+  wire wr_blk_far;
   wire in_ready;
   wire accept;
   wire [3:0] slot_we;
@@ -834,14 +838,14 @@ module cpack_lossy_decomp_b128 (
   wire [3:0] slot3_cidx_d;
   wire [3:0] slot_tag_cur_d;
   wire [3:0] wr_slot_d;
+  wire [2:0] slot_free_n;
   wire [3:0] free_slot_d;
   wire [1:0] wr_blk_d;
   wire [3:0] wr_cidx_d;
-  assign slot_free = (slot_full & free_slot_q
-                      & ({(slot3_tag_q == (blk_q - 2'd1)), (slot2_tag_q == (blk_q - 2'd1)),
-                          (slot1_tag_q == (blk_q - 2'd1)), (slot0_tag_q == (blk_q - 2'd1))}
-                         | (slot_cur & (~pos_slot | {4{st_end_q}}))));
-  assign in_ready = (|(wr_slot_q & ~slot_full));
+  assign slot_free = (slot_full
+                      & (slot_prev_blk | (free_slot_q & slot_cur & (~pos_slot | {4{st_end_q}}))));
+  assign wr_blk_far = ((wr_blk_q - blk_q) == 2'd3);
+  assign in_ready = ((|(wr_slot_q & ~slot_full)) & ~wr_blk_far);
   assign accept = (s_valid_i & in_ready);
   assign slot_we = ({4{accept}} & wr_slot_q);
   assign chunk_stream = {s_chunk_i[7:0], s_chunk_i[15:8], s_chunk_i[23:16], s_chunk_i[31:24],
@@ -891,7 +895,12 @@ module cpack_lossy_decomp_b128 (
                            (blk_next ? ((slot_we[0] ? wr_blk_q : slot0_tag_q) == blk_inc)
                             : ((slot_we[0] ? wr_blk_q : slot0_tag_q) == blk_q))};
   assign wr_slot_d = {wr_slot_q[2:0], wr_slot_q[3]};
-  assign free_slot_d = {free_slot_q[2:0], free_slot_q[3]};
+  assign slot_free_n = ({2'd0, slot_free[0]} + {2'd0, slot_free[1]} + {2'd0, slot_free[2]}
+                        + {2'd0, slot_free[3]});
+  assign free_slot_d = ((slot_free_n == 3'd3) ? {free_slot_q[0], free_slot_q[3:1]}
+                        : (slot_free_n == 3'd2) ? {free_slot_q[1:0], free_slot_q[3:2]}
+                        : (slot_free_n == 3'd1) ? {free_slot_q[2:0], free_slot_q[3]}
+                        : free_slot_q);
   assign wr_blk_d = (wr_blk_q + 2'd1);
   assign wr_cidx_d = (s_last_i ? 4'd0 : (wr_cidx_q == 4'd15) ? wr_cidx_q : (wr_cidx_q + 4'd1));
   always @(posedge clk_i) begin
@@ -912,7 +921,7 @@ module cpack_lossy_decomp_b128 (
       slot3_full_q <= slot3_full_d;
       slot_tag_cur_q <= slot_tag_cur_d;
       if (accept) wr_slot_q <= wr_slot_d;
-      if ((|slot_free)) free_slot_q <= free_slot_d;
+      free_slot_q <= free_slot_d;
       if ((accept & s_last_i)) wr_blk_q <= wr_blk_d;
       if (accept) wr_cidx_q <= wr_cidx_d;
     end

@@ -1,6 +1,6 @@
 //! `cpack_lossy_decomp` (§6 item 3): chunks in, the words C-Pack ran on out, 4 per beat
 //! (`docs/FORMATS.md`, "Decompressor choices"). Built for 1 GHz on Nangate45; it reaches
-//! 0.87 GHz, limited by its one loop.
+//! 0.82-0.87 GHz, limited by its one loop.
 //!
 //! The only loop is the token position. Chunks are written whole into a ring of four 128-bit
 //! slots (no placement shifter), and the position of the next token is a one-hot vector over
@@ -187,11 +187,11 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     );
 
     // ---- Loop state ----
-    // The position is one of four registered candidates, chosen by registered flags (one
-    // copy per 32 positions and one for `go`): the position four tokens on (`pos_q`, the
-    // token steps' output with no select after them), the previous position (`pos_prev_q`),
-    // the slot after it (a raw chunk) or the slot after the block's last chunk
-    // (`pos_jump_q`). `go`, which waits for the position's slot, only sets the flags.
+    // The position is one of three registered candidates, chosen by registered flags (one
+    // copy per 32 positions and one for `go`): the position four tokens on, or the next
+    // slot's first bit after a raw chunk (`pos_q`), the previous position (`pos_prev_q`), or
+    // the slot after the block's last chunk (`pos_jump_q`). `go`, which waits for the
+    // position's slot, only sets the flags.
     let r = m.reg("pos_q", pbits, None);
     let rprev = m.reg("pos_prev_q", pbits, Some(1));
     let jslot = m.reg("pos_jump_q", nsu, Some(0));
@@ -374,6 +374,16 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         &(&(&(&(st_dec.q() & credit.clone()) & &final_dec) | &st_end.q()) & &done_now),
     );
     let to_end = m.wire("to_end", &(&(&go_dec & &final_dec) & &!done_now.clone()));
+    // Slots of the previous block (freed all at once, the cycle its successor starts).
+    let prev_tag = m.wire(
+        "slot_prev_blk",
+        &Expr::cat_lsb(
+            &stag
+                .iter()
+                .map(|t| t.q().eq(&(bid.q() - Expr::lit(2, 1))))
+                .collect::<Vec<_>>(),
+        ),
+    );
     let new_ok = m.wire("new_ok", &(st_new.q() & s_full.clone()));
 
     m.comment("L: four token steps from the position (one AND-OR term per token length)");
@@ -413,7 +423,7 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let blk_end = m.wire("blk_next", &(&jump | &raw_end));
     m.next(
         &st_new,
-        &(&(&st_new.q() & &!s_full.clone()) | &blk_end),
+        &(&(&st_new.q() & &!new_ok.clone()) | &blk_end),
         None,
     );
     m.next(
@@ -455,18 +465,22 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     m.comment("Ring writes: a chunk enters the write slot when it is empty");
     // Freed, oldest first: a slot of the previous block, or of this block once the position
     // has left it (any of them after the block's last beat).
-    let prev_tag: Vec<Expr> = stag
-        .iter()
-        .map(|t| t.q().eq(&(bid.q() - Expr::lit(2, 1))))
-        .collect();
+    // The previous block's slots (the oldest run) all at once, so its tag is gone the
+    // cycle after its block ends and 2-bit tags never alias.
     let free = m.wire(
         "slot_free",
-        &(&(&fullv & &fsel.q())
-            & &(Expr::cat_lsb(&prev_tag) | (&tagcur & &(!rslot.clone() | st_end.q().repeat(nsu))))),
+        &(&fullv
+            & &(prev_tag.clone()
+                | (&(&fsel.q() & &tagcur) & &(!rslot.clone() | st_end.q().repeat(nsu))))),
     );
     // A freed slot takes a chunk from the next cycle on (the position's slot decode stays
     // off the input handshake and the slots' write enables).
-    let s_ready = m.wire("in_ready", &(&wsel.q() & &!fullv.clone()).any());
+    // At most three blocks ahead of the loop's (the tags' window).
+    let ahead3 = m.wire("wr_blk_far", &(wbid.q() - bid.q()).eq_lit(3));
+    let s_ready = m.wire(
+        "in_ready",
+        &(&(&wsel.q() & &!fullv.clone()).any() & &!ahead3),
+    );
     let accept = m.wire("accept", &(&s_valid & &s_ready));
     let we = m.wire("slot_we", &(accept.repeat(nsu) & wsel.q()));
     let cin = m.wire("chunk_stream", &bytes_from_top(&chunk));
@@ -490,7 +504,14 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     }
     m.next(&tmatch, &Expr::cat_lsb(&mine_d), None);
     m.next(&wsel, &next_slot(&wsel.q()), Some(&accept));
-    m.next(&fsel, &next_slot(&fsel.q()), Some(&free.any()));
+    // The oldest slot moves on by the number freed (a run from it).
+    let nfree = (0..nsu).fold(Expr::zero(3), |a, j| a + free.bit(j).zext(3));
+    let nfree = m.wire("slot_free_n", &nfree);
+    let mut fnext = fsel.q();
+    for k in 1..nsu {
+        fnext = nfree.eq_lit(k as u64).select(&rotl(&fsel.q(), k), &fnext);
+    }
+    m.next(&fsel, &fnext, None);
     m.next(
         &wbid,
         &(wbid.q() + Expr::lit(2, 1)),
