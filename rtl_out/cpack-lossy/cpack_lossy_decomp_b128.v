@@ -5610,6 +5610,10 @@ module cpack_lossy_decomp_b128 (
   wire d_err;
   wire d_err_d;
   wire d_dict_go;
+  wire [15:0] d_we0;
+  wire [15:0] d_we1;
+  wire [15:0] d_we2;
+  wire [15:0] d_we3;
   wire [31:0] dict0_d;
   wire [31:0] dict1_d;
   wire [31:0] dict2_d;
@@ -5713,86 +5717,26 @@ module cpack_lossy_decomp_b128 (
   assign d_err = (~d_raw_q & (d_bad_q | (d_err_q & ~d_first_q)));
   assign d_err_d = d_err;
   assign d_dict_go = (d_valid_q & ~d_raw_q);
-  assign dict0_d = ((d_push3_q & d_slot3_q[0]) ? d_word3
-                    : (d_push2_q & d_slot2_q[0]) ? d_word2
-                    : (d_push1_q & d_slot1_q[0]) ? d_word1
-                    : (d_push0_q & d_slot0_q[0]) ? d_word0
-                    : d_word0);
-  assign dict1_d = ((d_push3_q & d_slot3_q[1]) ? d_word3
-                    : (d_push2_q & d_slot2_q[1]) ? d_word2
-                    : (d_push1_q & d_slot1_q[1]) ? d_word1
-                    : (d_push0_q & d_slot0_q[1]) ? d_word0
-                    : d_word0);
-  assign dict2_d = ((d_push3_q & d_slot3_q[2]) ? d_word3
-                    : (d_push2_q & d_slot2_q[2]) ? d_word2
-                    : (d_push1_q & d_slot1_q[2]) ? d_word1
-                    : (d_push0_q & d_slot0_q[2]) ? d_word0
-                    : d_word0);
-  assign dict3_d = ((d_push3_q & d_slot3_q[3]) ? d_word3
-                    : (d_push2_q & d_slot2_q[3]) ? d_word2
-                    : (d_push1_q & d_slot1_q[3]) ? d_word1
-                    : (d_push0_q & d_slot0_q[3]) ? d_word0
-                    : d_word0);
-  assign dict4_d = ((d_push3_q & d_slot3_q[4]) ? d_word3
-                    : (d_push2_q & d_slot2_q[4]) ? d_word2
-                    : (d_push1_q & d_slot1_q[4]) ? d_word1
-                    : (d_push0_q & d_slot0_q[4]) ? d_word0
-                    : d_word0);
-  assign dict5_d = ((d_push3_q & d_slot3_q[5]) ? d_word3
-                    : (d_push2_q & d_slot2_q[5]) ? d_word2
-                    : (d_push1_q & d_slot1_q[5]) ? d_word1
-                    : (d_push0_q & d_slot0_q[5]) ? d_word0
-                    : d_word0);
-  assign dict6_d = ((d_push3_q & d_slot3_q[6]) ? d_word3
-                    : (d_push2_q & d_slot2_q[6]) ? d_word2
-                    : (d_push1_q & d_slot1_q[6]) ? d_word1
-                    : (d_push0_q & d_slot0_q[6]) ? d_word0
-                    : d_word0);
-  assign dict7_d = ((d_push3_q & d_slot3_q[7]) ? d_word3
-                    : (d_push2_q & d_slot2_q[7]) ? d_word2
-                    : (d_push1_q & d_slot1_q[7]) ? d_word1
-                    : (d_push0_q & d_slot0_q[7]) ? d_word0
-                    : d_word0);
-  assign dict8_d = ((d_push3_q & d_slot3_q[8]) ? d_word3
-                    : (d_push2_q & d_slot2_q[8]) ? d_word2
-                    : (d_push1_q & d_slot1_q[8]) ? d_word1
-                    : (d_push0_q & d_slot0_q[8]) ? d_word0
-                    : d_word0);
-  assign dict9_d = ((d_push3_q & d_slot3_q[9]) ? d_word3
-                    : (d_push2_q & d_slot2_q[9]) ? d_word2
-                    : (d_push1_q & d_slot1_q[9]) ? d_word1
-                    : (d_push0_q & d_slot0_q[9]) ? d_word0
-                    : d_word0);
-  assign dict10_d = ((d_push3_q & d_slot3_q[10]) ? d_word3
-                     : (d_push2_q & d_slot2_q[10]) ? d_word2
-                     : (d_push1_q & d_slot1_q[10]) ? d_word1
-                     : (d_push0_q & d_slot0_q[10]) ? d_word0
-                     : d_word0);
-  assign dict11_d = ((d_push3_q & d_slot3_q[11]) ? d_word3
-                     : (d_push2_q & d_slot2_q[11]) ? d_word2
-                     : (d_push1_q & d_slot1_q[11]) ? d_word1
-                     : (d_push0_q & d_slot0_q[11]) ? d_word0
-                     : d_word0);
-  assign dict12_d = ((d_push3_q & d_slot3_q[12]) ? d_word3
-                     : (d_push2_q & d_slot2_q[12]) ? d_word2
-                     : (d_push1_q & d_slot1_q[12]) ? d_word1
-                     : (d_push0_q & d_slot0_q[12]) ? d_word0
-                     : d_word0);
-  assign dict13_d = ((d_push3_q & d_slot3_q[13]) ? d_word3
-                     : (d_push2_q & d_slot2_q[13]) ? d_word2
-                     : (d_push1_q & d_slot1_q[13]) ? d_word1
-                     : (d_push0_q & d_slot0_q[13]) ? d_word0
-                     : d_word0);
-  assign dict14_d = ((d_push3_q & d_slot3_q[14]) ? d_word3
-                     : (d_push2_q & d_slot2_q[14]) ? d_word2
-                     : (d_push1_q & d_slot1_q[14]) ? d_word1
-                     : (d_push0_q & d_slot0_q[14]) ? d_word0
-                     : d_word0);
-  assign dict15_d = ((d_push3_q & d_slot3_q[15]) ? d_word3
-                     : (d_push2_q & d_slot2_q[15]) ? d_word2
-                     : (d_push1_q & d_slot1_q[15]) ? d_word1
-                     : (d_push0_q & d_slot0_q[15]) ? d_word0
-                     : d_word0);
+  assign d_we0 = ({16{d_push0_q}} & d_slot0_q);
+  assign d_we1 = ({16{d_push1_q}} & d_slot1_q);
+  assign d_we2 = ({16{d_push2_q}} & d_slot2_q);
+  assign d_we3 = ({16{d_push3_q}} & d_slot3_q);
+  assign dict0_d = (d_we3[0] ? d_word3 : d_we2[0] ? d_word2 : d_we1[0] ? d_word1 : d_word0);
+  assign dict1_d = (d_we3[1] ? d_word3 : d_we2[1] ? d_word2 : d_we1[1] ? d_word1 : d_word0);
+  assign dict2_d = (d_we3[2] ? d_word3 : d_we2[2] ? d_word2 : d_we1[2] ? d_word1 : d_word0);
+  assign dict3_d = (d_we3[3] ? d_word3 : d_we2[3] ? d_word2 : d_we1[3] ? d_word1 : d_word0);
+  assign dict4_d = (d_we3[4] ? d_word3 : d_we2[4] ? d_word2 : d_we1[4] ? d_word1 : d_word0);
+  assign dict5_d = (d_we3[5] ? d_word3 : d_we2[5] ? d_word2 : d_we1[5] ? d_word1 : d_word0);
+  assign dict6_d = (d_we3[6] ? d_word3 : d_we2[6] ? d_word2 : d_we1[6] ? d_word1 : d_word0);
+  assign dict7_d = (d_we3[7] ? d_word3 : d_we2[7] ? d_word2 : d_we1[7] ? d_word1 : d_word0);
+  assign dict8_d = (d_we3[8] ? d_word3 : d_we2[8] ? d_word2 : d_we1[8] ? d_word1 : d_word0);
+  assign dict9_d = (d_we3[9] ? d_word3 : d_we2[9] ? d_word2 : d_we1[9] ? d_word1 : d_word0);
+  assign dict10_d = (d_we3[10] ? d_word3 : d_we2[10] ? d_word2 : d_we1[10] ? d_word1 : d_word0);
+  assign dict11_d = (d_we3[11] ? d_word3 : d_we2[11] ? d_word2 : d_we1[11] ? d_word1 : d_word0);
+  assign dict12_d = (d_we3[12] ? d_word3 : d_we2[12] ? d_word2 : d_we1[12] ? d_word1 : d_word0);
+  assign dict13_d = (d_we3[13] ? d_word3 : d_we2[13] ? d_word2 : d_we1[13] ? d_word1 : d_word0);
+  assign dict14_d = (d_we3[14] ? d_word3 : d_we2[14] ? d_word2 : d_we1[14] ? d_word1 : d_word0);
+  assign dict15_d = (d_we3[15] ? d_word3 : d_we2[15] ? d_word2 : d_we1[15] ? d_word1 : d_word0);
   assign d_raw_bits = {d_tok0_q, d_tok1_q, d_tok2_q, d_tok3_q};
   assign d_raw_top = d_raw_bits[135:8];
   assign d_words = (d_raw_q ?
@@ -5804,54 +5748,22 @@ module cpack_lossy_decomp_b128 (
                     : {d_word3, d_word2, d_word1, d_word0});
   always @(posedge clk_i) begin
     if ((d_valid_q & ~d_raw_q)) d_err_q <= d_err_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[0]) | (d_push1_q & d_slot1_q[0]) | (d_push2_q & d_slot2_q[0])
-            | (d_push3_q & d_slot3_q[0])))) dict0_q <= dict0_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[1]) | (d_push1_q & d_slot1_q[1]) | (d_push2_q & d_slot2_q[1])
-            | (d_push3_q & d_slot3_q[1])))) dict1_q <= dict1_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[2]) | (d_push1_q & d_slot1_q[2]) | (d_push2_q & d_slot2_q[2])
-            | (d_push3_q & d_slot3_q[2])))) dict2_q <= dict2_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[3]) | (d_push1_q & d_slot1_q[3]) | (d_push2_q & d_slot2_q[3])
-            | (d_push3_q & d_slot3_q[3])))) dict3_q <= dict3_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[4]) | (d_push1_q & d_slot1_q[4]) | (d_push2_q & d_slot2_q[4])
-            | (d_push3_q & d_slot3_q[4])))) dict4_q <= dict4_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[5]) | (d_push1_q & d_slot1_q[5]) | (d_push2_q & d_slot2_q[5])
-            | (d_push3_q & d_slot3_q[5])))) dict5_q <= dict5_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[6]) | (d_push1_q & d_slot1_q[6]) | (d_push2_q & d_slot2_q[6])
-            | (d_push3_q & d_slot3_q[6])))) dict6_q <= dict6_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[7]) | (d_push1_q & d_slot1_q[7]) | (d_push2_q & d_slot2_q[7])
-            | (d_push3_q & d_slot3_q[7])))) dict7_q <= dict7_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[8]) | (d_push1_q & d_slot1_q[8]) | (d_push2_q & d_slot2_q[8])
-            | (d_push3_q & d_slot3_q[8])))) dict8_q <= dict8_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[9]) | (d_push1_q & d_slot1_q[9]) | (d_push2_q & d_slot2_q[9])
-            | (d_push3_q & d_slot3_q[9])))) dict9_q <= dict9_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[10]) | (d_push1_q & d_slot1_q[10]) | (d_push2_q & d_slot2_q[10])
-            | (d_push3_q & d_slot3_q[10])))) dict10_q <= dict10_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[11]) | (d_push1_q & d_slot1_q[11]) | (d_push2_q & d_slot2_q[11])
-            | (d_push3_q & d_slot3_q[11])))) dict11_q <= dict11_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[12]) | (d_push1_q & d_slot1_q[12]) | (d_push2_q & d_slot2_q[12])
-            | (d_push3_q & d_slot3_q[12])))) dict12_q <= dict12_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[13]) | (d_push1_q & d_slot1_q[13]) | (d_push2_q & d_slot2_q[13])
-            | (d_push3_q & d_slot3_q[13])))) dict13_q <= dict13_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[14]) | (d_push1_q & d_slot1_q[14]) | (d_push2_q & d_slot2_q[14])
-            | (d_push3_q & d_slot3_q[14])))) dict14_q <= dict14_d;
-    if ((d_dict_go
-         & ((d_push0_q & d_slot0_q[15]) | (d_push1_q & d_slot1_q[15]) | (d_push2_q & d_slot2_q[15])
-            | (d_push3_q & d_slot3_q[15])))) dict15_q <= dict15_d;
+    if ((d_dict_go & (d_we0[0] | d_we1[0] | d_we2[0] | d_we3[0]))) dict0_q <= dict0_d;
+    if ((d_dict_go & (d_we0[1] | d_we1[1] | d_we2[1] | d_we3[1]))) dict1_q <= dict1_d;
+    if ((d_dict_go & (d_we0[2] | d_we1[2] | d_we2[2] | d_we3[2]))) dict2_q <= dict2_d;
+    if ((d_dict_go & (d_we0[3] | d_we1[3] | d_we2[3] | d_we3[3]))) dict3_q <= dict3_d;
+    if ((d_dict_go & (d_we0[4] | d_we1[4] | d_we2[4] | d_we3[4]))) dict4_q <= dict4_d;
+    if ((d_dict_go & (d_we0[5] | d_we1[5] | d_we2[5] | d_we3[5]))) dict5_q <= dict5_d;
+    if ((d_dict_go & (d_we0[6] | d_we1[6] | d_we2[6] | d_we3[6]))) dict6_q <= dict6_d;
+    if ((d_dict_go & (d_we0[7] | d_we1[7] | d_we2[7] | d_we3[7]))) dict7_q <= dict7_d;
+    if ((d_dict_go & (d_we0[8] | d_we1[8] | d_we2[8] | d_we3[8]))) dict8_q <= dict8_d;
+    if ((d_dict_go & (d_we0[9] | d_we1[9] | d_we2[9] | d_we3[9]))) dict9_q <= dict9_d;
+    if ((d_dict_go & (d_we0[10] | d_we1[10] | d_we2[10] | d_we3[10]))) dict10_q <= dict10_d;
+    if ((d_dict_go & (d_we0[11] | d_we1[11] | d_we2[11] | d_we3[11]))) dict11_q <= dict11_d;
+    if ((d_dict_go & (d_we0[12] | d_we1[12] | d_we2[12] | d_we3[12]))) dict12_q <= dict12_d;
+    if ((d_dict_go & (d_we0[13] | d_we1[13] | d_we2[13] | d_we3[13]))) dict13_q <= dict13_d;
+    if ((d_dict_go & (d_we0[14] | d_we1[14] | d_we2[14] | d_we3[14]))) dict14_q <= dict14_d;
+    if ((d_dict_go & (d_we0[15] | d_we1[15] | d_we2[15] | d_we3[15]))) dict15_q <= dict15_d;
   end
 
   // Output FIFO (credits: the loop issues a beat only when it has a place)

@@ -792,15 +792,25 @@ pub(crate) fn parse(m: &mut ModuleBuilder, name: &str, cp: &CpackParams, win: &E
     };
     let oh = m.wire(&format!("{}_pat", name), &Expr::cat_lsb(&oh));
     let idx = m.wire(&format!("{}_idx", name), &idx);
-    Parsed {
-        oh,
-        zb,
-        illegal,
-        idx,
-        lit32: f(2, 32),
-        lit_n: f(4, 8),
-        lit_t: f(4 + ib, 8),
-        lit_h: f(4 + ib, 16),
+    Parsed::from_fields(win, oh, zb, illegal, idx)
+}
+
+impl Parsed {
+    /// A token's fields from its `TOK_W`-bit window (first stream bit on top; a named
+    /// signal), its one-hot pattern, flags and index (`ib` = the index width).
+    pub(crate) fn from_fields(win: &Expr, oh: Expr, zb: Expr, illegal: Expr, idx: Expr) -> Parsed {
+        let ib = idx.width();
+        let f = |pos: u32, w: u32| win.slice(TOK_W - pos - w, w);
+        Parsed {
+            lit32: f(2, 32),
+            lit_n: f(4, 8),
+            lit_t: f(4 + ib, 8),
+            lit_h: f(4 + ib, 16),
+            oh,
+            zb,
+            illegal,
+            idx,
+        }
     }
 }
 

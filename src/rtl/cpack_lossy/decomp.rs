@@ -34,7 +34,7 @@ use crate::model::cpack::CodeTable;
 use crate::model::cpack_lossy::fp::TruncLayout;
 use crate::model::cpack_lossy::CHUNK_BITS;
 use crate::rtl::cpack::{
-    parse, position_lengths, token_push, token_word, uses_index, Parsed, TOK_W,
+    dict_store, parse, position_lengths, token_push, token_word, uses_index, Parsed, TOK_W,
 };
 use std::sync::Arc;
 
@@ -89,23 +89,6 @@ fn token_step(
 /// `v` rotated by one slot (one-hot slot vectors).
 fn next_slot(v: &Expr) -> Expr {
     rotl(v, 1)
-}
-
-/// The parsed token from registered fields: the token bits (first stream bit on top), its
-/// one-hot pattern and index.
-fn parsed_from(tok: &Expr, oh: &Expr, idx: &Expr) -> Parsed {
-    let ib = idx.width();
-    let f = |pos: u32, w: u32| tok.slice(TOK_W - pos - w, w);
-    Parsed {
-        oh: oh.clone(),
-        zb: Expr::zero(1),
-        illegal: Expr::zero(1),
-        idx: idx.clone(),
-        lit32: f(2, 32),
-        lit_n: f(4, 8),
-        lit_t: f(4 + ib, 8),
-        lit_h: f(4 + ib, 16),
-    }
 }
 
 /// `cpack_lossy_decomp`: chunks in, the words C-Pack ran on out, 4 per beat (see the module
@@ -867,7 +850,13 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         // The index field is only used through the one-hot read above.
         // Pattern bit 0 (a zero word) contributes nothing to the word.
         m.unused(&d_pat[k].bit(0));
-        let pr = parsed_from(&d_tok[k], &d_pat[k], &Expr::zero(ib));
+        let pr = Parsed::from_fields(
+            &d_tok[k],
+            d_pat[k].clone(),
+            Expr::zero(1),
+            Expr::zero(1),
+            Expr::zero(ib),
+        );
         let w = token_word(&pr, &base);
         let w = m.wire(&format!("d_word{}", k), &d_need.bit(ku).gate(&w));
         if c.layout == TruncLayout::Shifted {
@@ -890,16 +879,16 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     m.next(&berr, &d_err, Some(&(&d_v & &!d_raw.clone())));
     let dict_we = m.wire("d_dict_go", &(&d_v & &!d_raw.clone()));
-    for j in 0..ne {
-        let mut en = Expr::zero(1);
-        let mut nv = words[0].clone();
-        for k in 0..TPB {
-            let hit = &d_push[k] & &d_slot[k].bit(j);
-            nv = hit.select(&words[k], &nv);
-            en = &en | &hit;
-        }
-        m.next(&dict[j as usize], &nv, Some(&(&dict_we & &en)));
-    }
+    // Each token's one-hot write (its slot when it pushes); the latest token wins.
+    let wes: Vec<Expr> = (0..TPB)
+        .map(|k| {
+            m.wire(
+                &format!("d_we{}", k),
+                &(d_push[k].repeat(ne) & d_slot[k].clone()),
+            )
+        })
+        .collect();
+    dict_store(&mut m, &dict, &words, &wes, Some(&dict_we));
     let rawbits = m.wire("d_raw_bits", &Expr::cat(&d_tok));
     let raw_top = m.wire("d_raw_top", &rawbits.slice(TPB as u32 * TOK_W - SB, SB));
     m.unused(&rawbits.slice(0, TPB as u32 * TOK_W - SB));
