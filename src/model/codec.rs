@@ -1,5 +1,5 @@
-//! The line-codec interface shared by the per-line compressors (BDI, FPC, C-Pack(+Z); BPC
-//! next): one cache line in, one MSB-first bit stream out, each codec configured by its own
+//! The line-codec interface shared by the per-line compressors (BDI, FPC, C-Pack(+Z), BPC):
+//! one cache line in, one MSB-first bit stream out, each codec configured by its own
 //! parameter struct, which is the codec value itself.
 //!
 //! `size_bits` is the size-only fast path (no stream is built); `compress` is the bit-exact
@@ -7,6 +7,7 @@
 //! agree.
 
 use super::bdi::{self, BdiParams};
+use super::bpc::{self, BpcParams};
 use super::cpack::{self, CpackParams};
 use super::fpc::{self, FpcMode, FpcParams};
 use super::ModelError;
@@ -97,6 +98,7 @@ line_codec!(BdiParams, "bdi", bdi, |c| c.is_compressed());
 // stream).
 line_codec!(FpcParams, "fpc", fpc, |c| c.compressed);
 line_codec!(CpackParams, "cpack", cpack, |c| c.compressed);
+line_codec!(BpcParams, "bpc", bpc, |c| c.compressed);
 
 /// The codecs at their defaults plus their variants that change the size path (base rules,
 /// line sizes, FPC's original format, C-Pack's code tables), for tests and benchmarks.
@@ -118,6 +120,13 @@ pub fn variants() -> Vec<Box<dyn LineCodec>> {
                 codes,
                 line_bytes: lb,
                 ..CpackParams::default()
+            }));
+        }
+        for sym_bits in [32, 64] {
+            v.push(Box::new(BpcParams {
+                line_bytes: lb,
+                sym_bits,
+                ..BpcParams::default()
             }));
         }
     }

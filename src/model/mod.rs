@@ -26,6 +26,8 @@ pub mod adaptive;
 pub mod base_xor;
 pub mod bdi;
 pub mod bits;
+pub mod bpc;
+pub mod buddy;
 pub mod cache;
 pub mod codec;
 pub mod compare;
