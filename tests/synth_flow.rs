@@ -15,7 +15,8 @@ fn main_job_runs_every_unit_on_osu018_and_reports() {
          base_xor: {t_bytes: 16}\n\
          adaptive: {line_bytes: 32}\n\
          cpack_lossy: {codec: {block_bytes: 32, t_table: [0, 8, 16, 16]}, \
-         md_cache: {sets: 2, line_bytes: 16, mshrs: 2}}\n",
+         md_cache: {sets: 2, line_bytes: 16, mshrs: 2}, \
+         queues: {req_beats: 0, rsp_beats: 0}}\n",
     )
     .unwrap();
     cfg.synth.clock_ns = 5.0;

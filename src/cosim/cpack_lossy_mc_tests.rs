@@ -68,7 +68,9 @@ fn variants() -> Vec<LossyRtlParams> {
 /// moved, the MD cache's counters and the final DRAM and MD contents equal the model's.
 #[test]
 fn verilator_mc_top_matches_model_under_stalls() {
-    for (i, p) in variants().into_iter().enumerate() {
+    // The default and the shifted 32 B set; the 64 B one-word set runs in the long tier
+    // (`verif/configs/cpack_lossy_mc_b64_w1.yaml`).
+    for (i, p) in variants().into_iter().take(2).enumerate() {
         let top = mc_top(&p).unwrap();
         let mut dut = VerilatorDut::new(&top, false).unwrap();
         let n = if i == 0 { 20_000 } else { 4_000 };

@@ -15,9 +15,14 @@
 //! * **Addresses** ([`AddrParams::device_addr`], [`AddrParams::buddy_addr`]): device
 //!   `page_base + e·D + 32k`; buddy `GBBR + buddy_off·page_bytes + e·(128 − D) + 32m` for
 //!   buddy piece `m` (the carve-out offset counts pages; `128 − D` is a shift-and-add).
+//! * [`profile`]: the Buddy-Threshold profiler (per-allocation targets from snapshots).
+//! * [`system`]: allocations, metadata-cache slices, traffic and energy per access.
 
 use super::ModelError;
 use serde::{Deserialize, Serialize};
+
+pub mod profile;
+pub mod system;
 
 /// Bytes per memory-entry.
 pub const ENTRY_BYTES: usize = 128;
