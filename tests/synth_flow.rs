@@ -1,6 +1,8 @@
 //! The synthesis flow on the real engines with the always-installable osu018 library:
 //! every unit maps without latches, reports positive area/Fmax, and the reports render.
 
+mod common;
+
 use hwzip::config::Config;
 use hwzip::engines;
 
@@ -10,15 +12,7 @@ use hwzip::engines;
 #[test]
 fn main_job_runs_every_unit_on_osu018_and_reports() {
     use hwzip::flow::job::{self, FlowOptions, Profile};
-    let mut cfg = Config::from_yaml(
-        "zvc: {word_bits: 8, lanes: 4, window: 8}\n\
-         base_xor: {t_bytes: 16}\n\
-         adaptive: {line_bytes: 32}\n\
-         cpack_lossy: {codec: {block_bytes: 32, t_table: [0, 8, 16, 16]}, \
-         md_cache: {sets: 2, line_bytes: 16, mshrs: 2}, \
-         queues: {req_beats: 0, rsp_beats: 0}}\n",
-    )
-    .unwrap();
+    let mut cfg = common::small_config(0);
     cfg.synth.clock_ns = 5.0;
     cfg.synth.clock_ns_by_library.clear();
     cfg.synth.budget_s = 600;

@@ -8,6 +8,8 @@
 //! `cosim::tests::x_random_build_randomizes_unreset_state_and_x_assignments`.
 //! The per-unit figures are printed for the README's reliability section.
 
+mod common;
+
 use hwzip::config::Config;
 use hwzip::engines;
 use hwzip::flow::{self, CosimRequest};
@@ -29,15 +31,7 @@ fn no_unit_depends_on_state_the_reset_leaves_undefined() {
     }
     // Small configurations of every engine (quick builds; the structures whose state a reset
     // may leave undefined, FIFOs and queues included, are all there).
-    let cfg = Config::from_yaml(
-        "zvc: {word_bits: 8, lanes: 4, window: 8}\n\
-         base_xor: {t_bytes: 16}\n\
-         adaptive: {line_bytes: 32}\n\
-         cpack_lossy: {codec: {block_bytes: 32, t_table: [0, 8, 16, 16]}, \
-         md_cache: {sets: 2, line_bytes: 16, mshrs: 2}, \
-         queues: {req_beats: 2, rsp_beats: 2}}\n",
-    )
-    .unwrap();
+    let cfg = common::small_config(2);
     let work: Vec<_> = engines::ALL
         .iter()
         .flat_map(|&e| {
