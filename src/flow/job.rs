@@ -15,7 +15,7 @@ use super::{
     CosimRequest, FlowResult,
 };
 use crate::config::Config;
-use crate::engines::{self, cosim_units, EngineRef, PaperTable, UnitDesign};
+use crate::engines::{self, cosim_units, known_cosim_units, EngineRef, PaperTable, UnitDesign};
 use crate::synth::{self, Liberty, ReportRow};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -272,7 +272,14 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
             opts.out.join("rtl").join(engine.name()).display()
         );
         steps.push(finish(s, "gen", engine.name().into(), detail));
-        for u in cosim_units(engine).into_iter().filter(|u| wanted(u)) {
+        // The paper profile (the long tier) also runs the test-only loop-backs, which the
+        // fast tier runs at the default parameters only.
+        let cos_units = if opts.profile == Profile::Paper {
+            known_cosim_units(engine)
+        } else {
+            cosim_units(engine)
+        };
+        for u in cos_units.into_iter().filter(|u| wanted(u)) {
             let w = verilog_bytes(&engine.cosim_top(cfg, &u)?);
             tasks.push((w, Task::Cosim { engine, unit: u }));
         }
@@ -357,7 +364,7 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
         engines
             .iter()
             .find(|e| e.name() == engine)
-            .map(|e| cosim_units(*e).iter().position(|u| u == unit))
+            .map(|e| known_cosim_units(*e).iter().position(|u| u == unit))
     };
     cosims.sort_by_key(|c| (engine_pos(&c.engine), unit_pos(&c.engine, &c.unit)));
     let lib_pos = |l: &str| libs.iter().position(|x| x.label() == l);

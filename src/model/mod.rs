@@ -40,6 +40,7 @@ pub mod ones;
 pub mod rle;
 pub mod zlib;
 pub mod zvc;
+pub mod zvc_line;
 
 use thiserror::Error;
 
