@@ -11,6 +11,7 @@ use super::bdi::{self, BdiParams};
 use super::bpc::{self, BpcParams};
 use super::cpack::{self, CpackParams};
 use super::fpc::{self, FpcMode, FpcParams};
+use super::zvc_line::{self, ZvcLineParams};
 use super::ModelError;
 
 /// A compressed line as sent.
@@ -101,26 +102,7 @@ line_codec!(FpcParams, "fpc", fpc, |c| c.compressed);
 line_codec!(CpackParams, "cpack", cpack, |c| c.compressed);
 line_codec!(BpcParams, "bpc", bpc, |c| c.compressed);
 
-impl LineCodec for super::zvc_line::ZvcLineParams {
-    fn name(&self) -> &'static str {
-        "zvc"
-    }
-    fn line_bytes(&self) -> usize {
-        self.line_bytes
-    }
-    fn compress(&self, line: &[u8]) -> Result<Coded, ModelError> {
-        super::zvc_line::compress(self, line)
-    }
-    fn decompress(&self, bits: &[u8], nbits: usize) -> Result<Vec<u8>, ModelError> {
-        super::zvc_line::decompress(self, bits, nbits)
-    }
-    fn size_bits(&self, line: &[u8]) -> Result<usize, ModelError> {
-        super::zvc_line::size_bits(self, line)
-    }
-    fn decompress_prefix(&self, payload: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
-        super::zvc_line::decompress_prefix(self, payload)
-    }
-}
+line_codec!(ZvcLineParams, "zvc", zvc_line, |c| c.compressed);
 
 /// The codecs at their defaults plus their variants that change the size path (base rules,
 /// line sizes, FPC's original format, C-Pack's code tables), for tests and benchmarks.
@@ -144,7 +126,7 @@ pub fn variants() -> Vec<Box<dyn LineCodec>> {
                 ..CpackParams::default()
             }));
         }
-        v.push(Box::new(super::zvc_line::ZvcLineParams {
+        v.push(Box::new(ZvcLineParams {
             line_bytes: lb,
             word_bits: if lb == 128 { 32 } else { 8 },
         }));

@@ -5,7 +5,6 @@
 //! The stream is byte-oriented (the mask little-endian, LSB = word 0), so its bit length is
 //! always a multiple of 8.
 
-use super::codec::Coded;
 use super::zvc::{self, ZvcParams};
 use super::ModelError;
 use serde::{Deserialize, Serialize};
@@ -52,17 +51,28 @@ impl ZvcLineParams {
     }
 }
 
+/// One line as sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZvcLineCompressed {
+    /// Whether the ZVC stream is sent (else the raw line).
+    pub compressed: bool,
+    /// The stream or the line.
+    pub bits: Vec<u8>,
+    /// Bits sent (a multiple of 8).
+    pub nbits: usize,
+}
+
 /// Compresses one line: the ZVC stream, or the line when the stream is not shorter.
-pub fn compress(p: &ZvcLineParams, line: &[u8]) -> Result<Coded, ModelError> {
+pub fn compress(p: &ZvcLineParams, line: &[u8]) -> Result<ZvcLineCompressed, ModelError> {
     let stream = zvc::compress(&p.zvc(), &p.words(line)?)?;
     if stream.len() >= p.line_bytes {
-        return Ok(Coded {
+        return Ok(ZvcLineCompressed {
             bits: line.to_vec(),
             nbits: 8 * p.line_bytes,
             compressed: false,
         });
     }
-    Ok(Coded {
+    Ok(ZvcLineCompressed {
         nbits: 8 * stream.len(),
         bits: stream,
         compressed: true,
