@@ -49,6 +49,15 @@
 //!     layout: packed    # packed | shifted
 //!     fill: zero        # zero | midpoint
 //!     md_bits: 8        # 4 (lossless) | 8
+//! buddy:                # Buddy Compression with BPC (rtl::buddy::BuddyRtlParams)
+//!   bpc:
+//!     sym_bits: 32      # 32 | 64 (the wide-symbol variant)
+//!     prefixes: kim2016 # kim2016 | alternate (the 5-bit plane prefixes)
+//!     dec_tokens: 4     # decompressor tokens per cycle: 1..8
+//!   addr:
+//!     pa_bits: 48
+//!     page: 2m          # 2m | 64k
+//!     boff_bits: 16     # buddy-offset bits (21 covers a 64 KB-page carve-out; the paper says 20)
 //! cosim:
 //!   lines: 100000       # windows pushed through each unit
 //!   seed: 1
@@ -65,6 +74,7 @@
 
 use crate::rtl::adaptive::AdaptiveRtlParams;
 use crate::rtl::base_xor::BaseXorRtlParams;
+use crate::rtl::buddy::BuddyRtlParams;
 use crate::rtl::cpack_lossy::LossyRtlParams;
 use crate::rtl::zvc::ZvcRtlParams;
 use serde::{Deserialize, Serialize};
@@ -82,6 +92,8 @@ pub struct Config {
     pub adaptive: AdaptiveRtlParams,
     /// PACT'12 memory-link C-Pack parameters.
     pub cpack_lossy: LossyRtlParams,
+    /// Buddy Compression (ISCA'20) parameters.
+    pub buddy: BuddyRtlParams,
     /// Co-simulation settings.
     pub cosim: CosimConfig,
     /// Synthesis settings.
@@ -208,6 +220,7 @@ impl Config {
         self.cpack_lossy
             .validate()
             .map_err(|e| format!("cpack_lossy: {}", e))?;
+        self.buddy.validate().map_err(|e| format!("buddy: {}", e))?;
         let c = &self.cosim;
         if c.lines == 0 {
             return Err("cosim.lines must be at least 1".into());

@@ -116,6 +116,7 @@ const PARAM_SETS: &[&str] = &[
     "cpack_lossy: {words_per_cycle: 1, codec: {raw_if_n_eq_raw: true, md_bits: 4}}",
     "cpack_lossy: {codec: {block_bytes: 64, push: all-non-zero}}",
     "cpack_lossy: {codec: {block_bytes: 32, dict_entries: 8, push: new-only, t_table: [0, 8, 16, 16]}}",
+    "buddy: {bpc: {sym_bits: 64, prefixes: alternate, dec_tokens: 3}, addr: {page: 64k, boff_bits: 21}}",
 ];
 
 #[test]

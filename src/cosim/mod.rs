@@ -69,6 +69,7 @@ pub mod adaptive;
 pub mod base_xor;
 mod bench;
 pub mod block_stim;
+pub mod buddy;
 mod build;
 pub mod cache;
 pub mod cpack_lossy;

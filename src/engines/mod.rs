@@ -9,6 +9,7 @@
 
 pub mod adaptive;
 pub mod base_xor;
+pub mod buddy;
 pub mod cpack_lossy;
 pub mod zvc;
 
@@ -29,6 +30,7 @@ pub static ALL: &[&dyn Engine] = &[
     &base_xor::BaseXor,
     &adaptive::Adaptive,
     &cpack_lossy::CpackLossy,
+    &buddy::Buddy,
 ];
 
 /// A registered engine.

@@ -582,6 +582,15 @@ pub fn decompress_prefix(p: &BpcParams, data: &[u8]) -> Result<(Vec<u8>, usize),
     Ok((line, r.pos()))
 }
 
+/// Decodes the stream at the start of `data` reading at most its first `limit` bits (the
+/// decompressor unit: an entry's metadata code bounds its stream, bits after the stream are
+/// not inspected); returns the block.
+pub fn decompress_within(p: &BpcParams, data: &[u8], limit: usize) -> Result<Vec<u8>, ModelError> {
+    p.validate()?;
+    let mut r = BitReader::new(data, limit)?;
+    decode(p, &mut r)
+}
+
 /// Decompresses a stream of exactly `nbits` bits; `nbits == 8·line_bytes` is the raw block.
 /// Truncated, over-long or corrupt streams are errors.
 pub fn decompress(p: &BpcParams, bits: &[u8], nbits: usize) -> Result<Vec<u8>, ModelError> {

@@ -21,6 +21,7 @@
 use super::ModelError;
 use serde::{Deserialize, Serialize};
 
+pub mod eval;
 pub mod profile;
 pub mod system;
 

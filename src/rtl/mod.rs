@@ -6,6 +6,8 @@ pub mod adaptive;
 pub mod adaptive_ctrl;
 pub mod base_xor;
 pub mod bdi;
+pub mod bpc;
+pub mod buddy;
 pub mod cache;
 pub mod cpack;
 pub mod cpack_lossy;

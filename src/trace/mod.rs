@@ -13,6 +13,7 @@
 //! * [`sectors`]    32 B sector classes for the Base+XOR engine (spec base-xor §5)
 
 pub mod blocks;
+pub mod entries;
 pub mod file;
 pub mod lines;
 pub mod lookups;

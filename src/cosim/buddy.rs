@@ -1,0 +1,496 @@
+//! Scoreboards of the Buddy Compression units (`rtl::bpc`, `rtl::buddy`) against the golden
+//! models (`model::bpc`, `model::buddy`), on the one-in/one-out stream runner with random
+//! gaps and stalls.
+//!
+//! Stimulus: the §6 entry classes in turn (`trace::entries`). The decompressor gets the
+//! compressor model's streams with their metadata codes and, with probability [`CORRUPT`],
+//! a corrupted one (flipped bits, a random stream, a wrong or reserved code); its expected
+//! output is [`crate::model::bpc::decompress_within`] on the code's size, so a corrupt
+//! stream either decodes to what the model decodes or must raise `err`.
+
+use super::dut::Dut;
+use super::stream::{run_stream, Beat, RunStats, Stream, StreamConfig, Timing, Txn};
+use crate::hdl::Module;
+use crate::model::bpc;
+use crate::model::buddy::{split, AddrParams, SizeCode, Target};
+use crate::rtl::bpc::BpcRtlParams;
+use crate::rtl::buddy::BuddyRtlParams;
+use crate::trace::entries::{EntryStim, ENTRY_BYTES};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
+
+/// Little-endian u32 words of `bytes`, zero-padded to `n` words.
+fn words(bytes: &[u8], n: usize) -> Vec<u32> {
+    let mut v: Vec<u32> = bytes
+        .chunks(4)
+        .map(|c| {
+            let mut b = [0u8; 4];
+            b[..c.len()].copy_from_slice(c);
+            u32::from_le_bytes(b)
+        })
+        .collect();
+    v.resize(n, 0);
+    v
+}
+
+/// What the compressor stores for an entry: (bus bytes, stream bits, code, raw).
+pub fn comp_expected(p: &BpcRtlParams, entry: &[u8]) -> Result<(Vec<u8>, usize, SizeCode), String> {
+    let (bytes, nbits) = bpc::encode(&p.model(), entry).map_err(|e| e.to_string())?;
+    let zero = entry.iter().all(|b| *b == 0);
+    let code = SizeCode::of(zero, nbits);
+    let mut out = if code == SizeCode::Raw {
+        entry.to_vec()
+    } else {
+        bytes
+    };
+    out.resize(ENTRY_BYTES, 0);
+    Ok((out, nbits, code))
+}
+
+/// The compressor's transaction for one entry.
+pub fn comp_txn(p: &BpcRtlParams, entry: &[u8]) -> Result<Txn, String> {
+    let (bytes, nbits, code) = comp_expected(p, entry)?;
+    Ok(Txn {
+        inputs: vec![Beat(vec![words(entry, 32)])],
+        expected: vec![Beat(vec![
+            words(&bytes, 32),
+            vec![nbits as u32],
+            vec![code.bits() as u32],
+            vec![(code == SizeCode::Raw) as u32],
+        ])],
+    })
+}
+
+/// What the decompressor returns for a stored entry (`stream`, 128 B) with metadata `code`:
+/// the entry and `err` (an erroneous entry reads as zeros).
+pub fn decomp_expected(p: &BpcRtlParams, stream: &[u8], code: u8) -> (Vec<u8>, bool) {
+    let zero = (vec![0; ENTRY_BYTES], false);
+    let bad = (vec![0; ENTRY_BYTES], true);
+    let limit = match SizeCode::from_bits(code) {
+        Ok(SizeCode::Zero) => return zero,
+        Ok(SizeCode::Raw) => return (stream.to_vec(), false),
+        Ok(c) => c.bytes() * 8,
+        Err(_) => return bad,
+    };
+    match bpc::decompress_within(&p.model(), stream, limit) {
+        Ok(b) => (b, false),
+        Err(_) => bad,
+    }
+}
+
+/// The decompressor's transaction for a stored entry.
+pub fn decomp_txn(p: &BpcRtlParams, stream: &[u8], code: u8) -> Txn {
+    let (blk, err) = decomp_expected(p, stream, code);
+    Txn {
+        inputs: vec![Beat(vec![words(stream, 32), vec![code as u32]])],
+        expected: vec![Beat(vec![words(&blk, 32), vec![err as u32]])],
+    }
+}
+
+/// An entry as stored (stream and code) and, with probability `corrupt`, corrupted: 1-3
+/// flipped bits within the stored size, a random stream, or another code (reserved ones
+/// too). Returns (stream, code, corrupted).
+pub fn stored(
+    p: &BpcRtlParams,
+    entry: &[u8],
+    corrupt: f64,
+    rng: &mut ChaCha8Rng,
+) -> Result<(Vec<u8>, u8, bool), String> {
+    let (mut bytes, _, code) = comp_expected(p, entry)?;
+    let mut c = code.bits();
+    if !rng.gen_bool(corrupt) {
+        return Ok((bytes, c, false));
+    }
+    match rng.gen_range(0..4) {
+        0 | 1 => {
+            let span = code.bytes().max(8) * 8;
+            for _ in 0..rng.gen_range(1..=3) {
+                let bit = rng.gen_range(0..span);
+                bytes[bit / 8] ^= 0x80 >> (bit % 8);
+            }
+        }
+        2 => {
+            bytes.iter_mut().for_each(|b| *b = rng.gen());
+            c = [1, 2, 3, 5][rng.gen_range(0..4)];
+        }
+        _ => c = rng.gen_range(0..16),
+    }
+    Ok((bytes, c, true))
+}
+
+/// The size mapper's transaction for (`code`, `tgt`): the model's split, or `err` with
+/// zeros for a reserved code or target.
+pub fn size_txn(code: u8, tgt: u8) -> Txn {
+    let exp = match (SizeCode::from_bits(code), Target::from_code(tgt)) {
+        (Ok(c), Ok(t)) => {
+            let sp = split(c, t);
+            [
+                sp.dev_mask as u32,
+                sp.bud_mask as u32,
+                sp.n_dev(),
+                sp.n_bud(),
+                sp.fits_dev as u32,
+                sp.is_zero as u32,
+                sp.is_raw as u32,
+                0,
+            ]
+        }
+        _ => [0, 0, 0, 0, 0, 0, 0, 1],
+    };
+    Txn {
+        inputs: vec![Beat(vec![vec![code as u32], vec![tgt as u32]])],
+        expected: vec![Beat(exp.iter().map(|v| vec![*v]).collect())],
+    }
+}
+
+/// A 64-bit value as two words.
+fn w2(v: u64) -> Vec<u32> {
+    vec![v as u32, (v >> 32) as u32]
+}
+
+/// The address generator's inputs.
+#[derive(Clone, Copy, Debug)]
+pub struct AddrReq {
+    /// Entry within the page.
+    pub entry: u64,
+    /// Device page base.
+    pub base: u64,
+    /// Buddy offset (PTE).
+    pub boff: u64,
+    /// Target code (5-7 reserved).
+    pub tgt: u8,
+    /// Global buddy base register.
+    pub gbbr: u64,
+    /// 32 B piece.
+    pub k: u32,
+}
+
+/// The address generator's transaction: the model's addresses, or `err` with zeros for a
+/// reserved target.
+pub fn addr_txn(a: &AddrParams, r: &AddrReq) -> Txn {
+    let exp = match Target::from_code(r.tgt) {
+        Ok(t) => (
+            a.device_addr(r.base, r.entry, t, r.k),
+            a.buddy_addr(r.gbbr, r.boff, r.entry, t, r.k),
+            (32 * r.k as usize >= t.device_bytes()) as u32,
+            0,
+        ),
+        Err(_) => (0, 0, 0, 1),
+    };
+    Txn {
+        inputs: vec![Beat(vec![
+            vec![r.entry as u32],
+            w2(r.base),
+            vec![r.boff as u32],
+            vec![r.tgt as u32],
+            w2(r.gbbr),
+            vec![r.k],
+        ])],
+        expected: vec![Beat(vec![w2(exp.0), w2(exp.1), vec![exp.2], vec![exp.3]])],
+    }
+}
+
+/// A random request within the widths of `p` (targets 0-7, page-aligned bases sometimes).
+pub fn random_addr_req(p: &BuddyRtlParams, rng: &mut ChaCha8Rng) -> AddrReq {
+    let a = &p.addr;
+    let mask = |b: u32| if b >= 64 { u64::MAX } else { (1u64 << b) - 1 };
+    let page = a.page.bytes();
+    let mut base = rng.gen::<u64>() & mask(a.pa_bits);
+    if rng.gen_bool(0.5) {
+        base &= !(page - 1);
+    }
+    AddrReq {
+        entry: rng.gen::<u64>() & mask(p.entry_bits()),
+        base,
+        boff: rng.gen::<u64>() & mask(a.boff_bits),
+        tgt: if rng.gen_bool(0.9) {
+            rng.gen_range(0..5)
+        } else {
+            rng.gen_range(5..8)
+        },
+        gbbr: rng.gen::<u64>() & mask(a.pa_bits) & !(page - 1),
+        k: rng.gen_range(0..4),
+    }
+}
+
+/// Runs `n` random requests through the size mapper or the address generator.
+pub fn run_table(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &BuddyRtlParams,
+    unit: Unit,
+    n: u64,
+    cfg: &StreamConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    let (sin, sout) = Stream::of_unit(top)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x5123);
+    let mut left = n;
+    let mut next = || {
+        if left == 0 {
+            return None;
+        }
+        left -= 1;
+        Some(match unit {
+            Unit::SizeMapper => {
+                let code = if rng.gen_bool(0.9) {
+                    SizeCode::ALL[rng.gen_range(0..6)].bits()
+                } else {
+                    rng.gen_range(0..16)
+                };
+                size_txn(code, rng.gen_range(0..8))
+            }
+            _ => addr_txn(&p.addr, &random_addr_req(p, &mut rng)),
+        })
+    };
+    let mut st = run_stream(dut, &sin, &sout, &mut next, cfg, &mut |_| {}, progress)?;
+    st.lines = st.transfers;
+    Ok(st)
+}
+
+/// The BPC and Buddy units the registry co-simulates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// `bpc_comp_*`.
+    Compressor,
+    /// `bpc_dec_*`.
+    Decompressor,
+    /// `buddy_size_mapper`.
+    SizeMapper,
+    /// `buddy_addr_gen_*`.
+    AddrGen,
+}
+
+impl Unit {
+    /// Every unit, in report order.
+    pub const ALL: [Unit; 4] = [
+        Unit::Compressor,
+        Unit::Decompressor,
+        Unit::SizeMapper,
+        Unit::AddrGen,
+    ];
+
+    /// CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Compressor => "bpc-compress",
+            Unit::Decompressor => "bpc-decompress",
+            Unit::SizeMapper => "size-mapper",
+            Unit::AddrGen => "addr-gen",
+        }
+    }
+
+    /// Input bytes per beat (the entry a lookup serves, for the table units).
+    pub fn beat_bytes(self) -> u32 {
+        ENTRY_BYTES as u32
+    }
+
+    /// The unit called `s`; the error lists the names.
+    pub fn from_name(s: &str) -> Result<Unit, String> {
+        super::stream::unit_by_name(&Unit::ALL, Unit::name, s)
+    }
+}
+
+/// Fraction of corrupted entries the decompressor gets from the generated classes.
+pub const CORRUPT: f64 = 0.1;
+
+/// The generated top of `unit`.
+pub fn top(p: &BuddyRtlParams, unit: Unit) -> Result<Arc<Module>, String> {
+    let r = match unit {
+        Unit::Compressor => crate::rtl::bpc::compressor(&p.bpc),
+        Unit::Decompressor => crate::rtl::bpc::decompressor(&p.bpc),
+        Unit::SizeMapper => crate::rtl::buddy::size_mapper(p),
+        Unit::AddrGen => crate::rtl::buddy::addr_gen(p),
+    };
+    r.map_err(|e| e.to_string())
+}
+
+/// Entries from the classes or from fixed data (a trace, its last entry zero-padded).
+pub enum Entries {
+    /// The §6 classes in turn.
+    Classes(EntryStim),
+    /// Fixed data, once.
+    Fixed(Vec<u8>, usize),
+}
+
+impl Entries {
+    fn next_entry(&mut self) -> Option<Vec<u8>> {
+        match self {
+            Entries::Classes(s) => Some(s.next_entry()),
+            Entries::Fixed(d, at) => {
+                if *at >= d.len() {
+                    return None;
+                }
+                let mut e = d[*at..d.len().min(*at + ENTRY_BYTES)].to_vec();
+                e.resize(ENTRY_BYTES, 0);
+                *at += ENTRY_BYTES;
+                Some(e)
+            }
+        }
+    }
+}
+
+/// Runs up to `n` entries through `unit` (`top`); the decompressor gets `corrupt` of them
+/// corrupted.
+#[allow(clippy::too_many_arguments)]
+pub fn run_entries(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &BpcRtlParams,
+    unit: Unit,
+    entries: &mut Entries,
+    n: u64,
+    corrupt: f64,
+    cfg: &StreamConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    let (sin, sout) = Stream::of_unit(top)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0xb0dd);
+    let mut left = n;
+    let mut err = None;
+    let (mut lines, mut raw, mut comp) = (0u64, 0u64, 0u64);
+    let mut next = || {
+        if left == 0 || err.is_some() {
+            return None;
+        }
+        left -= 1;
+        let e = entries.next_entry()?;
+        let r = match unit {
+            Unit::Compressor => comp_txn(p, &e).map(|t| {
+                let code = t.expected[0].0[2][0] as u8;
+                (
+                    t,
+                    SizeCode::from_bits(code).map(|c| c.bytes()).unwrap_or(128),
+                )
+            }),
+            _ => stored(p, &e, corrupt, &mut rng).map(|(s, c, _)| {
+                let bytes = SizeCode::from_bits(c).map(|c| c.bytes()).unwrap_or(128);
+                (decomp_txn(p, &s, c), bytes)
+            }),
+        };
+        match r {
+            Ok((t, stored_bytes)) => {
+                lines += 1;
+                raw += ENTRY_BYTES as u64;
+                comp += stored_bytes as u64;
+                Some(t)
+            }
+            Err(e) => {
+                err = Some(e);
+                None
+            }
+        }
+    };
+    let mut st = run_stream(dut, &sin, &sout, &mut next, cfg, &mut |_| {}, progress)?;
+    if let Some(e) = err {
+        return Err(e);
+    }
+    st.lines = lines;
+    st.raw_bytes = raw;
+    st.comp_bytes = comp;
+    Ok(st)
+}
+
+/// Runs `unit` on `dut` for the engine-independent settings of `s`: `s.lines` entries of the
+/// §6 classes (the decompressor with [`CORRUPT`] of them corrupted) or the entries of a
+/// trace (`s.data`, nothing corrupted).
+pub fn run_with(
+    dut: &mut dyn Dut,
+    p: &BuddyRtlParams,
+    unit: Unit,
+    s: &crate::cosim::zvc::StimConfig,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    p.validate()?;
+    let t = top(p, unit)?;
+    let cfg = s.stream_config();
+    if matches!(unit, Unit::SizeMapper | Unit::AddrGen) {
+        return run_table(dut, &t, p, unit, s.lines, &cfg, progress);
+    }
+    let (mut entries, corrupt) = match &s.data {
+        Some(w) => {
+            let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+            (Entries::Fixed(bytes, 0), 0.0)
+        }
+        None => (Entries::Classes(EntryStim::new(s.seed)), CORRUPT),
+    };
+    run_entries(
+        dut,
+        &t,
+        &p.bpc,
+        unit,
+        &mut entries,
+        s.lines,
+        corrupt,
+        &cfg,
+        progress,
+    )
+}
+
+/// An entry of 32 random words (every plane raw: the decoder's longest path, 34 tokens).
+pub fn dense_entry() -> Vec<u8> {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    (0..ENTRY_BYTES).map(|_| rng.gen()).collect()
+}
+
+/// Latency of an isolated entry (the compressor: any entry; the decompressor: the stream of
+/// the densest 96 B entry found in the classes, its worst case) and the rate over 2,000
+/// class entries without stalls.
+pub fn measure(dut: &mut dyn Dut, pb: &BuddyRtlParams, unit: Unit) -> Result<Timing, String> {
+    pb.validate()?;
+    let p = &pb.bpc;
+    let t = top(pb, unit)?;
+    let (sin, sout) = Stream::of_unit(&t)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let txn = match unit {
+        Unit::Compressor => comp_txn(p, &dense_entry())?,
+        Unit::Decompressor => {
+            let e = worst_entry(p)?;
+            let (s, _, c) = comp_expected(p, &e)?;
+            decomp_txn(p, &s, c.bits())
+        }
+        Unit::SizeMapper => size_txn(2, 3),
+        Unit::AddrGen => addr_txn(&pb.addr, &random_addr_req(pb, &mut rng)),
+    };
+    let latency_cycles = super::stream::measure_latency(dut, &sin, &sout, &txn)?;
+    let cfg = StreamConfig {
+        seed: 7,
+        in_gap: 0.0,
+        out_stall: 0.0,
+        ..StreamConfig::default()
+    };
+    let st = if matches!(unit, Unit::SizeMapper | Unit::AddrGen) {
+        run_table(dut, &t, pb, unit, 2000, &cfg, &mut |_| {})?
+    } else {
+        let mut entries = Entries::Classes(EntryStim::new(7));
+        run_entries(dut, &t, p, unit, &mut entries, 2000, 0.0, &cfg, &mut |_| {})?
+    };
+    if let Some(m) = &st.first_mismatch {
+        return Err(format!("throughput run: {m}"));
+    }
+    Ok(Timing {
+        latency_cycles,
+        in_beats_per_cycle: st.beats_in as f64 / st.cycles.max(1) as f64,
+        raw_bytes_per_cycle: st.raw_bytes as f64 / st.cycles.max(1) as f64,
+    })
+}
+
+/// The compressed (not raw) entry with the most tokens among 4,000 class entries.
+pub fn worst_entry(p: &BpcRtlParams) -> Result<Vec<u8>, String> {
+    let q = p.model();
+    let mut stim = EntryStim::new(3);
+    let mut best = (0usize, vec![0u8; ENTRY_BYTES]);
+    for _ in 0..4000 {
+        let e = stim.next_entry();
+        let t = bpc::tokens(&q, &e).map_err(|e| e.to_string())?;
+        if t.bits(&q) <= crate::rtl::bpc::RAW_ABOVE_BITS as usize && t.tokens.len() > best.0 {
+            best = (t.tokens.len(), e);
+        }
+    }
+    Ok(best.1)
+}
+
+#[cfg(test)]
+#[path = "buddy_tests.rs"]
+mod tests;

@@ -1,0 +1,259 @@
+use super::*;
+use crate::cosim::dut::SimDut;
+
+fn cfg(seed: u64) -> StreamConfig {
+    StreamConfig {
+        seed,
+        ..StreamConfig::default()
+    }
+}
+
+fn clean(st: &RunStats, what: &str) {
+    assert!(
+        st.first_mismatch.is_none(),
+        "{what}: {}",
+        st.first_mismatch
+            .as_ref()
+            .map(|m| m.to_string())
+            .unwrap_or_default()
+    );
+}
+
+fn variants() -> Vec<BuddyRtlParams> {
+    let d = BuddyRtlParams::default();
+    vec![
+        d,
+        BuddyRtlParams {
+            bpc: BpcRtlParams {
+                sym_bits: 64,
+                prefixes: crate::model::bpc::BpcPrefixes::Alternate,
+                dec_tokens: 3,
+            },
+            addr: crate::model::buddy::AddrParams::pages_64k(),
+        },
+    ]
+}
+
+/// Both units in the interpreter on every class (the decompressor with corrupt entries).
+#[test]
+fn interpreter_units_match_the_model() {
+    for (i, p) in variants().into_iter().enumerate() {
+        for u in [Unit::Compressor, Unit::Decompressor] {
+            let t = top(&p, u).unwrap();
+            let mut dut = SimDut::new(&t).unwrap();
+            let mut e = Entries::Classes(EntryStim::new(5 + i as u64));
+            let st = run_entries(
+                &mut dut,
+                &t,
+                &p.bpc,
+                u,
+                &mut e,
+                60,
+                0.3,
+                &cfg(2),
+                &mut |_| {},
+            )
+            .unwrap();
+            clean(&st, &t.name);
+            assert_eq!(st.lines, 60);
+        }
+        for u in [Unit::SizeMapper, Unit::AddrGen] {
+            let t = top(&p, u).unwrap();
+            let mut dut = SimDut::new(&t).unwrap();
+            let st = run_table(&mut dut, &t, &p, u, 500, &cfg(3), &mut |_| {}).unwrap();
+            clean(&st, &t.name);
+            assert_eq!(st.lines, 500);
+        }
+    }
+}
+
+/// Every (code, target) pair of the size mapper, and the zero detector on zero, one-bit and
+/// random entries.
+#[test]
+fn size_mapper_exhaustive_and_zero_detect() {
+    let p = BuddyRtlParams::default();
+    let t = top(&p, Unit::SizeMapper).unwrap();
+    let mut dut = SimDut::new(&t).unwrap();
+    let mut pairs = (0..16u8).flat_map(|c| (0..8u8).map(move |g| (c, g)));
+    let mut next = || pairs.next().map(|(c, g)| size_txn(c, g));
+    let (si, so) = Stream::of_unit(&t).unwrap();
+    let st = run_stream(
+        &mut dut,
+        &si,
+        &so,
+        &mut next,
+        &cfg(4),
+        &mut |_| {},
+        &mut |_| {},
+    )
+    .unwrap();
+    clean(&st, "size mapper");
+    assert_eq!(st.transfers, 128);
+    let z = crate::rtl::buddy::zero_detect().unwrap();
+    let mut sim = crate::hdl::sim::Sim::new(&z).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    for i in 0..1100u32 {
+        let mut b = crate::hdl::Bits::zero(1024);
+        if i > 0 && i <= 1024 {
+            b.set_bit(i - 1, true);
+        } else if i > 1024 {
+            for j in 0..1024 {
+                b.set_bit(j, rng.gen_bool(0.01));
+            }
+        }
+        let zero = b.is_zero();
+        sim.set("blk_i", &b).unwrap();
+        sim.eval();
+        assert_eq!(sim.get_u64("is_zero_o") == 1, zero, "{i}");
+    }
+}
+
+/// Every unit in Verilator under random gaps and stalls: 20,000 entries of the classes per
+/// BPC unit at the defaults (the decompressor with 10% corrupted), 4,000 with 64-bit symbols,
+/// the alternate prefixes and 3 tokens per cycle; 5,000 random requests per table unit.
+#[test]
+fn verilator_units_match_the_model_under_stalls() {
+    use crate::cosim::vdut::VerilatorDut;
+    for (i, p) in variants().into_iter().enumerate() {
+        for u in Unit::ALL {
+            let t = top(&p, u).unwrap();
+            let mut dut = VerilatorDut::new(&t, false).unwrap();
+            let n = match (i, u) {
+                (_, Unit::SizeMapper | Unit::AddrGen) => 5_000,
+                (0, _) => 20_000,
+                _ => 4_000,
+            };
+            let st = match u {
+                Unit::SizeMapper | Unit::AddrGen => {
+                    run_table(&mut dut, &t, &p, u, n, &cfg(20 + i as u64), &mut |_| {})
+                }
+                _ => {
+                    let mut e = Entries::Classes(EntryStim::new(30 + i as u64));
+                    run_entries(
+                        &mut dut,
+                        &t,
+                        &p.bpc,
+                        u,
+                        &mut e,
+                        n,
+                        CORRUPT,
+                        &cfg(9),
+                        &mut |_| {},
+                    )
+                }
+            }
+            .unwrap();
+            clean(&st, &t.name);
+            assert_eq!(st.lines, n);
+            eprintln!(
+                "{}: {n} transactions, {} cycles, 0 mismatches",
+                t.name, st.cycles
+            );
+        }
+    }
+}
+
+/// One edit per fault; the scoreboard must report a mismatch for each.
+type Edit<'a> = (&'a str, &'a dyn Fn(&str) -> String);
+
+fn caught(p: &BuddyRtlParams, u: Unit, edits: &[Edit], n: u64) {
+    let t = top(p, u).unwrap();
+    let v = crate::hdl::emit::emit_design(&t).unwrap();
+    let text = &v.iter().find(|(f, _)| f.starts_with(&t.name)).unwrap().1;
+    for (what, edit) in edits {
+        assert_ne!(&edit(text), text, "{what}: edit did not apply");
+        let mut dut = crate::cosim::fault::faulty_dut(&t, &t.name, edit).unwrap();
+        let st = match u {
+            Unit::SizeMapper | Unit::AddrGen => {
+                run_table(&mut dut, &t, p, u, n, &cfg(6), &mut |_| {})
+            }
+            _ => {
+                let mut e = Entries::Classes(EntryStim::new(6));
+                run_entries(
+                    &mut dut,
+                    &t,
+                    &p.bpc,
+                    u,
+                    &mut e,
+                    n,
+                    CORRUPT,
+                    &cfg(6),
+                    &mut |_| {},
+                )
+            }
+        }
+        .unwrap();
+        let m = st
+            .first_mismatch
+            .unwrap_or_else(|| panic!("{what} not caught"));
+        eprintln!(
+            "{}: {what} caught at transaction {} ({})",
+            t.name, m.transfer, m.field
+        );
+    }
+}
+
+#[test]
+fn scoreboard_catches_injected_faults() {
+    use crate::cosim::fault::invert_mux_select;
+    let p = BuddyRtlParams::default();
+    caught(
+        &p,
+        Unit::Compressor,
+        &[
+            ("zero code", &|v: &str| {
+                v.replacen("assign all_zero = (", "assign all_zero = 1'b0 & (", 1)
+            }),
+            ("run length", &|v: &str| {
+                v.replacen(
+                    "assign zrunf32 = (zrun_s6_32[5:0] - 6'd2);",
+                    "assign zrunf32 = (zrun_s6_32[5:0] - 6'd1);",
+                    1,
+                )
+            }),
+            ("merge shift", &|v: &str| {
+                invert_mux_select(v, "m1_0_s1_l0").unwrap_or_default()
+            }),
+        ],
+        2_000,
+    );
+    caught(
+        &p,
+        Unit::Decompressor,
+        &[
+            ("window shift", &|v: &str| {
+                invert_mux_select(v, "win_l3").unwrap_or_default()
+            }),
+            ("token error", &|v: &str| {
+                v.replacen("assign t1_err = (", "assign t1_err = 1'b0 & (", 1)
+            }),
+            ("overrun checks", &|v: &str| {
+                v.replace("(room_q < 10'd", "(10'd1023 < 10'd")
+            }),
+            ("prefix sum", &|v: &str| {
+                v.replacen("assign ps3_5 = {", "assign ps3_5 = 32'd1 ^ {", 1)
+            }),
+        ],
+        2_000,
+    );
+    caught(
+        &p,
+        Unit::SizeMapper,
+        &[("reserved", &|v: &str| {
+            v.replacen("assign reserved = ~(", "assign reserved = 1'b0 & ~(", 1)
+        })],
+        2_000,
+    );
+    caught(
+        &p,
+        Unit::AddrGen,
+        &[("buddy product", &|v: &str| {
+            v.replacen(
+                "assign e_bud2 = {28'd0, e, 6'd0};",
+                "assign e_bud2 = {29'd0, e, 5'd0};",
+                1,
+            )
+        })],
+        2_000,
+    );
+}

@@ -1,0 +1,1130 @@
+//! BPC compressor and decompressor generators for Buddy Compression's 128 B entries (spec
+//! `buddy-bpc.md` §2.4 format, §7 items 2-3 interfaces), bit-exact with [`crate::model::bpc`].
+//!
+//! **Bus.** Entry ports hold byte i in bits `[8i+7:8i]` (word i in `[32i+31:32i]`). Stream
+//! ports hold the model's stream bytes the same way: stream bit s (MSB-first, s = 0 is bit 7
+//! of stream byte 0) is bus bit `8·(s/8) + 7 − s%8`; bits after the stream are 0. Inside,
+//! streams are vectors in stream order (bit s at index s), so a token written MSB-first is
+//! its value bit-reversed, and concatenation is `a | b << len(a)`.
+//!
+//! **Compressor** (`bpc_comp_*`, II = 1, one entry per cycle, 6 register stages at 32-bit
+//! symbols and 7 at 64-bit):
+//! 1. `n − 1` exact deltas (`S + 1`-bit subtractors, carry-select);
+//! 2. transpose (wiring), `DBX = DBP ^ DBP>>1`, the plane classifiers (zero, all ones,
+//!    `DBP == 0`, one or two adjacent ones by an (any, many) tree, position by one-hot OR
+//!    trees) and the base classifier;
+//! 3. zero-run segmentation (a Kogge-Stone scan of (reset, count) pairs gives each zero
+//!    plane its run length downwards), every token's code bits and length;
+//! 4. and on: radix-4 merges: within a group of four segments the offsets are the prefix sums
+//!    of the lengths, each segment is shifted by an LSB-first log shifter and the four are
+//!    ORed; bits at 768 and above are dropped (such a stream is stored raw);
+//! 5. the last merge stage also forms the metadata code ([`SizeCode::of`]) and selects the
+//!    entry itself when the stream is longer than 768 bits (`out_raw`, size 128 B).
+//!
+//! Outputs: `m_stream_o` (the stream, zero-padded, or the raw entry), `m_nbits_o` (the whole
+//! stream's length, also when raw: at most 1,089 / 1,105 bits), `m_size_o`, `m_raw_o`.
+//!
+//! **Decompressor** (`bpc_dec_*`): the base is decoded as the entry is accepted; then a loop
+//! decodes `k` tokens per cycle from a window at the stream position (an LSB-first shifter
+//! from the registered position, then `k` chained one-hot start steps over the window, the
+//! fields picked by AND-OR on each start), applies them to `prevDBP` in order and writes the
+//! planes they cover; three output stages add the base and the deltas (a Kogge-Stone prefix
+//! sum, the raw entry passes through with the adds gated off). Zero (code 0x0) and raw
+//! (0x4) entries take one loop cycle. `m_err_o` (with an all-zero entry) flags a reserved
+//! code, a token that crosses the code's size (8, 32, 64 or 96 B), a zero run past plane 0
+//! and a position outside the plane; bits after the stream are not inspected
+//! ([`crate::model::bpc::decompress_within`]).
+
+use crate::hdl::blocks::{any_of, mux_tree, onehot_index, or_tree, prefix, PrefixTopology};
+use crate::hdl::stream::{self, Layout};
+use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
+use crate::model::bpc::{BpcParams, BpcPrefixes, PlaneCode};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Spec reference in headers.
+pub const SPEC: &str = "shared/spec/buddy-bpc.md";
+
+/// Entry bits on the ports.
+pub const ENTRY_BITS: u32 = 1024;
+
+/// Streams longer than this are stored raw (three 32 B sectors, spec §2.2).
+pub const RAW_ABOVE_BITS: u32 = 768;
+
+/// Parameters of the BPC units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BpcRtlParams {
+    /// Symbol width (32 or 64) and prefix table; entries are 128 B.
+    pub sym_bits: u32,
+    /// The 5-bit prefix assignment.
+    pub prefixes: BpcPrefixes,
+    /// Tokens the decompressor decodes per cycle (1-8).
+    pub dec_tokens: u32,
+}
+
+impl Default for BpcRtlParams {
+    fn default() -> Self {
+        BpcRtlParams {
+            sym_bits: 32,
+            prefixes: BpcPrefixes::Kim2016,
+            dec_tokens: 4,
+        }
+    }
+}
+
+impl BpcRtlParams {
+    /// The model's parameters (128 B entries).
+    pub fn model(&self) -> BpcParams {
+        BpcParams {
+            line_bytes: 128,
+            sym_bits: self.sym_bits,
+            prefixes: self.prefixes,
+        }
+    }
+
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        self.model().validate().map_err(|e| e.to_string())?;
+        if !(1..=8).contains(&self.dec_tokens) {
+            return Err(format!(
+                "buddy.bpc.dec_tokens = {} must be in 1..=8",
+                self.dec_tokens
+            ));
+        }
+        Ok(())
+    }
+
+    /// One-line description for reports.
+    pub fn describe(&self) -> String {
+        format!(
+            "128 B entries, {}-bit symbols, prefixes {}, decoder {} tokens/cycle",
+            self.sym_bits,
+            match self.prefixes {
+                BpcPrefixes::Kim2016 => "kim2016",
+                BpcPrefixes::Alternate => "alternate",
+            },
+            self.dec_tokens
+        )
+    }
+
+    fn tag(&self) -> String {
+        format!(
+            "s{}{}",
+            self.sym_bits,
+            match self.prefixes {
+                BpcPrefixes::Kim2016 => "",
+                BpcPrefixes::Alternate => "_alt",
+            }
+        )
+    }
+}
+
+fn err(module: &str, msg: String) -> HdlError {
+    HdlError {
+        module: module.into(),
+        problems: vec![msg],
+    }
+}
+
+/// Widths of one symbol configuration.
+#[derive(Clone, Copy)]
+struct Geo {
+    /// Symbol bits.
+    s: u32,
+    /// Symbols.
+    n: u32,
+    /// Plane bits (`n − 1`).
+    b: u32,
+    /// Planes (`s + 1`).
+    p: u32,
+    /// Position field bits.
+    posb: u32,
+    /// Run field bits.
+    runb: u32,
+    /// Widest plane token.
+    tw: u32,
+}
+
+impl Geo {
+    fn of(q: &BpcParams) -> Geo {
+        let b = q.plane_bits();
+        let posb = q.pos_bits();
+        let runb = q.run_bits();
+        Geo {
+            s: q.sym_bits,
+            n: q.symbols() as u32,
+            b,
+            p: q.planes() as u32,
+            posb,
+            runb,
+            tw: (1 + b).max(5 + posb).max(2 + runb),
+        }
+    }
+
+    /// Lengths of the plane token classes: raw, run, single zero, 5-bit, positional.
+    fn lens(&self) -> [u32; 5] {
+        [1 + self.b, 2 + self.runb, 3, 5, 5 + self.posb]
+    }
+}
+
+/// Bus bit of stream bit `s`.
+fn bus_bit(s: u32) -> u32 {
+    8 * (s / 8) + 7 - s % 8
+}
+
+/// Stream-order vector of a bus.
+fn stream_of_bus(bus: &Expr) -> Expr {
+    Expr::cat_lsb(
+        &(0..bus.width())
+            .map(|s| bus.bit(bus_bit(s)))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// Bus of a stream-order vector (`width` bits, zero after the vector).
+fn bus_of_stream(st: &Expr, width: u32) -> Expr {
+    let bits: Vec<Expr> = (0..width)
+        .map(|i| {
+            let s = bus_bit(i); // the permutation is its own inverse
+            if s < st.width() {
+                st.bit(s)
+            } else {
+                Expr::zero(1)
+            }
+        })
+        .collect();
+    Expr::cat_lsb(&bits)
+}
+
+/// `v` written MSB-first into stream order (bit-reversed).
+fn msb_first(v: &Expr) -> Expr {
+    let w = v.width();
+    Expr::cat_lsb(&(0..w).map(|i| v.bit(w - 1 - i)).collect::<Vec<_>>())
+}
+
+/// A stream-order literal of `bits` written MSB-first (`"01"` is bit 0 = 0, bit 1 = 1).
+fn code(bits: &str) -> Expr {
+    Expr::cat_lsb(
+        &bits
+            .chars()
+            .map(|c| Expr::lit(1, (c == '1') as u64))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// `v` (stream order) shifted up by `amt`, LSB first, growing to at most `cap` bits.
+fn shl_grow(m: &mut ModuleBuilder, name: &str, v: &Expr, amt: &Expr, cap: u32) -> Expr {
+    let mut cur = v.clone();
+    for k in 0..amt.width() {
+        let sh = 1u32 << k;
+        let w = (cur.width() + sh).min(cap);
+        let up = Expr::cat(&[cur.clone(), Expr::zero(sh)]).resize(w);
+        let keep = cur.zext(w);
+        cur = m.wire(&format!("{}_l{}", name, k), &amt.bit(k).select(&up, &keep));
+    }
+    cur
+}
+
+/// `a − b` exact, for `w`-bit signed operands: a `w + 1`-bit result, carry-select above 16
+/// bits.
+fn sub_exact(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> Expr {
+    let w = a.width() + 1;
+    let sa = Expr::cat(&[a.bit(a.width() - 1), a.clone()]);
+    let sb = Expr::cat(&[b.bit(b.width() - 1), b.clone()]);
+    let sa = m.wire(&format!("{name}_a"), &sa);
+    let nb = m.wire(&format!("{name}_nb"), &!&sb);
+    if w <= 16 {
+        return m.wire(name, &(&sa + &nb + Expr::lit(w, 1)));
+    }
+    let lo = m.wire(
+        &format!("{name}_lo"),
+        &(sa.slice(0, 16).zext(17) + nb.slice(0, 16).zext(17) + Expr::lit(17, 1)),
+    );
+    let (ah, bh) = (sa.slice(16, w - 16), nb.slice(16, w - 16));
+    let h0 = m.wire(&format!("{name}_h0"), &(&ah + &bh));
+    let h1 = m.wire(&format!("{name}_h1"), &(&ah + &bh + Expr::lit(w - 16, 1)));
+    let hi = lo.bit(16).select(&h1, &h0);
+    m.wire(name, &Expr::cat(&[hi, lo.slice(0, 16)]))
+}
+
+/// `a + b` modulo `2^w` as 8-bit carry-select blocks: each block adds for both carries in,
+/// and a mux chain on the block carries picks the sums (ABC ripples a plain 32-bit add).
+fn add_cs(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> Expr {
+    let w = a.width();
+    let mut parts = Vec::new();
+    let mut carry: Option<Expr> = None;
+    let mut lo = 0;
+    let mut i = 0;
+    while lo < w {
+        let bw = 8.min(w - lo);
+        let (ab, bb) = (a.slice(lo, bw).zext(bw + 1), b.slice(lo, bw).zext(bw + 1));
+        let s0 = m.wire(&format!("{name}_b{i}c0"), &(&ab + &bb));
+        match &carry {
+            None => {
+                parts.push(s0.slice(0, bw));
+                carry = Some(s0.bit(bw));
+            }
+            Some(c) => {
+                let s1 = m.wire(
+                    &format!("{name}_b{i}c1"),
+                    &(&ab + &bb + Expr::lit(bw + 1, 1)),
+                );
+                let sel = m.wire(&format!("{name}_b{i}"), &c.select(&s1, &s0));
+                parts.push(sel.slice(0, bw));
+                carry = Some(sel.bit(bw));
+            }
+        }
+        lo += bw;
+        i += 1;
+    }
+    if let Some(c) = carry {
+        m.unused(&c);
+    }
+    parts.reverse();
+    m.wire(name, &Expr::cat(&parts))
+}
+
+/// (any, more than one) of a vector, as a balanced tree.
+fn any_many(v: &Expr) -> (Expr, Expr) {
+    let mut cur: Vec<(Expr, Expr)> = (0..v.width()).map(|i| (v.bit(i), Expr::zero(1))).collect();
+    while cur.len() > 1 {
+        cur = cur
+            .chunks(2)
+            .map(|p| {
+                if p.len() == 2 {
+                    let (a, b) = (&p[0], &p[1]);
+                    (&a.0 | &b.0, &a.1 | &b.1 | (&a.0 & &b.0))
+                } else {
+                    p[0].clone()
+                }
+            })
+            .collect();
+    }
+    cur.pop().unwrap_or((Expr::zero(1), Expr::zero(1)))
+}
+
+fn header(m: &mut ModuleBuilder, gen: &str, p: &BpcRtlParams, spec: &str) {
+    m.header(format!("Generator: hwzip::rtl::bpc::{gen}"));
+    m.header(format!("Parameters: {}", p.describe()));
+    m.header(format!("Spec: {SPEC} {spec}"));
+    m.header("Bus: byte i at [8i+7:8i]; stream bit s (MSB-first) at bus bit 8(s/8)+7-s%8");
+}
+
+/// The metadata code of a stream: 0x0 all-zero, 0x5 at most 64 bits, 0x1-0x3 sectors,
+/// 0x4 raw (model `SizeCode::of`).
+fn size_code(zero: &Expr, nbits: &Expr) -> Expr {
+    let w = nbits.width();
+    let le = |v: u64| nbits.le(&Expr::lit(w, v));
+    let c = le(64).select(
+        &Expr::lit(4, 5),
+        &le(256).select(
+            &Expr::lit(4, 1),
+            &le(512).select(
+                &Expr::lit(4, 2),
+                &le(RAW_ABOVE_BITS as u64).select(&Expr::lit(4, 3), &Expr::lit(4, 4)),
+            ),
+        ),
+    );
+    zero.select(&Expr::lit(4, 0), &c)
+}
+
+/// One segment of the merge tree: stream-order bits, a length, and its offset within the
+/// group of four it merges into next (the sum of its elder siblings' lengths).
+struct Seg {
+    bits: Expr,
+    len: Expr,
+    off: Expr,
+}
+
+/// `bpc_comp`: entry in, BPC stream, length, metadata code and raw flag out.
+///
+/// Ports: `s_valid_i`/`s_ready_o`/`s_blk_i[1023:0]` → `m_valid_o`/`m_ready_i`/
+/// `m_stream_o[1023:0]`/`m_nbits_o[10:0]`/`m_size_o[3:0]`/`m_raw_o`.
+pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
+    let name = format!("bpc_comp_{}", p.tag());
+    p.validate().map_err(|e| err(&name, e))?;
+    let q = p.model();
+    let g = Geo::of(&q);
+    let nbw = 11u32;
+    let mut m = ModuleBuilder::new(&name);
+    header(
+        &mut m,
+        "compressor",
+        p,
+        "§2.4 (deltas, DBP/DBX, codes, priority), §2.2 (size code), §7 item 2 (II = 1)",
+    );
+    let s_in = stream::input(&mut m, "s", &Layout::new(&[("blk", ENTRY_BITS)]));
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
+    let blk = s_in.field("blk");
+
+    // Global advance: every stage moves when the output register is free.
+    let v: Vec<_> = (1..=6 + (g.s == 64) as u32)
+        .map(|i| m.reg(&format!("v{i}_q"), 1, Some(0)))
+        .collect();
+    let last = v.len() - 1;
+    let adv = m.wire("adv", &(!v[last].q() | m_ready.clone()));
+    m.next(&v[0], &s_in.valid, Some(&adv));
+    for i in 1..v.len() {
+        let prev = v[i - 1].q();
+        m.next(&v[i], &prev, Some(&adv));
+    }
+
+    // ---- Stage 1: deltas ----
+    m.comment("Stage 1: n-1 exact (S+1)-bit deltas d[i] = w[i] - w[i-1] (signed)");
+    let w: Vec<Expr> = blk.lanes(g.s);
+    let d: Vec<Expr> = (1..g.n as usize)
+        .map(|i| sub_exact(&mut m, &format!("d{i}"), &w[i], &w[i - 1]))
+        .collect();
+    let d_q = m.reg_next("d_q", None, &Expr::cat_lsb(&d), Some(&adv));
+    let base1 = m.reg_next("base1_q", None, &w[0], Some(&adv));
+    let blk1 = m.reg_next("blk1_q", None, &blk, Some(&adv));
+    let d1: Vec<Expr> = d_q.lanes(g.s + 1);
+
+    // ---- Stage 2: planes and classifiers ----
+    m.comment("Stage 2: transpose, DBX = DBP ^ DBP[j+1], plane and base classifiers");
+    let dbp: Vec<Expr> = (0..g.p)
+        .map(|j| {
+            let bits: Vec<Expr> = d1.iter().map(|x| x.bit(j)).collect();
+            m.wire(&format!("dbp{j}"), &Expr::cat_lsb(&bits))
+        })
+        .collect();
+    let top = g.p as usize - 1;
+    let dbx: Vec<Expr> = (0..g.p as usize)
+        .map(|j| {
+            let x = if j == top {
+                dbp[j].clone()
+            } else {
+                &dbp[j] ^ &dbp[j + 1]
+            };
+            m.wire(&format!("dbx{j}"), &x)
+        })
+        .collect();
+    // Per plane: [zero, all ones, dbp zero, two ones, one one] (priority applied in stage 3).
+    let mut cls2 = Vec::new();
+    let mut pos2 = Vec::new();
+    for j in 0..g.p as usize {
+        let x = &dbx[j];
+        let (any, many) = any_many(x);
+        let zero = !&any;
+        let ones = x.all();
+        let dz = !dbp[j].any();
+        let one = &any & &!&many;
+        let y = m.wire(
+            &format!("adj{j}"),
+            &(x.slice(0, g.b - 1) & x.slice(1, g.b - 1)),
+        );
+        let (yany, ymany) = any_many(&y);
+        let yy = Expr::cat(&[y.clone(), Expr::zero(1)]) | y.zext(g.b);
+        let two = &yany & &!&ymany & !(x ^ &yy).any();
+        let xb: Vec<Expr> = (0..g.b).map(|i| x.bit(i)).collect();
+        let yb: Vec<Expr> = (0..g.b - 1).map(|i| y.bit(i)).collect();
+        let p1 = onehot_index(&xb, g.posb);
+        let p2 = onehot_index(&yb, g.posb);
+        let pos = two.select(&p2, &p1);
+        let c = m.wire(
+            &format!("cls{j}"),
+            &Expr::cat_lsb(&[zero, ones, dz, two, one]),
+        );
+        cls2.push(c);
+        pos2.push(m.wire(&format!("pos{j}"), &pos));
+    }
+    let bs = &base1;
+    let fits = |bits: u32| {
+        let t = bs.slice(bits - 1, g.s - bits + 1);
+        t.all() | !t.any()
+    };
+    // Base: [zero, fits 4, fits 8, fits 16] (priority in stage 3).
+    let bcls = m.wire(
+        "base_cls",
+        &Expr::cat_lsb(&[!bs.any(), fits(4), fits(8), fits(16)]),
+    );
+    let dbx_q = m.reg_next("dbx_q", None, &Expr::cat_lsb(&dbx), Some(&adv));
+    let cls_q = m.reg_next("cls_q", None, &Expr::cat_lsb(&cls2), Some(&adv));
+    let pos_q = m.reg_next("pos_q", None, &Expr::cat_lsb(&pos2), Some(&adv));
+    let base2 = m.reg_next("base2_q", None, &base1, Some(&adv));
+    let bcls_q = m.reg_next("bcls_q", None, &bcls, Some(&adv));
+    let blk2 = m.reg_next("blk2_q", None, &blk1, Some(&adv));
+
+    // ---- Stage 3: zero runs, tokens ----
+    m.comment("Stage 3: zero-run lengths (scan of (reset, count) pairs), token bits and lengths");
+    let dx: Vec<Expr> = dbx_q.lanes(g.b);
+    let cl: Vec<Expr> = cls_q.lanes(5);
+    let ps: Vec<Expr> = pos_q.lanes(g.posb);
+    let cw = g.runb + 1;
+    // Element j (ascending): a non-zero plane resets the count, a zero plane adds one.
+    let elems: Vec<Expr> = (0..g.p as usize)
+        .map(|j| {
+            let z = cl[j].bit(0);
+            Expr::cat(&[!&z, z.zext(cw)])
+        })
+        .collect();
+    let scan = prefix(
+        &mut m,
+        "zrun",
+        &elems,
+        PrefixTopology::KoggeStone,
+        &|lo: &Expr, hi: &Expr| {
+            let (rl, cl_) = (lo.bit(cw), lo.slice(0, cw));
+            let (rh, ch) = (hi.bit(cw), hi.slice(0, cw));
+            let c = rh.select(&ch, &(&cl_ + &ch));
+            Expr::cat(&[&rl | &rh, c])
+        },
+    );
+    let tw = g.tw;
+    let lw = clog2u(tw + 1);
+    let mut segs: Vec<Seg> = Vec::new();
+    // The base token.
+    {
+        let b = &base2;
+        let c = |k: u32| bcls_q.bit(k);
+        let zero = c(0);
+        let f4 = &c(1) & &!&zero;
+        let f8 = &c(2) & &!c(1);
+        let f16 = &c(3) & &!c(2);
+        let full = !c(3);
+        let bw = 1 + g.s;
+        let lay = |pre: &str, vb: u32| {
+            let mut v = code(pre);
+            if vb > 0 {
+                v = Expr::cat(&[msb_first(&b.slice(0, vb)), v]);
+            }
+            v.zext(bw)
+        };
+        let bits = or_tree(
+            vec![
+                f4.gate(&lay("001", 4)),
+                f8.gate(&lay("010", 8)),
+                f16.gate(&lay("011", 16)),
+                full.gate(&lay("1", g.s)),
+            ],
+            bw,
+        );
+        let lbw = clog2u(bw + 1);
+        let len = or_tree(
+            vec![
+                zero.gate(&Expr::lit(lbw, 3)),
+                f4.gate(&Expr::lit(lbw, 7)),
+                f8.gate(&Expr::lit(lbw, 11)),
+                f16.gate(&Expr::lit(lbw, 19)),
+                full.gate(&Expr::lit(lbw, bw as u64)),
+            ],
+            lbw,
+        );
+        let bits = m.wire("tok_base", &bits);
+        let len = m.wire("len_base", &len);
+        segs.push(Seg {
+            bits,
+            len,
+            off: Expr::zero(1),
+        });
+    }
+    let pre = |c: PlaneCode| {
+        let v = q.prefixes.prefix(c).unwrap_or(0);
+        code(&format!("{v:05b}"))
+    };
+    let [len_raw, len_run, _, _, len_pos] = g.lens();
+    for j in (0..g.p as usize).rev() {
+        let c = |k: u32| cl[j].bit(k);
+        let z = c(0);
+        let start_z = if j == top {
+            z.clone()
+        } else {
+            &z & &!cl[j + 1].bit(0)
+        };
+        let cnt = scan[j].slice(0, cw);
+        m.unused(&scan[j].bit(cw));
+        // A run of two or more: this plane and the one below are zero (no scan needed).
+        let long = if j == 0 {
+            Expr::zero(1)
+        } else {
+            &z & &cl[j - 1].bit(0)
+        };
+        let long = m.wire(&format!("zlong{j}"), &long);
+        let runf = m.wire(&format!("zrunf{j}"), &(&cnt - &Expr::lit(cw, 2)));
+        m.unused(&runf.slice(g.runb, cw - g.runb));
+        let runf = runf.resize(g.runb);
+        let ones = &c(1) & &!&z;
+        let dz = &c(2) & &!&z & &!c(1);
+        let nz_hi = !&z & &!c(1) & &!c(2);
+        let two = &c(3) & &nz_hi;
+        let one = &c(4) & &!c(3) & &nz_hi;
+        let raw = &nz_hi & &!c(3) & &!c(4);
+        let pos = msb_first(&ps[j]);
+        let lay = |v: Expr| v.zext(tw);
+        let terms = vec![
+            (&start_z & &long).gate(&lay(Expr::cat(&[msb_first(&runf), code("01")]))),
+            (&start_z & &!&long).gate(&lay(code("001"))),
+            ones.gate(&lay(pre(PlaneCode::AllOnes))),
+            dz.gate(&lay(pre(PlaneCode::DbpZero))),
+            two.gate(&lay(Expr::cat(&[pos.clone(), pre(PlaneCode::TwoOnes)]))),
+            one.gate(&lay(Expr::cat(&[pos, pre(PlaneCode::OneOne)]))),
+            raw.gate(&lay(Expr::cat(&[msb_first(&dx[j]), code("1")]))),
+        ];
+        let bits = m.wire(&format!("tok{j}"), &or_tree(terms, tw));
+        let len = or_tree(
+            vec![
+                (&start_z & &long).gate(&Expr::lit(lw, len_run as u64)),
+                (&start_z & &!&long).gate(&Expr::lit(lw, 3)),
+                (&ones | &dz).gate(&Expr::lit(lw, 5)),
+                (&two | &one).gate(&Expr::lit(lw, len_pos as u64)),
+                raw.gate(&Expr::lit(lw, len_raw as u64)),
+            ],
+            lw,
+        );
+        let len = m.wire(&format!("len{j}"), &len);
+        segs.push(Seg {
+            bits,
+            len,
+            off: Expr::zero(1),
+        });
+    }
+    with_offsets(&mut m, "t", &mut segs);
+    let zero_blk = m.wire(
+        "all_zero",
+        &(bcls_q.bit(0) & Expr::cat_lsb(&cl.iter().map(|c| c.bit(0)).collect::<Vec<_>>()).all()),
+    );
+    // Stage-3 registers.
+    let mut segs = reg_segs(&mut m, "t", segs, &adv);
+    let mut zero_q = m.reg_next("zero3_q", None, &zero_blk, Some(&adv));
+    let mut blk_q = m.reg_next("blk3_q", None, &blk2, Some(&adv));
+
+    // ---- Stages 4..: radix-4 merges ----
+    let mut tot_q: Option<Expr> = None;
+    let mut level = 1;
+    loop {
+        m.comment(format!(
+            "Stage {}: radix-4 merge level {level} (shifts by registered offsets)",
+            3 + level
+        ));
+        let groups: Vec<Vec<Seg>> = chunk_segs(segs, 4);
+        let mut merged = Vec::new();
+        for (gi, grp) in groups.into_iter().enumerate() {
+            merged.push(merge_group(&mut m, &format!("m{level}_{gi}"), grp));
+        }
+        if merged.len() == 1 {
+            let sg = merged.pop().expect("one segment");
+            m.unused(&sg.len);
+            // ---- Output: size code, raw select ----
+            let nbits = tot_q.clone().unwrap_or_else(|| sg.len.clone()).resize(nbw);
+            let nbits = m.wire("nbits", &nbits);
+            let size = m.wire("size", &size_code(&zero_q, &nbits));
+            let raw = m.wire("raw", &size.eq_lit(4));
+            let stream_bus = bus_of_stream(&sg.bits, ENTRY_BITS);
+            let data = raw.select(&blk_q, &stream_bus);
+            let ostream = m.reg_next("out_stream_q", None, &data, Some(&adv));
+            let onb = m.reg_next("out_nbits_q", None, &nbits, Some(&adv));
+            let osz = m.reg_next("out_size_q", None, &size, Some(&adv));
+            let oraw = m.reg_next("out_raw_q", None, &raw, Some(&adv));
+            s_in.accept(&mut m, &adv);
+            out.drive(
+                &mut m,
+                &v[last].q(),
+                &[
+                    ("stream", ostream),
+                    ("nbits", onb),
+                    ("size", osz),
+                    ("raw", oraw),
+                ],
+            );
+            break;
+        }
+        let nm = format!("g{level}");
+        with_offsets(&mut m, &nm, &mut merged);
+        if merged.len() <= 4 {
+            // The next stage is the last: register the whole stream's length now.
+            let lw = merged.iter().map(|s| s.len.width()).max().unwrap_or(1) + 2;
+            let t = sum_tree(&merged.iter().map(|s| s.len.zext(lw)).collect::<Vec<_>>());
+            let t = m.wire(&format!("{nm}_sum"), &t);
+            if lw > nbw {
+                m.unused(&t.slice(nbw, lw - nbw));
+            }
+            let t = m.wire(&format!("{nm}_total"), &t.resize(nbw));
+            tot_q = Some(m.reg_next("total_q", None, &t, Some(&adv)));
+        }
+        segs = reg_segs(&mut m, &nm, merged, &adv);
+        zero_q = m.reg_next(&format!("zero{}_q", 3 + level), None, &zero_q, Some(&adv));
+        blk_q = m.reg_next(&format!("blk{}_q", 3 + level), None, &blk_q, Some(&adv));
+        level += 1;
+    }
+    m.finish()
+}
+
+/// A balanced adder tree of equal-width terms.
+fn sum_tree(v: &[Expr]) -> Expr {
+    let mut cur = v.to_vec();
+    while cur.len() > 1 {
+        cur = cur
+            .chunks(2)
+            .map(|p| {
+                if p.len() == 2 {
+                    &p[0] + &p[1]
+                } else {
+                    p[0].clone()
+                }
+            })
+            .collect();
+    }
+    cur.pop().unwrap_or_else(|| Expr::zero(1))
+}
+
+/// Sets each segment's offset within its group of four: the sum of the lengths before it
+/// (named `<prefix><i>_off`).
+fn with_offsets(m: &mut ModuleBuilder, prefix: &str, segs: &mut [Seg]) {
+    let lw = segs.iter().map(|s| s.len.width()).max().unwrap_or(1) + 2;
+    let mut acc = Expr::zero(lw);
+    for (i, s) in segs.iter_mut().enumerate() {
+        if i % 4 == 0 {
+            acc = Expr::zero(lw);
+        }
+        s.off = if i % 4 == 0 {
+            Expr::zero(1)
+        } else {
+            m.wire(&format!("{prefix}{i}_off"), &acc)
+        };
+        acc = &acc + &s.len.zext(lw);
+    }
+}
+
+fn clog2u(v: u32) -> u32 {
+    crate::hdl::clog2(v as u64).max(1)
+}
+
+fn chunk_segs(segs: Vec<Seg>, k: usize) -> Vec<Vec<Seg>> {
+    let mut out: Vec<Vec<Seg>> = Vec::new();
+    for (i, s) in segs.into_iter().enumerate() {
+        if i % k == 0 {
+            out.push(Vec::new());
+        }
+        if let Some(last) = out.last_mut() {
+            last.push(s);
+        }
+    }
+    out
+}
+
+/// Registers segments (`<prefix><i>_bits_q`, `<prefix><i>_len_q`).
+fn reg_segs(m: &mut ModuleBuilder, prefix: &str, segs: Vec<Seg>, en: &Expr) -> Vec<Seg> {
+    segs.into_iter()
+        .enumerate()
+        .map(|(i, s)| Seg {
+            bits: m.reg_next(&format!("{prefix}{i}_bits_q"), None, &s.bits, Some(en)),
+            len: m.reg_next(&format!("{prefix}{i}_len_q"), None, &s.len, Some(en)),
+            off: if i % 4 == 0 {
+                Expr::zero(1)
+            } else {
+                m.reg_next(&format!("{prefix}{i}_off_q"), None, &s.off, Some(en))
+            },
+        })
+        .collect()
+}
+
+/// Concatenates a group: segment i shifted up by its registered offset (the lengths
+/// before it), ORed; bits at [`RAW_ABOVE_BITS`] and above dropped. The length is the sum.
+fn merge_group(m: &mut ModuleBuilder, name: &str, grp: Vec<Seg>) -> Seg {
+    let total_w: u32 = grp
+        .iter()
+        .map(|s| s.bits.width())
+        .sum::<u32>()
+        .min(RAW_ABOVE_BITS);
+    let lw = grp.iter().map(|s| s.len.width()).max().unwrap_or(1) + 2;
+    let mut terms = Vec::new();
+    let len = sum_tree(&grp.iter().map(|s| s.len.zext(lw)).collect::<Vec<_>>());
+    for (i, s) in grp.iter().enumerate() {
+        let sh = if i == 0 {
+            s.bits.resize(total_w)
+        } else {
+            shl_grow(m, &format!("{name}_s{i}"), &s.bits, &s.off, total_w)
+        };
+        terms.push(sh.zext(total_w));
+    }
+    let bits = m.wire(&format!("{name}_bits"), &or_tree(terms, total_w));
+    let len = m.wire(&format!("{name}_len"), &len);
+    Seg {
+        bits,
+        len,
+        off: Expr::zero(1),
+    }
+}
+
+/// Window positions where one of `k` tokens can start.
+fn npos_of(k: usize, g: Geo) -> usize {
+    ((k - 1) as u32 * g.tw + 1) as usize
+}
+
+/// `bpc_dec`: BPC stream and metadata code in, entry and error flag out.
+///
+/// Ports: `s_valid_i`/`s_ready_o`/`s_stream_i[1023:0]`/`s_size_i[3:0]` → `m_valid_o`/
+/// `m_ready_i`/`m_blk_o[1023:0]`/`m_err_o`.
+pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
+    let name = format!("bpc_dec_{}_k{}", p.tag(), p.dec_tokens);
+    p.validate().map_err(|e| err(&name, e))?;
+    let q = p.model();
+    let g = Geo::of(&q);
+    let k = p.dec_tokens as usize;
+    let mut m = ModuleBuilder::new(&name);
+    header(
+        &mut m,
+        "decompressor",
+        p,
+        "§2.4 (decoder, prevDBP), §2.2 (size codes), §7 item 3",
+    );
+    let s_in = stream::input(
+        &mut m,
+        "s",
+        &Layout::new(&[("stream", ENTRY_BITS), ("size", 4)]),
+    );
+    let out = stream::output_port(&mut m, "m");
+    let m_ready = out.ready();
+    let sbus = s_in.field("stream");
+    let size = s_in.field("size");
+
+    // Output pipeline: el1 (loaded as the loop finishes), el2, el3, out.
+    let vo: Vec<_> = (1..=4)
+        .map(|i| m.reg(&format!("vo{i}_q"), 1, Some(0)))
+        .collect();
+    let adv_o = m.wire("adv_o", &(!vo[3].q() | m_ready.clone()));
+
+    // ---- Accept: mode, limit, base ----
+    m.comment("Accept: size code to mode and limit; the base token decoded at stream bit 0");
+    let st = m.wire("st_in", &stream_of_bus(&sbus));
+    let is_zero = m.wire("code_zero", &size.eq_lit(0));
+    let is_raw = m.wire("code_raw", &size.eq_lit(4));
+    let lim = |c: u64, bits: u64| size.eq_lit(c).gate(&Expr::lit(10, bits));
+    let limit = m.wire(
+        "limit_in",
+        &or_tree(
+            vec![
+                lim(5, 64),
+                lim(1, 256),
+                lim(2, 512),
+                lim(3, RAW_ABOVE_BITS as u64),
+            ],
+            10,
+        ),
+    );
+    let bad = m.wire("code_bad", &size.ge(&Expr::lit(4, 6)));
+    let b0 = st.bit(0);
+    // Base code: `1` + S bits, else `0` + 2 bits (MSB first) selecting 0 / 4 / 8 / 16 bits.
+    let bsel = Expr::cat(&[st.bit(1), st.bit(2)]);
+    let val = |w: u32| {
+        let v = msb_first(&st.slice(3, w));
+        Expr::cat(&[v.bit(w - 1).repeat(g.s - w), v])
+    };
+    let full_v = msb_first(&st.slice(1, g.s));
+    let base = b0.select(
+        &full_v,
+        &mux_tree(&bsel, &[Expr::zero(g.s), val(4), val(8), val(16)]),
+    );
+    let base = m.wire("base_in", &base);
+    let lits = |v: &[u64]| v.iter().map(|x| Expr::lit(10, *x)).collect::<Vec<_>>();
+    let blen = b0.select(
+        &Expr::lit(10, 1 + g.s as u64),
+        &mux_tree(&bsel, &lits(&[3, 7, 11, 19])),
+    );
+    let blen = m.wire("base_len", &blen);
+    let bpc_in = m.wire("code_bpc", &!(&is_zero | &is_raw | &bad));
+    let base_over = m.wire("base_over", &(&bpc_in & &blen.gt(&limit)));
+
+    // ---- Loop registers ----
+    let busy = m.reg("busy_q", 1, Some(0));
+    let done = m.wire_decl("loop_done", 1);
+    let free = m.wire("loop_free", &(!busy.q() | done.expr()));
+    let take = m.wire("take", &(&s_in.valid & &free));
+    let st_q = m.reg_next("st_q", None, &st, Some(&take));
+    let raw_q = m.reg_next("raw_q", None, &is_raw, Some(&take));
+    let zero_q = m.reg_next("zmode_q", None, &is_zero, Some(&take));
+    let bpc_q = m.reg_next("bmode_q", None, &bpc_in, Some(&take));
+    let base_q = m.reg_next("base_q", None, &base, Some(&take));
+    let pos = m.reg("pos_q", 10, None);
+    let room = m.reg("room_q", 10, None);
+    let left = m.reg("left_q", clog2u(g.p + 1), None);
+    let prev = m.reg("prev_q", g.b, None);
+    let errq = m.reg("err_q", 1, None);
+    let file: Vec<_> = (0..g.s)
+        .map(|j| m.reg(&format!("dbp{j}_q"), g.b, None))
+        .collect();
+    let lwid = left.width();
+
+    // ---- Loop: k tokens per cycle ----
+    m.comment(format!(
+        "Loop: window at pos_q, {k} chained one-hot token starts, fields by AND-OR"
+    ));
+    let lens = g.lens();
+    let span = k as u32 * g.tw; // k widest tokens
+    let ww = span + 5;
+    // The window: stream bits [pos, pos + ww), LSB-first right shifter; past bit 767 reads 0.
+    let sw = RAW_ABOVE_BITS + ww;
+    let mut cur = Expr::cat(&[Expr::zero(ww), st_q.slice(0, RAW_ABOVE_BITS)]);
+    for b in 0..10u32 {
+        let sh = 1u32 << b;
+        let shifted = if sh < sw {
+            Expr::cat(&[Expr::zero(sh), cur.slice(sh, sw - sh)])
+        } else {
+            Expr::zero(sw)
+        };
+        cur = m.wire(&format!("win_l{b}"), &pos.q().bit(b).select(&shifted, &cur));
+    }
+    let win = m.wire("win", &cur.slice(0, ww));
+    // The bits past the last token's fields (the window is sized for 5-bit lookahead).
+    let used = (npos_of(k, g) as u32 - 1 + g.tw).max(npos_of(k, g) as u32 + 4);
+    if used < ww {
+        m.unused(&win.slice(used, ww - used));
+    }
+    m.unused(&cur.slice(ww, sw - ww));
+    // Per window position x: the class of a token starting there, one-hot
+    // [raw, run, zero, all ones, dbp zero, two ones, one one].
+    let npos = npos_of(k, g);
+    let cls_at: Vec<Expr> = (0..npos as u32)
+        .map(|x| {
+            let b = |i: u32| win.bit(x + i);
+            let n0 = !b(0);
+            let run = &n0 & &b(1);
+            let z1 = &n0 & &!b(1) & b(2);
+            let pre = &n0 & &!b(1) & &!b(2);
+            let sel = |c: PlaneCode| {
+                let v = q.prefixes.prefix(c).unwrap_or(0);
+                // MSB-first: stream bit 3 is prefix bit 1, bit 4 prefix bit 0.
+                let m1 = if v & 2 != 0 { b(3) } else { !b(3) };
+                let m0 = if v & 1 != 0 { b(4) } else { !b(4) };
+                &pre & &m1 & m0
+            };
+            let v = Expr::cat_lsb(&[
+                b(0),
+                run,
+                z1,
+                sel(PlaneCode::AllOnes),
+                sel(PlaneCode::DbpZero),
+                sel(PlaneCode::TwoOnes),
+                sel(PlaneCode::OneOne),
+            ]);
+            m.wire(&format!("cls_at{x}"), &v)
+        })
+        .collect();
+    let tok_len = |c: usize| -> usize {
+        (match c {
+            0 => lens[0],
+            1 => lens[1],
+            2 => lens[2],
+            3 | 4 => lens[3],
+            _ => lens[4],
+        }) as usize
+    };
+    // starts[i]: one-hot window position of token i (token 0 at 0).
+    let mut starts: Vec<Vec<Expr>> = vec![vec![Expr::ones(1)]];
+    for i in 0..k {
+        let cur = starts[i].clone();
+        let dom = cur.len() + g.tw as usize;
+        let nxt: Vec<Expr> = (0..dom)
+            .map(|y| {
+                let mut t = Vec::new();
+                for (x, sx) in cur.iter().enumerate() {
+                    for c in 0..7 {
+                        if x + tok_len(c) == y {
+                            t.push(sx & &cls_at[x].bit(c as u32));
+                        }
+                    }
+                }
+                m.wire(&format!("start{}_{y}", i + 1), &any_of(&t))
+            })
+            .collect();
+        starts.push(nxt);
+    }
+    let pick = |m: &mut ModuleBuilder, nm: &str, s: &[Expr], off: u32, w: u32| -> Expr {
+        let terms: Vec<Expr> = s
+            .iter()
+            .enumerate()
+            .map(|(x, sx)| sx.gate(&win.slice(x as u32 + off, w)))
+            .collect();
+        m.wire(nm, &or_tree(terms, w))
+    };
+    // Overrun: a token ending at window position y > room.
+    let over_at: Vec<Expr> = (0..=span)
+        .map(|y| {
+            if y == 0 {
+                Expr::zero(1)
+            } else {
+                m.wire(&format!("over{y}"), &room.q().lt(&Expr::lit(10, y as u64)))
+            }
+        })
+        .collect();
+    let mask = Expr::ones(g.b);
+    let mut lefts = vec![left.q()];
+    let mut prevs = vec![prev.q()];
+    let mut errs = Vec::new();
+    let mut vals = Vec::new();
+    let mut ok = m.wire("ok0", &(&bpc_q & &!errq.q()));
+    for i in 0..k {
+        let s = &starts[i];
+        let cls = {
+            let terms: Vec<Expr> = s
+                .iter()
+                .enumerate()
+                .map(|(x, sx)| sx.gate(&cls_at[x]))
+                .collect();
+            m.wire(&format!("t{i}_cls"), &or_tree(terms, 7))
+        };
+        let rawf = pick(&mut m, &format!("t{i}_rawf"), s, 1, g.b);
+        let runf = pick(&mut m, &format!("t{i}_runf"), s, 2, g.runb);
+        let posf = pick(&mut m, &format!("t{i}_posf"), s, 5, g.posb);
+        let valid = m.wire(
+            &format!("t{i}_valid"),
+            &(&ok & &lefts[i].ne(&Expr::zero(lwid))),
+        );
+        let run = cls.bit(1);
+        let cnt = run.select(
+            &(msb_first(&runf).zext(lwid) + Expr::lit(lwid, 2)),
+            &Expr::lit(lwid, 1),
+        );
+        let cnt = m.wire(&format!("t{i}_cnt"), &cnt);
+        let run_past = &run & &cnt.gt(&lefts[i]);
+        let pv = msb_first(&posf);
+        let pos_bad = (cls.bit(6) & pv.ge(&Expr::lit(g.posb, g.b as u64)))
+            | (cls.bit(5) & pv.ge(&Expr::lit(g.posb, g.b as u64 - 1)));
+        let over = any_of(
+            &starts[i + 1]
+                .iter()
+                .enumerate()
+                .map(|(y, e)| e & &over_at[y])
+                .collect::<Vec<_>>(),
+        );
+        let e = m.wire(
+            &format!("t{i}_err"),
+            &(&valid & &(run_past | pos_bad | over)),
+        );
+        let hot: Vec<Expr> = (0..g.b).map(|b| pv.eq_lit(b as u64)).collect();
+        let one_v = Expr::cat_lsb(&hot);
+        let two_v = Expr::cat_lsb(
+            &(0..g.b as usize)
+                .map(|b| {
+                    if b == 0 {
+                        hot[0].clone()
+                    } else {
+                        &hot[b] | &hot[b - 1]
+                    }
+                })
+                .collect::<Vec<_>>(),
+        );
+        let pr = prevs[i].clone();
+        let dbpv = or_tree(
+            vec![
+                cls.bit(0).gate(&(&pr ^ &msb_first(&rawf))),
+                (cls.bit(1) | cls.bit(2)).gate(&pr),
+                cls.bit(3).gate(&(&pr ^ &mask)),
+                cls.bit(5).gate(&(&pr ^ &two_v)),
+                cls.bit(6).gate(&(&pr ^ &one_v)),
+            ],
+            g.b,
+        );
+        let dbpv = m.wire(&format!("t{i}_dbp"), &dbpv);
+        m.unused(&cls.bit(4)); // DBP == 0: the plane is 0
+        let nl = valid.select(&(&lefts[i] - &cnt), &lefts[i]);
+        lefts.push(m.wire(&format!("t{i}_left"), &nl));
+        prevs.push(m.wire(&format!("t{i}_prev"), &valid.select(&dbpv, &pr)));
+        if i + 1 < k {
+            ok = m.wire(&format!("ok{}", i + 1), &(&ok & &!&e));
+        }
+        errs.push(e);
+        vals.push(dbpv);
+    }
+    let any_err = m.wire("loop_err", &any_of(&errs));
+    let fin = m.wire(
+        "loop_fin",
+        &(!&bpc_q | errq.q() | &any_err | lefts[k].eq(&Expr::zero(lwid))),
+    );
+    m.drive(&done, &(busy.q() & &fin & &adv_o));
+    let step = m.wire("step", &(busy.q() & &!&fin));
+    let upd = m.wire("upd", &(&take | &step));
+    // Consumed bits: the end of the k-th token (all k were valid when the loop goes on).
+    let cons = m.wire("consumed", &onehot_index(&starts[k], 10));
+    m.unused(&starts[k][0]); // a token is never empty
+    let room_in = m.wire("room_in", &(&limit - &blen));
+    m.next(&pos, &take.select(&blen, &(pos.q() + &cons)), Some(&upd));
+    m.next(
+        &room,
+        &take.select(&room_in, &(room.q() - &cons)),
+        Some(&upd),
+    );
+    m.next(
+        &left,
+        &take.select(&Expr::lit(lwid, g.p as u64), &lefts[k]),
+        Some(&upd),
+    );
+    m.next(&prev, &take.select(&Expr::zero(g.b), &prevs[k]), Some(&upd));
+    m.next(
+        &errq,
+        &take.select(&(&bad | &base_over), &(errq.q() | &any_err)),
+        Some(&upd),
+    );
+    m.next(
+        &busy,
+        &take.select(&Expr::ones(1), &(busy.q() & &!done.expr())),
+        None,
+    );
+    // Plane writes: token i covers planes [left_{i+1}, left_i).
+    let mut file_d = Vec::new();
+    for (j, f) in file.iter().enumerate() {
+        let jj = Expr::lit(lwid, j as u64);
+        let cov: Vec<Expr> = (0..k)
+            .map(|i| jj.lt(&lefts[i]) & jj.ge(&lefts[i + 1]))
+            .collect();
+        let wv = or_tree(cov.iter().zip(&vals).map(|(c, v)| c.gate(v)).collect(), g.b);
+        let we = m.wire(&format!("we{j}"), &(busy.q() & any_of(&cov)));
+        let nd = m.wire(&format!("dbp{j}_n"), &we.select(&wv, &f.q()));
+        m.next(f, &nd, None);
+        file_d.push(nd);
+    }
+    s_in.accept(&mut m, &free);
+
+    // ---- Output: w[i] = base + d[1] + ... + d[i] ----
+    m.comment("Output 1-4: the planes' next state transposed to deltas; Kogge-Stone sums");
+    let mut el = vec![base_q.clone()];
+    el.extend(
+        (0..g.n - 1).map(|kk| Expr::cat_lsb(&file_d.iter().map(|f| f.bit(kk)).collect::<Vec<_>>())),
+    );
+    // A raw entry enters as its own deltas (word 0, then w[i] - w[i-1]), so the same sums
+    // restore it.
+    let rw = bus_of_stream(&st_q, ENTRY_BITS).lanes(g.s);
+    let mut rel = vec![rw[0].clone()];
+    for i in 1..rw.len() {
+        rel.push(m.wire(&format!("rawd{i}"), &(&rw[i] - &rw[i - 1])));
+    }
+    let el_in = raw_q.select(&Expr::cat_lsb(&rel), &Expr::cat_lsb(&el));
+    for (i, r) in vo.iter().enumerate() {
+        let nv = if i == 0 { done.expr() } else { vo[i - 1].q() };
+        m.next(r, &nv, Some(&adv_o));
+    }
+    let e1 = m.reg_next("el1_q", None, &el_in, Some(&adv_o));
+    let mut errv = m.reg_next("err1_q", None, &(errq.q() | &any_err), Some(&adv_o));
+    let mut kill = m.reg_next("kill1_q", None, &zero_q, Some(&adv_o));
+    let sched = PrefixTopology::KoggeStone.schedule(g.n as usize);
+    let mut cur: Vec<Expr> = e1.lanes(g.s);
+    for (li, lvl) in sched.iter().enumerate() {
+        let mut nxt = cur.clone();
+        for &(t, s) in lvl {
+            nxt[t] = add_cs(&mut m, &format!("ps{}_{t}", li + 1), &cur[t], &cur[s]);
+        }
+        cur = nxt;
+        if li == 1 || li == 3 {
+            let sn = if li == 1 { 2 } else { 3 };
+            let r = m.reg_next(
+                &format!("el{sn}_q"),
+                None,
+                &Expr::cat_lsb(&cur),
+                Some(&adv_o),
+            );
+            cur = r.lanes(g.s);
+            errv = m.reg_next(&format!("err{sn}_q"), None, &errv, Some(&adv_o));
+            kill = m.reg_next(&format!("kill{sn}_q"), None, &kill, Some(&adv_o));
+        }
+    }
+    if sched.len() <= 3 {
+        return Err(err(&name, "expected at least 4 prefix levels".into()));
+    }
+    let res = (!(&errv | &kill)).gate(&Expr::cat_lsb(&cur));
+    let oblk = m.reg_next("out_blk_q", None, &res, Some(&adv_o));
+    let oerr = m.reg_next("out_err_q", None, &errv, Some(&adv_o));
+    out.drive(&mut m, &vo[3].q(), &[("blk", oblk), ("err", oerr)]);
+    m.finish()
+}

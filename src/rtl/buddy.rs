@@ -1,0 +1,231 @@
+//! Buddy Compression's small units (spec `buddy-bpc.md` §2.2, §3.2, §7 items 1, 4, 5) and the
+//! engine's parameters: `zero_detect`, `size_mapper` and `buddy_addr_gen`, bit-exact with
+//! [`crate::model::buddy`]. The BPC datapaths are in [`super::bpc`].
+//!
+//! The size mapper and the address generator are combinational; as units they pass the
+//! handshake through (`m_valid_o = s_valid_i`, `s_ready_o = m_ready_i`), so they co-simulate
+//! on the stream runner with latency 1.
+
+use super::bpc::{BpcRtlParams, ENTRY_BITS, SPEC};
+use crate::hdl::blocks::or_tree;
+use crate::hdl::stream::{self, Layout};
+use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
+use crate::model::buddy::{split, AddrParams, PageSize, SizeCode, Target, SECTOR_BYTES};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Parameters of the Buddy engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct BuddyRtlParams {
+    /// The BPC compressor and decompressor.
+    pub bpc: BpcRtlParams,
+    /// Address generation (page size, widths).
+    pub addr: AddrParams,
+}
+
+impl BuddyRtlParams {
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        self.bpc.validate()?;
+        self.addr.validate().map_err(|e| e.to_string())
+    }
+
+    /// One-line description for reports.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}; {} pages, PA {} bits, buddy offset {} bits",
+            self.bpc.describe(),
+            match self.addr.page {
+                PageSize::M2 => "2 MB",
+                PageSize::K64 => "64 KB",
+            },
+            self.addr.pa_bits,
+            self.addr.boff_bits
+        )
+    }
+
+    /// Entry-index bits within a page.
+    pub fn entry_bits(&self) -> u32 {
+        self.addr.entries_per_page().trailing_zeros()
+    }
+}
+
+fn err(module: &str, msg: String) -> HdlError {
+    HdlError {
+        module: module.into(),
+        problems: vec![msg],
+    }
+}
+
+/// `zero_detect`: `is_zero_o = ~|blk_i` (an OR tree; the compressor has its own, from the
+/// planes).
+pub fn zero_detect() -> Result<Arc<Module>, HdlError> {
+    let mut m = ModuleBuilder::new("buddy_zero_detect");
+    m.header("Generator: hwzip::rtl::buddy::zero_detect");
+    m.header(format!("Spec: {SPEC} §7 item 1"));
+    let blk = m.input("blk_i", ENTRY_BITS);
+    let lanes: Vec<Expr> = blk.lanes(32).iter().map(|w| w.any()).collect();
+    let any = m.wire("any_word", &Expr::cat_lsb(&lanes));
+    m.output_expr("is_zero_o", &!any.any());
+    m.finish()
+}
+
+/// `size_mapper`: metadata code and target code in; the device and buddy pieces read
+/// ([`split`]) out: `dev_mask`, `bud_mask`, `n_dev`, `n_bud`, `fits_dev`, `is_zero`, `is_raw`,
+/// and `err` for a reserved code (0x6-0xF, target 5-7; every other output 0).
+///
+/// A table of the 6 × 5 defined pairs, each a product of two one-hot decodes.
+pub fn size_mapper(p: &BuddyRtlParams) -> Result<Arc<Module>, HdlError> {
+    let name = "buddy_size_mapper";
+    p.validate().map_err(|e| err(name, e))?;
+    let mut m = ModuleBuilder::new(name);
+    m.header("Generator: hwzip::rtl::buddy::size_mapper");
+    m.header(format!(
+        "Spec: {SPEC} §2.2 (size codes, targets, split), §7 item 4"
+    ));
+    let s_in = stream::input(&mut m, "s", &Layout::new(&[("size", 4), ("tgt", 3)]));
+    let out = stream::output_port(&mut m, "m");
+    let out_ready = out.ready();
+    let size = s_in.field("size");
+    let tgt = s_in.field("tgt");
+    // Output layout: dev_mask 4, bud_mask 4, n_dev 3, n_bud 3, fits 1, zero 1, raw 1.
+    let mut terms = Vec::new();
+    let mut known = Vec::new();
+    for c in SizeCode::ALL {
+        let cs = m.wire(
+            &format!("code_{:x}", c.bits()),
+            &size.eq_lit(c.bits() as u64),
+        );
+        for t in Target::ALL {
+            let hit = &cs & &tgt.eq_lit(t.code() as u64);
+            let sp = split(c, t);
+            let v = (sp.dev_mask as u64)
+                | (sp.bud_mask as u64) << 4
+                | (sp.n_dev() as u64) << 8
+                | (sp.n_bud() as u64) << 11
+                | (sp.fits_dev as u64) << 14
+                | (sp.is_zero as u64) << 15
+                | (sp.is_raw as u64) << 16;
+            terms.push(hit.gate(&Expr::lit(17, v)));
+            known.push(hit);
+        }
+    }
+    let v = m.wire("split", &or_tree(terms, 17));
+    let bad = m.wire("reserved", &!crate::hdl::blocks::any_of(&known));
+    out.drive(
+        &mut m,
+        &s_in.valid,
+        &[
+            ("dev_mask", v.slice(0, 4)),
+            ("bud_mask", v.slice(4, 4)),
+            ("n_dev", v.slice(8, 3)),
+            ("n_bud", v.slice(11, 3)),
+            ("fits_dev", v.bit(14)),
+            ("is_zero", v.bit(15)),
+            ("is_raw", v.bit(16)),
+            ("err", bad),
+        ],
+    );
+    s_in.accept(&mut m, &out_ready);
+    m.finish()
+}
+
+/// `buddy_addr_gen`: entry `e` of a page, the page's device base and buddy offset, its target,
+/// the GBBR and a 32 B piece index `k`: `dev_addr = base + e·D + 32k`, `bud_addr = GBBR +
+/// off·page + e·(128 − D) + 32k` ([`AddrParams::device_addr`], `buddy_addr`), and
+/// `is_buddy` = stream bytes from `32k` lie past the device slot (`32k ≥ D`); `err` for a
+/// reserved target (addresses 0). The products by the constants D and 128 − D are
+/// shift-and-add terms selected by the target.
+pub fn addr_gen(p: &BuddyRtlParams) -> Result<Arc<Module>, HdlError> {
+    let a = p.addr;
+    let name = format!(
+        "buddy_addr_gen_{}",
+        match a.page {
+            PageSize::M2 => "2m",
+            PageSize::K64 => "64k",
+        }
+    );
+    p.validate().map_err(|e| err(&name, e))?;
+    let pa = a.pa_bits;
+    let eb = p.entry_bits();
+    let mut m = ModuleBuilder::new(&name);
+    m.header("Generator: hwzip::rtl::buddy::addr_gen");
+    m.header(format!("Parameters: {}", p.describe()));
+    m.header(format!(
+        "Spec: {SPEC} §3.1-§3.2 (GBBR, buddy-slot formula), §7 item 5"
+    ));
+    let s_in = stream::input(
+        &mut m,
+        "s",
+        &Layout::new(&[
+            ("entry", eb),
+            ("base", pa),
+            ("boff", a.boff_bits),
+            ("tgt", 3),
+            ("gbbr", pa),
+            ("k", 2),
+        ]),
+    );
+    let out = stream::output_port(&mut m, "m");
+    let out_ready = out.ready();
+    let e = m.wire("e", &s_in.field("entry"));
+    let k32 = Expr::cat(&[s_in.field("k"), Expr::zero(5)]).zext(pa);
+    let k32 = m.wire("k32", &k32);
+    let tgt = s_in.field("tgt");
+    // e · c for a constant c as a sum of shifted copies (c's set bits).
+    let times = |m: &mut ModuleBuilder, nm: &str, c: u64| -> Expr {
+        let mut acc: Option<Expr> = None;
+        for b in 0..8u32 {
+            if c >> b & 1 == 1 {
+                let t = Expr::cat(&[e.clone(), Expr::zero(b)]).zext(pa);
+                acc = Some(match acc {
+                    None => t,
+                    Some(x) => &x + &t,
+                });
+            }
+        }
+        m.wire(nm, &acc.unwrap_or_else(|| Expr::zero(pa)))
+    };
+    let mut dev_terms = Vec::new();
+    let mut bud_terms = Vec::new();
+    let mut isb_terms = Vec::new();
+    let mut known = Vec::new();
+    let kk = s_in.field("k");
+    for t in Target::ALL {
+        let hit = m.wire(&format!("tgt_{}", t.code()), &tgt.eq_lit(t.code() as u64));
+        let d = t.device_bytes() as u64;
+        let ed = times(&mut m, &format!("e_dev{}", t.code()), d);
+        let eu = times(&mut m, &format!("e_bud{}", t.code()), 128 - d);
+        dev_terms.push(hit.gate(&ed));
+        bud_terms.push(hit.gate(&eu));
+        // 32k >= D: k >= ceil(D / 32) (16x: k >= 1).
+        let kmin = d.div_ceil(SECTOR_BYTES as u64);
+        let isb = if kmin > 3 {
+            Expr::zero(1)
+        } else {
+            kk.ge(&Expr::lit(2, kmin))
+        };
+        isb_terms.push(hit.gate(&isb));
+        known.push(hit);
+    }
+    let ed = m.wire("e_dev", &or_tree(dev_terms, pa));
+    let eu = m.wire("e_bud", &or_tree(bud_terms, pa));
+    let ok = m.wire("tgt_ok", &crate::hdl::blocks::any_of(&known));
+    let page_bits = a.page.bytes().trailing_zeros();
+    let off = Expr::cat(&[s_in.field("boff"), Expr::zero(page_bits)]).resize(pa);
+    let dev = m.wire("dev_sum", &(s_in.field("base") + &ed + &k32));
+    let bud = m.wire("bud_sum", &(s_in.field("gbbr") + &off + &eu + &k32));
+    out.drive(
+        &mut m,
+        &s_in.valid,
+        &[
+            ("dev_addr", ok.gate(&dev)),
+            ("bud_addr", ok.gate(&bud)),
+            ("is_buddy", &ok & &crate::hdl::blocks::any_of(&isb_terms)),
+            ("err", !&ok),
+        ],
+    );
+    s_in.accept(&mut m, &out_ready);
+    m.finish()
+}
