@@ -58,6 +58,14 @@
 //!     pa_bits: 48
 //!     page: 2m          # 2m | 64k
 //!     boff_bits: 16     # buddy-offset bits (21 covers a 64 KB-page carve-out; the paper says 20)
+//!   meta:               # per-MC metadata-cache slice (rtl::buddy::MetaSliceParams)
+//!     size_bytes: 4096  # 4 KB per MC; 8192 is the "64 KB in 8 slices" reading
+//!     ways: 4
+//!     line_bytes: 128
+//!     sector_bytes: 32  # a sector holds the 4-bit codes of 64 entries
+//!     mshrs: 4
+//!     mshr_slots: 4
+//!     entry_bits: 24    # per-MC entry index
 //! cosim:
 //!   lines: 100000       # windows pushed through each unit
 //!   seed: 1

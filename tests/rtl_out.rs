@@ -117,6 +117,7 @@ const PARAM_SETS: &[&str] = &[
     "cpack_lossy: {codec: {block_bytes: 64, push: all-non-zero}}",
     "cpack_lossy: {codec: {block_bytes: 32, dict_entries: 8, push: new-only, t_table: [0, 8, 16, 16]}}",
     "buddy: {bpc: {sym_bits: 64, prefixes: alternate, dec_tokens: 3}, addr: {page: 64k, boff_bits: 21}}",
+    "buddy: {bpc: {entry_bytes: 32, dec_tokens: 2}, meta: {size_bytes: 1024, mshrs: 2, mshr_slots: 2}}",
 ];
 
 #[test]

@@ -9574,6 +9574,20 @@ module bpc_comp_s32 (
   wire [9:0] m2_2_len;
   wire [11:0] g21_off;
   wire [11:0] g22_off;
+  wire [11:0] g2_csa_l0_0s;
+  wire [11:0] g2_csa_l0_0m;
+  wire [11:0] g2_csa_l0_1s;
+  wire [11:0] g2_csa_l0_1m;
+  wire [11:0] g2_csa_l0_2s;
+  wire [11:0] g2_csa_l0_2m;
+  wire [11:0] g2_csa_l1_0s;
+  wire [11:0] g2_csa_l1_0m;
+  wire [11:0] g2_csa_l1_1s;
+  wire [11:0] g2_csa_l1_1m;
+  wire [11:0] g2_csa_l2_0s;
+  wire [11:0] g2_csa_l2_0m;
+  wire [11:0] g2_csa_l3_0s;
+  wire [11:0] g2_csa_l3_0m;
   wire [11:0] g2_sum;
   wire [10:0] g2_total;
   reg  [10:0] total_q;
@@ -9668,7 +9682,33 @@ module bpc_comp_s32 (
   assign m2_2_len = {2'd0, g18_len_q};
   assign g21_off = {2'd0, m2_0_len};
   assign g22_off = ({2'd0, m2_0_len} + {2'd0, m2_1_len});
-  assign g2_sum = ({2'd0, m2_0_len} + {2'd0, m2_1_len} + {2'd0, m2_2_len});
+  assign g2_csa_l0_0s = ({4'd0, g10_len_q} ^ {4'd0, g11_len_q} ^ {4'd0, g12_len_q});
+  assign g2_csa_l0_0m = (({4'd0, g10_len_q} & {4'd0, g11_len_q})
+                         | ({4'd0, g10_len_q} & {4'd0, g12_len_q})
+                         | ({4'd0, g11_len_q} & {4'd0, g12_len_q}));
+  assign g2_csa_l0_1s = ({4'd0, g13_len_q} ^ {4'd0, g14_len_q} ^ {4'd0, g15_len_q});
+  assign g2_csa_l0_1m = (({4'd0, g13_len_q} & {4'd0, g14_len_q})
+                         | ({4'd0, g13_len_q} & {4'd0, g15_len_q})
+                         | ({4'd0, g14_len_q} & {4'd0, g15_len_q}));
+  assign g2_csa_l0_2s = ({4'd0, g16_len_q} ^ {4'd0, g17_len_q} ^ {4'd0, g18_len_q});
+  assign g2_csa_l0_2m = (({4'd0, g16_len_q} & {4'd0, g17_len_q})
+                         | ({4'd0, g16_len_q} & {4'd0, g18_len_q})
+                         | ({4'd0, g17_len_q} & {4'd0, g18_len_q}));
+  assign g2_csa_l1_0s = (g2_csa_l0_0s ^ {g2_csa_l0_0m[10:0], 1'd0} ^ g2_csa_l0_1s);
+  assign g2_csa_l1_0m = ((g2_csa_l0_0s & {g2_csa_l0_0m[10:0], 1'd0}) | (g2_csa_l0_0s & g2_csa_l0_1s)
+                         | ({g2_csa_l0_0m[10:0], 1'd0} & g2_csa_l0_1s));
+  assign g2_csa_l1_1s = ({g2_csa_l0_1m[10:0], 1'd0} ^ g2_csa_l0_2s ^ {g2_csa_l0_2m[10:0], 1'd0});
+  assign g2_csa_l1_1m = (({g2_csa_l0_1m[10:0], 1'd0} & g2_csa_l0_2s)
+                         | ({g2_csa_l0_1m[10:0], 1'd0} & {g2_csa_l0_2m[10:0], 1'd0})
+                         | (g2_csa_l0_2s & {g2_csa_l0_2m[10:0], 1'd0}));
+  assign g2_csa_l2_0s = (g2_csa_l1_0s ^ {g2_csa_l1_0m[10:0], 1'd0} ^ g2_csa_l1_1s);
+  assign g2_csa_l2_0m = ((g2_csa_l1_0s & {g2_csa_l1_0m[10:0], 1'd0}) | (g2_csa_l1_0s & g2_csa_l1_1s)
+                         | ({g2_csa_l1_0m[10:0], 1'd0} & g2_csa_l1_1s));
+  assign g2_csa_l3_0s = (g2_csa_l2_0s ^ {g2_csa_l2_0m[10:0], 1'd0} ^ {g2_csa_l1_1m[10:0], 1'd0});
+  assign g2_csa_l3_0m = ((g2_csa_l2_0s & {g2_csa_l2_0m[10:0], 1'd0})
+                         | (g2_csa_l2_0s & {g2_csa_l1_1m[10:0], 1'd0})
+                         | ({g2_csa_l2_0m[10:0], 1'd0} & {g2_csa_l1_1m[10:0], 1'd0}));
+  assign g2_sum = (g2_csa_l3_0s + {g2_csa_l3_0m[10:0], 1'd0});
   assign g2_total = g2_sum[10:0];
   assign total_d = g2_total;
   assign g20_bits_d = m2_0_bits;
@@ -10015,6 +10055,8 @@ module bpc_comp_s32 (
                        zrunf10[5], zrun_s4_9[6], zrunf9[5], zrun_s4_8[6], zrunf8[5], zrun_s3_7[6],
                        zrunf7[5], zrun_s3_6[6], zrunf6[5], zrun_s3_5[6], zrunf5[5], zrun_s3_4[6],
                        zrunf4[5], zrun_s2_3[6], zrunf3[5], zrun_s2_2[6], zrunf2[5], zrun_s1_1[6],
-                       zrunf1[5], ~cls_q[0], zrunf0[5], g2_sum[11], m3_0_len};
+                       zrunf1[5], ~cls_q[0], zrunf0[5], g2_csa_l0_0m[11], g2_csa_l0_1m[11],
+                       g2_csa_l0_2m[11], g2_csa_l1_0m[11], g2_csa_l1_1m[11], g2_csa_l2_0m[11],
+                       g2_csa_l3_0m[11], g2_sum[11], m3_0_len};
 endmodule
 `default_nettype wire

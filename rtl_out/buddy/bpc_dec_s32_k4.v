@@ -37,8 +37,6 @@ module bpc_dec_s32_k4 (
   wire loop_done;
   wire loop_free;
   wire take;
-  reg  [1023:0] st_q;
-  wire [1023:0] st_d;
   reg  raw_q;
   wire raw_d;
   reg  zmode_q;
@@ -47,7 +45,9 @@ module bpc_dec_s32_k4 (
   wire bmode_d;
   reg  [31:0] base_q;
   wire [31:0] base_d;
-  reg  [9:0] pos_q;
+  reg  [767:0] sr_q;
+  reg  [255:0] hi_q;
+  wire [255:0] hi_d;
   reg  [9:0] room_q;
   reg  [5:0] left_q;
   reg  [30:0] prev_q;
@@ -364,38 +364,25 @@ module bpc_dec_s32_k4 (
   assign base_over = (code_bpc & (base_len > limit_in));
   assign loop_free = (~busy_q | loop_done);
   assign take = (s_valid_i & loop_free);
-  assign st_d = st_in;
   assign raw_d = code_raw;
   assign zmode_d = code_zero;
   assign bmode_d = code_bpc;
   assign base_d = base_in;
+  assign hi_d = st_in[1023:768];
   always @(posedge clk_i) begin
     if (take) begin
-      st_q <= st_d;
       raw_q <= raw_d;
       zmode_q <= zmode_d;
       bmode_q <= bmode_d;
       base_q <= base_d;
+      hi_q <= hi_d;
     end
   end
 
-  // Loop: window at pos_q, 4 chained one-hot token starts, fields by AND-OR
-  wire [900:0] win_l0;
-  wire [900:0] win_l1;
-  wire [900:0] win_l2;
-  wire [900:0] win_l3;
-  wire [900:0] win_l4;
-  wire [900:0] win_l5;
-  wire [900:0] win_l6;
-  wire [900:0] win_l7;
-  wire [900:0] win_l8;
-  wire [900:0] win_l9;
+  // Loop: window = sr_q low bits, 4 chained one-hot token starts, fields by AND-OR
   wire [132:0] win;
   wire [6:0] cls_at0;
-  wire [6:0] cls_at1;
-  wire [6:0] cls_at2;
   wire [6:0] cls_at3;
-  wire [6:0] cls_at4;
   wire [6:0] cls_at5;
   wire [6:0] cls_at6;
   wire [6:0] cls_at7;
@@ -417,190 +404,49 @@ module bpc_dec_s32_k4 (
   wire [6:0] cls_at23;
   wire [6:0] cls_at24;
   wire [6:0] cls_at25;
-  wire [6:0] cls_at26;
   wire [6:0] cls_at27;
-  wire [6:0] cls_at28;
-  wire [6:0] cls_at29;
   wire [6:0] cls_at30;
-  wire [6:0] cls_at31;
   wire [6:0] cls_at32;
-  wire [6:0] cls_at33;
-  wire [6:0] cls_at34;
   wire [6:0] cls_at35;
-  wire [6:0] cls_at36;
   wire [6:0] cls_at37;
   wire [6:0] cls_at38;
   wire [6:0] cls_at39;
   wire [6:0] cls_at40;
-  wire [6:0] cls_at41;
   wire [6:0] cls_at42;
-  wire [6:0] cls_at43;
   wire [6:0] cls_at44;
   wire [6:0] cls_at45;
   wire [6:0] cls_at46;
   wire [6:0] cls_at47;
-  wire [6:0] cls_at48;
   wire [6:0] cls_at49;
-  wire [6:0] cls_at50;
-  wire [6:0] cls_at51;
   wire [6:0] cls_at52;
-  wire [6:0] cls_at53;
-  wire [6:0] cls_at54;
-  wire [6:0] cls_at55;
-  wire [6:0] cls_at56;
-  wire [6:0] cls_at57;
-  wire [6:0] cls_at58;
-  wire [6:0] cls_at59;
-  wire [6:0] cls_at60;
-  wire [6:0] cls_at61;
-  wire [6:0] cls_at62;
-  wire [6:0] cls_at63;
   wire [6:0] cls_at64;
-  wire [6:0] cls_at65;
-  wire [6:0] cls_at66;
   wire [6:0] cls_at67;
-  wire [6:0] cls_at68;
   wire [6:0] cls_at69;
-  wire [6:0] cls_at70;
   wire [6:0] cls_at71;
-  wire [6:0] cls_at72;
-  wire [6:0] cls_at73;
   wire [6:0] cls_at74;
-  wire [6:0] cls_at75;
-  wire [6:0] cls_at76;
-  wire [6:0] cls_at77;
-  wire [6:0] cls_at78;
-  wire [6:0] cls_at79;
-  wire [6:0] cls_at80;
-  wire [6:0] cls_at81;
-  wire [6:0] cls_at82;
-  wire [6:0] cls_at83;
-  wire [6:0] cls_at84;
-  wire [6:0] cls_at85;
-  wire [6:0] cls_at86;
-  wire [6:0] cls_at87;
-  wire [6:0] cls_at88;
-  wire [6:0] cls_at89;
-  wire [6:0] cls_at90;
-  wire [6:0] cls_at91;
-  wire [6:0] cls_at92;
-  wire [6:0] cls_at93;
-  wire [6:0] cls_at94;
-  wire [6:0] cls_at95;
   wire [6:0] cls_at96;
-  wire start1_0;
-  wire start1_1;
-  wire start1_2;
   wire start1_3;
-  wire start1_4;
   wire start1_5;
-  wire start1_6;
   wire start1_7;
-  wire start1_8;
-  wire start1_9;
   wire start1_10;
-  wire start1_11;
-  wire start1_12;
-  wire start1_13;
-  wire start1_14;
-  wire start1_15;
-  wire start1_16;
-  wire start1_17;
-  wire start1_18;
-  wire start1_19;
-  wire start1_20;
-  wire start1_21;
-  wire start1_22;
-  wire start1_23;
-  wire start1_24;
-  wire start1_25;
-  wire start1_26;
-  wire start1_27;
-  wire start1_28;
-  wire start1_29;
-  wire start1_30;
-  wire start1_31;
   wire start1_32;
-  wire start2_0;
-  wire start2_1;
-  wire start2_2;
-  wire start2_3;
-  wire start2_4;
-  wire start2_5;
   wire start2_6;
-  wire start2_7;
   wire start2_8;
-  wire start2_9;
   wire start2_10;
-  wire start2_11;
   wire start2_12;
   wire start2_13;
   wire start2_14;
   wire start2_15;
-  wire start2_16;
   wire start2_17;
-  wire start2_18;
-  wire start2_19;
   wire start2_20;
-  wire start2_21;
-  wire start2_22;
-  wire start2_23;
-  wire start2_24;
-  wire start2_25;
-  wire start2_26;
-  wire start2_27;
-  wire start2_28;
-  wire start2_29;
-  wire start2_30;
-  wire start2_31;
-  wire start2_32;
-  wire start2_33;
-  wire start2_34;
   wire start2_35;
-  wire start2_36;
   wire start2_37;
-  wire start2_38;
   wire start2_39;
-  wire start2_40;
-  wire start2_41;
   wire start2_42;
-  wire start2_43;
-  wire start2_44;
-  wire start2_45;
-  wire start2_46;
-  wire start2_47;
-  wire start2_48;
-  wire start2_49;
-  wire start2_50;
-  wire start2_51;
-  wire start2_52;
-  wire start2_53;
-  wire start2_54;
-  wire start2_55;
-  wire start2_56;
-  wire start2_57;
-  wire start2_58;
-  wire start2_59;
-  wire start2_60;
-  wire start2_61;
-  wire start2_62;
-  wire start2_63;
   wire start2_64;
-  wire start3_0;
-  wire start3_1;
-  wire start3_2;
-  wire start3_3;
-  wire start3_4;
-  wire start3_5;
-  wire start3_6;
-  wire start3_7;
-  wire start3_8;
   wire start3_9;
-  wire start3_10;
   wire start3_11;
-  wire start3_12;
   wire start3_13;
-  wire start3_14;
   wire start3_15;
   wire start3_16;
   wire start3_17;
@@ -612,95 +458,25 @@ module bpc_dec_s32_k4 (
   wire start3_23;
   wire start3_24;
   wire start3_25;
-  wire start3_26;
   wire start3_27;
-  wire start3_28;
-  wire start3_29;
   wire start3_30;
-  wire start3_31;
-  wire start3_32;
-  wire start3_33;
-  wire start3_34;
-  wire start3_35;
-  wire start3_36;
-  wire start3_37;
   wire start3_38;
-  wire start3_39;
   wire start3_40;
-  wire start3_41;
   wire start3_42;
-  wire start3_43;
   wire start3_44;
   wire start3_45;
   wire start3_46;
   wire start3_47;
-  wire start3_48;
   wire start3_49;
-  wire start3_50;
-  wire start3_51;
   wire start3_52;
-  wire start3_53;
-  wire start3_54;
-  wire start3_55;
-  wire start3_56;
-  wire start3_57;
-  wire start3_58;
-  wire start3_59;
-  wire start3_60;
-  wire start3_61;
-  wire start3_62;
-  wire start3_63;
-  wire start3_64;
-  wire start3_65;
-  wire start3_66;
   wire start3_67;
-  wire start3_68;
   wire start3_69;
-  wire start3_70;
   wire start3_71;
-  wire start3_72;
-  wire start3_73;
   wire start3_74;
-  wire start3_75;
-  wire start3_76;
-  wire start3_77;
-  wire start3_78;
-  wire start3_79;
-  wire start3_80;
-  wire start3_81;
-  wire start3_82;
-  wire start3_83;
-  wire start3_84;
-  wire start3_85;
-  wire start3_86;
-  wire start3_87;
-  wire start3_88;
-  wire start3_89;
-  wire start3_90;
-  wire start3_91;
-  wire start3_92;
-  wire start3_93;
-  wire start3_94;
-  wire start3_95;
   wire start3_96;
-  wire start4_0;
-  wire start4_1;
-  wire start4_2;
-  wire start4_3;
-  wire start4_4;
-  wire start4_5;
-  wire start4_6;
-  wire start4_7;
-  wire start4_8;
-  wire start4_9;
-  wire start4_10;
-  wire start4_11;
   wire start4_12;
-  wire start4_13;
   wire start4_14;
-  wire start4_15;
   wire start4_16;
-  wire start4_17;
   wire start4_18;
   wire start4_19;
   wire start4_20;
@@ -719,17 +495,11 @@ module bpc_dec_s32_k4 (
   wire start4_33;
   wire start4_34;
   wire start4_35;
-  wire start4_36;
   wire start4_37;
-  wire start4_38;
-  wire start4_39;
   wire start4_40;
   wire start4_41;
-  wire start4_42;
   wire start4_43;
-  wire start4_44;
   wire start4_45;
-  wire start4_46;
   wire start4_47;
   wire start4_48;
   wire start4_49;
@@ -741,81 +511,23 @@ module bpc_dec_s32_k4 (
   wire start4_55;
   wire start4_56;
   wire start4_57;
-  wire start4_58;
   wire start4_59;
-  wire start4_60;
-  wire start4_61;
   wire start4_62;
-  wire start4_63;
-  wire start4_64;
-  wire start4_65;
-  wire start4_66;
-  wire start4_67;
-  wire start4_68;
-  wire start4_69;
   wire start4_70;
-  wire start4_71;
   wire start4_72;
-  wire start4_73;
   wire start4_74;
-  wire start4_75;
   wire start4_76;
   wire start4_77;
   wire start4_78;
   wire start4_79;
-  wire start4_80;
   wire start4_81;
-  wire start4_82;
-  wire start4_83;
   wire start4_84;
-  wire start4_85;
-  wire start4_86;
-  wire start4_87;
-  wire start4_88;
-  wire start4_89;
-  wire start4_90;
-  wire start4_91;
-  wire start4_92;
-  wire start4_93;
-  wire start4_94;
-  wire start4_95;
-  wire start4_96;
-  wire start4_97;
-  wire start4_98;
   wire start4_99;
-  wire start4_100;
   wire start4_101;
-  wire start4_102;
   wire start4_103;
-  wire start4_104;
-  wire start4_105;
   wire start4_106;
-  wire start4_107;
-  wire start4_108;
-  wire start4_109;
-  wire start4_110;
-  wire start4_111;
-  wire start4_112;
-  wire start4_113;
-  wire start4_114;
-  wire start4_115;
-  wire start4_116;
-  wire start4_117;
-  wire start4_118;
-  wire start4_119;
-  wire start4_120;
-  wire start4_121;
-  wire start4_122;
-  wire start4_123;
-  wire start4_124;
-  wire start4_125;
-  wire start4_126;
-  wire start4_127;
   wire start4_128;
-  wire over1;
-  wire over2;
   wire over3;
-  wire over4;
   wire over5;
   wire over6;
   wire over7;
@@ -847,7 +559,6 @@ module bpc_dec_s32_k4 (
   wire over33;
   wire over34;
   wire over35;
-  wire over36;
   wire over37;
   wire over38;
   wire over39;
@@ -869,76 +580,26 @@ module bpc_dec_s32_k4 (
   wire over55;
   wire over56;
   wire over57;
-  wire over58;
   wire over59;
-  wire over60;
-  wire over61;
   wire over62;
-  wire over63;
   wire over64;
-  wire over65;
-  wire over66;
   wire over67;
-  wire over68;
   wire over69;
   wire over70;
   wire over71;
   wire over72;
-  wire over73;
   wire over74;
-  wire over75;
   wire over76;
   wire over77;
   wire over78;
   wire over79;
-  wire over80;
   wire over81;
-  wire over82;
-  wire over83;
   wire over84;
-  wire over85;
-  wire over86;
-  wire over87;
-  wire over88;
-  wire over89;
-  wire over90;
-  wire over91;
-  wire over92;
-  wire over93;
-  wire over94;
-  wire over95;
   wire over96;
-  wire over97;
-  wire over98;
   wire over99;
-  wire over100;
   wire over101;
-  wire over102;
   wire over103;
-  wire over104;
-  wire over105;
   wire over106;
-  wire over107;
-  wire over108;
-  wire over109;
-  wire over110;
-  wire over111;
-  wire over112;
-  wire over113;
-  wire over114;
-  wire over115;
-  wire over116;
-  wire over117;
-  wire over118;
-  wire over119;
-  wire over120;
-  wire over121;
-  wire over122;
-  wire over123;
-  wire over124;
-  wire over125;
-  wire over126;
-  wire over127;
   wire over128;
   wire ok0;
   wire [6:0] t0_cls;
@@ -990,7 +651,9 @@ module bpc_dec_s32_k4 (
   wire upd;
   wire [9:0] consumed;
   wire [9:0] room_in;
-  wire [9:0] pos_d;
+  wire [767:0] sr_in;
+  wire [767:0] sr_shift;
+  wire [767:0] sr_d;
   wire [9:0] room_d;
   wire [5:0] left_d;
   wire [30:0] prev_d;
@@ -1092,42 +755,17 @@ module bpc_dec_s32_k4 (
   wire we31;
   wire [30:0] dbp31_n;
   wire [30:0] dbp31_d;
-  assign win_l0 = (pos_q[0] ? {1'd0, 133'd0, st_q[767:1]} : {133'd0, st_q[767:0]});
-  assign win_l1 = (pos_q[1] ? {2'd0, win_l0[900:2]} : win_l0);
-  assign win_l2 = (pos_q[2] ? {4'd0, win_l1[900:4]} : win_l1);
-  assign win_l3 = (pos_q[3] ? {8'd0, win_l2[900:8]} : win_l2);
-  assign win_l4 = (pos_q[4] ? {16'd0, win_l3[900:16]} : win_l3);
-  assign win_l5 = (pos_q[5] ? {32'd0, win_l4[900:32]} : win_l4);
-  assign win_l6 = (pos_q[6] ? {64'd0, win_l5[900:64]} : win_l5);
-  assign win_l7 = (pos_q[7] ? {128'd0, win_l6[900:128]} : win_l6);
-  assign win_l8 = (pos_q[8] ? {256'd0, win_l7[900:256]} : win_l7);
-  assign win_l9 = (pos_q[9] ? {512'd0, win_l8[900:512]} : win_l8);
-  assign win = win_l9[132:0];
+  assign win = sr_q[132:0];
   assign cls_at0 = {(~win[0] & ~win[1] & ~win[2] & win[3] & win[4]),
                     (~win[0] & ~win[1] & ~win[2] & win[3] & ~win[4]),
                     (~win[0] & ~win[1] & ~win[2] & ~win[3] & win[4]),
                     (~win[0] & ~win[1] & ~win[2] & ~win[3] & ~win[4]), (~win[0] & ~win[1] & win[2]),
                     (~win[0] & win[1]), win[0]};
-  assign cls_at1 = {(~win[1] & ~win[2] & ~win[3] & win[4] & win[5]),
-                    (~win[1] & ~win[2] & ~win[3] & win[4] & ~win[5]),
-                    (~win[1] & ~win[2] & ~win[3] & ~win[4] & win[5]),
-                    (~win[1] & ~win[2] & ~win[3] & ~win[4] & ~win[5]), (~win[1] & ~win[2] & win[3]),
-                    (~win[1] & win[2]), win[1]};
-  assign cls_at2 = {(~win[2] & ~win[3] & ~win[4] & win[5] & win[6]),
-                    (~win[2] & ~win[3] & ~win[4] & win[5] & ~win[6]),
-                    (~win[2] & ~win[3] & ~win[4] & ~win[5] & win[6]),
-                    (~win[2] & ~win[3] & ~win[4] & ~win[5] & ~win[6]), (~win[2] & ~win[3] & win[4]),
-                    (~win[2] & win[3]), win[2]};
   assign cls_at3 = {(~win[3] & ~win[4] & ~win[5] & win[6] & win[7]),
                     (~win[3] & ~win[4] & ~win[5] & win[6] & ~win[7]),
                     (~win[3] & ~win[4] & ~win[5] & ~win[6] & win[7]),
                     (~win[3] & ~win[4] & ~win[5] & ~win[6] & ~win[7]), (~win[3] & ~win[4] & win[5]),
                     (~win[3] & win[4]), win[3]};
-  assign cls_at4 = {(~win[4] & ~win[5] & ~win[6] & win[7] & win[8]),
-                    (~win[4] & ~win[5] & ~win[6] & win[7] & ~win[8]),
-                    (~win[4] & ~win[5] & ~win[6] & ~win[7] & win[8]),
-                    (~win[4] & ~win[5] & ~win[6] & ~win[7] & ~win[8]), (~win[4] & ~win[5] & win[6]),
-                    (~win[4] & win[5]), win[4]};
   assign cls_at5 = {(~win[5] & ~win[6] & ~win[7] & win[8] & win[9]),
                     (~win[5] & ~win[6] & ~win[7] & win[8] & ~win[9]),
                     (~win[5] & ~win[6] & ~win[7] & ~win[8] & win[9]),
@@ -1233,61 +871,26 @@ module bpc_dec_s32_k4 (
                      (~win[25] & ~win[26] & ~win[27] & ~win[28] & win[29]),
                      (~win[25] & ~win[26] & ~win[27] & ~win[28] & ~win[29]),
                      (~win[25] & ~win[26] & win[27]), (~win[25] & win[26]), win[25]};
-  assign cls_at26 = {(~win[26] & ~win[27] & ~win[28] & win[29] & win[30]),
-                     (~win[26] & ~win[27] & ~win[28] & win[29] & ~win[30]),
-                     (~win[26] & ~win[27] & ~win[28] & ~win[29] & win[30]),
-                     (~win[26] & ~win[27] & ~win[28] & ~win[29] & ~win[30]),
-                     (~win[26] & ~win[27] & win[28]), (~win[26] & win[27]), win[26]};
   assign cls_at27 = {(~win[27] & ~win[28] & ~win[29] & win[30] & win[31]),
                      (~win[27] & ~win[28] & ~win[29] & win[30] & ~win[31]),
                      (~win[27] & ~win[28] & ~win[29] & ~win[30] & win[31]),
                      (~win[27] & ~win[28] & ~win[29] & ~win[30] & ~win[31]),
                      (~win[27] & ~win[28] & win[29]), (~win[27] & win[28]), win[27]};
-  assign cls_at28 = {(~win[28] & ~win[29] & ~win[30] & win[31] & win[32]),
-                     (~win[28] & ~win[29] & ~win[30] & win[31] & ~win[32]),
-                     (~win[28] & ~win[29] & ~win[30] & ~win[31] & win[32]),
-                     (~win[28] & ~win[29] & ~win[30] & ~win[31] & ~win[32]),
-                     (~win[28] & ~win[29] & win[30]), (~win[28] & win[29]), win[28]};
-  assign cls_at29 = {(~win[29] & ~win[30] & ~win[31] & win[32] & win[33]),
-                     (~win[29] & ~win[30] & ~win[31] & win[32] & ~win[33]),
-                     (~win[29] & ~win[30] & ~win[31] & ~win[32] & win[33]),
-                     (~win[29] & ~win[30] & ~win[31] & ~win[32] & ~win[33]),
-                     (~win[29] & ~win[30] & win[31]), (~win[29] & win[30]), win[29]};
   assign cls_at30 = {(~win[30] & ~win[31] & ~win[32] & win[33] & win[34]),
                      (~win[30] & ~win[31] & ~win[32] & win[33] & ~win[34]),
                      (~win[30] & ~win[31] & ~win[32] & ~win[33] & win[34]),
                      (~win[30] & ~win[31] & ~win[32] & ~win[33] & ~win[34]),
                      (~win[30] & ~win[31] & win[32]), (~win[30] & win[31]), win[30]};
-  assign cls_at31 = {(~win[31] & ~win[32] & ~win[33] & win[34] & win[35]),
-                     (~win[31] & ~win[32] & ~win[33] & win[34] & ~win[35]),
-                     (~win[31] & ~win[32] & ~win[33] & ~win[34] & win[35]),
-                     (~win[31] & ~win[32] & ~win[33] & ~win[34] & ~win[35]),
-                     (~win[31] & ~win[32] & win[33]), (~win[31] & win[32]), win[31]};
   assign cls_at32 = {(~win[32] & ~win[33] & ~win[34] & win[35] & win[36]),
                      (~win[32] & ~win[33] & ~win[34] & win[35] & ~win[36]),
                      (~win[32] & ~win[33] & ~win[34] & ~win[35] & win[36]),
                      (~win[32] & ~win[33] & ~win[34] & ~win[35] & ~win[36]),
                      (~win[32] & ~win[33] & win[34]), (~win[32] & win[33]), win[32]};
-  assign cls_at33 = {(~win[33] & ~win[34] & ~win[35] & win[36] & win[37]),
-                     (~win[33] & ~win[34] & ~win[35] & win[36] & ~win[37]),
-                     (~win[33] & ~win[34] & ~win[35] & ~win[36] & win[37]),
-                     (~win[33] & ~win[34] & ~win[35] & ~win[36] & ~win[37]),
-                     (~win[33] & ~win[34] & win[35]), (~win[33] & win[34]), win[33]};
-  assign cls_at34 = {(~win[34] & ~win[35] & ~win[36] & win[37] & win[38]),
-                     (~win[34] & ~win[35] & ~win[36] & win[37] & ~win[38]),
-                     (~win[34] & ~win[35] & ~win[36] & ~win[37] & win[38]),
-                     (~win[34] & ~win[35] & ~win[36] & ~win[37] & ~win[38]),
-                     (~win[34] & ~win[35] & win[36]), (~win[34] & win[35]), win[34]};
   assign cls_at35 = {(~win[35] & ~win[36] & ~win[37] & win[38] & win[39]),
                      (~win[35] & ~win[36] & ~win[37] & win[38] & ~win[39]),
                      (~win[35] & ~win[36] & ~win[37] & ~win[38] & win[39]),
                      (~win[35] & ~win[36] & ~win[37] & ~win[38] & ~win[39]),
                      (~win[35] & ~win[36] & win[37]), (~win[35] & win[36]), win[35]};
-  assign cls_at36 = {(~win[36] & ~win[37] & ~win[38] & win[39] & win[40]),
-                     (~win[36] & ~win[37] & ~win[38] & win[39] & ~win[40]),
-                     (~win[36] & ~win[37] & ~win[38] & ~win[39] & win[40]),
-                     (~win[36] & ~win[37] & ~win[38] & ~win[39] & ~win[40]),
-                     (~win[36] & ~win[37] & win[38]), (~win[36] & win[37]), win[36]};
   assign cls_at37 = {(~win[37] & ~win[38] & ~win[39] & win[40] & win[41]),
                      (~win[37] & ~win[38] & ~win[39] & win[40] & ~win[41]),
                      (~win[37] & ~win[38] & ~win[39] & ~win[40] & win[41]),
@@ -1308,21 +911,11 @@ module bpc_dec_s32_k4 (
                      (~win[40] & ~win[41] & ~win[42] & ~win[43] & win[44]),
                      (~win[40] & ~win[41] & ~win[42] & ~win[43] & ~win[44]),
                      (~win[40] & ~win[41] & win[42]), (~win[40] & win[41]), win[40]};
-  assign cls_at41 = {(~win[41] & ~win[42] & ~win[43] & win[44] & win[45]),
-                     (~win[41] & ~win[42] & ~win[43] & win[44] & ~win[45]),
-                     (~win[41] & ~win[42] & ~win[43] & ~win[44] & win[45]),
-                     (~win[41] & ~win[42] & ~win[43] & ~win[44] & ~win[45]),
-                     (~win[41] & ~win[42] & win[43]), (~win[41] & win[42]), win[41]};
   assign cls_at42 = {(~win[42] & ~win[43] & ~win[44] & win[45] & win[46]),
                      (~win[42] & ~win[43] & ~win[44] & win[45] & ~win[46]),
                      (~win[42] & ~win[43] & ~win[44] & ~win[45] & win[46]),
                      (~win[42] & ~win[43] & ~win[44] & ~win[45] & ~win[46]),
                      (~win[42] & ~win[43] & win[44]), (~win[42] & win[43]), win[42]};
-  assign cls_at43 = {(~win[43] & ~win[44] & ~win[45] & win[46] & win[47]),
-                     (~win[43] & ~win[44] & ~win[45] & win[46] & ~win[47]),
-                     (~win[43] & ~win[44] & ~win[45] & ~win[46] & win[47]),
-                     (~win[43] & ~win[44] & ~win[45] & ~win[46] & ~win[47]),
-                     (~win[43] & ~win[44] & win[45]), (~win[43] & win[44]), win[43]};
   assign cls_at44 = {(~win[44] & ~win[45] & ~win[46] & win[47] & win[48]),
                      (~win[44] & ~win[45] & ~win[46] & win[47] & ~win[48]),
                      (~win[44] & ~win[45] & ~win[46] & ~win[47] & win[48]),
@@ -1343,735 +936,146 @@ module bpc_dec_s32_k4 (
                      (~win[47] & ~win[48] & ~win[49] & ~win[50] & win[51]),
                      (~win[47] & ~win[48] & ~win[49] & ~win[50] & ~win[51]),
                      (~win[47] & ~win[48] & win[49]), (~win[47] & win[48]), win[47]};
-  assign cls_at48 = {(~win[48] & ~win[49] & ~win[50] & win[51] & win[52]),
-                     (~win[48] & ~win[49] & ~win[50] & win[51] & ~win[52]),
-                     (~win[48] & ~win[49] & ~win[50] & ~win[51] & win[52]),
-                     (~win[48] & ~win[49] & ~win[50] & ~win[51] & ~win[52]),
-                     (~win[48] & ~win[49] & win[50]), (~win[48] & win[49]), win[48]};
   assign cls_at49 = {(~win[49] & ~win[50] & ~win[51] & win[52] & win[53]),
                      (~win[49] & ~win[50] & ~win[51] & win[52] & ~win[53]),
                      (~win[49] & ~win[50] & ~win[51] & ~win[52] & win[53]),
                      (~win[49] & ~win[50] & ~win[51] & ~win[52] & ~win[53]),
                      (~win[49] & ~win[50] & win[51]), (~win[49] & win[50]), win[49]};
-  assign cls_at50 = {(~win[50] & ~win[51] & ~win[52] & win[53] & win[54]),
-                     (~win[50] & ~win[51] & ~win[52] & win[53] & ~win[54]),
-                     (~win[50] & ~win[51] & ~win[52] & ~win[53] & win[54]),
-                     (~win[50] & ~win[51] & ~win[52] & ~win[53] & ~win[54]),
-                     (~win[50] & ~win[51] & win[52]), (~win[50] & win[51]), win[50]};
-  assign cls_at51 = {(~win[51] & ~win[52] & ~win[53] & win[54] & win[55]),
-                     (~win[51] & ~win[52] & ~win[53] & win[54] & ~win[55]),
-                     (~win[51] & ~win[52] & ~win[53] & ~win[54] & win[55]),
-                     (~win[51] & ~win[52] & ~win[53] & ~win[54] & ~win[55]),
-                     (~win[51] & ~win[52] & win[53]), (~win[51] & win[52]), win[51]};
   assign cls_at52 = {(~win[52] & ~win[53] & ~win[54] & win[55] & win[56]),
                      (~win[52] & ~win[53] & ~win[54] & win[55] & ~win[56]),
                      (~win[52] & ~win[53] & ~win[54] & ~win[55] & win[56]),
                      (~win[52] & ~win[53] & ~win[54] & ~win[55] & ~win[56]),
                      (~win[52] & ~win[53] & win[54]), (~win[52] & win[53]), win[52]};
-  assign cls_at53 = {(~win[53] & ~win[54] & ~win[55] & win[56] & win[57]),
-                     (~win[53] & ~win[54] & ~win[55] & win[56] & ~win[57]),
-                     (~win[53] & ~win[54] & ~win[55] & ~win[56] & win[57]),
-                     (~win[53] & ~win[54] & ~win[55] & ~win[56] & ~win[57]),
-                     (~win[53] & ~win[54] & win[55]), (~win[53] & win[54]), win[53]};
-  assign cls_at54 = {(~win[54] & ~win[55] & ~win[56] & win[57] & win[58]),
-                     (~win[54] & ~win[55] & ~win[56] & win[57] & ~win[58]),
-                     (~win[54] & ~win[55] & ~win[56] & ~win[57] & win[58]),
-                     (~win[54] & ~win[55] & ~win[56] & ~win[57] & ~win[58]),
-                     (~win[54] & ~win[55] & win[56]), (~win[54] & win[55]), win[54]};
-  assign cls_at55 = {(~win[55] & ~win[56] & ~win[57] & win[58] & win[59]),
-                     (~win[55] & ~win[56] & ~win[57] & win[58] & ~win[59]),
-                     (~win[55] & ~win[56] & ~win[57] & ~win[58] & win[59]),
-                     (~win[55] & ~win[56] & ~win[57] & ~win[58] & ~win[59]),
-                     (~win[55] & ~win[56] & win[57]), (~win[55] & win[56]), win[55]};
-  assign cls_at56 = {(~win[56] & ~win[57] & ~win[58] & win[59] & win[60]),
-                     (~win[56] & ~win[57] & ~win[58] & win[59] & ~win[60]),
-                     (~win[56] & ~win[57] & ~win[58] & ~win[59] & win[60]),
-                     (~win[56] & ~win[57] & ~win[58] & ~win[59] & ~win[60]),
-                     (~win[56] & ~win[57] & win[58]), (~win[56] & win[57]), win[56]};
-  assign cls_at57 = {(~win[57] & ~win[58] & ~win[59] & win[60] & win[61]),
-                     (~win[57] & ~win[58] & ~win[59] & win[60] & ~win[61]),
-                     (~win[57] & ~win[58] & ~win[59] & ~win[60] & win[61]),
-                     (~win[57] & ~win[58] & ~win[59] & ~win[60] & ~win[61]),
-                     (~win[57] & ~win[58] & win[59]), (~win[57] & win[58]), win[57]};
-  assign cls_at58 = {(~win[58] & ~win[59] & ~win[60] & win[61] & win[62]),
-                     (~win[58] & ~win[59] & ~win[60] & win[61] & ~win[62]),
-                     (~win[58] & ~win[59] & ~win[60] & ~win[61] & win[62]),
-                     (~win[58] & ~win[59] & ~win[60] & ~win[61] & ~win[62]),
-                     (~win[58] & ~win[59] & win[60]), (~win[58] & win[59]), win[58]};
-  assign cls_at59 = {(~win[59] & ~win[60] & ~win[61] & win[62] & win[63]),
-                     (~win[59] & ~win[60] & ~win[61] & win[62] & ~win[63]),
-                     (~win[59] & ~win[60] & ~win[61] & ~win[62] & win[63]),
-                     (~win[59] & ~win[60] & ~win[61] & ~win[62] & ~win[63]),
-                     (~win[59] & ~win[60] & win[61]), (~win[59] & win[60]), win[59]};
-  assign cls_at60 = {(~win[60] & ~win[61] & ~win[62] & win[63] & win[64]),
-                     (~win[60] & ~win[61] & ~win[62] & win[63] & ~win[64]),
-                     (~win[60] & ~win[61] & ~win[62] & ~win[63] & win[64]),
-                     (~win[60] & ~win[61] & ~win[62] & ~win[63] & ~win[64]),
-                     (~win[60] & ~win[61] & win[62]), (~win[60] & win[61]), win[60]};
-  assign cls_at61 = {(~win[61] & ~win[62] & ~win[63] & win[64] & win[65]),
-                     (~win[61] & ~win[62] & ~win[63] & win[64] & ~win[65]),
-                     (~win[61] & ~win[62] & ~win[63] & ~win[64] & win[65]),
-                     (~win[61] & ~win[62] & ~win[63] & ~win[64] & ~win[65]),
-                     (~win[61] & ~win[62] & win[63]), (~win[61] & win[62]), win[61]};
-  assign cls_at62 = {(~win[62] & ~win[63] & ~win[64] & win[65] & win[66]),
-                     (~win[62] & ~win[63] & ~win[64] & win[65] & ~win[66]),
-                     (~win[62] & ~win[63] & ~win[64] & ~win[65] & win[66]),
-                     (~win[62] & ~win[63] & ~win[64] & ~win[65] & ~win[66]),
-                     (~win[62] & ~win[63] & win[64]), (~win[62] & win[63]), win[62]};
-  assign cls_at63 = {(~win[63] & ~win[64] & ~win[65] & win[66] & win[67]),
-                     (~win[63] & ~win[64] & ~win[65] & win[66] & ~win[67]),
-                     (~win[63] & ~win[64] & ~win[65] & ~win[66] & win[67]),
-                     (~win[63] & ~win[64] & ~win[65] & ~win[66] & ~win[67]),
-                     (~win[63] & ~win[64] & win[65]), (~win[63] & win[64]), win[63]};
   assign cls_at64 = {(~win[64] & ~win[65] & ~win[66] & win[67] & win[68]),
                      (~win[64] & ~win[65] & ~win[66] & win[67] & ~win[68]),
                      (~win[64] & ~win[65] & ~win[66] & ~win[67] & win[68]),
                      (~win[64] & ~win[65] & ~win[66] & ~win[67] & ~win[68]),
                      (~win[64] & ~win[65] & win[66]), (~win[64] & win[65]), win[64]};
-  assign cls_at65 = {(~win[65] & ~win[66] & ~win[67] & win[68] & win[69]),
-                     (~win[65] & ~win[66] & ~win[67] & win[68] & ~win[69]),
-                     (~win[65] & ~win[66] & ~win[67] & ~win[68] & win[69]),
-                     (~win[65] & ~win[66] & ~win[67] & ~win[68] & ~win[69]),
-                     (~win[65] & ~win[66] & win[67]), (~win[65] & win[66]), win[65]};
-  assign cls_at66 = {(~win[66] & ~win[67] & ~win[68] & win[69] & win[70]),
-                     (~win[66] & ~win[67] & ~win[68] & win[69] & ~win[70]),
-                     (~win[66] & ~win[67] & ~win[68] & ~win[69] & win[70]),
-                     (~win[66] & ~win[67] & ~win[68] & ~win[69] & ~win[70]),
-                     (~win[66] & ~win[67] & win[68]), (~win[66] & win[67]), win[66]};
   assign cls_at67 = {(~win[67] & ~win[68] & ~win[69] & win[70] & win[71]),
                      (~win[67] & ~win[68] & ~win[69] & win[70] & ~win[71]),
                      (~win[67] & ~win[68] & ~win[69] & ~win[70] & win[71]),
                      (~win[67] & ~win[68] & ~win[69] & ~win[70] & ~win[71]),
                      (~win[67] & ~win[68] & win[69]), (~win[67] & win[68]), win[67]};
-  assign cls_at68 = {(~win[68] & ~win[69] & ~win[70] & win[71] & win[72]),
-                     (~win[68] & ~win[69] & ~win[70] & win[71] & ~win[72]),
-                     (~win[68] & ~win[69] & ~win[70] & ~win[71] & win[72]),
-                     (~win[68] & ~win[69] & ~win[70] & ~win[71] & ~win[72]),
-                     (~win[68] & ~win[69] & win[70]), (~win[68] & win[69]), win[68]};
   assign cls_at69 = {(~win[69] & ~win[70] & ~win[71] & win[72] & win[73]),
                      (~win[69] & ~win[70] & ~win[71] & win[72] & ~win[73]),
                      (~win[69] & ~win[70] & ~win[71] & ~win[72] & win[73]),
                      (~win[69] & ~win[70] & ~win[71] & ~win[72] & ~win[73]),
                      (~win[69] & ~win[70] & win[71]), (~win[69] & win[70]), win[69]};
-  assign cls_at70 = {(~win[70] & ~win[71] & ~win[72] & win[73] & win[74]),
-                     (~win[70] & ~win[71] & ~win[72] & win[73] & ~win[74]),
-                     (~win[70] & ~win[71] & ~win[72] & ~win[73] & win[74]),
-                     (~win[70] & ~win[71] & ~win[72] & ~win[73] & ~win[74]),
-                     (~win[70] & ~win[71] & win[72]), (~win[70] & win[71]), win[70]};
   assign cls_at71 = {(~win[71] & ~win[72] & ~win[73] & win[74] & win[75]),
                      (~win[71] & ~win[72] & ~win[73] & win[74] & ~win[75]),
                      (~win[71] & ~win[72] & ~win[73] & ~win[74] & win[75]),
                      (~win[71] & ~win[72] & ~win[73] & ~win[74] & ~win[75]),
                      (~win[71] & ~win[72] & win[73]), (~win[71] & win[72]), win[71]};
-  assign cls_at72 = {(~win[72] & ~win[73] & ~win[74] & win[75] & win[76]),
-                     (~win[72] & ~win[73] & ~win[74] & win[75] & ~win[76]),
-                     (~win[72] & ~win[73] & ~win[74] & ~win[75] & win[76]),
-                     (~win[72] & ~win[73] & ~win[74] & ~win[75] & ~win[76]),
-                     (~win[72] & ~win[73] & win[74]), (~win[72] & win[73]), win[72]};
-  assign cls_at73 = {(~win[73] & ~win[74] & ~win[75] & win[76] & win[77]),
-                     (~win[73] & ~win[74] & ~win[75] & win[76] & ~win[77]),
-                     (~win[73] & ~win[74] & ~win[75] & ~win[76] & win[77]),
-                     (~win[73] & ~win[74] & ~win[75] & ~win[76] & ~win[77]),
-                     (~win[73] & ~win[74] & win[75]), (~win[73] & win[74]), win[73]};
   assign cls_at74 = {(~win[74] & ~win[75] & ~win[76] & win[77] & win[78]),
                      (~win[74] & ~win[75] & ~win[76] & win[77] & ~win[78]),
                      (~win[74] & ~win[75] & ~win[76] & ~win[77] & win[78]),
                      (~win[74] & ~win[75] & ~win[76] & ~win[77] & ~win[78]),
                      (~win[74] & ~win[75] & win[76]), (~win[74] & win[75]), win[74]};
-  assign cls_at75 = {(~win[75] & ~win[76] & ~win[77] & win[78] & win[79]),
-                     (~win[75] & ~win[76] & ~win[77] & win[78] & ~win[79]),
-                     (~win[75] & ~win[76] & ~win[77] & ~win[78] & win[79]),
-                     (~win[75] & ~win[76] & ~win[77] & ~win[78] & ~win[79]),
-                     (~win[75] & ~win[76] & win[77]), (~win[75] & win[76]), win[75]};
-  assign cls_at76 = {(~win[76] & ~win[77] & ~win[78] & win[79] & win[80]),
-                     (~win[76] & ~win[77] & ~win[78] & win[79] & ~win[80]),
-                     (~win[76] & ~win[77] & ~win[78] & ~win[79] & win[80]),
-                     (~win[76] & ~win[77] & ~win[78] & ~win[79] & ~win[80]),
-                     (~win[76] & ~win[77] & win[78]), (~win[76] & win[77]), win[76]};
-  assign cls_at77 = {(~win[77] & ~win[78] & ~win[79] & win[80] & win[81]),
-                     (~win[77] & ~win[78] & ~win[79] & win[80] & ~win[81]),
-                     (~win[77] & ~win[78] & ~win[79] & ~win[80] & win[81]),
-                     (~win[77] & ~win[78] & ~win[79] & ~win[80] & ~win[81]),
-                     (~win[77] & ~win[78] & win[79]), (~win[77] & win[78]), win[77]};
-  assign cls_at78 = {(~win[78] & ~win[79] & ~win[80] & win[81] & win[82]),
-                     (~win[78] & ~win[79] & ~win[80] & win[81] & ~win[82]),
-                     (~win[78] & ~win[79] & ~win[80] & ~win[81] & win[82]),
-                     (~win[78] & ~win[79] & ~win[80] & ~win[81] & ~win[82]),
-                     (~win[78] & ~win[79] & win[80]), (~win[78] & win[79]), win[78]};
-  assign cls_at79 = {(~win[79] & ~win[80] & ~win[81] & win[82] & win[83]),
-                     (~win[79] & ~win[80] & ~win[81] & win[82] & ~win[83]),
-                     (~win[79] & ~win[80] & ~win[81] & ~win[82] & win[83]),
-                     (~win[79] & ~win[80] & ~win[81] & ~win[82] & ~win[83]),
-                     (~win[79] & ~win[80] & win[81]), (~win[79] & win[80]), win[79]};
-  assign cls_at80 = {(~win[80] & ~win[81] & ~win[82] & win[83] & win[84]),
-                     (~win[80] & ~win[81] & ~win[82] & win[83] & ~win[84]),
-                     (~win[80] & ~win[81] & ~win[82] & ~win[83] & win[84]),
-                     (~win[80] & ~win[81] & ~win[82] & ~win[83] & ~win[84]),
-                     (~win[80] & ~win[81] & win[82]), (~win[80] & win[81]), win[80]};
-  assign cls_at81 = {(~win[81] & ~win[82] & ~win[83] & win[84] & win[85]),
-                     (~win[81] & ~win[82] & ~win[83] & win[84] & ~win[85]),
-                     (~win[81] & ~win[82] & ~win[83] & ~win[84] & win[85]),
-                     (~win[81] & ~win[82] & ~win[83] & ~win[84] & ~win[85]),
-                     (~win[81] & ~win[82] & win[83]), (~win[81] & win[82]), win[81]};
-  assign cls_at82 = {(~win[82] & ~win[83] & ~win[84] & win[85] & win[86]),
-                     (~win[82] & ~win[83] & ~win[84] & win[85] & ~win[86]),
-                     (~win[82] & ~win[83] & ~win[84] & ~win[85] & win[86]),
-                     (~win[82] & ~win[83] & ~win[84] & ~win[85] & ~win[86]),
-                     (~win[82] & ~win[83] & win[84]), (~win[82] & win[83]), win[82]};
-  assign cls_at83 = {(~win[83] & ~win[84] & ~win[85] & win[86] & win[87]),
-                     (~win[83] & ~win[84] & ~win[85] & win[86] & ~win[87]),
-                     (~win[83] & ~win[84] & ~win[85] & ~win[86] & win[87]),
-                     (~win[83] & ~win[84] & ~win[85] & ~win[86] & ~win[87]),
-                     (~win[83] & ~win[84] & win[85]), (~win[83] & win[84]), win[83]};
-  assign cls_at84 = {(~win[84] & ~win[85] & ~win[86] & win[87] & win[88]),
-                     (~win[84] & ~win[85] & ~win[86] & win[87] & ~win[88]),
-                     (~win[84] & ~win[85] & ~win[86] & ~win[87] & win[88]),
-                     (~win[84] & ~win[85] & ~win[86] & ~win[87] & ~win[88]),
-                     (~win[84] & ~win[85] & win[86]), (~win[84] & win[85]), win[84]};
-  assign cls_at85 = {(~win[85] & ~win[86] & ~win[87] & win[88] & win[89]),
-                     (~win[85] & ~win[86] & ~win[87] & win[88] & ~win[89]),
-                     (~win[85] & ~win[86] & ~win[87] & ~win[88] & win[89]),
-                     (~win[85] & ~win[86] & ~win[87] & ~win[88] & ~win[89]),
-                     (~win[85] & ~win[86] & win[87]), (~win[85] & win[86]), win[85]};
-  assign cls_at86 = {(~win[86] & ~win[87] & ~win[88] & win[89] & win[90]),
-                     (~win[86] & ~win[87] & ~win[88] & win[89] & ~win[90]),
-                     (~win[86] & ~win[87] & ~win[88] & ~win[89] & win[90]),
-                     (~win[86] & ~win[87] & ~win[88] & ~win[89] & ~win[90]),
-                     (~win[86] & ~win[87] & win[88]), (~win[86] & win[87]), win[86]};
-  assign cls_at87 = {(~win[87] & ~win[88] & ~win[89] & win[90] & win[91]),
-                     (~win[87] & ~win[88] & ~win[89] & win[90] & ~win[91]),
-                     (~win[87] & ~win[88] & ~win[89] & ~win[90] & win[91]),
-                     (~win[87] & ~win[88] & ~win[89] & ~win[90] & ~win[91]),
-                     (~win[87] & ~win[88] & win[89]), (~win[87] & win[88]), win[87]};
-  assign cls_at88 = {(~win[88] & ~win[89] & ~win[90] & win[91] & win[92]),
-                     (~win[88] & ~win[89] & ~win[90] & win[91] & ~win[92]),
-                     (~win[88] & ~win[89] & ~win[90] & ~win[91] & win[92]),
-                     (~win[88] & ~win[89] & ~win[90] & ~win[91] & ~win[92]),
-                     (~win[88] & ~win[89] & win[90]), (~win[88] & win[89]), win[88]};
-  assign cls_at89 = {(~win[89] & ~win[90] & ~win[91] & win[92] & win[93]),
-                     (~win[89] & ~win[90] & ~win[91] & win[92] & ~win[93]),
-                     (~win[89] & ~win[90] & ~win[91] & ~win[92] & win[93]),
-                     (~win[89] & ~win[90] & ~win[91] & ~win[92] & ~win[93]),
-                     (~win[89] & ~win[90] & win[91]), (~win[89] & win[90]), win[89]};
-  assign cls_at90 = {(~win[90] & ~win[91] & ~win[92] & win[93] & win[94]),
-                     (~win[90] & ~win[91] & ~win[92] & win[93] & ~win[94]),
-                     (~win[90] & ~win[91] & ~win[92] & ~win[93] & win[94]),
-                     (~win[90] & ~win[91] & ~win[92] & ~win[93] & ~win[94]),
-                     (~win[90] & ~win[91] & win[92]), (~win[90] & win[91]), win[90]};
-  assign cls_at91 = {(~win[91] & ~win[92] & ~win[93] & win[94] & win[95]),
-                     (~win[91] & ~win[92] & ~win[93] & win[94] & ~win[95]),
-                     (~win[91] & ~win[92] & ~win[93] & ~win[94] & win[95]),
-                     (~win[91] & ~win[92] & ~win[93] & ~win[94] & ~win[95]),
-                     (~win[91] & ~win[92] & win[93]), (~win[91] & win[92]), win[91]};
-  assign cls_at92 = {(~win[92] & ~win[93] & ~win[94] & win[95] & win[96]),
-                     (~win[92] & ~win[93] & ~win[94] & win[95] & ~win[96]),
-                     (~win[92] & ~win[93] & ~win[94] & ~win[95] & win[96]),
-                     (~win[92] & ~win[93] & ~win[94] & ~win[95] & ~win[96]),
-                     (~win[92] & ~win[93] & win[94]), (~win[92] & win[93]), win[92]};
-  assign cls_at93 = {(~win[93] & ~win[94] & ~win[95] & win[96] & win[97]),
-                     (~win[93] & ~win[94] & ~win[95] & win[96] & ~win[97]),
-                     (~win[93] & ~win[94] & ~win[95] & ~win[96] & win[97]),
-                     (~win[93] & ~win[94] & ~win[95] & ~win[96] & ~win[97]),
-                     (~win[93] & ~win[94] & win[95]), (~win[93] & win[94]), win[93]};
-  assign cls_at94 = {(~win[94] & ~win[95] & ~win[96] & win[97] & win[98]),
-                     (~win[94] & ~win[95] & ~win[96] & win[97] & ~win[98]),
-                     (~win[94] & ~win[95] & ~win[96] & ~win[97] & win[98]),
-                     (~win[94] & ~win[95] & ~win[96] & ~win[97] & ~win[98]),
-                     (~win[94] & ~win[95] & win[96]), (~win[94] & win[95]), win[94]};
-  assign cls_at95 = {(~win[95] & ~win[96] & ~win[97] & win[98] & win[99]),
-                     (~win[95] & ~win[96] & ~win[97] & win[98] & ~win[99]),
-                     (~win[95] & ~win[96] & ~win[97] & ~win[98] & win[99]),
-                     (~win[95] & ~win[96] & ~win[97] & ~win[98] & ~win[99]),
-                     (~win[95] & ~win[96] & win[97]), (~win[95] & win[96]), win[95]};
   assign cls_at96 = {(~win[96] & ~win[97] & ~win[98] & win[99] & win[100]),
                      (~win[96] & ~win[97] & ~win[98] & win[99] & ~win[100]),
                      (~win[96] & ~win[97] & ~win[98] & ~win[99] & win[100]),
                      (~win[96] & ~win[97] & ~win[98] & ~win[99] & ~win[100]),
                      (~win[96] & ~win[97] & win[98]), (~win[96] & win[97]), win[96]};
-  assign start1_0 = 1'd0;
-  assign start1_1 = 1'd0;
-  assign start1_2 = 1'd0;
   assign start1_3 = cls_at0[2];
-  assign start1_4 = 1'd0;
   assign start1_5 = (cls_at0[3] | cls_at0[4]);
-  assign start1_6 = 1'd0;
   assign start1_7 = cls_at0[1];
-  assign start1_8 = 1'd0;
-  assign start1_9 = 1'd0;
   assign start1_10 = (cls_at0[5] | cls_at0[6]);
-  assign start1_11 = 1'd0;
-  assign start1_12 = 1'd0;
-  assign start1_13 = 1'd0;
-  assign start1_14 = 1'd0;
-  assign start1_15 = 1'd0;
-  assign start1_16 = 1'd0;
-  assign start1_17 = 1'd0;
-  assign start1_18 = 1'd0;
-  assign start1_19 = 1'd0;
-  assign start1_20 = 1'd0;
-  assign start1_21 = 1'd0;
-  assign start1_22 = 1'd0;
-  assign start1_23 = 1'd0;
-  assign start1_24 = 1'd0;
-  assign start1_25 = 1'd0;
-  assign start1_26 = 1'd0;
-  assign start1_27 = 1'd0;
-  assign start1_28 = 1'd0;
-  assign start1_29 = 1'd0;
-  assign start1_30 = 1'd0;
-  assign start1_31 = 1'd0;
   assign start1_32 = cls_at0[0];
-  assign start2_0 = 1'd0;
-  assign start2_1 = 1'd0;
-  assign start2_2 = 1'd0;
-  assign start2_3 = (start1_0 & cls_at0[2]);
-  assign start2_4 = (start1_1 & cls_at1[2]);
-  assign start2_5 = ((start1_0 & cls_at0[3]) | (start1_0 & cls_at0[4]) | (start1_2 & cls_at2[2]));
-  assign start2_6 = ((start1_1 & cls_at1[3]) | (start1_1 & cls_at1[4]) | (start1_3 & cls_at3[2]));
-  assign start2_7 = ((start1_0 & cls_at0[1]) | (start1_2 & cls_at2[3]) | (start1_2 & cls_at2[4])
-                     | (start1_4 & cls_at4[2]));
-  assign start2_8 = ((start1_1 & cls_at1[1]) | (start1_3 & cls_at3[3]) | (start1_3 & cls_at3[4])
-                     | (start1_5 & cls_at5[2]));
-  assign start2_9 = ((start1_2 & cls_at2[1]) | (start1_4 & cls_at4[3]) | (start1_4 & cls_at4[4])
-                     | (start1_6 & cls_at6[2]));
-  assign start2_10 = ((start1_0 & cls_at0[5]) | (start1_0 & cls_at0[6]) | (start1_3 & cls_at3[1])
-                      | (start1_5 & cls_at5[3]) | (start1_5 & cls_at5[4])
+  assign start2_6 = (start1_3 & cls_at3[2]);
+  assign start2_8 = ((start1_3 & cls_at3[3]) | (start1_3 & cls_at3[4]) | (start1_5 & cls_at5[2]));
+  assign start2_10 = ((start1_3 & cls_at3[1]) | (start1_5 & cls_at5[3]) | (start1_5 & cls_at5[4])
                       | (start1_7 & cls_at7[2]));
-  assign start2_11 = ((start1_1 & cls_at1[5]) | (start1_1 & cls_at1[6]) | (start1_4 & cls_at4[1])
-                      | (start1_6 & cls_at6[3]) | (start1_6 & cls_at6[4])
-                      | (start1_8 & cls_at8[2]));
-  assign start2_12 = ((start1_2 & cls_at2[5]) | (start1_2 & cls_at2[6]) | (start1_5 & cls_at5[1])
-                      | (start1_7 & cls_at7[3]) | (start1_7 & cls_at7[4])
-                      | (start1_9 & cls_at9[2]));
-  assign start2_13 = ((start1_3 & cls_at3[5]) | (start1_3 & cls_at3[6]) | (start1_6 & cls_at6[1])
-                      | (start1_8 & cls_at8[3]) | (start1_8 & cls_at8[4])
+  assign start2_12 = ((start1_5 & cls_at5[1]) | (start1_7 & cls_at7[3]) | (start1_7 & cls_at7[4]));
+  assign start2_13 = ((start1_3 & cls_at3[5]) | (start1_3 & cls_at3[6])
                       | (start1_10 & cls_at10[2]));
-  assign start2_14 = ((start1_4 & cls_at4[5]) | (start1_4 & cls_at4[6]) | (start1_7 & cls_at7[1])
-                      | (start1_9 & cls_at9[3]) | (start1_9 & cls_at9[4])
-                      | (start1_11 & cls_at11[2]));
-  assign start2_15 = ((start1_5 & cls_at5[5]) | (start1_5 & cls_at5[6]) | (start1_8 & cls_at8[1])
-                      | (start1_10 & cls_at10[3]) | (start1_10 & cls_at10[4])
-                      | (start1_12 & cls_at12[2]));
-  assign start2_16 = ((start1_6 & cls_at6[5]) | (start1_6 & cls_at6[6]) | (start1_9 & cls_at9[1])
-                      | (start1_11 & cls_at11[3]) | (start1_11 & cls_at11[4])
-                      | (start1_13 & cls_at13[2]));
-  assign start2_17 = ((start1_7 & cls_at7[5]) | (start1_7 & cls_at7[6]) | (start1_10 & cls_at10[1])
-                      | (start1_12 & cls_at12[3]) | (start1_12 & cls_at12[4])
-                      | (start1_14 & cls_at14[2]));
-  assign start2_18 = ((start1_8 & cls_at8[5]) | (start1_8 & cls_at8[6]) | (start1_11 & cls_at11[1])
-                      | (start1_13 & cls_at13[3]) | (start1_13 & cls_at13[4])
-                      | (start1_15 & cls_at15[2]));
-  assign start2_19 = ((start1_9 & cls_at9[5]) | (start1_9 & cls_at9[6]) | (start1_12 & cls_at12[1])
-                      | (start1_14 & cls_at14[3]) | (start1_14 & cls_at14[4])
-                      | (start1_16 & cls_at16[2]));
-  assign start2_20 = ((start1_10 & cls_at10[5]) | (start1_10 & cls_at10[6])
-                      | (start1_13 & cls_at13[1]) | (start1_15 & cls_at15[3])
-                      | (start1_15 & cls_at15[4]) | (start1_17 & cls_at17[2]));
-  assign start2_21 = ((start1_11 & cls_at11[5]) | (start1_11 & cls_at11[6])
-                      | (start1_14 & cls_at14[1]) | (start1_16 & cls_at16[3])
-                      | (start1_16 & cls_at16[4]) | (start1_18 & cls_at18[2]));
-  assign start2_22 = ((start1_12 & cls_at12[5]) | (start1_12 & cls_at12[6])
-                      | (start1_15 & cls_at15[1]) | (start1_17 & cls_at17[3])
-                      | (start1_17 & cls_at17[4]) | (start1_19 & cls_at19[2]));
-  assign start2_23 = ((start1_13 & cls_at13[5]) | (start1_13 & cls_at13[6])
-                      | (start1_16 & cls_at16[1]) | (start1_18 & cls_at18[3])
-                      | (start1_18 & cls_at18[4]) | (start1_20 & cls_at20[2]));
-  assign start2_24 = ((start1_14 & cls_at14[5]) | (start1_14 & cls_at14[6])
-                      | (start1_17 & cls_at17[1]) | (start1_19 & cls_at19[3])
-                      | (start1_19 & cls_at19[4]) | (start1_21 & cls_at21[2]));
-  assign start2_25 = ((start1_15 & cls_at15[5]) | (start1_15 & cls_at15[6])
-                      | (start1_18 & cls_at18[1]) | (start1_20 & cls_at20[3])
-                      | (start1_20 & cls_at20[4]) | (start1_22 & cls_at22[2]));
-  assign start2_26 = ((start1_16 & cls_at16[5]) | (start1_16 & cls_at16[6])
-                      | (start1_19 & cls_at19[1]) | (start1_21 & cls_at21[3])
-                      | (start1_21 & cls_at21[4]) | (start1_23 & cls_at23[2]));
-  assign start2_27 = ((start1_17 & cls_at17[5]) | (start1_17 & cls_at17[6])
-                      | (start1_20 & cls_at20[1]) | (start1_22 & cls_at22[3])
-                      | (start1_22 & cls_at22[4]) | (start1_24 & cls_at24[2]));
-  assign start2_28 = ((start1_18 & cls_at18[5]) | (start1_18 & cls_at18[6])
-                      | (start1_21 & cls_at21[1]) | (start1_23 & cls_at23[3])
-                      | (start1_23 & cls_at23[4]) | (start1_25 & cls_at25[2]));
-  assign start2_29 = ((start1_19 & cls_at19[5]) | (start1_19 & cls_at19[6])
-                      | (start1_22 & cls_at22[1]) | (start1_24 & cls_at24[3])
-                      | (start1_24 & cls_at24[4]) | (start1_26 & cls_at26[2]));
-  assign start2_30 = ((start1_20 & cls_at20[5]) | (start1_20 & cls_at20[6])
-                      | (start1_23 & cls_at23[1]) | (start1_25 & cls_at25[3])
-                      | (start1_25 & cls_at25[4]) | (start1_27 & cls_at27[2]));
-  assign start2_31 = ((start1_21 & cls_at21[5]) | (start1_21 & cls_at21[6])
-                      | (start1_24 & cls_at24[1]) | (start1_26 & cls_at26[3])
-                      | (start1_26 & cls_at26[4]) | (start1_28 & cls_at28[2]));
-  assign start2_32 = ((start1_0 & cls_at0[0]) | (start1_22 & cls_at22[5])
-                      | (start1_22 & cls_at22[6]) | (start1_25 & cls_at25[1])
-                      | (start1_27 & cls_at27[3]) | (start1_27 & cls_at27[4])
-                      | (start1_29 & cls_at29[2]));
-  assign start2_33 = ((start1_1 & cls_at1[0]) | (start1_23 & cls_at23[5])
-                      | (start1_23 & cls_at23[6]) | (start1_26 & cls_at26[1])
-                      | (start1_28 & cls_at28[3]) | (start1_28 & cls_at28[4])
-                      | (start1_30 & cls_at30[2]));
-  assign start2_34 = ((start1_2 & cls_at2[0]) | (start1_24 & cls_at24[5])
-                      | (start1_24 & cls_at24[6]) | (start1_27 & cls_at27[1])
-                      | (start1_29 & cls_at29[3]) | (start1_29 & cls_at29[4])
-                      | (start1_31 & cls_at31[2]));
-  assign start2_35 = ((start1_3 & cls_at3[0]) | (start1_25 & cls_at25[5])
-                      | (start1_25 & cls_at25[6]) | (start1_28 & cls_at28[1])
-                      | (start1_30 & cls_at30[3]) | (start1_30 & cls_at30[4])
-                      | (start1_32 & cls_at32[2]));
-  assign start2_36 = ((start1_4 & cls_at4[0]) | (start1_26 & cls_at26[5])
-                      | (start1_26 & cls_at26[6]) | (start1_29 & cls_at29[1])
-                      | (start1_31 & cls_at31[3]) | (start1_31 & cls_at31[4]));
-  assign start2_37 = ((start1_5 & cls_at5[0]) | (start1_27 & cls_at27[5])
-                      | (start1_27 & cls_at27[6]) | (start1_30 & cls_at30[1])
-                      | (start1_32 & cls_at32[3]) | (start1_32 & cls_at32[4]));
-  assign start2_38 = ((start1_6 & cls_at6[0]) | (start1_28 & cls_at28[5])
-                      | (start1_28 & cls_at28[6]) | (start1_31 & cls_at31[1]));
-  assign start2_39 = ((start1_7 & cls_at7[0]) | (start1_29 & cls_at29[5])
-                      | (start1_29 & cls_at29[6]) | (start1_32 & cls_at32[1]));
-  assign start2_40 = ((start1_8 & cls_at8[0]) | (start1_30 & cls_at30[5])
-                      | (start1_30 & cls_at30[6]));
-  assign start2_41 = ((start1_9 & cls_at9[0]) | (start1_31 & cls_at31[5])
-                      | (start1_31 & cls_at31[6]));
+  assign start2_14 = (start1_7 & cls_at7[1]);
+  assign start2_15 = ((start1_5 & cls_at5[5]) | (start1_5 & cls_at5[6]) | (start1_10 & cls_at10[3])
+                      | (start1_10 & cls_at10[4]));
+  assign start2_17 = ((start1_7 & cls_at7[5]) | (start1_7 & cls_at7[6])
+                      | (start1_10 & cls_at10[1]));
+  assign start2_20 = ((start1_10 & cls_at10[5]) | (start1_10 & cls_at10[6]));
+  assign start2_35 = ((start1_3 & cls_at3[0]) | (start1_32 & cls_at32[2]));
+  assign start2_37 = ((start1_5 & cls_at5[0]) | (start1_32 & cls_at32[3])
+                      | (start1_32 & cls_at32[4]));
+  assign start2_39 = ((start1_7 & cls_at7[0]) | (start1_32 & cls_at32[1]));
   assign start2_42 = ((start1_10 & cls_at10[0]) | (start1_32 & cls_at32[5])
                       | (start1_32 & cls_at32[6]));
-  assign start2_43 = (start1_11 & cls_at11[0]);
-  assign start2_44 = (start1_12 & cls_at12[0]);
-  assign start2_45 = (start1_13 & cls_at13[0]);
-  assign start2_46 = (start1_14 & cls_at14[0]);
-  assign start2_47 = (start1_15 & cls_at15[0]);
-  assign start2_48 = (start1_16 & cls_at16[0]);
-  assign start2_49 = (start1_17 & cls_at17[0]);
-  assign start2_50 = (start1_18 & cls_at18[0]);
-  assign start2_51 = (start1_19 & cls_at19[0]);
-  assign start2_52 = (start1_20 & cls_at20[0]);
-  assign start2_53 = (start1_21 & cls_at21[0]);
-  assign start2_54 = (start1_22 & cls_at22[0]);
-  assign start2_55 = (start1_23 & cls_at23[0]);
-  assign start2_56 = (start1_24 & cls_at24[0]);
-  assign start2_57 = (start1_25 & cls_at25[0]);
-  assign start2_58 = (start1_26 & cls_at26[0]);
-  assign start2_59 = (start1_27 & cls_at27[0]);
-  assign start2_60 = (start1_28 & cls_at28[0]);
-  assign start2_61 = (start1_29 & cls_at29[0]);
-  assign start2_62 = (start1_30 & cls_at30[0]);
-  assign start2_63 = (start1_31 & cls_at31[0]);
   assign start2_64 = (start1_32 & cls_at32[0]);
-  assign start3_0 = 1'd0;
-  assign start3_1 = 1'd0;
-  assign start3_2 = 1'd0;
-  assign start3_3 = (start2_0 & cls_at0[2]);
-  assign start3_4 = (start2_1 & cls_at1[2]);
-  assign start3_5 = ((start2_0 & cls_at0[3]) | (start2_0 & cls_at0[4]) | (start2_2 & cls_at2[2]));
-  assign start3_6 = ((start2_1 & cls_at1[3]) | (start2_1 & cls_at1[4]) | (start2_3 & cls_at3[2]));
-  assign start3_7 = ((start2_0 & cls_at0[1]) | (start2_2 & cls_at2[3]) | (start2_2 & cls_at2[4])
-                     | (start2_4 & cls_at4[2]));
-  assign start3_8 = ((start2_1 & cls_at1[1]) | (start2_3 & cls_at3[3]) | (start2_3 & cls_at3[4])
-                     | (start2_5 & cls_at5[2]));
-  assign start3_9 = ((start2_2 & cls_at2[1]) | (start2_4 & cls_at4[3]) | (start2_4 & cls_at4[4])
-                     | (start2_6 & cls_at6[2]));
-  assign start3_10 = ((start2_0 & cls_at0[5]) | (start2_0 & cls_at0[6]) | (start2_3 & cls_at3[1])
-                      | (start2_5 & cls_at5[3]) | (start2_5 & cls_at5[4])
-                      | (start2_7 & cls_at7[2]));
-  assign start3_11 = ((start2_1 & cls_at1[5]) | (start2_1 & cls_at1[6]) | (start2_4 & cls_at4[1])
-                      | (start2_6 & cls_at6[3]) | (start2_6 & cls_at6[4])
-                      | (start2_8 & cls_at8[2]));
-  assign start3_12 = ((start2_2 & cls_at2[5]) | (start2_2 & cls_at2[6]) | (start2_5 & cls_at5[1])
-                      | (start2_7 & cls_at7[3]) | (start2_7 & cls_at7[4])
-                      | (start2_9 & cls_at9[2]));
-  assign start3_13 = ((start2_3 & cls_at3[5]) | (start2_3 & cls_at3[6]) | (start2_6 & cls_at6[1])
-                      | (start2_8 & cls_at8[3]) | (start2_8 & cls_at8[4])
+  assign start3_9 = (start2_6 & cls_at6[2]);
+  assign start3_11 = ((start2_6 & cls_at6[3]) | (start2_6 & cls_at6[4]) | (start2_8 & cls_at8[2]));
+  assign start3_13 = ((start2_6 & cls_at6[1]) | (start2_8 & cls_at8[3]) | (start2_8 & cls_at8[4])
                       | (start2_10 & cls_at10[2]));
-  assign start3_14 = ((start2_4 & cls_at4[5]) | (start2_4 & cls_at4[6]) | (start2_7 & cls_at7[1])
-                      | (start2_9 & cls_at9[3]) | (start2_9 & cls_at9[4])
-                      | (start2_11 & cls_at11[2]));
-  assign start3_15 = ((start2_5 & cls_at5[5]) | (start2_5 & cls_at5[6]) | (start2_8 & cls_at8[1])
-                      | (start2_10 & cls_at10[3]) | (start2_10 & cls_at10[4])
-                      | (start2_12 & cls_at12[2]));
-  assign start3_16 = ((start2_6 & cls_at6[5]) | (start2_6 & cls_at6[6]) | (start2_9 & cls_at9[1])
-                      | (start2_11 & cls_at11[3]) | (start2_11 & cls_at11[4])
+  assign start3_15 = ((start2_8 & cls_at8[1]) | (start2_10 & cls_at10[3])
+                      | (start2_10 & cls_at10[4]) | (start2_12 & cls_at12[2]));
+  assign start3_16 = ((start2_6 & cls_at6[5]) | (start2_6 & cls_at6[6])
                       | (start2_13 & cls_at13[2]));
-  assign start3_17 = ((start2_7 & cls_at7[5]) | (start2_7 & cls_at7[6]) | (start2_10 & cls_at10[1])
-                      | (start2_12 & cls_at12[3]) | (start2_12 & cls_at12[4])
-                      | (start2_14 & cls_at14[2]));
-  assign start3_18 = ((start2_8 & cls_at8[5]) | (start2_8 & cls_at8[6]) | (start2_11 & cls_at11[1])
-                      | (start2_13 & cls_at13[3]) | (start2_13 & cls_at13[4])
-                      | (start2_15 & cls_at15[2]));
-  assign start3_19 = ((start2_9 & cls_at9[5]) | (start2_9 & cls_at9[6]) | (start2_12 & cls_at12[1])
-                      | (start2_14 & cls_at14[3]) | (start2_14 & cls_at14[4])
-                      | (start2_16 & cls_at16[2]));
+  assign start3_17 = ((start2_10 & cls_at10[1]) | (start2_12 & cls_at12[3])
+                      | (start2_12 & cls_at12[4]) | (start2_14 & cls_at14[2]));
+  assign start3_18 = ((start2_8 & cls_at8[5]) | (start2_8 & cls_at8[6]) | (start2_13 & cls_at13[3])
+                      | (start2_13 & cls_at13[4]) | (start2_15 & cls_at15[2]));
+  assign start3_19 = ((start2_12 & cls_at12[1]) | (start2_14 & cls_at14[3])
+                      | (start2_14 & cls_at14[4]));
   assign start3_20 = ((start2_10 & cls_at10[5]) | (start2_10 & cls_at10[6])
                       | (start2_13 & cls_at13[1]) | (start2_15 & cls_at15[3])
                       | (start2_15 & cls_at15[4]) | (start2_17 & cls_at17[2]));
-  assign start3_21 = ((start2_11 & cls_at11[5]) | (start2_11 & cls_at11[6])
-                      | (start2_14 & cls_at14[1]) | (start2_16 & cls_at16[3])
-                      | (start2_16 & cls_at16[4]) | (start2_18 & cls_at18[2]));
+  assign start3_21 = (start2_14 & cls_at14[1]);
   assign start3_22 = ((start2_12 & cls_at12[5]) | (start2_12 & cls_at12[6])
                       | (start2_15 & cls_at15[1]) | (start2_17 & cls_at17[3])
-                      | (start2_17 & cls_at17[4]) | (start2_19 & cls_at19[2]));
+                      | (start2_17 & cls_at17[4]));
   assign start3_23 = ((start2_13 & cls_at13[5]) | (start2_13 & cls_at13[6])
-                      | (start2_16 & cls_at16[1]) | (start2_18 & cls_at18[3])
-                      | (start2_18 & cls_at18[4]) | (start2_20 & cls_at20[2]));
+                      | (start2_20 & cls_at20[2]));
   assign start3_24 = ((start2_14 & cls_at14[5]) | (start2_14 & cls_at14[6])
-                      | (start2_17 & cls_at17[1]) | (start2_19 & cls_at19[3])
-                      | (start2_19 & cls_at19[4]) | (start2_21 & cls_at21[2]));
+                      | (start2_17 & cls_at17[1]));
   assign start3_25 = ((start2_15 & cls_at15[5]) | (start2_15 & cls_at15[6])
-                      | (start2_18 & cls_at18[1]) | (start2_20 & cls_at20[3])
-                      | (start2_20 & cls_at20[4]) | (start2_22 & cls_at22[2]));
-  assign start3_26 = ((start2_16 & cls_at16[5]) | (start2_16 & cls_at16[6])
-                      | (start2_19 & cls_at19[1]) | (start2_21 & cls_at21[3])
-                      | (start2_21 & cls_at21[4]) | (start2_23 & cls_at23[2]));
+                      | (start2_20 & cls_at20[3]) | (start2_20 & cls_at20[4]));
   assign start3_27 = ((start2_17 & cls_at17[5]) | (start2_17 & cls_at17[6])
-                      | (start2_20 & cls_at20[1]) | (start2_22 & cls_at22[3])
-                      | (start2_22 & cls_at22[4]) | (start2_24 & cls_at24[2]));
-  assign start3_28 = ((start2_18 & cls_at18[5]) | (start2_18 & cls_at18[6])
-                      | (start2_21 & cls_at21[1]) | (start2_23 & cls_at23[3])
-                      | (start2_23 & cls_at23[4]) | (start2_25 & cls_at25[2]));
-  assign start3_29 = ((start2_19 & cls_at19[5]) | (start2_19 & cls_at19[6])
-                      | (start2_22 & cls_at22[1]) | (start2_24 & cls_at24[3])
-                      | (start2_24 & cls_at24[4]) | (start2_26 & cls_at26[2]));
-  assign start3_30 = ((start2_20 & cls_at20[5]) | (start2_20 & cls_at20[6])
-                      | (start2_23 & cls_at23[1]) | (start2_25 & cls_at25[3])
-                      | (start2_25 & cls_at25[4]) | (start2_27 & cls_at27[2]));
-  assign start3_31 = ((start2_21 & cls_at21[5]) | (start2_21 & cls_at21[6])
-                      | (start2_24 & cls_at24[1]) | (start2_26 & cls_at26[3])
-                      | (start2_26 & cls_at26[4]) | (start2_28 & cls_at28[2]));
-  assign start3_32 = ((start2_0 & cls_at0[0]) | (start2_22 & cls_at22[5])
-                      | (start2_22 & cls_at22[6]) | (start2_25 & cls_at25[1])
-                      | (start2_27 & cls_at27[3]) | (start2_27 & cls_at27[4])
-                      | (start2_29 & cls_at29[2]));
-  assign start3_33 = ((start2_1 & cls_at1[0]) | (start2_23 & cls_at23[5])
-                      | (start2_23 & cls_at23[6]) | (start2_26 & cls_at26[1])
-                      | (start2_28 & cls_at28[3]) | (start2_28 & cls_at28[4])
-                      | (start2_30 & cls_at30[2]));
-  assign start3_34 = ((start2_2 & cls_at2[0]) | (start2_24 & cls_at24[5])
-                      | (start2_24 & cls_at24[6]) | (start2_27 & cls_at27[1])
-                      | (start2_29 & cls_at29[3]) | (start2_29 & cls_at29[4])
-                      | (start2_31 & cls_at31[2]));
-  assign start3_35 = ((start2_3 & cls_at3[0]) | (start2_25 & cls_at25[5])
-                      | (start2_25 & cls_at25[6]) | (start2_28 & cls_at28[1])
-                      | (start2_30 & cls_at30[3]) | (start2_30 & cls_at30[4])
-                      | (start2_32 & cls_at32[2]));
-  assign start3_36 = ((start2_4 & cls_at4[0]) | (start2_26 & cls_at26[5])
-                      | (start2_26 & cls_at26[6]) | (start2_29 & cls_at29[1])
-                      | (start2_31 & cls_at31[3]) | (start2_31 & cls_at31[4])
-                      | (start2_33 & cls_at33[2]));
-  assign start3_37 = ((start2_5 & cls_at5[0]) | (start2_27 & cls_at27[5])
-                      | (start2_27 & cls_at27[6]) | (start2_30 & cls_at30[1])
-                      | (start2_32 & cls_at32[3]) | (start2_32 & cls_at32[4])
-                      | (start2_34 & cls_at34[2]));
-  assign start3_38 = ((start2_6 & cls_at6[0]) | (start2_28 & cls_at28[5])
-                      | (start2_28 & cls_at28[6]) | (start2_31 & cls_at31[1])
-                      | (start2_33 & cls_at33[3]) | (start2_33 & cls_at33[4])
-                      | (start2_35 & cls_at35[2]));
-  assign start3_39 = ((start2_7 & cls_at7[0]) | (start2_29 & cls_at29[5])
-                      | (start2_29 & cls_at29[6]) | (start2_32 & cls_at32[1])
-                      | (start2_34 & cls_at34[3]) | (start2_34 & cls_at34[4])
-                      | (start2_36 & cls_at36[2]));
-  assign start3_40 = ((start2_8 & cls_at8[0]) | (start2_30 & cls_at30[5])
-                      | (start2_30 & cls_at30[6]) | (start2_33 & cls_at33[1])
-                      | (start2_35 & cls_at35[3]) | (start2_35 & cls_at35[4])
-                      | (start2_37 & cls_at37[2]));
-  assign start3_41 = ((start2_9 & cls_at9[0]) | (start2_31 & cls_at31[5])
-                      | (start2_31 & cls_at31[6]) | (start2_34 & cls_at34[1])
-                      | (start2_36 & cls_at36[3]) | (start2_36 & cls_at36[4])
-                      | (start2_38 & cls_at38[2]));
-  assign start3_42 = ((start2_10 & cls_at10[0]) | (start2_32 & cls_at32[5])
-                      | (start2_32 & cls_at32[6]) | (start2_35 & cls_at35[1])
+                      | (start2_20 & cls_at20[1]));
+  assign start3_30 = ((start2_20 & cls_at20[5]) | (start2_20 & cls_at20[6]));
+  assign start3_38 = ((start2_6 & cls_at6[0]) | (start2_35 & cls_at35[2]));
+  assign start3_40 = ((start2_8 & cls_at8[0]) | (start2_35 & cls_at35[3])
+                      | (start2_35 & cls_at35[4]) | (start2_37 & cls_at37[2]));
+  assign start3_42 = ((start2_10 & cls_at10[0]) | (start2_35 & cls_at35[1])
                       | (start2_37 & cls_at37[3]) | (start2_37 & cls_at37[4])
                       | (start2_39 & cls_at39[2]));
-  assign start3_43 = ((start2_11 & cls_at11[0]) | (start2_33 & cls_at33[5])
-                      | (start2_33 & cls_at33[6]) | (start2_36 & cls_at36[1])
-                      | (start2_38 & cls_at38[3]) | (start2_38 & cls_at38[4])
-                      | (start2_40 & cls_at40[2]));
-  assign start3_44 = ((start2_12 & cls_at12[0]) | (start2_34 & cls_at34[5])
-                      | (start2_34 & cls_at34[6]) | (start2_37 & cls_at37[1])
-                      | (start2_39 & cls_at39[3]) | (start2_39 & cls_at39[4])
-                      | (start2_41 & cls_at41[2]));
+  assign start3_44 = ((start2_12 & cls_at12[0]) | (start2_37 & cls_at37[1])
+                      | (start2_39 & cls_at39[3]) | (start2_39 & cls_at39[4]));
   assign start3_45 = ((start2_13 & cls_at13[0]) | (start2_35 & cls_at35[5])
-                      | (start2_35 & cls_at35[6]) | (start2_38 & cls_at38[1])
-                      | (start2_40 & cls_at40[3]) | (start2_40 & cls_at40[4])
-                      | (start2_42 & cls_at42[2]));
-  assign start3_46 = ((start2_14 & cls_at14[0]) | (start2_36 & cls_at36[5])
-                      | (start2_36 & cls_at36[6]) | (start2_39 & cls_at39[1])
-                      | (start2_41 & cls_at41[3]) | (start2_41 & cls_at41[4])
-                      | (start2_43 & cls_at43[2]));
+                      | (start2_35 & cls_at35[6]) | (start2_42 & cls_at42[2]));
+  assign start3_46 = ((start2_14 & cls_at14[0]) | (start2_39 & cls_at39[1]));
   assign start3_47 = ((start2_15 & cls_at15[0]) | (start2_37 & cls_at37[5])
-                      | (start2_37 & cls_at37[6]) | (start2_40 & cls_at40[1])
-                      | (start2_42 & cls_at42[3]) | (start2_42 & cls_at42[4])
-                      | (start2_44 & cls_at44[2]));
-  assign start3_48 = ((start2_16 & cls_at16[0]) | (start2_38 & cls_at38[5])
-                      | (start2_38 & cls_at38[6]) | (start2_41 & cls_at41[1])
-                      | (start2_43 & cls_at43[3]) | (start2_43 & cls_at43[4])
-                      | (start2_45 & cls_at45[2]));
+                      | (start2_37 & cls_at37[6]) | (start2_42 & cls_at42[3])
+                      | (start2_42 & cls_at42[4]));
   assign start3_49 = ((start2_17 & cls_at17[0]) | (start2_39 & cls_at39[5])
-                      | (start2_39 & cls_at39[6]) | (start2_42 & cls_at42[1])
-                      | (start2_44 & cls_at44[3]) | (start2_44 & cls_at44[4])
-                      | (start2_46 & cls_at46[2]));
-  assign start3_50 = ((start2_18 & cls_at18[0]) | (start2_40 & cls_at40[5])
-                      | (start2_40 & cls_at40[6]) | (start2_43 & cls_at43[1])
-                      | (start2_45 & cls_at45[3]) | (start2_45 & cls_at45[4])
-                      | (start2_47 & cls_at47[2]));
-  assign start3_51 = ((start2_19 & cls_at19[0]) | (start2_41 & cls_at41[5])
-                      | (start2_41 & cls_at41[6]) | (start2_44 & cls_at44[1])
-                      | (start2_46 & cls_at46[3]) | (start2_46 & cls_at46[4])
-                      | (start2_48 & cls_at48[2]));
+                      | (start2_39 & cls_at39[6]) | (start2_42 & cls_at42[1]));
   assign start3_52 = ((start2_20 & cls_at20[0]) | (start2_42 & cls_at42[5])
-                      | (start2_42 & cls_at42[6]) | (start2_45 & cls_at45[1])
-                      | (start2_47 & cls_at47[3]) | (start2_47 & cls_at47[4])
-                      | (start2_49 & cls_at49[2]));
-  assign start3_53 = ((start2_21 & cls_at21[0]) | (start2_43 & cls_at43[5])
-                      | (start2_43 & cls_at43[6]) | (start2_46 & cls_at46[1])
-                      | (start2_48 & cls_at48[3]) | (start2_48 & cls_at48[4])
-                      | (start2_50 & cls_at50[2]));
-  assign start3_54 = ((start2_22 & cls_at22[0]) | (start2_44 & cls_at44[5])
-                      | (start2_44 & cls_at44[6]) | (start2_47 & cls_at47[1])
-                      | (start2_49 & cls_at49[3]) | (start2_49 & cls_at49[4])
-                      | (start2_51 & cls_at51[2]));
-  assign start3_55 = ((start2_23 & cls_at23[0]) | (start2_45 & cls_at45[5])
-                      | (start2_45 & cls_at45[6]) | (start2_48 & cls_at48[1])
-                      | (start2_50 & cls_at50[3]) | (start2_50 & cls_at50[4])
-                      | (start2_52 & cls_at52[2]));
-  assign start3_56 = ((start2_24 & cls_at24[0]) | (start2_46 & cls_at46[5])
-                      | (start2_46 & cls_at46[6]) | (start2_49 & cls_at49[1])
-                      | (start2_51 & cls_at51[3]) | (start2_51 & cls_at51[4])
-                      | (start2_53 & cls_at53[2]));
-  assign start3_57 = ((start2_25 & cls_at25[0]) | (start2_47 & cls_at47[5])
-                      | (start2_47 & cls_at47[6]) | (start2_50 & cls_at50[1])
-                      | (start2_52 & cls_at52[3]) | (start2_52 & cls_at52[4])
-                      | (start2_54 & cls_at54[2]));
-  assign start3_58 = ((start2_26 & cls_at26[0]) | (start2_48 & cls_at48[5])
-                      | (start2_48 & cls_at48[6]) | (start2_51 & cls_at51[1])
-                      | (start2_53 & cls_at53[3]) | (start2_53 & cls_at53[4])
-                      | (start2_55 & cls_at55[2]));
-  assign start3_59 = ((start2_27 & cls_at27[0]) | (start2_49 & cls_at49[5])
-                      | (start2_49 & cls_at49[6]) | (start2_52 & cls_at52[1])
-                      | (start2_54 & cls_at54[3]) | (start2_54 & cls_at54[4])
-                      | (start2_56 & cls_at56[2]));
-  assign start3_60 = ((start2_28 & cls_at28[0]) | (start2_50 & cls_at50[5])
-                      | (start2_50 & cls_at50[6]) | (start2_53 & cls_at53[1])
-                      | (start2_55 & cls_at55[3]) | (start2_55 & cls_at55[4])
-                      | (start2_57 & cls_at57[2]));
-  assign start3_61 = ((start2_29 & cls_at29[0]) | (start2_51 & cls_at51[5])
-                      | (start2_51 & cls_at51[6]) | (start2_54 & cls_at54[1])
-                      | (start2_56 & cls_at56[3]) | (start2_56 & cls_at56[4])
-                      | (start2_58 & cls_at58[2]));
-  assign start3_62 = ((start2_30 & cls_at30[0]) | (start2_52 & cls_at52[5])
-                      | (start2_52 & cls_at52[6]) | (start2_55 & cls_at55[1])
-                      | (start2_57 & cls_at57[3]) | (start2_57 & cls_at57[4])
-                      | (start2_59 & cls_at59[2]));
-  assign start3_63 = ((start2_31 & cls_at31[0]) | (start2_53 & cls_at53[5])
-                      | (start2_53 & cls_at53[6]) | (start2_56 & cls_at56[1])
-                      | (start2_58 & cls_at58[3]) | (start2_58 & cls_at58[4])
-                      | (start2_60 & cls_at60[2]));
-  assign start3_64 = ((start2_32 & cls_at32[0]) | (start2_54 & cls_at54[5])
-                      | (start2_54 & cls_at54[6]) | (start2_57 & cls_at57[1])
-                      | (start2_59 & cls_at59[3]) | (start2_59 & cls_at59[4])
-                      | (start2_61 & cls_at61[2]));
-  assign start3_65 = ((start2_33 & cls_at33[0]) | (start2_55 & cls_at55[5])
-                      | (start2_55 & cls_at55[6]) | (start2_58 & cls_at58[1])
-                      | (start2_60 & cls_at60[3]) | (start2_60 & cls_at60[4])
-                      | (start2_62 & cls_at62[2]));
-  assign start3_66 = ((start2_34 & cls_at34[0]) | (start2_56 & cls_at56[5])
-                      | (start2_56 & cls_at56[6]) | (start2_59 & cls_at59[1])
-                      | (start2_61 & cls_at61[3]) | (start2_61 & cls_at61[4])
-                      | (start2_63 & cls_at63[2]));
-  assign start3_67 = ((start2_35 & cls_at35[0]) | (start2_57 & cls_at57[5])
-                      | (start2_57 & cls_at57[6]) | (start2_60 & cls_at60[1])
-                      | (start2_62 & cls_at62[3]) | (start2_62 & cls_at62[4])
-                      | (start2_64 & cls_at64[2]));
-  assign start3_68 = ((start2_36 & cls_at36[0]) | (start2_58 & cls_at58[5])
-                      | (start2_58 & cls_at58[6]) | (start2_61 & cls_at61[1])
-                      | (start2_63 & cls_at63[3]) | (start2_63 & cls_at63[4]));
-  assign start3_69 = ((start2_37 & cls_at37[0]) | (start2_59 & cls_at59[5])
-                      | (start2_59 & cls_at59[6]) | (start2_62 & cls_at62[1])
-                      | (start2_64 & cls_at64[3]) | (start2_64 & cls_at64[4]));
-  assign start3_70 = ((start2_38 & cls_at38[0]) | (start2_60 & cls_at60[5])
-                      | (start2_60 & cls_at60[6]) | (start2_63 & cls_at63[1]));
-  assign start3_71 = ((start2_39 & cls_at39[0]) | (start2_61 & cls_at61[5])
-                      | (start2_61 & cls_at61[6]) | (start2_64 & cls_at64[1]));
-  assign start3_72 = ((start2_40 & cls_at40[0]) | (start2_62 & cls_at62[5])
-                      | (start2_62 & cls_at62[6]));
-  assign start3_73 = ((start2_41 & cls_at41[0]) | (start2_63 & cls_at63[5])
-                      | (start2_63 & cls_at63[6]));
+                      | (start2_42 & cls_at42[6]));
+  assign start3_67 = ((start2_35 & cls_at35[0]) | (start2_64 & cls_at64[2]));
+  assign start3_69 = ((start2_37 & cls_at37[0]) | (start2_64 & cls_at64[3])
+                      | (start2_64 & cls_at64[4]));
+  assign start3_71 = ((start2_39 & cls_at39[0]) | (start2_64 & cls_at64[1]));
   assign start3_74 = ((start2_42 & cls_at42[0]) | (start2_64 & cls_at64[5])
                       | (start2_64 & cls_at64[6]));
-  assign start3_75 = (start2_43 & cls_at43[0]);
-  assign start3_76 = (start2_44 & cls_at44[0]);
-  assign start3_77 = (start2_45 & cls_at45[0]);
-  assign start3_78 = (start2_46 & cls_at46[0]);
-  assign start3_79 = (start2_47 & cls_at47[0]);
-  assign start3_80 = (start2_48 & cls_at48[0]);
-  assign start3_81 = (start2_49 & cls_at49[0]);
-  assign start3_82 = (start2_50 & cls_at50[0]);
-  assign start3_83 = (start2_51 & cls_at51[0]);
-  assign start3_84 = (start2_52 & cls_at52[0]);
-  assign start3_85 = (start2_53 & cls_at53[0]);
-  assign start3_86 = (start2_54 & cls_at54[0]);
-  assign start3_87 = (start2_55 & cls_at55[0]);
-  assign start3_88 = (start2_56 & cls_at56[0]);
-  assign start3_89 = (start2_57 & cls_at57[0]);
-  assign start3_90 = (start2_58 & cls_at58[0]);
-  assign start3_91 = (start2_59 & cls_at59[0]);
-  assign start3_92 = (start2_60 & cls_at60[0]);
-  assign start3_93 = (start2_61 & cls_at61[0]);
-  assign start3_94 = (start2_62 & cls_at62[0]);
-  assign start3_95 = (start2_63 & cls_at63[0]);
   assign start3_96 = (start2_64 & cls_at64[0]);
-  assign start4_0 = 1'd0;
-  assign start4_1 = 1'd0;
-  assign start4_2 = 1'd0;
-  assign start4_3 = (start3_0 & cls_at0[2]);
-  assign start4_4 = (start3_1 & cls_at1[2]);
-  assign start4_5 = ((start3_0 & cls_at0[3]) | (start3_0 & cls_at0[4]) | (start3_2 & cls_at2[2]));
-  assign start4_6 = ((start3_1 & cls_at1[3]) | (start3_1 & cls_at1[4]) | (start3_3 & cls_at3[2]));
-  assign start4_7 = ((start3_0 & cls_at0[1]) | (start3_2 & cls_at2[3]) | (start3_2 & cls_at2[4])
-                     | (start3_4 & cls_at4[2]));
-  assign start4_8 = ((start3_1 & cls_at1[1]) | (start3_3 & cls_at3[3]) | (start3_3 & cls_at3[4])
-                     | (start3_5 & cls_at5[2]));
-  assign start4_9 = ((start3_2 & cls_at2[1]) | (start3_4 & cls_at4[3]) | (start3_4 & cls_at4[4])
-                     | (start3_6 & cls_at6[2]));
-  assign start4_10 = ((start3_0 & cls_at0[5]) | (start3_0 & cls_at0[6]) | (start3_3 & cls_at3[1])
-                      | (start3_5 & cls_at5[3]) | (start3_5 & cls_at5[4])
-                      | (start3_7 & cls_at7[2]));
-  assign start4_11 = ((start3_1 & cls_at1[5]) | (start3_1 & cls_at1[6]) | (start3_4 & cls_at4[1])
-                      | (start3_6 & cls_at6[3]) | (start3_6 & cls_at6[4])
-                      | (start3_8 & cls_at8[2]));
-  assign start4_12 = ((start3_2 & cls_at2[5]) | (start3_2 & cls_at2[6]) | (start3_5 & cls_at5[1])
-                      | (start3_7 & cls_at7[3]) | (start3_7 & cls_at7[4])
-                      | (start3_9 & cls_at9[2]));
-  assign start4_13 = ((start3_3 & cls_at3[5]) | (start3_3 & cls_at3[6]) | (start3_6 & cls_at6[1])
-                      | (start3_8 & cls_at8[3]) | (start3_8 & cls_at8[4])
-                      | (start3_10 & cls_at10[2]));
-  assign start4_14 = ((start3_4 & cls_at4[5]) | (start3_4 & cls_at4[6]) | (start3_7 & cls_at7[1])
-                      | (start3_9 & cls_at9[3]) | (start3_9 & cls_at9[4])
+  assign start4_12 = (start3_9 & cls_at9[2]);
+  assign start4_14 = ((start3_9 & cls_at9[3]) | (start3_9 & cls_at9[4])
                       | (start3_11 & cls_at11[2]));
-  assign start4_15 = ((start3_5 & cls_at5[5]) | (start3_5 & cls_at5[6]) | (start3_8 & cls_at8[1])
-                      | (start3_10 & cls_at10[3]) | (start3_10 & cls_at10[4])
-                      | (start3_12 & cls_at12[2]));
-  assign start4_16 = ((start3_6 & cls_at6[5]) | (start3_6 & cls_at6[6]) | (start3_9 & cls_at9[1])
-                      | (start3_11 & cls_at11[3]) | (start3_11 & cls_at11[4])
-                      | (start3_13 & cls_at13[2]));
-  assign start4_17 = ((start3_7 & cls_at7[5]) | (start3_7 & cls_at7[6]) | (start3_10 & cls_at10[1])
-                      | (start3_12 & cls_at12[3]) | (start3_12 & cls_at12[4])
-                      | (start3_14 & cls_at14[2]));
-  assign start4_18 = ((start3_8 & cls_at8[5]) | (start3_8 & cls_at8[6]) | (start3_11 & cls_at11[1])
-                      | (start3_13 & cls_at13[3]) | (start3_13 & cls_at13[4])
-                      | (start3_15 & cls_at15[2]));
-  assign start4_19 = ((start3_9 & cls_at9[5]) | (start3_9 & cls_at9[6]) | (start3_12 & cls_at12[1])
-                      | (start3_14 & cls_at14[3]) | (start3_14 & cls_at14[4])
+  assign start4_16 = ((start3_9 & cls_at9[1]) | (start3_11 & cls_at11[3])
+                      | (start3_11 & cls_at11[4]) | (start3_13 & cls_at13[2]));
+  assign start4_18 = ((start3_11 & cls_at11[1]) | (start3_13 & cls_at13[3])
+                      | (start3_13 & cls_at13[4]) | (start3_15 & cls_at15[2]));
+  assign start4_19 = ((start3_9 & cls_at9[5]) | (start3_9 & cls_at9[6])
                       | (start3_16 & cls_at16[2]));
-  assign start4_20 = ((start3_10 & cls_at10[5]) | (start3_10 & cls_at10[6])
-                      | (start3_13 & cls_at13[1]) | (start3_15 & cls_at15[3])
+  assign start4_20 = ((start3_13 & cls_at13[1]) | (start3_15 & cls_at15[3])
                       | (start3_15 & cls_at15[4]) | (start3_17 & cls_at17[2]));
   assign start4_21 = ((start3_11 & cls_at11[5]) | (start3_11 & cls_at11[6])
-                      | (start3_14 & cls_at14[1]) | (start3_16 & cls_at16[3])
-                      | (start3_16 & cls_at16[4]) | (start3_18 & cls_at18[2]));
-  assign start4_22 = ((start3_12 & cls_at12[5]) | (start3_12 & cls_at12[6])
-                      | (start3_15 & cls_at15[1]) | (start3_17 & cls_at17[3])
+                      | (start3_16 & cls_at16[3]) | (start3_16 & cls_at16[4])
+                      | (start3_18 & cls_at18[2]));
+  assign start4_22 = ((start3_15 & cls_at15[1]) | (start3_17 & cls_at17[3])
                       | (start3_17 & cls_at17[4]) | (start3_19 & cls_at19[2]));
   assign start4_23 = ((start3_13 & cls_at13[5]) | (start3_13 & cls_at13[6])
                       | (start3_16 & cls_at16[1]) | (start3_18 & cls_at18[3])
                       | (start3_18 & cls_at18[4]) | (start3_20 & cls_at20[2]));
-  assign start4_24 = ((start3_14 & cls_at14[5]) | (start3_14 & cls_at14[6])
-                      | (start3_17 & cls_at17[1]) | (start3_19 & cls_at19[3])
+  assign start4_24 = ((start3_17 & cls_at17[1]) | (start3_19 & cls_at19[3])
                       | (start3_19 & cls_at19[4]) | (start3_21 & cls_at21[2]));
   assign start4_25 = ((start3_15 & cls_at15[5]) | (start3_15 & cls_at15[6])
                       | (start3_18 & cls_at18[1]) | (start3_20 & cls_at20[3])
@@ -2087,327 +1091,88 @@ module bpc_dec_s32_k4 (
                       | (start3_23 & cls_at23[4]) | (start3_25 & cls_at25[2]));
   assign start4_29 = ((start3_19 & cls_at19[5]) | (start3_19 & cls_at19[6])
                       | (start3_22 & cls_at22[1]) | (start3_24 & cls_at24[3])
-                      | (start3_24 & cls_at24[4]) | (start3_26 & cls_at26[2]));
+                      | (start3_24 & cls_at24[4]));
   assign start4_30 = ((start3_20 & cls_at20[5]) | (start3_20 & cls_at20[6])
                       | (start3_23 & cls_at23[1]) | (start3_25 & cls_at25[3])
                       | (start3_25 & cls_at25[4]) | (start3_27 & cls_at27[2]));
   assign start4_31 = ((start3_21 & cls_at21[5]) | (start3_21 & cls_at21[6])
-                      | (start3_24 & cls_at24[1]) | (start3_26 & cls_at26[3])
-                      | (start3_26 & cls_at26[4]) | (start3_28 & cls_at28[2]));
-  assign start4_32 = ((start3_0 & cls_at0[0]) | (start3_22 & cls_at22[5])
-                      | (start3_22 & cls_at22[6]) | (start3_25 & cls_at25[1])
-                      | (start3_27 & cls_at27[3]) | (start3_27 & cls_at27[4])
-                      | (start3_29 & cls_at29[2]));
-  assign start4_33 = ((start3_1 & cls_at1[0]) | (start3_23 & cls_at23[5])
-                      | (start3_23 & cls_at23[6]) | (start3_26 & cls_at26[1])
-                      | (start3_28 & cls_at28[3]) | (start3_28 & cls_at28[4])
+                      | (start3_24 & cls_at24[1]));
+  assign start4_32 = ((start3_22 & cls_at22[5]) | (start3_22 & cls_at22[6])
+                      | (start3_25 & cls_at25[1]) | (start3_27 & cls_at27[3])
+                      | (start3_27 & cls_at27[4]));
+  assign start4_33 = ((start3_23 & cls_at23[5]) | (start3_23 & cls_at23[6])
                       | (start3_30 & cls_at30[2]));
-  assign start4_34 = ((start3_2 & cls_at2[0]) | (start3_24 & cls_at24[5])
-                      | (start3_24 & cls_at24[6]) | (start3_27 & cls_at27[1])
-                      | (start3_29 & cls_at29[3]) | (start3_29 & cls_at29[4])
-                      | (start3_31 & cls_at31[2]));
-  assign start4_35 = ((start3_3 & cls_at3[0]) | (start3_25 & cls_at25[5])
-                      | (start3_25 & cls_at25[6]) | (start3_28 & cls_at28[1])
-                      | (start3_30 & cls_at30[3]) | (start3_30 & cls_at30[4])
-                      | (start3_32 & cls_at32[2]));
-  assign start4_36 = ((start3_4 & cls_at4[0]) | (start3_26 & cls_at26[5])
-                      | (start3_26 & cls_at26[6]) | (start3_29 & cls_at29[1])
-                      | (start3_31 & cls_at31[3]) | (start3_31 & cls_at31[4])
-                      | (start3_33 & cls_at33[2]));
-  assign start4_37 = ((start3_5 & cls_at5[0]) | (start3_27 & cls_at27[5])
-                      | (start3_27 & cls_at27[6]) | (start3_30 & cls_at30[1])
-                      | (start3_32 & cls_at32[3]) | (start3_32 & cls_at32[4])
-                      | (start3_34 & cls_at34[2]));
-  assign start4_38 = ((start3_6 & cls_at6[0]) | (start3_28 & cls_at28[5])
-                      | (start3_28 & cls_at28[6]) | (start3_31 & cls_at31[1])
-                      | (start3_33 & cls_at33[3]) | (start3_33 & cls_at33[4])
-                      | (start3_35 & cls_at35[2]));
-  assign start4_39 = ((start3_7 & cls_at7[0]) | (start3_29 & cls_at29[5])
-                      | (start3_29 & cls_at29[6]) | (start3_32 & cls_at32[1])
-                      | (start3_34 & cls_at34[3]) | (start3_34 & cls_at34[4])
-                      | (start3_36 & cls_at36[2]));
-  assign start4_40 = ((start3_8 & cls_at8[0]) | (start3_30 & cls_at30[5])
-                      | (start3_30 & cls_at30[6]) | (start3_33 & cls_at33[1])
-                      | (start3_35 & cls_at35[3]) | (start3_35 & cls_at35[4])
-                      | (start3_37 & cls_at37[2]));
-  assign start4_41 = ((start3_9 & cls_at9[0]) | (start3_31 & cls_at31[5])
-                      | (start3_31 & cls_at31[6]) | (start3_34 & cls_at34[1])
-                      | (start3_36 & cls_at36[3]) | (start3_36 & cls_at36[4])
-                      | (start3_38 & cls_at38[2]));
-  assign start4_42 = ((start3_10 & cls_at10[0]) | (start3_32 & cls_at32[5])
-                      | (start3_32 & cls_at32[6]) | (start3_35 & cls_at35[1])
-                      | (start3_37 & cls_at37[3]) | (start3_37 & cls_at37[4])
-                      | (start3_39 & cls_at39[2]));
-  assign start4_43 = ((start3_11 & cls_at11[0]) | (start3_33 & cls_at33[5])
-                      | (start3_33 & cls_at33[6]) | (start3_36 & cls_at36[1])
-                      | (start3_38 & cls_at38[3]) | (start3_38 & cls_at38[4])
-                      | (start3_40 & cls_at40[2]));
-  assign start4_44 = ((start3_12 & cls_at12[0]) | (start3_34 & cls_at34[5])
-                      | (start3_34 & cls_at34[6]) | (start3_37 & cls_at37[1])
-                      | (start3_39 & cls_at39[3]) | (start3_39 & cls_at39[4])
-                      | (start3_41 & cls_at41[2]));
-  assign start4_45 = ((start3_13 & cls_at13[0]) | (start3_35 & cls_at35[5])
-                      | (start3_35 & cls_at35[6]) | (start3_38 & cls_at38[1])
+  assign start4_34 = ((start3_24 & cls_at24[5]) | (start3_24 & cls_at24[6])
+                      | (start3_27 & cls_at27[1]));
+  assign start4_35 = ((start3_25 & cls_at25[5]) | (start3_25 & cls_at25[6])
+                      | (start3_30 & cls_at30[3]) | (start3_30 & cls_at30[4]));
+  assign start4_37 = ((start3_27 & cls_at27[5]) | (start3_27 & cls_at27[6])
+                      | (start3_30 & cls_at30[1]));
+  assign start4_40 = ((start3_30 & cls_at30[5]) | (start3_30 & cls_at30[6]));
+  assign start4_41 = ((start3_9 & cls_at9[0]) | (start3_38 & cls_at38[2]));
+  assign start4_43 = ((start3_11 & cls_at11[0]) | (start3_38 & cls_at38[3])
+                      | (start3_38 & cls_at38[4]) | (start3_40 & cls_at40[2]));
+  assign start4_45 = ((start3_13 & cls_at13[0]) | (start3_38 & cls_at38[1])
                       | (start3_40 & cls_at40[3]) | (start3_40 & cls_at40[4])
                       | (start3_42 & cls_at42[2]));
-  assign start4_46 = ((start3_14 & cls_at14[0]) | (start3_36 & cls_at36[5])
-                      | (start3_36 & cls_at36[6]) | (start3_39 & cls_at39[1])
-                      | (start3_41 & cls_at41[3]) | (start3_41 & cls_at41[4])
-                      | (start3_43 & cls_at43[2]));
-  assign start4_47 = ((start3_15 & cls_at15[0]) | (start3_37 & cls_at37[5])
-                      | (start3_37 & cls_at37[6]) | (start3_40 & cls_at40[1])
+  assign start4_47 = ((start3_15 & cls_at15[0]) | (start3_40 & cls_at40[1])
                       | (start3_42 & cls_at42[3]) | (start3_42 & cls_at42[4])
                       | (start3_44 & cls_at44[2]));
   assign start4_48 = ((start3_16 & cls_at16[0]) | (start3_38 & cls_at38[5])
-                      | (start3_38 & cls_at38[6]) | (start3_41 & cls_at41[1])
-                      | (start3_43 & cls_at43[3]) | (start3_43 & cls_at43[4])
-                      | (start3_45 & cls_at45[2]));
-  assign start4_49 = ((start3_17 & cls_at17[0]) | (start3_39 & cls_at39[5])
-                      | (start3_39 & cls_at39[6]) | (start3_42 & cls_at42[1])
+                      | (start3_38 & cls_at38[6]) | (start3_45 & cls_at45[2]));
+  assign start4_49 = ((start3_17 & cls_at17[0]) | (start3_42 & cls_at42[1])
                       | (start3_44 & cls_at44[3]) | (start3_44 & cls_at44[4])
                       | (start3_46 & cls_at46[2]));
   assign start4_50 = ((start3_18 & cls_at18[0]) | (start3_40 & cls_at40[5])
-                      | (start3_40 & cls_at40[6]) | (start3_43 & cls_at43[1])
-                      | (start3_45 & cls_at45[3]) | (start3_45 & cls_at45[4])
-                      | (start3_47 & cls_at47[2]));
-  assign start4_51 = ((start3_19 & cls_at19[0]) | (start3_41 & cls_at41[5])
-                      | (start3_41 & cls_at41[6]) | (start3_44 & cls_at44[1])
-                      | (start3_46 & cls_at46[3]) | (start3_46 & cls_at46[4])
-                      | (start3_48 & cls_at48[2]));
+                      | (start3_40 & cls_at40[6]) | (start3_45 & cls_at45[3])
+                      | (start3_45 & cls_at45[4]) | (start3_47 & cls_at47[2]));
+  assign start4_51 = ((start3_19 & cls_at19[0]) | (start3_44 & cls_at44[1])
+                      | (start3_46 & cls_at46[3]) | (start3_46 & cls_at46[4]));
   assign start4_52 = ((start3_20 & cls_at20[0]) | (start3_42 & cls_at42[5])
                       | (start3_42 & cls_at42[6]) | (start3_45 & cls_at45[1])
                       | (start3_47 & cls_at47[3]) | (start3_47 & cls_at47[4])
                       | (start3_49 & cls_at49[2]));
-  assign start4_53 = ((start3_21 & cls_at21[0]) | (start3_43 & cls_at43[5])
-                      | (start3_43 & cls_at43[6]) | (start3_46 & cls_at46[1])
-                      | (start3_48 & cls_at48[3]) | (start3_48 & cls_at48[4])
-                      | (start3_50 & cls_at50[2]));
+  assign start4_53 = ((start3_21 & cls_at21[0]) | (start3_46 & cls_at46[1]));
   assign start4_54 = ((start3_22 & cls_at22[0]) | (start3_44 & cls_at44[5])
                       | (start3_44 & cls_at44[6]) | (start3_47 & cls_at47[1])
-                      | (start3_49 & cls_at49[3]) | (start3_49 & cls_at49[4])
-                      | (start3_51 & cls_at51[2]));
+                      | (start3_49 & cls_at49[3]) | (start3_49 & cls_at49[4]));
   assign start4_55 = ((start3_23 & cls_at23[0]) | (start3_45 & cls_at45[5])
-                      | (start3_45 & cls_at45[6]) | (start3_48 & cls_at48[1])
-                      | (start3_50 & cls_at50[3]) | (start3_50 & cls_at50[4])
-                      | (start3_52 & cls_at52[2]));
+                      | (start3_45 & cls_at45[6]) | (start3_52 & cls_at52[2]));
   assign start4_56 = ((start3_24 & cls_at24[0]) | (start3_46 & cls_at46[5])
-                      | (start3_46 & cls_at46[6]) | (start3_49 & cls_at49[1])
-                      | (start3_51 & cls_at51[3]) | (start3_51 & cls_at51[4])
-                      | (start3_53 & cls_at53[2]));
+                      | (start3_46 & cls_at46[6]) | (start3_49 & cls_at49[1]));
   assign start4_57 = ((start3_25 & cls_at25[0]) | (start3_47 & cls_at47[5])
-                      | (start3_47 & cls_at47[6]) | (start3_50 & cls_at50[1])
-                      | (start3_52 & cls_at52[3]) | (start3_52 & cls_at52[4])
-                      | (start3_54 & cls_at54[2]));
-  assign start4_58 = ((start3_26 & cls_at26[0]) | (start3_48 & cls_at48[5])
-                      | (start3_48 & cls_at48[6]) | (start3_51 & cls_at51[1])
-                      | (start3_53 & cls_at53[3]) | (start3_53 & cls_at53[4])
-                      | (start3_55 & cls_at55[2]));
+                      | (start3_47 & cls_at47[6]) | (start3_52 & cls_at52[3])
+                      | (start3_52 & cls_at52[4]));
   assign start4_59 = ((start3_27 & cls_at27[0]) | (start3_49 & cls_at49[5])
-                      | (start3_49 & cls_at49[6]) | (start3_52 & cls_at52[1])
-                      | (start3_54 & cls_at54[3]) | (start3_54 & cls_at54[4])
-                      | (start3_56 & cls_at56[2]));
-  assign start4_60 = ((start3_28 & cls_at28[0]) | (start3_50 & cls_at50[5])
-                      | (start3_50 & cls_at50[6]) | (start3_53 & cls_at53[1])
-                      | (start3_55 & cls_at55[3]) | (start3_55 & cls_at55[4])
-                      | (start3_57 & cls_at57[2]));
-  assign start4_61 = ((start3_29 & cls_at29[0]) | (start3_51 & cls_at51[5])
-                      | (start3_51 & cls_at51[6]) | (start3_54 & cls_at54[1])
-                      | (start3_56 & cls_at56[3]) | (start3_56 & cls_at56[4])
-                      | (start3_58 & cls_at58[2]));
+                      | (start3_49 & cls_at49[6]) | (start3_52 & cls_at52[1]));
   assign start4_62 = ((start3_30 & cls_at30[0]) | (start3_52 & cls_at52[5])
-                      | (start3_52 & cls_at52[6]) | (start3_55 & cls_at55[1])
-                      | (start3_57 & cls_at57[3]) | (start3_57 & cls_at57[4])
-                      | (start3_59 & cls_at59[2]));
-  assign start4_63 = ((start3_31 & cls_at31[0]) | (start3_53 & cls_at53[5])
-                      | (start3_53 & cls_at53[6]) | (start3_56 & cls_at56[1])
-                      | (start3_58 & cls_at58[3]) | (start3_58 & cls_at58[4])
-                      | (start3_60 & cls_at60[2]));
-  assign start4_64 = ((start3_32 & cls_at32[0]) | (start3_54 & cls_at54[5])
-                      | (start3_54 & cls_at54[6]) | (start3_57 & cls_at57[1])
-                      | (start3_59 & cls_at59[3]) | (start3_59 & cls_at59[4])
-                      | (start3_61 & cls_at61[2]));
-  assign start4_65 = ((start3_33 & cls_at33[0]) | (start3_55 & cls_at55[5])
-                      | (start3_55 & cls_at55[6]) | (start3_58 & cls_at58[1])
-                      | (start3_60 & cls_at60[3]) | (start3_60 & cls_at60[4])
-                      | (start3_62 & cls_at62[2]));
-  assign start4_66 = ((start3_34 & cls_at34[0]) | (start3_56 & cls_at56[5])
-                      | (start3_56 & cls_at56[6]) | (start3_59 & cls_at59[1])
-                      | (start3_61 & cls_at61[3]) | (start3_61 & cls_at61[4])
-                      | (start3_63 & cls_at63[2]));
-  assign start4_67 = ((start3_35 & cls_at35[0]) | (start3_57 & cls_at57[5])
-                      | (start3_57 & cls_at57[6]) | (start3_60 & cls_at60[1])
-                      | (start3_62 & cls_at62[3]) | (start3_62 & cls_at62[4])
-                      | (start3_64 & cls_at64[2]));
-  assign start4_68 = ((start3_36 & cls_at36[0]) | (start3_58 & cls_at58[5])
-                      | (start3_58 & cls_at58[6]) | (start3_61 & cls_at61[1])
-                      | (start3_63 & cls_at63[3]) | (start3_63 & cls_at63[4])
-                      | (start3_65 & cls_at65[2]));
-  assign start4_69 = ((start3_37 & cls_at37[0]) | (start3_59 & cls_at59[5])
-                      | (start3_59 & cls_at59[6]) | (start3_62 & cls_at62[1])
-                      | (start3_64 & cls_at64[3]) | (start3_64 & cls_at64[4])
-                      | (start3_66 & cls_at66[2]));
-  assign start4_70 = ((start3_38 & cls_at38[0]) | (start3_60 & cls_at60[5])
-                      | (start3_60 & cls_at60[6]) | (start3_63 & cls_at63[1])
-                      | (start3_65 & cls_at65[3]) | (start3_65 & cls_at65[4])
-                      | (start3_67 & cls_at67[2]));
-  assign start4_71 = ((start3_39 & cls_at39[0]) | (start3_61 & cls_at61[5])
-                      | (start3_61 & cls_at61[6]) | (start3_64 & cls_at64[1])
-                      | (start3_66 & cls_at66[3]) | (start3_66 & cls_at66[4])
-                      | (start3_68 & cls_at68[2]));
-  assign start4_72 = ((start3_40 & cls_at40[0]) | (start3_62 & cls_at62[5])
-                      | (start3_62 & cls_at62[6]) | (start3_65 & cls_at65[1])
-                      | (start3_67 & cls_at67[3]) | (start3_67 & cls_at67[4])
-                      | (start3_69 & cls_at69[2]));
-  assign start4_73 = ((start3_41 & cls_at41[0]) | (start3_63 & cls_at63[5])
-                      | (start3_63 & cls_at63[6]) | (start3_66 & cls_at66[1])
-                      | (start3_68 & cls_at68[3]) | (start3_68 & cls_at68[4])
-                      | (start3_70 & cls_at70[2]));
-  assign start4_74 = ((start3_42 & cls_at42[0]) | (start3_64 & cls_at64[5])
-                      | (start3_64 & cls_at64[6]) | (start3_67 & cls_at67[1])
+                      | (start3_52 & cls_at52[6]));
+  assign start4_70 = ((start3_38 & cls_at38[0]) | (start3_67 & cls_at67[2]));
+  assign start4_72 = ((start3_40 & cls_at40[0]) | (start3_67 & cls_at67[3])
+                      | (start3_67 & cls_at67[4]) | (start3_69 & cls_at69[2]));
+  assign start4_74 = ((start3_42 & cls_at42[0]) | (start3_67 & cls_at67[1])
                       | (start3_69 & cls_at69[3]) | (start3_69 & cls_at69[4])
                       | (start3_71 & cls_at71[2]));
-  assign start4_75 = ((start3_43 & cls_at43[0]) | (start3_65 & cls_at65[5])
-                      | (start3_65 & cls_at65[6]) | (start3_68 & cls_at68[1])
-                      | (start3_70 & cls_at70[3]) | (start3_70 & cls_at70[4])
-                      | (start3_72 & cls_at72[2]));
-  assign start4_76 = ((start3_44 & cls_at44[0]) | (start3_66 & cls_at66[5])
-                      | (start3_66 & cls_at66[6]) | (start3_69 & cls_at69[1])
-                      | (start3_71 & cls_at71[3]) | (start3_71 & cls_at71[4])
-                      | (start3_73 & cls_at73[2]));
+  assign start4_76 = ((start3_44 & cls_at44[0]) | (start3_69 & cls_at69[1])
+                      | (start3_71 & cls_at71[3]) | (start3_71 & cls_at71[4]));
   assign start4_77 = ((start3_45 & cls_at45[0]) | (start3_67 & cls_at67[5])
-                      | (start3_67 & cls_at67[6]) | (start3_70 & cls_at70[1])
-                      | (start3_72 & cls_at72[3]) | (start3_72 & cls_at72[4])
-                      | (start3_74 & cls_at74[2]));
-  assign start4_78 = ((start3_46 & cls_at46[0]) | (start3_68 & cls_at68[5])
-                      | (start3_68 & cls_at68[6]) | (start3_71 & cls_at71[1])
-                      | (start3_73 & cls_at73[3]) | (start3_73 & cls_at73[4])
-                      | (start3_75 & cls_at75[2]));
+                      | (start3_67 & cls_at67[6]) | (start3_74 & cls_at74[2]));
+  assign start4_78 = ((start3_46 & cls_at46[0]) | (start3_71 & cls_at71[1]));
   assign start4_79 = ((start3_47 & cls_at47[0]) | (start3_69 & cls_at69[5])
-                      | (start3_69 & cls_at69[6]) | (start3_72 & cls_at72[1])
-                      | (start3_74 & cls_at74[3]) | (start3_74 & cls_at74[4])
-                      | (start3_76 & cls_at76[2]));
-  assign start4_80 = ((start3_48 & cls_at48[0]) | (start3_70 & cls_at70[5])
-                      | (start3_70 & cls_at70[6]) | (start3_73 & cls_at73[1])
-                      | (start3_75 & cls_at75[3]) | (start3_75 & cls_at75[4])
-                      | (start3_77 & cls_at77[2]));
+                      | (start3_69 & cls_at69[6]) | (start3_74 & cls_at74[3])
+                      | (start3_74 & cls_at74[4]));
   assign start4_81 = ((start3_49 & cls_at49[0]) | (start3_71 & cls_at71[5])
-                      | (start3_71 & cls_at71[6]) | (start3_74 & cls_at74[1])
-                      | (start3_76 & cls_at76[3]) | (start3_76 & cls_at76[4])
-                      | (start3_78 & cls_at78[2]));
-  assign start4_82 = ((start3_50 & cls_at50[0]) | (start3_72 & cls_at72[5])
-                      | (start3_72 & cls_at72[6]) | (start3_75 & cls_at75[1])
-                      | (start3_77 & cls_at77[3]) | (start3_77 & cls_at77[4])
-                      | (start3_79 & cls_at79[2]));
-  assign start4_83 = ((start3_51 & cls_at51[0]) | (start3_73 & cls_at73[5])
-                      | (start3_73 & cls_at73[6]) | (start3_76 & cls_at76[1])
-                      | (start3_78 & cls_at78[3]) | (start3_78 & cls_at78[4])
-                      | (start3_80 & cls_at80[2]));
+                      | (start3_71 & cls_at71[6]) | (start3_74 & cls_at74[1]));
   assign start4_84 = ((start3_52 & cls_at52[0]) | (start3_74 & cls_at74[5])
-                      | (start3_74 & cls_at74[6]) | (start3_77 & cls_at77[1])
-                      | (start3_79 & cls_at79[3]) | (start3_79 & cls_at79[4])
-                      | (start3_81 & cls_at81[2]));
-  assign start4_85 = ((start3_53 & cls_at53[0]) | (start3_75 & cls_at75[5])
-                      | (start3_75 & cls_at75[6]) | (start3_78 & cls_at78[1])
-                      | (start3_80 & cls_at80[3]) | (start3_80 & cls_at80[4])
-                      | (start3_82 & cls_at82[2]));
-  assign start4_86 = ((start3_54 & cls_at54[0]) | (start3_76 & cls_at76[5])
-                      | (start3_76 & cls_at76[6]) | (start3_79 & cls_at79[1])
-                      | (start3_81 & cls_at81[3]) | (start3_81 & cls_at81[4])
-                      | (start3_83 & cls_at83[2]));
-  assign start4_87 = ((start3_55 & cls_at55[0]) | (start3_77 & cls_at77[5])
-                      | (start3_77 & cls_at77[6]) | (start3_80 & cls_at80[1])
-                      | (start3_82 & cls_at82[3]) | (start3_82 & cls_at82[4])
-                      | (start3_84 & cls_at84[2]));
-  assign start4_88 = ((start3_56 & cls_at56[0]) | (start3_78 & cls_at78[5])
-                      | (start3_78 & cls_at78[6]) | (start3_81 & cls_at81[1])
-                      | (start3_83 & cls_at83[3]) | (start3_83 & cls_at83[4])
-                      | (start3_85 & cls_at85[2]));
-  assign start4_89 = ((start3_57 & cls_at57[0]) | (start3_79 & cls_at79[5])
-                      | (start3_79 & cls_at79[6]) | (start3_82 & cls_at82[1])
-                      | (start3_84 & cls_at84[3]) | (start3_84 & cls_at84[4])
-                      | (start3_86 & cls_at86[2]));
-  assign start4_90 = ((start3_58 & cls_at58[0]) | (start3_80 & cls_at80[5])
-                      | (start3_80 & cls_at80[6]) | (start3_83 & cls_at83[1])
-                      | (start3_85 & cls_at85[3]) | (start3_85 & cls_at85[4])
-                      | (start3_87 & cls_at87[2]));
-  assign start4_91 = ((start3_59 & cls_at59[0]) | (start3_81 & cls_at81[5])
-                      | (start3_81 & cls_at81[6]) | (start3_84 & cls_at84[1])
-                      | (start3_86 & cls_at86[3]) | (start3_86 & cls_at86[4])
-                      | (start3_88 & cls_at88[2]));
-  assign start4_92 = ((start3_60 & cls_at60[0]) | (start3_82 & cls_at82[5])
-                      | (start3_82 & cls_at82[6]) | (start3_85 & cls_at85[1])
-                      | (start3_87 & cls_at87[3]) | (start3_87 & cls_at87[4])
-                      | (start3_89 & cls_at89[2]));
-  assign start4_93 = ((start3_61 & cls_at61[0]) | (start3_83 & cls_at83[5])
-                      | (start3_83 & cls_at83[6]) | (start3_86 & cls_at86[1])
-                      | (start3_88 & cls_at88[3]) | (start3_88 & cls_at88[4])
-                      | (start3_90 & cls_at90[2]));
-  assign start4_94 = ((start3_62 & cls_at62[0]) | (start3_84 & cls_at84[5])
-                      | (start3_84 & cls_at84[6]) | (start3_87 & cls_at87[1])
-                      | (start3_89 & cls_at89[3]) | (start3_89 & cls_at89[4])
-                      | (start3_91 & cls_at91[2]));
-  assign start4_95 = ((start3_63 & cls_at63[0]) | (start3_85 & cls_at85[5])
-                      | (start3_85 & cls_at85[6]) | (start3_88 & cls_at88[1])
-                      | (start3_90 & cls_at90[3]) | (start3_90 & cls_at90[4])
-                      | (start3_92 & cls_at92[2]));
-  assign start4_96 = ((start3_64 & cls_at64[0]) | (start3_86 & cls_at86[5])
-                      | (start3_86 & cls_at86[6]) | (start3_89 & cls_at89[1])
-                      | (start3_91 & cls_at91[3]) | (start3_91 & cls_at91[4])
-                      | (start3_93 & cls_at93[2]));
-  assign start4_97 = ((start3_65 & cls_at65[0]) | (start3_87 & cls_at87[5])
-                      | (start3_87 & cls_at87[6]) | (start3_90 & cls_at90[1])
-                      | (start3_92 & cls_at92[3]) | (start3_92 & cls_at92[4])
-                      | (start3_94 & cls_at94[2]));
-  assign start4_98 = ((start3_66 & cls_at66[0]) | (start3_88 & cls_at88[5])
-                      | (start3_88 & cls_at88[6]) | (start3_91 & cls_at91[1])
-                      | (start3_93 & cls_at93[3]) | (start3_93 & cls_at93[4])
-                      | (start3_95 & cls_at95[2]));
-  assign start4_99 = ((start3_67 & cls_at67[0]) | (start3_89 & cls_at89[5])
-                      | (start3_89 & cls_at89[6]) | (start3_92 & cls_at92[1])
-                      | (start3_94 & cls_at94[3]) | (start3_94 & cls_at94[4])
-                      | (start3_96 & cls_at96[2]));
-  assign start4_100 = ((start3_68 & cls_at68[0]) | (start3_90 & cls_at90[5])
-                       | (start3_90 & cls_at90[6]) | (start3_93 & cls_at93[1])
-                       | (start3_95 & cls_at95[3]) | (start3_95 & cls_at95[4]));
-  assign start4_101 = ((start3_69 & cls_at69[0]) | (start3_91 & cls_at91[5])
-                       | (start3_91 & cls_at91[6]) | (start3_94 & cls_at94[1])
-                       | (start3_96 & cls_at96[3]) | (start3_96 & cls_at96[4]));
-  assign start4_102 = ((start3_70 & cls_at70[0]) | (start3_92 & cls_at92[5])
-                       | (start3_92 & cls_at92[6]) | (start3_95 & cls_at95[1]));
-  assign start4_103 = ((start3_71 & cls_at71[0]) | (start3_93 & cls_at93[5])
-                       | (start3_93 & cls_at93[6]) | (start3_96 & cls_at96[1]));
-  assign start4_104 = ((start3_72 & cls_at72[0]) | (start3_94 & cls_at94[5])
-                       | (start3_94 & cls_at94[6]));
-  assign start4_105 = ((start3_73 & cls_at73[0]) | (start3_95 & cls_at95[5])
-                       | (start3_95 & cls_at95[6]));
+                      | (start3_74 & cls_at74[6]));
+  assign start4_99 = ((start3_67 & cls_at67[0]) | (start3_96 & cls_at96[2]));
+  assign start4_101 = ((start3_69 & cls_at69[0]) | (start3_96 & cls_at96[3])
+                       | (start3_96 & cls_at96[4]));
+  assign start4_103 = ((start3_71 & cls_at71[0]) | (start3_96 & cls_at96[1]));
   assign start4_106 = ((start3_74 & cls_at74[0]) | (start3_96 & cls_at96[5])
                        | (start3_96 & cls_at96[6]));
-  assign start4_107 = (start3_75 & cls_at75[0]);
-  assign start4_108 = (start3_76 & cls_at76[0]);
-  assign start4_109 = (start3_77 & cls_at77[0]);
-  assign start4_110 = (start3_78 & cls_at78[0]);
-  assign start4_111 = (start3_79 & cls_at79[0]);
-  assign start4_112 = (start3_80 & cls_at80[0]);
-  assign start4_113 = (start3_81 & cls_at81[0]);
-  assign start4_114 = (start3_82 & cls_at82[0]);
-  assign start4_115 = (start3_83 & cls_at83[0]);
-  assign start4_116 = (start3_84 & cls_at84[0]);
-  assign start4_117 = (start3_85 & cls_at85[0]);
-  assign start4_118 = (start3_86 & cls_at86[0]);
-  assign start4_119 = (start3_87 & cls_at87[0]);
-  assign start4_120 = (start3_88 & cls_at88[0]);
-  assign start4_121 = (start3_89 & cls_at89[0]);
-  assign start4_122 = (start3_90 & cls_at90[0]);
-  assign start4_123 = (start3_91 & cls_at91[0]);
-  assign start4_124 = (start3_92 & cls_at92[0]);
-  assign start4_125 = (start3_93 & cls_at93[0]);
-  assign start4_126 = (start3_94 & cls_at94[0]);
-  assign start4_127 = (start3_95 & cls_at95[0]);
   assign start4_128 = (start3_96 & cls_at96[0]);
-  assign over1 = (room_q < 10'd1);
-  assign over2 = (room_q < 10'd2);
   assign over3 = (room_q < 10'd3);
-  assign over4 = (room_q < 10'd4);
   assign over5 = (room_q < 10'd5);
   assign over6 = (room_q < 10'd6);
   assign over7 = (room_q < 10'd7);
@@ -2439,7 +1204,6 @@ module bpc_dec_s32_k4 (
   assign over33 = (room_q < 10'd33);
   assign over34 = (room_q < 10'd34);
   assign over35 = (room_q < 10'd35);
-  assign over36 = (room_q < 10'd36);
   assign over37 = (room_q < 10'd37);
   assign over38 = (room_q < 10'd38);
   assign over39 = (room_q < 10'd39);
@@ -2461,76 +1225,26 @@ module bpc_dec_s32_k4 (
   assign over55 = (room_q < 10'd55);
   assign over56 = (room_q < 10'd56);
   assign over57 = (room_q < 10'd57);
-  assign over58 = (room_q < 10'd58);
   assign over59 = (room_q < 10'd59);
-  assign over60 = (room_q < 10'd60);
-  assign over61 = (room_q < 10'd61);
   assign over62 = (room_q < 10'd62);
-  assign over63 = (room_q < 10'd63);
   assign over64 = (room_q < 10'd64);
-  assign over65 = (room_q < 10'd65);
-  assign over66 = (room_q < 10'd66);
   assign over67 = (room_q < 10'd67);
-  assign over68 = (room_q < 10'd68);
   assign over69 = (room_q < 10'd69);
   assign over70 = (room_q < 10'd70);
   assign over71 = (room_q < 10'd71);
   assign over72 = (room_q < 10'd72);
-  assign over73 = (room_q < 10'd73);
   assign over74 = (room_q < 10'd74);
-  assign over75 = (room_q < 10'd75);
   assign over76 = (room_q < 10'd76);
   assign over77 = (room_q < 10'd77);
   assign over78 = (room_q < 10'd78);
   assign over79 = (room_q < 10'd79);
-  assign over80 = (room_q < 10'd80);
   assign over81 = (room_q < 10'd81);
-  assign over82 = (room_q < 10'd82);
-  assign over83 = (room_q < 10'd83);
   assign over84 = (room_q < 10'd84);
-  assign over85 = (room_q < 10'd85);
-  assign over86 = (room_q < 10'd86);
-  assign over87 = (room_q < 10'd87);
-  assign over88 = (room_q < 10'd88);
-  assign over89 = (room_q < 10'd89);
-  assign over90 = (room_q < 10'd90);
-  assign over91 = (room_q < 10'd91);
-  assign over92 = (room_q < 10'd92);
-  assign over93 = (room_q < 10'd93);
-  assign over94 = (room_q < 10'd94);
-  assign over95 = (room_q < 10'd95);
   assign over96 = (room_q < 10'd96);
-  assign over97 = (room_q < 10'd97);
-  assign over98 = (room_q < 10'd98);
   assign over99 = (room_q < 10'd99);
-  assign over100 = (room_q < 10'd100);
   assign over101 = (room_q < 10'd101);
-  assign over102 = (room_q < 10'd102);
   assign over103 = (room_q < 10'd103);
-  assign over104 = (room_q < 10'd104);
-  assign over105 = (room_q < 10'd105);
   assign over106 = (room_q < 10'd106);
-  assign over107 = (room_q < 10'd107);
-  assign over108 = (room_q < 10'd108);
-  assign over109 = (room_q < 10'd109);
-  assign over110 = (room_q < 10'd110);
-  assign over111 = (room_q < 10'd111);
-  assign over112 = (room_q < 10'd112);
-  assign over113 = (room_q < 10'd113);
-  assign over114 = (room_q < 10'd114);
-  assign over115 = (room_q < 10'd115);
-  assign over116 = (room_q < 10'd116);
-  assign over117 = (room_q < 10'd117);
-  assign over118 = (room_q < 10'd118);
-  assign over119 = (room_q < 10'd119);
-  assign over120 = (room_q < 10'd120);
-  assign over121 = (room_q < 10'd121);
-  assign over122 = (room_q < 10'd122);
-  assign over123 = (room_q < 10'd123);
-  assign over124 = (room_q < 10'd124);
-  assign over125 = (room_q < 10'd125);
-  assign over126 = (room_q < 10'd126);
-  assign over127 = (room_q < 10'd127);
   assign over128 = (room_q < 10'd128);
   assign ok0 = (bmode_q & ~err_q);
   assign t0_cls = cls_at0;
@@ -2548,17 +1262,8 @@ module bpc_dec_s32_k4 (
                          | (t0_cls[5]
                             & ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
                                >= 5'd30)))
-                      | ((start1_1 & over1) | (start1_2 & over2) | (start1_3 & over3)
-                         | (start1_4 & over4) | (start1_5 & over5) | (start1_6 & over6)
-                         | (start1_7 & over7) | (start1_8 & over8) | (start1_9 & over9)
-                         | (start1_10 & over10) | (start1_11 & over11) | (start1_12 & over12)
-                         | (start1_13 & over13) | (start1_14 & over14) | (start1_15 & over15)
-                         | (start1_16 & over16) | (start1_17 & over17) | (start1_18 & over18)
-                         | (start1_19 & over19) | (start1_20 & over20) | (start1_21 & over21)
-                         | (start1_22 & over22) | (start1_23 & over23) | (start1_24 & over24)
-                         | (start1_25 & over25) | (start1_26 & over26) | (start1_27 & over27)
-                         | (start1_28 & over28) | (start1_29 & over29) | (start1_30 & over30)
-                         | (start1_31 & over31) | (start1_32 & over32))));
+                      | ((start1_3 & over3) | (start1_5 & over5) | (start1_7 & over7)
+                         | (start1_10 & over10) | (start1_32 & over32))));
   assign t0_dbp = ((t0_cls[0] ?
                       (prev_q
                        ^ {t0_rawf[0], t0_rawf[1], t0_rawf[2], t0_rawf[3], t0_rawf[4], t0_rawf[5],
@@ -2731,76 +1436,17 @@ module bpc_dec_s32_k4 (
   assign t0_left = (t0_valid ? (left_q - t0_cnt) : left_q);
   assign t0_prev = (t0_valid ? t0_dbp : prev_q);
   assign ok1 = (ok0 & ~t0_err);
-  assign t1_cls = ((start1_0 ? cls_at0 : 7'd0) | (start1_1 ? cls_at1 : 7'd0)
-                   | ((start1_2 ? cls_at2 : 7'd0) | (start1_3 ? cls_at3 : 7'd0))
-                   | ((start1_4 ? cls_at4 : 7'd0) | (start1_5 ? cls_at5 : 7'd0)
-                      | ((start1_6 ? cls_at6 : 7'd0) | (start1_7 ? cls_at7 : 7'd0)))
-                   | ((start1_8 ? cls_at8 : 7'd0) | (start1_9 ? cls_at9 : 7'd0)
-                      | ((start1_10 ? cls_at10 : 7'd0) | (start1_11 ? cls_at11 : 7'd0))
-                      | ((start1_12 ? cls_at12 : 7'd0) | (start1_13 ? cls_at13 : 7'd0)
-                         | ((start1_14 ? cls_at14 : 7'd0) | (start1_15 ? cls_at15 : 7'd0))))
-                   | ((start1_16 ? cls_at16 : 7'd0) | (start1_17 ? cls_at17 : 7'd0)
-                      | ((start1_18 ? cls_at18 : 7'd0) | (start1_19 ? cls_at19 : 7'd0))
-                      | ((start1_20 ? cls_at20 : 7'd0) | (start1_21 ? cls_at21 : 7'd0)
-                         | ((start1_22 ? cls_at22 : 7'd0) | (start1_23 ? cls_at23 : 7'd0)))
-                      | ((start1_24 ? cls_at24 : 7'd0) | (start1_25 ? cls_at25 : 7'd0)
-                         | ((start1_26 ? cls_at26 : 7'd0) | (start1_27 ? cls_at27 : 7'd0))
-                         | ((start1_28 ? cls_at28 : 7'd0) | (start1_29 ? cls_at29 : 7'd0)
-                            | ((start1_30 ? cls_at30 : 7'd0) | (start1_31 ? cls_at31 : 7'd0)))))
+  assign t1_cls = ((start1_3 ? cls_at3 : 7'd0) | (start1_5 ? cls_at5 : 7'd0)
+                   | ((start1_7 ? cls_at7 : 7'd0) | (start1_10 ? cls_at10 : 7'd0))
                    | (start1_32 ? cls_at32 : 7'd0));
-  assign t1_rawf = ((start1_0 ? win[31:1] : 31'd0) | (start1_1 ? win[32:2] : 31'd0)
-                    | ((start1_2 ? win[33:3] : 31'd0) | (start1_3 ? win[34:4] : 31'd0))
-                    | ((start1_4 ? win[35:5] : 31'd0) | (start1_5 ? win[36:6] : 31'd0)
-                       | ((start1_6 ? win[37:7] : 31'd0) | (start1_7 ? win[38:8] : 31'd0)))
-                    | ((start1_8 ? win[39:9] : 31'd0) | (start1_9 ? win[40:10] : 31'd0)
-                       | ((start1_10 ? win[41:11] : 31'd0) | (start1_11 ? win[42:12] : 31'd0))
-                       | ((start1_12 ? win[43:13] : 31'd0) | (start1_13 ? win[44:14] : 31'd0)
-                          | ((start1_14 ? win[45:15] : 31'd0) | (start1_15 ? win[46:16] : 31'd0))))
-                    | ((start1_16 ? win[47:17] : 31'd0) | (start1_17 ? win[48:18] : 31'd0)
-                       | ((start1_18 ? win[49:19] : 31'd0) | (start1_19 ? win[50:20] : 31'd0))
-                       | ((start1_20 ? win[51:21] : 31'd0) | (start1_21 ? win[52:22] : 31'd0)
-                          | ((start1_22 ? win[53:23] : 31'd0) | (start1_23 ? win[54:24] : 31'd0)))
-                       | ((start1_24 ? win[55:25] : 31'd0) | (start1_25 ? win[56:26] : 31'd0)
-                          | ((start1_26 ? win[57:27] : 31'd0) | (start1_27 ? win[58:28] : 31'd0))
-                          | ((start1_28 ? win[59:29] : 31'd0) | (start1_29 ? win[60:30] : 31'd0)
-                             | ((start1_30 ? win[61:31] : 31'd0)
-                                | (start1_31 ? win[62:32] : 31'd0)))))
+  assign t1_rawf = ((start1_3 ? win[34:4] : 31'd0) | (start1_5 ? win[36:6] : 31'd0)
+                    | ((start1_7 ? win[38:8] : 31'd0) | (start1_10 ? win[41:11] : 31'd0))
                     | (start1_32 ? win[63:33] : 31'd0));
-  assign t1_runf = ((start1_0 ? win[6:2] : 5'd0) | (start1_1 ? win[7:3] : 5'd0)
-                    | ((start1_2 ? win[8:4] : 5'd0) | (start1_3 ? win[9:5] : 5'd0))
-                    | ((start1_4 ? win[10:6] : 5'd0) | (start1_5 ? win[11:7] : 5'd0)
-                       | ((start1_6 ? win[12:8] : 5'd0) | (start1_7 ? win[13:9] : 5'd0)))
-                    | ((start1_8 ? win[14:10] : 5'd0) | (start1_9 ? win[15:11] : 5'd0)
-                       | ((start1_10 ? win[16:12] : 5'd0) | (start1_11 ? win[17:13] : 5'd0))
-                       | ((start1_12 ? win[18:14] : 5'd0) | (start1_13 ? win[19:15] : 5'd0)
-                          | ((start1_14 ? win[20:16] : 5'd0) | (start1_15 ? win[21:17] : 5'd0))))
-                    | ((start1_16 ? win[22:18] : 5'd0) | (start1_17 ? win[23:19] : 5'd0)
-                       | ((start1_18 ? win[24:20] : 5'd0) | (start1_19 ? win[25:21] : 5'd0))
-                       | ((start1_20 ? win[26:22] : 5'd0) | (start1_21 ? win[27:23] : 5'd0)
-                          | ((start1_22 ? win[28:24] : 5'd0) | (start1_23 ? win[29:25] : 5'd0)))
-                       | ((start1_24 ? win[30:26] : 5'd0) | (start1_25 ? win[31:27] : 5'd0)
-                          | ((start1_26 ? win[32:28] : 5'd0) | (start1_27 ? win[33:29] : 5'd0))
-                          | ((start1_28 ? win[34:30] : 5'd0) | (start1_29 ? win[35:31] : 5'd0)
-                             | ((start1_30 ? win[36:32] : 5'd0)
-                                | (start1_31 ? win[37:33] : 5'd0)))))
+  assign t1_runf = ((start1_3 ? win[9:5] : 5'd0) | (start1_5 ? win[11:7] : 5'd0)
+                    | ((start1_7 ? win[13:9] : 5'd0) | (start1_10 ? win[16:12] : 5'd0))
                     | (start1_32 ? win[38:34] : 5'd0));
-  assign t1_posf = ((start1_0 ? win[9:5] : 5'd0) | (start1_1 ? win[10:6] : 5'd0)
-                    | ((start1_2 ? win[11:7] : 5'd0) | (start1_3 ? win[12:8] : 5'd0))
-                    | ((start1_4 ? win[13:9] : 5'd0) | (start1_5 ? win[14:10] : 5'd0)
-                       | ((start1_6 ? win[15:11] : 5'd0) | (start1_7 ? win[16:12] : 5'd0)))
-                    | ((start1_8 ? win[17:13] : 5'd0) | (start1_9 ? win[18:14] : 5'd0)
-                       | ((start1_10 ? win[19:15] : 5'd0) | (start1_11 ? win[20:16] : 5'd0))
-                       | ((start1_12 ? win[21:17] : 5'd0) | (start1_13 ? win[22:18] : 5'd0)
-                          | ((start1_14 ? win[23:19] : 5'd0) | (start1_15 ? win[24:20] : 5'd0))))
-                    | ((start1_16 ? win[25:21] : 5'd0) | (start1_17 ? win[26:22] : 5'd0)
-                       | ((start1_18 ? win[27:23] : 5'd0) | (start1_19 ? win[28:24] : 5'd0))
-                       | ((start1_20 ? win[29:25] : 5'd0) | (start1_21 ? win[30:26] : 5'd0)
-                          | ((start1_22 ? win[31:27] : 5'd0) | (start1_23 ? win[32:28] : 5'd0)))
-                       | ((start1_24 ? win[33:29] : 5'd0) | (start1_25 ? win[34:30] : 5'd0)
-                          | ((start1_26 ? win[35:31] : 5'd0) | (start1_27 ? win[36:32] : 5'd0))
-                          | ((start1_28 ? win[37:33] : 5'd0) | (start1_29 ? win[38:34] : 5'd0)
-                             | ((start1_30 ? win[39:35] : 5'd0)
-                                | (start1_31 ? win[40:36] : 5'd0)))))
+  assign t1_posf = ((start1_3 ? win[12:8] : 5'd0) | (start1_5 ? win[14:10] : 5'd0)
+                    | ((start1_7 ? win[16:12] : 5'd0) | (start1_10 ? win[19:15] : 5'd0))
                     | (start1_32 ? win[41:37] : 5'd0));
   assign t1_valid = (ok1 & (t0_left != 6'd0));
   assign t1_cnt = (t1_cls[1] ?
@@ -2813,28 +1459,11 @@ module bpc_dec_s32_k4 (
                          | (t1_cls[5]
                             & ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
                                >= 5'd30)))
-                      | ((start2_1 & over1) | (start2_2 & over2) | (start2_3 & over3)
-                         | (start2_4 & over4) | (start2_5 & over5) | (start2_6 & over6)
-                         | (start2_7 & over7) | (start2_8 & over8) | (start2_9 & over9)
-                         | (start2_10 & over10) | (start2_11 & over11) | (start2_12 & over12)
-                         | (start2_13 & over13) | (start2_14 & over14) | (start2_15 & over15)
-                         | (start2_16 & over16) | (start2_17 & over17) | (start2_18 & over18)
-                         | (start2_19 & over19) | (start2_20 & over20) | (start2_21 & over21)
-                         | (start2_22 & over22) | (start2_23 & over23) | (start2_24 & over24)
-                         | (start2_25 & over25) | (start2_26 & over26) | (start2_27 & over27)
-                         | (start2_28 & over28) | (start2_29 & over29) | (start2_30 & over30)
-                         | (start2_31 & over31) | (start2_32 & over32) | (start2_33 & over33)
-                         | (start2_34 & over34) | (start2_35 & over35) | (start2_36 & over36)
-                         | (start2_37 & over37) | (start2_38 & over38) | (start2_39 & over39)
-                         | (start2_40 & over40) | (start2_41 & over41) | (start2_42 & over42)
-                         | (start2_43 & over43) | (start2_44 & over44) | (start2_45 & over45)
-                         | (start2_46 & over46) | (start2_47 & over47) | (start2_48 & over48)
-                         | (start2_49 & over49) | (start2_50 & over50) | (start2_51 & over51)
-                         | (start2_52 & over52) | (start2_53 & over53) | (start2_54 & over54)
-                         | (start2_55 & over55) | (start2_56 & over56) | (start2_57 & over57)
-                         | (start2_58 & over58) | (start2_59 & over59) | (start2_60 & over60)
-                         | (start2_61 & over61) | (start2_62 & over62) | (start2_63 & over63)
-                         | (start2_64 & over64))));
+                      | ((start2_6 & over6) | (start2_8 & over8) | (start2_10 & over10)
+                         | (start2_12 & over12) | (start2_13 & over13) | (start2_14 & over14)
+                         | (start2_15 & over15) | (start2_17 & over17) | (start2_20 & over20)
+                         | (start2_35 & over35) | (start2_37 & over37) | (start2_39 & over39)
+                         | (start2_42 & over42) | (start2_64 & over64))));
   assign t1_dbp = ((t1_cls[0] ?
                       (t0_prev
                        ^ {t1_rawf[0], t1_rawf[1], t1_rawf[2], t1_rawf[3], t1_rawf[4], t1_rawf[5],
@@ -3007,146 +1636,34 @@ module bpc_dec_s32_k4 (
   assign t1_left = (t1_valid ? (t0_left - t1_cnt) : t0_left);
   assign t1_prev = (t1_valid ? t1_dbp : t0_prev);
   assign ok2 = (ok1 & ~t1_err);
-  assign t2_cls = ((start2_0 ? cls_at0 : 7'd0) | (start2_1 ? cls_at1 : 7'd0)
-                   | ((start2_2 ? cls_at2 : 7'd0) | (start2_3 ? cls_at3 : 7'd0))
-                   | ((start2_4 ? cls_at4 : 7'd0) | (start2_5 ? cls_at5 : 7'd0)
-                      | ((start2_6 ? cls_at6 : 7'd0) | (start2_7 ? cls_at7 : 7'd0)))
-                   | ((start2_8 ? cls_at8 : 7'd0) | (start2_9 ? cls_at9 : 7'd0)
-                      | ((start2_10 ? cls_at10 : 7'd0) | (start2_11 ? cls_at11 : 7'd0))
-                      | ((start2_12 ? cls_at12 : 7'd0) | (start2_13 ? cls_at13 : 7'd0)
-                         | ((start2_14 ? cls_at14 : 7'd0) | (start2_15 ? cls_at15 : 7'd0))))
-                   | ((start2_16 ? cls_at16 : 7'd0) | (start2_17 ? cls_at17 : 7'd0)
-                      | ((start2_18 ? cls_at18 : 7'd0) | (start2_19 ? cls_at19 : 7'd0))
-                      | ((start2_20 ? cls_at20 : 7'd0) | (start2_21 ? cls_at21 : 7'd0)
-                         | ((start2_22 ? cls_at22 : 7'd0) | (start2_23 ? cls_at23 : 7'd0)))
-                      | ((start2_24 ? cls_at24 : 7'd0) | (start2_25 ? cls_at25 : 7'd0)
-                         | ((start2_26 ? cls_at26 : 7'd0) | (start2_27 ? cls_at27 : 7'd0))
-                         | ((start2_28 ? cls_at28 : 7'd0) | (start2_29 ? cls_at29 : 7'd0)
-                            | ((start2_30 ? cls_at30 : 7'd0) | (start2_31 ? cls_at31 : 7'd0)))))
-                   | ((start2_32 ? cls_at32 : 7'd0) | (start2_33 ? cls_at33 : 7'd0)
-                      | ((start2_34 ? cls_at34 : 7'd0) | (start2_35 ? cls_at35 : 7'd0))
-                      | ((start2_36 ? cls_at36 : 7'd0) | (start2_37 ? cls_at37 : 7'd0)
-                         | ((start2_38 ? cls_at38 : 7'd0) | (start2_39 ? cls_at39 : 7'd0)))
-                      | ((start2_40 ? cls_at40 : 7'd0) | (start2_41 ? cls_at41 : 7'd0)
-                         | ((start2_42 ? cls_at42 : 7'd0) | (start2_43 ? cls_at43 : 7'd0))
-                         | ((start2_44 ? cls_at44 : 7'd0) | (start2_45 ? cls_at45 : 7'd0)
-                            | ((start2_46 ? cls_at46 : 7'd0) | (start2_47 ? cls_at47 : 7'd0))))
-                      | ((start2_48 ? cls_at48 : 7'd0) | (start2_49 ? cls_at49 : 7'd0)
-                         | ((start2_50 ? cls_at50 : 7'd0) | (start2_51 ? cls_at51 : 7'd0))
-                         | ((start2_52 ? cls_at52 : 7'd0) | (start2_53 ? cls_at53 : 7'd0)
-                            | ((start2_54 ? cls_at54 : 7'd0) | (start2_55 ? cls_at55 : 7'd0)))
-                         | ((start2_56 ? cls_at56 : 7'd0) | (start2_57 ? cls_at57 : 7'd0)
-                            | ((start2_58 ? cls_at58 : 7'd0) | (start2_59 ? cls_at59 : 7'd0))
-                            | ((start2_60 ? cls_at60 : 7'd0) | (start2_61 ? cls_at61 : 7'd0)
-                               | ((start2_62 ? cls_at62 : 7'd0) | (start2_63 ? cls_at63 : 7'd0))))))
-                   | (start2_64 ? cls_at64 : 7'd0));
-  assign t2_rawf = ((start2_0 ? win[31:1] : 31'd0) | (start2_1 ? win[32:2] : 31'd0)
-                    | ((start2_2 ? win[33:3] : 31'd0) | (start2_3 ? win[34:4] : 31'd0))
-                    | ((start2_4 ? win[35:5] : 31'd0) | (start2_5 ? win[36:6] : 31'd0)
-                       | ((start2_6 ? win[37:7] : 31'd0) | (start2_7 ? win[38:8] : 31'd0)))
-                    | ((start2_8 ? win[39:9] : 31'd0) | (start2_9 ? win[40:10] : 31'd0)
-                       | ((start2_10 ? win[41:11] : 31'd0) | (start2_11 ? win[42:12] : 31'd0))
-                       | ((start2_12 ? win[43:13] : 31'd0) | (start2_13 ? win[44:14] : 31'd0)
-                          | ((start2_14 ? win[45:15] : 31'd0) | (start2_15 ? win[46:16] : 31'd0))))
-                    | ((start2_16 ? win[47:17] : 31'd0) | (start2_17 ? win[48:18] : 31'd0)
-                       | ((start2_18 ? win[49:19] : 31'd0) | (start2_19 ? win[50:20] : 31'd0))
-                       | ((start2_20 ? win[51:21] : 31'd0) | (start2_21 ? win[52:22] : 31'd0)
-                          | ((start2_22 ? win[53:23] : 31'd0) | (start2_23 ? win[54:24] : 31'd0)))
-                       | ((start2_24 ? win[55:25] : 31'd0) | (start2_25 ? win[56:26] : 31'd0)
-                          | ((start2_26 ? win[57:27] : 31'd0) | (start2_27 ? win[58:28] : 31'd0))
-                          | ((start2_28 ? win[59:29] : 31'd0) | (start2_29 ? win[60:30] : 31'd0)
-                             | ((start2_30 ? win[61:31] : 31'd0)
-                                | (start2_31 ? win[62:32] : 31'd0)))))
-                    | ((start2_32 ? win[63:33] : 31'd0) | (start2_33 ? win[64:34] : 31'd0)
-                       | ((start2_34 ? win[65:35] : 31'd0) | (start2_35 ? win[66:36] : 31'd0))
-                       | ((start2_36 ? win[67:37] : 31'd0) | (start2_37 ? win[68:38] : 31'd0)
-                          | ((start2_38 ? win[69:39] : 31'd0) | (start2_39 ? win[70:40] : 31'd0)))
-                       | ((start2_40 ? win[71:41] : 31'd0) | (start2_41 ? win[72:42] : 31'd0)
-                          | ((start2_42 ? win[73:43] : 31'd0) | (start2_43 ? win[74:44] : 31'd0))
-                          | ((start2_44 ? win[75:45] : 31'd0) | (start2_45 ? win[76:46] : 31'd0)
-                             | ((start2_46 ? win[77:47] : 31'd0)
-                                | (start2_47 ? win[78:48] : 31'd0))))
-                       | ((start2_48 ? win[79:49] : 31'd0) | (start2_49 ? win[80:50] : 31'd0)
-                          | ((start2_50 ? win[81:51] : 31'd0) | (start2_51 ? win[82:52] : 31'd0))
-                          | ((start2_52 ? win[83:53] : 31'd0) | (start2_53 ? win[84:54] : 31'd0)
-                             | ((start2_54 ? win[85:55] : 31'd0)
-                                | (start2_55 ? win[86:56] : 31'd0)))
-                          | ((start2_56 ? win[87:57] : 31'd0) | (start2_57 ? win[88:58] : 31'd0)
-                             | ((start2_58 ? win[89:59] : 31'd0) | (start2_59 ? win[90:60] : 31'd0))
-                             | ((start2_60 ? win[91:61] : 31'd0) | (start2_61 ? win[92:62] : 31'd0)
-                                | ((start2_62 ? win[93:63] : 31'd0)
-                                   | (start2_63 ? win[94:64] : 31'd0))))))
-                    | (start2_64 ? win[95:65] : 31'd0));
-  assign t2_runf = ((start2_0 ? win[6:2] : 5'd0) | (start2_1 ? win[7:3] : 5'd0)
-                    | ((start2_2 ? win[8:4] : 5'd0) | (start2_3 ? win[9:5] : 5'd0))
-                    | ((start2_4 ? win[10:6] : 5'd0) | (start2_5 ? win[11:7] : 5'd0)
-                       | ((start2_6 ? win[12:8] : 5'd0) | (start2_7 ? win[13:9] : 5'd0)))
-                    | ((start2_8 ? win[14:10] : 5'd0) | (start2_9 ? win[15:11] : 5'd0)
-                       | ((start2_10 ? win[16:12] : 5'd0) | (start2_11 ? win[17:13] : 5'd0))
-                       | ((start2_12 ? win[18:14] : 5'd0) | (start2_13 ? win[19:15] : 5'd0)
-                          | ((start2_14 ? win[20:16] : 5'd0) | (start2_15 ? win[21:17] : 5'd0))))
-                    | ((start2_16 ? win[22:18] : 5'd0) | (start2_17 ? win[23:19] : 5'd0)
-                       | ((start2_18 ? win[24:20] : 5'd0) | (start2_19 ? win[25:21] : 5'd0))
-                       | ((start2_20 ? win[26:22] : 5'd0) | (start2_21 ? win[27:23] : 5'd0)
-                          | ((start2_22 ? win[28:24] : 5'd0) | (start2_23 ? win[29:25] : 5'd0)))
-                       | ((start2_24 ? win[30:26] : 5'd0) | (start2_25 ? win[31:27] : 5'd0)
-                          | ((start2_26 ? win[32:28] : 5'd0) | (start2_27 ? win[33:29] : 5'd0))
-                          | ((start2_28 ? win[34:30] : 5'd0) | (start2_29 ? win[35:31] : 5'd0)
-                             | ((start2_30 ? win[36:32] : 5'd0)
-                                | (start2_31 ? win[37:33] : 5'd0)))))
-                    | ((start2_32 ? win[38:34] : 5'd0) | (start2_33 ? win[39:35] : 5'd0)
-                       | ((start2_34 ? win[40:36] : 5'd0) | (start2_35 ? win[41:37] : 5'd0))
-                       | ((start2_36 ? win[42:38] : 5'd0) | (start2_37 ? win[43:39] : 5'd0)
-                          | ((start2_38 ? win[44:40] : 5'd0) | (start2_39 ? win[45:41] : 5'd0)))
-                       | ((start2_40 ? win[46:42] : 5'd0) | (start2_41 ? win[47:43] : 5'd0)
-                          | ((start2_42 ? win[48:44] : 5'd0) | (start2_43 ? win[49:45] : 5'd0))
-                          | ((start2_44 ? win[50:46] : 5'd0) | (start2_45 ? win[51:47] : 5'd0)
-                             | ((start2_46 ? win[52:48] : 5'd0) | (start2_47 ? win[53:49] : 5'd0))))
-                       | ((start2_48 ? win[54:50] : 5'd0) | (start2_49 ? win[55:51] : 5'd0)
-                          | ((start2_50 ? win[56:52] : 5'd0) | (start2_51 ? win[57:53] : 5'd0))
-                          | ((start2_52 ? win[58:54] : 5'd0) | (start2_53 ? win[59:55] : 5'd0)
-                             | ((start2_54 ? win[60:56] : 5'd0) | (start2_55 ? win[61:57] : 5'd0)))
-                          | ((start2_56 ? win[62:58] : 5'd0) | (start2_57 ? win[63:59] : 5'd0)
-                             | ((start2_58 ? win[64:60] : 5'd0) | (start2_59 ? win[65:61] : 5'd0))
-                             | ((start2_60 ? win[66:62] : 5'd0) | (start2_61 ? win[67:63] : 5'd0)
-                                | ((start2_62 ? win[68:64] : 5'd0)
-                                   | (start2_63 ? win[69:65] : 5'd0))))))
-                    | (start2_64 ? win[70:66] : 5'd0));
-  assign t2_posf = ((start2_0 ? win[9:5] : 5'd0) | (start2_1 ? win[10:6] : 5'd0)
-                    | ((start2_2 ? win[11:7] : 5'd0) | (start2_3 ? win[12:8] : 5'd0))
-                    | ((start2_4 ? win[13:9] : 5'd0) | (start2_5 ? win[14:10] : 5'd0)
-                       | ((start2_6 ? win[15:11] : 5'd0) | (start2_7 ? win[16:12] : 5'd0)))
-                    | ((start2_8 ? win[17:13] : 5'd0) | (start2_9 ? win[18:14] : 5'd0)
-                       | ((start2_10 ? win[19:15] : 5'd0) | (start2_11 ? win[20:16] : 5'd0))
-                       | ((start2_12 ? win[21:17] : 5'd0) | (start2_13 ? win[22:18] : 5'd0)
-                          | ((start2_14 ? win[23:19] : 5'd0) | (start2_15 ? win[24:20] : 5'd0))))
-                    | ((start2_16 ? win[25:21] : 5'd0) | (start2_17 ? win[26:22] : 5'd0)
-                       | ((start2_18 ? win[27:23] : 5'd0) | (start2_19 ? win[28:24] : 5'd0))
-                       | ((start2_20 ? win[29:25] : 5'd0) | (start2_21 ? win[30:26] : 5'd0)
-                          | ((start2_22 ? win[31:27] : 5'd0) | (start2_23 ? win[32:28] : 5'd0)))
-                       | ((start2_24 ? win[33:29] : 5'd0) | (start2_25 ? win[34:30] : 5'd0)
-                          | ((start2_26 ? win[35:31] : 5'd0) | (start2_27 ? win[36:32] : 5'd0))
-                          | ((start2_28 ? win[37:33] : 5'd0) | (start2_29 ? win[38:34] : 5'd0)
-                             | ((start2_30 ? win[39:35] : 5'd0)
-                                | (start2_31 ? win[40:36] : 5'd0)))))
-                    | ((start2_32 ? win[41:37] : 5'd0) | (start2_33 ? win[42:38] : 5'd0)
-                       | ((start2_34 ? win[43:39] : 5'd0) | (start2_35 ? win[44:40] : 5'd0))
-                       | ((start2_36 ? win[45:41] : 5'd0) | (start2_37 ? win[46:42] : 5'd0)
-                          | ((start2_38 ? win[47:43] : 5'd0) | (start2_39 ? win[48:44] : 5'd0)))
-                       | ((start2_40 ? win[49:45] : 5'd0) | (start2_41 ? win[50:46] : 5'd0)
-                          | ((start2_42 ? win[51:47] : 5'd0) | (start2_43 ? win[52:48] : 5'd0))
-                          | ((start2_44 ? win[53:49] : 5'd0) | (start2_45 ? win[54:50] : 5'd0)
-                             | ((start2_46 ? win[55:51] : 5'd0) | (start2_47 ? win[56:52] : 5'd0))))
-                       | ((start2_48 ? win[57:53] : 5'd0) | (start2_49 ? win[58:54] : 5'd0)
-                          | ((start2_50 ? win[59:55] : 5'd0) | (start2_51 ? win[60:56] : 5'd0))
-                          | ((start2_52 ? win[61:57] : 5'd0) | (start2_53 ? win[62:58] : 5'd0)
-                             | ((start2_54 ? win[63:59] : 5'd0) | (start2_55 ? win[64:60] : 5'd0)))
-                          | ((start2_56 ? win[65:61] : 5'd0) | (start2_57 ? win[66:62] : 5'd0)
-                             | ((start2_58 ? win[67:63] : 5'd0) | (start2_59 ? win[68:64] : 5'd0))
-                             | ((start2_60 ? win[69:65] : 5'd0) | (start2_61 ? win[70:66] : 5'd0)
-                                | ((start2_62 ? win[71:67] : 5'd0)
-                                   | (start2_63 ? win[72:68] : 5'd0))))))
-                    | (start2_64 ? win[73:69] : 5'd0));
+  assign t2_cls = ((start2_6 ? cls_at6 : 7'd0) | (start2_8 ? cls_at8 : 7'd0)
+                   | ((start2_10 ? cls_at10 : 7'd0) | (start2_12 ? cls_at12 : 7'd0))
+                   | ((start2_13 ? cls_at13 : 7'd0) | (start2_14 ? cls_at14 : 7'd0)
+                      | ((start2_15 ? cls_at15 : 7'd0) | (start2_17 ? cls_at17 : 7'd0)))
+                   | ((start2_20 ? cls_at20 : 7'd0) | (start2_35 ? cls_at35 : 7'd0)
+                      | ((start2_37 ? cls_at37 : 7'd0) | (start2_39 ? cls_at39 : 7'd0))
+                      | ((start2_42 ? cls_at42 : 7'd0) | (start2_64 ? cls_at64 : 7'd0))));
+  assign t2_rawf = ((start2_6 ? win[37:7] : 31'd0) | (start2_8 ? win[39:9] : 31'd0)
+                    | ((start2_10 ? win[41:11] : 31'd0) | (start2_12 ? win[43:13] : 31'd0))
+                    | ((start2_13 ? win[44:14] : 31'd0) | (start2_14 ? win[45:15] : 31'd0)
+                       | ((start2_15 ? win[46:16] : 31'd0) | (start2_17 ? win[48:18] : 31'd0)))
+                    | ((start2_20 ? win[51:21] : 31'd0) | (start2_35 ? win[66:36] : 31'd0)
+                       | ((start2_37 ? win[68:38] : 31'd0) | (start2_39 ? win[70:40] : 31'd0))
+                       | ((start2_42 ? win[73:43] : 31'd0) | (start2_64 ? win[95:65] : 31'd0))));
+  assign t2_runf = ((start2_6 ? win[12:8] : 5'd0) | (start2_8 ? win[14:10] : 5'd0)
+                    | ((start2_10 ? win[16:12] : 5'd0) | (start2_12 ? win[18:14] : 5'd0))
+                    | ((start2_13 ? win[19:15] : 5'd0) | (start2_14 ? win[20:16] : 5'd0)
+                       | ((start2_15 ? win[21:17] : 5'd0) | (start2_17 ? win[23:19] : 5'd0)))
+                    | ((start2_20 ? win[26:22] : 5'd0) | (start2_35 ? win[41:37] : 5'd0)
+                       | ((start2_37 ? win[43:39] : 5'd0) | (start2_39 ? win[45:41] : 5'd0))
+                       | ((start2_42 ? win[48:44] : 5'd0) | (start2_64 ? win[70:66] : 5'd0))));
+  assign t2_posf = ((start2_6 ? win[15:11] : 5'd0) | (start2_8 ? win[17:13] : 5'd0)
+                    | ((start2_10 ? win[19:15] : 5'd0) | (start2_12 ? win[21:17] : 5'd0))
+                    | ((start2_13 ? win[22:18] : 5'd0) | (start2_14 ? win[23:19] : 5'd0)
+                       | ((start2_15 ? win[24:20] : 5'd0) | (start2_17 ? win[26:22] : 5'd0)))
+                    | ((start2_20 ? win[29:25] : 5'd0) | (start2_35 ? win[44:40] : 5'd0)
+                       | ((start2_37 ? win[46:42] : 5'd0) | (start2_39 ? win[48:44] : 5'd0))
+                       | ((start2_42 ? win[51:47] : 5'd0) | (start2_64 ? win[73:69] : 5'd0))));
   assign t2_valid = (ok2 & (t1_left != 6'd0));
   assign t2_cnt = (t2_cls[1] ?
                      ({1'd0, t2_runf[0], t2_runf[1], t2_runf[2], t2_runf[3], t2_runf[4]} + 6'd2)
@@ -3158,38 +1675,16 @@ module bpc_dec_s32_k4 (
                          | (t2_cls[5]
                             & ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
                                >= 5'd30)))
-                      | ((start3_1 & over1) | (start3_2 & over2) | (start3_3 & over3)
-                         | (start3_4 & over4) | (start3_5 & over5) | (start3_6 & over6)
-                         | (start3_7 & over7) | (start3_8 & over8) | (start3_9 & over9)
-                         | (start3_10 & over10) | (start3_11 & over11) | (start3_12 & over12)
-                         | (start3_13 & over13) | (start3_14 & over14) | (start3_15 & over15)
-                         | (start3_16 & over16) | (start3_17 & over17) | (start3_18 & over18)
-                         | (start3_19 & over19) | (start3_20 & over20) | (start3_21 & over21)
-                         | (start3_22 & over22) | (start3_23 & over23) | (start3_24 & over24)
-                         | (start3_25 & over25) | (start3_26 & over26) | (start3_27 & over27)
-                         | (start3_28 & over28) | (start3_29 & over29) | (start3_30 & over30)
-                         | (start3_31 & over31) | (start3_32 & over32) | (start3_33 & over33)
-                         | (start3_34 & over34) | (start3_35 & over35) | (start3_36 & over36)
-                         | (start3_37 & over37) | (start3_38 & over38) | (start3_39 & over39)
-                         | (start3_40 & over40) | (start3_41 & over41) | (start3_42 & over42)
-                         | (start3_43 & over43) | (start3_44 & over44) | (start3_45 & over45)
-                         | (start3_46 & over46) | (start3_47 & over47) | (start3_48 & over48)
-                         | (start3_49 & over49) | (start3_50 & over50) | (start3_51 & over51)
-                         | (start3_52 & over52) | (start3_53 & over53) | (start3_54 & over54)
-                         | (start3_55 & over55) | (start3_56 & over56) | (start3_57 & over57)
-                         | (start3_58 & over58) | (start3_59 & over59) | (start3_60 & over60)
-                         | (start3_61 & over61) | (start3_62 & over62) | (start3_63 & over63)
-                         | (start3_64 & over64) | (start3_65 & over65) | (start3_66 & over66)
-                         | (start3_67 & over67) | (start3_68 & over68) | (start3_69 & over69)
-                         | (start3_70 & over70) | (start3_71 & over71) | (start3_72 & over72)
-                         | (start3_73 & over73) | (start3_74 & over74) | (start3_75 & over75)
-                         | (start3_76 & over76) | (start3_77 & over77) | (start3_78 & over78)
-                         | (start3_79 & over79) | (start3_80 & over80) | (start3_81 & over81)
-                         | (start3_82 & over82) | (start3_83 & over83) | (start3_84 & over84)
-                         | (start3_85 & over85) | (start3_86 & over86) | (start3_87 & over87)
-                         | (start3_88 & over88) | (start3_89 & over89) | (start3_90 & over90)
-                         | (start3_91 & over91) | (start3_92 & over92) | (start3_93 & over93)
-                         | (start3_94 & over94) | (start3_95 & over95) | (start3_96 & over96))));
+                      | ((start3_9 & over9) | (start3_11 & over11) | (start3_13 & over13)
+                         | (start3_15 & over15) | (start3_16 & over16) | (start3_17 & over17)
+                         | (start3_18 & over18) | (start3_19 & over19) | (start3_20 & over20)
+                         | (start3_21 & over21) | (start3_22 & over22) | (start3_23 & over23)
+                         | (start3_24 & over24) | (start3_25 & over25) | (start3_27 & over27)
+                         | (start3_30 & over30) | (start3_38 & over38) | (start3_40 & over40)
+                         | (start3_42 & over42) | (start3_44 & over44) | (start3_45 & over45)
+                         | (start3_46 & over46) | (start3_47 & over47) | (start3_49 & over49)
+                         | (start3_52 & over52) | (start3_67 & over67) | (start3_69 & over69)
+                         | (start3_71 & over71) | (start3_74 & over74) | (start3_96 & over96))));
   assign t2_dbp = ((t2_cls[0] ?
                       (t1_prev
                        ^ {t2_rawf[0], t2_rawf[1], t2_rawf[2], t2_rawf[3], t2_rawf[4], t2_rawf[5],
@@ -3362,217 +1857,68 @@ module bpc_dec_s32_k4 (
   assign t2_left = (t2_valid ? (t1_left - t2_cnt) : t1_left);
   assign t2_prev = (t2_valid ? t2_dbp : t1_prev);
   assign ok3 = (ok2 & ~t2_err);
-  assign t3_cls = ((start3_0 ? cls_at0 : 7'd0) | (start3_1 ? cls_at1 : 7'd0)
-                   | ((start3_2 ? cls_at2 : 7'd0) | (start3_3 ? cls_at3 : 7'd0))
-                   | ((start3_4 ? cls_at4 : 7'd0) | (start3_5 ? cls_at5 : 7'd0)
-                      | ((start3_6 ? cls_at6 : 7'd0) | (start3_7 ? cls_at7 : 7'd0)))
-                   | ((start3_8 ? cls_at8 : 7'd0) | (start3_9 ? cls_at9 : 7'd0)
-                      | ((start3_10 ? cls_at10 : 7'd0) | (start3_11 ? cls_at11 : 7'd0))
-                      | ((start3_12 ? cls_at12 : 7'd0) | (start3_13 ? cls_at13 : 7'd0)
-                         | ((start3_14 ? cls_at14 : 7'd0) | (start3_15 ? cls_at15 : 7'd0))))
+  assign t3_cls = ((start3_9 ? cls_at9 : 7'd0) | (start3_11 ? cls_at11 : 7'd0)
+                   | ((start3_13 ? cls_at13 : 7'd0) | (start3_15 ? cls_at15 : 7'd0))
                    | ((start3_16 ? cls_at16 : 7'd0) | (start3_17 ? cls_at17 : 7'd0)
-                      | ((start3_18 ? cls_at18 : 7'd0) | (start3_19 ? cls_at19 : 7'd0))
-                      | ((start3_20 ? cls_at20 : 7'd0) | (start3_21 ? cls_at21 : 7'd0)
-                         | ((start3_22 ? cls_at22 : 7'd0) | (start3_23 ? cls_at23 : 7'd0)))
+                      | ((start3_18 ? cls_at18 : 7'd0) | (start3_19 ? cls_at19 : 7'd0)))
+                   | ((start3_20 ? cls_at20 : 7'd0) | (start3_21 ? cls_at21 : 7'd0)
+                      | ((start3_22 ? cls_at22 : 7'd0) | (start3_23 ? cls_at23 : 7'd0))
                       | ((start3_24 ? cls_at24 : 7'd0) | (start3_25 ? cls_at25 : 7'd0)
-                         | ((start3_26 ? cls_at26 : 7'd0) | (start3_27 ? cls_at27 : 7'd0))
-                         | ((start3_28 ? cls_at28 : 7'd0) | (start3_29 ? cls_at29 : 7'd0)
-                            | ((start3_30 ? cls_at30 : 7'd0) | (start3_31 ? cls_at31 : 7'd0)))))
-                   | ((start3_32 ? cls_at32 : 7'd0) | (start3_33 ? cls_at33 : 7'd0)
-                      | ((start3_34 ? cls_at34 : 7'd0) | (start3_35 ? cls_at35 : 7'd0))
-                      | ((start3_36 ? cls_at36 : 7'd0) | (start3_37 ? cls_at37 : 7'd0)
-                         | ((start3_38 ? cls_at38 : 7'd0) | (start3_39 ? cls_at39 : 7'd0)))
-                      | ((start3_40 ? cls_at40 : 7'd0) | (start3_41 ? cls_at41 : 7'd0)
-                         | ((start3_42 ? cls_at42 : 7'd0) | (start3_43 ? cls_at43 : 7'd0))
-                         | ((start3_44 ? cls_at44 : 7'd0) | (start3_45 ? cls_at45 : 7'd0)
-                            | ((start3_46 ? cls_at46 : 7'd0) | (start3_47 ? cls_at47 : 7'd0))))
-                      | ((start3_48 ? cls_at48 : 7'd0) | (start3_49 ? cls_at49 : 7'd0)
-                         | ((start3_50 ? cls_at50 : 7'd0) | (start3_51 ? cls_at51 : 7'd0))
-                         | ((start3_52 ? cls_at52 : 7'd0) | (start3_53 ? cls_at53 : 7'd0)
-                            | ((start3_54 ? cls_at54 : 7'd0) | (start3_55 ? cls_at55 : 7'd0)))
-                         | ((start3_56 ? cls_at56 : 7'd0) | (start3_57 ? cls_at57 : 7'd0)
-                            | ((start3_58 ? cls_at58 : 7'd0) | (start3_59 ? cls_at59 : 7'd0))
-                            | ((start3_60 ? cls_at60 : 7'd0) | (start3_61 ? cls_at61 : 7'd0)
-                               | ((start3_62 ? cls_at62 : 7'd0) | (start3_63 ? cls_at63 : 7'd0))))))
-                   | ((start3_64 ? cls_at64 : 7'd0) | (start3_65 ? cls_at65 : 7'd0)
-                      | ((start3_66 ? cls_at66 : 7'd0) | (start3_67 ? cls_at67 : 7'd0))
-                      | ((start3_68 ? cls_at68 : 7'd0) | (start3_69 ? cls_at69 : 7'd0)
-                         | ((start3_70 ? cls_at70 : 7'd0) | (start3_71 ? cls_at71 : 7'd0)))
-                      | ((start3_72 ? cls_at72 : 7'd0) | (start3_73 ? cls_at73 : 7'd0)
-                         | ((start3_74 ? cls_at74 : 7'd0) | (start3_75 ? cls_at75 : 7'd0))
-                         | ((start3_76 ? cls_at76 : 7'd0) | (start3_77 ? cls_at77 : 7'd0)
-                            | ((start3_78 ? cls_at78 : 7'd0) | (start3_79 ? cls_at79 : 7'd0))))
-                      | ((start3_80 ? cls_at80 : 7'd0) | (start3_81 ? cls_at81 : 7'd0)
-                         | ((start3_82 ? cls_at82 : 7'd0) | (start3_83 ? cls_at83 : 7'd0))
-                         | ((start3_84 ? cls_at84 : 7'd0) | (start3_85 ? cls_at85 : 7'd0)
-                            | ((start3_86 ? cls_at86 : 7'd0) | (start3_87 ? cls_at87 : 7'd0)))
-                         | ((start3_88 ? cls_at88 : 7'd0) | (start3_89 ? cls_at89 : 7'd0)
-                            | ((start3_90 ? cls_at90 : 7'd0) | (start3_91 ? cls_at91 : 7'd0))
-                            | ((start3_92 ? cls_at92 : 7'd0) | (start3_93 ? cls_at93 : 7'd0)
-                               | ((start3_94 ? cls_at94 : 7'd0) | (start3_95 ? cls_at95 : 7'd0)))))
-                      | (start3_96 ? cls_at96 : 7'd0)));
-  assign t3_rawf = ((start3_0 ? win[31:1] : 31'd0) | (start3_1 ? win[32:2] : 31'd0)
-                    | ((start3_2 ? win[33:3] : 31'd0) | (start3_3 ? win[34:4] : 31'd0))
-                    | ((start3_4 ? win[35:5] : 31'd0) | (start3_5 ? win[36:6] : 31'd0)
-                       | ((start3_6 ? win[37:7] : 31'd0) | (start3_7 ? win[38:8] : 31'd0)))
-                    | ((start3_8 ? win[39:9] : 31'd0) | (start3_9 ? win[40:10] : 31'd0)
-                       | ((start3_10 ? win[41:11] : 31'd0) | (start3_11 ? win[42:12] : 31'd0))
-                       | ((start3_12 ? win[43:13] : 31'd0) | (start3_13 ? win[44:14] : 31'd0)
-                          | ((start3_14 ? win[45:15] : 31'd0) | (start3_15 ? win[46:16] : 31'd0))))
+                         | ((start3_27 ? cls_at27 : 7'd0) | (start3_30 ? cls_at30 : 7'd0))))
+                   | ((start3_38 ? cls_at38 : 7'd0) | (start3_40 ? cls_at40 : 7'd0)
+                      | ((start3_42 ? cls_at42 : 7'd0) | (start3_44 ? cls_at44 : 7'd0))
+                      | ((start3_45 ? cls_at45 : 7'd0) | (start3_46 ? cls_at46 : 7'd0)
+                         | ((start3_47 ? cls_at47 : 7'd0) | (start3_49 ? cls_at49 : 7'd0)))
+                      | ((start3_52 ? cls_at52 : 7'd0) | (start3_67 ? cls_at67 : 7'd0)
+                         | ((start3_69 ? cls_at69 : 7'd0) | (start3_71 ? cls_at71 : 7'd0))
+                         | ((start3_74 ? cls_at74 : 7'd0) | (start3_96 ? cls_at96 : 7'd0)))));
+  assign t3_rawf = ((start3_9 ? win[40:10] : 31'd0) | (start3_11 ? win[42:12] : 31'd0)
+                    | ((start3_13 ? win[44:14] : 31'd0) | (start3_15 ? win[46:16] : 31'd0))
                     | ((start3_16 ? win[47:17] : 31'd0) | (start3_17 ? win[48:18] : 31'd0)
-                       | ((start3_18 ? win[49:19] : 31'd0) | (start3_19 ? win[50:20] : 31'd0))
-                       | ((start3_20 ? win[51:21] : 31'd0) | (start3_21 ? win[52:22] : 31'd0)
-                          | ((start3_22 ? win[53:23] : 31'd0) | (start3_23 ? win[54:24] : 31'd0)))
+                       | ((start3_18 ? win[49:19] : 31'd0) | (start3_19 ? win[50:20] : 31'd0)))
+                    | ((start3_20 ? win[51:21] : 31'd0) | (start3_21 ? win[52:22] : 31'd0)
+                       | ((start3_22 ? win[53:23] : 31'd0) | (start3_23 ? win[54:24] : 31'd0))
                        | ((start3_24 ? win[55:25] : 31'd0) | (start3_25 ? win[56:26] : 31'd0)
-                          | ((start3_26 ? win[57:27] : 31'd0) | (start3_27 ? win[58:28] : 31'd0))
-                          | ((start3_28 ? win[59:29] : 31'd0) | (start3_29 ? win[60:30] : 31'd0)
-                             | ((start3_30 ? win[61:31] : 31'd0)
-                                | (start3_31 ? win[62:32] : 31'd0)))))
-                    | ((start3_32 ? win[63:33] : 31'd0) | (start3_33 ? win[64:34] : 31'd0)
-                       | ((start3_34 ? win[65:35] : 31'd0) | (start3_35 ? win[66:36] : 31'd0))
-                       | ((start3_36 ? win[67:37] : 31'd0) | (start3_37 ? win[68:38] : 31'd0)
-                          | ((start3_38 ? win[69:39] : 31'd0) | (start3_39 ? win[70:40] : 31'd0)))
-                       | ((start3_40 ? win[71:41] : 31'd0) | (start3_41 ? win[72:42] : 31'd0)
-                          | ((start3_42 ? win[73:43] : 31'd0) | (start3_43 ? win[74:44] : 31'd0))
-                          | ((start3_44 ? win[75:45] : 31'd0) | (start3_45 ? win[76:46] : 31'd0)
-                             | ((start3_46 ? win[77:47] : 31'd0)
-                                | (start3_47 ? win[78:48] : 31'd0))))
-                       | ((start3_48 ? win[79:49] : 31'd0) | (start3_49 ? win[80:50] : 31'd0)
-                          | ((start3_50 ? win[81:51] : 31'd0) | (start3_51 ? win[82:52] : 31'd0))
-                          | ((start3_52 ? win[83:53] : 31'd0) | (start3_53 ? win[84:54] : 31'd0)
-                             | ((start3_54 ? win[85:55] : 31'd0)
-                                | (start3_55 ? win[86:56] : 31'd0)))
-                          | ((start3_56 ? win[87:57] : 31'd0) | (start3_57 ? win[88:58] : 31'd0)
-                             | ((start3_58 ? win[89:59] : 31'd0) | (start3_59 ? win[90:60] : 31'd0))
-                             | ((start3_60 ? win[91:61] : 31'd0) | (start3_61 ? win[92:62] : 31'd0)
-                                | ((start3_62 ? win[93:63] : 31'd0)
-                                   | (start3_63 ? win[94:64] : 31'd0))))))
-                    | ((start3_64 ? win[95:65] : 31'd0) | (start3_65 ? win[96:66] : 31'd0)
-                       | ((start3_66 ? win[97:67] : 31'd0) | (start3_67 ? win[98:68] : 31'd0))
-                       | ((start3_68 ? win[99:69] : 31'd0) | (start3_69 ? win[100:70] : 31'd0)
-                          | ((start3_70 ? win[101:71] : 31'd0) | (start3_71 ? win[102:72] : 31'd0)))
-                       | ((start3_72 ? win[103:73] : 31'd0) | (start3_73 ? win[104:74] : 31'd0)
-                          | ((start3_74 ? win[105:75] : 31'd0) | (start3_75 ? win[106:76] : 31'd0))
-                          | ((start3_76 ? win[107:77] : 31'd0) | (start3_77 ? win[108:78] : 31'd0)
-                             | ((start3_78 ? win[109:79] : 31'd0)
-                                | (start3_79 ? win[110:80] : 31'd0))))
-                       | ((start3_80 ? win[111:81] : 31'd0) | (start3_81 ? win[112:82] : 31'd0)
-                          | ((start3_82 ? win[113:83] : 31'd0) | (start3_83 ? win[114:84] : 31'd0))
-                          | ((start3_84 ? win[115:85] : 31'd0) | (start3_85 ? win[116:86] : 31'd0)
-                             | ((start3_86 ? win[117:87] : 31'd0)
-                                | (start3_87 ? win[118:88] : 31'd0)))
-                          | ((start3_88 ? win[119:89] : 31'd0) | (start3_89 ? win[120:90] : 31'd0)
-                             | ((start3_90 ? win[121:91] : 31'd0)
-                                | (start3_91 ? win[122:92] : 31'd0))
-                             | ((start3_92 ? win[123:93] : 31'd0)
-                                | (start3_93 ? win[124:94] : 31'd0)
-                                | ((start3_94 ? win[125:95] : 31'd0)
-                                   | (start3_95 ? win[126:96] : 31'd0)))))
-                       | (start3_96 ? win[127:97] : 31'd0)));
-  assign t3_runf = ((start3_0 ? win[6:2] : 5'd0) | (start3_1 ? win[7:3] : 5'd0)
-                    | ((start3_2 ? win[8:4] : 5'd0) | (start3_3 ? win[9:5] : 5'd0))
-                    | ((start3_4 ? win[10:6] : 5'd0) | (start3_5 ? win[11:7] : 5'd0)
-                       | ((start3_6 ? win[12:8] : 5'd0) | (start3_7 ? win[13:9] : 5'd0)))
-                    | ((start3_8 ? win[14:10] : 5'd0) | (start3_9 ? win[15:11] : 5'd0)
-                       | ((start3_10 ? win[16:12] : 5'd0) | (start3_11 ? win[17:13] : 5'd0))
-                       | ((start3_12 ? win[18:14] : 5'd0) | (start3_13 ? win[19:15] : 5'd0)
-                          | ((start3_14 ? win[20:16] : 5'd0) | (start3_15 ? win[21:17] : 5'd0))))
+                          | ((start3_27 ? win[58:28] : 31'd0) | (start3_30 ? win[61:31] : 31'd0))))
+                    | ((start3_38 ? win[69:39] : 31'd0) | (start3_40 ? win[71:41] : 31'd0)
+                       | ((start3_42 ? win[73:43] : 31'd0) | (start3_44 ? win[75:45] : 31'd0))
+                       | ((start3_45 ? win[76:46] : 31'd0) | (start3_46 ? win[77:47] : 31'd0)
+                          | ((start3_47 ? win[78:48] : 31'd0) | (start3_49 ? win[80:50] : 31'd0)))
+                       | ((start3_52 ? win[83:53] : 31'd0) | (start3_67 ? win[98:68] : 31'd0)
+                          | ((start3_69 ? win[100:70] : 31'd0) | (start3_71 ? win[102:72] : 31'd0))
+                          | ((start3_74 ? win[105:75] : 31'd0)
+                             | (start3_96 ? win[127:97] : 31'd0)))));
+  assign t3_runf = ((start3_9 ? win[15:11] : 5'd0) | (start3_11 ? win[17:13] : 5'd0)
+                    | ((start3_13 ? win[19:15] : 5'd0) | (start3_15 ? win[21:17] : 5'd0))
                     | ((start3_16 ? win[22:18] : 5'd0) | (start3_17 ? win[23:19] : 5'd0)
-                       | ((start3_18 ? win[24:20] : 5'd0) | (start3_19 ? win[25:21] : 5'd0))
-                       | ((start3_20 ? win[26:22] : 5'd0) | (start3_21 ? win[27:23] : 5'd0)
-                          | ((start3_22 ? win[28:24] : 5'd0) | (start3_23 ? win[29:25] : 5'd0)))
+                       | ((start3_18 ? win[24:20] : 5'd0) | (start3_19 ? win[25:21] : 5'd0)))
+                    | ((start3_20 ? win[26:22] : 5'd0) | (start3_21 ? win[27:23] : 5'd0)
+                       | ((start3_22 ? win[28:24] : 5'd0) | (start3_23 ? win[29:25] : 5'd0))
                        | ((start3_24 ? win[30:26] : 5'd0) | (start3_25 ? win[31:27] : 5'd0)
-                          | ((start3_26 ? win[32:28] : 5'd0) | (start3_27 ? win[33:29] : 5'd0))
-                          | ((start3_28 ? win[34:30] : 5'd0) | (start3_29 ? win[35:31] : 5'd0)
-                             | ((start3_30 ? win[36:32] : 5'd0)
-                                | (start3_31 ? win[37:33] : 5'd0)))))
-                    | ((start3_32 ? win[38:34] : 5'd0) | (start3_33 ? win[39:35] : 5'd0)
-                       | ((start3_34 ? win[40:36] : 5'd0) | (start3_35 ? win[41:37] : 5'd0))
-                       | ((start3_36 ? win[42:38] : 5'd0) | (start3_37 ? win[43:39] : 5'd0)
-                          | ((start3_38 ? win[44:40] : 5'd0) | (start3_39 ? win[45:41] : 5'd0)))
-                       | ((start3_40 ? win[46:42] : 5'd0) | (start3_41 ? win[47:43] : 5'd0)
-                          | ((start3_42 ? win[48:44] : 5'd0) | (start3_43 ? win[49:45] : 5'd0))
-                          | ((start3_44 ? win[50:46] : 5'd0) | (start3_45 ? win[51:47] : 5'd0)
-                             | ((start3_46 ? win[52:48] : 5'd0) | (start3_47 ? win[53:49] : 5'd0))))
-                       | ((start3_48 ? win[54:50] : 5'd0) | (start3_49 ? win[55:51] : 5'd0)
-                          | ((start3_50 ? win[56:52] : 5'd0) | (start3_51 ? win[57:53] : 5'd0))
-                          | ((start3_52 ? win[58:54] : 5'd0) | (start3_53 ? win[59:55] : 5'd0)
-                             | ((start3_54 ? win[60:56] : 5'd0) | (start3_55 ? win[61:57] : 5'd0)))
-                          | ((start3_56 ? win[62:58] : 5'd0) | (start3_57 ? win[63:59] : 5'd0)
-                             | ((start3_58 ? win[64:60] : 5'd0) | (start3_59 ? win[65:61] : 5'd0))
-                             | ((start3_60 ? win[66:62] : 5'd0) | (start3_61 ? win[67:63] : 5'd0)
-                                | ((start3_62 ? win[68:64] : 5'd0)
-                                   | (start3_63 ? win[69:65] : 5'd0))))))
-                    | ((start3_64 ? win[70:66] : 5'd0) | (start3_65 ? win[71:67] : 5'd0)
-                       | ((start3_66 ? win[72:68] : 5'd0) | (start3_67 ? win[73:69] : 5'd0))
-                       | ((start3_68 ? win[74:70] : 5'd0) | (start3_69 ? win[75:71] : 5'd0)
-                          | ((start3_70 ? win[76:72] : 5'd0) | (start3_71 ? win[77:73] : 5'd0)))
-                       | ((start3_72 ? win[78:74] : 5'd0) | (start3_73 ? win[79:75] : 5'd0)
-                          | ((start3_74 ? win[80:76] : 5'd0) | (start3_75 ? win[81:77] : 5'd0))
-                          | ((start3_76 ? win[82:78] : 5'd0) | (start3_77 ? win[83:79] : 5'd0)
-                             | ((start3_78 ? win[84:80] : 5'd0) | (start3_79 ? win[85:81] : 5'd0))))
-                       | ((start3_80 ? win[86:82] : 5'd0) | (start3_81 ? win[87:83] : 5'd0)
-                          | ((start3_82 ? win[88:84] : 5'd0) | (start3_83 ? win[89:85] : 5'd0))
-                          | ((start3_84 ? win[90:86] : 5'd0) | (start3_85 ? win[91:87] : 5'd0)
-                             | ((start3_86 ? win[92:88] : 5'd0) | (start3_87 ? win[93:89] : 5'd0)))
-                          | ((start3_88 ? win[94:90] : 5'd0) | (start3_89 ? win[95:91] : 5'd0)
-                             | ((start3_90 ? win[96:92] : 5'd0) | (start3_91 ? win[97:93] : 5'd0))
-                             | ((start3_92 ? win[98:94] : 5'd0) | (start3_93 ? win[99:95] : 5'd0)
-                                | ((start3_94 ? win[100:96] : 5'd0)
-                                   | (start3_95 ? win[101:97] : 5'd0)))))
-                       | (start3_96 ? win[102:98] : 5'd0)));
-  assign t3_posf = ((start3_0 ? win[9:5] : 5'd0) | (start3_1 ? win[10:6] : 5'd0)
-                    | ((start3_2 ? win[11:7] : 5'd0) | (start3_3 ? win[12:8] : 5'd0))
-                    | ((start3_4 ? win[13:9] : 5'd0) | (start3_5 ? win[14:10] : 5'd0)
-                       | ((start3_6 ? win[15:11] : 5'd0) | (start3_7 ? win[16:12] : 5'd0)))
-                    | ((start3_8 ? win[17:13] : 5'd0) | (start3_9 ? win[18:14] : 5'd0)
-                       | ((start3_10 ? win[19:15] : 5'd0) | (start3_11 ? win[20:16] : 5'd0))
-                       | ((start3_12 ? win[21:17] : 5'd0) | (start3_13 ? win[22:18] : 5'd0)
-                          | ((start3_14 ? win[23:19] : 5'd0) | (start3_15 ? win[24:20] : 5'd0))))
+                          | ((start3_27 ? win[33:29] : 5'd0) | (start3_30 ? win[36:32] : 5'd0))))
+                    | ((start3_38 ? win[44:40] : 5'd0) | (start3_40 ? win[46:42] : 5'd0)
+                       | ((start3_42 ? win[48:44] : 5'd0) | (start3_44 ? win[50:46] : 5'd0))
+                       | ((start3_45 ? win[51:47] : 5'd0) | (start3_46 ? win[52:48] : 5'd0)
+                          | ((start3_47 ? win[53:49] : 5'd0) | (start3_49 ? win[55:51] : 5'd0)))
+                       | ((start3_52 ? win[58:54] : 5'd0) | (start3_67 ? win[73:69] : 5'd0)
+                          | ((start3_69 ? win[75:71] : 5'd0) | (start3_71 ? win[77:73] : 5'd0))
+                          | ((start3_74 ? win[80:76] : 5'd0) | (start3_96 ? win[102:98] : 5'd0)))));
+  assign t3_posf = ((start3_9 ? win[18:14] : 5'd0) | (start3_11 ? win[20:16] : 5'd0)
+                    | ((start3_13 ? win[22:18] : 5'd0) | (start3_15 ? win[24:20] : 5'd0))
                     | ((start3_16 ? win[25:21] : 5'd0) | (start3_17 ? win[26:22] : 5'd0)
-                       | ((start3_18 ? win[27:23] : 5'd0) | (start3_19 ? win[28:24] : 5'd0))
-                       | ((start3_20 ? win[29:25] : 5'd0) | (start3_21 ? win[30:26] : 5'd0)
-                          | ((start3_22 ? win[31:27] : 5'd0) | (start3_23 ? win[32:28] : 5'd0)))
+                       | ((start3_18 ? win[27:23] : 5'd0) | (start3_19 ? win[28:24] : 5'd0)))
+                    | ((start3_20 ? win[29:25] : 5'd0) | (start3_21 ? win[30:26] : 5'd0)
+                       | ((start3_22 ? win[31:27] : 5'd0) | (start3_23 ? win[32:28] : 5'd0))
                        | ((start3_24 ? win[33:29] : 5'd0) | (start3_25 ? win[34:30] : 5'd0)
-                          | ((start3_26 ? win[35:31] : 5'd0) | (start3_27 ? win[36:32] : 5'd0))
-                          | ((start3_28 ? win[37:33] : 5'd0) | (start3_29 ? win[38:34] : 5'd0)
-                             | ((start3_30 ? win[39:35] : 5'd0)
-                                | (start3_31 ? win[40:36] : 5'd0)))))
-                    | ((start3_32 ? win[41:37] : 5'd0) | (start3_33 ? win[42:38] : 5'd0)
-                       | ((start3_34 ? win[43:39] : 5'd0) | (start3_35 ? win[44:40] : 5'd0))
-                       | ((start3_36 ? win[45:41] : 5'd0) | (start3_37 ? win[46:42] : 5'd0)
-                          | ((start3_38 ? win[47:43] : 5'd0) | (start3_39 ? win[48:44] : 5'd0)))
-                       | ((start3_40 ? win[49:45] : 5'd0) | (start3_41 ? win[50:46] : 5'd0)
-                          | ((start3_42 ? win[51:47] : 5'd0) | (start3_43 ? win[52:48] : 5'd0))
-                          | ((start3_44 ? win[53:49] : 5'd0) | (start3_45 ? win[54:50] : 5'd0)
-                             | ((start3_46 ? win[55:51] : 5'd0) | (start3_47 ? win[56:52] : 5'd0))))
-                       | ((start3_48 ? win[57:53] : 5'd0) | (start3_49 ? win[58:54] : 5'd0)
-                          | ((start3_50 ? win[59:55] : 5'd0) | (start3_51 ? win[60:56] : 5'd0))
-                          | ((start3_52 ? win[61:57] : 5'd0) | (start3_53 ? win[62:58] : 5'd0)
-                             | ((start3_54 ? win[63:59] : 5'd0) | (start3_55 ? win[64:60] : 5'd0)))
-                          | ((start3_56 ? win[65:61] : 5'd0) | (start3_57 ? win[66:62] : 5'd0)
-                             | ((start3_58 ? win[67:63] : 5'd0) | (start3_59 ? win[68:64] : 5'd0))
-                             | ((start3_60 ? win[69:65] : 5'd0) | (start3_61 ? win[70:66] : 5'd0)
-                                | ((start3_62 ? win[71:67] : 5'd0)
-                                   | (start3_63 ? win[72:68] : 5'd0))))))
-                    | ((start3_64 ? win[73:69] : 5'd0) | (start3_65 ? win[74:70] : 5'd0)
-                       | ((start3_66 ? win[75:71] : 5'd0) | (start3_67 ? win[76:72] : 5'd0))
-                       | ((start3_68 ? win[77:73] : 5'd0) | (start3_69 ? win[78:74] : 5'd0)
-                          | ((start3_70 ? win[79:75] : 5'd0) | (start3_71 ? win[80:76] : 5'd0)))
-                       | ((start3_72 ? win[81:77] : 5'd0) | (start3_73 ? win[82:78] : 5'd0)
-                          | ((start3_74 ? win[83:79] : 5'd0) | (start3_75 ? win[84:80] : 5'd0))
-                          | ((start3_76 ? win[85:81] : 5'd0) | (start3_77 ? win[86:82] : 5'd0)
-                             | ((start3_78 ? win[87:83] : 5'd0) | (start3_79 ? win[88:84] : 5'd0))))
-                       | ((start3_80 ? win[89:85] : 5'd0) | (start3_81 ? win[90:86] : 5'd0)
-                          | ((start3_82 ? win[91:87] : 5'd0) | (start3_83 ? win[92:88] : 5'd0))
-                          | ((start3_84 ? win[93:89] : 5'd0) | (start3_85 ? win[94:90] : 5'd0)
-                             | ((start3_86 ? win[95:91] : 5'd0) | (start3_87 ? win[96:92] : 5'd0)))
-                          | ((start3_88 ? win[97:93] : 5'd0) | (start3_89 ? win[98:94] : 5'd0)
-                             | ((start3_90 ? win[99:95] : 5'd0) | (start3_91 ? win[100:96] : 5'd0))
-                             | ((start3_92 ? win[101:97] : 5'd0) | (start3_93 ? win[102:98] : 5'd0)
-                                | ((start3_94 ? win[103:99] : 5'd0)
-                                   | (start3_95 ? win[104:100] : 5'd0)))))
-                       | (start3_96 ? win[105:101] : 5'd0)));
+                          | ((start3_27 ? win[36:32] : 5'd0) | (start3_30 ? win[39:35] : 5'd0))))
+                    | ((start3_38 ? win[47:43] : 5'd0) | (start3_40 ? win[49:45] : 5'd0)
+                       | ((start3_42 ? win[51:47] : 5'd0) | (start3_44 ? win[53:49] : 5'd0))
+                       | ((start3_45 ? win[54:50] : 5'd0) | (start3_46 ? win[55:51] : 5'd0)
+                          | ((start3_47 ? win[56:52] : 5'd0) | (start3_49 ? win[58:54] : 5'd0)))
+                       | ((start3_52 ? win[61:57] : 5'd0) | (start3_67 ? win[76:72] : 5'd0)
+                          | ((start3_69 ? win[78:74] : 5'd0) | (start3_71 ? win[80:76] : 5'd0))
+                          | ((start3_74 ? win[83:79] : 5'd0)
+                             | (start3_96 ? win[105:101] : 5'd0)))));
   assign t3_valid = (ok3 & (t2_left != 6'd0));
   assign t3_cnt = (t3_cls[1] ?
                      ({1'd0, t3_runf[0], t3_runf[1], t3_runf[2], t3_runf[3], t3_runf[4]} + 6'd2)
@@ -3584,49 +1930,24 @@ module bpc_dec_s32_k4 (
                          | (t3_cls[5]
                             & ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
                                >= 5'd30)))
-                      | ((start4_1 & over1) | (start4_2 & over2) | (start4_3 & over3)
-                         | (start4_4 & over4) | (start4_5 & over5) | (start4_6 & over6)
-                         | (start4_7 & over7) | (start4_8 & over8) | (start4_9 & over9)
-                         | (start4_10 & over10) | (start4_11 & over11) | (start4_12 & over12)
-                         | (start4_13 & over13) | (start4_14 & over14) | (start4_15 & over15)
-                         | (start4_16 & over16) | (start4_17 & over17) | (start4_18 & over18)
-                         | (start4_19 & over19) | (start4_20 & over20) | (start4_21 & over21)
-                         | (start4_22 & over22) | (start4_23 & over23) | (start4_24 & over24)
-                         | (start4_25 & over25) | (start4_26 & over26) | (start4_27 & over27)
-                         | (start4_28 & over28) | (start4_29 & over29) | (start4_30 & over30)
-                         | (start4_31 & over31) | (start4_32 & over32) | (start4_33 & over33)
-                         | (start4_34 & over34) | (start4_35 & over35) | (start4_36 & over36)
-                         | (start4_37 & over37) | (start4_38 & over38) | (start4_39 & over39)
-                         | (start4_40 & over40) | (start4_41 & over41) | (start4_42 & over42)
-                         | (start4_43 & over43) | (start4_44 & over44) | (start4_45 & over45)
-                         | (start4_46 & over46) | (start4_47 & over47) | (start4_48 & over48)
-                         | (start4_49 & over49) | (start4_50 & over50) | (start4_51 & over51)
-                         | (start4_52 & over52) | (start4_53 & over53) | (start4_54 & over54)
-                         | (start4_55 & over55) | (start4_56 & over56) | (start4_57 & over57)
-                         | (start4_58 & over58) | (start4_59 & over59) | (start4_60 & over60)
-                         | (start4_61 & over61) | (start4_62 & over62) | (start4_63 & over63)
-                         | (start4_64 & over64) | (start4_65 & over65) | (start4_66 & over66)
-                         | (start4_67 & over67) | (start4_68 & over68) | (start4_69 & over69)
-                         | (start4_70 & over70) | (start4_71 & over71) | (start4_72 & over72)
-                         | (start4_73 & over73) | (start4_74 & over74) | (start4_75 & over75)
+                      | ((start4_12 & over12) | (start4_14 & over14) | (start4_16 & over16)
+                         | (start4_18 & over18) | (start4_19 & over19) | (start4_20 & over20)
+                         | (start4_21 & over21) | (start4_22 & over22) | (start4_23 & over23)
+                         | (start4_24 & over24) | (start4_25 & over25) | (start4_26 & over26)
+                         | (start4_27 & over27) | (start4_28 & over28) | (start4_29 & over29)
+                         | (start4_30 & over30) | (start4_31 & over31) | (start4_32 & over32)
+                         | (start4_33 & over33) | (start4_34 & over34) | (start4_35 & over35)
+                         | (start4_37 & over37) | (start4_40 & over40) | (start4_41 & over41)
+                         | (start4_43 & over43) | (start4_45 & over45) | (start4_47 & over47)
+                         | (start4_48 & over48) | (start4_49 & over49) | (start4_50 & over50)
+                         | (start4_51 & over51) | (start4_52 & over52) | (start4_53 & over53)
+                         | (start4_54 & over54) | (start4_55 & over55) | (start4_56 & over56)
+                         | (start4_57 & over57) | (start4_59 & over59) | (start4_62 & over62)
+                         | (start4_70 & over70) | (start4_72 & over72) | (start4_74 & over74)
                          | (start4_76 & over76) | (start4_77 & over77) | (start4_78 & over78)
-                         | (start4_79 & over79) | (start4_80 & over80) | (start4_81 & over81)
-                         | (start4_82 & over82) | (start4_83 & over83) | (start4_84 & over84)
-                         | (start4_85 & over85) | (start4_86 & over86) | (start4_87 & over87)
-                         | (start4_88 & over88) | (start4_89 & over89) | (start4_90 & over90)
-                         | (start4_91 & over91) | (start4_92 & over92) | (start4_93 & over93)
-                         | (start4_94 & over94) | (start4_95 & over95) | (start4_96 & over96)
-                         | (start4_97 & over97) | (start4_98 & over98) | (start4_99 & over99)
-                         | (start4_100 & over100) | (start4_101 & over101) | (start4_102 & over102)
-                         | (start4_103 & over103) | (start4_104 & over104) | (start4_105 & over105)
-                         | (start4_106 & over106) | (start4_107 & over107) | (start4_108 & over108)
-                         | (start4_109 & over109) | (start4_110 & over110) | (start4_111 & over111)
-                         | (start4_112 & over112) | (start4_113 & over113) | (start4_114 & over114)
-                         | (start4_115 & over115) | (start4_116 & over116) | (start4_117 & over117)
-                         | (start4_118 & over118) | (start4_119 & over119) | (start4_120 & over120)
-                         | (start4_121 & over121) | (start4_122 & over122) | (start4_123 & over123)
-                         | (start4_124 & over124) | (start4_125 & over125) | (start4_126 & over126)
-                         | (start4_127 & over127) | (start4_128 & over128))));
+                         | (start4_79 & over79) | (start4_81 & over81) | (start4_84 & over84)
+                         | (start4_99 & over99) | (start4_101 & over101) | (start4_103 & over103)
+                         | (start4_106 & over106) | (start4_128 & over128))));
   assign t3_dbp = ((t3_cls[0] ?
                       (t2_prev
                        ^ {t3_rawf[0], t3_rawf[1], t3_rawf[2], t3_rawf[3], t3_rawf[4], t3_rawf[5],
@@ -3803,72 +2124,94 @@ module bpc_dec_s32_k4 (
   assign loop_done = (busy_q & loop_fin & adv_o);
   assign step = (busy_q & ~loop_fin);
   assign upd = (take | step);
-  assign consumed = ((start4_1 ? 10'd1 : 10'd0) | (start4_2 ? 10'd2 : 10'd0)
-                     | (start4_3 ? 10'd3 : 10'd0) | (start4_4 ? 10'd4 : 10'd0)
-                     | (start4_5 ? 10'd5 : 10'd0) | (start4_6 ? 10'd6 : 10'd0)
-                     | (start4_7 ? 10'd7 : 10'd0) | (start4_8 ? 10'd8 : 10'd0)
-                     | (start4_9 ? 10'd9 : 10'd0) | (start4_10 ? 10'd10 : 10'd0)
-                     | (start4_11 ? 10'd11 : 10'd0) | (start4_12 ? 10'd12 : 10'd0)
-                     | (start4_13 ? 10'd13 : 10'd0) | (start4_14 ? 10'd14 : 10'd0)
-                     | (start4_15 ? 10'd15 : 10'd0) | (start4_16 ? 10'd16 : 10'd0)
-                     | (start4_17 ? 10'd17 : 10'd0) | (start4_18 ? 10'd18 : 10'd0)
-                     | (start4_19 ? 10'd19 : 10'd0) | (start4_20 ? 10'd20 : 10'd0)
-                     | (start4_21 ? 10'd21 : 10'd0) | (start4_22 ? 10'd22 : 10'd0)
-                     | (start4_23 ? 10'd23 : 10'd0) | (start4_24 ? 10'd24 : 10'd0)
-                     | (start4_25 ? 10'd25 : 10'd0) | (start4_26 ? 10'd26 : 10'd0)
-                     | (start4_27 ? 10'd27 : 10'd0) | (start4_28 ? 10'd28 : 10'd0)
-                     | (start4_29 ? 10'd29 : 10'd0) | (start4_30 ? 10'd30 : 10'd0)
-                     | (start4_31 ? 10'd31 : 10'd0) | (start4_32 ? 10'd32 : 10'd0)
-                     | (start4_33 ? 10'd33 : 10'd0) | (start4_34 ? 10'd34 : 10'd0)
-                     | (start4_35 ? 10'd35 : 10'd0) | (start4_36 ? 10'd36 : 10'd0)
-                     | (start4_37 ? 10'd37 : 10'd0) | (start4_38 ? 10'd38 : 10'd0)
-                     | (start4_39 ? 10'd39 : 10'd0) | (start4_40 ? 10'd40 : 10'd0)
-                     | (start4_41 ? 10'd41 : 10'd0) | (start4_42 ? 10'd42 : 10'd0)
-                     | (start4_43 ? 10'd43 : 10'd0) | (start4_44 ? 10'd44 : 10'd0)
-                     | (start4_45 ? 10'd45 : 10'd0) | (start4_46 ? 10'd46 : 10'd0)
-                     | (start4_47 ? 10'd47 : 10'd0) | (start4_48 ? 10'd48 : 10'd0)
-                     | (start4_49 ? 10'd49 : 10'd0) | (start4_50 ? 10'd50 : 10'd0)
-                     | (start4_51 ? 10'd51 : 10'd0) | (start4_52 ? 10'd52 : 10'd0)
-                     | (start4_53 ? 10'd53 : 10'd0) | (start4_54 ? 10'd54 : 10'd0)
-                     | (start4_55 ? 10'd55 : 10'd0) | (start4_56 ? 10'd56 : 10'd0)
-                     | (start4_57 ? 10'd57 : 10'd0) | (start4_58 ? 10'd58 : 10'd0)
-                     | (start4_59 ? 10'd59 : 10'd0) | (start4_60 ? 10'd60 : 10'd0)
-                     | (start4_61 ? 10'd61 : 10'd0) | (start4_62 ? 10'd62 : 10'd0)
-                     | (start4_63 ? 10'd63 : 10'd0) | (start4_64 ? 10'd64 : 10'd0)
-                     | (start4_65 ? 10'd65 : 10'd0) | (start4_66 ? 10'd66 : 10'd0)
-                     | (start4_67 ? 10'd67 : 10'd0) | (start4_68 ? 10'd68 : 10'd0)
-                     | (start4_69 ? 10'd69 : 10'd0) | (start4_70 ? 10'd70 : 10'd0)
-                     | (start4_71 ? 10'd71 : 10'd0) | (start4_72 ? 10'd72 : 10'd0)
-                     | (start4_73 ? 10'd73 : 10'd0) | (start4_74 ? 10'd74 : 10'd0)
-                     | (start4_75 ? 10'd75 : 10'd0) | (start4_76 ? 10'd76 : 10'd0)
-                     | (start4_77 ? 10'd77 : 10'd0) | (start4_78 ? 10'd78 : 10'd0)
-                     | (start4_79 ? 10'd79 : 10'd0) | (start4_80 ? 10'd80 : 10'd0)
-                     | (start4_81 ? 10'd81 : 10'd0) | (start4_82 ? 10'd82 : 10'd0)
-                     | (start4_83 ? 10'd83 : 10'd0) | (start4_84 ? 10'd84 : 10'd0)
-                     | (start4_85 ? 10'd85 : 10'd0) | (start4_86 ? 10'd86 : 10'd0)
-                     | (start4_87 ? 10'd87 : 10'd0) | (start4_88 ? 10'd88 : 10'd0)
-                     | (start4_89 ? 10'd89 : 10'd0) | (start4_90 ? 10'd90 : 10'd0)
-                     | (start4_91 ? 10'd91 : 10'd0) | (start4_92 ? 10'd92 : 10'd0)
-                     | (start4_93 ? 10'd93 : 10'd0) | (start4_94 ? 10'd94 : 10'd0)
-                     | (start4_95 ? 10'd95 : 10'd0) | (start4_96 ? 10'd96 : 10'd0)
-                     | (start4_97 ? 10'd97 : 10'd0) | (start4_98 ? 10'd98 : 10'd0)
-                     | (start4_99 ? 10'd99 : 10'd0) | (start4_100 ? 10'd100 : 10'd0)
-                     | (start4_101 ? 10'd101 : 10'd0) | (start4_102 ? 10'd102 : 10'd0)
-                     | (start4_103 ? 10'd103 : 10'd0) | (start4_104 ? 10'd104 : 10'd0)
-                     | (start4_105 ? 10'd105 : 10'd0) | (start4_106 ? 10'd106 : 10'd0)
-                     | (start4_107 ? 10'd107 : 10'd0) | (start4_108 ? 10'd108 : 10'd0)
-                     | (start4_109 ? 10'd109 : 10'd0) | (start4_110 ? 10'd110 : 10'd0)
-                     | (start4_111 ? 10'd111 : 10'd0) | (start4_112 ? 10'd112 : 10'd0)
-                     | (start4_113 ? 10'd113 : 10'd0) | (start4_114 ? 10'd114 : 10'd0)
-                     | (start4_115 ? 10'd115 : 10'd0) | (start4_116 ? 10'd116 : 10'd0)
-                     | (start4_117 ? 10'd117 : 10'd0) | (start4_118 ? 10'd118 : 10'd0)
-                     | (start4_119 ? 10'd119 : 10'd0) | (start4_120 ? 10'd120 : 10'd0)
-                     | (start4_121 ? 10'd121 : 10'd0) | (start4_122 ? 10'd122 : 10'd0)
-                     | (start4_123 ? 10'd123 : 10'd0) | (start4_124 ? 10'd124 : 10'd0)
-                     | (start4_125 ? 10'd125 : 10'd0) | (start4_126 ? 10'd126 : 10'd0)
-                     | (start4_127 ? 10'd127 : 10'd0) | (start4_128 ? 10'd128 : 10'd0));
+  assign consumed = ((start4_12 ? 10'd12 : 10'd0) | (start4_14 ? 10'd14 : 10'd0)
+                     | ((start4_16 ? 10'd16 : 10'd0) | (start4_18 ? 10'd18 : 10'd0))
+                     | ((start4_19 ? 10'd19 : 10'd0) | (start4_20 ? 10'd20 : 10'd0)
+                        | ((start4_21 ? 10'd21 : 10'd0) | (start4_22 ? 10'd22 : 10'd0)))
+                     | ((start4_23 ? 10'd23 : 10'd0) | (start4_24 ? 10'd24 : 10'd0)
+                        | ((start4_25 ? 10'd25 : 10'd0) | (start4_26 ? 10'd26 : 10'd0))
+                        | ((start4_27 ? 10'd27 : 10'd0) | (start4_28 ? 10'd28 : 10'd0)
+                           | ((start4_29 ? 10'd29 : 10'd0) | (start4_30 ? 10'd30 : 10'd0))))
+                     | ((start4_31 ? 10'd31 : 10'd0) | (start4_32 ? 10'd32 : 10'd0)
+                        | ((start4_33 ? 10'd33 : 10'd0) | (start4_34 ? 10'd34 : 10'd0))
+                        | ((start4_35 ? 10'd35 : 10'd0) | (start4_37 ? 10'd37 : 10'd0)
+                           | ((start4_40 ? 10'd40 : 10'd0) | (start4_41 ? 10'd41 : 10'd0)))
+                        | ((start4_43 ? 10'd43 : 10'd0) | (start4_45 ? 10'd45 : 10'd0)
+                           | ((start4_47 ? 10'd47 : 10'd0) | (start4_48 ? 10'd48 : 10'd0))
+                           | ((start4_49 ? 10'd49 : 10'd0) | (start4_50 ? 10'd50 : 10'd0)
+                              | ((start4_51 ? 10'd51 : 10'd0) | (start4_52 ? 10'd52 : 10'd0)))))
+                     | ((start4_53 ? 10'd53 : 10'd0) | (start4_54 ? 10'd54 : 10'd0)
+                        | ((start4_55 ? 10'd55 : 10'd0) | (start4_56 ? 10'd56 : 10'd0))
+                        | ((start4_57 ? 10'd57 : 10'd0) | (start4_59 ? 10'd59 : 10'd0)
+                           | ((start4_62 ? 10'd62 : 10'd0) | (start4_70 ? 10'd70 : 10'd0)))
+                        | ((start4_72 ? 10'd72 : 10'd0) | (start4_74 ? 10'd74 : 10'd0)
+                           | ((start4_76 ? 10'd76 : 10'd0) | (start4_77 ? 10'd77 : 10'd0))
+                           | ((start4_78 ? 10'd78 : 10'd0) | (start4_79 ? 10'd79 : 10'd0)
+                              | ((start4_81 ? 10'd81 : 10'd0) | (start4_84 ? 10'd84 : 10'd0))))
+                        | ((start4_99 ? 10'd99 : 10'd0) | (start4_101 ? 10'd101 : 10'd0)
+                           | ((start4_103 ? 10'd103 : 10'd0) | (start4_106 ? 10'd106 : 10'd0))
+                           | (start4_128 ? 10'd128 : 10'd0))));
   assign room_in = (limit_in - base_len);
-  assign pos_d = (take ? base_len : (pos_q + consumed));
+  assign sr_in = (code_raw ? st_in[767:0]
+                  : (((~st_in[0] & ~st_in[1] & ~st_in[2]) ? {3'd0, st_in[767:3]} : 768'd0)
+                     | ((~st_in[0] & ~st_in[1] & st_in[2]) ? {7'd0, st_in[767:7]} : 768'd0)
+                     | (((~st_in[0] & st_in[1] & ~st_in[2]) ? {11'd0, st_in[767:11]} : 768'd0)
+                        | ((~st_in[0] & st_in[1] & st_in[2]) ? {19'd0, st_in[767:19]} : 768'd0))
+                     | (st_in[0] ? {33'd0, st_in[767:33]} : 768'd0)));
+  assign sr_shift = ((start4_12 ? {12'd0, sr_q[767:12]} : 768'd0)
+                     | (start4_14 ? {14'd0, sr_q[767:14]} : 768'd0)
+                     | ((start4_16 ? {16'd0, sr_q[767:16]} : 768'd0)
+                        | (start4_18 ? {18'd0, sr_q[767:18]} : 768'd0))
+                     | ((start4_19 ? {19'd0, sr_q[767:19]} : 768'd0)
+                        | (start4_20 ? {20'd0, sr_q[767:20]} : 768'd0)
+                        | ((start4_21 ? {21'd0, sr_q[767:21]} : 768'd0)
+                           | (start4_22 ? {22'd0, sr_q[767:22]} : 768'd0)))
+                     | ((start4_23 ? {23'd0, sr_q[767:23]} : 768'd0)
+                        | (start4_24 ? {24'd0, sr_q[767:24]} : 768'd0)
+                        | ((start4_25 ? {25'd0, sr_q[767:25]} : 768'd0)
+                           | (start4_26 ? {26'd0, sr_q[767:26]} : 768'd0))
+                        | ((start4_27 ? {27'd0, sr_q[767:27]} : 768'd0)
+                           | (start4_28 ? {28'd0, sr_q[767:28]} : 768'd0)
+                           | ((start4_29 ? {29'd0, sr_q[767:29]} : 768'd0)
+                              | (start4_30 ? {30'd0, sr_q[767:30]} : 768'd0))))
+                     | ((start4_31 ? {31'd0, sr_q[767:31]} : 768'd0)
+                        | (start4_32 ? {32'd0, sr_q[767:32]} : 768'd0)
+                        | ((start4_33 ? {33'd0, sr_q[767:33]} : 768'd0)
+                           | (start4_34 ? {34'd0, sr_q[767:34]} : 768'd0))
+                        | ((start4_35 ? {35'd0, sr_q[767:35]} : 768'd0)
+                           | (start4_37 ? {37'd0, sr_q[767:37]} : 768'd0)
+                           | ((start4_40 ? {40'd0, sr_q[767:40]} : 768'd0)
+                              | (start4_41 ? {41'd0, sr_q[767:41]} : 768'd0)))
+                        | ((start4_43 ? {43'd0, sr_q[767:43]} : 768'd0)
+                           | (start4_45 ? {45'd0, sr_q[767:45]} : 768'd0)
+                           | ((start4_47 ? {47'd0, sr_q[767:47]} : 768'd0)
+                              | (start4_48 ? {48'd0, sr_q[767:48]} : 768'd0))
+                           | ((start4_49 ? {49'd0, sr_q[767:49]} : 768'd0)
+                              | (start4_50 ? {50'd0, sr_q[767:50]} : 768'd0)
+                              | ((start4_51 ? {51'd0, sr_q[767:51]} : 768'd0)
+                                 | (start4_52 ? {52'd0, sr_q[767:52]} : 768'd0)))))
+                     | ((start4_53 ? {53'd0, sr_q[767:53]} : 768'd0)
+                        | (start4_54 ? {54'd0, sr_q[767:54]} : 768'd0)
+                        | ((start4_55 ? {55'd0, sr_q[767:55]} : 768'd0)
+                           | (start4_56 ? {56'd0, sr_q[767:56]} : 768'd0))
+                        | ((start4_57 ? {57'd0, sr_q[767:57]} : 768'd0)
+                           | (start4_59 ? {59'd0, sr_q[767:59]} : 768'd0)
+                           | ((start4_62 ? {62'd0, sr_q[767:62]} : 768'd0)
+                              | (start4_70 ? {70'd0, sr_q[767:70]} : 768'd0)))
+                        | ((start4_72 ? {72'd0, sr_q[767:72]} : 768'd0)
+                           | (start4_74 ? {74'd0, sr_q[767:74]} : 768'd0)
+                           | ((start4_76 ? {76'd0, sr_q[767:76]} : 768'd0)
+                              | (start4_77 ? {77'd0, sr_q[767:77]} : 768'd0))
+                           | ((start4_78 ? {78'd0, sr_q[767:78]} : 768'd0)
+                              | (start4_79 ? {79'd0, sr_q[767:79]} : 768'd0)
+                              | ((start4_81 ? {81'd0, sr_q[767:81]} : 768'd0)
+                                 | (start4_84 ? {84'd0, sr_q[767:84]} : 768'd0))))
+                        | ((start4_99 ? {99'd0, sr_q[767:99]} : 768'd0)
+                           | (start4_101 ? {101'd0, sr_q[767:101]} : 768'd0)
+                           | ((start4_103 ? {103'd0, sr_q[767:103]} : 768'd0)
+                              | (start4_106 ? {106'd0, sr_q[767:106]} : 768'd0))
+                           | (start4_128 ? {128'd0, sr_q[767:128]} : 768'd0))));
+  assign sr_d = (take ? sr_in : sr_shift);
   assign room_d = (take ? room_in : (room_q - consumed));
   assign left_d = (take ? 6'd33 : t3_left);
   assign prev_d = (take ? 31'd0 : t3_prev);
@@ -4258,7 +2601,7 @@ module bpc_dec_s32_k4 (
   end
   always @(posedge clk_i) begin
     if (upd) begin
-      pos_q <= pos_d;
+      sr_q <= sr_d;
       room_q <= room_d;
       left_q <= left_d;
       prev_q <= prev_d;
@@ -5775,314 +4118,310 @@ module bpc_dec_s32_k4 (
   wire [1023:0] out_blk_d;
   reg  out_err_q;
   wire out_err_d;
-  assign rawd1 = ({st_q[56], st_q[57], st_q[58], st_q[59], st_q[60], st_q[61], st_q[62], st_q[63],
-                   st_q[48], st_q[49], st_q[50], st_q[51], st_q[52], st_q[53], st_q[54], st_q[55],
-                   st_q[40], st_q[41], st_q[42], st_q[43], st_q[44], st_q[45], st_q[46], st_q[47],
-                   st_q[32], st_q[33], st_q[34], st_q[35], st_q[36], st_q[37], st_q[38], st_q[39]}
-                  - {st_q[24], st_q[25], st_q[26], st_q[27], st_q[28], st_q[29], st_q[30], st_q[31],
-                     st_q[16], st_q[17], st_q[18], st_q[19], st_q[20], st_q[21], st_q[22], st_q[23],
-                     st_q[8], st_q[9], st_q[10], st_q[11], st_q[12], st_q[13], st_q[14], st_q[15],
-                     st_q[0], st_q[1], st_q[2], st_q[3], st_q[4], st_q[5], st_q[6], st_q[7]});
-  assign rawd2 = ({st_q[88], st_q[89], st_q[90], st_q[91], st_q[92], st_q[93], st_q[94], st_q[95],
-                   st_q[80], st_q[81], st_q[82], st_q[83], st_q[84], st_q[85], st_q[86], st_q[87],
-                   st_q[72], st_q[73], st_q[74], st_q[75], st_q[76], st_q[77], st_q[78], st_q[79],
-                   st_q[64], st_q[65], st_q[66], st_q[67], st_q[68], st_q[69], st_q[70], st_q[71]}
-                  - {st_q[56], st_q[57], st_q[58], st_q[59], st_q[60], st_q[61], st_q[62], st_q[63],
-                     st_q[48], st_q[49], st_q[50], st_q[51], st_q[52], st_q[53], st_q[54], st_q[55],
-                     st_q[40], st_q[41], st_q[42], st_q[43], st_q[44], st_q[45], st_q[46], st_q[47],
-                     st_q[32], st_q[33], st_q[34], st_q[35], st_q[36], st_q[37], st_q[38],
-                     st_q[39]});
-  assign rawd3 = ({st_q[120], st_q[121], st_q[122], st_q[123], st_q[124], st_q[125], st_q[126],
-                   st_q[127], st_q[112], st_q[113], st_q[114], st_q[115], st_q[116], st_q[117],
-                   st_q[118], st_q[119], st_q[104], st_q[105], st_q[106], st_q[107], st_q[108],
-                   st_q[109], st_q[110], st_q[111], st_q[96], st_q[97], st_q[98], st_q[99],
-                   st_q[100], st_q[101], st_q[102], st_q[103]}
-                  - {st_q[88], st_q[89], st_q[90], st_q[91], st_q[92], st_q[93], st_q[94], st_q[95],
-                     st_q[80], st_q[81], st_q[82], st_q[83], st_q[84], st_q[85], st_q[86], st_q[87],
-                     st_q[72], st_q[73], st_q[74], st_q[75], st_q[76], st_q[77], st_q[78], st_q[79],
-                     st_q[64], st_q[65], st_q[66], st_q[67], st_q[68], st_q[69], st_q[70],
-                     st_q[71]});
-  assign rawd4 = ({st_q[152], st_q[153], st_q[154], st_q[155], st_q[156], st_q[157], st_q[158],
-                   st_q[159], st_q[144], st_q[145], st_q[146], st_q[147], st_q[148], st_q[149],
-                   st_q[150], st_q[151], st_q[136], st_q[137], st_q[138], st_q[139], st_q[140],
-                   st_q[141], st_q[142], st_q[143], st_q[128], st_q[129], st_q[130], st_q[131],
-                   st_q[132], st_q[133], st_q[134], st_q[135]}
-                  - {st_q[120], st_q[121], st_q[122], st_q[123], st_q[124], st_q[125], st_q[126],
-                     st_q[127], st_q[112], st_q[113], st_q[114], st_q[115], st_q[116], st_q[117],
-                     st_q[118], st_q[119], st_q[104], st_q[105], st_q[106], st_q[107], st_q[108],
-                     st_q[109], st_q[110], st_q[111], st_q[96], st_q[97], st_q[98], st_q[99],
-                     st_q[100], st_q[101], st_q[102], st_q[103]});
-  assign rawd5 = ({st_q[184], st_q[185], st_q[186], st_q[187], st_q[188], st_q[189], st_q[190],
-                   st_q[191], st_q[176], st_q[177], st_q[178], st_q[179], st_q[180], st_q[181],
-                   st_q[182], st_q[183], st_q[168], st_q[169], st_q[170], st_q[171], st_q[172],
-                   st_q[173], st_q[174], st_q[175], st_q[160], st_q[161], st_q[162], st_q[163],
-                   st_q[164], st_q[165], st_q[166], st_q[167]}
-                  - {st_q[152], st_q[153], st_q[154], st_q[155], st_q[156], st_q[157], st_q[158],
-                     st_q[159], st_q[144], st_q[145], st_q[146], st_q[147], st_q[148], st_q[149],
-                     st_q[150], st_q[151], st_q[136], st_q[137], st_q[138], st_q[139], st_q[140],
-                     st_q[141], st_q[142], st_q[143], st_q[128], st_q[129], st_q[130], st_q[131],
-                     st_q[132], st_q[133], st_q[134], st_q[135]});
-  assign rawd6 = ({st_q[216], st_q[217], st_q[218], st_q[219], st_q[220], st_q[221], st_q[222],
-                   st_q[223], st_q[208], st_q[209], st_q[210], st_q[211], st_q[212], st_q[213],
-                   st_q[214], st_q[215], st_q[200], st_q[201], st_q[202], st_q[203], st_q[204],
-                   st_q[205], st_q[206], st_q[207], st_q[192], st_q[193], st_q[194], st_q[195],
-                   st_q[196], st_q[197], st_q[198], st_q[199]}
-                  - {st_q[184], st_q[185], st_q[186], st_q[187], st_q[188], st_q[189], st_q[190],
-                     st_q[191], st_q[176], st_q[177], st_q[178], st_q[179], st_q[180], st_q[181],
-                     st_q[182], st_q[183], st_q[168], st_q[169], st_q[170], st_q[171], st_q[172],
-                     st_q[173], st_q[174], st_q[175], st_q[160], st_q[161], st_q[162], st_q[163],
-                     st_q[164], st_q[165], st_q[166], st_q[167]});
-  assign rawd7 = ({st_q[248], st_q[249], st_q[250], st_q[251], st_q[252], st_q[253], st_q[254],
-                   st_q[255], st_q[240], st_q[241], st_q[242], st_q[243], st_q[244], st_q[245],
-                   st_q[246], st_q[247], st_q[232], st_q[233], st_q[234], st_q[235], st_q[236],
-                   st_q[237], st_q[238], st_q[239], st_q[224], st_q[225], st_q[226], st_q[227],
-                   st_q[228], st_q[229], st_q[230], st_q[231]}
-                  - {st_q[216], st_q[217], st_q[218], st_q[219], st_q[220], st_q[221], st_q[222],
-                     st_q[223], st_q[208], st_q[209], st_q[210], st_q[211], st_q[212], st_q[213],
-                     st_q[214], st_q[215], st_q[200], st_q[201], st_q[202], st_q[203], st_q[204],
-                     st_q[205], st_q[206], st_q[207], st_q[192], st_q[193], st_q[194], st_q[195],
-                     st_q[196], st_q[197], st_q[198], st_q[199]});
-  assign rawd8 = ({st_q[280], st_q[281], st_q[282], st_q[283], st_q[284], st_q[285], st_q[286],
-                   st_q[287], st_q[272], st_q[273], st_q[274], st_q[275], st_q[276], st_q[277],
-                   st_q[278], st_q[279], st_q[264], st_q[265], st_q[266], st_q[267], st_q[268],
-                   st_q[269], st_q[270], st_q[271], st_q[256], st_q[257], st_q[258], st_q[259],
-                   st_q[260], st_q[261], st_q[262], st_q[263]}
-                  - {st_q[248], st_q[249], st_q[250], st_q[251], st_q[252], st_q[253], st_q[254],
-                     st_q[255], st_q[240], st_q[241], st_q[242], st_q[243], st_q[244], st_q[245],
-                     st_q[246], st_q[247], st_q[232], st_q[233], st_q[234], st_q[235], st_q[236],
-                     st_q[237], st_q[238], st_q[239], st_q[224], st_q[225], st_q[226], st_q[227],
-                     st_q[228], st_q[229], st_q[230], st_q[231]});
-  assign rawd9 = ({st_q[312], st_q[313], st_q[314], st_q[315], st_q[316], st_q[317], st_q[318],
-                   st_q[319], st_q[304], st_q[305], st_q[306], st_q[307], st_q[308], st_q[309],
-                   st_q[310], st_q[311], st_q[296], st_q[297], st_q[298], st_q[299], st_q[300],
-                   st_q[301], st_q[302], st_q[303], st_q[288], st_q[289], st_q[290], st_q[291],
-                   st_q[292], st_q[293], st_q[294], st_q[295]}
-                  - {st_q[280], st_q[281], st_q[282], st_q[283], st_q[284], st_q[285], st_q[286],
-                     st_q[287], st_q[272], st_q[273], st_q[274], st_q[275], st_q[276], st_q[277],
-                     st_q[278], st_q[279], st_q[264], st_q[265], st_q[266], st_q[267], st_q[268],
-                     st_q[269], st_q[270], st_q[271], st_q[256], st_q[257], st_q[258], st_q[259],
-                     st_q[260], st_q[261], st_q[262], st_q[263]});
-  assign rawd10 = ({st_q[344], st_q[345], st_q[346], st_q[347], st_q[348], st_q[349], st_q[350],
-                    st_q[351], st_q[336], st_q[337], st_q[338], st_q[339], st_q[340], st_q[341],
-                    st_q[342], st_q[343], st_q[328], st_q[329], st_q[330], st_q[331], st_q[332],
-                    st_q[333], st_q[334], st_q[335], st_q[320], st_q[321], st_q[322], st_q[323],
-                    st_q[324], st_q[325], st_q[326], st_q[327]}
-                   - {st_q[312], st_q[313], st_q[314], st_q[315], st_q[316], st_q[317], st_q[318],
-                      st_q[319], st_q[304], st_q[305], st_q[306], st_q[307], st_q[308], st_q[309],
-                      st_q[310], st_q[311], st_q[296], st_q[297], st_q[298], st_q[299], st_q[300],
-                      st_q[301], st_q[302], st_q[303], st_q[288], st_q[289], st_q[290], st_q[291],
-                      st_q[292], st_q[293], st_q[294], st_q[295]});
-  assign rawd11 = ({st_q[376], st_q[377], st_q[378], st_q[379], st_q[380], st_q[381], st_q[382],
-                    st_q[383], st_q[368], st_q[369], st_q[370], st_q[371], st_q[372], st_q[373],
-                    st_q[374], st_q[375], st_q[360], st_q[361], st_q[362], st_q[363], st_q[364],
-                    st_q[365], st_q[366], st_q[367], st_q[352], st_q[353], st_q[354], st_q[355],
-                    st_q[356], st_q[357], st_q[358], st_q[359]}
-                   - {st_q[344], st_q[345], st_q[346], st_q[347], st_q[348], st_q[349], st_q[350],
-                      st_q[351], st_q[336], st_q[337], st_q[338], st_q[339], st_q[340], st_q[341],
-                      st_q[342], st_q[343], st_q[328], st_q[329], st_q[330], st_q[331], st_q[332],
-                      st_q[333], st_q[334], st_q[335], st_q[320], st_q[321], st_q[322], st_q[323],
-                      st_q[324], st_q[325], st_q[326], st_q[327]});
-  assign rawd12 = ({st_q[408], st_q[409], st_q[410], st_q[411], st_q[412], st_q[413], st_q[414],
-                    st_q[415], st_q[400], st_q[401], st_q[402], st_q[403], st_q[404], st_q[405],
-                    st_q[406], st_q[407], st_q[392], st_q[393], st_q[394], st_q[395], st_q[396],
-                    st_q[397], st_q[398], st_q[399], st_q[384], st_q[385], st_q[386], st_q[387],
-                    st_q[388], st_q[389], st_q[390], st_q[391]}
-                   - {st_q[376], st_q[377], st_q[378], st_q[379], st_q[380], st_q[381], st_q[382],
-                      st_q[383], st_q[368], st_q[369], st_q[370], st_q[371], st_q[372], st_q[373],
-                      st_q[374], st_q[375], st_q[360], st_q[361], st_q[362], st_q[363], st_q[364],
-                      st_q[365], st_q[366], st_q[367], st_q[352], st_q[353], st_q[354], st_q[355],
-                      st_q[356], st_q[357], st_q[358], st_q[359]});
-  assign rawd13 = ({st_q[440], st_q[441], st_q[442], st_q[443], st_q[444], st_q[445], st_q[446],
-                    st_q[447], st_q[432], st_q[433], st_q[434], st_q[435], st_q[436], st_q[437],
-                    st_q[438], st_q[439], st_q[424], st_q[425], st_q[426], st_q[427], st_q[428],
-                    st_q[429], st_q[430], st_q[431], st_q[416], st_q[417], st_q[418], st_q[419],
-                    st_q[420], st_q[421], st_q[422], st_q[423]}
-                   - {st_q[408], st_q[409], st_q[410], st_q[411], st_q[412], st_q[413], st_q[414],
-                      st_q[415], st_q[400], st_q[401], st_q[402], st_q[403], st_q[404], st_q[405],
-                      st_q[406], st_q[407], st_q[392], st_q[393], st_q[394], st_q[395], st_q[396],
-                      st_q[397], st_q[398], st_q[399], st_q[384], st_q[385], st_q[386], st_q[387],
-                      st_q[388], st_q[389], st_q[390], st_q[391]});
-  assign rawd14 = ({st_q[472], st_q[473], st_q[474], st_q[475], st_q[476], st_q[477], st_q[478],
-                    st_q[479], st_q[464], st_q[465], st_q[466], st_q[467], st_q[468], st_q[469],
-                    st_q[470], st_q[471], st_q[456], st_q[457], st_q[458], st_q[459], st_q[460],
-                    st_q[461], st_q[462], st_q[463], st_q[448], st_q[449], st_q[450], st_q[451],
-                    st_q[452], st_q[453], st_q[454], st_q[455]}
-                   - {st_q[440], st_q[441], st_q[442], st_q[443], st_q[444], st_q[445], st_q[446],
-                      st_q[447], st_q[432], st_q[433], st_q[434], st_q[435], st_q[436], st_q[437],
-                      st_q[438], st_q[439], st_q[424], st_q[425], st_q[426], st_q[427], st_q[428],
-                      st_q[429], st_q[430], st_q[431], st_q[416], st_q[417], st_q[418], st_q[419],
-                      st_q[420], st_q[421], st_q[422], st_q[423]});
-  assign rawd15 = ({st_q[504], st_q[505], st_q[506], st_q[507], st_q[508], st_q[509], st_q[510],
-                    st_q[511], st_q[496], st_q[497], st_q[498], st_q[499], st_q[500], st_q[501],
-                    st_q[502], st_q[503], st_q[488], st_q[489], st_q[490], st_q[491], st_q[492],
-                    st_q[493], st_q[494], st_q[495], st_q[480], st_q[481], st_q[482], st_q[483],
-                    st_q[484], st_q[485], st_q[486], st_q[487]}
-                   - {st_q[472], st_q[473], st_q[474], st_q[475], st_q[476], st_q[477], st_q[478],
-                      st_q[479], st_q[464], st_q[465], st_q[466], st_q[467], st_q[468], st_q[469],
-                      st_q[470], st_q[471], st_q[456], st_q[457], st_q[458], st_q[459], st_q[460],
-                      st_q[461], st_q[462], st_q[463], st_q[448], st_q[449], st_q[450], st_q[451],
-                      st_q[452], st_q[453], st_q[454], st_q[455]});
-  assign rawd16 = ({st_q[536], st_q[537], st_q[538], st_q[539], st_q[540], st_q[541], st_q[542],
-                    st_q[543], st_q[528], st_q[529], st_q[530], st_q[531], st_q[532], st_q[533],
-                    st_q[534], st_q[535], st_q[520], st_q[521], st_q[522], st_q[523], st_q[524],
-                    st_q[525], st_q[526], st_q[527], st_q[512], st_q[513], st_q[514], st_q[515],
-                    st_q[516], st_q[517], st_q[518], st_q[519]}
-                   - {st_q[504], st_q[505], st_q[506], st_q[507], st_q[508], st_q[509], st_q[510],
-                      st_q[511], st_q[496], st_q[497], st_q[498], st_q[499], st_q[500], st_q[501],
-                      st_q[502], st_q[503], st_q[488], st_q[489], st_q[490], st_q[491], st_q[492],
-                      st_q[493], st_q[494], st_q[495], st_q[480], st_q[481], st_q[482], st_q[483],
-                      st_q[484], st_q[485], st_q[486], st_q[487]});
-  assign rawd17 = ({st_q[568], st_q[569], st_q[570], st_q[571], st_q[572], st_q[573], st_q[574],
-                    st_q[575], st_q[560], st_q[561], st_q[562], st_q[563], st_q[564], st_q[565],
-                    st_q[566], st_q[567], st_q[552], st_q[553], st_q[554], st_q[555], st_q[556],
-                    st_q[557], st_q[558], st_q[559], st_q[544], st_q[545], st_q[546], st_q[547],
-                    st_q[548], st_q[549], st_q[550], st_q[551]}
-                   - {st_q[536], st_q[537], st_q[538], st_q[539], st_q[540], st_q[541], st_q[542],
-                      st_q[543], st_q[528], st_q[529], st_q[530], st_q[531], st_q[532], st_q[533],
-                      st_q[534], st_q[535], st_q[520], st_q[521], st_q[522], st_q[523], st_q[524],
-                      st_q[525], st_q[526], st_q[527], st_q[512], st_q[513], st_q[514], st_q[515],
-                      st_q[516], st_q[517], st_q[518], st_q[519]});
-  assign rawd18 = ({st_q[600], st_q[601], st_q[602], st_q[603], st_q[604], st_q[605], st_q[606],
-                    st_q[607], st_q[592], st_q[593], st_q[594], st_q[595], st_q[596], st_q[597],
-                    st_q[598], st_q[599], st_q[584], st_q[585], st_q[586], st_q[587], st_q[588],
-                    st_q[589], st_q[590], st_q[591], st_q[576], st_q[577], st_q[578], st_q[579],
-                    st_q[580], st_q[581], st_q[582], st_q[583]}
-                   - {st_q[568], st_q[569], st_q[570], st_q[571], st_q[572], st_q[573], st_q[574],
-                      st_q[575], st_q[560], st_q[561], st_q[562], st_q[563], st_q[564], st_q[565],
-                      st_q[566], st_q[567], st_q[552], st_q[553], st_q[554], st_q[555], st_q[556],
-                      st_q[557], st_q[558], st_q[559], st_q[544], st_q[545], st_q[546], st_q[547],
-                      st_q[548], st_q[549], st_q[550], st_q[551]});
-  assign rawd19 = ({st_q[632], st_q[633], st_q[634], st_q[635], st_q[636], st_q[637], st_q[638],
-                    st_q[639], st_q[624], st_q[625], st_q[626], st_q[627], st_q[628], st_q[629],
-                    st_q[630], st_q[631], st_q[616], st_q[617], st_q[618], st_q[619], st_q[620],
-                    st_q[621], st_q[622], st_q[623], st_q[608], st_q[609], st_q[610], st_q[611],
-                    st_q[612], st_q[613], st_q[614], st_q[615]}
-                   - {st_q[600], st_q[601], st_q[602], st_q[603], st_q[604], st_q[605], st_q[606],
-                      st_q[607], st_q[592], st_q[593], st_q[594], st_q[595], st_q[596], st_q[597],
-                      st_q[598], st_q[599], st_q[584], st_q[585], st_q[586], st_q[587], st_q[588],
-                      st_q[589], st_q[590], st_q[591], st_q[576], st_q[577], st_q[578], st_q[579],
-                      st_q[580], st_q[581], st_q[582], st_q[583]});
-  assign rawd20 = ({st_q[664], st_q[665], st_q[666], st_q[667], st_q[668], st_q[669], st_q[670],
-                    st_q[671], st_q[656], st_q[657], st_q[658], st_q[659], st_q[660], st_q[661],
-                    st_q[662], st_q[663], st_q[648], st_q[649], st_q[650], st_q[651], st_q[652],
-                    st_q[653], st_q[654], st_q[655], st_q[640], st_q[641], st_q[642], st_q[643],
-                    st_q[644], st_q[645], st_q[646], st_q[647]}
-                   - {st_q[632], st_q[633], st_q[634], st_q[635], st_q[636], st_q[637], st_q[638],
-                      st_q[639], st_q[624], st_q[625], st_q[626], st_q[627], st_q[628], st_q[629],
-                      st_q[630], st_q[631], st_q[616], st_q[617], st_q[618], st_q[619], st_q[620],
-                      st_q[621], st_q[622], st_q[623], st_q[608], st_q[609], st_q[610], st_q[611],
-                      st_q[612], st_q[613], st_q[614], st_q[615]});
-  assign rawd21 = ({st_q[696], st_q[697], st_q[698], st_q[699], st_q[700], st_q[701], st_q[702],
-                    st_q[703], st_q[688], st_q[689], st_q[690], st_q[691], st_q[692], st_q[693],
-                    st_q[694], st_q[695], st_q[680], st_q[681], st_q[682], st_q[683], st_q[684],
-                    st_q[685], st_q[686], st_q[687], st_q[672], st_q[673], st_q[674], st_q[675],
-                    st_q[676], st_q[677], st_q[678], st_q[679]}
-                   - {st_q[664], st_q[665], st_q[666], st_q[667], st_q[668], st_q[669], st_q[670],
-                      st_q[671], st_q[656], st_q[657], st_q[658], st_q[659], st_q[660], st_q[661],
-                      st_q[662], st_q[663], st_q[648], st_q[649], st_q[650], st_q[651], st_q[652],
-                      st_q[653], st_q[654], st_q[655], st_q[640], st_q[641], st_q[642], st_q[643],
-                      st_q[644], st_q[645], st_q[646], st_q[647]});
-  assign rawd22 = ({st_q[728], st_q[729], st_q[730], st_q[731], st_q[732], st_q[733], st_q[734],
-                    st_q[735], st_q[720], st_q[721], st_q[722], st_q[723], st_q[724], st_q[725],
-                    st_q[726], st_q[727], st_q[712], st_q[713], st_q[714], st_q[715], st_q[716],
-                    st_q[717], st_q[718], st_q[719], st_q[704], st_q[705], st_q[706], st_q[707],
-                    st_q[708], st_q[709], st_q[710], st_q[711]}
-                   - {st_q[696], st_q[697], st_q[698], st_q[699], st_q[700], st_q[701], st_q[702],
-                      st_q[703], st_q[688], st_q[689], st_q[690], st_q[691], st_q[692], st_q[693],
-                      st_q[694], st_q[695], st_q[680], st_q[681], st_q[682], st_q[683], st_q[684],
-                      st_q[685], st_q[686], st_q[687], st_q[672], st_q[673], st_q[674], st_q[675],
-                      st_q[676], st_q[677], st_q[678], st_q[679]});
-  assign rawd23 = ({st_q[760], st_q[761], st_q[762], st_q[763], st_q[764], st_q[765], st_q[766],
-                    st_q[767], st_q[752], st_q[753], st_q[754], st_q[755], st_q[756], st_q[757],
-                    st_q[758], st_q[759], st_q[744], st_q[745], st_q[746], st_q[747], st_q[748],
-                    st_q[749], st_q[750], st_q[751], st_q[736], st_q[737], st_q[738], st_q[739],
-                    st_q[740], st_q[741], st_q[742], st_q[743]}
-                   - {st_q[728], st_q[729], st_q[730], st_q[731], st_q[732], st_q[733], st_q[734],
-                      st_q[735], st_q[720], st_q[721], st_q[722], st_q[723], st_q[724], st_q[725],
-                      st_q[726], st_q[727], st_q[712], st_q[713], st_q[714], st_q[715], st_q[716],
-                      st_q[717], st_q[718], st_q[719], st_q[704], st_q[705], st_q[706], st_q[707],
-                      st_q[708], st_q[709], st_q[710], st_q[711]});
-  assign rawd24 = ({st_q[792], st_q[793], st_q[794], st_q[795], st_q[796], st_q[797], st_q[798],
-                    st_q[799], st_q[784], st_q[785], st_q[786], st_q[787], st_q[788], st_q[789],
-                    st_q[790], st_q[791], st_q[776], st_q[777], st_q[778], st_q[779], st_q[780],
-                    st_q[781], st_q[782], st_q[783], st_q[768], st_q[769], st_q[770], st_q[771],
-                    st_q[772], st_q[773], st_q[774], st_q[775]}
-                   - {st_q[760], st_q[761], st_q[762], st_q[763], st_q[764], st_q[765], st_q[766],
-                      st_q[767], st_q[752], st_q[753], st_q[754], st_q[755], st_q[756], st_q[757],
-                      st_q[758], st_q[759], st_q[744], st_q[745], st_q[746], st_q[747], st_q[748],
-                      st_q[749], st_q[750], st_q[751], st_q[736], st_q[737], st_q[738], st_q[739],
-                      st_q[740], st_q[741], st_q[742], st_q[743]});
-  assign rawd25 = ({st_q[824], st_q[825], st_q[826], st_q[827], st_q[828], st_q[829], st_q[830],
-                    st_q[831], st_q[816], st_q[817], st_q[818], st_q[819], st_q[820], st_q[821],
-                    st_q[822], st_q[823], st_q[808], st_q[809], st_q[810], st_q[811], st_q[812],
-                    st_q[813], st_q[814], st_q[815], st_q[800], st_q[801], st_q[802], st_q[803],
-                    st_q[804], st_q[805], st_q[806], st_q[807]}
-                   - {st_q[792], st_q[793], st_q[794], st_q[795], st_q[796], st_q[797], st_q[798],
-                      st_q[799], st_q[784], st_q[785], st_q[786], st_q[787], st_q[788], st_q[789],
-                      st_q[790], st_q[791], st_q[776], st_q[777], st_q[778], st_q[779], st_q[780],
-                      st_q[781], st_q[782], st_q[783], st_q[768], st_q[769], st_q[770], st_q[771],
-                      st_q[772], st_q[773], st_q[774], st_q[775]});
-  assign rawd26 = ({st_q[856], st_q[857], st_q[858], st_q[859], st_q[860], st_q[861], st_q[862],
-                    st_q[863], st_q[848], st_q[849], st_q[850], st_q[851], st_q[852], st_q[853],
-                    st_q[854], st_q[855], st_q[840], st_q[841], st_q[842], st_q[843], st_q[844],
-                    st_q[845], st_q[846], st_q[847], st_q[832], st_q[833], st_q[834], st_q[835],
-                    st_q[836], st_q[837], st_q[838], st_q[839]}
-                   - {st_q[824], st_q[825], st_q[826], st_q[827], st_q[828], st_q[829], st_q[830],
-                      st_q[831], st_q[816], st_q[817], st_q[818], st_q[819], st_q[820], st_q[821],
-                      st_q[822], st_q[823], st_q[808], st_q[809], st_q[810], st_q[811], st_q[812],
-                      st_q[813], st_q[814], st_q[815], st_q[800], st_q[801], st_q[802], st_q[803],
-                      st_q[804], st_q[805], st_q[806], st_q[807]});
-  assign rawd27 = ({st_q[888], st_q[889], st_q[890], st_q[891], st_q[892], st_q[893], st_q[894],
-                    st_q[895], st_q[880], st_q[881], st_q[882], st_q[883], st_q[884], st_q[885],
-                    st_q[886], st_q[887], st_q[872], st_q[873], st_q[874], st_q[875], st_q[876],
-                    st_q[877], st_q[878], st_q[879], st_q[864], st_q[865], st_q[866], st_q[867],
-                    st_q[868], st_q[869], st_q[870], st_q[871]}
-                   - {st_q[856], st_q[857], st_q[858], st_q[859], st_q[860], st_q[861], st_q[862],
-                      st_q[863], st_q[848], st_q[849], st_q[850], st_q[851], st_q[852], st_q[853],
-                      st_q[854], st_q[855], st_q[840], st_q[841], st_q[842], st_q[843], st_q[844],
-                      st_q[845], st_q[846], st_q[847], st_q[832], st_q[833], st_q[834], st_q[835],
-                      st_q[836], st_q[837], st_q[838], st_q[839]});
-  assign rawd28 = ({st_q[920], st_q[921], st_q[922], st_q[923], st_q[924], st_q[925], st_q[926],
-                    st_q[927], st_q[912], st_q[913], st_q[914], st_q[915], st_q[916], st_q[917],
-                    st_q[918], st_q[919], st_q[904], st_q[905], st_q[906], st_q[907], st_q[908],
-                    st_q[909], st_q[910], st_q[911], st_q[896], st_q[897], st_q[898], st_q[899],
-                    st_q[900], st_q[901], st_q[902], st_q[903]}
-                   - {st_q[888], st_q[889], st_q[890], st_q[891], st_q[892], st_q[893], st_q[894],
-                      st_q[895], st_q[880], st_q[881], st_q[882], st_q[883], st_q[884], st_q[885],
-                      st_q[886], st_q[887], st_q[872], st_q[873], st_q[874], st_q[875], st_q[876],
-                      st_q[877], st_q[878], st_q[879], st_q[864], st_q[865], st_q[866], st_q[867],
-                      st_q[868], st_q[869], st_q[870], st_q[871]});
-  assign rawd29 = ({st_q[952], st_q[953], st_q[954], st_q[955], st_q[956], st_q[957], st_q[958],
-                    st_q[959], st_q[944], st_q[945], st_q[946], st_q[947], st_q[948], st_q[949],
-                    st_q[950], st_q[951], st_q[936], st_q[937], st_q[938], st_q[939], st_q[940],
-                    st_q[941], st_q[942], st_q[943], st_q[928], st_q[929], st_q[930], st_q[931],
-                    st_q[932], st_q[933], st_q[934], st_q[935]}
-                   - {st_q[920], st_q[921], st_q[922], st_q[923], st_q[924], st_q[925], st_q[926],
-                      st_q[927], st_q[912], st_q[913], st_q[914], st_q[915], st_q[916], st_q[917],
-                      st_q[918], st_q[919], st_q[904], st_q[905], st_q[906], st_q[907], st_q[908],
-                      st_q[909], st_q[910], st_q[911], st_q[896], st_q[897], st_q[898], st_q[899],
-                      st_q[900], st_q[901], st_q[902], st_q[903]});
-  assign rawd30 = ({st_q[984], st_q[985], st_q[986], st_q[987], st_q[988], st_q[989], st_q[990],
-                    st_q[991], st_q[976], st_q[977], st_q[978], st_q[979], st_q[980], st_q[981],
-                    st_q[982], st_q[983], st_q[968], st_q[969], st_q[970], st_q[971], st_q[972],
-                    st_q[973], st_q[974], st_q[975], st_q[960], st_q[961], st_q[962], st_q[963],
-                    st_q[964], st_q[965], st_q[966], st_q[967]}
-                   - {st_q[952], st_q[953], st_q[954], st_q[955], st_q[956], st_q[957], st_q[958],
-                      st_q[959], st_q[944], st_q[945], st_q[946], st_q[947], st_q[948], st_q[949],
-                      st_q[950], st_q[951], st_q[936], st_q[937], st_q[938], st_q[939], st_q[940],
-                      st_q[941], st_q[942], st_q[943], st_q[928], st_q[929], st_q[930], st_q[931],
-                      st_q[932], st_q[933], st_q[934], st_q[935]});
-  assign rawd31 = ({st_q[1016], st_q[1017], st_q[1018], st_q[1019], st_q[1020], st_q[1021],
-                    st_q[1022], st_q[1023], st_q[1008], st_q[1009], st_q[1010], st_q[1011],
-                    st_q[1012], st_q[1013], st_q[1014], st_q[1015], st_q[1000], st_q[1001],
-                    st_q[1002], st_q[1003], st_q[1004], st_q[1005], st_q[1006], st_q[1007],
-                    st_q[992], st_q[993], st_q[994], st_q[995], st_q[996], st_q[997], st_q[998],
-                    st_q[999]}
-                   - {st_q[984], st_q[985], st_q[986], st_q[987], st_q[988], st_q[989], st_q[990],
-                      st_q[991], st_q[976], st_q[977], st_q[978], st_q[979], st_q[980], st_q[981],
-                      st_q[982], st_q[983], st_q[968], st_q[969], st_q[970], st_q[971], st_q[972],
-                      st_q[973], st_q[974], st_q[975], st_q[960], st_q[961], st_q[962], st_q[963],
-                      st_q[964], st_q[965], st_q[966], st_q[967]});
+  assign rawd1 = ({sr_q[56], sr_q[57], sr_q[58], sr_q[59], sr_q[60], sr_q[61], sr_q[62], sr_q[63],
+                   sr_q[48], sr_q[49], sr_q[50], sr_q[51], sr_q[52], sr_q[53], sr_q[54], sr_q[55],
+                   sr_q[40], sr_q[41], sr_q[42], sr_q[43], sr_q[44], sr_q[45], sr_q[46], sr_q[47],
+                   sr_q[32], sr_q[33], sr_q[34], sr_q[35], sr_q[36], sr_q[37], sr_q[38], sr_q[39]}
+                  - {sr_q[24], sr_q[25], sr_q[26], sr_q[27], sr_q[28], sr_q[29], sr_q[30], sr_q[31],
+                     sr_q[16], sr_q[17], sr_q[18], sr_q[19], sr_q[20], sr_q[21], sr_q[22], sr_q[23],
+                     sr_q[8], sr_q[9], sr_q[10], sr_q[11], sr_q[12], sr_q[13], sr_q[14], sr_q[15],
+                     sr_q[0], sr_q[1], sr_q[2], sr_q[3], sr_q[4], sr_q[5], sr_q[6], sr_q[7]});
+  assign rawd2 = ({sr_q[88], sr_q[89], sr_q[90], sr_q[91], sr_q[92], sr_q[93], sr_q[94], sr_q[95],
+                   sr_q[80], sr_q[81], sr_q[82], sr_q[83], sr_q[84], sr_q[85], sr_q[86], sr_q[87],
+                   sr_q[72], sr_q[73], sr_q[74], sr_q[75], sr_q[76], sr_q[77], sr_q[78], sr_q[79],
+                   sr_q[64], sr_q[65], sr_q[66], sr_q[67], sr_q[68], sr_q[69], sr_q[70], sr_q[71]}
+                  - {sr_q[56], sr_q[57], sr_q[58], sr_q[59], sr_q[60], sr_q[61], sr_q[62], sr_q[63],
+                     sr_q[48], sr_q[49], sr_q[50], sr_q[51], sr_q[52], sr_q[53], sr_q[54], sr_q[55],
+                     sr_q[40], sr_q[41], sr_q[42], sr_q[43], sr_q[44], sr_q[45], sr_q[46], sr_q[47],
+                     sr_q[32], sr_q[33], sr_q[34], sr_q[35], sr_q[36], sr_q[37], sr_q[38],
+                     sr_q[39]});
+  assign rawd3 = ({sr_q[120], sr_q[121], sr_q[122], sr_q[123], sr_q[124], sr_q[125], sr_q[126],
+                   sr_q[127], sr_q[112], sr_q[113], sr_q[114], sr_q[115], sr_q[116], sr_q[117],
+                   sr_q[118], sr_q[119], sr_q[104], sr_q[105], sr_q[106], sr_q[107], sr_q[108],
+                   sr_q[109], sr_q[110], sr_q[111], sr_q[96], sr_q[97], sr_q[98], sr_q[99],
+                   sr_q[100], sr_q[101], sr_q[102], sr_q[103]}
+                  - {sr_q[88], sr_q[89], sr_q[90], sr_q[91], sr_q[92], sr_q[93], sr_q[94], sr_q[95],
+                     sr_q[80], sr_q[81], sr_q[82], sr_q[83], sr_q[84], sr_q[85], sr_q[86], sr_q[87],
+                     sr_q[72], sr_q[73], sr_q[74], sr_q[75], sr_q[76], sr_q[77], sr_q[78], sr_q[79],
+                     sr_q[64], sr_q[65], sr_q[66], sr_q[67], sr_q[68], sr_q[69], sr_q[70],
+                     sr_q[71]});
+  assign rawd4 = ({sr_q[152], sr_q[153], sr_q[154], sr_q[155], sr_q[156], sr_q[157], sr_q[158],
+                   sr_q[159], sr_q[144], sr_q[145], sr_q[146], sr_q[147], sr_q[148], sr_q[149],
+                   sr_q[150], sr_q[151], sr_q[136], sr_q[137], sr_q[138], sr_q[139], sr_q[140],
+                   sr_q[141], sr_q[142], sr_q[143], sr_q[128], sr_q[129], sr_q[130], sr_q[131],
+                   sr_q[132], sr_q[133], sr_q[134], sr_q[135]}
+                  - {sr_q[120], sr_q[121], sr_q[122], sr_q[123], sr_q[124], sr_q[125], sr_q[126],
+                     sr_q[127], sr_q[112], sr_q[113], sr_q[114], sr_q[115], sr_q[116], sr_q[117],
+                     sr_q[118], sr_q[119], sr_q[104], sr_q[105], sr_q[106], sr_q[107], sr_q[108],
+                     sr_q[109], sr_q[110], sr_q[111], sr_q[96], sr_q[97], sr_q[98], sr_q[99],
+                     sr_q[100], sr_q[101], sr_q[102], sr_q[103]});
+  assign rawd5 = ({sr_q[184], sr_q[185], sr_q[186], sr_q[187], sr_q[188], sr_q[189], sr_q[190],
+                   sr_q[191], sr_q[176], sr_q[177], sr_q[178], sr_q[179], sr_q[180], sr_q[181],
+                   sr_q[182], sr_q[183], sr_q[168], sr_q[169], sr_q[170], sr_q[171], sr_q[172],
+                   sr_q[173], sr_q[174], sr_q[175], sr_q[160], sr_q[161], sr_q[162], sr_q[163],
+                   sr_q[164], sr_q[165], sr_q[166], sr_q[167]}
+                  - {sr_q[152], sr_q[153], sr_q[154], sr_q[155], sr_q[156], sr_q[157], sr_q[158],
+                     sr_q[159], sr_q[144], sr_q[145], sr_q[146], sr_q[147], sr_q[148], sr_q[149],
+                     sr_q[150], sr_q[151], sr_q[136], sr_q[137], sr_q[138], sr_q[139], sr_q[140],
+                     sr_q[141], sr_q[142], sr_q[143], sr_q[128], sr_q[129], sr_q[130], sr_q[131],
+                     sr_q[132], sr_q[133], sr_q[134], sr_q[135]});
+  assign rawd6 = ({sr_q[216], sr_q[217], sr_q[218], sr_q[219], sr_q[220], sr_q[221], sr_q[222],
+                   sr_q[223], sr_q[208], sr_q[209], sr_q[210], sr_q[211], sr_q[212], sr_q[213],
+                   sr_q[214], sr_q[215], sr_q[200], sr_q[201], sr_q[202], sr_q[203], sr_q[204],
+                   sr_q[205], sr_q[206], sr_q[207], sr_q[192], sr_q[193], sr_q[194], sr_q[195],
+                   sr_q[196], sr_q[197], sr_q[198], sr_q[199]}
+                  - {sr_q[184], sr_q[185], sr_q[186], sr_q[187], sr_q[188], sr_q[189], sr_q[190],
+                     sr_q[191], sr_q[176], sr_q[177], sr_q[178], sr_q[179], sr_q[180], sr_q[181],
+                     sr_q[182], sr_q[183], sr_q[168], sr_q[169], sr_q[170], sr_q[171], sr_q[172],
+                     sr_q[173], sr_q[174], sr_q[175], sr_q[160], sr_q[161], sr_q[162], sr_q[163],
+                     sr_q[164], sr_q[165], sr_q[166], sr_q[167]});
+  assign rawd7 = ({sr_q[248], sr_q[249], sr_q[250], sr_q[251], sr_q[252], sr_q[253], sr_q[254],
+                   sr_q[255], sr_q[240], sr_q[241], sr_q[242], sr_q[243], sr_q[244], sr_q[245],
+                   sr_q[246], sr_q[247], sr_q[232], sr_q[233], sr_q[234], sr_q[235], sr_q[236],
+                   sr_q[237], sr_q[238], sr_q[239], sr_q[224], sr_q[225], sr_q[226], sr_q[227],
+                   sr_q[228], sr_q[229], sr_q[230], sr_q[231]}
+                  - {sr_q[216], sr_q[217], sr_q[218], sr_q[219], sr_q[220], sr_q[221], sr_q[222],
+                     sr_q[223], sr_q[208], sr_q[209], sr_q[210], sr_q[211], sr_q[212], sr_q[213],
+                     sr_q[214], sr_q[215], sr_q[200], sr_q[201], sr_q[202], sr_q[203], sr_q[204],
+                     sr_q[205], sr_q[206], sr_q[207], sr_q[192], sr_q[193], sr_q[194], sr_q[195],
+                     sr_q[196], sr_q[197], sr_q[198], sr_q[199]});
+  assign rawd8 = ({sr_q[280], sr_q[281], sr_q[282], sr_q[283], sr_q[284], sr_q[285], sr_q[286],
+                   sr_q[287], sr_q[272], sr_q[273], sr_q[274], sr_q[275], sr_q[276], sr_q[277],
+                   sr_q[278], sr_q[279], sr_q[264], sr_q[265], sr_q[266], sr_q[267], sr_q[268],
+                   sr_q[269], sr_q[270], sr_q[271], sr_q[256], sr_q[257], sr_q[258], sr_q[259],
+                   sr_q[260], sr_q[261], sr_q[262], sr_q[263]}
+                  - {sr_q[248], sr_q[249], sr_q[250], sr_q[251], sr_q[252], sr_q[253], sr_q[254],
+                     sr_q[255], sr_q[240], sr_q[241], sr_q[242], sr_q[243], sr_q[244], sr_q[245],
+                     sr_q[246], sr_q[247], sr_q[232], sr_q[233], sr_q[234], sr_q[235], sr_q[236],
+                     sr_q[237], sr_q[238], sr_q[239], sr_q[224], sr_q[225], sr_q[226], sr_q[227],
+                     sr_q[228], sr_q[229], sr_q[230], sr_q[231]});
+  assign rawd9 = ({sr_q[312], sr_q[313], sr_q[314], sr_q[315], sr_q[316], sr_q[317], sr_q[318],
+                   sr_q[319], sr_q[304], sr_q[305], sr_q[306], sr_q[307], sr_q[308], sr_q[309],
+                   sr_q[310], sr_q[311], sr_q[296], sr_q[297], sr_q[298], sr_q[299], sr_q[300],
+                   sr_q[301], sr_q[302], sr_q[303], sr_q[288], sr_q[289], sr_q[290], sr_q[291],
+                   sr_q[292], sr_q[293], sr_q[294], sr_q[295]}
+                  - {sr_q[280], sr_q[281], sr_q[282], sr_q[283], sr_q[284], sr_q[285], sr_q[286],
+                     sr_q[287], sr_q[272], sr_q[273], sr_q[274], sr_q[275], sr_q[276], sr_q[277],
+                     sr_q[278], sr_q[279], sr_q[264], sr_q[265], sr_q[266], sr_q[267], sr_q[268],
+                     sr_q[269], sr_q[270], sr_q[271], sr_q[256], sr_q[257], sr_q[258], sr_q[259],
+                     sr_q[260], sr_q[261], sr_q[262], sr_q[263]});
+  assign rawd10 = ({sr_q[344], sr_q[345], sr_q[346], sr_q[347], sr_q[348], sr_q[349], sr_q[350],
+                    sr_q[351], sr_q[336], sr_q[337], sr_q[338], sr_q[339], sr_q[340], sr_q[341],
+                    sr_q[342], sr_q[343], sr_q[328], sr_q[329], sr_q[330], sr_q[331], sr_q[332],
+                    sr_q[333], sr_q[334], sr_q[335], sr_q[320], sr_q[321], sr_q[322], sr_q[323],
+                    sr_q[324], sr_q[325], sr_q[326], sr_q[327]}
+                   - {sr_q[312], sr_q[313], sr_q[314], sr_q[315], sr_q[316], sr_q[317], sr_q[318],
+                      sr_q[319], sr_q[304], sr_q[305], sr_q[306], sr_q[307], sr_q[308], sr_q[309],
+                      sr_q[310], sr_q[311], sr_q[296], sr_q[297], sr_q[298], sr_q[299], sr_q[300],
+                      sr_q[301], sr_q[302], sr_q[303], sr_q[288], sr_q[289], sr_q[290], sr_q[291],
+                      sr_q[292], sr_q[293], sr_q[294], sr_q[295]});
+  assign rawd11 = ({sr_q[376], sr_q[377], sr_q[378], sr_q[379], sr_q[380], sr_q[381], sr_q[382],
+                    sr_q[383], sr_q[368], sr_q[369], sr_q[370], sr_q[371], sr_q[372], sr_q[373],
+                    sr_q[374], sr_q[375], sr_q[360], sr_q[361], sr_q[362], sr_q[363], sr_q[364],
+                    sr_q[365], sr_q[366], sr_q[367], sr_q[352], sr_q[353], sr_q[354], sr_q[355],
+                    sr_q[356], sr_q[357], sr_q[358], sr_q[359]}
+                   - {sr_q[344], sr_q[345], sr_q[346], sr_q[347], sr_q[348], sr_q[349], sr_q[350],
+                      sr_q[351], sr_q[336], sr_q[337], sr_q[338], sr_q[339], sr_q[340], sr_q[341],
+                      sr_q[342], sr_q[343], sr_q[328], sr_q[329], sr_q[330], sr_q[331], sr_q[332],
+                      sr_q[333], sr_q[334], sr_q[335], sr_q[320], sr_q[321], sr_q[322], sr_q[323],
+                      sr_q[324], sr_q[325], sr_q[326], sr_q[327]});
+  assign rawd12 = ({sr_q[408], sr_q[409], sr_q[410], sr_q[411], sr_q[412], sr_q[413], sr_q[414],
+                    sr_q[415], sr_q[400], sr_q[401], sr_q[402], sr_q[403], sr_q[404], sr_q[405],
+                    sr_q[406], sr_q[407], sr_q[392], sr_q[393], sr_q[394], sr_q[395], sr_q[396],
+                    sr_q[397], sr_q[398], sr_q[399], sr_q[384], sr_q[385], sr_q[386], sr_q[387],
+                    sr_q[388], sr_q[389], sr_q[390], sr_q[391]}
+                   - {sr_q[376], sr_q[377], sr_q[378], sr_q[379], sr_q[380], sr_q[381], sr_q[382],
+                      sr_q[383], sr_q[368], sr_q[369], sr_q[370], sr_q[371], sr_q[372], sr_q[373],
+                      sr_q[374], sr_q[375], sr_q[360], sr_q[361], sr_q[362], sr_q[363], sr_q[364],
+                      sr_q[365], sr_q[366], sr_q[367], sr_q[352], sr_q[353], sr_q[354], sr_q[355],
+                      sr_q[356], sr_q[357], sr_q[358], sr_q[359]});
+  assign rawd13 = ({sr_q[440], sr_q[441], sr_q[442], sr_q[443], sr_q[444], sr_q[445], sr_q[446],
+                    sr_q[447], sr_q[432], sr_q[433], sr_q[434], sr_q[435], sr_q[436], sr_q[437],
+                    sr_q[438], sr_q[439], sr_q[424], sr_q[425], sr_q[426], sr_q[427], sr_q[428],
+                    sr_q[429], sr_q[430], sr_q[431], sr_q[416], sr_q[417], sr_q[418], sr_q[419],
+                    sr_q[420], sr_q[421], sr_q[422], sr_q[423]}
+                   - {sr_q[408], sr_q[409], sr_q[410], sr_q[411], sr_q[412], sr_q[413], sr_q[414],
+                      sr_q[415], sr_q[400], sr_q[401], sr_q[402], sr_q[403], sr_q[404], sr_q[405],
+                      sr_q[406], sr_q[407], sr_q[392], sr_q[393], sr_q[394], sr_q[395], sr_q[396],
+                      sr_q[397], sr_q[398], sr_q[399], sr_q[384], sr_q[385], sr_q[386], sr_q[387],
+                      sr_q[388], sr_q[389], sr_q[390], sr_q[391]});
+  assign rawd14 = ({sr_q[472], sr_q[473], sr_q[474], sr_q[475], sr_q[476], sr_q[477], sr_q[478],
+                    sr_q[479], sr_q[464], sr_q[465], sr_q[466], sr_q[467], sr_q[468], sr_q[469],
+                    sr_q[470], sr_q[471], sr_q[456], sr_q[457], sr_q[458], sr_q[459], sr_q[460],
+                    sr_q[461], sr_q[462], sr_q[463], sr_q[448], sr_q[449], sr_q[450], sr_q[451],
+                    sr_q[452], sr_q[453], sr_q[454], sr_q[455]}
+                   - {sr_q[440], sr_q[441], sr_q[442], sr_q[443], sr_q[444], sr_q[445], sr_q[446],
+                      sr_q[447], sr_q[432], sr_q[433], sr_q[434], sr_q[435], sr_q[436], sr_q[437],
+                      sr_q[438], sr_q[439], sr_q[424], sr_q[425], sr_q[426], sr_q[427], sr_q[428],
+                      sr_q[429], sr_q[430], sr_q[431], sr_q[416], sr_q[417], sr_q[418], sr_q[419],
+                      sr_q[420], sr_q[421], sr_q[422], sr_q[423]});
+  assign rawd15 = ({sr_q[504], sr_q[505], sr_q[506], sr_q[507], sr_q[508], sr_q[509], sr_q[510],
+                    sr_q[511], sr_q[496], sr_q[497], sr_q[498], sr_q[499], sr_q[500], sr_q[501],
+                    sr_q[502], sr_q[503], sr_q[488], sr_q[489], sr_q[490], sr_q[491], sr_q[492],
+                    sr_q[493], sr_q[494], sr_q[495], sr_q[480], sr_q[481], sr_q[482], sr_q[483],
+                    sr_q[484], sr_q[485], sr_q[486], sr_q[487]}
+                   - {sr_q[472], sr_q[473], sr_q[474], sr_q[475], sr_q[476], sr_q[477], sr_q[478],
+                      sr_q[479], sr_q[464], sr_q[465], sr_q[466], sr_q[467], sr_q[468], sr_q[469],
+                      sr_q[470], sr_q[471], sr_q[456], sr_q[457], sr_q[458], sr_q[459], sr_q[460],
+                      sr_q[461], sr_q[462], sr_q[463], sr_q[448], sr_q[449], sr_q[450], sr_q[451],
+                      sr_q[452], sr_q[453], sr_q[454], sr_q[455]});
+  assign rawd16 = ({sr_q[536], sr_q[537], sr_q[538], sr_q[539], sr_q[540], sr_q[541], sr_q[542],
+                    sr_q[543], sr_q[528], sr_q[529], sr_q[530], sr_q[531], sr_q[532], sr_q[533],
+                    sr_q[534], sr_q[535], sr_q[520], sr_q[521], sr_q[522], sr_q[523], sr_q[524],
+                    sr_q[525], sr_q[526], sr_q[527], sr_q[512], sr_q[513], sr_q[514], sr_q[515],
+                    sr_q[516], sr_q[517], sr_q[518], sr_q[519]}
+                   - {sr_q[504], sr_q[505], sr_q[506], sr_q[507], sr_q[508], sr_q[509], sr_q[510],
+                      sr_q[511], sr_q[496], sr_q[497], sr_q[498], sr_q[499], sr_q[500], sr_q[501],
+                      sr_q[502], sr_q[503], sr_q[488], sr_q[489], sr_q[490], sr_q[491], sr_q[492],
+                      sr_q[493], sr_q[494], sr_q[495], sr_q[480], sr_q[481], sr_q[482], sr_q[483],
+                      sr_q[484], sr_q[485], sr_q[486], sr_q[487]});
+  assign rawd17 = ({sr_q[568], sr_q[569], sr_q[570], sr_q[571], sr_q[572], sr_q[573], sr_q[574],
+                    sr_q[575], sr_q[560], sr_q[561], sr_q[562], sr_q[563], sr_q[564], sr_q[565],
+                    sr_q[566], sr_q[567], sr_q[552], sr_q[553], sr_q[554], sr_q[555], sr_q[556],
+                    sr_q[557], sr_q[558], sr_q[559], sr_q[544], sr_q[545], sr_q[546], sr_q[547],
+                    sr_q[548], sr_q[549], sr_q[550], sr_q[551]}
+                   - {sr_q[536], sr_q[537], sr_q[538], sr_q[539], sr_q[540], sr_q[541], sr_q[542],
+                      sr_q[543], sr_q[528], sr_q[529], sr_q[530], sr_q[531], sr_q[532], sr_q[533],
+                      sr_q[534], sr_q[535], sr_q[520], sr_q[521], sr_q[522], sr_q[523], sr_q[524],
+                      sr_q[525], sr_q[526], sr_q[527], sr_q[512], sr_q[513], sr_q[514], sr_q[515],
+                      sr_q[516], sr_q[517], sr_q[518], sr_q[519]});
+  assign rawd18 = ({sr_q[600], sr_q[601], sr_q[602], sr_q[603], sr_q[604], sr_q[605], sr_q[606],
+                    sr_q[607], sr_q[592], sr_q[593], sr_q[594], sr_q[595], sr_q[596], sr_q[597],
+                    sr_q[598], sr_q[599], sr_q[584], sr_q[585], sr_q[586], sr_q[587], sr_q[588],
+                    sr_q[589], sr_q[590], sr_q[591], sr_q[576], sr_q[577], sr_q[578], sr_q[579],
+                    sr_q[580], sr_q[581], sr_q[582], sr_q[583]}
+                   - {sr_q[568], sr_q[569], sr_q[570], sr_q[571], sr_q[572], sr_q[573], sr_q[574],
+                      sr_q[575], sr_q[560], sr_q[561], sr_q[562], sr_q[563], sr_q[564], sr_q[565],
+                      sr_q[566], sr_q[567], sr_q[552], sr_q[553], sr_q[554], sr_q[555], sr_q[556],
+                      sr_q[557], sr_q[558], sr_q[559], sr_q[544], sr_q[545], sr_q[546], sr_q[547],
+                      sr_q[548], sr_q[549], sr_q[550], sr_q[551]});
+  assign rawd19 = ({sr_q[632], sr_q[633], sr_q[634], sr_q[635], sr_q[636], sr_q[637], sr_q[638],
+                    sr_q[639], sr_q[624], sr_q[625], sr_q[626], sr_q[627], sr_q[628], sr_q[629],
+                    sr_q[630], sr_q[631], sr_q[616], sr_q[617], sr_q[618], sr_q[619], sr_q[620],
+                    sr_q[621], sr_q[622], sr_q[623], sr_q[608], sr_q[609], sr_q[610], sr_q[611],
+                    sr_q[612], sr_q[613], sr_q[614], sr_q[615]}
+                   - {sr_q[600], sr_q[601], sr_q[602], sr_q[603], sr_q[604], sr_q[605], sr_q[606],
+                      sr_q[607], sr_q[592], sr_q[593], sr_q[594], sr_q[595], sr_q[596], sr_q[597],
+                      sr_q[598], sr_q[599], sr_q[584], sr_q[585], sr_q[586], sr_q[587], sr_q[588],
+                      sr_q[589], sr_q[590], sr_q[591], sr_q[576], sr_q[577], sr_q[578], sr_q[579],
+                      sr_q[580], sr_q[581], sr_q[582], sr_q[583]});
+  assign rawd20 = ({sr_q[664], sr_q[665], sr_q[666], sr_q[667], sr_q[668], sr_q[669], sr_q[670],
+                    sr_q[671], sr_q[656], sr_q[657], sr_q[658], sr_q[659], sr_q[660], sr_q[661],
+                    sr_q[662], sr_q[663], sr_q[648], sr_q[649], sr_q[650], sr_q[651], sr_q[652],
+                    sr_q[653], sr_q[654], sr_q[655], sr_q[640], sr_q[641], sr_q[642], sr_q[643],
+                    sr_q[644], sr_q[645], sr_q[646], sr_q[647]}
+                   - {sr_q[632], sr_q[633], sr_q[634], sr_q[635], sr_q[636], sr_q[637], sr_q[638],
+                      sr_q[639], sr_q[624], sr_q[625], sr_q[626], sr_q[627], sr_q[628], sr_q[629],
+                      sr_q[630], sr_q[631], sr_q[616], sr_q[617], sr_q[618], sr_q[619], sr_q[620],
+                      sr_q[621], sr_q[622], sr_q[623], sr_q[608], sr_q[609], sr_q[610], sr_q[611],
+                      sr_q[612], sr_q[613], sr_q[614], sr_q[615]});
+  assign rawd21 = ({sr_q[696], sr_q[697], sr_q[698], sr_q[699], sr_q[700], sr_q[701], sr_q[702],
+                    sr_q[703], sr_q[688], sr_q[689], sr_q[690], sr_q[691], sr_q[692], sr_q[693],
+                    sr_q[694], sr_q[695], sr_q[680], sr_q[681], sr_q[682], sr_q[683], sr_q[684],
+                    sr_q[685], sr_q[686], sr_q[687], sr_q[672], sr_q[673], sr_q[674], sr_q[675],
+                    sr_q[676], sr_q[677], sr_q[678], sr_q[679]}
+                   - {sr_q[664], sr_q[665], sr_q[666], sr_q[667], sr_q[668], sr_q[669], sr_q[670],
+                      sr_q[671], sr_q[656], sr_q[657], sr_q[658], sr_q[659], sr_q[660], sr_q[661],
+                      sr_q[662], sr_q[663], sr_q[648], sr_q[649], sr_q[650], sr_q[651], sr_q[652],
+                      sr_q[653], sr_q[654], sr_q[655], sr_q[640], sr_q[641], sr_q[642], sr_q[643],
+                      sr_q[644], sr_q[645], sr_q[646], sr_q[647]});
+  assign rawd22 = ({sr_q[728], sr_q[729], sr_q[730], sr_q[731], sr_q[732], sr_q[733], sr_q[734],
+                    sr_q[735], sr_q[720], sr_q[721], sr_q[722], sr_q[723], sr_q[724], sr_q[725],
+                    sr_q[726], sr_q[727], sr_q[712], sr_q[713], sr_q[714], sr_q[715], sr_q[716],
+                    sr_q[717], sr_q[718], sr_q[719], sr_q[704], sr_q[705], sr_q[706], sr_q[707],
+                    sr_q[708], sr_q[709], sr_q[710], sr_q[711]}
+                   - {sr_q[696], sr_q[697], sr_q[698], sr_q[699], sr_q[700], sr_q[701], sr_q[702],
+                      sr_q[703], sr_q[688], sr_q[689], sr_q[690], sr_q[691], sr_q[692], sr_q[693],
+                      sr_q[694], sr_q[695], sr_q[680], sr_q[681], sr_q[682], sr_q[683], sr_q[684],
+                      sr_q[685], sr_q[686], sr_q[687], sr_q[672], sr_q[673], sr_q[674], sr_q[675],
+                      sr_q[676], sr_q[677], sr_q[678], sr_q[679]});
+  assign rawd23 = ({sr_q[760], sr_q[761], sr_q[762], sr_q[763], sr_q[764], sr_q[765], sr_q[766],
+                    sr_q[767], sr_q[752], sr_q[753], sr_q[754], sr_q[755], sr_q[756], sr_q[757],
+                    sr_q[758], sr_q[759], sr_q[744], sr_q[745], sr_q[746], sr_q[747], sr_q[748],
+                    sr_q[749], sr_q[750], sr_q[751], sr_q[736], sr_q[737], sr_q[738], sr_q[739],
+                    sr_q[740], sr_q[741], sr_q[742], sr_q[743]}
+                   - {sr_q[728], sr_q[729], sr_q[730], sr_q[731], sr_q[732], sr_q[733], sr_q[734],
+                      sr_q[735], sr_q[720], sr_q[721], sr_q[722], sr_q[723], sr_q[724], sr_q[725],
+                      sr_q[726], sr_q[727], sr_q[712], sr_q[713], sr_q[714], sr_q[715], sr_q[716],
+                      sr_q[717], sr_q[718], sr_q[719], sr_q[704], sr_q[705], sr_q[706], sr_q[707],
+                      sr_q[708], sr_q[709], sr_q[710], sr_q[711]});
+  assign rawd24 = ({hi_q[24], hi_q[25], hi_q[26], hi_q[27], hi_q[28], hi_q[29], hi_q[30], hi_q[31],
+                    hi_q[16], hi_q[17], hi_q[18], hi_q[19], hi_q[20], hi_q[21], hi_q[22], hi_q[23],
+                    hi_q[8], hi_q[9], hi_q[10], hi_q[11], hi_q[12], hi_q[13], hi_q[14], hi_q[15],
+                    hi_q[0], hi_q[1], hi_q[2], hi_q[3], hi_q[4], hi_q[5], hi_q[6], hi_q[7]}
+                   - {sr_q[760], sr_q[761], sr_q[762], sr_q[763], sr_q[764], sr_q[765], sr_q[766],
+                      sr_q[767], sr_q[752], sr_q[753], sr_q[754], sr_q[755], sr_q[756], sr_q[757],
+                      sr_q[758], sr_q[759], sr_q[744], sr_q[745], sr_q[746], sr_q[747], sr_q[748],
+                      sr_q[749], sr_q[750], sr_q[751], sr_q[736], sr_q[737], sr_q[738], sr_q[739],
+                      sr_q[740], sr_q[741], sr_q[742], sr_q[743]});
+  assign rawd25 = ({hi_q[56], hi_q[57], hi_q[58], hi_q[59], hi_q[60], hi_q[61], hi_q[62], hi_q[63],
+                    hi_q[48], hi_q[49], hi_q[50], hi_q[51], hi_q[52], hi_q[53], hi_q[54], hi_q[55],
+                    hi_q[40], hi_q[41], hi_q[42], hi_q[43], hi_q[44], hi_q[45], hi_q[46], hi_q[47],
+                    hi_q[32], hi_q[33], hi_q[34], hi_q[35], hi_q[36], hi_q[37], hi_q[38], hi_q[39]}
+                   - {hi_q[24], hi_q[25], hi_q[26], hi_q[27], hi_q[28], hi_q[29], hi_q[30],
+                      hi_q[31], hi_q[16], hi_q[17], hi_q[18], hi_q[19], hi_q[20], hi_q[21],
+                      hi_q[22], hi_q[23], hi_q[8], hi_q[9], hi_q[10], hi_q[11], hi_q[12], hi_q[13],
+                      hi_q[14], hi_q[15], hi_q[0], hi_q[1], hi_q[2], hi_q[3], hi_q[4], hi_q[5],
+                      hi_q[6], hi_q[7]});
+  assign rawd26 = ({hi_q[88], hi_q[89], hi_q[90], hi_q[91], hi_q[92], hi_q[93], hi_q[94], hi_q[95],
+                    hi_q[80], hi_q[81], hi_q[82], hi_q[83], hi_q[84], hi_q[85], hi_q[86], hi_q[87],
+                    hi_q[72], hi_q[73], hi_q[74], hi_q[75], hi_q[76], hi_q[77], hi_q[78], hi_q[79],
+                    hi_q[64], hi_q[65], hi_q[66], hi_q[67], hi_q[68], hi_q[69], hi_q[70], hi_q[71]}
+                   - {hi_q[56], hi_q[57], hi_q[58], hi_q[59], hi_q[60], hi_q[61], hi_q[62],
+                      hi_q[63], hi_q[48], hi_q[49], hi_q[50], hi_q[51], hi_q[52], hi_q[53],
+                      hi_q[54], hi_q[55], hi_q[40], hi_q[41], hi_q[42], hi_q[43], hi_q[44],
+                      hi_q[45], hi_q[46], hi_q[47], hi_q[32], hi_q[33], hi_q[34], hi_q[35],
+                      hi_q[36], hi_q[37], hi_q[38], hi_q[39]});
+  assign rawd27 = ({hi_q[120], hi_q[121], hi_q[122], hi_q[123], hi_q[124], hi_q[125], hi_q[126],
+                    hi_q[127], hi_q[112], hi_q[113], hi_q[114], hi_q[115], hi_q[116], hi_q[117],
+                    hi_q[118], hi_q[119], hi_q[104], hi_q[105], hi_q[106], hi_q[107], hi_q[108],
+                    hi_q[109], hi_q[110], hi_q[111], hi_q[96], hi_q[97], hi_q[98], hi_q[99],
+                    hi_q[100], hi_q[101], hi_q[102], hi_q[103]}
+                   - {hi_q[88], hi_q[89], hi_q[90], hi_q[91], hi_q[92], hi_q[93], hi_q[94],
+                      hi_q[95], hi_q[80], hi_q[81], hi_q[82], hi_q[83], hi_q[84], hi_q[85],
+                      hi_q[86], hi_q[87], hi_q[72], hi_q[73], hi_q[74], hi_q[75], hi_q[76],
+                      hi_q[77], hi_q[78], hi_q[79], hi_q[64], hi_q[65], hi_q[66], hi_q[67],
+                      hi_q[68], hi_q[69], hi_q[70], hi_q[71]});
+  assign rawd28 = ({hi_q[152], hi_q[153], hi_q[154], hi_q[155], hi_q[156], hi_q[157], hi_q[158],
+                    hi_q[159], hi_q[144], hi_q[145], hi_q[146], hi_q[147], hi_q[148], hi_q[149],
+                    hi_q[150], hi_q[151], hi_q[136], hi_q[137], hi_q[138], hi_q[139], hi_q[140],
+                    hi_q[141], hi_q[142], hi_q[143], hi_q[128], hi_q[129], hi_q[130], hi_q[131],
+                    hi_q[132], hi_q[133], hi_q[134], hi_q[135]}
+                   - {hi_q[120], hi_q[121], hi_q[122], hi_q[123], hi_q[124], hi_q[125], hi_q[126],
+                      hi_q[127], hi_q[112], hi_q[113], hi_q[114], hi_q[115], hi_q[116], hi_q[117],
+                      hi_q[118], hi_q[119], hi_q[104], hi_q[105], hi_q[106], hi_q[107], hi_q[108],
+                      hi_q[109], hi_q[110], hi_q[111], hi_q[96], hi_q[97], hi_q[98], hi_q[99],
+                      hi_q[100], hi_q[101], hi_q[102], hi_q[103]});
+  assign rawd29 = ({hi_q[184], hi_q[185], hi_q[186], hi_q[187], hi_q[188], hi_q[189], hi_q[190],
+                    hi_q[191], hi_q[176], hi_q[177], hi_q[178], hi_q[179], hi_q[180], hi_q[181],
+                    hi_q[182], hi_q[183], hi_q[168], hi_q[169], hi_q[170], hi_q[171], hi_q[172],
+                    hi_q[173], hi_q[174], hi_q[175], hi_q[160], hi_q[161], hi_q[162], hi_q[163],
+                    hi_q[164], hi_q[165], hi_q[166], hi_q[167]}
+                   - {hi_q[152], hi_q[153], hi_q[154], hi_q[155], hi_q[156], hi_q[157], hi_q[158],
+                      hi_q[159], hi_q[144], hi_q[145], hi_q[146], hi_q[147], hi_q[148], hi_q[149],
+                      hi_q[150], hi_q[151], hi_q[136], hi_q[137], hi_q[138], hi_q[139], hi_q[140],
+                      hi_q[141], hi_q[142], hi_q[143], hi_q[128], hi_q[129], hi_q[130], hi_q[131],
+                      hi_q[132], hi_q[133], hi_q[134], hi_q[135]});
+  assign rawd30 = ({hi_q[216], hi_q[217], hi_q[218], hi_q[219], hi_q[220], hi_q[221], hi_q[222],
+                    hi_q[223], hi_q[208], hi_q[209], hi_q[210], hi_q[211], hi_q[212], hi_q[213],
+                    hi_q[214], hi_q[215], hi_q[200], hi_q[201], hi_q[202], hi_q[203], hi_q[204],
+                    hi_q[205], hi_q[206], hi_q[207], hi_q[192], hi_q[193], hi_q[194], hi_q[195],
+                    hi_q[196], hi_q[197], hi_q[198], hi_q[199]}
+                   - {hi_q[184], hi_q[185], hi_q[186], hi_q[187], hi_q[188], hi_q[189], hi_q[190],
+                      hi_q[191], hi_q[176], hi_q[177], hi_q[178], hi_q[179], hi_q[180], hi_q[181],
+                      hi_q[182], hi_q[183], hi_q[168], hi_q[169], hi_q[170], hi_q[171], hi_q[172],
+                      hi_q[173], hi_q[174], hi_q[175], hi_q[160], hi_q[161], hi_q[162], hi_q[163],
+                      hi_q[164], hi_q[165], hi_q[166], hi_q[167]});
+  assign rawd31 = ({hi_q[248], hi_q[249], hi_q[250], hi_q[251], hi_q[252], hi_q[253], hi_q[254],
+                    hi_q[255], hi_q[240], hi_q[241], hi_q[242], hi_q[243], hi_q[244], hi_q[245],
+                    hi_q[246], hi_q[247], hi_q[232], hi_q[233], hi_q[234], hi_q[235], hi_q[236],
+                    hi_q[237], hi_q[238], hi_q[239], hi_q[224], hi_q[225], hi_q[226], hi_q[227],
+                    hi_q[228], hi_q[229], hi_q[230], hi_q[231]}
+                   - {hi_q[216], hi_q[217], hi_q[218], hi_q[219], hi_q[220], hi_q[221], hi_q[222],
+                      hi_q[223], hi_q[208], hi_q[209], hi_q[210], hi_q[211], hi_q[212], hi_q[213],
+                      hi_q[214], hi_q[215], hi_q[200], hi_q[201], hi_q[202], hi_q[203], hi_q[204],
+                      hi_q[205], hi_q[206], hi_q[207], hi_q[192], hi_q[193], hi_q[194], hi_q[195],
+                      hi_q[196], hi_q[197], hi_q[198], hi_q[199]});
   assign vo1_d = loop_done;
   assign vo2_d = vo1_q;
   assign vo3_d = vo2_q;
@@ -6091,10 +4430,10 @@ module bpc_dec_s32_k4 (
                     {rawd31, rawd30, rawd29, rawd28, rawd27, rawd26, rawd25, rawd24, rawd23, rawd22,
                      rawd21, rawd20, rawd19, rawd18, rawd17, rawd16, rawd15, rawd14, rawd13, rawd12,
                      rawd11, rawd10, rawd9, rawd8, rawd7, rawd6, rawd5, rawd4, rawd3, rawd2, rawd1,
-                     st_q[24], st_q[25], st_q[26], st_q[27], st_q[28], st_q[29], st_q[30], st_q[31],
-                     st_q[16], st_q[17], st_q[18], st_q[19], st_q[20], st_q[21], st_q[22], st_q[23],
-                     st_q[8], st_q[9], st_q[10], st_q[11], st_q[12], st_q[13], st_q[14], st_q[15],
-                     st_q[0], st_q[1], st_q[2], st_q[3], st_q[4], st_q[5], st_q[6], st_q[7]}
+                     sr_q[24], sr_q[25], sr_q[26], sr_q[27], sr_q[28], sr_q[29], sr_q[30], sr_q[31],
+                     sr_q[16], sr_q[17], sr_q[18], sr_q[19], sr_q[20], sr_q[21], sr_q[22], sr_q[23],
+                     sr_q[8], sr_q[9], sr_q[10], sr_q[11], sr_q[12], sr_q[13], sr_q[14], sr_q[15],
+                     sr_q[0], sr_q[1], sr_q[2], sr_q[3], sr_q[4], sr_q[5], sr_q[6], sr_q[7]}
                   : {dbp31_n[30], dbp30_n[30], dbp29_n[30], dbp28_n[30], dbp27_n[30], dbp26_n[30],
                      dbp25_n[30], dbp24_n[30], dbp23_n[30], dbp22_n[30], dbp21_n[30], dbp20_n[30],
                      dbp19_n[30], dbp18_n[30], dbp17_n[30], dbp16_n[30], dbp15_n[30], dbp14_n[30],
@@ -7736,32 +6075,32 @@ module bpc_dec_s32_k4 (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, win[132:128], win_l9[900:133], t0_cls[4], t1_cls[4], t2_cls[4],
-                       t3_cls[4], start4_0, ps1_1_b3[8], ps1_2_b3[8], ps1_3_b3[8], ps1_4_b3[8],
-                       ps1_5_b3[8], ps1_6_b3[8], ps1_7_b3[8], ps1_8_b3[8], ps1_9_b3[8],
-                       ps1_10_b3[8], ps1_11_b3[8], ps1_12_b3[8], ps1_13_b3[8], ps1_14_b3[8],
-                       ps1_15_b3[8], ps1_16_b3[8], ps1_17_b3[8], ps1_18_b3[8], ps1_19_b3[8],
-                       ps1_20_b3[8], ps1_21_b3[8], ps1_22_b3[8], ps1_23_b3[8], ps1_24_b3[8],
-                       ps1_25_b3[8], ps1_26_b3[8], ps1_27_b3[8], ps1_28_b3[8], ps1_29_b3[8],
-                       ps1_30_b3[8], ps1_31_b3[8], ps2_2_b3[8], ps2_3_b3[8], ps2_4_b3[8],
-                       ps2_5_b3[8], ps2_6_b3[8], ps2_7_b3[8], ps2_8_b3[8], ps2_9_b3[8],
-                       ps2_10_b3[8], ps2_11_b3[8], ps2_12_b3[8], ps2_13_b3[8], ps2_14_b3[8],
-                       ps2_15_b3[8], ps2_16_b3[8], ps2_17_b3[8], ps2_18_b3[8], ps2_19_b3[8],
-                       ps2_20_b3[8], ps2_21_b3[8], ps2_22_b3[8], ps2_23_b3[8], ps2_24_b3[8],
-                       ps2_25_b3[8], ps2_26_b3[8], ps2_27_b3[8], ps2_28_b3[8], ps2_29_b3[8],
-                       ps2_30_b3[8], ps2_31_b3[8], ps3_4_b3[8], ps3_5_b3[8], ps3_6_b3[8],
-                       ps3_7_b3[8], ps3_8_b3[8], ps3_9_b3[8], ps3_10_b3[8], ps3_11_b3[8],
-                       ps3_12_b3[8], ps3_13_b3[8], ps3_14_b3[8], ps3_15_b3[8], ps3_16_b3[8],
-                       ps3_17_b3[8], ps3_18_b3[8], ps3_19_b3[8], ps3_20_b3[8], ps3_21_b3[8],
-                       ps3_22_b3[8], ps3_23_b3[8], ps3_24_b3[8], ps3_25_b3[8], ps3_26_b3[8],
-                       ps3_27_b3[8], ps3_28_b3[8], ps3_29_b3[8], ps3_30_b3[8], ps3_31_b3[8],
-                       ps4_8_b3[8], ps4_9_b3[8], ps4_10_b3[8], ps4_11_b3[8], ps4_12_b3[8],
-                       ps4_13_b3[8], ps4_14_b3[8], ps4_15_b3[8], ps4_16_b3[8], ps4_17_b3[8],
-                       ps4_18_b3[8], ps4_19_b3[8], ps4_20_b3[8], ps4_21_b3[8], ps4_22_b3[8],
-                       ps4_23_b3[8], ps4_24_b3[8], ps4_25_b3[8], ps4_26_b3[8], ps4_27_b3[8],
-                       ps4_28_b3[8], ps4_29_b3[8], ps4_30_b3[8], ps4_31_b3[8], ps5_16_b3[8],
-                       ps5_17_b3[8], ps5_18_b3[8], ps5_19_b3[8], ps5_20_b3[8], ps5_21_b3[8],
-                       ps5_22_b3[8], ps5_23_b3[8], ps5_24_b3[8], ps5_25_b3[8], ps5_26_b3[8],
-                       ps5_27_b3[8], ps5_28_b3[8], ps5_29_b3[8], ps5_30_b3[8], ps5_31_b3[8]};
+  assign unused_ok = &{1'd0, win[132:128], t0_cls[4], t1_cls[4], t2_cls[4], t3_cls[4], ps1_1_b3[8],
+                       ps1_2_b3[8], ps1_3_b3[8], ps1_4_b3[8], ps1_5_b3[8], ps1_6_b3[8], ps1_7_b3[8],
+                       ps1_8_b3[8], ps1_9_b3[8], ps1_10_b3[8], ps1_11_b3[8], ps1_12_b3[8],
+                       ps1_13_b3[8], ps1_14_b3[8], ps1_15_b3[8], ps1_16_b3[8], ps1_17_b3[8],
+                       ps1_18_b3[8], ps1_19_b3[8], ps1_20_b3[8], ps1_21_b3[8], ps1_22_b3[8],
+                       ps1_23_b3[8], ps1_24_b3[8], ps1_25_b3[8], ps1_26_b3[8], ps1_27_b3[8],
+                       ps1_28_b3[8], ps1_29_b3[8], ps1_30_b3[8], ps1_31_b3[8], ps2_2_b3[8],
+                       ps2_3_b3[8], ps2_4_b3[8], ps2_5_b3[8], ps2_6_b3[8], ps2_7_b3[8], ps2_8_b3[8],
+                       ps2_9_b3[8], ps2_10_b3[8], ps2_11_b3[8], ps2_12_b3[8], ps2_13_b3[8],
+                       ps2_14_b3[8], ps2_15_b3[8], ps2_16_b3[8], ps2_17_b3[8], ps2_18_b3[8],
+                       ps2_19_b3[8], ps2_20_b3[8], ps2_21_b3[8], ps2_22_b3[8], ps2_23_b3[8],
+                       ps2_24_b3[8], ps2_25_b3[8], ps2_26_b3[8], ps2_27_b3[8], ps2_28_b3[8],
+                       ps2_29_b3[8], ps2_30_b3[8], ps2_31_b3[8], ps3_4_b3[8], ps3_5_b3[8],
+                       ps3_6_b3[8], ps3_7_b3[8], ps3_8_b3[8], ps3_9_b3[8], ps3_10_b3[8],
+                       ps3_11_b3[8], ps3_12_b3[8], ps3_13_b3[8], ps3_14_b3[8], ps3_15_b3[8],
+                       ps3_16_b3[8], ps3_17_b3[8], ps3_18_b3[8], ps3_19_b3[8], ps3_20_b3[8],
+                       ps3_21_b3[8], ps3_22_b3[8], ps3_23_b3[8], ps3_24_b3[8], ps3_25_b3[8],
+                       ps3_26_b3[8], ps3_27_b3[8], ps3_28_b3[8], ps3_29_b3[8], ps3_30_b3[8],
+                       ps3_31_b3[8], ps4_8_b3[8], ps4_9_b3[8], ps4_10_b3[8], ps4_11_b3[8],
+                       ps4_12_b3[8], ps4_13_b3[8], ps4_14_b3[8], ps4_15_b3[8], ps4_16_b3[8],
+                       ps4_17_b3[8], ps4_18_b3[8], ps4_19_b3[8], ps4_20_b3[8], ps4_21_b3[8],
+                       ps4_22_b3[8], ps4_23_b3[8], ps4_24_b3[8], ps4_25_b3[8], ps4_26_b3[8],
+                       ps4_27_b3[8], ps4_28_b3[8], ps4_29_b3[8], ps4_30_b3[8], ps4_31_b3[8],
+                       ps5_16_b3[8], ps5_17_b3[8], ps5_18_b3[8], ps5_19_b3[8], ps5_20_b3[8],
+                       ps5_21_b3[8], ps5_22_b3[8], ps5_23_b3[8], ps5_24_b3[8], ps5_25_b3[8],
+                       ps5_26_b3[8], ps5_27_b3[8], ps5_28_b3[8], ps5_29_b3[8], ps5_30_b3[8],
+                       ps5_31_b3[8]};
 endmodule
 `default_nettype wire

@@ -34,57 +34,64 @@ fn words(bytes: &[u8], n: usize) -> Vec<u32> {
     v
 }
 
-/// What the compressor stores for an entry: (bus bytes, stream bits, code, raw).
-pub fn comp_expected(p: &BpcRtlParams, entry: &[u8]) -> Result<(Vec<u8>, usize, SizeCode), String> {
+/// What the compressor stores for an entry: (bus bytes, stream bits, metadata code).
+pub fn comp_expected(p: &BpcRtlParams, entry: &[u8]) -> Result<(Vec<u8>, usize, u8), String> {
     let (bytes, nbits) = bpc::encode(&p.model(), entry).map_err(|e| e.to_string())?;
     let zero = entry.iter().all(|b| *b == 0);
-    let code = SizeCode::of(zero, nbits);
-    let mut out = if code == SizeCode::Raw {
-        entry.to_vec()
-    } else {
-        bytes
-    };
-    out.resize(ENTRY_BYTES, 0);
+    let code = p.code_of(zero, nbits);
+    let mut out = if code == 4 { entry.to_vec() } else { bytes };
+    out.resize(p.entry_bytes, 0);
     Ok((out, nbits, code))
+}
+
+/// Bytes stored for a metadata code (0 for a reserved one).
+pub fn code_bytes(p: &BpcRtlParams, code: u8) -> usize {
+    match code {
+        4 => p.entry_bytes,
+        _ => p.code_limit_bits(code).unwrap_or(0) as usize / 8,
+    }
 }
 
 /// The compressor's transaction for one entry.
 pub fn comp_txn(p: &BpcRtlParams, entry: &[u8]) -> Result<Txn, String> {
     let (bytes, nbits, code) = comp_expected(p, entry)?;
+    let nw = p.entry_bytes / 4;
     Ok(Txn {
-        inputs: vec![Beat(vec![words(entry, 32)])],
+        inputs: vec![Beat(vec![words(entry, nw)])],
         expected: vec![Beat(vec![
-            words(&bytes, 32),
+            words(&bytes, nw),
             vec![nbits as u32],
-            vec![code.bits() as u32],
-            vec![(code == SizeCode::Raw) as u32],
+            vec![code as u32],
+            vec![(code == 4) as u32],
         ])],
     })
 }
 
-/// What the decompressor returns for a stored entry (`stream`, 128 B) with metadata `code`:
-/// the entry and `err` (an erroneous entry reads as zeros).
+/// What the decompressor returns for a stored entry (`stream`, one entry of bytes) with
+/// metadata `code`: the entry and `err` (an erroneous entry reads as zeros).
 pub fn decomp_expected(p: &BpcRtlParams, stream: &[u8], code: u8) -> (Vec<u8>, bool) {
-    let zero = (vec![0; ENTRY_BYTES], false);
-    let bad = (vec![0; ENTRY_BYTES], true);
-    let limit = match SizeCode::from_bits(code) {
-        Ok(SizeCode::Zero) => return zero,
-        Ok(SizeCode::Raw) => return (stream.to_vec(), false),
-        Ok(c) => c.bytes() * 8,
-        Err(_) => return bad,
+    let eb = p.entry_bytes;
+    match code {
+        0 => return (vec![0; eb], false),
+        4 => return (stream.to_vec(), false),
+        _ => {}
+    }
+    let Some(limit) = p.code_limit_bits(code) else {
+        return (vec![0; eb], true);
     };
-    match bpc::decompress_within(&p.model(), stream, limit) {
+    match bpc::decompress_within(&p.model(), stream, limit as usize) {
         Ok(b) => (b, false),
-        Err(_) => bad,
+        Err(_) => (vec![0; eb], true),
     }
 }
 
 /// The decompressor's transaction for a stored entry.
 pub fn decomp_txn(p: &BpcRtlParams, stream: &[u8], code: u8) -> Txn {
     let (blk, err) = decomp_expected(p, stream, code);
+    let nw = p.entry_bytes / 4;
     Txn {
-        inputs: vec![Beat(vec![words(stream, 32), vec![code as u32]])],
-        expected: vec![Beat(vec![words(&blk, 32), vec![err as u32]])],
+        inputs: vec![Beat(vec![words(stream, nw), vec![code as u32]])],
+        expected: vec![Beat(vec![words(&blk, nw), vec![err as u32]])],
     }
 }
 
@@ -98,13 +105,13 @@ pub fn stored(
     rng: &mut ChaCha8Rng,
 ) -> Result<(Vec<u8>, u8, bool), String> {
     let (mut bytes, _, code) = comp_expected(p, entry)?;
-    let mut c = code.bits();
+    let mut c = code;
     if !rng.gen_bool(corrupt) {
         return Ok((bytes, c, false));
     }
     match rng.gen_range(0..4) {
         0 | 1 => {
-            let span = code.bytes().max(8) * 8;
+            let span = code_bytes(p, code).max(8) * 8;
             for _ in 0..rng.gen_range(1..=3) {
                 let bit = rng.gen_range(0..span);
                 bytes[bit / 8] ^= 0x80 >> (bit % 8);
@@ -260,15 +267,19 @@ pub enum Unit {
     SizeMapper,
     /// `buddy_addr_gen_*`.
     AddrGen,
+    /// `cache_*`: the metadata-cache slice, the shared cache + MSHR controller with 4-bit
+    /// size codes as fields.
+    MetaCache,
 }
 
 impl Unit {
     /// Every unit, in report order.
-    pub const ALL: [Unit; 4] = [
+    pub const ALL: [Unit; 5] = [
         Unit::Compressor,
         Unit::Decompressor,
         Unit::SizeMapper,
         Unit::AddrGen,
+        Unit::MetaCache,
     ];
 
     /// CLI name.
@@ -278,12 +289,17 @@ impl Unit {
             Unit::Decompressor => "bpc-decompress",
             Unit::SizeMapper => "size-mapper",
             Unit::AddrGen => "addr-gen",
+            Unit::MetaCache => "meta-cache",
         }
     }
 
-    /// Input bytes per beat (the entry a lookup serves, for the table units).
-    pub fn beat_bytes(self) -> u32 {
-        ENTRY_BYTES as u32
+    /// Input bytes per beat (the BPC units: an entry; the others: the 128 B entry a lookup
+    /// serves).
+    pub fn beat_bytes(self, p: &BuddyRtlParams) -> u32 {
+        match self {
+            Unit::Compressor | Unit::Decompressor => p.bpc.entry_bytes as u32,
+            _ => ENTRY_BYTES as u32,
+        }
     }
 
     /// The unit called `s`; the error lists the names.
@@ -302,29 +318,44 @@ pub fn top(p: &BuddyRtlParams, unit: Unit) -> Result<Arc<Module>, String> {
         Unit::Decompressor => crate::rtl::bpc::decompressor(&p.bpc),
         Unit::SizeMapper => crate::rtl::buddy::size_mapper(p),
         Unit::AddrGen => crate::rtl::buddy::addr_gen(p),
+        Unit::MetaCache => crate::rtl::cache::cache(&p.meta.rtl()),
     };
     r.map_err(|e| e.to_string())
 }
 
-/// Entries from the classes or from fixed data (a trace, its last entry zero-padded).
+/// Entries from the classes (each 128 B class entry cut into entries of the unit's size) or
+/// from fixed data (a trace, its last entry zero-padded).
 pub enum Entries {
-    /// The §6 classes in turn.
-    Classes(EntryStim),
-    /// Fixed data, once.
+    /// The §6 classes in turn, with the pieces of the current class entry left.
+    Classes(EntryStim, Vec<Vec<u8>>),
+    /// Fixed data, once: (data, next offset).
     Fixed(Vec<u8>, usize),
 }
 
 impl Entries {
-    fn next_entry(&mut self) -> Option<Vec<u8>> {
+    /// The §6 classes from `seed`.
+    pub fn classes(seed: u64) -> Entries {
+        Entries::Classes(EntryStim::new(seed), Vec::new())
+    }
+
+    fn next_entry(&mut self, bytes: usize) -> Option<Vec<u8>> {
         match self {
-            Entries::Classes(s) => Some(s.next_entry()),
+            Entries::Classes(s, left) => {
+                if left.is_empty() {
+                    let mut e: Vec<Vec<u8>> =
+                        s.next_entry().chunks(bytes).map(<[u8]>::to_vec).collect();
+                    e.reverse();
+                    *left = e;
+                }
+                left.pop()
+            }
             Entries::Fixed(d, at) => {
                 if *at >= d.len() {
                     return None;
                 }
-                let mut e = d[*at..d.len().min(*at + ENTRY_BYTES)].to_vec();
-                e.resize(ENTRY_BYTES, 0);
-                *at += ENTRY_BYTES;
+                let mut e = d[*at..d.len().min(*at + bytes)].to_vec();
+                e.resize(bytes, 0);
+                *at += bytes;
                 Some(e)
             }
         }
@@ -355,24 +386,19 @@ pub fn run_entries(
             return None;
         }
         left -= 1;
-        let e = entries.next_entry()?;
+        let e = entries.next_entry(p.entry_bytes)?;
         let r = match unit {
             Unit::Compressor => comp_txn(p, &e).map(|t| {
                 let code = t.expected[0].0[2][0] as u8;
-                (
-                    t,
-                    SizeCode::from_bits(code).map(|c| c.bytes()).unwrap_or(128),
-                )
+                (t, code_bytes(p, code))
             }),
-            _ => stored(p, &e, corrupt, &mut rng).map(|(s, c, _)| {
-                let bytes = SizeCode::from_bits(c).map(|c| c.bytes()).unwrap_or(128);
-                (decomp_txn(p, &s, c), bytes)
-            }),
+            _ => stored(p, &e, corrupt, &mut rng)
+                .map(|(s, c, _)| (decomp_txn(p, &s, c), code_bytes(p, c))),
         };
         match r {
             Ok((t, stored_bytes)) => {
                 lines += 1;
-                raw += ENTRY_BYTES as u64;
+                raw += p.entry_bytes as u64;
                 comp += stored_bytes as u64;
                 Some(t)
             }
@@ -408,12 +434,15 @@ pub fn run_with(
     if matches!(unit, Unit::SizeMapper | Unit::AddrGen) {
         return run_table(dut, &t, p, unit, s.lines, &cfg, progress);
     }
+    if unit == Unit::MetaCache {
+        return run_meta_cache(dut, &t, p, s.lines, &cfg);
+    }
     let (mut entries, corrupt) = match &s.data {
         Some(w) => {
             let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
             (Entries::Fixed(bytes, 0), 0.0)
         }
-        None => (Entries::Classes(EntryStim::new(s.seed)), CORRUPT),
+        None => (Entries::classes(s.seed), CORRUPT),
     };
     run_entries(
         dut,
@@ -428,10 +457,29 @@ pub fn run_with(
     )
 }
 
-/// An entry of 32 random words (every plane raw: the decoder's longest path, 34 tokens).
-pub fn dense_entry() -> Vec<u8> {
+/// Runs `n` metadata lookups (reads and updates of size codes, the `trace::lookups`
+/// patterns) through the slice `top` with a reordering memory ([`super::cache::run`]); the
+/// controller's hit, miss and merge counters must equal the model's.
+pub fn run_meta_cache(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &BuddyRtlParams,
+    n: u64,
+    cfg: &StreamConfig,
+) -> Result<RunStats, String> {
+    let r = super::cache::run(dut, top, &p.meta.rtl(), n, cfg)?;
+    if r.stats.first_mismatch.is_none() {
+        r.check()?;
+    }
+    let mut st = r.stats;
+    st.lines = n;
+    Ok(st)
+}
+
+/// An entry of random bytes (every plane raw).
+pub fn dense_entry(p: &BpcRtlParams) -> Vec<u8> {
     let mut rng = ChaCha8Rng::seed_from_u64(11);
-    (0..ENTRY_BYTES).map(|_| rng.gen()).collect()
+    (0..p.entry_bytes).map(|_| rng.gen()).collect()
 }
 
 /// Latency of an isolated entry (the compressor: any entry; the decompressor: the stream of
@@ -441,17 +489,26 @@ pub fn measure(dut: &mut dyn Dut, pb: &BuddyRtlParams, unit: Unit) -> Result<Tim
     pb.validate()?;
     let p = &pb.bpc;
     let t = top(pb, unit)?;
+    if unit == Unit::MetaCache {
+        let (latency_cycles, rate) = super::cache::measure(dut, &t, &pb.meta.rtl())?;
+        return Ok(Timing {
+            latency_cycles,
+            in_beats_per_cycle: rate,
+            raw_bytes_per_cycle: rate * ENTRY_BYTES as f64,
+        });
+    }
     let (sin, sout) = Stream::of_unit(&t)?;
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let txn = match unit {
-        Unit::Compressor => comp_txn(p, &dense_entry())?,
+        Unit::Compressor => comp_txn(p, &dense_entry(p))?,
         Unit::Decompressor => {
             let e = worst_entry(p)?;
             let (s, _, c) = comp_expected(p, &e)?;
-            decomp_txn(p, &s, c.bits())
+            decomp_txn(p, &s, c)
         }
         Unit::SizeMapper => size_txn(2, 3),
         Unit::AddrGen => addr_txn(&pb.addr, &random_addr_req(pb, &mut rng)),
+        Unit::MetaCache => return Err("measured above".into()),
     };
     let latency_cycles = super::stream::measure_latency(dut, &sin, &sout, &txn)?;
     let cfg = StreamConfig {
@@ -463,7 +520,7 @@ pub fn measure(dut: &mut dyn Dut, pb: &BuddyRtlParams, unit: Unit) -> Result<Tim
     let st = if matches!(unit, Unit::SizeMapper | Unit::AddrGen) {
         run_table(dut, &t, pb, unit, 2000, &cfg, &mut |_| {})?
     } else {
-        let mut entries = Entries::Classes(EntryStim::new(7));
+        let mut entries = Entries::classes(7);
         run_entries(dut, &t, p, unit, &mut entries, 2000, 0.0, &cfg, &mut |_| {})?
     };
     if let Some(m) = &st.first_mismatch {
@@ -479,13 +536,15 @@ pub fn measure(dut: &mut dyn Dut, pb: &BuddyRtlParams, unit: Unit) -> Result<Tim
 /// The compressed (not raw) entry with the most tokens among 4,000 class entries.
 pub fn worst_entry(p: &BpcRtlParams) -> Result<Vec<u8>, String> {
     let q = p.model();
-    let mut stim = EntryStim::new(3);
-    let mut best = (0usize, vec![0u8; ENTRY_BYTES]);
+    let mut e = Entries::classes(3);
+    let mut best = (0usize, vec![0u8; p.entry_bytes]);
     for _ in 0..4000 {
-        let e = stim.next_entry();
-        let t = bpc::tokens(&q, &e).map_err(|e| e.to_string())?;
-        if t.bits(&q) <= crate::rtl::bpc::RAW_ABOVE_BITS as usize && t.tokens.len() > best.0 {
-            best = (t.tokens.len(), e);
+        let Some(x) = e.next_entry(p.entry_bytes) else {
+            break;
+        };
+        let t = bpc::tokens(&q, &x).map_err(|e| e.to_string())?;
+        if t.bits(&q) <= p.raw_above_bits() as usize && t.tokens.len() > best.0 {
+            best = (t.tokens.len(), x);
         }
     }
     Ok(best.1)

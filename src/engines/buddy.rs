@@ -15,8 +15,8 @@ use crate::model::buddy::eval::{self, SetEval};
 use crate::trace::entries::{EntryClass, ENTRY_BYTES};
 use std::sync::Arc;
 
-/// The ISCA'20 engine: BPC compressor and decompressor, size mapper, address generator (the
-/// metadata-cache slice and the memory-controller splitter follow).
+/// The ISCA'20 engine: BPC compressor and decompressor, size mapper, address generator,
+/// metadata-cache slice (the memory-controller splitter follows).
 pub struct Buddy;
 
 impl Engine for Buddy {
@@ -29,7 +29,13 @@ impl Engine for Buddy {
     }
 
     fn unit_names(&self) -> &'static [&'static str] {
-        &["bpc-compress", "bpc-decompress", "size-mapper", "addr-gen"]
+        &[
+            "bpc-compress",
+            "bpc-decompress",
+            "size-mapper",
+            "addr-gen",
+            "meta-cache",
+        ]
     }
 
     fn test_units(&self) -> &'static [&'static str] {
@@ -49,8 +55,11 @@ impl Engine for Buddy {
                     engine: self.name(),
                     unit: u.name(),
                     top: bench::top(p, u)?,
-                    params: p.describe(),
-                    beat_bytes: u.beat_bytes(),
+                    params: match u {
+                        Unit::MetaCache => p.meta.describe(),
+                        _ => p.describe(),
+                    },
+                    beat_bytes: u.beat_bytes(p),
                 })
             })
             .collect()

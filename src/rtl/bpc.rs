@@ -45,17 +45,20 @@ use std::sync::Arc;
 /// Spec reference in headers.
 pub const SPEC: &str = "shared/spec/buddy-bpc.md";
 
-/// Entry bits on the ports.
+/// Entry bits on the ports of the default (Buddy's 128 B entries).
 pub const ENTRY_BITS: u32 = 1024;
 
-/// Streams longer than this are stored raw (three 32 B sectors, spec §2.2).
+/// Streams longer than this are stored raw at 128 B (three 32 B sectors, spec §2.2).
 pub const RAW_ABOVE_BITS: u32 = 768;
 
 /// Parameters of the BPC units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BpcRtlParams {
-    /// Symbol width (32 or 64) and prefix table; entries are 128 B.
+    /// Entry bytes: 128 (Buddy's memory entry, default), 64 or 32 (sectors scale to a
+    /// quarter of the entry).
+    pub entry_bytes: usize,
+    /// Symbol width (32 or 64).
     pub sym_bits: u32,
     /// The 5-bit prefix assignment.
     pub prefixes: BpcPrefixes,
@@ -66,6 +69,7 @@ pub struct BpcRtlParams {
 impl Default for BpcRtlParams {
     fn default() -> Self {
         BpcRtlParams {
+            entry_bytes: 128,
             sym_bits: 32,
             prefixes: BpcPrefixes::Kim2016,
             dec_tokens: 4,
@@ -74,10 +78,10 @@ impl Default for BpcRtlParams {
 }
 
 impl BpcRtlParams {
-    /// The model's parameters (128 B entries).
+    /// The model's parameters.
     pub fn model(&self) -> BpcParams {
         BpcParams {
-            line_bytes: 128,
+            line_bytes: self.entry_bytes,
             sym_bits: self.sym_bits,
             prefixes: self.prefixes,
         }
@@ -95,10 +99,54 @@ impl BpcRtlParams {
         Ok(())
     }
 
+    /// Entry bits.
+    pub fn entry_bits(&self) -> u32 {
+        8 * self.entry_bytes as u32
+    }
+
+    /// Sector bits (a quarter of the entry: 32 B at 128 B).
+    pub fn sector_bits(&self) -> u32 {
+        self.entry_bits() / 4
+    }
+
+    /// Streams longer than this are stored raw (three sectors).
+    pub fn raw_above_bits(&self) -> u32 {
+        3 * self.sector_bits()
+    }
+
+    /// The stream bits a metadata code allows (`None`: zero, raw or reserved).
+    pub fn code_limit_bits(&self, code: u8) -> Option<u32> {
+        match code {
+            5 => Some(64),
+            1..=3 => Some(code as u32 * self.sector_bits()),
+            _ => None,
+        }
+    }
+
+    /// The metadata code of an entry: 0x0 all-zero, 0x5 at most 64 bits, 0x1-0x3 sectors,
+    /// 0x4 raw (at 128 B the model's `SizeCode::of`).
+    pub fn code_of(&self, zero: bool, bits: usize) -> u8 {
+        let sec = self.sector_bits() as usize;
+        if zero {
+            0
+        } else if bits <= 64 {
+            5
+        } else if bits <= sec {
+            1
+        } else if bits <= 2 * sec {
+            2
+        } else if bits <= 3 * sec {
+            3
+        } else {
+            4
+        }
+    }
+
     /// One-line description for reports.
     pub fn describe(&self) -> String {
         format!(
-            "128 B entries, {}-bit symbols, prefixes {}, decoder {} tokens/cycle",
+            "{} B entries, {}-bit symbols, prefixes {}, decoder {} tokens/cycle",
+            self.entry_bytes,
             self.sym_bits,
             match self.prefixes {
                 BpcPrefixes::Kim2016 => "kim2016",
@@ -110,7 +158,12 @@ impl BpcRtlParams {
 
     fn tag(&self) -> String {
         format!(
-            "s{}{}",
+            "{}s{}{}",
+            if self.entry_bytes == 128 {
+                String::new()
+            } else {
+                format!("e{}_", self.entry_bytes)
+            },
             self.sym_bits,
             match self.prefixes {
                 BpcPrefixes::Kim2016 => "",
@@ -311,18 +364,18 @@ fn header(m: &mut ModuleBuilder, gen: &str, p: &BpcRtlParams, spec: &str) {
     m.header("Bus: byte i at [8i+7:8i]; stream bit s (MSB-first) at bus bit 8(s/8)+7-s%8");
 }
 
-/// The metadata code of a stream: 0x0 all-zero, 0x5 at most 64 bits, 0x1-0x3 sectors,
-/// 0x4 raw (model `SizeCode::of`).
-fn size_code(zero: &Expr, nbits: &Expr) -> Expr {
+/// The metadata code of a stream ([`BpcRtlParams::code_of`]).
+fn size_code(p: &BpcRtlParams, zero: &Expr, nbits: &Expr) -> Expr {
     let w = nbits.width();
+    let sec = p.sector_bits() as u64;
     let le = |v: u64| nbits.le(&Expr::lit(w, v));
     let c = le(64).select(
         &Expr::lit(4, 5),
-        &le(256).select(
+        &le(sec).select(
             &Expr::lit(4, 1),
-            &le(512).select(
+            &le(2 * sec).select(
                 &Expr::lit(4, 2),
-                &le(RAW_ABOVE_BITS as u64).select(&Expr::lit(4, 3), &Expr::lit(4, 4)),
+                &le(3 * sec).select(&Expr::lit(4, 3), &Expr::lit(4, 4)),
             ),
         ),
     );
@@ -354,7 +407,9 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         p,
         "§2.4 (deltas, DBP/DBX, codes, priority), §2.2 (size code), §7 item 2 (II = 1)",
     );
-    let s_in = stream::input(&mut m, "s", &Layout::new(&[("blk", ENTRY_BITS)]));
+    let eb = p.entry_bits();
+    let cap = p.raw_above_bits();
+    let s_in = stream::input(&mut m, "s", &Layout::new(&[("blk", eb)]));
     let out = stream::output_port(&mut m, "m");
     let m_ready = out.ready();
     let blk = s_in.field("blk");
@@ -598,10 +653,11 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
             "Stage {}: radix-4 merge level {level} (shifts by registered offsets)",
             3 + level
         ));
+        let in_lens: Vec<Expr> = segs.iter().map(|s| s.len.clone()).collect();
         let groups: Vec<Vec<Seg>> = chunk_segs(segs, 4);
         let mut merged = Vec::new();
         for (gi, grp) in groups.into_iter().enumerate() {
-            merged.push(merge_group(&mut m, &format!("m{level}_{gi}"), grp));
+            merged.push(merge_group(&mut m, &format!("m{level}_{gi}"), grp, cap));
         }
         if merged.len() == 1 {
             let sg = merged.pop().expect("one segment");
@@ -609,9 +665,9 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
             // ---- Output: size code, raw select ----
             let nbits = tot_q.clone().unwrap_or_else(|| sg.len.clone()).resize(nbw);
             let nbits = m.wire("nbits", &nbits);
-            let size = m.wire("size", &size_code(&zero_q, &nbits));
+            let size = m.wire("size", &size_code(p, &zero_q, &nbits));
             let raw = m.wire("raw", &size.eq_lit(4));
-            let stream_bus = bus_of_stream(&sg.bits, ENTRY_BITS);
+            let stream_bus = bus_of_stream(&sg.bits, eb);
             let data = raw.select(&blk_q, &stream_bus);
             let ostream = m.reg_next("out_stream_q", None, &data, Some(&adv));
             let onb = m.reg_next("out_nbits_q", None, &nbits, Some(&adv));
@@ -634,8 +690,13 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         with_offsets(&mut m, &nm, &mut merged);
         if merged.len() <= 4 {
             // The next stage is the last: register the whole stream's length now.
+            // Carry-save from this level's registered lengths, one carry-propagate add.
             let lw = merged.iter().map(|s| s.len.width()).max().unwrap_or(1) + 2;
-            let t = sum_tree(&merged.iter().map(|s| s.len.zext(lw)).collect::<Vec<_>>());
+            let t = csa_sum(
+                &mut m,
+                &format!("{nm}_csa"),
+                &in_lens.iter().map(|l| l.zext(lw)).collect::<Vec<_>>(),
+            );
             let t = m.wire(&format!("{nm}_sum"), &t);
             if lw > nbw {
                 m.unused(&t.slice(nbw, lw - nbw));
@@ -649,6 +710,36 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         level += 1;
     }
     m.finish()
+}
+
+/// The sum of equal-width terms by a carry-save (3:2) tree and one final add; the width
+/// is kept (the caller sizes it for the sum).
+fn csa_sum(m: &mut ModuleBuilder, name: &str, v: &[Expr]) -> Expr {
+    let w = v.first().map(|x| x.width()).unwrap_or(1);
+    let mut cur = v.to_vec();
+    let mut lvl = 0;
+    while cur.len() > 2 {
+        let mut nxt = Vec::new();
+        for (i, c) in cur.chunks(3).enumerate() {
+            if c.len() == 3 {
+                let sum = m.wire(&format!("{name}_l{lvl}_{i}s"), &(&c[0] ^ &c[1] ^ &c[2]));
+                let maj = (&c[0] & &c[1]) | (&c[0] & &c[2]) | (&c[1] & &c[2]);
+                let maj = m.wire(&format!("{name}_l{lvl}_{i}m"), &maj);
+                m.unused(&maj.bit(w - 1));
+                nxt.push(sum);
+                nxt.push(Expr::cat(&[maj.slice(0, w - 1), Expr::zero(1)]));
+            } else {
+                nxt.extend(c.iter().cloned());
+            }
+        }
+        cur = nxt;
+        lvl += 1;
+    }
+    match cur.len() {
+        0 => Expr::zero(w),
+        1 => cur[0].clone(),
+        _ => &cur[0] + &cur[1],
+    }
 }
 
 /// A balanced adder tree of equal-width terms.
@@ -721,13 +812,10 @@ fn reg_segs(m: &mut ModuleBuilder, prefix: &str, segs: Vec<Seg>, en: &Expr) -> V
 }
 
 /// Concatenates a group: segment i shifted up by its registered offset (the lengths
-/// before it), ORed; bits at [`RAW_ABOVE_BITS`] and above dropped. The length is the sum.
-fn merge_group(m: &mut ModuleBuilder, name: &str, grp: Vec<Seg>) -> Seg {
-    let total_w: u32 = grp
-        .iter()
-        .map(|s| s.bits.width())
-        .sum::<u32>()
-        .min(RAW_ABOVE_BITS);
+/// before it), ORed; bits at `cap` (the raw threshold) and above dropped. The length is the
+/// sum.
+fn merge_group(m: &mut ModuleBuilder, name: &str, grp: Vec<Seg>, cap: u32) -> Seg {
+    let total_w: u32 = grp.iter().map(|s| s.bits.width()).sum::<u32>().min(cap);
     let lw = grp.iter().map(|s| s.len.width()).max().unwrap_or(1) + 2;
     let mut terms = Vec::new();
     let len = sum_tree(&grp.iter().map(|s| s.len.zext(lw)).collect::<Vec<_>>());
@@ -773,7 +861,7 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let s_in = stream::input(
         &mut m,
         "s",
-        &Layout::new(&[("stream", ENTRY_BITS), ("size", 4)]),
+        &Layout::new(&[("stream", p.entry_bits()), ("size", 4)]),
     );
     let out = stream::output_port(&mut m, "m");
     let m_ready = out.ready();
@@ -795,12 +883,10 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let limit = m.wire(
         "limit_in",
         &or_tree(
-            vec![
-                lim(5, 64),
-                lim(1, 256),
-                lim(2, 512),
-                lim(3, RAW_ABOVE_BITS as u64),
-            ],
+            [5u8, 1, 2, 3]
+                .iter()
+                .map(|c| lim(*c as u64, p.code_limit_bits(*c).unwrap_or(0) as u64))
+                .collect(),
             10,
         ),
     );
@@ -832,12 +918,19 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let done = m.wire_decl("loop_done", 1);
     let free = m.wire("loop_free", &(!busy.q() | done.expr()));
     let take = m.wire("take", &(&s_in.valid & &free));
-    let st_q = m.reg_next("st_q", None, &st, Some(&take));
     let raw_q = m.reg_next("raw_q", None, &is_raw, Some(&take));
     let zero_q = m.reg_next("zmode_q", None, &is_zero, Some(&take));
     let bpc_q = m.reg_next("bmode_q", None, &bpc_in, Some(&take));
     let base_q = m.reg_next("base_q", None, &base, Some(&take));
-    let pos = m.reg("pos_q", 10, None);
+    // The stream from the next token on (a raw entry: its low 768 bits, the rest in hi_q).
+    let srw = p.raw_above_bits();
+    let sr = m.reg("sr_q", srw, None);
+    let hi = m.reg_next(
+        "hi_q",
+        None,
+        &st.slice(srw, p.entry_bits() - srw),
+        Some(&take),
+    );
     let room = m.reg("room_q", 10, None);
     let left = m.reg("left_q", clog2u(g.p + 1), None);
     let prev = m.reg("prev_q", g.b, None);
@@ -849,35 +942,40 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
 
     // ---- Loop: k tokens per cycle ----
     m.comment(format!(
-        "Loop: window at pos_q, {k} chained one-hot token starts, fields by AND-OR"
+        "Loop: window = sr_q low bits, {k} chained one-hot token starts, fields by AND-OR"
     ));
     let lens = g.lens();
     let span = k as u32 * g.tw; // k widest tokens
     let ww = span + 5;
-    // The window: stream bits [pos, pos + ww), LSB-first right shifter; past bit 767 reads 0.
-    let sw = RAW_ABOVE_BITS + ww;
-    let mut cur = Expr::cat(&[Expr::zero(ww), st_q.slice(0, RAW_ABOVE_BITS)]);
-    for b in 0..10u32 {
-        let sh = 1u32 << b;
-        let shifted = if sh < sw {
-            Expr::cat(&[Expr::zero(sh), cur.slice(sh, sw - sh)])
-        } else {
-            Expr::zero(sw)
-        };
-        cur = m.wire(&format!("win_l{b}"), &pos.q().bit(b).select(&shifted, &cur));
-    }
-    let win = m.wire("win", &cur.slice(0, ww));
+    // The window: the low bits of the stream register (aligned at the next token).
+    let win = m.wire("win", &sr.q().slice(0, ww));
     // The bits past the last token's fields (the window is sized for 5-bit lookahead).
     let used = (npos_of(k, g) as u32 - 1 + g.tw).max(npos_of(k, g) as u32 + 4);
     if used < ww {
         m.unused(&win.slice(used, ww - used));
     }
-    m.unused(&cur.slice(ww, sw - ww));
     // Per window position x: the class of a token starting there, one-hot
     // [raw, run, zero, all ones, dbp zero, two ones, one one].
     let npos = npos_of(k, g);
-    let cls_at: Vec<Expr> = (0..npos as u32)
+    // Positions where one of the first k tokens can start (sums of i token lengths).
+    let mut need = vec![false; npos];
+    let mut r: std::collections::BTreeSet<usize> = [0].into();
+    for _ in 0..k {
+        for &x in &r {
+            if x < npos {
+                need[x] = true;
+            }
+        }
+        r = r
+            .iter()
+            .flat_map(|x| lens.iter().map(move |l| x + *l as usize))
+            .collect();
+    }
+    let cls_at: Vec<Option<Expr>> = (0..npos as u32)
         .map(|x| {
+            if !need[x as usize] {
+                return None;
+            }
             let b = |i: u32| win.bit(x + i);
             let n0 = !b(0);
             let run = &n0 & &b(1);
@@ -899,9 +997,10 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
                 sel(PlaneCode::TwoOnes),
                 sel(PlaneCode::OneOne),
             ]);
-            m.wire(&format!("cls_at{x}"), &v)
+            Some(m.wire(&format!("cls_at{x}"), &v))
         })
         .collect();
+    let cls_of = |x: usize| cls_at[x].clone().unwrap_or_else(|| Expr::zero(7));
     let tok_len = |c: usize| -> usize {
         (match c {
             0 => lens[0],
@@ -911,38 +1010,49 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
             _ => lens[4],
         }) as usize
     };
-    // starts[i]: one-hot window position of token i (token 0 at 0).
-    let mut starts: Vec<Vec<Expr>> = vec![vec![Expr::ones(1)]];
+    // starts[i]: one-hot window position of token i (token 0 at 0); `None` where no chain
+    // of i tokens can end.
+    let mut starts: Vec<Vec<Option<Expr>>> = vec![vec![Some(Expr::ones(1))]];
     for i in 0..k {
         let cur = starts[i].clone();
         let dom = cur.len() + g.tw as usize;
-        let nxt: Vec<Expr> = (0..dom)
+        let nxt: Vec<Option<Expr>> = (0..dom)
             .map(|y| {
                 let mut t = Vec::new();
                 for (x, sx) in cur.iter().enumerate() {
+                    let Some(sx) = sx else { continue };
                     for c in 0..7 {
                         if x + tok_len(c) == y {
-                            t.push(sx & &cls_at[x].bit(c as u32));
+                            t.push(sx & &cls_of(x).bit(c as u32));
                         }
                     }
                 }
-                m.wire(&format!("start{}_{y}", i + 1), &any_of(&t))
+                (!t.is_empty()).then(|| m.wire(&format!("start{}_{y}", i + 1), &any_of(&t)))
             })
             .collect();
         starts.push(nxt);
     }
-    let pick = |m: &mut ModuleBuilder, nm: &str, s: &[Expr], off: u32, w: u32| -> Expr {
+    let live = |v: &[Option<Expr>]| -> Vec<(usize, Expr)> {
+        v.iter()
+            .enumerate()
+            .filter_map(|(x, e)| e.clone().map(|e| (x, e)))
+            .collect()
+    };
+    let pick = |m: &mut ModuleBuilder, nm: &str, s: &[(usize, Expr)], off: u32, w: u32| -> Expr {
         let terms: Vec<Expr> = s
             .iter()
-            .enumerate()
-            .map(|(x, sx)| sx.gate(&win.slice(x as u32 + off, w)))
+            .map(|(x, sx)| sx.gate(&win.slice(*x as u32 + off, w)))
             .collect();
         m.wire(nm, &or_tree(terms, w))
     };
     // Overrun: a token ending at window position y > room.
-    let over_at: Vec<Expr> = (0..=span)
+    let ends: std::collections::BTreeSet<usize> = starts[1..]
+        .iter()
+        .flat_map(|v| live(v).into_iter().map(|(y, _)| y))
+        .collect();
+    let over_at: Vec<Expr> = (0..=span as usize)
         .map(|y| {
-            if y == 0 {
+            if y == 0 || !ends.contains(&y) {
                 Expr::zero(1)
             } else {
                 m.wire(&format!("over{y}"), &room.q().lt(&Expr::lit(10, y as u64)))
@@ -956,13 +1066,9 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let mut vals = Vec::new();
     let mut ok = m.wire("ok0", &(&bpc_q & &!errq.q()));
     for i in 0..k {
-        let s = &starts[i];
+        let s = &live(&starts[i]);
         let cls = {
-            let terms: Vec<Expr> = s
-                .iter()
-                .enumerate()
-                .map(|(x, sx)| sx.gate(&cls_at[x]))
-                .collect();
+            let terms: Vec<Expr> = s.iter().map(|(x, sx)| sx.gate(&cls_of(*x))).collect();
             m.wire(&format!("t{i}_cls"), &or_tree(terms, 7))
         };
         let rawf = pick(&mut m, &format!("t{i}_rawf"), s, 1, g.b);
@@ -983,10 +1089,9 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         let pos_bad = (cls.bit(6) & pv.ge(&Expr::lit(g.posb, g.b as u64)))
             | (cls.bit(5) & pv.ge(&Expr::lit(g.posb, g.b as u64 - 1)));
         let over = any_of(
-            &starts[i + 1]
+            &live(&starts[i + 1])
                 .iter()
-                .enumerate()
-                .map(|(y, e)| e & &over_at[y])
+                .map(|(y, e)| e & &over_at[*y])
                 .collect::<Vec<_>>(),
         );
         let e = m.wire(
@@ -1037,10 +1142,55 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let step = m.wire("step", &(busy.q() & &!&fin));
     let upd = m.wire("upd", &(&take | &step));
     // Consumed bits: the end of the k-th token (all k were valid when the loop goes on).
-    let cons = m.wire("consumed", &onehot_index(&starts[k], 10));
-    m.unused(&starts[k][0]); // a token is never empty
+    let last = live(&starts[k]);
+    let cons = or_tree(
+        last.iter()
+            .map(|(y, e)| e.gate(&Expr::lit(10, *y as u64)))
+            .collect(),
+        10,
+    );
+    let cons = m.wire("consumed", &cons);
     let room_in = m.wire("room_in", &(&limit - &blen));
-    m.next(&pos, &take.select(&blen, &(pos.q() + &cons)), Some(&upd));
+    // Accept: the stream after the base (5 lengths); raw: unshifted.
+    let low = st.slice(0, srw);
+    let after = |l: u32| Expr::cat(&[Expr::zero(l), low.slice(l, srw - l)]);
+    let bl: Vec<u32> = vec![3, 7, 11, 19, 1 + g.s];
+    let sel_b: Vec<Expr> = vec![
+        !&b0 & !st.bit(1) & !st.bit(2),
+        !&b0 & !st.bit(1) & st.bit(2),
+        !&b0 & st.bit(1) & !st.bit(2),
+        !&b0 & st.bit(1) & st.bit(2),
+        b0.clone(),
+    ];
+    let sr_in = is_raw.select(
+        &low,
+        &or_tree(
+            bl.iter()
+                .zip(&sel_b)
+                .map(|(l, c)| c.gate(&after(*l)))
+                .collect(),
+            srw,
+        ),
+    );
+    let sr_in = m.wire("sr_in", &sr_in);
+    // Loop: shift by the k tokens' length, a one-hot AND-OR over the reachable sums.
+    // As whole-vector terms (`st ? sr >> y : 0`), which Verilator compiles as wide words.
+    let shifted = or_tree(
+        last.iter()
+            .map(|(y, e)| {
+                let y = *y as u32;
+                let v = if y >= srw {
+                    Expr::zero(srw)
+                } else {
+                    Expr::cat(&[Expr::zero(y), sr.q().slice(y, srw - y)])
+                };
+                e.gate(&v)
+            })
+            .collect(),
+        srw,
+    );
+    let shifted = m.wire("sr_shift", &shifted);
+    m.next(&sr, &take.select(&sr_in, &shifted), Some(&upd));
     m.next(
         &room,
         &take.select(&room_in, &(room.q() - &cons)),
@@ -1085,7 +1235,8 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     // A raw entry enters as its own deltas (word 0, then w[i] - w[i-1]), so the same sums
     // restore it.
-    let rw = bus_of_stream(&st_q, ENTRY_BITS).lanes(g.s);
+    let raw_st = Expr::cat(&[hi.clone(), sr.q()]);
+    let rw = bus_of_stream(&raw_st, p.entry_bits()).lanes(g.s);
     let mut rel = vec![rw[0].clone()];
     for i in 1..rw.len() {
         rel.push(m.wire(&format!("rawd{i}"), &(&rw[i] - &rw[i - 1])));
@@ -1098,16 +1249,24 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let e1 = m.reg_next("el1_q", None, &el_in, Some(&adv_o));
     let mut errv = m.reg_next("err1_q", None, &(errq.q() | &any_err), Some(&adv_o));
     let mut kill = m.reg_next("kill1_q", None, &zero_q, Some(&adv_o));
+    // Levels [0, 2) before el2, [2, 4) before el3, the rest before the output register
+    // (fewer symbols: the later groups are empty).
     let sched = PrefixTopology::KoggeStone.schedule(g.n as usize);
+    let nl = sched.len();
     let mut cur: Vec<Expr> = e1.lanes(g.s);
-    for (li, lvl) in sched.iter().enumerate() {
-        let mut nxt = cur.clone();
-        for &(t, s) in lvl {
-            nxt[t] = add_cs(&mut m, &format!("ps{}_{t}", li + 1), &cur[t], &cur[s]);
+    for (sn, (lo, hi)) in [
+        (2u32, (0, nl.min(2))),
+        (3, (nl.min(2), nl.min(4))),
+        (4, (nl.min(4), nl)),
+    ] {
+        for (li, lvl) in sched.iter().enumerate().take(hi).skip(lo) {
+            let mut nxt = cur.clone();
+            for &(t, s) in lvl {
+                nxt[t] = add_cs(&mut m, &format!("ps{}_{t}", li + 1), &cur[t], &cur[s]);
+            }
+            cur = nxt;
         }
-        cur = nxt;
-        if li == 1 || li == 3 {
-            let sn = if li == 1 { 2 } else { 3 };
+        if sn < 4 {
             let r = m.reg_next(
                 &format!("el{sn}_q"),
                 None,
@@ -1118,9 +1277,6 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
             errv = m.reg_next(&format!("err{sn}_q"), None, &errv, Some(&adv_o));
             kill = m.reg_next(&format!("kill{sn}_q"), None, &kill, Some(&adv_o));
         }
-    }
-    if sched.len() <= 3 {
-        return Err(err(&name, "expected at least 4 prefix levels".into()));
     }
     let res = (!(&errv | &kill)).gate(&Expr::cat_lsb(&cur));
     let oblk = m.reg_next("out_blk_q", None, &res, Some(&adv_o));

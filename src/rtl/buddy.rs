@@ -22,12 +22,103 @@ pub struct BuddyRtlParams {
     pub bpc: BpcRtlParams,
     /// Address generation (page size, widths).
     pub addr: AddrParams,
+    /// The per-MC metadata-cache slice.
+    pub meta: MetaSliceParams,
+}
+
+/// The metadata-cache slice (spec §3.4, §7 item 6): a configuration of the shared cache +
+/// MSHR controller (`rtl::cache`) holding 4-bit size codes. Default 4 KB per MC (§III-C,
+/// §IV-A); the paper's "64 KB in 8 slices" reading is `size_bytes: 8192` (§8 item 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetaSliceParams {
+    /// Bytes per slice (a power of two).
+    pub size_bytes: u32,
+    /// Ways (1-4).
+    pub ways: u32,
+    /// Line bytes (the codes of 256 entries at 128 B).
+    pub line_bytes: u32,
+    /// Sector bytes (a 32 B sector holds the codes of 64 entries).
+    pub sector_bytes: u32,
+    /// MSHR entries.
+    pub mshrs: u32,
+    /// Lookups one MSHR parks.
+    pub mshr_slots: u32,
+    /// Width of the per-MC entry index.
+    pub entry_bits: u32,
+}
+
+impl Default for MetaSliceParams {
+    fn default() -> Self {
+        let c = crate::model::cache::CacheParams::buddy_slice();
+        MetaSliceParams {
+            size_bytes: c.sets * c.ways * c.line_bytes,
+            ways: c.ways,
+            line_bytes: c.line_bytes,
+            sector_bytes: c.sector_bytes,
+            mshrs: c.mshrs,
+            mshr_slots: c.mshr_slots,
+            entry_bits: 24,
+        }
+    }
+}
+
+impl MetaSliceParams {
+    /// The shared controller's parameters.
+    pub fn rtl(&self) -> crate::rtl::cache::CacheRtlParams {
+        let sets = self.size_bytes / (self.ways.max(1) * self.line_bytes.max(1));
+        crate::rtl::cache::CacheRtlParams {
+            cache: crate::model::cache::CacheParams {
+                sets,
+                ways: self.ways,
+                line_bytes: self.line_bytes,
+                sector_bytes: self.sector_bytes,
+                field_bits: 4,
+                mshrs: self.mshrs,
+                mshr_slots: self.mshr_slots,
+            },
+            field_addr_bits: self.entry_bits,
+            id_bits: 8,
+        }
+    }
+
+    /// Checks the geometry.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.ways == 0
+            || self.line_bytes == 0
+            || !self.size_bytes.is_multiple_of(self.ways * self.line_bytes)
+        {
+            return Err(format!(
+                "meta.size_bytes = {} must be a multiple of ways x line_bytes",
+                self.size_bytes
+            ));
+        }
+        self.rtl().validate().map_err(|e| format!("meta: {e}"))
+    }
+
+    /// One-line description for reports.
+    pub fn describe(&self) -> String {
+        let r = self.rtl().cache;
+        format!(
+            "metadata slice {} B: {} sets x {} ways x {} B lines, {} B sectors, {} MSHRs x {}, \
+             {}-bit entry index",
+            self.size_bytes,
+            r.sets,
+            r.ways,
+            r.line_bytes,
+            r.sector_bytes,
+            r.mshrs,
+            r.mshr_slots,
+            self.entry_bits
+        )
+    }
 }
 
 impl BuddyRtlParams {
     /// Checks the parameters.
     pub fn validate(&self) -> Result<(), String> {
         self.bpc.validate()?;
+        self.meta.validate()?;
         self.addr.validate().map_err(|e| e.to_string())
     }
 

@@ -11,7 +11,9 @@ pub fn small_config(queue_beats: u32) -> Config {
          adaptive: {{line_bytes: 32}}\n\
          cpack_lossy: {{codec: {{block_bytes: 32, t_table: [0, 8, 16, 16]}}, \
          md_cache: {{sets: 2, line_bytes: 16, mshrs: 2}}, \
-         queues: {{req_beats: {queue_beats}, rsp_beats: {queue_beats}}}}}\n"
+         queues: {{req_beats: {queue_beats}, rsp_beats: {queue_beats}}}}}\n\
+         buddy: {{bpc: {{entry_bytes: 32, dec_tokens: 2}}, \
+         meta: {{size_bytes: 1024, mshrs: 2, mshr_slots: 2}}}}\n"
     ))
     .expect("the small configuration parses")
 }
