@@ -34,6 +34,11 @@ fn bad_configs_are_clear_errors() {
         ("zvc:\n  colour: red\n", "colour"),
         ("cosim:\n  in_gap: 2\n", "cosim.in_gap"),
         ("synth: 3\n", "config"),
+        ("buddy: {bpc: {entry_bytes: 48}}\n", "bpc.entry_bytes = 48"),
+        (
+            "buddy: {meta: {size_bytes: 1000}}\n",
+            "meta.size_bytes = 1000",
+        ),
     ] {
         std::fs::write(&c, yaml).unwrap();
         assert_clean_error(

@@ -98,7 +98,7 @@ impl Engine for Buddy {
         if req.traces.is_empty() && req.classes.is_empty() {
             return Err(format!(
                 "eval --engine buddy needs --trace F and/or --class C (an entry class: {}, \
-                 or `all`)",
+                 {META_CLASS}, {PROFILE_CLASS}, or `all`)",
                 EntryClass::ALL.map(|c| c.name()).join(", ")
             ));
         }
@@ -109,9 +109,17 @@ impl Engine for Buddy {
             ));
         }
         let mut classes = Vec::new();
+        let mut meta = false;
+        let mut prof = false;
         for name in &req.classes {
             if name == "all" {
                 classes.extend(EntryClass::ALL);
+                meta = true;
+                prof = true;
+            } else if name == META_CLASS {
+                meta = true;
+            } else if name == PROFILE_CLASS {
+                prof = true;
             } else {
                 classes.push(EntryClass::from_name(name)?);
             }
@@ -159,13 +167,85 @@ impl Engine for Buddy {
                 f(g_dl)
             );
         }
+        let mut meta_rows = Vec::new();
+        if meta {
+            if req.count > META_MAX_READS {
+                return Err(format!(
+                    "--sectors {} is too many reads per stream for the metadata-slice sweep \
+                     (at most {})",
+                    req.count, META_MAX_READS
+                ));
+            }
+            let n = req.count.max(META_MIN_READS);
+            meta_rows = eval::meta_sweep(n, req.seed).map_err(err)?;
+            md += &format!(
+                "\nMetadata-slice hit rate (%), {n} reads per stream over a 4x allocation of \
+                 2^18 entries on 8 MCs\n\n{}",
+                eval::meta_markdown(&meta_rows)
+            );
+        }
+        let mut prof_rows = Vec::new();
+        if prof {
+            let gens: Vec<(EntryClass, eval::BoxedGenerator)> = EntryClass::ALL
+                .into_iter()
+                .filter(|c| *c != EntryClass::Random)
+                .map(|c| {
+                    let f: eval::BoxedGenerator = Box::new(move |n, s| c.generate(n, s));
+                    (c, f)
+                })
+                .collect();
+            let group = |dl: bool, name: &'static str| eval::StudyGroup {
+                name,
+                allocs: gens
+                    .iter()
+                    .filter(|(c, _)| c.is_dl() == dl)
+                    .map(|(c, f)| (c.name(), f.as_ref() as eval::Generator))
+                    .collect(),
+            };
+            let groups = [group(false, "hpc"), group(true, "dl")];
+            let n = req.count.clamp(1, PROFILE_MAX_ENTRIES);
+            prof_rows =
+                eval::profile_study(&p, &groups, n, PROFILE_SNAPSHOTS, PROFILE_REWRITE, req.seed)
+                    .map_err(err)?;
+            md += &format!(
+                "\nBuddy-Threshold profiler (threshold 30 %, overall cap 4x): one allocation of {n} \
+                 entries per class, {PROFILE_SNAPSHOTS} snapshots, {:.0} % of entries rewritten \
+                 between snapshots (paper, Fig. 7: naive 1.57x HPC / 1.18x DL, per-allocation \
+                 1.7x / 1.4x, with 16x 1.9x / 1.5x)\n\n{}",
+                100.0 * PROFILE_REWRITE,
+                eval::profile_markdown(&prof_rows)
+            );
+        }
         let json = serde_json::json!({
             "sets": sets,
             "geomean_optimistic": { "hpc": g_hpc, "dl": g_dl },
+            "meta_cache": meta_rows,
+            "profiler": prof_rows,
         });
         EvalOutput::new(&json, md)
     }
 }
+
+/// The `--class` name of the profiler study.
+const PROFILE_CLASS: &str = "profiler";
+
+/// Snapshots per allocation in the profiler study (the paper's 10 dump regions).
+const PROFILE_SNAPSHOTS: usize = 10;
+
+/// Share of entries rewritten between snapshots in the profiler study.
+const PROFILE_REWRITE: f64 = 0.1;
+
+/// Entries per allocation in the profiler study, at most.
+const PROFILE_MAX_ENTRIES: usize = 1 << 16;
+
+/// The `--class` name of the metadata-slice sweep.
+const META_CLASS: &str = "meta-cache";
+
+/// Reads per access stream of the sweep, at least (`--sectors` raises it).
+const META_MIN_READS: usize = 20_000;
+
+/// Reads per access stream of the sweep, at most.
+const META_MAX_READS: usize = 1 << 22;
 
 #[cfg(test)]
 mod tests {

@@ -89,14 +89,22 @@ impl BpcRtlParams {
 
     /// Checks the parameters.
     pub fn validate(&self) -> Result<(), String> {
-        self.model().validate().map_err(|e| e.to_string())?;
+        if ![32, 64, 128].contains(&self.entry_bytes) {
+            return Err(format!(
+                "bpc.entry_bytes = {} must be 32, 64 or 128",
+                self.entry_bytes
+            ));
+        }
+        if ![32, 64].contains(&self.sym_bits) {
+            return Err(format!("bpc.sym_bits = {} must be 32 or 64", self.sym_bits));
+        }
         if !(1..=8).contains(&self.dec_tokens) {
             return Err(format!(
-                "buddy.bpc.dec_tokens = {} must be in 1..=8",
+                "bpc.dec_tokens = {} must be in 1..=8",
                 self.dec_tokens
             ));
         }
-        Ok(())
+        self.model().validate().map_err(|e| e.to_string())
     }
 
     /// Entry bits.
