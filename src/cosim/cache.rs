@@ -298,6 +298,24 @@ pub fn run(
     })
 }
 
+/// [`run`] as a unit run: the statistics when the run matched (the counters included, see
+/// [`CacheRun::check`]; a mismatch stays in [`RunStats::first_mismatch`]), with `lines` = `n`.
+pub fn run_unit(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &CacheRtlParams,
+    n: u64,
+    cfg: &HarnessConfig,
+) -> Result<RunStats, String> {
+    let r = run(dut, top, p, n, cfg)?;
+    if r.stats.first_mismatch.is_none() {
+        r.check()?;
+    }
+    let mut st = r.stats;
+    st.lines = n;
+    Ok(st)
+}
+
 /// Waits up to 1,000 cycles for `port` to read 1 (after `eval`); the cycle it does.
 fn wait_for(dut: &mut dyn Dut, port: usize, what: &str) -> Result<u64, String> {
     for _ in 0..1000 {

@@ -543,14 +543,7 @@ pub fn run_md_cache(
     n: u64,
     cfg: &StreamConfig,
 ) -> Result<RunStats, String> {
-    let cp = p.md_cache.rtl(p.codec.md_bits);
-    let r = super::cache::run(dut, top, &cp, n, cfg)?;
-    if r.stats.first_mismatch.is_none() {
-        r.check()?;
-    }
-    let mut st = r.stats;
-    st.lines = n;
-    Ok(st)
+    super::cache::run_unit(dut, top, &p.md_cache.rtl(p.codec.md_bits), n, cfg)
 }
 
 /// Runs `n` mixed requests through the MC top `top` ([`super::cpack_lossy_mc::run`]): the

@@ -235,29 +235,14 @@ impl EntryClass {
                 }))
             }
             EntryClass::LbmF64 => {
-                const W: [f64; 19] = [
-                    1.0 / 3.0,
-                    1.0 / 18.0,
-                    1.0 / 18.0,
-                    1.0 / 18.0,
-                    1.0 / 18.0,
-                    1.0 / 18.0,
-                    1.0 / 18.0,
-                    1.0 / 36.0,
-                    1.0 / 36.0,
-                    1.0 / 36.0,
-                    1.0 / 36.0,
-                    1.0 / 36.0,
-                    1.0 / 36.0,
-                    1.0 / 36.0,
-                    1.0 / 36.0,
-                    1.0 / 36.0,
-                    1.0 / 36.0,
-                    1.0 / 36.0,
-                    1.0 / 36.0,
-                ];
+                // D3Q19 equilibrium weights: rest 1/3, 6 face neighbours 1/18, 12 edge 1/36.
+                let w = |i: usize| match i % 19 {
+                    0 => 1.0 / 3.0,
+                    1..=6 => 1.0 / 18.0,
+                    _ => 1.0 / 36.0,
+                };
                 let rho = rng.gen_range(0.9..1.1);
-                le64((0..n64).map(|i| (W[i % 19] * rho * (1.0 + 0.01 * gauss(rng))).to_bits()))
+                le64((0..n64).map(|i| (w(i) * rho * (1.0 + 0.01 * gauss(rng))).to_bits()))
             }
             EntryClass::AosMixed => {
                 // 32 B structs: id (i32), flag (i32), x (f64), v (f64), 8 B padding.
