@@ -10,6 +10,7 @@
 
 use super::dut::Dut;
 use super::stream::{run_stream, Beat, RunStats, Stream, StreamConfig, Timing, Txn};
+use super::zvc::bytes_to_words as words;
 use crate::hdl::Module;
 use crate::model::bpc;
 use crate::model::buddy::{split, AddrParams, SizeCode, Target};
@@ -19,20 +20,6 @@ use crate::trace::entries::{EntryStim, ENTRY_BYTES};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
-
-/// Little-endian u32 words of `bytes`, zero-padded to `n` words.
-fn words(bytes: &[u8], n: usize) -> Vec<u32> {
-    let mut v: Vec<u32> = bytes
-        .chunks(4)
-        .map(|c| {
-            let mut b = [0u8; 4];
-            b[..c.len()].copy_from_slice(c);
-            u32::from_le_bytes(b)
-        })
-        .collect();
-    v.resize(n, 0);
-    v
-}
 
 /// What the compressor stores for an entry: (bus bytes, stream bits, metadata code).
 pub fn comp_expected(p: &BpcRtlParams, entry: &[u8]) -> Result<(Vec<u8>, usize, u8), String> {

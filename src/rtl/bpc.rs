@@ -48,9 +48,6 @@ pub const SPEC: &str = "shared/spec/buddy-bpc.md";
 /// Entry bits on the ports of the default (Buddy's 128 B entries).
 pub const ENTRY_BITS: u32 = 1024;
 
-/// Streams longer than this are stored raw at 128 B (three 32 B sectors, spec §2.2).
-pub const RAW_ABOVE_BITS: u32 = 768;
-
 /// Parameters of the BPC units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
