@@ -65,7 +65,9 @@
 //!     sector_bytes: 32  # a sector holds the 4-bit codes of 64 entries
 //!     mshrs: 4
 //!     mshr_slots: 4
-//!     entry_bits: 24    # per-MC entry index
+//!     entry_bits: 27    # per-MC entry index (2^16 offsets x 2^14 entries / 8 MCs)
+//!   mc:
+//!     mcs: 8            # memory controllers (entries interleaved by metadata index)
 //! cosim:
 //!   lines: 100000       # windows pushed through each unit
 //!   seed: 1

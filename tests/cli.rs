@@ -35,6 +35,7 @@ fn bad_configs_are_clear_errors() {
         ("cosim:\n  in_gap: 2\n", "cosim.in_gap"),
         ("synth: 3\n", "config"),
         ("buddy: {bpc: {entry_bytes: 48}}\n", "bpc.entry_bytes = 48"),
+        ("buddy: {mc: {mcs: 3}}\n", "mc.mcs = 3"),
         (
             "buddy: {meta: {size_bytes: 1000}}\n",
             "meta.size_bytes = 1000",

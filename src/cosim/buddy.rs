@@ -259,16 +259,19 @@ pub enum Unit {
     /// `cache_*`: the metadata-cache slice, the shared cache + MSHR controller with 4-bit
     /// size codes as fields.
     MetaCache,
+    /// `buddy_mc_ctrl_*`: the per-MC request splitter and merger (128 B entries only).
+    McCtrl,
 }
 
 impl Unit {
     /// Every unit, in report order.
-    pub const ALL: [Unit; 5] = [
+    pub const ALL: [Unit; 6] = [
         Unit::Compressor,
         Unit::Decompressor,
         Unit::SizeMapper,
         Unit::AddrGen,
         Unit::MetaCache,
+        Unit::McCtrl,
     ];
 
     /// CLI name.
@@ -279,6 +282,7 @@ impl Unit {
             Unit::SizeMapper => "size-mapper",
             Unit::AddrGen => "addr-gen",
             Unit::MetaCache => "meta-cache",
+            Unit::McCtrl => "mc-ctrl",
         }
     }
 
@@ -308,6 +312,7 @@ pub fn top(p: &BuddyRtlParams, unit: Unit) -> Result<Arc<Module>, String> {
         Unit::SizeMapper => crate::rtl::buddy::size_mapper(p),
         Unit::AddrGen => crate::rtl::buddy::addr_gen(p),
         Unit::MetaCache => crate::rtl::cache::cache(&p.meta.rtl()),
+        Unit::McCtrl => crate::rtl::buddy::mc_ctrl::mc_ctrl(p),
     };
     r.map_err(|e| e.to_string())
 }
@@ -426,6 +431,16 @@ pub fn run_with(
     if unit == Unit::MetaCache {
         return run_meta_cache(dut, &t, p, s.lines, &cfg);
     }
+    if unit == Unit::McCtrl {
+        if s.data.is_some() {
+            return Err("the mc-ctrl unit runs generated requests; --trace is not used".into());
+        }
+        let r = super::buddy_mc::run(dut, &t, p, s.lines, &cfg)?;
+        if r.stats.first_mismatch.is_none() {
+            r.check()?;
+        }
+        return Ok(r.stats);
+    }
     let (mut entries, corrupt) = match &s.data {
         Some(w) => {
             let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -480,6 +495,9 @@ pub fn measure(dut: &mut dyn Dut, pb: &BuddyRtlParams, unit: Unit) -> Result<Tim
             raw_bytes_per_cycle: rate * ENTRY_BYTES as f64,
         });
     }
+    if unit == Unit::McCtrl {
+        return super::buddy_mc::measure(dut, &t, pb);
+    }
     let (sin, sout) = Stream::of_unit(&t)?;
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let txn = match unit {
@@ -491,7 +509,7 @@ pub fn measure(dut: &mut dyn Dut, pb: &BuddyRtlParams, unit: Unit) -> Result<Tim
         }
         Unit::SizeMapper => size_txn(2, 3),
         Unit::AddrGen => addr_txn(&pb.addr, &random_addr_req(pb, &mut rng)),
-        Unit::MetaCache => return Err("measured above".into()),
+        Unit::MetaCache | Unit::McCtrl => return Err("measured above".into()),
     };
     let latency_cycles = super::stream::measure_latency(dut, &sin, &sout, &txn)?;
     let cfg = StreamConfig {

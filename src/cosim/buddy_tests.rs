@@ -35,6 +35,7 @@ fn variants() -> Vec<BuddyRtlParams> {
                 size_bytes: 8192,
                 ..Default::default()
             },
+            mc: Default::default(),
         },
         BuddyRtlParams {
             bpc: BpcRtlParams {

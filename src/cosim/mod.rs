@@ -70,6 +70,7 @@ pub mod base_xor;
 mod bench;
 pub mod block_stim;
 pub mod buddy;
+pub mod buddy_mc;
 mod build;
 pub mod cache;
 pub mod cpack_lossy;

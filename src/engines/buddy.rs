@@ -16,7 +16,7 @@ use crate::trace::entries::{EntryClass, ENTRY_BYTES};
 use std::sync::Arc;
 
 /// The ISCA'20 engine: BPC compressor and decompressor, size mapper, address generator,
-/// metadata-cache slice (the memory-controller splitter follows).
+/// metadata-cache slice, memory-controller splitter.
 pub struct Buddy;
 
 impl Engine for Buddy {
@@ -35,6 +35,7 @@ impl Engine for Buddy {
             "size-mapper",
             "addr-gen",
             "meta-cache",
+            "mc-ctrl",
         ]
     }
 
@@ -48,8 +49,11 @@ impl Engine for Buddy {
 
     fn units(&self, cfg: &Config) -> Result<Vec<UnitDesign>, String> {
         let p = &cfg.buddy;
+        // The controller serves Buddy's 128 B memory entries; smaller BPC entries (a
+        // codec study) have no controller.
         Unit::ALL
             .iter()
+            .filter(|&&u| u != Unit::McCtrl || p.bpc.entry_bytes == 128)
             .map(|&u| {
                 Ok(UnitDesign {
                     engine: self.name(),
@@ -57,6 +61,9 @@ impl Engine for Buddy {
                     top: bench::top(p, u)?,
                     params: match u {
                         Unit::MetaCache => p.meta.describe(),
+                        Unit::McCtrl => {
+                            format!("{}; {}; {} MCs", p.describe(), p.meta.describe(), p.mc.mcs)
+                        }
                         _ => p.describe(),
                     },
                     beat_bytes: u.beat_bytes(p),

@@ -5,6 +5,11 @@
 //! The hierarchy is flattened; combinational nets are evaluated in topological order (a
 //! combinational loop is an error naming the nets involved); registers and memory writes
 //! update together on `tick`.
+//!
+//! Evaluation is event-driven: a net is re-evaluated only when one of its inputs (a net, or
+//! a memory it reads) changed, and a register's next value is recomputed only when its
+//! `next` or `enable` inputs changed since the previous edge (otherwise it already holds
+//! that value). Idle blocks of a large design therefore cost nothing per cycle.
 
 use super::bits::Bits;
 use super::expr::{BinOp, CmpOp, Expr, Node, RedOp, ShiftDir};
@@ -58,6 +63,22 @@ pub struct Sim {
     top_inputs: HashMap<String, usize>,
     rst: Option<usize>,
     cycle: u64,
+    /// Combinational nets reading each net.
+    fanout: Vec<Vec<usize>>,
+    /// Combinational nets reading each memory.
+    mem_readers: Vec<Vec<usize>>,
+    /// Registers: (net, nets and memories their next value and enable read).
+    regs: Vec<(usize, Vec<usize>, Vec<usize>)>,
+    /// Combinational nets to re-evaluate.
+    pending: Vec<bool>,
+    /// Nets changed since the previous edge's register update.
+    changed: Vec<bool>,
+    changed_list: Vec<usize>,
+    /// Memories written since the previous edge's register update.
+    mem_written: Vec<bool>,
+    /// Recompute every register at the next edge (first edge, reset entered or left).
+    all_regs: bool,
+    last_in_reset: bool,
 }
 
 struct Flattener {
@@ -196,6 +217,30 @@ fn deps(e: &FExpr, out: &mut Vec<usize>) {
             deps(s, out);
             deps(a, out);
             deps(b, out);
+        }
+    }
+}
+
+fn mem_deps(e: &FExpr, out: &mut Vec<usize>) {
+    match e {
+        FExpr::Net(_) | FExpr::Const(_) => {}
+        FExpr::Slice(x, ..) | FExpr::Repeat(x, _) | FExpr::Not(x) | FExpr::Reduce(_, x) => {
+            mem_deps(x, out)
+        }
+        FExpr::ShiftConst(_, x, _) => mem_deps(x, out),
+        FExpr::MemRead(m, _, x) => {
+            out.push(*m);
+            mem_deps(x, out)
+        }
+        FExpr::Concat(ps) => ps.iter().for_each(|p| mem_deps(p, out)),
+        FExpr::Bin(_, a, b) | FExpr::Cmp(_, a, b) | FExpr::ShiftVar(_, a, b) => {
+            mem_deps(a, out);
+            mem_deps(b, out);
+        }
+        FExpr::Mux(s, a, b) => {
+            mem_deps(s, out);
+            mem_deps(a, out);
+            mem_deps(b, out);
         }
     }
 }
@@ -361,6 +406,41 @@ impl Sim {
             .map(|(i, s)| (s.clone(), i))
             .collect();
         let rst = top_inputs.get("rst_ni").copied();
+        let mut fanout = vec![Vec::new(); n];
+        let mut mem_readers = vec![Vec::new(); f.mems.len()];
+        let mut regs = Vec::new();
+        for (i, d) in drivers.iter().enumerate() {
+            let (mut nd, mut md) = (Vec::new(), Vec::new());
+            match d {
+                Driver::Comb(e) => {
+                    deps(e, &mut nd);
+                    mem_deps(e, &mut md);
+                    nd.sort_unstable();
+                    nd.dedup();
+                    md.sort_unstable();
+                    md.dedup();
+                    for j in nd {
+                        fanout[j].push(i);
+                    }
+                    for m in md {
+                        mem_readers[m].push(i);
+                    }
+                }
+                Driver::Reg { next, enable, .. } => {
+                    for e in std::iter::once(next).chain(enable) {
+                        deps(e, &mut nd);
+                        mem_deps(e, &mut md);
+                    }
+                    nd.sort_unstable();
+                    nd.dedup();
+                    md.sort_unstable();
+                    md.dedup();
+                    regs.push((i, nd, md));
+                }
+                Driver::Input => {}
+            }
+        }
+        let nmem = f.mems.len();
         let mut sim = Sim {
             names: f.names,
             widths: f.widths,
@@ -372,6 +452,15 @@ impl Sim {
             top_inputs,
             rst,
             cycle: 0,
+            fanout,
+            mem_readers,
+            regs,
+            pending: vec![true; n],
+            changed: vec![false; n],
+            changed_list: Vec::new(),
+            mem_written: vec![false; nmem],
+            all_regs: true,
+            last_in_reset: false,
         };
         sim.eval();
         Ok(sim)
@@ -381,7 +470,8 @@ impl Sim {
     pub fn set(&mut self, port: &str, value: &Bits) -> Result<(), HdlError> {
         match self.top_inputs.get(port) {
             Some(&i) => {
-                self.values[i] = value.resize(self.widths[i]);
+                let v = value.resize(self.widths[i]);
+                self.update(i, v);
                 Ok(())
             }
             None => Err(HdlError {
@@ -406,13 +496,32 @@ impl Sim {
         self.get(name).map(|b| b.to_u64()).unwrap_or(0)
     }
 
+    /// Gives net `i` the value `v`; if it changed, marks it and its readers.
+    fn update(&mut self, i: usize, v: Bits) {
+        if self.values[i] == v {
+            return;
+        }
+        self.values[i] = v;
+        if !self.changed[i] {
+            self.changed[i] = true;
+            self.changed_list.push(i);
+        }
+        for &j in &self.fanout[i] {
+            self.pending[j] = true;
+        }
+    }
+
     /// Settles combinational logic.
     pub fn eval(&mut self) {
         for k in 0..self.order.len() {
             let i = self.order[k];
+            if !self.pending[i] {
+                continue;
+            }
+            self.pending[i] = false;
             if let Driver::Comb(e) = &self.drivers[i] {
-                let v = eval(e, &self.values, &self.mems);
-                self.values[i] = v.resize(self.widths[i]);
+                let v = eval(e, &self.values, &self.mems).resize(self.widths[i]);
+                self.update(i, v);
             }
         }
     }
@@ -421,30 +530,40 @@ impl Sim {
     pub fn tick(&mut self) {
         self.eval();
         let in_reset = self.rst.map(|r| self.values[r].is_zero()).unwrap_or(false);
+        let all = self.all_regs || in_reset != self.last_in_reset;
+        self.last_in_reset = in_reset;
+        self.all_regs = false;
         let mut updates = Vec::new();
-        for (i, d) in self.drivers.iter().enumerate() {
-            if let Driver::Reg {
+        for (i, nd, md) in &self.regs {
+            let Driver::Reg {
                 next,
                 enable,
                 reset,
-            } = d
-            {
-                if in_reset {
-                    if let Some(rv) = reset {
-                        updates.push((i, rv.clone()));
-                        continue;
-                    }
+            } = &self.drivers[*i]
+            else {
+                continue;
+            };
+            if in_reset {
+                if let Some(rv) = reset {
+                    updates.push((*i, rv.clone()));
+                    continue;
                 }
-                let en = enable
-                    .as_ref()
-                    .map(|e| !eval(e, &self.values, &self.mems).is_zero())
-                    .unwrap_or(true);
-                if en {
-                    updates.push((
-                        i,
-                        eval(next, &self.values, &self.mems).resize(self.widths[i]),
-                    ));
-                }
+            }
+            let stale = all
+                || nd.iter().any(|&d| self.changed[d])
+                || md.iter().any(|&m| self.mem_written[m]);
+            if !stale {
+                continue;
+            }
+            let en = enable
+                .as_ref()
+                .map(|e| !eval(e, &self.values, &self.mems).is_zero())
+                .unwrap_or(true);
+            if en {
+                updates.push((
+                    *i,
+                    eval(next, &self.values, &self.mems).resize(self.widths[*i]),
+                ));
             }
         }
         let mut mem_updates = Vec::new();
@@ -456,12 +575,22 @@ impl Sim {
                 }
             }
         }
+        for i in self.changed_list.drain(..) {
+            self.changed[i] = false;
+        }
+        self.mem_written.iter_mut().for_each(|w| *w = false);
         for (i, v) in updates {
-            self.values[i] = v;
+            self.update(i, v);
         }
         for (mi, a, v) in mem_updates {
             if let Some(slot) = self.mems[mi].words.get_mut(a) {
-                *slot = v;
+                if *slot != v {
+                    *slot = v;
+                    self.mem_written[mi] = true;
+                    for &j in &self.mem_readers[mi] {
+                        self.pending[j] = true;
+                    }
+                }
             }
         }
         self.cycle += 1;
@@ -471,11 +600,11 @@ impl Sim {
     /// Holds `rst_ni` low for `cycles` edges, then releases it.
     pub fn reset(&mut self, cycles: u32) {
         if let Some(r) = self.rst {
-            self.values[r] = Bits::zero(1);
+            self.update(r, Bits::zero(1));
             for _ in 0..cycles.max(1) {
                 self.tick();
             }
-            self.values[r] = Bits::from_u64(1, 1);
+            self.update(r, Bits::from_u64(1, 1));
             self.eval();
         }
     }

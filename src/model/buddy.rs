@@ -225,6 +225,26 @@ pub fn split(code: SizeCode, t: Target) -> Split {
     }
 }
 
+/// The pieces an entry's stored bytes occupy in memory ([`split`]): device pieces (32 B
+/// sectors `[32k, 32k + 32)`; at 16× the one 8 B slot `[0, 8)`) and buddy pieces (32 B,
+/// stream bytes `[D + 32m, D + 32m + 32)`), zero-padded past the stored bytes.
+pub fn pieces(code: SizeCode, t: Target, stored: &[u8]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let s = split(code, t);
+    let take = |lo: usize, n: usize| -> Vec<u8> {
+        (lo..lo + n)
+            .map(|i| stored.get(i).copied().unwrap_or(0))
+            .collect()
+    };
+    let dev_piece = t.device_bytes().min(SECTOR_BYTES);
+    let dev = (0..s.n_dev() as usize)
+        .map(|k| take(SECTOR_BYTES * k, dev_piece))
+        .collect();
+    let bud = (0..s.n_bud() as usize)
+        .map(|m| take(t.device_bytes() + SECTOR_BYTES * m, SECTOR_BYTES))
+        .collect();
+    (dev, bud)
+}
+
 /// Page size of compressed allocations (spec §3.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]

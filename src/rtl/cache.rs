@@ -55,7 +55,7 @@ impl CacheRtlParams {
     pub fn buddy_slice() -> CacheRtlParams {
         CacheRtlParams {
             cache: CacheParams::buddy_slice(),
-            field_addr_bits: 24,
+            field_addr_bits: 27,
             id_bits: 8,
         }
     }

@@ -130,8 +130,20 @@ impl Counts {
 struct Alloc {
     target: Target,
     buddy_off: u64,
-    /// Stored streams (`None`: never written, reads as zeros).
-    entries: Vec<Option<(Vec<u8>, usize)>>,
+    /// Stored entries (`None`: never written, reads as zeros).
+    entries: Vec<Option<Stored>>,
+}
+
+/// What an entry holds in memory: its code and its stored bytes (the BPC stream, or the
+/// block itself when raw; a 1× page's entries are always raw).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stored {
+    /// The entry's size code ([`SizeCode::Raw`] on 1× pages).
+    pub code: SizeCode,
+    /// The stream bytes (`ceil(nbits / 8)`) or the 128 raw bytes.
+    pub bytes: Vec<u8>,
+    /// Stream bits (1024 when raw).
+    pub nbits: usize,
 }
 
 /// The system (see the module documentation).
@@ -184,6 +196,33 @@ impl System {
             self.next_off += entries.div_ceil(per_page) as u64;
         }
         self.allocs.len() - 1
+    }
+
+    /// Allocation `a`'s target and buddy offset (in pages), if it exists.
+    pub fn allocation(&self, a: usize) -> Option<(Target, u64)> {
+        self.allocs.get(a).map(|al| (al.target, al.buddy_off))
+    }
+
+    /// What entry `e` of allocation `a` holds (`None`: never written, or no such entry).
+    pub fn stored(&self, a: usize, e: usize) -> Option<&Stored> {
+        self.allocs.get(a)?.entries.get(e)?.as_ref()
+    }
+
+    /// The metadata sectors slice `mc` has written back: (sector, bytes), by sector.
+    pub fn meta_sectors(&self, mc: usize) -> Vec<(u64, Vec<u8>)> {
+        let mut v: Vec<(u64, Vec<u8>)> = self
+            .meta_mem
+            .iter()
+            .filter(|(k, _)| (**k >> 48) as usize == mc)
+            .map(|(k, d)| (*k & ((1 << 48) - 1), d.clone()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The metadata slice of controller `mc`.
+    pub fn slice(&self, mc: usize) -> Option<&Cache> {
+        self.slices.get(mc)
     }
 
     /// The counters so far.
@@ -316,12 +355,24 @@ impl System {
         }
         let zero = data.iter().all(|b| *b == 0);
         let (stream, nbits) = bpc::encode(&self.p.bpc, data)?;
-        let code = SizeCode::of(zero, nbits);
-        // Raw entries are stored as the block itself.
-        let stored = if code == SizeCode::Raw {
-            (data.to_vec(), 8 * ENTRY_BYTES)
+        let code = if t == Target::X1 {
+            SizeCode::Raw
         } else {
-            (stream, nbits)
+            SizeCode::of(zero, nbits)
+        };
+        // Raw entries (and every entry of a 1x page) are stored as the block itself.
+        let stored = if code == SizeCode::Raw {
+            Stored {
+                code,
+                bytes: data.to_vec(),
+                nbits: 8 * ENTRY_BYTES,
+            }
+        } else {
+            Stored {
+                code,
+                bytes: stream,
+                nbits,
+            }
         };
         if t != Target::X1 {
             self.meta(a, e, Op::Write(code.bits() as u64))?;
@@ -352,8 +403,8 @@ impl System {
         self.traffic(code, t, baseline_bytes);
         match stored {
             None => Ok(vec![0; ENTRY_BYTES]),
-            Some((bits, n)) if n == 8 * ENTRY_BYTES => Ok(bits),
-            Some((bits, n)) => bpc::decompress(&self.p.bpc, &bits, n),
+            Some(s) if s.code == SizeCode::Raw => Ok(s.bytes),
+            Some(s) => bpc::decompress(&self.p.bpc, &s.bytes, s.nbits),
         }
     }
 

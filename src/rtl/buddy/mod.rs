@@ -14,6 +14,8 @@ use crate::model::buddy::{split, AddrParams, PageSize, SizeCode, Target, SECTOR_
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+pub mod mc_ctrl;
+
 /// Parameters of the Buddy engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -24,6 +26,24 @@ pub struct BuddyRtlParams {
     pub addr: AddrParams,
     /// The per-MC metadata-cache slice.
     pub meta: MetaSliceParams,
+    /// The per-MC request splitter and merger (`buddy_mc_ctrl`).
+    pub mc: McCtrlParams,
+}
+
+/// The memory controllers (`buddy: {mc: {...}}`): entries are interleaved over `mcs`
+/// controllers by their metadata index (`index mod mcs`, as `model::buddy::system`), so one
+/// controller's slice holds the codes of every `mcs`-th entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McCtrlParams {
+    /// Memory controllers (a power of two, 1-64; 8 in the paper's GPU).
+    pub mcs: u32,
+}
+
+impl Default for McCtrlParams {
+    fn default() -> Self {
+        McCtrlParams { mcs: 8 }
+    }
 }
 
 /// The metadata-cache slice (spec §3.4, §7 item 6): a configuration of the shared cache +
@@ -58,7 +78,9 @@ impl Default for MetaSliceParams {
             sector_bytes: c.sector_bytes,
             mshrs: c.mshrs,
             mshr_slots: c.mshr_slots,
-            entry_bits: 24,
+            // 2^16 buddy offsets x 2^14 entries per 2 MB page over 8 MCs (also 2^21 x 2^9
+            // for 64 KB pages).
+            entry_bits: 27,
         }
     }
 }
@@ -119,6 +141,12 @@ impl BuddyRtlParams {
     pub fn validate(&self) -> Result<(), String> {
         self.bpc.validate()?;
         self.meta.validate()?;
+        if !self.mc.mcs.is_power_of_two() || self.mc.mcs > 64 {
+            return Err(format!(
+                "mc.mcs = {} must be a power of two in 1..=64",
+                self.mc.mcs
+            ));
+        }
         self.addr.validate().map_err(|e| e.to_string())
     }
 

@@ -1,0 +1,114 @@
+use super::*;
+use crate::cosim::dut::SimDut;
+use crate::rtl::buddy::mc_ctrl::{mc_ctrl, mc_ctrl_faulty, McFault};
+
+fn cfg(seed: u64) -> HarnessConfig {
+    HarnessConfig {
+        seed,
+        ..HarnessConfig::default()
+    }
+}
+
+/// A small slice (1 KB, 2 MSHRs) so the runs here miss, merge and write back.
+fn small() -> BuddyRtlParams {
+    let mut p = BuddyRtlParams::default();
+    p.meta.size_bytes = 1024;
+    p.meta.mshrs = 2;
+    p.meta.mshr_slots = 2;
+    p
+}
+
+fn show(r: &McRun, what: &str) {
+    eprintln!(
+        "{what}: {} requests (reads, writes, partial) {:?}, per target {:?}, {} cycles; \
+         moved {:?}; metadata (hits, misses, merges) {:?}",
+        r.stats.lines, r.requests, r.per_target, r.stats.cycles, r.rtl, r.meta.0
+    );
+}
+
+/// The defaults and a second set (64 KB pages, 2 MCs, 64-bit symbols, alternate prefixes, a
+/// 2-token decoder) in the interpreter, every target, request kind and memory checked.
+#[test]
+fn interpreter_mc_ctrl_matches_the_system_model() {
+    let mut alt = small();
+    alt.addr = crate::model::buddy::AddrParams::pages_64k();
+    alt.mc.mcs = 2;
+    alt.meta.entry_bits = 29;
+    alt.bpc.sym_bits = 64;
+    alt.bpc.prefixes = crate::model::bpc::BpcPrefixes::Alternate;
+    alt.bpc.dec_tokens = 2;
+    for (p, n) in [(small(), 400u64), (alt, 200)] {
+        let top = mc_ctrl(&p).unwrap();
+        let mut dut = SimDut::new(&top).unwrap();
+        let r = run(&mut dut, &top, &p, n, &cfg(3)).unwrap();
+        show(&r, &top.name);
+        r.check().unwrap();
+        assert_eq!(r.stats.lines, n);
+        assert!(r.per_target.iter().all(|&c| c > 0), "{:?}", r.per_target);
+        assert!(
+            r.rtl.buddy_accesses > 0 && r.rtl.zero_accesses > 0,
+            "{:?}",
+            r.rtl
+        );
+        assert!(r.meta.0[1] > 0 && r.rtl.meta_writes > 0, "{:?}", r.meta);
+    }
+}
+
+/// Each defect of [`McFault`] is caught (the interpreter runs the faulty generator).
+#[test]
+fn scoreboard_catches_injected_mc_faults() {
+    let p = small();
+    for f in [
+        McFault::RmwMerge,
+        McFault::BuddyOffset,
+        McFault::MetaCode,
+        McFault::SlotWidth,
+        McFault::BuddyCount,
+    ] {
+        let top = mc_ctrl_faulty(&p, f).unwrap();
+        let mut dut = SimDut::new(&top).unwrap();
+        match run(&mut dut, &top, &p, 400, &cfg(5)) {
+            Ok(r) => {
+                let e = r.check().expect_err(&format!("{f:?} not caught"));
+                eprintln!("{f:?}: caught: {e}");
+            }
+            Err(e) => eprintln!("{f:?}: caught: {e}"),
+        }
+    }
+}
+
+/// Configurations the controller cannot serve are errors, not panics.
+#[test]
+fn mc_ctrl_rejects_unsupported_configurations() {
+    let mut p = BuddyRtlParams::default();
+    p.bpc.entry_bytes = 32;
+    assert!(mc_ctrl(&p).unwrap_err().to_string().contains("entry_bytes"));
+    let mut p = BuddyRtlParams::default();
+    p.meta.entry_bits = 20;
+    assert!(mc_ctrl(&p).unwrap_err().to_string().contains("too narrow"));
+}
+
+/// The defaults in Verilator under stalls (the 10^6 run is in the long tier).
+#[test]
+fn verilator_mc_ctrl_matches_the_system_model() {
+    let p = BuddyRtlParams::default();
+    let top = mc_ctrl(&p).unwrap();
+    let mut dut = crate::cosim::vdut::VerilatorDut::new(&top, false).unwrap();
+    let r = run(&mut dut, &top, &p, 5_000, &cfg(7)).unwrap();
+    show(&r, &top.name);
+    r.check().unwrap();
+}
+
+/// The README's figure (long tier: `cargo test --release -- --ignored buddy_mc_million`):
+/// 10^6 mixed requests in Verilator under stalls, everything equal to the model.
+#[test]
+#[ignore]
+fn buddy_mc_million_requests() {
+    let p = BuddyRtlParams::default();
+    let top = mc_ctrl(&p).unwrap();
+    let mut dut = crate::cosim::vdut::VerilatorDut::new(&top, false).unwrap();
+    let r = run(&mut dut, &top, &p, 1_000_000, &cfg(11)).unwrap();
+    show(&r, "10^6 requests");
+    r.check().unwrap();
+    eprintln!("{} s", r.stats.seconds);
+}
