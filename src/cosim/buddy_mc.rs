@@ -29,7 +29,7 @@ use crate::trace::entries::EntryStim;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 
 // Channel order of [`channels`]: inputs `req`, `hrsp`, `brsp`, `mfill`; outputs `rsp`,
@@ -199,6 +199,13 @@ struct McBench {
     hbm_image: HashMap<u64, Vec<u8>>,
     buddy_image: HashMap<u64, Vec<u8>>,
     error: Option<String>,
+    /// The memories, for restarting the model after a reset.
+    mems: [Shared; 3],
+    /// (allocation, entry) of the last two requests (possibly in flight at a reset).
+    recent: VecDeque<(usize, u64)>,
+    /// Entries whose data, pieces or code a reset may have left inconsistent: never
+    /// requested again.
+    poisoned: HashSet<(usize, u64)>,
 }
 
 /// 32-bit words of little-endian bytes (zero-padded to whole words).
@@ -207,7 +214,13 @@ fn words(b: &[u8]) -> Vec<u32> {
 }
 
 impl McBench {
-    fn new(p: &BuddyRtlParams, mix: [u32; 3], n: u64, seed: u64) -> Result<McBench, String> {
+    fn new(
+        p: &BuddyRtlParams,
+        mix: [u32; 3],
+        n: u64,
+        seed: u64,
+        mems: [Shared; 3],
+    ) -> Result<McBench, String> {
         if mix.iter().all(|&w| w == 0) {
             return Err("the request mix has no weight".into());
         }
@@ -257,11 +270,24 @@ impl McBench {
             hbm_image: HashMap::new(),
             buddy_image: HashMap::new(),
             error: None,
+            mems,
+            recent: VecDeque::new(),
+            poisoned: HashSet::new(),
         })
     }
 
-    /// An entry of allocation `a` that this controller owns (index `≡ 0 mod mcs`).
-    fn pick_entry(&mut self, a: usize) -> u64 {
+    /// An entry of allocation `a` that this controller owns (index `≡ 0 mod mcs`), and
+    /// whether a reset poisoned it (then only a full write may touch it, which heals it).
+    fn pick_entry(&mut self, a: usize) -> (u64, bool) {
+        let e = self.any_entry(a);
+        self.recent.push_back((a, e));
+        if self.recent.len() > 2 {
+            self.recent.pop_front();
+        }
+        (e, self.poisoned.remove(&(a, e)))
+    }
+
+    fn any_entry(&mut self, a: usize) -> u64 {
         let mcs = self.p.mc.mcs as u64;
         let al = &mut self.allocs[a];
         match self.rng.gen_range(0..10) {
@@ -312,7 +338,10 @@ impl McBench {
             kind += 1;
         }
         let a = self.rng.gen_range(0..self.allocs.len());
-        let e = self.pick_entry(a);
+        let (e, poisoned) = self.pick_entry(a);
+        if poisoned {
+            kind = 1;
+        }
         let (base, boff, ep) = self.page_of(a, e);
         let t = self.allocs[a].target;
         let mi = self.allocs[a].index;
@@ -399,6 +428,67 @@ impl Bench for McBench {
 
     fn finished(&self) -> bool {
         self.remaining == 0 || self.error.is_some()
+    }
+
+    /// The request in flight (and the one being offered) are lost, and so are the slice's
+    /// dirty lines: the model restarts cold over the metadata memory, the memory images
+    /// become what the memories hold, and the entries a reset may have left inconsistent
+    /// (the last two requests', every entry of a metadata sector the design may hold
+    /// differently) are poisoned: their next request is a full write, which makes them
+    /// consistent again. The counters restart with the design's.
+    fn reset(&mut self) -> Result<(), String> {
+        for r in self.recent.drain(..) {
+            self.poisoned.insert(r);
+        }
+        let bytes = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        let image = |m: &Shared| -> HashMap<u64, Vec<u8>> {
+            let m = m.0.borrow();
+            m.writes()
+                .iter()
+                .map(|(a, _)| (*a, bytes(&m.read(*a))))
+                .collect()
+        };
+        let meta = image(&self.mems[2]);
+        // Sectors the design may hold differently from the model: the model's dirty lines,
+        // and the write-backs the model (ahead of the design) made that the metadata
+        // memory does not hold.
+        let cache = self.model.slice(0).ok_or("the model has no slice 0")?;
+        let per_sector = cache.params().fields_per_sector();
+        let mut dirty: Vec<u64> = cache
+            .clone()
+            .flush()
+            .into_iter()
+            .filter_map(|ev| match ev {
+                crate::model::cache::Event::MemWrite { sector, .. } => Some(sector),
+                _ => None,
+            })
+            .collect();
+        let written: HashMap<u64, Vec<u8>> = self.model.meta_sectors(0).into_iter().collect();
+        dirty.extend(
+            written
+                .keys()
+                .chain(meta.keys())
+                .filter(|k| written.get(k) != meta.get(k))
+                .copied(),
+        );
+        let epp = self.p.addr.entries_per_page();
+        let mcs = self.p.mc.mcs as u64;
+        for sector in dirty {
+            for f in sector * per_sector..(sector + 1) * per_sector {
+                let index = f * mcs;
+                for (a, al) in self.allocs.iter().enumerate() {
+                    let lo = al.boff * epp;
+                    if al.target != Target::X1 && (lo..lo + al.entries).contains(&index) {
+                        self.poisoned.insert((a, index - lo));
+                    }
+                }
+            }
+        }
+        self.hbm_image = image(&self.mems[0]);
+        self.buddy_image = image(&self.mems[1]);
+        self.model.restart(meta).map_err(|e| e.to_string())?;
+        self.moved = Moved::default();
+        Ok(())
     }
 }
 
@@ -501,7 +591,8 @@ pub fn run_opts(
     h.respond("mreq", "mfill", Box::new(meta.clone()))?;
     let gbbr = dut.port("gbbr_i")?;
     dut.set_u64(gbbr, GBBR);
-    let mut bench = McBench::new(p, o.mix, n, cfg.seed)?;
+    let mems = [hbm.clone(), link.clone(), meta.clone()];
+    let mut bench = McBench::new(p, o.mix, n, cfg.seed, mems)?;
     let mut stats = h.run(dut, &mut bench, cfg, &mut |_| {})?;
     stats.lines = bench.txn;
     stats.raw_bytes = bench.txn * ENTRY_BYTES as u64;

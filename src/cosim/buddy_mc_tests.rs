@@ -54,6 +54,23 @@ fn interpreter_mc_ctrl_matches_the_system_model() {
     }
 }
 
+/// Resets in the middle of requests: the model restarts cold over what the memories hold
+/// and the run goes on matching it.
+#[test]
+fn mc_ctrl_recovers_from_mid_run_resets() {
+    let p = small();
+    let top = mc_ctrl(&p).unwrap();
+    let mut dut = SimDut::new(&top).unwrap();
+    let c = HarnessConfig {
+        resets: 6,
+        ..cfg(9)
+    };
+    let r = run(&mut dut, &top, &p, 600, &c).unwrap();
+    show(&r, "with resets");
+    r.check().unwrap();
+    assert!(r.stats.resets >= 3, "{} resets", r.stats.resets);
+}
+
 /// Each defect of [`McFault`] is caught (the interpreter runs the faulty generator).
 #[test]
 fn scoreboard_catches_injected_mc_faults() {

@@ -225,6 +225,18 @@ impl System {
         self.slices.get(mc)
     }
 
+    /// The controllers were reset: every slice restarts cold (its dirty lines lost) over
+    /// the metadata memory `meta` (keys `mc << 48 | sector`, as [`System::meta_sectors`]
+    /// numbers them per slice), and the counters restart. Stored entries are kept.
+    pub fn restart(&mut self, meta: HashMap<u64, Vec<u8>>) -> Result<(), ModelError> {
+        let slice =
+            Cache::new(&self.p.meta).map_err(|e| ModelError::param("meta", e, "a valid cache"))?;
+        self.slices = vec![slice; self.p.mcs as usize];
+        self.meta_mem = meta;
+        self.counts = Counts::default();
+        Ok(())
+    }
+
     /// The counters so far.
     pub fn counts(&self) -> Counts {
         self.counts
