@@ -17,8 +17,8 @@
 //! nothing written anywhere else) must equal the model's.
 
 use super::dut::Dut;
-use super::harness::{Bench, Channel, Expect, Harness, HarnessConfig, Responder};
-use super::memory::{MemFields, MemResponder, MemTiming};
+use super::harness::{Bench, Channel, Expect, Harness, HarnessConfig};
+use super::memory::{MemFields, MemResponder, MemTiming, SharedMem as Shared};
 use super::stream::{Beat, RunStats};
 use crate::hdl::Module;
 use crate::model::buddy::system::{System, SystemParams};
@@ -28,9 +28,7 @@ use crate::rtl::buddy::BuddyRtlParams;
 use crate::trace::entries::EntryStim;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::cell::RefCell;
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::rc::Rc;
 
 // Channel order of [`channels`]: inputs `req`, `hrsp`, `brsp`, `mfill`; outputs `rsp`,
 // `hreq`, `breq`, `mreq`.
@@ -42,28 +40,6 @@ const MREQ: usize = 7;
 
 /// The global buddy base register the bench programs.
 pub const GBBR: u64 = 0x40_0000_0000;
-
-/// A memory the bench can read after the run.
-#[derive(Clone)]
-struct Shared(Rc<RefCell<MemResponder>>);
-
-impl Responder for Shared {
-    fn request(&mut self, beat: &[Vec<u32>], cycle: u64, rng: &mut ChaCha8Rng) {
-        self.0.borrow_mut().request(beat, cycle, rng)
-    }
-    fn respond(&mut self, cycle: u64, rng: &mut ChaCha8Rng) -> Option<Beat> {
-        self.0.borrow_mut().respond(cycle, rng)
-    }
-    fn outstanding(&self) -> usize {
-        self.0.borrow().outstanding()
-    }
-    fn oldest(&self) -> Option<u64> {
-        self.0.borrow().oldest()
-    }
-    fn reset(&mut self) {
-        self.0.borrow_mut().reset()
-    }
-}
 
 /// The system model's parameters for the hardware's.
 pub fn system_params(p: &BuddyRtlParams) -> SystemParams {
@@ -494,23 +470,13 @@ impl Bench for McBench {
 
 /// The harness channels of the controller.
 pub fn channels(top: &Module) -> Result<Vec<Channel>, String> {
-    let ch = |n: &str| {
-        top.streams
-            .iter()
-            .find(|s| s.prefix == n)
-            .map(Channel::from_ports)
-            .ok_or_else(|| format!("`{}` has no stream `{}`", top.name, n))
-    };
-    Ok(vec![
-        ch("req")?,
-        ch("hrsp")?,
-        ch("brsp")?,
-        ch("mfill")?,
-        ch("rsp")?,
-        ch("hreq")?.unchecked(),
-        ch("breq")?.unchecked(),
-        ch("mreq")?.unchecked(),
-    ])
+    super::harness::named_channels(
+        top,
+        &[
+            "req", "hrsp", "brsp", "mfill", "rsp", "hreq", "breq", "mreq",
+        ],
+        &["hreq", "breq", "mreq"],
+    )
 }
 
 /// Compares a memory's final contents with an image: every address of the image holds its
@@ -542,7 +508,7 @@ fn compare_image(
 }
 
 fn memory(timing: (u64, u64), tag: usize, words: usize) -> Shared {
-    Shared(Rc::new(RefCell::new(MemResponder::new(
+    Shared::new(MemResponder::new(
         MemFields {
             addr: 1,
             we: Some(0),
@@ -556,7 +522,7 @@ fn memory(timing: (u64, u64), tag: usize, words: usize) -> Shared {
             write_ack: false,
         },
         words,
-    ))))
+    ))
 }
 
 /// Runs `n` requests of the default mix through `dut` (the controller of `p`, module `top`).

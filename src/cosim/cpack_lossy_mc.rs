@@ -13,8 +13,8 @@
 
 use super::block_stim::BlockStim;
 use super::dut::Dut;
-use super::harness::{Bench, Channel, Expect, Harness, HarnessConfig, Responder};
-use super::memory::{word64, MemFields, MemResponder, MemTiming};
+use super::harness::{Bench, Channel, Expect, Harness, HarnessConfig};
+use super::memory::{word64, MemFields, MemResponder, MemTiming, SharedMem as Shared};
 use super::stream::{Beat, RunStats};
 use crate::hdl::Module;
 use crate::model::cpack_lossy::mc::{Mc, McParams, McRequest, McResponse};
@@ -22,9 +22,7 @@ use crate::rtl::cpack_lossy::mc_top::{OP_G_RD, OP_G_WR, OP_L_RD, OP_L_WR};
 use crate::rtl::cpack_lossy::LossyRtlParams;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::cell::RefCell;
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::rc::Rc;
 
 // Channel order of [`channels`]: inputs `sm`, `dresp`, `mdresp`; outputs `rsp`, `dreq`,
 // `mdreq`.
@@ -32,28 +30,6 @@ const SM: usize = 0;
 const RSP: usize = 3;
 const DREQ: usize = 4;
 const MDREQ: usize = 5;
-
-/// A memory the bench can read after the run.
-#[derive(Clone)]
-struct Shared(Rc<RefCell<MemResponder>>);
-
-impl Responder for Shared {
-    fn request(&mut self, beat: &[Vec<u32>], cycle: u64, rng: &mut ChaCha8Rng) {
-        self.0.borrow_mut().request(beat, cycle, rng)
-    }
-    fn respond(&mut self, cycle: u64, rng: &mut ChaCha8Rng) -> Option<Beat> {
-        self.0.borrow_mut().respond(cycle, rng)
-    }
-    fn outstanding(&self) -> usize {
-        self.0.borrow().outstanding()
-    }
-    fn oldest(&self) -> Option<u64> {
-        self.0.borrow().oldest()
-    }
-    fn reset(&mut self) {
-        self.0.borrow_mut().reset()
-    }
-}
 
 /// The MC model's parameters for the hardware's.
 pub fn mc_params(p: &LossyRtlParams) -> McParams {
@@ -468,21 +444,11 @@ impl Bench for McBench {
 
 /// The harness channels of the MC top.
 pub fn channels(top: &Module) -> Result<Vec<Channel>, String> {
-    let ch = |n: &str| {
-        top.streams
-            .iter()
-            .find(|s| s.prefix == n)
-            .map(Channel::from_ports)
-            .ok_or_else(|| format!("`{}` has no stream `{}`", top.name, n))
-    };
-    Ok(vec![
-        ch("sm")?,
-        ch("dresp")?,
-        ch("mdresp")?,
-        ch("rsp")?,
-        ch("dreq")?.unchecked(),
-        ch("mdreq")?.unchecked(),
-    ])
+    super::harness::named_channels(
+        top,
+        &["sm", "dresp", "mdresp", "rsp", "dreq", "mdreq"],
+        &["dreq", "mdreq"],
+    )
 }
 
 /// Compares the final memory contents with the model's: every global block's frame, every
@@ -580,7 +546,7 @@ pub fn run_opts(
     o: &McOpts,
 ) -> Result<McRun, String> {
     let mut h = Harness::new(channels(top)?);
-    let dram = Shared(Rc::new(RefCell::new(MemResponder::new(
+    let dram = Shared::new(MemResponder::new(
         MemFields {
             addr: 1,
             we: Some(0),
@@ -594,9 +560,9 @@ pub fn run_opts(
             write_ack: false,
         },
         4,
-    ))));
+    ));
     let cp = p.md_cache.rtl(p.codec.md_bits);
-    let md = Shared(Rc::new(RefCell::new(MemResponder::new(
+    let md = Shared::new(MemResponder::new(
         MemFields {
             addr: 1,
             we: Some(0),
@@ -610,7 +576,7 @@ pub fn run_opts(
             write_ack: false,
         },
         (cp.cache.sector_bytes / 4) as usize,
-    ))));
+    ));
     h.respond("dreq", "dresp", Box::new(dram.clone()))?;
     h.respond("mdreq", "mdresp", Box::new(md.clone()))?;
     let mut bench = McBench::new(p, o.mix, n, cfg.seed, dram.clone(), md.clone())?;

@@ -290,6 +290,31 @@ pub trait Bench {
     }
 }
 
+/// The channels of `top` named by `inputs` then `outputs` (stream prefixes), in that order;
+/// the outputs named in `unchecked` are monitored but not compared (a responder's requests).
+pub fn named_channels(
+    top: &crate::hdl::Module,
+    names: &[&str],
+    unchecked: &[&str],
+) -> Result<Vec<Channel>, String> {
+    names
+        .iter()
+        .map(|n| {
+            let c = top
+                .streams
+                .iter()
+                .find(|s| s.prefix == *n)
+                .map(Channel::from_ports)
+                .ok_or_else(|| format!("`{}` has no stream `{}`", top.name, n))?;
+            Ok(if unchecked.contains(n) {
+                c.unchecked()
+            } else {
+                c
+            })
+        })
+        .collect()
+}
+
 /// The other side of a protocol, answering the design's requests as they come.
 pub trait Responder {
     /// A request beat from the design (its fields as words), taken at `cycle`.

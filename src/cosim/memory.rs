@@ -11,7 +11,9 @@ use super::harness::Responder;
 use super::stream::Beat;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Where the request fields are (indices into the request channel's fields).
 #[derive(Clone, Debug)]
@@ -173,5 +175,35 @@ impl Responder for MemResponder {
     /// the writes it has taken stay.
     fn reset(&mut self) {
         self.pending.clear();
+    }
+}
+
+/// A [`MemResponder`] the bench keeps a handle to while the harness drives it (to read the
+/// final contents, or to rebuild a model after a reset).
+#[derive(Clone)]
+pub struct SharedMem(pub Rc<RefCell<MemResponder>>);
+
+impl SharedMem {
+    /// Shares `m`.
+    pub fn new(m: MemResponder) -> SharedMem {
+        SharedMem(Rc::new(RefCell::new(m)))
+    }
+}
+
+impl Responder for SharedMem {
+    fn request(&mut self, beat: &[Vec<u32>], cycle: u64, rng: &mut ChaCha8Rng) {
+        self.0.borrow_mut().request(beat, cycle, rng)
+    }
+    fn respond(&mut self, cycle: u64, rng: &mut ChaCha8Rng) -> Option<Beat> {
+        self.0.borrow_mut().respond(cycle, rng)
+    }
+    fn outstanding(&self) -> usize {
+        self.0.borrow().outstanding()
+    }
+    fn oldest(&self) -> Option<u64> {
+        self.0.borrow().oldest()
+    }
+    fn reset(&mut self) {
+        self.0.borrow_mut().reset()
     }
 }

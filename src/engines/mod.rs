@@ -229,6 +229,18 @@ pub fn cosim_units(engine: EngineRef) -> Vec<String> {
     v
 }
 
+/// `units` without the engine units missing from `designs` (the units a configuration
+/// has: no Buddy controller when the BPC entries are not 128 B); loop-backs and test units
+/// stay.
+pub fn configured(engine: EngineRef, designs: &[UnitDesign], units: Vec<String>) -> Vec<String> {
+    units
+        .into_iter()
+        .filter(|u| {
+            !engine.unit_names().contains(&u.as_str()) || designs.iter().any(|d| d.unit == u)
+        })
+        .collect()
+}
+
 /// Every unit `hwzip cosim --unit` accepts: [`cosim_units`] and the test-only loop-backs.
 pub fn known_cosim_units(engine: EngineRef) -> Vec<String> {
     let mut v = cosim_units(engine);

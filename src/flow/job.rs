@@ -282,9 +282,8 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
         // A unit the configuration does not have (Buddy's controller with BPC entries
         // other than 128 B) is neither co-simulated nor synthesized.
         let designs = engine.units(cfg)?;
-        let absent =
-            |u: &str| engine.unit_names().contains(&u) && !designs.iter().any(|d| d.unit == u);
-        for u in cos_units.into_iter().filter(|u| wanted(u) && !absent(u)) {
+        let cos_units = engines::configured(engine, &designs, cos_units);
+        for u in cos_units.into_iter().filter(|u| wanted(u)) {
             let w = verilog_bytes(&engine.cosim_top(cfg, &u)?);
             tasks.push((w, Task::Cosim { engine, unit: u }));
         }

@@ -200,49 +200,46 @@ fn translate(e: &Expr, local: &[usize], mem_base: usize) -> FExpr {
     }
 }
 
-fn deps(e: &FExpr, out: &mut Vec<usize>) {
+/// Calls `f` on every node of `e` (pre-order).
+fn walk(e: &FExpr, f: &mut impl FnMut(&FExpr)) {
+    f(e);
     match e {
-        FExpr::Net(i) => out.push(*i),
-        FExpr::Const(_) => {}
-        FExpr::Slice(x, ..) | FExpr::Repeat(x, _) | FExpr::Not(x) | FExpr::Reduce(_, x) => {
-            deps(x, out)
-        }
-        FExpr::ShiftConst(_, x, _) | FExpr::MemRead(_, _, x) => deps(x, out),
-        FExpr::Concat(ps) => ps.iter().for_each(|p| deps(p, out)),
+        FExpr::Net(_) | FExpr::Const(_) => {}
+        FExpr::Slice(x, ..)
+        | FExpr::Repeat(x, _)
+        | FExpr::Not(x)
+        | FExpr::Reduce(_, x)
+        | FExpr::ShiftConst(_, x, _)
+        | FExpr::MemRead(_, _, x) => walk(x, f),
+        FExpr::Concat(ps) => ps.iter().for_each(|p| walk(p, f)),
         FExpr::Bin(_, a, b) | FExpr::Cmp(_, a, b) | FExpr::ShiftVar(_, a, b) => {
-            deps(a, out);
-            deps(b, out);
+            walk(a, f);
+            walk(b, f);
         }
         FExpr::Mux(s, a, b) => {
-            deps(s, out);
-            deps(a, out);
-            deps(b, out);
+            walk(s, f);
+            walk(a, f);
+            walk(b, f);
         }
     }
 }
 
+/// The nets `e` reads.
+fn deps(e: &FExpr, out: &mut Vec<usize>) {
+    walk(e, &mut |x| {
+        if let FExpr::Net(i) = x {
+            out.push(*i)
+        }
+    });
+}
+
+/// The memories `e` reads.
 fn mem_deps(e: &FExpr, out: &mut Vec<usize>) {
-    match e {
-        FExpr::Net(_) | FExpr::Const(_) => {}
-        FExpr::Slice(x, ..) | FExpr::Repeat(x, _) | FExpr::Not(x) | FExpr::Reduce(_, x) => {
-            mem_deps(x, out)
+    walk(e, &mut |x| {
+        if let FExpr::MemRead(m, ..) = x {
+            out.push(*m)
         }
-        FExpr::ShiftConst(_, x, _) => mem_deps(x, out),
-        FExpr::MemRead(m, _, x) => {
-            out.push(*m);
-            mem_deps(x, out)
-        }
-        FExpr::Concat(ps) => ps.iter().for_each(|p| mem_deps(p, out)),
-        FExpr::Bin(_, a, b) | FExpr::Cmp(_, a, b) | FExpr::ShiftVar(_, a, b) => {
-            mem_deps(a, out);
-            mem_deps(b, out);
-        }
-        FExpr::Mux(s, a, b) => {
-            mem_deps(s, out);
-            mem_deps(a, out);
-            mem_deps(b, out);
-        }
-    }
+    });
 }
 
 fn eval(e: &FExpr, v: &[Bits], mems: &[FlatMem]) -> Bits {
