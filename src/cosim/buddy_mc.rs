@@ -93,22 +93,12 @@ pub struct McRun {
 impl McRun {
     /// `Ok` when the run matched in every respect.
     pub fn check(&self) -> Result<(), String> {
-        if let Some(m) = &self.stats.first_mismatch {
-            return Err(m.to_string());
-        }
-        if let Some(e) = &self.error {
-            return Err(e.clone());
-        }
-        if self.rtl != self.model {
-            return Err(format!("moved {:?}, the model {:?}", self.rtl, self.model));
-        }
-        if self.meta.0 != self.meta.1 {
-            return Err(format!(
-                "metadata slice (hits, misses, merges) {:?}, the model {:?}",
-                self.meta.0, self.meta.1
-            ));
-        }
-        Ok(())
+        super::harness::mc_verdict(
+            &self.stats,
+            &self.error,
+            (&self.rtl, &self.model),
+            ("metadata slice", self.meta.0, self.meta.1),
+        )
     }
 }
 

@@ -75,22 +75,12 @@ pub struct McRun {
 impl McRun {
     /// `Ok` when the run matched in every respect.
     pub fn check(&self) -> Result<(), String> {
-        if let Some(m) = &self.stats.first_mismatch {
-            return Err(m.to_string());
-        }
-        if let Some(e) = &self.error {
-            return Err(e.clone());
-        }
-        if self.rtl != self.model {
-            return Err(format!("moved {:?}, the model {:?}", self.rtl, self.model));
-        }
-        if self.md.0 != self.md.1 {
-            return Err(format!(
-                "MD cache (hits, misses, merges) {:?}, the model {:?}",
-                self.md.0, self.md.1
-            ));
-        }
-        Ok(())
+        super::harness::mc_verdict(
+            &self.stats,
+            &self.error,
+            (&self.rtl, &self.model),
+            ("MD cache", self.md.0, self.md.1),
+        )
     }
 }
 

@@ -407,34 +407,29 @@ impl Sim {
         let mut mem_readers = vec![Vec::new(); f.mems.len()];
         let mut regs = Vec::new();
         for (i, d) in drivers.iter().enumerate() {
+            let exprs: Vec<&FExpr> = match d {
+                Driver::Comb(e) => vec![e],
+                Driver::Reg { next, enable, .. } => std::iter::once(next).chain(enable).collect(),
+                Driver::Input => continue,
+            };
             let (mut nd, mut md) = (Vec::new(), Vec::new());
-            match d {
-                Driver::Comb(e) => {
-                    deps(e, &mut nd);
-                    mem_deps(e, &mut md);
-                    nd.sort_unstable();
-                    nd.dedup();
-                    md.sort_unstable();
-                    md.dedup();
-                    for j in nd {
-                        fanout[j].push(i);
-                    }
-                    for m in md {
-                        mem_readers[m].push(i);
-                    }
-                }
-                Driver::Reg { next, enable, .. } => {
-                    for e in std::iter::once(next).chain(enable) {
-                        deps(e, &mut nd);
-                        mem_deps(e, &mut md);
-                    }
-                    nd.sort_unstable();
-                    nd.dedup();
-                    md.sort_unstable();
-                    md.dedup();
-                    regs.push((i, nd, md));
-                }
-                Driver::Input => {}
+            for e in exprs {
+                deps(e, &mut nd);
+                mem_deps(e, &mut md);
+            }
+            nd.sort_unstable();
+            nd.dedup();
+            md.sort_unstable();
+            md.dedup();
+            if matches!(d, Driver::Reg { .. }) {
+                regs.push((i, nd, md));
+                continue;
+            }
+            for &j in &nd {
+                fanout[j].push(i);
+            }
+            for m in md {
+                mem_readers[m].push(i);
             }
         }
         let nmem = f.mems.len();
