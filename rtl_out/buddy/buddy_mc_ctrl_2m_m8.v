@@ -106,8 +106,6 @@ module buddy_mc_ctrl_2m_m8 (
   reg  [255:0] bbuf3_q;
   reg  [3:0] dev_left_q;
   reg  [3:0] bud_left_q;
-  reg  [3:0] dev_need_q;
-  reg  [3:0] bud_need_q;
   reg  [3:0] dev_got_q;
   reg  [3:0] bud_got_q;
   reg  [31:0] cnt_access_q;
@@ -292,10 +290,6 @@ module buddy_mc_ctrl_2m_m8 (
   // Access start: the pieces to move; access, buddy and zero-entry counters
   wire access_go;
   wire access_counted;
-  wire bud_need_en;
-  wire [3:0] bud_need_d;
-  wire dev_need_en;
-  wire [3:0] dev_need_d;
   wire cnt_zero_en;
   wire [31:0] cnt_zero_d;
   wire cnt_buddy_en;
@@ -304,10 +298,6 @@ module buddy_mc_ctrl_2m_m8 (
   wire [31:0] cnt_access_d;
   assign access_go = ((state_q == STATE_RD_GO) | (state_q == STATE_WR_GO));
   assign access_counted = (access_go & ~((state_q == STATE_RD_GO) & code_reserved));
-  assign bud_need_en = access_counted;
-  assign bud_need_d = bud_mask;
-  assign dev_need_en = access_counted;
-  assign dev_need_d = dev_mask;
   assign cnt_zero_en = (access_counted & (is_zero & ~tgt_x1));
   assign cnt_zero_d = (cnt_zero_q + 32'd1);
   assign cnt_buddy_en = (access_counted & (|bud_mask));
@@ -324,10 +314,6 @@ module buddy_mc_ctrl_2m_m8 (
       if (cnt_buddy_en) cnt_buddy_q <= cnt_buddy_d;
       if (cnt_access_en) cnt_access_q <= cnt_access_d;
     end
-  end
-  always @(posedge clk_i) begin
-    if (bud_need_en) bud_need_q <= bud_need_d;
-    if (dev_need_en) dev_need_q <= dev_need_d;
   end
 
   // Memory requests: the lowest piece left on each channel, reads or writes
@@ -475,7 +461,7 @@ module buddy_mc_ctrl_2m_m8 (
   assign hrsp_ready_o = 1'd1;
   assign brsp_ready_o = 1'd1;
   assign sent = (~(|dev_left_q) & ~(|bud_left_q));
-  assign fetched = (sent & ((dev_got_q == dev_need_q) & (bud_got_q == bud_need_q)));
+  assign fetched = (sent & ((dev_got_q == dev_mask) & (bud_got_q == bud_mask)));
   always @(posedge clk_i) begin
     if (bud_got_en) bud_got_q <= bud_got_d;
     if (dev_got_en) dev_got_q <= dev_got_d;

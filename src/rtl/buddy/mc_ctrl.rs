@@ -212,8 +212,6 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         .collect();
     let dleft = m.reg("dev_left_q", 4, Some(0));
     let bleft = m.reg("bud_left_q", 4, Some(0));
-    let dneed = m.reg("dev_need_q", 4, None);
-    let bneed = m.reg("bud_need_q", 4, None);
     let dgot = m.reg("dev_got_q", 4, None);
     let bgot = m.reg("bud_got_q", 4, None);
     let c_acc = m.reg("cnt_access_q", CNT_BITS, Some(0));
@@ -381,8 +379,6 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         });
         m.set(&dleft, &dev_mask);
         m.set(&bleft, &bud_mask);
-        m.set(&dneed, &dev_mask);
-        m.set(&bneed, &bud_mask);
         m.set(&dgot, &Expr::zero(4));
         m.set(&bgot, &Expr::zero(4));
     });
@@ -485,9 +481,10 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
     hrsp.accept(&mut m, &Expr::lit(1, 1));
     brsp.accept(&mut m, &Expr::lit(1, 1));
     let sent = m.wire("sent", &(&!dleft.q().any() & &!bleft.q().any()));
+    // The size mapper's masks hold through the fetch (code and target do not change).
     let fetched = m.wire(
         "fetched",
-        &(&sent & &(&dgot.q().eq(&dneed.q()) & &bgot.q().eq(&bneed.q()))),
+        &(&sent & &(&dgot.q().eq(&dev_mask) & &bgot.q().eq(&bud_mask))),
     );
     m.when(&(&st.is("fetch") & &fetched), |m| st.go(m, "dec"));
     m.when(&(&st.is("wr") & &sent), |m| {
