@@ -34,7 +34,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// One beat: the value of each field as 32-bit words (word 0 = bits 31:0), in
-/// [`super::stream::Stream::fields`] order.
+/// `cosim::stream::Stream::fields` order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Beat(pub Vec<Vec<u32>>);
 
@@ -294,7 +294,7 @@ pub trait Bench {
 /// (such as a memory-image difference), the design's counters against the model's, then
 /// its cache's (hits, misses, merges) against the model's.
 pub fn mc_verdict<M: PartialEq + std::fmt::Debug>(
-    stats: &super::stream::RunStats,
+    stats: &RunStats,
     error: &Option<String>,
     moved: (&M, &M),
     cache: (&str, [u64; 3], [u64; 3]),
