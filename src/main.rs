@@ -106,23 +106,28 @@ enum Cmd {
         top: Option<String>,
     },
     /// Evaluate an engine's golden model on data. zvc: compression ratio of a trace beside
-    /// RLE and zlib. base-xor: ones, toggles and I/O energy of every scheme side by side on
-    /// trace files and/or synthetic sector classes.
+    /// RLE and zlib. base-xor: ones, toggles and I/O energy of every scheme side by side.
+    /// adaptive: the selector against each codec. cpack-lossy: ratios and FP error per
+    /// threshold. buddy: size buckets, ratios, codec comparison, buddy fractions, metadata
+    /// slice sweep and profiler. On trace files and/or synthetic classes.
     Eval {
         #[arg(long, default_value = "zvc")]
         engine: String,
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Trace file (zvc: raw elements or YAML description; base-xor: any file as bytes,
-        /// `.gz` gunzipped, `.npy` header skipped, YAML description). Repeatable for base-xor.
+        /// Trace file (zvc: raw elements or YAML description; the other engines: any file as
+        /// bytes, `.gz` gunzipped, `.npy` and `.safetensors` headers checked and skipped
+        /// (buddy: one row per tensor group), YAML description). Repeatable except for zvc.
         #[arg(long)]
         trace: Vec<PathBuf>,
         /// base-xor: synthetic sector classes (spec §5); adaptive: line profiles (`zero-heavy`,
         /// `small-delta`, `narrow`, `repeated`, `floats`, `random`, `mixed`, `bench-sc`, …);
-        /// or `all`. Repeatable.
+        /// cpack-lossy: block classes; buddy: entry classes (`relu-50`, `index-i32`, …),
+        /// `meta-cache`, `profiler`; or `all`. Repeatable.
         #[arg(long)]
         class: Vec<String>,
-        /// Sectors (base-xor) or lines (adaptive) per synthetic class [default: 20000].
+        /// Sectors (base-xor), lines (adaptive), blocks (cpack-lossy) or entries (buddy) per
+        /// synthetic class [default: 20000].
         #[arg(long)]
         sectors: Option<usize>,
         /// Seed of the synthetic classes [default: 1].

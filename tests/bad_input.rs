@@ -116,6 +116,30 @@ fn every_bad_input_is_a_one_line_error() {
     let npy_be = w("be.npy", &npy(">f4", "(16,)", &data16));
     let npy_obj = w("obj.npy", &npy("|O", "(8,)", &data16));
     let npy_hdr = w("hdr.npy", b"\x93NUMPY\x01\x00\xff\xff{'descr'");
+    let st = |h: &str, data: &[u8]| -> Vec<u8> {
+        let mut v = (h.len() as u64).to_le_bytes().to_vec();
+        v.extend(h.as_bytes());
+        v.extend(data);
+        v
+    };
+    let st_past = w("past.safetensors", &st("{}", &[])[..4]);
+    let st_huge = w("huge.safetensors", &u64::MAX.to_le_bytes());
+    let st_json = w("json.safetensors", &st("{\"a\":", &data16));
+    let st_range = w(
+        "range.safetensors",
+        &st(
+            r#"{"a":{"dtype":"F32","shape":[32],"data_offsets":[0,128]}}"#,
+            &data16,
+        ),
+    );
+    let st_shape = w(
+        "shape.safetensors",
+        &st(
+            r#"{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}}"#,
+            &data16,
+        ),
+    );
+    let st_none = w("none.safetensors", &st(r#"{"__metadata__":{}}"#, &[]));
     let raw16 = w("t16.bin", &data16);
     let y16 = w("t16.yaml", b"file: t16.bin\nword_bits: 16\n");
     let ydeep = w(
@@ -170,6 +194,30 @@ fn every_bad_input_is_a_one_line_error() {
         (
             vec!["cosim", "--lines", "1", "--trace", &y16],
             "16-bit elements",
+        ),
+        (
+            vec!["eval", "--engine", "buddy", "--trace", &st_past],
+            "shorter than",
+        ),
+        (
+            vec!["eval", "--engine", "buddy", "--trace", &st_huge],
+            "limit",
+        ),
+        (
+            vec!["eval", "--engine", "buddy", "--trace", &st_json],
+            "not valid JSON",
+        ),
+        (
+            vec!["eval", "--engine", "buddy", "--trace", &st_range],
+            "outside",
+        ),
+        (
+            vec!["eval", "--engine", "base-xor", "--trace", &st_shape],
+            "needs 12 bytes",
+        ),
+        (
+            vec!["eval", "--engine", "buddy", "--trace", &st_none],
+            "empty",
         ),
         (vec!["eval", "--trace", &ydeep], "deeper than 32"),
         (vec!["eval", "--trace", &ymissing], "nowhere.bin"),

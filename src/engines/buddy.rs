@@ -138,12 +138,16 @@ impl Engine for Buddy {
         let err = |e: crate::model::ModelError| e.to_string();
         let mut sets: Vec<SetEval> = Vec::new();
         for t in &req.traces {
+            if is_safetensors(t) {
+                for (name, entries) in tensor_sets(t)? {
+                    sets.push(eval::evaluate(&p, &name, &entries).map_err(err)?);
+                }
+                continue;
+            }
             let bytes = super::load_blocks(t, ENTRY_BYTES)?;
-            let entries: Vec<Vec<u8>> = bytes
-                .chunks_exact(ENTRY_BYTES)
-                .map(<[u8]>::to_vec)
-                .collect();
-            sets.push(eval::evaluate(&p, &t.display().to_string(), &entries).map_err(err)?);
+            sets.push(
+                eval::evaluate(&p, &t.display().to_string(), &entries_of(&bytes)).map_err(err)?,
+            );
         }
         let mut hpc = Vec::new();
         let mut dl = Vec::new();
@@ -254,6 +258,53 @@ const META_MIN_READS: usize = 20_000;
 /// Reads per access stream of the sweep, at most.
 const META_MAX_READS: usize = 1 << 22;
 
+/// The 128 B entries of `bytes`, the last one zero-padded.
+fn entries_of(bytes: &[u8]) -> Vec<Vec<u8>> {
+    bytes
+        .chunks(ENTRY_BYTES)
+        .map(|c| {
+            let mut e = c.to_vec();
+            e.resize(ENTRY_BYTES, 0);
+            e
+        })
+        .collect()
+}
+
+/// Whether `path` names a `.safetensors` file.
+fn is_safetensors(path: &std::path::Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("safetensors"))
+}
+
+/// A named set of 128 B entries.
+type NamedEntries = (String, Vec<Vec<u8>>);
+
+/// The entry sets of a `.safetensors` file: the whole file, then one set per tensor group
+/// ([`crate::trace::safetensors::group`]: the same tensor of every layer together), in data
+/// order. Every tensor starts a new 128 B entry, as a separate allocation would.
+fn tensor_sets(path: &std::path::Path) -> Result<Vec<NamedEntries>, String> {
+    let tensors = crate::trace::file::load_tensors(path).map_err(|e| e.to_string())?;
+    let file = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    );
+    let mut groups: Vec<NamedEntries> = Vec::new();
+    let mut all = Vec::new();
+    for (t, bytes) in &tensors {
+        let entries = entries_of(bytes);
+        all.extend(entries.iter().cloned());
+        let g = format!("{file} [{}]", crate::trace::safetensors::group(&t.name));
+        match groups.iter_mut().find(|(name, _)| *name == g) {
+            Some((_, v)) => v.extend(entries),
+            None => groups.push((g, entries)),
+        }
+    }
+    groups.retain(|(_, v)| !v.is_empty());
+    groups.insert(0, (format!("{} (all tensors)", path.display()), all));
+    Ok(groups)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,5 +336,43 @@ mod tests {
         let mut r = req(&["zero"]);
         r.lambda = Some(3);
         assert!(Buddy.eval(&cfg, &r).unwrap_err().contains("--lambda"));
+    }
+
+    /// A `.safetensors` trace: the whole file, then one row per tensor group; each tensor
+    /// starts a new entry; a malformed header is a one-line error.
+    #[test]
+    fn eval_safetensors_by_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = r#"{"l.0.w":{"dtype":"F32","shape":[40],"data_offsets":[0,160]},
+            "l.1.w":{"dtype":"F32","shape":[40],"data_offsets":[160,320]},
+            "emb":{"dtype":"I32","shape":[8],"data_offsets":[320,352]}}"#;
+        let mut raw = (h.len() as u64).to_le_bytes().to_vec();
+        raw.extend(h.as_bytes());
+        raw.extend((0..88u32).flat_map(|i| (i % 7).to_le_bytes()));
+        let path = dir.path().join("m.safetensors");
+        std::fs::write(&path, &raw).unwrap();
+        let mut r = req(&[]);
+        r.traces = vec![path.clone()];
+        let out = Buddy.eval(&Config::default(), &r).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out.json).unwrap();
+        let sets = v["sets"].as_array().unwrap();
+        let rows: Vec<(&str, u64)> = sets
+            .iter()
+            .map(|s| (s["name"].as_str().unwrap(), s["entries"].as_u64().unwrap()))
+            .collect();
+        let all = format!("{} (all tensors)", path.display());
+        // 160 B tensors take 2 entries each, the 32 B one 1.
+        assert_eq!(
+            rows,
+            [
+                (all.as_str(), 5),
+                ("m.safetensors [l.*.w]", 4),
+                ("m.safetensors [emb]", 1)
+            ]
+        );
+        raw[8] = b'[';
+        std::fs::write(&path, &raw).unwrap();
+        let e = Buddy.eval(&Config::default(), &r).unwrap_err();
+        assert!(e.contains("m.safetensors") && !e.contains('\n'), "{e}");
     }
 }

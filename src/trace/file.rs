@@ -421,14 +421,16 @@ mod tests {
 }
 
 /// Reads a file as a byte stream for sector-level engines (Base+XOR): `.gz` files are
-/// gunzipped, `.npy` arrays lose their header (the array data, in file order), a `.yaml`/`.yml`
+/// gunzipped, `.npy` arrays lose their header (the array data, in file order), `.safetensors`
+/// files give their tensors' data in data order, a `.yaml`/`.yml`
 /// trace description is followed to its data file, and anything else is read as raw bytes.
 /// The byte stream is returned as it lies in memory; callers cut it into transactions.
 pub fn load_bytes(path: &Path) -> Result<Vec<u8>, TraceError> {
     Ok(load_bytes_typed(path)?.0)
 }
 
-/// [`load_bytes`] and, for a `.npy` array, its dtype string (`<f4`, `<f8`, `<i2`, …).
+/// [`load_bytes`] and, for a `.npy` array (or a `.safetensors` file whose tensors share one
+/// dtype), its dtype string (`<f4`, `<f8`, `<i2`, …).
 pub fn load_bytes_typed(path: &Path) -> Result<(Vec<u8>, Option<String>), TraceError> {
     let io = |source| TraceError::Io {
         path: path.to_path_buf(),
@@ -464,6 +466,16 @@ pub fn load_bytes_typed(path: &Path) -> Result<(Vec<u8>, Option<String>), TraceE
         let h = super::npy::parse(&raw).map_err(bad)?;
         descr = Some(h.descr);
         raw[h.data_offset..].to_vec()
+    } else if ext == "safetensors" {
+        let tensors = tensors_of(path, &raw)?;
+        let first = tensors.first().and_then(|t| t.npy_descr());
+        if tensors.iter().all(|t| t.npy_descr() == first) {
+            descr = first.map(str::to_string);
+        }
+        tensors
+            .iter()
+            .flat_map(|t| raw[t.start..t.end].iter().copied())
+            .collect()
     } else {
         raw
     };
@@ -473,6 +485,36 @@ pub fn load_bytes_typed(path: &Path) -> Result<(Vec<u8>, Option<String>), TraceE
         });
     }
     Ok((data, descr))
+}
+
+/// Parses the header of a `.safetensors` file read as `raw`.
+fn tensors_of(path: &Path, raw: &[u8]) -> Result<Vec<super::safetensors::Tensor>, TraceError> {
+    super::safetensors::parse(raw).map_err(|msg| TraceError::BadFormat {
+        path: path.to_path_buf(),
+        msg,
+    })
+}
+
+/// The tensors of a `.safetensors` file, each with its bytes, in data order; an error for a
+/// file of another kind or one without tensors.
+pub fn load_tensors(path: &Path) -> Result<Vec<(super::safetensors::Tensor, Vec<u8>)>, TraceError> {
+    let raw = input::read(path, Purpose::Trace).map_err(|source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let tensors = tensors_of(path, &raw)?;
+    if tensors.iter().all(|t| t.start == t.end) {
+        return Err(TraceError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(tensors
+        .into_iter()
+        .map(|t| {
+            let bytes = raw[t.start..t.end].to_vec();
+            (t, bytes)
+        })
+        .collect())
 }
 
 #[cfg(test)]

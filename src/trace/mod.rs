@@ -5,7 +5,8 @@
 //! * [`strategies`] proptest strategies for the data classes of spec zvc-cdma §5.3
 //! * [`synthetic`]  deterministic (ChaCha-seeded) generators, incl. ReLU-like tensors (§5.2)
 //! * [`file`](mod@file)       raw little-endian traces and YAML trace descriptions; byte traces
-//!   (.gz, .npy)
+//!   (.gz, .npy, .safetensors)
+//! * [`safetensors`] the `.safetensors` tensor container (validated header, tensors by name)
 //! * [`lines`]      seeded cache-line generators for adaptive link compression (profiles,
 //!   per-benchmark mixes calibrated to the paper, phase traces, entropy)
 //! * [`lookups`]    field-lookup patterns for the metadata caches (streaming, strided,
@@ -18,6 +19,7 @@ pub mod file;
 pub mod lines;
 pub mod lookups;
 pub mod npy;
+pub mod safetensors;
 pub mod sectors;
 pub mod strategies;
 pub mod synthetic;
