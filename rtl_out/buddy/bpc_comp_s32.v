@@ -6753,774 +6753,1179 @@ module bpc_comp_s32 (
   end
 
   // Stage 3: zero-run lengths (scan of (reset, count) pairs), token bits and lengths
-  wire [6:0] zrun_s1_1;
-  wire [6:0] zrun_s1_2;
-  wire [6:0] zrun_s1_3;
-  wire [6:0] zrun_s1_4;
-  wire [6:0] zrun_s1_5;
-  wire [6:0] zrun_s1_6;
-  wire [6:0] zrun_s1_7;
-  wire [6:0] zrun_s1_8;
-  wire [6:0] zrun_s1_9;
-  wire [6:0] zrun_s1_10;
-  wire [6:0] zrun_s1_11;
-  wire [6:0] zrun_s1_12;
-  wire [6:0] zrun_s1_13;
-  wire [6:0] zrun_s1_14;
-  wire [6:0] zrun_s1_15;
-  wire [6:0] zrun_s1_16;
-  wire [6:0] zrun_s1_17;
-  wire [6:0] zrun_s1_18;
-  wire [6:0] zrun_s1_19;
-  wire [6:0] zrun_s1_20;
-  wire [6:0] zrun_s1_21;
-  wire [6:0] zrun_s1_22;
-  wire [6:0] zrun_s1_23;
-  wire [6:0] zrun_s1_24;
-  wire [6:0] zrun_s1_25;
-  wire [6:0] zrun_s1_26;
-  wire [6:0] zrun_s1_27;
-  wire [6:0] zrun_s1_28;
-  wire [6:0] zrun_s1_29;
-  wire [6:0] zrun_s1_30;
-  wire [6:0] zrun_s1_31;
-  wire [6:0] zrun_s1_32;
-  wire [6:0] zrun_s2_2;
-  wire [6:0] zrun_s2_3;
-  wire [6:0] zrun_s2_4;
-  wire [6:0] zrun_s2_5;
-  wire [6:0] zrun_s2_6;
-  wire [6:0] zrun_s2_7;
-  wire [6:0] zrun_s2_8;
-  wire [6:0] zrun_s2_9;
-  wire [6:0] zrun_s2_10;
-  wire [6:0] zrun_s2_11;
-  wire [6:0] zrun_s2_12;
-  wire [6:0] zrun_s2_13;
-  wire [6:0] zrun_s2_14;
-  wire [6:0] zrun_s2_15;
-  wire [6:0] zrun_s2_16;
-  wire [6:0] zrun_s2_17;
-  wire [6:0] zrun_s2_18;
-  wire [6:0] zrun_s2_19;
-  wire [6:0] zrun_s2_20;
-  wire [6:0] zrun_s2_21;
-  wire [6:0] zrun_s2_22;
-  wire [6:0] zrun_s2_23;
-  wire [6:0] zrun_s2_24;
-  wire [6:0] zrun_s2_25;
-  wire [6:0] zrun_s2_26;
-  wire [6:0] zrun_s2_27;
-  wire [6:0] zrun_s2_28;
-  wire [6:0] zrun_s2_29;
-  wire [6:0] zrun_s2_30;
-  wire [6:0] zrun_s2_31;
-  wire [6:0] zrun_s2_32;
-  wire [6:0] zrun_s3_4;
-  wire [6:0] zrun_s3_5;
-  wire [6:0] zrun_s3_6;
-  wire [6:0] zrun_s3_7;
-  wire [6:0] zrun_s3_8;
-  wire [6:0] zrun_s3_9;
-  wire [6:0] zrun_s3_10;
-  wire [6:0] zrun_s3_11;
-  wire [6:0] zrun_s3_12;
-  wire [6:0] zrun_s3_13;
-  wire [6:0] zrun_s3_14;
-  wire [6:0] zrun_s3_15;
-  wire [6:0] zrun_s3_16;
-  wire [6:0] zrun_s3_17;
-  wire [6:0] zrun_s3_18;
-  wire [6:0] zrun_s3_19;
-  wire [6:0] zrun_s3_20;
-  wire [6:0] zrun_s3_21;
-  wire [6:0] zrun_s3_22;
-  wire [6:0] zrun_s3_23;
-  wire [6:0] zrun_s3_24;
-  wire [6:0] zrun_s3_25;
-  wire [6:0] zrun_s3_26;
-  wire [6:0] zrun_s3_27;
-  wire [6:0] zrun_s3_28;
-  wire [6:0] zrun_s3_29;
-  wire [6:0] zrun_s3_30;
-  wire [6:0] zrun_s3_31;
-  wire [6:0] zrun_s3_32;
-  wire [6:0] zrun_s4_8;
-  wire [6:0] zrun_s4_9;
-  wire [6:0] zrun_s4_10;
-  wire [6:0] zrun_s4_11;
-  wire [6:0] zrun_s4_12;
-  wire [6:0] zrun_s4_13;
-  wire [6:0] zrun_s4_14;
-  wire [6:0] zrun_s4_15;
-  wire [6:0] zrun_s4_16;
-  wire [6:0] zrun_s4_17;
-  wire [6:0] zrun_s4_18;
-  wire [6:0] zrun_s4_19;
-  wire [6:0] zrun_s4_20;
-  wire [6:0] zrun_s4_21;
-  wire [6:0] zrun_s4_22;
-  wire [6:0] zrun_s4_23;
-  wire [6:0] zrun_s4_24;
-  wire [6:0] zrun_s4_25;
-  wire [6:0] zrun_s4_26;
-  wire [6:0] zrun_s4_27;
-  wire [6:0] zrun_s4_28;
-  wire [6:0] zrun_s4_29;
-  wire [6:0] zrun_s4_30;
-  wire [6:0] zrun_s4_31;
-  wire [6:0] zrun_s4_32;
-  wire [6:0] zrun_s5_16;
-  wire [6:0] zrun_s5_17;
-  wire [6:0] zrun_s5_18;
-  wire [6:0] zrun_s5_19;
-  wire [6:0] zrun_s5_20;
-  wire [6:0] zrun_s5_21;
-  wire [6:0] zrun_s5_22;
-  wire [6:0] zrun_s5_23;
-  wire [6:0] zrun_s5_24;
-  wire [6:0] zrun_s5_25;
-  wire [6:0] zrun_s5_26;
-  wire [6:0] zrun_s5_27;
-  wire [6:0] zrun_s5_28;
-  wire [6:0] zrun_s5_29;
-  wire [6:0] zrun_s5_30;
-  wire [6:0] zrun_s5_31;
-  wire [6:0] zrun_s5_32;
-  wire [6:0] zrun_s6_32;
+  wire [5:0] zcnt1_1;
+  wire zrst1_1;
+  wire [5:0] zcnt1_2;
+  wire zrst1_2;
+  wire [5:0] zcnt1_3;
+  wire zrst1_3;
+  wire [5:0] zcnt1_4;
+  wire zrst1_4;
+  wire [5:0] zcnt1_5;
+  wire zrst1_5;
+  wire [5:0] zcnt1_6;
+  wire zrst1_6;
+  wire [5:0] zcnt1_7;
+  wire zrst1_7;
+  wire [5:0] zcnt1_8;
+  wire zrst1_8;
+  wire [5:0] zcnt1_9;
+  wire zrst1_9;
+  wire [5:0] zcnt1_10;
+  wire zrst1_10;
+  wire [5:0] zcnt1_11;
+  wire zrst1_11;
+  wire [5:0] zcnt1_12;
+  wire zrst1_12;
+  wire [5:0] zcnt1_13;
+  wire zrst1_13;
+  wire [5:0] zcnt1_14;
+  wire zrst1_14;
+  wire [5:0] zcnt1_15;
+  wire zrst1_15;
+  wire [5:0] zcnt1_16;
+  wire zrst1_16;
+  wire [5:0] zcnt1_17;
+  wire zrst1_17;
+  wire [5:0] zcnt1_18;
+  wire zrst1_18;
+  wire [5:0] zcnt1_19;
+  wire zrst1_19;
+  wire [5:0] zcnt1_20;
+  wire zrst1_20;
+  wire [5:0] zcnt1_21;
+  wire zrst1_21;
+  wire [5:0] zcnt1_22;
+  wire zrst1_22;
+  wire [5:0] zcnt1_23;
+  wire zrst1_23;
+  wire [5:0] zcnt1_24;
+  wire zrst1_24;
+  wire [5:0] zcnt1_25;
+  wire zrst1_25;
+  wire [5:0] zcnt1_26;
+  wire zrst1_26;
+  wire [5:0] zcnt1_27;
+  wire zrst1_27;
+  wire [5:0] zcnt1_28;
+  wire zrst1_28;
+  wire [5:0] zcnt1_29;
+  wire zrst1_29;
+  wire [5:0] zcnt1_30;
+  wire zrst1_30;
+  wire [5:0] zcnt1_31;
+  wire zrst1_31;
+  wire [5:0] zcnt1_32;
+  wire zrst1_32;
+  wire [5:0] zcnt2_2;
+  wire zrst2_2;
+  wire [5:0] zcnt2_3;
+  wire zrst2_3;
+  wire [5:0] zcnt2_4;
+  wire zrst2_4;
+  wire [5:0] zcnt2_5;
+  wire zrst2_5;
+  wire [5:0] zcnt2_6;
+  wire zrst2_6;
+  wire [5:0] zcnt2_7;
+  wire zrst2_7;
+  wire [5:0] zcnt2_8;
+  wire zrst2_8;
+  wire [5:0] zcnt2_9;
+  wire zrst2_9;
+  wire [5:0] zcnt2_10;
+  wire zrst2_10;
+  wire [5:0] zcnt2_11;
+  wire zrst2_11;
+  wire [5:0] zcnt2_12;
+  wire zrst2_12;
+  wire [5:0] zcnt2_13;
+  wire zrst2_13;
+  wire [5:0] zcnt2_14;
+  wire zrst2_14;
+  wire [5:0] zcnt2_15;
+  wire zrst2_15;
+  wire [5:0] zcnt2_16;
+  wire zrst2_16;
+  wire [5:0] zcnt2_17;
+  wire zrst2_17;
+  wire [5:0] zcnt2_18;
+  wire zrst2_18;
+  wire [5:0] zcnt2_19;
+  wire zrst2_19;
+  wire [5:0] zcnt2_20;
+  wire zrst2_20;
+  wire [5:0] zcnt2_21;
+  wire zrst2_21;
+  wire [5:0] zcnt2_22;
+  wire zrst2_22;
+  wire [5:0] zcnt2_23;
+  wire zrst2_23;
+  wire [5:0] zcnt2_24;
+  wire zrst2_24;
+  wire [5:0] zcnt2_25;
+  wire zrst2_25;
+  wire [5:0] zcnt2_26;
+  wire zrst2_26;
+  wire [5:0] zcnt2_27;
+  wire zrst2_27;
+  wire [5:0] zcnt2_28;
+  wire zrst2_28;
+  wire [5:0] zcnt2_29;
+  wire zrst2_29;
+  wire [5:0] zcnt2_30;
+  wire zrst2_30;
+  wire [5:0] zcnt2_31;
+  wire zrst2_31;
+  wire [5:0] zcnt2_32;
+  wire zrst2_32;
+  wire [5:0] zcnt3_4;
+  wire zrst3_4;
+  wire [5:0] zcnt3_5;
+  wire zrst3_5;
+  wire [5:0] zcnt3_6;
+  wire zrst3_6;
+  wire [5:0] zcnt3_7;
+  wire zrst3_7;
+  wire [5:0] zcnt3_8;
+  wire zrst3_8;
+  wire [5:0] zcnt3_9;
+  wire zrst3_9;
+  wire [5:0] zcnt3_10;
+  wire zrst3_10;
+  wire [5:0] zcnt3_11;
+  wire zrst3_11;
+  wire [5:0] zcnt3_12;
+  wire zrst3_12;
+  wire [5:0] zcnt3_13;
+  wire zrst3_13;
+  wire [5:0] zcnt3_14;
+  wire zrst3_14;
+  wire [5:0] zcnt3_15;
+  wire zrst3_15;
+  wire [5:0] zcnt3_16;
+  wire zrst3_16;
+  wire [5:0] zcnt3_17;
+  wire zrst3_17;
+  wire [5:0] zcnt3_18;
+  wire zrst3_18;
+  wire [5:0] zcnt3_19;
+  wire zrst3_19;
+  wire [5:0] zcnt3_20;
+  wire zrst3_20;
+  wire [5:0] zcnt3_21;
+  wire zrst3_21;
+  wire [5:0] zcnt3_22;
+  wire zrst3_22;
+  wire [5:0] zcnt3_23;
+  wire zrst3_23;
+  wire [5:0] zcnt3_24;
+  wire zrst3_24;
+  wire [5:0] zcnt3_25;
+  wire zrst3_25;
+  wire [5:0] zcnt3_26;
+  wire zrst3_26;
+  wire [5:0] zcnt3_27;
+  wire zrst3_27;
+  wire [5:0] zcnt3_28;
+  wire zrst3_28;
+  wire [5:0] zcnt3_29;
+  wire zrst3_29;
+  wire [5:0] zcnt3_30;
+  wire zrst3_30;
+  wire [5:0] zcnt3_31;
+  wire zrst3_31;
+  wire [5:0] zcnt3_32;
+  wire zrst3_32;
+  wire [5:0] zcnt4_8;
+  wire zrst4_8;
+  wire [5:0] zcnt4_9;
+  wire zrst4_9;
+  wire [5:0] zcnt4_10;
+  wire zrst4_10;
+  wire [5:0] zcnt4_11;
+  wire zrst4_11;
+  wire [5:0] zcnt4_12;
+  wire zrst4_12;
+  wire [5:0] zcnt4_13;
+  wire zrst4_13;
+  wire [5:0] zcnt4_14;
+  wire zrst4_14;
+  wire [5:0] zcnt4_15;
+  wire zrst4_15;
+  wire [5:0] zcnt4_16;
+  wire zrst4_16;
+  wire [5:0] zcnt4_17;
+  wire zrst4_17;
+  wire [5:0] zcnt4_18;
+  wire zrst4_18;
+  wire [5:0] zcnt4_19;
+  wire zrst4_19;
+  wire [5:0] zcnt4_20;
+  wire zrst4_20;
+  wire [5:0] zcnt4_21;
+  wire zrst4_21;
+  wire [5:0] zcnt4_22;
+  wire zrst4_22;
+  wire [5:0] zcnt4_23;
+  wire zrst4_23;
+  wire [5:0] zcnt4_24;
+  wire zrst4_24;
+  wire [5:0] zcnt4_25;
+  wire zrst4_25;
+  wire [5:0] zcnt4_26;
+  wire zrst4_26;
+  wire [5:0] zcnt4_27;
+  wire zrst4_27;
+  wire [5:0] zcnt4_28;
+  wire zrst4_28;
+  wire [5:0] zcnt4_29;
+  wire zrst4_29;
+  wire [5:0] zcnt4_30;
+  wire zrst4_30;
+  wire [5:0] zcnt4_31;
+  wire zrst4_31;
+  wire [5:0] zcnt4_32;
+  wire zrst4_32;
+  wire [5:0] zcnt5_16;
+  wire zrst5_16;
+  wire [5:0] zcnt5_17;
+  wire zrst5_17;
+  wire [5:0] zcnt5_18;
+  wire zrst5_18;
+  wire [5:0] zcnt5_19;
+  wire zrst5_19;
+  wire [5:0] zcnt5_20;
+  wire zrst5_20;
+  wire [5:0] zcnt5_21;
+  wire zrst5_21;
+  wire [5:0] zcnt5_22;
+  wire zrst5_22;
+  wire [5:0] zcnt5_23;
+  wire zrst5_23;
+  wire [5:0] zcnt5_24;
+  wire zrst5_24;
+  wire [5:0] zcnt5_25;
+  wire zrst5_25;
+  wire [5:0] zcnt5_26;
+  wire zrst5_26;
+  wire [5:0] zcnt5_27;
+  wire zrst5_27;
+  wire [5:0] zcnt5_28;
+  wire zrst5_28;
+  wire [5:0] zcnt5_29;
+  wire zrst5_29;
+  wire [5:0] zcnt5_30;
+  wire zrst5_30;
+  wire [5:0] zcnt5_31;
+  wire zrst5_31;
+  wire [5:0] zcnt5_32;
+  wire zrst5_32;
+  wire [5:0] zcnt6_32;
+  wire zrst6_32;
   wire [32:0] tok_base;
   wire [5:0] len_base;
   wire zlong32;
-  wire [5:0] zrunf32;
+  wire [4:0] zrunf32;
   wire [31:0] tok32;
   wire [5:0] len32;
   wire zlong31;
-  wire [5:0] zrunf31;
+  wire [4:0] zrunf31;
   wire [31:0] tok31;
   wire [5:0] len31;
   wire zlong30;
-  wire [5:0] zrunf30;
+  wire [4:0] zrunf30;
   wire [31:0] tok30;
   wire [5:0] len30;
   wire zlong29;
-  wire [5:0] zrunf29;
+  wire [4:0] zrunf29;
   wire [31:0] tok29;
   wire [5:0] len29;
   wire zlong28;
-  wire [5:0] zrunf28;
+  wire [4:0] zrunf28;
   wire [31:0] tok28;
   wire [5:0] len28;
   wire zlong27;
-  wire [5:0] zrunf27;
+  wire [4:0] zrunf27;
   wire [31:0] tok27;
   wire [5:0] len27;
   wire zlong26;
-  wire [5:0] zrunf26;
+  wire [4:0] zrunf26;
   wire [31:0] tok26;
   wire [5:0] len26;
   wire zlong25;
-  wire [5:0] zrunf25;
+  wire [4:0] zrunf25;
   wire [31:0] tok25;
   wire [5:0] len25;
   wire zlong24;
-  wire [5:0] zrunf24;
+  wire [4:0] zrunf24;
   wire [31:0] tok24;
   wire [5:0] len24;
   wire zlong23;
-  wire [5:0] zrunf23;
+  wire [4:0] zrunf23;
   wire [31:0] tok23;
   wire [5:0] len23;
   wire zlong22;
-  wire [5:0] zrunf22;
+  wire [4:0] zrunf22;
   wire [31:0] tok22;
   wire [5:0] len22;
   wire zlong21;
-  wire [5:0] zrunf21;
+  wire [4:0] zrunf21;
   wire [31:0] tok21;
   wire [5:0] len21;
   wire zlong20;
-  wire [5:0] zrunf20;
+  wire [4:0] zrunf20;
   wire [31:0] tok20;
   wire [5:0] len20;
   wire zlong19;
-  wire [5:0] zrunf19;
+  wire [4:0] zrunf19;
   wire [31:0] tok19;
   wire [5:0] len19;
   wire zlong18;
-  wire [5:0] zrunf18;
+  wire [4:0] zrunf18;
   wire [31:0] tok18;
   wire [5:0] len18;
   wire zlong17;
-  wire [5:0] zrunf17;
+  wire [4:0] zrunf17;
   wire [31:0] tok17;
   wire [5:0] len17;
   wire zlong16;
-  wire [5:0] zrunf16;
+  wire [4:0] zrunf16;
   wire [31:0] tok16;
   wire [5:0] len16;
   wire zlong15;
-  wire [5:0] zrunf15;
+  wire [4:0] zrunf15;
   wire [31:0] tok15;
   wire [5:0] len15;
   wire zlong14;
-  wire [5:0] zrunf14;
+  wire [4:0] zrunf14;
   wire [31:0] tok14;
   wire [5:0] len14;
   wire zlong13;
-  wire [5:0] zrunf13;
+  wire [4:0] zrunf13;
   wire [31:0] tok13;
   wire [5:0] len13;
   wire zlong12;
-  wire [5:0] zrunf12;
+  wire [4:0] zrunf12;
   wire [31:0] tok12;
   wire [5:0] len12;
   wire zlong11;
-  wire [5:0] zrunf11;
+  wire [4:0] zrunf11;
   wire [31:0] tok11;
   wire [5:0] len11;
   wire zlong10;
-  wire [5:0] zrunf10;
+  wire [4:0] zrunf10;
   wire [31:0] tok10;
   wire [5:0] len10;
   wire zlong9;
-  wire [5:0] zrunf9;
+  wire [4:0] zrunf9;
   wire [31:0] tok9;
   wire [5:0] len9;
   wire zlong8;
-  wire [5:0] zrunf8;
+  wire [4:0] zrunf8;
   wire [31:0] tok8;
   wire [5:0] len8;
   wire zlong7;
-  wire [5:0] zrunf7;
+  wire [4:0] zrunf7;
   wire [31:0] tok7;
   wire [5:0] len7;
   wire zlong6;
-  wire [5:0] zrunf6;
+  wire [4:0] zrunf6;
   wire [31:0] tok6;
   wire [5:0] len6;
   wire zlong5;
-  wire [5:0] zrunf5;
+  wire [4:0] zrunf5;
   wire [31:0] tok5;
   wire [5:0] len5;
   wire zlong4;
-  wire [5:0] zrunf4;
+  wire [4:0] zrunf4;
   wire [31:0] tok4;
   wire [5:0] len4;
   wire zlong3;
-  wire [5:0] zrunf3;
+  wire [4:0] zrunf3;
   wire [31:0] tok3;
   wire [5:0] len3;
   wire zlong2;
-  wire [5:0] zrunf2;
+  wire [4:0] zrunf2;
   wire [31:0] tok2;
   wire [5:0] len2;
   wire zlong1;
-  wire [5:0] zrunf1;
+  wire [4:0] zrunf1;
   wire [31:0] tok1;
   wire [5:0] len1;
   wire zlong0;
-  wire [5:0] zrunf0;
+  wire [4:0] zrunf0;
   wire [31:0] tok0;
   wire [5:0] len0;
   wire [7:0] t1_off;
   wire [7:0] t2_off;
+  wire [7:0] t3_off_csa_l0_0s;
+  wire [7:0] t3_off_csa_l0_0m;
   wire [7:0] t3_off;
   wire [7:0] t5_off;
   wire [7:0] t6_off;
+  wire [7:0] t7_off_csa_l0_0s;
+  wire [7:0] t7_off_csa_l0_0m;
   wire [7:0] t7_off;
   wire [7:0] t9_off;
   wire [7:0] t10_off;
+  wire [7:0] t11_off_csa_l0_0s;
+  wire [7:0] t11_off_csa_l0_0m;
   wire [7:0] t11_off;
   wire [7:0] t13_off;
   wire [7:0] t14_off;
+  wire [7:0] t15_off_csa_l0_0s;
+  wire [7:0] t15_off_csa_l0_0m;
   wire [7:0] t15_off;
   wire [7:0] t17_off;
   wire [7:0] t18_off;
+  wire [7:0] t19_off_csa_l0_0s;
+  wire [7:0] t19_off_csa_l0_0m;
   wire [7:0] t19_off;
   wire [7:0] t21_off;
   wire [7:0] t22_off;
+  wire [7:0] t23_off_csa_l0_0s;
+  wire [7:0] t23_off_csa_l0_0m;
   wire [7:0] t23_off;
   wire [7:0] t25_off;
   wire [7:0] t26_off;
+  wire [7:0] t27_off_csa_l0_0s;
+  wire [7:0] t27_off_csa_l0_0m;
   wire [7:0] t27_off;
   wire [7:0] t29_off;
   wire [7:0] t30_off;
+  wire [7:0] t31_off_csa_l0_0s;
+  wire [7:0] t31_off_csa_l0_0m;
   wire [7:0] t31_off;
   wire [7:0] t33_off;
+  wire [7:0] t_gsum0_csa_l0_0s;
+  wire [7:0] t_gsum0_csa_l0_0m;
+  wire [7:0] t_gsum0_csa_l1_0s;
+  wire [7:0] t_gsum0_csa_l1_0m;
+  wire [7:0] t_gsum0;
+  wire [7:0] t_gsum1_csa_l0_0s;
+  wire [7:0] t_gsum1_csa_l0_0m;
+  wire [7:0] t_gsum1_csa_l1_0s;
+  wire [7:0] t_gsum1_csa_l1_0m;
+  wire [7:0] t_gsum1;
+  wire [7:0] t_gsum2_csa_l0_0s;
+  wire [7:0] t_gsum2_csa_l0_0m;
+  wire [7:0] t_gsum2_csa_l1_0s;
+  wire [7:0] t_gsum2_csa_l1_0m;
+  wire [7:0] t_gsum2;
+  wire [7:0] t_gsum3_csa_l0_0s;
+  wire [7:0] t_gsum3_csa_l0_0m;
+  wire [7:0] t_gsum3_csa_l1_0s;
+  wire [7:0] t_gsum3_csa_l1_0m;
+  wire [7:0] t_gsum3;
+  wire [7:0] t_gsum4_csa_l0_0s;
+  wire [7:0] t_gsum4_csa_l0_0m;
+  wire [7:0] t_gsum4_csa_l1_0s;
+  wire [7:0] t_gsum4_csa_l1_0m;
+  wire [7:0] t_gsum4;
+  wire [7:0] t_gsum5_csa_l0_0s;
+  wire [7:0] t_gsum5_csa_l0_0m;
+  wire [7:0] t_gsum5_csa_l1_0s;
+  wire [7:0] t_gsum5_csa_l1_0m;
+  wire [7:0] t_gsum5;
+  wire [7:0] t_gsum6_csa_l0_0s;
+  wire [7:0] t_gsum6_csa_l0_0m;
+  wire [7:0] t_gsum6_csa_l1_0s;
+  wire [7:0] t_gsum6_csa_l1_0m;
+  wire [7:0] t_gsum6;
+  wire [7:0] t_gsum7_csa_l0_0s;
+  wire [7:0] t_gsum7_csa_l0_0m;
+  wire [7:0] t_gsum7_csa_l1_0s;
+  wire [7:0] t_gsum7_csa_l1_0m;
+  wire [7:0] t_gsum7;
+  wire [7:0] t_gsum8;
   wire all_zero;
   reg  [32:0] t0_bits_q;
   wire [32:0] t0_bits_d;
-  reg  [5:0] t0_len_q;
-  wire [5:0] t0_len_d;
+  reg  [7:0] t1_off_c0_q;
+  wire [7:0] t1_off_c0_d;
+  reg  [7:0] t1_off_c1_q;
+  wire [7:0] t1_off_c1_d;
+  reg  [2:0] t1_off_c2_q;
+  wire [2:0] t1_off_c2_d;
+  reg  [1:0] t1_off_c3_q;
+  wire [1:0] t1_off_c3_d;
+  reg  [1:0] t1_off_c4_q;
+  wire [1:0] t1_off_c4_d;
   reg  [31:0] t1_bits_q;
   wire [31:0] t1_bits_d;
-  reg  [5:0] t1_len_q;
-  wire [5:0] t1_len_d;
-  reg  [7:0] t1_off_q;
-  wire [7:0] t1_off_d;
+  reg  [7:0] t2_off_c0_q;
+  wire [7:0] t2_off_c0_d;
+  reg  [7:0] t2_off_c1_q;
+  wire [7:0] t2_off_c1_d;
+  reg  [2:0] t2_off_c2_q;
+  wire [2:0] t2_off_c2_d;
+  reg  [1:0] t2_off_c3_q;
+  wire [1:0] t2_off_c3_d;
+  reg  [1:0] t2_off_c4_q;
+  wire [1:0] t2_off_c4_d;
   reg  [31:0] t2_bits_q;
   wire [31:0] t2_bits_d;
-  reg  [5:0] t2_len_q;
-  wire [5:0] t2_len_d;
-  reg  [7:0] t2_off_q;
-  wire [7:0] t2_off_d;
+  reg  [7:0] t3_off_c0_q;
+  wire [7:0] t3_off_c0_d;
+  reg  [7:0] t3_off_c1_q;
+  wire [7:0] t3_off_c1_d;
+  reg  [2:0] t3_off_c2_q;
+  wire [2:0] t3_off_c2_d;
+  reg  [1:0] t3_off_c3_q;
+  wire [1:0] t3_off_c3_d;
+  reg  [1:0] t3_off_c4_q;
+  wire [1:0] t3_off_c4_d;
   reg  [31:0] t3_bits_q;
   wire [31:0] t3_bits_d;
-  reg  [5:0] t3_len_q;
-  wire [5:0] t3_len_d;
-  reg  [7:0] t3_off_q;
-  wire [7:0] t3_off_d;
   reg  [31:0] t4_bits_q;
   wire [31:0] t4_bits_d;
-  reg  [5:0] t4_len_q;
-  wire [5:0] t4_len_d;
+  reg  [7:0] t5_off_c0_q;
+  wire [7:0] t5_off_c0_d;
+  reg  [7:0] t5_off_c1_q;
+  wire [7:0] t5_off_c1_d;
+  reg  [2:0] t5_off_c2_q;
+  wire [2:0] t5_off_c2_d;
+  reg  [1:0] t5_off_c3_q;
+  wire [1:0] t5_off_c3_d;
   reg  [31:0] t5_bits_q;
   wire [31:0] t5_bits_d;
-  reg  [5:0] t5_len_q;
-  wire [5:0] t5_len_d;
-  reg  [7:0] t5_off_q;
-  wire [7:0] t5_off_d;
+  reg  [7:0] t6_off_c0_q;
+  wire [7:0] t6_off_c0_d;
+  reg  [7:0] t6_off_c1_q;
+  wire [7:0] t6_off_c1_d;
+  reg  [2:0] t6_off_c2_q;
+  wire [2:0] t6_off_c2_d;
+  reg  [1:0] t6_off_c3_q;
+  wire [1:0] t6_off_c3_d;
   reg  [31:0] t6_bits_q;
   wire [31:0] t6_bits_d;
-  reg  [5:0] t6_len_q;
-  wire [5:0] t6_len_d;
-  reg  [7:0] t6_off_q;
-  wire [7:0] t6_off_d;
+  reg  [7:0] t7_off_c0_q;
+  wire [7:0] t7_off_c0_d;
+  reg  [7:0] t7_off_c1_q;
+  wire [7:0] t7_off_c1_d;
+  reg  [2:0] t7_off_c2_q;
+  wire [2:0] t7_off_c2_d;
+  reg  [1:0] t7_off_c3_q;
+  wire [1:0] t7_off_c3_d;
   reg  [31:0] t7_bits_q;
   wire [31:0] t7_bits_d;
-  reg  [5:0] t7_len_q;
-  wire [5:0] t7_len_d;
-  reg  [7:0] t7_off_q;
-  wire [7:0] t7_off_d;
   reg  [31:0] t8_bits_q;
   wire [31:0] t8_bits_d;
-  reg  [5:0] t8_len_q;
-  wire [5:0] t8_len_d;
+  reg  [7:0] t9_off_c0_q;
+  wire [7:0] t9_off_c0_d;
+  reg  [7:0] t9_off_c1_q;
+  wire [7:0] t9_off_c1_d;
+  reg  [2:0] t9_off_c2_q;
+  wire [2:0] t9_off_c2_d;
+  reg  [1:0] t9_off_c3_q;
+  wire [1:0] t9_off_c3_d;
   reg  [31:0] t9_bits_q;
   wire [31:0] t9_bits_d;
-  reg  [5:0] t9_len_q;
-  wire [5:0] t9_len_d;
-  reg  [7:0] t9_off_q;
-  wire [7:0] t9_off_d;
+  reg  [7:0] t10_off_c0_q;
+  wire [7:0] t10_off_c0_d;
+  reg  [7:0] t10_off_c1_q;
+  wire [7:0] t10_off_c1_d;
+  reg  [2:0] t10_off_c2_q;
+  wire [2:0] t10_off_c2_d;
+  reg  [1:0] t10_off_c3_q;
+  wire [1:0] t10_off_c3_d;
   reg  [31:0] t10_bits_q;
   wire [31:0] t10_bits_d;
-  reg  [5:0] t10_len_q;
-  wire [5:0] t10_len_d;
-  reg  [7:0] t10_off_q;
-  wire [7:0] t10_off_d;
+  reg  [7:0] t11_off_c0_q;
+  wire [7:0] t11_off_c0_d;
+  reg  [7:0] t11_off_c1_q;
+  wire [7:0] t11_off_c1_d;
+  reg  [2:0] t11_off_c2_q;
+  wire [2:0] t11_off_c2_d;
+  reg  [1:0] t11_off_c3_q;
+  wire [1:0] t11_off_c3_d;
   reg  [31:0] t11_bits_q;
   wire [31:0] t11_bits_d;
-  reg  [5:0] t11_len_q;
-  wire [5:0] t11_len_d;
-  reg  [7:0] t11_off_q;
-  wire [7:0] t11_off_d;
   reg  [31:0] t12_bits_q;
   wire [31:0] t12_bits_d;
-  reg  [5:0] t12_len_q;
-  wire [5:0] t12_len_d;
+  reg  [7:0] t13_off_c0_q;
+  wire [7:0] t13_off_c0_d;
+  reg  [7:0] t13_off_c1_q;
+  wire [7:0] t13_off_c1_d;
+  reg  [2:0] t13_off_c2_q;
+  wire [2:0] t13_off_c2_d;
+  reg  [1:0] t13_off_c3_q;
+  wire [1:0] t13_off_c3_d;
   reg  [31:0] t13_bits_q;
   wire [31:0] t13_bits_d;
-  reg  [5:0] t13_len_q;
-  wire [5:0] t13_len_d;
-  reg  [7:0] t13_off_q;
-  wire [7:0] t13_off_d;
+  reg  [7:0] t14_off_c0_q;
+  wire [7:0] t14_off_c0_d;
+  reg  [7:0] t14_off_c1_q;
+  wire [7:0] t14_off_c1_d;
+  reg  [2:0] t14_off_c2_q;
+  wire [2:0] t14_off_c2_d;
+  reg  [1:0] t14_off_c3_q;
+  wire [1:0] t14_off_c3_d;
   reg  [31:0] t14_bits_q;
   wire [31:0] t14_bits_d;
-  reg  [5:0] t14_len_q;
-  wire [5:0] t14_len_d;
-  reg  [7:0] t14_off_q;
-  wire [7:0] t14_off_d;
+  reg  [7:0] t15_off_c0_q;
+  wire [7:0] t15_off_c0_d;
+  reg  [7:0] t15_off_c1_q;
+  wire [7:0] t15_off_c1_d;
+  reg  [2:0] t15_off_c2_q;
+  wire [2:0] t15_off_c2_d;
+  reg  [1:0] t15_off_c3_q;
+  wire [1:0] t15_off_c3_d;
   reg  [31:0] t15_bits_q;
   wire [31:0] t15_bits_d;
-  reg  [5:0] t15_len_q;
-  wire [5:0] t15_len_d;
-  reg  [7:0] t15_off_q;
-  wire [7:0] t15_off_d;
   reg  [31:0] t16_bits_q;
   wire [31:0] t16_bits_d;
-  reg  [5:0] t16_len_q;
-  wire [5:0] t16_len_d;
+  reg  [7:0] t17_off_c0_q;
+  wire [7:0] t17_off_c0_d;
+  reg  [7:0] t17_off_c1_q;
+  wire [7:0] t17_off_c1_d;
+  reg  [2:0] t17_off_c2_q;
+  wire [2:0] t17_off_c2_d;
+  reg  [1:0] t17_off_c3_q;
+  wire [1:0] t17_off_c3_d;
   reg  [31:0] t17_bits_q;
   wire [31:0] t17_bits_d;
-  reg  [5:0] t17_len_q;
-  wire [5:0] t17_len_d;
-  reg  [7:0] t17_off_q;
-  wire [7:0] t17_off_d;
+  reg  [7:0] t18_off_c0_q;
+  wire [7:0] t18_off_c0_d;
+  reg  [7:0] t18_off_c1_q;
+  wire [7:0] t18_off_c1_d;
+  reg  [2:0] t18_off_c2_q;
+  wire [2:0] t18_off_c2_d;
+  reg  [1:0] t18_off_c3_q;
+  wire [1:0] t18_off_c3_d;
   reg  [31:0] t18_bits_q;
   wire [31:0] t18_bits_d;
-  reg  [5:0] t18_len_q;
-  wire [5:0] t18_len_d;
-  reg  [7:0] t18_off_q;
-  wire [7:0] t18_off_d;
+  reg  [7:0] t19_off_c0_q;
+  wire [7:0] t19_off_c0_d;
+  reg  [7:0] t19_off_c1_q;
+  wire [7:0] t19_off_c1_d;
+  reg  [2:0] t19_off_c2_q;
+  wire [2:0] t19_off_c2_d;
+  reg  [1:0] t19_off_c3_q;
+  wire [1:0] t19_off_c3_d;
   reg  [31:0] t19_bits_q;
   wire [31:0] t19_bits_d;
-  reg  [5:0] t19_len_q;
-  wire [5:0] t19_len_d;
-  reg  [7:0] t19_off_q;
-  wire [7:0] t19_off_d;
   reg  [31:0] t20_bits_q;
   wire [31:0] t20_bits_d;
-  reg  [5:0] t20_len_q;
-  wire [5:0] t20_len_d;
+  reg  [7:0] t21_off_c0_q;
+  wire [7:0] t21_off_c0_d;
+  reg  [7:0] t21_off_c1_q;
+  wire [7:0] t21_off_c1_d;
+  reg  [2:0] t21_off_c2_q;
+  wire [2:0] t21_off_c2_d;
+  reg  [1:0] t21_off_c3_q;
+  wire [1:0] t21_off_c3_d;
   reg  [31:0] t21_bits_q;
   wire [31:0] t21_bits_d;
-  reg  [5:0] t21_len_q;
-  wire [5:0] t21_len_d;
-  reg  [7:0] t21_off_q;
-  wire [7:0] t21_off_d;
+  reg  [7:0] t22_off_c0_q;
+  wire [7:0] t22_off_c0_d;
+  reg  [7:0] t22_off_c1_q;
+  wire [7:0] t22_off_c1_d;
+  reg  [2:0] t22_off_c2_q;
+  wire [2:0] t22_off_c2_d;
+  reg  [1:0] t22_off_c3_q;
+  wire [1:0] t22_off_c3_d;
   reg  [31:0] t22_bits_q;
   wire [31:0] t22_bits_d;
-  reg  [5:0] t22_len_q;
-  wire [5:0] t22_len_d;
-  reg  [7:0] t22_off_q;
-  wire [7:0] t22_off_d;
+  reg  [7:0] t23_off_c0_q;
+  wire [7:0] t23_off_c0_d;
+  reg  [7:0] t23_off_c1_q;
+  wire [7:0] t23_off_c1_d;
+  reg  [2:0] t23_off_c2_q;
+  wire [2:0] t23_off_c2_d;
+  reg  [1:0] t23_off_c3_q;
+  wire [1:0] t23_off_c3_d;
   reg  [31:0] t23_bits_q;
   wire [31:0] t23_bits_d;
-  reg  [5:0] t23_len_q;
-  wire [5:0] t23_len_d;
-  reg  [7:0] t23_off_q;
-  wire [7:0] t23_off_d;
   reg  [31:0] t24_bits_q;
   wire [31:0] t24_bits_d;
-  reg  [5:0] t24_len_q;
-  wire [5:0] t24_len_d;
+  reg  [7:0] t25_off_c0_q;
+  wire [7:0] t25_off_c0_d;
+  reg  [7:0] t25_off_c1_q;
+  wire [7:0] t25_off_c1_d;
+  reg  [2:0] t25_off_c2_q;
+  wire [2:0] t25_off_c2_d;
+  reg  [1:0] t25_off_c3_q;
+  wire [1:0] t25_off_c3_d;
   reg  [31:0] t25_bits_q;
   wire [31:0] t25_bits_d;
-  reg  [5:0] t25_len_q;
-  wire [5:0] t25_len_d;
-  reg  [7:0] t25_off_q;
-  wire [7:0] t25_off_d;
+  reg  [7:0] t26_off_c0_q;
+  wire [7:0] t26_off_c0_d;
+  reg  [7:0] t26_off_c1_q;
+  wire [7:0] t26_off_c1_d;
+  reg  [2:0] t26_off_c2_q;
+  wire [2:0] t26_off_c2_d;
+  reg  [1:0] t26_off_c3_q;
+  wire [1:0] t26_off_c3_d;
   reg  [31:0] t26_bits_q;
   wire [31:0] t26_bits_d;
-  reg  [5:0] t26_len_q;
-  wire [5:0] t26_len_d;
-  reg  [7:0] t26_off_q;
-  wire [7:0] t26_off_d;
+  reg  [7:0] t27_off_c0_q;
+  wire [7:0] t27_off_c0_d;
+  reg  [7:0] t27_off_c1_q;
+  wire [7:0] t27_off_c1_d;
+  reg  [2:0] t27_off_c2_q;
+  wire [2:0] t27_off_c2_d;
+  reg  [1:0] t27_off_c3_q;
+  wire [1:0] t27_off_c3_d;
   reg  [31:0] t27_bits_q;
   wire [31:0] t27_bits_d;
-  reg  [5:0] t27_len_q;
-  wire [5:0] t27_len_d;
-  reg  [7:0] t27_off_q;
-  wire [7:0] t27_off_d;
   reg  [31:0] t28_bits_q;
   wire [31:0] t28_bits_d;
-  reg  [5:0] t28_len_q;
-  wire [5:0] t28_len_d;
+  reg  [7:0] t29_off_c0_q;
+  wire [7:0] t29_off_c0_d;
+  reg  [7:0] t29_off_c1_q;
+  wire [7:0] t29_off_c1_d;
+  reg  [2:0] t29_off_c2_q;
+  wire [2:0] t29_off_c2_d;
+  reg  [1:0] t29_off_c3_q;
+  wire [1:0] t29_off_c3_d;
   reg  [31:0] t29_bits_q;
   wire [31:0] t29_bits_d;
-  reg  [5:0] t29_len_q;
-  wire [5:0] t29_len_d;
-  reg  [7:0] t29_off_q;
-  wire [7:0] t29_off_d;
+  reg  [7:0] t30_off_c0_q;
+  wire [7:0] t30_off_c0_d;
+  reg  [7:0] t30_off_c1_q;
+  wire [7:0] t30_off_c1_d;
+  reg  [2:0] t30_off_c2_q;
+  wire [2:0] t30_off_c2_d;
+  reg  [1:0] t30_off_c3_q;
+  wire [1:0] t30_off_c3_d;
   reg  [31:0] t30_bits_q;
   wire [31:0] t30_bits_d;
-  reg  [5:0] t30_len_q;
-  wire [5:0] t30_len_d;
-  reg  [7:0] t30_off_q;
-  wire [7:0] t30_off_d;
+  reg  [7:0] t31_off_c0_q;
+  wire [7:0] t31_off_c0_d;
+  reg  [7:0] t31_off_c1_q;
+  wire [7:0] t31_off_c1_d;
+  reg  [2:0] t31_off_c2_q;
+  wire [2:0] t31_off_c2_d;
+  reg  [1:0] t31_off_c3_q;
+  wire [1:0] t31_off_c3_d;
   reg  [31:0] t31_bits_q;
   wire [31:0] t31_bits_d;
-  reg  [5:0] t31_len_q;
-  wire [5:0] t31_len_d;
-  reg  [7:0] t31_off_q;
-  wire [7:0] t31_off_d;
   reg  [31:0] t32_bits_q;
   wire [31:0] t32_bits_d;
-  reg  [5:0] t32_len_q;
-  wire [5:0] t32_len_d;
-  reg  [31:0] t33_bits_q;
-  wire [31:0] t33_bits_d;
-  reg  [5:0] t33_len_q;
-  wire [5:0] t33_len_d;
   reg  [7:0] t33_off_q;
   wire [7:0] t33_off_d;
+  reg  [31:0] t33_bits_q;
+  wire [31:0] t33_bits_d;
+  reg  [7:0] t_glen0_q;
+  wire [7:0] t_glen0_d;
+  reg  [7:0] t_glen1_q;
+  wire [7:0] t_glen1_d;
+  reg  [7:0] t_glen2_q;
+  wire [7:0] t_glen2_d;
+  reg  [7:0] t_glen3_q;
+  wire [7:0] t_glen3_d;
+  reg  [7:0] t_glen4_q;
+  wire [7:0] t_glen4_d;
+  reg  [7:0] t_glen5_q;
+  wire [7:0] t_glen5_d;
+  reg  [7:0] t_glen6_q;
+  wire [7:0] t_glen6_d;
+  reg  [7:0] t_glen7_q;
+  wire [7:0] t_glen7_d;
+  reg  [7:0] t_glen8_q;
+  wire [7:0] t_glen8_d;
   reg  zero3_q;
   wire zero3_d;
   reg  [1023:0] blk3_q;
   wire [1023:0] blk3_d;
-  assign zrun_s1_1 = {(~cls_q[0] | ~cls_q[5]),
-                      (~cls_q[5] ? {5'd0, cls_q[5]} : ({5'd0, cls_q[0]} + {5'd0, cls_q[5]}))};
-  assign zrun_s1_2 = {(~cls_q[5] | ~cls_q[10]),
-                      (~cls_q[10] ? {5'd0, cls_q[10]} : ({5'd0, cls_q[5]} + {5'd0, cls_q[10]}))};
-  assign zrun_s1_3 = {(~cls_q[10] | ~cls_q[15]),
-                      (~cls_q[15] ? {5'd0, cls_q[15]} : ({5'd0, cls_q[10]} + {5'd0, cls_q[15]}))};
-  assign zrun_s1_4 = {(~cls_q[15] | ~cls_q[20]),
-                      (~cls_q[20] ? {5'd0, cls_q[20]} : ({5'd0, cls_q[15]} + {5'd0, cls_q[20]}))};
-  assign zrun_s1_5 = {(~cls_q[20] | ~cls_q[25]),
-                      (~cls_q[25] ? {5'd0, cls_q[25]} : ({5'd0, cls_q[20]} + {5'd0, cls_q[25]}))};
-  assign zrun_s1_6 = {(~cls_q[25] | ~cls_q[30]),
-                      (~cls_q[30] ? {5'd0, cls_q[30]} : ({5'd0, cls_q[25]} + {5'd0, cls_q[30]}))};
-  assign zrun_s1_7 = {(~cls_q[30] | ~cls_q[35]),
-                      (~cls_q[35] ? {5'd0, cls_q[35]} : ({5'd0, cls_q[30]} + {5'd0, cls_q[35]}))};
-  assign zrun_s1_8 = {(~cls_q[35] | ~cls_q[40]),
-                      (~cls_q[40] ? {5'd0, cls_q[40]} : ({5'd0, cls_q[35]} + {5'd0, cls_q[40]}))};
-  assign zrun_s1_9 = {(~cls_q[40] | ~cls_q[45]),
-                      (~cls_q[45] ? {5'd0, cls_q[45]} : ({5'd0, cls_q[40]} + {5'd0, cls_q[45]}))};
-  assign zrun_s1_10 = {(~cls_q[45] | ~cls_q[50]),
-                       (~cls_q[50] ? {5'd0, cls_q[50]} : ({5'd0, cls_q[45]} + {5'd0, cls_q[50]}))};
-  assign zrun_s1_11 = {(~cls_q[50] | ~cls_q[55]),
-                       (~cls_q[55] ? {5'd0, cls_q[55]} : ({5'd0, cls_q[50]} + {5'd0, cls_q[55]}))};
-  assign zrun_s1_12 = {(~cls_q[55] | ~cls_q[60]),
-                       (~cls_q[60] ? {5'd0, cls_q[60]} : ({5'd0, cls_q[55]} + {5'd0, cls_q[60]}))};
-  assign zrun_s1_13 = {(~cls_q[60] | ~cls_q[65]),
-                       (~cls_q[65] ? {5'd0, cls_q[65]} : ({5'd0, cls_q[60]} + {5'd0, cls_q[65]}))};
-  assign zrun_s1_14 = {(~cls_q[65] | ~cls_q[70]),
-                       (~cls_q[70] ? {5'd0, cls_q[70]} : ({5'd0, cls_q[65]} + {5'd0, cls_q[70]}))};
-  assign zrun_s1_15 = {(~cls_q[70] | ~cls_q[75]),
-                       (~cls_q[75] ? {5'd0, cls_q[75]} : ({5'd0, cls_q[70]} + {5'd0, cls_q[75]}))};
-  assign zrun_s1_16 = {(~cls_q[75] | ~cls_q[80]),
-                       (~cls_q[80] ? {5'd0, cls_q[80]} : ({5'd0, cls_q[75]} + {5'd0, cls_q[80]}))};
-  assign zrun_s1_17 = {(~cls_q[80] | ~cls_q[85]),
-                       (~cls_q[85] ? {5'd0, cls_q[85]} : ({5'd0, cls_q[80]} + {5'd0, cls_q[85]}))};
-  assign zrun_s1_18 = {(~cls_q[85] | ~cls_q[90]),
-                       (~cls_q[90] ? {5'd0, cls_q[90]} : ({5'd0, cls_q[85]} + {5'd0, cls_q[90]}))};
-  assign zrun_s1_19 = {(~cls_q[90] | ~cls_q[95]),
-                       (~cls_q[95] ? {5'd0, cls_q[95]} : ({5'd0, cls_q[90]} + {5'd0, cls_q[95]}))};
-  assign zrun_s1_20 = {(~cls_q[95] | ~cls_q[100]),
-                       (~cls_q[100] ? {5'd0, cls_q[100]}
-                        : ({5'd0, cls_q[95]} + {5'd0, cls_q[100]}))};
-  assign zrun_s1_21 = {(~cls_q[100] | ~cls_q[105]),
-                       (~cls_q[105] ? {5'd0, cls_q[105]}
-                        : ({5'd0, cls_q[100]} + {5'd0, cls_q[105]}))};
-  assign zrun_s1_22 = {(~cls_q[105] | ~cls_q[110]),
-                       (~cls_q[110] ? {5'd0, cls_q[110]}
-                        : ({5'd0, cls_q[105]} + {5'd0, cls_q[110]}))};
-  assign zrun_s1_23 = {(~cls_q[110] | ~cls_q[115]),
-                       (~cls_q[115] ? {5'd0, cls_q[115]}
-                        : ({5'd0, cls_q[110]} + {5'd0, cls_q[115]}))};
-  assign zrun_s1_24 = {(~cls_q[115] | ~cls_q[120]),
-                       (~cls_q[120] ? {5'd0, cls_q[120]}
-                        : ({5'd0, cls_q[115]} + {5'd0, cls_q[120]}))};
-  assign zrun_s1_25 = {(~cls_q[120] | ~cls_q[125]),
-                       (~cls_q[125] ? {5'd0, cls_q[125]}
-                        : ({5'd0, cls_q[120]} + {5'd0, cls_q[125]}))};
-  assign zrun_s1_26 = {(~cls_q[125] | ~cls_q[130]),
-                       (~cls_q[130] ? {5'd0, cls_q[130]}
-                        : ({5'd0, cls_q[125]} + {5'd0, cls_q[130]}))};
-  assign zrun_s1_27 = {(~cls_q[130] | ~cls_q[135]),
-                       (~cls_q[135] ? {5'd0, cls_q[135]}
-                        : ({5'd0, cls_q[130]} + {5'd0, cls_q[135]}))};
-  assign zrun_s1_28 = {(~cls_q[135] | ~cls_q[140]),
-                       (~cls_q[140] ? {5'd0, cls_q[140]}
-                        : ({5'd0, cls_q[135]} + {5'd0, cls_q[140]}))};
-  assign zrun_s1_29 = {(~cls_q[140] | ~cls_q[145]),
-                       (~cls_q[145] ? {5'd0, cls_q[145]}
-                        : ({5'd0, cls_q[140]} + {5'd0, cls_q[145]}))};
-  assign zrun_s1_30 = {(~cls_q[145] | ~cls_q[150]),
-                       (~cls_q[150] ? {5'd0, cls_q[150]}
-                        : ({5'd0, cls_q[145]} + {5'd0, cls_q[150]}))};
-  assign zrun_s1_31 = {(~cls_q[150] | ~cls_q[155]),
-                       (~cls_q[155] ? {5'd0, cls_q[155]}
-                        : ({5'd0, cls_q[150]} + {5'd0, cls_q[155]}))};
-  assign zrun_s1_32 = {(~cls_q[155] | ~cls_q[160]),
-                       (~cls_q[160] ? {5'd0, cls_q[160]}
-                        : ({5'd0, cls_q[155]} + {5'd0, cls_q[160]}))};
-  assign zrun_s2_2 = {(~cls_q[0] | zrun_s1_2[6]),
-                      (zrun_s1_2[6] ? zrun_s1_2[5:0] : ({5'd0, cls_q[0]} + zrun_s1_2[5:0]))};
-  assign zrun_s2_3 = {(zrun_s1_1[6] | zrun_s1_3[6]),
-                      (zrun_s1_3[6] ? zrun_s1_3[5:0] : (zrun_s1_1[5:0] + zrun_s1_3[5:0]))};
-  assign zrun_s2_4 = {(zrun_s1_2[6] | zrun_s1_4[6]),
-                      (zrun_s1_4[6] ? zrun_s1_4[5:0] : (zrun_s1_2[5:0] + zrun_s1_4[5:0]))};
-  assign zrun_s2_5 = {(zrun_s1_3[6] | zrun_s1_5[6]),
-                      (zrun_s1_5[6] ? zrun_s1_5[5:0] : (zrun_s1_3[5:0] + zrun_s1_5[5:0]))};
-  assign zrun_s2_6 = {(zrun_s1_4[6] | zrun_s1_6[6]),
-                      (zrun_s1_6[6] ? zrun_s1_6[5:0] : (zrun_s1_4[5:0] + zrun_s1_6[5:0]))};
-  assign zrun_s2_7 = {(zrun_s1_5[6] | zrun_s1_7[6]),
-                      (zrun_s1_7[6] ? zrun_s1_7[5:0] : (zrun_s1_5[5:0] + zrun_s1_7[5:0]))};
-  assign zrun_s2_8 = {(zrun_s1_6[6] | zrun_s1_8[6]),
-                      (zrun_s1_8[6] ? zrun_s1_8[5:0] : (zrun_s1_6[5:0] + zrun_s1_8[5:0]))};
-  assign zrun_s2_9 = {(zrun_s1_7[6] | zrun_s1_9[6]),
-                      (zrun_s1_9[6] ? zrun_s1_9[5:0] : (zrun_s1_7[5:0] + zrun_s1_9[5:0]))};
-  assign zrun_s2_10 = {(zrun_s1_8[6] | zrun_s1_10[6]),
-                       (zrun_s1_10[6] ? zrun_s1_10[5:0] : (zrun_s1_8[5:0] + zrun_s1_10[5:0]))};
-  assign zrun_s2_11 = {(zrun_s1_9[6] | zrun_s1_11[6]),
-                       (zrun_s1_11[6] ? zrun_s1_11[5:0] : (zrun_s1_9[5:0] + zrun_s1_11[5:0]))};
-  assign zrun_s2_12 = {(zrun_s1_10[6] | zrun_s1_12[6]),
-                       (zrun_s1_12[6] ? zrun_s1_12[5:0] : (zrun_s1_10[5:0] + zrun_s1_12[5:0]))};
-  assign zrun_s2_13 = {(zrun_s1_11[6] | zrun_s1_13[6]),
-                       (zrun_s1_13[6] ? zrun_s1_13[5:0] : (zrun_s1_11[5:0] + zrun_s1_13[5:0]))};
-  assign zrun_s2_14 = {(zrun_s1_12[6] | zrun_s1_14[6]),
-                       (zrun_s1_14[6] ? zrun_s1_14[5:0] : (zrun_s1_12[5:0] + zrun_s1_14[5:0]))};
-  assign zrun_s2_15 = {(zrun_s1_13[6] | zrun_s1_15[6]),
-                       (zrun_s1_15[6] ? zrun_s1_15[5:0] : (zrun_s1_13[5:0] + zrun_s1_15[5:0]))};
-  assign zrun_s2_16 = {(zrun_s1_14[6] | zrun_s1_16[6]),
-                       (zrun_s1_16[6] ? zrun_s1_16[5:0] : (zrun_s1_14[5:0] + zrun_s1_16[5:0]))};
-  assign zrun_s2_17 = {(zrun_s1_15[6] | zrun_s1_17[6]),
-                       (zrun_s1_17[6] ? zrun_s1_17[5:0] : (zrun_s1_15[5:0] + zrun_s1_17[5:0]))};
-  assign zrun_s2_18 = {(zrun_s1_16[6] | zrun_s1_18[6]),
-                       (zrun_s1_18[6] ? zrun_s1_18[5:0] : (zrun_s1_16[5:0] + zrun_s1_18[5:0]))};
-  assign zrun_s2_19 = {(zrun_s1_17[6] | zrun_s1_19[6]),
-                       (zrun_s1_19[6] ? zrun_s1_19[5:0] : (zrun_s1_17[5:0] + zrun_s1_19[5:0]))};
-  assign zrun_s2_20 = {(zrun_s1_18[6] | zrun_s1_20[6]),
-                       (zrun_s1_20[6] ? zrun_s1_20[5:0] : (zrun_s1_18[5:0] + zrun_s1_20[5:0]))};
-  assign zrun_s2_21 = {(zrun_s1_19[6] | zrun_s1_21[6]),
-                       (zrun_s1_21[6] ? zrun_s1_21[5:0] : (zrun_s1_19[5:0] + zrun_s1_21[5:0]))};
-  assign zrun_s2_22 = {(zrun_s1_20[6] | zrun_s1_22[6]),
-                       (zrun_s1_22[6] ? zrun_s1_22[5:0] : (zrun_s1_20[5:0] + zrun_s1_22[5:0]))};
-  assign zrun_s2_23 = {(zrun_s1_21[6] | zrun_s1_23[6]),
-                       (zrun_s1_23[6] ? zrun_s1_23[5:0] : (zrun_s1_21[5:0] + zrun_s1_23[5:0]))};
-  assign zrun_s2_24 = {(zrun_s1_22[6] | zrun_s1_24[6]),
-                       (zrun_s1_24[6] ? zrun_s1_24[5:0] : (zrun_s1_22[5:0] + zrun_s1_24[5:0]))};
-  assign zrun_s2_25 = {(zrun_s1_23[6] | zrun_s1_25[6]),
-                       (zrun_s1_25[6] ? zrun_s1_25[5:0] : (zrun_s1_23[5:0] + zrun_s1_25[5:0]))};
-  assign zrun_s2_26 = {(zrun_s1_24[6] | zrun_s1_26[6]),
-                       (zrun_s1_26[6] ? zrun_s1_26[5:0] : (zrun_s1_24[5:0] + zrun_s1_26[5:0]))};
-  assign zrun_s2_27 = {(zrun_s1_25[6] | zrun_s1_27[6]),
-                       (zrun_s1_27[6] ? zrun_s1_27[5:0] : (zrun_s1_25[5:0] + zrun_s1_27[5:0]))};
-  assign zrun_s2_28 = {(zrun_s1_26[6] | zrun_s1_28[6]),
-                       (zrun_s1_28[6] ? zrun_s1_28[5:0] : (zrun_s1_26[5:0] + zrun_s1_28[5:0]))};
-  assign zrun_s2_29 = {(zrun_s1_27[6] | zrun_s1_29[6]),
-                       (zrun_s1_29[6] ? zrun_s1_29[5:0] : (zrun_s1_27[5:0] + zrun_s1_29[5:0]))};
-  assign zrun_s2_30 = {(zrun_s1_28[6] | zrun_s1_30[6]),
-                       (zrun_s1_30[6] ? zrun_s1_30[5:0] : (zrun_s1_28[5:0] + zrun_s1_30[5:0]))};
-  assign zrun_s2_31 = {(zrun_s1_29[6] | zrun_s1_31[6]),
-                       (zrun_s1_31[6] ? zrun_s1_31[5:0] : (zrun_s1_29[5:0] + zrun_s1_31[5:0]))};
-  assign zrun_s2_32 = {(zrun_s1_30[6] | zrun_s1_32[6]),
-                       (zrun_s1_32[6] ? zrun_s1_32[5:0] : (zrun_s1_30[5:0] + zrun_s1_32[5:0]))};
-  assign zrun_s3_4 = {(~cls_q[0] | zrun_s2_4[6]),
-                      (zrun_s2_4[6] ? zrun_s2_4[5:0] : ({5'd0, cls_q[0]} + zrun_s2_4[5:0]))};
-  assign zrun_s3_5 = {(zrun_s1_1[6] | zrun_s2_5[6]),
-                      (zrun_s2_5[6] ? zrun_s2_5[5:0] : (zrun_s1_1[5:0] + zrun_s2_5[5:0]))};
-  assign zrun_s3_6 = {(zrun_s2_2[6] | zrun_s2_6[6]),
-                      (zrun_s2_6[6] ? zrun_s2_6[5:0] : (zrun_s2_2[5:0] + zrun_s2_6[5:0]))};
-  assign zrun_s3_7 = {(zrun_s2_3[6] | zrun_s2_7[6]),
-                      (zrun_s2_7[6] ? zrun_s2_7[5:0] : (zrun_s2_3[5:0] + zrun_s2_7[5:0]))};
-  assign zrun_s3_8 = {(zrun_s2_4[6] | zrun_s2_8[6]),
-                      (zrun_s2_8[6] ? zrun_s2_8[5:0] : (zrun_s2_4[5:0] + zrun_s2_8[5:0]))};
-  assign zrun_s3_9 = {(zrun_s2_5[6] | zrun_s2_9[6]),
-                      (zrun_s2_9[6] ? zrun_s2_9[5:0] : (zrun_s2_5[5:0] + zrun_s2_9[5:0]))};
-  assign zrun_s3_10 = {(zrun_s2_6[6] | zrun_s2_10[6]),
-                       (zrun_s2_10[6] ? zrun_s2_10[5:0] : (zrun_s2_6[5:0] + zrun_s2_10[5:0]))};
-  assign zrun_s3_11 = {(zrun_s2_7[6] | zrun_s2_11[6]),
-                       (zrun_s2_11[6] ? zrun_s2_11[5:0] : (zrun_s2_7[5:0] + zrun_s2_11[5:0]))};
-  assign zrun_s3_12 = {(zrun_s2_8[6] | zrun_s2_12[6]),
-                       (zrun_s2_12[6] ? zrun_s2_12[5:0] : (zrun_s2_8[5:0] + zrun_s2_12[5:0]))};
-  assign zrun_s3_13 = {(zrun_s2_9[6] | zrun_s2_13[6]),
-                       (zrun_s2_13[6] ? zrun_s2_13[5:0] : (zrun_s2_9[5:0] + zrun_s2_13[5:0]))};
-  assign zrun_s3_14 = {(zrun_s2_10[6] | zrun_s2_14[6]),
-                       (zrun_s2_14[6] ? zrun_s2_14[5:0] : (zrun_s2_10[5:0] + zrun_s2_14[5:0]))};
-  assign zrun_s3_15 = {(zrun_s2_11[6] | zrun_s2_15[6]),
-                       (zrun_s2_15[6] ? zrun_s2_15[5:0] : (zrun_s2_11[5:0] + zrun_s2_15[5:0]))};
-  assign zrun_s3_16 = {(zrun_s2_12[6] | zrun_s2_16[6]),
-                       (zrun_s2_16[6] ? zrun_s2_16[5:0] : (zrun_s2_12[5:0] + zrun_s2_16[5:0]))};
-  assign zrun_s3_17 = {(zrun_s2_13[6] | zrun_s2_17[6]),
-                       (zrun_s2_17[6] ? zrun_s2_17[5:0] : (zrun_s2_13[5:0] + zrun_s2_17[5:0]))};
-  assign zrun_s3_18 = {(zrun_s2_14[6] | zrun_s2_18[6]),
-                       (zrun_s2_18[6] ? zrun_s2_18[5:0] : (zrun_s2_14[5:0] + zrun_s2_18[5:0]))};
-  assign zrun_s3_19 = {(zrun_s2_15[6] | zrun_s2_19[6]),
-                       (zrun_s2_19[6] ? zrun_s2_19[5:0] : (zrun_s2_15[5:0] + zrun_s2_19[5:0]))};
-  assign zrun_s3_20 = {(zrun_s2_16[6] | zrun_s2_20[6]),
-                       (zrun_s2_20[6] ? zrun_s2_20[5:0] : (zrun_s2_16[5:0] + zrun_s2_20[5:0]))};
-  assign zrun_s3_21 = {(zrun_s2_17[6] | zrun_s2_21[6]),
-                       (zrun_s2_21[6] ? zrun_s2_21[5:0] : (zrun_s2_17[5:0] + zrun_s2_21[5:0]))};
-  assign zrun_s3_22 = {(zrun_s2_18[6] | zrun_s2_22[6]),
-                       (zrun_s2_22[6] ? zrun_s2_22[5:0] : (zrun_s2_18[5:0] + zrun_s2_22[5:0]))};
-  assign zrun_s3_23 = {(zrun_s2_19[6] | zrun_s2_23[6]),
-                       (zrun_s2_23[6] ? zrun_s2_23[5:0] : (zrun_s2_19[5:0] + zrun_s2_23[5:0]))};
-  assign zrun_s3_24 = {(zrun_s2_20[6] | zrun_s2_24[6]),
-                       (zrun_s2_24[6] ? zrun_s2_24[5:0] : (zrun_s2_20[5:0] + zrun_s2_24[5:0]))};
-  assign zrun_s3_25 = {(zrun_s2_21[6] | zrun_s2_25[6]),
-                       (zrun_s2_25[6] ? zrun_s2_25[5:0] : (zrun_s2_21[5:0] + zrun_s2_25[5:0]))};
-  assign zrun_s3_26 = {(zrun_s2_22[6] | zrun_s2_26[6]),
-                       (zrun_s2_26[6] ? zrun_s2_26[5:0] : (zrun_s2_22[5:0] + zrun_s2_26[5:0]))};
-  assign zrun_s3_27 = {(zrun_s2_23[6] | zrun_s2_27[6]),
-                       (zrun_s2_27[6] ? zrun_s2_27[5:0] : (zrun_s2_23[5:0] + zrun_s2_27[5:0]))};
-  assign zrun_s3_28 = {(zrun_s2_24[6] | zrun_s2_28[6]),
-                       (zrun_s2_28[6] ? zrun_s2_28[5:0] : (zrun_s2_24[5:0] + zrun_s2_28[5:0]))};
-  assign zrun_s3_29 = {(zrun_s2_25[6] | zrun_s2_29[6]),
-                       (zrun_s2_29[6] ? zrun_s2_29[5:0] : (zrun_s2_25[5:0] + zrun_s2_29[5:0]))};
-  assign zrun_s3_30 = {(zrun_s2_26[6] | zrun_s2_30[6]),
-                       (zrun_s2_30[6] ? zrun_s2_30[5:0] : (zrun_s2_26[5:0] + zrun_s2_30[5:0]))};
-  assign zrun_s3_31 = {(zrun_s2_27[6] | zrun_s2_31[6]),
-                       (zrun_s2_31[6] ? zrun_s2_31[5:0] : (zrun_s2_27[5:0] + zrun_s2_31[5:0]))};
-  assign zrun_s3_32 = {(zrun_s2_28[6] | zrun_s2_32[6]),
-                       (zrun_s2_32[6] ? zrun_s2_32[5:0] : (zrun_s2_28[5:0] + zrun_s2_32[5:0]))};
-  assign zrun_s4_8 = {(~cls_q[0] | zrun_s3_8[6]),
-                      (zrun_s3_8[6] ? zrun_s3_8[5:0] : ({5'd0, cls_q[0]} + zrun_s3_8[5:0]))};
-  assign zrun_s4_9 = {(zrun_s1_1[6] | zrun_s3_9[6]),
-                      (zrun_s3_9[6] ? zrun_s3_9[5:0] : (zrun_s1_1[5:0] + zrun_s3_9[5:0]))};
-  assign zrun_s4_10 = {(zrun_s2_2[6] | zrun_s3_10[6]),
-                       (zrun_s3_10[6] ? zrun_s3_10[5:0] : (zrun_s2_2[5:0] + zrun_s3_10[5:0]))};
-  assign zrun_s4_11 = {(zrun_s2_3[6] | zrun_s3_11[6]),
-                       (zrun_s3_11[6] ? zrun_s3_11[5:0] : (zrun_s2_3[5:0] + zrun_s3_11[5:0]))};
-  assign zrun_s4_12 = {(zrun_s3_4[6] | zrun_s3_12[6]),
-                       (zrun_s3_12[6] ? zrun_s3_12[5:0] : (zrun_s3_4[5:0] + zrun_s3_12[5:0]))};
-  assign zrun_s4_13 = {(zrun_s3_5[6] | zrun_s3_13[6]),
-                       (zrun_s3_13[6] ? zrun_s3_13[5:0] : (zrun_s3_5[5:0] + zrun_s3_13[5:0]))};
-  assign zrun_s4_14 = {(zrun_s3_6[6] | zrun_s3_14[6]),
-                       (zrun_s3_14[6] ? zrun_s3_14[5:0] : (zrun_s3_6[5:0] + zrun_s3_14[5:0]))};
-  assign zrun_s4_15 = {(zrun_s3_7[6] | zrun_s3_15[6]),
-                       (zrun_s3_15[6] ? zrun_s3_15[5:0] : (zrun_s3_7[5:0] + zrun_s3_15[5:0]))};
-  assign zrun_s4_16 = {(zrun_s3_8[6] | zrun_s3_16[6]),
-                       (zrun_s3_16[6] ? zrun_s3_16[5:0] : (zrun_s3_8[5:0] + zrun_s3_16[5:0]))};
-  assign zrun_s4_17 = {(zrun_s3_9[6] | zrun_s3_17[6]),
-                       (zrun_s3_17[6] ? zrun_s3_17[5:0] : (zrun_s3_9[5:0] + zrun_s3_17[5:0]))};
-  assign zrun_s4_18 = {(zrun_s3_10[6] | zrun_s3_18[6]),
-                       (zrun_s3_18[6] ? zrun_s3_18[5:0] : (zrun_s3_10[5:0] + zrun_s3_18[5:0]))};
-  assign zrun_s4_19 = {(zrun_s3_11[6] | zrun_s3_19[6]),
-                       (zrun_s3_19[6] ? zrun_s3_19[5:0] : (zrun_s3_11[5:0] + zrun_s3_19[5:0]))};
-  assign zrun_s4_20 = {(zrun_s3_12[6] | zrun_s3_20[6]),
-                       (zrun_s3_20[6] ? zrun_s3_20[5:0] : (zrun_s3_12[5:0] + zrun_s3_20[5:0]))};
-  assign zrun_s4_21 = {(zrun_s3_13[6] | zrun_s3_21[6]),
-                       (zrun_s3_21[6] ? zrun_s3_21[5:0] : (zrun_s3_13[5:0] + zrun_s3_21[5:0]))};
-  assign zrun_s4_22 = {(zrun_s3_14[6] | zrun_s3_22[6]),
-                       (zrun_s3_22[6] ? zrun_s3_22[5:0] : (zrun_s3_14[5:0] + zrun_s3_22[5:0]))};
-  assign zrun_s4_23 = {(zrun_s3_15[6] | zrun_s3_23[6]),
-                       (zrun_s3_23[6] ? zrun_s3_23[5:0] : (zrun_s3_15[5:0] + zrun_s3_23[5:0]))};
-  assign zrun_s4_24 = {(zrun_s3_16[6] | zrun_s3_24[6]),
-                       (zrun_s3_24[6] ? zrun_s3_24[5:0] : (zrun_s3_16[5:0] + zrun_s3_24[5:0]))};
-  assign zrun_s4_25 = {(zrun_s3_17[6] | zrun_s3_25[6]),
-                       (zrun_s3_25[6] ? zrun_s3_25[5:0] : (zrun_s3_17[5:0] + zrun_s3_25[5:0]))};
-  assign zrun_s4_26 = {(zrun_s3_18[6] | zrun_s3_26[6]),
-                       (zrun_s3_26[6] ? zrun_s3_26[5:0] : (zrun_s3_18[5:0] + zrun_s3_26[5:0]))};
-  assign zrun_s4_27 = {(zrun_s3_19[6] | zrun_s3_27[6]),
-                       (zrun_s3_27[6] ? zrun_s3_27[5:0] : (zrun_s3_19[5:0] + zrun_s3_27[5:0]))};
-  assign zrun_s4_28 = {(zrun_s3_20[6] | zrun_s3_28[6]),
-                       (zrun_s3_28[6] ? zrun_s3_28[5:0] : (zrun_s3_20[5:0] + zrun_s3_28[5:0]))};
-  assign zrun_s4_29 = {(zrun_s3_21[6] | zrun_s3_29[6]),
-                       (zrun_s3_29[6] ? zrun_s3_29[5:0] : (zrun_s3_21[5:0] + zrun_s3_29[5:0]))};
-  assign zrun_s4_30 = {(zrun_s3_22[6] | zrun_s3_30[6]),
-                       (zrun_s3_30[6] ? zrun_s3_30[5:0] : (zrun_s3_22[5:0] + zrun_s3_30[5:0]))};
-  assign zrun_s4_31 = {(zrun_s3_23[6] | zrun_s3_31[6]),
-                       (zrun_s3_31[6] ? zrun_s3_31[5:0] : (zrun_s3_23[5:0] + zrun_s3_31[5:0]))};
-  assign zrun_s4_32 = {(zrun_s3_24[6] | zrun_s3_32[6]),
-                       (zrun_s3_32[6] ? zrun_s3_32[5:0] : (zrun_s3_24[5:0] + zrun_s3_32[5:0]))};
-  assign zrun_s5_16 = {(~cls_q[0] | zrun_s4_16[6]),
-                       (zrun_s4_16[6] ? zrun_s4_16[5:0] : ({5'd0, cls_q[0]} + zrun_s4_16[5:0]))};
-  assign zrun_s5_17 = {(zrun_s1_1[6] | zrun_s4_17[6]),
-                       (zrun_s4_17[6] ? zrun_s4_17[5:0] : (zrun_s1_1[5:0] + zrun_s4_17[5:0]))};
-  assign zrun_s5_18 = {(zrun_s2_2[6] | zrun_s4_18[6]),
-                       (zrun_s4_18[6] ? zrun_s4_18[5:0] : (zrun_s2_2[5:0] + zrun_s4_18[5:0]))};
-  assign zrun_s5_19 = {(zrun_s2_3[6] | zrun_s4_19[6]),
-                       (zrun_s4_19[6] ? zrun_s4_19[5:0] : (zrun_s2_3[5:0] + zrun_s4_19[5:0]))};
-  assign zrun_s5_20 = {(zrun_s3_4[6] | zrun_s4_20[6]),
-                       (zrun_s4_20[6] ? zrun_s4_20[5:0] : (zrun_s3_4[5:0] + zrun_s4_20[5:0]))};
-  assign zrun_s5_21 = {(zrun_s3_5[6] | zrun_s4_21[6]),
-                       (zrun_s4_21[6] ? zrun_s4_21[5:0] : (zrun_s3_5[5:0] + zrun_s4_21[5:0]))};
-  assign zrun_s5_22 = {(zrun_s3_6[6] | zrun_s4_22[6]),
-                       (zrun_s4_22[6] ? zrun_s4_22[5:0] : (zrun_s3_6[5:0] + zrun_s4_22[5:0]))};
-  assign zrun_s5_23 = {(zrun_s3_7[6] | zrun_s4_23[6]),
-                       (zrun_s4_23[6] ? zrun_s4_23[5:0] : (zrun_s3_7[5:0] + zrun_s4_23[5:0]))};
-  assign zrun_s5_24 = {(zrun_s4_8[6] | zrun_s4_24[6]),
-                       (zrun_s4_24[6] ? zrun_s4_24[5:0] : (zrun_s4_8[5:0] + zrun_s4_24[5:0]))};
-  assign zrun_s5_25 = {(zrun_s4_9[6] | zrun_s4_25[6]),
-                       (zrun_s4_25[6] ? zrun_s4_25[5:0] : (zrun_s4_9[5:0] + zrun_s4_25[5:0]))};
-  assign zrun_s5_26 = {(zrun_s4_10[6] | zrun_s4_26[6]),
-                       (zrun_s4_26[6] ? zrun_s4_26[5:0] : (zrun_s4_10[5:0] + zrun_s4_26[5:0]))};
-  assign zrun_s5_27 = {(zrun_s4_11[6] | zrun_s4_27[6]),
-                       (zrun_s4_27[6] ? zrun_s4_27[5:0] : (zrun_s4_11[5:0] + zrun_s4_27[5:0]))};
-  assign zrun_s5_28 = {(zrun_s4_12[6] | zrun_s4_28[6]),
-                       (zrun_s4_28[6] ? zrun_s4_28[5:0] : (zrun_s4_12[5:0] + zrun_s4_28[5:0]))};
-  assign zrun_s5_29 = {(zrun_s4_13[6] | zrun_s4_29[6]),
-                       (zrun_s4_29[6] ? zrun_s4_29[5:0] : (zrun_s4_13[5:0] + zrun_s4_29[5:0]))};
-  assign zrun_s5_30 = {(zrun_s4_14[6] | zrun_s4_30[6]),
-                       (zrun_s4_30[6] ? zrun_s4_30[5:0] : (zrun_s4_14[5:0] + zrun_s4_30[5:0]))};
-  assign zrun_s5_31 = {(zrun_s4_15[6] | zrun_s4_31[6]),
-                       (zrun_s4_31[6] ? zrun_s4_31[5:0] : (zrun_s4_15[5:0] + zrun_s4_31[5:0]))};
-  assign zrun_s5_32 = {(zrun_s4_16[6] | zrun_s4_32[6]),
-                       (zrun_s4_32[6] ? zrun_s4_32[5:0] : (zrun_s4_16[5:0] + zrun_s4_32[5:0]))};
-  assign zrun_s6_32 = {(~cls_q[0] | zrun_s5_32[6]),
-                       (zrun_s5_32[6] ? zrun_s5_32[5:0] : ({5'd0, cls_q[0]} + zrun_s5_32[5:0]))};
+  assign zcnt1_1 = (~cls_q[5] ? {5'd0, cls_q[5]} : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[0], ~cls_q[0]});
+  assign zrst1_1 = (~cls_q[5] | ~cls_q[0]);
+  assign zcnt1_2 = (~cls_q[10] ? {5'd0, cls_q[10]} : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[5], ~cls_q[5]});
+  assign zrst1_2 = (~cls_q[10] | ~cls_q[5]);
+  assign zcnt1_3 = (~cls_q[15] ? {5'd0, cls_q[15]}
+                    : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[10], ~cls_q[10]});
+  assign zrst1_3 = (~cls_q[15] | ~cls_q[10]);
+  assign zcnt1_4 = (~cls_q[20] ? {5'd0, cls_q[20]}
+                    : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[15], ~cls_q[15]});
+  assign zrst1_4 = (~cls_q[20] | ~cls_q[15]);
+  assign zcnt1_5 = (~cls_q[25] ? {5'd0, cls_q[25]}
+                    : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[20], ~cls_q[20]});
+  assign zrst1_5 = (~cls_q[25] | ~cls_q[20]);
+  assign zcnt1_6 = (~cls_q[30] ? {5'd0, cls_q[30]}
+                    : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[25], ~cls_q[25]});
+  assign zrst1_6 = (~cls_q[30] | ~cls_q[25]);
+  assign zcnt1_7 = (~cls_q[35] ? {5'd0, cls_q[35]}
+                    : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[30], ~cls_q[30]});
+  assign zrst1_7 = (~cls_q[35] | ~cls_q[30]);
+  assign zcnt1_8 = (~cls_q[40] ? {5'd0, cls_q[40]}
+                    : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[35], ~cls_q[35]});
+  assign zrst1_8 = (~cls_q[40] | ~cls_q[35]);
+  assign zcnt1_9 = (~cls_q[45] ? {5'd0, cls_q[45]}
+                    : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[40], ~cls_q[40]});
+  assign zrst1_9 = (~cls_q[45] | ~cls_q[40]);
+  assign zcnt1_10 = (~cls_q[50] ? {5'd0, cls_q[50]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[45], ~cls_q[45]});
+  assign zrst1_10 = (~cls_q[50] | ~cls_q[45]);
+  assign zcnt1_11 = (~cls_q[55] ? {5'd0, cls_q[55]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[50], ~cls_q[50]});
+  assign zrst1_11 = (~cls_q[55] | ~cls_q[50]);
+  assign zcnt1_12 = (~cls_q[60] ? {5'd0, cls_q[60]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[55], ~cls_q[55]});
+  assign zrst1_12 = (~cls_q[60] | ~cls_q[55]);
+  assign zcnt1_13 = (~cls_q[65] ? {5'd0, cls_q[65]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[60], ~cls_q[60]});
+  assign zrst1_13 = (~cls_q[65] | ~cls_q[60]);
+  assign zcnt1_14 = (~cls_q[70] ? {5'd0, cls_q[70]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[65], ~cls_q[65]});
+  assign zrst1_14 = (~cls_q[70] | ~cls_q[65]);
+  assign zcnt1_15 = (~cls_q[75] ? {5'd0, cls_q[75]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[70], ~cls_q[70]});
+  assign zrst1_15 = (~cls_q[75] | ~cls_q[70]);
+  assign zcnt1_16 = (~cls_q[80] ? {5'd0, cls_q[80]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[75], ~cls_q[75]});
+  assign zrst1_16 = (~cls_q[80] | ~cls_q[75]);
+  assign zcnt1_17 = (~cls_q[85] ? {5'd0, cls_q[85]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[80], ~cls_q[80]});
+  assign zrst1_17 = (~cls_q[85] | ~cls_q[80]);
+  assign zcnt1_18 = (~cls_q[90] ? {5'd0, cls_q[90]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[85], ~cls_q[85]});
+  assign zrst1_18 = (~cls_q[90] | ~cls_q[85]);
+  assign zcnt1_19 = (~cls_q[95] ? {5'd0, cls_q[95]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[90], ~cls_q[90]});
+  assign zrst1_19 = (~cls_q[95] | ~cls_q[90]);
+  assign zcnt1_20 = (~cls_q[100] ? {5'd0, cls_q[100]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[95], ~cls_q[95]});
+  assign zrst1_20 = (~cls_q[100] | ~cls_q[95]);
+  assign zcnt1_21 = (~cls_q[105] ? {5'd0, cls_q[105]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[100], ~cls_q[100]});
+  assign zrst1_21 = (~cls_q[105] | ~cls_q[100]);
+  assign zcnt1_22 = (~cls_q[110] ? {5'd0, cls_q[110]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[105], ~cls_q[105]});
+  assign zrst1_22 = (~cls_q[110] | ~cls_q[105]);
+  assign zcnt1_23 = (~cls_q[115] ? {5'd0, cls_q[115]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[110], ~cls_q[110]});
+  assign zrst1_23 = (~cls_q[115] | ~cls_q[110]);
+  assign zcnt1_24 = (~cls_q[120] ? {5'd0, cls_q[120]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[115], ~cls_q[115]});
+  assign zrst1_24 = (~cls_q[120] | ~cls_q[115]);
+  assign zcnt1_25 = (~cls_q[125] ? {5'd0, cls_q[125]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[120], ~cls_q[120]});
+  assign zrst1_25 = (~cls_q[125] | ~cls_q[120]);
+  assign zcnt1_26 = (~cls_q[130] ? {5'd0, cls_q[130]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[125], ~cls_q[125]});
+  assign zrst1_26 = (~cls_q[130] | ~cls_q[125]);
+  assign zcnt1_27 = (~cls_q[135] ? {5'd0, cls_q[135]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[130], ~cls_q[130]});
+  assign zrst1_27 = (~cls_q[135] | ~cls_q[130]);
+  assign zcnt1_28 = (~cls_q[140] ? {5'd0, cls_q[140]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[135], ~cls_q[135]});
+  assign zrst1_28 = (~cls_q[140] | ~cls_q[135]);
+  assign zcnt1_29 = (~cls_q[145] ? {5'd0, cls_q[145]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[140], ~cls_q[140]});
+  assign zrst1_29 = (~cls_q[145] | ~cls_q[140]);
+  assign zcnt1_30 = (~cls_q[150] ? {5'd0, cls_q[150]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[145], ~cls_q[145]});
+  assign zrst1_30 = (~cls_q[150] | ~cls_q[145]);
+  assign zcnt1_31 = (~cls_q[155] ? {5'd0, cls_q[155]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[150], ~cls_q[150]});
+  assign zrst1_31 = (~cls_q[155] | ~cls_q[150]);
+  assign zcnt1_32 = (~cls_q[160] ? {5'd0, cls_q[160]}
+                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[155], ~cls_q[155]});
+  assign zrst1_32 = (~cls_q[160] | ~cls_q[155]);
+  assign zcnt2_2 = (zrst1_2 ? zcnt1_2 : {1'd0, 1'd0, 1'd0, 1'd0, 1'd1, cls_q[0]});
+  assign zrst2_2 = (zrst1_2 | ~cls_q[0]);
+  assign zcnt2_3 = (zrst1_3 ? zcnt1_3 : {1'd0, 1'd0, 1'd0, zcnt1_1[1], ~zcnt1_1[1], zcnt1_1[0]});
+  assign zrst2_3 = (zrst1_3 | zrst1_1);
+  assign zcnt2_4 = (zrst1_4 ? zcnt1_4 : {1'd0, 1'd0, 1'd0, zcnt1_2[1], ~zcnt1_2[1], zcnt1_2[0]});
+  assign zrst2_4 = (zrst1_4 | zrst1_2);
+  assign zcnt2_5 = (zrst1_5 ? zcnt1_5 : {1'd0, 1'd0, 1'd0, zcnt1_3[1], ~zcnt1_3[1], zcnt1_3[0]});
+  assign zrst2_5 = (zrst1_5 | zrst1_3);
+  assign zcnt2_6 = (zrst1_6 ? zcnt1_6 : {1'd0, 1'd0, 1'd0, zcnt1_4[1], ~zcnt1_4[1], zcnt1_4[0]});
+  assign zrst2_6 = (zrst1_6 | zrst1_4);
+  assign zcnt2_7 = (zrst1_7 ? zcnt1_7 : {1'd0, 1'd0, 1'd0, zcnt1_5[1], ~zcnt1_5[1], zcnt1_5[0]});
+  assign zrst2_7 = (zrst1_7 | zrst1_5);
+  assign zcnt2_8 = (zrst1_8 ? zcnt1_8 : {1'd0, 1'd0, 1'd0, zcnt1_6[1], ~zcnt1_6[1], zcnt1_6[0]});
+  assign zrst2_8 = (zrst1_8 | zrst1_6);
+  assign zcnt2_9 = (zrst1_9 ? zcnt1_9 : {1'd0, 1'd0, 1'd0, zcnt1_7[1], ~zcnt1_7[1], zcnt1_7[0]});
+  assign zrst2_9 = (zrst1_9 | zrst1_7);
+  assign zcnt2_10 = (zrst1_10 ? zcnt1_10 : {1'd0, 1'd0, 1'd0, zcnt1_8[1], ~zcnt1_8[1], zcnt1_8[0]});
+  assign zrst2_10 = (zrst1_10 | zrst1_8);
+  assign zcnt2_11 = (zrst1_11 ? zcnt1_11 : {1'd0, 1'd0, 1'd0, zcnt1_9[1], ~zcnt1_9[1], zcnt1_9[0]});
+  assign zrst2_11 = (zrst1_11 | zrst1_9);
+  assign zcnt2_12 = (zrst1_12 ? zcnt1_12
+                     : {1'd0, 1'd0, 1'd0, zcnt1_10[1], ~zcnt1_10[1], zcnt1_10[0]});
+  assign zrst2_12 = (zrst1_12 | zrst1_10);
+  assign zcnt2_13 = (zrst1_13 ? zcnt1_13
+                     : {1'd0, 1'd0, 1'd0, zcnt1_11[1], ~zcnt1_11[1], zcnt1_11[0]});
+  assign zrst2_13 = (zrst1_13 | zrst1_11);
+  assign zcnt2_14 = (zrst1_14 ? zcnt1_14
+                     : {1'd0, 1'd0, 1'd0, zcnt1_12[1], ~zcnt1_12[1], zcnt1_12[0]});
+  assign zrst2_14 = (zrst1_14 | zrst1_12);
+  assign zcnt2_15 = (zrst1_15 ? zcnt1_15
+                     : {1'd0, 1'd0, 1'd0, zcnt1_13[1], ~zcnt1_13[1], zcnt1_13[0]});
+  assign zrst2_15 = (zrst1_15 | zrst1_13);
+  assign zcnt2_16 = (zrst1_16 ? zcnt1_16
+                     : {1'd0, 1'd0, 1'd0, zcnt1_14[1], ~zcnt1_14[1], zcnt1_14[0]});
+  assign zrst2_16 = (zrst1_16 | zrst1_14);
+  assign zcnt2_17 = (zrst1_17 ? zcnt1_17
+                     : {1'd0, 1'd0, 1'd0, zcnt1_15[1], ~zcnt1_15[1], zcnt1_15[0]});
+  assign zrst2_17 = (zrst1_17 | zrst1_15);
+  assign zcnt2_18 = (zrst1_18 ? zcnt1_18
+                     : {1'd0, 1'd0, 1'd0, zcnt1_16[1], ~zcnt1_16[1], zcnt1_16[0]});
+  assign zrst2_18 = (zrst1_18 | zrst1_16);
+  assign zcnt2_19 = (zrst1_19 ? zcnt1_19
+                     : {1'd0, 1'd0, 1'd0, zcnt1_17[1], ~zcnt1_17[1], zcnt1_17[0]});
+  assign zrst2_19 = (zrst1_19 | zrst1_17);
+  assign zcnt2_20 = (zrst1_20 ? zcnt1_20
+                     : {1'd0, 1'd0, 1'd0, zcnt1_18[1], ~zcnt1_18[1], zcnt1_18[0]});
+  assign zrst2_20 = (zrst1_20 | zrst1_18);
+  assign zcnt2_21 = (zrst1_21 ? zcnt1_21
+                     : {1'd0, 1'd0, 1'd0, zcnt1_19[1], ~zcnt1_19[1], zcnt1_19[0]});
+  assign zrst2_21 = (zrst1_21 | zrst1_19);
+  assign zcnt2_22 = (zrst1_22 ? zcnt1_22
+                     : {1'd0, 1'd0, 1'd0, zcnt1_20[1], ~zcnt1_20[1], zcnt1_20[0]});
+  assign zrst2_22 = (zrst1_22 | zrst1_20);
+  assign zcnt2_23 = (zrst1_23 ? zcnt1_23
+                     : {1'd0, 1'd0, 1'd0, zcnt1_21[1], ~zcnt1_21[1], zcnt1_21[0]});
+  assign zrst2_23 = (zrst1_23 | zrst1_21);
+  assign zcnt2_24 = (zrst1_24 ? zcnt1_24
+                     : {1'd0, 1'd0, 1'd0, zcnt1_22[1], ~zcnt1_22[1], zcnt1_22[0]});
+  assign zrst2_24 = (zrst1_24 | zrst1_22);
+  assign zcnt2_25 = (zrst1_25 ? zcnt1_25
+                     : {1'd0, 1'd0, 1'd0, zcnt1_23[1], ~zcnt1_23[1], zcnt1_23[0]});
+  assign zrst2_25 = (zrst1_25 | zrst1_23);
+  assign zcnt2_26 = (zrst1_26 ? zcnt1_26
+                     : {1'd0, 1'd0, 1'd0, zcnt1_24[1], ~zcnt1_24[1], zcnt1_24[0]});
+  assign zrst2_26 = (zrst1_26 | zrst1_24);
+  assign zcnt2_27 = (zrst1_27 ? zcnt1_27
+                     : {1'd0, 1'd0, 1'd0, zcnt1_25[1], ~zcnt1_25[1], zcnt1_25[0]});
+  assign zrst2_27 = (zrst1_27 | zrst1_25);
+  assign zcnt2_28 = (zrst1_28 ? zcnt1_28
+                     : {1'd0, 1'd0, 1'd0, zcnt1_26[1], ~zcnt1_26[1], zcnt1_26[0]});
+  assign zrst2_28 = (zrst1_28 | zrst1_26);
+  assign zcnt2_29 = (zrst1_29 ? zcnt1_29
+                     : {1'd0, 1'd0, 1'd0, zcnt1_27[1], ~zcnt1_27[1], zcnt1_27[0]});
+  assign zrst2_29 = (zrst1_29 | zrst1_27);
+  assign zcnt2_30 = (zrst1_30 ? zcnt1_30
+                     : {1'd0, 1'd0, 1'd0, zcnt1_28[1], ~zcnt1_28[1], zcnt1_28[0]});
+  assign zrst2_30 = (zrst1_30 | zrst1_28);
+  assign zcnt2_31 = (zrst1_31 ? zcnt1_31
+                     : {1'd0, 1'd0, 1'd0, zcnt1_29[1], ~zcnt1_29[1], zcnt1_29[0]});
+  assign zrst2_31 = (zrst1_31 | zrst1_29);
+  assign zcnt2_32 = (zrst1_32 ? zcnt1_32
+                     : {1'd0, 1'd0, 1'd0, zcnt1_30[1], ~zcnt1_30[1], zcnt1_30[0]});
+  assign zrst2_32 = (zrst1_32 | zrst1_30);
+  assign zcnt3_4 = (zrst2_4 ? zcnt2_4 : {1'd0, 1'd0, 1'd0, 1'd1, 1'd0, cls_q[0]});
+  assign zrst3_4 = (zrst2_4 | ~cls_q[0]);
+  assign zcnt3_5 = (zrst2_5 ? zcnt2_5
+                    : {1'd0, 1'd0, zcnt1_1[2], ~zcnt1_1[2], zcnt1_1[1], zcnt1_1[0]});
+  assign zrst3_5 = (zrst2_5 | zrst1_1);
+  assign zcnt3_6 = (zrst2_6 ? zcnt2_6
+                    : {1'd0, 1'd0, zcnt2_2[2], ~zcnt2_2[2], zcnt2_2[1], zcnt2_2[0]});
+  assign zrst3_6 = (zrst2_6 | zrst2_2);
+  assign zcnt3_7 = (zrst2_7 ? zcnt2_7
+                    : {1'd0, 1'd0, zcnt2_3[2], ~zcnt2_3[2], zcnt2_3[1], zcnt2_3[0]});
+  assign zrst3_7 = (zrst2_7 | zrst2_3);
+  assign zcnt3_8 = (zrst2_8 ? zcnt2_8
+                    : {1'd0, 1'd0, zcnt2_4[2], ~zcnt2_4[2], zcnt2_4[1], zcnt2_4[0]});
+  assign zrst3_8 = (zrst2_8 | zrst2_4);
+  assign zcnt3_9 = (zrst2_9 ? zcnt2_9
+                    : {1'd0, 1'd0, zcnt2_5[2], ~zcnt2_5[2], zcnt2_5[1], zcnt2_5[0]});
+  assign zrst3_9 = (zrst2_9 | zrst2_5);
+  assign zcnt3_10 = (zrst2_10 ? zcnt2_10
+                     : {1'd0, 1'd0, zcnt2_6[2], ~zcnt2_6[2], zcnt2_6[1], zcnt2_6[0]});
+  assign zrst3_10 = (zrst2_10 | zrst2_6);
+  assign zcnt3_11 = (zrst2_11 ? zcnt2_11
+                     : {1'd0, 1'd0, zcnt2_7[2], ~zcnt2_7[2], zcnt2_7[1], zcnt2_7[0]});
+  assign zrst3_11 = (zrst2_11 | zrst2_7);
+  assign zcnt3_12 = (zrst2_12 ? zcnt2_12
+                     : {1'd0, 1'd0, zcnt2_8[2], ~zcnt2_8[2], zcnt2_8[1], zcnt2_8[0]});
+  assign zrst3_12 = (zrst2_12 | zrst2_8);
+  assign zcnt3_13 = (zrst2_13 ? zcnt2_13
+                     : {1'd0, 1'd0, zcnt2_9[2], ~zcnt2_9[2], zcnt2_9[1], zcnt2_9[0]});
+  assign zrst3_13 = (zrst2_13 | zrst2_9);
+  assign zcnt3_14 = (zrst2_14 ? zcnt2_14
+                     : {1'd0, 1'd0, zcnt2_10[2], ~zcnt2_10[2], zcnt2_10[1], zcnt2_10[0]});
+  assign zrst3_14 = (zrst2_14 | zrst2_10);
+  assign zcnt3_15 = (zrst2_15 ? zcnt2_15
+                     : {1'd0, 1'd0, zcnt2_11[2], ~zcnt2_11[2], zcnt2_11[1], zcnt2_11[0]});
+  assign zrst3_15 = (zrst2_15 | zrst2_11);
+  assign zcnt3_16 = (zrst2_16 ? zcnt2_16
+                     : {1'd0, 1'd0, zcnt2_12[2], ~zcnt2_12[2], zcnt2_12[1], zcnt2_12[0]});
+  assign zrst3_16 = (zrst2_16 | zrst2_12);
+  assign zcnt3_17 = (zrst2_17 ? zcnt2_17
+                     : {1'd0, 1'd0, zcnt2_13[2], ~zcnt2_13[2], zcnt2_13[1], zcnt2_13[0]});
+  assign zrst3_17 = (zrst2_17 | zrst2_13);
+  assign zcnt3_18 = (zrst2_18 ? zcnt2_18
+                     : {1'd0, 1'd0, zcnt2_14[2], ~zcnt2_14[2], zcnt2_14[1], zcnt2_14[0]});
+  assign zrst3_18 = (zrst2_18 | zrst2_14);
+  assign zcnt3_19 = (zrst2_19 ? zcnt2_19
+                     : {1'd0, 1'd0, zcnt2_15[2], ~zcnt2_15[2], zcnt2_15[1], zcnt2_15[0]});
+  assign zrst3_19 = (zrst2_19 | zrst2_15);
+  assign zcnt3_20 = (zrst2_20 ? zcnt2_20
+                     : {1'd0, 1'd0, zcnt2_16[2], ~zcnt2_16[2], zcnt2_16[1], zcnt2_16[0]});
+  assign zrst3_20 = (zrst2_20 | zrst2_16);
+  assign zcnt3_21 = (zrst2_21 ? zcnt2_21
+                     : {1'd0, 1'd0, zcnt2_17[2], ~zcnt2_17[2], zcnt2_17[1], zcnt2_17[0]});
+  assign zrst3_21 = (zrst2_21 | zrst2_17);
+  assign zcnt3_22 = (zrst2_22 ? zcnt2_22
+                     : {1'd0, 1'd0, zcnt2_18[2], ~zcnt2_18[2], zcnt2_18[1], zcnt2_18[0]});
+  assign zrst3_22 = (zrst2_22 | zrst2_18);
+  assign zcnt3_23 = (zrst2_23 ? zcnt2_23
+                     : {1'd0, 1'd0, zcnt2_19[2], ~zcnt2_19[2], zcnt2_19[1], zcnt2_19[0]});
+  assign zrst3_23 = (zrst2_23 | zrst2_19);
+  assign zcnt3_24 = (zrst2_24 ? zcnt2_24
+                     : {1'd0, 1'd0, zcnt2_20[2], ~zcnt2_20[2], zcnt2_20[1], zcnt2_20[0]});
+  assign zrst3_24 = (zrst2_24 | zrst2_20);
+  assign zcnt3_25 = (zrst2_25 ? zcnt2_25
+                     : {1'd0, 1'd0, zcnt2_21[2], ~zcnt2_21[2], zcnt2_21[1], zcnt2_21[0]});
+  assign zrst3_25 = (zrst2_25 | zrst2_21);
+  assign zcnt3_26 = (zrst2_26 ? zcnt2_26
+                     : {1'd0, 1'd0, zcnt2_22[2], ~zcnt2_22[2], zcnt2_22[1], zcnt2_22[0]});
+  assign zrst3_26 = (zrst2_26 | zrst2_22);
+  assign zcnt3_27 = (zrst2_27 ? zcnt2_27
+                     : {1'd0, 1'd0, zcnt2_23[2], ~zcnt2_23[2], zcnt2_23[1], zcnt2_23[0]});
+  assign zrst3_27 = (zrst2_27 | zrst2_23);
+  assign zcnt3_28 = (zrst2_28 ? zcnt2_28
+                     : {1'd0, 1'd0, zcnt2_24[2], ~zcnt2_24[2], zcnt2_24[1], zcnt2_24[0]});
+  assign zrst3_28 = (zrst2_28 | zrst2_24);
+  assign zcnt3_29 = (zrst2_29 ? zcnt2_29
+                     : {1'd0, 1'd0, zcnt2_25[2], ~zcnt2_25[2], zcnt2_25[1], zcnt2_25[0]});
+  assign zrst3_29 = (zrst2_29 | zrst2_25);
+  assign zcnt3_30 = (zrst2_30 ? zcnt2_30
+                     : {1'd0, 1'd0, zcnt2_26[2], ~zcnt2_26[2], zcnt2_26[1], zcnt2_26[0]});
+  assign zrst3_30 = (zrst2_30 | zrst2_26);
+  assign zcnt3_31 = (zrst2_31 ? zcnt2_31
+                     : {1'd0, 1'd0, zcnt2_27[2], ~zcnt2_27[2], zcnt2_27[1], zcnt2_27[0]});
+  assign zrst3_31 = (zrst2_31 | zrst2_27);
+  assign zcnt3_32 = (zrst2_32 ? zcnt2_32
+                     : {1'd0, 1'd0, zcnt2_28[2], ~zcnt2_28[2], zcnt2_28[1], zcnt2_28[0]});
+  assign zrst3_32 = (zrst2_32 | zrst2_28);
+  assign zcnt4_8 = (zrst3_8 ? zcnt3_8 : {1'd0, 1'd0, 1'd1, 1'd0, 1'd0, cls_q[0]});
+  assign zrst4_8 = (zrst3_8 | ~cls_q[0]);
+  assign zcnt4_9 = (zrst3_9 ? zcnt3_9
+                    : {1'd0, zcnt1_1[3], ~zcnt1_1[3], zcnt1_1[2], zcnt1_1[1], zcnt1_1[0]});
+  assign zrst4_9 = (zrst3_9 | zrst1_1);
+  assign zcnt4_10 = (zrst3_10 ? zcnt3_10
+                     : {1'd0, zcnt2_2[3], ~zcnt2_2[3], zcnt2_2[2], zcnt2_2[1], zcnt2_2[0]});
+  assign zrst4_10 = (zrst3_10 | zrst2_2);
+  assign zcnt4_11 = (zrst3_11 ? zcnt3_11
+                     : {1'd0, zcnt2_3[3], ~zcnt2_3[3], zcnt2_3[2], zcnt2_3[1], zcnt2_3[0]});
+  assign zrst4_11 = (zrst3_11 | zrst2_3);
+  assign zcnt4_12 = (zrst3_12 ? zcnt3_12
+                     : {1'd0, zcnt3_4[3], ~zcnt3_4[3], zcnt3_4[2], zcnt3_4[1], zcnt3_4[0]});
+  assign zrst4_12 = (zrst3_12 | zrst3_4);
+  assign zcnt4_13 = (zrst3_13 ? zcnt3_13
+                     : {1'd0, zcnt3_5[3], ~zcnt3_5[3], zcnt3_5[2], zcnt3_5[1], zcnt3_5[0]});
+  assign zrst4_13 = (zrst3_13 | zrst3_5);
+  assign zcnt4_14 = (zrst3_14 ? zcnt3_14
+                     : {1'd0, zcnt3_6[3], ~zcnt3_6[3], zcnt3_6[2], zcnt3_6[1], zcnt3_6[0]});
+  assign zrst4_14 = (zrst3_14 | zrst3_6);
+  assign zcnt4_15 = (zrst3_15 ? zcnt3_15
+                     : {1'd0, zcnt3_7[3], ~zcnt3_7[3], zcnt3_7[2], zcnt3_7[1], zcnt3_7[0]});
+  assign zrst4_15 = (zrst3_15 | zrst3_7);
+  assign zcnt4_16 = (zrst3_16 ? zcnt3_16
+                     : {1'd0, zcnt3_8[3], ~zcnt3_8[3], zcnt3_8[2], zcnt3_8[1], zcnt3_8[0]});
+  assign zrst4_16 = (zrst3_16 | zrst3_8);
+  assign zcnt4_17 = (zrst3_17 ? zcnt3_17
+                     : {1'd0, zcnt3_9[3], ~zcnt3_9[3], zcnt3_9[2], zcnt3_9[1], zcnt3_9[0]});
+  assign zrst4_17 = (zrst3_17 | zrst3_9);
+  assign zcnt4_18 = (zrst3_18 ? zcnt3_18
+                     : {1'd0, zcnt3_10[3], ~zcnt3_10[3], zcnt3_10[2], zcnt3_10[1], zcnt3_10[0]});
+  assign zrst4_18 = (zrst3_18 | zrst3_10);
+  assign zcnt4_19 = (zrst3_19 ? zcnt3_19
+                     : {1'd0, zcnt3_11[3], ~zcnt3_11[3], zcnt3_11[2], zcnt3_11[1], zcnt3_11[0]});
+  assign zrst4_19 = (zrst3_19 | zrst3_11);
+  assign zcnt4_20 = (zrst3_20 ? zcnt3_20
+                     : {1'd0, zcnt3_12[3], ~zcnt3_12[3], zcnt3_12[2], zcnt3_12[1], zcnt3_12[0]});
+  assign zrst4_20 = (zrst3_20 | zrst3_12);
+  assign zcnt4_21 = (zrst3_21 ? zcnt3_21
+                     : {1'd0, zcnt3_13[3], ~zcnt3_13[3], zcnt3_13[2], zcnt3_13[1], zcnt3_13[0]});
+  assign zrst4_21 = (zrst3_21 | zrst3_13);
+  assign zcnt4_22 = (zrst3_22 ? zcnt3_22
+                     : {1'd0, zcnt3_14[3], ~zcnt3_14[3], zcnt3_14[2], zcnt3_14[1], zcnt3_14[0]});
+  assign zrst4_22 = (zrst3_22 | zrst3_14);
+  assign zcnt4_23 = (zrst3_23 ? zcnt3_23
+                     : {1'd0, zcnt3_15[3], ~zcnt3_15[3], zcnt3_15[2], zcnt3_15[1], zcnt3_15[0]});
+  assign zrst4_23 = (zrst3_23 | zrst3_15);
+  assign zcnt4_24 = (zrst3_24 ? zcnt3_24
+                     : {1'd0, zcnt3_16[3], ~zcnt3_16[3], zcnt3_16[2], zcnt3_16[1], zcnt3_16[0]});
+  assign zrst4_24 = (zrst3_24 | zrst3_16);
+  assign zcnt4_25 = (zrst3_25 ? zcnt3_25
+                     : {1'd0, zcnt3_17[3], ~zcnt3_17[3], zcnt3_17[2], zcnt3_17[1], zcnt3_17[0]});
+  assign zrst4_25 = (zrst3_25 | zrst3_17);
+  assign zcnt4_26 = (zrst3_26 ? zcnt3_26
+                     : {1'd0, zcnt3_18[3], ~zcnt3_18[3], zcnt3_18[2], zcnt3_18[1], zcnt3_18[0]});
+  assign zrst4_26 = (zrst3_26 | zrst3_18);
+  assign zcnt4_27 = (zrst3_27 ? zcnt3_27
+                     : {1'd0, zcnt3_19[3], ~zcnt3_19[3], zcnt3_19[2], zcnt3_19[1], zcnt3_19[0]});
+  assign zrst4_27 = (zrst3_27 | zrst3_19);
+  assign zcnt4_28 = (zrst3_28 ? zcnt3_28
+                     : {1'd0, zcnt3_20[3], ~zcnt3_20[3], zcnt3_20[2], zcnt3_20[1], zcnt3_20[0]});
+  assign zrst4_28 = (zrst3_28 | zrst3_20);
+  assign zcnt4_29 = (zrst3_29 ? zcnt3_29
+                     : {1'd0, zcnt3_21[3], ~zcnt3_21[3], zcnt3_21[2], zcnt3_21[1], zcnt3_21[0]});
+  assign zrst4_29 = (zrst3_29 | zrst3_21);
+  assign zcnt4_30 = (zrst3_30 ? zcnt3_30
+                     : {1'd0, zcnt3_22[3], ~zcnt3_22[3], zcnt3_22[2], zcnt3_22[1], zcnt3_22[0]});
+  assign zrst4_30 = (zrst3_30 | zrst3_22);
+  assign zcnt4_31 = (zrst3_31 ? zcnt3_31
+                     : {1'd0, zcnt3_23[3], ~zcnt3_23[3], zcnt3_23[2], zcnt3_23[1], zcnt3_23[0]});
+  assign zrst4_31 = (zrst3_31 | zrst3_23);
+  assign zcnt4_32 = (zrst3_32 ? zcnt3_32
+                     : {1'd0, zcnt3_24[3], ~zcnt3_24[3], zcnt3_24[2], zcnt3_24[1], zcnt3_24[0]});
+  assign zrst4_32 = (zrst3_32 | zrst3_24);
+  assign zcnt5_16 = (zrst4_16 ? zcnt4_16 : {1'd0, 1'd1, 1'd0, 1'd0, 1'd0, cls_q[0]});
+  assign zrst5_16 = (zrst4_16 | ~cls_q[0]);
+  assign zcnt5_17 = (zrst4_17 ? zcnt4_17
+                     : {zcnt1_1[4], ~zcnt1_1[4], zcnt1_1[3], zcnt1_1[2], zcnt1_1[1], zcnt1_1[0]});
+  assign zrst5_17 = (zrst4_17 | zrst1_1);
+  assign zcnt5_18 = (zrst4_18 ? zcnt4_18
+                     : {zcnt2_2[4], ~zcnt2_2[4], zcnt2_2[3], zcnt2_2[2], zcnt2_2[1], zcnt2_2[0]});
+  assign zrst5_18 = (zrst4_18 | zrst2_2);
+  assign zcnt5_19 = (zrst4_19 ? zcnt4_19
+                     : {zcnt2_3[4], ~zcnt2_3[4], zcnt2_3[3], zcnt2_3[2], zcnt2_3[1], zcnt2_3[0]});
+  assign zrst5_19 = (zrst4_19 | zrst2_3);
+  assign zcnt5_20 = (zrst4_20 ? zcnt4_20
+                     : {zcnt3_4[4], ~zcnt3_4[4], zcnt3_4[3], zcnt3_4[2], zcnt3_4[1], zcnt3_4[0]});
+  assign zrst5_20 = (zrst4_20 | zrst3_4);
+  assign zcnt5_21 = (zrst4_21 ? zcnt4_21
+                     : {zcnt3_5[4], ~zcnt3_5[4], zcnt3_5[3], zcnt3_5[2], zcnt3_5[1], zcnt3_5[0]});
+  assign zrst5_21 = (zrst4_21 | zrst3_5);
+  assign zcnt5_22 = (zrst4_22 ? zcnt4_22
+                     : {zcnt3_6[4], ~zcnt3_6[4], zcnt3_6[3], zcnt3_6[2], zcnt3_6[1], zcnt3_6[0]});
+  assign zrst5_22 = (zrst4_22 | zrst3_6);
+  assign zcnt5_23 = (zrst4_23 ? zcnt4_23
+                     : {zcnt3_7[4], ~zcnt3_7[4], zcnt3_7[3], zcnt3_7[2], zcnt3_7[1], zcnt3_7[0]});
+  assign zrst5_23 = (zrst4_23 | zrst3_7);
+  assign zcnt5_24 = (zrst4_24 ? zcnt4_24
+                     : {zcnt4_8[4], ~zcnt4_8[4], zcnt4_8[3], zcnt4_8[2], zcnt4_8[1], zcnt4_8[0]});
+  assign zrst5_24 = (zrst4_24 | zrst4_8);
+  assign zcnt5_25 = (zrst4_25 ? zcnt4_25
+                     : {zcnt4_9[4], ~zcnt4_9[4], zcnt4_9[3], zcnt4_9[2], zcnt4_9[1], zcnt4_9[0]});
+  assign zrst5_25 = (zrst4_25 | zrst4_9);
+  assign zcnt5_26 = (zrst4_26 ? zcnt4_26
+                     : {zcnt4_10[4], ~zcnt4_10[4], zcnt4_10[3], zcnt4_10[2], zcnt4_10[1],
+                        zcnt4_10[0]});
+  assign zrst5_26 = (zrst4_26 | zrst4_10);
+  assign zcnt5_27 = (zrst4_27 ? zcnt4_27
+                     : {zcnt4_11[4], ~zcnt4_11[4], zcnt4_11[3], zcnt4_11[2], zcnt4_11[1],
+                        zcnt4_11[0]});
+  assign zrst5_27 = (zrst4_27 | zrst4_11);
+  assign zcnt5_28 = (zrst4_28 ? zcnt4_28
+                     : {zcnt4_12[4], ~zcnt4_12[4], zcnt4_12[3], zcnt4_12[2], zcnt4_12[1],
+                        zcnt4_12[0]});
+  assign zrst5_28 = (zrst4_28 | zrst4_12);
+  assign zcnt5_29 = (zrst4_29 ? zcnt4_29
+                     : {zcnt4_13[4], ~zcnt4_13[4], zcnt4_13[3], zcnt4_13[2], zcnt4_13[1],
+                        zcnt4_13[0]});
+  assign zrst5_29 = (zrst4_29 | zrst4_13);
+  assign zcnt5_30 = (zrst4_30 ? zcnt4_30
+                     : {zcnt4_14[4], ~zcnt4_14[4], zcnt4_14[3], zcnt4_14[2], zcnt4_14[1],
+                        zcnt4_14[0]});
+  assign zrst5_30 = (zrst4_30 | zrst4_14);
+  assign zcnt5_31 = (zrst4_31 ? zcnt4_31
+                     : {zcnt4_15[4], ~zcnt4_15[4], zcnt4_15[3], zcnt4_15[2], zcnt4_15[1],
+                        zcnt4_15[0]});
+  assign zrst5_31 = (zrst4_31 | zrst4_15);
+  assign zcnt5_32 = (zrst4_32 ? zcnt4_32
+                     : {zcnt4_16[4], ~zcnt4_16[4], zcnt4_16[3], zcnt4_16[2], zcnt4_16[1],
+                        zcnt4_16[0]});
+  assign zrst5_32 = (zrst4_32 | zrst4_16);
+  assign zcnt6_32 = (zrst5_32 ? zcnt5_32 : {1'd1, 1'd0, 1'd0, 1'd0, 1'd0, cls_q[0]});
+  assign zrst6_32 = (zrst5_32 | ~cls_q[0]);
   assign tok_base = (((bcls_q[1] & ~bcls_q[0]) ?
                         {26'd0, base2_q[0], base2_q[1], base2_q[2], base2_q[3], 1'd1, 1'd0, 1'd0}
                       : 33'd0)
@@ -7547,7 +7952,7 @@ module bpc_comp_s32 (
                      | (((bcls_q[2] & ~bcls_q[1]) ? 6'd11 : 6'd0)
                         | ((bcls_q[3] & ~bcls_q[2]) ? 6'd19 : 6'd0)) | (~bcls_q[3] ? 6'd33 : 6'd0));
   assign zlong32 = (cls_q[160] & cls_q[155]);
-  assign zrunf32 = (zrun_s6_32[5:0] - 6'd2);
+  assign zrunf32 = zcnt5_30[4:0];
   assign tok32 = (((cls_q[160] & zlong32) ?
                      {25'd0, zrunf32[0], zrunf32[1], zrunf32[2], zrunf32[3], zrunf32[4], 1'd1, 1'd0}
                    : 32'd0) | ((cls_q[160] & ~zlong32) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
@@ -7581,7 +7986,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[160] & ~cls_q[161] & ~cls_q[162] & ~cls_q[163] & ~cls_q[164]) ? 6'd32
                      : 6'd0));
   assign zlong31 = (cls_q[155] & cls_q[150]);
-  assign zrunf31 = (zrun_s5_31[5:0] - 6'd2);
+  assign zrunf31 = zcnt5_29[4:0];
   assign tok31 = (((cls_q[155] & ~cls_q[160] & zlong31) ?
                      {25'd0, zrunf31[0], zrunf31[1], zrunf31[2], zrunf31[3], zrunf31[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -7617,7 +8022,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[155] & ~cls_q[156] & ~cls_q[157] & ~cls_q[158] & ~cls_q[159]) ? 6'd32
                      : 6'd0));
   assign zlong30 = (cls_q[150] & cls_q[145]);
-  assign zrunf30 = (zrun_s5_30[5:0] - 6'd2);
+  assign zrunf30 = zcnt5_28[4:0];
   assign tok30 = (((cls_q[150] & ~cls_q[155] & zlong30) ?
                      {25'd0, zrunf30[0], zrunf30[1], zrunf30[2], zrunf30[3], zrunf30[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -7653,7 +8058,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[150] & ~cls_q[151] & ~cls_q[152] & ~cls_q[153] & ~cls_q[154]) ? 6'd32
                      : 6'd0));
   assign zlong29 = (cls_q[145] & cls_q[140]);
-  assign zrunf29 = (zrun_s5_29[5:0] - 6'd2);
+  assign zrunf29 = zcnt5_27[4:0];
   assign tok29 = (((cls_q[145] & ~cls_q[150] & zlong29) ?
                      {25'd0, zrunf29[0], zrunf29[1], zrunf29[2], zrunf29[3], zrunf29[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -7689,7 +8094,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[145] & ~cls_q[146] & ~cls_q[147] & ~cls_q[148] & ~cls_q[149]) ? 6'd32
                      : 6'd0));
   assign zlong28 = (cls_q[140] & cls_q[135]);
-  assign zrunf28 = (zrun_s5_28[5:0] - 6'd2);
+  assign zrunf28 = zcnt5_26[4:0];
   assign tok28 = (((cls_q[140] & ~cls_q[145] & zlong28) ?
                      {25'd0, zrunf28[0], zrunf28[1], zrunf28[2], zrunf28[3], zrunf28[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -7725,7 +8130,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[140] & ~cls_q[141] & ~cls_q[142] & ~cls_q[143] & ~cls_q[144]) ? 6'd32
                      : 6'd0));
   assign zlong27 = (cls_q[135] & cls_q[130]);
-  assign zrunf27 = (zrun_s5_27[5:0] - 6'd2);
+  assign zrunf27 = zcnt5_25[4:0];
   assign tok27 = (((cls_q[135] & ~cls_q[140] & zlong27) ?
                      {25'd0, zrunf27[0], zrunf27[1], zrunf27[2], zrunf27[3], zrunf27[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -7761,7 +8166,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[135] & ~cls_q[136] & ~cls_q[137] & ~cls_q[138] & ~cls_q[139]) ? 6'd32
                      : 6'd0));
   assign zlong26 = (cls_q[130] & cls_q[125]);
-  assign zrunf26 = (zrun_s5_26[5:0] - 6'd2);
+  assign zrunf26 = zcnt5_24[4:0];
   assign tok26 = (((cls_q[130] & ~cls_q[135] & zlong26) ?
                      {25'd0, zrunf26[0], zrunf26[1], zrunf26[2], zrunf26[3], zrunf26[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -7797,7 +8202,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[130] & ~cls_q[131] & ~cls_q[132] & ~cls_q[133] & ~cls_q[134]) ? 6'd32
                      : 6'd0));
   assign zlong25 = (cls_q[125] & cls_q[120]);
-  assign zrunf25 = (zrun_s5_25[5:0] - 6'd2);
+  assign zrunf25 = zcnt5_23[4:0];
   assign tok25 = (((cls_q[125] & ~cls_q[130] & zlong25) ?
                      {25'd0, zrunf25[0], zrunf25[1], zrunf25[2], zrunf25[3], zrunf25[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -7833,7 +8238,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[125] & ~cls_q[126] & ~cls_q[127] & ~cls_q[128] & ~cls_q[129]) ? 6'd32
                      : 6'd0));
   assign zlong24 = (cls_q[120] & cls_q[115]);
-  assign zrunf24 = (zrun_s5_24[5:0] - 6'd2);
+  assign zrunf24 = zcnt5_22[4:0];
   assign tok24 = (((cls_q[120] & ~cls_q[125] & zlong24) ?
                      {25'd0, zrunf24[0], zrunf24[1], zrunf24[2], zrunf24[3], zrunf24[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -7869,7 +8274,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[120] & ~cls_q[121] & ~cls_q[122] & ~cls_q[123] & ~cls_q[124]) ? 6'd32
                      : 6'd0));
   assign zlong23 = (cls_q[115] & cls_q[110]);
-  assign zrunf23 = (zrun_s5_23[5:0] - 6'd2);
+  assign zrunf23 = zcnt5_21[4:0];
   assign tok23 = (((cls_q[115] & ~cls_q[120] & zlong23) ?
                      {25'd0, zrunf23[0], zrunf23[1], zrunf23[2], zrunf23[3], zrunf23[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -7905,7 +8310,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[115] & ~cls_q[116] & ~cls_q[117] & ~cls_q[118] & ~cls_q[119]) ? 6'd32
                      : 6'd0));
   assign zlong22 = (cls_q[110] & cls_q[105]);
-  assign zrunf22 = (zrun_s5_22[5:0] - 6'd2);
+  assign zrunf22 = zcnt5_20[4:0];
   assign tok22 = (((cls_q[110] & ~cls_q[115] & zlong22) ?
                      {25'd0, zrunf22[0], zrunf22[1], zrunf22[2], zrunf22[3], zrunf22[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -7941,7 +8346,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[110] & ~cls_q[111] & ~cls_q[112] & ~cls_q[113] & ~cls_q[114]) ? 6'd32
                      : 6'd0));
   assign zlong21 = (cls_q[105] & cls_q[100]);
-  assign zrunf21 = (zrun_s5_21[5:0] - 6'd2);
+  assign zrunf21 = zcnt5_19[4:0];
   assign tok21 = (((cls_q[105] & ~cls_q[110] & zlong21) ?
                      {25'd0, zrunf21[0], zrunf21[1], zrunf21[2], zrunf21[3], zrunf21[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -7977,7 +8382,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[105] & ~cls_q[106] & ~cls_q[107] & ~cls_q[108] & ~cls_q[109]) ? 6'd32
                      : 6'd0));
   assign zlong20 = (cls_q[100] & cls_q[95]);
-  assign zrunf20 = (zrun_s5_20[5:0] - 6'd2);
+  assign zrunf20 = zcnt5_18[4:0];
   assign tok20 = (((cls_q[100] & ~cls_q[105] & zlong20) ?
                      {25'd0, zrunf20[0], zrunf20[1], zrunf20[2], zrunf20[3], zrunf20[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -8013,7 +8418,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[100] & ~cls_q[101] & ~cls_q[102] & ~cls_q[103] & ~cls_q[104]) ? 6'd32
                      : 6'd0));
   assign zlong19 = (cls_q[95] & cls_q[90]);
-  assign zrunf19 = (zrun_s5_19[5:0] - 6'd2);
+  assign zrunf19 = zcnt5_17[4:0];
   assign tok19 = (((cls_q[95] & ~cls_q[100] & zlong19) ?
                      {25'd0, zrunf19[0], zrunf19[1], zrunf19[2], zrunf19[3], zrunf19[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -8049,7 +8454,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[95] & ~cls_q[96] & ~cls_q[97] & ~cls_q[98] & ~cls_q[99]) ? 6'd32
                      : 6'd0));
   assign zlong18 = (cls_q[90] & cls_q[85]);
-  assign zrunf18 = (zrun_s5_18[5:0] - 6'd2);
+  assign zrunf18 = zcnt5_16[4:0];
   assign tok18 = (((cls_q[90] & ~cls_q[95] & zlong18) ?
                      {25'd0, zrunf18[0], zrunf18[1], zrunf18[2], zrunf18[3], zrunf18[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -8085,7 +8490,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[90] & ~cls_q[91] & ~cls_q[92] & ~cls_q[93] & ~cls_q[94]) ? 6'd32
                      : 6'd0));
   assign zlong17 = (cls_q[85] & cls_q[80]);
-  assign zrunf17 = (zrun_s5_17[5:0] - 6'd2);
+  assign zrunf17 = zcnt4_15[4:0];
   assign tok17 = (((cls_q[85] & ~cls_q[90] & zlong17) ?
                      {25'd0, zrunf17[0], zrunf17[1], zrunf17[2], zrunf17[3], zrunf17[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -8121,7 +8526,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[85] & ~cls_q[86] & ~cls_q[87] & ~cls_q[88] & ~cls_q[89]) ? 6'd32
                      : 6'd0));
   assign zlong16 = (cls_q[80] & cls_q[75]);
-  assign zrunf16 = (zrun_s5_16[5:0] - 6'd2);
+  assign zrunf16 = zcnt4_14[4:0];
   assign tok16 = (((cls_q[80] & ~cls_q[85] & zlong16) ?
                      {25'd0, zrunf16[0], zrunf16[1], zrunf16[2], zrunf16[3], zrunf16[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -8157,7 +8562,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[80] & ~cls_q[81] & ~cls_q[82] & ~cls_q[83] & ~cls_q[84]) ? 6'd32
                      : 6'd0));
   assign zlong15 = (cls_q[75] & cls_q[70]);
-  assign zrunf15 = (zrun_s4_15[5:0] - 6'd2);
+  assign zrunf15 = zcnt4_13[4:0];
   assign tok15 = (((cls_q[75] & ~cls_q[80] & zlong15) ?
                      {25'd0, zrunf15[0], zrunf15[1], zrunf15[2], zrunf15[3], zrunf15[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -8193,7 +8598,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[75] & ~cls_q[76] & ~cls_q[77] & ~cls_q[78] & ~cls_q[79]) ? 6'd32
                      : 6'd0));
   assign zlong14 = (cls_q[70] & cls_q[65]);
-  assign zrunf14 = (zrun_s4_14[5:0] - 6'd2);
+  assign zrunf14 = zcnt4_12[4:0];
   assign tok14 = (((cls_q[70] & ~cls_q[75] & zlong14) ?
                      {25'd0, zrunf14[0], zrunf14[1], zrunf14[2], zrunf14[3], zrunf14[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -8229,7 +8634,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[70] & ~cls_q[71] & ~cls_q[72] & ~cls_q[73] & ~cls_q[74]) ? 6'd32
                      : 6'd0));
   assign zlong13 = (cls_q[65] & cls_q[60]);
-  assign zrunf13 = (zrun_s4_13[5:0] - 6'd2);
+  assign zrunf13 = zcnt4_11[4:0];
   assign tok13 = (((cls_q[65] & ~cls_q[70] & zlong13) ?
                      {25'd0, zrunf13[0], zrunf13[1], zrunf13[2], zrunf13[3], zrunf13[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -8265,7 +8670,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[65] & ~cls_q[66] & ~cls_q[67] & ~cls_q[68] & ~cls_q[69]) ? 6'd32
                      : 6'd0));
   assign zlong12 = (cls_q[60] & cls_q[55]);
-  assign zrunf12 = (zrun_s4_12[5:0] - 6'd2);
+  assign zrunf12 = zcnt4_10[4:0];
   assign tok12 = (((cls_q[60] & ~cls_q[65] & zlong12) ?
                      {25'd0, zrunf12[0], zrunf12[1], zrunf12[2], zrunf12[3], zrunf12[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -8301,7 +8706,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[60] & ~cls_q[61] & ~cls_q[62] & ~cls_q[63] & ~cls_q[64]) ? 6'd32
                      : 6'd0));
   assign zlong11 = (cls_q[55] & cls_q[50]);
-  assign zrunf11 = (zrun_s4_11[5:0] - 6'd2);
+  assign zrunf11 = zcnt4_9[4:0];
   assign tok11 = (((cls_q[55] & ~cls_q[60] & zlong11) ?
                      {25'd0, zrunf11[0], zrunf11[1], zrunf11[2], zrunf11[3], zrunf11[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -8337,7 +8742,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[55] & ~cls_q[56] & ~cls_q[57] & ~cls_q[58] & ~cls_q[59]) ? 6'd32
                      : 6'd0));
   assign zlong10 = (cls_q[50] & cls_q[45]);
-  assign zrunf10 = (zrun_s4_10[5:0] - 6'd2);
+  assign zrunf10 = zcnt4_8[4:0];
   assign tok10 = (((cls_q[50] & ~cls_q[55] & zlong10) ?
                      {25'd0, zrunf10[0], zrunf10[1], zrunf10[2], zrunf10[3], zrunf10[4], 1'd1, 1'd0}
                    : 32'd0)
@@ -8373,7 +8778,7 @@ module bpc_comp_s32 (
                   | ((~cls_q[50] & ~cls_q[51] & ~cls_q[52] & ~cls_q[53] & ~cls_q[54]) ? 6'd32
                      : 6'd0));
   assign zlong9 = (cls_q[45] & cls_q[40]);
-  assign zrunf9 = (zrun_s4_9[5:0] - 6'd2);
+  assign zrunf9 = zcnt3_7[4:0];
   assign tok9 = (((cls_q[45] & ~cls_q[50] & zlong9) ?
                     {25'd0, zrunf9[0], zrunf9[1], zrunf9[2], zrunf9[3], zrunf9[4], 1'd1, 1'd0}
                   : 32'd0)
@@ -8408,7 +8813,7 @@ module bpc_comp_s32 (
                  | ((~cls_q[45] & ~cls_q[46] & ~cls_q[47] & ~cls_q[48] & ~cls_q[49]) ? 6'd32
                     : 6'd0));
   assign zlong8 = (cls_q[40] & cls_q[35]);
-  assign zrunf8 = (zrun_s4_8[5:0] - 6'd2);
+  assign zrunf8 = zcnt3_6[4:0];
   assign tok8 = (((cls_q[40] & ~cls_q[45] & zlong8) ?
                     {25'd0, zrunf8[0], zrunf8[1], zrunf8[2], zrunf8[3], zrunf8[4], 1'd1, 1'd0}
                   : 32'd0)
@@ -8443,7 +8848,7 @@ module bpc_comp_s32 (
                  | ((~cls_q[40] & ~cls_q[41] & ~cls_q[42] & ~cls_q[43] & ~cls_q[44]) ? 6'd32
                     : 6'd0));
   assign zlong7 = (cls_q[35] & cls_q[30]);
-  assign zrunf7 = (zrun_s3_7[5:0] - 6'd2);
+  assign zrunf7 = zcnt3_5[4:0];
   assign tok7 = (((cls_q[35] & ~cls_q[40] & zlong7) ?
                     {25'd0, zrunf7[0], zrunf7[1], zrunf7[2], zrunf7[3], zrunf7[4], 1'd1, 1'd0}
                   : 32'd0)
@@ -8478,7 +8883,7 @@ module bpc_comp_s32 (
                  | ((~cls_q[35] & ~cls_q[36] & ~cls_q[37] & ~cls_q[38] & ~cls_q[39]) ? 6'd32
                     : 6'd0));
   assign zlong6 = (cls_q[30] & cls_q[25]);
-  assign zrunf6 = (zrun_s3_6[5:0] - 6'd2);
+  assign zrunf6 = zcnt3_4[4:0];
   assign tok6 = (((cls_q[30] & ~cls_q[35] & zlong6) ?
                     {25'd0, zrunf6[0], zrunf6[1], zrunf6[2], zrunf6[3], zrunf6[4], 1'd1, 1'd0}
                   : 32'd0)
@@ -8513,7 +8918,7 @@ module bpc_comp_s32 (
                  | ((~cls_q[30] & ~cls_q[31] & ~cls_q[32] & ~cls_q[33] & ~cls_q[34]) ? 6'd32
                     : 6'd0));
   assign zlong5 = (cls_q[25] & cls_q[20]);
-  assign zrunf5 = (zrun_s3_5[5:0] - 6'd2);
+  assign zrunf5 = zcnt2_3[4:0];
   assign tok5 = (((cls_q[25] & ~cls_q[30] & zlong5) ?
                     {25'd0, zrunf5[0], zrunf5[1], zrunf5[2], zrunf5[3], zrunf5[4], 1'd1, 1'd0}
                   : 32'd0)
@@ -8548,7 +8953,7 @@ module bpc_comp_s32 (
                  | ((~cls_q[25] & ~cls_q[26] & ~cls_q[27] & ~cls_q[28] & ~cls_q[29]) ? 6'd32
                     : 6'd0));
   assign zlong4 = (cls_q[20] & cls_q[15]);
-  assign zrunf4 = (zrun_s3_4[5:0] - 6'd2);
+  assign zrunf4 = zcnt2_2[4:0];
   assign tok4 = (((cls_q[20] & ~cls_q[25] & zlong4) ?
                     {25'd0, zrunf4[0], zrunf4[1], zrunf4[2], zrunf4[3], zrunf4[4], 1'd1, 1'd0}
                   : 32'd0)
@@ -8583,7 +8988,7 @@ module bpc_comp_s32 (
                  | ((~cls_q[20] & ~cls_q[21] & ~cls_q[22] & ~cls_q[23] & ~cls_q[24]) ? 6'd32
                     : 6'd0));
   assign zlong3 = (cls_q[15] & cls_q[10]);
-  assign zrunf3 = (zrun_s2_3[5:0] - 6'd2);
+  assign zrunf3 = zcnt1_1[4:0];
   assign tok3 = (((cls_q[15] & ~cls_q[20] & zlong3) ?
                     {25'd0, zrunf3[0], zrunf3[1], zrunf3[2], zrunf3[3], zrunf3[4], 1'd1, 1'd0}
                   : 32'd0)
@@ -8618,7 +9023,7 @@ module bpc_comp_s32 (
                  | ((~cls_q[15] & ~cls_q[16] & ~cls_q[17] & ~cls_q[18] & ~cls_q[19]) ? 6'd32
                     : 6'd0));
   assign zlong2 = (cls_q[10] & cls_q[5]);
-  assign zrunf2 = (zrun_s2_2[5:0] - 6'd2);
+  assign zrunf2 = {4'd0, cls_q[0]};
   assign tok2 = (((cls_q[10] & ~cls_q[15] & zlong2) ?
                     {25'd0, zrunf2[0], zrunf2[1], zrunf2[2], zrunf2[3], zrunf2[4], 1'd1, 1'd0}
                   : 32'd0)
@@ -8653,7 +9058,7 @@ module bpc_comp_s32 (
                  | ((~cls_q[10] & ~cls_q[11] & ~cls_q[12] & ~cls_q[13] & ~cls_q[14]) ? 6'd32
                     : 6'd0));
   assign zlong1 = (cls_q[5] & cls_q[0]);
-  assign zrunf1 = (zrun_s1_1[5:0] - 6'd2);
+  assign zrunf1 = 5'd0;
   assign tok1 = (((cls_q[5] & ~cls_q[10] & zlong1) ?
                     {25'd0, zrunf1[0], zrunf1[1], zrunf1[2], zrunf1[3], zrunf1[4], 1'd1, 1'd0}
                   : 32'd0) | ((cls_q[5] & ~cls_q[10] & ~zlong1) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
@@ -8685,7 +9090,7 @@ module bpc_comp_s32 (
                        : 6'd0))
                  | ((~cls_q[5] & ~cls_q[6] & ~cls_q[7] & ~cls_q[8] & ~cls_q[9]) ? 6'd32 : 6'd0));
   assign zlong0 = 1'd0;
-  assign zrunf0 = ({5'd0, cls_q[0]} - 6'd2);
+  assign zrunf0 = 5'd0;
   assign tok0 = (((cls_q[0] & ~cls_q[5] & zlong0) ?
                     {25'd0, zrunf0[0], zrunf0[1], zrunf0[2], zrunf0[3], zrunf0[4], 1'd1, 1'd0}
                   : 32'd0) | ((cls_q[0] & ~cls_q[5] & ~zlong0) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
@@ -8717,29 +9122,119 @@ module bpc_comp_s32 (
                  | ((~cls_q[0] & ~cls_q[1] & ~cls_q[2] & ~cls_q[3] & ~cls_q[4]) ? 6'd32 : 6'd0));
   assign t1_off = {2'd0, len_base};
   assign t2_off = ({2'd0, len_base} + {2'd0, len32});
-  assign t3_off = ({2'd0, len_base} + {2'd0, len32} + {2'd0, len31});
+  assign t3_off_csa_l0_0s = ({2'd0, len_base} ^ {2'd0, len32} ^ {2'd0, len31});
+  assign t3_off_csa_l0_0m = (({2'd0, len_base} & {2'd0, len32}) | ({2'd0, len_base} & {2'd0, len31})
+                             | ({2'd0, len32} & {2'd0, len31}));
+  assign t3_off = (t3_off_csa_l0_0s + {t3_off_csa_l0_0m[6:0], 1'd0});
   assign t5_off = {2'd0, len29};
   assign t6_off = ({2'd0, len29} + {2'd0, len28});
-  assign t7_off = ({2'd0, len29} + {2'd0, len28} + {2'd0, len27});
+  assign t7_off_csa_l0_0s = ({2'd0, len29} ^ {2'd0, len28} ^ {2'd0, len27});
+  assign t7_off_csa_l0_0m = (({2'd0, len29} & {2'd0, len28}) | ({2'd0, len29} & {2'd0, len27})
+                             | ({2'd0, len28} & {2'd0, len27}));
+  assign t7_off = (t7_off_csa_l0_0s + {t7_off_csa_l0_0m[6:0], 1'd0});
   assign t9_off = {2'd0, len25};
   assign t10_off = ({2'd0, len25} + {2'd0, len24});
-  assign t11_off = ({2'd0, len25} + {2'd0, len24} + {2'd0, len23});
+  assign t11_off_csa_l0_0s = ({2'd0, len25} ^ {2'd0, len24} ^ {2'd0, len23});
+  assign t11_off_csa_l0_0m = (({2'd0, len25} & {2'd0, len24}) | ({2'd0, len25} & {2'd0, len23})
+                              | ({2'd0, len24} & {2'd0, len23}));
+  assign t11_off = (t11_off_csa_l0_0s + {t11_off_csa_l0_0m[6:0], 1'd0});
   assign t13_off = {2'd0, len21};
   assign t14_off = ({2'd0, len21} + {2'd0, len20});
-  assign t15_off = ({2'd0, len21} + {2'd0, len20} + {2'd0, len19});
+  assign t15_off_csa_l0_0s = ({2'd0, len21} ^ {2'd0, len20} ^ {2'd0, len19});
+  assign t15_off_csa_l0_0m = (({2'd0, len21} & {2'd0, len20}) | ({2'd0, len21} & {2'd0, len19})
+                              | ({2'd0, len20} & {2'd0, len19}));
+  assign t15_off = (t15_off_csa_l0_0s + {t15_off_csa_l0_0m[6:0], 1'd0});
   assign t17_off = {2'd0, len17};
   assign t18_off = ({2'd0, len17} + {2'd0, len16});
-  assign t19_off = ({2'd0, len17} + {2'd0, len16} + {2'd0, len15});
+  assign t19_off_csa_l0_0s = ({2'd0, len17} ^ {2'd0, len16} ^ {2'd0, len15});
+  assign t19_off_csa_l0_0m = (({2'd0, len17} & {2'd0, len16}) | ({2'd0, len17} & {2'd0, len15})
+                              | ({2'd0, len16} & {2'd0, len15}));
+  assign t19_off = (t19_off_csa_l0_0s + {t19_off_csa_l0_0m[6:0], 1'd0});
   assign t21_off = {2'd0, len13};
   assign t22_off = ({2'd0, len13} + {2'd0, len12});
-  assign t23_off = ({2'd0, len13} + {2'd0, len12} + {2'd0, len11});
+  assign t23_off_csa_l0_0s = ({2'd0, len13} ^ {2'd0, len12} ^ {2'd0, len11});
+  assign t23_off_csa_l0_0m = (({2'd0, len13} & {2'd0, len12}) | ({2'd0, len13} & {2'd0, len11})
+                              | ({2'd0, len12} & {2'd0, len11}));
+  assign t23_off = (t23_off_csa_l0_0s + {t23_off_csa_l0_0m[6:0], 1'd0});
   assign t25_off = {2'd0, len9};
   assign t26_off = ({2'd0, len9} + {2'd0, len8});
-  assign t27_off = ({2'd0, len9} + {2'd0, len8} + {2'd0, len7});
+  assign t27_off_csa_l0_0s = ({2'd0, len9} ^ {2'd0, len8} ^ {2'd0, len7});
+  assign t27_off_csa_l0_0m = (({2'd0, len9} & {2'd0, len8}) | ({2'd0, len9} & {2'd0, len7})
+                              | ({2'd0, len8} & {2'd0, len7}));
+  assign t27_off = (t27_off_csa_l0_0s + {t27_off_csa_l0_0m[6:0], 1'd0});
   assign t29_off = {2'd0, len5};
   assign t30_off = ({2'd0, len5} + {2'd0, len4});
-  assign t31_off = ({2'd0, len5} + {2'd0, len4} + {2'd0, len3});
+  assign t31_off_csa_l0_0s = ({2'd0, len5} ^ {2'd0, len4} ^ {2'd0, len3});
+  assign t31_off_csa_l0_0m = (({2'd0, len5} & {2'd0, len4}) | ({2'd0, len5} & {2'd0, len3})
+                              | ({2'd0, len4} & {2'd0, len3}));
+  assign t31_off = (t31_off_csa_l0_0s + {t31_off_csa_l0_0m[6:0], 1'd0});
   assign t33_off = {2'd0, len1};
+  assign t_gsum0_csa_l0_0s = ({2'd0, len_base} ^ {2'd0, len32} ^ {2'd0, len31});
+  assign t_gsum0_csa_l0_0m = (({2'd0, len_base} & {2'd0, len32})
+                              | ({2'd0, len_base} & {2'd0, len31})
+                              | ({2'd0, len32} & {2'd0, len31}));
+  assign t_gsum0_csa_l1_0s = (t_gsum0_csa_l0_0s ^ {t_gsum0_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len30});
+  assign t_gsum0_csa_l1_0m = ((t_gsum0_csa_l0_0s & {t_gsum0_csa_l0_0m[6:0], 1'd0})
+                              | (t_gsum0_csa_l0_0s & {2'd0, len30})
+                              | ({t_gsum0_csa_l0_0m[6:0], 1'd0} & {2'd0, len30}));
+  assign t_gsum0 = (t_gsum0_csa_l1_0s + {t_gsum0_csa_l1_0m[6:0], 1'd0});
+  assign t_gsum1_csa_l0_0s = ({2'd0, len29} ^ {2'd0, len28} ^ {2'd0, len27});
+  assign t_gsum1_csa_l0_0m = (({2'd0, len29} & {2'd0, len28}) | ({2'd0, len29} & {2'd0, len27})
+                              | ({2'd0, len28} & {2'd0, len27}));
+  assign t_gsum1_csa_l1_0s = (t_gsum1_csa_l0_0s ^ {t_gsum1_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len26});
+  assign t_gsum1_csa_l1_0m = ((t_gsum1_csa_l0_0s & {t_gsum1_csa_l0_0m[6:0], 1'd0})
+                              | (t_gsum1_csa_l0_0s & {2'd0, len26})
+                              | ({t_gsum1_csa_l0_0m[6:0], 1'd0} & {2'd0, len26}));
+  assign t_gsum1 = (t_gsum1_csa_l1_0s + {t_gsum1_csa_l1_0m[6:0], 1'd0});
+  assign t_gsum2_csa_l0_0s = ({2'd0, len25} ^ {2'd0, len24} ^ {2'd0, len23});
+  assign t_gsum2_csa_l0_0m = (({2'd0, len25} & {2'd0, len24}) | ({2'd0, len25} & {2'd0, len23})
+                              | ({2'd0, len24} & {2'd0, len23}));
+  assign t_gsum2_csa_l1_0s = (t_gsum2_csa_l0_0s ^ {t_gsum2_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len22});
+  assign t_gsum2_csa_l1_0m = ((t_gsum2_csa_l0_0s & {t_gsum2_csa_l0_0m[6:0], 1'd0})
+                              | (t_gsum2_csa_l0_0s & {2'd0, len22})
+                              | ({t_gsum2_csa_l0_0m[6:0], 1'd0} & {2'd0, len22}));
+  assign t_gsum2 = (t_gsum2_csa_l1_0s + {t_gsum2_csa_l1_0m[6:0], 1'd0});
+  assign t_gsum3_csa_l0_0s = ({2'd0, len21} ^ {2'd0, len20} ^ {2'd0, len19});
+  assign t_gsum3_csa_l0_0m = (({2'd0, len21} & {2'd0, len20}) | ({2'd0, len21} & {2'd0, len19})
+                              | ({2'd0, len20} & {2'd0, len19}));
+  assign t_gsum3_csa_l1_0s = (t_gsum3_csa_l0_0s ^ {t_gsum3_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len18});
+  assign t_gsum3_csa_l1_0m = ((t_gsum3_csa_l0_0s & {t_gsum3_csa_l0_0m[6:0], 1'd0})
+                              | (t_gsum3_csa_l0_0s & {2'd0, len18})
+                              | ({t_gsum3_csa_l0_0m[6:0], 1'd0} & {2'd0, len18}));
+  assign t_gsum3 = (t_gsum3_csa_l1_0s + {t_gsum3_csa_l1_0m[6:0], 1'd0});
+  assign t_gsum4_csa_l0_0s = ({2'd0, len17} ^ {2'd0, len16} ^ {2'd0, len15});
+  assign t_gsum4_csa_l0_0m = (({2'd0, len17} & {2'd0, len16}) | ({2'd0, len17} & {2'd0, len15})
+                              | ({2'd0, len16} & {2'd0, len15}));
+  assign t_gsum4_csa_l1_0s = (t_gsum4_csa_l0_0s ^ {t_gsum4_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len14});
+  assign t_gsum4_csa_l1_0m = ((t_gsum4_csa_l0_0s & {t_gsum4_csa_l0_0m[6:0], 1'd0})
+                              | (t_gsum4_csa_l0_0s & {2'd0, len14})
+                              | ({t_gsum4_csa_l0_0m[6:0], 1'd0} & {2'd0, len14}));
+  assign t_gsum4 = (t_gsum4_csa_l1_0s + {t_gsum4_csa_l1_0m[6:0], 1'd0});
+  assign t_gsum5_csa_l0_0s = ({2'd0, len13} ^ {2'd0, len12} ^ {2'd0, len11});
+  assign t_gsum5_csa_l0_0m = (({2'd0, len13} & {2'd0, len12}) | ({2'd0, len13} & {2'd0, len11})
+                              | ({2'd0, len12} & {2'd0, len11}));
+  assign t_gsum5_csa_l1_0s = (t_gsum5_csa_l0_0s ^ {t_gsum5_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len10});
+  assign t_gsum5_csa_l1_0m = ((t_gsum5_csa_l0_0s & {t_gsum5_csa_l0_0m[6:0], 1'd0})
+                              | (t_gsum5_csa_l0_0s & {2'd0, len10})
+                              | ({t_gsum5_csa_l0_0m[6:0], 1'd0} & {2'd0, len10}));
+  assign t_gsum5 = (t_gsum5_csa_l1_0s + {t_gsum5_csa_l1_0m[6:0], 1'd0});
+  assign t_gsum6_csa_l0_0s = ({2'd0, len9} ^ {2'd0, len8} ^ {2'd0, len7});
+  assign t_gsum6_csa_l0_0m = (({2'd0, len9} & {2'd0, len8}) | ({2'd0, len9} & {2'd0, len7})
+                              | ({2'd0, len8} & {2'd0, len7}));
+  assign t_gsum6_csa_l1_0s = (t_gsum6_csa_l0_0s ^ {t_gsum6_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len6});
+  assign t_gsum6_csa_l1_0m = ((t_gsum6_csa_l0_0s & {t_gsum6_csa_l0_0m[6:0], 1'd0})
+                              | (t_gsum6_csa_l0_0s & {2'd0, len6})
+                              | ({t_gsum6_csa_l0_0m[6:0], 1'd0} & {2'd0, len6}));
+  assign t_gsum6 = (t_gsum6_csa_l1_0s + {t_gsum6_csa_l1_0m[6:0], 1'd0});
+  assign t_gsum7_csa_l0_0s = ({2'd0, len5} ^ {2'd0, len4} ^ {2'd0, len3});
+  assign t_gsum7_csa_l0_0m = (({2'd0, len5} & {2'd0, len4}) | ({2'd0, len5} & {2'd0, len3})
+                              | ({2'd0, len4} & {2'd0, len3}));
+  assign t_gsum7_csa_l1_0s = (t_gsum7_csa_l0_0s ^ {t_gsum7_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len2});
+  assign t_gsum7_csa_l1_0m = ((t_gsum7_csa_l0_0s & {t_gsum7_csa_l0_0m[6:0], 1'd0})
+                              | (t_gsum7_csa_l0_0s & {2'd0, len2})
+                              | ({t_gsum7_csa_l0_0m[6:0], 1'd0} & {2'd0, len2}));
+  assign t_gsum7 = (t_gsum7_csa_l1_0s + {t_gsum7_csa_l1_0m[6:0], 1'd0});
+  assign t_gsum8 = ({2'd0, len1} + {2'd0, len0});
   assign all_zero = (bcls_q[0]
                      & (&{cls_q[160], cls_q[155], cls_q[150], cls_q[145], cls_q[140], cls_q[135],
                           cls_q[130], cls_q[125], cls_q[120], cls_q[115], cls_q[110], cls_q[105],
@@ -8748,197 +9243,301 @@ module bpc_comp_s32 (
                           cls_q[40], cls_q[35], cls_q[30], cls_q[25], cls_q[20], cls_q[15],
                           cls_q[10], cls_q[5], cls_q[0]}));
   assign t0_bits_d = tok_base;
-  assign t0_len_d = len_base;
+  assign t1_off_c0_d = t1_off;
+  assign t1_off_c1_d = t1_off;
+  assign t1_off_c2_d = t1_off[7:5];
+  assign t1_off_c3_d = t1_off[7:6];
+  assign t1_off_c4_d = t1_off[7:6];
   assign t1_bits_d = tok32;
-  assign t1_len_d = len32;
-  assign t1_off_d = t1_off;
+  assign t2_off_c0_d = t2_off;
+  assign t2_off_c1_d = t2_off;
+  assign t2_off_c2_d = t2_off[7:5];
+  assign t2_off_c3_d = t2_off[7:6];
+  assign t2_off_c4_d = t2_off[7:6];
   assign t2_bits_d = tok31;
-  assign t2_len_d = len31;
-  assign t2_off_d = t2_off;
+  assign t3_off_c0_d = t3_off;
+  assign t3_off_c1_d = t3_off;
+  assign t3_off_c2_d = t3_off[7:5];
+  assign t3_off_c3_d = t3_off[7:6];
+  assign t3_off_c4_d = t3_off[7:6];
   assign t3_bits_d = tok30;
-  assign t3_len_d = len30;
-  assign t3_off_d = t3_off;
   assign t4_bits_d = tok29;
-  assign t4_len_d = len29;
+  assign t5_off_c0_d = t5_off;
+  assign t5_off_c1_d = t5_off;
+  assign t5_off_c2_d = t5_off[7:5];
+  assign t5_off_c3_d = t5_off[7:6];
   assign t5_bits_d = tok28;
-  assign t5_len_d = len28;
-  assign t5_off_d = t5_off;
+  assign t6_off_c0_d = t6_off;
+  assign t6_off_c1_d = t6_off;
+  assign t6_off_c2_d = t6_off[7:5];
+  assign t6_off_c3_d = t6_off[7:6];
   assign t6_bits_d = tok27;
-  assign t6_len_d = len27;
-  assign t6_off_d = t6_off;
+  assign t7_off_c0_d = t7_off;
+  assign t7_off_c1_d = t7_off;
+  assign t7_off_c2_d = t7_off[7:5];
+  assign t7_off_c3_d = t7_off[7:6];
   assign t7_bits_d = tok26;
-  assign t7_len_d = len26;
-  assign t7_off_d = t7_off;
   assign t8_bits_d = tok25;
-  assign t8_len_d = len25;
+  assign t9_off_c0_d = t9_off;
+  assign t9_off_c1_d = t9_off;
+  assign t9_off_c2_d = t9_off[7:5];
+  assign t9_off_c3_d = t9_off[7:6];
   assign t9_bits_d = tok24;
-  assign t9_len_d = len24;
-  assign t9_off_d = t9_off;
+  assign t10_off_c0_d = t10_off;
+  assign t10_off_c1_d = t10_off;
+  assign t10_off_c2_d = t10_off[7:5];
+  assign t10_off_c3_d = t10_off[7:6];
   assign t10_bits_d = tok23;
-  assign t10_len_d = len23;
-  assign t10_off_d = t10_off;
+  assign t11_off_c0_d = t11_off;
+  assign t11_off_c1_d = t11_off;
+  assign t11_off_c2_d = t11_off[7:5];
+  assign t11_off_c3_d = t11_off[7:6];
   assign t11_bits_d = tok22;
-  assign t11_len_d = len22;
-  assign t11_off_d = t11_off;
   assign t12_bits_d = tok21;
-  assign t12_len_d = len21;
+  assign t13_off_c0_d = t13_off;
+  assign t13_off_c1_d = t13_off;
+  assign t13_off_c2_d = t13_off[7:5];
+  assign t13_off_c3_d = t13_off[7:6];
   assign t13_bits_d = tok20;
-  assign t13_len_d = len20;
-  assign t13_off_d = t13_off;
+  assign t14_off_c0_d = t14_off;
+  assign t14_off_c1_d = t14_off;
+  assign t14_off_c2_d = t14_off[7:5];
+  assign t14_off_c3_d = t14_off[7:6];
   assign t14_bits_d = tok19;
-  assign t14_len_d = len19;
-  assign t14_off_d = t14_off;
+  assign t15_off_c0_d = t15_off;
+  assign t15_off_c1_d = t15_off;
+  assign t15_off_c2_d = t15_off[7:5];
+  assign t15_off_c3_d = t15_off[7:6];
   assign t15_bits_d = tok18;
-  assign t15_len_d = len18;
-  assign t15_off_d = t15_off;
   assign t16_bits_d = tok17;
-  assign t16_len_d = len17;
+  assign t17_off_c0_d = t17_off;
+  assign t17_off_c1_d = t17_off;
+  assign t17_off_c2_d = t17_off[7:5];
+  assign t17_off_c3_d = t17_off[7:6];
   assign t17_bits_d = tok16;
-  assign t17_len_d = len16;
-  assign t17_off_d = t17_off;
+  assign t18_off_c0_d = t18_off;
+  assign t18_off_c1_d = t18_off;
+  assign t18_off_c2_d = t18_off[7:5];
+  assign t18_off_c3_d = t18_off[7:6];
   assign t18_bits_d = tok15;
-  assign t18_len_d = len15;
-  assign t18_off_d = t18_off;
+  assign t19_off_c0_d = t19_off;
+  assign t19_off_c1_d = t19_off;
+  assign t19_off_c2_d = t19_off[7:5];
+  assign t19_off_c3_d = t19_off[7:6];
   assign t19_bits_d = tok14;
-  assign t19_len_d = len14;
-  assign t19_off_d = t19_off;
   assign t20_bits_d = tok13;
-  assign t20_len_d = len13;
+  assign t21_off_c0_d = t21_off;
+  assign t21_off_c1_d = t21_off;
+  assign t21_off_c2_d = t21_off[7:5];
+  assign t21_off_c3_d = t21_off[7:6];
   assign t21_bits_d = tok12;
-  assign t21_len_d = len12;
-  assign t21_off_d = t21_off;
+  assign t22_off_c0_d = t22_off;
+  assign t22_off_c1_d = t22_off;
+  assign t22_off_c2_d = t22_off[7:5];
+  assign t22_off_c3_d = t22_off[7:6];
   assign t22_bits_d = tok11;
-  assign t22_len_d = len11;
-  assign t22_off_d = t22_off;
+  assign t23_off_c0_d = t23_off;
+  assign t23_off_c1_d = t23_off;
+  assign t23_off_c2_d = t23_off[7:5];
+  assign t23_off_c3_d = t23_off[7:6];
   assign t23_bits_d = tok10;
-  assign t23_len_d = len10;
-  assign t23_off_d = t23_off;
   assign t24_bits_d = tok9;
-  assign t24_len_d = len9;
+  assign t25_off_c0_d = t25_off;
+  assign t25_off_c1_d = t25_off;
+  assign t25_off_c2_d = t25_off[7:5];
+  assign t25_off_c3_d = t25_off[7:6];
   assign t25_bits_d = tok8;
-  assign t25_len_d = len8;
-  assign t25_off_d = t25_off;
+  assign t26_off_c0_d = t26_off;
+  assign t26_off_c1_d = t26_off;
+  assign t26_off_c2_d = t26_off[7:5];
+  assign t26_off_c3_d = t26_off[7:6];
   assign t26_bits_d = tok7;
-  assign t26_len_d = len7;
-  assign t26_off_d = t26_off;
+  assign t27_off_c0_d = t27_off;
+  assign t27_off_c1_d = t27_off;
+  assign t27_off_c2_d = t27_off[7:5];
+  assign t27_off_c3_d = t27_off[7:6];
   assign t27_bits_d = tok6;
-  assign t27_len_d = len6;
-  assign t27_off_d = t27_off;
   assign t28_bits_d = tok5;
-  assign t28_len_d = len5;
+  assign t29_off_c0_d = t29_off;
+  assign t29_off_c1_d = t29_off;
+  assign t29_off_c2_d = t29_off[7:5];
+  assign t29_off_c3_d = t29_off[7:6];
   assign t29_bits_d = tok4;
-  assign t29_len_d = len4;
-  assign t29_off_d = t29_off;
+  assign t30_off_c0_d = t30_off;
+  assign t30_off_c1_d = t30_off;
+  assign t30_off_c2_d = t30_off[7:5];
+  assign t30_off_c3_d = t30_off[7:6];
   assign t30_bits_d = tok3;
-  assign t30_len_d = len3;
-  assign t30_off_d = t30_off;
+  assign t31_off_c0_d = t31_off;
+  assign t31_off_c1_d = t31_off;
+  assign t31_off_c2_d = t31_off[7:5];
+  assign t31_off_c3_d = t31_off[7:6];
   assign t31_bits_d = tok2;
-  assign t31_len_d = len2;
-  assign t31_off_d = t31_off;
   assign t32_bits_d = tok1;
-  assign t32_len_d = len1;
-  assign t33_bits_d = tok0;
-  assign t33_len_d = len0;
   assign t33_off_d = t33_off;
+  assign t33_bits_d = tok0;
+  assign t_glen0_d = t_gsum0;
+  assign t_glen1_d = t_gsum1;
+  assign t_glen2_d = t_gsum2;
+  assign t_glen3_d = t_gsum3;
+  assign t_glen4_d = t_gsum4;
+  assign t_glen5_d = t_gsum5;
+  assign t_glen6_d = t_gsum6;
+  assign t_glen7_d = t_gsum7;
+  assign t_glen8_d = t_gsum8;
   assign zero3_d = all_zero;
   assign blk3_d = blk2_q;
   always @(posedge clk_i) begin
     if (adv) begin
       t0_bits_q <= t0_bits_d;
-      t0_len_q <= t0_len_d;
       t1_bits_q <= t1_bits_d;
-      t1_len_q <= t1_len_d;
-      t1_off_q <= t1_off_d;
       t2_bits_q <= t2_bits_d;
-      t2_len_q <= t2_len_d;
-      t2_off_q <= t2_off_d;
       t3_bits_q <= t3_bits_d;
-      t3_len_q <= t3_len_d;
-      t3_off_q <= t3_off_d;
       t4_bits_q <= t4_bits_d;
-      t4_len_q <= t4_len_d;
       t5_bits_q <= t5_bits_d;
-      t5_len_q <= t5_len_d;
-      t5_off_q <= t5_off_d;
       t6_bits_q <= t6_bits_d;
-      t6_len_q <= t6_len_d;
-      t6_off_q <= t6_off_d;
       t7_bits_q <= t7_bits_d;
-      t7_len_q <= t7_len_d;
-      t7_off_q <= t7_off_d;
       t8_bits_q <= t8_bits_d;
-      t8_len_q <= t8_len_d;
       t9_bits_q <= t9_bits_d;
-      t9_len_q <= t9_len_d;
-      t9_off_q <= t9_off_d;
       t10_bits_q <= t10_bits_d;
-      t10_len_q <= t10_len_d;
-      t10_off_q <= t10_off_d;
       t11_bits_q <= t11_bits_d;
-      t11_len_q <= t11_len_d;
-      t11_off_q <= t11_off_d;
       t12_bits_q <= t12_bits_d;
-      t12_len_q <= t12_len_d;
       t13_bits_q <= t13_bits_d;
-      t13_len_q <= t13_len_d;
-      t13_off_q <= t13_off_d;
       t14_bits_q <= t14_bits_d;
-      t14_len_q <= t14_len_d;
-      t14_off_q <= t14_off_d;
       t15_bits_q <= t15_bits_d;
-      t15_len_q <= t15_len_d;
-      t15_off_q <= t15_off_d;
       t16_bits_q <= t16_bits_d;
-      t16_len_q <= t16_len_d;
       t17_bits_q <= t17_bits_d;
-      t17_len_q <= t17_len_d;
-      t17_off_q <= t17_off_d;
       t18_bits_q <= t18_bits_d;
-      t18_len_q <= t18_len_d;
-      t18_off_q <= t18_off_d;
       t19_bits_q <= t19_bits_d;
-      t19_len_q <= t19_len_d;
-      t19_off_q <= t19_off_d;
       t20_bits_q <= t20_bits_d;
-      t20_len_q <= t20_len_d;
       t21_bits_q <= t21_bits_d;
-      t21_len_q <= t21_len_d;
-      t21_off_q <= t21_off_d;
       t22_bits_q <= t22_bits_d;
-      t22_len_q <= t22_len_d;
-      t22_off_q <= t22_off_d;
       t23_bits_q <= t23_bits_d;
-      t23_len_q <= t23_len_d;
-      t23_off_q <= t23_off_d;
       t24_bits_q <= t24_bits_d;
-      t24_len_q <= t24_len_d;
       t25_bits_q <= t25_bits_d;
-      t25_len_q <= t25_len_d;
-      t25_off_q <= t25_off_d;
       t26_bits_q <= t26_bits_d;
-      t26_len_q <= t26_len_d;
-      t26_off_q <= t26_off_d;
       t27_bits_q <= t27_bits_d;
-      t27_len_q <= t27_len_d;
-      t27_off_q <= t27_off_d;
       t28_bits_q <= t28_bits_d;
-      t28_len_q <= t28_len_d;
       t29_bits_q <= t29_bits_d;
-      t29_len_q <= t29_len_d;
-      t29_off_q <= t29_off_d;
       t30_bits_q <= t30_bits_d;
-      t30_len_q <= t30_len_d;
-      t30_off_q <= t30_off_d;
       t31_bits_q <= t31_bits_d;
-      t31_len_q <= t31_len_d;
-      t31_off_q <= t31_off_d;
       t32_bits_q <= t32_bits_d;
-      t32_len_q <= t32_len_d;
-      t33_bits_q <= t33_bits_d;
-      t33_len_q <= t33_len_d;
       t33_off_q <= t33_off_d;
+      t33_bits_q <= t33_bits_d;
+      t_glen0_q <= t_glen0_d;
+      t_glen1_q <= t_glen1_d;
+      t_glen2_q <= t_glen2_d;
+      t_glen3_q <= t_glen3_d;
+      t_glen4_q <= t_glen4_d;
+      t_glen5_q <= t_glen5_d;
+      t_glen6_q <= t_glen6_d;
+      t_glen7_q <= t_glen7_d;
+      t_glen8_q <= t_glen8_d;
       zero3_q <= zero3_d;
       blk3_q <= blk3_d;
+    end
+  end
+  (* keep *) always @(posedge clk_i) begin
+    if (adv) begin
+      t1_off_c0_q <= t1_off_c0_d;
+      t1_off_c1_q <= t1_off_c1_d;
+      t1_off_c2_q <= t1_off_c2_d;
+      t1_off_c3_q <= t1_off_c3_d;
+      t1_off_c4_q <= t1_off_c4_d;
+      t2_off_c0_q <= t2_off_c0_d;
+      t2_off_c1_q <= t2_off_c1_d;
+      t2_off_c2_q <= t2_off_c2_d;
+      t2_off_c3_q <= t2_off_c3_d;
+      t2_off_c4_q <= t2_off_c4_d;
+      t3_off_c0_q <= t3_off_c0_d;
+      t3_off_c1_q <= t3_off_c1_d;
+      t3_off_c2_q <= t3_off_c2_d;
+      t3_off_c3_q <= t3_off_c3_d;
+      t3_off_c4_q <= t3_off_c4_d;
+      t5_off_c0_q <= t5_off_c0_d;
+      t5_off_c1_q <= t5_off_c1_d;
+      t5_off_c2_q <= t5_off_c2_d;
+      t5_off_c3_q <= t5_off_c3_d;
+      t6_off_c0_q <= t6_off_c0_d;
+      t6_off_c1_q <= t6_off_c1_d;
+      t6_off_c2_q <= t6_off_c2_d;
+      t6_off_c3_q <= t6_off_c3_d;
+      t7_off_c0_q <= t7_off_c0_d;
+      t7_off_c1_q <= t7_off_c1_d;
+      t7_off_c2_q <= t7_off_c2_d;
+      t7_off_c3_q <= t7_off_c3_d;
+      t9_off_c0_q <= t9_off_c0_d;
+      t9_off_c1_q <= t9_off_c1_d;
+      t9_off_c2_q <= t9_off_c2_d;
+      t9_off_c3_q <= t9_off_c3_d;
+      t10_off_c0_q <= t10_off_c0_d;
+      t10_off_c1_q <= t10_off_c1_d;
+      t10_off_c2_q <= t10_off_c2_d;
+      t10_off_c3_q <= t10_off_c3_d;
+      t11_off_c0_q <= t11_off_c0_d;
+      t11_off_c1_q <= t11_off_c1_d;
+      t11_off_c2_q <= t11_off_c2_d;
+      t11_off_c3_q <= t11_off_c3_d;
+      t13_off_c0_q <= t13_off_c0_d;
+      t13_off_c1_q <= t13_off_c1_d;
+      t13_off_c2_q <= t13_off_c2_d;
+      t13_off_c3_q <= t13_off_c3_d;
+      t14_off_c0_q <= t14_off_c0_d;
+      t14_off_c1_q <= t14_off_c1_d;
+      t14_off_c2_q <= t14_off_c2_d;
+      t14_off_c3_q <= t14_off_c3_d;
+      t15_off_c0_q <= t15_off_c0_d;
+      t15_off_c1_q <= t15_off_c1_d;
+      t15_off_c2_q <= t15_off_c2_d;
+      t15_off_c3_q <= t15_off_c3_d;
+      t17_off_c0_q <= t17_off_c0_d;
+      t17_off_c1_q <= t17_off_c1_d;
+      t17_off_c2_q <= t17_off_c2_d;
+      t17_off_c3_q <= t17_off_c3_d;
+      t18_off_c0_q <= t18_off_c0_d;
+      t18_off_c1_q <= t18_off_c1_d;
+      t18_off_c2_q <= t18_off_c2_d;
+      t18_off_c3_q <= t18_off_c3_d;
+      t19_off_c0_q <= t19_off_c0_d;
+      t19_off_c1_q <= t19_off_c1_d;
+      t19_off_c2_q <= t19_off_c2_d;
+      t19_off_c3_q <= t19_off_c3_d;
+      t21_off_c0_q <= t21_off_c0_d;
+      t21_off_c1_q <= t21_off_c1_d;
+      t21_off_c2_q <= t21_off_c2_d;
+      t21_off_c3_q <= t21_off_c3_d;
+      t22_off_c0_q <= t22_off_c0_d;
+      t22_off_c1_q <= t22_off_c1_d;
+      t22_off_c2_q <= t22_off_c2_d;
+      t22_off_c3_q <= t22_off_c3_d;
+      t23_off_c0_q <= t23_off_c0_d;
+      t23_off_c1_q <= t23_off_c1_d;
+      t23_off_c2_q <= t23_off_c2_d;
+      t23_off_c3_q <= t23_off_c3_d;
+      t25_off_c0_q <= t25_off_c0_d;
+      t25_off_c1_q <= t25_off_c1_d;
+      t25_off_c2_q <= t25_off_c2_d;
+      t25_off_c3_q <= t25_off_c3_d;
+      t26_off_c0_q <= t26_off_c0_d;
+      t26_off_c1_q <= t26_off_c1_d;
+      t26_off_c2_q <= t26_off_c2_d;
+      t26_off_c3_q <= t26_off_c3_d;
+      t27_off_c0_q <= t27_off_c0_d;
+      t27_off_c1_q <= t27_off_c1_d;
+      t27_off_c2_q <= t27_off_c2_d;
+      t27_off_c3_q <= t27_off_c3_d;
+      t29_off_c0_q <= t29_off_c0_d;
+      t29_off_c1_q <= t29_off_c1_d;
+      t29_off_c2_q <= t29_off_c2_d;
+      t29_off_c3_q <= t29_off_c3_d;
+      t30_off_c0_q <= t30_off_c0_d;
+      t30_off_c1_q <= t30_off_c1_d;
+      t30_off_c2_q <= t30_off_c2_d;
+      t30_off_c3_q <= t30_off_c3_d;
+      t31_off_c0_q <= t31_off_c0_d;
+      t31_off_c1_q <= t31_off_c1_d;
+      t31_off_c2_q <= t31_off_c2_d;
+      t31_off_c3_q <= t31_off_c3_d;
     end
   end
 
@@ -8968,7 +9567,6 @@ module bpc_comp_s32 (
   wire [128:0] m1_0_s3_l6;
   wire [128:0] m1_0_s3_l7;
   wire [128:0] m1_0_bits;
-  wire [7:0] m1_0_len;
   wire [32:0] m1_1_s1_l0;
   wire [34:0] m1_1_s1_l1;
   wire [38:0] m1_1_s1_l2;
@@ -8994,7 +9592,6 @@ module bpc_comp_s32 (
   wire [127:0] m1_1_s3_l6;
   wire [127:0] m1_1_s3_l7;
   wire [127:0] m1_1_bits;
-  wire [7:0] m1_1_len;
   wire [32:0] m1_2_s1_l0;
   wire [34:0] m1_2_s1_l1;
   wire [38:0] m1_2_s1_l2;
@@ -9020,7 +9617,6 @@ module bpc_comp_s32 (
   wire [127:0] m1_2_s3_l6;
   wire [127:0] m1_2_s3_l7;
   wire [127:0] m1_2_bits;
-  wire [7:0] m1_2_len;
   wire [32:0] m1_3_s1_l0;
   wire [34:0] m1_3_s1_l1;
   wire [38:0] m1_3_s1_l2;
@@ -9046,7 +9642,6 @@ module bpc_comp_s32 (
   wire [127:0] m1_3_s3_l6;
   wire [127:0] m1_3_s3_l7;
   wire [127:0] m1_3_bits;
-  wire [7:0] m1_3_len;
   wire [32:0] m1_4_s1_l0;
   wire [34:0] m1_4_s1_l1;
   wire [38:0] m1_4_s1_l2;
@@ -9072,7 +9667,6 @@ module bpc_comp_s32 (
   wire [127:0] m1_4_s3_l6;
   wire [127:0] m1_4_s3_l7;
   wire [127:0] m1_4_bits;
-  wire [7:0] m1_4_len;
   wire [32:0] m1_5_s1_l0;
   wire [34:0] m1_5_s1_l1;
   wire [38:0] m1_5_s1_l2;
@@ -9098,7 +9692,6 @@ module bpc_comp_s32 (
   wire [127:0] m1_5_s3_l6;
   wire [127:0] m1_5_s3_l7;
   wire [127:0] m1_5_bits;
-  wire [7:0] m1_5_len;
   wire [32:0] m1_6_s1_l0;
   wire [34:0] m1_6_s1_l1;
   wire [38:0] m1_6_s1_l2;
@@ -9124,7 +9717,6 @@ module bpc_comp_s32 (
   wire [127:0] m1_6_s3_l6;
   wire [127:0] m1_6_s3_l7;
   wire [127:0] m1_6_bits;
-  wire [7:0] m1_6_len;
   wire [32:0] m1_7_s1_l0;
   wire [34:0] m1_7_s1_l1;
   wire [38:0] m1_7_s1_l2;
@@ -9150,7 +9742,6 @@ module bpc_comp_s32 (
   wire [127:0] m1_7_s3_l6;
   wire [127:0] m1_7_s3_l7;
   wire [127:0] m1_7_bits;
-  wire [7:0] m1_7_len;
   wire [32:0] m1_8_s1_l0;
   wire [34:0] m1_8_s1_l1;
   wire [38:0] m1_8_s1_l2;
@@ -9160,278 +9751,771 @@ module bpc_comp_s32 (
   wire [63:0] m1_8_s1_l6;
   wire [63:0] m1_8_s1_l7;
   wire [63:0] m1_8_bits;
-  wire [7:0] m1_8_len;
   wire [9:0] g11_off;
   wire [9:0] g12_off;
+  wire [9:0] g13_off_csa_l0_0s;
+  wire [9:0] g13_off_csa_l0_0m;
   wire [9:0] g13_off;
   wire [9:0] g15_off;
   wire [9:0] g16_off;
+  wire [9:0] g17_off_csa_l0_0s;
+  wire [9:0] g17_off_csa_l0_0m;
   wire [9:0] g17_off;
+  wire [9:0] g1_gsum0_csa_l0_0s;
+  wire [9:0] g1_gsum0_csa_l0_0m;
+  wire [9:0] g1_gsum0_csa_l1_0s;
+  wire [9:0] g1_gsum0_csa_l1_0m;
+  wire [9:0] g1_gsum0;
+  wire [9:0] g1_gsum1_csa_l0_0s;
+  wire [9:0] g1_gsum1_csa_l0_0m;
+  wire [9:0] g1_gsum1_csa_l1_0s;
+  wire [9:0] g1_gsum1_csa_l1_0m;
+  wire [9:0] g1_gsum1;
+  wire [9:0] g1_gsum2;
   reg  [128:0] g10_bits_q;
   wire [128:0] g10_bits_d;
-  reg  [7:0] g10_len_q;
-  wire [7:0] g10_len_d;
+  reg  [9:0] g11_off_c0_q;
+  wire [9:0] g11_off_c0_d;
+  reg  [9:0] g11_off_c1_q;
+  wire [9:0] g11_off_c1_d;
+  reg  [9:0] g11_off_c2_q;
+  wire [9:0] g11_off_c2_d;
+  reg  [9:0] g11_off_c3_q;
+  wire [9:0] g11_off_c3_d;
+  reg  [9:0] g11_off_c4_q;
+  wire [9:0] g11_off_c4_d;
+  reg  [4:0] g11_off_c5_q;
+  wire [4:0] g11_off_c5_d;
+  reg  [3:0] g11_off_c6_q;
+  wire [3:0] g11_off_c6_d;
+  reg  [3:0] g11_off_c7_q;
+  wire [3:0] g11_off_c7_d;
+  reg  [2:0] g11_off_c8_q;
+  wire [2:0] g11_off_c8_d;
+  reg  [2:0] g11_off_c9_q;
+  wire [2:0] g11_off_c9_d;
+  reg  [2:0] g11_off_c10_q;
+  wire [2:0] g11_off_c10_d;
+  reg  [2:0] g11_off_c11_q;
+  wire [2:0] g11_off_c11_d;
+  reg  [1:0] g11_off_c12_q;
+  wire [1:0] g11_off_c12_d;
+  reg  [1:0] g11_off_c13_q;
+  wire [1:0] g11_off_c13_d;
+  reg  [1:0] g11_off_c14_q;
+  wire [1:0] g11_off_c14_d;
+  reg  [1:0] g11_off_c15_q;
+  wire [1:0] g11_off_c15_d;
+  reg  [1:0] g11_off_c16_q;
+  wire [1:0] g11_off_c16_d;
   reg  [127:0] g11_bits_q;
   wire [127:0] g11_bits_d;
-  reg  [7:0] g11_len_q;
-  wire [7:0] g11_len_d;
-  reg  [9:0] g11_off_q;
-  wire [9:0] g11_off_d;
+  reg  [9:0] g12_off_c0_q;
+  wire [9:0] g12_off_c0_d;
+  reg  [9:0] g12_off_c1_q;
+  wire [9:0] g12_off_c1_d;
+  reg  [9:0] g12_off_c2_q;
+  wire [9:0] g12_off_c2_d;
+  reg  [9:0] g12_off_c3_q;
+  wire [9:0] g12_off_c3_d;
+  reg  [9:0] g12_off_c4_q;
+  wire [9:0] g12_off_c4_d;
+  reg  [4:0] g12_off_c5_q;
+  wire [4:0] g12_off_c5_d;
+  reg  [3:0] g12_off_c6_q;
+  wire [3:0] g12_off_c6_d;
+  reg  [3:0] g12_off_c7_q;
+  wire [3:0] g12_off_c7_d;
+  reg  [2:0] g12_off_c8_q;
+  wire [2:0] g12_off_c8_d;
+  reg  [2:0] g12_off_c9_q;
+  wire [2:0] g12_off_c9_d;
+  reg  [2:0] g12_off_c10_q;
+  wire [2:0] g12_off_c10_d;
+  reg  [2:0] g12_off_c11_q;
+  wire [2:0] g12_off_c11_d;
+  reg  [1:0] g12_off_c12_q;
+  wire [1:0] g12_off_c12_d;
+  reg  [1:0] g12_off_c13_q;
+  wire [1:0] g12_off_c13_d;
+  reg  [1:0] g12_off_c14_q;
+  wire [1:0] g12_off_c14_d;
+  reg  [1:0] g12_off_c15_q;
+  wire [1:0] g12_off_c15_d;
+  reg  [1:0] g12_off_c16_q;
+  wire [1:0] g12_off_c16_d;
   reg  [127:0] g12_bits_q;
   wire [127:0] g12_bits_d;
-  reg  [7:0] g12_len_q;
-  wire [7:0] g12_len_d;
-  reg  [9:0] g12_off_q;
-  wire [9:0] g12_off_d;
+  reg  [9:0] g13_off_c0_q;
+  wire [9:0] g13_off_c0_d;
+  reg  [9:0] g13_off_c1_q;
+  wire [9:0] g13_off_c1_d;
+  reg  [9:0] g13_off_c2_q;
+  wire [9:0] g13_off_c2_d;
+  reg  [9:0] g13_off_c3_q;
+  wire [9:0] g13_off_c3_d;
+  reg  [9:0] g13_off_c4_q;
+  wire [9:0] g13_off_c4_d;
+  reg  [4:0] g13_off_c5_q;
+  wire [4:0] g13_off_c5_d;
+  reg  [3:0] g13_off_c6_q;
+  wire [3:0] g13_off_c6_d;
+  reg  [3:0] g13_off_c7_q;
+  wire [3:0] g13_off_c7_d;
+  reg  [2:0] g13_off_c8_q;
+  wire [2:0] g13_off_c8_d;
+  reg  [2:0] g13_off_c9_q;
+  wire [2:0] g13_off_c9_d;
+  reg  [2:0] g13_off_c10_q;
+  wire [2:0] g13_off_c10_d;
+  reg  [2:0] g13_off_c11_q;
+  wire [2:0] g13_off_c11_d;
+  reg  [1:0] g13_off_c12_q;
+  wire [1:0] g13_off_c12_d;
+  reg  [1:0] g13_off_c13_q;
+  wire [1:0] g13_off_c13_d;
+  reg  [1:0] g13_off_c14_q;
+  wire [1:0] g13_off_c14_d;
+  reg  [1:0] g13_off_c15_q;
+  wire [1:0] g13_off_c15_d;
+  reg  [1:0] g13_off_c16_q;
+  wire [1:0] g13_off_c16_d;
   reg  [127:0] g13_bits_q;
   wire [127:0] g13_bits_d;
-  reg  [7:0] g13_len_q;
-  wire [7:0] g13_len_d;
-  reg  [9:0] g13_off_q;
-  wire [9:0] g13_off_d;
   reg  [127:0] g14_bits_q;
   wire [127:0] g14_bits_d;
-  reg  [7:0] g14_len_q;
-  wire [7:0] g14_len_d;
+  reg  [9:0] g15_off_c0_q;
+  wire [9:0] g15_off_c0_d;
+  reg  [9:0] g15_off_c1_q;
+  wire [9:0] g15_off_c1_d;
+  reg  [9:0] g15_off_c2_q;
+  wire [9:0] g15_off_c2_d;
+  reg  [9:0] g15_off_c3_q;
+  wire [9:0] g15_off_c3_d;
+  reg  [9:0] g15_off_c4_q;
+  wire [9:0] g15_off_c4_d;
+  reg  [4:0] g15_off_c5_q;
+  wire [4:0] g15_off_c5_d;
+  reg  [3:0] g15_off_c6_q;
+  wire [3:0] g15_off_c6_d;
+  reg  [3:0] g15_off_c7_q;
+  wire [3:0] g15_off_c7_d;
+  reg  [2:0] g15_off_c8_q;
+  wire [2:0] g15_off_c8_d;
+  reg  [2:0] g15_off_c9_q;
+  wire [2:0] g15_off_c9_d;
+  reg  [2:0] g15_off_c10_q;
+  wire [2:0] g15_off_c10_d;
+  reg  [2:0] g15_off_c11_q;
+  wire [2:0] g15_off_c11_d;
+  reg  [1:0] g15_off_c12_q;
+  wire [1:0] g15_off_c12_d;
+  reg  [1:0] g15_off_c13_q;
+  wire [1:0] g15_off_c13_d;
+  reg  [1:0] g15_off_c14_q;
+  wire [1:0] g15_off_c14_d;
+  reg  [1:0] g15_off_c15_q;
+  wire [1:0] g15_off_c15_d;
   reg  [127:0] g15_bits_q;
   wire [127:0] g15_bits_d;
-  reg  [7:0] g15_len_q;
-  wire [7:0] g15_len_d;
-  reg  [9:0] g15_off_q;
-  wire [9:0] g15_off_d;
+  reg  [9:0] g16_off_c0_q;
+  wire [9:0] g16_off_c0_d;
+  reg  [9:0] g16_off_c1_q;
+  wire [9:0] g16_off_c1_d;
+  reg  [9:0] g16_off_c2_q;
+  wire [9:0] g16_off_c2_d;
+  reg  [9:0] g16_off_c3_q;
+  wire [9:0] g16_off_c3_d;
+  reg  [9:0] g16_off_c4_q;
+  wire [9:0] g16_off_c4_d;
+  reg  [4:0] g16_off_c5_q;
+  wire [4:0] g16_off_c5_d;
+  reg  [3:0] g16_off_c6_q;
+  wire [3:0] g16_off_c6_d;
+  reg  [3:0] g16_off_c7_q;
+  wire [3:0] g16_off_c7_d;
+  reg  [2:0] g16_off_c8_q;
+  wire [2:0] g16_off_c8_d;
+  reg  [2:0] g16_off_c9_q;
+  wire [2:0] g16_off_c9_d;
+  reg  [2:0] g16_off_c10_q;
+  wire [2:0] g16_off_c10_d;
+  reg  [2:0] g16_off_c11_q;
+  wire [2:0] g16_off_c11_d;
+  reg  [1:0] g16_off_c12_q;
+  wire [1:0] g16_off_c12_d;
+  reg  [1:0] g16_off_c13_q;
+  wire [1:0] g16_off_c13_d;
+  reg  [1:0] g16_off_c14_q;
+  wire [1:0] g16_off_c14_d;
+  reg  [1:0] g16_off_c15_q;
+  wire [1:0] g16_off_c15_d;
   reg  [127:0] g16_bits_q;
   wire [127:0] g16_bits_d;
-  reg  [7:0] g16_len_q;
-  wire [7:0] g16_len_d;
-  reg  [9:0] g16_off_q;
-  wire [9:0] g16_off_d;
+  reg  [9:0] g17_off_c0_q;
+  wire [9:0] g17_off_c0_d;
+  reg  [9:0] g17_off_c1_q;
+  wire [9:0] g17_off_c1_d;
+  reg  [9:0] g17_off_c2_q;
+  wire [9:0] g17_off_c2_d;
+  reg  [9:0] g17_off_c3_q;
+  wire [9:0] g17_off_c3_d;
+  reg  [9:0] g17_off_c4_q;
+  wire [9:0] g17_off_c4_d;
+  reg  [4:0] g17_off_c5_q;
+  wire [4:0] g17_off_c5_d;
+  reg  [3:0] g17_off_c6_q;
+  wire [3:0] g17_off_c6_d;
+  reg  [3:0] g17_off_c7_q;
+  wire [3:0] g17_off_c7_d;
+  reg  [2:0] g17_off_c8_q;
+  wire [2:0] g17_off_c8_d;
+  reg  [2:0] g17_off_c9_q;
+  wire [2:0] g17_off_c9_d;
+  reg  [2:0] g17_off_c10_q;
+  wire [2:0] g17_off_c10_d;
+  reg  [2:0] g17_off_c11_q;
+  wire [2:0] g17_off_c11_d;
+  reg  [1:0] g17_off_c12_q;
+  wire [1:0] g17_off_c12_d;
+  reg  [1:0] g17_off_c13_q;
+  wire [1:0] g17_off_c13_d;
+  reg  [1:0] g17_off_c14_q;
+  wire [1:0] g17_off_c14_d;
+  reg  [1:0] g17_off_c15_q;
+  wire [1:0] g17_off_c15_d;
   reg  [127:0] g17_bits_q;
   wire [127:0] g17_bits_d;
-  reg  [7:0] g17_len_q;
-  wire [7:0] g17_len_d;
-  reg  [9:0] g17_off_q;
-  wire [9:0] g17_off_d;
   reg  [63:0] g18_bits_q;
   wire [63:0] g18_bits_d;
-  reg  [7:0] g18_len_q;
-  wire [7:0] g18_len_d;
+  reg  [9:0] g1_glen0_q;
+  wire [9:0] g1_glen0_d;
+  reg  [9:0] g1_glen1_q;
+  wire [9:0] g1_glen1_d;
+  reg  [9:0] g1_glen2_q;
+  wire [9:0] g1_glen2_d;
   reg  zero4_q;
   wire zero4_d;
   reg  [1023:0] blk4_q;
   wire [1023:0] blk4_d;
-  assign m1_0_s1_l0 = (t1_off_q[0] ? {t1_bits_q, 1'd0} : {1'd0, t1_bits_q});
-  assign m1_0_s1_l1 = (t1_off_q[1] ? {m1_0_s1_l0, 2'd0} : {2'd0, m1_0_s1_l0});
-  assign m1_0_s1_l2 = (t1_off_q[2] ? {m1_0_s1_l1, 4'd0} : {4'd0, m1_0_s1_l1});
-  assign m1_0_s1_l3 = (t1_off_q[3] ? {m1_0_s1_l2, 8'd0} : {8'd0, m1_0_s1_l2});
-  assign m1_0_s1_l4 = (t1_off_q[4] ? {m1_0_s1_l3, 16'd0} : {16'd0, m1_0_s1_l3});
-  assign m1_0_s1_l5 = (t1_off_q[5] ? {m1_0_s1_l4, 32'd0} : {32'd0, m1_0_s1_l4});
-  assign m1_0_s1_l6 = (t1_off_q[6] ? {m1_0_s1_l5[64:0], 64'd0} : {34'd0, m1_0_s1_l5});
-  assign m1_0_s1_l7 = (t1_off_q[7] ? {m1_0_s1_l6[0], 128'd0} : m1_0_s1_l6);
-  assign m1_0_s2_l0 = (t2_off_q[0] ? {t2_bits_q, 1'd0} : {1'd0, t2_bits_q});
-  assign m1_0_s2_l1 = (t2_off_q[1] ? {m1_0_s2_l0, 2'd0} : {2'd0, m1_0_s2_l0});
-  assign m1_0_s2_l2 = (t2_off_q[2] ? {m1_0_s2_l1, 4'd0} : {4'd0, m1_0_s2_l1});
-  assign m1_0_s2_l3 = (t2_off_q[3] ? {m1_0_s2_l2, 8'd0} : {8'd0, m1_0_s2_l2});
-  assign m1_0_s2_l4 = (t2_off_q[4] ? {m1_0_s2_l3, 16'd0} : {16'd0, m1_0_s2_l3});
-  assign m1_0_s2_l5 = (t2_off_q[5] ? {m1_0_s2_l4, 32'd0} : {32'd0, m1_0_s2_l4});
-  assign m1_0_s2_l6 = (t2_off_q[6] ? {m1_0_s2_l5[64:0], 64'd0} : {34'd0, m1_0_s2_l5});
-  assign m1_0_s2_l7 = (t2_off_q[7] ? {m1_0_s2_l6[0], 128'd0} : m1_0_s2_l6);
-  assign m1_0_s3_l0 = (t3_off_q[0] ? {t3_bits_q, 1'd0} : {1'd0, t3_bits_q});
-  assign m1_0_s3_l1 = (t3_off_q[1] ? {m1_0_s3_l0, 2'd0} : {2'd0, m1_0_s3_l0});
-  assign m1_0_s3_l2 = (t3_off_q[2] ? {m1_0_s3_l1, 4'd0} : {4'd0, m1_0_s3_l1});
-  assign m1_0_s3_l3 = (t3_off_q[3] ? {m1_0_s3_l2, 8'd0} : {8'd0, m1_0_s3_l2});
-  assign m1_0_s3_l4 = (t3_off_q[4] ? {m1_0_s3_l3, 16'd0} : {16'd0, m1_0_s3_l3});
-  assign m1_0_s3_l5 = (t3_off_q[5] ? {m1_0_s3_l4, 32'd0} : {32'd0, m1_0_s3_l4});
-  assign m1_0_s3_l6 = (t3_off_q[6] ? {m1_0_s3_l5[64:0], 64'd0} : {34'd0, m1_0_s3_l5});
-  assign m1_0_s3_l7 = (t3_off_q[7] ? {m1_0_s3_l6[0], 128'd0} : m1_0_s3_l6);
+  assign m1_0_s1_l0 = {(t1_off_c1_q[0] ? t1_bits_q[31] : 1'd0),
+                       (t1_off_c0_q[0] ? {t1_bits_q[30:0], 1'd0} : t1_bits_q)};
+  assign m1_0_s1_l1 = {(t1_off_c1_q[1] ? m1_0_s1_l0[32:30] : {2'd0, m1_0_s1_l0[32]}),
+                       (t1_off_c0_q[1] ? {m1_0_s1_l0[29:0], 2'd0} : m1_0_s1_l0[31:0])};
+  assign m1_0_s1_l2 = {(t1_off_c1_q[2] ? m1_0_s1_l1[34:28] : {4'd0, m1_0_s1_l1[34:32]}),
+                       (t1_off_c0_q[2] ? {m1_0_s1_l1[27:0], 4'd0} : m1_0_s1_l1[31:0])};
+  assign m1_0_s1_l3 = {(t1_off_c1_q[3] ? m1_0_s1_l2[38:24] : {8'd0, m1_0_s1_l2[38:32]}),
+                       (t1_off_c0_q[3] ? {m1_0_s1_l2[23:0], 8'd0} : m1_0_s1_l2[31:0])};
+  assign m1_0_s1_l4 = {(t1_off_c1_q[4] ? m1_0_s1_l3[46:16] : {16'd0, m1_0_s1_l3[46:32]}),
+                       (t1_off_c0_q[4] ? {m1_0_s1_l3[15:0], 16'd0} : m1_0_s1_l3[31:0])};
+  assign m1_0_s1_l5 = {(t1_off_c2_q[0] ? m1_0_s1_l4[62:32] : 31'd0),
+                       (t1_off_c1_q[5] ? m1_0_s1_l4[31:0] : {1'd0, m1_0_s1_l4[62:32]}),
+                       (t1_off_c0_q[5] ? 32'd0 : m1_0_s1_l4[31:0])};
+  assign m1_0_s1_l6 = {(t1_off_c4_q[0] ? m1_0_s1_l5[64] : 1'd0),
+                       (t1_off_c3_q[0] ? m1_0_s1_l5[63:32] : 32'd0),
+                       (t1_off_c2_q[1] ? m1_0_s1_l5[31:0] : {1'd0, m1_0_s1_l5[94:64]}),
+                       (t1_off_c1_q[6] ? 32'd0 : m1_0_s1_l5[63:32]),
+                       (t1_off_c0_q[6] ? 32'd0 : m1_0_s1_l5[31:0])};
+  assign m1_0_s1_l7 = {(t1_off_c4_q[1] ? m1_0_s1_l6[0] : m1_0_s1_l6[128]),
+                       (t1_off_c3_q[1] ? 32'd0 : m1_0_s1_l6[127:96]),
+                       (t1_off_c2_q[2] ? 32'd0 : m1_0_s1_l6[95:64]),
+                       (t1_off_c1_q[7] ? 32'd0 : m1_0_s1_l6[63:32]),
+                       (t1_off_c0_q[7] ? 32'd0 : m1_0_s1_l6[31:0])};
+  assign m1_0_s2_l0 = {(t2_off_c1_q[0] ? t2_bits_q[31] : 1'd0),
+                       (t2_off_c0_q[0] ? {t2_bits_q[30:0], 1'd0} : t2_bits_q)};
+  assign m1_0_s2_l1 = {(t2_off_c1_q[1] ? m1_0_s2_l0[32:30] : {2'd0, m1_0_s2_l0[32]}),
+                       (t2_off_c0_q[1] ? {m1_0_s2_l0[29:0], 2'd0} : m1_0_s2_l0[31:0])};
+  assign m1_0_s2_l2 = {(t2_off_c1_q[2] ? m1_0_s2_l1[34:28] : {4'd0, m1_0_s2_l1[34:32]}),
+                       (t2_off_c0_q[2] ? {m1_0_s2_l1[27:0], 4'd0} : m1_0_s2_l1[31:0])};
+  assign m1_0_s2_l3 = {(t2_off_c1_q[3] ? m1_0_s2_l2[38:24] : {8'd0, m1_0_s2_l2[38:32]}),
+                       (t2_off_c0_q[3] ? {m1_0_s2_l2[23:0], 8'd0} : m1_0_s2_l2[31:0])};
+  assign m1_0_s2_l4 = {(t2_off_c1_q[4] ? m1_0_s2_l3[46:16] : {16'd0, m1_0_s2_l3[46:32]}),
+                       (t2_off_c0_q[4] ? {m1_0_s2_l3[15:0], 16'd0} : m1_0_s2_l3[31:0])};
+  assign m1_0_s2_l5 = {(t2_off_c2_q[0] ? m1_0_s2_l4[62:32] : 31'd0),
+                       (t2_off_c1_q[5] ? m1_0_s2_l4[31:0] : {1'd0, m1_0_s2_l4[62:32]}),
+                       (t2_off_c0_q[5] ? 32'd0 : m1_0_s2_l4[31:0])};
+  assign m1_0_s2_l6 = {(t2_off_c4_q[0] ? m1_0_s2_l5[64] : 1'd0),
+                       (t2_off_c3_q[0] ? m1_0_s2_l5[63:32] : 32'd0),
+                       (t2_off_c2_q[1] ? m1_0_s2_l5[31:0] : {1'd0, m1_0_s2_l5[94:64]}),
+                       (t2_off_c1_q[6] ? 32'd0 : m1_0_s2_l5[63:32]),
+                       (t2_off_c0_q[6] ? 32'd0 : m1_0_s2_l5[31:0])};
+  assign m1_0_s2_l7 = {(t2_off_c4_q[1] ? m1_0_s2_l6[0] : m1_0_s2_l6[128]),
+                       (t2_off_c3_q[1] ? 32'd0 : m1_0_s2_l6[127:96]),
+                       (t2_off_c2_q[2] ? 32'd0 : m1_0_s2_l6[95:64]),
+                       (t2_off_c1_q[7] ? 32'd0 : m1_0_s2_l6[63:32]),
+                       (t2_off_c0_q[7] ? 32'd0 : m1_0_s2_l6[31:0])};
+  assign m1_0_s3_l0 = {(t3_off_c1_q[0] ? t3_bits_q[31] : 1'd0),
+                       (t3_off_c0_q[0] ? {t3_bits_q[30:0], 1'd0} : t3_bits_q)};
+  assign m1_0_s3_l1 = {(t3_off_c1_q[1] ? m1_0_s3_l0[32:30] : {2'd0, m1_0_s3_l0[32]}),
+                       (t3_off_c0_q[1] ? {m1_0_s3_l0[29:0], 2'd0} : m1_0_s3_l0[31:0])};
+  assign m1_0_s3_l2 = {(t3_off_c1_q[2] ? m1_0_s3_l1[34:28] : {4'd0, m1_0_s3_l1[34:32]}),
+                       (t3_off_c0_q[2] ? {m1_0_s3_l1[27:0], 4'd0} : m1_0_s3_l1[31:0])};
+  assign m1_0_s3_l3 = {(t3_off_c1_q[3] ? m1_0_s3_l2[38:24] : {8'd0, m1_0_s3_l2[38:32]}),
+                       (t3_off_c0_q[3] ? {m1_0_s3_l2[23:0], 8'd0} : m1_0_s3_l2[31:0])};
+  assign m1_0_s3_l4 = {(t3_off_c1_q[4] ? m1_0_s3_l3[46:16] : {16'd0, m1_0_s3_l3[46:32]}),
+                       (t3_off_c0_q[4] ? {m1_0_s3_l3[15:0], 16'd0} : m1_0_s3_l3[31:0])};
+  assign m1_0_s3_l5 = {(t3_off_c2_q[0] ? m1_0_s3_l4[62:32] : 31'd0),
+                       (t3_off_c1_q[5] ? m1_0_s3_l4[31:0] : {1'd0, m1_0_s3_l4[62:32]}),
+                       (t3_off_c0_q[5] ? 32'd0 : m1_0_s3_l4[31:0])};
+  assign m1_0_s3_l6 = {(t3_off_c4_q[0] ? m1_0_s3_l5[64] : 1'd0),
+                       (t3_off_c3_q[0] ? m1_0_s3_l5[63:32] : 32'd0),
+                       (t3_off_c2_q[1] ? m1_0_s3_l5[31:0] : {1'd0, m1_0_s3_l5[94:64]}),
+                       (t3_off_c1_q[6] ? 32'd0 : m1_0_s3_l5[63:32]),
+                       (t3_off_c0_q[6] ? 32'd0 : m1_0_s3_l5[31:0])};
+  assign m1_0_s3_l7 = {(t3_off_c4_q[1] ? m1_0_s3_l6[0] : m1_0_s3_l6[128]),
+                       (t3_off_c3_q[1] ? 32'd0 : m1_0_s3_l6[127:96]),
+                       (t3_off_c2_q[2] ? 32'd0 : m1_0_s3_l6[95:64]),
+                       (t3_off_c1_q[7] ? 32'd0 : m1_0_s3_l6[63:32]),
+                       (t3_off_c0_q[7] ? 32'd0 : m1_0_s3_l6[31:0])};
   assign m1_0_bits = ({96'd0, t0_bits_q} | m1_0_s1_l7 | (m1_0_s2_l7 | m1_0_s3_l7));
-  assign m1_0_len = ({2'd0, t0_len_q} + {2'd0, t1_len_q} + ({2'd0, t2_len_q} + {2'd0, t3_len_q}));
-  assign m1_1_s1_l0 = (t5_off_q[0] ? {t5_bits_q, 1'd0} : {1'd0, t5_bits_q});
-  assign m1_1_s1_l1 = (t5_off_q[1] ? {m1_1_s1_l0, 2'd0} : {2'd0, m1_1_s1_l0});
-  assign m1_1_s1_l2 = (t5_off_q[2] ? {m1_1_s1_l1, 4'd0} : {4'd0, m1_1_s1_l1});
-  assign m1_1_s1_l3 = (t5_off_q[3] ? {m1_1_s1_l2, 8'd0} : {8'd0, m1_1_s1_l2});
-  assign m1_1_s1_l4 = (t5_off_q[4] ? {m1_1_s1_l3, 16'd0} : {16'd0, m1_1_s1_l3});
-  assign m1_1_s1_l5 = (t5_off_q[5] ? {m1_1_s1_l4, 32'd0} : {32'd0, m1_1_s1_l4});
-  assign m1_1_s1_l6 = (t5_off_q[6] ? {m1_1_s1_l5[63:0], 64'd0} : {33'd0, m1_1_s1_l5});
-  assign m1_1_s1_l7 = (t5_off_q[7] ? 128'd0 : m1_1_s1_l6);
-  assign m1_1_s2_l0 = (t6_off_q[0] ? {t6_bits_q, 1'd0} : {1'd0, t6_bits_q});
-  assign m1_1_s2_l1 = (t6_off_q[1] ? {m1_1_s2_l0, 2'd0} : {2'd0, m1_1_s2_l0});
-  assign m1_1_s2_l2 = (t6_off_q[2] ? {m1_1_s2_l1, 4'd0} : {4'd0, m1_1_s2_l1});
-  assign m1_1_s2_l3 = (t6_off_q[3] ? {m1_1_s2_l2, 8'd0} : {8'd0, m1_1_s2_l2});
-  assign m1_1_s2_l4 = (t6_off_q[4] ? {m1_1_s2_l3, 16'd0} : {16'd0, m1_1_s2_l3});
-  assign m1_1_s2_l5 = (t6_off_q[5] ? {m1_1_s2_l4, 32'd0} : {32'd0, m1_1_s2_l4});
-  assign m1_1_s2_l6 = (t6_off_q[6] ? {m1_1_s2_l5[63:0], 64'd0} : {33'd0, m1_1_s2_l5});
-  assign m1_1_s2_l7 = (t6_off_q[7] ? 128'd0 : m1_1_s2_l6);
-  assign m1_1_s3_l0 = (t7_off_q[0] ? {t7_bits_q, 1'd0} : {1'd0, t7_bits_q});
-  assign m1_1_s3_l1 = (t7_off_q[1] ? {m1_1_s3_l0, 2'd0} : {2'd0, m1_1_s3_l0});
-  assign m1_1_s3_l2 = (t7_off_q[2] ? {m1_1_s3_l1, 4'd0} : {4'd0, m1_1_s3_l1});
-  assign m1_1_s3_l3 = (t7_off_q[3] ? {m1_1_s3_l2, 8'd0} : {8'd0, m1_1_s3_l2});
-  assign m1_1_s3_l4 = (t7_off_q[4] ? {m1_1_s3_l3, 16'd0} : {16'd0, m1_1_s3_l3});
-  assign m1_1_s3_l5 = (t7_off_q[5] ? {m1_1_s3_l4, 32'd0} : {32'd0, m1_1_s3_l4});
-  assign m1_1_s3_l6 = (t7_off_q[6] ? {m1_1_s3_l5[63:0], 64'd0} : {33'd0, m1_1_s3_l5});
-  assign m1_1_s3_l7 = (t7_off_q[7] ? 128'd0 : m1_1_s3_l6);
+  assign m1_1_s1_l0 = {(t5_off_c1_q[0] ? t5_bits_q[31] : 1'd0),
+                       (t5_off_c0_q[0] ? {t5_bits_q[30:0], 1'd0} : t5_bits_q)};
+  assign m1_1_s1_l1 = {(t5_off_c1_q[1] ? m1_1_s1_l0[32:30] : {2'd0, m1_1_s1_l0[32]}),
+                       (t5_off_c0_q[1] ? {m1_1_s1_l0[29:0], 2'd0} : m1_1_s1_l0[31:0])};
+  assign m1_1_s1_l2 = {(t5_off_c1_q[2] ? m1_1_s1_l1[34:28] : {4'd0, m1_1_s1_l1[34:32]}),
+                       (t5_off_c0_q[2] ? {m1_1_s1_l1[27:0], 4'd0} : m1_1_s1_l1[31:0])};
+  assign m1_1_s1_l3 = {(t5_off_c1_q[3] ? m1_1_s1_l2[38:24] : {8'd0, m1_1_s1_l2[38:32]}),
+                       (t5_off_c0_q[3] ? {m1_1_s1_l2[23:0], 8'd0} : m1_1_s1_l2[31:0])};
+  assign m1_1_s1_l4 = {(t5_off_c1_q[4] ? m1_1_s1_l3[46:16] : {16'd0, m1_1_s1_l3[46:32]}),
+                       (t5_off_c0_q[4] ? {m1_1_s1_l3[15:0], 16'd0} : m1_1_s1_l3[31:0])};
+  assign m1_1_s1_l5 = {(t5_off_c2_q[0] ? m1_1_s1_l4[62:32] : 31'd0),
+                       (t5_off_c1_q[5] ? m1_1_s1_l4[31:0] : {1'd0, m1_1_s1_l4[62:32]}),
+                       (t5_off_c0_q[5] ? 32'd0 : m1_1_s1_l4[31:0])};
+  assign m1_1_s1_l6 = {(t5_off_c3_q[0] ? m1_1_s1_l5[63:32] : 32'd0),
+                       (t5_off_c2_q[1] ? m1_1_s1_l5[31:0] : {1'd0, m1_1_s1_l5[94:64]}),
+                       (t5_off_c1_q[6] ? 32'd0 : m1_1_s1_l5[63:32]),
+                       (t5_off_c0_q[6] ? 32'd0 : m1_1_s1_l5[31:0])};
+  assign m1_1_s1_l7 = {(t5_off_c3_q[1] ? 32'd0 : m1_1_s1_l6[127:96]),
+                       (t5_off_c2_q[2] ? 32'd0 : m1_1_s1_l6[95:64]),
+                       (t5_off_c1_q[7] ? 32'd0 : m1_1_s1_l6[63:32]),
+                       (t5_off_c0_q[7] ? 32'd0 : m1_1_s1_l6[31:0])};
+  assign m1_1_s2_l0 = {(t6_off_c1_q[0] ? t6_bits_q[31] : 1'd0),
+                       (t6_off_c0_q[0] ? {t6_bits_q[30:0], 1'd0} : t6_bits_q)};
+  assign m1_1_s2_l1 = {(t6_off_c1_q[1] ? m1_1_s2_l0[32:30] : {2'd0, m1_1_s2_l0[32]}),
+                       (t6_off_c0_q[1] ? {m1_1_s2_l0[29:0], 2'd0} : m1_1_s2_l0[31:0])};
+  assign m1_1_s2_l2 = {(t6_off_c1_q[2] ? m1_1_s2_l1[34:28] : {4'd0, m1_1_s2_l1[34:32]}),
+                       (t6_off_c0_q[2] ? {m1_1_s2_l1[27:0], 4'd0} : m1_1_s2_l1[31:0])};
+  assign m1_1_s2_l3 = {(t6_off_c1_q[3] ? m1_1_s2_l2[38:24] : {8'd0, m1_1_s2_l2[38:32]}),
+                       (t6_off_c0_q[3] ? {m1_1_s2_l2[23:0], 8'd0} : m1_1_s2_l2[31:0])};
+  assign m1_1_s2_l4 = {(t6_off_c1_q[4] ? m1_1_s2_l3[46:16] : {16'd0, m1_1_s2_l3[46:32]}),
+                       (t6_off_c0_q[4] ? {m1_1_s2_l3[15:0], 16'd0} : m1_1_s2_l3[31:0])};
+  assign m1_1_s2_l5 = {(t6_off_c2_q[0] ? m1_1_s2_l4[62:32] : 31'd0),
+                       (t6_off_c1_q[5] ? m1_1_s2_l4[31:0] : {1'd0, m1_1_s2_l4[62:32]}),
+                       (t6_off_c0_q[5] ? 32'd0 : m1_1_s2_l4[31:0])};
+  assign m1_1_s2_l6 = {(t6_off_c3_q[0] ? m1_1_s2_l5[63:32] : 32'd0),
+                       (t6_off_c2_q[1] ? m1_1_s2_l5[31:0] : {1'd0, m1_1_s2_l5[94:64]}),
+                       (t6_off_c1_q[6] ? 32'd0 : m1_1_s2_l5[63:32]),
+                       (t6_off_c0_q[6] ? 32'd0 : m1_1_s2_l5[31:0])};
+  assign m1_1_s2_l7 = {(t6_off_c3_q[1] ? 32'd0 : m1_1_s2_l6[127:96]),
+                       (t6_off_c2_q[2] ? 32'd0 : m1_1_s2_l6[95:64]),
+                       (t6_off_c1_q[7] ? 32'd0 : m1_1_s2_l6[63:32]),
+                       (t6_off_c0_q[7] ? 32'd0 : m1_1_s2_l6[31:0])};
+  assign m1_1_s3_l0 = {(t7_off_c1_q[0] ? t7_bits_q[31] : 1'd0),
+                       (t7_off_c0_q[0] ? {t7_bits_q[30:0], 1'd0} : t7_bits_q)};
+  assign m1_1_s3_l1 = {(t7_off_c1_q[1] ? m1_1_s3_l0[32:30] : {2'd0, m1_1_s3_l0[32]}),
+                       (t7_off_c0_q[1] ? {m1_1_s3_l0[29:0], 2'd0} : m1_1_s3_l0[31:0])};
+  assign m1_1_s3_l2 = {(t7_off_c1_q[2] ? m1_1_s3_l1[34:28] : {4'd0, m1_1_s3_l1[34:32]}),
+                       (t7_off_c0_q[2] ? {m1_1_s3_l1[27:0], 4'd0} : m1_1_s3_l1[31:0])};
+  assign m1_1_s3_l3 = {(t7_off_c1_q[3] ? m1_1_s3_l2[38:24] : {8'd0, m1_1_s3_l2[38:32]}),
+                       (t7_off_c0_q[3] ? {m1_1_s3_l2[23:0], 8'd0} : m1_1_s3_l2[31:0])};
+  assign m1_1_s3_l4 = {(t7_off_c1_q[4] ? m1_1_s3_l3[46:16] : {16'd0, m1_1_s3_l3[46:32]}),
+                       (t7_off_c0_q[4] ? {m1_1_s3_l3[15:0], 16'd0} : m1_1_s3_l3[31:0])};
+  assign m1_1_s3_l5 = {(t7_off_c2_q[0] ? m1_1_s3_l4[62:32] : 31'd0),
+                       (t7_off_c1_q[5] ? m1_1_s3_l4[31:0] : {1'd0, m1_1_s3_l4[62:32]}),
+                       (t7_off_c0_q[5] ? 32'd0 : m1_1_s3_l4[31:0])};
+  assign m1_1_s3_l6 = {(t7_off_c3_q[0] ? m1_1_s3_l5[63:32] : 32'd0),
+                       (t7_off_c2_q[1] ? m1_1_s3_l5[31:0] : {1'd0, m1_1_s3_l5[94:64]}),
+                       (t7_off_c1_q[6] ? 32'd0 : m1_1_s3_l5[63:32]),
+                       (t7_off_c0_q[6] ? 32'd0 : m1_1_s3_l5[31:0])};
+  assign m1_1_s3_l7 = {(t7_off_c3_q[1] ? 32'd0 : m1_1_s3_l6[127:96]),
+                       (t7_off_c2_q[2] ? 32'd0 : m1_1_s3_l6[95:64]),
+                       (t7_off_c1_q[7] ? 32'd0 : m1_1_s3_l6[63:32]),
+                       (t7_off_c0_q[7] ? 32'd0 : m1_1_s3_l6[31:0])};
   assign m1_1_bits = ({96'd0, t4_bits_q} | m1_1_s1_l7 | (m1_1_s2_l7 | m1_1_s3_l7));
-  assign m1_1_len = ({2'd0, t4_len_q} + {2'd0, t5_len_q} + ({2'd0, t6_len_q} + {2'd0, t7_len_q}));
-  assign m1_2_s1_l0 = (t9_off_q[0] ? {t9_bits_q, 1'd0} : {1'd0, t9_bits_q});
-  assign m1_2_s1_l1 = (t9_off_q[1] ? {m1_2_s1_l0, 2'd0} : {2'd0, m1_2_s1_l0});
-  assign m1_2_s1_l2 = (t9_off_q[2] ? {m1_2_s1_l1, 4'd0} : {4'd0, m1_2_s1_l1});
-  assign m1_2_s1_l3 = (t9_off_q[3] ? {m1_2_s1_l2, 8'd0} : {8'd0, m1_2_s1_l2});
-  assign m1_2_s1_l4 = (t9_off_q[4] ? {m1_2_s1_l3, 16'd0} : {16'd0, m1_2_s1_l3});
-  assign m1_2_s1_l5 = (t9_off_q[5] ? {m1_2_s1_l4, 32'd0} : {32'd0, m1_2_s1_l4});
-  assign m1_2_s1_l6 = (t9_off_q[6] ? {m1_2_s1_l5[63:0], 64'd0} : {33'd0, m1_2_s1_l5});
-  assign m1_2_s1_l7 = (t9_off_q[7] ? 128'd0 : m1_2_s1_l6);
-  assign m1_2_s2_l0 = (t10_off_q[0] ? {t10_bits_q, 1'd0} : {1'd0, t10_bits_q});
-  assign m1_2_s2_l1 = (t10_off_q[1] ? {m1_2_s2_l0, 2'd0} : {2'd0, m1_2_s2_l0});
-  assign m1_2_s2_l2 = (t10_off_q[2] ? {m1_2_s2_l1, 4'd0} : {4'd0, m1_2_s2_l1});
-  assign m1_2_s2_l3 = (t10_off_q[3] ? {m1_2_s2_l2, 8'd0} : {8'd0, m1_2_s2_l2});
-  assign m1_2_s2_l4 = (t10_off_q[4] ? {m1_2_s2_l3, 16'd0} : {16'd0, m1_2_s2_l3});
-  assign m1_2_s2_l5 = (t10_off_q[5] ? {m1_2_s2_l4, 32'd0} : {32'd0, m1_2_s2_l4});
-  assign m1_2_s2_l6 = (t10_off_q[6] ? {m1_2_s2_l5[63:0], 64'd0} : {33'd0, m1_2_s2_l5});
-  assign m1_2_s2_l7 = (t10_off_q[7] ? 128'd0 : m1_2_s2_l6);
-  assign m1_2_s3_l0 = (t11_off_q[0] ? {t11_bits_q, 1'd0} : {1'd0, t11_bits_q});
-  assign m1_2_s3_l1 = (t11_off_q[1] ? {m1_2_s3_l0, 2'd0} : {2'd0, m1_2_s3_l0});
-  assign m1_2_s3_l2 = (t11_off_q[2] ? {m1_2_s3_l1, 4'd0} : {4'd0, m1_2_s3_l1});
-  assign m1_2_s3_l3 = (t11_off_q[3] ? {m1_2_s3_l2, 8'd0} : {8'd0, m1_2_s3_l2});
-  assign m1_2_s3_l4 = (t11_off_q[4] ? {m1_2_s3_l3, 16'd0} : {16'd0, m1_2_s3_l3});
-  assign m1_2_s3_l5 = (t11_off_q[5] ? {m1_2_s3_l4, 32'd0} : {32'd0, m1_2_s3_l4});
-  assign m1_2_s3_l6 = (t11_off_q[6] ? {m1_2_s3_l5[63:0], 64'd0} : {33'd0, m1_2_s3_l5});
-  assign m1_2_s3_l7 = (t11_off_q[7] ? 128'd0 : m1_2_s3_l6);
+  assign m1_2_s1_l0 = {(t9_off_c1_q[0] ? t9_bits_q[31] : 1'd0),
+                       (t9_off_c0_q[0] ? {t9_bits_q[30:0], 1'd0} : t9_bits_q)};
+  assign m1_2_s1_l1 = {(t9_off_c1_q[1] ? m1_2_s1_l0[32:30] : {2'd0, m1_2_s1_l0[32]}),
+                       (t9_off_c0_q[1] ? {m1_2_s1_l0[29:0], 2'd0} : m1_2_s1_l0[31:0])};
+  assign m1_2_s1_l2 = {(t9_off_c1_q[2] ? m1_2_s1_l1[34:28] : {4'd0, m1_2_s1_l1[34:32]}),
+                       (t9_off_c0_q[2] ? {m1_2_s1_l1[27:0], 4'd0} : m1_2_s1_l1[31:0])};
+  assign m1_2_s1_l3 = {(t9_off_c1_q[3] ? m1_2_s1_l2[38:24] : {8'd0, m1_2_s1_l2[38:32]}),
+                       (t9_off_c0_q[3] ? {m1_2_s1_l2[23:0], 8'd0} : m1_2_s1_l2[31:0])};
+  assign m1_2_s1_l4 = {(t9_off_c1_q[4] ? m1_2_s1_l3[46:16] : {16'd0, m1_2_s1_l3[46:32]}),
+                       (t9_off_c0_q[4] ? {m1_2_s1_l3[15:0], 16'd0} : m1_2_s1_l3[31:0])};
+  assign m1_2_s1_l5 = {(t9_off_c2_q[0] ? m1_2_s1_l4[62:32] : 31'd0),
+                       (t9_off_c1_q[5] ? m1_2_s1_l4[31:0] : {1'd0, m1_2_s1_l4[62:32]}),
+                       (t9_off_c0_q[5] ? 32'd0 : m1_2_s1_l4[31:0])};
+  assign m1_2_s1_l6 = {(t9_off_c3_q[0] ? m1_2_s1_l5[63:32] : 32'd0),
+                       (t9_off_c2_q[1] ? m1_2_s1_l5[31:0] : {1'd0, m1_2_s1_l5[94:64]}),
+                       (t9_off_c1_q[6] ? 32'd0 : m1_2_s1_l5[63:32]),
+                       (t9_off_c0_q[6] ? 32'd0 : m1_2_s1_l5[31:0])};
+  assign m1_2_s1_l7 = {(t9_off_c3_q[1] ? 32'd0 : m1_2_s1_l6[127:96]),
+                       (t9_off_c2_q[2] ? 32'd0 : m1_2_s1_l6[95:64]),
+                       (t9_off_c1_q[7] ? 32'd0 : m1_2_s1_l6[63:32]),
+                       (t9_off_c0_q[7] ? 32'd0 : m1_2_s1_l6[31:0])};
+  assign m1_2_s2_l0 = {(t10_off_c1_q[0] ? t10_bits_q[31] : 1'd0),
+                       (t10_off_c0_q[0] ? {t10_bits_q[30:0], 1'd0} : t10_bits_q)};
+  assign m1_2_s2_l1 = {(t10_off_c1_q[1] ? m1_2_s2_l0[32:30] : {2'd0, m1_2_s2_l0[32]}),
+                       (t10_off_c0_q[1] ? {m1_2_s2_l0[29:0], 2'd0} : m1_2_s2_l0[31:0])};
+  assign m1_2_s2_l2 = {(t10_off_c1_q[2] ? m1_2_s2_l1[34:28] : {4'd0, m1_2_s2_l1[34:32]}),
+                       (t10_off_c0_q[2] ? {m1_2_s2_l1[27:0], 4'd0} : m1_2_s2_l1[31:0])};
+  assign m1_2_s2_l3 = {(t10_off_c1_q[3] ? m1_2_s2_l2[38:24] : {8'd0, m1_2_s2_l2[38:32]}),
+                       (t10_off_c0_q[3] ? {m1_2_s2_l2[23:0], 8'd0} : m1_2_s2_l2[31:0])};
+  assign m1_2_s2_l4 = {(t10_off_c1_q[4] ? m1_2_s2_l3[46:16] : {16'd0, m1_2_s2_l3[46:32]}),
+                       (t10_off_c0_q[4] ? {m1_2_s2_l3[15:0], 16'd0} : m1_2_s2_l3[31:0])};
+  assign m1_2_s2_l5 = {(t10_off_c2_q[0] ? m1_2_s2_l4[62:32] : 31'd0),
+                       (t10_off_c1_q[5] ? m1_2_s2_l4[31:0] : {1'd0, m1_2_s2_l4[62:32]}),
+                       (t10_off_c0_q[5] ? 32'd0 : m1_2_s2_l4[31:0])};
+  assign m1_2_s2_l6 = {(t10_off_c3_q[0] ? m1_2_s2_l5[63:32] : 32'd0),
+                       (t10_off_c2_q[1] ? m1_2_s2_l5[31:0] : {1'd0, m1_2_s2_l5[94:64]}),
+                       (t10_off_c1_q[6] ? 32'd0 : m1_2_s2_l5[63:32]),
+                       (t10_off_c0_q[6] ? 32'd0 : m1_2_s2_l5[31:0])};
+  assign m1_2_s2_l7 = {(t10_off_c3_q[1] ? 32'd0 : m1_2_s2_l6[127:96]),
+                       (t10_off_c2_q[2] ? 32'd0 : m1_2_s2_l6[95:64]),
+                       (t10_off_c1_q[7] ? 32'd0 : m1_2_s2_l6[63:32]),
+                       (t10_off_c0_q[7] ? 32'd0 : m1_2_s2_l6[31:0])};
+  assign m1_2_s3_l0 = {(t11_off_c1_q[0] ? t11_bits_q[31] : 1'd0),
+                       (t11_off_c0_q[0] ? {t11_bits_q[30:0], 1'd0} : t11_bits_q)};
+  assign m1_2_s3_l1 = {(t11_off_c1_q[1] ? m1_2_s3_l0[32:30] : {2'd0, m1_2_s3_l0[32]}),
+                       (t11_off_c0_q[1] ? {m1_2_s3_l0[29:0], 2'd0} : m1_2_s3_l0[31:0])};
+  assign m1_2_s3_l2 = {(t11_off_c1_q[2] ? m1_2_s3_l1[34:28] : {4'd0, m1_2_s3_l1[34:32]}),
+                       (t11_off_c0_q[2] ? {m1_2_s3_l1[27:0], 4'd0} : m1_2_s3_l1[31:0])};
+  assign m1_2_s3_l3 = {(t11_off_c1_q[3] ? m1_2_s3_l2[38:24] : {8'd0, m1_2_s3_l2[38:32]}),
+                       (t11_off_c0_q[3] ? {m1_2_s3_l2[23:0], 8'd0} : m1_2_s3_l2[31:0])};
+  assign m1_2_s3_l4 = {(t11_off_c1_q[4] ? m1_2_s3_l3[46:16] : {16'd0, m1_2_s3_l3[46:32]}),
+                       (t11_off_c0_q[4] ? {m1_2_s3_l3[15:0], 16'd0} : m1_2_s3_l3[31:0])};
+  assign m1_2_s3_l5 = {(t11_off_c2_q[0] ? m1_2_s3_l4[62:32] : 31'd0),
+                       (t11_off_c1_q[5] ? m1_2_s3_l4[31:0] : {1'd0, m1_2_s3_l4[62:32]}),
+                       (t11_off_c0_q[5] ? 32'd0 : m1_2_s3_l4[31:0])};
+  assign m1_2_s3_l6 = {(t11_off_c3_q[0] ? m1_2_s3_l5[63:32] : 32'd0),
+                       (t11_off_c2_q[1] ? m1_2_s3_l5[31:0] : {1'd0, m1_2_s3_l5[94:64]}),
+                       (t11_off_c1_q[6] ? 32'd0 : m1_2_s3_l5[63:32]),
+                       (t11_off_c0_q[6] ? 32'd0 : m1_2_s3_l5[31:0])};
+  assign m1_2_s3_l7 = {(t11_off_c3_q[1] ? 32'd0 : m1_2_s3_l6[127:96]),
+                       (t11_off_c2_q[2] ? 32'd0 : m1_2_s3_l6[95:64]),
+                       (t11_off_c1_q[7] ? 32'd0 : m1_2_s3_l6[63:32]),
+                       (t11_off_c0_q[7] ? 32'd0 : m1_2_s3_l6[31:0])};
   assign m1_2_bits = ({96'd0, t8_bits_q} | m1_2_s1_l7 | (m1_2_s2_l7 | m1_2_s3_l7));
-  assign m1_2_len = ({2'd0, t8_len_q} + {2'd0, t9_len_q} + ({2'd0, t10_len_q} + {2'd0, t11_len_q}));
-  assign m1_3_s1_l0 = (t13_off_q[0] ? {t13_bits_q, 1'd0} : {1'd0, t13_bits_q});
-  assign m1_3_s1_l1 = (t13_off_q[1] ? {m1_3_s1_l0, 2'd0} : {2'd0, m1_3_s1_l0});
-  assign m1_3_s1_l2 = (t13_off_q[2] ? {m1_3_s1_l1, 4'd0} : {4'd0, m1_3_s1_l1});
-  assign m1_3_s1_l3 = (t13_off_q[3] ? {m1_3_s1_l2, 8'd0} : {8'd0, m1_3_s1_l2});
-  assign m1_3_s1_l4 = (t13_off_q[4] ? {m1_3_s1_l3, 16'd0} : {16'd0, m1_3_s1_l3});
-  assign m1_3_s1_l5 = (t13_off_q[5] ? {m1_3_s1_l4, 32'd0} : {32'd0, m1_3_s1_l4});
-  assign m1_3_s1_l6 = (t13_off_q[6] ? {m1_3_s1_l5[63:0], 64'd0} : {33'd0, m1_3_s1_l5});
-  assign m1_3_s1_l7 = (t13_off_q[7] ? 128'd0 : m1_3_s1_l6);
-  assign m1_3_s2_l0 = (t14_off_q[0] ? {t14_bits_q, 1'd0} : {1'd0, t14_bits_q});
-  assign m1_3_s2_l1 = (t14_off_q[1] ? {m1_3_s2_l0, 2'd0} : {2'd0, m1_3_s2_l0});
-  assign m1_3_s2_l2 = (t14_off_q[2] ? {m1_3_s2_l1, 4'd0} : {4'd0, m1_3_s2_l1});
-  assign m1_3_s2_l3 = (t14_off_q[3] ? {m1_3_s2_l2, 8'd0} : {8'd0, m1_3_s2_l2});
-  assign m1_3_s2_l4 = (t14_off_q[4] ? {m1_3_s2_l3, 16'd0} : {16'd0, m1_3_s2_l3});
-  assign m1_3_s2_l5 = (t14_off_q[5] ? {m1_3_s2_l4, 32'd0} : {32'd0, m1_3_s2_l4});
-  assign m1_3_s2_l6 = (t14_off_q[6] ? {m1_3_s2_l5[63:0], 64'd0} : {33'd0, m1_3_s2_l5});
-  assign m1_3_s2_l7 = (t14_off_q[7] ? 128'd0 : m1_3_s2_l6);
-  assign m1_3_s3_l0 = (t15_off_q[0] ? {t15_bits_q, 1'd0} : {1'd0, t15_bits_q});
-  assign m1_3_s3_l1 = (t15_off_q[1] ? {m1_3_s3_l0, 2'd0} : {2'd0, m1_3_s3_l0});
-  assign m1_3_s3_l2 = (t15_off_q[2] ? {m1_3_s3_l1, 4'd0} : {4'd0, m1_3_s3_l1});
-  assign m1_3_s3_l3 = (t15_off_q[3] ? {m1_3_s3_l2, 8'd0} : {8'd0, m1_3_s3_l2});
-  assign m1_3_s3_l4 = (t15_off_q[4] ? {m1_3_s3_l3, 16'd0} : {16'd0, m1_3_s3_l3});
-  assign m1_3_s3_l5 = (t15_off_q[5] ? {m1_3_s3_l4, 32'd0} : {32'd0, m1_3_s3_l4});
-  assign m1_3_s3_l6 = (t15_off_q[6] ? {m1_3_s3_l5[63:0], 64'd0} : {33'd0, m1_3_s3_l5});
-  assign m1_3_s3_l7 = (t15_off_q[7] ? 128'd0 : m1_3_s3_l6);
+  assign m1_3_s1_l0 = {(t13_off_c1_q[0] ? t13_bits_q[31] : 1'd0),
+                       (t13_off_c0_q[0] ? {t13_bits_q[30:0], 1'd0} : t13_bits_q)};
+  assign m1_3_s1_l1 = {(t13_off_c1_q[1] ? m1_3_s1_l0[32:30] : {2'd0, m1_3_s1_l0[32]}),
+                       (t13_off_c0_q[1] ? {m1_3_s1_l0[29:0], 2'd0} : m1_3_s1_l0[31:0])};
+  assign m1_3_s1_l2 = {(t13_off_c1_q[2] ? m1_3_s1_l1[34:28] : {4'd0, m1_3_s1_l1[34:32]}),
+                       (t13_off_c0_q[2] ? {m1_3_s1_l1[27:0], 4'd0} : m1_3_s1_l1[31:0])};
+  assign m1_3_s1_l3 = {(t13_off_c1_q[3] ? m1_3_s1_l2[38:24] : {8'd0, m1_3_s1_l2[38:32]}),
+                       (t13_off_c0_q[3] ? {m1_3_s1_l2[23:0], 8'd0} : m1_3_s1_l2[31:0])};
+  assign m1_3_s1_l4 = {(t13_off_c1_q[4] ? m1_3_s1_l3[46:16] : {16'd0, m1_3_s1_l3[46:32]}),
+                       (t13_off_c0_q[4] ? {m1_3_s1_l3[15:0], 16'd0} : m1_3_s1_l3[31:0])};
+  assign m1_3_s1_l5 = {(t13_off_c2_q[0] ? m1_3_s1_l4[62:32] : 31'd0),
+                       (t13_off_c1_q[5] ? m1_3_s1_l4[31:0] : {1'd0, m1_3_s1_l4[62:32]}),
+                       (t13_off_c0_q[5] ? 32'd0 : m1_3_s1_l4[31:0])};
+  assign m1_3_s1_l6 = {(t13_off_c3_q[0] ? m1_3_s1_l5[63:32] : 32'd0),
+                       (t13_off_c2_q[1] ? m1_3_s1_l5[31:0] : {1'd0, m1_3_s1_l5[94:64]}),
+                       (t13_off_c1_q[6] ? 32'd0 : m1_3_s1_l5[63:32]),
+                       (t13_off_c0_q[6] ? 32'd0 : m1_3_s1_l5[31:0])};
+  assign m1_3_s1_l7 = {(t13_off_c3_q[1] ? 32'd0 : m1_3_s1_l6[127:96]),
+                       (t13_off_c2_q[2] ? 32'd0 : m1_3_s1_l6[95:64]),
+                       (t13_off_c1_q[7] ? 32'd0 : m1_3_s1_l6[63:32]),
+                       (t13_off_c0_q[7] ? 32'd0 : m1_3_s1_l6[31:0])};
+  assign m1_3_s2_l0 = {(t14_off_c1_q[0] ? t14_bits_q[31] : 1'd0),
+                       (t14_off_c0_q[0] ? {t14_bits_q[30:0], 1'd0} : t14_bits_q)};
+  assign m1_3_s2_l1 = {(t14_off_c1_q[1] ? m1_3_s2_l0[32:30] : {2'd0, m1_3_s2_l0[32]}),
+                       (t14_off_c0_q[1] ? {m1_3_s2_l0[29:0], 2'd0} : m1_3_s2_l0[31:0])};
+  assign m1_3_s2_l2 = {(t14_off_c1_q[2] ? m1_3_s2_l1[34:28] : {4'd0, m1_3_s2_l1[34:32]}),
+                       (t14_off_c0_q[2] ? {m1_3_s2_l1[27:0], 4'd0} : m1_3_s2_l1[31:0])};
+  assign m1_3_s2_l3 = {(t14_off_c1_q[3] ? m1_3_s2_l2[38:24] : {8'd0, m1_3_s2_l2[38:32]}),
+                       (t14_off_c0_q[3] ? {m1_3_s2_l2[23:0], 8'd0} : m1_3_s2_l2[31:0])};
+  assign m1_3_s2_l4 = {(t14_off_c1_q[4] ? m1_3_s2_l3[46:16] : {16'd0, m1_3_s2_l3[46:32]}),
+                       (t14_off_c0_q[4] ? {m1_3_s2_l3[15:0], 16'd0} : m1_3_s2_l3[31:0])};
+  assign m1_3_s2_l5 = {(t14_off_c2_q[0] ? m1_3_s2_l4[62:32] : 31'd0),
+                       (t14_off_c1_q[5] ? m1_3_s2_l4[31:0] : {1'd0, m1_3_s2_l4[62:32]}),
+                       (t14_off_c0_q[5] ? 32'd0 : m1_3_s2_l4[31:0])};
+  assign m1_3_s2_l6 = {(t14_off_c3_q[0] ? m1_3_s2_l5[63:32] : 32'd0),
+                       (t14_off_c2_q[1] ? m1_3_s2_l5[31:0] : {1'd0, m1_3_s2_l5[94:64]}),
+                       (t14_off_c1_q[6] ? 32'd0 : m1_3_s2_l5[63:32]),
+                       (t14_off_c0_q[6] ? 32'd0 : m1_3_s2_l5[31:0])};
+  assign m1_3_s2_l7 = {(t14_off_c3_q[1] ? 32'd0 : m1_3_s2_l6[127:96]),
+                       (t14_off_c2_q[2] ? 32'd0 : m1_3_s2_l6[95:64]),
+                       (t14_off_c1_q[7] ? 32'd0 : m1_3_s2_l6[63:32]),
+                       (t14_off_c0_q[7] ? 32'd0 : m1_3_s2_l6[31:0])};
+  assign m1_3_s3_l0 = {(t15_off_c1_q[0] ? t15_bits_q[31] : 1'd0),
+                       (t15_off_c0_q[0] ? {t15_bits_q[30:0], 1'd0} : t15_bits_q)};
+  assign m1_3_s3_l1 = {(t15_off_c1_q[1] ? m1_3_s3_l0[32:30] : {2'd0, m1_3_s3_l0[32]}),
+                       (t15_off_c0_q[1] ? {m1_3_s3_l0[29:0], 2'd0} : m1_3_s3_l0[31:0])};
+  assign m1_3_s3_l2 = {(t15_off_c1_q[2] ? m1_3_s3_l1[34:28] : {4'd0, m1_3_s3_l1[34:32]}),
+                       (t15_off_c0_q[2] ? {m1_3_s3_l1[27:0], 4'd0} : m1_3_s3_l1[31:0])};
+  assign m1_3_s3_l3 = {(t15_off_c1_q[3] ? m1_3_s3_l2[38:24] : {8'd0, m1_3_s3_l2[38:32]}),
+                       (t15_off_c0_q[3] ? {m1_3_s3_l2[23:0], 8'd0} : m1_3_s3_l2[31:0])};
+  assign m1_3_s3_l4 = {(t15_off_c1_q[4] ? m1_3_s3_l3[46:16] : {16'd0, m1_3_s3_l3[46:32]}),
+                       (t15_off_c0_q[4] ? {m1_3_s3_l3[15:0], 16'd0} : m1_3_s3_l3[31:0])};
+  assign m1_3_s3_l5 = {(t15_off_c2_q[0] ? m1_3_s3_l4[62:32] : 31'd0),
+                       (t15_off_c1_q[5] ? m1_3_s3_l4[31:0] : {1'd0, m1_3_s3_l4[62:32]}),
+                       (t15_off_c0_q[5] ? 32'd0 : m1_3_s3_l4[31:0])};
+  assign m1_3_s3_l6 = {(t15_off_c3_q[0] ? m1_3_s3_l5[63:32] : 32'd0),
+                       (t15_off_c2_q[1] ? m1_3_s3_l5[31:0] : {1'd0, m1_3_s3_l5[94:64]}),
+                       (t15_off_c1_q[6] ? 32'd0 : m1_3_s3_l5[63:32]),
+                       (t15_off_c0_q[6] ? 32'd0 : m1_3_s3_l5[31:0])};
+  assign m1_3_s3_l7 = {(t15_off_c3_q[1] ? 32'd0 : m1_3_s3_l6[127:96]),
+                       (t15_off_c2_q[2] ? 32'd0 : m1_3_s3_l6[95:64]),
+                       (t15_off_c1_q[7] ? 32'd0 : m1_3_s3_l6[63:32]),
+                       (t15_off_c0_q[7] ? 32'd0 : m1_3_s3_l6[31:0])};
   assign m1_3_bits = ({96'd0, t12_bits_q} | m1_3_s1_l7 | (m1_3_s2_l7 | m1_3_s3_l7));
-  assign m1_3_len = ({2'd0, t12_len_q} + {2'd0, t13_len_q}
-                     + ({2'd0, t14_len_q} + {2'd0, t15_len_q}));
-  assign m1_4_s1_l0 = (t17_off_q[0] ? {t17_bits_q, 1'd0} : {1'd0, t17_bits_q});
-  assign m1_4_s1_l1 = (t17_off_q[1] ? {m1_4_s1_l0, 2'd0} : {2'd0, m1_4_s1_l0});
-  assign m1_4_s1_l2 = (t17_off_q[2] ? {m1_4_s1_l1, 4'd0} : {4'd0, m1_4_s1_l1});
-  assign m1_4_s1_l3 = (t17_off_q[3] ? {m1_4_s1_l2, 8'd0} : {8'd0, m1_4_s1_l2});
-  assign m1_4_s1_l4 = (t17_off_q[4] ? {m1_4_s1_l3, 16'd0} : {16'd0, m1_4_s1_l3});
-  assign m1_4_s1_l5 = (t17_off_q[5] ? {m1_4_s1_l4, 32'd0} : {32'd0, m1_4_s1_l4});
-  assign m1_4_s1_l6 = (t17_off_q[6] ? {m1_4_s1_l5[63:0], 64'd0} : {33'd0, m1_4_s1_l5});
-  assign m1_4_s1_l7 = (t17_off_q[7] ? 128'd0 : m1_4_s1_l6);
-  assign m1_4_s2_l0 = (t18_off_q[0] ? {t18_bits_q, 1'd0} : {1'd0, t18_bits_q});
-  assign m1_4_s2_l1 = (t18_off_q[1] ? {m1_4_s2_l0, 2'd0} : {2'd0, m1_4_s2_l0});
-  assign m1_4_s2_l2 = (t18_off_q[2] ? {m1_4_s2_l1, 4'd0} : {4'd0, m1_4_s2_l1});
-  assign m1_4_s2_l3 = (t18_off_q[3] ? {m1_4_s2_l2, 8'd0} : {8'd0, m1_4_s2_l2});
-  assign m1_4_s2_l4 = (t18_off_q[4] ? {m1_4_s2_l3, 16'd0} : {16'd0, m1_4_s2_l3});
-  assign m1_4_s2_l5 = (t18_off_q[5] ? {m1_4_s2_l4, 32'd0} : {32'd0, m1_4_s2_l4});
-  assign m1_4_s2_l6 = (t18_off_q[6] ? {m1_4_s2_l5[63:0], 64'd0} : {33'd0, m1_4_s2_l5});
-  assign m1_4_s2_l7 = (t18_off_q[7] ? 128'd0 : m1_4_s2_l6);
-  assign m1_4_s3_l0 = (t19_off_q[0] ? {t19_bits_q, 1'd0} : {1'd0, t19_bits_q});
-  assign m1_4_s3_l1 = (t19_off_q[1] ? {m1_4_s3_l0, 2'd0} : {2'd0, m1_4_s3_l0});
-  assign m1_4_s3_l2 = (t19_off_q[2] ? {m1_4_s3_l1, 4'd0} : {4'd0, m1_4_s3_l1});
-  assign m1_4_s3_l3 = (t19_off_q[3] ? {m1_4_s3_l2, 8'd0} : {8'd0, m1_4_s3_l2});
-  assign m1_4_s3_l4 = (t19_off_q[4] ? {m1_4_s3_l3, 16'd0} : {16'd0, m1_4_s3_l3});
-  assign m1_4_s3_l5 = (t19_off_q[5] ? {m1_4_s3_l4, 32'd0} : {32'd0, m1_4_s3_l4});
-  assign m1_4_s3_l6 = (t19_off_q[6] ? {m1_4_s3_l5[63:0], 64'd0} : {33'd0, m1_4_s3_l5});
-  assign m1_4_s3_l7 = (t19_off_q[7] ? 128'd0 : m1_4_s3_l6);
+  assign m1_4_s1_l0 = {(t17_off_c1_q[0] ? t17_bits_q[31] : 1'd0),
+                       (t17_off_c0_q[0] ? {t17_bits_q[30:0], 1'd0} : t17_bits_q)};
+  assign m1_4_s1_l1 = {(t17_off_c1_q[1] ? m1_4_s1_l0[32:30] : {2'd0, m1_4_s1_l0[32]}),
+                       (t17_off_c0_q[1] ? {m1_4_s1_l0[29:0], 2'd0} : m1_4_s1_l0[31:0])};
+  assign m1_4_s1_l2 = {(t17_off_c1_q[2] ? m1_4_s1_l1[34:28] : {4'd0, m1_4_s1_l1[34:32]}),
+                       (t17_off_c0_q[2] ? {m1_4_s1_l1[27:0], 4'd0} : m1_4_s1_l1[31:0])};
+  assign m1_4_s1_l3 = {(t17_off_c1_q[3] ? m1_4_s1_l2[38:24] : {8'd0, m1_4_s1_l2[38:32]}),
+                       (t17_off_c0_q[3] ? {m1_4_s1_l2[23:0], 8'd0} : m1_4_s1_l2[31:0])};
+  assign m1_4_s1_l4 = {(t17_off_c1_q[4] ? m1_4_s1_l3[46:16] : {16'd0, m1_4_s1_l3[46:32]}),
+                       (t17_off_c0_q[4] ? {m1_4_s1_l3[15:0], 16'd0} : m1_4_s1_l3[31:0])};
+  assign m1_4_s1_l5 = {(t17_off_c2_q[0] ? m1_4_s1_l4[62:32] : 31'd0),
+                       (t17_off_c1_q[5] ? m1_4_s1_l4[31:0] : {1'd0, m1_4_s1_l4[62:32]}),
+                       (t17_off_c0_q[5] ? 32'd0 : m1_4_s1_l4[31:0])};
+  assign m1_4_s1_l6 = {(t17_off_c3_q[0] ? m1_4_s1_l5[63:32] : 32'd0),
+                       (t17_off_c2_q[1] ? m1_4_s1_l5[31:0] : {1'd0, m1_4_s1_l5[94:64]}),
+                       (t17_off_c1_q[6] ? 32'd0 : m1_4_s1_l5[63:32]),
+                       (t17_off_c0_q[6] ? 32'd0 : m1_4_s1_l5[31:0])};
+  assign m1_4_s1_l7 = {(t17_off_c3_q[1] ? 32'd0 : m1_4_s1_l6[127:96]),
+                       (t17_off_c2_q[2] ? 32'd0 : m1_4_s1_l6[95:64]),
+                       (t17_off_c1_q[7] ? 32'd0 : m1_4_s1_l6[63:32]),
+                       (t17_off_c0_q[7] ? 32'd0 : m1_4_s1_l6[31:0])};
+  assign m1_4_s2_l0 = {(t18_off_c1_q[0] ? t18_bits_q[31] : 1'd0),
+                       (t18_off_c0_q[0] ? {t18_bits_q[30:0], 1'd0} : t18_bits_q)};
+  assign m1_4_s2_l1 = {(t18_off_c1_q[1] ? m1_4_s2_l0[32:30] : {2'd0, m1_4_s2_l0[32]}),
+                       (t18_off_c0_q[1] ? {m1_4_s2_l0[29:0], 2'd0} : m1_4_s2_l0[31:0])};
+  assign m1_4_s2_l2 = {(t18_off_c1_q[2] ? m1_4_s2_l1[34:28] : {4'd0, m1_4_s2_l1[34:32]}),
+                       (t18_off_c0_q[2] ? {m1_4_s2_l1[27:0], 4'd0} : m1_4_s2_l1[31:0])};
+  assign m1_4_s2_l3 = {(t18_off_c1_q[3] ? m1_4_s2_l2[38:24] : {8'd0, m1_4_s2_l2[38:32]}),
+                       (t18_off_c0_q[3] ? {m1_4_s2_l2[23:0], 8'd0} : m1_4_s2_l2[31:0])};
+  assign m1_4_s2_l4 = {(t18_off_c1_q[4] ? m1_4_s2_l3[46:16] : {16'd0, m1_4_s2_l3[46:32]}),
+                       (t18_off_c0_q[4] ? {m1_4_s2_l3[15:0], 16'd0} : m1_4_s2_l3[31:0])};
+  assign m1_4_s2_l5 = {(t18_off_c2_q[0] ? m1_4_s2_l4[62:32] : 31'd0),
+                       (t18_off_c1_q[5] ? m1_4_s2_l4[31:0] : {1'd0, m1_4_s2_l4[62:32]}),
+                       (t18_off_c0_q[5] ? 32'd0 : m1_4_s2_l4[31:0])};
+  assign m1_4_s2_l6 = {(t18_off_c3_q[0] ? m1_4_s2_l5[63:32] : 32'd0),
+                       (t18_off_c2_q[1] ? m1_4_s2_l5[31:0] : {1'd0, m1_4_s2_l5[94:64]}),
+                       (t18_off_c1_q[6] ? 32'd0 : m1_4_s2_l5[63:32]),
+                       (t18_off_c0_q[6] ? 32'd0 : m1_4_s2_l5[31:0])};
+  assign m1_4_s2_l7 = {(t18_off_c3_q[1] ? 32'd0 : m1_4_s2_l6[127:96]),
+                       (t18_off_c2_q[2] ? 32'd0 : m1_4_s2_l6[95:64]),
+                       (t18_off_c1_q[7] ? 32'd0 : m1_4_s2_l6[63:32]),
+                       (t18_off_c0_q[7] ? 32'd0 : m1_4_s2_l6[31:0])};
+  assign m1_4_s3_l0 = {(t19_off_c1_q[0] ? t19_bits_q[31] : 1'd0),
+                       (t19_off_c0_q[0] ? {t19_bits_q[30:0], 1'd0} : t19_bits_q)};
+  assign m1_4_s3_l1 = {(t19_off_c1_q[1] ? m1_4_s3_l0[32:30] : {2'd0, m1_4_s3_l0[32]}),
+                       (t19_off_c0_q[1] ? {m1_4_s3_l0[29:0], 2'd0} : m1_4_s3_l0[31:0])};
+  assign m1_4_s3_l2 = {(t19_off_c1_q[2] ? m1_4_s3_l1[34:28] : {4'd0, m1_4_s3_l1[34:32]}),
+                       (t19_off_c0_q[2] ? {m1_4_s3_l1[27:0], 4'd0} : m1_4_s3_l1[31:0])};
+  assign m1_4_s3_l3 = {(t19_off_c1_q[3] ? m1_4_s3_l2[38:24] : {8'd0, m1_4_s3_l2[38:32]}),
+                       (t19_off_c0_q[3] ? {m1_4_s3_l2[23:0], 8'd0} : m1_4_s3_l2[31:0])};
+  assign m1_4_s3_l4 = {(t19_off_c1_q[4] ? m1_4_s3_l3[46:16] : {16'd0, m1_4_s3_l3[46:32]}),
+                       (t19_off_c0_q[4] ? {m1_4_s3_l3[15:0], 16'd0} : m1_4_s3_l3[31:0])};
+  assign m1_4_s3_l5 = {(t19_off_c2_q[0] ? m1_4_s3_l4[62:32] : 31'd0),
+                       (t19_off_c1_q[5] ? m1_4_s3_l4[31:0] : {1'd0, m1_4_s3_l4[62:32]}),
+                       (t19_off_c0_q[5] ? 32'd0 : m1_4_s3_l4[31:0])};
+  assign m1_4_s3_l6 = {(t19_off_c3_q[0] ? m1_4_s3_l5[63:32] : 32'd0),
+                       (t19_off_c2_q[1] ? m1_4_s3_l5[31:0] : {1'd0, m1_4_s3_l5[94:64]}),
+                       (t19_off_c1_q[6] ? 32'd0 : m1_4_s3_l5[63:32]),
+                       (t19_off_c0_q[6] ? 32'd0 : m1_4_s3_l5[31:0])};
+  assign m1_4_s3_l7 = {(t19_off_c3_q[1] ? 32'd0 : m1_4_s3_l6[127:96]),
+                       (t19_off_c2_q[2] ? 32'd0 : m1_4_s3_l6[95:64]),
+                       (t19_off_c1_q[7] ? 32'd0 : m1_4_s3_l6[63:32]),
+                       (t19_off_c0_q[7] ? 32'd0 : m1_4_s3_l6[31:0])};
   assign m1_4_bits = ({96'd0, t16_bits_q} | m1_4_s1_l7 | (m1_4_s2_l7 | m1_4_s3_l7));
-  assign m1_4_len = ({2'd0, t16_len_q} + {2'd0, t17_len_q}
-                     + ({2'd0, t18_len_q} + {2'd0, t19_len_q}));
-  assign m1_5_s1_l0 = (t21_off_q[0] ? {t21_bits_q, 1'd0} : {1'd0, t21_bits_q});
-  assign m1_5_s1_l1 = (t21_off_q[1] ? {m1_5_s1_l0, 2'd0} : {2'd0, m1_5_s1_l0});
-  assign m1_5_s1_l2 = (t21_off_q[2] ? {m1_5_s1_l1, 4'd0} : {4'd0, m1_5_s1_l1});
-  assign m1_5_s1_l3 = (t21_off_q[3] ? {m1_5_s1_l2, 8'd0} : {8'd0, m1_5_s1_l2});
-  assign m1_5_s1_l4 = (t21_off_q[4] ? {m1_5_s1_l3, 16'd0} : {16'd0, m1_5_s1_l3});
-  assign m1_5_s1_l5 = (t21_off_q[5] ? {m1_5_s1_l4, 32'd0} : {32'd0, m1_5_s1_l4});
-  assign m1_5_s1_l6 = (t21_off_q[6] ? {m1_5_s1_l5[63:0], 64'd0} : {33'd0, m1_5_s1_l5});
-  assign m1_5_s1_l7 = (t21_off_q[7] ? 128'd0 : m1_5_s1_l6);
-  assign m1_5_s2_l0 = (t22_off_q[0] ? {t22_bits_q, 1'd0} : {1'd0, t22_bits_q});
-  assign m1_5_s2_l1 = (t22_off_q[1] ? {m1_5_s2_l0, 2'd0} : {2'd0, m1_5_s2_l0});
-  assign m1_5_s2_l2 = (t22_off_q[2] ? {m1_5_s2_l1, 4'd0} : {4'd0, m1_5_s2_l1});
-  assign m1_5_s2_l3 = (t22_off_q[3] ? {m1_5_s2_l2, 8'd0} : {8'd0, m1_5_s2_l2});
-  assign m1_5_s2_l4 = (t22_off_q[4] ? {m1_5_s2_l3, 16'd0} : {16'd0, m1_5_s2_l3});
-  assign m1_5_s2_l5 = (t22_off_q[5] ? {m1_5_s2_l4, 32'd0} : {32'd0, m1_5_s2_l4});
-  assign m1_5_s2_l6 = (t22_off_q[6] ? {m1_5_s2_l5[63:0], 64'd0} : {33'd0, m1_5_s2_l5});
-  assign m1_5_s2_l7 = (t22_off_q[7] ? 128'd0 : m1_5_s2_l6);
-  assign m1_5_s3_l0 = (t23_off_q[0] ? {t23_bits_q, 1'd0} : {1'd0, t23_bits_q});
-  assign m1_5_s3_l1 = (t23_off_q[1] ? {m1_5_s3_l0, 2'd0} : {2'd0, m1_5_s3_l0});
-  assign m1_5_s3_l2 = (t23_off_q[2] ? {m1_5_s3_l1, 4'd0} : {4'd0, m1_5_s3_l1});
-  assign m1_5_s3_l3 = (t23_off_q[3] ? {m1_5_s3_l2, 8'd0} : {8'd0, m1_5_s3_l2});
-  assign m1_5_s3_l4 = (t23_off_q[4] ? {m1_5_s3_l3, 16'd0} : {16'd0, m1_5_s3_l3});
-  assign m1_5_s3_l5 = (t23_off_q[5] ? {m1_5_s3_l4, 32'd0} : {32'd0, m1_5_s3_l4});
-  assign m1_5_s3_l6 = (t23_off_q[6] ? {m1_5_s3_l5[63:0], 64'd0} : {33'd0, m1_5_s3_l5});
-  assign m1_5_s3_l7 = (t23_off_q[7] ? 128'd0 : m1_5_s3_l6);
+  assign m1_5_s1_l0 = {(t21_off_c1_q[0] ? t21_bits_q[31] : 1'd0),
+                       (t21_off_c0_q[0] ? {t21_bits_q[30:0], 1'd0} : t21_bits_q)};
+  assign m1_5_s1_l1 = {(t21_off_c1_q[1] ? m1_5_s1_l0[32:30] : {2'd0, m1_5_s1_l0[32]}),
+                       (t21_off_c0_q[1] ? {m1_5_s1_l0[29:0], 2'd0} : m1_5_s1_l0[31:0])};
+  assign m1_5_s1_l2 = {(t21_off_c1_q[2] ? m1_5_s1_l1[34:28] : {4'd0, m1_5_s1_l1[34:32]}),
+                       (t21_off_c0_q[2] ? {m1_5_s1_l1[27:0], 4'd0} : m1_5_s1_l1[31:0])};
+  assign m1_5_s1_l3 = {(t21_off_c1_q[3] ? m1_5_s1_l2[38:24] : {8'd0, m1_5_s1_l2[38:32]}),
+                       (t21_off_c0_q[3] ? {m1_5_s1_l2[23:0], 8'd0} : m1_5_s1_l2[31:0])};
+  assign m1_5_s1_l4 = {(t21_off_c1_q[4] ? m1_5_s1_l3[46:16] : {16'd0, m1_5_s1_l3[46:32]}),
+                       (t21_off_c0_q[4] ? {m1_5_s1_l3[15:0], 16'd0} : m1_5_s1_l3[31:0])};
+  assign m1_5_s1_l5 = {(t21_off_c2_q[0] ? m1_5_s1_l4[62:32] : 31'd0),
+                       (t21_off_c1_q[5] ? m1_5_s1_l4[31:0] : {1'd0, m1_5_s1_l4[62:32]}),
+                       (t21_off_c0_q[5] ? 32'd0 : m1_5_s1_l4[31:0])};
+  assign m1_5_s1_l6 = {(t21_off_c3_q[0] ? m1_5_s1_l5[63:32] : 32'd0),
+                       (t21_off_c2_q[1] ? m1_5_s1_l5[31:0] : {1'd0, m1_5_s1_l5[94:64]}),
+                       (t21_off_c1_q[6] ? 32'd0 : m1_5_s1_l5[63:32]),
+                       (t21_off_c0_q[6] ? 32'd0 : m1_5_s1_l5[31:0])};
+  assign m1_5_s1_l7 = {(t21_off_c3_q[1] ? 32'd0 : m1_5_s1_l6[127:96]),
+                       (t21_off_c2_q[2] ? 32'd0 : m1_5_s1_l6[95:64]),
+                       (t21_off_c1_q[7] ? 32'd0 : m1_5_s1_l6[63:32]),
+                       (t21_off_c0_q[7] ? 32'd0 : m1_5_s1_l6[31:0])};
+  assign m1_5_s2_l0 = {(t22_off_c1_q[0] ? t22_bits_q[31] : 1'd0),
+                       (t22_off_c0_q[0] ? {t22_bits_q[30:0], 1'd0} : t22_bits_q)};
+  assign m1_5_s2_l1 = {(t22_off_c1_q[1] ? m1_5_s2_l0[32:30] : {2'd0, m1_5_s2_l0[32]}),
+                       (t22_off_c0_q[1] ? {m1_5_s2_l0[29:0], 2'd0} : m1_5_s2_l0[31:0])};
+  assign m1_5_s2_l2 = {(t22_off_c1_q[2] ? m1_5_s2_l1[34:28] : {4'd0, m1_5_s2_l1[34:32]}),
+                       (t22_off_c0_q[2] ? {m1_5_s2_l1[27:0], 4'd0} : m1_5_s2_l1[31:0])};
+  assign m1_5_s2_l3 = {(t22_off_c1_q[3] ? m1_5_s2_l2[38:24] : {8'd0, m1_5_s2_l2[38:32]}),
+                       (t22_off_c0_q[3] ? {m1_5_s2_l2[23:0], 8'd0} : m1_5_s2_l2[31:0])};
+  assign m1_5_s2_l4 = {(t22_off_c1_q[4] ? m1_5_s2_l3[46:16] : {16'd0, m1_5_s2_l3[46:32]}),
+                       (t22_off_c0_q[4] ? {m1_5_s2_l3[15:0], 16'd0} : m1_5_s2_l3[31:0])};
+  assign m1_5_s2_l5 = {(t22_off_c2_q[0] ? m1_5_s2_l4[62:32] : 31'd0),
+                       (t22_off_c1_q[5] ? m1_5_s2_l4[31:0] : {1'd0, m1_5_s2_l4[62:32]}),
+                       (t22_off_c0_q[5] ? 32'd0 : m1_5_s2_l4[31:0])};
+  assign m1_5_s2_l6 = {(t22_off_c3_q[0] ? m1_5_s2_l5[63:32] : 32'd0),
+                       (t22_off_c2_q[1] ? m1_5_s2_l5[31:0] : {1'd0, m1_5_s2_l5[94:64]}),
+                       (t22_off_c1_q[6] ? 32'd0 : m1_5_s2_l5[63:32]),
+                       (t22_off_c0_q[6] ? 32'd0 : m1_5_s2_l5[31:0])};
+  assign m1_5_s2_l7 = {(t22_off_c3_q[1] ? 32'd0 : m1_5_s2_l6[127:96]),
+                       (t22_off_c2_q[2] ? 32'd0 : m1_5_s2_l6[95:64]),
+                       (t22_off_c1_q[7] ? 32'd0 : m1_5_s2_l6[63:32]),
+                       (t22_off_c0_q[7] ? 32'd0 : m1_5_s2_l6[31:0])};
+  assign m1_5_s3_l0 = {(t23_off_c1_q[0] ? t23_bits_q[31] : 1'd0),
+                       (t23_off_c0_q[0] ? {t23_bits_q[30:0], 1'd0} : t23_bits_q)};
+  assign m1_5_s3_l1 = {(t23_off_c1_q[1] ? m1_5_s3_l0[32:30] : {2'd0, m1_5_s3_l0[32]}),
+                       (t23_off_c0_q[1] ? {m1_5_s3_l0[29:0], 2'd0} : m1_5_s3_l0[31:0])};
+  assign m1_5_s3_l2 = {(t23_off_c1_q[2] ? m1_5_s3_l1[34:28] : {4'd0, m1_5_s3_l1[34:32]}),
+                       (t23_off_c0_q[2] ? {m1_5_s3_l1[27:0], 4'd0} : m1_5_s3_l1[31:0])};
+  assign m1_5_s3_l3 = {(t23_off_c1_q[3] ? m1_5_s3_l2[38:24] : {8'd0, m1_5_s3_l2[38:32]}),
+                       (t23_off_c0_q[3] ? {m1_5_s3_l2[23:0], 8'd0} : m1_5_s3_l2[31:0])};
+  assign m1_5_s3_l4 = {(t23_off_c1_q[4] ? m1_5_s3_l3[46:16] : {16'd0, m1_5_s3_l3[46:32]}),
+                       (t23_off_c0_q[4] ? {m1_5_s3_l3[15:0], 16'd0} : m1_5_s3_l3[31:0])};
+  assign m1_5_s3_l5 = {(t23_off_c2_q[0] ? m1_5_s3_l4[62:32] : 31'd0),
+                       (t23_off_c1_q[5] ? m1_5_s3_l4[31:0] : {1'd0, m1_5_s3_l4[62:32]}),
+                       (t23_off_c0_q[5] ? 32'd0 : m1_5_s3_l4[31:0])};
+  assign m1_5_s3_l6 = {(t23_off_c3_q[0] ? m1_5_s3_l5[63:32] : 32'd0),
+                       (t23_off_c2_q[1] ? m1_5_s3_l5[31:0] : {1'd0, m1_5_s3_l5[94:64]}),
+                       (t23_off_c1_q[6] ? 32'd0 : m1_5_s3_l5[63:32]),
+                       (t23_off_c0_q[6] ? 32'd0 : m1_5_s3_l5[31:0])};
+  assign m1_5_s3_l7 = {(t23_off_c3_q[1] ? 32'd0 : m1_5_s3_l6[127:96]),
+                       (t23_off_c2_q[2] ? 32'd0 : m1_5_s3_l6[95:64]),
+                       (t23_off_c1_q[7] ? 32'd0 : m1_5_s3_l6[63:32]),
+                       (t23_off_c0_q[7] ? 32'd0 : m1_5_s3_l6[31:0])};
   assign m1_5_bits = ({96'd0, t20_bits_q} | m1_5_s1_l7 | (m1_5_s2_l7 | m1_5_s3_l7));
-  assign m1_5_len = ({2'd0, t20_len_q} + {2'd0, t21_len_q}
-                     + ({2'd0, t22_len_q} + {2'd0, t23_len_q}));
-  assign m1_6_s1_l0 = (t25_off_q[0] ? {t25_bits_q, 1'd0} : {1'd0, t25_bits_q});
-  assign m1_6_s1_l1 = (t25_off_q[1] ? {m1_6_s1_l0, 2'd0} : {2'd0, m1_6_s1_l0});
-  assign m1_6_s1_l2 = (t25_off_q[2] ? {m1_6_s1_l1, 4'd0} : {4'd0, m1_6_s1_l1});
-  assign m1_6_s1_l3 = (t25_off_q[3] ? {m1_6_s1_l2, 8'd0} : {8'd0, m1_6_s1_l2});
-  assign m1_6_s1_l4 = (t25_off_q[4] ? {m1_6_s1_l3, 16'd0} : {16'd0, m1_6_s1_l3});
-  assign m1_6_s1_l5 = (t25_off_q[5] ? {m1_6_s1_l4, 32'd0} : {32'd0, m1_6_s1_l4});
-  assign m1_6_s1_l6 = (t25_off_q[6] ? {m1_6_s1_l5[63:0], 64'd0} : {33'd0, m1_6_s1_l5});
-  assign m1_6_s1_l7 = (t25_off_q[7] ? 128'd0 : m1_6_s1_l6);
-  assign m1_6_s2_l0 = (t26_off_q[0] ? {t26_bits_q, 1'd0} : {1'd0, t26_bits_q});
-  assign m1_6_s2_l1 = (t26_off_q[1] ? {m1_6_s2_l0, 2'd0} : {2'd0, m1_6_s2_l0});
-  assign m1_6_s2_l2 = (t26_off_q[2] ? {m1_6_s2_l1, 4'd0} : {4'd0, m1_6_s2_l1});
-  assign m1_6_s2_l3 = (t26_off_q[3] ? {m1_6_s2_l2, 8'd0} : {8'd0, m1_6_s2_l2});
-  assign m1_6_s2_l4 = (t26_off_q[4] ? {m1_6_s2_l3, 16'd0} : {16'd0, m1_6_s2_l3});
-  assign m1_6_s2_l5 = (t26_off_q[5] ? {m1_6_s2_l4, 32'd0} : {32'd0, m1_6_s2_l4});
-  assign m1_6_s2_l6 = (t26_off_q[6] ? {m1_6_s2_l5[63:0], 64'd0} : {33'd0, m1_6_s2_l5});
-  assign m1_6_s2_l7 = (t26_off_q[7] ? 128'd0 : m1_6_s2_l6);
-  assign m1_6_s3_l0 = (t27_off_q[0] ? {t27_bits_q, 1'd0} : {1'd0, t27_bits_q});
-  assign m1_6_s3_l1 = (t27_off_q[1] ? {m1_6_s3_l0, 2'd0} : {2'd0, m1_6_s3_l0});
-  assign m1_6_s3_l2 = (t27_off_q[2] ? {m1_6_s3_l1, 4'd0} : {4'd0, m1_6_s3_l1});
-  assign m1_6_s3_l3 = (t27_off_q[3] ? {m1_6_s3_l2, 8'd0} : {8'd0, m1_6_s3_l2});
-  assign m1_6_s3_l4 = (t27_off_q[4] ? {m1_6_s3_l3, 16'd0} : {16'd0, m1_6_s3_l3});
-  assign m1_6_s3_l5 = (t27_off_q[5] ? {m1_6_s3_l4, 32'd0} : {32'd0, m1_6_s3_l4});
-  assign m1_6_s3_l6 = (t27_off_q[6] ? {m1_6_s3_l5[63:0], 64'd0} : {33'd0, m1_6_s3_l5});
-  assign m1_6_s3_l7 = (t27_off_q[7] ? 128'd0 : m1_6_s3_l6);
+  assign m1_6_s1_l0 = {(t25_off_c1_q[0] ? t25_bits_q[31] : 1'd0),
+                       (t25_off_c0_q[0] ? {t25_bits_q[30:0], 1'd0} : t25_bits_q)};
+  assign m1_6_s1_l1 = {(t25_off_c1_q[1] ? m1_6_s1_l0[32:30] : {2'd0, m1_6_s1_l0[32]}),
+                       (t25_off_c0_q[1] ? {m1_6_s1_l0[29:0], 2'd0} : m1_6_s1_l0[31:0])};
+  assign m1_6_s1_l2 = {(t25_off_c1_q[2] ? m1_6_s1_l1[34:28] : {4'd0, m1_6_s1_l1[34:32]}),
+                       (t25_off_c0_q[2] ? {m1_6_s1_l1[27:0], 4'd0} : m1_6_s1_l1[31:0])};
+  assign m1_6_s1_l3 = {(t25_off_c1_q[3] ? m1_6_s1_l2[38:24] : {8'd0, m1_6_s1_l2[38:32]}),
+                       (t25_off_c0_q[3] ? {m1_6_s1_l2[23:0], 8'd0} : m1_6_s1_l2[31:0])};
+  assign m1_6_s1_l4 = {(t25_off_c1_q[4] ? m1_6_s1_l3[46:16] : {16'd0, m1_6_s1_l3[46:32]}),
+                       (t25_off_c0_q[4] ? {m1_6_s1_l3[15:0], 16'd0} : m1_6_s1_l3[31:0])};
+  assign m1_6_s1_l5 = {(t25_off_c2_q[0] ? m1_6_s1_l4[62:32] : 31'd0),
+                       (t25_off_c1_q[5] ? m1_6_s1_l4[31:0] : {1'd0, m1_6_s1_l4[62:32]}),
+                       (t25_off_c0_q[5] ? 32'd0 : m1_6_s1_l4[31:0])};
+  assign m1_6_s1_l6 = {(t25_off_c3_q[0] ? m1_6_s1_l5[63:32] : 32'd0),
+                       (t25_off_c2_q[1] ? m1_6_s1_l5[31:0] : {1'd0, m1_6_s1_l5[94:64]}),
+                       (t25_off_c1_q[6] ? 32'd0 : m1_6_s1_l5[63:32]),
+                       (t25_off_c0_q[6] ? 32'd0 : m1_6_s1_l5[31:0])};
+  assign m1_6_s1_l7 = {(t25_off_c3_q[1] ? 32'd0 : m1_6_s1_l6[127:96]),
+                       (t25_off_c2_q[2] ? 32'd0 : m1_6_s1_l6[95:64]),
+                       (t25_off_c1_q[7] ? 32'd0 : m1_6_s1_l6[63:32]),
+                       (t25_off_c0_q[7] ? 32'd0 : m1_6_s1_l6[31:0])};
+  assign m1_6_s2_l0 = {(t26_off_c1_q[0] ? t26_bits_q[31] : 1'd0),
+                       (t26_off_c0_q[0] ? {t26_bits_q[30:0], 1'd0} : t26_bits_q)};
+  assign m1_6_s2_l1 = {(t26_off_c1_q[1] ? m1_6_s2_l0[32:30] : {2'd0, m1_6_s2_l0[32]}),
+                       (t26_off_c0_q[1] ? {m1_6_s2_l0[29:0], 2'd0} : m1_6_s2_l0[31:0])};
+  assign m1_6_s2_l2 = {(t26_off_c1_q[2] ? m1_6_s2_l1[34:28] : {4'd0, m1_6_s2_l1[34:32]}),
+                       (t26_off_c0_q[2] ? {m1_6_s2_l1[27:0], 4'd0} : m1_6_s2_l1[31:0])};
+  assign m1_6_s2_l3 = {(t26_off_c1_q[3] ? m1_6_s2_l2[38:24] : {8'd0, m1_6_s2_l2[38:32]}),
+                       (t26_off_c0_q[3] ? {m1_6_s2_l2[23:0], 8'd0} : m1_6_s2_l2[31:0])};
+  assign m1_6_s2_l4 = {(t26_off_c1_q[4] ? m1_6_s2_l3[46:16] : {16'd0, m1_6_s2_l3[46:32]}),
+                       (t26_off_c0_q[4] ? {m1_6_s2_l3[15:0], 16'd0} : m1_6_s2_l3[31:0])};
+  assign m1_6_s2_l5 = {(t26_off_c2_q[0] ? m1_6_s2_l4[62:32] : 31'd0),
+                       (t26_off_c1_q[5] ? m1_6_s2_l4[31:0] : {1'd0, m1_6_s2_l4[62:32]}),
+                       (t26_off_c0_q[5] ? 32'd0 : m1_6_s2_l4[31:0])};
+  assign m1_6_s2_l6 = {(t26_off_c3_q[0] ? m1_6_s2_l5[63:32] : 32'd0),
+                       (t26_off_c2_q[1] ? m1_6_s2_l5[31:0] : {1'd0, m1_6_s2_l5[94:64]}),
+                       (t26_off_c1_q[6] ? 32'd0 : m1_6_s2_l5[63:32]),
+                       (t26_off_c0_q[6] ? 32'd0 : m1_6_s2_l5[31:0])};
+  assign m1_6_s2_l7 = {(t26_off_c3_q[1] ? 32'd0 : m1_6_s2_l6[127:96]),
+                       (t26_off_c2_q[2] ? 32'd0 : m1_6_s2_l6[95:64]),
+                       (t26_off_c1_q[7] ? 32'd0 : m1_6_s2_l6[63:32]),
+                       (t26_off_c0_q[7] ? 32'd0 : m1_6_s2_l6[31:0])};
+  assign m1_6_s3_l0 = {(t27_off_c1_q[0] ? t27_bits_q[31] : 1'd0),
+                       (t27_off_c0_q[0] ? {t27_bits_q[30:0], 1'd0} : t27_bits_q)};
+  assign m1_6_s3_l1 = {(t27_off_c1_q[1] ? m1_6_s3_l0[32:30] : {2'd0, m1_6_s3_l0[32]}),
+                       (t27_off_c0_q[1] ? {m1_6_s3_l0[29:0], 2'd0} : m1_6_s3_l0[31:0])};
+  assign m1_6_s3_l2 = {(t27_off_c1_q[2] ? m1_6_s3_l1[34:28] : {4'd0, m1_6_s3_l1[34:32]}),
+                       (t27_off_c0_q[2] ? {m1_6_s3_l1[27:0], 4'd0} : m1_6_s3_l1[31:0])};
+  assign m1_6_s3_l3 = {(t27_off_c1_q[3] ? m1_6_s3_l2[38:24] : {8'd0, m1_6_s3_l2[38:32]}),
+                       (t27_off_c0_q[3] ? {m1_6_s3_l2[23:0], 8'd0} : m1_6_s3_l2[31:0])};
+  assign m1_6_s3_l4 = {(t27_off_c1_q[4] ? m1_6_s3_l3[46:16] : {16'd0, m1_6_s3_l3[46:32]}),
+                       (t27_off_c0_q[4] ? {m1_6_s3_l3[15:0], 16'd0} : m1_6_s3_l3[31:0])};
+  assign m1_6_s3_l5 = {(t27_off_c2_q[0] ? m1_6_s3_l4[62:32] : 31'd0),
+                       (t27_off_c1_q[5] ? m1_6_s3_l4[31:0] : {1'd0, m1_6_s3_l4[62:32]}),
+                       (t27_off_c0_q[5] ? 32'd0 : m1_6_s3_l4[31:0])};
+  assign m1_6_s3_l6 = {(t27_off_c3_q[0] ? m1_6_s3_l5[63:32] : 32'd0),
+                       (t27_off_c2_q[1] ? m1_6_s3_l5[31:0] : {1'd0, m1_6_s3_l5[94:64]}),
+                       (t27_off_c1_q[6] ? 32'd0 : m1_6_s3_l5[63:32]),
+                       (t27_off_c0_q[6] ? 32'd0 : m1_6_s3_l5[31:0])};
+  assign m1_6_s3_l7 = {(t27_off_c3_q[1] ? 32'd0 : m1_6_s3_l6[127:96]),
+                       (t27_off_c2_q[2] ? 32'd0 : m1_6_s3_l6[95:64]),
+                       (t27_off_c1_q[7] ? 32'd0 : m1_6_s3_l6[63:32]),
+                       (t27_off_c0_q[7] ? 32'd0 : m1_6_s3_l6[31:0])};
   assign m1_6_bits = ({96'd0, t24_bits_q} | m1_6_s1_l7 | (m1_6_s2_l7 | m1_6_s3_l7));
-  assign m1_6_len = ({2'd0, t24_len_q} + {2'd0, t25_len_q}
-                     + ({2'd0, t26_len_q} + {2'd0, t27_len_q}));
-  assign m1_7_s1_l0 = (t29_off_q[0] ? {t29_bits_q, 1'd0} : {1'd0, t29_bits_q});
-  assign m1_7_s1_l1 = (t29_off_q[1] ? {m1_7_s1_l0, 2'd0} : {2'd0, m1_7_s1_l0});
-  assign m1_7_s1_l2 = (t29_off_q[2] ? {m1_7_s1_l1, 4'd0} : {4'd0, m1_7_s1_l1});
-  assign m1_7_s1_l3 = (t29_off_q[3] ? {m1_7_s1_l2, 8'd0} : {8'd0, m1_7_s1_l2});
-  assign m1_7_s1_l4 = (t29_off_q[4] ? {m1_7_s1_l3, 16'd0} : {16'd0, m1_7_s1_l3});
-  assign m1_7_s1_l5 = (t29_off_q[5] ? {m1_7_s1_l4, 32'd0} : {32'd0, m1_7_s1_l4});
-  assign m1_7_s1_l6 = (t29_off_q[6] ? {m1_7_s1_l5[63:0], 64'd0} : {33'd0, m1_7_s1_l5});
-  assign m1_7_s1_l7 = (t29_off_q[7] ? 128'd0 : m1_7_s1_l6);
-  assign m1_7_s2_l0 = (t30_off_q[0] ? {t30_bits_q, 1'd0} : {1'd0, t30_bits_q});
-  assign m1_7_s2_l1 = (t30_off_q[1] ? {m1_7_s2_l0, 2'd0} : {2'd0, m1_7_s2_l0});
-  assign m1_7_s2_l2 = (t30_off_q[2] ? {m1_7_s2_l1, 4'd0} : {4'd0, m1_7_s2_l1});
-  assign m1_7_s2_l3 = (t30_off_q[3] ? {m1_7_s2_l2, 8'd0} : {8'd0, m1_7_s2_l2});
-  assign m1_7_s2_l4 = (t30_off_q[4] ? {m1_7_s2_l3, 16'd0} : {16'd0, m1_7_s2_l3});
-  assign m1_7_s2_l5 = (t30_off_q[5] ? {m1_7_s2_l4, 32'd0} : {32'd0, m1_7_s2_l4});
-  assign m1_7_s2_l6 = (t30_off_q[6] ? {m1_7_s2_l5[63:0], 64'd0} : {33'd0, m1_7_s2_l5});
-  assign m1_7_s2_l7 = (t30_off_q[7] ? 128'd0 : m1_7_s2_l6);
-  assign m1_7_s3_l0 = (t31_off_q[0] ? {t31_bits_q, 1'd0} : {1'd0, t31_bits_q});
-  assign m1_7_s3_l1 = (t31_off_q[1] ? {m1_7_s3_l0, 2'd0} : {2'd0, m1_7_s3_l0});
-  assign m1_7_s3_l2 = (t31_off_q[2] ? {m1_7_s3_l1, 4'd0} : {4'd0, m1_7_s3_l1});
-  assign m1_7_s3_l3 = (t31_off_q[3] ? {m1_7_s3_l2, 8'd0} : {8'd0, m1_7_s3_l2});
-  assign m1_7_s3_l4 = (t31_off_q[4] ? {m1_7_s3_l3, 16'd0} : {16'd0, m1_7_s3_l3});
-  assign m1_7_s3_l5 = (t31_off_q[5] ? {m1_7_s3_l4, 32'd0} : {32'd0, m1_7_s3_l4});
-  assign m1_7_s3_l6 = (t31_off_q[6] ? {m1_7_s3_l5[63:0], 64'd0} : {33'd0, m1_7_s3_l5});
-  assign m1_7_s3_l7 = (t31_off_q[7] ? 128'd0 : m1_7_s3_l6);
+  assign m1_7_s1_l0 = {(t29_off_c1_q[0] ? t29_bits_q[31] : 1'd0),
+                       (t29_off_c0_q[0] ? {t29_bits_q[30:0], 1'd0} : t29_bits_q)};
+  assign m1_7_s1_l1 = {(t29_off_c1_q[1] ? m1_7_s1_l0[32:30] : {2'd0, m1_7_s1_l0[32]}),
+                       (t29_off_c0_q[1] ? {m1_7_s1_l0[29:0], 2'd0} : m1_7_s1_l0[31:0])};
+  assign m1_7_s1_l2 = {(t29_off_c1_q[2] ? m1_7_s1_l1[34:28] : {4'd0, m1_7_s1_l1[34:32]}),
+                       (t29_off_c0_q[2] ? {m1_7_s1_l1[27:0], 4'd0} : m1_7_s1_l1[31:0])};
+  assign m1_7_s1_l3 = {(t29_off_c1_q[3] ? m1_7_s1_l2[38:24] : {8'd0, m1_7_s1_l2[38:32]}),
+                       (t29_off_c0_q[3] ? {m1_7_s1_l2[23:0], 8'd0} : m1_7_s1_l2[31:0])};
+  assign m1_7_s1_l4 = {(t29_off_c1_q[4] ? m1_7_s1_l3[46:16] : {16'd0, m1_7_s1_l3[46:32]}),
+                       (t29_off_c0_q[4] ? {m1_7_s1_l3[15:0], 16'd0} : m1_7_s1_l3[31:0])};
+  assign m1_7_s1_l5 = {(t29_off_c2_q[0] ? m1_7_s1_l4[62:32] : 31'd0),
+                       (t29_off_c1_q[5] ? m1_7_s1_l4[31:0] : {1'd0, m1_7_s1_l4[62:32]}),
+                       (t29_off_c0_q[5] ? 32'd0 : m1_7_s1_l4[31:0])};
+  assign m1_7_s1_l6 = {(t29_off_c3_q[0] ? m1_7_s1_l5[63:32] : 32'd0),
+                       (t29_off_c2_q[1] ? m1_7_s1_l5[31:0] : {1'd0, m1_7_s1_l5[94:64]}),
+                       (t29_off_c1_q[6] ? 32'd0 : m1_7_s1_l5[63:32]),
+                       (t29_off_c0_q[6] ? 32'd0 : m1_7_s1_l5[31:0])};
+  assign m1_7_s1_l7 = {(t29_off_c3_q[1] ? 32'd0 : m1_7_s1_l6[127:96]),
+                       (t29_off_c2_q[2] ? 32'd0 : m1_7_s1_l6[95:64]),
+                       (t29_off_c1_q[7] ? 32'd0 : m1_7_s1_l6[63:32]),
+                       (t29_off_c0_q[7] ? 32'd0 : m1_7_s1_l6[31:0])};
+  assign m1_7_s2_l0 = {(t30_off_c1_q[0] ? t30_bits_q[31] : 1'd0),
+                       (t30_off_c0_q[0] ? {t30_bits_q[30:0], 1'd0} : t30_bits_q)};
+  assign m1_7_s2_l1 = {(t30_off_c1_q[1] ? m1_7_s2_l0[32:30] : {2'd0, m1_7_s2_l0[32]}),
+                       (t30_off_c0_q[1] ? {m1_7_s2_l0[29:0], 2'd0} : m1_7_s2_l0[31:0])};
+  assign m1_7_s2_l2 = {(t30_off_c1_q[2] ? m1_7_s2_l1[34:28] : {4'd0, m1_7_s2_l1[34:32]}),
+                       (t30_off_c0_q[2] ? {m1_7_s2_l1[27:0], 4'd0} : m1_7_s2_l1[31:0])};
+  assign m1_7_s2_l3 = {(t30_off_c1_q[3] ? m1_7_s2_l2[38:24] : {8'd0, m1_7_s2_l2[38:32]}),
+                       (t30_off_c0_q[3] ? {m1_7_s2_l2[23:0], 8'd0} : m1_7_s2_l2[31:0])};
+  assign m1_7_s2_l4 = {(t30_off_c1_q[4] ? m1_7_s2_l3[46:16] : {16'd0, m1_7_s2_l3[46:32]}),
+                       (t30_off_c0_q[4] ? {m1_7_s2_l3[15:0], 16'd0} : m1_7_s2_l3[31:0])};
+  assign m1_7_s2_l5 = {(t30_off_c2_q[0] ? m1_7_s2_l4[62:32] : 31'd0),
+                       (t30_off_c1_q[5] ? m1_7_s2_l4[31:0] : {1'd0, m1_7_s2_l4[62:32]}),
+                       (t30_off_c0_q[5] ? 32'd0 : m1_7_s2_l4[31:0])};
+  assign m1_7_s2_l6 = {(t30_off_c3_q[0] ? m1_7_s2_l5[63:32] : 32'd0),
+                       (t30_off_c2_q[1] ? m1_7_s2_l5[31:0] : {1'd0, m1_7_s2_l5[94:64]}),
+                       (t30_off_c1_q[6] ? 32'd0 : m1_7_s2_l5[63:32]),
+                       (t30_off_c0_q[6] ? 32'd0 : m1_7_s2_l5[31:0])};
+  assign m1_7_s2_l7 = {(t30_off_c3_q[1] ? 32'd0 : m1_7_s2_l6[127:96]),
+                       (t30_off_c2_q[2] ? 32'd0 : m1_7_s2_l6[95:64]),
+                       (t30_off_c1_q[7] ? 32'd0 : m1_7_s2_l6[63:32]),
+                       (t30_off_c0_q[7] ? 32'd0 : m1_7_s2_l6[31:0])};
+  assign m1_7_s3_l0 = {(t31_off_c1_q[0] ? t31_bits_q[31] : 1'd0),
+                       (t31_off_c0_q[0] ? {t31_bits_q[30:0], 1'd0} : t31_bits_q)};
+  assign m1_7_s3_l1 = {(t31_off_c1_q[1] ? m1_7_s3_l0[32:30] : {2'd0, m1_7_s3_l0[32]}),
+                       (t31_off_c0_q[1] ? {m1_7_s3_l0[29:0], 2'd0} : m1_7_s3_l0[31:0])};
+  assign m1_7_s3_l2 = {(t31_off_c1_q[2] ? m1_7_s3_l1[34:28] : {4'd0, m1_7_s3_l1[34:32]}),
+                       (t31_off_c0_q[2] ? {m1_7_s3_l1[27:0], 4'd0} : m1_7_s3_l1[31:0])};
+  assign m1_7_s3_l3 = {(t31_off_c1_q[3] ? m1_7_s3_l2[38:24] : {8'd0, m1_7_s3_l2[38:32]}),
+                       (t31_off_c0_q[3] ? {m1_7_s3_l2[23:0], 8'd0} : m1_7_s3_l2[31:0])};
+  assign m1_7_s3_l4 = {(t31_off_c1_q[4] ? m1_7_s3_l3[46:16] : {16'd0, m1_7_s3_l3[46:32]}),
+                       (t31_off_c0_q[4] ? {m1_7_s3_l3[15:0], 16'd0} : m1_7_s3_l3[31:0])};
+  assign m1_7_s3_l5 = {(t31_off_c2_q[0] ? m1_7_s3_l4[62:32] : 31'd0),
+                       (t31_off_c1_q[5] ? m1_7_s3_l4[31:0] : {1'd0, m1_7_s3_l4[62:32]}),
+                       (t31_off_c0_q[5] ? 32'd0 : m1_7_s3_l4[31:0])};
+  assign m1_7_s3_l6 = {(t31_off_c3_q[0] ? m1_7_s3_l5[63:32] : 32'd0),
+                       (t31_off_c2_q[1] ? m1_7_s3_l5[31:0] : {1'd0, m1_7_s3_l5[94:64]}),
+                       (t31_off_c1_q[6] ? 32'd0 : m1_7_s3_l5[63:32]),
+                       (t31_off_c0_q[6] ? 32'd0 : m1_7_s3_l5[31:0])};
+  assign m1_7_s3_l7 = {(t31_off_c3_q[1] ? 32'd0 : m1_7_s3_l6[127:96]),
+                       (t31_off_c2_q[2] ? 32'd0 : m1_7_s3_l6[95:64]),
+                       (t31_off_c1_q[7] ? 32'd0 : m1_7_s3_l6[63:32]),
+                       (t31_off_c0_q[7] ? 32'd0 : m1_7_s3_l6[31:0])};
   assign m1_7_bits = ({96'd0, t28_bits_q} | m1_7_s1_l7 | (m1_7_s2_l7 | m1_7_s3_l7));
-  assign m1_7_len = ({2'd0, t28_len_q} + {2'd0, t29_len_q}
-                     + ({2'd0, t30_len_q} + {2'd0, t31_len_q}));
   assign m1_8_s1_l0 = (t33_off_q[0] ? {t33_bits_q, 1'd0} : {1'd0, t33_bits_q});
   assign m1_8_s1_l1 = (t33_off_q[1] ? {m1_8_s1_l0, 2'd0} : {2'd0, m1_8_s1_l0});
   assign m1_8_s1_l2 = (t33_off_q[2] ? {m1_8_s1_l1, 4'd0} : {4'd0, m1_8_s1_l1});
@@ -9441,67 +10525,273 @@ module bpc_comp_s32 (
   assign m1_8_s1_l6 = (t33_off_q[6] ? 64'd0 : m1_8_s1_l5);
   assign m1_8_s1_l7 = (t33_off_q[7] ? 64'd0 : m1_8_s1_l6);
   assign m1_8_bits = ({32'd0, t32_bits_q} | m1_8_s1_l7);
-  assign m1_8_len = ({2'd0, t32_len_q} + {2'd0, t33_len_q});
-  assign g11_off = {2'd0, m1_0_len};
-  assign g12_off = ({2'd0, m1_0_len} + {2'd0, m1_1_len});
-  assign g13_off = ({2'd0, m1_0_len} + {2'd0, m1_1_len} + {2'd0, m1_2_len});
-  assign g15_off = {2'd0, m1_4_len};
-  assign g16_off = ({2'd0, m1_4_len} + {2'd0, m1_5_len});
-  assign g17_off = ({2'd0, m1_4_len} + {2'd0, m1_5_len} + {2'd0, m1_6_len});
+  assign g11_off = {2'd0, t_glen0_q};
+  assign g12_off = ({2'd0, t_glen0_q} + {2'd0, t_glen1_q});
+  assign g13_off_csa_l0_0s = ({2'd0, t_glen0_q} ^ {2'd0, t_glen1_q} ^ {2'd0, t_glen2_q});
+  assign g13_off_csa_l0_0m = (({2'd0, t_glen0_q} & {2'd0, t_glen1_q})
+                              | ({2'd0, t_glen0_q} & {2'd0, t_glen2_q})
+                              | ({2'd0, t_glen1_q} & {2'd0, t_glen2_q}));
+  assign g13_off = (g13_off_csa_l0_0s + {g13_off_csa_l0_0m[8:0], 1'd0});
+  assign g15_off = {2'd0, t_glen4_q};
+  assign g16_off = ({2'd0, t_glen4_q} + {2'd0, t_glen5_q});
+  assign g17_off_csa_l0_0s = ({2'd0, t_glen4_q} ^ {2'd0, t_glen5_q} ^ {2'd0, t_glen6_q});
+  assign g17_off_csa_l0_0m = (({2'd0, t_glen4_q} & {2'd0, t_glen5_q})
+                              | ({2'd0, t_glen4_q} & {2'd0, t_glen6_q})
+                              | ({2'd0, t_glen5_q} & {2'd0, t_glen6_q}));
+  assign g17_off = (g17_off_csa_l0_0s + {g17_off_csa_l0_0m[8:0], 1'd0});
+  assign g1_gsum0_csa_l0_0s = ({2'd0, t_glen0_q} ^ {2'd0, t_glen1_q} ^ {2'd0, t_glen2_q});
+  assign g1_gsum0_csa_l0_0m = (({2'd0, t_glen0_q} & {2'd0, t_glen1_q})
+                               | ({2'd0, t_glen0_q} & {2'd0, t_glen2_q})
+                               | ({2'd0, t_glen1_q} & {2'd0, t_glen2_q}));
+  assign g1_gsum0_csa_l1_0s = (g1_gsum0_csa_l0_0s ^ {g1_gsum0_csa_l0_0m[8:0], 1'd0}
+                               ^ {2'd0, t_glen3_q});
+  assign g1_gsum0_csa_l1_0m = ((g1_gsum0_csa_l0_0s & {g1_gsum0_csa_l0_0m[8:0], 1'd0})
+                               | (g1_gsum0_csa_l0_0s & {2'd0, t_glen3_q})
+                               | ({g1_gsum0_csa_l0_0m[8:0], 1'd0} & {2'd0, t_glen3_q}));
+  assign g1_gsum0 = (g1_gsum0_csa_l1_0s + {g1_gsum0_csa_l1_0m[8:0], 1'd0});
+  assign g1_gsum1_csa_l0_0s = ({2'd0, t_glen4_q} ^ {2'd0, t_glen5_q} ^ {2'd0, t_glen6_q});
+  assign g1_gsum1_csa_l0_0m = (({2'd0, t_glen4_q} & {2'd0, t_glen5_q})
+                               | ({2'd0, t_glen4_q} & {2'd0, t_glen6_q})
+                               | ({2'd0, t_glen5_q} & {2'd0, t_glen6_q}));
+  assign g1_gsum1_csa_l1_0s = (g1_gsum1_csa_l0_0s ^ {g1_gsum1_csa_l0_0m[8:0], 1'd0}
+                               ^ {2'd0, t_glen7_q});
+  assign g1_gsum1_csa_l1_0m = ((g1_gsum1_csa_l0_0s & {g1_gsum1_csa_l0_0m[8:0], 1'd0})
+                               | (g1_gsum1_csa_l0_0s & {2'd0, t_glen7_q})
+                               | ({g1_gsum1_csa_l0_0m[8:0], 1'd0} & {2'd0, t_glen7_q}));
+  assign g1_gsum1 = (g1_gsum1_csa_l1_0s + {g1_gsum1_csa_l1_0m[8:0], 1'd0});
+  assign g1_gsum2 = {2'd0, t_glen8_q};
   assign g10_bits_d = m1_0_bits;
-  assign g10_len_d = m1_0_len;
+  assign g11_off_c0_d = g11_off;
+  assign g11_off_c1_d = g11_off;
+  assign g11_off_c2_d = g11_off;
+  assign g11_off_c3_d = g11_off;
+  assign g11_off_c4_d = g11_off;
+  assign g11_off_c5_d = g11_off[9:5];
+  assign g11_off_c6_d = g11_off[9:6];
+  assign g11_off_c7_d = g11_off[9:6];
+  assign g11_off_c8_d = g11_off[9:7];
+  assign g11_off_c9_d = g11_off[9:7];
+  assign g11_off_c10_d = g11_off[9:7];
+  assign g11_off_c11_d = g11_off[9:7];
+  assign g11_off_c12_d = g11_off[9:8];
+  assign g11_off_c13_d = g11_off[9:8];
+  assign g11_off_c14_d = g11_off[9:8];
+  assign g11_off_c15_d = g11_off[9:8];
+  assign g11_off_c16_d = g11_off[9:8];
   assign g11_bits_d = m1_1_bits;
-  assign g11_len_d = m1_1_len;
-  assign g11_off_d = g11_off;
+  assign g12_off_c0_d = g12_off;
+  assign g12_off_c1_d = g12_off;
+  assign g12_off_c2_d = g12_off;
+  assign g12_off_c3_d = g12_off;
+  assign g12_off_c4_d = g12_off;
+  assign g12_off_c5_d = g12_off[9:5];
+  assign g12_off_c6_d = g12_off[9:6];
+  assign g12_off_c7_d = g12_off[9:6];
+  assign g12_off_c8_d = g12_off[9:7];
+  assign g12_off_c9_d = g12_off[9:7];
+  assign g12_off_c10_d = g12_off[9:7];
+  assign g12_off_c11_d = g12_off[9:7];
+  assign g12_off_c12_d = g12_off[9:8];
+  assign g12_off_c13_d = g12_off[9:8];
+  assign g12_off_c14_d = g12_off[9:8];
+  assign g12_off_c15_d = g12_off[9:8];
+  assign g12_off_c16_d = g12_off[9:8];
   assign g12_bits_d = m1_2_bits;
-  assign g12_len_d = m1_2_len;
-  assign g12_off_d = g12_off;
+  assign g13_off_c0_d = g13_off;
+  assign g13_off_c1_d = g13_off;
+  assign g13_off_c2_d = g13_off;
+  assign g13_off_c3_d = g13_off;
+  assign g13_off_c4_d = g13_off;
+  assign g13_off_c5_d = g13_off[9:5];
+  assign g13_off_c6_d = g13_off[9:6];
+  assign g13_off_c7_d = g13_off[9:6];
+  assign g13_off_c8_d = g13_off[9:7];
+  assign g13_off_c9_d = g13_off[9:7];
+  assign g13_off_c10_d = g13_off[9:7];
+  assign g13_off_c11_d = g13_off[9:7];
+  assign g13_off_c12_d = g13_off[9:8];
+  assign g13_off_c13_d = g13_off[9:8];
+  assign g13_off_c14_d = g13_off[9:8];
+  assign g13_off_c15_d = g13_off[9:8];
+  assign g13_off_c16_d = g13_off[9:8];
   assign g13_bits_d = m1_3_bits;
-  assign g13_len_d = m1_3_len;
-  assign g13_off_d = g13_off;
   assign g14_bits_d = m1_4_bits;
-  assign g14_len_d = m1_4_len;
+  assign g15_off_c0_d = g15_off;
+  assign g15_off_c1_d = g15_off;
+  assign g15_off_c2_d = g15_off;
+  assign g15_off_c3_d = g15_off;
+  assign g15_off_c4_d = g15_off;
+  assign g15_off_c5_d = g15_off[9:5];
+  assign g15_off_c6_d = g15_off[9:6];
+  assign g15_off_c7_d = g15_off[9:6];
+  assign g15_off_c8_d = g15_off[9:7];
+  assign g15_off_c9_d = g15_off[9:7];
+  assign g15_off_c10_d = g15_off[9:7];
+  assign g15_off_c11_d = g15_off[9:7];
+  assign g15_off_c12_d = g15_off[9:8];
+  assign g15_off_c13_d = g15_off[9:8];
+  assign g15_off_c14_d = g15_off[9:8];
+  assign g15_off_c15_d = g15_off[9:8];
   assign g15_bits_d = m1_5_bits;
-  assign g15_len_d = m1_5_len;
-  assign g15_off_d = g15_off;
+  assign g16_off_c0_d = g16_off;
+  assign g16_off_c1_d = g16_off;
+  assign g16_off_c2_d = g16_off;
+  assign g16_off_c3_d = g16_off;
+  assign g16_off_c4_d = g16_off;
+  assign g16_off_c5_d = g16_off[9:5];
+  assign g16_off_c6_d = g16_off[9:6];
+  assign g16_off_c7_d = g16_off[9:6];
+  assign g16_off_c8_d = g16_off[9:7];
+  assign g16_off_c9_d = g16_off[9:7];
+  assign g16_off_c10_d = g16_off[9:7];
+  assign g16_off_c11_d = g16_off[9:7];
+  assign g16_off_c12_d = g16_off[9:8];
+  assign g16_off_c13_d = g16_off[9:8];
+  assign g16_off_c14_d = g16_off[9:8];
+  assign g16_off_c15_d = g16_off[9:8];
   assign g16_bits_d = m1_6_bits;
-  assign g16_len_d = m1_6_len;
-  assign g16_off_d = g16_off;
+  assign g17_off_c0_d = g17_off;
+  assign g17_off_c1_d = g17_off;
+  assign g17_off_c2_d = g17_off;
+  assign g17_off_c3_d = g17_off;
+  assign g17_off_c4_d = g17_off;
+  assign g17_off_c5_d = g17_off[9:5];
+  assign g17_off_c6_d = g17_off[9:6];
+  assign g17_off_c7_d = g17_off[9:6];
+  assign g17_off_c8_d = g17_off[9:7];
+  assign g17_off_c9_d = g17_off[9:7];
+  assign g17_off_c10_d = g17_off[9:7];
+  assign g17_off_c11_d = g17_off[9:7];
+  assign g17_off_c12_d = g17_off[9:8];
+  assign g17_off_c13_d = g17_off[9:8];
+  assign g17_off_c14_d = g17_off[9:8];
+  assign g17_off_c15_d = g17_off[9:8];
   assign g17_bits_d = m1_7_bits;
-  assign g17_len_d = m1_7_len;
-  assign g17_off_d = g17_off;
   assign g18_bits_d = m1_8_bits;
-  assign g18_len_d = m1_8_len;
+  assign g1_glen0_d = g1_gsum0;
+  assign g1_glen1_d = g1_gsum1;
+  assign g1_glen2_d = g1_gsum2;
   assign zero4_d = zero3_q;
   assign blk4_d = blk3_q;
   always @(posedge clk_i) begin
     if (adv) begin
       g10_bits_q <= g10_bits_d;
-      g10_len_q <= g10_len_d;
       g11_bits_q <= g11_bits_d;
-      g11_len_q <= g11_len_d;
-      g11_off_q <= g11_off_d;
       g12_bits_q <= g12_bits_d;
-      g12_len_q <= g12_len_d;
-      g12_off_q <= g12_off_d;
       g13_bits_q <= g13_bits_d;
-      g13_len_q <= g13_len_d;
-      g13_off_q <= g13_off_d;
       g14_bits_q <= g14_bits_d;
-      g14_len_q <= g14_len_d;
       g15_bits_q <= g15_bits_d;
-      g15_len_q <= g15_len_d;
-      g15_off_q <= g15_off_d;
       g16_bits_q <= g16_bits_d;
-      g16_len_q <= g16_len_d;
-      g16_off_q <= g16_off_d;
       g17_bits_q <= g17_bits_d;
-      g17_len_q <= g17_len_d;
-      g17_off_q <= g17_off_d;
       g18_bits_q <= g18_bits_d;
-      g18_len_q <= g18_len_d;
+      g1_glen0_q <= g1_glen0_d;
+      g1_glen1_q <= g1_glen1_d;
+      g1_glen2_q <= g1_glen2_d;
       zero4_q <= zero4_d;
       blk4_q <= blk4_d;
+    end
+  end
+  (* keep *) always @(posedge clk_i) begin
+    if (adv) begin
+      g11_off_c0_q <= g11_off_c0_d;
+      g11_off_c1_q <= g11_off_c1_d;
+      g11_off_c2_q <= g11_off_c2_d;
+      g11_off_c3_q <= g11_off_c3_d;
+      g11_off_c4_q <= g11_off_c4_d;
+      g11_off_c5_q <= g11_off_c5_d;
+      g11_off_c6_q <= g11_off_c6_d;
+      g11_off_c7_q <= g11_off_c7_d;
+      g11_off_c8_q <= g11_off_c8_d;
+      g11_off_c9_q <= g11_off_c9_d;
+      g11_off_c10_q <= g11_off_c10_d;
+      g11_off_c11_q <= g11_off_c11_d;
+      g11_off_c12_q <= g11_off_c12_d;
+      g11_off_c13_q <= g11_off_c13_d;
+      g11_off_c14_q <= g11_off_c14_d;
+      g11_off_c15_q <= g11_off_c15_d;
+      g11_off_c16_q <= g11_off_c16_d;
+      g12_off_c0_q <= g12_off_c0_d;
+      g12_off_c1_q <= g12_off_c1_d;
+      g12_off_c2_q <= g12_off_c2_d;
+      g12_off_c3_q <= g12_off_c3_d;
+      g12_off_c4_q <= g12_off_c4_d;
+      g12_off_c5_q <= g12_off_c5_d;
+      g12_off_c6_q <= g12_off_c6_d;
+      g12_off_c7_q <= g12_off_c7_d;
+      g12_off_c8_q <= g12_off_c8_d;
+      g12_off_c9_q <= g12_off_c9_d;
+      g12_off_c10_q <= g12_off_c10_d;
+      g12_off_c11_q <= g12_off_c11_d;
+      g12_off_c12_q <= g12_off_c12_d;
+      g12_off_c13_q <= g12_off_c13_d;
+      g12_off_c14_q <= g12_off_c14_d;
+      g12_off_c15_q <= g12_off_c15_d;
+      g12_off_c16_q <= g12_off_c16_d;
+      g13_off_c0_q <= g13_off_c0_d;
+      g13_off_c1_q <= g13_off_c1_d;
+      g13_off_c2_q <= g13_off_c2_d;
+      g13_off_c3_q <= g13_off_c3_d;
+      g13_off_c4_q <= g13_off_c4_d;
+      g13_off_c5_q <= g13_off_c5_d;
+      g13_off_c6_q <= g13_off_c6_d;
+      g13_off_c7_q <= g13_off_c7_d;
+      g13_off_c8_q <= g13_off_c8_d;
+      g13_off_c9_q <= g13_off_c9_d;
+      g13_off_c10_q <= g13_off_c10_d;
+      g13_off_c11_q <= g13_off_c11_d;
+      g13_off_c12_q <= g13_off_c12_d;
+      g13_off_c13_q <= g13_off_c13_d;
+      g13_off_c14_q <= g13_off_c14_d;
+      g13_off_c15_q <= g13_off_c15_d;
+      g13_off_c16_q <= g13_off_c16_d;
+      g15_off_c0_q <= g15_off_c0_d;
+      g15_off_c1_q <= g15_off_c1_d;
+      g15_off_c2_q <= g15_off_c2_d;
+      g15_off_c3_q <= g15_off_c3_d;
+      g15_off_c4_q <= g15_off_c4_d;
+      g15_off_c5_q <= g15_off_c5_d;
+      g15_off_c6_q <= g15_off_c6_d;
+      g15_off_c7_q <= g15_off_c7_d;
+      g15_off_c8_q <= g15_off_c8_d;
+      g15_off_c9_q <= g15_off_c9_d;
+      g15_off_c10_q <= g15_off_c10_d;
+      g15_off_c11_q <= g15_off_c11_d;
+      g15_off_c12_q <= g15_off_c12_d;
+      g15_off_c13_q <= g15_off_c13_d;
+      g15_off_c14_q <= g15_off_c14_d;
+      g15_off_c15_q <= g15_off_c15_d;
+      g16_off_c0_q <= g16_off_c0_d;
+      g16_off_c1_q <= g16_off_c1_d;
+      g16_off_c2_q <= g16_off_c2_d;
+      g16_off_c3_q <= g16_off_c3_d;
+      g16_off_c4_q <= g16_off_c4_d;
+      g16_off_c5_q <= g16_off_c5_d;
+      g16_off_c6_q <= g16_off_c6_d;
+      g16_off_c7_q <= g16_off_c7_d;
+      g16_off_c8_q <= g16_off_c8_d;
+      g16_off_c9_q <= g16_off_c9_d;
+      g16_off_c10_q <= g16_off_c10_d;
+      g16_off_c11_q <= g16_off_c11_d;
+      g16_off_c12_q <= g16_off_c12_d;
+      g16_off_c13_q <= g16_off_c13_d;
+      g16_off_c14_q <= g16_off_c14_d;
+      g16_off_c15_q <= g16_off_c15_d;
+      g17_off_c0_q <= g17_off_c0_d;
+      g17_off_c1_q <= g17_off_c1_d;
+      g17_off_c2_q <= g17_off_c2_d;
+      g17_off_c3_q <= g17_off_c3_d;
+      g17_off_c4_q <= g17_off_c4_d;
+      g17_off_c5_q <= g17_off_c5_d;
+      g17_off_c6_q <= g17_off_c6_d;
+      g17_off_c7_q <= g17_off_c7_d;
+      g17_off_c8_q <= g17_off_c8_d;
+      g17_off_c9_q <= g17_off_c9_d;
+      g17_off_c10_q <= g17_off_c10_d;
+      g17_off_c11_q <= g17_off_c11_d;
+      g17_off_c12_q <= g17_off_c12_d;
+      g17_off_c13_q <= g17_off_c13_d;
+      g17_off_c14_q <= g17_off_c14_d;
+      g17_off_c15_q <= g17_off_c15_d;
     end
   end
 
@@ -9537,7 +10827,6 @@ module bpc_comp_s32 (
   wire [512:0] m2_0_s3_l8;
   wire [512:0] m2_0_s3_l9;
   wire [512:0] m2_0_bits;
-  wire [9:0] m2_0_len;
   wire [128:0] m2_1_s1_l0;
   wire [130:0] m2_1_s1_l1;
   wire [134:0] m2_1_s1_l2;
@@ -9569,171 +10858,884 @@ module bpc_comp_s32 (
   wire [511:0] m2_1_s3_l8;
   wire [511:0] m2_1_s3_l9;
   wire [511:0] m2_1_bits;
-  wire [9:0] m2_1_len;
   wire [63:0] m2_2_bits;
-  wire [9:0] m2_2_len;
   wire [11:0] g21_off;
   wire [11:0] g22_off;
-  wire [11:0] g2_csa_l0_0s;
-  wire [11:0] g2_csa_l0_0m;
-  wire [11:0] g2_csa_l0_1s;
-  wire [11:0] g2_csa_l0_1m;
-  wire [11:0] g2_csa_l0_2s;
-  wire [11:0] g2_csa_l0_2m;
-  wire [11:0] g2_csa_l1_0s;
-  wire [11:0] g2_csa_l1_0m;
-  wire [11:0] g2_csa_l1_1s;
-  wire [11:0] g2_csa_l1_1m;
-  wire [11:0] g2_csa_l2_0s;
-  wire [11:0] g2_csa_l2_0m;
-  wire [11:0] g2_csa_l3_0s;
-  wire [11:0] g2_csa_l3_0m;
-  wire [11:0] g2_sum;
-  wire [10:0] g2_total;
-  reg  [10:0] total_q;
-  wire [10:0] total_d;
+  wire [11:0] g2_gsum0_csa_l0_0s;
+  wire [11:0] g2_gsum0_csa_l0_0m;
+  wire [11:0] g2_gsum0;
+  wire raw_d;
+  reg  raw_c0_q;
+  reg  raw_c1_q;
+  reg  raw_c2_q;
+  reg  raw_c3_q;
+  reg  raw_c4_q;
+  reg  raw_c5_q;
+  reg  raw_c6_q;
+  reg  raw_c7_q;
+  reg  raw_c8_q;
+  reg  raw_c9_q;
+  reg  raw_c10_q;
+  reg  raw_c11_q;
+  reg  raw_c12_q;
+  reg  raw_c13_q;
+  reg  raw_c14_q;
+  reg  raw_c15_q;
+  reg  raw_c16_q;
+  reg  raw_c17_q;
+  reg  raw_c18_q;
+  reg  raw_c19_q;
+  reg  raw_c20_q;
+  reg  raw_c21_q;
+  reg  raw_c22_q;
+  reg  raw_c23_q;
+  reg  raw_c24_q;
+  reg  raw_c25_q;
+  reg  raw_c26_q;
+  reg  raw_c27_q;
+  reg  raw_c28_q;
+  reg  raw_c29_q;
+  reg  raw_c30_q;
+  reg  raw_c31_q;
+  wire raw_c0_d;
+  wire raw_c1_d;
+  wire raw_c2_d;
+  wire raw_c3_d;
+  wire raw_c4_d;
+  wire raw_c5_d;
+  wire raw_c6_d;
+  wire raw_c7_d;
+  wire raw_c8_d;
+  wire raw_c9_d;
+  wire raw_c10_d;
+  wire raw_c11_d;
+  wire raw_c12_d;
+  wire raw_c13_d;
+  wire raw_c14_d;
+  wire raw_c15_d;
+  wire raw_c16_d;
+  wire raw_c17_d;
+  wire raw_c18_d;
+  wire raw_c19_d;
+  wire raw_c20_d;
+  wire raw_c21_d;
+  wire raw_c22_d;
+  wire raw_c23_d;
+  wire raw_c24_d;
+  wire raw_c25_d;
+  wire raw_c26_d;
+  wire raw_c27_d;
+  wire raw_c28_d;
+  wire raw_c29_d;
+  wire raw_c30_d;
+  wire raw_c31_d;
   reg  [512:0] g20_bits_q;
   wire [512:0] g20_bits_d;
-  reg  [9:0] g20_len_q;
-  wire [9:0] g20_len_d;
+  reg  [11:0] g21_off_c0_q;
+  wire [11:0] g21_off_c0_d;
+  reg  [11:0] g21_off_c1_q;
+  wire [11:0] g21_off_c1_d;
+  reg  [11:0] g21_off_c2_q;
+  wire [11:0] g21_off_c2_d;
+  reg  [11:0] g21_off_c3_q;
+  wire [11:0] g21_off_c3_d;
+  reg  [11:0] g21_off_c4_q;
+  wire [11:0] g21_off_c4_d;
+  reg  [11:0] g21_off_c5_q;
+  wire [11:0] g21_off_c5_d;
+  reg  [11:0] g21_off_c6_q;
+  wire [11:0] g21_off_c6_d;
+  reg  [11:0] g21_off_c7_q;
+  wire [11:0] g21_off_c7_d;
+  reg  [11:0] g21_off_c8_q;
+  wire [11:0] g21_off_c8_d;
+  reg  [11:0] g21_off_c9_q;
+  wire [11:0] g21_off_c9_d;
+  reg  [11:0] g21_off_c10_q;
+  wire [11:0] g21_off_c10_d;
+  reg  [11:0] g21_off_c11_q;
+  wire [11:0] g21_off_c11_d;
+  reg  [11:0] g21_off_c12_q;
+  wire [11:0] g21_off_c12_d;
+  reg  [11:0] g21_off_c13_q;
+  wire [11:0] g21_off_c13_d;
+  reg  [11:0] g21_off_c14_q;
+  wire [11:0] g21_off_c14_d;
+  reg  [11:0] g21_off_c15_q;
+  wire [11:0] g21_off_c15_d;
+  reg  [11:0] g21_off_c16_q;
+  wire [11:0] g21_off_c16_d;
+  reg  [6:0] g21_off_c17_q;
+  wire [6:0] g21_off_c17_d;
+  reg  [5:0] g21_off_c18_q;
+  wire [5:0] g21_off_c18_d;
+  reg  [5:0] g21_off_c19_q;
+  wire [5:0] g21_off_c19_d;
+  reg  [4:0] g21_off_c20_q;
+  wire [4:0] g21_off_c20_d;
+  reg  [4:0] g21_off_c21_q;
+  wire [4:0] g21_off_c21_d;
+  reg  [4:0] g21_off_c22_q;
+  wire [4:0] g21_off_c22_d;
+  reg  [4:0] g21_off_c23_q;
+  wire [4:0] g21_off_c23_d;
   reg  [511:0] g21_bits_q;
   wire [511:0] g21_bits_d;
-  reg  [9:0] g21_len_q;
-  wire [9:0] g21_len_d;
-  reg  [11:0] g21_off_q;
-  wire [11:0] g21_off_d;
+  reg  [11:0] g22_off_c0_q;
+  wire [11:0] g22_off_c0_d;
+  reg  [11:0] g22_off_c1_q;
+  wire [11:0] g22_off_c1_d;
+  reg  [11:0] g22_off_c2_q;
+  wire [11:0] g22_off_c2_d;
+  reg  [6:0] g22_off_c3_q;
+  wire [6:0] g22_off_c3_d;
+  reg  [5:0] g22_off_c4_q;
+  wire [5:0] g22_off_c4_d;
+  reg  [5:0] g22_off_c5_q;
+  wire [5:0] g22_off_c5_d;
+  reg  [4:0] g22_off_c6_q;
+  wire [4:0] g22_off_c6_d;
+  reg  [4:0] g22_off_c7_q;
+  wire [4:0] g22_off_c7_d;
+  reg  [4:0] g22_off_c8_q;
+  wire [4:0] g22_off_c8_d;
+  reg  [4:0] g22_off_c9_q;
+  wire [4:0] g22_off_c9_d;
+  reg  [3:0] g22_off_c10_q;
+  wire [3:0] g22_off_c10_d;
+  reg  [3:0] g22_off_c11_q;
+  wire [3:0] g22_off_c11_d;
+  reg  [3:0] g22_off_c12_q;
+  wire [3:0] g22_off_c12_d;
+  reg  [3:0] g22_off_c13_q;
+  wire [3:0] g22_off_c13_d;
+  reg  [3:0] g22_off_c14_q;
+  wire [3:0] g22_off_c14_d;
+  reg  [3:0] g22_off_c15_q;
+  wire [3:0] g22_off_c15_d;
+  reg  [3:0] g22_off_c16_q;
+  wire [3:0] g22_off_c16_d;
+  reg  [3:0] g22_off_c17_q;
+  wire [3:0] g22_off_c17_d;
+  reg  [2:0] g22_off_c18_q;
+  wire [2:0] g22_off_c18_d;
+  reg  [2:0] g22_off_c19_q;
+  wire [2:0] g22_off_c19_d;
+  reg  [2:0] g22_off_c20_q;
+  wire [2:0] g22_off_c20_d;
+  reg  [2:0] g22_off_c21_q;
+  wire [2:0] g22_off_c21_d;
+  reg  [2:0] g22_off_c22_q;
+  wire [2:0] g22_off_c22_d;
+  reg  [2:0] g22_off_c23_q;
+  wire [2:0] g22_off_c23_d;
   reg  [63:0] g22_bits_q;
   wire [63:0] g22_bits_d;
-  reg  [9:0] g22_len_q;
-  wire [9:0] g22_len_d;
-  reg  [11:0] g22_off_q;
-  wire [11:0] g22_off_d;
+  reg  [11:0] total_q;
+  wire [11:0] total_d;
   reg  zero5_q;
   wire zero5_d;
   reg  [1023:0] blk5_q;
   wire [1023:0] blk5_d;
-  assign m2_0_s1_l0 = (g11_off_q[0] ? {g11_bits_q, 1'd0} : {1'd0, g11_bits_q});
-  assign m2_0_s1_l1 = (g11_off_q[1] ? {m2_0_s1_l0, 2'd0} : {2'd0, m2_0_s1_l0});
-  assign m2_0_s1_l2 = (g11_off_q[2] ? {m2_0_s1_l1, 4'd0} : {4'd0, m2_0_s1_l1});
-  assign m2_0_s1_l3 = (g11_off_q[3] ? {m2_0_s1_l2, 8'd0} : {8'd0, m2_0_s1_l2});
-  assign m2_0_s1_l4 = (g11_off_q[4] ? {m2_0_s1_l3, 16'd0} : {16'd0, m2_0_s1_l3});
-  assign m2_0_s1_l5 = (g11_off_q[5] ? {m2_0_s1_l4, 32'd0} : {32'd0, m2_0_s1_l4});
-  assign m2_0_s1_l6 = (g11_off_q[6] ? {m2_0_s1_l5, 64'd0} : {64'd0, m2_0_s1_l5});
-  assign m2_0_s1_l7 = (g11_off_q[7] ? {m2_0_s1_l6, 128'd0} : {128'd0, m2_0_s1_l6});
-  assign m2_0_s1_l8 = (g11_off_q[8] ? {m2_0_s1_l7[256:0], 256'd0} : {130'd0, m2_0_s1_l7});
-  assign m2_0_s1_l9 = (g11_off_q[9] ? {m2_0_s1_l8[0], 512'd0} : m2_0_s1_l8);
-  assign m2_0_s2_l0 = (g12_off_q[0] ? {g12_bits_q, 1'd0} : {1'd0, g12_bits_q});
-  assign m2_0_s2_l1 = (g12_off_q[1] ? {m2_0_s2_l0, 2'd0} : {2'd0, m2_0_s2_l0});
-  assign m2_0_s2_l2 = (g12_off_q[2] ? {m2_0_s2_l1, 4'd0} : {4'd0, m2_0_s2_l1});
-  assign m2_0_s2_l3 = (g12_off_q[3] ? {m2_0_s2_l2, 8'd0} : {8'd0, m2_0_s2_l2});
-  assign m2_0_s2_l4 = (g12_off_q[4] ? {m2_0_s2_l3, 16'd0} : {16'd0, m2_0_s2_l3});
-  assign m2_0_s2_l5 = (g12_off_q[5] ? {m2_0_s2_l4, 32'd0} : {32'd0, m2_0_s2_l4});
-  assign m2_0_s2_l6 = (g12_off_q[6] ? {m2_0_s2_l5, 64'd0} : {64'd0, m2_0_s2_l5});
-  assign m2_0_s2_l7 = (g12_off_q[7] ? {m2_0_s2_l6, 128'd0} : {128'd0, m2_0_s2_l6});
-  assign m2_0_s2_l8 = (g12_off_q[8] ? {m2_0_s2_l7[256:0], 256'd0} : {130'd0, m2_0_s2_l7});
-  assign m2_0_s2_l9 = (g12_off_q[9] ? {m2_0_s2_l8[0], 512'd0} : m2_0_s2_l8);
-  assign m2_0_s3_l0 = (g13_off_q[0] ? {g13_bits_q, 1'd0} : {1'd0, g13_bits_q});
-  assign m2_0_s3_l1 = (g13_off_q[1] ? {m2_0_s3_l0, 2'd0} : {2'd0, m2_0_s3_l0});
-  assign m2_0_s3_l2 = (g13_off_q[2] ? {m2_0_s3_l1, 4'd0} : {4'd0, m2_0_s3_l1});
-  assign m2_0_s3_l3 = (g13_off_q[3] ? {m2_0_s3_l2, 8'd0} : {8'd0, m2_0_s3_l2});
-  assign m2_0_s3_l4 = (g13_off_q[4] ? {m2_0_s3_l3, 16'd0} : {16'd0, m2_0_s3_l3});
-  assign m2_0_s3_l5 = (g13_off_q[5] ? {m2_0_s3_l4, 32'd0} : {32'd0, m2_0_s3_l4});
-  assign m2_0_s3_l6 = (g13_off_q[6] ? {m2_0_s3_l5, 64'd0} : {64'd0, m2_0_s3_l5});
-  assign m2_0_s3_l7 = (g13_off_q[7] ? {m2_0_s3_l6, 128'd0} : {128'd0, m2_0_s3_l6});
-  assign m2_0_s3_l8 = (g13_off_q[8] ? {m2_0_s3_l7[256:0], 256'd0} : {130'd0, m2_0_s3_l7});
-  assign m2_0_s3_l9 = (g13_off_q[9] ? {m2_0_s3_l8[0], 512'd0} : m2_0_s3_l8);
+  assign m2_0_s1_l0 = {(g11_off_c4_q[0] ? g11_bits_q[127] : 1'd0),
+                       (g11_off_c3_q[0] ? g11_bits_q[126:95] : g11_bits_q[127:96]),
+                       (g11_off_c2_q[0] ? g11_bits_q[94:63] : g11_bits_q[95:64]),
+                       (g11_off_c1_q[0] ? g11_bits_q[62:31] : g11_bits_q[63:32]),
+                       (g11_off_c0_q[0] ? {g11_bits_q[30:0], 1'd0} : g11_bits_q[31:0])};
+  assign m2_0_s1_l1 = {(g11_off_c4_q[1] ? m2_0_s1_l0[128:126] : {2'd0, m2_0_s1_l0[128]}),
+                       (g11_off_c3_q[1] ? m2_0_s1_l0[125:94] : m2_0_s1_l0[127:96]),
+                       (g11_off_c2_q[1] ? m2_0_s1_l0[93:62] : m2_0_s1_l0[95:64]),
+                       (g11_off_c1_q[1] ? m2_0_s1_l0[61:30] : m2_0_s1_l0[63:32]),
+                       (g11_off_c0_q[1] ? {m2_0_s1_l0[29:0], 2'd0} : m2_0_s1_l0[31:0])};
+  assign m2_0_s1_l2 = {(g11_off_c4_q[2] ? m2_0_s1_l1[130:124] : {4'd0, m2_0_s1_l1[130:128]}),
+                       (g11_off_c3_q[2] ? m2_0_s1_l1[123:92] : m2_0_s1_l1[127:96]),
+                       (g11_off_c2_q[2] ? m2_0_s1_l1[91:60] : m2_0_s1_l1[95:64]),
+                       (g11_off_c1_q[2] ? m2_0_s1_l1[59:28] : m2_0_s1_l1[63:32]),
+                       (g11_off_c0_q[2] ? {m2_0_s1_l1[27:0], 4'd0} : m2_0_s1_l1[31:0])};
+  assign m2_0_s1_l3 = {(g11_off_c4_q[3] ? m2_0_s1_l2[134:120] : {8'd0, m2_0_s1_l2[134:128]}),
+                       (g11_off_c3_q[3] ? m2_0_s1_l2[119:88] : m2_0_s1_l2[127:96]),
+                       (g11_off_c2_q[3] ? m2_0_s1_l2[87:56] : m2_0_s1_l2[95:64]),
+                       (g11_off_c1_q[3] ? m2_0_s1_l2[55:24] : m2_0_s1_l2[63:32]),
+                       (g11_off_c0_q[3] ? {m2_0_s1_l2[23:0], 8'd0} : m2_0_s1_l2[31:0])};
+  assign m2_0_s1_l4 = {(g11_off_c4_q[4] ? m2_0_s1_l3[142:112] : {16'd0, m2_0_s1_l3[142:128]}),
+                       (g11_off_c3_q[4] ? m2_0_s1_l3[111:80] : m2_0_s1_l3[127:96]),
+                       (g11_off_c2_q[4] ? m2_0_s1_l3[79:48] : m2_0_s1_l3[95:64]),
+                       (g11_off_c1_q[4] ? m2_0_s1_l3[47:16] : m2_0_s1_l3[63:32]),
+                       (g11_off_c0_q[4] ? {m2_0_s1_l3[15:0], 16'd0} : m2_0_s1_l3[31:0])};
+  assign m2_0_s1_l5 = {(g11_off_c5_q[0] ? m2_0_s1_l4[158:128] : 31'd0),
+                       (g11_off_c4_q[5] ? m2_0_s1_l4[127:96] : {1'd0, m2_0_s1_l4[158:128]}),
+                       (g11_off_c3_q[5] ? m2_0_s1_l4[95:64] : m2_0_s1_l4[127:96]),
+                       (g11_off_c2_q[5] ? m2_0_s1_l4[63:32] : m2_0_s1_l4[95:64]),
+                       (g11_off_c1_q[5] ? m2_0_s1_l4[31:0] : m2_0_s1_l4[63:32]),
+                       (g11_off_c0_q[5] ? 32'd0 : m2_0_s1_l4[31:0])};
+  assign m2_0_s1_l6 = {(g11_off_c7_q[0] ? m2_0_s1_l5[190:160] : 31'd0),
+                       (g11_off_c6_q[0] ? m2_0_s1_l5[159:128] : 32'd0),
+                       (g11_off_c5_q[1] ? m2_0_s1_l5[127:96] : {1'd0, m2_0_s1_l5[190:160]}),
+                       (g11_off_c4_q[6] ? m2_0_s1_l5[95:64] : m2_0_s1_l5[159:128]),
+                       (g11_off_c3_q[6] ? m2_0_s1_l5[63:32] : m2_0_s1_l5[127:96]),
+                       (g11_off_c2_q[6] ? m2_0_s1_l5[31:0] : m2_0_s1_l5[95:64]),
+                       (g11_off_c1_q[6] ? 32'd0 : m2_0_s1_l5[63:32]),
+                       (g11_off_c0_q[6] ? 32'd0 : m2_0_s1_l5[31:0])};
+  assign m2_0_s1_l7 = {(g11_off_c11_q[0] ? m2_0_s1_l6[254:224] : 31'd0),
+                       (g11_off_c10_q[0] ? m2_0_s1_l6[223:192] : 32'd0),
+                       (g11_off_c9_q[0] ? m2_0_s1_l6[191:160] : 32'd0),
+                       (g11_off_c8_q[0] ? m2_0_s1_l6[159:128] : 32'd0),
+                       (g11_off_c7_q[1] ? m2_0_s1_l6[127:96] : {1'd0, m2_0_s1_l6[254:224]}),
+                       (g11_off_c6_q[1] ? m2_0_s1_l6[95:64] : m2_0_s1_l6[223:192]),
+                       (g11_off_c5_q[2] ? m2_0_s1_l6[63:32] : m2_0_s1_l6[191:160]),
+                       (g11_off_c4_q[7] ? m2_0_s1_l6[31:0] : m2_0_s1_l6[159:128]),
+                       (g11_off_c3_q[7] ? 32'd0 : m2_0_s1_l6[127:96]),
+                       (g11_off_c2_q[7] ? 32'd0 : m2_0_s1_l6[95:64]),
+                       (g11_off_c1_q[7] ? 32'd0 : m2_0_s1_l6[63:32]),
+                       (g11_off_c0_q[7] ? 32'd0 : m2_0_s1_l6[31:0])};
+  assign m2_0_s1_l8 = {(g11_off_c16_q[0] ? m2_0_s1_l7[256] : 1'd0),
+                       (g11_off_c15_q[0] ? m2_0_s1_l7[255:224] : 32'd0),
+                       (g11_off_c14_q[0] ? m2_0_s1_l7[223:192] : 32'd0),
+                       (g11_off_c13_q[0] ? m2_0_s1_l7[191:160] : 32'd0),
+                       (g11_off_c12_q[0] ? m2_0_s1_l7[159:128] : 32'd0),
+                       (g11_off_c11_q[1] ? m2_0_s1_l7[127:96] : {1'd0, m2_0_s1_l7[382:352]}),
+                       (g11_off_c10_q[1] ? m2_0_s1_l7[95:64] : m2_0_s1_l7[351:320]),
+                       (g11_off_c9_q[1] ? m2_0_s1_l7[63:32] : m2_0_s1_l7[319:288]),
+                       (g11_off_c8_q[1] ? m2_0_s1_l7[31:0] : m2_0_s1_l7[287:256]),
+                       (g11_off_c7_q[2] ? 32'd0 : m2_0_s1_l7[255:224]),
+                       (g11_off_c6_q[2] ? 32'd0 : m2_0_s1_l7[223:192]),
+                       (g11_off_c5_q[3] ? 32'd0 : m2_0_s1_l7[191:160]),
+                       (g11_off_c4_q[8] ? 32'd0 : m2_0_s1_l7[159:128]),
+                       (g11_off_c3_q[8] ? 32'd0 : m2_0_s1_l7[127:96]),
+                       (g11_off_c2_q[8] ? 32'd0 : m2_0_s1_l7[95:64]),
+                       (g11_off_c1_q[8] ? 32'd0 : m2_0_s1_l7[63:32]),
+                       (g11_off_c0_q[8] ? 32'd0 : m2_0_s1_l7[31:0])};
+  assign m2_0_s1_l9 = {(g11_off_c16_q[1] ? m2_0_s1_l8[0] : m2_0_s1_l8[512]),
+                       (g11_off_c15_q[1] ? 32'd0 : m2_0_s1_l8[511:480]),
+                       (g11_off_c14_q[1] ? 32'd0 : m2_0_s1_l8[479:448]),
+                       (g11_off_c13_q[1] ? 32'd0 : m2_0_s1_l8[447:416]),
+                       (g11_off_c12_q[1] ? 32'd0 : m2_0_s1_l8[415:384]),
+                       (g11_off_c11_q[2] ? 32'd0 : m2_0_s1_l8[383:352]),
+                       (g11_off_c10_q[2] ? 32'd0 : m2_0_s1_l8[351:320]),
+                       (g11_off_c9_q[2] ? 32'd0 : m2_0_s1_l8[319:288]),
+                       (g11_off_c8_q[2] ? 32'd0 : m2_0_s1_l8[287:256]),
+                       (g11_off_c7_q[3] ? 32'd0 : m2_0_s1_l8[255:224]),
+                       (g11_off_c6_q[3] ? 32'd0 : m2_0_s1_l8[223:192]),
+                       (g11_off_c5_q[4] ? 32'd0 : m2_0_s1_l8[191:160]),
+                       (g11_off_c4_q[9] ? 32'd0 : m2_0_s1_l8[159:128]),
+                       (g11_off_c3_q[9] ? 32'd0 : m2_0_s1_l8[127:96]),
+                       (g11_off_c2_q[9] ? 32'd0 : m2_0_s1_l8[95:64]),
+                       (g11_off_c1_q[9] ? 32'd0 : m2_0_s1_l8[63:32]),
+                       (g11_off_c0_q[9] ? 32'd0 : m2_0_s1_l8[31:0])};
+  assign m2_0_s2_l0 = {(g12_off_c4_q[0] ? g12_bits_q[127] : 1'd0),
+                       (g12_off_c3_q[0] ? g12_bits_q[126:95] : g12_bits_q[127:96]),
+                       (g12_off_c2_q[0] ? g12_bits_q[94:63] : g12_bits_q[95:64]),
+                       (g12_off_c1_q[0] ? g12_bits_q[62:31] : g12_bits_q[63:32]),
+                       (g12_off_c0_q[0] ? {g12_bits_q[30:0], 1'd0} : g12_bits_q[31:0])};
+  assign m2_0_s2_l1 = {(g12_off_c4_q[1] ? m2_0_s2_l0[128:126] : {2'd0, m2_0_s2_l0[128]}),
+                       (g12_off_c3_q[1] ? m2_0_s2_l0[125:94] : m2_0_s2_l0[127:96]),
+                       (g12_off_c2_q[1] ? m2_0_s2_l0[93:62] : m2_0_s2_l0[95:64]),
+                       (g12_off_c1_q[1] ? m2_0_s2_l0[61:30] : m2_0_s2_l0[63:32]),
+                       (g12_off_c0_q[1] ? {m2_0_s2_l0[29:0], 2'd0} : m2_0_s2_l0[31:0])};
+  assign m2_0_s2_l2 = {(g12_off_c4_q[2] ? m2_0_s2_l1[130:124] : {4'd0, m2_0_s2_l1[130:128]}),
+                       (g12_off_c3_q[2] ? m2_0_s2_l1[123:92] : m2_0_s2_l1[127:96]),
+                       (g12_off_c2_q[2] ? m2_0_s2_l1[91:60] : m2_0_s2_l1[95:64]),
+                       (g12_off_c1_q[2] ? m2_0_s2_l1[59:28] : m2_0_s2_l1[63:32]),
+                       (g12_off_c0_q[2] ? {m2_0_s2_l1[27:0], 4'd0} : m2_0_s2_l1[31:0])};
+  assign m2_0_s2_l3 = {(g12_off_c4_q[3] ? m2_0_s2_l2[134:120] : {8'd0, m2_0_s2_l2[134:128]}),
+                       (g12_off_c3_q[3] ? m2_0_s2_l2[119:88] : m2_0_s2_l2[127:96]),
+                       (g12_off_c2_q[3] ? m2_0_s2_l2[87:56] : m2_0_s2_l2[95:64]),
+                       (g12_off_c1_q[3] ? m2_0_s2_l2[55:24] : m2_0_s2_l2[63:32]),
+                       (g12_off_c0_q[3] ? {m2_0_s2_l2[23:0], 8'd0} : m2_0_s2_l2[31:0])};
+  assign m2_0_s2_l4 = {(g12_off_c4_q[4] ? m2_0_s2_l3[142:112] : {16'd0, m2_0_s2_l3[142:128]}),
+                       (g12_off_c3_q[4] ? m2_0_s2_l3[111:80] : m2_0_s2_l3[127:96]),
+                       (g12_off_c2_q[4] ? m2_0_s2_l3[79:48] : m2_0_s2_l3[95:64]),
+                       (g12_off_c1_q[4] ? m2_0_s2_l3[47:16] : m2_0_s2_l3[63:32]),
+                       (g12_off_c0_q[4] ? {m2_0_s2_l3[15:0], 16'd0} : m2_0_s2_l3[31:0])};
+  assign m2_0_s2_l5 = {(g12_off_c5_q[0] ? m2_0_s2_l4[158:128] : 31'd0),
+                       (g12_off_c4_q[5] ? m2_0_s2_l4[127:96] : {1'd0, m2_0_s2_l4[158:128]}),
+                       (g12_off_c3_q[5] ? m2_0_s2_l4[95:64] : m2_0_s2_l4[127:96]),
+                       (g12_off_c2_q[5] ? m2_0_s2_l4[63:32] : m2_0_s2_l4[95:64]),
+                       (g12_off_c1_q[5] ? m2_0_s2_l4[31:0] : m2_0_s2_l4[63:32]),
+                       (g12_off_c0_q[5] ? 32'd0 : m2_0_s2_l4[31:0])};
+  assign m2_0_s2_l6 = {(g12_off_c7_q[0] ? m2_0_s2_l5[190:160] : 31'd0),
+                       (g12_off_c6_q[0] ? m2_0_s2_l5[159:128] : 32'd0),
+                       (g12_off_c5_q[1] ? m2_0_s2_l5[127:96] : {1'd0, m2_0_s2_l5[190:160]}),
+                       (g12_off_c4_q[6] ? m2_0_s2_l5[95:64] : m2_0_s2_l5[159:128]),
+                       (g12_off_c3_q[6] ? m2_0_s2_l5[63:32] : m2_0_s2_l5[127:96]),
+                       (g12_off_c2_q[6] ? m2_0_s2_l5[31:0] : m2_0_s2_l5[95:64]),
+                       (g12_off_c1_q[6] ? 32'd0 : m2_0_s2_l5[63:32]),
+                       (g12_off_c0_q[6] ? 32'd0 : m2_0_s2_l5[31:0])};
+  assign m2_0_s2_l7 = {(g12_off_c11_q[0] ? m2_0_s2_l6[254:224] : 31'd0),
+                       (g12_off_c10_q[0] ? m2_0_s2_l6[223:192] : 32'd0),
+                       (g12_off_c9_q[0] ? m2_0_s2_l6[191:160] : 32'd0),
+                       (g12_off_c8_q[0] ? m2_0_s2_l6[159:128] : 32'd0),
+                       (g12_off_c7_q[1] ? m2_0_s2_l6[127:96] : {1'd0, m2_0_s2_l6[254:224]}),
+                       (g12_off_c6_q[1] ? m2_0_s2_l6[95:64] : m2_0_s2_l6[223:192]),
+                       (g12_off_c5_q[2] ? m2_0_s2_l6[63:32] : m2_0_s2_l6[191:160]),
+                       (g12_off_c4_q[7] ? m2_0_s2_l6[31:0] : m2_0_s2_l6[159:128]),
+                       (g12_off_c3_q[7] ? 32'd0 : m2_0_s2_l6[127:96]),
+                       (g12_off_c2_q[7] ? 32'd0 : m2_0_s2_l6[95:64]),
+                       (g12_off_c1_q[7] ? 32'd0 : m2_0_s2_l6[63:32]),
+                       (g12_off_c0_q[7] ? 32'd0 : m2_0_s2_l6[31:0])};
+  assign m2_0_s2_l8 = {(g12_off_c16_q[0] ? m2_0_s2_l7[256] : 1'd0),
+                       (g12_off_c15_q[0] ? m2_0_s2_l7[255:224] : 32'd0),
+                       (g12_off_c14_q[0] ? m2_0_s2_l7[223:192] : 32'd0),
+                       (g12_off_c13_q[0] ? m2_0_s2_l7[191:160] : 32'd0),
+                       (g12_off_c12_q[0] ? m2_0_s2_l7[159:128] : 32'd0),
+                       (g12_off_c11_q[1] ? m2_0_s2_l7[127:96] : {1'd0, m2_0_s2_l7[382:352]}),
+                       (g12_off_c10_q[1] ? m2_0_s2_l7[95:64] : m2_0_s2_l7[351:320]),
+                       (g12_off_c9_q[1] ? m2_0_s2_l7[63:32] : m2_0_s2_l7[319:288]),
+                       (g12_off_c8_q[1] ? m2_0_s2_l7[31:0] : m2_0_s2_l7[287:256]),
+                       (g12_off_c7_q[2] ? 32'd0 : m2_0_s2_l7[255:224]),
+                       (g12_off_c6_q[2] ? 32'd0 : m2_0_s2_l7[223:192]),
+                       (g12_off_c5_q[3] ? 32'd0 : m2_0_s2_l7[191:160]),
+                       (g12_off_c4_q[8] ? 32'd0 : m2_0_s2_l7[159:128]),
+                       (g12_off_c3_q[8] ? 32'd0 : m2_0_s2_l7[127:96]),
+                       (g12_off_c2_q[8] ? 32'd0 : m2_0_s2_l7[95:64]),
+                       (g12_off_c1_q[8] ? 32'd0 : m2_0_s2_l7[63:32]),
+                       (g12_off_c0_q[8] ? 32'd0 : m2_0_s2_l7[31:0])};
+  assign m2_0_s2_l9 = {(g12_off_c16_q[1] ? m2_0_s2_l8[0] : m2_0_s2_l8[512]),
+                       (g12_off_c15_q[1] ? 32'd0 : m2_0_s2_l8[511:480]),
+                       (g12_off_c14_q[1] ? 32'd0 : m2_0_s2_l8[479:448]),
+                       (g12_off_c13_q[1] ? 32'd0 : m2_0_s2_l8[447:416]),
+                       (g12_off_c12_q[1] ? 32'd0 : m2_0_s2_l8[415:384]),
+                       (g12_off_c11_q[2] ? 32'd0 : m2_0_s2_l8[383:352]),
+                       (g12_off_c10_q[2] ? 32'd0 : m2_0_s2_l8[351:320]),
+                       (g12_off_c9_q[2] ? 32'd0 : m2_0_s2_l8[319:288]),
+                       (g12_off_c8_q[2] ? 32'd0 : m2_0_s2_l8[287:256]),
+                       (g12_off_c7_q[3] ? 32'd0 : m2_0_s2_l8[255:224]),
+                       (g12_off_c6_q[3] ? 32'd0 : m2_0_s2_l8[223:192]),
+                       (g12_off_c5_q[4] ? 32'd0 : m2_0_s2_l8[191:160]),
+                       (g12_off_c4_q[9] ? 32'd0 : m2_0_s2_l8[159:128]),
+                       (g12_off_c3_q[9] ? 32'd0 : m2_0_s2_l8[127:96]),
+                       (g12_off_c2_q[9] ? 32'd0 : m2_0_s2_l8[95:64]),
+                       (g12_off_c1_q[9] ? 32'd0 : m2_0_s2_l8[63:32]),
+                       (g12_off_c0_q[9] ? 32'd0 : m2_0_s2_l8[31:0])};
+  assign m2_0_s3_l0 = {(g13_off_c4_q[0] ? g13_bits_q[127] : 1'd0),
+                       (g13_off_c3_q[0] ? g13_bits_q[126:95] : g13_bits_q[127:96]),
+                       (g13_off_c2_q[0] ? g13_bits_q[94:63] : g13_bits_q[95:64]),
+                       (g13_off_c1_q[0] ? g13_bits_q[62:31] : g13_bits_q[63:32]),
+                       (g13_off_c0_q[0] ? {g13_bits_q[30:0], 1'd0} : g13_bits_q[31:0])};
+  assign m2_0_s3_l1 = {(g13_off_c4_q[1] ? m2_0_s3_l0[128:126] : {2'd0, m2_0_s3_l0[128]}),
+                       (g13_off_c3_q[1] ? m2_0_s3_l0[125:94] : m2_0_s3_l0[127:96]),
+                       (g13_off_c2_q[1] ? m2_0_s3_l0[93:62] : m2_0_s3_l0[95:64]),
+                       (g13_off_c1_q[1] ? m2_0_s3_l0[61:30] : m2_0_s3_l0[63:32]),
+                       (g13_off_c0_q[1] ? {m2_0_s3_l0[29:0], 2'd0} : m2_0_s3_l0[31:0])};
+  assign m2_0_s3_l2 = {(g13_off_c4_q[2] ? m2_0_s3_l1[130:124] : {4'd0, m2_0_s3_l1[130:128]}),
+                       (g13_off_c3_q[2] ? m2_0_s3_l1[123:92] : m2_0_s3_l1[127:96]),
+                       (g13_off_c2_q[2] ? m2_0_s3_l1[91:60] : m2_0_s3_l1[95:64]),
+                       (g13_off_c1_q[2] ? m2_0_s3_l1[59:28] : m2_0_s3_l1[63:32]),
+                       (g13_off_c0_q[2] ? {m2_0_s3_l1[27:0], 4'd0} : m2_0_s3_l1[31:0])};
+  assign m2_0_s3_l3 = {(g13_off_c4_q[3] ? m2_0_s3_l2[134:120] : {8'd0, m2_0_s3_l2[134:128]}),
+                       (g13_off_c3_q[3] ? m2_0_s3_l2[119:88] : m2_0_s3_l2[127:96]),
+                       (g13_off_c2_q[3] ? m2_0_s3_l2[87:56] : m2_0_s3_l2[95:64]),
+                       (g13_off_c1_q[3] ? m2_0_s3_l2[55:24] : m2_0_s3_l2[63:32]),
+                       (g13_off_c0_q[3] ? {m2_0_s3_l2[23:0], 8'd0} : m2_0_s3_l2[31:0])};
+  assign m2_0_s3_l4 = {(g13_off_c4_q[4] ? m2_0_s3_l3[142:112] : {16'd0, m2_0_s3_l3[142:128]}),
+                       (g13_off_c3_q[4] ? m2_0_s3_l3[111:80] : m2_0_s3_l3[127:96]),
+                       (g13_off_c2_q[4] ? m2_0_s3_l3[79:48] : m2_0_s3_l3[95:64]),
+                       (g13_off_c1_q[4] ? m2_0_s3_l3[47:16] : m2_0_s3_l3[63:32]),
+                       (g13_off_c0_q[4] ? {m2_0_s3_l3[15:0], 16'd0} : m2_0_s3_l3[31:0])};
+  assign m2_0_s3_l5 = {(g13_off_c5_q[0] ? m2_0_s3_l4[158:128] : 31'd0),
+                       (g13_off_c4_q[5] ? m2_0_s3_l4[127:96] : {1'd0, m2_0_s3_l4[158:128]}),
+                       (g13_off_c3_q[5] ? m2_0_s3_l4[95:64] : m2_0_s3_l4[127:96]),
+                       (g13_off_c2_q[5] ? m2_0_s3_l4[63:32] : m2_0_s3_l4[95:64]),
+                       (g13_off_c1_q[5] ? m2_0_s3_l4[31:0] : m2_0_s3_l4[63:32]),
+                       (g13_off_c0_q[5] ? 32'd0 : m2_0_s3_l4[31:0])};
+  assign m2_0_s3_l6 = {(g13_off_c7_q[0] ? m2_0_s3_l5[190:160] : 31'd0),
+                       (g13_off_c6_q[0] ? m2_0_s3_l5[159:128] : 32'd0),
+                       (g13_off_c5_q[1] ? m2_0_s3_l5[127:96] : {1'd0, m2_0_s3_l5[190:160]}),
+                       (g13_off_c4_q[6] ? m2_0_s3_l5[95:64] : m2_0_s3_l5[159:128]),
+                       (g13_off_c3_q[6] ? m2_0_s3_l5[63:32] : m2_0_s3_l5[127:96]),
+                       (g13_off_c2_q[6] ? m2_0_s3_l5[31:0] : m2_0_s3_l5[95:64]),
+                       (g13_off_c1_q[6] ? 32'd0 : m2_0_s3_l5[63:32]),
+                       (g13_off_c0_q[6] ? 32'd0 : m2_0_s3_l5[31:0])};
+  assign m2_0_s3_l7 = {(g13_off_c11_q[0] ? m2_0_s3_l6[254:224] : 31'd0),
+                       (g13_off_c10_q[0] ? m2_0_s3_l6[223:192] : 32'd0),
+                       (g13_off_c9_q[0] ? m2_0_s3_l6[191:160] : 32'd0),
+                       (g13_off_c8_q[0] ? m2_0_s3_l6[159:128] : 32'd0),
+                       (g13_off_c7_q[1] ? m2_0_s3_l6[127:96] : {1'd0, m2_0_s3_l6[254:224]}),
+                       (g13_off_c6_q[1] ? m2_0_s3_l6[95:64] : m2_0_s3_l6[223:192]),
+                       (g13_off_c5_q[2] ? m2_0_s3_l6[63:32] : m2_0_s3_l6[191:160]),
+                       (g13_off_c4_q[7] ? m2_0_s3_l6[31:0] : m2_0_s3_l6[159:128]),
+                       (g13_off_c3_q[7] ? 32'd0 : m2_0_s3_l6[127:96]),
+                       (g13_off_c2_q[7] ? 32'd0 : m2_0_s3_l6[95:64]),
+                       (g13_off_c1_q[7] ? 32'd0 : m2_0_s3_l6[63:32]),
+                       (g13_off_c0_q[7] ? 32'd0 : m2_0_s3_l6[31:0])};
+  assign m2_0_s3_l8 = {(g13_off_c16_q[0] ? m2_0_s3_l7[256] : 1'd0),
+                       (g13_off_c15_q[0] ? m2_0_s3_l7[255:224] : 32'd0),
+                       (g13_off_c14_q[0] ? m2_0_s3_l7[223:192] : 32'd0),
+                       (g13_off_c13_q[0] ? m2_0_s3_l7[191:160] : 32'd0),
+                       (g13_off_c12_q[0] ? m2_0_s3_l7[159:128] : 32'd0),
+                       (g13_off_c11_q[1] ? m2_0_s3_l7[127:96] : {1'd0, m2_0_s3_l7[382:352]}),
+                       (g13_off_c10_q[1] ? m2_0_s3_l7[95:64] : m2_0_s3_l7[351:320]),
+                       (g13_off_c9_q[1] ? m2_0_s3_l7[63:32] : m2_0_s3_l7[319:288]),
+                       (g13_off_c8_q[1] ? m2_0_s3_l7[31:0] : m2_0_s3_l7[287:256]),
+                       (g13_off_c7_q[2] ? 32'd0 : m2_0_s3_l7[255:224]),
+                       (g13_off_c6_q[2] ? 32'd0 : m2_0_s3_l7[223:192]),
+                       (g13_off_c5_q[3] ? 32'd0 : m2_0_s3_l7[191:160]),
+                       (g13_off_c4_q[8] ? 32'd0 : m2_0_s3_l7[159:128]),
+                       (g13_off_c3_q[8] ? 32'd0 : m2_0_s3_l7[127:96]),
+                       (g13_off_c2_q[8] ? 32'd0 : m2_0_s3_l7[95:64]),
+                       (g13_off_c1_q[8] ? 32'd0 : m2_0_s3_l7[63:32]),
+                       (g13_off_c0_q[8] ? 32'd0 : m2_0_s3_l7[31:0])};
+  assign m2_0_s3_l9 = {(g13_off_c16_q[1] ? m2_0_s3_l8[0] : m2_0_s3_l8[512]),
+                       (g13_off_c15_q[1] ? 32'd0 : m2_0_s3_l8[511:480]),
+                       (g13_off_c14_q[1] ? 32'd0 : m2_0_s3_l8[479:448]),
+                       (g13_off_c13_q[1] ? 32'd0 : m2_0_s3_l8[447:416]),
+                       (g13_off_c12_q[1] ? 32'd0 : m2_0_s3_l8[415:384]),
+                       (g13_off_c11_q[2] ? 32'd0 : m2_0_s3_l8[383:352]),
+                       (g13_off_c10_q[2] ? 32'd0 : m2_0_s3_l8[351:320]),
+                       (g13_off_c9_q[2] ? 32'd0 : m2_0_s3_l8[319:288]),
+                       (g13_off_c8_q[2] ? 32'd0 : m2_0_s3_l8[287:256]),
+                       (g13_off_c7_q[3] ? 32'd0 : m2_0_s3_l8[255:224]),
+                       (g13_off_c6_q[3] ? 32'd0 : m2_0_s3_l8[223:192]),
+                       (g13_off_c5_q[4] ? 32'd0 : m2_0_s3_l8[191:160]),
+                       (g13_off_c4_q[9] ? 32'd0 : m2_0_s3_l8[159:128]),
+                       (g13_off_c3_q[9] ? 32'd0 : m2_0_s3_l8[127:96]),
+                       (g13_off_c2_q[9] ? 32'd0 : m2_0_s3_l8[95:64]),
+                       (g13_off_c1_q[9] ? 32'd0 : m2_0_s3_l8[63:32]),
+                       (g13_off_c0_q[9] ? 32'd0 : m2_0_s3_l8[31:0])};
   assign m2_0_bits = ({384'd0, g10_bits_q} | m2_0_s1_l9 | (m2_0_s2_l9 | m2_0_s3_l9));
-  assign m2_0_len = ({2'd0, g10_len_q} + {2'd0, g11_len_q}
-                     + ({2'd0, g12_len_q} + {2'd0, g13_len_q}));
-  assign m2_1_s1_l0 = (g15_off_q[0] ? {g15_bits_q, 1'd0} : {1'd0, g15_bits_q});
-  assign m2_1_s1_l1 = (g15_off_q[1] ? {m2_1_s1_l0, 2'd0} : {2'd0, m2_1_s1_l0});
-  assign m2_1_s1_l2 = (g15_off_q[2] ? {m2_1_s1_l1, 4'd0} : {4'd0, m2_1_s1_l1});
-  assign m2_1_s1_l3 = (g15_off_q[3] ? {m2_1_s1_l2, 8'd0} : {8'd0, m2_1_s1_l2});
-  assign m2_1_s1_l4 = (g15_off_q[4] ? {m2_1_s1_l3, 16'd0} : {16'd0, m2_1_s1_l3});
-  assign m2_1_s1_l5 = (g15_off_q[5] ? {m2_1_s1_l4, 32'd0} : {32'd0, m2_1_s1_l4});
-  assign m2_1_s1_l6 = (g15_off_q[6] ? {m2_1_s1_l5, 64'd0} : {64'd0, m2_1_s1_l5});
-  assign m2_1_s1_l7 = (g15_off_q[7] ? {m2_1_s1_l6, 128'd0} : {128'd0, m2_1_s1_l6});
-  assign m2_1_s1_l8 = (g15_off_q[8] ? {m2_1_s1_l7[255:0], 256'd0} : {129'd0, m2_1_s1_l7});
-  assign m2_1_s1_l9 = (g15_off_q[9] ? 512'd0 : m2_1_s1_l8);
-  assign m2_1_s2_l0 = (g16_off_q[0] ? {g16_bits_q, 1'd0} : {1'd0, g16_bits_q});
-  assign m2_1_s2_l1 = (g16_off_q[1] ? {m2_1_s2_l0, 2'd0} : {2'd0, m2_1_s2_l0});
-  assign m2_1_s2_l2 = (g16_off_q[2] ? {m2_1_s2_l1, 4'd0} : {4'd0, m2_1_s2_l1});
-  assign m2_1_s2_l3 = (g16_off_q[3] ? {m2_1_s2_l2, 8'd0} : {8'd0, m2_1_s2_l2});
-  assign m2_1_s2_l4 = (g16_off_q[4] ? {m2_1_s2_l3, 16'd0} : {16'd0, m2_1_s2_l3});
-  assign m2_1_s2_l5 = (g16_off_q[5] ? {m2_1_s2_l4, 32'd0} : {32'd0, m2_1_s2_l4});
-  assign m2_1_s2_l6 = (g16_off_q[6] ? {m2_1_s2_l5, 64'd0} : {64'd0, m2_1_s2_l5});
-  assign m2_1_s2_l7 = (g16_off_q[7] ? {m2_1_s2_l6, 128'd0} : {128'd0, m2_1_s2_l6});
-  assign m2_1_s2_l8 = (g16_off_q[8] ? {m2_1_s2_l7[255:0], 256'd0} : {129'd0, m2_1_s2_l7});
-  assign m2_1_s2_l9 = (g16_off_q[9] ? 512'd0 : m2_1_s2_l8);
-  assign m2_1_s3_l0 = (g17_off_q[0] ? {g17_bits_q, 1'd0} : {1'd0, g17_bits_q});
-  assign m2_1_s3_l1 = (g17_off_q[1] ? {m2_1_s3_l0, 2'd0} : {2'd0, m2_1_s3_l0});
-  assign m2_1_s3_l2 = (g17_off_q[2] ? {m2_1_s3_l1, 4'd0} : {4'd0, m2_1_s3_l1});
-  assign m2_1_s3_l3 = (g17_off_q[3] ? {m2_1_s3_l2, 8'd0} : {8'd0, m2_1_s3_l2});
-  assign m2_1_s3_l4 = (g17_off_q[4] ? {m2_1_s3_l3, 16'd0} : {16'd0, m2_1_s3_l3});
-  assign m2_1_s3_l5 = (g17_off_q[5] ? {m2_1_s3_l4, 32'd0} : {32'd0, m2_1_s3_l4});
-  assign m2_1_s3_l6 = (g17_off_q[6] ? {m2_1_s3_l5, 64'd0} : {64'd0, m2_1_s3_l5});
-  assign m2_1_s3_l7 = (g17_off_q[7] ? {m2_1_s3_l6, 128'd0} : {128'd0, m2_1_s3_l6});
-  assign m2_1_s3_l8 = (g17_off_q[8] ? {m2_1_s3_l7[255:0], 256'd0} : {129'd0, m2_1_s3_l7});
-  assign m2_1_s3_l9 = (g17_off_q[9] ? 512'd0 : m2_1_s3_l8);
+  assign m2_1_s1_l0 = {(g15_off_c4_q[0] ? g15_bits_q[127] : 1'd0),
+                       (g15_off_c3_q[0] ? g15_bits_q[126:95] : g15_bits_q[127:96]),
+                       (g15_off_c2_q[0] ? g15_bits_q[94:63] : g15_bits_q[95:64]),
+                       (g15_off_c1_q[0] ? g15_bits_q[62:31] : g15_bits_q[63:32]),
+                       (g15_off_c0_q[0] ? {g15_bits_q[30:0], 1'd0} : g15_bits_q[31:0])};
+  assign m2_1_s1_l1 = {(g15_off_c4_q[1] ? m2_1_s1_l0[128:126] : {2'd0, m2_1_s1_l0[128]}),
+                       (g15_off_c3_q[1] ? m2_1_s1_l0[125:94] : m2_1_s1_l0[127:96]),
+                       (g15_off_c2_q[1] ? m2_1_s1_l0[93:62] : m2_1_s1_l0[95:64]),
+                       (g15_off_c1_q[1] ? m2_1_s1_l0[61:30] : m2_1_s1_l0[63:32]),
+                       (g15_off_c0_q[1] ? {m2_1_s1_l0[29:0], 2'd0} : m2_1_s1_l0[31:0])};
+  assign m2_1_s1_l2 = {(g15_off_c4_q[2] ? m2_1_s1_l1[130:124] : {4'd0, m2_1_s1_l1[130:128]}),
+                       (g15_off_c3_q[2] ? m2_1_s1_l1[123:92] : m2_1_s1_l1[127:96]),
+                       (g15_off_c2_q[2] ? m2_1_s1_l1[91:60] : m2_1_s1_l1[95:64]),
+                       (g15_off_c1_q[2] ? m2_1_s1_l1[59:28] : m2_1_s1_l1[63:32]),
+                       (g15_off_c0_q[2] ? {m2_1_s1_l1[27:0], 4'd0} : m2_1_s1_l1[31:0])};
+  assign m2_1_s1_l3 = {(g15_off_c4_q[3] ? m2_1_s1_l2[134:120] : {8'd0, m2_1_s1_l2[134:128]}),
+                       (g15_off_c3_q[3] ? m2_1_s1_l2[119:88] : m2_1_s1_l2[127:96]),
+                       (g15_off_c2_q[3] ? m2_1_s1_l2[87:56] : m2_1_s1_l2[95:64]),
+                       (g15_off_c1_q[3] ? m2_1_s1_l2[55:24] : m2_1_s1_l2[63:32]),
+                       (g15_off_c0_q[3] ? {m2_1_s1_l2[23:0], 8'd0} : m2_1_s1_l2[31:0])};
+  assign m2_1_s1_l4 = {(g15_off_c4_q[4] ? m2_1_s1_l3[142:112] : {16'd0, m2_1_s1_l3[142:128]}),
+                       (g15_off_c3_q[4] ? m2_1_s1_l3[111:80] : m2_1_s1_l3[127:96]),
+                       (g15_off_c2_q[4] ? m2_1_s1_l3[79:48] : m2_1_s1_l3[95:64]),
+                       (g15_off_c1_q[4] ? m2_1_s1_l3[47:16] : m2_1_s1_l3[63:32]),
+                       (g15_off_c0_q[4] ? {m2_1_s1_l3[15:0], 16'd0} : m2_1_s1_l3[31:0])};
+  assign m2_1_s1_l5 = {(g15_off_c5_q[0] ? m2_1_s1_l4[158:128] : 31'd0),
+                       (g15_off_c4_q[5] ? m2_1_s1_l4[127:96] : {1'd0, m2_1_s1_l4[158:128]}),
+                       (g15_off_c3_q[5] ? m2_1_s1_l4[95:64] : m2_1_s1_l4[127:96]),
+                       (g15_off_c2_q[5] ? m2_1_s1_l4[63:32] : m2_1_s1_l4[95:64]),
+                       (g15_off_c1_q[5] ? m2_1_s1_l4[31:0] : m2_1_s1_l4[63:32]),
+                       (g15_off_c0_q[5] ? 32'd0 : m2_1_s1_l4[31:0])};
+  assign m2_1_s1_l6 = {(g15_off_c7_q[0] ? m2_1_s1_l5[190:160] : 31'd0),
+                       (g15_off_c6_q[0] ? m2_1_s1_l5[159:128] : 32'd0),
+                       (g15_off_c5_q[1] ? m2_1_s1_l5[127:96] : {1'd0, m2_1_s1_l5[190:160]}),
+                       (g15_off_c4_q[6] ? m2_1_s1_l5[95:64] : m2_1_s1_l5[159:128]),
+                       (g15_off_c3_q[6] ? m2_1_s1_l5[63:32] : m2_1_s1_l5[127:96]),
+                       (g15_off_c2_q[6] ? m2_1_s1_l5[31:0] : m2_1_s1_l5[95:64]),
+                       (g15_off_c1_q[6] ? 32'd0 : m2_1_s1_l5[63:32]),
+                       (g15_off_c0_q[6] ? 32'd0 : m2_1_s1_l5[31:0])};
+  assign m2_1_s1_l7 = {(g15_off_c11_q[0] ? m2_1_s1_l6[254:224] : 31'd0),
+                       (g15_off_c10_q[0] ? m2_1_s1_l6[223:192] : 32'd0),
+                       (g15_off_c9_q[0] ? m2_1_s1_l6[191:160] : 32'd0),
+                       (g15_off_c8_q[0] ? m2_1_s1_l6[159:128] : 32'd0),
+                       (g15_off_c7_q[1] ? m2_1_s1_l6[127:96] : {1'd0, m2_1_s1_l6[254:224]}),
+                       (g15_off_c6_q[1] ? m2_1_s1_l6[95:64] : m2_1_s1_l6[223:192]),
+                       (g15_off_c5_q[2] ? m2_1_s1_l6[63:32] : m2_1_s1_l6[191:160]),
+                       (g15_off_c4_q[7] ? m2_1_s1_l6[31:0] : m2_1_s1_l6[159:128]),
+                       (g15_off_c3_q[7] ? 32'd0 : m2_1_s1_l6[127:96]),
+                       (g15_off_c2_q[7] ? 32'd0 : m2_1_s1_l6[95:64]),
+                       (g15_off_c1_q[7] ? 32'd0 : m2_1_s1_l6[63:32]),
+                       (g15_off_c0_q[7] ? 32'd0 : m2_1_s1_l6[31:0])};
+  assign m2_1_s1_l8 = {(g15_off_c15_q[0] ? m2_1_s1_l7[255:224] : 32'd0),
+                       (g15_off_c14_q[0] ? m2_1_s1_l7[223:192] : 32'd0),
+                       (g15_off_c13_q[0] ? m2_1_s1_l7[191:160] : 32'd0),
+                       (g15_off_c12_q[0] ? m2_1_s1_l7[159:128] : 32'd0),
+                       (g15_off_c11_q[1] ? m2_1_s1_l7[127:96] : {1'd0, m2_1_s1_l7[382:352]}),
+                       (g15_off_c10_q[1] ? m2_1_s1_l7[95:64] : m2_1_s1_l7[351:320]),
+                       (g15_off_c9_q[1] ? m2_1_s1_l7[63:32] : m2_1_s1_l7[319:288]),
+                       (g15_off_c8_q[1] ? m2_1_s1_l7[31:0] : m2_1_s1_l7[287:256]),
+                       (g15_off_c7_q[2] ? 32'd0 : m2_1_s1_l7[255:224]),
+                       (g15_off_c6_q[2] ? 32'd0 : m2_1_s1_l7[223:192]),
+                       (g15_off_c5_q[3] ? 32'd0 : m2_1_s1_l7[191:160]),
+                       (g15_off_c4_q[8] ? 32'd0 : m2_1_s1_l7[159:128]),
+                       (g15_off_c3_q[8] ? 32'd0 : m2_1_s1_l7[127:96]),
+                       (g15_off_c2_q[8] ? 32'd0 : m2_1_s1_l7[95:64]),
+                       (g15_off_c1_q[8] ? 32'd0 : m2_1_s1_l7[63:32]),
+                       (g15_off_c0_q[8] ? 32'd0 : m2_1_s1_l7[31:0])};
+  assign m2_1_s1_l9 = {(g15_off_c15_q[1] ? 32'd0 : m2_1_s1_l8[511:480]),
+                       (g15_off_c14_q[1] ? 32'd0 : m2_1_s1_l8[479:448]),
+                       (g15_off_c13_q[1] ? 32'd0 : m2_1_s1_l8[447:416]),
+                       (g15_off_c12_q[1] ? 32'd0 : m2_1_s1_l8[415:384]),
+                       (g15_off_c11_q[2] ? 32'd0 : m2_1_s1_l8[383:352]),
+                       (g15_off_c10_q[2] ? 32'd0 : m2_1_s1_l8[351:320]),
+                       (g15_off_c9_q[2] ? 32'd0 : m2_1_s1_l8[319:288]),
+                       (g15_off_c8_q[2] ? 32'd0 : m2_1_s1_l8[287:256]),
+                       (g15_off_c7_q[3] ? 32'd0 : m2_1_s1_l8[255:224]),
+                       (g15_off_c6_q[3] ? 32'd0 : m2_1_s1_l8[223:192]),
+                       (g15_off_c5_q[4] ? 32'd0 : m2_1_s1_l8[191:160]),
+                       (g15_off_c4_q[9] ? 32'd0 : m2_1_s1_l8[159:128]),
+                       (g15_off_c3_q[9] ? 32'd0 : m2_1_s1_l8[127:96]),
+                       (g15_off_c2_q[9] ? 32'd0 : m2_1_s1_l8[95:64]),
+                       (g15_off_c1_q[9] ? 32'd0 : m2_1_s1_l8[63:32]),
+                       (g15_off_c0_q[9] ? 32'd0 : m2_1_s1_l8[31:0])};
+  assign m2_1_s2_l0 = {(g16_off_c4_q[0] ? g16_bits_q[127] : 1'd0),
+                       (g16_off_c3_q[0] ? g16_bits_q[126:95] : g16_bits_q[127:96]),
+                       (g16_off_c2_q[0] ? g16_bits_q[94:63] : g16_bits_q[95:64]),
+                       (g16_off_c1_q[0] ? g16_bits_q[62:31] : g16_bits_q[63:32]),
+                       (g16_off_c0_q[0] ? {g16_bits_q[30:0], 1'd0} : g16_bits_q[31:0])};
+  assign m2_1_s2_l1 = {(g16_off_c4_q[1] ? m2_1_s2_l0[128:126] : {2'd0, m2_1_s2_l0[128]}),
+                       (g16_off_c3_q[1] ? m2_1_s2_l0[125:94] : m2_1_s2_l0[127:96]),
+                       (g16_off_c2_q[1] ? m2_1_s2_l0[93:62] : m2_1_s2_l0[95:64]),
+                       (g16_off_c1_q[1] ? m2_1_s2_l0[61:30] : m2_1_s2_l0[63:32]),
+                       (g16_off_c0_q[1] ? {m2_1_s2_l0[29:0], 2'd0} : m2_1_s2_l0[31:0])};
+  assign m2_1_s2_l2 = {(g16_off_c4_q[2] ? m2_1_s2_l1[130:124] : {4'd0, m2_1_s2_l1[130:128]}),
+                       (g16_off_c3_q[2] ? m2_1_s2_l1[123:92] : m2_1_s2_l1[127:96]),
+                       (g16_off_c2_q[2] ? m2_1_s2_l1[91:60] : m2_1_s2_l1[95:64]),
+                       (g16_off_c1_q[2] ? m2_1_s2_l1[59:28] : m2_1_s2_l1[63:32]),
+                       (g16_off_c0_q[2] ? {m2_1_s2_l1[27:0], 4'd0} : m2_1_s2_l1[31:0])};
+  assign m2_1_s2_l3 = {(g16_off_c4_q[3] ? m2_1_s2_l2[134:120] : {8'd0, m2_1_s2_l2[134:128]}),
+                       (g16_off_c3_q[3] ? m2_1_s2_l2[119:88] : m2_1_s2_l2[127:96]),
+                       (g16_off_c2_q[3] ? m2_1_s2_l2[87:56] : m2_1_s2_l2[95:64]),
+                       (g16_off_c1_q[3] ? m2_1_s2_l2[55:24] : m2_1_s2_l2[63:32]),
+                       (g16_off_c0_q[3] ? {m2_1_s2_l2[23:0], 8'd0} : m2_1_s2_l2[31:0])};
+  assign m2_1_s2_l4 = {(g16_off_c4_q[4] ? m2_1_s2_l3[142:112] : {16'd0, m2_1_s2_l3[142:128]}),
+                       (g16_off_c3_q[4] ? m2_1_s2_l3[111:80] : m2_1_s2_l3[127:96]),
+                       (g16_off_c2_q[4] ? m2_1_s2_l3[79:48] : m2_1_s2_l3[95:64]),
+                       (g16_off_c1_q[4] ? m2_1_s2_l3[47:16] : m2_1_s2_l3[63:32]),
+                       (g16_off_c0_q[4] ? {m2_1_s2_l3[15:0], 16'd0} : m2_1_s2_l3[31:0])};
+  assign m2_1_s2_l5 = {(g16_off_c5_q[0] ? m2_1_s2_l4[158:128] : 31'd0),
+                       (g16_off_c4_q[5] ? m2_1_s2_l4[127:96] : {1'd0, m2_1_s2_l4[158:128]}),
+                       (g16_off_c3_q[5] ? m2_1_s2_l4[95:64] : m2_1_s2_l4[127:96]),
+                       (g16_off_c2_q[5] ? m2_1_s2_l4[63:32] : m2_1_s2_l4[95:64]),
+                       (g16_off_c1_q[5] ? m2_1_s2_l4[31:0] : m2_1_s2_l4[63:32]),
+                       (g16_off_c0_q[5] ? 32'd0 : m2_1_s2_l4[31:0])};
+  assign m2_1_s2_l6 = {(g16_off_c7_q[0] ? m2_1_s2_l5[190:160] : 31'd0),
+                       (g16_off_c6_q[0] ? m2_1_s2_l5[159:128] : 32'd0),
+                       (g16_off_c5_q[1] ? m2_1_s2_l5[127:96] : {1'd0, m2_1_s2_l5[190:160]}),
+                       (g16_off_c4_q[6] ? m2_1_s2_l5[95:64] : m2_1_s2_l5[159:128]),
+                       (g16_off_c3_q[6] ? m2_1_s2_l5[63:32] : m2_1_s2_l5[127:96]),
+                       (g16_off_c2_q[6] ? m2_1_s2_l5[31:0] : m2_1_s2_l5[95:64]),
+                       (g16_off_c1_q[6] ? 32'd0 : m2_1_s2_l5[63:32]),
+                       (g16_off_c0_q[6] ? 32'd0 : m2_1_s2_l5[31:0])};
+  assign m2_1_s2_l7 = {(g16_off_c11_q[0] ? m2_1_s2_l6[254:224] : 31'd0),
+                       (g16_off_c10_q[0] ? m2_1_s2_l6[223:192] : 32'd0),
+                       (g16_off_c9_q[0] ? m2_1_s2_l6[191:160] : 32'd0),
+                       (g16_off_c8_q[0] ? m2_1_s2_l6[159:128] : 32'd0),
+                       (g16_off_c7_q[1] ? m2_1_s2_l6[127:96] : {1'd0, m2_1_s2_l6[254:224]}),
+                       (g16_off_c6_q[1] ? m2_1_s2_l6[95:64] : m2_1_s2_l6[223:192]),
+                       (g16_off_c5_q[2] ? m2_1_s2_l6[63:32] : m2_1_s2_l6[191:160]),
+                       (g16_off_c4_q[7] ? m2_1_s2_l6[31:0] : m2_1_s2_l6[159:128]),
+                       (g16_off_c3_q[7] ? 32'd0 : m2_1_s2_l6[127:96]),
+                       (g16_off_c2_q[7] ? 32'd0 : m2_1_s2_l6[95:64]),
+                       (g16_off_c1_q[7] ? 32'd0 : m2_1_s2_l6[63:32]),
+                       (g16_off_c0_q[7] ? 32'd0 : m2_1_s2_l6[31:0])};
+  assign m2_1_s2_l8 = {(g16_off_c15_q[0] ? m2_1_s2_l7[255:224] : 32'd0),
+                       (g16_off_c14_q[0] ? m2_1_s2_l7[223:192] : 32'd0),
+                       (g16_off_c13_q[0] ? m2_1_s2_l7[191:160] : 32'd0),
+                       (g16_off_c12_q[0] ? m2_1_s2_l7[159:128] : 32'd0),
+                       (g16_off_c11_q[1] ? m2_1_s2_l7[127:96] : {1'd0, m2_1_s2_l7[382:352]}),
+                       (g16_off_c10_q[1] ? m2_1_s2_l7[95:64] : m2_1_s2_l7[351:320]),
+                       (g16_off_c9_q[1] ? m2_1_s2_l7[63:32] : m2_1_s2_l7[319:288]),
+                       (g16_off_c8_q[1] ? m2_1_s2_l7[31:0] : m2_1_s2_l7[287:256]),
+                       (g16_off_c7_q[2] ? 32'd0 : m2_1_s2_l7[255:224]),
+                       (g16_off_c6_q[2] ? 32'd0 : m2_1_s2_l7[223:192]),
+                       (g16_off_c5_q[3] ? 32'd0 : m2_1_s2_l7[191:160]),
+                       (g16_off_c4_q[8] ? 32'd0 : m2_1_s2_l7[159:128]),
+                       (g16_off_c3_q[8] ? 32'd0 : m2_1_s2_l7[127:96]),
+                       (g16_off_c2_q[8] ? 32'd0 : m2_1_s2_l7[95:64]),
+                       (g16_off_c1_q[8] ? 32'd0 : m2_1_s2_l7[63:32]),
+                       (g16_off_c0_q[8] ? 32'd0 : m2_1_s2_l7[31:0])};
+  assign m2_1_s2_l9 = {(g16_off_c15_q[1] ? 32'd0 : m2_1_s2_l8[511:480]),
+                       (g16_off_c14_q[1] ? 32'd0 : m2_1_s2_l8[479:448]),
+                       (g16_off_c13_q[1] ? 32'd0 : m2_1_s2_l8[447:416]),
+                       (g16_off_c12_q[1] ? 32'd0 : m2_1_s2_l8[415:384]),
+                       (g16_off_c11_q[2] ? 32'd0 : m2_1_s2_l8[383:352]),
+                       (g16_off_c10_q[2] ? 32'd0 : m2_1_s2_l8[351:320]),
+                       (g16_off_c9_q[2] ? 32'd0 : m2_1_s2_l8[319:288]),
+                       (g16_off_c8_q[2] ? 32'd0 : m2_1_s2_l8[287:256]),
+                       (g16_off_c7_q[3] ? 32'd0 : m2_1_s2_l8[255:224]),
+                       (g16_off_c6_q[3] ? 32'd0 : m2_1_s2_l8[223:192]),
+                       (g16_off_c5_q[4] ? 32'd0 : m2_1_s2_l8[191:160]),
+                       (g16_off_c4_q[9] ? 32'd0 : m2_1_s2_l8[159:128]),
+                       (g16_off_c3_q[9] ? 32'd0 : m2_1_s2_l8[127:96]),
+                       (g16_off_c2_q[9] ? 32'd0 : m2_1_s2_l8[95:64]),
+                       (g16_off_c1_q[9] ? 32'd0 : m2_1_s2_l8[63:32]),
+                       (g16_off_c0_q[9] ? 32'd0 : m2_1_s2_l8[31:0])};
+  assign m2_1_s3_l0 = {(g17_off_c4_q[0] ? g17_bits_q[127] : 1'd0),
+                       (g17_off_c3_q[0] ? g17_bits_q[126:95] : g17_bits_q[127:96]),
+                       (g17_off_c2_q[0] ? g17_bits_q[94:63] : g17_bits_q[95:64]),
+                       (g17_off_c1_q[0] ? g17_bits_q[62:31] : g17_bits_q[63:32]),
+                       (g17_off_c0_q[0] ? {g17_bits_q[30:0], 1'd0} : g17_bits_q[31:0])};
+  assign m2_1_s3_l1 = {(g17_off_c4_q[1] ? m2_1_s3_l0[128:126] : {2'd0, m2_1_s3_l0[128]}),
+                       (g17_off_c3_q[1] ? m2_1_s3_l0[125:94] : m2_1_s3_l0[127:96]),
+                       (g17_off_c2_q[1] ? m2_1_s3_l0[93:62] : m2_1_s3_l0[95:64]),
+                       (g17_off_c1_q[1] ? m2_1_s3_l0[61:30] : m2_1_s3_l0[63:32]),
+                       (g17_off_c0_q[1] ? {m2_1_s3_l0[29:0], 2'd0} : m2_1_s3_l0[31:0])};
+  assign m2_1_s3_l2 = {(g17_off_c4_q[2] ? m2_1_s3_l1[130:124] : {4'd0, m2_1_s3_l1[130:128]}),
+                       (g17_off_c3_q[2] ? m2_1_s3_l1[123:92] : m2_1_s3_l1[127:96]),
+                       (g17_off_c2_q[2] ? m2_1_s3_l1[91:60] : m2_1_s3_l1[95:64]),
+                       (g17_off_c1_q[2] ? m2_1_s3_l1[59:28] : m2_1_s3_l1[63:32]),
+                       (g17_off_c0_q[2] ? {m2_1_s3_l1[27:0], 4'd0} : m2_1_s3_l1[31:0])};
+  assign m2_1_s3_l3 = {(g17_off_c4_q[3] ? m2_1_s3_l2[134:120] : {8'd0, m2_1_s3_l2[134:128]}),
+                       (g17_off_c3_q[3] ? m2_1_s3_l2[119:88] : m2_1_s3_l2[127:96]),
+                       (g17_off_c2_q[3] ? m2_1_s3_l2[87:56] : m2_1_s3_l2[95:64]),
+                       (g17_off_c1_q[3] ? m2_1_s3_l2[55:24] : m2_1_s3_l2[63:32]),
+                       (g17_off_c0_q[3] ? {m2_1_s3_l2[23:0], 8'd0} : m2_1_s3_l2[31:0])};
+  assign m2_1_s3_l4 = {(g17_off_c4_q[4] ? m2_1_s3_l3[142:112] : {16'd0, m2_1_s3_l3[142:128]}),
+                       (g17_off_c3_q[4] ? m2_1_s3_l3[111:80] : m2_1_s3_l3[127:96]),
+                       (g17_off_c2_q[4] ? m2_1_s3_l3[79:48] : m2_1_s3_l3[95:64]),
+                       (g17_off_c1_q[4] ? m2_1_s3_l3[47:16] : m2_1_s3_l3[63:32]),
+                       (g17_off_c0_q[4] ? {m2_1_s3_l3[15:0], 16'd0} : m2_1_s3_l3[31:0])};
+  assign m2_1_s3_l5 = {(g17_off_c5_q[0] ? m2_1_s3_l4[158:128] : 31'd0),
+                       (g17_off_c4_q[5] ? m2_1_s3_l4[127:96] : {1'd0, m2_1_s3_l4[158:128]}),
+                       (g17_off_c3_q[5] ? m2_1_s3_l4[95:64] : m2_1_s3_l4[127:96]),
+                       (g17_off_c2_q[5] ? m2_1_s3_l4[63:32] : m2_1_s3_l4[95:64]),
+                       (g17_off_c1_q[5] ? m2_1_s3_l4[31:0] : m2_1_s3_l4[63:32]),
+                       (g17_off_c0_q[5] ? 32'd0 : m2_1_s3_l4[31:0])};
+  assign m2_1_s3_l6 = {(g17_off_c7_q[0] ? m2_1_s3_l5[190:160] : 31'd0),
+                       (g17_off_c6_q[0] ? m2_1_s3_l5[159:128] : 32'd0),
+                       (g17_off_c5_q[1] ? m2_1_s3_l5[127:96] : {1'd0, m2_1_s3_l5[190:160]}),
+                       (g17_off_c4_q[6] ? m2_1_s3_l5[95:64] : m2_1_s3_l5[159:128]),
+                       (g17_off_c3_q[6] ? m2_1_s3_l5[63:32] : m2_1_s3_l5[127:96]),
+                       (g17_off_c2_q[6] ? m2_1_s3_l5[31:0] : m2_1_s3_l5[95:64]),
+                       (g17_off_c1_q[6] ? 32'd0 : m2_1_s3_l5[63:32]),
+                       (g17_off_c0_q[6] ? 32'd0 : m2_1_s3_l5[31:0])};
+  assign m2_1_s3_l7 = {(g17_off_c11_q[0] ? m2_1_s3_l6[254:224] : 31'd0),
+                       (g17_off_c10_q[0] ? m2_1_s3_l6[223:192] : 32'd0),
+                       (g17_off_c9_q[0] ? m2_1_s3_l6[191:160] : 32'd0),
+                       (g17_off_c8_q[0] ? m2_1_s3_l6[159:128] : 32'd0),
+                       (g17_off_c7_q[1] ? m2_1_s3_l6[127:96] : {1'd0, m2_1_s3_l6[254:224]}),
+                       (g17_off_c6_q[1] ? m2_1_s3_l6[95:64] : m2_1_s3_l6[223:192]),
+                       (g17_off_c5_q[2] ? m2_1_s3_l6[63:32] : m2_1_s3_l6[191:160]),
+                       (g17_off_c4_q[7] ? m2_1_s3_l6[31:0] : m2_1_s3_l6[159:128]),
+                       (g17_off_c3_q[7] ? 32'd0 : m2_1_s3_l6[127:96]),
+                       (g17_off_c2_q[7] ? 32'd0 : m2_1_s3_l6[95:64]),
+                       (g17_off_c1_q[7] ? 32'd0 : m2_1_s3_l6[63:32]),
+                       (g17_off_c0_q[7] ? 32'd0 : m2_1_s3_l6[31:0])};
+  assign m2_1_s3_l8 = {(g17_off_c15_q[0] ? m2_1_s3_l7[255:224] : 32'd0),
+                       (g17_off_c14_q[0] ? m2_1_s3_l7[223:192] : 32'd0),
+                       (g17_off_c13_q[0] ? m2_1_s3_l7[191:160] : 32'd0),
+                       (g17_off_c12_q[0] ? m2_1_s3_l7[159:128] : 32'd0),
+                       (g17_off_c11_q[1] ? m2_1_s3_l7[127:96] : {1'd0, m2_1_s3_l7[382:352]}),
+                       (g17_off_c10_q[1] ? m2_1_s3_l7[95:64] : m2_1_s3_l7[351:320]),
+                       (g17_off_c9_q[1] ? m2_1_s3_l7[63:32] : m2_1_s3_l7[319:288]),
+                       (g17_off_c8_q[1] ? m2_1_s3_l7[31:0] : m2_1_s3_l7[287:256]),
+                       (g17_off_c7_q[2] ? 32'd0 : m2_1_s3_l7[255:224]),
+                       (g17_off_c6_q[2] ? 32'd0 : m2_1_s3_l7[223:192]),
+                       (g17_off_c5_q[3] ? 32'd0 : m2_1_s3_l7[191:160]),
+                       (g17_off_c4_q[8] ? 32'd0 : m2_1_s3_l7[159:128]),
+                       (g17_off_c3_q[8] ? 32'd0 : m2_1_s3_l7[127:96]),
+                       (g17_off_c2_q[8] ? 32'd0 : m2_1_s3_l7[95:64]),
+                       (g17_off_c1_q[8] ? 32'd0 : m2_1_s3_l7[63:32]),
+                       (g17_off_c0_q[8] ? 32'd0 : m2_1_s3_l7[31:0])};
+  assign m2_1_s3_l9 = {(g17_off_c15_q[1] ? 32'd0 : m2_1_s3_l8[511:480]),
+                       (g17_off_c14_q[1] ? 32'd0 : m2_1_s3_l8[479:448]),
+                       (g17_off_c13_q[1] ? 32'd0 : m2_1_s3_l8[447:416]),
+                       (g17_off_c12_q[1] ? 32'd0 : m2_1_s3_l8[415:384]),
+                       (g17_off_c11_q[2] ? 32'd0 : m2_1_s3_l8[383:352]),
+                       (g17_off_c10_q[2] ? 32'd0 : m2_1_s3_l8[351:320]),
+                       (g17_off_c9_q[2] ? 32'd0 : m2_1_s3_l8[319:288]),
+                       (g17_off_c8_q[2] ? 32'd0 : m2_1_s3_l8[287:256]),
+                       (g17_off_c7_q[3] ? 32'd0 : m2_1_s3_l8[255:224]),
+                       (g17_off_c6_q[3] ? 32'd0 : m2_1_s3_l8[223:192]),
+                       (g17_off_c5_q[4] ? 32'd0 : m2_1_s3_l8[191:160]),
+                       (g17_off_c4_q[9] ? 32'd0 : m2_1_s3_l8[159:128]),
+                       (g17_off_c3_q[9] ? 32'd0 : m2_1_s3_l8[127:96]),
+                       (g17_off_c2_q[9] ? 32'd0 : m2_1_s3_l8[95:64]),
+                       (g17_off_c1_q[9] ? 32'd0 : m2_1_s3_l8[63:32]),
+                       (g17_off_c0_q[9] ? 32'd0 : m2_1_s3_l8[31:0])};
   assign m2_1_bits = ({384'd0, g14_bits_q} | m2_1_s1_l9 | (m2_1_s2_l9 | m2_1_s3_l9));
-  assign m2_1_len = ({2'd0, g14_len_q} + {2'd0, g15_len_q}
-                     + ({2'd0, g16_len_q} + {2'd0, g17_len_q}));
   assign m2_2_bits = g18_bits_q;
-  assign m2_2_len = {2'd0, g18_len_q};
-  assign g21_off = {2'd0, m2_0_len};
-  assign g22_off = ({2'd0, m2_0_len} + {2'd0, m2_1_len});
-  assign g2_csa_l0_0s = ({4'd0, g10_len_q} ^ {4'd0, g11_len_q} ^ {4'd0, g12_len_q});
-  assign g2_csa_l0_0m = (({4'd0, g10_len_q} & {4'd0, g11_len_q})
-                         | ({4'd0, g10_len_q} & {4'd0, g12_len_q})
-                         | ({4'd0, g11_len_q} & {4'd0, g12_len_q}));
-  assign g2_csa_l0_1s = ({4'd0, g13_len_q} ^ {4'd0, g14_len_q} ^ {4'd0, g15_len_q});
-  assign g2_csa_l0_1m = (({4'd0, g13_len_q} & {4'd0, g14_len_q})
-                         | ({4'd0, g13_len_q} & {4'd0, g15_len_q})
-                         | ({4'd0, g14_len_q} & {4'd0, g15_len_q}));
-  assign g2_csa_l0_2s = ({4'd0, g16_len_q} ^ {4'd0, g17_len_q} ^ {4'd0, g18_len_q});
-  assign g2_csa_l0_2m = (({4'd0, g16_len_q} & {4'd0, g17_len_q})
-                         | ({4'd0, g16_len_q} & {4'd0, g18_len_q})
-                         | ({4'd0, g17_len_q} & {4'd0, g18_len_q}));
-  assign g2_csa_l1_0s = (g2_csa_l0_0s ^ {g2_csa_l0_0m[10:0], 1'd0} ^ g2_csa_l0_1s);
-  assign g2_csa_l1_0m = ((g2_csa_l0_0s & {g2_csa_l0_0m[10:0], 1'd0}) | (g2_csa_l0_0s & g2_csa_l0_1s)
-                         | ({g2_csa_l0_0m[10:0], 1'd0} & g2_csa_l0_1s));
-  assign g2_csa_l1_1s = ({g2_csa_l0_1m[10:0], 1'd0} ^ g2_csa_l0_2s ^ {g2_csa_l0_2m[10:0], 1'd0});
-  assign g2_csa_l1_1m = (({g2_csa_l0_1m[10:0], 1'd0} & g2_csa_l0_2s)
-                         | ({g2_csa_l0_1m[10:0], 1'd0} & {g2_csa_l0_2m[10:0], 1'd0})
-                         | (g2_csa_l0_2s & {g2_csa_l0_2m[10:0], 1'd0}));
-  assign g2_csa_l2_0s = (g2_csa_l1_0s ^ {g2_csa_l1_0m[10:0], 1'd0} ^ g2_csa_l1_1s);
-  assign g2_csa_l2_0m = ((g2_csa_l1_0s & {g2_csa_l1_0m[10:0], 1'd0}) | (g2_csa_l1_0s & g2_csa_l1_1s)
-                         | ({g2_csa_l1_0m[10:0], 1'd0} & g2_csa_l1_1s));
-  assign g2_csa_l3_0s = (g2_csa_l2_0s ^ {g2_csa_l2_0m[10:0], 1'd0} ^ {g2_csa_l1_1m[10:0], 1'd0});
-  assign g2_csa_l3_0m = ((g2_csa_l2_0s & {g2_csa_l2_0m[10:0], 1'd0})
-                         | (g2_csa_l2_0s & {g2_csa_l1_1m[10:0], 1'd0})
-                         | ({g2_csa_l2_0m[10:0], 1'd0} & {g2_csa_l1_1m[10:0], 1'd0}));
-  assign g2_sum = (g2_csa_l3_0s + {g2_csa_l3_0m[10:0], 1'd0});
-  assign g2_total = g2_sum[10:0];
-  assign total_d = g2_total;
+  assign g21_off = {2'd0, g1_glen0_q};
+  assign g22_off = ({2'd0, g1_glen0_q} + {2'd0, g1_glen1_q});
+  assign g2_gsum0_csa_l0_0s = ({2'd0, g1_glen0_q} ^ {2'd0, g1_glen1_q} ^ {2'd0, g1_glen2_q});
+  assign g2_gsum0_csa_l0_0m = (({2'd0, g1_glen0_q} & {2'd0, g1_glen1_q})
+                               | ({2'd0, g1_glen0_q} & {2'd0, g1_glen2_q})
+                               | ({2'd0, g1_glen1_q} & {2'd0, g1_glen2_q}));
+  assign g2_gsum0 = (g2_gsum0_csa_l0_0s + {g2_gsum0_csa_l0_0m[10:0], 1'd0});
+  assign raw_d = ((zero4_q ? 4'd0
+                   : (g2_gsum0[10:0] <= 11'd64) ? 4'd5
+                   : (g2_gsum0[10:0] <= 11'd256) ? 4'd1
+                   : (g2_gsum0[10:0] <= 11'd512) ? 4'd2
+                   : (g2_gsum0[10:0] <= 11'd768) ? 4'd3
+                   : 4'd4)
+                  == 4'd4);
+  assign raw_c0_d = raw_d;
+  assign raw_c1_d = raw_d;
+  assign raw_c2_d = raw_d;
+  assign raw_c3_d = raw_d;
+  assign raw_c4_d = raw_d;
+  assign raw_c5_d = raw_d;
+  assign raw_c6_d = raw_d;
+  assign raw_c7_d = raw_d;
+  assign raw_c8_d = raw_d;
+  assign raw_c9_d = raw_d;
+  assign raw_c10_d = raw_d;
+  assign raw_c11_d = raw_d;
+  assign raw_c12_d = raw_d;
+  assign raw_c13_d = raw_d;
+  assign raw_c14_d = raw_d;
+  assign raw_c15_d = raw_d;
+  assign raw_c16_d = raw_d;
+  assign raw_c17_d = raw_d;
+  assign raw_c18_d = raw_d;
+  assign raw_c19_d = raw_d;
+  assign raw_c20_d = raw_d;
+  assign raw_c21_d = raw_d;
+  assign raw_c22_d = raw_d;
+  assign raw_c23_d = raw_d;
+  assign raw_c24_d = raw_d;
+  assign raw_c25_d = raw_d;
+  assign raw_c26_d = raw_d;
+  assign raw_c27_d = raw_d;
+  assign raw_c28_d = raw_d;
+  assign raw_c29_d = raw_d;
+  assign raw_c30_d = raw_d;
+  assign raw_c31_d = raw_d;
   assign g20_bits_d = m2_0_bits;
-  assign g20_len_d = m2_0_len;
+  assign g21_off_c0_d = g21_off;
+  assign g21_off_c1_d = g21_off;
+  assign g21_off_c2_d = g21_off;
+  assign g21_off_c3_d = g21_off;
+  assign g21_off_c4_d = g21_off;
+  assign g21_off_c5_d = g21_off;
+  assign g21_off_c6_d = g21_off;
+  assign g21_off_c7_d = g21_off;
+  assign g21_off_c8_d = g21_off;
+  assign g21_off_c9_d = g21_off;
+  assign g21_off_c10_d = g21_off;
+  assign g21_off_c11_d = g21_off;
+  assign g21_off_c12_d = g21_off;
+  assign g21_off_c13_d = g21_off;
+  assign g21_off_c14_d = g21_off;
+  assign g21_off_c15_d = g21_off;
+  assign g21_off_c16_d = g21_off;
+  assign g21_off_c17_d = g21_off[11:5];
+  assign g21_off_c18_d = g21_off[11:6];
+  assign g21_off_c19_d = g21_off[11:6];
+  assign g21_off_c20_d = g21_off[11:7];
+  assign g21_off_c21_d = g21_off[11:7];
+  assign g21_off_c22_d = g21_off[11:7];
+  assign g21_off_c23_d = g21_off[11:7];
   assign g21_bits_d = m2_1_bits;
-  assign g21_len_d = m2_1_len;
-  assign g21_off_d = g21_off;
+  assign g22_off_c0_d = g22_off;
+  assign g22_off_c1_d = g22_off;
+  assign g22_off_c2_d = g22_off;
+  assign g22_off_c3_d = g22_off[11:5];
+  assign g22_off_c4_d = g22_off[11:6];
+  assign g22_off_c5_d = g22_off[11:6];
+  assign g22_off_c6_d = g22_off[11:7];
+  assign g22_off_c7_d = g22_off[11:7];
+  assign g22_off_c8_d = g22_off[11:7];
+  assign g22_off_c9_d = g22_off[11:7];
+  assign g22_off_c10_d = g22_off[11:8];
+  assign g22_off_c11_d = g22_off[11:8];
+  assign g22_off_c12_d = g22_off[11:8];
+  assign g22_off_c13_d = g22_off[11:8];
+  assign g22_off_c14_d = g22_off[11:8];
+  assign g22_off_c15_d = g22_off[11:8];
+  assign g22_off_c16_d = g22_off[11:8];
+  assign g22_off_c17_d = g22_off[11:8];
+  assign g22_off_c18_d = g22_off[11:9];
+  assign g22_off_c19_d = g22_off[11:9];
+  assign g22_off_c20_d = g22_off[11:9];
+  assign g22_off_c21_d = g22_off[11:9];
+  assign g22_off_c22_d = g22_off[11:9];
+  assign g22_off_c23_d = g22_off[11:9];
   assign g22_bits_d = m2_2_bits;
-  assign g22_len_d = m2_2_len;
-  assign g22_off_d = g22_off;
+  assign total_d = g2_gsum0;
   assign zero5_d = zero4_q;
   assign blk5_d = blk4_q;
   always @(posedge clk_i) begin
     if (adv) begin
-      total_q <= total_d;
       g20_bits_q <= g20_bits_d;
-      g20_len_q <= g20_len_d;
       g21_bits_q <= g21_bits_d;
-      g21_len_q <= g21_len_d;
-      g21_off_q <= g21_off_d;
       g22_bits_q <= g22_bits_d;
-      g22_len_q <= g22_len_d;
-      g22_off_q <= g22_off_d;
+      total_q <= total_d;
       zero5_q <= zero5_d;
       blk5_q <= blk5_d;
+    end
+  end
+  (* keep *) always @(posedge clk_i) begin
+    if (adv) begin
+      raw_c0_q <= raw_c0_d;
+      raw_c1_q <= raw_c1_d;
+      raw_c2_q <= raw_c2_d;
+      raw_c3_q <= raw_c3_d;
+      raw_c4_q <= raw_c4_d;
+      raw_c5_q <= raw_c5_d;
+      raw_c6_q <= raw_c6_d;
+      raw_c7_q <= raw_c7_d;
+      raw_c8_q <= raw_c8_d;
+      raw_c9_q <= raw_c9_d;
+      raw_c10_q <= raw_c10_d;
+      raw_c11_q <= raw_c11_d;
+      raw_c12_q <= raw_c12_d;
+      raw_c13_q <= raw_c13_d;
+      raw_c14_q <= raw_c14_d;
+      raw_c15_q <= raw_c15_d;
+      raw_c16_q <= raw_c16_d;
+      raw_c17_q <= raw_c17_d;
+      raw_c18_q <= raw_c18_d;
+      raw_c19_q <= raw_c19_d;
+      raw_c20_q <= raw_c20_d;
+      raw_c21_q <= raw_c21_d;
+      raw_c22_q <= raw_c22_d;
+      raw_c23_q <= raw_c23_d;
+      raw_c24_q <= raw_c24_d;
+      raw_c25_q <= raw_c25_d;
+      raw_c26_q <= raw_c26_d;
+      raw_c27_q <= raw_c27_d;
+      raw_c28_q <= raw_c28_d;
+      raw_c29_q <= raw_c29_d;
+      raw_c30_q <= raw_c30_d;
+      raw_c31_q <= raw_c31_d;
+      g21_off_c0_q <= g21_off_c0_d;
+      g21_off_c1_q <= g21_off_c1_d;
+      g21_off_c2_q <= g21_off_c2_d;
+      g21_off_c3_q <= g21_off_c3_d;
+      g21_off_c4_q <= g21_off_c4_d;
+      g21_off_c5_q <= g21_off_c5_d;
+      g21_off_c6_q <= g21_off_c6_d;
+      g21_off_c7_q <= g21_off_c7_d;
+      g21_off_c8_q <= g21_off_c8_d;
+      g21_off_c9_q <= g21_off_c9_d;
+      g21_off_c10_q <= g21_off_c10_d;
+      g21_off_c11_q <= g21_off_c11_d;
+      g21_off_c12_q <= g21_off_c12_d;
+      g21_off_c13_q <= g21_off_c13_d;
+      g21_off_c14_q <= g21_off_c14_d;
+      g21_off_c15_q <= g21_off_c15_d;
+      g21_off_c16_q <= g21_off_c16_d;
+      g21_off_c17_q <= g21_off_c17_d;
+      g21_off_c18_q <= g21_off_c18_d;
+      g21_off_c19_q <= g21_off_c19_d;
+      g21_off_c20_q <= g21_off_c20_d;
+      g21_off_c21_q <= g21_off_c21_d;
+      g21_off_c22_q <= g21_off_c22_d;
+      g21_off_c23_q <= g21_off_c23_d;
+      g22_off_c0_q <= g22_off_c0_d;
+      g22_off_c1_q <= g22_off_c1_d;
+      g22_off_c2_q <= g22_off_c2_d;
+      g22_off_c3_q <= g22_off_c3_d;
+      g22_off_c4_q <= g22_off_c4_d;
+      g22_off_c5_q <= g22_off_c5_d;
+      g22_off_c6_q <= g22_off_c6_d;
+      g22_off_c7_q <= g22_off_c7_d;
+      g22_off_c8_q <= g22_off_c8_d;
+      g22_off_c9_q <= g22_off_c9_d;
+      g22_off_c10_q <= g22_off_c10_d;
+      g22_off_c11_q <= g22_off_c11_d;
+      g22_off_c12_q <= g22_off_c12_d;
+      g22_off_c13_q <= g22_off_c13_d;
+      g22_off_c14_q <= g22_off_c14_d;
+      g22_off_c15_q <= g22_off_c15_d;
+      g22_off_c16_q <= g22_off_c16_d;
+      g22_off_c17_q <= g22_off_c17_d;
+      g22_off_c18_q <= g22_off_c18_d;
+      g22_off_c19_q <= g22_off_c19_d;
+      g22_off_c20_q <= g22_off_c20_d;
+      g22_off_c21_q <= g22_off_c21_d;
+      g22_off_c22_q <= g22_off_c22_d;
+      g22_off_c23_q <= g22_off_c23_d;
     end
   end
 
@@ -9763,10 +11765,10 @@ module bpc_comp_s32 (
   wire [767:0] m3_0_s2_l10;
   wire [767:0] m3_0_s2_l11;
   wire [767:0] m3_0_bits;
-  wire [11:0] m3_0_len;
   wire [10:0] nbits;
   wire [3:0] size;
   wire raw;
+  wire [1023:0] stream_or_raw;
   reg  [1023:0] out_stream_q;
   wire [1023:0] out_stream_d;
   reg  [10:0] out_nbits_q;
@@ -9775,33 +11777,376 @@ module bpc_comp_s32 (
   wire [3:0] out_size_d;
   reg  out_raw_q;
   wire out_raw_d;
-  assign m3_0_s1_l0 = (g21_off_q[0] ? {g21_bits_q, 1'd0} : {1'd0, g21_bits_q});
-  assign m3_0_s1_l1 = (g21_off_q[1] ? {m3_0_s1_l0, 2'd0} : {2'd0, m3_0_s1_l0});
-  assign m3_0_s1_l2 = (g21_off_q[2] ? {m3_0_s1_l1, 4'd0} : {4'd0, m3_0_s1_l1});
-  assign m3_0_s1_l3 = (g21_off_q[3] ? {m3_0_s1_l2, 8'd0} : {8'd0, m3_0_s1_l2});
-  assign m3_0_s1_l4 = (g21_off_q[4] ? {m3_0_s1_l3, 16'd0} : {16'd0, m3_0_s1_l3});
-  assign m3_0_s1_l5 = (g21_off_q[5] ? {m3_0_s1_l4, 32'd0} : {32'd0, m3_0_s1_l4});
-  assign m3_0_s1_l6 = (g21_off_q[6] ? {m3_0_s1_l5, 64'd0} : {64'd0, m3_0_s1_l5});
-  assign m3_0_s1_l7 = (g21_off_q[7] ? {m3_0_s1_l6, 128'd0} : {128'd0, m3_0_s1_l6});
-  assign m3_0_s1_l8 = (g21_off_q[8] ? {m3_0_s1_l7[511:0], 256'd0} : {1'd0, m3_0_s1_l7});
-  assign m3_0_s1_l9 = (g21_off_q[9] ? {m3_0_s1_l8[255:0], 512'd0} : m3_0_s1_l8);
-  assign m3_0_s1_l10 = (g21_off_q[10] ? 768'd0 : m3_0_s1_l9);
-  assign m3_0_s1_l11 = (g21_off_q[11] ? 768'd0 : m3_0_s1_l10);
-  assign m3_0_s2_l0 = (g22_off_q[0] ? {g22_bits_q, 1'd0} : {1'd0, g22_bits_q});
-  assign m3_0_s2_l1 = (g22_off_q[1] ? {m3_0_s2_l0, 2'd0} : {2'd0, m3_0_s2_l0});
-  assign m3_0_s2_l2 = (g22_off_q[2] ? {m3_0_s2_l1, 4'd0} : {4'd0, m3_0_s2_l1});
-  assign m3_0_s2_l3 = (g22_off_q[3] ? {m3_0_s2_l2, 8'd0} : {8'd0, m3_0_s2_l2});
-  assign m3_0_s2_l4 = (g22_off_q[4] ? {m3_0_s2_l3, 16'd0} : {16'd0, m3_0_s2_l3});
-  assign m3_0_s2_l5 = (g22_off_q[5] ? {m3_0_s2_l4, 32'd0} : {32'd0, m3_0_s2_l4});
-  assign m3_0_s2_l6 = (g22_off_q[6] ? {m3_0_s2_l5, 64'd0} : {64'd0, m3_0_s2_l5});
-  assign m3_0_s2_l7 = (g22_off_q[7] ? {m3_0_s2_l6, 128'd0} : {128'd0, m3_0_s2_l6});
-  assign m3_0_s2_l8 = (g22_off_q[8] ? {m3_0_s2_l7, 256'd0} : {256'd0, m3_0_s2_l7});
-  assign m3_0_s2_l9 = (g22_off_q[9] ? {m3_0_s2_l8[255:0], 512'd0} : {193'd0, m3_0_s2_l8});
-  assign m3_0_s2_l10 = (g22_off_q[10] ? 768'd0 : m3_0_s2_l9);
-  assign m3_0_s2_l11 = (g22_off_q[11] ? 768'd0 : m3_0_s2_l10);
+  assign m3_0_s1_l0 = {(g21_off_c16_q[0] ? g21_bits_q[511] : 1'd0),
+                       (g21_off_c15_q[0] ? g21_bits_q[510:479] : g21_bits_q[511:480]),
+                       (g21_off_c14_q[0] ? g21_bits_q[478:447] : g21_bits_q[479:448]),
+                       (g21_off_c13_q[0] ? g21_bits_q[446:415] : g21_bits_q[447:416]),
+                       (g21_off_c12_q[0] ? g21_bits_q[414:383] : g21_bits_q[415:384]),
+                       (g21_off_c11_q[0] ? g21_bits_q[382:351] : g21_bits_q[383:352]),
+                       (g21_off_c10_q[0] ? g21_bits_q[350:319] : g21_bits_q[351:320]),
+                       (g21_off_c9_q[0] ? g21_bits_q[318:287] : g21_bits_q[319:288]),
+                       (g21_off_c8_q[0] ? g21_bits_q[286:255] : g21_bits_q[287:256]),
+                       (g21_off_c7_q[0] ? g21_bits_q[254:223] : g21_bits_q[255:224]),
+                       (g21_off_c6_q[0] ? g21_bits_q[222:191] : g21_bits_q[223:192]),
+                       (g21_off_c5_q[0] ? g21_bits_q[190:159] : g21_bits_q[191:160]),
+                       (g21_off_c4_q[0] ? g21_bits_q[158:127] : g21_bits_q[159:128]),
+                       (g21_off_c3_q[0] ? g21_bits_q[126:95] : g21_bits_q[127:96]),
+                       (g21_off_c2_q[0] ? g21_bits_q[94:63] : g21_bits_q[95:64]),
+                       (g21_off_c1_q[0] ? g21_bits_q[62:31] : g21_bits_q[63:32]),
+                       (g21_off_c0_q[0] ? {g21_bits_q[30:0], 1'd0} : g21_bits_q[31:0])};
+  assign m3_0_s1_l1 = {(g21_off_c16_q[1] ? m3_0_s1_l0[512:510] : {2'd0, m3_0_s1_l0[512]}),
+                       (g21_off_c15_q[1] ? m3_0_s1_l0[509:478] : m3_0_s1_l0[511:480]),
+                       (g21_off_c14_q[1] ? m3_0_s1_l0[477:446] : m3_0_s1_l0[479:448]),
+                       (g21_off_c13_q[1] ? m3_0_s1_l0[445:414] : m3_0_s1_l0[447:416]),
+                       (g21_off_c12_q[1] ? m3_0_s1_l0[413:382] : m3_0_s1_l0[415:384]),
+                       (g21_off_c11_q[1] ? m3_0_s1_l0[381:350] : m3_0_s1_l0[383:352]),
+                       (g21_off_c10_q[1] ? m3_0_s1_l0[349:318] : m3_0_s1_l0[351:320]),
+                       (g21_off_c9_q[1] ? m3_0_s1_l0[317:286] : m3_0_s1_l0[319:288]),
+                       (g21_off_c8_q[1] ? m3_0_s1_l0[285:254] : m3_0_s1_l0[287:256]),
+                       (g21_off_c7_q[1] ? m3_0_s1_l0[253:222] : m3_0_s1_l0[255:224]),
+                       (g21_off_c6_q[1] ? m3_0_s1_l0[221:190] : m3_0_s1_l0[223:192]),
+                       (g21_off_c5_q[1] ? m3_0_s1_l0[189:158] : m3_0_s1_l0[191:160]),
+                       (g21_off_c4_q[1] ? m3_0_s1_l0[157:126] : m3_0_s1_l0[159:128]),
+                       (g21_off_c3_q[1] ? m3_0_s1_l0[125:94] : m3_0_s1_l0[127:96]),
+                       (g21_off_c2_q[1] ? m3_0_s1_l0[93:62] : m3_0_s1_l0[95:64]),
+                       (g21_off_c1_q[1] ? m3_0_s1_l0[61:30] : m3_0_s1_l0[63:32]),
+                       (g21_off_c0_q[1] ? {m3_0_s1_l0[29:0], 2'd0} : m3_0_s1_l0[31:0])};
+  assign m3_0_s1_l2 = {(g21_off_c16_q[2] ? m3_0_s1_l1[514:508] : {4'd0, m3_0_s1_l1[514:512]}),
+                       (g21_off_c15_q[2] ? m3_0_s1_l1[507:476] : m3_0_s1_l1[511:480]),
+                       (g21_off_c14_q[2] ? m3_0_s1_l1[475:444] : m3_0_s1_l1[479:448]),
+                       (g21_off_c13_q[2] ? m3_0_s1_l1[443:412] : m3_0_s1_l1[447:416]),
+                       (g21_off_c12_q[2] ? m3_0_s1_l1[411:380] : m3_0_s1_l1[415:384]),
+                       (g21_off_c11_q[2] ? m3_0_s1_l1[379:348] : m3_0_s1_l1[383:352]),
+                       (g21_off_c10_q[2] ? m3_0_s1_l1[347:316] : m3_0_s1_l1[351:320]),
+                       (g21_off_c9_q[2] ? m3_0_s1_l1[315:284] : m3_0_s1_l1[319:288]),
+                       (g21_off_c8_q[2] ? m3_0_s1_l1[283:252] : m3_0_s1_l1[287:256]),
+                       (g21_off_c7_q[2] ? m3_0_s1_l1[251:220] : m3_0_s1_l1[255:224]),
+                       (g21_off_c6_q[2] ? m3_0_s1_l1[219:188] : m3_0_s1_l1[223:192]),
+                       (g21_off_c5_q[2] ? m3_0_s1_l1[187:156] : m3_0_s1_l1[191:160]),
+                       (g21_off_c4_q[2] ? m3_0_s1_l1[155:124] : m3_0_s1_l1[159:128]),
+                       (g21_off_c3_q[2] ? m3_0_s1_l1[123:92] : m3_0_s1_l1[127:96]),
+                       (g21_off_c2_q[2] ? m3_0_s1_l1[91:60] : m3_0_s1_l1[95:64]),
+                       (g21_off_c1_q[2] ? m3_0_s1_l1[59:28] : m3_0_s1_l1[63:32]),
+                       (g21_off_c0_q[2] ? {m3_0_s1_l1[27:0], 4'd0} : m3_0_s1_l1[31:0])};
+  assign m3_0_s1_l3 = {(g21_off_c16_q[3] ? m3_0_s1_l2[518:504] : {8'd0, m3_0_s1_l2[518:512]}),
+                       (g21_off_c15_q[3] ? m3_0_s1_l2[503:472] : m3_0_s1_l2[511:480]),
+                       (g21_off_c14_q[3] ? m3_0_s1_l2[471:440] : m3_0_s1_l2[479:448]),
+                       (g21_off_c13_q[3] ? m3_0_s1_l2[439:408] : m3_0_s1_l2[447:416]),
+                       (g21_off_c12_q[3] ? m3_0_s1_l2[407:376] : m3_0_s1_l2[415:384]),
+                       (g21_off_c11_q[3] ? m3_0_s1_l2[375:344] : m3_0_s1_l2[383:352]),
+                       (g21_off_c10_q[3] ? m3_0_s1_l2[343:312] : m3_0_s1_l2[351:320]),
+                       (g21_off_c9_q[3] ? m3_0_s1_l2[311:280] : m3_0_s1_l2[319:288]),
+                       (g21_off_c8_q[3] ? m3_0_s1_l2[279:248] : m3_0_s1_l2[287:256]),
+                       (g21_off_c7_q[3] ? m3_0_s1_l2[247:216] : m3_0_s1_l2[255:224]),
+                       (g21_off_c6_q[3] ? m3_0_s1_l2[215:184] : m3_0_s1_l2[223:192]),
+                       (g21_off_c5_q[3] ? m3_0_s1_l2[183:152] : m3_0_s1_l2[191:160]),
+                       (g21_off_c4_q[3] ? m3_0_s1_l2[151:120] : m3_0_s1_l2[159:128]),
+                       (g21_off_c3_q[3] ? m3_0_s1_l2[119:88] : m3_0_s1_l2[127:96]),
+                       (g21_off_c2_q[3] ? m3_0_s1_l2[87:56] : m3_0_s1_l2[95:64]),
+                       (g21_off_c1_q[3] ? m3_0_s1_l2[55:24] : m3_0_s1_l2[63:32]),
+                       (g21_off_c0_q[3] ? {m3_0_s1_l2[23:0], 8'd0} : m3_0_s1_l2[31:0])};
+  assign m3_0_s1_l4 = {(g21_off_c16_q[4] ? m3_0_s1_l3[526:496] : {16'd0, m3_0_s1_l3[526:512]}),
+                       (g21_off_c15_q[4] ? m3_0_s1_l3[495:464] : m3_0_s1_l3[511:480]),
+                       (g21_off_c14_q[4] ? m3_0_s1_l3[463:432] : m3_0_s1_l3[479:448]),
+                       (g21_off_c13_q[4] ? m3_0_s1_l3[431:400] : m3_0_s1_l3[447:416]),
+                       (g21_off_c12_q[4] ? m3_0_s1_l3[399:368] : m3_0_s1_l3[415:384]),
+                       (g21_off_c11_q[4] ? m3_0_s1_l3[367:336] : m3_0_s1_l3[383:352]),
+                       (g21_off_c10_q[4] ? m3_0_s1_l3[335:304] : m3_0_s1_l3[351:320]),
+                       (g21_off_c9_q[4] ? m3_0_s1_l3[303:272] : m3_0_s1_l3[319:288]),
+                       (g21_off_c8_q[4] ? m3_0_s1_l3[271:240] : m3_0_s1_l3[287:256]),
+                       (g21_off_c7_q[4] ? m3_0_s1_l3[239:208] : m3_0_s1_l3[255:224]),
+                       (g21_off_c6_q[4] ? m3_0_s1_l3[207:176] : m3_0_s1_l3[223:192]),
+                       (g21_off_c5_q[4] ? m3_0_s1_l3[175:144] : m3_0_s1_l3[191:160]),
+                       (g21_off_c4_q[4] ? m3_0_s1_l3[143:112] : m3_0_s1_l3[159:128]),
+                       (g21_off_c3_q[4] ? m3_0_s1_l3[111:80] : m3_0_s1_l3[127:96]),
+                       (g21_off_c2_q[4] ? m3_0_s1_l3[79:48] : m3_0_s1_l3[95:64]),
+                       (g21_off_c1_q[4] ? m3_0_s1_l3[47:16] : m3_0_s1_l3[63:32]),
+                       (g21_off_c0_q[4] ? {m3_0_s1_l3[15:0], 16'd0} : m3_0_s1_l3[31:0])};
+  assign m3_0_s1_l5 = {(g21_off_c17_q[0] ? m3_0_s1_l4[542:512] : 31'd0),
+                       (g21_off_c16_q[5] ? m3_0_s1_l4[511:480] : {1'd0, m3_0_s1_l4[542:512]}),
+                       (g21_off_c15_q[5] ? m3_0_s1_l4[479:448] : m3_0_s1_l4[511:480]),
+                       (g21_off_c14_q[5] ? m3_0_s1_l4[447:416] : m3_0_s1_l4[479:448]),
+                       (g21_off_c13_q[5] ? m3_0_s1_l4[415:384] : m3_0_s1_l4[447:416]),
+                       (g21_off_c12_q[5] ? m3_0_s1_l4[383:352] : m3_0_s1_l4[415:384]),
+                       (g21_off_c11_q[5] ? m3_0_s1_l4[351:320] : m3_0_s1_l4[383:352]),
+                       (g21_off_c10_q[5] ? m3_0_s1_l4[319:288] : m3_0_s1_l4[351:320]),
+                       (g21_off_c9_q[5] ? m3_0_s1_l4[287:256] : m3_0_s1_l4[319:288]),
+                       (g21_off_c8_q[5] ? m3_0_s1_l4[255:224] : m3_0_s1_l4[287:256]),
+                       (g21_off_c7_q[5] ? m3_0_s1_l4[223:192] : m3_0_s1_l4[255:224]),
+                       (g21_off_c6_q[5] ? m3_0_s1_l4[191:160] : m3_0_s1_l4[223:192]),
+                       (g21_off_c5_q[5] ? m3_0_s1_l4[159:128] : m3_0_s1_l4[191:160]),
+                       (g21_off_c4_q[5] ? m3_0_s1_l4[127:96] : m3_0_s1_l4[159:128]),
+                       (g21_off_c3_q[5] ? m3_0_s1_l4[95:64] : m3_0_s1_l4[127:96]),
+                       (g21_off_c2_q[5] ? m3_0_s1_l4[63:32] : m3_0_s1_l4[95:64]),
+                       (g21_off_c1_q[5] ? m3_0_s1_l4[31:0] : m3_0_s1_l4[63:32]),
+                       (g21_off_c0_q[5] ? 32'd0 : m3_0_s1_l4[31:0])};
+  assign m3_0_s1_l6 = {(g21_off_c19_q[0] ? m3_0_s1_l5[574:544] : 31'd0),
+                       (g21_off_c18_q[0] ? m3_0_s1_l5[543:512] : 32'd0),
+                       (g21_off_c17_q[1] ? m3_0_s1_l5[511:480] : {1'd0, m3_0_s1_l5[574:544]}),
+                       (g21_off_c16_q[6] ? m3_0_s1_l5[479:448] : m3_0_s1_l5[543:512]),
+                       (g21_off_c15_q[6] ? m3_0_s1_l5[447:416] : m3_0_s1_l5[511:480]),
+                       (g21_off_c14_q[6] ? m3_0_s1_l5[415:384] : m3_0_s1_l5[479:448]),
+                       (g21_off_c13_q[6] ? m3_0_s1_l5[383:352] : m3_0_s1_l5[447:416]),
+                       (g21_off_c12_q[6] ? m3_0_s1_l5[351:320] : m3_0_s1_l5[415:384]),
+                       (g21_off_c11_q[6] ? m3_0_s1_l5[319:288] : m3_0_s1_l5[383:352]),
+                       (g21_off_c10_q[6] ? m3_0_s1_l5[287:256] : m3_0_s1_l5[351:320]),
+                       (g21_off_c9_q[6] ? m3_0_s1_l5[255:224] : m3_0_s1_l5[319:288]),
+                       (g21_off_c8_q[6] ? m3_0_s1_l5[223:192] : m3_0_s1_l5[287:256]),
+                       (g21_off_c7_q[6] ? m3_0_s1_l5[191:160] : m3_0_s1_l5[255:224]),
+                       (g21_off_c6_q[6] ? m3_0_s1_l5[159:128] : m3_0_s1_l5[223:192]),
+                       (g21_off_c5_q[6] ? m3_0_s1_l5[127:96] : m3_0_s1_l5[191:160]),
+                       (g21_off_c4_q[6] ? m3_0_s1_l5[95:64] : m3_0_s1_l5[159:128]),
+                       (g21_off_c3_q[6] ? m3_0_s1_l5[63:32] : m3_0_s1_l5[127:96]),
+                       (g21_off_c2_q[6] ? m3_0_s1_l5[31:0] : m3_0_s1_l5[95:64]),
+                       (g21_off_c1_q[6] ? 32'd0 : m3_0_s1_l5[63:32]),
+                       (g21_off_c0_q[6] ? 32'd0 : m3_0_s1_l5[31:0])};
+  assign m3_0_s1_l7 = {(g21_off_c23_q[0] ? m3_0_s1_l6[638:608] : 31'd0),
+                       (g21_off_c22_q[0] ? m3_0_s1_l6[607:576] : 32'd0),
+                       (g21_off_c21_q[0] ? m3_0_s1_l6[575:544] : 32'd0),
+                       (g21_off_c20_q[0] ? m3_0_s1_l6[543:512] : 32'd0),
+                       (g21_off_c19_q[1] ? m3_0_s1_l6[511:480] : {1'd0, m3_0_s1_l6[638:608]}),
+                       (g21_off_c18_q[1] ? m3_0_s1_l6[479:448] : m3_0_s1_l6[607:576]),
+                       (g21_off_c17_q[2] ? m3_0_s1_l6[447:416] : m3_0_s1_l6[575:544]),
+                       (g21_off_c16_q[7] ? m3_0_s1_l6[415:384] : m3_0_s1_l6[543:512]),
+                       (g21_off_c15_q[7] ? m3_0_s1_l6[383:352] : m3_0_s1_l6[511:480]),
+                       (g21_off_c14_q[7] ? m3_0_s1_l6[351:320] : m3_0_s1_l6[479:448]),
+                       (g21_off_c13_q[7] ? m3_0_s1_l6[319:288] : m3_0_s1_l6[447:416]),
+                       (g21_off_c12_q[7] ? m3_0_s1_l6[287:256] : m3_0_s1_l6[415:384]),
+                       (g21_off_c11_q[7] ? m3_0_s1_l6[255:224] : m3_0_s1_l6[383:352]),
+                       (g21_off_c10_q[7] ? m3_0_s1_l6[223:192] : m3_0_s1_l6[351:320]),
+                       (g21_off_c9_q[7] ? m3_0_s1_l6[191:160] : m3_0_s1_l6[319:288]),
+                       (g21_off_c8_q[7] ? m3_0_s1_l6[159:128] : m3_0_s1_l6[287:256]),
+                       (g21_off_c7_q[7] ? m3_0_s1_l6[127:96] : m3_0_s1_l6[255:224]),
+                       (g21_off_c6_q[7] ? m3_0_s1_l6[95:64] : m3_0_s1_l6[223:192]),
+                       (g21_off_c5_q[7] ? m3_0_s1_l6[63:32] : m3_0_s1_l6[191:160]),
+                       (g21_off_c4_q[7] ? m3_0_s1_l6[31:0] : m3_0_s1_l6[159:128]),
+                       (g21_off_c3_q[7] ? 32'd0 : m3_0_s1_l6[127:96]),
+                       (g21_off_c2_q[7] ? 32'd0 : m3_0_s1_l6[95:64]),
+                       (g21_off_c1_q[7] ? 32'd0 : m3_0_s1_l6[63:32]),
+                       (g21_off_c0_q[7] ? 32'd0 : m3_0_s1_l6[31:0])};
+  assign m3_0_s1_l8 = {(g21_off_c23_q[1] ? m3_0_s1_l7[511:480] : {1'd0, m3_0_s1_l7[766:736]}),
+                       (g21_off_c22_q[1] ? m3_0_s1_l7[479:448] : m3_0_s1_l7[735:704]),
+                       (g21_off_c21_q[1] ? m3_0_s1_l7[447:416] : m3_0_s1_l7[703:672]),
+                       (g21_off_c20_q[1] ? m3_0_s1_l7[415:384] : m3_0_s1_l7[671:640]),
+                       (g21_off_c19_q[2] ? m3_0_s1_l7[383:352] : m3_0_s1_l7[639:608]),
+                       (g21_off_c18_q[2] ? m3_0_s1_l7[351:320] : m3_0_s1_l7[607:576]),
+                       (g21_off_c17_q[3] ? m3_0_s1_l7[319:288] : m3_0_s1_l7[575:544]),
+                       (g21_off_c16_q[8] ? m3_0_s1_l7[287:256] : m3_0_s1_l7[543:512]),
+                       (g21_off_c15_q[8] ? m3_0_s1_l7[255:224] : m3_0_s1_l7[511:480]),
+                       (g21_off_c14_q[8] ? m3_0_s1_l7[223:192] : m3_0_s1_l7[479:448]),
+                       (g21_off_c13_q[8] ? m3_0_s1_l7[191:160] : m3_0_s1_l7[447:416]),
+                       (g21_off_c12_q[8] ? m3_0_s1_l7[159:128] : m3_0_s1_l7[415:384]),
+                       (g21_off_c11_q[8] ? m3_0_s1_l7[127:96] : m3_0_s1_l7[383:352]),
+                       (g21_off_c10_q[8] ? m3_0_s1_l7[95:64] : m3_0_s1_l7[351:320]),
+                       (g21_off_c9_q[8] ? m3_0_s1_l7[63:32] : m3_0_s1_l7[319:288]),
+                       (g21_off_c8_q[8] ? m3_0_s1_l7[31:0] : m3_0_s1_l7[287:256]),
+                       (g21_off_c7_q[8] ? 32'd0 : m3_0_s1_l7[255:224]),
+                       (g21_off_c6_q[8] ? 32'd0 : m3_0_s1_l7[223:192]),
+                       (g21_off_c5_q[8] ? 32'd0 : m3_0_s1_l7[191:160]),
+                       (g21_off_c4_q[8] ? 32'd0 : m3_0_s1_l7[159:128]),
+                       (g21_off_c3_q[8] ? 32'd0 : m3_0_s1_l7[127:96]),
+                       (g21_off_c2_q[8] ? 32'd0 : m3_0_s1_l7[95:64]),
+                       (g21_off_c1_q[8] ? 32'd0 : m3_0_s1_l7[63:32]),
+                       (g21_off_c0_q[8] ? 32'd0 : m3_0_s1_l7[31:0])};
+  assign m3_0_s1_l9 = {(g21_off_c23_q[2] ? m3_0_s1_l8[255:224] : m3_0_s1_l8[767:736]),
+                       (g21_off_c22_q[2] ? m3_0_s1_l8[223:192] : m3_0_s1_l8[735:704]),
+                       (g21_off_c21_q[2] ? m3_0_s1_l8[191:160] : m3_0_s1_l8[703:672]),
+                       (g21_off_c20_q[2] ? m3_0_s1_l8[159:128] : m3_0_s1_l8[671:640]),
+                       (g21_off_c19_q[3] ? m3_0_s1_l8[127:96] : m3_0_s1_l8[639:608]),
+                       (g21_off_c18_q[3] ? m3_0_s1_l8[95:64] : m3_0_s1_l8[607:576]),
+                       (g21_off_c17_q[4] ? m3_0_s1_l8[63:32] : m3_0_s1_l8[575:544]),
+                       (g21_off_c16_q[9] ? m3_0_s1_l8[31:0] : m3_0_s1_l8[543:512]),
+                       (g21_off_c15_q[9] ? 32'd0 : m3_0_s1_l8[511:480]),
+                       (g21_off_c14_q[9] ? 32'd0 : m3_0_s1_l8[479:448]),
+                       (g21_off_c13_q[9] ? 32'd0 : m3_0_s1_l8[447:416]),
+                       (g21_off_c12_q[9] ? 32'd0 : m3_0_s1_l8[415:384]),
+                       (g21_off_c11_q[9] ? 32'd0 : m3_0_s1_l8[383:352]),
+                       (g21_off_c10_q[9] ? 32'd0 : m3_0_s1_l8[351:320]),
+                       (g21_off_c9_q[9] ? 32'd0 : m3_0_s1_l8[319:288]),
+                       (g21_off_c8_q[9] ? 32'd0 : m3_0_s1_l8[287:256]),
+                       (g21_off_c7_q[9] ? 32'd0 : m3_0_s1_l8[255:224]),
+                       (g21_off_c6_q[9] ? 32'd0 : m3_0_s1_l8[223:192]),
+                       (g21_off_c5_q[9] ? 32'd0 : m3_0_s1_l8[191:160]),
+                       (g21_off_c4_q[9] ? 32'd0 : m3_0_s1_l8[159:128]),
+                       (g21_off_c3_q[9] ? 32'd0 : m3_0_s1_l8[127:96]),
+                       (g21_off_c2_q[9] ? 32'd0 : m3_0_s1_l8[95:64]),
+                       (g21_off_c1_q[9] ? 32'd0 : m3_0_s1_l8[63:32]),
+                       (g21_off_c0_q[9] ? 32'd0 : m3_0_s1_l8[31:0])};
+  assign m3_0_s1_l10 = {(g21_off_c23_q[3] ? 32'd0 : m3_0_s1_l9[767:736]),
+                        (g21_off_c22_q[3] ? 32'd0 : m3_0_s1_l9[735:704]),
+                        (g21_off_c21_q[3] ? 32'd0 : m3_0_s1_l9[703:672]),
+                        (g21_off_c20_q[3] ? 32'd0 : m3_0_s1_l9[671:640]),
+                        (g21_off_c19_q[4] ? 32'd0 : m3_0_s1_l9[639:608]),
+                        (g21_off_c18_q[4] ? 32'd0 : m3_0_s1_l9[607:576]),
+                        (g21_off_c17_q[5] ? 32'd0 : m3_0_s1_l9[575:544]),
+                        (g21_off_c16_q[10] ? 32'd0 : m3_0_s1_l9[543:512]),
+                        (g21_off_c15_q[10] ? 32'd0 : m3_0_s1_l9[511:480]),
+                        (g21_off_c14_q[10] ? 32'd0 : m3_0_s1_l9[479:448]),
+                        (g21_off_c13_q[10] ? 32'd0 : m3_0_s1_l9[447:416]),
+                        (g21_off_c12_q[10] ? 32'd0 : m3_0_s1_l9[415:384]),
+                        (g21_off_c11_q[10] ? 32'd0 : m3_0_s1_l9[383:352]),
+                        (g21_off_c10_q[10] ? 32'd0 : m3_0_s1_l9[351:320]),
+                        (g21_off_c9_q[10] ? 32'd0 : m3_0_s1_l9[319:288]),
+                        (g21_off_c8_q[10] ? 32'd0 : m3_0_s1_l9[287:256]),
+                        (g21_off_c7_q[10] ? 32'd0 : m3_0_s1_l9[255:224]),
+                        (g21_off_c6_q[10] ? 32'd0 : m3_0_s1_l9[223:192]),
+                        (g21_off_c5_q[10] ? 32'd0 : m3_0_s1_l9[191:160]),
+                        (g21_off_c4_q[10] ? 32'd0 : m3_0_s1_l9[159:128]),
+                        (g21_off_c3_q[10] ? 32'd0 : m3_0_s1_l9[127:96]),
+                        (g21_off_c2_q[10] ? 32'd0 : m3_0_s1_l9[95:64]),
+                        (g21_off_c1_q[10] ? 32'd0 : m3_0_s1_l9[63:32]),
+                        (g21_off_c0_q[10] ? 32'd0 : m3_0_s1_l9[31:0])};
+  assign m3_0_s1_l11 = {(g21_off_c23_q[4] ? 32'd0 : m3_0_s1_l10[767:736]),
+                        (g21_off_c22_q[4] ? 32'd0 : m3_0_s1_l10[735:704]),
+                        (g21_off_c21_q[4] ? 32'd0 : m3_0_s1_l10[703:672]),
+                        (g21_off_c20_q[4] ? 32'd0 : m3_0_s1_l10[671:640]),
+                        (g21_off_c19_q[5] ? 32'd0 : m3_0_s1_l10[639:608]),
+                        (g21_off_c18_q[5] ? 32'd0 : m3_0_s1_l10[607:576]),
+                        (g21_off_c17_q[6] ? 32'd0 : m3_0_s1_l10[575:544]),
+                        (g21_off_c16_q[11] ? 32'd0 : m3_0_s1_l10[543:512]),
+                        (g21_off_c15_q[11] ? 32'd0 : m3_0_s1_l10[511:480]),
+                        (g21_off_c14_q[11] ? 32'd0 : m3_0_s1_l10[479:448]),
+                        (g21_off_c13_q[11] ? 32'd0 : m3_0_s1_l10[447:416]),
+                        (g21_off_c12_q[11] ? 32'd0 : m3_0_s1_l10[415:384]),
+                        (g21_off_c11_q[11] ? 32'd0 : m3_0_s1_l10[383:352]),
+                        (g21_off_c10_q[11] ? 32'd0 : m3_0_s1_l10[351:320]),
+                        (g21_off_c9_q[11] ? 32'd0 : m3_0_s1_l10[319:288]),
+                        (g21_off_c8_q[11] ? 32'd0 : m3_0_s1_l10[287:256]),
+                        (g21_off_c7_q[11] ? 32'd0 : m3_0_s1_l10[255:224]),
+                        (g21_off_c6_q[11] ? 32'd0 : m3_0_s1_l10[223:192]),
+                        (g21_off_c5_q[11] ? 32'd0 : m3_0_s1_l10[191:160]),
+                        (g21_off_c4_q[11] ? 32'd0 : m3_0_s1_l10[159:128]),
+                        (g21_off_c3_q[11] ? 32'd0 : m3_0_s1_l10[127:96]),
+                        (g21_off_c2_q[11] ? 32'd0 : m3_0_s1_l10[95:64]),
+                        (g21_off_c1_q[11] ? 32'd0 : m3_0_s1_l10[63:32]),
+                        (g21_off_c0_q[11] ? 32'd0 : m3_0_s1_l10[31:0])};
+  assign m3_0_s2_l0 = {(g22_off_c2_q[0] ? g22_bits_q[63] : 1'd0),
+                       (g22_off_c1_q[0] ? g22_bits_q[62:31] : g22_bits_q[63:32]),
+                       (g22_off_c0_q[0] ? {g22_bits_q[30:0], 1'd0} : g22_bits_q[31:0])};
+  assign m3_0_s2_l1 = {(g22_off_c2_q[1] ? m3_0_s2_l0[64:62] : {2'd0, m3_0_s2_l0[64]}),
+                       (g22_off_c1_q[1] ? m3_0_s2_l0[61:30] : m3_0_s2_l0[63:32]),
+                       (g22_off_c0_q[1] ? {m3_0_s2_l0[29:0], 2'd0} : m3_0_s2_l0[31:0])};
+  assign m3_0_s2_l2 = {(g22_off_c2_q[2] ? m3_0_s2_l1[66:60] : {4'd0, m3_0_s2_l1[66:64]}),
+                       (g22_off_c1_q[2] ? m3_0_s2_l1[59:28] : m3_0_s2_l1[63:32]),
+                       (g22_off_c0_q[2] ? {m3_0_s2_l1[27:0], 4'd0} : m3_0_s2_l1[31:0])};
+  assign m3_0_s2_l3 = {(g22_off_c2_q[3] ? m3_0_s2_l2[70:56] : {8'd0, m3_0_s2_l2[70:64]}),
+                       (g22_off_c1_q[3] ? m3_0_s2_l2[55:24] : m3_0_s2_l2[63:32]),
+                       (g22_off_c0_q[3] ? {m3_0_s2_l2[23:0], 8'd0} : m3_0_s2_l2[31:0])};
+  assign m3_0_s2_l4 = {(g22_off_c2_q[4] ? m3_0_s2_l3[78:48] : {16'd0, m3_0_s2_l3[78:64]}),
+                       (g22_off_c1_q[4] ? m3_0_s2_l3[47:16] : m3_0_s2_l3[63:32]),
+                       (g22_off_c0_q[4] ? {m3_0_s2_l3[15:0], 16'd0} : m3_0_s2_l3[31:0])};
+  assign m3_0_s2_l5 = {(g22_off_c3_q[0] ? m3_0_s2_l4[94:64] : 31'd0),
+                       (g22_off_c2_q[5] ? m3_0_s2_l4[63:32] : {1'd0, m3_0_s2_l4[94:64]}),
+                       (g22_off_c1_q[5] ? m3_0_s2_l4[31:0] : m3_0_s2_l4[63:32]),
+                       (g22_off_c0_q[5] ? 32'd0 : m3_0_s2_l4[31:0])};
+  assign m3_0_s2_l6 = {(g22_off_c5_q[0] ? m3_0_s2_l5[126:96] : 31'd0),
+                       (g22_off_c4_q[0] ? m3_0_s2_l5[95:64] : 32'd0),
+                       (g22_off_c3_q[1] ? m3_0_s2_l5[63:32] : {1'd0, m3_0_s2_l5[126:96]}),
+                       (g22_off_c2_q[6] ? m3_0_s2_l5[31:0] : m3_0_s2_l5[95:64]),
+                       (g22_off_c1_q[6] ? 32'd0 : m3_0_s2_l5[63:32]),
+                       (g22_off_c0_q[6] ? 32'd0 : m3_0_s2_l5[31:0])};
+  assign m3_0_s2_l7 = {(g22_off_c9_q[0] ? m3_0_s2_l6[190:160] : 31'd0),
+                       (g22_off_c8_q[0] ? m3_0_s2_l6[159:128] : 32'd0),
+                       (g22_off_c7_q[0] ? m3_0_s2_l6[127:96] : 32'd0),
+                       (g22_off_c6_q[0] ? m3_0_s2_l6[95:64] : 32'd0),
+                       (g22_off_c5_q[1] ? m3_0_s2_l6[63:32] : {1'd0, m3_0_s2_l6[190:160]}),
+                       (g22_off_c4_q[1] ? m3_0_s2_l6[31:0] : m3_0_s2_l6[159:128]),
+                       (g22_off_c3_q[2] ? 32'd0 : m3_0_s2_l6[127:96]),
+                       (g22_off_c2_q[7] ? 32'd0 : m3_0_s2_l6[95:64]),
+                       (g22_off_c1_q[7] ? 32'd0 : m3_0_s2_l6[63:32]),
+                       (g22_off_c0_q[7] ? 32'd0 : m3_0_s2_l6[31:0])};
+  assign m3_0_s2_l8 = {(g22_off_c17_q[0] ? m3_0_s2_l7[318:288] : 31'd0),
+                       (g22_off_c16_q[0] ? m3_0_s2_l7[287:256] : 32'd0),
+                       (g22_off_c15_q[0] ? m3_0_s2_l7[255:224] : 32'd0),
+                       (g22_off_c14_q[0] ? m3_0_s2_l7[223:192] : 32'd0),
+                       (g22_off_c13_q[0] ? m3_0_s2_l7[191:160] : 32'd0),
+                       (g22_off_c12_q[0] ? m3_0_s2_l7[159:128] : 32'd0),
+                       (g22_off_c11_q[0] ? m3_0_s2_l7[127:96] : 32'd0),
+                       (g22_off_c10_q[0] ? m3_0_s2_l7[95:64] : 32'd0),
+                       (g22_off_c9_q[1] ? m3_0_s2_l7[63:32] : {1'd0, m3_0_s2_l7[318:288]}),
+                       (g22_off_c8_q[1] ? m3_0_s2_l7[31:0] : m3_0_s2_l7[287:256]),
+                       (g22_off_c7_q[1] ? 32'd0 : m3_0_s2_l7[255:224]),
+                       (g22_off_c6_q[1] ? 32'd0 : m3_0_s2_l7[223:192]),
+                       (g22_off_c5_q[2] ? 32'd0 : m3_0_s2_l7[191:160]),
+                       (g22_off_c4_q[2] ? 32'd0 : m3_0_s2_l7[159:128]),
+                       (g22_off_c3_q[3] ? 32'd0 : m3_0_s2_l7[127:96]),
+                       (g22_off_c2_q[8] ? 32'd0 : m3_0_s2_l7[95:64]),
+                       (g22_off_c1_q[8] ? 32'd0 : m3_0_s2_l7[63:32]),
+                       (g22_off_c0_q[8] ? 32'd0 : m3_0_s2_l7[31:0])};
+  assign m3_0_s2_l9 = {(g22_off_c23_q[0] ? m3_0_s2_l8[255:224] : 32'd0),
+                       (g22_off_c22_q[0] ? m3_0_s2_l8[223:192] : 32'd0),
+                       (g22_off_c21_q[0] ? m3_0_s2_l8[191:160] : 32'd0),
+                       (g22_off_c20_q[0] ? m3_0_s2_l8[159:128] : 32'd0),
+                       (g22_off_c19_q[0] ? m3_0_s2_l8[127:96] : 32'd0),
+                       (g22_off_c18_q[0] ? m3_0_s2_l8[95:64] : 32'd0),
+                       (g22_off_c17_q[1] ? m3_0_s2_l8[63:32] : {1'd0, m3_0_s2_l8[574:544]}),
+                       (g22_off_c16_q[1] ? m3_0_s2_l8[31:0] : m3_0_s2_l8[543:512]),
+                       (g22_off_c15_q[1] ? 32'd0 : m3_0_s2_l8[511:480]),
+                       (g22_off_c14_q[1] ? 32'd0 : m3_0_s2_l8[479:448]),
+                       (g22_off_c13_q[1] ? 32'd0 : m3_0_s2_l8[447:416]),
+                       (g22_off_c12_q[1] ? 32'd0 : m3_0_s2_l8[415:384]),
+                       (g22_off_c11_q[1] ? 32'd0 : m3_0_s2_l8[383:352]),
+                       (g22_off_c10_q[1] ? 32'd0 : m3_0_s2_l8[351:320]),
+                       (g22_off_c9_q[2] ? 32'd0 : m3_0_s2_l8[319:288]),
+                       (g22_off_c8_q[2] ? 32'd0 : m3_0_s2_l8[287:256]),
+                       (g22_off_c7_q[2] ? 32'd0 : m3_0_s2_l8[255:224]),
+                       (g22_off_c6_q[2] ? 32'd0 : m3_0_s2_l8[223:192]),
+                       (g22_off_c5_q[3] ? 32'd0 : m3_0_s2_l8[191:160]),
+                       (g22_off_c4_q[3] ? 32'd0 : m3_0_s2_l8[159:128]),
+                       (g22_off_c3_q[4] ? 32'd0 : m3_0_s2_l8[127:96]),
+                       (g22_off_c2_q[9] ? 32'd0 : m3_0_s2_l8[95:64]),
+                       (g22_off_c1_q[9] ? 32'd0 : m3_0_s2_l8[63:32]),
+                       (g22_off_c0_q[9] ? 32'd0 : m3_0_s2_l8[31:0])};
+  assign m3_0_s2_l10 = {(g22_off_c23_q[1] ? 32'd0 : m3_0_s2_l9[767:736]),
+                        (g22_off_c22_q[1] ? 32'd0 : m3_0_s2_l9[735:704]),
+                        (g22_off_c21_q[1] ? 32'd0 : m3_0_s2_l9[703:672]),
+                        (g22_off_c20_q[1] ? 32'd0 : m3_0_s2_l9[671:640]),
+                        (g22_off_c19_q[1] ? 32'd0 : m3_0_s2_l9[639:608]),
+                        (g22_off_c18_q[1] ? 32'd0 : m3_0_s2_l9[607:576]),
+                        (g22_off_c17_q[2] ? 32'd0 : m3_0_s2_l9[575:544]),
+                        (g22_off_c16_q[2] ? 32'd0 : m3_0_s2_l9[543:512]),
+                        (g22_off_c15_q[2] ? 32'd0 : m3_0_s2_l9[511:480]),
+                        (g22_off_c14_q[2] ? 32'd0 : m3_0_s2_l9[479:448]),
+                        (g22_off_c13_q[2] ? 32'd0 : m3_0_s2_l9[447:416]),
+                        (g22_off_c12_q[2] ? 32'd0 : m3_0_s2_l9[415:384]),
+                        (g22_off_c11_q[2] ? 32'd0 : m3_0_s2_l9[383:352]),
+                        (g22_off_c10_q[2] ? 32'd0 : m3_0_s2_l9[351:320]),
+                        (g22_off_c9_q[3] ? 32'd0 : m3_0_s2_l9[319:288]),
+                        (g22_off_c8_q[3] ? 32'd0 : m3_0_s2_l9[287:256]),
+                        (g22_off_c7_q[3] ? 32'd0 : m3_0_s2_l9[255:224]),
+                        (g22_off_c6_q[3] ? 32'd0 : m3_0_s2_l9[223:192]),
+                        (g22_off_c5_q[4] ? 32'd0 : m3_0_s2_l9[191:160]),
+                        (g22_off_c4_q[4] ? 32'd0 : m3_0_s2_l9[159:128]),
+                        (g22_off_c3_q[5] ? 32'd0 : m3_0_s2_l9[127:96]),
+                        (g22_off_c2_q[10] ? 32'd0 : m3_0_s2_l9[95:64]),
+                        (g22_off_c1_q[10] ? 32'd0 : m3_0_s2_l9[63:32]),
+                        (g22_off_c0_q[10] ? 32'd0 : m3_0_s2_l9[31:0])};
+  assign m3_0_s2_l11 = {(g22_off_c23_q[2] ? 32'd0 : m3_0_s2_l10[767:736]),
+                        (g22_off_c22_q[2] ? 32'd0 : m3_0_s2_l10[735:704]),
+                        (g22_off_c21_q[2] ? 32'd0 : m3_0_s2_l10[703:672]),
+                        (g22_off_c20_q[2] ? 32'd0 : m3_0_s2_l10[671:640]),
+                        (g22_off_c19_q[2] ? 32'd0 : m3_0_s2_l10[639:608]),
+                        (g22_off_c18_q[2] ? 32'd0 : m3_0_s2_l10[607:576]),
+                        (g22_off_c17_q[3] ? 32'd0 : m3_0_s2_l10[575:544]),
+                        (g22_off_c16_q[3] ? 32'd0 : m3_0_s2_l10[543:512]),
+                        (g22_off_c15_q[3] ? 32'd0 : m3_0_s2_l10[511:480]),
+                        (g22_off_c14_q[3] ? 32'd0 : m3_0_s2_l10[479:448]),
+                        (g22_off_c13_q[3] ? 32'd0 : m3_0_s2_l10[447:416]),
+                        (g22_off_c12_q[3] ? 32'd0 : m3_0_s2_l10[415:384]),
+                        (g22_off_c11_q[3] ? 32'd0 : m3_0_s2_l10[383:352]),
+                        (g22_off_c10_q[3] ? 32'd0 : m3_0_s2_l10[351:320]),
+                        (g22_off_c9_q[4] ? 32'd0 : m3_0_s2_l10[319:288]),
+                        (g22_off_c8_q[4] ? 32'd0 : m3_0_s2_l10[287:256]),
+                        (g22_off_c7_q[4] ? 32'd0 : m3_0_s2_l10[255:224]),
+                        (g22_off_c6_q[4] ? 32'd0 : m3_0_s2_l10[223:192]),
+                        (g22_off_c5_q[5] ? 32'd0 : m3_0_s2_l10[191:160]),
+                        (g22_off_c4_q[5] ? 32'd0 : m3_0_s2_l10[159:128]),
+                        (g22_off_c3_q[6] ? 32'd0 : m3_0_s2_l10[127:96]),
+                        (g22_off_c2_q[11] ? 32'd0 : m3_0_s2_l10[95:64]),
+                        (g22_off_c1_q[11] ? 32'd0 : m3_0_s2_l10[63:32]),
+                        (g22_off_c0_q[11] ? 32'd0 : m3_0_s2_l10[31:0])};
   assign m3_0_bits = ({255'd0, g20_bits_q} | m3_0_s1_l11 | m3_0_s2_l11);
-  assign m3_0_len = ({2'd0, g20_len_q} + {2'd0, g21_len_q} + {2'd0, g22_len_q});
-  assign nbits = total_q;
+  assign nbits = total_q[10:0];
   assign size = (zero5_q ? 4'd0
                  : (nbits <= 11'd64) ? 4'd5
                  : (nbits <= 11'd256) ? 4'd1
@@ -9809,220 +12154,255 @@ module bpc_comp_s32 (
                  : (nbits <= 11'd768) ? 4'd3
                  : 4'd4);
   assign raw = (size == 4'd4);
-  assign out_stream_d = (raw ? blk5_q
-                         : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                            1'd0, 1'd0, 1'd0, 1'd0, m3_0_bits[760], m3_0_bits[761], m3_0_bits[762],
-                            m3_0_bits[763], m3_0_bits[764], m3_0_bits[765], m3_0_bits[766],
-                            m3_0_bits[767], m3_0_bits[752], m3_0_bits[753], m3_0_bits[754],
-                            m3_0_bits[755], m3_0_bits[756], m3_0_bits[757], m3_0_bits[758],
-                            m3_0_bits[759], m3_0_bits[744], m3_0_bits[745], m3_0_bits[746],
-                            m3_0_bits[747], m3_0_bits[748], m3_0_bits[749], m3_0_bits[750],
-                            m3_0_bits[751], m3_0_bits[736], m3_0_bits[737], m3_0_bits[738],
-                            m3_0_bits[739], m3_0_bits[740], m3_0_bits[741], m3_0_bits[742],
-                            m3_0_bits[743], m3_0_bits[728], m3_0_bits[729], m3_0_bits[730],
-                            m3_0_bits[731], m3_0_bits[732], m3_0_bits[733], m3_0_bits[734],
-                            m3_0_bits[735], m3_0_bits[720], m3_0_bits[721], m3_0_bits[722],
-                            m3_0_bits[723], m3_0_bits[724], m3_0_bits[725], m3_0_bits[726],
-                            m3_0_bits[727], m3_0_bits[712], m3_0_bits[713], m3_0_bits[714],
-                            m3_0_bits[715], m3_0_bits[716], m3_0_bits[717], m3_0_bits[718],
-                            m3_0_bits[719], m3_0_bits[704], m3_0_bits[705], m3_0_bits[706],
-                            m3_0_bits[707], m3_0_bits[708], m3_0_bits[709], m3_0_bits[710],
-                            m3_0_bits[711], m3_0_bits[696], m3_0_bits[697], m3_0_bits[698],
-                            m3_0_bits[699], m3_0_bits[700], m3_0_bits[701], m3_0_bits[702],
-                            m3_0_bits[703], m3_0_bits[688], m3_0_bits[689], m3_0_bits[690],
-                            m3_0_bits[691], m3_0_bits[692], m3_0_bits[693], m3_0_bits[694],
-                            m3_0_bits[695], m3_0_bits[680], m3_0_bits[681], m3_0_bits[682],
-                            m3_0_bits[683], m3_0_bits[684], m3_0_bits[685], m3_0_bits[686],
-                            m3_0_bits[687], m3_0_bits[672], m3_0_bits[673], m3_0_bits[674],
-                            m3_0_bits[675], m3_0_bits[676], m3_0_bits[677], m3_0_bits[678],
-                            m3_0_bits[679], m3_0_bits[664], m3_0_bits[665], m3_0_bits[666],
-                            m3_0_bits[667], m3_0_bits[668], m3_0_bits[669], m3_0_bits[670],
-                            m3_0_bits[671], m3_0_bits[656], m3_0_bits[657], m3_0_bits[658],
-                            m3_0_bits[659], m3_0_bits[660], m3_0_bits[661], m3_0_bits[662],
-                            m3_0_bits[663], m3_0_bits[648], m3_0_bits[649], m3_0_bits[650],
-                            m3_0_bits[651], m3_0_bits[652], m3_0_bits[653], m3_0_bits[654],
-                            m3_0_bits[655], m3_0_bits[640], m3_0_bits[641], m3_0_bits[642],
-                            m3_0_bits[643], m3_0_bits[644], m3_0_bits[645], m3_0_bits[646],
-                            m3_0_bits[647], m3_0_bits[632], m3_0_bits[633], m3_0_bits[634],
-                            m3_0_bits[635], m3_0_bits[636], m3_0_bits[637], m3_0_bits[638],
-                            m3_0_bits[639], m3_0_bits[624], m3_0_bits[625], m3_0_bits[626],
-                            m3_0_bits[627], m3_0_bits[628], m3_0_bits[629], m3_0_bits[630],
-                            m3_0_bits[631], m3_0_bits[616], m3_0_bits[617], m3_0_bits[618],
-                            m3_0_bits[619], m3_0_bits[620], m3_0_bits[621], m3_0_bits[622],
-                            m3_0_bits[623], m3_0_bits[608], m3_0_bits[609], m3_0_bits[610],
-                            m3_0_bits[611], m3_0_bits[612], m3_0_bits[613], m3_0_bits[614],
-                            m3_0_bits[615], m3_0_bits[600], m3_0_bits[601], m3_0_bits[602],
-                            m3_0_bits[603], m3_0_bits[604], m3_0_bits[605], m3_0_bits[606],
-                            m3_0_bits[607], m3_0_bits[592], m3_0_bits[593], m3_0_bits[594],
-                            m3_0_bits[595], m3_0_bits[596], m3_0_bits[597], m3_0_bits[598],
-                            m3_0_bits[599], m3_0_bits[584], m3_0_bits[585], m3_0_bits[586],
-                            m3_0_bits[587], m3_0_bits[588], m3_0_bits[589], m3_0_bits[590],
-                            m3_0_bits[591], m3_0_bits[576], m3_0_bits[577], m3_0_bits[578],
-                            m3_0_bits[579], m3_0_bits[580], m3_0_bits[581], m3_0_bits[582],
-                            m3_0_bits[583], m3_0_bits[568], m3_0_bits[569], m3_0_bits[570],
-                            m3_0_bits[571], m3_0_bits[572], m3_0_bits[573], m3_0_bits[574],
-                            m3_0_bits[575], m3_0_bits[560], m3_0_bits[561], m3_0_bits[562],
-                            m3_0_bits[563], m3_0_bits[564], m3_0_bits[565], m3_0_bits[566],
-                            m3_0_bits[567], m3_0_bits[552], m3_0_bits[553], m3_0_bits[554],
-                            m3_0_bits[555], m3_0_bits[556], m3_0_bits[557], m3_0_bits[558],
-                            m3_0_bits[559], m3_0_bits[544], m3_0_bits[545], m3_0_bits[546],
-                            m3_0_bits[547], m3_0_bits[548], m3_0_bits[549], m3_0_bits[550],
-                            m3_0_bits[551], m3_0_bits[536], m3_0_bits[537], m3_0_bits[538],
-                            m3_0_bits[539], m3_0_bits[540], m3_0_bits[541], m3_0_bits[542],
-                            m3_0_bits[543], m3_0_bits[528], m3_0_bits[529], m3_0_bits[530],
-                            m3_0_bits[531], m3_0_bits[532], m3_0_bits[533], m3_0_bits[534],
-                            m3_0_bits[535], m3_0_bits[520], m3_0_bits[521], m3_0_bits[522],
-                            m3_0_bits[523], m3_0_bits[524], m3_0_bits[525], m3_0_bits[526],
-                            m3_0_bits[527], m3_0_bits[512], m3_0_bits[513], m3_0_bits[514],
-                            m3_0_bits[515], m3_0_bits[516], m3_0_bits[517], m3_0_bits[518],
-                            m3_0_bits[519], m3_0_bits[504], m3_0_bits[505], m3_0_bits[506],
-                            m3_0_bits[507], m3_0_bits[508], m3_0_bits[509], m3_0_bits[510],
-                            m3_0_bits[511], m3_0_bits[496], m3_0_bits[497], m3_0_bits[498],
-                            m3_0_bits[499], m3_0_bits[500], m3_0_bits[501], m3_0_bits[502],
-                            m3_0_bits[503], m3_0_bits[488], m3_0_bits[489], m3_0_bits[490],
-                            m3_0_bits[491], m3_0_bits[492], m3_0_bits[493], m3_0_bits[494],
-                            m3_0_bits[495], m3_0_bits[480], m3_0_bits[481], m3_0_bits[482],
-                            m3_0_bits[483], m3_0_bits[484], m3_0_bits[485], m3_0_bits[486],
-                            m3_0_bits[487], m3_0_bits[472], m3_0_bits[473], m3_0_bits[474],
-                            m3_0_bits[475], m3_0_bits[476], m3_0_bits[477], m3_0_bits[478],
-                            m3_0_bits[479], m3_0_bits[464], m3_0_bits[465], m3_0_bits[466],
-                            m3_0_bits[467], m3_0_bits[468], m3_0_bits[469], m3_0_bits[470],
-                            m3_0_bits[471], m3_0_bits[456], m3_0_bits[457], m3_0_bits[458],
-                            m3_0_bits[459], m3_0_bits[460], m3_0_bits[461], m3_0_bits[462],
-                            m3_0_bits[463], m3_0_bits[448], m3_0_bits[449], m3_0_bits[450],
-                            m3_0_bits[451], m3_0_bits[452], m3_0_bits[453], m3_0_bits[454],
-                            m3_0_bits[455], m3_0_bits[440], m3_0_bits[441], m3_0_bits[442],
-                            m3_0_bits[443], m3_0_bits[444], m3_0_bits[445], m3_0_bits[446],
-                            m3_0_bits[447], m3_0_bits[432], m3_0_bits[433], m3_0_bits[434],
-                            m3_0_bits[435], m3_0_bits[436], m3_0_bits[437], m3_0_bits[438],
-                            m3_0_bits[439], m3_0_bits[424], m3_0_bits[425], m3_0_bits[426],
-                            m3_0_bits[427], m3_0_bits[428], m3_0_bits[429], m3_0_bits[430],
-                            m3_0_bits[431], m3_0_bits[416], m3_0_bits[417], m3_0_bits[418],
-                            m3_0_bits[419], m3_0_bits[420], m3_0_bits[421], m3_0_bits[422],
-                            m3_0_bits[423], m3_0_bits[408], m3_0_bits[409], m3_0_bits[410],
-                            m3_0_bits[411], m3_0_bits[412], m3_0_bits[413], m3_0_bits[414],
-                            m3_0_bits[415], m3_0_bits[400], m3_0_bits[401], m3_0_bits[402],
-                            m3_0_bits[403], m3_0_bits[404], m3_0_bits[405], m3_0_bits[406],
-                            m3_0_bits[407], m3_0_bits[392], m3_0_bits[393], m3_0_bits[394],
-                            m3_0_bits[395], m3_0_bits[396], m3_0_bits[397], m3_0_bits[398],
-                            m3_0_bits[399], m3_0_bits[384], m3_0_bits[385], m3_0_bits[386],
-                            m3_0_bits[387], m3_0_bits[388], m3_0_bits[389], m3_0_bits[390],
-                            m3_0_bits[391], m3_0_bits[376], m3_0_bits[377], m3_0_bits[378],
-                            m3_0_bits[379], m3_0_bits[380], m3_0_bits[381], m3_0_bits[382],
-                            m3_0_bits[383], m3_0_bits[368], m3_0_bits[369], m3_0_bits[370],
-                            m3_0_bits[371], m3_0_bits[372], m3_0_bits[373], m3_0_bits[374],
-                            m3_0_bits[375], m3_0_bits[360], m3_0_bits[361], m3_0_bits[362],
-                            m3_0_bits[363], m3_0_bits[364], m3_0_bits[365], m3_0_bits[366],
-                            m3_0_bits[367], m3_0_bits[352], m3_0_bits[353], m3_0_bits[354],
-                            m3_0_bits[355], m3_0_bits[356], m3_0_bits[357], m3_0_bits[358],
-                            m3_0_bits[359], m3_0_bits[344], m3_0_bits[345], m3_0_bits[346],
-                            m3_0_bits[347], m3_0_bits[348], m3_0_bits[349], m3_0_bits[350],
-                            m3_0_bits[351], m3_0_bits[336], m3_0_bits[337], m3_0_bits[338],
-                            m3_0_bits[339], m3_0_bits[340], m3_0_bits[341], m3_0_bits[342],
-                            m3_0_bits[343], m3_0_bits[328], m3_0_bits[329], m3_0_bits[330],
-                            m3_0_bits[331], m3_0_bits[332], m3_0_bits[333], m3_0_bits[334],
-                            m3_0_bits[335], m3_0_bits[320], m3_0_bits[321], m3_0_bits[322],
-                            m3_0_bits[323], m3_0_bits[324], m3_0_bits[325], m3_0_bits[326],
-                            m3_0_bits[327], m3_0_bits[312], m3_0_bits[313], m3_0_bits[314],
-                            m3_0_bits[315], m3_0_bits[316], m3_0_bits[317], m3_0_bits[318],
-                            m3_0_bits[319], m3_0_bits[304], m3_0_bits[305], m3_0_bits[306],
-                            m3_0_bits[307], m3_0_bits[308], m3_0_bits[309], m3_0_bits[310],
-                            m3_0_bits[311], m3_0_bits[296], m3_0_bits[297], m3_0_bits[298],
-                            m3_0_bits[299], m3_0_bits[300], m3_0_bits[301], m3_0_bits[302],
-                            m3_0_bits[303], m3_0_bits[288], m3_0_bits[289], m3_0_bits[290],
-                            m3_0_bits[291], m3_0_bits[292], m3_0_bits[293], m3_0_bits[294],
-                            m3_0_bits[295], m3_0_bits[280], m3_0_bits[281], m3_0_bits[282],
-                            m3_0_bits[283], m3_0_bits[284], m3_0_bits[285], m3_0_bits[286],
-                            m3_0_bits[287], m3_0_bits[272], m3_0_bits[273], m3_0_bits[274],
-                            m3_0_bits[275], m3_0_bits[276], m3_0_bits[277], m3_0_bits[278],
-                            m3_0_bits[279], m3_0_bits[264], m3_0_bits[265], m3_0_bits[266],
-                            m3_0_bits[267], m3_0_bits[268], m3_0_bits[269], m3_0_bits[270],
-                            m3_0_bits[271], m3_0_bits[256], m3_0_bits[257], m3_0_bits[258],
-                            m3_0_bits[259], m3_0_bits[260], m3_0_bits[261], m3_0_bits[262],
-                            m3_0_bits[263], m3_0_bits[248], m3_0_bits[249], m3_0_bits[250],
-                            m3_0_bits[251], m3_0_bits[252], m3_0_bits[253], m3_0_bits[254],
-                            m3_0_bits[255], m3_0_bits[240], m3_0_bits[241], m3_0_bits[242],
-                            m3_0_bits[243], m3_0_bits[244], m3_0_bits[245], m3_0_bits[246],
-                            m3_0_bits[247], m3_0_bits[232], m3_0_bits[233], m3_0_bits[234],
-                            m3_0_bits[235], m3_0_bits[236], m3_0_bits[237], m3_0_bits[238],
-                            m3_0_bits[239], m3_0_bits[224], m3_0_bits[225], m3_0_bits[226],
-                            m3_0_bits[227], m3_0_bits[228], m3_0_bits[229], m3_0_bits[230],
-                            m3_0_bits[231], m3_0_bits[216], m3_0_bits[217], m3_0_bits[218],
-                            m3_0_bits[219], m3_0_bits[220], m3_0_bits[221], m3_0_bits[222],
-                            m3_0_bits[223], m3_0_bits[208], m3_0_bits[209], m3_0_bits[210],
-                            m3_0_bits[211], m3_0_bits[212], m3_0_bits[213], m3_0_bits[214],
-                            m3_0_bits[215], m3_0_bits[200], m3_0_bits[201], m3_0_bits[202],
-                            m3_0_bits[203], m3_0_bits[204], m3_0_bits[205], m3_0_bits[206],
-                            m3_0_bits[207], m3_0_bits[192], m3_0_bits[193], m3_0_bits[194],
-                            m3_0_bits[195], m3_0_bits[196], m3_0_bits[197], m3_0_bits[198],
-                            m3_0_bits[199], m3_0_bits[184], m3_0_bits[185], m3_0_bits[186],
-                            m3_0_bits[187], m3_0_bits[188], m3_0_bits[189], m3_0_bits[190],
-                            m3_0_bits[191], m3_0_bits[176], m3_0_bits[177], m3_0_bits[178],
-                            m3_0_bits[179], m3_0_bits[180], m3_0_bits[181], m3_0_bits[182],
-                            m3_0_bits[183], m3_0_bits[168], m3_0_bits[169], m3_0_bits[170],
-                            m3_0_bits[171], m3_0_bits[172], m3_0_bits[173], m3_0_bits[174],
-                            m3_0_bits[175], m3_0_bits[160], m3_0_bits[161], m3_0_bits[162],
-                            m3_0_bits[163], m3_0_bits[164], m3_0_bits[165], m3_0_bits[166],
-                            m3_0_bits[167], m3_0_bits[152], m3_0_bits[153], m3_0_bits[154],
-                            m3_0_bits[155], m3_0_bits[156], m3_0_bits[157], m3_0_bits[158],
-                            m3_0_bits[159], m3_0_bits[144], m3_0_bits[145], m3_0_bits[146],
-                            m3_0_bits[147], m3_0_bits[148], m3_0_bits[149], m3_0_bits[150],
-                            m3_0_bits[151], m3_0_bits[136], m3_0_bits[137], m3_0_bits[138],
-                            m3_0_bits[139], m3_0_bits[140], m3_0_bits[141], m3_0_bits[142],
-                            m3_0_bits[143], m3_0_bits[128], m3_0_bits[129], m3_0_bits[130],
-                            m3_0_bits[131], m3_0_bits[132], m3_0_bits[133], m3_0_bits[134],
-                            m3_0_bits[135], m3_0_bits[120], m3_0_bits[121], m3_0_bits[122],
-                            m3_0_bits[123], m3_0_bits[124], m3_0_bits[125], m3_0_bits[126],
-                            m3_0_bits[127], m3_0_bits[112], m3_0_bits[113], m3_0_bits[114],
-                            m3_0_bits[115], m3_0_bits[116], m3_0_bits[117], m3_0_bits[118],
-                            m3_0_bits[119], m3_0_bits[104], m3_0_bits[105], m3_0_bits[106],
-                            m3_0_bits[107], m3_0_bits[108], m3_0_bits[109], m3_0_bits[110],
-                            m3_0_bits[111], m3_0_bits[96], m3_0_bits[97], m3_0_bits[98],
-                            m3_0_bits[99], m3_0_bits[100], m3_0_bits[101], m3_0_bits[102],
-                            m3_0_bits[103], m3_0_bits[88], m3_0_bits[89], m3_0_bits[90],
-                            m3_0_bits[91], m3_0_bits[92], m3_0_bits[93], m3_0_bits[94],
-                            m3_0_bits[95], m3_0_bits[80], m3_0_bits[81], m3_0_bits[82],
-                            m3_0_bits[83], m3_0_bits[84], m3_0_bits[85], m3_0_bits[86],
-                            m3_0_bits[87], m3_0_bits[72], m3_0_bits[73], m3_0_bits[74],
-                            m3_0_bits[75], m3_0_bits[76], m3_0_bits[77], m3_0_bits[78],
-                            m3_0_bits[79], m3_0_bits[64], m3_0_bits[65], m3_0_bits[66],
-                            m3_0_bits[67], m3_0_bits[68], m3_0_bits[69], m3_0_bits[70],
-                            m3_0_bits[71], m3_0_bits[56], m3_0_bits[57], m3_0_bits[58],
-                            m3_0_bits[59], m3_0_bits[60], m3_0_bits[61], m3_0_bits[62],
-                            m3_0_bits[63], m3_0_bits[48], m3_0_bits[49], m3_0_bits[50],
-                            m3_0_bits[51], m3_0_bits[52], m3_0_bits[53], m3_0_bits[54],
-                            m3_0_bits[55], m3_0_bits[40], m3_0_bits[41], m3_0_bits[42],
-                            m3_0_bits[43], m3_0_bits[44], m3_0_bits[45], m3_0_bits[46],
-                            m3_0_bits[47], m3_0_bits[32], m3_0_bits[33], m3_0_bits[34],
-                            m3_0_bits[35], m3_0_bits[36], m3_0_bits[37], m3_0_bits[38],
-                            m3_0_bits[39], m3_0_bits[24], m3_0_bits[25], m3_0_bits[26],
-                            m3_0_bits[27], m3_0_bits[28], m3_0_bits[29], m3_0_bits[30],
-                            m3_0_bits[31], m3_0_bits[16], m3_0_bits[17], m3_0_bits[18],
-                            m3_0_bits[19], m3_0_bits[20], m3_0_bits[21], m3_0_bits[22],
-                            m3_0_bits[23], m3_0_bits[8], m3_0_bits[9], m3_0_bits[10], m3_0_bits[11],
-                            m3_0_bits[12], m3_0_bits[13], m3_0_bits[14], m3_0_bits[15],
-                            m3_0_bits[0], m3_0_bits[1], m3_0_bits[2], m3_0_bits[3], m3_0_bits[4],
-                            m3_0_bits[5], m3_0_bits[6], m3_0_bits[7]});
+  assign stream_or_raw = {(raw_c31_q ? blk5_q[1023:992]
+                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
+                          (raw_c30_q ? blk5_q[991:960]
+                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
+                          (raw_c29_q ? blk5_q[959:928]
+                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
+                          (raw_c28_q ? blk5_q[927:896]
+                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
+                          (raw_c27_q ? blk5_q[895:864]
+                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
+                          (raw_c26_q ? blk5_q[863:832]
+                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
+                          (raw_c25_q ? blk5_q[831:800]
+                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
+                          (raw_c24_q ? blk5_q[799:768]
+                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
+                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
+                          (raw_c23_q ? blk5_q[767:736]
+                           : {m3_0_bits[760], m3_0_bits[761], m3_0_bits[762], m3_0_bits[763],
+                              m3_0_bits[764], m3_0_bits[765], m3_0_bits[766], m3_0_bits[767],
+                              m3_0_bits[752], m3_0_bits[753], m3_0_bits[754], m3_0_bits[755],
+                              m3_0_bits[756], m3_0_bits[757], m3_0_bits[758], m3_0_bits[759],
+                              m3_0_bits[744], m3_0_bits[745], m3_0_bits[746], m3_0_bits[747],
+                              m3_0_bits[748], m3_0_bits[749], m3_0_bits[750], m3_0_bits[751],
+                              m3_0_bits[736], m3_0_bits[737], m3_0_bits[738], m3_0_bits[739],
+                              m3_0_bits[740], m3_0_bits[741], m3_0_bits[742], m3_0_bits[743]}),
+                          (raw_c22_q ? blk5_q[735:704]
+                           : {m3_0_bits[728], m3_0_bits[729], m3_0_bits[730], m3_0_bits[731],
+                              m3_0_bits[732], m3_0_bits[733], m3_0_bits[734], m3_0_bits[735],
+                              m3_0_bits[720], m3_0_bits[721], m3_0_bits[722], m3_0_bits[723],
+                              m3_0_bits[724], m3_0_bits[725], m3_0_bits[726], m3_0_bits[727],
+                              m3_0_bits[712], m3_0_bits[713], m3_0_bits[714], m3_0_bits[715],
+                              m3_0_bits[716], m3_0_bits[717], m3_0_bits[718], m3_0_bits[719],
+                              m3_0_bits[704], m3_0_bits[705], m3_0_bits[706], m3_0_bits[707],
+                              m3_0_bits[708], m3_0_bits[709], m3_0_bits[710], m3_0_bits[711]}),
+                          (raw_c21_q ? blk5_q[703:672]
+                           : {m3_0_bits[696], m3_0_bits[697], m3_0_bits[698], m3_0_bits[699],
+                              m3_0_bits[700], m3_0_bits[701], m3_0_bits[702], m3_0_bits[703],
+                              m3_0_bits[688], m3_0_bits[689], m3_0_bits[690], m3_0_bits[691],
+                              m3_0_bits[692], m3_0_bits[693], m3_0_bits[694], m3_0_bits[695],
+                              m3_0_bits[680], m3_0_bits[681], m3_0_bits[682], m3_0_bits[683],
+                              m3_0_bits[684], m3_0_bits[685], m3_0_bits[686], m3_0_bits[687],
+                              m3_0_bits[672], m3_0_bits[673], m3_0_bits[674], m3_0_bits[675],
+                              m3_0_bits[676], m3_0_bits[677], m3_0_bits[678], m3_0_bits[679]}),
+                          (raw_c20_q ? blk5_q[671:640]
+                           : {m3_0_bits[664], m3_0_bits[665], m3_0_bits[666], m3_0_bits[667],
+                              m3_0_bits[668], m3_0_bits[669], m3_0_bits[670], m3_0_bits[671],
+                              m3_0_bits[656], m3_0_bits[657], m3_0_bits[658], m3_0_bits[659],
+                              m3_0_bits[660], m3_0_bits[661], m3_0_bits[662], m3_0_bits[663],
+                              m3_0_bits[648], m3_0_bits[649], m3_0_bits[650], m3_0_bits[651],
+                              m3_0_bits[652], m3_0_bits[653], m3_0_bits[654], m3_0_bits[655],
+                              m3_0_bits[640], m3_0_bits[641], m3_0_bits[642], m3_0_bits[643],
+                              m3_0_bits[644], m3_0_bits[645], m3_0_bits[646], m3_0_bits[647]}),
+                          (raw_c19_q ? blk5_q[639:608]
+                           : {m3_0_bits[632], m3_0_bits[633], m3_0_bits[634], m3_0_bits[635],
+                              m3_0_bits[636], m3_0_bits[637], m3_0_bits[638], m3_0_bits[639],
+                              m3_0_bits[624], m3_0_bits[625], m3_0_bits[626], m3_0_bits[627],
+                              m3_0_bits[628], m3_0_bits[629], m3_0_bits[630], m3_0_bits[631],
+                              m3_0_bits[616], m3_0_bits[617], m3_0_bits[618], m3_0_bits[619],
+                              m3_0_bits[620], m3_0_bits[621], m3_0_bits[622], m3_0_bits[623],
+                              m3_0_bits[608], m3_0_bits[609], m3_0_bits[610], m3_0_bits[611],
+                              m3_0_bits[612], m3_0_bits[613], m3_0_bits[614], m3_0_bits[615]}),
+                          (raw_c18_q ? blk5_q[607:576]
+                           : {m3_0_bits[600], m3_0_bits[601], m3_0_bits[602], m3_0_bits[603],
+                              m3_0_bits[604], m3_0_bits[605], m3_0_bits[606], m3_0_bits[607],
+                              m3_0_bits[592], m3_0_bits[593], m3_0_bits[594], m3_0_bits[595],
+                              m3_0_bits[596], m3_0_bits[597], m3_0_bits[598], m3_0_bits[599],
+                              m3_0_bits[584], m3_0_bits[585], m3_0_bits[586], m3_0_bits[587],
+                              m3_0_bits[588], m3_0_bits[589], m3_0_bits[590], m3_0_bits[591],
+                              m3_0_bits[576], m3_0_bits[577], m3_0_bits[578], m3_0_bits[579],
+                              m3_0_bits[580], m3_0_bits[581], m3_0_bits[582], m3_0_bits[583]}),
+                          (raw_c17_q ? blk5_q[575:544]
+                           : {m3_0_bits[568], m3_0_bits[569], m3_0_bits[570], m3_0_bits[571],
+                              m3_0_bits[572], m3_0_bits[573], m3_0_bits[574], m3_0_bits[575],
+                              m3_0_bits[560], m3_0_bits[561], m3_0_bits[562], m3_0_bits[563],
+                              m3_0_bits[564], m3_0_bits[565], m3_0_bits[566], m3_0_bits[567],
+                              m3_0_bits[552], m3_0_bits[553], m3_0_bits[554], m3_0_bits[555],
+                              m3_0_bits[556], m3_0_bits[557], m3_0_bits[558], m3_0_bits[559],
+                              m3_0_bits[544], m3_0_bits[545], m3_0_bits[546], m3_0_bits[547],
+                              m3_0_bits[548], m3_0_bits[549], m3_0_bits[550], m3_0_bits[551]}),
+                          (raw_c16_q ? blk5_q[543:512]
+                           : {m3_0_bits[536], m3_0_bits[537], m3_0_bits[538], m3_0_bits[539],
+                              m3_0_bits[540], m3_0_bits[541], m3_0_bits[542], m3_0_bits[543],
+                              m3_0_bits[528], m3_0_bits[529], m3_0_bits[530], m3_0_bits[531],
+                              m3_0_bits[532], m3_0_bits[533], m3_0_bits[534], m3_0_bits[535],
+                              m3_0_bits[520], m3_0_bits[521], m3_0_bits[522], m3_0_bits[523],
+                              m3_0_bits[524], m3_0_bits[525], m3_0_bits[526], m3_0_bits[527],
+                              m3_0_bits[512], m3_0_bits[513], m3_0_bits[514], m3_0_bits[515],
+                              m3_0_bits[516], m3_0_bits[517], m3_0_bits[518], m3_0_bits[519]}),
+                          (raw_c15_q ? blk5_q[511:480]
+                           : {m3_0_bits[504], m3_0_bits[505], m3_0_bits[506], m3_0_bits[507],
+                              m3_0_bits[508], m3_0_bits[509], m3_0_bits[510], m3_0_bits[511],
+                              m3_0_bits[496], m3_0_bits[497], m3_0_bits[498], m3_0_bits[499],
+                              m3_0_bits[500], m3_0_bits[501], m3_0_bits[502], m3_0_bits[503],
+                              m3_0_bits[488], m3_0_bits[489], m3_0_bits[490], m3_0_bits[491],
+                              m3_0_bits[492], m3_0_bits[493], m3_0_bits[494], m3_0_bits[495],
+                              m3_0_bits[480], m3_0_bits[481], m3_0_bits[482], m3_0_bits[483],
+                              m3_0_bits[484], m3_0_bits[485], m3_0_bits[486], m3_0_bits[487]}),
+                          (raw_c14_q ? blk5_q[479:448]
+                           : {m3_0_bits[472], m3_0_bits[473], m3_0_bits[474], m3_0_bits[475],
+                              m3_0_bits[476], m3_0_bits[477], m3_0_bits[478], m3_0_bits[479],
+                              m3_0_bits[464], m3_0_bits[465], m3_0_bits[466], m3_0_bits[467],
+                              m3_0_bits[468], m3_0_bits[469], m3_0_bits[470], m3_0_bits[471],
+                              m3_0_bits[456], m3_0_bits[457], m3_0_bits[458], m3_0_bits[459],
+                              m3_0_bits[460], m3_0_bits[461], m3_0_bits[462], m3_0_bits[463],
+                              m3_0_bits[448], m3_0_bits[449], m3_0_bits[450], m3_0_bits[451],
+                              m3_0_bits[452], m3_0_bits[453], m3_0_bits[454], m3_0_bits[455]}),
+                          (raw_c13_q ? blk5_q[447:416]
+                           : {m3_0_bits[440], m3_0_bits[441], m3_0_bits[442], m3_0_bits[443],
+                              m3_0_bits[444], m3_0_bits[445], m3_0_bits[446], m3_0_bits[447],
+                              m3_0_bits[432], m3_0_bits[433], m3_0_bits[434], m3_0_bits[435],
+                              m3_0_bits[436], m3_0_bits[437], m3_0_bits[438], m3_0_bits[439],
+                              m3_0_bits[424], m3_0_bits[425], m3_0_bits[426], m3_0_bits[427],
+                              m3_0_bits[428], m3_0_bits[429], m3_0_bits[430], m3_0_bits[431],
+                              m3_0_bits[416], m3_0_bits[417], m3_0_bits[418], m3_0_bits[419],
+                              m3_0_bits[420], m3_0_bits[421], m3_0_bits[422], m3_0_bits[423]}),
+                          (raw_c12_q ? blk5_q[415:384]
+                           : {m3_0_bits[408], m3_0_bits[409], m3_0_bits[410], m3_0_bits[411],
+                              m3_0_bits[412], m3_0_bits[413], m3_0_bits[414], m3_0_bits[415],
+                              m3_0_bits[400], m3_0_bits[401], m3_0_bits[402], m3_0_bits[403],
+                              m3_0_bits[404], m3_0_bits[405], m3_0_bits[406], m3_0_bits[407],
+                              m3_0_bits[392], m3_0_bits[393], m3_0_bits[394], m3_0_bits[395],
+                              m3_0_bits[396], m3_0_bits[397], m3_0_bits[398], m3_0_bits[399],
+                              m3_0_bits[384], m3_0_bits[385], m3_0_bits[386], m3_0_bits[387],
+                              m3_0_bits[388], m3_0_bits[389], m3_0_bits[390], m3_0_bits[391]}),
+                          (raw_c11_q ? blk5_q[383:352]
+                           : {m3_0_bits[376], m3_0_bits[377], m3_0_bits[378], m3_0_bits[379],
+                              m3_0_bits[380], m3_0_bits[381], m3_0_bits[382], m3_0_bits[383],
+                              m3_0_bits[368], m3_0_bits[369], m3_0_bits[370], m3_0_bits[371],
+                              m3_0_bits[372], m3_0_bits[373], m3_0_bits[374], m3_0_bits[375],
+                              m3_0_bits[360], m3_0_bits[361], m3_0_bits[362], m3_0_bits[363],
+                              m3_0_bits[364], m3_0_bits[365], m3_0_bits[366], m3_0_bits[367],
+                              m3_0_bits[352], m3_0_bits[353], m3_0_bits[354], m3_0_bits[355],
+                              m3_0_bits[356], m3_0_bits[357], m3_0_bits[358], m3_0_bits[359]}),
+                          (raw_c10_q ? blk5_q[351:320]
+                           : {m3_0_bits[344], m3_0_bits[345], m3_0_bits[346], m3_0_bits[347],
+                              m3_0_bits[348], m3_0_bits[349], m3_0_bits[350], m3_0_bits[351],
+                              m3_0_bits[336], m3_0_bits[337], m3_0_bits[338], m3_0_bits[339],
+                              m3_0_bits[340], m3_0_bits[341], m3_0_bits[342], m3_0_bits[343],
+                              m3_0_bits[328], m3_0_bits[329], m3_0_bits[330], m3_0_bits[331],
+                              m3_0_bits[332], m3_0_bits[333], m3_0_bits[334], m3_0_bits[335],
+                              m3_0_bits[320], m3_0_bits[321], m3_0_bits[322], m3_0_bits[323],
+                              m3_0_bits[324], m3_0_bits[325], m3_0_bits[326], m3_0_bits[327]}),
+                          (raw_c9_q ? blk5_q[319:288]
+                           : {m3_0_bits[312], m3_0_bits[313], m3_0_bits[314], m3_0_bits[315],
+                              m3_0_bits[316], m3_0_bits[317], m3_0_bits[318], m3_0_bits[319],
+                              m3_0_bits[304], m3_0_bits[305], m3_0_bits[306], m3_0_bits[307],
+                              m3_0_bits[308], m3_0_bits[309], m3_0_bits[310], m3_0_bits[311],
+                              m3_0_bits[296], m3_0_bits[297], m3_0_bits[298], m3_0_bits[299],
+                              m3_0_bits[300], m3_0_bits[301], m3_0_bits[302], m3_0_bits[303],
+                              m3_0_bits[288], m3_0_bits[289], m3_0_bits[290], m3_0_bits[291],
+                              m3_0_bits[292], m3_0_bits[293], m3_0_bits[294], m3_0_bits[295]}),
+                          (raw_c8_q ? blk5_q[287:256]
+                           : {m3_0_bits[280], m3_0_bits[281], m3_0_bits[282], m3_0_bits[283],
+                              m3_0_bits[284], m3_0_bits[285], m3_0_bits[286], m3_0_bits[287],
+                              m3_0_bits[272], m3_0_bits[273], m3_0_bits[274], m3_0_bits[275],
+                              m3_0_bits[276], m3_0_bits[277], m3_0_bits[278], m3_0_bits[279],
+                              m3_0_bits[264], m3_0_bits[265], m3_0_bits[266], m3_0_bits[267],
+                              m3_0_bits[268], m3_0_bits[269], m3_0_bits[270], m3_0_bits[271],
+                              m3_0_bits[256], m3_0_bits[257], m3_0_bits[258], m3_0_bits[259],
+                              m3_0_bits[260], m3_0_bits[261], m3_0_bits[262], m3_0_bits[263]}),
+                          (raw_c7_q ? blk5_q[255:224]
+                           : {m3_0_bits[248], m3_0_bits[249], m3_0_bits[250], m3_0_bits[251],
+                              m3_0_bits[252], m3_0_bits[253], m3_0_bits[254], m3_0_bits[255],
+                              m3_0_bits[240], m3_0_bits[241], m3_0_bits[242], m3_0_bits[243],
+                              m3_0_bits[244], m3_0_bits[245], m3_0_bits[246], m3_0_bits[247],
+                              m3_0_bits[232], m3_0_bits[233], m3_0_bits[234], m3_0_bits[235],
+                              m3_0_bits[236], m3_0_bits[237], m3_0_bits[238], m3_0_bits[239],
+                              m3_0_bits[224], m3_0_bits[225], m3_0_bits[226], m3_0_bits[227],
+                              m3_0_bits[228], m3_0_bits[229], m3_0_bits[230], m3_0_bits[231]}),
+                          (raw_c6_q ? blk5_q[223:192]
+                           : {m3_0_bits[216], m3_0_bits[217], m3_0_bits[218], m3_0_bits[219],
+                              m3_0_bits[220], m3_0_bits[221], m3_0_bits[222], m3_0_bits[223],
+                              m3_0_bits[208], m3_0_bits[209], m3_0_bits[210], m3_0_bits[211],
+                              m3_0_bits[212], m3_0_bits[213], m3_0_bits[214], m3_0_bits[215],
+                              m3_0_bits[200], m3_0_bits[201], m3_0_bits[202], m3_0_bits[203],
+                              m3_0_bits[204], m3_0_bits[205], m3_0_bits[206], m3_0_bits[207],
+                              m3_0_bits[192], m3_0_bits[193], m3_0_bits[194], m3_0_bits[195],
+                              m3_0_bits[196], m3_0_bits[197], m3_0_bits[198], m3_0_bits[199]}),
+                          (raw_c5_q ? blk5_q[191:160]
+                           : {m3_0_bits[184], m3_0_bits[185], m3_0_bits[186], m3_0_bits[187],
+                              m3_0_bits[188], m3_0_bits[189], m3_0_bits[190], m3_0_bits[191],
+                              m3_0_bits[176], m3_0_bits[177], m3_0_bits[178], m3_0_bits[179],
+                              m3_0_bits[180], m3_0_bits[181], m3_0_bits[182], m3_0_bits[183],
+                              m3_0_bits[168], m3_0_bits[169], m3_0_bits[170], m3_0_bits[171],
+                              m3_0_bits[172], m3_0_bits[173], m3_0_bits[174], m3_0_bits[175],
+                              m3_0_bits[160], m3_0_bits[161], m3_0_bits[162], m3_0_bits[163],
+                              m3_0_bits[164], m3_0_bits[165], m3_0_bits[166], m3_0_bits[167]}),
+                          (raw_c4_q ? blk5_q[159:128]
+                           : {m3_0_bits[152], m3_0_bits[153], m3_0_bits[154], m3_0_bits[155],
+                              m3_0_bits[156], m3_0_bits[157], m3_0_bits[158], m3_0_bits[159],
+                              m3_0_bits[144], m3_0_bits[145], m3_0_bits[146], m3_0_bits[147],
+                              m3_0_bits[148], m3_0_bits[149], m3_0_bits[150], m3_0_bits[151],
+                              m3_0_bits[136], m3_0_bits[137], m3_0_bits[138], m3_0_bits[139],
+                              m3_0_bits[140], m3_0_bits[141], m3_0_bits[142], m3_0_bits[143],
+                              m3_0_bits[128], m3_0_bits[129], m3_0_bits[130], m3_0_bits[131],
+                              m3_0_bits[132], m3_0_bits[133], m3_0_bits[134], m3_0_bits[135]}),
+                          (raw_c3_q ? blk5_q[127:96]
+                           : {m3_0_bits[120], m3_0_bits[121], m3_0_bits[122], m3_0_bits[123],
+                              m3_0_bits[124], m3_0_bits[125], m3_0_bits[126], m3_0_bits[127],
+                              m3_0_bits[112], m3_0_bits[113], m3_0_bits[114], m3_0_bits[115],
+                              m3_0_bits[116], m3_0_bits[117], m3_0_bits[118], m3_0_bits[119],
+                              m3_0_bits[104], m3_0_bits[105], m3_0_bits[106], m3_0_bits[107],
+                              m3_0_bits[108], m3_0_bits[109], m3_0_bits[110], m3_0_bits[111],
+                              m3_0_bits[96], m3_0_bits[97], m3_0_bits[98], m3_0_bits[99],
+                              m3_0_bits[100], m3_0_bits[101], m3_0_bits[102], m3_0_bits[103]}),
+                          (raw_c2_q ? blk5_q[95:64]
+                           : {m3_0_bits[88], m3_0_bits[89], m3_0_bits[90], m3_0_bits[91],
+                              m3_0_bits[92], m3_0_bits[93], m3_0_bits[94], m3_0_bits[95],
+                              m3_0_bits[80], m3_0_bits[81], m3_0_bits[82], m3_0_bits[83],
+                              m3_0_bits[84], m3_0_bits[85], m3_0_bits[86], m3_0_bits[87],
+                              m3_0_bits[72], m3_0_bits[73], m3_0_bits[74], m3_0_bits[75],
+                              m3_0_bits[76], m3_0_bits[77], m3_0_bits[78], m3_0_bits[79],
+                              m3_0_bits[64], m3_0_bits[65], m3_0_bits[66], m3_0_bits[67],
+                              m3_0_bits[68], m3_0_bits[69], m3_0_bits[70], m3_0_bits[71]}),
+                          (raw_c1_q ? blk5_q[63:32]
+                           : {m3_0_bits[56], m3_0_bits[57], m3_0_bits[58], m3_0_bits[59],
+                              m3_0_bits[60], m3_0_bits[61], m3_0_bits[62], m3_0_bits[63],
+                              m3_0_bits[48], m3_0_bits[49], m3_0_bits[50], m3_0_bits[51],
+                              m3_0_bits[52], m3_0_bits[53], m3_0_bits[54], m3_0_bits[55],
+                              m3_0_bits[40], m3_0_bits[41], m3_0_bits[42], m3_0_bits[43],
+                              m3_0_bits[44], m3_0_bits[45], m3_0_bits[46], m3_0_bits[47],
+                              m3_0_bits[32], m3_0_bits[33], m3_0_bits[34], m3_0_bits[35],
+                              m3_0_bits[36], m3_0_bits[37], m3_0_bits[38], m3_0_bits[39]}),
+                          (raw_c0_q ? blk5_q[31:0]
+                           : {m3_0_bits[24], m3_0_bits[25], m3_0_bits[26], m3_0_bits[27],
+                              m3_0_bits[28], m3_0_bits[29], m3_0_bits[30], m3_0_bits[31],
+                              m3_0_bits[16], m3_0_bits[17], m3_0_bits[18], m3_0_bits[19],
+                              m3_0_bits[20], m3_0_bits[21], m3_0_bits[22], m3_0_bits[23],
+                              m3_0_bits[8], m3_0_bits[9], m3_0_bits[10], m3_0_bits[11],
+                              m3_0_bits[12], m3_0_bits[13], m3_0_bits[14], m3_0_bits[15],
+                              m3_0_bits[0], m3_0_bits[1], m3_0_bits[2], m3_0_bits[3], m3_0_bits[4],
+                              m3_0_bits[5], m3_0_bits[6], m3_0_bits[7]})};
+  assign out_stream_d = stream_or_raw;
   assign out_nbits_d = nbits;
   assign out_size_d = size;
   assign out_raw_d = raw;
@@ -10043,20 +12423,24 @@ module bpc_comp_s32 (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, zrun_s6_32[6], zrunf32[5], zrun_s5_31[6], zrunf31[5], zrun_s5_30[6],
-                       zrunf30[5], zrun_s5_29[6], zrunf29[5], zrun_s5_28[6], zrunf28[5],
-                       zrun_s5_27[6], zrunf27[5], zrun_s5_26[6], zrunf26[5], zrun_s5_25[6],
-                       zrunf25[5], zrun_s5_24[6], zrunf24[5], zrun_s5_23[6], zrunf23[5],
-                       zrun_s5_22[6], zrunf22[5], zrun_s5_21[6], zrunf21[5], zrun_s5_20[6],
-                       zrunf20[5], zrun_s5_19[6], zrunf19[5], zrun_s5_18[6], zrunf18[5],
-                       zrun_s5_17[6], zrunf17[5], zrun_s5_16[6], zrunf16[5], zrun_s4_15[6],
-                       zrunf15[5], zrun_s4_14[6], zrunf14[5], zrun_s4_13[6], zrunf13[5],
-                       zrun_s4_12[6], zrunf12[5], zrun_s4_11[6], zrunf11[5], zrun_s4_10[6],
-                       zrunf10[5], zrun_s4_9[6], zrunf9[5], zrun_s4_8[6], zrunf8[5], zrun_s3_7[6],
-                       zrunf7[5], zrun_s3_6[6], zrunf6[5], zrun_s3_5[6], zrunf5[5], zrun_s3_4[6],
-                       zrunf4[5], zrun_s2_3[6], zrunf3[5], zrun_s2_2[6], zrunf2[5], zrun_s1_1[6],
-                       zrunf1[5], ~cls_q[0], zrunf0[5], g2_csa_l0_0m[11], g2_csa_l0_1m[11],
-                       g2_csa_l0_2m[11], g2_csa_l1_0m[11], g2_csa_l1_1m[11], g2_csa_l2_0m[11],
-                       g2_csa_l3_0m[11], g2_sum[11], m3_0_len};
+  assign unused_ok = &{1'd0, zrst5_16, zrst5_17, zrst5_18, zrst5_19, zrst5_20, zrst5_21, zrst5_22,
+                       zrst5_23, zrst5_24, zrst5_25, zrst5_26, zrst5_27, zrst5_28, zrst5_29,
+                       zrst5_30, zrst5_31, zrst6_32, 1'd0, zcnt1_1[5], zcnt2_2[5], zcnt2_3[5],
+                       zcnt3_4[5], zcnt3_5[5], zcnt3_6[5], zcnt3_7[5], zcnt4_8[5], zcnt4_9[5],
+                       zcnt4_10[5], zcnt4_11[5], zcnt4_12[5], zcnt4_13[5], zcnt4_14[5], zcnt4_15[5],
+                       zcnt5_16[5], zcnt5_17[5], zcnt5_18[5], zcnt5_19[5], zcnt5_20[5], zcnt5_21[5],
+                       zcnt5_22[5], zcnt5_23[5], zcnt5_24[5], zcnt5_25[5], zcnt5_26[5], zcnt5_27[5],
+                       zcnt5_28[5], zcnt5_29[5], zcnt5_30[5], zcnt5_31, zcnt6_32,
+                       t3_off_csa_l0_0m[7], t7_off_csa_l0_0m[7], t11_off_csa_l0_0m[7],
+                       t15_off_csa_l0_0m[7], t19_off_csa_l0_0m[7], t23_off_csa_l0_0m[7],
+                       t27_off_csa_l0_0m[7], t31_off_csa_l0_0m[7], t_gsum0_csa_l0_0m[7],
+                       t_gsum0_csa_l1_0m[7], t_gsum1_csa_l0_0m[7], t_gsum1_csa_l1_0m[7],
+                       t_gsum2_csa_l0_0m[7], t_gsum2_csa_l1_0m[7], t_gsum3_csa_l0_0m[7],
+                       t_gsum3_csa_l1_0m[7], t_gsum4_csa_l0_0m[7], t_gsum4_csa_l1_0m[7],
+                       t_gsum5_csa_l0_0m[7], t_gsum5_csa_l1_0m[7], t_gsum6_csa_l0_0m[7],
+                       t_gsum6_csa_l1_0m[7], t_gsum7_csa_l0_0m[7], t_gsum7_csa_l1_0m[7],
+                       g13_off_csa_l0_0m[9], g17_off_csa_l0_0m[9], g1_gsum0_csa_l0_0m[9],
+                       g1_gsum0_csa_l1_0m[9], g1_gsum1_csa_l0_0m[9], g1_gsum1_csa_l1_0m[9],
+                       g2_gsum0_csa_l0_0m[11], g2_gsum0[11], total_q[11]};
 endmodule
 `default_nettype wire

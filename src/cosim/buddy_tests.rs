@@ -244,11 +244,8 @@ fn scoreboard_catches_injected_faults() {
                 v.replacen("assign all_zero = (", "assign all_zero = 1'b0 & (", 1)
             }),
             ("run length", &|v: &str| {
-                v.replacen(
-                    "assign zrunf32 = (zrun_s6_32[5:0] - 6'd2);",
-                    "assign zrunf32 = (zrun_s6_32[5:0] - 6'd1);",
-                    1,
-                )
+                // The run field of a run from the top plane, off by one.
+                v.replacen("assign zrunf32 = ", "assign zrunf32 = 5'd1 ^ ", 1)
             }),
             ("merge shift", &|v: &str| {
                 invert_mux_select(v, "m1_0_s1_l0").unwrap_or_default()

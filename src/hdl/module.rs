@@ -769,14 +769,18 @@ impl ModuleBuilder {
     ) -> Vec<Reg> {
         let base = name.strip_suffix("_q").unwrap_or(name);
         (0..copies)
-            .map(|c| {
-                let r = self.reg(&format!("{}_c{}_q", base, c), width, reset);
-                if let Some(info) = self.m.signals[r.id.index].reg.as_mut() {
-                    info.keep = true;
-                }
-                r
-            })
+            .map(|c| self.reg_kept(&format!("{}_c{}_q", base, c), width, reset))
             .collect()
+    }
+
+    /// One register that synthesis keeps apart from identical flops (a replica of part of
+    /// another register; emitted in the `(* keep *)` block like [`Self::reg_replicas`]).
+    pub fn reg_kept(&mut self, name: &str, width: u32, reset: Option<u64>) -> Reg {
+        let r = self.reg(name, width, reset);
+        if let Some(info) = self.m.signals[r.id.index].reg.as_mut() {
+            info.keep = true;
+        }
+        r
     }
 
     /// Attaches a comment to the most recently declared signal.

@@ -15,11 +15,15 @@
 //!    trees) and the base classifier;
 //! 3. zero-run segmentation (a Kogge-Stone scan of (reset, count) pairs gives each zero
 //!    plane its run length downwards), every token's code bits and length;
-//! 4. and on: radix-4 merges: within a group of four segments the offsets are the prefix sums
-//!    of the lengths, each segment is shifted by an LSB-first log shifter and the four are
-//!    ORed; bits at 768 and above are dropped (such a stream is stored raw);
+//! 4. and on: radix-4 merges: each segment is shifted by an LSB-first log shifter and the
+//!    four of a group are ORed; bits at 768 and above are dropped (such a stream is stored
+//!    raw). The offsets (prefix sums of the lengths within a group) and the group lengths
+//!    are carry-save sums of at most four registered lengths, formed one stage ahead of the
+//!    shift they steer; an offset that steers more than 64 shifter outputs is registered as
+//!    one copy per 32 outputs (bounded fan-out);
 //! 5. the last merge stage also forms the metadata code ([`SizeCode::of`]) and selects the
-//!    entry itself when the stream is longer than 768 bits (`out_raw`, size 128 B).
+//!    entry itself when the stream is longer than 768 bits (`out_raw`, size 128 B), by raw
+//!    flags decided a stage earlier from the registered total (one copy per 32 bits).
 //!
 //! Outputs: `m_stream_o` (the stream, zero-padded, or the raw entry), `m_nbits_o` (the whole
 //! stream's length, also when raw: at most 1,089 / 1,105 bits), `m_size_o`, `m_raw_o`.
@@ -35,7 +39,7 @@
 //! and a position outside the plane; bits after the stream are not inspected
 //! ([`crate::model::bpc::decompress_within`]).
 
-use crate::hdl::blocks::{any_of, mux_tree, onehot_index, or_tree, prefix, PrefixTopology};
+use crate::hdl::blocks::{any_of, mux_tree, onehot_index, or_tree, PrefixTopology};
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
 use crate::model::bpc::{BpcParams, BpcPrefixes, PlaneCode};
@@ -271,15 +275,31 @@ fn code(bits: &str) -> Expr {
     )
 }
 
-/// `v` (stream order) shifted up by `amt`, LSB first, growing to at most `cap` bits.
-fn shl_grow(m: &mut ModuleBuilder, name: &str, v: &Expr, amt: &Expr, cap: u32) -> Expr {
+/// `v` (stream order) shifted up by `amts`, LSB first, growing to at most `cap` bits. The
+/// amount comes as equal copies: with more than one, output bits `[32c, 32c + 32)` of every
+/// level are selected by copy `c` (the last copy takes the rest), so no copy drives more than
+/// 32 muxes per level.
+fn shl_grow(m: &mut ModuleBuilder, name: &str, v: &Expr, amts: &[Expr], cap: u32) -> Expr {
     let mut cur = v.clone();
-    for k in 0..amt.width() {
+    for k in 0..amts[0].width() {
         let sh = 1u32 << k;
         let w = (cur.width() + sh).min(cap);
         let up = Expr::cat(&[cur.clone(), Expr::zero(sh)]).resize(w);
         let keep = cur.zext(w);
-        cur = m.wire(&format!("{}_l{}", name, k), &amt.bit(k).select(&up, &keep));
+        let next = if amts.len() == 1 {
+            amts[0].bit(k).select(&up, &keep)
+        } else {
+            let parts: Vec<Expr> = (0..w.div_ceil(LANES_PER_COPY))
+                .map(|c| {
+                    let lo = c * LANES_PER_COPY;
+                    let n = LANES_PER_COPY.min(w - lo);
+                    let a = &amts[(c as usize).min(amts.len() - 1)];
+                    a.bit(k).select(&up.slice(lo, n), &keep.slice(lo, n))
+                })
+                .collect();
+            Expr::cat_lsb(&parts)
+        };
+        cur = m.wire(&format!("{}_l{}", name, k), &next);
     }
     cur
 }
@@ -388,12 +408,17 @@ fn size_code(p: &BpcRtlParams, zero: &Expr, nbits: &Expr) -> Expr {
 }
 
 /// One segment of the merge tree: stream-order bits, a length, and its offset within the
-/// group of four it merges into next (the sum of its elder siblings' lengths).
+/// group of four it merges into next (the sum of its elder siblings' lengths), as equal
+/// copies: registered offsets that steer a wide shifter are replicated, one copy per
+/// [`LANES_PER_COPY`] output bits (`docs/TOOLCHAIN.md`, bounded fan-out).
 struct Seg {
     bits: Expr,
     len: Expr,
-    off: Expr,
+    off: Vec<Expr>,
 }
+
+/// Shifter output bits (or raw-select bits) steered by one register copy of their select.
+const LANES_PER_COPY: u32 = 32;
 
 /// `bpc_comp`: entry in, BPC stream, length, metadata code and raw flag out.
 ///
@@ -513,25 +538,46 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let cl: Vec<Expr> = cls_q.lanes(5);
     let ps: Vec<Expr> = pos_q.lanes(g.posb);
     let cw = g.runb + 1;
-    // Element j (ascending): a non-zero plane resets the count, a zero plane adds one.
-    let elems: Vec<Expr> = (0..g.p as usize)
-        .map(|j| {
-            let z = cl[j].bit(0);
-            Expr::cat(&[!&z, z.zext(cw)])
-        })
-        .collect();
-    let scan = prefix(
-        &mut m,
-        "zrun",
-        &elems,
-        PrefixTopology::KoggeStone,
-        &|lo: &Expr, hi: &Expr| {
-            let (rl, cl_) = (lo.bit(cw), lo.slice(0, cw));
-            let (rh, ch) = (hi.bit(cw), hi.slice(0, cw));
-            let c = rh.select(&ch, &(&cl_ + &ch));
-            Expr::cat(&[&rl | &rh, c])
-        },
-    );
+    // cnt[j]: the zero planes from plane j downwards, by a Kogge-Stone scan of (reset,
+    // count) pairs (a non-zero plane resets). At level L, node i (i >= 2^L) takes node
+    // i - 2^L: when node i's 2^L planes hold no reset its count is exactly 2^L, and the
+    // lower node's count is at most 2^L, so their sum is wiring (bit L + 1 = lower bit L,
+    // bit L = its inverse, the bits below unchanged) and each level is one mux.
+    let np = g.p as usize;
+    let mut rst: Vec<Expr> = (0..np).map(|j| !cl[j].bit(0)).collect();
+    let mut cnt: Vec<Expr> = (0..np).map(|j| cl[j].bit(0).zext(cw)).collect();
+    let mut lvl = 0u32;
+    while (1usize << lvl) < np {
+        let d = 1usize << lvl;
+        let (r0, c0) = (rst.clone(), cnt.clone());
+        for i in d..np {
+            let lo = &c0[i - d];
+            let sum = (0..cw)
+                .map(|b| match b.cmp(&lvl) {
+                    std::cmp::Ordering::Less => lo.bit(b),
+                    std::cmp::Ordering::Equal => !lo.bit(lvl),
+                    std::cmp::Ordering::Greater if b == lvl + 1 => lo.bit(lvl),
+                    std::cmp::Ordering::Greater => Expr::zero(1),
+                })
+                .collect::<Vec<_>>();
+            let c = r0[i].select(&c0[i], &Expr::cat_lsb(&sum));
+            cnt[i] = m.wire(&format!("zcnt{}_{i}", lvl + 1), &c);
+            rst[i] = m.wire(&format!("zrst{}_{i}", lvl + 1), &(&r0[i] | &r0[i - d]));
+        }
+        lvl += 1;
+    }
+    // The reset flags' last level is not needed.
+    for r in rst.iter().skip(np / 2) {
+        m.unused(r);
+    }
+    // Counts read are at most 31 (`runb` bits); the two top planes' counts are not needed.
+    for (i, c) in cnt.iter().enumerate() {
+        if i + 2 >= np {
+            m.unused(c);
+        } else {
+            m.unused(&c.slice(g.runb, cw - g.runb));
+        }
+    }
     let tw = g.tw;
     let lw = clog2u(tw + 1);
     let mut segs: Vec<Seg> = Vec::new();
@@ -577,7 +623,7 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         segs.push(Seg {
             bits,
             len,
-            off: Expr::zero(1),
+            off: vec![Expr::zero(1)],
         });
     }
     let pre = |c: PlaneCode| {
@@ -593,8 +639,6 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         } else {
             &z & &!cl[j + 1].bit(0)
         };
-        let cnt = scan[j].slice(0, cw);
-        m.unused(&scan[j].bit(cw));
         // A run of two or more: this plane and the one below are zero (no scan needed).
         let long = if j == 0 {
             Expr::zero(1)
@@ -602,9 +646,14 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
             &z & &cl[j - 1].bit(0)
         };
         let long = m.wire(&format!("zlong{j}"), &long);
-        let runf = m.wire(&format!("zrunf{j}"), &(&cnt - &Expr::lit(cw, 2)));
-        m.unused(&runf.slice(g.runb, cw - g.runb));
-        let runf = runf.resize(g.runb);
+        // The run field is the run's length minus 2: in a long run starting at plane j,
+        // the zero planes counted up to plane j - 2 (no subtractor).
+        let runf = if j >= 2 {
+            cnt[j - 2].slice(0, g.runb)
+        } else {
+            Expr::zero(g.runb)
+        };
+        let runf = m.wire(&format!("zrunf{j}"), &runf);
         let ones = &c(1) & &!&z;
         let dz = &c(2) & &!&z & &!c(1);
         let nz_hi = !&z & &!c(1) & &!c(2);
@@ -637,43 +686,62 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         segs.push(Seg {
             bits,
             len,
-            off: Expr::zero(1),
+            off: vec![Expr::zero(1)],
         });
     }
     with_offsets(&mut m, "t", &mut segs);
+    let mut glens = group_sums(&mut m, "t", &segs);
     let zero_blk = m.wire(
         "all_zero",
         &(bcls_q.bit(0) & Expr::cat_lsb(&cl.iter().map(|c| c.bit(0)).collect::<Vec<_>>()).all()),
     );
     // Stage-3 registers.
-    let mut segs = reg_segs(&mut m, "t", segs, &adv);
+    let mut segs = reg_segs(&mut m, "t", segs, &adv, cap);
+    let mut glen_q = reg_glens(&mut m, "t", &glens, &adv);
     let mut zero_q = m.reg_next("zero3_q", None, &zero_blk, Some(&adv));
     let mut blk_q = m.reg_next("blk3_q", None, &blk2, Some(&adv));
 
     // ---- Stages 4..: radix-4 merges ----
-    let mut tot_q: Option<Expr> = None;
+    let mut raw_q: Option<Vec<Expr>> = None;
     let mut level = 1;
     loop {
         m.comment(format!(
             "Stage {}: radix-4 merge level {level} (shifts by registered offsets)",
             3 + level
         ));
-        let in_lens: Vec<Expr> = segs.iter().map(|s| s.len.clone()).collect();
         let groups: Vec<Vec<Seg>> = chunk_segs(segs, 4);
         let mut merged = Vec::new();
-        for (gi, grp) in groups.into_iter().enumerate() {
-            merged.push(merge_group(&mut m, &format!("m{level}_{gi}"), grp, cap));
+        for (gi, (grp, len)) in groups.into_iter().zip(&glen_q).enumerate() {
+            merged.push(merge_group(
+                &mut m,
+                &format!("m{level}_{gi}"),
+                grp,
+                len,
+                cap,
+            ));
         }
         if merged.len() == 1 {
             let sg = merged.pop().expect("one segment");
-            m.unused(&sg.len);
             // ---- Output: size code, raw select ----
-            let nbits = tot_q.clone().unwrap_or_else(|| sg.len.clone()).resize(nbw);
+            // The whole stream's length is the last group's sum, registered a stage ago.
+            let nbits = fit_len(&mut m, &sg.len, nbw);
             let nbits = m.wire("nbits", &nbits);
             let size = m.wire("size", &size_code(p, &zero_q, &nbits));
             let raw = m.wire("raw", &size.eq_lit(4));
             let stream_bus = bus_of_stream(&sg.bits, eb);
-            let data = raw.select(&blk_q, &stream_bus);
+            // The raw select steers every output bit: from the copies registered with the
+            // total, one per 32 bits; without them (no earlier total), from `raw`.
+            let sels = raw_q.clone().unwrap_or_else(|| vec![raw.clone()]);
+            let gw = eb / sels.len() as u32;
+            let parts: Vec<Expr> = sels
+                .iter()
+                .enumerate()
+                .map(|(c, r)| {
+                    let lo = gw * c as u32;
+                    r.select(&blk_q.slice(lo, gw), &stream_bus.slice(lo, gw))
+                })
+                .collect();
+            let data = m.wire("stream_or_raw", &Expr::cat_lsb(&parts));
             let ostream = m.reg_next("out_stream_q", None, &data, Some(&adv));
             let onb = m.reg_next("out_nbits_q", None, &nbits, Some(&adv));
             let osz = m.reg_next("out_size_q", None, &size, Some(&adv));
@@ -693,23 +761,20 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         }
         let nm = format!("g{level}");
         with_offsets(&mut m, &nm, &mut merged);
-        if merged.len() <= 4 {
-            // The next stage is the last: register the whole stream's length now.
-            // Carry-save from this level's registered lengths, one carry-propagate add.
-            let lw = merged.iter().map(|s| s.len.width()).max().unwrap_or(1) + 2;
-            let t = csa_sum(
-                &mut m,
-                &format!("{nm}_csa"),
-                &in_lens.iter().map(|l| l.zext(lw)).collect::<Vec<_>>(),
-            );
-            let t = m.wire(&format!("{nm}_sum"), &t);
-            if lw > nbw {
-                m.unused(&t.slice(nbw, lw - nbw));
+        glens = group_sums(&mut m, &nm, &merged);
+        if glens.len() == 1 {
+            // The next stage is the last: its group's sum is the whole stream's length, and
+            // the raw decision is taken now, as copies for the output select.
+            let t = fit_len(&mut m, &glens[0], nbw);
+            let raw_d = m.wire("raw_d", &size_code(p, &zero_q, &t).eq_lit(4));
+            let reps = m.reg_replicas("raw_q", 1, None, (eb / LANES_PER_COPY) as usize);
+            for r in &reps {
+                m.next(r, &raw_d, Some(&adv));
             }
-            let t = m.wire(&format!("{nm}_total"), &t.resize(nbw));
-            tot_q = Some(m.reg_next("total_q", None, &t, Some(&adv)));
+            raw_q = Some(reps.iter().map(|r| r.q()).collect());
         }
-        segs = reg_segs(&mut m, &nm, merged, &adv);
+        segs = reg_segs(&mut m, &nm, merged, &adv, cap);
+        glen_q = reg_glens(&mut m, &nm, &glens, &adv);
         zero_q = m.reg_next(&format!("zero{}_q", 3 + level), None, &zero_q, Some(&adv));
         blk_q = m.reg_next(&format!("blk{}_q", 3 + level), None, &blk_q, Some(&adv));
         level += 1;
@@ -747,40 +812,61 @@ fn csa_sum(m: &mut ModuleBuilder, name: &str, v: &[Expr]) -> Expr {
     }
 }
 
-/// A balanced adder tree of equal-width terms.
-fn sum_tree(v: &[Expr]) -> Expr {
-    let mut cur = v.to_vec();
-    while cur.len() > 1 {
-        cur = cur
-            .chunks(2)
-            .map(|p| {
-                if p.len() == 2 {
-                    &p[0] + &p[1]
-                } else {
-                    p[0].clone()
-                }
-            })
-            .collect();
-    }
-    cur.pop().unwrap_or_else(|| Expr::zero(1))
-}
-
 /// Sets each segment's offset within its group of four: the sum of the lengths before it
-/// (named `<prefix><i>_off`).
+/// (named `<prefix><i>_off`), by one carry-save sum of at most three lengths.
 fn with_offsets(m: &mut ModuleBuilder, prefix: &str, segs: &mut [Seg]) {
     let lw = segs.iter().map(|s| s.len.width()).max().unwrap_or(1) + 2;
-    let mut acc = Expr::zero(lw);
-    for (i, s) in segs.iter_mut().enumerate() {
-        if i % 4 == 0 {
-            acc = Expr::zero(lw);
-        }
-        s.off = if i % 4 == 0 {
-            Expr::zero(1)
+    for i in 0..segs.len() {
+        let g = i / 4 * 4;
+        segs[i].off = if i == g {
+            vec![Expr::zero(1)]
         } else {
-            m.wire(&format!("{prefix}{i}_off"), &acc)
+            let terms: Vec<Expr> = segs[g..i].iter().map(|s| s.len.zext(lw)).collect();
+            let name = format!("{prefix}{i}_off");
+            let sum = csa_sum(m, &format!("{name}_csa"), &terms);
+            vec![m.wire(&name, &sum)]
         };
-        acc = &acc + &s.len.zext(lw);
     }
+}
+
+/// The length of each group of four segments (the next level's segment lengths), by a
+/// carry-save sum; registered with the segments ([`reg_glens`]), so the next stage's offsets
+/// and sums start from registers and no stage adds more than four lengths.
+fn group_sums(m: &mut ModuleBuilder, prefix: &str, segs: &[Seg]) -> Vec<Expr> {
+    let lw = segs.iter().map(|s| s.len.width()).max().unwrap_or(1) + 2;
+    segs.chunks(4)
+        .enumerate()
+        .map(|(h, grp)| {
+            let terms: Vec<Expr> = grp.iter().map(|s| s.len.zext(lw)).collect();
+            let sum = csa_sum(m, &format!("{prefix}_gsum{h}_csa"), &terms);
+            m.wire(&format!("{prefix}_gsum{h}"), &sum)
+        })
+        .collect()
+}
+
+/// Registers group lengths (`<prefix>_glen<h>_q`; the last level's single one is
+/// `total_q`, the whole stream's length).
+fn reg_glens(m: &mut ModuleBuilder, prefix: &str, glens: &[Expr], en: &Expr) -> Vec<Expr> {
+    glens
+        .iter()
+        .enumerate()
+        .map(|(h, g)| {
+            let name = if glens.len() == 1 {
+                "total_q".to_string()
+            } else {
+                format!("{prefix}_glen{h}_q")
+            };
+            m.reg_next(&name, None, g, Some(en))
+        })
+        .collect()
+}
+
+/// `len` resized to `w` bits (its value always fits; the bits above are marked unused).
+fn fit_len(m: &mut ModuleBuilder, len: &Expr, w: u32) -> Expr {
+    if len.width() > w {
+        m.unused(&len.slice(w, len.width() - w));
+    }
+    len.resize(w)
 }
 
 fn clog2u(v: u32) -> u32 {
@@ -800,30 +886,80 @@ fn chunk_segs(segs: Vec<Seg>, k: usize) -> Vec<Vec<Seg>> {
     out
 }
 
-/// Registers segments (`<prefix><i>_bits_q`, `<prefix><i>_len_q`).
-fn reg_segs(m: &mut ModuleBuilder, prefix: &str, segs: Vec<Seg>, en: &Expr) -> Vec<Seg> {
+/// Registers segments (`<prefix><i>_bits_q`, `<prefix><i>_off_q`). An offset that steers
+/// more than 64 shifter outputs (its shift grows to its group's width, at most `cap`) is
+/// registered as one copy per [`LANES_PER_COPY`] outputs: copy c (`<prefix><i>_off_c<c>_q`)
+/// holds only the amount bits of the shifter levels that reach output bit 32c.
+fn reg_segs(m: &mut ModuleBuilder, prefix: &str, segs: Vec<Seg>, en: &Expr, cap: u32) -> Vec<Seg> {
+    let widths: Vec<u32> = segs.iter().map(|s| s.bits.width()).collect();
     segs.into_iter()
         .enumerate()
-        .map(|(i, s)| Seg {
-            bits: m.reg_next(&format!("{prefix}{i}_bits_q"), None, &s.bits, Some(en)),
-            len: m.reg_next(&format!("{prefix}{i}_len_q"), None, &s.len, Some(en)),
-            off: if i % 4 == 0 {
-                Expr::zero(1)
+        .map(|(i, s)| {
+            let off = if i % 4 == 0 {
+                vec![Expr::zero(1)]
             } else {
-                m.reg_next(&format!("{prefix}{i}_off_q"), None, &s.off, Some(en))
-            },
+                let g = i / 4 * 4;
+                let total = widths[g..(g + 4).min(widths.len())]
+                    .iter()
+                    .sum::<u32>()
+                    .min(cap);
+                reg_offset(m, &format!("{prefix}{i}"), &s.off[0], widths[i], total, en)
+            };
+            Seg {
+                bits: m.reg_next(&format!("{prefix}{i}_bits_q"), None, &s.bits, Some(en)),
+                // The lengths travel as group sums (`reg_glens`).
+                len: Expr::zero(1),
+                off,
+            }
+        })
+        .collect()
+}
+
+/// Registers the offset `off` of a `bits`-wide segment whose shift grows to `total` bits
+/// ([`shl_grow`]): one register, or copies as [`reg_segs`] describes, each returned
+/// full-width (the amount bits a copy does not hold read as 0 and are never selected).
+fn reg_offset(
+    m: &mut ModuleBuilder,
+    name: &str,
+    off: &Expr,
+    bits: u32,
+    total: u32,
+    en: &Expr,
+) -> Vec<Expr> {
+    let aw = off.width();
+    // Output width after each shifter level.
+    let mut lvl_w = Vec::new();
+    let mut cur = bits;
+    for k in 0..aw {
+        cur = (cur + (1 << k)).min(total);
+        lvl_w.push(cur);
+    }
+    if cur <= 2 * LANES_PER_COPY {
+        return vec![m.reg_next(&format!("{name}_off_q"), None, off, Some(en))];
+    }
+    (0..cur.div_ceil(LANES_PER_COPY))
+        .map(|c| {
+            let lo = lvl_w
+                .iter()
+                .position(|w| *w > c * LANES_PER_COPY)
+                .expect("the last level reaches every copy") as u32;
+            let r = m.reg_kept(&format!("{name}_off_c{c}_q"), aw - lo, None);
+            m.next(&r, &off.slice(lo, aw - lo), Some(en));
+            if lo == 0 {
+                r.q()
+            } else {
+                Expr::cat(&[r.q(), Expr::zero(lo)])
+            }
         })
         .collect()
 }
 
 /// Concatenates a group: segment i shifted up by its registered offset (the lengths
-/// before it), ORed; bits at `cap` (the raw threshold) and above dropped. The length is the
-/// sum.
-fn merge_group(m: &mut ModuleBuilder, name: &str, grp: Vec<Seg>, cap: u32) -> Seg {
+/// before it), ORed; bits at `cap` (the raw threshold) and above dropped. `len` is the
+/// group's length (registered by the stage before).
+fn merge_group(m: &mut ModuleBuilder, name: &str, grp: Vec<Seg>, len: &Expr, cap: u32) -> Seg {
     let total_w: u32 = grp.iter().map(|s| s.bits.width()).sum::<u32>().min(cap);
-    let lw = grp.iter().map(|s| s.len.width()).max().unwrap_or(1) + 2;
     let mut terms = Vec::new();
-    let len = sum_tree(&grp.iter().map(|s| s.len.zext(lw)).collect::<Vec<_>>());
     for (i, s) in grp.iter().enumerate() {
         let sh = if i == 0 {
             s.bits.resize(total_w)
@@ -833,11 +969,10 @@ fn merge_group(m: &mut ModuleBuilder, name: &str, grp: Vec<Seg>, cap: u32) -> Se
         terms.push(sh.zext(total_w));
     }
     let bits = m.wire(&format!("{name}_bits"), &or_tree(terms, total_w));
-    let len = m.wire(&format!("{name}_len"), &len);
     Seg {
         bits,
-        len,
-        off: Expr::zero(1),
+        len: len.clone(),
+        off: vec![Expr::zero(1)],
     }
 }
 
