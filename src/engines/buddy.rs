@@ -138,7 +138,7 @@ impl Engine for Buddy {
         let err = |e: crate::model::ModelError| e.to_string();
         let mut sets: Vec<SetEval> = Vec::new();
         for t in &req.traces {
-            if is_safetensors(t) {
+            if crate::trace::file::is_safetensors(t) {
                 for (name, entries) in tensor_sets(t)? {
                     sets.push(eval::evaluate(&p, &name, &entries).map_err(err)?);
                 }
@@ -268,13 +268,6 @@ fn entries_of(bytes: &[u8]) -> Vec<Vec<u8>> {
             e
         })
         .collect()
-}
-
-/// Whether `path` names a `.safetensors` file.
-fn is_safetensors(path: &std::path::Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("safetensors"))
 }
 
 /// A named set of 128 B entries.

@@ -466,7 +466,7 @@ pub fn load_bytes_typed(path: &Path) -> Result<(Vec<u8>, Option<String>), TraceE
         let h = super::npy::parse(&raw).map_err(bad)?;
         descr = Some(h.descr);
         raw[h.data_offset..].to_vec()
-    } else if ext == "safetensors" {
+    } else if is_safetensors(path) {
         let tensors = tensors_of(path, &raw)?;
         let first = tensors.first().and_then(|t| t.npy_descr());
         if tensors.iter().all(|t| t.npy_descr() == first) {
@@ -485,6 +485,13 @@ pub fn load_bytes_typed(path: &Path) -> Result<(Vec<u8>, Option<String>), TraceE
         });
     }
     Ok((data, descr))
+}
+
+/// Whether `path` names a `.safetensors` file (by its extension, as [`load_bytes`] reads it).
+pub fn is_safetensors(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("safetensors"))
 }
 
 /// Parses the header of a `.safetensors` file read as `raw`.
