@@ -79,7 +79,7 @@
 //!   clock_ns_by_library: { osu018: 4.0, sky130hd: 2.5 }   # overrides per library
 //!   libraries: [osu018, nangate45, sky130hd]   # names or paths; missing references are skipped
 //!   budget_s: 900
-//!   cache: true         # reuse results of unchanged runs (target/hwzip-cache/synth)
+//!   cache: true         # reuse results of unchanged runs (<cache root>/synth)
 //! ```
 
 use crate::rtl::adaptive::AdaptiveRtlParams;

@@ -97,7 +97,7 @@ fn next_run_reclaims(work: &Path, pid: u32, left: &[String]) {
             "--lines",
             "10",
         ])
-        .env("HWZIP_CACHE", work.join("cache"))
+        .env("HWZIP_CACHE_DIR", work.join("cache"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -122,8 +122,7 @@ fn run_and_signal(args: &[&str], work: &Path, delay: Duration, signals: &[i32]) 
     let mut child = Command::new(env!("CARGO_BIN_EXE_hwzip"))
         .args(args)
         .env("HWZIP_SIGNAL_TOKEN", &token)
-        .env("HWZIP_CACHE", work.join("cache"))
-        .env("HWZIP_SYNTH_CACHE", work.join("synth-cache"))
+        .env("HWZIP_CACHE_DIR", work.join("cache"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -272,6 +271,7 @@ fn a_later_run_reclaims_build_folders_of_a_dead_process() {
     let stale = d
         .path()
         .join("cache")
+        .join("verilator")
         .join(format!(".tmp-runtime-{pid}-1-1"));
     std::fs::create_dir_all(stale.join("obj")).unwrap();
     std::fs::write(stale.join("obj/x.o"), b"partial").unwrap();

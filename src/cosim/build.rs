@@ -90,10 +90,9 @@ pub(crate) fn tools() -> Result<&'static Tools, CosimError> {
     }
 }
 
-/// Root of the Verilator build cache: `$HWZIP_CACHE`, else
-/// `<$CARGO_TARGET_DIR or ./target>/hwzip-cache/verilator` (made absolute).
+/// Root of the Verilator build cache: `<cache root>/verilator` (`crate::cache_dir`).
 pub fn cache_root() -> PathBuf {
-    crate::cache_dir::cache_dir("HWZIP_CACHE", "verilator")
+    crate::cache_dir::cache_dir("verilator")
 }
 
 /// Optimization level of the Verilated C++ (0-3); 0 means "not set" (then `$HWZIP_CXX_OPT`

@@ -25,7 +25,8 @@
 //!    `tick` are the post-edge values. [`Model::eval`] settles combinational logic without a
 //!    clock edge.
 //!
-//! Cache root: `$HWZIP_CACHE`, else `<$CARGO_TARGET_DIR or ./target>/hwzip-cache/verilator`.
+//! Cache root: `<cache root>/verilator` (`crate::cache_dir`: `$HWZIP_CACHE_DIR`, else
+//! `$XDG_CACHE_HOME/hwzip`, else `~/.cache/hwzip`).
 //! Tools: `$HWZIP_VERILATOR` (default `verilator`), `$CXX` (default `g++`); parallel compile
 //! jobs: `$HWZIP_JOBS` (default: available cores).
 //!

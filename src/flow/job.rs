@@ -4,7 +4,7 @@
 //!
 //! Independent steps (one co-simulation per unit, one synthesis per unit and library, the
 //! Base+XOR Table II cores) run on `jobs` worker threads, longest first. Verilator models
-//! and synthesis results are cached (`target/hwzip-cache/`), so a re-run only redoes what
+//! and synthesis results are cached (`crate::cache_dir`), so a re-run only redoes what
 //! changed. Two profiles fix the defaults: `quick` (osu018, 10,000 lines per unit, `-O1`
 //! Verilator builds) for minutes, `paper` (osu018 + Nangate45 + sky130hd, 10^6 lines, `-O2`)
 //! for the figures the README quotes.

@@ -7,7 +7,8 @@
 //! (scripts, logs, netlist) and `result.json`, written last: a directory without it (a run
 //! that was interrupted or failed) is redone. Failures are not cached.
 //!
-//! Root: `$HWZIP_SYNTH_CACHE`, else `<$CARGO_TARGET_DIR or ./target>/hwzip-cache/synth`.
+//! Root: `<cache root>/synth` (`crate::cache_dir`: `$HWZIP_CACHE_DIR`, else
+//! `$XDG_CACHE_HOME/hwzip`, else `~/.cache/hwzip`).
 
 use super::{run_job, SynthError, SynthJob, SynthResult};
 use sha2::{Digest, Sha256};
@@ -19,7 +20,7 @@ const RESULT: &str = "result.json";
 
 /// Root directory of the synthesis cache.
 pub fn cache_root() -> PathBuf {
-    crate::cache_dir::cache_dir("HWZIP_SYNTH_CACHE", "synth")
+    crate::cache_dir::cache_dir("synth")
 }
 
 fn tool_versions() -> &'static str {

@@ -361,16 +361,10 @@ fn remove_cells(text: &str, drop: impl Fn(&str, &str) -> bool) -> (String, Vec<S
     (out, removed)
 }
 
-/// Cache directory for decompressed liberty files: `$HWZIP_CACHE/liberty`, else
-/// `<crate>/target/hwzip-cache/liberty`.
+/// Cache directory for decompressed liberty files: `<cache root>/liberty`
+/// (`crate::cache_dir`).
 pub fn cache_dir() -> PathBuf {
-    match std::env::var_os("HWZIP_CACHE") {
-        Some(d) if !d.is_empty() => PathBuf::from(d).join("liberty"),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target")
-            .join("hwzip-cache")
-            .join("liberty"),
-    }
+    crate::cache_dir::cache_dir("liberty")
 }
 
 fn shared_pdk_dir(root: &Path) -> Option<PathBuf> {
