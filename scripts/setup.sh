@@ -3,7 +3,9 @@
 #   verilator (5.006)  - co-simulation          yosys (0.23)  - synthesis
 #   opensta (sta)      - static timing          iverilog      - second-opinion simulator
 #   qflow-tech-osu018  - default liberty        zlib1g-dev    - FST waveforms (verilator --trace-fst)
+#   fusesoc (PyPI, pinned, in build/venv-fusesoc) - runs the generated FuseSoC cores in the tests
 set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
 
 need=()
 command -v verilator >/dev/null 2>&1 || need+=(verilator)
@@ -14,6 +16,7 @@ command -v iverilog  >/dev/null 2>&1 || need+=(iverilog)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v make >/dev/null 2>&1 || need+=(make)
+python3 -c "import ensurepip" >/dev/null 2>&1 || need+=(python3-venv)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup.sh: installing ${need[*]}"
@@ -26,11 +29,23 @@ else
   echo "setup.sh: all tools present"
 fi
 
+# FuseSoC for the core test (optional: without network the test validates the cores itself).
+fs_venv="$root/build/venv-fusesoc"
+if [ ! -x "$fs_venv/bin/fusesoc" ]; then
+  if ! { python3 -m venv "$fs_venv" >/dev/null 2>&1 &&
+         "$fs_venv/bin/python" -m pip install -q "fusesoc==2.4.7" >/dev/null 2>&1; }; then
+    echo "setup.sh: fusesoc not installed (no network?); the core test checks the cores itself"
+  fi
+fi
+
 echo "verilator: $(verilator --version 2>&1 | head -n1)"
 echo "yosys:     $(yosys -V 2>&1 | head -n1)"
 echo "sta:       OpenSTA $(sta -version 2>&1 | head -n1) ($(command -v sta))"
 echo "iverilog:  $(iverilog -V 2>&1 | head -n1)"
 echo "osu018:    /usr/share/qflow/tech/osu018/osu018_stdcells.lib"
+if [ -x "$fs_venv/bin/fusesoc" ]; then
+  echo "fusesoc:   $("$fs_venv/bin/fusesoc" --version 2>&1 | head -n1) ($fs_venv)"
+fi
 if command -v cargo-nextest >/dev/null 2>&1 || cargo nextest --version >/dev/null 2>&1; then
   echo "nextest:   $(cargo nextest --version 2>&1 | head -n1)"
 fi

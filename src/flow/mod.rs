@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub mod job;
+pub mod manifest;
 pub mod progress;
 pub mod regress;
 
@@ -48,7 +49,9 @@ pub fn write_rtl(units: &[UnitDesign], dir: &Path) -> FlowResult<Vec<PathBuf>> {
 /// `hwzip gen`: generates the engine's units (and its extra modules, such as cores a paper
 /// table synthesizes) into `<out>/<engine>/`. That directory belongs to the generator: `.v`
 /// files in it that the current generator does not produce (modules renamed or removed by a
-/// newer version) are deleted, so it always equals fresh output.
+/// newer version) are deleted, so it always equals fresh output. Beside the Verilog it writes
+/// a filelist and a FuseSoC core ([`manifest`]). Returns the Verilog files (sorted), then the
+/// filelist and the core.
 pub fn gen(engine: EngineRef, cfg: &Config, out: &Path) -> FlowResult<Vec<PathBuf>> {
     let units = engine.units(cfg)?;
     let dir = out.join(engine.name());
@@ -72,6 +75,8 @@ pub fn gen(engine: EngineRef, cfg: &Config, out: &Path) -> FlowResult<Vec<PathBu
                 .map_err(|e| format!("cannot remove stale {}: {}", path.display(), e))?;
         }
     }
+    let manifests = manifest::write(&dir, engine.name(), &engine.describe(cfg), &units, &files)?;
+    files.extend(manifests);
     Ok(files)
 }
 
