@@ -27,7 +27,8 @@ struct Cli {
 enum Cmd {
     /// Generate Verilog for an engine's units.
     Gen {
-        #[arg(long, default_value = "zvc")]
+        /// Engine.
+        #[arg(long, default_value = "zvc", value_parser = engine_arg())]
         engine: String,
         /// YAML configuration (parameters); defaults otherwise.
         #[arg(long)]
@@ -38,19 +39,19 @@ enum Cmd {
     },
     /// Co-simulate a unit against the golden model in Verilator (random stalls).
     Cosim {
-        #[arg(long, default_value = "zvc")]
+        /// Engine.
+        #[arg(long, default_value = "zvc", value_parser = engine_arg())]
         engine: String,
+        /// YAML configuration (parameters); defaults otherwise.
         #[arg(long)]
         config: Option<PathBuf>,
-        /// A unit of the engine (zvc: compressor | decompressor; base-xor: encoder | decoder |
-        /// serializer | deserializer; adaptive: bdi_comp | bdi_decomp | fpc_comp | fpc_decomp |
-        /// cpack_comp | cpack_decomp | ctrl | tx | rx, and the test-only bdi_loopback |
-        /// fpc_loopback | cpack_loopback | link_loopback), loopback, or all.
-        #[arg(long, default_value = "all")]
+        #[arg(long, default_value = "all", help = unit_help(true))]
         unit: String,
-        /// Windows (zvc), sectors (base-xor) or lines (adaptive) to push through each unit (overrides the config).
+        /// Lines to push through each unit: windows (zvc), sectors (base-xor), lines
+        /// (adaptive), blocks (cpack-lossy), entries or requests (buddy); overrides the config.
         #[arg(long)]
         lines: Option<u64>,
+        /// Stimulus seed (overrides the config's cosim.seed).
         #[arg(long)]
         seed: Option<u64>,
         /// Drive the unit with this trace (raw little-endian elements or a YAML description).
@@ -71,21 +72,26 @@ enum Cmd {
         /// outputs must not depend on state that the reset leaves undefined.
         #[arg(long, value_name = "SEED")]
         x_seed: Option<u32>,
+        /// Print the reports as JSON (one object per unit, in an array) instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Synthesize an engine's units (Yosys + OpenSTA) and report area and timing.
     Synth {
         /// Engine [default: zvc].
-        #[arg(long, conflicts_with = "verilog")]
+        #[arg(long, conflicts_with = "verilog", value_parser = engine_arg())]
         engine: Option<String>,
+        /// YAML configuration (parameters); defaults otherwise.
         #[arg(long)]
         config: Option<PathBuf>,
         /// Liberty: osu018 | nangate45 | sky130hd | a path (.lib or .lib.gz); repeatable.
         #[arg(long)]
         liberty: Vec<String>,
+        /// Clock period in ns for every library [default: the config's synth.clock_ns and
+        /// clock_ns_by_library: 1.0, osu018 4.0, sky130hd 2.5].
         #[arg(long)]
         clock_ns: Option<f64>,
-        /// Only this unit.
-        #[arg(long, conflicts_with = "verilog")]
+        #[arg(long, conflicts_with = "verilog", help = unit_help(false))]
         unit: Option<String>,
         /// Work and report directory.
         #[arg(long, default_value = "build/synth")]
@@ -111,8 +117,10 @@ enum Cmd {
     /// threshold. buddy: size buckets, ratios, codec comparison, buddy fractions, metadata
     /// slice sweep and profiler. On trace files and/or synthetic classes.
     Eval {
-        #[arg(long, default_value = "zvc")]
+        /// Engine.
+        #[arg(long, default_value = "zvc", value_parser = engine_arg())]
         engine: String,
+        /// YAML configuration (parameters); defaults otherwise.
         #[arg(long)]
         config: Option<PathBuf>,
         /// Trace file (zvc: raw elements or YAML description; the other engines: any file as
@@ -126,10 +134,10 @@ enum Cmd {
         /// `meta-cache`, `profiler`; or `all`. Repeatable.
         #[arg(long)]
         class: Vec<String>,
-        /// Sectors (base-xor), lines (adaptive), blocks (cpack-lossy) or entries (buddy) per
-        /// synthetic class [default: 20000].
-        #[arg(long)]
-        sectors: Option<usize>,
+        /// Lines per synthetic class: sectors (base-xor), lines (adaptive), blocks
+        /// (cpack-lossy) or entries (buddy) [default: 20000].
+        #[arg(long, alias = "sectors")]
+        lines: Option<usize>,
         /// Seed of the synthetic classes [default: 1].
         #[arg(long)]
         seed: Option<u64>,
@@ -150,18 +158,25 @@ enum Cmd {
     },
     /// Compress a file with the golden model (self-describing container).
     Compress {
-        #[arg(long, default_value = "zvc")]
+        /// Engine.
+        #[arg(long, default_value = "zvc", value_parser = engine_arg())]
         engine: String,
+        /// YAML configuration (parameters); defaults otherwise.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// File to compress.
         input: PathBuf,
+        /// Container to write (never the input; written in full or not at all).
         output: PathBuf,
     },
     /// Decompress a file written by `hwzip compress`.
     Decompress {
-        #[arg(long, default_value = "zvc")]
+        /// Engine (the container records it; a mismatch is an error).
+        #[arg(long, default_value = "zvc", value_parser = engine_arg())]
         engine: String,
+        /// Container written by `hwzip compress`.
         input: PathBuf,
+        /// File to write (never the input; written in full or not at all).
         output: PathBuf,
     },
     /// Write a synthetic trace (raw little-endian elements + a YAML description beside it).
@@ -181,8 +196,10 @@ enum Cmd {
         /// Number of elements (unshaped classes) [default: 4096].
         #[arg(long, conflicts_with = "shape")]
         elems: Option<usize>,
+        /// Element width in bits.
         #[arg(long, default_value_t = 32)]
         word_bits: u32,
+        /// Random seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Output raw file; the description is written as <output>.yaml.
@@ -190,6 +207,7 @@ enum Cmd {
     },
     /// The main job: generate → co-simulate → synthesize → report, for every engine.
     Flow {
+        /// YAML configuration (parameters); defaults otherwise.
         #[arg(long)]
         config: Option<PathBuf>,
         /// Defaults: `quick` (osu018, 10,000 lines per unit, -O1 models; minutes) or `paper`
@@ -198,7 +216,7 @@ enum Cmd {
         #[arg(long, default_value = "quick")]
         profile: String,
         /// Only these engines (repeatable; default all).
-        #[arg(long)]
+        #[arg(long, value_parser = engine_arg())]
         engine: Vec<String>,
         /// Only this unit of the engines (co-simulation and synthesis).
         #[arg(long)]
@@ -229,6 +247,7 @@ enum Cmd {
         /// Directory of extra parameter sets.
         #[arg(long, default_value = "verif/configs")]
         configs: PathBuf,
+        /// Output directory (one report per run).
         #[arg(long, default_value = "build/regress")]
         out: PathBuf,
         /// Co-simulation lines per unit.
@@ -244,6 +263,31 @@ enum Cmd {
         #[arg(long)]
         shard: Option<String>,
     },
+}
+
+/// `--engine` values: the registry's engine names (listed by `--help`).
+fn engine_arg() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(engines::ALL.iter().map(|e| e.name()))
+}
+
+/// `--unit` help, from the registry: every engine's units (with `cosim`, also the test-only
+/// loop-backs and `all`).
+fn unit_help(cosim: bool) -> String {
+    let per: Vec<String> = engines::ALL
+        .iter()
+        .map(|e| {
+            let mut u: Vec<&str> = e.unit_names().to_vec();
+            if cosim {
+                u.extend(e.test_units());
+            }
+            format!("{}: {}", e.name(), u.join(" | "))
+        })
+        .collect();
+    if cosim {
+        format!("Unit ({}), or all [default: all]", per.join("; "))
+    } else {
+        format!("Only this unit ({}) [default: every unit]", per.join("; "))
+    }
 }
 
 /// Largest synthetic trace `hwzip trace` writes (2^28 elements, 1 GiB of 32-bit words).
@@ -351,6 +395,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             dump_out,
             resets,
             x_seed,
+            json,
         } => {
             let engine = engines::by_name(&engine)?;
             let mut cfg = load_config(&config)?;
@@ -377,6 +422,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                 None => None,
             };
             let mut ok = true;
+            let mut reports = Vec::new();
             let ui = flow::progress::Ui::new();
             for u in units_of(engine, &unit)? {
                 let mut stim = flow::stim_from(&cfg, data.clone());
@@ -400,7 +446,9 @@ fn run(cli: Cli) -> Result<bool, String> {
                     ))
                 })?;
                 step.done(&format!("{} mismatches", r.stats.mismatches));
-                print_cosim(&r);
+                if !json {
+                    print_cosim(&r);
+                }
                 ok &= r.stats.mismatches == 0;
                 if let Some(path) = &dump_out {
                     let p = if unit == "all" {
@@ -409,12 +457,18 @@ fn run(cli: Cli) -> Result<bool, String> {
                         path.clone()
                     };
                     hwzip::files::write(&p, &r.stats.output)?;
-                    println!(
+                    eprintln!(
                         "  output stream ({} bytes) written to {}",
                         r.stats.output.len(),
                         p.display()
                     );
                 }
+                reports.push(r);
+            }
+            if json {
+                let text = serde_json::to_string_pretty(&reports)
+                    .map_err(|e| format!("cannot write JSON: {e}"))?;
+                println!("{text}");
             }
             Ok(ok)
         }
@@ -483,7 +537,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             config,
             trace,
             class,
-            sectors,
+            lines,
             seed,
             lambda,
             pj_per_one,
@@ -492,9 +546,9 @@ fn run(cli: Cli) -> Result<bool, String> {
         } => {
             let engine = engines::by_name(&engine)?;
             let cfg = load_config(&config)?;
-            if class.is_empty() && (sectors.is_some() || seed.is_some()) {
+            if class.is_empty() && (lines.is_some() || seed.is_some()) {
                 return Err(
-                    "--sectors and --seed size and seed the synthetic --class data; \
+                    "--lines and --seed size and seed the synthetic --class data; \
                      give a --class or leave them out"
                         .into(),
                 );
@@ -505,7 +559,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             let req = EvalRequest {
                 traces: trace,
                 classes: class,
-                count: sectors.unwrap_or(20_000),
+                count: lines.unwrap_or(20_000),
                 seed: seed.unwrap_or(1),
                 lambda,
                 pj_per_one,
@@ -862,7 +916,20 @@ fn main() -> ExitCode {
                 .map(str::trim)
                 .filter(|l| !l.is_empty())
                 .collect();
-            eprintln!("{}", hwzip::files::clip(&msg.join(" ")));
+            // clap quotes values with '…': a long value is cut like hwzip's own messages.
+            let joined = msg.join(" ");
+            let parts: Vec<String> = joined
+                .split('\'')
+                .enumerate()
+                .map(|(i, p)| {
+                    if i % 2 == 1 {
+                        hwzip::files::quote(p)
+                    } else {
+                        p.to_string()
+                    }
+                })
+                .collect();
+            eprintln!("{}", hwzip::files::clip(&parts.join("'")));
             return ExitCode::from(2);
         }
     };

@@ -337,15 +337,12 @@ fn every_bad_input_is_a_one_line_error() {
                 "base-xor",
                 "--class",
                 "all",
-                "--sectors",
+                "--lines",
                 "8589934592",
             ],
             "1 GiB",
         ),
-        (
-            vec!["eval", "--trace", &good_in, "--sectors", "5"],
-            "--class",
-        ),
+        (vec!["eval", "--trace", &good_in, "--lines", "5"], "--class"),
         (vec!["eval", "--engine", "zvc"], "needs data"),
         (
             vec![

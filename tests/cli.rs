@@ -57,7 +57,10 @@ fn bad_configs_are_clear_errors() {
         &hwzip(&["gen", "--config", "/nonexistent.yaml"]),
         "cannot read config",
     );
-    assert_clean_error(&hwzip(&["gen", "--engine", "lz4"]), "unknown engine `lz4`");
+    assert_clean_error(
+        &hwzip(&["gen", "--engine", "lz4"]),
+        "invalid value 'lz4' for '--engine",
+    );
     assert_clean_error(
         &hwzip(&["cosim", "--unit", "shifter", "--lines", "1"]),
         "unknown unit `shifter`",
@@ -147,6 +150,29 @@ fn cosim_dump_out_is_the_golden_stream() {
 }
 
 #[test]
+fn cosim_json_reports_every_unit() {
+    let o = hwzip(&[
+        "cosim",
+        "--engine",
+        "buddy",
+        "--unit",
+        "size-mapper",
+        "--lines",
+        "40",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
+    let a = v.as_array().expect("an array of reports");
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0]["engine"], "buddy");
+    assert_eq!(a[0]["unit"], "size-mapper");
+    assert_eq!(a[0]["stats"]["lines"], 40);
+    assert_eq!(a[0]["stats"]["mismatches"], 0);
+    assert!(a[0]["stats"]["cycles"].as_u64().unwrap() >= 40);
+}
+
+#[test]
 fn trace_command_writes_loadable_stimulus_and_rejects_bad_arguments() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("act.bin");
@@ -204,7 +230,7 @@ fn base_xor_eval_tables_and_errors() {
         "zero-mixed",
         "--class",
         "random",
-        "--sectors",
+        "--lines",
         "500",
     ]);
     let t = text(&o);
@@ -249,7 +275,7 @@ fn base_xor_eval_tables_and_errors() {
         "base-xor",
         "--class",
         "pixels",
-        "--sectors",
+        "--lines",
         "50",
         "--toggles",
         "idle",
@@ -311,7 +337,7 @@ fn adaptive_eval_prints_ratios_and_decisions() {
         "zero-heavy",
         "--class",
         "random",
-        "--sectors",
+        "--lines",
         "2000",
     ]);
     let t = text(&o);
@@ -422,10 +448,10 @@ fn huge_sizes_are_errors_not_aborts() {
                 engine,
                 "--class",
                 "all",
-                "--sectors",
+                "--lines",
                 "8589934592",
             ]),
-            "--sectors 8589934592",
+            "--lines 8589934592",
         );
     }
 }

@@ -182,7 +182,7 @@ impl Engine for Buddy {
         if meta {
             if req.count > META_MAX_READS {
                 return Err(format!(
-                    "--sectors {} is too many reads per stream for the metadata-slice sweep \
+                    "--lines {} is too many reads per stream for the metadata-slice sweep \
                      (at most {})",
                     req.count, META_MAX_READS
                 ));
@@ -252,7 +252,7 @@ const PROFILE_MAX_ENTRIES: usize = 1 << 16;
 /// The `--class` name of the metadata-slice sweep.
 const META_CLASS: &str = "meta-cache";
 
-/// Reads per access stream of the sweep, at least (`--sectors` raises it).
+/// Reads per access stream of the sweep, at least (`--lines` raises it).
 const META_MIN_READS: usize = 20_000;
 
 /// Reads per access stream of the sweep, at most.

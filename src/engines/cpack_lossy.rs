@@ -159,7 +159,7 @@ impl Engine for CpackLossy {
         if md_sweep {
             if req.count > MD_MAX_REQUESTS {
                 return Err(format!(
-                    "--sectors {} is too many requests per stream for the MD-cache sweep \
+                    "--lines {} is too many requests per stream for the MD-cache sweep \
                      (at most {})",
                     req.count, MD_MAX_REQUESTS
                 ));

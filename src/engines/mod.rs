@@ -277,7 +277,7 @@ pub const MAX_EVAL_BYTES: usize = 1 << 30;
 pub(crate) fn check_count(count: usize, block: usize, what: &str) -> Result<(), String> {
     if count == 0 || count.checked_mul(block).is_none_or(|b| b > MAX_EVAL_BYTES) {
         return Err(format!(
-            "--sectors {} must be in 1..={} ({} of {} B, at most 1 GiB per class)",
+            "--lines {} must be in 1..={} ({} of {} B, at most 1 GiB per class)",
             count,
             MAX_EVAL_BYTES / block,
             what,
