@@ -29,6 +29,7 @@ fn variants() -> Vec<BuddyRtlParams> {
                 sym_bits: 64,
                 prefixes: crate::model::bpc::BpcPrefixes::Alternate,
                 dec_tokens: 3,
+                dec_sum_stages: 2,
             },
             addr: crate::model::buddy::AddrParams::pages_64k(),
             meta: crate::rtl::buddy::MetaSliceParams {
@@ -41,6 +42,7 @@ fn variants() -> Vec<BuddyRtlParams> {
             bpc: BpcRtlParams {
                 entry_bytes: 32,
                 dec_tokens: 2,
+                dec_sum_stages: 2,
                 ..BpcRtlParams::default()
             },
             ..d
@@ -267,7 +269,7 @@ fn scoreboard_catches_injected_faults() {
                 v.replace("(room_q < 10'd", "(10'd1023 < 10'd")
             }),
             ("prefix sum", &|v: &str| {
-                v.replacen("assign ps3_5 = {", "assign ps3_5 = 32'd1 ^ {", 1)
+                v.replacen("assign ps_5 = {", "assign ps_5 = 32'd1 ^ {", 1)
             }),
         ],
         2_000,

@@ -65,6 +65,10 @@ pub struct BpcRtlParams {
     pub prefixes: BpcPrefixes,
     /// Tokens the decompressor decodes per cycle (1-8).
     pub dec_tokens: u32,
+    /// Register stages of the decompressor's output sums (1 or 2): 1 (default) gives the
+    /// 11-cycle worst latency at 4 tokens per cycle; 2 costs a cycle and halves the stage
+    /// (for libraries where the one-stage sum is the worst path).
+    pub dec_sum_stages: u32,
 }
 
 impl Default for BpcRtlParams {
@@ -74,6 +78,7 @@ impl Default for BpcRtlParams {
             sym_bits: 32,
             prefixes: BpcPrefixes::Kim2016,
             dec_tokens: 4,
+            dec_sum_stages: 1,
         }
     }
 }
@@ -103,6 +108,12 @@ impl BpcRtlParams {
             return Err(format!(
                 "bpc.dec_tokens = {} must be in 1..=8",
                 self.dec_tokens
+            ));
+        }
+        if !(1..=2).contains(&self.dec_sum_stages) {
+            return Err(format!(
+                "bpc.dec_sum_stages = {} must be 1 or 2",
+                self.dec_sum_stages
             ));
         }
         self.model().validate().map_err(|e| e.to_string())
@@ -154,14 +165,19 @@ impl BpcRtlParams {
     /// One-line description for reports.
     pub fn describe(&self) -> String {
         format!(
-            "{} B entries, {}-bit symbols, prefixes {}, decoder {} tokens/cycle",
+            "{} B entries, {}-bit symbols, prefixes {}, decoder {} tokens/cycle{}",
             self.entry_bytes,
             self.sym_bits,
             match self.prefixes {
                 BpcPrefixes::Kim2016 => "kim2016",
                 BpcPrefixes::Alternate => "alternate",
             },
-            self.dec_tokens
+            self.dec_tokens,
+            if self.dec_sum_stages == 2 {
+                ", 2-stage sums"
+            } else {
+                ""
+            }
         )
     }
 
@@ -782,9 +798,9 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// The sum of equal-width terms by a carry-save (3:2) tree and one final add; the width
-/// is kept (the caller sizes it for the sum).
-fn csa_sum(m: &mut ModuleBuilder, name: &str, v: &[Expr]) -> Expr {
+/// Equal-width terms reduced to at most two with the same sum (mod 2^width) by layers of
+/// carry-save (3:2) adders; the width is kept.
+fn csa_reduce(m: &mut ModuleBuilder, name: &str, v: &[Expr]) -> Vec<Expr> {
     let w = v.first().map(|x| x.width()).unwrap_or(1);
     let mut cur = v.to_vec();
     let mut lvl = 0;
@@ -805,6 +821,14 @@ fn csa_sum(m: &mut ModuleBuilder, name: &str, v: &[Expr]) -> Expr {
         cur = nxt;
         lvl += 1;
     }
+    cur
+}
+
+/// The sum of equal-width terms by a carry-save (3:2) tree and one final add; the width
+/// is kept (the caller sizes it for the sum).
+fn csa_sum(m: &mut ModuleBuilder, name: &str, v: &[Expr]) -> Expr {
+    let w = v.first().map(|x| x.width()).unwrap_or(1);
+    let cur = csa_reduce(m, name, v);
     match cur.len() {
         0 => Expr::zero(w),
         1 => cur[0].clone(),
@@ -976,6 +1000,35 @@ fn merge_group(m: &mut ModuleBuilder, name: &str, grp: Vec<Seg>, len: &Expr, cap
     }
 }
 
+/// Kogge-Stone prefix-sum `levels` over equal-width lanes (mod 2^width; all levels give
+/// the inclusive prefix sums) in one combinational stage: the nodes stay in carry-save form
+/// (two terms; a node adding two such pairs is a 4:2 compressor, `ps<level>_<lane>`), then
+/// one carry-select add per lane (`<add>_<lane>`).
+fn prefix_sums_cs(
+    m: &mut ModuleBuilder,
+    add: &str,
+    lanes: &[Expr],
+    levels: std::ops::Range<usize>,
+) -> Vec<Expr> {
+    let mut cur: Vec<Vec<Expr>> = lanes.iter().map(|x| vec![x.clone()]).collect();
+    let sched = PrefixTopology::KoggeStone.schedule(lanes.len());
+    for (li, lvl) in sched.iter().enumerate().take(levels.end).skip(levels.start) {
+        let mut nxt = cur.clone();
+        for &(t, s) in lvl {
+            let terms: Vec<Expr> = cur[t].iter().chain(&cur[s]).cloned().collect();
+            nxt[t] = csa_reduce(m, &format!("ps{}_{t}", li + 1), &terms);
+        }
+        cur = nxt;
+    }
+    cur.iter()
+        .enumerate()
+        .map(|(i, t)| match t.as_slice() {
+            [a, b] => add_cs(m, &format!("{add}_{i}"), a, b),
+            _ => t[0].clone(),
+        })
+        .collect()
+}
+
 /// Window positions where one of `k` tokens can start.
 fn npos_of(k: usize, g: Geo) -> usize {
     ((k - 1) as u32 * g.tw + 1) as usize
@@ -986,7 +1039,12 @@ fn npos_of(k: usize, g: Geo) -> usize {
 /// Ports: `s_valid_i`/`s_ready_o`/`s_stream_i[1023:0]`/`s_size_i[3:0]` → `m_valid_o`/
 /// `m_ready_i`/`m_blk_o[1023:0]`/`m_err_o`.
 pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
-    let name = format!("bpc_dec_{}_k{}", p.tag(), p.dec_tokens);
+    let name = format!(
+        "bpc_dec_{}_k{}{}",
+        p.tag(),
+        p.dec_tokens,
+        if p.dec_sum_stages == 2 { "_o2" } else { "" }
+    );
     p.validate().map_err(|e| err(&name, e))?;
     let q = p.model();
     let g = Geo::of(&q);
@@ -1008,11 +1066,12 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let sbus = s_in.field("stream");
     let size = s_in.field("size");
 
-    // Output pipeline: el1 (loaded as the loop finishes), el2, el3, out.
-    let vo: Vec<_> = (1..=4)
+    // Output pipeline: el1 (loaded as the loop finishes), [el2,] out.
+    let nvo = 1 + p.dec_sum_stages as usize;
+    let vo: Vec<_> = (1..=nvo)
         .map(|i| m.reg(&format!("vo{i}_q"), 1, Some(0)))
         .collect();
-    let adv_o = m.wire("adv_o", &(!vo[3].q() | m_ready.clone()));
+    let adv_o = m.wire("adv_o", &(!vo[nvo - 1].q() | m_ready.clone()));
 
     // ---- Accept: mode, limit, base ----
     m.comment("Accept: size code to mode and limit; the base token decoded at stream bit 0");
@@ -1368,7 +1427,10 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     s_in.accept(&mut m, &free);
 
     // ---- Output: w[i] = base + d[1] + ... + d[i] ----
-    m.comment("Output 1-4: the planes' next state transposed to deltas; Kogge-Stone sums");
+    m.comment(
+        "Output: the planes' next state transposed to deltas (el1); one stage of carry-save \
+         Kogge-Stone sums, a carry-select add per word",
+    );
     let mut el = vec![base_q.clone()];
     el.extend(
         (0..g.n - 1).map(|kk| Expr::cat_lsb(&file_d.iter().map(|f| f.bit(kk)).collect::<Vec<_>>())),
@@ -1389,38 +1451,22 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let e1 = m.reg_next("el1_q", None, &el_in, Some(&adv_o));
     let mut errv = m.reg_next("err1_q", None, &(errq.q() | &any_err), Some(&adv_o));
     let mut kill = m.reg_next("kill1_q", None, &zero_q, Some(&adv_o));
-    // Levels [0, 2) before el2, [2, 4) before el3, the rest before the output register
-    // (fewer symbols: the later groups are empty).
-    let sched = PrefixTopology::KoggeStone.schedule(g.n as usize);
-    let nl = sched.len();
-    let mut cur: Vec<Expr> = e1.lanes(g.s);
-    for (sn, (lo, hi)) in [
-        (2u32, (0, nl.min(2))),
-        (3, (nl.min(2), nl.min(4))),
-        (4, (nl.min(4), nl)),
-    ] {
-        for (li, lvl) in sched.iter().enumerate().take(hi).skip(lo) {
-            let mut nxt = cur.clone();
-            for &(t, s) in lvl {
-                nxt[t] = add_cs(&mut m, &format!("ps{}_{t}", li + 1), &cur[t], &cur[s]);
-            }
-            cur = nxt;
-        }
-        if sn < 4 {
-            let r = m.reg_next(
-                &format!("el{sn}_q"),
-                None,
-                &Expr::cat_lsb(&cur),
-                Some(&adv_o),
-            );
-            cur = r.lanes(g.s);
-            errv = m.reg_next(&format!("err{sn}_q"), None, &errv, Some(&adv_o));
-            kill = m.reg_next(&format!("kill{sn}_q"), None, &kill, Some(&adv_o));
-        }
+    let nl = PrefixTopology::KoggeStone.schedule(g.n as usize).len();
+    let mut lanes = e1.lanes(g.s);
+    let mut first = 0;
+    if p.dec_sum_stages == 2 {
+        // Levels [0, nl/2) and their add before el2_q, the rest after.
+        let part = prefix_sums_cs(&mut m, "psa", &lanes, 0..nl / 2);
+        let e2 = m.reg_next("el2_q", None, &Expr::cat_lsb(&part), Some(&adv_o));
+        errv = m.reg_next("err2_q", None, &errv, Some(&adv_o));
+        kill = m.reg_next("kill2_q", None, &kill, Some(&adv_o));
+        lanes = e2.lanes(g.s);
+        first = nl / 2;
     }
-    let res = (!(&errv | &kill)).gate(&Expr::cat_lsb(&cur));
+    let words = prefix_sums_cs(&mut m, "ps", &lanes, first..nl);
+    let res = (!(&errv | &kill)).gate(&Expr::cat_lsb(&words));
     let oblk = m.reg_next("out_blk_q", None, &res, Some(&adv_o));
     let oerr = m.reg_next("out_err_q", None, &errv, Some(&adv_o));
-    out.drive(&mut m, &vo[3].q(), &[("blk", oblk), ("err", oerr)]);
+    out.drive(&mut m, &vo[nvo - 1].q(), &[("blk", oblk), ("err", oerr)]);
     m.finish()
 }
