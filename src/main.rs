@@ -164,19 +164,28 @@ enum Cmd {
         /// YAML configuration (parameters); defaults otherwise.
         #[arg(long)]
         config: Option<PathBuf>,
-        /// File to compress.
+        /// Print the encoding histogram per line (window for zvc), the line count and the
+        /// ratio.
+        #[arg(long)]
+        stats: bool,
+        /// File to compress (`-`: standard input).
         input: PathBuf,
-        /// Container to write (never the input; written in full or not at all).
+        /// Container to write (`-`: standard output; never the input; written in full or
+        /// not at all).
         output: PathBuf,
     },
     /// Decompress a file written by `hwzip compress`.
     Decompress {
-        /// Engine (the container records it; a mismatch is an error).
-        #[arg(long, default_value = "zvc", value_parser = engine_arg())]
-        engine: String,
-        /// Container written by `hwzip compress`.
+        /// Engine [default: the one the container names]; another is an error.
+        #[arg(long, value_parser = engine_arg())]
+        engine: Option<String>,
+        /// Print the encoding histogram of the container's lines and the ratio.
+        #[arg(long)]
+        stats: bool,
+        /// Container written by `hwzip compress` (`-`: standard input).
         input: PathBuf,
-        /// File to write (never the input; written in full or not at all).
+        /// File to write (`-`: standard output; never the input; written in full or not at
+        /// all).
         output: PathBuf,
     },
     /// Write a synthetic trace (raw little-endian elements + a YAML description beside it).
@@ -576,43 +585,55 @@ fn run(cli: Cli) -> Result<bool, String> {
         Cmd::Compress {
             engine,
             config,
+            stats,
             input,
             output,
         } => {
             let engine = engines::by_name(&engine)?;
             let cfg = load_config(&config)?;
-            hwzip::files::refuse_same(&input, &output)?;
-            let data = read(&input)?;
+            refuse_same_unless_std(&input, &output)?;
+            let data = read_input(&input, false)?;
             let out = engine.compress(&cfg, &data)?;
-            hwzip::files::write(&output, &out)?;
-            println!(
+            write_output(&output, &out.bytes)?;
+            let msg = format!(
                 "{} -> {}: {} -> {} bytes (ratio {:.3})",
                 input.display(),
                 output.display(),
                 data.len(),
-                out.len(),
-                data.len() as f64 / out.len().max(1) as f64
+                out.bytes.len(),
+                data.len() as f64 / out.bytes.len().max(1) as f64
             );
+            report(&output, &msg, stats.then_some(&out.stats));
             Ok(true)
         }
         Cmd::Decompress {
             engine,
+            stats,
             input,
             output,
         } => {
-            let engine = engines::by_name(&engine)?;
-            hwzip::files::refuse_same(&input, &output)?;
-            let data = read_container(&input)?;
+            refuse_same_unless_std(&input, &output)?;
+            let data = read_input(&input, true)?;
+            let engine = match engine {
+                Some(e) => engines::by_name(&e)?,
+                None => {
+                    let h = hwzip::model::container::parse_header(&data)
+                        .map_err(|e| format!("{}: {}", input.display(), e))?;
+                    engines::by_name(&h.engine)
+                        .map_err(|e| format!("{}: {}", input.display(), e))?
+                }
+            };
             let out = engine
                 .decompress(&data)
                 .map_err(|e| format!("{}: {}", input.display(), e))?;
-            hwzip::files::write(&output, &out)?;
-            println!(
+            write_output(&output, &out.bytes)?;
+            let msg = format!(
                 "{} -> {}: {} bytes",
                 input.display(),
                 output.display(),
-                out.len()
+                out.bytes.len()
             );
+            report(&output, &msg, stats.then_some(&out.stats));
             Ok(true)
         }
         Cmd::Trace {
@@ -875,6 +896,64 @@ fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String>
 fn read(p: &Path) -> Result<Vec<u8>, String> {
     input::read(p, input::Purpose::Container)
         .map_err(|e| format!("cannot read {}: {}", p.display(), e))
+}
+
+fn is_std(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+fn refuse_same_unless_std(input: &Path, output: &Path) -> Result<(), String> {
+    if is_std(input) || is_std(output) {
+        return Ok(());
+    }
+    hwzip::files::refuse_same(input, output)
+}
+
+/// Reads `p` (`-`: standard input, bounded like a file); a container is refused by its
+/// magic.
+fn read_input(p: &Path, container: bool) -> Result<Vec<u8>, String> {
+    use hwzip::model::container::MAGIC;
+    if !is_std(p) {
+        return if container {
+            read_container(p)
+        } else {
+            read(p)
+        };
+    }
+    let data = input::read_limited(std::io::stdin().lock(), input::Purpose::Container, None)
+        .map_err(|e| format!("cannot read standard input: {e}"))?;
+    if container && !data.starts_with(&MAGIC) {
+        return Err(
+            "standard input: not an hwzip container (the first bytes are not \"HWZP\")".into(),
+        );
+    }
+    Ok(data)
+}
+
+/// Writes `data` to `p` whole (`-`: standard output, after everything was computed).
+fn write_output(p: &Path, data: &[u8]) -> Result<(), String> {
+    use std::io::Write;
+    if !is_std(p) {
+        return hwzip::files::write(p, data);
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(data)
+        .and_then(|_| out.flush())
+        .map_err(|e| format!("cannot write standard output: {e}"))
+}
+
+/// The one-line summary and the statistics: on standard error when the data goes to
+/// standard output.
+fn report(output: &Path, msg: &str, stats: Option<&String>) {
+    let text = match stats {
+        Some(s) if !s.is_empty() => format!("{msg}\n{s}"),
+        _ => msg.to_string(),
+    };
+    if is_std(output) {
+        eprintln!("{text}");
+    } else {
+        println!("{text}");
+    }
 }
 
 /// Reads a container, refusing it by its magic before the body is read.

@@ -172,6 +172,72 @@ fn cosim_json_reports_every_unit() {
     assert!(a[0]["stats"]["cycles"].as_u64().unwrap() >= 40);
 }
 
+/// The line-codec engines compress files and pipes, print their encoding histogram, and
+/// decompress with the engine the container names.
+#[test]
+fn line_engines_compress_files_and_pipes() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    // Zero pages, small integers and noise: every codec and the raw tag get lines.
+    let mut data = vec![0u8; 4096];
+    data.extend((0..2048u32).flat_map(|i| (i % 300).to_le_bytes()));
+    data.extend((0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8));
+    data.truncate(data.len() - 3);
+    let bin = d.path().join("d.bin");
+    std::fs::write(&bin, &data).unwrap();
+    for (engine, codec) in [("adaptive", "| cpack |"), ("buddy", "| bpc |")] {
+        let hwz = d.path().join(format!("d.{engine}.hwz"));
+        let back = d.path().join(format!("d.{engine}.out"));
+        let o = hwzip(&[
+            "compress",
+            "--engine",
+            engine,
+            "--stats",
+            bin.to_str().unwrap(),
+            hwz.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let t = text(&o);
+        assert!(t.contains(codec) && t.contains("| raw |"), "{t}");
+        assert!(std::fs::metadata(&hwz).unwrap().len() < data.len() as u64);
+        let o = hwzip(&["decompress", hwz.to_str().unwrap(), back.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(std::fs::read(&back).unwrap(), data);
+        // Pipes: compress from stdin to stdout, the summary on stderr.
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hwzip"))
+            .args(["compress", "--engine", engine, "-", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let feed = data.clone();
+        let w = std::thread::spawn(move || stdin.write_all(&feed));
+        let o = child.wait_with_output().unwrap();
+        w.join().unwrap().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(o.stdout, std::fs::read(&hwz).unwrap());
+        assert!(String::from_utf8_lossy(&o.stderr).contains("ratio"));
+        // The wrong engine is a clear error.
+        let other = if engine == "buddy" {
+            "adaptive"
+        } else {
+            "buddy"
+        };
+        assert_clean_error(
+            &hwzip(&[
+                "decompress",
+                "--engine",
+                other,
+                hwz.to_str().unwrap(),
+                back.to_str().unwrap(),
+            ]),
+            "written by engine",
+        );
+    }
+}
+
 #[test]
 fn trace_command_writes_loadable_stimulus_and_rejects_bad_arguments() {
     let d = tempfile::tempdir().unwrap();

@@ -183,6 +183,14 @@ impl Engine for Adaptive {
             markdown: md,
         })
     }
+
+    fn compress(&self, cfg: &Config, data: &[u8]) -> Result<super::Packed, String> {
+        super::files::adaptive_compress(cfg, data)
+    }
+
+    fn decompress(&self, data: &[u8]) -> Result<super::Packed, String> {
+        super::files::adaptive_decompress(data)
+    }
 }
 
 #[cfg(test)]

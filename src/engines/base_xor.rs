@@ -245,11 +245,11 @@ impl Engine for BaseXor {
         })
     }
 
-    fn compress(&self, _cfg: &Config, _data: &[u8]) -> Result<Vec<u8>, String> {
+    fn compress(&self, _cfg: &Config, _data: &[u8]) -> Result<super::Packed, String> {
         Err(not_a_compressor(self.name()))
     }
 
-    fn decompress(&self, _data: &[u8]) -> Result<Vec<u8>, String> {
+    fn decompress(&self, _data: &[u8]) -> Result<super::Packed, String> {
         Err(not_a_compressor(self.name()))
     }
 }

@@ -235,6 +235,14 @@ impl Engine for Buddy {
         });
         EvalOutput::new(&json, md)
     }
+
+    fn compress(&self, cfg: &Config, data: &[u8]) -> Result<super::Packed, String> {
+        super::files::buddy_compress(cfg, data)
+    }
+
+    fn decompress(&self, data: &[u8]) -> Result<super::Packed, String> {
+        super::files::buddy_decompress(data)
+    }
 }
 
 /// The `--class` name of the profiler study.

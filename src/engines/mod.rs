@@ -11,6 +11,7 @@ pub mod adaptive;
 pub mod base_xor;
 pub mod buddy;
 pub mod cpack_lossy;
+pub mod files;
 pub mod zvc;
 
 use crate::config::Config;
@@ -197,14 +198,24 @@ pub trait Engine: Sync {
     }
 
     /// `hwzip compress`: `data` into a self-describing container.
-    fn compress(&self, _cfg: &Config, _data: &[u8]) -> Result<Vec<u8>, String> {
+    fn compress(&self, _cfg: &Config, _data: &[u8]) -> Result<Packed, String> {
         Err(no_container(self.name()))
     }
 
     /// `hwzip decompress`: a container written by [`Engine::compress`].
-    fn decompress(&self, _data: &[u8]) -> Result<Vec<u8>, String> {
+    fn decompress(&self, _data: &[u8]) -> Result<Packed, String> {
         Err(no_container(self.name()))
     }
+}
+
+/// What `hwzip compress` and `decompress` produce: the output bytes and the statistics
+/// `--stats` prints (Markdown: lines, encoding histogram, ratio).
+#[derive(Clone, Debug, Default)]
+pub struct Packed {
+    /// The container (compress) or the original file (decompress).
+    pub bytes: Vec<u8>,
+    /// The statistics.
+    pub stats: String,
 }
 
 impl fmt::Debug for dyn Engine {

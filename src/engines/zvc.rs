@@ -93,11 +93,59 @@ impl Engine for Zvc {
         EvalOutput::new(&c, md)
     }
 
-    fn compress(&self, cfg: &Config, data: &[u8]) -> Result<Vec<u8>, String> {
-        container::compress_file(&cfg.zvc.model(), data).map_err(|e| e.to_string())
+    fn compress(&self, cfg: &Config, data: &[u8]) -> Result<super::Packed, String> {
+        let p = cfg.zvc.model();
+        let bytes = container::compress_file(&p, data).map_err(|e| e.to_string())?;
+        let stats = zvc_stats(&p, data, bytes.len());
+        Ok(super::Packed { bytes, stats })
     }
 
-    fn decompress(&self, data: &[u8]) -> Result<Vec<u8>, String> {
-        container::decompress_file(data).map_err(|e| e.to_string())
+    fn decompress(&self, data: &[u8]) -> Result<super::Packed, String> {
+        let bytes = container::decompress_file(data).map_err(|e| e.to_string())?;
+        let h = container::parse_header(data).map_err(|e| e.to_string())?;
+        let p: crate::model::zvc::ZvcParams =
+            serde_json::from_str(&h.params_json).map_err(|e| e.to_string())?;
+        let stats = zvc_stats(&p, &bytes, data.len());
+        Ok(super::Packed { bytes, stats })
     }
+}
+
+/// `--stats` for ZVC: windows by their count of non-zero elements (quarters of the window).
+fn zvc_stats(p: &crate::model::zvc::ZvcParams, data: &[u8], stored: usize) -> String {
+    let wb = p.word_bytes();
+    let win = p.window;
+    let mut buckets = [0u64; 5];
+    let mut windows = 0u64;
+    for w in data.chunks(wb * win) {
+        let nz = w.chunks(wb).filter(|e| e.iter().any(|&b| b != 0)).count();
+        let b = if nz == 0 {
+            0
+        } else {
+            1 + (4 * (nz - 1) / win).min(3)
+        };
+        buckets[b] += 1;
+        windows += 1;
+    }
+    let mut s = format!(
+        "zvc: {windows} windows of {win} x {} bits, {} -> {stored} bytes (ratio {:.3})\n\n\
+         | Non-zero elements per window | Windows | Share |\n|---|---:|---:|\n",
+        p.word_bits,
+        data.len(),
+        data.len() as f64 / stored.max(1) as f64
+    );
+    let q = win / 4;
+    let names = [
+        "0".to_string(),
+        format!("1-{q}"),
+        format!("{}-{}", q + 1, 2 * q),
+        format!("{}-{}", 2 * q + 1, 3 * q),
+        format!("{}-{win}", 3 * q + 1),
+    ];
+    for (n, c) in names.iter().zip(buckets) {
+        s.push_str(&format!(
+            "| {n} | {c} | {:.1} % |\n",
+            100.0 * c as f64 / windows.max(1) as f64
+        ));
+    }
+    s
 }

@@ -71,18 +71,36 @@ pub fn compress_file(p: &ZvcParams, data: &[u8]) -> Result<Vec<u8>, ModelError> 
     let elems = zvc::elems_from_le_bytes(p, bytes)?;
     let stream = zvc::compress(p, &elems)?;
     let params = serde_json::to_string(p).map_err(|e| bad(format!("params encode: {e}")))?;
-    let mut out = Vec::with_capacity(16 + ENGINE_ZVC.len() + params.len() + stream.len());
+    Ok(wrap(ENGINE_ZVC, &params, data.len() as u64, &stream))
+}
+
+/// A current-version container around `payload` (an engine's stream): the header with
+/// `engine` (1-32 ASCII bytes), `params_json` (at most 65,535 bytes; longer is cut, which
+/// the engine's own check then rejects) and `orig_len`, then the CRC-32 trailer.
+pub fn wrap(engine: &str, params_json: &str, orig_len: u64, payload: &[u8]) -> Vec<u8> {
+    let e = &engine.as_bytes()[..engine.len().clamp(1, 32)];
+    let p = &params_json.as_bytes()[..params_json.len().min(u16::MAX as usize)];
+    let mut out = Vec::with_capacity(20 + e.len() + p.len() + payload.len());
     out.extend_from_slice(&MAGIC);
     out.push(VERSION);
-    out.push(ENGINE_ZVC.len() as u8);
-    out.extend_from_slice(ENGINE_ZVC.as_bytes());
-    out.extend_from_slice(&(params.len() as u16).to_le_bytes());
-    out.extend_from_slice(params.as_bytes());
-    out.extend_from_slice(&(data.len() as u64).to_le_bytes());
-    out.extend_from_slice(&stream);
+    out.push(e.len() as u8);
+    out.extend_from_slice(e);
+    out.extend_from_slice(&(p.len() as u16).to_le_bytes());
+    out.extend_from_slice(p);
+    out.extend_from_slice(&orig_len.to_le_bytes());
+    out.extend_from_slice(payload);
     let crc = crc32fast::hash(&out);
     out.extend_from_slice(&crc.to_le_bytes());
-    Ok(out)
+    out
+}
+
+/// Parses the header and checks the CRC-32 trailer (version 2); returns the header and the
+/// payload (the bytes between the header and the trailer).
+pub fn open(bytes: &[u8]) -> Result<(Header, &[u8]), ModelError> {
+    let h = parse_header(bytes)?;
+    let body = checked_body(bytes, &h)?;
+    let payload = &body[h.payload_offset..];
+    Ok((h, payload))
 }
 
 fn take<'a>(

@@ -36,6 +36,7 @@ pub mod cpack;
 pub mod cpack_lossy;
 pub mod dbi;
 pub mod fpc;
+pub mod line_container;
 pub mod ones;
 pub mod rle;
 pub mod zlib;
