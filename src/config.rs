@@ -109,6 +109,10 @@ pub struct Config {
     pub cosim: CosimConfig,
     /// Synthesis settings.
     pub synth: SynthConfig,
+    /// `hwzip compress --truncate`: mantissa bits cpack-lossy truncates (0: lossless; one of
+    /// `cpack_lossy.codec.t_table`). A command-line setting, not a YAML key.
+    #[serde(skip)]
+    pub compress_truncate: u32,
 }
 
 /// Co-simulation settings.

@@ -165,9 +165,13 @@ enum Cmd {
         #[arg(long)]
         config: Option<PathBuf>,
         /// Print the encoding histogram per line (window for zvc), the line count and the
-        /// ratio.
+        /// ratio (cpack-lossy with --truncate: also the FP32 error).
         #[arg(long)]
         stats: bool,
+        /// cpack-lossy: truncate this many mantissa LSBs of every 32-bit word (one of the
+        /// codec's t_table: 0 lossless, 8, 12, 16).
+        #[arg(long, default_value_t = 0)]
+        truncate: u32,
         /// File to compress (`-`: standard input).
         input: PathBuf,
         /// Container to write (`-`: standard output; never the input; written in full or
@@ -586,11 +590,19 @@ fn run(cli: Cli) -> Result<bool, String> {
             engine,
             config,
             stats,
+            truncate,
             input,
             output,
         } => {
             let engine = engines::by_name(&engine)?;
-            let cfg = load_config(&config)?;
+            let mut cfg = load_config(&config)?;
+            if truncate != 0 && engine.name() != "cpack-lossy" {
+                return Err(format!(
+                    "--truncate is for --engine cpack-lossy, not {}",
+                    engine.name()
+                ));
+            }
+            cfg.compress_truncate = truncate;
             refuse_same_unless_std(&input, &output)?;
             let data = read_input(&input, false)?;
             let out = engine.compress(&cfg, &data)?;

@@ -185,6 +185,14 @@ impl Engine for CpackLossy {
             markdown: md,
         })
     }
+
+    fn compress(&self, cfg: &Config, data: &[u8]) -> Result<super::Packed, String> {
+        super::files::cpack_lossy_compress(cfg, data)
+    }
+
+    fn decompress(&self, data: &[u8]) -> Result<super::Packed, String> {
+        super::files::cpack_lossy_decompress(data)
+    }
 }
 
 /// A trace file's bytes for the evaluation, its report name and whether the lossy rows
