@@ -34,6 +34,17 @@ pub struct LineStats {
 }
 
 impl LineStats {
+    /// No lines yet: a `raw` row and one per codec.
+    fn empty(line_bytes: usize, codecs: &[&dyn LineCodec]) -> LineStats {
+        LineStats {
+            line_bytes,
+            per_tag: std::iter::once("raw".to_string())
+                .chain(codecs.iter().map(|c| c.name().to_string()))
+                .map(|n| (n, 0, 0))
+                .collect(),
+        }
+    }
+
     /// Lines in the file.
     pub fn lines(&self) -> u64 {
         self.per_tag.iter().map(|t| t.1).sum()
@@ -68,13 +79,7 @@ pub fn compress(
     data: &[u8],
 ) -> Result<(Vec<u8>, LineStats), ModelError> {
     let lb = line_bytes(codecs)?;
-    let mut stats = LineStats {
-        line_bytes: lb,
-        per_tag: std::iter::once("raw".to_string())
-            .chain(codecs.iter().map(|c| c.name().to_string()))
-            .map(|n| (n, 0, 0))
-            .collect(),
-    };
+    let mut stats = LineStats::empty(lb, codecs);
     let mut body = Vec::with_capacity(data.len() / 2 + 16);
     let mut line = vec![0u8; lb];
     for chunk in data.chunks(lb) {
@@ -140,13 +145,7 @@ pub fn decompress(
             payload.len()
         )));
     }
-    let mut stats = LineStats {
-        line_bytes: lb,
-        per_tag: std::iter::once("raw".to_string())
-            .chain(codecs.iter().map(|c| c.name().to_string()))
-            .map(|n| (n, 0, 0))
-            .collect(),
-    };
+    let mut stats = LineStats::empty(lb, codecs);
     let mut out = Vec::with_capacity(lines * lb);
     let mut pos = 0usize;
     let take =
