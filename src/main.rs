@@ -288,11 +288,12 @@ fn engine_arg() -> clap::builder::PossibleValuesParser {
 fn unit_help(cosim: bool) -> String {
     let per: Vec<String> = engines::ALL
         .iter()
-        .map(|e| {
-            let mut u: Vec<&str> = e.unit_names().to_vec();
-            if cosim {
-                u.extend(e.test_units());
-            }
+        .map(|&e| {
+            let u: Vec<String> = if cosim {
+                engines::known_cosim_units(e)
+            } else {
+                e.unit_names().iter().map(|u| u.to_string()).collect()
+            };
             format!("{}: {}", e.name(), u.join(" | "))
         })
         .collect();

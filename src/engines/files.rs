@@ -180,7 +180,7 @@ pub fn cpack_lossy_compress(cfg: &Config, data: &[u8]) -> Result<Packed, String>
     }
     let bb = p.block_bytes;
     let mut body = Vec::with_capacity(data.len() / 2 + 16);
-    let mut hist = vec![0u64; p.raw_chunks() + 2];
+    let mut hist = vec![0u64; p.raw_chunks() + 1];
     let mut restored = Vec::with_capacity(data.len());
     let mut block = vec![0u8; bb];
     for chunk in data.chunks(bb) {
@@ -222,9 +222,6 @@ fn lossy_stats(
         raw as f64 / stored.max(1) as f64
     );
     for (n, c) in hist.iter().enumerate() {
-        if n > p.raw_chunks() {
-            break;
-        }
         let name = if n == 0 {
             "raw".to_string()
         } else {
@@ -282,8 +279,13 @@ pub fn cpack_lossy_decompress(data: &[u8]) -> Result<Packed, String> {
             payload.len()
         ));
     }
+    // The entries are stored in the 8-bit form whatever the build's MD width.
+    let p8 = cl::LossyParams {
+        md_bits: 8,
+        ..p.clone()
+    };
     let mut out = Vec::with_capacity(blocks * bb);
-    let mut hist = vec![0u64; p.raw_chunks() + 2];
+    let mut hist = vec![0u64; p.raw_chunks() + 1];
     let mut pos = 0usize;
     for i in 0..blocks {
         let bad = |m: String| format!("container: block {i}: {m}");
@@ -291,15 +293,7 @@ pub fn cpack_lossy_decompress(data: &[u8]) -> Result<Packed, String> {
             return Err(bad("no MD entry".into()));
         };
         pos += 1;
-        let md = cl::MdEntry {
-            c: mdb >> 7 == 1,
-            n: if mdb >> 7 == 1 {
-                (mdb >> 4 & 7) + 1
-            } else {
-                p.raw_chunks_t(mdb >> 2 & 3) as u8
-            },
-            tcode: mdb >> 2 & 3,
-        };
+        let md = cl::MdEntry::decode(&p8, mdb as u64);
         if mdb & 3 != 0 || md.tcode != f.tcode || (!md.c && mdb >> 4 & 7 != 0) {
             return Err(bad(format!("bad MD entry {mdb:#04x}")));
         }

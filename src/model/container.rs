@@ -75,10 +75,10 @@ pub fn compress_file(p: &ZvcParams, data: &[u8]) -> Result<Vec<u8>, ModelError> 
 }
 
 /// A current-version container around `payload` (an engine's stream): the header with
-/// `engine` (1-32 ASCII bytes), `params_json` (at most 65,535 bytes; longer is cut, which
+/// `engine` (1-32 ASCII bytes; longer is cut), `params_json` (at most 65,535 bytes; longer is cut, which
 /// the engine's own check then rejects) and `orig_len`, then the CRC-32 trailer.
 pub fn wrap(engine: &str, params_json: &str, orig_len: u64, payload: &[u8]) -> Vec<u8> {
-    let e = &engine.as_bytes()[..engine.len().clamp(1, 32)];
+    let e = &engine.as_bytes()[..engine.len().min(32)];
     let p = &params_json.as_bytes()[..params_json.len().min(u16::MAX as usize)];
     let mut out = Vec::with_capacity(20 + e.len() + p.len() + payload.len());
     out.extend_from_slice(&MAGIC);
