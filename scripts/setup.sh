@@ -4,6 +4,7 @@
 #   opensta (sta)      - static timing          iverilog      - second-opinion simulator
 #   qflow-tech-osu018  - default liberty        zlib1g-dev    - FST waveforms (verilator --trace-fst)
 #   fusesoc (PyPI, pinned, in build/venv-fusesoc) - runs the generated FuseSoC cores in the tests
+#   chromium (headless)  - renders report.html in the report test (screenshot)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
@@ -17,6 +18,7 @@ dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v make >/dev/null 2>&1 || need+=(make)
 python3 -c "import ensurepip" >/dev/null 2>&1 || need+=(python3-venv)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup.sh: installing ${need[*]}"
@@ -42,6 +44,7 @@ echo "verilator: $(verilator --version 2>&1 | head -n1)"
 echo "yosys:     $(yosys -V 2>&1 | head -n1)"
 echo "sta:       OpenSTA $(sta -version 2>&1 | head -n1) ($(command -v sta))"
 echo "iverilog:  $(iverilog -V 2>&1 | head -n1)"
+echo "chromium:  $(chromium --version 2>&1 | head -n1)"
 echo "osu018:    /usr/share/qflow/tech/osu018/osu018_stdcells.lib"
 if [ -x "$fs_venv/bin/fusesoc" ]; then
   echo "fusesoc:   $("$fs_venv/bin/fusesoc" --version 2>&1 | head -n1) ($fs_venv)"

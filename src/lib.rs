@@ -16,6 +16,7 @@ pub mod flow;
 pub mod hdl;
 pub mod model;
 pub mod proc;
+pub mod report;
 pub mod rtl;
 pub mod synth;
 pub mod trace;

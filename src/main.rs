@@ -103,6 +103,10 @@ enum Cmd {
         /// Synthesize again even when a cached result matches.
         #[arg(long)]
         no_cache: bool,
+        /// Also measure energy per line: this many lines of RTL switching activity at full
+        /// throughput, annotated on the netlist, OpenSTA `report_power` (energy.md).
+        #[arg(long, default_value_t = 0, conflicts_with = "verilog")]
+        energy: u64,
         /// Synthesize these Verilog files (repeatable) instead of an engine's units, with
         /// the same flow; needs --top. Clocked by `clk_i` when the sources mention it.
         #[arg(long, requires = "top", num_args = 1..)]
@@ -155,6 +159,9 @@ enum Cmd {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also write report.md, report.json and report.html (tables and charts) here.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Compress a file with the golden model (self-describing container).
     Compress {
@@ -252,6 +259,54 @@ enum Cmd {
         /// Also co-simulate each synthesized netlist at gate level for this many windows.
         #[arg(long, default_value_t = 0)]
         gate_cosim: u64,
+    },
+    /// Design-space sweep: generate, lint, co-simulate, time and synthesize every point of a
+    /// parameter grid of one engine; report area, Fmax, latency, throughput and compression
+    /// ratio with the Pareto fronts (area vs GB/s, area vs ratio).
+    Sweep {
+        /// Engine.
+        #[arg(long, default_value = "zvc", value_parser = engine_arg())]
+        engine: String,
+        /// YAML configuration the grid's values are set in; defaults otherwise.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Grid: keys of the engine's configuration section with their values,
+        /// `key=v1,v2; key2=v3,v4` (nested keys dotted: `bpc.dec_tokens=2,4`).
+        #[arg(long, conflicts_with = "grid_file", required_unless_present_any = ["grid_file", "merge"])]
+        grid: Option<String>,
+        /// Grid as a YAML mapping of key to a list of values.
+        #[arg(long)]
+        grid_file: Option<PathBuf>,
+        /// Only these units of the engine, comma-separated [default: every synthesizable
+        /// unit].
+        #[arg(long, value_delimiter = ',')]
+        unit: Vec<String>,
+        /// Liberty: osu018 | nangate45 | sky130hd | a path; repeatable [default: osu018].
+        #[arg(long)]
+        liberty: Vec<String>,
+        /// Clock period in ns for every library [default: the config's].
+        #[arg(long)]
+        clock_ns: Option<f64>,
+        /// Co-simulation lines per unit and point (random stalls).
+        #[arg(long, default_value_t = 2_000)]
+        lines: u64,
+        /// File whose compression ratio each point reports [default: a synthetic ReLU
+        /// activation tensor, 1 MiB].
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Points in parallel (default: the number of cores).
+        #[arg(short = 'j', long)]
+        jobs: Option<usize>,
+        /// Run only shard K of N of the points (every N-th point from the K-th), e.g. `2/4`;
+        /// join the shards' directories with --merge.
+        #[arg(long)]
+        shard: Option<String>,
+        /// Merge these sweep directories (shards of one sweep) into --out instead of running.
+        #[arg(long, num_args = 1.., conflicts_with_all = ["grid", "grid_file", "shard"])]
+        merge: Vec<PathBuf>,
+        /// Output directory (points/, sweep.md, sweep.csv, sweep.json, report.html).
+        #[arg(long, default_value = "build/sweep")]
+        out: PathBuf,
     },
     /// The long, paper-grade regression: the default configuration with the `paper` profile
     /// (10^6 lines per unit, three libraries, Table II/III), gate-level co-simulation of the
@@ -495,6 +550,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             out,
             gate_cosim,
             no_cache,
+            energy,
             verilog,
             top,
         } => {
@@ -525,8 +581,9 @@ fn run(cli: Cli) -> Result<bool, String> {
                     eprintln!("{}", m)
                 })?;
                 flow::write_reports(&rows, &out)?;
+                hwzip::report::write(&flow::html::synth_page("hwzip synth", &rows, &[]), &out)?;
                 print!("{}", hwzip::synth::to_markdown(&rows));
-                println!("\nreports: {}/report.{{md,csv,json}}", out.display());
+                println!("\nreports: {}/report.{{md,csv,json,html}}", out.display());
                 return Ok(true);
             }
             let rows = flow::synth(engine, &cfg, &libs, &out, unit.as_deref(), &mut |m| {
@@ -540,6 +597,14 @@ fn run(cli: Cli) -> Result<bool, String> {
                     eprintln!("{}", m)
                 })?;
             flow::write_tables(&tables, &out)?;
+            let energy_rows = energy_rows(engine, &cfg, &rows, &libs, energy, &out)?;
+            let mut page =
+                flow::html::synth_page(&format!("hwzip synth: {}", engine.name()), &rows, &tables);
+            if !energy_rows.is_empty() {
+                flow::html::energy_section(&mut page, &energy_rows);
+            }
+            hwzip::report::write(&page, &out)?;
+            println!("report: {}/report.html", out.display());
             for t in &tables {
                 println!("\n## {}\n\n{}", t.title, t.markdown);
                 println!("table: {}/{}.md", out.display(), t.file);
@@ -557,6 +622,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             pj_per_one,
             toggles,
             json,
+            out: out_dir,
         } => {
             let engine = engines::by_name(&engine)?;
             let cfg = load_config(&config)?;
@@ -580,10 +646,16 @@ fn run(cli: Cli) -> Result<bool, String> {
                 toggles,
             };
             let out = engine.eval(&cfg, &req)?;
+            if let Some(dir) = &out_dir {
+                flow::write_eval(engine, &out, dir)?;
+            }
             if json {
                 println!("{}", out.json);
             } else {
                 print!("{}", out.markdown);
+            }
+            if let Some(dir) = &out_dir {
+                eprintln!("reports: {}/report.{{md,json,html}}", dir.display());
             }
             Ok(true)
         }
@@ -809,6 +881,35 @@ fn run(cli: Cli) -> Result<bool, String> {
             };
             flow_cmd(&cfg, &opts)
         }
+        Cmd::Sweep {
+            engine,
+            config,
+            grid,
+            grid_file,
+            unit,
+            liberty,
+            clock_ns,
+            lines,
+            trace,
+            jobs,
+            shard,
+            merge,
+            out,
+        } => sweep_cmd(SweepArgs {
+            engine,
+            config,
+            grid,
+            grid_file,
+            unit,
+            liberty,
+            clock_ns,
+            lines,
+            trace,
+            jobs,
+            shard,
+            merge,
+            out,
+        }),
         Cmd::Regress {
             configs,
             out,
@@ -834,6 +935,119 @@ fn run(cli: Cli) -> Result<bool, String> {
             Ok(runs.iter().all(|r| r.report.ok))
         }
     }
+}
+
+/// `synth --energy N`: energy per line of every synthesized row, written to `energy.md` and
+/// `energy.json` in `out` and printed (nothing when `lines` is 0).
+fn energy_rows(
+    engine: EngineRef,
+    cfg: &Config,
+    rows: &[hwzip::synth::ReportRow],
+    libs: &[hwzip::synth::Liberty],
+    lines: u64,
+    out: &Path,
+) -> Result<Vec<flow::energy::EnergyRow>, String> {
+    let mut v = Vec::new();
+    if lines == 0 {
+        return Ok(v);
+    }
+    for r in rows {
+        let Some(lib) = libs.iter().find(|l| l.label() == r.result.liberty) else {
+            continue;
+        };
+        eprintln!(
+            "energy of {} {} on {} ({} lines) ...",
+            r.engine, r.unit, r.result.liberty, lines
+        );
+        let work = out
+            .join("energy")
+            .join(&r.result.liberty)
+            .join(&r.result.top);
+        v.push(flow::energy::energy(engine, cfg, r, lib, lines, &work)?);
+    }
+    let md = format!(
+        "{}\n## Beside the papers\n\n{}",
+        flow::energy::markdown(&v),
+        flow::energy::beside_papers(&v)
+    );
+    hwzip::files::write(&out.join("energy.md"), &md)?;
+    hwzip::files::write(
+        &out.join("energy.json"),
+        serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?,
+    )?;
+    println!("\n## Energy per line\n\n{}", md);
+    println!("energy: {}/energy.{{md,json}}", out.display());
+    Ok(v)
+}
+
+/// The arguments of `hwzip sweep`.
+struct SweepArgs {
+    engine: String,
+    config: Option<PathBuf>,
+    grid: Option<String>,
+    grid_file: Option<PathBuf>,
+    unit: Vec<String>,
+    liberty: Vec<String>,
+    clock_ns: Option<f64>,
+    lines: u64,
+    trace: Option<PathBuf>,
+    jobs: Option<usize>,
+    shard: Option<String>,
+    merge: Vec<PathBuf>,
+    out: PathBuf,
+}
+
+/// `hwzip sweep`: runs (or merges) a sweep and prints its table; fails if a point failed.
+fn sweep_cmd(a: SweepArgs) -> Result<bool, String> {
+    use flow::sweep;
+    let report = if !a.merge.is_empty() {
+        sweep::merge(&a.merge, &a.out)?
+    } else {
+        let engine = engines::by_name(&a.engine)?;
+        let mut base = load_config(&a.config)?;
+        if let Some(c) = a.clock_ns {
+            base.synth.clock_ns = c;
+            base.synth.clock_ns_by_library.clear();
+        }
+        base.synth.libraries = if a.liberty.is_empty() {
+            vec!["osu018".into()]
+        } else {
+            a.liberty
+        };
+        base.validate()?;
+        if a.lines == 0 {
+            return Err("--lines must be at least 1".into());
+        }
+        let grid = match (&a.grid, &a.grid_file) {
+            (Some(g), _) => sweep::Grid::parse(g)?,
+            (None, Some(f)) => {
+                let text = input::read_to_string(f, input::Purpose::Config)
+                    .map_err(|e| format!("cannot read grid {}: {}", f.display(), e))?;
+                sweep::Grid::from_yaml(&text)?
+            }
+            (None, None) => return Err("give --grid, --grid-file or --merge".into()),
+        };
+        let o = sweep::SweepOptions {
+            engine,
+            libraries: base.synth.libraries.clone(),
+            base,
+            grid,
+            units: a.unit,
+            lines: a.lines,
+            trace: a.trace,
+            jobs: default_jobs(a.jobs)?,
+            shard: a.shard.as_deref().map(flow::job::parse_shard).transpose()?,
+            out: a.out.clone(),
+        };
+        sweep::run(&o, &|m| eprintln!("{}", m))?
+    };
+    print!("{}", sweep::markdown(&report));
+    println!(
+        "\nreports: {}/sweep.{{md,csv,json}}, {}/report.html",
+        a.out.display(),
+        a.out.display()
+    );
+    Ok(sweep::passed(&report))
 }
 
 /// Gate-level co-simulation of every synthesized row (skipped when `lines` is 0).

@@ -74,6 +74,16 @@ fn main_job_runs_every_unit_on_osu018_and_reports() {
     assert!(md.contains("Profile `quick`") && md.contains("| synth |") && md.contains("osu018"));
     let json = std::fs::read_to_string(work.path().join("report.json")).unwrap();
     assert!(json.contains("\"profile\": \"quick\""));
+    // The HTML report loads in a real browser with every chart (area, Fmax and latency of
+    // each engine) rendered.
+    let html = work.path().join("report.html");
+    let text = std::fs::read_to_string(&html).unwrap();
+    let n = text.matches("<figure class=\"plot\"").count();
+    assert!(n >= 3 * hwzip::engines::ALL.len(), "{} charts", n);
+    let shots = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let state = common::render_in_chromium(&html, &shots.join("flow.png"));
+    assert_eq!(state, format!("ok {}", n));
 }
 
 /// The synthesized netlist, simulated with the library's own cell functions through the same

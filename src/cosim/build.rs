@@ -617,7 +617,11 @@ pub(crate) fn spec_key(spec: &BuildSpec, shim: &str, tools: &Tools) -> String {
     let mut fields: Vec<&[u8]> = vec![
         RECIPE.as_bytes(),
         spec.top.as_bytes(),
-        if spec.trace { b"trace" } else { b"fast" },
+        if spec.trace {
+            b"trace-underscore"
+        } else {
+            b"fast"
+        },
         if spec.x_random {
             b"x-unique"
         } else {
@@ -731,7 +735,8 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
     .args(["-Mdir", "obj"])
     .current_dir(tmp); // relative paths: messages say `src/<file>:<line>`
     if spec.trace {
-        cmd.arg("--trace");
+        // Underscore names too: a gate-level netlist's nets are `_01234_` (energy step).
+        cmd.args(["--trace", "--trace-underscore"]);
     }
     if spec.x_random {
         cmd.args(["--x-assign", "unique", "--x-initial", "unique"]);

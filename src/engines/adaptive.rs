@@ -171,7 +171,9 @@ impl Engine for Adaptive {
             out.push(eval::evaluate_lines(&p, &pr.name(), &ls).map_err(|e| e.to_string())?);
         }
         let md = out.iter().map(|e| e.to_markdown() + "\n").collect();
-        EvalOutput::new(&out, md)
+        let mut o = EvalOutput::new(&out, md)?;
+        o.charts = decision_charts(&out);
+        Ok(o)
     }
 
     fn rows_table(&self, rows: &[ReportRow]) -> Option<PaperTable> {
@@ -191,6 +193,69 @@ impl Engine for Adaptive {
     fn decompress(&self, data: &[u8]) -> Result<super::Packed, String> {
         super::files::adaptive_decompress(data)
     }
+}
+
+/// The adaptive policy's running-phase decisions over time (a step line per trace, offset a
+/// little so that equal decisions stay visible) and its Comp Alg histogram.
+fn decision_charts(
+    out: &[crate::model::adaptive::eval::AdaptiveEval],
+) -> Vec<crate::report::Chart> {
+    use crate::report::{BarSeries, Body, Chart};
+    const ALGS: [&str; 4] = ["none", "bdi", "fpc", "cpack"];
+    let level = |a: &str| ALGS.iter().position(|x| *x == a).unwrap_or(0) as f64;
+    let n = out.len().max(1) as f64;
+    let series = out
+        .iter()
+        .enumerate()
+        .map(|(k, e)| {
+            let off = 0.3 * k as f64 / n;
+            let mut pts = Vec::new();
+            let mut phase = 0.0;
+            for (a, count) in &e.decisions {
+                let y = level(a) + off;
+                pts.push((phase, y));
+                phase += *count as f64;
+                pts.push((phase, y));
+            }
+            (e.trace.clone(), pts)
+        })
+        .collect();
+    let hist = Chart {
+        title: "adaptive: Comp Alg of the payload transactions".into(),
+        x_label: "algorithm".into(),
+        y_label: "% of payload transactions".into(),
+        body: Body::Bars {
+            categories: ALGS.iter().map(|a| a.to_string()).collect(),
+            series: out
+                .iter()
+                .take(8)
+                .map(|e| {
+                    let total: u64 = e.histogram.iter().map(|h| h.1).sum::<u64>().max(1);
+                    BarSeries {
+                        name: e.trace.clone(),
+                        values: ALGS
+                            .iter()
+                            .map(|a| {
+                                let c = e.histogram.iter().find(|h| h.0 == *a).map_or(0, |h| h.1);
+                                Some(100.0 * c as f64 / total as f64)
+                            })
+                            .collect(),
+                    }
+                })
+                .collect(),
+            marks: Vec::new(),
+            mark_name: String::new(),
+        },
+    };
+    vec![
+        Chart {
+            title: "adaptive: running-phase decisions over time".into(),
+            x_label: "sampling period".into(),
+            y_label: "decision: 0 none, 1 BDI, 2 FPC, 3 C-Pack+Z".into(),
+            body: Body::Lines { series },
+        },
+        hist,
+    ]
 }
 
 #[cfg(test)]

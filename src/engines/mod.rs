@@ -94,6 +94,9 @@ pub struct EvalOutput {
     pub markdown: String,
     /// The same results as JSON (`--json`).
     pub json: String,
+    /// Charts the engine draws itself for `report.html` (besides those derived from the
+    /// Markdown tables), such as the adaptive policy's decisions over time.
+    pub charts: Vec<crate::report::Chart>,
 }
 
 impl EvalOutput {
@@ -102,6 +105,7 @@ impl EvalOutput {
         Ok(EvalOutput {
             markdown,
             json: serde_json::to_string_pretty(value).map_err(|e| e.to_string())?,
+            charts: Vec::new(),
         })
     }
 }

@@ -9,6 +9,7 @@
 //! Verilator builds) for minutes, `paper` (osu018 + Nangate45 + sky130hd, 10^6 lines, `-O2`)
 //! for the figures the README quotes.
 
+use super::html;
 use super::progress::{Step, Ui};
 use super::{
     cosim, cosim_markdown, gen, libraries, paper_tables, synth_unit, timing, CosimReport,
@@ -190,7 +191,7 @@ enum Done {
 /// Runs `f(i)` for `i` in `0..n` on `jobs` threads, each index once, and returns the
 /// results in index order. After the first error no new index is started (those report
 /// `skipped`).
-fn pool<T: Send>(
+pub(crate) fn pool<T: Send>(
     n: usize,
     jobs: usize,
     f: &(dyn Fn(usize) -> FlowResult<T> + Sync),
@@ -578,6 +579,36 @@ pub fn markdown(r: &FlowReport) -> String {
     s
 }
 
+/// The `hwzip flow` page.
+pub fn page(r: &FlowReport, markdown_summary: &str) -> crate::report::Page {
+    let mut p = crate::report::Page::new("hwzip flow report");
+    let first = markdown_summary
+        .lines()
+        .find(|l| l.starts_with("Profile"))
+        .unwrap_or("")
+        .to_string();
+    p.section("Summary", vec![crate::report::Block::Markdown(first)]);
+    p.section("Co-simulation", html::cosim_blocks(&r.cosim));
+    if !r.synth.is_empty() {
+        p.section("Synthesis", html::synth_blocks(&r.synth));
+    }
+    if !r.tables.is_empty() {
+        p.section("Beside the papers", html::table_blocks(&r.tables));
+    }
+    let mut steps = String::from("| step | what | seconds | detail |\n|---|---|---:|---|\n");
+    for st in &r.steps {
+        steps.push_str(&format!(
+            "| {} | {} | {:.1} | {} |\n",
+            st.kind,
+            st.what,
+            st.seconds,
+            st.detail.replace('|', "/")
+        ));
+    }
+    p.section("Steps", vec![crate::report::Block::Markdown(steps)]);
+    p
+}
+
 /// Writes `report.md`, `report.csv` (synthesis rows), `report.json` (everything),
 /// `cosim.md`, and `<table>.md` for each paper table, into `dir`.
 pub fn write(r: &FlowReport, dir: &Path) -> FlowResult<()> {
@@ -593,5 +624,6 @@ pub fn write(r: &FlowReport, dir: &Path) -> FlowResult<()> {
         let p = dir.join(name);
         crate::files::write(&p, text)?;
     }
+    crate::report::write(&page(r, &markdown(r)), dir)?;
     super::write_tables(&r.tables, dir)
 }

@@ -14,10 +14,13 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub mod energy;
+pub mod html;
 pub mod job;
 pub mod manifest;
 pub mod progress;
 pub mod regress;
+pub mod sweep;
 
 /// Any failure of a flow step, as a message for the user.
 pub type FlowResult<T> = Result<T, String>;
@@ -357,6 +360,19 @@ pub fn write_reports(rows: &[ReportRow], dir: &Path) -> FlowResult<()> {
     ] {
         crate::files::write(&dir.join(name), text)?;
     }
+    Ok(())
+}
+
+/// Writes an evaluation's `report.md`, `report.json` and `report.html` into `dir`.
+pub fn write_eval(
+    engine: EngineRef,
+    out: &crate::engines::EvalOutput,
+    dir: &Path,
+) -> FlowResult<()> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {}", dir.display(), e))?;
+    crate::files::write(&dir.join("report.md"), &out.markdown)?;
+    crate::files::write(&dir.join("report.json"), &out.json)?;
+    crate::report::write(&html::eval_page(engine.name(), out), dir)?;
     Ok(())
 }
 

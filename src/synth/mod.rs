@@ -19,6 +19,7 @@ pub mod cache;
 pub mod cores;
 pub mod gatesim;
 pub mod liberty;
+pub mod paper;
 pub mod report;
 mod run;
 pub mod sta;

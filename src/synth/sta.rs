@@ -207,6 +207,25 @@ pub(crate) fn parse_report(text: &str) -> StaOutcome {
     }
 }
 
+/// Runs the OpenSTA script `script` (a file name in `dir`) in `dir` under `budget`, its
+/// output in `log`; returns the seconds it took. For scripts other than the timing one
+/// (the energy step's `report_power`).
+pub fn run_script(
+    script: &str,
+    dir: &Path,
+    log: &Path,
+    budget: std::time::Duration,
+) -> Result<f64, SynthError> {
+    run::run_with_budget(
+        "sta",
+        &["-no_init", "-no_splash", script],
+        dir,
+        log,
+        Instant::now(),
+        budget,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,266 @@
+//! The blocks of the `report.html` pages ([`crate::report`]): per-unit area, Fmax and latency
+//! beside the papers' figures, the co-simulation summary, paper tables, evaluation charts and
+//! energy; the `synth` and `eval` pages. The flow's page is built in [`super::job`] and the
+//! sweep's in [`super::sweep`] from these blocks.
+
+use super::{cosim_markdown, CosimReport};
+use crate::engines::{EvalOutput, PaperTable};
+use crate::report::{derive, BarSeries, Block, Body, Chart, Mark, Page};
+use crate::synth::{self, paper, ReportRow};
+
+/// Bars of one quantity per unit (series per library) with the papers' values marked.
+fn unit_bars(
+    rows: &[ReportRow],
+    title: &str,
+    y: &str,
+    value: impl Fn(&ReportRow) -> Option<f64>,
+    paper_value: impl Fn(&paper::PaperMark) -> Option<f64>,
+    per_library: bool,
+) -> Option<Chart> {
+    let mut cats: Vec<(String, String)> = Vec::new();
+    let mut libs: Vec<String> = Vec::new();
+    for r in rows {
+        let c = (r.engine.clone(), r.unit.clone());
+        if !cats.contains(&c) {
+            cats.push(c);
+        }
+        if !libs.contains(&r.result.liberty) {
+            libs.push(r.result.liberty.clone());
+        }
+    }
+    if !per_library {
+        libs.truncate(1);
+    }
+    let series: Vec<BarSeries> = libs
+        .iter()
+        .map(|l| BarSeries {
+            name: if per_library {
+                l.clone()
+            } else {
+                "measured".into()
+            },
+            values: cats
+                .iter()
+                .map(|(e, u)| {
+                    rows.iter()
+                        .find(|r| &r.engine == e && &r.unit == u && &r.result.liberty == l)
+                        .and_then(&value)
+                })
+                .collect(),
+        })
+        .collect();
+    if series.iter().all(|s| s.values.iter().all(Option::is_none)) {
+        return None;
+    }
+    let marks: Vec<Mark> = cats
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (e, u))| {
+            let v = paper::mark(e, u).and_then(|m| paper_value(&m))?;
+            Some(Mark {
+                category: i,
+                value: v,
+            })
+        })
+        .collect();
+    let multi = cats.iter().any(|c| c.0 != cats[0].0);
+    Some(Chart {
+        title: title.into(),
+        x_label: "unit".into(),
+        y_label: y.into(),
+        body: Body::Bars {
+            categories: cats
+                .iter()
+                .map(|(e, u)| {
+                    if multi {
+                        format!("{}/{}", e, u)
+                    } else {
+                        u.clone()
+                    }
+                })
+                .collect(),
+            series,
+            marks,
+            mark_name: paper::LEGEND.into(),
+        },
+    })
+}
+
+/// Synthesis section blocks: area, Fmax and latency charts, then the table.
+pub fn synth_blocks(rows: &[ReportRow]) -> Vec<Block> {
+    let mut b = Vec::new();
+    let per_engine: Vec<String> = {
+        let mut v: Vec<String> = Vec::new();
+        for r in rows {
+            if !v.contains(&r.engine) {
+                v.push(r.engine.clone());
+            }
+        }
+        v
+    };
+    for e in &per_engine {
+        let mine: Vec<ReportRow> = rows.iter().filter(|r| &r.engine == e).cloned().collect();
+        let charts = [
+            unit_bars(
+                &mine,
+                &format!("{}: area", e),
+                "kGE",
+                |r| Some(r.result.kge),
+                |m| m.kge,
+                true,
+            ),
+            unit_bars(
+                &mine,
+                &format!("{}: Fmax", e),
+                "MHz",
+                |r| Some(r.result.fmax_mhz).filter(|f| f.is_finite()),
+                |m| m.mhz,
+                true,
+            ),
+            unit_bars(
+                &mine,
+                &format!("{}: latency", e),
+                "cycles",
+                |r| r.latency_cycles.map(f64::from),
+                |m| m.latency.map(f64::from),
+                false,
+            ),
+        ];
+        b.extend(charts.into_iter().flatten().map(Block::Chart));
+    }
+    b.push(Block::Markdown(synth::to_markdown(rows)));
+    b
+}
+
+pub fn table_blocks(tables: &[PaperTable]) -> Vec<Block> {
+    tables
+        .iter()
+        .flat_map(|t| {
+            [
+                Block::Markdown(format!("### {}", t.title)),
+                Block::Markdown(t.markdown.clone()),
+            ]
+        })
+        .collect()
+}
+
+pub fn cosim_blocks(reports: &[CosimReport]) -> Vec<Block> {
+    let bad = reports.iter().filter(|r| r.stats.mismatches > 0).count();
+    vec![
+        Block::Text(format!(
+            "{} unit(s) co-simulated against their golden models with random input gaps and \
+             output stalls: {}.",
+            reports.len(),
+            if bad == 0 {
+                "0 mismatches".to_string()
+            } else {
+                format!("{} unit(s) MISMATCH", bad)
+            }
+        )),
+        Block::Markdown(cosim_markdown(reports)),
+    ]
+}
+
+/// The `hwzip synth` page.
+pub fn synth_page(title: &str, rows: &[ReportRow], tables: &[PaperTable]) -> Page {
+    let mut p = Page::new(title);
+    p.section("Synthesis", synth_blocks(rows));
+    if !tables.is_empty() {
+        p.section("Beside the papers", table_blocks(tables));
+    }
+    p
+}
+
+/// Adds the energy section: pJ per line per unit and library, the table, the papers.
+pub fn energy_section(p: &mut Page, rows: &[super::energy::EnergyRow]) {
+    let mut units: Vec<String> = Vec::new();
+    let mut libs: Vec<String> = Vec::new();
+    for r in rows {
+        if !units.contains(&r.unit) {
+            units.push(r.unit.clone());
+        }
+        if !libs.contains(&r.liberty) {
+            libs.push(r.liberty.clone());
+        }
+    }
+    let chart = Chart {
+        title: "energy per line".into(),
+        x_label: "unit".into(),
+        y_label: "pJ per line".into(),
+        body: Body::Bars {
+            categories: units.clone(),
+            series: libs
+                .iter()
+                .map(|l| BarSeries {
+                    name: l.clone(),
+                    values: units
+                        .iter()
+                        .map(|u| {
+                            rows.iter()
+                                .find(|r| &r.unit == u && &r.liberty == l)
+                                .map(|r| r.pj_per_line)
+                        })
+                        .collect(),
+                })
+                .collect(),
+            marks: Vec::new(),
+            mark_name: String::new(),
+        },
+    };
+    p.section(
+        "Energy per line",
+        vec![
+            Block::Chart(chart),
+            Block::Markdown(super::energy::markdown(rows)),
+            Block::Markdown(super::energy::beside_papers(rows)),
+        ],
+    );
+}
+
+/// The `hwzip eval` page: the printed tables and the charts derived from them.
+pub fn eval_page(engine: &str, out: &EvalOutput) -> Page {
+    let mut p = Page::new(format!("hwzip eval: {}", engine));
+    let mut charts = out.charts.clone();
+    charts.extend(derive::charts(&out.markdown, engine, 8));
+    if !charts.is_empty() {
+        p.section("Charts", charts.into_iter().map(Block::Chart).collect());
+    }
+    p.section("Results", vec![Block::Markdown(out.markdown.clone())]);
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::SynthResult;
+
+    fn row(engine: &str, unit: &str, lib: &str, kge: f64) -> ReportRow {
+        ReportRow {
+            engine: engine.into(),
+            unit: unit.into(),
+            params: String::new(),
+            latency_cycles: Some(3),
+            throughput_bytes_per_cycle: Some(32.0),
+            result: SynthResult {
+                liberty: lib.into(),
+                kge,
+                fmax_mhz: 500.0,
+                ..SynthResult::default()
+            },
+        }
+    }
+
+    #[test]
+    fn synth_page_has_area_fmax_and_latency_with_paper_marks() {
+        let rows = vec![
+            row("cpack-lossy", "compressor", "osu018", 80.0),
+            row("cpack-lossy", "compressor", "nangate45", 60.0),
+            row("cpack-lossy", "decompressor", "osu018", 70.0),
+        ];
+        let p = synth_page("t", &rows, &[]);
+        assert_eq!(p.charts(), 3);
+        let h = p.html().unwrap();
+        assert!(h.contains("cpack-lossy: area") && h.contains("cpack-lossy: Fmax"));
+        assert!(h.contains(paper::LEGEND));
+    }
+}
