@@ -14,7 +14,6 @@
 
 use super::{stim_from, FlowResult};
 use crate::config::Config;
-use crate::cosim::vdut::VerilatorDut;
 use crate::engines::EngineRef;
 use crate::synth::{Liberty, ReportRow};
 use serde::Serialize;
@@ -269,15 +268,7 @@ pub fn energy(
     std::fs::create_dir_all(work)
         .map_err(|e| format!("cannot create {}: {}", work.display(), e))?;
     let budget = Duration::from_secs(cfg.synth.budget_s);
-    let gl = crate::synth::gatesim::gate_level_model(&row.result, lib, budget)
-        .map_err(|e| e.to_string())?;
-    let gl_text =
-        std::fs::read_to_string(&gl).map_err(|e| format!("cannot read {}: {}", gl.display(), e))?;
-    let mut spec = crate::cosim::vdut::build_spec(&top, true).map_err(|e| e.to_string())?;
-    spec.sources = vec![("gatesim.v".into(), gl_text)];
-    let lib_model = crate::cosim::build(&spec).map_err(|e| e.to_string())?;
-    let model = crate::cosim::Model::new(&lib_model).map_err(|e| e.to_string())?;
-    let mut dut = VerilatorDut::from_model(model).map_err(|e| e.to_string())?;
+    let mut dut = super::gate_level_dut(engine, cfg, row, lib, true)?;
     let vcd = work.join("activity.vcd");
     let mut stim = stim_from(cfg, None);
     stim.lines = lines;

@@ -422,20 +422,32 @@ pub fn gate_cosim(
     lib: &Liberty,
     lines: u64,
 ) -> FlowResult<RunStats> {
+    let mut dut = gate_level_dut(engine, cfg, row, lib, false)?;
+    let mut stim = stim_from(cfg, None);
+    stim.lines = lines;
+    engine.cosim(&mut dut, cfg, &row.unit, &stim, &mut |_| {})
+}
+
+/// The synthesized netlist of `row` with the library's cell models, built in Verilator
+/// (with a waveform when `trace`) for the unit's scoreboard.
+pub fn gate_level_dut(
+    engine: EngineRef,
+    cfg: &Config,
+    row: &ReportRow,
+    lib: &Liberty,
+    trace: bool,
+) -> FlowResult<VerilatorDut> {
     let top = engine.cosim_top(cfg, &row.unit)?;
     let gl =
         synth::gatesim::gate_level_model(&row.result, lib, Duration::from_secs(cfg.synth.budget_s))
             .map_err(|e| e.to_string())?;
     let text =
         std::fs::read_to_string(&gl).map_err(|e| format!("cannot read {}: {}", gl.display(), e))?;
-    let mut spec = crate::cosim::vdut::build_spec(&top, false).map_err(|e| e.to_string())?;
+    let mut spec = crate::cosim::vdut::build_spec(&top, trace).map_err(|e| e.to_string())?;
     spec.sources = vec![("gatesim.v".into(), text)];
     let lib_model = crate::cosim::build(&spec).map_err(|e| e.to_string())?;
     let model = crate::cosim::Model::new(&lib_model).map_err(|e| e.to_string())?;
-    let mut dut = VerilatorDut::from_model(model).map_err(|e| e.to_string())?;
-    let mut stim = stim_from(cfg, None);
-    stim.lines = lines;
-    engine.cosim(&mut dut, cfg, &row.unit, &stim, &mut |_| {})
+    VerilatorDut::from_model(model).map_err(|e| e.to_string())
 }
 
 /// The paper tables of `engine` for a synthesis run: its core table (when `cores` and the

@@ -92,18 +92,47 @@ fn color(i: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
+/// The axis range of values from `lo` to `hi`, padded; `0..1` when there is no finite value
+/// (an empty chart), so that the mesh never spans an inverted or infinite range.
 fn span(lo: f64, hi: f64) -> (f64, f64) {
-    let (lo, hi) = if lo.is_finite() && hi.is_finite() {
-        (lo, hi)
-    } else {
-        (0.0, 1.0)
-    };
+    if !(lo.is_finite() && hi.is_finite()) || lo > hi {
+        return (0.0, 1.0);
+    }
     if hi > lo {
         let pad = (hi - lo) * 0.08;
         (lo - pad, hi + pad)
     } else {
         (lo - 1.0, hi + 1.0)
     }
+}
+
+type Plot<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// A captioned frame with a mesh and axis descriptions over `x` × `y`.
+fn frame<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    c: &Chart,
+    x: (f64, f64),
+    y: (f64, f64),
+) -> Result<Plot<'a, 'b>, String> {
+    let mut chart = ChartBuilder::on(root)
+        .caption(&c.title, ("sans-serif", 17))
+        .margin(12)
+        .x_label_area_size(48)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x.0..x.1, y.0..y.1)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc(&c.x_label)
+        .y_desc(&c.y_label)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    Ok(chart)
 }
 
 /// Many or long category names: bars run horizontally, names readable on the left.
@@ -288,17 +317,7 @@ impl Chart {
             fold(f64::min, f64::MAX, |p| p.y),
             fold(f64::max, f64::MIN, |p| p.y),
         );
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, ("sans-serif", 17))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x0..x1, y0..y1)?;
-        chart
-            .configure_mesh()
-            .x_desc(&self.x_label)
-            .y_desc(&self.y_label)
-            .draw()?;
+        let mut chart = frame(root, self, (x0, x1), (y0, y1))?;
         let other = color(0);
         chart
             .draw_series(
@@ -352,17 +371,7 @@ impl Chart {
             all().map(|p| p.1).fold(f64::MAX, f64::min),
             all().map(|p| p.1).fold(f64::MIN, f64::max),
         );
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, ("sans-serif", 17))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x0..x1, y0..y1)?;
-        chart
-            .configure_mesh()
-            .x_desc(&self.x_label)
-            .y_desc(&self.y_label)
-            .draw()?;
+        let mut chart = frame(root, self, (x0, x1), (y0, y1))?;
         for (i, (name, pts)) in series.iter().enumerate() {
             let c = color(i);
             chart

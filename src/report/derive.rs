@@ -32,7 +32,9 @@ fn cells(line: &str) -> Vec<String> {
     let t = line.trim();
     let t = t.strip_prefix('|').unwrap_or(t);
     let t = t.strip_suffix('|').unwrap_or(t);
-    t.split('|').map(|c| c.trim().replace('`', "")).collect()
+    t.split('|')
+        .map(|c| c.trim().replace(['`', '*'], ""))
+        .collect()
 }
 
 fn context_of(line: &str) -> String {
