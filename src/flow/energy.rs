@@ -289,9 +289,7 @@ pub fn energy(
         .map_err(|e| format!("cannot read {}: {}", vcd.display(), e))?;
     let (acts, end) = vcd_activity(&text)?;
     drop(text);
-    if std::env::var_os("HWZIP_KEEP_VCD").is_none() {
-        let _ = std::fs::remove_file(&vcd);
-    }
+    let _ = std::fs::remove_file(&vcd);
     let cycles = stats.cycles.max(1);
     let netlist = std::fs::read_to_string(&row.result.netlist)
         .map_err(|e| format!("cannot read {}: {}", row.result.netlist.display(), e))?;

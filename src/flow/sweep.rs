@@ -867,6 +867,14 @@ pub fn sweep_charts(r: &SweepReport) -> Vec<(String, Chart)> {
             .collect::<Vec<_>>()
             .join("/")
     };
+    // A row as a plot point: area against `y`, on the front or not.
+    let point = |x: &Row, y: f64, front: bool| Point {
+        x: x.lib.kge,
+        y,
+        label: label(x),
+        front,
+    };
+
     let mut out = Vec::new();
     for (unit, lib) in &groups {
         let mine: Vec<&Row> = rows
@@ -883,12 +891,7 @@ pub fn sweep_charts(r: &SweepReport) -> Vec<(String, Chart)> {
                 body: Body::Scatter {
                     points: mine
                         .iter()
-                        .map(|x| Point {
-                            x: x.lib.kge,
-                            y: x.lib.gbps,
-                            label: label(x),
-                            front: x.on_tput,
-                        })
+                        .map(|x| point(x, x.lib.gbps, x.on_tput))
                         .collect(),
                 },
             },
@@ -906,14 +909,7 @@ pub fn sweep_charts(r: &SweepReport) -> Vec<(String, Chart)> {
                     body: Body::Scatter {
                         points: mine
                             .iter()
-                            .filter_map(|x| {
-                                Some(Point {
-                                    x: x.lib.kge,
-                                    y: x.point.ratio?,
-                                    label: label(x),
-                                    front: x.on_ratio,
-                                })
-                            })
+                            .filter_map(|x| Some(point(x, x.point.ratio?, x.on_ratio)))
                             .collect(),
                     },
                 },
