@@ -103,8 +103,8 @@ enum Cmd {
         /// Synthesize again even when a cached result matches.
         #[arg(long)]
         no_cache: bool,
-        /// Also measure energy per line: this many lines of RTL switching activity at full
-        /// throughput, annotated on the netlist, OpenSTA `report_power` (energy.md).
+        /// Also measure energy per line: this many lines of gate-level switching activity at
+        /// full throughput, annotated on the netlist, OpenSTA `report_power` (energy.md).
         #[arg(long, default_value_t = 0, conflicts_with = "verilog")]
         energy: u64,
         /// Synthesize these Verilog files (repeatable) instead of an engine's units, with
@@ -259,55 +259,16 @@ enum Cmd {
         /// Also co-simulate each synthesized netlist at gate level for this many windows.
         #[arg(long, default_value_t = 0)]
         gate_cosim: u64,
+        /// Also measure energy per line of each synthesized netlist: this many lines of
+        /// gate-level activity, OpenSTA `report_power` (energy.md). Slow: a traced build per
+        /// netlist.
+        #[arg(long, default_value_t = 0)]
+        energy: u64,
     },
     /// Design-space sweep: generate, lint, co-simulate, time and synthesize every point of a
     /// parameter grid of one engine; report area, Fmax, latency, throughput and compression
     /// ratio with the Pareto fronts (area vs GB/s, area vs ratio).
-    Sweep {
-        /// Engine.
-        #[arg(long, default_value = "zvc", value_parser = engine_arg())]
-        engine: String,
-        /// YAML configuration the grid's values are set in; defaults otherwise.
-        #[arg(long)]
-        config: Option<PathBuf>,
-        /// Grid: keys of the engine's configuration section with their values,
-        /// `key=v1,v2; key2=v3,v4` (nested keys dotted: `bpc.dec_tokens=2,4`).
-        #[arg(long, conflicts_with = "grid_file", required_unless_present_any = ["grid_file", "merge"])]
-        grid: Option<String>,
-        /// Grid as a YAML mapping of key to a list of values.
-        #[arg(long)]
-        grid_file: Option<PathBuf>,
-        /// Only these units of the engine, comma-separated [default: every synthesizable
-        /// unit].
-        #[arg(long, value_delimiter = ',')]
-        unit: Vec<String>,
-        /// Liberty: osu018 | nangate45 | sky130hd | a path; repeatable [default: osu018].
-        #[arg(long)]
-        liberty: Vec<String>,
-        /// Clock period in ns for every library [default: the config's].
-        #[arg(long)]
-        clock_ns: Option<f64>,
-        /// Co-simulation lines per unit and point (random stalls).
-        #[arg(long, default_value_t = 2_000)]
-        lines: u64,
-        /// File whose compression ratio each point reports [default: a synthetic ReLU
-        /// activation tensor, 1 MiB].
-        #[arg(long)]
-        trace: Option<PathBuf>,
-        /// Points in parallel (default: the number of cores).
-        #[arg(short = 'j', long)]
-        jobs: Option<usize>,
-        /// Run only shard K of N of the points (every N-th point from the K-th), e.g. `2/4`;
-        /// join the shards' directories with --merge.
-        #[arg(long)]
-        shard: Option<String>,
-        /// Merge these sweep directories (shards of one sweep) into --out instead of running.
-        #[arg(long, num_args = 1.., conflicts_with_all = ["grid", "grid_file", "shard"])]
-        merge: Vec<PathBuf>,
-        /// Output directory (points/, sweep.md, sweep.csv, sweep.json, report.html).
-        #[arg(long, default_value = "build/sweep")]
-        out: PathBuf,
-    },
+    Sweep(SweepArgs),
     /// The long, paper-grade regression: the default configuration with the `paper` profile
     /// (10^6 lines per unit, three libraries, Table II/III), gate-level co-simulation of the
     /// ZVC osu018 netlists, and every parameter set in `--configs` (co-simulation).
@@ -836,6 +797,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             no_cache,
             out,
             gate_cosim,
+            energy,
         } => {
             let profile = flow::job::Profile::from_name(&profile)?;
             let mut cfg = load_config(&config)?;
@@ -876,40 +838,13 @@ fn run(cli: Cli) -> Result<bool, String> {
                 jobs,
                 out,
                 gate_cosim,
+                energy,
                 synth: true,
                 shard: None,
             };
             flow_cmd(&cfg, &opts)
         }
-        Cmd::Sweep {
-            engine,
-            config,
-            grid,
-            grid_file,
-            unit,
-            liberty,
-            clock_ns,
-            lines,
-            trace,
-            jobs,
-            shard,
-            merge,
-            out,
-        } => sweep_cmd(SweepArgs {
-            engine,
-            config,
-            grid,
-            grid_file,
-            unit,
-            liberty,
-            clock_ns,
-            lines,
-            trace,
-            jobs,
-            shard,
-            merge,
-            out,
-        }),
+        Cmd::Sweep(a) => sweep_cmd(a),
         Cmd::Regress {
             configs,
             out,
@@ -965,35 +900,57 @@ fn energy_rows(
             .join(&r.result.top);
         v.push(flow::energy::energy(engine, cfg, r, lib, lines, &work)?);
     }
-    let md = format!(
-        "{}\n## Beside the papers\n\n{}",
-        flow::energy::markdown(&v),
-        flow::energy::beside_papers(&v)
-    );
-    hwzip::files::write(&out.join("energy.md"), &md)?;
-    hwzip::files::write(
-        &out.join("energy.json"),
-        serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?,
-    )?;
-    println!("\n## Energy per line\n\n{}", md);
+    flow::energy::write(&v, out)?;
+    println!("\n## Energy per line\n\n{}", flow::energy::report(&v));
     println!("energy: {}/energy.{{md,json}}", out.display());
     Ok(v)
 }
 
 /// The arguments of `hwzip sweep`.
+#[derive(clap::Args)]
 struct SweepArgs {
+    /// Engine.
+    #[arg(long, default_value = "zvc", value_parser = engine_arg())]
     engine: String,
+    /// YAML configuration the grid's values are set in; defaults otherwise.
+    #[arg(long)]
     config: Option<PathBuf>,
+    /// Grid: keys of the engine's configuration section with their values,
+    /// `key=v1,v2; key2=v3,v4` (nested keys dotted: `bpc.dec_tokens=2,4`).
+    #[arg(long, conflicts_with = "grid_file", required_unless_present_any = ["grid_file", "merge"])]
     grid: Option<String>,
+    /// Grid as a YAML mapping of key to a list of values.
+    #[arg(long)]
     grid_file: Option<PathBuf>,
+    /// Only these units of the engine, comma-separated [default: every synthesizable
+    /// unit].
+    #[arg(long, value_delimiter = ',')]
     unit: Vec<String>,
+    /// Liberty: osu018 | nangate45 | sky130hd | a path; repeatable [default: osu018].
+    #[arg(long)]
     liberty: Vec<String>,
+    /// Clock period in ns for every library [default: the config's].
+    #[arg(long)]
     clock_ns: Option<f64>,
+    /// Co-simulation lines per unit and point (random stalls).
+    #[arg(long, default_value_t = 2_000)]
     lines: u64,
+    /// File whose compression ratio each point reports [default: a synthetic ReLU
+    /// activation tensor, 1 MiB].
+    #[arg(long)]
     trace: Option<PathBuf>,
+    /// Points in parallel (default: the number of cores).
+    #[arg(short = 'j', long)]
     jobs: Option<usize>,
+    /// Run only shard K of N of the points (every N-th point from the K-th), e.g. `2/4`;
+    /// join the shards' directories with --merge.
+    #[arg(long)]
     shard: Option<String>,
+    /// Merge these sweep directories (shards of one sweep) into --out instead of running.
+    #[arg(long, num_args = 1.., conflicts_with_all = ["grid", "grid_file", "shard"])]
     merge: Vec<PathBuf>,
+    /// Output directory (points/, sweep.md, sweep.csv, sweep.json, report.html).
+    #[arg(long, default_value = "build/sweep")]
     out: PathBuf,
 }
 

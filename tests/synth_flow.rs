@@ -27,6 +27,7 @@ fn main_job_runs_every_unit_on_osu018_and_reports() {
         jobs: 2,
         out: work.path().to_path_buf(),
         gate_cosim: 0,
+        energy: 0,
         synth: true,
         shard: None,
     };

@@ -195,66 +195,64 @@ impl Engine for Adaptive {
     }
 }
 
-/// The adaptive policy's running-phase decisions over time (a step line per trace, offset a
-/// little so that equal decisions stay visible) and its Comp Alg histogram.
+/// The adaptive policy's running-phase decisions over time (a strip per trace, coloured by
+/// the algorithm of each sampling period) and its Comp Alg histogram (a strip per trace cut
+/// into the algorithms' shares).
 fn decision_charts(
     out: &[crate::model::adaptive::eval::AdaptiveEval],
 ) -> Vec<crate::report::Chart> {
-    use crate::report::{BarSeries, Body, Chart};
+    use crate::report::{Body, Chart};
     const ALGS: [&str; 4] = ["none", "bdi", "fpc", "cpack"];
-    let level = |a: &str| ALGS.iter().position(|x| *x == a).unwrap_or(0) as f64;
-    let n = out.len().max(1) as f64;
-    let series = out
+    let level = |a: &str| ALGS.iter().position(|x| *x == a).unwrap_or(0);
+    let states: Vec<String> = ["none", "BDI", "FPC", "C-Pack+Z"]
         .iter()
-        .enumerate()
-        .map(|(k, e)| {
-            let off = 0.3 * k as f64 / n;
-            let mut pts = Vec::new();
-            let mut phase = 0.0;
-            for (a, count) in &e.decisions {
-                let y = level(a) + off;
-                pts.push((phase, y));
-                phase += *count as f64;
-                pts.push((phase, y));
-            }
-            (e.trace.clone(), pts)
+        .map(|s| s.to_string())
+        .collect();
+    let decisions = out
+        .iter()
+        .map(|e| {
+            let runs = e
+                .decisions
+                .iter()
+                .map(|(a, count)| (level(a), *count as f64))
+                .collect();
+            (e.trace.clone(), runs)
         })
         .collect();
-    let hist = Chart {
-        title: "adaptive: Comp Alg of the payload transactions".into(),
-        x_label: "algorithm".into(),
-        y_label: "% of payload transactions".into(),
-        body: Body::Bars {
-            categories: ALGS.iter().map(|a| a.to_string()).collect(),
-            series: out
+    let shares = out
+        .iter()
+        .map(|e| {
+            let total: u64 = e.histogram.iter().map(|h| h.1).sum::<u64>().max(1);
+            let runs = ALGS
                 .iter()
-                .take(8)
-                .map(|e| {
-                    let total: u64 = e.histogram.iter().map(|h| h.1).sum::<u64>().max(1);
-                    BarSeries {
-                        name: e.trace.clone(),
-                        values: ALGS
-                            .iter()
-                            .map(|a| {
-                                let c = e.histogram.iter().find(|h| h.0 == *a).map_or(0, |h| h.1);
-                                Some(100.0 * c as f64 / total as f64)
-                            })
-                            .collect(),
-                    }
+                .enumerate()
+                .map(|(i, a)| {
+                    let c = e.histogram.iter().find(|h| h.0 == *a).map_or(0, |h| h.1);
+                    (i, 100.0 * c as f64 / total as f64)
                 })
-                .collect(),
-            marks: Vec::new(),
-            mark_name: String::new(),
-        },
-    };
+                .collect();
+            (e.trace.clone(), runs)
+        })
+        .collect();
     vec![
         Chart {
             title: "adaptive: running-phase decisions over time".into(),
             x_label: "sampling period".into(),
-            y_label: "decision: 0 none, 1 BDI, 2 FPC, 3 C-Pack+Z".into(),
-            body: Body::Lines { series },
+            y_label: "trace".into(),
+            body: Body::Strips {
+                states: states.clone(),
+                rows: decisions,
+            },
         },
-        hist,
+        Chart {
+            title: "adaptive: Comp Alg of the payload transactions".into(),
+            x_label: "% of payload transactions".into(),
+            y_label: "trace".into(),
+            body: Body::Strips {
+                states,
+                rows: shares,
+            },
+        },
     ]
 }
 

@@ -246,7 +246,7 @@ fn tcl_name(s: &str) -> String {
     s.replace('\\', "").replace(['{', '}'], "")
 }
 
-/// Measures `row`'s energy per line on `lib` with `lines` lines of RTL activity.
+/// Measures `row`'s energy per line on `lib` with `lines` lines of gate-level activity.
 pub fn energy(
     engine: EngineRef,
     cfg: &Config,
@@ -443,6 +443,22 @@ pub fn markdown(rows: &[EnergyRow]) -> String {
         ));
     }
     s
+}
+
+/// The energy Markdown of a run: the measured table and the papers beside it.
+pub fn report(rows: &[EnergyRow]) -> String {
+    format!(
+        "{}\n## Beside the papers\n\n{}",
+        markdown(rows),
+        beside_papers(rows)
+    )
+}
+
+/// Writes `energy.md` ([`report`]) and `energy.json` (the rows) into `dir`.
+pub fn write(rows: &[EnergyRow], dir: &Path) -> FlowResult<()> {
+    crate::files::write(&dir.join("energy.md"), report(rows))?;
+    let json = serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?;
+    crate::files::write(&dir.join("energy.json"), json)
 }
 
 /// Our energy beside the papers' published energy and power, with the technology gap.

@@ -108,6 +108,8 @@ pub struct FlowOptions {
     pub out: PathBuf,
     /// Gate-level co-simulation length per synthesized netlist (0: none).
     pub gate_cosim: u64,
+    /// Energy per line: lines of gate-level activity per synthesized netlist (0: none).
+    pub energy: u64,
     /// Synthesize (false: generate and co-simulate only).
     pub synth: bool,
     /// Run only shard `k` of `n` (1-based) of the independent steps, for splitting one run
@@ -165,6 +167,8 @@ pub struct FlowReport {
     pub synth: Vec<ReportRow>,
     /// Tables beside the papers' (Base+XOR Table II, adaptive Table III), when synthesized.
     pub tables: Vec<PaperTable>,
+    /// Energy per line of every synthesized netlist (`--energy`; empty otherwise).
+    pub energy: Vec<super::energy::EnergyRow>,
     /// Notes (skipped libraries, ...).
     pub notes: Vec<String>,
 }
@@ -393,6 +397,18 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
             steps.push(st);
         }
     }
+    // Energy per line (optional, slow: a traced gate-level build per netlist), in order.
+    let mut energy = Vec::new();
+    if opts.energy > 0 {
+        for r in &rows {
+            let Some(lib) = libs.iter().find(|l| l.label() == r.result.liberty) else {
+                continue;
+            };
+            let (e, st) = energy_step(cfg, r, lib, opts.energy, &opts.out, ui)?;
+            energy.push(e);
+            steps.push(st);
+        }
+    }
     // Paper tables in engine order: the core tables run above, then those from the rows.
     let mut tables = Vec::new();
     for &engine in &engines {
@@ -419,8 +435,35 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
         cosim: cosims,
         synth: rows,
         tables,
+        energy,
         notes,
     })
+}
+
+/// Energy per line of one synthesized row ([`super::energy::energy`]) as a timed step; the
+/// work files go under `out/energy/<library>/<top>/`.
+pub fn energy_step(
+    cfg: &Config,
+    row: &ReportRow,
+    lib: &Liberty,
+    lines: u64,
+    out: &Path,
+    ui: &Ui,
+) -> FlowResult<(super::energy::EnergyRow, StepTime)> {
+    let engine = engines::by_name(&row.engine)?;
+    let what = format!("{} {} {}", row.engine, row.unit, row.result.liberty);
+    let s = ui.step(&format!("energy {}", what));
+    s.set(format!("{} lines", lines));
+    let work = out
+        .join("energy")
+        .join(&row.result.liberty)
+        .join(&row.result.top);
+    let e = super::energy::energy(engine, cfg, row, lib, lines, &work)?;
+    let detail = format!(
+        "{} lines, {} cycles, {:.2} mW, {:.2} pJ/line",
+        e.lines, e.cycles, e.total_mw, e.pj_per_line
+    );
+    Ok((e, finish(s, "energy", what, detail)))
 }
 
 /// Gate-level co-simulation of one synthesized row ([`super::gate_cosim`]) as a timed step;
@@ -562,6 +605,13 @@ pub fn markdown(r: &FlowReport) -> String {
     for t in &r.tables {
         let _ = writeln!(s, "## {}\n\n{}", t.title, t.markdown);
     }
+    if !r.energy.is_empty() {
+        let _ = writeln!(
+            s,
+            "## Energy per line\n\n{}",
+            super::energy::report(&r.energy)
+        );
+    }
     let _ = writeln!(
         s,
         "## Steps\n\n| step | what | seconds | detail |\n|---|---|---:|---|"
@@ -595,6 +645,9 @@ pub fn page(r: &FlowReport, markdown_summary: &str) -> crate::report::Page {
     if !r.tables.is_empty() {
         p.section("Beside the papers", html::table_blocks(&r.tables));
     }
+    if !r.energy.is_empty() {
+        html::energy_section(&mut p, &r.energy);
+    }
     let mut steps = String::from("| step | what | seconds | detail |\n|---|---|---:|---|\n");
     for st in &r.steps {
         steps.push_str(&format!(
@@ -623,6 +676,9 @@ pub fn write(r: &FlowReport, dir: &Path) -> FlowResult<()> {
     for (name, text) in files {
         let p = dir.join(name);
         crate::files::write(&p, text)?;
+    }
+    if !r.energy.is_empty() {
+        super::energy::write(&r.energy, dir)?;
     }
     crate::report::write(&page(r, &markdown(r)), dir)?;
     super::write_tables(&r.tables, dir)

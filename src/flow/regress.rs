@@ -91,6 +91,7 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
         jobs: o.jobs,
         out: o.out.join("default"),
         gate_cosim: 0,
+        energy: 0,
         synth: true,
         shard: o.shard,
     };
@@ -234,6 +235,7 @@ fn cache_run(o: &RegressOptions, ui: &Ui) -> FlowResult<RegressRun> {
         cosim: cosims,
         synth: Vec::new(),
         tables: Vec::new(),
+        energy: Vec::new(),
         notes: Vec::new(),
     };
     let out = o.out.join("cache");

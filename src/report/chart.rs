@@ -1,7 +1,9 @@
 //! Charts of a report as data, rendered to inline SVG with `plotters` (SVG backend; text is
 //! left to the browser's fonts, so nothing is rasterized and no font file is needed).
 
+use super::{legend, place};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::Serialize;
 
 /// One series of a bar chart: a value per category (`None`: no bar).
@@ -54,6 +56,14 @@ pub enum Body {
         /// Points.
         points: Vec<Point>,
     },
+    /// One horizontal strip per row, cut into runs coloured by state (decisions over time,
+    /// the shares of a histogram); the first row on top.
+    Strips {
+        /// State names (legend), indexed by the runs.
+        states: Vec<String>,
+        /// `(row name, runs of (state, length))`.
+        rows: Vec<(String, Vec<(usize, f64)>)>,
+    },
     /// Lines over a numeric x.
     Lines {
         /// `(name, points)`.
@@ -78,8 +88,9 @@ const W: u32 = 760;
 const H: u32 = 380;
 
 fn color(i: usize) -> RGBColor {
-    // A colour-blind-safe qualitative palette (Okabe-Ito without black).
-    const C: [(u8, u8, u8); 7] = [
+    // Colour-blind-safe qualitative colours: Okabe-Ito (without black), then Paul Tol's muted
+    // scheme, then black; twelve series before a colour repeats.
+    const C: [(u8, u8, u8); 12] = [
         (0, 114, 178),
         (230, 159, 0),
         (0, 158, 115),
@@ -87,6 +98,11 @@ fn color(i: usize) -> RGBColor {
         (86, 180, 233),
         (213, 94, 0),
         (240, 228, 66),
+        (136, 34, 85),
+        (68, 170, 153),
+        (153, 153, 51),
+        (51, 34, 136),
+        (0, 0, 0),
     ];
     let (r, g, b) = C[i % C.len()];
     RGBColor(r, g, b)
@@ -130,14 +146,110 @@ fn frame<'a, 'b>(
         .configure_mesh()
         .x_desc(&c.x_label)
         .y_desc(&c.y_label)
+        .x_label_formatter(&axis_number)
+        .y_label_formatter(&axis_number)
         .draw()
         .map_err(|e| e.to_string())?;
     Ok(chart)
 }
 
+/// An axis tick value, short: `1.4M`, `250k`, `2.35`, `0` (no trailing zeros).
+fn axis_number(v: &f64) -> String {
+    let trim = |x: f64, digits: usize| {
+        let s = format!("{:.*}", digits, x);
+        let s = if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        };
+        if s == "-0" {
+            "0".to_string()
+        } else {
+            s
+        }
+    };
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{}M", trim(v / 1e6, 2))
+    } else if a >= 1e4 {
+        format!("{}k", trim(v / 1e3, 1))
+    } else {
+        trim(*v, 3)
+    }
+}
+
 /// Many or long category names: bars run horizontally, names readable on the left.
 fn horizontal(categories: &[String]) -> bool {
     categories.len() > 6 || categories.iter().map(|c| c.chars().count()).sum::<usize>() > 60
+}
+
+/// Draws `title` centred across the top of `root` (smaller when long, so that it fits) and
+/// returns the area below it.
+fn titled<'b>(
+    root: &DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    title: &str,
+) -> Result<DrawingArea<SVGBackend<'b>, plotters::coord::Shift>, Box<dyn std::error::Error>> {
+    let (w, _) = root.dim_in_pixel();
+    let chars = title.chars().count().max(1) as f64;
+    let px = (17.0f64)
+        .min((f64::from(w) - 24.0) / (0.56 * chars))
+        .max(10.0);
+    let (head, body) = root.split_vertically(36);
+    head.draw(&Text::new(
+        title.to_string(),
+        (w as i32 / 2, 20),
+        TextStyle::from(("sans-serif", px).into_font()).pos(Pos::new(HPos::Center, VPos::Center)),
+    ))?;
+    Ok(body)
+}
+
+/// Splits `root` into the plot and a legend strip on its right, drawing `keys` there; the
+/// plot's area is returned (all of `root` when there is nothing to show).
+fn with_side_legend<'b>(
+    root: &DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    keys: &[(String, legend::Key)],
+) -> Result<DrawingArea<SVGBackend<'b>, plotters::coord::Shift>, Box<dyn std::error::Error>> {
+    if keys.iter().all(|k| k.0.is_empty()) {
+        return Ok(root.clone());
+    }
+    let names: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+    let (w, _) = root.dim_in_pixel();
+    let (plot, side) = root.split_horizontally(w as i32 - legend::width(&names) as i32);
+    legend::draw(&side, keys)?;
+    Ok(plot)
+}
+
+/// Font size of point labels, px.
+const LABEL_PX: f64 = 11.0;
+
+/// The plotting area of `chart` in pixels.
+fn plot_rect(chart: &Plot<'_, '_>) -> place::Rect {
+    let (x, y) = chart.plotting_area().get_pixel_range();
+    place::Rect {
+        x0: x.start as f64,
+        y0: y.start as f64,
+        x1: x.end as f64,
+        y1: y.end as f64,
+    }
+}
+
+/// The legend's corner: the one whose legend box (estimated from the `names`) covers the
+/// fewest points and line samples.
+fn legend_corner(
+    names: &[&str],
+    points: &[(f64, f64)],
+    paths: &[Vec<(f64, f64)>],
+    area: place::Rect,
+) -> SeriesLabelPosition {
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64;
+    let w = 40.0 + longest * 7.0;
+    let h = 12.0 + names.len() as f64 * 19.0;
+    match place::emptiest_corner(points, paths, area, w, h) {
+        place::Corner::UpperRight => SeriesLabelPosition::UpperRight,
+        place::Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
+        place::Corner::LowerRight => SeriesLabelPosition::LowerRight,
+        place::Corner::LowerLeft => SeriesLabelPosition::LowerLeft,
+    }
 }
 
 impl Chart {
@@ -152,6 +264,7 @@ impl Chart {
                     let per = (series.len() as u32 * 7).max(18);
                     (100 + categories.len() as u32 * per).max(H)
                 }
+                Body::Strips { rows, .. } => (110 + rows.len() as u32 * 22).max(H),
                 _ => H,
             };
             let root = SVGBackend::with_string(&mut buf, (W, h)).into_drawing_area();
@@ -175,6 +288,7 @@ impl Chart {
                 marks,
                 mark_name,
             } => self.bars(root, categories, series, marks, mark_name),
+            Body::Strips { states, rows } => self.strips(root, states, rows),
             Body::Scatter { points } => self.scatter(root, points),
             Body::Lines { series } => self.lines(root, series),
         }
@@ -196,10 +310,17 @@ impl Chart {
             .filter(|v| v.is_finite())
             .fold(0.0f64, f64::max);
         let flip = horizontal(categories);
-        // Headroom for the legend beyond the longest bar.
-        let legend = (series.len() + usize::from(!marks.is_empty())) as f64;
-        let head = if flip { 1.3 } else { 1.15 + 0.06 * legend };
-        let top = if top > 0.0 { top * head } else { 1.0 };
+        let top = if top > 0.0 { top * 1.08 } else { 1.0 };
+        // The legend beside the plot, where it covers no bar.
+        let mut keys: Vec<(String, legend::Key)> = series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.clone(), legend::Key::Fill(color(i))))
+            .collect();
+        if !marks.is_empty() {
+            keys.push((mark_name.to_string(), legend::Key::Line(BLACK)));
+        }
+        let root = &with_side_legend(&titled(root, &self.title)?, &keys)?;
         let cats = categories.to_vec();
         let name = move |x: &f64| {
             let i = x.round();
@@ -217,7 +338,7 @@ impl Chart {
             .max()
             .unwrap_or(0) as u32;
         let mut b = ChartBuilder::on(root);
-        b.caption(&self.title, ("sans-serif", 17)).margin(12);
+        b.margin(12).margin_top(4);
         // Category c sits at position c (vertical bars) or n-1-c (horizontal bars, the first
         // category on top); a bar is [lo, lo + w) across, [0, v] along the value axis.
         let pos = move |c: usize| if flip { (n - 1 - c) as f64 } else { c as f64 };
@@ -261,6 +382,7 @@ impl Chart {
                 mesh.disable_y_mesh()
                     .y_labels(n * 2 + 1)
                     .y_label_formatter(&rev)
+                    .x_label_formatter(&axis_number)
                     .x_desc(&self.y_label)
                     .y_desc(&self.x_label)
                     .draw()?;
@@ -268,6 +390,7 @@ impl Chart {
                 mesh.disable_x_mesh()
                     .x_labels(n * 2 + 1)
                     .x_label_formatter(&name)
+                    .y_label_formatter(&axis_number)
                     .x_desc(&self.x_label)
                     .y_desc(&self.y_label)
                     .draw()?;
@@ -279,25 +402,83 @@ impl Chart {
                 s.values.iter().enumerate().filter_map(move |(ci, v)| {
                     Some(Rectangle::new(rect(ci, si, (*v)?), c.filled()))
                 });
-            chart
-                .draw_series(bars)?
-                .label(&s.name)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
+            chart.draw_series(bars)?;
         }
         if !marks.is_empty() {
             let ticks = marks
                 .iter()
                 .map(|m| PathElement::new(tick(m.category, m.value), BLACK.stroke_width(3)));
-            chart.draw_series(ticks)?.label(mark_name).legend(|(x, y)| {
-                PathElement::new(vec![(x, y), (x + 12, y)], BLACK.stroke_width(3))
-            });
+            chart.draw_series(ticks)?;
         }
+        Ok(())
+    }
+
+    fn strips(
+        &self,
+        root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+        states: &[String],
+        rows: &[(String, Vec<(usize, f64)>)],
+    ) -> Result<(), Box<dyn std::error::Error + '_>> {
+        let keys: Vec<(String, legend::Key)> = states
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.clone(), legend::Key::Fill(color(i))))
+            .collect();
+        let root = &with_side_legend(&titled(root, &self.title)?, &keys)?;
+        let n = rows.len().max(1);
+        let total = rows
+            .iter()
+            .map(|(_, runs)| {
+                runs.iter()
+                    .map(|r| r.1)
+                    .filter(|v| v.is_finite())
+                    .sum::<f64>()
+            })
+            .fold(0.0f64, f64::max);
+        let total = if total > 0.0 { total } else { 1.0 };
+        let longest = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0) as u32;
+        let names: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+        // Row r sits at y = n-1-r (the first row on top).
+        let name = move |y: &f64| {
+            let i = y.round();
+            let r = (n - 1) as f64 - i;
+            if (y - i).abs() < 1e-6 && r >= 0.0 && (r as usize) < names.len() {
+                names[r as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        let mut chart = ChartBuilder::on(root)
+            .margin(12)
+            .margin_top(4)
+            .x_label_area_size(44)
+            .y_label_area_size(24 + 7 * longest.min(40))
+            .build_cartesian_2d(0f64..total, -0.5f64..(n as f64 - 0.5))?;
         chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(n * 2 + 1)
+            .y_label_formatter(&name)
+            .x_label_formatter(&axis_number)
+            .x_desc(&self.x_label)
+            .y_desc(&self.y_label)
             .draw()?;
+        for (r, (_, runs)) in rows.iter().enumerate() {
+            let y = (n - 1 - r) as f64;
+            let mut x = 0.0;
+            let mut cells = Vec::new();
+            for &(state, len) in runs {
+                if len.is_finite() && len > 0.0 {
+                    let c = color(state);
+                    cells.push(Rectangle::new(
+                        [(x, y - 0.38), (x + len, y + 0.38)],
+                        c.filled(),
+                    ));
+                    x += len;
+                }
+            }
+            chart.draw_series(cells)?;
+        }
         Ok(())
     }
 
@@ -343,14 +524,31 @@ impl Chart {
             )?
             .label("Pareto front")
             .legend(move |(x, y)| Circle::new((x + 6, y), 5, fc.filled()));
-        chart.draw_series(
-            front
-                .iter()
-                .map(|p| Text::new(p.label.clone(), (p.x, p.y), ("sans-serif", 11).into_font())),
-        )?;
+        // Labels where they cover the least of each other, the points and the front's line.
+        let px = |x: f64, y: f64| {
+            let (a, b) = chart.backend_coord(&(x, y));
+            (a as f64, b as f64)
+        };
+        let anchors: Vec<(f64, f64)> = front.iter().map(|p| px(p.x, p.y)).collect();
+        let dots: Vec<(f64, f64)> = points.iter().map(|p| px(p.x, p.y)).collect();
+        let area = plot_rect(&chart);
+        let sizes: Vec<(f64, f64)> = front
+            .iter()
+            .map(|p| place::text_size(&p.label, LABEL_PX))
+            .collect();
+        let at = place::labels(&anchors, &sizes, &dots, &anchors, area);
+        for (p, (x, y)) in front.iter().zip(at) {
+            root.draw(&Text::new(
+                p.label.clone(),
+                (x.round() as i32, y.round() as i32),
+                ("sans-serif", LABEL_PX).into_font(),
+            ))?;
+        }
+        let names = ["design point", "Pareto front"];
+        let corner = legend_corner(&names, &dots, &[anchors], area);
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
+            .position(corner)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .draw()?;
@@ -381,9 +579,22 @@ impl Chart {
                     PathElement::new(vec![(x, y), (x + 12, y)], c.stroke_width(2))
                 });
         }
+        let paths: Vec<Vec<(f64, f64)>> = series
+            .iter()
+            .map(|(_, pts)| {
+                pts.iter()
+                    .map(|&(x, y)| {
+                        let (a, b) = chart.backend_coord(&(x, y));
+                        (a as f64, b as f64)
+                    })
+                    .collect()
+            })
+            .collect();
+        let names: Vec<&str> = series.iter().map(|(n, _)| n.as_str()).collect();
+        let corner = legend_corner(&names, &[], &paths, plot_rect(&chart));
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
+            .position(corner)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .draw()?;
@@ -444,12 +655,75 @@ mod tests {
                     series: vec![("s".into(), vec![(0.0, 1.0), (1.0, 2.0)])],
                 },
             },
+            Chart {
+                title: "strips".into(),
+                x_label: "period".into(),
+                y_label: "trace".into(),
+                body: Body::Strips {
+                    states: vec!["none".into(), "bdi".into()],
+                    rows: vec![
+                        ("t0".into(), vec![(0, 3.0), (1, 2.0)]),
+                        ("t1".into(), vec![(1, 5.0)]),
+                    ],
+                },
+            },
         ];
         for c in charts {
             let svg = c.svg().unwrap();
             assert!(svg.starts_with("<svg"), "{}", &svg[..40.min(svg.len())]);
             assert!(svg.contains(&c.title));
         }
+    }
+
+    #[test]
+    fn legends_of_bars_and_strips_sit_beside_the_plot() {
+        // Every legend name is drawn right of the plot: its text starts beyond the widest
+        // plot (the SVG width minus the narrowest legend strip).
+        let c = Chart {
+            title: "bars".into(),
+            x_label: "unit".into(),
+            y_label: "kGE".into(),
+            body: Body::Bars {
+                categories: vec!["a".into(), "b".into()],
+                series: vec![
+                    BarSeries {
+                        name: "seriesone".into(),
+                        values: vec![Some(1.0), Some(2.0)],
+                    },
+                    BarSeries {
+                        name: "seriestwo".into(),
+                        values: vec![Some(3.0), None],
+                    },
+                ],
+                marks: vec![Mark {
+                    category: 0,
+                    value: 1.5,
+                }],
+                mark_name: "paper".into(),
+            },
+        };
+        let svg = c.svg().unwrap();
+        for name in ["seriesone", "seriestwo", "paper"] {
+            let at = svg.find(&format!(">\n{}\n<", name)).expect(name);
+            let tag = &svg[svg[..at].rfind("<text").unwrap()..at];
+            let x: f64 = tag
+                .split("x=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("no x in {}", tag));
+            assert!(x >= f64::from(W - 220), "{} at x = {} in {}", name, x, tag);
+        }
+    }
+
+    #[test]
+    fn axis_numbers_are_short() {
+        assert_eq!(axis_number(&1_400_000.0), "1.4M");
+        assert_eq!(axis_number(&250_000.0), "250k");
+        assert_eq!(axis_number(&2.35), "2.35");
+        assert_eq!(axis_number(&0.0), "0");
+        assert_eq!(axis_number(&-0.0001), "0");
+        assert_eq!(axis_number(&60.0), "60");
     }
 
     #[test]

@@ -8,6 +8,8 @@
 
 pub mod chart;
 pub mod derive;
+pub mod legend;
+pub mod place;
 
 pub use chart::{BarSeries, Body, Chart, Mark, Point};
 use std::fmt::Write as _;
