@@ -115,3 +115,50 @@ fn gate_level_netlist_matches_the_model() {
         assert!(st.beats_out > 0);
     }
 }
+
+/// Energy per line from the gate-level activity of a small netlist: every cell input pin the
+/// simulation sees is annotated, the power parts add up, and the energy per line is the total
+/// power over the simulated cycles (the figures themselves are reports, not checked here).
+#[test]
+fn energy_per_line_from_gate_level_activity() {
+    let mut cfg = Config::from_yaml("zvc: {word_bits: 8, lanes: 4, window: 8}").unwrap();
+    cfg.synth.clock_ns = 5.0;
+    let libs = hwzip::flow::libraries(&["osu018".to_string()], &mut Vec::new()).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let rows = hwzip::flow::synth(
+        &engines::zvc::Zvc,
+        &cfg,
+        &libs,
+        work.path(),
+        Some("compressor"),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(rows.len(), 1);
+    let e = hwzip::flow::energy::energy(
+        &engines::zvc::Zvc,
+        &cfg,
+        &rows[0],
+        &libs[0],
+        200,
+        &work.path().join("energy"),
+    )
+    .unwrap();
+    assert_eq!((e.lines, e.flops > 0), (200, true));
+    assert!(e.cycles >= e.lines, "{} cycles", e.cycles);
+    assert!(
+        e.pins_annotated * 10 >= e.pins * 9 && e.inputs_annotated > 0,
+        "{} of {} pins, {} inputs",
+        e.pins_annotated,
+        e.pins,
+        e.inputs_annotated
+    );
+    assert!(e.internal_mw > 0.0 && e.switching_mw > 0.0 && e.leakage_mw > 0.0);
+    let sum = e.internal_mw + e.switching_mw + e.leakage_mw;
+    assert!((sum - e.total_mw).abs() <= 0.01 * e.total_mw, "{:?}", e);
+    let pj = e.total_mw * e.cycles as f64 * e.clock_ns / e.lines as f64;
+    assert!((pj - e.pj_per_line).abs() <= 1e-6 * pj.max(1.0), "{:?}", e);
+    hwzip::flow::energy::write(std::slice::from_ref(&e), work.path()).unwrap();
+    let md = std::fs::read_to_string(work.path().join("energy.md")).unwrap();
+    assert!(md.contains("| zvc | compressor | osu018 |"), "{}", md);
+}

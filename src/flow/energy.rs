@@ -475,7 +475,8 @@ pub fn beside_papers(rows: &[EnergyRow]) -> String {
         }
     }
     let mut s = String::from(
-        "| figure | paper | paper node | ours | library | ours |\n|---|---:|---|---|---|---:|\n",
+        "| figure | paper | paper node | library | ours | ours / paper |\n\
+         |---|---:|---|---|---:|---:|\n",
     );
     let pair = |e: &str, a: &str, b: &str, lib: &str| Some(find(e, a, lib)? + find(e, b, lib)?);
     type Ours<'a> = Box<dyn Fn(&str) -> Option<f64> + 'a>;
@@ -521,9 +522,14 @@ pub fn beside_papers(rows: &[EnergyRow]) -> String {
     for (what, paper, node, ours) in papers.iter() {
         for l in &libs {
             if let Some(v) = ours(l) {
+                let ratio = paper
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|p| *p > 0.0)
+                    .map_or(String::new(), |p| format!("{:.1}×", v / p));
                 s.push_str(&format!(
-                    "| {} | {} | {} | measured | {} | {:.2} |\n",
-                    what, paper, node, l, v
+                    "| {} | {} | {} | {} | {:.2} | {} |\n",
+                    what, paper, node, l, v, ratio
                 ));
                 any = true;
             }
@@ -587,5 +593,42 @@ mod tests {
             }
         );
         assert!(!a.contains_key("clk_i"), "the TOP wrapper is skipped");
+    }
+
+    fn row(unit: &str, pj: f64) -> EnergyRow {
+        EnergyRow {
+            engine: "adaptive".into(),
+            unit: unit.into(),
+            liberty: "nangate45".into(),
+            clock_ns: 1.0,
+            lines: 1000,
+            cycles: 1000,
+            inputs_annotated: 1,
+            pins_annotated: 1,
+            pins: 1,
+            flops: 1,
+            internal_mw: pj,
+            switching_mw: 0.0,
+            leakage_mw: 0.0,
+            total_mw: pj,
+            pj_per_line: pj,
+            line_bytes: 64.0,
+        }
+    }
+
+    #[test]
+    fn papers_pair_compressor_and_decompressor_with_the_ratio() {
+        let md = beside_papers(&[row("bdi_comp", 36.7), row("bdi_decomp", 22.3)]);
+        assert!(
+            md.contains(
+                "| BDI comp + decomp, pJ per 64 B line | 1.3 | 7 nm (scaled from 65 nm) \
+                         | nangate45 | 59.00 | 45.4× |"
+            ),
+            "{}",
+            md
+        );
+        // Half a pair has no figure to stand beside.
+        let md = beside_papers(&[row("bdi_comp", 36.7)]);
+        assert!(md.starts_with("No unit of this run"), "{}", md);
     }
 }
