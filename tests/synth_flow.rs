@@ -91,19 +91,7 @@ fn main_job_runs_every_unit_on_osu018_and_reports() {
 /// scoreboard, still matches the golden model (small parameter set to keep the build short).
 #[test]
 fn gate_level_netlist_matches_the_model() {
-    let mut cfg = Config::from_yaml("zvc: {word_bits: 8, lanes: 4, window: 8}").unwrap();
-    cfg.synth.clock_ns = 5.0;
-    let libs = hwzip::flow::libraries(&["osu018".to_string()], &mut Vec::new()).unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let rows = hwzip::flow::synth(
-        &engines::zvc::Zvc,
-        &cfg,
-        &libs,
-        work.path(),
-        None,
-        &mut |_| {},
-    )
-    .unwrap();
+    let (cfg, libs, _work, rows) = small_zvc_on_osu018(None);
     for r in &rows {
         let st = hwzip::flow::gate_cosim(&engines::zvc::Zvc, &cfg, r, &libs[0], 300).unwrap();
         assert!(
@@ -121,19 +109,7 @@ fn gate_level_netlist_matches_the_model() {
 /// power over the simulated cycles (the figures themselves are reports, not checked here).
 #[test]
 fn energy_per_line_from_gate_level_activity() {
-    let mut cfg = Config::from_yaml("zvc: {word_bits: 8, lanes: 4, window: 8}").unwrap();
-    cfg.synth.clock_ns = 5.0;
-    let libs = hwzip::flow::libraries(&["osu018".to_string()], &mut Vec::new()).unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let rows = hwzip::flow::synth(
-        &engines::zvc::Zvc,
-        &cfg,
-        &libs,
-        work.path(),
-        Some("compressor"),
-        &mut |_| {},
-    )
-    .unwrap();
+    let (cfg, libs, work, rows) = small_zvc_on_osu018(Some("compressor"));
     assert_eq!(rows.len(), 1);
     let e = hwzip::flow::energy::energy(
         &engines::zvc::Zvc,
@@ -161,4 +137,30 @@ fn energy_per_line_from_gate_level_activity() {
     hwzip::flow::energy::write(std::slice::from_ref(&e), work.path()).unwrap();
     let md = std::fs::read_to_string(work.path().join("energy.md")).unwrap();
     assert!(md.contains("| zvc | compressor | osu018 |"), "{}", md);
+}
+
+/// A small ZVC (8-bit words, 4 lanes, 8-word windows) synthesized on osu018 at 5 ns: the
+/// configuration, the library, the work directory and the rows of `unit` (or every unit).
+fn small_zvc_on_osu018(
+    unit: Option<&str>,
+) -> (
+    Config,
+    Vec<hwzip::synth::Liberty>,
+    tempfile::TempDir,
+    Vec<hwzip::synth::ReportRow>,
+) {
+    let mut cfg = Config::from_yaml("zvc: {word_bits: 8, lanes: 4, window: 8}").unwrap();
+    cfg.synth.clock_ns = 5.0;
+    let libs = hwzip::flow::libraries(&["osu018".to_string()], &mut Vec::new()).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let rows = hwzip::flow::synth(
+        &engines::zvc::Zvc,
+        &cfg,
+        &libs,
+        work.path(),
+        unit,
+        &mut |_| {},
+    )
+    .unwrap();
+    (cfg, libs, work, rows)
 }
