@@ -280,9 +280,15 @@ pub fn energy(
     drop(dut);
     if stats.mismatches > 0 {
         return Err(format!(
-            "{} {}: the gate-level netlist mismatches its model",
+            "{} {} on {}: the gate-level netlist mismatches its model ({} mismatches; first: {})",
             engine.name(),
-            row.unit
+            row.unit,
+            row.result.liberty,
+            stats.mismatches,
+            stats
+                .first_mismatch
+                .as_ref()
+                .map_or("-".to_string(), |m| m.to_string())
         ));
     }
     let text = std::fs::read_to_string(&vcd)
