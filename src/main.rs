@@ -886,19 +886,12 @@ fn energy_rows(
     if lines == 0 {
         return Ok(v);
     }
-    for r in rows {
+    let ui = flow::progress::Ui::new();
+    for r in rows.iter().filter(|r| r.engine == engine.name()) {
         let Some(lib) = libs.iter().find(|l| l.label() == r.result.liberty) else {
             continue;
         };
-        eprintln!(
-            "energy of {} {} on {} ({} lines) ...",
-            r.engine, r.unit, r.result.liberty, lines
-        );
-        let work = out
-            .join("energy")
-            .join(&r.result.liberty)
-            .join(&r.result.top);
-        v.push(flow::energy::energy(engine, cfg, r, lib, lines, &work)?);
+        v.push(flow::job::energy_step(cfg, r, lib, lines, out, &ui)?.0);
     }
     flow::energy::write(&v, out)?;
     println!("\n## Energy per line\n\n{}", flow::energy::report(&v));

@@ -219,6 +219,20 @@ fn with_side_legend<'b>(
     Ok(plot)
 }
 
+/// The tick formatter of a category axis: category `i` sits at position `i`, or at `n-1-i`
+/// when `top_down` (the first category on top of a vertical axis); other positions are blank.
+fn category_label(names: Vec<String>, top_down: bool) -> impl Fn(&f64) -> String {
+    let n = names.len();
+    move |p: &f64| {
+        let i = p.round();
+        if (p - i).abs() > 1e-6 || i < 0.0 || i as usize >= n {
+            return String::new();
+        }
+        let i = i as usize;
+        names[if top_down { n - 1 - i } else { i }].clone()
+    }
+}
+
 /// Font size of point labels, px.
 const LABEL_PX: f64 = 11.0;
 
@@ -321,15 +335,7 @@ impl Chart {
             keys.push((mark_name.to_string(), legend::Key::Line(BLACK)));
         }
         let root = &with_side_legend(&titled(root, &self.title)?, &keys)?;
-        let cats = categories.to_vec();
-        let name = move |x: &f64| {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < cats.len() {
-                cats[i as usize].clone()
-            } else {
-                String::new()
-            }
-        };
+        let name = category_label(categories.to_vec(), false);
         let k = series.len().max(1) as f64;
         let w = 0.8 / k;
         let longest = categories
@@ -376,8 +382,7 @@ impl Chart {
         };
         {
             let mut mesh = chart.configure_mesh();
-            let fwd = name.clone();
-            let rev = move |y: &f64| fwd(&((n - 1) as f64 - y));
+            let rev = category_label(categories.to_vec(), true);
             if flip {
                 mesh.disable_y_mesh()
                     .y_labels(n * 2 + 1)
@@ -437,17 +442,8 @@ impl Chart {
             .fold(0.0f64, f64::max);
         let total = if total > 0.0 { total } else { 1.0 };
         let longest = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0) as u32;
-        let names: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
         // Row r sits at y = n-1-r (the first row on top).
-        let name = move |y: &f64| {
-            let i = y.round();
-            let r = (n - 1) as f64 - i;
-            if (y - i).abs() < 1e-6 && r >= 0.0 && (r as usize) < names.len() {
-                names[r as usize].clone()
-            } else {
-                String::new()
-            }
-        };
+        let name = category_label(rows.iter().map(|r| r.0.clone()).collect(), true);
         let mut chart = ChartBuilder::on(root)
             .margin(12)
             .margin_top(4)
