@@ -73,6 +73,7 @@ pub fn cpp_loop_bench(spec: &BuildSpec, cycles: u64) -> Result<f64, CosimError> 
                 src,
                 obj: work.join("bench_main.o"),
                 includes,
+                extra: Vec::new(),
             }],
         )?;
         let out = work.join("bench");

@@ -17,7 +17,8 @@ use super::{BuildSpec, CosimError, PortDir, PortSpec};
 
 const SHIM_TMPL: &str = include_str!("../../verif/shim.cpp.tmpl");
 /// Bump when the build recipe changes in a way the hashed inputs do not capture.
-const RECIPE: &str = "hwzip-cosim-v1";
+/// Bumped when the build recipe changes (v2: `__Slow.cpp` files compiled at `-O0`).
+const RECIPE: &str = "hwzip-cosim-v2";
 
 /// Toolchain facts, probed once per process.
 #[derive(Debug)]
@@ -120,11 +121,16 @@ pub fn opt_level() -> u8 {
     }
 }
 
-/// Compiler flags for every translation unit (model, shim, runtime, bench main).
+/// Compiler flags for every translation unit (model, shim, runtime, bench main). At `-O1`
+/// (tests, the quick flow) GCC's value numbering may follow at most 100 alias queries per
+/// memory access instead of 1,000: on the huge functions Verilator writes for a large model
+/// that walk took 38 % of the compile time (`docs/TOOLCHAIN.md`).
 pub(crate) fn cxx_flags(trace: bool) -> Vec<String> {
     let t = if trace { "1" } else { "0" };
-    [format!("-O{}", opt_level())]
+    let level = opt_level();
+    [format!("-O{}", level)]
         .into_iter()
+        .chain((level == 1).then(|| "--param=sccvn-max-alias-queries-per-access=100".to_string()))
         .chain(
             [
                 "-fPIC",
@@ -446,6 +452,8 @@ pub(crate) struct CompileJob {
     pub src: PathBuf,
     pub obj: PathBuf,
     pub includes: Vec<PathBuf>,
+    /// Flags appended after the common ones (a later `-O` wins).
+    pub extra: Vec<String>,
 }
 
 fn jobs_limit() -> usize {
@@ -474,7 +482,7 @@ pub(crate) fn compile_parallel(
                 }
                 let j = &jobs[i];
                 let mut cmd = Command::new(&tools.cxx);
-                cmd.args(flags);
+                cmd.args(flags).args(&j.extra);
                 for inc in &j.includes {
                     cmd.arg("-I").arg(inc);
                 }
@@ -747,7 +755,10 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
     run_logged(cmd, "verilator", &tmp.join("verilator.log"))?;
     let t_verilated = t_start.elapsed();
 
-    // 2. Group the generated C++ into one unit per job slot (largest files first).
+    // 2. Group the generated C++ into units per job slot (largest files first): the code
+    // that runs every cycle at the configured level, Verilator's `__Slow.cpp` files
+    // (construction and initial settling, run once) at `-O0`, which compiles them in about
+    // 60 % of the time.
     let mut gen: Vec<(u64, PathBuf)> = fs::read_dir(&obj_dir)
         .map_err(|e| CosimError::io("listing verilator output", e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -755,16 +766,22 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
         .map(|p| (fs::metadata(&p).map_or(0, |m| m.len()), p))
         .collect();
     gen.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let nunits = jobs_limit().clamp(1, gen.len().max(1));
-    let mut units: Vec<(u64, String)> = vec![(0, String::new()); nunits];
-    for (size, p) in &gen {
-        let u = units.iter_mut().min_by_key(|u| u.0).unwrap();
-        u.0 += size;
-        let _ = writeln!(
-            u.1,
-            "#include \"{}\"",
-            p.file_name().unwrap().to_string_lossy()
-        );
+    let is_slow = |p: &Path| p.to_string_lossy().ends_with("__Slow.cpp");
+    let mut units: Vec<(bool, Vec<(u64, String)>)> = Vec::new();
+    for slow in [false, true] {
+        let files: Vec<&(u64, PathBuf)> = gen.iter().filter(|(_, p)| is_slow(p) == slow).collect();
+        let n = jobs_limit().clamp(1, files.len().max(1));
+        let mut group: Vec<(u64, String)> = vec![(0, String::new()); n];
+        for (size, p) in files {
+            let u = group.iter_mut().min_by_key(|u| u.0).unwrap();
+            u.0 += size;
+            let _ = writeln!(
+                u.1,
+                "#include \"{}\"",
+                p.file_name().unwrap().to_string_lossy()
+            );
+        }
+        units.push((slow, group));
     }
     let includes = vec![
         obj_dir.clone(),
@@ -793,27 +810,38 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
                 src: tools.include.join(s),
                 obj: rt_tmp.join(s).with_extension("o"),
                 includes: includes.clone(),
+                extra: Vec::new(),
             });
         }
     } else {
         rt_guard = None;
     }
-    for (k, (_, text)) in units.iter().enumerate() {
-        if text.is_empty() {
-            continue;
+    let mut k = 0;
+    for (slow, group) in &units {
+        for (_, text) in group {
+            if text.is_empty() {
+                continue;
+            }
+            let src = obj_dir.join(format!("hz_unit{k}.cpp"));
+            write(&src, text)?;
+            jobs.push(CompileJob {
+                src,
+                obj: tmp.join(format!("hz_unit{k}.o")),
+                includes: includes.clone(),
+                extra: if *slow {
+                    vec!["-O0".into()]
+                } else {
+                    Vec::new()
+                },
+            });
+            k += 1;
         }
-        let src = obj_dir.join(format!("hz_unit{k}.cpp"));
-        write(&src, text)?;
-        jobs.push(CompileJob {
-            src,
-            obj: tmp.join(format!("hz_unit{k}.o")),
-            includes: includes.clone(),
-        });
     }
     jobs.push(CompileJob {
         src: tmp.join("hz_shim.cpp"),
         obj: tmp.join("hz_shim.o"),
         includes: includes.clone(),
+        extra: Vec::new(),
     });
     let flags = cxx_flags(spec.trace);
     let compiled = compile_parallel(tools, &flags, &jobs);
@@ -838,6 +866,7 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
                     src: tools.include.join(s),
                     obj: rt_tmp.join(s).with_extension("o"),
                     includes: includes.clone(),
+                    extra: Vec::new(),
                 })
                 .collect();
             compile_parallel(tools, &flags, &jobs)?;
