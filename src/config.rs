@@ -79,8 +79,10 @@
 //!   clock_ns: 1.0
 //!   clock_ns_by_library: { osu018: 4.0, sky130hd: 2.5 }   # overrides per library
 //!   libraries: [osu018, nangate45, sky130hd]   # names or paths; missing references are skipped
-//!   budget_s: 900
+//!   budget_s: 900       # CPU seconds per synthesis run (wall-clock backstop: 4 x this)
 //!   cache: true         # reuse results of unchanged runs (<cache root>/synth)
+//!   hierarchy: reuse    # reuse | flat: units that instantiate other units
+//!   effort: full        # full | fast (the quick profile's default): Yosys and ABC effort
 //! ```
 
 use crate::rtl::adaptive::AdaptiveRtlParams;
@@ -154,11 +156,68 @@ pub struct SynthConfig {
     pub clock_ns_by_library: std::collections::BTreeMap<String, f64>,
     /// Liberty libraries: `osu018`, `nangate45`, `sky130hd` or a path to a `.lib`/`.lib.gz`.
     pub libraries: Vec<String>,
-    /// Time budget per synthesis run, seconds.
+    /// CPU-time budget per synthesis run (Yosys, ABC and OpenSTA together), seconds; a
+    /// wall-clock backstop of 4 times it catches a tool that hangs without computing.
     pub budget_s: u64,
     /// Reuse a synthesis result when nothing that can change it changed (Verilog, liberty,
     /// scripts, clock, tool versions; see `synth::cache`).
     pub cache: bool,
+    /// How a unit that instantiates other units (Buddy's controller, the PACT'12 MC top, the
+    /// adaptive link units) is synthesized: `reuse` maps the parent's own logic and reads
+    /// in the netlists its child units got in their own runs (each child is mapped once;
+    /// timing covers the whole netlist), `flat` maps everything together as one design.
+    pub hierarchy: Hierarchy,
+    /// How hard Yosys and ABC work: `full` (the figures the README quotes) or `fast` (the
+    /// quick profile: no ABC pass inside Yosys' `synth`, and an ABC script that maps once
+    /// without choice computation, SAT sweeping or retiming; about twice as fast on large
+    /// units, a few percent more area).
+    pub effort: Effort,
+    /// Where synthesis results are shared within one run when `cache` is off (set by the
+    /// flow; not a YAML key).
+    #[serde(skip)]
+    pub run_cache: Option<std::path::PathBuf>,
+}
+
+/// `synth.effort`: how hard Yosys and ABC work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effort {
+    /// The full flow (`synth/abc.script.in`).
+    #[default]
+    Full,
+    /// The quick flow (`synth -noabc`, `synth/abc_fast.script.in`).
+    Fast,
+}
+
+impl Effort {
+    /// Name as in the configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            Effort::Full => "full",
+            Effort::Fast => "fast",
+        }
+    }
+}
+
+/// `synth.hierarchy`: how units that instantiate other units are synthesized.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Hierarchy {
+    /// Each child unit is mapped once, in its own run, and its netlist reused in the parent.
+    #[default]
+    Reuse,
+    /// The parent and its children are flattened and mapped as one design.
+    Flat,
+}
+
+impl Hierarchy {
+    /// Name as in the configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            Hierarchy::Reuse => "reuse",
+            Hierarchy::Flat => "flat",
+        }
+    }
 }
 
 impl Default for SynthConfig {
@@ -171,6 +230,9 @@ impl Default for SynthConfig {
             libraries: vec!["osu018".into(), "nangate45".into(), "sky130hd".into()],
             budget_s: 900,
             cache: true,
+            hierarchy: Hierarchy::Reuse,
+            effort: Effort::Full,
+            run_cache: None,
         }
     }
 }

@@ -9,11 +9,47 @@
 //! driver (flop or buffer) driving at most [`MAX_FANOUT`] pins.
 //!
 //! It rewrites the flat netlist Yosys writes for OpenSTA (`write_verilog -noattr -noexpr`, one
-//! pin connection per line); the buffers' area is added to the reported area. The multi-bit
-//! `mapped.v` used for gate-level simulation stays unbuffered: buffers do not change function.
+//! pin connection per line); the buffers' area is added to the reported area, and the
+//! gate-level simulation model is built from the buffered netlist.
+//!
+//! Hierarchical synthesis ([`super::SynthJob::reuse`]) adds two kinds of roots ([`Roots`]):
+//! in the parent, the output pins of child instances (ABC sees them as primary inputs, as
+//! it sees flop outputs); in a child's netlist as the parent uses it, the child's input
+//! ports other than the clock and reset (standing alone a unit's inputs have ideal drivers,
+//! inside a parent they are driven by the parent's cells).
 
 use super::liberty::{BufferCell, Liberty};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Nets to buffer besides flop outputs.
+#[derive(Debug, Clone, Default)]
+pub struct Roots {
+    /// Cell types that are modules (reused children) and their output pins.
+    pub module_outputs: BTreeMap<String, BTreeSet<String>>,
+    /// The module's own input ports (except `clk_i` and `rst_ni`).
+    pub input_ports: bool,
+}
+
+/// The scalar ports of a netlist written with split ports: `(inputs, outputs)`.
+pub fn ports(netlist: &str) -> (Vec<String>, Vec<String>) {
+    let mut ins = Vec::new();
+    let mut outs = Vec::new();
+    for l in netlist.lines() {
+        let t = l.trim();
+        let decl = |kw: &str| {
+            t.strip_prefix(kw)
+                .and_then(|r| r.strip_suffix(';'))
+                .map(|r| r.trim().to_string())
+                .filter(|n| !n.is_empty() && !n.contains(' '))
+        };
+        if let Some(n) = decl("input ") {
+            ins.push(n);
+        } else if let Some(n) = decl("output ") {
+            outs.push(n);
+        }
+    }
+    (ins, outs)
+}
 
 /// Most cell-input pins one flop output or buffer drives after the pass.
 pub const MAX_FANOUT: usize = 16;
@@ -50,6 +86,12 @@ fn parse_conn(line: &str) -> Option<(&str, &str)> {
 /// Adds buffer trees to the flop outputs of `netlist` (see the module doc). A library without
 /// a usable buffer cell, or a netlist without high-fan-out flop outputs, is returned unchanged.
 pub fn buffer_flop_outputs(netlist: &str, lib: &Liberty) -> Buffered {
+    buffer_nets(netlist, lib, &Roots::default())
+}
+
+/// [`buffer_flop_outputs`] with more roots: the nets of `roots` get the same trees.
+/// `max_flop_fanout` still counts flop outputs only.
+pub fn buffer_nets(netlist: &str, lib: &Liberty, roots: &Roots) -> Buffered {
     let lines: Vec<&str> = netlist.lines().collect();
     let mut conns: Vec<Conn> = Vec::new();
     let mut cell: Option<String> = None;
@@ -74,13 +116,30 @@ pub fn buffer_flop_outputs(netlist: &str, lib: &Liberty) -> Buffered {
     let is_output = |c: &Conn| {
         lib.output_pins
             .get(&c.cell)
+            .or_else(|| roots.module_outputs.get(&c.cell))
             .is_some_and(|outs| outs.contains(&c.pin))
     };
-    // Nets driven by a flop output, and every cell-input load of each net.
+    // Nets driven by a flop output (or another root), and every cell-input load of each net.
     let mut flop_nets: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for c in &conns {
         if lib.flop_cells.contains(&c.cell) && is_output(c) && !c.net.is_empty() {
             flop_nets.entry(c.net.as_str()).or_default();
+        }
+    }
+    let flop_only: BTreeSet<&str> = flop_nets.keys().copied().collect();
+    for c in &conns {
+        if roots.module_outputs.contains_key(&c.cell) && is_output(c) && !c.net.is_empty() {
+            flop_nets.entry(c.net.as_str()).or_default();
+        }
+    }
+    let port_names = if roots.input_ports {
+        ports(netlist).0
+    } else {
+        Vec::new()
+    };
+    for p in &port_names {
+        if p != "clk_i" && p != "rst_ni" {
+            flop_nets.entry(p.as_str()).or_default();
         }
     }
     for (k, c) in conns.iter().enumerate() {
@@ -90,7 +149,12 @@ pub fn buffer_flop_outputs(netlist: &str, lib: &Liberty) -> Buffered {
             }
         }
     }
-    let max_flop_fanout = flop_nets.values().map(Vec::len).max().unwrap_or(0);
+    let max_flop_fanout = flop_nets
+        .iter()
+        .filter(|(n, _)| flop_only.contains(*n))
+        .map(|(_, l)| l.len())
+        .max()
+        .unwrap_or(0);
     let unchanged = Buffered {
         netlist: netlist.to_string(),
         max_flop_fanout,
@@ -99,6 +163,9 @@ pub fn buffer_flop_outputs(netlist: &str, lib: &Liberty) -> Buffered {
     let (Some(buf), Some(end)) = (&lib.buffer, endmodule) else {
         return unchanged;
     };
+    // Buffer nets of the port pass are named apart from those of the flop pass, which
+    // the netlist may already hold.
+    let tag = if roots.input_ports { "pi" } else { "fo" };
     let mut new_net: BTreeMap<usize, String> = BTreeMap::new();
     let mut decls = String::new();
     let mut cells = String::new();
@@ -114,7 +181,7 @@ pub fn buffer_flop_outputs(netlist: &str, lib: &Liberty) -> Buffered {
         // buffer is (output net, input net: its parent's output, or `net` at the root).
         let mut bufs: Vec<(String, Option<String>)> = Vec::new();
         for group in loads.chunks(MAX_FANOUT) {
-            let out = format!("_hwzip_fo{}_", n_buf + bufs.len() as u64);
+            let out = format!("_hwzip_{}{}_", tag, n_buf + bufs.len() as u64);
             for &k in group {
                 new_net.insert(conns[k].line, out.clone());
             }
@@ -124,7 +191,7 @@ pub fn buffer_flop_outputs(netlist: &str, lib: &Liberty) -> Buffered {
         while level.len() > MAX_FANOUT {
             let next = bufs.len();
             for group in level.clone().collect::<Vec<_>>().chunks(MAX_FANOUT) {
-                let out = format!("_hwzip_fo{}_", n_buf + bufs.len() as u64);
+                let out = format!("_hwzip_{}{}_", tag, n_buf + bufs.len() as u64);
                 for &k in group {
                     bufs[k].1 = Some(out.clone());
                 }
@@ -234,6 +301,35 @@ mod tests {
             }
         }
         f
+    }
+
+    #[test]
+    fn input_ports_and_child_outputs_are_roots_when_asked() {
+        let l = lib();
+        // A port `a` and a child instance's output `y` each drive 40 inverters.
+        let mut t =
+            String::from("module m(clk_i, a, z);\n  input clk_i;\n  input a;\n  output z;\n");
+        t.push_str("  CHILD u_c (\n    .x(a),\n    .y(w)\n  );\n");
+        for i in 0..40 {
+            t.push_str(&format!("  INV _a{i}_ (\n    .A(a),\n    .Y(p{i})\n  );\n"));
+            t.push_str(&format!("  INV _w{i}_ (\n    .A(w),\n    .Y(q{i})\n  );\n"));
+        }
+        t.push_str("endmodule\n");
+        assert_eq!(buffer_flop_outputs(&t, &l).buffers, 0);
+        assert_eq!(
+            ports(&t),
+            (vec!["clk_i".into(), "a".into()], vec!["z".into()])
+        );
+        let roots = Roots {
+            module_outputs: BTreeMap::from([(
+                "CHILD".to_string(),
+                BTreeSet::from(["y".to_string()]),
+            )]),
+            input_ports: true,
+        };
+        let b = buffer_nets(&t, &l, &roots);
+        // 41 loads on `a` (40 inverters and the child's x) and 40 on `w`: 3 buffers each.
+        assert_eq!((b.nets, b.buffers, b.max_flop_fanout), (2, 6, 0));
     }
 
     #[test]

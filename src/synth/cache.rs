@@ -1,8 +1,8 @@
 //! Synthesis result cache: a run is redone only when something that can change its result
 //! changed.
 //!
-//! The key hashes the Verilog sources, the liberty file, the Yosys/ABC/OpenSTA script
-//! templates, the top, the clock period and port, and the versions of `yosys` and `sta`.
+//! The key hashes the Verilog sources, the netlists of reused children (hierarchical jobs), the liberty file, the Yosys/ABC/OpenSTA script templates, the top, the clock period
+//! and port, and the versions of `yosys` and `sta`.
 //! An entry is a directory `<root>/<top>-<library>-<key>/` holding the whole work directory
 //! (scripts, logs, netlist) and `result.json`, written last: a directory without it (a run
 //! that was interrupted or failed) is redone. Failures are not cached.
@@ -46,9 +46,16 @@ pub fn key(job: &SynthJob) -> Result<String, SynthError> {
         h.update((b.len() as u64).to_le_bytes());
         h.update(b);
     };
-    field(b"hwzip-synth-v2");
-    field(format!("flop-fanout-buffers max {}", super::buffer::MAX_FANOUT).as_bytes());
+    field(b"hwzip-synth-v3");
+    field(
+        format!(
+            "fan-out buffers max {}, child ports buffered",
+            super::buffer::MAX_FANOUT
+        )
+        .as_bytes(),
+    );
     field(job.top.as_bytes());
+    field(job.effort.name().as_bytes());
     field(format!("{:.6}", job.clock_ns).as_bytes());
     field(job.clock_port.as_deref().unwrap_or("").as_bytes());
     let mut sources = job.verilog.clone();
@@ -57,6 +64,15 @@ pub fn key(job: &SynthJob) -> Result<String, SynthError> {
         let text = crate::files::input::read(v, crate::files::input::Purpose::Verilog)
             .map_err(|e| SynthError::io(v, e))?;
         field(v.file_name().map_or(&[][..], |n| n.as_encoded_bytes()));
+        field(&text);
+    }
+    let mut reuse: Vec<_> = job.reuse.iter().collect();
+    reuse.sort_by(|a, b| a.module.cmp(&b.module));
+    for c in reuse {
+        let n = &c.result.netlist;
+        let text = std::fs::read(n).map_err(|e| SynthError::io(n, e))?;
+        field(b"reused child");
+        field(c.module.as_bytes());
         field(&text);
     }
     let lib = std::fs::read(&job.liberty.path).map_err(|e| SynthError::io(&job.liberty.path, e))?;
@@ -106,7 +122,7 @@ pub fn synthesize_in(job: &SynthJob, root: &Path) -> Result<(SynthResult, bool),
     let result = dir.join(RESULT);
     if let Ok(text) = std::fs::read_to_string(&result) {
         if let Ok(r) = serde_json::from_str::<SynthResult>(&text) {
-            if r.netlist.is_file() {
+            if r.files_exist() {
                 return Ok((r, true));
             }
         }

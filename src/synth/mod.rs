@@ -14,6 +14,7 @@
 //! # Ok::<(), hwzip::synth::SynthError>(())
 //! ```
 
+pub mod blif;
 pub mod buffer;
 pub mod cache;
 pub mod cores;
@@ -21,7 +22,7 @@ pub mod gatesim;
 pub mod liberty;
 pub mod paper;
 pub mod report;
-mod run;
+pub mod run;
 pub mod sta;
 pub mod table3;
 pub mod table4;
@@ -29,7 +30,7 @@ mod yosys;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -59,13 +60,19 @@ pub enum SynthError {
         /// Last lines of the log.
         tail: String,
     },
-    /// The job's time budget was exceeded; the tool's process group was killed.
-    #[error("{tool} exceeded the time budget of {seconds:.3} s and was killed; partial log: {}", .log.display())]
+    /// The job's time budget ran out; the tool's process group was killed ([`run`]).
+    #[error("{tool} {} and was killed; partial log: {}", budget_text(*.limit, *.budget_s, *.cpu_s, *.wall_s), .log.display())]
     Budget {
         /// Tool that was running when the budget ran out.
         tool: &'static str,
-        /// The budget, in seconds.
-        seconds: f64,
+        /// Which limit ran out: the CPU time or the wall-clock backstop.
+        limit: run::Limit,
+        /// The CPU budget, seconds (the backstop is [`run::WALL_FACTOR`] times it).
+        budget_s: f64,
+        /// CPU seconds the job's tools had used.
+        cpu_s: f64,
+        /// Wall seconds since the job started.
+        wall_s: f64,
         /// Partial log.
         log: PathBuf,
     },
@@ -129,7 +136,34 @@ pub enum SynthError {
     },
 }
 
+fn budget_text(limit: run::Limit, budget_s: f64, cpu_s: f64, wall_s: f64) -> String {
+    match limit {
+        run::Limit::Cpu => format!(
+            "exceeded the CPU-time budget of {budget_s:.1} s (synth.budget_s; {cpu_s:.1} s of \
+             CPU in {wall_s:.1} s of wall time)"
+        ),
+        run::Limit::Wall => format!(
+            "exceeded the wall-clock backstop of {:.1} s ({} x the CPU-time budget of \
+             {budget_s:.1} s) after only {cpu_s:.1} s of CPU",
+            budget_s * f64::from(run::WALL_FACTOR),
+            run::WALL_FACTOR
+        ),
+    }
+}
+
 impl SynthError {
+    /// The log file the error points to, if any.
+    pub fn log(&self) -> Option<&Path> {
+        match self {
+            SynthError::ToolFailed { log, .. }
+            | SynthError::Budget { log, .. }
+            | SynthError::Parse { log, .. }
+            | SynthError::Latch { log, .. }
+            | SynthError::Unmapped { log, .. } => Some(log),
+            _ => None,
+        }
+    }
+
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         SynthError::Io {
             path: path.to_path_buf(),
@@ -152,13 +186,57 @@ pub struct SynthJob {
     /// Clock port (`Some("clk_i")` for registered designs); `None` for purely combinational
     /// designs: a virtual clock is used and the worst input→output path is reported.
     pub clock_port: Option<String>,
-    /// Wall-clock budget for the whole job (Yosys + STA).
+    /// CPU-time budget for the whole job (Yosys, ABC and STA together; a wall-clock backstop
+    /// of [`run::WALL_FACTOR`] times it catches a tool that hangs without computing).
     pub budget: Duration,
     /// Directory for scripts, logs and the netlist (created if missing). With `use_cache`
     /// the cache entry's directory is used instead.
     pub work_dir: PathBuf,
     /// Look the result up in (and store it into) the synthesis cache ([`cache`]).
     pub use_cache: bool,
+    /// Child modules taken as already synthesized (hierarchical synthesis): their Verilog
+    /// files are read as black boxes, the parent's own logic is mapped alone, and OpenSTA
+    /// reads the parent's netlist with the children's (paths across the boundaries
+    /// included), so that area and timing cover parent and children.
+    pub reuse: Vec<ReusedChild>,
+    /// Told, while a tool runs, its name and the job's CPU and wall seconds so far.
+    pub progress: Option<ToolProgress>,
+    /// How hard Yosys and ABC work ([`crate::config::Effort`]).
+    pub effort: crate::config::Effort,
+}
+
+/// A child module that a hierarchical [`SynthJob`] takes from its own run.
+#[derive(Debug, Clone)]
+pub struct ReusedChild {
+    /// Module name; the job's source `<module>.v` is read only for its interface.
+    pub module: String,
+    /// The child's own result; its netlist goes into the parent's timing.
+    pub result: SynthResult,
+}
+
+/// A progress callback for long tool runs: `(tool, cpu_seconds, wall_seconds)`.
+#[derive(Clone)]
+pub struct ToolProgress(pub std::sync::Arc<dyn Fn(&str, f64, f64) + Send + Sync>);
+
+impl std::fmt::Debug for ToolProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ToolProgress")
+    }
+}
+
+/// One reused child in a hierarchical result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChildArea {
+    /// Module name.
+    pub module: String,
+    /// Instances of it in the parent.
+    pub instances: u64,
+    /// Area of one instance from its own run (fan-out buffers included), µm².
+    pub area_um2: f64,
+    /// Buffers the parent adds to each instance's high-fan-out input ports
+    /// ([`buffer::Roots::input_ports`]); their area is in the parent's.
+    #[serde(default)]
+    pub port_buffers: u64,
 }
 
 impl SynthJob {
@@ -178,6 +256,9 @@ impl SynthJob {
             budget: Duration::from_secs(600),
             work_dir: work_dir.into(),
             use_cache: false,
+            reuse: Vec::new(),
+            progress: None,
+            effort: crate::config::Effort::Full,
         }
     }
 }
@@ -203,6 +284,9 @@ pub struct SynthResult {
     pub area_um2: f64,
     /// Area in thousands of NAND2 gate equivalents of the library's NAND2 reference cell.
     pub kge: f64,
+    /// Synthesis effort (`full` or `fast`, [`crate::config::Effort`]).
+    #[serde(default)]
+    pub effort: String,
     /// Critical path in ns: `clock_ns - worst slack` (registered), or the worst input→output
     /// arrival (combinational, virtual clock).
     pub critical_path_ns: f64,
@@ -231,11 +315,37 @@ pub struct SynthResult {
     pub sta_seconds: f64,
     /// Mapped gate-level netlist (`work_dir/netlist.v`).
     pub netlist: PathBuf,
+    /// Hierarchical runs ([`SynthJob::reuse`]): area of the parent's own logic, µm² (the
+    /// rest of `area_um2` is its children's and the fan-out buffers').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_area_um2: Option<f64>,
+    /// Hierarchical runs: the reused children.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildArea>,
+    /// Hierarchical runs: the netlists OpenSTA reads with `netlist`, one per module below
+    /// this one (the children's, with their input ports buffered; theirs first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub child_netlists: Vec<PathBuf>,
+}
+
+impl SynthResult {
+    /// Whether every netlist file of the result is still there.
+    pub fn files_exist(&self) -> bool {
+        self.netlist.is_file() && self.child_netlists.iter().all(|n| n.is_file())
+    }
 }
 
 /// The script templates a synthesis run is made from (part of the cache key).
-pub(crate) fn templates() -> [&'static str; 3] {
-    [yosys::FLOW_TEMPLATE, yosys::ABC_TEMPLATE, sta::STA_TEMPLATE]
+pub(crate) fn templates() -> [&'static str; 7] {
+    [
+        yosys::FLOW_TEMPLATE,
+        yosys::SYNTH_FAST,
+        yosys::TAIL_FLAT,
+        yosys::TAIL_REUSE,
+        yosys::ABC_TEMPLATE,
+        yosys::ABC_FAST_TEMPLATE,
+        sta::STA_TEMPLATE,
+    ]
 }
 
 pub(crate) fn validate(job: &SynthJob) -> Result<(), SynthError> {
@@ -267,6 +377,31 @@ pub(crate) fn validate(job: &SynthJob) -> Result<(), SynthError> {
     if let Some(v) = job.verilog.iter().find(|v| !v.is_file()) {
         return bad(format!("Verilog source {} does not exist", v.display()));
     }
+    for c in &job.reuse {
+        if !ident(&c.module) || c.module == job.top {
+            return bad(format!(
+                "reused child `{}` is not a child module name",
+                c.module
+            ));
+        }
+        if !job
+            .verilog
+            .iter()
+            .any(|v| yosys::module_of(v) == Some(c.module.as_str()))
+        {
+            return bad(format!(
+                "reused child `{}` has no source {}.v",
+                c.module, c.module
+            ));
+        }
+        if !c.result.files_exist() {
+            return bad(format!(
+                "reused child `{}`: its netlists ({}) are missing",
+                c.module,
+                c.result.netlist.display()
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -287,12 +422,15 @@ pub fn synthesize(job: &SynthJob) -> Result<SynthResult, SynthError> {
 
 /// One uncached synthesis + timing run of a validated job.
 pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
-    let started = Instant::now();
+    let mut budget = run::Budget::new(job.budget);
+    if let Some(p) = &job.progress {
+        budget = budget.with_progress(p.clone());
+    }
     std::fs::create_dir_all(&job.work_dir).map_err(|e| SynthError::io(&job.work_dir, e))?;
     let lib = &job.liberty;
     let ylog = job.work_dir.join("yosys.log");
 
-    let y = yosys::run(job, started)?;
+    let y = yosys::run(job, &mut budget)?;
     let latches = y.stat.count_latches(lib);
     if latches > 0 || !y.latch_signals.is_empty() {
         return Err(SynthError::Latch {
@@ -316,25 +454,78 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
         log: job.work_dir.join("stat.txt"),
     })?;
 
-    // Flop outputs get fan-out buffer trees before timing (see `buffer`); Yosys's netlist is
-    // kept as `netlist_yosys.v`.
+    yosys::write_netlist(job)?;
+    // Flop outputs (and, in a parent, child instances' outputs) get fan-out buffer trees
+    // before timing (see `buffer`); Yosys's netlist is kept as `netlist_yosys.v`.
     let nl = job.work_dir.join("netlist.v");
     let text = std::fs::read_to_string(&nl).map_err(|e| SynthError::io(&nl, e))?;
-    let b = buffer::buffer_flop_outputs(&text, lib);
+    let mut roots = buffer::Roots::default();
+    let mut child_texts = Vec::new();
+    for c in &job.reuse {
+        let t = std::fs::read_to_string(&c.result.netlist)
+            .map_err(|e| SynthError::io(&c.result.netlist, e))?;
+        let (_, outs) = buffer::ports(&t);
+        roots
+            .module_outputs
+            .insert(c.module.clone(), outs.into_iter().collect());
+        child_texts.push(t);
+    }
+    let b = buffer::buffer_nets(&text, lib, &roots);
     if b.buffers > 0 {
         let orig = job.work_dir.join("netlist_yosys.v");
         std::fs::write(&orig, &text).map_err(|e| SynthError::io(&orig, e))?;
         std::fs::write(&nl, &b.netlist).map_err(|e| SynthError::io(&nl, e))?;
     }
-    let buf_area = lib.buffer.as_ref().map_or(0.0, |c| c.area_um2) * b.buffers as f64;
-    let area_um2 = area_um2 + buf_area;
+    let buf_um2 = lib.buffer.as_ref().map_or(0.0, |c| c.area_um2);
+    let mut area_um2 = area_um2 + buf_um2 * b.buffers as f64;
     let mut cell_types = y.stat.cell_types.clone();
     if let Some(c) = lib.buffer.as_ref().filter(|_| b.buffers > 0) {
         *cell_types.entry(c.name.clone()).or_insert(0) += b.buffers;
     }
-    let cells = y.stat.cells + b.buffers;
+    let mut cells = y.stat.cells + b.buffers;
+    let mut seq_cells = y.stat.count_flops(lib);
 
-    let s = sta::run(job, started)?;
+    // Hierarchical: the parent's own figures so far. Each reused child adds the cells, flops
+    // and area of its own run once per instance (its instances are cells of the parent),
+    // plus the buffers its high-fan-out input ports get here: standing alone its inputs had
+    // ideal drivers, in the parent they are driven by the parent's cells. OpenSTA reads that
+    // copy of its netlist (`child_<module>.v`).
+    let own_area = area_um2;
+    let mut children = Vec::new();
+    let mut child_netlists: Vec<PathBuf> = Vec::new();
+    let port_roots = buffer::Roots {
+        input_ports: true,
+        ..buffer::Roots::default()
+    };
+    for (c, t) in job.reuse.iter().zip(&child_texts) {
+        let pb = buffer::buffer_nets(t, lib, &port_roots);
+        let copy = job.work_dir.join(format!("child_{}.v", c.module));
+        std::fs::write(&copy, &pb.netlist).map_err(|e| SynthError::io(&copy, e))?;
+        let n = cell_types.remove(&c.module).unwrap_or(0);
+        cells = cells.saturating_sub(n) + n * (c.result.cells + pb.buffers);
+        seq_cells += n * c.result.seq_cells;
+        area_um2 += n as f64 * (c.result.area_um2 + buf_um2 * pb.buffers as f64);
+        for (ty, k) in &c.result.cell_types {
+            *cell_types.entry(ty.clone()).or_insert(0) += n * k;
+        }
+        if let Some(bc) = lib.buffer.as_ref().filter(|_| pb.buffers > 0) {
+            *cell_types.entry(bc.name.clone()).or_insert(0) += n * pb.buffers;
+        }
+        children.push(ChildArea {
+            module: c.module.clone(),
+            instances: n,
+            area_um2: c.result.area_um2,
+            port_buffers: pb.buffers,
+        });
+        for p in &c.result.child_netlists {
+            if !child_netlists.contains(p) {
+                child_netlists.push(p.clone());
+            }
+        }
+        child_netlists.push(copy);
+    }
+
+    let s = sta::run(job, &mut budget, &child_netlists)?;
     let slog = job.work_dir.join("sta.log");
     let worst = s.worst().ok_or_else(|| SynthError::Parse {
         what: "at least one timing path in report_checks".into(),
@@ -351,7 +542,7 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
     } else {
         f64::INFINITY
     };
-    let seq_cells = y.stat.count_flops(lib);
+    let mut names = EndpointNames::new(job, &b.netlist);
     Ok(SynthResult {
         top: job.top.clone(),
         liberty: lib.name.clone(),
@@ -362,19 +553,65 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
         cell_types,
         area_um2,
         kge: area_um2 / lib.nand2_area_um2 / 1000.0,
+        effort: job.effort.name().to_string(),
         critical_path_ns,
         fmax_mhz,
         wns_ns: (worst.slack * tu).min(0.0),
         tns_ns: s.tns.unwrap_or(0.0) * tu,
-        path_from: register_name(&b.netlist, &worst.from),
-        path_to: register_name(&b.netlist, &worst.to),
+        path_from: names.name(&worst.from),
+        path_to: names.name(&worst.to),
         path_levels: worst.levels,
         fanout_buffers: b.buffers,
         max_flop_fanout: b.max_flop_fanout as u64,
         yosys_seconds: y.seconds,
         sta_seconds: s.seconds,
         netlist: job.work_dir.join("netlist.v"),
+        own_area_um2: (!job.reuse.is_empty()).then_some(own_area),
+        children,
+        child_netlists,
     })
+}
+
+/// Names timing-path endpoints of a job's netlist ([`register_name`]), following an
+/// endpoint inside a reused child (`u_child/_123_`) into the child's own netlist.
+struct EndpointNames<'a> {
+    job: &'a SynthJob,
+    netlist: &'a str,
+    loaded: BTreeMap<String, String>,
+}
+
+impl<'a> EndpointNames<'a> {
+    fn new(job: &'a SynthJob, netlist: &'a str) -> Self {
+        EndpointNames {
+            job,
+            netlist,
+            loaded: BTreeMap::new(),
+        }
+    }
+
+    fn name(&mut self, point: &str) -> String {
+        let Some((inst, rest)) = point.split_once('/') else {
+            return register_name(self.netlist, point);
+        };
+        let module = self.netlist.lines().find_map(|l| {
+            let mut w = l.split_whitespace();
+            match (w.next(), w.next(), w.next(), w.next()) {
+                (Some(m), Some(i), Some("("), None) if i == inst && l.starts_with("  ") => {
+                    Some(m.to_string())
+                }
+                _ => None,
+            }
+        });
+        let child = module.and_then(|m| self.job.reuse.iter().find(|c| c.module == m));
+        let Some(c) = child else {
+            return point.replace('/', ".");
+        };
+        let text = self
+            .loaded
+            .entry(c.module.clone())
+            .or_insert_with(|| std::fs::read_to_string(&c.result.netlist).unwrap_or_default());
+        format!("{}.{}", inst, register_name(text, rest).replace('/', "."))
+    }
 }
 
 /// Names a timing-path endpoint for humans: a mapped flip-flop instance (`_22931_`) is shown
@@ -382,10 +619,16 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
 /// found are returned unchanged.
 fn register_name(netlist: &str, point: &str) -> String {
     let is_anon = |n: &str| n.starts_with('_') && n.ends_with('_') && n.len() > 2;
+    // A flattened child's cell is `u_child._123_` (an escaped identifier in the netlist).
+    let leaf = |n: &str| n.rsplit('.').next().unwrap_or(n).to_string();
     let mut name = point.to_string();
-    if is_anon(point) {
-        let key = format!(" {} (", point);
-        if let Some(at) = netlist.find(&key) {
+    if is_anon(&leaf(point)) {
+        let keys = [
+            format!(" {} (", point),
+            format!(" \\{}  (", point),
+            format!(" \\{} (", point),
+        ];
+        if let Some(at) = keys.iter().find_map(|k| netlist.find(k.as_str())) {
             let end = netlist[at..]
                 .find(");")
                 .map(|e| at + e)
@@ -396,13 +639,14 @@ fn register_name(netlist: &str, point: &str) -> String {
                 .map(|i| &body[i + 3..])
                 .and_then(|r| r.find(')').map(|e| r[..e].trim()))
             {
-                if !is_anon(net) {
+                let net = net.trim_start_matches('\\');
+                if !is_anon(&leaf(net)) {
                     name = net.to_string();
                 }
             }
         }
     }
-    if is_anon(&name) {
+    if is_anon(&leaf(&name)) {
         return name;
     }
     // Flattened hierarchy names are escaped identifiers (`\u_compact.route_i_31_`).
@@ -436,6 +680,13 @@ mod register_name_tests {
             "u_c.route_i[31]"
         );
         assert_eq!(super::register_name(n, "_999_"), "_999_");
+        // A cell of a child netlist flattened into its parent (hierarchical synthesis).
+        let h = "  DFFPOSX1 \\u_comp._31994_  (\n    .CLK(clk_i),\n    .D(\\u_comp._77_ ),\n    .Q(\\u_comp.dict0_q_2_ )\n  );\n  DFFPOSX1 \\u_comp._5_  (\n    .Q(\\u_comp._6_ )\n  );\n";
+        assert_eq!(
+            super::register_name(h, "u_comp._31994_"),
+            "u_comp.dict0_q[2]"
+        );
+        assert_eq!(super::register_name(h, "u_comp._5_"), "u_comp._5_");
     }
 }
 
@@ -601,6 +852,7 @@ mod tests {
 
     #[test]
     fn budget_is_enforced() {
+        use std::time::Instant;
         let Ok(lib) = Liberty::osu018() else { return };
         if !tools_present() {
             return;
@@ -629,8 +881,7 @@ mod tests {
             &[],
             tmp.path(),
             &tmp.path().join("x.log"),
-            Instant::now(),
-            Duration::from_secs(1),
+            &mut run::Budget::new(Duration::from_secs(1)),
         )
         .expect_err("missing tool");
         assert!(matches!(e, SynthError::ToolNotFound { .. }), "{e}");

@@ -140,19 +140,42 @@ pub fn to_markdown(rows: &[ReportRow]) -> String {
     out
 }
 
+/// Quotes one CSV cell (RFC 4180).
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
 /// Renders CSV (RFC 4180 quoting) with a header line of column keys.
 pub fn to_csv(rows: &[ReportRow]) -> String {
-    let q = |s: String| {
-        if s.contains([',', '"', '\n', '\r']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s
-        }
-    };
+    csv(rows, None)
+}
+
+/// [`to_csv`] with a `status` column: `ok` on every row, then one row per failed synthesis
+/// `(engine, unit, liberty, error)` with only those cells filled and `FAILED: <error>`.
+pub fn to_csv_with_failures(rows: &[ReportRow], failed: &[[String; 4]]) -> String {
+    csv(rows, Some(failed))
+}
+
+fn csv(rows: &[ReportRow], failed: Option<&[[String; 4]]>) -> String {
     let mut out = COLUMNS.iter().map(|c| c.0).collect::<Vec<_>>().join(",");
-    out.push('\n');
+    out.push_str(if failed.is_some() { ",status\n" } else { "\n" });
     for r in rows {
-        let cells: Vec<String> = COLUMNS.iter().map(|c| q(c.2(r).render())).collect();
+        let cells: Vec<String> = COLUMNS.iter().map(|c| csv_cell(&c.2(r).render())).collect();
+        out.push_str(&cells.join(","));
+        out.push_str(if failed.is_some() { ",ok\n" } else { "\n" });
+    }
+    for [engine, unit, liberty, error] in failed.unwrap_or_default() {
+        let mut cells = vec![String::new(); COLUMNS.len()];
+        for (k, v) in [("engine", engine), ("unit", unit), ("liberty", liberty)] {
+            if let Some(i) = COLUMNS.iter().position(|c| c.0 == k) {
+                cells[i] = csv_cell(v);
+            }
+        }
+        cells.push(csv_cell(&format!("FAILED: {}", error)));
         out.push_str(&cells.join(","));
         out.push('\n');
     }
@@ -212,6 +235,7 @@ mod tests {
                 yosys_seconds: 0.181,
                 sta_seconds: 0.05,
                 netlist: "n.v".into(),
+                ..SynthResult::default()
             },
         }
     }

@@ -1,8 +1,7 @@
 //! OpenSTA step: renders `synth/sta.tcl.in`, runs it on `netlist.v` under the budget and parses
 //! `report_checks` / `report_wns` / `report_tns`.
 
-use std::path::Path;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
 
 use super::{run, SynthError, SynthJob};
 
@@ -54,11 +53,23 @@ fn tcl_braced(s: &str, what: &str) -> Result<String, SynthError> {
 }
 
 /// Renders the STA script for `job`.
-pub(crate) fn render_script(job: &SynthJob) -> Result<String, SynthError> {
+/// `children`: netlists of the modules below the top (hierarchical synthesis), read first.
+pub(crate) fn render_script(job: &SynthJob, children: &[PathBuf]) -> Result<String, SynthError> {
     let lib = &job.liberty;
     let period = lib.ns_to_lib_time(job.clock_ns);
     let load = OUTPUT_LOAD_PF / lib.cap_unit_pf;
+    let mut reads = String::new();
+    for n in children {
+        reads.push_str(&format!(
+            "read_verilog {{{}}}\n",
+            tcl_braced(&n.to_string_lossy(), "netlist path")?
+        ));
+    }
+    if reads.is_empty() {
+        reads.push_str("# (none)");
+    }
     Ok(STA_TEMPLATE
+        .replace("@READ_CHILD_NETLISTS@", reads.trim_end())
         .replace(
             "@LIBERTY@",
             &tcl_braced(&lib.path.to_string_lossy(), "liberty path")?,
@@ -72,10 +83,15 @@ pub(crate) fn render_script(job: &SynthJob) -> Result<String, SynthError> {
         .replace("@LOAD@", &format!("{load}")))
 }
 
-/// Runs OpenSTA in `job.work_dir` (log: `sta.log`) on the netlist written by Yosys.
-pub(crate) fn run(job: &SynthJob, started: Instant) -> Result<StaOutcome, SynthError> {
+/// Runs OpenSTA in `job.work_dir` (log: `sta.log`) on the netlist written by Yosys, with the
+/// netlists of the modules below it (`children`, hierarchical synthesis).
+pub(crate) fn run(
+    job: &SynthJob,
+    budget: &mut run::Budget,
+    children: &[PathBuf],
+) -> Result<StaOutcome, SynthError> {
     let dir = &job.work_dir;
-    let script = render_script(job)?;
+    let script = render_script(job, children)?;
     let tcl = dir.join("sta.tcl");
     std::fs::write(&tcl, script).map_err(|e| SynthError::io(&tcl, e))?;
     let log = dir.join("sta.log");
@@ -84,8 +100,7 @@ pub(crate) fn run(job: &SynthJob, started: Instant) -> Result<StaOutcome, SynthE
         &["-no_init", "-no_splash", "sta.tcl"],
         dir,
         &log,
-        started,
-        job.budget,
+        budget,
     )?;
     let bytes = std::fs::read(&log).map_err(|e| SynthError::io(&log, e))?;
     let text = String::from_utf8_lossy(&bytes);
@@ -221,8 +236,7 @@ pub fn run_script(
         &["-no_init", "-no_splash", script],
         dir,
         log,
-        Instant::now(),
-        budget,
+        &mut run::Budget::new(budget),
     )
 }
 

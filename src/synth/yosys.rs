@@ -2,17 +2,22 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Instant;
 
 use super::liberty::Liberty;
 use super::{run, SynthError, SynthJob};
 
 pub(crate) const FLOW_TEMPLATE: &str = include_str!("../../synth/flow.ys.in");
+pub(crate) const TAIL_FLAT: &str = include_str!("../../synth/tail_flat.ys.in");
+pub(crate) const TAIL_REUSE: &str = include_str!("../../synth/tail_reuse.ys.in");
 pub(crate) const ABC_TEMPLATE: &str = include_str!("../../synth/abc.script.in");
+pub(crate) const SYNTH_FAST: &str = include_str!("../../synth/synth_fast.ys.in");
+pub(crate) const ABC_FAST_TEMPLATE: &str = include_str!("../../synth/abc_fast.script.in");
 
 /// What the Yosys step produced.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct YosysOutcome {
+    /// The netlist's cells; for a hierarchical job the parent's own (the reused children
+    /// are cells of unknown area, removed from `unknown_area`).
     pub stat: Stat,
     pub latch_signals: Vec<String>,
     pub seconds: f64,
@@ -74,18 +79,34 @@ fn quote(p: &Path) -> Result<String, SynthError> {
     Ok(format!("\"{s}\""))
 }
 
-/// Renders the Yosys script for `job` (absolute Verilog paths, period in ps).
+/// The module a generated source `<module>.v` holds (its file stem).
+pub(crate) fn module_of(v: &Path) -> Option<&str> {
+    v.file_stem().and_then(|s| s.to_str())
+}
+
+fn absolute(v: &Path) -> Result<std::path::PathBuf, SynthError> {
+    Ok(if v.is_absolute() {
+        v.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(|e| SynthError::io(v, e))?
+            .join(v)
+    })
+}
+
+/// Renders the Yosys script for `job` (absolute Verilog paths, period in ps). The sources of
+/// reused children ([`SynthJob::reuse`]) are read as black boxes (`-lib`): Yosys maps and
+/// writes the parent's own logic, and the children's netlists come from their own runs.
 pub(crate) fn render_script(job: &SynthJob) -> Result<String, SynthError> {
+    let reused = |v: &Path| job.reuse.iter().any(|c| module_of(v) == Some(&c.module));
     let mut read = String::new();
     for v in &job.verilog {
-        let abs = if v.is_absolute() {
-            v.clone()
-        } else {
-            std::env::current_dir()
-                .map_err(|e| SynthError::io(v, e))?
-                .join(v)
-        };
-        read.push_str(&format!("read_verilog -sv {}\n", quote(&abs)?));
+        let lib = if reused(v) { " -lib" } else { "" };
+        read.push_str(&format!(
+            "read_verilog -sv{} {}\n",
+            lib,
+            quote(&absolute(v)?)?
+        ));
     }
     let lib = job.liberty.path.to_string_lossy();
     if lib.contains('"') {
@@ -94,7 +115,19 @@ pub(crate) fn render_script(job: &SynthJob) -> Result<String, SynthError> {
             what: "a liberty path without quotes".into(),
         });
     }
+    let tail = if job.reuse.is_empty() {
+        TAIL_FLAT.to_string()
+    } else {
+        let sel: Vec<String> = job.reuse.iter().map(|c| format!("={}", c.module)).collect();
+        TAIL_REUSE.replace("@CHILDREN@", &sel.join(" "))
+    };
+    let synth = match job.effort {
+        crate::config::Effort::Full => "synth -flatten -top @TOP@",
+        crate::config::Effort::Fast => SYNTH_FAST.trim_end(),
+    };
     Ok(FLOW_TEMPLATE
+        .replace("@TAIL@", tail.trim_end())
+        .replace("@SYNTH@", synth)
         .replace("@READ_VERILOG@", read.trim_end())
         .replace("@TOP@", &job.top)
         .replace("@LIBERTY@", &lib)
@@ -106,18 +139,22 @@ fn period_ps(clock_ns: f64) -> u64 {
 }
 
 /// Runs Yosys in `job.work_dir` (log: `yosys.log`) and parses the results.
-pub(crate) fn run(job: &SynthJob, started: Instant) -> Result<YosysOutcome, SynthError> {
+pub(crate) fn run(job: &SynthJob, budget: &mut run::Budget) -> Result<YosysOutcome, SynthError> {
     let dir = &job.work_dir;
     let script = render_script(job)?;
-    let abc = ABC_TEMPLATE.replace("@PERIOD_PS@", &period_ps(job.clock_ns).to_string());
+    let abc = match job.effort {
+        crate::config::Effort::Full => ABC_TEMPLATE,
+        crate::config::Effort::Fast => ABC_FAST_TEMPLATE,
+    }
+    .replace("@PERIOD_PS@", &period_ps(job.clock_ns).to_string());
     write(&dir.join("flow.ys"), &script)?;
     write(&dir.join("abc.script"), &abc)?;
     let stat_path = dir.join("stat.txt");
     let _ = std::fs::remove_file(&stat_path);
     let _ = std::fs::remove_file(dir.join("netlist.v"));
+    let _ = std::fs::remove_file(dir.join("netlist.blif"));
     let log = dir.join("yosys.log");
-    let seconds =
-        run::run_with_budget("yosys", &["-s", "flow.ys"], dir, &log, started, job.budget)?;
+    let seconds = run::run_with_budget("yosys", &["-s", "flow.ys"], dir, &log, budget)?;
     let stat_text = std::fs::read(&stat_path).map_err(|e| SynthError::io(&stat_path, e))?;
     let stat = parse_stat(&String::from_utf8_lossy(&stat_text), &job.top).ok_or_else(|| {
         SynthError::Parse {
@@ -129,6 +166,10 @@ pub(crate) fn run(job: &SynthJob, started: Instant) -> Result<YosysOutcome, Synt
             log: stat_path.clone(),
         }
     })?;
+    let mut stat = stat;
+    // A reused child is a cell of unknown area in the parent's own statistics.
+    stat.unknown_area
+        .retain(|t| !job.reuse.iter().any(|c| &c.module == t));
     let log_text = std::fs::read(&log).map_err(|e| SynthError::io(&log, e))?;
     let latch_signals = parse_latch_signals(&String::from_utf8_lossy(&log_text));
     Ok(YosysOutcome {
@@ -136,6 +177,21 @@ pub(crate) fn run(job: &SynthJob, started: Instant) -> Result<YosysOutcome, Synt
         latch_signals,
         seconds,
     })
+}
+
+/// Turns the BLIF netlist Yosys wrote into `netlist.v` ([`super::blif`]); call it once the
+/// statistics were checked (a latch, which the flow rejects, has no Verilog form here).
+pub(crate) fn write_netlist(job: &SynthJob) -> Result<(), SynthError> {
+    let blif = job.work_dir.join("netlist.blif");
+    let text = std::fs::read_to_string(&blif).map_err(|e| SynthError::io(&blif, e))?;
+    let verilog = super::blif::to_verilog(&text, &job.top).map_err(|e| SynthError::Parse {
+        what: format!("a mapped BLIF netlist of {}", job.top),
+        found: e,
+        log: blif.clone(),
+    })?;
+    write(&job.work_dir.join("netlist.v"), &verilog)?;
+    let _ = std::fs::remove_file(&blif);
+    Ok(())
 }
 
 fn write(path: &Path, text: &str) -> Result<(), SynthError> {
