@@ -264,6 +264,10 @@ enum Cmd {
         /// netlist.
         #[arg(long, default_value_t = 0)]
         energy: u64,
+        /// Start no new step after the first failure (default: every step runs, and the
+        /// report lists the failed ones).
+        #[arg(long)]
+        fail_fast: bool,
     },
     /// Design-space sweep: generate, lint, co-simulate, time and synthesize every point of a
     /// parameter grid of one engine; report area, Fmax, latency, throughput and compression
@@ -798,6 +802,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             out,
             gate_cosim,
             energy,
+            fail_fast,
         } => {
             let profile = flow::job::Profile::from_name(&profile)?;
             let mut cfg = load_config(&config)?;
@@ -841,6 +846,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                 energy,
                 synth: true,
                 shard: None,
+                fail_fast,
             };
             flow_cmd(&cfg, &opts)
         }
@@ -1056,15 +1062,36 @@ fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String>
     for n in &r.notes {
         println!("note: {}", n);
     }
+    let failures = r.failures();
+    if !failures.is_empty() {
+        println!("## Failed steps\n");
+        for f in &failures {
+            println!(
+                "- {} {}: {}{}",
+                f.kind,
+                f.what,
+                f.detail,
+                f.log
+                    .as_ref()
+                    .map(|l| format!(" (log: {})", l.display()))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    let verdict = if r.ok {
+        "every step ran and every unit matches its golden model".to_string()
+    } else {
+        let mut v = vec![format!("{} step(s) FAILED or MISMATCHED", failures.len())];
+        if r.skipped() > 0 {
+            v.push(format!("{} skipped (--fail-fast)", r.skipped()));
+        }
+        v.join(", ")
+    };
     println!(
         "\nflow ({} profile) finished in {:.0} s: {}; reports in {}",
         r.profile.name(),
         r.seconds,
-        if r.ok {
-            "all units match their golden models"
-        } else {
-            "MISMATCHES FOUND"
-        },
+        verdict,
         opts.out.display()
     );
     Ok(r.ok)

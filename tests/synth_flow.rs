@@ -17,6 +17,7 @@ fn main_job_runs_every_unit_on_osu018_and_reports() {
     cfg.synth.clock_ns_by_library.clear();
     cfg.synth.budget_s = 600;
     cfg.synth.cache = false;
+    cfg.synth.effort = hwzip::config::Effort::Fast;
     cfg.synth.libraries = vec!["osu018".into()];
     cfg.cosim.lines = 1_000;
     let work = tempfile::tempdir().unwrap();
@@ -30,6 +31,7 @@ fn main_job_runs_every_unit_on_osu018_and_reports() {
         energy: 0,
         synth: true,
         shard: None,
+        fail_fast: false,
     };
     let r = job::run(&cfg, &opts, &hwzip::flow::progress::Ui::quiet()).unwrap();
     assert!(

@@ -265,6 +265,14 @@ pub fn energy(
             row.result.top
         ));
     }
+    if !row.result.child_netlists.is_empty() {
+        return Err(format!(
+            "{} {}: energy per line needs a flat netlist, and this one reuses its child units' \
+             netlists; synthesize it with `synth: {{hierarchy: flat}}`",
+            engine.name(),
+            row.unit
+        ));
+    }
     std::fs::create_dir_all(work)
         .map_err(|e| format!("cannot create {}: {}", work.display(), e))?;
     let budget = Duration::from_secs(cfg.synth.budget_s);

@@ -9,89 +9,21 @@
 //! Verilator builds) for minutes, `paper` (osu018 + Nangate45 + sky130hd, 10^6 lines, `-O2`)
 //! for the figures the README quotes.
 
-use super::html;
+pub use super::outcome::{FlowReport, Profile};
+use super::pool::{pool_after, DEP_FAILED, SKIPPED};
 use super::progress::{Step, Ui};
+pub use super::render::{markdown, page, write};
+use super::step::{fail, finish};
+pub use super::step::{StepStatus, StepTime};
 use super::{
-    cosim, cosim_markdown, gen, libraries, paper_tables, synth_unit, timing, CosimReport,
-    CosimRequest, FlowResult,
+    cosim, gen, libraries, paper_tables, synth_unit, timing, CosimReport, CosimRequest, FlowResult,
 };
 use crate::config::Config;
 use crate::engines::{self, cosim_units, known_cosim_units, EngineRef, PaperTable, UnitDesign};
 use crate::synth::{self, Liberty, ReportRow};
-use serde::Serialize;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
-
-/// A set of defaults for the main job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Profile {
-    /// osu018 only, 10,000 lines per unit, `-O1` models: the whole job in minutes.
-    Quick,
-    /// osu018, Nangate45 and sky130hd (when present), 10^6 lines per unit, `-O2` models.
-    Paper,
-}
-
-impl Profile {
-    /// Parses `quick` or `paper`.
-    pub fn from_name(s: &str) -> FlowResult<Profile> {
-        match s {
-            "quick" => Ok(Profile::Quick),
-            "paper" => Ok(Profile::Paper),
-            _ => Err(format!(
-                "unknown profile `{}` (known: quick, paper)",
-                crate::files::quote(s)
-            )),
-        }
-    }
-
-    /// Name as on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Profile::Quick => "quick",
-            Profile::Paper => "paper",
-        }
-    }
-
-    /// Co-simulation length per unit.
-    pub fn lines(self) -> u64 {
-        match self {
-            Profile::Quick => 10_000,
-            Profile::Paper => 1_000_000,
-        }
-    }
-
-    /// Liberty libraries.
-    pub fn libraries(self) -> Vec<String> {
-        match self {
-            Profile::Quick => vec!["osu018".into()],
-            Profile::Paper => vec!["osu018".into(), "nangate45".into(), "sky130hd".into()],
-        }
-    }
-
-    /// `-O` level of the Verilated C++ ([`crate::cosim::set_opt_level`]).
-    pub fn cxx_opt(self) -> u8 {
-        match self {
-            Profile::Quick => 1,
-            Profile::Paper => 2,
-        }
-    }
-
-    /// Applies the profile's lines and libraries to `cfg`, except where the configuration
-    /// file set them (`explicit` holds its `section.key` names, see
-    /// [`crate::config::explicit_keys`]).
-    pub fn apply(self, cfg: &mut Config, explicit: &std::collections::BTreeSet<String>) {
-        if !explicit.contains("cosim.lines") {
-            cfg.cosim.lines = self.lines();
-        }
-        if !explicit.contains("synth.libraries") {
-            cfg.synth.libraries = self.libraries();
-        }
-    }
-}
 
 /// What `hwzip flow` runs (the configuration itself is passed separately).
 #[derive(Clone, Debug)]
@@ -115,6 +47,9 @@ pub struct FlowOptions {
     /// Run only shard `k` of `n` (1-based) of the independent steps, for splitting one run
     /// over several machines; the steps are numbered in their deterministic order.
     pub shard: Option<(usize, usize)>,
+    /// Stop starting new steps after the first failure (the steps not started are reported
+    /// as skipped). Off by default: every step runs whatever another one does.
+    pub fail_fast: bool,
 }
 
 /// Parses `K/N` (1 ≤ K ≤ N).
@@ -129,50 +64,6 @@ pub fn parse_shard(s: &str) -> FlowResult<(usize, usize)> {
     Ok((k, n))
 }
 
-/// Wall time of one step.
-#[derive(Clone, Debug, Serialize)]
-pub struct StepTime {
-    /// `gen`, `cosim`, `synth`, `cores` (a paper's core table) or `gate`.
-    pub kind: &'static str,
-    /// What ran (engine, unit, library).
-    pub what: String,
-    /// Wall-clock seconds.
-    pub seconds: f64,
-    /// Cached result, rate, or other detail.
-    pub detail: String,
-}
-
-/// Everything one flow run produced.
-#[derive(Clone, Debug, Serialize)]
-pub struct FlowReport {
-    /// Profile name.
-    pub profile: Profile,
-    /// Libraries synthesized (labels).
-    pub libraries: Vec<String>,
-    /// Co-simulation lines per unit.
-    pub lines: u64,
-    /// Worker threads.
-    pub jobs: usize,
-    /// `-O` level of the Verilator models.
-    pub cxx_opt: u8,
-    /// Wall-clock seconds of the whole run.
-    pub seconds: f64,
-    /// Every unit matched its model (and every gate-level run).
-    pub ok: bool,
-    /// Every step with its time.
-    pub steps: Vec<StepTime>,
-    /// Co-simulation results.
-    pub cosim: Vec<CosimReport>,
-    /// Synthesis rows.
-    pub synth: Vec<ReportRow>,
-    /// Tables beside the papers' (Base+XOR Table II, adaptive Table III), when synthesized.
-    pub tables: Vec<PaperTable>,
-    /// Energy per line of every synthesized netlist (`--energy`; empty otherwise).
-    pub energy: Vec<super::energy::EnergyRow>,
-    /// Notes (skipped libraries, ...).
-    pub notes: Vec<String>,
-}
-
 enum Task {
     Cosim {
         engine: EngineRef,
@@ -181,6 +72,8 @@ enum Task {
     Synth {
         design: Box<UnitDesign>,
         lib: Box<Liberty>,
+        /// The engine's units (children a composite top reuses).
+        siblings: std::sync::Arc<Vec<UnitDesign>>,
     },
     /// An engine's paper core table (Base+XOR Table II).
     Cores(EngineRef),
@@ -192,40 +85,71 @@ enum Done {
     Cores(Box<PaperTable>),
 }
 
-/// Runs `f(i)` for `i` in `0..n` on `jobs` threads, each index once, and returns the
-/// results in index order. After the first error no new index is started (those report
-/// `skipped`).
-pub(crate) fn pool<T: Send>(
-    n: usize,
-    jobs: usize,
-    f: &(dyn Fn(usize) -> FlowResult<T> + Sync),
-) -> Vec<FlowResult<T>> {
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let out: Mutex<Vec<Option<FlowResult<T>>>> = Mutex::new((0..n).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, n.max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                let r = if failed.load(Ordering::Relaxed) {
-                    Err("skipped after an earlier error".into())
-                } else {
-                    f(i)
-                };
-                if r.is_err() {
-                    failed.store(true, Ordering::Relaxed);
-                }
-                out.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
-            });
+impl Task {
+    /// The step's kind and description, as in the report.
+    fn describe(&self) -> (&'static str, String) {
+        match self {
+            Task::Cosim { engine, unit } => ("cosim", format!("{} {}", engine.name(), unit)),
+            Task::Synth { design, lib, .. } => (
+                "synth",
+                format!("{} {} {}", design.engine, design.unit, lib.label()),
+            ),
+            Task::Cores(engine) => ("cores", format!("{} paper cores", engine.name())),
         }
-    });
-    out.into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err("not run".into())))
+    }
+
+    /// The progress label.
+    fn label(&self) -> String {
+        match self {
+            Task::Cosim { engine, unit } => format!("cosim {} {}", engine.name(), unit),
+            Task::Synth { design, lib, .. } => {
+                format!("synth {} {} on {}", design.engine, design.unit, lib.label())
+            }
+            Task::Cores(engine) => format!("synth {} paper cores", engine.name()),
+        }
+    }
+}
+
+/// What every step of one run shares.
+struct TaskCtx<'a> {
+    cfg: &'a Config,
+    opts: &'a FlowOptions,
+    libs: &'a [Liberty],
+}
+
+/// For each step, the steps it waits for: with `synth.hierarchy: reuse`, a unit's synthesis
+/// waits for the synthesis of each child unit it instantiates on the same library, so that
+/// it reuses their results instead of running them itself on its own worker.
+fn dependencies(cfg: &Config, tasks: &[Task]) -> Vec<Vec<usize>> {
+    tasks
+        .iter()
+        .map(|t| match t {
+            Task::Synth { design, lib, .. }
+                if cfg.synth.hierarchy == crate::config::Hierarchy::Reuse =>
+            {
+                tasks
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| match c {
+                        Task::Synth {
+                            design: d, lib: l, ..
+                        } => {
+                            d.engine == design.engine
+                                && l.label() == lib.label()
+                                && d.top.name != design.top.name
+                                && design
+                                    .top
+                                    .instances
+                                    .iter()
+                                    .any(|i| i.module.name == d.top.name)
+                        }
+                        _ => false,
+                    })
+                    .map(|(j, _)| j)
+                    .collect()
+            }
+            _ => Vec::new(),
+        })
         .collect()
 }
 
@@ -236,6 +160,11 @@ fn verilog_bytes(m: &std::sync::Arc<crate::hdl::Module>) -> usize {
 }
 
 /// Runs the main job. `cfg` already holds the profile's and the command line's settings.
+///
+/// A step that fails (a tool error, a budget that ran out, a model that does not build) does
+/// not stop the others: it is recorded in [`FlowReport::steps`] with its error and log, and
+/// the report's `ok` is false. Only an invalid request (an unknown unit, no usable library)
+/// is an `Err`. With [`FlowOptions::fail_fast`] no new step starts after a failure.
 pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> {
     let t0 = Instant::now();
     let mut notes = Vec::new();
@@ -249,9 +178,6 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
     } else {
         opts.engines.clone()
     };
-    let mut steps = Vec::new();
-    let wanted = |u: &str| opts.unit.as_deref().is_none_or(|w| w == u);
-
     if let Some(u) = &opts.unit {
         for &engine in &engines {
             let units = cosim_units(engine);
@@ -265,63 +191,23 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
             }
         }
     }
-
-    // Generate (fast, in order) and list the independent steps.
-    let mut tasks: Vec<(usize, Task)> = Vec::new();
-    for &engine in &engines {
-        let s = ui.step(&format!("gen {}", engine.name()));
-        let files = gen(engine, cfg, &opts.out.join("rtl"))?;
-        let detail = format!(
-            "{} files in {}",
-            files.len(),
-            opts.out.join("rtl").join(engine.name()).display()
-        );
-        steps.push(finish(s, "gen", engine.name().into(), detail));
-        // The paper profile (the long tier) also runs the test-only loop-backs, which the
-        // fast tier runs at the default parameters only.
-        let cos_units = if opts.profile == Profile::Paper {
-            known_cosim_units(engine)
-        } else {
-            cosim_units(engine)
-        };
-        // A unit the configuration does not have (Buddy's controller with BPC entries
-        // other than 128 B) is neither co-simulated nor synthesized.
-        let designs = engine.units(cfg)?;
-        let cos_units = engines::configured(engine, &designs, cos_units);
-        for u in cos_units.into_iter().filter(|u| wanted(u)) {
-            let w = verilog_bytes(&engine.cosim_top(cfg, &u)?);
-            tasks.push((w, Task::Cosim { engine, unit: u }));
+    // With the cache off, synthesis still shares results within this run (a composite top
+    // reuses its children's netlists) through a cache of its own that starts empty.
+    let mut run_cfg = cfg.clone();
+    if !cfg.synth.cache {
+        let dir = opts.out.join("synth").join("run-cache");
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)
+                .map_err(|e| format!("cannot clear {}: {}", dir.display(), e))?;
         }
-        for d in designs {
-            if !wanted(d.unit) || !opts.synth {
-                continue;
-            }
-            let w = 4 * verilog_bytes(&d.top);
-            for lib in &libs {
-                tasks.push((
-                    w,
-                    Task::Synth {
-                        design: Box::new(d.clone()),
-                        lib: Box::new(lib.clone()),
-                    },
-                ));
-            }
-        }
-        if engine.has_core_table() && opts.unit.is_none() && opts.synth && !libs.is_empty() {
-            tasks.push((200_000 * libs.len(), Task::Cores(engine)));
-        }
+        run_cfg.synth.run_cache = Some(dir);
     }
-    // Longest first, so the last step to finish is a short one.
-    tasks.sort_by_key(|t| std::cmp::Reverse(t.0));
-    let tasks: Vec<Task> = tasks
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| opts.shard.is_none_or(|(k, n)| i % n == k - 1))
-        .map(|(_, (_, t))| t)
-        .collect();
+
+    let mut steps = Vec::new();
+    let tasks = plan(cfg, opts, &engines, &libs, ui, &mut steps);
     ui.line(&format!(
         "flow ({} profile{}): {} steps on {} worker(s): co-simulation of {} lines per unit, \
-         synthesis on {}",
+         synthesis on {} ({} effort, CPU budget {} s per run)",
         opts.profile.name(),
         opts.shard
             .map(|(k, n)| format!(", shard {}/{}", k, n))
@@ -332,30 +218,16 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
         libs.iter()
             .map(Liberty::label)
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+        cfg.synth.effort.name(),
+        cfg.synth.budget_s
     ));
-
-    let step_times: Mutex<Vec<(usize, StepTime)>> = Mutex::new(Vec::new());
-    let results = pool(tasks.len(), opts.jobs, &|i| {
-        let (done, st) = run_task(cfg, opts, &tasks[i], &libs, ui)?;
-        step_times
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((i, st));
-        Ok(done)
-    });
-    let mut timed = step_times.into_inner().unwrap_or_else(|e| e.into_inner());
-    timed.sort_by_key(|(i, _)| *i);
-    steps.extend(timed.into_iter().map(|(_, s)| s));
-    let errors: Vec<String> = results
-        .iter()
-        .filter_map(|r| r.as_ref().err())
-        .filter(|e| !e.starts_with("skipped"))
-        .cloned()
-        .collect();
-    if !errors.is_empty() {
-        return Err(errors.join("; "));
-    }
+    let ctx = TaskCtx {
+        cfg: &run_cfg,
+        opts,
+        libs: &libs,
+    };
+    let results = run_tasks(&ctx, &tasks, ui, &mut steps);
 
     // Collect in a fixed order (engine, unit, library), whatever order the steps ran in.
     let mut cosims = Vec::new();
@@ -384,51 +256,40 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
             lib_pos(&r.result.liberty),
         )
     });
-    let mut ok = cosims.iter().all(|c| c.stats.mismatches == 0);
 
-    // Gate-level co-simulation (optional, slow), in order.
-    if opts.gate_cosim > 0 {
-        for r in &rows {
-            let Some(lib) = libs.iter().find(|l| l.label() == r.result.liberty) else {
-                continue;
-            };
-            let (matched, st) = gate_step(cfg, r, lib, opts.gate_cosim, ui)?;
-            ok &= matched;
-            steps.push(st);
-        }
-    }
-    // Energy per line (optional, slow: a traced gate-level build per netlist), in order.
-    let mut energy = Vec::new();
-    if opts.energy > 0 {
-        for r in &rows {
-            let Some(lib) = libs.iter().find(|l| l.label() == r.result.liberty) else {
-                continue;
-            };
-            let (e, st) = energy_step(cfg, r, lib, opts.energy, &opts.out, ui)?;
-            energy.push(e);
-            steps.push(st);
-        }
-    }
-    // Paper tables in engine order: the core tables run above, then those from the rows.
+    let energy = netlist_steps(cfg, opts, &rows, &libs, ui, &mut steps);
+    // Paper tables in engine order: the core tables run above, then those from the rows
+    // (a table lists the rows it has; a failed unit's row is missing from it).
     let mut tables = Vec::new();
     for &engine in &engines {
         tables.extend(cores.iter().filter(|t| t.engine == engine.name()).cloned());
-        tables.extend(paper_tables(
-            engine,
-            cfg,
-            &rows,
-            &libs,
-            false,
-            &opts.out,
-            &mut |_| {},
-        )?);
+        let t = Instant::now();
+        match paper_tables(engine, cfg, &rows, &libs, false, &opts.out, &mut |_| {}) {
+            Ok(v) => tables.extend(v),
+            Err(e) => steps.push(StepTime::failed(
+                "tables",
+                engine.name().into(),
+                t.elapsed().as_secs_f64(),
+                &e,
+                &opts.out,
+            )),
+        }
     }
+    let ok = cosims.iter().all(|c| c.stats.mismatches == 0)
+        && !steps
+            .iter()
+            .any(|s| s.is_failure() || s.status == StepStatus::Skipped);
     Ok(FlowReport {
         profile: opts.profile,
         libraries: libs.iter().map(Liberty::label).collect(),
         lines: cfg.cosim.lines,
         jobs: opts.jobs,
         cxx_opt: crate::cosim::opt_level(),
+        synth_method: format!(
+            "{} effort, hierarchy {}",
+            cfg.synth.effort.name(),
+            cfg.synth.hierarchy.name()
+        ),
         seconds: t0.elapsed().as_secs_f64(),
         ok,
         steps,
@@ -438,6 +299,210 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
         energy,
         notes,
     })
+}
+
+/// Whether `--fail-fast` stops the run after `steps`.
+fn stop_now(opts: &FlowOptions, steps: &[StepTime]) -> bool {
+    opts.fail_fast && steps.iter().any(StepTime::is_failure)
+}
+
+/// Generates every engine (a `gen` step each, in order) and lists the independent steps,
+/// longest first (then this run's shard of them).
+fn plan(
+    cfg: &Config,
+    opts: &FlowOptions,
+    engines: &[EngineRef],
+    libs: &[Liberty],
+    ui: &Ui,
+    steps: &mut Vec<StepTime>,
+) -> Vec<Task> {
+    let wanted = |u: &str| opts.unit.as_deref().is_none_or(|w| w == u);
+    let mut tasks: Vec<(usize, Task)> = Vec::new();
+    for &engine in engines {
+        let s = ui.step(&format!("gen {}", engine.name()));
+        let listed = gen(engine, cfg, &opts.out.join("rtl")).and_then(|files| {
+            let designs = engine.units(cfg)?;
+            Ok((files, designs))
+        });
+        let (files, designs) = match listed {
+            Ok(x) => x,
+            Err(e) => {
+                steps.push(fail(s, "gen", engine.name().into(), &e, &opts.out));
+                continue;
+            }
+        };
+        let detail = format!(
+            "{} files in {}",
+            files.len(),
+            opts.out.join("rtl").join(engine.name()).display()
+        );
+        steps.push(finish(s, "gen", engine.name().into(), detail));
+        // The paper profile (the long tier) also runs the test-only loop-backs, which the
+        // fast tier runs at the default parameters only.
+        let cos_units = if opts.profile == Profile::Paper {
+            known_cosim_units(engine)
+        } else {
+            cosim_units(engine)
+        };
+        // A unit the configuration does not have (Buddy's controller with BPC entries
+        // other than 128 B) is neither co-simulated nor synthesized.
+        let cos_units = engines::configured(engine, &designs, cos_units);
+        for u in cos_units.into_iter().filter(|u| wanted(u)) {
+            // A top that does not build is scheduled anyway: its step reports the error.
+            let w = engine
+                .cosim_top(cfg, &u)
+                .map(|t| verilog_bytes(&t))
+                .unwrap_or(0);
+            tasks.push((w, Task::Cosim { engine, unit: u }));
+        }
+        let siblings = std::sync::Arc::new(designs.clone());
+        for d in designs {
+            if !wanted(d.unit) || !opts.synth {
+                continue;
+            }
+            let w = 4 * verilog_bytes(&d.top);
+            for lib in libs {
+                tasks.push((
+                    w,
+                    Task::Synth {
+                        design: Box::new(d.clone()),
+                        lib: Box::new(lib.clone()),
+                        siblings: siblings.clone(),
+                    },
+                ));
+            }
+        }
+        if engine.has_core_table() && opts.unit.is_none() && opts.synth && !libs.is_empty() {
+            tasks.push((200_000 * libs.len(), Task::Cores(engine)));
+        }
+    }
+    // Longest first, so the last step to finish is a short one.
+    tasks.sort_by_key(|t| std::cmp::Reverse(t.0));
+    tasks
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| opts.shard.is_none_or(|(k, n)| i % n == k - 1))
+        .map(|(_, (_, t))| t)
+        .collect()
+}
+
+/// Runs the independent steps on the worker pool (a composite unit's synthesis after its
+/// children's); every step, run or not, is added to `steps` in task order.
+fn run_tasks(
+    ctx: &TaskCtx,
+    tasks: &[Task],
+    ui: &Ui,
+    steps: &mut Vec<StepTime>,
+) -> Vec<FlowResult<Done>> {
+    let opts = ctx.opts;
+    let step_times: Mutex<Vec<(usize, StepTime)>> = Mutex::new(Vec::new());
+    let gen_failed = stop_now(opts, steps);
+    let deps = dependencies(ctx.cfg, tasks);
+    let results = pool_after(tasks.len(), opts.jobs, opts.fail_fast, &deps, &|i| {
+        if gen_failed {
+            return Err(SKIPPED.into());
+        }
+        let task = &tasks[i];
+        let s = ui.step(&task.label());
+        let (r, st) = match run_task(ctx, task, &s) {
+            Ok((done, detail)) => {
+                let (kind, what) = match &done {
+                    Done::Cores(t) => ("cores", format!("{} {}", t.engine, t.file)),
+                    _ => task.describe(),
+                };
+                let mut st = finish(s, kind, what, detail);
+                if let Done::Cosim(c) = &done {
+                    if c.stats.mismatches > 0 {
+                        st.status = StepStatus::Mismatch;
+                        st.log = c.vcd.clone();
+                    }
+                }
+                (Ok(done), st)
+            }
+            Err(e) => {
+                let (kind, what) = task.describe();
+                let st = fail(s, kind, what, &e, &opts.out);
+                (Err(e), st)
+            }
+        };
+        step_times
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((i, st));
+        r
+    });
+    let mut timed = step_times.into_inner().unwrap_or_else(|e| e.into_inner());
+    // Steps that did not run: skipped (`--fail-fast`), or failed with a step they need.
+    for (i, r) in results.iter().enumerate() {
+        let (kind, what) = tasks[i].describe();
+        match r {
+            Err(e) if e == SKIPPED => {
+                let mut st = StepTime::ok(kind, what, 0.0, SKIPPED.into());
+                st.status = StepStatus::Skipped;
+                timed.push((i, st));
+            }
+            Err(e) if e == DEP_FAILED => {
+                let failed: Vec<String> = deps[i]
+                    .iter()
+                    .filter(|&&j| results[j].is_err())
+                    .map(|&j| tasks[j].describe().1)
+                    .collect();
+                let msg = format!("{} ({})", DEP_FAILED, failed.join(", "));
+                timed.push((i, StepTime::failed(kind, what, 0.0, &msg, &opts.out)));
+            }
+            _ => {}
+        }
+    }
+    timed.sort_by_key(|(i, _)| *i);
+    steps.extend(timed.into_iter().map(|(_, s)| s));
+    results
+}
+
+/// The optional steps on the synthesized netlists, in order: gate-level co-simulation
+/// (`--gate-cosim`) and energy per line (`--energy`). Returns the energy rows.
+fn netlist_steps(
+    cfg: &Config,
+    opts: &FlowOptions,
+    rows: &[ReportRow],
+    libs: &[Liberty],
+    ui: &Ui,
+    steps: &mut Vec<StepTime>,
+) -> Vec<super::energy::EnergyRow> {
+    let lib_of = |r: &ReportRow| libs.iter().find(|l| l.label() == r.result.liberty);
+    if opts.gate_cosim > 0 {
+        for r in rows {
+            let Some(lib) = lib_of(r) else { continue };
+            if stop_now(opts, steps) {
+                break;
+            }
+            steps.push(gate_step(cfg, r, lib, opts.gate_cosim, &opts.out, ui));
+        }
+    }
+    let mut energy = Vec::new();
+    if opts.energy > 0 {
+        for r in rows {
+            let Some(lib) = lib_of(r) else { continue };
+            if stop_now(opts, steps) {
+                break;
+            }
+            let what = format!("{} {} {}", r.engine, r.unit, r.result.liberty);
+            let t = Instant::now();
+            match energy_step(cfg, r, lib, opts.energy, &opts.out, ui) {
+                Ok((e, st)) => {
+                    energy.push(e);
+                    steps.push(st);
+                }
+                Err(e) => steps.push(StepTime::failed(
+                    "energy",
+                    what,
+                    t.elapsed().as_secs_f64(),
+                    &e,
+                    &opts.out,
+                )),
+            }
+        }
+    }
+    energy
 }
 
 /// Energy per line of one synthesized row ([`super::energy::energy`]) as a timed step; the
@@ -466,49 +531,42 @@ pub fn energy_step(
     Ok((e, finish(s, "energy", what, detail)))
 }
 
-/// Gate-level co-simulation of one synthesized row ([`super::gate_cosim`]) as a timed step;
-/// the flag says whether it matched the model.
+/// Gate-level co-simulation of one synthesized row ([`super::gate_cosim`]) as a timed step
+/// (status `mismatch` when it does not match the model, `failed` when it could not run).
 pub fn gate_step(
     cfg: &Config,
     row: &ReportRow,
     lib: &Liberty,
     lines: u64,
+    out: &Path,
     ui: &Ui,
-) -> FlowResult<(bool, StepTime)> {
-    let engine = engines::by_name(&row.engine)?;
+) -> StepTime {
     let what = format!("{} {} {}", row.engine, row.unit, row.result.liberty);
     let s = ui.step(&format!("gate {}", what));
     s.set(format!("{} lines", lines));
-    let st = super::gate_cosim(engine, cfg, row, lib, lines)?;
-    let detail = match &st.first_mismatch {
-        Some(m) => format!("MISMATCH: {}", m),
-        None => format!("{} lines, {} cycles, 0 mismatches", st.lines, st.cycles),
-    };
-    Ok((st.mismatches == 0, finish(s, "gate", what, detail)))
-}
-
-fn finish(s: Step, kind: &'static str, what: String, detail: String) -> StepTime {
-    let seconds = s.elapsed();
-    s.done(&detail);
-    StepTime {
-        kind,
-        what,
-        seconds,
-        detail,
+    let st = engines::by_name(&row.engine)
+        .and_then(|engine| super::gate_cosim(engine, cfg, row, lib, lines));
+    match st {
+        Ok(st) => {
+            let detail = match &st.first_mismatch {
+                Some(m) => format!("MISMATCH: {}", m),
+                None => format!("{} lines, {} cycles, 0 mismatches", st.lines, st.cycles),
+            };
+            let mut t = finish(s, "gate", what, detail);
+            if st.mismatches > 0 {
+                t.status = StepStatus::Mismatch;
+            }
+            t
+        }
+        Err(e) => fail(s, "gate", what, &e, out),
     }
 }
 
-fn run_task(
-    cfg: &Config,
-    opts: &FlowOptions,
-    task: &Task,
-    libs: &[Liberty],
-    ui: &Ui,
-) -> FlowResult<(Done, StepTime)> {
+/// Runs one step under its progress line `s`; returns its result and a one-line summary.
+fn run_task(ctx: &TaskCtx, task: &Task, s: &Step) -> FlowResult<(Done, String)> {
+    let (cfg, opts) = (ctx.cfg, ctx.opts);
     match task {
         Task::Cosim { engine, unit } => {
-            let what = format!("{} {}", engine.name(), unit);
-            let s = ui.step(&format!("cosim {}", what));
             s.set("verilating and compiling the model (cached after the first build)");
             let total = cfg.cosim.lines;
             let req = CosimRequest {
@@ -540,146 +598,54 @@ fn run_task(
                     st.cycles_per_second() / 1e6
                 ),
             };
-            Ok((Done::Cosim(Box::new(r)), finish(s, "cosim", what, detail)))
+            Ok((Done::Cosim(Box::new(r)), detail))
         }
-        Task::Synth { design, lib } => {
+        Task::Synth {
+            design,
+            lib,
+            siblings,
+        } => {
             let label = lib.label();
-            let what = format!("{} {} {}", design.engine, design.unit, label);
-            let s = ui.step(&format!(
-                "synth {} {} on {}",
-                design.engine, design.unit, label
-            ));
             s.set("latency and throughput in Verilator");
             let t = timing(engines::by_name(design.engine)?, cfg, design.unit)?;
-            s.set(format!(
-                "yosys + abc, then sta at {} ns (budget {} s)",
-                cfg.synth.clock_for(&label),
-                cfg.synth.budget_s
-            ));
-            let (row, cached) = synth_unit(cfg, design, lib, &opts.out.join("synth"), &t)?;
+            let budget = cfg.synth.budget_s;
+            let clock = cfg.synth.clock_for(&label);
+            s.set(format!("yosys + abc, then sta at {} ns", clock));
+            let progress = s.reporter();
+            let show = synth::ToolProgress(std::sync::Arc::new(move |tool, cpu, _wall| {
+                progress.set(format!(
+                    "{} at {} ns: {:.0} s of CPU of the {} s budget",
+                    tool, clock, cpu, budget
+                ))
+            }));
+            let (row, cached) = synth_unit(
+                cfg,
+                design,
+                lib,
+                &opts.out.join("synth"),
+                &t,
+                siblings,
+                Some(show),
+            )?;
             let r = &row.result;
             let detail = format!(
-                "{:.2} kGE, {:.3} ns ({:.0} MHz){}",
+                "{:.2} kGE, {:.3} ns ({:.0} MHz){}{}",
                 r.kge,
                 r.critical_path_ns,
                 r.fmax_mhz,
+                if r.children.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} child units reused", r.children.len())
+                },
                 if cached { ", cached" } else { "" }
             );
-            Ok((Done::Synth(Box::new(row)), finish(s, "synth", what, detail)))
+            Ok((Done::Synth(Box::new(row)), detail))
         }
         Task::Cores(engine) => {
-            let s = ui.step(&format!("synth {} paper cores", engine.name()));
-            let t = engine.core_table(cfg, libs, &opts.out, &mut |m| s.set(m.to_string()))?;
-            let what = format!("{} {}", engine.name(), t.file);
-            let detail = format!("{} libraries", libs.len());
-            Ok((Done::Cores(Box::new(t)), finish(s, "cores", what, detail)))
+            let t = engine.core_table(cfg, ctx.libs, &opts.out, &mut |m| s.set(m.to_string()))?;
+            let detail = format!("{} libraries", ctx.libs.len());
+            Ok((Done::Cores(Box::new(t)), detail))
         }
     }
-}
-
-/// The flow's `report.md`: profile, co-simulation, synthesis, the paper tables and the time
-/// of every step.
-pub fn markdown(r: &FlowReport) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "# hwzip flow report\n");
-    let _ = writeln!(
-        s,
-        "Profile `{}`: {} lines per unit, libraries {}, {} worker(s), Verilator models at -O{}; \
-         {:.0} s in all; {}.\n",
-        r.profile.name(),
-        r.lines,
-        r.libraries.join(", "),
-        r.jobs,
-        r.cxx_opt,
-        r.seconds,
-        if r.ok {
-            "every unit matches its golden model"
-        } else {
-            "MISMATCHES FOUND"
-        }
-    );
-    let _ = writeln!(s, "## Co-simulation\n\n{}", cosim_markdown(&r.cosim));
-    if !r.synth.is_empty() {
-        let _ = writeln!(s, "## Synthesis\n\n{}", synth::to_markdown(&r.synth));
-    }
-    for t in &r.tables {
-        let _ = writeln!(s, "## {}\n\n{}", t.title, t.markdown);
-    }
-    if !r.energy.is_empty() {
-        let _ = writeln!(
-            s,
-            "## Energy per line\n\n{}",
-            super::energy::report(&r.energy)
-        );
-    }
-    let _ = writeln!(
-        s,
-        "## Steps\n\n| step | what | seconds | detail |\n|---|---|---:|---|"
-    );
-    for st in &r.steps {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {:.1} | {} |",
-            st.kind, st.what, st.seconds, st.detail
-        );
-    }
-    for n in &r.notes {
-        let _ = writeln!(s, "\nnote: {}", n);
-    }
-    s
-}
-
-/// The `hwzip flow` page.
-pub fn page(r: &FlowReport, markdown_summary: &str) -> crate::report::Page {
-    let mut p = crate::report::Page::new("hwzip flow report");
-    let first = markdown_summary
-        .lines()
-        .find(|l| l.starts_with("Profile"))
-        .unwrap_or("")
-        .to_string();
-    p.section("Summary", vec![crate::report::Block::Markdown(first)]);
-    p.section("Co-simulation", html::cosim_blocks(&r.cosim));
-    if !r.synth.is_empty() {
-        p.section("Synthesis", html::synth_blocks(&r.synth));
-    }
-    if !r.tables.is_empty() {
-        p.section("Beside the papers", html::table_blocks(&r.tables));
-    }
-    if !r.energy.is_empty() {
-        html::energy_section(&mut p, &r.energy);
-    }
-    let mut steps = String::from("| step | what | seconds | detail |\n|---|---|---:|---|\n");
-    for st in &r.steps {
-        steps.push_str(&format!(
-            "| {} | {} | {:.1} | {} |\n",
-            st.kind,
-            st.what,
-            st.seconds,
-            st.detail.replace('|', "/")
-        ));
-    }
-    p.section("Steps", vec![crate::report::Block::Markdown(steps)]);
-    p
-}
-
-/// Writes `report.md`, `report.csv` (synthesis rows), `report.json` (everything),
-/// `cosim.md`, and `<table>.md` for each paper table, into `dir`.
-pub fn write(r: &FlowReport, dir: &Path) -> FlowResult<()> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {}", dir.display(), e))?;
-    let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
-    let files = vec![
-        ("report.md", markdown(r)),
-        ("report.csv", synth::to_csv(&r.synth)),
-        ("report.json", json),
-        ("cosim.md", cosim_markdown(&r.cosim)),
-    ];
-    for (name, text) in files {
-        let p = dir.join(name);
-        crate::files::write(&p, text)?;
-    }
-    if !r.energy.is_empty() {
-        super::energy::write(&r.energy, dir)?;
-    }
-    crate::report::write(&page(r, &markdown(r)), dir)?;
-    super::write_tables(&r.tables, dir)
 }

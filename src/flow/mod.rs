@@ -18,8 +18,12 @@ pub mod energy;
 pub mod html;
 pub mod job;
 pub mod manifest;
+pub mod outcome;
+pub(crate) mod pool;
 pub mod progress;
 pub mod regress;
+pub mod render;
+pub mod step;
 pub mod sweep;
 
 /// Any failure of a flow step, as a message for the user.
@@ -203,24 +207,20 @@ pub fn libraries(names: &[String], notes: &mut Vec<String>) -> FlowResult<Vec<Li
 
 /// Synthesizes one unit on one library (through the synthesis cache when `cfg.synth.cache`;
 /// the flag says whether the result came from it) and attaches the latency and throughput
-/// `t` measured in Verilator.
+/// `t` measured in Verilator. `siblings` are the engine's other units: with
+/// `synth.hierarchy: reuse`, a child module that is one of them is synthesized in its own
+/// run (once, cached) and its netlist reused in this one. `progress` hears about long tool
+/// runs (tool, CPU seconds, wall seconds).
 pub fn synth_unit(
     cfg: &Config,
     u: &UnitDesign,
     lib: &Liberty,
     work: &Path,
     t: &Timing,
+    siblings: &[UnitDesign],
+    progress: Option<synth::ToolProgress>,
 ) -> FlowResult<(ReportRow, bool)> {
-    let label = lib.label();
-    let rtl_dir = work.join("rtl").join(&u.top.name);
-    let files = write_rtl(std::slice::from_ref(u), &rtl_dir)?;
-    let mut job = SynthJob::new(
-        u.top.name.clone(),
-        files,
-        lib.clone(),
-        work.join(&label).join(&u.top.name),
-    );
-    let (r, cached) = run_synth(cfg, &mut job, &label, u.top.has_clock)?;
+    let (r, cached) = synth_design(cfg, u, lib, work, siblings, progress)?;
     let row = ReportRow {
         engine: u.engine.into(),
         unit: u.unit.into(),
@@ -232,9 +232,55 @@ pub fn synth_unit(
     Ok((row, cached))
 }
 
+/// [`synth_unit`] without the measured timing: the synthesis result of `u` on `lib`.
+fn synth_design(
+    cfg: &Config,
+    u: &UnitDesign,
+    lib: &Liberty,
+    work: &Path,
+    siblings: &[UnitDesign],
+    progress: Option<synth::ToolProgress>,
+) -> FlowResult<(synth::SynthResult, bool)> {
+    let label = lib.label();
+    let mut reuse = Vec::new();
+    if cfg.synth.hierarchy == crate::config::Hierarchy::Reuse {
+        let mut names: Vec<&str> = u
+            .top
+            .instances
+            .iter()
+            .map(|i| i.module.name.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let Some(child) = siblings.iter().find(|d| d.top.name == name) else {
+                continue;
+            };
+            let (r, _) = synth_design(cfg, child, lib, work, siblings, progress.clone())
+                .map_err(|e| format!("child unit {} ({}): {}", child.unit, name, e))?;
+            reuse.push(synth::ReusedChild {
+                module: name.to_string(),
+                result: r,
+            });
+        }
+    }
+    let rtl_dir = work.join("rtl").join(&u.top.name);
+    let files = write_rtl(std::slice::from_ref(u), &rtl_dir)?;
+    let mut job = SynthJob::new(
+        u.top.name.clone(),
+        files,
+        lib.clone(),
+        work.join(&label).join(&u.top.name),
+    );
+    job.reuse = reuse;
+    job.progress = progress;
+    run_synth(cfg, &mut job, &label, u.top.has_clock)
+}
+
 /// Runs `job` with the configuration's clock for library `label` (on `clk_i` when `clocked`)
 /// and budget, through the synthesis cache when `cfg.synth.cache` (the flag says whether the
-/// result came from it); the result is labelled with `label`.
+/// result came from it), or through the run's own cache (`cfg.synth.run_cache`) when the
+/// flow set one; the result is labelled with `label`.
 fn run_synth(
     cfg: &Config,
     job: &mut SynthJob,
@@ -244,8 +290,11 @@ fn run_synth(
     job.clock_ns = cfg.synth.clock_for(label);
     job.clock_port = clocked.then(|| "clk_i".to_string());
     job.budget = Duration::from_secs(cfg.synth.budget_s);
+    job.effort = cfg.synth.effort;
     let (mut r, cached) = if cfg.synth.cache {
         synth::cache::synthesize_cached(job)
+    } else if let Some(root) = &cfg.synth.run_cache {
+        synth::cache::synthesize_in(job, root)
     } else {
         synth::synthesize(job).map(|r| (r, false))
     }
@@ -294,7 +343,7 @@ pub fn synth(
                 label,
                 cfg.synth.clock_for(&label)
             ));
-            rows.push(synth_unit(cfg, u, lib, work, &t)?.0);
+            rows.push(synth_unit(cfg, u, lib, work, &t, &designs, None)?.0);
         }
     }
     Ok(rows)
@@ -438,9 +487,22 @@ pub fn gate_level_dut(
     trace: bool,
 ) -> FlowResult<VerilatorDut> {
     let top = engine.cosim_top(cfg, &row.unit)?;
-    let gl =
-        synth::gatesim::gate_level_model(&row.result, lib, Duration::from_secs(cfg.synth.budget_s))
-            .map_err(|e| e.to_string())?;
+    let ports: Vec<synth::gatesim::PortBus> = top
+        .ports()
+        .into_iter()
+        .map(|p| synth::gatesim::PortBus {
+            input: p.dir == crate::hdl::module::Dir::In,
+            name: p.name,
+            width: p.width,
+        })
+        .collect();
+    let gl = synth::gatesim::gate_level_model(
+        &row.result,
+        lib,
+        Duration::from_secs(cfg.synth.budget_s),
+        &ports,
+    )
+    .map_err(|e| e.to_string())?;
     let text =
         std::fs::read_to_string(&gl).map_err(|e| format!("cannot read {}: {}", gl.display(), e))?;
     let mut spec = crate::cosim::vdut::build_spec(&top, trace).map_err(|e| e.to_string())?;

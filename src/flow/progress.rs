@@ -1,10 +1,15 @@
 //! Progress display for long steps: one spinner line per running step (what it is doing and
 //! for how long) on a terminal, plain lines when standard output or standard error is not a
-//! terminal (CI logs, pipes), where only the start and the end of each step are printed.
+//! terminal (CI logs, pipes): the start and the end of each step, and for a step that runs
+//! longer than a minute, what it is doing once a minute.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// In plain mode, a running step says what it is doing at most this often.
+const HEARTBEAT: Duration = Duration::from_secs(60);
 
 /// How a [`Ui`] shows progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,29 +83,83 @@ impl Ui {
         if self.mode == Mode::Plain {
             eprintln!("   ...    {}", label);
         }
+        let start = Instant::now();
         Step {
             ui: self.clone(),
+            reporter: Reporter {
+                pb: pb.clone(),
+                plain: (self.mode == Mode::Plain).then(|| Arc::new(Mutex::new(start))),
+                label: label.to_string(),
+                start,
+            },
             pb,
             label: label.to_string(),
-            start: Instant::now(),
+            start,
+            done: false,
         }
     }
 }
 
-/// One running step of a [`Ui`].
-pub struct Step {
-    ui: Ui,
+/// A handle that tells a running step's progress line what the step is doing, from any
+/// thread (e.g. a tool runner's poll loop).
+#[derive(Clone)]
+pub struct Reporter {
     pb: Option<ProgressBar>,
+    /// Plain mode: when the step last printed a line.
+    plain: Option<Arc<Mutex<Instant>>>,
     label: String,
     start: Instant,
 }
 
-impl Step {
-    /// What the step is doing now (shown beside its spinner; not printed in plain mode).
+impl Reporter {
+    /// What the step is doing now: beside its spinner on a terminal; in plain mode a line
+    /// once a minute after the step's first minute.
     pub fn set(&self, msg: impl Into<String>) {
         if let Some(pb) = &self.pb {
             pb.set_message(msg.into());
+        } else if let Some(last) = &self.plain {
+            let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+            if last.elapsed() >= HEARTBEAT {
+                *last = Instant::now();
+                eprintln!(
+                    "   ...    {} ({:.0} s): {}",
+                    self.label,
+                    self.start.elapsed().as_secs_f64(),
+                    msg.into()
+                );
+            }
         }
+    }
+}
+
+/// One running step of a [`Ui`]. Dropped without [`Step::done`] (an early return), its
+/// spinner is removed.
+pub struct Step {
+    ui: Ui,
+    reporter: Reporter,
+    pb: Option<ProgressBar>,
+    label: String,
+    start: Instant,
+    done: bool,
+}
+
+impl Drop for Step {
+    fn drop(&mut self) {
+        if let (Some(pb), false) = (&self.pb, self.done) {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+impl Step {
+    /// What the step is doing now (see [`Reporter::set`]).
+    pub fn set(&self, msg: impl Into<String>) {
+        self.reporter.set(msg);
+    }
+
+    /// A handle to [`Step::set`] from elsewhere.
+    pub fn reporter(&self) -> Reporter {
+        self.reporter.clone()
     }
 
     /// Seconds since the step started.
@@ -109,7 +168,8 @@ impl Step {
     }
 
     /// Ends the step with a one-line summary (printed in both modes).
-    pub fn done(self, summary: &str) {
+    pub fn done(mut self, summary: &str) {
+        self.done = true;
         if let Some(pb) = &self.pb {
             pb.finish_and_clear();
         }

@@ -94,6 +94,7 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
         energy: 0,
         synth: true,
         shard: o.shard,
+        fail_fast: false,
     };
 
     // 1. The default configuration, everything.
@@ -112,8 +113,8 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
             .cloned()
             .collect();
         for row in rows {
-            let (matched, st) = job::gate_step(&cfg, &row, &libs[0], o.gate_cosim, ui)?;
-            r.ok &= matched;
+            let st = job::gate_step(&cfg, &row, &libs[0], o.gate_cosim, &base.out, ui);
+            r.ok &= !st.is_failure();
             r.steps.push(st);
         }
     }
@@ -195,12 +196,11 @@ fn cache_run(o: &RegressOptions, ui: &Ui) -> FlowResult<RegressRun> {
         };
         let seconds = s.elapsed();
         s.done(&detail);
-        steps.push(job::StepTime {
-            kind: "cosim",
-            what: format!("block {}", top.name),
-            seconds,
-            detail,
-        });
+        let mut st = job::StepTime::ok("cosim", format!("block {}", top.name), seconds, detail);
+        if matched.is_err() {
+            st.status = job::StepStatus::Mismatch;
+        }
+        steps.push(st);
         let mut stats = r.stats;
         stats.lines = o.lines;
         if matched.is_err() {
@@ -229,6 +229,7 @@ fn cache_run(o: &RegressOptions, ui: &Ui) -> FlowResult<RegressRun> {
         lines: o.lines,
         jobs: 1,
         cxx_opt: crate::cosim::opt_level(),
+        synth_method: String::new(),
         seconds: t0.elapsed().as_secs_f64(),
         ok,
         steps,

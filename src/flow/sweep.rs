@@ -13,7 +13,7 @@
 //! The report marks two Pareto fronts per unit and library: area against throughput (GB/s at
 //! Fmax) and area against compression ratio.
 
-use super::job::pool;
+use super::pool::pool;
 use super::{stim_from, synth_unit, write_rtl, CosimRequest, FlowResult};
 use crate::config::Config;
 use crate::engines::EngineRef;
@@ -397,7 +397,7 @@ pub fn run(o: &SweepOptions, log: &(dyn Fn(&str) + Sync)) -> FlowResult<SweepRep
         o.grid.len(),
         o.jobs
     ));
-    let results = pool(mine.len(), o.jobs, &|j| {
+    let results = pool(mine.len(), o.jobs, true, &|j| {
         let i = mine[j];
         let p = run_point(o, &libs, &data, i, &meta.grid, log);
         let path = o.out.join("points").join(format!("p{:04}.json", i));
@@ -481,7 +481,7 @@ fn run_point(
         .iter()
         .filter(|u| o.units.is_empty() || o.units.iter().any(|n| n == u.unit))
     {
-        match run_unit(o, &cfg, u, libs, &work) {
+        match run_unit(o, &cfg, u, libs, &work, &designs) {
             Ok(ur) => r.units.push(ur),
             Err(e) => {
                 r.error = Some(format!("{}: {}", u.unit, e));
@@ -498,6 +498,7 @@ fn run_unit(
     u: &crate::engines::UnitDesign,
     libs: &[crate::synth::Liberty],
     work: &Path,
+    siblings: &[crate::engines::UnitDesign],
 ) -> FlowResult<UnitResult> {
     let rtl = work.join("rtl").join(&u.top.name);
     write_rtl(std::slice::from_ref(u), &rtl)?;
@@ -524,7 +525,7 @@ fn run_unit(
     let t = super::timing(o.engine, cfg, u.unit)?;
     let mut synth = Vec::new();
     for lib in libs {
-        let (row, cached) = synth_unit(cfg, u, lib, work, &t)?;
+        let (row, cached) = synth_unit(cfg, u, lib, work, &t, siblings, None)?;
         let s = &row.result;
         synth.push(LibResult {
             liberty: s.liberty.clone(),

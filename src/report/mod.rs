@@ -26,6 +26,8 @@ pub enum Block {
     Pre(String),
     /// A chart.
     Chart(Chart),
+    /// A Markdown block (as [`Block::Markdown`]) in a box that stands out: failures.
+    Alert(String),
 }
 
 /// A section with a heading.
@@ -106,6 +108,9 @@ impl Page {
                         let _ = writeln!(h, "<pre>{}</pre>", esc(t));
                     }
                     Block::Markdown(t) => h.push_str(&markdown_html(t)),
+                    Block::Alert(t) => {
+                        let _ = write!(h, "<div class=\"alert\">\n{}</div>\n", markdown_html(t));
+                    }
                     Block::Chart(c) => {
                         let _ = writeln!(
                             h,
@@ -137,7 +142,8 @@ font-size:.85em}th,td{border:1px solid #ccc;padding:.25em .5em}th{background:#f3
 td.n{text-align:right;font-variant-numeric:tabular-nums}figure.plot{margin:1em 0}\
 figure.plot svg{max-width:100%;height:auto;border:1px solid #eee}pre{background:#f7f7f7;\
 padding:.6em;overflow-x:auto}nav ul{columns:2;font-size:.9em}footer{margin-top:3em;\
-color:#777;font-size:.8em}";
+color:#777;font-size:.8em}.alert{border:2px solid #c00;background:#fff3f3;padding:.1em 1em;\
+margin:1em 0}.alert th{background:#fbdede}";
 
 /// Counts the charts that rendered (an `<svg>` with a non-empty box and text); writes `ok N`
 /// when that is every chart (the figures on the page and the count the page was written
