@@ -109,8 +109,27 @@ pub fn set_opt_level(level: u8) {
     OPT_LEVEL.store(level.min(3) + 1, Ordering::Relaxed);
 }
 
-/// The `-O` level in effect ([`set_opt_level`], else `$HWZIP_CXX_OPT`, else 1).
+thread_local! {
+    /// A level for the builds of this thread only ([`with_opt_level`]).
+    static THREAD_OPT_LEVEL: std::cell::Cell<Option<u8>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with every Verilator build it starts on this thread at `-O<level>`: e.g. `-O0`
+/// for a model that runs a few thousand cycles (a fault-injected copy), where the compile
+/// time is all that counts.
+pub fn with_opt_level<T>(level: u8, f: impl FnOnce() -> T) -> T {
+    let old = THREAD_OPT_LEVEL.with(|c| c.replace(Some(level.min(3))));
+    let r = f();
+    THREAD_OPT_LEVEL.with(|c| c.set(old));
+    r
+}
+
+/// The `-O` level in effect ([`with_opt_level`], else [`set_opt_level`], else
+/// `$HWZIP_CXX_OPT`, else 1).
 pub fn opt_level() -> u8 {
+    if let Some(l) = THREAD_OPT_LEVEL.with(|c| c.get()) {
+        return l;
+    }
     match OPT_LEVEL.load(Ordering::Relaxed) {
         0 => std::env::var("HWZIP_CXX_OPT")
             .ok()
@@ -600,6 +619,79 @@ pub(crate) fn runtime_dir(root: &Path, tools: &Tools, trace: bool) -> PathBuf {
     root.join(format!("runtime-{}", &key[..16]))
 }
 
+/// The precompiled `verilated.h` for one set of compiler flags, built once per cache (like
+/// the runtime) into `<root>/pch-<hash>/hz_pch.h.gch`; `None` when it cannot be built (the
+/// units then parse the header as usual). Only `-O0` units use it: parsing `verilated.h`
+/// is about 1 s of each unit's 1.2-1.7 s at `-O0`, and GCC gains little from it at `-O1`.
+/// GCC checks that the flags match and otherwise ignores the file.
+fn precompiled_header(
+    root: &Path,
+    tools: &Tools,
+    flags: &[String],
+    includes: &[PathBuf],
+) -> Option<PathBuf> {
+    let key = hash_fields(
+        [
+            RECIPE.as_bytes(),
+            b"pch".as_slice(),
+            tools.cxx_version.as_bytes(),
+            tools.verilator_version.as_bytes(),
+        ]
+        .into_iter()
+        .chain(flags.iter().map(|f| f.as_bytes())),
+    );
+    let dir = root.join(format!("pch-{}", &key[..16]));
+    let header = dir.join("hz_pch.h");
+    let gch = dir.join("hz_pch.h.gch");
+    if gch.exists() {
+        return Some(header);
+    }
+    let lock = key_lock(&dir.to_string_lossy());
+    let _g = lock.lock().unwrap_or_else(|e| e.into_inner());
+    if gch.exists() {
+        return Some(header);
+    }
+    let tmp = root.join(format!(".tmp-pch-{}", unique_suffix()));
+    let _registered = temp_dir(&tmp).ok()?;
+    fs::write(tmp.join("hz_pch.h"), "#include \"verilated.h\"\n").ok()?;
+    let mut cmd = Command::new(&tools.cxx);
+    cmd.args(flags);
+    for inc in includes {
+        cmd.arg("-I").arg(inc);
+    }
+    cmd.args(["-x", "c++-header"])
+        .arg(tmp.join("hz_pch.h"))
+        .arg("-o")
+        .arg(tmp.join("hz_pch.h.gch"));
+    run_logged(cmd, "g++ (precompiled header)", &tmp.join("pch.log")).ok()?;
+    publish(&tmp, &dir, "hz_pch.h.gch").ok()?;
+    gch.exists().then_some(header)
+}
+
+/// `-include <pch>` for a unit compiled with `flags` + `extra`, when the effective level is
+/// `-O0` and the precompiled header builds ([`precompiled_header`]).
+fn pch_args(
+    root: &Path,
+    tools: &Tools,
+    flags: &[String],
+    extra: &[String],
+    includes: &[PathBuf],
+) -> Vec<String> {
+    let all: Vec<String> = flags.iter().chain(extra).cloned().collect();
+    let level0 = all
+        .iter()
+        .rev()
+        .find(|f| f.starts_with("-O"))
+        .is_some_and(|f| f == "-O0");
+    if !level0 {
+        return Vec::new();
+    }
+    match precompiled_header(root, tools, &all, includes) {
+        Some(h) => vec!["-include".into(), h.to_string_lossy().into_owned()],
+        None => Vec::new(),
+    }
+}
+
 /// Object files of the runtime (for linking).
 pub(crate) fn runtime_objects(dir: &Path, trace: bool) -> Vec<PathBuf> {
     runtime_sources(trace)
@@ -619,6 +711,39 @@ pub(crate) fn entry_objects(dir: &Path) -> Result<Vec<PathBuf>, CosimError> {
     Ok(v)
 }
 
+/// Whether `spec` needs Verilator's `--x-assign unique`: asked for ([`BuildSpec::x_random`])
+/// and the sources hold an X literal. Without one the option changes nothing (initial values
+/// are already drawn from the model's seed, Verilator's default `--x-initial unique`), so the
+/// plain build, the same cache entry, serves both.
+fn x_assign_unique(spec: &BuildSpec) -> bool {
+    spec.x_random && spec.sources.iter().any(|(_, t)| has_x_literal(t))
+}
+
+/// Whether `verilog` may hold an X (or Z, `?`) literal: `'x`, `4'bx01`, `'hX`, ... Errs on
+/// the side of yes (an apostrophe in a comment followed by such a letter counts).
+fn has_x_literal(verilog: &str) -> bool {
+    let b = verilog.as_bytes();
+    b.iter()
+        .enumerate()
+        .filter(|(_, &c)| c == b'\'')
+        .any(|(i, _)| {
+            let mut j = i + 1;
+            if matches!(b.get(j), Some(b's' | b'S')) {
+                j += 1;
+            }
+            if matches!(
+                b.get(j),
+                Some(b'b' | b'B' | b'o' | b'O' | b'd' | b'D' | b'h' | b'H')
+            ) {
+                j += 1;
+            }
+            b[j.min(b.len())..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_' || **c == b'?')
+                .any(|c| matches!(c, b'x' | b'X' | b'z' | b'Z' | b'?'))
+        })
+}
+
 /// Cache key of a spec: all inputs that influence the shared object.
 pub(crate) fn spec_key(spec: &BuildSpec, shim: &str, tools: &Tools) -> String {
     let flags = cxx_flags(spec.trace).join(" ");
@@ -630,7 +755,7 @@ pub(crate) fn spec_key(spec: &BuildSpec, shim: &str, tools: &Tools) -> String {
         } else {
             b"fast"
         },
-        if spec.x_random {
+        if x_assign_unique(spec) {
             b"x-unique"
         } else {
             b"x-default"
@@ -651,7 +776,7 @@ pub(crate) fn spec_key(spec: &BuildSpec, shim: &str, tools: &Tools) -> String {
 pub(crate) fn entry_dir(spec: &BuildSpec, tools: &Tools) -> PathBuf {
     let shim = gen_shim(spec);
     let key = spec_key(spec, &shim, tools);
-    let mode = match (spec.trace, spec.x_random) {
+    let mode = match (spec.trace, x_assign_unique(spec)) {
         (false, false) => "fast",
         (true, false) => "trace",
         (false, true) => "xrand",
@@ -746,7 +871,7 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
         // Underscore names too: a gate-level netlist's nets are `_01234_` (energy step).
         cmd.args(["--trace", "--trace-underscore"]);
     }
-    if spec.x_random {
+    if x_assign_unique(spec) {
         cmd.args(["--x-assign", "unique", "--x-initial", "unique"]);
     }
     for (n, _) in &spec.sources {
@@ -816,6 +941,15 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
     } else {
         rt_guard = None;
     }
+    let flags = cxx_flags(spec.trace);
+    // (At `-O0` already, the slow units share the fast units' flags and precompiled header.)
+    let slow_extra: Vec<String> = if flags.iter().any(|f| f == "-O0") {
+        Vec::new()
+    } else {
+        vec!["-O0".into()]
+    };
+    let pch_slow = pch_args(root, tools, &flags, &slow_extra, &includes[1..]);
+    let pch_fast = pch_args(root, tools, &flags, &[], &includes[1..]);
     let mut k = 0;
     for (slow, group) in &units {
         for (_, text) in group {
@@ -829,9 +963,9 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
                 obj: tmp.join(format!("hz_unit{k}.o")),
                 includes: includes.clone(),
                 extra: if *slow {
-                    vec!["-O0".into()]
+                    slow_extra.iter().chain(&pch_slow).cloned().collect()
                 } else {
-                    Vec::new()
+                    pch_fast.clone()
                 },
             });
             k += 1;
@@ -841,9 +975,8 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
         src: tmp.join("hz_shim.cpp"),
         obj: tmp.join("hz_shim.o"),
         includes: includes.clone(),
-        extra: Vec::new(),
+        extra: pch_fast.clone(),
     });
-    let flags = cxx_flags(spec.trace);
     let compiled = compile_parallel(tools, &flags, &jobs);
     if rt_building {
         if compiled.is_ok() {
@@ -902,6 +1035,36 @@ fn build_entry(spec: &BuildSpec, tools: &Tools, root: &Path, tmp: &Path) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn x_literals_are_found_and_plain_designs_share_the_plain_build() {
+        for v in [
+            "y = 'x;",
+            "y = 4'bx01z;",
+            "y = 8'hX0;",
+            "y = 'sb?;",
+            "y = 'bz;",
+        ] {
+            assert!(has_x_literal(v), "{v}");
+        }
+        for v in [
+            "y = 4'b0101;",
+            "y = 8'hff; // the paper's table",
+            "y = 'd9;",
+            "y = x;",
+        ] {
+            assert!(!has_x_literal(v), "{v}");
+        }
+        let spec = |src: &str| BuildSpec {
+            top: "t".into(),
+            sources: vec![("t.v".into(), src.into())],
+            ports: Vec::new(),
+            trace: false,
+            x_random: true,
+        };
+        assert!(!x_assign_unique(&spec("assign y = 1'b0;")));
+        assert!(x_assign_unique(&spec("assign y = 1'bx;")));
+    }
 
     #[test]
     fn stale_build_folders_of_dead_processes_are_reclaimed() {

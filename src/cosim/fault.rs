@@ -38,7 +38,7 @@ pub fn invert_mux_select(verilog: &str, wire: &str) -> Option<String> {
     ))
 }
 
-/// Builds and loads `top` with the first emitted file whose name starts with `file_prefix`
+/// Builds (at `-O0`) and loads `top` with the first emitted file whose name starts with `file_prefix`
 /// passed through `edit`. An error if no file matches or the edit changes nothing (a fault
 /// that was not injected would make the test unable to fail).
 pub fn faulty_dut(
@@ -60,7 +60,10 @@ pub fn faulty_dut(
         )));
     }
     f.1 = edited;
-    VerilatorDut::from_model(Model::new(&build(&spec)?)?)
+    // A faulty model runs until the scoreboard's first mismatch (a few thousand cycles at
+    // most): -O0 compiles in about half the time of -O1.
+    let lib = super::build::with_opt_level(0, || build(&spec))?;
+    VerilatorDut::from_model(Model::new(&lib)?)
 }
 
 #[cfg(test)]

@@ -93,7 +93,7 @@ pub mod zvc;
 use std::path::PathBuf;
 
 pub use bench::{cpp_loop_bench, rust_loop_bench};
-pub use build::{build, cache_root, opt_level, set_opt_level};
+pub use build::{build, cache_root, opt_level, set_opt_level, with_opt_level};
 pub use model::{Library, Model, PortId};
 pub use stream::RunStats;
 
@@ -147,7 +147,9 @@ pub struct BuildSpec {
     pub trace: bool,
     /// Build with `--x-assign unique --x-initial unique`: every X assignment and every initial
     /// value becomes a run-time random value, drawn from the seed of
-    /// [`Model::new_random`] (plain [`Model::new`] still starts at 0). Separate cache entry.
+    /// [`Model::new_random`] (plain [`Model::new`] still starts at 0). Every build already
+    /// draws initial values from the seed; a design without X literals therefore shares the
+    /// plain build's cache entry, one with X literals gets its own.
     pub x_random: bool,
 }
 
