@@ -68,6 +68,8 @@ enum Task {
     Cosim {
         engine: EngineRef,
         unit: String,
+        /// The top instantiates other units of its engine (see [`model_opt`]).
+        composite: bool,
     },
     Synth {
         design: Box<UnitDesign>,
@@ -89,7 +91,7 @@ impl Task {
     /// The step's kind and description, as in the report.
     fn describe(&self) -> (&'static str, String) {
         match self {
-            Task::Cosim { engine, unit } => ("cosim", format!("{} {}", engine.name(), unit)),
+            Task::Cosim { engine, unit, .. } => ("cosim", format!("{} {}", engine.name(), unit)),
             Task::Synth { design, lib, .. } => (
                 "synth",
                 format!("{} {} {}", design.engine, design.unit, lib.label()),
@@ -101,7 +103,7 @@ impl Task {
     /// The progress label.
     fn label(&self) -> String {
         match self {
-            Task::Cosim { engine, unit } => format!("cosim {} {}", engine.name(), unit),
+            Task::Cosim { engine, unit, .. } => format!("cosim {} {}", engine.name(), unit),
             Task::Synth { design, lib, .. } => {
                 format!("synth {} {} on {}", design.engine, design.unit, lib.label())
             }
@@ -151,6 +153,33 @@ fn dependencies(cfg: &Config, tasks: &[Task]) -> Vec<Vec<usize>> {
             _ => Vec::new(),
         })
         .collect()
+}
+
+/// Whether `top` instantiates the top of one of the engine's units (`designs`).
+fn instantiates_a_unit(top: &crate::hdl::Module, designs: &[UnitDesign]) -> bool {
+    top.instances
+        .iter()
+        .any(|i| designs.iter().any(|d| d.top.name == i.module.name))
+}
+
+/// The `-O` level for the Verilator model of a unit, when it is not the run's own: in the
+/// `quick` profile, a unit that does not instantiate other units is built at `-O0`: its
+/// 10,000 lines simulate in a second or less at any level, and `-O0` compiles in about half
+/// the time of `-O1`. A composite top (Buddy's controller, the PACT'12 MC top, the adaptive
+/// link units) keeps the run's level: its 10,000 requests are 3-6·10^5 cycles of a large
+/// model, which run about 4 times slower at `-O0`. `$HWZIP_CXX_OPT` sets every model's
+/// level.
+fn model_opt(profile: Profile, composite: bool) -> Option<u8> {
+    (profile == Profile::Quick && !composite && std::env::var_os("HWZIP_CXX_OPT").is_none())
+        .then_some(0)
+}
+
+/// Runs `f` with the unit's model level ([`model_opt`]).
+fn at_model_opt<T>(profile: Profile, composite: bool, f: impl FnOnce() -> T) -> T {
+    match model_opt(profile, composite) {
+        Some(l) => crate::cosim::with_opt_level(l, f),
+        None => f(),
+    }
 }
 
 fn verilog_bytes(m: &std::sync::Arc<crate::hdl::Module>) -> usize {
@@ -285,6 +314,7 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
         lines: cfg.cosim.lines,
         jobs: opts.jobs,
         cxx_opt: crate::cosim::opt_level(),
+        leaf_cxx_opt: model_opt(opts.profile, false),
         synth_method: format!(
             "{} effort, hierarchy {}",
             cfg.synth.effort.name(),
@@ -349,11 +379,17 @@ fn plan(
         let cos_units = engines::configured(engine, &designs, cos_units);
         for u in cos_units.into_iter().filter(|u| wanted(u)) {
             // A top that does not build is scheduled anyway: its step reports the error.
-            let w = engine
-                .cosim_top(cfg, &u)
-                .map(|t| verilog_bytes(&t))
-                .unwrap_or(0);
-            tasks.push((w, Task::Cosim { engine, unit: u }));
+            let top = engine.cosim_top(cfg, &u).ok();
+            let w = top.as_ref().map(verilog_bytes).unwrap_or(0);
+            let composite = top.is_some_and(|t| instantiates_a_unit(&t, &designs));
+            tasks.push((
+                w,
+                Task::Cosim {
+                    engine,
+                    unit: u,
+                    composite,
+                },
+            ));
         }
         let siblings = std::sync::Arc::new(designs.clone());
         for d in designs {
@@ -566,7 +602,11 @@ pub fn gate_step(
 fn run_task(ctx: &TaskCtx, task: &Task, s: &Step) -> FlowResult<(Done, String)> {
     let (cfg, opts) = (ctx.cfg, ctx.opts);
     match task {
-        Task::Cosim { engine, unit } => {
+        Task::Cosim {
+            engine,
+            unit,
+            composite,
+        } => {
             s.set("verilating and compiling the model (cached after the first build)");
             let total = cfg.cosim.lines;
             let req = CosimRequest {
@@ -579,14 +619,16 @@ fn run_task(ctx: &TaskCtx, task: &Task, s: &Step) -> FlowResult<(Done, String)> 
                 ),
                 x_seed: None,
             };
-            let r = cosim(&req, cfg, &mut |st| {
-                s.set(format!(
-                    "{} of {} lines, {} cycles, {:.2} Mcycles/s",
-                    st.lines,
-                    total,
-                    st.cycles,
-                    st.cycles_per_second() / 1e6
-                ))
+            let r = at_model_opt(opts.profile, *composite, || {
+                cosim(&req, cfg, &mut |st| {
+                    s.set(format!(
+                        "{} of {} lines, {} cycles, {:.2} Mcycles/s",
+                        st.lines,
+                        total,
+                        st.cycles,
+                        st.cycles_per_second() / 1e6
+                    ))
+                })
             })?;
             let st = &r.stats;
             let detail = match &st.first_mismatch {
@@ -607,7 +649,9 @@ fn run_task(ctx: &TaskCtx, task: &Task, s: &Step) -> FlowResult<(Done, String)> 
         } => {
             let label = lib.label();
             s.set("latency and throughput in Verilator");
-            let t = timing(engines::by_name(design.engine)?, cfg, design.unit)?;
+            let composite = instantiates_a_unit(&design.top, siblings);
+            let engine = engines::by_name(design.engine)?;
+            let t = at_model_opt(opts.profile, composite, || timing(engine, cfg, design.unit))?;
             let budget = cfg.synth.budget_s;
             let clock = cfg.synth.clock_for(&label);
             s.set(format!("yosys + abc, then sta at {} ns", clock));

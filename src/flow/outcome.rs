@@ -102,6 +102,9 @@ pub struct FlowReport {
     pub jobs: usize,
     /// `-O` level of the Verilator models.
     pub cxx_opt: u8,
+    /// `-O` level of the models of units without child units, when it differs (the `quick`
+    /// profile builds them at `-O0`).
+    pub leaf_cxx_opt: Option<u8>,
     /// Synthesis effort and hierarchy (`fast`/`full`, `reuse`/`flat`).
     pub synth_method: String,
     /// Wall-clock seconds of the whole run.

@@ -229,6 +229,7 @@ fn cache_run(o: &RegressOptions, ui: &Ui) -> FlowResult<RegressRun> {
         lines: o.lines,
         jobs: 1,
         cxx_opt: crate::cosim::opt_level(),
+        leaf_cxx_opt: None,
         synth_method: String::new(),
         seconds: t0.elapsed().as_secs_f64(),
         ok,

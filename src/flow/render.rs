@@ -153,13 +153,16 @@ pub fn markdown(r: &FlowReport) -> String {
 fn summary_line(r: &FlowReport) -> String {
     format!(
         "Profile `{}`: {} lines per unit, libraries {} (synthesis: {}), {} worker(s), \
-         Verilator models at -O{}; {:.0} s in all; {}.",
+         Verilator models at -O{}{}; {:.0} s in all; {}.",
         r.profile.name(),
         r.lines,
         r.libraries.join(", "),
         r.synth_method,
         r.jobs,
         r.cxx_opt,
+        r.leaf_cxx_opt
+            .map(|l| format!(" (-O{} for units without child units)", l))
+            .unwrap_or_default(),
         r.seconds,
         verdict(r)
     )
