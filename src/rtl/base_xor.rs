@@ -1411,6 +1411,17 @@ mod tests {
         "{scheme: universal, t_bytes: 64, stages: 4, zdr_skip_zero_base: true, dbi_group: 16}",
         "{scheme: universal, t_bytes: 64, stages: 2, zdr_bits: 64, zdr_const: 0x10}",
         "{scheme: none, dbi_group: 8}",
+        // The structures whose Verilator runs are in the long tier (verif/configs/).
+        "{zdr: false, pipe: false}",
+        "{zdr: false, dec_prefix: ripple, dbi_group: 16}",
+        "{scheme: nbyte, n_bytes: 4, zdr: true, dbi_group: 16, pipe: false}",
+        "{scheme: nbyte, n_bytes: 4, zdr: false}",
+        "{scheme: nbyte, n_bytes: 4, zdr: true, fixed_base: true}",
+        "{scheme: nbyte, n_bytes: 8, zdr: true, pipe: false}",
+        "{scheme: nbyte, n_bytes: 8, zdr: false, dbi_group: 0}",
+        "{t_bytes: 16, stages: 3, dec_style: serial, half_order: address}",
+        "{scheme: nbyte, n_bytes: 2, dbi_group: 32}",
+        "{t_bytes: 16, stages: 3, dbi_group: 16, zdr_skip_zero_base: true}",
     ];
 
     fn check(p: &BaseXorRtlParams, unit: Unit, sectors: u64, seed: u64) {
