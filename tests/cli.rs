@@ -1,5 +1,8 @@
 //! The `hwzip` binary: happy paths and clear errors (exit status 2, no panic) on bad input.
 
+mod common;
+
+use common::output_text as text;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -8,14 +11,6 @@ fn hwzip(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("hwzip runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn assert_clean_error(o: &Output, needle: &str) {

@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::output_text as text;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -54,14 +55,6 @@ fn flow(dir: &Path, extra: &[&str]) -> Output {
         .env("HWZIP_YOSYS", planted_yosys(dir))
         .output()
         .expect("hwzip runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]

@@ -45,8 +45,13 @@ pub(crate) fn pool_after<T: Send>(
 ) -> Vec<FlowResult<T>> {
     let deps_of = |i: usize| {
         deps.get(i)
-            .map(|d| d.iter().copied().filter(|&j| j < n && j != i).collect())
-            .unwrap_or_else(Vec::new)
+            .map(|d| {
+                d.iter()
+                    .copied()
+                    .filter(|&j| j < n && j != i)
+                    .collect::<Vec<usize>>()
+            })
+            .unwrap_or_default()
     };
     let state = Mutex::new(State {
         started: vec![false; n],

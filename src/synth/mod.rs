@@ -214,9 +214,12 @@ pub struct ReusedChild {
     pub result: SynthResult,
 }
 
+/// The function behind [`ToolProgress`]: `(tool, cpu_seconds, wall_seconds)`.
+pub type ProgressFn = dyn Fn(&str, f64, f64) + Send + Sync;
+
 /// A progress callback for long tool runs: `(tool, cpu_seconds, wall_seconds)`.
 #[derive(Clone)]
-pub struct ToolProgress(pub std::sync::Arc<dyn Fn(&str, f64, f64) + Send + Sync>);
+pub struct ToolProgress(pub std::sync::Arc<ProgressFn>);
 
 impl std::fmt::Debug for ToolProgress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

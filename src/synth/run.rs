@@ -197,7 +197,7 @@ pub(crate) fn run_with_budget(
         }
         // Exits are seen within 10 ms; the group's CPU time is read every 100 ms at first,
         // then every 500 ms (a scan of /proc).
-        if polls % if polls < 100 { 10 } else { 50 } == 0 {
+        if polls.is_multiple_of(if polls < 100 { 10 } else { 50 }) {
             cpu = cpu.max(group_cpu_seconds(pgid));
             if let Some(p) = &budget.progress {
                 (p.0)(

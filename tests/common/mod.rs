@@ -19,6 +19,16 @@ pub fn small_config(queue_beats: u32) -> Config {
     .expect("the small configuration parses")
 }
 
+/// A process's standard output and standard error, as text.
+#[allow(dead_code)]
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 /// Loads `html` in Debian's headless Chromium (installed by `scripts/setup.sh`), saves a
 /// screenshot to `png`, and returns the `data-plots` attribute the page's own check writes
 /// once loaded (`ok N` when all N charts rendered, `missing N`, or `error: …` after a script
