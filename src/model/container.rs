@@ -18,7 +18,7 @@
 //! compression and the output is truncated back on decompression (the pad bytes must decode
 //! to zero, otherwise the container is reported corrupt).
 //!
-//! Version 2 (written since issue 12) adds the CRC trailer: any single-bit flip, any odd
+//! Version 2 adds the CRC trailer: any single-bit flip, any odd
 //! number of flipped bits and any burst of up to 32 bits in header or payload is detected
 //! before decoding. CRC-32 comes from `crc32fast` (maintained, SIMD, already in the tree
 //! through `flate2`); CRC-32C would need another crate for the same guarantees at this size.
