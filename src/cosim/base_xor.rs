@@ -611,7 +611,7 @@ pub fn measure(dut: &mut dyn Dut, p: &BaseXorRtlParams, unit: Unit) -> Result<Ti
 #[cfg(test)]
 mod verilator_tests {
     use super::*;
-    use crate::cosim::fault::{faulty_dut, invert_mux_select};
+    use crate::cosim::fault::{faulty_dut, invert_mux_select, Fault, FaultModel};
     use crate::cosim::vdut::VerilatorDut;
 
     fn params(yaml: &str) -> BaseXorRtlParams {
@@ -695,9 +695,15 @@ mod verilator_tests {
         // The ZDR priority select (zero test) of unit 1 inverted in the fused ZDR + DBI
         // write path: found at once.
         let p = params("{}");
-        let mut dut = faulty(&p, Unit::Encoder, "bxt_enc", &|v| {
-            invert_mux_select(v, "zdr1").expect("zdr1 is a mux")
+        // Both encoder faults in one model, each switched on at run time.
+        let zdr1 = |v: &str| invert_mux_select(v, "zdr1").expect("zdr1 is a mux");
+        let inv5 = |v: &str| invert_mux_select(v, "inv5").expect("inv5 is a mux");
+        let faults = [&zdr1 as &dyn Fn(&str) -> String, &inv5].map(|edit| Fault {
+            file_prefix: "bxt_enc",
+            edit,
         });
+        let enc = FaultModel::build(&top(&p, Unit::Encoder).unwrap(), &faults).unwrap();
+        let mut dut = enc.dut(Some(0)).unwrap();
         let cfg = StimConfig {
             sectors: 2_000,
             ..StimConfig::default()
@@ -710,9 +716,7 @@ mod verilator_tests {
         assert!(m.cycle < 100, "found late: {}", m);
         // The fused DBI decision of group 5 (byte 1 of unit 1): the zero-test select of its
         // candidate decisions inverted.
-        let mut dut = faulty(&p, Unit::Encoder, "bxt_enc", &|v| {
-            invert_mux_select(v, "inv5").expect("inv5 is a mux")
-        });
+        let mut dut = enc.dut(Some(1)).unwrap();
         let m = run(&mut dut, &p, Unit::Encoder, &cfg)
             .unwrap()
             .first_mismatch

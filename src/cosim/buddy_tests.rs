@@ -203,7 +203,12 @@ fn caught(p: &BuddyRtlParams, u: Unit, edits: &[Edit], n: u64) {
     let text = &v.iter().find(|(f, _)| f.starts_with(&t.name)).unwrap().1;
     for (what, edit) in edits {
         assert_ne!(&edit(text), text, "{what}: edit did not apply");
-        let mut dut = crate::cosim::fault::faulty_dut(&t, &t.name, edit).unwrap();
+    }
+    // One model with every fault, each switched on at run time.
+    let all: Vec<&dyn Fn(&str) -> String> = edits.iter().map(|(_, e)| *e).collect();
+    let fm = crate::cosim::fault::FaultModel::of_top(&t, &all).unwrap();
+    for (k, (what, _)) in edits.iter().enumerate() {
+        let mut dut = fm.dut(Some(k)).unwrap();
         let st = match u {
             Unit::SizeMapper | Unit::AddrGen => {
                 run_table(&mut dut, &t, p, u, n, &cfg(6), &mut |_| {})

@@ -3,9 +3,10 @@
 
 use super::*;
 use crate::cosim::dut::SimDut;
-use crate::cosim::fault::faulty_dut;
+use crate::cosim::fault::FaultModel;
 use crate::cosim::vdut::VerilatorDut;
 use crate::rtl::cache::cache;
+use std::sync::Arc;
 
 fn clean(r: &CacheRun, what: &str) {
     if let Err(e) = r.check() {
@@ -87,11 +88,44 @@ fn cache_million_lookups() {
     }
 }
 
-/// Runs a faulty build; the run must fail (mismatch, model error, counters or hang).
-fn caught(p: &CacheRtlParams, edit: &dyn Fn(&str) -> String) -> bool {
-    let top = cache(p).unwrap();
-    let mut dut = faulty_dut(&top, &top.name, edit).unwrap();
-    match run(&mut dut, &top, p, 20_000, &HarnessConfig::default()) {
+/// The faults of the two tests below in one model of the Buddy slice's cache (each switched
+/// on at run time; the tests share the build): 0, the LRU update inverted (ways older than
+/// the touched one age; inverted, the newer ones do); 1, an MSHR merge that ignores address
+/// bit 0; 2, MSHR 0's valid bit left out of the reset.
+fn fault_model() -> (CacheRtlParams, Arc<Module>, FaultModel) {
+    let p = CacheRtlParams::buddy_slice();
+    let top = cache(&p).unwrap();
+    let lru = |v: &str| {
+        v.replacen(
+            "(rank_s0_w1_q < touched_rank_s0)",
+            "(rank_s0_w1_q > touched_rank_s0)",
+            1,
+        )
+    };
+    let w = p.sector_addr_bits() - 1;
+    let merge = move |v: &str| {
+        v.replacen(
+            "(mshr0_addr_q == req_sector)",
+            &format!("(mshr0_addr_q[{w}:1] == req_sector[{w}:1])"),
+            1,
+        )
+    };
+    let reset = |v: &str| {
+        v.replacen(
+            "mshr0_valid_q <= 1'd0;",
+            "mshr0_valid_q <= mshr0_valid_q;",
+            1,
+        )
+    };
+    let fm = FaultModel::of_top(&top, &[&lru, &merge, &reset]).unwrap();
+    (p, top, fm)
+}
+
+/// Runs fault `k`; the run must fail (mismatch, model error, counters or hang).
+fn caught(k: usize) -> bool {
+    let (p, top, fm) = fault_model();
+    let mut dut = fm.dut(Some(k)).unwrap();
+    match run(&mut dut, &top, &p, 20_000, &HarnessConfig::default()) {
         Err(_) => true,
         Ok(r) => {
             r.error.is_some()
@@ -103,26 +137,8 @@ fn caught(p: &CacheRtlParams, edit: &dyn Fn(&str) -> String) -> bool {
 
 #[test]
 fn scoreboard_catches_an_inverted_lru_update_and_a_sloppy_merge() {
-    let p = CacheRtlParams::buddy_slice();
-    // LRU: ways older than the touched one age; inverted, the newer ones do.
-    let lru = |v: &str| {
-        v.replacen(
-            "(rank_s0_w1_q < touched_rank_s0)",
-            "(rank_s0_w1_q > touched_rank_s0)",
-            1,
-        )
-    };
-    assert!(caught(&p, &lru), "inverted LRU update not caught");
-    // MSHR merge that ignores address bit 0.
-    let w = p.sector_addr_bits() - 1;
-    let merge = move |v: &str| {
-        v.replacen(
-            "(mshr0_addr_q == req_sector)",
-            &format!("(mshr0_addr_q[{w}:1] == req_sector[{w}:1])"),
-            1,
-        )
-    };
-    assert!(caught(&p, &merge), "merge on a partial address not caught");
+    assert!(caught(0), "inverted LRU update not caught");
+    assert!(caught(1), "merge on a partial address not caught");
 }
 
 /// `rst_ni` asserted 20 times at random busy cycles (with a lookup or a fill offered, with
@@ -161,17 +177,9 @@ fn verilator_recovers_from_mid_run_resets_from_random_initial_state() {
 /// resets still matches (the model starts at 0 too), and a run with mid-run resets is caught.
 #[test]
 fn scoreboard_catches_an_mshr_that_survives_reset() {
-    let p = CacheRtlParams::buddy_slice();
-    let top = cache(&p).unwrap();
-    let edit = |v: &str| {
-        v.replacen(
-            "mshr0_valid_q <= 1'd0;",
-            "mshr0_valid_q <= mshr0_valid_q;",
-            1,
-        )
-    };
+    let (p, top, fm) = fault_model();
     let outcome = |resets: u32| {
-        let mut dut = faulty_dut(&top, &top.name, &edit).unwrap();
+        let mut dut = fm.dut(Some(2)).unwrap();
         let cfg = HarnessConfig {
             resets,
             ..HarnessConfig::default()

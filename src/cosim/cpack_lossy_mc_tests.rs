@@ -1,6 +1,6 @@
 use super::*;
 use crate::cosim::dut::SimDut;
-use crate::cosim::fault::faulty_dut;
+use crate::cosim::fault::{Fault, FaultModel};
 use crate::cosim::vdut::VerilatorDut;
 use crate::model::cpack_lossy::fp::TruncLayout;
 use crate::rtl::cpack_lossy::mc_top;
@@ -39,6 +39,12 @@ fn interpreter_mc_top_matches_model() {
     let mut dut = SimDut::new(&top).unwrap();
     let r = run(&mut dut, &top, &p, 25, &cfg(1)).unwrap();
     r.check().unwrap();
+    for (i, p) in variants().into_iter().enumerate().skip(1) {
+        let top = mc_top(&p).unwrap();
+        let mut dut = SimDut::new(&top).unwrap();
+        let r = run(&mut dut, &top, &p, 40, &cfg(2 + i as u64)).unwrap();
+        r.check().unwrap_or_else(|e| panic!("{}: {e}", top.name));
+    }
 }
 
 /// 32 B blocks (a small compressor: quick Verilator builds) with the small MD cache.
@@ -68,9 +74,10 @@ fn variants() -> Vec<LossyRtlParams> {
 /// moved, the MD cache's counters and the final DRAM and MD contents equal the model's.
 #[test]
 fn verilator_mc_top_matches_model_under_stalls() {
-    // The default and the shifted 32 B set; the 64 B one-word set runs in the long tier
-    // (`verif/configs/cpack_lossy_mc_b64_w1.yaml`).
-    for (i, p) in variants().into_iter().take(2).enumerate() {
+    // The default; the shifted 32 B set and the 64 B one-word set run in the interpreter
+    // (`interpreter_mc_top_matches_model`) and in Verilator in the long tier
+    // (`verif/configs/cpack_lossy_mc_*.yaml`).
+    for (i, p) in variants().into_iter().take(1).enumerate() {
         let top = mc_top(&p).unwrap();
         let mut dut = VerilatorDut::new(&top, false).unwrap();
         let n = if i == 0 { 20_000 } else { 4_000 };
@@ -149,9 +156,18 @@ fn scoreboard_catches_injected_mc_faults() {
             )
         }),
     ];
-    for (what, module, edit) in edits {
-        // `faulty_dut` refuses an edit that changes nothing.
-        let mut dut = faulty_dut(&top, &module, edit).unwrap();
+    // One model with the four faults, each switched on at run time (`FaultModel` refuses an
+    // edit that changes nothing).
+    let faults: Vec<Fault> = edits
+        .iter()
+        .map(|(_, module, edit)| Fault {
+            file_prefix: module,
+            edit: *edit,
+        })
+        .collect();
+    let fm = FaultModel::build(&top, &faults).unwrap();
+    for (k, (what, _, _)) in edits.iter().enumerate() {
+        let mut dut = fm.dut(Some(k)).unwrap();
         match run(&mut dut, &top, &p, 20_000, &cfg(90)) {
             Ok(r) => {
                 let e = r.check().expect_err(what);

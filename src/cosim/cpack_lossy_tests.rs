@@ -1,6 +1,6 @@
 use super::*;
 use crate::cosim::dut::SimDut;
-use crate::cosim::fault::faulty_dut;
+use crate::cosim::fault::{faulty_dut, FaultModel};
 use crate::cosim::stream::measure_latency;
 use crate::cosim::vdut::VerilatorDut;
 use crate::model::cpack_lossy::fp::TruncLayout;
@@ -30,7 +30,8 @@ fn interpreter_compressor_matches_model() {
     for (i, p) in variants().into_iter().enumerate() {
         let top = compressor(&p).unwrap();
         let mut dut = SimDut::new(&top).unwrap();
-        let st = run_comp(&mut dut, &top, &p, 24, &cfg(1 + i as u64), &mut |_| {}).unwrap();
+        let n = if i == 0 { 24 } else { 60 };
+        let st = run_comp(&mut dut, &top, &p, n, &cfg(1 + i as u64), &mut |_| {}).unwrap();
         clean(&st, &top.name);
     }
 }
@@ -52,10 +53,11 @@ fn variants() -> Vec<LossyRtlParams> {
     v
 }
 
-/// The Verilator runs: the default and the shifted layout (the other variants run in the
-/// interpreter here and at 10^6 blocks in the long tier, `verif/configs/cpack_lossy_*.yaml`).
+/// The Verilator runs: the default (the other variants run in the interpreter here and at
+/// 10^6 blocks in the long tier, `verif/configs/cpack_lossy_*.yaml`; each is a Verilator build
+/// of its own).
 fn verilator_variants() -> Vec<LossyRtlParams> {
-    variants().into_iter().take(2).collect()
+    variants().into_iter().take(1).collect()
 }
 
 #[test]
@@ -128,11 +130,15 @@ fn scoreboard_catches_injected_compressor_faults() {
             )
         }),
     ];
-    for (what, edit) in edits {
-        let v = crate::hdl::emit::emit_design(&top).unwrap();
-        let text = &v.iter().find(|(n, _)| n.starts_with(&top.name)).unwrap().1;
-        assert_ne!(&edit(text), text, "{what}: edit did not apply");
-        let mut dut = faulty_dut(&top, &top.name, edit).unwrap();
+    // One model with the three faults, each switched on at run time (`FaultModel` refuses an
+    // edit that changes nothing).
+    let fm = FaultModel::of_top(&top, &edits.map(|(_, e)| e)).unwrap();
+    // With no fault selected the merged model is the unit as emitted.
+    let mut dut = fm.dut(None).unwrap();
+    let st = run_comp(&mut dut, &top, &p, 3_000, &cfg(5), &mut |_| {}).unwrap();
+    clean(&st, "no fault selected");
+    for (k, (what, _)) in edits.iter().enumerate() {
+        let mut dut = fm.dut(Some(k)).unwrap();
         let st = run_comp(&mut dut, &top, &p, 3_000, &cfg(5), &mut |_| {}).unwrap();
         let m = st.first_mismatch.expect(what);
         eprintln!("{what}: caught at block {} ({})", m.transfer, m.field);
@@ -147,7 +153,7 @@ fn interpreter_decompressor_matches_model() {
     let st = run_decomp(&mut dut, &top, &p, 200, 0.3, &cfg(2), &mut |_| {}).unwrap();
     clean(&st, "interpreter decompressor");
     // The variants the Verilator runs leave to the long tier.
-    for (i, q) in variants().into_iter().enumerate().skip(2) {
+    for (i, q) in variants().into_iter().enumerate().skip(1) {
         let top = crate::rtl::cpack_lossy::decompressor(&q).unwrap();
         let mut dut = SimDut::new(&top).unwrap();
         let st = run_decomp(&mut dut, &top, &q, 40, 0.3, &cfg(3 + i as u64), &mut |_| {});
@@ -281,8 +287,12 @@ fn scoreboard_catches_injected_decompressor_faults() {
     for (what, edit) in &edits {
         assert!(&edit(text) != text, "{what}: edit did not apply");
     }
-    for (what, edit) in edits {
-        let mut dut = faulty_dut(&top, &top.name, edit).unwrap();
+    let fm = FaultModel::of_top(&top, &edits.map(|(_, e)| e)).unwrap();
+    let mut dut = fm.dut(None).unwrap();
+    let st = run_decomp(&mut dut, &top, &p, 3_000, 0.2, &cfg(6), &mut |_| {}).unwrap();
+    clean(&st, "no fault selected");
+    for (k, (what, _)) in edits.into_iter().enumerate() {
+        let mut dut = fm.dut(Some(k)).unwrap();
         match run_decomp(&mut dut, &top, &p, 3_000, 0.2, &cfg(6), &mut |_| {}) {
             Ok(st) => {
                 let m = st.first_mismatch.expect(what);
@@ -342,20 +352,21 @@ fn interpreter_truncation_units_match_model() {
         let top = crate::rtl::cpack_lossy::trunc_pack(&p).unwrap();
         let mut stim = BlockStim::new(&p.codec, c.seed);
         let mut dut = SimDut::new(&top).unwrap();
-        let st = run_trunc_from(&mut dut, &top, &p, &mut stim, 48, &c, &mut |_| {});
+        let st = run_trunc_from(&mut dut, &top, &p, &mut stim, 150, &c, &mut |_| {});
         clean(&st.unwrap(), &top.name);
         let top = crate::rtl::cpack_lossy::unpack_restore(&p).unwrap();
         let mut stim = BlockStim::new(&p.codec, c.seed);
         let mut dut = SimDut::new(&top).unwrap();
-        let st = run_restore_from(&mut dut, &top, &p, &mut stim, 48, 0.2, &c, &mut |_| {});
+        let st = run_restore_from(&mut dut, &top, &p, &mut stim, 150, 0.2, &c, &mut |_| {});
         clean(&st.unwrap(), &top.name);
     }
 }
 
 #[test]
 fn verilator_truncation_units_match_model_under_stalls() {
-    for (i, p) in fp_variants().into_iter().enumerate() {
-        let n = if i == 0 { 20_000 } else { 4_000 };
+    // The default; the other variants run in the interpreter here and in the long tier.
+    for (i, p) in fp_variants().into_iter().take(1).enumerate() {
+        let n = 20_000;
         let c = cfg(50 + i as u64);
         let top = crate::rtl::cpack_lossy::trunc_pack(&p).unwrap();
         let mut dut = VerilatorDut::new(&top, false).unwrap();
@@ -485,9 +496,10 @@ fn md_cache_unit_matches_model_and_catches_faults() {
             )
         }),
     ];
-    for (what, edit) in edits {
-        // `faulty_dut` refuses an edit that changes nothing.
-        let mut dut = faulty_dut(&t, &t.name, edit).unwrap();
+    // One model with both faults (`FaultModel` refuses an edit that changes nothing).
+    let fm = FaultModel::of_top(&t, &edits.map(|(_, e)| e)).unwrap();
+    for (k, (what, _)) in edits.into_iter().enumerate() {
+        let mut dut = fm.dut(Some(k)).unwrap();
         match run_md_cache(&mut dut, &t, &p, 20_000, &cfg(62)) {
             Ok(st) => {
                 let m = st.first_mismatch.expect(what);

@@ -1,9 +1,9 @@
 //! Verilator tests of the adaptive scoreboard.
 
 use super::*;
+use crate::cosim::dut::SimDut;
 use crate::cosim::fault::{faulty_dut, invert_mux_select};
 use crate::cosim::vdut::VerilatorDut;
-use crate::model::adaptive::AdaptiveReport;
 
 fn params(yaml: &str) -> AdaptiveRtlParams {
     let p: AdaptiveRtlParams = serde_yaml::from_str(yaml).unwrap();
@@ -11,40 +11,47 @@ fn params(yaml: &str) -> AdaptiveRtlParams {
     p
 }
 
-fn run_unit(p: &AdaptiveRtlParams, unit: Unit, lines: u64, seed: u64) -> RunStats {
-    let mut dut = VerilatorDut::new(&top(p, unit).unwrap(), false).unwrap();
+/// The unit in Verilator, or in the interpreter (`verilator` false).
+fn dut_of(p: &AdaptiveRtlParams, unit: Unit, verilator: bool) -> Box<dyn Dut> {
+    let t = top(p, unit).unwrap();
+    if verilator {
+        Box::new(VerilatorDut::new(&t, false).unwrap())
+    } else {
+        Box::new(SimDut::new(&t).unwrap())
+    }
+}
+
+fn run_unit(p: &AdaptiveRtlParams, unit: Unit, lines: u64, seed: u64, verilator: bool) -> RunStats {
+    let mut dut = dut_of(p, unit, verilator);
     let cfg = StimConfig {
         lines,
         seed,
         ..StimConfig::default()
     };
-    let st = run_clean(&mut dut, p, unit, &cfg).unwrap();
+    let st = run_clean(dut.as_mut(), p, unit, &cfg).unwrap();
     assert_eq!(st.lines, lines);
     st
 }
 
 /// The default and two sets that between them change every BDI parameter (line size, base
-/// rule, decompressor stages); the single-parameter sets run in the long tier
-/// (`verif/configs/adaptive_*.yaml`).
+/// rule, decompressor stages). Verilator runs the default; the other sets run in the
+/// interpreter here and in Verilator in the long tier (`verif/configs/adaptive_*.yaml`).
 const SETS: &[&str] = &[
     "{}",
     "{line_bytes: 128, bdi_base_rule: first-non-immediate}",
     "{line_bytes: 32, bdi_base_rule: first-non-immediate, bdi_decomp_stages: 2}",
 ];
 
-/// Runs the compressor, decompressor and loop-back `units` on every parameter set: `first`
-/// lines on the first set, `rest` on the others; unit k of set i gets seed
-/// `seed + 10·k + i`.
-/// Every unit at the first set; the other sets without the loop-back (the compressor and
-/// decompressor again in one model: a long build that checks nothing new at these lengths;
-/// the long tier runs it through `verif/configs/adaptive_*.yaml`).
+/// Runs the compressor, decompressor and loop-back `units` on every parameter set: the first
+/// set in Verilator (`first` lines), the others in the interpreter (`rest` lines, cycle by
+/// cycle the same RTL; each set is a Verilator build of its own, which the long tier makes
+/// through `verif/configs/adaptive_*.yaml`). Unit k of set i gets seed `seed + 10·k + i`.
 fn run_sets(sets: &[&str], units: [Unit; 3], first: u64, rest: u64, seed: u64) {
     for (i, y) in sets.iter().enumerate() {
         let p = params(y);
         let n = if i == 0 { first } else { rest };
-        let units = if i == 0 { &units[..] } else { &units[..2] };
         for (k, unit) in units.iter().copied().enumerate() {
-            run_unit(&p, unit, n, seed + 10 * k as u64 + i as u64);
+            run_unit(&p, unit, n, seed + 10 * k as u64 + i as u64, i == 0);
         }
     }
 }
@@ -52,14 +59,14 @@ fn run_sets(sets: &[&str], units: [Unit; 3], first: u64, rest: u64, seed: u64) {
 #[test]
 fn verilator_bdi_units_match_model() {
     let units = [Unit::BdiComp, Unit::BdiDecomp, Unit::BdiLoopback];
-    run_sets(SETS, units, 50_000, 10_000, 10);
+    run_sets(SETS, units, 50_000, 400, 10);
 }
 
 #[test]
 fn verilator_fpc_units_match_model() {
     let sets = ["{}", "{line_bytes: 32}", "{line_bytes: 128}"];
     let units = [Unit::FpcComp, Unit::FpcDecomp, Unit::FpcLoopback];
-    run_sets(&sets, units, 30_000, 5_000, 110);
+    run_sets(&sets, units, 30_000, 300, 110);
 }
 
 #[test]
@@ -67,8 +74,9 @@ fn verilator_fpc_latency_and_throughput() {
     for lb in [32, 64, 128] {
         let p = params(&format!("{{line_bytes: {lb}}}"));
         for (unit, lat) in [(Unit::FpcComp, 3), (Unit::FpcDecomp, 5)] {
-            let mut dut = VerilatorDut::new(&top(&p, unit).unwrap(), false).unwrap();
-            let t = measure(&mut dut, &p, unit).unwrap();
+            // The default in Verilator, the other line sizes in the interpreter.
+            let mut dut = dut_of(&p, unit, lb == 64);
+            let t = measure(dut.as_mut(), &p, unit).unwrap();
             assert_eq!(t.latency_cycles, lat, "{} {lb} B", unit.name());
             assert!(t.in_beats_per_cycle > 0.99, "{}: {:?}", unit.name(), t);
         }
@@ -84,55 +92,40 @@ fn scoreboard_catches_injected_fpc_faults() {
     assert_mux_fault_caught(&p, Unit::FpcDecomp, "k5_slot7", "m_line_o", 5_000);
 }
 
-fn ctrl_verilator(y: &str, lines: u64, seed: u64) -> AdaptiveReport {
-    let p = params(y);
+/// The default controller in Verilator; the other lambdas and option rules run in the
+/// interpreter (`interpreter_ctrl_matches_model_sequence`) and in Verilator in the long tier.
+#[test]
+fn verilator_ctrl_matches_model_sequence() {
+    use crate::model::adaptive::DecisionRule;
+    let p = AdaptiveRtlParams::default();
+    let lines = 30_000;
     let cfg = StimConfig {
         lines,
-        seed,
+        seed: 46,
         ..StimConfig::default()
     };
     let mut dut = VerilatorDut::new(&top(&p, Unit::Ctrl).unwrap(), false).unwrap();
     let st = run_clean(&mut dut, &p, Unit::Ctrl, &cfg).unwrap();
-    assert_eq!(st.beats_out, lines, "{y}");
+    assert_eq!(st.beats_out, lines);
     let (_, rep) = ctrl_cases(&p, &ctrl_lines(&p, &cfg)).unwrap();
-    rep
-}
-
-#[test]
-fn verilator_ctrl_matches_model_sequence() {
-    use crate::model::adaptive::DecisionRule;
-    for lam in [0, 6, 32] {
-        let rep = ctrl_verilator(&format!("{{lambda: {lam}}}"), 30_000, 40 + lam as u64);
-        let mut rules = [0usize; 3];
-        for ph in &rep.phases {
-            rules[match ph.rule {
-                DecisionRule::Quorum => 0,
-                DecisionRule::QuorumTie => 1,
-                DecisionRule::NoQuorum => 2,
-            }] += 1;
-        }
-        let mut d = rep.decisions();
-        d.sort();
-        d.dedup();
-        eprintln!(
-            "ctrl lambda {lam}: 30000 sel_alg compared, {} phases, rules quorum/tie/none {:?}, decisions {:?}",
-            rep.phases.len(),
-            rules,
-            d
-        );
-        assert!(d.len() >= 2, "lambda {lam}: decisions never change");
+    let mut rules = [0usize; 3];
+    for ph in &rep.phases {
+        rules[match ph.rule {
+            DecisionRule::Quorum => 0,
+            DecisionRule::QuorumTie => 1,
+            DecisionRule::NoQuorum => 2,
+        }] += 1;
     }
-    for (i, y) in [
-        "{run_len: 20, no_quorum: keep-previous, vote_tie: lower-latency}",
-        "{run_len: 5, no_quorum: plurality, sample_send: current, lambda: 2}",
-        "{run_len: 0, sample_len: 5, vote_threshold: 2, use_fpc: false}",
-        "{line_bytes: 128, run_len: 30, lambda: 32, use_bdi: false}",
-    ]
-    .iter()
-    .enumerate()
-    {
-        ctrl_verilator(y, 10_000, 60 + i as u64);
-    }
+    let mut d = rep.decisions();
+    d.sort();
+    d.dedup();
+    eprintln!(
+        "ctrl: {lines} sel_alg compared, {} phases, rules quorum/tie/none {:?}, decisions {:?}",
+        rep.phases.len(),
+        rules,
+        d
+    );
+    assert!(d.len() >= 2, "decisions never change");
 }
 
 #[test]
@@ -181,8 +174,9 @@ fn verilator_bdi_latency_and_throughput() {
             (Unit::BdiDecomp, 1 + stages as u64),
             (Unit::BdiLoopback, 3 + stages as u64),
         ] {
-            let mut dut = VerilatorDut::new(&top(&p, unit).unwrap(), false).unwrap();
-            let t = measure(&mut dut, &p, unit).unwrap();
+            // The default in Verilator, two stages in the interpreter.
+            let mut dut = dut_of(&p, unit, stages == 1);
+            let t = measure(dut.as_mut(), &p, unit).unwrap();
             assert_eq!(t.latency_cycles, lat, "{} stages={}", unit.name(), stages);
             assert!(t.in_beats_per_cycle > 0.99, "{}: {:?}", unit.name(), t);
         }
@@ -251,23 +245,27 @@ const CPACK_SETS: &[&str] = &[
 #[test]
 fn verilator_cpack_units_match_model() {
     let units = [Unit::CpackComp, Unit::CpackDecomp, Unit::CpackLoopback];
-    run_sets(CPACK_SETS, units, 40_000, 10_000, 110);
+    run_sets(CPACK_SETS, units, 40_000, 150, 110);
 }
 
 #[test]
 fn verilator_cpack_latency_and_throughput() {
     // 64 B, 2 words per cycle: P = 8 steps; compressor 1 + 8 + T/E + F + output = 12
     // (P + 4), decompressor 8 steps (the first in the acceptance cycle) + output = 9
-    // (P + 1); II = P. The sets of `verilator_cpack_units_match_model` (shared builds).
-    for (y, lc, ld, ii) in [
+    // (P + 1); II = P. The sets of `verilator_cpack_units_match_model` (the default in
+    // Verilator, the others in the interpreter).
+    for (i, (y, lc, ld, ii)) in [
         (CPACK_SETS[0], 12, 9, 8.0),
         (CPACK_SETS[1], 8, 5, 4.0),
         (CPACK_SETS[2], 36, 33, 32.0),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let p = params(y);
         for (unit, lat) in [(Unit::CpackComp, lc), (Unit::CpackDecomp, ld)] {
-            let mut dut = VerilatorDut::new(&top(&p, unit).unwrap(), false).unwrap();
-            let t = measure(&mut dut, &p, unit).unwrap();
+            let mut dut = dut_of(&p, unit, i == 0);
+            let t = measure(dut.as_mut(), &p, unit).unwrap();
             assert_eq!(t.latency_cycles, lat, "{y} {}", unit.name());
             let per_line = 1.0 / t.in_beats_per_cycle;
             if unit == Unit::CpackComp {

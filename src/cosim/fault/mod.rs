@@ -2,6 +2,10 @@
 //! source file edited (e.g. one mux select inverted), so a test can show that the scoreboard
 //! catches the fault. Shared by every engine's scoreboard tests.
 
+mod multi;
+
+pub use multi::{Fault, FaultModel, SELECT_PORT};
+
 use super::vdut::{build_spec, VerilatorDut};
 use super::{build, CosimError, Model};
 use crate::hdl::Module;
