@@ -228,8 +228,7 @@ pub(crate) fn merge(orig: &str, edits: &[(usize, String)], sel: &str) -> Result<
                     "fault {k} changes the line count across statements"
                 ));
             }
-            for s in sa..=sb {
-                let (a, b, kind) = stmts[s];
+            for (s, &(a, b, kind)) in stmts.iter().enumerate().take(sb + 1).skip(sa) {
                 if kind == Kind::Other {
                     return Err(format!(
                         "fault {k} edits line {} ({:?}), which is not an assignment, a port \
