@@ -845,6 +845,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                 gate_cosim,
                 energy,
                 synth: true,
+                synth_units: Vec::new(),
                 shard: None,
                 fail_fast,
             };

@@ -96,7 +96,8 @@ fn lint_dir(dir: &Path, tops: &[String]) {
         return;
     }
     let mut cmd = Command::new("verilator");
-    cmd.args(["--lint-only", "-Wall", "-Wno-MULTITOP", "-y"]).arg(dir);
+    cmd.args(["--lint-only", "-Wall", "-Wno-MULTITOP", "-y"])
+        .arg(dir);
     for top in &new {
         cmd.arg(dir.join(format!("{}.v", top)));
     }

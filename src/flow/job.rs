@@ -44,6 +44,9 @@ pub struct FlowOptions {
     pub energy: u64,
     /// Synthesize (false: generate and co-simulate only).
     pub synth: bool,
+    /// With `synth`: synthesize only these units (`engine/unit`; a bare `engine` is every
+    /// unit of it and its core table), co-simulate every selected one. Empty: every unit.
+    pub synth_units: Vec<String>,
     /// Run only shard `k` of `n` (1-based) of the independent steps, for splitting one run
     /// over several machines; the steps are numbered in their deterministic order.
     pub shard: Option<(usize, usize)>,
@@ -347,6 +350,13 @@ fn plan(
     steps: &mut Vec<StepTime>,
 ) -> Vec<Task> {
     let wanted = |u: &str| opts.unit.as_deref().is_none_or(|w| w == u);
+    let synth_wanted = |e: &str, u: Option<&str>| {
+        opts.synth_units.is_empty()
+            || opts
+                .synth_units
+                .iter()
+                .any(|s| s == e || u.is_some_and(|u| *s == format!("{e}/{u}")))
+    };
     let mut tasks: Vec<(usize, Task)> = Vec::new();
     for &engine in engines {
         let s = ui.step(&format!("gen {}", engine.name()));
@@ -393,7 +403,7 @@ fn plan(
         }
         let siblings = std::sync::Arc::new(designs.clone());
         for d in designs {
-            if !wanted(d.unit) || !opts.synth {
+            if !wanted(d.unit) || !opts.synth || !synth_wanted(engine.name(), Some(d.unit)) {
                 continue;
             }
             let w = 4 * verilog_bytes(&d.top);
@@ -408,7 +418,12 @@ fn plan(
                 ));
             }
         }
-        if engine.has_core_table() && opts.unit.is_none() && opts.synth && !libs.is_empty() {
+        if engine.has_core_table()
+            && opts.unit.is_none()
+            && opts.synth
+            && synth_wanted(engine.name(), None)
+            && !libs.is_empty()
+        {
             tasks.push((200_000 * libs.len(), Task::Cores(engine)));
         }
     }

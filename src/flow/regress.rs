@@ -94,6 +94,7 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
         energy: 0,
         synth: true,
         shard: o.shard,
+        synth_units: Vec::new(),
         fail_fast: false,
     };
 

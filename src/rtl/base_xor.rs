@@ -1422,6 +1422,10 @@ mod tests {
         "{t_bytes: 16, stages: 3, dec_style: serial, half_order: address}",
         "{scheme: nbyte, n_bytes: 2, dbi_group: 32}",
         "{t_bytes: 16, stages: 3, dbi_group: 16, zdr_skip_zero_base: true}",
+        "{dec_style: serial, dbi_group: 32}",
+        "{scheme: nbyte, n_bytes: 4, zdr: false, fixed_base: true, dbi_group: 32}",
+        "{scheme: nbyte, n_bytes: 2, dbi_group: 32, zdr_skip_zero_base: true, half_order: address}",
+        "{scheme: nbyte, n_bytes: 8, zdr_bits: 64, dbi_group: 32}",
     ];
 
     fn check(p: &BaseXorRtlParams, unit: Unit, sectors: u64, seed: u64) {
@@ -1449,6 +1453,8 @@ mod tests {
         for y in [
             "{}",
             "{dbi_group: 0, pipe: false}",
+            "{scheme: nbyte, n_bytes: 2, dbi_group: 0, pipe: false}",
+            "{t_bytes: 16, stages: 3, dbi_group: 16}",
             "{t_bytes: 64, stages: 4, dbi_group: 32}",
         ] {
             let p = params(y);
