@@ -21,12 +21,14 @@ fn every_unit_recovers_from_resets_in_mid_transaction() {
         eprintln!("verilator not installed; skipping (run scripts/setup.sh)");
         return;
     }
+    // The library tests' rule (small models at -O0, large ones at -O1): the same builds.
+    hwzip::cosim::set_opt_level_by_size();
     let cfg = Config::default();
     let mut rows = Vec::new();
     for &e in engines::ALL {
         for unit in engines::known_cosim_units(e) {
             let mut stim = flow::stim_from(&cfg, None);
-            stim.lines = 10_000;
+            stim.lines = 5_000;
             stim.resets = 20;
             let req = CosimRequest {
                 engine: e,

@@ -23,7 +23,6 @@ const SYNTH_UNITS: &[&str] = &[
     "adaptive/ctrl",
     "buddy/size-mapper",
     "buddy/addr-gen",
-    "buddy/bpc-decompress",
     "cpack-lossy/md-cache",
     "cpack-lossy/trunc-pack",
     "cpack-lossy/unpack-restore",

@@ -131,6 +131,7 @@ pub fn opt_level() -> u8 {
         return l;
     }
     match OPT_LEVEL.load(Ordering::Relaxed) {
+        BY_SIZE => 1,
         0 => std::env::var("HWZIP_CXX_OPT")
             .ok()
             .and_then(|s| s.trim().parse::<u8>().ok())
@@ -140,28 +141,36 @@ pub fn opt_level() -> u8 {
     }
 }
 
-/// Verilog (the whole hierarchy) below which the library's own tests build a model at `-O0`
-/// when no level was set: such a model compiles in a third of its `-O1` time (with the
-/// precompiled header) and its test runs stay a second or two. Larger ones build at `-O1`.
-#[cfg(test)]
-const TEST_O0_BELOW_BYTES: usize = 200_000;
+/// Verilog (the whole hierarchy) below which a model builds at `-O0` under the size rule
+/// ([`set_opt_level_by_size`]): such a model compiles in a third of its `-O1` time (with the
+/// precompiled header) and a test-length run stays a second or two. Larger ones build at
+/// `-O1`.
+pub const O0_BELOW_BYTES: usize = 200_000;
 
-/// The level the library's own tests build `spec` at when nobody set one (see
-/// [`TEST_O0_BELOW_BYTES`]); `None` outside them or when a level is set.
-fn test_default_level(spec: &BuildSpec) -> Option<u8> {
-    #[cfg(test)]
-    {
-        let set = THREAD_OPT_LEVEL.with(|c| c.get()).is_some()
-            || OPT_LEVEL.load(Ordering::Relaxed) != 0
-            || std::env::var_os("HWZIP_CXX_OPT").is_some();
-        let bytes: usize = spec.sources.iter().map(|(_, t)| t.len()).sum();
-        (!set).then_some(if bytes < TEST_O0_BELOW_BYTES { 0 } else { 1 })
+/// [`OPT_LEVEL`]'s value for the size rule.
+const BY_SIZE: u8 = u8::MAX;
+
+/// From now on, every model whose level is not set otherwise ([`with_opt_level`]) builds at
+/// `-O0` when its Verilog is under [`O0_BELOW_BYTES`], at `-O1` above: the choice for test
+/// suites, whose runs are short. The library's own tests use it unless a level is set.
+pub fn set_opt_level_by_size() {
+    OPT_LEVEL.store(BY_SIZE, Ordering::Relaxed);
+}
+
+/// The level the size rule gives `spec`, when the rule is in effect and no level is set for
+/// this thread.
+fn level_by_size(spec: &BuildSpec) -> Option<u8> {
+    if THREAD_OPT_LEVEL.with(|c| c.get()).is_some() {
+        return None;
     }
-    #[cfg(not(test))]
-    {
-        let _ = spec;
-        None
-    }
+    let rule = match OPT_LEVEL.load(Ordering::Relaxed) {
+        BY_SIZE => true,
+        // The library's own tests, unless `$HWZIP_CXX_OPT` sets a level.
+        0 => cfg!(test) && std::env::var_os("HWZIP_CXX_OPT").is_none(),
+        _ => false,
+    };
+    let bytes: usize = spec.sources.iter().map(|(_, t)| t.len()).sum();
+    rule.then_some(if bytes < O0_BELOW_BYTES { 0 } else { 1 })
 }
 
 /// Compiler flags for every translation unit (model, shim, runtime, bench main). At `-O1`
@@ -816,7 +825,7 @@ pub(crate) fn entry_dir(spec: &BuildSpec, tools: &Tools) -> PathBuf {
 /// failure ([`CosimError::ToolFailed`] with exit code, log tail and log path), bad spec.
 pub fn build(spec: &BuildSpec) -> Result<Arc<Library>, CosimError> {
     validate(spec)?;
-    if let Some(level) = test_default_level(spec) {
+    if let Some(level) = level_by_size(spec) {
         return with_opt_level(level, || build(spec));
     }
     let tools = tools()?;

@@ -93,7 +93,10 @@ pub mod zvc;
 use std::path::PathBuf;
 
 pub use bench::{cpp_loop_bench, rust_loop_bench};
-pub use build::{build, cache_root, opt_level, set_opt_level, with_opt_level};
+pub use build::{
+    build, cache_root, opt_level, set_opt_level, set_opt_level_by_size, with_opt_level,
+    O0_BELOW_BYTES,
+};
 pub use model::{Library, Model, PortId};
 pub use stream::RunStats;
 
