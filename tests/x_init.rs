@@ -80,7 +80,7 @@ fn run_unit(cfg: &Config, e: engines::EngineRef, unit: &str) -> String {
     let mut resets = 0;
     for (i, &seed) in SEEDS.iter().enumerate() {
         let mut stim = flow::stim_from(cfg, None);
-        stim.lines = 4_000;
+        stim.lines = 2_000;
         stim.seed = cfg.cosim.seed + i as u64;
         stim.resets = 4;
         let req = CosimRequest {

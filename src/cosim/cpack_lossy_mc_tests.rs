@@ -80,7 +80,7 @@ fn verilator_mc_top_matches_model_under_stalls() {
     for (i, p) in variants().into_iter().take(1).enumerate() {
         let top = mc_top(&p).unwrap();
         let mut dut = VerilatorDut::new(&top, false).unwrap();
-        let n = if i == 0 { 20_000 } else { 4_000 };
+        let n = if i == 0 { 10_000 } else { 4_000 };
         let r = run(&mut dut, &top, &p, n, &cfg(70 + i as u64)).unwrap();
         r.check().unwrap_or_else(|e| panic!("{}: {e}", top.name));
         show(&r, &top.name);
@@ -98,7 +98,7 @@ fn verilator_mc_top_recovers_from_mid_run_resets() {
         resets: 20,
         ..cfg(80)
     };
-    let r = run(&mut dut, &top, &p, 10_000, &c).unwrap();
+    let r = run(&mut dut, &top, &p, 5_000, &c).unwrap();
     r.check().unwrap();
     assert_eq!(r.stats.resets, 20);
     show(&r, "with 20 resets");

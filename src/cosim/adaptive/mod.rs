@@ -126,6 +126,17 @@ pub fn run_with(
 /// Measures latency (one isolated line; the pipelines have a fixed depth, so it does not
 /// depend on the line) and throughput (2000 lines of every profile, no stalls) of `unit`.
 pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<Timing, String> {
+    measure_over(dut, p, unit, 2000)
+}
+
+/// [`measure`] with the throughput taken over `lines` lines (the interpreter's tests use
+/// fewer).
+pub fn measure_over(
+    dut: &mut dyn Dut,
+    p: &AdaptiveRtlParams,
+    unit: Unit,
+    lines: u64,
+) -> Result<Timing, String> {
     p.validate()?;
     let (input, output) = streams(p, unit)?;
     // The isolated line: the model's Base4-Δ1 golden vector (FPC sends it raw, its 532-bit
@@ -160,9 +171,9 @@ pub fn measure(dut: &mut dyn Dut, p: &AdaptiveRtlParams, unit: Unit) -> Result<T
         transaction(p, unit, &case)
     };
     let latency_cycles = measure_latency(dut, &input, &output, &txn)?;
-    // Throughput: 2000 lines (phases for the controller and the link) without stalls.
+    // Throughput: `lines` lines (phases for the controller and the link) without stalls.
     let cfg = StimConfig {
-        lines: 2000,
+        lines,
         seed: 7,
         in_gap: 0.0,
         out_stall: 0.0,

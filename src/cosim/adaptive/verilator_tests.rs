@@ -76,7 +76,7 @@ fn verilator_fpc_latency_and_throughput() {
         for (unit, lat) in [(Unit::FpcComp, 3), (Unit::FpcDecomp, 5)] {
             // The default in Verilator, the other line sizes in the interpreter.
             let mut dut = dut_of(&p, unit, lb == 64);
-            let t = measure(dut.as_mut(), &p, unit).unwrap();
+            let t = measure_over(dut.as_mut(), &p, unit, 1000).unwrap();
             assert_eq!(t.latency_cycles, lat, "{} {lb} B", unit.name());
             assert!(t.in_beats_per_cycle > 0.99, "{}: {:?}", unit.name(), t);
         }
@@ -176,7 +176,7 @@ fn verilator_bdi_latency_and_throughput() {
         ] {
             // The default in Verilator, two stages in the interpreter.
             let mut dut = dut_of(&p, unit, stages == 1);
-            let t = measure(dut.as_mut(), &p, unit).unwrap();
+            let t = measure_over(dut.as_mut(), &p, unit, 1000).unwrap();
             assert_eq!(t.latency_cycles, lat, "{} stages={}", unit.name(), stages);
             assert!(t.in_beats_per_cycle > 0.99, "{}: {:?}", unit.name(), t);
         }
@@ -265,7 +265,7 @@ fn verilator_cpack_latency_and_throughput() {
         let p = params(y);
         for (unit, lat) in [(Unit::CpackComp, lc), (Unit::CpackDecomp, ld)] {
             let mut dut = dut_of(&p, unit, i == 0);
-            let t = measure(dut.as_mut(), &p, unit).unwrap();
+            let t = measure_over(dut.as_mut(), &p, unit, 1000).unwrap();
             assert_eq!(t.latency_cycles, lat, "{y} {}", unit.name());
             let per_line = 1.0 / t.in_beats_per_cycle;
             if unit == Unit::CpackComp {
