@@ -69,11 +69,7 @@ fn main_job_runs_every_unit_on_osu018_and_reports() {
             .map(|c| &c.stats.first_mismatch)
             .collect::<Vec<_>>()
     );
-    let selected = |e: &str, u: &str| {
-        SYNTH_UNITS
-            .iter()
-            .any(|s| *s == e || *s == format!("{e}/{u}"))
-    };
+    let selected = |e: &str, u: &str| opts.synth_selects(e, Some(u));
     for &e in engines::ALL {
         let rows: Vec<_> = r.synth.iter().filter(|x| x.engine == e.name()).collect();
         // The units this configuration has (no Buddy controller at 32 B BPC entries).

@@ -55,6 +55,18 @@ pub struct FlowOptions {
     pub fail_fast: bool,
 }
 
+impl FlowOptions {
+    /// Whether [`FlowOptions::synth_units`] selects unit `unit` of `engine` (`None`: the
+    /// engine's core table).
+    pub fn synth_selects(&self, engine: &str, unit: Option<&str>) -> bool {
+        self.synth_units.is_empty()
+            || self
+                .synth_units
+                .iter()
+                .any(|s| s == engine || unit.is_some_and(|u| *s == format!("{engine}/{u}")))
+    }
+}
+
 /// Parses `K/N` (1 ≤ K ≤ N).
 pub fn parse_shard(s: &str) -> FlowResult<(usize, usize)> {
     let bad = || format!("--shard `{}` must be K/N with 1 <= K <= N", s);
@@ -350,13 +362,6 @@ fn plan(
     steps: &mut Vec<StepTime>,
 ) -> Vec<Task> {
     let wanted = |u: &str| opts.unit.as_deref().is_none_or(|w| w == u);
-    let synth_wanted = |e: &str, u: Option<&str>| {
-        opts.synth_units.is_empty()
-            || opts
-                .synth_units
-                .iter()
-                .any(|s| s == e || u.is_some_and(|u| *s == format!("{e}/{u}")))
-    };
     let mut tasks: Vec<(usize, Task)> = Vec::new();
     for &engine in engines {
         let s = ui.step(&format!("gen {}", engine.name()));
@@ -403,7 +408,7 @@ fn plan(
         }
         let siblings = std::sync::Arc::new(designs.clone());
         for d in designs {
-            if !wanted(d.unit) || !opts.synth || !synth_wanted(engine.name(), Some(d.unit)) {
+            if !wanted(d.unit) || !opts.synth || !opts.synth_selects(engine.name(), Some(d.unit)) {
                 continue;
             }
             let w = 4 * verilog_bytes(&d.top);
@@ -421,7 +426,7 @@ fn plan(
         if engine.has_core_table()
             && opts.unit.is_none()
             && opts.synth
-            && synth_wanted(engine.name(), None)
+            && opts.synth_selects(engine.name(), None)
             && !libs.is_empty()
         {
             tasks.push((200_000 * libs.len(), Task::Cores(engine)));

@@ -7,7 +7,7 @@ mod multi;
 pub use multi::{Fault, FaultModel, SELECT_PORT};
 
 use super::vdut::{build_spec, VerilatorDut};
-use super::{build, CosimError, Model};
+use super::{build, BuildSpec, CosimError, Model};
 use crate::hdl::Module;
 use std::sync::Arc;
 
@@ -51,23 +51,35 @@ pub fn faulty_dut(
     edit: &dyn Fn(&str) -> String,
 ) -> Result<VerilatorDut, CosimError> {
     let mut spec = build_spec(top, false)?;
-    let f = spec
-        .sources
-        .iter_mut()
-        .find(|(n, _)| n.starts_with(file_prefix))
-        .ok_or_else(|| CosimError::Spec(format!("no emitted file {}*", file_prefix)))?;
-    let edited = edit(&f.1);
-    if edited == f.1 {
-        return Err(CosimError::Spec(format!(
-            "the fault was not injected into {}",
-            f.0
-        )));
-    }
-    f.1 = edited;
+    let (i, edited) = edit_source(&spec, file_prefix, edit)?;
+    spec.sources[i].1 = edited;
     // A faulty model runs until the scoreboard's first mismatch (a few thousand cycles at
     // most): -O0 compiles in about half the time of -O1.
     let lib = super::build::with_opt_level(0, || build(&spec))?;
     VerilatorDut::from_model(Model::new(&lib)?)
+}
+
+/// The index in `spec.sources` of the first file whose name starts with `file_prefix`, and
+/// its text passed through `edit`. An error if no file matches or the edit changes nothing (a
+/// fault that was not injected would make the test unable to fail).
+fn edit_source(
+    spec: &BuildSpec,
+    file_prefix: &str,
+    edit: &dyn Fn(&str) -> String,
+) -> Result<(usize, String), CosimError> {
+    let i = spec
+        .sources
+        .iter()
+        .position(|(n, _)| n.starts_with(file_prefix))
+        .ok_or_else(|| CosimError::Spec(format!("no emitted file {}*", file_prefix)))?;
+    let (name, text) = &spec.sources[i];
+    let edited = edit(text);
+    if &edited == text {
+        return Err(CosimError::Spec(format!(
+            "the fault was not injected into {name}"
+        )));
+    }
+    Ok((i, edited))
 }
 
 #[cfg(test)]

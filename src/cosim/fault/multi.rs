@@ -46,20 +46,8 @@ impl FaultModel {
         // Per file: the fault numbers and edited texts.
         let mut per_file: BTreeMap<usize, Vec<(usize, String)>> = BTreeMap::new();
         for (k, f) in faults.iter().enumerate() {
-            let i = spec
-                .sources
-                .iter()
-                .position(|(n, _)| n.starts_with(f.file_prefix))
-                .ok_or_else(|| CosimError::Spec(format!("no emitted file {}*", f.file_prefix)))?;
-            let text = &spec.sources[i].1;
-            let edited = (f.edit)(text);
-            if &edited == text {
-                return Err(CosimError::Spec(format!(
-                    "fault {} was not injected into {}",
-                    k + 1,
-                    spec.sources[i].0
-                )));
-            }
+            let (i, edited) = super::edit_source(&spec, f.file_prefix, f.edit)
+                .map_err(|e| CosimError::Spec(format!("fault {}: {e}", k + 1)))?;
             per_file.entry(i).or_default().push((k + 1, edited));
         }
         let top_file = spec
