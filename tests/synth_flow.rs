@@ -143,7 +143,11 @@ fn main_job_runs_every_unit_on_osu018_and_reports() {
 fn gate_level_netlist_matches_the_model() {
     let (cfg, libs, _work, rows) = small_zvc_on_osu018(None);
     for r in &rows {
-        let st = hwzip::flow::gate_cosim(&engines::zvc::Zvc, &cfg, r, &libs[0], 300).unwrap();
+        // 300 lines of a small netlist: -O0 compiles in a fraction of -O1's time.
+        let st = hwzip::cosim::with_opt_level(0, || {
+            hwzip::flow::gate_cosim(&engines::zvc::Zvc, &cfg, r, &libs[0], 300)
+        })
+        .unwrap();
         assert!(
             st.first_mismatch.is_none(),
             "{}: {}",
@@ -161,14 +165,17 @@ fn gate_level_netlist_matches_the_model() {
 fn energy_per_line_from_gate_level_activity() {
     let (cfg, libs, work, rows) = small_zvc_on_osu018(Some("compressor"));
     assert_eq!(rows.len(), 1);
-    let e = hwzip::flow::energy::energy(
-        &engines::zvc::Zvc,
-        &cfg,
-        &rows[0],
-        &libs[0],
-        200,
-        &work.path().join("energy"),
-    )
+    // 200 lines of a small netlist with tracing: -O0 builds in a fraction of -O1's time.
+    let e = hwzip::cosim::with_opt_level(0, || {
+        hwzip::flow::energy::energy(
+            &engines::zvc::Zvc,
+            &cfg,
+            &rows[0],
+            &libs[0],
+            200,
+            &work.path().join("energy"),
+        )
+    })
     .unwrap();
     assert_eq!((e.lines, e.flops > 0), (200, true));
     assert!(e.cycles >= e.lines, "{} cycles", e.cycles);

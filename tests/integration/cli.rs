@@ -1,8 +1,6 @@
 //! The `hwzip` binary: happy paths and clear errors (exit status 2, no panic) on bad input.
 
-mod common;
-
-use common::output_text as text;
+use crate::common::output_text as text;
 use std::path::Path;
 use std::process::{Command, Output};
 

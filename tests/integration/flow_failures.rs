@@ -3,9 +3,7 @@
 //! other step still runs, and `hwzip flow` exits with status 1. `--fail-fast` stops starting
 //! steps after the failure and lists the rest as skipped.
 
-mod common;
-
-use common::output_text as text;
+use crate::common::output_text as text;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -126,7 +124,7 @@ fn a_failed_step_is_reported_and_every_other_step_runs() {
     std::fs::create_dir_all(&shots).unwrap();
     let n = html.matches("<figure class=\"plot\"").count();
     let state =
-        common::render_in_chromium(&out.join("report.html"), &shots.join("flow-failed.png"));
+        crate::common::render_in_chromium(&out.join("report.html"), &shots.join("flow-failed.png"));
     assert_eq!(state, format!("ok {}", n));
 }
 

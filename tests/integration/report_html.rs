@@ -4,8 +4,6 @@
 //! in `target/report-screenshots/` for a person to look at. The flow's page is rendered by the
 //! main-job test (`synth_flow.rs`).
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -45,7 +43,7 @@ fn eval_pages_render_every_chart() {
         let text = std::fs::read_to_string(&html).unwrap();
         assert!(!text.contains("src=\"http"), "no external resources");
         let png = shots().join(format!("eval-{}.png", engine));
-        let state = common::render_in_chromium(&html, &png);
+        let state = crate::common::render_in_chromium(&html, &png);
         let n: usize = text.matches("<figure class=\"plot\"").count();
         assert!(n > 0, "{}: no charts", engine);
         assert_eq!(state, format!("ok {}", n), "{}", engine);
@@ -79,10 +77,10 @@ fn a_broken_chart_is_reported_by_the_page_check() {
     );
     let b = dir.path().join("broken.html");
     std::fs::write(&b, broken).unwrap();
-    let state = common::render_in_chromium(&b, &dir.path().join("b.png"));
+    let state = crate::common::render_in_chromium(&b, &dir.path().join("b.png"));
     assert!(state.starts_with("missing"), "{}", state);
     let e = dir.path().join("error.html");
     std::fs::write(&e, text.replace("<h1>", "<script>nope();</script><h1>")).unwrap();
-    let state = common::render_in_chromium(&e, &dir.path().join("e.png"));
+    let state = crate::common::render_in_chromium(&e, &dir.path().join("e.png"));
     assert!(state.starts_with("error"), "{}", state);
 }

@@ -2,8 +2,6 @@
 //! output, and every generated file must pass `verilator --lint-only -Wall` and Yosys `synth`
 //! without warnings, for the defaults and for other parameter sets.
 
-mod common;
-
 use hwzip::config::Config;
 use hwzip::engines;
 use std::path::Path;
@@ -143,7 +141,7 @@ fn lint_files(dir: &Path, files: &[std::path::PathBuf], what: &str) {
         .args(files)
         .output()
         .expect("verilator runs");
-    let text = common::output_text(&out);
+    let text = crate::common::output_text(&out);
     assert!(
         out.status.success() && text.trim().is_empty(),
         "lint of {what}:\n{text}"
