@@ -38,7 +38,7 @@ fn main_job_runs_every_unit_on_osu018_and_reports() {
     // 1,000 lines per unit: the models' compile time is all that counts (-O0 compiles in
     // about half the time of -O1). `tests/x_init.rs` reuses these builds.
     hwzip::cosim::set_opt_level(0);
-    let mut cfg = common::small_config(0);
+    let mut cfg = common::small_config(2);
     cfg.synth.clock_ns = 5.0;
     cfg.synth.clock_ns_by_library.clear();
     cfg.synth.budget_s = 600;

@@ -32,8 +32,8 @@ fn no_unit_depends_on_state_the_reset_leaves_undefined() {
     }
     // Small configurations of every engine (quick builds; the structures whose state a reset
     // may leave undefined, FIFOs and queues included, are all there), built at -O0 as in the
-    // main-job test (`tests/synth_flow.rs`), whose models these are but for the MC top's
-    // queues: no emitted design has an X literal, so the X-random runs share the plain builds.
+    // main-job test (`tests/synth_flow.rs`), whose models these are: no emitted design has
+    // an X literal, so the X-random runs share the plain builds.
     hwzip::cosim::set_opt_level(0);
     let cfg = common::small_config(2);
     let work: Vec<_> = engines::ALL

@@ -4,7 +4,7 @@
 //! The page is built from data ([`Page`], [`Block`], [`chart::Chart`]) by the flow, synth,
 //! eval and sweep commands; this module knows nothing of engines. A few lines of inline
 //! script check on load that every chart rendered (a non-empty box) and write the count into
-//! `<body data-plots="…">`, which the browser test reads (`tests/report_html.rs`).
+//! `<body data-plots="…">`, which the browser test reads (`tests/integration/report_html.rs`).
 
 pub mod chart;
 pub mod derive;

@@ -106,7 +106,7 @@ fn generated_cores_and_filelists_are_usable() {
         }
 
         // The filelist and the core's lint targets are checked on the smallest unit (their
-        // mechanics; `tests/rtl_out.rs` lints every unit).
+        // mechanics; `tests/integration/rtl_out.rs` lints every unit).
         let small = units
             .iter()
             .min_by_key(|u| {

@@ -28,7 +28,7 @@ fn every_unit_recovers_from_resets_in_mid_transaction() {
     for &e in engines::ALL {
         for unit in engines::known_cosim_units(e) {
             let mut stim = flow::stim_from(&cfg, None);
-            stim.lines = 5_000;
+            stim.lines = 2_500;
             stim.resets = 20;
             let req = CosimRequest {
                 engine: e,
