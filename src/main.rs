@@ -222,7 +222,8 @@ enum Cmd {
         /// Random seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Output raw file; the description is written as <output>.yaml.
+        /// Output raw file; its YAML description is written beside it as <stem>.yaml (relu.bin
+        /// -> relu.yaml; none beside a device or FIFO).
         output: PathBuf,
     },
     /// The main job: generate → co-simulate → synthesize → report, for every engine.
@@ -761,8 +762,26 @@ fn run(cli: Cli) -> Result<bool, String> {
                 }
                 (c.generate(elems, word_bits, seed), None)
             };
-            hwzip::trace::file::write_raw(&output, &data, word_bits).map_err(|e| e.to_string())?;
             let yaml_path = output.with_extension("yaml");
+            if yaml_path == output {
+                return Err(format!(
+                    "output {} would be overwritten by its own description (<stem>.yaml): \
+                     give the data file another extension, e.g. .bin",
+                    output.display()
+                ));
+            }
+            let special = hwzip::files::is_special(&output);
+            hwzip::trace::file::write_raw(&output, &data, word_bits).map_err(|e| e.to_string())?;
+            if special {
+                // A device or FIFO: the data only, no sidecar next to it.
+                eprintln!(
+                    "{}: {} elements of {} bits (no description beside a special file)",
+                    output.display(),
+                    data.len(),
+                    word_bits
+                );
+                return Ok(true);
+            }
             let file = output
                 .file_name()
                 .map(|f| f.to_string_lossy().to_string())
@@ -1108,8 +1127,11 @@ fn is_std(p: &Path) -> bool {
 }
 
 fn refuse_same_unless_std(input: &Path, output: &Path) -> Result<(), String> {
-    if is_std(input) || is_std(output) {
+    if is_std(output) {
         return Ok(());
+    }
+    if is_std(input) {
+        return hwzip::files::refuse_stdin_same(output);
     }
     hwzip::files::refuse_same(input, output)
 }

@@ -15,9 +15,38 @@ pub fn write(path: &Path, data: impl AsRef<[u8]>) -> Result<(), String> {
     write_atomic(path, data.as_ref()).map_err(|e| format!("cannot write {}: {}", path.display(), e))
 }
 
+/// Whether `path` exists and is not a regular file or a folder (a device, a FIFO, a socket;
+/// through symlinks): such an output is written in place, never replaced.
+pub fn is_special(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
 /// Writes `data` to `path` atomically: into `.<name>.hwzip-tmp-<pid>` beside it, `fsync`,
 /// then `rename`. On any error the temporary file is removed and `path` is untouched.
+///
+/// A special file ([`is_special`]: `/dev/null`, a terminal, a FIFO) is written in place, as
+/// `cp` does: renaming over it would replace the device node with a regular file. A symlink
+/// to a regular file is kept: the file it points to is replaced. A folder is an error.
 pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    if let Ok(m) = fs::metadata(path) {
+        if m.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "is a folder",
+            ));
+        }
+        if !m.is_file() {
+            let mut f = fs::OpenOptions::new().write(true).open(path)?;
+            f.write_all(data)?;
+            return f.flush();
+        }
+    }
+    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if is_link {
+        if let Ok(target) = fs::canonicalize(path) {
+            return write_atomic(&target, data);
+        }
+    }
     let name = path
         .file_name()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
@@ -59,6 +88,27 @@ pub fn refuse_same(input: &Path, output: &Path) -> Result<(), String> {
             "output {} is the input file {}: choose another output",
             output.display(),
             input.display()
+        ));
+    }
+    Ok(())
+}
+
+/// An error when standard input is the regular file `output` (`hwzip compress - f < f`):
+/// compared by device and inode, as [`refuse_same`] does for named inputs.
+pub fn refuse_stdin_same(output: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(out) = fs::metadata(output) else {
+        return Ok(());
+    };
+    // SAFETY: fstat(2) of descriptor 0 into a zeroed, properly sized struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if !out.is_file() || unsafe { libc::fstat(0, &mut st) } != 0 {
+        return Ok(());
+    }
+    if st.st_dev == out.dev() && st.st_ino == out.ino() {
+        return Err(format!(
+            "output {} is the file on standard input: choose another output",
+            output.display()
         ));
     }
     Ok(())
@@ -148,6 +198,71 @@ mod tests {
         let e = write(&bad, b"x").unwrap_err();
         assert!(e.starts_with("cannot write"), "{e}");
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn special_files_are_written_in_place_and_symlinks_kept() {
+        use std::ffi::CString;
+        use std::os::unix::fs::FileTypeExt;
+        let d = tempfile::tempdir().unwrap();
+        let c = |p: &Path| CString::new(p.to_str().unwrap()).unwrap();
+        // Character devices (the null and full devices' numbers) where mknod is permitted.
+        let null = d.path().join("null");
+        let full = d.path().join("full");
+        // SAFETY: mknod(2) on paths in our own temporary folder.
+        let made = unsafe {
+            libc::mknod(
+                c(&null).as_ptr(),
+                libc::S_IFCHR | 0o666,
+                libc::makedev(1, 3),
+            ) == 0
+                && libc::mknod(
+                    c(&full).as_ptr(),
+                    libc::S_IFCHR | 0o666,
+                    libc::makedev(1, 7),
+                ) == 0
+        };
+        if made {
+            write(&null, b"data").unwrap();
+            let e = write(&full, b"data").unwrap_err();
+            assert!(e.contains("No space left"), "{e}");
+            for p in [&null, &full] {
+                assert!(fs::metadata(p).unwrap().file_type().is_char_device());
+            }
+        } else {
+            eprintln!("mknod not permitted here; the FIFO case below still runs");
+        }
+        // A FIFO: the data reaches the reader, the FIFO stays.
+        let fifo = d.path().join("fifo");
+        // SAFETY: mkfifo(3) on a path in our own temporary folder.
+        assert_eq!(unsafe { libc::mkfifo(c(&fifo).as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || fs::read(&fifo).unwrap())
+        };
+        write(&fifo, b"through the fifo").unwrap();
+        assert_eq!(reader.join().unwrap(), b"through the fifo");
+        assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        assert!(is_special(&fifo) && !is_special(d.path()));
+        // No temporary beside any of them.
+        let names: Vec<String> = fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        assert!(names.iter().all(|n| !n.contains("hwzip-tmp")), "{names:?}");
+        // A symlink to a regular file stays a symlink; its target gets the data.
+        let target = d.path().join("target.bin");
+        fs::write(&target, b"old").unwrap();
+        let link = d.path().join("link.bin");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write(&link, b"new").unwrap();
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read(&target).unwrap(), b"new");
+        // A folder is an error.
+        assert!(write(d.path(), b"x").unwrap_err().contains("is a folder"));
     }
 
     #[test]

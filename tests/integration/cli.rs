@@ -434,6 +434,86 @@ fn flow_and_regress_reject_bad_options() {
     assert_clean_error(&o, "--shard");
 }
 
+/// A device node or FIFO given as an output is written in place and stays what it was (never
+/// replaced by a regular file), and `trace` writes no description beside it; a `trace` output
+/// that its own description would overwrite is refused.
+#[test]
+fn special_outputs_stay_special_and_trace_refuses_a_clash() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("data.bin");
+    std::fs::write(&f, [1u8, 0, 0, 0, 0, 0, 0, 0, 7, 7, 7, 7]).unwrap();
+    let fs = f.to_str().unwrap();
+    // The null and full devices' numbers, made in our own folder where mknod is permitted.
+    let null = d.path().join("null");
+    let full = d.path().join("full");
+    let c = |p: &Path| std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: mknod(2) on paths in our own temporary folder.
+    let made = unsafe {
+        libc::mknod(
+            c(&null).as_ptr(),
+            libc::S_IFCHR | 0o666,
+            libc::makedev(1, 3),
+        ) == 0
+            && libc::mknod(
+                c(&full).as_ptr(),
+                libc::S_IFCHR | 0o666,
+                libc::makedev(1, 7),
+            ) == 0
+    };
+    if made {
+        let (n, fl) = (null.to_str().unwrap(), full.to_str().unwrap());
+        assert!(hwzip(&["compress", fs, n]).status.success());
+        assert_clean_error(&hwzip(&["compress", fs, fl]), "No space left");
+        assert!(hwzip(&["trace", "--elems", "64", n]).status.success());
+        assert_clean_error(&hwzip(&["trace", "--elems", "64", fl]), "No space left");
+        for p in [&null, &full] {
+            let t = std::fs::metadata(p).unwrap().file_type();
+            assert!(t.is_char_device(), "{} is no longer a device", p.display());
+        }
+    } else {
+        eprintln!("mknod not permitted here; the FIFO case still runs");
+    }
+    // A FIFO with a reader: the trace's data goes through it, the FIFO stays.
+    let fifo = d.path().join("fifo");
+    // SAFETY: mkfifo(3) on a path in our own temporary folder.
+    assert_eq!(unsafe { libc::mkfifo(c(&fifo).as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(&fifo).unwrap().len())
+    };
+    let o = hwzip(&["trace", "--elems", "64", fifo.to_str().unwrap()]);
+    if !o.status.success() {
+        // Unblock the reader (it waits for a writer) before failing.
+        drop(std::fs::OpenOptions::new().write(true).open(&fifo));
+    }
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(reader.join().unwrap(), 256);
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    let names: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.ends_with(".yaml") && !n.contains("hwzip-tmp")),
+        "{names:?}"
+    );
+    // The data file and its description would share a name.
+    let clash = d.path().join("clash.yaml");
+    let o = hwzip(&[
+        "trace",
+        "--class",
+        "relu",
+        "--elems",
+        "64",
+        clash.to_str().unwrap(),
+    ]);
+    assert_clean_error(&o, "overwritten by its own description");
+    assert!(!clash.exists());
+}
+
 /// `compress` / `decompress` never overwrite their input (directly or through a symlink), and
 /// a failed write leaves no partial output behind.
 #[test]
@@ -452,6 +532,22 @@ fn outputs_never_replace_the_input_or_stay_partial() {
     );
     assert_clean_error(&hwzip(&["decompress", fs, fs]), "is the input file");
     assert_eq!(std::fs::read(&f).unwrap(), before);
+    // Standard input that is the output file, for both directions.
+    let hz = d.path().join("data.hz");
+    assert!(hwzip(&["compress", fs, hz.to_str().unwrap()])
+        .status
+        .success());
+    let hz_before = std::fs::read(&hz).unwrap();
+    for (cmd, file) in [("compress", &f), ("decompress", &hz)] {
+        let o = Command::new(env!("CARGO_BIN_EXE_hwzip"))
+            .args([cmd, "-", file.to_str().unwrap()])
+            .stdin(std::fs::File::open(file).unwrap())
+            .output()
+            .unwrap();
+        assert_clean_error(&o, "is the file on standard input");
+    }
+    assert_eq!(std::fs::read(&f).unwrap(), before);
+    assert_eq!(std::fs::read(&hz).unwrap(), hz_before);
     // An output folder that does not exist: an error, and nothing is created.
     let missing = d.path().join("no").join("out.hwz");
     assert_clean_error(
