@@ -93,6 +93,10 @@ use crate::rtl::zvc::ZvcRtlParams;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// Clock periods synthesis accepts, in ns: 10 ps (100 GHz) to 1 µs (1 MHz). Outside that no
+/// library here has a meaningful answer, and a typo (`1e-30`) would still run every step.
+pub const CLOCK_NS_RANGE: std::ops::RangeInclusive<f64> = 0.01..=1000.0;
+
 /// A whole configuration file.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -311,17 +315,22 @@ impl Config {
             return Err("cosim.max_windows must be at least 1".into());
         }
         let s = &self.synth;
-        if !(s.clock_ns > 0.0 && s.clock_ns < 1000.0) {
+        if !CLOCK_NS_RANGE.contains(&s.clock_ns) {
             return Err(format!(
-                "synth.clock_ns = {} must be in (0, 1000)",
-                s.clock_ns
+                "synth.clock_ns = {} must be in [{}, {}] ns",
+                s.clock_ns,
+                CLOCK_NS_RANGE.start(),
+                CLOCK_NS_RANGE.end()
             ));
         }
         for (lib, ns) in &s.clock_ns_by_library {
-            if !(*ns > 0.0 && *ns < 1000.0) {
+            if !CLOCK_NS_RANGE.contains(ns) {
                 return Err(format!(
-                    "synth.clock_ns_by_library.{} = {} must be in (0, 1000)",
-                    lib, ns
+                    "synth.clock_ns_by_library.{} = {} must be in [{}, {}] ns",
+                    crate::files::quote(lib),
+                    ns,
+                    CLOCK_NS_RANGE.start(),
+                    CLOCK_NS_RANGE.end()
                 ));
             }
         }

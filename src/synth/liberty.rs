@@ -91,9 +91,32 @@ impl Liberty {
     pub fn load(path: impl AsRef<Path>) -> Result<Self, SynthError> {
         let source = path.as_ref().to_path_buf();
         if !source.is_file() {
-            return Err(SynthError::LibertyNotFound {
-                path: source,
-                hint: "check the path".into(),
+            // Say what the path is: missing, a folder, a device or FIFO (never read: a
+            // liberty needs a regular file).
+            let what = match std::fs::metadata(&source) {
+                Err(_) => None,
+                Ok(m) if m.is_dir() => Some("a folder"),
+                Ok(m) => {
+                    use std::os::unix::fs::FileTypeExt;
+                    let t = m.file_type();
+                    Some(if t.is_fifo() {
+                        "a FIFO"
+                    } else if t.is_char_device() || t.is_block_device() {
+                        "a device"
+                    } else {
+                        "not a regular file"
+                    })
+                }
+            };
+            return Err(match what {
+                None => SynthError::LibertyNotFound {
+                    path: source,
+                    hint: "check the path".into(),
+                },
+                Some(w) => SynthError::LibertyNotAFile {
+                    path: source,
+                    what: w.into(),
+                },
             });
         }
         let is_gz = source

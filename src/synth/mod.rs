@@ -106,6 +106,14 @@ pub enum SynthError {
         /// Yosys log.
         log: PathBuf,
     },
+    /// The liberty path is a folder, a device, a FIFO: a liberty must be a regular file.
+    #[error("liberty {} is {what}: give a .lib or .lib.gz file", .path.display())]
+    LibertyNotAFile {
+        /// The path given.
+        path: PathBuf,
+        /// What it is instead.
+        what: String,
+    },
     /// The liberty file does not exist.
     #[error("liberty file {} not found: {hint}", .path.display())]
     LibertyNotFound {

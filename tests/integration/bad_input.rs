@@ -388,6 +388,22 @@ fn every_bad_input_is_a_one_line_error() {
             "--engine",
         ),
         (vec!["regress", "--shard", "3/2"], "shard"),
+        (
+            vec!["synth", "--clock-ns", "1e-30", "--out", &dir],
+            "synth.clock_ns = 0.0000000000000000000000000000",
+        ),
+        (
+            vec!["synth", "--clock-ns", "5000", "--out", &dir],
+            "must be in [0.01, 1000] ns",
+        ),
+        (
+            vec!["synth", "--liberty", &dir, "--out", &dir],
+            "is a folder: give a .lib or .lib.gz file",
+        ),
+        (
+            vec!["synth", "--liberty", "/dev/zero", "--out", &dir],
+            "is a device: give a .lib or .lib.gz file",
+        ),
         (vec!["gen", "--engine", &long], "(100000 bytes)"),
         (
             vec!["cosim", "--unit", &long, "--lines", "1"],
