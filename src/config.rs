@@ -93,6 +93,9 @@ use crate::rtl::zvc::ZvcRtlParams;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// The most lines (windows, sectors, blocks, requests) one co-simulation run may ask for.
+pub const MAX_COSIM_LINES: u64 = 100_000_000;
+
 /// Clock periods synthesis accepts, in ns: 10 ps (100 GHz) to 1 µs (1 MHz). Outside that no
 /// library here has a meaningful answer, and a typo (`1e-30`) would still run every step.
 pub const CLOCK_NS_RANGE: std::ops::RangeInclusive<f64> = 0.01..=1000.0;
@@ -303,8 +306,11 @@ impl Config {
             .map_err(|e| format!("cpack_lossy: {}", e))?;
         self.buddy.validate().map_err(|e| format!("buddy: {}", e))?;
         let c = &self.cosim;
-        if c.lines == 0 {
-            return Err("cosim.lines must be at least 1".into());
+        if !(1..=MAX_COSIM_LINES).contains(&c.lines) {
+            return Err(format!(
+                "cosim.lines = {} must be in 1..={} (about an hour for the slowest unit)",
+                c.lines, MAX_COSIM_LINES
+            ));
         }
         for (k, v) in [("cosim.in_gap", c.in_gap), ("cosim.out_stall", c.out_stall)] {
             if !(0.0..1.0).contains(&v) {

@@ -98,14 +98,14 @@ enum Cmd {
         out: PathBuf,
         /// Also co-simulate each synthesized netlist (gate level, the library's cell
         /// functions) for this many windows. Slow: minutes of Verilator build per netlist.
-        #[arg(long, default_value_t = 0, conflicts_with = "verilog")]
+        #[arg(long, default_value_t = 0, conflicts_with = "verilog", value_parser = gate_count())]
         gate_cosim: u64,
         /// Synthesize again even when a cached result matches.
         #[arg(long)]
         no_cache: bool,
         /// Also measure energy per line: this many lines of gate-level switching activity at
         /// full throughput, annotated on the netlist, OpenSTA `report_power` (energy.md).
-        #[arg(long, default_value_t = 0, conflicts_with = "verilog")]
+        #[arg(long, default_value_t = 0, conflicts_with = "verilog", value_parser = gate_count())]
         energy: u64,
         /// Synthesize these Verilog files (repeatable) instead of an engine's units, with
         /// the same flow; needs --top. Clocked by `clk_i` when the sources mention it.
@@ -258,12 +258,12 @@ enum Cmd {
         #[arg(long, default_value = "build/flow")]
         out: PathBuf,
         /// Also co-simulate each synthesized netlist at gate level for this many windows.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, value_parser = gate_count())]
         gate_cosim: u64,
         /// Also measure energy per line of each synthesized netlist: this many lines of
         /// gate-level activity, OpenSTA `report_power` (energy.md). Slow: a traced build per
         /// netlist.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, value_parser = gate_count())]
         energy: u64,
         /// Start no new step after the first failure (default: every step runs, and the
         /// report lists the failed ones).
@@ -288,7 +288,7 @@ enum Cmd {
         #[arg(long, default_value_t = 1_000_000)]
         lines: u64,
         /// Gate-level co-simulation lines per ZVC osu018 netlist (0: none).
-        #[arg(long, default_value_t = 2_000)]
+        #[arg(long, default_value_t = 2_000, value_parser = gate_count())]
         gate_cosim: u64,
         /// Worker threads (default: the number of cores).
         #[arg(short = 'j', long)]
@@ -343,7 +343,8 @@ fn load_config(path: &Option<PathBuf>) -> Result<Config, String> {
     }
 }
 
-fn print_cosim(r: &CosimReport) {
+/// The text report of one unit's co-simulation; `resets`: the mid-run resets asked for.
+fn print_cosim(r: &CosimReport, resets: u32) {
     let s = &r.stats;
     if let Some(seed) = r.x_seed {
         println!(
@@ -351,10 +352,11 @@ fn print_cosim(r: &CosimReport) {
             r.engine, r.unit
         );
     }
-    if s.resets > 0 {
+    if resets > 0 {
         println!(
-            "{} {}: {} mid-run resets ({} with an input beat offered, {} with output expected)",
-            r.engine, r.unit, s.resets, s.resets_mid.0, s.resets_mid.1
+            "{} {}: {} of {} mid-run resets asked for ({} with an input beat offered, {} with \
+             output expected)",
+            r.engine, r.unit, s.resets, resets, s.resets_mid.0, s.resets_mid.1
         );
     }
     // Units that move no data (a metadata cache) have no ratio.
@@ -435,13 +437,18 @@ fn run(cli: Cli) -> Result<bool, String> {
             let engine = engines::by_name(&engine)?;
             let mut cfg = load_config(&config)?;
             if let Some(l) = lines {
-                if l == 0 {
-                    return Err("--lines must be at least 1".into());
-                }
+                check_lines(l)?;
                 cfg.cosim.lines = l;
             }
             if let Some(s) = seed {
                 cfg.cosim.seed = s;
+            }
+            cfg.validate()?;
+            if u64::from(resets) > cfg.cosim.lines {
+                return Err(format!(
+                    "--resets {} is more than the {} lines of the run: at most one reset per line",
+                    resets, cfg.cosim.lines
+                ));
             }
             let trace_bits = engine.trace_word_bits(&cfg);
             let data = match &trace {
@@ -482,7 +489,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                 })?;
                 step.done(&format!("{} mismatches", r.stats.mismatches));
                 if !json {
-                    print_cosim(&r);
+                    print_cosim(&r, resets);
                 }
                 ok &= r.stats.mismatches == 0;
                 if let Some(path) = &dump_out {
@@ -835,9 +842,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             };
             profile.apply(&mut cfg, &explicit);
             if let Some(l) = lines {
-                if l == 0 {
-                    return Err("--lines must be at least 1".into());
-                }
+                check_lines(l)?;
                 cfg.cosim.lines = l;
             }
             if !liberty.is_empty() {
@@ -879,9 +884,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             jobs,
             shard,
         } => {
-            if lines == 0 {
-                return Err("--lines must be at least 1".into());
-            }
+            check_lines(lines)?;
             let o = flow::regress::RegressOptions {
                 configs,
                 out,
@@ -991,9 +994,7 @@ fn sweep_cmd(a: SweepArgs) -> Result<bool, String> {
             a.liberty
         };
         base.validate()?;
-        if a.lines == 0 {
-            return Err("--lines must be at least 1".into());
-        }
+        check_lines(a.lines)?;
         let grid = match (&a.grid, &a.grid_file) {
             (Some(g), _) => sweep::Grid::parse(g)?,
             (None, Some(f)) => {
@@ -1120,6 +1121,24 @@ fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String>
 fn read(p: &Path) -> Result<Vec<u8>, String> {
     input::read(p, input::Purpose::Container)
         .map_err(|e| format!("cannot read {}: {}", p.display(), e))
+}
+
+/// `--gate-cosim` / `--energy` counts: gate-level runs are about 10^3 times slower than RTL
+/// ones, so at most 10^6 (hours for the largest netlist).
+fn gate_count() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(0..=1_000_000)
+}
+
+/// `--lines` of any command: at least 1, at most [`hwzip::config::MAX_COSIM_LINES`].
+fn check_lines(l: u64) -> Result<(), String> {
+    if !(1..=hwzip::config::MAX_COSIM_LINES).contains(&l) {
+        return Err(format!(
+            "--lines {} must be in 1..={}",
+            l,
+            hwzip::config::MAX_COSIM_LINES
+        ));
+    }
+    Ok(())
 }
 
 fn is_std(p: &Path) -> bool {

@@ -404,6 +404,32 @@ fn every_bad_input_is_a_one_line_error() {
             vec!["synth", "--liberty", "/dev/zero", "--out", &dir],
             "is a device: give a .lib or .lib.gz file",
         ),
+        (
+            vec!["cosim", "--lines", "18446744073709551615"],
+            "--lines 18446744073709551615 must be in 1..=100000000",
+        ),
+        (
+            vec!["flow", "--lines", "100000001", "--out", &dir],
+            "must be in 1..=100000000",
+        ),
+        (
+            vec!["cosim", "--resets", "1000000", "--lines", "10"],
+            "--resets 1000000 is more than the 10 lines",
+        ),
+        (
+            vec![
+                "synth",
+                "--gate-cosim",
+                "18446744073709551615",
+                "--out",
+                &dir,
+            ],
+            "--gate-cosim",
+        ),
+        (
+            vec!["synth", "--energy", "18446744073709551615", "--out", &dir],
+            "--energy",
+        ),
         (vec!["gen", "--engine", &long], "(100000 bytes)"),
         (
             vec!["cosim", "--unit", &long, "--lines", "1"],
