@@ -90,7 +90,7 @@ fn unpack(
 }
 
 /// Opens a container and checks that `engine` wrote it.
-fn open<'a>(engine: &str, data: &'a [u8]) -> Result<(Header, &'a [u8]), String> {
+pub(super) fn open<'a>(engine: &str, data: &'a [u8]) -> Result<(Header, &'a [u8]), String> {
     let (h, payload) = container::open(data).map_err(|e| e.to_string())?;
     if h.engine != engine {
         return Err(format!(
@@ -382,5 +382,12 @@ mod tests {
         let b = buddy_compress(&Config::default(), &data).unwrap().bytes;
         let e = cpack_lossy_decompress(&b).unwrap_err();
         assert!(e.contains("written by engine"), "{e}");
+        // ZVC says the same.
+        use crate::engines::Engine;
+        let e = crate::engines::zvc::Zvc.decompress(&b).unwrap_err();
+        assert_eq!(
+            e,
+            "the container was written by engine \"buddy\", not zvc: use --engine buddy"
+        );
     }
 }

@@ -101,6 +101,8 @@ impl Engine for Zvc {
     }
 
     fn decompress(&self, data: &[u8]) -> Result<super::Packed, String> {
+        // The engine check every engine makes, with the same message.
+        super::files::open(container::ENGINE_ZVC, data)?;
         let bytes = container::decompress_file(data).map_err(|e| e.to_string())?;
         let h = container::parse_header(data).map_err(|e| e.to_string())?;
         let p: crate::model::zvc::ZvcParams =
