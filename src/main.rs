@@ -1159,6 +1159,7 @@ fn refuse_same_unless_std(input: &Path, output: &Path) -> Result<(), String> {
 /// magic.
 fn read_input(p: &Path, container: bool) -> Result<Vec<u8>, String> {
     use hwzip::model::container::MAGIC;
+    use std::io::Read;
     if !is_std(p) {
         return if container {
             read_container(p)
@@ -1166,12 +1167,29 @@ fn read_input(p: &Path, container: bool) -> Result<Vec<u8>, String> {
             read(p)
         };
     }
-    let data = input::read_limited(std::io::stdin().lock(), input::Purpose::Container, None)
-        .map_err(|e| format!("cannot read standard input: {e}"))?;
+    let not_container =
+        || "standard input: not an hwzip container (the first bytes are not \"HWZP\")".to_string();
+    let mut stdin = std::io::stdin().lock();
+    // A container's first bytes are checked before the rest is read (`decompress - <
+    // /dev/zero` fails at once, not after the input limit).
+    let mut head = Vec::with_capacity(MAGIC.len());
+    if container {
+        (&mut stdin)
+            .take(MAGIC.len() as u64)
+            .read_to_end(&mut head)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        if head.is_empty() || !MAGIC.starts_with(&head) {
+            return Err(not_container());
+        }
+    }
+    let data = input::read_limited(
+        std::io::Cursor::new(head).chain(stdin),
+        input::Purpose::Container,
+        None,
+    )
+    .map_err(|e| format!("cannot read standard input: {e}"))?;
     if container && !data.starts_with(&MAGIC) {
-        return Err(
-            "standard input: not an hwzip container (the first bytes are not \"HWZP\")".into(),
-        );
+        return Err(not_container());
     }
     Ok(data)
 }

@@ -610,3 +610,18 @@ fn huge_sizes_are_errors_not_aborts() {
         );
     }
 }
+
+/// A container read from standard input is refused on its first bytes, not after the input
+/// limit (an endless stream of zeros).
+#[test]
+fn stdin_that_is_no_container_fails_on_its_first_bytes() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out.bin");
+    let o = Command::new(env!("CARGO_BIN_EXE_hwzip"))
+        .args(["decompress", "-", out.to_str().unwrap()])
+        .stdin(std::fs::File::open("/dev/zero").unwrap())
+        .output()
+        .unwrap();
+    assert_clean_error(&o, "standard input: not an hwzip container");
+    assert!(!out.exists());
+}
