@@ -222,30 +222,25 @@ impl BaseXorParams {
                 "allowed values are 16, 32, 64",
             ));
         }
-        match self.scheme {
-            Scheme::None => {}
-            Scheme::NByte => {
-                if !matches!(self.n_bytes, 2 | 4 | 8) {
-                    return Err(ModelError::param(
-                        "n_bytes",
-                        self.n_bytes,
-                        "allowed values are 2, 4, 8",
-                    ));
-                }
-            }
-            Scheme::Universal => {
-                if self.stages == 0 || self.stages > 5 || (self.t_bytes >> self.stages) < 2 {
-                    return Err(ModelError::param(
-                        "stages",
-                        self.stages,
-                        format!(
-                            "must be ≥ 1 with t_bytes / 2^stages ≥ 2 bytes (t_bytes = {}: at most {})",
-                            self.t_bytes,
-                            (self.t_bytes / 2).trailing_zeros()
-                        ),
-                    ));
-                }
-            }
+        // Every key is checked, whether the scheme uses it or not: a value that would be
+        // wrong for its own scheme is a mistake in the file either way.
+        if !matches!(self.n_bytes, 2 | 4 | 8) {
+            return Err(ModelError::param(
+                "n_bytes",
+                self.n_bytes,
+                "allowed values are 2, 4, 8",
+            ));
+        }
+        if self.stages == 0 || self.stages > 5 || (self.t_bytes >> self.stages) < 2 {
+            return Err(ModelError::param(
+                "stages",
+                self.stages,
+                format!(
+                    "must be ≥ 1 with t_bytes / 2^stages ≥ 2 bytes (t_bytes = {}: at most {})",
+                    self.t_bytes,
+                    (self.t_bytes / 2).trailing_zeros()
+                ),
+            ));
         }
         if self.zdr && self.scheme != Scheme::None {
             let w = self.zdr_width();

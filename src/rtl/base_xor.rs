@@ -1470,6 +1470,10 @@ mod tests {
             "{t_bytes: 24}",
             "{scheme: nbyte, n_bytes: 3}",
             "{stages: 5}",
+            // Keys the scheme does not use are checked too.
+            "{scheme: universal, n_bytes: 3}",
+            "{scheme: nbyte, stages: 9}",
+            "{scheme: none, n_bytes: 16}",
             "{dbi_group: 4}",
             "{scheme: nbyte, n_bytes: 2, zdr_bits: 32}",
             "{t_bytes: 64, dbi_group: 8, zdr_const: 0x100000000}",
