@@ -223,14 +223,37 @@ pub(crate) fn log_tail(log: &Path, n: usize) -> String {
     let Ok(bytes) = std::fs::read(log) else {
         return String::new();
     };
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
+    tail_without_banner(&String::from_utf8_lossy(&bytes), n)
+}
+
+/// The last `n` lines of a tool's log that say something: without blank lines and without
+/// the boxed licence banner Yosys prints first (lines of `/---`, `|`, `\---`), which would
+/// otherwise fill the tail of a log that fails early.
+fn tail_without_banner(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            !(t.is_empty() || t.starts_with('|') || t.starts_with("/--") || t.starts_with("\\--"))
+        })
+        .collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_tail_skips_the_banner() {
+        let log = " /------\\\n |  yosys -- Yosys  |\n |  Copyright  |\n \\------/\n\n \
+                   Yosys 0.23\n\n1. Executing Verilog-2005 frontend: t.bin\n\
+                   t.bin:1: ERROR: syntax error\n";
+        assert_eq!(
+            tail_without_banner(log, 25),
+            " Yosys 0.23\n1. Executing Verilog-2005 frontend: t.bin\nt.bin:1: ERROR: syntax error"
+        );
+    }
 
     #[test]
     fn proc_stat_fields() {
