@@ -14,19 +14,13 @@ mod common;
 use hwzip::config::Config;
 use hwzip::engines;
 use hwzip::flow::{self, CosimRequest};
-use std::process::{Command, Stdio};
 
 /// Seeds of the random initial state; each unit runs once per seed.
 const SEEDS: [u32; 2] = [0x5eed_0001, 0x5eed_0002];
 
 #[test]
 fn no_unit_depends_on_state_the_reset_leaves_undefined() {
-    let ok = Command::new("verilator")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok();
-    if !ok {
+    if !common::have("verilator") {
         eprintln!("verilator not installed; skipping (run scripts/setup.sh)");
         return;
     }

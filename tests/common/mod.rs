@@ -87,3 +87,14 @@ pub fn render_in_chromium(html: &std::path::Path, png: &std::path::Path) -> Stri
     let rest = &text[at + 12..];
     rest[..rest.find('"').unwrap_or(0)].to_string()
 }
+
+/// Whether `tool` runs (`tool --version`), for tests that skip without it.
+#[allow(dead_code)]
+pub fn have(tool: &str) -> bool {
+    std::process::Command::new(tool)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok()
+}

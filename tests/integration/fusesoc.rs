@@ -26,10 +26,6 @@ fn fusesoc() -> Option<PathBuf> {
     })
 }
 
-fn have_verilator() -> bool {
-    Command::new("verilator").arg("--version").output().is_ok()
-}
-
 /// Runs FuseSoC with `args` on the cores under `root`; true when it succeeds.
 fn run_fusesoc(fs: &Path, root: &Path, build: &Path, args: &[&str]) -> (bool, String) {
     let out = Command::new(fs)
@@ -121,7 +117,7 @@ fn generated_cores_and_filelists_are_usable() {
             fl_files,
             want.iter().map(|s| s.as_str()).collect::<Vec<_>>()
         );
-        if have_verilator() {
+        if crate::common::have("verilator") {
             let out = Command::new("verilator")
                 .current_dir(std::env::temp_dir())
                 .args(["--lint-only", "-Wall", "-F"])

@@ -8,16 +8,10 @@
 use hwzip::config::Config;
 use hwzip::engines;
 use hwzip::flow::{self, CosimRequest};
-use std::process::{Command, Stdio};
 
 #[test]
 fn every_unit_recovers_from_resets_in_mid_transaction() {
-    let ok = Command::new("verilator")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok();
-    if !ok {
+    if !crate::common::have("verilator") {
         eprintln!("verilator not installed; skipping (run scripts/setup.sh)");
         return;
     }

@@ -7,9 +7,7 @@ use hwzip::engines;
 use std::path::Path;
 use std::process::Command;
 
-fn have(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok()
-}
+use crate::common::have;
 
 #[test]
 fn rtl_out_matches_fresh_generation() {
