@@ -54,7 +54,9 @@ enum Cmd {
         /// Stimulus seed (overrides the config's cosim.seed).
         #[arg(long)]
         seed: Option<u64>,
-        /// Drive the unit with this trace (raw little-endian elements or a YAML description).
+        /// Drive the unit with this trace: raw little-endian elements, `.npy`/`.safetensors`
+        /// arrays (headers checked, elements as wide as the engine's word), `.gz` gunzipped, or
+        /// a YAML description whose `file:` is any of these.
         #[arg(long)]
         trace: Option<PathBuf>,
         /// On a mismatch, write a VCD of the cycles around it here.
@@ -127,9 +129,9 @@ enum Cmd {
         /// YAML configuration (parameters); defaults otherwise.
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Trace file (zvc: raw elements or YAML description; the other engines: any file as
-        /// bytes, `.gz` gunzipped, `.npy` and `.safetensors` headers checked and skipped
-        /// (buddy: one row per tensor group), YAML description). Repeatable except for zvc.
+        /// Trace file: raw bytes, `.gz` gunzipped, `.npy` and `.safetensors` headers checked
+        /// and skipped (buddy: one row per tensor group), or a YAML description whose `file:`
+        /// is any of these; zvc takes elements of its word width. Repeatable except for zvc.
         #[arg(long)]
         trace: Vec<PathBuf>,
         /// base-xor: synthetic sector classes (spec §5); adaptive: line profiles (`zero-heavy`,

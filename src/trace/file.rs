@@ -138,6 +138,8 @@ pub struct Trace {
     pub shape: Option<Vec<usize>>,
     /// Elements (each fits in `word_bits`).
     pub elems: Vec<u32>,
+    /// The dtype of an array file (`<f4`, `|u1`, ...), `None` for raw data.
+    pub descr: Option<String>,
 }
 
 fn check_word_bits(path: &Path, word_bits: u32) -> Result<(), TraceError> {
@@ -158,18 +160,7 @@ pub fn read_raw(path: &Path, word_bits: u32) -> Result<Vec<u32>, TraceError> {
         path: path.to_path_buf(),
         source,
     })?;
-    if bytes.is_empty() {
-        return Err(TraceError::Empty {
-            path: path.to_path_buf(),
-        });
-    }
-    let wb = (word_bits / 8) as usize;
-    crate::model::split_le(&bytes, wb).ok_or_else(|| TraceError::OddLength {
-        path: path.to_path_buf(),
-        len: bytes.len() as u64,
-        elem_bytes: wb,
-        word_bits,
-    })
+    split(path, &bytes, word_bits)
 }
 
 /// Write elements as a raw little-endian file of `word_bits / 8` bytes each.
@@ -186,70 +177,88 @@ pub fn write_raw(path: &Path, elems: &[u32], word_bits: u32) -> Result<(), Trace
     })
 }
 
-/// Load a trace: `.yaml` / `.yml` → description, anything else → raw data of
-/// `default_word_bits`-bit elements with a flat layout.
+/// Whether `path` names a YAML trace description (`.yaml` / `.yml`, any case).
+pub fn is_description(path: &Path) -> bool {
+    matches!(ext_of(path).as_str(), "yaml" | "yml")
+}
+
+/// The lowercase extension of `path` (empty when it has none).
+fn ext_of(path: &Path) -> String {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// What a data file says of its elements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Width {
+    /// Raw data: the reader chooses.
+    Raw,
+    /// An array file whose elements are all this many bits wide.
+    Bits(u32),
+    /// An array file whose tensors have elements of different widths.
+    Mixed,
+}
+
+/// The data of a trace data file.
+struct Data {
+    bytes: Vec<u8>,
+    /// The dtype (`<f4`, ...) when the file has one that NumPy spells.
+    descr: Option<String>,
+    width: Width,
+}
+
+/// Loads a trace: `.yaml` / `.yml` -> description (its `file:` read as below); a `.npy` or
+/// `.safetensors` file -> its array data, with the element width of its dtype; `.gz` ->
+/// gunzipped (`x.npy.gz` is a gzipped array); anything else -> raw data of
+/// `default_word_bits`-bit elements with a flat layout. Every engine reads traces here.
 pub fn load_trace(path: &Path, default_word_bits: u32) -> Result<Trace, TraceError> {
-    let is_yaml = matches!(
-        path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()),
-        Some(ref e) if e == "yaml" || e == "yml"
-    );
-    if !is_yaml {
-        let elems = read_raw(path, default_word_bits)?;
+    if !is_description(path) {
+        let Data {
+            bytes,
+            descr,
+            width,
+        } = read_data(path)?;
+        let word_bits = element_bits(path, &width, None, default_word_bits)?;
+        let elems = split(path, &bytes, word_bits)?;
         return Ok(Trace {
             path: path.to_path_buf(),
             data_path: path.to_path_buf(),
-            word_bits: default_word_bits,
+            word_bits,
             layout: Layout::Flat,
             shape: None,
             elems,
+            descr,
         });
     }
-    let text =
-        input::read_to_string(path, Purpose::TraceDesc).map_err(|source| TraceError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    input::check_yaml_nesting(&text).map_err(|msg| TraceError::Yaml {
-        path: path.to_path_buf(),
-        msg,
-    })?;
-    let desc: TraceDesc = serde_yaml::from_str(&text).map_err(|e| TraceError::Yaml {
-        path: path.to_path_buf(),
-        msg: crate::files::clip(&e.to_string()),
-    })?;
-    let word_bits = desc.word_bits.unwrap_or(default_word_bits);
-    check_word_bits(path, word_bits)?;
+    let desc = read_description(path)?;
     let layout = desc.layout.unwrap_or_default();
+    check_shape(path, layout, desc.shape.as_deref())?;
+    if let Some(w) = desc.word_bits {
+        check_word_bits(path, w)?;
+    }
     let data_path = if desc.file.is_absolute() {
         desc.file.clone()
     } else {
         path.parent().unwrap_or(Path::new(".")).join(&desc.file)
     };
-    if let Some(shape) = &desc.shape {
-        if layout != Layout::Flat && shape.len() != 4 {
-            return Err(TraceError::BadShape {
-                path: path.to_path_buf(),
-                msg: format!(
-                    "layout {} needs a 4-entry shape [n, c, h, w], got {} entries {:?}",
-                    layout.name(),
-                    shape.len(),
-                    shape
-                ),
-            });
-        }
-        if shape.is_empty() {
-            return Err(TraceError::BadShape {
-                path: path.to_path_buf(),
-                msg: "shape is empty".into(),
-            });
-        }
-    } else if layout != Layout::Flat {
-        return Err(TraceError::BadShape {
+    if is_description(&data_path) {
+        return Err(TraceError::BadFormat {
             path: path.to_path_buf(),
-            msg: format!("layout {} needs a shape [n, c, h, w]", layout.name()),
+            msg: format!(
+                "file: {} is another trace description; it must name the data",
+                data_path.display()
+            ),
         });
     }
-    let elems = read_raw(&data_path, word_bits)?;
+    let Data {
+        bytes,
+        descr,
+        width,
+    } = read_data(&data_path)?;
+    let word_bits = element_bits(&data_path, &width, desc.word_bits, default_word_bits)?;
+    let elems = split(&data_path, &bytes, word_bits)?;
     if let Some(shape) = &desc.shape {
         let product = shape
             .iter()
@@ -272,12 +281,115 @@ pub fn load_trace(path: &Path, default_word_bits: u32) -> Result<Trace, TraceErr
         layout,
         shape: desc.shape,
         elems,
+        descr,
     })
 }
 
-/// [`load_trace`] for a consumer of exactly `word_bits`-bit elements: a description that
-/// declares another width is an error (never silently widened or truncated). `consumer`
-/// names the setting to change, e.g. `zvc.word_bits`.
+/// Reads and parses a YAML trace description.
+fn read_description(path: &Path) -> Result<TraceDesc, TraceError> {
+    let text =
+        input::read_to_string(path, Purpose::TraceDesc).map_err(|source| TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    input::check_yaml_nesting(&text).map_err(|msg| TraceError::Yaml {
+        path: path.to_path_buf(),
+        msg,
+    })?;
+    serde_yaml::from_str(&text).map_err(|e| TraceError::Yaml {
+        path: path.to_path_buf(),
+        msg: crate::files::clip(&e.to_string()),
+    })
+}
+
+/// Checks a description's shape against its layout.
+fn check_shape(path: &Path, layout: Layout, shape: Option<&[usize]>) -> Result<(), TraceError> {
+    let bad = |msg: String| {
+        Err(TraceError::BadShape {
+            path: path.to_path_buf(),
+            msg,
+        })
+    };
+    match shape {
+        Some([]) => bad("shape is empty".into()),
+        Some(s) if layout != Layout::Flat && s.len() != 4 => bad(format!(
+            "layout {} needs a 4-entry shape [n, c, h, w], got {} entries {:?}",
+            layout.name(),
+            s.len(),
+            s
+        )),
+        None if layout != Layout::Flat => bad(format!(
+            "layout {} needs a shape [n, c, h, w]",
+            layout.name()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The element width of a data file: its dtype's (an array file), which a description's
+/// `word_bits` must agree with; else the description's, else `default`.
+fn element_bits(
+    path: &Path,
+    width: &Width,
+    declared: Option<u32>,
+    default: u32,
+) -> Result<u32, TraceError> {
+    let bad = |msg: String| {
+        Err(TraceError::BadFormat {
+            path: path.to_path_buf(),
+            msg,
+        })
+    };
+    let bits = match *width {
+        Width::Raw => {
+            let w = declared.unwrap_or(default);
+            check_word_bits(path, w)?;
+            return Ok(w);
+        }
+        Width::Mixed => {
+            return bad(
+                "its tensors have elements of different widths; an element trace \
+                        needs one width"
+                    .into(),
+            )
+        }
+        Width::Bits(b) => b,
+    };
+    if !matches!(bits, 8 | 16 | 32) {
+        return bad(format!(
+            "its elements are {}-bit; element traces take 8, 16 or 32 bits (convert with \
+             arr.astype('<f4') or similar)",
+            bits
+        ));
+    }
+    match declared {
+        Some(w) if w != bits => bad(format!(
+            "the description says word_bits: {} but the array's elements are {}-bit",
+            w, bits
+        )),
+        _ => Ok(bits),
+    }
+}
+
+/// Cuts `bytes` into little-endian elements of `word_bits` bits.
+fn split(path: &Path, bytes: &[u8], word_bits: u32) -> Result<Vec<u32>, TraceError> {
+    if bytes.is_empty() {
+        return Err(TraceError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    let wb = (word_bits / 8) as usize;
+    crate::model::split_le(bytes, wb).ok_or_else(|| TraceError::OddLength {
+        path: path.to_path_buf(),
+        len: bytes.len() as u64,
+        elem_bytes: wb,
+        word_bits,
+    })
+}
+
+/// [`load_trace`] for a consumer of exactly `word_bits`-bit elements: a description or an
+/// array file that declares another width is an error (never silently widened or truncated).
+/// `consumer` names the setting to change, e.g. `zvc.word_bits`.
 pub fn load_trace_exact(path: &Path, word_bits: u32, consumer: &str) -> Result<Trace, TraceError> {
     let t = load_trace(path, word_bits)?;
     if t.word_bits != word_bits {
@@ -430,18 +542,10 @@ pub fn load_bytes(path: &Path) -> Result<Vec<u8>, TraceError> {
 }
 
 /// [`load_bytes`] and, for a `.npy` array (or a `.safetensors` file whose tensors share one
-/// dtype), its dtype string (`<f4`, `<f8`, `<i2`, …).
+/// dtype), its dtype string (`<f4`, `<f8`, `<i2`, ...).
 pub fn load_bytes_typed(path: &Path) -> Result<(Vec<u8>, Option<String>), TraceError> {
-    let io = |source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase())
-        .unwrap_or_default();
-    if ext == "yaml" || ext == "yml" {
+    if is_description(path) {
+        // A description's shape counts elements: 32-bit unless it or its array says otherwise.
         let t = load_trace(path, 32)?;
         let wb = (t.word_bits / 8) as usize;
         let bytes = t
@@ -449,42 +553,75 @@ pub fn load_bytes_typed(path: &Path) -> Result<(Vec<u8>, Option<String>), TraceE
             .iter()
             .flat_map(|e| e.to_le_bytes()[..wb].to_vec())
             .collect();
-        return Ok((bytes, None));
+        return Ok((bytes, t.descr));
     }
-    let raw = input::read(path, Purpose::Trace).map_err(io)?;
-    let mut descr = None;
-    let data = if ext == "gz" {
-        input::gunzip(&raw, Purpose::Trace).map_err(|e| TraceError::BadFormat {
-            path: path.to_path_buf(),
-            msg: e.to_string(),
-        })?
-    } else if ext == "npy" {
-        let bad = |msg| TraceError::BadFormat {
-            path: path.to_path_buf(),
-            msg,
-        };
-        let h = super::npy::parse(&raw).map_err(bad)?;
-        descr = Some(h.descr);
-        raw[h.data_offset..].to_vec()
-    } else if is_safetensors(path) {
-        let tensors = tensors_of(path, &raw)?;
-        let first = tensors.first().and_then(|t| t.npy_descr());
-        if tensors.iter().all(|t| t.npy_descr() == first) {
-            descr = first.map(str::to_string);
-        }
-        tensors
-            .iter()
-            .flat_map(|t| raw[t.start..t.end].iter().copied())
-            .collect()
-    } else {
-        raw
-    };
-    if data.is_empty() {
+    let Data { bytes, descr, .. } = read_data(path)?;
+    if bytes.is_empty() {
         return Err(TraceError::Empty {
             path: path.to_path_buf(),
         });
     }
-    Ok((data, descr))
+    Ok((bytes, descr))
+}
+
+/// The data bytes of a trace data file and its dtype when the file has one: `.gz` is
+/// gunzipped (then read by its inner extension, so `x.npy.gz` is an array), `.npy` loses its
+/// validated header, `.safetensors` gives its tensors' data in data order, anything else is
+/// raw bytes.
+fn read_data(path: &Path) -> Result<Data, TraceError> {
+    let raw = input::read(path, Purpose::Trace).map_err(|source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let bad = |msg| TraceError::BadFormat {
+        path: path.to_path_buf(),
+        msg,
+    };
+    let mut ext = ext_of(path);
+    let raw = if ext == "gz" {
+        ext = path
+            .file_stem()
+            .map(|s| ext_of(Path::new(s)))
+            .unwrap_or_default();
+        input::gunzip(&raw, Purpose::Trace).map_err(|e| bad(e.to_string()))?
+    } else {
+        raw
+    };
+    Ok(match ext.as_str() {
+        "npy" => {
+            let h = super::npy::parse(&raw).map_err(bad)?;
+            Data {
+                bytes: raw[h.data_offset..].to_vec(),
+                descr: Some(h.descr),
+                width: Width::Bits(8 * h.item_bytes as u32),
+            }
+        }
+        "safetensors" => {
+            let tensors = tensors_of(path, &raw)?;
+            let first = tensors.first().and_then(|t| t.npy_descr());
+            let same = tensors.iter().all(|t| t.npy_descr() == first);
+            let item = tensors.first().map_or(0, |t| t.item_bytes());
+            let width = if tensors.iter().all(|t| t.item_bytes() == item) {
+                Width::Bits(8 * item as u32)
+            } else {
+                Width::Mixed
+            };
+            let bytes = tensors
+                .iter()
+                .flat_map(|t| raw[t.start..t.end].iter().copied())
+                .collect();
+            Data {
+                bytes,
+                descr: first.filter(|_| same).map(str::to_string),
+                width,
+            }
+        }
+        _ => Data {
+            bytes: raw,
+            descr: None,
+            width: Width::Raw,
+        },
+    })
 }
 
 /// Whether `path` names a `.safetensors` file (by its extension, as [`load_bytes`] reads it).
@@ -552,5 +689,66 @@ mod bytes_tests {
         std::fs::write(&p, &npy[..12]).unwrap();
         assert!(load_bytes(&p).unwrap_err().to_string().contains("header"));
         assert!(load_bytes(&dir.path().join("missing")).is_err());
+    }
+
+    fn gz(bytes: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut e, bytes).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// Every engine's element reader decodes array and gzip files, as the byte reader does.
+    #[test]
+    fn element_reader_decodes_every_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let elems: Vec<u32> = vec![0, 7, 0, 0x3f80_0000, 0, 0, 1, 2];
+        let le: Vec<u8> = elems.iter().flat_map(|e| e.to_le_bytes()).collect();
+        let npy = crate::trace::npy::encode("<f4", &[8], &le);
+        let at = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            p
+        };
+        let p_npy = at("x.npy", &npy);
+        let t = load_trace_exact(&p_npy, 32, "zvc.word_bits").unwrap();
+        assert_eq!(
+            (t.elems.clone(), t.descr.as_deref()),
+            (elems.clone(), Some("<f4"))
+        );
+        for (name, bytes) in [("x.bin.gz", gz(&le)), ("y.npy.gz", gz(&npy))] {
+            let p = at(name, &bytes);
+            assert_eq!(load_trace(&p, 32).unwrap().elems, elems, "{name}");
+        }
+        // A description's data file is read the same way.
+        at("data.bin.gz", &gz(&le));
+        for file in ["x.npy", "data.bin.gz", "y.npy.gz"] {
+            let y = at(
+                "d.yaml",
+                format!("file: {file}\nshape: [2, 4]\n").as_bytes(),
+            );
+            let t = load_trace(&y, 32).unwrap();
+            assert_eq!((t.elems, t.word_bits), (elems.clone(), 32), "{file}");
+            assert_eq!(load_bytes(&y).unwrap(), le, "{file}");
+        }
+        // The array's width is the trace's: another consumer width is refused, not cut.
+        let e = load_trace_exact(&p_npy, 16, "zvc.word_bits")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("32-bit elements but zvc.word_bits is 16"), "{e}");
+        let y = at("w.yaml", b"file: x.npy\nword_bits: 16\n");
+        let e = load_trace(&y, 32).unwrap_err().to_string();
+        assert!(e.contains("word_bits: 16") && e.contains("32-bit"), "{e}");
+        let f8 = at("f8.npy", &crate::trace::npy::encode("<f8", &[1], &[0; 8]));
+        let e = load_trace(&f8, 32).unwrap_err().to_string();
+        assert!(e.contains("64-bit") && e.contains("f8.npy"), "{e}");
+        assert_eq!(load_bytes(&f8).unwrap().len(), 8);
+        // Headers and gzip are checked, never read as elements.
+        let e = load_trace(&at("bad.npy", &le), 32).unwrap_err().to_string();
+        assert!(e.contains("NUMPY"), "{e}");
+        let e = load_trace(&at("bad.gz", &le), 32).unwrap_err().to_string();
+        assert!(e.contains("gzip"), "{e}");
+        let y = at("loop.yaml", b"file: d.yaml\n");
+        let e = load_trace(&y, 32).unwrap_err().to_string();
+        assert!(e.contains("another trace description"), "{e}");
     }
 }

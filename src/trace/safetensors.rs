@@ -28,6 +28,11 @@ pub struct Tensor {
 }
 
 impl Tensor {
+    /// Bytes per element (0 for a dtype the format does not define; parsing refuses those).
+    pub fn item_bytes(&self) -> usize {
+        item_bytes(&self.dtype).unwrap_or(0)
+    }
+
     /// The NumPy-style dtype string of this tensor (`<f4`, `<f2`, `<i2`, ...), if it has one.
     pub fn npy_descr(&self) -> Option<&'static str> {
         Some(match self.dtype.as_str() {
