@@ -127,8 +127,7 @@ pub fn adaptive_compress(cfg: &Config, data: &[u8]) -> Result<Packed, String> {
 /// `hwzip decompress --engine adaptive`.
 pub fn adaptive_decompress(data: &[u8]) -> Result<Packed, String> {
     let (h, payload) = open("adaptive", data)?;
-    let f: AdaptiveFile = serde_json::from_str(&h.params_json)
-        .map_err(|e| format!("container: bad adaptive params: {e}"))?;
+    let f: AdaptiveFile = container::read_params(&h, "adaptive").map_err(|e| e.to_string())?;
     let list = f.list().map_err(|e| format!("container: {e}"))?;
     unpack("adaptive", &h, payload, &list, data.len())
 }
@@ -144,8 +143,7 @@ pub fn buddy_compress(cfg: &Config, data: &[u8]) -> Result<Packed, String> {
 /// `hwzip decompress --engine buddy`.
 pub fn buddy_decompress(data: &[u8]) -> Result<Packed, String> {
     let (h, payload) = open("buddy", data)?;
-    let p: BpcParams = serde_json::from_str(&h.params_json)
-        .map_err(|e| format!("container: bad BPC params: {e}"))?;
+    let p: BpcParams = container::read_params(&h, "buddy").map_err(|e| e.to_string())?;
     p.validate().map_err(|e| format!("container: {e}"))?;
     unpack("buddy", &h, payload, &[&p], data.len())
 }
@@ -262,8 +260,7 @@ fn error_text(data: &[u8], restored: &[u8], t: u32) -> String {
 pub fn cpack_lossy_decompress(data: &[u8]) -> Result<Packed, String> {
     use crate::model::cpack_lossy as cl;
     let (h, payload) = open("cpack-lossy", data)?;
-    let f: LossyFile = serde_json::from_str(&h.params_json)
-        .map_err(|e| format!("container: bad cpack-lossy params: {e}"))?;
+    let f: LossyFile = container::read_params(&h, "cpack-lossy").map_err(|e| e.to_string())?;
     let p = f.codec;
     p.validate().map_err(|e| format!("container: {e}"))?;
     if f.tcode > 3 || (p.md_bits == 4 && f.tcode != 0) {
@@ -328,6 +325,34 @@ pub fn cpack_lossy_decompress(data: &[u8]) -> Result<Packed, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every engine's container reader refuses params with a key it does not know, with the
+    /// same message.
+    #[test]
+    fn every_params_reader_refuses_unknown_keys() {
+        let data = floats(4096);
+        let mut engines = 0;
+        for e in super::super::ALL {
+            let Ok(packed) = e.compress(&Config::default(), &data) else {
+                continue;
+            };
+            assert!(e.decompress(&packed.bytes).is_ok(), "{}", e.name());
+            let (h, payload) = container::open(&packed.bytes).unwrap();
+            let json = h.params_json.replacen('{', "{\"extra\":1,", 1);
+            let bad = container::wrap(&h.engine, &json, h.orig_len, payload);
+            let msg = e.decompress(&bad).unwrap_err();
+            assert!(
+                msg.contains(&format!("bad {} params", e.name())) && msg.contains("extra"),
+                "{}: {msg}",
+                e.name()
+            );
+            engines += 1;
+        }
+        assert_eq!(
+            engines, 4,
+            "zvc, adaptive, cpack-lossy and buddy have containers"
+        );
+    }
 
     fn floats(n: usize) -> Vec<u8> {
         (0..n)

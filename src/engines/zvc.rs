@@ -106,7 +106,7 @@ impl Engine for Zvc {
         let bytes = container::decompress_file(data).map_err(|e| e.to_string())?;
         let h = container::parse_header(data).map_err(|e| e.to_string())?;
         let p: crate::model::zvc::ZvcParams =
-            serde_json::from_str(&h.params_json).map_err(|e| e.to_string())?;
+            container::read_params(&h, "zvc").map_err(|e| e.to_string())?;
         let stats = zvc_stats(&p, &bytes, data.len());
         Ok(super::Packed { bytes, stats })
     }

@@ -56,6 +56,21 @@ fn bad(msg: impl Into<String>) -> ModelError {
     ModelError::Corrupt(format!("container: {}", msg.into()))
 }
 
+/// The engine parameters a container carries, read strictly: every engine's params type
+/// refuses unknown keys, and the error names the engine (`what`) with the parser's message
+/// clipped.
+pub fn read_params<T: serde::de::DeserializeOwned>(
+    h: &Header,
+    what: &str,
+) -> Result<T, ModelError> {
+    serde_json::from_str(&h.params_json).map_err(|e| {
+        bad(format!(
+            "bad {what} params: {}",
+            crate::files::clip(&e.to_string())
+        ))
+    })
+}
+
 /// Compress a whole file with ZVC and wrap it in a container.
 pub fn compress_file(p: &ZvcParams, data: &[u8]) -> Result<Vec<u8>, ModelError> {
     p.validate()?;
@@ -197,8 +212,7 @@ pub fn decompress_file(bytes: &[u8]) -> Result<Vec<u8>, ModelError> {
             h.engine
         )));
     }
-    let p: ZvcParams = serde_json::from_str(&h.params_json)
-        .map_err(|e| bad(format!("bad ZVC params {:?}: {e}", h.params_json)))?;
+    let p: ZvcParams = read_params(&h, "zvc")?;
     p.validate()?;
     let orig_len = usize::try_from(h.orig_len)
         .map_err(|_| bad(format!("original length {} too large", h.orig_len)))?;

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 /// ZVC parameters: element width and window (elements per presence mask).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ZvcParams {
     /// Element width in bits: 8, 16 or 32 (the paper's case is 32).
     pub word_bits: u32,
