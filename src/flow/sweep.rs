@@ -26,6 +26,9 @@ use std::path::{Path, PathBuf};
 /// Largest number of points a grid may have.
 pub const MAX_POINTS: usize = 4096;
 
+/// Longest grid key or value, in bytes.
+const MAX_TEXT: usize = 64;
+
 /// A parameter grid: keys of the engine's configuration section and their values, in order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Grid {
@@ -43,11 +46,7 @@ impl Grid {
                 .split_once('=')
                 .ok_or_else(|| format!("grid axis `{}` is not key=v1,v2,...", part))?;
             let key = k.trim().to_string();
-            let values: Vec<String> = vs
-                .split(',')
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-                .collect();
+            let values: Vec<String> = vs.split(',').map(|v| v.trim().to_string()).collect();
             Self::check_axis(&key, &values, &axes)?;
             axes.push((key, values));
         }
@@ -58,13 +57,16 @@ impl Grid {
 
     /// Parses a YAML grid file: a mapping from key to a list of values (or one value).
     pub fn from_yaml(text: &str) -> FlowResult<Grid> {
-        let v: Value = serde_yaml::from_str(text).map_err(|e| format!("grid: {}", e))?;
+        crate::files::input::check_yaml_nesting(text).map_err(|e| format!("grid: {}", e))?;
+        let v: Value = serde_yaml::from_str(text)
+            .map_err(|e| format!("grid: {}", crate::files::clip(&e.to_string())))?;
         let map = v
             .as_mapping()
             .ok_or("grid: expected a mapping of key: [values]")?;
         let mut axes: Vec<(String, Vec<String>)> = Vec::new();
         for (k, vs) in map {
             let key = k.as_str().ok_or("grid: keys must be strings")?.to_string();
+            let shown = crate::files::quote(&key);
             let list: Vec<&Value> = match vs {
                 Value::Sequence(s) => s.iter().collect(),
                 one => vec![one],
@@ -75,7 +77,12 @@ impl Grid {
                     Value::String(s) => s.clone(),
                     Value::Number(n) => n.to_string(),
                     Value::Bool(b) => b.to_string(),
-                    _ => return Err(format!("grid: `{}` has a value that is not a scalar", key)),
+                    _ => {
+                        return Err(format!(
+                            "grid: `{}` has a value that is not a scalar",
+                            shown
+                        ))
+                    }
                 });
             }
             Self::check_axis(&key, &values, &axes)?;
@@ -86,19 +93,43 @@ impl Grid {
         Ok(g)
     }
 
+    /// Checks one axis: a key made of configuration-key characters and at most
+    /// [`MAX_TEXT`] bytes, given once, with at least one value, none empty, too long or
+    /// repeated.
     fn check_axis(key: &str, values: &[String], axes: &[(String, Vec<String>)]) -> FlowResult<()> {
         let ok = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
-        if key.is_empty() || !key.chars().all(ok) {
+        let shown = crate::files::quote(key);
+        if key.is_empty() || key.len() > MAX_TEXT || !key.chars().all(ok) {
             return Err(format!(
-                "grid key `{}` is not a configuration key (letters, digits, `_`, `.`)",
-                crate::files::quote(key)
+                "grid key `{}` is not a configuration key (letters, digits, `_`, `.`; at most \
+                 {} bytes)",
+                shown, MAX_TEXT
             ));
         }
         if values.is_empty() {
-            return Err(format!("grid key `{}` has no values", key));
+            return Err(format!("grid key `{}` has no values", shown));
         }
         if axes.iter().any(|(k, _)| k == key) {
-            return Err(format!("grid key `{}` is given twice", key));
+            return Err(format!("grid key `{}` is given twice", shown));
+        }
+        for (i, v) in values.iter().enumerate() {
+            if v.is_empty() {
+                return Err(format!("grid key `{}`: value {} is empty", shown, i + 1));
+            }
+            if v.len() > MAX_TEXT {
+                return Err(format!(
+                    "grid key `{}`: value `{}` is longer than {} bytes",
+                    shown,
+                    crate::files::quote(v),
+                    MAX_TEXT
+                ));
+            }
+            if values[..i].contains(v) {
+                return Err(format!(
+                    "grid key `{}`: value `{}` is given twice",
+                    shown, v
+                ));
+            }
         }
         Ok(())
     }
@@ -190,6 +221,39 @@ pub fn apply(base: &Config, engine: EngineRef, point: &[(String, String)]) -> Fl
         serde_yaml::from_value(root).map_err(|e| format!("{}: {}", describe_point(point), e))?;
     cfg.validate()?;
     Ok(cfg)
+}
+
+/// Checks every point of `grid` before any work: each must give a valid configuration with
+/// generated hardware, and no two points the same configuration. The error names the point.
+pub fn check_points(base: &Config, engine: EngineRef, grid: &Grid, jobs: usize) -> FlowResult<()> {
+    let configs = pool(grid.len(), jobs, true, &|i| {
+        let point = grid.point(i);
+        let invalid = |e: String| {
+            format!(
+                "grid point {} ({}) is invalid: {}",
+                i,
+                describe_point(&point),
+                e
+            )
+        };
+        let cfg = apply(base, engine, &point).map_err(invalid)?;
+        engine.units(&cfg).map_err(invalid)?;
+        serde_yaml::to_string(&cfg).map_err(|e| e.to_string())
+    });
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, c) in configs.into_iter().enumerate() {
+        let c = c?;
+        if let Some(j) = seen.insert(c, i) {
+            return Err(format!(
+                "grid points {} ({}) and {} ({}) give the same configuration",
+                j,
+                describe_point(&grid.point(j)),
+                i,
+                describe_point(&grid.point(i))
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `key=value key2=value2`.
@@ -289,7 +353,8 @@ pub struct PointResult {
     pub point: Vec<(String, String)>,
     /// The engine's parameter description of the point.
     pub params: String,
-    /// The point was not run: its parameters are invalid (the message) — not a failure.
+    /// The point was not run: its parameters are invalid (the message). [`run`] refuses such
+    /// grids before any work; a point file from elsewhere may still carry one.
     pub invalid: Option<String>,
     /// The point failed (lint, co-simulation mismatch, synthesis error) — a failure.
     pub error: Option<String>,
@@ -342,9 +407,9 @@ fn trace_bytes(o: &SweepOptions) -> FlowResult<(Vec<u8>, String)> {
             default_trace(),
             "synthetic relu 4x64x32x32 (60% zeros, FP32)".into(),
         )),
+        Some(p) if p.as_os_str().is_empty() => Err("--trace is empty: give a file".into()),
         Some(p) => {
-            let data = crate::files::input::read(p, crate::files::input::Purpose::Trace)
-                .map_err(|e| format!("cannot read trace {}: {}", p.display(), e))?;
+            let data = crate::trace::file::load_bytes(p).map_err(|e| e.to_string())?;
             Ok((data, p.display().to_string()))
         }
     }
@@ -356,12 +421,13 @@ pub fn run(o: &SweepOptions, log: &(dyn Fn(&str) + Sync)) -> FlowResult<SweepRep
     for u in &o.units {
         super::check_synth_unit(o.engine, u)?;
     }
+    let (data, trace_name) = trace_bytes(o)?;
+    check_points(&o.base, o.engine, &o.grid, o.jobs)?;
     let mut notes = Vec::new();
     let libs = super::libraries(&o.libraries, &mut notes)?;
     for n in &notes {
         log(&format!("note: {}", n));
     }
-    let (data, trace_name) = trace_bytes(o)?;
     let meta = SweepMeta {
         engine: o.engine.name().into(),
         grid: o.grid.text(),
@@ -946,9 +1012,12 @@ pub fn page(r: &SweepReport) -> Page {
     p
 }
 
-/// Whether every point that ran passed (invalid parameter points are not failures).
+/// Whether every point passed (an invalid point, which [`check_points`] refuses before a
+/// run, is a failure too).
 pub fn passed(r: &SweepReport) -> bool {
-    r.points.iter().all(|p| p.error.is_none())
+    r.points
+        .iter()
+        .all(|p| p.error.is_none() && p.invalid.is_none())
 }
 
 #[cfg(test)]
@@ -992,6 +1061,53 @@ mod tests {
         ] {
             let e = Grid::parse(bad).unwrap_err();
             assert!(!e.contains('\n'), "{}", e);
+        }
+    }
+
+    /// Empty, repeated and overlong values, deep YAML and overlong keys are refused with
+    /// short messages; a grid whose points are invalid or repeat a configuration is refused
+    /// before any work, naming the point.
+    #[test]
+    fn grids_are_checked_before_any_work() {
+        for (bad, needle) in [
+            ("lanes=3,,5", "value 2 is empty"),
+            ("lanes=3,", "value 2 is empty"),
+            ("lanes=8,8", "`8` is given twice"),
+        ] {
+            let e = Grid::parse(bad).unwrap_err();
+            assert!(e.contains(needle), "{bad}: {e}");
+        }
+        let long_key = format!("{}=1", "k".repeat(100_000));
+        let e = Grid::parse(&long_key).unwrap_err();
+        assert!(
+            e.len() < 300 && e.contains("at most 64 bytes"),
+            "{}",
+            e.len()
+        );
+        let long_value = format!("lanes={}", "9".repeat(100_000));
+        let e = Grid::parse(&long_value).unwrap_err();
+        assert!(e.len() < 300, "{}", e.len());
+        let deep = format!("lanes: {}", "[".repeat(200_000));
+        let t = std::time::Instant::now();
+        let e = Grid::from_yaml(&deep).unwrap_err();
+        assert!(e.contains("deeper than"), "{e}");
+        assert!(
+            t.elapsed().as_secs() < 5,
+            "the nesting guard runs before the parser"
+        );
+        let zvc = crate::engines::by_name("zvc").unwrap();
+        let base = Config::default();
+        let check = |g: &str| check_points(&base, zvc, &Grid::parse(g).unwrap(), 2);
+        assert!(check("lanes=4,8; word_bits=8,16").is_ok());
+        for (g, needle) in [
+            ("nope=1,2", "point 0 (nope=1) is invalid"),
+            ("lanes=abc", "lanes=abc"),
+            ("lanes=8,-1", "point 1 (lanes=-1) is invalid"),
+            ("bpc.dec_tokens=2", "unknown key `bpc`"),
+            ("lanes=8,0x8", "give the same configuration"),
+        ] {
+            let e = check(g).unwrap_err();
+            assert!(e.contains(needle), "{g}: {e}");
         }
     }
 
