@@ -70,6 +70,18 @@ fn engines_of(text: &str) -> Vec<EngineRef> {
 
 /// The configuration files of `dir`, sorted by name.
 fn config_files(dir: &Path) -> FlowResult<Vec<PathBuf>> {
+    if !dir.is_dir() {
+        let what = if dir.exists() {
+            "is not a folder"
+        } else {
+            "does not exist"
+        };
+        return Err(format!(
+            "--configs {} {}: give the folder of parameter sets (*.yaml)",
+            dir.display(),
+            what
+        ));
+    }
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot list {}: {}", dir.display(), e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -79,10 +91,52 @@ fn config_files(dir: &Path) -> FlowResult<Vec<PathBuf>> {
     Ok(v)
 }
 
+/// One parameter set of `--configs`, loaded and checked.
+struct ParamSet {
+    path: PathBuf,
+    name: String,
+    cfg: Config,
+    engines: Vec<EngineRef>,
+}
+
+/// Loads every parameter set of `dir` with the profile applied; any bad file is an error
+/// before the regression's first step.
+fn param_sets(dir: &Path, profile: Profile, lines: u64) -> FlowResult<Vec<ParamSet>> {
+    let mut sets = Vec::new();
+    for path in config_files(dir)? {
+        let text = crate::files::input::read_to_string(&path, crate::files::input::Purpose::Config)
+            .map_err(|e| format!("cannot read {}: {}", path.display(), e))?;
+        let mut cfg = Config::load(&path)?;
+        profile.apply(&mut cfg, &explicit_keys(&text));
+        cfg.cosim.lines = lines;
+        cfg.validate()
+            .map_err(|e| format!("{}: {}", path.display(), e))?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        sets.push(ParamSet {
+            engines: engines_of(&text),
+            path,
+            name,
+            cfg,
+        });
+    }
+    Ok(sets)
+}
+
 /// Runs the regression; returns every run (all of them matched when every `report.ok`).
+/// Every input (the parameter sets, the libraries) is checked before the first step.
 pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
     let mut runs = Vec::new();
     let profile = Profile::Paper;
+    let sets = param_sets(&o.configs, profile, o.lines)?;
+    if o.out.exists() && !o.out.is_dir() {
+        return Err(format!(
+            "--out {} is not a folder: give a folder for the reports",
+            o.out.display()
+        ));
+    }
     crate::cosim::set_opt_level(profile.cxx_opt());
     let base = FlowOptions {
         profile,
@@ -126,26 +180,23 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
     });
 
     // 3. Every parameter set: co-simulation of the engines it configures.
-    for path in config_files(&o.configs)? {
-        let text = crate::files::input::read_to_string(&path, crate::files::input::Purpose::Config)
-            .map_err(|e| format!("cannot read {}: {}", path.display(), e))?;
-        let mut cfg = Config::load(&path)?;
-        profile.apply(&mut cfg, &explicit_keys(&text));
-        cfg.cosim.lines = o.lines;
-        let name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_default();
+    for set in sets {
         let opts = FlowOptions {
-            engines: engines_of(&text),
-            out: o.out.join(&name),
+            engines: set.engines,
+            out: o.out.join(&set.name),
             synth: false,
             ..base.clone()
         };
-        ui.line(&format!("== regress: {} (co-simulation)", path.display()));
-        let r = job::run(&cfg, &opts, ui)?;
+        ui.line(&format!(
+            "== regress: {} (co-simulation)",
+            set.path.display()
+        ));
+        let r = job::run(&set.cfg, &opts, ui)?;
         job::write(&r, &opts.out)?;
-        runs.push(RegressRun { name, report: r });
+        runs.push(RegressRun {
+            name: set.name,
+            report: r,
+        });
     }
     // 4. The shared cache + MSHR block (not sharded: two steps).
     if o.shard.is_none_or(|(k, _)| k == 1) {

@@ -147,6 +147,17 @@ fn every_bad_input_is_a_one_line_error() {
         format!("file: {}", "{".repeat(50_000)).as_bytes(),
     );
     let ymissing = w("missing.yaml", b"file: nowhere.bin\n");
+    let ygz = w("gz.yaml", b"file: bad.gz\n");
+    let sets = |name: &str, yaml: &[u8]| -> String {
+        let dir = p(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("a.yaml"), b"zvc:\n  lanes: 8\n").unwrap();
+        std::fs::write(dir.join("bad.yaml"), yaml).unwrap();
+        s(&dir)
+    };
+    let bad_sets = sets("bad_sets", b"zvc:\n  lanes: 7\n");
+    let good_sets = sets("good_sets", b"zvc:\n  lanes: 16\n");
+    let npy_f8 = w("f8.npy", &npy("<f8", "(8,)", &data16));
     for (args, needle) in [
         (vec!["eval", "--trace", &empty], "empty"),
         (
@@ -218,6 +229,16 @@ fn every_bad_input_is_a_one_line_error() {
         (
             vec!["eval", "--engine", "buddy", "--trace", &st_none],
             "empty",
+        ),
+        // Every engine reads traces alike: headers and gzip are checked, never elements.
+        (vec!["eval", "--trace", &npy_short], "400 bytes"),
+        (vec!["eval", "--trace", &bad_gz], "gzip"),
+        (vec!["cosim", "--lines", "1", "--trace", &npy_hdr], "header"),
+        (vec!["eval", "--trace", &npy_f8], "64-bit"),
+        (vec!["eval", "--trace", &ygz], "gzip"),
+        (
+            vec!["eval", "--engine", "base-xor", "--trace", &ygz],
+            "gzip",
         ),
         (vec!["eval", "--trace", &ydeep], "deeper than 32"),
         (vec!["eval", "--trace", &ymissing], "nowhere.bin"),
@@ -388,6 +409,39 @@ fn every_bad_input_is_a_one_line_error() {
             "--engine",
         ),
         (vec!["regress", "--shard", "3/2"], "shard"),
+        // A long command checks every input before its first step.
+        (
+            vec!["regress", "--configs", "/nonexistent"],
+            "/nonexistent does not exist",
+        ),
+        (vec!["regress", "--configs", &good_in], "is not a folder"),
+        (vec!["regress", "--configs", &bad_sets], "bad.yaml"),
+        (
+            vec!["regress", "--configs", &good_sets, "--out", &good_in],
+            "is not a folder",
+        ),
+        (
+            vec!["sweep", "--grid", "nope=1,2", "--out", &dir],
+            "grid point 0 (nope=1) is invalid",
+        ),
+        (
+            vec!["sweep", "--grid", "lanes=8,8", "--out", &dir],
+            "`8` is given twice",
+        ),
+        (
+            vec!["sweep", "--grid", "lanes=3,,5", "--out", &dir],
+            "value 2 is empty",
+        ),
+        (
+            vec!["sweep", "--grid", "lanes=8", "--trace", "", "--out", &dir],
+            "a value is required for '--trace",
+        ),
+        (
+            vec![
+                "sweep", "--grid", "lanes=8", "--trace", &npy_hdr, "--out", &dir,
+            ],
+            "header",
+        ),
         (
             vec!["synth", "--clock-ns", "1e-30", "--out", &dir],
             "synth.clock_ns = 0.0000000000000000000000000000",
