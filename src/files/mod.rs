@@ -135,21 +135,36 @@ pub fn quote(s: &str) -> String {
     out
 }
 
-/// A message with every double-quoted span longer than [`QUOTE_MAX`] bytes shortened (a
-/// parser echoing a huge scalar), and the whole kept to one line.
+/// A message with every span between double quotes or backticks longer than [`QUOTE_MAX`]
+/// bytes shortened (a parser echoing a huge scalar or a number of 300 digits), and the whole
+/// kept to one line.
 pub fn clip(msg: &str) -> String {
     let one_line = msg.replace(['\n', '\r'], " ");
-    let parts: Vec<&str> = one_line.split('"').collect();
     let mut out = String::new();
-    for (i, p) in parts.iter().enumerate() {
-        if i > 0 {
-            out.push('"');
-        }
-        if i % 2 == 1 && p.len() > QUOTE_MAX {
-            out.push_str(&quote(p));
+    let mut rest = one_line.as_str();
+    let mut unclosed = false;
+    while let Some(open) = rest.find(['"', '`']) {
+        let delim = &rest[open..=open];
+        out.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+        let Some(close) = rest.find(delim) else {
+            unclosed = true;
+            break;
+        };
+        let span = &rest[..close];
+        if span.len() > QUOTE_MAX {
+            out.push_str(&quote(span));
         } else {
-            out.push_str(p);
+            out.push_str(span);
         }
+        out.push_str(delim);
+        rest = &rest[close + 1..];
+    }
+    if unclosed && rest.len() > QUOTE_MAX {
+        // An unclosed quote: its text is user input too.
+        out.push_str(&quote(rest));
+    } else {
+        out.push_str(rest);
     }
     out
 }
@@ -169,6 +184,18 @@ mod tests {
             "{}",
             q.len()
         );
+        let big = format!(
+            "invalid type: floating point `1{}.0`, expected u32",
+            "0".repeat(300)
+        );
+        let c = clip(&big);
+        assert!(c.len() < 160 && c.ends_with("`, expected u32"), "{c}");
+        assert_eq!(
+            clip("unknown field `k`, expected \"a\""),
+            "unknown field `k`, expected \"a\""
+        );
+        let plain = "a long message without any quote in it ".repeat(5);
+        assert_eq!(clip(&plain), plain);
         let q = quote(&"é".repeat(60));
         assert!(q.len() <= QUOTE_MAX + 20 && q.is_char_boundary(q.len()));
     }

@@ -66,6 +66,7 @@ fn every_bad_input_is_a_one_line_error() {
             "(500000 bytes)",
         ),
         ("zvc:\n  lanes: 7\n".into(), "lanes = 7"),
+        ("adaptive:\n  lambda: 1e300\n".into(), "(303 bytes)"),
         ("zvc:\n  window: 99999999999\n".into(), "window"),
         ("cosim:\n  lines: 0\n".into(), "cosim.lines"),
         ("synth:\n  libraries: []\n".into(), "libraries is empty"),
@@ -254,6 +255,7 @@ fn every_bad_input_is_a_one_line_error() {
 
     // Containers.
     let good_in = w("in.bin", &[0u8; 1000]);
+    let long_grid = format!("{}=1,2", "k".repeat(100_000));
     let hz = s(&p("good.hz"));
     let st = Command::new(env!("CARGO_BIN_EXE_hwzip"))
         .args(["compress", &good_in, &hz])
@@ -423,6 +425,10 @@ fn every_bad_input_is_a_one_line_error() {
         (
             vec!["sweep", "--grid", "nope=1,2", "--out", &dir],
             "grid point 0 (nope=1) is invalid",
+        ),
+        (
+            vec!["sweep", "--grid", &long_grid, "--out", &dir],
+            "at most 64 bytes",
         ),
         (
             vec!["sweep", "--grid", "lanes=8,8", "--out", &dir],
