@@ -12,7 +12,12 @@ use std::process::ExitCode;
 #[command(
     name = "hwzip",
     version,
-    about = "Synthesizable GPU compression hardware: generate, co-simulate, synthesize, evaluate"
+    about = "Synthesizable GPU compression hardware: generate, co-simulate, synthesize, evaluate",
+    after_help = "Inputs: traces (and a description's file:) and compress/decompress inputs may \
+                  be pipes or FIFOs, read to their end up to --max-input; opening a FIFO waits \
+                  for its writer, as with any Unix tool. Configs, trace descriptions, Liberty \
+                  and Verilog files must be regular files; folders and devices are refused. \
+                  Outputs that are devices or FIFOs are written in place, never replaced."
 )]
 struct Cli {
     /// Largest trace or compress/decompress input read, after gunzip (e.g. 512M, 4G;

@@ -189,3 +189,23 @@ fn every_option_has_a_description() {
         }
     }
 }
+
+/// `hwzip --help` and the README say what hwzip does with pipes, FIFOs and special files.
+#[test]
+fn special_files_are_documented() {
+    let h = help(&["--help"]);
+    for needle in [
+        "FIFOs",
+        "waits for its writer",
+        "devices are refused",
+        "in place",
+    ] {
+        assert!(h.contains(needle), "`hwzip --help` should say `{needle}`");
+    }
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+    assert!(
+        readme.contains("waits for its writer"),
+        "the README's reliability section should say how FIFOs are read"
+    );
+}
