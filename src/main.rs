@@ -560,8 +560,11 @@ fn run(cli: Cli) -> Result<bool, String> {
                 let rows = flow::synth_files(&cfg, &verilog, &top, &libs, &out, &mut |m| {
                     eprintln!("{}", m)
                 })?;
-                flow::write_reports(&rows, &out)?;
-                hwzip::report::write(&flow::html::synth_page("hwzip synth", &rows, &[]), &out)?;
+                let mut set = hwzip::files::FileSet::new();
+                flow::add_reports(&mut set, &rows, &out);
+                let page = flow::html::synth_page("hwzip synth", &rows, &[]);
+                hwzip::report::add(&mut set, &page, &out)?;
+                set.commit()?;
                 print!("{}", hwzip::synth::to_markdown(&rows));
                 println!("\nreports: {}/report.{{md,csv,json,html}}", out.display());
                 return Ok(true);
@@ -569,22 +572,27 @@ fn run(cli: Cli) -> Result<bool, String> {
             let rows = flow::synth(engine, &cfg, &libs, &out, unit.as_deref(), &mut |m| {
                 eprintln!("{}", m)
             })?;
-            flow::write_reports(&rows, &out)?;
             print!("{}", hwzip::synth::to_markdown(&rows));
-            println!("\nreports: {}/report.{{md,csv,json}}", out.display());
             let tables =
                 flow::paper_tables(engine, &cfg, &rows, &libs, unit.is_none(), &out, &mut |m| {
                     eprintln!("{}", m)
                 })?;
-            flow::write_tables(&tables, &out)?;
             let energy_rows = energy_rows(engine, &cfg, &rows, &libs, energy, &out)?;
             let mut page =
                 flow::html::synth_page(&format!("hwzip synth: {}", engine.name()), &rows, &tables);
+            let mut set = hwzip::files::FileSet::new();
+            flow::add_reports(&mut set, &rows, &out);
+            flow::add_tables(&mut set, &tables, &out);
             if !energy_rows.is_empty() {
                 flow::html::energy_section(&mut page, &energy_rows);
+                flow::energy::add(&mut set, &energy_rows, &out)?;
             }
-            hwzip::report::write(&page, &out)?;
-            println!("report: {}/report.html", out.display());
+            hwzip::report::add(&mut set, &page, &out)?;
+            set.commit()?;
+            println!("\nreports: {}/report.{{md,csv,json,html}}", out.display());
+            if !energy_rows.is_empty() {
+                println!("energy: {}/energy.{{md,json}}", out.display());
+            }
             for t in &tables {
                 println!("\n## {}\n\n{}", t.title, t.markdown);
                 println!("table: {}/{}.md", out.display(), t.file);
@@ -929,9 +937,7 @@ fn energy_rows(
         };
         v.push(flow::job::energy_step(cfg, r, lib, lines, out, &ui)?.0);
     }
-    flow::energy::write(&v, out)?;
     println!("\n## Energy per line\n\n{}", flow::energy::report(&v));
-    println!("energy: {}/energy.{{md,json}}", out.display());
     Ok(v)
 }
 

@@ -72,6 +72,122 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// Files written together, whole or not at all (a report set: `report.md`, `.csv`, `.json`,
+/// `.html`, ...). [`FileSet::commit`] first writes every file to a temporary beside its
+/// destination and flushes it; only when all are on disk are they renamed into place. A full
+/// disk or any other failure before the renames removes the temporaries and changes nothing;
+/// a rename failing (no data is written then) names the files already in place.
+#[derive(Debug, Default)]
+pub struct FileSet {
+    files: Vec<(PathBuf, Vec<u8>)>,
+}
+
+impl FileSet {
+    /// An empty set.
+    pub fn new() -> FileSet {
+        FileSet::default()
+    }
+
+    /// Adds a file (a later one with the same path replaces it).
+    pub fn add(&mut self, path: impl Into<PathBuf>, data: impl Into<Vec<u8>>) {
+        let path = path.into();
+        self.files.retain(|(p, _)| *p != path);
+        self.files.push((path, data.into()));
+    }
+
+    /// The paths in the set, in the order they were added.
+    pub fn paths(&self) -> Vec<&Path> {
+        self.files.iter().map(|(p, _)| p.as_path()).collect()
+    }
+
+    /// Writes every file (creating their folders), all or none; see [`FileSet`].
+    pub fn commit(self) -> Result<(), String> {
+        let mut staged = Vec::new();
+        let mut in_place = Vec::new();
+        for (path, data) in &self.files {
+            match stage(path, data) {
+                Ok(Some(t)) => staged.push((path, t)),
+                Ok(None) => in_place.push((path, data)),
+                Err(e) => {
+                    for (_, t) in &staged {
+                        let _ = fs::remove_file(t.path());
+                    }
+                    return Err(format!(
+                        "cannot write {}: {}; no file of its report set was written",
+                        path.display(),
+                        e
+                    ));
+                }
+            }
+        }
+        let mut done: Vec<String> = Vec::new();
+        let mut result = Ok(());
+        for (path, t) in &staged {
+            if result.is_ok() {
+                match fs::rename(t.path(), path) {
+                    Ok(()) => done.push(path.display().to_string()),
+                    Err(e) => result = Err((path.display().to_string(), e.to_string())),
+                }
+            } else {
+                let _ = fs::remove_file(t.path());
+            }
+        }
+        for (path, data) in in_place {
+            if result.is_ok() {
+                match write_atomic(path, data) {
+                    Ok(()) => done.push(path.display().to_string()),
+                    Err(e) => result = Err((path.display().to_string(), e.to_string())),
+                }
+            }
+        }
+        result.map_err(|(path, e)| {
+            let written = if done.is_empty() {
+                "none".to_string()
+            } else {
+                done.join(", ")
+            };
+            format!("cannot write {path}: {e}; already written: {written}")
+        })
+    }
+}
+
+/// Writes `data` to a flushed temporary beside `path` (registered for removal on a signal),
+/// or `None` when `path` is a special file or a symlink, which [`write_atomic`] writes.
+fn stage(path: &Path, data: &[u8]) -> std::io::Result<Option<crate::proc::Temp>> {
+    if let Ok(m) = fs::metadata(path) {
+        if m.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "is a folder",
+            ));
+        }
+    }
+    if is_special(path) || fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Ok(None);
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&dir)?;
+    let tmp = dir.join(format!(
+        ".{}.hwzip-tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let (mut f, temp) = crate::proc::create_temp_file(&tmp)?;
+    let written = f.write_all(data).and_then(|()| f.sync_all());
+    if let Err(e) = written {
+        drop(f);
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(Some(temp))
+}
+
 /// Whether `a` and `b` name the same existing file (same device and inode).
 pub fn same_file(a: &Path, b: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
@@ -172,6 +288,31 @@ pub fn clip(msg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A set with one file that cannot be written changes nothing; a good set is written
+    /// whole, replacing the older files.
+    #[test]
+    fn file_sets_are_all_or_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("r/a.md");
+        let mut set = FileSet::new();
+        set.add(&a, "one");
+        set.add(d.path().join("r/b.json"), "two");
+        set.commit().unwrap();
+        let mut bad = FileSet::new();
+        bad.add(&a, "new");
+        bad.add(d.path().join("r/a.md/inside"), "x");
+        let e = bad.commit().unwrap_err();
+        assert!(e.contains("no file of its report set was written"), "{e}");
+        assert_eq!(fs::read(&a).unwrap(), b"one");
+        let left: Vec<_> = fs::read_dir(d.path().join("r")).unwrap().collect();
+        assert_eq!(left.len(), 2, "temporaries left");
+        let mut good = FileSet::new();
+        good.add(&a, "new");
+        assert_eq!(good.paths(), vec![a.as_path()]);
+        good.commit().unwrap();
+        assert_eq!(fs::read(&a).unwrap(), b"new");
+    }
 
     #[test]
     fn quotes_are_short_and_on_one_line() {

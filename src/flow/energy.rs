@@ -470,9 +470,17 @@ pub fn report(rows: &[EnergyRow]) -> String {
 
 /// Writes `energy.md` ([`report`]) and `energy.json` (the rows) into `dir`.
 pub fn write(rows: &[EnergyRow], dir: &Path) -> FlowResult<()> {
-    crate::files::write(&dir.join("energy.md"), report(rows))?;
+    let mut set = crate::files::FileSet::new();
+    add(&mut set, rows, dir)?;
+    set.commit()
+}
+
+/// Adds `energy.md` and `energy.json` in `dir` to `set`.
+pub fn add(set: &mut crate::files::FileSet, rows: &[EnergyRow], dir: &Path) -> FlowResult<()> {
+    set.add(dir.join("energy.md"), report(rows));
     let json = serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?;
-    crate::files::write(&dir.join("energy.json"), json)
+    set.add(dir.join("energy.json"), json);
+    Ok(())
 }
 
 /// Our energy beside the papers' published energy and power, with the technology gap.

@@ -8,6 +8,7 @@ use crate::config::Config;
 use crate::cosim::vdut::VerilatorDut;
 use crate::cosim::zvc::{RunStats, StimConfig, Timing};
 use crate::engines::{EngineRef, PaperTable, UnitDesign};
+use crate::files::FileSet;
 use crate::hdl::emit;
 use crate::synth::{self, Liberty, ReportRow, SynthJob};
 use serde::Serialize;
@@ -399,30 +400,25 @@ pub fn synth_files(
     Ok(rows)
 }
 
-/// Writes `report.md`, `report.csv` and `report.json` into `dir`.
-pub fn write_reports(rows: &[ReportRow], dir: &Path) -> FlowResult<()> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {}", dir.display(), e))?;
-    for (name, text) in [
-        ("report.md", synth::to_markdown(rows)),
-        ("report.csv", synth::to_csv(rows)),
-        ("report.json", synth::to_json(rows)),
-    ] {
-        crate::files::write(&dir.join(name), text)?;
-    }
-    Ok(())
+/// Adds the synthesis rows' `report.md`, `report.csv` and `report.json` in `dir` to `set`.
+pub fn add_reports(set: &mut FileSet, rows: &[ReportRow], dir: &Path) {
+    set.add(dir.join("report.md"), synth::to_markdown(rows));
+    set.add(dir.join("report.csv"), synth::to_csv(rows));
+    set.add(dir.join("report.json"), synth::to_json(rows));
 }
 
-/// Writes an evaluation's `report.md`, `report.json` and `report.html` into `dir`.
+/// Writes an evaluation's `report.md`, `report.json` and `report.html` into `dir`, all or
+/// none.
 pub fn write_eval(
     engine: EngineRef,
     out: &crate::engines::EvalOutput,
     dir: &Path,
 ) -> FlowResult<()> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {}", dir.display(), e))?;
-    crate::files::write(&dir.join("report.md"), &out.markdown)?;
-    crate::files::write(&dir.join("report.json"), &out.json)?;
-    crate::report::write(&html::eval_page(engine.name(), out), dir)?;
-    Ok(())
+    let mut set = FileSet::new();
+    set.add(dir.join("report.md"), out.markdown.as_str());
+    set.add(dir.join("report.json"), out.json.as_str());
+    crate::report::add(&mut set, &html::eval_page(engine.name(), out), dir)?;
+    set.commit()
 }
 
 /// Markdown table of co-simulation results.
@@ -536,12 +532,9 @@ pub fn paper_tables(
     Ok(v)
 }
 
-/// Writes each table to `<dir>/<file>.md`.
-pub fn write_tables(tables: &[PaperTable], dir: &Path) -> FlowResult<()> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {}", dir.display(), e))?;
+/// Adds each table as `<dir>/<file>.md` to `set`.
+pub fn add_tables(set: &mut FileSet, tables: &[PaperTable], dir: &Path) {
     for t in tables {
-        let p = dir.join(format!("{}.md", t.file));
-        crate::files::write(&p, &t.markdown)?;
+        set.add(dir.join(format!("{}.md", t.file)), t.markdown.as_str());
     }
-    Ok(())
 }

@@ -220,24 +220,19 @@ fn failed_synth(r: &FlowReport) -> Vec<[String; 4]> {
 /// Writes `report.md`, `report.csv` (synthesis rows), `report.json` (everything),
 /// `cosim.md`, and `<table>.md` for each paper table, into `dir`.
 pub fn write(r: &FlowReport, dir: &Path) -> FlowResult<()> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {}", dir.display(), e))?;
     let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
-    let files = vec![
-        ("report.md", markdown(r)),
-        (
-            "report.csv",
-            synth::report::to_csv_with_failures(&r.synth, &failed_synth(r)),
-        ),
-        ("report.json", json),
-        ("cosim.md", cosim_markdown(&r.cosim)),
-    ];
-    for (name, text) in files {
-        let p = dir.join(name);
-        crate::files::write(&p, text)?;
-    }
+    let mut set = crate::files::FileSet::new();
+    set.add(dir.join("report.md"), markdown(r));
+    set.add(
+        dir.join("report.csv"),
+        synth::report::to_csv_with_failures(&r.synth, &failed_synth(r)),
+    );
+    set.add(dir.join("report.json"), json);
+    set.add(dir.join("cosim.md"), cosim_markdown(&r.cosim));
     if !r.energy.is_empty() {
-        super::energy::write(&r.energy, dir)?;
+        super::energy::add(&mut set, &r.energy, dir)?;
     }
-    crate::report::write(&page(r), dir)?;
-    super::write_tables(&r.tables, dir)
+    crate::report::add(&mut set, &page(r), dir)?;
+    super::add_tables(&mut set, &r.tables, dir);
+    set.commit()
 }

@@ -900,18 +900,18 @@ pub fn csv(r: &SweepReport) -> String {
 /// Writes `sweep.md`, `sweep.csv`, `sweep.json`, `report.html` and each Pareto plot as
 /// `pareto_<unit>_<library>_{gbps,ratio}.svg` into `dir`.
 pub fn write(r: &SweepReport, dir: &Path) -> FlowResult<()> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {}", dir.display(), e))?;
-    crate::files::write(&dir.join("sweep.md"), markdown(r))?;
-    crate::files::write(&dir.join("sweep.csv"), csv(r))?;
-    crate::files::write(
-        &dir.join("sweep.json"),
+    let mut set = crate::files::FileSet::new();
+    set.add(dir.join("sweep.md"), markdown(r));
+    set.add(dir.join("sweep.csv"), csv(r));
+    set.add(
+        dir.join("sweep.json"),
         serde_json::to_string_pretty(r).map_err(|e| e.to_string())?,
-    )?;
-    crate::report::write(&page(r), dir)?;
+    );
+    crate::report::add(&mut set, &page(r), dir)?;
     for (stem, chart) in sweep_charts(r) {
-        crate::files::write(&dir.join(format!("{}.svg", stem)), chart.svg()?)?;
+        set.add(dir.join(format!("{}.svg", stem)), chart.svg()?);
     }
-    Ok(())
+    set.commit()
 }
 
 /// The Pareto plots of a sweep, per unit and library: area vs throughput, and area vs ratio

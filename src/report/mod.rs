@@ -252,11 +252,14 @@ pub fn markdown_html(md: &str) -> String {
     h
 }
 
-/// Writes `page` to `<dir>/report.html` atomically.
-pub fn write(page: &Page, dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
-    let p = dir.join("report.html");
-    crate::files::write(&p, page.html()?)?;
-    Ok(p)
+/// Adds `page` as `<dir>/report.html` to `set` (written with the rest of its report set).
+pub fn add(
+    set: &mut crate::files::FileSet,
+    page: &Page,
+    dir: &std::path::Path,
+) -> Result<(), String> {
+    set.add(dir.join("report.html"), page.html()?);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -625,3 +625,80 @@ fn stdin_that_is_no_container_fails_on_its_first_bytes() {
     assert_clean_error(&o, "standard input: not an hwzip container");
     assert!(!out.exists());
 }
+
+/// A report set is written whole or not at all: with the file size limited so that
+/// `report.html` cannot be written (as on a full disk), `eval --out` fails naming the file,
+/// leaves no `report.md`/`report.json` of the run and no temporary, and an earlier complete
+/// set stays as it was.
+#[test]
+fn report_sets_are_written_whole_or_not_at_all() {
+    use std::os::unix::process::CommandExt;
+    let d = tempfile::tempdir().unwrap();
+    let trace = d.path().join("t.bin");
+    let data: Vec<u8> = (0..65536u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(&trace, data).unwrap();
+    let run = |out: &Path, fsize: Option<u64>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_hwzip"));
+        c.args(["eval", "--engine", "base-xor", "--trace"])
+            .arg(&trace)
+            .arg("--out")
+            .arg(out);
+        if let Some(limit) = fsize {
+            // SAFETY: setrlimit and signal are async-signal-safe; SIGXFSZ ignored makes an
+            // oversized write fail with EFBIG instead of killing the process.
+            unsafe {
+                c.pre_exec(move || {
+                    let r = libc::rlimit {
+                        rlim_cur: limit,
+                        rlim_max: limit,
+                    };
+                    libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                    if libc::setrlimit(libc::RLIMIT_FSIZE, &r) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        c.output().unwrap()
+    };
+    let names = |dir: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .map(|r| {
+                r.map(|e| e.unwrap().file_name().to_string_lossy().into())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let fresh = d.path().join("fresh");
+    let o = run(&fresh, Some(10_000));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("report.html") && err.contains("no file of its report set was written"),
+        "{err}"
+    );
+    assert!(names(&fresh).is_empty(), "left {:?}", names(&fresh));
+    // An earlier complete set is kept whole.
+    let kept = d.path().join("kept");
+    let o = run(&kept, None);
+    assert!(o.status.success(), "{}", text(&o));
+    let before: Vec<Vec<u8>> = ["report.html", "report.json", "report.md"]
+        .iter()
+        .map(|n| std::fs::read(kept.join(n)).unwrap())
+        .collect();
+    std::fs::write(&trace, vec![0u8; 4096]).unwrap();
+    let o = run(&kept, Some(10_000));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(names(&kept), ["report.html", "report.json", "report.md"]);
+    for (n, b) in ["report.html", "report.json", "report.md"]
+        .iter()
+        .zip(before)
+    {
+        assert_eq!(std::fs::read(kept.join(n)).unwrap(), b, "{n} changed");
+    }
+}
