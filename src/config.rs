@@ -49,6 +49,7 @@
 //!     layout: packed    # packed | shifted
 //!     fill: zero        # zero | midpoint
 //!     md_bits: 8        # 4 (lossless) | 8
+//!     lossy_fallback: bits  # bits (L < n(32-t)) | bytes (ceil(L/8) < n(32-t)/8)
 //! buddy:                # Buddy Compression with BPC (rtl::buddy::BuddyRtlParams)
 //!   bpc:
 //!     sym_bits: 32      # 32 | 64 (the wide-symbol variant)

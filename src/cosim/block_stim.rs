@@ -1,7 +1,8 @@
 //! Block stimulus of the PACT'12 scoreboards (`cosim::cpack_lossy`,
 //! `cosim::cpack_lossy_mc`): the §5 block classes in turn, FP classes and the edge class
-//! (its FP specials) with a random truncation code when MD entries have 8 bits, or the blocks
-//! of fixed data.
+//! (its FP specials) with a random truncation code when MD entries have 8 bits, plus blocks
+//! whose stream ends just below or at the truncated raw size (the §2.6 fallback boundary);
+//! or the blocks of fixed data.
 
 use crate::model::cpack_lossy as model;
 use crate::trace::blocks::BlockClass;
@@ -20,6 +21,7 @@ pub struct BlockStim {
     block_bytes: usize,
     lossy: bool,
     fixed: Option<Vec<u8>>,
+    codec: model::LossyParams,
 }
 
 impl BlockStim {
@@ -33,6 +35,7 @@ impl BlockStim {
             block_bytes: p.block_bytes,
             lossy: p.md_bits == 8,
             fixed: None,
+            codec: p.clone(),
         }
     }
 
@@ -69,6 +72,13 @@ impl BlockStim {
                     self.batch.push((b, tc));
                 }
             }
+            if self.lossy {
+                for _ in 0..BOUNDARY_PER_BATCH {
+                    let tc = self.rng.gen_range(1..4);
+                    let b = boundary_block(&self.codec, tc, &mut self.rng);
+                    self.batch.push((b, tc));
+                }
+            }
             self.batch.reverse();
         }
         self.made += 1;
@@ -77,5 +87,80 @@ impl BlockStim {
                 .pop()
                 .unwrap_or_else(|| (vec![0; self.block_bytes], 0)),
         )
+    }
+}
+
+/// Boundary blocks per batch of 64 class blocks (lossy codecs only).
+const BOUNDARY_PER_BATCH: usize = 8;
+
+/// A block whose C-Pack stream with truncation code `tcode` (t > 0) is within 8 bits of the
+/// truncated raw size, where the §2.6 fallback decides (`L < n(32 − t)` compressed): mostly
+/// new words among zeros, narrow and near-duplicate ones, built in the words C-Pack sees and
+/// placed in the top `32 − t` bits of the block's words. The closest of at most 4,096 tries.
+fn boundary_block(p: &model::LossyParams, tcode: u8, rng: &mut ChaCha8Rng) -> Vec<u8> {
+    let t = p.t_of(tcode);
+    let raw = p.raw_bits(tcode);
+    let mut best = (usize::MAX, Vec::new());
+    for _ in 0..4096 {
+        let p_new = rng.gen_range(0.7..1.0);
+        let mut last = 0x8000_0000u32;
+        let w: Vec<u32> = (0..p.cpack_words(tcode))
+            .map(|_| {
+                if rng.gen_bool(p_new) {
+                    last = rng.gen_range(0x100..=u32::MAX);
+                    return last;
+                }
+                match rng.gen_range(0..5) {
+                    0 => 0,
+                    1 => rng.gen_range(1..256),
+                    2 => last ^ rng.gen_range(1..256),
+                    3 => last ^ rng.gen_range(256..65536),
+                    _ => last,
+                }
+            })
+            .collect();
+        let fields = match p.layout {
+            model::fp::TruncLayout::Packed => model::fp::unpack(&w, t, p.words()),
+            model::fp::TruncLayout::Shifted => w.iter().map(|x| x >> t).collect(),
+        };
+        let block: Vec<u8> = fields.iter().flat_map(|f| (f << t).to_le_bytes()).collect();
+        let Ok(c) = model::compress(p, &block, tcode) else {
+            continue;
+        };
+        let miss = raw.abs_diff(c.stream_bits + 4);
+        if miss < best.0 {
+            best = (miss, block);
+        }
+        if miss <= 4 {
+            break;
+        }
+    }
+    best.1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every batch carries blocks the two fallback rules store differently (stream length
+    /// from `n(32 − t) − 7` to `n(32 − t) − 1`), so the scoreboards check the §2.6 rule.
+    #[test]
+    fn batches_reach_the_fallback_boundary() {
+        let p = model::LossyParams::default();
+        let mut s = BlockStim::new(&p, 3);
+        let mut disputed = 0;
+        for _ in 0..2 * (64 + BOUNDARY_PER_BATCH) {
+            let (b, tc) = s.next_block().unwrap();
+            if tc == 0 {
+                continue;
+            }
+            let l = model::compress(&p, &b, tc).unwrap().stream_bits;
+            let raw = p.raw_bits(tc);
+            if l < raw && l + 8 > raw {
+                disputed += 1;
+                assert!(model::compress(&p, &b, tc).unwrap().md.c);
+            }
+        }
+        assert!(disputed >= 8, "{disputed} blocks between the two rules");
     }
 }

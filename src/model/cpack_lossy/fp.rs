@@ -22,6 +22,19 @@ pub enum TruncLayout {
     Shifted,
 }
 
+/// When a truncated block (t > 0) is stored as truncated raw words (§2.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossyFallback {
+    /// Raw when the C-Pack stream is not smaller than the truncated raw block in bits:
+    /// compressed iff `L < n(32 − t)` (default; the paper's rule).
+    #[default]
+    Bits,
+    /// The lossless byte rule carried over: compressed iff `ceil(L/8) < n(32 − t)/8`, i.e.
+    /// `L ≤ n(32 − t) − 8` (raw for the last 7 stream lengths below the raw size).
+    Bytes,
+}
+
 /// How restore fills the `t` dropped bits (§2.6, "Truncation and restore").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]

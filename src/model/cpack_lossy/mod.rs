@@ -11,9 +11,10 @@
 //! 2. C-Pack with a fresh dictionary gives a stream of `L` bits (§2.3–§2.4), written MSB-first
 //!    from chunk 0 (stream bit 0 = bit 7 of byte 0) and zero-padded to `N = ceil(L/128)` chunks
 //!    of 16 B.
-//! 3. The block is stored compressed iff `ceil(L/8)` is smaller than the raw size in bytes
-//!    (§2.4: `L ≤ 1016` at t = 0; §2.6: the truncated raw size `n(32 − t)/8` B otherwise) and,
-//!    with `raw_if_n_eq_raw`, `N` is below the raw chunk count. Otherwise it is stored raw:
+//! 3. The block is stored compressed iff its stream is smaller than the raw block: in bytes
+//!    at t = 0 (§2.4: `ceil(L/8) < n·4`, `L ≤ 1016` at 128 B), in bits for t > 0 (§2.6:
+//!    `L < n(32 − t)`; `lossy_fallback: bytes` keeps the byte rule) and, with
+//!    `raw_if_n_eq_raw`, `N` is below the raw chunk count. Otherwise it is stored raw:
 //!    the block's bytes (t = 0), or its packed truncated words as little-endian bytes, in
 //!    `ceil(n(32 − t)/128)` chunks (8; 6, 5, 4 for t = 8, 12, 16).
 //! 4. The MD entry ([`MdEntry`]) records `c`, `N − 1` and `tcode`: 4 bits `{c, nm1}` for a
@@ -33,7 +34,7 @@ pub mod stats;
 use super::bits::BitReader;
 use super::cpack::{self, CodeTable, CpackParams, CpackPattern, PushPolicy};
 use super::ModelError;
-use fp::{RestoreFill, TruncLayout};
+use fp::{LossyFallback, RestoreFill, TruncLayout};
 use serde::{Deserialize, Serialize};
 
 /// DRAM transfer granularity: one 16 B chunk (GDDR3 burst, §2.1).
@@ -64,6 +65,8 @@ pub struct LossyParams {
     pub fill: RestoreFill,
     /// MD entry width: 4 (lossless builds, `tcode` always 0) or 8 (default; §2.5).
     pub md_bits: u32,
+    /// When a truncated block falls back to truncated raw words (§2.6; `bits` by default).
+    pub lossy_fallback: LossyFallback,
 }
 
 impl Default for LossyParams {
@@ -78,6 +81,7 @@ impl Default for LossyParams {
             layout: TruncLayout::Packed,
             fill: RestoreFill::Zero,
             md_bits: 8,
+            lossy_fallback: LossyFallback::Bits,
         }
     }
 }
@@ -140,6 +144,21 @@ impl LossyParams {
         self.words() * (32 - self.t_of(tcode) as usize)
     }
 
+    /// The longest C-Pack stream stored compressed with this `tcode`: `n·32 − 8` bits at
+    /// t = 0 (§2.4: fewer bytes than the raw block), `n(32 − t) − 1` for t > 0 (§2.6: fewer
+    /// bits than the truncated raw block; `n(32 − t) − 8` with the `bytes` fallback), and with
+    /// `raw_if_n_eq_raw` at most one chunk below the raw chunk count.
+    pub fn max_compressed_bits(&self, tcode: u8) -> usize {
+        let raw = self.raw_bits(tcode);
+        let bits_rule = self.t_of(tcode) > 0 && self.lossy_fallback == LossyFallback::Bits;
+        let max = if bits_rule { raw - 1 } else { raw - 8 };
+        if self.raw_if_n_eq_raw {
+            max.min((self.raw_chunks_t(tcode) - 1) * CHUNK_BITS)
+        } else {
+            max
+        }
+    }
+
     /// Chunks of the (truncated) raw block: 8 at t = 0; 6, 5, 4 for t = 8, 12, 16 at 128 B.
     pub fn raw_chunks_t(&self, tcode: u8) -> usize {
         self.raw_bits(tcode).div_ceil(CHUNK_BITS)
@@ -162,7 +181,7 @@ impl LossyParams {
     pub fn describe(&self) -> String {
         format!(
             "block_bytes={} codes={} push={} dict_entries={} raw_if_n_eq_raw={} t_table={:?} \
-             layout={} fill={} md_bits={}",
+             layout={} fill={} md_bits={} lossy_fallback={}",
             self.block_bytes,
             match self.codes {
                 CodeTable::Original => "original",
@@ -184,7 +203,11 @@ impl LossyParams {
                 RestoreFill::Zero => "zero",
                 RestoreFill::Midpoint => "midpoint",
             },
-            self.md_bits
+            self.md_bits,
+            match self.lossy_fallback {
+                LossyFallback::Bits => "bits",
+                LossyFallback::Bytes => "bytes",
+            }
         )
     }
 }
@@ -276,13 +299,12 @@ pub fn cpack_input(p: &LossyParams, block: &[u8], tcode: u8) -> Vec<u32> {
 }
 
 /// The MD entry of a block whose C-Pack stream has `stream_bits` bits, with code `tcode`
-/// (§2.4, §2.6): compressed in `N = max(1, ceil(bits/128))` chunks iff `ceil(bits/8)` is
-/// below the raw bytes of the code (and, with `raw_if_n_eq_raw`, `N` below the raw chunk
-/// count); else raw in the code's raw chunk count.
+/// (§2.4, §2.6): compressed in `N = max(1, ceil(bits/128))` chunks iff `stream_bits` is at
+/// most [`LossyParams::max_compressed_bits`]; else raw in the code's raw chunk count.
 pub fn chunk_size(p: &LossyParams, stream_bits: usize, tcode: u8) -> MdEntry {
     let n = stream_bits.div_ceil(CHUNK_BITS).max(1);
     let raw_n = p.raw_chunks_t(tcode);
-    let c = stream_bits.div_ceil(8) < p.raw_bits(tcode) / 8 && !(p.raw_if_n_eq_raw && n >= raw_n);
+    let c = stream_bits <= p.max_compressed_bits(tcode);
     MdEntry {
         c,
         n: if c { n as u8 } else { raw_n as u8 },

@@ -95,14 +95,21 @@ fn reference_sizes_of_section_2_7() {
 /// Random structured blocks (zero, narrow, new, near-duplicate words) until one of each
 /// stream length in `want` is found: (L, block) pairs.
 fn blocks_with_lengths(p: &LossyParams, want: &[usize]) -> Vec<(usize, Vec<u8>)> {
-    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    blocks_with_lengths_t(p, 0, want)
+}
+
+/// [`blocks_with_lengths`] for truncation code `tcode` (packed layout): the structured words
+/// are the ones C-Pack sees, and the block holds them as its words' top `32 − t` bits.
+fn blocks_with_lengths_t(p: &LossyParams, tcode: u8, want: &[usize]) -> Vec<(usize, Vec<u8>)> {
+    let t = p.t_of(tcode);
+    let mut rng = ChaCha8Rng::seed_from_u64(7 + tcode as u64);
     let mut found = std::collections::BTreeMap::new();
     for _ in 0..200_000 {
         // Mostly new words, so that L spans 800..1088 bits; the others repeat the last new
         // word fully or in its upper 3 or 2 bytes.
         let p_new = rng.gen_range(0.7..1.0);
         let mut last = 0x8000_0000u32;
-        let w: Vec<u32> = (0..32)
+        let w: Vec<u32> = (0..p.cpack_words(tcode))
             .map(|_| {
                 if rng.gen_bool(p_new) {
                     last = rng.gen_range(0x100..=u32::MAX);
@@ -117,8 +124,13 @@ fn blocks_with_lengths(p: &LossyParams, want: &[usize]) -> Vec<(usize, Vec<u8>)>
                 }
             })
             .collect();
-        let blk = le_bytes(&w);
-        let l = compress(p, &blk, 0).unwrap().stream_bits;
+        let blk = if t == 0 {
+            le_bytes(&w)
+        } else {
+            let fields = fp::unpack(&w, t, p.words());
+            le_bytes(&fields.iter().map(|f| f << t).collect::<Vec<_>>())
+        };
+        let l = compress(p, &blk, tcode).unwrap().stream_bits;
         if want.contains(&l) {
             found.entry(l).or_insert(blk);
         }
@@ -161,6 +173,83 @@ fn chunking_boundaries_1016_1017_1024_1025() {
             }
         }
     }
+}
+
+/// Whether `n` C-Pack tokens can add up to `l` bits (sums of the word patterns' token
+/// lengths; with 16 words, 510 bits cannot: 14 new words leave 34 bits for two tokens).
+fn reachable(p: &LossyParams, n: usize, l: usize) -> bool {
+    let cp = p.cpack();
+    let lens: Vec<usize> = cpack::CpackPattern::WORD_PATTERNS
+        .iter()
+        .map(|&pat| cp.token_bits(pat))
+        .collect();
+    let mut sums = vec![false; l + 1];
+    sums[0] = true;
+    for _ in 0..n {
+        let mut next = vec![false; l + 1];
+        for (s, _) in sums.iter().enumerate().filter(|(_, &r)| r) {
+            for &k in &lens {
+                if s + k <= l {
+                    next[s + k] = true;
+                }
+            }
+        }
+        sums = next;
+    }
+    sums[l]
+}
+
+/// §2.6: a truncated block is stored compressed iff its stream is shorter than the truncated
+/// raw block in bits, `L < 32(32 − t)` at 128 B; the `bytes` fallback keeps the lossless byte
+/// rule (`L ≤ 32(32 − t) − 8`). Blocks at L = 32(32 − t) − 6 ... 32(32 − t) for every t
+/// (odd lengths with a 32-entry dictionary) decode to the truncated words either way.
+#[test]
+fn lossy_fallback_bit_rule_at_the_boundary() {
+    let d32 = LossyParams {
+        dict_entries: 32,
+        ..LossyParams::default()
+    };
+    for p in [LossyParams::default(), d32] {
+        let bytes = LossyParams {
+            lossy_fallback: fp::LossyFallback::Bytes,
+            ..p.clone()
+        };
+        for tcode in 1..4u8 {
+            let raw = p.raw_bits(tcode);
+            let want: Vec<usize> = (raw - 6..=raw)
+                .filter(|&l| reachable(&p, p.cpack_words(tcode), l))
+                .collect();
+            assert!(want.len() >= 3, "t = {}: {want:?}", p.t_of(tcode));
+            for (l, blk) in blocks_with_lengths_t(&p, tcode, &want) {
+                let b = compress(&p, &blk, tcode).unwrap();
+                assert_eq!(b.stream_bits, l);
+                assert_eq!(b.md.c, l < raw, "t = {}, L = {l}", p.t_of(tcode));
+                let n = if l < raw {
+                    l.div_ceil(128)
+                } else {
+                    p.raw_chunks_t(tcode)
+                };
+                assert_eq!(b.md.n as usize, n, "L = {l}");
+                let got = decompress(&p, b.md, &b.chunks, Check::Strict).unwrap();
+                assert_eq!(got, expected_roundtrip(&p, &blk, tcode), "L = {l}");
+                let old = compress(&bytes, &blk, tcode).unwrap();
+                assert_eq!(old.md.c, l + 8 <= raw, "bytes rule, L = {l}");
+                let got = decompress(&bytes, old.md, &old.chunks, Check::Strict).unwrap();
+                assert_eq!(
+                    got,
+                    expected_roundtrip(&p, &blk, tcode),
+                    "bytes rule, L = {l}"
+                );
+            }
+        }
+    }
+    // Lossless blocks keep the byte rule whatever the fallback (§2.4).
+    let p = LossyParams::default();
+    assert_eq!(p.max_compressed_bits(0), 1016);
+    assert_eq!(
+        [1, 2, 3].map(|tc| p.max_compressed_bits(tc)),
+        [767, 639, 511]
+    );
 }
 
 /// §2.3 step 4: the dictionary wraps after 16 pushes (slot = pushes mod 16), and a word

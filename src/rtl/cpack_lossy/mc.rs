@@ -101,12 +101,8 @@ pub(super) fn size_logic(
     let mut thr_terms = Vec::new();
     let mut rawn_terms = Vec::new();
     for tc in 0..4u8 {
-        let raw_bits = c.raw_bits(tc) as u64;
         let raw_n = c.raw_chunks_t(tc) as u64;
-        let mut thr = raw_bits - 8;
-        if c.raw_if_n_eq_raw {
-            thr = thr.min((raw_n - 1) * CHUNK_BITS as u64);
-        }
+        let thr = c.max_compressed_bits(tc) as u64;
         let sel = tcode.eq_lit(tc as u64);
         thr_terms.push(sel.gate(&Expr::lit(lw, thr)));
         rawn_terms.push(sel.gate(&Expr::lit(4, raw_n)));
