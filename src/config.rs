@@ -175,7 +175,7 @@ pub struct SynthConfig {
     /// in the netlists its child units got in their own runs (each child is mapped once;
     /// timing covers the whole netlist), `flat` maps everything together as one design.
     pub hierarchy: Hierarchy,
-    /// How hard Yosys and ABC work: `full` (the figures the README quotes) or `fast` (the
+    /// How hard Yosys and ABC work: `full` (the figures docs/RESULTS.md quotes) or `fast` (the
     /// quick profile: no ABC pass inside Yosys' `synth`, and an ABC script that maps once
     /// without choice computation, SAT sweeping or retiming; about twice as fast on large
     /// units, a few percent more area).

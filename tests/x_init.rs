@@ -7,7 +7,7 @@
 //! undefined (a datapath register, a FIFO's memory, a case default of `'x`) would differ from
 //! the model for some seed. That the randomization reaches such state is shown on a fixture in
 //! `cosim::tests::x_random_build_randomizes_unreset_state_and_x_assignments`.
-//! The per-unit figures are printed for the README's reliability section.
+//! The per-unit figures are printed for docs/RELIABILITY.md.
 
 mod common;
 
@@ -68,7 +68,7 @@ fn no_unit_depends_on_state_the_reset_leaves_undefined() {
     }
 }
 
-/// One unit under both seeds: its README row.
+/// One unit under both seeds: its row in docs/RELIABILITY.md.
 fn run_unit(cfg: &Config, e: engines::EngineRef, unit: &str) -> String {
     let mut lines = 0;
     let mut resets = 0;

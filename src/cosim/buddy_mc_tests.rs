@@ -116,7 +116,7 @@ fn verilator_mc_ctrl_matches_the_system_model() {
     r.check().unwrap();
 }
 
-/// The README's figure (long tier: `cargo test --release -- --ignored buddy_mc_million`):
+/// The figure in docs/RESULTS.md (long tier: `cargo test --release -- --ignored buddy_mc_million`):
 /// 10^6 mixed requests in Verilator under stalls, everything equal to the model.
 #[test]
 #[ignore]

@@ -178,7 +178,7 @@ fn scoreboard_catches_injected_mc_faults() {
     }
 }
 
-/// The README's figure (long tier: `cargo test --release -- --ignored mc_top_million`):
+/// The figure in docs/RESULTS.md (long tier: `cargo test --release -- --ignored mc_top_million`):
 /// 10^6 mixed requests under stalls, everything equal to the model.
 #[test]
 #[ignore]

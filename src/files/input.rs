@@ -11,7 +11,7 @@
 //! * Errors are [`io::Error`]s whose text names the limit and the flag that raises it; callers
 //!   add the file name.
 //!
-//! Limits (see the README's reliability section): configs 1 MiB; trace descriptions 1 MiB;
+//! Limits (see docs/RELIABILITY.md): configs 1 MiB; trace descriptions 1 MiB;
 //! traces and containers 1 GiB; Liberty and Verilog sources 256 MiB. `--max-input SIZE` raises
 //! or lowers the trace and container limit (and turns the gzip ratio guard off).
 

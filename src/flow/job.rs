@@ -7,7 +7,7 @@
 //! and synthesis results are cached (`crate::cache_dir`), so a re-run only redoes what
 //! changed. Two profiles fix the defaults: `quick` (osu018, 10,000 lines per unit, `-O1`
 //! Verilator builds) for minutes, `paper` (osu018 + Nangate45 + sky130hd, 10^6 lines, `-O2`)
-//! for the figures the README quotes.
+//! for the figures docs/RESULTS.md quotes.
 
 pub use super::outcome::{FlowReport, Profile};
 use super::pool::{pool_after, DEP_FAILED, SKIPPED};

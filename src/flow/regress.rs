@@ -1,5 +1,5 @@
 //! `hwzip regress`: the long, paper-grade regression. One command regenerates every figure
-//! the README quotes:
+//! docs/RESULTS.md quotes:
 //!
 //! 1. the default configuration through the main job with the `paper` profile: 10^6 lines
 //!    per unit, synthesis on osu018, Nangate45 and sky130hd (those present), Table II and
@@ -14,7 +14,7 @@
 //! Each run writes its own report directory under `out/`; `summary.md` lists them. With
 //! `shard = (k, n)` only every n-th independent step of each run is done (co-simulations and
 //! synthesis runs, numbered in their deterministic order), so n machines can share the work
-//! (a CI matrix or a job array; see the README).
+//! (a CI matrix or a job array; see docs/USAGE.md).
 
 use super::job::{self, FlowOptions, FlowReport, Profile};
 use super::progress::Ui;

@@ -1,5 +1,5 @@
 //! Module structure: no import cycles between the crate's modules (at the top level and one
-//! level down), and the layering the README draws (`rtl` below `config`, `synth`, `cosim`,
+//! level down), and the layering docs/USAGE.md draws (`rtl` below `config`, `synth`, `cosim`,
 //! `flow` and the engine registry; no CLI logic outside `main.rs` and `flow`).
 //!
 //! A module's imports are the `crate::a::b` and `super::b` paths in its non-test code

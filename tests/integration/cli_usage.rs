@@ -1,4 +1,4 @@
-//! The README's usage block against `hwzip <command> --help`: every command is in the
+//! The usage block of `docs/USAGE.md` against `hwzip <command> --help`: every command is in the
 //! block, the block names exactly the options each command's help lists (the global
 //! `--max-input` once), and its `--engine` lists are the registry's engine names.
 
@@ -7,11 +7,11 @@ use std::process::Command;
 
 /// The fenced block that starts with `hwzip gen`.
 fn usage_block() -> String {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/USAGE.md"))
+        .expect("docs/USAGE.md");
     let start = readme
         .find("```sh\nhwzip gen")
-        .expect("usage block in README.md");
+        .expect("usage block in docs/USAGE.md");
     let body = &readme[start + "```sh\n".len()..];
     body[..body.find("```").expect("end of the usage block")].to_string()
 }
@@ -79,7 +79,7 @@ fn help_options(cmd: &str) -> BTreeSet<String> {
         let t = line.trim_start();
         let t = t.strip_prefix("-j, ").unwrap_or(t);
         if line.trim_start().starts_with("-j, ") {
-            v.insert("-j".into()); // the README writes `-j N`
+            v.insert("-j".into()); // the usage block writes `-j N`
         } else if t.starts_with("--") {
             let name: String = t.chars().take_while(|c| !c.is_whitespace()).collect();
             v.insert(name.trim_end_matches(',').to_string());
@@ -115,7 +115,7 @@ fn readme_usage_matches_help() {
     let mut problems = Vec::new();
     for c in &cmds {
         let Some(doc) = per.get(c) else {
-            problems.push(format!("`hwzip {c}` is not in the README usage block"));
+            problems.push(format!("`hwzip {c}` is not in the usage block"));
             continue;
         };
         let mut doc = doc.clone();
@@ -125,16 +125,18 @@ fn readme_usage_matches_help() {
         let missing: Vec<_> = h.difference(&doc).collect();
         let extra: Vec<_> = doc.difference(&h).collect();
         if !missing.is_empty() {
-            problems.push(format!("hwzip {c}: the README lacks {missing:?}"));
+            problems.push(format!("hwzip {c}: the usage block lacks {missing:?}"));
         }
         if !extra.is_empty() {
-            problems.push(format!("hwzip {c}: the README names unknown {extra:?}"));
+            problems.push(format!(
+                "hwzip {c}: the usage block names unknown {extra:?}"
+            ));
         }
     }
     for c in per.keys() {
         if c != "<command>" && !cmds.contains(c) {
             problems.push(format!(
-                "the README names a command `{c}` hwzip does not have"
+                "the usage block names a command `{c}` hwzip does not have"
             ));
         }
     }
@@ -148,7 +150,7 @@ fn engine_lists_are_the_registry() {
     let block = usage_block();
     assert!(
         block.contains(&list),
-        "the README usage block should list `{list}`"
+        "the usage block should list `{list}`"
     );
     for c in [
         "gen",
@@ -190,7 +192,7 @@ fn every_option_has_a_description() {
     }
 }
 
-/// `hwzip --help` and the README say what hwzip does with pipes, FIFOs and special files.
+/// `hwzip --help` and docs/RELIABILITY.md say what hwzip does with pipes, FIFOs and special files.
 #[test]
 fn special_files_are_documented() {
     let h = help(&["--help"]);
@@ -202,10 +204,10 @@ fn special_files_are_documented() {
     ] {
         assert!(h.contains(needle), "`hwzip --help` should say `{needle}`");
     }
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/RELIABILITY.md"))
+        .expect("docs/RELIABILITY.md");
     assert!(
-        readme.contains("waits for its writer"),
-        "the README's reliability section should say how FIFOs are read"
+        doc.contains("waits for its writer"),
+        "docs/RELIABILITY.md should say how FIFOs are read"
     );
 }

@@ -3,7 +3,7 @@
 //! expected): after each reset no output may be valid while nothing is offered, and every
 //! transaction that follows must match the golden model (restarted from its reset state for
 //! the units with state across transactions: the adaptive controller and the link TX).
-//! The per-unit figures are printed for the README's reliability section.
+//! The per-unit figures are printed for docs/RELIABILITY.md.
 
 use hwzip::config::Config;
 use hwzip::engines;
