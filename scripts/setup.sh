@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# hwzip tool setup: installs what a fresh Debian 12 machine lacks, idempotently, then prints versions.
+# hwzip tool setup: installs what a fresh Debian 12 machine lacks, idempotently, then prints the
+# version of everything it installs. With apt (sudo when not root):
 #   verilator (5.006)  - co-simulation          yosys (0.23)  - synthesis
 #   opensta (sta)      - static timing          iverilog      - second-opinion simulator
 #   qflow-tech-osu018  - default liberty        zlib1g-dev    - FST waveforms (verilator --trace-fst)
-#   fusesoc (PyPI, pinned, in build/venv-fusesoc) - runs the generated FuseSoC cores in the tests
+#   g++, make          - Verilator's C++ build  python3-venv  - the FuseSoC virtualenv below
 #   chromium (headless)  - renders report.html in the report test (screenshot)
+# With pip, into build/venv-fusesoc (no system change):
+#   fusesoc (2.4.7)    - runs the generated FuseSoC cores in the tests (skipped without network)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
@@ -44,8 +47,12 @@ echo "verilator: $(verilator --version 2>&1 | head -n1)"
 echo "yosys:     $(yosys -V 2>&1 | head -n1)"
 echo "sta:       OpenSTA $(sta -version 2>&1 | head -n1) ($(command -v sta))"
 echo "iverilog:  $(iverilog -V 2>&1 | head -n1)"
-echo "chromium:  $(chromium --version 2>&1 | head -n1)"
+# Debian's chromium launcher prints a shell warning on stderr; the version is on stdout.
+echo "chromium:  $(chromium --version 2>/dev/null | head -n1)"
 echo "osu018:    /usr/share/qflow/tech/osu018/osu018_stdcells.lib"
+echo "g++:       $(g++ --version 2>&1 | head -n1)"
+echo "make:      $(make --version 2>&1 | head -n1)"
+echo "zlib:      zlib1g-dev $(dpkg-query -W -f='${Version}' zlib1g-dev 2>/dev/null)"
 if [ -x "$fs_venv/bin/fusesoc" ]; then
   echo "fusesoc:   $("$fs_venv/bin/fusesoc" --version 2>&1 | head -n1) ($fs_venv)"
 fi

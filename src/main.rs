@@ -166,6 +166,11 @@ enum Cmd {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Every line codec alone on each --trace file, beside zlib and zstd, instead of the
+        /// engine's evaluation: `all` or a comma-separated list of bdi, fpc, cpack, cpack128,
+        /// bpc, zvc (each file round-tripped).
+        #[arg(long, value_delimiter = ',', conflicts_with_all = ["class", "lambda", "pj_per_one", "toggles", "out"])]
+        codecs: Vec<String>,
         /// Also write report.md, report.json and report.html (tables and charts) here.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -175,6 +180,10 @@ enum Cmd {
         /// Engine.
         #[arg(long, default_value = "zvc", value_parser = engine_arg())]
         engine: String,
+        /// One line codec alone instead of an engine: bdi, fpc, cpack (C-Pack+Z), cpack128
+        /// (original C-Pack, 128 B), bpc or zvc (parameters from the engines' config sections).
+        #[arg(long, conflicts_with_all = ["engine", "truncate"])]
+        codec: Option<String>,
         /// YAML configuration (parameters); defaults otherwise.
         #[arg(long)]
         config: Option<PathBuf>,
@@ -208,7 +217,8 @@ enum Cmd {
     },
     /// Write a synthetic trace (raw little-endian elements + a YAML description beside it).
     Trace {
-        /// all_zero | all_non_zero | uniform_random | clustered | relu | float_specials
+        /// all_zero | all_non_zero | uniform_random | sparse_random | clustered | relu |
+        /// float_specials
         #[arg(long, default_value = "relu")]
         class: String,
         /// ReLU tensor shape N,C,H,W (class relu); otherwise use --elems.
@@ -610,19 +620,31 @@ fn run(cli: Cli) -> Result<bool, String> {
             pj_per_one,
             toggles,
             json,
+            codecs,
             out: out_dir,
         } => {
             let engine = engines::by_name(&engine)?;
             let cfg = load_config(&config)?;
+            if !codecs.is_empty() {
+                return eval_codecs(&cfg, &codecs, &trace, json);
+            }
+            let mut class = class;
+            if trace.is_empty() && class.is_empty() {
+                if engine.name() == "zvc" {
+                    return Err("eval --engine zvc needs --trace FILE (e.g. \
+                                verif/traces/relu_pool1_like.yaml, or one written by \
+                                `hwzip trace`)"
+                        .into());
+                }
+                // No data given: every synthetic class, as `--class all` would.
+                class.push("all".into());
+            }
             if class.is_empty() && (lines.is_some() || seed.is_some()) {
                 return Err(
                     "--lines and --seed size and seed the synthetic --class data; \
-                     give a --class or leave them out"
+                     add --class all (or a class name) or leave them out"
                         .into(),
                 );
-            }
-            if trace.is_empty() && class.is_empty() {
-                return Err("eval needs data: give --trace FILE and/or --class NAME".into());
             }
             let req = EvalRequest {
                 traces: trace,
@@ -649,6 +671,7 @@ fn run(cli: Cli) -> Result<bool, String> {
         }
         Cmd::Compress {
             engine,
+            codec,
             config,
             stats,
             truncate,
@@ -657,6 +680,16 @@ fn run(cli: Cli) -> Result<bool, String> {
         } => {
             let engine = engines::by_name(&engine)?;
             let mut cfg = load_config(&config)?;
+            if let Some(c) = &codec {
+                // Checked before any input is read.
+                if !engines::codecs::NAMES.contains(&c.as_str()) {
+                    return Err(format!(
+                        "unknown codec `{}` (codecs: {})",
+                        hwzip::files::quote(c),
+                        engines::codecs::NAMES.join(", ")
+                    ));
+                }
+            }
             if truncate != 0 && engine.name() != "cpack-lossy" {
                 return Err(format!(
                     "--truncate is for --engine cpack-lossy, not {}",
@@ -666,7 +699,10 @@ fn run(cli: Cli) -> Result<bool, String> {
             cfg.compress_truncate = truncate;
             refuse_same_unless_std(&input, &output)?;
             let data = read_input(&input, false)?;
-            let out = engine.compress(&cfg, &data)?;
+            let out = match &codec {
+                Some(c) => engines::codecs::compress(c, &cfg, &data)?,
+                None => engine.compress(&cfg, &data)?,
+            };
             write_output(&output, &out.bytes)?;
             let msg = format!(
                 "{} -> {}: {} -> {} bytes (ratio {:.3})",
@@ -687,18 +723,23 @@ fn run(cli: Cli) -> Result<bool, String> {
         } => {
             refuse_same_unless_std(&input, &output)?;
             let data = read_input(&input, true)?;
-            let engine = match engine {
-                Some(e) => engines::by_name(&e)?,
-                None => {
-                    let h = hwzip::model::container::parse_header(&data)
-                        .map_err(|e| format!("{}: {}", input.display(), e))?;
-                    engines::by_name(&h.engine)
+            let named = match &engine {
+                Some(_) => None,
+                None => Some(
+                    hwzip::model::container::parse_header(&data)
                         .map_err(|e| format!("{}: {}", input.display(), e))?
-                }
+                        .engine,
+                ),
             };
-            let out = engine
-                .decompress(&data)
-                .map_err(|e| format!("{}: {}", input.display(), e))?;
+            let out = if named.as_deref() == Some(engines::codecs::ENGINE_ID) {
+                engines::codecs::decompress(&data)
+            } else {
+                let name = engine.or(named).unwrap_or_default();
+                let engine =
+                    engines::by_name(&name).map_err(|e| format!("{}: {}", input.display(), e))?;
+                engine.decompress(&data)
+            }
+            .map_err(|e| format!("{}: {}", input.display(), e))?;
             write_output(&output, &out.bytes)?;
             let msg = format!(
                 "{} -> {}: {} bytes",
@@ -987,6 +1028,62 @@ struct SweepArgs {
     /// Output directory (points/, sweep.md, sweep.csv, sweep.json, report.html).
     #[arg(long, default_value = "build/sweep")]
     out: PathBuf,
+}
+
+/// `hwzip eval --codecs`: every chosen line codec alone on each trace file, beside zlib and
+/// zstd, as one table per file (or JSON).
+fn eval_codecs(
+    cfg: &Config,
+    codecs: &[String],
+    traces: &[PathBuf],
+    json: bool,
+) -> Result<bool, String> {
+    use engines::codecs;
+    let names: Vec<&str> = if codecs.iter().any(|c| c == "all") {
+        codecs::NAMES.to_vec()
+    } else {
+        let mut v = Vec::new();
+        for c in codecs {
+            let n = codecs::NAMES
+                .iter()
+                .copied()
+                .find(|n| n == c)
+                .ok_or_else(|| {
+                    format!(
+                        "unknown codec `{}` (all, {})",
+                        hwzip::files::quote(c),
+                        codecs::NAMES.join(", ")
+                    )
+                })?;
+            if !v.contains(&n) {
+                v.push(n);
+            }
+        }
+        v
+    };
+    if traces.is_empty() {
+        return Err("--codecs compares codecs on your files: give --trace FILE".into());
+    }
+    let mut all = Vec::new();
+    for t in traces {
+        let data = hwzip::trace::file::load_bytes(t).map_err(|e| e.to_string())?;
+        let rows = codecs::side_by_side(cfg, &data, &names)?;
+        if !json {
+            println!(
+                "## {}\n\n{}",
+                t.display(),
+                codecs::markdown(&rows, data.len())
+            );
+        }
+        all.push(serde_json::json!({"trace": t.display().to_string(), "bytes": data.len(), "rows": rows}));
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?
+        );
+    }
+    Ok(true)
 }
 
 /// `hwzip sweep`: runs (or merges) a sweep and prints its table; fails if a point failed.

@@ -10,6 +10,7 @@
 pub mod adaptive;
 pub mod base_xor;
 pub mod buddy;
+pub mod codecs;
 pub mod cpack_lossy;
 pub mod files;
 pub mod zvc;

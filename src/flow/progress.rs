@@ -1,15 +1,84 @@
 //! Progress display for long steps: one spinner line per running step (what it is doing and
 //! for how long) on a terminal, plain lines when standard output or standard error is not a
 //! terminal (CI logs, pipes): the start and the end of each step, and for a step that runs
-//! longer than a minute, what it is doing once a minute.
+//! longer than a minute a heartbeat once a minute (the step, its time so far and what it is
+//! doing: a synthesis' CPU time against its budget, a co-simulation's lines), whether or not
+//! the step reports anything. `HWZIP_HEARTBEAT_S` sets the interval in seconds.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-/// In plain mode, a running step says what it is doing at most this often.
-const HEARTBEAT: Duration = Duration::from_secs(60);
+/// In plain mode, a running step prints a heartbeat this often (`HWZIP_HEARTBEAT_S`, else
+/// 60 s).
+fn heartbeat() -> Duration {
+    static H: OnceLock<Duration> = OnceLock::new();
+    *H.get_or_init(|| {
+        let s = std::env::var("HWZIP_HEARTBEAT_S")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|&s| (1..=3600).contains(&s))
+            .unwrap_or(60);
+        Duration::from_secs(s)
+    })
+}
+
+/// A running step in plain mode, as the heartbeat thread sees it.
+struct Running {
+    label: String,
+    start: Instant,
+    /// When the step last printed a line.
+    last: Instant,
+    /// What the step last said it was doing.
+    msg: String,
+    finished: bool,
+}
+
+impl Running {
+    /// Prints the heartbeat line when one is due.
+    fn beat(&mut self) {
+        if !self.finished && self.last.elapsed() >= heartbeat() {
+            self.last = Instant::now();
+            let doing = if self.msg.is_empty() {
+                "running".to_string()
+            } else {
+                self.msg.clone()
+            };
+            eprintln!(
+                "   ...    {} ({:.0} s): {}",
+                self.label,
+                self.start.elapsed().as_secs_f64(),
+                doing
+            );
+        }
+    }
+}
+
+/// The running plain-mode steps, and the thread that prints their heartbeats (started with
+/// the first such step).
+fn watch(r: &Arc<Mutex<Running>>) {
+    static STEPS: Mutex<Vec<Weak<Mutex<Running>>>> = Mutex::new(Vec::new());
+    static THREAD: OnceLock<()> = OnceLock::new();
+    let lock = || STEPS.lock().unwrap_or_else(|e| e.into_inner());
+    lock().push(Arc::downgrade(r));
+    THREAD.get_or_init(|| {
+        let _ = std::thread::Builder::new()
+            .name("hwzip-heartbeat".into())
+            .spawn(move || loop {
+                std::thread::sleep(Duration::from_secs(1).min(heartbeat()));
+                let mut steps = lock();
+                steps.retain(|w| match w.upgrade() {
+                    Some(r) => {
+                        let mut r = r.lock().unwrap_or_else(|e| e.into_inner());
+                        r.beat();
+                        !r.finished
+                    }
+                    None => false,
+                });
+            });
+    });
+}
 
 /// How a [`Ui`] shows progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,17 +149,24 @@ impl Ui {
             pb.enable_steady_tick(Duration::from_millis(200));
             pb
         });
-        if self.mode == Mode::Plain {
-            eprintln!("   ...    {}", label);
-        }
         let start = Instant::now();
+        let plain = (self.mode == Mode::Plain).then(|| {
+            eprintln!("   ...    {}", label);
+            let r = Arc::new(Mutex::new(Running {
+                label: label.to_string(),
+                start,
+                last: start,
+                msg: String::new(),
+                finished: false,
+            }));
+            watch(&r);
+            r
+        });
         Step {
             ui: self.clone(),
             reporter: Reporter {
                 pb: pb.clone(),
-                plain: (self.mode == Mode::Plain).then(|| Arc::new(Mutex::new(start))),
-                label: label.to_string(),
-                start,
+                plain,
             },
             pb,
             label: label.to_string(),
@@ -105,29 +181,27 @@ impl Ui {
 #[derive(Clone)]
 pub struct Reporter {
     pb: Option<ProgressBar>,
-    /// Plain mode: when the step last printed a line.
-    plain: Option<Arc<Mutex<Instant>>>,
-    label: String,
-    start: Instant,
+    /// Plain mode: the step as the heartbeat thread sees it.
+    plain: Option<Arc<Mutex<Running>>>,
 }
 
 impl Reporter {
-    /// What the step is doing now: beside its spinner on a terminal; in plain mode a line
-    /// once a minute after the step's first minute.
+    /// What the step is doing now: beside its spinner on a terminal; in plain mode it is
+    /// the text of the step's next heartbeat line.
     pub fn set(&self, msg: impl Into<String>) {
         if let Some(pb) = &self.pb {
             pb.set_message(msg.into());
-        } else if let Some(last) = &self.plain {
-            let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
-            if last.elapsed() >= HEARTBEAT {
-                *last = Instant::now();
-                eprintln!(
-                    "   ...    {} ({:.0} s): {}",
-                    self.label,
-                    self.start.elapsed().as_secs_f64(),
-                    msg.into()
-                );
-            }
+        } else if let Some(r) = &self.plain {
+            let mut r = r.lock().unwrap_or_else(|e| e.into_inner());
+            r.msg = msg.into();
+            r.beat();
+        }
+    }
+
+    /// Marks the step finished: no more heartbeats.
+    fn finish(&self) {
+        if let Some(r) = &self.plain {
+            r.lock().unwrap_or_else(|e| e.into_inner()).finished = true;
         }
     }
 }
@@ -145,6 +219,7 @@ pub struct Step {
 
 impl Drop for Step {
     fn drop(&mut self) {
+        self.reporter.finish();
         if let (Some(pb), false) = (&self.pb, self.done) {
             pb.finish_and_clear();
         }
@@ -170,6 +245,7 @@ impl Step {
     /// Ends the step with a one-line summary (printed in both modes).
     pub fn done(mut self, summary: &str) {
         self.done = true;
+        self.reporter.finish();
         if let Some(pb) = &self.pb {
             pb.finish_and_clear();
         }

@@ -547,7 +547,8 @@ fn run_point(
         .iter()
         .filter(|u| o.units.is_empty() || o.units.iter().any(|n| n == u.unit))
     {
-        match run_unit(o, &cfg, u, libs, &work, &designs) {
+        let step = |what: &str| log(&format!("point {}: {} {}", index, u.unit, what));
+        match run_unit(o, &cfg, u, libs, &work, &designs, &step) {
             Ok(ur) => r.units.push(ur),
             Err(e) => {
                 r.error = Some(format!("{}: {}", u.unit, e));
@@ -565,9 +566,11 @@ fn run_unit(
     libs: &[crate::synth::Liberty],
     work: &Path,
     siblings: &[crate::engines::UnitDesign],
+    step: &dyn Fn(&str),
 ) -> FlowResult<UnitResult> {
     let rtl = work.join("rtl").join(&u.top.name);
     write_rtl(std::slice::from_ref(u), &rtl)?;
+    step("lint");
     lint(&rtl, &u.top.name)?;
     let mut stim = stim_from(cfg, None);
     stim.lines = o.lines;
@@ -578,6 +581,7 @@ fn run_unit(
         vcd: None,
         x_seed: None,
     };
+    step(&format!("co-simulation, {} lines", o.lines));
     let c = super::cosim(&req, cfg, &mut |_| {})?;
     if c.stats.mismatches > 0 {
         let at = c
@@ -588,9 +592,11 @@ fn run_unit(
             .unwrap_or_default();
         return Err(format!("co-simulation mismatch{}", at));
     }
+    step("timing");
     let t = super::timing(o.engine, cfg, u.unit)?;
     let mut synth = Vec::new();
     for lib in libs {
+        step(&format!("synthesis on {}", lib.label()));
         let (row, cached) = synth_unit(cfg, u, lib, work, &t, siblings, None)?;
         let s = &row.result;
         synth.push(LibResult {

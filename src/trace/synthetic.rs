@@ -202,8 +202,11 @@ pub enum DataClass {
     AllZero,
     /// Every element non-zero (uniform in `1..=max`).
     AllNonZero,
-    /// i.i.d. zeros with a density drawn uniformly from `0..=1` (from the seed).
+    /// Uniform random words over the whole `word_bits` range (zeros only by chance).
     UniformRandom,
+    /// i.i.d. zeros with a density drawn uniformly from `0..=1` (from the seed), the other
+    /// elements uniform non-zero.
+    SparseRandom,
     /// Clustered zero/non-zero runs (mean run 1..=64, density 0.1..=0.9, from the seed).
     Clustered,
     /// ReLU-activation-like tensor, sparsity 0.3..=0.95 from the seed, NCHW.
@@ -214,10 +217,11 @@ pub enum DataClass {
 
 impl DataClass {
     /// Every class, in a fixed order.
-    pub const ALL: [DataClass; 6] = [
+    pub const ALL: [DataClass; 7] = [
         DataClass::AllZero,
         DataClass::AllNonZero,
         DataClass::UniformRandom,
+        DataClass::SparseRandom,
         DataClass::Clustered,
         DataClass::Relu,
         DataClass::FloatSpecials,
@@ -229,6 +233,7 @@ impl DataClass {
             DataClass::AllZero => "all_zero",
             DataClass::AllNonZero => "all_non_zero",
             DataClass::UniformRandom => "uniform_random",
+            DataClass::SparseRandom => "sparse_random",
             DataClass::Clustered => "clustered",
             DataClass::Relu => "relu",
             DataClass::FloatSpecials => "float_specials",
@@ -248,7 +253,8 @@ impl DataClass {
         match self {
             DataClass::AllZero => vec![0; n],
             DataClass::AllNonZero => (0..n).map(|_| rng.gen_range(1..=max)).collect(),
-            DataClass::UniformRandom => {
+            DataClass::UniformRandom => (0..n).map(|_| rng.gen_range(0..=max)).collect(),
+            DataClass::SparseRandom => {
                 let d = rng.gen::<f64>();
                 uniform_density(n, d, word_bits, seed)
             }
@@ -278,6 +284,31 @@ mod tests {
 
     fn sparsity(v: &[u32]) -> f64 {
         v.iter().filter(|&&x| x == 0).count() as f64 / v.len() as f64
+    }
+
+    /// `uniform_random` is uniform words for every seed (zeros only by chance, every byte
+    /// value about equally often); the sparse class keeps its seed-drawn density of zeros.
+    #[test]
+    fn uniform_random_is_uniform_words() {
+        for seed in 1..=4 {
+            for bits in [8u32, 16, 32] {
+                let v = DataClass::UniformRandom.generate(8192, bits, seed);
+                let max = max_for(bits) as f64;
+                assert!(sparsity(&v) < 0.01, "seed {seed}: {} zeros", sparsity(&v));
+                let mean = v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64;
+                assert!(
+                    (mean / max - 0.5).abs() < 0.02,
+                    "seed {seed}, {bits} bits: mean {mean}"
+                );
+            }
+        }
+        let zeros: Vec<f64> = (1..=8)
+            .map(|s| sparsity(&DataClass::SparseRandom.generate(8192, 32, s)))
+            .collect();
+        assert!(
+            zeros.iter().any(|&z| z > 0.5) && zeros.iter().any(|&z| z < 0.5),
+            "{zeros:?}"
+        );
     }
 
     #[test]

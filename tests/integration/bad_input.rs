@@ -1,6 +1,6 @@
 //! Bad input, class by class: every case must end with exit status 2 and one short line on
 //! stderr that names the problem, without a panic, a partial output or a changed input. The
-//! counts per class are printed (`--nocapture`) for the README's reliability table.
+//! counts per class are printed (`--nocapture`) for the table in docs/RELIABILITY.md.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -366,7 +366,7 @@ fn every_bad_input_is_a_one_line_error() {
             "1 GiB",
         ),
         (vec!["eval", "--trace", &good_in, "--lines", "5"], "--class"),
-        (vec!["eval", "--engine", "zvc"], "needs data"),
+        (vec!["eval", "--engine", "zvc"], "needs --trace FILE"),
         (
             vec![
                 "eval", "--engine", "zvc", "--trace", &good_in, "--lambda", "3",

@@ -702,3 +702,86 @@ fn report_sets_are_written_whole_or_not_at_all() {
         assert_eq!(std::fs::read(kept.join(n)).unwrap(), b, "{n} changed");
     }
 }
+
+/// `compress --codec C` round-trips a file through every line codec alone (decompressed
+/// without naming the codec), and `eval --codecs all` sets them beside zlib and zstd.
+#[test]
+fn every_codec_alone_round_trips_and_compares() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.bin");
+    let data: Vec<u8> = (0..30_000u32)
+        .flat_map(|i| match (i / 256) % 3 {
+            0 => 0u32.to_le_bytes(),
+            1 => (i / 7).to_le_bytes(),
+            _ => ((i as f32) * 0.01).cos().to_bits().to_le_bytes(),
+        })
+        .collect();
+    std::fs::write(&input, &data).unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    for codec in ["bdi", "fpc", "cpack", "cpack128", "bpc", "zvc"] {
+        let c = d.path().join(format!("{codec}.hz"));
+        let back = d.path().join(format!("{codec}.out"));
+        let o = hwzip(&["compress", "--codec", codec, "--stats", &s(&input), &s(&c)]);
+        assert!(o.status.success(), "{codec}: {}", text(&o));
+        assert!(text(&o).contains(&format!("{codec}: ")), "{}", text(&o));
+        assert!(
+            std::fs::metadata(&c).unwrap().len() < data.len() as u64,
+            "{codec}"
+        );
+        let o = hwzip(&["decompress", &s(&c), &s(&back)]);
+        assert!(o.status.success(), "{codec}: {}", text(&o));
+        assert_eq!(std::fs::read(&back).unwrap(), data, "{codec}");
+        let o = hwzip(&["decompress", "--engine", "buddy", &s(&c), &s(&back)]);
+        assert_clean_error(&o, "decompress it without --engine");
+    }
+    assert_clean_error(
+        &hwzip(&[
+            "compress",
+            "--codec",
+            "lz4",
+            &s(&input),
+            &s(&d.path().join("x")),
+        ]),
+        "unknown codec `lz4`",
+    );
+    let o = hwzip(&["eval", "--codecs", "all", "--trace", &s(&input)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for row in [
+        "| bdi |",
+        "| cpack128 |",
+        "| zvc |",
+        "| zlib-6 |",
+        "| zstd-3 |",
+    ] {
+        assert!(out.contains(row), "{row} missing:\n{out}");
+    }
+    assert_clean_error(&hwzip(&["eval", "--codecs", "all"]), "give --trace FILE");
+}
+
+/// In a log (standard error not a terminal), a running step prints a heartbeat with its
+/// time so far whether or not it reports progress (`HWZIP_HEARTBEAT_S` shortens the minute).
+#[test]
+fn long_steps_print_a_heartbeat_in_logs() {
+    let o = Command::new(env!("CARGO_BIN_EXE_hwzip"))
+        .args([
+            "cosim",
+            "--engine",
+            "zvc",
+            "--unit",
+            "compressor",
+            "--lines",
+            "100000",
+        ])
+        .env("HWZIP_HEARTBEAT_S", "1")
+        .env("HWZIP_CXX_OPT", "0")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.contains("cosim zvc compressor (") && l.contains(" s): ")),
+        "no heartbeat in:\n{err}"
+    );
+}
