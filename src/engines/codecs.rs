@@ -24,7 +24,7 @@ use crate::model::zvc_line::ZvcLineParams;
 use serde::{Deserialize, Serialize};
 
 /// The container engine id of a single-codec file.
-pub const ENGINE_ID: &str = "codec";
+pub const ENGINE_ID: &str = container::ENGINE_CODEC;
 
 /// The codec names `--codec` takes.
 pub const NAMES: [&str; 6] = ["bdi", "fpc", "cpack", "cpack128", "bpc", "zvc"];

@@ -92,7 +92,7 @@ fn unpack(
 /// Opens a container and checks that `engine` wrote it.
 pub(super) fn open<'a>(engine: &str, data: &'a [u8]) -> Result<(Header, &'a [u8]), String> {
     let (h, payload) = container::open(data).map_err(|e| e.to_string())?;
-    if h.engine == super::codecs::ENGINE_ID && engine != h.engine {
+    if h.engine == container::ENGINE_CODEC && engine != h.engine {
         return Err(format!(
             "the container was written by `compress --codec`, not engine {engine}: \
              decompress it without --engine"

@@ -56,6 +56,9 @@ fn bad(msg: impl Into<String>) -> ModelError {
     ModelError::Corrupt(format!("container: {}", msg.into()))
 }
 
+/// The engine id of a file written by `hwzip compress --codec` (one line codec alone).
+pub const ENGINE_CODEC: &str = "codec";
+
 /// The engine parameters a container carries, read strictly: every engine's params type
 /// refuses unknown keys, and the error names the engine (`what`) with the parser's message
 /// clipped.

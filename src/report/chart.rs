@@ -108,6 +108,62 @@ fn color(i: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
+/// How a bar chart's value axis maps values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Scale {
+    /// From 0 to the largest value.
+    Linear,
+    /// log10 of the value, from the decade at or below the smallest positive value (`base`)
+    /// to a little above the largest (`top`), both in log10 units.
+    Log { base: f64, top: f64 },
+}
+
+impl Scale {
+    /// Log when every value is at least 0 and the positive ones span more than 100x.
+    fn of(values: &[f64]) -> Scale {
+        let pos = values.iter().copied().filter(|v| *v > 0.0);
+        let lo = pos.clone().fold(f64::INFINITY, f64::min);
+        let hi = pos.fold(0.0f64, f64::max);
+        if values.iter().any(|v| *v < 0.0) || !(lo.is_finite() && hi > 100.0 * lo) {
+            return Scale::Linear;
+        }
+        // The decade below the smallest value, so that a bar of exactly 1 (or 10) shows.
+        let mut base = lo.log10().floor();
+        if lo.log10() - base < 0.1 {
+            base -= 1.0;
+        }
+        Scale::Log {
+            base,
+            top: hi.log10() + 0.08 * (hi.log10() - base),
+        }
+    }
+
+    /// Where the bars start.
+    fn base(self) -> f64 {
+        match self {
+            Scale::Linear => 0.0,
+            Scale::Log { base, .. } => base,
+        }
+    }
+
+    /// A value's position on the axis.
+    fn map(self, v: f64) -> f64 {
+        match self {
+            Scale::Linear => v,
+            Scale::Log { base, .. } if v > 0.0 => v.log10().max(base),
+            Scale::Log { base, .. } => base,
+        }
+    }
+
+    /// The value at an axis position (for tick labels).
+    fn unmap(self, t: f64) -> f64 {
+        match self {
+            Scale::Linear => t,
+            Scale::Log { .. } => 10f64.powf(t),
+        }
+    }
+}
+
 /// The axis range of values from `lo` to `hi`, padded; `0..1` when there is no finite value
 /// (an empty chart), so that the mesh never spans an inverted or infinite range.
 fn span(lo: f64, hi: f64) -> (f64, f64) {
@@ -317,14 +373,29 @@ impl Chart {
         mark_name: &str,
     ) -> Result<(), Box<dyn std::error::Error + '_>> {
         let n = categories.len().max(1);
-        let top = series
+        let values: Vec<f64> = series
             .iter()
             .flat_map(|s| s.values.iter().flatten().copied())
             .chain(marks.iter().map(|m| m.value))
             .filter(|v| v.is_finite())
-            .fold(0.0f64, f64::max);
+            .collect();
+        let top = values.iter().copied().fold(0.0f64, f64::max);
         let flip = horizontal(categories);
-        let top = if top > 0.0 { top * 1.08 } else { 1.0 };
+        // A log value axis when the positive values span more than 100x (one trace 200x,
+        // the others near 1x): bars start at the decade below the smallest value.
+        let scale = Scale::of(&values);
+        let top = match scale {
+            Scale::Linear => {
+                if top > 0.0 {
+                    top * 1.08
+                } else {
+                    1.0
+                }
+            }
+            Scale::Log { top, .. } => top,
+        };
+        let base = scale.base();
+        let along = move |v: f64| scale.map(v);
         // The legend beside the plot, where it covers no bar.
         let mut keys: Vec<(String, legend::Key)> = series
             .iter()
@@ -351,14 +422,16 @@ impl Chart {
         let rect = move |c: usize, s: usize, v: f64| {
             let lo = pos(c) - 0.4 + s as f64 * w;
             let hi = lo + w * 0.92;
+            let v = along(v);
             if flip {
-                [(0.0, lo), (v, hi)]
+                [(base, lo), (v, hi)]
             } else {
-                [(lo, 0.0), (hi, v)]
+                [(lo, base), (hi, v)]
             }
         };
         let tick = move |c: usize, v: f64| {
             let p = pos(c);
+            let v = along(v);
             if flip {
                 vec![(v, p - 0.45), (v, p + 0.45)]
             } else {
@@ -367,9 +440,18 @@ impl Chart {
         };
         let across = -0.5f64..(n as f64 - 0.5);
         let (xr, yr) = if flip {
-            (0f64..top, across)
+            (base..top, across)
         } else {
-            (across, 0f64..top)
+            (across, base..top)
+        };
+        // On a log axis only the decades are labelled (1, 10, 100), not 3.162 or 31.623.
+        let value_label = move |t: &f64| match scale {
+            Scale::Log { .. } if (t - t.round()).abs() > 1e-6 => String::new(),
+            _ => axis_number(&scale.unmap(*t)),
+        };
+        let value_desc = match scale {
+            Scale::Linear => self.y_label.clone(),
+            Scale::Log { .. } => format!("{} (log scale)", self.y_label),
         };
         let mut chart = if flip {
             b.x_label_area_size(44)
@@ -387,26 +469,28 @@ impl Chart {
                 mesh.disable_y_mesh()
                     .y_labels(n * 2 + 1)
                     .y_label_formatter(&rev)
-                    .x_label_formatter(&axis_number)
-                    .x_desc(&self.y_label)
+                    .x_label_formatter(&value_label)
+                    .x_desc(&value_desc)
                     .y_desc(&self.x_label)
                     .draw()?;
             } else {
                 mesh.disable_x_mesh()
                     .x_labels(n * 2 + 1)
                     .x_label_formatter(&name)
-                    .y_label_formatter(&axis_number)
+                    .y_label_formatter(&value_label)
                     .x_desc(&self.x_label)
-                    .y_desc(&self.y_label)
+                    .y_desc(&value_desc)
                     .draw()?;
             }
         }
         for (si, s) in series.iter().enumerate() {
             let c = color(si);
-            let bars =
-                s.values.iter().enumerate().filter_map(move |(ci, v)| {
-                    Some(Rectangle::new(rect(ci, si, (*v)?), c.filled()))
-                });
+            let bars = s.values.iter().enumerate().filter_map(move |(ci, v)| {
+                let v = (*v)?;
+                // On a log axis a value at or below zero has no bar.
+                (scale == Scale::Linear || v > 0.0)
+                    .then(|| Rectangle::new(rect(ci, si, v), c.filled()))
+            });
             chart.draw_series(bars)?;
         }
         if !marks.is_empty() {
@@ -710,6 +794,36 @@ mod tests {
                 .unwrap_or_else(|| panic!("no x in {}", tag));
             assert!(x >= f64::from(W - 220), "{} at x = {} in {}", name, x, tag);
         }
+    }
+
+    /// Values spanning more than 100x get a log axis (one 200x trace no longer flattens the
+    /// others), labelled as such; ordinary ranges and negative values stay linear.
+    #[test]
+    fn wide_ranges_get_a_log_axis() {
+        assert_eq!(Scale::of(&[1.0, 2.0, 50.0]), Scale::Linear);
+        assert_eq!(Scale::of(&[-1.0, 1.0, 500.0]), Scale::Linear);
+        let s = Scale::of(&[0.0, 0.9, 1.2, 256.0]);
+        assert!(
+            matches!(s, Scale::Log { base, .. } if base == -1.0),
+            "{s:?}"
+        );
+        assert!((s.unmap(s.map(256.0)) - 256.0).abs() < 1e-9);
+        assert_eq!(s.map(0.0), s.base());
+        let c = Chart {
+            title: "ratio".into(),
+            x_label: "scheme".into(),
+            y_label: "ratio".into(),
+            body: Body::Bars {
+                categories: vec!["zvc".into(), "rle".into()],
+                series: vec![BarSeries {
+                    name: "zero".into(),
+                    values: vec![Some(256.0), Some(1.1)],
+                }],
+                marks: Vec::new(),
+                mark_name: String::new(),
+            },
+        };
+        assert!(c.svg().unwrap().contains("ratio (log scale)"));
     }
 
     #[test]

@@ -17,9 +17,19 @@ const KEYS: [&str; 8] = [
     "bytes",
 ];
 
-/// Largest number of categories and series a derived chart shows.
+/// Largest number of categories a derived chart shows, and of series: more series (traces,
+/// classes) are split over several charts, so that every one is drawn.
 const MAX_CATEGORIES: usize = 24;
 const MAX_SERIES: usize = 8;
+
+/// `title`, with `(part i of n)` when a chart's series are split over `n` charts.
+fn part_title(title: String, i: usize, n: usize) -> String {
+    if n > 1 {
+        format!("{} (part {} of {})", title, i + 1, n)
+    } else {
+        title
+    }
+}
 
 struct Table {
     context: String,
@@ -126,18 +136,19 @@ pub fn charts(md: &str, prefix: &str, max: usize) -> Vec<Chart> {
             }
         }
         if cols.is_empty() {
-            if let Some(c) = wide_chart(prefix, &header, &members) {
+            let w = wide_chart(prefix, &header, &members);
+            if !w.is_empty() {
                 if out.len() >= max {
                     return out;
                 }
-                out.push(c);
+                out.extend(w);
             }
         }
         for col in cols {
             if out.len() >= max {
                 return out;
             }
-            out.push(bar_chart(
+            out.extend(bar_chart(
                 prefix,
                 &header,
                 &members,
@@ -178,7 +189,7 @@ fn key_width(members: &[&Table], cols: &[usize]) -> usize {
 /// A wide table (one row per data set, the columns a distribution such as size buckets or
 /// codecs): the longest run of at least three numeric columns whose names end alike (`0 B`
 /// … `128 B`, `1x` … `16x`), else every numeric column, as categories; one series per row.
-fn wide_chart(prefix: &str, header: &[String], members: &[&Table]) -> Option<Chart> {
+fn wide_chart(prefix: &str, header: &[String], members: &[&Table]) -> Vec<Chart> {
     let numeric: Vec<usize> = (1..header.len())
         .filter(|&c| {
             let h = header[c].to_lowercase();
@@ -193,14 +204,22 @@ fn wide_chart(prefix: &str, header: &[String], members: &[&Table]) -> Option<Cha
         })
         .collect();
     if numeric.len() < 3 {
-        return None;
+        return Vec::new();
     }
-    let last = |c: usize| header[c].chars().last();
+    // A bucket column names a size or a factor (`0 B`, `16x`): it has a digit. Codec
+    // columns (`BPC`, `ZVC`, `BPC 64-bit symbols`) are all kept.
+    let last = |c: usize| {
+        header[c]
+            .chars()
+            .any(|ch| ch.is_ascii_digit())
+            .then(|| header[c].chars().last())
+    };
     let mut best: &[usize] = &[];
     let mut start = 0;
     for i in 1..=numeric.len() {
         let breaks = i == numeric.len()
             || numeric[i] != numeric[i - 1] + 1
+            || last(numeric[i]).is_none()
             || last(numeric[i]) != last(numeric[start]);
         if breaks {
             if i - start > best.len() {
@@ -210,32 +229,32 @@ fn wide_chart(prefix: &str, header: &[String], members: &[&Table]) -> Option<Cha
         }
     }
     let cols: &[usize] = if best.len() >= 3 { best } else { &numeric };
-    let rows: Vec<&Vec<String>> = members
-        .iter()
-        .flat_map(|t| &t.rows)
-        .take(MAX_SERIES)
-        .collect();
+    let rows: Vec<&Vec<String>> = members.iter().flat_map(|t| &t.rows).collect();
     let caption = &members[0].caption;
-    Some(Chart {
-        title: format!("{}: {}", prefix, caption),
-        x_label: String::new(),
-        y_label: String::new(),
-        body: Body::Bars {
-            categories: cols.iter().map(|&c| header[c].clone()).collect(),
-            series: rows
-                .iter()
-                .map(|r| BarSeries {
-                    name: r.first().cloned().unwrap_or_default(),
-                    values: cols
-                        .iter()
-                        .map(|&c| r.get(c).and_then(|v| number(v)))
-                        .collect(),
-                })
-                .collect(),
-            marks: Vec::new(),
-            mark_name: String::new(),
-        },
-    })
+    let parts = rows.len().div_ceil(MAX_SERIES);
+    rows.chunks(MAX_SERIES)
+        .enumerate()
+        .map(|(i, part)| Chart {
+            title: part_title(format!("{}: {}", prefix, caption), i, parts),
+            x_label: String::new(),
+            y_label: String::new(),
+            body: Body::Bars {
+                categories: cols.iter().map(|&c| header[c].clone()).collect(),
+                series: part
+                    .iter()
+                    .map(|r| BarSeries {
+                        name: r.first().cloned().unwrap_or_default(),
+                        values: cols
+                            .iter()
+                            .map(|&c| r.get(c).and_then(|v| number(v)))
+                            .collect(),
+                    })
+                    .collect(),
+                marks: Vec::new(),
+                mark_name: String::new(),
+            },
+        })
+        .collect()
 }
 
 fn bar_chart(
@@ -245,10 +264,9 @@ fn bar_chart(
     categories: &[String],
     col: usize,
     width: usize,
-) -> Chart {
+) -> Vec<Chart> {
     let series: Vec<BarSeries> = members
         .iter()
-        .take(MAX_SERIES)
         .enumerate()
         .map(|(k, t)| BarSeries {
             name: if t.context.is_empty() {
@@ -268,17 +286,26 @@ fn bar_chart(
                 .collect(),
         })
         .collect();
-    Chart {
-        title: format!("{}: {} by {}", prefix, header[col], header[0]),
-        x_label: header[0].clone(),
-        y_label: header[col].clone(),
-        body: Body::Bars {
-            categories: categories.to_vec(),
-            series,
-            marks: Vec::new(),
-            mark_name: String::new(),
-        },
-    }
+    let parts = series.len().div_ceil(MAX_SERIES);
+    series
+        .chunks(MAX_SERIES)
+        .enumerate()
+        .map(|(i, part)| Chart {
+            title: part_title(
+                format!("{}: {} by {}", prefix, header[col], header[0]),
+                i,
+                parts,
+            ),
+            x_label: header[0].clone(),
+            y_label: header[col].clone(),
+            body: Body::Bars {
+                categories: categories.to_vec(),
+                series: part.to_vec(),
+                marks: Vec::new(),
+                mark_name: String::new(),
+            },
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -352,5 +379,55 @@ mod tests {
         assert_eq!(number("+4.6%"), Some(4.6));
         assert_eq!(number("442.422 nJ (221.2 pJ/sector)"), Some(442.422));
         assert_eq!(number("n/a"), None);
+    }
+}
+
+#[cfg(test)]
+mod split_tests {
+    use super::*;
+
+    /// Twenty traces under one header give three charts (8 + 8 + 4 series) per key column,
+    /// so that every trace is drawn.
+    #[test]
+    fn every_trace_is_drawn_when_there_are_more_than_eight() {
+        let mut md = String::new();
+        for i in 0..20 {
+            md.push_str(&format!(
+                "trace: t{i} (10 lines)\n\n| scheme | ratio |\n|---|---:|\n| zvc | {}.5 |\n\n",
+                i + 1
+            ));
+        }
+        let c = charts(&md, "zvc", 8);
+        assert_eq!(c.len(), 3);
+        let counts: Vec<usize> = c
+            .iter()
+            .map(|ch| match &ch.body {
+                Body::Bars { series, .. } => series.len(),
+                _ => 0,
+            })
+            .collect();
+        assert_eq!(counts, [8, 8, 4]);
+        assert!(c[2].title.ends_with("(part 3 of 3)"), "{}", c[2].title);
+    }
+
+    /// A codec comparison keeps every codec column, `BPC 64-bit symbols` included; size
+    /// buckets still chart only their bucket columns.
+    #[test]
+    fn codec_columns_are_all_charted() {
+        let md = "| Data | BPC | BDI+FPC | ZVC | BPC 64-bit symbols |\n|---|---:|---:|---:|---:|\n\
+                  | relu | 2.1 | 1.5 | 1.9 | 2.3 |\n| fp64 | 1.2 | 1.1 | 1.0 | 1.4 |\n";
+        let c = charts(md, "buddy", 8);
+        match &c[0].body {
+            Body::Bars { categories, .. } => {
+                assert_eq!(categories, &["BPC", "BDI+FPC", "ZVC", "BPC 64-bit symbols"])
+            }
+            _ => panic!("bars"),
+        }
+        let md = "| Data | 0 B | 32 B | 64 B | 128 B | mean |\n|---|---:|---:|---:|---:|---:|\n\
+                  | relu | 1 | 2 | 3 | 4 | 9.5 |\n";
+        match &charts(md, "buddy", 8)[0].body {
+            Body::Bars { categories, .. } => assert_eq!(categories.len(), 4),
+            _ => panic!("bars"),
+        }
     }
 }

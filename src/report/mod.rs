@@ -143,7 +143,8 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}figure.plot{margin:1em 0
 figure.plot svg{max-width:100%;height:auto;border:1px solid #eee}pre{background:#f7f7f7;\
 padding:.6em;overflow-x:auto}nav ul{columns:2;font-size:.9em}footer{margin-top:3em;\
 color:#777;font-size:.8em}.alert{border:2px solid #c00;background:#fff3f3;padding:.1em 1em;\
-margin:1em 0}.alert th{background:#fbdede}";
+margin:1em 0}.alert th{background:#fbdede}div.wide{overflow-x:auto;max-width:100%}\
+td{white-space:nowrap}td details{white-space:normal;min-width:16em}summary{cursor:pointer}";
 
 /// Counts the charts that rendered (an `<svg>` with a non-empty box and text); writes `ok N`
 /// when that is every chart (the figures on the page and the count the page was written
@@ -207,6 +208,23 @@ fn cells(line: &str) -> Vec<&str> {
     t.split('|').map(str::trim).collect()
 }
 
+/// Longest table cell shown whole; longer ones (parameter strings) fold into a `<details>`
+/// whose summary is their start, so that a wide table keeps one line per row.
+const CELL_MAX: usize = 40;
+
+/// A table cell: inline Markdown, folded when longer than [`CELL_MAX`] characters.
+fn cell_html(c: &str) -> String {
+    if c.chars().count() <= CELL_MAX {
+        return inline(c);
+    }
+    let start: String = c.chars().take(CELL_MAX / 2).collect();
+    format!(
+        "<details><summary>{}…</summary>{}</details>",
+        esc(&start.replace(['`', '*'], "")),
+        inline(c)
+    )
+}
+
 /// Markdown as the reports write it (tables, headings, paragraphs) → HTML.
 pub fn markdown_html(md: &str) -> String {
     let mut h = String::new();
@@ -220,7 +238,7 @@ pub fn markdown_html(md: &str) -> String {
                 .get(i + 1)
                 .map(|a| cells(a).iter().map(|c| c.ends_with(':')).collect())
                 .unwrap_or_default();
-            h.push_str("<table>\n<tr>");
+            h.push_str("<div class=\"wide\"><table>\n<tr>");
             for c in &head {
                 let _ = write!(h, "<th>{}</th>", inline(c));
             }
@@ -234,12 +252,12 @@ pub fn markdown_html(md: &str) -> String {
                     } else {
                         ""
                     };
-                    let _ = write!(h, "<td{}>{}</td>", cls, inline(c));
+                    let _ = write!(h, "<td{}>{}</td>", cls, cell_html(c));
                 }
                 h.push_str("</tr>\n");
                 i += 1;
             }
-            h.push_str("</table>\n");
+            h.push_str("</table></div>\n");
             continue;
         }
         if let Some(t) = l.strip_prefix('#') {
@@ -265,6 +283,23 @@ pub fn add(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A table scrolls instead of being clipped, and a long parameter string folds into a
+    /// details element instead of wrapping its row over many lines.
+    #[test]
+    fn wide_tables_scroll_and_long_cells_fold() {
+        let long = "block_bytes=128 codes=original push=no-full-match dict_entries=16";
+        let h = markdown_html(&format!(
+            "| unit | params |\n|---|---|\n| comp | {long} |\n"
+        ));
+        assert!(h.starts_with("<div class=\"wide\"><table>"), "{h}");
+        assert!(
+            h.contains("<details><summary>block_bytes=128 code…</summary>"),
+            "{h}"
+        );
+        assert!(h.contains(long));
+        assert!(markdown_html("| a |\n|---|\n| short |\n").contains("<td>short</td>"));
+    }
 
     #[test]
     fn tables_become_html_with_numeric_cells_right_aligned() {
