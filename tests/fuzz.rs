@@ -8,7 +8,7 @@
 //! installs stable Rust only; this harness runs in the ordinary test suite there.
 //!
 //! Each target first replays `tests/fuzz_corpus/<target>/*` (inputs that once found a bug,
-//! kept as regression tests) and then mutates for `HWZIP_FUZZ_SECS` seconds (default 3;
+//! kept as regression tests) and then mutates for `HWZIP_FUZZ_SECS` seconds (default 1.5;
 //! `HWZIP_FUZZ_SEED` seeds the mutations). A panic saves the input to
 //! `<target dir>/fuzz-crashes/` and fails. A counting global allocator checks that no single
 //! allocation exceeds 256 MiB for inputs of at most 64 KiB (no unbounded allocation).
@@ -165,7 +165,7 @@ fn fuzz(name: &str, seeds: Vec<Vec<u8>>, run: impl RunFn) {
     let secs: f64 = std::env::var("HWZIP_FUZZ_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(3.0);
+        .unwrap_or(1.5);
     let seed: u64 = std::env::var("HWZIP_FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
