@@ -682,13 +682,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             let mut cfg = load_config(&config)?;
             if let Some(c) = &codec {
                 // Checked before any input is read.
-                if !engines::codecs::NAMES.contains(&c.as_str()) {
-                    return Err(format!(
-                        "unknown codec `{}` (codecs: {})",
-                        hwzip::files::quote(c),
-                        engines::codecs::NAMES.join(", ")
-                    ));
-                }
+                engines::codecs::check_name(c)?;
             }
             if truncate != 0 && engine.name() != "cpack-lossy" {
                 return Err(format!(

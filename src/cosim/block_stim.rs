@@ -98,32 +98,11 @@ const BOUNDARY_PER_BATCH: usize = 8;
 /// new words among zeros, narrow and near-duplicate ones, built in the words C-Pack sees and
 /// placed in the top `32 − t` bits of the block's words. The closest of at most 4,096 tries.
 fn boundary_block(p: &model::LossyParams, tcode: u8, rng: &mut ChaCha8Rng) -> Vec<u8> {
-    let t = p.t_of(tcode);
     let raw = p.raw_bits(tcode);
     let mut best = (usize::MAX, Vec::new());
     for _ in 0..4096 {
-        let p_new = rng.gen_range(0.7..1.0);
-        let mut last = 0x8000_0000u32;
-        let w: Vec<u32> = (0..p.cpack_words(tcode))
-            .map(|_| {
-                if rng.gen_bool(p_new) {
-                    last = rng.gen_range(0x100..=u32::MAX);
-                    return last;
-                }
-                match rng.gen_range(0..5) {
-                    0 => 0,
-                    1 => rng.gen_range(1..256),
-                    2 => last ^ rng.gen_range(1..256),
-                    3 => last ^ rng.gen_range(256..65536),
-                    _ => last,
-                }
-            })
-            .collect();
-        let fields = match p.layout {
-            model::fp::TruncLayout::Packed => model::fp::unpack(&w, t, p.words()),
-            model::fp::TruncLayout::Shifted => w.iter().map(|x| x >> t).collect(),
-        };
-        let block: Vec<u8> = fields.iter().flat_map(|f| (f << t).to_le_bytes()).collect();
+        let w = model::structured_words(p.cpack_words(tcode), rng);
+        let block = model::block_of_cpack_words(p, tcode, &w);
         let Ok(c) = model::compress(p, &block, tcode) else {
             continue;
         };

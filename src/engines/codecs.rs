@@ -86,29 +86,19 @@ impl Codec {
 
     /// The parameters as JSON, after checking them.
     fn params(&self) -> Result<serde_json::Value, String> {
-        let e = |e: crate::model::ModelError| e.to_string();
-        let j = |e: serde_json::Error| e.to_string();
+        fn checked<T: Serialize>(
+            valid: Result<(), crate::model::ModelError>,
+            p: &T,
+        ) -> Result<serde_json::Value, String> {
+            valid.map_err(|e| e.to_string())?;
+            serde_json::to_value(p).map_err(|e| e.to_string())
+        }
         match self {
-            Codec::Bdi(p) => p
-                .validate()
-                .map_err(e)
-                .and(serde_json::to_value(p).map_err(j)),
-            Codec::Fpc(p) => p
-                .validate()
-                .map_err(e)
-                .and(serde_json::to_value(p).map_err(j)),
-            Codec::Cpack(p) | Codec::Cpack128(p) => p
-                .validate()
-                .map_err(e)
-                .and(serde_json::to_value(p).map_err(j)),
-            Codec::Bpc(p) => p
-                .validate()
-                .map_err(e)
-                .and(serde_json::to_value(p).map_err(j)),
-            Codec::Zvc(p) => p
-                .validate()
-                .map_err(e)
-                .and(serde_json::to_value(p).map_err(j)),
+            Codec::Bdi(p) => checked(p.validate(), p),
+            Codec::Fpc(p) => checked(p.validate(), p),
+            Codec::Cpack(p) | Codec::Cpack128(p) => checked(p.validate(), p),
+            Codec::Bpc(p) => checked(p.validate(), p),
+            Codec::Zvc(p) => checked(p.validate(), p),
         }
     }
 
@@ -129,6 +119,15 @@ fn unknown(name: &str) -> String {
         crate::files::quote(name),
         NAMES.join(", ")
     )
+}
+
+/// `name` as one of [`NAMES`], or the error that lists them.
+pub fn check_name(name: &str) -> Result<&'static str, String> {
+    NAMES
+        .iter()
+        .copied()
+        .find(|n| *n == name)
+        .ok_or_else(|| unknown(name))
 }
 
 /// The container params of a single-codec file.

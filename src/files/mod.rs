@@ -47,29 +47,41 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
             return write_atomic(&target, data);
         }
     }
+    let registered = write_temp_beside(path, data)?;
+    let result = fs::rename(registered.path(), path);
+    if result.is_err() {
+        let _ = fs::remove_file(registered.path());
+    }
+    result
+}
+
+/// The folder of `path` (`.` for a bare name).
+fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Writes `data` to `.<name>.hwzip-tmp-<pid>` beside `path` and flushes it to disk; the
+/// temporary is registered for removal on a signal, and removed on an error.
+fn write_temp_beside(path: &Path, data: &[u8]) -> std::io::Result<crate::proc::Temp> {
     let name = path
         .file_name()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let tmp = dir.join(format!(
+    let tmp = folder_of(path).join(format!(
         ".{}.hwzip-tmp-{}",
         name.to_string_lossy(),
         std::process::id()
     ));
-    let result = (|| -> std::io::Result<()> {
-        let (mut f, _registered) = crate::proc::create_temp_file(&tmp)?;
-        f.write_all(data)?;
-        f.sync_all()?;
+    let (mut f, temp) = crate::proc::create_temp_file(&tmp)?;
+    let written = f.write_all(data).and_then(|()| f.sync_all());
+    if let Err(e) = written {
         drop(f);
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
         let _ = fs::remove_file(&tmp);
+        return Err(e);
     }
-    result
+    Ok(temp)
 }
 
 /// Files written together, whole or not at all (a report set: `report.md`, `.csv`, `.json`,
@@ -165,27 +177,8 @@ fn stage(path: &Path, data: &[u8]) -> std::io::Result<Option<crate::proc::Temp>>
     if is_special(path) || fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
         return Ok(None);
     }
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    fs::create_dir_all(&dir)?;
-    let tmp = dir.join(format!(
-        ".{}.hwzip-tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let (mut f, temp) = crate::proc::create_temp_file(&tmp)?;
-    let written = f.write_all(data).and_then(|()| f.sync_all());
-    if let Err(e) = written {
-        drop(f);
-        let _ = fs::remove_file(&tmp);
-        return Err(e);
-    }
-    Ok(Some(temp))
+    fs::create_dir_all(folder_of(path))?;
+    write_temp_beside(path, data).map(Some)
 }
 
 /// Whether `a` and `b` name the same existing file (same device and inode).

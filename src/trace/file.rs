@@ -153,16 +153,6 @@ fn check_word_bits(path: &Path, word_bits: u32) -> Result<(), TraceError> {
     }
 }
 
-/// Read a raw little-endian element file.
-pub fn read_raw(path: &Path, word_bits: u32) -> Result<Vec<u32>, TraceError> {
-    check_word_bits(path, word_bits)?;
-    let bytes = input::read(path, Purpose::Trace).map_err(|source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    split(path, &bytes, word_bits)
-}
-
 /// Write elements as a raw little-endian file of `word_bits / 8` bytes each.
 pub fn write_raw(path: &Path, elems: &[u32], word_bits: u32) -> Result<(), TraceError> {
     check_word_bits(path, word_bits)?;

@@ -298,6 +298,42 @@ pub fn cpack_input(p: &LossyParams, block: &[u8], tcode: u8) -> Vec<u32> {
     }
 }
 
+/// A block whose C-Pack input with code `tcode` is `words`: their `32 − t`-bit fields (packed
+/// or shifted, as the layout reads them) in the top bits of the block's words, the dropped
+/// bits zero. The inverse of [`cpack_input`] for words that fit the layout.
+pub fn block_of_cpack_words(p: &LossyParams, tcode: u8, words: &[u32]) -> Vec<u8> {
+    let t = p.t_of(tcode);
+    let fields = match p.layout {
+        TruncLayout::Packed => fp::unpack(words, t, p.words()),
+        TruncLayout::Shifted => words.iter().map(|x| x >> t).collect(),
+    };
+    fields.iter().flat_map(|f| (f << t).to_le_bytes()).collect()
+}
+
+/// `n` structured words for C-Pack stimulus (tests, scoreboards): mostly new words (their
+/// share drawn from 0.7..1), the others zero, narrow, or the last new word repeated whole or
+/// in its upper 3 or 2 bytes, so that streams run close to the raw size.
+pub fn structured_words(n: usize, rng: &mut dyn rand::RngCore) -> Vec<u32> {
+    use rand::Rng;
+    let p_new = rng.gen_range(0.7..1.0);
+    let mut last = 0x8000_0000u32;
+    (0..n)
+        .map(|_| {
+            if rng.gen_bool(p_new) {
+                last = rng.gen_range(0x100..=u32::MAX);
+                return last;
+            }
+            match rng.gen_range(0..5) {
+                0 => 0,
+                1 => rng.gen_range(1..256),
+                2 => last ^ rng.gen_range(1..256),
+                3 => last ^ rng.gen_range(256..65536),
+                _ => last,
+            }
+        })
+        .collect()
+}
+
 /// The MD entry of a block whose C-Pack stream has `stream_bits` bits, with code `tcode`
 /// (§2.4, §2.6): compressed in `N = max(1, ceil(bits/128))` chunks iff `stream_bits` is at
 /// most [`LossyParams::max_compressed_bits`]; else raw in the code's raw chunk count.

@@ -101,35 +101,12 @@ fn blocks_with_lengths(p: &LossyParams, want: &[usize]) -> Vec<(usize, Vec<u8>)>
 /// [`blocks_with_lengths`] for truncation code `tcode` (packed layout): the structured words
 /// are the ones C-Pack sees, and the block holds them as its words' top `32 − t` bits.
 fn blocks_with_lengths_t(p: &LossyParams, tcode: u8, want: &[usize]) -> Vec<(usize, Vec<u8>)> {
-    let t = p.t_of(tcode);
     let mut rng = ChaCha8Rng::seed_from_u64(7 + tcode as u64);
     let mut found = std::collections::BTreeMap::new();
     for _ in 0..200_000 {
-        // Mostly new words, so that L spans 800..1088 bits; the others repeat the last new
-        // word fully or in its upper 3 or 2 bytes.
-        let p_new = rng.gen_range(0.7..1.0);
-        let mut last = 0x8000_0000u32;
-        let w: Vec<u32> = (0..p.cpack_words(tcode))
-            .map(|_| {
-                if rng.gen_bool(p_new) {
-                    last = rng.gen_range(0x100..=u32::MAX);
-                    return last;
-                }
-                match rng.gen_range(0..5) {
-                    0 => 0,
-                    1 => rng.gen_range(1..256),
-                    2 => last ^ rng.gen_range(1..256),
-                    3 => last ^ rng.gen_range(256..65536),
-                    _ => last,
-                }
-            })
-            .collect();
-        let blk = if t == 0 {
-            le_bytes(&w)
-        } else {
-            let fields = fp::unpack(&w, t, p.words());
-            le_bytes(&fields.iter().map(|f| f << t).collect::<Vec<_>>())
-        };
+        // Mostly new words, so that L spans 800..1088 bits at t = 0.
+        let w = structured_words(p.cpack_words(tcode), &mut rng);
+        let blk = block_of_cpack_words(p, tcode, &w);
         let l = compress(p, &blk, tcode).unwrap().stream_bits;
         if want.contains(&l) {
             found.entry(l).or_insert(blk);
