@@ -310,9 +310,21 @@ enum Cmd {
         /// Worker threads (default: the number of cores).
         #[arg(short = 'j', long)]
         jobs: Option<usize>,
-        /// Only shard K of N of each run's independent steps (e.g. `--shard 2/4`).
+        /// Only shard K of N of each run's independent steps (e.g. `--shard 2/4`); join the
+        /// shards' directories with --merge.
         #[arg(long)]
         shard: Option<String>,
+        /// Only these engines (repeatable; default all). The shared cache + MSHR block runs
+        /// with cpack-lossy or buddy.
+        #[arg(long, value_parser = engine_arg())]
+        engine: Vec<String>,
+        /// `paper` (the long tier) or `quick` (osu018, fast synthesis: a small regression).
+        #[arg(long, default_value = "paper")]
+        profile: String,
+        /// Merge these regress directories (every shard of one regression) into --out
+        /// instead of running.
+        #[arg(long, num_args = 1.., conflicts_with_all = ["shard", "engine", "profile", "lines", "gate_cosim", "configs"])]
+        merge: Vec<PathBuf>,
     },
 }
 
@@ -933,19 +945,34 @@ fn run(cli: Cli) -> Result<bool, String> {
             gate_cosim,
             jobs,
             shard,
+            engine,
+            profile,
+            merge,
         } => {
-            check_lines(lines)?;
-            let o = flow::regress::RegressOptions {
-                configs,
-                out,
-                lines,
-                gate_cosim,
-                jobs: default_jobs(jobs)?,
-                shard: shard.as_deref().map(flow::job::parse_shard).transpose()?,
+            let runs = if merge.is_empty() {
+                check_lines(lines)?;
+                let o = flow::regress::RegressOptions {
+                    configs,
+                    out: out.clone(),
+                    lines,
+                    gate_cosim,
+                    jobs: default_jobs(jobs)?,
+                    shard: shard.as_deref().map(flow::job::parse_shard).transpose()?,
+                    engines: engine
+                        .iter()
+                        .map(|e| engines::by_name(e))
+                        .collect::<Result<Vec<_>, _>>()?,
+                    profile: flow::job::Profile::from_name(&profile)?,
+                };
+                let runs = flow::regress::run(&o, &flow::progress::Ui::new())?;
+                println!("{}", flow::regress::summary(&runs, o.shard));
+                runs
+            } else {
+                let runs = flow::regress::merge(&merge, &out)?;
+                println!("{}", flow::regress::summary(&runs, None));
+                runs
             };
-            let runs = flow::regress::run(&o, &flow::progress::Ui::new())?;
-            println!("{}", flow::regress::summary(&runs, &o));
-            println!("reports in {}", o.out.display());
+            println!("reports in {}", out.display());
             Ok(runs.iter().all(|r| r.report.ok))
         }
     }

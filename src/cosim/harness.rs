@@ -28,7 +28,7 @@ use super::dut::Dut;
 use crate::hdl::{Dir, StreamPorts};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::fmt;
 use std::path::PathBuf;
@@ -39,7 +39,7 @@ use std::path::PathBuf;
 pub struct Beat(pub Vec<Vec<u32>>);
 
 /// The first difference between the design and the model.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Mismatch {
     /// The output channel (stream prefix, or the `valid` port of a one-output run).
     pub channel: String,
@@ -74,7 +74,7 @@ impl fmt::Display for Mismatch {
 }
 
 /// What a run measured.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RunStats {
     /// Clock cycles simulated.
     pub cycles: u64,

@@ -21,7 +21,7 @@ use crate::cosim::stream::{RunStats, Timing};
 use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::synth::{Liberty, ReportRow};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -112,7 +112,7 @@ impl EvalOutput {
 }
 
 /// A table set beside a paper's (Base+XOR Table II, adaptive Table III), as Markdown.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PaperTable {
     /// Engine name.
     pub engine: String,

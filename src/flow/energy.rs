@@ -16,7 +16,7 @@ use super::{stim_from, FlowResult};
 use crate::config::Config;
 use crate::engines::EngineRef;
 use crate::synth::{Liberty, ReportRow};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::Duration;
@@ -205,7 +205,7 @@ pub fn nets(netlist: &str, lib: &Liberty) -> Nets {
 }
 
 /// Energy of one synthesized unit.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EnergyRow {
     /// Engine.
     pub engine: String,

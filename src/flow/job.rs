@@ -284,22 +284,8 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
             Done::Cores(t) => cores.push(*t),
         }
     }
-    let engine_pos = |name: &str| engines.iter().position(|e| e.name() == name);
-    let unit_pos = |engine: &str, unit: &str| {
-        engines
-            .iter()
-            .find(|e| e.name() == engine)
-            .map(|e| known_cosim_units(*e).iter().position(|u| u == unit))
-    };
-    cosims.sort_by_key(|c| (engine_pos(&c.engine), unit_pos(&c.engine, &c.unit)));
-    let lib_pos = |l: &str| libs.iter().position(|x| x.label() == l);
-    rows.sort_by_key(|r| {
-        (
-            engine_pos(&r.engine),
-            unit_pos(&r.engine, &r.unit),
-            lib_pos(&r.result.liberty),
-        )
-    });
+    let labels: Vec<String> = libs.iter().map(Liberty::label).collect();
+    order_results(&engines, &labels, &mut cosims, &mut rows);
 
     let energy = netlist_steps(cfg, opts, &rows, &libs, ui, &mut steps);
     // Paper tables in engine order: the core tables run above, then those from the rows
@@ -344,6 +330,33 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
         energy,
         notes,
     })
+}
+
+/// Puts co-simulation results and synthesis rows in the reports' fixed order (engine, unit,
+/// library: the order of `engines`, of each engine's units and of `libs`' labels), whatever
+/// order the steps ran in or the shards they came from.
+pub fn order_results(
+    engines: &[EngineRef],
+    libs: &[String],
+    cosims: &mut [CosimReport],
+    rows: &mut [ReportRow],
+) {
+    let engine_pos = |name: &str| engines.iter().position(|e| e.name() == name);
+    let unit_pos = |engine: &str, unit: &str| {
+        engines
+            .iter()
+            .find(|e| e.name() == engine)
+            .map(|e| known_cosim_units(*e).iter().position(|u| u == unit))
+    };
+    cosims.sort_by_key(|c| (engine_pos(&c.engine), unit_pos(&c.engine, &c.unit)));
+    let lib_pos = |l: &str| libs.iter().position(|x| x == l);
+    rows.sort_by_key(|r| {
+        (
+            engine_pos(&r.engine),
+            unit_pos(&r.engine, &r.unit),
+            lib_pos(&r.result.liberty),
+        )
+    });
 }
 
 /// Whether `--fail-fast` stops the run after `steps`.

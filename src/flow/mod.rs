@@ -11,7 +11,7 @@ use crate::engines::{EngineRef, PaperTable, UnitDesign};
 use crate::files::FileSet;
 use crate::hdl::emit;
 use crate::synth::{self, Liberty, ReportRow, SynthJob};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,6 +19,7 @@ pub mod energy;
 pub mod html;
 pub mod job;
 pub mod manifest;
+pub mod merge;
 pub mod outcome;
 pub(crate) mod pool;
 pub mod progress;
@@ -105,7 +106,7 @@ pub struct CosimRequest {
 }
 
 /// Result of one co-simulation.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CosimReport {
     /// Engine name.
     pub engine: String,

@@ -6,10 +6,10 @@ use super::{CosimReport, FlowResult};
 use crate::config::Config;
 use crate::engines::PaperTable;
 use crate::synth::ReportRow;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A set of defaults for the main job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
     /// osu018 only, 10,000 lines per unit, `-O1` models, `fast` synthesis effort: the whole
@@ -89,8 +89,8 @@ impl Profile {
     }
 }
 
-/// Everything one flow run produced.
-#[derive(Clone, Debug, Serialize)]
+/// Everything one flow run produced (`report.json`, read back by `regress --merge`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FlowReport {
     /// Profile name.
     pub profile: Profile,

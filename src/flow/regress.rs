@@ -11,16 +11,22 @@
 //!    Buddy slice): `lines` random lookups each against the model with a reactive memory,
 //!    the controller's hit/miss/merge counters equal to the model's.
 //!
-//! Each run writes its own report directory under `out/`; `summary.md` lists them. With
-//! `shard = (k, n)` only every n-th independent step of each run is done (co-simulations and
-//! synthesis runs, numbered in their deterministic order), so n machines can share the work
-//! (a CI matrix or a job array; see docs/USAGE.md).
+//! Each run writes its own report directory under `out/`; `summary.md` lists them and
+//! `regress.json` records what was asked. `--engine` keeps some engines (the block belongs to
+//! the two engines that use it, PACT'12 and Buddy) and `--profile quick` makes a small
+//! regression of minutes.
+//!
+//! With `shard = (k, n)` only every n-th independent step of each run is done (co-simulations
+//! and synthesis runs, numbered in their deterministic order), so n machines can share the
+//! work (a CI matrix or a job array: `scripts/batch/`); [`merge`] joins the shards'
+//! directories into the report the unsharded run writes.
 
 use super::job::{self, FlowOptions, FlowReport, Profile};
 use super::progress::Ui;
 use super::FlowResult;
 use crate::config::{explicit_keys, Config};
 use crate::engines::{self, EngineRef};
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -39,6 +45,33 @@ pub struct RegressOptions {
     pub jobs: usize,
     /// `(k, n)`: only shard k of n.
     pub shard: Option<(usize, usize)>,
+    /// Only these engines (empty: all).
+    pub engines: Vec<EngineRef>,
+    /// `paper` (the long tier) or `quick` (a small regression: osu018, fast synthesis).
+    pub profile: Profile,
+}
+
+/// What a regression directory holds (`regress.json`), so that shards merge only with the
+/// other shards of the same regression.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct RegressMeta {
+    profile: Profile,
+    engines: Vec<String>,
+    lines: u64,
+    gate_cosim: u64,
+    /// Run names in report order (every shard lists them all).
+    runs: Vec<String>,
+    shard: Option<(usize, usize)>,
+}
+
+/// Name of the metadata file in a regression directory.
+const META: &str = "regress.json";
+
+/// Whether the shared cache + MSHR block runs: it belongs to PACT'12 and Buddy.
+fn runs_block(engines: &[EngineRef]) -> bool {
+    engines
+        .iter()
+        .any(|e| e.name() == "cpack-lossy" || e.name() == "buddy")
 }
 
 /// One run of the regression.
@@ -91,6 +124,13 @@ fn config_files(dir: &Path) -> FlowResult<Vec<PathBuf>> {
     Ok(v)
 }
 
+/// The engines of `all` that `selected` keeps (all when it is empty).
+fn select(all: Vec<EngineRef>, selected: &[EngineRef]) -> Vec<EngineRef> {
+    all.into_iter()
+        .filter(|e| selected.is_empty() || selected.iter().any(|s| s.name() == e.name()))
+        .collect()
+}
+
 /// One parameter set of `--configs`, loaded and checked.
 struct ParamSet {
     path: PathBuf,
@@ -129,18 +169,43 @@ fn param_sets(dir: &Path, profile: Profile, lines: u64) -> FlowResult<Vec<ParamS
 /// Every input (the parameter sets, the libraries) is checked before the first step.
 pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
     let mut runs = Vec::new();
-    let profile = Profile::Paper;
-    let sets = param_sets(&o.configs, profile, o.lines)?;
+    let profile = o.profile;
+    let engines = select(engines::ALL.to_vec(), &o.engines);
+    // A set that configures none of the selected engines has nothing to run.
+    let sets: Vec<ParamSet> = param_sets(&o.configs, profile, o.lines)?
+        .into_iter()
+        .map(|s| ParamSet {
+            engines: select(s.engines, &engines),
+            ..s
+        })
+        .filter(|s| !s.engines.is_empty())
+        .collect();
     if o.out.exists() && !o.out.is_dir() {
         return Err(format!(
             "--out {} is not a folder: give a folder for the reports",
             o.out.display()
         ));
     }
+    let block = runs_block(&engines);
+    let meta = RegressMeta {
+        profile,
+        engines: engines.iter().map(|e| e.name().to_string()).collect(),
+        lines: o.lines,
+        gate_cosim: o.gate_cosim,
+        runs: std::iter::once("default".to_string())
+            .chain(sets.iter().map(|s| s.name.clone()))
+            .chain(block.then(|| "cache".to_string()))
+            .collect(),
+        shard: o.shard,
+    };
+    std::fs::create_dir_all(&o.out)
+        .map_err(|e| format!("cannot create {}: {}", o.out.display(), e))?;
+    let meta_text = serde_json::to_string_pretty(&meta).map_err(|e| e.to_string())?;
+    crate::files::write(&o.out.join(META), meta_text)?;
     crate::cosim::set_opt_level(profile.cxx_opt());
     let base = FlowOptions {
         profile,
-        engines: Vec::new(),
+        engines: engines.clone(),
         unit: None,
         jobs: o.jobs,
         out: o.out.join("default"),
@@ -156,7 +221,10 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
     let mut cfg = Config::default();
     profile.apply(&mut cfg, &Default::default());
     cfg.cosim.lines = o.lines;
-    ui.line("== regress: default configuration (paper profile)");
+    ui.line(&format!(
+        "== regress: default configuration ({} profile)",
+        profile.name()
+    ));
     let mut r = job::run(&cfg, &base, ui)?;
     // 2. Gate level: the ZVC units' osu018 netlists.
     if o.gate_cosim > 0 {
@@ -199,12 +267,10 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
         });
     }
     // 4. The shared cache + MSHR block (not sharded: two steps).
-    if o.shard.is_none_or(|(k, _)| k == 1) {
+    if block && o.shard.is_none_or(|(k, _)| k == 1) {
         runs.push(cache_run(o, ui)?);
     }
-    let md = summary(&runs, o);
-    std::fs::create_dir_all(&o.out)
-        .map_err(|e| format!("cannot create {}: {}", o.out.display(), e))?;
+    let md = summary(&runs, o.shard);
     crate::files::write(&o.out.join("summary.md"), &md)?;
     Ok(runs)
 }
@@ -276,7 +342,7 @@ fn cache_run(o: &RegressOptions, ui: &Ui) -> FlowResult<RegressRun> {
         });
     }
     let report = FlowReport {
-        profile: Profile::Paper,
+        profile: o.profile,
         libraries: Vec::new(),
         lines: o.lines,
         jobs: 1,
@@ -300,10 +366,117 @@ fn cache_run(o: &RegressOptions, ui: &Ui) -> FlowResult<RegressRun> {
     })
 }
 
-/// `summary.md`: one row per run and per co-simulated unit.
-pub fn summary(runs: &[RegressRun], o: &RegressOptions) -> String {
+/// Reads a regression directory's `regress.json`.
+fn read_meta(dir: &Path) -> FlowResult<RegressMeta> {
+    let p = dir.join(META);
+    let bytes =
+        crate::files::input::read(&p, crate::files::input::Purpose::Config).map_err(|e| {
+            format!(
+                "{} is not a regress directory ({}: {})",
+                dir.display(),
+                META,
+                e
+            )
+        })?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{}: {}", p.display(), e))
+}
+
+/// Reads one run's `report.json`.
+fn read_report(path: &Path) -> FlowResult<FlowReport> {
+    let bytes = crate::files::input::read(path, crate::files::input::Purpose::Config)
+        .map_err(|e| format!("cannot read {}: {}", path.display(), e))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{}: not a flow report: {}", path.display(), e))
+}
+
+/// Joins the directories of every shard of one regression (`--shard 1/N` ... `N/N`, in any
+/// order) into `out`: each run's merged report (as the unsharded run writes it),
+/// `summary.md` and `regress.json`. A missing or repeated shard, or a directory of another
+/// regression, is an error before anything is written.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> FlowResult<Vec<RegressRun>> {
+    let mut metas = Vec::new();
+    for d in dirs {
+        metas.push(read_meta(d)?);
+    }
+    let first = metas.first().ok_or("no regress directory given")?.clone();
+    let n = match first.shard {
+        Some((_, n)) => n,
+        None => {
+            return Err(format!(
+                "{} holds a whole regression, not a shard: nothing to merge",
+                dirs[0].display()
+            ))
+        }
+    };
+    let mut have = vec![false; n];
+    for (d, m) in dirs.iter().zip(&metas) {
+        let same = RegressMeta {
+            shard: first.shard,
+            ..m.clone()
+        };
+        let k = match m.shard {
+            Some((k, mn)) if mn == n && same == first => k,
+            _ => {
+                return Err(format!(
+                    "{} holds another regression than {} (its engines, lines, profile, runs \
+                     or shard count differ)",
+                    d.display(),
+                    dirs[0].display()
+                ))
+            }
+        };
+        if std::mem::replace(&mut have[k - 1], true) {
+            return Err(format!("shard {}/{} is given twice", k, n));
+        }
+    }
+    if let Some(k) = have.iter().position(|h| !h) {
+        return Err(format!(
+            "shard {}/{} is missing: give the directories of all {} shards",
+            k + 1,
+            n,
+            n
+        ));
+    }
+    let mut runs = Vec::new();
+    for name in &first.runs {
+        let mut parts = Vec::new();
+        for d in dirs {
+            let p = d.join(name).join("report.json");
+            if p.exists() {
+                parts.push(read_report(&p)?);
+            }
+        }
+        if parts.is_empty() {
+            return Err(format!("no shard holds the run `{}`", name));
+        }
+        let report = super::merge::merge_reports(parts)?;
+        runs.push(RegressRun {
+            name: name.clone(),
+            report,
+        });
+    }
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {}", out.display(), e))?;
+    for r in &runs {
+        job::write(&r.report, &out.join(&r.name))?;
+    }
+    let meta = RegressMeta {
+        shard: None,
+        ..first
+    };
+    let mut set = crate::files::FileSet::new();
+    set.add(
+        out.join(META),
+        serde_json::to_string_pretty(&meta).map_err(|e| e.to_string())?,
+    );
+    set.add(out.join("summary.md"), summary(&runs, None));
+    set.commit()?;
+    Ok(runs)
+}
+
+/// `summary.md`: one row per run and per co-simulated unit (of shard `k` of `n`, if given).
+pub fn summary(runs: &[RegressRun], shard: Option<(usize, usize)>) -> String {
     let mut s = String::from("# hwzip regress\n\n");
-    if let Some((k, n)) = o.shard {
+    if let Some((k, n)) = shard {
         let _ = writeln!(s, "Shard {} of {}.\n", k, n);
     }
     let _ = writeln!(
@@ -360,13 +533,15 @@ mod tests {
             gate_cosim: 0,
             jobs: 1,
             shard: None,
+            engines: Vec::new(),
+            profile: Profile::Paper,
         };
         let run = cache_run(&o, &Ui::quiet()).unwrap();
         assert!(run.report.ok);
         assert_eq!(run.report.cosim.len(), 2);
         assert!(run.report.cosim.iter().all(|c| c.stats.lines == 3_000));
         assert!(out.path().join("cache/report.md").exists());
-        let md = summary(&[run], &o);
+        let md = summary(&[run], None);
         assert!(md.contains("| cache | block | cache_"), "{}", md);
     }
 }

@@ -1,11 +1,11 @@
 //! One step of a flow run: how it ended, what it reports, and the log a failed one keeps.
 
 use super::progress::Step;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// How a step ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StepStatus {
     /// It ran and its result is in the report.
@@ -31,11 +31,11 @@ impl StepStatus {
 }
 
 /// Wall time and outcome of one step.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StepTime {
     /// `gen`, `cosim`, `synth`, `cores` (a paper's core table), `tables`, `gate` or
     /// `energy`.
-    pub kind: &'static str,
+    pub kind: String,
     /// What ran (engine, unit, library).
     pub what: String,
     /// Wall-clock seconds.
@@ -45,11 +45,11 @@ pub struct StepTime {
     /// How it ended.
     pub status: StepStatus,
     /// A failed step's whole error message.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// A failed step's log (copied into the report directory's `logs/`), or a mismatching
     /// unit's waveform.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<PathBuf>,
 }
 
@@ -57,7 +57,7 @@ impl StepTime {
     /// A step that ended well.
     pub fn ok(kind: &'static str, what: String, seconds: f64, detail: String) -> StepTime {
         StepTime {
-            kind,
+            kind: kind.into(),
             what,
             seconds,
             detail,
@@ -78,7 +78,7 @@ impl StepTime {
     ) -> StepTime {
         let log = keep_log(error, out, &format!("{} {}", kind, what));
         StepTime {
-            kind,
+            kind: kind.into(),
             detail: without_log_path(&first_line(error)),
             log,
             what,

@@ -20,4 +20,5 @@ mod fusesoc;
 mod report_html;
 mod reset_mid_stream;
 mod rtl_out;
+mod shards;
 mod signals;
