@@ -9,7 +9,9 @@
 //!    file configures);
 //! 4. the shared metadata cache + MSHR block in its two configurations (PACT'12 MD cache,
 //!    Buddy slice): `lines` random lookups each against the model with a reactive memory,
-//!    the controller's hit/miss/merge counters equal to the model's.
+//!    the controller's hit/miss/merge counters equal to the model's;
+//! 5. each engine's evaluation of the golden models at the default parameters (every
+//!    synthetic class; ZVC on the sweeps' ReLU tensor) in `eval/<engine>/`.
 //!
 //! Each run writes its own report directory under `out/`; `summary.md` lists them and
 //! `regress.json` records what was asked. `--engine` keeps some engines (the block belongs to
@@ -61,6 +63,9 @@ struct RegressMeta {
     gate_cosim: u64,
     /// Run names in report order (every shard lists them all).
     runs: Vec<String>,
+    /// Engines evaluated in `eval/` (by the first shard).
+    #[serde(default)]
+    evals: Vec<String>,
     shard: Option<(usize, usize)>,
 }
 
@@ -196,6 +201,7 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
             .chain(sets.iter().map(|s| s.name.clone()))
             .chain(block.then(|| "cache".to_string()))
             .collect(),
+        evals: engines.iter().map(|e| e.name().to_string()).collect(),
         shard: o.shard,
     };
     std::fs::create_dir_all(&o.out)
@@ -269,6 +275,12 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
     // 4. The shared cache + MSHR block (not sharded: two steps).
     if block && o.shard.is_none_or(|(k, _)| k == 1) {
         runs.push(cache_run(o, ui)?);
+    }
+    // 5. The golden models' evaluations (seconds; the first shard).
+    if o.shard.is_none_or(|(k, _)| k == 1) {
+        for &e in &engines {
+            eval_run(e, o.lines, &o.out.join("eval"), ui)?;
+        }
     }
     let md = summary(&runs, o.shard);
     crate::files::write(&o.out.join("summary.md"), &md)?;
@@ -459,6 +471,20 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> FlowResult<Vec<RegressRun>> {
     for r in &runs {
         job::write(&r.report, &out.join(&r.name))?;
     }
+    for e in &first.evals {
+        let from = dirs
+            .iter()
+            .map(|d| d.join("eval").join(e))
+            .find(|p| p.is_dir())
+            .ok_or_else(|| format!("no shard holds the evaluation of {}", e))?;
+        let to = out.join("eval").join(e);
+        std::fs::create_dir_all(&to)
+            .map_err(|err| format!("cannot create {}: {}", to.display(), err))?;
+        for f in ["report.md", "report.json", "report.html"] {
+            std::fs::copy(from.join(f), to.join(f))
+                .map_err(|err| format!("cannot copy {}: {}", from.join(f).display(), err))?;
+        }
+    }
     let meta = RegressMeta {
         shard: None,
         ..first
@@ -471,6 +497,34 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> FlowResult<Vec<RegressRun>> {
     set.add(out.join("summary.md"), summary(&runs, None));
     set.commit()?;
     Ok(runs)
+}
+
+/// Evaluates `engine`'s golden models at the default parameters into `dir/<engine>/`:
+/// every synthetic class (`lines` lines each, at most 20,000), or for ZVC, which has no
+/// classes, the sweeps' synthetic ReLU tensor.
+fn eval_run(engine: EngineRef, lines: u64, dir: &Path, ui: &Ui) -> FlowResult<()> {
+    let s = ui.step(&format!("eval {}", engine.name()));
+    let tmp = tempfile::NamedTempFile::new().map_err(|e| format!("cannot write a trace: {}", e))?;
+    let (traces, classes) = if engine.name() == "zvc" {
+        std::fs::write(tmp.path(), super::sweep::default_trace())
+            .map_err(|e| format!("cannot write a trace: {}", e))?;
+        (vec![tmp.path().to_path_buf()], Vec::new())
+    } else {
+        (Vec::new(), vec!["all".to_string()])
+    };
+    let req = engines::EvalRequest {
+        traces,
+        classes,
+        count: lines.min(20_000) as usize,
+        seed: 1,
+        lambda: None,
+        pj_per_one: None,
+        toggles: None,
+    };
+    let out = engine.eval(&Config::default(), &req)?;
+    super::write_eval(engine, &out, &dir.join(engine.name()))?;
+    s.done("report.{md,json,html}");
+    Ok(())
 }
 
 /// `summary.md`: one row per run and per co-simulated unit (of shard `k` of `n`, if given).

@@ -157,6 +157,10 @@ fn merged_regress_shards_equal_the_unsharded_run() {
             assert!(p["cosim"].as_array().unwrap().len() < a["cosim"].as_array().unwrap().len());
         }
     }
+    // The golden models' evaluation, done once (by the first shard).
+    let eval = |d: &Path| std::fs::read_to_string(d.join("eval/zvc/report.json")).unwrap();
+    assert_eq!(eval(&whole), eval(&merged));
+    assert!(!out.join("shard-2/eval").exists());
     let rows = json(&whole.join("default/report.json"))["synth"].clone();
     assert_eq!(
         rows.as_array().unwrap().len(),
