@@ -326,6 +326,19 @@ enum Cmd {
         #[arg(long, num_args = 1.., conflicts_with_all = ["shard", "engine", "profile", "lines", "gate_cosim", "configs"])]
         merge: Vec<PathBuf>,
     },
+    /// docs/RESULTS.md from the long tier: with --from, a regress folder (whole or merged)
+    /// is reduced to the snapshot first; the page is always rendered from the snapshot.
+    Results {
+        /// The regress output folder to take the figures from (default: keep the snapshot).
+        #[arg(long)]
+        from: Option<PathBuf>,
+        /// The snapshot (JSON) the page is rendered from.
+        #[arg(long, default_value = "docs/results.json")]
+        snapshot: PathBuf,
+        /// The page.
+        #[arg(long, default_value = "docs/RESULTS.md")]
+        out: PathBuf,
+    },
 }
 
 /// `--engine` values: the registry's engine names (listed by `--help`).
@@ -938,6 +951,33 @@ fn run(cli: Cli) -> Result<bool, String> {
             flow_cmd(&cfg, &opts)
         }
         Cmd::Sweep(a) => sweep_cmd(a),
+        Cmd::Results {
+            from,
+            snapshot,
+            out,
+        } => {
+            use flow::results;
+            let mut set = hwzip::files::FileSet::new();
+            let snap = match from {
+                Some(dir) => {
+                    let snap = results::from_regress(&dir)?;
+                    let json = serde_json::to_string_pretty(&snap).map_err(|e| e.to_string())?;
+                    set.add(snapshot.clone(), json + "\n");
+                    snap
+                }
+                None => {
+                    let bytes = input::read(&snapshot, input::Purpose::Config)
+                        .map_err(|e| format!("cannot read {}: {}", snapshot.display(), e))?;
+                    serde_json::from_slice(&bytes).map_err(|e| {
+                        format!("{}: not a results snapshot: {}", snapshot.display(), e)
+                    })?
+                }
+            };
+            set.add(out.clone(), results::render(&snap) + "\n");
+            set.commit()?;
+            println!("wrote {}", out.display());
+            Ok(true)
+        }
         Cmd::Regress {
             configs,
             out,

@@ -2,8 +2,8 @@
 // Generator: hwzip::rtl::adaptive_ctrl::controller
 // Parameters: line_bytes=64 lambda=6 sample_len=7 run_len=300 vote_threshold=3
 // candidates=bdi,fpc,cpack no_quorum=bypass vote_tie=sum-penalty sample_send=winner
-// Spec: shared/spec/adaptive-link-compression.md Sec. 2.4 (phases, votes, decision, tie and
-// no-quorum rules), Sec. 6 adaptive_ctrl (II = 1)
+// Spec: docs/FORMATS.md, adaptive Sec. 2.4 (phases, votes, decision, tie and no-quorum rules), Sec.
+// 6 adaptive_ctrl (II = 1)
 // k_table (K = lambda*(L_C+L_D), by Comp Alg code none/fpc/cpack/bdi): 0 48 150 18
 // Tie order: none < bdi < fpc < cpack; Comp Alg codes none=0 fpc=1 cpack=2 bdi=3
 `default_nettype none

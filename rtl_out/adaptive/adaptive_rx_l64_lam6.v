@@ -3,8 +3,8 @@
 // Parameters: line_bytes=64 lambda=6 sample_len=7 run_len=300 vote_threshold=3
 // candidates=bdi,fpc,cpack no_quorum=bypass vote_tie=sum-penalty sample_send=winner
 // bdi_base_rule=element0 link_queue_depth=4
-// Spec: shared/spec/adaptive-link-compression.md Sec. 3 (Comp Alg = 0 bypasses decompression), Sec.
-// 6 decomp_dispatch
+// Spec: docs/FORMATS.md, adaptive Sec. 3 (Comp Alg = 0 bypasses decompression), Sec. 6
+// decomp_dispatch
 // Comp Alg codes: none=0 fpc=1 cpack=2 bdi=3
 `default_nettype none
 module adaptive_rx_l64_lam6 (

@@ -3,8 +3,8 @@
 // Parameters: line_bytes=64 lambda=6 sample_len=7 run_len=300 vote_threshold=3
 // candidates=bdi,fpc,cpack no_quorum=bypass vote_tie=sum-penalty sample_send=winner
 // bdi_base_rule=element0 link_queue_depth=4
-// Spec: shared/spec/adaptive-link-compression.md Sec. 2.4 (sampling: all compressors; running: the
-// selected one), Sec. 6 comp_mux_egress
+// Spec: docs/FORMATS.md, adaptive Sec. 2.4 (sampling: all compressors; running: the selected one),
+// Sec. 6 comp_mux_egress
 // Comp Alg codes: none=0 fpc=1 cpack=2 bdi=3
 `default_nettype none
 module adaptive_tx_l64_lam6 (

@@ -3,8 +3,8 @@
 // Parameters: line_bytes=64 lambda=6 sample_len=7 run_len=300 vote_threshold=3
 // candidates=bdi,fpc,cpack no_quorum=bypass vote_tie=sum-penalty sample_send=winner
 // bdi_base_rule=element0 link_queue_depth=4
-// Spec: shared/spec/adaptive-link-compression.md Sec. 6 comp_mux_egress (bypass when sel = 0 or
-// !ok), Sec. 2.5 Comp Alg
+// Spec: docs/FORMATS.md, adaptive Sec. 6 comp_mux_egress (bypass when sel = 0 or !ok), Sec. 2.5
+// Comp Alg
 // Comp Alg codes: none=0 fpc=1 cpack=2 bdi=3
 `default_nettype none
 module comp_mux_egress_l64_lam6 (

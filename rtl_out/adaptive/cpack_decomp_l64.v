@@ -2,8 +2,8 @@
 // Generator: hwzip::rtl::cpack::decompressor
 // Parameters: line_bytes=64 cpack_words_per_cycle=2 cpack_dict_entries=16 cpack_push=new-only
 // cpack_codes=paper
-// Spec: shared/spec/adaptive-link-compression.md Sec. 2.3 (decode, dictionary rebuilt identically),
-// Sec. 6 cpack_decomp
+// Spec: docs/FORMATS.md, adaptive Sec. 2.3 (decode, dictionary rebuilt identically), Sec. 6
+// cpack_decomp
 // Bus: stream bit p (MSB-first) at payload bit L-1-p, zero after the stream; line byte i at bits
 // [8i+7:8i]
 // 2 tokens per step, 8 steps per line (the first in the acceptance cycle); latency 9, II 8

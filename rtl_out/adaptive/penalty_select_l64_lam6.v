@@ -2,8 +2,8 @@
 // Generator: hwzip::rtl::adaptive_ctrl::penalty_select
 // Parameters: line_bytes=64 lambda=6 sample_len=7 run_len=300 vote_threshold=3
 // candidates=bdi,fpc,cpack no_quorum=bypass vote_tie=sum-penalty sample_send=winner
-// Spec: shared/spec/adaptive-link-compression.md Sec. 2.4 (Eq. 1 P = N + K, per-sample argmin and
-// tie rule), Sec. 6 penalty_select, k_table
+// Spec: docs/FORMATS.md, adaptive Sec. 2.4 (Eq. 1 P = N + K, per-sample argmin and tie rule), Sec.
+// 6 penalty_select, k_table
 // k_table (K = lambda*(L_C+L_D), by Comp Alg code none/fpc/cpack/bdi): 0 48 150 18
 // Tie order: none < bdi < fpc < cpack; Comp Alg codes none=0 fpc=1 cpack=2 bdi=3
 `default_nettype none

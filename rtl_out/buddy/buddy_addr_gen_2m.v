@@ -2,7 +2,7 @@
 // Generator: hwzip::rtl::buddy::addr_gen
 // Parameters: 128 B entries, 32-bit symbols, prefixes kim2016, decoder 4 tokens/cycle; 2 MB pages,
 // PA 48 bits, buddy offset 16 bits
-// Spec: shared/spec/buddy-bpc.md Sec. 3.1-Sec. 3.2 (GBBR, buddy-slot formula), Sec. 7 item 5
+// Spec: docs/FORMATS.md, Buddy Sec. 3.1-Sec. 3.2 (GBBR, buddy-slot formula), Sec. 7 item 5
 `default_nettype none
 module buddy_addr_gen_2m (
   input  wire s_valid_i,

@@ -4,7 +4,7 @@
 // PA 48 bits, buddy offset 16 bits
 // Metadata: metadata slice 4096 B: 8 sets x 4 ways x 128 B lines, 32 B sectors, 4 MSHRs x 4, 27-bit
 // entry index
-// Spec: shared/spec/buddy-bpc.md Sec. 3.3-Sec. 3.4 (codes, slice), Sec. 4.1-Sec. 4.2, Sec. 7 item 7
+// Spec: docs/FORMATS.md, Buddy Sec. 3.3-Sec. 3.4 (codes, slice), Sec. 4.1-Sec. 4.2, Sec. 7 item 7
 // (splitter/merger)
 // One request at a time, in order; whole stored entries move (the system model)
 `default_nettype none

@@ -3,8 +3,8 @@
 // Parameters: block_bytes=128 codes=original push=no-full-match dict_entries=16
 // raw_if_n_eq_raw=false t_table=[0, 8, 12, 16] layout=packed fill=zero md_bits=8
 // lossy_fallback=bits words_per_cycle=2
-// Spec: shared/spec/link-cpack-lossy.md Sec. 2.2-Sec. 2.4 (codes, dictionary, chunks, raw
-// fallback), Sec. 2.6 (truncated raw), Sec. 6 item 2
+// Spec: docs/FORMATS.md, PACT'12 Sec. 2.2-Sec. 2.4 (codes, dictionary, chunks, raw fallback), Sec.
+// 2.6 (truncated raw), Sec. 6 item 2
 // Chunks: byte i at bits [8i+7:8i]; stream bit 0 = bit 7 of byte 0 of chunk 0
 // 2 words per cycle; first chunk 20 cycles after a 32-word block's first word (acceptance counted),
 // then N chunks

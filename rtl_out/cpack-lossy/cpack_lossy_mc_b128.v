@@ -3,8 +3,8 @@
 // Parameters: block_bytes=128 codes=original push=no-full-match dict_entries=16
 // raw_if_n_eq_raw=false t_table=[0, 8, 12, 16] layout=packed fill=zero md_bits=8
 // lossy_fallback=bits words_per_cycle=2
-// Spec: shared/spec/link-cpack-lossy.md Sec. 3 (read/write paths, MD miss, RMW, l_* bypass), Sec. 6
-// items 6-9
+// Spec: docs/FORMATS.md, PACT'12 Sec. 3 (read/write paths, MD miss, RMW, l_* bypass), Sec. 6 items
+// 6-9
 // Chunks: byte i at bits [8i+7:8i]; stream bit 0 = bit 7 of byte 0 of chunk 0
 // MD cache: md_cache sets=16 ways=2 line=128B mshrs=10x4 entry=8b blk=22b
 // One request at a time, in order; MD lines on their own channel

@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// of the data of tag 5 is flipped on the way back.
 fn proxy(fault: bool) -> Arc<Module> {
     let mut m = ModuleBuilder::new(if fault { "proxy_bad" } else { "proxy" });
-    m.header("Spec: shared/spec/README.md (harness test fixture)");
+    m.header("Spec: docs/FORMATS.md (harness test fixture)");
     let c = stream::input(&mut m, "c", &Layout::new(&[("addr", 16), ("tag", 4)]));
     let q = stream::fifo(&mut m, "rq", 4, c);
     stream::output(&mut m, "mreq", q);

@@ -248,7 +248,7 @@ mod tests {
     /// Two skid buffers with `+1` between them: a valid/ready pipeline of depth 2.
     fn plus_one_pipe(stuck: bool) -> std::sync::Arc<crate::hdl::Module> {
         let mut m = ModuleBuilder::new(if stuck { "pipe_stuck" } else { "pipe_plus1" });
-        m.header("Spec: shared/spec/README.md (test fixture)");
+        m.header("Spec: docs/FORMATS.md (test fixture)");
         let sv = m.input("s_valid_i", 1);
         let sd = m.input("s_data_i", 40);
         let mr = m.input("m_ready_i", 1);
@@ -267,7 +267,7 @@ mod tests {
     /// transfers; `cnt` has a reset (the good unit) or none (the planted bug).
     fn counting(reset: bool) -> std::sync::Arc<crate::hdl::Module> {
         let mut m = ModuleBuilder::new(if reset { "count_ok" } else { "count_noreset" });
-        m.header("Spec: shared/spec/README.md (test fixture)");
+        m.header("Spec: docs/FORMATS.md (test fixture)");
         let sv = m.input("s_valid_i", 1);
         let sd = m.input("s_data_i", 16);
         let mr = m.input("m_ready_i", 1);
@@ -352,7 +352,7 @@ mod tests {
         // A register slice whose `valid` register has no reset: a beat held at the reset
         // is still offered afterwards.
         let mut m = ModuleBuilder::new("slice_noreset");
-        m.header("Spec: shared/spec/README.md (test fixture)");
+        m.header("Spec: docs/FORMATS.md (test fixture)");
         let sv = m.input("s_valid_i", 1);
         let sd = m.input("s_data_i", 40);
         let mr = m.input("m_ready_i", 1);

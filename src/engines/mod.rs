@@ -112,7 +112,7 @@ impl EvalOutput {
 }
 
 /// A table set beside a paper's (Base+XOR Table II, adaptive Table III), as Markdown.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PaperTable {
     /// Engine name.
     pub engine: String,

@@ -25,6 +25,7 @@ pub(crate) mod pool;
 pub mod progress;
 pub mod regress;
 pub mod render;
+pub mod results;
 pub mod step;
 pub mod sweep;
 

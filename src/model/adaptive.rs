@@ -1,6 +1,6 @@
 //! Adaptive inter-GPU link compression: penalty-based selection among BDI, FPC and C-Pack+Z
 //! with sampling and running phases, plus the message/fabric size model (Tavana et al.,
-//! IPDPS'19; spec `adaptive-link-compression.md` §2.4, §2.5, §3, §7).
+//! IPDPS'19; docs/FORMATS.md, adaptive §2.4, §2.5, §3, §7).
 //!
 //! * **Penalty** (Eq. 1): `P = N + λ(L_C + L_D)` per candidate, N = bits as sent (the line size
 //!   when the compressor does not save space), `K_alg = λ(L_C + L_D)` from Table III latencies

@@ -1,5 +1,5 @@
 //! Base+XOR Transfer golden model, bit-exact (Lee, O'Connor, Chatterjee, HPCA'18; spec
-//! `base-xor.md` §2.0–§2.3, §2.5).
+//! docs/FORMATS.md, Base+XOR §2.0–§2.3, §2.5).
 //!
 //! A transaction of `t_bytes` (default one 32 B sector) is re-encoded in place, without
 //! metadata, so that similar elements turn into mostly-zero bits:

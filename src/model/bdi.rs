@@ -1,5 +1,5 @@
 //! Base-Delta-Immediate (BDI) golden model, bit-exact (Pekhimenko et al., PACT'12, with the
-//! encodings of Tavana et al., IPDPS'19, Table II; spec `adaptive-link-compression.md` §2.0,
+//! encodings of Tavana et al., IPDPS'19, Table II; docs/FORMATS.md, adaptive §2.0,
 //! §2.1).
 //!
 //! A line of `line_bytes` (32, 64 or 128; 64 by default) is compressed as a whole into one of

@@ -1,6 +1,6 @@
 //! Small MSB-first bit writer and reader shared by the line compressors (BDI, FPC, C-Pack).
 //!
-//! Bit order (spec adaptive-link-compression §2.0 \[proposal\]): the first bit written is bit 7
+//! Bit order (docs/FORMATS.md, adaptive §2.0 \[proposal\]): the first bit written is bit 7
 //! of byte 0; every multi-bit field is written most significant bit first; the last byte is
 //! right-padded with zero bits. A stream is therefore a `(bytes, nbits)` pair with
 //! `bytes.len() == nbits.div_ceil(8)`.

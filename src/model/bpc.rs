@@ -1,5 +1,5 @@
 //! Bit-Plane Compression (BPC) golden model (Kim, Sullivan, Choukse, Erez, ISCA 2016, as used
-//! by Buddy Compression, Choukse et al., ISCA 2020; spec `buddy-bpc.md` §2.4).
+//! by Buddy Compression, Choukse et al., ISCA 2020; docs/FORMATS.md, Buddy §2.4).
 //!
 //! A block (128 B by default) is read as `n` little-endian symbols of `sym_bits` (32, or 64
 //! for the wide-symbol variant), taken as signed integers:

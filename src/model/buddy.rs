@@ -1,5 +1,5 @@
 //! Buddy Compression's size mapping and address generation (Choukse et al., ISCA 2020; spec
-//! `buddy-bpc.md` §2.2, §3.1-§3.3).
+//! docs/FORMATS.md, Buddy §2.2, §3.1-§3.3).
 //!
 //! * **Metadata code** ([`SizeCode`], 4 bits per 128 B entry): 0 B (all zero, no data access),
 //!   ≤ 8 B, 32, 64, 96 B, or 128 B (raw). The code is a function of the block alone (the BPC

@@ -1,6 +1,6 @@
 //! Golden model of a set-associative, optionally sectored, write-back cache with an MSHR file:
-//! the metadata caches of PACT'12 (`link-cpack-lossy.md` §3, §6 `md_cache` / `md_mshr`) and
-//! ISCA'20 (`buddy-bpc.md` §3.4, §7 `meta_cache_slice`).
+//! the metadata caches of PACT'12 (docs/FORMATS.md, PACT'12 §3, §6 `md_cache` / `md_mshr`) and
+//! ISCA'20 (docs/FORMATS.md, Buddy §3.4, §7 `meta_cache_slice`).
 //!
 //! The model is event-ordered: it handles one event at a time (a lookup or a fill) in the
 //! order the hardware accepts them, and returns what the hardware must emit for it.

@@ -26,7 +26,7 @@ pub struct Coded {
     pub compressed: bool,
 }
 
-/// A per-line compressor with a decodable bit stream (spec README conventions: MSB-first,
+/// A per-line compressor with a decodable bit stream (docs/FORMATS.md conventions: MSB-first,
 /// zero-padded to whole bytes; the raw line when compression does not make it smaller).
 pub trait LineCodec: Send + Sync {
     /// Short name (`bdi`, `fpc`, `cpack`).

@@ -1,6 +1,6 @@
 //! C-Pack golden model, bit-exact: C-Pack+Z with the code table of Tavana et al., IPDPS'19
 //! (Table II), and the original C-Pack code table of Chen et al., TVLSI'10 (spec
-//! `adaptive-link-compression.md` §2.0, §2.3; `link-cpack-lossy.md` §2.2–§2.3).
+//! docs/FORMATS.md, adaptive §2.0, §2.3; docs/FORMATS.md, PACT'12 §2.2–§2.3).
 //!
 //! The line (64 B by default; 32 and 128 B allowed) is split into little-endian 32-bit words.
 //! The dictionary (16 × 32 bits by default) starts empty (all entries invalid) for every line
@@ -48,7 +48,7 @@ pub enum CodeTable {
     Original,
 }
 
-/// When a word is pushed into the dictionary (spec §2.3 step 3; `link-cpack-lossy.md` §2.3).
+/// When a word is pushed into the dictionary (spec §2.3 step 3; docs/FORMATS.md, PACT'12 §2.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum PushPolicy {

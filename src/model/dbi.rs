@@ -1,5 +1,5 @@
 //! DC Dynamic Bus Inversion (DBI-DC) golden model and the full Base+XOR link pipeline
-//! (spec `base-xor.md` §2.4, §2.5).
+//! (docs/FORMATS.md, Base+XOR §2.4, §2.5).
 //!
 //! DBI-DC works per group of `group_bits` wires of a 32-bit beat: a group with more than
 //! `group_bits / 2` ones is sent inverted with its flag set (a flag of 1 is driven as 0 V, so it

@@ -1,5 +1,5 @@
 //! Frequent Pattern Compression (FPC) golden model (Alameldeen & Wood, UW TR-1500, 2004, as
-//! used by Tavana et al., IPDPS'19; spec `adaptive-link-compression.md` §2.0, §2.2).
+//! used by Tavana et al., IPDPS'19; docs/FORMATS.md, adaptive §2.0, §2.2).
 //!
 //! A line (64 B by default; 32 and 128 B allowed) is split into little-endian 32-bit words
 //! and every word is classified into one of the patterns of the paper's Table II

@@ -16,8 +16,8 @@
 //! * [`ones`]      ones / toggles / I/O-energy accounting backing `hwzip eval --engine base-xor`
 //! * [`zvc`]       Zero-Value Compression (cDMA, HPCA'18), the reference for the ZVC hardware
 //! * [`container`] small self-describing file container used by `hwzip compress/decompress`
-//! * [`rle`]       RLE-A / RLE-B baselines (ratio comparison only, spec zvc-cdma §2.3)
-//! * [`zlib`]      zlib / raw-DEFLATE baselines per 4 KB chunk (spec zvc-cdma §2.4)
+//! * [`rle`]       RLE-A / RLE-B baselines (ratio comparison only, docs/FORMATS.md, ZVC §2.3)
+//! * [`zlib`]      zlib / raw-DEFLATE baselines per 4 KB chunk (docs/FORMATS.md, ZVC §2.4)
 //! * [`compare`]   side-by-side ratio comparison backing `hwzip eval --engine zvc`
 //!
 //! The byte and bit formats are recorded in `docs/FORMATS.md`.

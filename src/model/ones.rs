@@ -1,4 +1,4 @@
-//! Ones, toggles and I/O-energy accounting for link encodings (spec `base-xor.md` §1, §2.0,
+//! Ones, toggles and I/O-energy accounting for link encodings (docs/FORMATS.md, Base+XOR §1, §2.0,
 //! §2.7, §4), backing `hwzip eval --engine base-xor`.
 //!
 //! * **Ones**: logical 1s on the pins (data and DBI flags). On a POD link a 1 draws static

@@ -1,4 +1,4 @@
-//! RLE baselines for ratio comparison only (spec zvc-cdma §2.3). The paper gives no RLE
+//! RLE baselines for ratio comparison only (docs/FORMATS.md, ZVC §2.3). The paper gives no RLE
 //! format; these are the spec's proposals and must be reported as "RLE under assumption A/B".
 //!
 //! Both operate on 32-bit words, independently per chunk (default 4096 B = 1024 words), as a

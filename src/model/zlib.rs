@@ -1,4 +1,4 @@
-//! zlib / raw-DEFLATE baselines (spec zvc-cdma §2.4): software-only upper-bound references.
+//! zlib / raw-DEFLATE baselines (docs/FORMATS.md, ZVC §2.4): software-only upper-bound references.
 //!
 //! Each chunk (default 4096 B) is compressed independently at level 6, with the zlib wrapper
 //! (2 B header + 4 B Adler-32) or as raw DEFLATE. Sizes are the sum of the per-chunk sizes.

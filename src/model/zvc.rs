@@ -1,4 +1,4 @@
-//! Zero-Value Compression (ZVC) golden model, bit-exact (spec zvc-cdma §2.1–2.2).
+//! Zero-Value Compression (ZVC) golden model, bit-exact (docs/FORMATS.md, ZVC §2.1–2.2).
 //!
 //! Stream format, for each window `b` of `window` elements (the last window is padded with
 //! zero elements, which cost nothing):

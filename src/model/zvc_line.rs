@@ -1,5 +1,5 @@
 //! ZVC on single cache lines through the line-codec interface, for Buddy's Fig. 5a comparison
-//! (spec `buddy-bpc.md` §2.5): one mask over the line's words, then the non-zero words
+//! (docs/FORMATS.md, Buddy §2.5): one mask over the line's words, then the non-zero words
 //! (the ZVC stream of [`super::zvc`] with `window` = words per line, its bytes in order), or
 //! the raw line when that is not smaller (a line with more than 31 of 32 words non-zero).
 //! The stream is byte-oriented (the mask little-endian, LSB = word 0), so its bit length is

@@ -1,5 +1,5 @@
 //! Parameters of the adaptive link compression hardware (Tavana et al., IPDPS'19; spec
-//! `adaptive-link-compression.md` §3, §6), the `adaptive:` section of the YAML configuration.
+//! docs/FORMATS.md, adaptive §3, §6), the `adaptive:` section of the YAML configuration.
 //!
 //! The units themselves live one file per algorithm: [`super::bdi`] (`bdi_comp`,
 //! `bdi_decomp`), [`super::fpc`] (`fpc_comp`, `fpc_decomp`), [`super::cpack`] (`cpack_comp`,
@@ -13,7 +13,7 @@ use crate::model::fpc::FpcParams;
 use serde::{Deserialize, Serialize};
 
 /// Spec reference printed in every module header.
-pub const SPEC: &str = "shared/spec/adaptive-link-compression.md";
+pub const SPEC: &str = "docs/FORMATS.md, adaptive";
 
 /// Parameters of the adaptive link compression hardware. Flat in YAML (`adaptive:` section).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

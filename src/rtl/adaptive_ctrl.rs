@@ -1,4 +1,4 @@
-//! Adaptive controller generators (Tavana et al., IPDPS'19; spec `adaptive-link-compression.md`
+//! Adaptive controller generators (Tavana et al., IPDPS'19; docs/FORMATS.md, adaptive
 //! §2.4 policy, §3, §6 `penalty_select`, `adaptive_ctrl`, `k_table`), bit-exact with
 //! [`crate::model::adaptive::replay`].
 //!

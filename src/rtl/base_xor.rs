@@ -1,4 +1,4 @@
-//! Base+XOR Transfer generators (HPCA'18; spec `base-xor.md` §2, §3, §6).
+//! Base+XOR Transfer generators (HPCA'18; docs/FORMATS.md, Base+XOR §2, §3, §6).
 //!
 //! Parameters are fixed at generation time (there is no metadata on the link: the stored data
 //! depends on the scheme, spec §2.5).
@@ -46,7 +46,7 @@ pub use super::dbi::{dbi_beat_dec, dbi_beat_enc, dbi_dc_dec, dbi_dc_enc};
 /// Spec reference printed in every module header.
 pub mod table2;
 
-const SPEC: &str = "shared/spec/base-xor.md";
+const SPEC: &str = "docs/FORMATS.md, Base+XOR";
 
 /// Vector convention, printed in the headers of sector-wide modules.
 const VEC_NOTE: &str =

@@ -1,5 +1,5 @@
 //! BDI compressor and decompressor generators (Tavana et al., IPDPS'19, Table II; spec
-//! `adaptive-link-compression.md` §2.1, §3, §6 `bdi_comp` / `bdi_decomp`).
+//! docs/FORMATS.md, adaptive §2.1, §3, §6 `bdi_comp` / `bdi_decomp`).
 //!
 //! Both units speak the golden model's bitstream ([`crate::model::bdi`]) on a bus of
 //! `L = 8·line_bytes` bits, **left-aligned**: stream bit p (MSB-first, p = 0 is bit 7 of

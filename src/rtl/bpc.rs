@@ -1,5 +1,5 @@
 //! BPC compressor and decompressor generators for Buddy Compression's 128 B entries (spec
-//! `buddy-bpc.md` §2.4 format, §7 items 2-3 interfaces), bit-exact with [`crate::model::bpc`].
+//! docs/FORMATS.md, Buddy §2.4 format, §7 items 2-3 interfaces), bit-exact with [`crate::model::bpc`].
 //!
 //! **Bus.** Entry ports hold byte i in bits `[8i+7:8i]` (word i in `[32i+31:32i]`). Stream
 //! ports hold the model's stream bytes the same way: stream bit s (MSB-first, s = 0 is bit 7
@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Spec reference in headers.
-pub const SPEC: &str = "shared/spec/buddy-bpc.md";
+pub const SPEC: &str = "docs/FORMATS.md, Buddy";
 
 /// Entry bits on the ports of the default (Buddy's 128 B entries).
 pub const ENTRY_BITS: u32 = 1024;

@@ -1,5 +1,5 @@
 //! Set-associative, sectored, write-back cache with an MSHR file: the metadata caches of
-//! PACT'12 (`link-cpack-lossy.md` §6 `md_cache` + `md_mshr`) and ISCA'20 (`buddy-bpc.md` §7
+//! PACT'12 (docs/FORMATS.md, PACT'12 §6 `md_cache` + `md_mshr`) and ISCA'20 (docs/FORMATS.md, Buddy §7
 //! `meta_cache_slice`). The golden model is [`crate::model::cache`]; this controller handles
 //! the same events in the same order, so every output matches it beat for beat.
 //!
@@ -151,8 +151,8 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
         c.sets, c.ways, c.line_bytes, c.sector_bytes, fb, c.mshrs, c.mshr_slots, fw, idw
     ));
     m.header(
-        "Spec: shared/spec/link-cpack-lossy.md Sec. 6 (md_cache, md_mshr); \
-         shared/spec/buddy-bpc.md Sec. 3.4, Sec. 7 (meta_cache_slice)",
+        "Spec: docs/FORMATS.md, PACT'12 §6 (md_cache, md_mshr); \
+         Buddy §3.4, §7 (meta_cache_slice)",
     );
     m.header("Policies: write-back, write-allocate, true LRU, allocate on fill, MSHR per sector");
 

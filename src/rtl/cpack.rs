@@ -1,5 +1,5 @@
 //! C-Pack+Z compressor and decompressor generators (Tavana et al., IPDPS'19, Table II; Chen et
-//! al., TVLSI'10; spec `adaptive-link-compression.md` §2.3, §3, §6 `cpack_comp` /
+//! al., TVLSI'10; docs/FORMATS.md, adaptive §2.3, §3, §6 `cpack_comp` /
 //! `cpack_decomp`).
 //!
 //! Both units speak the golden model's bitstream ([`crate::model::cpack`]) on a bus of
@@ -45,7 +45,7 @@ use crate::model::cpack::{CodeTable, CpackParams, CpackPattern, PushPolicy};
 use std::sync::Arc;
 
 /// The spec this generator follows (cited in every module header).
-const SPEC: &str = "shared/spec/adaptive-link-compression.md";
+const SPEC: &str = "docs/FORMATS.md, adaptive";
 
 fn err(msg: String) -> HdlError {
     HdlError {

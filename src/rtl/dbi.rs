@@ -1,4 +1,4 @@
-//! DC dynamic bus inversion generators (spec `base-xor.md` §2.4, §6.4): the per-group
+//! DC dynamic bus inversion generators (docs/FORMATS.md, Base+XOR §2.4, §6.4): the per-group
 //! encoder/decoder and the 32-bit beat wrappers used by the Base+XOR link units
 //! ([`super::base_xor`]). Golden model: `model::dbi`.
 
@@ -9,7 +9,7 @@ use std::sync::Arc;
 fn header(m: &mut ModuleBuilder, generator: &str, params: &str, spec: &str) {
     m.header(format!("Generator: hwzip::rtl::dbi::{}", generator));
     m.header(format!("Parameters: {}", params));
-    m.header(format!("Spec: shared/spec/base-xor.md {}", spec));
+    m.header(format!("Spec: docs/FORMATS.md, Base+XOR {}", spec));
 }
 
 /// `dbi_dc_enc`: DC bus inversion of one `g`-bit group (spec §2.4): invert when the

@@ -1,5 +1,5 @@
 //! FPC compressor and decompressor generators (Alameldeen & Wood, UW TR-1500, 2004, as used
-//! by Tavana et al., IPDPS'19, Table II; spec `adaptive-link-compression.md` §2.2, §3, §6
+//! by Tavana et al., IPDPS'19, Table II; docs/FORMATS.md, adaptive §2.2, §3, §6
 //! `fpc_comp` / `fpc_decomp`).
 //!
 //! Both units speak the golden model's Original-mode bitstream ([`crate::model::fpc`],

@@ -1,4 +1,4 @@
-//! Adaptive link egress and ingress (Tavana et al., IPDPS'19; spec `adaptive-link-compression.md`
+//! Adaptive link egress and ingress (Tavana et al., IPDPS'19; docs/FORMATS.md, adaptive
 //! §2.4, §2.5, §3, §6 `comp_mux_egress`, `decomp_dispatch`): the compressors, the controller and
 //! the egress mux on the sending side, the decompressor dispatch on the receiving side.
 //!

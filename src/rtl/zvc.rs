@@ -1,4 +1,4 @@
-//! ZVC compressor and decompressor generators (cDMA, HPCA'18; spec `zvc-cdma.md` §3.2, §3.3).
+//! ZVC compressor and decompressor generators (cDMA, HPCA'18; docs/FORMATS.md, ZVC §3.2, §3.3).
 //!
 //! Both units speak the exact golden byte stream of spec §2.2 (see `model::zvc`) as beats of
 //! `lanes × word_bits` bits, little-endian (stream byte 0 = bits 7:0 of the beat).
@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Spec reference printed in every module header.
-const SPEC: &str = "shared/spec/zvc-cdma.md";
+const SPEC: &str = "docs/FORMATS.md, ZVC";
 
 /// Parameters of the ZVC hardware.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
 //! The adaptive engine's compressor/decompressor pairs beside the paper's Table III (Tavana et
-//! al., IPDPS'19; spec `adaptive-link-compression.md` §3): the paper's areas are scaled to
+//! al., IPDPS'19; docs/FORMATS.md, adaptive §3): the paper's areas are scaled to
 //! 7 nm (constant-voltage scaling from 65/45/32 nm designs), so they are compared in kGE, with
 //! a 7 nm NAND2 of [`NAND2_7NM_UM2`] (our assumption, stated in the table).
 

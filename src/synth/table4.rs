@@ -1,5 +1,5 @@
 //! The PACT'12 compressor and decompressor beside the paper's Table 4 (Sathish, Schulte, Kim;
-//! spec `link-cpack-lossy.md` §4): 0.043 mm² each at 65 nm, 1.25 / 1.2 GHz, 32.63 / 24.14 mW;
+//! docs/FORMATS.md, PACT'12 §4): 0.043 mm² each at 65 nm, 1.25 / 1.2 GHz, 32.63 / 24.14 mW;
 //! and the MD cache beside the paper's bounds (CACTI: < 0.05 mm², < 800 ps).
 //! The areas are compared in kGE with a 65 nm NAND2 of [`NAND2_65NM_UM2`] (our assumption,
 //! stated in the table).

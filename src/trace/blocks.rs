@@ -1,4 +1,4 @@
-//! Seeded 128 B block classes for the PACT'12 memory-link engine (spec `link-cpack-lossy.md`
+//! Seeded 128 B block classes for the PACT'12 memory-link engine (docs/FORMATS.md, PACT'12
 //! §5, stimulus plan items 1–8): structured and incompressible INT, FP constants, smooth and
 //! random FP fields, mixed blocks, edge cases and a drifting stencil.
 //!

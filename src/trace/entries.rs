@@ -1,4 +1,4 @@
-//! The §6 data classes of Buddy Compression (spec `buddy-bpc.md` §6) as 128 B memory
+//! The §6 data classes of Buddy Compression (docs/FORMATS.md, Buddy §6) as 128 B memory
 //! entries: trivial pages, pointer and index arrays, HPC FP fields, DL tensors and random
 //! data. Every class is seeded and deterministic; the BPC and Buddy scoreboards
 //! (`cosim::buddy`) and `hwzip eval --engine buddy` draw from them.

@@ -1,5 +1,5 @@
 //! Seeded synthetic cache lines for the adaptive link compression engine (spec
-//! `adaptive-link-compression.md` §5): pattern primitives, per-benchmark mixes calibrated to
+//! docs/FORMATS.md, adaptive §5): pattern primitives, per-benchmark mixes calibrated to
 //! the paper's Tables V and VI, phase traces for the adaptive controller, byte entropy and a
 //! proptest strategy.
 //!

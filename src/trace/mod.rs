@@ -1,8 +1,8 @@
 //! Stimulus: proptest strategies, seeded synthetic workloads and trace files.
 //!
-//! * [`blocks`]     128 B block classes for the PACT'12 memory-link engine (spec
-//!   link-cpack-lossy §5)
-//! * [`strategies`] proptest strategies for the data classes of spec zvc-cdma §5.3
+//! * [`blocks`]     128 B block classes for the PACT'12 memory-link engine
+//!   (docs/FORMATS.md, PACT'12 §5)
+//! * [`strategies`] proptest strategies for the data classes of docs/FORMATS.md, ZVC §5.3
 //! * [`synthetic`]  deterministic (ChaCha-seeded) generators, incl. ReLU-like tensors (§5.2)
 //! * [`file`](mod@file)       raw little-endian traces and YAML trace descriptions; byte traces
 //!   (.gz, .npy, .safetensors)
@@ -11,7 +11,7 @@
 //!   per-benchmark mixes calibrated to the paper, phase traces, entropy)
 //! * [`lookups`]    field-lookup patterns for the metadata caches (streaming, strided,
 //!   random, hot set)
-//! * [`sectors`]    32 B sector classes for the Base+XOR engine (spec base-xor §5)
+//! * [`sectors`]    32 B sector classes for the Base+XOR engine (docs/FORMATS.md, Base+XOR §5)
 
 pub mod blocks;
 pub mod entries;

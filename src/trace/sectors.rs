@@ -1,4 +1,4 @@
-//! Seeded sector-trace generators for the Base+XOR engine (spec `base-xor.md` §5).
+//! Seeded sector-trace generators for the Base+XOR engine (docs/FORMATS.md, Base+XOR §5).
 //!
 //! The paper's traces (32 B sectors at an NVIDIA memory controller, 187 applications) are not
 //! public, so these classes reproduce the *shapes* the paper describes: structure-of-arrays

@@ -1,5 +1,5 @@
 //! proptest strategies producing `Vec<u32>` of word-bit-limited elements for the data classes
-//! of spec zvc-cdma §5.3. Every strategy takes the element width (`8`, `16` or `32`) and a
+//! of docs/FORMATS.md, ZVC §5.3. Every strategy takes the element width (`8`, `16` or `32`) and a
 //! non-empty length range, and yields vectors whose elements fit in `word_bits`.
 
 use super::synthetic;

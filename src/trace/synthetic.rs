@@ -1,4 +1,4 @@
-//! Seeded, deterministic stimulus generators usable outside proptest (spec zvc-cdma §5.2–5.3).
+//! Seeded, deterministic stimulus generators usable outside proptest (docs/FORMATS.md, ZVC §5.2–5.3).
 //!
 //! All generators use `ChaCha8Rng::seed_from_u64(seed)`, so a `(generator, arguments, seed)`
 //! triple always yields the same data on every platform.

@@ -323,7 +323,7 @@ fn no_dollar_and_spec_citation_in_every_file() {
             let t = std::fs::read_to_string(&f).unwrap();
             assert!(!t.contains('$'), "{} contains `$`", f.display());
             assert!(
-                t.contains("// Spec: shared/spec/"),
+                t.contains("// Spec: docs/FORMATS.md"),
                 "{} does not cite the spec",
                 f.display()
             );
@@ -338,7 +338,7 @@ fn shared_blocks_are_lint_clean() {
     };
     use hwzip::hdl::{Expr, ModuleBuilder};
     let mut m = ModuleBuilder::new("blocks_lint_w16");
-    m.header("Spec: shared/spec/README.md (shared blocks)");
+    m.header("Spec: docs/FORMATS.md (shared blocks)");
     let v = m.input("v_i", 1);
     let d = m.input("d_i", 16);
     let r = m.input("r_i", 1);
@@ -372,7 +372,7 @@ fn stream_blocks_and_fsm_are_lint_clean() {
     use hwzip::hdl::stream::{self, Layout};
     use hwzip::hdl::{Expr, ModuleBuilder};
     let mut m = ModuleBuilder::new("streams_lint_w8");
-    m.header("Spec: shared/spec/README.md (shared blocks)");
+    m.header("Spec: docs/FORMATS.md (shared blocks)");
     let l = Layout::new(&[("data", 8), ("dst", 1)]);
     let a = stream::input(&mut m, "a", &l);
     let b = stream::input(&mut m, "b", &l);

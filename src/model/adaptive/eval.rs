@@ -1,6 +1,6 @@
 //! `hwzip eval --engine adaptive`: per-algorithm compression ratios, the adaptive policy's
 //! traffic reduction and its decisions on a trace of lines (spec
-//! `adaptive-link-compression.md` §2.4–§2.5, §4.3).
+//! docs/FORMATS.md, adaptive §2.4–§2.5, §4.3).
 
 use super::{replay_lines, static_traffic, AdaptiveParams, Alg, Traffic, Txn};
 use crate::model::ModelError;

@@ -1,5 +1,5 @@
 //! The paper's characterisation data (Tavana et al., IPDPS'19, Tables V and VI; spec
-//! `adaptive-link-compression.md` §4.3), used by the §2.6 cross-check and to calibrate the
+//! docs/FORMATS.md, adaptive §4.3), used by the §2.6 cross-check and to calibrate the
 //! per-benchmark line generators of [`crate::trace::lines`].
 
 use super::Alg;

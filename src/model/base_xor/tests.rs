@@ -1,4 +1,4 @@
-//! Worked examples of spec base-xor §2.6 (with their ones counts), ZDR edge cases and
+//! Worked examples of docs/FORMATS.md, Base+XOR §2.6 (with their ones counts), ZDR edge cases and
 //! property-based round trips for every scheme.
 
 use super::*;

@@ -1,4 +1,4 @@
-//! The Buddy-Threshold profiler (spec `buddy-bpc.md` §3.6 \[proposal\]): per-allocation
+//! The Buddy-Threshold profiler (docs/FORMATS.md, Buddy §3.6 \[proposal\]): per-allocation
 //! targets chosen from snapshots of the allocation's entries, capping the expected fraction
 //! of accesses that need buddy memory.
 //!

@@ -1,4 +1,4 @@
-//! Buddy Compression's system accounting model (spec `buddy-bpc.md` §2.2, §3.3-§3.4, §4.3):
+//! Buddy Compression's system accounting model (docs/FORMATS.md, Buddy §2.2, §3.3-§3.4, §4.3):
 //! allocations with per-allocation targets, entries stored as BPC streams split between
 //! device and buddy memory, per-MC metadata-cache slices, and the traffic and energy each
 //! access causes.

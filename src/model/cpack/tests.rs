@@ -161,7 +161,7 @@ fn ties_pick_the_lowest_slot() {
     );
 }
 
-/// `link-cpack-lossy.md` §2.7: original codes, push after xxxx/mmxx/mmmx, 128 B block.
+/// docs/FORMATS.md, PACT'12 §2.7: original codes, push after xxxx/mmxx/mmmx, 128 B block.
 #[test]
 fn pact12_golden_vector_and_reference_sizes() {
     use CpackPattern::*;

@@ -1,4 +1,4 @@
-//! `hwzip eval --engine cpack-lossy` (spec `link-cpack-lossy.md` §5, "Metrics to produce"):
+//! `hwzip eval --engine cpack-lossy` (docs/FORMATS.md, PACT'12 §5, "Metrics to produce"):
 //! for one set of blocks, lossless C-Pack beside lossy `t` = 8/12/16 in both layouts, with the
 //! block statistics of [`super::stats`] and, for the lossy rows, the accuracy of the restored
 //! FP32 values (every block round-trips through the decoder and must equal `trunc_t`).

@@ -1,4 +1,4 @@
-//! Lossy FP32 LSB truncation (PACT'12, spec `link-cpack-lossy.md` §2.6): truncation, the two
+//! Lossy FP32 LSB truncation (PACT'12, docs/FORMATS.md, PACT'12 §2.6): truncation, the two
 //! layouts C-Pack runs on, restore, the per-element error bound and the accuracy metrics.
 //!
 //! * `trunc_t(w) = (w >> t) << t`: keep the upper `32 − t` bits (round toward zero in

@@ -1,4 +1,4 @@
-//! Lossy-mode accuracy on small kernels (spec `link-cpack-lossy.md` §5 item 9): each kernel's
+//! Lossy-mode accuracy on small kernels (docs/FORMATS.md, PACT'12 §5 item 9): each kernel's
 //! FP32 inputs go through the block codec with truncation code `tcode` (compress, then
 //! decompress, 128 B at a time, as DRAM would return them), the kernel runs in double precision
 //! on the original and on the returned inputs, and the outputs are compared (NRMSE, both

@@ -1,4 +1,4 @@
-//! Memory-side models of PACT'12 (spec `link-cpack-lossy.md` §3, §6 `reqsize_mod`,
+//! Memory-side models of PACT'12 (docs/FORMATS.md, PACT'12 §3, §6 `reqsize_mod`,
 //! `md_cache`/`md_mshr`, `mc_comp_top`): MD addressing, the request-size modifier and a
 //! transaction-level model of one memory controller's compression path.
 //!

@@ -1,4 +1,4 @@
-//! MD-cache hit rate versus cache size and ways (spec `link-cpack-lossy.md` §3, §5 "Metrics
+//! MD-cache hit rate versus cache size and ways (docs/FORMATS.md, PACT'12 §3, §5 "Metrics
 //! to produce"), measured with the memory-controller model ([`super::mc::Mc`]) on four
 //! access streams of one MC's local block space:
 //! * `copy`: a streaming copy, read block `i` then write block `DST + i`;

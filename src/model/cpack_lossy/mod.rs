@@ -1,5 +1,5 @@
 //! Memory-link C-Pack with lossy FP32 truncation (Sathish, Schulte, Kim, PACT'12; spec
-//! `link-cpack-lossy.md`): the block codec, its metadata (MD) entry, and the memory-side
+//! docs/FORMATS.md, PACT'12): the block codec, its metadata (MD) entry, and the memory-side
 //! models ([`mc`]).
 //!
 //! A block (128 B by default) is compressed with the original C-Pack code table through the

@@ -1,4 +1,4 @@
-//! Block statistics for the evaluation (spec `link-cpack-lossy.md` §5, "Metrics to
+//! Block statistics for the evaluation (docs/FORMATS.md, PACT'12 §5, "Metrics to
 //! produce"): L and N histograms, `ratio_bits`, `ratio_chunks`, the effective-bandwidth
 //! factor `8/mean(N)`, pattern frequencies and the raw-fallback rate.
 

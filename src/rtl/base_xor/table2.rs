@@ -1,4 +1,4 @@
-//! The cores of the paper's Table II (spec `base-xor.md` §3): one combinational encoder and
+//! The cores of the paper's Table II (docs/FORMATS.md, Base+XOR §3): one combinational encoder and
 //! decoder per mechanism on a 32 B transaction, with the paper's 16 nm figures. The engine
 //! (`engines::base_xor`) synthesizes them with `synth::cores` for
 //! `hwzip synth --engine base-xor`.
@@ -75,7 +75,7 @@ fn zdr7(enc: bool) -> Result<Arc<Module>, HdlError> {
         dir
     ));
     m.header("Seven 32-bit ZDR units, Table II row `ZDR (4B base)`");
-    m.header("Spec: shared/spec/base-xor.md §2.2, §3 (Table II)");
+    m.header("Spec: docs/FORMATS.md, Base+XOR §2.2, §3 (Table II)");
     let (xn, yn) = if enc { ("x_i", "y_o") } else { ("y_i", "x_o") };
     let x = m.input("d_i", 7 * 32);
     let b = m.input("base_i", 7 * 32);

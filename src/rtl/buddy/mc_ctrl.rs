@@ -1,4 +1,4 @@
-//! `buddy_mc_ctrl` (spec `buddy-bpc.md` §3.3-§3.4, §4.1-§4.2, §7 item 7): one memory
+//! `buddy_mc_ctrl` (docs/FORMATS.md, Buddy §3.3-§3.4, §4.1-§4.2, §7 item 7): one memory
 //! controller's request splitter and merger between the L2 and two memories, device HBM and
 //! the buddy memory behind the link, around the BPC compressor and decompressor, the size
 //! mapper, the address generator and the metadata-cache slice. It is the hardware of

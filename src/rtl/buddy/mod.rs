@@ -1,4 +1,4 @@
-//! Buddy Compression's small units (spec `buddy-bpc.md` §2.2, §3.2, §7 items 1, 4, 5) and the
+//! Buddy Compression's small units (docs/FORMATS.md, Buddy §2.2, §3.2, §7 items 1, 4, 5) and the
 //! engine's parameters: `zero_detect`, `size_mapper` and `buddy_addr_gen`, bit-exact with
 //! [`crate::model::buddy`]. The BPC datapaths are in [`super::bpc`].
 //!

@@ -1,4 +1,4 @@
-//! The lossy FP32 truncation units of PACT'12 (spec `link-cpack-lossy.md` §2.6, §6 item 4):
+//! The lossy FP32 truncation units of PACT'12 (docs/FORMATS.md, PACT'12 §2.6, §6 item 4):
 //! `fp_trunc_pack` in front of the compressor and `fp_unpack_restore` behind the
 //! decompressor.
 //!

@@ -1,4 +1,4 @@
-//! Memory-side blocks of PACT'12 (spec `link-cpack-lossy.md` §2.4–§2.5, §6 items 5 and 8):
+//! Memory-side blocks of PACT'12 (docs/FORMATS.md, PACT'12 §2.4–§2.5, §6 items 5 and 8):
 //! the chunk sizer, the MD entry fields and the request-size modifier.
 //!
 //! * `chunk_sizer`: a stream of `bits` stored with code `tcode` is compressed iff

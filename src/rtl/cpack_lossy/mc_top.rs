@@ -1,4 +1,4 @@
-//! `mc_comp_top` (spec `link-cpack-lossy.md` §3, §6 item 9): one memory controller's
+//! `mc_comp_top` (docs/FORMATS.md, PACT'12 §3, §6 item 9): one memory controller's
 //! compression path, from the SM/DMA side to DRAM, around the PACT'12 units.
 //!
 //! Requests are handled one at a time, in order (the transaction-level model

@@ -1,4 +1,4 @@
-//! PACT'12 memory-link C-Pack generators (Sathish, Schulte, Kim; spec `link-cpack-lossy.md`
+//! PACT'12 memory-link C-Pack generators (Sathish, Schulte, Kim; docs/FORMATS.md, PACT'12
 //! §2, §3, §6): the streaming block compressor here, the decompressor in `decomp`, the
 //! truncation units in [`fp`].
 //!
@@ -57,7 +57,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// The spec this generator follows (cited in every module header).
-const SPEC: &str = "shared/spec/link-cpack-lossy.md";
+const SPEC: &str = "docs/FORMATS.md, PACT'12";
 
 fn err(msg: String) -> HdlError {
     HdlError {

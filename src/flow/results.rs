@@ -1,0 +1,679 @@
+//! `docs/RESULTS.md`, generated: the long tier's reports (`hwzip regress` output) are reduced
+//! to a snapshot (`docs/results.json`: every synthesis row, co-simulation, paper table,
+//! gate-level run and evaluation, without work paths or tool logs), and the page is rendered
+//! from that snapshot only, so that a test can render the committed snapshot again and find
+//! the committed page. "Known gaps" comes from the same rows: every unit below its target
+//! clock on Nangate45 and every unit slower in cycles than its paper.
+
+use super::regress::RegressRun;
+use super::FlowResult;
+use crate::engines::PaperTable;
+use crate::synth::paper;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One synthesized unit on one library.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SynthEntry {
+    /// Engine.
+    pub engine: String,
+    /// Unit.
+    pub unit: String,
+    /// Generator parameters.
+    pub params: String,
+    /// Library label.
+    pub liberty: String,
+    /// Clock period of the run, ns.
+    pub clock_ns: f64,
+    /// Mapped cells.
+    pub cells: u64,
+    /// Flip-flops.
+    pub flops: u64,
+    /// Area, µm².
+    pub area_um2: f64,
+    /// Area, kGE.
+    pub kge: f64,
+    /// Critical path, ns.
+    pub critical_path_ns: f64,
+    /// Fmax, MHz.
+    pub fmax_mhz: f64,
+    /// Worst path, `from -> to`.
+    pub path: String,
+    /// Latency, cycles (from the acceptance of the input to the first output).
+    pub latency_cycles: Option<u32>,
+    /// Uncompressed bytes per cycle.
+    pub bytes_per_cycle: Option<f64>,
+}
+
+/// One co-simulation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CosimEntry {
+    /// Regression run (`default`, a parameter set's name, `cache`).
+    pub run: String,
+    /// Engine (`block` for the shared cache + MSHR block).
+    pub engine: String,
+    /// Unit.
+    pub unit: String,
+    /// Parameters.
+    pub params: String,
+    /// Lines (windows, sectors, lookups).
+    pub lines: u64,
+    /// Cycles.
+    pub cycles: u64,
+    /// Mismatching beats.
+    pub mismatches: u64,
+    /// Simulation speed, million cycles per second.
+    pub mcycles_per_s: f64,
+}
+
+/// One engine's evaluation of its golden models.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EvalEntry {
+    /// Engine.
+    pub engine: String,
+    /// The evaluation's Markdown, as `hwzip eval` prints it.
+    pub markdown: String,
+}
+
+/// What `docs/RESULTS.md` is rendered from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Profile of the regression (`paper` for the long tier).
+    pub profile: String,
+    /// Co-simulation lines per unit.
+    pub lines: u64,
+    /// Libraries synthesized.
+    pub libraries: Vec<String>,
+    /// Synthesis effort and hierarchy.
+    pub synth_method: String,
+    /// Every run matched and every step ended well.
+    pub ok: bool,
+    /// Steps that failed (`kind what: detail`).
+    pub failures: Vec<String>,
+    /// Synthesis rows of the default configuration.
+    pub synth: Vec<SynthEntry>,
+    /// Every co-simulation of every run.
+    pub cosim: Vec<CosimEntry>,
+    /// Tables beside the papers'.
+    pub tables: Vec<PaperTable>,
+    /// Gate-level co-simulations (`what: detail`).
+    pub gate: Vec<String>,
+    /// Evaluations.
+    pub evals: Vec<EvalEntry>,
+}
+
+/// Reduces a regression's runs and evaluations to a snapshot.
+pub fn snapshot(runs: &[RegressRun], evals: Vec<EvalEntry>) -> FlowResult<Snapshot> {
+    let default = runs
+        .iter()
+        .find(|r| r.name == "default")
+        .ok_or("the regression has no `default` run")?;
+    let d = &default.report;
+    let mut failures = Vec::new();
+    let mut cosim = Vec::new();
+    let mut ok = true;
+    for r in runs {
+        ok &= r.report.ok;
+        for s in r.report.failures() {
+            failures.push(format!("{}: {} {}: {}", r.name, s.kind, s.what, s.detail));
+        }
+        for c in &r.report.cosim {
+            cosim.push(CosimEntry {
+                run: r.name.clone(),
+                engine: c.engine.clone(),
+                unit: c.unit.clone(),
+                params: c.params.clone(),
+                lines: c.stats.lines,
+                cycles: c.stats.cycles,
+                mismatches: c.stats.mismatches,
+                mcycles_per_s: round(c.stats.cycles_per_second() / 1e6, 2),
+            });
+        }
+    }
+    let synth = d
+        .synth
+        .iter()
+        .map(|r| SynthEntry {
+            engine: r.engine.clone(),
+            unit: r.unit.clone(),
+            params: r.params.clone(),
+            liberty: r.result.liberty.clone(),
+            clock_ns: r.result.clock_ns,
+            cells: r.result.cells,
+            flops: r.result.seq_cells,
+            area_um2: round(r.result.area_um2, 0),
+            kge: round(r.result.kge, 2),
+            critical_path_ns: round(r.result.critical_path_ns, 3),
+            fmax_mhz: round(r.result.fmax_mhz, 0),
+            path: format!("{} -> {}", r.result.path_from, r.result.path_to),
+            latency_cycles: r.latency_cycles,
+            bytes_per_cycle: r.throughput_bytes_per_cycle.map(|b| round(b, 2)),
+        })
+        .collect();
+    let gate = d
+        .steps
+        .iter()
+        .filter(|s| s.kind == "gate")
+        .map(|s| format!("{}: {}", s.what, s.detail))
+        .collect();
+    Ok(Snapshot {
+        profile: d.profile.name().into(),
+        lines: d.lines,
+        libraries: d.libraries.clone(),
+        synth_method: d.synth_method.clone(),
+        ok,
+        failures,
+        synth,
+        cosim,
+        tables: d.tables.clone(),
+        gate,
+        evals,
+    })
+}
+
+fn round(v: f64, digits: i32) -> f64 {
+    if !v.is_finite() {
+        return v;
+    }
+    let p = 10f64.powi(digits);
+    (v * p).round() / p
+}
+
+/// A section of the page: its heading (and so its anchor), the engine whose rows it shows,
+/// and what the engine is.
+struct Part {
+    heading: &'static str,
+    engine: &'static str,
+    about: &'static str,
+}
+
+const PARTS: &[Part] = &[
+    Part {
+        heading: "ZVC",
+        engine: "zvc",
+        about: "Zero-value compression of DMA traffic (Rhu et al., cDMA, HPCA'18): a 32-bit \
+                mask per window of elements and the packed non-zero elements.",
+    },
+    Part {
+        heading: "Base+XOR",
+        engine: "base-xor",
+        about: "N-byte and Universal Base+XOR transfer with zero data remapping and data bus \
+                inversion on a link (Lee et al., HPCA'18).",
+    },
+    Part {
+        heading: "Adaptive link compression",
+        engine: "adaptive",
+        about: "BDI, FPC and C-Pack+Z compressors and decompressors, the penalty-vote selector \
+                and the link transmitter and receiver (Tavana et al., IPDPS'19).",
+    },
+    Part {
+        heading: "PACT'12 memory-link C-Pack",
+        engine: "cpack-lossy",
+        about: "C-Pack on 128 B blocks with lossy floating-point truncation, the metadata \
+                cache and the memory-controller path (Sathish et al., PACT'12).",
+    },
+    Part {
+        heading: "Metadata cache + MSHR",
+        engine: "block",
+        about: "The shared set-associative metadata cache with miss-status registers in the \
+                two configurations its engines use (the PACT'12 MD cache, the Buddy metadata \
+                slice), against its model with a reactive memory.",
+    },
+    Part {
+        heading: "Buddy Compression",
+        engine: "buddy",
+        about: "BPC on 128 B entries, Buddy Compression sizing and addressing, the metadata \
+                slice and the memory-controller splitter (Choukse et al., ISCA'20).",
+    },
+];
+
+/// The target clock of `unit`, MHz: the paper's where it publishes one for the unit, else
+/// the papers' common 1 GHz.
+fn target_mhz(engine: &str, unit: &str) -> f64 {
+    paper::mark(engine, unit)
+        .and_then(|m| m.mhz)
+        .unwrap_or(1000.0)
+}
+
+/// The paper's latency for `unit` counted as ours (from acceptance): Table III and Table 4
+/// count the cycles after the accepting one. `None` where the paper counts otherwise (cDMA
+/// gives stages, Buddy added cycles).
+fn paper_latency(engine: &str, unit: &str) -> Option<u32> {
+    match engine {
+        "adaptive" | "cpack-lossy" => paper::mark(engine, unit)?.latency.map(|l| l + 1),
+        _ => None,
+    }
+}
+
+fn num(v: f64, digits: usize) -> String {
+    let s = format!("{:.*}", digits, v);
+    // Thousands separators on the integer part.
+    let (int, frac) = match s.find('.') {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s.as_str(), ""),
+    };
+    let neg = int.starts_with('-');
+    let digits_only = int.trim_start_matches('-');
+    let mut out = String::new();
+    for (i, c) in digits_only.chars().enumerate() {
+        if i > 0 && (digits_only.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{}{}{}", if neg { "-" } else { "" }, out, frac)
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
+}
+
+/// Renders `docs/RESULTS.md` from a snapshot.
+pub fn render(s: &Snapshot) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# Results\n\n<!-- Generated by `hwzip results` from docs/results.json (written by \
+         `hwzip results --from <regress folder>`); do not edit by hand. -->\n"
+    );
+    let _ = writeln!(
+        o,
+        "What the long tier (`hwzip regress`, {} profile) measured: synthesis on {} ({}), \
+         co-simulation against the golden models ({} lines per unit and parameter set, random \
+         valid gaps and ready stalls), gate-level runs, the tables beside the papers', and the \
+         golden models' evaluations. Areas are cell areas before layout; kGE uses each \
+         library's NAND2 cell. Every figure below is read from the regression's reports; \
+         `docs/FORMATS.md` says how each is measured.\n",
+        s.profile,
+        s.libraries.join(", "),
+        s.synth_method,
+        num(s.lines as f64, 0)
+    );
+    let contents: Vec<String> = std::iter::once("[Known gaps](#known-gaps)".to_string())
+        .chain(
+            PARTS
+                .iter()
+                .map(|p| format!("[{}](#{})", p.heading, anchor(p.heading))),
+        )
+        .collect();
+    let _ = writeln!(o, "Contents: {}\n", contents.join(" · "));
+    known_gaps(s, &mut o);
+    for p in PARTS {
+        let _ = writeln!(o, "## {}\n\n{}\n", p.heading, p.about);
+        synth_section(s, p.engine, &mut o);
+        for t in s.tables.iter().filter(|t| t.engine == p.engine) {
+            let _ = writeln!(o, "### {}\n\n{}\n", t.title, t.markdown.trim_end());
+        }
+        cosim_section(s, p.engine, &mut o);
+        if p.engine == "zvc" && !s.gate.is_empty() {
+            let _ = writeln!(
+                o,
+                "### Gate-level co-simulation (osu018 netlists, the library's cell functions)\n"
+            );
+            for g in &s.gate {
+                let _ = writeln!(o, "- {}", g);
+            }
+            o.push('\n');
+        }
+        if let Some(e) = s.evals.iter().find(|e| e.engine == p.engine) {
+            let _ = writeln!(
+                o,
+                "### Golden-model evaluation (`hwzip eval`, default parameters)\n"
+            );
+            o.push_str(&demote(&e.markdown));
+            o.push('\n');
+        }
+    }
+    while o.ends_with("\n\n") {
+        o.pop();
+    }
+    o
+}
+
+/// GitHub's anchor of a heading.
+fn anchor(h: &str) -> String {
+    h.to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            'a'..='z' | '0'..='9' | '-' | '_' => Some(c),
+            ' ' => Some('-'),
+            _ => None,
+        })
+        .collect()
+}
+
+/// An evaluation's Markdown under a `###` heading: its own headings two levels down.
+fn demote(md: &str) -> String {
+    let mut out = String::new();
+    for l in md.lines() {
+        if l.starts_with('#') {
+            let _ = writeln!(out, "###{}", l);
+        } else {
+            let _ = writeln!(out, "{}", l);
+        }
+    }
+    out
+}
+
+fn known_gaps(s: &Snapshot, o: &mut String) {
+    let _ = writeln!(o, "## Known gaps\n");
+    if !s.failures.is_empty() || !s.ok {
+        let _ = writeln!(o, "**Failed steps of this regression:**\n");
+        for f in &s.failures {
+            let _ = writeln!(o, "- {}", f);
+        }
+        o.push('\n');
+    }
+    let bad: Vec<&CosimEntry> = s.cosim.iter().filter(|c| c.mismatches > 0).collect();
+    let _ = writeln!(
+        o,
+        "Co-simulation: {} runs, {} with a mismatch.\n",
+        s.cosim.len(),
+        bad.len()
+    );
+    for c in bad {
+        let _ = writeln!(o, "- {} {} {} ({})", c.run, c.engine, c.unit, c.params);
+    }
+    let n45: Vec<&SynthEntry> = s
+        .synth
+        .iter()
+        .filter(|r| r.liberty == "nangate45")
+        .collect();
+    if n45.is_empty() {
+        let _ = writeln!(
+            o,
+            "Clock: no Nangate45 rows in this regression (the library was absent), so no unit \
+             is compared with the papers' clocks.\n"
+        );
+    } else {
+        let slow: Vec<&&SynthEntry> = n45
+            .iter()
+            .filter(|r| r.fmax_mhz < target_mhz(&r.engine, &r.unit))
+            .collect();
+        let _ = writeln!(
+            o,
+            "Clock: {} of {} units reach their target on Nangate45 (the paper's clock where it \
+             gives one for the unit, else the papers' common 1 GHz; Nangate45 is the library \
+             nearest the papers' nodes). Below target:\n",
+            n45.len() - slow.len(),
+            n45.len()
+        );
+        if !slow.is_empty() {
+            let _ = writeln!(
+                o,
+                "| engine | unit | Fmax MHz | target MHz | critical path ns | worst path |\n\
+                 |---|---|---:|---:|---:|---|"
+            );
+            for r in &slow {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} | {} | `{}` |",
+                    r.engine,
+                    r.unit,
+                    num(r.fmax_mhz, 0),
+                    num(target_mhz(&r.engine, &r.unit), 0),
+                    num(r.critical_path_ns, 3),
+                    r.path
+                );
+            }
+            o.push('\n');
+        }
+    }
+    let mut late = Vec::new();
+    let mut seen = Vec::new();
+    for r in &s.synth {
+        if seen.contains(&(&r.engine, &r.unit)) {
+            continue;
+        }
+        seen.push((&r.engine, &r.unit));
+        if let (Some(ours), Some(theirs)) = (r.latency_cycles, paper_latency(&r.engine, &r.unit)) {
+            if ours > theirs {
+                late.push((r, ours, theirs));
+            }
+        }
+    }
+    let _ = writeln!(
+        o,
+        "Latency: {} units take more cycles than their paper (where the paper counts as we do, \
+         from the accepting cycle: Table III of IPDPS'19 and Table 4 of PACT'12, whose \
+         cycles after acceptance are counted one more here).\n",
+        late.len()
+    );
+    if !late.is_empty() {
+        let _ = writeln!(
+            o,
+            "| engine | unit | latency cycles | paper, counted as ours |\n|---|---|---:|---:|"
+        );
+        for (r, ours, theirs) in late {
+            let _ = writeln!(o, "| {} | {} | {} | {} |", r.engine, r.unit, ours, theirs);
+        }
+        o.push('\n');
+    }
+}
+
+fn synth_section(s: &Snapshot, engine: &str, o: &mut String) {
+    let rows: Vec<&SynthEntry> = s.synth.iter().filter(|r| r.engine == engine).collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "### Synthesis (default parameters: {})\n",
+        rows[0].params.replace('|', "/")
+    );
+    let _ = writeln!(
+        o,
+        "| unit | library (clock) | cells | flops | area µm² | kGE | critical path ns | \
+         Fmax MHz | target MHz | latency cycles | B/cycle | paper kGE / MHz / latency |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    );
+    for r in rows {
+        let target = target_mhz(&r.engine, &r.unit);
+        let fmax = if r.liberty == "nangate45" && r.fmax_mhz >= target {
+            format!("**{}**", num(r.fmax_mhz, 0))
+        } else {
+            num(r.fmax_mhz, 0)
+        };
+        let mark = paper::mark(&r.engine, &r.unit)
+            .map(|m| {
+                format!(
+                    "{} / {} / {}",
+                    m.kge.map(|k| num(k, 1)).unwrap_or_else(|| "-".into()),
+                    m.mhz.map(|k| num(k, 0)).unwrap_or_else(|| "-".into()),
+                    opt(m.latency)
+                )
+            })
+            .unwrap_or_else(|| "-".into());
+        let _ = writeln!(
+            o,
+            "| {} | {} ({} ns) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.unit,
+            r.liberty,
+            r.clock_ns,
+            num(r.cells as f64, 0),
+            num(r.flops as f64, 0),
+            num(r.area_um2, 0),
+            num(r.kge, 2),
+            num(r.critical_path_ns, 3),
+            fmax,
+            num(target, 0),
+            opt(r.latency_cycles),
+            r.bytes_per_cycle
+                .map(|b| num(b, 2))
+                .unwrap_or_else(|| "-".into()),
+            mark
+        );
+    }
+    let _ = writeln!(
+        o,
+        "\nBold: at or above the target on Nangate45. Paper figures are as published, at the \
+         paper's node: compare them with the Nangate45 rows, scaled. Paper latency: {}; ours \
+         counts from the cycle that accepts the input to the first output.\n",
+        paper::LATENCY_LEGEND
+    );
+}
+
+fn cosim_section(s: &Snapshot, engine: &str, o: &mut String) {
+    let rows: Vec<&CosimEntry> = s.cosim.iter().filter(|c| c.engine == engine).collect();
+    if rows.is_empty() {
+        return;
+    }
+    let runs = {
+        let mut v: Vec<&str> = rows.iter().map(|c| c.run.as_str()).collect();
+        v.dedup();
+        v.len()
+    };
+    let mismatches: u64 = rows.iter().map(|c| c.mismatches).sum();
+    let _ = writeln!(
+        o,
+        "### Co-simulation against the golden model\n\n{} runs over {} parameter sets, {} \
+         mismatches. Parameter sets are `verif/configs/<run>.yaml` (`default`: the default \
+         configuration).\n",
+        rows.len(),
+        runs,
+        mismatches
+    );
+    let _ = writeln!(
+        o,
+        "| run | unit | parameters | lines | cycles | mismatches | Mcycles/s |\n\
+         |---|---|---|---:|---:|---:|---:|"
+    );
+    for c in rows {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            c.run,
+            c.unit,
+            c.params.replace('|', "/"),
+            num(c.lines as f64, 0),
+            num(c.cycles as f64, 0),
+            c.mismatches,
+            num(c.mcycles_per_s, 2)
+        );
+    }
+    o.push('\n');
+}
+
+/// Reads a regression folder (`hwzip regress --out`, whole or merged) into a snapshot.
+pub fn from_regress(dir: &Path) -> FlowResult<Snapshot> {
+    let (runs, evals) = super::regress::read(dir)?;
+    let evals = evals
+        .into_iter()
+        .map(|(engine, markdown)| EvalEntry { engine, markdown })
+        .collect();
+    snapshot(&runs, evals)
+}
+
+/// The engines whose rows a page section shows: every engine of the registry, and the shared
+/// block.
+pub fn section_engines() -> Vec<&'static str> {
+    PARTS.iter().map(|p| p.engine).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/RESULTS.md is what `hwzip results` renders from docs/results.json: regenerate it
+    /// with `hwzip results` (or `--from build/regress` after a long-tier run), never by hand.
+    #[test]
+    fn the_committed_page_is_rendered_from_the_committed_snapshot() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let snap: Snapshot =
+            serde_json::from_slice(&std::fs::read(root.join("docs/results.json")).unwrap())
+                .unwrap();
+        let page = std::fs::read_to_string(root.join("docs/RESULTS.md")).unwrap();
+        assert!(
+            page == render(&snap) + "\n",
+            "docs/RESULTS.md differs from what `hwzip results` renders from docs/results.json"
+        );
+        // The long tier's: every engine synthesized and co-simulated.
+        assert_eq!(snap.profile, "paper");
+        for e in crate::engines::ALL {
+            assert!(
+                snap.synth.iter().any(|r| r.engine == e.name()),
+                "{}",
+                e.name()
+            );
+            assert!(
+                snap.cosim.iter().any(|r| r.engine == e.name()),
+                "{}",
+                e.name()
+            );
+        }
+    }
+
+    fn row(unit: &str, liberty: &str, fmax: f64, latency: u32) -> SynthEntry {
+        SynthEntry {
+            engine: "adaptive".into(),
+            unit: unit.into(),
+            params: "p".into(),
+            liberty: liberty.into(),
+            clock_ns: 1.0,
+            cells: 1,
+            flops: 1,
+            area_um2: 1.0,
+            kge: 1.0,
+            critical_path_ns: 1000.0 / fmax,
+            fmax_mhz: fmax,
+            path: "a -> b".into(),
+            latency_cycles: Some(latency),
+            bytes_per_cycle: None,
+        }
+    }
+
+    #[test]
+    fn known_gaps_list_every_slow_or_late_unit() {
+        let s = Snapshot {
+            profile: "paper".into(),
+            lines: 10,
+            libraries: vec!["osu018".into(), "nangate45".into()],
+            synth_method: "full".into(),
+            ok: true,
+            failures: Vec::new(),
+            // BDI compressor: 2 cycles after acceptance in Table III, so 3 counted as ours.
+            synth: vec![
+                row("bdi_comp", "nangate45", 1100.0, 3),
+                row("bdi_comp", "osu018", 300.0, 3),
+                row("fpc_comp", "nangate45", 900.0, 99),
+            ],
+            cosim: Vec::new(),
+            tables: Vec::new(),
+            gate: Vec::new(),
+            evals: Vec::new(),
+        };
+        let page = render(&s);
+        let gaps = &page[page.find("## Known gaps").unwrap()..page.find("## ZVC").unwrap()];
+        assert!(
+            gaps.contains("1 of 2 units reach their target on Nangate45"),
+            "{}",
+            gaps
+        );
+        assert!(
+            gaps.contains("| adaptive | fpc_comp | 900 | 1,000 |"),
+            "{}",
+            gaps
+        );
+        assert!(!gaps.contains("| adaptive | bdi_comp |"), "{}", gaps);
+        assert!(gaps.contains("Latency: 1 units"), "{}", gaps);
+        assert!(page.contains("| bdi_comp | nangate45 (1 ns) |"));
+        assert!(page.contains("**1,100**"));
+    }
+
+    #[test]
+    fn every_engine_has_a_section_and_anchors_are_githubs() {
+        let s = section_engines();
+        for e in crate::engines::ALL {
+            assert!(s.contains(&e.name()), "{}", e.name());
+        }
+        assert_eq!(
+            anchor("PACT'12 memory-link C-Pack"),
+            "pact12-memory-link-c-pack"
+        );
+        assert_eq!(anchor("Metadata cache + MSHR"), "metadata-cache--mshr");
+        assert_eq!(anchor("Base+XOR"), "basexor");
+        assert_eq!(num(1234567.891, 2), "1,234,567.89");
+        assert_eq!(num(-999.0, 0), "-999");
+    }
+}
