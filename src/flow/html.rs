@@ -5,7 +5,7 @@
 
 use super::{cosim_markdown, CosimReport};
 use crate::engines::{EvalOutput, PaperTable};
-use crate::report::{derive, BarSeries, Block, Body, Chart, Mark, Page};
+use crate::report::{derive, BarSeries, Block, Body, Chart, Limit, Mark, Page};
 use crate::synth::{self, paper, ReportRow};
 
 /// Bars of one quantity per unit (series per library) with the papers' values marked.
@@ -14,7 +14,7 @@ fn unit_bars(
     title: &str,
     y: &str,
     value: impl Fn(&ReportRow) -> Option<f64>,
-    paper_value: impl Fn(&paper::PaperMark) -> Option<f64>,
+    paper_value: impl Fn(&paper::PaperMark) -> Option<(f64, Option<Limit>)>,
     per_library: bool,
 ) -> Option<Chart> {
     let mut cats: Vec<(String, String)> = Vec::new();
@@ -56,10 +56,11 @@ fn unit_bars(
         .iter()
         .enumerate()
         .filter_map(|(i, (e, u))| {
-            let v = paper::mark(e, u).and_then(|m| paper_value(&m))?;
+            let (value, limit) = paper::mark(e, u).and_then(|m| paper_value(&m))?;
             Some(Mark {
                 category: i,
-                value: v,
+                value,
+                limit,
             })
         })
         .collect();
@@ -84,6 +85,17 @@ fn unit_bars(
             mark_name: paper::LEGEND.into(),
         },
     })
+}
+
+/// A paper figure as a mark: its value, else its bound.
+fn value_or_bound(
+    value: Option<f64>,
+    bound: Option<f64>,
+    side: Limit,
+) -> Option<(f64, Option<Limit>)> {
+    value
+        .map(|v| (v, None))
+        .or_else(|| bound.map(|b| (b, Some(side))))
 }
 
 /// Synthesis section blocks: area, Fmax and latency charts, then the table.
@@ -115,7 +127,7 @@ pub fn synth_blocks(rows: &[ReportRow]) -> Vec<Block> {
                 &format!("{}: area{}", e, note),
                 "kGE",
                 |r| Some(r.result.kge),
-                |m| m.kge.filter(|_| comparable),
+                |m| value_or_bound(m.kge, m.kge_at_most, Limit::AtMost).filter(|_| comparable),
                 true,
             ),
             unit_bars(
@@ -123,7 +135,7 @@ pub fn synth_blocks(rows: &[ReportRow]) -> Vec<Block> {
                 &format!("{}: Fmax{}", e, note),
                 "MHz",
                 |r| Some(r.result.fmax_mhz).filter(|f| f.is_finite()),
-                |m| m.mhz.filter(|_| comparable),
+                |m| value_or_bound(m.mhz, m.mhz_at_least, Limit::AtLeast).filter(|_| comparable),
                 true,
             ),
             unit_bars(
@@ -131,7 +143,7 @@ pub fn synth_blocks(rows: &[ReportRow]) -> Vec<Block> {
                 &format!("{}: latency", e),
                 "cycles, first input beat to first output beat (accepting cycle counted)",
                 |r| r.latency_cycles.map(f64::from),
-                |m| m.latency.map(f64::from),
+                |m| m.latency_ours.map(|l| (f64::from(l), None)),
                 false,
             )
             .map(|mut c| {

@@ -22,6 +22,17 @@ pub struct Mark {
     pub category: usize,
     /// Value.
     pub value: f64,
+    /// The value is a bound (drawn with an arrow to the side the figure lies on).
+    pub limit: Option<Limit>,
+}
+
+/// Which side of a bound mark the figure lies on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Limit {
+    /// At most the mark's value (`< 50,000 µm²`).
+    AtMost,
+    /// At least the mark's value (`> 1.25 GHz`).
+    AtLeast,
 }
 
 /// A named point of a scatter plot.
@@ -83,6 +94,9 @@ pub struct Chart {
     /// Content.
     pub body: Body,
 }
+
+/// Colour of bound marks (a paper's "< 50,000 µm²").
+const BOUND_COLOR: RGBColor = RGBColor(170, 20, 20);
 
 const W: u32 = 760;
 const H: u32 = 380;
@@ -402,8 +416,14 @@ impl Chart {
             .enumerate()
             .map(|(i, s)| (s.name.clone(), legend::Key::Fill(color(i))))
             .collect();
-        if !marks.is_empty() {
+        if marks.iter().any(|m| m.limit.is_none()) {
             keys.push((mark_name.to_string(), legend::Key::Line(BLACK)));
+        }
+        if marks.iter().any(|m| m.limit.is_some()) {
+            keys.push((
+                format!("{}, a bound (arrow: the side it lies on)", mark_name),
+                legend::Key::Line(BOUND_COLOR),
+            ));
         }
         let root = &with_side_legend(&titled(root, &self.title)?, &keys)?;
         let name = category_label(categories.to_vec(), false);
@@ -494,10 +514,32 @@ impl Chart {
             chart.draw_series(bars)?;
         }
         if !marks.is_empty() {
-            let ticks = marks
-                .iter()
-                .map(|m| PathElement::new(tick(m.category, m.value), BLACK.stroke_width(3)));
+            let ticks = marks.iter().map(|m| {
+                let c = if m.limit.is_some() {
+                    BOUND_COLOR
+                } else {
+                    BLACK
+                };
+                PathElement::new(tick(m.category, m.value), c.stroke_width(3))
+            });
             chart.draw_series(ticks)?;
+            // A bound's arrow: a triangle from the tick towards the side the figure lies on,
+            // a twentieth of the axis long.
+            let reach = (top - base) / 20.0;
+            let arrows = marks.iter().filter_map(|m| {
+                let sign = match m.limit? {
+                    Limit::AtMost => -1.0,
+                    Limit::AtLeast => 1.0,
+                };
+                let (p, v) = (pos(m.category), along(m.value));
+                let pts = [(p - 0.15, v), (p + 0.15, v), (p, v + sign * reach)];
+                let pts: Vec<(f64, f64)> = pts
+                    .iter()
+                    .map(|&(a, b)| if flip { (b, a) } else { (a, b) })
+                    .collect();
+                Some(Polygon::new(pts, BOUND_COLOR.filled()))
+            });
+            chart.draw_series(arrows)?;
         }
         Ok(())
     }
@@ -702,6 +744,7 @@ mod tests {
                     marks: vec![Mark {
                         category: 1,
                         value: 2.0,
+                        limit: None,
                     }],
                     mark_name: "paper".into(),
                 },
@@ -775,14 +818,30 @@ mod tests {
                         values: vec![Some(3.0), None],
                     },
                 ],
-                marks: vec![Mark {
-                    category: 0,
-                    value: 1.5,
-                }],
+                marks: vec![
+                    Mark {
+                        category: 0,
+                        value: 1.5,
+                        limit: None,
+                    },
+                    Mark {
+                        category: 1,
+                        value: 2.5,
+                        limit: Some(Limit::AtMost),
+                    },
+                ],
                 mark_name: "paper".into(),
             },
         };
         let svg = c.svg().unwrap();
+        // A bound is drawn as one: its own colour, an arrow, its own legend line.
+        let bound = format!(
+            "#{:02X}{:02X}{:02X}",
+            BOUND_COLOR.0, BOUND_COLOR.1, BOUND_COLOR.2
+        );
+        assert!(svg.contains("<polygon"), "an arrow");
+        assert!(svg.to_uppercase().contains(&bound), "the bound colour");
+        assert!(svg.contains("paper, a bound (arrow: the side it lies on)"));
         for name in ["seriesone", "seriestwo", "paper"] {
             let at = svg.find(&format!(">\n{}\n<", name)).expect(name);
             let tag = &svg[svg[..at].rfind("<text").unwrap()..at];

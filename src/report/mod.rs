@@ -11,7 +11,7 @@ pub mod derive;
 pub mod legend;
 pub mod place;
 
-pub use chart::{BarSeries, Body, Chart, Mark, Point};
+pub use chart::{BarSeries, Body, Chart, Limit, Mark, Point};
 use std::fmt::Write as _;
 
 /// One block of a section.

@@ -13,26 +13,53 @@ pub struct PaperMark {
     pub kge: Option<f64>,
     /// Clock, MHz.
     pub mhz: Option<f64>,
-    /// Latency, cycles.
+    /// Latency, cycles, as the paper counts it.
     pub latency: Option<u32>,
+    /// The same latency counted as hwzip counts (from the cycle that accepts the input to
+    /// the first output), where the paper's count converts ([`latency_as_ours`]).
+    pub latency_ours: Option<u32>,
+    /// A bound instead of a value: the area is at most this many kGE.
+    pub kge_at_most: Option<f64>,
+    /// A bound instead of a value: the clock is at least this many MHz.
+    pub mhz_at_least: Option<f64>,
 }
 
 /// What the marks are, for chart legends.
 pub const LEGEND: &str = "paper (at its node)";
 
-/// What the latency marks are: the papers count differently (cDMA gives pipeline stages,
-/// Tavana Table III and PACT'12 Table 4 cycles without the accepting cycle, Buddy the added
-/// cycles), which the chart's legend says.
-pub const LATENCY_LEGEND: &str =
-    "paper as published (cDMA: stages; Table III/4: cycles after acceptance)";
+/// What the latency marks are: the papers' latencies counted as ours ([`latency_as_ours`]).
+pub const LATENCY_LEGEND: &str = "paper, counted as here (from the accepting cycle)";
+
+/// A paper's latency of `unit` counted as hwzip counts it, from the cycle that accepts the
+/// input to the first output. The papers count differently: cDMA gives the compressor's
+/// line latency ("six cycles per 128 B line": 3 stages, 4 sectors) and the decompressor's
+/// cycles after the data arrives ("two additional cycles"); Table III of IPDPS'19, Table 4
+/// of PACT'12 and Buddy's added cycles all count the cycles after the accepting one. So the
+/// cDMA compressor's line latency stands as it is, and every other count gets the accepting
+/// cycle added.
+pub fn latency_as_ours(engine: &str, unit: &str, published: u32) -> u32 {
+    match (engine, unit) {
+        ("zvc", "compressor") => published,
+        _ => published + 1,
+    }
+}
 
 /// The paper's figures for `unit` of `engine`, if it publishes any.
 pub fn mark(engine: &str, unit: &str) -> Option<PaperMark> {
+    published(engine, unit).map(|m| PaperMark {
+        latency_ours: m.latency.map(|l| latency_as_ours(engine, unit, l)),
+        ..m
+    })
+}
+
+/// The figures as the paper publishes them.
+fn published(engine: &str, unit: &str) -> Option<PaperMark> {
     match engine {
-        // cDMA Fig. 10: a 3-stage compressor and a 2-stage decompressor.
+        // cDMA Fig. 10: "six cycles" per 128 B line through the 3-stage compressor; "two
+        // additional cycles" for the decompressor.
         "zvc" => match unit {
             "compressor" => Some(PaperMark {
-                latency: Some(3),
+                latency: Some(6),
                 ..PaperMark::default()
             }),
             "decompressor" => Some(PaperMark {
@@ -58,21 +85,27 @@ pub fn mark(engine: &str, unit: &str) -> Option<PaperMark> {
                 kge: Some(area / 2.0 / table3::NAND2_7NM_UM2 / 1000.0),
                 mhz: Some(1000.0),
                 latency: Some(if comp { lc } else { ld }),
+                ..PaperMark::default()
             })
         }
         // PACT'12 Table 4, 65 nm. The MD cache's figures are bounds ("< 50,000 um2",
-        // "> 1.25 GHz"): they are not drawn as values (the table beside gives them as bounds).
+        // "> 1.25 GHz"), kept apart from values.
         "cpack-lossy" => {
             let (_, area, ghz, _, bound) = table4::PAPER.iter().find(|p| p.0 == unit)?;
+            let (kge, mhz) = (area / table4::NAND2_65NM_UM2 / 1000.0, ghz * 1000.0);
             let value = |v: f64| (!bound).then_some(v);
+            let limit = |v: f64| bound.then_some(v);
             Some(PaperMark {
-                kge: value(area / table4::NAND2_65NM_UM2 / 1000.0),
-                mhz: value(ghz * 1000.0),
+                kge: value(kge),
+                mhz: value(mhz),
+                kge_at_most: limit(kge),
+                mhz_at_least: limit(mhz),
                 latency: match unit {
                     "compressor" => Some(3),
                     "decompressor" => Some(1),
                     _ => None,
                 },
+                ..PaperMark::default()
             })
         }
         // Buddy Table I: "+11 cycles" of (de)compression latency, after BPC.
@@ -97,8 +130,18 @@ mod tests {
         let c = mark("cpack-lossy", "compressor").unwrap();
         assert_eq!(c.mhz, Some(1250.0));
         assert!(mark("base-xor", "encoder").is_none());
-        // Bounds are not drawn as values.
+        // Bounds are kept apart from values.
         let md = mark("cpack-lossy", "md-cache").unwrap();
         assert_eq!((md.kge, md.mhz), (None, None));
+        assert_eq!(md.mhz_at_least, Some(1250.0));
+        assert!((md.kge_at_most.unwrap() - 50_000.0 / 1.44 / 1000.0).abs() < 1e-9);
+        // Latencies counted as ours: the accepting cycle added, except cDMA's line latency.
+        assert_eq!(m.latency_ours, Some(6));
+        assert_eq!(mark("zvc", "compressor").unwrap().latency_ours, Some(6));
+        assert_eq!(mark("zvc", "decompressor").unwrap().latency_ours, Some(3));
+        assert_eq!(
+            mark("buddy", "bpc-decompress").unwrap().latency_ours,
+            Some(12)
+        );
     }
 }
