@@ -337,6 +337,42 @@ fn legend_corner(
 }
 
 impl Chart {
+    /// What a page checks once the chart is drawn (bar charts; `None` for others): each
+    /// series' legend name, its fill colour (`#RRGGBB`) and how many bars it draws (its
+    /// values, less those at or below zero on a log axis), as JSON. The page's script finds
+    /// every name among the SVG's texts and, per colour, one legend swatch plus that many
+    /// bars, so a chart that drops a series or a bar fails the browser test.
+    pub fn check_json(&self) -> Option<String> {
+        let Body::Bars { series, marks, .. } = &self.body else {
+            return None;
+        };
+        let values: Vec<f64> = series
+            .iter()
+            .flat_map(|s| s.values.iter().flatten().copied())
+            .chain(marks.iter().map(|m| m.value))
+            .filter(|v| v.is_finite())
+            .collect();
+        let log = Scale::of(&values) != Scale::Linear;
+        let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+        let colors: Vec<String> = (0..series.len())
+            .map(|i| {
+                let c = color(i);
+                format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+            })
+            .collect();
+        let bars: Vec<usize> = series
+            .iter()
+            .map(|s| {
+                s.values
+                    .iter()
+                    .flatten()
+                    .filter(|v| !log || **v > 0.0)
+                    .count()
+            })
+            .collect();
+        Some(serde_json::json!({ "names": names, "colors": colors, "bars": bars }).to_string())
+    }
+
     /// The chart as an SVG element (no XML declaration), to inline in HTML.
     pub fn svg(&self) -> Result<String, String> {
         let mut buf = String::new();

@@ -112,11 +112,16 @@ impl Page {
                         let _ = write!(h, "<div class=\"alert\">\n{}</div>\n", markdown_html(t));
                     }
                     Block::Chart(c) => {
+                        let check = c
+                            .check_json()
+                            .map(|j| format!(" data-check=\"{}\"", esc(&j)))
+                            .unwrap_or_default();
                         let _ = writeln!(
                             h,
-                            "<figure class=\"plot\" id=\"plot{}\" data-title=\"{}\">\n{}\n</figure>",
+                            "<figure class=\"plot\" id=\"plot{}\" data-title=\"{}\"{}>\n{}\n</figure>",
                             plot,
                             esc(&c.title),
+                            check,
                             c.svg()?
                         );
                         plot += 1;
@@ -146,17 +151,28 @@ color:#777;font-size:.8em}.alert{border:2px solid #c00;background:#fff3f3;paddin
 margin:1em 0}.alert th{background:#fbdede}div.wide{overflow-x:auto;max-width:100%}\
 td{white-space:nowrap}td details{white-space:normal;min-width:16em}summary{cursor:pointer}";
 
-/// Counts the charts that rendered (an `<svg>` with a non-empty box and text); writes `ok N`
-/// when that is every chart (the figures on the page and the count the page was written
-/// with), else `missing N`, or `error: …` after a script error, into `body[data-plots]`.
+/// Counts the charts that rendered (an `<svg>` with a non-empty box and text) and checks
+/// each bar chart against its data ([`chart::Chart::check_json`]: every series named in
+/// the legend, one swatch and one bar per value in its colour); writes `ok N` when every
+/// chart rendered (the figures on the page and the count the page was written with) and
+/// matched, `series: <chart>: …` for the first chart that does not draw its data, else
+/// `missing N`, or `error: …` after a script error, into `body[data-plots]`.
 const CHECK: &str = "(function(){var err=null;\
 window.addEventListener('error',function(e){err=e.message;\
 if(document.body){document.body.dataset.plots='error: '+err;}});\
 window.addEventListener('load',function(){var b=document.body;\
-if(err){b.dataset.plots='error: '+err;return;}var n=0;\
+if(err){b.dataset.plots='error: '+err;return;}var n=0,bad=[];\
 document.querySelectorAll('figure.plot svg').forEach(function(s){var r=s.getBoundingClientRect();\
 if(r.width>0&&r.height>0&&s.querySelector('text')){n++;}});\
+document.querySelectorAll('figure.plot[data-check]').forEach(function(f){\
+var c=JSON.parse(f.dataset.check),s=f.querySelector('svg');if(!s){return;}\
+var t=[].map.call(s.querySelectorAll('text'),function(x){return x.textContent.trim();});\
+var r=s.querySelectorAll('rect');c.names.forEach(function(nm,i){\
+if(t.indexOf(nm)<0){bad.push(f.dataset.title+': no legend entry '+nm);}\
+var k=[].filter.call(r,function(x){return (x.getAttribute('fill')||'').toUpperCase()==c.colors[i];}).length;\
+if(k!=c.bars[i]+1){bad.push(f.dataset.title+': '+nm+' draws '+(k-1)+' of '+c.bars[i]+' bars');}});});\
 var f=document.querySelectorAll('figure.plot').length;\
+if(bad.length){b.dataset.plots='series: '+bad[0];return;}\
 b.dataset.plots=(n==f&&n==+b.dataset.expected?'ok ':'missing ')+n;});})();";
 
 /// Escapes text for HTML.

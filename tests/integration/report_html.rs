@@ -79,6 +79,26 @@ fn a_broken_chart_is_reported_by_the_page_check() {
     std::fs::write(&b, broken).unwrap();
     let state = crate::common::render_in_chromium(&b, &dir.path().join("b.png"));
     assert!(state.starts_with("missing"), "{}", state);
+    // A bar chart that draws one bar fewer than its data has (its first bar removed).
+    let chk = text
+        .find("data-check=")
+        .expect("a bar chart with its check");
+    let rect = text[chk..].find("<rect").unwrap() + chk;
+    // The first rect is the background, then come the bars and swatches: drop one in a
+    // series colour.
+    let colors_at = text[chk..].find("&quot;colors&quot;:[&quot;").unwrap() + chk + 26;
+    let colour = &text[colors_at..colors_at + 7];
+    let bar = text[rect..]
+        .find(&format!("fill=\"{}\"", colour))
+        .map(|i| i + rect)
+        .expect("a bar in the first series' colour");
+    let start = text[..bar].rfind("<rect").unwrap();
+    let end = text[bar..].find("/>").unwrap() + bar + 2;
+    let dropped = format!("{}{}", &text[..start], &text[end..]);
+    let d = dir.path().join("dropped.html");
+    std::fs::write(&d, dropped).unwrap();
+    let state = crate::common::render_in_chromium(&d, &dir.path().join("d.png"));
+    assert!(state.starts_with("series: "), "{}", state);
     let e = dir.path().join("error.html");
     std::fs::write(&e, text.replace("<h1>", "<script>nope();</script><h1>")).unwrap();
     let state = crate::common::render_in_chromium(&e, &dir.path().join("e.png"));

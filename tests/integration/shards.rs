@@ -246,4 +246,13 @@ fn merged_sweep_shards_equal_the_unsharded_run() {
         let p = json(&out.join(k).join("sweep.json"));
         assert_eq!(p["points"].as_array().unwrap().len(), 1);
     }
+    // The merged sweep's page in a browser: every chart drawn, each with all its data.
+    let html = out.join("merged/report.html");
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let state = crate::common::render_in_chromium(&html, &shots.join("sweep.png"));
+    let page = std::fs::read_to_string(&html).unwrap();
+    let n = page.matches("<figure class=\"plot\"").count();
+    assert!(n > 0, "the sweep page has charts");
+    assert_eq!(state, format!("ok {}", n));
 }
