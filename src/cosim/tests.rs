@@ -656,26 +656,6 @@ fn finish_and_fatal_do_not_kill_the_process() {
     );
 }
 
-#[test]
-fn bench_rust_vs_cpp_on_wide_fixture() {
-    let cycles: u64 = std::env::var("HWZIP_BENCH_CYCLES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(50_000);
-    let spec = wide_spec();
-    let cpp = cpp_loop_bench(&spec, cycles).unwrap();
-    let lib = build(&spec).unwrap();
-    let mut m = Model::new(&lib).unwrap();
-    let rust = rust_loop_bench(&mut m, cycles);
-    eprintln!(
-        "[cosim] bench wide ({cycles} cycles): C++ loop {:.3} Mcycles/s, Rust loop {:.3} Mcycles/s (ratio {:.2})",
-        cpp / 1e6,
-        rust / 1e6,
-        rust / cpp
-    );
-    assert!(cpp > 0.0 && rust > 0.0);
-}
-
 /// A register without reset and an explicit X in a case default: what an X-randomized build
 /// must expose.
 const XSRC_V: &str = r"

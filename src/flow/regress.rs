@@ -401,9 +401,12 @@ fn read_report(path: &Path) -> FlowResult<FlowReport> {
         .map_err(|e| format!("{}: not a flow report: {}", path.display(), e))
 }
 
+/// Each engine's evaluation Markdown, by engine name.
+pub type Evals = Vec<(String, String)>;
+
 /// Reads a whole (or merged) regression folder: its runs in report order and each
 /// evaluation's Markdown, by engine.
-pub fn read(dir: &Path) -> FlowResult<(Vec<RegressRun>, Vec<(String, String)>)> {
+pub fn read(dir: &Path) -> FlowResult<(Vec<RegressRun>, Evals)> {
     let meta = read_meta(dir)?;
     if let Some((k, n)) = meta.shard {
         return Err(format!(
