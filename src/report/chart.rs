@@ -336,6 +336,16 @@ fn legend_corner(
     }
 }
 
+/// The finite values a bar chart's value axis must hold: its bars' and its marks'.
+fn bar_values(series: &[BarSeries], marks: &[Mark]) -> Vec<f64> {
+    series
+        .iter()
+        .flat_map(|s| s.values.iter().flatten().copied())
+        .chain(marks.iter().map(|m| m.value))
+        .filter(|v| v.is_finite())
+        .collect()
+}
+
 impl Chart {
     /// What a page checks once the chart is drawn (bar charts; `None` for others): each
     /// series' legend name, its fill colour (`#RRGGBB`) and how many bars it draws (its
@@ -346,12 +356,7 @@ impl Chart {
         let Body::Bars { series, marks, .. } = &self.body else {
             return None;
         };
-        let values: Vec<f64> = series
-            .iter()
-            .flat_map(|s| s.values.iter().flatten().copied())
-            .chain(marks.iter().map(|m| m.value))
-            .filter(|v| v.is_finite())
-            .collect();
+        let values = bar_values(series, marks);
         let log = Scale::of(&values) != Scale::Linear;
         let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
         let colors: Vec<String> = (0..series.len())
@@ -423,12 +428,7 @@ impl Chart {
         mark_name: &str,
     ) -> Result<(), Box<dyn std::error::Error + '_>> {
         let n = categories.len().max(1);
-        let values: Vec<f64> = series
-            .iter()
-            .flat_map(|s| s.values.iter().flatten().copied())
-            .chain(marks.iter().map(|m| m.value))
-            .filter(|v| v.is_finite())
-            .collect();
+        let values = bar_values(series, marks);
         let top = values.iter().copied().fold(0.0f64, f64::max);
         let flip = horizontal(categories);
         // A log value axis when the positive values span more than 100x (one trace 200x,
