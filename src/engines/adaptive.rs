@@ -45,6 +45,15 @@ impl Engine for Adaptive {
         "adaptive"
     }
 
+    fn title(&self) -> &'static str {
+        "Adaptive link compression"
+    }
+
+    fn about(&self) -> &'static str {
+        "BDI, FPC and C-Pack+Z compressors and decompressors, the penalty-vote selector \
+         and the link transmitter and receiver (Tavana et al., IPDPS'19)."
+    }
+
     fn unit_names(&self) -> &'static [&'static str] {
         &[
             "bdi_comp",

@@ -75,6 +75,15 @@ impl Engine for BaseXor {
         "base_xor"
     }
 
+    fn title(&self) -> &'static str {
+        "Base+XOR"
+    }
+
+    fn about(&self) -> &'static str {
+        "N-byte and Universal Base+XOR transfer with zero data remapping and data bus \
+         inversion on a link (Lee et al., HPCA'18)."
+    }
+
     fn unit_names(&self) -> &'static [&'static str] {
         &["encoder", "decoder", "serializer", "deserializer"]
     }

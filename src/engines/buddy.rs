@@ -28,6 +28,15 @@ impl Engine for Buddy {
         "buddy"
     }
 
+    fn title(&self) -> &'static str {
+        "Buddy Compression"
+    }
+
+    fn about(&self) -> &'static str {
+        "BPC on 128 B entries, Buddy Compression sizing and addressing, the metadata \
+         slice and the memory-controller splitter (Choukse et al., ISCA'20)."
+    }
+
     fn unit_names(&self) -> &'static [&'static str] {
         &[
             "bpc-compress",

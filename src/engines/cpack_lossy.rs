@@ -32,6 +32,15 @@ impl Engine for CpackLossy {
         "cpack_lossy"
     }
 
+    fn title(&self) -> &'static str {
+        "PACT'12 memory-link C-Pack"
+    }
+
+    fn about(&self) -> &'static str {
+        "C-Pack on 128 B blocks with lossy floating-point truncation, the metadata \
+         cache and the memory-controller path (Sathish et al., PACT'12)."
+    }
+
     fn unit_names(&self) -> &'static [&'static str] {
         &[
             "compressor",

@@ -143,6 +143,12 @@ pub trait Engine: Sync {
         &["loopback"]
     }
 
+    /// Its heading in docs/RESULTS.md (and so the page's anchor): `ZVC`, `Base+XOR`.
+    fn title(&self) -> &'static str;
+
+    /// One sentence on what the engine is and which paper it follows (docs/RESULTS.md).
+    fn about(&self) -> &'static str;
+
     /// Parameter description of the configuration (reports).
     fn describe(&self, cfg: &Config) -> String;
 

@@ -21,6 +21,15 @@ impl Engine for Zvc {
         "zvc"
     }
 
+    fn title(&self) -> &'static str {
+        "ZVC"
+    }
+
+    fn about(&self) -> &'static str {
+        "Zero-value compression of DMA traffic (Rhu et al., cDMA, HPCA'18): a 32-bit \
+         mask per window of elements and the packed non-zero elements."
+    }
+
     fn unit_names(&self) -> &'static [&'static str] {
         &["compressor", "decompressor"]
     }
