@@ -28,7 +28,7 @@ pub struct PaperMark {
 pub const LEGEND: &str = "paper (at its node)";
 
 /// What the latency marks are: the papers' latencies counted as ours ([`latency_as_ours`]).
-pub const LATENCY_LEGEND: &str = "paper, counted as here (from the accepting cycle)";
+pub const LATENCY_LEGEND: &str = "paper, counted as here";
 
 /// A paper's latency of `unit` counted as hwzip counts it, from the cycle that accepts the
 /// input to the first output. The papers count differently: cDMA gives the compressor's
