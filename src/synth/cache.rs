@@ -95,7 +95,8 @@ fn key_lock(key: &str) -> Arc<Mutex<()>> {
 
 /// [`super::synthesize`] through the cache: returns the stored result when the key matches (and
 /// `true`), otherwise runs the job in the entry directory (`job.work_dir` is replaced) and
-/// stores the result. Concurrent calls with the same key in one process run once.
+/// stores the result. Concurrent calls with the same key run once, in one process or in
+/// several sharing the cache.
 pub fn synthesize_cached(job: &SynthJob) -> Result<(SynthResult, bool), SynthError> {
     synthesize_in(job, &cache_root())
 }
@@ -120,12 +121,28 @@ pub fn synthesize_in(job: &SynthJob, root: &Path) -> Result<(SynthResult, bool),
     let lock = key_lock(&key);
     let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
     let result = dir.join(RESULT);
-    if let Ok(text) = std::fs::read_to_string(&result) {
-        if let Ok(r) = serde_json::from_str::<SynthResult>(&text) {
-            if r.files_exist() {
-                return Ok((r, true));
-            }
-        }
+    let stored = || {
+        let text = std::fs::read_to_string(&result).ok()?;
+        let r = serde_json::from_str::<SynthResult>(&text).ok()?;
+        r.files_exist().then_some(r)
+    };
+    if let Some(r) = stored() {
+        return Ok((r, true));
+    }
+    // Another process (a second `hwzip`, a shard, a parallel test) may be running the same
+    // job in this entry: an advisory file lock makes it run once; the waiter then finds the
+    // stored result.
+    std::fs::create_dir_all(root).map_err(|e| SynthError::io(root, e))?;
+    let lock_path = root.join(format!(
+        ".lock-{}",
+        dir.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    let file_lock = std::fs::File::create(&lock_path).map_err(|e| SynthError::io(&lock_path, e))?;
+    file_lock
+        .lock()
+        .map_err(|e| SynthError::io(&lock_path, e))?;
+    if let Some(r) = stored() {
+        return Ok((r, true));
     }
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| SynthError::io(&dir, e))?;

@@ -209,7 +209,13 @@ fn the_actions_workflow_runs_every_shard_then_the_merge() {
 #[test]
 fn merged_sweep_shards_equal_the_unsharded_run() {
     let d = tempfile::tempdir().unwrap();
+    // The quick profile's synthesis effort: the lanes=8 point is then the regression test's
+    // compressor run, answered by the synthesis cache.
+    let cfg = d.path().join("fast.yaml");
+    std::fs::write(&cfg, "synth: { effort: fast }\n").unwrap();
     let small = [
+        "--config",
+        cfg.to_str().unwrap(),
         "--engine",
         "zvc",
         "--grid",
