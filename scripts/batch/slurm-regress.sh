@@ -6,8 +6,9 @@
 #
 # Run it from the repository on a login node after `cargo build --release` (OUT must be on a
 # file system the compute nodes share). Each array task runs scripts/batch/shard.sh with its
-# $SLURM_ARRAY_TASK_ID; the merged report is OUT/merged/summary.md. Add sbatch options
-# (partition, account, time) in $SBATCH_ARGS, e.g. SBATCH_ARGS="-p cpu -t 04:00:00".
+# $SLURM_ARRAY_TASK_ID on 2 CPUs (`-j 2`, so leave -j out of the options); the merged report
+# is OUT/merged/summary.md. Add sbatch options (partition, account, time) in $SBATCH_ARGS,
+# e.g. SBATCH_ARGS="-p cpu -t 04:00:00". The options pass through `--wrap`: no spaces in them.
 set -euo pipefail
 if [ $# -lt 2 ]; then
   echo "usage: $0 N OUT [hwzip regress options...]" >&2
