@@ -423,6 +423,22 @@ fn every_bad_input_is_a_one_line_error() {
             "is not a folder",
         ),
         (
+            vec!["regress", "--merge", &dir, "--out", &dir],
+            "is not a regress directory (regress.json",
+        ),
+        (
+            vec!["regress", "--merge", &dir, "--shard", "1/2"],
+            "cannot be used with '--shard",
+        ),
+        (
+            vec!["results", "--from", &dir, "--snapshot", &good_in],
+            "is not a regress directory (regress.json",
+        ),
+        (
+            vec!["results", "--snapshot", &good_in, "--out", &dir],
+            "not a results snapshot",
+        ),
+        (
             vec!["sweep", "--grid", "nope=1,2", "--out", &dir],
             "grid point 0 (nope=1) is invalid",
         ),
