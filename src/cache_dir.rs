@@ -32,6 +32,18 @@ pub fn cache_dir(kind: &str) -> PathBuf {
     cache_root().join(kind)
 }
 
+/// Takes the advisory file lock of cache entry `name` under `root` (`<root>/.lock-<name>`),
+/// held until the returned file is dropped, so that processes sharing the cache (a second
+/// `hwzip`, shards, parallel tests) fill an entry once. An error names the lock file.
+pub fn lock_entry(root: &Path, name: &str) -> Result<std::fs::File, (PathBuf, std::io::Error)> {
+    let path = root.join(format!(".lock-{name}"));
+    let f = std::fs::create_dir_all(root)
+        .and_then(|_| std::fs::File::create(&path))
+        .map_err(|e| (path.clone(), e))?;
+    f.lock().map_err(|e| (path.clone(), e))?;
+    Ok(f)
+}
+
 fn root_from(
     over: Option<PathBuf>,
     xdg: Option<PathBuf>,

@@ -956,25 +956,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             snapshot,
             out,
         } => {
-            use flow::results;
-            let mut set = hwzip::files::FileSet::new();
-            let snap = match from {
-                Some(dir) => {
-                    let snap = results::from_regress(&dir)?;
-                    let json = serde_json::to_string_pretty(&snap).map_err(|e| e.to_string())?;
-                    set.add(snapshot.clone(), json + "\n");
-                    snap
-                }
-                None => {
-                    let bytes = input::read(&snapshot, input::Purpose::Config)
-                        .map_err(|e| format!("cannot read {}: {}", snapshot.display(), e))?;
-                    serde_json::from_slice(&bytes).map_err(|e| {
-                        format!("{}: not a results snapshot: {}", snapshot.display(), e)
-                    })?
-                }
-            };
-            set.add(out.clone(), results::render(&snap) + "\n");
-            set.commit()?;
+            flow::results::write(from.as_deref(), &snapshot, &out)?;
             println!("wrote {}", out.display());
             Ok(true)
         }

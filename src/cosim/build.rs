@@ -846,13 +846,8 @@ pub fn build(spec: &BuildSpec) -> Result<Arc<Library>, CosimError> {
     let _file_lock = if cached {
         None
     } else {
-        fs::create_dir_all(&root)
-            .map_err(|e| CosimError::io(format!("creating {}", root.display()), e))?;
-        let path = root.join(format!(".lock-{name}"));
-        let f = fs::File::create(&path)
-            .map_err(|e| CosimError::io(format!("creating {}", path.display()), e))?;
-        f.lock()
-            .map_err(|e| CosimError::io(format!("locking {}", path.display()), e))?;
+        let f = crate::cache_dir::lock_entry(&root, &name)
+            .map_err(|(p, e)| CosimError::io(format!("locking {}", p.display()), e))?;
         cached = so.exists();
         Some(f)
     };

@@ -544,8 +544,31 @@ fn cosim_section(s: &Snapshot, engine: &str, o: &mut String) {
     o.push('\n');
 }
 
+/// `hwzip results`: with `from` (a regress folder), writes its snapshot to `snapshot`;
+/// otherwise reads `snapshot`. Then renders the page to `out`. Both files are written as a
+/// set (all or none).
+pub fn write(from: Option<&Path>, snapshot: &Path, out: &Path) -> FlowResult<()> {
+    let mut set = crate::files::FileSet::new();
+    let snap = match from {
+        Some(dir) => {
+            let snap = from_regress(dir)?;
+            let json = serde_json::to_string_pretty(&snap).map_err(|e| e.to_string())?;
+            set.add(snapshot.to_path_buf(), json + "\n");
+            snap
+        }
+        None => {
+            let bytes = crate::files::input::read(snapshot, crate::files::input::Purpose::Config)
+                .map_err(|e| format!("cannot read {}: {}", snapshot.display(), e))?;
+            serde_json::from_slice(&bytes)
+                .map_err(|e| format!("{}: not a results snapshot: {}", snapshot.display(), e))?
+        }
+    };
+    set.add(out.to_path_buf(), render(&snap) + "\n");
+    set.commit()
+}
+
 /// Reads a regression folder (`hwzip regress --out`, whole or merged) into a snapshot.
-pub fn from_regress(dir: &Path) -> FlowResult<Snapshot> {
+fn from_regress(dir: &Path) -> FlowResult<Snapshot> {
     let (runs, evals) = super::regress::read(dir)?;
     let evals = evals
         .into_iter()

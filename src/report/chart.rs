@@ -339,6 +339,11 @@ fn legend_corner(
     }
 }
 
+/// A colour as the SVG writes it in a `fill` attribute (`#RRGGBB`).
+fn hex(c: RGBColor) -> String {
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
 /// The finite values a bar chart's value axis must hold: its bars' and its marks'.
 fn bar_values(series: &[BarSeries], marks: &[Mark]) -> Vec<f64> {
     series
@@ -362,12 +367,7 @@ impl Chart {
         let values = bar_values(series, marks);
         let log = Scale::of(&values) != Scale::Linear;
         let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
-        let colors: Vec<String> = (0..series.len())
-            .map(|i| {
-                let c = color(i);
-                format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
-            })
-            .collect();
+        let colors: Vec<String> = (0..series.len()).map(|i| hex(color(i))).collect();
         let bars: Vec<usize> = series
             .iter()
             .map(|s| {
@@ -871,10 +871,7 @@ mod tests {
         };
         let svg = c.svg().unwrap();
         // A bound is drawn as one: its own colour, an arrow, its own legend line.
-        let bound = format!(
-            "#{:02X}{:02X}{:02X}",
-            BOUND_COLOR.0, BOUND_COLOR.1, BOUND_COLOR.2
-        );
+        let bound = hex(BOUND_COLOR);
         assert!(svg.contains("<polygon"), "an arrow");
         assert!(svg.to_uppercase().contains(&bound), "the bound colour");
         assert!(svg.contains(BOUND_LEGEND));

@@ -132,15 +132,9 @@ pub fn synthesize_in(job: &SynthJob, root: &Path) -> Result<(SynthResult, bool),
     // Another process (a second `hwzip`, a shard, a parallel test) may be running the same
     // job in this entry: an advisory file lock makes it run once; the waiter then finds the
     // stored result.
-    std::fs::create_dir_all(root).map_err(|e| SynthError::io(root, e))?;
-    let lock_path = root.join(format!(
-        ".lock-{}",
-        dir.file_name().unwrap_or_default().to_string_lossy()
-    ));
-    let file_lock = std::fs::File::create(&lock_path).map_err(|e| SynthError::io(&lock_path, e))?;
-    file_lock
-        .lock()
-        .map_err(|e| SynthError::io(&lock_path, e))?;
+    let _file_lock =
+        crate::cache_dir::lock_entry(root, &dir.file_name().unwrap_or_default().to_string_lossy())
+            .map_err(|(p, e)| SynthError::io(&p, e))?;
     if let Some(r) = stored() {
         return Ok((r, true));
     }
