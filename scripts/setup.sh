@@ -6,6 +6,7 @@
 #   qflow-tech-osu018  - default liberty        zlib1g-dev    - FST waveforms (verilator --trace-fst)
 #   g++, make          - Verilator's C++ build  python3-venv  - the FuseSoC virtualenv below
 #   chromium (headless)  - renders report.html in the report test (screenshot)
+#   zstd               - the zstd reference of `eval --codecs`
 # With pip, into build/venv-fusesoc (no system change):
 #   fusesoc (2.4.7)    - runs the generated FuseSoC cores in the tests (skipped without network)
 set -euo pipefail
@@ -22,6 +23,7 @@ command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v make >/dev/null 2>&1 || need+=(make)
 python3 -c "import ensurepip" >/dev/null 2>&1 || need+=(python3-venv)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v zstd >/dev/null 2>&1 || need+=(zstd)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup.sh: installing ${need[*]}"
@@ -52,6 +54,7 @@ echo "chromium:  $(chromium --version 2>/dev/null | head -n1)"
 echo "osu018:    /usr/share/qflow/tech/osu018/osu018_stdcells.lib"
 echo "g++:       $(g++ --version 2>&1 | head -n1)"
 echo "make:      $(make --version 2>&1 | head -n1)"
+echo "zstd:      $(zstd --version 2>&1 | head -n1)"
 echo "zlib:      zlib1g-dev $(dpkg-query -W -f='${Version}' zlib1g-dev 2>/dev/null)"
 if [ -x "$fs_venv/bin/fusesoc" ]; then
   echo "fusesoc:   $("$fs_venv/bin/fusesoc" --version 2>&1 | head -n1) ($fs_venv)"
