@@ -1,6 +1,6 @@
 //! Module structure: no import cycles between the crate's modules (at the top level and one
 //! level down), and the layering docs/USAGE.md draws (`rtl` below `config`, `synth`, `cosim`,
-//! `flow` and the engine registry; no CLI logic outside `main.rs` and `flow`).
+//! `flow` and the engine registry; no CLI logic outside `main.rs`, `cli/` and `flow`).
 //!
 //! A module's imports are the `crate::a::b` and `super::b` paths in its non-test code
 //! (comments and `#[cfg(test)]` modules removed). Re-exports in a parent count as the

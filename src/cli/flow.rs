@@ -1,0 +1,169 @@
+//! `hwzip flow`: the main job, every engine end to end.
+
+use super::args::{check_lines, default_jobs, engine_arg, gate_count, load_config};
+use hwzip::config::Config;
+use hwzip::engines;
+use hwzip::files::input;
+use hwzip::flow;
+use std::path::PathBuf;
+
+/// The arguments of `hwzip flow`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// YAML configuration (parameters); defaults otherwise.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Defaults: `quick` (osu018, 10,000 lines per unit, -O1 models; minutes) or `paper`
+    /// (osu018 + Nangate45 + sky130hd, 1,000,000 lines, -O2 models). The config file and
+    /// the options below override it.
+    #[arg(long, default_value = "quick")]
+    pub profile: String,
+    /// Only these engines (repeatable; default all).
+    #[arg(long, value_parser = engine_arg())]
+    pub engine: Vec<String>,
+    /// Only this unit of the engines (co-simulation and synthesis).
+    #[arg(long)]
+    pub unit: Option<String>,
+    /// Liberty: osu018 | nangate45 | sky130hd | a path; repeatable (overrides the profile).
+    #[arg(long)]
+    pub liberty: Vec<String>,
+    /// Lines (windows, sectors) per unit in co-simulation (overrides the profile).
+    #[arg(long)]
+    pub lines: Option<u64>,
+    /// Worker threads for independent steps (default: the number of cores).
+    #[arg(short = 'j', long)]
+    pub jobs: Option<usize>,
+    /// Synthesize again even when a cached result matches.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Output directory (rtl/, synth/, report.md, report.csv, report.json, cosim.md).
+    #[arg(long, default_value = "build/flow")]
+    pub out: PathBuf,
+    /// Also co-simulate each synthesized netlist at gate level for this many windows.
+    #[arg(long, default_value_t = 0, value_parser = gate_count())]
+    pub gate_cosim: u64,
+    /// Also measure energy per line of each synthesized netlist: this many lines of
+    /// gate-level activity, OpenSTA `report_power` (energy.md). Slow: a traced build per
+    /// netlist.
+    #[arg(long, default_value_t = 0, value_parser = gate_count())]
+    pub energy: u64,
+    /// Start no new step after the first failure (default: every step runs, and the
+    /// report lists the failed ones).
+    #[arg(long)]
+    pub fail_fast: bool,
+}
+
+/// Runs `hwzip flow`: `Ok(false)` when it ran but something failed or mismatched.
+pub fn run(args: Args) -> Result<bool, String> {
+    let Args {
+        config,
+        profile,
+        engine,
+        unit,
+        liberty,
+        lines,
+        jobs,
+        no_cache,
+        out,
+        gate_cosim,
+        energy,
+        fail_fast,
+    } = args;
+    let profile = flow::job::Profile::from_name(&profile)?;
+    let mut cfg = load_config(&config)?;
+    let explicit = match &config {
+        Some(p) => {
+            let text = input::read_to_string(p, input::Purpose::Config)
+                .map_err(|e| format!("cannot read config {}: {}", p.display(), e))?;
+            hwzip::config::explicit_keys(&text)
+        }
+        None => Default::default(),
+    };
+    profile.apply(&mut cfg, &explicit);
+    if let Some(l) = lines {
+        check_lines(l)?;
+        cfg.cosim.lines = l;
+    }
+    if !liberty.is_empty() {
+        cfg.synth.libraries = liberty;
+    }
+    if no_cache {
+        cfg.synth.cache = false;
+    }
+    cfg.validate()?;
+    let engines = engine
+        .iter()
+        .map(|e| engines::by_name(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let jobs = default_jobs(jobs)?;
+    if std::env::var_os("HWZIP_CXX_OPT").is_none() {
+        hwzip::cosim::set_opt_level(profile.cxx_opt());
+    }
+    let opts = flow::job::FlowOptions {
+        profile,
+        engines,
+        unit,
+        jobs,
+        out,
+        gate_cosim,
+        energy,
+        synth: true,
+        synth_units: Vec::new(),
+        shard: None,
+        fail_fast,
+    };
+    flow_cmd(&cfg, &opts)
+}
+
+/// Runs the flow, writes its reports and prints its tables and verdict.
+fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String> {
+    let ui = flow::progress::Ui::new();
+    let r = flow::job::run(cfg, opts, &ui)?;
+    flow::job::write(&r, &opts.out)?;
+    println!("\n## Co-simulation\n\n{}", flow::cosim_markdown(&r.cosim));
+    if !r.synth.is_empty() {
+        println!(
+            "## Synthesis (clock targets in the clock_ns column)\n\n{}",
+            hwzip::synth::to_markdown(&r.synth)
+        );
+    }
+    for t in &r.tables {
+        println!("## {}\n\n{}", t.title, t.markdown);
+    }
+    for n in &r.notes {
+        println!("note: {}", n);
+    }
+    let failures = r.failures();
+    if !failures.is_empty() {
+        println!("## Failed steps\n");
+        for f in &failures {
+            println!(
+                "- {} {}: {}{}",
+                f.kind,
+                f.what,
+                f.detail,
+                f.log
+                    .as_ref()
+                    .map(|l| format!(" (log: {})", l.display()))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    let verdict = if r.ok {
+        "every step ran and every unit matches its golden model".to_string()
+    } else {
+        let mut v = vec![format!("{} step(s) FAILED or MISMATCHED", failures.len())];
+        if r.skipped() > 0 {
+            v.push(format!("{} skipped (--fail-fast)", r.skipped()));
+        }
+        v.join(", ")
+    };
+    println!(
+        "\nflow ({} profile) finished in {:.0} s: {}; reports in {}",
+        r.profile.name(),
+        r.seconds,
+        verdict,
+        opts.out.display()
+    );
+    Ok(r.ok)
+}
