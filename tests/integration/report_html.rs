@@ -2,7 +2,7 @@
 //! eval` and `hwzip sweep --merge` write, the page's own check must report every chart
 //! rendered (no script error, each `<svg>` with a box and text), and the screenshots are kept
 //! in `target/report-screenshots/` for a person to look at. The flow's page is rendered by the
-//! main-job test (`synth_flow.rs`).
+//! main-job test (`tests/main_job/flow.rs`).
 
 use std::path::PathBuf;
 use std::process::Command;

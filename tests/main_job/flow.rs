@@ -1,8 +1,7 @@
 //! The synthesis flow on the real engines with the always-installable osu018 library:
 //! every unit maps without latches, reports positive area/Fmax, and the reports render.
 
-mod common;
-
+use super::common;
 use hwzip::config::Config;
 use hwzip::engines;
 
@@ -36,7 +35,7 @@ const SYNTH_UNITS: &[&str] = &[
 fn main_job_runs_every_unit_on_osu018_and_reports() {
     use hwzip::flow::job::{self, FlowOptions, Profile};
     // 1,000 lines per unit: the models' compile time is all that counts (-O0 compiles in
-    // about half the time of -O1). `tests/x_init.rs` reuses these builds.
+    // about half the time of -O1). `x_init.rs` beside it reuses these builds.
     hwzip::cosim::set_opt_level(0);
     let mut cfg = common::small_config(2);
     cfg.synth.clock_ns = 5.0;

@@ -9,8 +9,7 @@
 //! `cosim::tests::x_random_build_randomizes_unreset_state_and_x_assignments`.
 //! The per-unit figures are printed for docs/RELIABILITY.md.
 
-mod common;
-
+use super::common;
 use hwzip::config::Config;
 use hwzip::engines;
 use hwzip::flow::{self, CosimRequest};
@@ -26,7 +25,7 @@ fn no_unit_depends_on_state_the_reset_leaves_undefined() {
     }
     // Small configurations of every engine (quick builds; the structures whose state a reset
     // may leave undefined, FIFOs and queues included, are all there), built at -O0 as in the
-    // main-job test (`tests/synth_flow.rs`), whose models these are: no emitted design has
+    // main-job test (`tests/main_job/flow.rs`), whose models these are: no emitted design has
     // an X literal, so the X-random runs share the plain builds.
     hwzip::cosim::set_opt_level(0);
     let cfg = common::small_config(2);
