@@ -51,9 +51,15 @@ pub fn run(args: Args) -> Result<bool, String> {
         // Checked before any input is read.
         engines::codecs::check_name(c)?;
     }
-    if truncate != 0 && engine.name() != "cpack-lossy" {
+    if truncate != 0 && !engine.truncates() {
+        let lossy: Vec<&str> = engines::ALL
+            .iter()
+            .filter(|e| e.truncates())
+            .map(|e| e.name())
+            .collect();
         return Err(format!(
-            "--truncate is for --engine cpack-lossy, not {}",
+            "--truncate is for --engine {}, not {}",
+            lossy.join(" or "),
             engine.name()
         ));
     }

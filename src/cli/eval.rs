@@ -81,11 +81,12 @@ pub fn run(args: Args) -> Result<bool, String> {
     }
     let mut class = class;
     if trace.is_empty() && class.is_empty() {
-        if engine.name() == "zvc" {
-            return Err("eval --engine zvc needs --trace FILE (e.g. \
-                        verif/traces/relu_pool1_like.yaml, or one written by \
-                        `hwzip trace`)"
-                .into());
+        if !engine.has_synthetic_classes() {
+            return Err(format!(
+                "eval --engine {} needs --trace FILE (e.g. \
+                 verif/traces/relu_pool1_like.yaml, or one written by `hwzip trace`)",
+                engine.name()
+            ));
         }
         // No data given: every synthetic class, as `--class all` would.
         class.push("all".into());

@@ -9,6 +9,7 @@ use crate::cosim::dut::Dut;
 use crate::cosim::stream::{RunStats, Timing};
 use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
+use crate::synth::paper::PaperMark;
 use crate::synth::ReportRow;
 use std::sync::Arc;
 
@@ -37,6 +38,29 @@ pub fn stim(s: &StimConfig) -> bench::StimConfig {
 }
 
 impl Engine for Adaptive {
+    /// IPDPS'19 Table III, 7 nm at 1 GHz; the table's area covers a compressor and its
+    /// decompressor together, so each gets half.
+    fn paper_mark(&self, unit: &str) -> Option<PaperMark> {
+        use crate::model::adaptive::Alg;
+        use crate::synth::table3;
+        let (alg, comp) = match unit {
+            "bdi_comp" => (Alg::Bdi, true),
+            "bdi_decomp" => (Alg::Bdi, false),
+            "fpc_comp" => (Alg::Fpc, true),
+            "fpc_decomp" => (Alg::Fpc, false),
+            "cpack_comp" => (Alg::Cpack, true),
+            "cpack_decomp" => (Alg::Cpack, false),
+            _ => return None,
+        };
+        let (lc, ld, area) = table3::paper(alg)?;
+        Some(PaperMark {
+            kge: Some(area / 2.0 / table3::NAND2_7NM_UM2 / 1000.0),
+            mhz: Some(1000.0),
+            latency: Some(if comp { lc } else { ld }),
+            ..PaperMark::default()
+        })
+    }
+
     fn name(&self) -> &'static str {
         "adaptive"
     }

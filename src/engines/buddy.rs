@@ -12,6 +12,7 @@ use crate::cosim::stream::{RunStats, Timing};
 use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::model::buddy::eval::{self, SetEval};
+use crate::synth::paper::PaperMark;
 use crate::trace::entries::{EntryClass, ENTRY_BYTES};
 use std::sync::Arc;
 
@@ -20,6 +21,14 @@ use std::sync::Arc;
 pub struct Buddy;
 
 impl Engine for Buddy {
+    /// ISCA'20 Table I: "+11 cycles" of (de)compression latency, after BPC.
+    fn paper_mark(&self, unit: &str) -> Option<PaperMark> {
+        (unit == "bpc-decompress").then_some(PaperMark {
+            latency: Some(11),
+            ..PaperMark::default()
+        })
+    }
+
     fn name(&self) -> &'static str {
         "buddy"
     }

@@ -15,6 +15,7 @@ use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::model::cpack_lossy::eval::{self, ClassEval};
 use crate::model::cpack_lossy::md_eval;
+use crate::synth::paper::PaperMark;
 use crate::synth::ReportRow;
 use crate::trace::blocks::BlockClass;
 use std::sync::Arc;
@@ -24,6 +25,34 @@ use std::sync::Arc;
 pub struct CpackLossy;
 
 impl Engine for CpackLossy {
+    /// The lossy FP truncation of PACT'12 (`compress --truncate`).
+    fn truncates(&self) -> bool {
+        true
+    }
+
+    /// PACT'12 Table 4, 65 nm; the compressor's 3 and the decompressor's 1 cycle from the
+    /// text. The MD cache's figures are bounds ("< 50,000 um2", "> 1.25 GHz"), kept apart
+    /// from values.
+    fn paper_mark(&self, unit: &str) -> Option<PaperMark> {
+        use crate::synth::table4;
+        let (_, area, ghz, _, bound) = table4::PAPER.iter().find(|p| p.0 == unit)?;
+        let (kge, mhz) = (area / table4::NAND2_65NM_UM2 / 1000.0, ghz * 1000.0);
+        let value = |v: f64| (!bound).then_some(v);
+        let limit = |v: f64| bound.then_some(v);
+        Some(PaperMark {
+            kge: value(kge),
+            mhz: value(mhz),
+            kge_at_most: limit(kge),
+            mhz_at_least: limit(mhz),
+            latency: match unit {
+                "compressor" => Some(3),
+                "decompressor" => Some(1),
+                _ => None,
+            },
+            ..PaperMark::default()
+        })
+    }
+
     fn name(&self) -> &'static str {
         "cpack-lossy"
     }

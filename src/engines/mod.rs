@@ -20,6 +20,7 @@ use crate::cosim::dut::Dut;
 use crate::cosim::stream::{RunStats, Timing};
 use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
+use crate::synth::paper::PaperMark;
 use crate::synth::{Liberty, ReportRow};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -208,6 +209,30 @@ pub trait Engine: Sync {
         None
     }
 
+    /// The paper's published figures for `unit`, with its latency as the paper counts it
+    /// (`None`: the paper gives none for the unit). See [`paper_mark`].
+    fn paper_mark(&self, _unit: &str) -> Option<PaperMark> {
+        None
+    }
+
+    /// A paper's latency of `unit` counted as hwzip counts it, from the cycle that accepts
+    /// the input to the first output. Most papers count the cycles after the accepting one
+    /// (IPDPS'19 Table III, PACT'12 Table 4, Buddy's added cycles), so one is added.
+    fn latency_as_ours(&self, _unit: &str, published: u32) -> u32 {
+        published + 1
+    }
+
+    /// Whether `hwzip eval` has synthetic data for the engine (classes, `--class all`); an
+    /// engine without takes trace files only.
+    fn has_synthetic_classes(&self) -> bool {
+        true
+    }
+
+    /// Whether `hwzip compress --truncate N` (lossy mantissa truncation) applies.
+    fn truncates(&self) -> bool {
+        false
+    }
+
     /// `hwzip compress`: `data` into a self-describing container.
     fn compress(&self, _cfg: &Config, _data: &[u8]) -> Result<Packed, String> {
         Err(no_container(self.name()))
@@ -274,6 +299,17 @@ pub fn known_cosim_units(engine: EngineRef) -> Vec<String> {
     v
 }
 
+/// The paper's figures for `unit` of the engine named `engine`, with the latency also
+/// counted as hwzip counts it ([`Engine::latency_as_ours`]); `None` for an unknown engine or
+/// a unit the paper gives no figure for.
+pub fn paper_mark(engine: &str, unit: &str) -> Option<PaperMark> {
+    let e = by_name(engine).ok()?;
+    e.paper_mark(unit).map(|m| PaperMark {
+        latency_ours: m.latency.map(|l| e.latency_as_ours(unit, l)),
+        ..m
+    })
+}
+
 fn no_container(name: &str) -> String {
     format!(
         "{} has no file container yet: use `hwzip cosim|synth --engine {}` for its hardware",
@@ -317,6 +353,31 @@ pub(crate) fn unused_option(engine: &str, what: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paper_marks_come_from_the_papers_tables() {
+        let m = paper_mark("adaptive", "fpc_decomp").unwrap();
+        assert_eq!(m.latency, Some(5));
+        let k = m.kge.unwrap();
+        assert!((k - 4428.0 / 2.0 / 0.0875 / 1000.0).abs() < 1e-9);
+        let c = paper_mark("cpack-lossy", "compressor").unwrap();
+        assert_eq!(c.mhz, Some(1250.0));
+        assert!(paper_mark("base-xor", "encoder").is_none());
+        assert!(paper_mark("no-such-engine", "compressor").is_none());
+        // Bounds are kept apart from values.
+        let md = paper_mark("cpack-lossy", "md-cache").unwrap();
+        assert_eq!((md.kge, md.mhz), (None, None));
+        assert_eq!(md.mhz_at_least, Some(1250.0));
+        assert!((md.kge_at_most.unwrap() - 50_000.0 / 1.44 / 1000.0).abs() < 1e-9);
+        // Latencies counted as ours: the accepting cycle added, except cDMA's line latency.
+        assert_eq!(m.latency_ours, Some(6));
+        let zvc = |u| paper_mark("zvc", u).unwrap().latency_ours;
+        assert_eq!((zvc("compressor"), zvc("decompressor")), (Some(6), Some(3)));
+        assert_eq!(
+            paper_mark("buddy", "bpc-decompress").unwrap().latency_ours,
+            Some(12)
+        );
+    }
 
     #[test]
     fn registry_names_sections_and_units_are_unique() {

@@ -56,7 +56,7 @@ fn unit_bars(
         .iter()
         .enumerate()
         .filter_map(|(i, (e, u))| {
-            let (value, limit) = paper::mark(e, u).and_then(|m| paper_value(&m))?;
+            let (value, limit) = crate::engines::paper_mark(e, u).and_then(|m| paper_value(&m))?;
             Some(Mark {
                 category: i,
                 value,

@@ -8,7 +8,6 @@
 use super::regress::RegressRun;
 use super::FlowResult;
 use crate::engines::PaperTable;
-use crate::synth::paper;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -217,15 +216,15 @@ fn parts() -> Vec<Part> {
 /// The target clock of `unit`, MHz: the paper's (or its lower bound) where it publishes one
 /// for the unit, else the papers' common 1 GHz.
 fn target_mhz(engine: &str, unit: &str) -> f64 {
-    paper::mark(engine, unit)
+    crate::engines::paper_mark(engine, unit)
         .and_then(|m| m.mhz.or(m.mhz_at_least))
         .unwrap_or(1000.0)
 }
 
 /// The paper's latency for `unit` counted as ours, from the accepting cycle
-/// ([`paper::latency_as_ours`]).
+/// ([`crate::engines::Engine::latency_as_ours`]).
 fn paper_latency(engine: &str, unit: &str) -> Option<u32> {
-    paper::mark(engine, unit)?.latency_ours
+    crate::engines::paper_mark(engine, unit)?.latency_ours
 }
 
 fn num(v: f64, digits: usize) -> String {
@@ -338,7 +337,7 @@ fn demote(md: &str) -> String {
     out
 }
 
-/// How the papers' latencies are converted ([`paper::latency_as_ours`]).
+/// How the papers' latencies are converted ([`crate::engines::Engine::latency_as_ours`]).
 const LATENCY_RULE: &str = "cDMA's compressor line latency as published, one cycle added to \
      every count that starts after the accepting cycle";
 
@@ -461,7 +460,7 @@ fn synth_section(s: &Snapshot, engine: &str, o: &mut String) {
         } else {
             num(r.fmax_mhz, 0)
         };
-        let mark = paper::mark(&r.engine, &r.unit)
+        let mark = crate::engines::paper_mark(&r.engine, &r.unit)
             .map(|m| {
                 let kge = m
                     .kge
