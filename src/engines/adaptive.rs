@@ -38,6 +38,31 @@ pub fn stim(s: &StimConfig) -> bench::StimConfig {
 }
 
 impl Engine for Adaptive {
+    /// IPDPS'19's energy per line of each compressor + decompressor pair, scaled to 7 nm.
+    fn paper_energy(&self) -> &'static [super::PaperEnergy] {
+        const E: [super::PaperEnergy; 3] = [
+            super::PaperEnergy {
+                what: "BDI comp + decomp, pJ per 64 B line",
+                pj: "1.3",
+                node: "7 nm (scaled from 65 nm)",
+                units: &["bdi_comp", "bdi_decomp"],
+            },
+            super::PaperEnergy {
+                what: "FPC comp + decomp, pJ per 64 B line",
+                pj: "36.9",
+                node: "7 nm (scaled from 45 nm)",
+                units: &["fpc_comp", "fpc_decomp"],
+            },
+            super::PaperEnergy {
+                what: "C-Pack+Z comp + decomp, pJ per 64 B line",
+                pj: "40.0",
+                node: "7 nm (scaled from 32 nm)",
+                units: &["cpack_comp", "cpack_decomp"],
+            },
+        ];
+        &E
+    }
+
     /// IPDPS'19 Table III, 7 nm at 1 GHz; the table's area covers a compressor and its
     /// decompressor together, so each gets half.
     fn paper_mark(&self, unit: &str) -> Option<PaperMark> {

@@ -67,6 +67,17 @@ fn core_specs() -> Result<Vec<CoreSpec>, String> {
 }
 
 impl Engine for BaseXor {
+    /// HPCA'18's encoder energy (Universal base + ZDR) per 32 B sector, at 16 nm.
+    fn paper_energy(&self) -> &'static [super::PaperEnergy] {
+        const E: [super::PaperEnergy; 1] = [super::PaperEnergy {
+            what: "Base+XOR Universal+ZDR enc, pJ per 32 B",
+            pj: "0.201",
+            node: "16 nm",
+            units: &["encoder"],
+        }];
+        &E
+    }
+
     fn name(&self) -> &'static str {
         "base-xor"
     }

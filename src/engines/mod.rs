@@ -233,6 +233,12 @@ pub trait Engine: Sync {
         false
     }
 
+    /// The paper's published energy figures, which `flow::energy` sets beside the measured
+    /// pJ per line of the units each covers.
+    fn paper_energy(&self) -> &'static [PaperEnergy] {
+        &[]
+    }
+
     /// `hwzip compress`: `data` into a self-describing container.
     fn compress(&self, _cfg: &Config, _data: &[u8]) -> Result<Packed, String> {
         Err(no_container(self.name()))
@@ -242,6 +248,19 @@ pub trait Engine: Sync {
     fn decompress(&self, _data: &[u8]) -> Result<Packed, String> {
         Err(no_container(self.name()))
     }
+}
+
+/// A paper's published energy for one unit or a compressor/decompressor pair.
+#[derive(Clone, Copy, Debug)]
+pub struct PaperEnergy {
+    /// What the figure is: the units, the quantity and per what.
+    pub what: &'static str,
+    /// The paper's figure, pJ, as published.
+    pub pj: &'static str,
+    /// The paper's node (and any scaling it applied).
+    pub node: &'static str,
+    /// The units whose measured pJ per line add up to the figure.
+    pub units: &'static [&'static str],
 }
 
 /// What `hwzip compress` and `decompress` produce: the output bytes and the statistics

@@ -500,75 +500,45 @@ pub fn beside_papers(rows: &[EnergyRow]) -> String {
         "| figure | paper | paper node | library | ours | ours / paper |\n\
          |---|---:|---|---|---:|---:|\n",
     );
-    let pair = |e: &str, a: &str, b: &str, lib: &str| Some(find(e, a, lib)? + find(e, b, lib)?);
-    type Ours<'a> = Box<dyn Fn(&str) -> Option<f64> + 'a>;
-    let papers: [(&str, &str, &str, Ours); 6] = [
-        (
-            "BDI comp + decomp, pJ per 64 B line",
-            "1.3",
-            "7 nm (scaled from 65 nm)",
-            Box::new(|l| pair("adaptive", "bdi_comp", "bdi_decomp", l)),
-        ),
-        (
-            "FPC comp + decomp, pJ per 64 B line",
-            "36.9",
-            "7 nm (scaled from 45 nm)",
-            Box::new(|l| pair("adaptive", "fpc_comp", "fpc_decomp", l)),
-        ),
-        (
-            "C-Pack+Z comp + decomp, pJ per 64 B line",
-            "40.0",
-            "7 nm (scaled from 32 nm)",
-            Box::new(|l| pair("adaptive", "cpack_comp", "cpack_decomp", l)),
-        ),
-        (
-            "Base+XOR Universal+ZDR enc, pJ per 32 B",
-            "0.201",
-            "16 nm",
-            Box::new(|l| find("base-xor", "encoder", l)),
-        ),
-        (
-            "PACT'12 compressor, pJ per 128 B block (32.63 mW, 1.25 GHz, 19 cycles)",
-            "496",
-            "65 nm",
-            Box::new(|l| find("cpack-lossy", "compressor", l)),
-        ),
-        (
-            "PACT'12 decompressor, pJ per 128 B block (24.14 mW, 1.2 GHz, 9 cycles)",
-            "181",
-            "65 nm",
-            Box::new(|l| find("cpack-lossy", "decompressor", l)),
-        ),
-    ];
+    // A figure stands beside ours when every unit it covers was measured on the library.
+    let ours = |e: &str, units: &[&str], lib: &str| {
+        units.iter().map(|u| find(e, u, lib)).sum::<Option<f64>>()
+    };
+    let papers: Vec<(&str, &crate::engines::PaperEnergy)> = crate::engines::ALL
+        .iter()
+        .flat_map(|e| e.paper_energy().iter().map(move |p| (e.name(), p)))
+        .collect();
     let mut any = false;
-    for (what, paper, node, ours) in papers.iter() {
+    for (engine, p) in &papers {
         for l in &libs {
-            if let Some(v) = ours(l) {
-                let ratio = paper
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|p| *p > 0.0)
-                    .map_or(String::new(), |p| format!("{:.1}×", v / p));
+            if let Some(v) = ours(engine, p.units, l) {
+                let ratio =
+                    p.pj.parse::<f64>()
+                        .ok()
+                        .filter(|x| *x > 0.0)
+                        .map_or(String::new(), |x| format!("{:.1}×", v / x));
                 s.push_str(&format!(
                     "| {} | {} | {} | {} | {:.2} | {} |\n",
-                    what, paper, node, l, v, ratio
+                    p.what, p.pj, p.node, l, v, ratio
                 ));
                 any = true;
             }
         }
     }
     if !any {
-        return "No unit of this run has a published energy figure (BDI, FPC and C-Pack+Z \
-                pairs of `adaptive`, the Base+XOR encoder, the PACT'12 compressor and \
-                decompressor have).\n"
-            .into();
+        let have: Vec<String> = papers
+            .iter()
+            .map(|(e, p)| format!("{} of `{}`", p.units.join(" + "), e))
+            .collect();
+        return format!(
+            "No unit of this run has a published energy figure (these have: {}).\n",
+            have.join(", ")
+        );
     }
     s.push_str(
         "\nThe papers' nodes are 7 to 65 nm against our 180 nm (osu018), 45 nm (Nangate45) and \
          130 nm (sky130hd): dynamic energy scales roughly with C·V², so a 180 nm result is one \
-         to two orders of magnitude above a 7 nm one for the same circuit. PACT'12 energies \
-         are its Table 4 power × cycles per block (the compressor's 16 cycles + 3 of latency, \
-         the decompressor's 8 + 1) / clock.\n",
+         to two orders of magnitude above a 7 nm one for the same circuit.\n",
     );
     s
 }
