@@ -11,7 +11,7 @@ module bx_univ_dec_t32_s3_z32_spec (
   output wire [255:0] dout_o
 );
 
-  // Carry-select ZDR decode (spec Sec. 2.2): d_j is 0, y_j ^ C or y_j ^ d_partner, so every
+  // Carry-select ZDR decode (FORMATS Sec. 2.2): d_j is 0, y_j ^ C or y_j ^ d_partner, so every
   // candidate is a XOR of codes on the partner path (x<j>_<len>), optionally ^ C;
   // the comparisons eq<j>_<len>_<z|c> need only the codes; the one-hot selects s<j>_<k> ripple
   // through one AND-OR level per tree level.

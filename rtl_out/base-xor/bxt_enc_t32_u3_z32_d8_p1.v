@@ -18,7 +18,7 @@ module bxt_enc_t32_u3_z32_d8_p1 (
   output wire [31:0] m_dbi_o
 );
 
-  // ZDR per unit (spec Sec. 2.2) with DBI candidates per group (Sec. 2.4), fused
+  // ZDR per unit (FORMATS Sec. 2.2) with DBI candidates per group (Sec. 2.4), fused
   wire [31:0] t1;
   wire x_zero1;
   wire t_is_c1;

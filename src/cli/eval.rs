@@ -21,7 +21,7 @@ pub struct Args {
     /// is any of these; zvc takes elements of its word width. Repeatable except for zvc.
     #[arg(long)]
     pub trace: Vec<PathBuf>,
-    /// base-xor: synthetic sector classes (spec §5); adaptive: line profiles (`zero-heavy`,
+    /// base-xor: synthetic sector classes (FORMATS §5); adaptive: line profiles (`zero-heavy`,
     /// `small-delta`, `narrow`, `repeated`, `floats`, `random`, `mixed`, `bench-sc`, …);
     /// cpack-lossy: block classes; buddy: entry classes (`relu-50`, `index-i32`, …),
     /// `meta-cache`, `profiler`; or `all`. Repeatable.

@@ -4,7 +4,7 @@
 //!
 //! * encoder: every output sector and its DBI flags must equal `LinkCodec::encode_words`;
 //! * decoder: fed pin values (mostly encoded sectors, plus arbitrary code words and flags —
-//!   every code word decodes, spec §2.2), every output must equal `LinkCodec::decode_words`;
+//!   every code word decodes, FORMATS §2.2), every output must equal `LinkCodec::decode_words`;
 //! * serializer / deserializer: the beats of a sector (`dq` = W\[k\], the flags of beat k,
 //!   `last` on the final beat) and back, `m_err_o` never set;
 //! * loop-back: encoder → serializer → deserializer → decoder returns every sector exactly.
@@ -89,12 +89,12 @@ pub fn streams(p: &BaseXorRtlParams, unit: Unit) -> Result<(Stream, Stream), Str
     Stream::of_unit(&top)
 }
 
-/// Sector data classes of the stimulus: classes aimed at every ZDR/XOR branch (spec §2.2,
+/// Sector data classes of the stimulus: classes aimed at every ZDR/XOR branch (FORMATS §2.2,
 /// §2.6, §5 "Zero-heavy and mixed data", "Controls") plus [`SectorClass::Workload`], the spec
 /// §5 workload generators of [`crate::trace::sectors`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SectorClass {
-    /// All-zero sector (7 ones after Universal + ZDR, spec §2.6 example 7).
+    /// All-zero sector (7 ones after Universal + ZDR, FORMATS §2.6 example 7).
     Zero,
     /// Uniform random words.
     Uniform,
@@ -115,7 +115,7 @@ pub enum SectorClass {
     Half16Similar,
     /// Increasing small integers (indices, offsets).
     SmallInts,
-    /// Spec §5 workload sectors ([`crate::trace::sectors::SectorClass`]: fp32 SoA fields,
+    /// FORMATS §5 workload sectors ([`crate::trace::sectors::SectorClass`]: fp32 SoA fields,
     /// fp64, fp16/int16, indices and pointers, pixels, zero-heavy/mixed, AoS structs, random,
     /// adversarial), drawn from a pool generated once per run.
     Workload,
@@ -329,11 +329,11 @@ pub struct SectorGen {
     /// Sectors produced so far.
     pub sectors: u64,
     data_pos: usize,
-    /// Spec §5 workload sectors for [`SectorClass::Workload`] (built on first use).
+    /// FORMATS §5 workload sectors for [`SectorClass::Workload`] (built on first use).
     pool: Vec<u32>,
 }
 
-/// Sectors per spec §5 class in the workload pool.
+/// Sectors per FORMATS §5 class in the workload pool.
 const POOL_SECTORS: usize = 2048;
 
 impl SectorGen {

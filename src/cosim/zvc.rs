@@ -2,7 +2,7 @@
 //! and compares every output beat with the golden model (`model::zvc`).
 //!
 //! * compressor: every compressed beat (data, byte count, `last`) must equal the golden stream
-//!   of spec §2.2 cut into beats; bytes beyond the count must be zero (determinism);
+//!   of FORMATS §2.2 cut into beats; bytes beyond the count must be zero (determinism);
 //! * decompressor: fed the golden stream, every output sector must equal the input padded to
 //!   whole windows, `last` on the final sector, `err` never set;
 //! * loop-back: RTL compressor → RTL decompressor returns the input exactly.
@@ -370,8 +370,8 @@ pub fn run_with(
 /// Measures latency and throughput of `unit` ([`Timing`]).
 ///
 /// Latency: an isolated single-window transfer. Reference data: compressor — all elements
-/// non-zero (the paper's "6 cycles per 128 B line", spec §3.2); decompressor — all non-zero
-/// except element 0, so the first sector's mask and payload arrive in the first beat (spec §6:
+/// non-zero (the paper's "6 cycles per 128 B line", FORMATS §3.2); decompressor — all non-zero
+/// except element 0, so the first sector's mask and payload arrive in the first beat (FORMATS §6:
 /// "first output sector 2 cycles after the mask and first payload arrive"). Other data can
 /// differ by a cycle (docs/FORMATS.md). Throughput: compressible data (60% zeros), no stalls.
 pub fn measure(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit) -> Result<Timing, String> {

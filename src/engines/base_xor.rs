@@ -122,7 +122,7 @@ impl Engine for BaseXor {
     }
 
     /// The Table II cores (every scheme's encoder/decoder, ZDR word units) and the DBI beat
-    /// encoder, so the spec §6 modules are all in the output and linted, whatever the
+    /// encoder, so the FORMATS §6 modules are all in the output and linted, whatever the
     /// configured scheme.
     fn extra_modules(&self, cfg: &Config) -> Result<Vec<Arc<Module>>, String> {
         let mut mods: Vec<Arc<Module>> = core_specs()?.into_iter().map(|c| c.module).collect();

@@ -26,7 +26,7 @@
 use super::ModelError;
 use serde::{Deserialize, Serialize};
 
-/// Which Base+XOR scheme (spec §2.1, §2.3).
+/// Which Base+XOR scheme (FORMATS §2.1, §2.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scheme {
@@ -52,7 +52,7 @@ impl Scheme {
     }
 }
 
-/// Order of the two 16-bit halves of a 32-bit word (spec §2.0).
+/// Order of the two 16-bit halves of a 32-bit word (FORMATS §2.0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum HalfOrder {
@@ -296,7 +296,7 @@ impl BaseXorParams {
     }
 }
 
-/// ZDR encode of one chunk (spec §2.2, Fig. 10): `x` the element, `base` its partner's original
+/// ZDR encode of one chunk (FORMATS §2.2, Fig. 10): `x` the element, `base` its partner's original
 /// value, `c` the constant.
 pub fn zdr_encode(x: u64, base: u64, c: u64) -> u64 {
     if x == 0 {
@@ -308,7 +308,7 @@ pub fn zdr_encode(x: u64, base: u64, c: u64) -> u64 {
     }
 }
 
-/// ZDR decode of one chunk (spec §2.2, derived): `y` the code, `base` the partner's decoded
+/// ZDR decode of one chunk (FORMATS §2.2, derived): `y` the code, `base` the partner's decoded
 /// value. The `y == c` test comes first (degenerate case `base == c`).
 pub fn zdr_decode(y: u64, base: u64, c: u64) -> u64 {
     if y == c {

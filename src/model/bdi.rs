@@ -42,7 +42,7 @@ use super::bits::{BitReader, BitWriter};
 use super::ModelError;
 use serde::{Deserialize, Serialize};
 
-/// How the explicit base is chosen (spec §2.1, "Base choice: ambiguous").
+/// How the explicit base is chosen (FORMATS §2.1, "Base choice: ambiguous").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum BaseRule {
@@ -99,7 +99,7 @@ impl BdiParams {
     }
 }
 
-/// A BDI encoding (spec §2.1 / paper Table II). The discriminant is the 4-bit prefix.
+/// A BDI encoding (FORMATS §2.1 / paper Table II). The discriminant is the 4-bit prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BdiEncoding {

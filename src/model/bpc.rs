@@ -42,7 +42,7 @@ use super::bits::{BitReader, BitWriter};
 use super::ModelError;
 use serde::{Deserialize, Serialize};
 
-/// Assignment of the four 5-bit plane prefixes (spec §2.4: the lengths agree across public
+/// Assignment of the four 5-bit plane prefixes (FORMATS §2.4: the lengths agree across public
 /// coders, the prefixes do not; compressed sizes are the same either way).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -134,7 +134,7 @@ impl BpcPrefixes {
 pub struct BpcParams {
     /// Block size in bytes: 32, 64 or 128 (default; Buddy's memory-entry).
     pub line_bytes: usize,
-    /// Symbol width: 32 (default, BPC) or 64 (the wide-symbol variant, spec §2.4 \[proposal\]).
+    /// Symbol width: 32 (default, BPC) or 64 (the wide-symbol variant, FORMATS §2.4 \[proposal\]).
     pub sym_bits: u32,
     /// The 5-bit prefix assignment.
     pub prefixes: BpcPrefixes,

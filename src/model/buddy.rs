@@ -5,7 +5,7 @@
 //!   ≤ 8 B, 32, 64, 96 B, or 128 B (raw). The code is a function of the block alone (the BPC
 //!   stream length, or all-zero): a stream of at most 64 bits gets the ≤ 8 B code whatever
 //!   the page's target, so the compressor needs no target; outside 16× pages it occupies one
-//!   sector like 32 B (spec §2.2 \[proposal\], `docs/FORMATS.md`).
+//!   sector like 32 B (FORMATS §2.2 \[proposal\], `docs/FORMATS.md`).
 //! * **Targets** ([`Target`]): 1×, 4/3×, 2×, 4×, 16× keep `D = 128 / T` bytes of each entry
 //!   in device memory (128, 96, 64, 32, 8 B); stream bytes `[0, D)` are on the device and
 //!   `[D, S)` in the entry's fixed buddy slot of `128 − D` bytes.
@@ -30,7 +30,7 @@ pub const ENTRY_BYTES: usize = 128;
 /// Bytes per sector.
 pub const SECTOR_BYTES: usize = 32;
 
-/// The 4-bit per-entry metadata code (spec §2.2 table \[proposal\]).
+/// The 4-bit per-entry metadata code (FORMATS §2.2 table \[proposal\]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SizeCode {
@@ -109,7 +109,7 @@ impl SizeCode {
     }
 }
 
-/// A per-allocation target compression ratio (spec §2.2).
+/// A per-allocation target compression ratio (FORMATS §2.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Target {
@@ -156,7 +156,7 @@ impl Target {
         ENTRY_BYTES as f64 / self.device_bytes() as f64
     }
 
-    /// The 3-bit PTE code (spec §2.2 \[proposal\]; 1× is `000`, with the compressed bit 0).
+    /// The 3-bit PTE code (FORMATS §2.2 \[proposal\]; 1× is `000`, with the compressed bit 0).
     pub fn code(self) -> u8 {
         self as u8
     }
@@ -245,7 +245,7 @@ pub fn pieces(code: SizeCode, t: Target, stored: &[u8]) -> (Vec<Vec<u8>>, Vec<Ve
     (dev, bud)
 }
 
-/// Page size of compressed allocations (spec §3.2).
+/// Page size of compressed allocations (FORMATS §3.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum PageSize {
@@ -274,7 +274,7 @@ impl PageSize {
     }
 }
 
-/// Address-generation parameters (spec §3.2, §7 item 5).
+/// Address-generation parameters (FORMATS §3.2, §7 item 5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AddrParams {
@@ -359,7 +359,7 @@ impl AddrParams {
     }
 
     /// Metadata index of entry `e` of the page at `buddy_off` (only compressed pages use
-    /// metadata; spec §3.3 \[proposal\]).
+    /// metadata; FORMATS §3.3 \[proposal\]).
     pub fn meta_index(&self, buddy_off: u64, e: u64) -> u64 {
         buddy_off * self.entries_per_page() + e
     }

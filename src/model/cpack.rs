@@ -36,7 +36,7 @@ use super::bits::{BitReader, BitWriter};
 use super::ModelError;
 use serde::{Deserialize, Serialize};
 
-/// Which code table to emit (spec §2.3).
+/// Which code table to emit (FORMATS §2.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum CodeTable {
@@ -48,7 +48,8 @@ pub enum CodeTable {
     Original,
 }
 
-/// When a word is pushed into the dictionary (spec §2.3 step 3; docs/FORMATS.md, PACT'12 §2.3).
+/// When a word is pushed into the dictionary (docs/FORMATS.md, C-Pack §2.3 step 3; PACT'12
+/// §2.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum PushPolicy {

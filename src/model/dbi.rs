@@ -119,7 +119,7 @@ pub fn decode_words(g: DbiGroup, words: &[u32], flags: u64) -> Vec<u32> {
         .collect()
 }
 
-/// The whole link encoding of spec §2.5: a Base+XOR transform followed by DBI.
+/// The whole link encoding of FORMATS §2.5: a Base+XOR transform followed by DBI.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkCodec {

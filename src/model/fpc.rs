@@ -29,7 +29,7 @@ use super::bits::{BitReader, BitWriter};
 use super::ModelError;
 use serde::{Deserialize, Serialize};
 
-/// FPC accounting mode (spec §2.2 recommendation).
+/// FPC accounting mode (FORMATS §2.2 recommendation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum FpcMode {

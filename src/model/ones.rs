@@ -6,7 +6,7 @@
 //! * **Toggles**: per-wire transitions between consecutive beats (32 DQ wires and, when DBI
 //!   is on, the beat's DBI wires). [`ToggleMode::Stream`]: transactions back to back, every
 //!   wire starting at 0; [`ToggleMode::Idle`]: the bus idles at logical 0 (V_DD on a POD link)
-//!   between transactions, so entering and leaving each transaction counts too (spec §2.7:
+//!   between transactions, so entering and leaving each transaction counts too (FORMATS §2.7:
 //!   "inter-transaction/idle handling as a parameter").
 //! * **Mixed sectors** (Fig. 14): sectors with both zero and non-zero 32-bit words.
 //!
@@ -18,7 +18,7 @@ use super::dbi::{DbiGroup, LinkCodec};
 use super::ModelError;
 use serde::Serialize;
 
-/// Default extra energy of one transmitted 1, pJ (GDDR5X POD at 10 Gb/s, spec §1).
+/// Default extra energy of one transmitted 1, pJ (GDDR5X POD at 10 Gb/s, FORMATS §1).
 pub const PJ_PER_ONE: f64 = 1.82;
 
 /// How toggles between transactions are counted.
@@ -124,7 +124,7 @@ pub fn mixed_ratio(words: &[u32], t_words: usize) -> f64 {
 
 /// The encodings of the paper's comparison (Figs. 11, 12, 15), in table order: raw, 2/4/8-byte
 /// Base+XOR with ZDR, Universal without and with ZDR, 4/2/1-byte DBI alone, Universal + ZDR +
-/// byte DBI; then the (not in the paper) "skip zero base" ZDR extension of spec §2.2, which
+/// byte DBI; then the (not in the paper) "skip zero base" ZDR extension of FORMATS §2.2, which
 /// keeps all-zero data at zero ones.
 pub fn paper_schemes() -> Vec<LinkCodec> {
     let c = |bx: BaseXorParams, g: u32| LinkCodec {
@@ -241,7 +241,7 @@ impl Comparison {
             ));
         }
         s.push_str(&format!(
-            "\nones cost {} pJ each (POD, spec §1); toggles count per-wire transitions between \
+            "\nones cost {} pJ each (POD, FORMATS §1); toggles count per-wire transitions between \
              consecutive beats (32 DQ + DBI wires, {}).\n",
             self.pj_per_one,
             match self.toggle_mode {

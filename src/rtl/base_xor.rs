@@ -1,7 +1,7 @@
 //! Base+XOR Transfer generators (HPCA'18; docs/FORMATS.md, Base+XOR §2, §3, §6).
 //!
 //! Parameters are fixed at generation time (there is no metadata on the link: the stored data
-//! depends on the scheme, spec §2.5).
+//! depends on the scheme, FORMATS §2.5).
 //!
 //! **Vector convention.** Every sector-wide port carries the little-endian sector image:
 //! word W\[k\] (the k-th 32-bit beat, bytes 4k..4k+3) sits at bits `[32k+31:32k]`, so W\[0\]
@@ -16,7 +16,7 @@
 //! ([`BaseXorParams::partners`], [`BaseXorParams::unit_bits`]): units of `unit_bits` bits,
 //! each with at most one partner of lower index.
 //!
-//! Modules (spec §6):
+//! Modules (FORMATS §6):
 //! * `zdr_enc_word_*` / `zdr_dec_word_*`: one ZDR chunk (§2.2);
 //! * `bx_nbyte_enc_*` / `bx_nbyte_dec_*`, `bx_univ_enc_*` / `bx_univ_dec_*`: combinational
 //!   sector transforms (§2.1, §2.3). Encoders are one XOR (or one ZDR encode) deep. Decoders:
@@ -376,7 +376,7 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The unit layout of a transform (spec §2.0 element order; model `to_units`).
+    /// The unit layout of a transform (FORMATS §2.0 element order; model `to_units`).
     pub fn new(b: &BaseXorParams) -> Layout {
         let bits = b.unit_bits();
         let n = b.units();
@@ -478,7 +478,7 @@ fn zdr_name(kind: &str, w: u32, c: u64, skip: bool) -> String {
     )
 }
 
-/// `zdr_enc_word`: Zero Data Remapping encode of one `w`-bit chunk (spec §2.2, Fig. 10).
+/// `zdr_enc_word`: Zero Data Remapping encode of one `w`-bit chunk (FORMATS §2.2, Fig. 10).
 /// `y = x == 0 ? C : (x ^ base == C ? base : x ^ base)`; the second test reuses the XOR
 /// output (`t == C`). With `skip` (extension, not in the paper) a zero base leaves `x ^ base`.
 pub fn zdr_enc_word(w: u32, c: u64, skip: bool) -> Result<Arc<Module>, HdlError> {
@@ -516,7 +516,7 @@ pub fn zdr_enc_word(w: u32, c: u64, skip: bool) -> Result<Arc<Module>, HdlError>
     m.finish()
 }
 
-/// `zdr_dec_word`: ZDR decode of one chunk against the decoded partner (spec §2.2):
+/// `zdr_dec_word`: ZDR decode of one chunk against the decoded partner (FORMATS §2.2):
 /// `x = y == C ? 0 : (y == base ? base ^ C : y ^ base)`; `y == base` is tested as
 /// `(y ^ base) == 0` and `base ^ C` is `y ^ C` there (one bit flip for a one-hot C).
 pub fn zdr_dec_word(w: u32, c: u64, skip: bool) -> Result<Arc<Module>, HdlError> {
@@ -587,7 +587,7 @@ fn core_params(p: &BaseXorRtlParams) -> String {
 
 /// The sector encoder core (`bx_nbyte_enc_*` / `bx_univ_enc_*`), `None` for `scheme: none`.
 /// Ports `din_i`, `dout_o` (sector vectors). Every unit is XORed (or ZDR-encoded) with its
-/// partner's *original* value, all in parallel: one level (spec §2.1, §2.3, §3).
+/// partner's *original* value, all in parallel: one level (FORMATS §2.1, §2.3, §3).
 pub fn xform_enc(p: &BaseXorRtlParams) -> Result<Option<Arc<Module>>, HdlError> {
     p.validate().map_err(err)?;
     if p.scheme == Scheme::None {
@@ -829,7 +829,7 @@ pub fn xform_dec(p: &BaseXorRtlParams) -> Result<Option<Arc<Module>>, HdlError> 
             };
             // cands[j]: (candidate, its one-hot select; None = constant 1).
             let mut cands: Vec<Vec<(Cand, Option<Expr>)>> = vec![Vec::new(); n];
-            m.comment("Carry-select ZDR decode (spec §2.2): d_j is 0, y_j ^ C or y_j ^ d_partner, so every candidate is a XOR of codes on the partner path (x<j>_<len>), optionally ^ C;");
+            m.comment("Carry-select ZDR decode (FORMATS §2.2): d_j is 0, y_j ^ C or y_j ^ d_partner, so every candidate is a XOR of codes on the partner path (x<j>_<len>), optionally ^ C;");
             m.comment("the comparisons eq<j>_<len>_<z|c> need only the codes; the one-hot selects s<j>_<k> ripple through one AND-OR level per tree level.");
             for j in 0..n {
                 let Some(q) = lay.partners[j] else {
@@ -940,7 +940,7 @@ fn out_stage(m: &mut ModuleBuilder, pipe: bool, s: Stream) {
     stream::output(m, "m", s);
 }
 
-/// ZDR encode fused with DBI-DC (spec §2.2 + §2.4): every ZDR output chunk is one of three
+/// ZDR encode fused with DBI-DC (FORMATS §2.2 + §2.4): every ZDR output chunk is one of three
 /// candidates, `C`, `base` or `t = x ^ base`, so each DBI group's popcount (and, for a group
 /// inside one unit, its inversion decision) is computed for all three in parallel with the
 /// ZDR compares and then selected: the popcount no longer waits for the ZDR select.
@@ -951,7 +951,7 @@ fn fused_zdr_dbi(m: &mut ModuleBuilder, p: &BaseXorRtlParams, s: &Expr) -> (Expr
     let (ub, g) = (lay.bits, p.dbi_group);
     let c = b.zdr_constant();
     let cc = Expr::lit(ub, c);
-    m.comment("ZDR per unit (spec §2.2) with DBI candidates per group (§2.4), fused");
+    m.comment("ZDR per unit (FORMATS §2.2) with DBI candidates per group (§2.4), fused");
     struct U {
         x: Expr,
         base: Option<Expr>,
@@ -1058,7 +1058,8 @@ fn fused_zdr_dbi(m: &mut ModuleBuilder, p: &BaseXorRtlParams, s: &Expr) -> (Expr
     (data, Expr::cat_lsb(&flags))
 }
 
-/// `bxt_enc`: the write path (spec §2.5, §6.5): sector → Base+XOR encode → DBI-DC per beat.
+/// `bxt_enc`: the write path (FORMATS §2.5, §6.5): sector → Base+XOR encode → DBI-DC per
+/// beat.
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_sector_i` (raw sector) → `m_valid_o`/`m_ready_i`/
 /// `m_sector_o` (encoded, inverted groups) and `m_dbi_o` (flags; only with DBI).
@@ -1118,7 +1119,7 @@ pub fn encoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// `bxt_dec`: the read path (spec §2.5, §6.5): un-DBI per beat → Base+XOR decode.
+/// `bxt_dec`: the read path (FORMATS §2.5, §6.5): un-DBI per beat → Base+XOR decode.
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_sector_i`/`s_dbi_i` (as on the pins; `s_dbi_i` only with
 /// DBI) → `m_valid_o`/`m_ready_i`/`m_sector_o` (the raw sector).
@@ -1170,7 +1171,7 @@ pub fn decoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// `bxt_ser`: sector (+ flags) → T/4 beats of `{dq[31:0], dbi[F-1:0]}` (spec §6.6), beat k =
+/// `bxt_ser`: sector (+ flags) → T/4 beats of `{dq[31:0], dbi[F-1:0]}` (FORMATS §6.6), beat k =
 /// W\[k\] first; `m_last_o` on the last beat. A shift register: the next sector is accepted
 /// in the cycle its predecessor's last beat leaves, so the link carries a beat every cycle.
 pub fn serializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
@@ -1228,7 +1229,7 @@ pub fn serializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// `bxt_deser`: T/4 beats of `{dq, dbi}` → sector (+ flags) (spec §6.6). Beats shift in from
+/// `bxt_deser`: T/4 beats of `{dq, dbi}` → sector (+ flags) (FORMATS §6.6). Beats shift in from
 /// the top, so after T/4 beats beat 0 is W\[0\] at the LSB end. A sector ends after T/4 beats
 /// or at `s_last_i`, whichever comes first; `m_err_o` flags a sector whose `s_last_i` did not
 /// coincide with its T/4-th beat (framing error; the counter re-synchronises on `s_last_i`).
@@ -1485,7 +1486,7 @@ mod tests {
     }
 
     /// Every 16-bit input against several bases (0, C, 1, all ones, random) through the RTL
-    /// ZDR words, and the decode of every 16-bit code (spec §5: exhaustive 16-bit round trip).
+    /// ZDR words, and the decode of every 16-bit code (FORMATS §5: exhaustive 16-bit round trip).
     #[test]
     fn zdr_words_exhaustive_16_bit() {
         for skip in [false, true] {
@@ -1630,7 +1631,7 @@ mod tests {
         })
     }
 
-    /// Structural depth of every core against spec §3 / Table II: encoders 1 level; decoders
+    /// Structural depth of every core against FORMATS §3 / Table II: encoders 1 level; decoders
     /// T/N − 1 (serial) or ⌈log2(T/N)⌉ (prefix) for N-byte, 1 for a fixed base, S (serial)
     /// or ⌈log2(S+1)⌉ (log tree, carry-select data path) for Universal.
     #[test]

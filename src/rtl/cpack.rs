@@ -563,7 +563,7 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// Stage C of a C-Pack compressor (`cpack_word_enc`, spec §6 item 1): `k` words (word `i`
+/// Stage C of a C-Pack compressor (`cpack_word_enc`, FORMATS §6 item 1): `k` words (word `i`
 /// made by `word`, which names its wire) classified against the dictionary `dq` (entries
 /// valid where `valid` is set; `wsel0` one-hot of the write pointer), word 1 also against
 /// word 0 when that one is pushed (pair forwarding). Shared by the adaptive engine's

@@ -12,7 +12,7 @@ fn header(m: &mut ModuleBuilder, generator: &str, params: &str, spec: &str) {
     m.header(format!("Spec: docs/FORMATS.md, Base+XOR {}", spec));
 }
 
-/// `dbi_dc_enc`: DC bus inversion of one `g`-bit group (spec §2.4): invert when the
+/// `dbi_dc_enc`: DC bus inversion of one `g`-bit group (FORMATS §2.4): invert when the
 /// popcount exceeds g/2 (a tie is sent as is).
 pub fn dbi_dc_enc(g: u32) -> Result<Arc<Module>, HdlError> {
     let mut m = ModuleBuilder::new(format!("dbi_dc_enc_g{}", g));
@@ -34,7 +34,7 @@ pub fn dbi_dc_enc(g: u32) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// `dbi_dc_dec`: undoes DBI on one group: `d = q ^ {G{inv}}` (spec §2.4).
+/// `dbi_dc_dec`: undoes DBI on one group: `d = q ^ {G{inv}}` (FORMATS §2.4).
 pub fn dbi_dc_dec(g: u32) -> Result<Arc<Module>, HdlError> {
     let mut m = ModuleBuilder::new(format!("dbi_dc_dec_g{}", g));
     header(&mut m, "dbi_dc_dec", &format!("G={}", g), "§2.4, §6.4");
@@ -44,7 +44,7 @@ pub fn dbi_dc_dec(g: u32) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// `dbi_beat_enc`: DBI-DC over the 32-bit beat in groups of `g` (spec §2.4 lane mapping:
+/// `dbi_beat_enc`: DBI-DC over the 32-bit beat in groups of `g` (FORMATS §2.4 lane mapping:
 /// group l = bits `[g·l+g−1:g·l]`, flag l = `dbi_o[l]`).
 pub fn dbi_beat_enc(g: u32) -> Result<Arc<Module>, HdlError> {
     let grp = dbi_dc_enc(g)?;

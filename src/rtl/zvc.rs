@@ -1,6 +1,6 @@
 //! ZVC compressor and decompressor generators (cDMA, HPCA'18; docs/FORMATS.md, ZVC §3.2, §3.3).
 //!
-//! Both units speak the exact golden byte stream of spec §2.2 (see `model::zvc`) as beats of
+//! Both units speak the exact golden byte stream of FORMATS §2.2 (see `model::zvc`) as beats of
 //! `lanes × word_bits` bits, little-endian (stream byte 0 = bits 7:0 of the beat).
 //!
 //! Compressor (`zvc_comp_*`), one input sector of `lanes` elements per cycle:
@@ -8,7 +8,7 @@
 //!    exactly `lanes` elements, so each sector's lane offset in the packer (stream position
 //!    mod lanes) is known here from a running count; for up to 8 lanes stage 1 also decodes
 //!    each element's destination lane into one-hot route registers;
-//! 2. compaction (spec §3.2) fused with the rotation to that lane: a one-level crossbar on the
+//! 2. compaction (FORMATS §3.2) fused with the rotation to that lane: a one-level crossbar on the
 //!    registered routes (≤ 8 lanes) or the LSB-first log shifter plus a rotator (wider),
 //!    written into a sector FIFO of S+1 entries (S = sectors per window): the window's mask
 //!    must precede its payload in the stream, so a window's sectors wait there until the
@@ -145,7 +145,7 @@ fn err(msg: String) -> HdlError {
 /// wider sectors use the log-shifter compaction plus a rotator.
 const XBAR_MAX_LANES: u32 = 8;
 
-/// `zvc_compact`: LSB-first logarithmic compaction (spec §3.2 stage 2). Lane i holds a
+/// `zvc_compact`: LSB-first logarithmic compaction (FORMATS §3.2 stage 2). Lane i holds a
 /// non-zero element that moves down by `zb[i]` (zeros in front of it); level b applies shift
 /// bit b. Zero elements are all-zero words, and lanes left empty are driven to 0.
 pub fn compact(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
@@ -205,7 +205,7 @@ pub fn compact(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// `zvc_compact_xbar`: compaction and rotation as a one-level crossbar (spec §3.2 stage 2,
+/// `zvc_compact_xbar`: compaction and rotation as a one-level crossbar (FORMATS §3.2 stage 2,
 /// with the destination lanes decoded in stage 1). `route_i[j*lanes + i]` sends element i to
 /// lane j; the routes are one-hot per lane, so lane j is the OR of the gated elements
 /// `d<i+1>_<j>` (element i gated onto lane j). Lanes without a route are 0.
@@ -253,7 +253,7 @@ pub fn compact_xbar(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// `zvc_expand`: per-lane gather (spec §3.3 stage 2): lane i takes payload element
+/// `zvc_expand`: per-lane gather (FORMATS §3.3 stage 2): lane i takes payload element
 /// `prefix(nz)[i]` when its mask bit is set, else 0.
 pub fn expand(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let (w, l) = (p.word_bits, p.lanes);
@@ -295,7 +295,7 @@ pub fn expand(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// `zvc_comp`: the ZVC compressor top (spec §3.2).
+/// `zvc_comp`: the ZVC compressor top (FORMATS §3.2).
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_data_i`/`s_last_i` (one sector per beat; `s_last_i`
 /// marks the final sector of a transfer, closing its window and flushing the stream);
@@ -327,7 +327,7 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let out = stream::output_port(&mut m, "m");
     let m_ready = out.ready();
 
-    // ---------------- Stage 1: zero detect + prefix count (spec §3.2 stage 1) ----------------
+    // ---------------- Stage 1: zero detect + prefix count (FORMATS §3.2 stage 1) ----------------
     // Up to XBAR_MAX_LANES lanes, stage 1 also decodes each element's destination lane and
     // stage 2 is a one-level AND-OR crossbar; wider sectors use the log shifters.
     let xbar = l <= XBAR_MAX_LANES;
@@ -687,7 +687,7 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// `zvc_decomp`: the ZVC decompressor top (spec §3.3).
+/// `zvc_decomp`: the ZVC decompressor top (FORMATS §3.3).
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_data_i`/`s_bytes_i`/`s_last_i` (the compressed stream as
 /// produced by the compressor); `m_valid_o`/`m_ready_i`/`m_data_o`/`m_last_o`/`m_err_o`
@@ -962,7 +962,7 @@ mod tests {
         let mut dut = SimDut::new(&decompressor(&p).unwrap()).unwrap();
         let t2 = measure(&mut dut, &p, Unit::Decompressor).unwrap();
         eprintln!("decompressor timing {:?}", t2);
-        // The paper's figures (spec §3.2, §6): 6-cycle line latency, 1 sector per cycle;
+        // The paper's figures (FORMATS §3.2, §6): 6-cycle line latency, 1 sector per cycle;
         // decompressor output 2 cycles after its data (3 counting the accept cycle).
         assert_eq!(t.latency_cycles, 6, "{:?}", t);
         assert!(t.in_beats_per_cycle > 0.98, "{:?}", t);

@@ -330,7 +330,7 @@ fn small_delta_words(rng: &mut ChaCha8Rng, n: usize) -> Vec<u32> {
 }
 
 // ---------------------------------------------------------------------------------------
-// per-benchmark mixes (spec §5 item 2; calibration in docs/FORMATS.md)
+// per-benchmark mixes (FORMATS §5 item 2; calibration in docs/FORMATS.md)
 
 /// 16 floats clustered around `w0`: deltas in ±`r`; `far` words at ±(128..=4000) instead
 /// (so BDI needs Base4-Δ2). With `no_cross` the low byte of w0 leaves room for ±r, so every

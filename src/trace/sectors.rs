@@ -16,7 +16,7 @@ use std::f64::consts::PI;
 /// Words per 32 B sector.
 pub const SECTOR_WORDS: usize = 8;
 
-/// A named sector data class (spec §5 "Generators").
+/// A named sector data class (FORMATS §5 "Generators").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SectorClass {

@@ -31,7 +31,7 @@ fn box_blur(plane: &mut [f64], tmp: &mut [f64], h: usize, w: usize, r: usize) {
     }
 }
 
-/// ReLU-activation-like FP32 tensor (spec §5.2), returned as raw `f32` bit patterns.
+/// ReLU-activation-like FP32 tensor (FORMATS §5.2), returned as raw `f32` bit patterns.
 ///
 /// `shape` is `[n, c, h, w]`. For every `(n, c)` plane a smooth Gaussian-like field is made
 /// from white noise blurred twice with a radius-2 box; each channel gets a bias drawn around
@@ -160,7 +160,7 @@ pub fn clustered(n: usize, mean_run: f64, density: f64, seed: u64) -> Vec<u32> {
     out
 }
 
-/// Special FP32 patterns the zero test must treat as non-zero (spec §5.2 item 4), mixed with
+/// Special FP32 patterns the zero test must treat as non-zero (FORMATS §5.2 item 4), mixed with
 /// zeros and ordinary floats: `0x8000_0000` (−0.0), denormals of both signs, quiet and
 /// signalling NaNs, ±Inf, and normal values.
 pub fn float_specials(n: usize, seed: u64) -> Vec<u32> {
@@ -330,7 +330,7 @@ mod tests {
         assert_ne!(a, relu_tensor([1, 4, 8, 8], 0.6, Layout::Nhwc, 4));
     }
 
-    /// Spec §5.2 sanity check: ZVC layout-invariant; RLE-A better on NCHW than NHWC.
+    /// FORMATS §5.2 sanity check: ZVC layout-invariant; RLE-A better on NCHW than NHWC.
     #[test]
     fn layout_sanity_check() {
         let shape = [4, 32, 27, 27];

@@ -23,7 +23,7 @@
 //! Port words: a line is its bytes little-endian (word 0 = bytes 0..3); the payload bus holds
 //! stream byte j at bus byte `L/8 − 1 − j` (left-aligned, MSB-first).
 //!
-//! Stimulus: the spec §5 line profiles ([`crate::trace::lines`]): every pattern primitive,
+//! Stimulus: the FORMATS §5 line profiles ([`crate::trace::lines`]): every pattern primitive,
 //! `mixed` and the seven calibrated benchmark mixes, one profile drawn per line.
 
 mod ctrl;

@@ -1,4 +1,4 @@
-//! Spec §2.6: the per-benchmark pattern mixes of Table VI through the models' size tables
+//! FORMATS §2.6: the per-benchmark pattern mixes of Table VI through the models' size tables
 //! against the compression ratios of Table V, three ways:
 //!
 //! 1. **Arithmetic** (the spec's method, [`paper::table_vi_estimate`]): listed shares, "<x%"
@@ -142,7 +142,7 @@ fn event_sizes_are_the_models_sizes() {
     assert_eq!(paper::event_bits(Alg::Bdi, 10, 32), None);
 }
 
-/// Arithmetic reconstruction (spec §2.6 method), pinned to 3 decimals, indexed
+/// Arithmetic reconstruction (FORMATS §2.6 method), pinned to 3 decimals, indexed
 /// `[bench][BDI, FPC, C-Pack+Z]` in `Bench::ALL` order.
 const ESTIMATES: [[f64; 3]; 7] = [
     [1.007, 1.193, 1.136],   // AES

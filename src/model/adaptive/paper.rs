@@ -146,7 +146,7 @@ impl Bench {
 
     /// Table VI: the three most frequent patterns of an algorithm (AES/BDI lists two).
     /// Shares are per word for FPC and C-Pack+Z (a zero line counts once) and per line for
-    /// BDI (spec §2.6). `Alg::None` has no entries.
+    /// BDI (FORMATS §2.6). `Alg::None` has no entries.
     pub fn table_vi(self, alg: Alg) -> Vec<Share> {
         use Bench::*;
         match (alg, self) {
@@ -235,7 +235,7 @@ fn patterns(alg: Alg) -> std::ops::Range<u8> {
     }
 }
 
-/// The spec §2.6 reconstruction of a Table V ratio from the Table VI mix: every listed share
+/// The FORMATS §2.6 reconstruction of a Table V ratio from the Table VI mix: every listed share
 /// (a "<x%" entry counted as x%) weights its event's raw and compressed bits;
 /// CR = Σ share·raw / Σ share·size (the listed shares are thereby renormalised to 100%).
 pub fn table_vi_estimate(bench: Bench, alg: Alg, fpc_unmatched_bits: usize) -> f64 {

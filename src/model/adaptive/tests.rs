@@ -1,5 +1,5 @@
 //! Adaptive controller: K values, penalty selection and its traps, phases, vote ties and
-//! no-quorum rules, message sizes and the Fig. 4 header, replay traffic; and the spec §2.6
+//! no-quorum rules, message sizes and the Fig. 4 header, replay traffic; and the FORMATS §2.6
 //! cross-check of Tables II, V and VI (arithmetic, interval and calibrated stimulus).
 
 use super::paper::Bench;
@@ -68,7 +68,7 @@ fn test_lines_have_the_intended_sizes() {
 #[test]
 fn k_values_and_costs() {
     assert_eq!(AdaptiveParams::with_lambda(0).k_values(), [0; 4]);
-    // indexed by code: none, FPC, C-Pack+Z, BDI (spec §2.4 consequences)
+    // indexed by code: none, FPC, C-Pack+Z, BDI (FORMATS §2.4 consequences)
     assert_eq!(AdaptiveParams::with_lambda(6).k_values(), [0, 48, 150, 18]);
     assert_eq!(
         AdaptiveParams::with_lambda(32).k_values(),
@@ -295,7 +295,7 @@ fn sample_send_and_single_mode() {
 
 #[test]
 fn message_sizes_and_worked_examples() {
-    // spec §2.5 worked examples
+    // FORMATS §2.5 worked examples
     assert_eq!(message_bytes(MsgKind::ReadReq, 0), 16);
     assert_eq!(message_bytes(MsgKind::DataReady, 512), 68);
     assert_eq!(message_bytes(MsgKind::DataReady, 180), 27);
@@ -458,7 +458,7 @@ fn invalid_params_and_input() {
     assert_eq!(r.txns.len(), 50);
 }
 
-/// Spec §5 item 3: phase traces; the selector follows each segment within one period, for
+/// FORMATS §5 item 3: phase traces; the selector follows each segment within one period, for
 /// λ ∈ {0, 6, 32}.
 #[test]
 fn phase_traces_switch_within_one_period() {

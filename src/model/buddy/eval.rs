@@ -1,4 +1,4 @@
-//! Buddy Compression's compressibility study on a set of 128 B entries (spec §5.1, §6
+//! Buddy Compression's compressibility study on a set of 128 B entries (FORMATS §5.1, §6
 //! "Reporting"): the Fig. 5b bucket histogram, the Fig. 3 ratio over the optimistic sizes,
 //! the Fig. 5a comparison (BPC, BDI+FPC, ZVC on 128 B entries), 32- against 64-bit BPC
 //! symbols, and the Fig. 10-like fraction of entries that need buddy memory per target.
@@ -12,7 +12,7 @@ use crate::model::zvc_line::ZvcLineParams;
 use crate::model::ModelError;
 use serde::Serialize;
 
-/// The optimistic sizes of the Fig. 3 study (spec §2.2), bytes.
+/// The optimistic sizes of the Fig. 3 study (FORMATS §2.2), bytes.
 pub const OPTIMISTIC: [usize; 8] = [0, 8, 16, 32, 64, 80, 96, 128];
 
 /// One data set's results.

@@ -23,7 +23,7 @@ fn size_codes_follow_the_buckets() {
 
 #[test]
 fn split_follows_the_spec_table() {
-    // "Fits fully on device if S in ..." (spec §2.2 table).
+    // "Fits fully on device if S in ..." (FORMATS §2.2 table).
     let fits = |t: Target| -> Vec<usize> {
         SizeCode::ALL
             .into_iter()

@@ -108,7 +108,7 @@ fn every_pattern_in_a_stream() {
 #[test]
 fn push_policies() {
     use CpackPattern::*;
-    // A = 0x12345678, B = 0x12345699, C = B (spec §2.3 step 3)
+    // A = 0x12345678, B = 0x12345699, C = B (FORMATS §2.3 step 3)
     let line = line16(&[0x1234_5678, 0x1234_5699, 0x1234_5699, 1]);
     let mut p = CpackParams::default();
     let c = rt(&p, &line);

@@ -36,7 +36,7 @@ pub struct Core {
     pub paper: Option<PaperFigures>,
 }
 
-/// XOR levels of the decoder the generator builds without ZDR (spec §3: the paper's
+/// XOR levels of the decoder the generator builds without ZDR (FORMATS §3: the paper's
 /// structure is T/N − 1 for N-byte and S for Universal).
 fn built_xor_depth(p: &BaseXorRtlParams) -> u32 {
     let b = p.bx();

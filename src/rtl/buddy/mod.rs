@@ -46,7 +46,7 @@ impl Default for McCtrlParams {
     }
 }
 
-/// The metadata-cache slice (spec §3.4, §7 item 6): a configuration of the shared cache +
+/// The metadata-cache slice (FORMATS §3.4, §7 item 6): a configuration of the shared cache +
 /// MSHR controller (`rtl::cache`) holding 4-bit size codes. Default 4 KB per MC (§III-C,
 /// §IV-A); the paper's "64 KB in 8 slices" reading is `size_bytes: 8192` (§8 item 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -1,4 +1,4 @@
-//! Stage C of the PACT'12 compressor: the dictionary loop alone (spec §2.3, §6 item 1).
+//! Stage C of the PACT'12 compressor: the dictionary loop alone (FORMATS §2.3, §6 item 1).
 //!
 //! Per beat, `k` words are compared against the dictionary. Only what the next beat needs is
 //! decided here: the pushes and their entries. The match vectors are registered in parts for
