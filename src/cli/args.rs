@@ -4,6 +4,17 @@ use hwzip::config::Config;
 use hwzip::engines;
 use std::path::PathBuf;
 
+/// `--engine` and `--config`, as `gen`, `cosim` and `eval` take them.
+#[derive(clap::Args)]
+pub struct EngineArgs {
+    /// Engine.
+    #[arg(long, default_value = "zvc", value_parser = engine_arg())]
+    pub engine: String,
+    /// YAML configuration (parameters); defaults otherwise.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
 /// `--engine` values: the registry's engine names (listed by `--help`).
 pub fn engine_arg() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(engines::ALL.iter().map(|e| e.name()))

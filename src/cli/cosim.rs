@@ -1,6 +1,6 @@
 //! `hwzip cosim`: a unit against its golden model in Verilator.
 
-use super::args::{check_lines, engine_arg, load_config, unit_help};
+use super::args::{check_lines, load_config, unit_help, EngineArgs};
 use hwzip::engines::{self, EngineRef};
 use hwzip::flow::{self, CosimReport, CosimRequest};
 use std::path::PathBuf;
@@ -8,12 +8,8 @@ use std::path::PathBuf;
 /// The arguments of `hwzip cosim`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Engine.
-    #[arg(long, default_value = "zvc", value_parser = engine_arg())]
-    pub engine: String,
-    /// YAML configuration (parameters); defaults otherwise.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub target: EngineArgs,
     #[arg(long, default_value = "all", help = unit_help(true))]
     pub unit: String,
     /// Lines to push through each unit: windows (zvc), sectors (base-xor), lines
@@ -51,8 +47,7 @@ pub struct Args {
 /// Runs `hwzip cosim`: `Ok(false)` when it ran but something failed or mismatched.
 pub fn run(args: Args) -> Result<bool, String> {
     let Args {
-        engine,
-        config,
+        target: EngineArgs { engine, config },
         unit,
         lines,
         seed,
@@ -139,7 +134,7 @@ pub fn run(args: Args) -> Result<bool, String> {
     if json {
         let text = serde_json::to_string_pretty(&reports)
             .map_err(|e| format!("cannot write JSON: {e}"))?;
-        println!("{text}");
+        outln!("{text}");
     }
     Ok(ok)
 }
@@ -148,16 +143,22 @@ pub fn run(args: Args) -> Result<bool, String> {
 fn print_cosim(r: &CosimReport, resets: u32) {
     let s = &r.stats;
     if let Some(seed) = r.x_seed {
-        println!(
+        outln!(
             "{} {}: registers, memories and X assignments started at random values (seed {seed})",
-            r.engine, r.unit
+            r.engine,
+            r.unit
         );
     }
     if resets > 0 {
-        println!(
+        outln!(
             "{} {}: {} of {} mid-run resets asked for ({} with an input beat offered, {} with \
              output expected)",
-            r.engine, r.unit, s.resets, resets, s.resets_mid.0, s.resets_mid.1
+            r.engine,
+            r.unit,
+            s.resets,
+            resets,
+            s.resets_mid.0,
+            s.resets_mid.1
         );
     }
     // Units that move no data (a metadata cache) have no ratio.
@@ -166,7 +167,7 @@ fn print_cosim(r: &CosimReport, resets: u32) {
     } else {
         String::new()
     };
-    println!(
+    outln!(
         "{} {} [{}]: {} lines, {} transfers, {} cycles, {} beats in / {} out{}, {} mismatches, {:.2} Mcycles/s",
         r.engine,
         r.unit,
@@ -181,10 +182,10 @@ fn print_cosim(r: &CosimReport, resets: u32) {
         s.cycles_per_second() / 1e6
     );
     if let Some(m) = &s.first_mismatch {
-        println!("  FIRST MISMATCH: {}", m);
+        outln!("  FIRST MISMATCH: {}", m);
     }
     if let Some(v) = &r.vcd {
-        println!("  waveform of the mismatch window: {}", v.display());
+        outln!("  waveform of the mismatch window: {}", v.display());
     }
 }
 

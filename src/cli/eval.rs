@@ -1,7 +1,7 @@
 //! `hwzip eval`: the golden models on traces and synthetic classes, or every line codec
 //! alone on a file (`--codecs`).
 
-use super::args::{engine_arg, load_config};
+use super::args::{load_config, EngineArgs};
 use hwzip::config::Config;
 use hwzip::engines::{self, EvalRequest};
 use hwzip::flow;
@@ -10,12 +10,8 @@ use std::path::PathBuf;
 /// The arguments of `hwzip eval`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Engine.
-    #[arg(long, default_value = "zvc", value_parser = engine_arg())]
-    pub engine: String,
-    /// YAML configuration (parameters); defaults otherwise.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub target: EngineArgs,
     /// Trace file: raw bytes, `.gz` gunzipped, `.npy` and `.safetensors` headers checked
     /// and skipped (buddy: one row per tensor group), or a YAML description whose `file:`
     /// is any of these; zvc takes elements of its word width. Repeatable except for zvc.
@@ -61,8 +57,7 @@ pub struct Args {
 /// Runs `hwzip eval`: `Ok(false)` when it ran but something failed or mismatched.
 pub fn run(args: Args) -> Result<bool, String> {
     let Args {
-        engine,
-        config,
+        target: EngineArgs { engine, config },
         trace,
         class,
         lines,
@@ -112,9 +107,9 @@ pub fn run(args: Args) -> Result<bool, String> {
         flow::write_eval(engine, &out, dir)?;
     }
     if json {
-        println!("{}", out.json);
+        outln!("{}", out.json);
     } else {
-        print!("{}", out.markdown);
+        out!("{}", out.markdown);
     }
     if let Some(dir) = &out_dir {
         eprintln!("reports: {}/report.{{md,json,html}}", dir.display());
@@ -161,7 +156,7 @@ fn eval_codecs(
         let data = hwzip::trace::file::load_bytes(t).map_err(|e| e.to_string())?;
         let rows = codecs::side_by_side(cfg, &data, &names)?;
         if !json {
-            println!(
+            outln!(
                 "## {}\n\n{}",
                 t.display(),
                 codecs::markdown(&rows, data.len())
@@ -170,7 +165,7 @@ fn eval_codecs(
         all.push(serde_json::json!({"trace": t.display().to_string(), "bytes": data.len(), "rows": rows}));
     }
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?
         );

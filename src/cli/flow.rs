@@ -120,24 +120,24 @@ fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String>
     let ui = flow::progress::Ui::new();
     let r = flow::job::run(cfg, opts, &ui)?;
     flow::job::write(&r, &opts.out)?;
-    println!("\n## Co-simulation\n\n{}", flow::cosim_markdown(&r.cosim));
+    outln!("\n## Co-simulation\n\n{}", flow::cosim_markdown(&r.cosim));
     if !r.synth.is_empty() {
-        println!(
+        outln!(
             "## Synthesis (clock targets in the clock_ns column)\n\n{}",
             hwzip::synth::to_markdown(&r.synth)
         );
     }
     for t in &r.tables {
-        println!("## {}\n\n{}", t.title, t.markdown);
+        outln!("## {}\n\n{}", t.title, t.markdown);
     }
     for n in &r.notes {
-        println!("note: {}", n);
+        outln!("note: {}", n);
     }
     let failures = r.failures();
     if !failures.is_empty() {
-        println!("## Failed steps\n");
+        outln!("## Failed steps\n");
         for f in &failures {
-            println!(
+            outln!(
                 "- {} {}: {}{}",
                 f.kind,
                 f.what,
@@ -158,7 +158,7 @@ fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String>
         }
         v.join(", ")
     };
-    println!(
+    outln!(
         "\nflow ({} profile) finished in {:.0} s: {}; reports in {}",
         r.profile.name(),
         r.seconds,

@@ -87,7 +87,7 @@ pub fn report(output: &Path, msg: &str, stats: Option<&String>) {
     if is_std(output) {
         eprintln!("{text}");
     } else {
-        println!("{text}");
+        outln!("{text}");
     }
 }
 

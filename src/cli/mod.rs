@@ -2,6 +2,24 @@
 //! `run`) and the dispatch. `main.rs` parses, dispatches and turns the result into the exit
 //! code.
 
+/// `println!` for the command's results: a reader that went away (a closed pipe, as in
+/// `hwzip gen | head -1`) stops hwzip quietly, as it stops other Unix tools ([`write_out`]).
+macro_rules! outln {
+    () => {
+        $crate::cli::write_out(format_args!("\n"))
+    };
+    ($($t:tt)*) => {
+        $crate::cli::write_out(format_args!("{}\n", format_args!($($t)*)))
+    };
+}
+
+/// `print!` for the command's results (see [`outln!`]).
+macro_rules! out {
+    ($($t:tt)*) => {
+        $crate::cli::write_out(format_args!($($t)*))
+    };
+}
+
 pub mod args;
 pub mod compress;
 pub mod cosim;
@@ -18,6 +36,28 @@ pub mod trace;
 
 use clap::{Parser, Subcommand};
 use hwzip::files::input;
+use std::io::Write;
+
+/// Exit status when standard output was closed under hwzip: 128 + SIGPIPE, what a shell
+/// reports for a tool the closed pipe stopped.
+pub const BROKEN_PIPE_EXIT: i32 = 128 + 13;
+
+/// Writes to standard output. When the reader has gone (`EPIPE`), hwzip stops its children
+/// and removes its temporaries, then exits with [`BROKEN_PIPE_EXIT`] and no message; any
+/// other write error is a one-line error and exit 2. Never a panic, as `println!` would.
+pub fn write_out(args: std::fmt::Arguments) {
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_fmt(args) {
+        let code = if e.kind() == std::io::ErrorKind::BrokenPipe {
+            BROKEN_PIPE_EXIT
+        } else {
+            eprintln!("error: cannot write standard output: {e}");
+            2
+        };
+        hwzip::proc::stop_everything();
+        std::process::exit(code);
+    }
+}
 
 #[derive(Parser)]
 #[command(

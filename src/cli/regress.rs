@@ -69,13 +69,13 @@ pub fn run(args: Args) -> Result<bool, String> {
             profile: flow::job::Profile::from_name(&profile)?,
         };
         let runs = flow::regress::run(&o, &flow::progress::Ui::new())?;
-        println!("{}", flow::regress::summary(&runs, o.shard));
+        outln!("{}", flow::regress::summary(&runs, o.shard));
         runs
     } else {
         let runs = flow::regress::merge(&merge, &out)?;
-        println!("{}", flow::regress::summary(&runs, None));
+        outln!("{}", flow::regress::summary(&runs, None));
         runs
     };
-    println!("reports in {}", out.display());
+    outln!("reports in {}", out.display());
     Ok(runs.iter().all(|r| r.report.ok))
 }

@@ -25,6 +25,6 @@ pub fn run(args: Args) -> Result<bool, String> {
         out,
     } = args;
     flow::results::write(from.as_deref(), &snapshot, &out)?;
-    println!("wrote {}", out.display());
+    outln!("wrote {}", out.display());
     Ok(true)
 }

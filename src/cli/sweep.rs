@@ -96,8 +96,8 @@ pub fn run(a: Args) -> Result<bool, String> {
         };
         sweep::run(&o, &|m| eprintln!("{}", m))?
     };
-    print!("{}", sweep::markdown(&report));
-    println!(
+    out!("{}", sweep::markdown(&report));
+    outln!(
         "\nreports: {}/sweep.{{md,csv,json}}, {}/report.html",
         a.out.display(),
         a.out.display()

@@ -93,14 +93,14 @@ pub fn run(args: Args) -> Result<bool, String> {
         let page = flow::html::synth_page("hwzip synth", &rows, &[]);
         hwzip::report::add(&mut set, &page, &out)?;
         set.commit()?;
-        print!("{}", hwzip::synth::to_markdown(&rows));
-        println!("\nreports: {}/report.{{md,csv,json,html}}", out.display());
+        out!("{}", hwzip::synth::to_markdown(&rows));
+        outln!("\nreports: {}/report.{{md,csv,json,html}}", out.display());
         return Ok(true);
     }
     let rows = flow::synth(engine, &cfg, &libs, &out, unit.as_deref(), &mut |m| {
         eprintln!("{}", m)
     })?;
-    print!("{}", hwzip::synth::to_markdown(&rows));
+    out!("{}", hwzip::synth::to_markdown(&rows));
     let tables = flow::paper_tables(engine, &cfg, &rows, &libs, unit.is_none(), &out, &mut |m| {
         eprintln!("{}", m)
     })?;
@@ -116,13 +116,13 @@ pub fn run(args: Args) -> Result<bool, String> {
     }
     hwzip::report::add(&mut set, &page, &out)?;
     set.commit()?;
-    println!("\nreports: {}/report.{{md,csv,json,html}}", out.display());
+    outln!("\nreports: {}/report.{{md,csv,json,html}}", out.display());
     if !energy_rows.is_empty() {
-        println!("energy: {}/energy.{{md,json}}", out.display());
+        outln!("energy: {}/energy.{{md,json}}", out.display());
     }
     for t in &tables {
-        println!("\n## {}\n\n{}", t.title, t.markdown);
-        println!("table: {}/{}.md", out.display(), t.file);
+        outln!("\n## {}\n\n{}", t.title, t.markdown);
+        outln!("table: {}/{}.md", out.display(), t.file);
     }
     gate_level(engine, &cfg, &rows, &libs, gate_cosim)
 }
@@ -148,7 +148,7 @@ fn energy_rows(
         };
         v.push(flow::job::energy_step(cfg, r, lib, lines, out, &ui)?.0);
     }
-    println!("\n## Energy per line\n\n{}", flow::energy::report(&v));
+    outln!("\n## Energy per line\n\n{}", flow::energy::report(&v));
     Ok(v)
 }
 
@@ -173,7 +173,7 @@ fn gate_level(
             r.unit, r.result.liberty, lines
         );
         let st = flow::gate_cosim(engine, cfg, r, lib, lines)?;
-        println!(
+        outln!(
             "gate level {} {} on {}: {} lines, {} cycles, {} mismatches, {:.3} Mcycles/s",
             engine.name(),
             r.unit,
@@ -184,7 +184,7 @@ fn gate_level(
             st.cycles_per_second() / 1e6
         );
         if let Some(m) = &st.first_mismatch {
-            println!("  FIRST MISMATCH: {}", m);
+            outln!("  FIRST MISMATCH: {}", m);
         }
         ok &= st.mismatches == 0;
     }

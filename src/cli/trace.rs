@@ -146,7 +146,7 @@ pub fn run(args: Args) -> Result<bool, String> {
     }
     hwzip::files::write(&yaml_path, yaml.as_bytes())?;
     let nz = data.iter().filter(|x| **x != 0).count();
-    println!(
+    outln!(
         "{}: {} elements of {} bits, sparsity {:.3}; description {}",
         output.display(),
         data.len(),

@@ -797,3 +797,42 @@ fn long_steps_print_a_heartbeat_in_logs() {
         "no heartbeat in:\n{err}"
     );
 }
+
+/// A reader that went away (`hwzip ... | head -1` after its line, here a pipe whose read end
+/// is closed before hwzip starts) stops a command quietly with 128 + SIGPIPE, as it stops
+/// other Unix tools: no panic, no message, no output file left half-written.
+#[test]
+fn a_closed_standard_output_stops_commands_quietly() {
+    let d = tempfile::tempdir().unwrap();
+    let trace = d.path().join("t.bin");
+    let runs: [Vec<String>; 3] = [
+        ["gen", "--engine", "zvc", "--out"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([d.path().join("rtl").display().to_string()])
+            .collect(),
+        [
+            "eval", "--engine", "base-xor", "--class", "all", "--lines", "64",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        ["trace", "--class", "relu", "--elems", "256"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([trace.display().to_string()])
+            .collect(),
+    ];
+    for args in &runs {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = Command::new(env!("CARGO_BIN_EXE_hwzip"))
+            .args(args)
+            .stdout(writer)
+            .output()
+            .expect("hwzip runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(141), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
