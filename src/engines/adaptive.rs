@@ -66,8 +66,8 @@ impl Engine for Adaptive {
     /// IPDPS'19 Table III, 7 nm at 1 GHz; the table's area covers a compressor and its
     /// decompressor together, so each gets half.
     fn paper_mark(&self, unit: &str) -> Option<PaperMark> {
+        use super::adaptive_table3 as table3;
         use crate::model::adaptive::Alg;
-        use crate::synth::table3;
         let (alg, comp) = match unit {
             "bdi_comp" => (Alg::Bdi, true),
             "bdi_decomp" => (Alg::Bdi, false),
@@ -235,7 +235,7 @@ impl Engine for Adaptive {
     }
 
     fn rows_table(&self, rows: &[ReportRow]) -> Option<PaperTable> {
-        let md = crate::synth::table3::markdown(rows);
+        let md = super::adaptive_table3::markdown(rows);
         (!md.is_empty()).then(|| PaperTable {
             engine: self.name().into(),
             title: "Adaptive: beside the paper's Table III".into(),

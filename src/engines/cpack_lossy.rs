@@ -54,7 +54,7 @@ impl Engine for CpackLossy {
     /// text. The MD cache's figures are bounds ("< 50,000 um2", "> 1.25 GHz"), kept apart
     /// from values.
     fn paper_mark(&self, unit: &str) -> Option<PaperMark> {
-        use crate::synth::table4;
+        use super::cpack_lossy_table4 as table4;
         let (_, area, ghz, _, bound) = table4::PAPER.iter().find(|p| p.0 == unit)?;
         let (kge, mhz) = (area / table4::NAND2_65NM_UM2 / 1000.0, ghz * 1000.0);
         let value = |v: f64| (!bound).then_some(v);
@@ -235,7 +235,7 @@ impl Engine for CpackLossy {
     }
 
     fn rows_table(&self, rows: &[ReportRow]) -> Option<PaperTable> {
-        let md = crate::synth::table4::markdown(rows);
+        let md = super::cpack_lossy_table4::markdown(rows);
         (!md.is_empty()).then(|| PaperTable {
             engine: self.name().into(),
             title: "PACT'12: beside the paper's Table 4".into(),

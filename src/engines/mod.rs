@@ -8,10 +8,12 @@
 //! in [`crate::config::Config`]). See `docs/ADDING_AN_ENGINE.md`.
 
 pub mod adaptive;
+pub mod adaptive_table3;
 pub mod base_xor;
 pub mod buddy;
 pub mod codecs;
 pub mod cpack_lossy;
+pub mod cpack_lossy_table4;
 pub mod files;
 pub mod zvc;
 

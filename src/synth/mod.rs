@@ -24,8 +24,6 @@ pub mod paper;
 pub mod report;
 pub mod run;
 pub mod sta;
-pub mod table3;
-pub mod table4;
 mod yosys;
 
 use std::collections::BTreeMap;

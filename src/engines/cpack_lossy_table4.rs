@@ -4,7 +4,7 @@
 //! The areas are compared in kGE with a 65 nm NAND2 of [`NAND2_65NM_UM2`] (our assumption,
 //! stated in the table).
 
-use super::ReportRow;
+use crate::synth::ReportRow;
 
 /// Area of a 65 nm NAND2 used to turn the paper's mm² into kGE (our assumption: an X1
 /// two-input NAND of a 9-track 65 nm general-purpose library).

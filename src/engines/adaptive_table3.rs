@@ -3,8 +3,8 @@
 //! 7 nm (constant-voltage scaling from 65/45/32 nm designs), so they are compared in kGE, with
 //! a 7 nm NAND2 of [`NAND2_7NM_UM2`] (our assumption, stated in the table).
 
-use super::ReportRow;
 use crate::model::adaptive::Alg;
+use crate::synth::ReportRow;
 
 /// Area of a 7 nm NAND2 used to turn the paper's µm² into kGE (our assumption: the order of
 /// a small two-input NAND of a 7 nm predictive library such as ASAP7, 7.5 tracks).
