@@ -21,6 +21,11 @@ use std::sync::Arc;
 pub struct Buddy;
 
 impl Engine for Buddy {
+    /// The metadata cache is the shared cache + MSHR block.
+    fn uses_cache_block(&self) -> bool {
+        true
+    }
+
     /// ISCA'20 Table I: "+11 cycles" of (de)compression latency, after BPC.
     fn paper_mark(&self, unit: &str) -> Option<PaperMark> {
         (unit == "bpc-decompress").then_some(PaperMark {

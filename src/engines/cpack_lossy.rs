@@ -25,6 +25,11 @@ use std::sync::Arc;
 pub struct CpackLossy;
 
 impl Engine for CpackLossy {
+    /// The MD cache is the shared cache + MSHR block.
+    fn uses_cache_block(&self) -> bool {
+        true
+    }
+
     /// The lossy FP truncation of PACT'12 (`compress --truncate`).
     fn truncates(&self) -> bool {
         true

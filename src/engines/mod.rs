@@ -230,6 +230,18 @@ pub trait Engine: Sync {
         true
     }
 
+    /// Whether the engine's design uses the shared cache + MSHR block (`rtl::cache`), which
+    /// the long tier then co-simulates on its own.
+    fn uses_cache_block(&self) -> bool {
+        false
+    }
+
+    /// Whether the long tier co-simulates the engine's osu018 netlists at gate level (the
+    /// units small enough for a gate-level model in minutes).
+    fn gate_level_in_long_tier(&self) -> bool {
+        false
+    }
+
     /// Whether `hwzip compress --truncate N` (lossy mantissa truncation) applies.
     fn truncates(&self) -> bool {
         false

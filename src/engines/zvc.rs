@@ -14,6 +14,11 @@ use std::sync::Arc;
 pub struct Zvc;
 
 impl Engine for Zvc {
+    /// The ZVC units' gate-level netlists build and run in minutes.
+    fn gate_level_in_long_tier(&self) -> bool {
+        true
+    }
+
     /// ZVC is evaluated on activation traces only.
     fn has_synthetic_classes(&self) -> bool {
         false

@@ -72,11 +72,9 @@ struct RegressMeta {
 /// Name of the metadata file in a regression directory.
 const META: &str = "regress.json";
 
-/// Whether the shared cache + MSHR block runs: it belongs to PACT'12 and Buddy.
+/// Whether the shared cache + MSHR block runs: when an engine that uses it is in the run.
 fn runs_block(engines: &[EngineRef]) -> bool {
-    engines
-        .iter()
-        .any(|e| e.name() == "cpack-lossy" || e.name() == "buddy")
+    engines.iter().any(|e| e.uses_cache_block())
 }
 
 /// One run of the regression.
@@ -238,7 +236,10 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
         let rows: Vec<_> = r
             .synth
             .iter()
-            .filter(|x| x.engine == "zvc" && x.result.liberty == "osu018")
+            .filter(|x| {
+                x.result.liberty == "osu018"
+                    && engines::by_name(&x.engine).is_ok_and(|e| e.gate_level_in_long_tier())
+            })
             .cloned()
             .collect();
         for row in rows {
@@ -532,12 +533,12 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> FlowResult<Vec<RegressRun>> {
 }
 
 /// Evaluates `engine`'s golden models at the default parameters into `dir/<engine>/`:
-/// every synthetic class (`lines` lines each, at most 20,000), or for ZVC, which has no
-/// classes, the sweeps' synthetic ReLU tensor.
+/// every synthetic class (`lines` lines each, at most 20,000), or for an engine without
+/// classes (ZVC), the sweeps' synthetic ReLU tensor.
 fn eval_run(engine: EngineRef, lines: u64, dir: &Path, ui: &Ui) -> FlowResult<()> {
     let s = ui.step(&format!("eval {}", engine.name()));
     let tmp = tempfile::NamedTempFile::new().map_err(|e| format!("cannot write a trace: {}", e))?;
-    let (traces, classes) = if engine.name() == "zvc" {
+    let (traces, classes) = if !engine.has_synthetic_classes() {
         std::fs::write(tmp.path(), super::sweep::default_trace())
             .map_err(|e| format!("cannot write a trace: {}", e))?;
         (vec![tmp.path().to_path_buf()], Vec::new())

@@ -197,7 +197,8 @@ const BLOCK: Part = Part {
             against its model with a reactive memory.",
 };
 
-/// The page's sections: every engine of the registry in its order, the block after PACT'12.
+/// The page's sections: every engine of the registry in its order, the shared cache block
+/// after the first engine that uses it (PACT'12).
 fn parts() -> Vec<Part> {
     let mut v = Vec::new();
     for e in crate::engines::ALL {
@@ -206,7 +207,7 @@ fn parts() -> Vec<Part> {
             engine: e.name(),
             about: e.about(),
         });
-        if e.name() == "cpack-lossy" {
+        if e.uses_cache_block() && !v.iter().any(|p| p.engine == BLOCK.engine) {
             v.push(BLOCK);
         }
     }
@@ -287,7 +288,9 @@ pub fn render(s: &Snapshot) -> String {
             let _ = writeln!(o, "### {}\n\n{}\n", t.title, t.markdown.trim_end());
         }
         cosim_section(s, p.engine, &mut o);
-        if p.engine == "zvc" && !s.gate.is_empty() {
+        let gate_here =
+            crate::engines::by_name(p.engine).is_ok_and(|e| e.gate_level_in_long_tier());
+        if gate_here && !s.gate.is_empty() {
             let _ = writeln!(
                 o,
                 "### Gate-level co-simulation (osu018 netlists, the library's cell functions)\n"
