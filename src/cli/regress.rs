@@ -36,8 +36,12 @@ pub struct Args {
     pub profile: String,
     /// Merge these regress directories (every shard of one regression) into --out
     /// instead of running.
-    #[arg(long, num_args = 1.., conflicts_with_all = ["shard", "engine", "profile", "lines", "gate_cosim", "configs"])]
+    #[arg(long, num_args = 1.., conflicts_with_all = ["shard", "engine", "profile", "lines", "gate_cosim", "configs", "resume"])]
     pub merge: Vec<PathBuf>,
+    /// Keep the runs --out already holds a report of (a regression stopped part way goes
+    /// on); --out must hold the same regression (options and parameter sets).
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// Runs `hwzip regress`: `Ok(false)` when it ran but something failed or mismatched.
@@ -52,6 +56,7 @@ pub fn run(args: Args) -> Result<bool, String> {
         engine,
         profile,
         merge,
+        resume,
     } = args;
     let runs = if merge.is_empty() {
         check_lines(lines)?;
@@ -67,6 +72,7 @@ pub fn run(args: Args) -> Result<bool, String> {
                 .map(|e| engines::by_name(e))
                 .collect::<Result<Vec<_>, _>>()?,
             profile: flow::job::Profile::from_name(&profile)?,
+            resume,
         };
         let runs = flow::regress::run(&o, &flow::progress::Ui::new())?;
         outln!("{}", flow::regress::summary(&runs, o.shard));

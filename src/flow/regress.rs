@@ -51,6 +51,9 @@ pub struct RegressOptions {
     pub engines: Vec<EngineRef>,
     /// `paper` (the long tier) or `quick` (a small regression: osu018, fast synthesis).
     pub profile: Profile,
+    /// Keep the runs `out` already holds a report of (a run stopped part way is done again);
+    /// `out` must hold the same regression (`regress.json`).
+    pub resume: bool,
 }
 
 /// What a regression directory holds (`regress.json`), so that shards merge only with the
@@ -202,6 +205,32 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
         evals: engines.iter().map(|e| e.name().to_string()).collect(),
         shard: o.shard,
     };
+    let meta_path = o.out.join(META);
+    if o.resume && meta_path.exists() {
+        let bytes = crate::files::input::read(&meta_path, crate::files::input::Purpose::Config)
+            .map_err(|e| format!("cannot read {}: {}", meta_path.display(), e))?;
+        let before: RegressMeta = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{}: not a regression's record: {}", meta_path.display(), e))?;
+        if before != meta {
+            return Err(format!(
+                "--resume: {} holds another regression (profile, engines, lines, parameter \
+                 sets or shard differ); give another --out or leave out --resume",
+                o.out.display()
+            ));
+        }
+    }
+    // A run whose report `out` already holds (`--resume`): kept as it is.
+    let kept = |name: &str| -> FlowResult<Option<RegressRun>> {
+        let p = o.out.join(name).join("report.json");
+        if !o.resume || !p.exists() {
+            return Ok(None);
+        }
+        ui.line(&format!("== regress: {name}: kept from {}", p.display()));
+        Ok(Some(RegressRun {
+            name: name.to_string(),
+            report: read_report(&p)?,
+        }))
+    };
     std::fs::create_dir_all(&o.out)
         .map_err(|e| format!("cannot create {}: {}", o.out.display(), e))?;
     let meta_text = serde_json::to_string_pretty(&meta).map_err(|e| e.to_string())?;
@@ -222,6 +251,62 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
     };
 
     // 1. The default configuration, everything.
+    if let Some(r) = kept("default")? {
+        runs.push(r);
+    } else {
+        default_run(o, &base, ui, &mut runs)?;
+    }
+
+    // 3. Every parameter set: co-simulation of the engines it configures.
+    for set in sets {
+        if let Some(r) = kept(&set.name)? {
+            runs.push(r);
+            continue;
+        }
+        let opts = FlowOptions {
+            engines: set.engines,
+            out: o.out.join(&set.name),
+            synth: false,
+            ..base.clone()
+        };
+        ui.line(&format!(
+            "== regress: {} (co-simulation)",
+            set.path.display()
+        ));
+        let r = job::run(&set.cfg, &opts, ui)?;
+        job::write(&r, &opts.out)?;
+        runs.push(RegressRun {
+            name: set.name,
+            report: r,
+        });
+    }
+    // 4. The shared cache + MSHR block (not sharded: two steps).
+    if block && o.shard.is_none_or(|(k, _)| k == 1) {
+        match kept("cache")? {
+            Some(r) => runs.push(r),
+            None => runs.push(cache_run(o, ui)?),
+        }
+    }
+    // 5. The golden models' evaluations (seconds; the first shard).
+    if o.shard.is_none_or(|(k, _)| k == 1) {
+        for &e in &engines {
+            eval_run(e, o.lines, &o.out.join("eval"), ui)?;
+        }
+    }
+    let md = summary(&runs, o.shard);
+    crate::files::write(&o.out.join("summary.md"), &md)?;
+    Ok(runs)
+}
+
+/// Steps 1 and 2 of [`run`]: the default configuration with the profile, then the
+/// gate-level runs of the engines that have them.
+fn default_run(
+    o: &RegressOptions,
+    base: &FlowOptions,
+    ui: &Ui,
+    runs: &mut Vec<RegressRun>,
+) -> FlowResult<()> {
+    let profile = o.profile;
     let mut cfg = Config::default();
     profile.apply(&mut cfg, &Default::default());
     cfg.cosim.lines = o.lines;
@@ -229,7 +314,7 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
         "== regress: default configuration ({} profile)",
         profile.name()
     ));
-    let mut r = job::run(&cfg, &base, ui)?;
+    let mut r = job::run(&cfg, base, ui)?;
     // 2. Gate level: the ZVC units' osu018 netlists.
     if o.gate_cosim > 0 {
         let libs = super::libraries(&["osu018".to_string()], &mut Vec::new())?;
@@ -253,39 +338,7 @@ pub fn run(o: &RegressOptions, ui: &Ui) -> FlowResult<Vec<RegressRun>> {
         name: "default".into(),
         report: r,
     });
-
-    // 3. Every parameter set: co-simulation of the engines it configures.
-    for set in sets {
-        let opts = FlowOptions {
-            engines: set.engines,
-            out: o.out.join(&set.name),
-            synth: false,
-            ..base.clone()
-        };
-        ui.line(&format!(
-            "== regress: {} (co-simulation)",
-            set.path.display()
-        ));
-        let r = job::run(&set.cfg, &opts, ui)?;
-        job::write(&r, &opts.out)?;
-        runs.push(RegressRun {
-            name: set.name,
-            report: r,
-        });
-    }
-    // 4. The shared cache + MSHR block (not sharded: two steps).
-    if block && o.shard.is_none_or(|(k, _)| k == 1) {
-        runs.push(cache_run(o, ui)?);
-    }
-    // 5. The golden models' evaluations (seconds; the first shard).
-    if o.shard.is_none_or(|(k, _)| k == 1) {
-        for &e in &engines {
-            eval_run(e, o.lines, &o.out.join("eval"), ui)?;
-        }
-    }
-    let md = summary(&runs, o.shard);
-    crate::files::write(&o.out.join("summary.md"), &md)?;
-    Ok(runs)
+    Ok(())
 }
 
 /// The cache + MSHR block in both configurations, `o.lines` lookups each, as one run
@@ -627,6 +680,7 @@ mod tests {
             shard: None,
             engines: Vec::new(),
             profile: Profile::Paper,
+            resume: false,
         };
         let run = cache_run(&o, &Ui::quiet()).unwrap();
         assert!(run.report.ok);

@@ -124,6 +124,36 @@ fn merged_regress_shards_equal_the_unsharded_run() {
     let mut args = vec!["regress", "--out", whole.to_str().unwrap(), "-j", "2"];
     args.extend_from_slice(&small);
     hwzip(&args);
+    // A regression stopped after its default run goes on with --resume: the default run's
+    // report is kept as it is, the parameter set runs again.
+    let default_report = std::fs::read(whole.join("default/report.json")).unwrap();
+    std::fs::remove_dir_all(whole.join("zvc_lanes8")).unwrap();
+    let resumed = hwzip(&[&args[..], &["--resume"]].concat());
+    assert!(
+        resumed.contains("== regress: default: kept from"),
+        "{resumed}"
+    );
+    assert!(!resumed.contains("zvc_lanes8: kept"), "{resumed}");
+    assert!(whole.join("zvc_lanes8/report.json").exists());
+    assert_eq!(
+        std::fs::read(whole.join("default/report.json")).unwrap(),
+        default_report
+    );
+    // Resuming into the folder of another regression is refused.
+    let mut other = vec!["regress", "--out", whole.to_str().unwrap(), "--resume"];
+    other.extend_from_slice(&small);
+    let i = other.iter().position(|a| *a == "2000").unwrap();
+    other[i] = "1000";
+    let refused = Command::new(env!("CARGO_BIN_EXE_hwzip"))
+        .args(&other)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("holds another regression"),
+        "{}",
+        text(&refused)
+    );
     let out = d.path().join("sharded");
     let o = out.to_str().unwrap();
     // One shard alone is not the regression.
