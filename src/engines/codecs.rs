@@ -235,7 +235,7 @@ pub fn side_by_side(cfg: &Config, data: &[u8], names: &[&str]) -> Result<Vec<Cod
 /// not kept. `None` when the program is not installed (the table then has no zstd row). The
 /// throughput of that row includes the pipe.
 pub fn zstd_size(data: &[u8], level: u8) -> Result<Option<usize>, String> {
-    use std::io::{Read, Write};
+    use std::io::Write;
     use std::process::{Command, Stdio};
     let mut cmd = Command::new("zstd");
     cmd.args([
@@ -261,21 +261,12 @@ pub fn zstd_size(data: &[u8], level: u8) -> Result<Option<usize>, String> {
             w.write_all(data)
             // Dropping `w` closes the pipe: zstd sees the end of its input.
         });
-        let mut n = 0usize;
-        let mut buf = vec![0u8; 1 << 16];
         let mut r = stdout.ok_or_else(|| std::io::Error::other("no pipe from zstd"))?;
-        loop {
-            match r.read(&mut buf) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
+        let n = std::io::copy(&mut r, &mut std::io::sink())?;
         writer
             .join()
             .map_err(|_| std::io::Error::other("the writer to zstd panicked"))??;
-        Ok(n)
+        Ok::<usize, std::io::Error>(n as usize)
     });
     let n = counted.map_err(|e| format!("zstd: {e}"))?;
     let status = child.wait().map_err(|e| format!("zstd: {e}"))?;
