@@ -384,14 +384,8 @@ module bdi_comp_l64_e0 (
   wire [7:0] b2d1_dsel31;
   wire b2d1_ok;
   reg  s1_valid_q;
-  reg  out_valid_q;
-  wire out_free;
-  wire s1_free;
-  wire s1_load;
-  wire out_load;
-  wire s1_valid_d;
-  wire out_valid_d;
   reg  [511:0] line_q;
+  wire s1_load;
   wire [511:0] line_d;
   reg  [7:0] fit_q;  // bit j: the j-th encoding in priority order applies
   wire [7:0] fit_d;
@@ -1476,12 +1470,6 @@ module bdi_comp_l64_e0 (
                       (b2d1_imm[5] | b2d1_bfit5), (b2d1_imm[4] | b2d1_bfit4),
                       (b2d1_imm[3] | b2d1_bfit3), (b2d1_imm[2] | b2d1_bfit2),
                       (b2d1_imm[1] | b2d1_bfit1), 1'd1});
-  assign out_free = (~out_valid_q | m_ready_i);
-  assign s1_free = (~s1_valid_q | out_free);
-  assign s1_load = (s_valid_i & s1_free);
-  assign out_load = (out_free & s1_valid_q);
-  assign s1_valid_d = (s1_free ? s_valid_i : 1'd1);
-  assign out_valid_d = (out_free ? s1_valid_q : 1'd1);
   assign line_d = s_line_i;
   assign fit_d = {b8d4_ok, b4d2_ok, b2d1_ok, b8d2_ok, b4d1_ok, b8d1_ok, is_rep, is_zero};
   assign b8d1_mask_d = ~b8d1_imm;
@@ -1508,15 +1496,6 @@ module bdi_comp_l64_e0 (
                       b2d1_dsel13, b2d1_dsel12, b2d1_dsel11, b2d1_dsel10, b2d1_dsel9, b2d1_dsel8,
                       b2d1_dsel7, b2d1_dsel6, b2d1_dsel5, b2d1_dsel4, b2d1_dsel3, b2d1_dsel2,
                       b2d1_dsel1, b2d1_dsel0};
-  always @(posedge clk_i) begin
-    if (!rst_ni) begin
-      s1_valid_q <= 1'd0;
-      out_valid_q <= 1'd0;
-    end else begin
-      s1_valid_q <= s1_valid_d;
-      out_valid_q <= out_valid_d;
-    end
-  end
   always @(posedge clk_i) begin
     if (s1_load) begin
       line_q <= line_d;
@@ -1555,7 +1534,9 @@ module bdi_comp_l64_e0 (
   wire [511:0] lay_b2d1;
   wire [511:0] payload_s2;
   wire [9:0] len_s2;
+  reg  out_valid_q;
   reg  ok_q;
+  wire out_load;
   wire ok_d;
   reg  [3:0] out_enc_q;
   wire [3:0] out_enc_d;
@@ -1659,6 +1640,26 @@ module bdi_comp_l64_e0 (
   assign out_enc_d = enc_s2;
   assign len_d = len_s2;
   assign payload_d = payload_s2;
+  always @(posedge clk_i) begin
+    if (out_load) begin
+      ok_q <= ok_d;
+      out_enc_q <= out_enc_d;
+      len_q <= len_d;
+      payload_q <= payload_d;
+    end
+  end
+
+  // Pipeline `pipe`: 2 stage(s), each stage loads when it is free
+  wire out_free;
+  wire s1_free;
+  wire s1_valid_d;
+  wire out_valid_d;
+  assign out_free = (~out_valid_q | m_ready_i);
+  assign s1_free = (~s1_valid_q | out_free);
+  assign s1_load = (s1_free & s_valid_i);
+  assign s1_valid_d = (s1_free ? s_valid_i : 1'd1);
+  assign out_load = (out_free & s1_valid_q);
+  assign out_valid_d = (out_free ? s1_valid_q : 1'd1);
   assign s_ready_o = s1_free;
   assign m_valid_o = out_valid_q;
   assign m_ok_o = ok_q;
@@ -1666,11 +1667,12 @@ module bdi_comp_l64_e0 (
   assign m_len_o = len_q;
   assign m_payload_o = payload_q;
   always @(posedge clk_i) begin
-    if (out_load) begin
-      ok_q <= ok_d;
-      out_enc_q <= out_enc_d;
-      len_q <= len_d;
-      payload_q <= payload_d;
+    if (!rst_ni) begin
+      s1_valid_q <= 1'd0;
+      out_valid_q <= 1'd0;
+    end else begin
+      s1_valid_q <= s1_valid_d;
+      out_valid_q <= out_valid_d;
     end
   end
 

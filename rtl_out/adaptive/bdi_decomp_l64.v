@@ -18,10 +18,6 @@ module bdi_decomp_l64 (
   output wire [511:0] m_line_o,
   output wire m_err_o
 );
-  reg  out_valid_q;
-  wire in_ready;
-  wire load;
-  wire out_valid_d;
   wire [3:0] prefix;
   wire sel_zero;
   wire sel_rep8;
@@ -33,9 +29,6 @@ module bdi_decomp_l64 (
   wire sel_b2d1;
   wire sel_raw;
   wire reserved;
-  assign in_ready = (~out_valid_q | m_ready_i);
-  assign load = (s_valid_i & in_ready);
-  assign out_valid_d = (load | (out_valid_q & ~m_ready_i));
   assign prefix = s_payload_i[511:508];
   assign sel_zero = (s_comp_i & (prefix == 4'd0));
   assign sel_rep8 = (s_comp_i & (prefix == 4'd1));
@@ -47,13 +40,6 @@ module bdi_decomp_l64 (
   assign sel_b2d1 = (s_comp_i & (prefix == 4'd7));
   assign sel_raw = ~s_comp_i;
   assign reserved = (s_comp_i & prefix[3]);
-  always @(posedge clk_i) begin
-    if (!rst_ni) begin
-      out_valid_q <= 1'd0;
-    end else begin
-      out_valid_q <= out_valid_d;
-    end
-  end
 
   // b8d1: v_i = (mask_i ? B : 0) + sext(delta_i), split at the delta width
   wire [55:0] b8d1_bhi_p1;
@@ -793,7 +779,9 @@ module bdi_decomp_l64 (
   wire [8:0] b2d1_lo31;
   wire [15:0] b2d1_v31;
   wire [511:0] line_dec;
+  reg  out_valid_q;
   reg  [511:0] line_q;
+  wire out_load;
   wire [511:0] line_d;
   reg  err_q;
   wire err_d;
@@ -1076,14 +1064,28 @@ module bdi_decomp_l64 (
                               : 512'd0))));
   assign line_d = line_dec;
   assign err_d = reserved;
-  assign s_ready_o = in_ready;
+  always @(posedge clk_i) begin
+    if (out_load) begin
+      line_q <= line_d;
+      err_q <= err_d;
+    end
+  end
+
+  // Pipeline `pipe`: 1 stage(s), each stage loads when it is free
+  wire out_free;
+  wire out_valid_d;
+  assign out_free = (~out_valid_q | m_ready_i);
+  assign out_load = (out_free & s_valid_i);
+  assign out_valid_d = (out_free ? s_valid_i : 1'd1);
+  assign s_ready_o = out_free;
   assign m_valid_o = out_valid_q;
   assign m_line_o = line_q;
   assign m_err_o = err_q;
   always @(posedge clk_i) begin
-    if (load) begin
-      line_q <= line_d;
-      err_q <= err_d;
+    if (!rst_ni) begin
+      out_valid_q <= 1'd0;
+    end else begin
+      out_valid_q <= out_valid_d;
     end
   end
 

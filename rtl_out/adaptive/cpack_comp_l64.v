@@ -20,7 +20,7 @@ module cpack_comp_l64 (
   output wire [9:0] m_len_o,
   output wire [511:0] m_payload_o
 );
-  reg  busy_q;
+  reg  c_valid_q;
   reg  [2:0] step_q;
   reg  [511:0] line_q;
   reg  [15:0] dict_valid_q;
@@ -91,17 +91,9 @@ module cpack_comp_l64 (
   wire allz_line;
   reg  f_valid_q;
   reg  out_valid_q;
-  wire o_free;
-  wire f_free;
-  wire t_adv;
-  wire t_free;
-  wire c_adv;
-  wire in_ready;
-  wire accept;
+  wire t_load;
   wire c_done;
-  wire f_load;
-  wire o_load;
-  wire busy_d;
+  wire c_load;
   wire [2:0] step_d;
   wire [511:0] line_rot;
   wire [511:0] line_d;
@@ -126,7 +118,6 @@ module cpack_comp_l64 (
   wire [31:0] dict15_d;
   wire [15:0] dict_valid_d;
   wire [3:0] dict_wptr_d;
-  wire t_valid_d;
   wire t_last_d;
   wire t_first_d;
   reg  [33:0] t_tok0_q;
@@ -623,21 +614,11 @@ module cpack_comp_l64 (
                          | ((w1_pat[2] ? 6'd8 : 6'd0) | (w1_pat[3] ? 6'd24 : 6'd0))
                          | ((w1_pat[4] ? 6'd12 : 6'd0) | (w1_pat[5] ? 6'd16 : 6'd0)))});
   assign allz_line = (allz_q & (&{w0_zero, w1_zero}));
-  assign o_free = (~out_valid_q | m_ready_i);
-  assign f_free = (~f_valid_q | o_free);
-  assign t_adv = (t_valid_q & (~t_last_q | f_free));
-  assign t_free = (~t_valid_q | t_adv);
-  assign c_adv = (busy_q & t_free);
-  assign in_ready = (~busy_q | (is_last & t_free));
-  assign accept = (s_valid_i & in_ready);
-  assign c_done = (c_adv & is_last);
-  assign f_load = (t_adv & t_last_q);
-  assign o_load = (f_valid_q & o_free);
-  assign busy_d = (accept | (busy_q & ~c_done));
-  assign step_d = (accept ? 3'd0 : (step_q + 3'd1));
+  assign c_done = (t_load & is_last);
+  assign step_d = (c_load ? 3'd0 : (step_q + 3'd1));
   assign line_rot = {line_q[63:0], line_q[511:64]};
-  assign line_d = (accept ? s_line_i : line_rot);
-  assign allz_d = (accept ? 1'd1 : allz_line);
+  assign line_d = (c_load ? s_line_i : line_rot);
+  assign allz_d = (c_load ? 1'd1 : allz_line);
   assign we0 = ({16{w0_push}} & wsel0);
   assign we1 = ({16{w1_push}} & (w0_push ? {wsel0[14:0], wsel0[15]} : wsel0));
   assign dict0_d = (we1[0] ? w1 : w0);
@@ -656,9 +637,8 @@ module cpack_comp_l64 (
   assign dict13_d = (we1[13] ? w1 : w0);
   assign dict14_d = (we1[14] ? w1 : w0);
   assign dict15_d = (we1[15] ? w1 : w0);
-  assign dict_valid_d = (accept ? 16'd0 : (dict_valid_q | (we0 | we1)));
-  assign dict_wptr_d = (accept ? 4'd0 : (dict_wptr_q + ({3'd0, w0_push} + {3'd0, w1_push})));
-  assign t_valid_d = (c_adv | (t_valid_q & ~t_adv));
+  assign dict_valid_d = (c_load ? 16'd0 : (dict_valid_q | (we0 | we1)));
+  assign dict_wptr_d = (c_load ? 4'd0 : (dict_wptr_q + ({3'd0, w0_push} + {3'd0, w1_push})));
   assign t_last_d = is_last;
   assign t_first_d = (step_q == 3'd0);
   assign t_tok0_d = w0_tok;
@@ -684,41 +664,32 @@ module cpack_comp_l64 (
                     line_rot[455:448], line_rot[463:456], line_rot[471:464], line_rot[479:472],
                     line_rot[487:480], line_rot[495:488], line_rot[503:496], line_rot[511:504]};
   always @(posedge clk_i) begin
-    if (!rst_ni) begin
-      busy_q <= 1'd0;
-      t_valid_q <= 1'd0;
-    end else begin
-      busy_q <= busy_d;
-      t_valid_q <= t_valid_d;
-    end
-  end
-  always @(posedge clk_i) begin
-    if ((accept | c_adv)) begin
+    if ((c_load | t_load)) begin
       step_q <= step_d;
       line_q <= line_d;
       allz_q <= allz_d;
     end
-    if ((c_adv & (we0[0] | we1[0]))) dict0_q <= dict0_d;
-    if ((c_adv & (we0[1] | we1[1]))) dict1_q <= dict1_d;
-    if ((c_adv & (we0[2] | we1[2]))) dict2_q <= dict2_d;
-    if ((c_adv & (we0[3] | we1[3]))) dict3_q <= dict3_d;
-    if ((c_adv & (we0[4] | we1[4]))) dict4_q <= dict4_d;
-    if ((c_adv & (we0[5] | we1[5]))) dict5_q <= dict5_d;
-    if ((c_adv & (we0[6] | we1[6]))) dict6_q <= dict6_d;
-    if ((c_adv & (we0[7] | we1[7]))) dict7_q <= dict7_d;
-    if ((c_adv & (we0[8] | we1[8]))) dict8_q <= dict8_d;
-    if ((c_adv & (we0[9] | we1[9]))) dict9_q <= dict9_d;
-    if ((c_adv & (we0[10] | we1[10]))) dict10_q <= dict10_d;
-    if ((c_adv & (we0[11] | we1[11]))) dict11_q <= dict11_d;
-    if ((c_adv & (we0[12] | we1[12]))) dict12_q <= dict12_d;
-    if ((c_adv & (we0[13] | we1[13]))) dict13_q <= dict13_d;
-    if ((c_adv & (we0[14] | we1[14]))) dict14_q <= dict14_d;
-    if ((c_adv & (we0[15] | we1[15]))) dict15_q <= dict15_d;
-    if ((accept | c_adv)) begin
+    if ((t_load & (we0[0] | we1[0]))) dict0_q <= dict0_d;
+    if ((t_load & (we0[1] | we1[1]))) dict1_q <= dict1_d;
+    if ((t_load & (we0[2] | we1[2]))) dict2_q <= dict2_d;
+    if ((t_load & (we0[3] | we1[3]))) dict3_q <= dict3_d;
+    if ((t_load & (we0[4] | we1[4]))) dict4_q <= dict4_d;
+    if ((t_load & (we0[5] | we1[5]))) dict5_q <= dict5_d;
+    if ((t_load & (we0[6] | we1[6]))) dict6_q <= dict6_d;
+    if ((t_load & (we0[7] | we1[7]))) dict7_q <= dict7_d;
+    if ((t_load & (we0[8] | we1[8]))) dict8_q <= dict8_d;
+    if ((t_load & (we0[9] | we1[9]))) dict9_q <= dict9_d;
+    if ((t_load & (we0[10] | we1[10]))) dict10_q <= dict10_d;
+    if ((t_load & (we0[11] | we1[11]))) dict11_q <= dict11_d;
+    if ((t_load & (we0[12] | we1[12]))) dict12_q <= dict12_d;
+    if ((t_load & (we0[13] | we1[13]))) dict13_q <= dict13_d;
+    if ((t_load & (we0[14] | we1[14]))) dict14_q <= dict14_d;
+    if ((t_load & (we0[15] | we1[15]))) dict15_q <= dict15_d;
+    if ((c_load | t_load)) begin
       dict_valid_q <= dict_valid_d;
       dict_wptr_q <= dict_wptr_d;
     end
-    if (c_adv) begin
+    if (t_load) begin
       t_last_q <= t_last_d;
       t_first_q <= t_first_d;
       t_tok0_q <= t_tok0_d;
@@ -741,6 +712,7 @@ module cpack_comp_l64 (
   wire [5:0] t_pat1_v;
   wire [511:0] acc_s1;
   wire [11:0] rem_next;
+  wire t_adv;
   wire [511:0] acc_d;
   wire [11:0] rem_d;
   wire fits;
@@ -748,6 +720,7 @@ module cpack_comp_l64 (
   wire ok_f;
   wire [9:0] len_next;
   reg  [511:0] f_pre_q;
+  wire f_load;
   wire [511:0] f_pre_d;
   reg  [9:0] f_shift_q;
   wire [9:0] f_shift_d;
@@ -755,7 +728,6 @@ module cpack_comp_l64 (
   wire f_ok_d;
   reg  [9:0] f_len_q;
   wire [9:0] f_len_d;
-  wire f_valid_d;
   assign t_first_v = (t_first_q & t_valid_q);
   assign acc_in = (t_first_v ? 512'd0 : acc_q);
   assign t_pat0_v = (t_pat0_q & {6{t_valid_q}});
@@ -783,14 +755,6 @@ module cpack_comp_l64 (
   assign f_shift_d = (zero_block ? 10'd0 : fits ? rem_next[9:0] : 10'd0);
   assign f_ok_d = ok_f;
   assign f_len_d = (zero_block ? 10'd2 : fits ? len_next : 10'd512);
-  assign f_valid_d = (f_load | (f_valid_q & ~o_free));
-  always @(posedge clk_i) begin
-    if (!rst_ni) begin
-      f_valid_q <= 1'd0;
-    end else begin
-      f_valid_q <= f_valid_d;
-    end
-  end
   always @(posedge clk_i) begin
     if (t_adv) begin
       acc_q <= acc_d;
@@ -818,12 +782,12 @@ module cpack_comp_l64 (
   wire [511:0] align_s9;
   wire [511:0] payload_f;
   reg  ok_q;
+  wire out_load;
   wire ok_d;
   reg  [9:0] len_q;
   wire [9:0] len_d;
   reg  [511:0] payload_q;
   wire [511:0] payload_d;
-  wire out_valid_d;
   assign align_amt = (f_shift_q & {10{f_valid_q}});
   assign align_s0 = (align_amt[0] ?
                        {f_pre_q[510], f_pre_q[509], f_pre_q[508], f_pre_q[507], f_pre_q[506],
@@ -2834,24 +2798,52 @@ module cpack_comp_l64 (
   assign ok_d = f_ok_q;
   assign len_d = f_len_q;
   assign payload_d = payload_f;
-  assign out_valid_d = (o_load | (out_valid_q & ~m_ready_i));
-  assign s_ready_o = in_ready;
+  always @(posedge clk_i) begin
+    if (out_load) begin
+      ok_q <= ok_d;
+      len_q <= len_d;
+      payload_q <= payload_d;
+    end
+  end
+
+  // Pipeline `pipe`: 4 stage(s), each stage loads when it is free
+  wire out_free;
+  wire f_free;
+  wire t_free;
+  wire c_free;
+  wire c_valid_d;
+  wire t_valid_d;
+  wire f_valid_d;
+  wire out_valid_d;
+  assign out_free = (~out_valid_q | m_ready_i);
+  assign f_free = (~f_valid_q | out_free);
+  assign t_adv = (t_valid_q & (~t_last_q | f_free));
+  assign t_free = (~t_valid_q | t_adv);
+  assign c_free = (~c_valid_q | (is_last & t_free));
+  assign c_load = (c_free & s_valid_i);
+  assign c_valid_d = (c_free ? s_valid_i : 1'd1);
+  assign t_load = (t_free & c_valid_q);
+  assign t_valid_d = (t_free ? c_valid_q : 1'd1);
+  assign f_load = (f_free & (t_valid_q & t_last_q));
+  assign f_valid_d = (f_free ? (t_valid_q & t_last_q) : 1'd1);
+  assign out_load = (out_free & f_valid_q);
+  assign out_valid_d = (out_free ? f_valid_q : 1'd1);
+  assign s_ready_o = c_free;
   assign m_valid_o = out_valid_q;
   assign m_ok_o = ok_q;
   assign m_len_o = len_q;
   assign m_payload_o = payload_q;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
+      c_valid_q <= 1'd0;
+      t_valid_q <= 1'd0;
+      f_valid_q <= 1'd0;
       out_valid_q <= 1'd0;
     end else begin
+      c_valid_q <= c_valid_d;
+      t_valid_q <= t_valid_d;
+      f_valid_q <= f_valid_d;
       out_valid_q <= out_valid_d;
-    end
-  end
-  always @(posedge clk_i) begin
-    if (o_load) begin
-      ok_q <= ok_d;
-      len_q <= len_d;
-      payload_q <= payload_d;
     end
   end
 

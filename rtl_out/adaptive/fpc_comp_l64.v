@@ -1079,12 +1079,6 @@ module fpc_comp_l64 (
   wire [7:0] mg2_3_len;
   reg  st1_valid_q;
   reg  st2_valid_q;
-  wire st2_free;
-  wire st1_free;
-  wire st1_load;
-  wire st1_valid_d;
-  wire st2_load;
-  wire st2_valid_d;
   wire [9:0] grp1_end_p1;
   wire [9:0] grp3_end_p1;
   wire [9:0] grp2_end_p2;
@@ -1092,6 +1086,7 @@ module fpc_comp_l64 (
   wire ok_s1;
   wire [9:0] len_s1;
   reg  [511:0] line_q;
+  wire st1_load;
   wire [511:0] line_d;
   reg  [9:0] len1_q;
   wire [9:0] len1_d;
@@ -1110,6 +1105,7 @@ module fpc_comp_l64 (
   reg  pl1_d0_0_c3_q;
   wire pl1_d0_0_c3_d;
   reg  pl1_d0_0_c4_q;
+  wire st1_free;
   wire pl1_d0_0_c4_d;
   reg  pl1_d0_0_c5_q;
   wire pl1_d0_0_c5_d;
@@ -2122,12 +2118,6 @@ module fpc_comp_l64 (
   assign mg2_3_s6 = (mg1_6_len[6] ? {64'd0, mg2_3_s5[139:64]} : mg2_3_s5);
   assign mg2_3_v = ({mg1_6_v, 70'd0} | mg2_3_s6);
   assign mg2_3_len = ({1'd0, mg1_6_len} + {1'd0, mg1_7_len});
-  assign st2_free = (~st2_valid_q | m_ready_i);
-  assign st1_free = (~st1_valid_q | st2_free);
-  assign st1_load = (st1_free & s_valid_i);
-  assign st1_valid_d = (st1_free ? s_valid_i : 1'd1);
-  assign st2_load = (st2_free & st1_valid_q);
-  assign st2_valid_d = (st2_free ? st1_valid_q : 1'd1);
   assign grp1_end_p1 = ({2'd0, mg2_0_len} + {2'd0, mg2_1_len});
   assign grp3_end_p1 = ({2'd0, mg2_2_len} + {2'd0, mg2_3_len});
   assign grp2_end_p2 = (grp1_end_p1 + {2'd0, mg2_2_len});
@@ -2628,15 +2618,6 @@ module fpc_comp_l64 (
   assign pl3_d8_1_c6_d = (pl3_d8_1 & st1_load);
   assign pl3_d8_1_c7_d = ~(pl3_d8_1 & st1_load);
   always @(posedge clk_i) begin
-    if (!rst_ni) begin
-      st1_valid_q <= 1'd0;
-      st2_valid_q <= 1'd0;
-    end else begin
-      st1_valid_q <= st1_valid_d;
-      st2_valid_q <= st2_valid_d;
-    end
-  end
-  always @(posedge clk_i) begin
     if (st1_load) begin
       line_q <= line_d;
       len1_q <= len1_d;
@@ -3098,6 +3079,7 @@ module fpc_comp_l64 (
   wire [511:0] stream_s2;
   wire [511:0] payload_s2;
   reg  ok_q;
+  wire st2_load;
   wire ok_d;
   reg  [9:0] len_q;
   wire [9:0] len_d;
@@ -3499,16 +3481,36 @@ module fpc_comp_l64 (
   assign ok_d = ok_s2;
   assign len_d = len1_q;
   assign payload_d = payload_s2;
+  always @(posedge clk_i) begin
+    if (st2_load) begin
+      ok_q <= ok_d;
+      len_q <= len_d;
+      payload_q <= payload_d;
+    end
+  end
+
+  // Pipeline `pipe`: 2 stage(s), each stage loads when it is free
+  wire st2_free;
+  wire st1_valid_d;
+  wire st2_valid_d;
+  assign st2_free = (~st2_valid_q | m_ready_i);
+  assign st1_free = (~st1_valid_q | st2_free);
+  assign st1_load = (st1_free & s_valid_i);
+  assign st1_valid_d = (st1_free ? s_valid_i : 1'd1);
+  assign st2_load = (st2_free & st1_valid_q);
+  assign st2_valid_d = (st2_free ? st1_valid_q : 1'd1);
   assign s_ready_o = st1_free;
   assign m_valid_o = st2_valid_q;
   assign m_ok_o = ok_q;
   assign m_len_o = len_q;
   assign m_payload_o = payload_q;
   always @(posedge clk_i) begin
-    if (st2_load) begin
-      ok_q <= ok_d;
-      len_q <= len_d;
-      payload_q <= payload_d;
+    if (!rst_ni) begin
+      st1_valid_q <= 1'd0;
+      st2_valid_q <= 1'd0;
+    end else begin
+      st1_valid_q <= st1_valid_d;
+      st2_valid_q <= st2_valid_d;
     end
   end
 endmodule

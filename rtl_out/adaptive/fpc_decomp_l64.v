@@ -23,31 +23,7 @@ module fpc_decomp_l64 (
   reg  st2_valid_q;
   reg  st3_valid_q;
   reg  st4_valid_q;
-  wire st4_free;
-  wire st3_free;
-  wire st2_free;
-  wire st1_free;
-  wire st1_load;
-  wire st1_valid_d;
-  wire st2_load;
-  wire st2_valid_d;
-  wire st3_load;
-  wire st3_valid_d;
-  wire st4_load;
-  wire st4_valid_d;
   wire [511:0] raw_line;
-  assign st4_free = (~st4_valid_q | m_ready_i);
-  assign st3_free = (~st3_valid_q | st4_free);
-  assign st2_free = (~st2_valid_q | st3_free);
-  assign st1_free = (~st1_valid_q | st2_free);
-  assign st1_load = (st1_free & s_valid_i);
-  assign st1_valid_d = (st1_free ? s_valid_i : 1'd1);
-  assign st2_load = (st2_free & st1_valid_q);
-  assign st2_valid_d = (st2_free ? st1_valid_q : 1'd1);
-  assign st3_load = (st3_free & st2_valid_q);
-  assign st3_valid_d = (st3_free ? st2_valid_q : 1'd1);
-  assign st4_load = (st4_free & st3_valid_q);
-  assign st4_valid_d = (st4_free ? st3_valid_q : 1'd1);
   assign raw_line = {s_payload_i[7:0], s_payload_i[15:8], s_payload_i[23:16], s_payload_i[31:24],
                      s_payload_i[39:32], s_payload_i[47:40], s_payload_i[55:48], s_payload_i[63:56],
                      s_payload_i[71:64], s_payload_i[79:72], s_payload_i[87:80], s_payload_i[95:88],
@@ -69,19 +45,6 @@ module fpc_decomp_l64 (
                      s_payload_i[463:456], s_payload_i[471:464], s_payload_i[479:472],
                      s_payload_i[487:480], s_payload_i[495:488], s_payload_i[503:496],
                      s_payload_i[511:504]};
-  always @(posedge clk_i) begin
-    if (!rst_ni) begin
-      st1_valid_q <= 1'd0;
-      st2_valid_q <= 1'd0;
-      st3_valid_q <= 1'd0;
-      st4_valid_q <= 1'd0;
-    end else begin
-      st1_valid_q <= st1_valid_d;
-      st2_valid_q <= st2_valid_d;
-      st3_valid_q <= st3_valid_d;
-      st4_valid_q <= st4_valid_d;
-    end
-  end
 
   // Stage 1: steps 0..3
   wire [34:0] k0_top;
@@ -227,6 +190,7 @@ module fpc_decomp_l64 (
   wire [31:0] k3_slot15;
   wire [487:0] k3_buf;
   reg  [487:0] buf1_q;
+  wire st1_load;
   wire [487:0] buf1_d;
   reg  [4:0] idx1_q;
   wire [4:0] idx1_d;
@@ -572,6 +536,7 @@ module fpc_decomp_l64 (
   wire [31:0] k7_slot15;
   wire [463:0] k7_buf;
   reg  [463:0] buf2_q;
+  wire st2_load;
   wire [463:0] buf2_d;
   reg  [4:0] idx2_q;
   wire [4:0] idx2_d;
@@ -884,6 +849,7 @@ module fpc_decomp_l64 (
   wire [31:0] k11_slot15;
   wire [439:0] k11_buf;
   reg  [439:0] buf3_q;
+  wire st3_load;
   wire [439:0] buf3_d;
   reg  [4:0] idx3_q;
   wire [4:0] idx3_d;
@@ -1170,6 +1136,7 @@ module fpc_decomp_l64 (
   wire [31:0] k15_slot15;
   wire [415:0] k15_buf;
   reg  [511:0] line_q;
+  wire st4_load;
   wire [511:0] line_d;
   reg  err_q;
   wire err_d;
@@ -1328,14 +1295,49 @@ module fpc_decomp_l64 (
                       line3_q[223:192], line3_q[191:160], line3_q[159:128], line3_q[127:96],
                       line3_q[95:64], line3_q[63:32], line3_q[31:0]});
   assign err_d = k15_errq;
+  always @(posedge clk_i) begin
+    if (st4_load) begin
+      line_q <= line_d;
+      err_q <= err_d;
+    end
+  end
+
+  // Pipeline `pipe`: 4 stage(s), each stage loads when it is free
+  wire st4_free;
+  wire st3_free;
+  wire st2_free;
+  wire st1_free;
+  wire st1_valid_d;
+  wire st2_valid_d;
+  wire st3_valid_d;
+  wire st4_valid_d;
+  assign st4_free = (~st4_valid_q | m_ready_i);
+  assign st3_free = (~st3_valid_q | st4_free);
+  assign st2_free = (~st2_valid_q | st3_free);
+  assign st1_free = (~st1_valid_q | st2_free);
+  assign st1_load = (st1_free & s_valid_i);
+  assign st1_valid_d = (st1_free ? s_valid_i : 1'd1);
+  assign st2_load = (st2_free & st1_valid_q);
+  assign st2_valid_d = (st2_free ? st1_valid_q : 1'd1);
+  assign st3_load = (st3_free & st2_valid_q);
+  assign st3_valid_d = (st3_free ? st2_valid_q : 1'd1);
+  assign st4_load = (st4_free & st3_valid_q);
+  assign st4_valid_d = (st4_free ? st3_valid_q : 1'd1);
   assign s_ready_o = st1_free;
   assign m_valid_o = st4_valid_q;
   assign m_line_o = line_q;
   assign m_err_o = err_q;
   always @(posedge clk_i) begin
-    if (st4_load) begin
-      line_q <= line_d;
-      err_q <= err_d;
+    if (!rst_ni) begin
+      st1_valid_q <= 1'd0;
+      st2_valid_q <= 1'd0;
+      st3_valid_q <= 1'd0;
+      st4_valid_q <= 1'd0;
+    end else begin
+      st1_valid_q <= st1_valid_d;
+      st2_valid_q <= st2_valid_d;
+      st3_valid_q <= st3_valid_d;
+      st4_valid_q <= st4_valid_d;
     end
   end
 

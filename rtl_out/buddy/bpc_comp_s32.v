@@ -18,45 +18,6 @@ module bpc_comp_s32 (
   output wire [3:0] m_size_o,
   output wire m_raw_o
 );
-  reg  v1_q;
-  reg  v2_q;
-  reg  v3_q;
-  reg  v4_q;
-  reg  v5_q;
-  reg  v6_q;
-  wire adv;
-  wire v1_d;
-  wire v2_d;
-  wire v3_d;
-  wire v4_d;
-  wire v5_d;
-  wire v6_d;
-  assign adv = (~v6_q | m_ready_i);
-  assign v1_d = s_valid_i;
-  assign v2_d = v1_q;
-  assign v3_d = v2_q;
-  assign v4_d = v3_q;
-  assign v5_d = v4_q;
-  assign v6_d = v5_q;
-  always @(posedge clk_i) begin
-    if (!rst_ni) begin
-      v1_q <= 1'd0;
-      v2_q <= 1'd0;
-      v3_q <= 1'd0;
-      v4_q <= 1'd0;
-      v5_q <= 1'd0;
-      v6_q <= 1'd0;
-    end else begin
-      if (adv) begin
-        v1_q <= v1_d;
-        v2_q <= v2_d;
-        v3_q <= v3_d;
-        v4_q <= v4_d;
-        v5_q <= v5_d;
-        v6_q <= v6_d;
-      end
-    end
-  end
 
   // Stage 1: n-1 exact (S+1)-bit deltas d[i] = w[i] - w[i-1] (signed)
   wire [32:0] d1_a;
@@ -245,7 +206,9 @@ module bpc_comp_s32 (
   wire [16:0] d31_h0;
   wire [16:0] d31_h1;
   wire [32:0] d31;
+  reg  deltas_valid_q;
   reg  [1022:0] d_q;
+  wire pipe_adv;
   wire [1022:0] d_d;
   reg  [31:0] base1_q;
   wire [31:0] base1_d;
@@ -442,7 +405,7 @@ module bpc_comp_s32 (
   assign base1_d = s_blk_i[31:0];
   assign blk1_d = s_blk_i;
   always @(posedge clk_i) begin
-    if (adv) begin
+    if (pipe_adv) begin
       d_q <= d_d;
       base1_q <= base1_d;
       blk1_q <= blk1_d;
@@ -616,6 +579,7 @@ module bpc_comp_s32 (
   wire [4:0] cls32;
   wire [4:0] pos32;
   wire [3:0] base_cls;
+  reg  planes_valid_q;
   reg  [1022:0] dbx_q;
   wire [1022:0] dbx_d;
   reg  [164:0] cls_q;
@@ -6742,7 +6706,7 @@ module bpc_comp_s32 (
   assign bcls_d = base_cls;
   assign blk2_d = blk1_q;
   always @(posedge clk_i) begin
-    if (adv) begin
+    if (pipe_adv) begin
       dbx_q <= dbx_d;
       cls_q <= cls_d;
       pos_q <= pos_d;
@@ -7240,6 +7204,7 @@ module bpc_comp_s32 (
   wire [7:0] t_gsum7;
   wire [7:0] t_gsum8;
   wire all_zero;
+  reg  tokens_valid_q;
   reg  [32:0] t0_bits_q;
   wire [32:0] t0_bits_d;
   reg  [7:0] t1_off_c0_q;
@@ -9388,7 +9353,7 @@ module bpc_comp_s32 (
   assign zero3_d = all_zero;
   assign blk3_d = blk2_q;
   always @(posedge clk_i) begin
-    if (adv) begin
+    if (pipe_adv) begin
       t0_bits_q <= t0_bits_d;
       t1_bits_q <= t1_bits_d;
       t2_bits_q <= t2_bits_d;
@@ -9438,7 +9403,7 @@ module bpc_comp_s32 (
     end
   end
   (* keep *) always @(posedge clk_i) begin
-    if (adv) begin
+    if (pipe_adv) begin
       t1_off_c0_q <= t1_off_c0_d;
       t1_off_c1_q <= t1_off_c1_d;
       t1_off_c2_q <= t1_off_c2_d;
@@ -9772,6 +9737,7 @@ module bpc_comp_s32 (
   wire [9:0] g1_gsum1_csa_l1_0m;
   wire [9:0] g1_gsum1;
   wire [9:0] g1_gsum2;
+  reg  merge1_valid_q;
   reg  [128:0] g10_bits_q;
   wire [128:0] g10_bits_d;
   reg  [9:0] g11_off_c0_q;
@@ -10674,7 +10640,7 @@ module bpc_comp_s32 (
   assign zero4_d = zero3_q;
   assign blk4_d = blk3_q;
   always @(posedge clk_i) begin
-    if (adv) begin
+    if (pipe_adv) begin
       g10_bits_q <= g10_bits_d;
       g11_bits_q <= g11_bits_d;
       g12_bits_q <= g12_bits_d;
@@ -10692,7 +10658,7 @@ module bpc_comp_s32 (
     end
   end
   (* keep *) always @(posedge clk_i) begin
-    if (adv) begin
+    if (pipe_adv) begin
       g11_off_c0_q <= g11_off_c0_d;
       g11_off_c1_q <= g11_off_c1_d;
       g11_off_c2_q <= g11_off_c2_d;
@@ -10864,6 +10830,7 @@ module bpc_comp_s32 (
   wire [11:0] g2_gsum0_csa_l0_0s;
   wire [11:0] g2_gsum0_csa_l0_0m;
   wire [11:0] g2_gsum0;
+  reg  merge2_valid_q;
   wire raw_d;
   reg  raw_c0_q;
   reg  raw_c1_q;
@@ -11645,7 +11612,7 @@ module bpc_comp_s32 (
   assign zero5_d = zero4_q;
   assign blk5_d = blk4_q;
   always @(posedge clk_i) begin
-    if (adv) begin
+    if (pipe_adv) begin
       g20_bits_q <= g20_bits_d;
       g21_bits_q <= g21_bits_d;
       g22_bits_q <= g22_bits_d;
@@ -11655,7 +11622,7 @@ module bpc_comp_s32 (
     end
   end
   (* keep *) always @(posedge clk_i) begin
-    if (adv) begin
+    if (pipe_adv) begin
       raw_c0_q <= raw_c0_d;
       raw_c1_q <= raw_c1_d;
       raw_c2_q <= raw_c2_d;
@@ -11769,6 +11736,7 @@ module bpc_comp_s32 (
   wire [3:0] size;
   wire raw;
   wire [1023:0] stream_or_raw;
+  reg  out_valid_q;
   reg  [1023:0] out_stream_q;
   wire [1023:0] out_stream_d;
   reg  [10:0] out_nbits_q;
@@ -12406,18 +12374,52 @@ module bpc_comp_s32 (
   assign out_nbits_d = nbits;
   assign out_size_d = size;
   assign out_raw_d = raw;
-  assign s_ready_o = adv;
-  assign m_valid_o = v6_q;
+  always @(posedge clk_i) begin
+    if (pipe_adv) begin
+      out_stream_q <= out_stream_d;
+      out_nbits_q <= out_nbits_d;
+      out_size_q <= out_size_d;
+      out_raw_q <= out_raw_d;
+    end
+  end
+
+  // Pipeline `pipe`: 6 stage(s), one advance for every stage
+  wire deltas_valid_d;
+  wire planes_valid_d;
+  wire tokens_valid_d;
+  wire merge1_valid_d;
+  wire merge2_valid_d;
+  wire out_valid_d;
+  assign pipe_adv = (~out_valid_q | m_ready_i);
+  assign deltas_valid_d = s_valid_i;
+  assign planes_valid_d = deltas_valid_q;
+  assign tokens_valid_d = planes_valid_q;
+  assign merge1_valid_d = tokens_valid_q;
+  assign merge2_valid_d = merge1_valid_q;
+  assign out_valid_d = merge2_valid_q;
+  assign s_ready_o = pipe_adv;
+  assign m_valid_o = out_valid_q;
   assign m_stream_o = out_stream_q;
   assign m_nbits_o = out_nbits_q;
   assign m_size_o = out_size_q;
   assign m_raw_o = out_raw_q;
   always @(posedge clk_i) begin
-    if (adv) begin
-      out_stream_q <= out_stream_d;
-      out_nbits_q <= out_nbits_d;
-      out_size_q <= out_size_d;
-      out_raw_q <= out_raw_d;
+    if (!rst_ni) begin
+      deltas_valid_q <= 1'd0;
+      planes_valid_q <= 1'd0;
+      tokens_valid_q <= 1'd0;
+      merge1_valid_q <= 1'd0;
+      merge2_valid_q <= 1'd0;
+      out_valid_q <= 1'd0;
+    end else begin
+      if (pipe_adv) begin
+        deltas_valid_q <= deltas_valid_d;
+        planes_valid_q <= planes_valid_d;
+        tokens_valid_q <= tokens_valid_d;
+        merge1_valid_q <= merge1_valid_d;
+        merge2_valid_q <= merge2_valid_d;
+        out_valid_q <= out_valid_d;
+      end
     end
   end
 

@@ -16,10 +16,6 @@ module bpc_dec_s32_k4 (
   output wire [1023:0] m_blk_o,
   output wire m_err_o
 );
-  reg  vo1_q;
-  reg  vo2_q;
-  wire adv_o;
-  assign adv_o = (~vo2_q | m_ready_i);
 
   // Accept: size code to mode and limit; the base token decoded at stream bit 0
   wire [1023:0] st_in;
@@ -31,11 +27,9 @@ module bpc_dec_s32_k4 (
   wire [9:0] base_len;
   wire code_bpc;
   wire base_over;
-  reg  busy_q;
-  wire loop_done;
-  wire loop_free;
-  wire take;
+  reg  loop_valid_q;
   reg  raw_q;
+  wire loop_load;
   wire raw_d;
   reg  zmode_q;
   wire zmode_d;
@@ -360,15 +354,13 @@ module bpc_dec_s32_k4 (
                      : 10'd3);
   assign code_bpc = ~(code_zero | code_raw | code_bad);
   assign base_over = (code_bpc & (base_len > limit_in));
-  assign loop_free = (~busy_q | loop_done);
-  assign take = (s_valid_i & loop_free);
   assign raw_d = code_raw;
   assign zmode_d = code_zero;
   assign bmode_d = code_bpc;
   assign base_d = base_in;
   assign hi_d = st_in[1023:768];
   always @(posedge clk_i) begin
-    if (take) begin
+    if (loop_load) begin
       raw_q <= raw_d;
       zmode_q <= zmode_d;
       bmode_q <= bmode_d;
@@ -656,7 +648,6 @@ module bpc_dec_s32_k4 (
   wire [5:0] left_d;
   wire [30:0] prev_d;
   wire err_d;
-  wire busy_d;
   wire we0;
   wire [30:0] dbp0_n;
   wire [30:0] dbp0_d;
@@ -2119,9 +2110,8 @@ module bpc_dec_s32_k4 (
   assign t3_prev = (t3_valid ? t3_dbp : t2_prev);
   assign loop_err = (t0_err | t1_err | t2_err | t3_err);
   assign loop_fin = (~bmode_q | err_q | loop_err | (t3_left == 6'd0));
-  assign loop_done = (busy_q & loop_fin & adv_o);
-  assign step = (busy_q & ~loop_fin);
-  assign upd = (take | step);
+  assign step = (loop_valid_q & ~loop_fin);
+  assign upd = (loop_load | step);
   assign consumed = ((start4_12 ? 10'd12 : 10'd0) | (start4_14 ? 10'd14 : 10'd0)
                      | ((start4_16 ? 10'd16 : 10'd0) | (start4_18 ? 10'd18 : 10'd0))
                      | ((start4_19 ? 10'd19 : 10'd0) | (start4_20 ? 10'd20 : 10'd0)
@@ -2209,13 +2199,12 @@ module bpc_dec_s32_k4 (
                            | ((start4_103 ? {103'd0, sr_q[767:103]} : 768'd0)
                               | (start4_106 ? {106'd0, sr_q[767:106]} : 768'd0))
                            | (start4_128 ? {128'd0, sr_q[767:128]} : 768'd0))));
-  assign sr_d = (take ? sr_in : sr_shift);
-  assign room_d = (take ? room_in : (room_q - consumed));
-  assign left_d = (take ? 6'd33 : t3_left);
-  assign prev_d = (take ? 31'd0 : t3_prev);
-  assign err_d = (take ? (code_bad | base_over) : (err_q | loop_err));
-  assign busy_d = (take ? 1'd1 : (busy_q & ~loop_done));
-  assign we0 = (busy_q
+  assign sr_d = (loop_load ? sr_in : sr_shift);
+  assign room_d = (loop_load ? room_in : (room_q - consumed));
+  assign left_d = (loop_load ? 6'd33 : t3_left);
+  assign prev_d = (loop_load ? 31'd0 : t3_prev);
+  assign err_d = (loop_load ? (code_bad | base_over) : (err_q | loop_err));
+  assign we0 = (loop_valid_q
                 & (((6'd0 < left_q) & (6'd0 >= t0_left)) | ((6'd0 < t0_left) & (6'd0 >= t1_left))
                    | ((6'd0 < t1_left) & (6'd0 >= t2_left))
                    | ((6'd0 < t2_left) & (6'd0 >= t3_left))));
@@ -2226,7 +2215,7 @@ module bpc_dec_s32_k4 (
                          | (((6'd0 < t2_left) & (6'd0 >= t3_left)) ? t3_dbp : 31'd0)))
                    : dbp0_q);
   assign dbp0_d = dbp0_n;
-  assign we1 = (busy_q
+  assign we1 = (loop_valid_q
                 & (((6'd1 < left_q) & (6'd1 >= t0_left)) | ((6'd1 < t0_left) & (6'd1 >= t1_left))
                    | ((6'd1 < t1_left) & (6'd1 >= t2_left))
                    | ((6'd1 < t2_left) & (6'd1 >= t3_left))));
@@ -2237,7 +2226,7 @@ module bpc_dec_s32_k4 (
                          | (((6'd1 < t2_left) & (6'd1 >= t3_left)) ? t3_dbp : 31'd0)))
                    : dbp1_q);
   assign dbp1_d = dbp1_n;
-  assign we2 = (busy_q
+  assign we2 = (loop_valid_q
                 & (((6'd2 < left_q) & (6'd2 >= t0_left)) | ((6'd2 < t0_left) & (6'd2 >= t1_left))
                    | ((6'd2 < t1_left) & (6'd2 >= t2_left))
                    | ((6'd2 < t2_left) & (6'd2 >= t3_left))));
@@ -2248,7 +2237,7 @@ module bpc_dec_s32_k4 (
                          | (((6'd2 < t2_left) & (6'd2 >= t3_left)) ? t3_dbp : 31'd0)))
                    : dbp2_q);
   assign dbp2_d = dbp2_n;
-  assign we3 = (busy_q
+  assign we3 = (loop_valid_q
                 & (((6'd3 < left_q) & (6'd3 >= t0_left)) | ((6'd3 < t0_left) & (6'd3 >= t1_left))
                    | ((6'd3 < t1_left) & (6'd3 >= t2_left))
                    | ((6'd3 < t2_left) & (6'd3 >= t3_left))));
@@ -2259,7 +2248,7 @@ module bpc_dec_s32_k4 (
                          | (((6'd3 < t2_left) & (6'd3 >= t3_left)) ? t3_dbp : 31'd0)))
                    : dbp3_q);
   assign dbp3_d = dbp3_n;
-  assign we4 = (busy_q
+  assign we4 = (loop_valid_q
                 & (((6'd4 < left_q) & (6'd4 >= t0_left)) | ((6'd4 < t0_left) & (6'd4 >= t1_left))
                    | ((6'd4 < t1_left) & (6'd4 >= t2_left))
                    | ((6'd4 < t2_left) & (6'd4 >= t3_left))));
@@ -2270,7 +2259,7 @@ module bpc_dec_s32_k4 (
                          | (((6'd4 < t2_left) & (6'd4 >= t3_left)) ? t3_dbp : 31'd0)))
                    : dbp4_q);
   assign dbp4_d = dbp4_n;
-  assign we5 = (busy_q
+  assign we5 = (loop_valid_q
                 & (((6'd5 < left_q) & (6'd5 >= t0_left)) | ((6'd5 < t0_left) & (6'd5 >= t1_left))
                    | ((6'd5 < t1_left) & (6'd5 >= t2_left))
                    | ((6'd5 < t2_left) & (6'd5 >= t3_left))));
@@ -2281,7 +2270,7 @@ module bpc_dec_s32_k4 (
                          | (((6'd5 < t2_left) & (6'd5 >= t3_left)) ? t3_dbp : 31'd0)))
                    : dbp5_q);
   assign dbp5_d = dbp5_n;
-  assign we6 = (busy_q
+  assign we6 = (loop_valid_q
                 & (((6'd6 < left_q) & (6'd6 >= t0_left)) | ((6'd6 < t0_left) & (6'd6 >= t1_left))
                    | ((6'd6 < t1_left) & (6'd6 >= t2_left))
                    | ((6'd6 < t2_left) & (6'd6 >= t3_left))));
@@ -2292,7 +2281,7 @@ module bpc_dec_s32_k4 (
                          | (((6'd6 < t2_left) & (6'd6 >= t3_left)) ? t3_dbp : 31'd0)))
                    : dbp6_q);
   assign dbp6_d = dbp6_n;
-  assign we7 = (busy_q
+  assign we7 = (loop_valid_q
                 & (((6'd7 < left_q) & (6'd7 >= t0_left)) | ((6'd7 < t0_left) & (6'd7 >= t1_left))
                    | ((6'd7 < t1_left) & (6'd7 >= t2_left))
                    | ((6'd7 < t2_left) & (6'd7 >= t3_left))));
@@ -2303,7 +2292,7 @@ module bpc_dec_s32_k4 (
                          | (((6'd7 < t2_left) & (6'd7 >= t3_left)) ? t3_dbp : 31'd0)))
                    : dbp7_q);
   assign dbp7_d = dbp7_n;
-  assign we8 = (busy_q
+  assign we8 = (loop_valid_q
                 & (((6'd8 < left_q) & (6'd8 >= t0_left)) | ((6'd8 < t0_left) & (6'd8 >= t1_left))
                    | ((6'd8 < t1_left) & (6'd8 >= t2_left))
                    | ((6'd8 < t2_left) & (6'd8 >= t3_left))));
@@ -2314,7 +2303,7 @@ module bpc_dec_s32_k4 (
                          | (((6'd8 < t2_left) & (6'd8 >= t3_left)) ? t3_dbp : 31'd0)))
                    : dbp8_q);
   assign dbp8_d = dbp8_n;
-  assign we9 = (busy_q
+  assign we9 = (loop_valid_q
                 & (((6'd9 < left_q) & (6'd9 >= t0_left)) | ((6'd9 < t0_left) & (6'd9 >= t1_left))
                    | ((6'd9 < t1_left) & (6'd9 >= t2_left))
                    | ((6'd9 < t2_left) & (6'd9 >= t3_left))));
@@ -2325,7 +2314,7 @@ module bpc_dec_s32_k4 (
                          | (((6'd9 < t2_left) & (6'd9 >= t3_left)) ? t3_dbp : 31'd0)))
                    : dbp9_q);
   assign dbp9_d = dbp9_n;
-  assign we10 = (busy_q
+  assign we10 = (loop_valid_q
                  & (((6'd10 < left_q) & (6'd10 >= t0_left))
                     | ((6'd10 < t0_left) & (6'd10 >= t1_left))
                     | ((6'd10 < t1_left) & (6'd10 >= t2_left))
@@ -2337,7 +2326,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd10 < t2_left) & (6'd10 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp10_q);
   assign dbp10_d = dbp10_n;
-  assign we11 = (busy_q
+  assign we11 = (loop_valid_q
                  & (((6'd11 < left_q) & (6'd11 >= t0_left))
                     | ((6'd11 < t0_left) & (6'd11 >= t1_left))
                     | ((6'd11 < t1_left) & (6'd11 >= t2_left))
@@ -2349,7 +2338,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd11 < t2_left) & (6'd11 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp11_q);
   assign dbp11_d = dbp11_n;
-  assign we12 = (busy_q
+  assign we12 = (loop_valid_q
                  & (((6'd12 < left_q) & (6'd12 >= t0_left))
                     | ((6'd12 < t0_left) & (6'd12 >= t1_left))
                     | ((6'd12 < t1_left) & (6'd12 >= t2_left))
@@ -2361,7 +2350,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd12 < t2_left) & (6'd12 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp12_q);
   assign dbp12_d = dbp12_n;
-  assign we13 = (busy_q
+  assign we13 = (loop_valid_q
                  & (((6'd13 < left_q) & (6'd13 >= t0_left))
                     | ((6'd13 < t0_left) & (6'd13 >= t1_left))
                     | ((6'd13 < t1_left) & (6'd13 >= t2_left))
@@ -2373,7 +2362,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd13 < t2_left) & (6'd13 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp13_q);
   assign dbp13_d = dbp13_n;
-  assign we14 = (busy_q
+  assign we14 = (loop_valid_q
                  & (((6'd14 < left_q) & (6'd14 >= t0_left))
                     | ((6'd14 < t0_left) & (6'd14 >= t1_left))
                     | ((6'd14 < t1_left) & (6'd14 >= t2_left))
@@ -2385,7 +2374,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd14 < t2_left) & (6'd14 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp14_q);
   assign dbp14_d = dbp14_n;
-  assign we15 = (busy_q
+  assign we15 = (loop_valid_q
                  & (((6'd15 < left_q) & (6'd15 >= t0_left))
                     | ((6'd15 < t0_left) & (6'd15 >= t1_left))
                     | ((6'd15 < t1_left) & (6'd15 >= t2_left))
@@ -2397,7 +2386,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd15 < t2_left) & (6'd15 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp15_q);
   assign dbp15_d = dbp15_n;
-  assign we16 = (busy_q
+  assign we16 = (loop_valid_q
                  & (((6'd16 < left_q) & (6'd16 >= t0_left))
                     | ((6'd16 < t0_left) & (6'd16 >= t1_left))
                     | ((6'd16 < t1_left) & (6'd16 >= t2_left))
@@ -2409,7 +2398,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd16 < t2_left) & (6'd16 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp16_q);
   assign dbp16_d = dbp16_n;
-  assign we17 = (busy_q
+  assign we17 = (loop_valid_q
                  & (((6'd17 < left_q) & (6'd17 >= t0_left))
                     | ((6'd17 < t0_left) & (6'd17 >= t1_left))
                     | ((6'd17 < t1_left) & (6'd17 >= t2_left))
@@ -2421,7 +2410,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd17 < t2_left) & (6'd17 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp17_q);
   assign dbp17_d = dbp17_n;
-  assign we18 = (busy_q
+  assign we18 = (loop_valid_q
                  & (((6'd18 < left_q) & (6'd18 >= t0_left))
                     | ((6'd18 < t0_left) & (6'd18 >= t1_left))
                     | ((6'd18 < t1_left) & (6'd18 >= t2_left))
@@ -2433,7 +2422,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd18 < t2_left) & (6'd18 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp18_q);
   assign dbp18_d = dbp18_n;
-  assign we19 = (busy_q
+  assign we19 = (loop_valid_q
                  & (((6'd19 < left_q) & (6'd19 >= t0_left))
                     | ((6'd19 < t0_left) & (6'd19 >= t1_left))
                     | ((6'd19 < t1_left) & (6'd19 >= t2_left))
@@ -2445,7 +2434,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd19 < t2_left) & (6'd19 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp19_q);
   assign dbp19_d = dbp19_n;
-  assign we20 = (busy_q
+  assign we20 = (loop_valid_q
                  & (((6'd20 < left_q) & (6'd20 >= t0_left))
                     | ((6'd20 < t0_left) & (6'd20 >= t1_left))
                     | ((6'd20 < t1_left) & (6'd20 >= t2_left))
@@ -2457,7 +2446,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd20 < t2_left) & (6'd20 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp20_q);
   assign dbp20_d = dbp20_n;
-  assign we21 = (busy_q
+  assign we21 = (loop_valid_q
                  & (((6'd21 < left_q) & (6'd21 >= t0_left))
                     | ((6'd21 < t0_left) & (6'd21 >= t1_left))
                     | ((6'd21 < t1_left) & (6'd21 >= t2_left))
@@ -2469,7 +2458,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd21 < t2_left) & (6'd21 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp21_q);
   assign dbp21_d = dbp21_n;
-  assign we22 = (busy_q
+  assign we22 = (loop_valid_q
                  & (((6'd22 < left_q) & (6'd22 >= t0_left))
                     | ((6'd22 < t0_left) & (6'd22 >= t1_left))
                     | ((6'd22 < t1_left) & (6'd22 >= t2_left))
@@ -2481,7 +2470,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd22 < t2_left) & (6'd22 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp22_q);
   assign dbp22_d = dbp22_n;
-  assign we23 = (busy_q
+  assign we23 = (loop_valid_q
                  & (((6'd23 < left_q) & (6'd23 >= t0_left))
                     | ((6'd23 < t0_left) & (6'd23 >= t1_left))
                     | ((6'd23 < t1_left) & (6'd23 >= t2_left))
@@ -2493,7 +2482,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd23 < t2_left) & (6'd23 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp23_q);
   assign dbp23_d = dbp23_n;
-  assign we24 = (busy_q
+  assign we24 = (loop_valid_q
                  & (((6'd24 < left_q) & (6'd24 >= t0_left))
                     | ((6'd24 < t0_left) & (6'd24 >= t1_left))
                     | ((6'd24 < t1_left) & (6'd24 >= t2_left))
@@ -2505,7 +2494,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd24 < t2_left) & (6'd24 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp24_q);
   assign dbp24_d = dbp24_n;
-  assign we25 = (busy_q
+  assign we25 = (loop_valid_q
                  & (((6'd25 < left_q) & (6'd25 >= t0_left))
                     | ((6'd25 < t0_left) & (6'd25 >= t1_left))
                     | ((6'd25 < t1_left) & (6'd25 >= t2_left))
@@ -2517,7 +2506,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd25 < t2_left) & (6'd25 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp25_q);
   assign dbp25_d = dbp25_n;
-  assign we26 = (busy_q
+  assign we26 = (loop_valid_q
                  & (((6'd26 < left_q) & (6'd26 >= t0_left))
                     | ((6'd26 < t0_left) & (6'd26 >= t1_left))
                     | ((6'd26 < t1_left) & (6'd26 >= t2_left))
@@ -2529,7 +2518,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd26 < t2_left) & (6'd26 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp26_q);
   assign dbp26_d = dbp26_n;
-  assign we27 = (busy_q
+  assign we27 = (loop_valid_q
                  & (((6'd27 < left_q) & (6'd27 >= t0_left))
                     | ((6'd27 < t0_left) & (6'd27 >= t1_left))
                     | ((6'd27 < t1_left) & (6'd27 >= t2_left))
@@ -2541,7 +2530,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd27 < t2_left) & (6'd27 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp27_q);
   assign dbp27_d = dbp27_n;
-  assign we28 = (busy_q
+  assign we28 = (loop_valid_q
                  & (((6'd28 < left_q) & (6'd28 >= t0_left))
                     | ((6'd28 < t0_left) & (6'd28 >= t1_left))
                     | ((6'd28 < t1_left) & (6'd28 >= t2_left))
@@ -2553,7 +2542,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd28 < t2_left) & (6'd28 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp28_q);
   assign dbp28_d = dbp28_n;
-  assign we29 = (busy_q
+  assign we29 = (loop_valid_q
                  & (((6'd29 < left_q) & (6'd29 >= t0_left))
                     | ((6'd29 < t0_left) & (6'd29 >= t1_left))
                     | ((6'd29 < t1_left) & (6'd29 >= t2_left))
@@ -2565,7 +2554,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd29 < t2_left) & (6'd29 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp29_q);
   assign dbp29_d = dbp29_n;
-  assign we30 = (busy_q
+  assign we30 = (loop_valid_q
                  & (((6'd30 < left_q) & (6'd30 >= t0_left))
                     | ((6'd30 < t0_left) & (6'd30 >= t1_left))
                     | ((6'd30 < t1_left) & (6'd30 >= t2_left))
@@ -2577,7 +2566,7 @@ module bpc_dec_s32_k4 (
                           | (((6'd30 < t2_left) & (6'd30 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp30_q);
   assign dbp30_d = dbp30_n;
-  assign we31 = (busy_q
+  assign we31 = (loop_valid_q
                  & (((6'd31 < left_q) & (6'd31 >= t0_left))
                     | ((6'd31 < t0_left) & (6'd31 >= t1_left))
                     | ((6'd31 < t1_left) & (6'd31 >= t2_left))
@@ -2589,14 +2578,6 @@ module bpc_dec_s32_k4 (
                           | (((6'd31 < t2_left) & (6'd31 >= t3_left)) ? t3_dbp : 31'd0)))
                     : dbp31_q);
   assign dbp31_d = dbp31_n;
-  assign s_ready_o = loop_free;
-  always @(posedge clk_i) begin
-    if (!rst_ni) begin
-      busy_q <= 1'd0;
-    end else begin
-      busy_q <= busy_d;
-    end
-  end
   always @(posedge clk_i) begin
     if (upd) begin
       sr_q <= sr_d;
@@ -2672,9 +2653,9 @@ module bpc_dec_s32_k4 (
   wire [31:0] rawd29;
   wire [31:0] rawd30;
   wire [31:0] rawd31;
-  wire vo1_d;
-  wire vo2_d;
+  reg  el1_valid_q;
   reg  [1023:0] el1_q;
+  wire el1_load;
   wire [1023:0] el1_d;
   reg  err1_q;
   wire err1_d;
@@ -3405,7 +3386,9 @@ module bpc_dec_s32_k4 (
   wire [8:0] ps_31_b3c1;
   wire [8:0] ps_31_b3;
   wire [31:0] ps_31;
+  reg  out_valid_q;
   reg  [1023:0] out_blk_q;
+  wire out_load;
   wire [1023:0] out_blk_d;
   reg  out_err_q;
   wire out_err_d;
@@ -3713,8 +3696,6 @@ module bpc_dec_s32_k4 (
                       hi_q[214], hi_q[215], hi_q[200], hi_q[201], hi_q[202], hi_q[203], hi_q[204],
                       hi_q[205], hi_q[206], hi_q[207], hi_q[192], hi_q[193], hi_q[194], hi_q[195],
                       hi_q[196], hi_q[197], hi_q[198], hi_q[199]});
-  assign vo1_d = loop_done;
-  assign vo2_d = vo1_q;
   assign el1_d = (raw_q ?
                     {rawd31, rawd30, rawd29, rawd28, rawd27, rawd26, rawd25, rawd24, rawd23, rawd22,
                      rawd21, rawd20, rawd19, rawd18, rawd17, rawd16, rawd15, rawd14, rawd13, rawd12,
@@ -4896,27 +4877,47 @@ module bpc_dec_s32_k4 (
                          el1_q[31:0]}
                       : 1024'd0);
   assign out_err_d = err1_q;
-  assign m_valid_o = vo2_q;
+  always @(posedge clk_i) begin
+    if (el1_load) begin
+      el1_q <= el1_d;
+      err1_q <= err1_d;
+      kill1_q <= kill1_d;
+    end
+    if (out_load) begin
+      out_blk_q <= out_blk_d;
+      out_err_q <= out_err_d;
+    end
+  end
+
+  // Pipeline `pipe`: 3 stage(s), each stage loads when it is free
+  wire out_free;
+  wire el1_free;
+  wire loop_free;
+  wire loop_valid_d;
+  wire el1_valid_d;
+  wire out_valid_d;
+  assign out_free = (~out_valid_q | m_ready_i);
+  assign el1_free = (~el1_valid_q | out_free);
+  assign loop_free = (~loop_valid_q | (loop_fin & el1_free));
+  assign loop_load = (loop_free & s_valid_i);
+  assign loop_valid_d = (loop_free ? s_valid_i : 1'd1);
+  assign el1_load = (el1_free & (loop_valid_q & loop_fin));
+  assign el1_valid_d = (el1_free ? (loop_valid_q & loop_fin) : 1'd1);
+  assign out_load = (out_free & el1_valid_q);
+  assign out_valid_d = (out_free ? el1_valid_q : 1'd1);
+  assign s_ready_o = loop_free;
+  assign m_valid_o = out_valid_q;
   assign m_blk_o = out_blk_q;
   assign m_err_o = out_err_q;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      vo1_q <= 1'd0;
-      vo2_q <= 1'd0;
+      loop_valid_q <= 1'd0;
+      el1_valid_q <= 1'd0;
+      out_valid_q <= 1'd0;
     end else begin
-      if (adv_o) begin
-        vo1_q <= vo1_d;
-        vo2_q <= vo2_d;
-      end
-    end
-  end
-  always @(posedge clk_i) begin
-    if (adv_o) begin
-      el1_q <= el1_d;
-      err1_q <= err1_d;
-      kill1_q <= kill1_d;
-      out_blk_q <= out_blk_d;
-      out_err_q <= out_err_d;
+      loop_valid_q <= loop_valid_d;
+      el1_valid_q <= el1_valid_d;
+      out_valid_q <= out_valid_d;
     end
   end
 

@@ -98,14 +98,7 @@ module cpack_lossy_comp_b128 (
   reg  [3:0] out_n_q;
   wire out_last;
   wire out_fire;
-  wire o_free;
-  wire f_free;
-  wire t_adv;
-  wire m_adv;
-  wire in_ready;
-  wire accept;
-  wire f_load;
-  wire o_load;
+  wire m_load;
   wire first_d;
   wire [3:0] beat_d;
   wire [1:0] tcode_d;
@@ -138,7 +131,6 @@ module cpack_lossy_comp_b128 (
   wire [15:0] wsel_after0;
   wire [15:0] wsel_after1;
   wire [15:0] dict_wsel_d;
-  wire m_valid_d;
   reg  m_last_q;
   wire m_last_d;
   reg  [1:0] m_tcode_q;
@@ -512,14 +504,6 @@ module cpack_lossy_comp_b128 (
                            | (c1_pend1_full & pend_live1_q))));
   assign out_last = (out_cnt_q == (out_n_q - 4'd1));
   assign out_fire = (out_valid_q & m_ready_i);
-  assign o_free = (~out_valid_q | (out_fire & out_last));
-  assign f_free = ~f_valid_q;
-  assign t_adv = (t_valid_q & (~t_last_q | f_free));
-  assign m_adv = (m_valid_q & (~t_valid_q | t_adv));
-  assign in_ready = (~m_valid_q | m_adv);
-  assign accept = (s_valid_i & in_ready);
-  assign f_load = (t_adv & t_last_q);
-  assign o_load = (f_valid_q & o_free);
   assign first_d = blk_end;
   assign beat_d = (blk_end ? 4'd0 : (beat_q + 4'd1));
   assign tcode_d = tcode_cur;
@@ -552,7 +536,6 @@ module cpack_lossy_comp_b128 (
   assign wsel_after0 = (c0_push ? {dict_wsel_q[14:0], dict_wsel_q[15]} : dict_wsel_q);
   assign wsel_after1 = (c1_push ? {wsel_after0[14:0], wsel_after0[15]} : wsel_after0);
   assign dict_wsel_d = (blk_end ? 16'd1 : wsel_after1);
-  assign m_valid_d = (accept | (m_valid_q & ~m_adv));
   assign m_last_d = blk_end;
   assign m_tcode_d = tcode_cur;
   assign m_word0_d = in_w0;
@@ -592,9 +575,8 @@ module cpack_lossy_comp_b128 (
       dict_valid_q <= 16'd0;
       dict_ok_q <= 16'd0;
       dict_wsel_q <= 16'd1;
-      m_valid_q <= 1'd0;
     end else begin
-      if (accept) begin
+      if (m_load) begin
         first_q <= first_d;
         beat_q <= beat_d;
         pend_we0_q <= pend_we0_d;
@@ -605,11 +587,10 @@ module cpack_lossy_comp_b128 (
         dict_ok_q <= dict_ok_d;
         dict_wsel_q <= dict_wsel_d;
       end
-      m_valid_q <= m_valid_d;
     end
   end
   always @(posedge clk_i) begin
-    if (accept) begin
+    if (m_load) begin
       tcode_q <= tcode_d;
       pend_word0_q <= pend_word0_d;
       pend_word1_q <= pend_word1_d;
@@ -630,7 +611,7 @@ module cpack_lossy_comp_b128 (
     if ((pend_we0_q[13] | pend_we1_q[13])) dict13_q <= dict13_d;
     if ((pend_we0_q[14] | pend_we1_q[14])) dict14_q <= dict14_d;
     if ((pend_we0_q[15] | pend_we1_q[15])) dict15_q <= dict15_d;
-    if (accept) begin
+    if (m_load) begin
       m_last_q <= m_last_d;
       m_tcode_q <= m_tcode_d;
       m_word0_q <= m_word0_d;
@@ -693,7 +674,7 @@ module cpack_lossy_comp_b128 (
   wire [3:0] w1_idx_th;
   wire [3:0] w1_idx;
   wire [33:0] w1_tok;
-  wire t_valid_d;
+  wire t_load;
   wire t_last_d;
   reg  [33:0] t_tok0_q;
   wire [33:0] t_tok0_d;
@@ -879,7 +860,6 @@ module cpack_lossy_comp_b128 (
                       | (w1_pat[3] ? {10'd0, 4'd12, w1_idx, m_word1_q[15:0]} : 34'd0))
                    | ((w1_pat[4] ? {22'd0, 4'd13, m_word1_q[7:0]} : 34'd0)
                       | (w1_pat[5] ? {18'd0, 4'd14, w1_idx, m_word1_q[7:0]} : 34'd0)));
-  assign t_valid_d = (m_adv | (t_valid_q & ~t_adv));
   assign t_last_d = m_last_q;
   assign t_tok0_d = w0_tok;
   assign t_tok1_d = w1_tok;
@@ -912,17 +892,10 @@ module cpack_lossy_comp_b128 (
                      ((m_beat_q == 4'd1) ? {m_word1_q, m_word0_q} : raw_q[127:64]),
                      ((m_beat_q == 4'd0) ? {m_word1_q, m_word0_q} : raw_q[63:0])};
   assign raw_d = raw_next;
-  assign blk_move = (m_adv & m_last_q);
+  assign blk_move = (t_load & m_last_q);
   assign t_raw_d = raw_next;
   always @(posedge clk_i) begin
-    if (!rst_ni) begin
-      t_valid_q <= 1'd0;
-    end else begin
-      t_valid_q <= t_valid_d;
-    end
-  end
-  always @(posedge clk_i) begin
-    if (m_adv) begin
+    if (t_load) begin
       t_last_q <= t_last_d;
       t_tok0_q <= t_tok0_d;
       t_tok1_q <= t_tok1_d;
@@ -931,8 +904,8 @@ module cpack_lossy_comp_b128 (
       t_tcode_q <= t_tcode_d;
       t_len_q <= t_len_d;
     end
-    if (accept) m_beat_q <= m_beat_d;
-    if (m_adv) raw_q <= raw_d;
+    if (m_load) m_beat_q <= m_beat_d;
+    if (t_load) raw_q <= raw_d;
     if (blk_move) t_raw_q <= t_raw_d;
   end
 
@@ -944,6 +917,7 @@ module cpack_lossy_comp_b128 (
   wire [1023:0] acc_s1;
   wire [10:0] len_next;
   wire [10:0] rem_next;
+  wire t_adv;
   wire [1023:0] acc_d;
   wire [10:0] len_d;
   wire [10:0] rem_d;
@@ -955,6 +929,7 @@ module cpack_lossy_comp_b128 (
   wire [1023:0] t_raw_words;
   wire [10:0] align_amt;
   reg  [1023:0] f_acc_q;
+  wire f_load;
   wire [1023:0] f_acc_d;
   reg  [1023:0] f_raw_q;
   wire [1023:0] f_raw_d;
@@ -1096,7 +1071,6 @@ module cpack_lossy_comp_b128 (
   wire [10:0] f_bits_d;
   reg  [1:0] f_tcode_q;
   wire [1:0] f_tcode_d;
-  wire f_valid_d;
   assign acc_s0 = ((t_pat0_q[0] ? {acc_q[1021:0], 2'd0} : 1024'd0)
                    | (t_pat0_q[1] ? {acc_q[989:0], 34'd0} : 1024'd0)
                    | ((t_pat0_q[2] ? {acc_q[1017:0], 6'd0} : 1024'd0)
@@ -1266,18 +1240,15 @@ module cpack_lossy_comp_b128 (
   assign f_n_d = (fits ? n_comp : raw_n);
   assign f_bits_d = len_next;
   assign f_tcode_d = t_tcode_q;
-  assign f_valid_d = (f_load | (f_valid_q & ~o_free));
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       len_q <= 11'd0;
       rem_q <= 11'd1024;
-      f_valid_q <= 1'd0;
     end else begin
       if (t_adv) begin
         len_q <= len_d;
         rem_q <= rem_d;
       end
-      f_valid_q <= f_valid_d;
     end
   end
   always @(posedge clk_i) begin
@@ -8814,6 +8785,7 @@ module cpack_lossy_comp_b128 (
 
   // Output: one chunk per beat from chunk (1024 - len) / 128 on (one-hot select)
   reg  [1023:0] out_img_q;
+  wire out_load;
   wire [1023:0] out_img_d;
   wire [3:0] out_cnt_d;
   wire [3:0] out_n_d;
@@ -8825,17 +8797,15 @@ module cpack_lossy_comp_b128 (
   wire [10:0] out_bits_d;
   reg  [1:0] out_tcode_q;
   wire [1:0] out_tcode_d;
-  wire out_valid_d;
   wire [127:0] out_top;
   wire [127:0] out_chunk;
-  assign out_img_d = (o_load ? aligned : {out_img_q[895:0], 128'd0});
-  assign out_cnt_d = (o_load ? 4'd0 : (out_cnt_q + 4'd1));
+  assign out_img_d = (out_load ? aligned : {out_img_q[895:0], 128'd0});
+  assign out_cnt_d = (out_load ? 4'd0 : (out_cnt_q + 4'd1));
   assign out_n_d = f_n_q;
   assign out_chunk_sel_d = (f_c_q ? f_chunk_q : 8'd1);
   assign out_c_d = f_c_q;
   assign out_bits_d = f_bits_q;
   assign out_tcode_d = f_tcode_q;
-  assign out_valid_d = (o_load | (out_valid_q & ~(out_fire & out_last)));
   assign out_top = ((out_img_q[1023:896] & {128{out_chunk_sel_q[0]}})
                     | (out_img_q[895:768] & {128{out_chunk_sel_q[1]}})
                     | (out_img_q[767:640] & {128{out_chunk_sel_q[2]}})
@@ -8848,7 +8818,43 @@ module cpack_lossy_comp_b128 (
                       out_top[47:40], out_top[55:48], out_top[63:56], out_top[71:64],
                       out_top[79:72], out_top[87:80], out_top[95:88], out_top[103:96],
                       out_top[111:104], out_top[119:112], out_top[127:120]};
-  assign s_ready_o = in_ready;
+  always @(posedge clk_i) begin
+    if ((out_load | out_fire)) begin
+      out_img_q <= out_img_d;
+      out_cnt_q <= out_cnt_d;
+    end
+    if (out_load) begin
+      out_n_q <= out_n_d;
+      out_chunk_sel_q <= out_chunk_sel_d;
+      out_c_q <= out_c_d;
+      out_bits_q <= out_bits_d;
+      out_tcode_q <= out_tcode_d;
+    end
+  end
+
+  // Pipeline `pipe`: 4 stage(s), each stage loads when it is free
+  wire out_free;
+  wire f_free;
+  wire t_free;
+  wire m_free;
+  wire m_valid_d;
+  wire t_valid_d;
+  wire f_valid_d;
+  wire out_valid_d;
+  assign out_free = (~out_valid_q | (out_last & m_ready_i));
+  assign f_free = ~f_valid_q;
+  assign t_adv = (t_valid_q & (~t_last_q | f_free));
+  assign t_free = (~t_valid_q | t_adv);
+  assign m_free = (~m_valid_q | t_free);
+  assign m_load = (m_free & s_valid_i);
+  assign m_valid_d = (m_free ? s_valid_i : 1'd1);
+  assign t_load = (t_free & m_valid_q);
+  assign t_valid_d = (t_free ? m_valid_q : 1'd1);
+  assign f_load = (f_free & (t_valid_q & t_last_q));
+  assign f_valid_d = (f_load | (f_valid_q & ~out_free));
+  assign out_load = (out_free & f_valid_q);
+  assign out_valid_d = (out_free ? f_valid_q : 1'd1);
+  assign s_ready_o = m_free;
   assign m_valid_o = out_valid_q;
   assign m_chunk_o = out_chunk;
   assign m_last_o = out_last;
@@ -8858,22 +8864,15 @@ module cpack_lossy_comp_b128 (
   assign m_tcode_o = out_tcode_q;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
+      m_valid_q <= 1'd0;
+      t_valid_q <= 1'd0;
+      f_valid_q <= 1'd0;
       out_valid_q <= 1'd0;
     end else begin
+      m_valid_q <= m_valid_d;
+      t_valid_q <= t_valid_d;
+      f_valid_q <= f_valid_d;
       out_valid_q <= out_valid_d;
-    end
-  end
-  always @(posedge clk_i) begin
-    if ((o_load | out_fire)) begin
-      out_img_q <= out_img_d;
-      out_cnt_q <= out_cnt_d;
-    end
-    if (o_load) begin
-      out_n_q <= out_n_d;
-      out_chunk_sel_q <= out_chunk_sel_d;
-      out_c_q <= out_c_d;
-      out_bits_q <= out_bits_d;
-      out_tcode_q <= out_tcode_d;
     end
   end
 

@@ -27,6 +27,7 @@ pub mod emit;
 pub mod expr;
 pub mod layout;
 pub mod module;
+pub mod pipe;
 pub mod pretty;
 pub mod sim;
 pub mod stream;
@@ -38,8 +39,11 @@ pub use expr::Expr;
 pub use layout::{Field, Layout};
 pub use module::StreamPorts;
 pub use module::{clog2, Dir, HdlError, Inst, Mem, Module, ModuleBuilder, Net, PortInfo, Reg};
+pub use pipe::{Pipeline, Policy, Stage};
 pub use stream::Stream;
 
+#[cfg(test)]
+mod pipe_tests;
 #[cfg(test)]
 mod stream_tests;
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Drives one input stream from a queue with a random gap pattern.
-struct Src {
+pub(super) struct Src {
     ports: StreamPorts,
     queue: VecDeque<Bits>,
     cur: Option<Bits>,
@@ -21,9 +21,9 @@ struct Src {
 }
 
 /// Takes beats from one output stream with random back-pressure.
-struct Sink {
+pub(super) struct Sink {
     ports: StreamPorts,
-    got: Vec<Bits>,
+    pub(super) got: Vec<Bits>,
     waiting: Option<Bits>,
     p_ready: f64,
     /// Check the hold rule (off for a lazy fork, whose `valid` follows the other outputs).
@@ -62,7 +62,13 @@ fn ports(m: &Module, prefix: &str) -> StreamPorts {
 }
 
 /// Runs `cycles` cycles; returns what each sink received.
-fn run(top: &Arc<Module>, srcs: &mut [Src], sinks: &mut [Sink], cycles: usize, seed: u64) {
+pub(super) fn run(
+    top: &Arc<Module>,
+    srcs: &mut [Src],
+    sinks: &mut [Sink],
+    cycles: usize,
+    seed: u64,
+) {
     let mut sim = Sim::new(top).expect("sim");
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     sim.reset(2);
@@ -111,7 +117,7 @@ fn run(top: &Arc<Module>, srcs: &mut [Src], sinks: &mut [Sink], cycles: usize, s
     }
 }
 
-fn src(m: &Module, prefix: &str, items: &[u64], p: f64) -> Src {
+pub(super) fn src(m: &Module, prefix: &str, items: &[u64], p: f64) -> Src {
     let ports = ports(m, prefix);
     let w = ports.layout.width();
     Src {
@@ -122,7 +128,7 @@ fn src(m: &Module, prefix: &str, items: &[u64], p: f64) -> Src {
     }
 }
 
-fn sink(m: &Module, prefix: &str, p: f64) -> Sink {
+pub(super) fn sink(m: &Module, prefix: &str, p: f64) -> Sink {
     Sink {
         ports: ports(m, prefix),
         got: Vec::new(),
@@ -132,7 +138,7 @@ fn sink(m: &Module, prefix: &str, p: f64) -> Sink {
     }
 }
 
-fn u64s(v: &[Bits]) -> Vec<u64> {
+pub(super) fn u64s(v: &[Bits]) -> Vec<u64> {
     v.iter().map(|b| b.to_u64()).collect()
 }
 

@@ -35,7 +35,7 @@
 use super::adaptive::{AdaptiveRtlParams, SPEC};
 use crate::hdl::blocks::or_tree;
 use crate::hdl::stream::{self, Layout};
-use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
+use crate::hdl::{Expr, HdlError, Module, ModuleBuilder, Pipeline, Policy};
 use crate::model::bdi::{BaseRule, BdiEncoding};
 use std::sync::Arc;
 
@@ -228,7 +228,6 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let s_valid = s_in.valid.clone();
     let line = s_in.field("line");
     let out = stream::output_port(&mut m, "m");
-    let m_ready = out.ready();
 
     // ---- Stage 1: fit vectors, selection ----
     m.comment("Stage 1: zero / repeated detection and the six base-delta units");
@@ -316,14 +315,8 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     // ---- Stage-1 registers: the fit results and every encoding's fields ----
     // Stage 1 ends at the fit checks: the priority select is made in stage 2 from 8 flops.
     let order_bd: Vec<BdiEncoding> = BD.iter().copied().filter(|e| order.contains(e)).collect();
-    let v1 = m.reg("s1_valid_q", 1, Some(0));
-    let v2 = m.reg("out_valid_q", 1, Some(0));
-    let out_free = m.wire("out_free", &(!v2.q() | m_ready.clone()));
-    let s1_free = m.wire("s1_free", &(!v1.q() | out_free.clone()));
-    let ld1 = m.wire("s1_load", &(&s_valid & &s1_free));
-    let ld2 = m.wire("out_load", &(&out_free & &v1.q()));
-    m.next(&v1, &s1_free.select(&s_valid, &Expr::ones(1)), None);
-    m.next(&v2, &out_free.select(&v1.q(), &Expr::ones(1)), None);
+    let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_valid);
+    let ld1 = pl.stage(&mut m, "s1").load();
     let line_q = m.reg_next("line_q", None, &line, Some(&ld1));
     let fit_v = Expr::cat_lsb(&order.iter().map(|e| ok[e].clone()).collect::<Vec<_>>());
     let fit_q = m.reg_next("fit_q", None, &fit_v, Some(&ld1));
@@ -412,21 +405,13 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     let payload = m.wire("payload_s2", &payload);
     let len = m.wire("len_s2", &len);
-    let okq = m.reg_next("ok_q", None, &!&none, Some(&ld2));
-    let enc2 = m.reg_next("out_enc_q", None, &enc, Some(&ld2));
-    let lenq = m.reg_next("len_q", None, &len, Some(&ld2));
-    let payq = m.reg_next("payload_q", None, &payload, Some(&ld2));
-    s_in.accept(&mut m, &s1_free);
-    out.drive(
-        &mut m,
-        &v2.q(),
-        &[
-            ("ok", okq.clone()),
-            ("enc", enc2.clone()),
-            ("len", lenq.clone()),
-            ("payload", payq.clone()),
-        ],
-    );
+    let st = pl.stage(&mut m, "out");
+    let okq = st.reg(&mut m, "ok_q", &!&none);
+    let enc2 = st.reg(&mut m, "out_enc_q", &enc);
+    let lenq = st.reg(&mut m, "len_q", &len);
+    let payq = st.reg(&mut m, "payload_q", &payload);
+    let fields = [("ok", okq), ("enc", enc2), ("len", lenq), ("payload", payq)];
+    pl.finish_ports(&mut m, s_in, out, &fields);
     m.finish()
 }
 
@@ -459,25 +444,9 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let comp_i = s_in.field("comp");
     let pay_i = s_in.field("payload");
     let out = stream::output_port(&mut m, "m");
-    let m_ready = out.ready();
-    // Handshake: with two stages both registers stall together (as `bdi_comp`).
-    let (ld1, load, valid_out, s_ready) = if two {
-        let v1 = m.reg("s1_valid_q", 1, Some(0));
-        let v2 = m.reg("out_valid_q", 1, Some(0));
-        let out_free = m.wire("out_free", &(!v2.q() | m_ready.clone()));
-        let s1_free = m.wire("in_ready", &(!v1.q() | out_free.clone()));
-        let ld1 = m.wire("s1_load", &(&s_valid & &s1_free));
-        let ld2 = m.wire("load", &(&out_free & &v1.q()));
-        m.next(&v1, &s1_free.select(&s_valid, &Expr::ones(1)), None);
-        m.next(&v2, &out_free.select(&v1.q(), &Expr::ones(1)), None);
-        (Some(ld1), ld2, v2.q(), s1_free)
-    } else {
-        let valid = m.reg("out_valid_q", 1, Some(0));
-        let s_ready = m.wire("in_ready", &(!valid.q() | m_ready.clone()));
-        let load = m.wire("load", &(&s_valid & &s_ready));
-        m.next(&valid, &(&load | &(valid.q() & !m_ready.clone())), None);
-        (None, load, valid.q(), s_ready)
-    };
+    // Stages: [s1,] out, each loading when it is free (as `bdi_comp`).
+    let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_valid);
+    let ld1 = two.then(|| pl.stage(&mut m, "s1").load());
     // The stage-2 view of the input (registered with two stages).
     let (comp, pay) = match &ld1 {
         Some(ld1) => {
@@ -641,16 +610,12 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     }
     let line = m.wire("line_dec", &or_tree(outs, l));
     // Output register: one line per cycle, holds while m_ready_i is low.
-    let lq = m.reg_next("line_q", None, &line, Some(&load));
-    let eq = m.reg_next("err_q", None, &bad, Some(&load));
+    let st = pl.stage(&mut m, "out");
+    let lq = st.reg(&mut m, "line_q", &line);
+    let eq = st.reg(&mut m, "err_q", &bad);
     // The zero-line encoding contributes nothing to the OR (its line is 0).
     m.unused(&sel[&BdiEncoding::Zero]);
-    s_in.accept(&mut m, &s_ready);
-    out.drive(
-        &mut m,
-        &valid_out,
-        &[("line", lq.clone()), ("err", eq.clone())],
-    );
+    pl.finish_ports(&mut m, s_in, out, &[("line", lq), ("err", eq)]);
     m.finish()
 }
 

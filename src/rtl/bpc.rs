@@ -41,7 +41,7 @@
 
 use crate::hdl::blocks::{any_of, mux_tree, onehot_index, or_tree, PrefixTopology};
 use crate::hdl::stream::{self, Layout};
-use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
+use crate::hdl::{Expr, HdlError, Module, ModuleBuilder, Pipeline, Policy};
 use crate::model::bpc::{BpcParams, BpcPrefixes, PlaneCode};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -457,20 +457,10 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let cap = p.raw_above_bits();
     let s_in = stream::input(&mut m, "s", &Layout::new(&[("blk", eb)]));
     let out = stream::output_port(&mut m, "m");
-    let m_ready = out.ready();
     let blk = s_in.field("blk");
 
-    // Global advance: every stage moves when the output register is free.
-    let v: Vec<_> = (1..=6 + (g.s == 64) as u32)
-        .map(|i| m.reg(&format!("v{i}_q"), 1, Some(0)))
-        .collect();
-    let last = v.len() - 1;
-    let adv = m.wire("adv", &(!v[last].q() | m_ready.clone()));
-    m.next(&v[0], &s_in.valid, Some(&adv));
-    for i in 1..v.len() {
-        let prev = v[i - 1].q();
-        m.next(&v[i], &prev, Some(&adv));
-    }
+    // One advance for every stage: the pipeline moves when the output register is free.
+    let mut pl = Pipeline::new(&mut m, "pipe", Policy::Global, &s_in.valid);
 
     // ---- Stage 1: deltas ----
     m.comment("Stage 1: n-1 exact (S+1)-bit deltas d[i] = w[i] - w[i-1] (signed)");
@@ -478,9 +468,10 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let d: Vec<Expr> = (1..g.n as usize)
         .map(|i| sub_exact(&mut m, &format!("d{i}"), &w[i], &w[i - 1]))
         .collect();
-    let d_q = m.reg_next("d_q", None, &Expr::cat_lsb(&d), Some(&adv));
-    let base1 = m.reg_next("base1_q", None, &w[0], Some(&adv));
-    let blk1 = m.reg_next("blk1_q", None, &blk, Some(&adv));
+    let st = pl.stage(&mut m, "deltas");
+    let d_q = st.reg(&mut m, "d_q", &Expr::cat_lsb(&d));
+    let base1 = st.reg(&mut m, "base1_q", &w[0]);
+    let blk1 = st.reg(&mut m, "blk1_q", &blk);
     let d1: Vec<Expr> = d_q.lanes(g.s + 1);
 
     // ---- Stage 2: planes and classifiers ----
@@ -541,12 +532,13 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         "base_cls",
         &Expr::cat_lsb(&[!bs.any(), fits(4), fits(8), fits(16)]),
     );
-    let dbx_q = m.reg_next("dbx_q", None, &Expr::cat_lsb(&dbx), Some(&adv));
-    let cls_q = m.reg_next("cls_q", None, &Expr::cat_lsb(&cls2), Some(&adv));
-    let pos_q = m.reg_next("pos_q", None, &Expr::cat_lsb(&pos2), Some(&adv));
-    let base2 = m.reg_next("base2_q", None, &base1, Some(&adv));
-    let bcls_q = m.reg_next("bcls_q", None, &bcls, Some(&adv));
-    let blk2 = m.reg_next("blk2_q", None, &blk1, Some(&adv));
+    let st = pl.stage(&mut m, "planes");
+    let dbx_q = st.reg(&mut m, "dbx_q", &Expr::cat_lsb(&dbx));
+    let cls_q = st.reg(&mut m, "cls_q", &Expr::cat_lsb(&cls2));
+    let pos_q = st.reg(&mut m, "pos_q", &Expr::cat_lsb(&pos2));
+    let base2 = st.reg(&mut m, "base2_q", &base1);
+    let bcls_q = st.reg(&mut m, "bcls_q", &bcls);
+    let blk2 = st.reg(&mut m, "blk2_q", &blk1);
 
     // ---- Stage 3: zero runs, tokens ----
     m.comment("Stage 3: zero-run lengths (scan of (reset, count) pairs), token bits and lengths");
@@ -712,10 +704,11 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         &(bcls_q.bit(0) & Expr::cat_lsb(&cl.iter().map(|c| c.bit(0)).collect::<Vec<_>>()).all()),
     );
     // Stage-3 registers.
-    let mut segs = reg_segs(&mut m, "t", segs, &adv, cap);
-    let mut glen_q = reg_glens(&mut m, "t", &glens, &adv);
-    let mut zero_q = m.reg_next("zero3_q", None, &zero_blk, Some(&adv));
-    let mut blk_q = m.reg_next("blk3_q", None, &blk2, Some(&adv));
+    let st = pl.stage(&mut m, "tokens");
+    let mut segs = reg_segs(&mut m, "t", segs, &st.load(), cap);
+    let mut glen_q = reg_glens(&mut m, "t", &glens, &st.load());
+    let mut zero_q = st.reg(&mut m, "zero3_q", &zero_blk);
+    let mut blk_q = st.reg(&mut m, "blk3_q", &blk2);
 
     // ---- Stages 4..: radix-4 merges ----
     let mut raw_q: Option<Vec<Expr>> = None;
@@ -758,26 +751,24 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
                 })
                 .collect();
             let data = m.wire("stream_or_raw", &Expr::cat_lsb(&parts));
-            let ostream = m.reg_next("out_stream_q", None, &data, Some(&adv));
-            let onb = m.reg_next("out_nbits_q", None, &nbits, Some(&adv));
-            let osz = m.reg_next("out_size_q", None, &size, Some(&adv));
-            let oraw = m.reg_next("out_raw_q", None, &raw, Some(&adv));
-            s_in.accept(&mut m, &adv);
-            out.drive(
-                &mut m,
-                &v[last].q(),
-                &[
-                    ("stream", ostream),
-                    ("nbits", onb),
-                    ("size", osz),
-                    ("raw", oraw),
-                ],
-            );
+            let st = pl.stage(&mut m, "out");
+            let ostream = st.reg(&mut m, "out_stream_q", &data);
+            let onb = st.reg(&mut m, "out_nbits_q", &nbits);
+            let osz = st.reg(&mut m, "out_size_q", &size);
+            let oraw = st.reg(&mut m, "out_raw_q", &raw);
+            let fields = [
+                ("stream", ostream),
+                ("nbits", onb),
+                ("size", osz),
+                ("raw", oraw),
+            ];
+            pl.finish_ports(&mut m, s_in, out, &fields);
             break;
         }
         let nm = format!("g{level}");
         with_offsets(&mut m, &nm, &mut merged);
         glens = group_sums(&mut m, &nm, &merged);
+        let st = pl.stage(&mut m, &format!("merge{level}"));
         if glens.len() == 1 {
             // The next stage is the last: its group's sum is the whole stream's length, and
             // the raw decision is taken now, as copies for the output select.
@@ -785,14 +776,14 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
             let raw_d = m.wire("raw_d", &size_code(p, &zero_q, &t).eq_lit(4));
             let reps = m.reg_replicas("raw_q", 1, None, (eb / LANES_PER_COPY) as usize);
             for r in &reps {
-                m.next(r, &raw_d, Some(&adv));
+                m.next(r, &raw_d, Some(&st.load()));
             }
             raw_q = Some(reps.iter().map(|r| r.q()).collect());
         }
-        segs = reg_segs(&mut m, &nm, merged, &adv, cap);
-        glen_q = reg_glens(&mut m, &nm, &glens, &adv);
-        zero_q = m.reg_next(&format!("zero{}_q", 3 + level), None, &zero_q, Some(&adv));
-        blk_q = m.reg_next(&format!("blk{}_q", 3 + level), None, &blk_q, Some(&adv));
+        segs = reg_segs(&mut m, &nm, merged, &st.load(), cap);
+        glen_q = reg_glens(&mut m, &nm, &glens, &st.load());
+        zero_q = st.reg(&mut m, &format!("zero{}_q", 3 + level), &zero_q);
+        blk_q = st.reg(&mut m, &format!("blk{}_q", 3 + level), &blk_q);
         level += 1;
     }
     m.finish()
@@ -1062,16 +1053,11 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         &Layout::new(&[("stream", p.entry_bits()), ("size", 4)]),
     );
     let out = stream::output_port(&mut m, "m");
-    let m_ready = out.ready();
     let sbus = s_in.field("stream");
     let size = s_in.field("size");
 
-    // Output pipeline: el1 (loaded as the loop finishes), [el2,] out.
-    let nvo = 1 + p.dec_sum_stages as usize;
-    let vo: Vec<_> = (1..=nvo)
-        .map(|i| m.reg(&format!("vo{i}_q"), 1, Some(0)))
-        .collect();
-    let adv_o = m.wire("adv_o", &(!vo[nvo - 1].q() | m_ready.clone()));
+    // Stages: the token loop (holds its entry until the last token), el1, [el2,] out.
+    let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_in.valid);
 
     // ---- Accept: mode, limit, base ----
     m.comment("Accept: size code to mode and limit; the base token decoded at stream bit 0");
@@ -1113,10 +1099,9 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let base_over = m.wire("base_over", &(&bpc_in & &blen.gt(&limit)));
 
     // ---- Loop registers ----
-    let busy = m.reg("busy_q", 1, Some(0));
-    let done = m.wire_decl("loop_done", 1);
-    let free = m.wire("loop_free", &(!busy.q() | done.expr()));
-    let take = m.wire("take", &(&s_in.valid & &free));
+    let lp = pl.stage(&mut m, "loop");
+    let busy = lp.valid();
+    let take = lp.load();
     let raw_q = m.reg_next("raw_q", None, &is_raw, Some(&take));
     let zero_q = m.reg_next("zmode_q", None, &is_zero, Some(&take));
     let bpc_q = m.reg_next("bmode_q", None, &bpc_in, Some(&take));
@@ -1337,8 +1322,8 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         "loop_fin",
         &(!&bpc_q | errq.q() | &any_err | lefts[k].eq(&Expr::zero(lwid))),
     );
-    m.drive(&done, &(busy.q() & &fin & &adv_o));
-    let step = m.wire("step", &(busy.q() & &!&fin));
+    pl.hold(&mut m, &lp, &fin);
+    let step = m.wire("step", &(&busy & &!&fin));
     let upd = m.wire("upd", &(&take | &step));
     // Consumed bits: the end of the k-th token (all k were valid when the loop goes on).
     let last = live(&starts[k]);
@@ -1406,11 +1391,6 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         &take.select(&(&bad | &base_over), &(errq.q() | &any_err)),
         Some(&upd),
     );
-    m.next(
-        &busy,
-        &take.select(&Expr::ones(1), &(busy.q() & &!done.expr())),
-        None,
-    );
     // Plane writes: token i covers planes [left_{i+1}, left_i).
     let mut file_d = Vec::new();
     for (j, f) in file.iter().enumerate() {
@@ -1419,12 +1399,11 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
             .map(|i| jj.lt(&lefts[i]) & jj.ge(&lefts[i + 1]))
             .collect();
         let wv = or_tree(cov.iter().zip(&vals).map(|(c, v)| c.gate(v)).collect(), g.b);
-        let we = m.wire(&format!("we{j}"), &(busy.q() & any_of(&cov)));
+        let we = m.wire(&format!("we{j}"), &(&busy & any_of(&cov)));
         let nd = m.wire(&format!("dbp{j}_n"), &we.select(&wv, &f.q()));
         m.next(f, &nd, None);
         file_d.push(nd);
     }
-    s_in.accept(&mut m, &free);
 
     // ---- Output: w[i] = base + d[1] + ... + d[i] ----
     m.comment(
@@ -1444,29 +1423,28 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         rel.push(m.wire(&format!("rawd{i}"), &(&rw[i] - &rw[i - 1])));
     }
     let el_in = raw_q.select(&Expr::cat_lsb(&rel), &Expr::cat_lsb(&el));
-    for (i, r) in vo.iter().enumerate() {
-        let nv = if i == 0 { done.expr() } else { vo[i - 1].q() };
-        m.next(r, &nv, Some(&adv_o));
-    }
-    let e1 = m.reg_next("el1_q", None, &el_in, Some(&adv_o));
-    let mut errv = m.reg_next("err1_q", None, &(errq.q() | &any_err), Some(&adv_o));
-    let mut kill = m.reg_next("kill1_q", None, &zero_q, Some(&adv_o));
+    let st = pl.stage(&mut m, "el1");
+    let e1 = st.reg(&mut m, "el1_q", &el_in);
+    let mut errv = st.reg(&mut m, "err1_q", &(errq.q() | &any_err));
+    let mut kill = st.reg(&mut m, "kill1_q", &zero_q);
     let nl = PrefixTopology::KoggeStone.schedule(g.n as usize).len();
     let mut lanes = e1.lanes(g.s);
     let mut first = 0;
     if p.dec_sum_stages == 2 {
         // Levels [0, nl/2) and their add before el2_q, the rest after.
         let part = prefix_sums_cs(&mut m, "psa", &lanes, 0..nl / 2);
-        let e2 = m.reg_next("el2_q", None, &Expr::cat_lsb(&part), Some(&adv_o));
-        errv = m.reg_next("err2_q", None, &errv, Some(&adv_o));
-        kill = m.reg_next("kill2_q", None, &kill, Some(&adv_o));
+        let st = pl.stage(&mut m, "el2");
+        let e2 = st.reg(&mut m, "el2_q", &Expr::cat_lsb(&part));
+        errv = st.reg(&mut m, "err2_q", &errv);
+        kill = st.reg(&mut m, "kill2_q", &kill);
         lanes = e2.lanes(g.s);
         first = nl / 2;
     }
     let words = prefix_sums_cs(&mut m, "ps", &lanes, first..nl);
     let res = (!(&errv | &kill)).gate(&Expr::cat_lsb(&words));
-    let oblk = m.reg_next("out_blk_q", None, &res, Some(&adv_o));
-    let oerr = m.reg_next("out_err_q", None, &errv, Some(&adv_o));
-    out.drive(&mut m, &vo[nvo - 1].q(), &[("blk", oblk), ("err", oerr)]);
+    let st = pl.stage(&mut m, "out");
+    let oblk = st.reg(&mut m, "out_blk_q", &res);
+    let oerr = st.reg(&mut m, "out_err_q", &errv);
+    pl.finish_ports(&mut m, s_in, out, &[("blk", oblk), ("err", oerr)]);
     m.finish()
 }

@@ -40,7 +40,7 @@
 
 use crate::hdl::blocks::{mux_tree, or_tree, shift_lanes};
 use crate::hdl::stream::{self, Layout};
-use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Reg};
+use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Pipeline, Policy, Reg};
 use crate::model::cpack::{CodeTable, CpackParams, CpackPattern, PushPolicy};
 use std::sync::Arc;
 
@@ -364,11 +364,13 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     let s_valid = s_in.valid.clone();
     let line_in = s_in.field("line");
     let out = stream::output_port(&mut m, "m");
-    let m_ready = out.ready();
 
     let cw = clog2(steps as u64).max(1);
     // ---- Stage C registers ----
-    let busy = m.reg("busy_q", 1, Some(0));
+    // Stages: C (one input line, a word group per step), T (a token group per step; the
+    // line's last goes on), F (line fields), out.
+    let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_valid);
+    let cst = pl.stage(&mut m, "c");
     let cnt = m.reg("step_q", cw, None);
     let line_q = m.reg("line_q", l, None);
     let valid = m.reg("dict_valid_q", ne as u32, None);
@@ -379,7 +381,8 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
         .collect();
     let dq: Vec<Expr> = dict.iter().map(|r| r.q()).collect();
     // ---- Stage T registers (declared here, driven below) ----
-    let vt = m.reg("t_valid_q", 1, Some(0));
+    let tst = pl.stage(&mut m, "t");
+    let vt = tst.valid();
     let last_t = m.reg("t_last_q", 1, None);
     let first_t = m.reg("t_first_q", 1, None);
 
@@ -413,22 +416,19 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     let allz_pair = m.wire("allz_line", &(&allz.q() & &Expr::cat(&zeros).all()));
 
     // ---- Handshake ----
-    // Stage F and output register; E has no valid of its own (it follows T).
-    let vf = m.reg("f_valid_q", 1, Some(0));
-    let vo = m.reg("out_valid_q", 1, Some(0));
-    let o_free = m.wire("o_free", &(!vo.q() | m_ready.clone()));
-    let f_free = m.wire("f_free", &(!vf.q() | o_free.clone()));
-    let t_adv = m.wire("t_adv", &(&vt.q() & &(!last_t.q() | f_free.clone())));
-    let t_free = m.wire("t_free", &(!vt.q() | t_adv.clone()));
-    let c_adv = m.wire("c_adv", &(&busy.q() & &t_free));
-    let s_ready = m.wire("in_ready", &(!busy.q() | (&is_last & &t_free)));
-    let accept = m.wire("accept", &(&s_valid & &s_ready));
+    let fst = pl.stage(&mut m, "f");
+    let ost = pl.stage(&mut m, "out");
+    pl.repeat(&mut m, &cst, &is_last);
+    pl.filter(&mut m, &tst, &last_t.q());
+    let t_adv = pl.leaves(&mut m, &tst);
+    // A step of stage C is a load of stage T.
+    let c_adv = tst.load();
+    let accept = cst.load();
     let c_done = m.wire("c_done", &(&c_adv & &is_last));
-    let f_load = m.wire("f_load", &(&t_adv & &last_t.q()));
-    let o_load = m.wire("o_load", &(&vf.q() & &o_free));
+    let f_load = fst.load();
+    let o_load = ost.load();
 
     // Stage C next state.
-    m.next(&busy, &(&accept | &(&busy.q() & &!c_done.clone())), None);
     let one = Expr::lit(cw, 1);
     m.next(
         &cnt,
@@ -463,7 +463,6 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     );
 
     // Stage T registers.
-    m.next(&vt, &(&c_adv | &(&vt.q() & &!t_adv.clone())), None);
     m.next(&last_t, &is_last, Some(&c_adv));
     m.next(&first_t, &cnt.q().eq_lit(0), Some(&c_adv));
     let tok_t: Vec<Expr> = toks
@@ -491,7 +490,7 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     let rem = m.reg("rem_q", rw, None);
     // Wide selects come from logic, not straight from a flop (docs/TOOLCHAIN.md: ABC
     // buffers logic nets, not flop outputs): each is ANDed with the stage's valid.
-    let first_v = m.wire("t_first_v", &(&first_t.q() & &vt.q()));
+    let first_v = m.wire("t_first_v", &(&first_t.q() & &vt.clone()));
     let acc_in = m.wire("acc_in", &first_v.select(&Expr::zero(l), &acc.q()));
     let rem_in = first_v.select(&Expr::lit(rw, l as u64), &rem.q());
     let mut a = acc_in;
@@ -499,7 +498,10 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     let minlen = groups.iter().map(|(n, _)| *n).min().unwrap_or(1);
     for i in 0..k {
         m.unused(&a.slice(l - minlen, minlen));
-        let ohv = m.wire(&format!("t_pat{}_v", i), &(&oh_t[i] & &vt.q().repeat(6)));
+        let ohv = m.wire(
+            &format!("t_pat{}_v", i),
+            &(&oh_t[i] & &vt.clone().repeat(6)),
+        );
         let sh = shift_by_onehot(&a, &ohv, &groups);
         a = m.wire(&format!("acc_s{}", i), &(sh | tok_t[i].zext(l)));
     }
@@ -538,27 +540,21 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     let sh_q = m.reg_next("f_shift_q", None, &sh_amt, Some(&f_load));
     let okf_q = m.reg_next("f_ok_q", None, &okf, Some(&f_load));
     let lenf_q = m.reg_next("f_len_q", None, &len_f, Some(&f_load));
-    m.next(&vf, &(&f_load | &(&vf.q() & &!o_free.clone())), None);
 
     // ---- Stage F: left-align ----
     m.comment("Stage F: left-align the stream (logarithmic shifter, LSB first)");
-    let amt = m.wire("align_amt", &(&sh_q & &vf.q().repeat(sh_q.width())));
+    let amt = m.wire("align_amt", &(&sh_q & &fst.valid().repeat(sh_q.width())));
     let lanes = shift_lanes(&mut m, "align", &pre_q.lanes(1), &amt, true);
     let payload = m.wire("payload_f", &Expr::cat_lsb(&lanes));
     let okq = m.reg_next("ok_q", None, &okf_q, Some(&o_load));
     let lenq = m.reg_next("len_q", None, &lenf_q, Some(&o_load));
     let payq = m.reg_next("payload_q", None, &payload, Some(&o_load));
-    m.next(&vo, &(&o_load | &(&vo.q() & &!m_ready.clone())), None);
 
-    s_in.accept(&mut m, &s_ready);
-    out.drive(
+    pl.finish_ports(
         &mut m,
-        &vo.q(),
-        &[
-            ("ok", okq.clone()),
-            ("len", lenq.clone()),
-            ("payload", payq.clone()),
-        ],
+        s_in,
+        out,
+        &[("ok", okq), ("len", lenq), ("payload", payq)],
     );
     m.finish()
 }

@@ -45,7 +45,7 @@
 use super::adaptive::{AdaptiveRtlParams, SPEC};
 use crate::hdl::blocks::or_tree;
 use crate::hdl::stream::{self, Layout};
-use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
+use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Pipeline, Policy};
 use std::sync::Arc;
 
 fn err(msg: String) -> HdlError {
@@ -91,34 +91,13 @@ fn header(m: &mut ModuleBuilder, generator: &str, p: &AdaptiveRtlParams, spec: &
     );
 }
 
-/// Valid/ready control of `n` register stages that stall together (BDI's scheme): returns
-/// the per-stage load enables, the last stage's valid and the upstream ready.
-fn stages(
-    m: &mut ModuleBuilder,
-    n: usize,
-    s_valid: &Expr,
-    m_ready: &Expr,
-) -> (Vec<Expr>, Expr, Expr) {
-    let v: Vec<_> = (0..n)
-        .map(|k| m.reg(&format!("st{}_valid_q", k + 1), 1, Some(0)))
+/// `n` register stages (`st1`, `st2`, ...) that load when they are free (BDI's scheme).
+fn stages(m: &mut ModuleBuilder, n: usize, s_valid: &Expr) -> (Pipeline, Vec<Expr>) {
+    let mut pl = Pipeline::new(m, "pipe", Policy::Bubble, s_valid);
+    let loads = (0..n)
+        .map(|k| pl.stage(m, &format!("st{}", k + 1)).load())
         .collect();
-    let mut free = vec![Expr::zero(1); n];
-    let mut nxt = m_ready.clone();
-    for k in (0..n).rev() {
-        free[k] = m.wire(&format!("st{}_free", k + 1), &(!v[k].q() | nxt.clone()));
-        nxt = free[k].clone();
-    }
-    let mut loads = Vec::new();
-    for k in 0..n {
-        let inv = if k == 0 {
-            s_valid.clone()
-        } else {
-            v[k - 1].q()
-        };
-        loads.push(m.wire(&format!("st{}_load", k + 1), &(&free[k] & &inv)));
-        m.next(&v[k], &free[k].select(&inv, &Expr::ones(1)), None);
-    }
-    (loads, v[n - 1].q(), free[0].clone())
+    (pl, loads)
 }
 
 /// `v` (left-aligned) shifted right by `amt` into a `wo`-bit field (`wo ≥ width(v)`), zero
@@ -299,7 +278,6 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let s_valid = s_in.valid.clone();
     let line = s_in.field("line");
     let out = stream::output_port(&mut m, "m");
-    let m_ready = out.ready();
 
     // ---- Stage 1: classifiers, zero runs, tokens ----
     m.comment("Stage 1: word classifiers and zero-run heads");
@@ -403,7 +381,8 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         level += 1;
     }
 
-    let (loads, out_valid, s_ready) = stages(&mut m, COMP_STAGES, &s_valid, &m_ready);
+    let (pl, loads) = stages(&mut m, COMP_STAGES, &s_valid);
+    let s_ready = pl.in_ready();
     let ld1 = &loads[0];
     let ld2 = &loads[1];
     // The group offsets (exclusive prefix sum of the group lengths), the total, the fallback.
@@ -471,15 +450,11 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let okq = m.reg_next("ok_q", None, &ok_q1, Some(ld2));
     let lenq = m.reg_next("len_q", None, &len_q1, Some(ld2));
     let payq = m.reg_next("payload_q", None, &payload, Some(ld2));
-    s_in.accept(&mut m, &s_ready);
-    out.drive(
+    pl.finish_ports(
         &mut m,
-        &out_valid,
-        &[
-            ("ok", okq.clone()),
-            ("len", lenq.clone()),
-            ("payload", payq.clone()),
-        ],
+        s_in,
+        out,
+        &[("ok", okq), ("len", lenq), ("payload", payq)],
     );
     m.finish()
 }
@@ -636,8 +611,7 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let comp = s_in.field("comp");
     let pay = s_in.field("payload");
     let out = stream::output_port(&mut m, "m");
-    let m_ready = out.ready();
-    let (loads, out_valid, s_ready) = stages(&mut m, DECOMP_STAGES, &s_valid, &m_ready);
+    let (pl, loads) = stages(&mut m, DECOMP_STAGES, &s_valid);
     // Raw line: stream byte j is line byte j.
     let raw = Expr::cat_lsb(
         &(0..lb as u32)
@@ -698,12 +672,7 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let line = st.err.select(&Expr::zero(l), &Expr::cat_lsb(&st.line));
     let lq = m.reg_next("line_q", None, &line, Some(ld));
     let eq = m.reg_next("err_q", None, &st.err, Some(ld));
-    s_in.accept(&mut m, &s_ready);
-    out.drive(
-        &mut m,
-        &out_valid,
-        &[("line", lq.clone()), ("err", eq.clone())],
-    );
+    pl.finish_ports(&mut m, s_in, out, &[("line", lq), ("err", eq)]);
     m.finish()
 }
 

@@ -48,7 +48,7 @@ pub use mc_top::mc_top;
 use super::cpack::{dict_slots2, dict_store, length_groups, shift_by_onehot, word_token, TOK_W};
 use crate::hdl::blocks::shift_lanes_copies;
 use crate::hdl::stream::{self, Layout};
-use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
+use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Pipeline, Policy};
 use crate::model::cpack::{CodeTable, PushPolicy};
 use crate::model::cpack_lossy::fp::TruncLayout;
 use crate::model::cpack_lossy::{LossyParams, CHUNK_BITS};
@@ -284,8 +284,11 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let pend_live: Vec<_> = (0..k)
         .map(|i| m.reg(&format!("pend_live{}_q", i), 1, Some(0)))
         .collect();
-    let vm = m.reg("m_valid_q", 1, Some(0));
-    let vt = m.reg("t_valid_q", 1, Some(0));
+    // Stages: M (a beat's matches), T (its tokens; a block's last beat goes on), F (the
+    // block), out (N chunks from one block).
+    let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_valid);
+    let mst = pl.stage(&mut m, "m");
+    let tst = pl.stage(&mut m, "t");
     let last_t = m.reg("t_last_q", 1, None);
 
     m.comment("Stage C: match the beat's words (the dictionary empties after a block's last beat)");
@@ -320,22 +323,22 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     );
 
     // ---- Handshake ----
-    let vf = m.reg("f_valid_q", 1, Some(0));
-    let vo = m.reg("out_valid_q", 1, Some(0));
+    let fst = pl.stage(&mut m, "f");
+    let ost = pl.stage(&mut m, "out");
     let ocnt = m.reg("out_cnt_q", 4, None);
     let on = m.reg("out_n_q", 4, None);
     let o_last = m.wire("out_last", &ocnt.q().eq(&(on.q() - Expr::lit(4, 1))));
-    let o_fire = m.wire("out_fire", &(&vo.q() & &m_ready));
-    let o_free = m.wire("o_free", &(!vo.q() | (&o_fire & &o_last)));
+    let o_fire = m.wire("out_fire", &(&ost.valid() & &m_ready));
+    pl.filter(&mut m, &tst, &last_t.q());
     // Stage F takes a block only when empty: the output handshake stays off the 2048
     // stage-F load enables (a block needs 16 beats in, at most 8 chunks out).
-    let f_free = m.wire("f_free", &!vf.q());
-    let t_adv = m.wire("t_adv", &(&vt.q() & &(!last_t.q() | f_free.clone())));
-    let m_adv = m.wire("m_adv", &(&vm.q() & &(!vt.q() | t_adv.clone())));
-    let s_ready = m.wire("in_ready", &(!vm.q() | m_adv.clone()));
-    let accept = m.wire("accept", &(&s_valid & &s_ready));
-    let f_load = m.wire("f_load", &(&t_adv & &last_t.q()));
-    let o_load = m.wire("o_load", &(&vf.q() & &o_free));
+    pl.cut(&fst);
+    pl.repeat(&mut m, &ost, &o_last);
+    let t_adv = pl.leaves(&mut m, &tst);
+    let m_adv = tst.load();
+    let accept = mst.load();
+    let f_load = fst.load();
+    let o_load = ost.load();
 
     // Stage C next state: dictionary, pointer, block position, raw words.
     m.next(&first, &blk_end, Some(&accept));
@@ -376,7 +379,6 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     m.next(&wsel, &wsel_next, Some(&accept));
 
     // ---- Stage M registers: words and match vectors ----
-    m.next(&vm, &(&accept | &(&vm.q() & &!m_adv.clone())), None);
     let last_m = m.reg_next("m_last_q", None, &blk_end, Some(&accept));
     let tcode_m = m.reg_next("m_tcode_q", None, &tcode_cur, Some(&accept));
     let words_m: Vec<Expr> = words
@@ -428,7 +430,6 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     }
 
     // ---- Stage T registers ----
-    m.next(&vt, &(&m_adv | &(&vt.q() & &!t_adv.clone())), None);
     m.next(&last_t, &last_m, Some(&m_adv));
     let tok_t: Vec<Expr> = toks
         .iter()
@@ -548,7 +549,6 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let n_fq = m.reg_next("f_n_q", None, &n_f, Some(&f_load));
     let bits_fq = m.reg_next("f_bits_q", None, &len_next, Some(&f_load));
     let tc_fq = m.reg_next("f_tcode_q", None, &tcode_t, Some(&f_load));
-    m.next(&vf, &(&f_load | &(&vf.q() & &!o_free.clone())), None);
 
     // ---- Stage F: left-align; output: N chunks ----
     m.comment(format!(
@@ -596,7 +596,6 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let oc = m.reg_next("out_c_q", None, &c_fq, Some(&o_load));
     let obits = m.reg_next("out_bits_q", None, &bits_fq, Some(&o_load));
     let otc = m.reg_next("out_tcode_q", None, &tc_fq, Some(&o_load));
-    m.next(&vo, &(&o_load | &(&vo.q() & &!(&o_fire & &o_last))), None);
     // Chunk j from the top of the image, selected by the one-hot offset (none set: zero).
     let top = (0..nq).fold(Expr::zero(cb), |acc, j| {
         acc | (pay.q().slice(l - cb * (j as u32 + 1), cb) & oq.bit(j as u32).repeat(cb))
@@ -604,19 +603,15 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let top = m.wire("out_top", &top);
     let chunk = m.wire("out_chunk", &Expr::cat(&top.lanes(8)));
 
-    s_in.accept(&mut m, &s_ready);
-    out.drive(
-        &mut m,
-        &vo.q(),
-        &[
-            ("chunk", chunk),
-            ("last", o_last.clone()),
-            ("c", oc),
-            ("n", on.q()),
-            ("bits", obits),
-            ("tcode", otc),
-        ],
-    );
+    let fields = [
+        ("chunk", chunk),
+        ("last", o_last.clone()),
+        ("c", oc),
+        ("n", on.q()),
+        ("bits", obits),
+        ("tcode", otc),
+    ];
+    pl.finish_ports(&mut m, s_in, out, &fields);
     m.finish()
 }
 
