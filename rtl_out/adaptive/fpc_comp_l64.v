@@ -893,7 +893,7 @@ module fpc_comp_l64 (
                      & (~w13_zero
                         | ((&{w6_zero, w7_zero, w8_zero, w9_zero, w10_zero, w11_zero, w12_zero,
                               w13_zero}) & ~w5_zero)));
-  assign w14_runm1 = {1'd0, 1'd0, w15_zero};
+  assign w14_runm1 = {2'd0, w15_zero};
   assign w14_p0 = (~w14_zero & ((&s_line_i[479:451]) | ~(|s_line_i[479:451])));
   assign w14_p1 = (~w14_zero & ~((&s_line_i[479:451]) | ~(|s_line_i[479:451]))
                    & (s_line_i[479:456] == {3{s_line_i[455:448]}}));
@@ -936,7 +936,7 @@ module fpc_comp_l64 (
                      & (~w14_zero
                         | ((&{w7_zero, w8_zero, w9_zero, w10_zero, w11_zero, w12_zero, w13_zero,
                               w14_zero}) & ~w6_zero)));
-  assign w15_runm1 = {1'd0, 1'd0, 1'd0};
+  assign w15_runm1 = 3'd0;
   assign w15_p0 = (~w15_zero & ((&s_line_i[511:483]) | ~(|s_line_i[511:483])));
   assign w15_p1 = (~w15_zero & ~((&s_line_i[511:483]) | ~(|s_line_i[511:483]))
                    & (s_line_i[511:488] == {3{s_line_i[487:480]}}));

@@ -724,8 +724,7 @@ module fpc_decomp_l64 (
   assign done2_d = k7_done;
   assign err2_d = k7_errq;
   assign line2_d = {k7_slot15, k7_slot14, k7_slot13, k7_slot12, k7_slot11, k7_slot10, k7_slot9,
-                    k7_slot8, k7_slot7, k6_slot6, k5_slot5, k4_slot4, line1_q[127:96],
-                    line1_q[95:64], line1_q[63:32], line1_q[31:0]};
+                    k7_slot8, k7_slot7, k6_slot6, k5_slot5, k4_slot4, line1_q[127:0]};
   always @(posedge clk_i) begin
     if (st2_load) begin
       buf2_q <= buf2_d;
@@ -1026,9 +1025,7 @@ module fpc_decomp_l64 (
   assign done3_d = k11_done;
   assign err3_d = k11_errq;
   assign line3_d = {k11_slot15, k11_slot14, k11_slot13, k11_slot12, k11_slot11, k10_slot10,
-                    k9_slot9, k8_slot8, line2_q[255:224], line2_q[223:192], line2_q[191:160],
-                    line2_q[159:128], line2_q[127:96], line2_q[95:64], line2_q[63:32],
-                    line2_q[31:0]};
+                    k9_slot9, k8_slot8, line2_q[255:0]};
   always @(posedge clk_i) begin
     if (st3_load) begin
       buf3_q <= buf3_d;
@@ -1290,10 +1287,7 @@ module fpc_decomp_l64 (
                        | ((k15_is3 | k15_is4 | k15_is5) ? {k14_buf[402:0], 13'd0} : 416'd0))
                     | (k15_is7 ? {k14_buf[386:0], 29'd0} : 416'd0));
   assign line_d = (k15_errq ? 512'd0
-                   : {k15_slot15, k14_slot14, k13_slot13, k12_slot12, line3_q[383:352],
-                      line3_q[351:320], line3_q[319:288], line3_q[287:256], line3_q[255:224],
-                      line3_q[223:192], line3_q[191:160], line3_q[159:128], line3_q[127:96],
-                      line3_q[95:64], line3_q[63:32], line3_q[31:0]});
+                   : {k15_slot15, k14_slot14, k13_slot13, k12_slot12, line3_q[383:0]});
   assign err_d = k15_errq;
   always @(posedge clk_i) begin
     if (st4_load) begin

@@ -7495,414 +7495,288 @@ module bpc_comp_s32 (
   wire zero3_d;
   reg  [1023:0] blk3_q;
   wire [1023:0] blk3_d;
-  assign zcnt1_1 = (~cls_q[5] ? {5'd0, cls_q[5]} : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[0], ~cls_q[0]});
+  assign zcnt1_1 = (~cls_q[5] ? {5'd0, cls_q[5]} : {4'd0, cls_q[0], ~cls_q[0]});
   assign zrst1_1 = (~cls_q[5] | ~cls_q[0]);
-  assign zcnt1_2 = (~cls_q[10] ? {5'd0, cls_q[10]} : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[5], ~cls_q[5]});
+  assign zcnt1_2 = (~cls_q[10] ? {5'd0, cls_q[10]} : {4'd0, cls_q[5], ~cls_q[5]});
   assign zrst1_2 = (~cls_q[10] | ~cls_q[5]);
-  assign zcnt1_3 = (~cls_q[15] ? {5'd0, cls_q[15]}
-                    : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[10], ~cls_q[10]});
+  assign zcnt1_3 = (~cls_q[15] ? {5'd0, cls_q[15]} : {4'd0, cls_q[10], ~cls_q[10]});
   assign zrst1_3 = (~cls_q[15] | ~cls_q[10]);
-  assign zcnt1_4 = (~cls_q[20] ? {5'd0, cls_q[20]}
-                    : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[15], ~cls_q[15]});
+  assign zcnt1_4 = (~cls_q[20] ? {5'd0, cls_q[20]} : {4'd0, cls_q[15], ~cls_q[15]});
   assign zrst1_4 = (~cls_q[20] | ~cls_q[15]);
-  assign zcnt1_5 = (~cls_q[25] ? {5'd0, cls_q[25]}
-                    : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[20], ~cls_q[20]});
+  assign zcnt1_5 = (~cls_q[25] ? {5'd0, cls_q[25]} : {4'd0, cls_q[20], ~cls_q[20]});
   assign zrst1_5 = (~cls_q[25] | ~cls_q[20]);
-  assign zcnt1_6 = (~cls_q[30] ? {5'd0, cls_q[30]}
-                    : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[25], ~cls_q[25]});
+  assign zcnt1_6 = (~cls_q[30] ? {5'd0, cls_q[30]} : {4'd0, cls_q[25], ~cls_q[25]});
   assign zrst1_6 = (~cls_q[30] | ~cls_q[25]);
-  assign zcnt1_7 = (~cls_q[35] ? {5'd0, cls_q[35]}
-                    : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[30], ~cls_q[30]});
+  assign zcnt1_7 = (~cls_q[35] ? {5'd0, cls_q[35]} : {4'd0, cls_q[30], ~cls_q[30]});
   assign zrst1_7 = (~cls_q[35] | ~cls_q[30]);
-  assign zcnt1_8 = (~cls_q[40] ? {5'd0, cls_q[40]}
-                    : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[35], ~cls_q[35]});
+  assign zcnt1_8 = (~cls_q[40] ? {5'd0, cls_q[40]} : {4'd0, cls_q[35], ~cls_q[35]});
   assign zrst1_8 = (~cls_q[40] | ~cls_q[35]);
-  assign zcnt1_9 = (~cls_q[45] ? {5'd0, cls_q[45]}
-                    : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[40], ~cls_q[40]});
+  assign zcnt1_9 = (~cls_q[45] ? {5'd0, cls_q[45]} : {4'd0, cls_q[40], ~cls_q[40]});
   assign zrst1_9 = (~cls_q[45] | ~cls_q[40]);
-  assign zcnt1_10 = (~cls_q[50] ? {5'd0, cls_q[50]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[45], ~cls_q[45]});
+  assign zcnt1_10 = (~cls_q[50] ? {5'd0, cls_q[50]} : {4'd0, cls_q[45], ~cls_q[45]});
   assign zrst1_10 = (~cls_q[50] | ~cls_q[45]);
-  assign zcnt1_11 = (~cls_q[55] ? {5'd0, cls_q[55]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[50], ~cls_q[50]});
+  assign zcnt1_11 = (~cls_q[55] ? {5'd0, cls_q[55]} : {4'd0, cls_q[50], ~cls_q[50]});
   assign zrst1_11 = (~cls_q[55] | ~cls_q[50]);
-  assign zcnt1_12 = (~cls_q[60] ? {5'd0, cls_q[60]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[55], ~cls_q[55]});
+  assign zcnt1_12 = (~cls_q[60] ? {5'd0, cls_q[60]} : {4'd0, cls_q[55], ~cls_q[55]});
   assign zrst1_12 = (~cls_q[60] | ~cls_q[55]);
-  assign zcnt1_13 = (~cls_q[65] ? {5'd0, cls_q[65]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[60], ~cls_q[60]});
+  assign zcnt1_13 = (~cls_q[65] ? {5'd0, cls_q[65]} : {4'd0, cls_q[60], ~cls_q[60]});
   assign zrst1_13 = (~cls_q[65] | ~cls_q[60]);
-  assign zcnt1_14 = (~cls_q[70] ? {5'd0, cls_q[70]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[65], ~cls_q[65]});
+  assign zcnt1_14 = (~cls_q[70] ? {5'd0, cls_q[70]} : {4'd0, cls_q[65], ~cls_q[65]});
   assign zrst1_14 = (~cls_q[70] | ~cls_q[65]);
-  assign zcnt1_15 = (~cls_q[75] ? {5'd0, cls_q[75]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[70], ~cls_q[70]});
+  assign zcnt1_15 = (~cls_q[75] ? {5'd0, cls_q[75]} : {4'd0, cls_q[70], ~cls_q[70]});
   assign zrst1_15 = (~cls_q[75] | ~cls_q[70]);
-  assign zcnt1_16 = (~cls_q[80] ? {5'd0, cls_q[80]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[75], ~cls_q[75]});
+  assign zcnt1_16 = (~cls_q[80] ? {5'd0, cls_q[80]} : {4'd0, cls_q[75], ~cls_q[75]});
   assign zrst1_16 = (~cls_q[80] | ~cls_q[75]);
-  assign zcnt1_17 = (~cls_q[85] ? {5'd0, cls_q[85]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[80], ~cls_q[80]});
+  assign zcnt1_17 = (~cls_q[85] ? {5'd0, cls_q[85]} : {4'd0, cls_q[80], ~cls_q[80]});
   assign zrst1_17 = (~cls_q[85] | ~cls_q[80]);
-  assign zcnt1_18 = (~cls_q[90] ? {5'd0, cls_q[90]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[85], ~cls_q[85]});
+  assign zcnt1_18 = (~cls_q[90] ? {5'd0, cls_q[90]} : {4'd0, cls_q[85], ~cls_q[85]});
   assign zrst1_18 = (~cls_q[90] | ~cls_q[85]);
-  assign zcnt1_19 = (~cls_q[95] ? {5'd0, cls_q[95]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[90], ~cls_q[90]});
+  assign zcnt1_19 = (~cls_q[95] ? {5'd0, cls_q[95]} : {4'd0, cls_q[90], ~cls_q[90]});
   assign zrst1_19 = (~cls_q[95] | ~cls_q[90]);
-  assign zcnt1_20 = (~cls_q[100] ? {5'd0, cls_q[100]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[95], ~cls_q[95]});
+  assign zcnt1_20 = (~cls_q[100] ? {5'd0, cls_q[100]} : {4'd0, cls_q[95], ~cls_q[95]});
   assign zrst1_20 = (~cls_q[100] | ~cls_q[95]);
-  assign zcnt1_21 = (~cls_q[105] ? {5'd0, cls_q[105]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[100], ~cls_q[100]});
+  assign zcnt1_21 = (~cls_q[105] ? {5'd0, cls_q[105]} : {4'd0, cls_q[100], ~cls_q[100]});
   assign zrst1_21 = (~cls_q[105] | ~cls_q[100]);
-  assign zcnt1_22 = (~cls_q[110] ? {5'd0, cls_q[110]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[105], ~cls_q[105]});
+  assign zcnt1_22 = (~cls_q[110] ? {5'd0, cls_q[110]} : {4'd0, cls_q[105], ~cls_q[105]});
   assign zrst1_22 = (~cls_q[110] | ~cls_q[105]);
-  assign zcnt1_23 = (~cls_q[115] ? {5'd0, cls_q[115]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[110], ~cls_q[110]});
+  assign zcnt1_23 = (~cls_q[115] ? {5'd0, cls_q[115]} : {4'd0, cls_q[110], ~cls_q[110]});
   assign zrst1_23 = (~cls_q[115] | ~cls_q[110]);
-  assign zcnt1_24 = (~cls_q[120] ? {5'd0, cls_q[120]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[115], ~cls_q[115]});
+  assign zcnt1_24 = (~cls_q[120] ? {5'd0, cls_q[120]} : {4'd0, cls_q[115], ~cls_q[115]});
   assign zrst1_24 = (~cls_q[120] | ~cls_q[115]);
-  assign zcnt1_25 = (~cls_q[125] ? {5'd0, cls_q[125]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[120], ~cls_q[120]});
+  assign zcnt1_25 = (~cls_q[125] ? {5'd0, cls_q[125]} : {4'd0, cls_q[120], ~cls_q[120]});
   assign zrst1_25 = (~cls_q[125] | ~cls_q[120]);
-  assign zcnt1_26 = (~cls_q[130] ? {5'd0, cls_q[130]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[125], ~cls_q[125]});
+  assign zcnt1_26 = (~cls_q[130] ? {5'd0, cls_q[130]} : {4'd0, cls_q[125], ~cls_q[125]});
   assign zrst1_26 = (~cls_q[130] | ~cls_q[125]);
-  assign zcnt1_27 = (~cls_q[135] ? {5'd0, cls_q[135]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[130], ~cls_q[130]});
+  assign zcnt1_27 = (~cls_q[135] ? {5'd0, cls_q[135]} : {4'd0, cls_q[130], ~cls_q[130]});
   assign zrst1_27 = (~cls_q[135] | ~cls_q[130]);
-  assign zcnt1_28 = (~cls_q[140] ? {5'd0, cls_q[140]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[135], ~cls_q[135]});
+  assign zcnt1_28 = (~cls_q[140] ? {5'd0, cls_q[140]} : {4'd0, cls_q[135], ~cls_q[135]});
   assign zrst1_28 = (~cls_q[140] | ~cls_q[135]);
-  assign zcnt1_29 = (~cls_q[145] ? {5'd0, cls_q[145]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[140], ~cls_q[140]});
+  assign zcnt1_29 = (~cls_q[145] ? {5'd0, cls_q[145]} : {4'd0, cls_q[140], ~cls_q[140]});
   assign zrst1_29 = (~cls_q[145] | ~cls_q[140]);
-  assign zcnt1_30 = (~cls_q[150] ? {5'd0, cls_q[150]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[145], ~cls_q[145]});
+  assign zcnt1_30 = (~cls_q[150] ? {5'd0, cls_q[150]} : {4'd0, cls_q[145], ~cls_q[145]});
   assign zrst1_30 = (~cls_q[150] | ~cls_q[145]);
-  assign zcnt1_31 = (~cls_q[155] ? {5'd0, cls_q[155]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[150], ~cls_q[150]});
+  assign zcnt1_31 = (~cls_q[155] ? {5'd0, cls_q[155]} : {4'd0, cls_q[150], ~cls_q[150]});
   assign zrst1_31 = (~cls_q[155] | ~cls_q[150]);
-  assign zcnt1_32 = (~cls_q[160] ? {5'd0, cls_q[160]}
-                     : {1'd0, 1'd0, 1'd0, 1'd0, cls_q[155], ~cls_q[155]});
+  assign zcnt1_32 = (~cls_q[160] ? {5'd0, cls_q[160]} : {4'd0, cls_q[155], ~cls_q[155]});
   assign zrst1_32 = (~cls_q[160] | ~cls_q[155]);
-  assign zcnt2_2 = (zrst1_2 ? zcnt1_2 : {1'd0, 1'd0, 1'd0, 1'd0, 1'd1, cls_q[0]});
+  assign zcnt2_2 = (zrst1_2 ? zcnt1_2 : {4'd0, 1'd1, cls_q[0]});
   assign zrst2_2 = (zrst1_2 | ~cls_q[0]);
-  assign zcnt2_3 = (zrst1_3 ? zcnt1_3 : {1'd0, 1'd0, 1'd0, zcnt1_1[1], ~zcnt1_1[1], zcnt1_1[0]});
+  assign zcnt2_3 = (zrst1_3 ? zcnt1_3 : {3'd0, zcnt1_1[1], ~zcnt1_1[1], zcnt1_1[0]});
   assign zrst2_3 = (zrst1_3 | zrst1_1);
-  assign zcnt2_4 = (zrst1_4 ? zcnt1_4 : {1'd0, 1'd0, 1'd0, zcnt1_2[1], ~zcnt1_2[1], zcnt1_2[0]});
+  assign zcnt2_4 = (zrst1_4 ? zcnt1_4 : {3'd0, zcnt1_2[1], ~zcnt1_2[1], zcnt1_2[0]});
   assign zrst2_4 = (zrst1_4 | zrst1_2);
-  assign zcnt2_5 = (zrst1_5 ? zcnt1_5 : {1'd0, 1'd0, 1'd0, zcnt1_3[1], ~zcnt1_3[1], zcnt1_3[0]});
+  assign zcnt2_5 = (zrst1_5 ? zcnt1_5 : {3'd0, zcnt1_3[1], ~zcnt1_3[1], zcnt1_3[0]});
   assign zrst2_5 = (zrst1_5 | zrst1_3);
-  assign zcnt2_6 = (zrst1_6 ? zcnt1_6 : {1'd0, 1'd0, 1'd0, zcnt1_4[1], ~zcnt1_4[1], zcnt1_4[0]});
+  assign zcnt2_6 = (zrst1_6 ? zcnt1_6 : {3'd0, zcnt1_4[1], ~zcnt1_4[1], zcnt1_4[0]});
   assign zrst2_6 = (zrst1_6 | zrst1_4);
-  assign zcnt2_7 = (zrst1_7 ? zcnt1_7 : {1'd0, 1'd0, 1'd0, zcnt1_5[1], ~zcnt1_5[1], zcnt1_5[0]});
+  assign zcnt2_7 = (zrst1_7 ? zcnt1_7 : {3'd0, zcnt1_5[1], ~zcnt1_5[1], zcnt1_5[0]});
   assign zrst2_7 = (zrst1_7 | zrst1_5);
-  assign zcnt2_8 = (zrst1_8 ? zcnt1_8 : {1'd0, 1'd0, 1'd0, zcnt1_6[1], ~zcnt1_6[1], zcnt1_6[0]});
+  assign zcnt2_8 = (zrst1_8 ? zcnt1_8 : {3'd0, zcnt1_6[1], ~zcnt1_6[1], zcnt1_6[0]});
   assign zrst2_8 = (zrst1_8 | zrst1_6);
-  assign zcnt2_9 = (zrst1_9 ? zcnt1_9 : {1'd0, 1'd0, 1'd0, zcnt1_7[1], ~zcnt1_7[1], zcnt1_7[0]});
+  assign zcnt2_9 = (zrst1_9 ? zcnt1_9 : {3'd0, zcnt1_7[1], ~zcnt1_7[1], zcnt1_7[0]});
   assign zrst2_9 = (zrst1_9 | zrst1_7);
-  assign zcnt2_10 = (zrst1_10 ? zcnt1_10 : {1'd0, 1'd0, 1'd0, zcnt1_8[1], ~zcnt1_8[1], zcnt1_8[0]});
+  assign zcnt2_10 = (zrst1_10 ? zcnt1_10 : {3'd0, zcnt1_8[1], ~zcnt1_8[1], zcnt1_8[0]});
   assign zrst2_10 = (zrst1_10 | zrst1_8);
-  assign zcnt2_11 = (zrst1_11 ? zcnt1_11 : {1'd0, 1'd0, 1'd0, zcnt1_9[1], ~zcnt1_9[1], zcnt1_9[0]});
+  assign zcnt2_11 = (zrst1_11 ? zcnt1_11 : {3'd0, zcnt1_9[1], ~zcnt1_9[1], zcnt1_9[0]});
   assign zrst2_11 = (zrst1_11 | zrst1_9);
-  assign zcnt2_12 = (zrst1_12 ? zcnt1_12
-                     : {1'd0, 1'd0, 1'd0, zcnt1_10[1], ~zcnt1_10[1], zcnt1_10[0]});
+  assign zcnt2_12 = (zrst1_12 ? zcnt1_12 : {3'd0, zcnt1_10[1], ~zcnt1_10[1], zcnt1_10[0]});
   assign zrst2_12 = (zrst1_12 | zrst1_10);
-  assign zcnt2_13 = (zrst1_13 ? zcnt1_13
-                     : {1'd0, 1'd0, 1'd0, zcnt1_11[1], ~zcnt1_11[1], zcnt1_11[0]});
+  assign zcnt2_13 = (zrst1_13 ? zcnt1_13 : {3'd0, zcnt1_11[1], ~zcnt1_11[1], zcnt1_11[0]});
   assign zrst2_13 = (zrst1_13 | zrst1_11);
-  assign zcnt2_14 = (zrst1_14 ? zcnt1_14
-                     : {1'd0, 1'd0, 1'd0, zcnt1_12[1], ~zcnt1_12[1], zcnt1_12[0]});
+  assign zcnt2_14 = (zrst1_14 ? zcnt1_14 : {3'd0, zcnt1_12[1], ~zcnt1_12[1], zcnt1_12[0]});
   assign zrst2_14 = (zrst1_14 | zrst1_12);
-  assign zcnt2_15 = (zrst1_15 ? zcnt1_15
-                     : {1'd0, 1'd0, 1'd0, zcnt1_13[1], ~zcnt1_13[1], zcnt1_13[0]});
+  assign zcnt2_15 = (zrst1_15 ? zcnt1_15 : {3'd0, zcnt1_13[1], ~zcnt1_13[1], zcnt1_13[0]});
   assign zrst2_15 = (zrst1_15 | zrst1_13);
-  assign zcnt2_16 = (zrst1_16 ? zcnt1_16
-                     : {1'd0, 1'd0, 1'd0, zcnt1_14[1], ~zcnt1_14[1], zcnt1_14[0]});
+  assign zcnt2_16 = (zrst1_16 ? zcnt1_16 : {3'd0, zcnt1_14[1], ~zcnt1_14[1], zcnt1_14[0]});
   assign zrst2_16 = (zrst1_16 | zrst1_14);
-  assign zcnt2_17 = (zrst1_17 ? zcnt1_17
-                     : {1'd0, 1'd0, 1'd0, zcnt1_15[1], ~zcnt1_15[1], zcnt1_15[0]});
+  assign zcnt2_17 = (zrst1_17 ? zcnt1_17 : {3'd0, zcnt1_15[1], ~zcnt1_15[1], zcnt1_15[0]});
   assign zrst2_17 = (zrst1_17 | zrst1_15);
-  assign zcnt2_18 = (zrst1_18 ? zcnt1_18
-                     : {1'd0, 1'd0, 1'd0, zcnt1_16[1], ~zcnt1_16[1], zcnt1_16[0]});
+  assign zcnt2_18 = (zrst1_18 ? zcnt1_18 : {3'd0, zcnt1_16[1], ~zcnt1_16[1], zcnt1_16[0]});
   assign zrst2_18 = (zrst1_18 | zrst1_16);
-  assign zcnt2_19 = (zrst1_19 ? zcnt1_19
-                     : {1'd0, 1'd0, 1'd0, zcnt1_17[1], ~zcnt1_17[1], zcnt1_17[0]});
+  assign zcnt2_19 = (zrst1_19 ? zcnt1_19 : {3'd0, zcnt1_17[1], ~zcnt1_17[1], zcnt1_17[0]});
   assign zrst2_19 = (zrst1_19 | zrst1_17);
-  assign zcnt2_20 = (zrst1_20 ? zcnt1_20
-                     : {1'd0, 1'd0, 1'd0, zcnt1_18[1], ~zcnt1_18[1], zcnt1_18[0]});
+  assign zcnt2_20 = (zrst1_20 ? zcnt1_20 : {3'd0, zcnt1_18[1], ~zcnt1_18[1], zcnt1_18[0]});
   assign zrst2_20 = (zrst1_20 | zrst1_18);
-  assign zcnt2_21 = (zrst1_21 ? zcnt1_21
-                     : {1'd0, 1'd0, 1'd0, zcnt1_19[1], ~zcnt1_19[1], zcnt1_19[0]});
+  assign zcnt2_21 = (zrst1_21 ? zcnt1_21 : {3'd0, zcnt1_19[1], ~zcnt1_19[1], zcnt1_19[0]});
   assign zrst2_21 = (zrst1_21 | zrst1_19);
-  assign zcnt2_22 = (zrst1_22 ? zcnt1_22
-                     : {1'd0, 1'd0, 1'd0, zcnt1_20[1], ~zcnt1_20[1], zcnt1_20[0]});
+  assign zcnt2_22 = (zrst1_22 ? zcnt1_22 : {3'd0, zcnt1_20[1], ~zcnt1_20[1], zcnt1_20[0]});
   assign zrst2_22 = (zrst1_22 | zrst1_20);
-  assign zcnt2_23 = (zrst1_23 ? zcnt1_23
-                     : {1'd0, 1'd0, 1'd0, zcnt1_21[1], ~zcnt1_21[1], zcnt1_21[0]});
+  assign zcnt2_23 = (zrst1_23 ? zcnt1_23 : {3'd0, zcnt1_21[1], ~zcnt1_21[1], zcnt1_21[0]});
   assign zrst2_23 = (zrst1_23 | zrst1_21);
-  assign zcnt2_24 = (zrst1_24 ? zcnt1_24
-                     : {1'd0, 1'd0, 1'd0, zcnt1_22[1], ~zcnt1_22[1], zcnt1_22[0]});
+  assign zcnt2_24 = (zrst1_24 ? zcnt1_24 : {3'd0, zcnt1_22[1], ~zcnt1_22[1], zcnt1_22[0]});
   assign zrst2_24 = (zrst1_24 | zrst1_22);
-  assign zcnt2_25 = (zrst1_25 ? zcnt1_25
-                     : {1'd0, 1'd0, 1'd0, zcnt1_23[1], ~zcnt1_23[1], zcnt1_23[0]});
+  assign zcnt2_25 = (zrst1_25 ? zcnt1_25 : {3'd0, zcnt1_23[1], ~zcnt1_23[1], zcnt1_23[0]});
   assign zrst2_25 = (zrst1_25 | zrst1_23);
-  assign zcnt2_26 = (zrst1_26 ? zcnt1_26
-                     : {1'd0, 1'd0, 1'd0, zcnt1_24[1], ~zcnt1_24[1], zcnt1_24[0]});
+  assign zcnt2_26 = (zrst1_26 ? zcnt1_26 : {3'd0, zcnt1_24[1], ~zcnt1_24[1], zcnt1_24[0]});
   assign zrst2_26 = (zrst1_26 | zrst1_24);
-  assign zcnt2_27 = (zrst1_27 ? zcnt1_27
-                     : {1'd0, 1'd0, 1'd0, zcnt1_25[1], ~zcnt1_25[1], zcnt1_25[0]});
+  assign zcnt2_27 = (zrst1_27 ? zcnt1_27 : {3'd0, zcnt1_25[1], ~zcnt1_25[1], zcnt1_25[0]});
   assign zrst2_27 = (zrst1_27 | zrst1_25);
-  assign zcnt2_28 = (zrst1_28 ? zcnt1_28
-                     : {1'd0, 1'd0, 1'd0, zcnt1_26[1], ~zcnt1_26[1], zcnt1_26[0]});
+  assign zcnt2_28 = (zrst1_28 ? zcnt1_28 : {3'd0, zcnt1_26[1], ~zcnt1_26[1], zcnt1_26[0]});
   assign zrst2_28 = (zrst1_28 | zrst1_26);
-  assign zcnt2_29 = (zrst1_29 ? zcnt1_29
-                     : {1'd0, 1'd0, 1'd0, zcnt1_27[1], ~zcnt1_27[1], zcnt1_27[0]});
+  assign zcnt2_29 = (zrst1_29 ? zcnt1_29 : {3'd0, zcnt1_27[1], ~zcnt1_27[1], zcnt1_27[0]});
   assign zrst2_29 = (zrst1_29 | zrst1_27);
-  assign zcnt2_30 = (zrst1_30 ? zcnt1_30
-                     : {1'd0, 1'd0, 1'd0, zcnt1_28[1], ~zcnt1_28[1], zcnt1_28[0]});
+  assign zcnt2_30 = (zrst1_30 ? zcnt1_30 : {3'd0, zcnt1_28[1], ~zcnt1_28[1], zcnt1_28[0]});
   assign zrst2_30 = (zrst1_30 | zrst1_28);
-  assign zcnt2_31 = (zrst1_31 ? zcnt1_31
-                     : {1'd0, 1'd0, 1'd0, zcnt1_29[1], ~zcnt1_29[1], zcnt1_29[0]});
+  assign zcnt2_31 = (zrst1_31 ? zcnt1_31 : {3'd0, zcnt1_29[1], ~zcnt1_29[1], zcnt1_29[0]});
   assign zrst2_31 = (zrst1_31 | zrst1_29);
-  assign zcnt2_32 = (zrst1_32 ? zcnt1_32
-                     : {1'd0, 1'd0, 1'd0, zcnt1_30[1], ~zcnt1_30[1], zcnt1_30[0]});
+  assign zcnt2_32 = (zrst1_32 ? zcnt1_32 : {3'd0, zcnt1_30[1], ~zcnt1_30[1], zcnt1_30[0]});
   assign zrst2_32 = (zrst1_32 | zrst1_30);
-  assign zcnt3_4 = (zrst2_4 ? zcnt2_4 : {1'd0, 1'd0, 1'd0, 1'd1, 1'd0, cls_q[0]});
+  assign zcnt3_4 = (zrst2_4 ? zcnt2_4 : {3'd0, 2'd2, cls_q[0]});
   assign zrst3_4 = (zrst2_4 | ~cls_q[0]);
-  assign zcnt3_5 = (zrst2_5 ? zcnt2_5
-                    : {1'd0, 1'd0, zcnt1_1[2], ~zcnt1_1[2], zcnt1_1[1], zcnt1_1[0]});
+  assign zcnt3_5 = (zrst2_5 ? zcnt2_5 : {2'd0, zcnt1_1[2], ~zcnt1_1[2], zcnt1_1[1:0]});
   assign zrst3_5 = (zrst2_5 | zrst1_1);
-  assign zcnt3_6 = (zrst2_6 ? zcnt2_6
-                    : {1'd0, 1'd0, zcnt2_2[2], ~zcnt2_2[2], zcnt2_2[1], zcnt2_2[0]});
+  assign zcnt3_6 = (zrst2_6 ? zcnt2_6 : {2'd0, zcnt2_2[2], ~zcnt2_2[2], zcnt2_2[1:0]});
   assign zrst3_6 = (zrst2_6 | zrst2_2);
-  assign zcnt3_7 = (zrst2_7 ? zcnt2_7
-                    : {1'd0, 1'd0, zcnt2_3[2], ~zcnt2_3[2], zcnt2_3[1], zcnt2_3[0]});
+  assign zcnt3_7 = (zrst2_7 ? zcnt2_7 : {2'd0, zcnt2_3[2], ~zcnt2_3[2], zcnt2_3[1:0]});
   assign zrst3_7 = (zrst2_7 | zrst2_3);
-  assign zcnt3_8 = (zrst2_8 ? zcnt2_8
-                    : {1'd0, 1'd0, zcnt2_4[2], ~zcnt2_4[2], zcnt2_4[1], zcnt2_4[0]});
+  assign zcnt3_8 = (zrst2_8 ? zcnt2_8 : {2'd0, zcnt2_4[2], ~zcnt2_4[2], zcnt2_4[1:0]});
   assign zrst3_8 = (zrst2_8 | zrst2_4);
-  assign zcnt3_9 = (zrst2_9 ? zcnt2_9
-                    : {1'd0, 1'd0, zcnt2_5[2], ~zcnt2_5[2], zcnt2_5[1], zcnt2_5[0]});
+  assign zcnt3_9 = (zrst2_9 ? zcnt2_9 : {2'd0, zcnt2_5[2], ~zcnt2_5[2], zcnt2_5[1:0]});
   assign zrst3_9 = (zrst2_9 | zrst2_5);
-  assign zcnt3_10 = (zrst2_10 ? zcnt2_10
-                     : {1'd0, 1'd0, zcnt2_6[2], ~zcnt2_6[2], zcnt2_6[1], zcnt2_6[0]});
+  assign zcnt3_10 = (zrst2_10 ? zcnt2_10 : {2'd0, zcnt2_6[2], ~zcnt2_6[2], zcnt2_6[1:0]});
   assign zrst3_10 = (zrst2_10 | zrst2_6);
-  assign zcnt3_11 = (zrst2_11 ? zcnt2_11
-                     : {1'd0, 1'd0, zcnt2_7[2], ~zcnt2_7[2], zcnt2_7[1], zcnt2_7[0]});
+  assign zcnt3_11 = (zrst2_11 ? zcnt2_11 : {2'd0, zcnt2_7[2], ~zcnt2_7[2], zcnt2_7[1:0]});
   assign zrst3_11 = (zrst2_11 | zrst2_7);
-  assign zcnt3_12 = (zrst2_12 ? zcnt2_12
-                     : {1'd0, 1'd0, zcnt2_8[2], ~zcnt2_8[2], zcnt2_8[1], zcnt2_8[0]});
+  assign zcnt3_12 = (zrst2_12 ? zcnt2_12 : {2'd0, zcnt2_8[2], ~zcnt2_8[2], zcnt2_8[1:0]});
   assign zrst3_12 = (zrst2_12 | zrst2_8);
-  assign zcnt3_13 = (zrst2_13 ? zcnt2_13
-                     : {1'd0, 1'd0, zcnt2_9[2], ~zcnt2_9[2], zcnt2_9[1], zcnt2_9[0]});
+  assign zcnt3_13 = (zrst2_13 ? zcnt2_13 : {2'd0, zcnt2_9[2], ~zcnt2_9[2], zcnt2_9[1:0]});
   assign zrst3_13 = (zrst2_13 | zrst2_9);
-  assign zcnt3_14 = (zrst2_14 ? zcnt2_14
-                     : {1'd0, 1'd0, zcnt2_10[2], ~zcnt2_10[2], zcnt2_10[1], zcnt2_10[0]});
+  assign zcnt3_14 = (zrst2_14 ? zcnt2_14 : {2'd0, zcnt2_10[2], ~zcnt2_10[2], zcnt2_10[1:0]});
   assign zrst3_14 = (zrst2_14 | zrst2_10);
-  assign zcnt3_15 = (zrst2_15 ? zcnt2_15
-                     : {1'd0, 1'd0, zcnt2_11[2], ~zcnt2_11[2], zcnt2_11[1], zcnt2_11[0]});
+  assign zcnt3_15 = (zrst2_15 ? zcnt2_15 : {2'd0, zcnt2_11[2], ~zcnt2_11[2], zcnt2_11[1:0]});
   assign zrst3_15 = (zrst2_15 | zrst2_11);
-  assign zcnt3_16 = (zrst2_16 ? zcnt2_16
-                     : {1'd0, 1'd0, zcnt2_12[2], ~zcnt2_12[2], zcnt2_12[1], zcnt2_12[0]});
+  assign zcnt3_16 = (zrst2_16 ? zcnt2_16 : {2'd0, zcnt2_12[2], ~zcnt2_12[2], zcnt2_12[1:0]});
   assign zrst3_16 = (zrst2_16 | zrst2_12);
-  assign zcnt3_17 = (zrst2_17 ? zcnt2_17
-                     : {1'd0, 1'd0, zcnt2_13[2], ~zcnt2_13[2], zcnt2_13[1], zcnt2_13[0]});
+  assign zcnt3_17 = (zrst2_17 ? zcnt2_17 : {2'd0, zcnt2_13[2], ~zcnt2_13[2], zcnt2_13[1:0]});
   assign zrst3_17 = (zrst2_17 | zrst2_13);
-  assign zcnt3_18 = (zrst2_18 ? zcnt2_18
-                     : {1'd0, 1'd0, zcnt2_14[2], ~zcnt2_14[2], zcnt2_14[1], zcnt2_14[0]});
+  assign zcnt3_18 = (zrst2_18 ? zcnt2_18 : {2'd0, zcnt2_14[2], ~zcnt2_14[2], zcnt2_14[1:0]});
   assign zrst3_18 = (zrst2_18 | zrst2_14);
-  assign zcnt3_19 = (zrst2_19 ? zcnt2_19
-                     : {1'd0, 1'd0, zcnt2_15[2], ~zcnt2_15[2], zcnt2_15[1], zcnt2_15[0]});
+  assign zcnt3_19 = (zrst2_19 ? zcnt2_19 : {2'd0, zcnt2_15[2], ~zcnt2_15[2], zcnt2_15[1:0]});
   assign zrst3_19 = (zrst2_19 | zrst2_15);
-  assign zcnt3_20 = (zrst2_20 ? zcnt2_20
-                     : {1'd0, 1'd0, zcnt2_16[2], ~zcnt2_16[2], zcnt2_16[1], zcnt2_16[0]});
+  assign zcnt3_20 = (zrst2_20 ? zcnt2_20 : {2'd0, zcnt2_16[2], ~zcnt2_16[2], zcnt2_16[1:0]});
   assign zrst3_20 = (zrst2_20 | zrst2_16);
-  assign zcnt3_21 = (zrst2_21 ? zcnt2_21
-                     : {1'd0, 1'd0, zcnt2_17[2], ~zcnt2_17[2], zcnt2_17[1], zcnt2_17[0]});
+  assign zcnt3_21 = (zrst2_21 ? zcnt2_21 : {2'd0, zcnt2_17[2], ~zcnt2_17[2], zcnt2_17[1:0]});
   assign zrst3_21 = (zrst2_21 | zrst2_17);
-  assign zcnt3_22 = (zrst2_22 ? zcnt2_22
-                     : {1'd0, 1'd0, zcnt2_18[2], ~zcnt2_18[2], zcnt2_18[1], zcnt2_18[0]});
+  assign zcnt3_22 = (zrst2_22 ? zcnt2_22 : {2'd0, zcnt2_18[2], ~zcnt2_18[2], zcnt2_18[1:0]});
   assign zrst3_22 = (zrst2_22 | zrst2_18);
-  assign zcnt3_23 = (zrst2_23 ? zcnt2_23
-                     : {1'd0, 1'd0, zcnt2_19[2], ~zcnt2_19[2], zcnt2_19[1], zcnt2_19[0]});
+  assign zcnt3_23 = (zrst2_23 ? zcnt2_23 : {2'd0, zcnt2_19[2], ~zcnt2_19[2], zcnt2_19[1:0]});
   assign zrst3_23 = (zrst2_23 | zrst2_19);
-  assign zcnt3_24 = (zrst2_24 ? zcnt2_24
-                     : {1'd0, 1'd0, zcnt2_20[2], ~zcnt2_20[2], zcnt2_20[1], zcnt2_20[0]});
+  assign zcnt3_24 = (zrst2_24 ? zcnt2_24 : {2'd0, zcnt2_20[2], ~zcnt2_20[2], zcnt2_20[1:0]});
   assign zrst3_24 = (zrst2_24 | zrst2_20);
-  assign zcnt3_25 = (zrst2_25 ? zcnt2_25
-                     : {1'd0, 1'd0, zcnt2_21[2], ~zcnt2_21[2], zcnt2_21[1], zcnt2_21[0]});
+  assign zcnt3_25 = (zrst2_25 ? zcnt2_25 : {2'd0, zcnt2_21[2], ~zcnt2_21[2], zcnt2_21[1:0]});
   assign zrst3_25 = (zrst2_25 | zrst2_21);
-  assign zcnt3_26 = (zrst2_26 ? zcnt2_26
-                     : {1'd0, 1'd0, zcnt2_22[2], ~zcnt2_22[2], zcnt2_22[1], zcnt2_22[0]});
+  assign zcnt3_26 = (zrst2_26 ? zcnt2_26 : {2'd0, zcnt2_22[2], ~zcnt2_22[2], zcnt2_22[1:0]});
   assign zrst3_26 = (zrst2_26 | zrst2_22);
-  assign zcnt3_27 = (zrst2_27 ? zcnt2_27
-                     : {1'd0, 1'd0, zcnt2_23[2], ~zcnt2_23[2], zcnt2_23[1], zcnt2_23[0]});
+  assign zcnt3_27 = (zrst2_27 ? zcnt2_27 : {2'd0, zcnt2_23[2], ~zcnt2_23[2], zcnt2_23[1:0]});
   assign zrst3_27 = (zrst2_27 | zrst2_23);
-  assign zcnt3_28 = (zrst2_28 ? zcnt2_28
-                     : {1'd0, 1'd0, zcnt2_24[2], ~zcnt2_24[2], zcnt2_24[1], zcnt2_24[0]});
+  assign zcnt3_28 = (zrst2_28 ? zcnt2_28 : {2'd0, zcnt2_24[2], ~zcnt2_24[2], zcnt2_24[1:0]});
   assign zrst3_28 = (zrst2_28 | zrst2_24);
-  assign zcnt3_29 = (zrst2_29 ? zcnt2_29
-                     : {1'd0, 1'd0, zcnt2_25[2], ~zcnt2_25[2], zcnt2_25[1], zcnt2_25[0]});
+  assign zcnt3_29 = (zrst2_29 ? zcnt2_29 : {2'd0, zcnt2_25[2], ~zcnt2_25[2], zcnt2_25[1:0]});
   assign zrst3_29 = (zrst2_29 | zrst2_25);
-  assign zcnt3_30 = (zrst2_30 ? zcnt2_30
-                     : {1'd0, 1'd0, zcnt2_26[2], ~zcnt2_26[2], zcnt2_26[1], zcnt2_26[0]});
+  assign zcnt3_30 = (zrst2_30 ? zcnt2_30 : {2'd0, zcnt2_26[2], ~zcnt2_26[2], zcnt2_26[1:0]});
   assign zrst3_30 = (zrst2_30 | zrst2_26);
-  assign zcnt3_31 = (zrst2_31 ? zcnt2_31
-                     : {1'd0, 1'd0, zcnt2_27[2], ~zcnt2_27[2], zcnt2_27[1], zcnt2_27[0]});
+  assign zcnt3_31 = (zrst2_31 ? zcnt2_31 : {2'd0, zcnt2_27[2], ~zcnt2_27[2], zcnt2_27[1:0]});
   assign zrst3_31 = (zrst2_31 | zrst2_27);
-  assign zcnt3_32 = (zrst2_32 ? zcnt2_32
-                     : {1'd0, 1'd0, zcnt2_28[2], ~zcnt2_28[2], zcnt2_28[1], zcnt2_28[0]});
+  assign zcnt3_32 = (zrst2_32 ? zcnt2_32 : {2'd0, zcnt2_28[2], ~zcnt2_28[2], zcnt2_28[1:0]});
   assign zrst3_32 = (zrst2_32 | zrst2_28);
-  assign zcnt4_8 = (zrst3_8 ? zcnt3_8 : {1'd0, 1'd0, 1'd1, 1'd0, 1'd0, cls_q[0]});
+  assign zcnt4_8 = (zrst3_8 ? zcnt3_8 : {2'd0, 2'd2, 1'd0, cls_q[0]});
   assign zrst4_8 = (zrst3_8 | ~cls_q[0]);
-  assign zcnt4_9 = (zrst3_9 ? zcnt3_9
-                    : {1'd0, zcnt1_1[3], ~zcnt1_1[3], zcnt1_1[2], zcnt1_1[1], zcnt1_1[0]});
+  assign zcnt4_9 = (zrst3_9 ? zcnt3_9 : {1'd0, zcnt1_1[3], ~zcnt1_1[3], zcnt1_1[2:0]});
   assign zrst4_9 = (zrst3_9 | zrst1_1);
-  assign zcnt4_10 = (zrst3_10 ? zcnt3_10
-                     : {1'd0, zcnt2_2[3], ~zcnt2_2[3], zcnt2_2[2], zcnt2_2[1], zcnt2_2[0]});
+  assign zcnt4_10 = (zrst3_10 ? zcnt3_10 : {1'd0, zcnt2_2[3], ~zcnt2_2[3], zcnt2_2[2:0]});
   assign zrst4_10 = (zrst3_10 | zrst2_2);
-  assign zcnt4_11 = (zrst3_11 ? zcnt3_11
-                     : {1'd0, zcnt2_3[3], ~zcnt2_3[3], zcnt2_3[2], zcnt2_3[1], zcnt2_3[0]});
+  assign zcnt4_11 = (zrst3_11 ? zcnt3_11 : {1'd0, zcnt2_3[3], ~zcnt2_3[3], zcnt2_3[2:0]});
   assign zrst4_11 = (zrst3_11 | zrst2_3);
-  assign zcnt4_12 = (zrst3_12 ? zcnt3_12
-                     : {1'd0, zcnt3_4[3], ~zcnt3_4[3], zcnt3_4[2], zcnt3_4[1], zcnt3_4[0]});
+  assign zcnt4_12 = (zrst3_12 ? zcnt3_12 : {1'd0, zcnt3_4[3], ~zcnt3_4[3], zcnt3_4[2:0]});
   assign zrst4_12 = (zrst3_12 | zrst3_4);
-  assign zcnt4_13 = (zrst3_13 ? zcnt3_13
-                     : {1'd0, zcnt3_5[3], ~zcnt3_5[3], zcnt3_5[2], zcnt3_5[1], zcnt3_5[0]});
+  assign zcnt4_13 = (zrst3_13 ? zcnt3_13 : {1'd0, zcnt3_5[3], ~zcnt3_5[3], zcnt3_5[2:0]});
   assign zrst4_13 = (zrst3_13 | zrst3_5);
-  assign zcnt4_14 = (zrst3_14 ? zcnt3_14
-                     : {1'd0, zcnt3_6[3], ~zcnt3_6[3], zcnt3_6[2], zcnt3_6[1], zcnt3_6[0]});
+  assign zcnt4_14 = (zrst3_14 ? zcnt3_14 : {1'd0, zcnt3_6[3], ~zcnt3_6[3], zcnt3_6[2:0]});
   assign zrst4_14 = (zrst3_14 | zrst3_6);
-  assign zcnt4_15 = (zrst3_15 ? zcnt3_15
-                     : {1'd0, zcnt3_7[3], ~zcnt3_7[3], zcnt3_7[2], zcnt3_7[1], zcnt3_7[0]});
+  assign zcnt4_15 = (zrst3_15 ? zcnt3_15 : {1'd0, zcnt3_7[3], ~zcnt3_7[3], zcnt3_7[2:0]});
   assign zrst4_15 = (zrst3_15 | zrst3_7);
-  assign zcnt4_16 = (zrst3_16 ? zcnt3_16
-                     : {1'd0, zcnt3_8[3], ~zcnt3_8[3], zcnt3_8[2], zcnt3_8[1], zcnt3_8[0]});
+  assign zcnt4_16 = (zrst3_16 ? zcnt3_16 : {1'd0, zcnt3_8[3], ~zcnt3_8[3], zcnt3_8[2:0]});
   assign zrst4_16 = (zrst3_16 | zrst3_8);
-  assign zcnt4_17 = (zrst3_17 ? zcnt3_17
-                     : {1'd0, zcnt3_9[3], ~zcnt3_9[3], zcnt3_9[2], zcnt3_9[1], zcnt3_9[0]});
+  assign zcnt4_17 = (zrst3_17 ? zcnt3_17 : {1'd0, zcnt3_9[3], ~zcnt3_9[3], zcnt3_9[2:0]});
   assign zrst4_17 = (zrst3_17 | zrst3_9);
-  assign zcnt4_18 = (zrst3_18 ? zcnt3_18
-                     : {1'd0, zcnt3_10[3], ~zcnt3_10[3], zcnt3_10[2], zcnt3_10[1], zcnt3_10[0]});
+  assign zcnt4_18 = (zrst3_18 ? zcnt3_18 : {1'd0, zcnt3_10[3], ~zcnt3_10[3], zcnt3_10[2:0]});
   assign zrst4_18 = (zrst3_18 | zrst3_10);
-  assign zcnt4_19 = (zrst3_19 ? zcnt3_19
-                     : {1'd0, zcnt3_11[3], ~zcnt3_11[3], zcnt3_11[2], zcnt3_11[1], zcnt3_11[0]});
+  assign zcnt4_19 = (zrst3_19 ? zcnt3_19 : {1'd0, zcnt3_11[3], ~zcnt3_11[3], zcnt3_11[2:0]});
   assign zrst4_19 = (zrst3_19 | zrst3_11);
-  assign zcnt4_20 = (zrst3_20 ? zcnt3_20
-                     : {1'd0, zcnt3_12[3], ~zcnt3_12[3], zcnt3_12[2], zcnt3_12[1], zcnt3_12[0]});
+  assign zcnt4_20 = (zrst3_20 ? zcnt3_20 : {1'd0, zcnt3_12[3], ~zcnt3_12[3], zcnt3_12[2:0]});
   assign zrst4_20 = (zrst3_20 | zrst3_12);
-  assign zcnt4_21 = (zrst3_21 ? zcnt3_21
-                     : {1'd0, zcnt3_13[3], ~zcnt3_13[3], zcnt3_13[2], zcnt3_13[1], zcnt3_13[0]});
+  assign zcnt4_21 = (zrst3_21 ? zcnt3_21 : {1'd0, zcnt3_13[3], ~zcnt3_13[3], zcnt3_13[2:0]});
   assign zrst4_21 = (zrst3_21 | zrst3_13);
-  assign zcnt4_22 = (zrst3_22 ? zcnt3_22
-                     : {1'd0, zcnt3_14[3], ~zcnt3_14[3], zcnt3_14[2], zcnt3_14[1], zcnt3_14[0]});
+  assign zcnt4_22 = (zrst3_22 ? zcnt3_22 : {1'd0, zcnt3_14[3], ~zcnt3_14[3], zcnt3_14[2:0]});
   assign zrst4_22 = (zrst3_22 | zrst3_14);
-  assign zcnt4_23 = (zrst3_23 ? zcnt3_23
-                     : {1'd0, zcnt3_15[3], ~zcnt3_15[3], zcnt3_15[2], zcnt3_15[1], zcnt3_15[0]});
+  assign zcnt4_23 = (zrst3_23 ? zcnt3_23 : {1'd0, zcnt3_15[3], ~zcnt3_15[3], zcnt3_15[2:0]});
   assign zrst4_23 = (zrst3_23 | zrst3_15);
-  assign zcnt4_24 = (zrst3_24 ? zcnt3_24
-                     : {1'd0, zcnt3_16[3], ~zcnt3_16[3], zcnt3_16[2], zcnt3_16[1], zcnt3_16[0]});
+  assign zcnt4_24 = (zrst3_24 ? zcnt3_24 : {1'd0, zcnt3_16[3], ~zcnt3_16[3], zcnt3_16[2:0]});
   assign zrst4_24 = (zrst3_24 | zrst3_16);
-  assign zcnt4_25 = (zrst3_25 ? zcnt3_25
-                     : {1'd0, zcnt3_17[3], ~zcnt3_17[3], zcnt3_17[2], zcnt3_17[1], zcnt3_17[0]});
+  assign zcnt4_25 = (zrst3_25 ? zcnt3_25 : {1'd0, zcnt3_17[3], ~zcnt3_17[3], zcnt3_17[2:0]});
   assign zrst4_25 = (zrst3_25 | zrst3_17);
-  assign zcnt4_26 = (zrst3_26 ? zcnt3_26
-                     : {1'd0, zcnt3_18[3], ~zcnt3_18[3], zcnt3_18[2], zcnt3_18[1], zcnt3_18[0]});
+  assign zcnt4_26 = (zrst3_26 ? zcnt3_26 : {1'd0, zcnt3_18[3], ~zcnt3_18[3], zcnt3_18[2:0]});
   assign zrst4_26 = (zrst3_26 | zrst3_18);
-  assign zcnt4_27 = (zrst3_27 ? zcnt3_27
-                     : {1'd0, zcnt3_19[3], ~zcnt3_19[3], zcnt3_19[2], zcnt3_19[1], zcnt3_19[0]});
+  assign zcnt4_27 = (zrst3_27 ? zcnt3_27 : {1'd0, zcnt3_19[3], ~zcnt3_19[3], zcnt3_19[2:0]});
   assign zrst4_27 = (zrst3_27 | zrst3_19);
-  assign zcnt4_28 = (zrst3_28 ? zcnt3_28
-                     : {1'd0, zcnt3_20[3], ~zcnt3_20[3], zcnt3_20[2], zcnt3_20[1], zcnt3_20[0]});
+  assign zcnt4_28 = (zrst3_28 ? zcnt3_28 : {1'd0, zcnt3_20[3], ~zcnt3_20[3], zcnt3_20[2:0]});
   assign zrst4_28 = (zrst3_28 | zrst3_20);
-  assign zcnt4_29 = (zrst3_29 ? zcnt3_29
-                     : {1'd0, zcnt3_21[3], ~zcnt3_21[3], zcnt3_21[2], zcnt3_21[1], zcnt3_21[0]});
+  assign zcnt4_29 = (zrst3_29 ? zcnt3_29 : {1'd0, zcnt3_21[3], ~zcnt3_21[3], zcnt3_21[2:0]});
   assign zrst4_29 = (zrst3_29 | zrst3_21);
-  assign zcnt4_30 = (zrst3_30 ? zcnt3_30
-                     : {1'd0, zcnt3_22[3], ~zcnt3_22[3], zcnt3_22[2], zcnt3_22[1], zcnt3_22[0]});
+  assign zcnt4_30 = (zrst3_30 ? zcnt3_30 : {1'd0, zcnt3_22[3], ~zcnt3_22[3], zcnt3_22[2:0]});
   assign zrst4_30 = (zrst3_30 | zrst3_22);
-  assign zcnt4_31 = (zrst3_31 ? zcnt3_31
-                     : {1'd0, zcnt3_23[3], ~zcnt3_23[3], zcnt3_23[2], zcnt3_23[1], zcnt3_23[0]});
+  assign zcnt4_31 = (zrst3_31 ? zcnt3_31 : {1'd0, zcnt3_23[3], ~zcnt3_23[3], zcnt3_23[2:0]});
   assign zrst4_31 = (zrst3_31 | zrst3_23);
-  assign zcnt4_32 = (zrst3_32 ? zcnt3_32
-                     : {1'd0, zcnt3_24[3], ~zcnt3_24[3], zcnt3_24[2], zcnt3_24[1], zcnt3_24[0]});
+  assign zcnt4_32 = (zrst3_32 ? zcnt3_32 : {1'd0, zcnt3_24[3], ~zcnt3_24[3], zcnt3_24[2:0]});
   assign zrst4_32 = (zrst3_32 | zrst3_24);
-  assign zcnt5_16 = (zrst4_16 ? zcnt4_16 : {1'd0, 1'd1, 1'd0, 1'd0, 1'd0, cls_q[0]});
+  assign zcnt5_16 = (zrst4_16 ? zcnt4_16 : {2'd1, 3'd0, cls_q[0]});
   assign zrst5_16 = (zrst4_16 | ~cls_q[0]);
-  assign zcnt5_17 = (zrst4_17 ? zcnt4_17
-                     : {zcnt1_1[4], ~zcnt1_1[4], zcnt1_1[3], zcnt1_1[2], zcnt1_1[1], zcnt1_1[0]});
+  assign zcnt5_17 = (zrst4_17 ? zcnt4_17 : {zcnt1_1[4], ~zcnt1_1[4], zcnt1_1[3:0]});
   assign zrst5_17 = (zrst4_17 | zrst1_1);
-  assign zcnt5_18 = (zrst4_18 ? zcnt4_18
-                     : {zcnt2_2[4], ~zcnt2_2[4], zcnt2_2[3], zcnt2_2[2], zcnt2_2[1], zcnt2_2[0]});
+  assign zcnt5_18 = (zrst4_18 ? zcnt4_18 : {zcnt2_2[4], ~zcnt2_2[4], zcnt2_2[3:0]});
   assign zrst5_18 = (zrst4_18 | zrst2_2);
-  assign zcnt5_19 = (zrst4_19 ? zcnt4_19
-                     : {zcnt2_3[4], ~zcnt2_3[4], zcnt2_3[3], zcnt2_3[2], zcnt2_3[1], zcnt2_3[0]});
+  assign zcnt5_19 = (zrst4_19 ? zcnt4_19 : {zcnt2_3[4], ~zcnt2_3[4], zcnt2_3[3:0]});
   assign zrst5_19 = (zrst4_19 | zrst2_3);
-  assign zcnt5_20 = (zrst4_20 ? zcnt4_20
-                     : {zcnt3_4[4], ~zcnt3_4[4], zcnt3_4[3], zcnt3_4[2], zcnt3_4[1], zcnt3_4[0]});
+  assign zcnt5_20 = (zrst4_20 ? zcnt4_20 : {zcnt3_4[4], ~zcnt3_4[4], zcnt3_4[3:0]});
   assign zrst5_20 = (zrst4_20 | zrst3_4);
-  assign zcnt5_21 = (zrst4_21 ? zcnt4_21
-                     : {zcnt3_5[4], ~zcnt3_5[4], zcnt3_5[3], zcnt3_5[2], zcnt3_5[1], zcnt3_5[0]});
+  assign zcnt5_21 = (zrst4_21 ? zcnt4_21 : {zcnt3_5[4], ~zcnt3_5[4], zcnt3_5[3:0]});
   assign zrst5_21 = (zrst4_21 | zrst3_5);
-  assign zcnt5_22 = (zrst4_22 ? zcnt4_22
-                     : {zcnt3_6[4], ~zcnt3_6[4], zcnt3_6[3], zcnt3_6[2], zcnt3_6[1], zcnt3_6[0]});
+  assign zcnt5_22 = (zrst4_22 ? zcnt4_22 : {zcnt3_6[4], ~zcnt3_6[4], zcnt3_6[3:0]});
   assign zrst5_22 = (zrst4_22 | zrst3_6);
-  assign zcnt5_23 = (zrst4_23 ? zcnt4_23
-                     : {zcnt3_7[4], ~zcnt3_7[4], zcnt3_7[3], zcnt3_7[2], zcnt3_7[1], zcnt3_7[0]});
+  assign zcnt5_23 = (zrst4_23 ? zcnt4_23 : {zcnt3_7[4], ~zcnt3_7[4], zcnt3_7[3:0]});
   assign zrst5_23 = (zrst4_23 | zrst3_7);
-  assign zcnt5_24 = (zrst4_24 ? zcnt4_24
-                     : {zcnt4_8[4], ~zcnt4_8[4], zcnt4_8[3], zcnt4_8[2], zcnt4_8[1], zcnt4_8[0]});
+  assign zcnt5_24 = (zrst4_24 ? zcnt4_24 : {zcnt4_8[4], ~zcnt4_8[4], zcnt4_8[3:0]});
   assign zrst5_24 = (zrst4_24 | zrst4_8);
-  assign zcnt5_25 = (zrst4_25 ? zcnt4_25
-                     : {zcnt4_9[4], ~zcnt4_9[4], zcnt4_9[3], zcnt4_9[2], zcnt4_9[1], zcnt4_9[0]});
+  assign zcnt5_25 = (zrst4_25 ? zcnt4_25 : {zcnt4_9[4], ~zcnt4_9[4], zcnt4_9[3:0]});
   assign zrst5_25 = (zrst4_25 | zrst4_9);
-  assign zcnt5_26 = (zrst4_26 ? zcnt4_26
-                     : {zcnt4_10[4], ~zcnt4_10[4], zcnt4_10[3], zcnt4_10[2], zcnt4_10[1],
-                        zcnt4_10[0]});
+  assign zcnt5_26 = (zrst4_26 ? zcnt4_26 : {zcnt4_10[4], ~zcnt4_10[4], zcnt4_10[3:0]});
   assign zrst5_26 = (zrst4_26 | zrst4_10);
-  assign zcnt5_27 = (zrst4_27 ? zcnt4_27
-                     : {zcnt4_11[4], ~zcnt4_11[4], zcnt4_11[3], zcnt4_11[2], zcnt4_11[1],
-                        zcnt4_11[0]});
+  assign zcnt5_27 = (zrst4_27 ? zcnt4_27 : {zcnt4_11[4], ~zcnt4_11[4], zcnt4_11[3:0]});
   assign zrst5_27 = (zrst4_27 | zrst4_11);
-  assign zcnt5_28 = (zrst4_28 ? zcnt4_28
-                     : {zcnt4_12[4], ~zcnt4_12[4], zcnt4_12[3], zcnt4_12[2], zcnt4_12[1],
-                        zcnt4_12[0]});
+  assign zcnt5_28 = (zrst4_28 ? zcnt4_28 : {zcnt4_12[4], ~zcnt4_12[4], zcnt4_12[3:0]});
   assign zrst5_28 = (zrst4_28 | zrst4_12);
-  assign zcnt5_29 = (zrst4_29 ? zcnt4_29
-                     : {zcnt4_13[4], ~zcnt4_13[4], zcnt4_13[3], zcnt4_13[2], zcnt4_13[1],
-                        zcnt4_13[0]});
+  assign zcnt5_29 = (zrst4_29 ? zcnt4_29 : {zcnt4_13[4], ~zcnt4_13[4], zcnt4_13[3:0]});
   assign zrst5_29 = (zrst4_29 | zrst4_13);
-  assign zcnt5_30 = (zrst4_30 ? zcnt4_30
-                     : {zcnt4_14[4], ~zcnt4_14[4], zcnt4_14[3], zcnt4_14[2], zcnt4_14[1],
-                        zcnt4_14[0]});
+  assign zcnt5_30 = (zrst4_30 ? zcnt4_30 : {zcnt4_14[4], ~zcnt4_14[4], zcnt4_14[3:0]});
   assign zrst5_30 = (zrst4_30 | zrst4_14);
-  assign zcnt5_31 = (zrst4_31 ? zcnt4_31
-                     : {zcnt4_15[4], ~zcnt4_15[4], zcnt4_15[3], zcnt4_15[2], zcnt4_15[1],
-                        zcnt4_15[0]});
+  assign zcnt5_31 = (zrst4_31 ? zcnt4_31 : {zcnt4_15[4], ~zcnt4_15[4], zcnt4_15[3:0]});
   assign zrst5_31 = (zrst4_31 | zrst4_15);
-  assign zcnt5_32 = (zrst4_32 ? zcnt4_32
-                     : {zcnt4_16[4], ~zcnt4_16[4], zcnt4_16[3], zcnt4_16[2], zcnt4_16[1],
-                        zcnt4_16[0]});
+  assign zcnt5_32 = (zrst4_32 ? zcnt4_32 : {zcnt4_16[4], ~zcnt4_16[4], zcnt4_16[3:0]});
   assign zrst5_32 = (zrst4_32 | zrst4_16);
-  assign zcnt6_32 = (zrst5_32 ? zcnt5_32 : {1'd1, 1'd0, 1'd0, 1'd0, 1'd0, cls_q[0]});
+  assign zcnt6_32 = (zrst5_32 ? zcnt5_32 : {2'd2, 3'd0, cls_q[0]});
   assign zrst6_32 = (zrst5_32 | ~cls_q[0]);
   assign tok_base = (((bcls_q[1] & ~bcls_q[0]) ?
-                        {26'd0, base2_q[0], base2_q[1], base2_q[2], base2_q[3], 1'd1, 1'd0, 1'd0}
+                        {26'd0, base2_q[0], base2_q[1], base2_q[2], base2_q[3], 2'd2, 1'd0}
                       : 33'd0)
                      | ((bcls_q[2] & ~bcls_q[1]) ?
                           {22'd0, base2_q[0], base2_q[1], base2_q[2], base2_q[3], base2_q[4],
-                           base2_q[5], base2_q[6], base2_q[7], 1'd0, 1'd1, 1'd0}
+                           base2_q[5], base2_q[6], base2_q[7], 2'd1, 1'd0}
                         : 33'd0)
                      | (((bcls_q[3] & ~bcls_q[2]) ?
                            {14'd0, base2_q[0], base2_q[1], base2_q[2], base2_q[3], base2_q[4],
                             base2_q[5], base2_q[6], base2_q[7], base2_q[8], base2_q[9], base2_q[10],
-                            base2_q[11], base2_q[12], base2_q[13], base2_q[14], base2_q[15], 1'd1,
-                            1'd1, 1'd0}
+                            base2_q[11], base2_q[12], base2_q[13], base2_q[14], base2_q[15], 2'd3,
+                            1'd0}
                          : 33'd0)
                         | (~bcls_q[3] ?
                              {base2_q[0], base2_q[1], base2_q[2], base2_q[3], base2_q[4],
@@ -7919,19 +7793,17 @@ module bpc_comp_s32 (
   assign zlong32 = (cls_q[160] & cls_q[155]);
   assign zrunf32 = zcnt5_30[4:0];
   assign tok32 = (((cls_q[160] & zlong32) ?
-                     {25'd0, zrunf32[0], zrunf32[1], zrunf32[2], zrunf32[3], zrunf32[4], 1'd1, 1'd0}
-                   : 32'd0) | ((cls_q[160] & ~zlong32) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[161] & ~cls_q[160]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[162] & ~cls_q[160] & ~cls_q[161]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf32[0], zrunf32[1], zrunf32[2], zrunf32[3], zrunf32[4], 2'd2}
+                   : 32'd0) | ((cls_q[160] & ~zlong32) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[161] & ~cls_q[160]) ? 32'd0 : 32'd0)
+                     | ((cls_q[162] & ~cls_q[160] & ~cls_q[161]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[163] & (~cls_q[160] & ~cls_q[161] & ~cls_q[162])) ?
-                        {22'd0, pos_q[160], pos_q[161], pos_q[162], pos_q[163], pos_q[164], 1'd0,
-                         1'd1, 1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[160], pos_q[161], pos_q[162], pos_q[163], pos_q[164], 2'd1,
+                         3'd0}
                       : 32'd0)
                      | ((cls_q[164] & ~cls_q[163] & (~cls_q[160] & ~cls_q[161] & ~cls_q[162])) ?
-                          {22'd0, pos_q[160], pos_q[161], pos_q[162], pos_q[163], pos_q[164], 1'd1,
-                           1'd1, 1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[160], pos_q[161], pos_q[162], pos_q[163], pos_q[164], 2'd3,
+                           3'd0}
                         : 32'd0)
                      | ((~cls_q[160] & ~cls_q[161] & ~cls_q[162] & ~cls_q[163] & ~cls_q[164]) ?
                           {dbx_q[992], dbx_q[993], dbx_q[994], dbx_q[995], dbx_q[996], dbx_q[997],
@@ -7953,20 +7825,17 @@ module bpc_comp_s32 (
   assign zlong31 = (cls_q[155] & cls_q[150]);
   assign zrunf31 = zcnt5_29[4:0];
   assign tok31 = (((cls_q[155] & ~cls_q[160] & zlong31) ?
-                     {25'd0, zrunf31[0], zrunf31[1], zrunf31[2], zrunf31[3], zrunf31[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[155] & ~cls_q[160] & ~zlong31) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[156] & ~cls_q[155]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[157] & ~cls_q[155] & ~cls_q[156]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf31[0], zrunf31[1], zrunf31[2], zrunf31[3], zrunf31[4], 2'd2}
+                   : 32'd0) | ((cls_q[155] & ~cls_q[160] & ~zlong31) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[156] & ~cls_q[155]) ? 32'd0 : 32'd0)
+                     | ((cls_q[157] & ~cls_q[155] & ~cls_q[156]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[158] & (~cls_q[155] & ~cls_q[156] & ~cls_q[157])) ?
-                        {22'd0, pos_q[155], pos_q[156], pos_q[157], pos_q[158], pos_q[159], 1'd0,
-                         1'd1, 1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[155], pos_q[156], pos_q[157], pos_q[158], pos_q[159], 2'd1,
+                         3'd0}
                       : 32'd0)
                      | ((cls_q[159] & ~cls_q[158] & (~cls_q[155] & ~cls_q[156] & ~cls_q[157])) ?
-                          {22'd0, pos_q[155], pos_q[156], pos_q[157], pos_q[158], pos_q[159], 1'd1,
-                           1'd1, 1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[155], pos_q[156], pos_q[157], pos_q[158], pos_q[159], 2'd3,
+                           3'd0}
                         : 32'd0)
                      | ((~cls_q[155] & ~cls_q[156] & ~cls_q[157] & ~cls_q[158] & ~cls_q[159]) ?
                           {dbx_q[961], dbx_q[962], dbx_q[963], dbx_q[964], dbx_q[965], dbx_q[966],
@@ -7989,20 +7858,17 @@ module bpc_comp_s32 (
   assign zlong30 = (cls_q[150] & cls_q[145]);
   assign zrunf30 = zcnt5_28[4:0];
   assign tok30 = (((cls_q[150] & ~cls_q[155] & zlong30) ?
-                     {25'd0, zrunf30[0], zrunf30[1], zrunf30[2], zrunf30[3], zrunf30[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[150] & ~cls_q[155] & ~zlong30) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[151] & ~cls_q[150]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[152] & ~cls_q[150] & ~cls_q[151]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf30[0], zrunf30[1], zrunf30[2], zrunf30[3], zrunf30[4], 2'd2}
+                   : 32'd0) | ((cls_q[150] & ~cls_q[155] & ~zlong30) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[151] & ~cls_q[150]) ? 32'd0 : 32'd0)
+                     | ((cls_q[152] & ~cls_q[150] & ~cls_q[151]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[153] & (~cls_q[150] & ~cls_q[151] & ~cls_q[152])) ?
-                        {22'd0, pos_q[150], pos_q[151], pos_q[152], pos_q[153], pos_q[154], 1'd0,
-                         1'd1, 1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[150], pos_q[151], pos_q[152], pos_q[153], pos_q[154], 2'd1,
+                         3'd0}
                       : 32'd0)
                      | ((cls_q[154] & ~cls_q[153] & (~cls_q[150] & ~cls_q[151] & ~cls_q[152])) ?
-                          {22'd0, pos_q[150], pos_q[151], pos_q[152], pos_q[153], pos_q[154], 1'd1,
-                           1'd1, 1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[150], pos_q[151], pos_q[152], pos_q[153], pos_q[154], 2'd3,
+                           3'd0}
                         : 32'd0)
                      | ((~cls_q[150] & ~cls_q[151] & ~cls_q[152] & ~cls_q[153] & ~cls_q[154]) ?
                           {dbx_q[930], dbx_q[931], dbx_q[932], dbx_q[933], dbx_q[934], dbx_q[935],
@@ -8025,20 +7891,17 @@ module bpc_comp_s32 (
   assign zlong29 = (cls_q[145] & cls_q[140]);
   assign zrunf29 = zcnt5_27[4:0];
   assign tok29 = (((cls_q[145] & ~cls_q[150] & zlong29) ?
-                     {25'd0, zrunf29[0], zrunf29[1], zrunf29[2], zrunf29[3], zrunf29[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[145] & ~cls_q[150] & ~zlong29) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[146] & ~cls_q[145]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[147] & ~cls_q[145] & ~cls_q[146]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf29[0], zrunf29[1], zrunf29[2], zrunf29[3], zrunf29[4], 2'd2}
+                   : 32'd0) | ((cls_q[145] & ~cls_q[150] & ~zlong29) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[146] & ~cls_q[145]) ? 32'd0 : 32'd0)
+                     | ((cls_q[147] & ~cls_q[145] & ~cls_q[146]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[148] & (~cls_q[145] & ~cls_q[146] & ~cls_q[147])) ?
-                        {22'd0, pos_q[145], pos_q[146], pos_q[147], pos_q[148], pos_q[149], 1'd0,
-                         1'd1, 1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[145], pos_q[146], pos_q[147], pos_q[148], pos_q[149], 2'd1,
+                         3'd0}
                       : 32'd0)
                      | ((cls_q[149] & ~cls_q[148] & (~cls_q[145] & ~cls_q[146] & ~cls_q[147])) ?
-                          {22'd0, pos_q[145], pos_q[146], pos_q[147], pos_q[148], pos_q[149], 1'd1,
-                           1'd1, 1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[145], pos_q[146], pos_q[147], pos_q[148], pos_q[149], 2'd3,
+                           3'd0}
                         : 32'd0)
                      | ((~cls_q[145] & ~cls_q[146] & ~cls_q[147] & ~cls_q[148] & ~cls_q[149]) ?
                           {dbx_q[899], dbx_q[900], dbx_q[901], dbx_q[902], dbx_q[903], dbx_q[904],
@@ -8061,20 +7924,17 @@ module bpc_comp_s32 (
   assign zlong28 = (cls_q[140] & cls_q[135]);
   assign zrunf28 = zcnt5_26[4:0];
   assign tok28 = (((cls_q[140] & ~cls_q[145] & zlong28) ?
-                     {25'd0, zrunf28[0], zrunf28[1], zrunf28[2], zrunf28[3], zrunf28[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[140] & ~cls_q[145] & ~zlong28) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[141] & ~cls_q[140]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[142] & ~cls_q[140] & ~cls_q[141]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf28[0], zrunf28[1], zrunf28[2], zrunf28[3], zrunf28[4], 2'd2}
+                   : 32'd0) | ((cls_q[140] & ~cls_q[145] & ~zlong28) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[141] & ~cls_q[140]) ? 32'd0 : 32'd0)
+                     | ((cls_q[142] & ~cls_q[140] & ~cls_q[141]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[143] & (~cls_q[140] & ~cls_q[141] & ~cls_q[142])) ?
-                        {22'd0, pos_q[140], pos_q[141], pos_q[142], pos_q[143], pos_q[144], 1'd0,
-                         1'd1, 1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[140], pos_q[141], pos_q[142], pos_q[143], pos_q[144], 2'd1,
+                         3'd0}
                       : 32'd0)
                      | ((cls_q[144] & ~cls_q[143] & (~cls_q[140] & ~cls_q[141] & ~cls_q[142])) ?
-                          {22'd0, pos_q[140], pos_q[141], pos_q[142], pos_q[143], pos_q[144], 1'd1,
-                           1'd1, 1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[140], pos_q[141], pos_q[142], pos_q[143], pos_q[144], 2'd3,
+                           3'd0}
                         : 32'd0)
                      | ((~cls_q[140] & ~cls_q[141] & ~cls_q[142] & ~cls_q[143] & ~cls_q[144]) ?
                           {dbx_q[868], dbx_q[869], dbx_q[870], dbx_q[871], dbx_q[872], dbx_q[873],
@@ -8097,20 +7957,17 @@ module bpc_comp_s32 (
   assign zlong27 = (cls_q[135] & cls_q[130]);
   assign zrunf27 = zcnt5_25[4:0];
   assign tok27 = (((cls_q[135] & ~cls_q[140] & zlong27) ?
-                     {25'd0, zrunf27[0], zrunf27[1], zrunf27[2], zrunf27[3], zrunf27[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[135] & ~cls_q[140] & ~zlong27) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[136] & ~cls_q[135]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[137] & ~cls_q[135] & ~cls_q[136]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf27[0], zrunf27[1], zrunf27[2], zrunf27[3], zrunf27[4], 2'd2}
+                   : 32'd0) | ((cls_q[135] & ~cls_q[140] & ~zlong27) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[136] & ~cls_q[135]) ? 32'd0 : 32'd0)
+                     | ((cls_q[137] & ~cls_q[135] & ~cls_q[136]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[138] & (~cls_q[135] & ~cls_q[136] & ~cls_q[137])) ?
-                        {22'd0, pos_q[135], pos_q[136], pos_q[137], pos_q[138], pos_q[139], 1'd0,
-                         1'd1, 1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[135], pos_q[136], pos_q[137], pos_q[138], pos_q[139], 2'd1,
+                         3'd0}
                       : 32'd0)
                      | ((cls_q[139] & ~cls_q[138] & (~cls_q[135] & ~cls_q[136] & ~cls_q[137])) ?
-                          {22'd0, pos_q[135], pos_q[136], pos_q[137], pos_q[138], pos_q[139], 1'd1,
-                           1'd1, 1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[135], pos_q[136], pos_q[137], pos_q[138], pos_q[139], 2'd3,
+                           3'd0}
                         : 32'd0)
                      | ((~cls_q[135] & ~cls_q[136] & ~cls_q[137] & ~cls_q[138] & ~cls_q[139]) ?
                           {dbx_q[837], dbx_q[838], dbx_q[839], dbx_q[840], dbx_q[841], dbx_q[842],
@@ -8133,20 +7990,17 @@ module bpc_comp_s32 (
   assign zlong26 = (cls_q[130] & cls_q[125]);
   assign zrunf26 = zcnt5_24[4:0];
   assign tok26 = (((cls_q[130] & ~cls_q[135] & zlong26) ?
-                     {25'd0, zrunf26[0], zrunf26[1], zrunf26[2], zrunf26[3], zrunf26[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[130] & ~cls_q[135] & ~zlong26) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[131] & ~cls_q[130]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[132] & ~cls_q[130] & ~cls_q[131]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf26[0], zrunf26[1], zrunf26[2], zrunf26[3], zrunf26[4], 2'd2}
+                   : 32'd0) | ((cls_q[130] & ~cls_q[135] & ~zlong26) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[131] & ~cls_q[130]) ? 32'd0 : 32'd0)
+                     | ((cls_q[132] & ~cls_q[130] & ~cls_q[131]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[133] & (~cls_q[130] & ~cls_q[131] & ~cls_q[132])) ?
-                        {22'd0, pos_q[130], pos_q[131], pos_q[132], pos_q[133], pos_q[134], 1'd0,
-                         1'd1, 1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[130], pos_q[131], pos_q[132], pos_q[133], pos_q[134], 2'd1,
+                         3'd0}
                       : 32'd0)
                      | ((cls_q[134] & ~cls_q[133] & (~cls_q[130] & ~cls_q[131] & ~cls_q[132])) ?
-                          {22'd0, pos_q[130], pos_q[131], pos_q[132], pos_q[133], pos_q[134], 1'd1,
-                           1'd1, 1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[130], pos_q[131], pos_q[132], pos_q[133], pos_q[134], 2'd3,
+                           3'd0}
                         : 32'd0)
                      | ((~cls_q[130] & ~cls_q[131] & ~cls_q[132] & ~cls_q[133] & ~cls_q[134]) ?
                           {dbx_q[806], dbx_q[807], dbx_q[808], dbx_q[809], dbx_q[810], dbx_q[811],
@@ -8169,20 +8023,17 @@ module bpc_comp_s32 (
   assign zlong25 = (cls_q[125] & cls_q[120]);
   assign zrunf25 = zcnt5_23[4:0];
   assign tok25 = (((cls_q[125] & ~cls_q[130] & zlong25) ?
-                     {25'd0, zrunf25[0], zrunf25[1], zrunf25[2], zrunf25[3], zrunf25[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[125] & ~cls_q[130] & ~zlong25) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[126] & ~cls_q[125]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[127] & ~cls_q[125] & ~cls_q[126]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf25[0], zrunf25[1], zrunf25[2], zrunf25[3], zrunf25[4], 2'd2}
+                   : 32'd0) | ((cls_q[125] & ~cls_q[130] & ~zlong25) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[126] & ~cls_q[125]) ? 32'd0 : 32'd0)
+                     | ((cls_q[127] & ~cls_q[125] & ~cls_q[126]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[128] & (~cls_q[125] & ~cls_q[126] & ~cls_q[127])) ?
-                        {22'd0, pos_q[125], pos_q[126], pos_q[127], pos_q[128], pos_q[129], 1'd0,
-                         1'd1, 1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[125], pos_q[126], pos_q[127], pos_q[128], pos_q[129], 2'd1,
+                         3'd0}
                       : 32'd0)
                      | ((cls_q[129] & ~cls_q[128] & (~cls_q[125] & ~cls_q[126] & ~cls_q[127])) ?
-                          {22'd0, pos_q[125], pos_q[126], pos_q[127], pos_q[128], pos_q[129], 1'd1,
-                           1'd1, 1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[125], pos_q[126], pos_q[127], pos_q[128], pos_q[129], 2'd3,
+                           3'd0}
                         : 32'd0)
                      | ((~cls_q[125] & ~cls_q[126] & ~cls_q[127] & ~cls_q[128] & ~cls_q[129]) ?
                           {dbx_q[775], dbx_q[776], dbx_q[777], dbx_q[778], dbx_q[779], dbx_q[780],
@@ -8205,20 +8056,17 @@ module bpc_comp_s32 (
   assign zlong24 = (cls_q[120] & cls_q[115]);
   assign zrunf24 = zcnt5_22[4:0];
   assign tok24 = (((cls_q[120] & ~cls_q[125] & zlong24) ?
-                     {25'd0, zrunf24[0], zrunf24[1], zrunf24[2], zrunf24[3], zrunf24[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[120] & ~cls_q[125] & ~zlong24) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[121] & ~cls_q[120]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[122] & ~cls_q[120] & ~cls_q[121]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf24[0], zrunf24[1], zrunf24[2], zrunf24[3], zrunf24[4], 2'd2}
+                   : 32'd0) | ((cls_q[120] & ~cls_q[125] & ~zlong24) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[121] & ~cls_q[120]) ? 32'd0 : 32'd0)
+                     | ((cls_q[122] & ~cls_q[120] & ~cls_q[121]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[123] & (~cls_q[120] & ~cls_q[121] & ~cls_q[122])) ?
-                        {22'd0, pos_q[120], pos_q[121], pos_q[122], pos_q[123], pos_q[124], 1'd0,
-                         1'd1, 1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[120], pos_q[121], pos_q[122], pos_q[123], pos_q[124], 2'd1,
+                         3'd0}
                       : 32'd0)
                      | ((cls_q[124] & ~cls_q[123] & (~cls_q[120] & ~cls_q[121] & ~cls_q[122])) ?
-                          {22'd0, pos_q[120], pos_q[121], pos_q[122], pos_q[123], pos_q[124], 1'd1,
-                           1'd1, 1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[120], pos_q[121], pos_q[122], pos_q[123], pos_q[124], 2'd3,
+                           3'd0}
                         : 32'd0)
                      | ((~cls_q[120] & ~cls_q[121] & ~cls_q[122] & ~cls_q[123] & ~cls_q[124]) ?
                           {dbx_q[744], dbx_q[745], dbx_q[746], dbx_q[747], dbx_q[748], dbx_q[749],
@@ -8241,20 +8089,17 @@ module bpc_comp_s32 (
   assign zlong23 = (cls_q[115] & cls_q[110]);
   assign zrunf23 = zcnt5_21[4:0];
   assign tok23 = (((cls_q[115] & ~cls_q[120] & zlong23) ?
-                     {25'd0, zrunf23[0], zrunf23[1], zrunf23[2], zrunf23[3], zrunf23[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[115] & ~cls_q[120] & ~zlong23) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[116] & ~cls_q[115]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[117] & ~cls_q[115] & ~cls_q[116]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf23[0], zrunf23[1], zrunf23[2], zrunf23[3], zrunf23[4], 2'd2}
+                   : 32'd0) | ((cls_q[115] & ~cls_q[120] & ~zlong23) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[116] & ~cls_q[115]) ? 32'd0 : 32'd0)
+                     | ((cls_q[117] & ~cls_q[115] & ~cls_q[116]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[118] & (~cls_q[115] & ~cls_q[116] & ~cls_q[117])) ?
-                        {22'd0, pos_q[115], pos_q[116], pos_q[117], pos_q[118], pos_q[119], 1'd0,
-                         1'd1, 1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[115], pos_q[116], pos_q[117], pos_q[118], pos_q[119], 2'd1,
+                         3'd0}
                       : 32'd0)
                      | ((cls_q[119] & ~cls_q[118] & (~cls_q[115] & ~cls_q[116] & ~cls_q[117])) ?
-                          {22'd0, pos_q[115], pos_q[116], pos_q[117], pos_q[118], pos_q[119], 1'd1,
-                           1'd1, 1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[115], pos_q[116], pos_q[117], pos_q[118], pos_q[119], 2'd3,
+                           3'd0}
                         : 32'd0)
                      | ((~cls_q[115] & ~cls_q[116] & ~cls_q[117] & ~cls_q[118] & ~cls_q[119]) ?
                           {dbx_q[713], dbx_q[714], dbx_q[715], dbx_q[716], dbx_q[717], dbx_q[718],
@@ -8277,20 +8122,17 @@ module bpc_comp_s32 (
   assign zlong22 = (cls_q[110] & cls_q[105]);
   assign zrunf22 = zcnt5_20[4:0];
   assign tok22 = (((cls_q[110] & ~cls_q[115] & zlong22) ?
-                     {25'd0, zrunf22[0], zrunf22[1], zrunf22[2], zrunf22[3], zrunf22[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[110] & ~cls_q[115] & ~zlong22) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[111] & ~cls_q[110]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[112] & ~cls_q[110] & ~cls_q[111]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf22[0], zrunf22[1], zrunf22[2], zrunf22[3], zrunf22[4], 2'd2}
+                   : 32'd0) | ((cls_q[110] & ~cls_q[115] & ~zlong22) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[111] & ~cls_q[110]) ? 32'd0 : 32'd0)
+                     | ((cls_q[112] & ~cls_q[110] & ~cls_q[111]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[113] & (~cls_q[110] & ~cls_q[111] & ~cls_q[112])) ?
-                        {22'd0, pos_q[110], pos_q[111], pos_q[112], pos_q[113], pos_q[114], 1'd0,
-                         1'd1, 1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[110], pos_q[111], pos_q[112], pos_q[113], pos_q[114], 2'd1,
+                         3'd0}
                       : 32'd0)
                      | ((cls_q[114] & ~cls_q[113] & (~cls_q[110] & ~cls_q[111] & ~cls_q[112])) ?
-                          {22'd0, pos_q[110], pos_q[111], pos_q[112], pos_q[113], pos_q[114], 1'd1,
-                           1'd1, 1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[110], pos_q[111], pos_q[112], pos_q[113], pos_q[114], 2'd3,
+                           3'd0}
                         : 32'd0)
                      | ((~cls_q[110] & ~cls_q[111] & ~cls_q[112] & ~cls_q[113] & ~cls_q[114]) ?
                           {dbx_q[682], dbx_q[683], dbx_q[684], dbx_q[685], dbx_q[686], dbx_q[687],
@@ -8313,20 +8155,17 @@ module bpc_comp_s32 (
   assign zlong21 = (cls_q[105] & cls_q[100]);
   assign zrunf21 = zcnt5_19[4:0];
   assign tok21 = (((cls_q[105] & ~cls_q[110] & zlong21) ?
-                     {25'd0, zrunf21[0], zrunf21[1], zrunf21[2], zrunf21[3], zrunf21[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[105] & ~cls_q[110] & ~zlong21) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[106] & ~cls_q[105]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[107] & ~cls_q[105] & ~cls_q[106]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf21[0], zrunf21[1], zrunf21[2], zrunf21[3], zrunf21[4], 2'd2}
+                   : 32'd0) | ((cls_q[105] & ~cls_q[110] & ~zlong21) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[106] & ~cls_q[105]) ? 32'd0 : 32'd0)
+                     | ((cls_q[107] & ~cls_q[105] & ~cls_q[106]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[108] & (~cls_q[105] & ~cls_q[106] & ~cls_q[107])) ?
-                        {22'd0, pos_q[105], pos_q[106], pos_q[107], pos_q[108], pos_q[109], 1'd0,
-                         1'd1, 1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[105], pos_q[106], pos_q[107], pos_q[108], pos_q[109], 2'd1,
+                         3'd0}
                       : 32'd0)
                      | ((cls_q[109] & ~cls_q[108] & (~cls_q[105] & ~cls_q[106] & ~cls_q[107])) ?
-                          {22'd0, pos_q[105], pos_q[106], pos_q[107], pos_q[108], pos_q[109], 1'd1,
-                           1'd1, 1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[105], pos_q[106], pos_q[107], pos_q[108], pos_q[109], 2'd3,
+                           3'd0}
                         : 32'd0)
                      | ((~cls_q[105] & ~cls_q[106] & ~cls_q[107] & ~cls_q[108] & ~cls_q[109]) ?
                           {dbx_q[651], dbx_q[652], dbx_q[653], dbx_q[654], dbx_q[655], dbx_q[656],
@@ -8349,20 +8188,17 @@ module bpc_comp_s32 (
   assign zlong20 = (cls_q[100] & cls_q[95]);
   assign zrunf20 = zcnt5_18[4:0];
   assign tok20 = (((cls_q[100] & ~cls_q[105] & zlong20) ?
-                     {25'd0, zrunf20[0], zrunf20[1], zrunf20[2], zrunf20[3], zrunf20[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[100] & ~cls_q[105] & ~zlong20) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[101] & ~cls_q[100]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[102] & ~cls_q[100] & ~cls_q[101]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf20[0], zrunf20[1], zrunf20[2], zrunf20[3], zrunf20[4], 2'd2}
+                   : 32'd0) | ((cls_q[100] & ~cls_q[105] & ~zlong20) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[101] & ~cls_q[100]) ? 32'd0 : 32'd0)
+                     | ((cls_q[102] & ~cls_q[100] & ~cls_q[101]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[103] & (~cls_q[100] & ~cls_q[101] & ~cls_q[102])) ?
-                        {22'd0, pos_q[100], pos_q[101], pos_q[102], pos_q[103], pos_q[104], 1'd0,
-                         1'd1, 1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[100], pos_q[101], pos_q[102], pos_q[103], pos_q[104], 2'd1,
+                         3'd0}
                       : 32'd0)
                      | ((cls_q[104] & ~cls_q[103] & (~cls_q[100] & ~cls_q[101] & ~cls_q[102])) ?
-                          {22'd0, pos_q[100], pos_q[101], pos_q[102], pos_q[103], pos_q[104], 1'd1,
-                           1'd1, 1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[100], pos_q[101], pos_q[102], pos_q[103], pos_q[104], 2'd3,
+                           3'd0}
                         : 32'd0)
                      | ((~cls_q[100] & ~cls_q[101] & ~cls_q[102] & ~cls_q[103] & ~cls_q[104]) ?
                           {dbx_q[620], dbx_q[621], dbx_q[622], dbx_q[623], dbx_q[624], dbx_q[625],
@@ -8385,20 +8221,15 @@ module bpc_comp_s32 (
   assign zlong19 = (cls_q[95] & cls_q[90]);
   assign zrunf19 = zcnt5_17[4:0];
   assign tok19 = (((cls_q[95] & ~cls_q[100] & zlong19) ?
-                     {25'd0, zrunf19[0], zrunf19[1], zrunf19[2], zrunf19[3], zrunf19[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[95] & ~cls_q[100] & ~zlong19) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[96] & ~cls_q[95]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[97] & ~cls_q[95] & ~cls_q[96]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf19[0], zrunf19[1], zrunf19[2], zrunf19[3], zrunf19[4], 2'd2}
+                   : 32'd0) | ((cls_q[95] & ~cls_q[100] & ~zlong19) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[96] & ~cls_q[95]) ? 32'd0 : 32'd0)
+                     | ((cls_q[97] & ~cls_q[95] & ~cls_q[96]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[98] & (~cls_q[95] & ~cls_q[96] & ~cls_q[97])) ?
-                        {22'd0, pos_q[95], pos_q[96], pos_q[97], pos_q[98], pos_q[99], 1'd0, 1'd1,
-                         1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[95], pos_q[96], pos_q[97], pos_q[98], pos_q[99], 2'd1, 3'd0}
                       : 32'd0)
                      | ((cls_q[99] & ~cls_q[98] & (~cls_q[95] & ~cls_q[96] & ~cls_q[97])) ?
-                          {22'd0, pos_q[95], pos_q[96], pos_q[97], pos_q[98], pos_q[99], 1'd1, 1'd1,
-                           1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[95], pos_q[96], pos_q[97], pos_q[98], pos_q[99], 2'd3, 3'd0}
                         : 32'd0)
                      | ((~cls_q[95] & ~cls_q[96] & ~cls_q[97] & ~cls_q[98] & ~cls_q[99]) ?
                           {dbx_q[589], dbx_q[590], dbx_q[591], dbx_q[592], dbx_q[593], dbx_q[594],
@@ -8421,20 +8252,15 @@ module bpc_comp_s32 (
   assign zlong18 = (cls_q[90] & cls_q[85]);
   assign zrunf18 = zcnt5_16[4:0];
   assign tok18 = (((cls_q[90] & ~cls_q[95] & zlong18) ?
-                     {25'd0, zrunf18[0], zrunf18[1], zrunf18[2], zrunf18[3], zrunf18[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[90] & ~cls_q[95] & ~zlong18) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[91] & ~cls_q[90]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[92] & ~cls_q[90] & ~cls_q[91]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf18[0], zrunf18[1], zrunf18[2], zrunf18[3], zrunf18[4], 2'd2}
+                   : 32'd0) | ((cls_q[90] & ~cls_q[95] & ~zlong18) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[91] & ~cls_q[90]) ? 32'd0 : 32'd0)
+                     | ((cls_q[92] & ~cls_q[90] & ~cls_q[91]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[93] & (~cls_q[90] & ~cls_q[91] & ~cls_q[92])) ?
-                        {22'd0, pos_q[90], pos_q[91], pos_q[92], pos_q[93], pos_q[94], 1'd0, 1'd1,
-                         1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[90], pos_q[91], pos_q[92], pos_q[93], pos_q[94], 2'd1, 3'd0}
                       : 32'd0)
                      | ((cls_q[94] & ~cls_q[93] & (~cls_q[90] & ~cls_q[91] & ~cls_q[92])) ?
-                          {22'd0, pos_q[90], pos_q[91], pos_q[92], pos_q[93], pos_q[94], 1'd1, 1'd1,
-                           1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[90], pos_q[91], pos_q[92], pos_q[93], pos_q[94], 2'd3, 3'd0}
                         : 32'd0)
                      | ((~cls_q[90] & ~cls_q[91] & ~cls_q[92] & ~cls_q[93] & ~cls_q[94]) ?
                           {dbx_q[558], dbx_q[559], dbx_q[560], dbx_q[561], dbx_q[562], dbx_q[563],
@@ -8457,20 +8283,15 @@ module bpc_comp_s32 (
   assign zlong17 = (cls_q[85] & cls_q[80]);
   assign zrunf17 = zcnt4_15[4:0];
   assign tok17 = (((cls_q[85] & ~cls_q[90] & zlong17) ?
-                     {25'd0, zrunf17[0], zrunf17[1], zrunf17[2], zrunf17[3], zrunf17[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[85] & ~cls_q[90] & ~zlong17) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[86] & ~cls_q[85]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[87] & ~cls_q[85] & ~cls_q[86]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf17[0], zrunf17[1], zrunf17[2], zrunf17[3], zrunf17[4], 2'd2}
+                   : 32'd0) | ((cls_q[85] & ~cls_q[90] & ~zlong17) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[86] & ~cls_q[85]) ? 32'd0 : 32'd0)
+                     | ((cls_q[87] & ~cls_q[85] & ~cls_q[86]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[88] & (~cls_q[85] & ~cls_q[86] & ~cls_q[87])) ?
-                        {22'd0, pos_q[85], pos_q[86], pos_q[87], pos_q[88], pos_q[89], 1'd0, 1'd1,
-                         1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[85], pos_q[86], pos_q[87], pos_q[88], pos_q[89], 2'd1, 3'd0}
                       : 32'd0)
                      | ((cls_q[89] & ~cls_q[88] & (~cls_q[85] & ~cls_q[86] & ~cls_q[87])) ?
-                          {22'd0, pos_q[85], pos_q[86], pos_q[87], pos_q[88], pos_q[89], 1'd1, 1'd1,
-                           1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[85], pos_q[86], pos_q[87], pos_q[88], pos_q[89], 2'd3, 3'd0}
                         : 32'd0)
                      | ((~cls_q[85] & ~cls_q[86] & ~cls_q[87] & ~cls_q[88] & ~cls_q[89]) ?
                           {dbx_q[527], dbx_q[528], dbx_q[529], dbx_q[530], dbx_q[531], dbx_q[532],
@@ -8493,20 +8314,15 @@ module bpc_comp_s32 (
   assign zlong16 = (cls_q[80] & cls_q[75]);
   assign zrunf16 = zcnt4_14[4:0];
   assign tok16 = (((cls_q[80] & ~cls_q[85] & zlong16) ?
-                     {25'd0, zrunf16[0], zrunf16[1], zrunf16[2], zrunf16[3], zrunf16[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[80] & ~cls_q[85] & ~zlong16) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[81] & ~cls_q[80]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[82] & ~cls_q[80] & ~cls_q[81]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf16[0], zrunf16[1], zrunf16[2], zrunf16[3], zrunf16[4], 2'd2}
+                   : 32'd0) | ((cls_q[80] & ~cls_q[85] & ~zlong16) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[81] & ~cls_q[80]) ? 32'd0 : 32'd0)
+                     | ((cls_q[82] & ~cls_q[80] & ~cls_q[81]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[83] & (~cls_q[80] & ~cls_q[81] & ~cls_q[82])) ?
-                        {22'd0, pos_q[80], pos_q[81], pos_q[82], pos_q[83], pos_q[84], 1'd0, 1'd1,
-                         1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[80], pos_q[81], pos_q[82], pos_q[83], pos_q[84], 2'd1, 3'd0}
                       : 32'd0)
                      | ((cls_q[84] & ~cls_q[83] & (~cls_q[80] & ~cls_q[81] & ~cls_q[82])) ?
-                          {22'd0, pos_q[80], pos_q[81], pos_q[82], pos_q[83], pos_q[84], 1'd1, 1'd1,
-                           1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[80], pos_q[81], pos_q[82], pos_q[83], pos_q[84], 2'd3, 3'd0}
                         : 32'd0)
                      | ((~cls_q[80] & ~cls_q[81] & ~cls_q[82] & ~cls_q[83] & ~cls_q[84]) ?
                           {dbx_q[496], dbx_q[497], dbx_q[498], dbx_q[499], dbx_q[500], dbx_q[501],
@@ -8529,20 +8345,15 @@ module bpc_comp_s32 (
   assign zlong15 = (cls_q[75] & cls_q[70]);
   assign zrunf15 = zcnt4_13[4:0];
   assign tok15 = (((cls_q[75] & ~cls_q[80] & zlong15) ?
-                     {25'd0, zrunf15[0], zrunf15[1], zrunf15[2], zrunf15[3], zrunf15[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[75] & ~cls_q[80] & ~zlong15) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[76] & ~cls_q[75]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[77] & ~cls_q[75] & ~cls_q[76]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf15[0], zrunf15[1], zrunf15[2], zrunf15[3], zrunf15[4], 2'd2}
+                   : 32'd0) | ((cls_q[75] & ~cls_q[80] & ~zlong15) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[76] & ~cls_q[75]) ? 32'd0 : 32'd0)
+                     | ((cls_q[77] & ~cls_q[75] & ~cls_q[76]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[78] & (~cls_q[75] & ~cls_q[76] & ~cls_q[77])) ?
-                        {22'd0, pos_q[75], pos_q[76], pos_q[77], pos_q[78], pos_q[79], 1'd0, 1'd1,
-                         1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[75], pos_q[76], pos_q[77], pos_q[78], pos_q[79], 2'd1, 3'd0}
                       : 32'd0)
                      | ((cls_q[79] & ~cls_q[78] & (~cls_q[75] & ~cls_q[76] & ~cls_q[77])) ?
-                          {22'd0, pos_q[75], pos_q[76], pos_q[77], pos_q[78], pos_q[79], 1'd1, 1'd1,
-                           1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[75], pos_q[76], pos_q[77], pos_q[78], pos_q[79], 2'd3, 3'd0}
                         : 32'd0)
                      | ((~cls_q[75] & ~cls_q[76] & ~cls_q[77] & ~cls_q[78] & ~cls_q[79]) ?
                           {dbx_q[465], dbx_q[466], dbx_q[467], dbx_q[468], dbx_q[469], dbx_q[470],
@@ -8565,20 +8376,15 @@ module bpc_comp_s32 (
   assign zlong14 = (cls_q[70] & cls_q[65]);
   assign zrunf14 = zcnt4_12[4:0];
   assign tok14 = (((cls_q[70] & ~cls_q[75] & zlong14) ?
-                     {25'd0, zrunf14[0], zrunf14[1], zrunf14[2], zrunf14[3], zrunf14[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[70] & ~cls_q[75] & ~zlong14) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[71] & ~cls_q[70]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[72] & ~cls_q[70] & ~cls_q[71]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf14[0], zrunf14[1], zrunf14[2], zrunf14[3], zrunf14[4], 2'd2}
+                   : 32'd0) | ((cls_q[70] & ~cls_q[75] & ~zlong14) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[71] & ~cls_q[70]) ? 32'd0 : 32'd0)
+                     | ((cls_q[72] & ~cls_q[70] & ~cls_q[71]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[73] & (~cls_q[70] & ~cls_q[71] & ~cls_q[72])) ?
-                        {22'd0, pos_q[70], pos_q[71], pos_q[72], pos_q[73], pos_q[74], 1'd0, 1'd1,
-                         1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[70], pos_q[71], pos_q[72], pos_q[73], pos_q[74], 2'd1, 3'd0}
                       : 32'd0)
                      | ((cls_q[74] & ~cls_q[73] & (~cls_q[70] & ~cls_q[71] & ~cls_q[72])) ?
-                          {22'd0, pos_q[70], pos_q[71], pos_q[72], pos_q[73], pos_q[74], 1'd1, 1'd1,
-                           1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[70], pos_q[71], pos_q[72], pos_q[73], pos_q[74], 2'd3, 3'd0}
                         : 32'd0)
                      | ((~cls_q[70] & ~cls_q[71] & ~cls_q[72] & ~cls_q[73] & ~cls_q[74]) ?
                           {dbx_q[434], dbx_q[435], dbx_q[436], dbx_q[437], dbx_q[438], dbx_q[439],
@@ -8601,20 +8407,15 @@ module bpc_comp_s32 (
   assign zlong13 = (cls_q[65] & cls_q[60]);
   assign zrunf13 = zcnt4_11[4:0];
   assign tok13 = (((cls_q[65] & ~cls_q[70] & zlong13) ?
-                     {25'd0, zrunf13[0], zrunf13[1], zrunf13[2], zrunf13[3], zrunf13[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[65] & ~cls_q[70] & ~zlong13) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[66] & ~cls_q[65]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[67] & ~cls_q[65] & ~cls_q[66]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf13[0], zrunf13[1], zrunf13[2], zrunf13[3], zrunf13[4], 2'd2}
+                   : 32'd0) | ((cls_q[65] & ~cls_q[70] & ~zlong13) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[66] & ~cls_q[65]) ? 32'd0 : 32'd0)
+                     | ((cls_q[67] & ~cls_q[65] & ~cls_q[66]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[68] & (~cls_q[65] & ~cls_q[66] & ~cls_q[67])) ?
-                        {22'd0, pos_q[65], pos_q[66], pos_q[67], pos_q[68], pos_q[69], 1'd0, 1'd1,
-                         1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[65], pos_q[66], pos_q[67], pos_q[68], pos_q[69], 2'd1, 3'd0}
                       : 32'd0)
                      | ((cls_q[69] & ~cls_q[68] & (~cls_q[65] & ~cls_q[66] & ~cls_q[67])) ?
-                          {22'd0, pos_q[65], pos_q[66], pos_q[67], pos_q[68], pos_q[69], 1'd1, 1'd1,
-                           1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[65], pos_q[66], pos_q[67], pos_q[68], pos_q[69], 2'd3, 3'd0}
                         : 32'd0)
                      | ((~cls_q[65] & ~cls_q[66] & ~cls_q[67] & ~cls_q[68] & ~cls_q[69]) ?
                           {dbx_q[403], dbx_q[404], dbx_q[405], dbx_q[406], dbx_q[407], dbx_q[408],
@@ -8637,20 +8438,15 @@ module bpc_comp_s32 (
   assign zlong12 = (cls_q[60] & cls_q[55]);
   assign zrunf12 = zcnt4_10[4:0];
   assign tok12 = (((cls_q[60] & ~cls_q[65] & zlong12) ?
-                     {25'd0, zrunf12[0], zrunf12[1], zrunf12[2], zrunf12[3], zrunf12[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[60] & ~cls_q[65] & ~zlong12) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[61] & ~cls_q[60]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[62] & ~cls_q[60] & ~cls_q[61]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf12[0], zrunf12[1], zrunf12[2], zrunf12[3], zrunf12[4], 2'd2}
+                   : 32'd0) | ((cls_q[60] & ~cls_q[65] & ~zlong12) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[61] & ~cls_q[60]) ? 32'd0 : 32'd0)
+                     | ((cls_q[62] & ~cls_q[60] & ~cls_q[61]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[63] & (~cls_q[60] & ~cls_q[61] & ~cls_q[62])) ?
-                        {22'd0, pos_q[60], pos_q[61], pos_q[62], pos_q[63], pos_q[64], 1'd0, 1'd1,
-                         1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[60], pos_q[61], pos_q[62], pos_q[63], pos_q[64], 2'd1, 3'd0}
                       : 32'd0)
                      | ((cls_q[64] & ~cls_q[63] & (~cls_q[60] & ~cls_q[61] & ~cls_q[62])) ?
-                          {22'd0, pos_q[60], pos_q[61], pos_q[62], pos_q[63], pos_q[64], 1'd1, 1'd1,
-                           1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[60], pos_q[61], pos_q[62], pos_q[63], pos_q[64], 2'd3, 3'd0}
                         : 32'd0)
                      | ((~cls_q[60] & ~cls_q[61] & ~cls_q[62] & ~cls_q[63] & ~cls_q[64]) ?
                           {dbx_q[372], dbx_q[373], dbx_q[374], dbx_q[375], dbx_q[376], dbx_q[377],
@@ -8673,20 +8469,15 @@ module bpc_comp_s32 (
   assign zlong11 = (cls_q[55] & cls_q[50]);
   assign zrunf11 = zcnt4_9[4:0];
   assign tok11 = (((cls_q[55] & ~cls_q[60] & zlong11) ?
-                     {25'd0, zrunf11[0], zrunf11[1], zrunf11[2], zrunf11[3], zrunf11[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[55] & ~cls_q[60] & ~zlong11) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[56] & ~cls_q[55]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[57] & ~cls_q[55] & ~cls_q[56]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf11[0], zrunf11[1], zrunf11[2], zrunf11[3], zrunf11[4], 2'd2}
+                   : 32'd0) | ((cls_q[55] & ~cls_q[60] & ~zlong11) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[56] & ~cls_q[55]) ? 32'd0 : 32'd0)
+                     | ((cls_q[57] & ~cls_q[55] & ~cls_q[56]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[58] & (~cls_q[55] & ~cls_q[56] & ~cls_q[57])) ?
-                        {22'd0, pos_q[55], pos_q[56], pos_q[57], pos_q[58], pos_q[59], 1'd0, 1'd1,
-                         1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[55], pos_q[56], pos_q[57], pos_q[58], pos_q[59], 2'd1, 3'd0}
                       : 32'd0)
                      | ((cls_q[59] & ~cls_q[58] & (~cls_q[55] & ~cls_q[56] & ~cls_q[57])) ?
-                          {22'd0, pos_q[55], pos_q[56], pos_q[57], pos_q[58], pos_q[59], 1'd1, 1'd1,
-                           1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[55], pos_q[56], pos_q[57], pos_q[58], pos_q[59], 2'd3, 3'd0}
                         : 32'd0)
                      | ((~cls_q[55] & ~cls_q[56] & ~cls_q[57] & ~cls_q[58] & ~cls_q[59]) ?
                           {dbx_q[341], dbx_q[342], dbx_q[343], dbx_q[344], dbx_q[345], dbx_q[346],
@@ -8709,20 +8500,15 @@ module bpc_comp_s32 (
   assign zlong10 = (cls_q[50] & cls_q[45]);
   assign zrunf10 = zcnt4_8[4:0];
   assign tok10 = (((cls_q[50] & ~cls_q[55] & zlong10) ?
-                     {25'd0, zrunf10[0], zrunf10[1], zrunf10[2], zrunf10[3], zrunf10[4], 1'd1, 1'd0}
-                   : 32'd0)
-                  | ((cls_q[50] & ~cls_q[55] & ~zlong10) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                  | (((cls_q[51] & ~cls_q[50]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                     | ((cls_q[52] & ~cls_q[50] & ~cls_q[51]) ?
-                          {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                        : 32'd0))
+                     {25'd0, zrunf10[0], zrunf10[1], zrunf10[2], zrunf10[3], zrunf10[4], 2'd2}
+                   : 32'd0) | ((cls_q[50] & ~cls_q[55] & ~zlong10) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                  | (((cls_q[51] & ~cls_q[50]) ? 32'd0 : 32'd0)
+                     | ((cls_q[52] & ~cls_q[50] & ~cls_q[51]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                   | (((cls_q[53] & (~cls_q[50] & ~cls_q[51] & ~cls_q[52])) ?
-                        {22'd0, pos_q[50], pos_q[51], pos_q[52], pos_q[53], pos_q[54], 1'd0, 1'd1,
-                         1'd0, 1'd0, 1'd0}
+                        {22'd0, pos_q[50], pos_q[51], pos_q[52], pos_q[53], pos_q[54], 2'd1, 3'd0}
                       : 32'd0)
                      | ((cls_q[54] & ~cls_q[53] & (~cls_q[50] & ~cls_q[51] & ~cls_q[52])) ?
-                          {22'd0, pos_q[50], pos_q[51], pos_q[52], pos_q[53], pos_q[54], 1'd1, 1'd1,
-                           1'd0, 1'd0, 1'd0}
+                          {22'd0, pos_q[50], pos_q[51], pos_q[52], pos_q[53], pos_q[54], 2'd3, 3'd0}
                         : 32'd0)
                      | ((~cls_q[50] & ~cls_q[51] & ~cls_q[52] & ~cls_q[53] & ~cls_q[54]) ?
                           {dbx_q[310], dbx_q[311], dbx_q[312], dbx_q[313], dbx_q[314], dbx_q[315],
@@ -8745,19 +8531,15 @@ module bpc_comp_s32 (
   assign zlong9 = (cls_q[45] & cls_q[40]);
   assign zrunf9 = zcnt3_7[4:0];
   assign tok9 = (((cls_q[45] & ~cls_q[50] & zlong9) ?
-                    {25'd0, zrunf9[0], zrunf9[1], zrunf9[2], zrunf9[3], zrunf9[4], 1'd1, 1'd0}
-                  : 32'd0)
-                 | ((cls_q[45] & ~cls_q[50] & ~zlong9) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                 | (((cls_q[46] & ~cls_q[45]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                    | ((cls_q[47] & ~cls_q[45] & ~cls_q[46]) ? {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                       : 32'd0))
+                    {25'd0, zrunf9[0], zrunf9[1], zrunf9[2], zrunf9[3], zrunf9[4], 2'd2}
+                  : 32'd0) | ((cls_q[45] & ~cls_q[50] & ~zlong9) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                 | (((cls_q[46] & ~cls_q[45]) ? 32'd0 : 32'd0)
+                    | ((cls_q[47] & ~cls_q[45] & ~cls_q[46]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                  | (((cls_q[48] & (~cls_q[45] & ~cls_q[46] & ~cls_q[47])) ?
-                       {22'd0, pos_q[45], pos_q[46], pos_q[47], pos_q[48], pos_q[49], 1'd0, 1'd1,
-                        1'd0, 1'd0, 1'd0}
+                       {22'd0, pos_q[45], pos_q[46], pos_q[47], pos_q[48], pos_q[49], 2'd1, 3'd0}
                      : 32'd0)
                     | ((cls_q[49] & ~cls_q[48] & (~cls_q[45] & ~cls_q[46] & ~cls_q[47])) ?
-                         {22'd0, pos_q[45], pos_q[46], pos_q[47], pos_q[48], pos_q[49], 1'd1, 1'd1,
-                          1'd0, 1'd0, 1'd0}
+                         {22'd0, pos_q[45], pos_q[46], pos_q[47], pos_q[48], pos_q[49], 2'd3, 3'd0}
                        : 32'd0)
                     | ((~cls_q[45] & ~cls_q[46] & ~cls_q[47] & ~cls_q[48] & ~cls_q[49]) ?
                          {dbx_q[279], dbx_q[280], dbx_q[281], dbx_q[282], dbx_q[283], dbx_q[284],
@@ -8780,19 +8562,15 @@ module bpc_comp_s32 (
   assign zlong8 = (cls_q[40] & cls_q[35]);
   assign zrunf8 = zcnt3_6[4:0];
   assign tok8 = (((cls_q[40] & ~cls_q[45] & zlong8) ?
-                    {25'd0, zrunf8[0], zrunf8[1], zrunf8[2], zrunf8[3], zrunf8[4], 1'd1, 1'd0}
-                  : 32'd0)
-                 | ((cls_q[40] & ~cls_q[45] & ~zlong8) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                 | (((cls_q[41] & ~cls_q[40]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                    | ((cls_q[42] & ~cls_q[40] & ~cls_q[41]) ? {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                       : 32'd0))
+                    {25'd0, zrunf8[0], zrunf8[1], zrunf8[2], zrunf8[3], zrunf8[4], 2'd2}
+                  : 32'd0) | ((cls_q[40] & ~cls_q[45] & ~zlong8) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                 | (((cls_q[41] & ~cls_q[40]) ? 32'd0 : 32'd0)
+                    | ((cls_q[42] & ~cls_q[40] & ~cls_q[41]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                  | (((cls_q[43] & (~cls_q[40] & ~cls_q[41] & ~cls_q[42])) ?
-                       {22'd0, pos_q[40], pos_q[41], pos_q[42], pos_q[43], pos_q[44], 1'd0, 1'd1,
-                        1'd0, 1'd0, 1'd0}
+                       {22'd0, pos_q[40], pos_q[41], pos_q[42], pos_q[43], pos_q[44], 2'd1, 3'd0}
                      : 32'd0)
                     | ((cls_q[44] & ~cls_q[43] & (~cls_q[40] & ~cls_q[41] & ~cls_q[42])) ?
-                         {22'd0, pos_q[40], pos_q[41], pos_q[42], pos_q[43], pos_q[44], 1'd1, 1'd1,
-                          1'd0, 1'd0, 1'd0}
+                         {22'd0, pos_q[40], pos_q[41], pos_q[42], pos_q[43], pos_q[44], 2'd3, 3'd0}
                        : 32'd0)
                     | ((~cls_q[40] & ~cls_q[41] & ~cls_q[42] & ~cls_q[43] & ~cls_q[44]) ?
                          {dbx_q[248], dbx_q[249], dbx_q[250], dbx_q[251], dbx_q[252], dbx_q[253],
@@ -8815,19 +8593,15 @@ module bpc_comp_s32 (
   assign zlong7 = (cls_q[35] & cls_q[30]);
   assign zrunf7 = zcnt3_5[4:0];
   assign tok7 = (((cls_q[35] & ~cls_q[40] & zlong7) ?
-                    {25'd0, zrunf7[0], zrunf7[1], zrunf7[2], zrunf7[3], zrunf7[4], 1'd1, 1'd0}
-                  : 32'd0)
-                 | ((cls_q[35] & ~cls_q[40] & ~zlong7) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                 | (((cls_q[36] & ~cls_q[35]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                    | ((cls_q[37] & ~cls_q[35] & ~cls_q[36]) ? {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                       : 32'd0))
+                    {25'd0, zrunf7[0], zrunf7[1], zrunf7[2], zrunf7[3], zrunf7[4], 2'd2}
+                  : 32'd0) | ((cls_q[35] & ~cls_q[40] & ~zlong7) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                 | (((cls_q[36] & ~cls_q[35]) ? 32'd0 : 32'd0)
+                    | ((cls_q[37] & ~cls_q[35] & ~cls_q[36]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                  | (((cls_q[38] & (~cls_q[35] & ~cls_q[36] & ~cls_q[37])) ?
-                       {22'd0, pos_q[35], pos_q[36], pos_q[37], pos_q[38], pos_q[39], 1'd0, 1'd1,
-                        1'd0, 1'd0, 1'd0}
+                       {22'd0, pos_q[35], pos_q[36], pos_q[37], pos_q[38], pos_q[39], 2'd1, 3'd0}
                      : 32'd0)
                     | ((cls_q[39] & ~cls_q[38] & (~cls_q[35] & ~cls_q[36] & ~cls_q[37])) ?
-                         {22'd0, pos_q[35], pos_q[36], pos_q[37], pos_q[38], pos_q[39], 1'd1, 1'd1,
-                          1'd0, 1'd0, 1'd0}
+                         {22'd0, pos_q[35], pos_q[36], pos_q[37], pos_q[38], pos_q[39], 2'd3, 3'd0}
                        : 32'd0)
                     | ((~cls_q[35] & ~cls_q[36] & ~cls_q[37] & ~cls_q[38] & ~cls_q[39]) ?
                          {dbx_q[217], dbx_q[218], dbx_q[219], dbx_q[220], dbx_q[221], dbx_q[222],
@@ -8850,19 +8624,15 @@ module bpc_comp_s32 (
   assign zlong6 = (cls_q[30] & cls_q[25]);
   assign zrunf6 = zcnt3_4[4:0];
   assign tok6 = (((cls_q[30] & ~cls_q[35] & zlong6) ?
-                    {25'd0, zrunf6[0], zrunf6[1], zrunf6[2], zrunf6[3], zrunf6[4], 1'd1, 1'd0}
-                  : 32'd0)
-                 | ((cls_q[30] & ~cls_q[35] & ~zlong6) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                 | (((cls_q[31] & ~cls_q[30]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                    | ((cls_q[32] & ~cls_q[30] & ~cls_q[31]) ? {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                       : 32'd0))
+                    {25'd0, zrunf6[0], zrunf6[1], zrunf6[2], zrunf6[3], zrunf6[4], 2'd2}
+                  : 32'd0) | ((cls_q[30] & ~cls_q[35] & ~zlong6) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                 | (((cls_q[31] & ~cls_q[30]) ? 32'd0 : 32'd0)
+                    | ((cls_q[32] & ~cls_q[30] & ~cls_q[31]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                  | (((cls_q[33] & (~cls_q[30] & ~cls_q[31] & ~cls_q[32])) ?
-                       {22'd0, pos_q[30], pos_q[31], pos_q[32], pos_q[33], pos_q[34], 1'd0, 1'd1,
-                        1'd0, 1'd0, 1'd0}
+                       {22'd0, pos_q[30], pos_q[31], pos_q[32], pos_q[33], pos_q[34], 2'd1, 3'd0}
                      : 32'd0)
                     | ((cls_q[34] & ~cls_q[33] & (~cls_q[30] & ~cls_q[31] & ~cls_q[32])) ?
-                         {22'd0, pos_q[30], pos_q[31], pos_q[32], pos_q[33], pos_q[34], 1'd1, 1'd1,
-                          1'd0, 1'd0, 1'd0}
+                         {22'd0, pos_q[30], pos_q[31], pos_q[32], pos_q[33], pos_q[34], 2'd3, 3'd0}
                        : 32'd0)
                     | ((~cls_q[30] & ~cls_q[31] & ~cls_q[32] & ~cls_q[33] & ~cls_q[34]) ?
                          {dbx_q[186], dbx_q[187], dbx_q[188], dbx_q[189], dbx_q[190], dbx_q[191],
@@ -8885,19 +8655,15 @@ module bpc_comp_s32 (
   assign zlong5 = (cls_q[25] & cls_q[20]);
   assign zrunf5 = zcnt2_3[4:0];
   assign tok5 = (((cls_q[25] & ~cls_q[30] & zlong5) ?
-                    {25'd0, zrunf5[0], zrunf5[1], zrunf5[2], zrunf5[3], zrunf5[4], 1'd1, 1'd0}
-                  : 32'd0)
-                 | ((cls_q[25] & ~cls_q[30] & ~zlong5) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                 | (((cls_q[26] & ~cls_q[25]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                    | ((cls_q[27] & ~cls_q[25] & ~cls_q[26]) ? {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                       : 32'd0))
+                    {25'd0, zrunf5[0], zrunf5[1], zrunf5[2], zrunf5[3], zrunf5[4], 2'd2}
+                  : 32'd0) | ((cls_q[25] & ~cls_q[30] & ~zlong5) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                 | (((cls_q[26] & ~cls_q[25]) ? 32'd0 : 32'd0)
+                    | ((cls_q[27] & ~cls_q[25] & ~cls_q[26]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                  | (((cls_q[28] & (~cls_q[25] & ~cls_q[26] & ~cls_q[27])) ?
-                       {22'd0, pos_q[25], pos_q[26], pos_q[27], pos_q[28], pos_q[29], 1'd0, 1'd1,
-                        1'd0, 1'd0, 1'd0}
+                       {22'd0, pos_q[25], pos_q[26], pos_q[27], pos_q[28], pos_q[29], 2'd1, 3'd0}
                      : 32'd0)
                     | ((cls_q[29] & ~cls_q[28] & (~cls_q[25] & ~cls_q[26] & ~cls_q[27])) ?
-                         {22'd0, pos_q[25], pos_q[26], pos_q[27], pos_q[28], pos_q[29], 1'd1, 1'd1,
-                          1'd0, 1'd0, 1'd0}
+                         {22'd0, pos_q[25], pos_q[26], pos_q[27], pos_q[28], pos_q[29], 2'd3, 3'd0}
                        : 32'd0)
                     | ((~cls_q[25] & ~cls_q[26] & ~cls_q[27] & ~cls_q[28] & ~cls_q[29]) ?
                          {dbx_q[155], dbx_q[156], dbx_q[157], dbx_q[158], dbx_q[159], dbx_q[160],
@@ -8920,19 +8686,15 @@ module bpc_comp_s32 (
   assign zlong4 = (cls_q[20] & cls_q[15]);
   assign zrunf4 = zcnt2_2[4:0];
   assign tok4 = (((cls_q[20] & ~cls_q[25] & zlong4) ?
-                    {25'd0, zrunf4[0], zrunf4[1], zrunf4[2], zrunf4[3], zrunf4[4], 1'd1, 1'd0}
-                  : 32'd0)
-                 | ((cls_q[20] & ~cls_q[25] & ~zlong4) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                 | (((cls_q[21] & ~cls_q[20]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                    | ((cls_q[22] & ~cls_q[20] & ~cls_q[21]) ? {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                       : 32'd0))
+                    {25'd0, zrunf4[0], zrunf4[1], zrunf4[2], zrunf4[3], zrunf4[4], 2'd2}
+                  : 32'd0) | ((cls_q[20] & ~cls_q[25] & ~zlong4) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                 | (((cls_q[21] & ~cls_q[20]) ? 32'd0 : 32'd0)
+                    | ((cls_q[22] & ~cls_q[20] & ~cls_q[21]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                  | (((cls_q[23] & (~cls_q[20] & ~cls_q[21] & ~cls_q[22])) ?
-                       {22'd0, pos_q[20], pos_q[21], pos_q[22], pos_q[23], pos_q[24], 1'd0, 1'd1,
-                        1'd0, 1'd0, 1'd0}
+                       {22'd0, pos_q[20], pos_q[21], pos_q[22], pos_q[23], pos_q[24], 2'd1, 3'd0}
                      : 32'd0)
                     | ((cls_q[24] & ~cls_q[23] & (~cls_q[20] & ~cls_q[21] & ~cls_q[22])) ?
-                         {22'd0, pos_q[20], pos_q[21], pos_q[22], pos_q[23], pos_q[24], 1'd1, 1'd1,
-                          1'd0, 1'd0, 1'd0}
+                         {22'd0, pos_q[20], pos_q[21], pos_q[22], pos_q[23], pos_q[24], 2'd3, 3'd0}
                        : 32'd0)
                     | ((~cls_q[20] & ~cls_q[21] & ~cls_q[22] & ~cls_q[23] & ~cls_q[24]) ?
                          {dbx_q[124], dbx_q[125], dbx_q[126], dbx_q[127], dbx_q[128], dbx_q[129],
@@ -8955,19 +8717,15 @@ module bpc_comp_s32 (
   assign zlong3 = (cls_q[15] & cls_q[10]);
   assign zrunf3 = zcnt1_1[4:0];
   assign tok3 = (((cls_q[15] & ~cls_q[20] & zlong3) ?
-                    {25'd0, zrunf3[0], zrunf3[1], zrunf3[2], zrunf3[3], zrunf3[4], 1'd1, 1'd0}
-                  : 32'd0)
-                 | ((cls_q[15] & ~cls_q[20] & ~zlong3) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                 | (((cls_q[16] & ~cls_q[15]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                    | ((cls_q[17] & ~cls_q[15] & ~cls_q[16]) ? {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                       : 32'd0))
+                    {25'd0, zrunf3[0], zrunf3[1], zrunf3[2], zrunf3[3], zrunf3[4], 2'd2}
+                  : 32'd0) | ((cls_q[15] & ~cls_q[20] & ~zlong3) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                 | (((cls_q[16] & ~cls_q[15]) ? 32'd0 : 32'd0)
+                    | ((cls_q[17] & ~cls_q[15] & ~cls_q[16]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                  | (((cls_q[18] & (~cls_q[15] & ~cls_q[16] & ~cls_q[17])) ?
-                       {22'd0, pos_q[15], pos_q[16], pos_q[17], pos_q[18], pos_q[19], 1'd0, 1'd1,
-                        1'd0, 1'd0, 1'd0}
+                       {22'd0, pos_q[15], pos_q[16], pos_q[17], pos_q[18], pos_q[19], 2'd1, 3'd0}
                      : 32'd0)
                     | ((cls_q[19] & ~cls_q[18] & (~cls_q[15] & ~cls_q[16] & ~cls_q[17])) ?
-                         {22'd0, pos_q[15], pos_q[16], pos_q[17], pos_q[18], pos_q[19], 1'd1, 1'd1,
-                          1'd0, 1'd0, 1'd0}
+                         {22'd0, pos_q[15], pos_q[16], pos_q[17], pos_q[18], pos_q[19], 2'd3, 3'd0}
                        : 32'd0)
                     | ((~cls_q[15] & ~cls_q[16] & ~cls_q[17] & ~cls_q[18] & ~cls_q[19]) ?
                          {dbx_q[93], dbx_q[94], dbx_q[95], dbx_q[96], dbx_q[97], dbx_q[98],
@@ -8990,19 +8748,15 @@ module bpc_comp_s32 (
   assign zlong2 = (cls_q[10] & cls_q[5]);
   assign zrunf2 = {4'd0, cls_q[0]};
   assign tok2 = (((cls_q[10] & ~cls_q[15] & zlong2) ?
-                    {25'd0, zrunf2[0], zrunf2[1], zrunf2[2], zrunf2[3], zrunf2[4], 1'd1, 1'd0}
-                  : 32'd0)
-                 | ((cls_q[10] & ~cls_q[15] & ~zlong2) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                 | (((cls_q[11] & ~cls_q[10]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                    | ((cls_q[12] & ~cls_q[10] & ~cls_q[11]) ? {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                       : 32'd0))
+                    {25'd0, zrunf2[0], zrunf2[1], zrunf2[2], zrunf2[3], zrunf2[4], 2'd2}
+                  : 32'd0) | ((cls_q[10] & ~cls_q[15] & ~zlong2) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                 | (((cls_q[11] & ~cls_q[10]) ? 32'd0 : 32'd0)
+                    | ((cls_q[12] & ~cls_q[10] & ~cls_q[11]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                  | (((cls_q[13] & (~cls_q[10] & ~cls_q[11] & ~cls_q[12])) ?
-                       {22'd0, pos_q[10], pos_q[11], pos_q[12], pos_q[13], pos_q[14], 1'd0, 1'd1,
-                        1'd0, 1'd0, 1'd0}
+                       {22'd0, pos_q[10], pos_q[11], pos_q[12], pos_q[13], pos_q[14], 2'd1, 3'd0}
                      : 32'd0)
                     | ((cls_q[14] & ~cls_q[13] & (~cls_q[10] & ~cls_q[11] & ~cls_q[12])) ?
-                         {22'd0, pos_q[10], pos_q[11], pos_q[12], pos_q[13], pos_q[14], 1'd1, 1'd1,
-                          1'd0, 1'd0, 1'd0}
+                         {22'd0, pos_q[10], pos_q[11], pos_q[12], pos_q[13], pos_q[14], 2'd3, 3'd0}
                        : 32'd0)
                     | ((~cls_q[10] & ~cls_q[11] & ~cls_q[12] & ~cls_q[13] & ~cls_q[14]) ?
                          {dbx_q[62], dbx_q[63], dbx_q[64], dbx_q[65], dbx_q[66], dbx_q[67],
@@ -9025,18 +8779,15 @@ module bpc_comp_s32 (
   assign zlong1 = (cls_q[5] & cls_q[0]);
   assign zrunf1 = 5'd0;
   assign tok1 = (((cls_q[5] & ~cls_q[10] & zlong1) ?
-                    {25'd0, zrunf1[0], zrunf1[1], zrunf1[2], zrunf1[3], zrunf1[4], 1'd1, 1'd0}
-                  : 32'd0) | ((cls_q[5] & ~cls_q[10] & ~zlong1) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                 | (((cls_q[6] & ~cls_q[5]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                    | ((cls_q[7] & ~cls_q[5] & ~cls_q[6]) ? {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                       : 32'd0))
+                    {25'd0, zrunf1[0], zrunf1[1], zrunf1[2], zrunf1[3], zrunf1[4], 2'd2}
+                  : 32'd0) | ((cls_q[5] & ~cls_q[10] & ~zlong1) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                 | (((cls_q[6] & ~cls_q[5]) ? 32'd0 : 32'd0)
+                    | ((cls_q[7] & ~cls_q[5] & ~cls_q[6]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                  | (((cls_q[8] & (~cls_q[5] & ~cls_q[6] & ~cls_q[7])) ?
-                       {22'd0, pos_q[5], pos_q[6], pos_q[7], pos_q[8], pos_q[9], 1'd0, 1'd1, 1'd0,
-                        1'd0, 1'd0}
+                       {22'd0, pos_q[5], pos_q[6], pos_q[7], pos_q[8], pos_q[9], 2'd1, 3'd0}
                      : 32'd0)
                     | ((cls_q[9] & ~cls_q[8] & (~cls_q[5] & ~cls_q[6] & ~cls_q[7])) ?
-                         {22'd0, pos_q[5], pos_q[6], pos_q[7], pos_q[8], pos_q[9], 1'd1, 1'd1, 1'd0,
-                          1'd0, 1'd0}
+                         {22'd0, pos_q[5], pos_q[6], pos_q[7], pos_q[8], pos_q[9], 2'd3, 3'd0}
                        : 32'd0)
                     | ((~cls_q[5] & ~cls_q[6] & ~cls_q[7] & ~cls_q[8] & ~cls_q[9]) ?
                          {dbx_q[31], dbx_q[32], dbx_q[33], dbx_q[34], dbx_q[35], dbx_q[36],
@@ -9057,18 +8808,15 @@ module bpc_comp_s32 (
   assign zlong0 = 1'd0;
   assign zrunf0 = 5'd0;
   assign tok0 = (((cls_q[0] & ~cls_q[5] & zlong0) ?
-                    {25'd0, zrunf0[0], zrunf0[1], zrunf0[2], zrunf0[3], zrunf0[4], 1'd1, 1'd0}
-                  : 32'd0) | ((cls_q[0] & ~cls_q[5] & ~zlong0) ? {29'd0, 1'd1, 1'd0, 1'd0} : 32'd0)
-                 | (((cls_q[1] & ~cls_q[0]) ? {27'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0} : 32'd0)
-                    | ((cls_q[2] & ~cls_q[0] & ~cls_q[1]) ? {27'd0, 1'd1, 1'd0, 1'd0, 1'd0, 1'd0}
-                       : 32'd0))
+                    {25'd0, zrunf0[0], zrunf0[1], zrunf0[2], zrunf0[3], zrunf0[4], 2'd2}
+                  : 32'd0) | ((cls_q[0] & ~cls_q[5] & ~zlong0) ? {29'd0, 2'd2, 1'd0} : 32'd0)
+                 | (((cls_q[1] & ~cls_q[0]) ? 32'd0 : 32'd0)
+                    | ((cls_q[2] & ~cls_q[0] & ~cls_q[1]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
                  | (((cls_q[3] & (~cls_q[0] & ~cls_q[1] & ~cls_q[2])) ?
-                       {22'd0, pos_q[0], pos_q[1], pos_q[2], pos_q[3], pos_q[4], 1'd0, 1'd1, 1'd0,
-                        1'd0, 1'd0}
+                       {22'd0, pos_q[0], pos_q[1], pos_q[2], pos_q[3], pos_q[4], 2'd1, 3'd0}
                      : 32'd0)
                     | ((cls_q[4] & ~cls_q[3] & (~cls_q[0] & ~cls_q[1] & ~cls_q[2])) ?
-                         {22'd0, pos_q[0], pos_q[1], pos_q[2], pos_q[3], pos_q[4], 1'd1, 1'd1, 1'd0,
-                          1'd0, 1'd0}
+                         {22'd0, pos_q[0], pos_q[1], pos_q[2], pos_q[3], pos_q[4], 2'd3, 3'd0}
                        : 32'd0)
                     | ((~cls_q[0] & ~cls_q[1] & ~cls_q[2] & ~cls_q[3] & ~cls_q[4]) ?
                          {dbx_q[0], dbx_q[1], dbx_q[2], dbx_q[3], dbx_q[4], dbx_q[5], dbx_q[6],
@@ -12122,38 +11870,14 @@ module bpc_comp_s32 (
                  : (nbits <= 11'd768) ? 4'd3
                  : 4'd4);
   assign raw = (size == 4'd4);
-  assign stream_or_raw = {(raw_c31_q ? blk5_q[1023:992]
-                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
-                          (raw_c30_q ? blk5_q[991:960]
-                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
-                          (raw_c29_q ? blk5_q[959:928]
-                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
-                          (raw_c28_q ? blk5_q[927:896]
-                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
-                          (raw_c27_q ? blk5_q[895:864]
-                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
-                          (raw_c26_q ? blk5_q[863:832]
-                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
-                          (raw_c25_q ? blk5_q[831:800]
-                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
-                          (raw_c24_q ? blk5_q[799:768]
-                           : {1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0,
-                              1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0, 1'd0}),
+  assign stream_or_raw = {(raw_c31_q ? blk5_q[1023:992] : 32'd0),
+                          (raw_c30_q ? blk5_q[991:960] : 32'd0),
+                          (raw_c29_q ? blk5_q[959:928] : 32'd0),
+                          (raw_c28_q ? blk5_q[927:896] : 32'd0),
+                          (raw_c27_q ? blk5_q[895:864] : 32'd0),
+                          (raw_c26_q ? blk5_q[863:832] : 32'd0),
+                          (raw_c25_q ? blk5_q[831:800] : 32'd0),
+                          (raw_c24_q ? blk5_q[799:768] : 32'd0),
                           (raw_c23_q ? blk5_q[767:736]
                            : {m3_0_bits[760], m3_0_bits[761], m3_0_bits[762], m3_0_bits[763],
                               m3_0_bits[764], m3_0_bits[765], m3_0_bits[766], m3_0_bits[767],

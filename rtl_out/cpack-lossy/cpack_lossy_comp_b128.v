@@ -771,7 +771,7 @@ module cpack_lossy_comp_b128 (
                    (w0_wide & ~w0_any_half), w0_zero};
   assign w0_idx_th = (w0_any_three ? w0_idx_three : w0_idx_half);
   assign w0_idx = (w0_any_full ? w0_idx_full : w0_idx_th);
-  assign w0_tok = ((w0_pat[0] ? {32'd0, 2'd0} : 34'd0) | (w0_pat[1] ? {2'd1, m_word0_q} : 34'd0)
+  assign w0_tok = ((w0_pat[0] ? 34'd0 : 34'd0) | (w0_pat[1] ? {2'd1, m_word0_q} : 34'd0)
                    | ((w0_pat[2] ? {28'd0, 2'd2, w0_idx} : 34'd0)
                       | (w0_pat[3] ? {10'd0, 4'd12, w0_idx, m_word0_q[15:0]} : 34'd0))
                    | ((w0_pat[4] ? {22'd0, 4'd13, m_word0_q[7:0]} : 34'd0)
@@ -855,7 +855,7 @@ module cpack_lossy_comp_b128 (
                    (w1_wide & ~w1_any_half), w1_zero};
   assign w1_idx_th = (w1_any_three ? w1_idx_three : w1_idx_half);
   assign w1_idx = (w1_any_full ? w1_idx_full : w1_idx_th);
-  assign w1_tok = ((w1_pat[0] ? {32'd0, 2'd0} : 34'd0) | (w1_pat[1] ? {2'd1, m_word1_q} : 34'd0)
+  assign w1_tok = ((w1_pat[0] ? 34'd0 : 34'd0) | (w1_pat[1] ? {2'd1, m_word1_q} : 34'd0)
                    | ((w1_pat[2] ? {28'd0, 2'd2, w1_idx} : 34'd0)
                       | (w1_pat[3] ? {10'd0, 4'd12, w1_idx, m_word1_q[15:0]} : 34'd0))
                    | ((w1_pat[4] ? {22'd0, 4'd13, m_word1_q[7:0]} : 34'd0)
@@ -1119,11 +1119,7 @@ module cpack_lossy_comp_b128 (
                            {32{~(|{(t_tcode_q == 2'd2), (t_tcode_q == 2'd3)})}},
                            {32{~(|{(t_tcode_q == 2'd2), (t_tcode_q == 2'd3)})}},
                            {32{~(t_tcode_q == 2'd3)}}, {32{~(t_tcode_q == 2'd3)}},
-                           {32{~(t_tcode_q == 2'd3)}}, {32{~(t_tcode_q == 2'd3)}}, 32'd4294967295,
-                           32'd4294967295, 32'd4294967295, 32'd4294967295, 32'd4294967295,
-                           32'd4294967295, 32'd4294967295, 32'd4294967295, 32'd4294967295,
-                           32'd4294967295, 32'd4294967295, 32'd4294967295, 32'd4294967295,
-                           32'd4294967295, 32'd4294967295, 32'd4294967295});
+                           {32{~(t_tcode_q == 2'd3)}}, {32{~(t_tcode_q == 2'd3)}}, {512{1'b1}}});
   assign align_amt = rem_next;
   assign f_acc_d = acc_s1;
   assign f_raw_d = {t_raw_words[7:0], t_raw_words[15:8], t_raw_words[23:16], t_raw_words[31:24],
@@ -8493,295 +8489,38 @@ module cpack_lossy_comp_b128 (
                      (f_shift_c0_q[6] ? 1'd0 : align_s5[3]), (f_shift_c0_q[6] ? 1'd0 : align_s5[2]),
                      (f_shift_c0_q[6] ? 1'd0 : align_s5[1]),
                      (f_shift_c0_q[6] ? 1'd0 : align_s5[0])};
-  assign aligned = {(f_sel_c31_q ?
-                       {align_s6[1023], align_s6[1022], align_s6[1021], align_s6[1020],
-                        align_s6[1019], align_s6[1018], align_s6[1017], align_s6[1016],
-                        align_s6[1015], align_s6[1014], align_s6[1013], align_s6[1012],
-                        align_s6[1011], align_s6[1010], align_s6[1009], align_s6[1008],
-                        align_s6[1007], align_s6[1006], align_s6[1005], align_s6[1004],
-                        align_s6[1003], align_s6[1002], align_s6[1001], align_s6[1000],
-                        align_s6[999], align_s6[998], align_s6[997], align_s6[996], align_s6[995],
-                        align_s6[994], align_s6[993], align_s6[992]}
-                     : f_raw_q[1023:992]),
-                    (f_sel_c30_q ?
-                       {align_s6[991], align_s6[990], align_s6[989], align_s6[988], align_s6[987],
-                        align_s6[986], align_s6[985], align_s6[984], align_s6[983], align_s6[982],
-                        align_s6[981], align_s6[980], align_s6[979], align_s6[978], align_s6[977],
-                        align_s6[976], align_s6[975], align_s6[974], align_s6[973], align_s6[972],
-                        align_s6[971], align_s6[970], align_s6[969], align_s6[968], align_s6[967],
-                        align_s6[966], align_s6[965], align_s6[964], align_s6[963], align_s6[962],
-                        align_s6[961], align_s6[960]}
-                     : f_raw_q[991:960]),
-                    (f_sel_c29_q ?
-                       {align_s6[959], align_s6[958], align_s6[957], align_s6[956], align_s6[955],
-                        align_s6[954], align_s6[953], align_s6[952], align_s6[951], align_s6[950],
-                        align_s6[949], align_s6[948], align_s6[947], align_s6[946], align_s6[945],
-                        align_s6[944], align_s6[943], align_s6[942], align_s6[941], align_s6[940],
-                        align_s6[939], align_s6[938], align_s6[937], align_s6[936], align_s6[935],
-                        align_s6[934], align_s6[933], align_s6[932], align_s6[931], align_s6[930],
-                        align_s6[929], align_s6[928]}
-                     : f_raw_q[959:928]),
-                    (f_sel_c28_q ?
-                       {align_s6[927], align_s6[926], align_s6[925], align_s6[924], align_s6[923],
-                        align_s6[922], align_s6[921], align_s6[920], align_s6[919], align_s6[918],
-                        align_s6[917], align_s6[916], align_s6[915], align_s6[914], align_s6[913],
-                        align_s6[912], align_s6[911], align_s6[910], align_s6[909], align_s6[908],
-                        align_s6[907], align_s6[906], align_s6[905], align_s6[904], align_s6[903],
-                        align_s6[902], align_s6[901], align_s6[900], align_s6[899], align_s6[898],
-                        align_s6[897], align_s6[896]}
-                     : f_raw_q[927:896]),
-                    (f_sel_c27_q ?
-                       {align_s6[895], align_s6[894], align_s6[893], align_s6[892], align_s6[891],
-                        align_s6[890], align_s6[889], align_s6[888], align_s6[887], align_s6[886],
-                        align_s6[885], align_s6[884], align_s6[883], align_s6[882], align_s6[881],
-                        align_s6[880], align_s6[879], align_s6[878], align_s6[877], align_s6[876],
-                        align_s6[875], align_s6[874], align_s6[873], align_s6[872], align_s6[871],
-                        align_s6[870], align_s6[869], align_s6[868], align_s6[867], align_s6[866],
-                        align_s6[865], align_s6[864]}
-                     : f_raw_q[895:864]),
-                    (f_sel_c26_q ?
-                       {align_s6[863], align_s6[862], align_s6[861], align_s6[860], align_s6[859],
-                        align_s6[858], align_s6[857], align_s6[856], align_s6[855], align_s6[854],
-                        align_s6[853], align_s6[852], align_s6[851], align_s6[850], align_s6[849],
-                        align_s6[848], align_s6[847], align_s6[846], align_s6[845], align_s6[844],
-                        align_s6[843], align_s6[842], align_s6[841], align_s6[840], align_s6[839],
-                        align_s6[838], align_s6[837], align_s6[836], align_s6[835], align_s6[834],
-                        align_s6[833], align_s6[832]}
-                     : f_raw_q[863:832]),
-                    (f_sel_c25_q ?
-                       {align_s6[831], align_s6[830], align_s6[829], align_s6[828], align_s6[827],
-                        align_s6[826], align_s6[825], align_s6[824], align_s6[823], align_s6[822],
-                        align_s6[821], align_s6[820], align_s6[819], align_s6[818], align_s6[817],
-                        align_s6[816], align_s6[815], align_s6[814], align_s6[813], align_s6[812],
-                        align_s6[811], align_s6[810], align_s6[809], align_s6[808], align_s6[807],
-                        align_s6[806], align_s6[805], align_s6[804], align_s6[803], align_s6[802],
-                        align_s6[801], align_s6[800]}
-                     : f_raw_q[831:800]),
-                    (f_sel_c24_q ?
-                       {align_s6[799], align_s6[798], align_s6[797], align_s6[796], align_s6[795],
-                        align_s6[794], align_s6[793], align_s6[792], align_s6[791], align_s6[790],
-                        align_s6[789], align_s6[788], align_s6[787], align_s6[786], align_s6[785],
-                        align_s6[784], align_s6[783], align_s6[782], align_s6[781], align_s6[780],
-                        align_s6[779], align_s6[778], align_s6[777], align_s6[776], align_s6[775],
-                        align_s6[774], align_s6[773], align_s6[772], align_s6[771], align_s6[770],
-                        align_s6[769], align_s6[768]}
-                     : f_raw_q[799:768]),
-                    (f_sel_c23_q ?
-                       {align_s6[767], align_s6[766], align_s6[765], align_s6[764], align_s6[763],
-                        align_s6[762], align_s6[761], align_s6[760], align_s6[759], align_s6[758],
-                        align_s6[757], align_s6[756], align_s6[755], align_s6[754], align_s6[753],
-                        align_s6[752], align_s6[751], align_s6[750], align_s6[749], align_s6[748],
-                        align_s6[747], align_s6[746], align_s6[745], align_s6[744], align_s6[743],
-                        align_s6[742], align_s6[741], align_s6[740], align_s6[739], align_s6[738],
-                        align_s6[737], align_s6[736]}
-                     : f_raw_q[767:736]),
-                    (f_sel_c22_q ?
-                       {align_s6[735], align_s6[734], align_s6[733], align_s6[732], align_s6[731],
-                        align_s6[730], align_s6[729], align_s6[728], align_s6[727], align_s6[726],
-                        align_s6[725], align_s6[724], align_s6[723], align_s6[722], align_s6[721],
-                        align_s6[720], align_s6[719], align_s6[718], align_s6[717], align_s6[716],
-                        align_s6[715], align_s6[714], align_s6[713], align_s6[712], align_s6[711],
-                        align_s6[710], align_s6[709], align_s6[708], align_s6[707], align_s6[706],
-                        align_s6[705], align_s6[704]}
-                     : f_raw_q[735:704]),
-                    (f_sel_c21_q ?
-                       {align_s6[703], align_s6[702], align_s6[701], align_s6[700], align_s6[699],
-                        align_s6[698], align_s6[697], align_s6[696], align_s6[695], align_s6[694],
-                        align_s6[693], align_s6[692], align_s6[691], align_s6[690], align_s6[689],
-                        align_s6[688], align_s6[687], align_s6[686], align_s6[685], align_s6[684],
-                        align_s6[683], align_s6[682], align_s6[681], align_s6[680], align_s6[679],
-                        align_s6[678], align_s6[677], align_s6[676], align_s6[675], align_s6[674],
-                        align_s6[673], align_s6[672]}
-                     : f_raw_q[703:672]),
-                    (f_sel_c20_q ?
-                       {align_s6[671], align_s6[670], align_s6[669], align_s6[668], align_s6[667],
-                        align_s6[666], align_s6[665], align_s6[664], align_s6[663], align_s6[662],
-                        align_s6[661], align_s6[660], align_s6[659], align_s6[658], align_s6[657],
-                        align_s6[656], align_s6[655], align_s6[654], align_s6[653], align_s6[652],
-                        align_s6[651], align_s6[650], align_s6[649], align_s6[648], align_s6[647],
-                        align_s6[646], align_s6[645], align_s6[644], align_s6[643], align_s6[642],
-                        align_s6[641], align_s6[640]}
-                     : f_raw_q[671:640]),
-                    (f_sel_c19_q ?
-                       {align_s6[639], align_s6[638], align_s6[637], align_s6[636], align_s6[635],
-                        align_s6[634], align_s6[633], align_s6[632], align_s6[631], align_s6[630],
-                        align_s6[629], align_s6[628], align_s6[627], align_s6[626], align_s6[625],
-                        align_s6[624], align_s6[623], align_s6[622], align_s6[621], align_s6[620],
-                        align_s6[619], align_s6[618], align_s6[617], align_s6[616], align_s6[615],
-                        align_s6[614], align_s6[613], align_s6[612], align_s6[611], align_s6[610],
-                        align_s6[609], align_s6[608]}
-                     : f_raw_q[639:608]),
-                    (f_sel_c18_q ?
-                       {align_s6[607], align_s6[606], align_s6[605], align_s6[604], align_s6[603],
-                        align_s6[602], align_s6[601], align_s6[600], align_s6[599], align_s6[598],
-                        align_s6[597], align_s6[596], align_s6[595], align_s6[594], align_s6[593],
-                        align_s6[592], align_s6[591], align_s6[590], align_s6[589], align_s6[588],
-                        align_s6[587], align_s6[586], align_s6[585], align_s6[584], align_s6[583],
-                        align_s6[582], align_s6[581], align_s6[580], align_s6[579], align_s6[578],
-                        align_s6[577], align_s6[576]}
-                     : f_raw_q[607:576]),
-                    (f_sel_c17_q ?
-                       {align_s6[575], align_s6[574], align_s6[573], align_s6[572], align_s6[571],
-                        align_s6[570], align_s6[569], align_s6[568], align_s6[567], align_s6[566],
-                        align_s6[565], align_s6[564], align_s6[563], align_s6[562], align_s6[561],
-                        align_s6[560], align_s6[559], align_s6[558], align_s6[557], align_s6[556],
-                        align_s6[555], align_s6[554], align_s6[553], align_s6[552], align_s6[551],
-                        align_s6[550], align_s6[549], align_s6[548], align_s6[547], align_s6[546],
-                        align_s6[545], align_s6[544]}
-                     : f_raw_q[575:544]),
-                    (f_sel_c16_q ?
-                       {align_s6[543], align_s6[542], align_s6[541], align_s6[540], align_s6[539],
-                        align_s6[538], align_s6[537], align_s6[536], align_s6[535], align_s6[534],
-                        align_s6[533], align_s6[532], align_s6[531], align_s6[530], align_s6[529],
-                        align_s6[528], align_s6[527], align_s6[526], align_s6[525], align_s6[524],
-                        align_s6[523], align_s6[522], align_s6[521], align_s6[520], align_s6[519],
-                        align_s6[518], align_s6[517], align_s6[516], align_s6[515], align_s6[514],
-                        align_s6[513], align_s6[512]}
-                     : f_raw_q[543:512]),
-                    (f_sel_c15_q ?
-                       {align_s6[511], align_s6[510], align_s6[509], align_s6[508], align_s6[507],
-                        align_s6[506], align_s6[505], align_s6[504], align_s6[503], align_s6[502],
-                        align_s6[501], align_s6[500], align_s6[499], align_s6[498], align_s6[497],
-                        align_s6[496], align_s6[495], align_s6[494], align_s6[493], align_s6[492],
-                        align_s6[491], align_s6[490], align_s6[489], align_s6[488], align_s6[487],
-                        align_s6[486], align_s6[485], align_s6[484], align_s6[483], align_s6[482],
-                        align_s6[481], align_s6[480]}
-                     : f_raw_q[511:480]),
-                    (f_sel_c14_q ?
-                       {align_s6[479], align_s6[478], align_s6[477], align_s6[476], align_s6[475],
-                        align_s6[474], align_s6[473], align_s6[472], align_s6[471], align_s6[470],
-                        align_s6[469], align_s6[468], align_s6[467], align_s6[466], align_s6[465],
-                        align_s6[464], align_s6[463], align_s6[462], align_s6[461], align_s6[460],
-                        align_s6[459], align_s6[458], align_s6[457], align_s6[456], align_s6[455],
-                        align_s6[454], align_s6[453], align_s6[452], align_s6[451], align_s6[450],
-                        align_s6[449], align_s6[448]}
-                     : f_raw_q[479:448]),
-                    (f_sel_c13_q ?
-                       {align_s6[447], align_s6[446], align_s6[445], align_s6[444], align_s6[443],
-                        align_s6[442], align_s6[441], align_s6[440], align_s6[439], align_s6[438],
-                        align_s6[437], align_s6[436], align_s6[435], align_s6[434], align_s6[433],
-                        align_s6[432], align_s6[431], align_s6[430], align_s6[429], align_s6[428],
-                        align_s6[427], align_s6[426], align_s6[425], align_s6[424], align_s6[423],
-                        align_s6[422], align_s6[421], align_s6[420], align_s6[419], align_s6[418],
-                        align_s6[417], align_s6[416]}
-                     : f_raw_q[447:416]),
-                    (f_sel_c12_q ?
-                       {align_s6[415], align_s6[414], align_s6[413], align_s6[412], align_s6[411],
-                        align_s6[410], align_s6[409], align_s6[408], align_s6[407], align_s6[406],
-                        align_s6[405], align_s6[404], align_s6[403], align_s6[402], align_s6[401],
-                        align_s6[400], align_s6[399], align_s6[398], align_s6[397], align_s6[396],
-                        align_s6[395], align_s6[394], align_s6[393], align_s6[392], align_s6[391],
-                        align_s6[390], align_s6[389], align_s6[388], align_s6[387], align_s6[386],
-                        align_s6[385], align_s6[384]}
-                     : f_raw_q[415:384]),
-                    (f_sel_c11_q ?
-                       {align_s6[383], align_s6[382], align_s6[381], align_s6[380], align_s6[379],
-                        align_s6[378], align_s6[377], align_s6[376], align_s6[375], align_s6[374],
-                        align_s6[373], align_s6[372], align_s6[371], align_s6[370], align_s6[369],
-                        align_s6[368], align_s6[367], align_s6[366], align_s6[365], align_s6[364],
-                        align_s6[363], align_s6[362], align_s6[361], align_s6[360], align_s6[359],
-                        align_s6[358], align_s6[357], align_s6[356], align_s6[355], align_s6[354],
-                        align_s6[353], align_s6[352]}
-                     : f_raw_q[383:352]),
-                    (f_sel_c10_q ?
-                       {align_s6[351], align_s6[350], align_s6[349], align_s6[348], align_s6[347],
-                        align_s6[346], align_s6[345], align_s6[344], align_s6[343], align_s6[342],
-                        align_s6[341], align_s6[340], align_s6[339], align_s6[338], align_s6[337],
-                        align_s6[336], align_s6[335], align_s6[334], align_s6[333], align_s6[332],
-                        align_s6[331], align_s6[330], align_s6[329], align_s6[328], align_s6[327],
-                        align_s6[326], align_s6[325], align_s6[324], align_s6[323], align_s6[322],
-                        align_s6[321], align_s6[320]}
-                     : f_raw_q[351:320]),
-                    (f_sel_c9_q ?
-                       {align_s6[319], align_s6[318], align_s6[317], align_s6[316], align_s6[315],
-                        align_s6[314], align_s6[313], align_s6[312], align_s6[311], align_s6[310],
-                        align_s6[309], align_s6[308], align_s6[307], align_s6[306], align_s6[305],
-                        align_s6[304], align_s6[303], align_s6[302], align_s6[301], align_s6[300],
-                        align_s6[299], align_s6[298], align_s6[297], align_s6[296], align_s6[295],
-                        align_s6[294], align_s6[293], align_s6[292], align_s6[291], align_s6[290],
-                        align_s6[289], align_s6[288]}
-                     : f_raw_q[319:288]),
-                    (f_sel_c8_q ?
-                       {align_s6[287], align_s6[286], align_s6[285], align_s6[284], align_s6[283],
-                        align_s6[282], align_s6[281], align_s6[280], align_s6[279], align_s6[278],
-                        align_s6[277], align_s6[276], align_s6[275], align_s6[274], align_s6[273],
-                        align_s6[272], align_s6[271], align_s6[270], align_s6[269], align_s6[268],
-                        align_s6[267], align_s6[266], align_s6[265], align_s6[264], align_s6[263],
-                        align_s6[262], align_s6[261], align_s6[260], align_s6[259], align_s6[258],
-                        align_s6[257], align_s6[256]}
-                     : f_raw_q[287:256]),
-                    (f_sel_c7_q ?
-                       {align_s6[255], align_s6[254], align_s6[253], align_s6[252], align_s6[251],
-                        align_s6[250], align_s6[249], align_s6[248], align_s6[247], align_s6[246],
-                        align_s6[245], align_s6[244], align_s6[243], align_s6[242], align_s6[241],
-                        align_s6[240], align_s6[239], align_s6[238], align_s6[237], align_s6[236],
-                        align_s6[235], align_s6[234], align_s6[233], align_s6[232], align_s6[231],
-                        align_s6[230], align_s6[229], align_s6[228], align_s6[227], align_s6[226],
-                        align_s6[225], align_s6[224]}
-                     : f_raw_q[255:224]),
-                    (f_sel_c6_q ?
-                       {align_s6[223], align_s6[222], align_s6[221], align_s6[220], align_s6[219],
-                        align_s6[218], align_s6[217], align_s6[216], align_s6[215], align_s6[214],
-                        align_s6[213], align_s6[212], align_s6[211], align_s6[210], align_s6[209],
-                        align_s6[208], align_s6[207], align_s6[206], align_s6[205], align_s6[204],
-                        align_s6[203], align_s6[202], align_s6[201], align_s6[200], align_s6[199],
-                        align_s6[198], align_s6[197], align_s6[196], align_s6[195], align_s6[194],
-                        align_s6[193], align_s6[192]}
-                     : f_raw_q[223:192]),
-                    (f_sel_c5_q ?
-                       {align_s6[191], align_s6[190], align_s6[189], align_s6[188], align_s6[187],
-                        align_s6[186], align_s6[185], align_s6[184], align_s6[183], align_s6[182],
-                        align_s6[181], align_s6[180], align_s6[179], align_s6[178], align_s6[177],
-                        align_s6[176], align_s6[175], align_s6[174], align_s6[173], align_s6[172],
-                        align_s6[171], align_s6[170], align_s6[169], align_s6[168], align_s6[167],
-                        align_s6[166], align_s6[165], align_s6[164], align_s6[163], align_s6[162],
-                        align_s6[161], align_s6[160]}
-                     : f_raw_q[191:160]),
-                    (f_sel_c4_q ?
-                       {align_s6[159], align_s6[158], align_s6[157], align_s6[156], align_s6[155],
-                        align_s6[154], align_s6[153], align_s6[152], align_s6[151], align_s6[150],
-                        align_s6[149], align_s6[148], align_s6[147], align_s6[146], align_s6[145],
-                        align_s6[144], align_s6[143], align_s6[142], align_s6[141], align_s6[140],
-                        align_s6[139], align_s6[138], align_s6[137], align_s6[136], align_s6[135],
-                        align_s6[134], align_s6[133], align_s6[132], align_s6[131], align_s6[130],
-                        align_s6[129], align_s6[128]}
-                     : f_raw_q[159:128]),
-                    (f_sel_c3_q ?
-                       {align_s6[127], align_s6[126], align_s6[125], align_s6[124], align_s6[123],
-                        align_s6[122], align_s6[121], align_s6[120], align_s6[119], align_s6[118],
-                        align_s6[117], align_s6[116], align_s6[115], align_s6[114], align_s6[113],
-                        align_s6[112], align_s6[111], align_s6[110], align_s6[109], align_s6[108],
-                        align_s6[107], align_s6[106], align_s6[105], align_s6[104], align_s6[103],
-                        align_s6[102], align_s6[101], align_s6[100], align_s6[99], align_s6[98],
-                        align_s6[97], align_s6[96]}
-                     : f_raw_q[127:96]),
-                    (f_sel_c2_q ?
-                       {align_s6[95], align_s6[94], align_s6[93], align_s6[92], align_s6[91],
-                        align_s6[90], align_s6[89], align_s6[88], align_s6[87], align_s6[86],
-                        align_s6[85], align_s6[84], align_s6[83], align_s6[82], align_s6[81],
-                        align_s6[80], align_s6[79], align_s6[78], align_s6[77], align_s6[76],
-                        align_s6[75], align_s6[74], align_s6[73], align_s6[72], align_s6[71],
-                        align_s6[70], align_s6[69], align_s6[68], align_s6[67], align_s6[66],
-                        align_s6[65], align_s6[64]}
-                     : f_raw_q[95:64]),
-                    (f_sel_c1_q ?
-                       {align_s6[63], align_s6[62], align_s6[61], align_s6[60], align_s6[59],
-                        align_s6[58], align_s6[57], align_s6[56], align_s6[55], align_s6[54],
-                        align_s6[53], align_s6[52], align_s6[51], align_s6[50], align_s6[49],
-                        align_s6[48], align_s6[47], align_s6[46], align_s6[45], align_s6[44],
-                        align_s6[43], align_s6[42], align_s6[41], align_s6[40], align_s6[39],
-                        align_s6[38], align_s6[37], align_s6[36], align_s6[35], align_s6[34],
-                        align_s6[33], align_s6[32]}
-                     : f_raw_q[63:32]),
-                    (f_sel_c0_q ?
-                       {align_s6[31], align_s6[30], align_s6[29], align_s6[28], align_s6[27],
-                        align_s6[26], align_s6[25], align_s6[24], align_s6[23], align_s6[22],
-                        align_s6[21], align_s6[20], align_s6[19], align_s6[18], align_s6[17],
-                        align_s6[16], align_s6[15], align_s6[14], align_s6[13], align_s6[12],
-                        align_s6[11], align_s6[10], align_s6[9], align_s6[8], align_s6[7],
-                        align_s6[6], align_s6[5], align_s6[4], align_s6[3], align_s6[2],
-                        align_s6[1], align_s6[0]}
-                     : f_raw_q[31:0])};
+  assign aligned = {(f_sel_c31_q ? align_s6[1023:992] : f_raw_q[1023:992]),
+                    (f_sel_c30_q ? align_s6[991:960] : f_raw_q[991:960]),
+                    (f_sel_c29_q ? align_s6[959:928] : f_raw_q[959:928]),
+                    (f_sel_c28_q ? align_s6[927:896] : f_raw_q[927:896]),
+                    (f_sel_c27_q ? align_s6[895:864] : f_raw_q[895:864]),
+                    (f_sel_c26_q ? align_s6[863:832] : f_raw_q[863:832]),
+                    (f_sel_c25_q ? align_s6[831:800] : f_raw_q[831:800]),
+                    (f_sel_c24_q ? align_s6[799:768] : f_raw_q[799:768]),
+                    (f_sel_c23_q ? align_s6[767:736] : f_raw_q[767:736]),
+                    (f_sel_c22_q ? align_s6[735:704] : f_raw_q[735:704]),
+                    (f_sel_c21_q ? align_s6[703:672] : f_raw_q[703:672]),
+                    (f_sel_c20_q ? align_s6[671:640] : f_raw_q[671:640]),
+                    (f_sel_c19_q ? align_s6[639:608] : f_raw_q[639:608]),
+                    (f_sel_c18_q ? align_s6[607:576] : f_raw_q[607:576]),
+                    (f_sel_c17_q ? align_s6[575:544] : f_raw_q[575:544]),
+                    (f_sel_c16_q ? align_s6[543:512] : f_raw_q[543:512]),
+                    (f_sel_c15_q ? align_s6[511:480] : f_raw_q[511:480]),
+                    (f_sel_c14_q ? align_s6[479:448] : f_raw_q[479:448]),
+                    (f_sel_c13_q ? align_s6[447:416] : f_raw_q[447:416]),
+                    (f_sel_c12_q ? align_s6[415:384] : f_raw_q[415:384]),
+                    (f_sel_c11_q ? align_s6[383:352] : f_raw_q[383:352]),
+                    (f_sel_c10_q ? align_s6[351:320] : f_raw_q[351:320]),
+                    (f_sel_c9_q ? align_s6[319:288] : f_raw_q[319:288]),
+                    (f_sel_c8_q ? align_s6[287:256] : f_raw_q[287:256]),
+                    (f_sel_c7_q ? align_s6[255:224] : f_raw_q[255:224]),
+                    (f_sel_c6_q ? align_s6[223:192] : f_raw_q[223:192]),
+                    (f_sel_c5_q ? align_s6[191:160] : f_raw_q[191:160]),
+                    (f_sel_c4_q ? align_s6[159:128] : f_raw_q[159:128]),
+                    (f_sel_c3_q ? align_s6[127:96] : f_raw_q[127:96]),
+                    (f_sel_c2_q ? align_s6[95:64] : f_raw_q[95:64]),
+                    (f_sel_c1_q ? align_s6[63:32] : f_raw_q[63:32]),
+                    (f_sel_c0_q ? align_s6[31:0] : f_raw_q[31:0])};
 
   // Output: one chunk per beat from chunk (1024 - len) / 128 on (one-hot select)
   reg  [1023:0] out_img_q;

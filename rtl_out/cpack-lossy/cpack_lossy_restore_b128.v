@@ -96,47 +96,15 @@ module cpack_lossy_restore_b128 (
   assign place_pos = (start ? 9'd0 : rem);
   assign place_amt = place_pos[8:4];
   assign place_s0 = (place_amt[0] ?
-                       {16'd0, s_words_i[31:16], s_words_i[15:0], s_words_i[63:48],
-                        s_words_i[47:32], s_words_i[95:80], s_words_i[79:64], s_words_i[127:112],
-                        s_words_i[111:96], 16'd0, 16'd0, 16'd0, 16'd0, 16'd0, 16'd0, 16'd0}
-                     : {s_words_i[31:16], s_words_i[15:0], s_words_i[63:48], s_words_i[47:32],
-                        s_words_i[95:80], s_words_i[79:64], s_words_i[127:112], s_words_i[111:96],
-                        16'd0, 16'd0, 16'd0, 16'd0, 16'd0, 16'd0, 16'd0, 16'd0});
-  assign place_s1 = (place_amt[1] ?
-                       {16'd0, 16'd0, place_s0[255:240], place_s0[239:224], place_s0[223:208],
-                        place_s0[207:192], place_s0[191:176], place_s0[175:160], place_s0[159:144],
-                        place_s0[143:128], place_s0[127:112], place_s0[111:96], place_s0[95:80],
-                        place_s0[79:64], place_s0[63:48], place_s0[47:32]}
-                     : {place_s0[255:240], place_s0[239:224], place_s0[223:208], place_s0[207:192],
-                        place_s0[191:176], place_s0[175:160], place_s0[159:144], place_s0[143:128],
-                        place_s0[127:112], place_s0[111:96], place_s0[95:80], place_s0[79:64],
-                        place_s0[63:48], place_s0[47:32], place_s0[31:16], place_s0[15:0]});
-  assign place_s2 = (place_amt[2] ?
-                       {16'd0, 16'd0, 16'd0, 16'd0, place_s1[255:240], place_s1[239:224],
-                        place_s1[223:208], place_s1[207:192], place_s1[191:176], place_s1[175:160],
-                        place_s1[159:144], place_s1[143:128], place_s1[127:112], place_s1[111:96],
-                        place_s1[95:80], place_s1[79:64]}
-                     : {place_s1[255:240], place_s1[239:224], place_s1[223:208], place_s1[207:192],
-                        place_s1[191:176], place_s1[175:160], place_s1[159:144], place_s1[143:128],
-                        place_s1[127:112], place_s1[111:96], place_s1[95:80], place_s1[79:64],
-                        place_s1[63:48], place_s1[47:32], place_s1[31:16], place_s1[15:0]});
-  assign place_s3 = (place_amt[3] ?
-                       {16'd0, 16'd0, 16'd0, 16'd0, 16'd0, 16'd0, 16'd0, 16'd0, place_s2[255:240],
-                        place_s2[239:224], place_s2[223:208], place_s2[207:192], place_s2[191:176],
-                        place_s2[175:160], place_s2[159:144], place_s2[143:128]}
-                     : {place_s2[255:240], place_s2[239:224], place_s2[223:208], place_s2[207:192],
-                        place_s2[191:176], place_s2[175:160], place_s2[159:144], place_s2[143:128],
-                        place_s2[127:112], place_s2[111:96], place_s2[95:80], place_s2[79:64],
-                        place_s2[63:48], place_s2[47:32], place_s2[31:16], place_s2[15:0]});
-  assign place_s4 = (place_amt[4] ? 256'd0
-                     : {place_s3[255:240], place_s3[239:224], place_s3[223:208], place_s3[207:192],
-                        place_s3[191:176], place_s3[175:160], place_s3[159:144], place_s3[143:128],
-                        place_s3[127:112], place_s3[111:96], place_s3[95:80], place_s3[79:64],
-                        place_s3[63:48], place_s3[47:32], place_s3[31:16], place_s3[15:0]});
-  assign placed = {place_s4[255:240], place_s4[239:224], place_s4[223:208], place_s4[207:192],
-                   place_s4[191:176], place_s4[175:160], place_s4[159:144], place_s4[143:128],
-                   place_s4[127:112], place_s4[111:96], place_s4[95:80], place_s4[79:64],
-                   place_s4[63:48], place_s4[47:32], place_s4[31:16], place_s4[15:0]};
+                       {16'd0, s_words_i[31:0], s_words_i[63:32], s_words_i[95:64],
+                        s_words_i[127:96], 112'd0}
+                     : {s_words_i[31:0], s_words_i[63:32], s_words_i[95:64], s_words_i[127:96],
+                        128'd0});
+  assign place_s1 = (place_amt[1] ? {32'd0, place_s0[255:32]} : place_s0);
+  assign place_s2 = (place_amt[2] ? {64'd0, place_s1[255:64]} : place_s1);
+  assign place_s3 = (place_amt[3] ? {128'd0, place_s2[255:128]} : place_s2);
+  assign place_s4 = (place_amt[4] ? 256'd0 : place_s3);
+  assign placed = place_s4;
   assign acc_d = ((start ? 256'd0 : acc_rem) | (take ? placed : 256'd0));
   assign cnt_d = (start ? (accept ? 9'd128 : 9'd0)
                   : out_done_eff ? 9'd0

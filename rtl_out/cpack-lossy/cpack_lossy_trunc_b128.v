@@ -73,38 +73,10 @@ module cpack_lossy_trunc_b128 (
   wire [1:0] tcode_d;
   wire [3:0] out_beat_d;
   assign place_amt = rem[5:3];
-  assign place_s0 = (place_amt[0] ?
-                       {8'd0, in_fields[127:120], in_fields[119:112], in_fields[111:104],
-                        in_fields[103:96], in_fields[95:88], in_fields[87:80], in_fields[79:72],
-                        in_fields[71:64], in_fields[63:56], in_fields[55:48], in_fields[47:40],
-                        in_fields[39:32], in_fields[31:24], in_fields[23:16], in_fields[15:8]}
-                     : {in_fields[127:120], in_fields[119:112], in_fields[111:104],
-                        in_fields[103:96], in_fields[95:88], in_fields[87:80], in_fields[79:72],
-                        in_fields[71:64], in_fields[63:56], in_fields[55:48], in_fields[47:40],
-                        in_fields[39:32], in_fields[31:24], in_fields[23:16], in_fields[15:8],
-                        in_fields[7:0]});
-  assign place_s1 = (place_amt[1] ?
-                       {8'd0, 8'd0, place_s0[127:120], place_s0[119:112], place_s0[111:104],
-                        place_s0[103:96], place_s0[95:88], place_s0[87:80], place_s0[79:72],
-                        place_s0[71:64], place_s0[63:56], place_s0[55:48], place_s0[47:40],
-                        place_s0[39:32], place_s0[31:24], place_s0[23:16]}
-                     : {place_s0[127:120], place_s0[119:112], place_s0[111:104], place_s0[103:96],
-                        place_s0[95:88], place_s0[87:80], place_s0[79:72], place_s0[71:64],
-                        place_s0[63:56], place_s0[55:48], place_s0[47:40], place_s0[39:32],
-                        place_s0[31:24], place_s0[23:16], place_s0[15:8], place_s0[7:0]});
-  assign place_s2 = (place_amt[2] ?
-                       {8'd0, 8'd0, 8'd0, 8'd0, place_s1[127:120], place_s1[119:112],
-                        place_s1[111:104], place_s1[103:96], place_s1[95:88], place_s1[87:80],
-                        place_s1[79:72], place_s1[71:64], place_s1[63:56], place_s1[55:48],
-                        place_s1[47:40], place_s1[39:32]}
-                     : {place_s1[127:120], place_s1[119:112], place_s1[111:104], place_s1[103:96],
-                        place_s1[95:88], place_s1[87:80], place_s1[79:72], place_s1[71:64],
-                        place_s1[63:56], place_s1[55:48], place_s1[47:40], place_s1[39:32],
-                        place_s1[31:24], place_s1[23:16], place_s1[15:8], place_s1[7:0]});
-  assign placed = {place_s2[127:120], place_s2[119:112], place_s2[111:104], place_s2[103:96],
-                   place_s2[95:88], place_s2[87:80], place_s2[79:72], place_s2[71:64],
-                   place_s2[63:56], place_s2[55:48], place_s2[47:40], place_s2[39:32],
-                   place_s2[31:24], place_s2[23:16], place_s2[15:8], place_s2[7:0]};
+  assign place_s0 = (place_amt[0] ? {8'd0, in_fields[127:8]} : in_fields);
+  assign place_s1 = (place_amt[1] ? {16'd0, place_s0[127:16]} : place_s0);
+  assign place_s2 = (place_amt[2] ? {32'd0, place_s1[127:32]} : place_s1);
+  assign placed = place_s2;
   assign acc_d = ((out_fire ? {acc_q[63:0], 64'd0} : acc_q) | (accept ? placed : 128'd0));
   assign cnt_d = (rem + (accept ? in_bits : 8'd0));
   assign in_beat_d = ((in_beat_q == 4'd15) ? 4'd0 : (in_beat_q + 4'd1));

@@ -229,10 +229,7 @@ module zvc_comp_w32_l8_n32_bk (
     .route_i(a_route_q),
     .packed_o(u_compact_packed_o)
   );
-  assign packed_rot = {u_compact_packed_o[255:224], u_compact_packed_o[223:192],
-                       u_compact_packed_o[191:160], u_compact_packed_o[159:128],
-                       u_compact_packed_o[127:96], u_compact_packed_o[95:64],
-                       u_compact_packed_o[63:32], u_compact_packed_o[31:0]};
+  assign packed_rot = u_compact_packed_o;
   assign push = (a_valid_q & ~fifo_full);
   assign a_first = (a_sec_q == 2'd0);
   assign mask_full = {((a_sec_q == 2'd3) ? a_nz_q : a_first ? 8'd0 : mask_acc_q[31:24]),

@@ -118,52 +118,11 @@ module zvc_decomp_w32_l8_n32_bk (
   );
   assign consumed = (fire ? need : 5'd0);
   assign buf_count_used = (buf_count_q - consumed);
-  assign drop_s0 = (consumed[0] ?
-                      {32'd0, buf_q[575:544], buf_q[543:512], buf_q[511:480], buf_q[479:448],
-                       buf_q[447:416], buf_q[415:384], buf_q[383:352], buf_q[351:320],
-                       buf_q[319:288], buf_q[287:256], buf_q[255:224], buf_q[223:192],
-                       buf_q[191:160], buf_q[159:128], buf_q[127:96], buf_q[95:64], buf_q[63:32]}
-                    : {buf_q[575:544], buf_q[543:512], buf_q[511:480], buf_q[479:448],
-                       buf_q[447:416], buf_q[415:384], buf_q[383:352], buf_q[351:320],
-                       buf_q[319:288], buf_q[287:256], buf_q[255:224], buf_q[223:192],
-                       buf_q[191:160], buf_q[159:128], buf_q[127:96], buf_q[95:64], buf_q[63:32],
-                       buf_q[31:0]});
-  assign drop_s1 = (consumed[1] ?
-                      {32'd0, 32'd0, drop_s0[575:544], drop_s0[543:512], drop_s0[511:480],
-                       drop_s0[479:448], drop_s0[447:416], drop_s0[415:384], drop_s0[383:352],
-                       drop_s0[351:320], drop_s0[319:288], drop_s0[287:256], drop_s0[255:224],
-                       drop_s0[223:192], drop_s0[191:160], drop_s0[159:128], drop_s0[127:96],
-                       drop_s0[95:64]}
-                    : {drop_s0[575:544], drop_s0[543:512], drop_s0[511:480], drop_s0[479:448],
-                       drop_s0[447:416], drop_s0[415:384], drop_s0[383:352], drop_s0[351:320],
-                       drop_s0[319:288], drop_s0[287:256], drop_s0[255:224], drop_s0[223:192],
-                       drop_s0[191:160], drop_s0[159:128], drop_s0[127:96], drop_s0[95:64],
-                       drop_s0[63:32], drop_s0[31:0]});
-  assign drop_s2 = (consumed[2] ?
-                      {32'd0, 32'd0, 32'd0, 32'd0, drop_s1[575:544], drop_s1[543:512],
-                       drop_s1[511:480], drop_s1[479:448], drop_s1[447:416], drop_s1[415:384],
-                       drop_s1[383:352], drop_s1[351:320], drop_s1[319:288], drop_s1[287:256],
-                       drop_s1[255:224], drop_s1[223:192], drop_s1[191:160], drop_s1[159:128]}
-                    : {drop_s1[575:544], drop_s1[543:512], drop_s1[511:480], drop_s1[479:448],
-                       drop_s1[447:416], drop_s1[415:384], drop_s1[383:352], drop_s1[351:320],
-                       drop_s1[319:288], drop_s1[287:256], drop_s1[255:224], drop_s1[223:192],
-                       drop_s1[191:160], drop_s1[159:128], drop_s1[127:96], drop_s1[95:64],
-                       drop_s1[63:32], drop_s1[31:0]});
-  assign drop_s3 = (consumed[3] ?
-                      {32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, drop_s2[575:544],
-                       drop_s2[543:512], drop_s2[511:480], drop_s2[479:448], drop_s2[447:416],
-                       drop_s2[415:384], drop_s2[383:352], drop_s2[351:320], drop_s2[319:288],
-                       drop_s2[287:256]}
-                    : {drop_s2[575:544], drop_s2[543:512], drop_s2[511:480], drop_s2[479:448],
-                       drop_s2[447:416], drop_s2[415:384], drop_s2[383:352], drop_s2[351:320],
-                       drop_s2[319:288], drop_s2[287:256], drop_s2[255:224], drop_s2[223:192],
-                       drop_s2[191:160], drop_s2[159:128], drop_s2[127:96], drop_s2[95:64],
-                       drop_s2[63:32], drop_s2[31:0]});
-  assign buf_used = {drop_s3[575:544], drop_s3[543:512], drop_s3[511:480], drop_s3[479:448],
-                     drop_s3[447:416], drop_s3[415:384], drop_s3[383:352], drop_s3[351:320],
-                     drop_s3[319:288], drop_s3[287:256], drop_s3[255:224], drop_s3[223:192],
-                     drop_s3[191:160], drop_s3[159:128], drop_s3[127:96], drop_s3[95:64],
-                     drop_s3[63:32], drop_s3[31:0]};
+  assign drop_s0 = (consumed[0] ? {32'd0, buf_q[575:32]} : buf_q);
+  assign drop_s1 = (consumed[1] ? {64'd0, drop_s0[575:64]} : drop_s0);
+  assign drop_s2 = (consumed[2] ? {128'd0, drop_s1[575:128]} : drop_s1);
+  assign drop_s3 = (consumed[3] ? {256'd0, drop_s2[575:256]} : drop_s2);
+  assign buf_used = drop_s3;
   assign last_sector = (sec_q == 2'd3);
   assign end_of_transfer = (fire & last_sector & in_done_q & (buf_count_used == 5'd0));
 
@@ -185,45 +144,10 @@ module zvc_decomp_w32_l8_n32_bk (
                     {32{(5'd4 < in_elems)}}, {32{(5'd3 < in_elems)}}, {32{(5'd2 < in_elems)}},
                     {32{(5'd1 < in_elems)}}, {32{(5'd0 < in_elems)}}};
   assign in_masked = (s_data_i & in_keep);
-  assign ins_s0 = (buf_count_used[0] ?
-                     {32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0,
-                      in_masked[255:224], in_masked[223:192], in_masked[191:160],
-                      in_masked[159:128], in_masked[127:96], in_masked[95:64], in_masked[63:32],
-                      in_masked[31:0], 32'd0}
-                   : {32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0,
-                      in_masked[255:224], in_masked[223:192], in_masked[191:160],
-                      in_masked[159:128], in_masked[127:96], in_masked[95:64], in_masked[63:32],
-                      in_masked[31:0]});
-  assign ins_s1 = (buf_count_used[1] ?
-                     {ins_s0[511:480], ins_s0[479:448], ins_s0[447:416], ins_s0[415:384],
-                      ins_s0[383:352], ins_s0[351:320], ins_s0[319:288], ins_s0[287:256],
-                      ins_s0[255:224], ins_s0[223:192], ins_s0[191:160], ins_s0[159:128],
-                      ins_s0[127:96], ins_s0[95:64], ins_s0[63:32], ins_s0[31:0], 32'd0, 32'd0}
-                   : {ins_s0[575:544], ins_s0[543:512], ins_s0[511:480], ins_s0[479:448],
-                      ins_s0[447:416], ins_s0[415:384], ins_s0[383:352], ins_s0[351:320],
-                      ins_s0[319:288], ins_s0[287:256], ins_s0[255:224], ins_s0[223:192],
-                      ins_s0[191:160], ins_s0[159:128], ins_s0[127:96], ins_s0[95:64],
-                      ins_s0[63:32], ins_s0[31:0]});
-  assign ins_s2 = (buf_count_used[2] ?
-                     {ins_s1[447:416], ins_s1[415:384], ins_s1[383:352], ins_s1[351:320],
-                      ins_s1[319:288], ins_s1[287:256], ins_s1[255:224], ins_s1[223:192],
-                      ins_s1[191:160], ins_s1[159:128], ins_s1[127:96], ins_s1[95:64],
-                      ins_s1[63:32], ins_s1[31:0], 32'd0, 32'd0, 32'd0, 32'd0}
-                   : {ins_s1[575:544], ins_s1[543:512], ins_s1[511:480], ins_s1[479:448],
-                      ins_s1[447:416], ins_s1[415:384], ins_s1[383:352], ins_s1[351:320],
-                      ins_s1[319:288], ins_s1[287:256], ins_s1[255:224], ins_s1[223:192],
-                      ins_s1[191:160], ins_s1[159:128], ins_s1[127:96], ins_s1[95:64],
-                      ins_s1[63:32], ins_s1[31:0]});
-  assign ins_s3 = (buf_count_used[3] ?
-                     {ins_s2[319:288], ins_s2[287:256], ins_s2[255:224], ins_s2[223:192],
-                      ins_s2[191:160], ins_s2[159:128], ins_s2[127:96], ins_s2[95:64],
-                      ins_s2[63:32], ins_s2[31:0], 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0, 32'd0,
-                      32'd0}
-                   : {ins_s2[575:544], ins_s2[543:512], ins_s2[511:480], ins_s2[479:448],
-                      ins_s2[447:416], ins_s2[415:384], ins_s2[383:352], ins_s2[351:320],
-                      ins_s2[319:288], ins_s2[287:256], ins_s2[255:224], ins_s2[223:192],
-                      ins_s2[191:160], ins_s2[159:128], ins_s2[127:96], ins_s2[95:64],
-                      ins_s2[63:32], ins_s2[31:0]});
+  assign ins_s0 = (buf_count_used[0] ? {288'd0, in_masked, 32'd0} : {320'd0, in_masked});
+  assign ins_s1 = (buf_count_used[1] ? {ins_s0[511:0], 64'd0} : ins_s0);
+  assign ins_s2 = (buf_count_used[2] ? {ins_s1[447:0], 128'd0} : ins_s1);
+  assign ins_s3 = (buf_count_used[3] ? {ins_s2[319:0], 256'd0} : ins_s2);
 
   // Corrupt stream (ended inside a window): report with the last sector and drop the rest
   wire [575:0] buf_d;
@@ -238,15 +162,7 @@ module zvc_decomp_w32_l8_n32_bk (
   reg  out_err_q;
   wire out_err_d;
   wire out_valid_d;
-  assign buf_d = (corrupt ? 576'd0
-                  : (buf_used
-                     | (take ?
-                          {ins_s3[575:544], ins_s3[543:512], ins_s3[511:480], ins_s3[479:448],
-                           ins_s3[447:416], ins_s3[415:384], ins_s3[383:352], ins_s3[351:320],
-                           ins_s3[319:288], ins_s3[287:256], ins_s3[255:224], ins_s3[223:192],
-                           ins_s3[191:160], ins_s3[159:128], ins_s3[127:96], ins_s3[95:64],
-                           ins_s3[63:32], ins_s3[31:0]}
-                        : 576'd0)));
+  assign buf_d = (corrupt ? 576'd0 : (buf_used | (take ? ins_s3 : 576'd0)));
   assign buf_count_d = (corrupt ? 5'd0 : (buf_count_used + (take ? in_elems : 5'd0)));
   assign in_done_d = ((in_done_q | (take & s_last_i)) & ~(end_of_transfer | corrupt));
   assign sec_d = ((last_sector | corrupt) ? 2'd0 : (sec_q + 2'd1));

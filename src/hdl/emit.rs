@@ -35,25 +35,7 @@ pub(crate) fn doc(e: &Expr) -> Doc {
             text(verilog(e))
         }
         Node::Const(b) => const_doc(b),
-        Node::Concat(parts) => {
-            let n = parts.len();
-            let items = parts
-                .iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    if i + 1 < n {
-                        Doc::Group(vec![doc(p), text(",")])
-                    } else {
-                        doc(p)
-                    }
-                })
-                .collect();
-            Doc::Group(vec![
-                text("{"),
-                Doc::Align(vec![Doc::Fill(items)]),
-                text("}"),
-            ])
-        }
+        Node::Concat(parts) => concat_doc(parts.iter().map(doc).collect()),
         Node::Repeat(x, n) => Doc::Group(vec![text(format!("{{{}{{", n)), doc(x), text("}}")]),
         Node::Not(x) => Doc::Group(vec![text("~"), doc(x)]),
         Node::Reduce(op, x) => {
@@ -130,6 +112,27 @@ pub(crate) fn doc(e: &Expr) -> Doc {
     }
 }
 
+/// `{a, b, ...}` filled over lines, aligned after the brace.
+fn concat_doc(parts: Vec<Doc>) -> Doc {
+    let n = parts.len();
+    let items = parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if i + 1 < n {
+                Doc::Group(vec![p, text(",")])
+            } else {
+                p
+            }
+        })
+        .collect();
+    Doc::Group(vec![
+        text("{"),
+        Doc::Align(vec![Doc::Fill(items)]),
+        text("}"),
+    ])
+}
+
 fn paren(inner: Vec<Doc>) -> Doc {
     Doc::Group(vec![text("("), Doc::Align(inner), text(")")])
 }
@@ -168,10 +171,10 @@ fn const_doc(b: &super::Bits) -> Doc {
     let mut hi = w;
     while hi > 0 {
         let take = if !hi.is_multiple_of(64) { hi % 64 } else { 64 };
-        parts.push(Expr::constant(b.slice(hi - take, take)));
+        parts.push(const_doc(&b.slice(hi - take, take)));
         hi -= take;
     }
-    doc(&Expr::cat(&parts))
+    concat_doc(parts)
 }
 
 /// `prefix<expr>suffix` laid out at `indent`, as lines ending in a newline.

@@ -147,6 +147,35 @@ pub enum Node {
     },
 }
 
+/// `{hi, lo}` as one part when both are zero (or all-ones, or single-bit) constants or
+/// adjacent slices of one signal.
+fn join(hi: &Expr, lo: &Expr) -> Option<Expr> {
+    if hi.error.is_some() || lo.error.is_some() {
+        return None;
+    }
+    match (&*hi.node, &*lo.node) {
+        // A padding run or single bits; a field such as a 4-bit code stays on its own.
+        (Node::Const(a), Node::Const(b))
+            if (a.is_zero() && b.is_zero())
+                || (a.count_ones() == a.width() && b.count_ones() == b.width())
+                || (a.width() == 1 && b.width() == 1) =>
+        {
+            Some(Expr::constant(Bits::concat_msb(&[a.clone(), b.clone()])))
+        }
+        (Node::Slice { base: b1, lo: l1 }, Node::Slice { base: b2, lo: l2 })
+            if b1.error.is_none() && l2 + lo.width == *l1 =>
+        {
+            match (&*b1.node, &*b2.node) {
+                (Node::Sig { id: i1, .. }, Node::Sig { id: i2, .. }) if i1 == i2 => {
+                    Some(b1.slice(*l2, hi.width + lo.width))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// A combinational expression of a known width.
 #[derive(Clone, Debug)]
 pub struct Expr {
@@ -301,8 +330,20 @@ impl Expr {
                         _ => flat.push(p.clone()),
                     }
                 }
-                let w = flat.iter().map(|p| p.width).sum();
-                Expr::new(Node::Concat(flat), w)
+                // Neighbouring padding constants become one constant and neighbouring slices
+                // of one signal one slice, as a person writes them.
+                let mut merged: Vec<Expr> = Vec::with_capacity(flat.len());
+                for p in flat {
+                    match merged.last().and_then(|hi| join(hi, &p)) {
+                        Some(j) => *merged.last_mut().expect("a last part") = j,
+                        None => merged.push(p),
+                    }
+                }
+                if merged.len() == 1 {
+                    return merged.pop().expect("one part");
+                }
+                let w = merged.iter().map(|p| p.width).sum();
+                Expr::new(Node::Concat(merged), w)
             }
         }
     }
