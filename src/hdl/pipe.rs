@@ -87,11 +87,6 @@ impl Stage {
     pub fn reg(&self, m: &mut ModuleBuilder, name: &str, d: &Expr) -> Expr {
         m.reg_next(name, None, d, Some(&self.load))
     }
-
-    /// The position of the stage in its pipeline (0 = first).
-    pub fn index(&self) -> usize {
-        self.index
-    }
 }
 
 /// What a stage does with its beat ([`Pipeline::hold`], [`Pipeline::repeat`],
@@ -311,26 +306,19 @@ impl Pipeline {
             };
         }
         let (ready_n, skid) = if self.policy == Policy::Skid {
-            let out_ready_n = m.wire_decl(&format!("{}_skid_in_ready", self.name), 1);
             let skid_name = format!("{}_skid", self.name);
-            let w: Vec<Expr> = data.to_vec();
-            let k = blocks::skid_buffer(
-                m,
-                &skid_name,
-                &last_out,
-                &Expr::cat_lsb(if w.is_empty() {
-                    std::slice::from_ref(&last_out)
-                } else {
-                    &w
-                }),
-                out_ready,
-            );
-            m.drive(&out_ready_n, &k.ready);
-            (out_ready_n.expr(), Some(k))
+            // Without data the buffer carries the valid bit (marked unused below).
+            let payload = if data.is_empty() {
+                last_out.clone()
+            } else {
+                Expr::cat_lsb(data)
+            };
+            let k = blocks::skid_buffer(m, &skid_name, &last_out, &payload, out_ready);
+            (k.ready.clone(), Some(k))
         } else {
             (out_ready.clone(), None)
         };
-        // Free from the consumer back: empty, or (done and) the beat moves on.
+        // Free from the consumer back: empty, or its beat leaves (by the stage's flow).
         let mut free = vec![Expr::zero(1); n];
         let mut conds = Vec::new();
         let mut next_free = ready_n;
