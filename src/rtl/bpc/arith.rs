@@ -1,0 +1,186 @@
+//! Arithmetic cells of the BPC datapaths: exact and carry-select adders, carry-save trees,
+//! the Kogge-Stone prefix sum and the LSB-first growing shifter.
+
+use super::merge::LANES_PER_COPY;
+use crate::hdl::blocks::PrefixTopology;
+use crate::hdl::{Expr, ModuleBuilder};
+
+/// `v` (stream order) shifted up by `amts`, LSB first, growing to at most `cap` bits. The
+/// amount comes as equal copies: with more than one, output bits `[32c, 32c + 32)` of every
+/// level are selected by copy `c` (the last copy takes the rest), so no copy drives more than
+/// 32 muxes per level.
+pub(super) fn shl_grow(
+    m: &mut ModuleBuilder,
+    name: &str,
+    v: &Expr,
+    amts: &[Expr],
+    cap: u32,
+) -> Expr {
+    let mut cur = v.clone();
+    for k in 0..amts[0].width() {
+        let sh = 1u32 << k;
+        let w = (cur.width() + sh).min(cap);
+        let up = Expr::cat(&[cur.clone(), Expr::zero(sh)]).resize(w);
+        let keep = cur.zext(w);
+        let next = if amts.len() == 1 {
+            amts[0].bit(k).select(&up, &keep)
+        } else {
+            let parts: Vec<Expr> = (0..w.div_ceil(LANES_PER_COPY))
+                .map(|c| {
+                    let lo = c * LANES_PER_COPY;
+                    let n = LANES_PER_COPY.min(w - lo);
+                    let a = &amts[(c as usize).min(amts.len() - 1)];
+                    a.bit(k).select(&up.slice(lo, n), &keep.slice(lo, n))
+                })
+                .collect();
+            Expr::cat_lsb(&parts)
+        };
+        cur = m.wire(&format!("{}_l{}", name, k), &next);
+    }
+    cur
+}
+
+/// `a − b` exact, for `w`-bit signed operands: a `w + 1`-bit result, carry-select above 16
+/// bits.
+pub(super) fn sub_exact(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> Expr {
+    let w = a.width() + 1;
+    let sa = Expr::cat(&[a.bit(a.width() - 1), a.clone()]);
+    let sb = Expr::cat(&[b.bit(b.width() - 1), b.clone()]);
+    let sa = m.wire(&format!("{name}_a"), &sa);
+    let nb = m.wire(&format!("{name}_nb"), &!&sb);
+    if w <= 16 {
+        return m.wire(name, &(&sa + &nb + Expr::lit(w, 1)));
+    }
+    let lo = m.wire(
+        &format!("{name}_lo"),
+        &(sa.slice(0, 16).zext(17) + nb.slice(0, 16).zext(17) + Expr::lit(17, 1)),
+    );
+    let (ah, bh) = (sa.slice(16, w - 16), nb.slice(16, w - 16));
+    let h0 = m.wire(&format!("{name}_h0"), &(&ah + &bh));
+    let h1 = m.wire(&format!("{name}_h1"), &(&ah + &bh + Expr::lit(w - 16, 1)));
+    let hi = lo.bit(16).select(&h1, &h0);
+    m.wire(name, &Expr::cat(&[hi, lo.slice(0, 16)]))
+}
+
+/// `a + b` modulo `2^w` as 8-bit carry-select blocks: each block adds for both carries in,
+/// and a mux chain on the block carries picks the sums (ABC ripples a plain 32-bit add).
+pub(super) fn add_cs(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> Expr {
+    let w = a.width();
+    let mut parts = Vec::new();
+    let mut carry: Option<Expr> = None;
+    let mut lo = 0;
+    let mut i = 0;
+    while lo < w {
+        let bw = 8.min(w - lo);
+        let (ab, bb) = (a.slice(lo, bw).zext(bw + 1), b.slice(lo, bw).zext(bw + 1));
+        let s0 = m.wire(&format!("{name}_b{i}c0"), &(&ab + &bb));
+        match &carry {
+            None => {
+                parts.push(s0.slice(0, bw));
+                carry = Some(s0.bit(bw));
+            }
+            Some(c) => {
+                let s1 = m.wire(
+                    &format!("{name}_b{i}c1"),
+                    &(&ab + &bb + Expr::lit(bw + 1, 1)),
+                );
+                let sel = m.wire(&format!("{name}_b{i}"), &c.select(&s1, &s0));
+                parts.push(sel.slice(0, bw));
+                carry = Some(sel.bit(bw));
+            }
+        }
+        lo += bw;
+        i += 1;
+    }
+    if let Some(c) = carry {
+        m.unused(&c);
+    }
+    parts.reverse();
+    m.wire(name, &Expr::cat(&parts))
+}
+
+/// (any, more than one) of a vector, as a balanced tree.
+pub(super) fn any_many(v: &Expr) -> (Expr, Expr) {
+    let mut cur: Vec<(Expr, Expr)> = (0..v.width()).map(|i| (v.bit(i), Expr::zero(1))).collect();
+    while cur.len() > 1 {
+        cur = cur
+            .chunks(2)
+            .map(|p| {
+                if p.len() == 2 {
+                    let (a, b) = (&p[0], &p[1]);
+                    (&a.0 | &b.0, &a.1 | &b.1 | (&a.0 & &b.0))
+                } else {
+                    p[0].clone()
+                }
+            })
+            .collect();
+    }
+    cur.pop().unwrap_or((Expr::zero(1), Expr::zero(1)))
+}
+
+/// Equal-width terms reduced to at most two with the same sum (mod 2^width) by layers of
+/// carry-save (3:2) adders; the width is kept.
+pub(super) fn csa_reduce(m: &mut ModuleBuilder, name: &str, v: &[Expr]) -> Vec<Expr> {
+    let w = v.first().map(|x| x.width()).unwrap_or(1);
+    let mut cur = v.to_vec();
+    let mut lvl = 0;
+    while cur.len() > 2 {
+        let mut nxt = Vec::new();
+        for (i, c) in cur.chunks(3).enumerate() {
+            if c.len() == 3 {
+                let sum = m.wire(&format!("{name}_l{lvl}_{i}s"), &(&c[0] ^ &c[1] ^ &c[2]));
+                let maj = (&c[0] & &c[1]) | (&c[0] & &c[2]) | (&c[1] & &c[2]);
+                let maj = m.wire(&format!("{name}_l{lvl}_{i}m"), &maj);
+                m.unused(&maj.bit(w - 1));
+                nxt.push(sum);
+                nxt.push(Expr::cat(&[maj.slice(0, w - 1), Expr::zero(1)]));
+            } else {
+                nxt.extend(c.iter().cloned());
+            }
+        }
+        cur = nxt;
+        lvl += 1;
+    }
+    cur
+}
+
+/// The sum of equal-width terms by a carry-save (3:2) tree and one final add; the width
+/// is kept (the caller sizes it for the sum).
+pub(super) fn csa_sum(m: &mut ModuleBuilder, name: &str, v: &[Expr]) -> Expr {
+    let w = v.first().map(|x| x.width()).unwrap_or(1);
+    let cur = csa_reduce(m, name, v);
+    match cur.len() {
+        0 => Expr::zero(w),
+        1 => cur[0].clone(),
+        _ => &cur[0] + &cur[1],
+    }
+}
+
+/// Kogge-Stone prefix-sum `levels` over equal-width lanes (mod 2^width; all levels give
+/// the inclusive prefix sums) in one combinational stage: the nodes stay in carry-save form
+/// (two terms; a node adding two such pairs is a 4:2 compressor, `ps<level>_<lane>`), then
+/// one carry-select add per lane (`<add>_<lane>`).
+pub(super) fn prefix_sums_cs(
+    m: &mut ModuleBuilder,
+    add: &str,
+    lanes: &[Expr],
+    levels: std::ops::Range<usize>,
+) -> Vec<Expr> {
+    let mut cur: Vec<Vec<Expr>> = lanes.iter().map(|x| vec![x.clone()]).collect();
+    let sched = PrefixTopology::KoggeStone.schedule(lanes.len());
+    for (li, lvl) in sched.iter().enumerate().take(levels.end).skip(levels.start) {
+        let mut nxt = cur.clone();
+        for &(t, s) in lvl {
+            let terms: Vec<Expr> = cur[t].iter().chain(&cur[s]).cloned().collect();
+            nxt[t] = csa_reduce(m, &format!("ps{}_{t}", li + 1), &terms);
+        }
+        cur = nxt;
+    }
+    cur.iter()
+        .enumerate()
+        .map(|(i, t)| match t.as_slice() {
+            [a, b] => add_cs(m, &format!("{add}_{i}"), a, b),
+            _ => t[0].clone(),
+        })
+        .collect()
+}

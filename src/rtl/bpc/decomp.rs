@@ -1,0 +1,438 @@
+//! The BPC decompressor (`bpc_dec_*`).
+
+use super::arith::prefix_sums_cs;
+use super::*;
+use crate::hdl::blocks::{any_of, mux_tree, or_tree, PrefixTopology};
+use crate::hdl::stream::{self, Layout};
+use crate::hdl::{Module, Pipeline, Policy};
+use crate::model::bpc::PlaneCode;
+use std::sync::Arc;
+
+/// Window positions where one of `k` tokens can start.
+fn npos_of(k: usize, g: Geo) -> usize {
+    ((k - 1) as u32 * g.tw + 1) as usize
+}
+
+/// `bpc_dec`: BPC stream and metadata code in, entry and error flag out.
+///
+/// Ports: `s_valid_i`/`s_ready_o`/`s_stream_i[1023:0]`/`s_size_i[3:0]` → `m_valid_o`/
+/// `m_ready_i`/`m_blk_o[1023:0]`/`m_err_o`.
+pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
+    let name = format!(
+        "bpc_dec_{}_k{}{}",
+        p.tag(),
+        p.dec_tokens,
+        if p.dec_sum_stages == 2 { "_o2" } else { "" }
+    );
+    p.validate().map_err(|e| err(&name, e))?;
+    let q = p.model();
+    let g = Geo::of(&q);
+    let k = p.dec_tokens as usize;
+    let mut m = ModuleBuilder::new(&name);
+    header(
+        &mut m,
+        "decompressor",
+        p,
+        "§2.4 (decoder, prevDBP), §2.2 (size codes), §7 item 3",
+    );
+    let s_in = stream::input(
+        &mut m,
+        "s",
+        &Layout::new(&[("stream", p.entry_bits()), ("size", 4)]),
+    );
+    let out = stream::output_port(&mut m, "m");
+    let sbus = s_in.field("stream");
+    let size = s_in.field("size");
+
+    // Stages: the token loop (holds its entry until the last token), el1, [el2,] out.
+    let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_in.valid);
+
+    // ---- Accept: mode, limit, base ----
+    m.comment("Accept: size code to mode and limit; the base token decoded at stream bit 0");
+    let st = m.wire("st_in", &stream_of_bus(&sbus));
+    let is_zero = m.wire("code_zero", &size.eq_lit(0));
+    let is_raw = m.wire("code_raw", &size.eq_lit(4));
+    let lim = |c: u64, bits: u64| size.eq_lit(c).gate(&Expr::lit(10, bits));
+    let limit = m.wire(
+        "limit_in",
+        &or_tree(
+            [5u8, 1, 2, 3]
+                .iter()
+                .map(|c| lim(*c as u64, p.code_limit_bits(*c).unwrap_or(0) as u64))
+                .collect(),
+            10,
+        ),
+    );
+    let bad = m.wire("code_bad", &size.ge(&Expr::lit(4, 6)));
+    let b0 = st.bit(0);
+    // Base code: `1` + S bits, else `0` + 2 bits (MSB first) selecting 0 / 4 / 8 / 16 bits.
+    let bsel = Expr::cat(&[st.bit(1), st.bit(2)]);
+    let val = |w: u32| {
+        let v = msb_first(&st.slice(3, w));
+        Expr::cat(&[v.bit(w - 1).repeat(g.s - w), v])
+    };
+    let full_v = msb_first(&st.slice(1, g.s));
+    let base = b0.select(
+        &full_v,
+        &mux_tree(&bsel, &[Expr::zero(g.s), val(4), val(8), val(16)]),
+    );
+    let base = m.wire("base_in", &base);
+    let lits = |v: &[u64]| v.iter().map(|x| Expr::lit(10, *x)).collect::<Vec<_>>();
+    let blen = b0.select(
+        &Expr::lit(10, 1 + g.s as u64),
+        &mux_tree(&bsel, &lits(&[3, 7, 11, 19])),
+    );
+    let blen = m.wire("base_len", &blen);
+    let bpc_in = m.wire("code_bpc", &!(&is_zero | &is_raw | &bad));
+    let base_over = m.wire("base_over", &(&bpc_in & &blen.gt(&limit)));
+
+    // ---- Loop registers ----
+    let lp = pl.stage(&mut m, "loop");
+    let busy = lp.valid();
+    let take = lp.load();
+    let raw_q = m.reg_next("raw_q", None, &is_raw, Some(&take));
+    let zero_q = m.reg_next("zmode_q", None, &is_zero, Some(&take));
+    let bpc_q = m.reg_next("bmode_q", None, &bpc_in, Some(&take));
+    let base_q = m.reg_next("base_q", None, &base, Some(&take));
+    // The stream from the next token on (a raw entry: its low 768 bits, the rest in hi_q).
+    let srw = p.raw_above_bits();
+    let sr = m.reg("sr_q", srw, None);
+    let hi = m.reg_next(
+        "hi_q",
+        None,
+        &st.slice(srw, p.entry_bits() - srw),
+        Some(&take),
+    );
+    let room = m.reg("room_q", 10, None);
+    let left = m.reg("left_q", clog2u(g.p + 1), None);
+    let prev = m.reg("prev_q", g.b, None);
+    let errq = m.reg("err_q", 1, None);
+    let file: Vec<_> = (0..g.s)
+        .map(|j| m.reg(&format!("dbp{j}_q"), g.b, None))
+        .collect();
+    let lwid = left.width();
+
+    // ---- Loop: k tokens per cycle ----
+    m.comment(format!(
+        "Loop: window = sr_q low bits, {k} chained one-hot token starts, fields by AND-OR"
+    ));
+    let lens = g.lens();
+    let span = k as u32 * g.tw; // k widest tokens
+    let ww = span + 5;
+    // The window: the low bits of the stream register (aligned at the next token).
+    let win = m.wire("win", &sr.q().slice(0, ww));
+    // The bits past the last token's fields (the window is sized for 5-bit lookahead).
+    let used = (npos_of(k, g) as u32 - 1 + g.tw).max(npos_of(k, g) as u32 + 4);
+    if used < ww {
+        m.unused(&win.slice(used, ww - used));
+    }
+    // Per window position x: the class of a token starting there, one-hot
+    // [raw, run, zero, all ones, dbp zero, two ones, one one].
+    let npos = npos_of(k, g);
+    // Positions where one of the first k tokens can start (sums of i token lengths).
+    let mut need = vec![false; npos];
+    let mut r: std::collections::BTreeSet<usize> = [0].into();
+    for _ in 0..k {
+        for &x in &r {
+            if x < npos {
+                need[x] = true;
+            }
+        }
+        r = r
+            .iter()
+            .flat_map(|x| lens.iter().map(move |l| x + *l as usize))
+            .collect();
+    }
+    let cls_at: Vec<Option<Expr>> = (0..npos as u32)
+        .map(|x| {
+            if !need[x as usize] {
+                return None;
+            }
+            let b = |i: u32| win.bit(x + i);
+            let n0 = !b(0);
+            let run = &n0 & &b(1);
+            let z1 = &n0 & &!b(1) & b(2);
+            let pre = &n0 & &!b(1) & &!b(2);
+            let sel = |c: PlaneCode| {
+                let v = q.prefixes.prefix(c).unwrap_or(0);
+                // MSB-first: stream bit 3 is prefix bit 1, bit 4 prefix bit 0.
+                let m1 = if v & 2 != 0 { b(3) } else { !b(3) };
+                let m0 = if v & 1 != 0 { b(4) } else { !b(4) };
+                &pre & &m1 & m0
+            };
+            let v = Expr::cat_lsb(&[
+                b(0),
+                run,
+                z1,
+                sel(PlaneCode::AllOnes),
+                sel(PlaneCode::DbpZero),
+                sel(PlaneCode::TwoOnes),
+                sel(PlaneCode::OneOne),
+            ]);
+            Some(m.wire(&format!("cls_at{x}"), &v))
+        })
+        .collect();
+    let cls_of = |x: usize| cls_at[x].clone().unwrap_or_else(|| Expr::zero(7));
+    let tok_len = |c: usize| -> usize {
+        (match c {
+            0 => lens[0],
+            1 => lens[1],
+            2 => lens[2],
+            3 | 4 => lens[3],
+            _ => lens[4],
+        }) as usize
+    };
+    // starts[i]: one-hot window position of token i (token 0 at 0); `None` where no chain
+    // of i tokens can end.
+    let mut starts: Vec<Vec<Option<Expr>>> = vec![vec![Some(Expr::ones(1))]];
+    for i in 0..k {
+        let cur = starts[i].clone();
+        let dom = cur.len() + g.tw as usize;
+        let nxt: Vec<Option<Expr>> = (0..dom)
+            .map(|y| {
+                let mut t = Vec::new();
+                for (x, sx) in cur.iter().enumerate() {
+                    let Some(sx) = sx else { continue };
+                    for c in 0..7 {
+                        if x + tok_len(c) == y {
+                            t.push(sx & &cls_of(x).bit(c as u32));
+                        }
+                    }
+                }
+                (!t.is_empty()).then(|| m.wire(&format!("start{}_{y}", i + 1), &any_of(&t)))
+            })
+            .collect();
+        starts.push(nxt);
+    }
+    let live = |v: &[Option<Expr>]| -> Vec<(usize, Expr)> {
+        v.iter()
+            .enumerate()
+            .filter_map(|(x, e)| e.clone().map(|e| (x, e)))
+            .collect()
+    };
+    let pick = |m: &mut ModuleBuilder, nm: &str, s: &[(usize, Expr)], off: u32, w: u32| -> Expr {
+        let terms: Vec<Expr> = s
+            .iter()
+            .map(|(x, sx)| sx.gate(&win.slice(*x as u32 + off, w)))
+            .collect();
+        m.wire(nm, &or_tree(terms, w))
+    };
+    // Overrun: a token ending at window position y > room.
+    let ends: std::collections::BTreeSet<usize> = starts[1..]
+        .iter()
+        .flat_map(|v| live(v).into_iter().map(|(y, _)| y))
+        .collect();
+    let over_at: Vec<Expr> = (0..=span as usize)
+        .map(|y| {
+            if y == 0 || !ends.contains(&y) {
+                Expr::zero(1)
+            } else {
+                m.wire(&format!("over{y}"), &room.q().lt(&Expr::lit(10, y as u64)))
+            }
+        })
+        .collect();
+    let mask = Expr::ones(g.b);
+    let mut lefts = vec![left.q()];
+    let mut prevs = vec![prev.q()];
+    let mut errs = Vec::new();
+    let mut vals = Vec::new();
+    let mut ok = m.wire("ok0", &(&bpc_q & &!errq.q()));
+    for i in 0..k {
+        let s = &live(&starts[i]);
+        let cls = {
+            let terms: Vec<Expr> = s.iter().map(|(x, sx)| sx.gate(&cls_of(*x))).collect();
+            m.wire(&format!("t{i}_cls"), &or_tree(terms, 7))
+        };
+        let rawf = pick(&mut m, &format!("t{i}_rawf"), s, 1, g.b);
+        let runf = pick(&mut m, &format!("t{i}_runf"), s, 2, g.runb);
+        let posf = pick(&mut m, &format!("t{i}_posf"), s, 5, g.posb);
+        let valid = m.wire(
+            &format!("t{i}_valid"),
+            &(&ok & &lefts[i].ne(&Expr::zero(lwid))),
+        );
+        let run = cls.bit(1);
+        let cnt = run.select(
+            &(msb_first(&runf).zext(lwid) + Expr::lit(lwid, 2)),
+            &Expr::lit(lwid, 1),
+        );
+        let cnt = m.wire(&format!("t{i}_cnt"), &cnt);
+        let run_past = &run & &cnt.gt(&lefts[i]);
+        let pv = msb_first(&posf);
+        let pos_bad = (cls.bit(6) & pv.ge(&Expr::lit(g.posb, g.b as u64)))
+            | (cls.bit(5) & pv.ge(&Expr::lit(g.posb, g.b as u64 - 1)));
+        let over = any_of(
+            &live(&starts[i + 1])
+                .iter()
+                .map(|(y, e)| e & &over_at[*y])
+                .collect::<Vec<_>>(),
+        );
+        let e = m.wire(
+            &format!("t{i}_err"),
+            &(&valid & &(run_past | pos_bad | over)),
+        );
+        let hot: Vec<Expr> = (0..g.b).map(|b| pv.eq_lit(b as u64)).collect();
+        let one_v = Expr::cat_lsb(&hot);
+        let two_v = Expr::cat_lsb(
+            &(0..g.b as usize)
+                .map(|b| {
+                    if b == 0 {
+                        hot[0].clone()
+                    } else {
+                        &hot[b] | &hot[b - 1]
+                    }
+                })
+                .collect::<Vec<_>>(),
+        );
+        let pr = prevs[i].clone();
+        let dbpv = or_tree(
+            vec![
+                cls.bit(0).gate(&(&pr ^ &msb_first(&rawf))),
+                (cls.bit(1) | cls.bit(2)).gate(&pr),
+                cls.bit(3).gate(&(&pr ^ &mask)),
+                cls.bit(5).gate(&(&pr ^ &two_v)),
+                cls.bit(6).gate(&(&pr ^ &one_v)),
+            ],
+            g.b,
+        );
+        let dbpv = m.wire(&format!("t{i}_dbp"), &dbpv);
+        m.unused(&cls.bit(4)); // DBP == 0: the plane is 0
+        let nl = valid.select(&(&lefts[i] - &cnt), &lefts[i]);
+        lefts.push(m.wire(&format!("t{i}_left"), &nl));
+        prevs.push(m.wire(&format!("t{i}_prev"), &valid.select(&dbpv, &pr)));
+        if i + 1 < k {
+            ok = m.wire(&format!("ok{}", i + 1), &(&ok & &!&e));
+        }
+        errs.push(e);
+        vals.push(dbpv);
+    }
+    let any_err = m.wire("loop_err", &any_of(&errs));
+    let fin = m.wire(
+        "loop_fin",
+        &(!&bpc_q | errq.q() | &any_err | lefts[k].eq(&Expr::zero(lwid))),
+    );
+    pl.hold(&mut m, &lp, &fin);
+    let step = m.wire("step", &(&busy & &!&fin));
+    let upd = m.wire("upd", &(&take | &step));
+    // Consumed bits: the end of the k-th token (all k were valid when the loop goes on).
+    let last = live(&starts[k]);
+    let cons = or_tree(
+        last.iter()
+            .map(|(y, e)| e.gate(&Expr::lit(10, *y as u64)))
+            .collect(),
+        10,
+    );
+    let cons = m.wire("consumed", &cons);
+    let room_in = m.wire("room_in", &(&limit - &blen));
+    // Accept: the stream after the base (5 lengths); raw: unshifted.
+    let low = st.slice(0, srw);
+    let after = |l: u32| Expr::cat(&[Expr::zero(l), low.slice(l, srw - l)]);
+    let bl: Vec<u32> = vec![3, 7, 11, 19, 1 + g.s];
+    let sel_b: Vec<Expr> = vec![
+        !&b0 & !st.bit(1) & !st.bit(2),
+        !&b0 & !st.bit(1) & st.bit(2),
+        !&b0 & st.bit(1) & !st.bit(2),
+        !&b0 & st.bit(1) & st.bit(2),
+        b0.clone(),
+    ];
+    let sr_in = is_raw.select(
+        &low,
+        &or_tree(
+            bl.iter()
+                .zip(&sel_b)
+                .map(|(l, c)| c.gate(&after(*l)))
+                .collect(),
+            srw,
+        ),
+    );
+    let sr_in = m.wire("sr_in", &sr_in);
+    // Loop: shift by the k tokens' length, a one-hot AND-OR over the reachable sums.
+    // As whole-vector terms (`st ? sr >> y : 0`), which Verilator compiles as wide words.
+    let shifted = or_tree(
+        last.iter()
+            .map(|(y, e)| {
+                let y = *y as u32;
+                let v = if y >= srw {
+                    Expr::zero(srw)
+                } else {
+                    Expr::cat(&[Expr::zero(y), sr.q().slice(y, srw - y)])
+                };
+                e.gate(&v)
+            })
+            .collect(),
+        srw,
+    );
+    let shifted = m.wire("sr_shift", &shifted);
+    m.next(&sr, &take.select(&sr_in, &shifted), Some(&upd));
+    m.next(
+        &room,
+        &take.select(&room_in, &(room.q() - &cons)),
+        Some(&upd),
+    );
+    m.next(
+        &left,
+        &take.select(&Expr::lit(lwid, g.p as u64), &lefts[k]),
+        Some(&upd),
+    );
+    m.next(&prev, &take.select(&Expr::zero(g.b), &prevs[k]), Some(&upd));
+    m.next(
+        &errq,
+        &take.select(&(&bad | &base_over), &(errq.q() | &any_err)),
+        Some(&upd),
+    );
+    // Plane writes: token i covers planes [left_{i+1}, left_i).
+    let mut file_d = Vec::new();
+    for (j, f) in file.iter().enumerate() {
+        let jj = Expr::lit(lwid, j as u64);
+        let cov: Vec<Expr> = (0..k)
+            .map(|i| jj.lt(&lefts[i]) & jj.ge(&lefts[i + 1]))
+            .collect();
+        let wv = or_tree(cov.iter().zip(&vals).map(|(c, v)| c.gate(v)).collect(), g.b);
+        let we = m.wire(&format!("we{j}"), &(&busy & any_of(&cov)));
+        let nd = m.wire(&format!("dbp{j}_n"), &we.select(&wv, &f.q()));
+        m.next(f, &nd, None);
+        file_d.push(nd);
+    }
+
+    // ---- Output: w[i] = base + d[1] + ... + d[i] ----
+    m.comment(
+        "Output: the planes' next state transposed to deltas (el1); one stage of carry-save \
+         Kogge-Stone sums, a carry-select add per word",
+    );
+    let mut el = vec![base_q.clone()];
+    el.extend(
+        (0..g.n - 1).map(|kk| Expr::cat_lsb(&file_d.iter().map(|f| f.bit(kk)).collect::<Vec<_>>())),
+    );
+    // A raw entry enters as its own deltas (word 0, then w[i] - w[i-1]), so the same sums
+    // restore it.
+    let raw_st = Expr::cat(&[hi.clone(), sr.q()]);
+    let rw = bus_of_stream(&raw_st, p.entry_bits()).lanes(g.s);
+    let mut rel = vec![rw[0].clone()];
+    for i in 1..rw.len() {
+        rel.push(m.wire(&format!("rawd{i}"), &(&rw[i] - &rw[i - 1])));
+    }
+    let el_in = raw_q.select(&Expr::cat_lsb(&rel), &Expr::cat_lsb(&el));
+    let st = pl.stage(&mut m, "el1");
+    let e1 = st.reg(&mut m, "el1_q", &el_in);
+    let mut errv = st.reg(&mut m, "err1_q", &(errq.q() | &any_err));
+    let mut kill = st.reg(&mut m, "kill1_q", &zero_q);
+    let nl = PrefixTopology::KoggeStone.schedule(g.n as usize).len();
+    let mut lanes = e1.lanes(g.s);
+    let mut first = 0;
+    if p.dec_sum_stages == 2 {
+        // Levels [0, nl/2) and their add before el2_q, the rest after.
+        let part = prefix_sums_cs(&mut m, "psa", &lanes, 0..nl / 2);
+        let st = pl.stage(&mut m, "el2");
+        let e2 = st.reg(&mut m, "el2_q", &Expr::cat_lsb(&part));
+        errv = st.reg(&mut m, "err2_q", &errv);
+        kill = st.reg(&mut m, "kill2_q", &kill);
+        lanes = e2.lanes(g.s);
+        first = nl / 2;
+    }
+    let words = prefix_sums_cs(&mut m, "ps", &lanes, first..nl);
+    let res = (!(&errv | &kill)).gate(&Expr::cat_lsb(&words));
+    let st = pl.stage(&mut m, "out");
+    let oblk = st.reg(&mut m, "out_blk_q", &res);
+    let oerr = st.reg(&mut m, "out_err_q", &errv);
+    pl.finish_ports(&mut m, s_in, out, &[("blk", oblk), ("err", oerr)]);
+    m.finish()
+}
