@@ -1553,7 +1553,7 @@ module bdi_comp_l64_e0 (
   assign pick_b4d2 = (fit_q[6] & ~(|fit_q[5:0]));
   assign pick_b8d4 = (fit_q[7] & ~(|fit_q[6:0]));
   assign pick_raw = ~(|fit_q);
-  assign enc_s2 = ((pick_zero ? 4'd0 : 4'd0) | (pick_rep8 ? 4'd1 : 4'd0)
+  assign enc_s2 = ((pick_rep8 ? 4'd1 : 4'd0)
                    | ((pick_b8d1 ? 4'd2 : 4'd0) | (pick_b4d1 ? 4'd5 : 4'd0))
                    | ((pick_b8d2 ? 4'd3 : 4'd0) | (pick_b2d1 ? 4'd7 : 4'd0)
                       | ((pick_b4d2 ? 4'd6 : 4'd0) | (pick_b8d4 ? 4'd4 : 4'd0)))
@@ -1608,8 +1608,7 @@ module bdi_comp_l64_e0 (
                      b2d1_dl_q[199:192], b2d1_dl_q[207:200], b2d1_dl_q[215:208], b2d1_dl_q[223:216],
                      b2d1_dl_q[231:224], b2d1_dl_q[239:232], b2d1_dl_q[247:240], b2d1_dl_q[255:248],
                      204'd0};
-  assign payload_s2 = ((pick_zero ? 512'd0 : 512'd0)
-                       | (pick_rep8 ? {4'd1, line_q[63:0], 444'd0} : 512'd0)
+  assign payload_s2 = ((pick_rep8 ? {4'd1, line_q[63:0], 444'd0} : 512'd0)
                        | ((pick_b8d1 ? lay_b8d1 : 512'd0) | (pick_b8d2 ? lay_b8d2 : 512'd0))
                        | ((pick_b8d4 ? lay_b8d4 : 512'd0) | (pick_b4d1 ? lay_b4d1 : 512'd0)
                           | ((pick_b4d2 ? lay_b4d2 : 512'd0) | (pick_b2d1 ? lay_b2d1 : 512'd0)))

@@ -341,7 +341,7 @@ module cpack_comp_l64 (
   assign w0_idx_th = (w0_any_three ? w0_idx_three : w0_idx_half);
   assign w0_idx = (w0_any_full ? w0_idx_full : w0_idx_th);
   assign w0_push = (w0_wide & ~w0_any_half);
-  assign w0_tok = ((w0_pat[0] ? {32'd0, 2'd1} : 34'd0) | (w0_pat[1] ? {2'd2, w0} : 34'd0)
+  assign w0_tok = ((w0_pat[0] ? 34'h1 : 34'd0) | (w0_pat[1] ? {2'd2, w0} : 34'd0)
                    | ((w0_pat[2] ? {26'd0, 4'd12, w0_idx} : 34'd0)
                       | (w0_pat[3] ? {10'd0, 4'd13, w0_idx, w0[15:0]} : 34'd0))
                    | ((w0_pat[4] ? {22'd0, 4'd14, w0[7:0]} : 34'd0)
@@ -600,7 +600,7 @@ module cpack_comp_l64 (
   assign w1_idx_th = (w1_any_three ? w1_idx_three : w1_idx_half);
   assign w1_idx = (w1_any_full ? w1_idx_full : w1_idx_th);
   assign w1_push = (w1_wide & ~w1_any_half);
-  assign w1_tok = ((w1_pat[0] ? {32'd0, 2'd1} : 34'd0) | (w1_pat[1] ? {2'd2, w1} : 34'd0)
+  assign w1_tok = ((w1_pat[0] ? 34'h1 : 34'd0) | (w1_pat[1] ? {2'd2, w1} : 34'd0)
                    | ((w1_pat[2] ? {26'd0, 4'd12, w1_idx} : 34'd0)
                       | (w1_pat[3] ? {10'd0, 4'd13, w1_idx, w1[15:0]} : 34'd0))
                    | ((w1_pat[4] ? {22'd0, 4'd14, w1[7:0]} : 34'd0)

@@ -479,105 +479,72 @@ module bpc_comp_s32 (
   wire [30:0] dbx30;
   wire [30:0] dbx31;
   wire [30:0] dbx32;
-  wire [29:0] adj0;
-  wire [4:0] cls0;
-  wire [4:0] pos0;
-  wire [29:0] adj1;
-  wire [4:0] cls1;
-  wire [4:0] pos1;
-  wire [29:0] adj2;
-  wire [4:0] cls2;
-  wire [4:0] pos2;
-  wire [29:0] adj3;
-  wire [4:0] cls3;
-  wire [4:0] pos3;
-  wire [29:0] adj4;
-  wire [4:0] cls4;
-  wire [4:0] pos4;
-  wire [29:0] adj5;
-  wire [4:0] cls5;
-  wire [4:0] pos5;
-  wire [29:0] adj6;
-  wire [4:0] cls6;
-  wire [4:0] pos6;
-  wire [29:0] adj7;
-  wire [4:0] cls7;
-  wire [4:0] pos7;
-  wire [29:0] adj8;
-  wire [4:0] cls8;
-  wire [4:0] pos8;
-  wire [29:0] adj9;
-  wire [4:0] cls9;
-  wire [4:0] pos9;
-  wire [29:0] adj10;
-  wire [4:0] cls10;
-  wire [4:0] pos10;
-  wire [29:0] adj11;
-  wire [4:0] cls11;
-  wire [4:0] pos11;
-  wire [29:0] adj12;
-  wire [4:0] cls12;
-  wire [4:0] pos12;
-  wire [29:0] adj13;
-  wire [4:0] cls13;
-  wire [4:0] pos13;
-  wire [29:0] adj14;
-  wire [4:0] cls14;
-  wire [4:0] pos14;
-  wire [29:0] adj15;
-  wire [4:0] cls15;
-  wire [4:0] pos15;
-  wire [29:0] adj16;
-  wire [4:0] cls16;
-  wire [4:0] pos16;
-  wire [29:0] adj17;
-  wire [4:0] cls17;
-  wire [4:0] pos17;
-  wire [29:0] adj18;
-  wire [4:0] cls18;
-  wire [4:0] pos18;
-  wire [29:0] adj19;
-  wire [4:0] cls19;
-  wire [4:0] pos19;
-  wire [29:0] adj20;
-  wire [4:0] cls20;
-  wire [4:0] pos20;
-  wire [29:0] adj21;
-  wire [4:0] cls21;
-  wire [4:0] pos21;
-  wire [29:0] adj22;
-  wire [4:0] cls22;
-  wire [4:0] pos22;
-  wire [29:0] adj23;
-  wire [4:0] cls23;
-  wire [4:0] pos23;
-  wire [29:0] adj24;
-  wire [4:0] cls24;
-  wire [4:0] pos24;
-  wire [29:0] adj25;
-  wire [4:0] cls25;
-  wire [4:0] pos25;
-  wire [29:0] adj26;
-  wire [4:0] cls26;
-  wire [4:0] pos26;
-  wire [29:0] adj27;
-  wire [4:0] cls27;
-  wire [4:0] pos27;
-  wire [29:0] adj28;
-  wire [4:0] cls28;
-  wire [4:0] pos28;
-  wire [29:0] adj29;
-  wire [4:0] cls29;
-  wire [4:0] pos29;
-  wire [29:0] adj30;
-  wire [4:0] cls30;
-  wire [4:0] pos30;
-  wire [29:0] adj31;
-  wire [4:0] cls31;
-  wire [4:0] pos31;
-  wire [29:0] adj32;
-  wire [4:0] cls32;
-  wire [4:0] pos32;
+  wire [4:0] u_cls0_cls_o;
+  wire [4:0] u_cls0_pos_o;
+  wire [4:0] u_cls1_cls_o;
+  wire [4:0] u_cls1_pos_o;
+  wire [4:0] u_cls2_cls_o;
+  wire [4:0] u_cls2_pos_o;
+  wire [4:0] u_cls3_cls_o;
+  wire [4:0] u_cls3_pos_o;
+  wire [4:0] u_cls4_cls_o;
+  wire [4:0] u_cls4_pos_o;
+  wire [4:0] u_cls5_cls_o;
+  wire [4:0] u_cls5_pos_o;
+  wire [4:0] u_cls6_cls_o;
+  wire [4:0] u_cls6_pos_o;
+  wire [4:0] u_cls7_cls_o;
+  wire [4:0] u_cls7_pos_o;
+  wire [4:0] u_cls8_cls_o;
+  wire [4:0] u_cls8_pos_o;
+  wire [4:0] u_cls9_cls_o;
+  wire [4:0] u_cls9_pos_o;
+  wire [4:0] u_cls10_cls_o;
+  wire [4:0] u_cls10_pos_o;
+  wire [4:0] u_cls11_cls_o;
+  wire [4:0] u_cls11_pos_o;
+  wire [4:0] u_cls12_cls_o;
+  wire [4:0] u_cls12_pos_o;
+  wire [4:0] u_cls13_cls_o;
+  wire [4:0] u_cls13_pos_o;
+  wire [4:0] u_cls14_cls_o;
+  wire [4:0] u_cls14_pos_o;
+  wire [4:0] u_cls15_cls_o;
+  wire [4:0] u_cls15_pos_o;
+  wire [4:0] u_cls16_cls_o;
+  wire [4:0] u_cls16_pos_o;
+  wire [4:0] u_cls17_cls_o;
+  wire [4:0] u_cls17_pos_o;
+  wire [4:0] u_cls18_cls_o;
+  wire [4:0] u_cls18_pos_o;
+  wire [4:0] u_cls19_cls_o;
+  wire [4:0] u_cls19_pos_o;
+  wire [4:0] u_cls20_cls_o;
+  wire [4:0] u_cls20_pos_o;
+  wire [4:0] u_cls21_cls_o;
+  wire [4:0] u_cls21_pos_o;
+  wire [4:0] u_cls22_cls_o;
+  wire [4:0] u_cls22_pos_o;
+  wire [4:0] u_cls23_cls_o;
+  wire [4:0] u_cls23_pos_o;
+  wire [4:0] u_cls24_cls_o;
+  wire [4:0] u_cls24_pos_o;
+  wire [4:0] u_cls25_cls_o;
+  wire [4:0] u_cls25_pos_o;
+  wire [4:0] u_cls26_cls_o;
+  wire [4:0] u_cls26_pos_o;
+  wire [4:0] u_cls27_cls_o;
+  wire [4:0] u_cls27_pos_o;
+  wire [4:0] u_cls28_cls_o;
+  wire [4:0] u_cls28_pos_o;
+  wire [4:0] u_cls29_cls_o;
+  wire [4:0] u_cls29_pos_o;
+  wire [4:0] u_cls30_cls_o;
+  wire [4:0] u_cls30_pos_o;
+  wire [4:0] u_cls31_cls_o;
+  wire [4:0] u_cls31_pos_o;
+  wire [4:0] u_cls32_cls_o;
+  wire [4:0] u_cls32_pos_o;
   wire [3:0] base_cls;
   reg  planes_valid_q;
   reg  [1022:0] dbx_q;
@@ -757,5951 +724,224 @@ module bpc_comp_s32 (
   assign dbx30 = (dbp30 ^ dbp31);
   assign dbx31 = (dbp31 ^ dbp32);
   assign dbx32 = dbp32;
-  assign adj0 = (dbx0[29:0] & dbx0[30:1]);
-  assign cls0 = {((dbx0[0] | dbx0[1] | (dbx0[2] | dbx0[3])
-                   | (dbx0[4] | dbx0[5] | (dbx0[6] | dbx0[7]))
-                   | (dbx0[8] | dbx0[9] | (dbx0[10] | dbx0[11])
-                      | (dbx0[12] | dbx0[13] | (dbx0[14] | dbx0[15])))
-                   | (dbx0[16] | dbx0[17] | (dbx0[18] | dbx0[19])
-                      | (dbx0[20] | dbx0[21] | (dbx0[22] | dbx0[23]))
-                      | (dbx0[24] | dbx0[25] | (dbx0[26] | dbx0[27])
-                         | (dbx0[28] | dbx0[29] | dbx0[30]))))
-                  & ~((dbx0[0] & dbx0[1]) | (dbx0[2] & dbx0[3])
-                      | ((dbx0[0] | dbx0[1]) & (dbx0[2] | dbx0[3]))
-                      | ((dbx0[4] & dbx0[5]) | (dbx0[6] & dbx0[7])
-                         | ((dbx0[4] | dbx0[5]) & (dbx0[6] | dbx0[7])))
-                      | ((dbx0[0] | dbx0[1] | (dbx0[2] | dbx0[3]))
-                         & (dbx0[4] | dbx0[5] | (dbx0[6] | dbx0[7])))
-                      | ((dbx0[8] & dbx0[9]) | (dbx0[10] & dbx0[11])
-                         | ((dbx0[8] | dbx0[9]) & (dbx0[10] | dbx0[11]))
-                         | ((dbx0[12] & dbx0[13]) | (dbx0[14] & dbx0[15])
-                            | ((dbx0[12] | dbx0[13]) & (dbx0[14] | dbx0[15])))
-                         | ((dbx0[8] | dbx0[9] | (dbx0[10] | dbx0[11]))
-                            & (dbx0[12] | dbx0[13] | (dbx0[14] | dbx0[15]))))
-                      | ((dbx0[0] | dbx0[1] | (dbx0[2] | dbx0[3])
-                          | (dbx0[4] | dbx0[5] | (dbx0[6] | dbx0[7])))
-                         & (dbx0[8] | dbx0[9] | (dbx0[10] | dbx0[11])
-                            | (dbx0[12] | dbx0[13] | (dbx0[14] | dbx0[15]))))
-                      | ((dbx0[16] & dbx0[17]) | (dbx0[18] & dbx0[19])
-                         | ((dbx0[16] | dbx0[17]) & (dbx0[18] | dbx0[19]))
-                         | ((dbx0[20] & dbx0[21]) | (dbx0[22] & dbx0[23])
-                            | ((dbx0[20] | dbx0[21]) & (dbx0[22] | dbx0[23])))
-                         | ((dbx0[16] | dbx0[17] | (dbx0[18] | dbx0[19]))
-                            & (dbx0[20] | dbx0[21] | (dbx0[22] | dbx0[23])))
-                         | ((dbx0[24] & dbx0[25]) | (dbx0[26] & dbx0[27])
-                            | ((dbx0[24] | dbx0[25]) & (dbx0[26] | dbx0[27]))
-                            | ((dbx0[28] & dbx0[29]) | ((dbx0[28] | dbx0[29]) & dbx0[30]))
-                            | ((dbx0[24] | dbx0[25] | (dbx0[26] | dbx0[27]))
-                               & (dbx0[28] | dbx0[29] | dbx0[30])))
-                         | ((dbx0[16] | dbx0[17] | (dbx0[18] | dbx0[19])
-                             | (dbx0[20] | dbx0[21] | (dbx0[22] | dbx0[23])))
-                            & (dbx0[24] | dbx0[25] | (dbx0[26] | dbx0[27])
-                               | (dbx0[28] | dbx0[29] | dbx0[30]))))
-                      | ((dbx0[0] | dbx0[1] | (dbx0[2] | dbx0[3])
-                          | (dbx0[4] | dbx0[5] | (dbx0[6] | dbx0[7]))
-                          | (dbx0[8] | dbx0[9] | (dbx0[10] | dbx0[11])
-                             | (dbx0[12] | dbx0[13] | (dbx0[14] | dbx0[15]))))
-                         & (dbx0[16] | dbx0[17] | (dbx0[18] | dbx0[19])
-                            | (dbx0[20] | dbx0[21] | (dbx0[22] | dbx0[23]))
-                            | (dbx0[24] | dbx0[25] | (dbx0[26] | dbx0[27])
-                               | (dbx0[28] | dbx0[29] | dbx0[30])))))),
-                 ((adj0[0] | adj0[1] | (adj0[2] | adj0[3])
-                   | (adj0[4] | adj0[5] | (adj0[6] | adj0[7]))
-                   | (adj0[8] | adj0[9] | (adj0[10] | adj0[11])
-                      | (adj0[12] | adj0[13] | (adj0[14] | adj0[15])))
-                   | (adj0[16] | adj0[17] | (adj0[18] | adj0[19])
-                      | (adj0[20] | adj0[21] | (adj0[22] | adj0[23]))
-                      | (adj0[24] | adj0[25] | (adj0[26] | adj0[27]) | (adj0[28] | adj0[29]))))
-                  & ~((adj0[0] & adj0[1]) | (adj0[2] & adj0[3])
-                      | ((adj0[0] | adj0[1]) & (adj0[2] | adj0[3]))
-                      | ((adj0[4] & adj0[5]) | (adj0[6] & adj0[7])
-                         | ((adj0[4] | adj0[5]) & (adj0[6] | adj0[7])))
-                      | ((adj0[0] | adj0[1] | (adj0[2] | adj0[3]))
-                         & (adj0[4] | adj0[5] | (adj0[6] | adj0[7])))
-                      | ((adj0[8] & adj0[9]) | (adj0[10] & adj0[11])
-                         | ((adj0[8] | adj0[9]) & (adj0[10] | adj0[11]))
-                         | ((adj0[12] & adj0[13]) | (adj0[14] & adj0[15])
-                            | ((adj0[12] | adj0[13]) & (adj0[14] | adj0[15])))
-                         | ((adj0[8] | adj0[9] | (adj0[10] | adj0[11]))
-                            & (adj0[12] | adj0[13] | (adj0[14] | adj0[15]))))
-                      | ((adj0[0] | adj0[1] | (adj0[2] | adj0[3])
-                          | (adj0[4] | adj0[5] | (adj0[6] | adj0[7])))
-                         & (adj0[8] | adj0[9] | (adj0[10] | adj0[11])
-                            | (adj0[12] | adj0[13] | (adj0[14] | adj0[15]))))
-                      | ((adj0[16] & adj0[17]) | (adj0[18] & adj0[19])
-                         | ((adj0[16] | adj0[17]) & (adj0[18] | adj0[19]))
-                         | ((adj0[20] & adj0[21]) | (adj0[22] & adj0[23])
-                            | ((adj0[20] | adj0[21]) & (adj0[22] | adj0[23])))
-                         | ((adj0[16] | adj0[17] | (adj0[18] | adj0[19]))
-                            & (adj0[20] | adj0[21] | (adj0[22] | adj0[23])))
-                         | ((adj0[24] & adj0[25]) | (adj0[26] & adj0[27])
-                            | ((adj0[24] | adj0[25]) & (adj0[26] | adj0[27]))
-                            | (adj0[28] & adj0[29])
-                            | ((adj0[24] | adj0[25] | (adj0[26] | adj0[27]))
-                               & (adj0[28] | adj0[29])))
-                         | ((adj0[16] | adj0[17] | (adj0[18] | adj0[19])
-                             | (adj0[20] | adj0[21] | (adj0[22] | adj0[23])))
-                            & (adj0[24] | adj0[25] | (adj0[26] | adj0[27])
-                               | (adj0[28] | adj0[29]))))
-                      | ((adj0[0] | adj0[1] | (adj0[2] | adj0[3])
-                          | (adj0[4] | adj0[5] | (adj0[6] | adj0[7]))
-                          | (adj0[8] | adj0[9] | (adj0[10] | adj0[11])
-                             | (adj0[12] | adj0[13] | (adj0[14] | adj0[15]))))
-                         & (adj0[16] | adj0[17] | (adj0[18] | adj0[19])
-                            | (adj0[20] | adj0[21] | (adj0[22] | adj0[23]))
-                            | (adj0[24] | adj0[25] | (adj0[26] | adj0[27])
-                               | (adj0[28] | adj0[29])))))
-                  & ~(|(dbx0 ^ ({adj0, 1'd0} | {1'd0, adj0})))), ~(|dbp0), (&dbx0),
-                 ~(dbx0[0] | dbx0[1] | (dbx0[2] | dbx0[3])
-                   | (dbx0[4] | dbx0[5] | (dbx0[6] | dbx0[7]))
-                   | (dbx0[8] | dbx0[9] | (dbx0[10] | dbx0[11])
-                      | (dbx0[12] | dbx0[13] | (dbx0[14] | dbx0[15])))
-                   | (dbx0[16] | dbx0[17] | (dbx0[18] | dbx0[19])
-                      | (dbx0[20] | dbx0[21] | (dbx0[22] | dbx0[23]))
-                      | (dbx0[24] | dbx0[25] | (dbx0[26] | dbx0[27])
-                         | (dbx0[28] | dbx0[29] | dbx0[30]))))};
-  assign pos0 = (((adj0[0] | adj0[1] | (adj0[2] | adj0[3])
-                   | (adj0[4] | adj0[5] | (adj0[6] | adj0[7]))
-                   | (adj0[8] | adj0[9] | (adj0[10] | adj0[11])
-                      | (adj0[12] | adj0[13] | (adj0[14] | adj0[15])))
-                   | (adj0[16] | adj0[17] | (adj0[18] | adj0[19])
-                      | (adj0[20] | adj0[21] | (adj0[22] | adj0[23]))
-                      | (adj0[24] | adj0[25] | (adj0[26] | adj0[27]) | (adj0[28] | adj0[29]))))
-                  & ~((adj0[0] & adj0[1]) | (adj0[2] & adj0[3])
-                      | ((adj0[0] | adj0[1]) & (adj0[2] | adj0[3]))
-                      | ((adj0[4] & adj0[5]) | (adj0[6] & adj0[7])
-                         | ((adj0[4] | adj0[5]) & (adj0[6] | adj0[7])))
-                      | ((adj0[0] | adj0[1] | (adj0[2] | adj0[3]))
-                         & (adj0[4] | adj0[5] | (adj0[6] | adj0[7])))
-                      | ((adj0[8] & adj0[9]) | (adj0[10] & adj0[11])
-                         | ((adj0[8] | adj0[9]) & (adj0[10] | adj0[11]))
-                         | ((adj0[12] & adj0[13]) | (adj0[14] & adj0[15])
-                            | ((adj0[12] | adj0[13]) & (adj0[14] | adj0[15])))
-                         | ((adj0[8] | adj0[9] | (adj0[10] | adj0[11]))
-                            & (adj0[12] | adj0[13] | (adj0[14] | adj0[15]))))
-                      | ((adj0[0] | adj0[1] | (adj0[2] | adj0[3])
-                          | (adj0[4] | adj0[5] | (adj0[6] | adj0[7])))
-                         & (adj0[8] | adj0[9] | (adj0[10] | adj0[11])
-                            | (adj0[12] | adj0[13] | (adj0[14] | adj0[15]))))
-                      | ((adj0[16] & adj0[17]) | (adj0[18] & adj0[19])
-                         | ((adj0[16] | adj0[17]) & (adj0[18] | adj0[19]))
-                         | ((adj0[20] & adj0[21]) | (adj0[22] & adj0[23])
-                            | ((adj0[20] | adj0[21]) & (adj0[22] | adj0[23])))
-                         | ((adj0[16] | adj0[17] | (adj0[18] | adj0[19]))
-                            & (adj0[20] | adj0[21] | (adj0[22] | adj0[23])))
-                         | ((adj0[24] & adj0[25]) | (adj0[26] & adj0[27])
-                            | ((adj0[24] | adj0[25]) & (adj0[26] | adj0[27]))
-                            | (adj0[28] & adj0[29])
-                            | ((adj0[24] | adj0[25] | (adj0[26] | adj0[27]))
-                               & (adj0[28] | adj0[29])))
-                         | ((adj0[16] | adj0[17] | (adj0[18] | adj0[19])
-                             | (adj0[20] | adj0[21] | (adj0[22] | adj0[23])))
-                            & (adj0[24] | adj0[25] | (adj0[26] | adj0[27])
-                               | (adj0[28] | adj0[29]))))
-                      | ((adj0[0] | adj0[1] | (adj0[2] | adj0[3])
-                          | (adj0[4] | adj0[5] | (adj0[6] | adj0[7]))
-                          | (adj0[8] | adj0[9] | (adj0[10] | adj0[11])
-                             | (adj0[12] | adj0[13] | (adj0[14] | adj0[15]))))
-                         & (adj0[16] | adj0[17] | (adj0[18] | adj0[19])
-                            | (adj0[20] | adj0[21] | (adj0[22] | adj0[23]))
-                            | (adj0[24] | adj0[25] | (adj0[26] | adj0[27])
-                               | (adj0[28] | adj0[29])))))
-                  & ~(|(dbx0 ^ ({adj0, 1'd0} | {1'd0, adj0})))) ?
-                   ((adj0[1] ? 5'd1 : 5'd0) | (adj0[2] ? 5'd2 : 5'd0) | (adj0[3] ? 5'd3 : 5'd0)
-                    | (adj0[4] ? 5'd4 : 5'd0) | (adj0[5] ? 5'd5 : 5'd0) | (adj0[6] ? 5'd6 : 5'd0)
-                    | (adj0[7] ? 5'd7 : 5'd0) | (adj0[8] ? 5'd8 : 5'd0) | (adj0[9] ? 5'd9 : 5'd0)
-                    | (adj0[10] ? 5'd10 : 5'd0) | (adj0[11] ? 5'd11 : 5'd0)
-                    | (adj0[12] ? 5'd12 : 5'd0) | (adj0[13] ? 5'd13 : 5'd0)
-                    | (adj0[14] ? 5'd14 : 5'd0) | (adj0[15] ? 5'd15 : 5'd0)
-                    | (adj0[16] ? 5'd16 : 5'd0) | (adj0[17] ? 5'd17 : 5'd0)
-                    | (adj0[18] ? 5'd18 : 5'd0) | (adj0[19] ? 5'd19 : 5'd0)
-                    | (adj0[20] ? 5'd20 : 5'd0) | (adj0[21] ? 5'd21 : 5'd0)
-                    | (adj0[22] ? 5'd22 : 5'd0) | (adj0[23] ? 5'd23 : 5'd0)
-                    | (adj0[24] ? 5'd24 : 5'd0) | (adj0[25] ? 5'd25 : 5'd0)
-                    | (adj0[26] ? 5'd26 : 5'd0) | (adj0[27] ? 5'd27 : 5'd0)
-                    | (adj0[28] ? 5'd28 : 5'd0) | (adj0[29] ? 5'd29 : 5'd0))
-                 : ((dbx0[1] ? 5'd1 : 5'd0) | (dbx0[2] ? 5'd2 : 5'd0) | (dbx0[3] ? 5'd3 : 5'd0)
-                    | (dbx0[4] ? 5'd4 : 5'd0) | (dbx0[5] ? 5'd5 : 5'd0) | (dbx0[6] ? 5'd6 : 5'd0)
-                    | (dbx0[7] ? 5'd7 : 5'd0) | (dbx0[8] ? 5'd8 : 5'd0) | (dbx0[9] ? 5'd9 : 5'd0)
-                    | (dbx0[10] ? 5'd10 : 5'd0) | (dbx0[11] ? 5'd11 : 5'd0)
-                    | (dbx0[12] ? 5'd12 : 5'd0) | (dbx0[13] ? 5'd13 : 5'd0)
-                    | (dbx0[14] ? 5'd14 : 5'd0) | (dbx0[15] ? 5'd15 : 5'd0)
-                    | (dbx0[16] ? 5'd16 : 5'd0) | (dbx0[17] ? 5'd17 : 5'd0)
-                    | (dbx0[18] ? 5'd18 : 5'd0) | (dbx0[19] ? 5'd19 : 5'd0)
-                    | (dbx0[20] ? 5'd20 : 5'd0) | (dbx0[21] ? 5'd21 : 5'd0)
-                    | (dbx0[22] ? 5'd22 : 5'd0) | (dbx0[23] ? 5'd23 : 5'd0)
-                    | (dbx0[24] ? 5'd24 : 5'd0) | (dbx0[25] ? 5'd25 : 5'd0)
-                    | (dbx0[26] ? 5'd26 : 5'd0) | (dbx0[27] ? 5'd27 : 5'd0)
-                    | (dbx0[28] ? 5'd28 : 5'd0) | (dbx0[29] ? 5'd29 : 5'd0)
-                    | (dbx0[30] ? 5'd30 : 5'd0)));
-  assign adj1 = (dbx1[29:0] & dbx1[30:1]);
-  assign cls1 = {((dbx1[0] | dbx1[1] | (dbx1[2] | dbx1[3])
-                   | (dbx1[4] | dbx1[5] | (dbx1[6] | dbx1[7]))
-                   | (dbx1[8] | dbx1[9] | (dbx1[10] | dbx1[11])
-                      | (dbx1[12] | dbx1[13] | (dbx1[14] | dbx1[15])))
-                   | (dbx1[16] | dbx1[17] | (dbx1[18] | dbx1[19])
-                      | (dbx1[20] | dbx1[21] | (dbx1[22] | dbx1[23]))
-                      | (dbx1[24] | dbx1[25] | (dbx1[26] | dbx1[27])
-                         | (dbx1[28] | dbx1[29] | dbx1[30]))))
-                  & ~((dbx1[0] & dbx1[1]) | (dbx1[2] & dbx1[3])
-                      | ((dbx1[0] | dbx1[1]) & (dbx1[2] | dbx1[3]))
-                      | ((dbx1[4] & dbx1[5]) | (dbx1[6] & dbx1[7])
-                         | ((dbx1[4] | dbx1[5]) & (dbx1[6] | dbx1[7])))
-                      | ((dbx1[0] | dbx1[1] | (dbx1[2] | dbx1[3]))
-                         & (dbx1[4] | dbx1[5] | (dbx1[6] | dbx1[7])))
-                      | ((dbx1[8] & dbx1[9]) | (dbx1[10] & dbx1[11])
-                         | ((dbx1[8] | dbx1[9]) & (dbx1[10] | dbx1[11]))
-                         | ((dbx1[12] & dbx1[13]) | (dbx1[14] & dbx1[15])
-                            | ((dbx1[12] | dbx1[13]) & (dbx1[14] | dbx1[15])))
-                         | ((dbx1[8] | dbx1[9] | (dbx1[10] | dbx1[11]))
-                            & (dbx1[12] | dbx1[13] | (dbx1[14] | dbx1[15]))))
-                      | ((dbx1[0] | dbx1[1] | (dbx1[2] | dbx1[3])
-                          | (dbx1[4] | dbx1[5] | (dbx1[6] | dbx1[7])))
-                         & (dbx1[8] | dbx1[9] | (dbx1[10] | dbx1[11])
-                            | (dbx1[12] | dbx1[13] | (dbx1[14] | dbx1[15]))))
-                      | ((dbx1[16] & dbx1[17]) | (dbx1[18] & dbx1[19])
-                         | ((dbx1[16] | dbx1[17]) & (dbx1[18] | dbx1[19]))
-                         | ((dbx1[20] & dbx1[21]) | (dbx1[22] & dbx1[23])
-                            | ((dbx1[20] | dbx1[21]) & (dbx1[22] | dbx1[23])))
-                         | ((dbx1[16] | dbx1[17] | (dbx1[18] | dbx1[19]))
-                            & (dbx1[20] | dbx1[21] | (dbx1[22] | dbx1[23])))
-                         | ((dbx1[24] & dbx1[25]) | (dbx1[26] & dbx1[27])
-                            | ((dbx1[24] | dbx1[25]) & (dbx1[26] | dbx1[27]))
-                            | ((dbx1[28] & dbx1[29]) | ((dbx1[28] | dbx1[29]) & dbx1[30]))
-                            | ((dbx1[24] | dbx1[25] | (dbx1[26] | dbx1[27]))
-                               & (dbx1[28] | dbx1[29] | dbx1[30])))
-                         | ((dbx1[16] | dbx1[17] | (dbx1[18] | dbx1[19])
-                             | (dbx1[20] | dbx1[21] | (dbx1[22] | dbx1[23])))
-                            & (dbx1[24] | dbx1[25] | (dbx1[26] | dbx1[27])
-                               | (dbx1[28] | dbx1[29] | dbx1[30]))))
-                      | ((dbx1[0] | dbx1[1] | (dbx1[2] | dbx1[3])
-                          | (dbx1[4] | dbx1[5] | (dbx1[6] | dbx1[7]))
-                          | (dbx1[8] | dbx1[9] | (dbx1[10] | dbx1[11])
-                             | (dbx1[12] | dbx1[13] | (dbx1[14] | dbx1[15]))))
-                         & (dbx1[16] | dbx1[17] | (dbx1[18] | dbx1[19])
-                            | (dbx1[20] | dbx1[21] | (dbx1[22] | dbx1[23]))
-                            | (dbx1[24] | dbx1[25] | (dbx1[26] | dbx1[27])
-                               | (dbx1[28] | dbx1[29] | dbx1[30])))))),
-                 ((adj1[0] | adj1[1] | (adj1[2] | adj1[3])
-                   | (adj1[4] | adj1[5] | (adj1[6] | adj1[7]))
-                   | (adj1[8] | adj1[9] | (adj1[10] | adj1[11])
-                      | (adj1[12] | adj1[13] | (adj1[14] | adj1[15])))
-                   | (adj1[16] | adj1[17] | (adj1[18] | adj1[19])
-                      | (adj1[20] | adj1[21] | (adj1[22] | adj1[23]))
-                      | (adj1[24] | adj1[25] | (adj1[26] | adj1[27]) | (adj1[28] | adj1[29]))))
-                  & ~((adj1[0] & adj1[1]) | (adj1[2] & adj1[3])
-                      | ((adj1[0] | adj1[1]) & (adj1[2] | adj1[3]))
-                      | ((adj1[4] & adj1[5]) | (adj1[6] & adj1[7])
-                         | ((adj1[4] | adj1[5]) & (adj1[6] | adj1[7])))
-                      | ((adj1[0] | adj1[1] | (adj1[2] | adj1[3]))
-                         & (adj1[4] | adj1[5] | (adj1[6] | adj1[7])))
-                      | ((adj1[8] & adj1[9]) | (adj1[10] & adj1[11])
-                         | ((adj1[8] | adj1[9]) & (adj1[10] | adj1[11]))
-                         | ((adj1[12] & adj1[13]) | (adj1[14] & adj1[15])
-                            | ((adj1[12] | adj1[13]) & (adj1[14] | adj1[15])))
-                         | ((adj1[8] | adj1[9] | (adj1[10] | adj1[11]))
-                            & (adj1[12] | adj1[13] | (adj1[14] | adj1[15]))))
-                      | ((adj1[0] | adj1[1] | (adj1[2] | adj1[3])
-                          | (adj1[4] | adj1[5] | (adj1[6] | adj1[7])))
-                         & (adj1[8] | adj1[9] | (adj1[10] | adj1[11])
-                            | (adj1[12] | adj1[13] | (adj1[14] | adj1[15]))))
-                      | ((adj1[16] & adj1[17]) | (adj1[18] & adj1[19])
-                         | ((adj1[16] | adj1[17]) & (adj1[18] | adj1[19]))
-                         | ((adj1[20] & adj1[21]) | (adj1[22] & adj1[23])
-                            | ((adj1[20] | adj1[21]) & (adj1[22] | adj1[23])))
-                         | ((adj1[16] | adj1[17] | (adj1[18] | adj1[19]))
-                            & (adj1[20] | adj1[21] | (adj1[22] | adj1[23])))
-                         | ((adj1[24] & adj1[25]) | (adj1[26] & adj1[27])
-                            | ((adj1[24] | adj1[25]) & (adj1[26] | adj1[27]))
-                            | (adj1[28] & adj1[29])
-                            | ((adj1[24] | adj1[25] | (adj1[26] | adj1[27]))
-                               & (adj1[28] | adj1[29])))
-                         | ((adj1[16] | adj1[17] | (adj1[18] | adj1[19])
-                             | (adj1[20] | adj1[21] | (adj1[22] | adj1[23])))
-                            & (adj1[24] | adj1[25] | (adj1[26] | adj1[27])
-                               | (adj1[28] | adj1[29]))))
-                      | ((adj1[0] | adj1[1] | (adj1[2] | adj1[3])
-                          | (adj1[4] | adj1[5] | (adj1[6] | adj1[7]))
-                          | (adj1[8] | adj1[9] | (adj1[10] | adj1[11])
-                             | (adj1[12] | adj1[13] | (adj1[14] | adj1[15]))))
-                         & (adj1[16] | adj1[17] | (adj1[18] | adj1[19])
-                            | (adj1[20] | adj1[21] | (adj1[22] | adj1[23]))
-                            | (adj1[24] | adj1[25] | (adj1[26] | adj1[27])
-                               | (adj1[28] | adj1[29])))))
-                  & ~(|(dbx1 ^ ({adj1, 1'd0} | {1'd0, adj1})))), ~(|dbp1), (&dbx1),
-                 ~(dbx1[0] | dbx1[1] | (dbx1[2] | dbx1[3])
-                   | (dbx1[4] | dbx1[5] | (dbx1[6] | dbx1[7]))
-                   | (dbx1[8] | dbx1[9] | (dbx1[10] | dbx1[11])
-                      | (dbx1[12] | dbx1[13] | (dbx1[14] | dbx1[15])))
-                   | (dbx1[16] | dbx1[17] | (dbx1[18] | dbx1[19])
-                      | (dbx1[20] | dbx1[21] | (dbx1[22] | dbx1[23]))
-                      | (dbx1[24] | dbx1[25] | (dbx1[26] | dbx1[27])
-                         | (dbx1[28] | dbx1[29] | dbx1[30]))))};
-  assign pos1 = (((adj1[0] | adj1[1] | (adj1[2] | adj1[3])
-                   | (adj1[4] | adj1[5] | (adj1[6] | adj1[7]))
-                   | (adj1[8] | adj1[9] | (adj1[10] | adj1[11])
-                      | (adj1[12] | adj1[13] | (adj1[14] | adj1[15])))
-                   | (adj1[16] | adj1[17] | (adj1[18] | adj1[19])
-                      | (adj1[20] | adj1[21] | (adj1[22] | adj1[23]))
-                      | (adj1[24] | adj1[25] | (adj1[26] | adj1[27]) | (adj1[28] | adj1[29]))))
-                  & ~((adj1[0] & adj1[1]) | (adj1[2] & adj1[3])
-                      | ((adj1[0] | adj1[1]) & (adj1[2] | adj1[3]))
-                      | ((adj1[4] & adj1[5]) | (adj1[6] & adj1[7])
-                         | ((adj1[4] | adj1[5]) & (adj1[6] | adj1[7])))
-                      | ((adj1[0] | adj1[1] | (adj1[2] | adj1[3]))
-                         & (adj1[4] | adj1[5] | (adj1[6] | adj1[7])))
-                      | ((adj1[8] & adj1[9]) | (adj1[10] & adj1[11])
-                         | ((adj1[8] | adj1[9]) & (adj1[10] | adj1[11]))
-                         | ((adj1[12] & adj1[13]) | (adj1[14] & adj1[15])
-                            | ((adj1[12] | adj1[13]) & (adj1[14] | adj1[15])))
-                         | ((adj1[8] | adj1[9] | (adj1[10] | adj1[11]))
-                            & (adj1[12] | adj1[13] | (adj1[14] | adj1[15]))))
-                      | ((adj1[0] | adj1[1] | (adj1[2] | adj1[3])
-                          | (adj1[4] | adj1[5] | (adj1[6] | adj1[7])))
-                         & (adj1[8] | adj1[9] | (adj1[10] | adj1[11])
-                            | (adj1[12] | adj1[13] | (adj1[14] | adj1[15]))))
-                      | ((adj1[16] & adj1[17]) | (adj1[18] & adj1[19])
-                         | ((adj1[16] | adj1[17]) & (adj1[18] | adj1[19]))
-                         | ((adj1[20] & adj1[21]) | (adj1[22] & adj1[23])
-                            | ((adj1[20] | adj1[21]) & (adj1[22] | adj1[23])))
-                         | ((adj1[16] | adj1[17] | (adj1[18] | adj1[19]))
-                            & (adj1[20] | adj1[21] | (adj1[22] | adj1[23])))
-                         | ((adj1[24] & adj1[25]) | (adj1[26] & adj1[27])
-                            | ((adj1[24] | adj1[25]) & (adj1[26] | adj1[27]))
-                            | (adj1[28] & adj1[29])
-                            | ((adj1[24] | adj1[25] | (adj1[26] | adj1[27]))
-                               & (adj1[28] | adj1[29])))
-                         | ((adj1[16] | adj1[17] | (adj1[18] | adj1[19])
-                             | (adj1[20] | adj1[21] | (adj1[22] | adj1[23])))
-                            & (adj1[24] | adj1[25] | (adj1[26] | adj1[27])
-                               | (adj1[28] | adj1[29]))))
-                      | ((adj1[0] | adj1[1] | (adj1[2] | adj1[3])
-                          | (adj1[4] | adj1[5] | (adj1[6] | adj1[7]))
-                          | (adj1[8] | adj1[9] | (adj1[10] | adj1[11])
-                             | (adj1[12] | adj1[13] | (adj1[14] | adj1[15]))))
-                         & (adj1[16] | adj1[17] | (adj1[18] | adj1[19])
-                            | (adj1[20] | adj1[21] | (adj1[22] | adj1[23]))
-                            | (adj1[24] | adj1[25] | (adj1[26] | adj1[27])
-                               | (adj1[28] | adj1[29])))))
-                  & ~(|(dbx1 ^ ({adj1, 1'd0} | {1'd0, adj1})))) ?
-                   ((adj1[1] ? 5'd1 : 5'd0) | (adj1[2] ? 5'd2 : 5'd0) | (adj1[3] ? 5'd3 : 5'd0)
-                    | (adj1[4] ? 5'd4 : 5'd0) | (adj1[5] ? 5'd5 : 5'd0) | (adj1[6] ? 5'd6 : 5'd0)
-                    | (adj1[7] ? 5'd7 : 5'd0) | (adj1[8] ? 5'd8 : 5'd0) | (adj1[9] ? 5'd9 : 5'd0)
-                    | (adj1[10] ? 5'd10 : 5'd0) | (adj1[11] ? 5'd11 : 5'd0)
-                    | (adj1[12] ? 5'd12 : 5'd0) | (adj1[13] ? 5'd13 : 5'd0)
-                    | (adj1[14] ? 5'd14 : 5'd0) | (adj1[15] ? 5'd15 : 5'd0)
-                    | (adj1[16] ? 5'd16 : 5'd0) | (adj1[17] ? 5'd17 : 5'd0)
-                    | (adj1[18] ? 5'd18 : 5'd0) | (adj1[19] ? 5'd19 : 5'd0)
-                    | (adj1[20] ? 5'd20 : 5'd0) | (adj1[21] ? 5'd21 : 5'd0)
-                    | (adj1[22] ? 5'd22 : 5'd0) | (adj1[23] ? 5'd23 : 5'd0)
-                    | (adj1[24] ? 5'd24 : 5'd0) | (adj1[25] ? 5'd25 : 5'd0)
-                    | (adj1[26] ? 5'd26 : 5'd0) | (adj1[27] ? 5'd27 : 5'd0)
-                    | (adj1[28] ? 5'd28 : 5'd0) | (adj1[29] ? 5'd29 : 5'd0))
-                 : ((dbx1[1] ? 5'd1 : 5'd0) | (dbx1[2] ? 5'd2 : 5'd0) | (dbx1[3] ? 5'd3 : 5'd0)
-                    | (dbx1[4] ? 5'd4 : 5'd0) | (dbx1[5] ? 5'd5 : 5'd0) | (dbx1[6] ? 5'd6 : 5'd0)
-                    | (dbx1[7] ? 5'd7 : 5'd0) | (dbx1[8] ? 5'd8 : 5'd0) | (dbx1[9] ? 5'd9 : 5'd0)
-                    | (dbx1[10] ? 5'd10 : 5'd0) | (dbx1[11] ? 5'd11 : 5'd0)
-                    | (dbx1[12] ? 5'd12 : 5'd0) | (dbx1[13] ? 5'd13 : 5'd0)
-                    | (dbx1[14] ? 5'd14 : 5'd0) | (dbx1[15] ? 5'd15 : 5'd0)
-                    | (dbx1[16] ? 5'd16 : 5'd0) | (dbx1[17] ? 5'd17 : 5'd0)
-                    | (dbx1[18] ? 5'd18 : 5'd0) | (dbx1[19] ? 5'd19 : 5'd0)
-                    | (dbx1[20] ? 5'd20 : 5'd0) | (dbx1[21] ? 5'd21 : 5'd0)
-                    | (dbx1[22] ? 5'd22 : 5'd0) | (dbx1[23] ? 5'd23 : 5'd0)
-                    | (dbx1[24] ? 5'd24 : 5'd0) | (dbx1[25] ? 5'd25 : 5'd0)
-                    | (dbx1[26] ? 5'd26 : 5'd0) | (dbx1[27] ? 5'd27 : 5'd0)
-                    | (dbx1[28] ? 5'd28 : 5'd0) | (dbx1[29] ? 5'd29 : 5'd0)
-                    | (dbx1[30] ? 5'd30 : 5'd0)));
-  assign adj2 = (dbx2[29:0] & dbx2[30:1]);
-  assign cls2 = {((dbx2[0] | dbx2[1] | (dbx2[2] | dbx2[3])
-                   | (dbx2[4] | dbx2[5] | (dbx2[6] | dbx2[7]))
-                   | (dbx2[8] | dbx2[9] | (dbx2[10] | dbx2[11])
-                      | (dbx2[12] | dbx2[13] | (dbx2[14] | dbx2[15])))
-                   | (dbx2[16] | dbx2[17] | (dbx2[18] | dbx2[19])
-                      | (dbx2[20] | dbx2[21] | (dbx2[22] | dbx2[23]))
-                      | (dbx2[24] | dbx2[25] | (dbx2[26] | dbx2[27])
-                         | (dbx2[28] | dbx2[29] | dbx2[30]))))
-                  & ~((dbx2[0] & dbx2[1]) | (dbx2[2] & dbx2[3])
-                      | ((dbx2[0] | dbx2[1]) & (dbx2[2] | dbx2[3]))
-                      | ((dbx2[4] & dbx2[5]) | (dbx2[6] & dbx2[7])
-                         | ((dbx2[4] | dbx2[5]) & (dbx2[6] | dbx2[7])))
-                      | ((dbx2[0] | dbx2[1] | (dbx2[2] | dbx2[3]))
-                         & (dbx2[4] | dbx2[5] | (dbx2[6] | dbx2[7])))
-                      | ((dbx2[8] & dbx2[9]) | (dbx2[10] & dbx2[11])
-                         | ((dbx2[8] | dbx2[9]) & (dbx2[10] | dbx2[11]))
-                         | ((dbx2[12] & dbx2[13]) | (dbx2[14] & dbx2[15])
-                            | ((dbx2[12] | dbx2[13]) & (dbx2[14] | dbx2[15])))
-                         | ((dbx2[8] | dbx2[9] | (dbx2[10] | dbx2[11]))
-                            & (dbx2[12] | dbx2[13] | (dbx2[14] | dbx2[15]))))
-                      | ((dbx2[0] | dbx2[1] | (dbx2[2] | dbx2[3])
-                          | (dbx2[4] | dbx2[5] | (dbx2[6] | dbx2[7])))
-                         & (dbx2[8] | dbx2[9] | (dbx2[10] | dbx2[11])
-                            | (dbx2[12] | dbx2[13] | (dbx2[14] | dbx2[15]))))
-                      | ((dbx2[16] & dbx2[17]) | (dbx2[18] & dbx2[19])
-                         | ((dbx2[16] | dbx2[17]) & (dbx2[18] | dbx2[19]))
-                         | ((dbx2[20] & dbx2[21]) | (dbx2[22] & dbx2[23])
-                            | ((dbx2[20] | dbx2[21]) & (dbx2[22] | dbx2[23])))
-                         | ((dbx2[16] | dbx2[17] | (dbx2[18] | dbx2[19]))
-                            & (dbx2[20] | dbx2[21] | (dbx2[22] | dbx2[23])))
-                         | ((dbx2[24] & dbx2[25]) | (dbx2[26] & dbx2[27])
-                            | ((dbx2[24] | dbx2[25]) & (dbx2[26] | dbx2[27]))
-                            | ((dbx2[28] & dbx2[29]) | ((dbx2[28] | dbx2[29]) & dbx2[30]))
-                            | ((dbx2[24] | dbx2[25] | (dbx2[26] | dbx2[27]))
-                               & (dbx2[28] | dbx2[29] | dbx2[30])))
-                         | ((dbx2[16] | dbx2[17] | (dbx2[18] | dbx2[19])
-                             | (dbx2[20] | dbx2[21] | (dbx2[22] | dbx2[23])))
-                            & (dbx2[24] | dbx2[25] | (dbx2[26] | dbx2[27])
-                               | (dbx2[28] | dbx2[29] | dbx2[30]))))
-                      | ((dbx2[0] | dbx2[1] | (dbx2[2] | dbx2[3])
-                          | (dbx2[4] | dbx2[5] | (dbx2[6] | dbx2[7]))
-                          | (dbx2[8] | dbx2[9] | (dbx2[10] | dbx2[11])
-                             | (dbx2[12] | dbx2[13] | (dbx2[14] | dbx2[15]))))
-                         & (dbx2[16] | dbx2[17] | (dbx2[18] | dbx2[19])
-                            | (dbx2[20] | dbx2[21] | (dbx2[22] | dbx2[23]))
-                            | (dbx2[24] | dbx2[25] | (dbx2[26] | dbx2[27])
-                               | (dbx2[28] | dbx2[29] | dbx2[30])))))),
-                 ((adj2[0] | adj2[1] | (adj2[2] | adj2[3])
-                   | (adj2[4] | adj2[5] | (adj2[6] | adj2[7]))
-                   | (adj2[8] | adj2[9] | (adj2[10] | adj2[11])
-                      | (adj2[12] | adj2[13] | (adj2[14] | adj2[15])))
-                   | (adj2[16] | adj2[17] | (adj2[18] | adj2[19])
-                      | (adj2[20] | adj2[21] | (adj2[22] | adj2[23]))
-                      | (adj2[24] | adj2[25] | (adj2[26] | adj2[27]) | (adj2[28] | adj2[29]))))
-                  & ~((adj2[0] & adj2[1]) | (adj2[2] & adj2[3])
-                      | ((adj2[0] | adj2[1]) & (adj2[2] | adj2[3]))
-                      | ((adj2[4] & adj2[5]) | (adj2[6] & adj2[7])
-                         | ((adj2[4] | adj2[5]) & (adj2[6] | adj2[7])))
-                      | ((adj2[0] | adj2[1] | (adj2[2] | adj2[3]))
-                         & (adj2[4] | adj2[5] | (adj2[6] | adj2[7])))
-                      | ((adj2[8] & adj2[9]) | (adj2[10] & adj2[11])
-                         | ((adj2[8] | adj2[9]) & (adj2[10] | adj2[11]))
-                         | ((adj2[12] & adj2[13]) | (adj2[14] & adj2[15])
-                            | ((adj2[12] | adj2[13]) & (adj2[14] | adj2[15])))
-                         | ((adj2[8] | adj2[9] | (adj2[10] | adj2[11]))
-                            & (adj2[12] | adj2[13] | (adj2[14] | adj2[15]))))
-                      | ((adj2[0] | adj2[1] | (adj2[2] | adj2[3])
-                          | (adj2[4] | adj2[5] | (adj2[6] | adj2[7])))
-                         & (adj2[8] | adj2[9] | (adj2[10] | adj2[11])
-                            | (adj2[12] | adj2[13] | (adj2[14] | adj2[15]))))
-                      | ((adj2[16] & adj2[17]) | (adj2[18] & adj2[19])
-                         | ((adj2[16] | adj2[17]) & (adj2[18] | adj2[19]))
-                         | ((adj2[20] & adj2[21]) | (adj2[22] & adj2[23])
-                            | ((adj2[20] | adj2[21]) & (adj2[22] | adj2[23])))
-                         | ((adj2[16] | adj2[17] | (adj2[18] | adj2[19]))
-                            & (adj2[20] | adj2[21] | (adj2[22] | adj2[23])))
-                         | ((adj2[24] & adj2[25]) | (adj2[26] & adj2[27])
-                            | ((adj2[24] | adj2[25]) & (adj2[26] | adj2[27]))
-                            | (adj2[28] & adj2[29])
-                            | ((adj2[24] | adj2[25] | (adj2[26] | adj2[27]))
-                               & (adj2[28] | adj2[29])))
-                         | ((adj2[16] | adj2[17] | (adj2[18] | adj2[19])
-                             | (adj2[20] | adj2[21] | (adj2[22] | adj2[23])))
-                            & (adj2[24] | adj2[25] | (adj2[26] | adj2[27])
-                               | (adj2[28] | adj2[29]))))
-                      | ((adj2[0] | adj2[1] | (adj2[2] | adj2[3])
-                          | (adj2[4] | adj2[5] | (adj2[6] | adj2[7]))
-                          | (adj2[8] | adj2[9] | (adj2[10] | adj2[11])
-                             | (adj2[12] | adj2[13] | (adj2[14] | adj2[15]))))
-                         & (adj2[16] | adj2[17] | (adj2[18] | adj2[19])
-                            | (adj2[20] | adj2[21] | (adj2[22] | adj2[23]))
-                            | (adj2[24] | adj2[25] | (adj2[26] | adj2[27])
-                               | (adj2[28] | adj2[29])))))
-                  & ~(|(dbx2 ^ ({adj2, 1'd0} | {1'd0, adj2})))), ~(|dbp2), (&dbx2),
-                 ~(dbx2[0] | dbx2[1] | (dbx2[2] | dbx2[3])
-                   | (dbx2[4] | dbx2[5] | (dbx2[6] | dbx2[7]))
-                   | (dbx2[8] | dbx2[9] | (dbx2[10] | dbx2[11])
-                      | (dbx2[12] | dbx2[13] | (dbx2[14] | dbx2[15])))
-                   | (dbx2[16] | dbx2[17] | (dbx2[18] | dbx2[19])
-                      | (dbx2[20] | dbx2[21] | (dbx2[22] | dbx2[23]))
-                      | (dbx2[24] | dbx2[25] | (dbx2[26] | dbx2[27])
-                         | (dbx2[28] | dbx2[29] | dbx2[30]))))};
-  assign pos2 = (((adj2[0] | adj2[1] | (adj2[2] | adj2[3])
-                   | (adj2[4] | adj2[5] | (adj2[6] | adj2[7]))
-                   | (adj2[8] | adj2[9] | (adj2[10] | adj2[11])
-                      | (adj2[12] | adj2[13] | (adj2[14] | adj2[15])))
-                   | (adj2[16] | adj2[17] | (adj2[18] | adj2[19])
-                      | (adj2[20] | adj2[21] | (adj2[22] | adj2[23]))
-                      | (adj2[24] | adj2[25] | (adj2[26] | adj2[27]) | (adj2[28] | adj2[29]))))
-                  & ~((adj2[0] & adj2[1]) | (adj2[2] & adj2[3])
-                      | ((adj2[0] | adj2[1]) & (adj2[2] | adj2[3]))
-                      | ((adj2[4] & adj2[5]) | (adj2[6] & adj2[7])
-                         | ((adj2[4] | adj2[5]) & (adj2[6] | adj2[7])))
-                      | ((adj2[0] | adj2[1] | (adj2[2] | adj2[3]))
-                         & (adj2[4] | adj2[5] | (adj2[6] | adj2[7])))
-                      | ((adj2[8] & adj2[9]) | (adj2[10] & adj2[11])
-                         | ((adj2[8] | adj2[9]) & (adj2[10] | adj2[11]))
-                         | ((adj2[12] & adj2[13]) | (adj2[14] & adj2[15])
-                            | ((adj2[12] | adj2[13]) & (adj2[14] | adj2[15])))
-                         | ((adj2[8] | adj2[9] | (adj2[10] | adj2[11]))
-                            & (adj2[12] | adj2[13] | (adj2[14] | adj2[15]))))
-                      | ((adj2[0] | adj2[1] | (adj2[2] | adj2[3])
-                          | (adj2[4] | adj2[5] | (adj2[6] | adj2[7])))
-                         & (adj2[8] | adj2[9] | (adj2[10] | adj2[11])
-                            | (adj2[12] | adj2[13] | (adj2[14] | adj2[15]))))
-                      | ((adj2[16] & adj2[17]) | (adj2[18] & adj2[19])
-                         | ((adj2[16] | adj2[17]) & (adj2[18] | adj2[19]))
-                         | ((adj2[20] & adj2[21]) | (adj2[22] & adj2[23])
-                            | ((adj2[20] | adj2[21]) & (adj2[22] | adj2[23])))
-                         | ((adj2[16] | adj2[17] | (adj2[18] | adj2[19]))
-                            & (adj2[20] | adj2[21] | (adj2[22] | adj2[23])))
-                         | ((adj2[24] & adj2[25]) | (adj2[26] & adj2[27])
-                            | ((adj2[24] | adj2[25]) & (adj2[26] | adj2[27]))
-                            | (adj2[28] & adj2[29])
-                            | ((adj2[24] | adj2[25] | (adj2[26] | adj2[27]))
-                               & (adj2[28] | adj2[29])))
-                         | ((adj2[16] | adj2[17] | (adj2[18] | adj2[19])
-                             | (adj2[20] | adj2[21] | (adj2[22] | adj2[23])))
-                            & (adj2[24] | adj2[25] | (adj2[26] | adj2[27])
-                               | (adj2[28] | adj2[29]))))
-                      | ((adj2[0] | adj2[1] | (adj2[2] | adj2[3])
-                          | (adj2[4] | adj2[5] | (adj2[6] | adj2[7]))
-                          | (adj2[8] | adj2[9] | (adj2[10] | adj2[11])
-                             | (adj2[12] | adj2[13] | (adj2[14] | adj2[15]))))
-                         & (adj2[16] | adj2[17] | (adj2[18] | adj2[19])
-                            | (adj2[20] | adj2[21] | (adj2[22] | adj2[23]))
-                            | (adj2[24] | adj2[25] | (adj2[26] | adj2[27])
-                               | (adj2[28] | adj2[29])))))
-                  & ~(|(dbx2 ^ ({adj2, 1'd0} | {1'd0, adj2})))) ?
-                   ((adj2[1] ? 5'd1 : 5'd0) | (adj2[2] ? 5'd2 : 5'd0) | (adj2[3] ? 5'd3 : 5'd0)
-                    | (adj2[4] ? 5'd4 : 5'd0) | (adj2[5] ? 5'd5 : 5'd0) | (adj2[6] ? 5'd6 : 5'd0)
-                    | (adj2[7] ? 5'd7 : 5'd0) | (adj2[8] ? 5'd8 : 5'd0) | (adj2[9] ? 5'd9 : 5'd0)
-                    | (adj2[10] ? 5'd10 : 5'd0) | (adj2[11] ? 5'd11 : 5'd0)
-                    | (adj2[12] ? 5'd12 : 5'd0) | (adj2[13] ? 5'd13 : 5'd0)
-                    | (adj2[14] ? 5'd14 : 5'd0) | (adj2[15] ? 5'd15 : 5'd0)
-                    | (adj2[16] ? 5'd16 : 5'd0) | (adj2[17] ? 5'd17 : 5'd0)
-                    | (adj2[18] ? 5'd18 : 5'd0) | (adj2[19] ? 5'd19 : 5'd0)
-                    | (adj2[20] ? 5'd20 : 5'd0) | (adj2[21] ? 5'd21 : 5'd0)
-                    | (adj2[22] ? 5'd22 : 5'd0) | (adj2[23] ? 5'd23 : 5'd0)
-                    | (adj2[24] ? 5'd24 : 5'd0) | (adj2[25] ? 5'd25 : 5'd0)
-                    | (adj2[26] ? 5'd26 : 5'd0) | (adj2[27] ? 5'd27 : 5'd0)
-                    | (adj2[28] ? 5'd28 : 5'd0) | (adj2[29] ? 5'd29 : 5'd0))
-                 : ((dbx2[1] ? 5'd1 : 5'd0) | (dbx2[2] ? 5'd2 : 5'd0) | (dbx2[3] ? 5'd3 : 5'd0)
-                    | (dbx2[4] ? 5'd4 : 5'd0) | (dbx2[5] ? 5'd5 : 5'd0) | (dbx2[6] ? 5'd6 : 5'd0)
-                    | (dbx2[7] ? 5'd7 : 5'd0) | (dbx2[8] ? 5'd8 : 5'd0) | (dbx2[9] ? 5'd9 : 5'd0)
-                    | (dbx2[10] ? 5'd10 : 5'd0) | (dbx2[11] ? 5'd11 : 5'd0)
-                    | (dbx2[12] ? 5'd12 : 5'd0) | (dbx2[13] ? 5'd13 : 5'd0)
-                    | (dbx2[14] ? 5'd14 : 5'd0) | (dbx2[15] ? 5'd15 : 5'd0)
-                    | (dbx2[16] ? 5'd16 : 5'd0) | (dbx2[17] ? 5'd17 : 5'd0)
-                    | (dbx2[18] ? 5'd18 : 5'd0) | (dbx2[19] ? 5'd19 : 5'd0)
-                    | (dbx2[20] ? 5'd20 : 5'd0) | (dbx2[21] ? 5'd21 : 5'd0)
-                    | (dbx2[22] ? 5'd22 : 5'd0) | (dbx2[23] ? 5'd23 : 5'd0)
-                    | (dbx2[24] ? 5'd24 : 5'd0) | (dbx2[25] ? 5'd25 : 5'd0)
-                    | (dbx2[26] ? 5'd26 : 5'd0) | (dbx2[27] ? 5'd27 : 5'd0)
-                    | (dbx2[28] ? 5'd28 : 5'd0) | (dbx2[29] ? 5'd29 : 5'd0)
-                    | (dbx2[30] ? 5'd30 : 5'd0)));
-  assign adj3 = (dbx3[29:0] & dbx3[30:1]);
-  assign cls3 = {((dbx3[0] | dbx3[1] | (dbx3[2] | dbx3[3])
-                   | (dbx3[4] | dbx3[5] | (dbx3[6] | dbx3[7]))
-                   | (dbx3[8] | dbx3[9] | (dbx3[10] | dbx3[11])
-                      | (dbx3[12] | dbx3[13] | (dbx3[14] | dbx3[15])))
-                   | (dbx3[16] | dbx3[17] | (dbx3[18] | dbx3[19])
-                      | (dbx3[20] | dbx3[21] | (dbx3[22] | dbx3[23]))
-                      | (dbx3[24] | dbx3[25] | (dbx3[26] | dbx3[27])
-                         | (dbx3[28] | dbx3[29] | dbx3[30]))))
-                  & ~((dbx3[0] & dbx3[1]) | (dbx3[2] & dbx3[3])
-                      | ((dbx3[0] | dbx3[1]) & (dbx3[2] | dbx3[3]))
-                      | ((dbx3[4] & dbx3[5]) | (dbx3[6] & dbx3[7])
-                         | ((dbx3[4] | dbx3[5]) & (dbx3[6] | dbx3[7])))
-                      | ((dbx3[0] | dbx3[1] | (dbx3[2] | dbx3[3]))
-                         & (dbx3[4] | dbx3[5] | (dbx3[6] | dbx3[7])))
-                      | ((dbx3[8] & dbx3[9]) | (dbx3[10] & dbx3[11])
-                         | ((dbx3[8] | dbx3[9]) & (dbx3[10] | dbx3[11]))
-                         | ((dbx3[12] & dbx3[13]) | (dbx3[14] & dbx3[15])
-                            | ((dbx3[12] | dbx3[13]) & (dbx3[14] | dbx3[15])))
-                         | ((dbx3[8] | dbx3[9] | (dbx3[10] | dbx3[11]))
-                            & (dbx3[12] | dbx3[13] | (dbx3[14] | dbx3[15]))))
-                      | ((dbx3[0] | dbx3[1] | (dbx3[2] | dbx3[3])
-                          | (dbx3[4] | dbx3[5] | (dbx3[6] | dbx3[7])))
-                         & (dbx3[8] | dbx3[9] | (dbx3[10] | dbx3[11])
-                            | (dbx3[12] | dbx3[13] | (dbx3[14] | dbx3[15]))))
-                      | ((dbx3[16] & dbx3[17]) | (dbx3[18] & dbx3[19])
-                         | ((dbx3[16] | dbx3[17]) & (dbx3[18] | dbx3[19]))
-                         | ((dbx3[20] & dbx3[21]) | (dbx3[22] & dbx3[23])
-                            | ((dbx3[20] | dbx3[21]) & (dbx3[22] | dbx3[23])))
-                         | ((dbx3[16] | dbx3[17] | (dbx3[18] | dbx3[19]))
-                            & (dbx3[20] | dbx3[21] | (dbx3[22] | dbx3[23])))
-                         | ((dbx3[24] & dbx3[25]) | (dbx3[26] & dbx3[27])
-                            | ((dbx3[24] | dbx3[25]) & (dbx3[26] | dbx3[27]))
-                            | ((dbx3[28] & dbx3[29]) | ((dbx3[28] | dbx3[29]) & dbx3[30]))
-                            | ((dbx3[24] | dbx3[25] | (dbx3[26] | dbx3[27]))
-                               & (dbx3[28] | dbx3[29] | dbx3[30])))
-                         | ((dbx3[16] | dbx3[17] | (dbx3[18] | dbx3[19])
-                             | (dbx3[20] | dbx3[21] | (dbx3[22] | dbx3[23])))
-                            & (dbx3[24] | dbx3[25] | (dbx3[26] | dbx3[27])
-                               | (dbx3[28] | dbx3[29] | dbx3[30]))))
-                      | ((dbx3[0] | dbx3[1] | (dbx3[2] | dbx3[3])
-                          | (dbx3[4] | dbx3[5] | (dbx3[6] | dbx3[7]))
-                          | (dbx3[8] | dbx3[9] | (dbx3[10] | dbx3[11])
-                             | (dbx3[12] | dbx3[13] | (dbx3[14] | dbx3[15]))))
-                         & (dbx3[16] | dbx3[17] | (dbx3[18] | dbx3[19])
-                            | (dbx3[20] | dbx3[21] | (dbx3[22] | dbx3[23]))
-                            | (dbx3[24] | dbx3[25] | (dbx3[26] | dbx3[27])
-                               | (dbx3[28] | dbx3[29] | dbx3[30])))))),
-                 ((adj3[0] | adj3[1] | (adj3[2] | adj3[3])
-                   | (adj3[4] | adj3[5] | (adj3[6] | adj3[7]))
-                   | (adj3[8] | adj3[9] | (adj3[10] | adj3[11])
-                      | (adj3[12] | adj3[13] | (adj3[14] | adj3[15])))
-                   | (adj3[16] | adj3[17] | (adj3[18] | adj3[19])
-                      | (adj3[20] | adj3[21] | (adj3[22] | adj3[23]))
-                      | (adj3[24] | adj3[25] | (adj3[26] | adj3[27]) | (adj3[28] | adj3[29]))))
-                  & ~((adj3[0] & adj3[1]) | (adj3[2] & adj3[3])
-                      | ((adj3[0] | adj3[1]) & (adj3[2] | adj3[3]))
-                      | ((adj3[4] & adj3[5]) | (adj3[6] & adj3[7])
-                         | ((adj3[4] | adj3[5]) & (adj3[6] | adj3[7])))
-                      | ((adj3[0] | adj3[1] | (adj3[2] | adj3[3]))
-                         & (adj3[4] | adj3[5] | (adj3[6] | adj3[7])))
-                      | ((adj3[8] & adj3[9]) | (adj3[10] & adj3[11])
-                         | ((adj3[8] | adj3[9]) & (adj3[10] | adj3[11]))
-                         | ((adj3[12] & adj3[13]) | (adj3[14] & adj3[15])
-                            | ((adj3[12] | adj3[13]) & (adj3[14] | adj3[15])))
-                         | ((adj3[8] | adj3[9] | (adj3[10] | adj3[11]))
-                            & (adj3[12] | adj3[13] | (adj3[14] | adj3[15]))))
-                      | ((adj3[0] | adj3[1] | (adj3[2] | adj3[3])
-                          | (adj3[4] | adj3[5] | (adj3[6] | adj3[7])))
-                         & (adj3[8] | adj3[9] | (adj3[10] | adj3[11])
-                            | (adj3[12] | adj3[13] | (adj3[14] | adj3[15]))))
-                      | ((adj3[16] & adj3[17]) | (adj3[18] & adj3[19])
-                         | ((adj3[16] | adj3[17]) & (adj3[18] | adj3[19]))
-                         | ((adj3[20] & adj3[21]) | (adj3[22] & adj3[23])
-                            | ((adj3[20] | adj3[21]) & (adj3[22] | adj3[23])))
-                         | ((adj3[16] | adj3[17] | (adj3[18] | adj3[19]))
-                            & (adj3[20] | adj3[21] | (adj3[22] | adj3[23])))
-                         | ((adj3[24] & adj3[25]) | (adj3[26] & adj3[27])
-                            | ((adj3[24] | adj3[25]) & (adj3[26] | adj3[27]))
-                            | (adj3[28] & adj3[29])
-                            | ((adj3[24] | adj3[25] | (adj3[26] | adj3[27]))
-                               & (adj3[28] | adj3[29])))
-                         | ((adj3[16] | adj3[17] | (adj3[18] | adj3[19])
-                             | (adj3[20] | adj3[21] | (adj3[22] | adj3[23])))
-                            & (adj3[24] | adj3[25] | (adj3[26] | adj3[27])
-                               | (adj3[28] | adj3[29]))))
-                      | ((adj3[0] | adj3[1] | (adj3[2] | adj3[3])
-                          | (adj3[4] | adj3[5] | (adj3[6] | adj3[7]))
-                          | (adj3[8] | adj3[9] | (adj3[10] | adj3[11])
-                             | (adj3[12] | adj3[13] | (adj3[14] | adj3[15]))))
-                         & (adj3[16] | adj3[17] | (adj3[18] | adj3[19])
-                            | (adj3[20] | adj3[21] | (adj3[22] | adj3[23]))
-                            | (adj3[24] | adj3[25] | (adj3[26] | adj3[27])
-                               | (adj3[28] | adj3[29])))))
-                  & ~(|(dbx3 ^ ({adj3, 1'd0} | {1'd0, adj3})))), ~(|dbp3), (&dbx3),
-                 ~(dbx3[0] | dbx3[1] | (dbx3[2] | dbx3[3])
-                   | (dbx3[4] | dbx3[5] | (dbx3[6] | dbx3[7]))
-                   | (dbx3[8] | dbx3[9] | (dbx3[10] | dbx3[11])
-                      | (dbx3[12] | dbx3[13] | (dbx3[14] | dbx3[15])))
-                   | (dbx3[16] | dbx3[17] | (dbx3[18] | dbx3[19])
-                      | (dbx3[20] | dbx3[21] | (dbx3[22] | dbx3[23]))
-                      | (dbx3[24] | dbx3[25] | (dbx3[26] | dbx3[27])
-                         | (dbx3[28] | dbx3[29] | dbx3[30]))))};
-  assign pos3 = (((adj3[0] | adj3[1] | (adj3[2] | adj3[3])
-                   | (adj3[4] | adj3[5] | (adj3[6] | adj3[7]))
-                   | (adj3[8] | adj3[9] | (adj3[10] | adj3[11])
-                      | (adj3[12] | adj3[13] | (adj3[14] | adj3[15])))
-                   | (adj3[16] | adj3[17] | (adj3[18] | adj3[19])
-                      | (adj3[20] | adj3[21] | (adj3[22] | adj3[23]))
-                      | (adj3[24] | adj3[25] | (adj3[26] | adj3[27]) | (adj3[28] | adj3[29]))))
-                  & ~((adj3[0] & adj3[1]) | (adj3[2] & adj3[3])
-                      | ((adj3[0] | adj3[1]) & (adj3[2] | adj3[3]))
-                      | ((adj3[4] & adj3[5]) | (adj3[6] & adj3[7])
-                         | ((adj3[4] | adj3[5]) & (adj3[6] | adj3[7])))
-                      | ((adj3[0] | adj3[1] | (adj3[2] | adj3[3]))
-                         & (adj3[4] | adj3[5] | (adj3[6] | adj3[7])))
-                      | ((adj3[8] & adj3[9]) | (adj3[10] & adj3[11])
-                         | ((adj3[8] | adj3[9]) & (adj3[10] | adj3[11]))
-                         | ((adj3[12] & adj3[13]) | (adj3[14] & adj3[15])
-                            | ((adj3[12] | adj3[13]) & (adj3[14] | adj3[15])))
-                         | ((adj3[8] | adj3[9] | (adj3[10] | adj3[11]))
-                            & (adj3[12] | adj3[13] | (adj3[14] | adj3[15]))))
-                      | ((adj3[0] | adj3[1] | (adj3[2] | adj3[3])
-                          | (adj3[4] | adj3[5] | (adj3[6] | adj3[7])))
-                         & (adj3[8] | adj3[9] | (adj3[10] | adj3[11])
-                            | (adj3[12] | adj3[13] | (adj3[14] | adj3[15]))))
-                      | ((adj3[16] & adj3[17]) | (adj3[18] & adj3[19])
-                         | ((adj3[16] | adj3[17]) & (adj3[18] | adj3[19]))
-                         | ((adj3[20] & adj3[21]) | (adj3[22] & adj3[23])
-                            | ((adj3[20] | adj3[21]) & (adj3[22] | adj3[23])))
-                         | ((adj3[16] | adj3[17] | (adj3[18] | adj3[19]))
-                            & (adj3[20] | adj3[21] | (adj3[22] | adj3[23])))
-                         | ((adj3[24] & adj3[25]) | (adj3[26] & adj3[27])
-                            | ((adj3[24] | adj3[25]) & (adj3[26] | adj3[27]))
-                            | (adj3[28] & adj3[29])
-                            | ((adj3[24] | adj3[25] | (adj3[26] | adj3[27]))
-                               & (adj3[28] | adj3[29])))
-                         | ((adj3[16] | adj3[17] | (adj3[18] | adj3[19])
-                             | (adj3[20] | adj3[21] | (adj3[22] | adj3[23])))
-                            & (adj3[24] | adj3[25] | (adj3[26] | adj3[27])
-                               | (adj3[28] | adj3[29]))))
-                      | ((adj3[0] | adj3[1] | (adj3[2] | adj3[3])
-                          | (adj3[4] | adj3[5] | (adj3[6] | adj3[7]))
-                          | (adj3[8] | adj3[9] | (adj3[10] | adj3[11])
-                             | (adj3[12] | adj3[13] | (adj3[14] | adj3[15]))))
-                         & (adj3[16] | adj3[17] | (adj3[18] | adj3[19])
-                            | (adj3[20] | adj3[21] | (adj3[22] | adj3[23]))
-                            | (adj3[24] | adj3[25] | (adj3[26] | adj3[27])
-                               | (adj3[28] | adj3[29])))))
-                  & ~(|(dbx3 ^ ({adj3, 1'd0} | {1'd0, adj3})))) ?
-                   ((adj3[1] ? 5'd1 : 5'd0) | (adj3[2] ? 5'd2 : 5'd0) | (adj3[3] ? 5'd3 : 5'd0)
-                    | (adj3[4] ? 5'd4 : 5'd0) | (adj3[5] ? 5'd5 : 5'd0) | (adj3[6] ? 5'd6 : 5'd0)
-                    | (adj3[7] ? 5'd7 : 5'd0) | (adj3[8] ? 5'd8 : 5'd0) | (adj3[9] ? 5'd9 : 5'd0)
-                    | (adj3[10] ? 5'd10 : 5'd0) | (adj3[11] ? 5'd11 : 5'd0)
-                    | (adj3[12] ? 5'd12 : 5'd0) | (adj3[13] ? 5'd13 : 5'd0)
-                    | (adj3[14] ? 5'd14 : 5'd0) | (adj3[15] ? 5'd15 : 5'd0)
-                    | (adj3[16] ? 5'd16 : 5'd0) | (adj3[17] ? 5'd17 : 5'd0)
-                    | (adj3[18] ? 5'd18 : 5'd0) | (adj3[19] ? 5'd19 : 5'd0)
-                    | (adj3[20] ? 5'd20 : 5'd0) | (adj3[21] ? 5'd21 : 5'd0)
-                    | (adj3[22] ? 5'd22 : 5'd0) | (adj3[23] ? 5'd23 : 5'd0)
-                    | (adj3[24] ? 5'd24 : 5'd0) | (adj3[25] ? 5'd25 : 5'd0)
-                    | (adj3[26] ? 5'd26 : 5'd0) | (adj3[27] ? 5'd27 : 5'd0)
-                    | (adj3[28] ? 5'd28 : 5'd0) | (adj3[29] ? 5'd29 : 5'd0))
-                 : ((dbx3[1] ? 5'd1 : 5'd0) | (dbx3[2] ? 5'd2 : 5'd0) | (dbx3[3] ? 5'd3 : 5'd0)
-                    | (dbx3[4] ? 5'd4 : 5'd0) | (dbx3[5] ? 5'd5 : 5'd0) | (dbx3[6] ? 5'd6 : 5'd0)
-                    | (dbx3[7] ? 5'd7 : 5'd0) | (dbx3[8] ? 5'd8 : 5'd0) | (dbx3[9] ? 5'd9 : 5'd0)
-                    | (dbx3[10] ? 5'd10 : 5'd0) | (dbx3[11] ? 5'd11 : 5'd0)
-                    | (dbx3[12] ? 5'd12 : 5'd0) | (dbx3[13] ? 5'd13 : 5'd0)
-                    | (dbx3[14] ? 5'd14 : 5'd0) | (dbx3[15] ? 5'd15 : 5'd0)
-                    | (dbx3[16] ? 5'd16 : 5'd0) | (dbx3[17] ? 5'd17 : 5'd0)
-                    | (dbx3[18] ? 5'd18 : 5'd0) | (dbx3[19] ? 5'd19 : 5'd0)
-                    | (dbx3[20] ? 5'd20 : 5'd0) | (dbx3[21] ? 5'd21 : 5'd0)
-                    | (dbx3[22] ? 5'd22 : 5'd0) | (dbx3[23] ? 5'd23 : 5'd0)
-                    | (dbx3[24] ? 5'd24 : 5'd0) | (dbx3[25] ? 5'd25 : 5'd0)
-                    | (dbx3[26] ? 5'd26 : 5'd0) | (dbx3[27] ? 5'd27 : 5'd0)
-                    | (dbx3[28] ? 5'd28 : 5'd0) | (dbx3[29] ? 5'd29 : 5'd0)
-                    | (dbx3[30] ? 5'd30 : 5'd0)));
-  assign adj4 = (dbx4[29:0] & dbx4[30:1]);
-  assign cls4 = {((dbx4[0] | dbx4[1] | (dbx4[2] | dbx4[3])
-                   | (dbx4[4] | dbx4[5] | (dbx4[6] | dbx4[7]))
-                   | (dbx4[8] | dbx4[9] | (dbx4[10] | dbx4[11])
-                      | (dbx4[12] | dbx4[13] | (dbx4[14] | dbx4[15])))
-                   | (dbx4[16] | dbx4[17] | (dbx4[18] | dbx4[19])
-                      | (dbx4[20] | dbx4[21] | (dbx4[22] | dbx4[23]))
-                      | (dbx4[24] | dbx4[25] | (dbx4[26] | dbx4[27])
-                         | (dbx4[28] | dbx4[29] | dbx4[30]))))
-                  & ~((dbx4[0] & dbx4[1]) | (dbx4[2] & dbx4[3])
-                      | ((dbx4[0] | dbx4[1]) & (dbx4[2] | dbx4[3]))
-                      | ((dbx4[4] & dbx4[5]) | (dbx4[6] & dbx4[7])
-                         | ((dbx4[4] | dbx4[5]) & (dbx4[6] | dbx4[7])))
-                      | ((dbx4[0] | dbx4[1] | (dbx4[2] | dbx4[3]))
-                         & (dbx4[4] | dbx4[5] | (dbx4[6] | dbx4[7])))
-                      | ((dbx4[8] & dbx4[9]) | (dbx4[10] & dbx4[11])
-                         | ((dbx4[8] | dbx4[9]) & (dbx4[10] | dbx4[11]))
-                         | ((dbx4[12] & dbx4[13]) | (dbx4[14] & dbx4[15])
-                            | ((dbx4[12] | dbx4[13]) & (dbx4[14] | dbx4[15])))
-                         | ((dbx4[8] | dbx4[9] | (dbx4[10] | dbx4[11]))
-                            & (dbx4[12] | dbx4[13] | (dbx4[14] | dbx4[15]))))
-                      | ((dbx4[0] | dbx4[1] | (dbx4[2] | dbx4[3])
-                          | (dbx4[4] | dbx4[5] | (dbx4[6] | dbx4[7])))
-                         & (dbx4[8] | dbx4[9] | (dbx4[10] | dbx4[11])
-                            | (dbx4[12] | dbx4[13] | (dbx4[14] | dbx4[15]))))
-                      | ((dbx4[16] & dbx4[17]) | (dbx4[18] & dbx4[19])
-                         | ((dbx4[16] | dbx4[17]) & (dbx4[18] | dbx4[19]))
-                         | ((dbx4[20] & dbx4[21]) | (dbx4[22] & dbx4[23])
-                            | ((dbx4[20] | dbx4[21]) & (dbx4[22] | dbx4[23])))
-                         | ((dbx4[16] | dbx4[17] | (dbx4[18] | dbx4[19]))
-                            & (dbx4[20] | dbx4[21] | (dbx4[22] | dbx4[23])))
-                         | ((dbx4[24] & dbx4[25]) | (dbx4[26] & dbx4[27])
-                            | ((dbx4[24] | dbx4[25]) & (dbx4[26] | dbx4[27]))
-                            | ((dbx4[28] & dbx4[29]) | ((dbx4[28] | dbx4[29]) & dbx4[30]))
-                            | ((dbx4[24] | dbx4[25] | (dbx4[26] | dbx4[27]))
-                               & (dbx4[28] | dbx4[29] | dbx4[30])))
-                         | ((dbx4[16] | dbx4[17] | (dbx4[18] | dbx4[19])
-                             | (dbx4[20] | dbx4[21] | (dbx4[22] | dbx4[23])))
-                            & (dbx4[24] | dbx4[25] | (dbx4[26] | dbx4[27])
-                               | (dbx4[28] | dbx4[29] | dbx4[30]))))
-                      | ((dbx4[0] | dbx4[1] | (dbx4[2] | dbx4[3])
-                          | (dbx4[4] | dbx4[5] | (dbx4[6] | dbx4[7]))
-                          | (dbx4[8] | dbx4[9] | (dbx4[10] | dbx4[11])
-                             | (dbx4[12] | dbx4[13] | (dbx4[14] | dbx4[15]))))
-                         & (dbx4[16] | dbx4[17] | (dbx4[18] | dbx4[19])
-                            | (dbx4[20] | dbx4[21] | (dbx4[22] | dbx4[23]))
-                            | (dbx4[24] | dbx4[25] | (dbx4[26] | dbx4[27])
-                               | (dbx4[28] | dbx4[29] | dbx4[30])))))),
-                 ((adj4[0] | adj4[1] | (adj4[2] | adj4[3])
-                   | (adj4[4] | adj4[5] | (adj4[6] | adj4[7]))
-                   | (adj4[8] | adj4[9] | (adj4[10] | adj4[11])
-                      | (adj4[12] | adj4[13] | (adj4[14] | adj4[15])))
-                   | (adj4[16] | adj4[17] | (adj4[18] | adj4[19])
-                      | (adj4[20] | adj4[21] | (adj4[22] | adj4[23]))
-                      | (adj4[24] | adj4[25] | (adj4[26] | adj4[27]) | (adj4[28] | adj4[29]))))
-                  & ~((adj4[0] & adj4[1]) | (adj4[2] & adj4[3])
-                      | ((adj4[0] | adj4[1]) & (adj4[2] | adj4[3]))
-                      | ((adj4[4] & adj4[5]) | (adj4[6] & adj4[7])
-                         | ((adj4[4] | adj4[5]) & (adj4[6] | adj4[7])))
-                      | ((adj4[0] | adj4[1] | (adj4[2] | adj4[3]))
-                         & (adj4[4] | adj4[5] | (adj4[6] | adj4[7])))
-                      | ((adj4[8] & adj4[9]) | (adj4[10] & adj4[11])
-                         | ((adj4[8] | adj4[9]) & (adj4[10] | adj4[11]))
-                         | ((adj4[12] & adj4[13]) | (adj4[14] & adj4[15])
-                            | ((adj4[12] | adj4[13]) & (adj4[14] | adj4[15])))
-                         | ((adj4[8] | adj4[9] | (adj4[10] | adj4[11]))
-                            & (adj4[12] | adj4[13] | (adj4[14] | adj4[15]))))
-                      | ((adj4[0] | adj4[1] | (adj4[2] | adj4[3])
-                          | (adj4[4] | adj4[5] | (adj4[6] | adj4[7])))
-                         & (adj4[8] | adj4[9] | (adj4[10] | adj4[11])
-                            | (adj4[12] | adj4[13] | (adj4[14] | adj4[15]))))
-                      | ((adj4[16] & adj4[17]) | (adj4[18] & adj4[19])
-                         | ((adj4[16] | adj4[17]) & (adj4[18] | adj4[19]))
-                         | ((adj4[20] & adj4[21]) | (adj4[22] & adj4[23])
-                            | ((adj4[20] | adj4[21]) & (adj4[22] | adj4[23])))
-                         | ((adj4[16] | adj4[17] | (adj4[18] | adj4[19]))
-                            & (adj4[20] | adj4[21] | (adj4[22] | adj4[23])))
-                         | ((adj4[24] & adj4[25]) | (adj4[26] & adj4[27])
-                            | ((adj4[24] | adj4[25]) & (adj4[26] | adj4[27]))
-                            | (adj4[28] & adj4[29])
-                            | ((adj4[24] | adj4[25] | (adj4[26] | adj4[27]))
-                               & (adj4[28] | adj4[29])))
-                         | ((adj4[16] | adj4[17] | (adj4[18] | adj4[19])
-                             | (adj4[20] | adj4[21] | (adj4[22] | adj4[23])))
-                            & (adj4[24] | adj4[25] | (adj4[26] | adj4[27])
-                               | (adj4[28] | adj4[29]))))
-                      | ((adj4[0] | adj4[1] | (adj4[2] | adj4[3])
-                          | (adj4[4] | adj4[5] | (adj4[6] | adj4[7]))
-                          | (adj4[8] | adj4[9] | (adj4[10] | adj4[11])
-                             | (adj4[12] | adj4[13] | (adj4[14] | adj4[15]))))
-                         & (adj4[16] | adj4[17] | (adj4[18] | adj4[19])
-                            | (adj4[20] | adj4[21] | (adj4[22] | adj4[23]))
-                            | (adj4[24] | adj4[25] | (adj4[26] | adj4[27])
-                               | (adj4[28] | adj4[29])))))
-                  & ~(|(dbx4 ^ ({adj4, 1'd0} | {1'd0, adj4})))), ~(|dbp4), (&dbx4),
-                 ~(dbx4[0] | dbx4[1] | (dbx4[2] | dbx4[3])
-                   | (dbx4[4] | dbx4[5] | (dbx4[6] | dbx4[7]))
-                   | (dbx4[8] | dbx4[9] | (dbx4[10] | dbx4[11])
-                      | (dbx4[12] | dbx4[13] | (dbx4[14] | dbx4[15])))
-                   | (dbx4[16] | dbx4[17] | (dbx4[18] | dbx4[19])
-                      | (dbx4[20] | dbx4[21] | (dbx4[22] | dbx4[23]))
-                      | (dbx4[24] | dbx4[25] | (dbx4[26] | dbx4[27])
-                         | (dbx4[28] | dbx4[29] | dbx4[30]))))};
-  assign pos4 = (((adj4[0] | adj4[1] | (adj4[2] | adj4[3])
-                   | (adj4[4] | adj4[5] | (adj4[6] | adj4[7]))
-                   | (adj4[8] | adj4[9] | (adj4[10] | adj4[11])
-                      | (adj4[12] | adj4[13] | (adj4[14] | adj4[15])))
-                   | (adj4[16] | adj4[17] | (adj4[18] | adj4[19])
-                      | (adj4[20] | adj4[21] | (adj4[22] | adj4[23]))
-                      | (adj4[24] | adj4[25] | (adj4[26] | adj4[27]) | (adj4[28] | adj4[29]))))
-                  & ~((adj4[0] & adj4[1]) | (adj4[2] & adj4[3])
-                      | ((adj4[0] | adj4[1]) & (adj4[2] | adj4[3]))
-                      | ((adj4[4] & adj4[5]) | (adj4[6] & adj4[7])
-                         | ((adj4[4] | adj4[5]) & (adj4[6] | adj4[7])))
-                      | ((adj4[0] | adj4[1] | (adj4[2] | adj4[3]))
-                         & (adj4[4] | adj4[5] | (adj4[6] | adj4[7])))
-                      | ((adj4[8] & adj4[9]) | (adj4[10] & adj4[11])
-                         | ((adj4[8] | adj4[9]) & (adj4[10] | adj4[11]))
-                         | ((adj4[12] & adj4[13]) | (adj4[14] & adj4[15])
-                            | ((adj4[12] | adj4[13]) & (adj4[14] | adj4[15])))
-                         | ((adj4[8] | adj4[9] | (adj4[10] | adj4[11]))
-                            & (adj4[12] | adj4[13] | (adj4[14] | adj4[15]))))
-                      | ((adj4[0] | adj4[1] | (adj4[2] | adj4[3])
-                          | (adj4[4] | adj4[5] | (adj4[6] | adj4[7])))
-                         & (adj4[8] | adj4[9] | (adj4[10] | adj4[11])
-                            | (adj4[12] | adj4[13] | (adj4[14] | adj4[15]))))
-                      | ((adj4[16] & adj4[17]) | (adj4[18] & adj4[19])
-                         | ((adj4[16] | adj4[17]) & (adj4[18] | adj4[19]))
-                         | ((adj4[20] & adj4[21]) | (adj4[22] & adj4[23])
-                            | ((adj4[20] | adj4[21]) & (adj4[22] | adj4[23])))
-                         | ((adj4[16] | adj4[17] | (adj4[18] | adj4[19]))
-                            & (adj4[20] | adj4[21] | (adj4[22] | adj4[23])))
-                         | ((adj4[24] & adj4[25]) | (adj4[26] & adj4[27])
-                            | ((adj4[24] | adj4[25]) & (adj4[26] | adj4[27]))
-                            | (adj4[28] & adj4[29])
-                            | ((adj4[24] | adj4[25] | (adj4[26] | adj4[27]))
-                               & (adj4[28] | adj4[29])))
-                         | ((adj4[16] | adj4[17] | (adj4[18] | adj4[19])
-                             | (adj4[20] | adj4[21] | (adj4[22] | adj4[23])))
-                            & (adj4[24] | adj4[25] | (adj4[26] | adj4[27])
-                               | (adj4[28] | adj4[29]))))
-                      | ((adj4[0] | adj4[1] | (adj4[2] | adj4[3])
-                          | (adj4[4] | adj4[5] | (adj4[6] | adj4[7]))
-                          | (adj4[8] | adj4[9] | (adj4[10] | adj4[11])
-                             | (adj4[12] | adj4[13] | (adj4[14] | adj4[15]))))
-                         & (adj4[16] | adj4[17] | (adj4[18] | adj4[19])
-                            | (adj4[20] | adj4[21] | (adj4[22] | adj4[23]))
-                            | (adj4[24] | adj4[25] | (adj4[26] | adj4[27])
-                               | (adj4[28] | adj4[29])))))
-                  & ~(|(dbx4 ^ ({adj4, 1'd0} | {1'd0, adj4})))) ?
-                   ((adj4[1] ? 5'd1 : 5'd0) | (adj4[2] ? 5'd2 : 5'd0) | (adj4[3] ? 5'd3 : 5'd0)
-                    | (adj4[4] ? 5'd4 : 5'd0) | (adj4[5] ? 5'd5 : 5'd0) | (adj4[6] ? 5'd6 : 5'd0)
-                    | (adj4[7] ? 5'd7 : 5'd0) | (adj4[8] ? 5'd8 : 5'd0) | (adj4[9] ? 5'd9 : 5'd0)
-                    | (adj4[10] ? 5'd10 : 5'd0) | (adj4[11] ? 5'd11 : 5'd0)
-                    | (adj4[12] ? 5'd12 : 5'd0) | (adj4[13] ? 5'd13 : 5'd0)
-                    | (adj4[14] ? 5'd14 : 5'd0) | (adj4[15] ? 5'd15 : 5'd0)
-                    | (adj4[16] ? 5'd16 : 5'd0) | (adj4[17] ? 5'd17 : 5'd0)
-                    | (adj4[18] ? 5'd18 : 5'd0) | (adj4[19] ? 5'd19 : 5'd0)
-                    | (adj4[20] ? 5'd20 : 5'd0) | (adj4[21] ? 5'd21 : 5'd0)
-                    | (adj4[22] ? 5'd22 : 5'd0) | (adj4[23] ? 5'd23 : 5'd0)
-                    | (adj4[24] ? 5'd24 : 5'd0) | (adj4[25] ? 5'd25 : 5'd0)
-                    | (adj4[26] ? 5'd26 : 5'd0) | (adj4[27] ? 5'd27 : 5'd0)
-                    | (adj4[28] ? 5'd28 : 5'd0) | (adj4[29] ? 5'd29 : 5'd0))
-                 : ((dbx4[1] ? 5'd1 : 5'd0) | (dbx4[2] ? 5'd2 : 5'd0) | (dbx4[3] ? 5'd3 : 5'd0)
-                    | (dbx4[4] ? 5'd4 : 5'd0) | (dbx4[5] ? 5'd5 : 5'd0) | (dbx4[6] ? 5'd6 : 5'd0)
-                    | (dbx4[7] ? 5'd7 : 5'd0) | (dbx4[8] ? 5'd8 : 5'd0) | (dbx4[9] ? 5'd9 : 5'd0)
-                    | (dbx4[10] ? 5'd10 : 5'd0) | (dbx4[11] ? 5'd11 : 5'd0)
-                    | (dbx4[12] ? 5'd12 : 5'd0) | (dbx4[13] ? 5'd13 : 5'd0)
-                    | (dbx4[14] ? 5'd14 : 5'd0) | (dbx4[15] ? 5'd15 : 5'd0)
-                    | (dbx4[16] ? 5'd16 : 5'd0) | (dbx4[17] ? 5'd17 : 5'd0)
-                    | (dbx4[18] ? 5'd18 : 5'd0) | (dbx4[19] ? 5'd19 : 5'd0)
-                    | (dbx4[20] ? 5'd20 : 5'd0) | (dbx4[21] ? 5'd21 : 5'd0)
-                    | (dbx4[22] ? 5'd22 : 5'd0) | (dbx4[23] ? 5'd23 : 5'd0)
-                    | (dbx4[24] ? 5'd24 : 5'd0) | (dbx4[25] ? 5'd25 : 5'd0)
-                    | (dbx4[26] ? 5'd26 : 5'd0) | (dbx4[27] ? 5'd27 : 5'd0)
-                    | (dbx4[28] ? 5'd28 : 5'd0) | (dbx4[29] ? 5'd29 : 5'd0)
-                    | (dbx4[30] ? 5'd30 : 5'd0)));
-  assign adj5 = (dbx5[29:0] & dbx5[30:1]);
-  assign cls5 = {((dbx5[0] | dbx5[1] | (dbx5[2] | dbx5[3])
-                   | (dbx5[4] | dbx5[5] | (dbx5[6] | dbx5[7]))
-                   | (dbx5[8] | dbx5[9] | (dbx5[10] | dbx5[11])
-                      | (dbx5[12] | dbx5[13] | (dbx5[14] | dbx5[15])))
-                   | (dbx5[16] | dbx5[17] | (dbx5[18] | dbx5[19])
-                      | (dbx5[20] | dbx5[21] | (dbx5[22] | dbx5[23]))
-                      | (dbx5[24] | dbx5[25] | (dbx5[26] | dbx5[27])
-                         | (dbx5[28] | dbx5[29] | dbx5[30]))))
-                  & ~((dbx5[0] & dbx5[1]) | (dbx5[2] & dbx5[3])
-                      | ((dbx5[0] | dbx5[1]) & (dbx5[2] | dbx5[3]))
-                      | ((dbx5[4] & dbx5[5]) | (dbx5[6] & dbx5[7])
-                         | ((dbx5[4] | dbx5[5]) & (dbx5[6] | dbx5[7])))
-                      | ((dbx5[0] | dbx5[1] | (dbx5[2] | dbx5[3]))
-                         & (dbx5[4] | dbx5[5] | (dbx5[6] | dbx5[7])))
-                      | ((dbx5[8] & dbx5[9]) | (dbx5[10] & dbx5[11])
-                         | ((dbx5[8] | dbx5[9]) & (dbx5[10] | dbx5[11]))
-                         | ((dbx5[12] & dbx5[13]) | (dbx5[14] & dbx5[15])
-                            | ((dbx5[12] | dbx5[13]) & (dbx5[14] | dbx5[15])))
-                         | ((dbx5[8] | dbx5[9] | (dbx5[10] | dbx5[11]))
-                            & (dbx5[12] | dbx5[13] | (dbx5[14] | dbx5[15]))))
-                      | ((dbx5[0] | dbx5[1] | (dbx5[2] | dbx5[3])
-                          | (dbx5[4] | dbx5[5] | (dbx5[6] | dbx5[7])))
-                         & (dbx5[8] | dbx5[9] | (dbx5[10] | dbx5[11])
-                            | (dbx5[12] | dbx5[13] | (dbx5[14] | dbx5[15]))))
-                      | ((dbx5[16] & dbx5[17]) | (dbx5[18] & dbx5[19])
-                         | ((dbx5[16] | dbx5[17]) & (dbx5[18] | dbx5[19]))
-                         | ((dbx5[20] & dbx5[21]) | (dbx5[22] & dbx5[23])
-                            | ((dbx5[20] | dbx5[21]) & (dbx5[22] | dbx5[23])))
-                         | ((dbx5[16] | dbx5[17] | (dbx5[18] | dbx5[19]))
-                            & (dbx5[20] | dbx5[21] | (dbx5[22] | dbx5[23])))
-                         | ((dbx5[24] & dbx5[25]) | (dbx5[26] & dbx5[27])
-                            | ((dbx5[24] | dbx5[25]) & (dbx5[26] | dbx5[27]))
-                            | ((dbx5[28] & dbx5[29]) | ((dbx5[28] | dbx5[29]) & dbx5[30]))
-                            | ((dbx5[24] | dbx5[25] | (dbx5[26] | dbx5[27]))
-                               & (dbx5[28] | dbx5[29] | dbx5[30])))
-                         | ((dbx5[16] | dbx5[17] | (dbx5[18] | dbx5[19])
-                             | (dbx5[20] | dbx5[21] | (dbx5[22] | dbx5[23])))
-                            & (dbx5[24] | dbx5[25] | (dbx5[26] | dbx5[27])
-                               | (dbx5[28] | dbx5[29] | dbx5[30]))))
-                      | ((dbx5[0] | dbx5[1] | (dbx5[2] | dbx5[3])
-                          | (dbx5[4] | dbx5[5] | (dbx5[6] | dbx5[7]))
-                          | (dbx5[8] | dbx5[9] | (dbx5[10] | dbx5[11])
-                             | (dbx5[12] | dbx5[13] | (dbx5[14] | dbx5[15]))))
-                         & (dbx5[16] | dbx5[17] | (dbx5[18] | dbx5[19])
-                            | (dbx5[20] | dbx5[21] | (dbx5[22] | dbx5[23]))
-                            | (dbx5[24] | dbx5[25] | (dbx5[26] | dbx5[27])
-                               | (dbx5[28] | dbx5[29] | dbx5[30])))))),
-                 ((adj5[0] | adj5[1] | (adj5[2] | adj5[3])
-                   | (adj5[4] | adj5[5] | (adj5[6] | adj5[7]))
-                   | (adj5[8] | adj5[9] | (adj5[10] | adj5[11])
-                      | (adj5[12] | adj5[13] | (adj5[14] | adj5[15])))
-                   | (adj5[16] | adj5[17] | (adj5[18] | adj5[19])
-                      | (adj5[20] | adj5[21] | (adj5[22] | adj5[23]))
-                      | (adj5[24] | adj5[25] | (adj5[26] | adj5[27]) | (adj5[28] | adj5[29]))))
-                  & ~((adj5[0] & adj5[1]) | (adj5[2] & adj5[3])
-                      | ((adj5[0] | adj5[1]) & (adj5[2] | adj5[3]))
-                      | ((adj5[4] & adj5[5]) | (adj5[6] & adj5[7])
-                         | ((adj5[4] | adj5[5]) & (adj5[6] | adj5[7])))
-                      | ((adj5[0] | adj5[1] | (adj5[2] | adj5[3]))
-                         & (adj5[4] | adj5[5] | (adj5[6] | adj5[7])))
-                      | ((adj5[8] & adj5[9]) | (adj5[10] & adj5[11])
-                         | ((adj5[8] | adj5[9]) & (adj5[10] | adj5[11]))
-                         | ((adj5[12] & adj5[13]) | (adj5[14] & adj5[15])
-                            | ((adj5[12] | adj5[13]) & (adj5[14] | adj5[15])))
-                         | ((adj5[8] | adj5[9] | (adj5[10] | adj5[11]))
-                            & (adj5[12] | adj5[13] | (adj5[14] | adj5[15]))))
-                      | ((adj5[0] | adj5[1] | (adj5[2] | adj5[3])
-                          | (adj5[4] | adj5[5] | (adj5[6] | adj5[7])))
-                         & (adj5[8] | adj5[9] | (adj5[10] | adj5[11])
-                            | (adj5[12] | adj5[13] | (adj5[14] | adj5[15]))))
-                      | ((adj5[16] & adj5[17]) | (adj5[18] & adj5[19])
-                         | ((adj5[16] | adj5[17]) & (adj5[18] | adj5[19]))
-                         | ((adj5[20] & adj5[21]) | (adj5[22] & adj5[23])
-                            | ((adj5[20] | adj5[21]) & (adj5[22] | adj5[23])))
-                         | ((adj5[16] | adj5[17] | (adj5[18] | adj5[19]))
-                            & (adj5[20] | adj5[21] | (adj5[22] | adj5[23])))
-                         | ((adj5[24] & adj5[25]) | (adj5[26] & adj5[27])
-                            | ((adj5[24] | adj5[25]) & (adj5[26] | adj5[27]))
-                            | (adj5[28] & adj5[29])
-                            | ((adj5[24] | adj5[25] | (adj5[26] | adj5[27]))
-                               & (adj5[28] | adj5[29])))
-                         | ((adj5[16] | adj5[17] | (adj5[18] | adj5[19])
-                             | (adj5[20] | adj5[21] | (adj5[22] | adj5[23])))
-                            & (adj5[24] | adj5[25] | (adj5[26] | adj5[27])
-                               | (adj5[28] | adj5[29]))))
-                      | ((adj5[0] | adj5[1] | (adj5[2] | adj5[3])
-                          | (adj5[4] | adj5[5] | (adj5[6] | adj5[7]))
-                          | (adj5[8] | adj5[9] | (adj5[10] | adj5[11])
-                             | (adj5[12] | adj5[13] | (adj5[14] | adj5[15]))))
-                         & (adj5[16] | adj5[17] | (adj5[18] | adj5[19])
-                            | (adj5[20] | adj5[21] | (adj5[22] | adj5[23]))
-                            | (adj5[24] | adj5[25] | (adj5[26] | adj5[27])
-                               | (adj5[28] | adj5[29])))))
-                  & ~(|(dbx5 ^ ({adj5, 1'd0} | {1'd0, adj5})))), ~(|dbp5), (&dbx5),
-                 ~(dbx5[0] | dbx5[1] | (dbx5[2] | dbx5[3])
-                   | (dbx5[4] | dbx5[5] | (dbx5[6] | dbx5[7]))
-                   | (dbx5[8] | dbx5[9] | (dbx5[10] | dbx5[11])
-                      | (dbx5[12] | dbx5[13] | (dbx5[14] | dbx5[15])))
-                   | (dbx5[16] | dbx5[17] | (dbx5[18] | dbx5[19])
-                      | (dbx5[20] | dbx5[21] | (dbx5[22] | dbx5[23]))
-                      | (dbx5[24] | dbx5[25] | (dbx5[26] | dbx5[27])
-                         | (dbx5[28] | dbx5[29] | dbx5[30]))))};
-  assign pos5 = (((adj5[0] | adj5[1] | (adj5[2] | adj5[3])
-                   | (adj5[4] | adj5[5] | (adj5[6] | adj5[7]))
-                   | (adj5[8] | adj5[9] | (adj5[10] | adj5[11])
-                      | (adj5[12] | adj5[13] | (adj5[14] | adj5[15])))
-                   | (adj5[16] | adj5[17] | (adj5[18] | adj5[19])
-                      | (adj5[20] | adj5[21] | (adj5[22] | adj5[23]))
-                      | (adj5[24] | adj5[25] | (adj5[26] | adj5[27]) | (adj5[28] | adj5[29]))))
-                  & ~((adj5[0] & adj5[1]) | (adj5[2] & adj5[3])
-                      | ((adj5[0] | adj5[1]) & (adj5[2] | adj5[3]))
-                      | ((adj5[4] & adj5[5]) | (adj5[6] & adj5[7])
-                         | ((adj5[4] | adj5[5]) & (adj5[6] | adj5[7])))
-                      | ((adj5[0] | adj5[1] | (adj5[2] | adj5[3]))
-                         & (adj5[4] | adj5[5] | (adj5[6] | adj5[7])))
-                      | ((adj5[8] & adj5[9]) | (adj5[10] & adj5[11])
-                         | ((adj5[8] | adj5[9]) & (adj5[10] | adj5[11]))
-                         | ((adj5[12] & adj5[13]) | (adj5[14] & adj5[15])
-                            | ((adj5[12] | adj5[13]) & (adj5[14] | adj5[15])))
-                         | ((adj5[8] | adj5[9] | (adj5[10] | adj5[11]))
-                            & (adj5[12] | adj5[13] | (adj5[14] | adj5[15]))))
-                      | ((adj5[0] | adj5[1] | (adj5[2] | adj5[3])
-                          | (adj5[4] | adj5[5] | (adj5[6] | adj5[7])))
-                         & (adj5[8] | adj5[9] | (adj5[10] | adj5[11])
-                            | (adj5[12] | adj5[13] | (adj5[14] | adj5[15]))))
-                      | ((adj5[16] & adj5[17]) | (adj5[18] & adj5[19])
-                         | ((adj5[16] | adj5[17]) & (adj5[18] | adj5[19]))
-                         | ((adj5[20] & adj5[21]) | (adj5[22] & adj5[23])
-                            | ((adj5[20] | adj5[21]) & (adj5[22] | adj5[23])))
-                         | ((adj5[16] | adj5[17] | (adj5[18] | adj5[19]))
-                            & (adj5[20] | adj5[21] | (adj5[22] | adj5[23])))
-                         | ((adj5[24] & adj5[25]) | (adj5[26] & adj5[27])
-                            | ((adj5[24] | adj5[25]) & (adj5[26] | adj5[27]))
-                            | (adj5[28] & adj5[29])
-                            | ((adj5[24] | adj5[25] | (adj5[26] | adj5[27]))
-                               & (adj5[28] | adj5[29])))
-                         | ((adj5[16] | adj5[17] | (adj5[18] | adj5[19])
-                             | (adj5[20] | adj5[21] | (adj5[22] | adj5[23])))
-                            & (adj5[24] | adj5[25] | (adj5[26] | adj5[27])
-                               | (adj5[28] | adj5[29]))))
-                      | ((adj5[0] | adj5[1] | (adj5[2] | adj5[3])
-                          | (adj5[4] | adj5[5] | (adj5[6] | adj5[7]))
-                          | (adj5[8] | adj5[9] | (adj5[10] | adj5[11])
-                             | (adj5[12] | adj5[13] | (adj5[14] | adj5[15]))))
-                         & (adj5[16] | adj5[17] | (adj5[18] | adj5[19])
-                            | (adj5[20] | adj5[21] | (adj5[22] | adj5[23]))
-                            | (adj5[24] | adj5[25] | (adj5[26] | adj5[27])
-                               | (adj5[28] | adj5[29])))))
-                  & ~(|(dbx5 ^ ({adj5, 1'd0} | {1'd0, adj5})))) ?
-                   ((adj5[1] ? 5'd1 : 5'd0) | (adj5[2] ? 5'd2 : 5'd0) | (adj5[3] ? 5'd3 : 5'd0)
-                    | (adj5[4] ? 5'd4 : 5'd0) | (adj5[5] ? 5'd5 : 5'd0) | (adj5[6] ? 5'd6 : 5'd0)
-                    | (adj5[7] ? 5'd7 : 5'd0) | (adj5[8] ? 5'd8 : 5'd0) | (adj5[9] ? 5'd9 : 5'd0)
-                    | (adj5[10] ? 5'd10 : 5'd0) | (adj5[11] ? 5'd11 : 5'd0)
-                    | (adj5[12] ? 5'd12 : 5'd0) | (adj5[13] ? 5'd13 : 5'd0)
-                    | (adj5[14] ? 5'd14 : 5'd0) | (adj5[15] ? 5'd15 : 5'd0)
-                    | (adj5[16] ? 5'd16 : 5'd0) | (adj5[17] ? 5'd17 : 5'd0)
-                    | (adj5[18] ? 5'd18 : 5'd0) | (adj5[19] ? 5'd19 : 5'd0)
-                    | (adj5[20] ? 5'd20 : 5'd0) | (adj5[21] ? 5'd21 : 5'd0)
-                    | (adj5[22] ? 5'd22 : 5'd0) | (adj5[23] ? 5'd23 : 5'd0)
-                    | (adj5[24] ? 5'd24 : 5'd0) | (adj5[25] ? 5'd25 : 5'd0)
-                    | (adj5[26] ? 5'd26 : 5'd0) | (adj5[27] ? 5'd27 : 5'd0)
-                    | (adj5[28] ? 5'd28 : 5'd0) | (adj5[29] ? 5'd29 : 5'd0))
-                 : ((dbx5[1] ? 5'd1 : 5'd0) | (dbx5[2] ? 5'd2 : 5'd0) | (dbx5[3] ? 5'd3 : 5'd0)
-                    | (dbx5[4] ? 5'd4 : 5'd0) | (dbx5[5] ? 5'd5 : 5'd0) | (dbx5[6] ? 5'd6 : 5'd0)
-                    | (dbx5[7] ? 5'd7 : 5'd0) | (dbx5[8] ? 5'd8 : 5'd0) | (dbx5[9] ? 5'd9 : 5'd0)
-                    | (dbx5[10] ? 5'd10 : 5'd0) | (dbx5[11] ? 5'd11 : 5'd0)
-                    | (dbx5[12] ? 5'd12 : 5'd0) | (dbx5[13] ? 5'd13 : 5'd0)
-                    | (dbx5[14] ? 5'd14 : 5'd0) | (dbx5[15] ? 5'd15 : 5'd0)
-                    | (dbx5[16] ? 5'd16 : 5'd0) | (dbx5[17] ? 5'd17 : 5'd0)
-                    | (dbx5[18] ? 5'd18 : 5'd0) | (dbx5[19] ? 5'd19 : 5'd0)
-                    | (dbx5[20] ? 5'd20 : 5'd0) | (dbx5[21] ? 5'd21 : 5'd0)
-                    | (dbx5[22] ? 5'd22 : 5'd0) | (dbx5[23] ? 5'd23 : 5'd0)
-                    | (dbx5[24] ? 5'd24 : 5'd0) | (dbx5[25] ? 5'd25 : 5'd0)
-                    | (dbx5[26] ? 5'd26 : 5'd0) | (dbx5[27] ? 5'd27 : 5'd0)
-                    | (dbx5[28] ? 5'd28 : 5'd0) | (dbx5[29] ? 5'd29 : 5'd0)
-                    | (dbx5[30] ? 5'd30 : 5'd0)));
-  assign adj6 = (dbx6[29:0] & dbx6[30:1]);
-  assign cls6 = {((dbx6[0] | dbx6[1] | (dbx6[2] | dbx6[3])
-                   | (dbx6[4] | dbx6[5] | (dbx6[6] | dbx6[7]))
-                   | (dbx6[8] | dbx6[9] | (dbx6[10] | dbx6[11])
-                      | (dbx6[12] | dbx6[13] | (dbx6[14] | dbx6[15])))
-                   | (dbx6[16] | dbx6[17] | (dbx6[18] | dbx6[19])
-                      | (dbx6[20] | dbx6[21] | (dbx6[22] | dbx6[23]))
-                      | (dbx6[24] | dbx6[25] | (dbx6[26] | dbx6[27])
-                         | (dbx6[28] | dbx6[29] | dbx6[30]))))
-                  & ~((dbx6[0] & dbx6[1]) | (dbx6[2] & dbx6[3])
-                      | ((dbx6[0] | dbx6[1]) & (dbx6[2] | dbx6[3]))
-                      | ((dbx6[4] & dbx6[5]) | (dbx6[6] & dbx6[7])
-                         | ((dbx6[4] | dbx6[5]) & (dbx6[6] | dbx6[7])))
-                      | ((dbx6[0] | dbx6[1] | (dbx6[2] | dbx6[3]))
-                         & (dbx6[4] | dbx6[5] | (dbx6[6] | dbx6[7])))
-                      | ((dbx6[8] & dbx6[9]) | (dbx6[10] & dbx6[11])
-                         | ((dbx6[8] | dbx6[9]) & (dbx6[10] | dbx6[11]))
-                         | ((dbx6[12] & dbx6[13]) | (dbx6[14] & dbx6[15])
-                            | ((dbx6[12] | dbx6[13]) & (dbx6[14] | dbx6[15])))
-                         | ((dbx6[8] | dbx6[9] | (dbx6[10] | dbx6[11]))
-                            & (dbx6[12] | dbx6[13] | (dbx6[14] | dbx6[15]))))
-                      | ((dbx6[0] | dbx6[1] | (dbx6[2] | dbx6[3])
-                          | (dbx6[4] | dbx6[5] | (dbx6[6] | dbx6[7])))
-                         & (dbx6[8] | dbx6[9] | (dbx6[10] | dbx6[11])
-                            | (dbx6[12] | dbx6[13] | (dbx6[14] | dbx6[15]))))
-                      | ((dbx6[16] & dbx6[17]) | (dbx6[18] & dbx6[19])
-                         | ((dbx6[16] | dbx6[17]) & (dbx6[18] | dbx6[19]))
-                         | ((dbx6[20] & dbx6[21]) | (dbx6[22] & dbx6[23])
-                            | ((dbx6[20] | dbx6[21]) & (dbx6[22] | dbx6[23])))
-                         | ((dbx6[16] | dbx6[17] | (dbx6[18] | dbx6[19]))
-                            & (dbx6[20] | dbx6[21] | (dbx6[22] | dbx6[23])))
-                         | ((dbx6[24] & dbx6[25]) | (dbx6[26] & dbx6[27])
-                            | ((dbx6[24] | dbx6[25]) & (dbx6[26] | dbx6[27]))
-                            | ((dbx6[28] & dbx6[29]) | ((dbx6[28] | dbx6[29]) & dbx6[30]))
-                            | ((dbx6[24] | dbx6[25] | (dbx6[26] | dbx6[27]))
-                               & (dbx6[28] | dbx6[29] | dbx6[30])))
-                         | ((dbx6[16] | dbx6[17] | (dbx6[18] | dbx6[19])
-                             | (dbx6[20] | dbx6[21] | (dbx6[22] | dbx6[23])))
-                            & (dbx6[24] | dbx6[25] | (dbx6[26] | dbx6[27])
-                               | (dbx6[28] | dbx6[29] | dbx6[30]))))
-                      | ((dbx6[0] | dbx6[1] | (dbx6[2] | dbx6[3])
-                          | (dbx6[4] | dbx6[5] | (dbx6[6] | dbx6[7]))
-                          | (dbx6[8] | dbx6[9] | (dbx6[10] | dbx6[11])
-                             | (dbx6[12] | dbx6[13] | (dbx6[14] | dbx6[15]))))
-                         & (dbx6[16] | dbx6[17] | (dbx6[18] | dbx6[19])
-                            | (dbx6[20] | dbx6[21] | (dbx6[22] | dbx6[23]))
-                            | (dbx6[24] | dbx6[25] | (dbx6[26] | dbx6[27])
-                               | (dbx6[28] | dbx6[29] | dbx6[30])))))),
-                 ((adj6[0] | adj6[1] | (adj6[2] | adj6[3])
-                   | (adj6[4] | adj6[5] | (adj6[6] | adj6[7]))
-                   | (adj6[8] | adj6[9] | (adj6[10] | adj6[11])
-                      | (adj6[12] | adj6[13] | (adj6[14] | adj6[15])))
-                   | (adj6[16] | adj6[17] | (adj6[18] | adj6[19])
-                      | (adj6[20] | adj6[21] | (adj6[22] | adj6[23]))
-                      | (adj6[24] | adj6[25] | (adj6[26] | adj6[27]) | (adj6[28] | adj6[29]))))
-                  & ~((adj6[0] & adj6[1]) | (adj6[2] & adj6[3])
-                      | ((adj6[0] | adj6[1]) & (adj6[2] | adj6[3]))
-                      | ((adj6[4] & adj6[5]) | (adj6[6] & adj6[7])
-                         | ((adj6[4] | adj6[5]) & (adj6[6] | adj6[7])))
-                      | ((adj6[0] | adj6[1] | (adj6[2] | adj6[3]))
-                         & (adj6[4] | adj6[5] | (adj6[6] | adj6[7])))
-                      | ((adj6[8] & adj6[9]) | (adj6[10] & adj6[11])
-                         | ((adj6[8] | adj6[9]) & (adj6[10] | adj6[11]))
-                         | ((adj6[12] & adj6[13]) | (adj6[14] & adj6[15])
-                            | ((adj6[12] | adj6[13]) & (adj6[14] | adj6[15])))
-                         | ((adj6[8] | adj6[9] | (adj6[10] | adj6[11]))
-                            & (adj6[12] | adj6[13] | (adj6[14] | adj6[15]))))
-                      | ((adj6[0] | adj6[1] | (adj6[2] | adj6[3])
-                          | (adj6[4] | adj6[5] | (adj6[6] | adj6[7])))
-                         & (adj6[8] | adj6[9] | (adj6[10] | adj6[11])
-                            | (adj6[12] | adj6[13] | (adj6[14] | adj6[15]))))
-                      | ((adj6[16] & adj6[17]) | (adj6[18] & adj6[19])
-                         | ((adj6[16] | adj6[17]) & (adj6[18] | adj6[19]))
-                         | ((adj6[20] & adj6[21]) | (adj6[22] & adj6[23])
-                            | ((adj6[20] | adj6[21]) & (adj6[22] | adj6[23])))
-                         | ((adj6[16] | adj6[17] | (adj6[18] | adj6[19]))
-                            & (adj6[20] | adj6[21] | (adj6[22] | adj6[23])))
-                         | ((adj6[24] & adj6[25]) | (adj6[26] & adj6[27])
-                            | ((adj6[24] | adj6[25]) & (adj6[26] | adj6[27]))
-                            | (adj6[28] & adj6[29])
-                            | ((adj6[24] | adj6[25] | (adj6[26] | adj6[27]))
-                               & (adj6[28] | adj6[29])))
-                         | ((adj6[16] | adj6[17] | (adj6[18] | adj6[19])
-                             | (adj6[20] | adj6[21] | (adj6[22] | adj6[23])))
-                            & (adj6[24] | adj6[25] | (adj6[26] | adj6[27])
-                               | (adj6[28] | adj6[29]))))
-                      | ((adj6[0] | adj6[1] | (adj6[2] | adj6[3])
-                          | (adj6[4] | adj6[5] | (adj6[6] | adj6[7]))
-                          | (adj6[8] | adj6[9] | (adj6[10] | adj6[11])
-                             | (adj6[12] | adj6[13] | (adj6[14] | adj6[15]))))
-                         & (adj6[16] | adj6[17] | (adj6[18] | adj6[19])
-                            | (adj6[20] | adj6[21] | (adj6[22] | adj6[23]))
-                            | (adj6[24] | adj6[25] | (adj6[26] | adj6[27])
-                               | (adj6[28] | adj6[29])))))
-                  & ~(|(dbx6 ^ ({adj6, 1'd0} | {1'd0, adj6})))), ~(|dbp6), (&dbx6),
-                 ~(dbx6[0] | dbx6[1] | (dbx6[2] | dbx6[3])
-                   | (dbx6[4] | dbx6[5] | (dbx6[6] | dbx6[7]))
-                   | (dbx6[8] | dbx6[9] | (dbx6[10] | dbx6[11])
-                      | (dbx6[12] | dbx6[13] | (dbx6[14] | dbx6[15])))
-                   | (dbx6[16] | dbx6[17] | (dbx6[18] | dbx6[19])
-                      | (dbx6[20] | dbx6[21] | (dbx6[22] | dbx6[23]))
-                      | (dbx6[24] | dbx6[25] | (dbx6[26] | dbx6[27])
-                         | (dbx6[28] | dbx6[29] | dbx6[30]))))};
-  assign pos6 = (((adj6[0] | adj6[1] | (adj6[2] | adj6[3])
-                   | (adj6[4] | adj6[5] | (adj6[6] | adj6[7]))
-                   | (adj6[8] | adj6[9] | (adj6[10] | adj6[11])
-                      | (adj6[12] | adj6[13] | (adj6[14] | adj6[15])))
-                   | (adj6[16] | adj6[17] | (adj6[18] | adj6[19])
-                      | (adj6[20] | adj6[21] | (adj6[22] | adj6[23]))
-                      | (adj6[24] | adj6[25] | (adj6[26] | adj6[27]) | (adj6[28] | adj6[29]))))
-                  & ~((adj6[0] & adj6[1]) | (adj6[2] & adj6[3])
-                      | ((adj6[0] | adj6[1]) & (adj6[2] | adj6[3]))
-                      | ((adj6[4] & adj6[5]) | (adj6[6] & adj6[7])
-                         | ((adj6[4] | adj6[5]) & (adj6[6] | adj6[7])))
-                      | ((adj6[0] | adj6[1] | (adj6[2] | adj6[3]))
-                         & (adj6[4] | adj6[5] | (adj6[6] | adj6[7])))
-                      | ((adj6[8] & adj6[9]) | (adj6[10] & adj6[11])
-                         | ((adj6[8] | adj6[9]) & (adj6[10] | adj6[11]))
-                         | ((adj6[12] & adj6[13]) | (adj6[14] & adj6[15])
-                            | ((adj6[12] | adj6[13]) & (adj6[14] | adj6[15])))
-                         | ((adj6[8] | adj6[9] | (adj6[10] | adj6[11]))
-                            & (adj6[12] | adj6[13] | (adj6[14] | adj6[15]))))
-                      | ((adj6[0] | adj6[1] | (adj6[2] | adj6[3])
-                          | (adj6[4] | adj6[5] | (adj6[6] | adj6[7])))
-                         & (adj6[8] | adj6[9] | (adj6[10] | adj6[11])
-                            | (adj6[12] | adj6[13] | (adj6[14] | adj6[15]))))
-                      | ((adj6[16] & adj6[17]) | (adj6[18] & adj6[19])
-                         | ((adj6[16] | adj6[17]) & (adj6[18] | adj6[19]))
-                         | ((adj6[20] & adj6[21]) | (adj6[22] & adj6[23])
-                            | ((adj6[20] | adj6[21]) & (adj6[22] | adj6[23])))
-                         | ((adj6[16] | adj6[17] | (adj6[18] | adj6[19]))
-                            & (adj6[20] | adj6[21] | (adj6[22] | adj6[23])))
-                         | ((adj6[24] & adj6[25]) | (adj6[26] & adj6[27])
-                            | ((adj6[24] | adj6[25]) & (adj6[26] | adj6[27]))
-                            | (adj6[28] & adj6[29])
-                            | ((adj6[24] | adj6[25] | (adj6[26] | adj6[27]))
-                               & (adj6[28] | adj6[29])))
-                         | ((adj6[16] | adj6[17] | (adj6[18] | adj6[19])
-                             | (adj6[20] | adj6[21] | (adj6[22] | adj6[23])))
-                            & (adj6[24] | adj6[25] | (adj6[26] | adj6[27])
-                               | (adj6[28] | adj6[29]))))
-                      | ((adj6[0] | adj6[1] | (adj6[2] | adj6[3])
-                          | (adj6[4] | adj6[5] | (adj6[6] | adj6[7]))
-                          | (adj6[8] | adj6[9] | (adj6[10] | adj6[11])
-                             | (adj6[12] | adj6[13] | (adj6[14] | adj6[15]))))
-                         & (adj6[16] | adj6[17] | (adj6[18] | adj6[19])
-                            | (adj6[20] | adj6[21] | (adj6[22] | adj6[23]))
-                            | (adj6[24] | adj6[25] | (adj6[26] | adj6[27])
-                               | (adj6[28] | adj6[29])))))
-                  & ~(|(dbx6 ^ ({adj6, 1'd0} | {1'd0, adj6})))) ?
-                   ((adj6[1] ? 5'd1 : 5'd0) | (adj6[2] ? 5'd2 : 5'd0) | (adj6[3] ? 5'd3 : 5'd0)
-                    | (adj6[4] ? 5'd4 : 5'd0) | (adj6[5] ? 5'd5 : 5'd0) | (adj6[6] ? 5'd6 : 5'd0)
-                    | (adj6[7] ? 5'd7 : 5'd0) | (adj6[8] ? 5'd8 : 5'd0) | (adj6[9] ? 5'd9 : 5'd0)
-                    | (adj6[10] ? 5'd10 : 5'd0) | (adj6[11] ? 5'd11 : 5'd0)
-                    | (adj6[12] ? 5'd12 : 5'd0) | (adj6[13] ? 5'd13 : 5'd0)
-                    | (adj6[14] ? 5'd14 : 5'd0) | (adj6[15] ? 5'd15 : 5'd0)
-                    | (adj6[16] ? 5'd16 : 5'd0) | (adj6[17] ? 5'd17 : 5'd0)
-                    | (adj6[18] ? 5'd18 : 5'd0) | (adj6[19] ? 5'd19 : 5'd0)
-                    | (adj6[20] ? 5'd20 : 5'd0) | (adj6[21] ? 5'd21 : 5'd0)
-                    | (adj6[22] ? 5'd22 : 5'd0) | (adj6[23] ? 5'd23 : 5'd0)
-                    | (adj6[24] ? 5'd24 : 5'd0) | (adj6[25] ? 5'd25 : 5'd0)
-                    | (adj6[26] ? 5'd26 : 5'd0) | (adj6[27] ? 5'd27 : 5'd0)
-                    | (adj6[28] ? 5'd28 : 5'd0) | (adj6[29] ? 5'd29 : 5'd0))
-                 : ((dbx6[1] ? 5'd1 : 5'd0) | (dbx6[2] ? 5'd2 : 5'd0) | (dbx6[3] ? 5'd3 : 5'd0)
-                    | (dbx6[4] ? 5'd4 : 5'd0) | (dbx6[5] ? 5'd5 : 5'd0) | (dbx6[6] ? 5'd6 : 5'd0)
-                    | (dbx6[7] ? 5'd7 : 5'd0) | (dbx6[8] ? 5'd8 : 5'd0) | (dbx6[9] ? 5'd9 : 5'd0)
-                    | (dbx6[10] ? 5'd10 : 5'd0) | (dbx6[11] ? 5'd11 : 5'd0)
-                    | (dbx6[12] ? 5'd12 : 5'd0) | (dbx6[13] ? 5'd13 : 5'd0)
-                    | (dbx6[14] ? 5'd14 : 5'd0) | (dbx6[15] ? 5'd15 : 5'd0)
-                    | (dbx6[16] ? 5'd16 : 5'd0) | (dbx6[17] ? 5'd17 : 5'd0)
-                    | (dbx6[18] ? 5'd18 : 5'd0) | (dbx6[19] ? 5'd19 : 5'd0)
-                    | (dbx6[20] ? 5'd20 : 5'd0) | (dbx6[21] ? 5'd21 : 5'd0)
-                    | (dbx6[22] ? 5'd22 : 5'd0) | (dbx6[23] ? 5'd23 : 5'd0)
-                    | (dbx6[24] ? 5'd24 : 5'd0) | (dbx6[25] ? 5'd25 : 5'd0)
-                    | (dbx6[26] ? 5'd26 : 5'd0) | (dbx6[27] ? 5'd27 : 5'd0)
-                    | (dbx6[28] ? 5'd28 : 5'd0) | (dbx6[29] ? 5'd29 : 5'd0)
-                    | (dbx6[30] ? 5'd30 : 5'd0)));
-  assign adj7 = (dbx7[29:0] & dbx7[30:1]);
-  assign cls7 = {((dbx7[0] | dbx7[1] | (dbx7[2] | dbx7[3])
-                   | (dbx7[4] | dbx7[5] | (dbx7[6] | dbx7[7]))
-                   | (dbx7[8] | dbx7[9] | (dbx7[10] | dbx7[11])
-                      | (dbx7[12] | dbx7[13] | (dbx7[14] | dbx7[15])))
-                   | (dbx7[16] | dbx7[17] | (dbx7[18] | dbx7[19])
-                      | (dbx7[20] | dbx7[21] | (dbx7[22] | dbx7[23]))
-                      | (dbx7[24] | dbx7[25] | (dbx7[26] | dbx7[27])
-                         | (dbx7[28] | dbx7[29] | dbx7[30]))))
-                  & ~((dbx7[0] & dbx7[1]) | (dbx7[2] & dbx7[3])
-                      | ((dbx7[0] | dbx7[1]) & (dbx7[2] | dbx7[3]))
-                      | ((dbx7[4] & dbx7[5]) | (dbx7[6] & dbx7[7])
-                         | ((dbx7[4] | dbx7[5]) & (dbx7[6] | dbx7[7])))
-                      | ((dbx7[0] | dbx7[1] | (dbx7[2] | dbx7[3]))
-                         & (dbx7[4] | dbx7[5] | (dbx7[6] | dbx7[7])))
-                      | ((dbx7[8] & dbx7[9]) | (dbx7[10] & dbx7[11])
-                         | ((dbx7[8] | dbx7[9]) & (dbx7[10] | dbx7[11]))
-                         | ((dbx7[12] & dbx7[13]) | (dbx7[14] & dbx7[15])
-                            | ((dbx7[12] | dbx7[13]) & (dbx7[14] | dbx7[15])))
-                         | ((dbx7[8] | dbx7[9] | (dbx7[10] | dbx7[11]))
-                            & (dbx7[12] | dbx7[13] | (dbx7[14] | dbx7[15]))))
-                      | ((dbx7[0] | dbx7[1] | (dbx7[2] | dbx7[3])
-                          | (dbx7[4] | dbx7[5] | (dbx7[6] | dbx7[7])))
-                         & (dbx7[8] | dbx7[9] | (dbx7[10] | dbx7[11])
-                            | (dbx7[12] | dbx7[13] | (dbx7[14] | dbx7[15]))))
-                      | ((dbx7[16] & dbx7[17]) | (dbx7[18] & dbx7[19])
-                         | ((dbx7[16] | dbx7[17]) & (dbx7[18] | dbx7[19]))
-                         | ((dbx7[20] & dbx7[21]) | (dbx7[22] & dbx7[23])
-                            | ((dbx7[20] | dbx7[21]) & (dbx7[22] | dbx7[23])))
-                         | ((dbx7[16] | dbx7[17] | (dbx7[18] | dbx7[19]))
-                            & (dbx7[20] | dbx7[21] | (dbx7[22] | dbx7[23])))
-                         | ((dbx7[24] & dbx7[25]) | (dbx7[26] & dbx7[27])
-                            | ((dbx7[24] | dbx7[25]) & (dbx7[26] | dbx7[27]))
-                            | ((dbx7[28] & dbx7[29]) | ((dbx7[28] | dbx7[29]) & dbx7[30]))
-                            | ((dbx7[24] | dbx7[25] | (dbx7[26] | dbx7[27]))
-                               & (dbx7[28] | dbx7[29] | dbx7[30])))
-                         | ((dbx7[16] | dbx7[17] | (dbx7[18] | dbx7[19])
-                             | (dbx7[20] | dbx7[21] | (dbx7[22] | dbx7[23])))
-                            & (dbx7[24] | dbx7[25] | (dbx7[26] | dbx7[27])
-                               | (dbx7[28] | dbx7[29] | dbx7[30]))))
-                      | ((dbx7[0] | dbx7[1] | (dbx7[2] | dbx7[3])
-                          | (dbx7[4] | dbx7[5] | (dbx7[6] | dbx7[7]))
-                          | (dbx7[8] | dbx7[9] | (dbx7[10] | dbx7[11])
-                             | (dbx7[12] | dbx7[13] | (dbx7[14] | dbx7[15]))))
-                         & (dbx7[16] | dbx7[17] | (dbx7[18] | dbx7[19])
-                            | (dbx7[20] | dbx7[21] | (dbx7[22] | dbx7[23]))
-                            | (dbx7[24] | dbx7[25] | (dbx7[26] | dbx7[27])
-                               | (dbx7[28] | dbx7[29] | dbx7[30])))))),
-                 ((adj7[0] | adj7[1] | (adj7[2] | adj7[3])
-                   | (adj7[4] | adj7[5] | (adj7[6] | adj7[7]))
-                   | (adj7[8] | adj7[9] | (adj7[10] | adj7[11])
-                      | (adj7[12] | adj7[13] | (adj7[14] | adj7[15])))
-                   | (adj7[16] | adj7[17] | (adj7[18] | adj7[19])
-                      | (adj7[20] | adj7[21] | (adj7[22] | adj7[23]))
-                      | (adj7[24] | adj7[25] | (adj7[26] | adj7[27]) | (adj7[28] | adj7[29]))))
-                  & ~((adj7[0] & adj7[1]) | (adj7[2] & adj7[3])
-                      | ((adj7[0] | adj7[1]) & (adj7[2] | adj7[3]))
-                      | ((adj7[4] & adj7[5]) | (adj7[6] & adj7[7])
-                         | ((adj7[4] | adj7[5]) & (adj7[6] | adj7[7])))
-                      | ((adj7[0] | adj7[1] | (adj7[2] | adj7[3]))
-                         & (adj7[4] | adj7[5] | (adj7[6] | adj7[7])))
-                      | ((adj7[8] & adj7[9]) | (adj7[10] & adj7[11])
-                         | ((adj7[8] | adj7[9]) & (adj7[10] | adj7[11]))
-                         | ((adj7[12] & adj7[13]) | (adj7[14] & adj7[15])
-                            | ((adj7[12] | adj7[13]) & (adj7[14] | adj7[15])))
-                         | ((adj7[8] | adj7[9] | (adj7[10] | adj7[11]))
-                            & (adj7[12] | adj7[13] | (adj7[14] | adj7[15]))))
-                      | ((adj7[0] | adj7[1] | (adj7[2] | adj7[3])
-                          | (adj7[4] | adj7[5] | (adj7[6] | adj7[7])))
-                         & (adj7[8] | adj7[9] | (adj7[10] | adj7[11])
-                            | (adj7[12] | adj7[13] | (adj7[14] | adj7[15]))))
-                      | ((adj7[16] & adj7[17]) | (adj7[18] & adj7[19])
-                         | ((adj7[16] | adj7[17]) & (adj7[18] | adj7[19]))
-                         | ((adj7[20] & adj7[21]) | (adj7[22] & adj7[23])
-                            | ((adj7[20] | adj7[21]) & (adj7[22] | adj7[23])))
-                         | ((adj7[16] | adj7[17] | (adj7[18] | adj7[19]))
-                            & (adj7[20] | adj7[21] | (adj7[22] | adj7[23])))
-                         | ((adj7[24] & adj7[25]) | (adj7[26] & adj7[27])
-                            | ((adj7[24] | adj7[25]) & (adj7[26] | adj7[27]))
-                            | (adj7[28] & adj7[29])
-                            | ((adj7[24] | adj7[25] | (adj7[26] | adj7[27]))
-                               & (adj7[28] | adj7[29])))
-                         | ((adj7[16] | adj7[17] | (adj7[18] | adj7[19])
-                             | (adj7[20] | adj7[21] | (adj7[22] | adj7[23])))
-                            & (adj7[24] | adj7[25] | (adj7[26] | adj7[27])
-                               | (adj7[28] | adj7[29]))))
-                      | ((adj7[0] | adj7[1] | (adj7[2] | adj7[3])
-                          | (adj7[4] | adj7[5] | (adj7[6] | adj7[7]))
-                          | (adj7[8] | adj7[9] | (adj7[10] | adj7[11])
-                             | (adj7[12] | adj7[13] | (adj7[14] | adj7[15]))))
-                         & (adj7[16] | adj7[17] | (adj7[18] | adj7[19])
-                            | (adj7[20] | adj7[21] | (adj7[22] | adj7[23]))
-                            | (adj7[24] | adj7[25] | (adj7[26] | adj7[27])
-                               | (adj7[28] | adj7[29])))))
-                  & ~(|(dbx7 ^ ({adj7, 1'd0} | {1'd0, adj7})))), ~(|dbp7), (&dbx7),
-                 ~(dbx7[0] | dbx7[1] | (dbx7[2] | dbx7[3])
-                   | (dbx7[4] | dbx7[5] | (dbx7[6] | dbx7[7]))
-                   | (dbx7[8] | dbx7[9] | (dbx7[10] | dbx7[11])
-                      | (dbx7[12] | dbx7[13] | (dbx7[14] | dbx7[15])))
-                   | (dbx7[16] | dbx7[17] | (dbx7[18] | dbx7[19])
-                      | (dbx7[20] | dbx7[21] | (dbx7[22] | dbx7[23]))
-                      | (dbx7[24] | dbx7[25] | (dbx7[26] | dbx7[27])
-                         | (dbx7[28] | dbx7[29] | dbx7[30]))))};
-  assign pos7 = (((adj7[0] | adj7[1] | (adj7[2] | adj7[3])
-                   | (adj7[4] | adj7[5] | (adj7[6] | adj7[7]))
-                   | (adj7[8] | adj7[9] | (adj7[10] | adj7[11])
-                      | (adj7[12] | adj7[13] | (adj7[14] | adj7[15])))
-                   | (adj7[16] | adj7[17] | (adj7[18] | adj7[19])
-                      | (adj7[20] | adj7[21] | (adj7[22] | adj7[23]))
-                      | (adj7[24] | adj7[25] | (adj7[26] | adj7[27]) | (adj7[28] | adj7[29]))))
-                  & ~((adj7[0] & adj7[1]) | (adj7[2] & adj7[3])
-                      | ((adj7[0] | adj7[1]) & (adj7[2] | adj7[3]))
-                      | ((adj7[4] & adj7[5]) | (adj7[6] & adj7[7])
-                         | ((adj7[4] | adj7[5]) & (adj7[6] | adj7[7])))
-                      | ((adj7[0] | adj7[1] | (adj7[2] | adj7[3]))
-                         & (adj7[4] | adj7[5] | (adj7[6] | adj7[7])))
-                      | ((adj7[8] & adj7[9]) | (adj7[10] & adj7[11])
-                         | ((adj7[8] | adj7[9]) & (adj7[10] | adj7[11]))
-                         | ((adj7[12] & adj7[13]) | (adj7[14] & adj7[15])
-                            | ((adj7[12] | adj7[13]) & (adj7[14] | adj7[15])))
-                         | ((adj7[8] | adj7[9] | (adj7[10] | adj7[11]))
-                            & (adj7[12] | adj7[13] | (adj7[14] | adj7[15]))))
-                      | ((adj7[0] | adj7[1] | (adj7[2] | adj7[3])
-                          | (adj7[4] | adj7[5] | (adj7[6] | adj7[7])))
-                         & (adj7[8] | adj7[9] | (adj7[10] | adj7[11])
-                            | (adj7[12] | adj7[13] | (adj7[14] | adj7[15]))))
-                      | ((adj7[16] & adj7[17]) | (adj7[18] & adj7[19])
-                         | ((adj7[16] | adj7[17]) & (adj7[18] | adj7[19]))
-                         | ((adj7[20] & adj7[21]) | (adj7[22] & adj7[23])
-                            | ((adj7[20] | adj7[21]) & (adj7[22] | adj7[23])))
-                         | ((adj7[16] | adj7[17] | (adj7[18] | adj7[19]))
-                            & (adj7[20] | adj7[21] | (adj7[22] | adj7[23])))
-                         | ((adj7[24] & adj7[25]) | (adj7[26] & adj7[27])
-                            | ((adj7[24] | adj7[25]) & (adj7[26] | adj7[27]))
-                            | (adj7[28] & adj7[29])
-                            | ((adj7[24] | adj7[25] | (adj7[26] | adj7[27]))
-                               & (adj7[28] | adj7[29])))
-                         | ((adj7[16] | adj7[17] | (adj7[18] | adj7[19])
-                             | (adj7[20] | adj7[21] | (adj7[22] | adj7[23])))
-                            & (adj7[24] | adj7[25] | (adj7[26] | adj7[27])
-                               | (adj7[28] | adj7[29]))))
-                      | ((adj7[0] | adj7[1] | (adj7[2] | adj7[3])
-                          | (adj7[4] | adj7[5] | (adj7[6] | adj7[7]))
-                          | (adj7[8] | adj7[9] | (adj7[10] | adj7[11])
-                             | (adj7[12] | adj7[13] | (adj7[14] | adj7[15]))))
-                         & (adj7[16] | adj7[17] | (adj7[18] | adj7[19])
-                            | (adj7[20] | adj7[21] | (adj7[22] | adj7[23]))
-                            | (adj7[24] | adj7[25] | (adj7[26] | adj7[27])
-                               | (adj7[28] | adj7[29])))))
-                  & ~(|(dbx7 ^ ({adj7, 1'd0} | {1'd0, adj7})))) ?
-                   ((adj7[1] ? 5'd1 : 5'd0) | (adj7[2] ? 5'd2 : 5'd0) | (adj7[3] ? 5'd3 : 5'd0)
-                    | (adj7[4] ? 5'd4 : 5'd0) | (adj7[5] ? 5'd5 : 5'd0) | (adj7[6] ? 5'd6 : 5'd0)
-                    | (adj7[7] ? 5'd7 : 5'd0) | (adj7[8] ? 5'd8 : 5'd0) | (adj7[9] ? 5'd9 : 5'd0)
-                    | (adj7[10] ? 5'd10 : 5'd0) | (adj7[11] ? 5'd11 : 5'd0)
-                    | (adj7[12] ? 5'd12 : 5'd0) | (adj7[13] ? 5'd13 : 5'd0)
-                    | (adj7[14] ? 5'd14 : 5'd0) | (adj7[15] ? 5'd15 : 5'd0)
-                    | (adj7[16] ? 5'd16 : 5'd0) | (adj7[17] ? 5'd17 : 5'd0)
-                    | (adj7[18] ? 5'd18 : 5'd0) | (adj7[19] ? 5'd19 : 5'd0)
-                    | (adj7[20] ? 5'd20 : 5'd0) | (adj7[21] ? 5'd21 : 5'd0)
-                    | (adj7[22] ? 5'd22 : 5'd0) | (adj7[23] ? 5'd23 : 5'd0)
-                    | (adj7[24] ? 5'd24 : 5'd0) | (adj7[25] ? 5'd25 : 5'd0)
-                    | (adj7[26] ? 5'd26 : 5'd0) | (adj7[27] ? 5'd27 : 5'd0)
-                    | (adj7[28] ? 5'd28 : 5'd0) | (adj7[29] ? 5'd29 : 5'd0))
-                 : ((dbx7[1] ? 5'd1 : 5'd0) | (dbx7[2] ? 5'd2 : 5'd0) | (dbx7[3] ? 5'd3 : 5'd0)
-                    | (dbx7[4] ? 5'd4 : 5'd0) | (dbx7[5] ? 5'd5 : 5'd0) | (dbx7[6] ? 5'd6 : 5'd0)
-                    | (dbx7[7] ? 5'd7 : 5'd0) | (dbx7[8] ? 5'd8 : 5'd0) | (dbx7[9] ? 5'd9 : 5'd0)
-                    | (dbx7[10] ? 5'd10 : 5'd0) | (dbx7[11] ? 5'd11 : 5'd0)
-                    | (dbx7[12] ? 5'd12 : 5'd0) | (dbx7[13] ? 5'd13 : 5'd0)
-                    | (dbx7[14] ? 5'd14 : 5'd0) | (dbx7[15] ? 5'd15 : 5'd0)
-                    | (dbx7[16] ? 5'd16 : 5'd0) | (dbx7[17] ? 5'd17 : 5'd0)
-                    | (dbx7[18] ? 5'd18 : 5'd0) | (dbx7[19] ? 5'd19 : 5'd0)
-                    | (dbx7[20] ? 5'd20 : 5'd0) | (dbx7[21] ? 5'd21 : 5'd0)
-                    | (dbx7[22] ? 5'd22 : 5'd0) | (dbx7[23] ? 5'd23 : 5'd0)
-                    | (dbx7[24] ? 5'd24 : 5'd0) | (dbx7[25] ? 5'd25 : 5'd0)
-                    | (dbx7[26] ? 5'd26 : 5'd0) | (dbx7[27] ? 5'd27 : 5'd0)
-                    | (dbx7[28] ? 5'd28 : 5'd0) | (dbx7[29] ? 5'd29 : 5'd0)
-                    | (dbx7[30] ? 5'd30 : 5'd0)));
-  assign adj8 = (dbx8[29:0] & dbx8[30:1]);
-  assign cls8 = {((dbx8[0] | dbx8[1] | (dbx8[2] | dbx8[3])
-                   | (dbx8[4] | dbx8[5] | (dbx8[6] | dbx8[7]))
-                   | (dbx8[8] | dbx8[9] | (dbx8[10] | dbx8[11])
-                      | (dbx8[12] | dbx8[13] | (dbx8[14] | dbx8[15])))
-                   | (dbx8[16] | dbx8[17] | (dbx8[18] | dbx8[19])
-                      | (dbx8[20] | dbx8[21] | (dbx8[22] | dbx8[23]))
-                      | (dbx8[24] | dbx8[25] | (dbx8[26] | dbx8[27])
-                         | (dbx8[28] | dbx8[29] | dbx8[30]))))
-                  & ~((dbx8[0] & dbx8[1]) | (dbx8[2] & dbx8[3])
-                      | ((dbx8[0] | dbx8[1]) & (dbx8[2] | dbx8[3]))
-                      | ((dbx8[4] & dbx8[5]) | (dbx8[6] & dbx8[7])
-                         | ((dbx8[4] | dbx8[5]) & (dbx8[6] | dbx8[7])))
-                      | ((dbx8[0] | dbx8[1] | (dbx8[2] | dbx8[3]))
-                         & (dbx8[4] | dbx8[5] | (dbx8[6] | dbx8[7])))
-                      | ((dbx8[8] & dbx8[9]) | (dbx8[10] & dbx8[11])
-                         | ((dbx8[8] | dbx8[9]) & (dbx8[10] | dbx8[11]))
-                         | ((dbx8[12] & dbx8[13]) | (dbx8[14] & dbx8[15])
-                            | ((dbx8[12] | dbx8[13]) & (dbx8[14] | dbx8[15])))
-                         | ((dbx8[8] | dbx8[9] | (dbx8[10] | dbx8[11]))
-                            & (dbx8[12] | dbx8[13] | (dbx8[14] | dbx8[15]))))
-                      | ((dbx8[0] | dbx8[1] | (dbx8[2] | dbx8[3])
-                          | (dbx8[4] | dbx8[5] | (dbx8[6] | dbx8[7])))
-                         & (dbx8[8] | dbx8[9] | (dbx8[10] | dbx8[11])
-                            | (dbx8[12] | dbx8[13] | (dbx8[14] | dbx8[15]))))
-                      | ((dbx8[16] & dbx8[17]) | (dbx8[18] & dbx8[19])
-                         | ((dbx8[16] | dbx8[17]) & (dbx8[18] | dbx8[19]))
-                         | ((dbx8[20] & dbx8[21]) | (dbx8[22] & dbx8[23])
-                            | ((dbx8[20] | dbx8[21]) & (dbx8[22] | dbx8[23])))
-                         | ((dbx8[16] | dbx8[17] | (dbx8[18] | dbx8[19]))
-                            & (dbx8[20] | dbx8[21] | (dbx8[22] | dbx8[23])))
-                         | ((dbx8[24] & dbx8[25]) | (dbx8[26] & dbx8[27])
-                            | ((dbx8[24] | dbx8[25]) & (dbx8[26] | dbx8[27]))
-                            | ((dbx8[28] & dbx8[29]) | ((dbx8[28] | dbx8[29]) & dbx8[30]))
-                            | ((dbx8[24] | dbx8[25] | (dbx8[26] | dbx8[27]))
-                               & (dbx8[28] | dbx8[29] | dbx8[30])))
-                         | ((dbx8[16] | dbx8[17] | (dbx8[18] | dbx8[19])
-                             | (dbx8[20] | dbx8[21] | (dbx8[22] | dbx8[23])))
-                            & (dbx8[24] | dbx8[25] | (dbx8[26] | dbx8[27])
-                               | (dbx8[28] | dbx8[29] | dbx8[30]))))
-                      | ((dbx8[0] | dbx8[1] | (dbx8[2] | dbx8[3])
-                          | (dbx8[4] | dbx8[5] | (dbx8[6] | dbx8[7]))
-                          | (dbx8[8] | dbx8[9] | (dbx8[10] | dbx8[11])
-                             | (dbx8[12] | dbx8[13] | (dbx8[14] | dbx8[15]))))
-                         & (dbx8[16] | dbx8[17] | (dbx8[18] | dbx8[19])
-                            | (dbx8[20] | dbx8[21] | (dbx8[22] | dbx8[23]))
-                            | (dbx8[24] | dbx8[25] | (dbx8[26] | dbx8[27])
-                               | (dbx8[28] | dbx8[29] | dbx8[30])))))),
-                 ((adj8[0] | adj8[1] | (adj8[2] | adj8[3])
-                   | (adj8[4] | adj8[5] | (adj8[6] | adj8[7]))
-                   | (adj8[8] | adj8[9] | (adj8[10] | adj8[11])
-                      | (adj8[12] | adj8[13] | (adj8[14] | adj8[15])))
-                   | (adj8[16] | adj8[17] | (adj8[18] | adj8[19])
-                      | (adj8[20] | adj8[21] | (adj8[22] | adj8[23]))
-                      | (adj8[24] | adj8[25] | (adj8[26] | adj8[27]) | (adj8[28] | adj8[29]))))
-                  & ~((adj8[0] & adj8[1]) | (adj8[2] & adj8[3])
-                      | ((adj8[0] | adj8[1]) & (adj8[2] | adj8[3]))
-                      | ((adj8[4] & adj8[5]) | (adj8[6] & adj8[7])
-                         | ((adj8[4] | adj8[5]) & (adj8[6] | adj8[7])))
-                      | ((adj8[0] | adj8[1] | (adj8[2] | adj8[3]))
-                         & (adj8[4] | adj8[5] | (adj8[6] | adj8[7])))
-                      | ((adj8[8] & adj8[9]) | (adj8[10] & adj8[11])
-                         | ((adj8[8] | adj8[9]) & (adj8[10] | adj8[11]))
-                         | ((adj8[12] & adj8[13]) | (adj8[14] & adj8[15])
-                            | ((adj8[12] | adj8[13]) & (adj8[14] | adj8[15])))
-                         | ((adj8[8] | adj8[9] | (adj8[10] | adj8[11]))
-                            & (adj8[12] | adj8[13] | (adj8[14] | adj8[15]))))
-                      | ((adj8[0] | adj8[1] | (adj8[2] | adj8[3])
-                          | (adj8[4] | adj8[5] | (adj8[6] | adj8[7])))
-                         & (adj8[8] | adj8[9] | (adj8[10] | adj8[11])
-                            | (adj8[12] | adj8[13] | (adj8[14] | adj8[15]))))
-                      | ((adj8[16] & adj8[17]) | (adj8[18] & adj8[19])
-                         | ((adj8[16] | adj8[17]) & (adj8[18] | adj8[19]))
-                         | ((adj8[20] & adj8[21]) | (adj8[22] & adj8[23])
-                            | ((adj8[20] | adj8[21]) & (adj8[22] | adj8[23])))
-                         | ((adj8[16] | adj8[17] | (adj8[18] | adj8[19]))
-                            & (adj8[20] | adj8[21] | (adj8[22] | adj8[23])))
-                         | ((adj8[24] & adj8[25]) | (adj8[26] & adj8[27])
-                            | ((adj8[24] | adj8[25]) & (adj8[26] | adj8[27]))
-                            | (adj8[28] & adj8[29])
-                            | ((adj8[24] | adj8[25] | (adj8[26] | adj8[27]))
-                               & (adj8[28] | adj8[29])))
-                         | ((adj8[16] | adj8[17] | (adj8[18] | adj8[19])
-                             | (adj8[20] | adj8[21] | (adj8[22] | adj8[23])))
-                            & (adj8[24] | adj8[25] | (adj8[26] | adj8[27])
-                               | (adj8[28] | adj8[29]))))
-                      | ((adj8[0] | adj8[1] | (adj8[2] | adj8[3])
-                          | (adj8[4] | adj8[5] | (adj8[6] | adj8[7]))
-                          | (adj8[8] | adj8[9] | (adj8[10] | adj8[11])
-                             | (adj8[12] | adj8[13] | (adj8[14] | adj8[15]))))
-                         & (adj8[16] | adj8[17] | (adj8[18] | adj8[19])
-                            | (adj8[20] | adj8[21] | (adj8[22] | adj8[23]))
-                            | (adj8[24] | adj8[25] | (adj8[26] | adj8[27])
-                               | (adj8[28] | adj8[29])))))
-                  & ~(|(dbx8 ^ ({adj8, 1'd0} | {1'd0, adj8})))), ~(|dbp8), (&dbx8),
-                 ~(dbx8[0] | dbx8[1] | (dbx8[2] | dbx8[3])
-                   | (dbx8[4] | dbx8[5] | (dbx8[6] | dbx8[7]))
-                   | (dbx8[8] | dbx8[9] | (dbx8[10] | dbx8[11])
-                      | (dbx8[12] | dbx8[13] | (dbx8[14] | dbx8[15])))
-                   | (dbx8[16] | dbx8[17] | (dbx8[18] | dbx8[19])
-                      | (dbx8[20] | dbx8[21] | (dbx8[22] | dbx8[23]))
-                      | (dbx8[24] | dbx8[25] | (dbx8[26] | dbx8[27])
-                         | (dbx8[28] | dbx8[29] | dbx8[30]))))};
-  assign pos8 = (((adj8[0] | adj8[1] | (adj8[2] | adj8[3])
-                   | (adj8[4] | adj8[5] | (adj8[6] | adj8[7]))
-                   | (adj8[8] | adj8[9] | (adj8[10] | adj8[11])
-                      | (adj8[12] | adj8[13] | (adj8[14] | adj8[15])))
-                   | (adj8[16] | adj8[17] | (adj8[18] | adj8[19])
-                      | (adj8[20] | adj8[21] | (adj8[22] | adj8[23]))
-                      | (adj8[24] | adj8[25] | (adj8[26] | adj8[27]) | (adj8[28] | adj8[29]))))
-                  & ~((adj8[0] & adj8[1]) | (adj8[2] & adj8[3])
-                      | ((adj8[0] | adj8[1]) & (adj8[2] | adj8[3]))
-                      | ((adj8[4] & adj8[5]) | (adj8[6] & adj8[7])
-                         | ((adj8[4] | adj8[5]) & (adj8[6] | adj8[7])))
-                      | ((adj8[0] | adj8[1] | (adj8[2] | adj8[3]))
-                         & (adj8[4] | adj8[5] | (adj8[6] | adj8[7])))
-                      | ((adj8[8] & adj8[9]) | (adj8[10] & adj8[11])
-                         | ((adj8[8] | adj8[9]) & (adj8[10] | adj8[11]))
-                         | ((adj8[12] & adj8[13]) | (adj8[14] & adj8[15])
-                            | ((adj8[12] | adj8[13]) & (adj8[14] | adj8[15])))
-                         | ((adj8[8] | adj8[9] | (adj8[10] | adj8[11]))
-                            & (adj8[12] | adj8[13] | (adj8[14] | adj8[15]))))
-                      | ((adj8[0] | adj8[1] | (adj8[2] | adj8[3])
-                          | (adj8[4] | adj8[5] | (adj8[6] | adj8[7])))
-                         & (adj8[8] | adj8[9] | (adj8[10] | adj8[11])
-                            | (adj8[12] | adj8[13] | (adj8[14] | adj8[15]))))
-                      | ((adj8[16] & adj8[17]) | (adj8[18] & adj8[19])
-                         | ((adj8[16] | adj8[17]) & (adj8[18] | adj8[19]))
-                         | ((adj8[20] & adj8[21]) | (adj8[22] & adj8[23])
-                            | ((adj8[20] | adj8[21]) & (adj8[22] | adj8[23])))
-                         | ((adj8[16] | adj8[17] | (adj8[18] | adj8[19]))
-                            & (adj8[20] | adj8[21] | (adj8[22] | adj8[23])))
-                         | ((adj8[24] & adj8[25]) | (adj8[26] & adj8[27])
-                            | ((adj8[24] | adj8[25]) & (adj8[26] | adj8[27]))
-                            | (adj8[28] & adj8[29])
-                            | ((adj8[24] | adj8[25] | (adj8[26] | adj8[27]))
-                               & (adj8[28] | adj8[29])))
-                         | ((adj8[16] | adj8[17] | (adj8[18] | adj8[19])
-                             | (adj8[20] | adj8[21] | (adj8[22] | adj8[23])))
-                            & (adj8[24] | adj8[25] | (adj8[26] | adj8[27])
-                               | (adj8[28] | adj8[29]))))
-                      | ((adj8[0] | adj8[1] | (adj8[2] | adj8[3])
-                          | (adj8[4] | adj8[5] | (adj8[6] | adj8[7]))
-                          | (adj8[8] | adj8[9] | (adj8[10] | adj8[11])
-                             | (adj8[12] | adj8[13] | (adj8[14] | adj8[15]))))
-                         & (adj8[16] | adj8[17] | (adj8[18] | adj8[19])
-                            | (adj8[20] | adj8[21] | (adj8[22] | adj8[23]))
-                            | (adj8[24] | adj8[25] | (adj8[26] | adj8[27])
-                               | (adj8[28] | adj8[29])))))
-                  & ~(|(dbx8 ^ ({adj8, 1'd0} | {1'd0, adj8})))) ?
-                   ((adj8[1] ? 5'd1 : 5'd0) | (adj8[2] ? 5'd2 : 5'd0) | (adj8[3] ? 5'd3 : 5'd0)
-                    | (adj8[4] ? 5'd4 : 5'd0) | (adj8[5] ? 5'd5 : 5'd0) | (adj8[6] ? 5'd6 : 5'd0)
-                    | (adj8[7] ? 5'd7 : 5'd0) | (adj8[8] ? 5'd8 : 5'd0) | (adj8[9] ? 5'd9 : 5'd0)
-                    | (adj8[10] ? 5'd10 : 5'd0) | (adj8[11] ? 5'd11 : 5'd0)
-                    | (adj8[12] ? 5'd12 : 5'd0) | (adj8[13] ? 5'd13 : 5'd0)
-                    | (adj8[14] ? 5'd14 : 5'd0) | (adj8[15] ? 5'd15 : 5'd0)
-                    | (adj8[16] ? 5'd16 : 5'd0) | (adj8[17] ? 5'd17 : 5'd0)
-                    | (adj8[18] ? 5'd18 : 5'd0) | (adj8[19] ? 5'd19 : 5'd0)
-                    | (adj8[20] ? 5'd20 : 5'd0) | (adj8[21] ? 5'd21 : 5'd0)
-                    | (adj8[22] ? 5'd22 : 5'd0) | (adj8[23] ? 5'd23 : 5'd0)
-                    | (adj8[24] ? 5'd24 : 5'd0) | (adj8[25] ? 5'd25 : 5'd0)
-                    | (adj8[26] ? 5'd26 : 5'd0) | (adj8[27] ? 5'd27 : 5'd0)
-                    | (adj8[28] ? 5'd28 : 5'd0) | (adj8[29] ? 5'd29 : 5'd0))
-                 : ((dbx8[1] ? 5'd1 : 5'd0) | (dbx8[2] ? 5'd2 : 5'd0) | (dbx8[3] ? 5'd3 : 5'd0)
-                    | (dbx8[4] ? 5'd4 : 5'd0) | (dbx8[5] ? 5'd5 : 5'd0) | (dbx8[6] ? 5'd6 : 5'd0)
-                    | (dbx8[7] ? 5'd7 : 5'd0) | (dbx8[8] ? 5'd8 : 5'd0) | (dbx8[9] ? 5'd9 : 5'd0)
-                    | (dbx8[10] ? 5'd10 : 5'd0) | (dbx8[11] ? 5'd11 : 5'd0)
-                    | (dbx8[12] ? 5'd12 : 5'd0) | (dbx8[13] ? 5'd13 : 5'd0)
-                    | (dbx8[14] ? 5'd14 : 5'd0) | (dbx8[15] ? 5'd15 : 5'd0)
-                    | (dbx8[16] ? 5'd16 : 5'd0) | (dbx8[17] ? 5'd17 : 5'd0)
-                    | (dbx8[18] ? 5'd18 : 5'd0) | (dbx8[19] ? 5'd19 : 5'd0)
-                    | (dbx8[20] ? 5'd20 : 5'd0) | (dbx8[21] ? 5'd21 : 5'd0)
-                    | (dbx8[22] ? 5'd22 : 5'd0) | (dbx8[23] ? 5'd23 : 5'd0)
-                    | (dbx8[24] ? 5'd24 : 5'd0) | (dbx8[25] ? 5'd25 : 5'd0)
-                    | (dbx8[26] ? 5'd26 : 5'd0) | (dbx8[27] ? 5'd27 : 5'd0)
-                    | (dbx8[28] ? 5'd28 : 5'd0) | (dbx8[29] ? 5'd29 : 5'd0)
-                    | (dbx8[30] ? 5'd30 : 5'd0)));
-  assign adj9 = (dbx9[29:0] & dbx9[30:1]);
-  assign cls9 = {((dbx9[0] | dbx9[1] | (dbx9[2] | dbx9[3])
-                   | (dbx9[4] | dbx9[5] | (dbx9[6] | dbx9[7]))
-                   | (dbx9[8] | dbx9[9] | (dbx9[10] | dbx9[11])
-                      | (dbx9[12] | dbx9[13] | (dbx9[14] | dbx9[15])))
-                   | (dbx9[16] | dbx9[17] | (dbx9[18] | dbx9[19])
-                      | (dbx9[20] | dbx9[21] | (dbx9[22] | dbx9[23]))
-                      | (dbx9[24] | dbx9[25] | (dbx9[26] | dbx9[27])
-                         | (dbx9[28] | dbx9[29] | dbx9[30]))))
-                  & ~((dbx9[0] & dbx9[1]) | (dbx9[2] & dbx9[3])
-                      | ((dbx9[0] | dbx9[1]) & (dbx9[2] | dbx9[3]))
-                      | ((dbx9[4] & dbx9[5]) | (dbx9[6] & dbx9[7])
-                         | ((dbx9[4] | dbx9[5]) & (dbx9[6] | dbx9[7])))
-                      | ((dbx9[0] | dbx9[1] | (dbx9[2] | dbx9[3]))
-                         & (dbx9[4] | dbx9[5] | (dbx9[6] | dbx9[7])))
-                      | ((dbx9[8] & dbx9[9]) | (dbx9[10] & dbx9[11])
-                         | ((dbx9[8] | dbx9[9]) & (dbx9[10] | dbx9[11]))
-                         | ((dbx9[12] & dbx9[13]) | (dbx9[14] & dbx9[15])
-                            | ((dbx9[12] | dbx9[13]) & (dbx9[14] | dbx9[15])))
-                         | ((dbx9[8] | dbx9[9] | (dbx9[10] | dbx9[11]))
-                            & (dbx9[12] | dbx9[13] | (dbx9[14] | dbx9[15]))))
-                      | ((dbx9[0] | dbx9[1] | (dbx9[2] | dbx9[3])
-                          | (dbx9[4] | dbx9[5] | (dbx9[6] | dbx9[7])))
-                         & (dbx9[8] | dbx9[9] | (dbx9[10] | dbx9[11])
-                            | (dbx9[12] | dbx9[13] | (dbx9[14] | dbx9[15]))))
-                      | ((dbx9[16] & dbx9[17]) | (dbx9[18] & dbx9[19])
-                         | ((dbx9[16] | dbx9[17]) & (dbx9[18] | dbx9[19]))
-                         | ((dbx9[20] & dbx9[21]) | (dbx9[22] & dbx9[23])
-                            | ((dbx9[20] | dbx9[21]) & (dbx9[22] | dbx9[23])))
-                         | ((dbx9[16] | dbx9[17] | (dbx9[18] | dbx9[19]))
-                            & (dbx9[20] | dbx9[21] | (dbx9[22] | dbx9[23])))
-                         | ((dbx9[24] & dbx9[25]) | (dbx9[26] & dbx9[27])
-                            | ((dbx9[24] | dbx9[25]) & (dbx9[26] | dbx9[27]))
-                            | ((dbx9[28] & dbx9[29]) | ((dbx9[28] | dbx9[29]) & dbx9[30]))
-                            | ((dbx9[24] | dbx9[25] | (dbx9[26] | dbx9[27]))
-                               & (dbx9[28] | dbx9[29] | dbx9[30])))
-                         | ((dbx9[16] | dbx9[17] | (dbx9[18] | dbx9[19])
-                             | (dbx9[20] | dbx9[21] | (dbx9[22] | dbx9[23])))
-                            & (dbx9[24] | dbx9[25] | (dbx9[26] | dbx9[27])
-                               | (dbx9[28] | dbx9[29] | dbx9[30]))))
-                      | ((dbx9[0] | dbx9[1] | (dbx9[2] | dbx9[3])
-                          | (dbx9[4] | dbx9[5] | (dbx9[6] | dbx9[7]))
-                          | (dbx9[8] | dbx9[9] | (dbx9[10] | dbx9[11])
-                             | (dbx9[12] | dbx9[13] | (dbx9[14] | dbx9[15]))))
-                         & (dbx9[16] | dbx9[17] | (dbx9[18] | dbx9[19])
-                            | (dbx9[20] | dbx9[21] | (dbx9[22] | dbx9[23]))
-                            | (dbx9[24] | dbx9[25] | (dbx9[26] | dbx9[27])
-                               | (dbx9[28] | dbx9[29] | dbx9[30])))))),
-                 ((adj9[0] | adj9[1] | (adj9[2] | adj9[3])
-                   | (adj9[4] | adj9[5] | (adj9[6] | adj9[7]))
-                   | (adj9[8] | adj9[9] | (adj9[10] | adj9[11])
-                      | (adj9[12] | adj9[13] | (adj9[14] | adj9[15])))
-                   | (adj9[16] | adj9[17] | (adj9[18] | adj9[19])
-                      | (adj9[20] | adj9[21] | (adj9[22] | adj9[23]))
-                      | (adj9[24] | adj9[25] | (adj9[26] | adj9[27]) | (adj9[28] | adj9[29]))))
-                  & ~((adj9[0] & adj9[1]) | (adj9[2] & adj9[3])
-                      | ((adj9[0] | adj9[1]) & (adj9[2] | adj9[3]))
-                      | ((adj9[4] & adj9[5]) | (adj9[6] & adj9[7])
-                         | ((adj9[4] | adj9[5]) & (adj9[6] | adj9[7])))
-                      | ((adj9[0] | adj9[1] | (adj9[2] | adj9[3]))
-                         & (adj9[4] | adj9[5] | (adj9[6] | adj9[7])))
-                      | ((adj9[8] & adj9[9]) | (adj9[10] & adj9[11])
-                         | ((adj9[8] | adj9[9]) & (adj9[10] | adj9[11]))
-                         | ((adj9[12] & adj9[13]) | (adj9[14] & adj9[15])
-                            | ((adj9[12] | adj9[13]) & (adj9[14] | adj9[15])))
-                         | ((adj9[8] | adj9[9] | (adj9[10] | adj9[11]))
-                            & (adj9[12] | adj9[13] | (adj9[14] | adj9[15]))))
-                      | ((adj9[0] | adj9[1] | (adj9[2] | adj9[3])
-                          | (adj9[4] | adj9[5] | (adj9[6] | adj9[7])))
-                         & (adj9[8] | adj9[9] | (adj9[10] | adj9[11])
-                            | (adj9[12] | adj9[13] | (adj9[14] | adj9[15]))))
-                      | ((adj9[16] & adj9[17]) | (adj9[18] & adj9[19])
-                         | ((adj9[16] | adj9[17]) & (adj9[18] | adj9[19]))
-                         | ((adj9[20] & adj9[21]) | (adj9[22] & adj9[23])
-                            | ((adj9[20] | adj9[21]) & (adj9[22] | adj9[23])))
-                         | ((adj9[16] | adj9[17] | (adj9[18] | adj9[19]))
-                            & (adj9[20] | adj9[21] | (adj9[22] | adj9[23])))
-                         | ((adj9[24] & adj9[25]) | (adj9[26] & adj9[27])
-                            | ((adj9[24] | adj9[25]) & (adj9[26] | adj9[27]))
-                            | (adj9[28] & adj9[29])
-                            | ((adj9[24] | adj9[25] | (adj9[26] | adj9[27]))
-                               & (adj9[28] | adj9[29])))
-                         | ((adj9[16] | adj9[17] | (adj9[18] | adj9[19])
-                             | (adj9[20] | adj9[21] | (adj9[22] | adj9[23])))
-                            & (adj9[24] | adj9[25] | (adj9[26] | adj9[27])
-                               | (adj9[28] | adj9[29]))))
-                      | ((adj9[0] | adj9[1] | (adj9[2] | adj9[3])
-                          | (adj9[4] | adj9[5] | (adj9[6] | adj9[7]))
-                          | (adj9[8] | adj9[9] | (adj9[10] | adj9[11])
-                             | (adj9[12] | adj9[13] | (adj9[14] | adj9[15]))))
-                         & (adj9[16] | adj9[17] | (adj9[18] | adj9[19])
-                            | (adj9[20] | adj9[21] | (adj9[22] | adj9[23]))
-                            | (adj9[24] | adj9[25] | (adj9[26] | adj9[27])
-                               | (adj9[28] | adj9[29])))))
-                  & ~(|(dbx9 ^ ({adj9, 1'd0} | {1'd0, adj9})))), ~(|dbp9), (&dbx9),
-                 ~(dbx9[0] | dbx9[1] | (dbx9[2] | dbx9[3])
-                   | (dbx9[4] | dbx9[5] | (dbx9[6] | dbx9[7]))
-                   | (dbx9[8] | dbx9[9] | (dbx9[10] | dbx9[11])
-                      | (dbx9[12] | dbx9[13] | (dbx9[14] | dbx9[15])))
-                   | (dbx9[16] | dbx9[17] | (dbx9[18] | dbx9[19])
-                      | (dbx9[20] | dbx9[21] | (dbx9[22] | dbx9[23]))
-                      | (dbx9[24] | dbx9[25] | (dbx9[26] | dbx9[27])
-                         | (dbx9[28] | dbx9[29] | dbx9[30]))))};
-  assign pos9 = (((adj9[0] | adj9[1] | (adj9[2] | adj9[3])
-                   | (adj9[4] | adj9[5] | (adj9[6] | adj9[7]))
-                   | (adj9[8] | adj9[9] | (adj9[10] | adj9[11])
-                      | (adj9[12] | adj9[13] | (adj9[14] | adj9[15])))
-                   | (adj9[16] | adj9[17] | (adj9[18] | adj9[19])
-                      | (adj9[20] | adj9[21] | (adj9[22] | adj9[23]))
-                      | (adj9[24] | adj9[25] | (adj9[26] | adj9[27]) | (adj9[28] | adj9[29]))))
-                  & ~((adj9[0] & adj9[1]) | (adj9[2] & adj9[3])
-                      | ((adj9[0] | adj9[1]) & (adj9[2] | adj9[3]))
-                      | ((adj9[4] & adj9[5]) | (adj9[6] & adj9[7])
-                         | ((adj9[4] | adj9[5]) & (adj9[6] | adj9[7])))
-                      | ((adj9[0] | adj9[1] | (adj9[2] | adj9[3]))
-                         & (adj9[4] | adj9[5] | (adj9[6] | adj9[7])))
-                      | ((adj9[8] & adj9[9]) | (adj9[10] & adj9[11])
-                         | ((adj9[8] | adj9[9]) & (adj9[10] | adj9[11]))
-                         | ((adj9[12] & adj9[13]) | (adj9[14] & adj9[15])
-                            | ((adj9[12] | adj9[13]) & (adj9[14] | adj9[15])))
-                         | ((adj9[8] | adj9[9] | (adj9[10] | adj9[11]))
-                            & (adj9[12] | adj9[13] | (adj9[14] | adj9[15]))))
-                      | ((adj9[0] | adj9[1] | (adj9[2] | adj9[3])
-                          | (adj9[4] | adj9[5] | (adj9[6] | adj9[7])))
-                         & (adj9[8] | adj9[9] | (adj9[10] | adj9[11])
-                            | (adj9[12] | adj9[13] | (adj9[14] | adj9[15]))))
-                      | ((adj9[16] & adj9[17]) | (adj9[18] & adj9[19])
-                         | ((adj9[16] | adj9[17]) & (adj9[18] | adj9[19]))
-                         | ((adj9[20] & adj9[21]) | (adj9[22] & adj9[23])
-                            | ((adj9[20] | adj9[21]) & (adj9[22] | adj9[23])))
-                         | ((adj9[16] | adj9[17] | (adj9[18] | adj9[19]))
-                            & (adj9[20] | adj9[21] | (adj9[22] | adj9[23])))
-                         | ((adj9[24] & adj9[25]) | (adj9[26] & adj9[27])
-                            | ((adj9[24] | adj9[25]) & (adj9[26] | adj9[27]))
-                            | (adj9[28] & adj9[29])
-                            | ((adj9[24] | adj9[25] | (adj9[26] | adj9[27]))
-                               & (adj9[28] | adj9[29])))
-                         | ((adj9[16] | adj9[17] | (adj9[18] | adj9[19])
-                             | (adj9[20] | adj9[21] | (adj9[22] | adj9[23])))
-                            & (adj9[24] | adj9[25] | (adj9[26] | adj9[27])
-                               | (adj9[28] | adj9[29]))))
-                      | ((adj9[0] | adj9[1] | (adj9[2] | adj9[3])
-                          | (adj9[4] | adj9[5] | (adj9[6] | adj9[7]))
-                          | (adj9[8] | adj9[9] | (adj9[10] | adj9[11])
-                             | (adj9[12] | adj9[13] | (adj9[14] | adj9[15]))))
-                         & (adj9[16] | adj9[17] | (adj9[18] | adj9[19])
-                            | (adj9[20] | adj9[21] | (adj9[22] | adj9[23]))
-                            | (adj9[24] | adj9[25] | (adj9[26] | adj9[27])
-                               | (adj9[28] | adj9[29])))))
-                  & ~(|(dbx9 ^ ({adj9, 1'd0} | {1'd0, adj9})))) ?
-                   ((adj9[1] ? 5'd1 : 5'd0) | (adj9[2] ? 5'd2 : 5'd0) | (adj9[3] ? 5'd3 : 5'd0)
-                    | (adj9[4] ? 5'd4 : 5'd0) | (adj9[5] ? 5'd5 : 5'd0) | (adj9[6] ? 5'd6 : 5'd0)
-                    | (adj9[7] ? 5'd7 : 5'd0) | (adj9[8] ? 5'd8 : 5'd0) | (adj9[9] ? 5'd9 : 5'd0)
-                    | (adj9[10] ? 5'd10 : 5'd0) | (adj9[11] ? 5'd11 : 5'd0)
-                    | (adj9[12] ? 5'd12 : 5'd0) | (adj9[13] ? 5'd13 : 5'd0)
-                    | (adj9[14] ? 5'd14 : 5'd0) | (adj9[15] ? 5'd15 : 5'd0)
-                    | (adj9[16] ? 5'd16 : 5'd0) | (adj9[17] ? 5'd17 : 5'd0)
-                    | (adj9[18] ? 5'd18 : 5'd0) | (adj9[19] ? 5'd19 : 5'd0)
-                    | (adj9[20] ? 5'd20 : 5'd0) | (adj9[21] ? 5'd21 : 5'd0)
-                    | (adj9[22] ? 5'd22 : 5'd0) | (adj9[23] ? 5'd23 : 5'd0)
-                    | (adj9[24] ? 5'd24 : 5'd0) | (adj9[25] ? 5'd25 : 5'd0)
-                    | (adj9[26] ? 5'd26 : 5'd0) | (adj9[27] ? 5'd27 : 5'd0)
-                    | (adj9[28] ? 5'd28 : 5'd0) | (adj9[29] ? 5'd29 : 5'd0))
-                 : ((dbx9[1] ? 5'd1 : 5'd0) | (dbx9[2] ? 5'd2 : 5'd0) | (dbx9[3] ? 5'd3 : 5'd0)
-                    | (dbx9[4] ? 5'd4 : 5'd0) | (dbx9[5] ? 5'd5 : 5'd0) | (dbx9[6] ? 5'd6 : 5'd0)
-                    | (dbx9[7] ? 5'd7 : 5'd0) | (dbx9[8] ? 5'd8 : 5'd0) | (dbx9[9] ? 5'd9 : 5'd0)
-                    | (dbx9[10] ? 5'd10 : 5'd0) | (dbx9[11] ? 5'd11 : 5'd0)
-                    | (dbx9[12] ? 5'd12 : 5'd0) | (dbx9[13] ? 5'd13 : 5'd0)
-                    | (dbx9[14] ? 5'd14 : 5'd0) | (dbx9[15] ? 5'd15 : 5'd0)
-                    | (dbx9[16] ? 5'd16 : 5'd0) | (dbx9[17] ? 5'd17 : 5'd0)
-                    | (dbx9[18] ? 5'd18 : 5'd0) | (dbx9[19] ? 5'd19 : 5'd0)
-                    | (dbx9[20] ? 5'd20 : 5'd0) | (dbx9[21] ? 5'd21 : 5'd0)
-                    | (dbx9[22] ? 5'd22 : 5'd0) | (dbx9[23] ? 5'd23 : 5'd0)
-                    | (dbx9[24] ? 5'd24 : 5'd0) | (dbx9[25] ? 5'd25 : 5'd0)
-                    | (dbx9[26] ? 5'd26 : 5'd0) | (dbx9[27] ? 5'd27 : 5'd0)
-                    | (dbx9[28] ? 5'd28 : 5'd0) | (dbx9[29] ? 5'd29 : 5'd0)
-                    | (dbx9[30] ? 5'd30 : 5'd0)));
-  assign adj10 = (dbx10[29:0] & dbx10[30:1]);
-  assign cls10 = {((dbx10[0] | dbx10[1] | (dbx10[2] | dbx10[3])
-                    | (dbx10[4] | dbx10[5] | (dbx10[6] | dbx10[7]))
-                    | (dbx10[8] | dbx10[9] | (dbx10[10] | dbx10[11])
-                       | (dbx10[12] | dbx10[13] | (dbx10[14] | dbx10[15])))
-                    | (dbx10[16] | dbx10[17] | (dbx10[18] | dbx10[19])
-                       | (dbx10[20] | dbx10[21] | (dbx10[22] | dbx10[23]))
-                       | (dbx10[24] | dbx10[25] | (dbx10[26] | dbx10[27])
-                          | (dbx10[28] | dbx10[29] | dbx10[30]))))
-                   & ~((dbx10[0] & dbx10[1]) | (dbx10[2] & dbx10[3])
-                       | ((dbx10[0] | dbx10[1]) & (dbx10[2] | dbx10[3]))
-                       | ((dbx10[4] & dbx10[5]) | (dbx10[6] & dbx10[7])
-                          | ((dbx10[4] | dbx10[5]) & (dbx10[6] | dbx10[7])))
-                       | ((dbx10[0] | dbx10[1] | (dbx10[2] | dbx10[3]))
-                          & (dbx10[4] | dbx10[5] | (dbx10[6] | dbx10[7])))
-                       | ((dbx10[8] & dbx10[9]) | (dbx10[10] & dbx10[11])
-                          | ((dbx10[8] | dbx10[9]) & (dbx10[10] | dbx10[11]))
-                          | ((dbx10[12] & dbx10[13]) | (dbx10[14] & dbx10[15])
-                             | ((dbx10[12] | dbx10[13]) & (dbx10[14] | dbx10[15])))
-                          | ((dbx10[8] | dbx10[9] | (dbx10[10] | dbx10[11]))
-                             & (dbx10[12] | dbx10[13] | (dbx10[14] | dbx10[15]))))
-                       | ((dbx10[0] | dbx10[1] | (dbx10[2] | dbx10[3])
-                           | (dbx10[4] | dbx10[5] | (dbx10[6] | dbx10[7])))
-                          & (dbx10[8] | dbx10[9] | (dbx10[10] | dbx10[11])
-                             | (dbx10[12] | dbx10[13] | (dbx10[14] | dbx10[15]))))
-                       | ((dbx10[16] & dbx10[17]) | (dbx10[18] & dbx10[19])
-                          | ((dbx10[16] | dbx10[17]) & (dbx10[18] | dbx10[19]))
-                          | ((dbx10[20] & dbx10[21]) | (dbx10[22] & dbx10[23])
-                             | ((dbx10[20] | dbx10[21]) & (dbx10[22] | dbx10[23])))
-                          | ((dbx10[16] | dbx10[17] | (dbx10[18] | dbx10[19]))
-                             & (dbx10[20] | dbx10[21] | (dbx10[22] | dbx10[23])))
-                          | ((dbx10[24] & dbx10[25]) | (dbx10[26] & dbx10[27])
-                             | ((dbx10[24] | dbx10[25]) & (dbx10[26] | dbx10[27]))
-                             | ((dbx10[28] & dbx10[29]) | ((dbx10[28] | dbx10[29]) & dbx10[30]))
-                             | ((dbx10[24] | dbx10[25] | (dbx10[26] | dbx10[27]))
-                                & (dbx10[28] | dbx10[29] | dbx10[30])))
-                          | ((dbx10[16] | dbx10[17] | (dbx10[18] | dbx10[19])
-                              | (dbx10[20] | dbx10[21] | (dbx10[22] | dbx10[23])))
-                             & (dbx10[24] | dbx10[25] | (dbx10[26] | dbx10[27])
-                                | (dbx10[28] | dbx10[29] | dbx10[30]))))
-                       | ((dbx10[0] | dbx10[1] | (dbx10[2] | dbx10[3])
-                           | (dbx10[4] | dbx10[5] | (dbx10[6] | dbx10[7]))
-                           | (dbx10[8] | dbx10[9] | (dbx10[10] | dbx10[11])
-                              | (dbx10[12] | dbx10[13] | (dbx10[14] | dbx10[15]))))
-                          & (dbx10[16] | dbx10[17] | (dbx10[18] | dbx10[19])
-                             | (dbx10[20] | dbx10[21] | (dbx10[22] | dbx10[23]))
-                             | (dbx10[24] | dbx10[25] | (dbx10[26] | dbx10[27])
-                                | (dbx10[28] | dbx10[29] | dbx10[30])))))),
-                  ((adj10[0] | adj10[1] | (adj10[2] | adj10[3])
-                    | (adj10[4] | adj10[5] | (adj10[6] | adj10[7]))
-                    | (adj10[8] | adj10[9] | (adj10[10] | adj10[11])
-                       | (adj10[12] | adj10[13] | (adj10[14] | adj10[15])))
-                    | (adj10[16] | adj10[17] | (adj10[18] | adj10[19])
-                       | (adj10[20] | adj10[21] | (adj10[22] | adj10[23]))
-                       | (adj10[24] | adj10[25] | (adj10[26] | adj10[27])
-                          | (adj10[28] | adj10[29]))))
-                   & ~((adj10[0] & adj10[1]) | (adj10[2] & adj10[3])
-                       | ((adj10[0] | adj10[1]) & (adj10[2] | adj10[3]))
-                       | ((adj10[4] & adj10[5]) | (adj10[6] & adj10[7])
-                          | ((adj10[4] | adj10[5]) & (adj10[6] | adj10[7])))
-                       | ((adj10[0] | adj10[1] | (adj10[2] | adj10[3]))
-                          & (adj10[4] | adj10[5] | (adj10[6] | adj10[7])))
-                       | ((adj10[8] & adj10[9]) | (adj10[10] & adj10[11])
-                          | ((adj10[8] | adj10[9]) & (adj10[10] | adj10[11]))
-                          | ((adj10[12] & adj10[13]) | (adj10[14] & adj10[15])
-                             | ((adj10[12] | adj10[13]) & (adj10[14] | adj10[15])))
-                          | ((adj10[8] | adj10[9] | (adj10[10] | adj10[11]))
-                             & (adj10[12] | adj10[13] | (adj10[14] | adj10[15]))))
-                       | ((adj10[0] | adj10[1] | (adj10[2] | adj10[3])
-                           | (adj10[4] | adj10[5] | (adj10[6] | adj10[7])))
-                          & (adj10[8] | adj10[9] | (adj10[10] | adj10[11])
-                             | (adj10[12] | adj10[13] | (adj10[14] | adj10[15]))))
-                       | ((adj10[16] & adj10[17]) | (adj10[18] & adj10[19])
-                          | ((adj10[16] | adj10[17]) & (adj10[18] | adj10[19]))
-                          | ((adj10[20] & adj10[21]) | (adj10[22] & adj10[23])
-                             | ((adj10[20] | adj10[21]) & (adj10[22] | adj10[23])))
-                          | ((adj10[16] | adj10[17] | (adj10[18] | adj10[19]))
-                             & (adj10[20] | adj10[21] | (adj10[22] | adj10[23])))
-                          | ((adj10[24] & adj10[25]) | (adj10[26] & adj10[27])
-                             | ((adj10[24] | adj10[25]) & (adj10[26] | adj10[27]))
-                             | (adj10[28] & adj10[29])
-                             | ((adj10[24] | adj10[25] | (adj10[26] | adj10[27]))
-                                & (adj10[28] | adj10[29])))
-                          | ((adj10[16] | adj10[17] | (adj10[18] | adj10[19])
-                              | (adj10[20] | adj10[21] | (adj10[22] | adj10[23])))
-                             & (adj10[24] | adj10[25] | (adj10[26] | adj10[27])
-                                | (adj10[28] | adj10[29]))))
-                       | ((adj10[0] | adj10[1] | (adj10[2] | adj10[3])
-                           | (adj10[4] | adj10[5] | (adj10[6] | adj10[7]))
-                           | (adj10[8] | adj10[9] | (adj10[10] | adj10[11])
-                              | (adj10[12] | adj10[13] | (adj10[14] | adj10[15]))))
-                          & (adj10[16] | adj10[17] | (adj10[18] | adj10[19])
-                             | (adj10[20] | adj10[21] | (adj10[22] | adj10[23]))
-                             | (adj10[24] | adj10[25] | (adj10[26] | adj10[27])
-                                | (adj10[28] | adj10[29])))))
-                   & ~(|(dbx10 ^ ({adj10, 1'd0} | {1'd0, adj10})))), ~(|dbp10), (&dbx10),
-                  ~(dbx10[0] | dbx10[1] | (dbx10[2] | dbx10[3])
-                    | (dbx10[4] | dbx10[5] | (dbx10[6] | dbx10[7]))
-                    | (dbx10[8] | dbx10[9] | (dbx10[10] | dbx10[11])
-                       | (dbx10[12] | dbx10[13] | (dbx10[14] | dbx10[15])))
-                    | (dbx10[16] | dbx10[17] | (dbx10[18] | dbx10[19])
-                       | (dbx10[20] | dbx10[21] | (dbx10[22] | dbx10[23]))
-                       | (dbx10[24] | dbx10[25] | (dbx10[26] | dbx10[27])
-                          | (dbx10[28] | dbx10[29] | dbx10[30]))))};
-  assign pos10 = (((adj10[0] | adj10[1] | (adj10[2] | adj10[3])
-                    | (adj10[4] | adj10[5] | (adj10[6] | adj10[7]))
-                    | (adj10[8] | adj10[9] | (adj10[10] | adj10[11])
-                       | (adj10[12] | adj10[13] | (adj10[14] | adj10[15])))
-                    | (adj10[16] | adj10[17] | (adj10[18] | adj10[19])
-                       | (adj10[20] | adj10[21] | (adj10[22] | adj10[23]))
-                       | (adj10[24] | adj10[25] | (adj10[26] | adj10[27])
-                          | (adj10[28] | adj10[29]))))
-                   & ~((adj10[0] & adj10[1]) | (adj10[2] & adj10[3])
-                       | ((adj10[0] | adj10[1]) & (adj10[2] | adj10[3]))
-                       | ((adj10[4] & adj10[5]) | (adj10[6] & adj10[7])
-                          | ((adj10[4] | adj10[5]) & (adj10[6] | adj10[7])))
-                       | ((adj10[0] | adj10[1] | (adj10[2] | adj10[3]))
-                          & (adj10[4] | adj10[5] | (adj10[6] | adj10[7])))
-                       | ((adj10[8] & adj10[9]) | (adj10[10] & adj10[11])
-                          | ((adj10[8] | adj10[9]) & (adj10[10] | adj10[11]))
-                          | ((adj10[12] & adj10[13]) | (adj10[14] & adj10[15])
-                             | ((adj10[12] | adj10[13]) & (adj10[14] | adj10[15])))
-                          | ((adj10[8] | adj10[9] | (adj10[10] | adj10[11]))
-                             & (adj10[12] | adj10[13] | (adj10[14] | adj10[15]))))
-                       | ((adj10[0] | adj10[1] | (adj10[2] | adj10[3])
-                           | (adj10[4] | adj10[5] | (adj10[6] | adj10[7])))
-                          & (adj10[8] | adj10[9] | (adj10[10] | adj10[11])
-                             | (adj10[12] | adj10[13] | (adj10[14] | adj10[15]))))
-                       | ((adj10[16] & adj10[17]) | (adj10[18] & adj10[19])
-                          | ((adj10[16] | adj10[17]) & (adj10[18] | adj10[19]))
-                          | ((adj10[20] & adj10[21]) | (adj10[22] & adj10[23])
-                             | ((adj10[20] | adj10[21]) & (adj10[22] | adj10[23])))
-                          | ((adj10[16] | adj10[17] | (adj10[18] | adj10[19]))
-                             & (adj10[20] | adj10[21] | (adj10[22] | adj10[23])))
-                          | ((adj10[24] & adj10[25]) | (adj10[26] & adj10[27])
-                             | ((adj10[24] | adj10[25]) & (adj10[26] | adj10[27]))
-                             | (adj10[28] & adj10[29])
-                             | ((adj10[24] | adj10[25] | (adj10[26] | adj10[27]))
-                                & (adj10[28] | adj10[29])))
-                          | ((adj10[16] | adj10[17] | (adj10[18] | adj10[19])
-                              | (adj10[20] | adj10[21] | (adj10[22] | adj10[23])))
-                             & (adj10[24] | adj10[25] | (adj10[26] | adj10[27])
-                                | (adj10[28] | adj10[29]))))
-                       | ((adj10[0] | adj10[1] | (adj10[2] | adj10[3])
-                           | (adj10[4] | adj10[5] | (adj10[6] | adj10[7]))
-                           | (adj10[8] | adj10[9] | (adj10[10] | adj10[11])
-                              | (adj10[12] | adj10[13] | (adj10[14] | adj10[15]))))
-                          & (adj10[16] | adj10[17] | (adj10[18] | adj10[19])
-                             | (adj10[20] | adj10[21] | (adj10[22] | adj10[23]))
-                             | (adj10[24] | adj10[25] | (adj10[26] | adj10[27])
-                                | (adj10[28] | adj10[29])))))
-                   & ~(|(dbx10 ^ ({adj10, 1'd0} | {1'd0, adj10})))) ?
-                    ((adj10[1] ? 5'd1 : 5'd0) | (adj10[2] ? 5'd2 : 5'd0) | (adj10[3] ? 5'd3 : 5'd0)
-                     | (adj10[4] ? 5'd4 : 5'd0) | (adj10[5] ? 5'd5 : 5'd0)
-                     | (adj10[6] ? 5'd6 : 5'd0) | (adj10[7] ? 5'd7 : 5'd0)
-                     | (adj10[8] ? 5'd8 : 5'd0) | (adj10[9] ? 5'd9 : 5'd0)
-                     | (adj10[10] ? 5'd10 : 5'd0) | (adj10[11] ? 5'd11 : 5'd0)
-                     | (adj10[12] ? 5'd12 : 5'd0) | (adj10[13] ? 5'd13 : 5'd0)
-                     | (adj10[14] ? 5'd14 : 5'd0) | (adj10[15] ? 5'd15 : 5'd0)
-                     | (adj10[16] ? 5'd16 : 5'd0) | (adj10[17] ? 5'd17 : 5'd0)
-                     | (adj10[18] ? 5'd18 : 5'd0) | (adj10[19] ? 5'd19 : 5'd0)
-                     | (adj10[20] ? 5'd20 : 5'd0) | (adj10[21] ? 5'd21 : 5'd0)
-                     | (adj10[22] ? 5'd22 : 5'd0) | (adj10[23] ? 5'd23 : 5'd0)
-                     | (adj10[24] ? 5'd24 : 5'd0) | (adj10[25] ? 5'd25 : 5'd0)
-                     | (adj10[26] ? 5'd26 : 5'd0) | (adj10[27] ? 5'd27 : 5'd0)
-                     | (adj10[28] ? 5'd28 : 5'd0) | (adj10[29] ? 5'd29 : 5'd0))
-                  : ((dbx10[1] ? 5'd1 : 5'd0) | (dbx10[2] ? 5'd2 : 5'd0) | (dbx10[3] ? 5'd3 : 5'd0)
-                     | (dbx10[4] ? 5'd4 : 5'd0) | (dbx10[5] ? 5'd5 : 5'd0)
-                     | (dbx10[6] ? 5'd6 : 5'd0) | (dbx10[7] ? 5'd7 : 5'd0)
-                     | (dbx10[8] ? 5'd8 : 5'd0) | (dbx10[9] ? 5'd9 : 5'd0)
-                     | (dbx10[10] ? 5'd10 : 5'd0) | (dbx10[11] ? 5'd11 : 5'd0)
-                     | (dbx10[12] ? 5'd12 : 5'd0) | (dbx10[13] ? 5'd13 : 5'd0)
-                     | (dbx10[14] ? 5'd14 : 5'd0) | (dbx10[15] ? 5'd15 : 5'd0)
-                     | (dbx10[16] ? 5'd16 : 5'd0) | (dbx10[17] ? 5'd17 : 5'd0)
-                     | (dbx10[18] ? 5'd18 : 5'd0) | (dbx10[19] ? 5'd19 : 5'd0)
-                     | (dbx10[20] ? 5'd20 : 5'd0) | (dbx10[21] ? 5'd21 : 5'd0)
-                     | (dbx10[22] ? 5'd22 : 5'd0) | (dbx10[23] ? 5'd23 : 5'd0)
-                     | (dbx10[24] ? 5'd24 : 5'd0) | (dbx10[25] ? 5'd25 : 5'd0)
-                     | (dbx10[26] ? 5'd26 : 5'd0) | (dbx10[27] ? 5'd27 : 5'd0)
-                     | (dbx10[28] ? 5'd28 : 5'd0) | (dbx10[29] ? 5'd29 : 5'd0)
-                     | (dbx10[30] ? 5'd30 : 5'd0)));
-  assign adj11 = (dbx11[29:0] & dbx11[30:1]);
-  assign cls11 = {((dbx11[0] | dbx11[1] | (dbx11[2] | dbx11[3])
-                    | (dbx11[4] | dbx11[5] | (dbx11[6] | dbx11[7]))
-                    | (dbx11[8] | dbx11[9] | (dbx11[10] | dbx11[11])
-                       | (dbx11[12] | dbx11[13] | (dbx11[14] | dbx11[15])))
-                    | (dbx11[16] | dbx11[17] | (dbx11[18] | dbx11[19])
-                       | (dbx11[20] | dbx11[21] | (dbx11[22] | dbx11[23]))
-                       | (dbx11[24] | dbx11[25] | (dbx11[26] | dbx11[27])
-                          | (dbx11[28] | dbx11[29] | dbx11[30]))))
-                   & ~((dbx11[0] & dbx11[1]) | (dbx11[2] & dbx11[3])
-                       | ((dbx11[0] | dbx11[1]) & (dbx11[2] | dbx11[3]))
-                       | ((dbx11[4] & dbx11[5]) | (dbx11[6] & dbx11[7])
-                          | ((dbx11[4] | dbx11[5]) & (dbx11[6] | dbx11[7])))
-                       | ((dbx11[0] | dbx11[1] | (dbx11[2] | dbx11[3]))
-                          & (dbx11[4] | dbx11[5] | (dbx11[6] | dbx11[7])))
-                       | ((dbx11[8] & dbx11[9]) | (dbx11[10] & dbx11[11])
-                          | ((dbx11[8] | dbx11[9]) & (dbx11[10] | dbx11[11]))
-                          | ((dbx11[12] & dbx11[13]) | (dbx11[14] & dbx11[15])
-                             | ((dbx11[12] | dbx11[13]) & (dbx11[14] | dbx11[15])))
-                          | ((dbx11[8] | dbx11[9] | (dbx11[10] | dbx11[11]))
-                             & (dbx11[12] | dbx11[13] | (dbx11[14] | dbx11[15]))))
-                       | ((dbx11[0] | dbx11[1] | (dbx11[2] | dbx11[3])
-                           | (dbx11[4] | dbx11[5] | (dbx11[6] | dbx11[7])))
-                          & (dbx11[8] | dbx11[9] | (dbx11[10] | dbx11[11])
-                             | (dbx11[12] | dbx11[13] | (dbx11[14] | dbx11[15]))))
-                       | ((dbx11[16] & dbx11[17]) | (dbx11[18] & dbx11[19])
-                          | ((dbx11[16] | dbx11[17]) & (dbx11[18] | dbx11[19]))
-                          | ((dbx11[20] & dbx11[21]) | (dbx11[22] & dbx11[23])
-                             | ((dbx11[20] | dbx11[21]) & (dbx11[22] | dbx11[23])))
-                          | ((dbx11[16] | dbx11[17] | (dbx11[18] | dbx11[19]))
-                             & (dbx11[20] | dbx11[21] | (dbx11[22] | dbx11[23])))
-                          | ((dbx11[24] & dbx11[25]) | (dbx11[26] & dbx11[27])
-                             | ((dbx11[24] | dbx11[25]) & (dbx11[26] | dbx11[27]))
-                             | ((dbx11[28] & dbx11[29]) | ((dbx11[28] | dbx11[29]) & dbx11[30]))
-                             | ((dbx11[24] | dbx11[25] | (dbx11[26] | dbx11[27]))
-                                & (dbx11[28] | dbx11[29] | dbx11[30])))
-                          | ((dbx11[16] | dbx11[17] | (dbx11[18] | dbx11[19])
-                              | (dbx11[20] | dbx11[21] | (dbx11[22] | dbx11[23])))
-                             & (dbx11[24] | dbx11[25] | (dbx11[26] | dbx11[27])
-                                | (dbx11[28] | dbx11[29] | dbx11[30]))))
-                       | ((dbx11[0] | dbx11[1] | (dbx11[2] | dbx11[3])
-                           | (dbx11[4] | dbx11[5] | (dbx11[6] | dbx11[7]))
-                           | (dbx11[8] | dbx11[9] | (dbx11[10] | dbx11[11])
-                              | (dbx11[12] | dbx11[13] | (dbx11[14] | dbx11[15]))))
-                          & (dbx11[16] | dbx11[17] | (dbx11[18] | dbx11[19])
-                             | (dbx11[20] | dbx11[21] | (dbx11[22] | dbx11[23]))
-                             | (dbx11[24] | dbx11[25] | (dbx11[26] | dbx11[27])
-                                | (dbx11[28] | dbx11[29] | dbx11[30])))))),
-                  ((adj11[0] | adj11[1] | (adj11[2] | adj11[3])
-                    | (adj11[4] | adj11[5] | (adj11[6] | adj11[7]))
-                    | (adj11[8] | adj11[9] | (adj11[10] | adj11[11])
-                       | (adj11[12] | adj11[13] | (adj11[14] | adj11[15])))
-                    | (adj11[16] | adj11[17] | (adj11[18] | adj11[19])
-                       | (adj11[20] | adj11[21] | (adj11[22] | adj11[23]))
-                       | (adj11[24] | adj11[25] | (adj11[26] | adj11[27])
-                          | (adj11[28] | adj11[29]))))
-                   & ~((adj11[0] & adj11[1]) | (adj11[2] & adj11[3])
-                       | ((adj11[0] | adj11[1]) & (adj11[2] | adj11[3]))
-                       | ((adj11[4] & adj11[5]) | (adj11[6] & adj11[7])
-                          | ((adj11[4] | adj11[5]) & (adj11[6] | adj11[7])))
-                       | ((adj11[0] | adj11[1] | (adj11[2] | adj11[3]))
-                          & (adj11[4] | adj11[5] | (adj11[6] | adj11[7])))
-                       | ((adj11[8] & adj11[9]) | (adj11[10] & adj11[11])
-                          | ((adj11[8] | adj11[9]) & (adj11[10] | adj11[11]))
-                          | ((adj11[12] & adj11[13]) | (adj11[14] & adj11[15])
-                             | ((adj11[12] | adj11[13]) & (adj11[14] | adj11[15])))
-                          | ((adj11[8] | adj11[9] | (adj11[10] | adj11[11]))
-                             & (adj11[12] | adj11[13] | (adj11[14] | adj11[15]))))
-                       | ((adj11[0] | adj11[1] | (adj11[2] | adj11[3])
-                           | (adj11[4] | adj11[5] | (adj11[6] | adj11[7])))
-                          & (adj11[8] | adj11[9] | (adj11[10] | adj11[11])
-                             | (adj11[12] | adj11[13] | (adj11[14] | adj11[15]))))
-                       | ((adj11[16] & adj11[17]) | (adj11[18] & adj11[19])
-                          | ((adj11[16] | adj11[17]) & (adj11[18] | adj11[19]))
-                          | ((adj11[20] & adj11[21]) | (adj11[22] & adj11[23])
-                             | ((adj11[20] | adj11[21]) & (adj11[22] | adj11[23])))
-                          | ((adj11[16] | adj11[17] | (adj11[18] | adj11[19]))
-                             & (adj11[20] | adj11[21] | (adj11[22] | adj11[23])))
-                          | ((adj11[24] & adj11[25]) | (adj11[26] & adj11[27])
-                             | ((adj11[24] | adj11[25]) & (adj11[26] | adj11[27]))
-                             | (adj11[28] & adj11[29])
-                             | ((adj11[24] | adj11[25] | (adj11[26] | adj11[27]))
-                                & (adj11[28] | adj11[29])))
-                          | ((adj11[16] | adj11[17] | (adj11[18] | adj11[19])
-                              | (adj11[20] | adj11[21] | (adj11[22] | adj11[23])))
-                             & (adj11[24] | adj11[25] | (adj11[26] | adj11[27])
-                                | (adj11[28] | adj11[29]))))
-                       | ((adj11[0] | adj11[1] | (adj11[2] | adj11[3])
-                           | (adj11[4] | adj11[5] | (adj11[6] | adj11[7]))
-                           | (adj11[8] | adj11[9] | (adj11[10] | adj11[11])
-                              | (adj11[12] | adj11[13] | (adj11[14] | adj11[15]))))
-                          & (adj11[16] | adj11[17] | (adj11[18] | adj11[19])
-                             | (adj11[20] | adj11[21] | (adj11[22] | adj11[23]))
-                             | (adj11[24] | adj11[25] | (adj11[26] | adj11[27])
-                                | (adj11[28] | adj11[29])))))
-                   & ~(|(dbx11 ^ ({adj11, 1'd0} | {1'd0, adj11})))), ~(|dbp11), (&dbx11),
-                  ~(dbx11[0] | dbx11[1] | (dbx11[2] | dbx11[3])
-                    | (dbx11[4] | dbx11[5] | (dbx11[6] | dbx11[7]))
-                    | (dbx11[8] | dbx11[9] | (dbx11[10] | dbx11[11])
-                       | (dbx11[12] | dbx11[13] | (dbx11[14] | dbx11[15])))
-                    | (dbx11[16] | dbx11[17] | (dbx11[18] | dbx11[19])
-                       | (dbx11[20] | dbx11[21] | (dbx11[22] | dbx11[23]))
-                       | (dbx11[24] | dbx11[25] | (dbx11[26] | dbx11[27])
-                          | (dbx11[28] | dbx11[29] | dbx11[30]))))};
-  assign pos11 = (((adj11[0] | adj11[1] | (adj11[2] | adj11[3])
-                    | (adj11[4] | adj11[5] | (adj11[6] | adj11[7]))
-                    | (adj11[8] | adj11[9] | (adj11[10] | adj11[11])
-                       | (adj11[12] | adj11[13] | (adj11[14] | adj11[15])))
-                    | (adj11[16] | adj11[17] | (adj11[18] | adj11[19])
-                       | (adj11[20] | adj11[21] | (adj11[22] | adj11[23]))
-                       | (adj11[24] | adj11[25] | (adj11[26] | adj11[27])
-                          | (adj11[28] | adj11[29]))))
-                   & ~((adj11[0] & adj11[1]) | (adj11[2] & adj11[3])
-                       | ((adj11[0] | adj11[1]) & (adj11[2] | adj11[3]))
-                       | ((adj11[4] & adj11[5]) | (adj11[6] & adj11[7])
-                          | ((adj11[4] | adj11[5]) & (adj11[6] | adj11[7])))
-                       | ((adj11[0] | adj11[1] | (adj11[2] | adj11[3]))
-                          & (adj11[4] | adj11[5] | (adj11[6] | adj11[7])))
-                       | ((adj11[8] & adj11[9]) | (adj11[10] & adj11[11])
-                          | ((adj11[8] | adj11[9]) & (adj11[10] | adj11[11]))
-                          | ((adj11[12] & adj11[13]) | (adj11[14] & adj11[15])
-                             | ((adj11[12] | adj11[13]) & (adj11[14] | adj11[15])))
-                          | ((adj11[8] | adj11[9] | (adj11[10] | adj11[11]))
-                             & (adj11[12] | adj11[13] | (adj11[14] | adj11[15]))))
-                       | ((adj11[0] | adj11[1] | (adj11[2] | adj11[3])
-                           | (adj11[4] | adj11[5] | (adj11[6] | adj11[7])))
-                          & (adj11[8] | adj11[9] | (adj11[10] | adj11[11])
-                             | (adj11[12] | adj11[13] | (adj11[14] | adj11[15]))))
-                       | ((adj11[16] & adj11[17]) | (adj11[18] & adj11[19])
-                          | ((adj11[16] | adj11[17]) & (adj11[18] | adj11[19]))
-                          | ((adj11[20] & adj11[21]) | (adj11[22] & adj11[23])
-                             | ((adj11[20] | adj11[21]) & (adj11[22] | adj11[23])))
-                          | ((adj11[16] | adj11[17] | (adj11[18] | adj11[19]))
-                             & (adj11[20] | adj11[21] | (adj11[22] | adj11[23])))
-                          | ((adj11[24] & adj11[25]) | (adj11[26] & adj11[27])
-                             | ((adj11[24] | adj11[25]) & (adj11[26] | adj11[27]))
-                             | (adj11[28] & adj11[29])
-                             | ((adj11[24] | adj11[25] | (adj11[26] | adj11[27]))
-                                & (adj11[28] | adj11[29])))
-                          | ((adj11[16] | adj11[17] | (adj11[18] | adj11[19])
-                              | (adj11[20] | adj11[21] | (adj11[22] | adj11[23])))
-                             & (adj11[24] | adj11[25] | (adj11[26] | adj11[27])
-                                | (adj11[28] | adj11[29]))))
-                       | ((adj11[0] | adj11[1] | (adj11[2] | adj11[3])
-                           | (adj11[4] | adj11[5] | (adj11[6] | adj11[7]))
-                           | (adj11[8] | adj11[9] | (adj11[10] | adj11[11])
-                              | (adj11[12] | adj11[13] | (adj11[14] | adj11[15]))))
-                          & (adj11[16] | adj11[17] | (adj11[18] | adj11[19])
-                             | (adj11[20] | adj11[21] | (adj11[22] | adj11[23]))
-                             | (adj11[24] | adj11[25] | (adj11[26] | adj11[27])
-                                | (adj11[28] | adj11[29])))))
-                   & ~(|(dbx11 ^ ({adj11, 1'd0} | {1'd0, adj11})))) ?
-                    ((adj11[1] ? 5'd1 : 5'd0) | (adj11[2] ? 5'd2 : 5'd0) | (adj11[3] ? 5'd3 : 5'd0)
-                     | (adj11[4] ? 5'd4 : 5'd0) | (adj11[5] ? 5'd5 : 5'd0)
-                     | (adj11[6] ? 5'd6 : 5'd0) | (adj11[7] ? 5'd7 : 5'd0)
-                     | (adj11[8] ? 5'd8 : 5'd0) | (adj11[9] ? 5'd9 : 5'd0)
-                     | (adj11[10] ? 5'd10 : 5'd0) | (adj11[11] ? 5'd11 : 5'd0)
-                     | (adj11[12] ? 5'd12 : 5'd0) | (adj11[13] ? 5'd13 : 5'd0)
-                     | (adj11[14] ? 5'd14 : 5'd0) | (adj11[15] ? 5'd15 : 5'd0)
-                     | (adj11[16] ? 5'd16 : 5'd0) | (adj11[17] ? 5'd17 : 5'd0)
-                     | (adj11[18] ? 5'd18 : 5'd0) | (adj11[19] ? 5'd19 : 5'd0)
-                     | (adj11[20] ? 5'd20 : 5'd0) | (adj11[21] ? 5'd21 : 5'd0)
-                     | (adj11[22] ? 5'd22 : 5'd0) | (adj11[23] ? 5'd23 : 5'd0)
-                     | (adj11[24] ? 5'd24 : 5'd0) | (adj11[25] ? 5'd25 : 5'd0)
-                     | (adj11[26] ? 5'd26 : 5'd0) | (adj11[27] ? 5'd27 : 5'd0)
-                     | (adj11[28] ? 5'd28 : 5'd0) | (adj11[29] ? 5'd29 : 5'd0))
-                  : ((dbx11[1] ? 5'd1 : 5'd0) | (dbx11[2] ? 5'd2 : 5'd0) | (dbx11[3] ? 5'd3 : 5'd0)
-                     | (dbx11[4] ? 5'd4 : 5'd0) | (dbx11[5] ? 5'd5 : 5'd0)
-                     | (dbx11[6] ? 5'd6 : 5'd0) | (dbx11[7] ? 5'd7 : 5'd0)
-                     | (dbx11[8] ? 5'd8 : 5'd0) | (dbx11[9] ? 5'd9 : 5'd0)
-                     | (dbx11[10] ? 5'd10 : 5'd0) | (dbx11[11] ? 5'd11 : 5'd0)
-                     | (dbx11[12] ? 5'd12 : 5'd0) | (dbx11[13] ? 5'd13 : 5'd0)
-                     | (dbx11[14] ? 5'd14 : 5'd0) | (dbx11[15] ? 5'd15 : 5'd0)
-                     | (dbx11[16] ? 5'd16 : 5'd0) | (dbx11[17] ? 5'd17 : 5'd0)
-                     | (dbx11[18] ? 5'd18 : 5'd0) | (dbx11[19] ? 5'd19 : 5'd0)
-                     | (dbx11[20] ? 5'd20 : 5'd0) | (dbx11[21] ? 5'd21 : 5'd0)
-                     | (dbx11[22] ? 5'd22 : 5'd0) | (dbx11[23] ? 5'd23 : 5'd0)
-                     | (dbx11[24] ? 5'd24 : 5'd0) | (dbx11[25] ? 5'd25 : 5'd0)
-                     | (dbx11[26] ? 5'd26 : 5'd0) | (dbx11[27] ? 5'd27 : 5'd0)
-                     | (dbx11[28] ? 5'd28 : 5'd0) | (dbx11[29] ? 5'd29 : 5'd0)
-                     | (dbx11[30] ? 5'd30 : 5'd0)));
-  assign adj12 = (dbx12[29:0] & dbx12[30:1]);
-  assign cls12 = {((dbx12[0] | dbx12[1] | (dbx12[2] | dbx12[3])
-                    | (dbx12[4] | dbx12[5] | (dbx12[6] | dbx12[7]))
-                    | (dbx12[8] | dbx12[9] | (dbx12[10] | dbx12[11])
-                       | (dbx12[12] | dbx12[13] | (dbx12[14] | dbx12[15])))
-                    | (dbx12[16] | dbx12[17] | (dbx12[18] | dbx12[19])
-                       | (dbx12[20] | dbx12[21] | (dbx12[22] | dbx12[23]))
-                       | (dbx12[24] | dbx12[25] | (dbx12[26] | dbx12[27])
-                          | (dbx12[28] | dbx12[29] | dbx12[30]))))
-                   & ~((dbx12[0] & dbx12[1]) | (dbx12[2] & dbx12[3])
-                       | ((dbx12[0] | dbx12[1]) & (dbx12[2] | dbx12[3]))
-                       | ((dbx12[4] & dbx12[5]) | (dbx12[6] & dbx12[7])
-                          | ((dbx12[4] | dbx12[5]) & (dbx12[6] | dbx12[7])))
-                       | ((dbx12[0] | dbx12[1] | (dbx12[2] | dbx12[3]))
-                          & (dbx12[4] | dbx12[5] | (dbx12[6] | dbx12[7])))
-                       | ((dbx12[8] & dbx12[9]) | (dbx12[10] & dbx12[11])
-                          | ((dbx12[8] | dbx12[9]) & (dbx12[10] | dbx12[11]))
-                          | ((dbx12[12] & dbx12[13]) | (dbx12[14] & dbx12[15])
-                             | ((dbx12[12] | dbx12[13]) & (dbx12[14] | dbx12[15])))
-                          | ((dbx12[8] | dbx12[9] | (dbx12[10] | dbx12[11]))
-                             & (dbx12[12] | dbx12[13] | (dbx12[14] | dbx12[15]))))
-                       | ((dbx12[0] | dbx12[1] | (dbx12[2] | dbx12[3])
-                           | (dbx12[4] | dbx12[5] | (dbx12[6] | dbx12[7])))
-                          & (dbx12[8] | dbx12[9] | (dbx12[10] | dbx12[11])
-                             | (dbx12[12] | dbx12[13] | (dbx12[14] | dbx12[15]))))
-                       | ((dbx12[16] & dbx12[17]) | (dbx12[18] & dbx12[19])
-                          | ((dbx12[16] | dbx12[17]) & (dbx12[18] | dbx12[19]))
-                          | ((dbx12[20] & dbx12[21]) | (dbx12[22] & dbx12[23])
-                             | ((dbx12[20] | dbx12[21]) & (dbx12[22] | dbx12[23])))
-                          | ((dbx12[16] | dbx12[17] | (dbx12[18] | dbx12[19]))
-                             & (dbx12[20] | dbx12[21] | (dbx12[22] | dbx12[23])))
-                          | ((dbx12[24] & dbx12[25]) | (dbx12[26] & dbx12[27])
-                             | ((dbx12[24] | dbx12[25]) & (dbx12[26] | dbx12[27]))
-                             | ((dbx12[28] & dbx12[29]) | ((dbx12[28] | dbx12[29]) & dbx12[30]))
-                             | ((dbx12[24] | dbx12[25] | (dbx12[26] | dbx12[27]))
-                                & (dbx12[28] | dbx12[29] | dbx12[30])))
-                          | ((dbx12[16] | dbx12[17] | (dbx12[18] | dbx12[19])
-                              | (dbx12[20] | dbx12[21] | (dbx12[22] | dbx12[23])))
-                             & (dbx12[24] | dbx12[25] | (dbx12[26] | dbx12[27])
-                                | (dbx12[28] | dbx12[29] | dbx12[30]))))
-                       | ((dbx12[0] | dbx12[1] | (dbx12[2] | dbx12[3])
-                           | (dbx12[4] | dbx12[5] | (dbx12[6] | dbx12[7]))
-                           | (dbx12[8] | dbx12[9] | (dbx12[10] | dbx12[11])
-                              | (dbx12[12] | dbx12[13] | (dbx12[14] | dbx12[15]))))
-                          & (dbx12[16] | dbx12[17] | (dbx12[18] | dbx12[19])
-                             | (dbx12[20] | dbx12[21] | (dbx12[22] | dbx12[23]))
-                             | (dbx12[24] | dbx12[25] | (dbx12[26] | dbx12[27])
-                                | (dbx12[28] | dbx12[29] | dbx12[30])))))),
-                  ((adj12[0] | adj12[1] | (adj12[2] | adj12[3])
-                    | (adj12[4] | adj12[5] | (adj12[6] | adj12[7]))
-                    | (adj12[8] | adj12[9] | (adj12[10] | adj12[11])
-                       | (adj12[12] | adj12[13] | (adj12[14] | adj12[15])))
-                    | (adj12[16] | adj12[17] | (adj12[18] | adj12[19])
-                       | (adj12[20] | adj12[21] | (adj12[22] | adj12[23]))
-                       | (adj12[24] | adj12[25] | (adj12[26] | adj12[27])
-                          | (adj12[28] | adj12[29]))))
-                   & ~((adj12[0] & adj12[1]) | (adj12[2] & adj12[3])
-                       | ((adj12[0] | adj12[1]) & (adj12[2] | adj12[3]))
-                       | ((adj12[4] & adj12[5]) | (adj12[6] & adj12[7])
-                          | ((adj12[4] | adj12[5]) & (adj12[6] | adj12[7])))
-                       | ((adj12[0] | adj12[1] | (adj12[2] | adj12[3]))
-                          & (adj12[4] | adj12[5] | (adj12[6] | adj12[7])))
-                       | ((adj12[8] & adj12[9]) | (adj12[10] & adj12[11])
-                          | ((adj12[8] | adj12[9]) & (adj12[10] | adj12[11]))
-                          | ((adj12[12] & adj12[13]) | (adj12[14] & adj12[15])
-                             | ((adj12[12] | adj12[13]) & (adj12[14] | adj12[15])))
-                          | ((adj12[8] | adj12[9] | (adj12[10] | adj12[11]))
-                             & (adj12[12] | adj12[13] | (adj12[14] | adj12[15]))))
-                       | ((adj12[0] | adj12[1] | (adj12[2] | adj12[3])
-                           | (adj12[4] | adj12[5] | (adj12[6] | adj12[7])))
-                          & (adj12[8] | adj12[9] | (adj12[10] | adj12[11])
-                             | (adj12[12] | adj12[13] | (adj12[14] | adj12[15]))))
-                       | ((adj12[16] & adj12[17]) | (adj12[18] & adj12[19])
-                          | ((adj12[16] | adj12[17]) & (adj12[18] | adj12[19]))
-                          | ((adj12[20] & adj12[21]) | (adj12[22] & adj12[23])
-                             | ((adj12[20] | adj12[21]) & (adj12[22] | adj12[23])))
-                          | ((adj12[16] | adj12[17] | (adj12[18] | adj12[19]))
-                             & (adj12[20] | adj12[21] | (adj12[22] | adj12[23])))
-                          | ((adj12[24] & adj12[25]) | (adj12[26] & adj12[27])
-                             | ((adj12[24] | adj12[25]) & (adj12[26] | adj12[27]))
-                             | (adj12[28] & adj12[29])
-                             | ((adj12[24] | adj12[25] | (adj12[26] | adj12[27]))
-                                & (adj12[28] | adj12[29])))
-                          | ((adj12[16] | adj12[17] | (adj12[18] | adj12[19])
-                              | (adj12[20] | adj12[21] | (adj12[22] | adj12[23])))
-                             & (adj12[24] | adj12[25] | (adj12[26] | adj12[27])
-                                | (adj12[28] | adj12[29]))))
-                       | ((adj12[0] | adj12[1] | (adj12[2] | adj12[3])
-                           | (adj12[4] | adj12[5] | (adj12[6] | adj12[7]))
-                           | (adj12[8] | adj12[9] | (adj12[10] | adj12[11])
-                              | (adj12[12] | adj12[13] | (adj12[14] | adj12[15]))))
-                          & (adj12[16] | adj12[17] | (adj12[18] | adj12[19])
-                             | (adj12[20] | adj12[21] | (adj12[22] | adj12[23]))
-                             | (adj12[24] | adj12[25] | (adj12[26] | adj12[27])
-                                | (adj12[28] | adj12[29])))))
-                   & ~(|(dbx12 ^ ({adj12, 1'd0} | {1'd0, adj12})))), ~(|dbp12), (&dbx12),
-                  ~(dbx12[0] | dbx12[1] | (dbx12[2] | dbx12[3])
-                    | (dbx12[4] | dbx12[5] | (dbx12[6] | dbx12[7]))
-                    | (dbx12[8] | dbx12[9] | (dbx12[10] | dbx12[11])
-                       | (dbx12[12] | dbx12[13] | (dbx12[14] | dbx12[15])))
-                    | (dbx12[16] | dbx12[17] | (dbx12[18] | dbx12[19])
-                       | (dbx12[20] | dbx12[21] | (dbx12[22] | dbx12[23]))
-                       | (dbx12[24] | dbx12[25] | (dbx12[26] | dbx12[27])
-                          | (dbx12[28] | dbx12[29] | dbx12[30]))))};
-  assign pos12 = (((adj12[0] | adj12[1] | (adj12[2] | adj12[3])
-                    | (adj12[4] | adj12[5] | (adj12[6] | adj12[7]))
-                    | (adj12[8] | adj12[9] | (adj12[10] | adj12[11])
-                       | (adj12[12] | adj12[13] | (adj12[14] | adj12[15])))
-                    | (adj12[16] | adj12[17] | (adj12[18] | adj12[19])
-                       | (adj12[20] | adj12[21] | (adj12[22] | adj12[23]))
-                       | (adj12[24] | adj12[25] | (adj12[26] | adj12[27])
-                          | (adj12[28] | adj12[29]))))
-                   & ~((adj12[0] & adj12[1]) | (adj12[2] & adj12[3])
-                       | ((adj12[0] | adj12[1]) & (adj12[2] | adj12[3]))
-                       | ((adj12[4] & adj12[5]) | (adj12[6] & adj12[7])
-                          | ((adj12[4] | adj12[5]) & (adj12[6] | adj12[7])))
-                       | ((adj12[0] | adj12[1] | (adj12[2] | adj12[3]))
-                          & (adj12[4] | adj12[5] | (adj12[6] | adj12[7])))
-                       | ((adj12[8] & adj12[9]) | (adj12[10] & adj12[11])
-                          | ((adj12[8] | adj12[9]) & (adj12[10] | adj12[11]))
-                          | ((adj12[12] & adj12[13]) | (adj12[14] & adj12[15])
-                             | ((adj12[12] | adj12[13]) & (adj12[14] | adj12[15])))
-                          | ((adj12[8] | adj12[9] | (adj12[10] | adj12[11]))
-                             & (adj12[12] | adj12[13] | (adj12[14] | adj12[15]))))
-                       | ((adj12[0] | adj12[1] | (adj12[2] | adj12[3])
-                           | (adj12[4] | adj12[5] | (adj12[6] | adj12[7])))
-                          & (adj12[8] | adj12[9] | (adj12[10] | adj12[11])
-                             | (adj12[12] | adj12[13] | (adj12[14] | adj12[15]))))
-                       | ((adj12[16] & adj12[17]) | (adj12[18] & adj12[19])
-                          | ((adj12[16] | adj12[17]) & (adj12[18] | adj12[19]))
-                          | ((adj12[20] & adj12[21]) | (adj12[22] & adj12[23])
-                             | ((adj12[20] | adj12[21]) & (adj12[22] | adj12[23])))
-                          | ((adj12[16] | adj12[17] | (adj12[18] | adj12[19]))
-                             & (adj12[20] | adj12[21] | (adj12[22] | adj12[23])))
-                          | ((adj12[24] & adj12[25]) | (adj12[26] & adj12[27])
-                             | ((adj12[24] | adj12[25]) & (adj12[26] | adj12[27]))
-                             | (adj12[28] & adj12[29])
-                             | ((adj12[24] | adj12[25] | (adj12[26] | adj12[27]))
-                                & (adj12[28] | adj12[29])))
-                          | ((adj12[16] | adj12[17] | (adj12[18] | adj12[19])
-                              | (adj12[20] | adj12[21] | (adj12[22] | adj12[23])))
-                             & (adj12[24] | adj12[25] | (adj12[26] | adj12[27])
-                                | (adj12[28] | adj12[29]))))
-                       | ((adj12[0] | adj12[1] | (adj12[2] | adj12[3])
-                           | (adj12[4] | adj12[5] | (adj12[6] | adj12[7]))
-                           | (adj12[8] | adj12[9] | (adj12[10] | adj12[11])
-                              | (adj12[12] | adj12[13] | (adj12[14] | adj12[15]))))
-                          & (adj12[16] | adj12[17] | (adj12[18] | adj12[19])
-                             | (adj12[20] | adj12[21] | (adj12[22] | adj12[23]))
-                             | (adj12[24] | adj12[25] | (adj12[26] | adj12[27])
-                                | (adj12[28] | adj12[29])))))
-                   & ~(|(dbx12 ^ ({adj12, 1'd0} | {1'd0, adj12})))) ?
-                    ((adj12[1] ? 5'd1 : 5'd0) | (adj12[2] ? 5'd2 : 5'd0) | (adj12[3] ? 5'd3 : 5'd0)
-                     | (adj12[4] ? 5'd4 : 5'd0) | (adj12[5] ? 5'd5 : 5'd0)
-                     | (adj12[6] ? 5'd6 : 5'd0) | (adj12[7] ? 5'd7 : 5'd0)
-                     | (adj12[8] ? 5'd8 : 5'd0) | (adj12[9] ? 5'd9 : 5'd0)
-                     | (adj12[10] ? 5'd10 : 5'd0) | (adj12[11] ? 5'd11 : 5'd0)
-                     | (adj12[12] ? 5'd12 : 5'd0) | (adj12[13] ? 5'd13 : 5'd0)
-                     | (adj12[14] ? 5'd14 : 5'd0) | (adj12[15] ? 5'd15 : 5'd0)
-                     | (adj12[16] ? 5'd16 : 5'd0) | (adj12[17] ? 5'd17 : 5'd0)
-                     | (adj12[18] ? 5'd18 : 5'd0) | (adj12[19] ? 5'd19 : 5'd0)
-                     | (adj12[20] ? 5'd20 : 5'd0) | (adj12[21] ? 5'd21 : 5'd0)
-                     | (adj12[22] ? 5'd22 : 5'd0) | (adj12[23] ? 5'd23 : 5'd0)
-                     | (adj12[24] ? 5'd24 : 5'd0) | (adj12[25] ? 5'd25 : 5'd0)
-                     | (adj12[26] ? 5'd26 : 5'd0) | (adj12[27] ? 5'd27 : 5'd0)
-                     | (adj12[28] ? 5'd28 : 5'd0) | (adj12[29] ? 5'd29 : 5'd0))
-                  : ((dbx12[1] ? 5'd1 : 5'd0) | (dbx12[2] ? 5'd2 : 5'd0) | (dbx12[3] ? 5'd3 : 5'd0)
-                     | (dbx12[4] ? 5'd4 : 5'd0) | (dbx12[5] ? 5'd5 : 5'd0)
-                     | (dbx12[6] ? 5'd6 : 5'd0) | (dbx12[7] ? 5'd7 : 5'd0)
-                     | (dbx12[8] ? 5'd8 : 5'd0) | (dbx12[9] ? 5'd9 : 5'd0)
-                     | (dbx12[10] ? 5'd10 : 5'd0) | (dbx12[11] ? 5'd11 : 5'd0)
-                     | (dbx12[12] ? 5'd12 : 5'd0) | (dbx12[13] ? 5'd13 : 5'd0)
-                     | (dbx12[14] ? 5'd14 : 5'd0) | (dbx12[15] ? 5'd15 : 5'd0)
-                     | (dbx12[16] ? 5'd16 : 5'd0) | (dbx12[17] ? 5'd17 : 5'd0)
-                     | (dbx12[18] ? 5'd18 : 5'd0) | (dbx12[19] ? 5'd19 : 5'd0)
-                     | (dbx12[20] ? 5'd20 : 5'd0) | (dbx12[21] ? 5'd21 : 5'd0)
-                     | (dbx12[22] ? 5'd22 : 5'd0) | (dbx12[23] ? 5'd23 : 5'd0)
-                     | (dbx12[24] ? 5'd24 : 5'd0) | (dbx12[25] ? 5'd25 : 5'd0)
-                     | (dbx12[26] ? 5'd26 : 5'd0) | (dbx12[27] ? 5'd27 : 5'd0)
-                     | (dbx12[28] ? 5'd28 : 5'd0) | (dbx12[29] ? 5'd29 : 5'd0)
-                     | (dbx12[30] ? 5'd30 : 5'd0)));
-  assign adj13 = (dbx13[29:0] & dbx13[30:1]);
-  assign cls13 = {((dbx13[0] | dbx13[1] | (dbx13[2] | dbx13[3])
-                    | (dbx13[4] | dbx13[5] | (dbx13[6] | dbx13[7]))
-                    | (dbx13[8] | dbx13[9] | (dbx13[10] | dbx13[11])
-                       | (dbx13[12] | dbx13[13] | (dbx13[14] | dbx13[15])))
-                    | (dbx13[16] | dbx13[17] | (dbx13[18] | dbx13[19])
-                       | (dbx13[20] | dbx13[21] | (dbx13[22] | dbx13[23]))
-                       | (dbx13[24] | dbx13[25] | (dbx13[26] | dbx13[27])
-                          | (dbx13[28] | dbx13[29] | dbx13[30]))))
-                   & ~((dbx13[0] & dbx13[1]) | (dbx13[2] & dbx13[3])
-                       | ((dbx13[0] | dbx13[1]) & (dbx13[2] | dbx13[3]))
-                       | ((dbx13[4] & dbx13[5]) | (dbx13[6] & dbx13[7])
-                          | ((dbx13[4] | dbx13[5]) & (dbx13[6] | dbx13[7])))
-                       | ((dbx13[0] | dbx13[1] | (dbx13[2] | dbx13[3]))
-                          & (dbx13[4] | dbx13[5] | (dbx13[6] | dbx13[7])))
-                       | ((dbx13[8] & dbx13[9]) | (dbx13[10] & dbx13[11])
-                          | ((dbx13[8] | dbx13[9]) & (dbx13[10] | dbx13[11]))
-                          | ((dbx13[12] & dbx13[13]) | (dbx13[14] & dbx13[15])
-                             | ((dbx13[12] | dbx13[13]) & (dbx13[14] | dbx13[15])))
-                          | ((dbx13[8] | dbx13[9] | (dbx13[10] | dbx13[11]))
-                             & (dbx13[12] | dbx13[13] | (dbx13[14] | dbx13[15]))))
-                       | ((dbx13[0] | dbx13[1] | (dbx13[2] | dbx13[3])
-                           | (dbx13[4] | dbx13[5] | (dbx13[6] | dbx13[7])))
-                          & (dbx13[8] | dbx13[9] | (dbx13[10] | dbx13[11])
-                             | (dbx13[12] | dbx13[13] | (dbx13[14] | dbx13[15]))))
-                       | ((dbx13[16] & dbx13[17]) | (dbx13[18] & dbx13[19])
-                          | ((dbx13[16] | dbx13[17]) & (dbx13[18] | dbx13[19]))
-                          | ((dbx13[20] & dbx13[21]) | (dbx13[22] & dbx13[23])
-                             | ((dbx13[20] | dbx13[21]) & (dbx13[22] | dbx13[23])))
-                          | ((dbx13[16] | dbx13[17] | (dbx13[18] | dbx13[19]))
-                             & (dbx13[20] | dbx13[21] | (dbx13[22] | dbx13[23])))
-                          | ((dbx13[24] & dbx13[25]) | (dbx13[26] & dbx13[27])
-                             | ((dbx13[24] | dbx13[25]) & (dbx13[26] | dbx13[27]))
-                             | ((dbx13[28] & dbx13[29]) | ((dbx13[28] | dbx13[29]) & dbx13[30]))
-                             | ((dbx13[24] | dbx13[25] | (dbx13[26] | dbx13[27]))
-                                & (dbx13[28] | dbx13[29] | dbx13[30])))
-                          | ((dbx13[16] | dbx13[17] | (dbx13[18] | dbx13[19])
-                              | (dbx13[20] | dbx13[21] | (dbx13[22] | dbx13[23])))
-                             & (dbx13[24] | dbx13[25] | (dbx13[26] | dbx13[27])
-                                | (dbx13[28] | dbx13[29] | dbx13[30]))))
-                       | ((dbx13[0] | dbx13[1] | (dbx13[2] | dbx13[3])
-                           | (dbx13[4] | dbx13[5] | (dbx13[6] | dbx13[7]))
-                           | (dbx13[8] | dbx13[9] | (dbx13[10] | dbx13[11])
-                              | (dbx13[12] | dbx13[13] | (dbx13[14] | dbx13[15]))))
-                          & (dbx13[16] | dbx13[17] | (dbx13[18] | dbx13[19])
-                             | (dbx13[20] | dbx13[21] | (dbx13[22] | dbx13[23]))
-                             | (dbx13[24] | dbx13[25] | (dbx13[26] | dbx13[27])
-                                | (dbx13[28] | dbx13[29] | dbx13[30])))))),
-                  ((adj13[0] | adj13[1] | (adj13[2] | adj13[3])
-                    | (adj13[4] | adj13[5] | (adj13[6] | adj13[7]))
-                    | (adj13[8] | adj13[9] | (adj13[10] | adj13[11])
-                       | (adj13[12] | adj13[13] | (adj13[14] | adj13[15])))
-                    | (adj13[16] | adj13[17] | (adj13[18] | adj13[19])
-                       | (adj13[20] | adj13[21] | (adj13[22] | adj13[23]))
-                       | (adj13[24] | adj13[25] | (adj13[26] | adj13[27])
-                          | (adj13[28] | adj13[29]))))
-                   & ~((adj13[0] & adj13[1]) | (adj13[2] & adj13[3])
-                       | ((adj13[0] | adj13[1]) & (adj13[2] | adj13[3]))
-                       | ((adj13[4] & adj13[5]) | (adj13[6] & adj13[7])
-                          | ((adj13[4] | adj13[5]) & (adj13[6] | adj13[7])))
-                       | ((adj13[0] | adj13[1] | (adj13[2] | adj13[3]))
-                          & (adj13[4] | adj13[5] | (adj13[6] | adj13[7])))
-                       | ((adj13[8] & adj13[9]) | (adj13[10] & adj13[11])
-                          | ((adj13[8] | adj13[9]) & (adj13[10] | adj13[11]))
-                          | ((adj13[12] & adj13[13]) | (adj13[14] & adj13[15])
-                             | ((adj13[12] | adj13[13]) & (adj13[14] | adj13[15])))
-                          | ((adj13[8] | adj13[9] | (adj13[10] | adj13[11]))
-                             & (adj13[12] | adj13[13] | (adj13[14] | adj13[15]))))
-                       | ((adj13[0] | adj13[1] | (adj13[2] | adj13[3])
-                           | (adj13[4] | adj13[5] | (adj13[6] | adj13[7])))
-                          & (adj13[8] | adj13[9] | (adj13[10] | adj13[11])
-                             | (adj13[12] | adj13[13] | (adj13[14] | adj13[15]))))
-                       | ((adj13[16] & adj13[17]) | (adj13[18] & adj13[19])
-                          | ((adj13[16] | adj13[17]) & (adj13[18] | adj13[19]))
-                          | ((adj13[20] & adj13[21]) | (adj13[22] & adj13[23])
-                             | ((adj13[20] | adj13[21]) & (adj13[22] | adj13[23])))
-                          | ((adj13[16] | adj13[17] | (adj13[18] | adj13[19]))
-                             & (adj13[20] | adj13[21] | (adj13[22] | adj13[23])))
-                          | ((adj13[24] & adj13[25]) | (adj13[26] & adj13[27])
-                             | ((adj13[24] | adj13[25]) & (adj13[26] | adj13[27]))
-                             | (adj13[28] & adj13[29])
-                             | ((adj13[24] | adj13[25] | (adj13[26] | adj13[27]))
-                                & (adj13[28] | adj13[29])))
-                          | ((adj13[16] | adj13[17] | (adj13[18] | adj13[19])
-                              | (adj13[20] | adj13[21] | (adj13[22] | adj13[23])))
-                             & (adj13[24] | adj13[25] | (adj13[26] | adj13[27])
-                                | (adj13[28] | adj13[29]))))
-                       | ((adj13[0] | adj13[1] | (adj13[2] | adj13[3])
-                           | (adj13[4] | adj13[5] | (adj13[6] | adj13[7]))
-                           | (adj13[8] | adj13[9] | (adj13[10] | adj13[11])
-                              | (adj13[12] | adj13[13] | (adj13[14] | adj13[15]))))
-                          & (adj13[16] | adj13[17] | (adj13[18] | adj13[19])
-                             | (adj13[20] | adj13[21] | (adj13[22] | adj13[23]))
-                             | (adj13[24] | adj13[25] | (adj13[26] | adj13[27])
-                                | (adj13[28] | adj13[29])))))
-                   & ~(|(dbx13 ^ ({adj13, 1'd0} | {1'd0, adj13})))), ~(|dbp13), (&dbx13),
-                  ~(dbx13[0] | dbx13[1] | (dbx13[2] | dbx13[3])
-                    | (dbx13[4] | dbx13[5] | (dbx13[6] | dbx13[7]))
-                    | (dbx13[8] | dbx13[9] | (dbx13[10] | dbx13[11])
-                       | (dbx13[12] | dbx13[13] | (dbx13[14] | dbx13[15])))
-                    | (dbx13[16] | dbx13[17] | (dbx13[18] | dbx13[19])
-                       | (dbx13[20] | dbx13[21] | (dbx13[22] | dbx13[23]))
-                       | (dbx13[24] | dbx13[25] | (dbx13[26] | dbx13[27])
-                          | (dbx13[28] | dbx13[29] | dbx13[30]))))};
-  assign pos13 = (((adj13[0] | adj13[1] | (adj13[2] | adj13[3])
-                    | (adj13[4] | adj13[5] | (adj13[6] | adj13[7]))
-                    | (adj13[8] | adj13[9] | (adj13[10] | adj13[11])
-                       | (adj13[12] | adj13[13] | (adj13[14] | adj13[15])))
-                    | (adj13[16] | adj13[17] | (adj13[18] | adj13[19])
-                       | (adj13[20] | adj13[21] | (adj13[22] | adj13[23]))
-                       | (adj13[24] | adj13[25] | (adj13[26] | adj13[27])
-                          | (adj13[28] | adj13[29]))))
-                   & ~((adj13[0] & adj13[1]) | (adj13[2] & adj13[3])
-                       | ((adj13[0] | adj13[1]) & (adj13[2] | adj13[3]))
-                       | ((adj13[4] & adj13[5]) | (adj13[6] & adj13[7])
-                          | ((adj13[4] | adj13[5]) & (adj13[6] | adj13[7])))
-                       | ((adj13[0] | adj13[1] | (adj13[2] | adj13[3]))
-                          & (adj13[4] | adj13[5] | (adj13[6] | adj13[7])))
-                       | ((adj13[8] & adj13[9]) | (adj13[10] & adj13[11])
-                          | ((adj13[8] | adj13[9]) & (adj13[10] | adj13[11]))
-                          | ((adj13[12] & adj13[13]) | (adj13[14] & adj13[15])
-                             | ((adj13[12] | adj13[13]) & (adj13[14] | adj13[15])))
-                          | ((adj13[8] | adj13[9] | (adj13[10] | adj13[11]))
-                             & (adj13[12] | adj13[13] | (adj13[14] | adj13[15]))))
-                       | ((adj13[0] | adj13[1] | (adj13[2] | adj13[3])
-                           | (adj13[4] | adj13[5] | (adj13[6] | adj13[7])))
-                          & (adj13[8] | adj13[9] | (adj13[10] | adj13[11])
-                             | (adj13[12] | adj13[13] | (adj13[14] | adj13[15]))))
-                       | ((adj13[16] & adj13[17]) | (adj13[18] & adj13[19])
-                          | ((adj13[16] | adj13[17]) & (adj13[18] | adj13[19]))
-                          | ((adj13[20] & adj13[21]) | (adj13[22] & adj13[23])
-                             | ((adj13[20] | adj13[21]) & (adj13[22] | adj13[23])))
-                          | ((adj13[16] | adj13[17] | (adj13[18] | adj13[19]))
-                             & (adj13[20] | adj13[21] | (adj13[22] | adj13[23])))
-                          | ((adj13[24] & adj13[25]) | (adj13[26] & adj13[27])
-                             | ((adj13[24] | adj13[25]) & (adj13[26] | adj13[27]))
-                             | (adj13[28] & adj13[29])
-                             | ((adj13[24] | adj13[25] | (adj13[26] | adj13[27]))
-                                & (adj13[28] | adj13[29])))
-                          | ((adj13[16] | adj13[17] | (adj13[18] | adj13[19])
-                              | (adj13[20] | adj13[21] | (adj13[22] | adj13[23])))
-                             & (adj13[24] | adj13[25] | (adj13[26] | adj13[27])
-                                | (adj13[28] | adj13[29]))))
-                       | ((adj13[0] | adj13[1] | (adj13[2] | adj13[3])
-                           | (adj13[4] | adj13[5] | (adj13[6] | adj13[7]))
-                           | (adj13[8] | adj13[9] | (adj13[10] | adj13[11])
-                              | (adj13[12] | adj13[13] | (adj13[14] | adj13[15]))))
-                          & (adj13[16] | adj13[17] | (adj13[18] | adj13[19])
-                             | (adj13[20] | adj13[21] | (adj13[22] | adj13[23]))
-                             | (adj13[24] | adj13[25] | (adj13[26] | adj13[27])
-                                | (adj13[28] | adj13[29])))))
-                   & ~(|(dbx13 ^ ({adj13, 1'd0} | {1'd0, adj13})))) ?
-                    ((adj13[1] ? 5'd1 : 5'd0) | (adj13[2] ? 5'd2 : 5'd0) | (adj13[3] ? 5'd3 : 5'd0)
-                     | (adj13[4] ? 5'd4 : 5'd0) | (adj13[5] ? 5'd5 : 5'd0)
-                     | (adj13[6] ? 5'd6 : 5'd0) | (adj13[7] ? 5'd7 : 5'd0)
-                     | (adj13[8] ? 5'd8 : 5'd0) | (adj13[9] ? 5'd9 : 5'd0)
-                     | (adj13[10] ? 5'd10 : 5'd0) | (adj13[11] ? 5'd11 : 5'd0)
-                     | (adj13[12] ? 5'd12 : 5'd0) | (adj13[13] ? 5'd13 : 5'd0)
-                     | (adj13[14] ? 5'd14 : 5'd0) | (adj13[15] ? 5'd15 : 5'd0)
-                     | (adj13[16] ? 5'd16 : 5'd0) | (adj13[17] ? 5'd17 : 5'd0)
-                     | (adj13[18] ? 5'd18 : 5'd0) | (adj13[19] ? 5'd19 : 5'd0)
-                     | (adj13[20] ? 5'd20 : 5'd0) | (adj13[21] ? 5'd21 : 5'd0)
-                     | (adj13[22] ? 5'd22 : 5'd0) | (adj13[23] ? 5'd23 : 5'd0)
-                     | (adj13[24] ? 5'd24 : 5'd0) | (adj13[25] ? 5'd25 : 5'd0)
-                     | (adj13[26] ? 5'd26 : 5'd0) | (adj13[27] ? 5'd27 : 5'd0)
-                     | (adj13[28] ? 5'd28 : 5'd0) | (adj13[29] ? 5'd29 : 5'd0))
-                  : ((dbx13[1] ? 5'd1 : 5'd0) | (dbx13[2] ? 5'd2 : 5'd0) | (dbx13[3] ? 5'd3 : 5'd0)
-                     | (dbx13[4] ? 5'd4 : 5'd0) | (dbx13[5] ? 5'd5 : 5'd0)
-                     | (dbx13[6] ? 5'd6 : 5'd0) | (dbx13[7] ? 5'd7 : 5'd0)
-                     | (dbx13[8] ? 5'd8 : 5'd0) | (dbx13[9] ? 5'd9 : 5'd0)
-                     | (dbx13[10] ? 5'd10 : 5'd0) | (dbx13[11] ? 5'd11 : 5'd0)
-                     | (dbx13[12] ? 5'd12 : 5'd0) | (dbx13[13] ? 5'd13 : 5'd0)
-                     | (dbx13[14] ? 5'd14 : 5'd0) | (dbx13[15] ? 5'd15 : 5'd0)
-                     | (dbx13[16] ? 5'd16 : 5'd0) | (dbx13[17] ? 5'd17 : 5'd0)
-                     | (dbx13[18] ? 5'd18 : 5'd0) | (dbx13[19] ? 5'd19 : 5'd0)
-                     | (dbx13[20] ? 5'd20 : 5'd0) | (dbx13[21] ? 5'd21 : 5'd0)
-                     | (dbx13[22] ? 5'd22 : 5'd0) | (dbx13[23] ? 5'd23 : 5'd0)
-                     | (dbx13[24] ? 5'd24 : 5'd0) | (dbx13[25] ? 5'd25 : 5'd0)
-                     | (dbx13[26] ? 5'd26 : 5'd0) | (dbx13[27] ? 5'd27 : 5'd0)
-                     | (dbx13[28] ? 5'd28 : 5'd0) | (dbx13[29] ? 5'd29 : 5'd0)
-                     | (dbx13[30] ? 5'd30 : 5'd0)));
-  assign adj14 = (dbx14[29:0] & dbx14[30:1]);
-  assign cls14 = {((dbx14[0] | dbx14[1] | (dbx14[2] | dbx14[3])
-                    | (dbx14[4] | dbx14[5] | (dbx14[6] | dbx14[7]))
-                    | (dbx14[8] | dbx14[9] | (dbx14[10] | dbx14[11])
-                       | (dbx14[12] | dbx14[13] | (dbx14[14] | dbx14[15])))
-                    | (dbx14[16] | dbx14[17] | (dbx14[18] | dbx14[19])
-                       | (dbx14[20] | dbx14[21] | (dbx14[22] | dbx14[23]))
-                       | (dbx14[24] | dbx14[25] | (dbx14[26] | dbx14[27])
-                          | (dbx14[28] | dbx14[29] | dbx14[30]))))
-                   & ~((dbx14[0] & dbx14[1]) | (dbx14[2] & dbx14[3])
-                       | ((dbx14[0] | dbx14[1]) & (dbx14[2] | dbx14[3]))
-                       | ((dbx14[4] & dbx14[5]) | (dbx14[6] & dbx14[7])
-                          | ((dbx14[4] | dbx14[5]) & (dbx14[6] | dbx14[7])))
-                       | ((dbx14[0] | dbx14[1] | (dbx14[2] | dbx14[3]))
-                          & (dbx14[4] | dbx14[5] | (dbx14[6] | dbx14[7])))
-                       | ((dbx14[8] & dbx14[9]) | (dbx14[10] & dbx14[11])
-                          | ((dbx14[8] | dbx14[9]) & (dbx14[10] | dbx14[11]))
-                          | ((dbx14[12] & dbx14[13]) | (dbx14[14] & dbx14[15])
-                             | ((dbx14[12] | dbx14[13]) & (dbx14[14] | dbx14[15])))
-                          | ((dbx14[8] | dbx14[9] | (dbx14[10] | dbx14[11]))
-                             & (dbx14[12] | dbx14[13] | (dbx14[14] | dbx14[15]))))
-                       | ((dbx14[0] | dbx14[1] | (dbx14[2] | dbx14[3])
-                           | (dbx14[4] | dbx14[5] | (dbx14[6] | dbx14[7])))
-                          & (dbx14[8] | dbx14[9] | (dbx14[10] | dbx14[11])
-                             | (dbx14[12] | dbx14[13] | (dbx14[14] | dbx14[15]))))
-                       | ((dbx14[16] & dbx14[17]) | (dbx14[18] & dbx14[19])
-                          | ((dbx14[16] | dbx14[17]) & (dbx14[18] | dbx14[19]))
-                          | ((dbx14[20] & dbx14[21]) | (dbx14[22] & dbx14[23])
-                             | ((dbx14[20] | dbx14[21]) & (dbx14[22] | dbx14[23])))
-                          | ((dbx14[16] | dbx14[17] | (dbx14[18] | dbx14[19]))
-                             & (dbx14[20] | dbx14[21] | (dbx14[22] | dbx14[23])))
-                          | ((dbx14[24] & dbx14[25]) | (dbx14[26] & dbx14[27])
-                             | ((dbx14[24] | dbx14[25]) & (dbx14[26] | dbx14[27]))
-                             | ((dbx14[28] & dbx14[29]) | ((dbx14[28] | dbx14[29]) & dbx14[30]))
-                             | ((dbx14[24] | dbx14[25] | (dbx14[26] | dbx14[27]))
-                                & (dbx14[28] | dbx14[29] | dbx14[30])))
-                          | ((dbx14[16] | dbx14[17] | (dbx14[18] | dbx14[19])
-                              | (dbx14[20] | dbx14[21] | (dbx14[22] | dbx14[23])))
-                             & (dbx14[24] | dbx14[25] | (dbx14[26] | dbx14[27])
-                                | (dbx14[28] | dbx14[29] | dbx14[30]))))
-                       | ((dbx14[0] | dbx14[1] | (dbx14[2] | dbx14[3])
-                           | (dbx14[4] | dbx14[5] | (dbx14[6] | dbx14[7]))
-                           | (dbx14[8] | dbx14[9] | (dbx14[10] | dbx14[11])
-                              | (dbx14[12] | dbx14[13] | (dbx14[14] | dbx14[15]))))
-                          & (dbx14[16] | dbx14[17] | (dbx14[18] | dbx14[19])
-                             | (dbx14[20] | dbx14[21] | (dbx14[22] | dbx14[23]))
-                             | (dbx14[24] | dbx14[25] | (dbx14[26] | dbx14[27])
-                                | (dbx14[28] | dbx14[29] | dbx14[30])))))),
-                  ((adj14[0] | adj14[1] | (adj14[2] | adj14[3])
-                    | (adj14[4] | adj14[5] | (adj14[6] | adj14[7]))
-                    | (adj14[8] | adj14[9] | (adj14[10] | adj14[11])
-                       | (adj14[12] | adj14[13] | (adj14[14] | adj14[15])))
-                    | (adj14[16] | adj14[17] | (adj14[18] | adj14[19])
-                       | (adj14[20] | adj14[21] | (adj14[22] | adj14[23]))
-                       | (adj14[24] | adj14[25] | (adj14[26] | adj14[27])
-                          | (adj14[28] | adj14[29]))))
-                   & ~((adj14[0] & adj14[1]) | (adj14[2] & adj14[3])
-                       | ((adj14[0] | adj14[1]) & (adj14[2] | adj14[3]))
-                       | ((adj14[4] & adj14[5]) | (adj14[6] & adj14[7])
-                          | ((adj14[4] | adj14[5]) & (adj14[6] | adj14[7])))
-                       | ((adj14[0] | adj14[1] | (adj14[2] | adj14[3]))
-                          & (adj14[4] | adj14[5] | (adj14[6] | adj14[7])))
-                       | ((adj14[8] & adj14[9]) | (adj14[10] & adj14[11])
-                          | ((adj14[8] | adj14[9]) & (adj14[10] | adj14[11]))
-                          | ((adj14[12] & adj14[13]) | (adj14[14] & adj14[15])
-                             | ((adj14[12] | adj14[13]) & (adj14[14] | adj14[15])))
-                          | ((adj14[8] | adj14[9] | (adj14[10] | adj14[11]))
-                             & (adj14[12] | adj14[13] | (adj14[14] | adj14[15]))))
-                       | ((adj14[0] | adj14[1] | (adj14[2] | adj14[3])
-                           | (adj14[4] | adj14[5] | (adj14[6] | adj14[7])))
-                          & (adj14[8] | adj14[9] | (adj14[10] | adj14[11])
-                             | (adj14[12] | adj14[13] | (adj14[14] | adj14[15]))))
-                       | ((adj14[16] & adj14[17]) | (adj14[18] & adj14[19])
-                          | ((adj14[16] | adj14[17]) & (adj14[18] | adj14[19]))
-                          | ((adj14[20] & adj14[21]) | (adj14[22] & adj14[23])
-                             | ((adj14[20] | adj14[21]) & (adj14[22] | adj14[23])))
-                          | ((adj14[16] | adj14[17] | (adj14[18] | adj14[19]))
-                             & (adj14[20] | adj14[21] | (adj14[22] | adj14[23])))
-                          | ((adj14[24] & adj14[25]) | (adj14[26] & adj14[27])
-                             | ((adj14[24] | adj14[25]) & (adj14[26] | adj14[27]))
-                             | (adj14[28] & adj14[29])
-                             | ((adj14[24] | adj14[25] | (adj14[26] | adj14[27]))
-                                & (adj14[28] | adj14[29])))
-                          | ((adj14[16] | adj14[17] | (adj14[18] | adj14[19])
-                              | (adj14[20] | adj14[21] | (adj14[22] | adj14[23])))
-                             & (adj14[24] | adj14[25] | (adj14[26] | adj14[27])
-                                | (adj14[28] | adj14[29]))))
-                       | ((adj14[0] | adj14[1] | (adj14[2] | adj14[3])
-                           | (adj14[4] | adj14[5] | (adj14[6] | adj14[7]))
-                           | (adj14[8] | adj14[9] | (adj14[10] | adj14[11])
-                              | (adj14[12] | adj14[13] | (adj14[14] | adj14[15]))))
-                          & (adj14[16] | adj14[17] | (adj14[18] | adj14[19])
-                             | (adj14[20] | adj14[21] | (adj14[22] | adj14[23]))
-                             | (adj14[24] | adj14[25] | (adj14[26] | adj14[27])
-                                | (adj14[28] | adj14[29])))))
-                   & ~(|(dbx14 ^ ({adj14, 1'd0} | {1'd0, adj14})))), ~(|dbp14), (&dbx14),
-                  ~(dbx14[0] | dbx14[1] | (dbx14[2] | dbx14[3])
-                    | (dbx14[4] | dbx14[5] | (dbx14[6] | dbx14[7]))
-                    | (dbx14[8] | dbx14[9] | (dbx14[10] | dbx14[11])
-                       | (dbx14[12] | dbx14[13] | (dbx14[14] | dbx14[15])))
-                    | (dbx14[16] | dbx14[17] | (dbx14[18] | dbx14[19])
-                       | (dbx14[20] | dbx14[21] | (dbx14[22] | dbx14[23]))
-                       | (dbx14[24] | dbx14[25] | (dbx14[26] | dbx14[27])
-                          | (dbx14[28] | dbx14[29] | dbx14[30]))))};
-  assign pos14 = (((adj14[0] | adj14[1] | (adj14[2] | adj14[3])
-                    | (adj14[4] | adj14[5] | (adj14[6] | adj14[7]))
-                    | (adj14[8] | adj14[9] | (adj14[10] | adj14[11])
-                       | (adj14[12] | adj14[13] | (adj14[14] | adj14[15])))
-                    | (adj14[16] | adj14[17] | (adj14[18] | adj14[19])
-                       | (adj14[20] | adj14[21] | (adj14[22] | adj14[23]))
-                       | (adj14[24] | adj14[25] | (adj14[26] | adj14[27])
-                          | (adj14[28] | adj14[29]))))
-                   & ~((adj14[0] & adj14[1]) | (adj14[2] & adj14[3])
-                       | ((adj14[0] | adj14[1]) & (adj14[2] | adj14[3]))
-                       | ((adj14[4] & adj14[5]) | (adj14[6] & adj14[7])
-                          | ((adj14[4] | adj14[5]) & (adj14[6] | adj14[7])))
-                       | ((adj14[0] | adj14[1] | (adj14[2] | adj14[3]))
-                          & (adj14[4] | adj14[5] | (adj14[6] | adj14[7])))
-                       | ((adj14[8] & adj14[9]) | (adj14[10] & adj14[11])
-                          | ((adj14[8] | adj14[9]) & (adj14[10] | adj14[11]))
-                          | ((adj14[12] & adj14[13]) | (adj14[14] & adj14[15])
-                             | ((adj14[12] | adj14[13]) & (adj14[14] | adj14[15])))
-                          | ((adj14[8] | adj14[9] | (adj14[10] | adj14[11]))
-                             & (adj14[12] | adj14[13] | (adj14[14] | adj14[15]))))
-                       | ((adj14[0] | adj14[1] | (adj14[2] | adj14[3])
-                           | (adj14[4] | adj14[5] | (adj14[6] | adj14[7])))
-                          & (adj14[8] | adj14[9] | (adj14[10] | adj14[11])
-                             | (adj14[12] | adj14[13] | (adj14[14] | adj14[15]))))
-                       | ((adj14[16] & adj14[17]) | (adj14[18] & adj14[19])
-                          | ((adj14[16] | adj14[17]) & (adj14[18] | adj14[19]))
-                          | ((adj14[20] & adj14[21]) | (adj14[22] & adj14[23])
-                             | ((adj14[20] | adj14[21]) & (adj14[22] | adj14[23])))
-                          | ((adj14[16] | adj14[17] | (adj14[18] | adj14[19]))
-                             & (adj14[20] | adj14[21] | (adj14[22] | adj14[23])))
-                          | ((adj14[24] & adj14[25]) | (adj14[26] & adj14[27])
-                             | ((adj14[24] | adj14[25]) & (adj14[26] | adj14[27]))
-                             | (adj14[28] & adj14[29])
-                             | ((adj14[24] | adj14[25] | (adj14[26] | adj14[27]))
-                                & (adj14[28] | adj14[29])))
-                          | ((adj14[16] | adj14[17] | (adj14[18] | adj14[19])
-                              | (adj14[20] | adj14[21] | (adj14[22] | adj14[23])))
-                             & (adj14[24] | adj14[25] | (adj14[26] | adj14[27])
-                                | (adj14[28] | adj14[29]))))
-                       | ((adj14[0] | adj14[1] | (adj14[2] | adj14[3])
-                           | (adj14[4] | adj14[5] | (adj14[6] | adj14[7]))
-                           | (adj14[8] | adj14[9] | (adj14[10] | adj14[11])
-                              | (adj14[12] | adj14[13] | (adj14[14] | adj14[15]))))
-                          & (adj14[16] | adj14[17] | (adj14[18] | adj14[19])
-                             | (adj14[20] | adj14[21] | (adj14[22] | adj14[23]))
-                             | (adj14[24] | adj14[25] | (adj14[26] | adj14[27])
-                                | (adj14[28] | adj14[29])))))
-                   & ~(|(dbx14 ^ ({adj14, 1'd0} | {1'd0, adj14})))) ?
-                    ((adj14[1] ? 5'd1 : 5'd0) | (adj14[2] ? 5'd2 : 5'd0) | (adj14[3] ? 5'd3 : 5'd0)
-                     | (adj14[4] ? 5'd4 : 5'd0) | (adj14[5] ? 5'd5 : 5'd0)
-                     | (adj14[6] ? 5'd6 : 5'd0) | (adj14[7] ? 5'd7 : 5'd0)
-                     | (adj14[8] ? 5'd8 : 5'd0) | (adj14[9] ? 5'd9 : 5'd0)
-                     | (adj14[10] ? 5'd10 : 5'd0) | (adj14[11] ? 5'd11 : 5'd0)
-                     | (adj14[12] ? 5'd12 : 5'd0) | (adj14[13] ? 5'd13 : 5'd0)
-                     | (adj14[14] ? 5'd14 : 5'd0) | (adj14[15] ? 5'd15 : 5'd0)
-                     | (adj14[16] ? 5'd16 : 5'd0) | (adj14[17] ? 5'd17 : 5'd0)
-                     | (adj14[18] ? 5'd18 : 5'd0) | (adj14[19] ? 5'd19 : 5'd0)
-                     | (adj14[20] ? 5'd20 : 5'd0) | (adj14[21] ? 5'd21 : 5'd0)
-                     | (adj14[22] ? 5'd22 : 5'd0) | (adj14[23] ? 5'd23 : 5'd0)
-                     | (adj14[24] ? 5'd24 : 5'd0) | (adj14[25] ? 5'd25 : 5'd0)
-                     | (adj14[26] ? 5'd26 : 5'd0) | (adj14[27] ? 5'd27 : 5'd0)
-                     | (adj14[28] ? 5'd28 : 5'd0) | (adj14[29] ? 5'd29 : 5'd0))
-                  : ((dbx14[1] ? 5'd1 : 5'd0) | (dbx14[2] ? 5'd2 : 5'd0) | (dbx14[3] ? 5'd3 : 5'd0)
-                     | (dbx14[4] ? 5'd4 : 5'd0) | (dbx14[5] ? 5'd5 : 5'd0)
-                     | (dbx14[6] ? 5'd6 : 5'd0) | (dbx14[7] ? 5'd7 : 5'd0)
-                     | (dbx14[8] ? 5'd8 : 5'd0) | (dbx14[9] ? 5'd9 : 5'd0)
-                     | (dbx14[10] ? 5'd10 : 5'd0) | (dbx14[11] ? 5'd11 : 5'd0)
-                     | (dbx14[12] ? 5'd12 : 5'd0) | (dbx14[13] ? 5'd13 : 5'd0)
-                     | (dbx14[14] ? 5'd14 : 5'd0) | (dbx14[15] ? 5'd15 : 5'd0)
-                     | (dbx14[16] ? 5'd16 : 5'd0) | (dbx14[17] ? 5'd17 : 5'd0)
-                     | (dbx14[18] ? 5'd18 : 5'd0) | (dbx14[19] ? 5'd19 : 5'd0)
-                     | (dbx14[20] ? 5'd20 : 5'd0) | (dbx14[21] ? 5'd21 : 5'd0)
-                     | (dbx14[22] ? 5'd22 : 5'd0) | (dbx14[23] ? 5'd23 : 5'd0)
-                     | (dbx14[24] ? 5'd24 : 5'd0) | (dbx14[25] ? 5'd25 : 5'd0)
-                     | (dbx14[26] ? 5'd26 : 5'd0) | (dbx14[27] ? 5'd27 : 5'd0)
-                     | (dbx14[28] ? 5'd28 : 5'd0) | (dbx14[29] ? 5'd29 : 5'd0)
-                     | (dbx14[30] ? 5'd30 : 5'd0)));
-  assign adj15 = (dbx15[29:0] & dbx15[30:1]);
-  assign cls15 = {((dbx15[0] | dbx15[1] | (dbx15[2] | dbx15[3])
-                    | (dbx15[4] | dbx15[5] | (dbx15[6] | dbx15[7]))
-                    | (dbx15[8] | dbx15[9] | (dbx15[10] | dbx15[11])
-                       | (dbx15[12] | dbx15[13] | (dbx15[14] | dbx15[15])))
-                    | (dbx15[16] | dbx15[17] | (dbx15[18] | dbx15[19])
-                       | (dbx15[20] | dbx15[21] | (dbx15[22] | dbx15[23]))
-                       | (dbx15[24] | dbx15[25] | (dbx15[26] | dbx15[27])
-                          | (dbx15[28] | dbx15[29] | dbx15[30]))))
-                   & ~((dbx15[0] & dbx15[1]) | (dbx15[2] & dbx15[3])
-                       | ((dbx15[0] | dbx15[1]) & (dbx15[2] | dbx15[3]))
-                       | ((dbx15[4] & dbx15[5]) | (dbx15[6] & dbx15[7])
-                          | ((dbx15[4] | dbx15[5]) & (dbx15[6] | dbx15[7])))
-                       | ((dbx15[0] | dbx15[1] | (dbx15[2] | dbx15[3]))
-                          & (dbx15[4] | dbx15[5] | (dbx15[6] | dbx15[7])))
-                       | ((dbx15[8] & dbx15[9]) | (dbx15[10] & dbx15[11])
-                          | ((dbx15[8] | dbx15[9]) & (dbx15[10] | dbx15[11]))
-                          | ((dbx15[12] & dbx15[13]) | (dbx15[14] & dbx15[15])
-                             | ((dbx15[12] | dbx15[13]) & (dbx15[14] | dbx15[15])))
-                          | ((dbx15[8] | dbx15[9] | (dbx15[10] | dbx15[11]))
-                             & (dbx15[12] | dbx15[13] | (dbx15[14] | dbx15[15]))))
-                       | ((dbx15[0] | dbx15[1] | (dbx15[2] | dbx15[3])
-                           | (dbx15[4] | dbx15[5] | (dbx15[6] | dbx15[7])))
-                          & (dbx15[8] | dbx15[9] | (dbx15[10] | dbx15[11])
-                             | (dbx15[12] | dbx15[13] | (dbx15[14] | dbx15[15]))))
-                       | ((dbx15[16] & dbx15[17]) | (dbx15[18] & dbx15[19])
-                          | ((dbx15[16] | dbx15[17]) & (dbx15[18] | dbx15[19]))
-                          | ((dbx15[20] & dbx15[21]) | (dbx15[22] & dbx15[23])
-                             | ((dbx15[20] | dbx15[21]) & (dbx15[22] | dbx15[23])))
-                          | ((dbx15[16] | dbx15[17] | (dbx15[18] | dbx15[19]))
-                             & (dbx15[20] | dbx15[21] | (dbx15[22] | dbx15[23])))
-                          | ((dbx15[24] & dbx15[25]) | (dbx15[26] & dbx15[27])
-                             | ((dbx15[24] | dbx15[25]) & (dbx15[26] | dbx15[27]))
-                             | ((dbx15[28] & dbx15[29]) | ((dbx15[28] | dbx15[29]) & dbx15[30]))
-                             | ((dbx15[24] | dbx15[25] | (dbx15[26] | dbx15[27]))
-                                & (dbx15[28] | dbx15[29] | dbx15[30])))
-                          | ((dbx15[16] | dbx15[17] | (dbx15[18] | dbx15[19])
-                              | (dbx15[20] | dbx15[21] | (dbx15[22] | dbx15[23])))
-                             & (dbx15[24] | dbx15[25] | (dbx15[26] | dbx15[27])
-                                | (dbx15[28] | dbx15[29] | dbx15[30]))))
-                       | ((dbx15[0] | dbx15[1] | (dbx15[2] | dbx15[3])
-                           | (dbx15[4] | dbx15[5] | (dbx15[6] | dbx15[7]))
-                           | (dbx15[8] | dbx15[9] | (dbx15[10] | dbx15[11])
-                              | (dbx15[12] | dbx15[13] | (dbx15[14] | dbx15[15]))))
-                          & (dbx15[16] | dbx15[17] | (dbx15[18] | dbx15[19])
-                             | (dbx15[20] | dbx15[21] | (dbx15[22] | dbx15[23]))
-                             | (dbx15[24] | dbx15[25] | (dbx15[26] | dbx15[27])
-                                | (dbx15[28] | dbx15[29] | dbx15[30])))))),
-                  ((adj15[0] | adj15[1] | (adj15[2] | adj15[3])
-                    | (adj15[4] | adj15[5] | (adj15[6] | adj15[7]))
-                    | (adj15[8] | adj15[9] | (adj15[10] | adj15[11])
-                       | (adj15[12] | adj15[13] | (adj15[14] | adj15[15])))
-                    | (adj15[16] | adj15[17] | (adj15[18] | adj15[19])
-                       | (adj15[20] | adj15[21] | (adj15[22] | adj15[23]))
-                       | (adj15[24] | adj15[25] | (adj15[26] | adj15[27])
-                          | (adj15[28] | adj15[29]))))
-                   & ~((adj15[0] & adj15[1]) | (adj15[2] & adj15[3])
-                       | ((adj15[0] | adj15[1]) & (adj15[2] | adj15[3]))
-                       | ((adj15[4] & adj15[5]) | (adj15[6] & adj15[7])
-                          | ((adj15[4] | adj15[5]) & (adj15[6] | adj15[7])))
-                       | ((adj15[0] | adj15[1] | (adj15[2] | adj15[3]))
-                          & (adj15[4] | adj15[5] | (adj15[6] | adj15[7])))
-                       | ((adj15[8] & adj15[9]) | (adj15[10] & adj15[11])
-                          | ((adj15[8] | adj15[9]) & (adj15[10] | adj15[11]))
-                          | ((adj15[12] & adj15[13]) | (adj15[14] & adj15[15])
-                             | ((adj15[12] | adj15[13]) & (adj15[14] | adj15[15])))
-                          | ((adj15[8] | adj15[9] | (adj15[10] | adj15[11]))
-                             & (adj15[12] | adj15[13] | (adj15[14] | adj15[15]))))
-                       | ((adj15[0] | adj15[1] | (adj15[2] | adj15[3])
-                           | (adj15[4] | adj15[5] | (adj15[6] | adj15[7])))
-                          & (adj15[8] | adj15[9] | (adj15[10] | adj15[11])
-                             | (adj15[12] | adj15[13] | (adj15[14] | adj15[15]))))
-                       | ((adj15[16] & adj15[17]) | (adj15[18] & adj15[19])
-                          | ((adj15[16] | adj15[17]) & (adj15[18] | adj15[19]))
-                          | ((adj15[20] & adj15[21]) | (adj15[22] & adj15[23])
-                             | ((adj15[20] | adj15[21]) & (adj15[22] | adj15[23])))
-                          | ((adj15[16] | adj15[17] | (adj15[18] | adj15[19]))
-                             & (adj15[20] | adj15[21] | (adj15[22] | adj15[23])))
-                          | ((adj15[24] & adj15[25]) | (adj15[26] & adj15[27])
-                             | ((adj15[24] | adj15[25]) & (adj15[26] | adj15[27]))
-                             | (adj15[28] & adj15[29])
-                             | ((adj15[24] | adj15[25] | (adj15[26] | adj15[27]))
-                                & (adj15[28] | adj15[29])))
-                          | ((adj15[16] | adj15[17] | (adj15[18] | adj15[19])
-                              | (adj15[20] | adj15[21] | (adj15[22] | adj15[23])))
-                             & (adj15[24] | adj15[25] | (adj15[26] | adj15[27])
-                                | (adj15[28] | adj15[29]))))
-                       | ((adj15[0] | adj15[1] | (adj15[2] | adj15[3])
-                           | (adj15[4] | adj15[5] | (adj15[6] | adj15[7]))
-                           | (adj15[8] | adj15[9] | (adj15[10] | adj15[11])
-                              | (adj15[12] | adj15[13] | (adj15[14] | adj15[15]))))
-                          & (adj15[16] | adj15[17] | (adj15[18] | adj15[19])
-                             | (adj15[20] | adj15[21] | (adj15[22] | adj15[23]))
-                             | (adj15[24] | adj15[25] | (adj15[26] | adj15[27])
-                                | (adj15[28] | adj15[29])))))
-                   & ~(|(dbx15 ^ ({adj15, 1'd0} | {1'd0, adj15})))), ~(|dbp15), (&dbx15),
-                  ~(dbx15[0] | dbx15[1] | (dbx15[2] | dbx15[3])
-                    | (dbx15[4] | dbx15[5] | (dbx15[6] | dbx15[7]))
-                    | (dbx15[8] | dbx15[9] | (dbx15[10] | dbx15[11])
-                       | (dbx15[12] | dbx15[13] | (dbx15[14] | dbx15[15])))
-                    | (dbx15[16] | dbx15[17] | (dbx15[18] | dbx15[19])
-                       | (dbx15[20] | dbx15[21] | (dbx15[22] | dbx15[23]))
-                       | (dbx15[24] | dbx15[25] | (dbx15[26] | dbx15[27])
-                          | (dbx15[28] | dbx15[29] | dbx15[30]))))};
-  assign pos15 = (((adj15[0] | adj15[1] | (adj15[2] | adj15[3])
-                    | (adj15[4] | adj15[5] | (adj15[6] | adj15[7]))
-                    | (adj15[8] | adj15[9] | (adj15[10] | adj15[11])
-                       | (adj15[12] | adj15[13] | (adj15[14] | adj15[15])))
-                    | (adj15[16] | adj15[17] | (adj15[18] | adj15[19])
-                       | (adj15[20] | adj15[21] | (adj15[22] | adj15[23]))
-                       | (adj15[24] | adj15[25] | (adj15[26] | adj15[27])
-                          | (adj15[28] | adj15[29]))))
-                   & ~((adj15[0] & adj15[1]) | (adj15[2] & adj15[3])
-                       | ((adj15[0] | adj15[1]) & (adj15[2] | adj15[3]))
-                       | ((adj15[4] & adj15[5]) | (adj15[6] & adj15[7])
-                          | ((adj15[4] | adj15[5]) & (adj15[6] | adj15[7])))
-                       | ((adj15[0] | adj15[1] | (adj15[2] | adj15[3]))
-                          & (adj15[4] | adj15[5] | (adj15[6] | adj15[7])))
-                       | ((adj15[8] & adj15[9]) | (adj15[10] & adj15[11])
-                          | ((adj15[8] | adj15[9]) & (adj15[10] | adj15[11]))
-                          | ((adj15[12] & adj15[13]) | (adj15[14] & adj15[15])
-                             | ((adj15[12] | adj15[13]) & (adj15[14] | adj15[15])))
-                          | ((adj15[8] | adj15[9] | (adj15[10] | adj15[11]))
-                             & (adj15[12] | adj15[13] | (adj15[14] | adj15[15]))))
-                       | ((adj15[0] | adj15[1] | (adj15[2] | adj15[3])
-                           | (adj15[4] | adj15[5] | (adj15[6] | adj15[7])))
-                          & (adj15[8] | adj15[9] | (adj15[10] | adj15[11])
-                             | (adj15[12] | adj15[13] | (adj15[14] | adj15[15]))))
-                       | ((adj15[16] & adj15[17]) | (adj15[18] & adj15[19])
-                          | ((adj15[16] | adj15[17]) & (adj15[18] | adj15[19]))
-                          | ((adj15[20] & adj15[21]) | (adj15[22] & adj15[23])
-                             | ((adj15[20] | adj15[21]) & (adj15[22] | adj15[23])))
-                          | ((adj15[16] | adj15[17] | (adj15[18] | adj15[19]))
-                             & (adj15[20] | adj15[21] | (adj15[22] | adj15[23])))
-                          | ((adj15[24] & adj15[25]) | (adj15[26] & adj15[27])
-                             | ((adj15[24] | adj15[25]) & (adj15[26] | adj15[27]))
-                             | (adj15[28] & adj15[29])
-                             | ((adj15[24] | adj15[25] | (adj15[26] | adj15[27]))
-                                & (adj15[28] | adj15[29])))
-                          | ((adj15[16] | adj15[17] | (adj15[18] | adj15[19])
-                              | (adj15[20] | adj15[21] | (adj15[22] | adj15[23])))
-                             & (adj15[24] | adj15[25] | (adj15[26] | adj15[27])
-                                | (adj15[28] | adj15[29]))))
-                       | ((adj15[0] | adj15[1] | (adj15[2] | adj15[3])
-                           | (adj15[4] | adj15[5] | (adj15[6] | adj15[7]))
-                           | (adj15[8] | adj15[9] | (adj15[10] | adj15[11])
-                              | (adj15[12] | adj15[13] | (adj15[14] | adj15[15]))))
-                          & (adj15[16] | adj15[17] | (adj15[18] | adj15[19])
-                             | (adj15[20] | adj15[21] | (adj15[22] | adj15[23]))
-                             | (adj15[24] | adj15[25] | (adj15[26] | adj15[27])
-                                | (adj15[28] | adj15[29])))))
-                   & ~(|(dbx15 ^ ({adj15, 1'd0} | {1'd0, adj15})))) ?
-                    ((adj15[1] ? 5'd1 : 5'd0) | (adj15[2] ? 5'd2 : 5'd0) | (adj15[3] ? 5'd3 : 5'd0)
-                     | (adj15[4] ? 5'd4 : 5'd0) | (adj15[5] ? 5'd5 : 5'd0)
-                     | (adj15[6] ? 5'd6 : 5'd0) | (adj15[7] ? 5'd7 : 5'd0)
-                     | (adj15[8] ? 5'd8 : 5'd0) | (adj15[9] ? 5'd9 : 5'd0)
-                     | (adj15[10] ? 5'd10 : 5'd0) | (adj15[11] ? 5'd11 : 5'd0)
-                     | (adj15[12] ? 5'd12 : 5'd0) | (adj15[13] ? 5'd13 : 5'd0)
-                     | (adj15[14] ? 5'd14 : 5'd0) | (adj15[15] ? 5'd15 : 5'd0)
-                     | (adj15[16] ? 5'd16 : 5'd0) | (adj15[17] ? 5'd17 : 5'd0)
-                     | (adj15[18] ? 5'd18 : 5'd0) | (adj15[19] ? 5'd19 : 5'd0)
-                     | (adj15[20] ? 5'd20 : 5'd0) | (adj15[21] ? 5'd21 : 5'd0)
-                     | (adj15[22] ? 5'd22 : 5'd0) | (adj15[23] ? 5'd23 : 5'd0)
-                     | (adj15[24] ? 5'd24 : 5'd0) | (adj15[25] ? 5'd25 : 5'd0)
-                     | (adj15[26] ? 5'd26 : 5'd0) | (adj15[27] ? 5'd27 : 5'd0)
-                     | (adj15[28] ? 5'd28 : 5'd0) | (adj15[29] ? 5'd29 : 5'd0))
-                  : ((dbx15[1] ? 5'd1 : 5'd0) | (dbx15[2] ? 5'd2 : 5'd0) | (dbx15[3] ? 5'd3 : 5'd0)
-                     | (dbx15[4] ? 5'd4 : 5'd0) | (dbx15[5] ? 5'd5 : 5'd0)
-                     | (dbx15[6] ? 5'd6 : 5'd0) | (dbx15[7] ? 5'd7 : 5'd0)
-                     | (dbx15[8] ? 5'd8 : 5'd0) | (dbx15[9] ? 5'd9 : 5'd0)
-                     | (dbx15[10] ? 5'd10 : 5'd0) | (dbx15[11] ? 5'd11 : 5'd0)
-                     | (dbx15[12] ? 5'd12 : 5'd0) | (dbx15[13] ? 5'd13 : 5'd0)
-                     | (dbx15[14] ? 5'd14 : 5'd0) | (dbx15[15] ? 5'd15 : 5'd0)
-                     | (dbx15[16] ? 5'd16 : 5'd0) | (dbx15[17] ? 5'd17 : 5'd0)
-                     | (dbx15[18] ? 5'd18 : 5'd0) | (dbx15[19] ? 5'd19 : 5'd0)
-                     | (dbx15[20] ? 5'd20 : 5'd0) | (dbx15[21] ? 5'd21 : 5'd0)
-                     | (dbx15[22] ? 5'd22 : 5'd0) | (dbx15[23] ? 5'd23 : 5'd0)
-                     | (dbx15[24] ? 5'd24 : 5'd0) | (dbx15[25] ? 5'd25 : 5'd0)
-                     | (dbx15[26] ? 5'd26 : 5'd0) | (dbx15[27] ? 5'd27 : 5'd0)
-                     | (dbx15[28] ? 5'd28 : 5'd0) | (dbx15[29] ? 5'd29 : 5'd0)
-                     | (dbx15[30] ? 5'd30 : 5'd0)));
-  assign adj16 = (dbx16[29:0] & dbx16[30:1]);
-  assign cls16 = {((dbx16[0] | dbx16[1] | (dbx16[2] | dbx16[3])
-                    | (dbx16[4] | dbx16[5] | (dbx16[6] | dbx16[7]))
-                    | (dbx16[8] | dbx16[9] | (dbx16[10] | dbx16[11])
-                       | (dbx16[12] | dbx16[13] | (dbx16[14] | dbx16[15])))
-                    | (dbx16[16] | dbx16[17] | (dbx16[18] | dbx16[19])
-                       | (dbx16[20] | dbx16[21] | (dbx16[22] | dbx16[23]))
-                       | (dbx16[24] | dbx16[25] | (dbx16[26] | dbx16[27])
-                          | (dbx16[28] | dbx16[29] | dbx16[30]))))
-                   & ~((dbx16[0] & dbx16[1]) | (dbx16[2] & dbx16[3])
-                       | ((dbx16[0] | dbx16[1]) & (dbx16[2] | dbx16[3]))
-                       | ((dbx16[4] & dbx16[5]) | (dbx16[6] & dbx16[7])
-                          | ((dbx16[4] | dbx16[5]) & (dbx16[6] | dbx16[7])))
-                       | ((dbx16[0] | dbx16[1] | (dbx16[2] | dbx16[3]))
-                          & (dbx16[4] | dbx16[5] | (dbx16[6] | dbx16[7])))
-                       | ((dbx16[8] & dbx16[9]) | (dbx16[10] & dbx16[11])
-                          | ((dbx16[8] | dbx16[9]) & (dbx16[10] | dbx16[11]))
-                          | ((dbx16[12] & dbx16[13]) | (dbx16[14] & dbx16[15])
-                             | ((dbx16[12] | dbx16[13]) & (dbx16[14] | dbx16[15])))
-                          | ((dbx16[8] | dbx16[9] | (dbx16[10] | dbx16[11]))
-                             & (dbx16[12] | dbx16[13] | (dbx16[14] | dbx16[15]))))
-                       | ((dbx16[0] | dbx16[1] | (dbx16[2] | dbx16[3])
-                           | (dbx16[4] | dbx16[5] | (dbx16[6] | dbx16[7])))
-                          & (dbx16[8] | dbx16[9] | (dbx16[10] | dbx16[11])
-                             | (dbx16[12] | dbx16[13] | (dbx16[14] | dbx16[15]))))
-                       | ((dbx16[16] & dbx16[17]) | (dbx16[18] & dbx16[19])
-                          | ((dbx16[16] | dbx16[17]) & (dbx16[18] | dbx16[19]))
-                          | ((dbx16[20] & dbx16[21]) | (dbx16[22] & dbx16[23])
-                             | ((dbx16[20] | dbx16[21]) & (dbx16[22] | dbx16[23])))
-                          | ((dbx16[16] | dbx16[17] | (dbx16[18] | dbx16[19]))
-                             & (dbx16[20] | dbx16[21] | (dbx16[22] | dbx16[23])))
-                          | ((dbx16[24] & dbx16[25]) | (dbx16[26] & dbx16[27])
-                             | ((dbx16[24] | dbx16[25]) & (dbx16[26] | dbx16[27]))
-                             | ((dbx16[28] & dbx16[29]) | ((dbx16[28] | dbx16[29]) & dbx16[30]))
-                             | ((dbx16[24] | dbx16[25] | (dbx16[26] | dbx16[27]))
-                                & (dbx16[28] | dbx16[29] | dbx16[30])))
-                          | ((dbx16[16] | dbx16[17] | (dbx16[18] | dbx16[19])
-                              | (dbx16[20] | dbx16[21] | (dbx16[22] | dbx16[23])))
-                             & (dbx16[24] | dbx16[25] | (dbx16[26] | dbx16[27])
-                                | (dbx16[28] | dbx16[29] | dbx16[30]))))
-                       | ((dbx16[0] | dbx16[1] | (dbx16[2] | dbx16[3])
-                           | (dbx16[4] | dbx16[5] | (dbx16[6] | dbx16[7]))
-                           | (dbx16[8] | dbx16[9] | (dbx16[10] | dbx16[11])
-                              | (dbx16[12] | dbx16[13] | (dbx16[14] | dbx16[15]))))
-                          & (dbx16[16] | dbx16[17] | (dbx16[18] | dbx16[19])
-                             | (dbx16[20] | dbx16[21] | (dbx16[22] | dbx16[23]))
-                             | (dbx16[24] | dbx16[25] | (dbx16[26] | dbx16[27])
-                                | (dbx16[28] | dbx16[29] | dbx16[30])))))),
-                  ((adj16[0] | adj16[1] | (adj16[2] | adj16[3])
-                    | (adj16[4] | adj16[5] | (adj16[6] | adj16[7]))
-                    | (adj16[8] | adj16[9] | (adj16[10] | adj16[11])
-                       | (adj16[12] | adj16[13] | (adj16[14] | adj16[15])))
-                    | (adj16[16] | adj16[17] | (adj16[18] | adj16[19])
-                       | (adj16[20] | adj16[21] | (adj16[22] | adj16[23]))
-                       | (adj16[24] | adj16[25] | (adj16[26] | adj16[27])
-                          | (adj16[28] | adj16[29]))))
-                   & ~((adj16[0] & adj16[1]) | (adj16[2] & adj16[3])
-                       | ((adj16[0] | adj16[1]) & (adj16[2] | adj16[3]))
-                       | ((adj16[4] & adj16[5]) | (adj16[6] & adj16[7])
-                          | ((adj16[4] | adj16[5]) & (adj16[6] | adj16[7])))
-                       | ((adj16[0] | adj16[1] | (adj16[2] | adj16[3]))
-                          & (adj16[4] | adj16[5] | (adj16[6] | adj16[7])))
-                       | ((adj16[8] & adj16[9]) | (adj16[10] & adj16[11])
-                          | ((adj16[8] | adj16[9]) & (adj16[10] | adj16[11]))
-                          | ((adj16[12] & adj16[13]) | (adj16[14] & adj16[15])
-                             | ((adj16[12] | adj16[13]) & (adj16[14] | adj16[15])))
-                          | ((adj16[8] | adj16[9] | (adj16[10] | adj16[11]))
-                             & (adj16[12] | adj16[13] | (adj16[14] | adj16[15]))))
-                       | ((adj16[0] | adj16[1] | (adj16[2] | adj16[3])
-                           | (adj16[4] | adj16[5] | (adj16[6] | adj16[7])))
-                          & (adj16[8] | adj16[9] | (adj16[10] | adj16[11])
-                             | (adj16[12] | adj16[13] | (adj16[14] | adj16[15]))))
-                       | ((adj16[16] & adj16[17]) | (adj16[18] & adj16[19])
-                          | ((adj16[16] | adj16[17]) & (adj16[18] | adj16[19]))
-                          | ((adj16[20] & adj16[21]) | (adj16[22] & adj16[23])
-                             | ((adj16[20] | adj16[21]) & (adj16[22] | adj16[23])))
-                          | ((adj16[16] | adj16[17] | (adj16[18] | adj16[19]))
-                             & (adj16[20] | adj16[21] | (adj16[22] | adj16[23])))
-                          | ((adj16[24] & adj16[25]) | (adj16[26] & adj16[27])
-                             | ((adj16[24] | adj16[25]) & (adj16[26] | adj16[27]))
-                             | (adj16[28] & adj16[29])
-                             | ((adj16[24] | adj16[25] | (adj16[26] | adj16[27]))
-                                & (adj16[28] | adj16[29])))
-                          | ((adj16[16] | adj16[17] | (adj16[18] | adj16[19])
-                              | (adj16[20] | adj16[21] | (adj16[22] | adj16[23])))
-                             & (adj16[24] | adj16[25] | (adj16[26] | adj16[27])
-                                | (adj16[28] | adj16[29]))))
-                       | ((adj16[0] | adj16[1] | (adj16[2] | adj16[3])
-                           | (adj16[4] | adj16[5] | (adj16[6] | adj16[7]))
-                           | (adj16[8] | adj16[9] | (adj16[10] | adj16[11])
-                              | (adj16[12] | adj16[13] | (adj16[14] | adj16[15]))))
-                          & (adj16[16] | adj16[17] | (adj16[18] | adj16[19])
-                             | (adj16[20] | adj16[21] | (adj16[22] | adj16[23]))
-                             | (adj16[24] | adj16[25] | (adj16[26] | adj16[27])
-                                | (adj16[28] | adj16[29])))))
-                   & ~(|(dbx16 ^ ({adj16, 1'd0} | {1'd0, adj16})))), ~(|dbp16), (&dbx16),
-                  ~(dbx16[0] | dbx16[1] | (dbx16[2] | dbx16[3])
-                    | (dbx16[4] | dbx16[5] | (dbx16[6] | dbx16[7]))
-                    | (dbx16[8] | dbx16[9] | (dbx16[10] | dbx16[11])
-                       | (dbx16[12] | dbx16[13] | (dbx16[14] | dbx16[15])))
-                    | (dbx16[16] | dbx16[17] | (dbx16[18] | dbx16[19])
-                       | (dbx16[20] | dbx16[21] | (dbx16[22] | dbx16[23]))
-                       | (dbx16[24] | dbx16[25] | (dbx16[26] | dbx16[27])
-                          | (dbx16[28] | dbx16[29] | dbx16[30]))))};
-  assign pos16 = (((adj16[0] | adj16[1] | (adj16[2] | adj16[3])
-                    | (adj16[4] | adj16[5] | (adj16[6] | adj16[7]))
-                    | (adj16[8] | adj16[9] | (adj16[10] | adj16[11])
-                       | (adj16[12] | adj16[13] | (adj16[14] | adj16[15])))
-                    | (adj16[16] | adj16[17] | (adj16[18] | adj16[19])
-                       | (adj16[20] | adj16[21] | (adj16[22] | adj16[23]))
-                       | (adj16[24] | adj16[25] | (adj16[26] | adj16[27])
-                          | (adj16[28] | adj16[29]))))
-                   & ~((adj16[0] & adj16[1]) | (adj16[2] & adj16[3])
-                       | ((adj16[0] | adj16[1]) & (adj16[2] | adj16[3]))
-                       | ((adj16[4] & adj16[5]) | (adj16[6] & adj16[7])
-                          | ((adj16[4] | adj16[5]) & (adj16[6] | adj16[7])))
-                       | ((adj16[0] | adj16[1] | (adj16[2] | adj16[3]))
-                          & (adj16[4] | adj16[5] | (adj16[6] | adj16[7])))
-                       | ((adj16[8] & adj16[9]) | (adj16[10] & adj16[11])
-                          | ((adj16[8] | adj16[9]) & (adj16[10] | adj16[11]))
-                          | ((adj16[12] & adj16[13]) | (adj16[14] & adj16[15])
-                             | ((adj16[12] | adj16[13]) & (adj16[14] | adj16[15])))
-                          | ((adj16[8] | adj16[9] | (adj16[10] | adj16[11]))
-                             & (adj16[12] | adj16[13] | (adj16[14] | adj16[15]))))
-                       | ((adj16[0] | adj16[1] | (adj16[2] | adj16[3])
-                           | (adj16[4] | adj16[5] | (adj16[6] | adj16[7])))
-                          & (adj16[8] | adj16[9] | (adj16[10] | adj16[11])
-                             | (adj16[12] | adj16[13] | (adj16[14] | adj16[15]))))
-                       | ((adj16[16] & adj16[17]) | (adj16[18] & adj16[19])
-                          | ((adj16[16] | adj16[17]) & (adj16[18] | adj16[19]))
-                          | ((adj16[20] & adj16[21]) | (adj16[22] & adj16[23])
-                             | ((adj16[20] | adj16[21]) & (adj16[22] | adj16[23])))
-                          | ((adj16[16] | adj16[17] | (adj16[18] | adj16[19]))
-                             & (adj16[20] | adj16[21] | (adj16[22] | adj16[23])))
-                          | ((adj16[24] & adj16[25]) | (adj16[26] & adj16[27])
-                             | ((adj16[24] | adj16[25]) & (adj16[26] | adj16[27]))
-                             | (adj16[28] & adj16[29])
-                             | ((adj16[24] | adj16[25] | (adj16[26] | adj16[27]))
-                                & (adj16[28] | adj16[29])))
-                          | ((adj16[16] | adj16[17] | (adj16[18] | adj16[19])
-                              | (adj16[20] | adj16[21] | (adj16[22] | adj16[23])))
-                             & (adj16[24] | adj16[25] | (adj16[26] | adj16[27])
-                                | (adj16[28] | adj16[29]))))
-                       | ((adj16[0] | adj16[1] | (adj16[2] | adj16[3])
-                           | (adj16[4] | adj16[5] | (adj16[6] | adj16[7]))
-                           | (adj16[8] | adj16[9] | (adj16[10] | adj16[11])
-                              | (adj16[12] | adj16[13] | (adj16[14] | adj16[15]))))
-                          & (adj16[16] | adj16[17] | (adj16[18] | adj16[19])
-                             | (adj16[20] | adj16[21] | (adj16[22] | adj16[23]))
-                             | (adj16[24] | adj16[25] | (adj16[26] | adj16[27])
-                                | (adj16[28] | adj16[29])))))
-                   & ~(|(dbx16 ^ ({adj16, 1'd0} | {1'd0, adj16})))) ?
-                    ((adj16[1] ? 5'd1 : 5'd0) | (adj16[2] ? 5'd2 : 5'd0) | (adj16[3] ? 5'd3 : 5'd0)
-                     | (adj16[4] ? 5'd4 : 5'd0) | (adj16[5] ? 5'd5 : 5'd0)
-                     | (adj16[6] ? 5'd6 : 5'd0) | (adj16[7] ? 5'd7 : 5'd0)
-                     | (adj16[8] ? 5'd8 : 5'd0) | (adj16[9] ? 5'd9 : 5'd0)
-                     | (adj16[10] ? 5'd10 : 5'd0) | (adj16[11] ? 5'd11 : 5'd0)
-                     | (adj16[12] ? 5'd12 : 5'd0) | (adj16[13] ? 5'd13 : 5'd0)
-                     | (adj16[14] ? 5'd14 : 5'd0) | (adj16[15] ? 5'd15 : 5'd0)
-                     | (adj16[16] ? 5'd16 : 5'd0) | (adj16[17] ? 5'd17 : 5'd0)
-                     | (adj16[18] ? 5'd18 : 5'd0) | (adj16[19] ? 5'd19 : 5'd0)
-                     | (adj16[20] ? 5'd20 : 5'd0) | (adj16[21] ? 5'd21 : 5'd0)
-                     | (adj16[22] ? 5'd22 : 5'd0) | (adj16[23] ? 5'd23 : 5'd0)
-                     | (adj16[24] ? 5'd24 : 5'd0) | (adj16[25] ? 5'd25 : 5'd0)
-                     | (adj16[26] ? 5'd26 : 5'd0) | (adj16[27] ? 5'd27 : 5'd0)
-                     | (adj16[28] ? 5'd28 : 5'd0) | (adj16[29] ? 5'd29 : 5'd0))
-                  : ((dbx16[1] ? 5'd1 : 5'd0) | (dbx16[2] ? 5'd2 : 5'd0) | (dbx16[3] ? 5'd3 : 5'd0)
-                     | (dbx16[4] ? 5'd4 : 5'd0) | (dbx16[5] ? 5'd5 : 5'd0)
-                     | (dbx16[6] ? 5'd6 : 5'd0) | (dbx16[7] ? 5'd7 : 5'd0)
-                     | (dbx16[8] ? 5'd8 : 5'd0) | (dbx16[9] ? 5'd9 : 5'd0)
-                     | (dbx16[10] ? 5'd10 : 5'd0) | (dbx16[11] ? 5'd11 : 5'd0)
-                     | (dbx16[12] ? 5'd12 : 5'd0) | (dbx16[13] ? 5'd13 : 5'd0)
-                     | (dbx16[14] ? 5'd14 : 5'd0) | (dbx16[15] ? 5'd15 : 5'd0)
-                     | (dbx16[16] ? 5'd16 : 5'd0) | (dbx16[17] ? 5'd17 : 5'd0)
-                     | (dbx16[18] ? 5'd18 : 5'd0) | (dbx16[19] ? 5'd19 : 5'd0)
-                     | (dbx16[20] ? 5'd20 : 5'd0) | (dbx16[21] ? 5'd21 : 5'd0)
-                     | (dbx16[22] ? 5'd22 : 5'd0) | (dbx16[23] ? 5'd23 : 5'd0)
-                     | (dbx16[24] ? 5'd24 : 5'd0) | (dbx16[25] ? 5'd25 : 5'd0)
-                     | (dbx16[26] ? 5'd26 : 5'd0) | (dbx16[27] ? 5'd27 : 5'd0)
-                     | (dbx16[28] ? 5'd28 : 5'd0) | (dbx16[29] ? 5'd29 : 5'd0)
-                     | (dbx16[30] ? 5'd30 : 5'd0)));
-  assign adj17 = (dbx17[29:0] & dbx17[30:1]);
-  assign cls17 = {((dbx17[0] | dbx17[1] | (dbx17[2] | dbx17[3])
-                    | (dbx17[4] | dbx17[5] | (dbx17[6] | dbx17[7]))
-                    | (dbx17[8] | dbx17[9] | (dbx17[10] | dbx17[11])
-                       | (dbx17[12] | dbx17[13] | (dbx17[14] | dbx17[15])))
-                    | (dbx17[16] | dbx17[17] | (dbx17[18] | dbx17[19])
-                       | (dbx17[20] | dbx17[21] | (dbx17[22] | dbx17[23]))
-                       | (dbx17[24] | dbx17[25] | (dbx17[26] | dbx17[27])
-                          | (dbx17[28] | dbx17[29] | dbx17[30]))))
-                   & ~((dbx17[0] & dbx17[1]) | (dbx17[2] & dbx17[3])
-                       | ((dbx17[0] | dbx17[1]) & (dbx17[2] | dbx17[3]))
-                       | ((dbx17[4] & dbx17[5]) | (dbx17[6] & dbx17[7])
-                          | ((dbx17[4] | dbx17[5]) & (dbx17[6] | dbx17[7])))
-                       | ((dbx17[0] | dbx17[1] | (dbx17[2] | dbx17[3]))
-                          & (dbx17[4] | dbx17[5] | (dbx17[6] | dbx17[7])))
-                       | ((dbx17[8] & dbx17[9]) | (dbx17[10] & dbx17[11])
-                          | ((dbx17[8] | dbx17[9]) & (dbx17[10] | dbx17[11]))
-                          | ((dbx17[12] & dbx17[13]) | (dbx17[14] & dbx17[15])
-                             | ((dbx17[12] | dbx17[13]) & (dbx17[14] | dbx17[15])))
-                          | ((dbx17[8] | dbx17[9] | (dbx17[10] | dbx17[11]))
-                             & (dbx17[12] | dbx17[13] | (dbx17[14] | dbx17[15]))))
-                       | ((dbx17[0] | dbx17[1] | (dbx17[2] | dbx17[3])
-                           | (dbx17[4] | dbx17[5] | (dbx17[6] | dbx17[7])))
-                          & (dbx17[8] | dbx17[9] | (dbx17[10] | dbx17[11])
-                             | (dbx17[12] | dbx17[13] | (dbx17[14] | dbx17[15]))))
-                       | ((dbx17[16] & dbx17[17]) | (dbx17[18] & dbx17[19])
-                          | ((dbx17[16] | dbx17[17]) & (dbx17[18] | dbx17[19]))
-                          | ((dbx17[20] & dbx17[21]) | (dbx17[22] & dbx17[23])
-                             | ((dbx17[20] | dbx17[21]) & (dbx17[22] | dbx17[23])))
-                          | ((dbx17[16] | dbx17[17] | (dbx17[18] | dbx17[19]))
-                             & (dbx17[20] | dbx17[21] | (dbx17[22] | dbx17[23])))
-                          | ((dbx17[24] & dbx17[25]) | (dbx17[26] & dbx17[27])
-                             | ((dbx17[24] | dbx17[25]) & (dbx17[26] | dbx17[27]))
-                             | ((dbx17[28] & dbx17[29]) | ((dbx17[28] | dbx17[29]) & dbx17[30]))
-                             | ((dbx17[24] | dbx17[25] | (dbx17[26] | dbx17[27]))
-                                & (dbx17[28] | dbx17[29] | dbx17[30])))
-                          | ((dbx17[16] | dbx17[17] | (dbx17[18] | dbx17[19])
-                              | (dbx17[20] | dbx17[21] | (dbx17[22] | dbx17[23])))
-                             & (dbx17[24] | dbx17[25] | (dbx17[26] | dbx17[27])
-                                | (dbx17[28] | dbx17[29] | dbx17[30]))))
-                       | ((dbx17[0] | dbx17[1] | (dbx17[2] | dbx17[3])
-                           | (dbx17[4] | dbx17[5] | (dbx17[6] | dbx17[7]))
-                           | (dbx17[8] | dbx17[9] | (dbx17[10] | dbx17[11])
-                              | (dbx17[12] | dbx17[13] | (dbx17[14] | dbx17[15]))))
-                          & (dbx17[16] | dbx17[17] | (dbx17[18] | dbx17[19])
-                             | (dbx17[20] | dbx17[21] | (dbx17[22] | dbx17[23]))
-                             | (dbx17[24] | dbx17[25] | (dbx17[26] | dbx17[27])
-                                | (dbx17[28] | dbx17[29] | dbx17[30])))))),
-                  ((adj17[0] | adj17[1] | (adj17[2] | adj17[3])
-                    | (adj17[4] | adj17[5] | (adj17[6] | adj17[7]))
-                    | (adj17[8] | adj17[9] | (adj17[10] | adj17[11])
-                       | (adj17[12] | adj17[13] | (adj17[14] | adj17[15])))
-                    | (adj17[16] | adj17[17] | (adj17[18] | adj17[19])
-                       | (adj17[20] | adj17[21] | (adj17[22] | adj17[23]))
-                       | (adj17[24] | adj17[25] | (adj17[26] | adj17[27])
-                          | (adj17[28] | adj17[29]))))
-                   & ~((adj17[0] & adj17[1]) | (adj17[2] & adj17[3])
-                       | ((adj17[0] | adj17[1]) & (adj17[2] | adj17[3]))
-                       | ((adj17[4] & adj17[5]) | (adj17[6] & adj17[7])
-                          | ((adj17[4] | adj17[5]) & (adj17[6] | adj17[7])))
-                       | ((adj17[0] | adj17[1] | (adj17[2] | adj17[3]))
-                          & (adj17[4] | adj17[5] | (adj17[6] | adj17[7])))
-                       | ((adj17[8] & adj17[9]) | (adj17[10] & adj17[11])
-                          | ((adj17[8] | adj17[9]) & (adj17[10] | adj17[11]))
-                          | ((adj17[12] & adj17[13]) | (adj17[14] & adj17[15])
-                             | ((adj17[12] | adj17[13]) & (adj17[14] | adj17[15])))
-                          | ((adj17[8] | adj17[9] | (adj17[10] | adj17[11]))
-                             & (adj17[12] | adj17[13] | (adj17[14] | adj17[15]))))
-                       | ((adj17[0] | adj17[1] | (adj17[2] | adj17[3])
-                           | (adj17[4] | adj17[5] | (adj17[6] | adj17[7])))
-                          & (adj17[8] | adj17[9] | (adj17[10] | adj17[11])
-                             | (adj17[12] | adj17[13] | (adj17[14] | adj17[15]))))
-                       | ((adj17[16] & adj17[17]) | (adj17[18] & adj17[19])
-                          | ((adj17[16] | adj17[17]) & (adj17[18] | adj17[19]))
-                          | ((adj17[20] & adj17[21]) | (adj17[22] & adj17[23])
-                             | ((adj17[20] | adj17[21]) & (adj17[22] | adj17[23])))
-                          | ((adj17[16] | adj17[17] | (adj17[18] | adj17[19]))
-                             & (adj17[20] | adj17[21] | (adj17[22] | adj17[23])))
-                          | ((adj17[24] & adj17[25]) | (adj17[26] & adj17[27])
-                             | ((adj17[24] | adj17[25]) & (adj17[26] | adj17[27]))
-                             | (adj17[28] & adj17[29])
-                             | ((adj17[24] | adj17[25] | (adj17[26] | adj17[27]))
-                                & (adj17[28] | adj17[29])))
-                          | ((adj17[16] | adj17[17] | (adj17[18] | adj17[19])
-                              | (adj17[20] | adj17[21] | (adj17[22] | adj17[23])))
-                             & (adj17[24] | adj17[25] | (adj17[26] | adj17[27])
-                                | (adj17[28] | adj17[29]))))
-                       | ((adj17[0] | adj17[1] | (adj17[2] | adj17[3])
-                           | (adj17[4] | adj17[5] | (adj17[6] | adj17[7]))
-                           | (adj17[8] | adj17[9] | (adj17[10] | adj17[11])
-                              | (adj17[12] | adj17[13] | (adj17[14] | adj17[15]))))
-                          & (adj17[16] | adj17[17] | (adj17[18] | adj17[19])
-                             | (adj17[20] | adj17[21] | (adj17[22] | adj17[23]))
-                             | (adj17[24] | adj17[25] | (adj17[26] | adj17[27])
-                                | (adj17[28] | adj17[29])))))
-                   & ~(|(dbx17 ^ ({adj17, 1'd0} | {1'd0, adj17})))), ~(|dbp17), (&dbx17),
-                  ~(dbx17[0] | dbx17[1] | (dbx17[2] | dbx17[3])
-                    | (dbx17[4] | dbx17[5] | (dbx17[6] | dbx17[7]))
-                    | (dbx17[8] | dbx17[9] | (dbx17[10] | dbx17[11])
-                       | (dbx17[12] | dbx17[13] | (dbx17[14] | dbx17[15])))
-                    | (dbx17[16] | dbx17[17] | (dbx17[18] | dbx17[19])
-                       | (dbx17[20] | dbx17[21] | (dbx17[22] | dbx17[23]))
-                       | (dbx17[24] | dbx17[25] | (dbx17[26] | dbx17[27])
-                          | (dbx17[28] | dbx17[29] | dbx17[30]))))};
-  assign pos17 = (((adj17[0] | adj17[1] | (adj17[2] | adj17[3])
-                    | (adj17[4] | adj17[5] | (adj17[6] | adj17[7]))
-                    | (adj17[8] | adj17[9] | (adj17[10] | adj17[11])
-                       | (adj17[12] | adj17[13] | (adj17[14] | adj17[15])))
-                    | (adj17[16] | adj17[17] | (adj17[18] | adj17[19])
-                       | (adj17[20] | adj17[21] | (adj17[22] | adj17[23]))
-                       | (adj17[24] | adj17[25] | (adj17[26] | adj17[27])
-                          | (adj17[28] | adj17[29]))))
-                   & ~((adj17[0] & adj17[1]) | (adj17[2] & adj17[3])
-                       | ((adj17[0] | adj17[1]) & (adj17[2] | adj17[3]))
-                       | ((adj17[4] & adj17[5]) | (adj17[6] & adj17[7])
-                          | ((adj17[4] | adj17[5]) & (adj17[6] | adj17[7])))
-                       | ((adj17[0] | adj17[1] | (adj17[2] | adj17[3]))
-                          & (adj17[4] | adj17[5] | (adj17[6] | adj17[7])))
-                       | ((adj17[8] & adj17[9]) | (adj17[10] & adj17[11])
-                          | ((adj17[8] | adj17[9]) & (adj17[10] | adj17[11]))
-                          | ((adj17[12] & adj17[13]) | (adj17[14] & adj17[15])
-                             | ((adj17[12] | adj17[13]) & (adj17[14] | adj17[15])))
-                          | ((adj17[8] | adj17[9] | (adj17[10] | adj17[11]))
-                             & (adj17[12] | adj17[13] | (adj17[14] | adj17[15]))))
-                       | ((adj17[0] | adj17[1] | (adj17[2] | adj17[3])
-                           | (adj17[4] | adj17[5] | (adj17[6] | adj17[7])))
-                          & (adj17[8] | adj17[9] | (adj17[10] | adj17[11])
-                             | (adj17[12] | adj17[13] | (adj17[14] | adj17[15]))))
-                       | ((adj17[16] & adj17[17]) | (adj17[18] & adj17[19])
-                          | ((adj17[16] | adj17[17]) & (adj17[18] | adj17[19]))
-                          | ((adj17[20] & adj17[21]) | (adj17[22] & adj17[23])
-                             | ((adj17[20] | adj17[21]) & (adj17[22] | adj17[23])))
-                          | ((adj17[16] | adj17[17] | (adj17[18] | adj17[19]))
-                             & (adj17[20] | adj17[21] | (adj17[22] | adj17[23])))
-                          | ((adj17[24] & adj17[25]) | (adj17[26] & adj17[27])
-                             | ((adj17[24] | adj17[25]) & (adj17[26] | adj17[27]))
-                             | (adj17[28] & adj17[29])
-                             | ((adj17[24] | adj17[25] | (adj17[26] | adj17[27]))
-                                & (adj17[28] | adj17[29])))
-                          | ((adj17[16] | adj17[17] | (adj17[18] | adj17[19])
-                              | (adj17[20] | adj17[21] | (adj17[22] | adj17[23])))
-                             & (adj17[24] | adj17[25] | (adj17[26] | adj17[27])
-                                | (adj17[28] | adj17[29]))))
-                       | ((adj17[0] | adj17[1] | (adj17[2] | adj17[3])
-                           | (adj17[4] | adj17[5] | (adj17[6] | adj17[7]))
-                           | (adj17[8] | adj17[9] | (adj17[10] | adj17[11])
-                              | (adj17[12] | adj17[13] | (adj17[14] | adj17[15]))))
-                          & (adj17[16] | adj17[17] | (adj17[18] | adj17[19])
-                             | (adj17[20] | adj17[21] | (adj17[22] | adj17[23]))
-                             | (adj17[24] | adj17[25] | (adj17[26] | adj17[27])
-                                | (adj17[28] | adj17[29])))))
-                   & ~(|(dbx17 ^ ({adj17, 1'd0} | {1'd0, adj17})))) ?
-                    ((adj17[1] ? 5'd1 : 5'd0) | (adj17[2] ? 5'd2 : 5'd0) | (adj17[3] ? 5'd3 : 5'd0)
-                     | (adj17[4] ? 5'd4 : 5'd0) | (adj17[5] ? 5'd5 : 5'd0)
-                     | (adj17[6] ? 5'd6 : 5'd0) | (adj17[7] ? 5'd7 : 5'd0)
-                     | (adj17[8] ? 5'd8 : 5'd0) | (adj17[9] ? 5'd9 : 5'd0)
-                     | (adj17[10] ? 5'd10 : 5'd0) | (adj17[11] ? 5'd11 : 5'd0)
-                     | (adj17[12] ? 5'd12 : 5'd0) | (adj17[13] ? 5'd13 : 5'd0)
-                     | (adj17[14] ? 5'd14 : 5'd0) | (adj17[15] ? 5'd15 : 5'd0)
-                     | (adj17[16] ? 5'd16 : 5'd0) | (adj17[17] ? 5'd17 : 5'd0)
-                     | (adj17[18] ? 5'd18 : 5'd0) | (adj17[19] ? 5'd19 : 5'd0)
-                     | (adj17[20] ? 5'd20 : 5'd0) | (adj17[21] ? 5'd21 : 5'd0)
-                     | (adj17[22] ? 5'd22 : 5'd0) | (adj17[23] ? 5'd23 : 5'd0)
-                     | (adj17[24] ? 5'd24 : 5'd0) | (adj17[25] ? 5'd25 : 5'd0)
-                     | (adj17[26] ? 5'd26 : 5'd0) | (adj17[27] ? 5'd27 : 5'd0)
-                     | (adj17[28] ? 5'd28 : 5'd0) | (adj17[29] ? 5'd29 : 5'd0))
-                  : ((dbx17[1] ? 5'd1 : 5'd0) | (dbx17[2] ? 5'd2 : 5'd0) | (dbx17[3] ? 5'd3 : 5'd0)
-                     | (dbx17[4] ? 5'd4 : 5'd0) | (dbx17[5] ? 5'd5 : 5'd0)
-                     | (dbx17[6] ? 5'd6 : 5'd0) | (dbx17[7] ? 5'd7 : 5'd0)
-                     | (dbx17[8] ? 5'd8 : 5'd0) | (dbx17[9] ? 5'd9 : 5'd0)
-                     | (dbx17[10] ? 5'd10 : 5'd0) | (dbx17[11] ? 5'd11 : 5'd0)
-                     | (dbx17[12] ? 5'd12 : 5'd0) | (dbx17[13] ? 5'd13 : 5'd0)
-                     | (dbx17[14] ? 5'd14 : 5'd0) | (dbx17[15] ? 5'd15 : 5'd0)
-                     | (dbx17[16] ? 5'd16 : 5'd0) | (dbx17[17] ? 5'd17 : 5'd0)
-                     | (dbx17[18] ? 5'd18 : 5'd0) | (dbx17[19] ? 5'd19 : 5'd0)
-                     | (dbx17[20] ? 5'd20 : 5'd0) | (dbx17[21] ? 5'd21 : 5'd0)
-                     | (dbx17[22] ? 5'd22 : 5'd0) | (dbx17[23] ? 5'd23 : 5'd0)
-                     | (dbx17[24] ? 5'd24 : 5'd0) | (dbx17[25] ? 5'd25 : 5'd0)
-                     | (dbx17[26] ? 5'd26 : 5'd0) | (dbx17[27] ? 5'd27 : 5'd0)
-                     | (dbx17[28] ? 5'd28 : 5'd0) | (dbx17[29] ? 5'd29 : 5'd0)
-                     | (dbx17[30] ? 5'd30 : 5'd0)));
-  assign adj18 = (dbx18[29:0] & dbx18[30:1]);
-  assign cls18 = {((dbx18[0] | dbx18[1] | (dbx18[2] | dbx18[3])
-                    | (dbx18[4] | dbx18[5] | (dbx18[6] | dbx18[7]))
-                    | (dbx18[8] | dbx18[9] | (dbx18[10] | dbx18[11])
-                       | (dbx18[12] | dbx18[13] | (dbx18[14] | dbx18[15])))
-                    | (dbx18[16] | dbx18[17] | (dbx18[18] | dbx18[19])
-                       | (dbx18[20] | dbx18[21] | (dbx18[22] | dbx18[23]))
-                       | (dbx18[24] | dbx18[25] | (dbx18[26] | dbx18[27])
-                          | (dbx18[28] | dbx18[29] | dbx18[30]))))
-                   & ~((dbx18[0] & dbx18[1]) | (dbx18[2] & dbx18[3])
-                       | ((dbx18[0] | dbx18[1]) & (dbx18[2] | dbx18[3]))
-                       | ((dbx18[4] & dbx18[5]) | (dbx18[6] & dbx18[7])
-                          | ((dbx18[4] | dbx18[5]) & (dbx18[6] | dbx18[7])))
-                       | ((dbx18[0] | dbx18[1] | (dbx18[2] | dbx18[3]))
-                          & (dbx18[4] | dbx18[5] | (dbx18[6] | dbx18[7])))
-                       | ((dbx18[8] & dbx18[9]) | (dbx18[10] & dbx18[11])
-                          | ((dbx18[8] | dbx18[9]) & (dbx18[10] | dbx18[11]))
-                          | ((dbx18[12] & dbx18[13]) | (dbx18[14] & dbx18[15])
-                             | ((dbx18[12] | dbx18[13]) & (dbx18[14] | dbx18[15])))
-                          | ((dbx18[8] | dbx18[9] | (dbx18[10] | dbx18[11]))
-                             & (dbx18[12] | dbx18[13] | (dbx18[14] | dbx18[15]))))
-                       | ((dbx18[0] | dbx18[1] | (dbx18[2] | dbx18[3])
-                           | (dbx18[4] | dbx18[5] | (dbx18[6] | dbx18[7])))
-                          & (dbx18[8] | dbx18[9] | (dbx18[10] | dbx18[11])
-                             | (dbx18[12] | dbx18[13] | (dbx18[14] | dbx18[15]))))
-                       | ((dbx18[16] & dbx18[17]) | (dbx18[18] & dbx18[19])
-                          | ((dbx18[16] | dbx18[17]) & (dbx18[18] | dbx18[19]))
-                          | ((dbx18[20] & dbx18[21]) | (dbx18[22] & dbx18[23])
-                             | ((dbx18[20] | dbx18[21]) & (dbx18[22] | dbx18[23])))
-                          | ((dbx18[16] | dbx18[17] | (dbx18[18] | dbx18[19]))
-                             & (dbx18[20] | dbx18[21] | (dbx18[22] | dbx18[23])))
-                          | ((dbx18[24] & dbx18[25]) | (dbx18[26] & dbx18[27])
-                             | ((dbx18[24] | dbx18[25]) & (dbx18[26] | dbx18[27]))
-                             | ((dbx18[28] & dbx18[29]) | ((dbx18[28] | dbx18[29]) & dbx18[30]))
-                             | ((dbx18[24] | dbx18[25] | (dbx18[26] | dbx18[27]))
-                                & (dbx18[28] | dbx18[29] | dbx18[30])))
-                          | ((dbx18[16] | dbx18[17] | (dbx18[18] | dbx18[19])
-                              | (dbx18[20] | dbx18[21] | (dbx18[22] | dbx18[23])))
-                             & (dbx18[24] | dbx18[25] | (dbx18[26] | dbx18[27])
-                                | (dbx18[28] | dbx18[29] | dbx18[30]))))
-                       | ((dbx18[0] | dbx18[1] | (dbx18[2] | dbx18[3])
-                           | (dbx18[4] | dbx18[5] | (dbx18[6] | dbx18[7]))
-                           | (dbx18[8] | dbx18[9] | (dbx18[10] | dbx18[11])
-                              | (dbx18[12] | dbx18[13] | (dbx18[14] | dbx18[15]))))
-                          & (dbx18[16] | dbx18[17] | (dbx18[18] | dbx18[19])
-                             | (dbx18[20] | dbx18[21] | (dbx18[22] | dbx18[23]))
-                             | (dbx18[24] | dbx18[25] | (dbx18[26] | dbx18[27])
-                                | (dbx18[28] | dbx18[29] | dbx18[30])))))),
-                  ((adj18[0] | adj18[1] | (adj18[2] | adj18[3])
-                    | (adj18[4] | adj18[5] | (adj18[6] | adj18[7]))
-                    | (adj18[8] | adj18[9] | (adj18[10] | adj18[11])
-                       | (adj18[12] | adj18[13] | (adj18[14] | adj18[15])))
-                    | (adj18[16] | adj18[17] | (adj18[18] | adj18[19])
-                       | (adj18[20] | adj18[21] | (adj18[22] | adj18[23]))
-                       | (adj18[24] | adj18[25] | (adj18[26] | adj18[27])
-                          | (adj18[28] | adj18[29]))))
-                   & ~((adj18[0] & adj18[1]) | (adj18[2] & adj18[3])
-                       | ((adj18[0] | adj18[1]) & (adj18[2] | adj18[3]))
-                       | ((adj18[4] & adj18[5]) | (adj18[6] & adj18[7])
-                          | ((adj18[4] | adj18[5]) & (adj18[6] | adj18[7])))
-                       | ((adj18[0] | adj18[1] | (adj18[2] | adj18[3]))
-                          & (adj18[4] | adj18[5] | (adj18[6] | adj18[7])))
-                       | ((adj18[8] & adj18[9]) | (adj18[10] & adj18[11])
-                          | ((adj18[8] | adj18[9]) & (adj18[10] | adj18[11]))
-                          | ((adj18[12] & adj18[13]) | (adj18[14] & adj18[15])
-                             | ((adj18[12] | adj18[13]) & (adj18[14] | adj18[15])))
-                          | ((adj18[8] | adj18[9] | (adj18[10] | adj18[11]))
-                             & (adj18[12] | adj18[13] | (adj18[14] | adj18[15]))))
-                       | ((adj18[0] | adj18[1] | (adj18[2] | adj18[3])
-                           | (adj18[4] | adj18[5] | (adj18[6] | adj18[7])))
-                          & (adj18[8] | adj18[9] | (adj18[10] | adj18[11])
-                             | (adj18[12] | adj18[13] | (adj18[14] | adj18[15]))))
-                       | ((adj18[16] & adj18[17]) | (adj18[18] & adj18[19])
-                          | ((adj18[16] | adj18[17]) & (adj18[18] | adj18[19]))
-                          | ((adj18[20] & adj18[21]) | (adj18[22] & adj18[23])
-                             | ((adj18[20] | adj18[21]) & (adj18[22] | adj18[23])))
-                          | ((adj18[16] | adj18[17] | (adj18[18] | adj18[19]))
-                             & (adj18[20] | adj18[21] | (adj18[22] | adj18[23])))
-                          | ((adj18[24] & adj18[25]) | (adj18[26] & adj18[27])
-                             | ((adj18[24] | adj18[25]) & (adj18[26] | adj18[27]))
-                             | (adj18[28] & adj18[29])
-                             | ((adj18[24] | adj18[25] | (adj18[26] | adj18[27]))
-                                & (adj18[28] | adj18[29])))
-                          | ((adj18[16] | adj18[17] | (adj18[18] | adj18[19])
-                              | (adj18[20] | adj18[21] | (adj18[22] | adj18[23])))
-                             & (adj18[24] | adj18[25] | (adj18[26] | adj18[27])
-                                | (adj18[28] | adj18[29]))))
-                       | ((adj18[0] | adj18[1] | (adj18[2] | adj18[3])
-                           | (adj18[4] | adj18[5] | (adj18[6] | adj18[7]))
-                           | (adj18[8] | adj18[9] | (adj18[10] | adj18[11])
-                              | (adj18[12] | adj18[13] | (adj18[14] | adj18[15]))))
-                          & (adj18[16] | adj18[17] | (adj18[18] | adj18[19])
-                             | (adj18[20] | adj18[21] | (adj18[22] | adj18[23]))
-                             | (adj18[24] | adj18[25] | (adj18[26] | adj18[27])
-                                | (adj18[28] | adj18[29])))))
-                   & ~(|(dbx18 ^ ({adj18, 1'd0} | {1'd0, adj18})))), ~(|dbp18), (&dbx18),
-                  ~(dbx18[0] | dbx18[1] | (dbx18[2] | dbx18[3])
-                    | (dbx18[4] | dbx18[5] | (dbx18[6] | dbx18[7]))
-                    | (dbx18[8] | dbx18[9] | (dbx18[10] | dbx18[11])
-                       | (dbx18[12] | dbx18[13] | (dbx18[14] | dbx18[15])))
-                    | (dbx18[16] | dbx18[17] | (dbx18[18] | dbx18[19])
-                       | (dbx18[20] | dbx18[21] | (dbx18[22] | dbx18[23]))
-                       | (dbx18[24] | dbx18[25] | (dbx18[26] | dbx18[27])
-                          | (dbx18[28] | dbx18[29] | dbx18[30]))))};
-  assign pos18 = (((adj18[0] | adj18[1] | (adj18[2] | adj18[3])
-                    | (adj18[4] | adj18[5] | (adj18[6] | adj18[7]))
-                    | (adj18[8] | adj18[9] | (adj18[10] | adj18[11])
-                       | (adj18[12] | adj18[13] | (adj18[14] | adj18[15])))
-                    | (adj18[16] | adj18[17] | (adj18[18] | adj18[19])
-                       | (adj18[20] | adj18[21] | (adj18[22] | adj18[23]))
-                       | (adj18[24] | adj18[25] | (adj18[26] | adj18[27])
-                          | (adj18[28] | adj18[29]))))
-                   & ~((adj18[0] & adj18[1]) | (adj18[2] & adj18[3])
-                       | ((adj18[0] | adj18[1]) & (adj18[2] | adj18[3]))
-                       | ((adj18[4] & adj18[5]) | (adj18[6] & adj18[7])
-                          | ((adj18[4] | adj18[5]) & (adj18[6] | adj18[7])))
-                       | ((adj18[0] | adj18[1] | (adj18[2] | adj18[3]))
-                          & (adj18[4] | adj18[5] | (adj18[6] | adj18[7])))
-                       | ((adj18[8] & adj18[9]) | (adj18[10] & adj18[11])
-                          | ((adj18[8] | adj18[9]) & (adj18[10] | adj18[11]))
-                          | ((adj18[12] & adj18[13]) | (adj18[14] & adj18[15])
-                             | ((adj18[12] | adj18[13]) & (adj18[14] | adj18[15])))
-                          | ((adj18[8] | adj18[9] | (adj18[10] | adj18[11]))
-                             & (adj18[12] | adj18[13] | (adj18[14] | adj18[15]))))
-                       | ((adj18[0] | adj18[1] | (adj18[2] | adj18[3])
-                           | (adj18[4] | adj18[5] | (adj18[6] | adj18[7])))
-                          & (adj18[8] | adj18[9] | (adj18[10] | adj18[11])
-                             | (adj18[12] | adj18[13] | (adj18[14] | adj18[15]))))
-                       | ((adj18[16] & adj18[17]) | (adj18[18] & adj18[19])
-                          | ((adj18[16] | adj18[17]) & (adj18[18] | adj18[19]))
-                          | ((adj18[20] & adj18[21]) | (adj18[22] & adj18[23])
-                             | ((adj18[20] | adj18[21]) & (adj18[22] | adj18[23])))
-                          | ((adj18[16] | adj18[17] | (adj18[18] | adj18[19]))
-                             & (adj18[20] | adj18[21] | (adj18[22] | adj18[23])))
-                          | ((adj18[24] & adj18[25]) | (adj18[26] & adj18[27])
-                             | ((adj18[24] | adj18[25]) & (adj18[26] | adj18[27]))
-                             | (adj18[28] & adj18[29])
-                             | ((adj18[24] | adj18[25] | (adj18[26] | adj18[27]))
-                                & (adj18[28] | adj18[29])))
-                          | ((adj18[16] | adj18[17] | (adj18[18] | adj18[19])
-                              | (adj18[20] | adj18[21] | (adj18[22] | adj18[23])))
-                             & (adj18[24] | adj18[25] | (adj18[26] | adj18[27])
-                                | (adj18[28] | adj18[29]))))
-                       | ((adj18[0] | adj18[1] | (adj18[2] | adj18[3])
-                           | (adj18[4] | adj18[5] | (adj18[6] | adj18[7]))
-                           | (adj18[8] | adj18[9] | (adj18[10] | adj18[11])
-                              | (adj18[12] | adj18[13] | (adj18[14] | adj18[15]))))
-                          & (adj18[16] | adj18[17] | (adj18[18] | adj18[19])
-                             | (adj18[20] | adj18[21] | (adj18[22] | adj18[23]))
-                             | (adj18[24] | adj18[25] | (adj18[26] | adj18[27])
-                                | (adj18[28] | adj18[29])))))
-                   & ~(|(dbx18 ^ ({adj18, 1'd0} | {1'd0, adj18})))) ?
-                    ((adj18[1] ? 5'd1 : 5'd0) | (adj18[2] ? 5'd2 : 5'd0) | (adj18[3] ? 5'd3 : 5'd0)
-                     | (adj18[4] ? 5'd4 : 5'd0) | (adj18[5] ? 5'd5 : 5'd0)
-                     | (adj18[6] ? 5'd6 : 5'd0) | (adj18[7] ? 5'd7 : 5'd0)
-                     | (adj18[8] ? 5'd8 : 5'd0) | (adj18[9] ? 5'd9 : 5'd0)
-                     | (adj18[10] ? 5'd10 : 5'd0) | (adj18[11] ? 5'd11 : 5'd0)
-                     | (adj18[12] ? 5'd12 : 5'd0) | (adj18[13] ? 5'd13 : 5'd0)
-                     | (adj18[14] ? 5'd14 : 5'd0) | (adj18[15] ? 5'd15 : 5'd0)
-                     | (adj18[16] ? 5'd16 : 5'd0) | (adj18[17] ? 5'd17 : 5'd0)
-                     | (adj18[18] ? 5'd18 : 5'd0) | (adj18[19] ? 5'd19 : 5'd0)
-                     | (adj18[20] ? 5'd20 : 5'd0) | (adj18[21] ? 5'd21 : 5'd0)
-                     | (adj18[22] ? 5'd22 : 5'd0) | (adj18[23] ? 5'd23 : 5'd0)
-                     | (adj18[24] ? 5'd24 : 5'd0) | (adj18[25] ? 5'd25 : 5'd0)
-                     | (adj18[26] ? 5'd26 : 5'd0) | (adj18[27] ? 5'd27 : 5'd0)
-                     | (adj18[28] ? 5'd28 : 5'd0) | (adj18[29] ? 5'd29 : 5'd0))
-                  : ((dbx18[1] ? 5'd1 : 5'd0) | (dbx18[2] ? 5'd2 : 5'd0) | (dbx18[3] ? 5'd3 : 5'd0)
-                     | (dbx18[4] ? 5'd4 : 5'd0) | (dbx18[5] ? 5'd5 : 5'd0)
-                     | (dbx18[6] ? 5'd6 : 5'd0) | (dbx18[7] ? 5'd7 : 5'd0)
-                     | (dbx18[8] ? 5'd8 : 5'd0) | (dbx18[9] ? 5'd9 : 5'd0)
-                     | (dbx18[10] ? 5'd10 : 5'd0) | (dbx18[11] ? 5'd11 : 5'd0)
-                     | (dbx18[12] ? 5'd12 : 5'd0) | (dbx18[13] ? 5'd13 : 5'd0)
-                     | (dbx18[14] ? 5'd14 : 5'd0) | (dbx18[15] ? 5'd15 : 5'd0)
-                     | (dbx18[16] ? 5'd16 : 5'd0) | (dbx18[17] ? 5'd17 : 5'd0)
-                     | (dbx18[18] ? 5'd18 : 5'd0) | (dbx18[19] ? 5'd19 : 5'd0)
-                     | (dbx18[20] ? 5'd20 : 5'd0) | (dbx18[21] ? 5'd21 : 5'd0)
-                     | (dbx18[22] ? 5'd22 : 5'd0) | (dbx18[23] ? 5'd23 : 5'd0)
-                     | (dbx18[24] ? 5'd24 : 5'd0) | (dbx18[25] ? 5'd25 : 5'd0)
-                     | (dbx18[26] ? 5'd26 : 5'd0) | (dbx18[27] ? 5'd27 : 5'd0)
-                     | (dbx18[28] ? 5'd28 : 5'd0) | (dbx18[29] ? 5'd29 : 5'd0)
-                     | (dbx18[30] ? 5'd30 : 5'd0)));
-  assign adj19 = (dbx19[29:0] & dbx19[30:1]);
-  assign cls19 = {((dbx19[0] | dbx19[1] | (dbx19[2] | dbx19[3])
-                    | (dbx19[4] | dbx19[5] | (dbx19[6] | dbx19[7]))
-                    | (dbx19[8] | dbx19[9] | (dbx19[10] | dbx19[11])
-                       | (dbx19[12] | dbx19[13] | (dbx19[14] | dbx19[15])))
-                    | (dbx19[16] | dbx19[17] | (dbx19[18] | dbx19[19])
-                       | (dbx19[20] | dbx19[21] | (dbx19[22] | dbx19[23]))
-                       | (dbx19[24] | dbx19[25] | (dbx19[26] | dbx19[27])
-                          | (dbx19[28] | dbx19[29] | dbx19[30]))))
-                   & ~((dbx19[0] & dbx19[1]) | (dbx19[2] & dbx19[3])
-                       | ((dbx19[0] | dbx19[1]) & (dbx19[2] | dbx19[3]))
-                       | ((dbx19[4] & dbx19[5]) | (dbx19[6] & dbx19[7])
-                          | ((dbx19[4] | dbx19[5]) & (dbx19[6] | dbx19[7])))
-                       | ((dbx19[0] | dbx19[1] | (dbx19[2] | dbx19[3]))
-                          & (dbx19[4] | dbx19[5] | (dbx19[6] | dbx19[7])))
-                       | ((dbx19[8] & dbx19[9]) | (dbx19[10] & dbx19[11])
-                          | ((dbx19[8] | dbx19[9]) & (dbx19[10] | dbx19[11]))
-                          | ((dbx19[12] & dbx19[13]) | (dbx19[14] & dbx19[15])
-                             | ((dbx19[12] | dbx19[13]) & (dbx19[14] | dbx19[15])))
-                          | ((dbx19[8] | dbx19[9] | (dbx19[10] | dbx19[11]))
-                             & (dbx19[12] | dbx19[13] | (dbx19[14] | dbx19[15]))))
-                       | ((dbx19[0] | dbx19[1] | (dbx19[2] | dbx19[3])
-                           | (dbx19[4] | dbx19[5] | (dbx19[6] | dbx19[7])))
-                          & (dbx19[8] | dbx19[9] | (dbx19[10] | dbx19[11])
-                             | (dbx19[12] | dbx19[13] | (dbx19[14] | dbx19[15]))))
-                       | ((dbx19[16] & dbx19[17]) | (dbx19[18] & dbx19[19])
-                          | ((dbx19[16] | dbx19[17]) & (dbx19[18] | dbx19[19]))
-                          | ((dbx19[20] & dbx19[21]) | (dbx19[22] & dbx19[23])
-                             | ((dbx19[20] | dbx19[21]) & (dbx19[22] | dbx19[23])))
-                          | ((dbx19[16] | dbx19[17] | (dbx19[18] | dbx19[19]))
-                             & (dbx19[20] | dbx19[21] | (dbx19[22] | dbx19[23])))
-                          | ((dbx19[24] & dbx19[25]) | (dbx19[26] & dbx19[27])
-                             | ((dbx19[24] | dbx19[25]) & (dbx19[26] | dbx19[27]))
-                             | ((dbx19[28] & dbx19[29]) | ((dbx19[28] | dbx19[29]) & dbx19[30]))
-                             | ((dbx19[24] | dbx19[25] | (dbx19[26] | dbx19[27]))
-                                & (dbx19[28] | dbx19[29] | dbx19[30])))
-                          | ((dbx19[16] | dbx19[17] | (dbx19[18] | dbx19[19])
-                              | (dbx19[20] | dbx19[21] | (dbx19[22] | dbx19[23])))
-                             & (dbx19[24] | dbx19[25] | (dbx19[26] | dbx19[27])
-                                | (dbx19[28] | dbx19[29] | dbx19[30]))))
-                       | ((dbx19[0] | dbx19[1] | (dbx19[2] | dbx19[3])
-                           | (dbx19[4] | dbx19[5] | (dbx19[6] | dbx19[7]))
-                           | (dbx19[8] | dbx19[9] | (dbx19[10] | dbx19[11])
-                              | (dbx19[12] | dbx19[13] | (dbx19[14] | dbx19[15]))))
-                          & (dbx19[16] | dbx19[17] | (dbx19[18] | dbx19[19])
-                             | (dbx19[20] | dbx19[21] | (dbx19[22] | dbx19[23]))
-                             | (dbx19[24] | dbx19[25] | (dbx19[26] | dbx19[27])
-                                | (dbx19[28] | dbx19[29] | dbx19[30])))))),
-                  ((adj19[0] | adj19[1] | (adj19[2] | adj19[3])
-                    | (adj19[4] | adj19[5] | (adj19[6] | adj19[7]))
-                    | (adj19[8] | adj19[9] | (adj19[10] | adj19[11])
-                       | (adj19[12] | adj19[13] | (adj19[14] | adj19[15])))
-                    | (adj19[16] | adj19[17] | (adj19[18] | adj19[19])
-                       | (adj19[20] | adj19[21] | (adj19[22] | adj19[23]))
-                       | (adj19[24] | adj19[25] | (adj19[26] | adj19[27])
-                          | (adj19[28] | adj19[29]))))
-                   & ~((adj19[0] & adj19[1]) | (adj19[2] & adj19[3])
-                       | ((adj19[0] | adj19[1]) & (adj19[2] | adj19[3]))
-                       | ((adj19[4] & adj19[5]) | (adj19[6] & adj19[7])
-                          | ((adj19[4] | adj19[5]) & (adj19[6] | adj19[7])))
-                       | ((adj19[0] | adj19[1] | (adj19[2] | adj19[3]))
-                          & (adj19[4] | adj19[5] | (adj19[6] | adj19[7])))
-                       | ((adj19[8] & adj19[9]) | (adj19[10] & adj19[11])
-                          | ((adj19[8] | adj19[9]) & (adj19[10] | adj19[11]))
-                          | ((adj19[12] & adj19[13]) | (adj19[14] & adj19[15])
-                             | ((adj19[12] | adj19[13]) & (adj19[14] | adj19[15])))
-                          | ((adj19[8] | adj19[9] | (adj19[10] | adj19[11]))
-                             & (adj19[12] | adj19[13] | (adj19[14] | adj19[15]))))
-                       | ((adj19[0] | adj19[1] | (adj19[2] | adj19[3])
-                           | (adj19[4] | adj19[5] | (adj19[6] | adj19[7])))
-                          & (adj19[8] | adj19[9] | (adj19[10] | adj19[11])
-                             | (adj19[12] | adj19[13] | (adj19[14] | adj19[15]))))
-                       | ((adj19[16] & adj19[17]) | (adj19[18] & adj19[19])
-                          | ((adj19[16] | adj19[17]) & (adj19[18] | adj19[19]))
-                          | ((adj19[20] & adj19[21]) | (adj19[22] & adj19[23])
-                             | ((adj19[20] | adj19[21]) & (adj19[22] | adj19[23])))
-                          | ((adj19[16] | adj19[17] | (adj19[18] | adj19[19]))
-                             & (adj19[20] | adj19[21] | (adj19[22] | adj19[23])))
-                          | ((adj19[24] & adj19[25]) | (adj19[26] & adj19[27])
-                             | ((adj19[24] | adj19[25]) & (adj19[26] | adj19[27]))
-                             | (adj19[28] & adj19[29])
-                             | ((adj19[24] | adj19[25] | (adj19[26] | adj19[27]))
-                                & (adj19[28] | adj19[29])))
-                          | ((adj19[16] | adj19[17] | (adj19[18] | adj19[19])
-                              | (adj19[20] | adj19[21] | (adj19[22] | adj19[23])))
-                             & (adj19[24] | adj19[25] | (adj19[26] | adj19[27])
-                                | (adj19[28] | adj19[29]))))
-                       | ((adj19[0] | adj19[1] | (adj19[2] | adj19[3])
-                           | (adj19[4] | adj19[5] | (adj19[6] | adj19[7]))
-                           | (adj19[8] | adj19[9] | (adj19[10] | adj19[11])
-                              | (adj19[12] | adj19[13] | (adj19[14] | adj19[15]))))
-                          & (adj19[16] | adj19[17] | (adj19[18] | adj19[19])
-                             | (adj19[20] | adj19[21] | (adj19[22] | adj19[23]))
-                             | (adj19[24] | adj19[25] | (adj19[26] | adj19[27])
-                                | (adj19[28] | adj19[29])))))
-                   & ~(|(dbx19 ^ ({adj19, 1'd0} | {1'd0, adj19})))), ~(|dbp19), (&dbx19),
-                  ~(dbx19[0] | dbx19[1] | (dbx19[2] | dbx19[3])
-                    | (dbx19[4] | dbx19[5] | (dbx19[6] | dbx19[7]))
-                    | (dbx19[8] | dbx19[9] | (dbx19[10] | dbx19[11])
-                       | (dbx19[12] | dbx19[13] | (dbx19[14] | dbx19[15])))
-                    | (dbx19[16] | dbx19[17] | (dbx19[18] | dbx19[19])
-                       | (dbx19[20] | dbx19[21] | (dbx19[22] | dbx19[23]))
-                       | (dbx19[24] | dbx19[25] | (dbx19[26] | dbx19[27])
-                          | (dbx19[28] | dbx19[29] | dbx19[30]))))};
-  assign pos19 = (((adj19[0] | adj19[1] | (adj19[2] | adj19[3])
-                    | (adj19[4] | adj19[5] | (adj19[6] | adj19[7]))
-                    | (adj19[8] | adj19[9] | (adj19[10] | adj19[11])
-                       | (adj19[12] | adj19[13] | (adj19[14] | adj19[15])))
-                    | (adj19[16] | adj19[17] | (adj19[18] | adj19[19])
-                       | (adj19[20] | adj19[21] | (adj19[22] | adj19[23]))
-                       | (adj19[24] | adj19[25] | (adj19[26] | adj19[27])
-                          | (adj19[28] | adj19[29]))))
-                   & ~((adj19[0] & adj19[1]) | (adj19[2] & adj19[3])
-                       | ((adj19[0] | adj19[1]) & (adj19[2] | adj19[3]))
-                       | ((adj19[4] & adj19[5]) | (adj19[6] & adj19[7])
-                          | ((adj19[4] | adj19[5]) & (adj19[6] | adj19[7])))
-                       | ((adj19[0] | adj19[1] | (adj19[2] | adj19[3]))
-                          & (adj19[4] | adj19[5] | (adj19[6] | adj19[7])))
-                       | ((adj19[8] & adj19[9]) | (adj19[10] & adj19[11])
-                          | ((adj19[8] | adj19[9]) & (adj19[10] | adj19[11]))
-                          | ((adj19[12] & adj19[13]) | (adj19[14] & adj19[15])
-                             | ((adj19[12] | adj19[13]) & (adj19[14] | adj19[15])))
-                          | ((adj19[8] | adj19[9] | (adj19[10] | adj19[11]))
-                             & (adj19[12] | adj19[13] | (adj19[14] | adj19[15]))))
-                       | ((adj19[0] | adj19[1] | (adj19[2] | adj19[3])
-                           | (adj19[4] | adj19[5] | (adj19[6] | adj19[7])))
-                          & (adj19[8] | adj19[9] | (adj19[10] | adj19[11])
-                             | (adj19[12] | adj19[13] | (adj19[14] | adj19[15]))))
-                       | ((adj19[16] & adj19[17]) | (adj19[18] & adj19[19])
-                          | ((adj19[16] | adj19[17]) & (adj19[18] | adj19[19]))
-                          | ((adj19[20] & adj19[21]) | (adj19[22] & adj19[23])
-                             | ((adj19[20] | adj19[21]) & (adj19[22] | adj19[23])))
-                          | ((adj19[16] | adj19[17] | (adj19[18] | adj19[19]))
-                             & (adj19[20] | adj19[21] | (adj19[22] | adj19[23])))
-                          | ((adj19[24] & adj19[25]) | (adj19[26] & adj19[27])
-                             | ((adj19[24] | adj19[25]) & (adj19[26] | adj19[27]))
-                             | (adj19[28] & adj19[29])
-                             | ((adj19[24] | adj19[25] | (adj19[26] | adj19[27]))
-                                & (adj19[28] | adj19[29])))
-                          | ((adj19[16] | adj19[17] | (adj19[18] | adj19[19])
-                              | (adj19[20] | adj19[21] | (adj19[22] | adj19[23])))
-                             & (adj19[24] | adj19[25] | (adj19[26] | adj19[27])
-                                | (adj19[28] | adj19[29]))))
-                       | ((adj19[0] | adj19[1] | (adj19[2] | adj19[3])
-                           | (adj19[4] | adj19[5] | (adj19[6] | adj19[7]))
-                           | (adj19[8] | adj19[9] | (adj19[10] | adj19[11])
-                              | (adj19[12] | adj19[13] | (adj19[14] | adj19[15]))))
-                          & (adj19[16] | adj19[17] | (adj19[18] | adj19[19])
-                             | (adj19[20] | adj19[21] | (adj19[22] | adj19[23]))
-                             | (adj19[24] | adj19[25] | (adj19[26] | adj19[27])
-                                | (adj19[28] | adj19[29])))))
-                   & ~(|(dbx19 ^ ({adj19, 1'd0} | {1'd0, adj19})))) ?
-                    ((adj19[1] ? 5'd1 : 5'd0) | (adj19[2] ? 5'd2 : 5'd0) | (adj19[3] ? 5'd3 : 5'd0)
-                     | (adj19[4] ? 5'd4 : 5'd0) | (adj19[5] ? 5'd5 : 5'd0)
-                     | (adj19[6] ? 5'd6 : 5'd0) | (adj19[7] ? 5'd7 : 5'd0)
-                     | (adj19[8] ? 5'd8 : 5'd0) | (adj19[9] ? 5'd9 : 5'd0)
-                     | (adj19[10] ? 5'd10 : 5'd0) | (adj19[11] ? 5'd11 : 5'd0)
-                     | (adj19[12] ? 5'd12 : 5'd0) | (adj19[13] ? 5'd13 : 5'd0)
-                     | (adj19[14] ? 5'd14 : 5'd0) | (adj19[15] ? 5'd15 : 5'd0)
-                     | (adj19[16] ? 5'd16 : 5'd0) | (adj19[17] ? 5'd17 : 5'd0)
-                     | (adj19[18] ? 5'd18 : 5'd0) | (adj19[19] ? 5'd19 : 5'd0)
-                     | (adj19[20] ? 5'd20 : 5'd0) | (adj19[21] ? 5'd21 : 5'd0)
-                     | (adj19[22] ? 5'd22 : 5'd0) | (adj19[23] ? 5'd23 : 5'd0)
-                     | (adj19[24] ? 5'd24 : 5'd0) | (adj19[25] ? 5'd25 : 5'd0)
-                     | (adj19[26] ? 5'd26 : 5'd0) | (adj19[27] ? 5'd27 : 5'd0)
-                     | (adj19[28] ? 5'd28 : 5'd0) | (adj19[29] ? 5'd29 : 5'd0))
-                  : ((dbx19[1] ? 5'd1 : 5'd0) | (dbx19[2] ? 5'd2 : 5'd0) | (dbx19[3] ? 5'd3 : 5'd0)
-                     | (dbx19[4] ? 5'd4 : 5'd0) | (dbx19[5] ? 5'd5 : 5'd0)
-                     | (dbx19[6] ? 5'd6 : 5'd0) | (dbx19[7] ? 5'd7 : 5'd0)
-                     | (dbx19[8] ? 5'd8 : 5'd0) | (dbx19[9] ? 5'd9 : 5'd0)
-                     | (dbx19[10] ? 5'd10 : 5'd0) | (dbx19[11] ? 5'd11 : 5'd0)
-                     | (dbx19[12] ? 5'd12 : 5'd0) | (dbx19[13] ? 5'd13 : 5'd0)
-                     | (dbx19[14] ? 5'd14 : 5'd0) | (dbx19[15] ? 5'd15 : 5'd0)
-                     | (dbx19[16] ? 5'd16 : 5'd0) | (dbx19[17] ? 5'd17 : 5'd0)
-                     | (dbx19[18] ? 5'd18 : 5'd0) | (dbx19[19] ? 5'd19 : 5'd0)
-                     | (dbx19[20] ? 5'd20 : 5'd0) | (dbx19[21] ? 5'd21 : 5'd0)
-                     | (dbx19[22] ? 5'd22 : 5'd0) | (dbx19[23] ? 5'd23 : 5'd0)
-                     | (dbx19[24] ? 5'd24 : 5'd0) | (dbx19[25] ? 5'd25 : 5'd0)
-                     | (dbx19[26] ? 5'd26 : 5'd0) | (dbx19[27] ? 5'd27 : 5'd0)
-                     | (dbx19[28] ? 5'd28 : 5'd0) | (dbx19[29] ? 5'd29 : 5'd0)
-                     | (dbx19[30] ? 5'd30 : 5'd0)));
-  assign adj20 = (dbx20[29:0] & dbx20[30:1]);
-  assign cls20 = {((dbx20[0] | dbx20[1] | (dbx20[2] | dbx20[3])
-                    | (dbx20[4] | dbx20[5] | (dbx20[6] | dbx20[7]))
-                    | (dbx20[8] | dbx20[9] | (dbx20[10] | dbx20[11])
-                       | (dbx20[12] | dbx20[13] | (dbx20[14] | dbx20[15])))
-                    | (dbx20[16] | dbx20[17] | (dbx20[18] | dbx20[19])
-                       | (dbx20[20] | dbx20[21] | (dbx20[22] | dbx20[23]))
-                       | (dbx20[24] | dbx20[25] | (dbx20[26] | dbx20[27])
-                          | (dbx20[28] | dbx20[29] | dbx20[30]))))
-                   & ~((dbx20[0] & dbx20[1]) | (dbx20[2] & dbx20[3])
-                       | ((dbx20[0] | dbx20[1]) & (dbx20[2] | dbx20[3]))
-                       | ((dbx20[4] & dbx20[5]) | (dbx20[6] & dbx20[7])
-                          | ((dbx20[4] | dbx20[5]) & (dbx20[6] | dbx20[7])))
-                       | ((dbx20[0] | dbx20[1] | (dbx20[2] | dbx20[3]))
-                          & (dbx20[4] | dbx20[5] | (dbx20[6] | dbx20[7])))
-                       | ((dbx20[8] & dbx20[9]) | (dbx20[10] & dbx20[11])
-                          | ((dbx20[8] | dbx20[9]) & (dbx20[10] | dbx20[11]))
-                          | ((dbx20[12] & dbx20[13]) | (dbx20[14] & dbx20[15])
-                             | ((dbx20[12] | dbx20[13]) & (dbx20[14] | dbx20[15])))
-                          | ((dbx20[8] | dbx20[9] | (dbx20[10] | dbx20[11]))
-                             & (dbx20[12] | dbx20[13] | (dbx20[14] | dbx20[15]))))
-                       | ((dbx20[0] | dbx20[1] | (dbx20[2] | dbx20[3])
-                           | (dbx20[4] | dbx20[5] | (dbx20[6] | dbx20[7])))
-                          & (dbx20[8] | dbx20[9] | (dbx20[10] | dbx20[11])
-                             | (dbx20[12] | dbx20[13] | (dbx20[14] | dbx20[15]))))
-                       | ((dbx20[16] & dbx20[17]) | (dbx20[18] & dbx20[19])
-                          | ((dbx20[16] | dbx20[17]) & (dbx20[18] | dbx20[19]))
-                          | ((dbx20[20] & dbx20[21]) | (dbx20[22] & dbx20[23])
-                             | ((dbx20[20] | dbx20[21]) & (dbx20[22] | dbx20[23])))
-                          | ((dbx20[16] | dbx20[17] | (dbx20[18] | dbx20[19]))
-                             & (dbx20[20] | dbx20[21] | (dbx20[22] | dbx20[23])))
-                          | ((dbx20[24] & dbx20[25]) | (dbx20[26] & dbx20[27])
-                             | ((dbx20[24] | dbx20[25]) & (dbx20[26] | dbx20[27]))
-                             | ((dbx20[28] & dbx20[29]) | ((dbx20[28] | dbx20[29]) & dbx20[30]))
-                             | ((dbx20[24] | dbx20[25] | (dbx20[26] | dbx20[27]))
-                                & (dbx20[28] | dbx20[29] | dbx20[30])))
-                          | ((dbx20[16] | dbx20[17] | (dbx20[18] | dbx20[19])
-                              | (dbx20[20] | dbx20[21] | (dbx20[22] | dbx20[23])))
-                             & (dbx20[24] | dbx20[25] | (dbx20[26] | dbx20[27])
-                                | (dbx20[28] | dbx20[29] | dbx20[30]))))
-                       | ((dbx20[0] | dbx20[1] | (dbx20[2] | dbx20[3])
-                           | (dbx20[4] | dbx20[5] | (dbx20[6] | dbx20[7]))
-                           | (dbx20[8] | dbx20[9] | (dbx20[10] | dbx20[11])
-                              | (dbx20[12] | dbx20[13] | (dbx20[14] | dbx20[15]))))
-                          & (dbx20[16] | dbx20[17] | (dbx20[18] | dbx20[19])
-                             | (dbx20[20] | dbx20[21] | (dbx20[22] | dbx20[23]))
-                             | (dbx20[24] | dbx20[25] | (dbx20[26] | dbx20[27])
-                                | (dbx20[28] | dbx20[29] | dbx20[30])))))),
-                  ((adj20[0] | adj20[1] | (adj20[2] | adj20[3])
-                    | (adj20[4] | adj20[5] | (adj20[6] | adj20[7]))
-                    | (adj20[8] | adj20[9] | (adj20[10] | adj20[11])
-                       | (adj20[12] | adj20[13] | (adj20[14] | adj20[15])))
-                    | (adj20[16] | adj20[17] | (adj20[18] | adj20[19])
-                       | (adj20[20] | adj20[21] | (adj20[22] | adj20[23]))
-                       | (adj20[24] | adj20[25] | (adj20[26] | adj20[27])
-                          | (adj20[28] | adj20[29]))))
-                   & ~((adj20[0] & adj20[1]) | (adj20[2] & adj20[3])
-                       | ((adj20[0] | adj20[1]) & (adj20[2] | adj20[3]))
-                       | ((adj20[4] & adj20[5]) | (adj20[6] & adj20[7])
-                          | ((adj20[4] | adj20[5]) & (adj20[6] | adj20[7])))
-                       | ((adj20[0] | adj20[1] | (adj20[2] | adj20[3]))
-                          & (adj20[4] | adj20[5] | (adj20[6] | adj20[7])))
-                       | ((adj20[8] & adj20[9]) | (adj20[10] & adj20[11])
-                          | ((adj20[8] | adj20[9]) & (adj20[10] | adj20[11]))
-                          | ((adj20[12] & adj20[13]) | (adj20[14] & adj20[15])
-                             | ((adj20[12] | adj20[13]) & (adj20[14] | adj20[15])))
-                          | ((adj20[8] | adj20[9] | (adj20[10] | adj20[11]))
-                             & (adj20[12] | adj20[13] | (adj20[14] | adj20[15]))))
-                       | ((adj20[0] | adj20[1] | (adj20[2] | adj20[3])
-                           | (adj20[4] | adj20[5] | (adj20[6] | adj20[7])))
-                          & (adj20[8] | adj20[9] | (adj20[10] | adj20[11])
-                             | (adj20[12] | adj20[13] | (adj20[14] | adj20[15]))))
-                       | ((adj20[16] & adj20[17]) | (adj20[18] & adj20[19])
-                          | ((adj20[16] | adj20[17]) & (adj20[18] | adj20[19]))
-                          | ((adj20[20] & adj20[21]) | (adj20[22] & adj20[23])
-                             | ((adj20[20] | adj20[21]) & (adj20[22] | adj20[23])))
-                          | ((adj20[16] | adj20[17] | (adj20[18] | adj20[19]))
-                             & (adj20[20] | adj20[21] | (adj20[22] | adj20[23])))
-                          | ((adj20[24] & adj20[25]) | (adj20[26] & adj20[27])
-                             | ((adj20[24] | adj20[25]) & (adj20[26] | adj20[27]))
-                             | (adj20[28] & adj20[29])
-                             | ((adj20[24] | adj20[25] | (adj20[26] | adj20[27]))
-                                & (adj20[28] | adj20[29])))
-                          | ((adj20[16] | adj20[17] | (adj20[18] | adj20[19])
-                              | (adj20[20] | adj20[21] | (adj20[22] | adj20[23])))
-                             & (adj20[24] | adj20[25] | (adj20[26] | adj20[27])
-                                | (adj20[28] | adj20[29]))))
-                       | ((adj20[0] | adj20[1] | (adj20[2] | adj20[3])
-                           | (adj20[4] | adj20[5] | (adj20[6] | adj20[7]))
-                           | (adj20[8] | adj20[9] | (adj20[10] | adj20[11])
-                              | (adj20[12] | adj20[13] | (adj20[14] | adj20[15]))))
-                          & (adj20[16] | adj20[17] | (adj20[18] | adj20[19])
-                             | (adj20[20] | adj20[21] | (adj20[22] | adj20[23]))
-                             | (adj20[24] | adj20[25] | (adj20[26] | adj20[27])
-                                | (adj20[28] | adj20[29])))))
-                   & ~(|(dbx20 ^ ({adj20, 1'd0} | {1'd0, adj20})))), ~(|dbp20), (&dbx20),
-                  ~(dbx20[0] | dbx20[1] | (dbx20[2] | dbx20[3])
-                    | (dbx20[4] | dbx20[5] | (dbx20[6] | dbx20[7]))
-                    | (dbx20[8] | dbx20[9] | (dbx20[10] | dbx20[11])
-                       | (dbx20[12] | dbx20[13] | (dbx20[14] | dbx20[15])))
-                    | (dbx20[16] | dbx20[17] | (dbx20[18] | dbx20[19])
-                       | (dbx20[20] | dbx20[21] | (dbx20[22] | dbx20[23]))
-                       | (dbx20[24] | dbx20[25] | (dbx20[26] | dbx20[27])
-                          | (dbx20[28] | dbx20[29] | dbx20[30]))))};
-  assign pos20 = (((adj20[0] | adj20[1] | (adj20[2] | adj20[3])
-                    | (adj20[4] | adj20[5] | (adj20[6] | adj20[7]))
-                    | (adj20[8] | adj20[9] | (adj20[10] | adj20[11])
-                       | (adj20[12] | adj20[13] | (adj20[14] | adj20[15])))
-                    | (adj20[16] | adj20[17] | (adj20[18] | adj20[19])
-                       | (adj20[20] | adj20[21] | (adj20[22] | adj20[23]))
-                       | (adj20[24] | adj20[25] | (adj20[26] | adj20[27])
-                          | (adj20[28] | adj20[29]))))
-                   & ~((adj20[0] & adj20[1]) | (adj20[2] & adj20[3])
-                       | ((adj20[0] | adj20[1]) & (adj20[2] | adj20[3]))
-                       | ((adj20[4] & adj20[5]) | (adj20[6] & adj20[7])
-                          | ((adj20[4] | adj20[5]) & (adj20[6] | adj20[7])))
-                       | ((adj20[0] | adj20[1] | (adj20[2] | adj20[3]))
-                          & (adj20[4] | adj20[5] | (adj20[6] | adj20[7])))
-                       | ((adj20[8] & adj20[9]) | (adj20[10] & adj20[11])
-                          | ((adj20[8] | adj20[9]) & (adj20[10] | adj20[11]))
-                          | ((adj20[12] & adj20[13]) | (adj20[14] & adj20[15])
-                             | ((adj20[12] | adj20[13]) & (adj20[14] | adj20[15])))
-                          | ((adj20[8] | adj20[9] | (adj20[10] | adj20[11]))
-                             & (adj20[12] | adj20[13] | (adj20[14] | adj20[15]))))
-                       | ((adj20[0] | adj20[1] | (adj20[2] | adj20[3])
-                           | (adj20[4] | adj20[5] | (adj20[6] | adj20[7])))
-                          & (adj20[8] | adj20[9] | (adj20[10] | adj20[11])
-                             | (adj20[12] | adj20[13] | (adj20[14] | adj20[15]))))
-                       | ((adj20[16] & adj20[17]) | (adj20[18] & adj20[19])
-                          | ((adj20[16] | adj20[17]) & (adj20[18] | adj20[19]))
-                          | ((adj20[20] & adj20[21]) | (adj20[22] & adj20[23])
-                             | ((adj20[20] | adj20[21]) & (adj20[22] | adj20[23])))
-                          | ((adj20[16] | adj20[17] | (adj20[18] | adj20[19]))
-                             & (adj20[20] | adj20[21] | (adj20[22] | adj20[23])))
-                          | ((adj20[24] & adj20[25]) | (adj20[26] & adj20[27])
-                             | ((adj20[24] | adj20[25]) & (adj20[26] | adj20[27]))
-                             | (adj20[28] & adj20[29])
-                             | ((adj20[24] | adj20[25] | (adj20[26] | adj20[27]))
-                                & (adj20[28] | adj20[29])))
-                          | ((adj20[16] | adj20[17] | (adj20[18] | adj20[19])
-                              | (adj20[20] | adj20[21] | (adj20[22] | adj20[23])))
-                             & (adj20[24] | adj20[25] | (adj20[26] | adj20[27])
-                                | (adj20[28] | adj20[29]))))
-                       | ((adj20[0] | adj20[1] | (adj20[2] | adj20[3])
-                           | (adj20[4] | adj20[5] | (adj20[6] | adj20[7]))
-                           | (adj20[8] | adj20[9] | (adj20[10] | adj20[11])
-                              | (adj20[12] | adj20[13] | (adj20[14] | adj20[15]))))
-                          & (adj20[16] | adj20[17] | (adj20[18] | adj20[19])
-                             | (adj20[20] | adj20[21] | (adj20[22] | adj20[23]))
-                             | (adj20[24] | adj20[25] | (adj20[26] | adj20[27])
-                                | (adj20[28] | adj20[29])))))
-                   & ~(|(dbx20 ^ ({adj20, 1'd0} | {1'd0, adj20})))) ?
-                    ((adj20[1] ? 5'd1 : 5'd0) | (adj20[2] ? 5'd2 : 5'd0) | (adj20[3] ? 5'd3 : 5'd0)
-                     | (adj20[4] ? 5'd4 : 5'd0) | (adj20[5] ? 5'd5 : 5'd0)
-                     | (adj20[6] ? 5'd6 : 5'd0) | (adj20[7] ? 5'd7 : 5'd0)
-                     | (adj20[8] ? 5'd8 : 5'd0) | (adj20[9] ? 5'd9 : 5'd0)
-                     | (adj20[10] ? 5'd10 : 5'd0) | (adj20[11] ? 5'd11 : 5'd0)
-                     | (adj20[12] ? 5'd12 : 5'd0) | (adj20[13] ? 5'd13 : 5'd0)
-                     | (adj20[14] ? 5'd14 : 5'd0) | (adj20[15] ? 5'd15 : 5'd0)
-                     | (adj20[16] ? 5'd16 : 5'd0) | (adj20[17] ? 5'd17 : 5'd0)
-                     | (adj20[18] ? 5'd18 : 5'd0) | (adj20[19] ? 5'd19 : 5'd0)
-                     | (adj20[20] ? 5'd20 : 5'd0) | (adj20[21] ? 5'd21 : 5'd0)
-                     | (adj20[22] ? 5'd22 : 5'd0) | (adj20[23] ? 5'd23 : 5'd0)
-                     | (adj20[24] ? 5'd24 : 5'd0) | (adj20[25] ? 5'd25 : 5'd0)
-                     | (adj20[26] ? 5'd26 : 5'd0) | (adj20[27] ? 5'd27 : 5'd0)
-                     | (adj20[28] ? 5'd28 : 5'd0) | (adj20[29] ? 5'd29 : 5'd0))
-                  : ((dbx20[1] ? 5'd1 : 5'd0) | (dbx20[2] ? 5'd2 : 5'd0) | (dbx20[3] ? 5'd3 : 5'd0)
-                     | (dbx20[4] ? 5'd4 : 5'd0) | (dbx20[5] ? 5'd5 : 5'd0)
-                     | (dbx20[6] ? 5'd6 : 5'd0) | (dbx20[7] ? 5'd7 : 5'd0)
-                     | (dbx20[8] ? 5'd8 : 5'd0) | (dbx20[9] ? 5'd9 : 5'd0)
-                     | (dbx20[10] ? 5'd10 : 5'd0) | (dbx20[11] ? 5'd11 : 5'd0)
-                     | (dbx20[12] ? 5'd12 : 5'd0) | (dbx20[13] ? 5'd13 : 5'd0)
-                     | (dbx20[14] ? 5'd14 : 5'd0) | (dbx20[15] ? 5'd15 : 5'd0)
-                     | (dbx20[16] ? 5'd16 : 5'd0) | (dbx20[17] ? 5'd17 : 5'd0)
-                     | (dbx20[18] ? 5'd18 : 5'd0) | (dbx20[19] ? 5'd19 : 5'd0)
-                     | (dbx20[20] ? 5'd20 : 5'd0) | (dbx20[21] ? 5'd21 : 5'd0)
-                     | (dbx20[22] ? 5'd22 : 5'd0) | (dbx20[23] ? 5'd23 : 5'd0)
-                     | (dbx20[24] ? 5'd24 : 5'd0) | (dbx20[25] ? 5'd25 : 5'd0)
-                     | (dbx20[26] ? 5'd26 : 5'd0) | (dbx20[27] ? 5'd27 : 5'd0)
-                     | (dbx20[28] ? 5'd28 : 5'd0) | (dbx20[29] ? 5'd29 : 5'd0)
-                     | (dbx20[30] ? 5'd30 : 5'd0)));
-  assign adj21 = (dbx21[29:0] & dbx21[30:1]);
-  assign cls21 = {((dbx21[0] | dbx21[1] | (dbx21[2] | dbx21[3])
-                    | (dbx21[4] | dbx21[5] | (dbx21[6] | dbx21[7]))
-                    | (dbx21[8] | dbx21[9] | (dbx21[10] | dbx21[11])
-                       | (dbx21[12] | dbx21[13] | (dbx21[14] | dbx21[15])))
-                    | (dbx21[16] | dbx21[17] | (dbx21[18] | dbx21[19])
-                       | (dbx21[20] | dbx21[21] | (dbx21[22] | dbx21[23]))
-                       | (dbx21[24] | dbx21[25] | (dbx21[26] | dbx21[27])
-                          | (dbx21[28] | dbx21[29] | dbx21[30]))))
-                   & ~((dbx21[0] & dbx21[1]) | (dbx21[2] & dbx21[3])
-                       | ((dbx21[0] | dbx21[1]) & (dbx21[2] | dbx21[3]))
-                       | ((dbx21[4] & dbx21[5]) | (dbx21[6] & dbx21[7])
-                          | ((dbx21[4] | dbx21[5]) & (dbx21[6] | dbx21[7])))
-                       | ((dbx21[0] | dbx21[1] | (dbx21[2] | dbx21[3]))
-                          & (dbx21[4] | dbx21[5] | (dbx21[6] | dbx21[7])))
-                       | ((dbx21[8] & dbx21[9]) | (dbx21[10] & dbx21[11])
-                          | ((dbx21[8] | dbx21[9]) & (dbx21[10] | dbx21[11]))
-                          | ((dbx21[12] & dbx21[13]) | (dbx21[14] & dbx21[15])
-                             | ((dbx21[12] | dbx21[13]) & (dbx21[14] | dbx21[15])))
-                          | ((dbx21[8] | dbx21[9] | (dbx21[10] | dbx21[11]))
-                             & (dbx21[12] | dbx21[13] | (dbx21[14] | dbx21[15]))))
-                       | ((dbx21[0] | dbx21[1] | (dbx21[2] | dbx21[3])
-                           | (dbx21[4] | dbx21[5] | (dbx21[6] | dbx21[7])))
-                          & (dbx21[8] | dbx21[9] | (dbx21[10] | dbx21[11])
-                             | (dbx21[12] | dbx21[13] | (dbx21[14] | dbx21[15]))))
-                       | ((dbx21[16] & dbx21[17]) | (dbx21[18] & dbx21[19])
-                          | ((dbx21[16] | dbx21[17]) & (dbx21[18] | dbx21[19]))
-                          | ((dbx21[20] & dbx21[21]) | (dbx21[22] & dbx21[23])
-                             | ((dbx21[20] | dbx21[21]) & (dbx21[22] | dbx21[23])))
-                          | ((dbx21[16] | dbx21[17] | (dbx21[18] | dbx21[19]))
-                             & (dbx21[20] | dbx21[21] | (dbx21[22] | dbx21[23])))
-                          | ((dbx21[24] & dbx21[25]) | (dbx21[26] & dbx21[27])
-                             | ((dbx21[24] | dbx21[25]) & (dbx21[26] | dbx21[27]))
-                             | ((dbx21[28] & dbx21[29]) | ((dbx21[28] | dbx21[29]) & dbx21[30]))
-                             | ((dbx21[24] | dbx21[25] | (dbx21[26] | dbx21[27]))
-                                & (dbx21[28] | dbx21[29] | dbx21[30])))
-                          | ((dbx21[16] | dbx21[17] | (dbx21[18] | dbx21[19])
-                              | (dbx21[20] | dbx21[21] | (dbx21[22] | dbx21[23])))
-                             & (dbx21[24] | dbx21[25] | (dbx21[26] | dbx21[27])
-                                | (dbx21[28] | dbx21[29] | dbx21[30]))))
-                       | ((dbx21[0] | dbx21[1] | (dbx21[2] | dbx21[3])
-                           | (dbx21[4] | dbx21[5] | (dbx21[6] | dbx21[7]))
-                           | (dbx21[8] | dbx21[9] | (dbx21[10] | dbx21[11])
-                              | (dbx21[12] | dbx21[13] | (dbx21[14] | dbx21[15]))))
-                          & (dbx21[16] | dbx21[17] | (dbx21[18] | dbx21[19])
-                             | (dbx21[20] | dbx21[21] | (dbx21[22] | dbx21[23]))
-                             | (dbx21[24] | dbx21[25] | (dbx21[26] | dbx21[27])
-                                | (dbx21[28] | dbx21[29] | dbx21[30])))))),
-                  ((adj21[0] | adj21[1] | (adj21[2] | adj21[3])
-                    | (adj21[4] | adj21[5] | (adj21[6] | adj21[7]))
-                    | (adj21[8] | adj21[9] | (adj21[10] | adj21[11])
-                       | (adj21[12] | adj21[13] | (adj21[14] | adj21[15])))
-                    | (adj21[16] | adj21[17] | (adj21[18] | adj21[19])
-                       | (adj21[20] | adj21[21] | (adj21[22] | adj21[23]))
-                       | (adj21[24] | adj21[25] | (adj21[26] | adj21[27])
-                          | (adj21[28] | adj21[29]))))
-                   & ~((adj21[0] & adj21[1]) | (adj21[2] & adj21[3])
-                       | ((adj21[0] | adj21[1]) & (adj21[2] | adj21[3]))
-                       | ((adj21[4] & adj21[5]) | (adj21[6] & adj21[7])
-                          | ((adj21[4] | adj21[5]) & (adj21[6] | adj21[7])))
-                       | ((adj21[0] | adj21[1] | (adj21[2] | adj21[3]))
-                          & (adj21[4] | adj21[5] | (adj21[6] | adj21[7])))
-                       | ((adj21[8] & adj21[9]) | (adj21[10] & adj21[11])
-                          | ((adj21[8] | adj21[9]) & (adj21[10] | adj21[11]))
-                          | ((adj21[12] & adj21[13]) | (adj21[14] & adj21[15])
-                             | ((adj21[12] | adj21[13]) & (adj21[14] | adj21[15])))
-                          | ((adj21[8] | adj21[9] | (adj21[10] | adj21[11]))
-                             & (adj21[12] | adj21[13] | (adj21[14] | adj21[15]))))
-                       | ((adj21[0] | adj21[1] | (adj21[2] | adj21[3])
-                           | (adj21[4] | adj21[5] | (adj21[6] | adj21[7])))
-                          & (adj21[8] | adj21[9] | (adj21[10] | adj21[11])
-                             | (adj21[12] | adj21[13] | (adj21[14] | adj21[15]))))
-                       | ((adj21[16] & adj21[17]) | (adj21[18] & adj21[19])
-                          | ((adj21[16] | adj21[17]) & (adj21[18] | adj21[19]))
-                          | ((adj21[20] & adj21[21]) | (adj21[22] & adj21[23])
-                             | ((adj21[20] | adj21[21]) & (adj21[22] | adj21[23])))
-                          | ((adj21[16] | adj21[17] | (adj21[18] | adj21[19]))
-                             & (adj21[20] | adj21[21] | (adj21[22] | adj21[23])))
-                          | ((adj21[24] & adj21[25]) | (adj21[26] & adj21[27])
-                             | ((adj21[24] | adj21[25]) & (adj21[26] | adj21[27]))
-                             | (adj21[28] & adj21[29])
-                             | ((adj21[24] | adj21[25] | (adj21[26] | adj21[27]))
-                                & (adj21[28] | adj21[29])))
-                          | ((adj21[16] | adj21[17] | (adj21[18] | adj21[19])
-                              | (adj21[20] | adj21[21] | (adj21[22] | adj21[23])))
-                             & (adj21[24] | adj21[25] | (adj21[26] | adj21[27])
-                                | (adj21[28] | adj21[29]))))
-                       | ((adj21[0] | adj21[1] | (adj21[2] | adj21[3])
-                           | (adj21[4] | adj21[5] | (adj21[6] | adj21[7]))
-                           | (adj21[8] | adj21[9] | (adj21[10] | adj21[11])
-                              | (adj21[12] | adj21[13] | (adj21[14] | adj21[15]))))
-                          & (adj21[16] | adj21[17] | (adj21[18] | adj21[19])
-                             | (adj21[20] | adj21[21] | (adj21[22] | adj21[23]))
-                             | (adj21[24] | adj21[25] | (adj21[26] | adj21[27])
-                                | (adj21[28] | adj21[29])))))
-                   & ~(|(dbx21 ^ ({adj21, 1'd0} | {1'd0, adj21})))), ~(|dbp21), (&dbx21),
-                  ~(dbx21[0] | dbx21[1] | (dbx21[2] | dbx21[3])
-                    | (dbx21[4] | dbx21[5] | (dbx21[6] | dbx21[7]))
-                    | (dbx21[8] | dbx21[9] | (dbx21[10] | dbx21[11])
-                       | (dbx21[12] | dbx21[13] | (dbx21[14] | dbx21[15])))
-                    | (dbx21[16] | dbx21[17] | (dbx21[18] | dbx21[19])
-                       | (dbx21[20] | dbx21[21] | (dbx21[22] | dbx21[23]))
-                       | (dbx21[24] | dbx21[25] | (dbx21[26] | dbx21[27])
-                          | (dbx21[28] | dbx21[29] | dbx21[30]))))};
-  assign pos21 = (((adj21[0] | adj21[1] | (adj21[2] | adj21[3])
-                    | (adj21[4] | adj21[5] | (adj21[6] | adj21[7]))
-                    | (adj21[8] | adj21[9] | (adj21[10] | adj21[11])
-                       | (adj21[12] | adj21[13] | (adj21[14] | adj21[15])))
-                    | (adj21[16] | adj21[17] | (adj21[18] | adj21[19])
-                       | (adj21[20] | adj21[21] | (adj21[22] | adj21[23]))
-                       | (adj21[24] | adj21[25] | (adj21[26] | adj21[27])
-                          | (adj21[28] | adj21[29]))))
-                   & ~((adj21[0] & adj21[1]) | (adj21[2] & adj21[3])
-                       | ((adj21[0] | adj21[1]) & (adj21[2] | adj21[3]))
-                       | ((adj21[4] & adj21[5]) | (adj21[6] & adj21[7])
-                          | ((adj21[4] | adj21[5]) & (adj21[6] | adj21[7])))
-                       | ((adj21[0] | adj21[1] | (adj21[2] | adj21[3]))
-                          & (adj21[4] | adj21[5] | (adj21[6] | adj21[7])))
-                       | ((adj21[8] & adj21[9]) | (adj21[10] & adj21[11])
-                          | ((adj21[8] | adj21[9]) & (adj21[10] | adj21[11]))
-                          | ((adj21[12] & adj21[13]) | (adj21[14] & adj21[15])
-                             | ((adj21[12] | adj21[13]) & (adj21[14] | adj21[15])))
-                          | ((adj21[8] | adj21[9] | (adj21[10] | adj21[11]))
-                             & (adj21[12] | adj21[13] | (adj21[14] | adj21[15]))))
-                       | ((adj21[0] | adj21[1] | (adj21[2] | adj21[3])
-                           | (adj21[4] | adj21[5] | (adj21[6] | adj21[7])))
-                          & (adj21[8] | adj21[9] | (adj21[10] | adj21[11])
-                             | (adj21[12] | adj21[13] | (adj21[14] | adj21[15]))))
-                       | ((adj21[16] & adj21[17]) | (adj21[18] & adj21[19])
-                          | ((adj21[16] | adj21[17]) & (adj21[18] | adj21[19]))
-                          | ((adj21[20] & adj21[21]) | (adj21[22] & adj21[23])
-                             | ((adj21[20] | adj21[21]) & (adj21[22] | adj21[23])))
-                          | ((adj21[16] | adj21[17] | (adj21[18] | adj21[19]))
-                             & (adj21[20] | adj21[21] | (adj21[22] | adj21[23])))
-                          | ((adj21[24] & adj21[25]) | (adj21[26] & adj21[27])
-                             | ((adj21[24] | adj21[25]) & (adj21[26] | adj21[27]))
-                             | (adj21[28] & adj21[29])
-                             | ((adj21[24] | adj21[25] | (adj21[26] | adj21[27]))
-                                & (adj21[28] | adj21[29])))
-                          | ((adj21[16] | adj21[17] | (adj21[18] | adj21[19])
-                              | (adj21[20] | adj21[21] | (adj21[22] | adj21[23])))
-                             & (adj21[24] | adj21[25] | (adj21[26] | adj21[27])
-                                | (adj21[28] | adj21[29]))))
-                       | ((adj21[0] | adj21[1] | (adj21[2] | adj21[3])
-                           | (adj21[4] | adj21[5] | (adj21[6] | adj21[7]))
-                           | (adj21[8] | adj21[9] | (adj21[10] | adj21[11])
-                              | (adj21[12] | adj21[13] | (adj21[14] | adj21[15]))))
-                          & (adj21[16] | adj21[17] | (adj21[18] | adj21[19])
-                             | (adj21[20] | adj21[21] | (adj21[22] | adj21[23]))
-                             | (adj21[24] | adj21[25] | (adj21[26] | adj21[27])
-                                | (adj21[28] | adj21[29])))))
-                   & ~(|(dbx21 ^ ({adj21, 1'd0} | {1'd0, adj21})))) ?
-                    ((adj21[1] ? 5'd1 : 5'd0) | (adj21[2] ? 5'd2 : 5'd0) | (adj21[3] ? 5'd3 : 5'd0)
-                     | (adj21[4] ? 5'd4 : 5'd0) | (adj21[5] ? 5'd5 : 5'd0)
-                     | (adj21[6] ? 5'd6 : 5'd0) | (adj21[7] ? 5'd7 : 5'd0)
-                     | (adj21[8] ? 5'd8 : 5'd0) | (adj21[9] ? 5'd9 : 5'd0)
-                     | (adj21[10] ? 5'd10 : 5'd0) | (adj21[11] ? 5'd11 : 5'd0)
-                     | (adj21[12] ? 5'd12 : 5'd0) | (adj21[13] ? 5'd13 : 5'd0)
-                     | (adj21[14] ? 5'd14 : 5'd0) | (adj21[15] ? 5'd15 : 5'd0)
-                     | (adj21[16] ? 5'd16 : 5'd0) | (adj21[17] ? 5'd17 : 5'd0)
-                     | (adj21[18] ? 5'd18 : 5'd0) | (adj21[19] ? 5'd19 : 5'd0)
-                     | (adj21[20] ? 5'd20 : 5'd0) | (adj21[21] ? 5'd21 : 5'd0)
-                     | (adj21[22] ? 5'd22 : 5'd0) | (adj21[23] ? 5'd23 : 5'd0)
-                     | (adj21[24] ? 5'd24 : 5'd0) | (adj21[25] ? 5'd25 : 5'd0)
-                     | (adj21[26] ? 5'd26 : 5'd0) | (adj21[27] ? 5'd27 : 5'd0)
-                     | (adj21[28] ? 5'd28 : 5'd0) | (adj21[29] ? 5'd29 : 5'd0))
-                  : ((dbx21[1] ? 5'd1 : 5'd0) | (dbx21[2] ? 5'd2 : 5'd0) | (dbx21[3] ? 5'd3 : 5'd0)
-                     | (dbx21[4] ? 5'd4 : 5'd0) | (dbx21[5] ? 5'd5 : 5'd0)
-                     | (dbx21[6] ? 5'd6 : 5'd0) | (dbx21[7] ? 5'd7 : 5'd0)
-                     | (dbx21[8] ? 5'd8 : 5'd0) | (dbx21[9] ? 5'd9 : 5'd0)
-                     | (dbx21[10] ? 5'd10 : 5'd0) | (dbx21[11] ? 5'd11 : 5'd0)
-                     | (dbx21[12] ? 5'd12 : 5'd0) | (dbx21[13] ? 5'd13 : 5'd0)
-                     | (dbx21[14] ? 5'd14 : 5'd0) | (dbx21[15] ? 5'd15 : 5'd0)
-                     | (dbx21[16] ? 5'd16 : 5'd0) | (dbx21[17] ? 5'd17 : 5'd0)
-                     | (dbx21[18] ? 5'd18 : 5'd0) | (dbx21[19] ? 5'd19 : 5'd0)
-                     | (dbx21[20] ? 5'd20 : 5'd0) | (dbx21[21] ? 5'd21 : 5'd0)
-                     | (dbx21[22] ? 5'd22 : 5'd0) | (dbx21[23] ? 5'd23 : 5'd0)
-                     | (dbx21[24] ? 5'd24 : 5'd0) | (dbx21[25] ? 5'd25 : 5'd0)
-                     | (dbx21[26] ? 5'd26 : 5'd0) | (dbx21[27] ? 5'd27 : 5'd0)
-                     | (dbx21[28] ? 5'd28 : 5'd0) | (dbx21[29] ? 5'd29 : 5'd0)
-                     | (dbx21[30] ? 5'd30 : 5'd0)));
-  assign adj22 = (dbx22[29:0] & dbx22[30:1]);
-  assign cls22 = {((dbx22[0] | dbx22[1] | (dbx22[2] | dbx22[3])
-                    | (dbx22[4] | dbx22[5] | (dbx22[6] | dbx22[7]))
-                    | (dbx22[8] | dbx22[9] | (dbx22[10] | dbx22[11])
-                       | (dbx22[12] | dbx22[13] | (dbx22[14] | dbx22[15])))
-                    | (dbx22[16] | dbx22[17] | (dbx22[18] | dbx22[19])
-                       | (dbx22[20] | dbx22[21] | (dbx22[22] | dbx22[23]))
-                       | (dbx22[24] | dbx22[25] | (dbx22[26] | dbx22[27])
-                          | (dbx22[28] | dbx22[29] | dbx22[30]))))
-                   & ~((dbx22[0] & dbx22[1]) | (dbx22[2] & dbx22[3])
-                       | ((dbx22[0] | dbx22[1]) & (dbx22[2] | dbx22[3]))
-                       | ((dbx22[4] & dbx22[5]) | (dbx22[6] & dbx22[7])
-                          | ((dbx22[4] | dbx22[5]) & (dbx22[6] | dbx22[7])))
-                       | ((dbx22[0] | dbx22[1] | (dbx22[2] | dbx22[3]))
-                          & (dbx22[4] | dbx22[5] | (dbx22[6] | dbx22[7])))
-                       | ((dbx22[8] & dbx22[9]) | (dbx22[10] & dbx22[11])
-                          | ((dbx22[8] | dbx22[9]) & (dbx22[10] | dbx22[11]))
-                          | ((dbx22[12] & dbx22[13]) | (dbx22[14] & dbx22[15])
-                             | ((dbx22[12] | dbx22[13]) & (dbx22[14] | dbx22[15])))
-                          | ((dbx22[8] | dbx22[9] | (dbx22[10] | dbx22[11]))
-                             & (dbx22[12] | dbx22[13] | (dbx22[14] | dbx22[15]))))
-                       | ((dbx22[0] | dbx22[1] | (dbx22[2] | dbx22[3])
-                           | (dbx22[4] | dbx22[5] | (dbx22[6] | dbx22[7])))
-                          & (dbx22[8] | dbx22[9] | (dbx22[10] | dbx22[11])
-                             | (dbx22[12] | dbx22[13] | (dbx22[14] | dbx22[15]))))
-                       | ((dbx22[16] & dbx22[17]) | (dbx22[18] & dbx22[19])
-                          | ((dbx22[16] | dbx22[17]) & (dbx22[18] | dbx22[19]))
-                          | ((dbx22[20] & dbx22[21]) | (dbx22[22] & dbx22[23])
-                             | ((dbx22[20] | dbx22[21]) & (dbx22[22] | dbx22[23])))
-                          | ((dbx22[16] | dbx22[17] | (dbx22[18] | dbx22[19]))
-                             & (dbx22[20] | dbx22[21] | (dbx22[22] | dbx22[23])))
-                          | ((dbx22[24] & dbx22[25]) | (dbx22[26] & dbx22[27])
-                             | ((dbx22[24] | dbx22[25]) & (dbx22[26] | dbx22[27]))
-                             | ((dbx22[28] & dbx22[29]) | ((dbx22[28] | dbx22[29]) & dbx22[30]))
-                             | ((dbx22[24] | dbx22[25] | (dbx22[26] | dbx22[27]))
-                                & (dbx22[28] | dbx22[29] | dbx22[30])))
-                          | ((dbx22[16] | dbx22[17] | (dbx22[18] | dbx22[19])
-                              | (dbx22[20] | dbx22[21] | (dbx22[22] | dbx22[23])))
-                             & (dbx22[24] | dbx22[25] | (dbx22[26] | dbx22[27])
-                                | (dbx22[28] | dbx22[29] | dbx22[30]))))
-                       | ((dbx22[0] | dbx22[1] | (dbx22[2] | dbx22[3])
-                           | (dbx22[4] | dbx22[5] | (dbx22[6] | dbx22[7]))
-                           | (dbx22[8] | dbx22[9] | (dbx22[10] | dbx22[11])
-                              | (dbx22[12] | dbx22[13] | (dbx22[14] | dbx22[15]))))
-                          & (dbx22[16] | dbx22[17] | (dbx22[18] | dbx22[19])
-                             | (dbx22[20] | dbx22[21] | (dbx22[22] | dbx22[23]))
-                             | (dbx22[24] | dbx22[25] | (dbx22[26] | dbx22[27])
-                                | (dbx22[28] | dbx22[29] | dbx22[30])))))),
-                  ((adj22[0] | adj22[1] | (adj22[2] | adj22[3])
-                    | (adj22[4] | adj22[5] | (adj22[6] | adj22[7]))
-                    | (adj22[8] | adj22[9] | (adj22[10] | adj22[11])
-                       | (adj22[12] | adj22[13] | (adj22[14] | adj22[15])))
-                    | (adj22[16] | adj22[17] | (adj22[18] | adj22[19])
-                       | (adj22[20] | adj22[21] | (adj22[22] | adj22[23]))
-                       | (adj22[24] | adj22[25] | (adj22[26] | adj22[27])
-                          | (adj22[28] | adj22[29]))))
-                   & ~((adj22[0] & adj22[1]) | (adj22[2] & adj22[3])
-                       | ((adj22[0] | adj22[1]) & (adj22[2] | adj22[3]))
-                       | ((adj22[4] & adj22[5]) | (adj22[6] & adj22[7])
-                          | ((adj22[4] | adj22[5]) & (adj22[6] | adj22[7])))
-                       | ((adj22[0] | adj22[1] | (adj22[2] | adj22[3]))
-                          & (adj22[4] | adj22[5] | (adj22[6] | adj22[7])))
-                       | ((adj22[8] & adj22[9]) | (adj22[10] & adj22[11])
-                          | ((adj22[8] | adj22[9]) & (adj22[10] | adj22[11]))
-                          | ((adj22[12] & adj22[13]) | (adj22[14] & adj22[15])
-                             | ((adj22[12] | adj22[13]) & (adj22[14] | adj22[15])))
-                          | ((adj22[8] | adj22[9] | (adj22[10] | adj22[11]))
-                             & (adj22[12] | adj22[13] | (adj22[14] | adj22[15]))))
-                       | ((adj22[0] | adj22[1] | (adj22[2] | adj22[3])
-                           | (adj22[4] | adj22[5] | (adj22[6] | adj22[7])))
-                          & (adj22[8] | adj22[9] | (adj22[10] | adj22[11])
-                             | (adj22[12] | adj22[13] | (adj22[14] | adj22[15]))))
-                       | ((adj22[16] & adj22[17]) | (adj22[18] & adj22[19])
-                          | ((adj22[16] | adj22[17]) & (adj22[18] | adj22[19]))
-                          | ((adj22[20] & adj22[21]) | (adj22[22] & adj22[23])
-                             | ((adj22[20] | adj22[21]) & (adj22[22] | adj22[23])))
-                          | ((adj22[16] | adj22[17] | (adj22[18] | adj22[19]))
-                             & (adj22[20] | adj22[21] | (adj22[22] | adj22[23])))
-                          | ((adj22[24] & adj22[25]) | (adj22[26] & adj22[27])
-                             | ((adj22[24] | adj22[25]) & (adj22[26] | adj22[27]))
-                             | (adj22[28] & adj22[29])
-                             | ((adj22[24] | adj22[25] | (adj22[26] | adj22[27]))
-                                & (adj22[28] | adj22[29])))
-                          | ((adj22[16] | adj22[17] | (adj22[18] | adj22[19])
-                              | (adj22[20] | adj22[21] | (adj22[22] | adj22[23])))
-                             & (adj22[24] | adj22[25] | (adj22[26] | adj22[27])
-                                | (adj22[28] | adj22[29]))))
-                       | ((adj22[0] | adj22[1] | (adj22[2] | adj22[3])
-                           | (adj22[4] | adj22[5] | (adj22[6] | adj22[7]))
-                           | (adj22[8] | adj22[9] | (adj22[10] | adj22[11])
-                              | (adj22[12] | adj22[13] | (adj22[14] | adj22[15]))))
-                          & (adj22[16] | adj22[17] | (adj22[18] | adj22[19])
-                             | (adj22[20] | adj22[21] | (adj22[22] | adj22[23]))
-                             | (adj22[24] | adj22[25] | (adj22[26] | adj22[27])
-                                | (adj22[28] | adj22[29])))))
-                   & ~(|(dbx22 ^ ({adj22, 1'd0} | {1'd0, adj22})))), ~(|dbp22), (&dbx22),
-                  ~(dbx22[0] | dbx22[1] | (dbx22[2] | dbx22[3])
-                    | (dbx22[4] | dbx22[5] | (dbx22[6] | dbx22[7]))
-                    | (dbx22[8] | dbx22[9] | (dbx22[10] | dbx22[11])
-                       | (dbx22[12] | dbx22[13] | (dbx22[14] | dbx22[15])))
-                    | (dbx22[16] | dbx22[17] | (dbx22[18] | dbx22[19])
-                       | (dbx22[20] | dbx22[21] | (dbx22[22] | dbx22[23]))
-                       | (dbx22[24] | dbx22[25] | (dbx22[26] | dbx22[27])
-                          | (dbx22[28] | dbx22[29] | dbx22[30]))))};
-  assign pos22 = (((adj22[0] | adj22[1] | (adj22[2] | adj22[3])
-                    | (adj22[4] | adj22[5] | (adj22[6] | adj22[7]))
-                    | (adj22[8] | adj22[9] | (adj22[10] | adj22[11])
-                       | (adj22[12] | adj22[13] | (adj22[14] | adj22[15])))
-                    | (adj22[16] | adj22[17] | (adj22[18] | adj22[19])
-                       | (adj22[20] | adj22[21] | (adj22[22] | adj22[23]))
-                       | (adj22[24] | adj22[25] | (adj22[26] | adj22[27])
-                          | (adj22[28] | adj22[29]))))
-                   & ~((adj22[0] & adj22[1]) | (adj22[2] & adj22[3])
-                       | ((adj22[0] | adj22[1]) & (adj22[2] | adj22[3]))
-                       | ((adj22[4] & adj22[5]) | (adj22[6] & adj22[7])
-                          | ((adj22[4] | adj22[5]) & (adj22[6] | adj22[7])))
-                       | ((adj22[0] | adj22[1] | (adj22[2] | adj22[3]))
-                          & (adj22[4] | adj22[5] | (adj22[6] | adj22[7])))
-                       | ((adj22[8] & adj22[9]) | (adj22[10] & adj22[11])
-                          | ((adj22[8] | adj22[9]) & (adj22[10] | adj22[11]))
-                          | ((adj22[12] & adj22[13]) | (adj22[14] & adj22[15])
-                             | ((adj22[12] | adj22[13]) & (adj22[14] | adj22[15])))
-                          | ((adj22[8] | adj22[9] | (adj22[10] | adj22[11]))
-                             & (adj22[12] | adj22[13] | (adj22[14] | adj22[15]))))
-                       | ((adj22[0] | adj22[1] | (adj22[2] | adj22[3])
-                           | (adj22[4] | adj22[5] | (adj22[6] | adj22[7])))
-                          & (adj22[8] | adj22[9] | (adj22[10] | adj22[11])
-                             | (adj22[12] | adj22[13] | (adj22[14] | adj22[15]))))
-                       | ((adj22[16] & adj22[17]) | (adj22[18] & adj22[19])
-                          | ((adj22[16] | adj22[17]) & (adj22[18] | adj22[19]))
-                          | ((adj22[20] & adj22[21]) | (adj22[22] & adj22[23])
-                             | ((adj22[20] | adj22[21]) & (adj22[22] | adj22[23])))
-                          | ((adj22[16] | adj22[17] | (adj22[18] | adj22[19]))
-                             & (adj22[20] | adj22[21] | (adj22[22] | adj22[23])))
-                          | ((adj22[24] & adj22[25]) | (adj22[26] & adj22[27])
-                             | ((adj22[24] | adj22[25]) & (adj22[26] | adj22[27]))
-                             | (adj22[28] & adj22[29])
-                             | ((adj22[24] | adj22[25] | (adj22[26] | adj22[27]))
-                                & (adj22[28] | adj22[29])))
-                          | ((adj22[16] | adj22[17] | (adj22[18] | adj22[19])
-                              | (adj22[20] | adj22[21] | (adj22[22] | adj22[23])))
-                             & (adj22[24] | adj22[25] | (adj22[26] | adj22[27])
-                                | (adj22[28] | adj22[29]))))
-                       | ((adj22[0] | adj22[1] | (adj22[2] | adj22[3])
-                           | (adj22[4] | adj22[5] | (adj22[6] | adj22[7]))
-                           | (adj22[8] | adj22[9] | (adj22[10] | adj22[11])
-                              | (adj22[12] | adj22[13] | (adj22[14] | adj22[15]))))
-                          & (adj22[16] | adj22[17] | (adj22[18] | adj22[19])
-                             | (adj22[20] | adj22[21] | (adj22[22] | adj22[23]))
-                             | (adj22[24] | adj22[25] | (adj22[26] | adj22[27])
-                                | (adj22[28] | adj22[29])))))
-                   & ~(|(dbx22 ^ ({adj22, 1'd0} | {1'd0, adj22})))) ?
-                    ((adj22[1] ? 5'd1 : 5'd0) | (adj22[2] ? 5'd2 : 5'd0) | (adj22[3] ? 5'd3 : 5'd0)
-                     | (adj22[4] ? 5'd4 : 5'd0) | (adj22[5] ? 5'd5 : 5'd0)
-                     | (adj22[6] ? 5'd6 : 5'd0) | (adj22[7] ? 5'd7 : 5'd0)
-                     | (adj22[8] ? 5'd8 : 5'd0) | (adj22[9] ? 5'd9 : 5'd0)
-                     | (adj22[10] ? 5'd10 : 5'd0) | (adj22[11] ? 5'd11 : 5'd0)
-                     | (adj22[12] ? 5'd12 : 5'd0) | (adj22[13] ? 5'd13 : 5'd0)
-                     | (adj22[14] ? 5'd14 : 5'd0) | (adj22[15] ? 5'd15 : 5'd0)
-                     | (adj22[16] ? 5'd16 : 5'd0) | (adj22[17] ? 5'd17 : 5'd0)
-                     | (adj22[18] ? 5'd18 : 5'd0) | (adj22[19] ? 5'd19 : 5'd0)
-                     | (adj22[20] ? 5'd20 : 5'd0) | (adj22[21] ? 5'd21 : 5'd0)
-                     | (adj22[22] ? 5'd22 : 5'd0) | (adj22[23] ? 5'd23 : 5'd0)
-                     | (adj22[24] ? 5'd24 : 5'd0) | (adj22[25] ? 5'd25 : 5'd0)
-                     | (adj22[26] ? 5'd26 : 5'd0) | (adj22[27] ? 5'd27 : 5'd0)
-                     | (adj22[28] ? 5'd28 : 5'd0) | (adj22[29] ? 5'd29 : 5'd0))
-                  : ((dbx22[1] ? 5'd1 : 5'd0) | (dbx22[2] ? 5'd2 : 5'd0) | (dbx22[3] ? 5'd3 : 5'd0)
-                     | (dbx22[4] ? 5'd4 : 5'd0) | (dbx22[5] ? 5'd5 : 5'd0)
-                     | (dbx22[6] ? 5'd6 : 5'd0) | (dbx22[7] ? 5'd7 : 5'd0)
-                     | (dbx22[8] ? 5'd8 : 5'd0) | (dbx22[9] ? 5'd9 : 5'd0)
-                     | (dbx22[10] ? 5'd10 : 5'd0) | (dbx22[11] ? 5'd11 : 5'd0)
-                     | (dbx22[12] ? 5'd12 : 5'd0) | (dbx22[13] ? 5'd13 : 5'd0)
-                     | (dbx22[14] ? 5'd14 : 5'd0) | (dbx22[15] ? 5'd15 : 5'd0)
-                     | (dbx22[16] ? 5'd16 : 5'd0) | (dbx22[17] ? 5'd17 : 5'd0)
-                     | (dbx22[18] ? 5'd18 : 5'd0) | (dbx22[19] ? 5'd19 : 5'd0)
-                     | (dbx22[20] ? 5'd20 : 5'd0) | (dbx22[21] ? 5'd21 : 5'd0)
-                     | (dbx22[22] ? 5'd22 : 5'd0) | (dbx22[23] ? 5'd23 : 5'd0)
-                     | (dbx22[24] ? 5'd24 : 5'd0) | (dbx22[25] ? 5'd25 : 5'd0)
-                     | (dbx22[26] ? 5'd26 : 5'd0) | (dbx22[27] ? 5'd27 : 5'd0)
-                     | (dbx22[28] ? 5'd28 : 5'd0) | (dbx22[29] ? 5'd29 : 5'd0)
-                     | (dbx22[30] ? 5'd30 : 5'd0)));
-  assign adj23 = (dbx23[29:0] & dbx23[30:1]);
-  assign cls23 = {((dbx23[0] | dbx23[1] | (dbx23[2] | dbx23[3])
-                    | (dbx23[4] | dbx23[5] | (dbx23[6] | dbx23[7]))
-                    | (dbx23[8] | dbx23[9] | (dbx23[10] | dbx23[11])
-                       | (dbx23[12] | dbx23[13] | (dbx23[14] | dbx23[15])))
-                    | (dbx23[16] | dbx23[17] | (dbx23[18] | dbx23[19])
-                       | (dbx23[20] | dbx23[21] | (dbx23[22] | dbx23[23]))
-                       | (dbx23[24] | dbx23[25] | (dbx23[26] | dbx23[27])
-                          | (dbx23[28] | dbx23[29] | dbx23[30]))))
-                   & ~((dbx23[0] & dbx23[1]) | (dbx23[2] & dbx23[3])
-                       | ((dbx23[0] | dbx23[1]) & (dbx23[2] | dbx23[3]))
-                       | ((dbx23[4] & dbx23[5]) | (dbx23[6] & dbx23[7])
-                          | ((dbx23[4] | dbx23[5]) & (dbx23[6] | dbx23[7])))
-                       | ((dbx23[0] | dbx23[1] | (dbx23[2] | dbx23[3]))
-                          & (dbx23[4] | dbx23[5] | (dbx23[6] | dbx23[7])))
-                       | ((dbx23[8] & dbx23[9]) | (dbx23[10] & dbx23[11])
-                          | ((dbx23[8] | dbx23[9]) & (dbx23[10] | dbx23[11]))
-                          | ((dbx23[12] & dbx23[13]) | (dbx23[14] & dbx23[15])
-                             | ((dbx23[12] | dbx23[13]) & (dbx23[14] | dbx23[15])))
-                          | ((dbx23[8] | dbx23[9] | (dbx23[10] | dbx23[11]))
-                             & (dbx23[12] | dbx23[13] | (dbx23[14] | dbx23[15]))))
-                       | ((dbx23[0] | dbx23[1] | (dbx23[2] | dbx23[3])
-                           | (dbx23[4] | dbx23[5] | (dbx23[6] | dbx23[7])))
-                          & (dbx23[8] | dbx23[9] | (dbx23[10] | dbx23[11])
-                             | (dbx23[12] | dbx23[13] | (dbx23[14] | dbx23[15]))))
-                       | ((dbx23[16] & dbx23[17]) | (dbx23[18] & dbx23[19])
-                          | ((dbx23[16] | dbx23[17]) & (dbx23[18] | dbx23[19]))
-                          | ((dbx23[20] & dbx23[21]) | (dbx23[22] & dbx23[23])
-                             | ((dbx23[20] | dbx23[21]) & (dbx23[22] | dbx23[23])))
-                          | ((dbx23[16] | dbx23[17] | (dbx23[18] | dbx23[19]))
-                             & (dbx23[20] | dbx23[21] | (dbx23[22] | dbx23[23])))
-                          | ((dbx23[24] & dbx23[25]) | (dbx23[26] & dbx23[27])
-                             | ((dbx23[24] | dbx23[25]) & (dbx23[26] | dbx23[27]))
-                             | ((dbx23[28] & dbx23[29]) | ((dbx23[28] | dbx23[29]) & dbx23[30]))
-                             | ((dbx23[24] | dbx23[25] | (dbx23[26] | dbx23[27]))
-                                & (dbx23[28] | dbx23[29] | dbx23[30])))
-                          | ((dbx23[16] | dbx23[17] | (dbx23[18] | dbx23[19])
-                              | (dbx23[20] | dbx23[21] | (dbx23[22] | dbx23[23])))
-                             & (dbx23[24] | dbx23[25] | (dbx23[26] | dbx23[27])
-                                | (dbx23[28] | dbx23[29] | dbx23[30]))))
-                       | ((dbx23[0] | dbx23[1] | (dbx23[2] | dbx23[3])
-                           | (dbx23[4] | dbx23[5] | (dbx23[6] | dbx23[7]))
-                           | (dbx23[8] | dbx23[9] | (dbx23[10] | dbx23[11])
-                              | (dbx23[12] | dbx23[13] | (dbx23[14] | dbx23[15]))))
-                          & (dbx23[16] | dbx23[17] | (dbx23[18] | dbx23[19])
-                             | (dbx23[20] | dbx23[21] | (dbx23[22] | dbx23[23]))
-                             | (dbx23[24] | dbx23[25] | (dbx23[26] | dbx23[27])
-                                | (dbx23[28] | dbx23[29] | dbx23[30])))))),
-                  ((adj23[0] | adj23[1] | (adj23[2] | adj23[3])
-                    | (adj23[4] | adj23[5] | (adj23[6] | adj23[7]))
-                    | (adj23[8] | adj23[9] | (adj23[10] | adj23[11])
-                       | (adj23[12] | adj23[13] | (adj23[14] | adj23[15])))
-                    | (adj23[16] | adj23[17] | (adj23[18] | adj23[19])
-                       | (adj23[20] | adj23[21] | (adj23[22] | adj23[23]))
-                       | (adj23[24] | adj23[25] | (adj23[26] | adj23[27])
-                          | (adj23[28] | adj23[29]))))
-                   & ~((adj23[0] & adj23[1]) | (adj23[2] & adj23[3])
-                       | ((adj23[0] | adj23[1]) & (adj23[2] | adj23[3]))
-                       | ((adj23[4] & adj23[5]) | (adj23[6] & adj23[7])
-                          | ((adj23[4] | adj23[5]) & (adj23[6] | adj23[7])))
-                       | ((adj23[0] | adj23[1] | (adj23[2] | adj23[3]))
-                          & (adj23[4] | adj23[5] | (adj23[6] | adj23[7])))
-                       | ((adj23[8] & adj23[9]) | (adj23[10] & adj23[11])
-                          | ((adj23[8] | adj23[9]) & (adj23[10] | adj23[11]))
-                          | ((adj23[12] & adj23[13]) | (adj23[14] & adj23[15])
-                             | ((adj23[12] | adj23[13]) & (adj23[14] | adj23[15])))
-                          | ((adj23[8] | adj23[9] | (adj23[10] | adj23[11]))
-                             & (adj23[12] | adj23[13] | (adj23[14] | adj23[15]))))
-                       | ((adj23[0] | adj23[1] | (adj23[2] | adj23[3])
-                           | (adj23[4] | adj23[5] | (adj23[6] | adj23[7])))
-                          & (adj23[8] | adj23[9] | (adj23[10] | adj23[11])
-                             | (adj23[12] | adj23[13] | (adj23[14] | adj23[15]))))
-                       | ((adj23[16] & adj23[17]) | (adj23[18] & adj23[19])
-                          | ((adj23[16] | adj23[17]) & (adj23[18] | adj23[19]))
-                          | ((adj23[20] & adj23[21]) | (adj23[22] & adj23[23])
-                             | ((adj23[20] | adj23[21]) & (adj23[22] | adj23[23])))
-                          | ((adj23[16] | adj23[17] | (adj23[18] | adj23[19]))
-                             & (adj23[20] | adj23[21] | (adj23[22] | adj23[23])))
-                          | ((adj23[24] & adj23[25]) | (adj23[26] & adj23[27])
-                             | ((adj23[24] | adj23[25]) & (adj23[26] | adj23[27]))
-                             | (adj23[28] & adj23[29])
-                             | ((adj23[24] | adj23[25] | (adj23[26] | adj23[27]))
-                                & (adj23[28] | adj23[29])))
-                          | ((adj23[16] | adj23[17] | (adj23[18] | adj23[19])
-                              | (adj23[20] | adj23[21] | (adj23[22] | adj23[23])))
-                             & (adj23[24] | adj23[25] | (adj23[26] | adj23[27])
-                                | (adj23[28] | adj23[29]))))
-                       | ((adj23[0] | adj23[1] | (adj23[2] | adj23[3])
-                           | (adj23[4] | adj23[5] | (adj23[6] | adj23[7]))
-                           | (adj23[8] | adj23[9] | (adj23[10] | adj23[11])
-                              | (adj23[12] | adj23[13] | (adj23[14] | adj23[15]))))
-                          & (adj23[16] | adj23[17] | (adj23[18] | adj23[19])
-                             | (adj23[20] | adj23[21] | (adj23[22] | adj23[23]))
-                             | (adj23[24] | adj23[25] | (adj23[26] | adj23[27])
-                                | (adj23[28] | adj23[29])))))
-                   & ~(|(dbx23 ^ ({adj23, 1'd0} | {1'd0, adj23})))), ~(|dbp23), (&dbx23),
-                  ~(dbx23[0] | dbx23[1] | (dbx23[2] | dbx23[3])
-                    | (dbx23[4] | dbx23[5] | (dbx23[6] | dbx23[7]))
-                    | (dbx23[8] | dbx23[9] | (dbx23[10] | dbx23[11])
-                       | (dbx23[12] | dbx23[13] | (dbx23[14] | dbx23[15])))
-                    | (dbx23[16] | dbx23[17] | (dbx23[18] | dbx23[19])
-                       | (dbx23[20] | dbx23[21] | (dbx23[22] | dbx23[23]))
-                       | (dbx23[24] | dbx23[25] | (dbx23[26] | dbx23[27])
-                          | (dbx23[28] | dbx23[29] | dbx23[30]))))};
-  assign pos23 = (((adj23[0] | adj23[1] | (adj23[2] | adj23[3])
-                    | (adj23[4] | adj23[5] | (adj23[6] | adj23[7]))
-                    | (adj23[8] | adj23[9] | (adj23[10] | adj23[11])
-                       | (adj23[12] | adj23[13] | (adj23[14] | adj23[15])))
-                    | (adj23[16] | adj23[17] | (adj23[18] | adj23[19])
-                       | (adj23[20] | adj23[21] | (adj23[22] | adj23[23]))
-                       | (adj23[24] | adj23[25] | (adj23[26] | adj23[27])
-                          | (adj23[28] | adj23[29]))))
-                   & ~((adj23[0] & adj23[1]) | (adj23[2] & adj23[3])
-                       | ((adj23[0] | adj23[1]) & (adj23[2] | adj23[3]))
-                       | ((adj23[4] & adj23[5]) | (adj23[6] & adj23[7])
-                          | ((adj23[4] | adj23[5]) & (adj23[6] | adj23[7])))
-                       | ((adj23[0] | adj23[1] | (adj23[2] | adj23[3]))
-                          & (adj23[4] | adj23[5] | (adj23[6] | adj23[7])))
-                       | ((adj23[8] & adj23[9]) | (adj23[10] & adj23[11])
-                          | ((adj23[8] | adj23[9]) & (adj23[10] | adj23[11]))
-                          | ((adj23[12] & adj23[13]) | (adj23[14] & adj23[15])
-                             | ((adj23[12] | adj23[13]) & (adj23[14] | adj23[15])))
-                          | ((adj23[8] | adj23[9] | (adj23[10] | adj23[11]))
-                             & (adj23[12] | adj23[13] | (adj23[14] | adj23[15]))))
-                       | ((adj23[0] | adj23[1] | (adj23[2] | adj23[3])
-                           | (adj23[4] | adj23[5] | (adj23[6] | adj23[7])))
-                          & (adj23[8] | adj23[9] | (adj23[10] | adj23[11])
-                             | (adj23[12] | adj23[13] | (adj23[14] | adj23[15]))))
-                       | ((adj23[16] & adj23[17]) | (adj23[18] & adj23[19])
-                          | ((adj23[16] | adj23[17]) & (adj23[18] | adj23[19]))
-                          | ((adj23[20] & adj23[21]) | (adj23[22] & adj23[23])
-                             | ((adj23[20] | adj23[21]) & (adj23[22] | adj23[23])))
-                          | ((adj23[16] | adj23[17] | (adj23[18] | adj23[19]))
-                             & (adj23[20] | adj23[21] | (adj23[22] | adj23[23])))
-                          | ((adj23[24] & adj23[25]) | (adj23[26] & adj23[27])
-                             | ((adj23[24] | adj23[25]) & (adj23[26] | adj23[27]))
-                             | (adj23[28] & adj23[29])
-                             | ((adj23[24] | adj23[25] | (adj23[26] | adj23[27]))
-                                & (adj23[28] | adj23[29])))
-                          | ((adj23[16] | adj23[17] | (adj23[18] | adj23[19])
-                              | (adj23[20] | adj23[21] | (adj23[22] | adj23[23])))
-                             & (adj23[24] | adj23[25] | (adj23[26] | adj23[27])
-                                | (adj23[28] | adj23[29]))))
-                       | ((adj23[0] | adj23[1] | (adj23[2] | adj23[3])
-                           | (adj23[4] | adj23[5] | (adj23[6] | adj23[7]))
-                           | (adj23[8] | adj23[9] | (adj23[10] | adj23[11])
-                              | (adj23[12] | adj23[13] | (adj23[14] | adj23[15]))))
-                          & (adj23[16] | adj23[17] | (adj23[18] | adj23[19])
-                             | (adj23[20] | adj23[21] | (adj23[22] | adj23[23]))
-                             | (adj23[24] | adj23[25] | (adj23[26] | adj23[27])
-                                | (adj23[28] | adj23[29])))))
-                   & ~(|(dbx23 ^ ({adj23, 1'd0} | {1'd0, adj23})))) ?
-                    ((adj23[1] ? 5'd1 : 5'd0) | (adj23[2] ? 5'd2 : 5'd0) | (adj23[3] ? 5'd3 : 5'd0)
-                     | (adj23[4] ? 5'd4 : 5'd0) | (adj23[5] ? 5'd5 : 5'd0)
-                     | (adj23[6] ? 5'd6 : 5'd0) | (adj23[7] ? 5'd7 : 5'd0)
-                     | (adj23[8] ? 5'd8 : 5'd0) | (adj23[9] ? 5'd9 : 5'd0)
-                     | (adj23[10] ? 5'd10 : 5'd0) | (adj23[11] ? 5'd11 : 5'd0)
-                     | (adj23[12] ? 5'd12 : 5'd0) | (adj23[13] ? 5'd13 : 5'd0)
-                     | (adj23[14] ? 5'd14 : 5'd0) | (adj23[15] ? 5'd15 : 5'd0)
-                     | (adj23[16] ? 5'd16 : 5'd0) | (adj23[17] ? 5'd17 : 5'd0)
-                     | (adj23[18] ? 5'd18 : 5'd0) | (adj23[19] ? 5'd19 : 5'd0)
-                     | (adj23[20] ? 5'd20 : 5'd0) | (adj23[21] ? 5'd21 : 5'd0)
-                     | (adj23[22] ? 5'd22 : 5'd0) | (adj23[23] ? 5'd23 : 5'd0)
-                     | (adj23[24] ? 5'd24 : 5'd0) | (adj23[25] ? 5'd25 : 5'd0)
-                     | (adj23[26] ? 5'd26 : 5'd0) | (adj23[27] ? 5'd27 : 5'd0)
-                     | (adj23[28] ? 5'd28 : 5'd0) | (adj23[29] ? 5'd29 : 5'd0))
-                  : ((dbx23[1] ? 5'd1 : 5'd0) | (dbx23[2] ? 5'd2 : 5'd0) | (dbx23[3] ? 5'd3 : 5'd0)
-                     | (dbx23[4] ? 5'd4 : 5'd0) | (dbx23[5] ? 5'd5 : 5'd0)
-                     | (dbx23[6] ? 5'd6 : 5'd0) | (dbx23[7] ? 5'd7 : 5'd0)
-                     | (dbx23[8] ? 5'd8 : 5'd0) | (dbx23[9] ? 5'd9 : 5'd0)
-                     | (dbx23[10] ? 5'd10 : 5'd0) | (dbx23[11] ? 5'd11 : 5'd0)
-                     | (dbx23[12] ? 5'd12 : 5'd0) | (dbx23[13] ? 5'd13 : 5'd0)
-                     | (dbx23[14] ? 5'd14 : 5'd0) | (dbx23[15] ? 5'd15 : 5'd0)
-                     | (dbx23[16] ? 5'd16 : 5'd0) | (dbx23[17] ? 5'd17 : 5'd0)
-                     | (dbx23[18] ? 5'd18 : 5'd0) | (dbx23[19] ? 5'd19 : 5'd0)
-                     | (dbx23[20] ? 5'd20 : 5'd0) | (dbx23[21] ? 5'd21 : 5'd0)
-                     | (dbx23[22] ? 5'd22 : 5'd0) | (dbx23[23] ? 5'd23 : 5'd0)
-                     | (dbx23[24] ? 5'd24 : 5'd0) | (dbx23[25] ? 5'd25 : 5'd0)
-                     | (dbx23[26] ? 5'd26 : 5'd0) | (dbx23[27] ? 5'd27 : 5'd0)
-                     | (dbx23[28] ? 5'd28 : 5'd0) | (dbx23[29] ? 5'd29 : 5'd0)
-                     | (dbx23[30] ? 5'd30 : 5'd0)));
-  assign adj24 = (dbx24[29:0] & dbx24[30:1]);
-  assign cls24 = {((dbx24[0] | dbx24[1] | (dbx24[2] | dbx24[3])
-                    | (dbx24[4] | dbx24[5] | (dbx24[6] | dbx24[7]))
-                    | (dbx24[8] | dbx24[9] | (dbx24[10] | dbx24[11])
-                       | (dbx24[12] | dbx24[13] | (dbx24[14] | dbx24[15])))
-                    | (dbx24[16] | dbx24[17] | (dbx24[18] | dbx24[19])
-                       | (dbx24[20] | dbx24[21] | (dbx24[22] | dbx24[23]))
-                       | (dbx24[24] | dbx24[25] | (dbx24[26] | dbx24[27])
-                          | (dbx24[28] | dbx24[29] | dbx24[30]))))
-                   & ~((dbx24[0] & dbx24[1]) | (dbx24[2] & dbx24[3])
-                       | ((dbx24[0] | dbx24[1]) & (dbx24[2] | dbx24[3]))
-                       | ((dbx24[4] & dbx24[5]) | (dbx24[6] & dbx24[7])
-                          | ((dbx24[4] | dbx24[5]) & (dbx24[6] | dbx24[7])))
-                       | ((dbx24[0] | dbx24[1] | (dbx24[2] | dbx24[3]))
-                          & (dbx24[4] | dbx24[5] | (dbx24[6] | dbx24[7])))
-                       | ((dbx24[8] & dbx24[9]) | (dbx24[10] & dbx24[11])
-                          | ((dbx24[8] | dbx24[9]) & (dbx24[10] | dbx24[11]))
-                          | ((dbx24[12] & dbx24[13]) | (dbx24[14] & dbx24[15])
-                             | ((dbx24[12] | dbx24[13]) & (dbx24[14] | dbx24[15])))
-                          | ((dbx24[8] | dbx24[9] | (dbx24[10] | dbx24[11]))
-                             & (dbx24[12] | dbx24[13] | (dbx24[14] | dbx24[15]))))
-                       | ((dbx24[0] | dbx24[1] | (dbx24[2] | dbx24[3])
-                           | (dbx24[4] | dbx24[5] | (dbx24[6] | dbx24[7])))
-                          & (dbx24[8] | dbx24[9] | (dbx24[10] | dbx24[11])
-                             | (dbx24[12] | dbx24[13] | (dbx24[14] | dbx24[15]))))
-                       | ((dbx24[16] & dbx24[17]) | (dbx24[18] & dbx24[19])
-                          | ((dbx24[16] | dbx24[17]) & (dbx24[18] | dbx24[19]))
-                          | ((dbx24[20] & dbx24[21]) | (dbx24[22] & dbx24[23])
-                             | ((dbx24[20] | dbx24[21]) & (dbx24[22] | dbx24[23])))
-                          | ((dbx24[16] | dbx24[17] | (dbx24[18] | dbx24[19]))
-                             & (dbx24[20] | dbx24[21] | (dbx24[22] | dbx24[23])))
-                          | ((dbx24[24] & dbx24[25]) | (dbx24[26] & dbx24[27])
-                             | ((dbx24[24] | dbx24[25]) & (dbx24[26] | dbx24[27]))
-                             | ((dbx24[28] & dbx24[29]) | ((dbx24[28] | dbx24[29]) & dbx24[30]))
-                             | ((dbx24[24] | dbx24[25] | (dbx24[26] | dbx24[27]))
-                                & (dbx24[28] | dbx24[29] | dbx24[30])))
-                          | ((dbx24[16] | dbx24[17] | (dbx24[18] | dbx24[19])
-                              | (dbx24[20] | dbx24[21] | (dbx24[22] | dbx24[23])))
-                             & (dbx24[24] | dbx24[25] | (dbx24[26] | dbx24[27])
-                                | (dbx24[28] | dbx24[29] | dbx24[30]))))
-                       | ((dbx24[0] | dbx24[1] | (dbx24[2] | dbx24[3])
-                           | (dbx24[4] | dbx24[5] | (dbx24[6] | dbx24[7]))
-                           | (dbx24[8] | dbx24[9] | (dbx24[10] | dbx24[11])
-                              | (dbx24[12] | dbx24[13] | (dbx24[14] | dbx24[15]))))
-                          & (dbx24[16] | dbx24[17] | (dbx24[18] | dbx24[19])
-                             | (dbx24[20] | dbx24[21] | (dbx24[22] | dbx24[23]))
-                             | (dbx24[24] | dbx24[25] | (dbx24[26] | dbx24[27])
-                                | (dbx24[28] | dbx24[29] | dbx24[30])))))),
-                  ((adj24[0] | adj24[1] | (adj24[2] | adj24[3])
-                    | (adj24[4] | adj24[5] | (adj24[6] | adj24[7]))
-                    | (adj24[8] | adj24[9] | (adj24[10] | adj24[11])
-                       | (adj24[12] | adj24[13] | (adj24[14] | adj24[15])))
-                    | (adj24[16] | adj24[17] | (adj24[18] | adj24[19])
-                       | (adj24[20] | adj24[21] | (adj24[22] | adj24[23]))
-                       | (adj24[24] | adj24[25] | (adj24[26] | adj24[27])
-                          | (adj24[28] | adj24[29]))))
-                   & ~((adj24[0] & adj24[1]) | (adj24[2] & adj24[3])
-                       | ((adj24[0] | adj24[1]) & (adj24[2] | adj24[3]))
-                       | ((adj24[4] & adj24[5]) | (adj24[6] & adj24[7])
-                          | ((adj24[4] | adj24[5]) & (adj24[6] | adj24[7])))
-                       | ((adj24[0] | adj24[1] | (adj24[2] | adj24[3]))
-                          & (adj24[4] | adj24[5] | (adj24[6] | adj24[7])))
-                       | ((adj24[8] & adj24[9]) | (adj24[10] & adj24[11])
-                          | ((adj24[8] | adj24[9]) & (adj24[10] | adj24[11]))
-                          | ((adj24[12] & adj24[13]) | (adj24[14] & adj24[15])
-                             | ((adj24[12] | adj24[13]) & (adj24[14] | adj24[15])))
-                          | ((adj24[8] | adj24[9] | (adj24[10] | adj24[11]))
-                             & (adj24[12] | adj24[13] | (adj24[14] | adj24[15]))))
-                       | ((adj24[0] | adj24[1] | (adj24[2] | adj24[3])
-                           | (adj24[4] | adj24[5] | (adj24[6] | adj24[7])))
-                          & (adj24[8] | adj24[9] | (adj24[10] | adj24[11])
-                             | (adj24[12] | adj24[13] | (adj24[14] | adj24[15]))))
-                       | ((adj24[16] & adj24[17]) | (adj24[18] & adj24[19])
-                          | ((adj24[16] | adj24[17]) & (adj24[18] | adj24[19]))
-                          | ((adj24[20] & adj24[21]) | (adj24[22] & adj24[23])
-                             | ((adj24[20] | adj24[21]) & (adj24[22] | adj24[23])))
-                          | ((adj24[16] | adj24[17] | (adj24[18] | adj24[19]))
-                             & (adj24[20] | adj24[21] | (adj24[22] | adj24[23])))
-                          | ((adj24[24] & adj24[25]) | (adj24[26] & adj24[27])
-                             | ((adj24[24] | adj24[25]) & (adj24[26] | adj24[27]))
-                             | (adj24[28] & adj24[29])
-                             | ((adj24[24] | adj24[25] | (adj24[26] | adj24[27]))
-                                & (adj24[28] | adj24[29])))
-                          | ((adj24[16] | adj24[17] | (adj24[18] | adj24[19])
-                              | (adj24[20] | adj24[21] | (adj24[22] | adj24[23])))
-                             & (adj24[24] | adj24[25] | (adj24[26] | adj24[27])
-                                | (adj24[28] | adj24[29]))))
-                       | ((adj24[0] | adj24[1] | (adj24[2] | adj24[3])
-                           | (adj24[4] | adj24[5] | (adj24[6] | adj24[7]))
-                           | (adj24[8] | adj24[9] | (adj24[10] | adj24[11])
-                              | (adj24[12] | adj24[13] | (adj24[14] | adj24[15]))))
-                          & (adj24[16] | adj24[17] | (adj24[18] | adj24[19])
-                             | (adj24[20] | adj24[21] | (adj24[22] | adj24[23]))
-                             | (adj24[24] | adj24[25] | (adj24[26] | adj24[27])
-                                | (adj24[28] | adj24[29])))))
-                   & ~(|(dbx24 ^ ({adj24, 1'd0} | {1'd0, adj24})))), ~(|dbp24), (&dbx24),
-                  ~(dbx24[0] | dbx24[1] | (dbx24[2] | dbx24[3])
-                    | (dbx24[4] | dbx24[5] | (dbx24[6] | dbx24[7]))
-                    | (dbx24[8] | dbx24[9] | (dbx24[10] | dbx24[11])
-                       | (dbx24[12] | dbx24[13] | (dbx24[14] | dbx24[15])))
-                    | (dbx24[16] | dbx24[17] | (dbx24[18] | dbx24[19])
-                       | (dbx24[20] | dbx24[21] | (dbx24[22] | dbx24[23]))
-                       | (dbx24[24] | dbx24[25] | (dbx24[26] | dbx24[27])
-                          | (dbx24[28] | dbx24[29] | dbx24[30]))))};
-  assign pos24 = (((adj24[0] | adj24[1] | (adj24[2] | adj24[3])
-                    | (adj24[4] | adj24[5] | (adj24[6] | adj24[7]))
-                    | (adj24[8] | adj24[9] | (adj24[10] | adj24[11])
-                       | (adj24[12] | adj24[13] | (adj24[14] | adj24[15])))
-                    | (adj24[16] | adj24[17] | (adj24[18] | adj24[19])
-                       | (adj24[20] | adj24[21] | (adj24[22] | adj24[23]))
-                       | (adj24[24] | adj24[25] | (adj24[26] | adj24[27])
-                          | (adj24[28] | adj24[29]))))
-                   & ~((adj24[0] & adj24[1]) | (adj24[2] & adj24[3])
-                       | ((adj24[0] | adj24[1]) & (adj24[2] | adj24[3]))
-                       | ((adj24[4] & adj24[5]) | (adj24[6] & adj24[7])
-                          | ((adj24[4] | adj24[5]) & (adj24[6] | adj24[7])))
-                       | ((adj24[0] | adj24[1] | (adj24[2] | adj24[3]))
-                          & (adj24[4] | adj24[5] | (adj24[6] | adj24[7])))
-                       | ((adj24[8] & adj24[9]) | (adj24[10] & adj24[11])
-                          | ((adj24[8] | adj24[9]) & (adj24[10] | adj24[11]))
-                          | ((adj24[12] & adj24[13]) | (adj24[14] & adj24[15])
-                             | ((adj24[12] | adj24[13]) & (adj24[14] | adj24[15])))
-                          | ((adj24[8] | adj24[9] | (adj24[10] | adj24[11]))
-                             & (adj24[12] | adj24[13] | (adj24[14] | adj24[15]))))
-                       | ((adj24[0] | adj24[1] | (adj24[2] | adj24[3])
-                           | (adj24[4] | adj24[5] | (adj24[6] | adj24[7])))
-                          & (adj24[8] | adj24[9] | (adj24[10] | adj24[11])
-                             | (adj24[12] | adj24[13] | (adj24[14] | adj24[15]))))
-                       | ((adj24[16] & adj24[17]) | (adj24[18] & adj24[19])
-                          | ((adj24[16] | adj24[17]) & (adj24[18] | adj24[19]))
-                          | ((adj24[20] & adj24[21]) | (adj24[22] & adj24[23])
-                             | ((adj24[20] | adj24[21]) & (adj24[22] | adj24[23])))
-                          | ((adj24[16] | adj24[17] | (adj24[18] | adj24[19]))
-                             & (adj24[20] | adj24[21] | (adj24[22] | adj24[23])))
-                          | ((adj24[24] & adj24[25]) | (adj24[26] & adj24[27])
-                             | ((adj24[24] | adj24[25]) & (adj24[26] | adj24[27]))
-                             | (adj24[28] & adj24[29])
-                             | ((adj24[24] | adj24[25] | (adj24[26] | adj24[27]))
-                                & (adj24[28] | adj24[29])))
-                          | ((adj24[16] | adj24[17] | (adj24[18] | adj24[19])
-                              | (adj24[20] | adj24[21] | (adj24[22] | adj24[23])))
-                             & (adj24[24] | adj24[25] | (adj24[26] | adj24[27])
-                                | (adj24[28] | adj24[29]))))
-                       | ((adj24[0] | adj24[1] | (adj24[2] | adj24[3])
-                           | (adj24[4] | adj24[5] | (adj24[6] | adj24[7]))
-                           | (adj24[8] | adj24[9] | (adj24[10] | adj24[11])
-                              | (adj24[12] | adj24[13] | (adj24[14] | adj24[15]))))
-                          & (adj24[16] | adj24[17] | (adj24[18] | adj24[19])
-                             | (adj24[20] | adj24[21] | (adj24[22] | adj24[23]))
-                             | (adj24[24] | adj24[25] | (adj24[26] | adj24[27])
-                                | (adj24[28] | adj24[29])))))
-                   & ~(|(dbx24 ^ ({adj24, 1'd0} | {1'd0, adj24})))) ?
-                    ((adj24[1] ? 5'd1 : 5'd0) | (adj24[2] ? 5'd2 : 5'd0) | (adj24[3] ? 5'd3 : 5'd0)
-                     | (adj24[4] ? 5'd4 : 5'd0) | (adj24[5] ? 5'd5 : 5'd0)
-                     | (adj24[6] ? 5'd6 : 5'd0) | (adj24[7] ? 5'd7 : 5'd0)
-                     | (adj24[8] ? 5'd8 : 5'd0) | (adj24[9] ? 5'd9 : 5'd0)
-                     | (adj24[10] ? 5'd10 : 5'd0) | (adj24[11] ? 5'd11 : 5'd0)
-                     | (adj24[12] ? 5'd12 : 5'd0) | (adj24[13] ? 5'd13 : 5'd0)
-                     | (adj24[14] ? 5'd14 : 5'd0) | (adj24[15] ? 5'd15 : 5'd0)
-                     | (adj24[16] ? 5'd16 : 5'd0) | (adj24[17] ? 5'd17 : 5'd0)
-                     | (adj24[18] ? 5'd18 : 5'd0) | (adj24[19] ? 5'd19 : 5'd0)
-                     | (adj24[20] ? 5'd20 : 5'd0) | (adj24[21] ? 5'd21 : 5'd0)
-                     | (adj24[22] ? 5'd22 : 5'd0) | (adj24[23] ? 5'd23 : 5'd0)
-                     | (adj24[24] ? 5'd24 : 5'd0) | (adj24[25] ? 5'd25 : 5'd0)
-                     | (adj24[26] ? 5'd26 : 5'd0) | (adj24[27] ? 5'd27 : 5'd0)
-                     | (adj24[28] ? 5'd28 : 5'd0) | (adj24[29] ? 5'd29 : 5'd0))
-                  : ((dbx24[1] ? 5'd1 : 5'd0) | (dbx24[2] ? 5'd2 : 5'd0) | (dbx24[3] ? 5'd3 : 5'd0)
-                     | (dbx24[4] ? 5'd4 : 5'd0) | (dbx24[5] ? 5'd5 : 5'd0)
-                     | (dbx24[6] ? 5'd6 : 5'd0) | (dbx24[7] ? 5'd7 : 5'd0)
-                     | (dbx24[8] ? 5'd8 : 5'd0) | (dbx24[9] ? 5'd9 : 5'd0)
-                     | (dbx24[10] ? 5'd10 : 5'd0) | (dbx24[11] ? 5'd11 : 5'd0)
-                     | (dbx24[12] ? 5'd12 : 5'd0) | (dbx24[13] ? 5'd13 : 5'd0)
-                     | (dbx24[14] ? 5'd14 : 5'd0) | (dbx24[15] ? 5'd15 : 5'd0)
-                     | (dbx24[16] ? 5'd16 : 5'd0) | (dbx24[17] ? 5'd17 : 5'd0)
-                     | (dbx24[18] ? 5'd18 : 5'd0) | (dbx24[19] ? 5'd19 : 5'd0)
-                     | (dbx24[20] ? 5'd20 : 5'd0) | (dbx24[21] ? 5'd21 : 5'd0)
-                     | (dbx24[22] ? 5'd22 : 5'd0) | (dbx24[23] ? 5'd23 : 5'd0)
-                     | (dbx24[24] ? 5'd24 : 5'd0) | (dbx24[25] ? 5'd25 : 5'd0)
-                     | (dbx24[26] ? 5'd26 : 5'd0) | (dbx24[27] ? 5'd27 : 5'd0)
-                     | (dbx24[28] ? 5'd28 : 5'd0) | (dbx24[29] ? 5'd29 : 5'd0)
-                     | (dbx24[30] ? 5'd30 : 5'd0)));
-  assign adj25 = (dbx25[29:0] & dbx25[30:1]);
-  assign cls25 = {((dbx25[0] | dbx25[1] | (dbx25[2] | dbx25[3])
-                    | (dbx25[4] | dbx25[5] | (dbx25[6] | dbx25[7]))
-                    | (dbx25[8] | dbx25[9] | (dbx25[10] | dbx25[11])
-                       | (dbx25[12] | dbx25[13] | (dbx25[14] | dbx25[15])))
-                    | (dbx25[16] | dbx25[17] | (dbx25[18] | dbx25[19])
-                       | (dbx25[20] | dbx25[21] | (dbx25[22] | dbx25[23]))
-                       | (dbx25[24] | dbx25[25] | (dbx25[26] | dbx25[27])
-                          | (dbx25[28] | dbx25[29] | dbx25[30]))))
-                   & ~((dbx25[0] & dbx25[1]) | (dbx25[2] & dbx25[3])
-                       | ((dbx25[0] | dbx25[1]) & (dbx25[2] | dbx25[3]))
-                       | ((dbx25[4] & dbx25[5]) | (dbx25[6] & dbx25[7])
-                          | ((dbx25[4] | dbx25[5]) & (dbx25[6] | dbx25[7])))
-                       | ((dbx25[0] | dbx25[1] | (dbx25[2] | dbx25[3]))
-                          & (dbx25[4] | dbx25[5] | (dbx25[6] | dbx25[7])))
-                       | ((dbx25[8] & dbx25[9]) | (dbx25[10] & dbx25[11])
-                          | ((dbx25[8] | dbx25[9]) & (dbx25[10] | dbx25[11]))
-                          | ((dbx25[12] & dbx25[13]) | (dbx25[14] & dbx25[15])
-                             | ((dbx25[12] | dbx25[13]) & (dbx25[14] | dbx25[15])))
-                          | ((dbx25[8] | dbx25[9] | (dbx25[10] | dbx25[11]))
-                             & (dbx25[12] | dbx25[13] | (dbx25[14] | dbx25[15]))))
-                       | ((dbx25[0] | dbx25[1] | (dbx25[2] | dbx25[3])
-                           | (dbx25[4] | dbx25[5] | (dbx25[6] | dbx25[7])))
-                          & (dbx25[8] | dbx25[9] | (dbx25[10] | dbx25[11])
-                             | (dbx25[12] | dbx25[13] | (dbx25[14] | dbx25[15]))))
-                       | ((dbx25[16] & dbx25[17]) | (dbx25[18] & dbx25[19])
-                          | ((dbx25[16] | dbx25[17]) & (dbx25[18] | dbx25[19]))
-                          | ((dbx25[20] & dbx25[21]) | (dbx25[22] & dbx25[23])
-                             | ((dbx25[20] | dbx25[21]) & (dbx25[22] | dbx25[23])))
-                          | ((dbx25[16] | dbx25[17] | (dbx25[18] | dbx25[19]))
-                             & (dbx25[20] | dbx25[21] | (dbx25[22] | dbx25[23])))
-                          | ((dbx25[24] & dbx25[25]) | (dbx25[26] & dbx25[27])
-                             | ((dbx25[24] | dbx25[25]) & (dbx25[26] | dbx25[27]))
-                             | ((dbx25[28] & dbx25[29]) | ((dbx25[28] | dbx25[29]) & dbx25[30]))
-                             | ((dbx25[24] | dbx25[25] | (dbx25[26] | dbx25[27]))
-                                & (dbx25[28] | dbx25[29] | dbx25[30])))
-                          | ((dbx25[16] | dbx25[17] | (dbx25[18] | dbx25[19])
-                              | (dbx25[20] | dbx25[21] | (dbx25[22] | dbx25[23])))
-                             & (dbx25[24] | dbx25[25] | (dbx25[26] | dbx25[27])
-                                | (dbx25[28] | dbx25[29] | dbx25[30]))))
-                       | ((dbx25[0] | dbx25[1] | (dbx25[2] | dbx25[3])
-                           | (dbx25[4] | dbx25[5] | (dbx25[6] | dbx25[7]))
-                           | (dbx25[8] | dbx25[9] | (dbx25[10] | dbx25[11])
-                              | (dbx25[12] | dbx25[13] | (dbx25[14] | dbx25[15]))))
-                          & (dbx25[16] | dbx25[17] | (dbx25[18] | dbx25[19])
-                             | (dbx25[20] | dbx25[21] | (dbx25[22] | dbx25[23]))
-                             | (dbx25[24] | dbx25[25] | (dbx25[26] | dbx25[27])
-                                | (dbx25[28] | dbx25[29] | dbx25[30])))))),
-                  ((adj25[0] | adj25[1] | (adj25[2] | adj25[3])
-                    | (adj25[4] | adj25[5] | (adj25[6] | adj25[7]))
-                    | (adj25[8] | adj25[9] | (adj25[10] | adj25[11])
-                       | (adj25[12] | adj25[13] | (adj25[14] | adj25[15])))
-                    | (adj25[16] | adj25[17] | (adj25[18] | adj25[19])
-                       | (adj25[20] | adj25[21] | (adj25[22] | adj25[23]))
-                       | (adj25[24] | adj25[25] | (adj25[26] | adj25[27])
-                          | (adj25[28] | adj25[29]))))
-                   & ~((adj25[0] & adj25[1]) | (adj25[2] & adj25[3])
-                       | ((adj25[0] | adj25[1]) & (adj25[2] | adj25[3]))
-                       | ((adj25[4] & adj25[5]) | (adj25[6] & adj25[7])
-                          | ((adj25[4] | adj25[5]) & (adj25[6] | adj25[7])))
-                       | ((adj25[0] | adj25[1] | (adj25[2] | adj25[3]))
-                          & (adj25[4] | adj25[5] | (adj25[6] | adj25[7])))
-                       | ((adj25[8] & adj25[9]) | (adj25[10] & adj25[11])
-                          | ((adj25[8] | adj25[9]) & (adj25[10] | adj25[11]))
-                          | ((adj25[12] & adj25[13]) | (adj25[14] & adj25[15])
-                             | ((adj25[12] | adj25[13]) & (adj25[14] | adj25[15])))
-                          | ((adj25[8] | adj25[9] | (adj25[10] | adj25[11]))
-                             & (adj25[12] | adj25[13] | (adj25[14] | adj25[15]))))
-                       | ((adj25[0] | adj25[1] | (adj25[2] | adj25[3])
-                           | (adj25[4] | adj25[5] | (adj25[6] | adj25[7])))
-                          & (adj25[8] | adj25[9] | (adj25[10] | adj25[11])
-                             | (adj25[12] | adj25[13] | (adj25[14] | adj25[15]))))
-                       | ((adj25[16] & adj25[17]) | (adj25[18] & adj25[19])
-                          | ((adj25[16] | adj25[17]) & (adj25[18] | adj25[19]))
-                          | ((adj25[20] & adj25[21]) | (adj25[22] & adj25[23])
-                             | ((adj25[20] | adj25[21]) & (adj25[22] | adj25[23])))
-                          | ((adj25[16] | adj25[17] | (adj25[18] | adj25[19]))
-                             & (adj25[20] | adj25[21] | (adj25[22] | adj25[23])))
-                          | ((adj25[24] & adj25[25]) | (adj25[26] & adj25[27])
-                             | ((adj25[24] | adj25[25]) & (adj25[26] | adj25[27]))
-                             | (adj25[28] & adj25[29])
-                             | ((adj25[24] | adj25[25] | (adj25[26] | adj25[27]))
-                                & (adj25[28] | adj25[29])))
-                          | ((adj25[16] | adj25[17] | (adj25[18] | adj25[19])
-                              | (adj25[20] | adj25[21] | (adj25[22] | adj25[23])))
-                             & (adj25[24] | adj25[25] | (adj25[26] | adj25[27])
-                                | (adj25[28] | adj25[29]))))
-                       | ((adj25[0] | adj25[1] | (adj25[2] | adj25[3])
-                           | (adj25[4] | adj25[5] | (adj25[6] | adj25[7]))
-                           | (adj25[8] | adj25[9] | (adj25[10] | adj25[11])
-                              | (adj25[12] | adj25[13] | (adj25[14] | adj25[15]))))
-                          & (adj25[16] | adj25[17] | (adj25[18] | adj25[19])
-                             | (adj25[20] | adj25[21] | (adj25[22] | adj25[23]))
-                             | (adj25[24] | adj25[25] | (adj25[26] | adj25[27])
-                                | (adj25[28] | adj25[29])))))
-                   & ~(|(dbx25 ^ ({adj25, 1'd0} | {1'd0, adj25})))), ~(|dbp25), (&dbx25),
-                  ~(dbx25[0] | dbx25[1] | (dbx25[2] | dbx25[3])
-                    | (dbx25[4] | dbx25[5] | (dbx25[6] | dbx25[7]))
-                    | (dbx25[8] | dbx25[9] | (dbx25[10] | dbx25[11])
-                       | (dbx25[12] | dbx25[13] | (dbx25[14] | dbx25[15])))
-                    | (dbx25[16] | dbx25[17] | (dbx25[18] | dbx25[19])
-                       | (dbx25[20] | dbx25[21] | (dbx25[22] | dbx25[23]))
-                       | (dbx25[24] | dbx25[25] | (dbx25[26] | dbx25[27])
-                          | (dbx25[28] | dbx25[29] | dbx25[30]))))};
-  assign pos25 = (((adj25[0] | adj25[1] | (adj25[2] | adj25[3])
-                    | (adj25[4] | adj25[5] | (adj25[6] | adj25[7]))
-                    | (adj25[8] | adj25[9] | (adj25[10] | adj25[11])
-                       | (adj25[12] | adj25[13] | (adj25[14] | adj25[15])))
-                    | (adj25[16] | adj25[17] | (adj25[18] | adj25[19])
-                       | (adj25[20] | adj25[21] | (adj25[22] | adj25[23]))
-                       | (adj25[24] | adj25[25] | (adj25[26] | adj25[27])
-                          | (adj25[28] | adj25[29]))))
-                   & ~((adj25[0] & adj25[1]) | (adj25[2] & adj25[3])
-                       | ((adj25[0] | adj25[1]) & (adj25[2] | adj25[3]))
-                       | ((adj25[4] & adj25[5]) | (adj25[6] & adj25[7])
-                          | ((adj25[4] | adj25[5]) & (adj25[6] | adj25[7])))
-                       | ((adj25[0] | adj25[1] | (adj25[2] | adj25[3]))
-                          & (adj25[4] | adj25[5] | (adj25[6] | adj25[7])))
-                       | ((adj25[8] & adj25[9]) | (adj25[10] & adj25[11])
-                          | ((adj25[8] | adj25[9]) & (adj25[10] | adj25[11]))
-                          | ((adj25[12] & adj25[13]) | (adj25[14] & adj25[15])
-                             | ((adj25[12] | adj25[13]) & (adj25[14] | adj25[15])))
-                          | ((adj25[8] | adj25[9] | (adj25[10] | adj25[11]))
-                             & (adj25[12] | adj25[13] | (adj25[14] | adj25[15]))))
-                       | ((adj25[0] | adj25[1] | (adj25[2] | adj25[3])
-                           | (adj25[4] | adj25[5] | (adj25[6] | adj25[7])))
-                          & (adj25[8] | adj25[9] | (adj25[10] | adj25[11])
-                             | (adj25[12] | adj25[13] | (adj25[14] | adj25[15]))))
-                       | ((adj25[16] & adj25[17]) | (adj25[18] & adj25[19])
-                          | ((adj25[16] | adj25[17]) & (adj25[18] | adj25[19]))
-                          | ((adj25[20] & adj25[21]) | (adj25[22] & adj25[23])
-                             | ((adj25[20] | adj25[21]) & (adj25[22] | adj25[23])))
-                          | ((adj25[16] | adj25[17] | (adj25[18] | adj25[19]))
-                             & (adj25[20] | adj25[21] | (adj25[22] | adj25[23])))
-                          | ((adj25[24] & adj25[25]) | (adj25[26] & adj25[27])
-                             | ((adj25[24] | adj25[25]) & (adj25[26] | adj25[27]))
-                             | (adj25[28] & adj25[29])
-                             | ((adj25[24] | adj25[25] | (adj25[26] | adj25[27]))
-                                & (adj25[28] | adj25[29])))
-                          | ((adj25[16] | adj25[17] | (adj25[18] | adj25[19])
-                              | (adj25[20] | adj25[21] | (adj25[22] | adj25[23])))
-                             & (adj25[24] | adj25[25] | (adj25[26] | adj25[27])
-                                | (adj25[28] | adj25[29]))))
-                       | ((adj25[0] | adj25[1] | (adj25[2] | adj25[3])
-                           | (adj25[4] | adj25[5] | (adj25[6] | adj25[7]))
-                           | (adj25[8] | adj25[9] | (adj25[10] | adj25[11])
-                              | (adj25[12] | adj25[13] | (adj25[14] | adj25[15]))))
-                          & (adj25[16] | adj25[17] | (adj25[18] | adj25[19])
-                             | (adj25[20] | adj25[21] | (adj25[22] | adj25[23]))
-                             | (adj25[24] | adj25[25] | (adj25[26] | adj25[27])
-                                | (adj25[28] | adj25[29])))))
-                   & ~(|(dbx25 ^ ({adj25, 1'd0} | {1'd0, adj25})))) ?
-                    ((adj25[1] ? 5'd1 : 5'd0) | (adj25[2] ? 5'd2 : 5'd0) | (adj25[3] ? 5'd3 : 5'd0)
-                     | (adj25[4] ? 5'd4 : 5'd0) | (adj25[5] ? 5'd5 : 5'd0)
-                     | (adj25[6] ? 5'd6 : 5'd0) | (adj25[7] ? 5'd7 : 5'd0)
-                     | (adj25[8] ? 5'd8 : 5'd0) | (adj25[9] ? 5'd9 : 5'd0)
-                     | (adj25[10] ? 5'd10 : 5'd0) | (adj25[11] ? 5'd11 : 5'd0)
-                     | (adj25[12] ? 5'd12 : 5'd0) | (adj25[13] ? 5'd13 : 5'd0)
-                     | (adj25[14] ? 5'd14 : 5'd0) | (adj25[15] ? 5'd15 : 5'd0)
-                     | (adj25[16] ? 5'd16 : 5'd0) | (adj25[17] ? 5'd17 : 5'd0)
-                     | (adj25[18] ? 5'd18 : 5'd0) | (adj25[19] ? 5'd19 : 5'd0)
-                     | (adj25[20] ? 5'd20 : 5'd0) | (adj25[21] ? 5'd21 : 5'd0)
-                     | (adj25[22] ? 5'd22 : 5'd0) | (adj25[23] ? 5'd23 : 5'd0)
-                     | (adj25[24] ? 5'd24 : 5'd0) | (adj25[25] ? 5'd25 : 5'd0)
-                     | (adj25[26] ? 5'd26 : 5'd0) | (adj25[27] ? 5'd27 : 5'd0)
-                     | (adj25[28] ? 5'd28 : 5'd0) | (adj25[29] ? 5'd29 : 5'd0))
-                  : ((dbx25[1] ? 5'd1 : 5'd0) | (dbx25[2] ? 5'd2 : 5'd0) | (dbx25[3] ? 5'd3 : 5'd0)
-                     | (dbx25[4] ? 5'd4 : 5'd0) | (dbx25[5] ? 5'd5 : 5'd0)
-                     | (dbx25[6] ? 5'd6 : 5'd0) | (dbx25[7] ? 5'd7 : 5'd0)
-                     | (dbx25[8] ? 5'd8 : 5'd0) | (dbx25[9] ? 5'd9 : 5'd0)
-                     | (dbx25[10] ? 5'd10 : 5'd0) | (dbx25[11] ? 5'd11 : 5'd0)
-                     | (dbx25[12] ? 5'd12 : 5'd0) | (dbx25[13] ? 5'd13 : 5'd0)
-                     | (dbx25[14] ? 5'd14 : 5'd0) | (dbx25[15] ? 5'd15 : 5'd0)
-                     | (dbx25[16] ? 5'd16 : 5'd0) | (dbx25[17] ? 5'd17 : 5'd0)
-                     | (dbx25[18] ? 5'd18 : 5'd0) | (dbx25[19] ? 5'd19 : 5'd0)
-                     | (dbx25[20] ? 5'd20 : 5'd0) | (dbx25[21] ? 5'd21 : 5'd0)
-                     | (dbx25[22] ? 5'd22 : 5'd0) | (dbx25[23] ? 5'd23 : 5'd0)
-                     | (dbx25[24] ? 5'd24 : 5'd0) | (dbx25[25] ? 5'd25 : 5'd0)
-                     | (dbx25[26] ? 5'd26 : 5'd0) | (dbx25[27] ? 5'd27 : 5'd0)
-                     | (dbx25[28] ? 5'd28 : 5'd0) | (dbx25[29] ? 5'd29 : 5'd0)
-                     | (dbx25[30] ? 5'd30 : 5'd0)));
-  assign adj26 = (dbx26[29:0] & dbx26[30:1]);
-  assign cls26 = {((dbx26[0] | dbx26[1] | (dbx26[2] | dbx26[3])
-                    | (dbx26[4] | dbx26[5] | (dbx26[6] | dbx26[7]))
-                    | (dbx26[8] | dbx26[9] | (dbx26[10] | dbx26[11])
-                       | (dbx26[12] | dbx26[13] | (dbx26[14] | dbx26[15])))
-                    | (dbx26[16] | dbx26[17] | (dbx26[18] | dbx26[19])
-                       | (dbx26[20] | dbx26[21] | (dbx26[22] | dbx26[23]))
-                       | (dbx26[24] | dbx26[25] | (dbx26[26] | dbx26[27])
-                          | (dbx26[28] | dbx26[29] | dbx26[30]))))
-                   & ~((dbx26[0] & dbx26[1]) | (dbx26[2] & dbx26[3])
-                       | ((dbx26[0] | dbx26[1]) & (dbx26[2] | dbx26[3]))
-                       | ((dbx26[4] & dbx26[5]) | (dbx26[6] & dbx26[7])
-                          | ((dbx26[4] | dbx26[5]) & (dbx26[6] | dbx26[7])))
-                       | ((dbx26[0] | dbx26[1] | (dbx26[2] | dbx26[3]))
-                          & (dbx26[4] | dbx26[5] | (dbx26[6] | dbx26[7])))
-                       | ((dbx26[8] & dbx26[9]) | (dbx26[10] & dbx26[11])
-                          | ((dbx26[8] | dbx26[9]) & (dbx26[10] | dbx26[11]))
-                          | ((dbx26[12] & dbx26[13]) | (dbx26[14] & dbx26[15])
-                             | ((dbx26[12] | dbx26[13]) & (dbx26[14] | dbx26[15])))
-                          | ((dbx26[8] | dbx26[9] | (dbx26[10] | dbx26[11]))
-                             & (dbx26[12] | dbx26[13] | (dbx26[14] | dbx26[15]))))
-                       | ((dbx26[0] | dbx26[1] | (dbx26[2] | dbx26[3])
-                           | (dbx26[4] | dbx26[5] | (dbx26[6] | dbx26[7])))
-                          & (dbx26[8] | dbx26[9] | (dbx26[10] | dbx26[11])
-                             | (dbx26[12] | dbx26[13] | (dbx26[14] | dbx26[15]))))
-                       | ((dbx26[16] & dbx26[17]) | (dbx26[18] & dbx26[19])
-                          | ((dbx26[16] | dbx26[17]) & (dbx26[18] | dbx26[19]))
-                          | ((dbx26[20] & dbx26[21]) | (dbx26[22] & dbx26[23])
-                             | ((dbx26[20] | dbx26[21]) & (dbx26[22] | dbx26[23])))
-                          | ((dbx26[16] | dbx26[17] | (dbx26[18] | dbx26[19]))
-                             & (dbx26[20] | dbx26[21] | (dbx26[22] | dbx26[23])))
-                          | ((dbx26[24] & dbx26[25]) | (dbx26[26] & dbx26[27])
-                             | ((dbx26[24] | dbx26[25]) & (dbx26[26] | dbx26[27]))
-                             | ((dbx26[28] & dbx26[29]) | ((dbx26[28] | dbx26[29]) & dbx26[30]))
-                             | ((dbx26[24] | dbx26[25] | (dbx26[26] | dbx26[27]))
-                                & (dbx26[28] | dbx26[29] | dbx26[30])))
-                          | ((dbx26[16] | dbx26[17] | (dbx26[18] | dbx26[19])
-                              | (dbx26[20] | dbx26[21] | (dbx26[22] | dbx26[23])))
-                             & (dbx26[24] | dbx26[25] | (dbx26[26] | dbx26[27])
-                                | (dbx26[28] | dbx26[29] | dbx26[30]))))
-                       | ((dbx26[0] | dbx26[1] | (dbx26[2] | dbx26[3])
-                           | (dbx26[4] | dbx26[5] | (dbx26[6] | dbx26[7]))
-                           | (dbx26[8] | dbx26[9] | (dbx26[10] | dbx26[11])
-                              | (dbx26[12] | dbx26[13] | (dbx26[14] | dbx26[15]))))
-                          & (dbx26[16] | dbx26[17] | (dbx26[18] | dbx26[19])
-                             | (dbx26[20] | dbx26[21] | (dbx26[22] | dbx26[23]))
-                             | (dbx26[24] | dbx26[25] | (dbx26[26] | dbx26[27])
-                                | (dbx26[28] | dbx26[29] | dbx26[30])))))),
-                  ((adj26[0] | adj26[1] | (adj26[2] | adj26[3])
-                    | (adj26[4] | adj26[5] | (adj26[6] | adj26[7]))
-                    | (adj26[8] | adj26[9] | (adj26[10] | adj26[11])
-                       | (adj26[12] | adj26[13] | (adj26[14] | adj26[15])))
-                    | (adj26[16] | adj26[17] | (adj26[18] | adj26[19])
-                       | (adj26[20] | adj26[21] | (adj26[22] | adj26[23]))
-                       | (adj26[24] | adj26[25] | (adj26[26] | adj26[27])
-                          | (adj26[28] | adj26[29]))))
-                   & ~((adj26[0] & adj26[1]) | (adj26[2] & adj26[3])
-                       | ((adj26[0] | adj26[1]) & (adj26[2] | adj26[3]))
-                       | ((adj26[4] & adj26[5]) | (adj26[6] & adj26[7])
-                          | ((adj26[4] | adj26[5]) & (adj26[6] | adj26[7])))
-                       | ((adj26[0] | adj26[1] | (adj26[2] | adj26[3]))
-                          & (adj26[4] | adj26[5] | (adj26[6] | adj26[7])))
-                       | ((adj26[8] & adj26[9]) | (adj26[10] & adj26[11])
-                          | ((adj26[8] | adj26[9]) & (adj26[10] | adj26[11]))
-                          | ((adj26[12] & adj26[13]) | (adj26[14] & adj26[15])
-                             | ((adj26[12] | adj26[13]) & (adj26[14] | adj26[15])))
-                          | ((adj26[8] | adj26[9] | (adj26[10] | adj26[11]))
-                             & (adj26[12] | adj26[13] | (adj26[14] | adj26[15]))))
-                       | ((adj26[0] | adj26[1] | (adj26[2] | adj26[3])
-                           | (adj26[4] | adj26[5] | (adj26[6] | adj26[7])))
-                          & (adj26[8] | adj26[9] | (adj26[10] | adj26[11])
-                             | (adj26[12] | adj26[13] | (adj26[14] | adj26[15]))))
-                       | ((adj26[16] & adj26[17]) | (adj26[18] & adj26[19])
-                          | ((adj26[16] | adj26[17]) & (adj26[18] | adj26[19]))
-                          | ((adj26[20] & adj26[21]) | (adj26[22] & adj26[23])
-                             | ((adj26[20] | adj26[21]) & (adj26[22] | adj26[23])))
-                          | ((adj26[16] | adj26[17] | (adj26[18] | adj26[19]))
-                             & (adj26[20] | adj26[21] | (adj26[22] | adj26[23])))
-                          | ((adj26[24] & adj26[25]) | (adj26[26] & adj26[27])
-                             | ((adj26[24] | adj26[25]) & (adj26[26] | adj26[27]))
-                             | (adj26[28] & adj26[29])
-                             | ((adj26[24] | adj26[25] | (adj26[26] | adj26[27]))
-                                & (adj26[28] | adj26[29])))
-                          | ((adj26[16] | adj26[17] | (adj26[18] | adj26[19])
-                              | (adj26[20] | adj26[21] | (adj26[22] | adj26[23])))
-                             & (adj26[24] | adj26[25] | (adj26[26] | adj26[27])
-                                | (adj26[28] | adj26[29]))))
-                       | ((adj26[0] | adj26[1] | (adj26[2] | adj26[3])
-                           | (adj26[4] | adj26[5] | (adj26[6] | adj26[7]))
-                           | (adj26[8] | adj26[9] | (adj26[10] | adj26[11])
-                              | (adj26[12] | adj26[13] | (adj26[14] | adj26[15]))))
-                          & (adj26[16] | adj26[17] | (adj26[18] | adj26[19])
-                             | (adj26[20] | adj26[21] | (adj26[22] | adj26[23]))
-                             | (adj26[24] | adj26[25] | (adj26[26] | adj26[27])
-                                | (adj26[28] | adj26[29])))))
-                   & ~(|(dbx26 ^ ({adj26, 1'd0} | {1'd0, adj26})))), ~(|dbp26), (&dbx26),
-                  ~(dbx26[0] | dbx26[1] | (dbx26[2] | dbx26[3])
-                    | (dbx26[4] | dbx26[5] | (dbx26[6] | dbx26[7]))
-                    | (dbx26[8] | dbx26[9] | (dbx26[10] | dbx26[11])
-                       | (dbx26[12] | dbx26[13] | (dbx26[14] | dbx26[15])))
-                    | (dbx26[16] | dbx26[17] | (dbx26[18] | dbx26[19])
-                       | (dbx26[20] | dbx26[21] | (dbx26[22] | dbx26[23]))
-                       | (dbx26[24] | dbx26[25] | (dbx26[26] | dbx26[27])
-                          | (dbx26[28] | dbx26[29] | dbx26[30]))))};
-  assign pos26 = (((adj26[0] | adj26[1] | (adj26[2] | adj26[3])
-                    | (adj26[4] | adj26[5] | (adj26[6] | adj26[7]))
-                    | (adj26[8] | adj26[9] | (adj26[10] | adj26[11])
-                       | (adj26[12] | adj26[13] | (adj26[14] | adj26[15])))
-                    | (adj26[16] | adj26[17] | (adj26[18] | adj26[19])
-                       | (adj26[20] | adj26[21] | (adj26[22] | adj26[23]))
-                       | (adj26[24] | adj26[25] | (adj26[26] | adj26[27])
-                          | (adj26[28] | adj26[29]))))
-                   & ~((adj26[0] & adj26[1]) | (adj26[2] & adj26[3])
-                       | ((adj26[0] | adj26[1]) & (adj26[2] | adj26[3]))
-                       | ((adj26[4] & adj26[5]) | (adj26[6] & adj26[7])
-                          | ((adj26[4] | adj26[5]) & (adj26[6] | adj26[7])))
-                       | ((adj26[0] | adj26[1] | (adj26[2] | adj26[3]))
-                          & (adj26[4] | adj26[5] | (adj26[6] | adj26[7])))
-                       | ((adj26[8] & adj26[9]) | (adj26[10] & adj26[11])
-                          | ((adj26[8] | adj26[9]) & (adj26[10] | adj26[11]))
-                          | ((adj26[12] & adj26[13]) | (adj26[14] & adj26[15])
-                             | ((adj26[12] | adj26[13]) & (adj26[14] | adj26[15])))
-                          | ((adj26[8] | adj26[9] | (adj26[10] | adj26[11]))
-                             & (adj26[12] | adj26[13] | (adj26[14] | adj26[15]))))
-                       | ((adj26[0] | adj26[1] | (adj26[2] | adj26[3])
-                           | (adj26[4] | adj26[5] | (adj26[6] | adj26[7])))
-                          & (adj26[8] | adj26[9] | (adj26[10] | adj26[11])
-                             | (adj26[12] | adj26[13] | (adj26[14] | adj26[15]))))
-                       | ((adj26[16] & adj26[17]) | (adj26[18] & adj26[19])
-                          | ((adj26[16] | adj26[17]) & (adj26[18] | adj26[19]))
-                          | ((adj26[20] & adj26[21]) | (adj26[22] & adj26[23])
-                             | ((adj26[20] | adj26[21]) & (adj26[22] | adj26[23])))
-                          | ((adj26[16] | adj26[17] | (adj26[18] | adj26[19]))
-                             & (adj26[20] | adj26[21] | (adj26[22] | adj26[23])))
-                          | ((adj26[24] & adj26[25]) | (adj26[26] & adj26[27])
-                             | ((adj26[24] | adj26[25]) & (adj26[26] | adj26[27]))
-                             | (adj26[28] & adj26[29])
-                             | ((adj26[24] | adj26[25] | (adj26[26] | adj26[27]))
-                                & (adj26[28] | adj26[29])))
-                          | ((adj26[16] | adj26[17] | (adj26[18] | adj26[19])
-                              | (adj26[20] | adj26[21] | (adj26[22] | adj26[23])))
-                             & (adj26[24] | adj26[25] | (adj26[26] | adj26[27])
-                                | (adj26[28] | adj26[29]))))
-                       | ((adj26[0] | adj26[1] | (adj26[2] | adj26[3])
-                           | (adj26[4] | adj26[5] | (adj26[6] | adj26[7]))
-                           | (adj26[8] | adj26[9] | (adj26[10] | adj26[11])
-                              | (adj26[12] | adj26[13] | (adj26[14] | adj26[15]))))
-                          & (adj26[16] | adj26[17] | (adj26[18] | adj26[19])
-                             | (adj26[20] | adj26[21] | (adj26[22] | adj26[23]))
-                             | (adj26[24] | adj26[25] | (adj26[26] | adj26[27])
-                                | (adj26[28] | adj26[29])))))
-                   & ~(|(dbx26 ^ ({adj26, 1'd0} | {1'd0, adj26})))) ?
-                    ((adj26[1] ? 5'd1 : 5'd0) | (adj26[2] ? 5'd2 : 5'd0) | (adj26[3] ? 5'd3 : 5'd0)
-                     | (adj26[4] ? 5'd4 : 5'd0) | (adj26[5] ? 5'd5 : 5'd0)
-                     | (adj26[6] ? 5'd6 : 5'd0) | (adj26[7] ? 5'd7 : 5'd0)
-                     | (adj26[8] ? 5'd8 : 5'd0) | (adj26[9] ? 5'd9 : 5'd0)
-                     | (adj26[10] ? 5'd10 : 5'd0) | (adj26[11] ? 5'd11 : 5'd0)
-                     | (adj26[12] ? 5'd12 : 5'd0) | (adj26[13] ? 5'd13 : 5'd0)
-                     | (adj26[14] ? 5'd14 : 5'd0) | (adj26[15] ? 5'd15 : 5'd0)
-                     | (adj26[16] ? 5'd16 : 5'd0) | (adj26[17] ? 5'd17 : 5'd0)
-                     | (adj26[18] ? 5'd18 : 5'd0) | (adj26[19] ? 5'd19 : 5'd0)
-                     | (adj26[20] ? 5'd20 : 5'd0) | (adj26[21] ? 5'd21 : 5'd0)
-                     | (adj26[22] ? 5'd22 : 5'd0) | (adj26[23] ? 5'd23 : 5'd0)
-                     | (adj26[24] ? 5'd24 : 5'd0) | (adj26[25] ? 5'd25 : 5'd0)
-                     | (adj26[26] ? 5'd26 : 5'd0) | (adj26[27] ? 5'd27 : 5'd0)
-                     | (adj26[28] ? 5'd28 : 5'd0) | (adj26[29] ? 5'd29 : 5'd0))
-                  : ((dbx26[1] ? 5'd1 : 5'd0) | (dbx26[2] ? 5'd2 : 5'd0) | (dbx26[3] ? 5'd3 : 5'd0)
-                     | (dbx26[4] ? 5'd4 : 5'd0) | (dbx26[5] ? 5'd5 : 5'd0)
-                     | (dbx26[6] ? 5'd6 : 5'd0) | (dbx26[7] ? 5'd7 : 5'd0)
-                     | (dbx26[8] ? 5'd8 : 5'd0) | (dbx26[9] ? 5'd9 : 5'd0)
-                     | (dbx26[10] ? 5'd10 : 5'd0) | (dbx26[11] ? 5'd11 : 5'd0)
-                     | (dbx26[12] ? 5'd12 : 5'd0) | (dbx26[13] ? 5'd13 : 5'd0)
-                     | (dbx26[14] ? 5'd14 : 5'd0) | (dbx26[15] ? 5'd15 : 5'd0)
-                     | (dbx26[16] ? 5'd16 : 5'd0) | (dbx26[17] ? 5'd17 : 5'd0)
-                     | (dbx26[18] ? 5'd18 : 5'd0) | (dbx26[19] ? 5'd19 : 5'd0)
-                     | (dbx26[20] ? 5'd20 : 5'd0) | (dbx26[21] ? 5'd21 : 5'd0)
-                     | (dbx26[22] ? 5'd22 : 5'd0) | (dbx26[23] ? 5'd23 : 5'd0)
-                     | (dbx26[24] ? 5'd24 : 5'd0) | (dbx26[25] ? 5'd25 : 5'd0)
-                     | (dbx26[26] ? 5'd26 : 5'd0) | (dbx26[27] ? 5'd27 : 5'd0)
-                     | (dbx26[28] ? 5'd28 : 5'd0) | (dbx26[29] ? 5'd29 : 5'd0)
-                     | (dbx26[30] ? 5'd30 : 5'd0)));
-  assign adj27 = (dbx27[29:0] & dbx27[30:1]);
-  assign cls27 = {((dbx27[0] | dbx27[1] | (dbx27[2] | dbx27[3])
-                    | (dbx27[4] | dbx27[5] | (dbx27[6] | dbx27[7]))
-                    | (dbx27[8] | dbx27[9] | (dbx27[10] | dbx27[11])
-                       | (dbx27[12] | dbx27[13] | (dbx27[14] | dbx27[15])))
-                    | (dbx27[16] | dbx27[17] | (dbx27[18] | dbx27[19])
-                       | (dbx27[20] | dbx27[21] | (dbx27[22] | dbx27[23]))
-                       | (dbx27[24] | dbx27[25] | (dbx27[26] | dbx27[27])
-                          | (dbx27[28] | dbx27[29] | dbx27[30]))))
-                   & ~((dbx27[0] & dbx27[1]) | (dbx27[2] & dbx27[3])
-                       | ((dbx27[0] | dbx27[1]) & (dbx27[2] | dbx27[3]))
-                       | ((dbx27[4] & dbx27[5]) | (dbx27[6] & dbx27[7])
-                          | ((dbx27[4] | dbx27[5]) & (dbx27[6] | dbx27[7])))
-                       | ((dbx27[0] | dbx27[1] | (dbx27[2] | dbx27[3]))
-                          & (dbx27[4] | dbx27[5] | (dbx27[6] | dbx27[7])))
-                       | ((dbx27[8] & dbx27[9]) | (dbx27[10] & dbx27[11])
-                          | ((dbx27[8] | dbx27[9]) & (dbx27[10] | dbx27[11]))
-                          | ((dbx27[12] & dbx27[13]) | (dbx27[14] & dbx27[15])
-                             | ((dbx27[12] | dbx27[13]) & (dbx27[14] | dbx27[15])))
-                          | ((dbx27[8] | dbx27[9] | (dbx27[10] | dbx27[11]))
-                             & (dbx27[12] | dbx27[13] | (dbx27[14] | dbx27[15]))))
-                       | ((dbx27[0] | dbx27[1] | (dbx27[2] | dbx27[3])
-                           | (dbx27[4] | dbx27[5] | (dbx27[6] | dbx27[7])))
-                          & (dbx27[8] | dbx27[9] | (dbx27[10] | dbx27[11])
-                             | (dbx27[12] | dbx27[13] | (dbx27[14] | dbx27[15]))))
-                       | ((dbx27[16] & dbx27[17]) | (dbx27[18] & dbx27[19])
-                          | ((dbx27[16] | dbx27[17]) & (dbx27[18] | dbx27[19]))
-                          | ((dbx27[20] & dbx27[21]) | (dbx27[22] & dbx27[23])
-                             | ((dbx27[20] | dbx27[21]) & (dbx27[22] | dbx27[23])))
-                          | ((dbx27[16] | dbx27[17] | (dbx27[18] | dbx27[19]))
-                             & (dbx27[20] | dbx27[21] | (dbx27[22] | dbx27[23])))
-                          | ((dbx27[24] & dbx27[25]) | (dbx27[26] & dbx27[27])
-                             | ((dbx27[24] | dbx27[25]) & (dbx27[26] | dbx27[27]))
-                             | ((dbx27[28] & dbx27[29]) | ((dbx27[28] | dbx27[29]) & dbx27[30]))
-                             | ((dbx27[24] | dbx27[25] | (dbx27[26] | dbx27[27]))
-                                & (dbx27[28] | dbx27[29] | dbx27[30])))
-                          | ((dbx27[16] | dbx27[17] | (dbx27[18] | dbx27[19])
-                              | (dbx27[20] | dbx27[21] | (dbx27[22] | dbx27[23])))
-                             & (dbx27[24] | dbx27[25] | (dbx27[26] | dbx27[27])
-                                | (dbx27[28] | dbx27[29] | dbx27[30]))))
-                       | ((dbx27[0] | dbx27[1] | (dbx27[2] | dbx27[3])
-                           | (dbx27[4] | dbx27[5] | (dbx27[6] | dbx27[7]))
-                           | (dbx27[8] | dbx27[9] | (dbx27[10] | dbx27[11])
-                              | (dbx27[12] | dbx27[13] | (dbx27[14] | dbx27[15]))))
-                          & (dbx27[16] | dbx27[17] | (dbx27[18] | dbx27[19])
-                             | (dbx27[20] | dbx27[21] | (dbx27[22] | dbx27[23]))
-                             | (dbx27[24] | dbx27[25] | (dbx27[26] | dbx27[27])
-                                | (dbx27[28] | dbx27[29] | dbx27[30])))))),
-                  ((adj27[0] | adj27[1] | (adj27[2] | adj27[3])
-                    | (adj27[4] | adj27[5] | (adj27[6] | adj27[7]))
-                    | (adj27[8] | adj27[9] | (adj27[10] | adj27[11])
-                       | (adj27[12] | adj27[13] | (adj27[14] | adj27[15])))
-                    | (adj27[16] | adj27[17] | (adj27[18] | adj27[19])
-                       | (adj27[20] | adj27[21] | (adj27[22] | adj27[23]))
-                       | (adj27[24] | adj27[25] | (adj27[26] | adj27[27])
-                          | (adj27[28] | adj27[29]))))
-                   & ~((adj27[0] & adj27[1]) | (adj27[2] & adj27[3])
-                       | ((adj27[0] | adj27[1]) & (adj27[2] | adj27[3]))
-                       | ((adj27[4] & adj27[5]) | (adj27[6] & adj27[7])
-                          | ((adj27[4] | adj27[5]) & (adj27[6] | adj27[7])))
-                       | ((adj27[0] | adj27[1] | (adj27[2] | adj27[3]))
-                          & (adj27[4] | adj27[5] | (adj27[6] | adj27[7])))
-                       | ((adj27[8] & adj27[9]) | (adj27[10] & adj27[11])
-                          | ((adj27[8] | adj27[9]) & (adj27[10] | adj27[11]))
-                          | ((adj27[12] & adj27[13]) | (adj27[14] & adj27[15])
-                             | ((adj27[12] | adj27[13]) & (adj27[14] | adj27[15])))
-                          | ((adj27[8] | adj27[9] | (adj27[10] | adj27[11]))
-                             & (adj27[12] | adj27[13] | (adj27[14] | adj27[15]))))
-                       | ((adj27[0] | adj27[1] | (adj27[2] | adj27[3])
-                           | (adj27[4] | adj27[5] | (adj27[6] | adj27[7])))
-                          & (adj27[8] | adj27[9] | (adj27[10] | adj27[11])
-                             | (adj27[12] | adj27[13] | (adj27[14] | adj27[15]))))
-                       | ((adj27[16] & adj27[17]) | (adj27[18] & adj27[19])
-                          | ((adj27[16] | adj27[17]) & (adj27[18] | adj27[19]))
-                          | ((adj27[20] & adj27[21]) | (adj27[22] & adj27[23])
-                             | ((adj27[20] | adj27[21]) & (adj27[22] | adj27[23])))
-                          | ((adj27[16] | adj27[17] | (adj27[18] | adj27[19]))
-                             & (adj27[20] | adj27[21] | (adj27[22] | adj27[23])))
-                          | ((adj27[24] & adj27[25]) | (adj27[26] & adj27[27])
-                             | ((adj27[24] | adj27[25]) & (adj27[26] | adj27[27]))
-                             | (adj27[28] & adj27[29])
-                             | ((adj27[24] | adj27[25] | (adj27[26] | adj27[27]))
-                                & (adj27[28] | adj27[29])))
-                          | ((adj27[16] | adj27[17] | (adj27[18] | adj27[19])
-                              | (adj27[20] | adj27[21] | (adj27[22] | adj27[23])))
-                             & (adj27[24] | adj27[25] | (adj27[26] | adj27[27])
-                                | (adj27[28] | adj27[29]))))
-                       | ((adj27[0] | adj27[1] | (adj27[2] | adj27[3])
-                           | (adj27[4] | adj27[5] | (adj27[6] | adj27[7]))
-                           | (adj27[8] | adj27[9] | (adj27[10] | adj27[11])
-                              | (adj27[12] | adj27[13] | (adj27[14] | adj27[15]))))
-                          & (adj27[16] | adj27[17] | (adj27[18] | adj27[19])
-                             | (adj27[20] | adj27[21] | (adj27[22] | adj27[23]))
-                             | (adj27[24] | adj27[25] | (adj27[26] | adj27[27])
-                                | (adj27[28] | adj27[29])))))
-                   & ~(|(dbx27 ^ ({adj27, 1'd0} | {1'd0, adj27})))), ~(|dbp27), (&dbx27),
-                  ~(dbx27[0] | dbx27[1] | (dbx27[2] | dbx27[3])
-                    | (dbx27[4] | dbx27[5] | (dbx27[6] | dbx27[7]))
-                    | (dbx27[8] | dbx27[9] | (dbx27[10] | dbx27[11])
-                       | (dbx27[12] | dbx27[13] | (dbx27[14] | dbx27[15])))
-                    | (dbx27[16] | dbx27[17] | (dbx27[18] | dbx27[19])
-                       | (dbx27[20] | dbx27[21] | (dbx27[22] | dbx27[23]))
-                       | (dbx27[24] | dbx27[25] | (dbx27[26] | dbx27[27])
-                          | (dbx27[28] | dbx27[29] | dbx27[30]))))};
-  assign pos27 = (((adj27[0] | adj27[1] | (adj27[2] | adj27[3])
-                    | (adj27[4] | adj27[5] | (adj27[6] | adj27[7]))
-                    | (adj27[8] | adj27[9] | (adj27[10] | adj27[11])
-                       | (adj27[12] | adj27[13] | (adj27[14] | adj27[15])))
-                    | (adj27[16] | adj27[17] | (adj27[18] | adj27[19])
-                       | (adj27[20] | adj27[21] | (adj27[22] | adj27[23]))
-                       | (adj27[24] | adj27[25] | (adj27[26] | adj27[27])
-                          | (adj27[28] | adj27[29]))))
-                   & ~((adj27[0] & adj27[1]) | (adj27[2] & adj27[3])
-                       | ((adj27[0] | adj27[1]) & (adj27[2] | adj27[3]))
-                       | ((adj27[4] & adj27[5]) | (adj27[6] & adj27[7])
-                          | ((adj27[4] | adj27[5]) & (adj27[6] | adj27[7])))
-                       | ((adj27[0] | adj27[1] | (adj27[2] | adj27[3]))
-                          & (adj27[4] | adj27[5] | (adj27[6] | adj27[7])))
-                       | ((adj27[8] & adj27[9]) | (adj27[10] & adj27[11])
-                          | ((adj27[8] | adj27[9]) & (adj27[10] | adj27[11]))
-                          | ((adj27[12] & adj27[13]) | (adj27[14] & adj27[15])
-                             | ((adj27[12] | adj27[13]) & (adj27[14] | adj27[15])))
-                          | ((adj27[8] | adj27[9] | (adj27[10] | adj27[11]))
-                             & (adj27[12] | adj27[13] | (adj27[14] | adj27[15]))))
-                       | ((adj27[0] | adj27[1] | (adj27[2] | adj27[3])
-                           | (adj27[4] | adj27[5] | (adj27[6] | adj27[7])))
-                          & (adj27[8] | adj27[9] | (adj27[10] | adj27[11])
-                             | (adj27[12] | adj27[13] | (adj27[14] | adj27[15]))))
-                       | ((adj27[16] & adj27[17]) | (adj27[18] & adj27[19])
-                          | ((adj27[16] | adj27[17]) & (adj27[18] | adj27[19]))
-                          | ((adj27[20] & adj27[21]) | (adj27[22] & adj27[23])
-                             | ((adj27[20] | adj27[21]) & (adj27[22] | adj27[23])))
-                          | ((adj27[16] | adj27[17] | (adj27[18] | adj27[19]))
-                             & (adj27[20] | adj27[21] | (adj27[22] | adj27[23])))
-                          | ((adj27[24] & adj27[25]) | (adj27[26] & adj27[27])
-                             | ((adj27[24] | adj27[25]) & (adj27[26] | adj27[27]))
-                             | (adj27[28] & adj27[29])
-                             | ((adj27[24] | adj27[25] | (adj27[26] | adj27[27]))
-                                & (adj27[28] | adj27[29])))
-                          | ((adj27[16] | adj27[17] | (adj27[18] | adj27[19])
-                              | (adj27[20] | adj27[21] | (adj27[22] | adj27[23])))
-                             & (adj27[24] | adj27[25] | (adj27[26] | adj27[27])
-                                | (adj27[28] | adj27[29]))))
-                       | ((adj27[0] | adj27[1] | (adj27[2] | adj27[3])
-                           | (adj27[4] | adj27[5] | (adj27[6] | adj27[7]))
-                           | (adj27[8] | adj27[9] | (adj27[10] | adj27[11])
-                              | (adj27[12] | adj27[13] | (adj27[14] | adj27[15]))))
-                          & (adj27[16] | adj27[17] | (adj27[18] | adj27[19])
-                             | (adj27[20] | adj27[21] | (adj27[22] | adj27[23]))
-                             | (adj27[24] | adj27[25] | (adj27[26] | adj27[27])
-                                | (adj27[28] | adj27[29])))))
-                   & ~(|(dbx27 ^ ({adj27, 1'd0} | {1'd0, adj27})))) ?
-                    ((adj27[1] ? 5'd1 : 5'd0) | (adj27[2] ? 5'd2 : 5'd0) | (adj27[3] ? 5'd3 : 5'd0)
-                     | (adj27[4] ? 5'd4 : 5'd0) | (adj27[5] ? 5'd5 : 5'd0)
-                     | (adj27[6] ? 5'd6 : 5'd0) | (adj27[7] ? 5'd7 : 5'd0)
-                     | (adj27[8] ? 5'd8 : 5'd0) | (adj27[9] ? 5'd9 : 5'd0)
-                     | (adj27[10] ? 5'd10 : 5'd0) | (adj27[11] ? 5'd11 : 5'd0)
-                     | (adj27[12] ? 5'd12 : 5'd0) | (adj27[13] ? 5'd13 : 5'd0)
-                     | (adj27[14] ? 5'd14 : 5'd0) | (adj27[15] ? 5'd15 : 5'd0)
-                     | (adj27[16] ? 5'd16 : 5'd0) | (adj27[17] ? 5'd17 : 5'd0)
-                     | (adj27[18] ? 5'd18 : 5'd0) | (adj27[19] ? 5'd19 : 5'd0)
-                     | (adj27[20] ? 5'd20 : 5'd0) | (adj27[21] ? 5'd21 : 5'd0)
-                     | (adj27[22] ? 5'd22 : 5'd0) | (adj27[23] ? 5'd23 : 5'd0)
-                     | (adj27[24] ? 5'd24 : 5'd0) | (adj27[25] ? 5'd25 : 5'd0)
-                     | (adj27[26] ? 5'd26 : 5'd0) | (adj27[27] ? 5'd27 : 5'd0)
-                     | (adj27[28] ? 5'd28 : 5'd0) | (adj27[29] ? 5'd29 : 5'd0))
-                  : ((dbx27[1] ? 5'd1 : 5'd0) | (dbx27[2] ? 5'd2 : 5'd0) | (dbx27[3] ? 5'd3 : 5'd0)
-                     | (dbx27[4] ? 5'd4 : 5'd0) | (dbx27[5] ? 5'd5 : 5'd0)
-                     | (dbx27[6] ? 5'd6 : 5'd0) | (dbx27[7] ? 5'd7 : 5'd0)
-                     | (dbx27[8] ? 5'd8 : 5'd0) | (dbx27[9] ? 5'd9 : 5'd0)
-                     | (dbx27[10] ? 5'd10 : 5'd0) | (dbx27[11] ? 5'd11 : 5'd0)
-                     | (dbx27[12] ? 5'd12 : 5'd0) | (dbx27[13] ? 5'd13 : 5'd0)
-                     | (dbx27[14] ? 5'd14 : 5'd0) | (dbx27[15] ? 5'd15 : 5'd0)
-                     | (dbx27[16] ? 5'd16 : 5'd0) | (dbx27[17] ? 5'd17 : 5'd0)
-                     | (dbx27[18] ? 5'd18 : 5'd0) | (dbx27[19] ? 5'd19 : 5'd0)
-                     | (dbx27[20] ? 5'd20 : 5'd0) | (dbx27[21] ? 5'd21 : 5'd0)
-                     | (dbx27[22] ? 5'd22 : 5'd0) | (dbx27[23] ? 5'd23 : 5'd0)
-                     | (dbx27[24] ? 5'd24 : 5'd0) | (dbx27[25] ? 5'd25 : 5'd0)
-                     | (dbx27[26] ? 5'd26 : 5'd0) | (dbx27[27] ? 5'd27 : 5'd0)
-                     | (dbx27[28] ? 5'd28 : 5'd0) | (dbx27[29] ? 5'd29 : 5'd0)
-                     | (dbx27[30] ? 5'd30 : 5'd0)));
-  assign adj28 = (dbx28[29:0] & dbx28[30:1]);
-  assign cls28 = {((dbx28[0] | dbx28[1] | (dbx28[2] | dbx28[3])
-                    | (dbx28[4] | dbx28[5] | (dbx28[6] | dbx28[7]))
-                    | (dbx28[8] | dbx28[9] | (dbx28[10] | dbx28[11])
-                       | (dbx28[12] | dbx28[13] | (dbx28[14] | dbx28[15])))
-                    | (dbx28[16] | dbx28[17] | (dbx28[18] | dbx28[19])
-                       | (dbx28[20] | dbx28[21] | (dbx28[22] | dbx28[23]))
-                       | (dbx28[24] | dbx28[25] | (dbx28[26] | dbx28[27])
-                          | (dbx28[28] | dbx28[29] | dbx28[30]))))
-                   & ~((dbx28[0] & dbx28[1]) | (dbx28[2] & dbx28[3])
-                       | ((dbx28[0] | dbx28[1]) & (dbx28[2] | dbx28[3]))
-                       | ((dbx28[4] & dbx28[5]) | (dbx28[6] & dbx28[7])
-                          | ((dbx28[4] | dbx28[5]) & (dbx28[6] | dbx28[7])))
-                       | ((dbx28[0] | dbx28[1] | (dbx28[2] | dbx28[3]))
-                          & (dbx28[4] | dbx28[5] | (dbx28[6] | dbx28[7])))
-                       | ((dbx28[8] & dbx28[9]) | (dbx28[10] & dbx28[11])
-                          | ((dbx28[8] | dbx28[9]) & (dbx28[10] | dbx28[11]))
-                          | ((dbx28[12] & dbx28[13]) | (dbx28[14] & dbx28[15])
-                             | ((dbx28[12] | dbx28[13]) & (dbx28[14] | dbx28[15])))
-                          | ((dbx28[8] | dbx28[9] | (dbx28[10] | dbx28[11]))
-                             & (dbx28[12] | dbx28[13] | (dbx28[14] | dbx28[15]))))
-                       | ((dbx28[0] | dbx28[1] | (dbx28[2] | dbx28[3])
-                           | (dbx28[4] | dbx28[5] | (dbx28[6] | dbx28[7])))
-                          & (dbx28[8] | dbx28[9] | (dbx28[10] | dbx28[11])
-                             | (dbx28[12] | dbx28[13] | (dbx28[14] | dbx28[15]))))
-                       | ((dbx28[16] & dbx28[17]) | (dbx28[18] & dbx28[19])
-                          | ((dbx28[16] | dbx28[17]) & (dbx28[18] | dbx28[19]))
-                          | ((dbx28[20] & dbx28[21]) | (dbx28[22] & dbx28[23])
-                             | ((dbx28[20] | dbx28[21]) & (dbx28[22] | dbx28[23])))
-                          | ((dbx28[16] | dbx28[17] | (dbx28[18] | dbx28[19]))
-                             & (dbx28[20] | dbx28[21] | (dbx28[22] | dbx28[23])))
-                          | ((dbx28[24] & dbx28[25]) | (dbx28[26] & dbx28[27])
-                             | ((dbx28[24] | dbx28[25]) & (dbx28[26] | dbx28[27]))
-                             | ((dbx28[28] & dbx28[29]) | ((dbx28[28] | dbx28[29]) & dbx28[30]))
-                             | ((dbx28[24] | dbx28[25] | (dbx28[26] | dbx28[27]))
-                                & (dbx28[28] | dbx28[29] | dbx28[30])))
-                          | ((dbx28[16] | dbx28[17] | (dbx28[18] | dbx28[19])
-                              | (dbx28[20] | dbx28[21] | (dbx28[22] | dbx28[23])))
-                             & (dbx28[24] | dbx28[25] | (dbx28[26] | dbx28[27])
-                                | (dbx28[28] | dbx28[29] | dbx28[30]))))
-                       | ((dbx28[0] | dbx28[1] | (dbx28[2] | dbx28[3])
-                           | (dbx28[4] | dbx28[5] | (dbx28[6] | dbx28[7]))
-                           | (dbx28[8] | dbx28[9] | (dbx28[10] | dbx28[11])
-                              | (dbx28[12] | dbx28[13] | (dbx28[14] | dbx28[15]))))
-                          & (dbx28[16] | dbx28[17] | (dbx28[18] | dbx28[19])
-                             | (dbx28[20] | dbx28[21] | (dbx28[22] | dbx28[23]))
-                             | (dbx28[24] | dbx28[25] | (dbx28[26] | dbx28[27])
-                                | (dbx28[28] | dbx28[29] | dbx28[30])))))),
-                  ((adj28[0] | adj28[1] | (adj28[2] | adj28[3])
-                    | (adj28[4] | adj28[5] | (adj28[6] | adj28[7]))
-                    | (adj28[8] | adj28[9] | (adj28[10] | adj28[11])
-                       | (adj28[12] | adj28[13] | (adj28[14] | adj28[15])))
-                    | (adj28[16] | adj28[17] | (adj28[18] | adj28[19])
-                       | (adj28[20] | adj28[21] | (adj28[22] | adj28[23]))
-                       | (adj28[24] | adj28[25] | (adj28[26] | adj28[27])
-                          | (adj28[28] | adj28[29]))))
-                   & ~((adj28[0] & adj28[1]) | (adj28[2] & adj28[3])
-                       | ((adj28[0] | adj28[1]) & (adj28[2] | adj28[3]))
-                       | ((adj28[4] & adj28[5]) | (adj28[6] & adj28[7])
-                          | ((adj28[4] | adj28[5]) & (adj28[6] | adj28[7])))
-                       | ((adj28[0] | adj28[1] | (adj28[2] | adj28[3]))
-                          & (adj28[4] | adj28[5] | (adj28[6] | adj28[7])))
-                       | ((adj28[8] & adj28[9]) | (adj28[10] & adj28[11])
-                          | ((adj28[8] | adj28[9]) & (adj28[10] | adj28[11]))
-                          | ((adj28[12] & adj28[13]) | (adj28[14] & adj28[15])
-                             | ((adj28[12] | adj28[13]) & (adj28[14] | adj28[15])))
-                          | ((adj28[8] | adj28[9] | (adj28[10] | adj28[11]))
-                             & (adj28[12] | adj28[13] | (adj28[14] | adj28[15]))))
-                       | ((adj28[0] | adj28[1] | (adj28[2] | adj28[3])
-                           | (adj28[4] | adj28[5] | (adj28[6] | adj28[7])))
-                          & (adj28[8] | adj28[9] | (adj28[10] | adj28[11])
-                             | (adj28[12] | adj28[13] | (adj28[14] | adj28[15]))))
-                       | ((adj28[16] & adj28[17]) | (adj28[18] & adj28[19])
-                          | ((adj28[16] | adj28[17]) & (adj28[18] | adj28[19]))
-                          | ((adj28[20] & adj28[21]) | (adj28[22] & adj28[23])
-                             | ((adj28[20] | adj28[21]) & (adj28[22] | adj28[23])))
-                          | ((adj28[16] | adj28[17] | (adj28[18] | adj28[19]))
-                             & (adj28[20] | adj28[21] | (adj28[22] | adj28[23])))
-                          | ((adj28[24] & adj28[25]) | (adj28[26] & adj28[27])
-                             | ((adj28[24] | adj28[25]) & (adj28[26] | adj28[27]))
-                             | (adj28[28] & adj28[29])
-                             | ((adj28[24] | adj28[25] | (adj28[26] | adj28[27]))
-                                & (adj28[28] | adj28[29])))
-                          | ((adj28[16] | adj28[17] | (adj28[18] | adj28[19])
-                              | (adj28[20] | adj28[21] | (adj28[22] | adj28[23])))
-                             & (adj28[24] | adj28[25] | (adj28[26] | adj28[27])
-                                | (adj28[28] | adj28[29]))))
-                       | ((adj28[0] | adj28[1] | (adj28[2] | adj28[3])
-                           | (adj28[4] | adj28[5] | (adj28[6] | adj28[7]))
-                           | (adj28[8] | adj28[9] | (adj28[10] | adj28[11])
-                              | (adj28[12] | adj28[13] | (adj28[14] | adj28[15]))))
-                          & (adj28[16] | adj28[17] | (adj28[18] | adj28[19])
-                             | (adj28[20] | adj28[21] | (adj28[22] | adj28[23]))
-                             | (adj28[24] | adj28[25] | (adj28[26] | adj28[27])
-                                | (adj28[28] | adj28[29])))))
-                   & ~(|(dbx28 ^ ({adj28, 1'd0} | {1'd0, adj28})))), ~(|dbp28), (&dbx28),
-                  ~(dbx28[0] | dbx28[1] | (dbx28[2] | dbx28[3])
-                    | (dbx28[4] | dbx28[5] | (dbx28[6] | dbx28[7]))
-                    | (dbx28[8] | dbx28[9] | (dbx28[10] | dbx28[11])
-                       | (dbx28[12] | dbx28[13] | (dbx28[14] | dbx28[15])))
-                    | (dbx28[16] | dbx28[17] | (dbx28[18] | dbx28[19])
-                       | (dbx28[20] | dbx28[21] | (dbx28[22] | dbx28[23]))
-                       | (dbx28[24] | dbx28[25] | (dbx28[26] | dbx28[27])
-                          | (dbx28[28] | dbx28[29] | dbx28[30]))))};
-  assign pos28 = (((adj28[0] | adj28[1] | (adj28[2] | adj28[3])
-                    | (adj28[4] | adj28[5] | (adj28[6] | adj28[7]))
-                    | (adj28[8] | adj28[9] | (adj28[10] | adj28[11])
-                       | (adj28[12] | adj28[13] | (adj28[14] | adj28[15])))
-                    | (adj28[16] | adj28[17] | (adj28[18] | adj28[19])
-                       | (adj28[20] | adj28[21] | (adj28[22] | adj28[23]))
-                       | (adj28[24] | adj28[25] | (adj28[26] | adj28[27])
-                          | (adj28[28] | adj28[29]))))
-                   & ~((adj28[0] & adj28[1]) | (adj28[2] & adj28[3])
-                       | ((adj28[0] | adj28[1]) & (adj28[2] | adj28[3]))
-                       | ((adj28[4] & adj28[5]) | (adj28[6] & adj28[7])
-                          | ((adj28[4] | adj28[5]) & (adj28[6] | adj28[7])))
-                       | ((adj28[0] | adj28[1] | (adj28[2] | adj28[3]))
-                          & (adj28[4] | adj28[5] | (adj28[6] | adj28[7])))
-                       | ((adj28[8] & adj28[9]) | (adj28[10] & adj28[11])
-                          | ((adj28[8] | adj28[9]) & (adj28[10] | adj28[11]))
-                          | ((adj28[12] & adj28[13]) | (adj28[14] & adj28[15])
-                             | ((adj28[12] | adj28[13]) & (adj28[14] | adj28[15])))
-                          | ((adj28[8] | adj28[9] | (adj28[10] | adj28[11]))
-                             & (adj28[12] | adj28[13] | (adj28[14] | adj28[15]))))
-                       | ((adj28[0] | adj28[1] | (adj28[2] | adj28[3])
-                           | (adj28[4] | adj28[5] | (adj28[6] | adj28[7])))
-                          & (adj28[8] | adj28[9] | (adj28[10] | adj28[11])
-                             | (adj28[12] | adj28[13] | (adj28[14] | adj28[15]))))
-                       | ((adj28[16] & adj28[17]) | (adj28[18] & adj28[19])
-                          | ((adj28[16] | adj28[17]) & (adj28[18] | adj28[19]))
-                          | ((adj28[20] & adj28[21]) | (adj28[22] & adj28[23])
-                             | ((adj28[20] | adj28[21]) & (adj28[22] | adj28[23])))
-                          | ((adj28[16] | adj28[17] | (adj28[18] | adj28[19]))
-                             & (adj28[20] | adj28[21] | (adj28[22] | adj28[23])))
-                          | ((adj28[24] & adj28[25]) | (adj28[26] & adj28[27])
-                             | ((adj28[24] | adj28[25]) & (adj28[26] | adj28[27]))
-                             | (adj28[28] & adj28[29])
-                             | ((adj28[24] | adj28[25] | (adj28[26] | adj28[27]))
-                                & (adj28[28] | adj28[29])))
-                          | ((adj28[16] | adj28[17] | (adj28[18] | adj28[19])
-                              | (adj28[20] | adj28[21] | (adj28[22] | adj28[23])))
-                             & (adj28[24] | adj28[25] | (adj28[26] | adj28[27])
-                                | (adj28[28] | adj28[29]))))
-                       | ((adj28[0] | adj28[1] | (adj28[2] | adj28[3])
-                           | (adj28[4] | adj28[5] | (adj28[6] | adj28[7]))
-                           | (adj28[8] | adj28[9] | (adj28[10] | adj28[11])
-                              | (adj28[12] | adj28[13] | (adj28[14] | adj28[15]))))
-                          & (adj28[16] | adj28[17] | (adj28[18] | adj28[19])
-                             | (adj28[20] | adj28[21] | (adj28[22] | adj28[23]))
-                             | (adj28[24] | adj28[25] | (adj28[26] | adj28[27])
-                                | (adj28[28] | adj28[29])))))
-                   & ~(|(dbx28 ^ ({adj28, 1'd0} | {1'd0, adj28})))) ?
-                    ((adj28[1] ? 5'd1 : 5'd0) | (adj28[2] ? 5'd2 : 5'd0) | (adj28[3] ? 5'd3 : 5'd0)
-                     | (adj28[4] ? 5'd4 : 5'd0) | (adj28[5] ? 5'd5 : 5'd0)
-                     | (adj28[6] ? 5'd6 : 5'd0) | (adj28[7] ? 5'd7 : 5'd0)
-                     | (adj28[8] ? 5'd8 : 5'd0) | (adj28[9] ? 5'd9 : 5'd0)
-                     | (adj28[10] ? 5'd10 : 5'd0) | (adj28[11] ? 5'd11 : 5'd0)
-                     | (adj28[12] ? 5'd12 : 5'd0) | (adj28[13] ? 5'd13 : 5'd0)
-                     | (adj28[14] ? 5'd14 : 5'd0) | (adj28[15] ? 5'd15 : 5'd0)
-                     | (adj28[16] ? 5'd16 : 5'd0) | (adj28[17] ? 5'd17 : 5'd0)
-                     | (adj28[18] ? 5'd18 : 5'd0) | (adj28[19] ? 5'd19 : 5'd0)
-                     | (adj28[20] ? 5'd20 : 5'd0) | (adj28[21] ? 5'd21 : 5'd0)
-                     | (adj28[22] ? 5'd22 : 5'd0) | (adj28[23] ? 5'd23 : 5'd0)
-                     | (adj28[24] ? 5'd24 : 5'd0) | (adj28[25] ? 5'd25 : 5'd0)
-                     | (adj28[26] ? 5'd26 : 5'd0) | (adj28[27] ? 5'd27 : 5'd0)
-                     | (adj28[28] ? 5'd28 : 5'd0) | (adj28[29] ? 5'd29 : 5'd0))
-                  : ((dbx28[1] ? 5'd1 : 5'd0) | (dbx28[2] ? 5'd2 : 5'd0) | (dbx28[3] ? 5'd3 : 5'd0)
-                     | (dbx28[4] ? 5'd4 : 5'd0) | (dbx28[5] ? 5'd5 : 5'd0)
-                     | (dbx28[6] ? 5'd6 : 5'd0) | (dbx28[7] ? 5'd7 : 5'd0)
-                     | (dbx28[8] ? 5'd8 : 5'd0) | (dbx28[9] ? 5'd9 : 5'd0)
-                     | (dbx28[10] ? 5'd10 : 5'd0) | (dbx28[11] ? 5'd11 : 5'd0)
-                     | (dbx28[12] ? 5'd12 : 5'd0) | (dbx28[13] ? 5'd13 : 5'd0)
-                     | (dbx28[14] ? 5'd14 : 5'd0) | (dbx28[15] ? 5'd15 : 5'd0)
-                     | (dbx28[16] ? 5'd16 : 5'd0) | (dbx28[17] ? 5'd17 : 5'd0)
-                     | (dbx28[18] ? 5'd18 : 5'd0) | (dbx28[19] ? 5'd19 : 5'd0)
-                     | (dbx28[20] ? 5'd20 : 5'd0) | (dbx28[21] ? 5'd21 : 5'd0)
-                     | (dbx28[22] ? 5'd22 : 5'd0) | (dbx28[23] ? 5'd23 : 5'd0)
-                     | (dbx28[24] ? 5'd24 : 5'd0) | (dbx28[25] ? 5'd25 : 5'd0)
-                     | (dbx28[26] ? 5'd26 : 5'd0) | (dbx28[27] ? 5'd27 : 5'd0)
-                     | (dbx28[28] ? 5'd28 : 5'd0) | (dbx28[29] ? 5'd29 : 5'd0)
-                     | (dbx28[30] ? 5'd30 : 5'd0)));
-  assign adj29 = (dbx29[29:0] & dbx29[30:1]);
-  assign cls29 = {((dbx29[0] | dbx29[1] | (dbx29[2] | dbx29[3])
-                    | (dbx29[4] | dbx29[5] | (dbx29[6] | dbx29[7]))
-                    | (dbx29[8] | dbx29[9] | (dbx29[10] | dbx29[11])
-                       | (dbx29[12] | dbx29[13] | (dbx29[14] | dbx29[15])))
-                    | (dbx29[16] | dbx29[17] | (dbx29[18] | dbx29[19])
-                       | (dbx29[20] | dbx29[21] | (dbx29[22] | dbx29[23]))
-                       | (dbx29[24] | dbx29[25] | (dbx29[26] | dbx29[27])
-                          | (dbx29[28] | dbx29[29] | dbx29[30]))))
-                   & ~((dbx29[0] & dbx29[1]) | (dbx29[2] & dbx29[3])
-                       | ((dbx29[0] | dbx29[1]) & (dbx29[2] | dbx29[3]))
-                       | ((dbx29[4] & dbx29[5]) | (dbx29[6] & dbx29[7])
-                          | ((dbx29[4] | dbx29[5]) & (dbx29[6] | dbx29[7])))
-                       | ((dbx29[0] | dbx29[1] | (dbx29[2] | dbx29[3]))
-                          & (dbx29[4] | dbx29[5] | (dbx29[6] | dbx29[7])))
-                       | ((dbx29[8] & dbx29[9]) | (dbx29[10] & dbx29[11])
-                          | ((dbx29[8] | dbx29[9]) & (dbx29[10] | dbx29[11]))
-                          | ((dbx29[12] & dbx29[13]) | (dbx29[14] & dbx29[15])
-                             | ((dbx29[12] | dbx29[13]) & (dbx29[14] | dbx29[15])))
-                          | ((dbx29[8] | dbx29[9] | (dbx29[10] | dbx29[11]))
-                             & (dbx29[12] | dbx29[13] | (dbx29[14] | dbx29[15]))))
-                       | ((dbx29[0] | dbx29[1] | (dbx29[2] | dbx29[3])
-                           | (dbx29[4] | dbx29[5] | (dbx29[6] | dbx29[7])))
-                          & (dbx29[8] | dbx29[9] | (dbx29[10] | dbx29[11])
-                             | (dbx29[12] | dbx29[13] | (dbx29[14] | dbx29[15]))))
-                       | ((dbx29[16] & dbx29[17]) | (dbx29[18] & dbx29[19])
-                          | ((dbx29[16] | dbx29[17]) & (dbx29[18] | dbx29[19]))
-                          | ((dbx29[20] & dbx29[21]) | (dbx29[22] & dbx29[23])
-                             | ((dbx29[20] | dbx29[21]) & (dbx29[22] | dbx29[23])))
-                          | ((dbx29[16] | dbx29[17] | (dbx29[18] | dbx29[19]))
-                             & (dbx29[20] | dbx29[21] | (dbx29[22] | dbx29[23])))
-                          | ((dbx29[24] & dbx29[25]) | (dbx29[26] & dbx29[27])
-                             | ((dbx29[24] | dbx29[25]) & (dbx29[26] | dbx29[27]))
-                             | ((dbx29[28] & dbx29[29]) | ((dbx29[28] | dbx29[29]) & dbx29[30]))
-                             | ((dbx29[24] | dbx29[25] | (dbx29[26] | dbx29[27]))
-                                & (dbx29[28] | dbx29[29] | dbx29[30])))
-                          | ((dbx29[16] | dbx29[17] | (dbx29[18] | dbx29[19])
-                              | (dbx29[20] | dbx29[21] | (dbx29[22] | dbx29[23])))
-                             & (dbx29[24] | dbx29[25] | (dbx29[26] | dbx29[27])
-                                | (dbx29[28] | dbx29[29] | dbx29[30]))))
-                       | ((dbx29[0] | dbx29[1] | (dbx29[2] | dbx29[3])
-                           | (dbx29[4] | dbx29[5] | (dbx29[6] | dbx29[7]))
-                           | (dbx29[8] | dbx29[9] | (dbx29[10] | dbx29[11])
-                              | (dbx29[12] | dbx29[13] | (dbx29[14] | dbx29[15]))))
-                          & (dbx29[16] | dbx29[17] | (dbx29[18] | dbx29[19])
-                             | (dbx29[20] | dbx29[21] | (dbx29[22] | dbx29[23]))
-                             | (dbx29[24] | dbx29[25] | (dbx29[26] | dbx29[27])
-                                | (dbx29[28] | dbx29[29] | dbx29[30])))))),
-                  ((adj29[0] | adj29[1] | (adj29[2] | adj29[3])
-                    | (adj29[4] | adj29[5] | (adj29[6] | adj29[7]))
-                    | (adj29[8] | adj29[9] | (adj29[10] | adj29[11])
-                       | (adj29[12] | adj29[13] | (adj29[14] | adj29[15])))
-                    | (adj29[16] | adj29[17] | (adj29[18] | adj29[19])
-                       | (adj29[20] | adj29[21] | (adj29[22] | adj29[23]))
-                       | (adj29[24] | adj29[25] | (adj29[26] | adj29[27])
-                          | (adj29[28] | adj29[29]))))
-                   & ~((adj29[0] & adj29[1]) | (adj29[2] & adj29[3])
-                       | ((adj29[0] | adj29[1]) & (adj29[2] | adj29[3]))
-                       | ((adj29[4] & adj29[5]) | (adj29[6] & adj29[7])
-                          | ((adj29[4] | adj29[5]) & (adj29[6] | adj29[7])))
-                       | ((adj29[0] | adj29[1] | (adj29[2] | adj29[3]))
-                          & (adj29[4] | adj29[5] | (adj29[6] | adj29[7])))
-                       | ((adj29[8] & adj29[9]) | (adj29[10] & adj29[11])
-                          | ((adj29[8] | adj29[9]) & (adj29[10] | adj29[11]))
-                          | ((adj29[12] & adj29[13]) | (adj29[14] & adj29[15])
-                             | ((adj29[12] | adj29[13]) & (adj29[14] | adj29[15])))
-                          | ((adj29[8] | adj29[9] | (adj29[10] | adj29[11]))
-                             & (adj29[12] | adj29[13] | (adj29[14] | adj29[15]))))
-                       | ((adj29[0] | adj29[1] | (adj29[2] | adj29[3])
-                           | (adj29[4] | adj29[5] | (adj29[6] | adj29[7])))
-                          & (adj29[8] | adj29[9] | (adj29[10] | adj29[11])
-                             | (adj29[12] | adj29[13] | (adj29[14] | adj29[15]))))
-                       | ((adj29[16] & adj29[17]) | (adj29[18] & adj29[19])
-                          | ((adj29[16] | adj29[17]) & (adj29[18] | adj29[19]))
-                          | ((adj29[20] & adj29[21]) | (adj29[22] & adj29[23])
-                             | ((adj29[20] | adj29[21]) & (adj29[22] | adj29[23])))
-                          | ((adj29[16] | adj29[17] | (adj29[18] | adj29[19]))
-                             & (adj29[20] | adj29[21] | (adj29[22] | adj29[23])))
-                          | ((adj29[24] & adj29[25]) | (adj29[26] & adj29[27])
-                             | ((adj29[24] | adj29[25]) & (adj29[26] | adj29[27]))
-                             | (adj29[28] & adj29[29])
-                             | ((adj29[24] | adj29[25] | (adj29[26] | adj29[27]))
-                                & (adj29[28] | adj29[29])))
-                          | ((adj29[16] | adj29[17] | (adj29[18] | adj29[19])
-                              | (adj29[20] | adj29[21] | (adj29[22] | adj29[23])))
-                             & (adj29[24] | adj29[25] | (adj29[26] | adj29[27])
-                                | (adj29[28] | adj29[29]))))
-                       | ((adj29[0] | adj29[1] | (adj29[2] | adj29[3])
-                           | (adj29[4] | adj29[5] | (adj29[6] | adj29[7]))
-                           | (adj29[8] | adj29[9] | (adj29[10] | adj29[11])
-                              | (adj29[12] | adj29[13] | (adj29[14] | adj29[15]))))
-                          & (adj29[16] | adj29[17] | (adj29[18] | adj29[19])
-                             | (adj29[20] | adj29[21] | (adj29[22] | adj29[23]))
-                             | (adj29[24] | adj29[25] | (adj29[26] | adj29[27])
-                                | (adj29[28] | adj29[29])))))
-                   & ~(|(dbx29 ^ ({adj29, 1'd0} | {1'd0, adj29})))), ~(|dbp29), (&dbx29),
-                  ~(dbx29[0] | dbx29[1] | (dbx29[2] | dbx29[3])
-                    | (dbx29[4] | dbx29[5] | (dbx29[6] | dbx29[7]))
-                    | (dbx29[8] | dbx29[9] | (dbx29[10] | dbx29[11])
-                       | (dbx29[12] | dbx29[13] | (dbx29[14] | dbx29[15])))
-                    | (dbx29[16] | dbx29[17] | (dbx29[18] | dbx29[19])
-                       | (dbx29[20] | dbx29[21] | (dbx29[22] | dbx29[23]))
-                       | (dbx29[24] | dbx29[25] | (dbx29[26] | dbx29[27])
-                          | (dbx29[28] | dbx29[29] | dbx29[30]))))};
-  assign pos29 = (((adj29[0] | adj29[1] | (adj29[2] | adj29[3])
-                    | (adj29[4] | adj29[5] | (adj29[6] | adj29[7]))
-                    | (adj29[8] | adj29[9] | (adj29[10] | adj29[11])
-                       | (adj29[12] | adj29[13] | (adj29[14] | adj29[15])))
-                    | (adj29[16] | adj29[17] | (adj29[18] | adj29[19])
-                       | (adj29[20] | adj29[21] | (adj29[22] | adj29[23]))
-                       | (adj29[24] | adj29[25] | (adj29[26] | adj29[27])
-                          | (adj29[28] | adj29[29]))))
-                   & ~((adj29[0] & adj29[1]) | (adj29[2] & adj29[3])
-                       | ((adj29[0] | adj29[1]) & (adj29[2] | adj29[3]))
-                       | ((adj29[4] & adj29[5]) | (adj29[6] & adj29[7])
-                          | ((adj29[4] | adj29[5]) & (adj29[6] | adj29[7])))
-                       | ((adj29[0] | adj29[1] | (adj29[2] | adj29[3]))
-                          & (adj29[4] | adj29[5] | (adj29[6] | adj29[7])))
-                       | ((adj29[8] & adj29[9]) | (adj29[10] & adj29[11])
-                          | ((adj29[8] | adj29[9]) & (adj29[10] | adj29[11]))
-                          | ((adj29[12] & adj29[13]) | (adj29[14] & adj29[15])
-                             | ((adj29[12] | adj29[13]) & (adj29[14] | adj29[15])))
-                          | ((adj29[8] | adj29[9] | (adj29[10] | adj29[11]))
-                             & (adj29[12] | adj29[13] | (adj29[14] | adj29[15]))))
-                       | ((adj29[0] | adj29[1] | (adj29[2] | adj29[3])
-                           | (adj29[4] | adj29[5] | (adj29[6] | adj29[7])))
-                          & (adj29[8] | adj29[9] | (adj29[10] | adj29[11])
-                             | (adj29[12] | adj29[13] | (adj29[14] | adj29[15]))))
-                       | ((adj29[16] & adj29[17]) | (adj29[18] & adj29[19])
-                          | ((adj29[16] | adj29[17]) & (adj29[18] | adj29[19]))
-                          | ((adj29[20] & adj29[21]) | (adj29[22] & adj29[23])
-                             | ((adj29[20] | adj29[21]) & (adj29[22] | adj29[23])))
-                          | ((adj29[16] | adj29[17] | (adj29[18] | adj29[19]))
-                             & (adj29[20] | adj29[21] | (adj29[22] | adj29[23])))
-                          | ((adj29[24] & adj29[25]) | (adj29[26] & adj29[27])
-                             | ((adj29[24] | adj29[25]) & (adj29[26] | adj29[27]))
-                             | (adj29[28] & adj29[29])
-                             | ((adj29[24] | adj29[25] | (adj29[26] | adj29[27]))
-                                & (adj29[28] | adj29[29])))
-                          | ((adj29[16] | adj29[17] | (adj29[18] | adj29[19])
-                              | (adj29[20] | adj29[21] | (adj29[22] | adj29[23])))
-                             & (adj29[24] | adj29[25] | (adj29[26] | adj29[27])
-                                | (adj29[28] | adj29[29]))))
-                       | ((adj29[0] | adj29[1] | (adj29[2] | adj29[3])
-                           | (adj29[4] | adj29[5] | (adj29[6] | adj29[7]))
-                           | (adj29[8] | adj29[9] | (adj29[10] | adj29[11])
-                              | (adj29[12] | adj29[13] | (adj29[14] | adj29[15]))))
-                          & (adj29[16] | adj29[17] | (adj29[18] | adj29[19])
-                             | (adj29[20] | adj29[21] | (adj29[22] | adj29[23]))
-                             | (adj29[24] | adj29[25] | (adj29[26] | adj29[27])
-                                | (adj29[28] | adj29[29])))))
-                   & ~(|(dbx29 ^ ({adj29, 1'd0} | {1'd0, adj29})))) ?
-                    ((adj29[1] ? 5'd1 : 5'd0) | (adj29[2] ? 5'd2 : 5'd0) | (adj29[3] ? 5'd3 : 5'd0)
-                     | (adj29[4] ? 5'd4 : 5'd0) | (adj29[5] ? 5'd5 : 5'd0)
-                     | (adj29[6] ? 5'd6 : 5'd0) | (adj29[7] ? 5'd7 : 5'd0)
-                     | (adj29[8] ? 5'd8 : 5'd0) | (adj29[9] ? 5'd9 : 5'd0)
-                     | (adj29[10] ? 5'd10 : 5'd0) | (adj29[11] ? 5'd11 : 5'd0)
-                     | (adj29[12] ? 5'd12 : 5'd0) | (adj29[13] ? 5'd13 : 5'd0)
-                     | (adj29[14] ? 5'd14 : 5'd0) | (adj29[15] ? 5'd15 : 5'd0)
-                     | (adj29[16] ? 5'd16 : 5'd0) | (adj29[17] ? 5'd17 : 5'd0)
-                     | (adj29[18] ? 5'd18 : 5'd0) | (adj29[19] ? 5'd19 : 5'd0)
-                     | (adj29[20] ? 5'd20 : 5'd0) | (adj29[21] ? 5'd21 : 5'd0)
-                     | (adj29[22] ? 5'd22 : 5'd0) | (adj29[23] ? 5'd23 : 5'd0)
-                     | (adj29[24] ? 5'd24 : 5'd0) | (adj29[25] ? 5'd25 : 5'd0)
-                     | (adj29[26] ? 5'd26 : 5'd0) | (adj29[27] ? 5'd27 : 5'd0)
-                     | (adj29[28] ? 5'd28 : 5'd0) | (adj29[29] ? 5'd29 : 5'd0))
-                  : ((dbx29[1] ? 5'd1 : 5'd0) | (dbx29[2] ? 5'd2 : 5'd0) | (dbx29[3] ? 5'd3 : 5'd0)
-                     | (dbx29[4] ? 5'd4 : 5'd0) | (dbx29[5] ? 5'd5 : 5'd0)
-                     | (dbx29[6] ? 5'd6 : 5'd0) | (dbx29[7] ? 5'd7 : 5'd0)
-                     | (dbx29[8] ? 5'd8 : 5'd0) | (dbx29[9] ? 5'd9 : 5'd0)
-                     | (dbx29[10] ? 5'd10 : 5'd0) | (dbx29[11] ? 5'd11 : 5'd0)
-                     | (dbx29[12] ? 5'd12 : 5'd0) | (dbx29[13] ? 5'd13 : 5'd0)
-                     | (dbx29[14] ? 5'd14 : 5'd0) | (dbx29[15] ? 5'd15 : 5'd0)
-                     | (dbx29[16] ? 5'd16 : 5'd0) | (dbx29[17] ? 5'd17 : 5'd0)
-                     | (dbx29[18] ? 5'd18 : 5'd0) | (dbx29[19] ? 5'd19 : 5'd0)
-                     | (dbx29[20] ? 5'd20 : 5'd0) | (dbx29[21] ? 5'd21 : 5'd0)
-                     | (dbx29[22] ? 5'd22 : 5'd0) | (dbx29[23] ? 5'd23 : 5'd0)
-                     | (dbx29[24] ? 5'd24 : 5'd0) | (dbx29[25] ? 5'd25 : 5'd0)
-                     | (dbx29[26] ? 5'd26 : 5'd0) | (dbx29[27] ? 5'd27 : 5'd0)
-                     | (dbx29[28] ? 5'd28 : 5'd0) | (dbx29[29] ? 5'd29 : 5'd0)
-                     | (dbx29[30] ? 5'd30 : 5'd0)));
-  assign adj30 = (dbx30[29:0] & dbx30[30:1]);
-  assign cls30 = {((dbx30[0] | dbx30[1] | (dbx30[2] | dbx30[3])
-                    | (dbx30[4] | dbx30[5] | (dbx30[6] | dbx30[7]))
-                    | (dbx30[8] | dbx30[9] | (dbx30[10] | dbx30[11])
-                       | (dbx30[12] | dbx30[13] | (dbx30[14] | dbx30[15])))
-                    | (dbx30[16] | dbx30[17] | (dbx30[18] | dbx30[19])
-                       | (dbx30[20] | dbx30[21] | (dbx30[22] | dbx30[23]))
-                       | (dbx30[24] | dbx30[25] | (dbx30[26] | dbx30[27])
-                          | (dbx30[28] | dbx30[29] | dbx30[30]))))
-                   & ~((dbx30[0] & dbx30[1]) | (dbx30[2] & dbx30[3])
-                       | ((dbx30[0] | dbx30[1]) & (dbx30[2] | dbx30[3]))
-                       | ((dbx30[4] & dbx30[5]) | (dbx30[6] & dbx30[7])
-                          | ((dbx30[4] | dbx30[5]) & (dbx30[6] | dbx30[7])))
-                       | ((dbx30[0] | dbx30[1] | (dbx30[2] | dbx30[3]))
-                          & (dbx30[4] | dbx30[5] | (dbx30[6] | dbx30[7])))
-                       | ((dbx30[8] & dbx30[9]) | (dbx30[10] & dbx30[11])
-                          | ((dbx30[8] | dbx30[9]) & (dbx30[10] | dbx30[11]))
-                          | ((dbx30[12] & dbx30[13]) | (dbx30[14] & dbx30[15])
-                             | ((dbx30[12] | dbx30[13]) & (dbx30[14] | dbx30[15])))
-                          | ((dbx30[8] | dbx30[9] | (dbx30[10] | dbx30[11]))
-                             & (dbx30[12] | dbx30[13] | (dbx30[14] | dbx30[15]))))
-                       | ((dbx30[0] | dbx30[1] | (dbx30[2] | dbx30[3])
-                           | (dbx30[4] | dbx30[5] | (dbx30[6] | dbx30[7])))
-                          & (dbx30[8] | dbx30[9] | (dbx30[10] | dbx30[11])
-                             | (dbx30[12] | dbx30[13] | (dbx30[14] | dbx30[15]))))
-                       | ((dbx30[16] & dbx30[17]) | (dbx30[18] & dbx30[19])
-                          | ((dbx30[16] | dbx30[17]) & (dbx30[18] | dbx30[19]))
-                          | ((dbx30[20] & dbx30[21]) | (dbx30[22] & dbx30[23])
-                             | ((dbx30[20] | dbx30[21]) & (dbx30[22] | dbx30[23])))
-                          | ((dbx30[16] | dbx30[17] | (dbx30[18] | dbx30[19]))
-                             & (dbx30[20] | dbx30[21] | (dbx30[22] | dbx30[23])))
-                          | ((dbx30[24] & dbx30[25]) | (dbx30[26] & dbx30[27])
-                             | ((dbx30[24] | dbx30[25]) & (dbx30[26] | dbx30[27]))
-                             | ((dbx30[28] & dbx30[29]) | ((dbx30[28] | dbx30[29]) & dbx30[30]))
-                             | ((dbx30[24] | dbx30[25] | (dbx30[26] | dbx30[27]))
-                                & (dbx30[28] | dbx30[29] | dbx30[30])))
-                          | ((dbx30[16] | dbx30[17] | (dbx30[18] | dbx30[19])
-                              | (dbx30[20] | dbx30[21] | (dbx30[22] | dbx30[23])))
-                             & (dbx30[24] | dbx30[25] | (dbx30[26] | dbx30[27])
-                                | (dbx30[28] | dbx30[29] | dbx30[30]))))
-                       | ((dbx30[0] | dbx30[1] | (dbx30[2] | dbx30[3])
-                           | (dbx30[4] | dbx30[5] | (dbx30[6] | dbx30[7]))
-                           | (dbx30[8] | dbx30[9] | (dbx30[10] | dbx30[11])
-                              | (dbx30[12] | dbx30[13] | (dbx30[14] | dbx30[15]))))
-                          & (dbx30[16] | dbx30[17] | (dbx30[18] | dbx30[19])
-                             | (dbx30[20] | dbx30[21] | (dbx30[22] | dbx30[23]))
-                             | (dbx30[24] | dbx30[25] | (dbx30[26] | dbx30[27])
-                                | (dbx30[28] | dbx30[29] | dbx30[30])))))),
-                  ((adj30[0] | adj30[1] | (adj30[2] | adj30[3])
-                    | (adj30[4] | adj30[5] | (adj30[6] | adj30[7]))
-                    | (adj30[8] | adj30[9] | (adj30[10] | adj30[11])
-                       | (adj30[12] | adj30[13] | (adj30[14] | adj30[15])))
-                    | (adj30[16] | adj30[17] | (adj30[18] | adj30[19])
-                       | (adj30[20] | adj30[21] | (adj30[22] | adj30[23]))
-                       | (adj30[24] | adj30[25] | (adj30[26] | adj30[27])
-                          | (adj30[28] | adj30[29]))))
-                   & ~((adj30[0] & adj30[1]) | (adj30[2] & adj30[3])
-                       | ((adj30[0] | adj30[1]) & (adj30[2] | adj30[3]))
-                       | ((adj30[4] & adj30[5]) | (adj30[6] & adj30[7])
-                          | ((adj30[4] | adj30[5]) & (adj30[6] | adj30[7])))
-                       | ((adj30[0] | adj30[1] | (adj30[2] | adj30[3]))
-                          & (adj30[4] | adj30[5] | (adj30[6] | adj30[7])))
-                       | ((adj30[8] & adj30[9]) | (adj30[10] & adj30[11])
-                          | ((adj30[8] | adj30[9]) & (adj30[10] | adj30[11]))
-                          | ((adj30[12] & adj30[13]) | (adj30[14] & adj30[15])
-                             | ((adj30[12] | adj30[13]) & (adj30[14] | adj30[15])))
-                          | ((adj30[8] | adj30[9] | (adj30[10] | adj30[11]))
-                             & (adj30[12] | adj30[13] | (adj30[14] | adj30[15]))))
-                       | ((adj30[0] | adj30[1] | (adj30[2] | adj30[3])
-                           | (adj30[4] | adj30[5] | (adj30[6] | adj30[7])))
-                          & (adj30[8] | adj30[9] | (adj30[10] | adj30[11])
-                             | (adj30[12] | adj30[13] | (adj30[14] | adj30[15]))))
-                       | ((adj30[16] & adj30[17]) | (adj30[18] & adj30[19])
-                          | ((adj30[16] | adj30[17]) & (adj30[18] | adj30[19]))
-                          | ((adj30[20] & adj30[21]) | (adj30[22] & adj30[23])
-                             | ((adj30[20] | adj30[21]) & (adj30[22] | adj30[23])))
-                          | ((adj30[16] | adj30[17] | (adj30[18] | adj30[19]))
-                             & (adj30[20] | adj30[21] | (adj30[22] | adj30[23])))
-                          | ((adj30[24] & adj30[25]) | (adj30[26] & adj30[27])
-                             | ((adj30[24] | adj30[25]) & (adj30[26] | adj30[27]))
-                             | (adj30[28] & adj30[29])
-                             | ((adj30[24] | adj30[25] | (adj30[26] | adj30[27]))
-                                & (adj30[28] | adj30[29])))
-                          | ((adj30[16] | adj30[17] | (adj30[18] | adj30[19])
-                              | (adj30[20] | adj30[21] | (adj30[22] | adj30[23])))
-                             & (adj30[24] | adj30[25] | (adj30[26] | adj30[27])
-                                | (adj30[28] | adj30[29]))))
-                       | ((adj30[0] | adj30[1] | (adj30[2] | adj30[3])
-                           | (adj30[4] | adj30[5] | (adj30[6] | adj30[7]))
-                           | (adj30[8] | adj30[9] | (adj30[10] | adj30[11])
-                              | (adj30[12] | adj30[13] | (adj30[14] | adj30[15]))))
-                          & (adj30[16] | adj30[17] | (adj30[18] | adj30[19])
-                             | (adj30[20] | adj30[21] | (adj30[22] | adj30[23]))
-                             | (adj30[24] | adj30[25] | (adj30[26] | adj30[27])
-                                | (adj30[28] | adj30[29])))))
-                   & ~(|(dbx30 ^ ({adj30, 1'd0} | {1'd0, adj30})))), ~(|dbp30), (&dbx30),
-                  ~(dbx30[0] | dbx30[1] | (dbx30[2] | dbx30[3])
-                    | (dbx30[4] | dbx30[5] | (dbx30[6] | dbx30[7]))
-                    | (dbx30[8] | dbx30[9] | (dbx30[10] | dbx30[11])
-                       | (dbx30[12] | dbx30[13] | (dbx30[14] | dbx30[15])))
-                    | (dbx30[16] | dbx30[17] | (dbx30[18] | dbx30[19])
-                       | (dbx30[20] | dbx30[21] | (dbx30[22] | dbx30[23]))
-                       | (dbx30[24] | dbx30[25] | (dbx30[26] | dbx30[27])
-                          | (dbx30[28] | dbx30[29] | dbx30[30]))))};
-  assign pos30 = (((adj30[0] | adj30[1] | (adj30[2] | adj30[3])
-                    | (adj30[4] | adj30[5] | (adj30[6] | adj30[7]))
-                    | (adj30[8] | adj30[9] | (adj30[10] | adj30[11])
-                       | (adj30[12] | adj30[13] | (adj30[14] | adj30[15])))
-                    | (adj30[16] | adj30[17] | (adj30[18] | adj30[19])
-                       | (adj30[20] | adj30[21] | (adj30[22] | adj30[23]))
-                       | (adj30[24] | adj30[25] | (adj30[26] | adj30[27])
-                          | (adj30[28] | adj30[29]))))
-                   & ~((adj30[0] & adj30[1]) | (adj30[2] & adj30[3])
-                       | ((adj30[0] | adj30[1]) & (adj30[2] | adj30[3]))
-                       | ((adj30[4] & adj30[5]) | (adj30[6] & adj30[7])
-                          | ((adj30[4] | adj30[5]) & (adj30[6] | adj30[7])))
-                       | ((adj30[0] | adj30[1] | (adj30[2] | adj30[3]))
-                          & (adj30[4] | adj30[5] | (adj30[6] | adj30[7])))
-                       | ((adj30[8] & adj30[9]) | (adj30[10] & adj30[11])
-                          | ((adj30[8] | adj30[9]) & (adj30[10] | adj30[11]))
-                          | ((adj30[12] & adj30[13]) | (adj30[14] & adj30[15])
-                             | ((adj30[12] | adj30[13]) & (adj30[14] | adj30[15])))
-                          | ((adj30[8] | adj30[9] | (adj30[10] | adj30[11]))
-                             & (adj30[12] | adj30[13] | (adj30[14] | adj30[15]))))
-                       | ((adj30[0] | adj30[1] | (adj30[2] | adj30[3])
-                           | (adj30[4] | adj30[5] | (adj30[6] | adj30[7])))
-                          & (adj30[8] | adj30[9] | (adj30[10] | adj30[11])
-                             | (adj30[12] | adj30[13] | (adj30[14] | adj30[15]))))
-                       | ((adj30[16] & adj30[17]) | (adj30[18] & adj30[19])
-                          | ((adj30[16] | adj30[17]) & (adj30[18] | adj30[19]))
-                          | ((adj30[20] & adj30[21]) | (adj30[22] & adj30[23])
-                             | ((adj30[20] | adj30[21]) & (adj30[22] | adj30[23])))
-                          | ((adj30[16] | adj30[17] | (adj30[18] | adj30[19]))
-                             & (adj30[20] | adj30[21] | (adj30[22] | adj30[23])))
-                          | ((adj30[24] & adj30[25]) | (adj30[26] & adj30[27])
-                             | ((adj30[24] | adj30[25]) & (adj30[26] | adj30[27]))
-                             | (adj30[28] & adj30[29])
-                             | ((adj30[24] | adj30[25] | (adj30[26] | adj30[27]))
-                                & (adj30[28] | adj30[29])))
-                          | ((adj30[16] | adj30[17] | (adj30[18] | adj30[19])
-                              | (adj30[20] | adj30[21] | (adj30[22] | adj30[23])))
-                             & (adj30[24] | adj30[25] | (adj30[26] | adj30[27])
-                                | (adj30[28] | adj30[29]))))
-                       | ((adj30[0] | adj30[1] | (adj30[2] | adj30[3])
-                           | (adj30[4] | adj30[5] | (adj30[6] | adj30[7]))
-                           | (adj30[8] | adj30[9] | (adj30[10] | adj30[11])
-                              | (adj30[12] | adj30[13] | (adj30[14] | adj30[15]))))
-                          & (adj30[16] | adj30[17] | (adj30[18] | adj30[19])
-                             | (adj30[20] | adj30[21] | (adj30[22] | adj30[23]))
-                             | (adj30[24] | adj30[25] | (adj30[26] | adj30[27])
-                                | (adj30[28] | adj30[29])))))
-                   & ~(|(dbx30 ^ ({adj30, 1'd0} | {1'd0, adj30})))) ?
-                    ((adj30[1] ? 5'd1 : 5'd0) | (adj30[2] ? 5'd2 : 5'd0) | (adj30[3] ? 5'd3 : 5'd0)
-                     | (adj30[4] ? 5'd4 : 5'd0) | (adj30[5] ? 5'd5 : 5'd0)
-                     | (adj30[6] ? 5'd6 : 5'd0) | (adj30[7] ? 5'd7 : 5'd0)
-                     | (adj30[8] ? 5'd8 : 5'd0) | (adj30[9] ? 5'd9 : 5'd0)
-                     | (adj30[10] ? 5'd10 : 5'd0) | (adj30[11] ? 5'd11 : 5'd0)
-                     | (adj30[12] ? 5'd12 : 5'd0) | (adj30[13] ? 5'd13 : 5'd0)
-                     | (adj30[14] ? 5'd14 : 5'd0) | (adj30[15] ? 5'd15 : 5'd0)
-                     | (adj30[16] ? 5'd16 : 5'd0) | (adj30[17] ? 5'd17 : 5'd0)
-                     | (adj30[18] ? 5'd18 : 5'd0) | (adj30[19] ? 5'd19 : 5'd0)
-                     | (adj30[20] ? 5'd20 : 5'd0) | (adj30[21] ? 5'd21 : 5'd0)
-                     | (adj30[22] ? 5'd22 : 5'd0) | (adj30[23] ? 5'd23 : 5'd0)
-                     | (adj30[24] ? 5'd24 : 5'd0) | (adj30[25] ? 5'd25 : 5'd0)
-                     | (adj30[26] ? 5'd26 : 5'd0) | (adj30[27] ? 5'd27 : 5'd0)
-                     | (adj30[28] ? 5'd28 : 5'd0) | (adj30[29] ? 5'd29 : 5'd0))
-                  : ((dbx30[1] ? 5'd1 : 5'd0) | (dbx30[2] ? 5'd2 : 5'd0) | (dbx30[3] ? 5'd3 : 5'd0)
-                     | (dbx30[4] ? 5'd4 : 5'd0) | (dbx30[5] ? 5'd5 : 5'd0)
-                     | (dbx30[6] ? 5'd6 : 5'd0) | (dbx30[7] ? 5'd7 : 5'd0)
-                     | (dbx30[8] ? 5'd8 : 5'd0) | (dbx30[9] ? 5'd9 : 5'd0)
-                     | (dbx30[10] ? 5'd10 : 5'd0) | (dbx30[11] ? 5'd11 : 5'd0)
-                     | (dbx30[12] ? 5'd12 : 5'd0) | (dbx30[13] ? 5'd13 : 5'd0)
-                     | (dbx30[14] ? 5'd14 : 5'd0) | (dbx30[15] ? 5'd15 : 5'd0)
-                     | (dbx30[16] ? 5'd16 : 5'd0) | (dbx30[17] ? 5'd17 : 5'd0)
-                     | (dbx30[18] ? 5'd18 : 5'd0) | (dbx30[19] ? 5'd19 : 5'd0)
-                     | (dbx30[20] ? 5'd20 : 5'd0) | (dbx30[21] ? 5'd21 : 5'd0)
-                     | (dbx30[22] ? 5'd22 : 5'd0) | (dbx30[23] ? 5'd23 : 5'd0)
-                     | (dbx30[24] ? 5'd24 : 5'd0) | (dbx30[25] ? 5'd25 : 5'd0)
-                     | (dbx30[26] ? 5'd26 : 5'd0) | (dbx30[27] ? 5'd27 : 5'd0)
-                     | (dbx30[28] ? 5'd28 : 5'd0) | (dbx30[29] ? 5'd29 : 5'd0)
-                     | (dbx30[30] ? 5'd30 : 5'd0)));
-  assign adj31 = (dbx31[29:0] & dbx31[30:1]);
-  assign cls31 = {((dbx31[0] | dbx31[1] | (dbx31[2] | dbx31[3])
-                    | (dbx31[4] | dbx31[5] | (dbx31[6] | dbx31[7]))
-                    | (dbx31[8] | dbx31[9] | (dbx31[10] | dbx31[11])
-                       | (dbx31[12] | dbx31[13] | (dbx31[14] | dbx31[15])))
-                    | (dbx31[16] | dbx31[17] | (dbx31[18] | dbx31[19])
-                       | (dbx31[20] | dbx31[21] | (dbx31[22] | dbx31[23]))
-                       | (dbx31[24] | dbx31[25] | (dbx31[26] | dbx31[27])
-                          | (dbx31[28] | dbx31[29] | dbx31[30]))))
-                   & ~((dbx31[0] & dbx31[1]) | (dbx31[2] & dbx31[3])
-                       | ((dbx31[0] | dbx31[1]) & (dbx31[2] | dbx31[3]))
-                       | ((dbx31[4] & dbx31[5]) | (dbx31[6] & dbx31[7])
-                          | ((dbx31[4] | dbx31[5]) & (dbx31[6] | dbx31[7])))
-                       | ((dbx31[0] | dbx31[1] | (dbx31[2] | dbx31[3]))
-                          & (dbx31[4] | dbx31[5] | (dbx31[6] | dbx31[7])))
-                       | ((dbx31[8] & dbx31[9]) | (dbx31[10] & dbx31[11])
-                          | ((dbx31[8] | dbx31[9]) & (dbx31[10] | dbx31[11]))
-                          | ((dbx31[12] & dbx31[13]) | (dbx31[14] & dbx31[15])
-                             | ((dbx31[12] | dbx31[13]) & (dbx31[14] | dbx31[15])))
-                          | ((dbx31[8] | dbx31[9] | (dbx31[10] | dbx31[11]))
-                             & (dbx31[12] | dbx31[13] | (dbx31[14] | dbx31[15]))))
-                       | ((dbx31[0] | dbx31[1] | (dbx31[2] | dbx31[3])
-                           | (dbx31[4] | dbx31[5] | (dbx31[6] | dbx31[7])))
-                          & (dbx31[8] | dbx31[9] | (dbx31[10] | dbx31[11])
-                             | (dbx31[12] | dbx31[13] | (dbx31[14] | dbx31[15]))))
-                       | ((dbx31[16] & dbx31[17]) | (dbx31[18] & dbx31[19])
-                          | ((dbx31[16] | dbx31[17]) & (dbx31[18] | dbx31[19]))
-                          | ((dbx31[20] & dbx31[21]) | (dbx31[22] & dbx31[23])
-                             | ((dbx31[20] | dbx31[21]) & (dbx31[22] | dbx31[23])))
-                          | ((dbx31[16] | dbx31[17] | (dbx31[18] | dbx31[19]))
-                             & (dbx31[20] | dbx31[21] | (dbx31[22] | dbx31[23])))
-                          | ((dbx31[24] & dbx31[25]) | (dbx31[26] & dbx31[27])
-                             | ((dbx31[24] | dbx31[25]) & (dbx31[26] | dbx31[27]))
-                             | ((dbx31[28] & dbx31[29]) | ((dbx31[28] | dbx31[29]) & dbx31[30]))
-                             | ((dbx31[24] | dbx31[25] | (dbx31[26] | dbx31[27]))
-                                & (dbx31[28] | dbx31[29] | dbx31[30])))
-                          | ((dbx31[16] | dbx31[17] | (dbx31[18] | dbx31[19])
-                              | (dbx31[20] | dbx31[21] | (dbx31[22] | dbx31[23])))
-                             & (dbx31[24] | dbx31[25] | (dbx31[26] | dbx31[27])
-                                | (dbx31[28] | dbx31[29] | dbx31[30]))))
-                       | ((dbx31[0] | dbx31[1] | (dbx31[2] | dbx31[3])
-                           | (dbx31[4] | dbx31[5] | (dbx31[6] | dbx31[7]))
-                           | (dbx31[8] | dbx31[9] | (dbx31[10] | dbx31[11])
-                              | (dbx31[12] | dbx31[13] | (dbx31[14] | dbx31[15]))))
-                          & (dbx31[16] | dbx31[17] | (dbx31[18] | dbx31[19])
-                             | (dbx31[20] | dbx31[21] | (dbx31[22] | dbx31[23]))
-                             | (dbx31[24] | dbx31[25] | (dbx31[26] | dbx31[27])
-                                | (dbx31[28] | dbx31[29] | dbx31[30])))))),
-                  ((adj31[0] | adj31[1] | (adj31[2] | adj31[3])
-                    | (adj31[4] | adj31[5] | (adj31[6] | adj31[7]))
-                    | (adj31[8] | adj31[9] | (adj31[10] | adj31[11])
-                       | (adj31[12] | adj31[13] | (adj31[14] | adj31[15])))
-                    | (adj31[16] | adj31[17] | (adj31[18] | adj31[19])
-                       | (adj31[20] | adj31[21] | (adj31[22] | adj31[23]))
-                       | (adj31[24] | adj31[25] | (adj31[26] | adj31[27])
-                          | (adj31[28] | adj31[29]))))
-                   & ~((adj31[0] & adj31[1]) | (adj31[2] & adj31[3])
-                       | ((adj31[0] | adj31[1]) & (adj31[2] | adj31[3]))
-                       | ((adj31[4] & adj31[5]) | (adj31[6] & adj31[7])
-                          | ((adj31[4] | adj31[5]) & (adj31[6] | adj31[7])))
-                       | ((adj31[0] | adj31[1] | (adj31[2] | adj31[3]))
-                          & (adj31[4] | adj31[5] | (adj31[6] | adj31[7])))
-                       | ((adj31[8] & adj31[9]) | (adj31[10] & adj31[11])
-                          | ((adj31[8] | adj31[9]) & (adj31[10] | adj31[11]))
-                          | ((adj31[12] & adj31[13]) | (adj31[14] & adj31[15])
-                             | ((adj31[12] | adj31[13]) & (adj31[14] | adj31[15])))
-                          | ((adj31[8] | adj31[9] | (adj31[10] | adj31[11]))
-                             & (adj31[12] | adj31[13] | (adj31[14] | adj31[15]))))
-                       | ((adj31[0] | adj31[1] | (adj31[2] | adj31[3])
-                           | (adj31[4] | adj31[5] | (adj31[6] | adj31[7])))
-                          & (adj31[8] | adj31[9] | (adj31[10] | adj31[11])
-                             | (adj31[12] | adj31[13] | (adj31[14] | adj31[15]))))
-                       | ((adj31[16] & adj31[17]) | (adj31[18] & adj31[19])
-                          | ((adj31[16] | adj31[17]) & (adj31[18] | adj31[19]))
-                          | ((adj31[20] & adj31[21]) | (adj31[22] & adj31[23])
-                             | ((adj31[20] | adj31[21]) & (adj31[22] | adj31[23])))
-                          | ((adj31[16] | adj31[17] | (adj31[18] | adj31[19]))
-                             & (adj31[20] | adj31[21] | (adj31[22] | adj31[23])))
-                          | ((adj31[24] & adj31[25]) | (adj31[26] & adj31[27])
-                             | ((adj31[24] | adj31[25]) & (adj31[26] | adj31[27]))
-                             | (adj31[28] & adj31[29])
-                             | ((adj31[24] | adj31[25] | (adj31[26] | adj31[27]))
-                                & (adj31[28] | adj31[29])))
-                          | ((adj31[16] | adj31[17] | (adj31[18] | adj31[19])
-                              | (adj31[20] | adj31[21] | (adj31[22] | adj31[23])))
-                             & (adj31[24] | adj31[25] | (adj31[26] | adj31[27])
-                                | (adj31[28] | adj31[29]))))
-                       | ((adj31[0] | adj31[1] | (adj31[2] | adj31[3])
-                           | (adj31[4] | adj31[5] | (adj31[6] | adj31[7]))
-                           | (adj31[8] | adj31[9] | (adj31[10] | adj31[11])
-                              | (adj31[12] | adj31[13] | (adj31[14] | adj31[15]))))
-                          & (adj31[16] | adj31[17] | (adj31[18] | adj31[19])
-                             | (adj31[20] | adj31[21] | (adj31[22] | adj31[23]))
-                             | (adj31[24] | adj31[25] | (adj31[26] | adj31[27])
-                                | (adj31[28] | adj31[29])))))
-                   & ~(|(dbx31 ^ ({adj31, 1'd0} | {1'd0, adj31})))), ~(|dbp31), (&dbx31),
-                  ~(dbx31[0] | dbx31[1] | (dbx31[2] | dbx31[3])
-                    | (dbx31[4] | dbx31[5] | (dbx31[6] | dbx31[7]))
-                    | (dbx31[8] | dbx31[9] | (dbx31[10] | dbx31[11])
-                       | (dbx31[12] | dbx31[13] | (dbx31[14] | dbx31[15])))
-                    | (dbx31[16] | dbx31[17] | (dbx31[18] | dbx31[19])
-                       | (dbx31[20] | dbx31[21] | (dbx31[22] | dbx31[23]))
-                       | (dbx31[24] | dbx31[25] | (dbx31[26] | dbx31[27])
-                          | (dbx31[28] | dbx31[29] | dbx31[30]))))};
-  assign pos31 = (((adj31[0] | adj31[1] | (adj31[2] | adj31[3])
-                    | (adj31[4] | adj31[5] | (adj31[6] | adj31[7]))
-                    | (adj31[8] | adj31[9] | (adj31[10] | adj31[11])
-                       | (adj31[12] | adj31[13] | (adj31[14] | adj31[15])))
-                    | (adj31[16] | adj31[17] | (adj31[18] | adj31[19])
-                       | (adj31[20] | adj31[21] | (adj31[22] | adj31[23]))
-                       | (adj31[24] | adj31[25] | (adj31[26] | adj31[27])
-                          | (adj31[28] | adj31[29]))))
-                   & ~((adj31[0] & adj31[1]) | (adj31[2] & adj31[3])
-                       | ((adj31[0] | adj31[1]) & (adj31[2] | adj31[3]))
-                       | ((adj31[4] & adj31[5]) | (adj31[6] & adj31[7])
-                          | ((adj31[4] | adj31[5]) & (adj31[6] | adj31[7])))
-                       | ((adj31[0] | adj31[1] | (adj31[2] | adj31[3]))
-                          & (adj31[4] | adj31[5] | (adj31[6] | adj31[7])))
-                       | ((adj31[8] & adj31[9]) | (adj31[10] & adj31[11])
-                          | ((adj31[8] | adj31[9]) & (adj31[10] | adj31[11]))
-                          | ((adj31[12] & adj31[13]) | (adj31[14] & adj31[15])
-                             | ((adj31[12] | adj31[13]) & (adj31[14] | adj31[15])))
-                          | ((adj31[8] | adj31[9] | (adj31[10] | adj31[11]))
-                             & (adj31[12] | adj31[13] | (adj31[14] | adj31[15]))))
-                       | ((adj31[0] | adj31[1] | (adj31[2] | adj31[3])
-                           | (adj31[4] | adj31[5] | (adj31[6] | adj31[7])))
-                          & (adj31[8] | adj31[9] | (adj31[10] | adj31[11])
-                             | (adj31[12] | adj31[13] | (adj31[14] | adj31[15]))))
-                       | ((adj31[16] & adj31[17]) | (adj31[18] & adj31[19])
-                          | ((adj31[16] | adj31[17]) & (adj31[18] | adj31[19]))
-                          | ((adj31[20] & adj31[21]) | (adj31[22] & adj31[23])
-                             | ((adj31[20] | adj31[21]) & (adj31[22] | adj31[23])))
-                          | ((adj31[16] | adj31[17] | (adj31[18] | adj31[19]))
-                             & (adj31[20] | adj31[21] | (adj31[22] | adj31[23])))
-                          | ((adj31[24] & adj31[25]) | (adj31[26] & adj31[27])
-                             | ((adj31[24] | adj31[25]) & (adj31[26] | adj31[27]))
-                             | (adj31[28] & adj31[29])
-                             | ((adj31[24] | adj31[25] | (adj31[26] | adj31[27]))
-                                & (adj31[28] | adj31[29])))
-                          | ((adj31[16] | adj31[17] | (adj31[18] | adj31[19])
-                              | (adj31[20] | adj31[21] | (adj31[22] | adj31[23])))
-                             & (adj31[24] | adj31[25] | (adj31[26] | adj31[27])
-                                | (adj31[28] | adj31[29]))))
-                       | ((adj31[0] | adj31[1] | (adj31[2] | adj31[3])
-                           | (adj31[4] | adj31[5] | (adj31[6] | adj31[7]))
-                           | (adj31[8] | adj31[9] | (adj31[10] | adj31[11])
-                              | (adj31[12] | adj31[13] | (adj31[14] | adj31[15]))))
-                          & (adj31[16] | adj31[17] | (adj31[18] | adj31[19])
-                             | (adj31[20] | adj31[21] | (adj31[22] | adj31[23]))
-                             | (adj31[24] | adj31[25] | (adj31[26] | adj31[27])
-                                | (adj31[28] | adj31[29])))))
-                   & ~(|(dbx31 ^ ({adj31, 1'd0} | {1'd0, adj31})))) ?
-                    ((adj31[1] ? 5'd1 : 5'd0) | (adj31[2] ? 5'd2 : 5'd0) | (adj31[3] ? 5'd3 : 5'd0)
-                     | (adj31[4] ? 5'd4 : 5'd0) | (adj31[5] ? 5'd5 : 5'd0)
-                     | (adj31[6] ? 5'd6 : 5'd0) | (adj31[7] ? 5'd7 : 5'd0)
-                     | (adj31[8] ? 5'd8 : 5'd0) | (adj31[9] ? 5'd9 : 5'd0)
-                     | (adj31[10] ? 5'd10 : 5'd0) | (adj31[11] ? 5'd11 : 5'd0)
-                     | (adj31[12] ? 5'd12 : 5'd0) | (adj31[13] ? 5'd13 : 5'd0)
-                     | (adj31[14] ? 5'd14 : 5'd0) | (adj31[15] ? 5'd15 : 5'd0)
-                     | (adj31[16] ? 5'd16 : 5'd0) | (adj31[17] ? 5'd17 : 5'd0)
-                     | (adj31[18] ? 5'd18 : 5'd0) | (adj31[19] ? 5'd19 : 5'd0)
-                     | (adj31[20] ? 5'd20 : 5'd0) | (adj31[21] ? 5'd21 : 5'd0)
-                     | (adj31[22] ? 5'd22 : 5'd0) | (adj31[23] ? 5'd23 : 5'd0)
-                     | (adj31[24] ? 5'd24 : 5'd0) | (adj31[25] ? 5'd25 : 5'd0)
-                     | (adj31[26] ? 5'd26 : 5'd0) | (adj31[27] ? 5'd27 : 5'd0)
-                     | (adj31[28] ? 5'd28 : 5'd0) | (adj31[29] ? 5'd29 : 5'd0))
-                  : ((dbx31[1] ? 5'd1 : 5'd0) | (dbx31[2] ? 5'd2 : 5'd0) | (dbx31[3] ? 5'd3 : 5'd0)
-                     | (dbx31[4] ? 5'd4 : 5'd0) | (dbx31[5] ? 5'd5 : 5'd0)
-                     | (dbx31[6] ? 5'd6 : 5'd0) | (dbx31[7] ? 5'd7 : 5'd0)
-                     | (dbx31[8] ? 5'd8 : 5'd0) | (dbx31[9] ? 5'd9 : 5'd0)
-                     | (dbx31[10] ? 5'd10 : 5'd0) | (dbx31[11] ? 5'd11 : 5'd0)
-                     | (dbx31[12] ? 5'd12 : 5'd0) | (dbx31[13] ? 5'd13 : 5'd0)
-                     | (dbx31[14] ? 5'd14 : 5'd0) | (dbx31[15] ? 5'd15 : 5'd0)
-                     | (dbx31[16] ? 5'd16 : 5'd0) | (dbx31[17] ? 5'd17 : 5'd0)
-                     | (dbx31[18] ? 5'd18 : 5'd0) | (dbx31[19] ? 5'd19 : 5'd0)
-                     | (dbx31[20] ? 5'd20 : 5'd0) | (dbx31[21] ? 5'd21 : 5'd0)
-                     | (dbx31[22] ? 5'd22 : 5'd0) | (dbx31[23] ? 5'd23 : 5'd0)
-                     | (dbx31[24] ? 5'd24 : 5'd0) | (dbx31[25] ? 5'd25 : 5'd0)
-                     | (dbx31[26] ? 5'd26 : 5'd0) | (dbx31[27] ? 5'd27 : 5'd0)
-                     | (dbx31[28] ? 5'd28 : 5'd0) | (dbx31[29] ? 5'd29 : 5'd0)
-                     | (dbx31[30] ? 5'd30 : 5'd0)));
-  assign adj32 = (dbx32[29:0] & dbx32[30:1]);
-  assign cls32 = {((dbx32[0] | dbx32[1] | (dbx32[2] | dbx32[3])
-                    | (dbx32[4] | dbx32[5] | (dbx32[6] | dbx32[7]))
-                    | (dbx32[8] | dbx32[9] | (dbx32[10] | dbx32[11])
-                       | (dbx32[12] | dbx32[13] | (dbx32[14] | dbx32[15])))
-                    | (dbx32[16] | dbx32[17] | (dbx32[18] | dbx32[19])
-                       | (dbx32[20] | dbx32[21] | (dbx32[22] | dbx32[23]))
-                       | (dbx32[24] | dbx32[25] | (dbx32[26] | dbx32[27])
-                          | (dbx32[28] | dbx32[29] | dbx32[30]))))
-                   & ~((dbx32[0] & dbx32[1]) | (dbx32[2] & dbx32[3])
-                       | ((dbx32[0] | dbx32[1]) & (dbx32[2] | dbx32[3]))
-                       | ((dbx32[4] & dbx32[5]) | (dbx32[6] & dbx32[7])
-                          | ((dbx32[4] | dbx32[5]) & (dbx32[6] | dbx32[7])))
-                       | ((dbx32[0] | dbx32[1] | (dbx32[2] | dbx32[3]))
-                          & (dbx32[4] | dbx32[5] | (dbx32[6] | dbx32[7])))
-                       | ((dbx32[8] & dbx32[9]) | (dbx32[10] & dbx32[11])
-                          | ((dbx32[8] | dbx32[9]) & (dbx32[10] | dbx32[11]))
-                          | ((dbx32[12] & dbx32[13]) | (dbx32[14] & dbx32[15])
-                             | ((dbx32[12] | dbx32[13]) & (dbx32[14] | dbx32[15])))
-                          | ((dbx32[8] | dbx32[9] | (dbx32[10] | dbx32[11]))
-                             & (dbx32[12] | dbx32[13] | (dbx32[14] | dbx32[15]))))
-                       | ((dbx32[0] | dbx32[1] | (dbx32[2] | dbx32[3])
-                           | (dbx32[4] | dbx32[5] | (dbx32[6] | dbx32[7])))
-                          & (dbx32[8] | dbx32[9] | (dbx32[10] | dbx32[11])
-                             | (dbx32[12] | dbx32[13] | (dbx32[14] | dbx32[15]))))
-                       | ((dbx32[16] & dbx32[17]) | (dbx32[18] & dbx32[19])
-                          | ((dbx32[16] | dbx32[17]) & (dbx32[18] | dbx32[19]))
-                          | ((dbx32[20] & dbx32[21]) | (dbx32[22] & dbx32[23])
-                             | ((dbx32[20] | dbx32[21]) & (dbx32[22] | dbx32[23])))
-                          | ((dbx32[16] | dbx32[17] | (dbx32[18] | dbx32[19]))
-                             & (dbx32[20] | dbx32[21] | (dbx32[22] | dbx32[23])))
-                          | ((dbx32[24] & dbx32[25]) | (dbx32[26] & dbx32[27])
-                             | ((dbx32[24] | dbx32[25]) & (dbx32[26] | dbx32[27]))
-                             | ((dbx32[28] & dbx32[29]) | ((dbx32[28] | dbx32[29]) & dbx32[30]))
-                             | ((dbx32[24] | dbx32[25] | (dbx32[26] | dbx32[27]))
-                                & (dbx32[28] | dbx32[29] | dbx32[30])))
-                          | ((dbx32[16] | dbx32[17] | (dbx32[18] | dbx32[19])
-                              | (dbx32[20] | dbx32[21] | (dbx32[22] | dbx32[23])))
-                             & (dbx32[24] | dbx32[25] | (dbx32[26] | dbx32[27])
-                                | (dbx32[28] | dbx32[29] | dbx32[30]))))
-                       | ((dbx32[0] | dbx32[1] | (dbx32[2] | dbx32[3])
-                           | (dbx32[4] | dbx32[5] | (dbx32[6] | dbx32[7]))
-                           | (dbx32[8] | dbx32[9] | (dbx32[10] | dbx32[11])
-                              | (dbx32[12] | dbx32[13] | (dbx32[14] | dbx32[15]))))
-                          & (dbx32[16] | dbx32[17] | (dbx32[18] | dbx32[19])
-                             | (dbx32[20] | dbx32[21] | (dbx32[22] | dbx32[23]))
-                             | (dbx32[24] | dbx32[25] | (dbx32[26] | dbx32[27])
-                                | (dbx32[28] | dbx32[29] | dbx32[30])))))),
-                  ((adj32[0] | adj32[1] | (adj32[2] | adj32[3])
-                    | (adj32[4] | adj32[5] | (adj32[6] | adj32[7]))
-                    | (adj32[8] | adj32[9] | (adj32[10] | adj32[11])
-                       | (adj32[12] | adj32[13] | (adj32[14] | adj32[15])))
-                    | (adj32[16] | adj32[17] | (adj32[18] | adj32[19])
-                       | (adj32[20] | adj32[21] | (adj32[22] | adj32[23]))
-                       | (adj32[24] | adj32[25] | (adj32[26] | adj32[27])
-                          | (adj32[28] | adj32[29]))))
-                   & ~((adj32[0] & adj32[1]) | (adj32[2] & adj32[3])
-                       | ((adj32[0] | adj32[1]) & (adj32[2] | adj32[3]))
-                       | ((adj32[4] & adj32[5]) | (adj32[6] & adj32[7])
-                          | ((adj32[4] | adj32[5]) & (adj32[6] | adj32[7])))
-                       | ((adj32[0] | adj32[1] | (adj32[2] | adj32[3]))
-                          & (adj32[4] | adj32[5] | (adj32[6] | adj32[7])))
-                       | ((adj32[8] & adj32[9]) | (adj32[10] & adj32[11])
-                          | ((adj32[8] | adj32[9]) & (adj32[10] | adj32[11]))
-                          | ((adj32[12] & adj32[13]) | (adj32[14] & adj32[15])
-                             | ((adj32[12] | adj32[13]) & (adj32[14] | adj32[15])))
-                          | ((adj32[8] | adj32[9] | (adj32[10] | adj32[11]))
-                             & (adj32[12] | adj32[13] | (adj32[14] | adj32[15]))))
-                       | ((adj32[0] | adj32[1] | (adj32[2] | adj32[3])
-                           | (adj32[4] | adj32[5] | (adj32[6] | adj32[7])))
-                          & (adj32[8] | adj32[9] | (adj32[10] | adj32[11])
-                             | (adj32[12] | adj32[13] | (adj32[14] | adj32[15]))))
-                       | ((adj32[16] & adj32[17]) | (adj32[18] & adj32[19])
-                          | ((adj32[16] | adj32[17]) & (adj32[18] | adj32[19]))
-                          | ((adj32[20] & adj32[21]) | (adj32[22] & adj32[23])
-                             | ((adj32[20] | adj32[21]) & (adj32[22] | adj32[23])))
-                          | ((adj32[16] | adj32[17] | (adj32[18] | adj32[19]))
-                             & (adj32[20] | adj32[21] | (adj32[22] | adj32[23])))
-                          | ((adj32[24] & adj32[25]) | (adj32[26] & adj32[27])
-                             | ((adj32[24] | adj32[25]) & (adj32[26] | adj32[27]))
-                             | (adj32[28] & adj32[29])
-                             | ((adj32[24] | adj32[25] | (adj32[26] | adj32[27]))
-                                & (adj32[28] | adj32[29])))
-                          | ((adj32[16] | adj32[17] | (adj32[18] | adj32[19])
-                              | (adj32[20] | adj32[21] | (adj32[22] | adj32[23])))
-                             & (adj32[24] | adj32[25] | (adj32[26] | adj32[27])
-                                | (adj32[28] | adj32[29]))))
-                       | ((adj32[0] | adj32[1] | (adj32[2] | adj32[3])
-                           | (adj32[4] | adj32[5] | (adj32[6] | adj32[7]))
-                           | (adj32[8] | adj32[9] | (adj32[10] | adj32[11])
-                              | (adj32[12] | adj32[13] | (adj32[14] | adj32[15]))))
-                          & (adj32[16] | adj32[17] | (adj32[18] | adj32[19])
-                             | (adj32[20] | adj32[21] | (adj32[22] | adj32[23]))
-                             | (adj32[24] | adj32[25] | (adj32[26] | adj32[27])
-                                | (adj32[28] | adj32[29])))))
-                   & ~(|(dbx32 ^ ({adj32, 1'd0} | {1'd0, adj32})))), ~(|dbp32), (&dbx32),
-                  ~(dbx32[0] | dbx32[1] | (dbx32[2] | dbx32[3])
-                    | (dbx32[4] | dbx32[5] | (dbx32[6] | dbx32[7]))
-                    | (dbx32[8] | dbx32[9] | (dbx32[10] | dbx32[11])
-                       | (dbx32[12] | dbx32[13] | (dbx32[14] | dbx32[15])))
-                    | (dbx32[16] | dbx32[17] | (dbx32[18] | dbx32[19])
-                       | (dbx32[20] | dbx32[21] | (dbx32[22] | dbx32[23]))
-                       | (dbx32[24] | dbx32[25] | (dbx32[26] | dbx32[27])
-                          | (dbx32[28] | dbx32[29] | dbx32[30]))))};
-  assign pos32 = (((adj32[0] | adj32[1] | (adj32[2] | adj32[3])
-                    | (adj32[4] | adj32[5] | (adj32[6] | adj32[7]))
-                    | (adj32[8] | adj32[9] | (adj32[10] | adj32[11])
-                       | (adj32[12] | adj32[13] | (adj32[14] | adj32[15])))
-                    | (adj32[16] | adj32[17] | (adj32[18] | adj32[19])
-                       | (adj32[20] | adj32[21] | (adj32[22] | adj32[23]))
-                       | (adj32[24] | adj32[25] | (adj32[26] | adj32[27])
-                          | (adj32[28] | adj32[29]))))
-                   & ~((adj32[0] & adj32[1]) | (adj32[2] & adj32[3])
-                       | ((adj32[0] | adj32[1]) & (adj32[2] | adj32[3]))
-                       | ((adj32[4] & adj32[5]) | (adj32[6] & adj32[7])
-                          | ((adj32[4] | adj32[5]) & (adj32[6] | adj32[7])))
-                       | ((adj32[0] | adj32[1] | (adj32[2] | adj32[3]))
-                          & (adj32[4] | adj32[5] | (adj32[6] | adj32[7])))
-                       | ((adj32[8] & adj32[9]) | (adj32[10] & adj32[11])
-                          | ((adj32[8] | adj32[9]) & (adj32[10] | adj32[11]))
-                          | ((adj32[12] & adj32[13]) | (adj32[14] & adj32[15])
-                             | ((adj32[12] | adj32[13]) & (adj32[14] | adj32[15])))
-                          | ((adj32[8] | adj32[9] | (adj32[10] | adj32[11]))
-                             & (adj32[12] | adj32[13] | (adj32[14] | adj32[15]))))
-                       | ((adj32[0] | adj32[1] | (adj32[2] | adj32[3])
-                           | (adj32[4] | adj32[5] | (adj32[6] | adj32[7])))
-                          & (adj32[8] | adj32[9] | (adj32[10] | adj32[11])
-                             | (adj32[12] | adj32[13] | (adj32[14] | adj32[15]))))
-                       | ((adj32[16] & adj32[17]) | (adj32[18] & adj32[19])
-                          | ((adj32[16] | adj32[17]) & (adj32[18] | adj32[19]))
-                          | ((adj32[20] & adj32[21]) | (adj32[22] & adj32[23])
-                             | ((adj32[20] | adj32[21]) & (adj32[22] | adj32[23])))
-                          | ((adj32[16] | adj32[17] | (adj32[18] | adj32[19]))
-                             & (adj32[20] | adj32[21] | (adj32[22] | adj32[23])))
-                          | ((adj32[24] & adj32[25]) | (adj32[26] & adj32[27])
-                             | ((adj32[24] | adj32[25]) & (adj32[26] | adj32[27]))
-                             | (adj32[28] & adj32[29])
-                             | ((adj32[24] | adj32[25] | (adj32[26] | adj32[27]))
-                                & (adj32[28] | adj32[29])))
-                          | ((adj32[16] | adj32[17] | (adj32[18] | adj32[19])
-                              | (adj32[20] | adj32[21] | (adj32[22] | adj32[23])))
-                             & (adj32[24] | adj32[25] | (adj32[26] | adj32[27])
-                                | (adj32[28] | adj32[29]))))
-                       | ((adj32[0] | adj32[1] | (adj32[2] | adj32[3])
-                           | (adj32[4] | adj32[5] | (adj32[6] | adj32[7]))
-                           | (adj32[8] | adj32[9] | (adj32[10] | adj32[11])
-                              | (adj32[12] | adj32[13] | (adj32[14] | adj32[15]))))
-                          & (adj32[16] | adj32[17] | (adj32[18] | adj32[19])
-                             | (adj32[20] | adj32[21] | (adj32[22] | adj32[23]))
-                             | (adj32[24] | adj32[25] | (adj32[26] | adj32[27])
-                                | (adj32[28] | adj32[29])))))
-                   & ~(|(dbx32 ^ ({adj32, 1'd0} | {1'd0, adj32})))) ?
-                    ((adj32[1] ? 5'd1 : 5'd0) | (adj32[2] ? 5'd2 : 5'd0) | (adj32[3] ? 5'd3 : 5'd0)
-                     | (adj32[4] ? 5'd4 : 5'd0) | (adj32[5] ? 5'd5 : 5'd0)
-                     | (adj32[6] ? 5'd6 : 5'd0) | (adj32[7] ? 5'd7 : 5'd0)
-                     | (adj32[8] ? 5'd8 : 5'd0) | (adj32[9] ? 5'd9 : 5'd0)
-                     | (adj32[10] ? 5'd10 : 5'd0) | (adj32[11] ? 5'd11 : 5'd0)
-                     | (adj32[12] ? 5'd12 : 5'd0) | (adj32[13] ? 5'd13 : 5'd0)
-                     | (adj32[14] ? 5'd14 : 5'd0) | (adj32[15] ? 5'd15 : 5'd0)
-                     | (adj32[16] ? 5'd16 : 5'd0) | (adj32[17] ? 5'd17 : 5'd0)
-                     | (adj32[18] ? 5'd18 : 5'd0) | (adj32[19] ? 5'd19 : 5'd0)
-                     | (adj32[20] ? 5'd20 : 5'd0) | (adj32[21] ? 5'd21 : 5'd0)
-                     | (adj32[22] ? 5'd22 : 5'd0) | (adj32[23] ? 5'd23 : 5'd0)
-                     | (adj32[24] ? 5'd24 : 5'd0) | (adj32[25] ? 5'd25 : 5'd0)
-                     | (adj32[26] ? 5'd26 : 5'd0) | (adj32[27] ? 5'd27 : 5'd0)
-                     | (adj32[28] ? 5'd28 : 5'd0) | (adj32[29] ? 5'd29 : 5'd0))
-                  : ((dbx32[1] ? 5'd1 : 5'd0) | (dbx32[2] ? 5'd2 : 5'd0) | (dbx32[3] ? 5'd3 : 5'd0)
-                     | (dbx32[4] ? 5'd4 : 5'd0) | (dbx32[5] ? 5'd5 : 5'd0)
-                     | (dbx32[6] ? 5'd6 : 5'd0) | (dbx32[7] ? 5'd7 : 5'd0)
-                     | (dbx32[8] ? 5'd8 : 5'd0) | (dbx32[9] ? 5'd9 : 5'd0)
-                     | (dbx32[10] ? 5'd10 : 5'd0) | (dbx32[11] ? 5'd11 : 5'd0)
-                     | (dbx32[12] ? 5'd12 : 5'd0) | (dbx32[13] ? 5'd13 : 5'd0)
-                     | (dbx32[14] ? 5'd14 : 5'd0) | (dbx32[15] ? 5'd15 : 5'd0)
-                     | (dbx32[16] ? 5'd16 : 5'd0) | (dbx32[17] ? 5'd17 : 5'd0)
-                     | (dbx32[18] ? 5'd18 : 5'd0) | (dbx32[19] ? 5'd19 : 5'd0)
-                     | (dbx32[20] ? 5'd20 : 5'd0) | (dbx32[21] ? 5'd21 : 5'd0)
-                     | (dbx32[22] ? 5'd22 : 5'd0) | (dbx32[23] ? 5'd23 : 5'd0)
-                     | (dbx32[24] ? 5'd24 : 5'd0) | (dbx32[25] ? 5'd25 : 5'd0)
-                     | (dbx32[26] ? 5'd26 : 5'd0) | (dbx32[27] ? 5'd27 : 5'd0)
-                     | (dbx32[28] ? 5'd28 : 5'd0) | (dbx32[29] ? 5'd29 : 5'd0)
-                     | (dbx32[30] ? 5'd30 : 5'd0)));
+  bpc_plane_cls_b31 u_cls0 (
+    .dbx_i(dbx0),
+    .dbp_i(dbp0),
+    .cls_o(u_cls0_cls_o),
+    .pos_o(u_cls0_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls1 (
+    .dbx_i(dbx1),
+    .dbp_i(dbp1),
+    .cls_o(u_cls1_cls_o),
+    .pos_o(u_cls1_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls2 (
+    .dbx_i(dbx2),
+    .dbp_i(dbp2),
+    .cls_o(u_cls2_cls_o),
+    .pos_o(u_cls2_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls3 (
+    .dbx_i(dbx3),
+    .dbp_i(dbp3),
+    .cls_o(u_cls3_cls_o),
+    .pos_o(u_cls3_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls4 (
+    .dbx_i(dbx4),
+    .dbp_i(dbp4),
+    .cls_o(u_cls4_cls_o),
+    .pos_o(u_cls4_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls5 (
+    .dbx_i(dbx5),
+    .dbp_i(dbp5),
+    .cls_o(u_cls5_cls_o),
+    .pos_o(u_cls5_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls6 (
+    .dbx_i(dbx6),
+    .dbp_i(dbp6),
+    .cls_o(u_cls6_cls_o),
+    .pos_o(u_cls6_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls7 (
+    .dbx_i(dbx7),
+    .dbp_i(dbp7),
+    .cls_o(u_cls7_cls_o),
+    .pos_o(u_cls7_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls8 (
+    .dbx_i(dbx8),
+    .dbp_i(dbp8),
+    .cls_o(u_cls8_cls_o),
+    .pos_o(u_cls8_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls9 (
+    .dbx_i(dbx9),
+    .dbp_i(dbp9),
+    .cls_o(u_cls9_cls_o),
+    .pos_o(u_cls9_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls10 (
+    .dbx_i(dbx10),
+    .dbp_i(dbp10),
+    .cls_o(u_cls10_cls_o),
+    .pos_o(u_cls10_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls11 (
+    .dbx_i(dbx11),
+    .dbp_i(dbp11),
+    .cls_o(u_cls11_cls_o),
+    .pos_o(u_cls11_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls12 (
+    .dbx_i(dbx12),
+    .dbp_i(dbp12),
+    .cls_o(u_cls12_cls_o),
+    .pos_o(u_cls12_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls13 (
+    .dbx_i(dbx13),
+    .dbp_i(dbp13),
+    .cls_o(u_cls13_cls_o),
+    .pos_o(u_cls13_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls14 (
+    .dbx_i(dbx14),
+    .dbp_i(dbp14),
+    .cls_o(u_cls14_cls_o),
+    .pos_o(u_cls14_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls15 (
+    .dbx_i(dbx15),
+    .dbp_i(dbp15),
+    .cls_o(u_cls15_cls_o),
+    .pos_o(u_cls15_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls16 (
+    .dbx_i(dbx16),
+    .dbp_i(dbp16),
+    .cls_o(u_cls16_cls_o),
+    .pos_o(u_cls16_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls17 (
+    .dbx_i(dbx17),
+    .dbp_i(dbp17),
+    .cls_o(u_cls17_cls_o),
+    .pos_o(u_cls17_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls18 (
+    .dbx_i(dbx18),
+    .dbp_i(dbp18),
+    .cls_o(u_cls18_cls_o),
+    .pos_o(u_cls18_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls19 (
+    .dbx_i(dbx19),
+    .dbp_i(dbp19),
+    .cls_o(u_cls19_cls_o),
+    .pos_o(u_cls19_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls20 (
+    .dbx_i(dbx20),
+    .dbp_i(dbp20),
+    .cls_o(u_cls20_cls_o),
+    .pos_o(u_cls20_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls21 (
+    .dbx_i(dbx21),
+    .dbp_i(dbp21),
+    .cls_o(u_cls21_cls_o),
+    .pos_o(u_cls21_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls22 (
+    .dbx_i(dbx22),
+    .dbp_i(dbp22),
+    .cls_o(u_cls22_cls_o),
+    .pos_o(u_cls22_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls23 (
+    .dbx_i(dbx23),
+    .dbp_i(dbp23),
+    .cls_o(u_cls23_cls_o),
+    .pos_o(u_cls23_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls24 (
+    .dbx_i(dbx24),
+    .dbp_i(dbp24),
+    .cls_o(u_cls24_cls_o),
+    .pos_o(u_cls24_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls25 (
+    .dbx_i(dbx25),
+    .dbp_i(dbp25),
+    .cls_o(u_cls25_cls_o),
+    .pos_o(u_cls25_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls26 (
+    .dbx_i(dbx26),
+    .dbp_i(dbp26),
+    .cls_o(u_cls26_cls_o),
+    .pos_o(u_cls26_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls27 (
+    .dbx_i(dbx27),
+    .dbp_i(dbp27),
+    .cls_o(u_cls27_cls_o),
+    .pos_o(u_cls27_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls28 (
+    .dbx_i(dbx28),
+    .dbp_i(dbp28),
+    .cls_o(u_cls28_cls_o),
+    .pos_o(u_cls28_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls29 (
+    .dbx_i(dbx29),
+    .dbp_i(dbp29),
+    .cls_o(u_cls29_cls_o),
+    .pos_o(u_cls29_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls30 (
+    .dbx_i(dbx30),
+    .dbp_i(dbp30),
+    .cls_o(u_cls30_cls_o),
+    .pos_o(u_cls30_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls31 (
+    .dbx_i(dbx31),
+    .dbp_i(dbp31),
+    .cls_o(u_cls31_cls_o),
+    .pos_o(u_cls31_pos_o)
+  );
+  bpc_plane_cls_b31 u_cls32 (
+    .dbx_i(dbx32),
+    .dbp_i(dbp32),
+    .cls_o(u_cls32_cls_o),
+    .pos_o(u_cls32_pos_o)
+  );
   assign base_cls = {((&base1_q[31:15]) | ~(|base1_q[31:15])),
                      ((&base1_q[31:7]) | ~(|base1_q[31:7])), ((&base1_q[31:3]) | ~(|base1_q[31:3])),
                      ~(|base1_q)};
   assign dbx_d = {dbx32, dbx31, dbx30, dbx29, dbx28, dbx27, dbx26, dbx25, dbx24, dbx23, dbx22,
                   dbx21, dbx20, dbx19, dbx18, dbx17, dbx16, dbx15, dbx14, dbx13, dbx12, dbx11,
                   dbx10, dbx9, dbx8, dbx7, dbx6, dbx5, dbx4, dbx3, dbx2, dbx1, dbx0};
-  assign cls_d = {cls32, cls31, cls30, cls29, cls28, cls27, cls26, cls25, cls24, cls23, cls22,
-                  cls21, cls20, cls19, cls18, cls17, cls16, cls15, cls14, cls13, cls12, cls11,
-                  cls10, cls9, cls8, cls7, cls6, cls5, cls4, cls3, cls2, cls1, cls0};
-  assign pos_d = {pos32, pos31, pos30, pos29, pos28, pos27, pos26, pos25, pos24, pos23, pos22,
-                  pos21, pos20, pos19, pos18, pos17, pos16, pos15, pos14, pos13, pos12, pos11,
-                  pos10, pos9, pos8, pos7, pos6, pos5, pos4, pos3, pos2, pos1, pos0};
+  assign cls_d = {u_cls32_cls_o, u_cls31_cls_o, u_cls30_cls_o, u_cls29_cls_o, u_cls28_cls_o,
+                  u_cls27_cls_o, u_cls26_cls_o, u_cls25_cls_o, u_cls24_cls_o, u_cls23_cls_o,
+                  u_cls22_cls_o, u_cls21_cls_o, u_cls20_cls_o, u_cls19_cls_o, u_cls18_cls_o,
+                  u_cls17_cls_o, u_cls16_cls_o, u_cls15_cls_o, u_cls14_cls_o, u_cls13_cls_o,
+                  u_cls12_cls_o, u_cls11_cls_o, u_cls10_cls_o, u_cls9_cls_o, u_cls8_cls_o,
+                  u_cls7_cls_o, u_cls6_cls_o, u_cls5_cls_o, u_cls4_cls_o, u_cls3_cls_o,
+                  u_cls2_cls_o, u_cls1_cls_o, u_cls0_cls_o};
+  assign pos_d = {u_cls32_pos_o, u_cls31_pos_o, u_cls30_pos_o, u_cls29_pos_o, u_cls28_pos_o,
+                  u_cls27_pos_o, u_cls26_pos_o, u_cls25_pos_o, u_cls24_pos_o, u_cls23_pos_o,
+                  u_cls22_pos_o, u_cls21_pos_o, u_cls20_pos_o, u_cls19_pos_o, u_cls18_pos_o,
+                  u_cls17_pos_o, u_cls16_pos_o, u_cls15_pos_o, u_cls14_pos_o, u_cls13_pos_o,
+                  u_cls12_pos_o, u_cls11_pos_o, u_cls10_pos_o, u_cls9_pos_o, u_cls8_pos_o,
+                  u_cls7_pos_o, u_cls6_pos_o, u_cls5_pos_o, u_cls4_pos_o, u_cls3_pos_o,
+                  u_cls2_pos_o, u_cls1_pos_o, u_cls0_pos_o};
   assign base2_d = base1_q;
   assign bcls_d = base_cls;
   assign blk2_d = blk1_q;
@@ -6717,492 +957,110 @@ module bpc_comp_s32 (
   end
 
   // Stage 3: zero-run lengths (scan of (reset, count) pairs), token bits and lengths
-  wire [5:0] zcnt1_1;
-  wire zrst1_1;
-  wire [5:0] zcnt1_2;
-  wire zrst1_2;
-  wire [5:0] zcnt1_3;
-  wire zrst1_3;
-  wire [5:0] zcnt1_4;
-  wire zrst1_4;
-  wire [5:0] zcnt1_5;
-  wire zrst1_5;
-  wire [5:0] zcnt1_6;
-  wire zrst1_6;
-  wire [5:0] zcnt1_7;
-  wire zrst1_7;
-  wire [5:0] zcnt1_8;
-  wire zrst1_8;
-  wire [5:0] zcnt1_9;
-  wire zrst1_9;
-  wire [5:0] zcnt1_10;
-  wire zrst1_10;
-  wire [5:0] zcnt1_11;
-  wire zrst1_11;
-  wire [5:0] zcnt1_12;
-  wire zrst1_12;
-  wire [5:0] zcnt1_13;
-  wire zrst1_13;
-  wire [5:0] zcnt1_14;
-  wire zrst1_14;
-  wire [5:0] zcnt1_15;
-  wire zrst1_15;
-  wire [5:0] zcnt1_16;
-  wire zrst1_16;
-  wire [5:0] zcnt1_17;
-  wire zrst1_17;
-  wire [5:0] zcnt1_18;
-  wire zrst1_18;
-  wire [5:0] zcnt1_19;
-  wire zrst1_19;
-  wire [5:0] zcnt1_20;
-  wire zrst1_20;
-  wire [5:0] zcnt1_21;
-  wire zrst1_21;
-  wire [5:0] zcnt1_22;
-  wire zrst1_22;
-  wire [5:0] zcnt1_23;
-  wire zrst1_23;
-  wire [5:0] zcnt1_24;
-  wire zrst1_24;
-  wire [5:0] zcnt1_25;
-  wire zrst1_25;
-  wire [5:0] zcnt1_26;
-  wire zrst1_26;
-  wire [5:0] zcnt1_27;
-  wire zrst1_27;
-  wire [5:0] zcnt1_28;
-  wire zrst1_28;
-  wire [5:0] zcnt1_29;
-  wire zrst1_29;
-  wire [5:0] zcnt1_30;
-  wire zrst1_30;
-  wire [5:0] zcnt1_31;
-  wire zrst1_31;
-  wire [5:0] zcnt1_32;
-  wire zrst1_32;
-  wire [5:0] zcnt2_2;
-  wire zrst2_2;
-  wire [5:0] zcnt2_3;
-  wire zrst2_3;
-  wire [5:0] zcnt2_4;
-  wire zrst2_4;
-  wire [5:0] zcnt2_5;
-  wire zrst2_5;
-  wire [5:0] zcnt2_6;
-  wire zrst2_6;
-  wire [5:0] zcnt2_7;
-  wire zrst2_7;
-  wire [5:0] zcnt2_8;
-  wire zrst2_8;
-  wire [5:0] zcnt2_9;
-  wire zrst2_9;
-  wire [5:0] zcnt2_10;
-  wire zrst2_10;
-  wire [5:0] zcnt2_11;
-  wire zrst2_11;
-  wire [5:0] zcnt2_12;
-  wire zrst2_12;
-  wire [5:0] zcnt2_13;
-  wire zrst2_13;
-  wire [5:0] zcnt2_14;
-  wire zrst2_14;
-  wire [5:0] zcnt2_15;
-  wire zrst2_15;
-  wire [5:0] zcnt2_16;
-  wire zrst2_16;
-  wire [5:0] zcnt2_17;
-  wire zrst2_17;
-  wire [5:0] zcnt2_18;
-  wire zrst2_18;
-  wire [5:0] zcnt2_19;
-  wire zrst2_19;
-  wire [5:0] zcnt2_20;
-  wire zrst2_20;
-  wire [5:0] zcnt2_21;
-  wire zrst2_21;
-  wire [5:0] zcnt2_22;
-  wire zrst2_22;
-  wire [5:0] zcnt2_23;
-  wire zrst2_23;
-  wire [5:0] zcnt2_24;
-  wire zrst2_24;
-  wire [5:0] zcnt2_25;
-  wire zrst2_25;
-  wire [5:0] zcnt2_26;
-  wire zrst2_26;
-  wire [5:0] zcnt2_27;
-  wire zrst2_27;
-  wire [5:0] zcnt2_28;
-  wire zrst2_28;
-  wire [5:0] zcnt2_29;
-  wire zrst2_29;
-  wire [5:0] zcnt2_30;
-  wire zrst2_30;
-  wire [5:0] zcnt2_31;
-  wire zrst2_31;
-  wire [5:0] zcnt2_32;
-  wire zrst2_32;
-  wire [5:0] zcnt3_4;
-  wire zrst3_4;
-  wire [5:0] zcnt3_5;
-  wire zrst3_5;
-  wire [5:0] zcnt3_6;
-  wire zrst3_6;
-  wire [5:0] zcnt3_7;
-  wire zrst3_7;
-  wire [5:0] zcnt3_8;
-  wire zrst3_8;
-  wire [5:0] zcnt3_9;
-  wire zrst3_9;
-  wire [5:0] zcnt3_10;
-  wire zrst3_10;
-  wire [5:0] zcnt3_11;
-  wire zrst3_11;
-  wire [5:0] zcnt3_12;
-  wire zrst3_12;
-  wire [5:0] zcnt3_13;
-  wire zrst3_13;
-  wire [5:0] zcnt3_14;
-  wire zrst3_14;
-  wire [5:0] zcnt3_15;
-  wire zrst3_15;
-  wire [5:0] zcnt3_16;
-  wire zrst3_16;
-  wire [5:0] zcnt3_17;
-  wire zrst3_17;
-  wire [5:0] zcnt3_18;
-  wire zrst3_18;
-  wire [5:0] zcnt3_19;
-  wire zrst3_19;
-  wire [5:0] zcnt3_20;
-  wire zrst3_20;
-  wire [5:0] zcnt3_21;
-  wire zrst3_21;
-  wire [5:0] zcnt3_22;
-  wire zrst3_22;
-  wire [5:0] zcnt3_23;
-  wire zrst3_23;
-  wire [5:0] zcnt3_24;
-  wire zrst3_24;
-  wire [5:0] zcnt3_25;
-  wire zrst3_25;
-  wire [5:0] zcnt3_26;
-  wire zrst3_26;
-  wire [5:0] zcnt3_27;
-  wire zrst3_27;
-  wire [5:0] zcnt3_28;
-  wire zrst3_28;
-  wire [5:0] zcnt3_29;
-  wire zrst3_29;
-  wire [5:0] zcnt3_30;
-  wire zrst3_30;
-  wire [5:0] zcnt3_31;
-  wire zrst3_31;
-  wire [5:0] zcnt3_32;
-  wire zrst3_32;
-  wire [5:0] zcnt4_8;
-  wire zrst4_8;
-  wire [5:0] zcnt4_9;
-  wire zrst4_9;
-  wire [5:0] zcnt4_10;
-  wire zrst4_10;
-  wire [5:0] zcnt4_11;
-  wire zrst4_11;
-  wire [5:0] zcnt4_12;
-  wire zrst4_12;
-  wire [5:0] zcnt4_13;
-  wire zrst4_13;
-  wire [5:0] zcnt4_14;
-  wire zrst4_14;
-  wire [5:0] zcnt4_15;
-  wire zrst4_15;
-  wire [5:0] zcnt4_16;
-  wire zrst4_16;
-  wire [5:0] zcnt4_17;
-  wire zrst4_17;
-  wire [5:0] zcnt4_18;
-  wire zrst4_18;
-  wire [5:0] zcnt4_19;
-  wire zrst4_19;
-  wire [5:0] zcnt4_20;
-  wire zrst4_20;
-  wire [5:0] zcnt4_21;
-  wire zrst4_21;
-  wire [5:0] zcnt4_22;
-  wire zrst4_22;
-  wire [5:0] zcnt4_23;
-  wire zrst4_23;
-  wire [5:0] zcnt4_24;
-  wire zrst4_24;
-  wire [5:0] zcnt4_25;
-  wire zrst4_25;
-  wire [5:0] zcnt4_26;
-  wire zrst4_26;
-  wire [5:0] zcnt4_27;
-  wire zrst4_27;
-  wire [5:0] zcnt4_28;
-  wire zrst4_28;
-  wire [5:0] zcnt4_29;
-  wire zrst4_29;
-  wire [5:0] zcnt4_30;
-  wire zrst4_30;
-  wire [5:0] zcnt4_31;
-  wire zrst4_31;
-  wire [5:0] zcnt4_32;
-  wire zrst4_32;
-  wire [5:0] zcnt5_16;
-  wire zrst5_16;
-  wire [5:0] zcnt5_17;
-  wire zrst5_17;
-  wire [5:0] zcnt5_18;
-  wire zrst5_18;
-  wire [5:0] zcnt5_19;
-  wire zrst5_19;
-  wire [5:0] zcnt5_20;
-  wire zrst5_20;
-  wire [5:0] zcnt5_21;
-  wire zrst5_21;
-  wire [5:0] zcnt5_22;
-  wire zrst5_22;
-  wire [5:0] zcnt5_23;
-  wire zrst5_23;
-  wire [5:0] zcnt5_24;
-  wire zrst5_24;
-  wire [5:0] zcnt5_25;
-  wire zrst5_25;
-  wire [5:0] zcnt5_26;
-  wire zrst5_26;
-  wire [5:0] zcnt5_27;
-  wire zrst5_27;
-  wire [5:0] zcnt5_28;
-  wire zrst5_28;
-  wire [5:0] zcnt5_29;
-  wire zrst5_29;
-  wire [5:0] zcnt5_30;
-  wire zrst5_30;
-  wire [5:0] zcnt5_31;
-  wire zrst5_31;
-  wire [5:0] zcnt5_32;
-  wire zrst5_32;
-  wire [5:0] zcnt6_32;
-  wire zrst6_32;
+  wire [32:0] plane_zero;
+  wire [154:0] u_zrun_runf_o;
   wire [32:0] tok_base;
   wire [5:0] len_base;
-  wire zlong32;
-  wire [4:0] zrunf32;
-  wire [31:0] tok32;
-  wire [5:0] len32;
-  wire zlong31;
-  wire [4:0] zrunf31;
-  wire [31:0] tok31;
-  wire [5:0] len31;
-  wire zlong30;
-  wire [4:0] zrunf30;
-  wire [31:0] tok30;
-  wire [5:0] len30;
-  wire zlong29;
-  wire [4:0] zrunf29;
-  wire [31:0] tok29;
-  wire [5:0] len29;
-  wire zlong28;
-  wire [4:0] zrunf28;
-  wire [31:0] tok28;
-  wire [5:0] len28;
-  wire zlong27;
-  wire [4:0] zrunf27;
-  wire [31:0] tok27;
-  wire [5:0] len27;
-  wire zlong26;
-  wire [4:0] zrunf26;
-  wire [31:0] tok26;
-  wire [5:0] len26;
-  wire zlong25;
-  wire [4:0] zrunf25;
-  wire [31:0] tok25;
-  wire [5:0] len25;
-  wire zlong24;
-  wire [4:0] zrunf24;
-  wire [31:0] tok24;
-  wire [5:0] len24;
-  wire zlong23;
-  wire [4:0] zrunf23;
-  wire [31:0] tok23;
-  wire [5:0] len23;
-  wire zlong22;
-  wire [4:0] zrunf22;
-  wire [31:0] tok22;
-  wire [5:0] len22;
-  wire zlong21;
-  wire [4:0] zrunf21;
-  wire [31:0] tok21;
-  wire [5:0] len21;
-  wire zlong20;
-  wire [4:0] zrunf20;
-  wire [31:0] tok20;
-  wire [5:0] len20;
-  wire zlong19;
-  wire [4:0] zrunf19;
-  wire [31:0] tok19;
-  wire [5:0] len19;
-  wire zlong18;
-  wire [4:0] zrunf18;
-  wire [31:0] tok18;
-  wire [5:0] len18;
-  wire zlong17;
-  wire [4:0] zrunf17;
-  wire [31:0] tok17;
-  wire [5:0] len17;
-  wire zlong16;
-  wire [4:0] zrunf16;
-  wire [31:0] tok16;
-  wire [5:0] len16;
-  wire zlong15;
-  wire [4:0] zrunf15;
-  wire [31:0] tok15;
-  wire [5:0] len15;
-  wire zlong14;
-  wire [4:0] zrunf14;
-  wire [31:0] tok14;
-  wire [5:0] len14;
-  wire zlong13;
-  wire [4:0] zrunf13;
-  wire [31:0] tok13;
-  wire [5:0] len13;
-  wire zlong12;
-  wire [4:0] zrunf12;
-  wire [31:0] tok12;
-  wire [5:0] len12;
-  wire zlong11;
-  wire [4:0] zrunf11;
-  wire [31:0] tok11;
-  wire [5:0] len11;
-  wire zlong10;
-  wire [4:0] zrunf10;
-  wire [31:0] tok10;
-  wire [5:0] len10;
-  wire zlong9;
-  wire [4:0] zrunf9;
-  wire [31:0] tok9;
-  wire [5:0] len9;
-  wire zlong8;
-  wire [4:0] zrunf8;
-  wire [31:0] tok8;
-  wire [5:0] len8;
-  wire zlong7;
-  wire [4:0] zrunf7;
-  wire [31:0] tok7;
-  wire [5:0] len7;
-  wire zlong6;
-  wire [4:0] zrunf6;
-  wire [31:0] tok6;
-  wire [5:0] len6;
-  wire zlong5;
-  wire [4:0] zrunf5;
-  wire [31:0] tok5;
-  wire [5:0] len5;
-  wire zlong4;
-  wire [4:0] zrunf4;
-  wire [31:0] tok4;
-  wire [5:0] len4;
-  wire zlong3;
-  wire [4:0] zrunf3;
-  wire [31:0] tok3;
-  wire [5:0] len3;
-  wire zlong2;
-  wire [4:0] zrunf2;
-  wire [31:0] tok2;
-  wire [5:0] len2;
-  wire zlong1;
-  wire [4:0] zrunf1;
-  wire [31:0] tok1;
-  wire [5:0] len1;
-  wire zlong0;
-  wire [4:0] zrunf0;
-  wire [31:0] tok0;
-  wire [5:0] len0;
-  wire [7:0] t1_off;
-  wire [7:0] t2_off;
-  wire [7:0] t3_off_csa_l0_0s;
-  wire [7:0] t3_off_csa_l0_0m;
-  wire [7:0] t3_off;
-  wire [7:0] t5_off;
-  wire [7:0] t6_off;
-  wire [7:0] t7_off_csa_l0_0s;
-  wire [7:0] t7_off_csa_l0_0m;
-  wire [7:0] t7_off;
-  wire [7:0] t9_off;
-  wire [7:0] t10_off;
-  wire [7:0] t11_off_csa_l0_0s;
-  wire [7:0] t11_off_csa_l0_0m;
-  wire [7:0] t11_off;
-  wire [7:0] t13_off;
-  wire [7:0] t14_off;
-  wire [7:0] t15_off_csa_l0_0s;
-  wire [7:0] t15_off_csa_l0_0m;
-  wire [7:0] t15_off;
-  wire [7:0] t17_off;
-  wire [7:0] t18_off;
-  wire [7:0] t19_off_csa_l0_0s;
-  wire [7:0] t19_off_csa_l0_0m;
-  wire [7:0] t19_off;
-  wire [7:0] t21_off;
-  wire [7:0] t22_off;
-  wire [7:0] t23_off_csa_l0_0s;
-  wire [7:0] t23_off_csa_l0_0m;
-  wire [7:0] t23_off;
-  wire [7:0] t25_off;
-  wire [7:0] t26_off;
-  wire [7:0] t27_off_csa_l0_0s;
-  wire [7:0] t27_off_csa_l0_0m;
-  wire [7:0] t27_off;
-  wire [7:0] t29_off;
-  wire [7:0] t30_off;
-  wire [7:0] t31_off_csa_l0_0s;
-  wire [7:0] t31_off_csa_l0_0m;
-  wire [7:0] t31_off;
-  wire [7:0] t33_off;
-  wire [7:0] t_gsum0_csa_l0_0s;
-  wire [7:0] t_gsum0_csa_l0_0m;
-  wire [7:0] t_gsum0_csa_l1_0s;
-  wire [7:0] t_gsum0_csa_l1_0m;
-  wire [7:0] t_gsum0;
-  wire [7:0] t_gsum1_csa_l0_0s;
-  wire [7:0] t_gsum1_csa_l0_0m;
-  wire [7:0] t_gsum1_csa_l1_0s;
-  wire [7:0] t_gsum1_csa_l1_0m;
-  wire [7:0] t_gsum1;
-  wire [7:0] t_gsum2_csa_l0_0s;
-  wire [7:0] t_gsum2_csa_l0_0m;
-  wire [7:0] t_gsum2_csa_l1_0s;
-  wire [7:0] t_gsum2_csa_l1_0m;
-  wire [7:0] t_gsum2;
-  wire [7:0] t_gsum3_csa_l0_0s;
-  wire [7:0] t_gsum3_csa_l0_0m;
-  wire [7:0] t_gsum3_csa_l1_0s;
-  wire [7:0] t_gsum3_csa_l1_0m;
-  wire [7:0] t_gsum3;
-  wire [7:0] t_gsum4_csa_l0_0s;
-  wire [7:0] t_gsum4_csa_l0_0m;
-  wire [7:0] t_gsum4_csa_l1_0s;
-  wire [7:0] t_gsum4_csa_l1_0m;
-  wire [7:0] t_gsum4;
-  wire [7:0] t_gsum5_csa_l0_0s;
-  wire [7:0] t_gsum5_csa_l0_0m;
-  wire [7:0] t_gsum5_csa_l1_0s;
-  wire [7:0] t_gsum5_csa_l1_0m;
-  wire [7:0] t_gsum5;
-  wire [7:0] t_gsum6_csa_l0_0s;
-  wire [7:0] t_gsum6_csa_l0_0m;
-  wire [7:0] t_gsum6_csa_l1_0s;
-  wire [7:0] t_gsum6_csa_l1_0m;
-  wire [7:0] t_gsum6;
-  wire [7:0] t_gsum7_csa_l0_0s;
-  wire [7:0] t_gsum7_csa_l0_0m;
-  wire [7:0] t_gsum7_csa_l1_0s;
-  wire [7:0] t_gsum7_csa_l1_0m;
-  wire [7:0] t_gsum7;
-  wire [7:0] t_gsum8;
+  wire [31:0] u_tok32_tok_o;
+  wire [5:0] u_tok32_len_o;
+  wire [31:0] u_tok31_tok_o;
+  wire [5:0] u_tok31_len_o;
+  wire [31:0] u_tok30_tok_o;
+  wire [5:0] u_tok30_len_o;
+  wire [31:0] u_tok29_tok_o;
+  wire [5:0] u_tok29_len_o;
+  wire [31:0] u_tok28_tok_o;
+  wire [5:0] u_tok28_len_o;
+  wire [31:0] u_tok27_tok_o;
+  wire [5:0] u_tok27_len_o;
+  wire [31:0] u_tok26_tok_o;
+  wire [5:0] u_tok26_len_o;
+  wire [31:0] u_tok25_tok_o;
+  wire [5:0] u_tok25_len_o;
+  wire [31:0] u_tok24_tok_o;
+  wire [5:0] u_tok24_len_o;
+  wire [31:0] u_tok23_tok_o;
+  wire [5:0] u_tok23_len_o;
+  wire [31:0] u_tok22_tok_o;
+  wire [5:0] u_tok22_len_o;
+  wire [31:0] u_tok21_tok_o;
+  wire [5:0] u_tok21_len_o;
+  wire [31:0] u_tok20_tok_o;
+  wire [5:0] u_tok20_len_o;
+  wire [31:0] u_tok19_tok_o;
+  wire [5:0] u_tok19_len_o;
+  wire [31:0] u_tok18_tok_o;
+  wire [5:0] u_tok18_len_o;
+  wire [31:0] u_tok17_tok_o;
+  wire [5:0] u_tok17_len_o;
+  wire [31:0] u_tok16_tok_o;
+  wire [5:0] u_tok16_len_o;
+  wire [31:0] u_tok15_tok_o;
+  wire [5:0] u_tok15_len_o;
+  wire [31:0] u_tok14_tok_o;
+  wire [5:0] u_tok14_len_o;
+  wire [31:0] u_tok13_tok_o;
+  wire [5:0] u_tok13_len_o;
+  wire [31:0] u_tok12_tok_o;
+  wire [5:0] u_tok12_len_o;
+  wire [31:0] u_tok11_tok_o;
+  wire [5:0] u_tok11_len_o;
+  wire [31:0] u_tok10_tok_o;
+  wire [5:0] u_tok10_len_o;
+  wire [31:0] u_tok9_tok_o;
+  wire [5:0] u_tok9_len_o;
+  wire [31:0] u_tok8_tok_o;
+  wire [5:0] u_tok8_len_o;
+  wire [31:0] u_tok7_tok_o;
+  wire [5:0] u_tok7_len_o;
+  wire [31:0] u_tok6_tok_o;
+  wire [5:0] u_tok6_len_o;
+  wire [31:0] u_tok5_tok_o;
+  wire [5:0] u_tok5_len_o;
+  wire [31:0] u_tok4_tok_o;
+  wire [5:0] u_tok4_len_o;
+  wire [31:0] u_tok3_tok_o;
+  wire [5:0] u_tok3_len_o;
+  wire [31:0] u_tok2_tok_o;
+  wire [5:0] u_tok2_len_o;
+  wire [31:0] u_tok1_tok_o;
+  wire [5:0] u_tok1_len_o;
+  wire [31:0] u_tok0_tok_o;
+  wire [5:0] u_tok0_len_o;
+  wire [7:0] u_t_sums0_off1_o;
+  wire [7:0] u_t_sums0_off2_o;
+  wire [7:0] u_t_sums0_off3_o;
+  wire [7:0] u_t_sums0_sum_o;
+  wire [7:0] u_t_sums1_off1_o;
+  wire [7:0] u_t_sums1_off2_o;
+  wire [7:0] u_t_sums1_off3_o;
+  wire [7:0] u_t_sums1_sum_o;
+  wire [7:0] u_t_sums2_off1_o;
+  wire [7:0] u_t_sums2_off2_o;
+  wire [7:0] u_t_sums2_off3_o;
+  wire [7:0] u_t_sums2_sum_o;
+  wire [7:0] u_t_sums3_off1_o;
+  wire [7:0] u_t_sums3_off2_o;
+  wire [7:0] u_t_sums3_off3_o;
+  wire [7:0] u_t_sums3_sum_o;
+  wire [7:0] u_t_sums4_off1_o;
+  wire [7:0] u_t_sums4_off2_o;
+  wire [7:0] u_t_sums4_off3_o;
+  wire [7:0] u_t_sums4_sum_o;
+  wire [7:0] u_t_sums5_off1_o;
+  wire [7:0] u_t_sums5_off2_o;
+  wire [7:0] u_t_sums5_off3_o;
+  wire [7:0] u_t_sums5_sum_o;
+  wire [7:0] u_t_sums6_off1_o;
+  wire [7:0] u_t_sums6_off2_o;
+  wire [7:0] u_t_sums6_off3_o;
+  wire [7:0] u_t_sums6_sum_o;
+  wire [7:0] u_t_sums7_off1_o;
+  wire [7:0] u_t_sums7_off2_o;
+  wire [7:0] u_t_sums7_off3_o;
+  wire [7:0] u_t_sums7_sum_o;
+  wire [7:0] u_t_sums8_off1_o;
+  wire [7:0] u_t_sums8_sum_o;
   wire all_zero;
   reg  tokens_valid_q;
   reg  [32:0] t0_bits_q;
@@ -7495,288 +1353,26 @@ module bpc_comp_s32 (
   wire zero3_d;
   reg  [1023:0] blk3_q;
   wire [1023:0] blk3_d;
-  assign zcnt1_1 = (~cls_q[5] ? {5'd0, cls_q[5]} : {4'd0, cls_q[0], ~cls_q[0]});
-  assign zrst1_1 = (~cls_q[5] | ~cls_q[0]);
-  assign zcnt1_2 = (~cls_q[10] ? {5'd0, cls_q[10]} : {4'd0, cls_q[5], ~cls_q[5]});
-  assign zrst1_2 = (~cls_q[10] | ~cls_q[5]);
-  assign zcnt1_3 = (~cls_q[15] ? {5'd0, cls_q[15]} : {4'd0, cls_q[10], ~cls_q[10]});
-  assign zrst1_3 = (~cls_q[15] | ~cls_q[10]);
-  assign zcnt1_4 = (~cls_q[20] ? {5'd0, cls_q[20]} : {4'd0, cls_q[15], ~cls_q[15]});
-  assign zrst1_4 = (~cls_q[20] | ~cls_q[15]);
-  assign zcnt1_5 = (~cls_q[25] ? {5'd0, cls_q[25]} : {4'd0, cls_q[20], ~cls_q[20]});
-  assign zrst1_5 = (~cls_q[25] | ~cls_q[20]);
-  assign zcnt1_6 = (~cls_q[30] ? {5'd0, cls_q[30]} : {4'd0, cls_q[25], ~cls_q[25]});
-  assign zrst1_6 = (~cls_q[30] | ~cls_q[25]);
-  assign zcnt1_7 = (~cls_q[35] ? {5'd0, cls_q[35]} : {4'd0, cls_q[30], ~cls_q[30]});
-  assign zrst1_7 = (~cls_q[35] | ~cls_q[30]);
-  assign zcnt1_8 = (~cls_q[40] ? {5'd0, cls_q[40]} : {4'd0, cls_q[35], ~cls_q[35]});
-  assign zrst1_8 = (~cls_q[40] | ~cls_q[35]);
-  assign zcnt1_9 = (~cls_q[45] ? {5'd0, cls_q[45]} : {4'd0, cls_q[40], ~cls_q[40]});
-  assign zrst1_9 = (~cls_q[45] | ~cls_q[40]);
-  assign zcnt1_10 = (~cls_q[50] ? {5'd0, cls_q[50]} : {4'd0, cls_q[45], ~cls_q[45]});
-  assign zrst1_10 = (~cls_q[50] | ~cls_q[45]);
-  assign zcnt1_11 = (~cls_q[55] ? {5'd0, cls_q[55]} : {4'd0, cls_q[50], ~cls_q[50]});
-  assign zrst1_11 = (~cls_q[55] | ~cls_q[50]);
-  assign zcnt1_12 = (~cls_q[60] ? {5'd0, cls_q[60]} : {4'd0, cls_q[55], ~cls_q[55]});
-  assign zrst1_12 = (~cls_q[60] | ~cls_q[55]);
-  assign zcnt1_13 = (~cls_q[65] ? {5'd0, cls_q[65]} : {4'd0, cls_q[60], ~cls_q[60]});
-  assign zrst1_13 = (~cls_q[65] | ~cls_q[60]);
-  assign zcnt1_14 = (~cls_q[70] ? {5'd0, cls_q[70]} : {4'd0, cls_q[65], ~cls_q[65]});
-  assign zrst1_14 = (~cls_q[70] | ~cls_q[65]);
-  assign zcnt1_15 = (~cls_q[75] ? {5'd0, cls_q[75]} : {4'd0, cls_q[70], ~cls_q[70]});
-  assign zrst1_15 = (~cls_q[75] | ~cls_q[70]);
-  assign zcnt1_16 = (~cls_q[80] ? {5'd0, cls_q[80]} : {4'd0, cls_q[75], ~cls_q[75]});
-  assign zrst1_16 = (~cls_q[80] | ~cls_q[75]);
-  assign zcnt1_17 = (~cls_q[85] ? {5'd0, cls_q[85]} : {4'd0, cls_q[80], ~cls_q[80]});
-  assign zrst1_17 = (~cls_q[85] | ~cls_q[80]);
-  assign zcnt1_18 = (~cls_q[90] ? {5'd0, cls_q[90]} : {4'd0, cls_q[85], ~cls_q[85]});
-  assign zrst1_18 = (~cls_q[90] | ~cls_q[85]);
-  assign zcnt1_19 = (~cls_q[95] ? {5'd0, cls_q[95]} : {4'd0, cls_q[90], ~cls_q[90]});
-  assign zrst1_19 = (~cls_q[95] | ~cls_q[90]);
-  assign zcnt1_20 = (~cls_q[100] ? {5'd0, cls_q[100]} : {4'd0, cls_q[95], ~cls_q[95]});
-  assign zrst1_20 = (~cls_q[100] | ~cls_q[95]);
-  assign zcnt1_21 = (~cls_q[105] ? {5'd0, cls_q[105]} : {4'd0, cls_q[100], ~cls_q[100]});
-  assign zrst1_21 = (~cls_q[105] | ~cls_q[100]);
-  assign zcnt1_22 = (~cls_q[110] ? {5'd0, cls_q[110]} : {4'd0, cls_q[105], ~cls_q[105]});
-  assign zrst1_22 = (~cls_q[110] | ~cls_q[105]);
-  assign zcnt1_23 = (~cls_q[115] ? {5'd0, cls_q[115]} : {4'd0, cls_q[110], ~cls_q[110]});
-  assign zrst1_23 = (~cls_q[115] | ~cls_q[110]);
-  assign zcnt1_24 = (~cls_q[120] ? {5'd0, cls_q[120]} : {4'd0, cls_q[115], ~cls_q[115]});
-  assign zrst1_24 = (~cls_q[120] | ~cls_q[115]);
-  assign zcnt1_25 = (~cls_q[125] ? {5'd0, cls_q[125]} : {4'd0, cls_q[120], ~cls_q[120]});
-  assign zrst1_25 = (~cls_q[125] | ~cls_q[120]);
-  assign zcnt1_26 = (~cls_q[130] ? {5'd0, cls_q[130]} : {4'd0, cls_q[125], ~cls_q[125]});
-  assign zrst1_26 = (~cls_q[130] | ~cls_q[125]);
-  assign zcnt1_27 = (~cls_q[135] ? {5'd0, cls_q[135]} : {4'd0, cls_q[130], ~cls_q[130]});
-  assign zrst1_27 = (~cls_q[135] | ~cls_q[130]);
-  assign zcnt1_28 = (~cls_q[140] ? {5'd0, cls_q[140]} : {4'd0, cls_q[135], ~cls_q[135]});
-  assign zrst1_28 = (~cls_q[140] | ~cls_q[135]);
-  assign zcnt1_29 = (~cls_q[145] ? {5'd0, cls_q[145]} : {4'd0, cls_q[140], ~cls_q[140]});
-  assign zrst1_29 = (~cls_q[145] | ~cls_q[140]);
-  assign zcnt1_30 = (~cls_q[150] ? {5'd0, cls_q[150]} : {4'd0, cls_q[145], ~cls_q[145]});
-  assign zrst1_30 = (~cls_q[150] | ~cls_q[145]);
-  assign zcnt1_31 = (~cls_q[155] ? {5'd0, cls_q[155]} : {4'd0, cls_q[150], ~cls_q[150]});
-  assign zrst1_31 = (~cls_q[155] | ~cls_q[150]);
-  assign zcnt1_32 = (~cls_q[160] ? {5'd0, cls_q[160]} : {4'd0, cls_q[155], ~cls_q[155]});
-  assign zrst1_32 = (~cls_q[160] | ~cls_q[155]);
-  assign zcnt2_2 = (zrst1_2 ? zcnt1_2 : {4'd0, 1'd1, cls_q[0]});
-  assign zrst2_2 = (zrst1_2 | ~cls_q[0]);
-  assign zcnt2_3 = (zrst1_3 ? zcnt1_3 : {3'd0, zcnt1_1[1], ~zcnt1_1[1], zcnt1_1[0]});
-  assign zrst2_3 = (zrst1_3 | zrst1_1);
-  assign zcnt2_4 = (zrst1_4 ? zcnt1_4 : {3'd0, zcnt1_2[1], ~zcnt1_2[1], zcnt1_2[0]});
-  assign zrst2_4 = (zrst1_4 | zrst1_2);
-  assign zcnt2_5 = (zrst1_5 ? zcnt1_5 : {3'd0, zcnt1_3[1], ~zcnt1_3[1], zcnt1_3[0]});
-  assign zrst2_5 = (zrst1_5 | zrst1_3);
-  assign zcnt2_6 = (zrst1_6 ? zcnt1_6 : {3'd0, zcnt1_4[1], ~zcnt1_4[1], zcnt1_4[0]});
-  assign zrst2_6 = (zrst1_6 | zrst1_4);
-  assign zcnt2_7 = (zrst1_7 ? zcnt1_7 : {3'd0, zcnt1_5[1], ~zcnt1_5[1], zcnt1_5[0]});
-  assign zrst2_7 = (zrst1_7 | zrst1_5);
-  assign zcnt2_8 = (zrst1_8 ? zcnt1_8 : {3'd0, zcnt1_6[1], ~zcnt1_6[1], zcnt1_6[0]});
-  assign zrst2_8 = (zrst1_8 | zrst1_6);
-  assign zcnt2_9 = (zrst1_9 ? zcnt1_9 : {3'd0, zcnt1_7[1], ~zcnt1_7[1], zcnt1_7[0]});
-  assign zrst2_9 = (zrst1_9 | zrst1_7);
-  assign zcnt2_10 = (zrst1_10 ? zcnt1_10 : {3'd0, zcnt1_8[1], ~zcnt1_8[1], zcnt1_8[0]});
-  assign zrst2_10 = (zrst1_10 | zrst1_8);
-  assign zcnt2_11 = (zrst1_11 ? zcnt1_11 : {3'd0, zcnt1_9[1], ~zcnt1_9[1], zcnt1_9[0]});
-  assign zrst2_11 = (zrst1_11 | zrst1_9);
-  assign zcnt2_12 = (zrst1_12 ? zcnt1_12 : {3'd0, zcnt1_10[1], ~zcnt1_10[1], zcnt1_10[0]});
-  assign zrst2_12 = (zrst1_12 | zrst1_10);
-  assign zcnt2_13 = (zrst1_13 ? zcnt1_13 : {3'd0, zcnt1_11[1], ~zcnt1_11[1], zcnt1_11[0]});
-  assign zrst2_13 = (zrst1_13 | zrst1_11);
-  assign zcnt2_14 = (zrst1_14 ? zcnt1_14 : {3'd0, zcnt1_12[1], ~zcnt1_12[1], zcnt1_12[0]});
-  assign zrst2_14 = (zrst1_14 | zrst1_12);
-  assign zcnt2_15 = (zrst1_15 ? zcnt1_15 : {3'd0, zcnt1_13[1], ~zcnt1_13[1], zcnt1_13[0]});
-  assign zrst2_15 = (zrst1_15 | zrst1_13);
-  assign zcnt2_16 = (zrst1_16 ? zcnt1_16 : {3'd0, zcnt1_14[1], ~zcnt1_14[1], zcnt1_14[0]});
-  assign zrst2_16 = (zrst1_16 | zrst1_14);
-  assign zcnt2_17 = (zrst1_17 ? zcnt1_17 : {3'd0, zcnt1_15[1], ~zcnt1_15[1], zcnt1_15[0]});
-  assign zrst2_17 = (zrst1_17 | zrst1_15);
-  assign zcnt2_18 = (zrst1_18 ? zcnt1_18 : {3'd0, zcnt1_16[1], ~zcnt1_16[1], zcnt1_16[0]});
-  assign zrst2_18 = (zrst1_18 | zrst1_16);
-  assign zcnt2_19 = (zrst1_19 ? zcnt1_19 : {3'd0, zcnt1_17[1], ~zcnt1_17[1], zcnt1_17[0]});
-  assign zrst2_19 = (zrst1_19 | zrst1_17);
-  assign zcnt2_20 = (zrst1_20 ? zcnt1_20 : {3'd0, zcnt1_18[1], ~zcnt1_18[1], zcnt1_18[0]});
-  assign zrst2_20 = (zrst1_20 | zrst1_18);
-  assign zcnt2_21 = (zrst1_21 ? zcnt1_21 : {3'd0, zcnt1_19[1], ~zcnt1_19[1], zcnt1_19[0]});
-  assign zrst2_21 = (zrst1_21 | zrst1_19);
-  assign zcnt2_22 = (zrst1_22 ? zcnt1_22 : {3'd0, zcnt1_20[1], ~zcnt1_20[1], zcnt1_20[0]});
-  assign zrst2_22 = (zrst1_22 | zrst1_20);
-  assign zcnt2_23 = (zrst1_23 ? zcnt1_23 : {3'd0, zcnt1_21[1], ~zcnt1_21[1], zcnt1_21[0]});
-  assign zrst2_23 = (zrst1_23 | zrst1_21);
-  assign zcnt2_24 = (zrst1_24 ? zcnt1_24 : {3'd0, zcnt1_22[1], ~zcnt1_22[1], zcnt1_22[0]});
-  assign zrst2_24 = (zrst1_24 | zrst1_22);
-  assign zcnt2_25 = (zrst1_25 ? zcnt1_25 : {3'd0, zcnt1_23[1], ~zcnt1_23[1], zcnt1_23[0]});
-  assign zrst2_25 = (zrst1_25 | zrst1_23);
-  assign zcnt2_26 = (zrst1_26 ? zcnt1_26 : {3'd0, zcnt1_24[1], ~zcnt1_24[1], zcnt1_24[0]});
-  assign zrst2_26 = (zrst1_26 | zrst1_24);
-  assign zcnt2_27 = (zrst1_27 ? zcnt1_27 : {3'd0, zcnt1_25[1], ~zcnt1_25[1], zcnt1_25[0]});
-  assign zrst2_27 = (zrst1_27 | zrst1_25);
-  assign zcnt2_28 = (zrst1_28 ? zcnt1_28 : {3'd0, zcnt1_26[1], ~zcnt1_26[1], zcnt1_26[0]});
-  assign zrst2_28 = (zrst1_28 | zrst1_26);
-  assign zcnt2_29 = (zrst1_29 ? zcnt1_29 : {3'd0, zcnt1_27[1], ~zcnt1_27[1], zcnt1_27[0]});
-  assign zrst2_29 = (zrst1_29 | zrst1_27);
-  assign zcnt2_30 = (zrst1_30 ? zcnt1_30 : {3'd0, zcnt1_28[1], ~zcnt1_28[1], zcnt1_28[0]});
-  assign zrst2_30 = (zrst1_30 | zrst1_28);
-  assign zcnt2_31 = (zrst1_31 ? zcnt1_31 : {3'd0, zcnt1_29[1], ~zcnt1_29[1], zcnt1_29[0]});
-  assign zrst2_31 = (zrst1_31 | zrst1_29);
-  assign zcnt2_32 = (zrst1_32 ? zcnt1_32 : {3'd0, zcnt1_30[1], ~zcnt1_30[1], zcnt1_30[0]});
-  assign zrst2_32 = (zrst1_32 | zrst1_30);
-  assign zcnt3_4 = (zrst2_4 ? zcnt2_4 : {3'd0, 2'd2, cls_q[0]});
-  assign zrst3_4 = (zrst2_4 | ~cls_q[0]);
-  assign zcnt3_5 = (zrst2_5 ? zcnt2_5 : {2'd0, zcnt1_1[2], ~zcnt1_1[2], zcnt1_1[1:0]});
-  assign zrst3_5 = (zrst2_5 | zrst1_1);
-  assign zcnt3_6 = (zrst2_6 ? zcnt2_6 : {2'd0, zcnt2_2[2], ~zcnt2_2[2], zcnt2_2[1:0]});
-  assign zrst3_6 = (zrst2_6 | zrst2_2);
-  assign zcnt3_7 = (zrst2_7 ? zcnt2_7 : {2'd0, zcnt2_3[2], ~zcnt2_3[2], zcnt2_3[1:0]});
-  assign zrst3_7 = (zrst2_7 | zrst2_3);
-  assign zcnt3_8 = (zrst2_8 ? zcnt2_8 : {2'd0, zcnt2_4[2], ~zcnt2_4[2], zcnt2_4[1:0]});
-  assign zrst3_8 = (zrst2_8 | zrst2_4);
-  assign zcnt3_9 = (zrst2_9 ? zcnt2_9 : {2'd0, zcnt2_5[2], ~zcnt2_5[2], zcnt2_5[1:0]});
-  assign zrst3_9 = (zrst2_9 | zrst2_5);
-  assign zcnt3_10 = (zrst2_10 ? zcnt2_10 : {2'd0, zcnt2_6[2], ~zcnt2_6[2], zcnt2_6[1:0]});
-  assign zrst3_10 = (zrst2_10 | zrst2_6);
-  assign zcnt3_11 = (zrst2_11 ? zcnt2_11 : {2'd0, zcnt2_7[2], ~zcnt2_7[2], zcnt2_7[1:0]});
-  assign zrst3_11 = (zrst2_11 | zrst2_7);
-  assign zcnt3_12 = (zrst2_12 ? zcnt2_12 : {2'd0, zcnt2_8[2], ~zcnt2_8[2], zcnt2_8[1:0]});
-  assign zrst3_12 = (zrst2_12 | zrst2_8);
-  assign zcnt3_13 = (zrst2_13 ? zcnt2_13 : {2'd0, zcnt2_9[2], ~zcnt2_9[2], zcnt2_9[1:0]});
-  assign zrst3_13 = (zrst2_13 | zrst2_9);
-  assign zcnt3_14 = (zrst2_14 ? zcnt2_14 : {2'd0, zcnt2_10[2], ~zcnt2_10[2], zcnt2_10[1:0]});
-  assign zrst3_14 = (zrst2_14 | zrst2_10);
-  assign zcnt3_15 = (zrst2_15 ? zcnt2_15 : {2'd0, zcnt2_11[2], ~zcnt2_11[2], zcnt2_11[1:0]});
-  assign zrst3_15 = (zrst2_15 | zrst2_11);
-  assign zcnt3_16 = (zrst2_16 ? zcnt2_16 : {2'd0, zcnt2_12[2], ~zcnt2_12[2], zcnt2_12[1:0]});
-  assign zrst3_16 = (zrst2_16 | zrst2_12);
-  assign zcnt3_17 = (zrst2_17 ? zcnt2_17 : {2'd0, zcnt2_13[2], ~zcnt2_13[2], zcnt2_13[1:0]});
-  assign zrst3_17 = (zrst2_17 | zrst2_13);
-  assign zcnt3_18 = (zrst2_18 ? zcnt2_18 : {2'd0, zcnt2_14[2], ~zcnt2_14[2], zcnt2_14[1:0]});
-  assign zrst3_18 = (zrst2_18 | zrst2_14);
-  assign zcnt3_19 = (zrst2_19 ? zcnt2_19 : {2'd0, zcnt2_15[2], ~zcnt2_15[2], zcnt2_15[1:0]});
-  assign zrst3_19 = (zrst2_19 | zrst2_15);
-  assign zcnt3_20 = (zrst2_20 ? zcnt2_20 : {2'd0, zcnt2_16[2], ~zcnt2_16[2], zcnt2_16[1:0]});
-  assign zrst3_20 = (zrst2_20 | zrst2_16);
-  assign zcnt3_21 = (zrst2_21 ? zcnt2_21 : {2'd0, zcnt2_17[2], ~zcnt2_17[2], zcnt2_17[1:0]});
-  assign zrst3_21 = (zrst2_21 | zrst2_17);
-  assign zcnt3_22 = (zrst2_22 ? zcnt2_22 : {2'd0, zcnt2_18[2], ~zcnt2_18[2], zcnt2_18[1:0]});
-  assign zrst3_22 = (zrst2_22 | zrst2_18);
-  assign zcnt3_23 = (zrst2_23 ? zcnt2_23 : {2'd0, zcnt2_19[2], ~zcnt2_19[2], zcnt2_19[1:0]});
-  assign zrst3_23 = (zrst2_23 | zrst2_19);
-  assign zcnt3_24 = (zrst2_24 ? zcnt2_24 : {2'd0, zcnt2_20[2], ~zcnt2_20[2], zcnt2_20[1:0]});
-  assign zrst3_24 = (zrst2_24 | zrst2_20);
-  assign zcnt3_25 = (zrst2_25 ? zcnt2_25 : {2'd0, zcnt2_21[2], ~zcnt2_21[2], zcnt2_21[1:0]});
-  assign zrst3_25 = (zrst2_25 | zrst2_21);
-  assign zcnt3_26 = (zrst2_26 ? zcnt2_26 : {2'd0, zcnt2_22[2], ~zcnt2_22[2], zcnt2_22[1:0]});
-  assign zrst3_26 = (zrst2_26 | zrst2_22);
-  assign zcnt3_27 = (zrst2_27 ? zcnt2_27 : {2'd0, zcnt2_23[2], ~zcnt2_23[2], zcnt2_23[1:0]});
-  assign zrst3_27 = (zrst2_27 | zrst2_23);
-  assign zcnt3_28 = (zrst2_28 ? zcnt2_28 : {2'd0, zcnt2_24[2], ~zcnt2_24[2], zcnt2_24[1:0]});
-  assign zrst3_28 = (zrst2_28 | zrst2_24);
-  assign zcnt3_29 = (zrst2_29 ? zcnt2_29 : {2'd0, zcnt2_25[2], ~zcnt2_25[2], zcnt2_25[1:0]});
-  assign zrst3_29 = (zrst2_29 | zrst2_25);
-  assign zcnt3_30 = (zrst2_30 ? zcnt2_30 : {2'd0, zcnt2_26[2], ~zcnt2_26[2], zcnt2_26[1:0]});
-  assign zrst3_30 = (zrst2_30 | zrst2_26);
-  assign zcnt3_31 = (zrst2_31 ? zcnt2_31 : {2'd0, zcnt2_27[2], ~zcnt2_27[2], zcnt2_27[1:0]});
-  assign zrst3_31 = (zrst2_31 | zrst2_27);
-  assign zcnt3_32 = (zrst2_32 ? zcnt2_32 : {2'd0, zcnt2_28[2], ~zcnt2_28[2], zcnt2_28[1:0]});
-  assign zrst3_32 = (zrst2_32 | zrst2_28);
-  assign zcnt4_8 = (zrst3_8 ? zcnt3_8 : {2'd0, 2'd2, 1'd0, cls_q[0]});
-  assign zrst4_8 = (zrst3_8 | ~cls_q[0]);
-  assign zcnt4_9 = (zrst3_9 ? zcnt3_9 : {1'd0, zcnt1_1[3], ~zcnt1_1[3], zcnt1_1[2:0]});
-  assign zrst4_9 = (zrst3_9 | zrst1_1);
-  assign zcnt4_10 = (zrst3_10 ? zcnt3_10 : {1'd0, zcnt2_2[3], ~zcnt2_2[3], zcnt2_2[2:0]});
-  assign zrst4_10 = (zrst3_10 | zrst2_2);
-  assign zcnt4_11 = (zrst3_11 ? zcnt3_11 : {1'd0, zcnt2_3[3], ~zcnt2_3[3], zcnt2_3[2:0]});
-  assign zrst4_11 = (zrst3_11 | zrst2_3);
-  assign zcnt4_12 = (zrst3_12 ? zcnt3_12 : {1'd0, zcnt3_4[3], ~zcnt3_4[3], zcnt3_4[2:0]});
-  assign zrst4_12 = (zrst3_12 | zrst3_4);
-  assign zcnt4_13 = (zrst3_13 ? zcnt3_13 : {1'd0, zcnt3_5[3], ~zcnt3_5[3], zcnt3_5[2:0]});
-  assign zrst4_13 = (zrst3_13 | zrst3_5);
-  assign zcnt4_14 = (zrst3_14 ? zcnt3_14 : {1'd0, zcnt3_6[3], ~zcnt3_6[3], zcnt3_6[2:0]});
-  assign zrst4_14 = (zrst3_14 | zrst3_6);
-  assign zcnt4_15 = (zrst3_15 ? zcnt3_15 : {1'd0, zcnt3_7[3], ~zcnt3_7[3], zcnt3_7[2:0]});
-  assign zrst4_15 = (zrst3_15 | zrst3_7);
-  assign zcnt4_16 = (zrst3_16 ? zcnt3_16 : {1'd0, zcnt3_8[3], ~zcnt3_8[3], zcnt3_8[2:0]});
-  assign zrst4_16 = (zrst3_16 | zrst3_8);
-  assign zcnt4_17 = (zrst3_17 ? zcnt3_17 : {1'd0, zcnt3_9[3], ~zcnt3_9[3], zcnt3_9[2:0]});
-  assign zrst4_17 = (zrst3_17 | zrst3_9);
-  assign zcnt4_18 = (zrst3_18 ? zcnt3_18 : {1'd0, zcnt3_10[3], ~zcnt3_10[3], zcnt3_10[2:0]});
-  assign zrst4_18 = (zrst3_18 | zrst3_10);
-  assign zcnt4_19 = (zrst3_19 ? zcnt3_19 : {1'd0, zcnt3_11[3], ~zcnt3_11[3], zcnt3_11[2:0]});
-  assign zrst4_19 = (zrst3_19 | zrst3_11);
-  assign zcnt4_20 = (zrst3_20 ? zcnt3_20 : {1'd0, zcnt3_12[3], ~zcnt3_12[3], zcnt3_12[2:0]});
-  assign zrst4_20 = (zrst3_20 | zrst3_12);
-  assign zcnt4_21 = (zrst3_21 ? zcnt3_21 : {1'd0, zcnt3_13[3], ~zcnt3_13[3], zcnt3_13[2:0]});
-  assign zrst4_21 = (zrst3_21 | zrst3_13);
-  assign zcnt4_22 = (zrst3_22 ? zcnt3_22 : {1'd0, zcnt3_14[3], ~zcnt3_14[3], zcnt3_14[2:0]});
-  assign zrst4_22 = (zrst3_22 | zrst3_14);
-  assign zcnt4_23 = (zrst3_23 ? zcnt3_23 : {1'd0, zcnt3_15[3], ~zcnt3_15[3], zcnt3_15[2:0]});
-  assign zrst4_23 = (zrst3_23 | zrst3_15);
-  assign zcnt4_24 = (zrst3_24 ? zcnt3_24 : {1'd0, zcnt3_16[3], ~zcnt3_16[3], zcnt3_16[2:0]});
-  assign zrst4_24 = (zrst3_24 | zrst3_16);
-  assign zcnt4_25 = (zrst3_25 ? zcnt3_25 : {1'd0, zcnt3_17[3], ~zcnt3_17[3], zcnt3_17[2:0]});
-  assign zrst4_25 = (zrst3_25 | zrst3_17);
-  assign zcnt4_26 = (zrst3_26 ? zcnt3_26 : {1'd0, zcnt3_18[3], ~zcnt3_18[3], zcnt3_18[2:0]});
-  assign zrst4_26 = (zrst3_26 | zrst3_18);
-  assign zcnt4_27 = (zrst3_27 ? zcnt3_27 : {1'd0, zcnt3_19[3], ~zcnt3_19[3], zcnt3_19[2:0]});
-  assign zrst4_27 = (zrst3_27 | zrst3_19);
-  assign zcnt4_28 = (zrst3_28 ? zcnt3_28 : {1'd0, zcnt3_20[3], ~zcnt3_20[3], zcnt3_20[2:0]});
-  assign zrst4_28 = (zrst3_28 | zrst3_20);
-  assign zcnt4_29 = (zrst3_29 ? zcnt3_29 : {1'd0, zcnt3_21[3], ~zcnt3_21[3], zcnt3_21[2:0]});
-  assign zrst4_29 = (zrst3_29 | zrst3_21);
-  assign zcnt4_30 = (zrst3_30 ? zcnt3_30 : {1'd0, zcnt3_22[3], ~zcnt3_22[3], zcnt3_22[2:0]});
-  assign zrst4_30 = (zrst3_30 | zrst3_22);
-  assign zcnt4_31 = (zrst3_31 ? zcnt3_31 : {1'd0, zcnt3_23[3], ~zcnt3_23[3], zcnt3_23[2:0]});
-  assign zrst4_31 = (zrst3_31 | zrst3_23);
-  assign zcnt4_32 = (zrst3_32 ? zcnt3_32 : {1'd0, zcnt3_24[3], ~zcnt3_24[3], zcnt3_24[2:0]});
-  assign zrst4_32 = (zrst3_32 | zrst3_24);
-  assign zcnt5_16 = (zrst4_16 ? zcnt4_16 : {2'd1, 3'd0, cls_q[0]});
-  assign zrst5_16 = (zrst4_16 | ~cls_q[0]);
-  assign zcnt5_17 = (zrst4_17 ? zcnt4_17 : {zcnt1_1[4], ~zcnt1_1[4], zcnt1_1[3:0]});
-  assign zrst5_17 = (zrst4_17 | zrst1_1);
-  assign zcnt5_18 = (zrst4_18 ? zcnt4_18 : {zcnt2_2[4], ~zcnt2_2[4], zcnt2_2[3:0]});
-  assign zrst5_18 = (zrst4_18 | zrst2_2);
-  assign zcnt5_19 = (zrst4_19 ? zcnt4_19 : {zcnt2_3[4], ~zcnt2_3[4], zcnt2_3[3:0]});
-  assign zrst5_19 = (zrst4_19 | zrst2_3);
-  assign zcnt5_20 = (zrst4_20 ? zcnt4_20 : {zcnt3_4[4], ~zcnt3_4[4], zcnt3_4[3:0]});
-  assign zrst5_20 = (zrst4_20 | zrst3_4);
-  assign zcnt5_21 = (zrst4_21 ? zcnt4_21 : {zcnt3_5[4], ~zcnt3_5[4], zcnt3_5[3:0]});
-  assign zrst5_21 = (zrst4_21 | zrst3_5);
-  assign zcnt5_22 = (zrst4_22 ? zcnt4_22 : {zcnt3_6[4], ~zcnt3_6[4], zcnt3_6[3:0]});
-  assign zrst5_22 = (zrst4_22 | zrst3_6);
-  assign zcnt5_23 = (zrst4_23 ? zcnt4_23 : {zcnt3_7[4], ~zcnt3_7[4], zcnt3_7[3:0]});
-  assign zrst5_23 = (zrst4_23 | zrst3_7);
-  assign zcnt5_24 = (zrst4_24 ? zcnt4_24 : {zcnt4_8[4], ~zcnt4_8[4], zcnt4_8[3:0]});
-  assign zrst5_24 = (zrst4_24 | zrst4_8);
-  assign zcnt5_25 = (zrst4_25 ? zcnt4_25 : {zcnt4_9[4], ~zcnt4_9[4], zcnt4_9[3:0]});
-  assign zrst5_25 = (zrst4_25 | zrst4_9);
-  assign zcnt5_26 = (zrst4_26 ? zcnt4_26 : {zcnt4_10[4], ~zcnt4_10[4], zcnt4_10[3:0]});
-  assign zrst5_26 = (zrst4_26 | zrst4_10);
-  assign zcnt5_27 = (zrst4_27 ? zcnt4_27 : {zcnt4_11[4], ~zcnt4_11[4], zcnt4_11[3:0]});
-  assign zrst5_27 = (zrst4_27 | zrst4_11);
-  assign zcnt5_28 = (zrst4_28 ? zcnt4_28 : {zcnt4_12[4], ~zcnt4_12[4], zcnt4_12[3:0]});
-  assign zrst5_28 = (zrst4_28 | zrst4_12);
-  assign zcnt5_29 = (zrst4_29 ? zcnt4_29 : {zcnt4_13[4], ~zcnt4_13[4], zcnt4_13[3:0]});
-  assign zrst5_29 = (zrst4_29 | zrst4_13);
-  assign zcnt5_30 = (zrst4_30 ? zcnt4_30 : {zcnt4_14[4], ~zcnt4_14[4], zcnt4_14[3:0]});
-  assign zrst5_30 = (zrst4_30 | zrst4_14);
-  assign zcnt5_31 = (zrst4_31 ? zcnt4_31 : {zcnt4_15[4], ~zcnt4_15[4], zcnt4_15[3:0]});
-  assign zrst5_31 = (zrst4_31 | zrst4_15);
-  assign zcnt5_32 = (zrst4_32 ? zcnt4_32 : {zcnt4_16[4], ~zcnt4_16[4], zcnt4_16[3:0]});
-  assign zrst5_32 = (zrst4_32 | zrst4_16);
-  assign zcnt6_32 = (zrst5_32 ? zcnt5_32 : {2'd2, 3'd0, cls_q[0]});
-  assign zrst6_32 = (zrst5_32 | ~cls_q[0]);
+  assign plane_zero = {cls_q[160], cls_q[155], cls_q[150], cls_q[145], cls_q[140], cls_q[135],
+                       cls_q[130], cls_q[125], cls_q[120], cls_q[115], cls_q[110], cls_q[105],
+                       cls_q[100], cls_q[95], cls_q[90], cls_q[85], cls_q[80], cls_q[75], cls_q[70],
+                       cls_q[65], cls_q[60], cls_q[55], cls_q[50], cls_q[45], cls_q[40], cls_q[35],
+                       cls_q[30], cls_q[25], cls_q[20], cls_q[15], cls_q[10], cls_q[5], cls_q[0]};
+  bpc_zrun_scan_p33_r5 u_zrun (
+    .zero_i(plane_zero),
+    .runf_o(u_zrun_runf_o)
+  );
   assign tok_base = (((bcls_q[1] & ~bcls_q[0]) ?
-                        {26'd0, base2_q[0], base2_q[1], base2_q[2], base2_q[3], 2'd2, 1'd0}
+                        {26'd0, base2_q[0], base2_q[1], base2_q[2], base2_q[3], 3'd4}
                       : 33'd0)
                      | ((bcls_q[2] & ~bcls_q[1]) ?
                           {22'd0, base2_q[0], base2_q[1], base2_q[2], base2_q[3], base2_q[4],
-                           base2_q[5], base2_q[6], base2_q[7], 2'd1, 1'd0}
+                           base2_q[5], base2_q[6], base2_q[7], 3'd2}
                         : 33'd0)
                      | (((bcls_q[3] & ~bcls_q[2]) ?
                            {14'd0, base2_q[0], base2_q[1], base2_q[2], base2_q[3], base2_q[4],
                             base2_q[5], base2_q[6], base2_q[7], base2_q[8], base2_q[9], base2_q[10],
-                            base2_q[11], base2_q[12], base2_q[13], base2_q[14], base2_q[15], 2'd3,
-                            1'd0}
+                            base2_q[11], base2_q[12], base2_q[13], base2_q[14], base2_q[15], 3'd6}
                          : 33'd0)
                         | (~bcls_q[3] ?
                              {base2_q[0], base2_q[1], base2_q[2], base2_q[3], base2_q[4],
@@ -7790,1314 +1386,566 @@ module bpc_comp_s32 (
   assign len_base = ((bcls_q[0] ? 6'd3 : 6'd0) | ((bcls_q[1] & ~bcls_q[0]) ? 6'd7 : 6'd0)
                      | (((bcls_q[2] & ~bcls_q[1]) ? 6'd11 : 6'd0)
                         | ((bcls_q[3] & ~bcls_q[2]) ? 6'd19 : 6'd0)) | (~bcls_q[3] ? 6'd33 : 6'd0));
-  assign zlong32 = (cls_q[160] & cls_q[155]);
-  assign zrunf32 = zcnt5_30[4:0];
-  assign tok32 = (((cls_q[160] & zlong32) ?
-                     {25'd0, zrunf32[0], zrunf32[1], zrunf32[2], zrunf32[3], zrunf32[4], 2'd2}
-                   : 32'd0) | ((cls_q[160] & ~zlong32) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[161] & ~cls_q[160]) ? 32'd0 : 32'd0)
-                     | ((cls_q[162] & ~cls_q[160] & ~cls_q[161]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[163] & (~cls_q[160] & ~cls_q[161] & ~cls_q[162])) ?
-                        {22'd0, pos_q[160], pos_q[161], pos_q[162], pos_q[163], pos_q[164], 2'd1,
-                         3'd0}
-                      : 32'd0)
-                     | ((cls_q[164] & ~cls_q[163] & (~cls_q[160] & ~cls_q[161] & ~cls_q[162])) ?
-                          {22'd0, pos_q[160], pos_q[161], pos_q[162], pos_q[163], pos_q[164], 2'd3,
-                           3'd0}
-                        : 32'd0)
-                     | ((~cls_q[160] & ~cls_q[161] & ~cls_q[162] & ~cls_q[163] & ~cls_q[164]) ?
-                          {dbx_q[992], dbx_q[993], dbx_q[994], dbx_q[995], dbx_q[996], dbx_q[997],
-                           dbx_q[998], dbx_q[999], dbx_q[1000], dbx_q[1001], dbx_q[1002],
-                           dbx_q[1003], dbx_q[1004], dbx_q[1005], dbx_q[1006], dbx_q[1007],
-                           dbx_q[1008], dbx_q[1009], dbx_q[1010], dbx_q[1011], dbx_q[1012],
-                           dbx_q[1013], dbx_q[1014], dbx_q[1015], dbx_q[1016], dbx_q[1017],
-                           dbx_q[1018], dbx_q[1019], dbx_q[1020], dbx_q[1021], dbx_q[1022], 1'd1}
-                        : 32'd0)));
-  assign len32 = (((cls_q[160] & zlong32) ? 6'd7 : 6'd0) | ((cls_q[160] & ~zlong32) ? 6'd3 : 6'd0)
-                  | ((((cls_q[161] & ~cls_q[160]) | (cls_q[162] & ~cls_q[160] & ~cls_q[161])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[163] & (~cls_q[160] & ~cls_q[161] & ~cls_q[162]))
-                         | (cls_q[164] & ~cls_q[163] & (~cls_q[160] & ~cls_q[161] & ~cls_q[162]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[160] & ~cls_q[161] & ~cls_q[162] & ~cls_q[163] & ~cls_q[164]) ? 6'd32
-                     : 6'd0));
-  assign zlong31 = (cls_q[155] & cls_q[150]);
-  assign zrunf31 = zcnt5_29[4:0];
-  assign tok31 = (((cls_q[155] & ~cls_q[160] & zlong31) ?
-                     {25'd0, zrunf31[0], zrunf31[1], zrunf31[2], zrunf31[3], zrunf31[4], 2'd2}
-                   : 32'd0) | ((cls_q[155] & ~cls_q[160] & ~zlong31) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[156] & ~cls_q[155]) ? 32'd0 : 32'd0)
-                     | ((cls_q[157] & ~cls_q[155] & ~cls_q[156]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[158] & (~cls_q[155] & ~cls_q[156] & ~cls_q[157])) ?
-                        {22'd0, pos_q[155], pos_q[156], pos_q[157], pos_q[158], pos_q[159], 2'd1,
-                         3'd0}
-                      : 32'd0)
-                     | ((cls_q[159] & ~cls_q[158] & (~cls_q[155] & ~cls_q[156] & ~cls_q[157])) ?
-                          {22'd0, pos_q[155], pos_q[156], pos_q[157], pos_q[158], pos_q[159], 2'd3,
-                           3'd0}
-                        : 32'd0)
-                     | ((~cls_q[155] & ~cls_q[156] & ~cls_q[157] & ~cls_q[158] & ~cls_q[159]) ?
-                          {dbx_q[961], dbx_q[962], dbx_q[963], dbx_q[964], dbx_q[965], dbx_q[966],
-                           dbx_q[967], dbx_q[968], dbx_q[969], dbx_q[970], dbx_q[971], dbx_q[972],
-                           dbx_q[973], dbx_q[974], dbx_q[975], dbx_q[976], dbx_q[977], dbx_q[978],
-                           dbx_q[979], dbx_q[980], dbx_q[981], dbx_q[982], dbx_q[983], dbx_q[984],
-                           dbx_q[985], dbx_q[986], dbx_q[987], dbx_q[988], dbx_q[989], dbx_q[990],
-                           dbx_q[991], 1'd1}
-                        : 32'd0)));
-  assign len31 = (((cls_q[155] & ~cls_q[160] & zlong31) ? 6'd7 : 6'd0)
-                  | ((cls_q[155] & ~cls_q[160] & ~zlong31) ? 6'd3 : 6'd0)
-                  | ((((cls_q[156] & ~cls_q[155]) | (cls_q[157] & ~cls_q[155] & ~cls_q[156])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[158] & (~cls_q[155] & ~cls_q[156] & ~cls_q[157]))
-                         | (cls_q[159] & ~cls_q[158] & (~cls_q[155] & ~cls_q[156] & ~cls_q[157]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[155] & ~cls_q[156] & ~cls_q[157] & ~cls_q[158] & ~cls_q[159]) ? 6'd32
-                     : 6'd0));
-  assign zlong30 = (cls_q[150] & cls_q[145]);
-  assign zrunf30 = zcnt5_28[4:0];
-  assign tok30 = (((cls_q[150] & ~cls_q[155] & zlong30) ?
-                     {25'd0, zrunf30[0], zrunf30[1], zrunf30[2], zrunf30[3], zrunf30[4], 2'd2}
-                   : 32'd0) | ((cls_q[150] & ~cls_q[155] & ~zlong30) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[151] & ~cls_q[150]) ? 32'd0 : 32'd0)
-                     | ((cls_q[152] & ~cls_q[150] & ~cls_q[151]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[153] & (~cls_q[150] & ~cls_q[151] & ~cls_q[152])) ?
-                        {22'd0, pos_q[150], pos_q[151], pos_q[152], pos_q[153], pos_q[154], 2'd1,
-                         3'd0}
-                      : 32'd0)
-                     | ((cls_q[154] & ~cls_q[153] & (~cls_q[150] & ~cls_q[151] & ~cls_q[152])) ?
-                          {22'd0, pos_q[150], pos_q[151], pos_q[152], pos_q[153], pos_q[154], 2'd3,
-                           3'd0}
-                        : 32'd0)
-                     | ((~cls_q[150] & ~cls_q[151] & ~cls_q[152] & ~cls_q[153] & ~cls_q[154]) ?
-                          {dbx_q[930], dbx_q[931], dbx_q[932], dbx_q[933], dbx_q[934], dbx_q[935],
-                           dbx_q[936], dbx_q[937], dbx_q[938], dbx_q[939], dbx_q[940], dbx_q[941],
-                           dbx_q[942], dbx_q[943], dbx_q[944], dbx_q[945], dbx_q[946], dbx_q[947],
-                           dbx_q[948], dbx_q[949], dbx_q[950], dbx_q[951], dbx_q[952], dbx_q[953],
-                           dbx_q[954], dbx_q[955], dbx_q[956], dbx_q[957], dbx_q[958], dbx_q[959],
-                           dbx_q[960], 1'd1}
-                        : 32'd0)));
-  assign len30 = (((cls_q[150] & ~cls_q[155] & zlong30) ? 6'd7 : 6'd0)
-                  | ((cls_q[150] & ~cls_q[155] & ~zlong30) ? 6'd3 : 6'd0)
-                  | ((((cls_q[151] & ~cls_q[150]) | (cls_q[152] & ~cls_q[150] & ~cls_q[151])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[153] & (~cls_q[150] & ~cls_q[151] & ~cls_q[152]))
-                         | (cls_q[154] & ~cls_q[153] & (~cls_q[150] & ~cls_q[151] & ~cls_q[152]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[150] & ~cls_q[151] & ~cls_q[152] & ~cls_q[153] & ~cls_q[154]) ? 6'd32
-                     : 6'd0));
-  assign zlong29 = (cls_q[145] & cls_q[140]);
-  assign zrunf29 = zcnt5_27[4:0];
-  assign tok29 = (((cls_q[145] & ~cls_q[150] & zlong29) ?
-                     {25'd0, zrunf29[0], zrunf29[1], zrunf29[2], zrunf29[3], zrunf29[4], 2'd2}
-                   : 32'd0) | ((cls_q[145] & ~cls_q[150] & ~zlong29) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[146] & ~cls_q[145]) ? 32'd0 : 32'd0)
-                     | ((cls_q[147] & ~cls_q[145] & ~cls_q[146]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[148] & (~cls_q[145] & ~cls_q[146] & ~cls_q[147])) ?
-                        {22'd0, pos_q[145], pos_q[146], pos_q[147], pos_q[148], pos_q[149], 2'd1,
-                         3'd0}
-                      : 32'd0)
-                     | ((cls_q[149] & ~cls_q[148] & (~cls_q[145] & ~cls_q[146] & ~cls_q[147])) ?
-                          {22'd0, pos_q[145], pos_q[146], pos_q[147], pos_q[148], pos_q[149], 2'd3,
-                           3'd0}
-                        : 32'd0)
-                     | ((~cls_q[145] & ~cls_q[146] & ~cls_q[147] & ~cls_q[148] & ~cls_q[149]) ?
-                          {dbx_q[899], dbx_q[900], dbx_q[901], dbx_q[902], dbx_q[903], dbx_q[904],
-                           dbx_q[905], dbx_q[906], dbx_q[907], dbx_q[908], dbx_q[909], dbx_q[910],
-                           dbx_q[911], dbx_q[912], dbx_q[913], dbx_q[914], dbx_q[915], dbx_q[916],
-                           dbx_q[917], dbx_q[918], dbx_q[919], dbx_q[920], dbx_q[921], dbx_q[922],
-                           dbx_q[923], dbx_q[924], dbx_q[925], dbx_q[926], dbx_q[927], dbx_q[928],
-                           dbx_q[929], 1'd1}
-                        : 32'd0)));
-  assign len29 = (((cls_q[145] & ~cls_q[150] & zlong29) ? 6'd7 : 6'd0)
-                  | ((cls_q[145] & ~cls_q[150] & ~zlong29) ? 6'd3 : 6'd0)
-                  | ((((cls_q[146] & ~cls_q[145]) | (cls_q[147] & ~cls_q[145] & ~cls_q[146])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[148] & (~cls_q[145] & ~cls_q[146] & ~cls_q[147]))
-                         | (cls_q[149] & ~cls_q[148] & (~cls_q[145] & ~cls_q[146] & ~cls_q[147]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[145] & ~cls_q[146] & ~cls_q[147] & ~cls_q[148] & ~cls_q[149]) ? 6'd32
-                     : 6'd0));
-  assign zlong28 = (cls_q[140] & cls_q[135]);
-  assign zrunf28 = zcnt5_26[4:0];
-  assign tok28 = (((cls_q[140] & ~cls_q[145] & zlong28) ?
-                     {25'd0, zrunf28[0], zrunf28[1], zrunf28[2], zrunf28[3], zrunf28[4], 2'd2}
-                   : 32'd0) | ((cls_q[140] & ~cls_q[145] & ~zlong28) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[141] & ~cls_q[140]) ? 32'd0 : 32'd0)
-                     | ((cls_q[142] & ~cls_q[140] & ~cls_q[141]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[143] & (~cls_q[140] & ~cls_q[141] & ~cls_q[142])) ?
-                        {22'd0, pos_q[140], pos_q[141], pos_q[142], pos_q[143], pos_q[144], 2'd1,
-                         3'd0}
-                      : 32'd0)
-                     | ((cls_q[144] & ~cls_q[143] & (~cls_q[140] & ~cls_q[141] & ~cls_q[142])) ?
-                          {22'd0, pos_q[140], pos_q[141], pos_q[142], pos_q[143], pos_q[144], 2'd3,
-                           3'd0}
-                        : 32'd0)
-                     | ((~cls_q[140] & ~cls_q[141] & ~cls_q[142] & ~cls_q[143] & ~cls_q[144]) ?
-                          {dbx_q[868], dbx_q[869], dbx_q[870], dbx_q[871], dbx_q[872], dbx_q[873],
-                           dbx_q[874], dbx_q[875], dbx_q[876], dbx_q[877], dbx_q[878], dbx_q[879],
-                           dbx_q[880], dbx_q[881], dbx_q[882], dbx_q[883], dbx_q[884], dbx_q[885],
-                           dbx_q[886], dbx_q[887], dbx_q[888], dbx_q[889], dbx_q[890], dbx_q[891],
-                           dbx_q[892], dbx_q[893], dbx_q[894], dbx_q[895], dbx_q[896], dbx_q[897],
-                           dbx_q[898], 1'd1}
-                        : 32'd0)));
-  assign len28 = (((cls_q[140] & ~cls_q[145] & zlong28) ? 6'd7 : 6'd0)
-                  | ((cls_q[140] & ~cls_q[145] & ~zlong28) ? 6'd3 : 6'd0)
-                  | ((((cls_q[141] & ~cls_q[140]) | (cls_q[142] & ~cls_q[140] & ~cls_q[141])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[143] & (~cls_q[140] & ~cls_q[141] & ~cls_q[142]))
-                         | (cls_q[144] & ~cls_q[143] & (~cls_q[140] & ~cls_q[141] & ~cls_q[142]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[140] & ~cls_q[141] & ~cls_q[142] & ~cls_q[143] & ~cls_q[144]) ? 6'd32
-                     : 6'd0));
-  assign zlong27 = (cls_q[135] & cls_q[130]);
-  assign zrunf27 = zcnt5_25[4:0];
-  assign tok27 = (((cls_q[135] & ~cls_q[140] & zlong27) ?
-                     {25'd0, zrunf27[0], zrunf27[1], zrunf27[2], zrunf27[3], zrunf27[4], 2'd2}
-                   : 32'd0) | ((cls_q[135] & ~cls_q[140] & ~zlong27) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[136] & ~cls_q[135]) ? 32'd0 : 32'd0)
-                     | ((cls_q[137] & ~cls_q[135] & ~cls_q[136]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[138] & (~cls_q[135] & ~cls_q[136] & ~cls_q[137])) ?
-                        {22'd0, pos_q[135], pos_q[136], pos_q[137], pos_q[138], pos_q[139], 2'd1,
-                         3'd0}
-                      : 32'd0)
-                     | ((cls_q[139] & ~cls_q[138] & (~cls_q[135] & ~cls_q[136] & ~cls_q[137])) ?
-                          {22'd0, pos_q[135], pos_q[136], pos_q[137], pos_q[138], pos_q[139], 2'd3,
-                           3'd0}
-                        : 32'd0)
-                     | ((~cls_q[135] & ~cls_q[136] & ~cls_q[137] & ~cls_q[138] & ~cls_q[139]) ?
-                          {dbx_q[837], dbx_q[838], dbx_q[839], dbx_q[840], dbx_q[841], dbx_q[842],
-                           dbx_q[843], dbx_q[844], dbx_q[845], dbx_q[846], dbx_q[847], dbx_q[848],
-                           dbx_q[849], dbx_q[850], dbx_q[851], dbx_q[852], dbx_q[853], dbx_q[854],
-                           dbx_q[855], dbx_q[856], dbx_q[857], dbx_q[858], dbx_q[859], dbx_q[860],
-                           dbx_q[861], dbx_q[862], dbx_q[863], dbx_q[864], dbx_q[865], dbx_q[866],
-                           dbx_q[867], 1'd1}
-                        : 32'd0)));
-  assign len27 = (((cls_q[135] & ~cls_q[140] & zlong27) ? 6'd7 : 6'd0)
-                  | ((cls_q[135] & ~cls_q[140] & ~zlong27) ? 6'd3 : 6'd0)
-                  | ((((cls_q[136] & ~cls_q[135]) | (cls_q[137] & ~cls_q[135] & ~cls_q[136])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[138] & (~cls_q[135] & ~cls_q[136] & ~cls_q[137]))
-                         | (cls_q[139] & ~cls_q[138] & (~cls_q[135] & ~cls_q[136] & ~cls_q[137]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[135] & ~cls_q[136] & ~cls_q[137] & ~cls_q[138] & ~cls_q[139]) ? 6'd32
-                     : 6'd0));
-  assign zlong26 = (cls_q[130] & cls_q[125]);
-  assign zrunf26 = zcnt5_24[4:0];
-  assign tok26 = (((cls_q[130] & ~cls_q[135] & zlong26) ?
-                     {25'd0, zrunf26[0], zrunf26[1], zrunf26[2], zrunf26[3], zrunf26[4], 2'd2}
-                   : 32'd0) | ((cls_q[130] & ~cls_q[135] & ~zlong26) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[131] & ~cls_q[130]) ? 32'd0 : 32'd0)
-                     | ((cls_q[132] & ~cls_q[130] & ~cls_q[131]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[133] & (~cls_q[130] & ~cls_q[131] & ~cls_q[132])) ?
-                        {22'd0, pos_q[130], pos_q[131], pos_q[132], pos_q[133], pos_q[134], 2'd1,
-                         3'd0}
-                      : 32'd0)
-                     | ((cls_q[134] & ~cls_q[133] & (~cls_q[130] & ~cls_q[131] & ~cls_q[132])) ?
-                          {22'd0, pos_q[130], pos_q[131], pos_q[132], pos_q[133], pos_q[134], 2'd3,
-                           3'd0}
-                        : 32'd0)
-                     | ((~cls_q[130] & ~cls_q[131] & ~cls_q[132] & ~cls_q[133] & ~cls_q[134]) ?
-                          {dbx_q[806], dbx_q[807], dbx_q[808], dbx_q[809], dbx_q[810], dbx_q[811],
-                           dbx_q[812], dbx_q[813], dbx_q[814], dbx_q[815], dbx_q[816], dbx_q[817],
-                           dbx_q[818], dbx_q[819], dbx_q[820], dbx_q[821], dbx_q[822], dbx_q[823],
-                           dbx_q[824], dbx_q[825], dbx_q[826], dbx_q[827], dbx_q[828], dbx_q[829],
-                           dbx_q[830], dbx_q[831], dbx_q[832], dbx_q[833], dbx_q[834], dbx_q[835],
-                           dbx_q[836], 1'd1}
-                        : 32'd0)));
-  assign len26 = (((cls_q[130] & ~cls_q[135] & zlong26) ? 6'd7 : 6'd0)
-                  | ((cls_q[130] & ~cls_q[135] & ~zlong26) ? 6'd3 : 6'd0)
-                  | ((((cls_q[131] & ~cls_q[130]) | (cls_q[132] & ~cls_q[130] & ~cls_q[131])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[133] & (~cls_q[130] & ~cls_q[131] & ~cls_q[132]))
-                         | (cls_q[134] & ~cls_q[133] & (~cls_q[130] & ~cls_q[131] & ~cls_q[132]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[130] & ~cls_q[131] & ~cls_q[132] & ~cls_q[133] & ~cls_q[134]) ? 6'd32
-                     : 6'd0));
-  assign zlong25 = (cls_q[125] & cls_q[120]);
-  assign zrunf25 = zcnt5_23[4:0];
-  assign tok25 = (((cls_q[125] & ~cls_q[130] & zlong25) ?
-                     {25'd0, zrunf25[0], zrunf25[1], zrunf25[2], zrunf25[3], zrunf25[4], 2'd2}
-                   : 32'd0) | ((cls_q[125] & ~cls_q[130] & ~zlong25) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[126] & ~cls_q[125]) ? 32'd0 : 32'd0)
-                     | ((cls_q[127] & ~cls_q[125] & ~cls_q[126]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[128] & (~cls_q[125] & ~cls_q[126] & ~cls_q[127])) ?
-                        {22'd0, pos_q[125], pos_q[126], pos_q[127], pos_q[128], pos_q[129], 2'd1,
-                         3'd0}
-                      : 32'd0)
-                     | ((cls_q[129] & ~cls_q[128] & (~cls_q[125] & ~cls_q[126] & ~cls_q[127])) ?
-                          {22'd0, pos_q[125], pos_q[126], pos_q[127], pos_q[128], pos_q[129], 2'd3,
-                           3'd0}
-                        : 32'd0)
-                     | ((~cls_q[125] & ~cls_q[126] & ~cls_q[127] & ~cls_q[128] & ~cls_q[129]) ?
-                          {dbx_q[775], dbx_q[776], dbx_q[777], dbx_q[778], dbx_q[779], dbx_q[780],
-                           dbx_q[781], dbx_q[782], dbx_q[783], dbx_q[784], dbx_q[785], dbx_q[786],
-                           dbx_q[787], dbx_q[788], dbx_q[789], dbx_q[790], dbx_q[791], dbx_q[792],
-                           dbx_q[793], dbx_q[794], dbx_q[795], dbx_q[796], dbx_q[797], dbx_q[798],
-                           dbx_q[799], dbx_q[800], dbx_q[801], dbx_q[802], dbx_q[803], dbx_q[804],
-                           dbx_q[805], 1'd1}
-                        : 32'd0)));
-  assign len25 = (((cls_q[125] & ~cls_q[130] & zlong25) ? 6'd7 : 6'd0)
-                  | ((cls_q[125] & ~cls_q[130] & ~zlong25) ? 6'd3 : 6'd0)
-                  | ((((cls_q[126] & ~cls_q[125]) | (cls_q[127] & ~cls_q[125] & ~cls_q[126])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[128] & (~cls_q[125] & ~cls_q[126] & ~cls_q[127]))
-                         | (cls_q[129] & ~cls_q[128] & (~cls_q[125] & ~cls_q[126] & ~cls_q[127]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[125] & ~cls_q[126] & ~cls_q[127] & ~cls_q[128] & ~cls_q[129]) ? 6'd32
-                     : 6'd0));
-  assign zlong24 = (cls_q[120] & cls_q[115]);
-  assign zrunf24 = zcnt5_22[4:0];
-  assign tok24 = (((cls_q[120] & ~cls_q[125] & zlong24) ?
-                     {25'd0, zrunf24[0], zrunf24[1], zrunf24[2], zrunf24[3], zrunf24[4], 2'd2}
-                   : 32'd0) | ((cls_q[120] & ~cls_q[125] & ~zlong24) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[121] & ~cls_q[120]) ? 32'd0 : 32'd0)
-                     | ((cls_q[122] & ~cls_q[120] & ~cls_q[121]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[123] & (~cls_q[120] & ~cls_q[121] & ~cls_q[122])) ?
-                        {22'd0, pos_q[120], pos_q[121], pos_q[122], pos_q[123], pos_q[124], 2'd1,
-                         3'd0}
-                      : 32'd0)
-                     | ((cls_q[124] & ~cls_q[123] & (~cls_q[120] & ~cls_q[121] & ~cls_q[122])) ?
-                          {22'd0, pos_q[120], pos_q[121], pos_q[122], pos_q[123], pos_q[124], 2'd3,
-                           3'd0}
-                        : 32'd0)
-                     | ((~cls_q[120] & ~cls_q[121] & ~cls_q[122] & ~cls_q[123] & ~cls_q[124]) ?
-                          {dbx_q[744], dbx_q[745], dbx_q[746], dbx_q[747], dbx_q[748], dbx_q[749],
-                           dbx_q[750], dbx_q[751], dbx_q[752], dbx_q[753], dbx_q[754], dbx_q[755],
-                           dbx_q[756], dbx_q[757], dbx_q[758], dbx_q[759], dbx_q[760], dbx_q[761],
-                           dbx_q[762], dbx_q[763], dbx_q[764], dbx_q[765], dbx_q[766], dbx_q[767],
-                           dbx_q[768], dbx_q[769], dbx_q[770], dbx_q[771], dbx_q[772], dbx_q[773],
-                           dbx_q[774], 1'd1}
-                        : 32'd0)));
-  assign len24 = (((cls_q[120] & ~cls_q[125] & zlong24) ? 6'd7 : 6'd0)
-                  | ((cls_q[120] & ~cls_q[125] & ~zlong24) ? 6'd3 : 6'd0)
-                  | ((((cls_q[121] & ~cls_q[120]) | (cls_q[122] & ~cls_q[120] & ~cls_q[121])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[123] & (~cls_q[120] & ~cls_q[121] & ~cls_q[122]))
-                         | (cls_q[124] & ~cls_q[123] & (~cls_q[120] & ~cls_q[121] & ~cls_q[122]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[120] & ~cls_q[121] & ~cls_q[122] & ~cls_q[123] & ~cls_q[124]) ? 6'd32
-                     : 6'd0));
-  assign zlong23 = (cls_q[115] & cls_q[110]);
-  assign zrunf23 = zcnt5_21[4:0];
-  assign tok23 = (((cls_q[115] & ~cls_q[120] & zlong23) ?
-                     {25'd0, zrunf23[0], zrunf23[1], zrunf23[2], zrunf23[3], zrunf23[4], 2'd2}
-                   : 32'd0) | ((cls_q[115] & ~cls_q[120] & ~zlong23) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[116] & ~cls_q[115]) ? 32'd0 : 32'd0)
-                     | ((cls_q[117] & ~cls_q[115] & ~cls_q[116]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[118] & (~cls_q[115] & ~cls_q[116] & ~cls_q[117])) ?
-                        {22'd0, pos_q[115], pos_q[116], pos_q[117], pos_q[118], pos_q[119], 2'd1,
-                         3'd0}
-                      : 32'd0)
-                     | ((cls_q[119] & ~cls_q[118] & (~cls_q[115] & ~cls_q[116] & ~cls_q[117])) ?
-                          {22'd0, pos_q[115], pos_q[116], pos_q[117], pos_q[118], pos_q[119], 2'd3,
-                           3'd0}
-                        : 32'd0)
-                     | ((~cls_q[115] & ~cls_q[116] & ~cls_q[117] & ~cls_q[118] & ~cls_q[119]) ?
-                          {dbx_q[713], dbx_q[714], dbx_q[715], dbx_q[716], dbx_q[717], dbx_q[718],
-                           dbx_q[719], dbx_q[720], dbx_q[721], dbx_q[722], dbx_q[723], dbx_q[724],
-                           dbx_q[725], dbx_q[726], dbx_q[727], dbx_q[728], dbx_q[729], dbx_q[730],
-                           dbx_q[731], dbx_q[732], dbx_q[733], dbx_q[734], dbx_q[735], dbx_q[736],
-                           dbx_q[737], dbx_q[738], dbx_q[739], dbx_q[740], dbx_q[741], dbx_q[742],
-                           dbx_q[743], 1'd1}
-                        : 32'd0)));
-  assign len23 = (((cls_q[115] & ~cls_q[120] & zlong23) ? 6'd7 : 6'd0)
-                  | ((cls_q[115] & ~cls_q[120] & ~zlong23) ? 6'd3 : 6'd0)
-                  | ((((cls_q[116] & ~cls_q[115]) | (cls_q[117] & ~cls_q[115] & ~cls_q[116])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[118] & (~cls_q[115] & ~cls_q[116] & ~cls_q[117]))
-                         | (cls_q[119] & ~cls_q[118] & (~cls_q[115] & ~cls_q[116] & ~cls_q[117]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[115] & ~cls_q[116] & ~cls_q[117] & ~cls_q[118] & ~cls_q[119]) ? 6'd32
-                     : 6'd0));
-  assign zlong22 = (cls_q[110] & cls_q[105]);
-  assign zrunf22 = zcnt5_20[4:0];
-  assign tok22 = (((cls_q[110] & ~cls_q[115] & zlong22) ?
-                     {25'd0, zrunf22[0], zrunf22[1], zrunf22[2], zrunf22[3], zrunf22[4], 2'd2}
-                   : 32'd0) | ((cls_q[110] & ~cls_q[115] & ~zlong22) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[111] & ~cls_q[110]) ? 32'd0 : 32'd0)
-                     | ((cls_q[112] & ~cls_q[110] & ~cls_q[111]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[113] & (~cls_q[110] & ~cls_q[111] & ~cls_q[112])) ?
-                        {22'd0, pos_q[110], pos_q[111], pos_q[112], pos_q[113], pos_q[114], 2'd1,
-                         3'd0}
-                      : 32'd0)
-                     | ((cls_q[114] & ~cls_q[113] & (~cls_q[110] & ~cls_q[111] & ~cls_q[112])) ?
-                          {22'd0, pos_q[110], pos_q[111], pos_q[112], pos_q[113], pos_q[114], 2'd3,
-                           3'd0}
-                        : 32'd0)
-                     | ((~cls_q[110] & ~cls_q[111] & ~cls_q[112] & ~cls_q[113] & ~cls_q[114]) ?
-                          {dbx_q[682], dbx_q[683], dbx_q[684], dbx_q[685], dbx_q[686], dbx_q[687],
-                           dbx_q[688], dbx_q[689], dbx_q[690], dbx_q[691], dbx_q[692], dbx_q[693],
-                           dbx_q[694], dbx_q[695], dbx_q[696], dbx_q[697], dbx_q[698], dbx_q[699],
-                           dbx_q[700], dbx_q[701], dbx_q[702], dbx_q[703], dbx_q[704], dbx_q[705],
-                           dbx_q[706], dbx_q[707], dbx_q[708], dbx_q[709], dbx_q[710], dbx_q[711],
-                           dbx_q[712], 1'd1}
-                        : 32'd0)));
-  assign len22 = (((cls_q[110] & ~cls_q[115] & zlong22) ? 6'd7 : 6'd0)
-                  | ((cls_q[110] & ~cls_q[115] & ~zlong22) ? 6'd3 : 6'd0)
-                  | ((((cls_q[111] & ~cls_q[110]) | (cls_q[112] & ~cls_q[110] & ~cls_q[111])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[113] & (~cls_q[110] & ~cls_q[111] & ~cls_q[112]))
-                         | (cls_q[114] & ~cls_q[113] & (~cls_q[110] & ~cls_q[111] & ~cls_q[112]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[110] & ~cls_q[111] & ~cls_q[112] & ~cls_q[113] & ~cls_q[114]) ? 6'd32
-                     : 6'd0));
-  assign zlong21 = (cls_q[105] & cls_q[100]);
-  assign zrunf21 = zcnt5_19[4:0];
-  assign tok21 = (((cls_q[105] & ~cls_q[110] & zlong21) ?
-                     {25'd0, zrunf21[0], zrunf21[1], zrunf21[2], zrunf21[3], zrunf21[4], 2'd2}
-                   : 32'd0) | ((cls_q[105] & ~cls_q[110] & ~zlong21) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[106] & ~cls_q[105]) ? 32'd0 : 32'd0)
-                     | ((cls_q[107] & ~cls_q[105] & ~cls_q[106]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[108] & (~cls_q[105] & ~cls_q[106] & ~cls_q[107])) ?
-                        {22'd0, pos_q[105], pos_q[106], pos_q[107], pos_q[108], pos_q[109], 2'd1,
-                         3'd0}
-                      : 32'd0)
-                     | ((cls_q[109] & ~cls_q[108] & (~cls_q[105] & ~cls_q[106] & ~cls_q[107])) ?
-                          {22'd0, pos_q[105], pos_q[106], pos_q[107], pos_q[108], pos_q[109], 2'd3,
-                           3'd0}
-                        : 32'd0)
-                     | ((~cls_q[105] & ~cls_q[106] & ~cls_q[107] & ~cls_q[108] & ~cls_q[109]) ?
-                          {dbx_q[651], dbx_q[652], dbx_q[653], dbx_q[654], dbx_q[655], dbx_q[656],
-                           dbx_q[657], dbx_q[658], dbx_q[659], dbx_q[660], dbx_q[661], dbx_q[662],
-                           dbx_q[663], dbx_q[664], dbx_q[665], dbx_q[666], dbx_q[667], dbx_q[668],
-                           dbx_q[669], dbx_q[670], dbx_q[671], dbx_q[672], dbx_q[673], dbx_q[674],
-                           dbx_q[675], dbx_q[676], dbx_q[677], dbx_q[678], dbx_q[679], dbx_q[680],
-                           dbx_q[681], 1'd1}
-                        : 32'd0)));
-  assign len21 = (((cls_q[105] & ~cls_q[110] & zlong21) ? 6'd7 : 6'd0)
-                  | ((cls_q[105] & ~cls_q[110] & ~zlong21) ? 6'd3 : 6'd0)
-                  | ((((cls_q[106] & ~cls_q[105]) | (cls_q[107] & ~cls_q[105] & ~cls_q[106])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[108] & (~cls_q[105] & ~cls_q[106] & ~cls_q[107]))
-                         | (cls_q[109] & ~cls_q[108] & (~cls_q[105] & ~cls_q[106] & ~cls_q[107]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[105] & ~cls_q[106] & ~cls_q[107] & ~cls_q[108] & ~cls_q[109]) ? 6'd32
-                     : 6'd0));
-  assign zlong20 = (cls_q[100] & cls_q[95]);
-  assign zrunf20 = zcnt5_18[4:0];
-  assign tok20 = (((cls_q[100] & ~cls_q[105] & zlong20) ?
-                     {25'd0, zrunf20[0], zrunf20[1], zrunf20[2], zrunf20[3], zrunf20[4], 2'd2}
-                   : 32'd0) | ((cls_q[100] & ~cls_q[105] & ~zlong20) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[101] & ~cls_q[100]) ? 32'd0 : 32'd0)
-                     | ((cls_q[102] & ~cls_q[100] & ~cls_q[101]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[103] & (~cls_q[100] & ~cls_q[101] & ~cls_q[102])) ?
-                        {22'd0, pos_q[100], pos_q[101], pos_q[102], pos_q[103], pos_q[104], 2'd1,
-                         3'd0}
-                      : 32'd0)
-                     | ((cls_q[104] & ~cls_q[103] & (~cls_q[100] & ~cls_q[101] & ~cls_q[102])) ?
-                          {22'd0, pos_q[100], pos_q[101], pos_q[102], pos_q[103], pos_q[104], 2'd3,
-                           3'd0}
-                        : 32'd0)
-                     | ((~cls_q[100] & ~cls_q[101] & ~cls_q[102] & ~cls_q[103] & ~cls_q[104]) ?
-                          {dbx_q[620], dbx_q[621], dbx_q[622], dbx_q[623], dbx_q[624], dbx_q[625],
-                           dbx_q[626], dbx_q[627], dbx_q[628], dbx_q[629], dbx_q[630], dbx_q[631],
-                           dbx_q[632], dbx_q[633], dbx_q[634], dbx_q[635], dbx_q[636], dbx_q[637],
-                           dbx_q[638], dbx_q[639], dbx_q[640], dbx_q[641], dbx_q[642], dbx_q[643],
-                           dbx_q[644], dbx_q[645], dbx_q[646], dbx_q[647], dbx_q[648], dbx_q[649],
-                           dbx_q[650], 1'd1}
-                        : 32'd0)));
-  assign len20 = (((cls_q[100] & ~cls_q[105] & zlong20) ? 6'd7 : 6'd0)
-                  | ((cls_q[100] & ~cls_q[105] & ~zlong20) ? 6'd3 : 6'd0)
-                  | ((((cls_q[101] & ~cls_q[100]) | (cls_q[102] & ~cls_q[100] & ~cls_q[101])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[103] & (~cls_q[100] & ~cls_q[101] & ~cls_q[102]))
-                         | (cls_q[104] & ~cls_q[103] & (~cls_q[100] & ~cls_q[101] & ~cls_q[102]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[100] & ~cls_q[101] & ~cls_q[102] & ~cls_q[103] & ~cls_q[104]) ? 6'd32
-                     : 6'd0));
-  assign zlong19 = (cls_q[95] & cls_q[90]);
-  assign zrunf19 = zcnt5_17[4:0];
-  assign tok19 = (((cls_q[95] & ~cls_q[100] & zlong19) ?
-                     {25'd0, zrunf19[0], zrunf19[1], zrunf19[2], zrunf19[3], zrunf19[4], 2'd2}
-                   : 32'd0) | ((cls_q[95] & ~cls_q[100] & ~zlong19) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[96] & ~cls_q[95]) ? 32'd0 : 32'd0)
-                     | ((cls_q[97] & ~cls_q[95] & ~cls_q[96]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[98] & (~cls_q[95] & ~cls_q[96] & ~cls_q[97])) ?
-                        {22'd0, pos_q[95], pos_q[96], pos_q[97], pos_q[98], pos_q[99], 2'd1, 3'd0}
-                      : 32'd0)
-                     | ((cls_q[99] & ~cls_q[98] & (~cls_q[95] & ~cls_q[96] & ~cls_q[97])) ?
-                          {22'd0, pos_q[95], pos_q[96], pos_q[97], pos_q[98], pos_q[99], 2'd3, 3'd0}
-                        : 32'd0)
-                     | ((~cls_q[95] & ~cls_q[96] & ~cls_q[97] & ~cls_q[98] & ~cls_q[99]) ?
-                          {dbx_q[589], dbx_q[590], dbx_q[591], dbx_q[592], dbx_q[593], dbx_q[594],
-                           dbx_q[595], dbx_q[596], dbx_q[597], dbx_q[598], dbx_q[599], dbx_q[600],
-                           dbx_q[601], dbx_q[602], dbx_q[603], dbx_q[604], dbx_q[605], dbx_q[606],
-                           dbx_q[607], dbx_q[608], dbx_q[609], dbx_q[610], dbx_q[611], dbx_q[612],
-                           dbx_q[613], dbx_q[614], dbx_q[615], dbx_q[616], dbx_q[617], dbx_q[618],
-                           dbx_q[619], 1'd1}
-                        : 32'd0)));
-  assign len19 = (((cls_q[95] & ~cls_q[100] & zlong19) ? 6'd7 : 6'd0)
-                  | ((cls_q[95] & ~cls_q[100] & ~zlong19) ? 6'd3 : 6'd0)
-                  | ((((cls_q[96] & ~cls_q[95]) | (cls_q[97] & ~cls_q[95] & ~cls_q[96])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[98] & (~cls_q[95] & ~cls_q[96] & ~cls_q[97]))
-                         | (cls_q[99] & ~cls_q[98] & (~cls_q[95] & ~cls_q[96] & ~cls_q[97]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[95] & ~cls_q[96] & ~cls_q[97] & ~cls_q[98] & ~cls_q[99]) ? 6'd32
-                     : 6'd0));
-  assign zlong18 = (cls_q[90] & cls_q[85]);
-  assign zrunf18 = zcnt5_16[4:0];
-  assign tok18 = (((cls_q[90] & ~cls_q[95] & zlong18) ?
-                     {25'd0, zrunf18[0], zrunf18[1], zrunf18[2], zrunf18[3], zrunf18[4], 2'd2}
-                   : 32'd0) | ((cls_q[90] & ~cls_q[95] & ~zlong18) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[91] & ~cls_q[90]) ? 32'd0 : 32'd0)
-                     | ((cls_q[92] & ~cls_q[90] & ~cls_q[91]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[93] & (~cls_q[90] & ~cls_q[91] & ~cls_q[92])) ?
-                        {22'd0, pos_q[90], pos_q[91], pos_q[92], pos_q[93], pos_q[94], 2'd1, 3'd0}
-                      : 32'd0)
-                     | ((cls_q[94] & ~cls_q[93] & (~cls_q[90] & ~cls_q[91] & ~cls_q[92])) ?
-                          {22'd0, pos_q[90], pos_q[91], pos_q[92], pos_q[93], pos_q[94], 2'd3, 3'd0}
-                        : 32'd0)
-                     | ((~cls_q[90] & ~cls_q[91] & ~cls_q[92] & ~cls_q[93] & ~cls_q[94]) ?
-                          {dbx_q[558], dbx_q[559], dbx_q[560], dbx_q[561], dbx_q[562], dbx_q[563],
-                           dbx_q[564], dbx_q[565], dbx_q[566], dbx_q[567], dbx_q[568], dbx_q[569],
-                           dbx_q[570], dbx_q[571], dbx_q[572], dbx_q[573], dbx_q[574], dbx_q[575],
-                           dbx_q[576], dbx_q[577], dbx_q[578], dbx_q[579], dbx_q[580], dbx_q[581],
-                           dbx_q[582], dbx_q[583], dbx_q[584], dbx_q[585], dbx_q[586], dbx_q[587],
-                           dbx_q[588], 1'd1}
-                        : 32'd0)));
-  assign len18 = (((cls_q[90] & ~cls_q[95] & zlong18) ? 6'd7 : 6'd0)
-                  | ((cls_q[90] & ~cls_q[95] & ~zlong18) ? 6'd3 : 6'd0)
-                  | ((((cls_q[91] & ~cls_q[90]) | (cls_q[92] & ~cls_q[90] & ~cls_q[91])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[93] & (~cls_q[90] & ~cls_q[91] & ~cls_q[92]))
-                         | (cls_q[94] & ~cls_q[93] & (~cls_q[90] & ~cls_q[91] & ~cls_q[92]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[90] & ~cls_q[91] & ~cls_q[92] & ~cls_q[93] & ~cls_q[94]) ? 6'd32
-                     : 6'd0));
-  assign zlong17 = (cls_q[85] & cls_q[80]);
-  assign zrunf17 = zcnt4_15[4:0];
-  assign tok17 = (((cls_q[85] & ~cls_q[90] & zlong17) ?
-                     {25'd0, zrunf17[0], zrunf17[1], zrunf17[2], zrunf17[3], zrunf17[4], 2'd2}
-                   : 32'd0) | ((cls_q[85] & ~cls_q[90] & ~zlong17) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[86] & ~cls_q[85]) ? 32'd0 : 32'd0)
-                     | ((cls_q[87] & ~cls_q[85] & ~cls_q[86]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[88] & (~cls_q[85] & ~cls_q[86] & ~cls_q[87])) ?
-                        {22'd0, pos_q[85], pos_q[86], pos_q[87], pos_q[88], pos_q[89], 2'd1, 3'd0}
-                      : 32'd0)
-                     | ((cls_q[89] & ~cls_q[88] & (~cls_q[85] & ~cls_q[86] & ~cls_q[87])) ?
-                          {22'd0, pos_q[85], pos_q[86], pos_q[87], pos_q[88], pos_q[89], 2'd3, 3'd0}
-                        : 32'd0)
-                     | ((~cls_q[85] & ~cls_q[86] & ~cls_q[87] & ~cls_q[88] & ~cls_q[89]) ?
-                          {dbx_q[527], dbx_q[528], dbx_q[529], dbx_q[530], dbx_q[531], dbx_q[532],
-                           dbx_q[533], dbx_q[534], dbx_q[535], dbx_q[536], dbx_q[537], dbx_q[538],
-                           dbx_q[539], dbx_q[540], dbx_q[541], dbx_q[542], dbx_q[543], dbx_q[544],
-                           dbx_q[545], dbx_q[546], dbx_q[547], dbx_q[548], dbx_q[549], dbx_q[550],
-                           dbx_q[551], dbx_q[552], dbx_q[553], dbx_q[554], dbx_q[555], dbx_q[556],
-                           dbx_q[557], 1'd1}
-                        : 32'd0)));
-  assign len17 = (((cls_q[85] & ~cls_q[90] & zlong17) ? 6'd7 : 6'd0)
-                  | ((cls_q[85] & ~cls_q[90] & ~zlong17) ? 6'd3 : 6'd0)
-                  | ((((cls_q[86] & ~cls_q[85]) | (cls_q[87] & ~cls_q[85] & ~cls_q[86])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[88] & (~cls_q[85] & ~cls_q[86] & ~cls_q[87]))
-                         | (cls_q[89] & ~cls_q[88] & (~cls_q[85] & ~cls_q[86] & ~cls_q[87]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[85] & ~cls_q[86] & ~cls_q[87] & ~cls_q[88] & ~cls_q[89]) ? 6'd32
-                     : 6'd0));
-  assign zlong16 = (cls_q[80] & cls_q[75]);
-  assign zrunf16 = zcnt4_14[4:0];
-  assign tok16 = (((cls_q[80] & ~cls_q[85] & zlong16) ?
-                     {25'd0, zrunf16[0], zrunf16[1], zrunf16[2], zrunf16[3], zrunf16[4], 2'd2}
-                   : 32'd0) | ((cls_q[80] & ~cls_q[85] & ~zlong16) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[81] & ~cls_q[80]) ? 32'd0 : 32'd0)
-                     | ((cls_q[82] & ~cls_q[80] & ~cls_q[81]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[83] & (~cls_q[80] & ~cls_q[81] & ~cls_q[82])) ?
-                        {22'd0, pos_q[80], pos_q[81], pos_q[82], pos_q[83], pos_q[84], 2'd1, 3'd0}
-                      : 32'd0)
-                     | ((cls_q[84] & ~cls_q[83] & (~cls_q[80] & ~cls_q[81] & ~cls_q[82])) ?
-                          {22'd0, pos_q[80], pos_q[81], pos_q[82], pos_q[83], pos_q[84], 2'd3, 3'd0}
-                        : 32'd0)
-                     | ((~cls_q[80] & ~cls_q[81] & ~cls_q[82] & ~cls_q[83] & ~cls_q[84]) ?
-                          {dbx_q[496], dbx_q[497], dbx_q[498], dbx_q[499], dbx_q[500], dbx_q[501],
-                           dbx_q[502], dbx_q[503], dbx_q[504], dbx_q[505], dbx_q[506], dbx_q[507],
-                           dbx_q[508], dbx_q[509], dbx_q[510], dbx_q[511], dbx_q[512], dbx_q[513],
-                           dbx_q[514], dbx_q[515], dbx_q[516], dbx_q[517], dbx_q[518], dbx_q[519],
-                           dbx_q[520], dbx_q[521], dbx_q[522], dbx_q[523], dbx_q[524], dbx_q[525],
-                           dbx_q[526], 1'd1}
-                        : 32'd0)));
-  assign len16 = (((cls_q[80] & ~cls_q[85] & zlong16) ? 6'd7 : 6'd0)
-                  | ((cls_q[80] & ~cls_q[85] & ~zlong16) ? 6'd3 : 6'd0)
-                  | ((((cls_q[81] & ~cls_q[80]) | (cls_q[82] & ~cls_q[80] & ~cls_q[81])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[83] & (~cls_q[80] & ~cls_q[81] & ~cls_q[82]))
-                         | (cls_q[84] & ~cls_q[83] & (~cls_q[80] & ~cls_q[81] & ~cls_q[82]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[80] & ~cls_q[81] & ~cls_q[82] & ~cls_q[83] & ~cls_q[84]) ? 6'd32
-                     : 6'd0));
-  assign zlong15 = (cls_q[75] & cls_q[70]);
-  assign zrunf15 = zcnt4_13[4:0];
-  assign tok15 = (((cls_q[75] & ~cls_q[80] & zlong15) ?
-                     {25'd0, zrunf15[0], zrunf15[1], zrunf15[2], zrunf15[3], zrunf15[4], 2'd2}
-                   : 32'd0) | ((cls_q[75] & ~cls_q[80] & ~zlong15) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[76] & ~cls_q[75]) ? 32'd0 : 32'd0)
-                     | ((cls_q[77] & ~cls_q[75] & ~cls_q[76]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[78] & (~cls_q[75] & ~cls_q[76] & ~cls_q[77])) ?
-                        {22'd0, pos_q[75], pos_q[76], pos_q[77], pos_q[78], pos_q[79], 2'd1, 3'd0}
-                      : 32'd0)
-                     | ((cls_q[79] & ~cls_q[78] & (~cls_q[75] & ~cls_q[76] & ~cls_q[77])) ?
-                          {22'd0, pos_q[75], pos_q[76], pos_q[77], pos_q[78], pos_q[79], 2'd3, 3'd0}
-                        : 32'd0)
-                     | ((~cls_q[75] & ~cls_q[76] & ~cls_q[77] & ~cls_q[78] & ~cls_q[79]) ?
-                          {dbx_q[465], dbx_q[466], dbx_q[467], dbx_q[468], dbx_q[469], dbx_q[470],
-                           dbx_q[471], dbx_q[472], dbx_q[473], dbx_q[474], dbx_q[475], dbx_q[476],
-                           dbx_q[477], dbx_q[478], dbx_q[479], dbx_q[480], dbx_q[481], dbx_q[482],
-                           dbx_q[483], dbx_q[484], dbx_q[485], dbx_q[486], dbx_q[487], dbx_q[488],
-                           dbx_q[489], dbx_q[490], dbx_q[491], dbx_q[492], dbx_q[493], dbx_q[494],
-                           dbx_q[495], 1'd1}
-                        : 32'd0)));
-  assign len15 = (((cls_q[75] & ~cls_q[80] & zlong15) ? 6'd7 : 6'd0)
-                  | ((cls_q[75] & ~cls_q[80] & ~zlong15) ? 6'd3 : 6'd0)
-                  | ((((cls_q[76] & ~cls_q[75]) | (cls_q[77] & ~cls_q[75] & ~cls_q[76])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[78] & (~cls_q[75] & ~cls_q[76] & ~cls_q[77]))
-                         | (cls_q[79] & ~cls_q[78] & (~cls_q[75] & ~cls_q[76] & ~cls_q[77]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[75] & ~cls_q[76] & ~cls_q[77] & ~cls_q[78] & ~cls_q[79]) ? 6'd32
-                     : 6'd0));
-  assign zlong14 = (cls_q[70] & cls_q[65]);
-  assign zrunf14 = zcnt4_12[4:0];
-  assign tok14 = (((cls_q[70] & ~cls_q[75] & zlong14) ?
-                     {25'd0, zrunf14[0], zrunf14[1], zrunf14[2], zrunf14[3], zrunf14[4], 2'd2}
-                   : 32'd0) | ((cls_q[70] & ~cls_q[75] & ~zlong14) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[71] & ~cls_q[70]) ? 32'd0 : 32'd0)
-                     | ((cls_q[72] & ~cls_q[70] & ~cls_q[71]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[73] & (~cls_q[70] & ~cls_q[71] & ~cls_q[72])) ?
-                        {22'd0, pos_q[70], pos_q[71], pos_q[72], pos_q[73], pos_q[74], 2'd1, 3'd0}
-                      : 32'd0)
-                     | ((cls_q[74] & ~cls_q[73] & (~cls_q[70] & ~cls_q[71] & ~cls_q[72])) ?
-                          {22'd0, pos_q[70], pos_q[71], pos_q[72], pos_q[73], pos_q[74], 2'd3, 3'd0}
-                        : 32'd0)
-                     | ((~cls_q[70] & ~cls_q[71] & ~cls_q[72] & ~cls_q[73] & ~cls_q[74]) ?
-                          {dbx_q[434], dbx_q[435], dbx_q[436], dbx_q[437], dbx_q[438], dbx_q[439],
-                           dbx_q[440], dbx_q[441], dbx_q[442], dbx_q[443], dbx_q[444], dbx_q[445],
-                           dbx_q[446], dbx_q[447], dbx_q[448], dbx_q[449], dbx_q[450], dbx_q[451],
-                           dbx_q[452], dbx_q[453], dbx_q[454], dbx_q[455], dbx_q[456], dbx_q[457],
-                           dbx_q[458], dbx_q[459], dbx_q[460], dbx_q[461], dbx_q[462], dbx_q[463],
-                           dbx_q[464], 1'd1}
-                        : 32'd0)));
-  assign len14 = (((cls_q[70] & ~cls_q[75] & zlong14) ? 6'd7 : 6'd0)
-                  | ((cls_q[70] & ~cls_q[75] & ~zlong14) ? 6'd3 : 6'd0)
-                  | ((((cls_q[71] & ~cls_q[70]) | (cls_q[72] & ~cls_q[70] & ~cls_q[71])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[73] & (~cls_q[70] & ~cls_q[71] & ~cls_q[72]))
-                         | (cls_q[74] & ~cls_q[73] & (~cls_q[70] & ~cls_q[71] & ~cls_q[72]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[70] & ~cls_q[71] & ~cls_q[72] & ~cls_q[73] & ~cls_q[74]) ? 6'd32
-                     : 6'd0));
-  assign zlong13 = (cls_q[65] & cls_q[60]);
-  assign zrunf13 = zcnt4_11[4:0];
-  assign tok13 = (((cls_q[65] & ~cls_q[70] & zlong13) ?
-                     {25'd0, zrunf13[0], zrunf13[1], zrunf13[2], zrunf13[3], zrunf13[4], 2'd2}
-                   : 32'd0) | ((cls_q[65] & ~cls_q[70] & ~zlong13) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[66] & ~cls_q[65]) ? 32'd0 : 32'd0)
-                     | ((cls_q[67] & ~cls_q[65] & ~cls_q[66]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[68] & (~cls_q[65] & ~cls_q[66] & ~cls_q[67])) ?
-                        {22'd0, pos_q[65], pos_q[66], pos_q[67], pos_q[68], pos_q[69], 2'd1, 3'd0}
-                      : 32'd0)
-                     | ((cls_q[69] & ~cls_q[68] & (~cls_q[65] & ~cls_q[66] & ~cls_q[67])) ?
-                          {22'd0, pos_q[65], pos_q[66], pos_q[67], pos_q[68], pos_q[69], 2'd3, 3'd0}
-                        : 32'd0)
-                     | ((~cls_q[65] & ~cls_q[66] & ~cls_q[67] & ~cls_q[68] & ~cls_q[69]) ?
-                          {dbx_q[403], dbx_q[404], dbx_q[405], dbx_q[406], dbx_q[407], dbx_q[408],
-                           dbx_q[409], dbx_q[410], dbx_q[411], dbx_q[412], dbx_q[413], dbx_q[414],
-                           dbx_q[415], dbx_q[416], dbx_q[417], dbx_q[418], dbx_q[419], dbx_q[420],
-                           dbx_q[421], dbx_q[422], dbx_q[423], dbx_q[424], dbx_q[425], dbx_q[426],
-                           dbx_q[427], dbx_q[428], dbx_q[429], dbx_q[430], dbx_q[431], dbx_q[432],
-                           dbx_q[433], 1'd1}
-                        : 32'd0)));
-  assign len13 = (((cls_q[65] & ~cls_q[70] & zlong13) ? 6'd7 : 6'd0)
-                  | ((cls_q[65] & ~cls_q[70] & ~zlong13) ? 6'd3 : 6'd0)
-                  | ((((cls_q[66] & ~cls_q[65]) | (cls_q[67] & ~cls_q[65] & ~cls_q[66])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[68] & (~cls_q[65] & ~cls_q[66] & ~cls_q[67]))
-                         | (cls_q[69] & ~cls_q[68] & (~cls_q[65] & ~cls_q[66] & ~cls_q[67]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[65] & ~cls_q[66] & ~cls_q[67] & ~cls_q[68] & ~cls_q[69]) ? 6'd32
-                     : 6'd0));
-  assign zlong12 = (cls_q[60] & cls_q[55]);
-  assign zrunf12 = zcnt4_10[4:0];
-  assign tok12 = (((cls_q[60] & ~cls_q[65] & zlong12) ?
-                     {25'd0, zrunf12[0], zrunf12[1], zrunf12[2], zrunf12[3], zrunf12[4], 2'd2}
-                   : 32'd0) | ((cls_q[60] & ~cls_q[65] & ~zlong12) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[61] & ~cls_q[60]) ? 32'd0 : 32'd0)
-                     | ((cls_q[62] & ~cls_q[60] & ~cls_q[61]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[63] & (~cls_q[60] & ~cls_q[61] & ~cls_q[62])) ?
-                        {22'd0, pos_q[60], pos_q[61], pos_q[62], pos_q[63], pos_q[64], 2'd1, 3'd0}
-                      : 32'd0)
-                     | ((cls_q[64] & ~cls_q[63] & (~cls_q[60] & ~cls_q[61] & ~cls_q[62])) ?
-                          {22'd0, pos_q[60], pos_q[61], pos_q[62], pos_q[63], pos_q[64], 2'd3, 3'd0}
-                        : 32'd0)
-                     | ((~cls_q[60] & ~cls_q[61] & ~cls_q[62] & ~cls_q[63] & ~cls_q[64]) ?
-                          {dbx_q[372], dbx_q[373], dbx_q[374], dbx_q[375], dbx_q[376], dbx_q[377],
-                           dbx_q[378], dbx_q[379], dbx_q[380], dbx_q[381], dbx_q[382], dbx_q[383],
-                           dbx_q[384], dbx_q[385], dbx_q[386], dbx_q[387], dbx_q[388], dbx_q[389],
-                           dbx_q[390], dbx_q[391], dbx_q[392], dbx_q[393], dbx_q[394], dbx_q[395],
-                           dbx_q[396], dbx_q[397], dbx_q[398], dbx_q[399], dbx_q[400], dbx_q[401],
-                           dbx_q[402], 1'd1}
-                        : 32'd0)));
-  assign len12 = (((cls_q[60] & ~cls_q[65] & zlong12) ? 6'd7 : 6'd0)
-                  | ((cls_q[60] & ~cls_q[65] & ~zlong12) ? 6'd3 : 6'd0)
-                  | ((((cls_q[61] & ~cls_q[60]) | (cls_q[62] & ~cls_q[60] & ~cls_q[61])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[63] & (~cls_q[60] & ~cls_q[61] & ~cls_q[62]))
-                         | (cls_q[64] & ~cls_q[63] & (~cls_q[60] & ~cls_q[61] & ~cls_q[62]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[60] & ~cls_q[61] & ~cls_q[62] & ~cls_q[63] & ~cls_q[64]) ? 6'd32
-                     : 6'd0));
-  assign zlong11 = (cls_q[55] & cls_q[50]);
-  assign zrunf11 = zcnt4_9[4:0];
-  assign tok11 = (((cls_q[55] & ~cls_q[60] & zlong11) ?
-                     {25'd0, zrunf11[0], zrunf11[1], zrunf11[2], zrunf11[3], zrunf11[4], 2'd2}
-                   : 32'd0) | ((cls_q[55] & ~cls_q[60] & ~zlong11) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[56] & ~cls_q[55]) ? 32'd0 : 32'd0)
-                     | ((cls_q[57] & ~cls_q[55] & ~cls_q[56]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[58] & (~cls_q[55] & ~cls_q[56] & ~cls_q[57])) ?
-                        {22'd0, pos_q[55], pos_q[56], pos_q[57], pos_q[58], pos_q[59], 2'd1, 3'd0}
-                      : 32'd0)
-                     | ((cls_q[59] & ~cls_q[58] & (~cls_q[55] & ~cls_q[56] & ~cls_q[57])) ?
-                          {22'd0, pos_q[55], pos_q[56], pos_q[57], pos_q[58], pos_q[59], 2'd3, 3'd0}
-                        : 32'd0)
-                     | ((~cls_q[55] & ~cls_q[56] & ~cls_q[57] & ~cls_q[58] & ~cls_q[59]) ?
-                          {dbx_q[341], dbx_q[342], dbx_q[343], dbx_q[344], dbx_q[345], dbx_q[346],
-                           dbx_q[347], dbx_q[348], dbx_q[349], dbx_q[350], dbx_q[351], dbx_q[352],
-                           dbx_q[353], dbx_q[354], dbx_q[355], dbx_q[356], dbx_q[357], dbx_q[358],
-                           dbx_q[359], dbx_q[360], dbx_q[361], dbx_q[362], dbx_q[363], dbx_q[364],
-                           dbx_q[365], dbx_q[366], dbx_q[367], dbx_q[368], dbx_q[369], dbx_q[370],
-                           dbx_q[371], 1'd1}
-                        : 32'd0)));
-  assign len11 = (((cls_q[55] & ~cls_q[60] & zlong11) ? 6'd7 : 6'd0)
-                  | ((cls_q[55] & ~cls_q[60] & ~zlong11) ? 6'd3 : 6'd0)
-                  | ((((cls_q[56] & ~cls_q[55]) | (cls_q[57] & ~cls_q[55] & ~cls_q[56])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[58] & (~cls_q[55] & ~cls_q[56] & ~cls_q[57]))
-                         | (cls_q[59] & ~cls_q[58] & (~cls_q[55] & ~cls_q[56] & ~cls_q[57]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[55] & ~cls_q[56] & ~cls_q[57] & ~cls_q[58] & ~cls_q[59]) ? 6'd32
-                     : 6'd0));
-  assign zlong10 = (cls_q[50] & cls_q[45]);
-  assign zrunf10 = zcnt4_8[4:0];
-  assign tok10 = (((cls_q[50] & ~cls_q[55] & zlong10) ?
-                     {25'd0, zrunf10[0], zrunf10[1], zrunf10[2], zrunf10[3], zrunf10[4], 2'd2}
-                   : 32'd0) | ((cls_q[50] & ~cls_q[55] & ~zlong10) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                  | (((cls_q[51] & ~cls_q[50]) ? 32'd0 : 32'd0)
-                     | ((cls_q[52] & ~cls_q[50] & ~cls_q[51]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                  | (((cls_q[53] & (~cls_q[50] & ~cls_q[51] & ~cls_q[52])) ?
-                        {22'd0, pos_q[50], pos_q[51], pos_q[52], pos_q[53], pos_q[54], 2'd1, 3'd0}
-                      : 32'd0)
-                     | ((cls_q[54] & ~cls_q[53] & (~cls_q[50] & ~cls_q[51] & ~cls_q[52])) ?
-                          {22'd0, pos_q[50], pos_q[51], pos_q[52], pos_q[53], pos_q[54], 2'd3, 3'd0}
-                        : 32'd0)
-                     | ((~cls_q[50] & ~cls_q[51] & ~cls_q[52] & ~cls_q[53] & ~cls_q[54]) ?
-                          {dbx_q[310], dbx_q[311], dbx_q[312], dbx_q[313], dbx_q[314], dbx_q[315],
-                           dbx_q[316], dbx_q[317], dbx_q[318], dbx_q[319], dbx_q[320], dbx_q[321],
-                           dbx_q[322], dbx_q[323], dbx_q[324], dbx_q[325], dbx_q[326], dbx_q[327],
-                           dbx_q[328], dbx_q[329], dbx_q[330], dbx_q[331], dbx_q[332], dbx_q[333],
-                           dbx_q[334], dbx_q[335], dbx_q[336], dbx_q[337], dbx_q[338], dbx_q[339],
-                           dbx_q[340], 1'd1}
-                        : 32'd0)));
-  assign len10 = (((cls_q[50] & ~cls_q[55] & zlong10) ? 6'd7 : 6'd0)
-                  | ((cls_q[50] & ~cls_q[55] & ~zlong10) ? 6'd3 : 6'd0)
-                  | ((((cls_q[51] & ~cls_q[50]) | (cls_q[52] & ~cls_q[50] & ~cls_q[51])) ? 6'd5
-                      : 6'd0)
-                     | (((cls_q[53] & (~cls_q[50] & ~cls_q[51] & ~cls_q[52]))
-                         | (cls_q[54] & ~cls_q[53] & (~cls_q[50] & ~cls_q[51] & ~cls_q[52]))) ?
-                          6'd10
-                        : 6'd0))
-                  | ((~cls_q[50] & ~cls_q[51] & ~cls_q[52] & ~cls_q[53] & ~cls_q[54]) ? 6'd32
-                     : 6'd0));
-  assign zlong9 = (cls_q[45] & cls_q[40]);
-  assign zrunf9 = zcnt3_7[4:0];
-  assign tok9 = (((cls_q[45] & ~cls_q[50] & zlong9) ?
-                    {25'd0, zrunf9[0], zrunf9[1], zrunf9[2], zrunf9[3], zrunf9[4], 2'd2}
-                  : 32'd0) | ((cls_q[45] & ~cls_q[50] & ~zlong9) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                 | (((cls_q[46] & ~cls_q[45]) ? 32'd0 : 32'd0)
-                    | ((cls_q[47] & ~cls_q[45] & ~cls_q[46]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                 | (((cls_q[48] & (~cls_q[45] & ~cls_q[46] & ~cls_q[47])) ?
-                       {22'd0, pos_q[45], pos_q[46], pos_q[47], pos_q[48], pos_q[49], 2'd1, 3'd0}
-                     : 32'd0)
-                    | ((cls_q[49] & ~cls_q[48] & (~cls_q[45] & ~cls_q[46] & ~cls_q[47])) ?
-                         {22'd0, pos_q[45], pos_q[46], pos_q[47], pos_q[48], pos_q[49], 2'd3, 3'd0}
-                       : 32'd0)
-                    | ((~cls_q[45] & ~cls_q[46] & ~cls_q[47] & ~cls_q[48] & ~cls_q[49]) ?
-                         {dbx_q[279], dbx_q[280], dbx_q[281], dbx_q[282], dbx_q[283], dbx_q[284],
-                          dbx_q[285], dbx_q[286], dbx_q[287], dbx_q[288], dbx_q[289], dbx_q[290],
-                          dbx_q[291], dbx_q[292], dbx_q[293], dbx_q[294], dbx_q[295], dbx_q[296],
-                          dbx_q[297], dbx_q[298], dbx_q[299], dbx_q[300], dbx_q[301], dbx_q[302],
-                          dbx_q[303], dbx_q[304], dbx_q[305], dbx_q[306], dbx_q[307], dbx_q[308],
-                          dbx_q[309], 1'd1}
-                       : 32'd0)));
-  assign len9 = (((cls_q[45] & ~cls_q[50] & zlong9) ? 6'd7 : 6'd0)
-                 | ((cls_q[45] & ~cls_q[50] & ~zlong9) ? 6'd3 : 6'd0)
-                 | ((((cls_q[46] & ~cls_q[45]) | (cls_q[47] & ~cls_q[45] & ~cls_q[46])) ? 6'd5
-                     : 6'd0)
-                    | (((cls_q[48] & (~cls_q[45] & ~cls_q[46] & ~cls_q[47]))
-                        | (cls_q[49] & ~cls_q[48] & (~cls_q[45] & ~cls_q[46] & ~cls_q[47]))) ?
-                         6'd10
-                       : 6'd0))
-                 | ((~cls_q[45] & ~cls_q[46] & ~cls_q[47] & ~cls_q[48] & ~cls_q[49]) ? 6'd32
-                    : 6'd0));
-  assign zlong8 = (cls_q[40] & cls_q[35]);
-  assign zrunf8 = zcnt3_6[4:0];
-  assign tok8 = (((cls_q[40] & ~cls_q[45] & zlong8) ?
-                    {25'd0, zrunf8[0], zrunf8[1], zrunf8[2], zrunf8[3], zrunf8[4], 2'd2}
-                  : 32'd0) | ((cls_q[40] & ~cls_q[45] & ~zlong8) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                 | (((cls_q[41] & ~cls_q[40]) ? 32'd0 : 32'd0)
-                    | ((cls_q[42] & ~cls_q[40] & ~cls_q[41]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                 | (((cls_q[43] & (~cls_q[40] & ~cls_q[41] & ~cls_q[42])) ?
-                       {22'd0, pos_q[40], pos_q[41], pos_q[42], pos_q[43], pos_q[44], 2'd1, 3'd0}
-                     : 32'd0)
-                    | ((cls_q[44] & ~cls_q[43] & (~cls_q[40] & ~cls_q[41] & ~cls_q[42])) ?
-                         {22'd0, pos_q[40], pos_q[41], pos_q[42], pos_q[43], pos_q[44], 2'd3, 3'd0}
-                       : 32'd0)
-                    | ((~cls_q[40] & ~cls_q[41] & ~cls_q[42] & ~cls_q[43] & ~cls_q[44]) ?
-                         {dbx_q[248], dbx_q[249], dbx_q[250], dbx_q[251], dbx_q[252], dbx_q[253],
-                          dbx_q[254], dbx_q[255], dbx_q[256], dbx_q[257], dbx_q[258], dbx_q[259],
-                          dbx_q[260], dbx_q[261], dbx_q[262], dbx_q[263], dbx_q[264], dbx_q[265],
-                          dbx_q[266], dbx_q[267], dbx_q[268], dbx_q[269], dbx_q[270], dbx_q[271],
-                          dbx_q[272], dbx_q[273], dbx_q[274], dbx_q[275], dbx_q[276], dbx_q[277],
-                          dbx_q[278], 1'd1}
-                       : 32'd0)));
-  assign len8 = (((cls_q[40] & ~cls_q[45] & zlong8) ? 6'd7 : 6'd0)
-                 | ((cls_q[40] & ~cls_q[45] & ~zlong8) ? 6'd3 : 6'd0)
-                 | ((((cls_q[41] & ~cls_q[40]) | (cls_q[42] & ~cls_q[40] & ~cls_q[41])) ? 6'd5
-                     : 6'd0)
-                    | (((cls_q[43] & (~cls_q[40] & ~cls_q[41] & ~cls_q[42]))
-                        | (cls_q[44] & ~cls_q[43] & (~cls_q[40] & ~cls_q[41] & ~cls_q[42]))) ?
-                         6'd10
-                       : 6'd0))
-                 | ((~cls_q[40] & ~cls_q[41] & ~cls_q[42] & ~cls_q[43] & ~cls_q[44]) ? 6'd32
-                    : 6'd0));
-  assign zlong7 = (cls_q[35] & cls_q[30]);
-  assign zrunf7 = zcnt3_5[4:0];
-  assign tok7 = (((cls_q[35] & ~cls_q[40] & zlong7) ?
-                    {25'd0, zrunf7[0], zrunf7[1], zrunf7[2], zrunf7[3], zrunf7[4], 2'd2}
-                  : 32'd0) | ((cls_q[35] & ~cls_q[40] & ~zlong7) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                 | (((cls_q[36] & ~cls_q[35]) ? 32'd0 : 32'd0)
-                    | ((cls_q[37] & ~cls_q[35] & ~cls_q[36]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                 | (((cls_q[38] & (~cls_q[35] & ~cls_q[36] & ~cls_q[37])) ?
-                       {22'd0, pos_q[35], pos_q[36], pos_q[37], pos_q[38], pos_q[39], 2'd1, 3'd0}
-                     : 32'd0)
-                    | ((cls_q[39] & ~cls_q[38] & (~cls_q[35] & ~cls_q[36] & ~cls_q[37])) ?
-                         {22'd0, pos_q[35], pos_q[36], pos_q[37], pos_q[38], pos_q[39], 2'd3, 3'd0}
-                       : 32'd0)
-                    | ((~cls_q[35] & ~cls_q[36] & ~cls_q[37] & ~cls_q[38] & ~cls_q[39]) ?
-                         {dbx_q[217], dbx_q[218], dbx_q[219], dbx_q[220], dbx_q[221], dbx_q[222],
-                          dbx_q[223], dbx_q[224], dbx_q[225], dbx_q[226], dbx_q[227], dbx_q[228],
-                          dbx_q[229], dbx_q[230], dbx_q[231], dbx_q[232], dbx_q[233], dbx_q[234],
-                          dbx_q[235], dbx_q[236], dbx_q[237], dbx_q[238], dbx_q[239], dbx_q[240],
-                          dbx_q[241], dbx_q[242], dbx_q[243], dbx_q[244], dbx_q[245], dbx_q[246],
-                          dbx_q[247], 1'd1}
-                       : 32'd0)));
-  assign len7 = (((cls_q[35] & ~cls_q[40] & zlong7) ? 6'd7 : 6'd0)
-                 | ((cls_q[35] & ~cls_q[40] & ~zlong7) ? 6'd3 : 6'd0)
-                 | ((((cls_q[36] & ~cls_q[35]) | (cls_q[37] & ~cls_q[35] & ~cls_q[36])) ? 6'd5
-                     : 6'd0)
-                    | (((cls_q[38] & (~cls_q[35] & ~cls_q[36] & ~cls_q[37]))
-                        | (cls_q[39] & ~cls_q[38] & (~cls_q[35] & ~cls_q[36] & ~cls_q[37]))) ?
-                         6'd10
-                       : 6'd0))
-                 | ((~cls_q[35] & ~cls_q[36] & ~cls_q[37] & ~cls_q[38] & ~cls_q[39]) ? 6'd32
-                    : 6'd0));
-  assign zlong6 = (cls_q[30] & cls_q[25]);
-  assign zrunf6 = zcnt3_4[4:0];
-  assign tok6 = (((cls_q[30] & ~cls_q[35] & zlong6) ?
-                    {25'd0, zrunf6[0], zrunf6[1], zrunf6[2], zrunf6[3], zrunf6[4], 2'd2}
-                  : 32'd0) | ((cls_q[30] & ~cls_q[35] & ~zlong6) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                 | (((cls_q[31] & ~cls_q[30]) ? 32'd0 : 32'd0)
-                    | ((cls_q[32] & ~cls_q[30] & ~cls_q[31]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                 | (((cls_q[33] & (~cls_q[30] & ~cls_q[31] & ~cls_q[32])) ?
-                       {22'd0, pos_q[30], pos_q[31], pos_q[32], pos_q[33], pos_q[34], 2'd1, 3'd0}
-                     : 32'd0)
-                    | ((cls_q[34] & ~cls_q[33] & (~cls_q[30] & ~cls_q[31] & ~cls_q[32])) ?
-                         {22'd0, pos_q[30], pos_q[31], pos_q[32], pos_q[33], pos_q[34], 2'd3, 3'd0}
-                       : 32'd0)
-                    | ((~cls_q[30] & ~cls_q[31] & ~cls_q[32] & ~cls_q[33] & ~cls_q[34]) ?
-                         {dbx_q[186], dbx_q[187], dbx_q[188], dbx_q[189], dbx_q[190], dbx_q[191],
-                          dbx_q[192], dbx_q[193], dbx_q[194], dbx_q[195], dbx_q[196], dbx_q[197],
-                          dbx_q[198], dbx_q[199], dbx_q[200], dbx_q[201], dbx_q[202], dbx_q[203],
-                          dbx_q[204], dbx_q[205], dbx_q[206], dbx_q[207], dbx_q[208], dbx_q[209],
-                          dbx_q[210], dbx_q[211], dbx_q[212], dbx_q[213], dbx_q[214], dbx_q[215],
-                          dbx_q[216], 1'd1}
-                       : 32'd0)));
-  assign len6 = (((cls_q[30] & ~cls_q[35] & zlong6) ? 6'd7 : 6'd0)
-                 | ((cls_q[30] & ~cls_q[35] & ~zlong6) ? 6'd3 : 6'd0)
-                 | ((((cls_q[31] & ~cls_q[30]) | (cls_q[32] & ~cls_q[30] & ~cls_q[31])) ? 6'd5
-                     : 6'd0)
-                    | (((cls_q[33] & (~cls_q[30] & ~cls_q[31] & ~cls_q[32]))
-                        | (cls_q[34] & ~cls_q[33] & (~cls_q[30] & ~cls_q[31] & ~cls_q[32]))) ?
-                         6'd10
-                       : 6'd0))
-                 | ((~cls_q[30] & ~cls_q[31] & ~cls_q[32] & ~cls_q[33] & ~cls_q[34]) ? 6'd32
-                    : 6'd0));
-  assign zlong5 = (cls_q[25] & cls_q[20]);
-  assign zrunf5 = zcnt2_3[4:0];
-  assign tok5 = (((cls_q[25] & ~cls_q[30] & zlong5) ?
-                    {25'd0, zrunf5[0], zrunf5[1], zrunf5[2], zrunf5[3], zrunf5[4], 2'd2}
-                  : 32'd0) | ((cls_q[25] & ~cls_q[30] & ~zlong5) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                 | (((cls_q[26] & ~cls_q[25]) ? 32'd0 : 32'd0)
-                    | ((cls_q[27] & ~cls_q[25] & ~cls_q[26]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                 | (((cls_q[28] & (~cls_q[25] & ~cls_q[26] & ~cls_q[27])) ?
-                       {22'd0, pos_q[25], pos_q[26], pos_q[27], pos_q[28], pos_q[29], 2'd1, 3'd0}
-                     : 32'd0)
-                    | ((cls_q[29] & ~cls_q[28] & (~cls_q[25] & ~cls_q[26] & ~cls_q[27])) ?
-                         {22'd0, pos_q[25], pos_q[26], pos_q[27], pos_q[28], pos_q[29], 2'd3, 3'd0}
-                       : 32'd0)
-                    | ((~cls_q[25] & ~cls_q[26] & ~cls_q[27] & ~cls_q[28] & ~cls_q[29]) ?
-                         {dbx_q[155], dbx_q[156], dbx_q[157], dbx_q[158], dbx_q[159], dbx_q[160],
-                          dbx_q[161], dbx_q[162], dbx_q[163], dbx_q[164], dbx_q[165], dbx_q[166],
-                          dbx_q[167], dbx_q[168], dbx_q[169], dbx_q[170], dbx_q[171], dbx_q[172],
-                          dbx_q[173], dbx_q[174], dbx_q[175], dbx_q[176], dbx_q[177], dbx_q[178],
-                          dbx_q[179], dbx_q[180], dbx_q[181], dbx_q[182], dbx_q[183], dbx_q[184],
-                          dbx_q[185], 1'd1}
-                       : 32'd0)));
-  assign len5 = (((cls_q[25] & ~cls_q[30] & zlong5) ? 6'd7 : 6'd0)
-                 | ((cls_q[25] & ~cls_q[30] & ~zlong5) ? 6'd3 : 6'd0)
-                 | ((((cls_q[26] & ~cls_q[25]) | (cls_q[27] & ~cls_q[25] & ~cls_q[26])) ? 6'd5
-                     : 6'd0)
-                    | (((cls_q[28] & (~cls_q[25] & ~cls_q[26] & ~cls_q[27]))
-                        | (cls_q[29] & ~cls_q[28] & (~cls_q[25] & ~cls_q[26] & ~cls_q[27]))) ?
-                         6'd10
-                       : 6'd0))
-                 | ((~cls_q[25] & ~cls_q[26] & ~cls_q[27] & ~cls_q[28] & ~cls_q[29]) ? 6'd32
-                    : 6'd0));
-  assign zlong4 = (cls_q[20] & cls_q[15]);
-  assign zrunf4 = zcnt2_2[4:0];
-  assign tok4 = (((cls_q[20] & ~cls_q[25] & zlong4) ?
-                    {25'd0, zrunf4[0], zrunf4[1], zrunf4[2], zrunf4[3], zrunf4[4], 2'd2}
-                  : 32'd0) | ((cls_q[20] & ~cls_q[25] & ~zlong4) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                 | (((cls_q[21] & ~cls_q[20]) ? 32'd0 : 32'd0)
-                    | ((cls_q[22] & ~cls_q[20] & ~cls_q[21]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                 | (((cls_q[23] & (~cls_q[20] & ~cls_q[21] & ~cls_q[22])) ?
-                       {22'd0, pos_q[20], pos_q[21], pos_q[22], pos_q[23], pos_q[24], 2'd1, 3'd0}
-                     : 32'd0)
-                    | ((cls_q[24] & ~cls_q[23] & (~cls_q[20] & ~cls_q[21] & ~cls_q[22])) ?
-                         {22'd0, pos_q[20], pos_q[21], pos_q[22], pos_q[23], pos_q[24], 2'd3, 3'd0}
-                       : 32'd0)
-                    | ((~cls_q[20] & ~cls_q[21] & ~cls_q[22] & ~cls_q[23] & ~cls_q[24]) ?
-                         {dbx_q[124], dbx_q[125], dbx_q[126], dbx_q[127], dbx_q[128], dbx_q[129],
-                          dbx_q[130], dbx_q[131], dbx_q[132], dbx_q[133], dbx_q[134], dbx_q[135],
-                          dbx_q[136], dbx_q[137], dbx_q[138], dbx_q[139], dbx_q[140], dbx_q[141],
-                          dbx_q[142], dbx_q[143], dbx_q[144], dbx_q[145], dbx_q[146], dbx_q[147],
-                          dbx_q[148], dbx_q[149], dbx_q[150], dbx_q[151], dbx_q[152], dbx_q[153],
-                          dbx_q[154], 1'd1}
-                       : 32'd0)));
-  assign len4 = (((cls_q[20] & ~cls_q[25] & zlong4) ? 6'd7 : 6'd0)
-                 | ((cls_q[20] & ~cls_q[25] & ~zlong4) ? 6'd3 : 6'd0)
-                 | ((((cls_q[21] & ~cls_q[20]) | (cls_q[22] & ~cls_q[20] & ~cls_q[21])) ? 6'd5
-                     : 6'd0)
-                    | (((cls_q[23] & (~cls_q[20] & ~cls_q[21] & ~cls_q[22]))
-                        | (cls_q[24] & ~cls_q[23] & (~cls_q[20] & ~cls_q[21] & ~cls_q[22]))) ?
-                         6'd10
-                       : 6'd0))
-                 | ((~cls_q[20] & ~cls_q[21] & ~cls_q[22] & ~cls_q[23] & ~cls_q[24]) ? 6'd32
-                    : 6'd0));
-  assign zlong3 = (cls_q[15] & cls_q[10]);
-  assign zrunf3 = zcnt1_1[4:0];
-  assign tok3 = (((cls_q[15] & ~cls_q[20] & zlong3) ?
-                    {25'd0, zrunf3[0], zrunf3[1], zrunf3[2], zrunf3[3], zrunf3[4], 2'd2}
-                  : 32'd0) | ((cls_q[15] & ~cls_q[20] & ~zlong3) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                 | (((cls_q[16] & ~cls_q[15]) ? 32'd0 : 32'd0)
-                    | ((cls_q[17] & ~cls_q[15] & ~cls_q[16]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                 | (((cls_q[18] & (~cls_q[15] & ~cls_q[16] & ~cls_q[17])) ?
-                       {22'd0, pos_q[15], pos_q[16], pos_q[17], pos_q[18], pos_q[19], 2'd1, 3'd0}
-                     : 32'd0)
-                    | ((cls_q[19] & ~cls_q[18] & (~cls_q[15] & ~cls_q[16] & ~cls_q[17])) ?
-                         {22'd0, pos_q[15], pos_q[16], pos_q[17], pos_q[18], pos_q[19], 2'd3, 3'd0}
-                       : 32'd0)
-                    | ((~cls_q[15] & ~cls_q[16] & ~cls_q[17] & ~cls_q[18] & ~cls_q[19]) ?
-                         {dbx_q[93], dbx_q[94], dbx_q[95], dbx_q[96], dbx_q[97], dbx_q[98],
-                          dbx_q[99], dbx_q[100], dbx_q[101], dbx_q[102], dbx_q[103], dbx_q[104],
-                          dbx_q[105], dbx_q[106], dbx_q[107], dbx_q[108], dbx_q[109], dbx_q[110],
-                          dbx_q[111], dbx_q[112], dbx_q[113], dbx_q[114], dbx_q[115], dbx_q[116],
-                          dbx_q[117], dbx_q[118], dbx_q[119], dbx_q[120], dbx_q[121], dbx_q[122],
-                          dbx_q[123], 1'd1}
-                       : 32'd0)));
-  assign len3 = (((cls_q[15] & ~cls_q[20] & zlong3) ? 6'd7 : 6'd0)
-                 | ((cls_q[15] & ~cls_q[20] & ~zlong3) ? 6'd3 : 6'd0)
-                 | ((((cls_q[16] & ~cls_q[15]) | (cls_q[17] & ~cls_q[15] & ~cls_q[16])) ? 6'd5
-                     : 6'd0)
-                    | (((cls_q[18] & (~cls_q[15] & ~cls_q[16] & ~cls_q[17]))
-                        | (cls_q[19] & ~cls_q[18] & (~cls_q[15] & ~cls_q[16] & ~cls_q[17]))) ?
-                         6'd10
-                       : 6'd0))
-                 | ((~cls_q[15] & ~cls_q[16] & ~cls_q[17] & ~cls_q[18] & ~cls_q[19]) ? 6'd32
-                    : 6'd0));
-  assign zlong2 = (cls_q[10] & cls_q[5]);
-  assign zrunf2 = {4'd0, cls_q[0]};
-  assign tok2 = (((cls_q[10] & ~cls_q[15] & zlong2) ?
-                    {25'd0, zrunf2[0], zrunf2[1], zrunf2[2], zrunf2[3], zrunf2[4], 2'd2}
-                  : 32'd0) | ((cls_q[10] & ~cls_q[15] & ~zlong2) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                 | (((cls_q[11] & ~cls_q[10]) ? 32'd0 : 32'd0)
-                    | ((cls_q[12] & ~cls_q[10] & ~cls_q[11]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                 | (((cls_q[13] & (~cls_q[10] & ~cls_q[11] & ~cls_q[12])) ?
-                       {22'd0, pos_q[10], pos_q[11], pos_q[12], pos_q[13], pos_q[14], 2'd1, 3'd0}
-                     : 32'd0)
-                    | ((cls_q[14] & ~cls_q[13] & (~cls_q[10] & ~cls_q[11] & ~cls_q[12])) ?
-                         {22'd0, pos_q[10], pos_q[11], pos_q[12], pos_q[13], pos_q[14], 2'd3, 3'd0}
-                       : 32'd0)
-                    | ((~cls_q[10] & ~cls_q[11] & ~cls_q[12] & ~cls_q[13] & ~cls_q[14]) ?
-                         {dbx_q[62], dbx_q[63], dbx_q[64], dbx_q[65], dbx_q[66], dbx_q[67],
-                          dbx_q[68], dbx_q[69], dbx_q[70], dbx_q[71], dbx_q[72], dbx_q[73],
-                          dbx_q[74], dbx_q[75], dbx_q[76], dbx_q[77], dbx_q[78], dbx_q[79],
-                          dbx_q[80], dbx_q[81], dbx_q[82], dbx_q[83], dbx_q[84], dbx_q[85],
-                          dbx_q[86], dbx_q[87], dbx_q[88], dbx_q[89], dbx_q[90], dbx_q[91],
-                          dbx_q[92], 1'd1}
-                       : 32'd0)));
-  assign len2 = (((cls_q[10] & ~cls_q[15] & zlong2) ? 6'd7 : 6'd0)
-                 | ((cls_q[10] & ~cls_q[15] & ~zlong2) ? 6'd3 : 6'd0)
-                 | ((((cls_q[11] & ~cls_q[10]) | (cls_q[12] & ~cls_q[10] & ~cls_q[11])) ? 6'd5
-                     : 6'd0)
-                    | (((cls_q[13] & (~cls_q[10] & ~cls_q[11] & ~cls_q[12]))
-                        | (cls_q[14] & ~cls_q[13] & (~cls_q[10] & ~cls_q[11] & ~cls_q[12]))) ?
-                         6'd10
-                       : 6'd0))
-                 | ((~cls_q[10] & ~cls_q[11] & ~cls_q[12] & ~cls_q[13] & ~cls_q[14]) ? 6'd32
-                    : 6'd0));
-  assign zlong1 = (cls_q[5] & cls_q[0]);
-  assign zrunf1 = 5'd0;
-  assign tok1 = (((cls_q[5] & ~cls_q[10] & zlong1) ?
-                    {25'd0, zrunf1[0], zrunf1[1], zrunf1[2], zrunf1[3], zrunf1[4], 2'd2}
-                  : 32'd0) | ((cls_q[5] & ~cls_q[10] & ~zlong1) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                 | (((cls_q[6] & ~cls_q[5]) ? 32'd0 : 32'd0)
-                    | ((cls_q[7] & ~cls_q[5] & ~cls_q[6]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                 | (((cls_q[8] & (~cls_q[5] & ~cls_q[6] & ~cls_q[7])) ?
-                       {22'd0, pos_q[5], pos_q[6], pos_q[7], pos_q[8], pos_q[9], 2'd1, 3'd0}
-                     : 32'd0)
-                    | ((cls_q[9] & ~cls_q[8] & (~cls_q[5] & ~cls_q[6] & ~cls_q[7])) ?
-                         {22'd0, pos_q[5], pos_q[6], pos_q[7], pos_q[8], pos_q[9], 2'd3, 3'd0}
-                       : 32'd0)
-                    | ((~cls_q[5] & ~cls_q[6] & ~cls_q[7] & ~cls_q[8] & ~cls_q[9]) ?
-                         {dbx_q[31], dbx_q[32], dbx_q[33], dbx_q[34], dbx_q[35], dbx_q[36],
-                          dbx_q[37], dbx_q[38], dbx_q[39], dbx_q[40], dbx_q[41], dbx_q[42],
-                          dbx_q[43], dbx_q[44], dbx_q[45], dbx_q[46], dbx_q[47], dbx_q[48],
-                          dbx_q[49], dbx_q[50], dbx_q[51], dbx_q[52], dbx_q[53], dbx_q[54],
-                          dbx_q[55], dbx_q[56], dbx_q[57], dbx_q[58], dbx_q[59], dbx_q[60],
-                          dbx_q[61], 1'd1}
-                       : 32'd0)));
-  assign len1 = (((cls_q[5] & ~cls_q[10] & zlong1) ? 6'd7 : 6'd0)
-                 | ((cls_q[5] & ~cls_q[10] & ~zlong1) ? 6'd3 : 6'd0)
-                 | ((((cls_q[6] & ~cls_q[5]) | (cls_q[7] & ~cls_q[5] & ~cls_q[6])) ? 6'd5 : 6'd0)
-                    | (((cls_q[8] & (~cls_q[5] & ~cls_q[6] & ~cls_q[7]))
-                        | (cls_q[9] & ~cls_q[8] & (~cls_q[5] & ~cls_q[6] & ~cls_q[7]))) ?
-                         6'd10
-                       : 6'd0))
-                 | ((~cls_q[5] & ~cls_q[6] & ~cls_q[7] & ~cls_q[8] & ~cls_q[9]) ? 6'd32 : 6'd0));
-  assign zlong0 = 1'd0;
-  assign zrunf0 = 5'd0;
-  assign tok0 = (((cls_q[0] & ~cls_q[5] & zlong0) ?
-                    {25'd0, zrunf0[0], zrunf0[1], zrunf0[2], zrunf0[3], zrunf0[4], 2'd2}
-                  : 32'd0) | ((cls_q[0] & ~cls_q[5] & ~zlong0) ? {29'd0, 2'd2, 1'd0} : 32'd0)
-                 | (((cls_q[1] & ~cls_q[0]) ? 32'd0 : 32'd0)
-                    | ((cls_q[2] & ~cls_q[0] & ~cls_q[1]) ? {27'd0, 2'd2, 3'd0} : 32'd0))
-                 | (((cls_q[3] & (~cls_q[0] & ~cls_q[1] & ~cls_q[2])) ?
-                       {22'd0, pos_q[0], pos_q[1], pos_q[2], pos_q[3], pos_q[4], 2'd1, 3'd0}
-                     : 32'd0)
-                    | ((cls_q[4] & ~cls_q[3] & (~cls_q[0] & ~cls_q[1] & ~cls_q[2])) ?
-                         {22'd0, pos_q[0], pos_q[1], pos_q[2], pos_q[3], pos_q[4], 2'd3, 3'd0}
-                       : 32'd0)
-                    | ((~cls_q[0] & ~cls_q[1] & ~cls_q[2] & ~cls_q[3] & ~cls_q[4]) ?
-                         {dbx_q[0], dbx_q[1], dbx_q[2], dbx_q[3], dbx_q[4], dbx_q[5], dbx_q[6],
-                          dbx_q[7], dbx_q[8], dbx_q[9], dbx_q[10], dbx_q[11], dbx_q[12], dbx_q[13],
-                          dbx_q[14], dbx_q[15], dbx_q[16], dbx_q[17], dbx_q[18], dbx_q[19],
-                          dbx_q[20], dbx_q[21], dbx_q[22], dbx_q[23], dbx_q[24], dbx_q[25],
-                          dbx_q[26], dbx_q[27], dbx_q[28], dbx_q[29], dbx_q[30], 1'd1}
-                       : 32'd0)));
-  assign len0 = (((cls_q[0] & ~cls_q[5] & zlong0) ? 6'd7 : 6'd0)
-                 | ((cls_q[0] & ~cls_q[5] & ~zlong0) ? 6'd3 : 6'd0)
-                 | ((((cls_q[1] & ~cls_q[0]) | (cls_q[2] & ~cls_q[0] & ~cls_q[1])) ? 6'd5 : 6'd0)
-                    | (((cls_q[3] & (~cls_q[0] & ~cls_q[1] & ~cls_q[2]))
-                        | (cls_q[4] & ~cls_q[3] & (~cls_q[0] & ~cls_q[1] & ~cls_q[2]))) ?
-                         6'd10
-                       : 6'd0))
-                 | ((~cls_q[0] & ~cls_q[1] & ~cls_q[2] & ~cls_q[3] & ~cls_q[4]) ? 6'd32 : 6'd0));
-  assign t1_off = {2'd0, len_base};
-  assign t2_off = ({2'd0, len_base} + {2'd0, len32});
-  assign t3_off_csa_l0_0s = ({2'd0, len_base} ^ {2'd0, len32} ^ {2'd0, len31});
-  assign t3_off_csa_l0_0m = (({2'd0, len_base} & {2'd0, len32}) | ({2'd0, len_base} & {2'd0, len31})
-                             | ({2'd0, len32} & {2'd0, len31}));
-  assign t3_off = (t3_off_csa_l0_0s + {t3_off_csa_l0_0m[6:0], 1'd0});
-  assign t5_off = {2'd0, len29};
-  assign t6_off = ({2'd0, len29} + {2'd0, len28});
-  assign t7_off_csa_l0_0s = ({2'd0, len29} ^ {2'd0, len28} ^ {2'd0, len27});
-  assign t7_off_csa_l0_0m = (({2'd0, len29} & {2'd0, len28}) | ({2'd0, len29} & {2'd0, len27})
-                             | ({2'd0, len28} & {2'd0, len27}));
-  assign t7_off = (t7_off_csa_l0_0s + {t7_off_csa_l0_0m[6:0], 1'd0});
-  assign t9_off = {2'd0, len25};
-  assign t10_off = ({2'd0, len25} + {2'd0, len24});
-  assign t11_off_csa_l0_0s = ({2'd0, len25} ^ {2'd0, len24} ^ {2'd0, len23});
-  assign t11_off_csa_l0_0m = (({2'd0, len25} & {2'd0, len24}) | ({2'd0, len25} & {2'd0, len23})
-                              | ({2'd0, len24} & {2'd0, len23}));
-  assign t11_off = (t11_off_csa_l0_0s + {t11_off_csa_l0_0m[6:0], 1'd0});
-  assign t13_off = {2'd0, len21};
-  assign t14_off = ({2'd0, len21} + {2'd0, len20});
-  assign t15_off_csa_l0_0s = ({2'd0, len21} ^ {2'd0, len20} ^ {2'd0, len19});
-  assign t15_off_csa_l0_0m = (({2'd0, len21} & {2'd0, len20}) | ({2'd0, len21} & {2'd0, len19})
-                              | ({2'd0, len20} & {2'd0, len19}));
-  assign t15_off = (t15_off_csa_l0_0s + {t15_off_csa_l0_0m[6:0], 1'd0});
-  assign t17_off = {2'd0, len17};
-  assign t18_off = ({2'd0, len17} + {2'd0, len16});
-  assign t19_off_csa_l0_0s = ({2'd0, len17} ^ {2'd0, len16} ^ {2'd0, len15});
-  assign t19_off_csa_l0_0m = (({2'd0, len17} & {2'd0, len16}) | ({2'd0, len17} & {2'd0, len15})
-                              | ({2'd0, len16} & {2'd0, len15}));
-  assign t19_off = (t19_off_csa_l0_0s + {t19_off_csa_l0_0m[6:0], 1'd0});
-  assign t21_off = {2'd0, len13};
-  assign t22_off = ({2'd0, len13} + {2'd0, len12});
-  assign t23_off_csa_l0_0s = ({2'd0, len13} ^ {2'd0, len12} ^ {2'd0, len11});
-  assign t23_off_csa_l0_0m = (({2'd0, len13} & {2'd0, len12}) | ({2'd0, len13} & {2'd0, len11})
-                              | ({2'd0, len12} & {2'd0, len11}));
-  assign t23_off = (t23_off_csa_l0_0s + {t23_off_csa_l0_0m[6:0], 1'd0});
-  assign t25_off = {2'd0, len9};
-  assign t26_off = ({2'd0, len9} + {2'd0, len8});
-  assign t27_off_csa_l0_0s = ({2'd0, len9} ^ {2'd0, len8} ^ {2'd0, len7});
-  assign t27_off_csa_l0_0m = (({2'd0, len9} & {2'd0, len8}) | ({2'd0, len9} & {2'd0, len7})
-                              | ({2'd0, len8} & {2'd0, len7}));
-  assign t27_off = (t27_off_csa_l0_0s + {t27_off_csa_l0_0m[6:0], 1'd0});
-  assign t29_off = {2'd0, len5};
-  assign t30_off = ({2'd0, len5} + {2'd0, len4});
-  assign t31_off_csa_l0_0s = ({2'd0, len5} ^ {2'd0, len4} ^ {2'd0, len3});
-  assign t31_off_csa_l0_0m = (({2'd0, len5} & {2'd0, len4}) | ({2'd0, len5} & {2'd0, len3})
-                              | ({2'd0, len4} & {2'd0, len3}));
-  assign t31_off = (t31_off_csa_l0_0s + {t31_off_csa_l0_0m[6:0], 1'd0});
-  assign t33_off = {2'd0, len1};
-  assign t_gsum0_csa_l0_0s = ({2'd0, len_base} ^ {2'd0, len32} ^ {2'd0, len31});
-  assign t_gsum0_csa_l0_0m = (({2'd0, len_base} & {2'd0, len32})
-                              | ({2'd0, len_base} & {2'd0, len31})
-                              | ({2'd0, len32} & {2'd0, len31}));
-  assign t_gsum0_csa_l1_0s = (t_gsum0_csa_l0_0s ^ {t_gsum0_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len30});
-  assign t_gsum0_csa_l1_0m = ((t_gsum0_csa_l0_0s & {t_gsum0_csa_l0_0m[6:0], 1'd0})
-                              | (t_gsum0_csa_l0_0s & {2'd0, len30})
-                              | ({t_gsum0_csa_l0_0m[6:0], 1'd0} & {2'd0, len30}));
-  assign t_gsum0 = (t_gsum0_csa_l1_0s + {t_gsum0_csa_l1_0m[6:0], 1'd0});
-  assign t_gsum1_csa_l0_0s = ({2'd0, len29} ^ {2'd0, len28} ^ {2'd0, len27});
-  assign t_gsum1_csa_l0_0m = (({2'd0, len29} & {2'd0, len28}) | ({2'd0, len29} & {2'd0, len27})
-                              | ({2'd0, len28} & {2'd0, len27}));
-  assign t_gsum1_csa_l1_0s = (t_gsum1_csa_l0_0s ^ {t_gsum1_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len26});
-  assign t_gsum1_csa_l1_0m = ((t_gsum1_csa_l0_0s & {t_gsum1_csa_l0_0m[6:0], 1'd0})
-                              | (t_gsum1_csa_l0_0s & {2'd0, len26})
-                              | ({t_gsum1_csa_l0_0m[6:0], 1'd0} & {2'd0, len26}));
-  assign t_gsum1 = (t_gsum1_csa_l1_0s + {t_gsum1_csa_l1_0m[6:0], 1'd0});
-  assign t_gsum2_csa_l0_0s = ({2'd0, len25} ^ {2'd0, len24} ^ {2'd0, len23});
-  assign t_gsum2_csa_l0_0m = (({2'd0, len25} & {2'd0, len24}) | ({2'd0, len25} & {2'd0, len23})
-                              | ({2'd0, len24} & {2'd0, len23}));
-  assign t_gsum2_csa_l1_0s = (t_gsum2_csa_l0_0s ^ {t_gsum2_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len22});
-  assign t_gsum2_csa_l1_0m = ((t_gsum2_csa_l0_0s & {t_gsum2_csa_l0_0m[6:0], 1'd0})
-                              | (t_gsum2_csa_l0_0s & {2'd0, len22})
-                              | ({t_gsum2_csa_l0_0m[6:0], 1'd0} & {2'd0, len22}));
-  assign t_gsum2 = (t_gsum2_csa_l1_0s + {t_gsum2_csa_l1_0m[6:0], 1'd0});
-  assign t_gsum3_csa_l0_0s = ({2'd0, len21} ^ {2'd0, len20} ^ {2'd0, len19});
-  assign t_gsum3_csa_l0_0m = (({2'd0, len21} & {2'd0, len20}) | ({2'd0, len21} & {2'd0, len19})
-                              | ({2'd0, len20} & {2'd0, len19}));
-  assign t_gsum3_csa_l1_0s = (t_gsum3_csa_l0_0s ^ {t_gsum3_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len18});
-  assign t_gsum3_csa_l1_0m = ((t_gsum3_csa_l0_0s & {t_gsum3_csa_l0_0m[6:0], 1'd0})
-                              | (t_gsum3_csa_l0_0s & {2'd0, len18})
-                              | ({t_gsum3_csa_l0_0m[6:0], 1'd0} & {2'd0, len18}));
-  assign t_gsum3 = (t_gsum3_csa_l1_0s + {t_gsum3_csa_l1_0m[6:0], 1'd0});
-  assign t_gsum4_csa_l0_0s = ({2'd0, len17} ^ {2'd0, len16} ^ {2'd0, len15});
-  assign t_gsum4_csa_l0_0m = (({2'd0, len17} & {2'd0, len16}) | ({2'd0, len17} & {2'd0, len15})
-                              | ({2'd0, len16} & {2'd0, len15}));
-  assign t_gsum4_csa_l1_0s = (t_gsum4_csa_l0_0s ^ {t_gsum4_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len14});
-  assign t_gsum4_csa_l1_0m = ((t_gsum4_csa_l0_0s & {t_gsum4_csa_l0_0m[6:0], 1'd0})
-                              | (t_gsum4_csa_l0_0s & {2'd0, len14})
-                              | ({t_gsum4_csa_l0_0m[6:0], 1'd0} & {2'd0, len14}));
-  assign t_gsum4 = (t_gsum4_csa_l1_0s + {t_gsum4_csa_l1_0m[6:0], 1'd0});
-  assign t_gsum5_csa_l0_0s = ({2'd0, len13} ^ {2'd0, len12} ^ {2'd0, len11});
-  assign t_gsum5_csa_l0_0m = (({2'd0, len13} & {2'd0, len12}) | ({2'd0, len13} & {2'd0, len11})
-                              | ({2'd0, len12} & {2'd0, len11}));
-  assign t_gsum5_csa_l1_0s = (t_gsum5_csa_l0_0s ^ {t_gsum5_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len10});
-  assign t_gsum5_csa_l1_0m = ((t_gsum5_csa_l0_0s & {t_gsum5_csa_l0_0m[6:0], 1'd0})
-                              | (t_gsum5_csa_l0_0s & {2'd0, len10})
-                              | ({t_gsum5_csa_l0_0m[6:0], 1'd0} & {2'd0, len10}));
-  assign t_gsum5 = (t_gsum5_csa_l1_0s + {t_gsum5_csa_l1_0m[6:0], 1'd0});
-  assign t_gsum6_csa_l0_0s = ({2'd0, len9} ^ {2'd0, len8} ^ {2'd0, len7});
-  assign t_gsum6_csa_l0_0m = (({2'd0, len9} & {2'd0, len8}) | ({2'd0, len9} & {2'd0, len7})
-                              | ({2'd0, len8} & {2'd0, len7}));
-  assign t_gsum6_csa_l1_0s = (t_gsum6_csa_l0_0s ^ {t_gsum6_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len6});
-  assign t_gsum6_csa_l1_0m = ((t_gsum6_csa_l0_0s & {t_gsum6_csa_l0_0m[6:0], 1'd0})
-                              | (t_gsum6_csa_l0_0s & {2'd0, len6})
-                              | ({t_gsum6_csa_l0_0m[6:0], 1'd0} & {2'd0, len6}));
-  assign t_gsum6 = (t_gsum6_csa_l1_0s + {t_gsum6_csa_l1_0m[6:0], 1'd0});
-  assign t_gsum7_csa_l0_0s = ({2'd0, len5} ^ {2'd0, len4} ^ {2'd0, len3});
-  assign t_gsum7_csa_l0_0m = (({2'd0, len5} & {2'd0, len4}) | ({2'd0, len5} & {2'd0, len3})
-                              | ({2'd0, len4} & {2'd0, len3}));
-  assign t_gsum7_csa_l1_0s = (t_gsum7_csa_l0_0s ^ {t_gsum7_csa_l0_0m[6:0], 1'd0} ^ {2'd0, len2});
-  assign t_gsum7_csa_l1_0m = ((t_gsum7_csa_l0_0s & {t_gsum7_csa_l0_0m[6:0], 1'd0})
-                              | (t_gsum7_csa_l0_0s & {2'd0, len2})
-                              | ({t_gsum7_csa_l0_0m[6:0], 1'd0} & {2'd0, len2}));
-  assign t_gsum7 = (t_gsum7_csa_l1_0s + {t_gsum7_csa_l1_0m[6:0], 1'd0});
-  assign t_gsum8 = ({2'd0, len1} + {2'd0, len0});
-  assign all_zero = (bcls_q[0]
-                     & (&{cls_q[160], cls_q[155], cls_q[150], cls_q[145], cls_q[140], cls_q[135],
-                          cls_q[130], cls_q[125], cls_q[120], cls_q[115], cls_q[110], cls_q[105],
-                          cls_q[100], cls_q[95], cls_q[90], cls_q[85], cls_q[80], cls_q[75],
-                          cls_q[70], cls_q[65], cls_q[60], cls_q[55], cls_q[50], cls_q[45],
-                          cls_q[40], cls_q[35], cls_q[30], cls_q[25], cls_q[20], cls_q[15],
-                          cls_q[10], cls_q[5], cls_q[0]}));
+  bpc_plane_tok_s32 u_tok32 (
+    .cls_i(cls_q[164:160]),
+    .up_zero_i(1'd0),
+    .dn_zero_i(plane_zero[31]),
+    .runf_i(u_zrun_runf_o[154:150]),
+    .pos_i(pos_q[164:160]),
+    .dbx_i(dbx_q[1022:992]),
+    .tok_o(u_tok32_tok_o),
+    .len_o(u_tok32_len_o)
+  );
+  bpc_plane_tok_s32 u_tok31 (
+    .cls_i(cls_q[159:155]),
+    .up_zero_i(plane_zero[32]),
+    .dn_zero_i(plane_zero[30]),
+    .runf_i(u_zrun_runf_o[149:145]),
+    .pos_i(pos_q[159:155]),
+    .dbx_i(dbx_q[991:961]),
+    .tok_o(u_tok31_tok_o),
+    .len_o(u_tok31_len_o)
+  );
+  bpc_plane_tok_s32 u_tok30 (
+    .cls_i(cls_q[154:150]),
+    .up_zero_i(plane_zero[31]),
+    .dn_zero_i(plane_zero[29]),
+    .runf_i(u_zrun_runf_o[144:140]),
+    .pos_i(pos_q[154:150]),
+    .dbx_i(dbx_q[960:930]),
+    .tok_o(u_tok30_tok_o),
+    .len_o(u_tok30_len_o)
+  );
+  bpc_plane_tok_s32 u_tok29 (
+    .cls_i(cls_q[149:145]),
+    .up_zero_i(plane_zero[30]),
+    .dn_zero_i(plane_zero[28]),
+    .runf_i(u_zrun_runf_o[139:135]),
+    .pos_i(pos_q[149:145]),
+    .dbx_i(dbx_q[929:899]),
+    .tok_o(u_tok29_tok_o),
+    .len_o(u_tok29_len_o)
+  );
+  bpc_plane_tok_s32 u_tok28 (
+    .cls_i(cls_q[144:140]),
+    .up_zero_i(plane_zero[29]),
+    .dn_zero_i(plane_zero[27]),
+    .runf_i(u_zrun_runf_o[134:130]),
+    .pos_i(pos_q[144:140]),
+    .dbx_i(dbx_q[898:868]),
+    .tok_o(u_tok28_tok_o),
+    .len_o(u_tok28_len_o)
+  );
+  bpc_plane_tok_s32 u_tok27 (
+    .cls_i(cls_q[139:135]),
+    .up_zero_i(plane_zero[28]),
+    .dn_zero_i(plane_zero[26]),
+    .runf_i(u_zrun_runf_o[129:125]),
+    .pos_i(pos_q[139:135]),
+    .dbx_i(dbx_q[867:837]),
+    .tok_o(u_tok27_tok_o),
+    .len_o(u_tok27_len_o)
+  );
+  bpc_plane_tok_s32 u_tok26 (
+    .cls_i(cls_q[134:130]),
+    .up_zero_i(plane_zero[27]),
+    .dn_zero_i(plane_zero[25]),
+    .runf_i(u_zrun_runf_o[124:120]),
+    .pos_i(pos_q[134:130]),
+    .dbx_i(dbx_q[836:806]),
+    .tok_o(u_tok26_tok_o),
+    .len_o(u_tok26_len_o)
+  );
+  bpc_plane_tok_s32 u_tok25 (
+    .cls_i(cls_q[129:125]),
+    .up_zero_i(plane_zero[26]),
+    .dn_zero_i(plane_zero[24]),
+    .runf_i(u_zrun_runf_o[119:115]),
+    .pos_i(pos_q[129:125]),
+    .dbx_i(dbx_q[805:775]),
+    .tok_o(u_tok25_tok_o),
+    .len_o(u_tok25_len_o)
+  );
+  bpc_plane_tok_s32 u_tok24 (
+    .cls_i(cls_q[124:120]),
+    .up_zero_i(plane_zero[25]),
+    .dn_zero_i(plane_zero[23]),
+    .runf_i(u_zrun_runf_o[114:110]),
+    .pos_i(pos_q[124:120]),
+    .dbx_i(dbx_q[774:744]),
+    .tok_o(u_tok24_tok_o),
+    .len_o(u_tok24_len_o)
+  );
+  bpc_plane_tok_s32 u_tok23 (
+    .cls_i(cls_q[119:115]),
+    .up_zero_i(plane_zero[24]),
+    .dn_zero_i(plane_zero[22]),
+    .runf_i(u_zrun_runf_o[109:105]),
+    .pos_i(pos_q[119:115]),
+    .dbx_i(dbx_q[743:713]),
+    .tok_o(u_tok23_tok_o),
+    .len_o(u_tok23_len_o)
+  );
+  bpc_plane_tok_s32 u_tok22 (
+    .cls_i(cls_q[114:110]),
+    .up_zero_i(plane_zero[23]),
+    .dn_zero_i(plane_zero[21]),
+    .runf_i(u_zrun_runf_o[104:100]),
+    .pos_i(pos_q[114:110]),
+    .dbx_i(dbx_q[712:682]),
+    .tok_o(u_tok22_tok_o),
+    .len_o(u_tok22_len_o)
+  );
+  bpc_plane_tok_s32 u_tok21 (
+    .cls_i(cls_q[109:105]),
+    .up_zero_i(plane_zero[22]),
+    .dn_zero_i(plane_zero[20]),
+    .runf_i(u_zrun_runf_o[99:95]),
+    .pos_i(pos_q[109:105]),
+    .dbx_i(dbx_q[681:651]),
+    .tok_o(u_tok21_tok_o),
+    .len_o(u_tok21_len_o)
+  );
+  bpc_plane_tok_s32 u_tok20 (
+    .cls_i(cls_q[104:100]),
+    .up_zero_i(plane_zero[21]),
+    .dn_zero_i(plane_zero[19]),
+    .runf_i(u_zrun_runf_o[94:90]),
+    .pos_i(pos_q[104:100]),
+    .dbx_i(dbx_q[650:620]),
+    .tok_o(u_tok20_tok_o),
+    .len_o(u_tok20_len_o)
+  );
+  bpc_plane_tok_s32 u_tok19 (
+    .cls_i(cls_q[99:95]),
+    .up_zero_i(plane_zero[20]),
+    .dn_zero_i(plane_zero[18]),
+    .runf_i(u_zrun_runf_o[89:85]),
+    .pos_i(pos_q[99:95]),
+    .dbx_i(dbx_q[619:589]),
+    .tok_o(u_tok19_tok_o),
+    .len_o(u_tok19_len_o)
+  );
+  bpc_plane_tok_s32 u_tok18 (
+    .cls_i(cls_q[94:90]),
+    .up_zero_i(plane_zero[19]),
+    .dn_zero_i(plane_zero[17]),
+    .runf_i(u_zrun_runf_o[84:80]),
+    .pos_i(pos_q[94:90]),
+    .dbx_i(dbx_q[588:558]),
+    .tok_o(u_tok18_tok_o),
+    .len_o(u_tok18_len_o)
+  );
+  bpc_plane_tok_s32 u_tok17 (
+    .cls_i(cls_q[89:85]),
+    .up_zero_i(plane_zero[18]),
+    .dn_zero_i(plane_zero[16]),
+    .runf_i(u_zrun_runf_o[79:75]),
+    .pos_i(pos_q[89:85]),
+    .dbx_i(dbx_q[557:527]),
+    .tok_o(u_tok17_tok_o),
+    .len_o(u_tok17_len_o)
+  );
+  bpc_plane_tok_s32 u_tok16 (
+    .cls_i(cls_q[84:80]),
+    .up_zero_i(plane_zero[17]),
+    .dn_zero_i(plane_zero[15]),
+    .runf_i(u_zrun_runf_o[74:70]),
+    .pos_i(pos_q[84:80]),
+    .dbx_i(dbx_q[526:496]),
+    .tok_o(u_tok16_tok_o),
+    .len_o(u_tok16_len_o)
+  );
+  bpc_plane_tok_s32 u_tok15 (
+    .cls_i(cls_q[79:75]),
+    .up_zero_i(plane_zero[16]),
+    .dn_zero_i(plane_zero[14]),
+    .runf_i(u_zrun_runf_o[69:65]),
+    .pos_i(pos_q[79:75]),
+    .dbx_i(dbx_q[495:465]),
+    .tok_o(u_tok15_tok_o),
+    .len_o(u_tok15_len_o)
+  );
+  bpc_plane_tok_s32 u_tok14 (
+    .cls_i(cls_q[74:70]),
+    .up_zero_i(plane_zero[15]),
+    .dn_zero_i(plane_zero[13]),
+    .runf_i(u_zrun_runf_o[64:60]),
+    .pos_i(pos_q[74:70]),
+    .dbx_i(dbx_q[464:434]),
+    .tok_o(u_tok14_tok_o),
+    .len_o(u_tok14_len_o)
+  );
+  bpc_plane_tok_s32 u_tok13 (
+    .cls_i(cls_q[69:65]),
+    .up_zero_i(plane_zero[14]),
+    .dn_zero_i(plane_zero[12]),
+    .runf_i(u_zrun_runf_o[59:55]),
+    .pos_i(pos_q[69:65]),
+    .dbx_i(dbx_q[433:403]),
+    .tok_o(u_tok13_tok_o),
+    .len_o(u_tok13_len_o)
+  );
+  bpc_plane_tok_s32 u_tok12 (
+    .cls_i(cls_q[64:60]),
+    .up_zero_i(plane_zero[13]),
+    .dn_zero_i(plane_zero[11]),
+    .runf_i(u_zrun_runf_o[54:50]),
+    .pos_i(pos_q[64:60]),
+    .dbx_i(dbx_q[402:372]),
+    .tok_o(u_tok12_tok_o),
+    .len_o(u_tok12_len_o)
+  );
+  bpc_plane_tok_s32 u_tok11 (
+    .cls_i(cls_q[59:55]),
+    .up_zero_i(plane_zero[12]),
+    .dn_zero_i(plane_zero[10]),
+    .runf_i(u_zrun_runf_o[49:45]),
+    .pos_i(pos_q[59:55]),
+    .dbx_i(dbx_q[371:341]),
+    .tok_o(u_tok11_tok_o),
+    .len_o(u_tok11_len_o)
+  );
+  bpc_plane_tok_s32 u_tok10 (
+    .cls_i(cls_q[54:50]),
+    .up_zero_i(plane_zero[11]),
+    .dn_zero_i(plane_zero[9]),
+    .runf_i(u_zrun_runf_o[44:40]),
+    .pos_i(pos_q[54:50]),
+    .dbx_i(dbx_q[340:310]),
+    .tok_o(u_tok10_tok_o),
+    .len_o(u_tok10_len_o)
+  );
+  bpc_plane_tok_s32 u_tok9 (
+    .cls_i(cls_q[49:45]),
+    .up_zero_i(plane_zero[10]),
+    .dn_zero_i(plane_zero[8]),
+    .runf_i(u_zrun_runf_o[39:35]),
+    .pos_i(pos_q[49:45]),
+    .dbx_i(dbx_q[309:279]),
+    .tok_o(u_tok9_tok_o),
+    .len_o(u_tok9_len_o)
+  );
+  bpc_plane_tok_s32 u_tok8 (
+    .cls_i(cls_q[44:40]),
+    .up_zero_i(plane_zero[9]),
+    .dn_zero_i(plane_zero[7]),
+    .runf_i(u_zrun_runf_o[34:30]),
+    .pos_i(pos_q[44:40]),
+    .dbx_i(dbx_q[278:248]),
+    .tok_o(u_tok8_tok_o),
+    .len_o(u_tok8_len_o)
+  );
+  bpc_plane_tok_s32 u_tok7 (
+    .cls_i(cls_q[39:35]),
+    .up_zero_i(plane_zero[8]),
+    .dn_zero_i(plane_zero[6]),
+    .runf_i(u_zrun_runf_o[29:25]),
+    .pos_i(pos_q[39:35]),
+    .dbx_i(dbx_q[247:217]),
+    .tok_o(u_tok7_tok_o),
+    .len_o(u_tok7_len_o)
+  );
+  bpc_plane_tok_s32 u_tok6 (
+    .cls_i(cls_q[34:30]),
+    .up_zero_i(plane_zero[7]),
+    .dn_zero_i(plane_zero[5]),
+    .runf_i(u_zrun_runf_o[24:20]),
+    .pos_i(pos_q[34:30]),
+    .dbx_i(dbx_q[216:186]),
+    .tok_o(u_tok6_tok_o),
+    .len_o(u_tok6_len_o)
+  );
+  bpc_plane_tok_s32 u_tok5 (
+    .cls_i(cls_q[29:25]),
+    .up_zero_i(plane_zero[6]),
+    .dn_zero_i(plane_zero[4]),
+    .runf_i(u_zrun_runf_o[19:15]),
+    .pos_i(pos_q[29:25]),
+    .dbx_i(dbx_q[185:155]),
+    .tok_o(u_tok5_tok_o),
+    .len_o(u_tok5_len_o)
+  );
+  bpc_plane_tok_s32 u_tok4 (
+    .cls_i(cls_q[24:20]),
+    .up_zero_i(plane_zero[5]),
+    .dn_zero_i(plane_zero[3]),
+    .runf_i(u_zrun_runf_o[14:10]),
+    .pos_i(pos_q[24:20]),
+    .dbx_i(dbx_q[154:124]),
+    .tok_o(u_tok4_tok_o),
+    .len_o(u_tok4_len_o)
+  );
+  bpc_plane_tok_s32 u_tok3 (
+    .cls_i(cls_q[19:15]),
+    .up_zero_i(plane_zero[4]),
+    .dn_zero_i(plane_zero[2]),
+    .runf_i(u_zrun_runf_o[9:5]),
+    .pos_i(pos_q[19:15]),
+    .dbx_i(dbx_q[123:93]),
+    .tok_o(u_tok3_tok_o),
+    .len_o(u_tok3_len_o)
+  );
+  bpc_plane_tok_s32 u_tok2 (
+    .cls_i(cls_q[14:10]),
+    .up_zero_i(plane_zero[3]),
+    .dn_zero_i(plane_zero[1]),
+    .runf_i(u_zrun_runf_o[4:0]),
+    .pos_i(pos_q[14:10]),
+    .dbx_i(dbx_q[92:62]),
+    .tok_o(u_tok2_tok_o),
+    .len_o(u_tok2_len_o)
+  );
+  bpc_plane_tok_s32 u_tok1 (
+    .cls_i(cls_q[9:5]),
+    .up_zero_i(plane_zero[2]),
+    .dn_zero_i(plane_zero[0]),
+    .runf_i(5'd0),
+    .pos_i(pos_q[9:5]),
+    .dbx_i(dbx_q[61:31]),
+    .tok_o(u_tok1_tok_o),
+    .len_o(u_tok1_len_o)
+  );
+  bpc_plane_tok_s32 u_tok0 (
+    .cls_i(cls_q[4:0]),
+    .up_zero_i(plane_zero[1]),
+    .dn_zero_i(1'd0),
+    .runf_i(5'd0),
+    .pos_i(pos_q[4:0]),
+    .dbx_i(dbx_q[30:0]),
+    .tok_o(u_tok0_tok_o),
+    .len_o(u_tok0_len_o)
+  );
+  bpc_len_sums_n4_w8 u_t_sums0 (
+    .len0_i({2'd0, len_base}),
+    .len1_i({2'd0, u_tok32_len_o}),
+    .len2_i({2'd0, u_tok31_len_o}),
+    .len3_i({2'd0, u_tok30_len_o}),
+    .off1_o(u_t_sums0_off1_o),
+    .off2_o(u_t_sums0_off2_o),
+    .off3_o(u_t_sums0_off3_o),
+    .sum_o(u_t_sums0_sum_o)
+  );
+  bpc_len_sums_n4_w8 u_t_sums1 (
+    .len0_i({2'd0, u_tok29_len_o}),
+    .len1_i({2'd0, u_tok28_len_o}),
+    .len2_i({2'd0, u_tok27_len_o}),
+    .len3_i({2'd0, u_tok26_len_o}),
+    .off1_o(u_t_sums1_off1_o),
+    .off2_o(u_t_sums1_off2_o),
+    .off3_o(u_t_sums1_off3_o),
+    .sum_o(u_t_sums1_sum_o)
+  );
+  bpc_len_sums_n4_w8 u_t_sums2 (
+    .len0_i({2'd0, u_tok25_len_o}),
+    .len1_i({2'd0, u_tok24_len_o}),
+    .len2_i({2'd0, u_tok23_len_o}),
+    .len3_i({2'd0, u_tok22_len_o}),
+    .off1_o(u_t_sums2_off1_o),
+    .off2_o(u_t_sums2_off2_o),
+    .off3_o(u_t_sums2_off3_o),
+    .sum_o(u_t_sums2_sum_o)
+  );
+  bpc_len_sums_n4_w8 u_t_sums3 (
+    .len0_i({2'd0, u_tok21_len_o}),
+    .len1_i({2'd0, u_tok20_len_o}),
+    .len2_i({2'd0, u_tok19_len_o}),
+    .len3_i({2'd0, u_tok18_len_o}),
+    .off1_o(u_t_sums3_off1_o),
+    .off2_o(u_t_sums3_off2_o),
+    .off3_o(u_t_sums3_off3_o),
+    .sum_o(u_t_sums3_sum_o)
+  );
+  bpc_len_sums_n4_w8 u_t_sums4 (
+    .len0_i({2'd0, u_tok17_len_o}),
+    .len1_i({2'd0, u_tok16_len_o}),
+    .len2_i({2'd0, u_tok15_len_o}),
+    .len3_i({2'd0, u_tok14_len_o}),
+    .off1_o(u_t_sums4_off1_o),
+    .off2_o(u_t_sums4_off2_o),
+    .off3_o(u_t_sums4_off3_o),
+    .sum_o(u_t_sums4_sum_o)
+  );
+  bpc_len_sums_n4_w8 u_t_sums5 (
+    .len0_i({2'd0, u_tok13_len_o}),
+    .len1_i({2'd0, u_tok12_len_o}),
+    .len2_i({2'd0, u_tok11_len_o}),
+    .len3_i({2'd0, u_tok10_len_o}),
+    .off1_o(u_t_sums5_off1_o),
+    .off2_o(u_t_sums5_off2_o),
+    .off3_o(u_t_sums5_off3_o),
+    .sum_o(u_t_sums5_sum_o)
+  );
+  bpc_len_sums_n4_w8 u_t_sums6 (
+    .len0_i({2'd0, u_tok9_len_o}),
+    .len1_i({2'd0, u_tok8_len_o}),
+    .len2_i({2'd0, u_tok7_len_o}),
+    .len3_i({2'd0, u_tok6_len_o}),
+    .off1_o(u_t_sums6_off1_o),
+    .off2_o(u_t_sums6_off2_o),
+    .off3_o(u_t_sums6_off3_o),
+    .sum_o(u_t_sums6_sum_o)
+  );
+  bpc_len_sums_n4_w8 u_t_sums7 (
+    .len0_i({2'd0, u_tok5_len_o}),
+    .len1_i({2'd0, u_tok4_len_o}),
+    .len2_i({2'd0, u_tok3_len_o}),
+    .len3_i({2'd0, u_tok2_len_o}),
+    .off1_o(u_t_sums7_off1_o),
+    .off2_o(u_t_sums7_off2_o),
+    .off3_o(u_t_sums7_off3_o),
+    .sum_o(u_t_sums7_sum_o)
+  );
+  bpc_len_sums_n2_w8 u_t_sums8 (
+    .len0_i({2'd0, u_tok1_len_o}),
+    .len1_i({2'd0, u_tok0_len_o}),
+    .off1_o(u_t_sums8_off1_o),
+    .sum_o(u_t_sums8_sum_o)
+  );
+  assign all_zero = (bcls_q[0] & (&plane_zero));
   assign t0_bits_d = tok_base;
-  assign t1_off_c0_d = t1_off;
-  assign t1_off_c1_d = t1_off;
-  assign t1_off_c2_d = t1_off[7:5];
-  assign t1_off_c3_d = t1_off[7:6];
-  assign t1_off_c4_d = t1_off[7:6];
-  assign t1_bits_d = tok32;
-  assign t2_off_c0_d = t2_off;
-  assign t2_off_c1_d = t2_off;
-  assign t2_off_c2_d = t2_off[7:5];
-  assign t2_off_c3_d = t2_off[7:6];
-  assign t2_off_c4_d = t2_off[7:6];
-  assign t2_bits_d = tok31;
-  assign t3_off_c0_d = t3_off;
-  assign t3_off_c1_d = t3_off;
-  assign t3_off_c2_d = t3_off[7:5];
-  assign t3_off_c3_d = t3_off[7:6];
-  assign t3_off_c4_d = t3_off[7:6];
-  assign t3_bits_d = tok30;
-  assign t4_bits_d = tok29;
-  assign t5_off_c0_d = t5_off;
-  assign t5_off_c1_d = t5_off;
-  assign t5_off_c2_d = t5_off[7:5];
-  assign t5_off_c3_d = t5_off[7:6];
-  assign t5_bits_d = tok28;
-  assign t6_off_c0_d = t6_off;
-  assign t6_off_c1_d = t6_off;
-  assign t6_off_c2_d = t6_off[7:5];
-  assign t6_off_c3_d = t6_off[7:6];
-  assign t6_bits_d = tok27;
-  assign t7_off_c0_d = t7_off;
-  assign t7_off_c1_d = t7_off;
-  assign t7_off_c2_d = t7_off[7:5];
-  assign t7_off_c3_d = t7_off[7:6];
-  assign t7_bits_d = tok26;
-  assign t8_bits_d = tok25;
-  assign t9_off_c0_d = t9_off;
-  assign t9_off_c1_d = t9_off;
-  assign t9_off_c2_d = t9_off[7:5];
-  assign t9_off_c3_d = t9_off[7:6];
-  assign t9_bits_d = tok24;
-  assign t10_off_c0_d = t10_off;
-  assign t10_off_c1_d = t10_off;
-  assign t10_off_c2_d = t10_off[7:5];
-  assign t10_off_c3_d = t10_off[7:6];
-  assign t10_bits_d = tok23;
-  assign t11_off_c0_d = t11_off;
-  assign t11_off_c1_d = t11_off;
-  assign t11_off_c2_d = t11_off[7:5];
-  assign t11_off_c3_d = t11_off[7:6];
-  assign t11_bits_d = tok22;
-  assign t12_bits_d = tok21;
-  assign t13_off_c0_d = t13_off;
-  assign t13_off_c1_d = t13_off;
-  assign t13_off_c2_d = t13_off[7:5];
-  assign t13_off_c3_d = t13_off[7:6];
-  assign t13_bits_d = tok20;
-  assign t14_off_c0_d = t14_off;
-  assign t14_off_c1_d = t14_off;
-  assign t14_off_c2_d = t14_off[7:5];
-  assign t14_off_c3_d = t14_off[7:6];
-  assign t14_bits_d = tok19;
-  assign t15_off_c0_d = t15_off;
-  assign t15_off_c1_d = t15_off;
-  assign t15_off_c2_d = t15_off[7:5];
-  assign t15_off_c3_d = t15_off[7:6];
-  assign t15_bits_d = tok18;
-  assign t16_bits_d = tok17;
-  assign t17_off_c0_d = t17_off;
-  assign t17_off_c1_d = t17_off;
-  assign t17_off_c2_d = t17_off[7:5];
-  assign t17_off_c3_d = t17_off[7:6];
-  assign t17_bits_d = tok16;
-  assign t18_off_c0_d = t18_off;
-  assign t18_off_c1_d = t18_off;
-  assign t18_off_c2_d = t18_off[7:5];
-  assign t18_off_c3_d = t18_off[7:6];
-  assign t18_bits_d = tok15;
-  assign t19_off_c0_d = t19_off;
-  assign t19_off_c1_d = t19_off;
-  assign t19_off_c2_d = t19_off[7:5];
-  assign t19_off_c3_d = t19_off[7:6];
-  assign t19_bits_d = tok14;
-  assign t20_bits_d = tok13;
-  assign t21_off_c0_d = t21_off;
-  assign t21_off_c1_d = t21_off;
-  assign t21_off_c2_d = t21_off[7:5];
-  assign t21_off_c3_d = t21_off[7:6];
-  assign t21_bits_d = tok12;
-  assign t22_off_c0_d = t22_off;
-  assign t22_off_c1_d = t22_off;
-  assign t22_off_c2_d = t22_off[7:5];
-  assign t22_off_c3_d = t22_off[7:6];
-  assign t22_bits_d = tok11;
-  assign t23_off_c0_d = t23_off;
-  assign t23_off_c1_d = t23_off;
-  assign t23_off_c2_d = t23_off[7:5];
-  assign t23_off_c3_d = t23_off[7:6];
-  assign t23_bits_d = tok10;
-  assign t24_bits_d = tok9;
-  assign t25_off_c0_d = t25_off;
-  assign t25_off_c1_d = t25_off;
-  assign t25_off_c2_d = t25_off[7:5];
-  assign t25_off_c3_d = t25_off[7:6];
-  assign t25_bits_d = tok8;
-  assign t26_off_c0_d = t26_off;
-  assign t26_off_c1_d = t26_off;
-  assign t26_off_c2_d = t26_off[7:5];
-  assign t26_off_c3_d = t26_off[7:6];
-  assign t26_bits_d = tok7;
-  assign t27_off_c0_d = t27_off;
-  assign t27_off_c1_d = t27_off;
-  assign t27_off_c2_d = t27_off[7:5];
-  assign t27_off_c3_d = t27_off[7:6];
-  assign t27_bits_d = tok6;
-  assign t28_bits_d = tok5;
-  assign t29_off_c0_d = t29_off;
-  assign t29_off_c1_d = t29_off;
-  assign t29_off_c2_d = t29_off[7:5];
-  assign t29_off_c3_d = t29_off[7:6];
-  assign t29_bits_d = tok4;
-  assign t30_off_c0_d = t30_off;
-  assign t30_off_c1_d = t30_off;
-  assign t30_off_c2_d = t30_off[7:5];
-  assign t30_off_c3_d = t30_off[7:6];
-  assign t30_bits_d = tok3;
-  assign t31_off_c0_d = t31_off;
-  assign t31_off_c1_d = t31_off;
-  assign t31_off_c2_d = t31_off[7:5];
-  assign t31_off_c3_d = t31_off[7:6];
-  assign t31_bits_d = tok2;
-  assign t32_bits_d = tok1;
-  assign t33_off_d = t33_off;
-  assign t33_bits_d = tok0;
-  assign t_glen0_d = t_gsum0;
-  assign t_glen1_d = t_gsum1;
-  assign t_glen2_d = t_gsum2;
-  assign t_glen3_d = t_gsum3;
-  assign t_glen4_d = t_gsum4;
-  assign t_glen5_d = t_gsum5;
-  assign t_glen6_d = t_gsum6;
-  assign t_glen7_d = t_gsum7;
-  assign t_glen8_d = t_gsum8;
+  assign t1_off_c0_d = u_t_sums0_off1_o;
+  assign t1_off_c1_d = u_t_sums0_off1_o;
+  assign t1_off_c2_d = u_t_sums0_off1_o[7:5];
+  assign t1_off_c3_d = u_t_sums0_off1_o[7:6];
+  assign t1_off_c4_d = u_t_sums0_off1_o[7:6];
+  assign t1_bits_d = u_tok32_tok_o;
+  assign t2_off_c0_d = u_t_sums0_off2_o;
+  assign t2_off_c1_d = u_t_sums0_off2_o;
+  assign t2_off_c2_d = u_t_sums0_off2_o[7:5];
+  assign t2_off_c3_d = u_t_sums0_off2_o[7:6];
+  assign t2_off_c4_d = u_t_sums0_off2_o[7:6];
+  assign t2_bits_d = u_tok31_tok_o;
+  assign t3_off_c0_d = u_t_sums0_off3_o;
+  assign t3_off_c1_d = u_t_sums0_off3_o;
+  assign t3_off_c2_d = u_t_sums0_off3_o[7:5];
+  assign t3_off_c3_d = u_t_sums0_off3_o[7:6];
+  assign t3_off_c4_d = u_t_sums0_off3_o[7:6];
+  assign t3_bits_d = u_tok30_tok_o;
+  assign t4_bits_d = u_tok29_tok_o;
+  assign t5_off_c0_d = u_t_sums1_off1_o;
+  assign t5_off_c1_d = u_t_sums1_off1_o;
+  assign t5_off_c2_d = u_t_sums1_off1_o[7:5];
+  assign t5_off_c3_d = u_t_sums1_off1_o[7:6];
+  assign t5_bits_d = u_tok28_tok_o;
+  assign t6_off_c0_d = u_t_sums1_off2_o;
+  assign t6_off_c1_d = u_t_sums1_off2_o;
+  assign t6_off_c2_d = u_t_sums1_off2_o[7:5];
+  assign t6_off_c3_d = u_t_sums1_off2_o[7:6];
+  assign t6_bits_d = u_tok27_tok_o;
+  assign t7_off_c0_d = u_t_sums1_off3_o;
+  assign t7_off_c1_d = u_t_sums1_off3_o;
+  assign t7_off_c2_d = u_t_sums1_off3_o[7:5];
+  assign t7_off_c3_d = u_t_sums1_off3_o[7:6];
+  assign t7_bits_d = u_tok26_tok_o;
+  assign t8_bits_d = u_tok25_tok_o;
+  assign t9_off_c0_d = u_t_sums2_off1_o;
+  assign t9_off_c1_d = u_t_sums2_off1_o;
+  assign t9_off_c2_d = u_t_sums2_off1_o[7:5];
+  assign t9_off_c3_d = u_t_sums2_off1_o[7:6];
+  assign t9_bits_d = u_tok24_tok_o;
+  assign t10_off_c0_d = u_t_sums2_off2_o;
+  assign t10_off_c1_d = u_t_sums2_off2_o;
+  assign t10_off_c2_d = u_t_sums2_off2_o[7:5];
+  assign t10_off_c3_d = u_t_sums2_off2_o[7:6];
+  assign t10_bits_d = u_tok23_tok_o;
+  assign t11_off_c0_d = u_t_sums2_off3_o;
+  assign t11_off_c1_d = u_t_sums2_off3_o;
+  assign t11_off_c2_d = u_t_sums2_off3_o[7:5];
+  assign t11_off_c3_d = u_t_sums2_off3_o[7:6];
+  assign t11_bits_d = u_tok22_tok_o;
+  assign t12_bits_d = u_tok21_tok_o;
+  assign t13_off_c0_d = u_t_sums3_off1_o;
+  assign t13_off_c1_d = u_t_sums3_off1_o;
+  assign t13_off_c2_d = u_t_sums3_off1_o[7:5];
+  assign t13_off_c3_d = u_t_sums3_off1_o[7:6];
+  assign t13_bits_d = u_tok20_tok_o;
+  assign t14_off_c0_d = u_t_sums3_off2_o;
+  assign t14_off_c1_d = u_t_sums3_off2_o;
+  assign t14_off_c2_d = u_t_sums3_off2_o[7:5];
+  assign t14_off_c3_d = u_t_sums3_off2_o[7:6];
+  assign t14_bits_d = u_tok19_tok_o;
+  assign t15_off_c0_d = u_t_sums3_off3_o;
+  assign t15_off_c1_d = u_t_sums3_off3_o;
+  assign t15_off_c2_d = u_t_sums3_off3_o[7:5];
+  assign t15_off_c3_d = u_t_sums3_off3_o[7:6];
+  assign t15_bits_d = u_tok18_tok_o;
+  assign t16_bits_d = u_tok17_tok_o;
+  assign t17_off_c0_d = u_t_sums4_off1_o;
+  assign t17_off_c1_d = u_t_sums4_off1_o;
+  assign t17_off_c2_d = u_t_sums4_off1_o[7:5];
+  assign t17_off_c3_d = u_t_sums4_off1_o[7:6];
+  assign t17_bits_d = u_tok16_tok_o;
+  assign t18_off_c0_d = u_t_sums4_off2_o;
+  assign t18_off_c1_d = u_t_sums4_off2_o;
+  assign t18_off_c2_d = u_t_sums4_off2_o[7:5];
+  assign t18_off_c3_d = u_t_sums4_off2_o[7:6];
+  assign t18_bits_d = u_tok15_tok_o;
+  assign t19_off_c0_d = u_t_sums4_off3_o;
+  assign t19_off_c1_d = u_t_sums4_off3_o;
+  assign t19_off_c2_d = u_t_sums4_off3_o[7:5];
+  assign t19_off_c3_d = u_t_sums4_off3_o[7:6];
+  assign t19_bits_d = u_tok14_tok_o;
+  assign t20_bits_d = u_tok13_tok_o;
+  assign t21_off_c0_d = u_t_sums5_off1_o;
+  assign t21_off_c1_d = u_t_sums5_off1_o;
+  assign t21_off_c2_d = u_t_sums5_off1_o[7:5];
+  assign t21_off_c3_d = u_t_sums5_off1_o[7:6];
+  assign t21_bits_d = u_tok12_tok_o;
+  assign t22_off_c0_d = u_t_sums5_off2_o;
+  assign t22_off_c1_d = u_t_sums5_off2_o;
+  assign t22_off_c2_d = u_t_sums5_off2_o[7:5];
+  assign t22_off_c3_d = u_t_sums5_off2_o[7:6];
+  assign t22_bits_d = u_tok11_tok_o;
+  assign t23_off_c0_d = u_t_sums5_off3_o;
+  assign t23_off_c1_d = u_t_sums5_off3_o;
+  assign t23_off_c2_d = u_t_sums5_off3_o[7:5];
+  assign t23_off_c3_d = u_t_sums5_off3_o[7:6];
+  assign t23_bits_d = u_tok10_tok_o;
+  assign t24_bits_d = u_tok9_tok_o;
+  assign t25_off_c0_d = u_t_sums6_off1_o;
+  assign t25_off_c1_d = u_t_sums6_off1_o;
+  assign t25_off_c2_d = u_t_sums6_off1_o[7:5];
+  assign t25_off_c3_d = u_t_sums6_off1_o[7:6];
+  assign t25_bits_d = u_tok8_tok_o;
+  assign t26_off_c0_d = u_t_sums6_off2_o;
+  assign t26_off_c1_d = u_t_sums6_off2_o;
+  assign t26_off_c2_d = u_t_sums6_off2_o[7:5];
+  assign t26_off_c3_d = u_t_sums6_off2_o[7:6];
+  assign t26_bits_d = u_tok7_tok_o;
+  assign t27_off_c0_d = u_t_sums6_off3_o;
+  assign t27_off_c1_d = u_t_sums6_off3_o;
+  assign t27_off_c2_d = u_t_sums6_off3_o[7:5];
+  assign t27_off_c3_d = u_t_sums6_off3_o[7:6];
+  assign t27_bits_d = u_tok6_tok_o;
+  assign t28_bits_d = u_tok5_tok_o;
+  assign t29_off_c0_d = u_t_sums7_off1_o;
+  assign t29_off_c1_d = u_t_sums7_off1_o;
+  assign t29_off_c2_d = u_t_sums7_off1_o[7:5];
+  assign t29_off_c3_d = u_t_sums7_off1_o[7:6];
+  assign t29_bits_d = u_tok4_tok_o;
+  assign t30_off_c0_d = u_t_sums7_off2_o;
+  assign t30_off_c1_d = u_t_sums7_off2_o;
+  assign t30_off_c2_d = u_t_sums7_off2_o[7:5];
+  assign t30_off_c3_d = u_t_sums7_off2_o[7:6];
+  assign t30_bits_d = u_tok3_tok_o;
+  assign t31_off_c0_d = u_t_sums7_off3_o;
+  assign t31_off_c1_d = u_t_sums7_off3_o;
+  assign t31_off_c2_d = u_t_sums7_off3_o[7:5];
+  assign t31_off_c3_d = u_t_sums7_off3_o[7:6];
+  assign t31_bits_d = u_tok2_tok_o;
+  assign t32_bits_d = u_tok1_tok_o;
+  assign t33_off_d = u_t_sums8_off1_o;
+  assign t33_bits_d = u_tok0_tok_o;
+  assign t_glen0_d = u_t_sums0_sum_o;
+  assign t_glen1_d = u_t_sums1_sum_o;
+  assign t_glen2_d = u_t_sums2_sum_o;
+  assign t_glen3_d = u_t_sums3_sum_o;
+  assign t_glen4_d = u_t_sums4_sum_o;
+  assign t_glen5_d = u_t_sums5_sum_o;
+  assign t_glen6_d = u_t_sums6_sum_o;
+  assign t_glen7_d = u_t_sums7_sum_o;
+  assign t_glen8_d = u_t_sums8_sum_o;
   assign zero3_d = all_zero;
   assign blk3_d = blk2_q;
   always @(posedge clk_i) begin
@@ -9255,236 +2103,23 @@ module bpc_comp_s32 (
   end
 
   // Stage 4: radix-4 merge level 1 (shifts by registered offsets)
-  wire [32:0] m1_0_s1_l0;
-  wire [34:0] m1_0_s1_l1;
-  wire [38:0] m1_0_s1_l2;
-  wire [46:0] m1_0_s1_l3;
-  wire [62:0] m1_0_s1_l4;
-  wire [94:0] m1_0_s1_l5;
-  wire [128:0] m1_0_s1_l6;
-  wire [128:0] m1_0_s1_l7;
-  wire [32:0] m1_0_s2_l0;
-  wire [34:0] m1_0_s2_l1;
-  wire [38:0] m1_0_s2_l2;
-  wire [46:0] m1_0_s2_l3;
-  wire [62:0] m1_0_s2_l4;
-  wire [94:0] m1_0_s2_l5;
-  wire [128:0] m1_0_s2_l6;
-  wire [128:0] m1_0_s2_l7;
-  wire [32:0] m1_0_s3_l0;
-  wire [34:0] m1_0_s3_l1;
-  wire [38:0] m1_0_s3_l2;
-  wire [46:0] m1_0_s3_l3;
-  wire [62:0] m1_0_s3_l4;
-  wire [94:0] m1_0_s3_l5;
-  wire [128:0] m1_0_s3_l6;
-  wire [128:0] m1_0_s3_l7;
-  wire [128:0] m1_0_bits;
-  wire [32:0] m1_1_s1_l0;
-  wire [34:0] m1_1_s1_l1;
-  wire [38:0] m1_1_s1_l2;
-  wire [46:0] m1_1_s1_l3;
-  wire [62:0] m1_1_s1_l4;
-  wire [94:0] m1_1_s1_l5;
-  wire [127:0] m1_1_s1_l6;
-  wire [127:0] m1_1_s1_l7;
-  wire [32:0] m1_1_s2_l0;
-  wire [34:0] m1_1_s2_l1;
-  wire [38:0] m1_1_s2_l2;
-  wire [46:0] m1_1_s2_l3;
-  wire [62:0] m1_1_s2_l4;
-  wire [94:0] m1_1_s2_l5;
-  wire [127:0] m1_1_s2_l6;
-  wire [127:0] m1_1_s2_l7;
-  wire [32:0] m1_1_s3_l0;
-  wire [34:0] m1_1_s3_l1;
-  wire [38:0] m1_1_s3_l2;
-  wire [46:0] m1_1_s3_l3;
-  wire [62:0] m1_1_s3_l4;
-  wire [94:0] m1_1_s3_l5;
-  wire [127:0] m1_1_s3_l6;
-  wire [127:0] m1_1_s3_l7;
-  wire [127:0] m1_1_bits;
-  wire [32:0] m1_2_s1_l0;
-  wire [34:0] m1_2_s1_l1;
-  wire [38:0] m1_2_s1_l2;
-  wire [46:0] m1_2_s1_l3;
-  wire [62:0] m1_2_s1_l4;
-  wire [94:0] m1_2_s1_l5;
-  wire [127:0] m1_2_s1_l6;
-  wire [127:0] m1_2_s1_l7;
-  wire [32:0] m1_2_s2_l0;
-  wire [34:0] m1_2_s2_l1;
-  wire [38:0] m1_2_s2_l2;
-  wire [46:0] m1_2_s2_l3;
-  wire [62:0] m1_2_s2_l4;
-  wire [94:0] m1_2_s2_l5;
-  wire [127:0] m1_2_s2_l6;
-  wire [127:0] m1_2_s2_l7;
-  wire [32:0] m1_2_s3_l0;
-  wire [34:0] m1_2_s3_l1;
-  wire [38:0] m1_2_s3_l2;
-  wire [46:0] m1_2_s3_l3;
-  wire [62:0] m1_2_s3_l4;
-  wire [94:0] m1_2_s3_l5;
-  wire [127:0] m1_2_s3_l6;
-  wire [127:0] m1_2_s3_l7;
-  wire [127:0] m1_2_bits;
-  wire [32:0] m1_3_s1_l0;
-  wire [34:0] m1_3_s1_l1;
-  wire [38:0] m1_3_s1_l2;
-  wire [46:0] m1_3_s1_l3;
-  wire [62:0] m1_3_s1_l4;
-  wire [94:0] m1_3_s1_l5;
-  wire [127:0] m1_3_s1_l6;
-  wire [127:0] m1_3_s1_l7;
-  wire [32:0] m1_3_s2_l0;
-  wire [34:0] m1_3_s2_l1;
-  wire [38:0] m1_3_s2_l2;
-  wire [46:0] m1_3_s2_l3;
-  wire [62:0] m1_3_s2_l4;
-  wire [94:0] m1_3_s2_l5;
-  wire [127:0] m1_3_s2_l6;
-  wire [127:0] m1_3_s2_l7;
-  wire [32:0] m1_3_s3_l0;
-  wire [34:0] m1_3_s3_l1;
-  wire [38:0] m1_3_s3_l2;
-  wire [46:0] m1_3_s3_l3;
-  wire [62:0] m1_3_s3_l4;
-  wire [94:0] m1_3_s3_l5;
-  wire [127:0] m1_3_s3_l6;
-  wire [127:0] m1_3_s3_l7;
-  wire [127:0] m1_3_bits;
-  wire [32:0] m1_4_s1_l0;
-  wire [34:0] m1_4_s1_l1;
-  wire [38:0] m1_4_s1_l2;
-  wire [46:0] m1_4_s1_l3;
-  wire [62:0] m1_4_s1_l4;
-  wire [94:0] m1_4_s1_l5;
-  wire [127:0] m1_4_s1_l6;
-  wire [127:0] m1_4_s1_l7;
-  wire [32:0] m1_4_s2_l0;
-  wire [34:0] m1_4_s2_l1;
-  wire [38:0] m1_4_s2_l2;
-  wire [46:0] m1_4_s2_l3;
-  wire [62:0] m1_4_s2_l4;
-  wire [94:0] m1_4_s2_l5;
-  wire [127:0] m1_4_s2_l6;
-  wire [127:0] m1_4_s2_l7;
-  wire [32:0] m1_4_s3_l0;
-  wire [34:0] m1_4_s3_l1;
-  wire [38:0] m1_4_s3_l2;
-  wire [46:0] m1_4_s3_l3;
-  wire [62:0] m1_4_s3_l4;
-  wire [94:0] m1_4_s3_l5;
-  wire [127:0] m1_4_s3_l6;
-  wire [127:0] m1_4_s3_l7;
-  wire [127:0] m1_4_bits;
-  wire [32:0] m1_5_s1_l0;
-  wire [34:0] m1_5_s1_l1;
-  wire [38:0] m1_5_s1_l2;
-  wire [46:0] m1_5_s1_l3;
-  wire [62:0] m1_5_s1_l4;
-  wire [94:0] m1_5_s1_l5;
-  wire [127:0] m1_5_s1_l6;
-  wire [127:0] m1_5_s1_l7;
-  wire [32:0] m1_5_s2_l0;
-  wire [34:0] m1_5_s2_l1;
-  wire [38:0] m1_5_s2_l2;
-  wire [46:0] m1_5_s2_l3;
-  wire [62:0] m1_5_s2_l4;
-  wire [94:0] m1_5_s2_l5;
-  wire [127:0] m1_5_s2_l6;
-  wire [127:0] m1_5_s2_l7;
-  wire [32:0] m1_5_s3_l0;
-  wire [34:0] m1_5_s3_l1;
-  wire [38:0] m1_5_s3_l2;
-  wire [46:0] m1_5_s3_l3;
-  wire [62:0] m1_5_s3_l4;
-  wire [94:0] m1_5_s3_l5;
-  wire [127:0] m1_5_s3_l6;
-  wire [127:0] m1_5_s3_l7;
-  wire [127:0] m1_5_bits;
-  wire [32:0] m1_6_s1_l0;
-  wire [34:0] m1_6_s1_l1;
-  wire [38:0] m1_6_s1_l2;
-  wire [46:0] m1_6_s1_l3;
-  wire [62:0] m1_6_s1_l4;
-  wire [94:0] m1_6_s1_l5;
-  wire [127:0] m1_6_s1_l6;
-  wire [127:0] m1_6_s1_l7;
-  wire [32:0] m1_6_s2_l0;
-  wire [34:0] m1_6_s2_l1;
-  wire [38:0] m1_6_s2_l2;
-  wire [46:0] m1_6_s2_l3;
-  wire [62:0] m1_6_s2_l4;
-  wire [94:0] m1_6_s2_l5;
-  wire [127:0] m1_6_s2_l6;
-  wire [127:0] m1_6_s2_l7;
-  wire [32:0] m1_6_s3_l0;
-  wire [34:0] m1_6_s3_l1;
-  wire [38:0] m1_6_s3_l2;
-  wire [46:0] m1_6_s3_l3;
-  wire [62:0] m1_6_s3_l4;
-  wire [94:0] m1_6_s3_l5;
-  wire [127:0] m1_6_s3_l6;
-  wire [127:0] m1_6_s3_l7;
-  wire [127:0] m1_6_bits;
-  wire [32:0] m1_7_s1_l0;
-  wire [34:0] m1_7_s1_l1;
-  wire [38:0] m1_7_s1_l2;
-  wire [46:0] m1_7_s1_l3;
-  wire [62:0] m1_7_s1_l4;
-  wire [94:0] m1_7_s1_l5;
-  wire [127:0] m1_7_s1_l6;
-  wire [127:0] m1_7_s1_l7;
-  wire [32:0] m1_7_s2_l0;
-  wire [34:0] m1_7_s2_l1;
-  wire [38:0] m1_7_s2_l2;
-  wire [46:0] m1_7_s2_l3;
-  wire [62:0] m1_7_s2_l4;
-  wire [94:0] m1_7_s2_l5;
-  wire [127:0] m1_7_s2_l6;
-  wire [127:0] m1_7_s2_l7;
-  wire [32:0] m1_7_s3_l0;
-  wire [34:0] m1_7_s3_l1;
-  wire [38:0] m1_7_s3_l2;
-  wire [46:0] m1_7_s3_l3;
-  wire [62:0] m1_7_s3_l4;
-  wire [94:0] m1_7_s3_l5;
-  wire [127:0] m1_7_s3_l6;
-  wire [127:0] m1_7_s3_l7;
-  wire [127:0] m1_7_bits;
-  wire [32:0] m1_8_s1_l0;
-  wire [34:0] m1_8_s1_l1;
-  wire [38:0] m1_8_s1_l2;
-  wire [46:0] m1_8_s1_l3;
-  wire [62:0] m1_8_s1_l4;
-  wire [63:0] m1_8_s1_l5;
-  wire [63:0] m1_8_s1_l6;
-  wire [63:0] m1_8_s1_l7;
-  wire [63:0] m1_8_bits;
-  wire [9:0] g11_off;
-  wire [9:0] g12_off;
-  wire [9:0] g13_off_csa_l0_0s;
-  wire [9:0] g13_off_csa_l0_0m;
-  wire [9:0] g13_off;
-  wire [9:0] g15_off;
-  wire [9:0] g16_off;
-  wire [9:0] g17_off_csa_l0_0s;
-  wire [9:0] g17_off_csa_l0_0m;
-  wire [9:0] g17_off;
-  wire [9:0] g1_gsum0_csa_l0_0s;
-  wire [9:0] g1_gsum0_csa_l0_0m;
-  wire [9:0] g1_gsum0_csa_l1_0s;
-  wire [9:0] g1_gsum0_csa_l1_0m;
-  wire [9:0] g1_gsum0;
-  wire [9:0] g1_gsum1_csa_l0_0s;
-  wire [9:0] g1_gsum1_csa_l0_0m;
-  wire [9:0] g1_gsum1_csa_l1_0s;
-  wire [9:0] g1_gsum1_csa_l1_0m;
-  wire [9:0] g1_gsum1;
-  wire [9:0] g1_gsum2;
+  wire [128:0] u_m1_0_bits_o;
+  wire [127:0] u_m1_1_bits_o;
+  wire [127:0] u_m1_2_bits_o;
+  wire [127:0] u_m1_3_bits_o;
+  wire [127:0] u_m1_4_bits_o;
+  wire [127:0] u_m1_5_bits_o;
+  wire [127:0] u_m1_6_bits_o;
+  wire [127:0] u_m1_7_bits_o;
+  wire [63:0] u_m1_8_bits_o;
+  wire [9:0] u_g1_sums0_off1_o;
+  wire [9:0] u_g1_sums0_off2_o;
+  wire [9:0] u_g1_sums0_off3_o;
+  wire [9:0] u_g1_sums0_sum_o;
+  wire [9:0] u_g1_sums1_off1_o;
+  wire [9:0] u_g1_sums1_off2_o;
+  wire [9:0] u_g1_sums1_off3_o;
+  wire [9:0] u_g1_sums1_sum_o;
   reg  merge1_valid_q;
   reg  [128:0] g10_bits_q;
   wire [128:0] g10_bits_d;
@@ -9712,679 +2347,298 @@ module bpc_comp_s32 (
   wire zero4_d;
   reg  [1023:0] blk4_q;
   wire [1023:0] blk4_d;
-  assign m1_0_s1_l0 = {(t1_off_c1_q[0] ? t1_bits_q[31] : 1'd0),
-                       (t1_off_c0_q[0] ? {t1_bits_q[30:0], 1'd0} : t1_bits_q)};
-  assign m1_0_s1_l1 = {(t1_off_c1_q[1] ? m1_0_s1_l0[32:30] : {2'd0, m1_0_s1_l0[32]}),
-                       (t1_off_c0_q[1] ? {m1_0_s1_l0[29:0], 2'd0} : m1_0_s1_l0[31:0])};
-  assign m1_0_s1_l2 = {(t1_off_c1_q[2] ? m1_0_s1_l1[34:28] : {4'd0, m1_0_s1_l1[34:32]}),
-                       (t1_off_c0_q[2] ? {m1_0_s1_l1[27:0], 4'd0} : m1_0_s1_l1[31:0])};
-  assign m1_0_s1_l3 = {(t1_off_c1_q[3] ? m1_0_s1_l2[38:24] : {8'd0, m1_0_s1_l2[38:32]}),
-                       (t1_off_c0_q[3] ? {m1_0_s1_l2[23:0], 8'd0} : m1_0_s1_l2[31:0])};
-  assign m1_0_s1_l4 = {(t1_off_c1_q[4] ? m1_0_s1_l3[46:16] : {16'd0, m1_0_s1_l3[46:32]}),
-                       (t1_off_c0_q[4] ? {m1_0_s1_l3[15:0], 16'd0} : m1_0_s1_l3[31:0])};
-  assign m1_0_s1_l5 = {(t1_off_c2_q[0] ? m1_0_s1_l4[62:32] : 31'd0),
-                       (t1_off_c1_q[5] ? m1_0_s1_l4[31:0] : {1'd0, m1_0_s1_l4[62:32]}),
-                       (t1_off_c0_q[5] ? 32'd0 : m1_0_s1_l4[31:0])};
-  assign m1_0_s1_l6 = {(t1_off_c4_q[0] ? m1_0_s1_l5[64] : 1'd0),
-                       (t1_off_c3_q[0] ? m1_0_s1_l5[63:32] : 32'd0),
-                       (t1_off_c2_q[1] ? m1_0_s1_l5[31:0] : {1'd0, m1_0_s1_l5[94:64]}),
-                       (t1_off_c1_q[6] ? 32'd0 : m1_0_s1_l5[63:32]),
-                       (t1_off_c0_q[6] ? 32'd0 : m1_0_s1_l5[31:0])};
-  assign m1_0_s1_l7 = {(t1_off_c4_q[1] ? m1_0_s1_l6[0] : m1_0_s1_l6[128]),
-                       (t1_off_c3_q[1] ? 32'd0 : m1_0_s1_l6[127:96]),
-                       (t1_off_c2_q[2] ? 32'd0 : m1_0_s1_l6[95:64]),
-                       (t1_off_c1_q[7] ? 32'd0 : m1_0_s1_l6[63:32]),
-                       (t1_off_c0_q[7] ? 32'd0 : m1_0_s1_l6[31:0])};
-  assign m1_0_s2_l0 = {(t2_off_c1_q[0] ? t2_bits_q[31] : 1'd0),
-                       (t2_off_c0_q[0] ? {t2_bits_q[30:0], 1'd0} : t2_bits_q)};
-  assign m1_0_s2_l1 = {(t2_off_c1_q[1] ? m1_0_s2_l0[32:30] : {2'd0, m1_0_s2_l0[32]}),
-                       (t2_off_c0_q[1] ? {m1_0_s2_l0[29:0], 2'd0} : m1_0_s2_l0[31:0])};
-  assign m1_0_s2_l2 = {(t2_off_c1_q[2] ? m1_0_s2_l1[34:28] : {4'd0, m1_0_s2_l1[34:32]}),
-                       (t2_off_c0_q[2] ? {m1_0_s2_l1[27:0], 4'd0} : m1_0_s2_l1[31:0])};
-  assign m1_0_s2_l3 = {(t2_off_c1_q[3] ? m1_0_s2_l2[38:24] : {8'd0, m1_0_s2_l2[38:32]}),
-                       (t2_off_c0_q[3] ? {m1_0_s2_l2[23:0], 8'd0} : m1_0_s2_l2[31:0])};
-  assign m1_0_s2_l4 = {(t2_off_c1_q[4] ? m1_0_s2_l3[46:16] : {16'd0, m1_0_s2_l3[46:32]}),
-                       (t2_off_c0_q[4] ? {m1_0_s2_l3[15:0], 16'd0} : m1_0_s2_l3[31:0])};
-  assign m1_0_s2_l5 = {(t2_off_c2_q[0] ? m1_0_s2_l4[62:32] : 31'd0),
-                       (t2_off_c1_q[5] ? m1_0_s2_l4[31:0] : {1'd0, m1_0_s2_l4[62:32]}),
-                       (t2_off_c0_q[5] ? 32'd0 : m1_0_s2_l4[31:0])};
-  assign m1_0_s2_l6 = {(t2_off_c4_q[0] ? m1_0_s2_l5[64] : 1'd0),
-                       (t2_off_c3_q[0] ? m1_0_s2_l5[63:32] : 32'd0),
-                       (t2_off_c2_q[1] ? m1_0_s2_l5[31:0] : {1'd0, m1_0_s2_l5[94:64]}),
-                       (t2_off_c1_q[6] ? 32'd0 : m1_0_s2_l5[63:32]),
-                       (t2_off_c0_q[6] ? 32'd0 : m1_0_s2_l5[31:0])};
-  assign m1_0_s2_l7 = {(t2_off_c4_q[1] ? m1_0_s2_l6[0] : m1_0_s2_l6[128]),
-                       (t2_off_c3_q[1] ? 32'd0 : m1_0_s2_l6[127:96]),
-                       (t2_off_c2_q[2] ? 32'd0 : m1_0_s2_l6[95:64]),
-                       (t2_off_c1_q[7] ? 32'd0 : m1_0_s2_l6[63:32]),
-                       (t2_off_c0_q[7] ? 32'd0 : m1_0_s2_l6[31:0])};
-  assign m1_0_s3_l0 = {(t3_off_c1_q[0] ? t3_bits_q[31] : 1'd0),
-                       (t3_off_c0_q[0] ? {t3_bits_q[30:0], 1'd0} : t3_bits_q)};
-  assign m1_0_s3_l1 = {(t3_off_c1_q[1] ? m1_0_s3_l0[32:30] : {2'd0, m1_0_s3_l0[32]}),
-                       (t3_off_c0_q[1] ? {m1_0_s3_l0[29:0], 2'd0} : m1_0_s3_l0[31:0])};
-  assign m1_0_s3_l2 = {(t3_off_c1_q[2] ? m1_0_s3_l1[34:28] : {4'd0, m1_0_s3_l1[34:32]}),
-                       (t3_off_c0_q[2] ? {m1_0_s3_l1[27:0], 4'd0} : m1_0_s3_l1[31:0])};
-  assign m1_0_s3_l3 = {(t3_off_c1_q[3] ? m1_0_s3_l2[38:24] : {8'd0, m1_0_s3_l2[38:32]}),
-                       (t3_off_c0_q[3] ? {m1_0_s3_l2[23:0], 8'd0} : m1_0_s3_l2[31:0])};
-  assign m1_0_s3_l4 = {(t3_off_c1_q[4] ? m1_0_s3_l3[46:16] : {16'd0, m1_0_s3_l3[46:32]}),
-                       (t3_off_c0_q[4] ? {m1_0_s3_l3[15:0], 16'd0} : m1_0_s3_l3[31:0])};
-  assign m1_0_s3_l5 = {(t3_off_c2_q[0] ? m1_0_s3_l4[62:32] : 31'd0),
-                       (t3_off_c1_q[5] ? m1_0_s3_l4[31:0] : {1'd0, m1_0_s3_l4[62:32]}),
-                       (t3_off_c0_q[5] ? 32'd0 : m1_0_s3_l4[31:0])};
-  assign m1_0_s3_l6 = {(t3_off_c4_q[0] ? m1_0_s3_l5[64] : 1'd0),
-                       (t3_off_c3_q[0] ? m1_0_s3_l5[63:32] : 32'd0),
-                       (t3_off_c2_q[1] ? m1_0_s3_l5[31:0] : {1'd0, m1_0_s3_l5[94:64]}),
-                       (t3_off_c1_q[6] ? 32'd0 : m1_0_s3_l5[63:32]),
-                       (t3_off_c0_q[6] ? 32'd0 : m1_0_s3_l5[31:0])};
-  assign m1_0_s3_l7 = {(t3_off_c4_q[1] ? m1_0_s3_l6[0] : m1_0_s3_l6[128]),
-                       (t3_off_c3_q[1] ? 32'd0 : m1_0_s3_l6[127:96]),
-                       (t3_off_c2_q[2] ? 32'd0 : m1_0_s3_l6[95:64]),
-                       (t3_off_c1_q[7] ? 32'd0 : m1_0_s3_l6[63:32]),
-                       (t3_off_c0_q[7] ? 32'd0 : m1_0_s3_l6[31:0])};
-  assign m1_0_bits = ({96'd0, t0_bits_q} | m1_0_s1_l7 | (m1_0_s2_l7 | m1_0_s3_l7));
-  assign m1_1_s1_l0 = {(t5_off_c1_q[0] ? t5_bits_q[31] : 1'd0),
-                       (t5_off_c0_q[0] ? {t5_bits_q[30:0], 1'd0} : t5_bits_q)};
-  assign m1_1_s1_l1 = {(t5_off_c1_q[1] ? m1_1_s1_l0[32:30] : {2'd0, m1_1_s1_l0[32]}),
-                       (t5_off_c0_q[1] ? {m1_1_s1_l0[29:0], 2'd0} : m1_1_s1_l0[31:0])};
-  assign m1_1_s1_l2 = {(t5_off_c1_q[2] ? m1_1_s1_l1[34:28] : {4'd0, m1_1_s1_l1[34:32]}),
-                       (t5_off_c0_q[2] ? {m1_1_s1_l1[27:0], 4'd0} : m1_1_s1_l1[31:0])};
-  assign m1_1_s1_l3 = {(t5_off_c1_q[3] ? m1_1_s1_l2[38:24] : {8'd0, m1_1_s1_l2[38:32]}),
-                       (t5_off_c0_q[3] ? {m1_1_s1_l2[23:0], 8'd0} : m1_1_s1_l2[31:0])};
-  assign m1_1_s1_l4 = {(t5_off_c1_q[4] ? m1_1_s1_l3[46:16] : {16'd0, m1_1_s1_l3[46:32]}),
-                       (t5_off_c0_q[4] ? {m1_1_s1_l3[15:0], 16'd0} : m1_1_s1_l3[31:0])};
-  assign m1_1_s1_l5 = {(t5_off_c2_q[0] ? m1_1_s1_l4[62:32] : 31'd0),
-                       (t5_off_c1_q[5] ? m1_1_s1_l4[31:0] : {1'd0, m1_1_s1_l4[62:32]}),
-                       (t5_off_c0_q[5] ? 32'd0 : m1_1_s1_l4[31:0])};
-  assign m1_1_s1_l6 = {(t5_off_c3_q[0] ? m1_1_s1_l5[63:32] : 32'd0),
-                       (t5_off_c2_q[1] ? m1_1_s1_l5[31:0] : {1'd0, m1_1_s1_l5[94:64]}),
-                       (t5_off_c1_q[6] ? 32'd0 : m1_1_s1_l5[63:32]),
-                       (t5_off_c0_q[6] ? 32'd0 : m1_1_s1_l5[31:0])};
-  assign m1_1_s1_l7 = {(t5_off_c3_q[1] ? 32'd0 : m1_1_s1_l6[127:96]),
-                       (t5_off_c2_q[2] ? 32'd0 : m1_1_s1_l6[95:64]),
-                       (t5_off_c1_q[7] ? 32'd0 : m1_1_s1_l6[63:32]),
-                       (t5_off_c0_q[7] ? 32'd0 : m1_1_s1_l6[31:0])};
-  assign m1_1_s2_l0 = {(t6_off_c1_q[0] ? t6_bits_q[31] : 1'd0),
-                       (t6_off_c0_q[0] ? {t6_bits_q[30:0], 1'd0} : t6_bits_q)};
-  assign m1_1_s2_l1 = {(t6_off_c1_q[1] ? m1_1_s2_l0[32:30] : {2'd0, m1_1_s2_l0[32]}),
-                       (t6_off_c0_q[1] ? {m1_1_s2_l0[29:0], 2'd0} : m1_1_s2_l0[31:0])};
-  assign m1_1_s2_l2 = {(t6_off_c1_q[2] ? m1_1_s2_l1[34:28] : {4'd0, m1_1_s2_l1[34:32]}),
-                       (t6_off_c0_q[2] ? {m1_1_s2_l1[27:0], 4'd0} : m1_1_s2_l1[31:0])};
-  assign m1_1_s2_l3 = {(t6_off_c1_q[3] ? m1_1_s2_l2[38:24] : {8'd0, m1_1_s2_l2[38:32]}),
-                       (t6_off_c0_q[3] ? {m1_1_s2_l2[23:0], 8'd0} : m1_1_s2_l2[31:0])};
-  assign m1_1_s2_l4 = {(t6_off_c1_q[4] ? m1_1_s2_l3[46:16] : {16'd0, m1_1_s2_l3[46:32]}),
-                       (t6_off_c0_q[4] ? {m1_1_s2_l3[15:0], 16'd0} : m1_1_s2_l3[31:0])};
-  assign m1_1_s2_l5 = {(t6_off_c2_q[0] ? m1_1_s2_l4[62:32] : 31'd0),
-                       (t6_off_c1_q[5] ? m1_1_s2_l4[31:0] : {1'd0, m1_1_s2_l4[62:32]}),
-                       (t6_off_c0_q[5] ? 32'd0 : m1_1_s2_l4[31:0])};
-  assign m1_1_s2_l6 = {(t6_off_c3_q[0] ? m1_1_s2_l5[63:32] : 32'd0),
-                       (t6_off_c2_q[1] ? m1_1_s2_l5[31:0] : {1'd0, m1_1_s2_l5[94:64]}),
-                       (t6_off_c1_q[6] ? 32'd0 : m1_1_s2_l5[63:32]),
-                       (t6_off_c0_q[6] ? 32'd0 : m1_1_s2_l5[31:0])};
-  assign m1_1_s2_l7 = {(t6_off_c3_q[1] ? 32'd0 : m1_1_s2_l6[127:96]),
-                       (t6_off_c2_q[2] ? 32'd0 : m1_1_s2_l6[95:64]),
-                       (t6_off_c1_q[7] ? 32'd0 : m1_1_s2_l6[63:32]),
-                       (t6_off_c0_q[7] ? 32'd0 : m1_1_s2_l6[31:0])};
-  assign m1_1_s3_l0 = {(t7_off_c1_q[0] ? t7_bits_q[31] : 1'd0),
-                       (t7_off_c0_q[0] ? {t7_bits_q[30:0], 1'd0} : t7_bits_q)};
-  assign m1_1_s3_l1 = {(t7_off_c1_q[1] ? m1_1_s3_l0[32:30] : {2'd0, m1_1_s3_l0[32]}),
-                       (t7_off_c0_q[1] ? {m1_1_s3_l0[29:0], 2'd0} : m1_1_s3_l0[31:0])};
-  assign m1_1_s3_l2 = {(t7_off_c1_q[2] ? m1_1_s3_l1[34:28] : {4'd0, m1_1_s3_l1[34:32]}),
-                       (t7_off_c0_q[2] ? {m1_1_s3_l1[27:0], 4'd0} : m1_1_s3_l1[31:0])};
-  assign m1_1_s3_l3 = {(t7_off_c1_q[3] ? m1_1_s3_l2[38:24] : {8'd0, m1_1_s3_l2[38:32]}),
-                       (t7_off_c0_q[3] ? {m1_1_s3_l2[23:0], 8'd0} : m1_1_s3_l2[31:0])};
-  assign m1_1_s3_l4 = {(t7_off_c1_q[4] ? m1_1_s3_l3[46:16] : {16'd0, m1_1_s3_l3[46:32]}),
-                       (t7_off_c0_q[4] ? {m1_1_s3_l3[15:0], 16'd0} : m1_1_s3_l3[31:0])};
-  assign m1_1_s3_l5 = {(t7_off_c2_q[0] ? m1_1_s3_l4[62:32] : 31'd0),
-                       (t7_off_c1_q[5] ? m1_1_s3_l4[31:0] : {1'd0, m1_1_s3_l4[62:32]}),
-                       (t7_off_c0_q[5] ? 32'd0 : m1_1_s3_l4[31:0])};
-  assign m1_1_s3_l6 = {(t7_off_c3_q[0] ? m1_1_s3_l5[63:32] : 32'd0),
-                       (t7_off_c2_q[1] ? m1_1_s3_l5[31:0] : {1'd0, m1_1_s3_l5[94:64]}),
-                       (t7_off_c1_q[6] ? 32'd0 : m1_1_s3_l5[63:32]),
-                       (t7_off_c0_q[6] ? 32'd0 : m1_1_s3_l5[31:0])};
-  assign m1_1_s3_l7 = {(t7_off_c3_q[1] ? 32'd0 : m1_1_s3_l6[127:96]),
-                       (t7_off_c2_q[2] ? 32'd0 : m1_1_s3_l6[95:64]),
-                       (t7_off_c1_q[7] ? 32'd0 : m1_1_s3_l6[63:32]),
-                       (t7_off_c0_q[7] ? 32'd0 : m1_1_s3_l6[31:0])};
-  assign m1_1_bits = ({96'd0, t4_bits_q} | m1_1_s1_l7 | (m1_1_s2_l7 | m1_1_s3_l7));
-  assign m1_2_s1_l0 = {(t9_off_c1_q[0] ? t9_bits_q[31] : 1'd0),
-                       (t9_off_c0_q[0] ? {t9_bits_q[30:0], 1'd0} : t9_bits_q)};
-  assign m1_2_s1_l1 = {(t9_off_c1_q[1] ? m1_2_s1_l0[32:30] : {2'd0, m1_2_s1_l0[32]}),
-                       (t9_off_c0_q[1] ? {m1_2_s1_l0[29:0], 2'd0} : m1_2_s1_l0[31:0])};
-  assign m1_2_s1_l2 = {(t9_off_c1_q[2] ? m1_2_s1_l1[34:28] : {4'd0, m1_2_s1_l1[34:32]}),
-                       (t9_off_c0_q[2] ? {m1_2_s1_l1[27:0], 4'd0} : m1_2_s1_l1[31:0])};
-  assign m1_2_s1_l3 = {(t9_off_c1_q[3] ? m1_2_s1_l2[38:24] : {8'd0, m1_2_s1_l2[38:32]}),
-                       (t9_off_c0_q[3] ? {m1_2_s1_l2[23:0], 8'd0} : m1_2_s1_l2[31:0])};
-  assign m1_2_s1_l4 = {(t9_off_c1_q[4] ? m1_2_s1_l3[46:16] : {16'd0, m1_2_s1_l3[46:32]}),
-                       (t9_off_c0_q[4] ? {m1_2_s1_l3[15:0], 16'd0} : m1_2_s1_l3[31:0])};
-  assign m1_2_s1_l5 = {(t9_off_c2_q[0] ? m1_2_s1_l4[62:32] : 31'd0),
-                       (t9_off_c1_q[5] ? m1_2_s1_l4[31:0] : {1'd0, m1_2_s1_l4[62:32]}),
-                       (t9_off_c0_q[5] ? 32'd0 : m1_2_s1_l4[31:0])};
-  assign m1_2_s1_l6 = {(t9_off_c3_q[0] ? m1_2_s1_l5[63:32] : 32'd0),
-                       (t9_off_c2_q[1] ? m1_2_s1_l5[31:0] : {1'd0, m1_2_s1_l5[94:64]}),
-                       (t9_off_c1_q[6] ? 32'd0 : m1_2_s1_l5[63:32]),
-                       (t9_off_c0_q[6] ? 32'd0 : m1_2_s1_l5[31:0])};
-  assign m1_2_s1_l7 = {(t9_off_c3_q[1] ? 32'd0 : m1_2_s1_l6[127:96]),
-                       (t9_off_c2_q[2] ? 32'd0 : m1_2_s1_l6[95:64]),
-                       (t9_off_c1_q[7] ? 32'd0 : m1_2_s1_l6[63:32]),
-                       (t9_off_c0_q[7] ? 32'd0 : m1_2_s1_l6[31:0])};
-  assign m1_2_s2_l0 = {(t10_off_c1_q[0] ? t10_bits_q[31] : 1'd0),
-                       (t10_off_c0_q[0] ? {t10_bits_q[30:0], 1'd0} : t10_bits_q)};
-  assign m1_2_s2_l1 = {(t10_off_c1_q[1] ? m1_2_s2_l0[32:30] : {2'd0, m1_2_s2_l0[32]}),
-                       (t10_off_c0_q[1] ? {m1_2_s2_l0[29:0], 2'd0} : m1_2_s2_l0[31:0])};
-  assign m1_2_s2_l2 = {(t10_off_c1_q[2] ? m1_2_s2_l1[34:28] : {4'd0, m1_2_s2_l1[34:32]}),
-                       (t10_off_c0_q[2] ? {m1_2_s2_l1[27:0], 4'd0} : m1_2_s2_l1[31:0])};
-  assign m1_2_s2_l3 = {(t10_off_c1_q[3] ? m1_2_s2_l2[38:24] : {8'd0, m1_2_s2_l2[38:32]}),
-                       (t10_off_c0_q[3] ? {m1_2_s2_l2[23:0], 8'd0} : m1_2_s2_l2[31:0])};
-  assign m1_2_s2_l4 = {(t10_off_c1_q[4] ? m1_2_s2_l3[46:16] : {16'd0, m1_2_s2_l3[46:32]}),
-                       (t10_off_c0_q[4] ? {m1_2_s2_l3[15:0], 16'd0} : m1_2_s2_l3[31:0])};
-  assign m1_2_s2_l5 = {(t10_off_c2_q[0] ? m1_2_s2_l4[62:32] : 31'd0),
-                       (t10_off_c1_q[5] ? m1_2_s2_l4[31:0] : {1'd0, m1_2_s2_l4[62:32]}),
-                       (t10_off_c0_q[5] ? 32'd0 : m1_2_s2_l4[31:0])};
-  assign m1_2_s2_l6 = {(t10_off_c3_q[0] ? m1_2_s2_l5[63:32] : 32'd0),
-                       (t10_off_c2_q[1] ? m1_2_s2_l5[31:0] : {1'd0, m1_2_s2_l5[94:64]}),
-                       (t10_off_c1_q[6] ? 32'd0 : m1_2_s2_l5[63:32]),
-                       (t10_off_c0_q[6] ? 32'd0 : m1_2_s2_l5[31:0])};
-  assign m1_2_s2_l7 = {(t10_off_c3_q[1] ? 32'd0 : m1_2_s2_l6[127:96]),
-                       (t10_off_c2_q[2] ? 32'd0 : m1_2_s2_l6[95:64]),
-                       (t10_off_c1_q[7] ? 32'd0 : m1_2_s2_l6[63:32]),
-                       (t10_off_c0_q[7] ? 32'd0 : m1_2_s2_l6[31:0])};
-  assign m1_2_s3_l0 = {(t11_off_c1_q[0] ? t11_bits_q[31] : 1'd0),
-                       (t11_off_c0_q[0] ? {t11_bits_q[30:0], 1'd0} : t11_bits_q)};
-  assign m1_2_s3_l1 = {(t11_off_c1_q[1] ? m1_2_s3_l0[32:30] : {2'd0, m1_2_s3_l0[32]}),
-                       (t11_off_c0_q[1] ? {m1_2_s3_l0[29:0], 2'd0} : m1_2_s3_l0[31:0])};
-  assign m1_2_s3_l2 = {(t11_off_c1_q[2] ? m1_2_s3_l1[34:28] : {4'd0, m1_2_s3_l1[34:32]}),
-                       (t11_off_c0_q[2] ? {m1_2_s3_l1[27:0], 4'd0} : m1_2_s3_l1[31:0])};
-  assign m1_2_s3_l3 = {(t11_off_c1_q[3] ? m1_2_s3_l2[38:24] : {8'd0, m1_2_s3_l2[38:32]}),
-                       (t11_off_c0_q[3] ? {m1_2_s3_l2[23:0], 8'd0} : m1_2_s3_l2[31:0])};
-  assign m1_2_s3_l4 = {(t11_off_c1_q[4] ? m1_2_s3_l3[46:16] : {16'd0, m1_2_s3_l3[46:32]}),
-                       (t11_off_c0_q[4] ? {m1_2_s3_l3[15:0], 16'd0} : m1_2_s3_l3[31:0])};
-  assign m1_2_s3_l5 = {(t11_off_c2_q[0] ? m1_2_s3_l4[62:32] : 31'd0),
-                       (t11_off_c1_q[5] ? m1_2_s3_l4[31:0] : {1'd0, m1_2_s3_l4[62:32]}),
-                       (t11_off_c0_q[5] ? 32'd0 : m1_2_s3_l4[31:0])};
-  assign m1_2_s3_l6 = {(t11_off_c3_q[0] ? m1_2_s3_l5[63:32] : 32'd0),
-                       (t11_off_c2_q[1] ? m1_2_s3_l5[31:0] : {1'd0, m1_2_s3_l5[94:64]}),
-                       (t11_off_c1_q[6] ? 32'd0 : m1_2_s3_l5[63:32]),
-                       (t11_off_c0_q[6] ? 32'd0 : m1_2_s3_l5[31:0])};
-  assign m1_2_s3_l7 = {(t11_off_c3_q[1] ? 32'd0 : m1_2_s3_l6[127:96]),
-                       (t11_off_c2_q[2] ? 32'd0 : m1_2_s3_l6[95:64]),
-                       (t11_off_c1_q[7] ? 32'd0 : m1_2_s3_l6[63:32]),
-                       (t11_off_c0_q[7] ? 32'd0 : m1_2_s3_l6[31:0])};
-  assign m1_2_bits = ({96'd0, t8_bits_q} | m1_2_s1_l7 | (m1_2_s2_l7 | m1_2_s3_l7));
-  assign m1_3_s1_l0 = {(t13_off_c1_q[0] ? t13_bits_q[31] : 1'd0),
-                       (t13_off_c0_q[0] ? {t13_bits_q[30:0], 1'd0} : t13_bits_q)};
-  assign m1_3_s1_l1 = {(t13_off_c1_q[1] ? m1_3_s1_l0[32:30] : {2'd0, m1_3_s1_l0[32]}),
-                       (t13_off_c0_q[1] ? {m1_3_s1_l0[29:0], 2'd0} : m1_3_s1_l0[31:0])};
-  assign m1_3_s1_l2 = {(t13_off_c1_q[2] ? m1_3_s1_l1[34:28] : {4'd0, m1_3_s1_l1[34:32]}),
-                       (t13_off_c0_q[2] ? {m1_3_s1_l1[27:0], 4'd0} : m1_3_s1_l1[31:0])};
-  assign m1_3_s1_l3 = {(t13_off_c1_q[3] ? m1_3_s1_l2[38:24] : {8'd0, m1_3_s1_l2[38:32]}),
-                       (t13_off_c0_q[3] ? {m1_3_s1_l2[23:0], 8'd0} : m1_3_s1_l2[31:0])};
-  assign m1_3_s1_l4 = {(t13_off_c1_q[4] ? m1_3_s1_l3[46:16] : {16'd0, m1_3_s1_l3[46:32]}),
-                       (t13_off_c0_q[4] ? {m1_3_s1_l3[15:0], 16'd0} : m1_3_s1_l3[31:0])};
-  assign m1_3_s1_l5 = {(t13_off_c2_q[0] ? m1_3_s1_l4[62:32] : 31'd0),
-                       (t13_off_c1_q[5] ? m1_3_s1_l4[31:0] : {1'd0, m1_3_s1_l4[62:32]}),
-                       (t13_off_c0_q[5] ? 32'd0 : m1_3_s1_l4[31:0])};
-  assign m1_3_s1_l6 = {(t13_off_c3_q[0] ? m1_3_s1_l5[63:32] : 32'd0),
-                       (t13_off_c2_q[1] ? m1_3_s1_l5[31:0] : {1'd0, m1_3_s1_l5[94:64]}),
-                       (t13_off_c1_q[6] ? 32'd0 : m1_3_s1_l5[63:32]),
-                       (t13_off_c0_q[6] ? 32'd0 : m1_3_s1_l5[31:0])};
-  assign m1_3_s1_l7 = {(t13_off_c3_q[1] ? 32'd0 : m1_3_s1_l6[127:96]),
-                       (t13_off_c2_q[2] ? 32'd0 : m1_3_s1_l6[95:64]),
-                       (t13_off_c1_q[7] ? 32'd0 : m1_3_s1_l6[63:32]),
-                       (t13_off_c0_q[7] ? 32'd0 : m1_3_s1_l6[31:0])};
-  assign m1_3_s2_l0 = {(t14_off_c1_q[0] ? t14_bits_q[31] : 1'd0),
-                       (t14_off_c0_q[0] ? {t14_bits_q[30:0], 1'd0} : t14_bits_q)};
-  assign m1_3_s2_l1 = {(t14_off_c1_q[1] ? m1_3_s2_l0[32:30] : {2'd0, m1_3_s2_l0[32]}),
-                       (t14_off_c0_q[1] ? {m1_3_s2_l0[29:0], 2'd0} : m1_3_s2_l0[31:0])};
-  assign m1_3_s2_l2 = {(t14_off_c1_q[2] ? m1_3_s2_l1[34:28] : {4'd0, m1_3_s2_l1[34:32]}),
-                       (t14_off_c0_q[2] ? {m1_3_s2_l1[27:0], 4'd0} : m1_3_s2_l1[31:0])};
-  assign m1_3_s2_l3 = {(t14_off_c1_q[3] ? m1_3_s2_l2[38:24] : {8'd0, m1_3_s2_l2[38:32]}),
-                       (t14_off_c0_q[3] ? {m1_3_s2_l2[23:0], 8'd0} : m1_3_s2_l2[31:0])};
-  assign m1_3_s2_l4 = {(t14_off_c1_q[4] ? m1_3_s2_l3[46:16] : {16'd0, m1_3_s2_l3[46:32]}),
-                       (t14_off_c0_q[4] ? {m1_3_s2_l3[15:0], 16'd0} : m1_3_s2_l3[31:0])};
-  assign m1_3_s2_l5 = {(t14_off_c2_q[0] ? m1_3_s2_l4[62:32] : 31'd0),
-                       (t14_off_c1_q[5] ? m1_3_s2_l4[31:0] : {1'd0, m1_3_s2_l4[62:32]}),
-                       (t14_off_c0_q[5] ? 32'd0 : m1_3_s2_l4[31:0])};
-  assign m1_3_s2_l6 = {(t14_off_c3_q[0] ? m1_3_s2_l5[63:32] : 32'd0),
-                       (t14_off_c2_q[1] ? m1_3_s2_l5[31:0] : {1'd0, m1_3_s2_l5[94:64]}),
-                       (t14_off_c1_q[6] ? 32'd0 : m1_3_s2_l5[63:32]),
-                       (t14_off_c0_q[6] ? 32'd0 : m1_3_s2_l5[31:0])};
-  assign m1_3_s2_l7 = {(t14_off_c3_q[1] ? 32'd0 : m1_3_s2_l6[127:96]),
-                       (t14_off_c2_q[2] ? 32'd0 : m1_3_s2_l6[95:64]),
-                       (t14_off_c1_q[7] ? 32'd0 : m1_3_s2_l6[63:32]),
-                       (t14_off_c0_q[7] ? 32'd0 : m1_3_s2_l6[31:0])};
-  assign m1_3_s3_l0 = {(t15_off_c1_q[0] ? t15_bits_q[31] : 1'd0),
-                       (t15_off_c0_q[0] ? {t15_bits_q[30:0], 1'd0} : t15_bits_q)};
-  assign m1_3_s3_l1 = {(t15_off_c1_q[1] ? m1_3_s3_l0[32:30] : {2'd0, m1_3_s3_l0[32]}),
-                       (t15_off_c0_q[1] ? {m1_3_s3_l0[29:0], 2'd0} : m1_3_s3_l0[31:0])};
-  assign m1_3_s3_l2 = {(t15_off_c1_q[2] ? m1_3_s3_l1[34:28] : {4'd0, m1_3_s3_l1[34:32]}),
-                       (t15_off_c0_q[2] ? {m1_3_s3_l1[27:0], 4'd0} : m1_3_s3_l1[31:0])};
-  assign m1_3_s3_l3 = {(t15_off_c1_q[3] ? m1_3_s3_l2[38:24] : {8'd0, m1_3_s3_l2[38:32]}),
-                       (t15_off_c0_q[3] ? {m1_3_s3_l2[23:0], 8'd0} : m1_3_s3_l2[31:0])};
-  assign m1_3_s3_l4 = {(t15_off_c1_q[4] ? m1_3_s3_l3[46:16] : {16'd0, m1_3_s3_l3[46:32]}),
-                       (t15_off_c0_q[4] ? {m1_3_s3_l3[15:0], 16'd0} : m1_3_s3_l3[31:0])};
-  assign m1_3_s3_l5 = {(t15_off_c2_q[0] ? m1_3_s3_l4[62:32] : 31'd0),
-                       (t15_off_c1_q[5] ? m1_3_s3_l4[31:0] : {1'd0, m1_3_s3_l4[62:32]}),
-                       (t15_off_c0_q[5] ? 32'd0 : m1_3_s3_l4[31:0])};
-  assign m1_3_s3_l6 = {(t15_off_c3_q[0] ? m1_3_s3_l5[63:32] : 32'd0),
-                       (t15_off_c2_q[1] ? m1_3_s3_l5[31:0] : {1'd0, m1_3_s3_l5[94:64]}),
-                       (t15_off_c1_q[6] ? 32'd0 : m1_3_s3_l5[63:32]),
-                       (t15_off_c0_q[6] ? 32'd0 : m1_3_s3_l5[31:0])};
-  assign m1_3_s3_l7 = {(t15_off_c3_q[1] ? 32'd0 : m1_3_s3_l6[127:96]),
-                       (t15_off_c2_q[2] ? 32'd0 : m1_3_s3_l6[95:64]),
-                       (t15_off_c1_q[7] ? 32'd0 : m1_3_s3_l6[63:32]),
-                       (t15_off_c0_q[7] ? 32'd0 : m1_3_s3_l6[31:0])};
-  assign m1_3_bits = ({96'd0, t12_bits_q} | m1_3_s1_l7 | (m1_3_s2_l7 | m1_3_s3_l7));
-  assign m1_4_s1_l0 = {(t17_off_c1_q[0] ? t17_bits_q[31] : 1'd0),
-                       (t17_off_c0_q[0] ? {t17_bits_q[30:0], 1'd0} : t17_bits_q)};
-  assign m1_4_s1_l1 = {(t17_off_c1_q[1] ? m1_4_s1_l0[32:30] : {2'd0, m1_4_s1_l0[32]}),
-                       (t17_off_c0_q[1] ? {m1_4_s1_l0[29:0], 2'd0} : m1_4_s1_l0[31:0])};
-  assign m1_4_s1_l2 = {(t17_off_c1_q[2] ? m1_4_s1_l1[34:28] : {4'd0, m1_4_s1_l1[34:32]}),
-                       (t17_off_c0_q[2] ? {m1_4_s1_l1[27:0], 4'd0} : m1_4_s1_l1[31:0])};
-  assign m1_4_s1_l3 = {(t17_off_c1_q[3] ? m1_4_s1_l2[38:24] : {8'd0, m1_4_s1_l2[38:32]}),
-                       (t17_off_c0_q[3] ? {m1_4_s1_l2[23:0], 8'd0} : m1_4_s1_l2[31:0])};
-  assign m1_4_s1_l4 = {(t17_off_c1_q[4] ? m1_4_s1_l3[46:16] : {16'd0, m1_4_s1_l3[46:32]}),
-                       (t17_off_c0_q[4] ? {m1_4_s1_l3[15:0], 16'd0} : m1_4_s1_l3[31:0])};
-  assign m1_4_s1_l5 = {(t17_off_c2_q[0] ? m1_4_s1_l4[62:32] : 31'd0),
-                       (t17_off_c1_q[5] ? m1_4_s1_l4[31:0] : {1'd0, m1_4_s1_l4[62:32]}),
-                       (t17_off_c0_q[5] ? 32'd0 : m1_4_s1_l4[31:0])};
-  assign m1_4_s1_l6 = {(t17_off_c3_q[0] ? m1_4_s1_l5[63:32] : 32'd0),
-                       (t17_off_c2_q[1] ? m1_4_s1_l5[31:0] : {1'd0, m1_4_s1_l5[94:64]}),
-                       (t17_off_c1_q[6] ? 32'd0 : m1_4_s1_l5[63:32]),
-                       (t17_off_c0_q[6] ? 32'd0 : m1_4_s1_l5[31:0])};
-  assign m1_4_s1_l7 = {(t17_off_c3_q[1] ? 32'd0 : m1_4_s1_l6[127:96]),
-                       (t17_off_c2_q[2] ? 32'd0 : m1_4_s1_l6[95:64]),
-                       (t17_off_c1_q[7] ? 32'd0 : m1_4_s1_l6[63:32]),
-                       (t17_off_c0_q[7] ? 32'd0 : m1_4_s1_l6[31:0])};
-  assign m1_4_s2_l0 = {(t18_off_c1_q[0] ? t18_bits_q[31] : 1'd0),
-                       (t18_off_c0_q[0] ? {t18_bits_q[30:0], 1'd0} : t18_bits_q)};
-  assign m1_4_s2_l1 = {(t18_off_c1_q[1] ? m1_4_s2_l0[32:30] : {2'd0, m1_4_s2_l0[32]}),
-                       (t18_off_c0_q[1] ? {m1_4_s2_l0[29:0], 2'd0} : m1_4_s2_l0[31:0])};
-  assign m1_4_s2_l2 = {(t18_off_c1_q[2] ? m1_4_s2_l1[34:28] : {4'd0, m1_4_s2_l1[34:32]}),
-                       (t18_off_c0_q[2] ? {m1_4_s2_l1[27:0], 4'd0} : m1_4_s2_l1[31:0])};
-  assign m1_4_s2_l3 = {(t18_off_c1_q[3] ? m1_4_s2_l2[38:24] : {8'd0, m1_4_s2_l2[38:32]}),
-                       (t18_off_c0_q[3] ? {m1_4_s2_l2[23:0], 8'd0} : m1_4_s2_l2[31:0])};
-  assign m1_4_s2_l4 = {(t18_off_c1_q[4] ? m1_4_s2_l3[46:16] : {16'd0, m1_4_s2_l3[46:32]}),
-                       (t18_off_c0_q[4] ? {m1_4_s2_l3[15:0], 16'd0} : m1_4_s2_l3[31:0])};
-  assign m1_4_s2_l5 = {(t18_off_c2_q[0] ? m1_4_s2_l4[62:32] : 31'd0),
-                       (t18_off_c1_q[5] ? m1_4_s2_l4[31:0] : {1'd0, m1_4_s2_l4[62:32]}),
-                       (t18_off_c0_q[5] ? 32'd0 : m1_4_s2_l4[31:0])};
-  assign m1_4_s2_l6 = {(t18_off_c3_q[0] ? m1_4_s2_l5[63:32] : 32'd0),
-                       (t18_off_c2_q[1] ? m1_4_s2_l5[31:0] : {1'd0, m1_4_s2_l5[94:64]}),
-                       (t18_off_c1_q[6] ? 32'd0 : m1_4_s2_l5[63:32]),
-                       (t18_off_c0_q[6] ? 32'd0 : m1_4_s2_l5[31:0])};
-  assign m1_4_s2_l7 = {(t18_off_c3_q[1] ? 32'd0 : m1_4_s2_l6[127:96]),
-                       (t18_off_c2_q[2] ? 32'd0 : m1_4_s2_l6[95:64]),
-                       (t18_off_c1_q[7] ? 32'd0 : m1_4_s2_l6[63:32]),
-                       (t18_off_c0_q[7] ? 32'd0 : m1_4_s2_l6[31:0])};
-  assign m1_4_s3_l0 = {(t19_off_c1_q[0] ? t19_bits_q[31] : 1'd0),
-                       (t19_off_c0_q[0] ? {t19_bits_q[30:0], 1'd0} : t19_bits_q)};
-  assign m1_4_s3_l1 = {(t19_off_c1_q[1] ? m1_4_s3_l0[32:30] : {2'd0, m1_4_s3_l0[32]}),
-                       (t19_off_c0_q[1] ? {m1_4_s3_l0[29:0], 2'd0} : m1_4_s3_l0[31:0])};
-  assign m1_4_s3_l2 = {(t19_off_c1_q[2] ? m1_4_s3_l1[34:28] : {4'd0, m1_4_s3_l1[34:32]}),
-                       (t19_off_c0_q[2] ? {m1_4_s3_l1[27:0], 4'd0} : m1_4_s3_l1[31:0])};
-  assign m1_4_s3_l3 = {(t19_off_c1_q[3] ? m1_4_s3_l2[38:24] : {8'd0, m1_4_s3_l2[38:32]}),
-                       (t19_off_c0_q[3] ? {m1_4_s3_l2[23:0], 8'd0} : m1_4_s3_l2[31:0])};
-  assign m1_4_s3_l4 = {(t19_off_c1_q[4] ? m1_4_s3_l3[46:16] : {16'd0, m1_4_s3_l3[46:32]}),
-                       (t19_off_c0_q[4] ? {m1_4_s3_l3[15:0], 16'd0} : m1_4_s3_l3[31:0])};
-  assign m1_4_s3_l5 = {(t19_off_c2_q[0] ? m1_4_s3_l4[62:32] : 31'd0),
-                       (t19_off_c1_q[5] ? m1_4_s3_l4[31:0] : {1'd0, m1_4_s3_l4[62:32]}),
-                       (t19_off_c0_q[5] ? 32'd0 : m1_4_s3_l4[31:0])};
-  assign m1_4_s3_l6 = {(t19_off_c3_q[0] ? m1_4_s3_l5[63:32] : 32'd0),
-                       (t19_off_c2_q[1] ? m1_4_s3_l5[31:0] : {1'd0, m1_4_s3_l5[94:64]}),
-                       (t19_off_c1_q[6] ? 32'd0 : m1_4_s3_l5[63:32]),
-                       (t19_off_c0_q[6] ? 32'd0 : m1_4_s3_l5[31:0])};
-  assign m1_4_s3_l7 = {(t19_off_c3_q[1] ? 32'd0 : m1_4_s3_l6[127:96]),
-                       (t19_off_c2_q[2] ? 32'd0 : m1_4_s3_l6[95:64]),
-                       (t19_off_c1_q[7] ? 32'd0 : m1_4_s3_l6[63:32]),
-                       (t19_off_c0_q[7] ? 32'd0 : m1_4_s3_l6[31:0])};
-  assign m1_4_bits = ({96'd0, t16_bits_q} | m1_4_s1_l7 | (m1_4_s2_l7 | m1_4_s3_l7));
-  assign m1_5_s1_l0 = {(t21_off_c1_q[0] ? t21_bits_q[31] : 1'd0),
-                       (t21_off_c0_q[0] ? {t21_bits_q[30:0], 1'd0} : t21_bits_q)};
-  assign m1_5_s1_l1 = {(t21_off_c1_q[1] ? m1_5_s1_l0[32:30] : {2'd0, m1_5_s1_l0[32]}),
-                       (t21_off_c0_q[1] ? {m1_5_s1_l0[29:0], 2'd0} : m1_5_s1_l0[31:0])};
-  assign m1_5_s1_l2 = {(t21_off_c1_q[2] ? m1_5_s1_l1[34:28] : {4'd0, m1_5_s1_l1[34:32]}),
-                       (t21_off_c0_q[2] ? {m1_5_s1_l1[27:0], 4'd0} : m1_5_s1_l1[31:0])};
-  assign m1_5_s1_l3 = {(t21_off_c1_q[3] ? m1_5_s1_l2[38:24] : {8'd0, m1_5_s1_l2[38:32]}),
-                       (t21_off_c0_q[3] ? {m1_5_s1_l2[23:0], 8'd0} : m1_5_s1_l2[31:0])};
-  assign m1_5_s1_l4 = {(t21_off_c1_q[4] ? m1_5_s1_l3[46:16] : {16'd0, m1_5_s1_l3[46:32]}),
-                       (t21_off_c0_q[4] ? {m1_5_s1_l3[15:0], 16'd0} : m1_5_s1_l3[31:0])};
-  assign m1_5_s1_l5 = {(t21_off_c2_q[0] ? m1_5_s1_l4[62:32] : 31'd0),
-                       (t21_off_c1_q[5] ? m1_5_s1_l4[31:0] : {1'd0, m1_5_s1_l4[62:32]}),
-                       (t21_off_c0_q[5] ? 32'd0 : m1_5_s1_l4[31:0])};
-  assign m1_5_s1_l6 = {(t21_off_c3_q[0] ? m1_5_s1_l5[63:32] : 32'd0),
-                       (t21_off_c2_q[1] ? m1_5_s1_l5[31:0] : {1'd0, m1_5_s1_l5[94:64]}),
-                       (t21_off_c1_q[6] ? 32'd0 : m1_5_s1_l5[63:32]),
-                       (t21_off_c0_q[6] ? 32'd0 : m1_5_s1_l5[31:0])};
-  assign m1_5_s1_l7 = {(t21_off_c3_q[1] ? 32'd0 : m1_5_s1_l6[127:96]),
-                       (t21_off_c2_q[2] ? 32'd0 : m1_5_s1_l6[95:64]),
-                       (t21_off_c1_q[7] ? 32'd0 : m1_5_s1_l6[63:32]),
-                       (t21_off_c0_q[7] ? 32'd0 : m1_5_s1_l6[31:0])};
-  assign m1_5_s2_l0 = {(t22_off_c1_q[0] ? t22_bits_q[31] : 1'd0),
-                       (t22_off_c0_q[0] ? {t22_bits_q[30:0], 1'd0} : t22_bits_q)};
-  assign m1_5_s2_l1 = {(t22_off_c1_q[1] ? m1_5_s2_l0[32:30] : {2'd0, m1_5_s2_l0[32]}),
-                       (t22_off_c0_q[1] ? {m1_5_s2_l0[29:0], 2'd0} : m1_5_s2_l0[31:0])};
-  assign m1_5_s2_l2 = {(t22_off_c1_q[2] ? m1_5_s2_l1[34:28] : {4'd0, m1_5_s2_l1[34:32]}),
-                       (t22_off_c0_q[2] ? {m1_5_s2_l1[27:0], 4'd0} : m1_5_s2_l1[31:0])};
-  assign m1_5_s2_l3 = {(t22_off_c1_q[3] ? m1_5_s2_l2[38:24] : {8'd0, m1_5_s2_l2[38:32]}),
-                       (t22_off_c0_q[3] ? {m1_5_s2_l2[23:0], 8'd0} : m1_5_s2_l2[31:0])};
-  assign m1_5_s2_l4 = {(t22_off_c1_q[4] ? m1_5_s2_l3[46:16] : {16'd0, m1_5_s2_l3[46:32]}),
-                       (t22_off_c0_q[4] ? {m1_5_s2_l3[15:0], 16'd0} : m1_5_s2_l3[31:0])};
-  assign m1_5_s2_l5 = {(t22_off_c2_q[0] ? m1_5_s2_l4[62:32] : 31'd0),
-                       (t22_off_c1_q[5] ? m1_5_s2_l4[31:0] : {1'd0, m1_5_s2_l4[62:32]}),
-                       (t22_off_c0_q[5] ? 32'd0 : m1_5_s2_l4[31:0])};
-  assign m1_5_s2_l6 = {(t22_off_c3_q[0] ? m1_5_s2_l5[63:32] : 32'd0),
-                       (t22_off_c2_q[1] ? m1_5_s2_l5[31:0] : {1'd0, m1_5_s2_l5[94:64]}),
-                       (t22_off_c1_q[6] ? 32'd0 : m1_5_s2_l5[63:32]),
-                       (t22_off_c0_q[6] ? 32'd0 : m1_5_s2_l5[31:0])};
-  assign m1_5_s2_l7 = {(t22_off_c3_q[1] ? 32'd0 : m1_5_s2_l6[127:96]),
-                       (t22_off_c2_q[2] ? 32'd0 : m1_5_s2_l6[95:64]),
-                       (t22_off_c1_q[7] ? 32'd0 : m1_5_s2_l6[63:32]),
-                       (t22_off_c0_q[7] ? 32'd0 : m1_5_s2_l6[31:0])};
-  assign m1_5_s3_l0 = {(t23_off_c1_q[0] ? t23_bits_q[31] : 1'd0),
-                       (t23_off_c0_q[0] ? {t23_bits_q[30:0], 1'd0} : t23_bits_q)};
-  assign m1_5_s3_l1 = {(t23_off_c1_q[1] ? m1_5_s3_l0[32:30] : {2'd0, m1_5_s3_l0[32]}),
-                       (t23_off_c0_q[1] ? {m1_5_s3_l0[29:0], 2'd0} : m1_5_s3_l0[31:0])};
-  assign m1_5_s3_l2 = {(t23_off_c1_q[2] ? m1_5_s3_l1[34:28] : {4'd0, m1_5_s3_l1[34:32]}),
-                       (t23_off_c0_q[2] ? {m1_5_s3_l1[27:0], 4'd0} : m1_5_s3_l1[31:0])};
-  assign m1_5_s3_l3 = {(t23_off_c1_q[3] ? m1_5_s3_l2[38:24] : {8'd0, m1_5_s3_l2[38:32]}),
-                       (t23_off_c0_q[3] ? {m1_5_s3_l2[23:0], 8'd0} : m1_5_s3_l2[31:0])};
-  assign m1_5_s3_l4 = {(t23_off_c1_q[4] ? m1_5_s3_l3[46:16] : {16'd0, m1_5_s3_l3[46:32]}),
-                       (t23_off_c0_q[4] ? {m1_5_s3_l3[15:0], 16'd0} : m1_5_s3_l3[31:0])};
-  assign m1_5_s3_l5 = {(t23_off_c2_q[0] ? m1_5_s3_l4[62:32] : 31'd0),
-                       (t23_off_c1_q[5] ? m1_5_s3_l4[31:0] : {1'd0, m1_5_s3_l4[62:32]}),
-                       (t23_off_c0_q[5] ? 32'd0 : m1_5_s3_l4[31:0])};
-  assign m1_5_s3_l6 = {(t23_off_c3_q[0] ? m1_5_s3_l5[63:32] : 32'd0),
-                       (t23_off_c2_q[1] ? m1_5_s3_l5[31:0] : {1'd0, m1_5_s3_l5[94:64]}),
-                       (t23_off_c1_q[6] ? 32'd0 : m1_5_s3_l5[63:32]),
-                       (t23_off_c0_q[6] ? 32'd0 : m1_5_s3_l5[31:0])};
-  assign m1_5_s3_l7 = {(t23_off_c3_q[1] ? 32'd0 : m1_5_s3_l6[127:96]),
-                       (t23_off_c2_q[2] ? 32'd0 : m1_5_s3_l6[95:64]),
-                       (t23_off_c1_q[7] ? 32'd0 : m1_5_s3_l6[63:32]),
-                       (t23_off_c0_q[7] ? 32'd0 : m1_5_s3_l6[31:0])};
-  assign m1_5_bits = ({96'd0, t20_bits_q} | m1_5_s1_l7 | (m1_5_s2_l7 | m1_5_s3_l7));
-  assign m1_6_s1_l0 = {(t25_off_c1_q[0] ? t25_bits_q[31] : 1'd0),
-                       (t25_off_c0_q[0] ? {t25_bits_q[30:0], 1'd0} : t25_bits_q)};
-  assign m1_6_s1_l1 = {(t25_off_c1_q[1] ? m1_6_s1_l0[32:30] : {2'd0, m1_6_s1_l0[32]}),
-                       (t25_off_c0_q[1] ? {m1_6_s1_l0[29:0], 2'd0} : m1_6_s1_l0[31:0])};
-  assign m1_6_s1_l2 = {(t25_off_c1_q[2] ? m1_6_s1_l1[34:28] : {4'd0, m1_6_s1_l1[34:32]}),
-                       (t25_off_c0_q[2] ? {m1_6_s1_l1[27:0], 4'd0} : m1_6_s1_l1[31:0])};
-  assign m1_6_s1_l3 = {(t25_off_c1_q[3] ? m1_6_s1_l2[38:24] : {8'd0, m1_6_s1_l2[38:32]}),
-                       (t25_off_c0_q[3] ? {m1_6_s1_l2[23:0], 8'd0} : m1_6_s1_l2[31:0])};
-  assign m1_6_s1_l4 = {(t25_off_c1_q[4] ? m1_6_s1_l3[46:16] : {16'd0, m1_6_s1_l3[46:32]}),
-                       (t25_off_c0_q[4] ? {m1_6_s1_l3[15:0], 16'd0} : m1_6_s1_l3[31:0])};
-  assign m1_6_s1_l5 = {(t25_off_c2_q[0] ? m1_6_s1_l4[62:32] : 31'd0),
-                       (t25_off_c1_q[5] ? m1_6_s1_l4[31:0] : {1'd0, m1_6_s1_l4[62:32]}),
-                       (t25_off_c0_q[5] ? 32'd0 : m1_6_s1_l4[31:0])};
-  assign m1_6_s1_l6 = {(t25_off_c3_q[0] ? m1_6_s1_l5[63:32] : 32'd0),
-                       (t25_off_c2_q[1] ? m1_6_s1_l5[31:0] : {1'd0, m1_6_s1_l5[94:64]}),
-                       (t25_off_c1_q[6] ? 32'd0 : m1_6_s1_l5[63:32]),
-                       (t25_off_c0_q[6] ? 32'd0 : m1_6_s1_l5[31:0])};
-  assign m1_6_s1_l7 = {(t25_off_c3_q[1] ? 32'd0 : m1_6_s1_l6[127:96]),
-                       (t25_off_c2_q[2] ? 32'd0 : m1_6_s1_l6[95:64]),
-                       (t25_off_c1_q[7] ? 32'd0 : m1_6_s1_l6[63:32]),
-                       (t25_off_c0_q[7] ? 32'd0 : m1_6_s1_l6[31:0])};
-  assign m1_6_s2_l0 = {(t26_off_c1_q[0] ? t26_bits_q[31] : 1'd0),
-                       (t26_off_c0_q[0] ? {t26_bits_q[30:0], 1'd0} : t26_bits_q)};
-  assign m1_6_s2_l1 = {(t26_off_c1_q[1] ? m1_6_s2_l0[32:30] : {2'd0, m1_6_s2_l0[32]}),
-                       (t26_off_c0_q[1] ? {m1_6_s2_l0[29:0], 2'd0} : m1_6_s2_l0[31:0])};
-  assign m1_6_s2_l2 = {(t26_off_c1_q[2] ? m1_6_s2_l1[34:28] : {4'd0, m1_6_s2_l1[34:32]}),
-                       (t26_off_c0_q[2] ? {m1_6_s2_l1[27:0], 4'd0} : m1_6_s2_l1[31:0])};
-  assign m1_6_s2_l3 = {(t26_off_c1_q[3] ? m1_6_s2_l2[38:24] : {8'd0, m1_6_s2_l2[38:32]}),
-                       (t26_off_c0_q[3] ? {m1_6_s2_l2[23:0], 8'd0} : m1_6_s2_l2[31:0])};
-  assign m1_6_s2_l4 = {(t26_off_c1_q[4] ? m1_6_s2_l3[46:16] : {16'd0, m1_6_s2_l3[46:32]}),
-                       (t26_off_c0_q[4] ? {m1_6_s2_l3[15:0], 16'd0} : m1_6_s2_l3[31:0])};
-  assign m1_6_s2_l5 = {(t26_off_c2_q[0] ? m1_6_s2_l4[62:32] : 31'd0),
-                       (t26_off_c1_q[5] ? m1_6_s2_l4[31:0] : {1'd0, m1_6_s2_l4[62:32]}),
-                       (t26_off_c0_q[5] ? 32'd0 : m1_6_s2_l4[31:0])};
-  assign m1_6_s2_l6 = {(t26_off_c3_q[0] ? m1_6_s2_l5[63:32] : 32'd0),
-                       (t26_off_c2_q[1] ? m1_6_s2_l5[31:0] : {1'd0, m1_6_s2_l5[94:64]}),
-                       (t26_off_c1_q[6] ? 32'd0 : m1_6_s2_l5[63:32]),
-                       (t26_off_c0_q[6] ? 32'd0 : m1_6_s2_l5[31:0])};
-  assign m1_6_s2_l7 = {(t26_off_c3_q[1] ? 32'd0 : m1_6_s2_l6[127:96]),
-                       (t26_off_c2_q[2] ? 32'd0 : m1_6_s2_l6[95:64]),
-                       (t26_off_c1_q[7] ? 32'd0 : m1_6_s2_l6[63:32]),
-                       (t26_off_c0_q[7] ? 32'd0 : m1_6_s2_l6[31:0])};
-  assign m1_6_s3_l0 = {(t27_off_c1_q[0] ? t27_bits_q[31] : 1'd0),
-                       (t27_off_c0_q[0] ? {t27_bits_q[30:0], 1'd0} : t27_bits_q)};
-  assign m1_6_s3_l1 = {(t27_off_c1_q[1] ? m1_6_s3_l0[32:30] : {2'd0, m1_6_s3_l0[32]}),
-                       (t27_off_c0_q[1] ? {m1_6_s3_l0[29:0], 2'd0} : m1_6_s3_l0[31:0])};
-  assign m1_6_s3_l2 = {(t27_off_c1_q[2] ? m1_6_s3_l1[34:28] : {4'd0, m1_6_s3_l1[34:32]}),
-                       (t27_off_c0_q[2] ? {m1_6_s3_l1[27:0], 4'd0} : m1_6_s3_l1[31:0])};
-  assign m1_6_s3_l3 = {(t27_off_c1_q[3] ? m1_6_s3_l2[38:24] : {8'd0, m1_6_s3_l2[38:32]}),
-                       (t27_off_c0_q[3] ? {m1_6_s3_l2[23:0], 8'd0} : m1_6_s3_l2[31:0])};
-  assign m1_6_s3_l4 = {(t27_off_c1_q[4] ? m1_6_s3_l3[46:16] : {16'd0, m1_6_s3_l3[46:32]}),
-                       (t27_off_c0_q[4] ? {m1_6_s3_l3[15:0], 16'd0} : m1_6_s3_l3[31:0])};
-  assign m1_6_s3_l5 = {(t27_off_c2_q[0] ? m1_6_s3_l4[62:32] : 31'd0),
-                       (t27_off_c1_q[5] ? m1_6_s3_l4[31:0] : {1'd0, m1_6_s3_l4[62:32]}),
-                       (t27_off_c0_q[5] ? 32'd0 : m1_6_s3_l4[31:0])};
-  assign m1_6_s3_l6 = {(t27_off_c3_q[0] ? m1_6_s3_l5[63:32] : 32'd0),
-                       (t27_off_c2_q[1] ? m1_6_s3_l5[31:0] : {1'd0, m1_6_s3_l5[94:64]}),
-                       (t27_off_c1_q[6] ? 32'd0 : m1_6_s3_l5[63:32]),
-                       (t27_off_c0_q[6] ? 32'd0 : m1_6_s3_l5[31:0])};
-  assign m1_6_s3_l7 = {(t27_off_c3_q[1] ? 32'd0 : m1_6_s3_l6[127:96]),
-                       (t27_off_c2_q[2] ? 32'd0 : m1_6_s3_l6[95:64]),
-                       (t27_off_c1_q[7] ? 32'd0 : m1_6_s3_l6[63:32]),
-                       (t27_off_c0_q[7] ? 32'd0 : m1_6_s3_l6[31:0])};
-  assign m1_6_bits = ({96'd0, t24_bits_q} | m1_6_s1_l7 | (m1_6_s2_l7 | m1_6_s3_l7));
-  assign m1_7_s1_l0 = {(t29_off_c1_q[0] ? t29_bits_q[31] : 1'd0),
-                       (t29_off_c0_q[0] ? {t29_bits_q[30:0], 1'd0} : t29_bits_q)};
-  assign m1_7_s1_l1 = {(t29_off_c1_q[1] ? m1_7_s1_l0[32:30] : {2'd0, m1_7_s1_l0[32]}),
-                       (t29_off_c0_q[1] ? {m1_7_s1_l0[29:0], 2'd0} : m1_7_s1_l0[31:0])};
-  assign m1_7_s1_l2 = {(t29_off_c1_q[2] ? m1_7_s1_l1[34:28] : {4'd0, m1_7_s1_l1[34:32]}),
-                       (t29_off_c0_q[2] ? {m1_7_s1_l1[27:0], 4'd0} : m1_7_s1_l1[31:0])};
-  assign m1_7_s1_l3 = {(t29_off_c1_q[3] ? m1_7_s1_l2[38:24] : {8'd0, m1_7_s1_l2[38:32]}),
-                       (t29_off_c0_q[3] ? {m1_7_s1_l2[23:0], 8'd0} : m1_7_s1_l2[31:0])};
-  assign m1_7_s1_l4 = {(t29_off_c1_q[4] ? m1_7_s1_l3[46:16] : {16'd0, m1_7_s1_l3[46:32]}),
-                       (t29_off_c0_q[4] ? {m1_7_s1_l3[15:0], 16'd0} : m1_7_s1_l3[31:0])};
-  assign m1_7_s1_l5 = {(t29_off_c2_q[0] ? m1_7_s1_l4[62:32] : 31'd0),
-                       (t29_off_c1_q[5] ? m1_7_s1_l4[31:0] : {1'd0, m1_7_s1_l4[62:32]}),
-                       (t29_off_c0_q[5] ? 32'd0 : m1_7_s1_l4[31:0])};
-  assign m1_7_s1_l6 = {(t29_off_c3_q[0] ? m1_7_s1_l5[63:32] : 32'd0),
-                       (t29_off_c2_q[1] ? m1_7_s1_l5[31:0] : {1'd0, m1_7_s1_l5[94:64]}),
-                       (t29_off_c1_q[6] ? 32'd0 : m1_7_s1_l5[63:32]),
-                       (t29_off_c0_q[6] ? 32'd0 : m1_7_s1_l5[31:0])};
-  assign m1_7_s1_l7 = {(t29_off_c3_q[1] ? 32'd0 : m1_7_s1_l6[127:96]),
-                       (t29_off_c2_q[2] ? 32'd0 : m1_7_s1_l6[95:64]),
-                       (t29_off_c1_q[7] ? 32'd0 : m1_7_s1_l6[63:32]),
-                       (t29_off_c0_q[7] ? 32'd0 : m1_7_s1_l6[31:0])};
-  assign m1_7_s2_l0 = {(t30_off_c1_q[0] ? t30_bits_q[31] : 1'd0),
-                       (t30_off_c0_q[0] ? {t30_bits_q[30:0], 1'd0} : t30_bits_q)};
-  assign m1_7_s2_l1 = {(t30_off_c1_q[1] ? m1_7_s2_l0[32:30] : {2'd0, m1_7_s2_l0[32]}),
-                       (t30_off_c0_q[1] ? {m1_7_s2_l0[29:0], 2'd0} : m1_7_s2_l0[31:0])};
-  assign m1_7_s2_l2 = {(t30_off_c1_q[2] ? m1_7_s2_l1[34:28] : {4'd0, m1_7_s2_l1[34:32]}),
-                       (t30_off_c0_q[2] ? {m1_7_s2_l1[27:0], 4'd0} : m1_7_s2_l1[31:0])};
-  assign m1_7_s2_l3 = {(t30_off_c1_q[3] ? m1_7_s2_l2[38:24] : {8'd0, m1_7_s2_l2[38:32]}),
-                       (t30_off_c0_q[3] ? {m1_7_s2_l2[23:0], 8'd0} : m1_7_s2_l2[31:0])};
-  assign m1_7_s2_l4 = {(t30_off_c1_q[4] ? m1_7_s2_l3[46:16] : {16'd0, m1_7_s2_l3[46:32]}),
-                       (t30_off_c0_q[4] ? {m1_7_s2_l3[15:0], 16'd0} : m1_7_s2_l3[31:0])};
-  assign m1_7_s2_l5 = {(t30_off_c2_q[0] ? m1_7_s2_l4[62:32] : 31'd0),
-                       (t30_off_c1_q[5] ? m1_7_s2_l4[31:0] : {1'd0, m1_7_s2_l4[62:32]}),
-                       (t30_off_c0_q[5] ? 32'd0 : m1_7_s2_l4[31:0])};
-  assign m1_7_s2_l6 = {(t30_off_c3_q[0] ? m1_7_s2_l5[63:32] : 32'd0),
-                       (t30_off_c2_q[1] ? m1_7_s2_l5[31:0] : {1'd0, m1_7_s2_l5[94:64]}),
-                       (t30_off_c1_q[6] ? 32'd0 : m1_7_s2_l5[63:32]),
-                       (t30_off_c0_q[6] ? 32'd0 : m1_7_s2_l5[31:0])};
-  assign m1_7_s2_l7 = {(t30_off_c3_q[1] ? 32'd0 : m1_7_s2_l6[127:96]),
-                       (t30_off_c2_q[2] ? 32'd0 : m1_7_s2_l6[95:64]),
-                       (t30_off_c1_q[7] ? 32'd0 : m1_7_s2_l6[63:32]),
-                       (t30_off_c0_q[7] ? 32'd0 : m1_7_s2_l6[31:0])};
-  assign m1_7_s3_l0 = {(t31_off_c1_q[0] ? t31_bits_q[31] : 1'd0),
-                       (t31_off_c0_q[0] ? {t31_bits_q[30:0], 1'd0} : t31_bits_q)};
-  assign m1_7_s3_l1 = {(t31_off_c1_q[1] ? m1_7_s3_l0[32:30] : {2'd0, m1_7_s3_l0[32]}),
-                       (t31_off_c0_q[1] ? {m1_7_s3_l0[29:0], 2'd0} : m1_7_s3_l0[31:0])};
-  assign m1_7_s3_l2 = {(t31_off_c1_q[2] ? m1_7_s3_l1[34:28] : {4'd0, m1_7_s3_l1[34:32]}),
-                       (t31_off_c0_q[2] ? {m1_7_s3_l1[27:0], 4'd0} : m1_7_s3_l1[31:0])};
-  assign m1_7_s3_l3 = {(t31_off_c1_q[3] ? m1_7_s3_l2[38:24] : {8'd0, m1_7_s3_l2[38:32]}),
-                       (t31_off_c0_q[3] ? {m1_7_s3_l2[23:0], 8'd0} : m1_7_s3_l2[31:0])};
-  assign m1_7_s3_l4 = {(t31_off_c1_q[4] ? m1_7_s3_l3[46:16] : {16'd0, m1_7_s3_l3[46:32]}),
-                       (t31_off_c0_q[4] ? {m1_7_s3_l3[15:0], 16'd0} : m1_7_s3_l3[31:0])};
-  assign m1_7_s3_l5 = {(t31_off_c2_q[0] ? m1_7_s3_l4[62:32] : 31'd0),
-                       (t31_off_c1_q[5] ? m1_7_s3_l4[31:0] : {1'd0, m1_7_s3_l4[62:32]}),
-                       (t31_off_c0_q[5] ? 32'd0 : m1_7_s3_l4[31:0])};
-  assign m1_7_s3_l6 = {(t31_off_c3_q[0] ? m1_7_s3_l5[63:32] : 32'd0),
-                       (t31_off_c2_q[1] ? m1_7_s3_l5[31:0] : {1'd0, m1_7_s3_l5[94:64]}),
-                       (t31_off_c1_q[6] ? 32'd0 : m1_7_s3_l5[63:32]),
-                       (t31_off_c0_q[6] ? 32'd0 : m1_7_s3_l5[31:0])};
-  assign m1_7_s3_l7 = {(t31_off_c3_q[1] ? 32'd0 : m1_7_s3_l6[127:96]),
-                       (t31_off_c2_q[2] ? 32'd0 : m1_7_s3_l6[95:64]),
-                       (t31_off_c1_q[7] ? 32'd0 : m1_7_s3_l6[63:32]),
-                       (t31_off_c0_q[7] ? 32'd0 : m1_7_s3_l6[31:0])};
-  assign m1_7_bits = ({96'd0, t28_bits_q} | m1_7_s1_l7 | (m1_7_s2_l7 | m1_7_s3_l7));
-  assign m1_8_s1_l0 = (t33_off_q[0] ? {t33_bits_q, 1'd0} : {1'd0, t33_bits_q});
-  assign m1_8_s1_l1 = (t33_off_q[1] ? {m1_8_s1_l0, 2'd0} : {2'd0, m1_8_s1_l0});
-  assign m1_8_s1_l2 = (t33_off_q[2] ? {m1_8_s1_l1, 4'd0} : {4'd0, m1_8_s1_l1});
-  assign m1_8_s1_l3 = (t33_off_q[3] ? {m1_8_s1_l2, 8'd0} : {8'd0, m1_8_s1_l2});
-  assign m1_8_s1_l4 = (t33_off_q[4] ? {m1_8_s1_l3, 16'd0} : {16'd0, m1_8_s1_l3});
-  assign m1_8_s1_l5 = (t33_off_q[5] ? {m1_8_s1_l4[31:0], 32'd0} : {1'd0, m1_8_s1_l4});
-  assign m1_8_s1_l6 = (t33_off_q[6] ? 64'd0 : m1_8_s1_l5);
-  assign m1_8_s1_l7 = (t33_off_q[7] ? 64'd0 : m1_8_s1_l6);
-  assign m1_8_bits = ({32'd0, t32_bits_q} | m1_8_s1_l7);
-  assign g11_off = {2'd0, t_glen0_q};
-  assign g12_off = ({2'd0, t_glen0_q} + {2'd0, t_glen1_q});
-  assign g13_off_csa_l0_0s = ({2'd0, t_glen0_q} ^ {2'd0, t_glen1_q} ^ {2'd0, t_glen2_q});
-  assign g13_off_csa_l0_0m = (({2'd0, t_glen0_q} & {2'd0, t_glen1_q})
-                              | ({2'd0, t_glen0_q} & {2'd0, t_glen2_q})
-                              | ({2'd0, t_glen1_q} & {2'd0, t_glen2_q}));
-  assign g13_off = (g13_off_csa_l0_0s + {g13_off_csa_l0_0m[8:0], 1'd0});
-  assign g15_off = {2'd0, t_glen4_q};
-  assign g16_off = ({2'd0, t_glen4_q} + {2'd0, t_glen5_q});
-  assign g17_off_csa_l0_0s = ({2'd0, t_glen4_q} ^ {2'd0, t_glen5_q} ^ {2'd0, t_glen6_q});
-  assign g17_off_csa_l0_0m = (({2'd0, t_glen4_q} & {2'd0, t_glen5_q})
-                              | ({2'd0, t_glen4_q} & {2'd0, t_glen6_q})
-                              | ({2'd0, t_glen5_q} & {2'd0, t_glen6_q}));
-  assign g17_off = (g17_off_csa_l0_0s + {g17_off_csa_l0_0m[8:0], 1'd0});
-  assign g1_gsum0_csa_l0_0s = ({2'd0, t_glen0_q} ^ {2'd0, t_glen1_q} ^ {2'd0, t_glen2_q});
-  assign g1_gsum0_csa_l0_0m = (({2'd0, t_glen0_q} & {2'd0, t_glen1_q})
-                               | ({2'd0, t_glen0_q} & {2'd0, t_glen2_q})
-                               | ({2'd0, t_glen1_q} & {2'd0, t_glen2_q}));
-  assign g1_gsum0_csa_l1_0s = (g1_gsum0_csa_l0_0s ^ {g1_gsum0_csa_l0_0m[8:0], 1'd0}
-                               ^ {2'd0, t_glen3_q});
-  assign g1_gsum0_csa_l1_0m = ((g1_gsum0_csa_l0_0s & {g1_gsum0_csa_l0_0m[8:0], 1'd0})
-                               | (g1_gsum0_csa_l0_0s & {2'd0, t_glen3_q})
-                               | ({g1_gsum0_csa_l0_0m[8:0], 1'd0} & {2'd0, t_glen3_q}));
-  assign g1_gsum0 = (g1_gsum0_csa_l1_0s + {g1_gsum0_csa_l1_0m[8:0], 1'd0});
-  assign g1_gsum1_csa_l0_0s = ({2'd0, t_glen4_q} ^ {2'd0, t_glen5_q} ^ {2'd0, t_glen6_q});
-  assign g1_gsum1_csa_l0_0m = (({2'd0, t_glen4_q} & {2'd0, t_glen5_q})
-                               | ({2'd0, t_glen4_q} & {2'd0, t_glen6_q})
-                               | ({2'd0, t_glen5_q} & {2'd0, t_glen6_q}));
-  assign g1_gsum1_csa_l1_0s = (g1_gsum1_csa_l0_0s ^ {g1_gsum1_csa_l0_0m[8:0], 1'd0}
-                               ^ {2'd0, t_glen7_q});
-  assign g1_gsum1_csa_l1_0m = ((g1_gsum1_csa_l0_0s & {g1_gsum1_csa_l0_0m[8:0], 1'd0})
-                               | (g1_gsum1_csa_l0_0s & {2'd0, t_glen7_q})
-                               | ({g1_gsum1_csa_l0_0m[8:0], 1'd0} & {2'd0, t_glen7_q}));
-  assign g1_gsum1 = (g1_gsum1_csa_l1_0s + {g1_gsum1_csa_l1_0m[8:0], 1'd0});
-  assign g1_gsum2 = {2'd0, t_glen8_q};
-  assign g10_bits_d = m1_0_bits;
-  assign g11_off_c0_d = g11_off;
-  assign g11_off_c1_d = g11_off;
-  assign g11_off_c2_d = g11_off;
-  assign g11_off_c3_d = g11_off;
-  assign g11_off_c4_d = g11_off;
-  assign g11_off_c5_d = g11_off[9:5];
-  assign g11_off_c6_d = g11_off[9:6];
-  assign g11_off_c7_d = g11_off[9:6];
-  assign g11_off_c8_d = g11_off[9:7];
-  assign g11_off_c9_d = g11_off[9:7];
-  assign g11_off_c10_d = g11_off[9:7];
-  assign g11_off_c11_d = g11_off[9:7];
-  assign g11_off_c12_d = g11_off[9:8];
-  assign g11_off_c13_d = g11_off[9:8];
-  assign g11_off_c14_d = g11_off[9:8];
-  assign g11_off_c15_d = g11_off[9:8];
-  assign g11_off_c16_d = g11_off[9:8];
-  assign g11_bits_d = m1_1_bits;
-  assign g12_off_c0_d = g12_off;
-  assign g12_off_c1_d = g12_off;
-  assign g12_off_c2_d = g12_off;
-  assign g12_off_c3_d = g12_off;
-  assign g12_off_c4_d = g12_off;
-  assign g12_off_c5_d = g12_off[9:5];
-  assign g12_off_c6_d = g12_off[9:6];
-  assign g12_off_c7_d = g12_off[9:6];
-  assign g12_off_c8_d = g12_off[9:7];
-  assign g12_off_c9_d = g12_off[9:7];
-  assign g12_off_c10_d = g12_off[9:7];
-  assign g12_off_c11_d = g12_off[9:7];
-  assign g12_off_c12_d = g12_off[9:8];
-  assign g12_off_c13_d = g12_off[9:8];
-  assign g12_off_c14_d = g12_off[9:8];
-  assign g12_off_c15_d = g12_off[9:8];
-  assign g12_off_c16_d = g12_off[9:8];
-  assign g12_bits_d = m1_2_bits;
-  assign g13_off_c0_d = g13_off;
-  assign g13_off_c1_d = g13_off;
-  assign g13_off_c2_d = g13_off;
-  assign g13_off_c3_d = g13_off;
-  assign g13_off_c4_d = g13_off;
-  assign g13_off_c5_d = g13_off[9:5];
-  assign g13_off_c6_d = g13_off[9:6];
-  assign g13_off_c7_d = g13_off[9:6];
-  assign g13_off_c8_d = g13_off[9:7];
-  assign g13_off_c9_d = g13_off[9:7];
-  assign g13_off_c10_d = g13_off[9:7];
-  assign g13_off_c11_d = g13_off[9:7];
-  assign g13_off_c12_d = g13_off[9:8];
-  assign g13_off_c13_d = g13_off[9:8];
-  assign g13_off_c14_d = g13_off[9:8];
-  assign g13_off_c15_d = g13_off[9:8];
-  assign g13_off_c16_d = g13_off[9:8];
-  assign g13_bits_d = m1_3_bits;
-  assign g14_bits_d = m1_4_bits;
-  assign g15_off_c0_d = g15_off;
-  assign g15_off_c1_d = g15_off;
-  assign g15_off_c2_d = g15_off;
-  assign g15_off_c3_d = g15_off;
-  assign g15_off_c4_d = g15_off;
-  assign g15_off_c5_d = g15_off[9:5];
-  assign g15_off_c6_d = g15_off[9:6];
-  assign g15_off_c7_d = g15_off[9:6];
-  assign g15_off_c8_d = g15_off[9:7];
-  assign g15_off_c9_d = g15_off[9:7];
-  assign g15_off_c10_d = g15_off[9:7];
-  assign g15_off_c11_d = g15_off[9:7];
-  assign g15_off_c12_d = g15_off[9:8];
-  assign g15_off_c13_d = g15_off[9:8];
-  assign g15_off_c14_d = g15_off[9:8];
-  assign g15_off_c15_d = g15_off[9:8];
-  assign g15_bits_d = m1_5_bits;
-  assign g16_off_c0_d = g16_off;
-  assign g16_off_c1_d = g16_off;
-  assign g16_off_c2_d = g16_off;
-  assign g16_off_c3_d = g16_off;
-  assign g16_off_c4_d = g16_off;
-  assign g16_off_c5_d = g16_off[9:5];
-  assign g16_off_c6_d = g16_off[9:6];
-  assign g16_off_c7_d = g16_off[9:6];
-  assign g16_off_c8_d = g16_off[9:7];
-  assign g16_off_c9_d = g16_off[9:7];
-  assign g16_off_c10_d = g16_off[9:7];
-  assign g16_off_c11_d = g16_off[9:7];
-  assign g16_off_c12_d = g16_off[9:8];
-  assign g16_off_c13_d = g16_off[9:8];
-  assign g16_off_c14_d = g16_off[9:8];
-  assign g16_off_c15_d = g16_off[9:8];
-  assign g16_bits_d = m1_6_bits;
-  assign g17_off_c0_d = g17_off;
-  assign g17_off_c1_d = g17_off;
-  assign g17_off_c2_d = g17_off;
-  assign g17_off_c3_d = g17_off;
-  assign g17_off_c4_d = g17_off;
-  assign g17_off_c5_d = g17_off[9:5];
-  assign g17_off_c6_d = g17_off[9:6];
-  assign g17_off_c7_d = g17_off[9:6];
-  assign g17_off_c8_d = g17_off[9:7];
-  assign g17_off_c9_d = g17_off[9:7];
-  assign g17_off_c10_d = g17_off[9:7];
-  assign g17_off_c11_d = g17_off[9:7];
-  assign g17_off_c12_d = g17_off[9:8];
-  assign g17_off_c13_d = g17_off[9:8];
-  assign g17_off_c14_d = g17_off[9:8];
-  assign g17_off_c15_d = g17_off[9:8];
-  assign g17_bits_d = m1_7_bits;
-  assign g18_bits_d = m1_8_bits;
-  assign g1_glen0_d = g1_gsum0;
-  assign g1_glen1_d = g1_gsum1;
-  assign g1_glen2_d = g1_gsum2;
+  bpc_merge_w33_w32a8_w32a8_w32a8_c768 u_m1_0 (
+    .seg0_i(t0_bits_q),
+    .seg1_i(t1_bits_q),
+    .off1_c0_i(t1_off_c0_q),
+    .off1_c1_i(t1_off_c1_q),
+    .off1_c2_i(t1_off_c2_q),
+    .off1_c3_i(t1_off_c3_q),
+    .off1_c4_i(t1_off_c4_q),
+    .seg2_i(t2_bits_q),
+    .off2_c0_i(t2_off_c0_q),
+    .off2_c1_i(t2_off_c1_q),
+    .off2_c2_i(t2_off_c2_q),
+    .off2_c3_i(t2_off_c3_q),
+    .off2_c4_i(t2_off_c4_q),
+    .seg3_i(t3_bits_q),
+    .off3_c0_i(t3_off_c0_q),
+    .off3_c1_i(t3_off_c1_q),
+    .off3_c2_i(t3_off_c2_q),
+    .off3_c3_i(t3_off_c3_q),
+    .off3_c4_i(t3_off_c4_q),
+    .bits_o(u_m1_0_bits_o)
+  );
+  bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_1 (
+    .seg0_i(t4_bits_q),
+    .seg1_i(t5_bits_q),
+    .off1_c0_i(t5_off_c0_q),
+    .off1_c1_i(t5_off_c1_q),
+    .off1_c2_i(t5_off_c2_q),
+    .off1_c3_i(t5_off_c3_q),
+    .seg2_i(t6_bits_q),
+    .off2_c0_i(t6_off_c0_q),
+    .off2_c1_i(t6_off_c1_q),
+    .off2_c2_i(t6_off_c2_q),
+    .off2_c3_i(t6_off_c3_q),
+    .seg3_i(t7_bits_q),
+    .off3_c0_i(t7_off_c0_q),
+    .off3_c1_i(t7_off_c1_q),
+    .off3_c2_i(t7_off_c2_q),
+    .off3_c3_i(t7_off_c3_q),
+    .bits_o(u_m1_1_bits_o)
+  );
+  bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_2 (
+    .seg0_i(t8_bits_q),
+    .seg1_i(t9_bits_q),
+    .off1_c0_i(t9_off_c0_q),
+    .off1_c1_i(t9_off_c1_q),
+    .off1_c2_i(t9_off_c2_q),
+    .off1_c3_i(t9_off_c3_q),
+    .seg2_i(t10_bits_q),
+    .off2_c0_i(t10_off_c0_q),
+    .off2_c1_i(t10_off_c1_q),
+    .off2_c2_i(t10_off_c2_q),
+    .off2_c3_i(t10_off_c3_q),
+    .seg3_i(t11_bits_q),
+    .off3_c0_i(t11_off_c0_q),
+    .off3_c1_i(t11_off_c1_q),
+    .off3_c2_i(t11_off_c2_q),
+    .off3_c3_i(t11_off_c3_q),
+    .bits_o(u_m1_2_bits_o)
+  );
+  bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_3 (
+    .seg0_i(t12_bits_q),
+    .seg1_i(t13_bits_q),
+    .off1_c0_i(t13_off_c0_q),
+    .off1_c1_i(t13_off_c1_q),
+    .off1_c2_i(t13_off_c2_q),
+    .off1_c3_i(t13_off_c3_q),
+    .seg2_i(t14_bits_q),
+    .off2_c0_i(t14_off_c0_q),
+    .off2_c1_i(t14_off_c1_q),
+    .off2_c2_i(t14_off_c2_q),
+    .off2_c3_i(t14_off_c3_q),
+    .seg3_i(t15_bits_q),
+    .off3_c0_i(t15_off_c0_q),
+    .off3_c1_i(t15_off_c1_q),
+    .off3_c2_i(t15_off_c2_q),
+    .off3_c3_i(t15_off_c3_q),
+    .bits_o(u_m1_3_bits_o)
+  );
+  bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_4 (
+    .seg0_i(t16_bits_q),
+    .seg1_i(t17_bits_q),
+    .off1_c0_i(t17_off_c0_q),
+    .off1_c1_i(t17_off_c1_q),
+    .off1_c2_i(t17_off_c2_q),
+    .off1_c3_i(t17_off_c3_q),
+    .seg2_i(t18_bits_q),
+    .off2_c0_i(t18_off_c0_q),
+    .off2_c1_i(t18_off_c1_q),
+    .off2_c2_i(t18_off_c2_q),
+    .off2_c3_i(t18_off_c3_q),
+    .seg3_i(t19_bits_q),
+    .off3_c0_i(t19_off_c0_q),
+    .off3_c1_i(t19_off_c1_q),
+    .off3_c2_i(t19_off_c2_q),
+    .off3_c3_i(t19_off_c3_q),
+    .bits_o(u_m1_4_bits_o)
+  );
+  bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_5 (
+    .seg0_i(t20_bits_q),
+    .seg1_i(t21_bits_q),
+    .off1_c0_i(t21_off_c0_q),
+    .off1_c1_i(t21_off_c1_q),
+    .off1_c2_i(t21_off_c2_q),
+    .off1_c3_i(t21_off_c3_q),
+    .seg2_i(t22_bits_q),
+    .off2_c0_i(t22_off_c0_q),
+    .off2_c1_i(t22_off_c1_q),
+    .off2_c2_i(t22_off_c2_q),
+    .off2_c3_i(t22_off_c3_q),
+    .seg3_i(t23_bits_q),
+    .off3_c0_i(t23_off_c0_q),
+    .off3_c1_i(t23_off_c1_q),
+    .off3_c2_i(t23_off_c2_q),
+    .off3_c3_i(t23_off_c3_q),
+    .bits_o(u_m1_5_bits_o)
+  );
+  bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_6 (
+    .seg0_i(t24_bits_q),
+    .seg1_i(t25_bits_q),
+    .off1_c0_i(t25_off_c0_q),
+    .off1_c1_i(t25_off_c1_q),
+    .off1_c2_i(t25_off_c2_q),
+    .off1_c3_i(t25_off_c3_q),
+    .seg2_i(t26_bits_q),
+    .off2_c0_i(t26_off_c0_q),
+    .off2_c1_i(t26_off_c1_q),
+    .off2_c2_i(t26_off_c2_q),
+    .off2_c3_i(t26_off_c3_q),
+    .seg3_i(t27_bits_q),
+    .off3_c0_i(t27_off_c0_q),
+    .off3_c1_i(t27_off_c1_q),
+    .off3_c2_i(t27_off_c2_q),
+    .off3_c3_i(t27_off_c3_q),
+    .bits_o(u_m1_6_bits_o)
+  );
+  bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_7 (
+    .seg0_i(t28_bits_q),
+    .seg1_i(t29_bits_q),
+    .off1_c0_i(t29_off_c0_q),
+    .off1_c1_i(t29_off_c1_q),
+    .off1_c2_i(t29_off_c2_q),
+    .off1_c3_i(t29_off_c3_q),
+    .seg2_i(t30_bits_q),
+    .off2_c0_i(t30_off_c0_q),
+    .off2_c1_i(t30_off_c1_q),
+    .off2_c2_i(t30_off_c2_q),
+    .off2_c3_i(t30_off_c3_q),
+    .seg3_i(t31_bits_q),
+    .off3_c0_i(t31_off_c0_q),
+    .off3_c1_i(t31_off_c1_q),
+    .off3_c2_i(t31_off_c2_q),
+    .off3_c3_i(t31_off_c3_q),
+    .bits_o(u_m1_7_bits_o)
+  );
+  bpc_merge_w32_w32a8_c768 u_m1_8 (
+    .seg0_i(t32_bits_q),
+    .seg1_i(t33_bits_q),
+    .off1_i(t33_off_q),
+    .bits_o(u_m1_8_bits_o)
+  );
+  bpc_len_sums_n4_w10 u_g1_sums0 (
+    .len0_i({2'd0, t_glen0_q}),
+    .len1_i({2'd0, t_glen1_q}),
+    .len2_i({2'd0, t_glen2_q}),
+    .len3_i({2'd0, t_glen3_q}),
+    .off1_o(u_g1_sums0_off1_o),
+    .off2_o(u_g1_sums0_off2_o),
+    .off3_o(u_g1_sums0_off3_o),
+    .sum_o(u_g1_sums0_sum_o)
+  );
+  bpc_len_sums_n4_w10 u_g1_sums1 (
+    .len0_i({2'd0, t_glen4_q}),
+    .len1_i({2'd0, t_glen5_q}),
+    .len2_i({2'd0, t_glen6_q}),
+    .len3_i({2'd0, t_glen7_q}),
+    .off1_o(u_g1_sums1_off1_o),
+    .off2_o(u_g1_sums1_off2_o),
+    .off3_o(u_g1_sums1_off3_o),
+    .sum_o(u_g1_sums1_sum_o)
+  );
+  assign g10_bits_d = u_m1_0_bits_o;
+  assign g11_off_c0_d = u_g1_sums0_off1_o;
+  assign g11_off_c1_d = u_g1_sums0_off1_o;
+  assign g11_off_c2_d = u_g1_sums0_off1_o;
+  assign g11_off_c3_d = u_g1_sums0_off1_o;
+  assign g11_off_c4_d = u_g1_sums0_off1_o;
+  assign g11_off_c5_d = u_g1_sums0_off1_o[9:5];
+  assign g11_off_c6_d = u_g1_sums0_off1_o[9:6];
+  assign g11_off_c7_d = u_g1_sums0_off1_o[9:6];
+  assign g11_off_c8_d = u_g1_sums0_off1_o[9:7];
+  assign g11_off_c9_d = u_g1_sums0_off1_o[9:7];
+  assign g11_off_c10_d = u_g1_sums0_off1_o[9:7];
+  assign g11_off_c11_d = u_g1_sums0_off1_o[9:7];
+  assign g11_off_c12_d = u_g1_sums0_off1_o[9:8];
+  assign g11_off_c13_d = u_g1_sums0_off1_o[9:8];
+  assign g11_off_c14_d = u_g1_sums0_off1_o[9:8];
+  assign g11_off_c15_d = u_g1_sums0_off1_o[9:8];
+  assign g11_off_c16_d = u_g1_sums0_off1_o[9:8];
+  assign g11_bits_d = u_m1_1_bits_o;
+  assign g12_off_c0_d = u_g1_sums0_off2_o;
+  assign g12_off_c1_d = u_g1_sums0_off2_o;
+  assign g12_off_c2_d = u_g1_sums0_off2_o;
+  assign g12_off_c3_d = u_g1_sums0_off2_o;
+  assign g12_off_c4_d = u_g1_sums0_off2_o;
+  assign g12_off_c5_d = u_g1_sums0_off2_o[9:5];
+  assign g12_off_c6_d = u_g1_sums0_off2_o[9:6];
+  assign g12_off_c7_d = u_g1_sums0_off2_o[9:6];
+  assign g12_off_c8_d = u_g1_sums0_off2_o[9:7];
+  assign g12_off_c9_d = u_g1_sums0_off2_o[9:7];
+  assign g12_off_c10_d = u_g1_sums0_off2_o[9:7];
+  assign g12_off_c11_d = u_g1_sums0_off2_o[9:7];
+  assign g12_off_c12_d = u_g1_sums0_off2_o[9:8];
+  assign g12_off_c13_d = u_g1_sums0_off2_o[9:8];
+  assign g12_off_c14_d = u_g1_sums0_off2_o[9:8];
+  assign g12_off_c15_d = u_g1_sums0_off2_o[9:8];
+  assign g12_off_c16_d = u_g1_sums0_off2_o[9:8];
+  assign g12_bits_d = u_m1_2_bits_o;
+  assign g13_off_c0_d = u_g1_sums0_off3_o;
+  assign g13_off_c1_d = u_g1_sums0_off3_o;
+  assign g13_off_c2_d = u_g1_sums0_off3_o;
+  assign g13_off_c3_d = u_g1_sums0_off3_o;
+  assign g13_off_c4_d = u_g1_sums0_off3_o;
+  assign g13_off_c5_d = u_g1_sums0_off3_o[9:5];
+  assign g13_off_c6_d = u_g1_sums0_off3_o[9:6];
+  assign g13_off_c7_d = u_g1_sums0_off3_o[9:6];
+  assign g13_off_c8_d = u_g1_sums0_off3_o[9:7];
+  assign g13_off_c9_d = u_g1_sums0_off3_o[9:7];
+  assign g13_off_c10_d = u_g1_sums0_off3_o[9:7];
+  assign g13_off_c11_d = u_g1_sums0_off3_o[9:7];
+  assign g13_off_c12_d = u_g1_sums0_off3_o[9:8];
+  assign g13_off_c13_d = u_g1_sums0_off3_o[9:8];
+  assign g13_off_c14_d = u_g1_sums0_off3_o[9:8];
+  assign g13_off_c15_d = u_g1_sums0_off3_o[9:8];
+  assign g13_off_c16_d = u_g1_sums0_off3_o[9:8];
+  assign g13_bits_d = u_m1_3_bits_o;
+  assign g14_bits_d = u_m1_4_bits_o;
+  assign g15_off_c0_d = u_g1_sums1_off1_o;
+  assign g15_off_c1_d = u_g1_sums1_off1_o;
+  assign g15_off_c2_d = u_g1_sums1_off1_o;
+  assign g15_off_c3_d = u_g1_sums1_off1_o;
+  assign g15_off_c4_d = u_g1_sums1_off1_o;
+  assign g15_off_c5_d = u_g1_sums1_off1_o[9:5];
+  assign g15_off_c6_d = u_g1_sums1_off1_o[9:6];
+  assign g15_off_c7_d = u_g1_sums1_off1_o[9:6];
+  assign g15_off_c8_d = u_g1_sums1_off1_o[9:7];
+  assign g15_off_c9_d = u_g1_sums1_off1_o[9:7];
+  assign g15_off_c10_d = u_g1_sums1_off1_o[9:7];
+  assign g15_off_c11_d = u_g1_sums1_off1_o[9:7];
+  assign g15_off_c12_d = u_g1_sums1_off1_o[9:8];
+  assign g15_off_c13_d = u_g1_sums1_off1_o[9:8];
+  assign g15_off_c14_d = u_g1_sums1_off1_o[9:8];
+  assign g15_off_c15_d = u_g1_sums1_off1_o[9:8];
+  assign g15_bits_d = u_m1_5_bits_o;
+  assign g16_off_c0_d = u_g1_sums1_off2_o;
+  assign g16_off_c1_d = u_g1_sums1_off2_o;
+  assign g16_off_c2_d = u_g1_sums1_off2_o;
+  assign g16_off_c3_d = u_g1_sums1_off2_o;
+  assign g16_off_c4_d = u_g1_sums1_off2_o;
+  assign g16_off_c5_d = u_g1_sums1_off2_o[9:5];
+  assign g16_off_c6_d = u_g1_sums1_off2_o[9:6];
+  assign g16_off_c7_d = u_g1_sums1_off2_o[9:6];
+  assign g16_off_c8_d = u_g1_sums1_off2_o[9:7];
+  assign g16_off_c9_d = u_g1_sums1_off2_o[9:7];
+  assign g16_off_c10_d = u_g1_sums1_off2_o[9:7];
+  assign g16_off_c11_d = u_g1_sums1_off2_o[9:7];
+  assign g16_off_c12_d = u_g1_sums1_off2_o[9:8];
+  assign g16_off_c13_d = u_g1_sums1_off2_o[9:8];
+  assign g16_off_c14_d = u_g1_sums1_off2_o[9:8];
+  assign g16_off_c15_d = u_g1_sums1_off2_o[9:8];
+  assign g16_bits_d = u_m1_6_bits_o;
+  assign g17_off_c0_d = u_g1_sums1_off3_o;
+  assign g17_off_c1_d = u_g1_sums1_off3_o;
+  assign g17_off_c2_d = u_g1_sums1_off3_o;
+  assign g17_off_c3_d = u_g1_sums1_off3_o;
+  assign g17_off_c4_d = u_g1_sums1_off3_o;
+  assign g17_off_c5_d = u_g1_sums1_off3_o[9:5];
+  assign g17_off_c6_d = u_g1_sums1_off3_o[9:6];
+  assign g17_off_c7_d = u_g1_sums1_off3_o[9:6];
+  assign g17_off_c8_d = u_g1_sums1_off3_o[9:7];
+  assign g17_off_c9_d = u_g1_sums1_off3_o[9:7];
+  assign g17_off_c10_d = u_g1_sums1_off3_o[9:7];
+  assign g17_off_c11_d = u_g1_sums1_off3_o[9:7];
+  assign g17_off_c12_d = u_g1_sums1_off3_o[9:8];
+  assign g17_off_c13_d = u_g1_sums1_off3_o[9:8];
+  assign g17_off_c14_d = u_g1_sums1_off3_o[9:8];
+  assign g17_off_c15_d = u_g1_sums1_off3_o[9:8];
+  assign g17_bits_d = u_m1_7_bits_o;
+  assign g18_bits_d = u_m1_8_bits_o;
+  assign g1_glen0_d = u_g1_sums0_sum_o;
+  assign g1_glen1_d = u_g1_sums1_sum_o;
+  assign g1_glen2_d = {2'd0, t_glen8_q};
   assign zero4_d = zero3_q;
   assign blk4_d = blk3_q;
   always @(posedge clk_i) begin
@@ -10510,74 +2764,12 @@ module bpc_comp_s32 (
   end
 
   // Stage 5: radix-4 merge level 2 (shifts by registered offsets)
-  wire [128:0] m2_0_s1_l0;
-  wire [130:0] m2_0_s1_l1;
-  wire [134:0] m2_0_s1_l2;
-  wire [142:0] m2_0_s1_l3;
-  wire [158:0] m2_0_s1_l4;
-  wire [190:0] m2_0_s1_l5;
-  wire [254:0] m2_0_s1_l6;
-  wire [382:0] m2_0_s1_l7;
-  wire [512:0] m2_0_s1_l8;
-  wire [512:0] m2_0_s1_l9;
-  wire [128:0] m2_0_s2_l0;
-  wire [130:0] m2_0_s2_l1;
-  wire [134:0] m2_0_s2_l2;
-  wire [142:0] m2_0_s2_l3;
-  wire [158:0] m2_0_s2_l4;
-  wire [190:0] m2_0_s2_l5;
-  wire [254:0] m2_0_s2_l6;
-  wire [382:0] m2_0_s2_l7;
-  wire [512:0] m2_0_s2_l8;
-  wire [512:0] m2_0_s2_l9;
-  wire [128:0] m2_0_s3_l0;
-  wire [130:0] m2_0_s3_l1;
-  wire [134:0] m2_0_s3_l2;
-  wire [142:0] m2_0_s3_l3;
-  wire [158:0] m2_0_s3_l4;
-  wire [190:0] m2_0_s3_l5;
-  wire [254:0] m2_0_s3_l6;
-  wire [382:0] m2_0_s3_l7;
-  wire [512:0] m2_0_s3_l8;
-  wire [512:0] m2_0_s3_l9;
-  wire [512:0] m2_0_bits;
-  wire [128:0] m2_1_s1_l0;
-  wire [130:0] m2_1_s1_l1;
-  wire [134:0] m2_1_s1_l2;
-  wire [142:0] m2_1_s1_l3;
-  wire [158:0] m2_1_s1_l4;
-  wire [190:0] m2_1_s1_l5;
-  wire [254:0] m2_1_s1_l6;
-  wire [382:0] m2_1_s1_l7;
-  wire [511:0] m2_1_s1_l8;
-  wire [511:0] m2_1_s1_l9;
-  wire [128:0] m2_1_s2_l0;
-  wire [130:0] m2_1_s2_l1;
-  wire [134:0] m2_1_s2_l2;
-  wire [142:0] m2_1_s2_l3;
-  wire [158:0] m2_1_s2_l4;
-  wire [190:0] m2_1_s2_l5;
-  wire [254:0] m2_1_s2_l6;
-  wire [382:0] m2_1_s2_l7;
-  wire [511:0] m2_1_s2_l8;
-  wire [511:0] m2_1_s2_l9;
-  wire [128:0] m2_1_s3_l0;
-  wire [130:0] m2_1_s3_l1;
-  wire [134:0] m2_1_s3_l2;
-  wire [142:0] m2_1_s3_l3;
-  wire [158:0] m2_1_s3_l4;
-  wire [190:0] m2_1_s3_l5;
-  wire [254:0] m2_1_s3_l6;
-  wire [382:0] m2_1_s3_l7;
-  wire [511:0] m2_1_s3_l8;
-  wire [511:0] m2_1_s3_l9;
-  wire [511:0] m2_1_bits;
+  wire [512:0] u_m2_0_bits_o;
+  wire [511:0] u_m2_1_bits_o;
   wire [63:0] m2_2_bits;
-  wire [11:0] g21_off;
-  wire [11:0] g22_off;
-  wire [11:0] g2_gsum0_csa_l0_0s;
-  wire [11:0] g2_gsum0_csa_l0_0m;
-  wire [11:0] g2_gsum0;
+  wire [11:0] u_g2_sums0_off1_o;
+  wire [11:0] u_g2_sums0_off2_o;
+  wire [11:0] u_g2_sums0_sum_o;
   reg  merge2_valid_q;
   wire raw_d;
   reg  raw_c0_q;
@@ -10752,525 +2944,133 @@ module bpc_comp_s32 (
   wire zero5_d;
   reg  [1023:0] blk5_q;
   wire [1023:0] blk5_d;
-  assign m2_0_s1_l0 = {(g11_off_c4_q[0] ? g11_bits_q[127] : 1'd0),
-                       (g11_off_c3_q[0] ? g11_bits_q[126:95] : g11_bits_q[127:96]),
-                       (g11_off_c2_q[0] ? g11_bits_q[94:63] : g11_bits_q[95:64]),
-                       (g11_off_c1_q[0] ? g11_bits_q[62:31] : g11_bits_q[63:32]),
-                       (g11_off_c0_q[0] ? {g11_bits_q[30:0], 1'd0} : g11_bits_q[31:0])};
-  assign m2_0_s1_l1 = {(g11_off_c4_q[1] ? m2_0_s1_l0[128:126] : {2'd0, m2_0_s1_l0[128]}),
-                       (g11_off_c3_q[1] ? m2_0_s1_l0[125:94] : m2_0_s1_l0[127:96]),
-                       (g11_off_c2_q[1] ? m2_0_s1_l0[93:62] : m2_0_s1_l0[95:64]),
-                       (g11_off_c1_q[1] ? m2_0_s1_l0[61:30] : m2_0_s1_l0[63:32]),
-                       (g11_off_c0_q[1] ? {m2_0_s1_l0[29:0], 2'd0} : m2_0_s1_l0[31:0])};
-  assign m2_0_s1_l2 = {(g11_off_c4_q[2] ? m2_0_s1_l1[130:124] : {4'd0, m2_0_s1_l1[130:128]}),
-                       (g11_off_c3_q[2] ? m2_0_s1_l1[123:92] : m2_0_s1_l1[127:96]),
-                       (g11_off_c2_q[2] ? m2_0_s1_l1[91:60] : m2_0_s1_l1[95:64]),
-                       (g11_off_c1_q[2] ? m2_0_s1_l1[59:28] : m2_0_s1_l1[63:32]),
-                       (g11_off_c0_q[2] ? {m2_0_s1_l1[27:0], 4'd0} : m2_0_s1_l1[31:0])};
-  assign m2_0_s1_l3 = {(g11_off_c4_q[3] ? m2_0_s1_l2[134:120] : {8'd0, m2_0_s1_l2[134:128]}),
-                       (g11_off_c3_q[3] ? m2_0_s1_l2[119:88] : m2_0_s1_l2[127:96]),
-                       (g11_off_c2_q[3] ? m2_0_s1_l2[87:56] : m2_0_s1_l2[95:64]),
-                       (g11_off_c1_q[3] ? m2_0_s1_l2[55:24] : m2_0_s1_l2[63:32]),
-                       (g11_off_c0_q[3] ? {m2_0_s1_l2[23:0], 8'd0} : m2_0_s1_l2[31:0])};
-  assign m2_0_s1_l4 = {(g11_off_c4_q[4] ? m2_0_s1_l3[142:112] : {16'd0, m2_0_s1_l3[142:128]}),
-                       (g11_off_c3_q[4] ? m2_0_s1_l3[111:80] : m2_0_s1_l3[127:96]),
-                       (g11_off_c2_q[4] ? m2_0_s1_l3[79:48] : m2_0_s1_l3[95:64]),
-                       (g11_off_c1_q[4] ? m2_0_s1_l3[47:16] : m2_0_s1_l3[63:32]),
-                       (g11_off_c0_q[4] ? {m2_0_s1_l3[15:0], 16'd0} : m2_0_s1_l3[31:0])};
-  assign m2_0_s1_l5 = {(g11_off_c5_q[0] ? m2_0_s1_l4[158:128] : 31'd0),
-                       (g11_off_c4_q[5] ? m2_0_s1_l4[127:96] : {1'd0, m2_0_s1_l4[158:128]}),
-                       (g11_off_c3_q[5] ? m2_0_s1_l4[95:64] : m2_0_s1_l4[127:96]),
-                       (g11_off_c2_q[5] ? m2_0_s1_l4[63:32] : m2_0_s1_l4[95:64]),
-                       (g11_off_c1_q[5] ? m2_0_s1_l4[31:0] : m2_0_s1_l4[63:32]),
-                       (g11_off_c0_q[5] ? 32'd0 : m2_0_s1_l4[31:0])};
-  assign m2_0_s1_l6 = {(g11_off_c7_q[0] ? m2_0_s1_l5[190:160] : 31'd0),
-                       (g11_off_c6_q[0] ? m2_0_s1_l5[159:128] : 32'd0),
-                       (g11_off_c5_q[1] ? m2_0_s1_l5[127:96] : {1'd0, m2_0_s1_l5[190:160]}),
-                       (g11_off_c4_q[6] ? m2_0_s1_l5[95:64] : m2_0_s1_l5[159:128]),
-                       (g11_off_c3_q[6] ? m2_0_s1_l5[63:32] : m2_0_s1_l5[127:96]),
-                       (g11_off_c2_q[6] ? m2_0_s1_l5[31:0] : m2_0_s1_l5[95:64]),
-                       (g11_off_c1_q[6] ? 32'd0 : m2_0_s1_l5[63:32]),
-                       (g11_off_c0_q[6] ? 32'd0 : m2_0_s1_l5[31:0])};
-  assign m2_0_s1_l7 = {(g11_off_c11_q[0] ? m2_0_s1_l6[254:224] : 31'd0),
-                       (g11_off_c10_q[0] ? m2_0_s1_l6[223:192] : 32'd0),
-                       (g11_off_c9_q[0] ? m2_0_s1_l6[191:160] : 32'd0),
-                       (g11_off_c8_q[0] ? m2_0_s1_l6[159:128] : 32'd0),
-                       (g11_off_c7_q[1] ? m2_0_s1_l6[127:96] : {1'd0, m2_0_s1_l6[254:224]}),
-                       (g11_off_c6_q[1] ? m2_0_s1_l6[95:64] : m2_0_s1_l6[223:192]),
-                       (g11_off_c5_q[2] ? m2_0_s1_l6[63:32] : m2_0_s1_l6[191:160]),
-                       (g11_off_c4_q[7] ? m2_0_s1_l6[31:0] : m2_0_s1_l6[159:128]),
-                       (g11_off_c3_q[7] ? 32'd0 : m2_0_s1_l6[127:96]),
-                       (g11_off_c2_q[7] ? 32'd0 : m2_0_s1_l6[95:64]),
-                       (g11_off_c1_q[7] ? 32'd0 : m2_0_s1_l6[63:32]),
-                       (g11_off_c0_q[7] ? 32'd0 : m2_0_s1_l6[31:0])};
-  assign m2_0_s1_l8 = {(g11_off_c16_q[0] ? m2_0_s1_l7[256] : 1'd0),
-                       (g11_off_c15_q[0] ? m2_0_s1_l7[255:224] : 32'd0),
-                       (g11_off_c14_q[0] ? m2_0_s1_l7[223:192] : 32'd0),
-                       (g11_off_c13_q[0] ? m2_0_s1_l7[191:160] : 32'd0),
-                       (g11_off_c12_q[0] ? m2_0_s1_l7[159:128] : 32'd0),
-                       (g11_off_c11_q[1] ? m2_0_s1_l7[127:96] : {1'd0, m2_0_s1_l7[382:352]}),
-                       (g11_off_c10_q[1] ? m2_0_s1_l7[95:64] : m2_0_s1_l7[351:320]),
-                       (g11_off_c9_q[1] ? m2_0_s1_l7[63:32] : m2_0_s1_l7[319:288]),
-                       (g11_off_c8_q[1] ? m2_0_s1_l7[31:0] : m2_0_s1_l7[287:256]),
-                       (g11_off_c7_q[2] ? 32'd0 : m2_0_s1_l7[255:224]),
-                       (g11_off_c6_q[2] ? 32'd0 : m2_0_s1_l7[223:192]),
-                       (g11_off_c5_q[3] ? 32'd0 : m2_0_s1_l7[191:160]),
-                       (g11_off_c4_q[8] ? 32'd0 : m2_0_s1_l7[159:128]),
-                       (g11_off_c3_q[8] ? 32'd0 : m2_0_s1_l7[127:96]),
-                       (g11_off_c2_q[8] ? 32'd0 : m2_0_s1_l7[95:64]),
-                       (g11_off_c1_q[8] ? 32'd0 : m2_0_s1_l7[63:32]),
-                       (g11_off_c0_q[8] ? 32'd0 : m2_0_s1_l7[31:0])};
-  assign m2_0_s1_l9 = {(g11_off_c16_q[1] ? m2_0_s1_l8[0] : m2_0_s1_l8[512]),
-                       (g11_off_c15_q[1] ? 32'd0 : m2_0_s1_l8[511:480]),
-                       (g11_off_c14_q[1] ? 32'd0 : m2_0_s1_l8[479:448]),
-                       (g11_off_c13_q[1] ? 32'd0 : m2_0_s1_l8[447:416]),
-                       (g11_off_c12_q[1] ? 32'd0 : m2_0_s1_l8[415:384]),
-                       (g11_off_c11_q[2] ? 32'd0 : m2_0_s1_l8[383:352]),
-                       (g11_off_c10_q[2] ? 32'd0 : m2_0_s1_l8[351:320]),
-                       (g11_off_c9_q[2] ? 32'd0 : m2_0_s1_l8[319:288]),
-                       (g11_off_c8_q[2] ? 32'd0 : m2_0_s1_l8[287:256]),
-                       (g11_off_c7_q[3] ? 32'd0 : m2_0_s1_l8[255:224]),
-                       (g11_off_c6_q[3] ? 32'd0 : m2_0_s1_l8[223:192]),
-                       (g11_off_c5_q[4] ? 32'd0 : m2_0_s1_l8[191:160]),
-                       (g11_off_c4_q[9] ? 32'd0 : m2_0_s1_l8[159:128]),
-                       (g11_off_c3_q[9] ? 32'd0 : m2_0_s1_l8[127:96]),
-                       (g11_off_c2_q[9] ? 32'd0 : m2_0_s1_l8[95:64]),
-                       (g11_off_c1_q[9] ? 32'd0 : m2_0_s1_l8[63:32]),
-                       (g11_off_c0_q[9] ? 32'd0 : m2_0_s1_l8[31:0])};
-  assign m2_0_s2_l0 = {(g12_off_c4_q[0] ? g12_bits_q[127] : 1'd0),
-                       (g12_off_c3_q[0] ? g12_bits_q[126:95] : g12_bits_q[127:96]),
-                       (g12_off_c2_q[0] ? g12_bits_q[94:63] : g12_bits_q[95:64]),
-                       (g12_off_c1_q[0] ? g12_bits_q[62:31] : g12_bits_q[63:32]),
-                       (g12_off_c0_q[0] ? {g12_bits_q[30:0], 1'd0} : g12_bits_q[31:0])};
-  assign m2_0_s2_l1 = {(g12_off_c4_q[1] ? m2_0_s2_l0[128:126] : {2'd0, m2_0_s2_l0[128]}),
-                       (g12_off_c3_q[1] ? m2_0_s2_l0[125:94] : m2_0_s2_l0[127:96]),
-                       (g12_off_c2_q[1] ? m2_0_s2_l0[93:62] : m2_0_s2_l0[95:64]),
-                       (g12_off_c1_q[1] ? m2_0_s2_l0[61:30] : m2_0_s2_l0[63:32]),
-                       (g12_off_c0_q[1] ? {m2_0_s2_l0[29:0], 2'd0} : m2_0_s2_l0[31:0])};
-  assign m2_0_s2_l2 = {(g12_off_c4_q[2] ? m2_0_s2_l1[130:124] : {4'd0, m2_0_s2_l1[130:128]}),
-                       (g12_off_c3_q[2] ? m2_0_s2_l1[123:92] : m2_0_s2_l1[127:96]),
-                       (g12_off_c2_q[2] ? m2_0_s2_l1[91:60] : m2_0_s2_l1[95:64]),
-                       (g12_off_c1_q[2] ? m2_0_s2_l1[59:28] : m2_0_s2_l1[63:32]),
-                       (g12_off_c0_q[2] ? {m2_0_s2_l1[27:0], 4'd0} : m2_0_s2_l1[31:0])};
-  assign m2_0_s2_l3 = {(g12_off_c4_q[3] ? m2_0_s2_l2[134:120] : {8'd0, m2_0_s2_l2[134:128]}),
-                       (g12_off_c3_q[3] ? m2_0_s2_l2[119:88] : m2_0_s2_l2[127:96]),
-                       (g12_off_c2_q[3] ? m2_0_s2_l2[87:56] : m2_0_s2_l2[95:64]),
-                       (g12_off_c1_q[3] ? m2_0_s2_l2[55:24] : m2_0_s2_l2[63:32]),
-                       (g12_off_c0_q[3] ? {m2_0_s2_l2[23:0], 8'd0} : m2_0_s2_l2[31:0])};
-  assign m2_0_s2_l4 = {(g12_off_c4_q[4] ? m2_0_s2_l3[142:112] : {16'd0, m2_0_s2_l3[142:128]}),
-                       (g12_off_c3_q[4] ? m2_0_s2_l3[111:80] : m2_0_s2_l3[127:96]),
-                       (g12_off_c2_q[4] ? m2_0_s2_l3[79:48] : m2_0_s2_l3[95:64]),
-                       (g12_off_c1_q[4] ? m2_0_s2_l3[47:16] : m2_0_s2_l3[63:32]),
-                       (g12_off_c0_q[4] ? {m2_0_s2_l3[15:0], 16'd0} : m2_0_s2_l3[31:0])};
-  assign m2_0_s2_l5 = {(g12_off_c5_q[0] ? m2_0_s2_l4[158:128] : 31'd0),
-                       (g12_off_c4_q[5] ? m2_0_s2_l4[127:96] : {1'd0, m2_0_s2_l4[158:128]}),
-                       (g12_off_c3_q[5] ? m2_0_s2_l4[95:64] : m2_0_s2_l4[127:96]),
-                       (g12_off_c2_q[5] ? m2_0_s2_l4[63:32] : m2_0_s2_l4[95:64]),
-                       (g12_off_c1_q[5] ? m2_0_s2_l4[31:0] : m2_0_s2_l4[63:32]),
-                       (g12_off_c0_q[5] ? 32'd0 : m2_0_s2_l4[31:0])};
-  assign m2_0_s2_l6 = {(g12_off_c7_q[0] ? m2_0_s2_l5[190:160] : 31'd0),
-                       (g12_off_c6_q[0] ? m2_0_s2_l5[159:128] : 32'd0),
-                       (g12_off_c5_q[1] ? m2_0_s2_l5[127:96] : {1'd0, m2_0_s2_l5[190:160]}),
-                       (g12_off_c4_q[6] ? m2_0_s2_l5[95:64] : m2_0_s2_l5[159:128]),
-                       (g12_off_c3_q[6] ? m2_0_s2_l5[63:32] : m2_0_s2_l5[127:96]),
-                       (g12_off_c2_q[6] ? m2_0_s2_l5[31:0] : m2_0_s2_l5[95:64]),
-                       (g12_off_c1_q[6] ? 32'd0 : m2_0_s2_l5[63:32]),
-                       (g12_off_c0_q[6] ? 32'd0 : m2_0_s2_l5[31:0])};
-  assign m2_0_s2_l7 = {(g12_off_c11_q[0] ? m2_0_s2_l6[254:224] : 31'd0),
-                       (g12_off_c10_q[0] ? m2_0_s2_l6[223:192] : 32'd0),
-                       (g12_off_c9_q[0] ? m2_0_s2_l6[191:160] : 32'd0),
-                       (g12_off_c8_q[0] ? m2_0_s2_l6[159:128] : 32'd0),
-                       (g12_off_c7_q[1] ? m2_0_s2_l6[127:96] : {1'd0, m2_0_s2_l6[254:224]}),
-                       (g12_off_c6_q[1] ? m2_0_s2_l6[95:64] : m2_0_s2_l6[223:192]),
-                       (g12_off_c5_q[2] ? m2_0_s2_l6[63:32] : m2_0_s2_l6[191:160]),
-                       (g12_off_c4_q[7] ? m2_0_s2_l6[31:0] : m2_0_s2_l6[159:128]),
-                       (g12_off_c3_q[7] ? 32'd0 : m2_0_s2_l6[127:96]),
-                       (g12_off_c2_q[7] ? 32'd0 : m2_0_s2_l6[95:64]),
-                       (g12_off_c1_q[7] ? 32'd0 : m2_0_s2_l6[63:32]),
-                       (g12_off_c0_q[7] ? 32'd0 : m2_0_s2_l6[31:0])};
-  assign m2_0_s2_l8 = {(g12_off_c16_q[0] ? m2_0_s2_l7[256] : 1'd0),
-                       (g12_off_c15_q[0] ? m2_0_s2_l7[255:224] : 32'd0),
-                       (g12_off_c14_q[0] ? m2_0_s2_l7[223:192] : 32'd0),
-                       (g12_off_c13_q[0] ? m2_0_s2_l7[191:160] : 32'd0),
-                       (g12_off_c12_q[0] ? m2_0_s2_l7[159:128] : 32'd0),
-                       (g12_off_c11_q[1] ? m2_0_s2_l7[127:96] : {1'd0, m2_0_s2_l7[382:352]}),
-                       (g12_off_c10_q[1] ? m2_0_s2_l7[95:64] : m2_0_s2_l7[351:320]),
-                       (g12_off_c9_q[1] ? m2_0_s2_l7[63:32] : m2_0_s2_l7[319:288]),
-                       (g12_off_c8_q[1] ? m2_0_s2_l7[31:0] : m2_0_s2_l7[287:256]),
-                       (g12_off_c7_q[2] ? 32'd0 : m2_0_s2_l7[255:224]),
-                       (g12_off_c6_q[2] ? 32'd0 : m2_0_s2_l7[223:192]),
-                       (g12_off_c5_q[3] ? 32'd0 : m2_0_s2_l7[191:160]),
-                       (g12_off_c4_q[8] ? 32'd0 : m2_0_s2_l7[159:128]),
-                       (g12_off_c3_q[8] ? 32'd0 : m2_0_s2_l7[127:96]),
-                       (g12_off_c2_q[8] ? 32'd0 : m2_0_s2_l7[95:64]),
-                       (g12_off_c1_q[8] ? 32'd0 : m2_0_s2_l7[63:32]),
-                       (g12_off_c0_q[8] ? 32'd0 : m2_0_s2_l7[31:0])};
-  assign m2_0_s2_l9 = {(g12_off_c16_q[1] ? m2_0_s2_l8[0] : m2_0_s2_l8[512]),
-                       (g12_off_c15_q[1] ? 32'd0 : m2_0_s2_l8[511:480]),
-                       (g12_off_c14_q[1] ? 32'd0 : m2_0_s2_l8[479:448]),
-                       (g12_off_c13_q[1] ? 32'd0 : m2_0_s2_l8[447:416]),
-                       (g12_off_c12_q[1] ? 32'd0 : m2_0_s2_l8[415:384]),
-                       (g12_off_c11_q[2] ? 32'd0 : m2_0_s2_l8[383:352]),
-                       (g12_off_c10_q[2] ? 32'd0 : m2_0_s2_l8[351:320]),
-                       (g12_off_c9_q[2] ? 32'd0 : m2_0_s2_l8[319:288]),
-                       (g12_off_c8_q[2] ? 32'd0 : m2_0_s2_l8[287:256]),
-                       (g12_off_c7_q[3] ? 32'd0 : m2_0_s2_l8[255:224]),
-                       (g12_off_c6_q[3] ? 32'd0 : m2_0_s2_l8[223:192]),
-                       (g12_off_c5_q[4] ? 32'd0 : m2_0_s2_l8[191:160]),
-                       (g12_off_c4_q[9] ? 32'd0 : m2_0_s2_l8[159:128]),
-                       (g12_off_c3_q[9] ? 32'd0 : m2_0_s2_l8[127:96]),
-                       (g12_off_c2_q[9] ? 32'd0 : m2_0_s2_l8[95:64]),
-                       (g12_off_c1_q[9] ? 32'd0 : m2_0_s2_l8[63:32]),
-                       (g12_off_c0_q[9] ? 32'd0 : m2_0_s2_l8[31:0])};
-  assign m2_0_s3_l0 = {(g13_off_c4_q[0] ? g13_bits_q[127] : 1'd0),
-                       (g13_off_c3_q[0] ? g13_bits_q[126:95] : g13_bits_q[127:96]),
-                       (g13_off_c2_q[0] ? g13_bits_q[94:63] : g13_bits_q[95:64]),
-                       (g13_off_c1_q[0] ? g13_bits_q[62:31] : g13_bits_q[63:32]),
-                       (g13_off_c0_q[0] ? {g13_bits_q[30:0], 1'd0} : g13_bits_q[31:0])};
-  assign m2_0_s3_l1 = {(g13_off_c4_q[1] ? m2_0_s3_l0[128:126] : {2'd0, m2_0_s3_l0[128]}),
-                       (g13_off_c3_q[1] ? m2_0_s3_l0[125:94] : m2_0_s3_l0[127:96]),
-                       (g13_off_c2_q[1] ? m2_0_s3_l0[93:62] : m2_0_s3_l0[95:64]),
-                       (g13_off_c1_q[1] ? m2_0_s3_l0[61:30] : m2_0_s3_l0[63:32]),
-                       (g13_off_c0_q[1] ? {m2_0_s3_l0[29:0], 2'd0} : m2_0_s3_l0[31:0])};
-  assign m2_0_s3_l2 = {(g13_off_c4_q[2] ? m2_0_s3_l1[130:124] : {4'd0, m2_0_s3_l1[130:128]}),
-                       (g13_off_c3_q[2] ? m2_0_s3_l1[123:92] : m2_0_s3_l1[127:96]),
-                       (g13_off_c2_q[2] ? m2_0_s3_l1[91:60] : m2_0_s3_l1[95:64]),
-                       (g13_off_c1_q[2] ? m2_0_s3_l1[59:28] : m2_0_s3_l1[63:32]),
-                       (g13_off_c0_q[2] ? {m2_0_s3_l1[27:0], 4'd0} : m2_0_s3_l1[31:0])};
-  assign m2_0_s3_l3 = {(g13_off_c4_q[3] ? m2_0_s3_l2[134:120] : {8'd0, m2_0_s3_l2[134:128]}),
-                       (g13_off_c3_q[3] ? m2_0_s3_l2[119:88] : m2_0_s3_l2[127:96]),
-                       (g13_off_c2_q[3] ? m2_0_s3_l2[87:56] : m2_0_s3_l2[95:64]),
-                       (g13_off_c1_q[3] ? m2_0_s3_l2[55:24] : m2_0_s3_l2[63:32]),
-                       (g13_off_c0_q[3] ? {m2_0_s3_l2[23:0], 8'd0} : m2_0_s3_l2[31:0])};
-  assign m2_0_s3_l4 = {(g13_off_c4_q[4] ? m2_0_s3_l3[142:112] : {16'd0, m2_0_s3_l3[142:128]}),
-                       (g13_off_c3_q[4] ? m2_0_s3_l3[111:80] : m2_0_s3_l3[127:96]),
-                       (g13_off_c2_q[4] ? m2_0_s3_l3[79:48] : m2_0_s3_l3[95:64]),
-                       (g13_off_c1_q[4] ? m2_0_s3_l3[47:16] : m2_0_s3_l3[63:32]),
-                       (g13_off_c0_q[4] ? {m2_0_s3_l3[15:0], 16'd0} : m2_0_s3_l3[31:0])};
-  assign m2_0_s3_l5 = {(g13_off_c5_q[0] ? m2_0_s3_l4[158:128] : 31'd0),
-                       (g13_off_c4_q[5] ? m2_0_s3_l4[127:96] : {1'd0, m2_0_s3_l4[158:128]}),
-                       (g13_off_c3_q[5] ? m2_0_s3_l4[95:64] : m2_0_s3_l4[127:96]),
-                       (g13_off_c2_q[5] ? m2_0_s3_l4[63:32] : m2_0_s3_l4[95:64]),
-                       (g13_off_c1_q[5] ? m2_0_s3_l4[31:0] : m2_0_s3_l4[63:32]),
-                       (g13_off_c0_q[5] ? 32'd0 : m2_0_s3_l4[31:0])};
-  assign m2_0_s3_l6 = {(g13_off_c7_q[0] ? m2_0_s3_l5[190:160] : 31'd0),
-                       (g13_off_c6_q[0] ? m2_0_s3_l5[159:128] : 32'd0),
-                       (g13_off_c5_q[1] ? m2_0_s3_l5[127:96] : {1'd0, m2_0_s3_l5[190:160]}),
-                       (g13_off_c4_q[6] ? m2_0_s3_l5[95:64] : m2_0_s3_l5[159:128]),
-                       (g13_off_c3_q[6] ? m2_0_s3_l5[63:32] : m2_0_s3_l5[127:96]),
-                       (g13_off_c2_q[6] ? m2_0_s3_l5[31:0] : m2_0_s3_l5[95:64]),
-                       (g13_off_c1_q[6] ? 32'd0 : m2_0_s3_l5[63:32]),
-                       (g13_off_c0_q[6] ? 32'd0 : m2_0_s3_l5[31:0])};
-  assign m2_0_s3_l7 = {(g13_off_c11_q[0] ? m2_0_s3_l6[254:224] : 31'd0),
-                       (g13_off_c10_q[0] ? m2_0_s3_l6[223:192] : 32'd0),
-                       (g13_off_c9_q[0] ? m2_0_s3_l6[191:160] : 32'd0),
-                       (g13_off_c8_q[0] ? m2_0_s3_l6[159:128] : 32'd0),
-                       (g13_off_c7_q[1] ? m2_0_s3_l6[127:96] : {1'd0, m2_0_s3_l6[254:224]}),
-                       (g13_off_c6_q[1] ? m2_0_s3_l6[95:64] : m2_0_s3_l6[223:192]),
-                       (g13_off_c5_q[2] ? m2_0_s3_l6[63:32] : m2_0_s3_l6[191:160]),
-                       (g13_off_c4_q[7] ? m2_0_s3_l6[31:0] : m2_0_s3_l6[159:128]),
-                       (g13_off_c3_q[7] ? 32'd0 : m2_0_s3_l6[127:96]),
-                       (g13_off_c2_q[7] ? 32'd0 : m2_0_s3_l6[95:64]),
-                       (g13_off_c1_q[7] ? 32'd0 : m2_0_s3_l6[63:32]),
-                       (g13_off_c0_q[7] ? 32'd0 : m2_0_s3_l6[31:0])};
-  assign m2_0_s3_l8 = {(g13_off_c16_q[0] ? m2_0_s3_l7[256] : 1'd0),
-                       (g13_off_c15_q[0] ? m2_0_s3_l7[255:224] : 32'd0),
-                       (g13_off_c14_q[0] ? m2_0_s3_l7[223:192] : 32'd0),
-                       (g13_off_c13_q[0] ? m2_0_s3_l7[191:160] : 32'd0),
-                       (g13_off_c12_q[0] ? m2_0_s3_l7[159:128] : 32'd0),
-                       (g13_off_c11_q[1] ? m2_0_s3_l7[127:96] : {1'd0, m2_0_s3_l7[382:352]}),
-                       (g13_off_c10_q[1] ? m2_0_s3_l7[95:64] : m2_0_s3_l7[351:320]),
-                       (g13_off_c9_q[1] ? m2_0_s3_l7[63:32] : m2_0_s3_l7[319:288]),
-                       (g13_off_c8_q[1] ? m2_0_s3_l7[31:0] : m2_0_s3_l7[287:256]),
-                       (g13_off_c7_q[2] ? 32'd0 : m2_0_s3_l7[255:224]),
-                       (g13_off_c6_q[2] ? 32'd0 : m2_0_s3_l7[223:192]),
-                       (g13_off_c5_q[3] ? 32'd0 : m2_0_s3_l7[191:160]),
-                       (g13_off_c4_q[8] ? 32'd0 : m2_0_s3_l7[159:128]),
-                       (g13_off_c3_q[8] ? 32'd0 : m2_0_s3_l7[127:96]),
-                       (g13_off_c2_q[8] ? 32'd0 : m2_0_s3_l7[95:64]),
-                       (g13_off_c1_q[8] ? 32'd0 : m2_0_s3_l7[63:32]),
-                       (g13_off_c0_q[8] ? 32'd0 : m2_0_s3_l7[31:0])};
-  assign m2_0_s3_l9 = {(g13_off_c16_q[1] ? m2_0_s3_l8[0] : m2_0_s3_l8[512]),
-                       (g13_off_c15_q[1] ? 32'd0 : m2_0_s3_l8[511:480]),
-                       (g13_off_c14_q[1] ? 32'd0 : m2_0_s3_l8[479:448]),
-                       (g13_off_c13_q[1] ? 32'd0 : m2_0_s3_l8[447:416]),
-                       (g13_off_c12_q[1] ? 32'd0 : m2_0_s3_l8[415:384]),
-                       (g13_off_c11_q[2] ? 32'd0 : m2_0_s3_l8[383:352]),
-                       (g13_off_c10_q[2] ? 32'd0 : m2_0_s3_l8[351:320]),
-                       (g13_off_c9_q[2] ? 32'd0 : m2_0_s3_l8[319:288]),
-                       (g13_off_c8_q[2] ? 32'd0 : m2_0_s3_l8[287:256]),
-                       (g13_off_c7_q[3] ? 32'd0 : m2_0_s3_l8[255:224]),
-                       (g13_off_c6_q[3] ? 32'd0 : m2_0_s3_l8[223:192]),
-                       (g13_off_c5_q[4] ? 32'd0 : m2_0_s3_l8[191:160]),
-                       (g13_off_c4_q[9] ? 32'd0 : m2_0_s3_l8[159:128]),
-                       (g13_off_c3_q[9] ? 32'd0 : m2_0_s3_l8[127:96]),
-                       (g13_off_c2_q[9] ? 32'd0 : m2_0_s3_l8[95:64]),
-                       (g13_off_c1_q[9] ? 32'd0 : m2_0_s3_l8[63:32]),
-                       (g13_off_c0_q[9] ? 32'd0 : m2_0_s3_l8[31:0])};
-  assign m2_0_bits = ({384'd0, g10_bits_q} | m2_0_s1_l9 | (m2_0_s2_l9 | m2_0_s3_l9));
-  assign m2_1_s1_l0 = {(g15_off_c4_q[0] ? g15_bits_q[127] : 1'd0),
-                       (g15_off_c3_q[0] ? g15_bits_q[126:95] : g15_bits_q[127:96]),
-                       (g15_off_c2_q[0] ? g15_bits_q[94:63] : g15_bits_q[95:64]),
-                       (g15_off_c1_q[0] ? g15_bits_q[62:31] : g15_bits_q[63:32]),
-                       (g15_off_c0_q[0] ? {g15_bits_q[30:0], 1'd0} : g15_bits_q[31:0])};
-  assign m2_1_s1_l1 = {(g15_off_c4_q[1] ? m2_1_s1_l0[128:126] : {2'd0, m2_1_s1_l0[128]}),
-                       (g15_off_c3_q[1] ? m2_1_s1_l0[125:94] : m2_1_s1_l0[127:96]),
-                       (g15_off_c2_q[1] ? m2_1_s1_l0[93:62] : m2_1_s1_l0[95:64]),
-                       (g15_off_c1_q[1] ? m2_1_s1_l0[61:30] : m2_1_s1_l0[63:32]),
-                       (g15_off_c0_q[1] ? {m2_1_s1_l0[29:0], 2'd0} : m2_1_s1_l0[31:0])};
-  assign m2_1_s1_l2 = {(g15_off_c4_q[2] ? m2_1_s1_l1[130:124] : {4'd0, m2_1_s1_l1[130:128]}),
-                       (g15_off_c3_q[2] ? m2_1_s1_l1[123:92] : m2_1_s1_l1[127:96]),
-                       (g15_off_c2_q[2] ? m2_1_s1_l1[91:60] : m2_1_s1_l1[95:64]),
-                       (g15_off_c1_q[2] ? m2_1_s1_l1[59:28] : m2_1_s1_l1[63:32]),
-                       (g15_off_c0_q[2] ? {m2_1_s1_l1[27:0], 4'd0} : m2_1_s1_l1[31:0])};
-  assign m2_1_s1_l3 = {(g15_off_c4_q[3] ? m2_1_s1_l2[134:120] : {8'd0, m2_1_s1_l2[134:128]}),
-                       (g15_off_c3_q[3] ? m2_1_s1_l2[119:88] : m2_1_s1_l2[127:96]),
-                       (g15_off_c2_q[3] ? m2_1_s1_l2[87:56] : m2_1_s1_l2[95:64]),
-                       (g15_off_c1_q[3] ? m2_1_s1_l2[55:24] : m2_1_s1_l2[63:32]),
-                       (g15_off_c0_q[3] ? {m2_1_s1_l2[23:0], 8'd0} : m2_1_s1_l2[31:0])};
-  assign m2_1_s1_l4 = {(g15_off_c4_q[4] ? m2_1_s1_l3[142:112] : {16'd0, m2_1_s1_l3[142:128]}),
-                       (g15_off_c3_q[4] ? m2_1_s1_l3[111:80] : m2_1_s1_l3[127:96]),
-                       (g15_off_c2_q[4] ? m2_1_s1_l3[79:48] : m2_1_s1_l3[95:64]),
-                       (g15_off_c1_q[4] ? m2_1_s1_l3[47:16] : m2_1_s1_l3[63:32]),
-                       (g15_off_c0_q[4] ? {m2_1_s1_l3[15:0], 16'd0} : m2_1_s1_l3[31:0])};
-  assign m2_1_s1_l5 = {(g15_off_c5_q[0] ? m2_1_s1_l4[158:128] : 31'd0),
-                       (g15_off_c4_q[5] ? m2_1_s1_l4[127:96] : {1'd0, m2_1_s1_l4[158:128]}),
-                       (g15_off_c3_q[5] ? m2_1_s1_l4[95:64] : m2_1_s1_l4[127:96]),
-                       (g15_off_c2_q[5] ? m2_1_s1_l4[63:32] : m2_1_s1_l4[95:64]),
-                       (g15_off_c1_q[5] ? m2_1_s1_l4[31:0] : m2_1_s1_l4[63:32]),
-                       (g15_off_c0_q[5] ? 32'd0 : m2_1_s1_l4[31:0])};
-  assign m2_1_s1_l6 = {(g15_off_c7_q[0] ? m2_1_s1_l5[190:160] : 31'd0),
-                       (g15_off_c6_q[0] ? m2_1_s1_l5[159:128] : 32'd0),
-                       (g15_off_c5_q[1] ? m2_1_s1_l5[127:96] : {1'd0, m2_1_s1_l5[190:160]}),
-                       (g15_off_c4_q[6] ? m2_1_s1_l5[95:64] : m2_1_s1_l5[159:128]),
-                       (g15_off_c3_q[6] ? m2_1_s1_l5[63:32] : m2_1_s1_l5[127:96]),
-                       (g15_off_c2_q[6] ? m2_1_s1_l5[31:0] : m2_1_s1_l5[95:64]),
-                       (g15_off_c1_q[6] ? 32'd0 : m2_1_s1_l5[63:32]),
-                       (g15_off_c0_q[6] ? 32'd0 : m2_1_s1_l5[31:0])};
-  assign m2_1_s1_l7 = {(g15_off_c11_q[0] ? m2_1_s1_l6[254:224] : 31'd0),
-                       (g15_off_c10_q[0] ? m2_1_s1_l6[223:192] : 32'd0),
-                       (g15_off_c9_q[0] ? m2_1_s1_l6[191:160] : 32'd0),
-                       (g15_off_c8_q[0] ? m2_1_s1_l6[159:128] : 32'd0),
-                       (g15_off_c7_q[1] ? m2_1_s1_l6[127:96] : {1'd0, m2_1_s1_l6[254:224]}),
-                       (g15_off_c6_q[1] ? m2_1_s1_l6[95:64] : m2_1_s1_l6[223:192]),
-                       (g15_off_c5_q[2] ? m2_1_s1_l6[63:32] : m2_1_s1_l6[191:160]),
-                       (g15_off_c4_q[7] ? m2_1_s1_l6[31:0] : m2_1_s1_l6[159:128]),
-                       (g15_off_c3_q[7] ? 32'd0 : m2_1_s1_l6[127:96]),
-                       (g15_off_c2_q[7] ? 32'd0 : m2_1_s1_l6[95:64]),
-                       (g15_off_c1_q[7] ? 32'd0 : m2_1_s1_l6[63:32]),
-                       (g15_off_c0_q[7] ? 32'd0 : m2_1_s1_l6[31:0])};
-  assign m2_1_s1_l8 = {(g15_off_c15_q[0] ? m2_1_s1_l7[255:224] : 32'd0),
-                       (g15_off_c14_q[0] ? m2_1_s1_l7[223:192] : 32'd0),
-                       (g15_off_c13_q[0] ? m2_1_s1_l7[191:160] : 32'd0),
-                       (g15_off_c12_q[0] ? m2_1_s1_l7[159:128] : 32'd0),
-                       (g15_off_c11_q[1] ? m2_1_s1_l7[127:96] : {1'd0, m2_1_s1_l7[382:352]}),
-                       (g15_off_c10_q[1] ? m2_1_s1_l7[95:64] : m2_1_s1_l7[351:320]),
-                       (g15_off_c9_q[1] ? m2_1_s1_l7[63:32] : m2_1_s1_l7[319:288]),
-                       (g15_off_c8_q[1] ? m2_1_s1_l7[31:0] : m2_1_s1_l7[287:256]),
-                       (g15_off_c7_q[2] ? 32'd0 : m2_1_s1_l7[255:224]),
-                       (g15_off_c6_q[2] ? 32'd0 : m2_1_s1_l7[223:192]),
-                       (g15_off_c5_q[3] ? 32'd0 : m2_1_s1_l7[191:160]),
-                       (g15_off_c4_q[8] ? 32'd0 : m2_1_s1_l7[159:128]),
-                       (g15_off_c3_q[8] ? 32'd0 : m2_1_s1_l7[127:96]),
-                       (g15_off_c2_q[8] ? 32'd0 : m2_1_s1_l7[95:64]),
-                       (g15_off_c1_q[8] ? 32'd0 : m2_1_s1_l7[63:32]),
-                       (g15_off_c0_q[8] ? 32'd0 : m2_1_s1_l7[31:0])};
-  assign m2_1_s1_l9 = {(g15_off_c15_q[1] ? 32'd0 : m2_1_s1_l8[511:480]),
-                       (g15_off_c14_q[1] ? 32'd0 : m2_1_s1_l8[479:448]),
-                       (g15_off_c13_q[1] ? 32'd0 : m2_1_s1_l8[447:416]),
-                       (g15_off_c12_q[1] ? 32'd0 : m2_1_s1_l8[415:384]),
-                       (g15_off_c11_q[2] ? 32'd0 : m2_1_s1_l8[383:352]),
-                       (g15_off_c10_q[2] ? 32'd0 : m2_1_s1_l8[351:320]),
-                       (g15_off_c9_q[2] ? 32'd0 : m2_1_s1_l8[319:288]),
-                       (g15_off_c8_q[2] ? 32'd0 : m2_1_s1_l8[287:256]),
-                       (g15_off_c7_q[3] ? 32'd0 : m2_1_s1_l8[255:224]),
-                       (g15_off_c6_q[3] ? 32'd0 : m2_1_s1_l8[223:192]),
-                       (g15_off_c5_q[4] ? 32'd0 : m2_1_s1_l8[191:160]),
-                       (g15_off_c4_q[9] ? 32'd0 : m2_1_s1_l8[159:128]),
-                       (g15_off_c3_q[9] ? 32'd0 : m2_1_s1_l8[127:96]),
-                       (g15_off_c2_q[9] ? 32'd0 : m2_1_s1_l8[95:64]),
-                       (g15_off_c1_q[9] ? 32'd0 : m2_1_s1_l8[63:32]),
-                       (g15_off_c0_q[9] ? 32'd0 : m2_1_s1_l8[31:0])};
-  assign m2_1_s2_l0 = {(g16_off_c4_q[0] ? g16_bits_q[127] : 1'd0),
-                       (g16_off_c3_q[0] ? g16_bits_q[126:95] : g16_bits_q[127:96]),
-                       (g16_off_c2_q[0] ? g16_bits_q[94:63] : g16_bits_q[95:64]),
-                       (g16_off_c1_q[0] ? g16_bits_q[62:31] : g16_bits_q[63:32]),
-                       (g16_off_c0_q[0] ? {g16_bits_q[30:0], 1'd0} : g16_bits_q[31:0])};
-  assign m2_1_s2_l1 = {(g16_off_c4_q[1] ? m2_1_s2_l0[128:126] : {2'd0, m2_1_s2_l0[128]}),
-                       (g16_off_c3_q[1] ? m2_1_s2_l0[125:94] : m2_1_s2_l0[127:96]),
-                       (g16_off_c2_q[1] ? m2_1_s2_l0[93:62] : m2_1_s2_l0[95:64]),
-                       (g16_off_c1_q[1] ? m2_1_s2_l0[61:30] : m2_1_s2_l0[63:32]),
-                       (g16_off_c0_q[1] ? {m2_1_s2_l0[29:0], 2'd0} : m2_1_s2_l0[31:0])};
-  assign m2_1_s2_l2 = {(g16_off_c4_q[2] ? m2_1_s2_l1[130:124] : {4'd0, m2_1_s2_l1[130:128]}),
-                       (g16_off_c3_q[2] ? m2_1_s2_l1[123:92] : m2_1_s2_l1[127:96]),
-                       (g16_off_c2_q[2] ? m2_1_s2_l1[91:60] : m2_1_s2_l1[95:64]),
-                       (g16_off_c1_q[2] ? m2_1_s2_l1[59:28] : m2_1_s2_l1[63:32]),
-                       (g16_off_c0_q[2] ? {m2_1_s2_l1[27:0], 4'd0} : m2_1_s2_l1[31:0])};
-  assign m2_1_s2_l3 = {(g16_off_c4_q[3] ? m2_1_s2_l2[134:120] : {8'd0, m2_1_s2_l2[134:128]}),
-                       (g16_off_c3_q[3] ? m2_1_s2_l2[119:88] : m2_1_s2_l2[127:96]),
-                       (g16_off_c2_q[3] ? m2_1_s2_l2[87:56] : m2_1_s2_l2[95:64]),
-                       (g16_off_c1_q[3] ? m2_1_s2_l2[55:24] : m2_1_s2_l2[63:32]),
-                       (g16_off_c0_q[3] ? {m2_1_s2_l2[23:0], 8'd0} : m2_1_s2_l2[31:0])};
-  assign m2_1_s2_l4 = {(g16_off_c4_q[4] ? m2_1_s2_l3[142:112] : {16'd0, m2_1_s2_l3[142:128]}),
-                       (g16_off_c3_q[4] ? m2_1_s2_l3[111:80] : m2_1_s2_l3[127:96]),
-                       (g16_off_c2_q[4] ? m2_1_s2_l3[79:48] : m2_1_s2_l3[95:64]),
-                       (g16_off_c1_q[4] ? m2_1_s2_l3[47:16] : m2_1_s2_l3[63:32]),
-                       (g16_off_c0_q[4] ? {m2_1_s2_l3[15:0], 16'd0} : m2_1_s2_l3[31:0])};
-  assign m2_1_s2_l5 = {(g16_off_c5_q[0] ? m2_1_s2_l4[158:128] : 31'd0),
-                       (g16_off_c4_q[5] ? m2_1_s2_l4[127:96] : {1'd0, m2_1_s2_l4[158:128]}),
-                       (g16_off_c3_q[5] ? m2_1_s2_l4[95:64] : m2_1_s2_l4[127:96]),
-                       (g16_off_c2_q[5] ? m2_1_s2_l4[63:32] : m2_1_s2_l4[95:64]),
-                       (g16_off_c1_q[5] ? m2_1_s2_l4[31:0] : m2_1_s2_l4[63:32]),
-                       (g16_off_c0_q[5] ? 32'd0 : m2_1_s2_l4[31:0])};
-  assign m2_1_s2_l6 = {(g16_off_c7_q[0] ? m2_1_s2_l5[190:160] : 31'd0),
-                       (g16_off_c6_q[0] ? m2_1_s2_l5[159:128] : 32'd0),
-                       (g16_off_c5_q[1] ? m2_1_s2_l5[127:96] : {1'd0, m2_1_s2_l5[190:160]}),
-                       (g16_off_c4_q[6] ? m2_1_s2_l5[95:64] : m2_1_s2_l5[159:128]),
-                       (g16_off_c3_q[6] ? m2_1_s2_l5[63:32] : m2_1_s2_l5[127:96]),
-                       (g16_off_c2_q[6] ? m2_1_s2_l5[31:0] : m2_1_s2_l5[95:64]),
-                       (g16_off_c1_q[6] ? 32'd0 : m2_1_s2_l5[63:32]),
-                       (g16_off_c0_q[6] ? 32'd0 : m2_1_s2_l5[31:0])};
-  assign m2_1_s2_l7 = {(g16_off_c11_q[0] ? m2_1_s2_l6[254:224] : 31'd0),
-                       (g16_off_c10_q[0] ? m2_1_s2_l6[223:192] : 32'd0),
-                       (g16_off_c9_q[0] ? m2_1_s2_l6[191:160] : 32'd0),
-                       (g16_off_c8_q[0] ? m2_1_s2_l6[159:128] : 32'd0),
-                       (g16_off_c7_q[1] ? m2_1_s2_l6[127:96] : {1'd0, m2_1_s2_l6[254:224]}),
-                       (g16_off_c6_q[1] ? m2_1_s2_l6[95:64] : m2_1_s2_l6[223:192]),
-                       (g16_off_c5_q[2] ? m2_1_s2_l6[63:32] : m2_1_s2_l6[191:160]),
-                       (g16_off_c4_q[7] ? m2_1_s2_l6[31:0] : m2_1_s2_l6[159:128]),
-                       (g16_off_c3_q[7] ? 32'd0 : m2_1_s2_l6[127:96]),
-                       (g16_off_c2_q[7] ? 32'd0 : m2_1_s2_l6[95:64]),
-                       (g16_off_c1_q[7] ? 32'd0 : m2_1_s2_l6[63:32]),
-                       (g16_off_c0_q[7] ? 32'd0 : m2_1_s2_l6[31:0])};
-  assign m2_1_s2_l8 = {(g16_off_c15_q[0] ? m2_1_s2_l7[255:224] : 32'd0),
-                       (g16_off_c14_q[0] ? m2_1_s2_l7[223:192] : 32'd0),
-                       (g16_off_c13_q[0] ? m2_1_s2_l7[191:160] : 32'd0),
-                       (g16_off_c12_q[0] ? m2_1_s2_l7[159:128] : 32'd0),
-                       (g16_off_c11_q[1] ? m2_1_s2_l7[127:96] : {1'd0, m2_1_s2_l7[382:352]}),
-                       (g16_off_c10_q[1] ? m2_1_s2_l7[95:64] : m2_1_s2_l7[351:320]),
-                       (g16_off_c9_q[1] ? m2_1_s2_l7[63:32] : m2_1_s2_l7[319:288]),
-                       (g16_off_c8_q[1] ? m2_1_s2_l7[31:0] : m2_1_s2_l7[287:256]),
-                       (g16_off_c7_q[2] ? 32'd0 : m2_1_s2_l7[255:224]),
-                       (g16_off_c6_q[2] ? 32'd0 : m2_1_s2_l7[223:192]),
-                       (g16_off_c5_q[3] ? 32'd0 : m2_1_s2_l7[191:160]),
-                       (g16_off_c4_q[8] ? 32'd0 : m2_1_s2_l7[159:128]),
-                       (g16_off_c3_q[8] ? 32'd0 : m2_1_s2_l7[127:96]),
-                       (g16_off_c2_q[8] ? 32'd0 : m2_1_s2_l7[95:64]),
-                       (g16_off_c1_q[8] ? 32'd0 : m2_1_s2_l7[63:32]),
-                       (g16_off_c0_q[8] ? 32'd0 : m2_1_s2_l7[31:0])};
-  assign m2_1_s2_l9 = {(g16_off_c15_q[1] ? 32'd0 : m2_1_s2_l8[511:480]),
-                       (g16_off_c14_q[1] ? 32'd0 : m2_1_s2_l8[479:448]),
-                       (g16_off_c13_q[1] ? 32'd0 : m2_1_s2_l8[447:416]),
-                       (g16_off_c12_q[1] ? 32'd0 : m2_1_s2_l8[415:384]),
-                       (g16_off_c11_q[2] ? 32'd0 : m2_1_s2_l8[383:352]),
-                       (g16_off_c10_q[2] ? 32'd0 : m2_1_s2_l8[351:320]),
-                       (g16_off_c9_q[2] ? 32'd0 : m2_1_s2_l8[319:288]),
-                       (g16_off_c8_q[2] ? 32'd0 : m2_1_s2_l8[287:256]),
-                       (g16_off_c7_q[3] ? 32'd0 : m2_1_s2_l8[255:224]),
-                       (g16_off_c6_q[3] ? 32'd0 : m2_1_s2_l8[223:192]),
-                       (g16_off_c5_q[4] ? 32'd0 : m2_1_s2_l8[191:160]),
-                       (g16_off_c4_q[9] ? 32'd0 : m2_1_s2_l8[159:128]),
-                       (g16_off_c3_q[9] ? 32'd0 : m2_1_s2_l8[127:96]),
-                       (g16_off_c2_q[9] ? 32'd0 : m2_1_s2_l8[95:64]),
-                       (g16_off_c1_q[9] ? 32'd0 : m2_1_s2_l8[63:32]),
-                       (g16_off_c0_q[9] ? 32'd0 : m2_1_s2_l8[31:0])};
-  assign m2_1_s3_l0 = {(g17_off_c4_q[0] ? g17_bits_q[127] : 1'd0),
-                       (g17_off_c3_q[0] ? g17_bits_q[126:95] : g17_bits_q[127:96]),
-                       (g17_off_c2_q[0] ? g17_bits_q[94:63] : g17_bits_q[95:64]),
-                       (g17_off_c1_q[0] ? g17_bits_q[62:31] : g17_bits_q[63:32]),
-                       (g17_off_c0_q[0] ? {g17_bits_q[30:0], 1'd0} : g17_bits_q[31:0])};
-  assign m2_1_s3_l1 = {(g17_off_c4_q[1] ? m2_1_s3_l0[128:126] : {2'd0, m2_1_s3_l0[128]}),
-                       (g17_off_c3_q[1] ? m2_1_s3_l0[125:94] : m2_1_s3_l0[127:96]),
-                       (g17_off_c2_q[1] ? m2_1_s3_l0[93:62] : m2_1_s3_l0[95:64]),
-                       (g17_off_c1_q[1] ? m2_1_s3_l0[61:30] : m2_1_s3_l0[63:32]),
-                       (g17_off_c0_q[1] ? {m2_1_s3_l0[29:0], 2'd0} : m2_1_s3_l0[31:0])};
-  assign m2_1_s3_l2 = {(g17_off_c4_q[2] ? m2_1_s3_l1[130:124] : {4'd0, m2_1_s3_l1[130:128]}),
-                       (g17_off_c3_q[2] ? m2_1_s3_l1[123:92] : m2_1_s3_l1[127:96]),
-                       (g17_off_c2_q[2] ? m2_1_s3_l1[91:60] : m2_1_s3_l1[95:64]),
-                       (g17_off_c1_q[2] ? m2_1_s3_l1[59:28] : m2_1_s3_l1[63:32]),
-                       (g17_off_c0_q[2] ? {m2_1_s3_l1[27:0], 4'd0} : m2_1_s3_l1[31:0])};
-  assign m2_1_s3_l3 = {(g17_off_c4_q[3] ? m2_1_s3_l2[134:120] : {8'd0, m2_1_s3_l2[134:128]}),
-                       (g17_off_c3_q[3] ? m2_1_s3_l2[119:88] : m2_1_s3_l2[127:96]),
-                       (g17_off_c2_q[3] ? m2_1_s3_l2[87:56] : m2_1_s3_l2[95:64]),
-                       (g17_off_c1_q[3] ? m2_1_s3_l2[55:24] : m2_1_s3_l2[63:32]),
-                       (g17_off_c0_q[3] ? {m2_1_s3_l2[23:0], 8'd0} : m2_1_s3_l2[31:0])};
-  assign m2_1_s3_l4 = {(g17_off_c4_q[4] ? m2_1_s3_l3[142:112] : {16'd0, m2_1_s3_l3[142:128]}),
-                       (g17_off_c3_q[4] ? m2_1_s3_l3[111:80] : m2_1_s3_l3[127:96]),
-                       (g17_off_c2_q[4] ? m2_1_s3_l3[79:48] : m2_1_s3_l3[95:64]),
-                       (g17_off_c1_q[4] ? m2_1_s3_l3[47:16] : m2_1_s3_l3[63:32]),
-                       (g17_off_c0_q[4] ? {m2_1_s3_l3[15:0], 16'd0} : m2_1_s3_l3[31:0])};
-  assign m2_1_s3_l5 = {(g17_off_c5_q[0] ? m2_1_s3_l4[158:128] : 31'd0),
-                       (g17_off_c4_q[5] ? m2_1_s3_l4[127:96] : {1'd0, m2_1_s3_l4[158:128]}),
-                       (g17_off_c3_q[5] ? m2_1_s3_l4[95:64] : m2_1_s3_l4[127:96]),
-                       (g17_off_c2_q[5] ? m2_1_s3_l4[63:32] : m2_1_s3_l4[95:64]),
-                       (g17_off_c1_q[5] ? m2_1_s3_l4[31:0] : m2_1_s3_l4[63:32]),
-                       (g17_off_c0_q[5] ? 32'd0 : m2_1_s3_l4[31:0])};
-  assign m2_1_s3_l6 = {(g17_off_c7_q[0] ? m2_1_s3_l5[190:160] : 31'd0),
-                       (g17_off_c6_q[0] ? m2_1_s3_l5[159:128] : 32'd0),
-                       (g17_off_c5_q[1] ? m2_1_s3_l5[127:96] : {1'd0, m2_1_s3_l5[190:160]}),
-                       (g17_off_c4_q[6] ? m2_1_s3_l5[95:64] : m2_1_s3_l5[159:128]),
-                       (g17_off_c3_q[6] ? m2_1_s3_l5[63:32] : m2_1_s3_l5[127:96]),
-                       (g17_off_c2_q[6] ? m2_1_s3_l5[31:0] : m2_1_s3_l5[95:64]),
-                       (g17_off_c1_q[6] ? 32'd0 : m2_1_s3_l5[63:32]),
-                       (g17_off_c0_q[6] ? 32'd0 : m2_1_s3_l5[31:0])};
-  assign m2_1_s3_l7 = {(g17_off_c11_q[0] ? m2_1_s3_l6[254:224] : 31'd0),
-                       (g17_off_c10_q[0] ? m2_1_s3_l6[223:192] : 32'd0),
-                       (g17_off_c9_q[0] ? m2_1_s3_l6[191:160] : 32'd0),
-                       (g17_off_c8_q[0] ? m2_1_s3_l6[159:128] : 32'd0),
-                       (g17_off_c7_q[1] ? m2_1_s3_l6[127:96] : {1'd0, m2_1_s3_l6[254:224]}),
-                       (g17_off_c6_q[1] ? m2_1_s3_l6[95:64] : m2_1_s3_l6[223:192]),
-                       (g17_off_c5_q[2] ? m2_1_s3_l6[63:32] : m2_1_s3_l6[191:160]),
-                       (g17_off_c4_q[7] ? m2_1_s3_l6[31:0] : m2_1_s3_l6[159:128]),
-                       (g17_off_c3_q[7] ? 32'd0 : m2_1_s3_l6[127:96]),
-                       (g17_off_c2_q[7] ? 32'd0 : m2_1_s3_l6[95:64]),
-                       (g17_off_c1_q[7] ? 32'd0 : m2_1_s3_l6[63:32]),
-                       (g17_off_c0_q[7] ? 32'd0 : m2_1_s3_l6[31:0])};
-  assign m2_1_s3_l8 = {(g17_off_c15_q[0] ? m2_1_s3_l7[255:224] : 32'd0),
-                       (g17_off_c14_q[0] ? m2_1_s3_l7[223:192] : 32'd0),
-                       (g17_off_c13_q[0] ? m2_1_s3_l7[191:160] : 32'd0),
-                       (g17_off_c12_q[0] ? m2_1_s3_l7[159:128] : 32'd0),
-                       (g17_off_c11_q[1] ? m2_1_s3_l7[127:96] : {1'd0, m2_1_s3_l7[382:352]}),
-                       (g17_off_c10_q[1] ? m2_1_s3_l7[95:64] : m2_1_s3_l7[351:320]),
-                       (g17_off_c9_q[1] ? m2_1_s3_l7[63:32] : m2_1_s3_l7[319:288]),
-                       (g17_off_c8_q[1] ? m2_1_s3_l7[31:0] : m2_1_s3_l7[287:256]),
-                       (g17_off_c7_q[2] ? 32'd0 : m2_1_s3_l7[255:224]),
-                       (g17_off_c6_q[2] ? 32'd0 : m2_1_s3_l7[223:192]),
-                       (g17_off_c5_q[3] ? 32'd0 : m2_1_s3_l7[191:160]),
-                       (g17_off_c4_q[8] ? 32'd0 : m2_1_s3_l7[159:128]),
-                       (g17_off_c3_q[8] ? 32'd0 : m2_1_s3_l7[127:96]),
-                       (g17_off_c2_q[8] ? 32'd0 : m2_1_s3_l7[95:64]),
-                       (g17_off_c1_q[8] ? 32'd0 : m2_1_s3_l7[63:32]),
-                       (g17_off_c0_q[8] ? 32'd0 : m2_1_s3_l7[31:0])};
-  assign m2_1_s3_l9 = {(g17_off_c15_q[1] ? 32'd0 : m2_1_s3_l8[511:480]),
-                       (g17_off_c14_q[1] ? 32'd0 : m2_1_s3_l8[479:448]),
-                       (g17_off_c13_q[1] ? 32'd0 : m2_1_s3_l8[447:416]),
-                       (g17_off_c12_q[1] ? 32'd0 : m2_1_s3_l8[415:384]),
-                       (g17_off_c11_q[2] ? 32'd0 : m2_1_s3_l8[383:352]),
-                       (g17_off_c10_q[2] ? 32'd0 : m2_1_s3_l8[351:320]),
-                       (g17_off_c9_q[2] ? 32'd0 : m2_1_s3_l8[319:288]),
-                       (g17_off_c8_q[2] ? 32'd0 : m2_1_s3_l8[287:256]),
-                       (g17_off_c7_q[3] ? 32'd0 : m2_1_s3_l8[255:224]),
-                       (g17_off_c6_q[3] ? 32'd0 : m2_1_s3_l8[223:192]),
-                       (g17_off_c5_q[4] ? 32'd0 : m2_1_s3_l8[191:160]),
-                       (g17_off_c4_q[9] ? 32'd0 : m2_1_s3_l8[159:128]),
-                       (g17_off_c3_q[9] ? 32'd0 : m2_1_s3_l8[127:96]),
-                       (g17_off_c2_q[9] ? 32'd0 : m2_1_s3_l8[95:64]),
-                       (g17_off_c1_q[9] ? 32'd0 : m2_1_s3_l8[63:32]),
-                       (g17_off_c0_q[9] ? 32'd0 : m2_1_s3_l8[31:0])};
-  assign m2_1_bits = ({384'd0, g14_bits_q} | m2_1_s1_l9 | (m2_1_s2_l9 | m2_1_s3_l9));
+  bpc_merge_w129_w128a10_w128a10_w128a10_c768 u_m2_0 (
+    .seg0_i(g10_bits_q),
+    .seg1_i(g11_bits_q),
+    .off1_c0_i(g11_off_c0_q),
+    .off1_c1_i(g11_off_c1_q),
+    .off1_c2_i(g11_off_c2_q),
+    .off1_c3_i(g11_off_c3_q),
+    .off1_c4_i(g11_off_c4_q),
+    .off1_c5_i(g11_off_c5_q),
+    .off1_c6_i(g11_off_c6_q),
+    .off1_c7_i(g11_off_c7_q),
+    .off1_c8_i(g11_off_c8_q),
+    .off1_c9_i(g11_off_c9_q),
+    .off1_c10_i(g11_off_c10_q),
+    .off1_c11_i(g11_off_c11_q),
+    .off1_c12_i(g11_off_c12_q),
+    .off1_c13_i(g11_off_c13_q),
+    .off1_c14_i(g11_off_c14_q),
+    .off1_c15_i(g11_off_c15_q),
+    .off1_c16_i(g11_off_c16_q),
+    .seg2_i(g12_bits_q),
+    .off2_c0_i(g12_off_c0_q),
+    .off2_c1_i(g12_off_c1_q),
+    .off2_c2_i(g12_off_c2_q),
+    .off2_c3_i(g12_off_c3_q),
+    .off2_c4_i(g12_off_c4_q),
+    .off2_c5_i(g12_off_c5_q),
+    .off2_c6_i(g12_off_c6_q),
+    .off2_c7_i(g12_off_c7_q),
+    .off2_c8_i(g12_off_c8_q),
+    .off2_c9_i(g12_off_c9_q),
+    .off2_c10_i(g12_off_c10_q),
+    .off2_c11_i(g12_off_c11_q),
+    .off2_c12_i(g12_off_c12_q),
+    .off2_c13_i(g12_off_c13_q),
+    .off2_c14_i(g12_off_c14_q),
+    .off2_c15_i(g12_off_c15_q),
+    .off2_c16_i(g12_off_c16_q),
+    .seg3_i(g13_bits_q),
+    .off3_c0_i(g13_off_c0_q),
+    .off3_c1_i(g13_off_c1_q),
+    .off3_c2_i(g13_off_c2_q),
+    .off3_c3_i(g13_off_c3_q),
+    .off3_c4_i(g13_off_c4_q),
+    .off3_c5_i(g13_off_c5_q),
+    .off3_c6_i(g13_off_c6_q),
+    .off3_c7_i(g13_off_c7_q),
+    .off3_c8_i(g13_off_c8_q),
+    .off3_c9_i(g13_off_c9_q),
+    .off3_c10_i(g13_off_c10_q),
+    .off3_c11_i(g13_off_c11_q),
+    .off3_c12_i(g13_off_c12_q),
+    .off3_c13_i(g13_off_c13_q),
+    .off3_c14_i(g13_off_c14_q),
+    .off3_c15_i(g13_off_c15_q),
+    .off3_c16_i(g13_off_c16_q),
+    .bits_o(u_m2_0_bits_o)
+  );
+  bpc_merge_w128_w128a10_w128a10_w128a10_c768 u_m2_1 (
+    .seg0_i(g14_bits_q),
+    .seg1_i(g15_bits_q),
+    .off1_c0_i(g15_off_c0_q),
+    .off1_c1_i(g15_off_c1_q),
+    .off1_c2_i(g15_off_c2_q),
+    .off1_c3_i(g15_off_c3_q),
+    .off1_c4_i(g15_off_c4_q),
+    .off1_c5_i(g15_off_c5_q),
+    .off1_c6_i(g15_off_c6_q),
+    .off1_c7_i(g15_off_c7_q),
+    .off1_c8_i(g15_off_c8_q),
+    .off1_c9_i(g15_off_c9_q),
+    .off1_c10_i(g15_off_c10_q),
+    .off1_c11_i(g15_off_c11_q),
+    .off1_c12_i(g15_off_c12_q),
+    .off1_c13_i(g15_off_c13_q),
+    .off1_c14_i(g15_off_c14_q),
+    .off1_c15_i(g15_off_c15_q),
+    .seg2_i(g16_bits_q),
+    .off2_c0_i(g16_off_c0_q),
+    .off2_c1_i(g16_off_c1_q),
+    .off2_c2_i(g16_off_c2_q),
+    .off2_c3_i(g16_off_c3_q),
+    .off2_c4_i(g16_off_c4_q),
+    .off2_c5_i(g16_off_c5_q),
+    .off2_c6_i(g16_off_c6_q),
+    .off2_c7_i(g16_off_c7_q),
+    .off2_c8_i(g16_off_c8_q),
+    .off2_c9_i(g16_off_c9_q),
+    .off2_c10_i(g16_off_c10_q),
+    .off2_c11_i(g16_off_c11_q),
+    .off2_c12_i(g16_off_c12_q),
+    .off2_c13_i(g16_off_c13_q),
+    .off2_c14_i(g16_off_c14_q),
+    .off2_c15_i(g16_off_c15_q),
+    .seg3_i(g17_bits_q),
+    .off3_c0_i(g17_off_c0_q),
+    .off3_c1_i(g17_off_c1_q),
+    .off3_c2_i(g17_off_c2_q),
+    .off3_c3_i(g17_off_c3_q),
+    .off3_c4_i(g17_off_c4_q),
+    .off3_c5_i(g17_off_c5_q),
+    .off3_c6_i(g17_off_c6_q),
+    .off3_c7_i(g17_off_c7_q),
+    .off3_c8_i(g17_off_c8_q),
+    .off3_c9_i(g17_off_c9_q),
+    .off3_c10_i(g17_off_c10_q),
+    .off3_c11_i(g17_off_c11_q),
+    .off3_c12_i(g17_off_c12_q),
+    .off3_c13_i(g17_off_c13_q),
+    .off3_c14_i(g17_off_c14_q),
+    .off3_c15_i(g17_off_c15_q),
+    .bits_o(u_m2_1_bits_o)
+  );
   assign m2_2_bits = g18_bits_q;
-  assign g21_off = {2'd0, g1_glen0_q};
-  assign g22_off = ({2'd0, g1_glen0_q} + {2'd0, g1_glen1_q});
-  assign g2_gsum0_csa_l0_0s = ({2'd0, g1_glen0_q} ^ {2'd0, g1_glen1_q} ^ {2'd0, g1_glen2_q});
-  assign g2_gsum0_csa_l0_0m = (({2'd0, g1_glen0_q} & {2'd0, g1_glen1_q})
-                               | ({2'd0, g1_glen0_q} & {2'd0, g1_glen2_q})
-                               | ({2'd0, g1_glen1_q} & {2'd0, g1_glen2_q}));
-  assign g2_gsum0 = (g2_gsum0_csa_l0_0s + {g2_gsum0_csa_l0_0m[10:0], 1'd0});
+  bpc_len_sums_n3_w12 u_g2_sums0 (
+    .len0_i({2'd0, g1_glen0_q}),
+    .len1_i({2'd0, g1_glen1_q}),
+    .len2_i({2'd0, g1_glen2_q}),
+    .off1_o(u_g2_sums0_off1_o),
+    .off2_o(u_g2_sums0_off2_o),
+    .sum_o(u_g2_sums0_sum_o)
+  );
   assign raw_d = ((zero4_q ? 4'd0
-                   : (g2_gsum0[10:0] <= 11'd64) ? 4'd5
-                   : (g2_gsum0[10:0] <= 11'd256) ? 4'd1
-                   : (g2_gsum0[10:0] <= 11'd512) ? 4'd2
-                   : (g2_gsum0[10:0] <= 11'd768) ? 4'd3
+                   : (u_g2_sums0_sum_o[10:0] <= 11'd64) ? 4'd5
+                   : (u_g2_sums0_sum_o[10:0] <= 11'd256) ? 4'd1
+                   : (u_g2_sums0_sum_o[10:0] <= 11'd512) ? 4'd2
+                   : (u_g2_sums0_sum_o[10:0] <= 11'd768) ? 4'd3
                    : 4'd4)
                   == 4'd4);
   assign raw_c0_d = raw_d;
@@ -11305,58 +3105,58 @@ module bpc_comp_s32 (
   assign raw_c29_d = raw_d;
   assign raw_c30_d = raw_d;
   assign raw_c31_d = raw_d;
-  assign g20_bits_d = m2_0_bits;
-  assign g21_off_c0_d = g21_off;
-  assign g21_off_c1_d = g21_off;
-  assign g21_off_c2_d = g21_off;
-  assign g21_off_c3_d = g21_off;
-  assign g21_off_c4_d = g21_off;
-  assign g21_off_c5_d = g21_off;
-  assign g21_off_c6_d = g21_off;
-  assign g21_off_c7_d = g21_off;
-  assign g21_off_c8_d = g21_off;
-  assign g21_off_c9_d = g21_off;
-  assign g21_off_c10_d = g21_off;
-  assign g21_off_c11_d = g21_off;
-  assign g21_off_c12_d = g21_off;
-  assign g21_off_c13_d = g21_off;
-  assign g21_off_c14_d = g21_off;
-  assign g21_off_c15_d = g21_off;
-  assign g21_off_c16_d = g21_off;
-  assign g21_off_c17_d = g21_off[11:5];
-  assign g21_off_c18_d = g21_off[11:6];
-  assign g21_off_c19_d = g21_off[11:6];
-  assign g21_off_c20_d = g21_off[11:7];
-  assign g21_off_c21_d = g21_off[11:7];
-  assign g21_off_c22_d = g21_off[11:7];
-  assign g21_off_c23_d = g21_off[11:7];
-  assign g21_bits_d = m2_1_bits;
-  assign g22_off_c0_d = g22_off;
-  assign g22_off_c1_d = g22_off;
-  assign g22_off_c2_d = g22_off;
-  assign g22_off_c3_d = g22_off[11:5];
-  assign g22_off_c4_d = g22_off[11:6];
-  assign g22_off_c5_d = g22_off[11:6];
-  assign g22_off_c6_d = g22_off[11:7];
-  assign g22_off_c7_d = g22_off[11:7];
-  assign g22_off_c8_d = g22_off[11:7];
-  assign g22_off_c9_d = g22_off[11:7];
-  assign g22_off_c10_d = g22_off[11:8];
-  assign g22_off_c11_d = g22_off[11:8];
-  assign g22_off_c12_d = g22_off[11:8];
-  assign g22_off_c13_d = g22_off[11:8];
-  assign g22_off_c14_d = g22_off[11:8];
-  assign g22_off_c15_d = g22_off[11:8];
-  assign g22_off_c16_d = g22_off[11:8];
-  assign g22_off_c17_d = g22_off[11:8];
-  assign g22_off_c18_d = g22_off[11:9];
-  assign g22_off_c19_d = g22_off[11:9];
-  assign g22_off_c20_d = g22_off[11:9];
-  assign g22_off_c21_d = g22_off[11:9];
-  assign g22_off_c22_d = g22_off[11:9];
-  assign g22_off_c23_d = g22_off[11:9];
+  assign g20_bits_d = u_m2_0_bits_o;
+  assign g21_off_c0_d = u_g2_sums0_off1_o;
+  assign g21_off_c1_d = u_g2_sums0_off1_o;
+  assign g21_off_c2_d = u_g2_sums0_off1_o;
+  assign g21_off_c3_d = u_g2_sums0_off1_o;
+  assign g21_off_c4_d = u_g2_sums0_off1_o;
+  assign g21_off_c5_d = u_g2_sums0_off1_o;
+  assign g21_off_c6_d = u_g2_sums0_off1_o;
+  assign g21_off_c7_d = u_g2_sums0_off1_o;
+  assign g21_off_c8_d = u_g2_sums0_off1_o;
+  assign g21_off_c9_d = u_g2_sums0_off1_o;
+  assign g21_off_c10_d = u_g2_sums0_off1_o;
+  assign g21_off_c11_d = u_g2_sums0_off1_o;
+  assign g21_off_c12_d = u_g2_sums0_off1_o;
+  assign g21_off_c13_d = u_g2_sums0_off1_o;
+  assign g21_off_c14_d = u_g2_sums0_off1_o;
+  assign g21_off_c15_d = u_g2_sums0_off1_o;
+  assign g21_off_c16_d = u_g2_sums0_off1_o;
+  assign g21_off_c17_d = u_g2_sums0_off1_o[11:5];
+  assign g21_off_c18_d = u_g2_sums0_off1_o[11:6];
+  assign g21_off_c19_d = u_g2_sums0_off1_o[11:6];
+  assign g21_off_c20_d = u_g2_sums0_off1_o[11:7];
+  assign g21_off_c21_d = u_g2_sums0_off1_o[11:7];
+  assign g21_off_c22_d = u_g2_sums0_off1_o[11:7];
+  assign g21_off_c23_d = u_g2_sums0_off1_o[11:7];
+  assign g21_bits_d = u_m2_1_bits_o;
+  assign g22_off_c0_d = u_g2_sums0_off2_o;
+  assign g22_off_c1_d = u_g2_sums0_off2_o;
+  assign g22_off_c2_d = u_g2_sums0_off2_o;
+  assign g22_off_c3_d = u_g2_sums0_off2_o[11:5];
+  assign g22_off_c4_d = u_g2_sums0_off2_o[11:6];
+  assign g22_off_c5_d = u_g2_sums0_off2_o[11:6];
+  assign g22_off_c6_d = u_g2_sums0_off2_o[11:7];
+  assign g22_off_c7_d = u_g2_sums0_off2_o[11:7];
+  assign g22_off_c8_d = u_g2_sums0_off2_o[11:7];
+  assign g22_off_c9_d = u_g2_sums0_off2_o[11:7];
+  assign g22_off_c10_d = u_g2_sums0_off2_o[11:8];
+  assign g22_off_c11_d = u_g2_sums0_off2_o[11:8];
+  assign g22_off_c12_d = u_g2_sums0_off2_o[11:8];
+  assign g22_off_c13_d = u_g2_sums0_off2_o[11:8];
+  assign g22_off_c14_d = u_g2_sums0_off2_o[11:8];
+  assign g22_off_c15_d = u_g2_sums0_off2_o[11:8];
+  assign g22_off_c16_d = u_g2_sums0_off2_o[11:8];
+  assign g22_off_c17_d = u_g2_sums0_off2_o[11:8];
+  assign g22_off_c18_d = u_g2_sums0_off2_o[11:9];
+  assign g22_off_c19_d = u_g2_sums0_off2_o[11:9];
+  assign g22_off_c20_d = u_g2_sums0_off2_o[11:9];
+  assign g22_off_c21_d = u_g2_sums0_off2_o[11:9];
+  assign g22_off_c22_d = u_g2_sums0_off2_o[11:9];
+  assign g22_off_c23_d = u_g2_sums0_off2_o[11:9];
   assign g22_bits_d = m2_2_bits;
-  assign total_d = g2_gsum0;
+  assign total_d = u_g2_sums0_sum_o;
   assign zero5_d = zero4_q;
   assign blk5_d = blk4_q;
   always @(posedge clk_i) begin
@@ -11455,31 +3255,7 @@ module bpc_comp_s32 (
   end
 
   // Stage 6: radix-4 merge level 3 (shifts by registered offsets)
-  wire [512:0] m3_0_s1_l0;
-  wire [514:0] m3_0_s1_l1;
-  wire [518:0] m3_0_s1_l2;
-  wire [526:0] m3_0_s1_l3;
-  wire [542:0] m3_0_s1_l4;
-  wire [574:0] m3_0_s1_l5;
-  wire [638:0] m3_0_s1_l6;
-  wire [766:0] m3_0_s1_l7;
-  wire [767:0] m3_0_s1_l8;
-  wire [767:0] m3_0_s1_l9;
-  wire [767:0] m3_0_s1_l10;
-  wire [767:0] m3_0_s1_l11;
-  wire [64:0] m3_0_s2_l0;
-  wire [66:0] m3_0_s2_l1;
-  wire [70:0] m3_0_s2_l2;
-  wire [78:0] m3_0_s2_l3;
-  wire [94:0] m3_0_s2_l4;
-  wire [126:0] m3_0_s2_l5;
-  wire [190:0] m3_0_s2_l6;
-  wire [318:0] m3_0_s2_l7;
-  wire [574:0] m3_0_s2_l8;
-  wire [767:0] m3_0_s2_l9;
-  wire [767:0] m3_0_s2_l10;
-  wire [767:0] m3_0_s2_l11;
-  wire [767:0] m3_0_bits;
+  wire [767:0] u_m3_0_bits_o;
   wire [10:0] nbits;
   wire [3:0] size;
   wire raw;
@@ -11493,375 +3269,60 @@ module bpc_comp_s32 (
   wire [3:0] out_size_d;
   reg  out_raw_q;
   wire out_raw_d;
-  assign m3_0_s1_l0 = {(g21_off_c16_q[0] ? g21_bits_q[511] : 1'd0),
-                       (g21_off_c15_q[0] ? g21_bits_q[510:479] : g21_bits_q[511:480]),
-                       (g21_off_c14_q[0] ? g21_bits_q[478:447] : g21_bits_q[479:448]),
-                       (g21_off_c13_q[0] ? g21_bits_q[446:415] : g21_bits_q[447:416]),
-                       (g21_off_c12_q[0] ? g21_bits_q[414:383] : g21_bits_q[415:384]),
-                       (g21_off_c11_q[0] ? g21_bits_q[382:351] : g21_bits_q[383:352]),
-                       (g21_off_c10_q[0] ? g21_bits_q[350:319] : g21_bits_q[351:320]),
-                       (g21_off_c9_q[0] ? g21_bits_q[318:287] : g21_bits_q[319:288]),
-                       (g21_off_c8_q[0] ? g21_bits_q[286:255] : g21_bits_q[287:256]),
-                       (g21_off_c7_q[0] ? g21_bits_q[254:223] : g21_bits_q[255:224]),
-                       (g21_off_c6_q[0] ? g21_bits_q[222:191] : g21_bits_q[223:192]),
-                       (g21_off_c5_q[0] ? g21_bits_q[190:159] : g21_bits_q[191:160]),
-                       (g21_off_c4_q[0] ? g21_bits_q[158:127] : g21_bits_q[159:128]),
-                       (g21_off_c3_q[0] ? g21_bits_q[126:95] : g21_bits_q[127:96]),
-                       (g21_off_c2_q[0] ? g21_bits_q[94:63] : g21_bits_q[95:64]),
-                       (g21_off_c1_q[0] ? g21_bits_q[62:31] : g21_bits_q[63:32]),
-                       (g21_off_c0_q[0] ? {g21_bits_q[30:0], 1'd0} : g21_bits_q[31:0])};
-  assign m3_0_s1_l1 = {(g21_off_c16_q[1] ? m3_0_s1_l0[512:510] : {2'd0, m3_0_s1_l0[512]}),
-                       (g21_off_c15_q[1] ? m3_0_s1_l0[509:478] : m3_0_s1_l0[511:480]),
-                       (g21_off_c14_q[1] ? m3_0_s1_l0[477:446] : m3_0_s1_l0[479:448]),
-                       (g21_off_c13_q[1] ? m3_0_s1_l0[445:414] : m3_0_s1_l0[447:416]),
-                       (g21_off_c12_q[1] ? m3_0_s1_l0[413:382] : m3_0_s1_l0[415:384]),
-                       (g21_off_c11_q[1] ? m3_0_s1_l0[381:350] : m3_0_s1_l0[383:352]),
-                       (g21_off_c10_q[1] ? m3_0_s1_l0[349:318] : m3_0_s1_l0[351:320]),
-                       (g21_off_c9_q[1] ? m3_0_s1_l0[317:286] : m3_0_s1_l0[319:288]),
-                       (g21_off_c8_q[1] ? m3_0_s1_l0[285:254] : m3_0_s1_l0[287:256]),
-                       (g21_off_c7_q[1] ? m3_0_s1_l0[253:222] : m3_0_s1_l0[255:224]),
-                       (g21_off_c6_q[1] ? m3_0_s1_l0[221:190] : m3_0_s1_l0[223:192]),
-                       (g21_off_c5_q[1] ? m3_0_s1_l0[189:158] : m3_0_s1_l0[191:160]),
-                       (g21_off_c4_q[1] ? m3_0_s1_l0[157:126] : m3_0_s1_l0[159:128]),
-                       (g21_off_c3_q[1] ? m3_0_s1_l0[125:94] : m3_0_s1_l0[127:96]),
-                       (g21_off_c2_q[1] ? m3_0_s1_l0[93:62] : m3_0_s1_l0[95:64]),
-                       (g21_off_c1_q[1] ? m3_0_s1_l0[61:30] : m3_0_s1_l0[63:32]),
-                       (g21_off_c0_q[1] ? {m3_0_s1_l0[29:0], 2'd0} : m3_0_s1_l0[31:0])};
-  assign m3_0_s1_l2 = {(g21_off_c16_q[2] ? m3_0_s1_l1[514:508] : {4'd0, m3_0_s1_l1[514:512]}),
-                       (g21_off_c15_q[2] ? m3_0_s1_l1[507:476] : m3_0_s1_l1[511:480]),
-                       (g21_off_c14_q[2] ? m3_0_s1_l1[475:444] : m3_0_s1_l1[479:448]),
-                       (g21_off_c13_q[2] ? m3_0_s1_l1[443:412] : m3_0_s1_l1[447:416]),
-                       (g21_off_c12_q[2] ? m3_0_s1_l1[411:380] : m3_0_s1_l1[415:384]),
-                       (g21_off_c11_q[2] ? m3_0_s1_l1[379:348] : m3_0_s1_l1[383:352]),
-                       (g21_off_c10_q[2] ? m3_0_s1_l1[347:316] : m3_0_s1_l1[351:320]),
-                       (g21_off_c9_q[2] ? m3_0_s1_l1[315:284] : m3_0_s1_l1[319:288]),
-                       (g21_off_c8_q[2] ? m3_0_s1_l1[283:252] : m3_0_s1_l1[287:256]),
-                       (g21_off_c7_q[2] ? m3_0_s1_l1[251:220] : m3_0_s1_l1[255:224]),
-                       (g21_off_c6_q[2] ? m3_0_s1_l1[219:188] : m3_0_s1_l1[223:192]),
-                       (g21_off_c5_q[2] ? m3_0_s1_l1[187:156] : m3_0_s1_l1[191:160]),
-                       (g21_off_c4_q[2] ? m3_0_s1_l1[155:124] : m3_0_s1_l1[159:128]),
-                       (g21_off_c3_q[2] ? m3_0_s1_l1[123:92] : m3_0_s1_l1[127:96]),
-                       (g21_off_c2_q[2] ? m3_0_s1_l1[91:60] : m3_0_s1_l1[95:64]),
-                       (g21_off_c1_q[2] ? m3_0_s1_l1[59:28] : m3_0_s1_l1[63:32]),
-                       (g21_off_c0_q[2] ? {m3_0_s1_l1[27:0], 4'd0} : m3_0_s1_l1[31:0])};
-  assign m3_0_s1_l3 = {(g21_off_c16_q[3] ? m3_0_s1_l2[518:504] : {8'd0, m3_0_s1_l2[518:512]}),
-                       (g21_off_c15_q[3] ? m3_0_s1_l2[503:472] : m3_0_s1_l2[511:480]),
-                       (g21_off_c14_q[3] ? m3_0_s1_l2[471:440] : m3_0_s1_l2[479:448]),
-                       (g21_off_c13_q[3] ? m3_0_s1_l2[439:408] : m3_0_s1_l2[447:416]),
-                       (g21_off_c12_q[3] ? m3_0_s1_l2[407:376] : m3_0_s1_l2[415:384]),
-                       (g21_off_c11_q[3] ? m3_0_s1_l2[375:344] : m3_0_s1_l2[383:352]),
-                       (g21_off_c10_q[3] ? m3_0_s1_l2[343:312] : m3_0_s1_l2[351:320]),
-                       (g21_off_c9_q[3] ? m3_0_s1_l2[311:280] : m3_0_s1_l2[319:288]),
-                       (g21_off_c8_q[3] ? m3_0_s1_l2[279:248] : m3_0_s1_l2[287:256]),
-                       (g21_off_c7_q[3] ? m3_0_s1_l2[247:216] : m3_0_s1_l2[255:224]),
-                       (g21_off_c6_q[3] ? m3_0_s1_l2[215:184] : m3_0_s1_l2[223:192]),
-                       (g21_off_c5_q[3] ? m3_0_s1_l2[183:152] : m3_0_s1_l2[191:160]),
-                       (g21_off_c4_q[3] ? m3_0_s1_l2[151:120] : m3_0_s1_l2[159:128]),
-                       (g21_off_c3_q[3] ? m3_0_s1_l2[119:88] : m3_0_s1_l2[127:96]),
-                       (g21_off_c2_q[3] ? m3_0_s1_l2[87:56] : m3_0_s1_l2[95:64]),
-                       (g21_off_c1_q[3] ? m3_0_s1_l2[55:24] : m3_0_s1_l2[63:32]),
-                       (g21_off_c0_q[3] ? {m3_0_s1_l2[23:0], 8'd0} : m3_0_s1_l2[31:0])};
-  assign m3_0_s1_l4 = {(g21_off_c16_q[4] ? m3_0_s1_l3[526:496] : {16'd0, m3_0_s1_l3[526:512]}),
-                       (g21_off_c15_q[4] ? m3_0_s1_l3[495:464] : m3_0_s1_l3[511:480]),
-                       (g21_off_c14_q[4] ? m3_0_s1_l3[463:432] : m3_0_s1_l3[479:448]),
-                       (g21_off_c13_q[4] ? m3_0_s1_l3[431:400] : m3_0_s1_l3[447:416]),
-                       (g21_off_c12_q[4] ? m3_0_s1_l3[399:368] : m3_0_s1_l3[415:384]),
-                       (g21_off_c11_q[4] ? m3_0_s1_l3[367:336] : m3_0_s1_l3[383:352]),
-                       (g21_off_c10_q[4] ? m3_0_s1_l3[335:304] : m3_0_s1_l3[351:320]),
-                       (g21_off_c9_q[4] ? m3_0_s1_l3[303:272] : m3_0_s1_l3[319:288]),
-                       (g21_off_c8_q[4] ? m3_0_s1_l3[271:240] : m3_0_s1_l3[287:256]),
-                       (g21_off_c7_q[4] ? m3_0_s1_l3[239:208] : m3_0_s1_l3[255:224]),
-                       (g21_off_c6_q[4] ? m3_0_s1_l3[207:176] : m3_0_s1_l3[223:192]),
-                       (g21_off_c5_q[4] ? m3_0_s1_l3[175:144] : m3_0_s1_l3[191:160]),
-                       (g21_off_c4_q[4] ? m3_0_s1_l3[143:112] : m3_0_s1_l3[159:128]),
-                       (g21_off_c3_q[4] ? m3_0_s1_l3[111:80] : m3_0_s1_l3[127:96]),
-                       (g21_off_c2_q[4] ? m3_0_s1_l3[79:48] : m3_0_s1_l3[95:64]),
-                       (g21_off_c1_q[4] ? m3_0_s1_l3[47:16] : m3_0_s1_l3[63:32]),
-                       (g21_off_c0_q[4] ? {m3_0_s1_l3[15:0], 16'd0} : m3_0_s1_l3[31:0])};
-  assign m3_0_s1_l5 = {(g21_off_c17_q[0] ? m3_0_s1_l4[542:512] : 31'd0),
-                       (g21_off_c16_q[5] ? m3_0_s1_l4[511:480] : {1'd0, m3_0_s1_l4[542:512]}),
-                       (g21_off_c15_q[5] ? m3_0_s1_l4[479:448] : m3_0_s1_l4[511:480]),
-                       (g21_off_c14_q[5] ? m3_0_s1_l4[447:416] : m3_0_s1_l4[479:448]),
-                       (g21_off_c13_q[5] ? m3_0_s1_l4[415:384] : m3_0_s1_l4[447:416]),
-                       (g21_off_c12_q[5] ? m3_0_s1_l4[383:352] : m3_0_s1_l4[415:384]),
-                       (g21_off_c11_q[5] ? m3_0_s1_l4[351:320] : m3_0_s1_l4[383:352]),
-                       (g21_off_c10_q[5] ? m3_0_s1_l4[319:288] : m3_0_s1_l4[351:320]),
-                       (g21_off_c9_q[5] ? m3_0_s1_l4[287:256] : m3_0_s1_l4[319:288]),
-                       (g21_off_c8_q[5] ? m3_0_s1_l4[255:224] : m3_0_s1_l4[287:256]),
-                       (g21_off_c7_q[5] ? m3_0_s1_l4[223:192] : m3_0_s1_l4[255:224]),
-                       (g21_off_c6_q[5] ? m3_0_s1_l4[191:160] : m3_0_s1_l4[223:192]),
-                       (g21_off_c5_q[5] ? m3_0_s1_l4[159:128] : m3_0_s1_l4[191:160]),
-                       (g21_off_c4_q[5] ? m3_0_s1_l4[127:96] : m3_0_s1_l4[159:128]),
-                       (g21_off_c3_q[5] ? m3_0_s1_l4[95:64] : m3_0_s1_l4[127:96]),
-                       (g21_off_c2_q[5] ? m3_0_s1_l4[63:32] : m3_0_s1_l4[95:64]),
-                       (g21_off_c1_q[5] ? m3_0_s1_l4[31:0] : m3_0_s1_l4[63:32]),
-                       (g21_off_c0_q[5] ? 32'd0 : m3_0_s1_l4[31:0])};
-  assign m3_0_s1_l6 = {(g21_off_c19_q[0] ? m3_0_s1_l5[574:544] : 31'd0),
-                       (g21_off_c18_q[0] ? m3_0_s1_l5[543:512] : 32'd0),
-                       (g21_off_c17_q[1] ? m3_0_s1_l5[511:480] : {1'd0, m3_0_s1_l5[574:544]}),
-                       (g21_off_c16_q[6] ? m3_0_s1_l5[479:448] : m3_0_s1_l5[543:512]),
-                       (g21_off_c15_q[6] ? m3_0_s1_l5[447:416] : m3_0_s1_l5[511:480]),
-                       (g21_off_c14_q[6] ? m3_0_s1_l5[415:384] : m3_0_s1_l5[479:448]),
-                       (g21_off_c13_q[6] ? m3_0_s1_l5[383:352] : m3_0_s1_l5[447:416]),
-                       (g21_off_c12_q[6] ? m3_0_s1_l5[351:320] : m3_0_s1_l5[415:384]),
-                       (g21_off_c11_q[6] ? m3_0_s1_l5[319:288] : m3_0_s1_l5[383:352]),
-                       (g21_off_c10_q[6] ? m3_0_s1_l5[287:256] : m3_0_s1_l5[351:320]),
-                       (g21_off_c9_q[6] ? m3_0_s1_l5[255:224] : m3_0_s1_l5[319:288]),
-                       (g21_off_c8_q[6] ? m3_0_s1_l5[223:192] : m3_0_s1_l5[287:256]),
-                       (g21_off_c7_q[6] ? m3_0_s1_l5[191:160] : m3_0_s1_l5[255:224]),
-                       (g21_off_c6_q[6] ? m3_0_s1_l5[159:128] : m3_0_s1_l5[223:192]),
-                       (g21_off_c5_q[6] ? m3_0_s1_l5[127:96] : m3_0_s1_l5[191:160]),
-                       (g21_off_c4_q[6] ? m3_0_s1_l5[95:64] : m3_0_s1_l5[159:128]),
-                       (g21_off_c3_q[6] ? m3_0_s1_l5[63:32] : m3_0_s1_l5[127:96]),
-                       (g21_off_c2_q[6] ? m3_0_s1_l5[31:0] : m3_0_s1_l5[95:64]),
-                       (g21_off_c1_q[6] ? 32'd0 : m3_0_s1_l5[63:32]),
-                       (g21_off_c0_q[6] ? 32'd0 : m3_0_s1_l5[31:0])};
-  assign m3_0_s1_l7 = {(g21_off_c23_q[0] ? m3_0_s1_l6[638:608] : 31'd0),
-                       (g21_off_c22_q[0] ? m3_0_s1_l6[607:576] : 32'd0),
-                       (g21_off_c21_q[0] ? m3_0_s1_l6[575:544] : 32'd0),
-                       (g21_off_c20_q[0] ? m3_0_s1_l6[543:512] : 32'd0),
-                       (g21_off_c19_q[1] ? m3_0_s1_l6[511:480] : {1'd0, m3_0_s1_l6[638:608]}),
-                       (g21_off_c18_q[1] ? m3_0_s1_l6[479:448] : m3_0_s1_l6[607:576]),
-                       (g21_off_c17_q[2] ? m3_0_s1_l6[447:416] : m3_0_s1_l6[575:544]),
-                       (g21_off_c16_q[7] ? m3_0_s1_l6[415:384] : m3_0_s1_l6[543:512]),
-                       (g21_off_c15_q[7] ? m3_0_s1_l6[383:352] : m3_0_s1_l6[511:480]),
-                       (g21_off_c14_q[7] ? m3_0_s1_l6[351:320] : m3_0_s1_l6[479:448]),
-                       (g21_off_c13_q[7] ? m3_0_s1_l6[319:288] : m3_0_s1_l6[447:416]),
-                       (g21_off_c12_q[7] ? m3_0_s1_l6[287:256] : m3_0_s1_l6[415:384]),
-                       (g21_off_c11_q[7] ? m3_0_s1_l6[255:224] : m3_0_s1_l6[383:352]),
-                       (g21_off_c10_q[7] ? m3_0_s1_l6[223:192] : m3_0_s1_l6[351:320]),
-                       (g21_off_c9_q[7] ? m3_0_s1_l6[191:160] : m3_0_s1_l6[319:288]),
-                       (g21_off_c8_q[7] ? m3_0_s1_l6[159:128] : m3_0_s1_l6[287:256]),
-                       (g21_off_c7_q[7] ? m3_0_s1_l6[127:96] : m3_0_s1_l6[255:224]),
-                       (g21_off_c6_q[7] ? m3_0_s1_l6[95:64] : m3_0_s1_l6[223:192]),
-                       (g21_off_c5_q[7] ? m3_0_s1_l6[63:32] : m3_0_s1_l6[191:160]),
-                       (g21_off_c4_q[7] ? m3_0_s1_l6[31:0] : m3_0_s1_l6[159:128]),
-                       (g21_off_c3_q[7] ? 32'd0 : m3_0_s1_l6[127:96]),
-                       (g21_off_c2_q[7] ? 32'd0 : m3_0_s1_l6[95:64]),
-                       (g21_off_c1_q[7] ? 32'd0 : m3_0_s1_l6[63:32]),
-                       (g21_off_c0_q[7] ? 32'd0 : m3_0_s1_l6[31:0])};
-  assign m3_0_s1_l8 = {(g21_off_c23_q[1] ? m3_0_s1_l7[511:480] : {1'd0, m3_0_s1_l7[766:736]}),
-                       (g21_off_c22_q[1] ? m3_0_s1_l7[479:448] : m3_0_s1_l7[735:704]),
-                       (g21_off_c21_q[1] ? m3_0_s1_l7[447:416] : m3_0_s1_l7[703:672]),
-                       (g21_off_c20_q[1] ? m3_0_s1_l7[415:384] : m3_0_s1_l7[671:640]),
-                       (g21_off_c19_q[2] ? m3_0_s1_l7[383:352] : m3_0_s1_l7[639:608]),
-                       (g21_off_c18_q[2] ? m3_0_s1_l7[351:320] : m3_0_s1_l7[607:576]),
-                       (g21_off_c17_q[3] ? m3_0_s1_l7[319:288] : m3_0_s1_l7[575:544]),
-                       (g21_off_c16_q[8] ? m3_0_s1_l7[287:256] : m3_0_s1_l7[543:512]),
-                       (g21_off_c15_q[8] ? m3_0_s1_l7[255:224] : m3_0_s1_l7[511:480]),
-                       (g21_off_c14_q[8] ? m3_0_s1_l7[223:192] : m3_0_s1_l7[479:448]),
-                       (g21_off_c13_q[8] ? m3_0_s1_l7[191:160] : m3_0_s1_l7[447:416]),
-                       (g21_off_c12_q[8] ? m3_0_s1_l7[159:128] : m3_0_s1_l7[415:384]),
-                       (g21_off_c11_q[8] ? m3_0_s1_l7[127:96] : m3_0_s1_l7[383:352]),
-                       (g21_off_c10_q[8] ? m3_0_s1_l7[95:64] : m3_0_s1_l7[351:320]),
-                       (g21_off_c9_q[8] ? m3_0_s1_l7[63:32] : m3_0_s1_l7[319:288]),
-                       (g21_off_c8_q[8] ? m3_0_s1_l7[31:0] : m3_0_s1_l7[287:256]),
-                       (g21_off_c7_q[8] ? 32'd0 : m3_0_s1_l7[255:224]),
-                       (g21_off_c6_q[8] ? 32'd0 : m3_0_s1_l7[223:192]),
-                       (g21_off_c5_q[8] ? 32'd0 : m3_0_s1_l7[191:160]),
-                       (g21_off_c4_q[8] ? 32'd0 : m3_0_s1_l7[159:128]),
-                       (g21_off_c3_q[8] ? 32'd0 : m3_0_s1_l7[127:96]),
-                       (g21_off_c2_q[8] ? 32'd0 : m3_0_s1_l7[95:64]),
-                       (g21_off_c1_q[8] ? 32'd0 : m3_0_s1_l7[63:32]),
-                       (g21_off_c0_q[8] ? 32'd0 : m3_0_s1_l7[31:0])};
-  assign m3_0_s1_l9 = {(g21_off_c23_q[2] ? m3_0_s1_l8[255:224] : m3_0_s1_l8[767:736]),
-                       (g21_off_c22_q[2] ? m3_0_s1_l8[223:192] : m3_0_s1_l8[735:704]),
-                       (g21_off_c21_q[2] ? m3_0_s1_l8[191:160] : m3_0_s1_l8[703:672]),
-                       (g21_off_c20_q[2] ? m3_0_s1_l8[159:128] : m3_0_s1_l8[671:640]),
-                       (g21_off_c19_q[3] ? m3_0_s1_l8[127:96] : m3_0_s1_l8[639:608]),
-                       (g21_off_c18_q[3] ? m3_0_s1_l8[95:64] : m3_0_s1_l8[607:576]),
-                       (g21_off_c17_q[4] ? m3_0_s1_l8[63:32] : m3_0_s1_l8[575:544]),
-                       (g21_off_c16_q[9] ? m3_0_s1_l8[31:0] : m3_0_s1_l8[543:512]),
-                       (g21_off_c15_q[9] ? 32'd0 : m3_0_s1_l8[511:480]),
-                       (g21_off_c14_q[9] ? 32'd0 : m3_0_s1_l8[479:448]),
-                       (g21_off_c13_q[9] ? 32'd0 : m3_0_s1_l8[447:416]),
-                       (g21_off_c12_q[9] ? 32'd0 : m3_0_s1_l8[415:384]),
-                       (g21_off_c11_q[9] ? 32'd0 : m3_0_s1_l8[383:352]),
-                       (g21_off_c10_q[9] ? 32'd0 : m3_0_s1_l8[351:320]),
-                       (g21_off_c9_q[9] ? 32'd0 : m3_0_s1_l8[319:288]),
-                       (g21_off_c8_q[9] ? 32'd0 : m3_0_s1_l8[287:256]),
-                       (g21_off_c7_q[9] ? 32'd0 : m3_0_s1_l8[255:224]),
-                       (g21_off_c6_q[9] ? 32'd0 : m3_0_s1_l8[223:192]),
-                       (g21_off_c5_q[9] ? 32'd0 : m3_0_s1_l8[191:160]),
-                       (g21_off_c4_q[9] ? 32'd0 : m3_0_s1_l8[159:128]),
-                       (g21_off_c3_q[9] ? 32'd0 : m3_0_s1_l8[127:96]),
-                       (g21_off_c2_q[9] ? 32'd0 : m3_0_s1_l8[95:64]),
-                       (g21_off_c1_q[9] ? 32'd0 : m3_0_s1_l8[63:32]),
-                       (g21_off_c0_q[9] ? 32'd0 : m3_0_s1_l8[31:0])};
-  assign m3_0_s1_l10 = {(g21_off_c23_q[3] ? 32'd0 : m3_0_s1_l9[767:736]),
-                        (g21_off_c22_q[3] ? 32'd0 : m3_0_s1_l9[735:704]),
-                        (g21_off_c21_q[3] ? 32'd0 : m3_0_s1_l9[703:672]),
-                        (g21_off_c20_q[3] ? 32'd0 : m3_0_s1_l9[671:640]),
-                        (g21_off_c19_q[4] ? 32'd0 : m3_0_s1_l9[639:608]),
-                        (g21_off_c18_q[4] ? 32'd0 : m3_0_s1_l9[607:576]),
-                        (g21_off_c17_q[5] ? 32'd0 : m3_0_s1_l9[575:544]),
-                        (g21_off_c16_q[10] ? 32'd0 : m3_0_s1_l9[543:512]),
-                        (g21_off_c15_q[10] ? 32'd0 : m3_0_s1_l9[511:480]),
-                        (g21_off_c14_q[10] ? 32'd0 : m3_0_s1_l9[479:448]),
-                        (g21_off_c13_q[10] ? 32'd0 : m3_0_s1_l9[447:416]),
-                        (g21_off_c12_q[10] ? 32'd0 : m3_0_s1_l9[415:384]),
-                        (g21_off_c11_q[10] ? 32'd0 : m3_0_s1_l9[383:352]),
-                        (g21_off_c10_q[10] ? 32'd0 : m3_0_s1_l9[351:320]),
-                        (g21_off_c9_q[10] ? 32'd0 : m3_0_s1_l9[319:288]),
-                        (g21_off_c8_q[10] ? 32'd0 : m3_0_s1_l9[287:256]),
-                        (g21_off_c7_q[10] ? 32'd0 : m3_0_s1_l9[255:224]),
-                        (g21_off_c6_q[10] ? 32'd0 : m3_0_s1_l9[223:192]),
-                        (g21_off_c5_q[10] ? 32'd0 : m3_0_s1_l9[191:160]),
-                        (g21_off_c4_q[10] ? 32'd0 : m3_0_s1_l9[159:128]),
-                        (g21_off_c3_q[10] ? 32'd0 : m3_0_s1_l9[127:96]),
-                        (g21_off_c2_q[10] ? 32'd0 : m3_0_s1_l9[95:64]),
-                        (g21_off_c1_q[10] ? 32'd0 : m3_0_s1_l9[63:32]),
-                        (g21_off_c0_q[10] ? 32'd0 : m3_0_s1_l9[31:0])};
-  assign m3_0_s1_l11 = {(g21_off_c23_q[4] ? 32'd0 : m3_0_s1_l10[767:736]),
-                        (g21_off_c22_q[4] ? 32'd0 : m3_0_s1_l10[735:704]),
-                        (g21_off_c21_q[4] ? 32'd0 : m3_0_s1_l10[703:672]),
-                        (g21_off_c20_q[4] ? 32'd0 : m3_0_s1_l10[671:640]),
-                        (g21_off_c19_q[5] ? 32'd0 : m3_0_s1_l10[639:608]),
-                        (g21_off_c18_q[5] ? 32'd0 : m3_0_s1_l10[607:576]),
-                        (g21_off_c17_q[6] ? 32'd0 : m3_0_s1_l10[575:544]),
-                        (g21_off_c16_q[11] ? 32'd0 : m3_0_s1_l10[543:512]),
-                        (g21_off_c15_q[11] ? 32'd0 : m3_0_s1_l10[511:480]),
-                        (g21_off_c14_q[11] ? 32'd0 : m3_0_s1_l10[479:448]),
-                        (g21_off_c13_q[11] ? 32'd0 : m3_0_s1_l10[447:416]),
-                        (g21_off_c12_q[11] ? 32'd0 : m3_0_s1_l10[415:384]),
-                        (g21_off_c11_q[11] ? 32'd0 : m3_0_s1_l10[383:352]),
-                        (g21_off_c10_q[11] ? 32'd0 : m3_0_s1_l10[351:320]),
-                        (g21_off_c9_q[11] ? 32'd0 : m3_0_s1_l10[319:288]),
-                        (g21_off_c8_q[11] ? 32'd0 : m3_0_s1_l10[287:256]),
-                        (g21_off_c7_q[11] ? 32'd0 : m3_0_s1_l10[255:224]),
-                        (g21_off_c6_q[11] ? 32'd0 : m3_0_s1_l10[223:192]),
-                        (g21_off_c5_q[11] ? 32'd0 : m3_0_s1_l10[191:160]),
-                        (g21_off_c4_q[11] ? 32'd0 : m3_0_s1_l10[159:128]),
-                        (g21_off_c3_q[11] ? 32'd0 : m3_0_s1_l10[127:96]),
-                        (g21_off_c2_q[11] ? 32'd0 : m3_0_s1_l10[95:64]),
-                        (g21_off_c1_q[11] ? 32'd0 : m3_0_s1_l10[63:32]),
-                        (g21_off_c0_q[11] ? 32'd0 : m3_0_s1_l10[31:0])};
-  assign m3_0_s2_l0 = {(g22_off_c2_q[0] ? g22_bits_q[63] : 1'd0),
-                       (g22_off_c1_q[0] ? g22_bits_q[62:31] : g22_bits_q[63:32]),
-                       (g22_off_c0_q[0] ? {g22_bits_q[30:0], 1'd0} : g22_bits_q[31:0])};
-  assign m3_0_s2_l1 = {(g22_off_c2_q[1] ? m3_0_s2_l0[64:62] : {2'd0, m3_0_s2_l0[64]}),
-                       (g22_off_c1_q[1] ? m3_0_s2_l0[61:30] : m3_0_s2_l0[63:32]),
-                       (g22_off_c0_q[1] ? {m3_0_s2_l0[29:0], 2'd0} : m3_0_s2_l0[31:0])};
-  assign m3_0_s2_l2 = {(g22_off_c2_q[2] ? m3_0_s2_l1[66:60] : {4'd0, m3_0_s2_l1[66:64]}),
-                       (g22_off_c1_q[2] ? m3_0_s2_l1[59:28] : m3_0_s2_l1[63:32]),
-                       (g22_off_c0_q[2] ? {m3_0_s2_l1[27:0], 4'd0} : m3_0_s2_l1[31:0])};
-  assign m3_0_s2_l3 = {(g22_off_c2_q[3] ? m3_0_s2_l2[70:56] : {8'd0, m3_0_s2_l2[70:64]}),
-                       (g22_off_c1_q[3] ? m3_0_s2_l2[55:24] : m3_0_s2_l2[63:32]),
-                       (g22_off_c0_q[3] ? {m3_0_s2_l2[23:0], 8'd0} : m3_0_s2_l2[31:0])};
-  assign m3_0_s2_l4 = {(g22_off_c2_q[4] ? m3_0_s2_l3[78:48] : {16'd0, m3_0_s2_l3[78:64]}),
-                       (g22_off_c1_q[4] ? m3_0_s2_l3[47:16] : m3_0_s2_l3[63:32]),
-                       (g22_off_c0_q[4] ? {m3_0_s2_l3[15:0], 16'd0} : m3_0_s2_l3[31:0])};
-  assign m3_0_s2_l5 = {(g22_off_c3_q[0] ? m3_0_s2_l4[94:64] : 31'd0),
-                       (g22_off_c2_q[5] ? m3_0_s2_l4[63:32] : {1'd0, m3_0_s2_l4[94:64]}),
-                       (g22_off_c1_q[5] ? m3_0_s2_l4[31:0] : m3_0_s2_l4[63:32]),
-                       (g22_off_c0_q[5] ? 32'd0 : m3_0_s2_l4[31:0])};
-  assign m3_0_s2_l6 = {(g22_off_c5_q[0] ? m3_0_s2_l5[126:96] : 31'd0),
-                       (g22_off_c4_q[0] ? m3_0_s2_l5[95:64] : 32'd0),
-                       (g22_off_c3_q[1] ? m3_0_s2_l5[63:32] : {1'd0, m3_0_s2_l5[126:96]}),
-                       (g22_off_c2_q[6] ? m3_0_s2_l5[31:0] : m3_0_s2_l5[95:64]),
-                       (g22_off_c1_q[6] ? 32'd0 : m3_0_s2_l5[63:32]),
-                       (g22_off_c0_q[6] ? 32'd0 : m3_0_s2_l5[31:0])};
-  assign m3_0_s2_l7 = {(g22_off_c9_q[0] ? m3_0_s2_l6[190:160] : 31'd0),
-                       (g22_off_c8_q[0] ? m3_0_s2_l6[159:128] : 32'd0),
-                       (g22_off_c7_q[0] ? m3_0_s2_l6[127:96] : 32'd0),
-                       (g22_off_c6_q[0] ? m3_0_s2_l6[95:64] : 32'd0),
-                       (g22_off_c5_q[1] ? m3_0_s2_l6[63:32] : {1'd0, m3_0_s2_l6[190:160]}),
-                       (g22_off_c4_q[1] ? m3_0_s2_l6[31:0] : m3_0_s2_l6[159:128]),
-                       (g22_off_c3_q[2] ? 32'd0 : m3_0_s2_l6[127:96]),
-                       (g22_off_c2_q[7] ? 32'd0 : m3_0_s2_l6[95:64]),
-                       (g22_off_c1_q[7] ? 32'd0 : m3_0_s2_l6[63:32]),
-                       (g22_off_c0_q[7] ? 32'd0 : m3_0_s2_l6[31:0])};
-  assign m3_0_s2_l8 = {(g22_off_c17_q[0] ? m3_0_s2_l7[318:288] : 31'd0),
-                       (g22_off_c16_q[0] ? m3_0_s2_l7[287:256] : 32'd0),
-                       (g22_off_c15_q[0] ? m3_0_s2_l7[255:224] : 32'd0),
-                       (g22_off_c14_q[0] ? m3_0_s2_l7[223:192] : 32'd0),
-                       (g22_off_c13_q[0] ? m3_0_s2_l7[191:160] : 32'd0),
-                       (g22_off_c12_q[0] ? m3_0_s2_l7[159:128] : 32'd0),
-                       (g22_off_c11_q[0] ? m3_0_s2_l7[127:96] : 32'd0),
-                       (g22_off_c10_q[0] ? m3_0_s2_l7[95:64] : 32'd0),
-                       (g22_off_c9_q[1] ? m3_0_s2_l7[63:32] : {1'd0, m3_0_s2_l7[318:288]}),
-                       (g22_off_c8_q[1] ? m3_0_s2_l7[31:0] : m3_0_s2_l7[287:256]),
-                       (g22_off_c7_q[1] ? 32'd0 : m3_0_s2_l7[255:224]),
-                       (g22_off_c6_q[1] ? 32'd0 : m3_0_s2_l7[223:192]),
-                       (g22_off_c5_q[2] ? 32'd0 : m3_0_s2_l7[191:160]),
-                       (g22_off_c4_q[2] ? 32'd0 : m3_0_s2_l7[159:128]),
-                       (g22_off_c3_q[3] ? 32'd0 : m3_0_s2_l7[127:96]),
-                       (g22_off_c2_q[8] ? 32'd0 : m3_0_s2_l7[95:64]),
-                       (g22_off_c1_q[8] ? 32'd0 : m3_0_s2_l7[63:32]),
-                       (g22_off_c0_q[8] ? 32'd0 : m3_0_s2_l7[31:0])};
-  assign m3_0_s2_l9 = {(g22_off_c23_q[0] ? m3_0_s2_l8[255:224] : 32'd0),
-                       (g22_off_c22_q[0] ? m3_0_s2_l8[223:192] : 32'd0),
-                       (g22_off_c21_q[0] ? m3_0_s2_l8[191:160] : 32'd0),
-                       (g22_off_c20_q[0] ? m3_0_s2_l8[159:128] : 32'd0),
-                       (g22_off_c19_q[0] ? m3_0_s2_l8[127:96] : 32'd0),
-                       (g22_off_c18_q[0] ? m3_0_s2_l8[95:64] : 32'd0),
-                       (g22_off_c17_q[1] ? m3_0_s2_l8[63:32] : {1'd0, m3_0_s2_l8[574:544]}),
-                       (g22_off_c16_q[1] ? m3_0_s2_l8[31:0] : m3_0_s2_l8[543:512]),
-                       (g22_off_c15_q[1] ? 32'd0 : m3_0_s2_l8[511:480]),
-                       (g22_off_c14_q[1] ? 32'd0 : m3_0_s2_l8[479:448]),
-                       (g22_off_c13_q[1] ? 32'd0 : m3_0_s2_l8[447:416]),
-                       (g22_off_c12_q[1] ? 32'd0 : m3_0_s2_l8[415:384]),
-                       (g22_off_c11_q[1] ? 32'd0 : m3_0_s2_l8[383:352]),
-                       (g22_off_c10_q[1] ? 32'd0 : m3_0_s2_l8[351:320]),
-                       (g22_off_c9_q[2] ? 32'd0 : m3_0_s2_l8[319:288]),
-                       (g22_off_c8_q[2] ? 32'd0 : m3_0_s2_l8[287:256]),
-                       (g22_off_c7_q[2] ? 32'd0 : m3_0_s2_l8[255:224]),
-                       (g22_off_c6_q[2] ? 32'd0 : m3_0_s2_l8[223:192]),
-                       (g22_off_c5_q[3] ? 32'd0 : m3_0_s2_l8[191:160]),
-                       (g22_off_c4_q[3] ? 32'd0 : m3_0_s2_l8[159:128]),
-                       (g22_off_c3_q[4] ? 32'd0 : m3_0_s2_l8[127:96]),
-                       (g22_off_c2_q[9] ? 32'd0 : m3_0_s2_l8[95:64]),
-                       (g22_off_c1_q[9] ? 32'd0 : m3_0_s2_l8[63:32]),
-                       (g22_off_c0_q[9] ? 32'd0 : m3_0_s2_l8[31:0])};
-  assign m3_0_s2_l10 = {(g22_off_c23_q[1] ? 32'd0 : m3_0_s2_l9[767:736]),
-                        (g22_off_c22_q[1] ? 32'd0 : m3_0_s2_l9[735:704]),
-                        (g22_off_c21_q[1] ? 32'd0 : m3_0_s2_l9[703:672]),
-                        (g22_off_c20_q[1] ? 32'd0 : m3_0_s2_l9[671:640]),
-                        (g22_off_c19_q[1] ? 32'd0 : m3_0_s2_l9[639:608]),
-                        (g22_off_c18_q[1] ? 32'd0 : m3_0_s2_l9[607:576]),
-                        (g22_off_c17_q[2] ? 32'd0 : m3_0_s2_l9[575:544]),
-                        (g22_off_c16_q[2] ? 32'd0 : m3_0_s2_l9[543:512]),
-                        (g22_off_c15_q[2] ? 32'd0 : m3_0_s2_l9[511:480]),
-                        (g22_off_c14_q[2] ? 32'd0 : m3_0_s2_l9[479:448]),
-                        (g22_off_c13_q[2] ? 32'd0 : m3_0_s2_l9[447:416]),
-                        (g22_off_c12_q[2] ? 32'd0 : m3_0_s2_l9[415:384]),
-                        (g22_off_c11_q[2] ? 32'd0 : m3_0_s2_l9[383:352]),
-                        (g22_off_c10_q[2] ? 32'd0 : m3_0_s2_l9[351:320]),
-                        (g22_off_c9_q[3] ? 32'd0 : m3_0_s2_l9[319:288]),
-                        (g22_off_c8_q[3] ? 32'd0 : m3_0_s2_l9[287:256]),
-                        (g22_off_c7_q[3] ? 32'd0 : m3_0_s2_l9[255:224]),
-                        (g22_off_c6_q[3] ? 32'd0 : m3_0_s2_l9[223:192]),
-                        (g22_off_c5_q[4] ? 32'd0 : m3_0_s2_l9[191:160]),
-                        (g22_off_c4_q[4] ? 32'd0 : m3_0_s2_l9[159:128]),
-                        (g22_off_c3_q[5] ? 32'd0 : m3_0_s2_l9[127:96]),
-                        (g22_off_c2_q[10] ? 32'd0 : m3_0_s2_l9[95:64]),
-                        (g22_off_c1_q[10] ? 32'd0 : m3_0_s2_l9[63:32]),
-                        (g22_off_c0_q[10] ? 32'd0 : m3_0_s2_l9[31:0])};
-  assign m3_0_s2_l11 = {(g22_off_c23_q[2] ? 32'd0 : m3_0_s2_l10[767:736]),
-                        (g22_off_c22_q[2] ? 32'd0 : m3_0_s2_l10[735:704]),
-                        (g22_off_c21_q[2] ? 32'd0 : m3_0_s2_l10[703:672]),
-                        (g22_off_c20_q[2] ? 32'd0 : m3_0_s2_l10[671:640]),
-                        (g22_off_c19_q[2] ? 32'd0 : m3_0_s2_l10[639:608]),
-                        (g22_off_c18_q[2] ? 32'd0 : m3_0_s2_l10[607:576]),
-                        (g22_off_c17_q[3] ? 32'd0 : m3_0_s2_l10[575:544]),
-                        (g22_off_c16_q[3] ? 32'd0 : m3_0_s2_l10[543:512]),
-                        (g22_off_c15_q[3] ? 32'd0 : m3_0_s2_l10[511:480]),
-                        (g22_off_c14_q[3] ? 32'd0 : m3_0_s2_l10[479:448]),
-                        (g22_off_c13_q[3] ? 32'd0 : m3_0_s2_l10[447:416]),
-                        (g22_off_c12_q[3] ? 32'd0 : m3_0_s2_l10[415:384]),
-                        (g22_off_c11_q[3] ? 32'd0 : m3_0_s2_l10[383:352]),
-                        (g22_off_c10_q[3] ? 32'd0 : m3_0_s2_l10[351:320]),
-                        (g22_off_c9_q[4] ? 32'd0 : m3_0_s2_l10[319:288]),
-                        (g22_off_c8_q[4] ? 32'd0 : m3_0_s2_l10[287:256]),
-                        (g22_off_c7_q[4] ? 32'd0 : m3_0_s2_l10[255:224]),
-                        (g22_off_c6_q[4] ? 32'd0 : m3_0_s2_l10[223:192]),
-                        (g22_off_c5_q[5] ? 32'd0 : m3_0_s2_l10[191:160]),
-                        (g22_off_c4_q[5] ? 32'd0 : m3_0_s2_l10[159:128]),
-                        (g22_off_c3_q[6] ? 32'd0 : m3_0_s2_l10[127:96]),
-                        (g22_off_c2_q[11] ? 32'd0 : m3_0_s2_l10[95:64]),
-                        (g22_off_c1_q[11] ? 32'd0 : m3_0_s2_l10[63:32]),
-                        (g22_off_c0_q[11] ? 32'd0 : m3_0_s2_l10[31:0])};
-  assign m3_0_bits = ({255'd0, g20_bits_q} | m3_0_s1_l11 | m3_0_s2_l11);
+  bpc_merge_w513_w512a12_w64a12_c768 u_m3_0 (
+    .seg0_i(g20_bits_q),
+    .seg1_i(g21_bits_q),
+    .off1_c0_i(g21_off_c0_q),
+    .off1_c1_i(g21_off_c1_q),
+    .off1_c2_i(g21_off_c2_q),
+    .off1_c3_i(g21_off_c3_q),
+    .off1_c4_i(g21_off_c4_q),
+    .off1_c5_i(g21_off_c5_q),
+    .off1_c6_i(g21_off_c6_q),
+    .off1_c7_i(g21_off_c7_q),
+    .off1_c8_i(g21_off_c8_q),
+    .off1_c9_i(g21_off_c9_q),
+    .off1_c10_i(g21_off_c10_q),
+    .off1_c11_i(g21_off_c11_q),
+    .off1_c12_i(g21_off_c12_q),
+    .off1_c13_i(g21_off_c13_q),
+    .off1_c14_i(g21_off_c14_q),
+    .off1_c15_i(g21_off_c15_q),
+    .off1_c16_i(g21_off_c16_q),
+    .off1_c17_i(g21_off_c17_q),
+    .off1_c18_i(g21_off_c18_q),
+    .off1_c19_i(g21_off_c19_q),
+    .off1_c20_i(g21_off_c20_q),
+    .off1_c21_i(g21_off_c21_q),
+    .off1_c22_i(g21_off_c22_q),
+    .off1_c23_i(g21_off_c23_q),
+    .seg2_i(g22_bits_q),
+    .off2_c0_i(g22_off_c0_q),
+    .off2_c1_i(g22_off_c1_q),
+    .off2_c2_i(g22_off_c2_q),
+    .off2_c3_i(g22_off_c3_q),
+    .off2_c4_i(g22_off_c4_q),
+    .off2_c5_i(g22_off_c5_q),
+    .off2_c6_i(g22_off_c6_q),
+    .off2_c7_i(g22_off_c7_q),
+    .off2_c8_i(g22_off_c8_q),
+    .off2_c9_i(g22_off_c9_q),
+    .off2_c10_i(g22_off_c10_q),
+    .off2_c11_i(g22_off_c11_q),
+    .off2_c12_i(g22_off_c12_q),
+    .off2_c13_i(g22_off_c13_q),
+    .off2_c14_i(g22_off_c14_q),
+    .off2_c15_i(g22_off_c15_q),
+    .off2_c16_i(g22_off_c16_q),
+    .off2_c17_i(g22_off_c17_q),
+    .off2_c18_i(g22_off_c18_q),
+    .off2_c19_i(g22_off_c19_q),
+    .off2_c20_i(g22_off_c20_q),
+    .off2_c21_i(g22_off_c21_q),
+    .off2_c22_i(g22_off_c22_q),
+    .off2_c23_i(g22_off_c23_q),
+    .bits_o(u_m3_0_bits_o)
+  );
   assign nbits = total_q[10:0];
   assign size = (zero5_q ? 4'd0
                  : (nbits <= 11'd64) ? 4'd5
@@ -11879,221 +3340,293 @@ module bpc_comp_s32 (
                           (raw_c25_q ? blk5_q[831:800] : 32'd0),
                           (raw_c24_q ? blk5_q[799:768] : 32'd0),
                           (raw_c23_q ? blk5_q[767:736]
-                           : {m3_0_bits[760], m3_0_bits[761], m3_0_bits[762], m3_0_bits[763],
-                              m3_0_bits[764], m3_0_bits[765], m3_0_bits[766], m3_0_bits[767],
-                              m3_0_bits[752], m3_0_bits[753], m3_0_bits[754], m3_0_bits[755],
-                              m3_0_bits[756], m3_0_bits[757], m3_0_bits[758], m3_0_bits[759],
-                              m3_0_bits[744], m3_0_bits[745], m3_0_bits[746], m3_0_bits[747],
-                              m3_0_bits[748], m3_0_bits[749], m3_0_bits[750], m3_0_bits[751],
-                              m3_0_bits[736], m3_0_bits[737], m3_0_bits[738], m3_0_bits[739],
-                              m3_0_bits[740], m3_0_bits[741], m3_0_bits[742], m3_0_bits[743]}),
+                           : {u_m3_0_bits_o[760], u_m3_0_bits_o[761], u_m3_0_bits_o[762],
+                              u_m3_0_bits_o[763], u_m3_0_bits_o[764], u_m3_0_bits_o[765],
+                              u_m3_0_bits_o[766], u_m3_0_bits_o[767], u_m3_0_bits_o[752],
+                              u_m3_0_bits_o[753], u_m3_0_bits_o[754], u_m3_0_bits_o[755],
+                              u_m3_0_bits_o[756], u_m3_0_bits_o[757], u_m3_0_bits_o[758],
+                              u_m3_0_bits_o[759], u_m3_0_bits_o[744], u_m3_0_bits_o[745],
+                              u_m3_0_bits_o[746], u_m3_0_bits_o[747], u_m3_0_bits_o[748],
+                              u_m3_0_bits_o[749], u_m3_0_bits_o[750], u_m3_0_bits_o[751],
+                              u_m3_0_bits_o[736], u_m3_0_bits_o[737], u_m3_0_bits_o[738],
+                              u_m3_0_bits_o[739], u_m3_0_bits_o[740], u_m3_0_bits_o[741],
+                              u_m3_0_bits_o[742], u_m3_0_bits_o[743]}),
                           (raw_c22_q ? blk5_q[735:704]
-                           : {m3_0_bits[728], m3_0_bits[729], m3_0_bits[730], m3_0_bits[731],
-                              m3_0_bits[732], m3_0_bits[733], m3_0_bits[734], m3_0_bits[735],
-                              m3_0_bits[720], m3_0_bits[721], m3_0_bits[722], m3_0_bits[723],
-                              m3_0_bits[724], m3_0_bits[725], m3_0_bits[726], m3_0_bits[727],
-                              m3_0_bits[712], m3_0_bits[713], m3_0_bits[714], m3_0_bits[715],
-                              m3_0_bits[716], m3_0_bits[717], m3_0_bits[718], m3_0_bits[719],
-                              m3_0_bits[704], m3_0_bits[705], m3_0_bits[706], m3_0_bits[707],
-                              m3_0_bits[708], m3_0_bits[709], m3_0_bits[710], m3_0_bits[711]}),
+                           : {u_m3_0_bits_o[728], u_m3_0_bits_o[729], u_m3_0_bits_o[730],
+                              u_m3_0_bits_o[731], u_m3_0_bits_o[732], u_m3_0_bits_o[733],
+                              u_m3_0_bits_o[734], u_m3_0_bits_o[735], u_m3_0_bits_o[720],
+                              u_m3_0_bits_o[721], u_m3_0_bits_o[722], u_m3_0_bits_o[723],
+                              u_m3_0_bits_o[724], u_m3_0_bits_o[725], u_m3_0_bits_o[726],
+                              u_m3_0_bits_o[727], u_m3_0_bits_o[712], u_m3_0_bits_o[713],
+                              u_m3_0_bits_o[714], u_m3_0_bits_o[715], u_m3_0_bits_o[716],
+                              u_m3_0_bits_o[717], u_m3_0_bits_o[718], u_m3_0_bits_o[719],
+                              u_m3_0_bits_o[704], u_m3_0_bits_o[705], u_m3_0_bits_o[706],
+                              u_m3_0_bits_o[707], u_m3_0_bits_o[708], u_m3_0_bits_o[709],
+                              u_m3_0_bits_o[710], u_m3_0_bits_o[711]}),
                           (raw_c21_q ? blk5_q[703:672]
-                           : {m3_0_bits[696], m3_0_bits[697], m3_0_bits[698], m3_0_bits[699],
-                              m3_0_bits[700], m3_0_bits[701], m3_0_bits[702], m3_0_bits[703],
-                              m3_0_bits[688], m3_0_bits[689], m3_0_bits[690], m3_0_bits[691],
-                              m3_0_bits[692], m3_0_bits[693], m3_0_bits[694], m3_0_bits[695],
-                              m3_0_bits[680], m3_0_bits[681], m3_0_bits[682], m3_0_bits[683],
-                              m3_0_bits[684], m3_0_bits[685], m3_0_bits[686], m3_0_bits[687],
-                              m3_0_bits[672], m3_0_bits[673], m3_0_bits[674], m3_0_bits[675],
-                              m3_0_bits[676], m3_0_bits[677], m3_0_bits[678], m3_0_bits[679]}),
+                           : {u_m3_0_bits_o[696], u_m3_0_bits_o[697], u_m3_0_bits_o[698],
+                              u_m3_0_bits_o[699], u_m3_0_bits_o[700], u_m3_0_bits_o[701],
+                              u_m3_0_bits_o[702], u_m3_0_bits_o[703], u_m3_0_bits_o[688],
+                              u_m3_0_bits_o[689], u_m3_0_bits_o[690], u_m3_0_bits_o[691],
+                              u_m3_0_bits_o[692], u_m3_0_bits_o[693], u_m3_0_bits_o[694],
+                              u_m3_0_bits_o[695], u_m3_0_bits_o[680], u_m3_0_bits_o[681],
+                              u_m3_0_bits_o[682], u_m3_0_bits_o[683], u_m3_0_bits_o[684],
+                              u_m3_0_bits_o[685], u_m3_0_bits_o[686], u_m3_0_bits_o[687],
+                              u_m3_0_bits_o[672], u_m3_0_bits_o[673], u_m3_0_bits_o[674],
+                              u_m3_0_bits_o[675], u_m3_0_bits_o[676], u_m3_0_bits_o[677],
+                              u_m3_0_bits_o[678], u_m3_0_bits_o[679]}),
                           (raw_c20_q ? blk5_q[671:640]
-                           : {m3_0_bits[664], m3_0_bits[665], m3_0_bits[666], m3_0_bits[667],
-                              m3_0_bits[668], m3_0_bits[669], m3_0_bits[670], m3_0_bits[671],
-                              m3_0_bits[656], m3_0_bits[657], m3_0_bits[658], m3_0_bits[659],
-                              m3_0_bits[660], m3_0_bits[661], m3_0_bits[662], m3_0_bits[663],
-                              m3_0_bits[648], m3_0_bits[649], m3_0_bits[650], m3_0_bits[651],
-                              m3_0_bits[652], m3_0_bits[653], m3_0_bits[654], m3_0_bits[655],
-                              m3_0_bits[640], m3_0_bits[641], m3_0_bits[642], m3_0_bits[643],
-                              m3_0_bits[644], m3_0_bits[645], m3_0_bits[646], m3_0_bits[647]}),
+                           : {u_m3_0_bits_o[664], u_m3_0_bits_o[665], u_m3_0_bits_o[666],
+                              u_m3_0_bits_o[667], u_m3_0_bits_o[668], u_m3_0_bits_o[669],
+                              u_m3_0_bits_o[670], u_m3_0_bits_o[671], u_m3_0_bits_o[656],
+                              u_m3_0_bits_o[657], u_m3_0_bits_o[658], u_m3_0_bits_o[659],
+                              u_m3_0_bits_o[660], u_m3_0_bits_o[661], u_m3_0_bits_o[662],
+                              u_m3_0_bits_o[663], u_m3_0_bits_o[648], u_m3_0_bits_o[649],
+                              u_m3_0_bits_o[650], u_m3_0_bits_o[651], u_m3_0_bits_o[652],
+                              u_m3_0_bits_o[653], u_m3_0_bits_o[654], u_m3_0_bits_o[655],
+                              u_m3_0_bits_o[640], u_m3_0_bits_o[641], u_m3_0_bits_o[642],
+                              u_m3_0_bits_o[643], u_m3_0_bits_o[644], u_m3_0_bits_o[645],
+                              u_m3_0_bits_o[646], u_m3_0_bits_o[647]}),
                           (raw_c19_q ? blk5_q[639:608]
-                           : {m3_0_bits[632], m3_0_bits[633], m3_0_bits[634], m3_0_bits[635],
-                              m3_0_bits[636], m3_0_bits[637], m3_0_bits[638], m3_0_bits[639],
-                              m3_0_bits[624], m3_0_bits[625], m3_0_bits[626], m3_0_bits[627],
-                              m3_0_bits[628], m3_0_bits[629], m3_0_bits[630], m3_0_bits[631],
-                              m3_0_bits[616], m3_0_bits[617], m3_0_bits[618], m3_0_bits[619],
-                              m3_0_bits[620], m3_0_bits[621], m3_0_bits[622], m3_0_bits[623],
-                              m3_0_bits[608], m3_0_bits[609], m3_0_bits[610], m3_0_bits[611],
-                              m3_0_bits[612], m3_0_bits[613], m3_0_bits[614], m3_0_bits[615]}),
+                           : {u_m3_0_bits_o[632], u_m3_0_bits_o[633], u_m3_0_bits_o[634],
+                              u_m3_0_bits_o[635], u_m3_0_bits_o[636], u_m3_0_bits_o[637],
+                              u_m3_0_bits_o[638], u_m3_0_bits_o[639], u_m3_0_bits_o[624],
+                              u_m3_0_bits_o[625], u_m3_0_bits_o[626], u_m3_0_bits_o[627],
+                              u_m3_0_bits_o[628], u_m3_0_bits_o[629], u_m3_0_bits_o[630],
+                              u_m3_0_bits_o[631], u_m3_0_bits_o[616], u_m3_0_bits_o[617],
+                              u_m3_0_bits_o[618], u_m3_0_bits_o[619], u_m3_0_bits_o[620],
+                              u_m3_0_bits_o[621], u_m3_0_bits_o[622], u_m3_0_bits_o[623],
+                              u_m3_0_bits_o[608], u_m3_0_bits_o[609], u_m3_0_bits_o[610],
+                              u_m3_0_bits_o[611], u_m3_0_bits_o[612], u_m3_0_bits_o[613],
+                              u_m3_0_bits_o[614], u_m3_0_bits_o[615]}),
                           (raw_c18_q ? blk5_q[607:576]
-                           : {m3_0_bits[600], m3_0_bits[601], m3_0_bits[602], m3_0_bits[603],
-                              m3_0_bits[604], m3_0_bits[605], m3_0_bits[606], m3_0_bits[607],
-                              m3_0_bits[592], m3_0_bits[593], m3_0_bits[594], m3_0_bits[595],
-                              m3_0_bits[596], m3_0_bits[597], m3_0_bits[598], m3_0_bits[599],
-                              m3_0_bits[584], m3_0_bits[585], m3_0_bits[586], m3_0_bits[587],
-                              m3_0_bits[588], m3_0_bits[589], m3_0_bits[590], m3_0_bits[591],
-                              m3_0_bits[576], m3_0_bits[577], m3_0_bits[578], m3_0_bits[579],
-                              m3_0_bits[580], m3_0_bits[581], m3_0_bits[582], m3_0_bits[583]}),
+                           : {u_m3_0_bits_o[600], u_m3_0_bits_o[601], u_m3_0_bits_o[602],
+                              u_m3_0_bits_o[603], u_m3_0_bits_o[604], u_m3_0_bits_o[605],
+                              u_m3_0_bits_o[606], u_m3_0_bits_o[607], u_m3_0_bits_o[592],
+                              u_m3_0_bits_o[593], u_m3_0_bits_o[594], u_m3_0_bits_o[595],
+                              u_m3_0_bits_o[596], u_m3_0_bits_o[597], u_m3_0_bits_o[598],
+                              u_m3_0_bits_o[599], u_m3_0_bits_o[584], u_m3_0_bits_o[585],
+                              u_m3_0_bits_o[586], u_m3_0_bits_o[587], u_m3_0_bits_o[588],
+                              u_m3_0_bits_o[589], u_m3_0_bits_o[590], u_m3_0_bits_o[591],
+                              u_m3_0_bits_o[576], u_m3_0_bits_o[577], u_m3_0_bits_o[578],
+                              u_m3_0_bits_o[579], u_m3_0_bits_o[580], u_m3_0_bits_o[581],
+                              u_m3_0_bits_o[582], u_m3_0_bits_o[583]}),
                           (raw_c17_q ? blk5_q[575:544]
-                           : {m3_0_bits[568], m3_0_bits[569], m3_0_bits[570], m3_0_bits[571],
-                              m3_0_bits[572], m3_0_bits[573], m3_0_bits[574], m3_0_bits[575],
-                              m3_0_bits[560], m3_0_bits[561], m3_0_bits[562], m3_0_bits[563],
-                              m3_0_bits[564], m3_0_bits[565], m3_0_bits[566], m3_0_bits[567],
-                              m3_0_bits[552], m3_0_bits[553], m3_0_bits[554], m3_0_bits[555],
-                              m3_0_bits[556], m3_0_bits[557], m3_0_bits[558], m3_0_bits[559],
-                              m3_0_bits[544], m3_0_bits[545], m3_0_bits[546], m3_0_bits[547],
-                              m3_0_bits[548], m3_0_bits[549], m3_0_bits[550], m3_0_bits[551]}),
+                           : {u_m3_0_bits_o[568], u_m3_0_bits_o[569], u_m3_0_bits_o[570],
+                              u_m3_0_bits_o[571], u_m3_0_bits_o[572], u_m3_0_bits_o[573],
+                              u_m3_0_bits_o[574], u_m3_0_bits_o[575], u_m3_0_bits_o[560],
+                              u_m3_0_bits_o[561], u_m3_0_bits_o[562], u_m3_0_bits_o[563],
+                              u_m3_0_bits_o[564], u_m3_0_bits_o[565], u_m3_0_bits_o[566],
+                              u_m3_0_bits_o[567], u_m3_0_bits_o[552], u_m3_0_bits_o[553],
+                              u_m3_0_bits_o[554], u_m3_0_bits_o[555], u_m3_0_bits_o[556],
+                              u_m3_0_bits_o[557], u_m3_0_bits_o[558], u_m3_0_bits_o[559],
+                              u_m3_0_bits_o[544], u_m3_0_bits_o[545], u_m3_0_bits_o[546],
+                              u_m3_0_bits_o[547], u_m3_0_bits_o[548], u_m3_0_bits_o[549],
+                              u_m3_0_bits_o[550], u_m3_0_bits_o[551]}),
                           (raw_c16_q ? blk5_q[543:512]
-                           : {m3_0_bits[536], m3_0_bits[537], m3_0_bits[538], m3_0_bits[539],
-                              m3_0_bits[540], m3_0_bits[541], m3_0_bits[542], m3_0_bits[543],
-                              m3_0_bits[528], m3_0_bits[529], m3_0_bits[530], m3_0_bits[531],
-                              m3_0_bits[532], m3_0_bits[533], m3_0_bits[534], m3_0_bits[535],
-                              m3_0_bits[520], m3_0_bits[521], m3_0_bits[522], m3_0_bits[523],
-                              m3_0_bits[524], m3_0_bits[525], m3_0_bits[526], m3_0_bits[527],
-                              m3_0_bits[512], m3_0_bits[513], m3_0_bits[514], m3_0_bits[515],
-                              m3_0_bits[516], m3_0_bits[517], m3_0_bits[518], m3_0_bits[519]}),
+                           : {u_m3_0_bits_o[536], u_m3_0_bits_o[537], u_m3_0_bits_o[538],
+                              u_m3_0_bits_o[539], u_m3_0_bits_o[540], u_m3_0_bits_o[541],
+                              u_m3_0_bits_o[542], u_m3_0_bits_o[543], u_m3_0_bits_o[528],
+                              u_m3_0_bits_o[529], u_m3_0_bits_o[530], u_m3_0_bits_o[531],
+                              u_m3_0_bits_o[532], u_m3_0_bits_o[533], u_m3_0_bits_o[534],
+                              u_m3_0_bits_o[535], u_m3_0_bits_o[520], u_m3_0_bits_o[521],
+                              u_m3_0_bits_o[522], u_m3_0_bits_o[523], u_m3_0_bits_o[524],
+                              u_m3_0_bits_o[525], u_m3_0_bits_o[526], u_m3_0_bits_o[527],
+                              u_m3_0_bits_o[512], u_m3_0_bits_o[513], u_m3_0_bits_o[514],
+                              u_m3_0_bits_o[515], u_m3_0_bits_o[516], u_m3_0_bits_o[517],
+                              u_m3_0_bits_o[518], u_m3_0_bits_o[519]}),
                           (raw_c15_q ? blk5_q[511:480]
-                           : {m3_0_bits[504], m3_0_bits[505], m3_0_bits[506], m3_0_bits[507],
-                              m3_0_bits[508], m3_0_bits[509], m3_0_bits[510], m3_0_bits[511],
-                              m3_0_bits[496], m3_0_bits[497], m3_0_bits[498], m3_0_bits[499],
-                              m3_0_bits[500], m3_0_bits[501], m3_0_bits[502], m3_0_bits[503],
-                              m3_0_bits[488], m3_0_bits[489], m3_0_bits[490], m3_0_bits[491],
-                              m3_0_bits[492], m3_0_bits[493], m3_0_bits[494], m3_0_bits[495],
-                              m3_0_bits[480], m3_0_bits[481], m3_0_bits[482], m3_0_bits[483],
-                              m3_0_bits[484], m3_0_bits[485], m3_0_bits[486], m3_0_bits[487]}),
+                           : {u_m3_0_bits_o[504], u_m3_0_bits_o[505], u_m3_0_bits_o[506],
+                              u_m3_0_bits_o[507], u_m3_0_bits_o[508], u_m3_0_bits_o[509],
+                              u_m3_0_bits_o[510], u_m3_0_bits_o[511], u_m3_0_bits_o[496],
+                              u_m3_0_bits_o[497], u_m3_0_bits_o[498], u_m3_0_bits_o[499],
+                              u_m3_0_bits_o[500], u_m3_0_bits_o[501], u_m3_0_bits_o[502],
+                              u_m3_0_bits_o[503], u_m3_0_bits_o[488], u_m3_0_bits_o[489],
+                              u_m3_0_bits_o[490], u_m3_0_bits_o[491], u_m3_0_bits_o[492],
+                              u_m3_0_bits_o[493], u_m3_0_bits_o[494], u_m3_0_bits_o[495],
+                              u_m3_0_bits_o[480], u_m3_0_bits_o[481], u_m3_0_bits_o[482],
+                              u_m3_0_bits_o[483], u_m3_0_bits_o[484], u_m3_0_bits_o[485],
+                              u_m3_0_bits_o[486], u_m3_0_bits_o[487]}),
                           (raw_c14_q ? blk5_q[479:448]
-                           : {m3_0_bits[472], m3_0_bits[473], m3_0_bits[474], m3_0_bits[475],
-                              m3_0_bits[476], m3_0_bits[477], m3_0_bits[478], m3_0_bits[479],
-                              m3_0_bits[464], m3_0_bits[465], m3_0_bits[466], m3_0_bits[467],
-                              m3_0_bits[468], m3_0_bits[469], m3_0_bits[470], m3_0_bits[471],
-                              m3_0_bits[456], m3_0_bits[457], m3_0_bits[458], m3_0_bits[459],
-                              m3_0_bits[460], m3_0_bits[461], m3_0_bits[462], m3_0_bits[463],
-                              m3_0_bits[448], m3_0_bits[449], m3_0_bits[450], m3_0_bits[451],
-                              m3_0_bits[452], m3_0_bits[453], m3_0_bits[454], m3_0_bits[455]}),
+                           : {u_m3_0_bits_o[472], u_m3_0_bits_o[473], u_m3_0_bits_o[474],
+                              u_m3_0_bits_o[475], u_m3_0_bits_o[476], u_m3_0_bits_o[477],
+                              u_m3_0_bits_o[478], u_m3_0_bits_o[479], u_m3_0_bits_o[464],
+                              u_m3_0_bits_o[465], u_m3_0_bits_o[466], u_m3_0_bits_o[467],
+                              u_m3_0_bits_o[468], u_m3_0_bits_o[469], u_m3_0_bits_o[470],
+                              u_m3_0_bits_o[471], u_m3_0_bits_o[456], u_m3_0_bits_o[457],
+                              u_m3_0_bits_o[458], u_m3_0_bits_o[459], u_m3_0_bits_o[460],
+                              u_m3_0_bits_o[461], u_m3_0_bits_o[462], u_m3_0_bits_o[463],
+                              u_m3_0_bits_o[448], u_m3_0_bits_o[449], u_m3_0_bits_o[450],
+                              u_m3_0_bits_o[451], u_m3_0_bits_o[452], u_m3_0_bits_o[453],
+                              u_m3_0_bits_o[454], u_m3_0_bits_o[455]}),
                           (raw_c13_q ? blk5_q[447:416]
-                           : {m3_0_bits[440], m3_0_bits[441], m3_0_bits[442], m3_0_bits[443],
-                              m3_0_bits[444], m3_0_bits[445], m3_0_bits[446], m3_0_bits[447],
-                              m3_0_bits[432], m3_0_bits[433], m3_0_bits[434], m3_0_bits[435],
-                              m3_0_bits[436], m3_0_bits[437], m3_0_bits[438], m3_0_bits[439],
-                              m3_0_bits[424], m3_0_bits[425], m3_0_bits[426], m3_0_bits[427],
-                              m3_0_bits[428], m3_0_bits[429], m3_0_bits[430], m3_0_bits[431],
-                              m3_0_bits[416], m3_0_bits[417], m3_0_bits[418], m3_0_bits[419],
-                              m3_0_bits[420], m3_0_bits[421], m3_0_bits[422], m3_0_bits[423]}),
+                           : {u_m3_0_bits_o[440], u_m3_0_bits_o[441], u_m3_0_bits_o[442],
+                              u_m3_0_bits_o[443], u_m3_0_bits_o[444], u_m3_0_bits_o[445],
+                              u_m3_0_bits_o[446], u_m3_0_bits_o[447], u_m3_0_bits_o[432],
+                              u_m3_0_bits_o[433], u_m3_0_bits_o[434], u_m3_0_bits_o[435],
+                              u_m3_0_bits_o[436], u_m3_0_bits_o[437], u_m3_0_bits_o[438],
+                              u_m3_0_bits_o[439], u_m3_0_bits_o[424], u_m3_0_bits_o[425],
+                              u_m3_0_bits_o[426], u_m3_0_bits_o[427], u_m3_0_bits_o[428],
+                              u_m3_0_bits_o[429], u_m3_0_bits_o[430], u_m3_0_bits_o[431],
+                              u_m3_0_bits_o[416], u_m3_0_bits_o[417], u_m3_0_bits_o[418],
+                              u_m3_0_bits_o[419], u_m3_0_bits_o[420], u_m3_0_bits_o[421],
+                              u_m3_0_bits_o[422], u_m3_0_bits_o[423]}),
                           (raw_c12_q ? blk5_q[415:384]
-                           : {m3_0_bits[408], m3_0_bits[409], m3_0_bits[410], m3_0_bits[411],
-                              m3_0_bits[412], m3_0_bits[413], m3_0_bits[414], m3_0_bits[415],
-                              m3_0_bits[400], m3_0_bits[401], m3_0_bits[402], m3_0_bits[403],
-                              m3_0_bits[404], m3_0_bits[405], m3_0_bits[406], m3_0_bits[407],
-                              m3_0_bits[392], m3_0_bits[393], m3_0_bits[394], m3_0_bits[395],
-                              m3_0_bits[396], m3_0_bits[397], m3_0_bits[398], m3_0_bits[399],
-                              m3_0_bits[384], m3_0_bits[385], m3_0_bits[386], m3_0_bits[387],
-                              m3_0_bits[388], m3_0_bits[389], m3_0_bits[390], m3_0_bits[391]}),
+                           : {u_m3_0_bits_o[408], u_m3_0_bits_o[409], u_m3_0_bits_o[410],
+                              u_m3_0_bits_o[411], u_m3_0_bits_o[412], u_m3_0_bits_o[413],
+                              u_m3_0_bits_o[414], u_m3_0_bits_o[415], u_m3_0_bits_o[400],
+                              u_m3_0_bits_o[401], u_m3_0_bits_o[402], u_m3_0_bits_o[403],
+                              u_m3_0_bits_o[404], u_m3_0_bits_o[405], u_m3_0_bits_o[406],
+                              u_m3_0_bits_o[407], u_m3_0_bits_o[392], u_m3_0_bits_o[393],
+                              u_m3_0_bits_o[394], u_m3_0_bits_o[395], u_m3_0_bits_o[396],
+                              u_m3_0_bits_o[397], u_m3_0_bits_o[398], u_m3_0_bits_o[399],
+                              u_m3_0_bits_o[384], u_m3_0_bits_o[385], u_m3_0_bits_o[386],
+                              u_m3_0_bits_o[387], u_m3_0_bits_o[388], u_m3_0_bits_o[389],
+                              u_m3_0_bits_o[390], u_m3_0_bits_o[391]}),
                           (raw_c11_q ? blk5_q[383:352]
-                           : {m3_0_bits[376], m3_0_bits[377], m3_0_bits[378], m3_0_bits[379],
-                              m3_0_bits[380], m3_0_bits[381], m3_0_bits[382], m3_0_bits[383],
-                              m3_0_bits[368], m3_0_bits[369], m3_0_bits[370], m3_0_bits[371],
-                              m3_0_bits[372], m3_0_bits[373], m3_0_bits[374], m3_0_bits[375],
-                              m3_0_bits[360], m3_0_bits[361], m3_0_bits[362], m3_0_bits[363],
-                              m3_0_bits[364], m3_0_bits[365], m3_0_bits[366], m3_0_bits[367],
-                              m3_0_bits[352], m3_0_bits[353], m3_0_bits[354], m3_0_bits[355],
-                              m3_0_bits[356], m3_0_bits[357], m3_0_bits[358], m3_0_bits[359]}),
+                           : {u_m3_0_bits_o[376], u_m3_0_bits_o[377], u_m3_0_bits_o[378],
+                              u_m3_0_bits_o[379], u_m3_0_bits_o[380], u_m3_0_bits_o[381],
+                              u_m3_0_bits_o[382], u_m3_0_bits_o[383], u_m3_0_bits_o[368],
+                              u_m3_0_bits_o[369], u_m3_0_bits_o[370], u_m3_0_bits_o[371],
+                              u_m3_0_bits_o[372], u_m3_0_bits_o[373], u_m3_0_bits_o[374],
+                              u_m3_0_bits_o[375], u_m3_0_bits_o[360], u_m3_0_bits_o[361],
+                              u_m3_0_bits_o[362], u_m3_0_bits_o[363], u_m3_0_bits_o[364],
+                              u_m3_0_bits_o[365], u_m3_0_bits_o[366], u_m3_0_bits_o[367],
+                              u_m3_0_bits_o[352], u_m3_0_bits_o[353], u_m3_0_bits_o[354],
+                              u_m3_0_bits_o[355], u_m3_0_bits_o[356], u_m3_0_bits_o[357],
+                              u_m3_0_bits_o[358], u_m3_0_bits_o[359]}),
                           (raw_c10_q ? blk5_q[351:320]
-                           : {m3_0_bits[344], m3_0_bits[345], m3_0_bits[346], m3_0_bits[347],
-                              m3_0_bits[348], m3_0_bits[349], m3_0_bits[350], m3_0_bits[351],
-                              m3_0_bits[336], m3_0_bits[337], m3_0_bits[338], m3_0_bits[339],
-                              m3_0_bits[340], m3_0_bits[341], m3_0_bits[342], m3_0_bits[343],
-                              m3_0_bits[328], m3_0_bits[329], m3_0_bits[330], m3_0_bits[331],
-                              m3_0_bits[332], m3_0_bits[333], m3_0_bits[334], m3_0_bits[335],
-                              m3_0_bits[320], m3_0_bits[321], m3_0_bits[322], m3_0_bits[323],
-                              m3_0_bits[324], m3_0_bits[325], m3_0_bits[326], m3_0_bits[327]}),
+                           : {u_m3_0_bits_o[344], u_m3_0_bits_o[345], u_m3_0_bits_o[346],
+                              u_m3_0_bits_o[347], u_m3_0_bits_o[348], u_m3_0_bits_o[349],
+                              u_m3_0_bits_o[350], u_m3_0_bits_o[351], u_m3_0_bits_o[336],
+                              u_m3_0_bits_o[337], u_m3_0_bits_o[338], u_m3_0_bits_o[339],
+                              u_m3_0_bits_o[340], u_m3_0_bits_o[341], u_m3_0_bits_o[342],
+                              u_m3_0_bits_o[343], u_m3_0_bits_o[328], u_m3_0_bits_o[329],
+                              u_m3_0_bits_o[330], u_m3_0_bits_o[331], u_m3_0_bits_o[332],
+                              u_m3_0_bits_o[333], u_m3_0_bits_o[334], u_m3_0_bits_o[335],
+                              u_m3_0_bits_o[320], u_m3_0_bits_o[321], u_m3_0_bits_o[322],
+                              u_m3_0_bits_o[323], u_m3_0_bits_o[324], u_m3_0_bits_o[325],
+                              u_m3_0_bits_o[326], u_m3_0_bits_o[327]}),
                           (raw_c9_q ? blk5_q[319:288]
-                           : {m3_0_bits[312], m3_0_bits[313], m3_0_bits[314], m3_0_bits[315],
-                              m3_0_bits[316], m3_0_bits[317], m3_0_bits[318], m3_0_bits[319],
-                              m3_0_bits[304], m3_0_bits[305], m3_0_bits[306], m3_0_bits[307],
-                              m3_0_bits[308], m3_0_bits[309], m3_0_bits[310], m3_0_bits[311],
-                              m3_0_bits[296], m3_0_bits[297], m3_0_bits[298], m3_0_bits[299],
-                              m3_0_bits[300], m3_0_bits[301], m3_0_bits[302], m3_0_bits[303],
-                              m3_0_bits[288], m3_0_bits[289], m3_0_bits[290], m3_0_bits[291],
-                              m3_0_bits[292], m3_0_bits[293], m3_0_bits[294], m3_0_bits[295]}),
+                           : {u_m3_0_bits_o[312], u_m3_0_bits_o[313], u_m3_0_bits_o[314],
+                              u_m3_0_bits_o[315], u_m3_0_bits_o[316], u_m3_0_bits_o[317],
+                              u_m3_0_bits_o[318], u_m3_0_bits_o[319], u_m3_0_bits_o[304],
+                              u_m3_0_bits_o[305], u_m3_0_bits_o[306], u_m3_0_bits_o[307],
+                              u_m3_0_bits_o[308], u_m3_0_bits_o[309], u_m3_0_bits_o[310],
+                              u_m3_0_bits_o[311], u_m3_0_bits_o[296], u_m3_0_bits_o[297],
+                              u_m3_0_bits_o[298], u_m3_0_bits_o[299], u_m3_0_bits_o[300],
+                              u_m3_0_bits_o[301], u_m3_0_bits_o[302], u_m3_0_bits_o[303],
+                              u_m3_0_bits_o[288], u_m3_0_bits_o[289], u_m3_0_bits_o[290],
+                              u_m3_0_bits_o[291], u_m3_0_bits_o[292], u_m3_0_bits_o[293],
+                              u_m3_0_bits_o[294], u_m3_0_bits_o[295]}),
                           (raw_c8_q ? blk5_q[287:256]
-                           : {m3_0_bits[280], m3_0_bits[281], m3_0_bits[282], m3_0_bits[283],
-                              m3_0_bits[284], m3_0_bits[285], m3_0_bits[286], m3_0_bits[287],
-                              m3_0_bits[272], m3_0_bits[273], m3_0_bits[274], m3_0_bits[275],
-                              m3_0_bits[276], m3_0_bits[277], m3_0_bits[278], m3_0_bits[279],
-                              m3_0_bits[264], m3_0_bits[265], m3_0_bits[266], m3_0_bits[267],
-                              m3_0_bits[268], m3_0_bits[269], m3_0_bits[270], m3_0_bits[271],
-                              m3_0_bits[256], m3_0_bits[257], m3_0_bits[258], m3_0_bits[259],
-                              m3_0_bits[260], m3_0_bits[261], m3_0_bits[262], m3_0_bits[263]}),
+                           : {u_m3_0_bits_o[280], u_m3_0_bits_o[281], u_m3_0_bits_o[282],
+                              u_m3_0_bits_o[283], u_m3_0_bits_o[284], u_m3_0_bits_o[285],
+                              u_m3_0_bits_o[286], u_m3_0_bits_o[287], u_m3_0_bits_o[272],
+                              u_m3_0_bits_o[273], u_m3_0_bits_o[274], u_m3_0_bits_o[275],
+                              u_m3_0_bits_o[276], u_m3_0_bits_o[277], u_m3_0_bits_o[278],
+                              u_m3_0_bits_o[279], u_m3_0_bits_o[264], u_m3_0_bits_o[265],
+                              u_m3_0_bits_o[266], u_m3_0_bits_o[267], u_m3_0_bits_o[268],
+                              u_m3_0_bits_o[269], u_m3_0_bits_o[270], u_m3_0_bits_o[271],
+                              u_m3_0_bits_o[256], u_m3_0_bits_o[257], u_m3_0_bits_o[258],
+                              u_m3_0_bits_o[259], u_m3_0_bits_o[260], u_m3_0_bits_o[261],
+                              u_m3_0_bits_o[262], u_m3_0_bits_o[263]}),
                           (raw_c7_q ? blk5_q[255:224]
-                           : {m3_0_bits[248], m3_0_bits[249], m3_0_bits[250], m3_0_bits[251],
-                              m3_0_bits[252], m3_0_bits[253], m3_0_bits[254], m3_0_bits[255],
-                              m3_0_bits[240], m3_0_bits[241], m3_0_bits[242], m3_0_bits[243],
-                              m3_0_bits[244], m3_0_bits[245], m3_0_bits[246], m3_0_bits[247],
-                              m3_0_bits[232], m3_0_bits[233], m3_0_bits[234], m3_0_bits[235],
-                              m3_0_bits[236], m3_0_bits[237], m3_0_bits[238], m3_0_bits[239],
-                              m3_0_bits[224], m3_0_bits[225], m3_0_bits[226], m3_0_bits[227],
-                              m3_0_bits[228], m3_0_bits[229], m3_0_bits[230], m3_0_bits[231]}),
+                           : {u_m3_0_bits_o[248], u_m3_0_bits_o[249], u_m3_0_bits_o[250],
+                              u_m3_0_bits_o[251], u_m3_0_bits_o[252], u_m3_0_bits_o[253],
+                              u_m3_0_bits_o[254], u_m3_0_bits_o[255], u_m3_0_bits_o[240],
+                              u_m3_0_bits_o[241], u_m3_0_bits_o[242], u_m3_0_bits_o[243],
+                              u_m3_0_bits_o[244], u_m3_0_bits_o[245], u_m3_0_bits_o[246],
+                              u_m3_0_bits_o[247], u_m3_0_bits_o[232], u_m3_0_bits_o[233],
+                              u_m3_0_bits_o[234], u_m3_0_bits_o[235], u_m3_0_bits_o[236],
+                              u_m3_0_bits_o[237], u_m3_0_bits_o[238], u_m3_0_bits_o[239],
+                              u_m3_0_bits_o[224], u_m3_0_bits_o[225], u_m3_0_bits_o[226],
+                              u_m3_0_bits_o[227], u_m3_0_bits_o[228], u_m3_0_bits_o[229],
+                              u_m3_0_bits_o[230], u_m3_0_bits_o[231]}),
                           (raw_c6_q ? blk5_q[223:192]
-                           : {m3_0_bits[216], m3_0_bits[217], m3_0_bits[218], m3_0_bits[219],
-                              m3_0_bits[220], m3_0_bits[221], m3_0_bits[222], m3_0_bits[223],
-                              m3_0_bits[208], m3_0_bits[209], m3_0_bits[210], m3_0_bits[211],
-                              m3_0_bits[212], m3_0_bits[213], m3_0_bits[214], m3_0_bits[215],
-                              m3_0_bits[200], m3_0_bits[201], m3_0_bits[202], m3_0_bits[203],
-                              m3_0_bits[204], m3_0_bits[205], m3_0_bits[206], m3_0_bits[207],
-                              m3_0_bits[192], m3_0_bits[193], m3_0_bits[194], m3_0_bits[195],
-                              m3_0_bits[196], m3_0_bits[197], m3_0_bits[198], m3_0_bits[199]}),
+                           : {u_m3_0_bits_o[216], u_m3_0_bits_o[217], u_m3_0_bits_o[218],
+                              u_m3_0_bits_o[219], u_m3_0_bits_o[220], u_m3_0_bits_o[221],
+                              u_m3_0_bits_o[222], u_m3_0_bits_o[223], u_m3_0_bits_o[208],
+                              u_m3_0_bits_o[209], u_m3_0_bits_o[210], u_m3_0_bits_o[211],
+                              u_m3_0_bits_o[212], u_m3_0_bits_o[213], u_m3_0_bits_o[214],
+                              u_m3_0_bits_o[215], u_m3_0_bits_o[200], u_m3_0_bits_o[201],
+                              u_m3_0_bits_o[202], u_m3_0_bits_o[203], u_m3_0_bits_o[204],
+                              u_m3_0_bits_o[205], u_m3_0_bits_o[206], u_m3_0_bits_o[207],
+                              u_m3_0_bits_o[192], u_m3_0_bits_o[193], u_m3_0_bits_o[194],
+                              u_m3_0_bits_o[195], u_m3_0_bits_o[196], u_m3_0_bits_o[197],
+                              u_m3_0_bits_o[198], u_m3_0_bits_o[199]}),
                           (raw_c5_q ? blk5_q[191:160]
-                           : {m3_0_bits[184], m3_0_bits[185], m3_0_bits[186], m3_0_bits[187],
-                              m3_0_bits[188], m3_0_bits[189], m3_0_bits[190], m3_0_bits[191],
-                              m3_0_bits[176], m3_0_bits[177], m3_0_bits[178], m3_0_bits[179],
-                              m3_0_bits[180], m3_0_bits[181], m3_0_bits[182], m3_0_bits[183],
-                              m3_0_bits[168], m3_0_bits[169], m3_0_bits[170], m3_0_bits[171],
-                              m3_0_bits[172], m3_0_bits[173], m3_0_bits[174], m3_0_bits[175],
-                              m3_0_bits[160], m3_0_bits[161], m3_0_bits[162], m3_0_bits[163],
-                              m3_0_bits[164], m3_0_bits[165], m3_0_bits[166], m3_0_bits[167]}),
+                           : {u_m3_0_bits_o[184], u_m3_0_bits_o[185], u_m3_0_bits_o[186],
+                              u_m3_0_bits_o[187], u_m3_0_bits_o[188], u_m3_0_bits_o[189],
+                              u_m3_0_bits_o[190], u_m3_0_bits_o[191], u_m3_0_bits_o[176],
+                              u_m3_0_bits_o[177], u_m3_0_bits_o[178], u_m3_0_bits_o[179],
+                              u_m3_0_bits_o[180], u_m3_0_bits_o[181], u_m3_0_bits_o[182],
+                              u_m3_0_bits_o[183], u_m3_0_bits_o[168], u_m3_0_bits_o[169],
+                              u_m3_0_bits_o[170], u_m3_0_bits_o[171], u_m3_0_bits_o[172],
+                              u_m3_0_bits_o[173], u_m3_0_bits_o[174], u_m3_0_bits_o[175],
+                              u_m3_0_bits_o[160], u_m3_0_bits_o[161], u_m3_0_bits_o[162],
+                              u_m3_0_bits_o[163], u_m3_0_bits_o[164], u_m3_0_bits_o[165],
+                              u_m3_0_bits_o[166], u_m3_0_bits_o[167]}),
                           (raw_c4_q ? blk5_q[159:128]
-                           : {m3_0_bits[152], m3_0_bits[153], m3_0_bits[154], m3_0_bits[155],
-                              m3_0_bits[156], m3_0_bits[157], m3_0_bits[158], m3_0_bits[159],
-                              m3_0_bits[144], m3_0_bits[145], m3_0_bits[146], m3_0_bits[147],
-                              m3_0_bits[148], m3_0_bits[149], m3_0_bits[150], m3_0_bits[151],
-                              m3_0_bits[136], m3_0_bits[137], m3_0_bits[138], m3_0_bits[139],
-                              m3_0_bits[140], m3_0_bits[141], m3_0_bits[142], m3_0_bits[143],
-                              m3_0_bits[128], m3_0_bits[129], m3_0_bits[130], m3_0_bits[131],
-                              m3_0_bits[132], m3_0_bits[133], m3_0_bits[134], m3_0_bits[135]}),
+                           : {u_m3_0_bits_o[152], u_m3_0_bits_o[153], u_m3_0_bits_o[154],
+                              u_m3_0_bits_o[155], u_m3_0_bits_o[156], u_m3_0_bits_o[157],
+                              u_m3_0_bits_o[158], u_m3_0_bits_o[159], u_m3_0_bits_o[144],
+                              u_m3_0_bits_o[145], u_m3_0_bits_o[146], u_m3_0_bits_o[147],
+                              u_m3_0_bits_o[148], u_m3_0_bits_o[149], u_m3_0_bits_o[150],
+                              u_m3_0_bits_o[151], u_m3_0_bits_o[136], u_m3_0_bits_o[137],
+                              u_m3_0_bits_o[138], u_m3_0_bits_o[139], u_m3_0_bits_o[140],
+                              u_m3_0_bits_o[141], u_m3_0_bits_o[142], u_m3_0_bits_o[143],
+                              u_m3_0_bits_o[128], u_m3_0_bits_o[129], u_m3_0_bits_o[130],
+                              u_m3_0_bits_o[131], u_m3_0_bits_o[132], u_m3_0_bits_o[133],
+                              u_m3_0_bits_o[134], u_m3_0_bits_o[135]}),
                           (raw_c3_q ? blk5_q[127:96]
-                           : {m3_0_bits[120], m3_0_bits[121], m3_0_bits[122], m3_0_bits[123],
-                              m3_0_bits[124], m3_0_bits[125], m3_0_bits[126], m3_0_bits[127],
-                              m3_0_bits[112], m3_0_bits[113], m3_0_bits[114], m3_0_bits[115],
-                              m3_0_bits[116], m3_0_bits[117], m3_0_bits[118], m3_0_bits[119],
-                              m3_0_bits[104], m3_0_bits[105], m3_0_bits[106], m3_0_bits[107],
-                              m3_0_bits[108], m3_0_bits[109], m3_0_bits[110], m3_0_bits[111],
-                              m3_0_bits[96], m3_0_bits[97], m3_0_bits[98], m3_0_bits[99],
-                              m3_0_bits[100], m3_0_bits[101], m3_0_bits[102], m3_0_bits[103]}),
+                           : {u_m3_0_bits_o[120], u_m3_0_bits_o[121], u_m3_0_bits_o[122],
+                              u_m3_0_bits_o[123], u_m3_0_bits_o[124], u_m3_0_bits_o[125],
+                              u_m3_0_bits_o[126], u_m3_0_bits_o[127], u_m3_0_bits_o[112],
+                              u_m3_0_bits_o[113], u_m3_0_bits_o[114], u_m3_0_bits_o[115],
+                              u_m3_0_bits_o[116], u_m3_0_bits_o[117], u_m3_0_bits_o[118],
+                              u_m3_0_bits_o[119], u_m3_0_bits_o[104], u_m3_0_bits_o[105],
+                              u_m3_0_bits_o[106], u_m3_0_bits_o[107], u_m3_0_bits_o[108],
+                              u_m3_0_bits_o[109], u_m3_0_bits_o[110], u_m3_0_bits_o[111],
+                              u_m3_0_bits_o[96], u_m3_0_bits_o[97], u_m3_0_bits_o[98],
+                              u_m3_0_bits_o[99], u_m3_0_bits_o[100], u_m3_0_bits_o[101],
+                              u_m3_0_bits_o[102], u_m3_0_bits_o[103]}),
                           (raw_c2_q ? blk5_q[95:64]
-                           : {m3_0_bits[88], m3_0_bits[89], m3_0_bits[90], m3_0_bits[91],
-                              m3_0_bits[92], m3_0_bits[93], m3_0_bits[94], m3_0_bits[95],
-                              m3_0_bits[80], m3_0_bits[81], m3_0_bits[82], m3_0_bits[83],
-                              m3_0_bits[84], m3_0_bits[85], m3_0_bits[86], m3_0_bits[87],
-                              m3_0_bits[72], m3_0_bits[73], m3_0_bits[74], m3_0_bits[75],
-                              m3_0_bits[76], m3_0_bits[77], m3_0_bits[78], m3_0_bits[79],
-                              m3_0_bits[64], m3_0_bits[65], m3_0_bits[66], m3_0_bits[67],
-                              m3_0_bits[68], m3_0_bits[69], m3_0_bits[70], m3_0_bits[71]}),
+                           : {u_m3_0_bits_o[88], u_m3_0_bits_o[89], u_m3_0_bits_o[90],
+                              u_m3_0_bits_o[91], u_m3_0_bits_o[92], u_m3_0_bits_o[93],
+                              u_m3_0_bits_o[94], u_m3_0_bits_o[95], u_m3_0_bits_o[80],
+                              u_m3_0_bits_o[81], u_m3_0_bits_o[82], u_m3_0_bits_o[83],
+                              u_m3_0_bits_o[84], u_m3_0_bits_o[85], u_m3_0_bits_o[86],
+                              u_m3_0_bits_o[87], u_m3_0_bits_o[72], u_m3_0_bits_o[73],
+                              u_m3_0_bits_o[74], u_m3_0_bits_o[75], u_m3_0_bits_o[76],
+                              u_m3_0_bits_o[77], u_m3_0_bits_o[78], u_m3_0_bits_o[79],
+                              u_m3_0_bits_o[64], u_m3_0_bits_o[65], u_m3_0_bits_o[66],
+                              u_m3_0_bits_o[67], u_m3_0_bits_o[68], u_m3_0_bits_o[69],
+                              u_m3_0_bits_o[70], u_m3_0_bits_o[71]}),
                           (raw_c1_q ? blk5_q[63:32]
-                           : {m3_0_bits[56], m3_0_bits[57], m3_0_bits[58], m3_0_bits[59],
-                              m3_0_bits[60], m3_0_bits[61], m3_0_bits[62], m3_0_bits[63],
-                              m3_0_bits[48], m3_0_bits[49], m3_0_bits[50], m3_0_bits[51],
-                              m3_0_bits[52], m3_0_bits[53], m3_0_bits[54], m3_0_bits[55],
-                              m3_0_bits[40], m3_0_bits[41], m3_0_bits[42], m3_0_bits[43],
-                              m3_0_bits[44], m3_0_bits[45], m3_0_bits[46], m3_0_bits[47],
-                              m3_0_bits[32], m3_0_bits[33], m3_0_bits[34], m3_0_bits[35],
-                              m3_0_bits[36], m3_0_bits[37], m3_0_bits[38], m3_0_bits[39]}),
+                           : {u_m3_0_bits_o[56], u_m3_0_bits_o[57], u_m3_0_bits_o[58],
+                              u_m3_0_bits_o[59], u_m3_0_bits_o[60], u_m3_0_bits_o[61],
+                              u_m3_0_bits_o[62], u_m3_0_bits_o[63], u_m3_0_bits_o[48],
+                              u_m3_0_bits_o[49], u_m3_0_bits_o[50], u_m3_0_bits_o[51],
+                              u_m3_0_bits_o[52], u_m3_0_bits_o[53], u_m3_0_bits_o[54],
+                              u_m3_0_bits_o[55], u_m3_0_bits_o[40], u_m3_0_bits_o[41],
+                              u_m3_0_bits_o[42], u_m3_0_bits_o[43], u_m3_0_bits_o[44],
+                              u_m3_0_bits_o[45], u_m3_0_bits_o[46], u_m3_0_bits_o[47],
+                              u_m3_0_bits_o[32], u_m3_0_bits_o[33], u_m3_0_bits_o[34],
+                              u_m3_0_bits_o[35], u_m3_0_bits_o[36], u_m3_0_bits_o[37],
+                              u_m3_0_bits_o[38], u_m3_0_bits_o[39]}),
                           (raw_c0_q ? blk5_q[31:0]
-                           : {m3_0_bits[24], m3_0_bits[25], m3_0_bits[26], m3_0_bits[27],
-                              m3_0_bits[28], m3_0_bits[29], m3_0_bits[30], m3_0_bits[31],
-                              m3_0_bits[16], m3_0_bits[17], m3_0_bits[18], m3_0_bits[19],
-                              m3_0_bits[20], m3_0_bits[21], m3_0_bits[22], m3_0_bits[23],
-                              m3_0_bits[8], m3_0_bits[9], m3_0_bits[10], m3_0_bits[11],
-                              m3_0_bits[12], m3_0_bits[13], m3_0_bits[14], m3_0_bits[15],
-                              m3_0_bits[0], m3_0_bits[1], m3_0_bits[2], m3_0_bits[3], m3_0_bits[4],
-                              m3_0_bits[5], m3_0_bits[6], m3_0_bits[7]})};
+                           : {u_m3_0_bits_o[24], u_m3_0_bits_o[25], u_m3_0_bits_o[26],
+                              u_m3_0_bits_o[27], u_m3_0_bits_o[28], u_m3_0_bits_o[29],
+                              u_m3_0_bits_o[30], u_m3_0_bits_o[31], u_m3_0_bits_o[16],
+                              u_m3_0_bits_o[17], u_m3_0_bits_o[18], u_m3_0_bits_o[19],
+                              u_m3_0_bits_o[20], u_m3_0_bits_o[21], u_m3_0_bits_o[22],
+                              u_m3_0_bits_o[23], u_m3_0_bits_o[8], u_m3_0_bits_o[9],
+                              u_m3_0_bits_o[10], u_m3_0_bits_o[11], u_m3_0_bits_o[12],
+                              u_m3_0_bits_o[13], u_m3_0_bits_o[14], u_m3_0_bits_o[15],
+                              u_m3_0_bits_o[0], u_m3_0_bits_o[1], u_m3_0_bits_o[2],
+                              u_m3_0_bits_o[3], u_m3_0_bits_o[4], u_m3_0_bits_o[5],
+                              u_m3_0_bits_o[6], u_m3_0_bits_o[7]})};
   assign out_stream_d = stream_or_raw;
   assign out_nbits_d = nbits;
   assign out_size_d = size;
@@ -12149,24 +3682,6 @@ module bpc_comp_s32 (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, zrst5_16, zrst5_17, zrst5_18, zrst5_19, zrst5_20, zrst5_21, zrst5_22,
-                       zrst5_23, zrst5_24, zrst5_25, zrst5_26, zrst5_27, zrst5_28, zrst5_29,
-                       zrst5_30, zrst5_31, zrst6_32, 1'd0, zcnt1_1[5], zcnt2_2[5], zcnt2_3[5],
-                       zcnt3_4[5], zcnt3_5[5], zcnt3_6[5], zcnt3_7[5], zcnt4_8[5], zcnt4_9[5],
-                       zcnt4_10[5], zcnt4_11[5], zcnt4_12[5], zcnt4_13[5], zcnt4_14[5], zcnt4_15[5],
-                       zcnt5_16[5], zcnt5_17[5], zcnt5_18[5], zcnt5_19[5], zcnt5_20[5], zcnt5_21[5],
-                       zcnt5_22[5], zcnt5_23[5], zcnt5_24[5], zcnt5_25[5], zcnt5_26[5], zcnt5_27[5],
-                       zcnt5_28[5], zcnt5_29[5], zcnt5_30[5], zcnt5_31, zcnt6_32,
-                       t3_off_csa_l0_0m[7], t7_off_csa_l0_0m[7], t11_off_csa_l0_0m[7],
-                       t15_off_csa_l0_0m[7], t19_off_csa_l0_0m[7], t23_off_csa_l0_0m[7],
-                       t27_off_csa_l0_0m[7], t31_off_csa_l0_0m[7], t_gsum0_csa_l0_0m[7],
-                       t_gsum0_csa_l1_0m[7], t_gsum1_csa_l0_0m[7], t_gsum1_csa_l1_0m[7],
-                       t_gsum2_csa_l0_0m[7], t_gsum2_csa_l1_0m[7], t_gsum3_csa_l0_0m[7],
-                       t_gsum3_csa_l1_0m[7], t_gsum4_csa_l0_0m[7], t_gsum4_csa_l1_0m[7],
-                       t_gsum5_csa_l0_0m[7], t_gsum5_csa_l1_0m[7], t_gsum6_csa_l0_0m[7],
-                       t_gsum6_csa_l1_0m[7], t_gsum7_csa_l0_0m[7], t_gsum7_csa_l1_0m[7],
-                       g13_off_csa_l0_0m[9], g17_off_csa_l0_0m[9], g1_gsum0_csa_l0_0m[9],
-                       g1_gsum0_csa_l1_0m[9], g1_gsum1_csa_l0_0m[9], g1_gsum1_csa_l1_0m[9],
-                       g2_gsum0_csa_l0_0m[11], g2_gsum0[11], total_q[11]};
+  assign unused_ok = &{1'd0, u_g2_sums0_sum_o[11], total_q[11]};
 endmodule
 `default_nettype wire

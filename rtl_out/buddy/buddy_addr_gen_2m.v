@@ -72,9 +72,8 @@ module buddy_addr_gen_2m (
   assign m_dev_addr_o = (tgt_ok ? dev_sum : 48'd0);
   assign m_bud_addr_o = (tgt_ok ? bud_sum : 48'd0);
   assign m_is_buddy_o = (tgt_ok
-                         & ((tgt_0 ? 1'd0 : 1'd0) | (tgt_1 ? (s_k_i >= 2'd3) : 1'd0)
-                            | (tgt_2 ? (s_k_i >= 2'd2) : 1'd0) | (tgt_3 ? (s_k_i >= 2'd1) : 1'd0)
-                            | (tgt_4 ? (s_k_i >= 2'd1) : 1'd0)));
+                         & ((tgt_1 ? (s_k_i >= 2'd3) : 1'd0) | (tgt_2 ? (s_k_i >= 2'd2) : 1'd0)
+                            | (tgt_3 ? (s_k_i >= 2'd1) : 1'd0) | (tgt_4 ? (s_k_i >= 2'd1) : 1'd0)));
   assign m_err_o = ~tgt_ok;
   assign s_ready_o = m_ready_i;
 endmodule

@@ -370,12 +370,8 @@ module buddy_mc_ctrl_2m_m8 (
                      : dev_k[0] ? cstream_q[511:256]
                      : cstream_q[255:0]);
   assign hreq_wdata = (tgt_x16 ? {192'd0, dev_lane[63:0]} : dev_lane);
-  assign bud_wdata_1 = (bud_k[1] ? (bud_k[0] ? 256'd0 : 256'd0)
-                        : bud_k[0] ? 256'd0
-                        : cstream_q[1023:768]);
-  assign bud_wdata_2 = (bud_k[1] ? (bud_k[0] ? 256'd0 : 256'd0)
-                        : bud_k[0] ? cstream_q[1023:768]
-                        : cstream_q[767:512]);
+  assign bud_wdata_1 = (bud_k[1] ? 256'd0 : bud_k[0] ? 256'd0 : cstream_q[1023:768]);
+  assign bud_wdata_2 = (bud_k[1] ? 256'd0 : bud_k[0] ? cstream_q[1023:768] : cstream_q[767:512]);
   assign bud_wdata_3 = (bud_k[1] ? (bud_k[0] ? 256'd0 : cstream_q[1023:768])
                         : bud_k[0] ? cstream_q[767:512]
                         : cstream_q[511:256]);

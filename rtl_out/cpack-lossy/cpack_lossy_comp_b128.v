@@ -771,7 +771,7 @@ module cpack_lossy_comp_b128 (
                    (w0_wide & ~w0_any_half), w0_zero};
   assign w0_idx_th = (w0_any_three ? w0_idx_three : w0_idx_half);
   assign w0_idx = (w0_any_full ? w0_idx_full : w0_idx_th);
-  assign w0_tok = ((w0_pat[0] ? 34'd0 : 34'd0) | (w0_pat[1] ? {2'd1, m_word0_q} : 34'd0)
+  assign w0_tok = ((w0_pat[1] ? {2'd1, m_word0_q} : 34'd0)
                    | ((w0_pat[2] ? {28'd0, 2'd2, w0_idx} : 34'd0)
                       | (w0_pat[3] ? {10'd0, 4'd12, w0_idx, m_word0_q[15:0]} : 34'd0))
                    | ((w0_pat[4] ? {22'd0, 4'd13, m_word0_q[7:0]} : 34'd0)
@@ -855,7 +855,7 @@ module cpack_lossy_comp_b128 (
                    (w1_wide & ~w1_any_half), w1_zero};
   assign w1_idx_th = (w1_any_three ? w1_idx_three : w1_idx_half);
   assign w1_idx = (w1_any_full ? w1_idx_full : w1_idx_th);
-  assign w1_tok = ((w1_pat[0] ? 34'd0 : 34'd0) | (w1_pat[1] ? {2'd1, m_word1_q} : 34'd0)
+  assign w1_tok = ((w1_pat[1] ? {2'd1, m_word1_q} : 34'd0)
                    | ((w1_pat[2] ? {28'd0, 2'd2, w1_idx} : 34'd0)
                       | (w1_pat[3] ? {10'd0, 4'd12, w1_idx, m_word1_q[15:0]} : 34'd0))
                    | ((w1_pat[4] ? {22'd0, 4'd13, m_word1_q[7:0]} : 34'd0)

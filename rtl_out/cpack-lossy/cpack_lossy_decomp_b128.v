@@ -224,8 +224,7 @@ module cpack_lossy_decomp_b128 (
                      | (take_prev_c16_q ? pos_prev_near_q : 4'd0));
   assign pos_far = ((take_pos_c16_q ?
                        {(|pos_q[511:505]), (|pos_q[383:377]), (|pos_q[255:249]), (|pos_q[127:121])}
-                     : 4'd0) | (take_jump_c16_q ? 4'd0 : 4'd0)
-                    | (take_prev_c16_q ? pos_prev_far_q : 4'd0));
+                     : 4'd0) | (take_prev_c16_q ? pos_prev_far_q : 4'd0));
   assign pos_first_now = ((take_pos_c16_q ? {pos_q[384], pos_q[256], pos_q[128], pos_q[0]} : 4'd0)
                           | (take_jump_c16_q ? pos_jump_q : 4'd0)
                           | (take_prev_c16_q ? pos_prev_first_q : 4'd0));
@@ -1281,13 +1280,7 @@ module cpack_lossy_decomp_b128 (
                             ((blk_left == 4'd0) ? 2'd2 : (blk_left == 4'd1) ? 2'd3 : 2'd0)
                           : 2'd1)
                        : 2'd0);
-  assign beat_words = (beat_final ?
-                         ((blk_tcode_q == 2'd3) ? 3'd4
-                          : (blk_tcode_q == 2'd2) ? 3'd4
-                          : (blk_tcode_q == 2'd1) ? 3'd4
-                          : (blk_tcode_q == 2'd0) ? 3'd4
-                          : 3'd4)
-                       : 3'd4);
+  assign beat_words = 3'd4;
   assign x1_valid_d = go;
   assign x1_raw_d = st_raw_q;
   assign x1_last_d = (st_raw_q ? raw_final : beat_final);
@@ -4429,10 +4422,10 @@ module cpack_lossy_decomp_b128 (
   assign x2_st4 = ({x2_st4_l2, 2'd0} | {x2_st4_l34, 34'd0}
                    | ({x2_st4_l6, 6'd0} | {x2_st4_l24, 24'd0})
                    | ({x2_st4_l12, 12'd0} | {x2_st4_l16, 16'd0}));
-  assign x3_st1_d = (x2_raw_q ? {102'd0, 2'd2, 33'd0} : x2_st1);
-  assign x3_st2_d = (x2_raw_q ? {68'd0, 2'd2, 67'd0} : x2_st2);
-  assign x3_st3_d = (x2_raw_q ? {34'd0, 2'd2, 101'd0} : x2_st3);
-  assign x3_st4_d = (x2_raw_q ? {2'd2, 135'd0} : x2_st4);
+  assign x3_st1_d = (x2_raw_q ? 137'h400000000 : x2_st1);
+  assign x3_st2_d = (x2_raw_q ? {9'd0, 64'h10, 64'd0} : x2_st2);
+  assign x3_st3_d = (x2_raw_q ? {9'd0, 64'h4000000000, 64'd0} : x2_st3);
+  assign x3_st4_d = (x2_raw_q ? {9'd256, 64'd0, 64'd0} : x2_st4);
   assign x3_valid_d = x2_valid_q;
   assign x3_win_d = x2_win_q;
   assign x3_raw_d = x2_raw_q;

@@ -666,8 +666,6 @@ module cpack_lossy_mc_b128 (
                                | ((u_md_cache_resp_data_o[3:2] == 2'd1) ? 4'd6 : 4'd0)
                                | (((u_md_cache_resp_data_o[3:2] == 2'd2) ? 4'd5 : 4'd0)
                                   | ((u_md_cache_resp_data_o[3:2] == 2'd3) ? 4'd4 : 4'd0))))
-                         : ((state_q == STATE_MDWAIT) & (md_line_read & read_like & ~md_miss_q)) ?
-                           4'd8
                          : 4'd8);
   assign md_hit_en = (((state_q == STATE_DISPATCH) & is_l_rd)
                       | ((state_q == STATE_DISPATCH)

@@ -200,13 +200,30 @@ type Edit<'a> = (&'a str, &'a dyn Fn(&str) -> String);
 fn caught(p: &BuddyRtlParams, u: Unit, edits: &[Edit], n: u64) {
     let t = top(p, u).unwrap();
     let v = crate::hdl::emit::emit_design(&t).unwrap();
-    let text = &v.iter().find(|(f, _)| f.starts_with(&t.name)).unwrap().1;
-    for (what, edit) in edits {
-        assert_ne!(&edit(text), text, "{what}: edit did not apply");
-    }
+    // Each edit goes to the first module of the hierarchy it changes.
+    let files: Vec<&str> = edits
+        .iter()
+        .map(|(what, edit)| {
+            let (f, _) = v
+                .iter()
+                .find(|(_, text)| {
+                    let e = edit(text);
+                    !e.is_empty() && &e != text
+                })
+                .unwrap_or_else(|| panic!("{what}: edit did not apply"));
+            f.trim_end_matches(".v")
+        })
+        .collect();
     // One model with every fault, each switched on at run time.
-    let all: Vec<&dyn Fn(&str) -> String> = edits.iter().map(|(_, e)| *e).collect();
-    let fm = crate::cosim::fault::FaultModel::of_top(&t, &all).unwrap();
+    let faults: Vec<crate::cosim::fault::Fault> = edits
+        .iter()
+        .zip(&files)
+        .map(|((_, edit), f)| crate::cosim::fault::Fault {
+            file_prefix: f,
+            edit: *edit,
+        })
+        .collect();
+    let fm = crate::cosim::fault::FaultModel::build(&t, &faults).unwrap();
     for (k, (what, _)) in edits.iter().enumerate() {
         let mut dut = fm.dut(Some(k)).unwrap();
         let st = match u {
@@ -251,11 +268,16 @@ fn scoreboard_catches_injected_faults() {
                 v.replacen("assign all_zero = (", "assign all_zero = 1'b0 & (", 1)
             }),
             ("run length", &|v: &str| {
-                // The run field of a run from the top plane, off by one.
-                v.replacen("assign zrunf32 = ", "assign zrunf32 = 5'd1 ^ ", 1)
+                // The run field of a run from the top plane (the first token), off by one.
+                v.replacen(".runf_i(u_zrun_runf_o[", ".runf_i(5'd1 ^ u_zrun_runf_o[", 1)
             }),
             ("merge shift", &|v: &str| {
-                invert_mux_select(v, "m1_0_s1_l0").unwrap_or_default()
+                // The first merge of the first level: the base and three plane tokens.
+                if v.contains("module bpc_merge_w33_") {
+                    invert_mux_select(v, "s1_l0").unwrap_or_default()
+                } else {
+                    v.to_string()
+                }
             }),
         ],
         2_000,

@@ -342,6 +342,17 @@ impl Expr {
                 if merged.len() == 1 {
                     return merged.pop().expect("one part");
                 }
+                // A concatenation of constants only is one constant.
+                let consts: Option<Vec<Bits>> = merged
+                    .iter()
+                    .map(|p| match &*p.node {
+                        Node::Const(b) if p.error.is_none() => Some(b.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(c) = consts {
+                    return Expr::constant(Bits::concat_msb(&c));
+                }
                 let w = merged.iter().map(|p| p.width).sum();
                 Expr::new(Node::Concat(merged), w)
             }
@@ -606,6 +617,11 @@ impl Expr {
         }
         if let Some(c) = self.as_const() {
             return if c.is_zero() { f.clone() } else { t.clone() };
+        }
+        if let (Node::Const(a), Node::Const(b)) = (&*t.node, &*f.node) {
+            if a == b && t.error.is_none() && f.error.is_none() {
+                return t.clone();
+            }
         }
         Expr::new(node, t.width)
     }

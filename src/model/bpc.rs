@@ -99,6 +99,14 @@ impl PlaneCode {
 }
 
 impl BpcPrefixes {
+    /// The assignment's name (`kim2016`, `alternate`), as configs spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BpcPrefixes::Kim2016 => "kim2016",
+            BpcPrefixes::Alternate => "alternate",
+        }
+    }
+
     /// The 5-bit prefix of a prefixed class (`None` for zero planes and raw).
     pub fn prefix(self, c: PlaneCode) -> Option<u8> {
         let (ones, dbp0, two, one) = match self {

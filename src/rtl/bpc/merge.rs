@@ -2,8 +2,11 @@
 //! registered offset copies that bound the shifters' select fan-out.
 
 use super::arith::{csa_sum, shl_grow};
+use super::SPEC;
 use crate::hdl::blocks::or_tree;
-use crate::hdl::{Expr, ModuleBuilder};
+use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One segment of the merge tree: stream-order bits, a length, and its offset within the
 /// group of four it merges into next (the sum of its elder siblings' lengths), as equal
@@ -18,36 +21,71 @@ pub(super) struct Seg {
 /// Shifter output bits (or raw-select bits) steered by one register copy of their select.
 pub(super) const LANES_PER_COPY: u32 = 32;
 
-/// Sets each segment's offset within its group of four: the sum of the lengths before it
-/// (named `<prefix><i>_off`), by one carry-save sum of at most three lengths.
-pub(super) fn with_offsets(m: &mut ModuleBuilder, prefix: &str, segs: &mut [Seg]) {
+/// Sets each segment's offset within its group of four (the sum of the lengths before it)
+/// and returns each group's length (the next level's segment lengths), by one instance of
+/// [`sums_module`] per group (`u_<prefix>_sums<h>`). The group lengths are registered with
+/// the segments ([`reg_glens`]), so the next stage's offsets and sums start from registers
+/// and no stage adds more than four lengths.
+pub(super) fn offsets_and_sums(
+    m: &mut ModuleBuilder,
+    mods: &mut SubModules,
+    prefix: &str,
+    segs: &mut [Seg],
+) -> Result<Vec<Expr>, HdlError> {
     let lw = segs.iter().map(|s| s.len.width()).max().unwrap_or(1) + 2;
-    for i in 0..segs.len() {
-        let g = i / 4 * 4;
-        segs[i].off = if i == g {
-            vec![Expr::zero(1)]
-        } else {
-            let terms: Vec<Expr> = segs[g..i].iter().map(|s| s.len.zext(lw)).collect();
-            let name = format!("{prefix}{i}_off");
-            let sum = csa_sum(m, &format!("{name}_csa"), &terms);
-            vec![m.wire(&name, &sum)]
-        };
+    let mut sums = Vec::new();
+    for (h, grp) in segs.chunks_mut(4).enumerate() {
+        if let [s] = grp {
+            // A group of one: its offset is 0 and its length the segment's.
+            s.off = vec![Expr::zero(1)];
+            sums.push(s.len.zext(lw));
+            continue;
+        }
+        let module = sub_module(mods, &sums_name(grp.len(), lw), || {
+            sums_module(grp.len(), lw)
+        })?;
+        let inputs: Vec<(String, Expr)> = grp
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (format!("len{i}_i"), s.len.zext(lw)))
+            .collect();
+        let refs: Vec<(&str, Expr)> = inputs
+            .iter()
+            .map(|(n, e)| (n.as_str(), e.clone()))
+            .collect();
+        let u = m.instance(&module, &format!("u_{prefix}_sums{h}"), &refs);
+        for (i, s) in grp.iter_mut().enumerate() {
+            s.off = if i == 0 {
+                vec![Expr::zero(1)]
+            } else {
+                vec![u.out(&format!("off{i}_o"))]
+            };
+        }
+        sums.push(u.out("sum_o"));
     }
+    Ok(sums)
 }
 
-/// The length of each group of four segments (the next level's segment lengths), by a
-/// carry-save sum; registered with the segments ([`reg_glens`]), so the next stage's offsets
-/// and sums start from registers and no stage adds more than four lengths.
-pub(super) fn group_sums(m: &mut ModuleBuilder, prefix: &str, segs: &[Seg]) -> Vec<Expr> {
-    let lw = segs.iter().map(|s| s.len.width()).max().unwrap_or(1) + 2;
-    segs.chunks(4)
-        .enumerate()
-        .map(|(h, grp)| {
-            let terms: Vec<Expr> = grp.iter().map(|s| s.len.zext(lw)).collect();
-            let sum = csa_sum(m, &format!("{prefix}_gsum{h}_csa"), &terms);
-            m.wire(&format!("{prefix}_gsum{h}"), &sum)
-        })
-        .collect()
+fn sums_name(k: usize, lw: u32) -> String {
+    format!("bpc_len_sums_n{k}_w{lw}")
+}
+
+/// `bpc_len_sums_n<k>_w<w>`: `k` segment lengths in; out, each segment's offset (the sum
+/// of the lengths before it, `off<i>_o` for i >= 1) and the group's length `sum_o`, each by
+/// one carry-save sum and one add (modulo 2^w).
+fn sums_module(k: usize, lw: u32) -> Result<Arc<Module>, HdlError> {
+    let mut m = ModuleBuilder::new(sums_name(k, lw));
+    m.header("Generator: hwzip::rtl::bpc::merge::sums_module");
+    m.header(format!("Parameters: {k} lengths of {lw} bits"));
+    m.header(format!("Spec: {SPEC} §2.4 (stream order)"));
+    let lens: Vec<Expr> = (0..k).map(|i| m.input(&format!("len{i}_i"), lw)).collect();
+    for i in 1..k {
+        let sum = csa_sum(&mut m, &format!("off{i}_csa"), &lens[..i]);
+        m.output_expr(&format!("off{i}_o"), &sum);
+    }
+    let sum = csa_sum(&mut m, "sum_csa", &lens);
+    m.output_expr("sum_o", &sum);
+    m.finish()
 }
 
 /// Registers group lengths (`<prefix>_glen<h>_q`; the last level's single one is
@@ -128,6 +166,30 @@ pub(super) fn reg_segs(
         .collect()
 }
 
+/// The copies of the offset of a `bits`-wide segment whose shift grows to `total` bits
+/// ([`shl_grow`]) with an `aw`-bit amount: `None` for one register, else for each copy (one
+/// per [`LANES_PER_COPY`] outputs) the lowest amount bit it holds (the shifter levels below
+/// it do not reach its outputs).
+fn copy_lows(bits: u32, total: u32, aw: u32) -> Option<Vec<u32>> {
+    // Output width after each shifter level.
+    let mut lvl_w = Vec::new();
+    let mut cur = bits;
+    for k in 0..aw {
+        cur = (cur + (1 << k)).min(total);
+        lvl_w.push(cur);
+    }
+    if cur <= 2 * LANES_PER_COPY {
+        return None;
+    }
+    let low = |c: u32| {
+        lvl_w
+            .iter()
+            .position(|w| *w > c * LANES_PER_COPY)
+            .expect("the last level reaches every copy") as u32
+    };
+    Some((0..cur.div_ceil(LANES_PER_COPY)).map(low).collect())
+}
+
 /// Registers the offset `off` of a `bits`-wide segment whose shift grows to `total` bits
 /// ([`shl_grow`]): one register, or copies as [`reg_segs`] describes, each returned
 /// full-width (the amount bits a copy does not hold read as 0 and are never selected).
@@ -140,22 +202,12 @@ pub(super) fn reg_offset(
     en: &Expr,
 ) -> Vec<Expr> {
     let aw = off.width();
-    // Output width after each shifter level.
-    let mut lvl_w = Vec::new();
-    let mut cur = bits;
-    for k in 0..aw {
-        cur = (cur + (1 << k)).min(total);
-        lvl_w.push(cur);
-    }
-    if cur <= 2 * LANES_PER_COPY {
+    let Some(lows) = copy_lows(bits, total, aw) else {
         return vec![m.reg_next(&format!("{name}_off_q"), None, off, Some(en))];
-    }
-    (0..cur.div_ceil(LANES_PER_COPY))
-        .map(|c| {
-            let lo = lvl_w
-                .iter()
-                .position(|w| *w > c * LANES_PER_COPY)
-                .expect("the last level reaches every copy") as u32;
+    };
+    lows.iter()
+        .enumerate()
+        .map(|(c, &lo)| {
             let r = m.reg_kept(&format!("{name}_off_c{c}_q"), aw - lo, None);
             m.next(&r, &off.slice(lo, aw - lo), Some(en));
             if lo == 0 {
@@ -167,30 +219,145 @@ pub(super) fn reg_offset(
         .collect()
 }
 
-/// Concatenates a group: segment i shifted up by its registered offset (the lengths
-/// before it), ORed; bits at `cap` (the raw threshold) and above dropped. `len` is the
-/// group's length (registered by the stage before).
+/// The sub-modules built so far, by name (each is built once per generator run).
+pub(super) type SubModules = BTreeMap<String, Arc<Module>>;
+
+/// The sub-module called `name`, built by `build` the first time.
+fn sub_module(
+    mods: &mut SubModules,
+    name: &str,
+    build: impl FnOnce() -> Result<Arc<Module>, HdlError>,
+) -> Result<Arc<Module>, HdlError> {
+    if let Some(md) = mods.get(name) {
+        return Ok(md.clone());
+    }
+    let md = build()?;
+    mods.insert(name.to_string(), md.clone());
+    Ok(md)
+}
+
+/// Concatenates a group by one instance of its merge module ([`merge_module`]): segment i
+/// shifted up by its registered offset (the lengths before it), ORed; bits at `cap` (the
+/// raw threshold) and above dropped. `len` is the group's length (registered by the stage
+/// before).
 pub(super) fn merge_group(
     m: &mut ModuleBuilder,
+    mods: &mut SubModules,
     name: &str,
     grp: Vec<Seg>,
     len: &Expr,
     cap: u32,
-) -> Seg {
-    let total_w: u32 = grp.iter().map(|s| s.bits.width()).sum::<u32>().min(cap);
-    let mut terms = Vec::new();
-    for (i, s) in grp.iter().enumerate() {
-        let sh = if i == 0 {
-            s.bits.resize(total_w)
-        } else {
-            shl_grow(m, &format!("{name}_s{i}"), &s.bits, &s.off, total_w)
-        };
-        terms.push(sh.zext(total_w));
+) -> Result<Seg, HdlError> {
+    let shape: Vec<(u32, u32)> = grp
+        .iter()
+        .map(|s| (s.bits.width(), s.off[0].width()))
+        .collect();
+    let total: u32 = shape.iter().map(|s| s.0).sum::<u32>().min(cap);
+    if grp.len() == 1 {
+        let bits = m.wire(
+            &format!("{}_bits", name.trim_start_matches("u_")),
+            &grp[0].bits.resize(total),
+        );
+        return Ok(Seg {
+            bits,
+            len: len.clone(),
+            off: vec![Expr::zero(1)],
+        });
     }
-    let bits = m.wire(&format!("{name}_bits"), &or_tree(terms, total_w));
-    Seg {
-        bits,
+    let module = sub_module(mods, &merge_name(&shape, cap), || merge_module(&shape, cap))?;
+    let mut inputs = Vec::new();
+    for (i, s) in grp.iter().enumerate() {
+        inputs.push((format!("seg{i}_i"), s.bits.clone()));
+        if i == 0 {
+            continue;
+        }
+        match copy_lows(shape[i].0, total, shape[i].1) {
+            None => inputs.push((format!("off{i}_i"), s.off[0].clone())),
+            Some(lows) => {
+                for (c, lo) in lows.iter().enumerate() {
+                    let aw = shape[i].1;
+                    inputs.push((format!("off{i}_c{c}_i"), s.off[c].slice(*lo, aw - lo)));
+                }
+            }
+        }
+    }
+    let refs: Vec<(&str, Expr)> = inputs
+        .iter()
+        .map(|(n, e)| (n.as_str(), e.clone()))
+        .collect();
+    let u = m.instance(&module, name, &refs);
+    Ok(Seg {
+        bits: u.out("bits_o"),
         len: len.clone(),
         off: vec![Expr::zero(1)],
+    })
+}
+
+/// The name of a merge module: each segment's width and (after the first) offset width,
+/// and the cap.
+fn merge_name(shape: &[(u32, u32)], cap: u32) -> String {
+    let mut s = String::from("bpc_merge");
+    for (i, (w, aw)) in shape.iter().enumerate() {
+        if i == 0 {
+            s.push_str(&format!("_w{w}"));
+        } else {
+            s.push_str(&format!("_w{w}a{aw}"));
+        }
     }
+    s.push_str(&format!("_c{cap}"));
+    s
+}
+
+/// `bpc_merge_*`: a group of segments (`seg<i>_i`, stream order) concatenated: each
+/// shifted up by its offset (`off<i>_i`, or the copies `off<i>_c<c>_i` that each hold the
+/// amount bits from the shifter level that first reaches their 32 outputs) by an LSB-first
+/// log shifter, the shifted segments ORed; `bits_o` is cut at `cap` bits.
+fn merge_module(shape: &[(u32, u32)], cap: u32) -> Result<Arc<Module>, HdlError> {
+    let mut m = ModuleBuilder::new(merge_name(shape, cap));
+    m.header("Generator: hwzip::rtl::bpc::merge::merge_module");
+    m.header(format!(
+        "Parameters: segment widths {:?}, raw above {cap} bits",
+        shape.iter().map(|s| s.0).collect::<Vec<_>>()
+    ));
+    m.header(format!(
+        "Spec: {SPEC} §2.4 (stream order), docs/TOOLCHAIN.md (bounded fan-out)"
+    ));
+    let total: u32 = shape.iter().map(|s| s.0).sum::<u32>().min(cap);
+    let mut segs = Vec::new();
+    for (i, &(w, aw)) in shape.iter().enumerate() {
+        let bits = m.input(&format!("seg{i}_i"), w);
+        let offs = if i == 0 {
+            Vec::new()
+        } else {
+            match copy_lows(w, total, aw) {
+                None => vec![m.input(&format!("off{i}_i"), aw)],
+                Some(lows) => lows
+                    .iter()
+                    .enumerate()
+                    .map(|(c, &lo)| {
+                        let q = m.input(&format!("off{i}_c{c}_i"), aw - lo);
+                        if lo == 0 {
+                            q
+                        } else {
+                            Expr::cat(&[q, Expr::zero(lo)])
+                        }
+                    })
+                    .collect(),
+            }
+        };
+        segs.push((bits, offs));
+    }
+    let mut terms = Vec::new();
+    for (i, (bits, offs)) in segs.iter().enumerate() {
+        let sh = if i == 0 {
+            bits.resize(total)
+        } else {
+            m.comment(format!("Segment {i} shifted up by its offset"));
+            shl_grow(&mut m, &format!("s{i}"), bits, offs, total)
+        };
+        terms.push(sh.zext(total));
+    }
+    m.comment("The shifted segments ORed");
+    m.output_expr("bits_o", &or_tree(terms, total));
+    m.finish()
 }

@@ -43,6 +43,7 @@ mod arith;
 mod comp;
 mod decomp;
 mod merge;
+mod planes;
 
 pub use comp::compressor;
 pub use decomp::decompressor;
@@ -173,10 +174,7 @@ impl BpcRtlParams {
             "{} B entries, {}-bit symbols, prefixes {}, decoder {} tokens/cycle{}",
             self.entry_bytes,
             self.sym_bits,
-            match self.prefixes {
-                BpcPrefixes::Kim2016 => "kim2016",
-                BpcPrefixes::Alternate => "alternate",
-            },
+            self.prefixes.name(),
             self.dec_tokens,
             if self.dec_sum_stages == 2 {
                 ", 2-stage sums"
