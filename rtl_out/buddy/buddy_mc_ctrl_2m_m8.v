@@ -574,65 +574,115 @@ module buddy_mc_ctrl_2m_m8 (
 
   // Responses: the requested sectors of a read; a write's acknowledgement
   wire [1023:0] rsp_data;
-  wire state_en;
-  wire [3:0] state_d;
+  reg  [3:0] state_d;
   assign rsp_data = ((is_write_q | err_q) ? 1024'd0
                      : (rbuf_q
                         & {{256{mask_q[3]}}, {256{mask_q[2]}}, {256{mask_q[1]}},
                            {256{mask_q[0]}}}));
-  assign state_en = (req_fire | ((state_q == STATE_ADDR) & u_addr_gen_m_err_o)
-                     | ((state_q == STATE_ADDR) & (~u_addr_gen_m_err_o & tgt_x1) & full_write)
-                     | ((state_q == STATE_ADDR) & (~u_addr_gen_m_err_o & tgt_x1) & ~full_write)
-                     | ((state_q == STATE_ADDR) & (~(u_addr_gen_m_err_o | tgt_x1) & full_write))
-                     | ((state_q == STATE_ADDR) & ~(u_addr_gen_m_err_o | tgt_x1 | full_write))
-                     | ((state_q == STATE_LOOKUP) & lk_fire) | ((state_q == STATE_UPD) & lk_fire)
-                     | ((state_q == STATE_MWAIT) & meta_resp_valid)
-                     | ((state_q == STATE_UPDW) & meta_resp_valid)
-                     | ((state_q == STATE_RD_GO) & code_reserved)
-                     | ((state_q == STATE_RD_GO) & ~code_reserved) | (state_q == STATE_WR_GO)
-                     | ((state_q == STATE_FETCH) & fetched)
-                     | ((state_q == STATE_WR) & sent & tgt_x1)
-                     | ((state_q == STATE_WR) & sent & ~tgt_x1) | ((state_q == STATE_DEC) & is_zero)
-                     | ((state_q == STATE_DEC) & (~is_zero & is_raw))
-                     | ((state_q == STATE_DEC) & (~(is_zero | is_raw) & u_bpc_dec_s_ready_o))
-                     | ((state_q == STATE_DECW) & u_bpc_dec_m_valid_o)
-                     | ((state_q == STATE_POST) & (is_write_q & ~err_q) & tgt_x1)
-                     | ((state_q == STATE_POST) & (is_write_q & ~err_q) & ~tgt_x1)
-                     | ((state_q == STATE_POST) & ~(is_write_q & ~err_q))
-                     | ((state_q == STATE_COMP) & u_bpc_comp_s_ready_o)
-                     | ((state_q == STATE_COMPW) & u_bpc_comp_m_valid_o)
-                     | ((state_q == STATE_RSP) & rsp_ready_i));
-  assign state_d = (((state_q == STATE_RSP) & rsp_ready_i) ? STATE_IDLE
-                    : ((state_q == STATE_COMPW) & u_bpc_comp_m_valid_o) ? STATE_WR_GO
-                    : ((state_q == STATE_COMP) & u_bpc_comp_s_ready_o) ? STATE_COMPW
-                    : ((state_q == STATE_POST) & ~(is_write_q & ~err_q)) ? STATE_RSP
-                    : ((state_q == STATE_POST) & (is_write_q & ~err_q) & ~tgt_x1) ? STATE_COMP
-                    : ((state_q == STATE_POST) & (is_write_q & ~err_q) & tgt_x1) ? STATE_WR_GO
-                    : ((state_q == STATE_DECW) & u_bpc_dec_m_valid_o) ? STATE_POST
-                    : ((state_q == STATE_DEC) & (~(is_zero | is_raw) & u_bpc_dec_s_ready_o)) ?
-                      STATE_DECW
-                    : ((state_q == STATE_DEC) & (~is_zero & is_raw)) ? STATE_POST
-                    : ((state_q == STATE_DEC) & is_zero) ? STATE_POST
-                    : ((state_q == STATE_WR) & sent & ~tgt_x1) ? STATE_UPD
-                    : ((state_q == STATE_WR) & sent & tgt_x1) ? STATE_RSP
-                    : ((state_q == STATE_FETCH) & fetched) ? STATE_DEC
-                    : (state_q == STATE_WR_GO) ? STATE_WR
-                    : ((state_q == STATE_RD_GO) & ~code_reserved) ? STATE_FETCH
-                    : ((state_q == STATE_RD_GO) & code_reserved) ? STATE_RSP
-                    : ((state_q == STATE_UPDW) & meta_resp_valid) ? STATE_RSP
-                    : ((state_q == STATE_MWAIT) & meta_resp_valid) ? STATE_RD_GO
-                    : ((state_q == STATE_UPD) & lk_fire) ? STATE_UPDW
-                    : ((state_q == STATE_LOOKUP) & lk_fire) ? STATE_MWAIT
-                    : ((state_q == STATE_ADDR) & ~(u_addr_gen_m_err_o | tgt_x1 | full_write)) ?
-                      STATE_LOOKUP
-                    : ((state_q == STATE_ADDR) & (~(u_addr_gen_m_err_o | tgt_x1) & full_write)) ?
-                      STATE_COMP
-                    : ((state_q == STATE_ADDR) & (~u_addr_gen_m_err_o & tgt_x1) & ~full_write) ?
-                      STATE_RD_GO
-                    : ((state_q == STATE_ADDR) & (~u_addr_gen_m_err_o & tgt_x1) & full_write) ?
-                      STATE_WR_GO
-                    : ((state_q == STATE_ADDR) & u_addr_gen_m_err_o) ? STATE_RSP
-                    : STATE_ADDR);
+  always @(*) begin
+    state_d = state_q;
+    case (state_q)
+      STATE_IDLE: begin
+        if (req_fire) begin
+          state_d = STATE_ADDR;
+        end
+      end
+      STATE_ADDR: begin
+        if (~(u_addr_gen_m_err_o | tgt_x1 | full_write)) begin
+          state_d = STATE_LOOKUP;
+        end else if ((~(u_addr_gen_m_err_o | tgt_x1) & full_write)) begin
+          state_d = STATE_COMP;
+        end else if ((~u_addr_gen_m_err_o & tgt_x1 & ~full_write)) begin
+          state_d = STATE_RD_GO;
+        end else if ((~u_addr_gen_m_err_o & tgt_x1 & full_write)) begin
+          state_d = STATE_WR_GO;
+        end else if (u_addr_gen_m_err_o) begin
+          state_d = STATE_RSP;
+        end
+      end
+      STATE_LOOKUP: begin
+        if (lk_fire) begin
+          state_d = STATE_MWAIT;
+        end
+      end
+      STATE_MWAIT: begin
+        if (meta_resp_valid) begin
+          state_d = STATE_RD_GO;
+        end
+      end
+      STATE_RD_GO: begin
+        if (~code_reserved) begin
+          state_d = STATE_FETCH;
+        end else if (code_reserved) begin
+          state_d = STATE_RSP;
+        end
+      end
+      STATE_FETCH: begin
+        if (fetched) begin
+          state_d = STATE_DEC;
+        end
+      end
+      STATE_DEC: begin
+        if ((~(is_zero | is_raw) & u_bpc_dec_s_ready_o)) begin
+          state_d = STATE_DECW;
+        end else if ((~is_zero & is_raw)) begin
+          state_d = STATE_POST;
+        end else if (is_zero) begin
+          state_d = STATE_POST;
+        end
+      end
+      STATE_DECW: begin
+        if (u_bpc_dec_m_valid_o) begin
+          state_d = STATE_POST;
+        end
+      end
+      STATE_POST: begin
+        if (~(is_write_q & ~err_q)) begin
+          state_d = STATE_RSP;
+        end else if ((is_write_q & ~err_q & ~tgt_x1)) begin
+          state_d = STATE_COMP;
+        end else if ((is_write_q & ~err_q & tgt_x1)) begin
+          state_d = STATE_WR_GO;
+        end
+      end
+      STATE_COMP: begin
+        if (u_bpc_comp_s_ready_o) begin
+          state_d = STATE_COMPW;
+        end
+      end
+      STATE_COMPW: begin
+        if (u_bpc_comp_m_valid_o) begin
+          state_d = STATE_WR_GO;
+        end
+      end
+      STATE_WR_GO: begin
+        state_d = STATE_WR;
+      end
+      STATE_WR: begin
+        if ((sent & ~tgt_x1)) begin
+          state_d = STATE_UPD;
+        end else if ((sent & tgt_x1)) begin
+          state_d = STATE_RSP;
+        end
+      end
+      STATE_UPD: begin
+        if (lk_fire) begin
+          state_d = STATE_UPDW;
+        end
+      end
+      STATE_UPDW: begin
+        if (meta_resp_valid) begin
+          state_d = STATE_RSP;
+        end
+      end
+      STATE_RSP: begin
+        if (rsp_ready_i) begin
+          state_d = STATE_IDLE;
+        end
+      end
+      default: ;
+    endcase
+  end
   assign rsp_valid_o = (state_q == STATE_RSP);
   assign rsp_data_o = rsp_data;
   assign rsp_write_o = is_write_q;
@@ -652,7 +702,7 @@ module buddy_mc_ctrl_2m_m8 (
     if (!rst_ni) begin
       state_q <= 4'd0;
     end else begin
-      if (state_en) state_q <= state_d;
+      state_q <= state_d;
     end
   end
 

@@ -1175,8 +1175,7 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   wire merge_take;
   wire rel_k_en;
   wire [2:0] rel_k_d;
-  wire state_en;
-  wire [1:0] state_d;
+  reg  [1:0] state_d;
   wire wb_tag_en;
   wire [15:0] wb_tag_d;
   wire fill_new_en;
@@ -1656,12 +1655,30 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   assign merge_take = (req_take & ~req_hit & req_match_any);
   assign rel_k_en = ((state_q == STATE_INSTALL) | rel_take);
   assign rel_k_d = (rel_take ? (rel_k_q + 3'd1) : 3'd0);
-  assign state_en = (fill_take | ((state_q == STATE_WB) & ~(|wb_mask_q))
-                     | (state_q == STATE_INSTALL) | ((state_q == STATE_RELEASE) & ~rel_more));
-  assign state_d = (((state_q == STATE_RELEASE) & ~rel_more) ? STATE_IDLE
-                    : (state_q == STATE_INSTALL) ? STATE_RELEASE
-                    : ((state_q == STATE_WB) & ~(|wb_mask_q)) ? STATE_INSTALL
-                    : STATE_WB);
+  always @(*) begin
+    state_d = state_q;
+    case (state_q)
+      STATE_IDLE: begin
+        if (fill_take) begin
+          state_d = STATE_WB;
+        end
+      end
+      STATE_WB: begin
+        if (~(|wb_mask_q)) begin
+          state_d = STATE_INSTALL;
+        end
+      end
+      STATE_INSTALL: begin
+        state_d = STATE_RELEASE;
+      end
+      STATE_RELEASE: begin
+        if (~rel_more) begin
+          state_d = STATE_IDLE;
+        end
+      end
+      default: ;
+    endcase
+  end
   assign wb_tag_en = fill_take;
   assign wb_tag_d = (fill_victim[1] ?
                        (fill_victim[0] ?
@@ -2518,7 +2535,7 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
       mshr3_valid_q <= 1'd0;
     end else begin
       if (resp_valid_en) resp_valid_q <= resp_valid_d;
-      if (state_en) state_q <= state_d;
+      state_q <= state_d;
       if (cnt_merges_en) cnt_merges_q <= cnt_merges_d;
       if (cnt_misses_en) cnt_misses_q <= cnt_misses_d;
       if (cnt_hits_en) cnt_hits_q <= cnt_hits_d;

@@ -1050,47 +1050,85 @@ module cpack_lossy_mc_b128 (
 
   // Responses: read beats from the restore unit, one acknowledgement per write
   wire rsp_valid;
-  wire state_en;
-  wire [3:0] state_d;
+  reg  [3:0] state_d;
   wire rsp_int_ready;
   assign rsp_valid = ((state_q == STATE_ACK)
                       | ((state_q == STATE_READ) & ~rmw & (u_restore_m_valid_o & ~read_done_q)));
-  assign state_en = ((sm_fire & pre_compq_head[171]) | (sm_fire & ~pre_compq_head[171])
-                     | ((state_q == STATE_DISPATCH) & is_l_rd)
-                     | ((state_q == STATE_DISPATCH) & (~is_l_rd & is_l_wr))
-                     | ((state_q == STATE_DISPATCH)
-                        & (~(is_l_rd | is_l_wr) & (is_g_wr & full_write & tcode_v_q)))
-                     | ((state_q == STATE_DISPATCH)
-                        & ~(is_l_rd | is_l_wr | (is_g_wr & full_write & tcode_v_q)))
-                     | ((state_q == STATE_LOOKUP) & lk_fire) | ((state_q == STATE_UPD) & lk_fire)
-                     | ((state_q == STATE_UPDWAIT) & md_resp_valid)
-                     | ((state_q == STATE_MDWAIT) & md_resp_valid & read_like)
-                     | ((state_q == STATE_MDWAIT) & md_resp_valid & ~read_like)
-                     | (dreq_fire & comp_valid & u_comp_m_last_o)
-                     | (dreq_fire & (state_q == STATE_LWRITE) & (beat_q == 3'd7))
-                     | ((state_q == STATE_READ) & drained & rmw)
-                     | ((state_q == STATE_READ) & drained & ~rmw)
-                     | ((state_q == STATE_ACK) & rsp_ready_int));
-  assign state_d = (((state_q == STATE_ACK) & rsp_ready_int) ? STATE_IDLE
-                    : ((state_q == STATE_READ) & drained & ~rmw) ? STATE_IDLE
-                    : ((state_q == STATE_READ) & drained & rmw) ? STATE_COMP
-                    : (dreq_fire & (state_q == STATE_LWRITE) & (beat_q == 3'd7)) ? STATE_ACK
-                    : (dreq_fire & comp_valid & u_comp_m_last_o) ? STATE_UPD
-                    : ((state_q == STATE_MDWAIT) & md_resp_valid & ~read_like) ? STATE_COMP
-                    : ((state_q == STATE_MDWAIT) & md_resp_valid & read_like) ? STATE_READ
-                    : ((state_q == STATE_UPDWAIT) & md_resp_valid) ? STATE_ACK
-                    : ((state_q == STATE_UPD) & lk_fire) ? STATE_UPDWAIT
-                    : ((state_q == STATE_LOOKUP) & lk_fire) ? STATE_MDWAIT
-                    : ((state_q == STATE_DISPATCH)
-                       & ~(is_l_rd | is_l_wr | (is_g_wr & full_write & tcode_v_q))) ?
-                      STATE_LOOKUP
-                    : ((state_q == STATE_DISPATCH)
-                       & (~(is_l_rd | is_l_wr) & (is_g_wr & full_write & tcode_v_q))) ?
-                      STATE_COMP
-                    : ((state_q == STATE_DISPATCH) & (~is_l_rd & is_l_wr)) ? STATE_LWRITE
-                    : ((state_q == STATE_DISPATCH) & is_l_rd) ? STATE_READ
-                    : (sm_fire & ~pre_compq_head[171]) ? STATE_RECV
-                    : STATE_DISPATCH);
+  always @(*) begin
+    state_d = state_q;
+    case (state_q)
+      STATE_IDLE: begin
+        if ((sm_fire & ~pre_compq_head[171])) begin
+          state_d = STATE_RECV;
+        end else if ((sm_fire & pre_compq_head[171])) begin
+          state_d = STATE_DISPATCH;
+        end
+      end
+      STATE_RECV: begin
+        if ((sm_fire & ~pre_compq_head[171])) begin
+          state_d = STATE_RECV;
+        end else if ((sm_fire & pre_compq_head[171])) begin
+          state_d = STATE_DISPATCH;
+        end
+      end
+      STATE_DISPATCH: begin
+        if (~(is_l_rd | is_l_wr | (is_g_wr & full_write & tcode_v_q))) begin
+          state_d = STATE_LOOKUP;
+        end else if ((~(is_l_rd | is_l_wr) & is_g_wr & full_write & tcode_v_q)) begin
+          state_d = STATE_COMP;
+        end else if ((~is_l_rd & is_l_wr)) begin
+          state_d = STATE_LWRITE;
+        end else if (is_l_rd) begin
+          state_d = STATE_READ;
+        end
+      end
+      STATE_LOOKUP: begin
+        if (lk_fire) begin
+          state_d = STATE_MDWAIT;
+        end
+      end
+      STATE_MDWAIT: begin
+        if ((md_resp_valid & ~read_like)) begin
+          state_d = STATE_COMP;
+        end else if ((md_resp_valid & read_like)) begin
+          state_d = STATE_READ;
+        end
+      end
+      STATE_READ: begin
+        if ((drained & ~rmw)) begin
+          state_d = STATE_IDLE;
+        end else if ((drained & rmw)) begin
+          state_d = STATE_COMP;
+        end
+      end
+      STATE_COMP: begin
+        if ((dreq_fire & comp_valid & u_comp_m_last_o)) begin
+          state_d = STATE_UPD;
+        end
+      end
+      STATE_UPD: begin
+        if (lk_fire) begin
+          state_d = STATE_UPDWAIT;
+        end
+      end
+      STATE_UPDWAIT: begin
+        if (md_resp_valid) begin
+          state_d = STATE_ACK;
+        end
+      end
+      STATE_LWRITE: begin
+        if ((dreq_fire & (beat_q == 3'd7))) begin
+          state_d = STATE_ACK;
+        end
+      end
+      STATE_ACK: begin
+        if (rsp_ready_int) begin
+          state_d = STATE_IDLE;
+        end
+      end
+      default: ;
+    endcase
+  end
   assign pre_compq_out_ready = sm_taking;
   assign dresp_ready_o = 1'd1;
   assign mdresp_ready_o = u_md_cache_mfill_ready_o;
@@ -1099,7 +1137,7 @@ module cpack_lossy_mc_b128 (
     if (!rst_ni) begin
       state_q <= 4'd0;
     end else begin
-      if (state_en) state_q <= state_d;
+      state_q <= state_d;
     end
   end
 

@@ -16,8 +16,8 @@
 //! `localparam`s (`ST_IDLE`, ...) in the emitted Verilog.
 
 use super::bits::Bits;
-use super::expr::Expr;
-use super::module::{clog2, Assign, Item, Kind, ModuleBuilder, Net, Reg, Target};
+use super::expr::{BinOp, CmpOp, Expr, Node};
+use super::module::{clog2, Assign, CaseForm, Item, Kind, ModuleBuilder, Net, Reg, Target};
 use std::panic::Location;
 
 /// A `when` chain: what its earlier branches covered, for `elsewhen` and `otherwise`.
@@ -235,6 +235,8 @@ impl ModuleBuilder {
             })
             .collect();
         let reg = self.reg(name, w, Some(0));
+        let labels = codes.iter().map(|(_, e)| e.clone()).collect();
+        self.cond.fsms.insert(reg.index(), labels);
         Fsm { reg, states: codes }
     }
 
@@ -260,6 +262,19 @@ impl ModuleBuilder {
                 .unwrap_or(0);
             let live = &t.assigns[start..];
             match &t.kind {
+                Kind::Reg(r)
+                    if self
+                        .cond
+                        .fsms
+                        .get(&r.index())
+                        .is_some_and(|c| case_form(self, r, c, live).is_some()) =>
+                {
+                    let codes = self.cond.fsms[&r.index()].clone();
+                    let form = case_form(self, r, &codes, live).expect("checked");
+                    let next = form_expr(&form);
+                    self.next(r, &next, None);
+                    self.set_case(r, form);
+                }
                 Kind::Reg(r) => {
                     let mut next = live[0].value.clone();
                     for a in &live[1..] {
@@ -295,6 +310,125 @@ impl ModuleBuilder {
             self.insert_items(p, items);
         }
     }
+}
+
+/// The assignments of a state register as a `case` on its state: per state (and for the
+/// codes that name none, `default`), the assignments that can be made in it, the one made
+/// last first (it wins), each guard without its factors that the state decides. `None`
+/// when an assignment would be in every arm (it names no state).
+fn case_form(mb: &ModuleBuilder, r: &Reg, codes: &[Expr], assigns: &[Assign]) -> Option<CaseForm> {
+    let full = codes.len() as u64 == 1u64 << r.width().min(63);
+    let labels: Vec<Option<&Expr>> = codes
+        .iter()
+        .map(Some)
+        .chain((!full).then_some(None))
+        .collect();
+    let mut everywhere = vec![true; assigns.len()];
+    let mut arms = Vec::new();
+    for label in labels {
+        let state = label.map(|c| c.as_const().map_or(0, |b| b.to_u64()));
+        let mut arm: Vec<(Expr, Expr)> = Vec::new();
+        for (k, a) in assigns.iter().enumerate().rev() {
+            let mut factors = Vec::new();
+            and_factors(&a.guard, &mut factors);
+            let mut keep = Vec::new();
+            let mut applies = true;
+            for f in factors {
+                match in_state(mb, r, &f, state, 0) {
+                    Some(false) => applies = false,
+                    Some(true) => {}
+                    None => keep.push(f),
+                }
+            }
+            if !applies {
+                everywhere[k] = false;
+                continue;
+            }
+            // After an unconditional assignment the earlier ones never win.
+            if arm.last().is_some_and(|(g, _)| is_one(g)) {
+                continue;
+            }
+            let guard = keep
+                .into_iter()
+                .reduce(|x, y| x & y)
+                .unwrap_or_else(|| Expr::ones(1));
+            arm.push((guard, a.value.clone()));
+        }
+        if !arm.is_empty() {
+            arms.push((label.cloned(), arm));
+        }
+    }
+    // A transition that names no state belongs in every arm: the mux chain reads better.
+    if everywhere.iter().any(|&e| e) {
+        return None;
+    }
+    Some(CaseForm { sel: r.q(), arms })
+}
+
+/// The `&` factors of a condition, left to right.
+fn and_factors(e: &Expr, out: &mut Vec<Expr>) {
+    match e.node() {
+        Node::Bin(BinOp::And, a, b) if e.width() == 1 => {
+            and_factors(a, out);
+            and_factors(b, out);
+        }
+        _ => out.push(e.clone()),
+    }
+}
+
+/// The value of condition `f` while state register `r` holds `state` (`None`: a code that
+/// names no state), when the state alone decides it: `r == code`, constants, and `~`, `&`,
+/// `|` of these, also through named wires.
+fn in_state(mb: &ModuleBuilder, r: &Reg, f: &Expr, state: Option<u64>, depth: u32) -> Option<bool> {
+    if f.width() != 1 {
+        return None;
+    }
+    if let Some(b) = f.as_const() {
+        return Some(b.to_u64() == 1);
+    }
+    let sub = |x: &Expr| in_state(mb, r, x, state, depth);
+    match f.node() {
+        Node::Cmp(CmpOp::Eq, a, b) => match (a.node(), b.as_const()) {
+            (Node::Sig { id, .. }, Some(k)) if id.index == r.index() => {
+                Some(state == Some(k.to_u64()))
+            }
+            _ => None,
+        },
+        Node::Not(x) => sub(x).map(|v| !v),
+        Node::Bin(BinOp::And, a, b) => match (sub(a), sub(b)) {
+            (Some(false), _) | (_, Some(false)) => Some(false),
+            (Some(true), Some(true)) => Some(true),
+            _ => None,
+        },
+        Node::Bin(BinOp::Or, a, b) => match (sub(a), sub(b)) {
+            (Some(true), _) | (_, Some(true)) => Some(true),
+            (Some(false), Some(false)) => Some(false),
+            _ => None,
+        },
+        Node::Sig { .. } if depth < 4 => in_state(mb, r, &mb.wire_driver(f)?, state, depth + 1),
+        _ => None,
+    }
+}
+
+/// The case form as one expression: a mux chain that holds the state by default.
+fn form_expr(f: &CaseForm) -> Expr {
+    let arm_expr = |arm: &[(Expr, Expr)]| {
+        let mut a = f.sel.clone();
+        for (g, x) in arm.iter().rev() {
+            a = g.select(x, &a);
+        }
+        a
+    };
+    let mut v = f.sel.clone();
+    if let Some((None, arm)) = f.arms.last() {
+        v = arm_expr(arm);
+    }
+    for (code, arm) in f.arms.iter().rev() {
+        if let Some(code) = code {
+            v = f.sel.eq(code).select(&arm_expr(arm), &v);
+        }
+    }
+    v
 }
 
 fn is_one(e: &Expr) -> bool {

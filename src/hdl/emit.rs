@@ -13,7 +13,7 @@
 //! `verilator --lint-only -Wall` (5.006) and Yosys 0.23.
 
 use super::expr::{const_text, verilog, BinOp, Expr, Node, RedOp, ShiftDir};
-use super::module::{d_name, HdlError, Item, Module, SigKind};
+use super::module::{d_name, CaseForm, HdlError, Item, Module, SigKind};
 use super::pretty::{self, ascii, comment_lines, text, Doc};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
@@ -382,7 +382,12 @@ fn emit_section(m: &Module, sec: &Section<'_>, declared: &mut [bool], o: &mut St
             }
             Item::Next(i) => {
                 let s = &m.signals[*i];
-                let _ = writeln!(decls, "  wire {}{};", range(s.width), d_name(&s.name));
+                let kw = if case_form(m, *i).is_some() {
+                    "reg "
+                } else {
+                    "wire"
+                };
+                let _ = writeln!(decls, "  {} {}{};", kw, range(s.width), d_name(&s.name));
             }
             Item::Memory(i) => {
                 let mem = &m.memories[*i];
@@ -409,6 +414,11 @@ fn emit_section(m: &Module, sec: &Section<'_>, declared: &mut [bool], o: &mut St
                 if let (SigKind::Wire | SigKind::Output, Some(d)) = (&s.kind, &s.driver) {
                     statement(o, 2, &format!("assign {} = ", s.name), d, ";");
                 }
+            }
+            Item::Next(i) if case_form(m, *i).is_some() => {
+                let form = case_form(m, *i).expect("checked");
+                emit_case(&d_name(&m.signals[*i].name), form, o);
+                flops.push(*i);
             }
             Item::Next(i) => {
                 let s = &m.signals[*i];
@@ -443,6 +453,55 @@ fn emit_section(m: &Module, sec: &Section<'_>, declared: &mut [bool], o: &mut St
         }
         let _ = writeln!(o, "  end");
     }
+}
+
+fn case_form(m: &Module, i: usize) -> Option<&CaseForm> {
+    m.signals[i].reg.as_ref().and_then(|r| r.case.as_ref())
+}
+
+/// `d = sel; case (sel) CODE: if (g1) d = v1; else if ... endcase` in an `always @(*)`.
+fn emit_case(d: &str, form: &CaseForm, o: &mut String) {
+    let sel = verilog(&form.sel);
+    let _ = writeln!(o, "  always @(*) begin");
+    let _ = writeln!(o, "    {d} = {sel};");
+    let _ = writeln!(o, "    case ({sel})");
+    for (code, arm) in &form.arms {
+        let label = code.as_ref().map_or("default".to_string(), verilog);
+        let _ = writeln!(o, "      {label}: begin");
+        for (k, (g, v)) in arm.iter().enumerate() {
+            let set = |o: &mut String, indent: usize| {
+                statement(o, indent, &format!("{d} = "), v, ";");
+            };
+            let uncond = g.as_const().is_some_and(|b| b.to_u64() == 1);
+            match (k, uncond) {
+                (0, true) => set(o, 8),
+                (_, true) => {
+                    let _ = writeln!(o, "        end else begin");
+                    set(o, 10);
+                }
+                (0, false) => {
+                    statement(o, 8, "if (", g, ") begin");
+                    set(o, 10);
+                }
+                (_, false) => {
+                    statement(o, 8, "end else if (", g, ") begin");
+                    set(o, 10);
+                }
+            }
+        }
+        if arm
+            .first()
+            .is_some_and(|(g, _)| g.as_const().is_none_or(|b| b.to_u64() != 1))
+        {
+            let _ = writeln!(o, "        end");
+        }
+        let _ = writeln!(o, "      end");
+    }
+    if !form.arms.last().is_some_and(|(c, _)| c.is_none()) {
+        let _ = writeln!(o, "      default: ;");
+    }
+    let _ = writeln!(o, "    endcase");
+    let _ = writeln!(o, "  end");
 }
 
 fn emit_instance(m: &Module, i: usize, o: &mut String) {

@@ -102,6 +102,20 @@ pub struct RegInfo {
     /// A replica that synthesis must keep apart from identical flops (emitted under a
     /// `(* keep *)` flop block; see [`ModuleBuilder::replicate`]).
     pub keep: bool,
+    /// The next state as a `case` on the current state (state machines, see
+    /// [`ModuleBuilder::fsm`]); `next` is the same function as one expression.
+    pub case: Option<CaseForm>,
+}
+
+/// A next state written the way a person writes a state machine: `x_d` holds `x_q` unless
+/// the arm of the current state assigns it.
+#[derive(Clone, Debug)]
+pub struct CaseForm {
+    /// The selector (the state register).
+    pub sel: Expr,
+    /// Per state: its code (a `localparam`; `None`: the `default` arm, for the codes that
+    /// name no state) and its assignments as (guard, value), the first that holds wins.
+    pub arms: Vec<(Option<Expr>, Vec<(Expr, Expr)>)>,
 }
 
 /// One write port of a memory.
@@ -696,6 +710,7 @@ impl ModuleBuilder {
             next: None,
             enable: None,
             keep: false,
+            case: None,
         });
         self.m.items.push(Item::Signal(id.index));
         self.m.has_clock = true;
@@ -739,6 +754,26 @@ impl ModuleBuilder {
                     en.width()
                 ));
             }
+        }
+    }
+
+    /// The expression driving `e` when `e` is a wire of this module.
+    pub(crate) fn wire_driver(&self, e: &Expr) -> Option<Expr> {
+        match e.node() {
+            Node::Sig { id, .. } if id.module == self.m.id => {
+                let s = &self.m.signals[id.index];
+                (s.kind == SigKind::Wire)
+                    .then(|| s.driver.clone())
+                    .flatten()
+            }
+            _ => None,
+        }
+    }
+
+    /// Records the case form of a register's next state (set by [`ModuleBuilder::next`]).
+    pub(crate) fn set_case(&mut self, r: &Reg, form: CaseForm) {
+        if let Some(info) = self.m.signals[r.id.index].reg.as_mut() {
+            info.case = Some(form);
         }
     }
 
@@ -1101,4 +1136,6 @@ pub(crate) struct CondState {
     pub(super) targets: Vec<Target>,
     /// Signal index → position in `targets`.
     pub(super) index: HashMap<usize, usize>,
+    /// State registers of [`ModuleBuilder::fsm`] machines (signal index) and their codes.
+    pub(super) fsms: HashMap<usize, Vec<Expr>>,
 }

@@ -311,7 +311,9 @@ fn map_changes_the_payload_and_keeps_the_handshake() {
 }
 
 /// A counter FSM: idle until `go_i`, then counts `n_i` beats in `run`, one cycle in `done`.
-fn counter_fsm() -> Arc<Module> {
+/// Its last branch is `otherwise` (a transition that names no state), or with `in_states`
+/// `elsewhen(done)`, so every transition is made in a named state.
+fn counter_fsm_with(in_states: bool) -> Arc<Module> {
     let mut m = ModuleBuilder::new("fsm_t");
     let go = m.input("go_i", 1);
     let n = m.input("n_i", 4);
@@ -332,7 +334,9 @@ fn counter_fsm() -> Arc<Module> {
         m.set_wire(&dbg, &Expr::lit(2, 2));
     })
     .otherwise(&mut m, |m| {
-        st.go(m, "idle");
+        m.when(&(&st.is("done") | &Expr::lit(1, !in_states as u64)), |m| {
+            st.go(m, "idle");
+        });
         m.set_wire(&dbg, &Expr::lit(2, 3));
     });
     m.output_expr("state_o", &st.q());
@@ -341,10 +345,19 @@ fn counter_fsm() -> Arc<Module> {
     m.finish().unwrap()
 }
 
+fn counter_fsm() -> Arc<Module> {
+    counter_fsm_with(false)
+}
+
 #[test]
 fn when_chains_and_fsm_match_a_software_model() {
-    let top = counter_fsm();
-    let mut sim = Sim::new(&top).unwrap();
+    for in_states in [false, true] {
+        fsm_matches_the_model(&counter_fsm_with(in_states));
+    }
+}
+
+fn fsm_matches_the_model(top: &Arc<Module>) {
+    let mut sim = Sim::new(top).unwrap();
     sim.reset(2);
     let mut rng = ChaCha8Rng::seed_from_u64(4);
     let (mut st, mut cnt) = (0u64, 0u64);
@@ -441,5 +454,51 @@ fn fsm_codes_are_localparams_in_the_verilog() {
         "{text}"
     );
     assert!(text.contains("(state_q == STATE_RUN)"), "{text}");
+    // The unnamed code 3 leaves by the `otherwise` branch, as before.
+    assert!(
+        text.contains("      default: begin\n        state_d = STATE_IDLE;\n      end"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_fsm_with_a_transition_in_no_state_keeps_its_mux_chain() {
+    let mut m = ModuleBuilder::new("fsm_any_t");
+    let go = m.input("go_i", 1);
+    let stop = m.input("stop_i", 1);
+    let st = m.fsm("state_q", &["idle", "run"]);
+    m.when(&(&st.is("idle") & &go), |m| st.go(m, "run"));
+    m.when(&stop, |m| st.go(m, "idle"));
+    m.output_expr("state_o", &st.q());
+    let top = m.finish().unwrap();
+    let text = &super::emit::emit_design(&top).unwrap()[0].1;
+    assert!(!text.contains("case ("), "{text}");
     assert!(text.contains("assign state_d ="), "{text}");
+    let mut sim = Sim::new(&top).unwrap();
+    sim.reset(1);
+    for (go, stop, want) in [(1, 0, 1), (0, 0, 1), (1, 1, 0), (0, 0, 0)] {
+        sim.set_u64("go_i", go).unwrap();
+        sim.set_u64("stop_i", stop).unwrap();
+        sim.tick();
+        sim.eval();
+        assert_eq!(sim.get_u64("state_o"), want);
+    }
+}
+
+#[test]
+fn fsm_next_state_is_a_case_when_every_transition_names_its_state() {
+    let top = counter_fsm_with(true);
+    let text = &super::emit::emit_design(&top).unwrap()[0].1;
+    for want in [
+        "  reg  [1:0] state_d;",
+        "    state_d = state_q;\n    case (state_q)\n      STATE_IDLE: begin\n        if (go_i) begin",
+        "      STATE_RUN: begin\n        if ((cnt_q == n_i)) begin\n          state_d = STATE_DONE;",
+        "      STATE_DONE: begin\n        state_d = STATE_IDLE;\n      end",
+        "      default: ;\n    endcase",
+        "state_q <= state_d;",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+    // Loaded every cycle: the case holds the state itself.
+    assert!(!text.contains("state_en"), "{text}");
 }
