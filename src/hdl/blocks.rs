@@ -300,13 +300,16 @@ pub fn shift_lanes_copies(
     let w = lanes.first().map(|l| l.width()).unwrap_or(1);
     let copies = amounts.len().max(1);
     let aw = amounts.first().map(|a| a.width()).unwrap_or(0);
-    // Selected groups: (first lane, end, copy). One copy: the whole vector; more: each lane
-    // on its own.
-    let groups: Vec<(usize, usize, usize)> = if copies == 1 {
-        vec![(0, n, 0)]
-    } else {
-        (0..n).map(|i| (i, i + 1, i * copies / n)).collect()
-    };
+    // Selected groups: (first lane, end, copy), the runs of lanes that one copy selects
+    // (one copy: the whole vector).
+    let mut groups: Vec<(usize, usize, usize)> = Vec::new();
+    for i in 0..n {
+        let c = i * copies / n;
+        match groups.last_mut() {
+            Some(g) if g.2 == c => g.1 = i + 1,
+            _ => groups.push((i, i + 1, c)),
+        }
+    }
     // One stage: group (lo, hi) takes `moved(lo, hi)` where its copy's `sel` is set, else
     // keeps `cur`.
     let stage =
