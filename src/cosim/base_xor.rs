@@ -18,69 +18,14 @@
 //! own partner map), similar floats and uniform random data.
 
 use super::dut::Dut;
-use super::stream::unit_by_name;
 use super::stream::{measure_latency, run_stream, Beat, Stream, StreamConfig, Txn};
 pub use super::stream::{Mismatch, RunStats, Timing};
-use crate::hdl::{HdlError, Module};
 use crate::model::base_xor::BaseXorParams;
 use crate::model::dbi::{LinkCodec, Wire};
-use crate::rtl::base_xor::{self as rtl, BaseXorRtlParams};
+use crate::rtl::base_xor::BaseXorRtlParams;
+pub use crate::rtl::designs::base_xor::{top, Unit};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::sync::Arc;
-
-/// Which unit is under test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Unit {
-    /// Write path: raw sector in, encoded sector + DBI flags out.
-    Encoder,
-    /// Read path: encoded sector + DBI flags in, raw sector out.
-    Decoder,
-    /// Sector + flags in, beats out.
-    Serializer,
-    /// Beats in, sector + flags out.
-    Deserializer,
-    /// Raw sector in, raw sector out, through all four units.
-    Loopback,
-}
-
-impl Unit {
-    /// Every unit, the test-only loop-back last.
-    pub const ALL: [Unit; 5] = [
-        Unit::Encoder,
-        Unit::Decoder,
-        Unit::Serializer,
-        Unit::Deserializer,
-        Unit::Loopback,
-    ];
-
-    /// CLI name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Unit::Encoder => "encoder",
-            Unit::Decoder => "decoder",
-            Unit::Serializer => "serializer",
-            Unit::Deserializer => "deserializer",
-            Unit::Loopback => "loopback",
-        }
-    }
-
-    /// Parses a CLI name; the error lists the known units.
-    pub fn from_name(s: &str) -> Result<Unit, String> {
-        unit_by_name(&Unit::ALL, Unit::name, s)
-    }
-}
-
-/// The generated top module of `unit` (the only place that maps units to generators).
-pub fn top(p: &BaseXorRtlParams, unit: Unit) -> Result<Arc<Module>, HdlError> {
-    match unit {
-        Unit::Encoder => rtl::encoder(p),
-        Unit::Decoder => rtl::decoder(p),
-        Unit::Serializer => rtl::serializer(p),
-        Unit::Deserializer => rtl::deserializer(p),
-        Unit::Loopback => rtl::loopback(p),
-    }
-}
 
 /// The input and output streams of a unit, as its generator recorded them (the DBI fields
 /// only when DBI is on).

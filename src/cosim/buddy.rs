@@ -16,10 +16,10 @@ use crate::model::bpc;
 use crate::model::buddy::{split, AddrParams, SizeCode, Target};
 use crate::rtl::bpc::BpcRtlParams;
 use crate::rtl::buddy::BuddyRtlParams;
+pub use crate::rtl::designs::buddy::{top, Unit};
 use crate::trace::entries::{EntryStim, ENTRY_BYTES};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::sync::Arc;
 
 /// What the compressor stores for an entry: (bus bytes, stream bits, metadata code).
 pub fn comp_expected(p: &BpcRtlParams, entry: &[u8]) -> Result<(Vec<u8>, usize, u8), String> {
@@ -245,77 +245,8 @@ pub fn run_table(
     Ok(st)
 }
 
-/// The BPC and Buddy units the registry co-simulates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Unit {
-    /// `bpc_comp_*`.
-    Compressor,
-    /// `bpc_dec_*`.
-    Decompressor,
-    /// `buddy_size_mapper`.
-    SizeMapper,
-    /// `buddy_addr_gen_*`.
-    AddrGen,
-    /// `cache_*`: the metadata-cache slice, the shared cache + MSHR controller with 4-bit
-    /// size codes as fields.
-    MetaCache,
-    /// `buddy_mc_ctrl_*`: the per-MC request splitter and merger (128 B entries only).
-    McCtrl,
-}
-
-impl Unit {
-    /// Every unit, in report order.
-    pub const ALL: [Unit; 6] = [
-        Unit::Compressor,
-        Unit::Decompressor,
-        Unit::SizeMapper,
-        Unit::AddrGen,
-        Unit::MetaCache,
-        Unit::McCtrl,
-    ];
-
-    /// CLI name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Unit::Compressor => "bpc-compress",
-            Unit::Decompressor => "bpc-decompress",
-            Unit::SizeMapper => "size-mapper",
-            Unit::AddrGen => "addr-gen",
-            Unit::MetaCache => "meta-cache",
-            Unit::McCtrl => "mc-ctrl",
-        }
-    }
-
-    /// Input bytes per beat (the BPC units: an entry; the others: the 128 B entry a lookup
-    /// serves).
-    pub fn beat_bytes(self, p: &BuddyRtlParams) -> u32 {
-        match self {
-            Unit::Compressor | Unit::Decompressor => p.bpc.entry_bytes as u32,
-            _ => ENTRY_BYTES as u32,
-        }
-    }
-
-    /// The unit called `s`; the error lists the names.
-    pub fn from_name(s: &str) -> Result<Unit, String> {
-        super::stream::unit_by_name(&Unit::ALL, Unit::name, s)
-    }
-}
-
 /// Fraction of corrupted entries the decompressor gets from the generated classes.
 pub const CORRUPT: f64 = 0.1;
-
-/// The generated top of `unit`.
-pub fn top(p: &BuddyRtlParams, unit: Unit) -> Result<Arc<Module>, String> {
-    let r = match unit {
-        Unit::Compressor => crate::rtl::bpc::compressor(&p.bpc),
-        Unit::Decompressor => crate::rtl::bpc::decompressor(&p.bpc),
-        Unit::SizeMapper => crate::rtl::buddy::size_mapper(p),
-        Unit::AddrGen => crate::rtl::buddy::addr_gen(p),
-        Unit::MetaCache => crate::rtl::cache::cache(&p.meta.rtl()),
-        Unit::McCtrl => crate::rtl::buddy::mc_ctrl::mc_ctrl(p),
-    };
-    r.map_err(|e| e.to_string())
-}
 
 /// Entries from the classes (each 128 B class entry cut into entries of the unit's size) or
 /// from fixed data (a trace, its last entry zero-padded).

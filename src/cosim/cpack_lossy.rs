@@ -11,6 +11,7 @@ use super::stream::{run_stream, Beat, RunStats, Stream, StreamConfig, Timing, Tx
 use crate::hdl::Module;
 use crate::model::cpack_lossy as model;
 use crate::rtl::cpack_lossy::LossyRtlParams;
+pub use crate::rtl::designs::cpack_lossy::{top, Unit};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -425,77 +426,8 @@ fn corrupt_chunks(chunks: &mut Vec<u8>, rng: &mut ChaCha8Rng) {
     }
 }
 
-/// The PACT'12 units the registry co-simulates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Unit {
-    /// `cpack_lossy_comp_*`.
-    Compressor,
-    /// `cpack_lossy_decomp_*`.
-    Decompressor,
-    /// `cpack_lossy_trunc_*` (`fp_trunc_pack`).
-    TruncPack,
-    /// `cpack_lossy_restore_*` (`fp_unpack_restore`).
-    UnpackRestore,
-    /// `cache_*`: `md_cache` + `md_mshr`, the shared cache controller with MD entries as
-    /// fields.
-    MdCache,
-    /// `cpack_lossy_mc_*`: `mc_comp_top`, one memory controller's compression path.
-    McTop,
-}
-
-impl Unit {
-    /// Every unit, in report order.
-    pub const ALL: [Unit; 6] = [
-        Unit::Compressor,
-        Unit::Decompressor,
-        Unit::TruncPack,
-        Unit::UnpackRestore,
-        Unit::MdCache,
-        Unit::McTop,
-    ];
-
-    /// CLI name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Unit::Compressor => "compressor",
-            Unit::Decompressor => "decompressor",
-            Unit::TruncPack => "trunc-pack",
-            Unit::UnpackRestore => "unpack-restore",
-            Unit::MdCache => "md-cache",
-            Unit::McTop => "mc-top",
-        }
-    }
-
-    /// Input bytes per beat (the MD cache: the data bytes a lookup serves, one block).
-    pub fn beat_bytes(self, p: &LossyRtlParams) -> u32 {
-        match self {
-            Unit::Compressor | Unit::TruncPack => 4 * p.words_per_cycle as u32,
-            Unit::Decompressor | Unit::UnpackRestore => 16,
-            Unit::MdCache | Unit::McTop => p.codec.block_bytes as u32,
-        }
-    }
-
-    /// The unit called `s`; the error lists the names.
-    pub fn from_name(s: &str) -> Result<Unit, String> {
-        super::stream::unit_by_name(&Unit::ALL, Unit::name, s)
-    }
-}
-
 /// Fraction of corrupt blocks the decompressor gets from the generated classes.
 pub const CORRUPT: f64 = 0.1;
-
-/// The generated top of `unit`.
-pub fn top(p: &LossyRtlParams, unit: Unit) -> Result<std::sync::Arc<Module>, String> {
-    let r = match unit {
-        Unit::Compressor => crate::rtl::cpack_lossy::compressor(p),
-        Unit::Decompressor => crate::rtl::cpack_lossy::decompressor(p),
-        Unit::TruncPack => crate::rtl::cpack_lossy::trunc_pack(p),
-        Unit::UnpackRestore => crate::rtl::cpack_lossy::unpack_restore(p),
-        Unit::MdCache => crate::rtl::cache::cache(&p.md_cache.rtl(p.codec.md_bits)),
-        Unit::McTop => crate::rtl::cpack_lossy::mc_top(p),
-    };
-    r.map_err(|e| e.to_string())
-}
 
 /// Runs `unit` on `dut` for the engine-independent settings of `s`: `lines` blocks of the
 /// §5 classes (the decompressor and the restore unit with [`CORRUPT`] of them corrupted), or

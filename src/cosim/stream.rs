@@ -169,18 +169,7 @@ pub fn run_stream_with_reset(
     h.run(dut, &mut bench, cfg, progress)
 }
 
-/// The unit of `all` whose `name` is `s`; the error lists the known names (the `from_name`
-/// of every scoreboard's unit enum).
-pub fn unit_by_name<U: Copy>(all: &[U], name: fn(U) -> &'static str, s: &str) -> Result<U, String> {
-    all.iter().copied().find(|&u| name(u) == s).ok_or_else(|| {
-        let known: Vec<&str> = all.iter().map(|&u| name(u)).collect();
-        format!(
-            "unknown unit `{}` (known: {})",
-            crate::files::quote(s),
-            known.join(", ")
-        )
-    })
-}
+pub use crate::rtl::designs::unit_by_name;
 
 /// Measured timing of a unit without back-pressure (filled in by each engine's `measure`).
 #[derive(Clone, Debug, Serialize)]

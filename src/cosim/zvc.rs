@@ -10,10 +10,10 @@
 //! A stall of the design (no progress for [`StimConfig::hang_cycles`]) is reported as such.
 
 use super::dut::Dut;
-use super::stream::unit_by_name;
 use super::stream::{measure_latency, run_stream, Beat, Stream, StreamConfig, Txn};
 pub use super::stream::{Mismatch, RunStats, Timing};
 use crate::model::zvc as model;
+pub use crate::rtl::designs::zvc::{top, Unit};
 use crate::rtl::zvc::ZvcRtlParams;
 use crate::trace::synthetic::DataClass;
 use rand::{Rng, SeedableRng};
@@ -181,48 +181,6 @@ pub fn elems_to_words(elems: &[u32], word_bits: u32, nwords: usize) -> Vec<u32> 
         w[bit / 32] |= e << (bit % 32);
     }
     w
-}
-
-/// Which unit is under test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Unit {
-    /// Raw sectors in, compressed beats out.
-    Compressor,
-    /// Compressed beats in, raw sectors out.
-    Decompressor,
-    /// Raw sectors in, raw sectors out (compressor → decompressor).
-    Loopback,
-}
-
-impl Unit {
-    /// Every unit, the test-only loop-back last.
-    pub const ALL: [Unit; 3] = [Unit::Compressor, Unit::Decompressor, Unit::Loopback];
-
-    /// CLI name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Unit::Compressor => "compressor",
-            Unit::Decompressor => "decompressor",
-            Unit::Loopback => "loopback",
-        }
-    }
-
-    /// Parses a CLI name; the error lists the known units.
-    pub fn from_name(s: &str) -> Result<Unit, String> {
-        unit_by_name(&Unit::ALL, Unit::name, s)
-    }
-}
-
-/// The generated top module of `unit` (the only place that maps units to generators).
-pub fn top(
-    p: &ZvcRtlParams,
-    unit: Unit,
-) -> Result<std::sync::Arc<crate::hdl::Module>, crate::hdl::HdlError> {
-    match unit {
-        Unit::Compressor => crate::rtl::zvc::compressor(p),
-        Unit::Decompressor => crate::rtl::zvc::decompressor(p),
-        Unit::Loopback => crate::rtl::zvc::loopback(p),
-    }
 }
 
 /// The input and output streams of a unit, as its generator recorded them (ports, and the

@@ -4,11 +4,12 @@
 
 use super::{load_blocks, unused_option, Engine, EvalOutput, EvalRequest, PaperTable, UnitDesign};
 use crate::config::Config;
-use crate::cosim::adaptive::{self as bench, Unit};
+use crate::cosim::adaptive as bench;
 use crate::cosim::dut::Dut;
 use crate::cosim::stream::{RunStats, Timing};
 use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
+use crate::rtl::designs::adaptive::{self as designs, Unit};
 use crate::synth::paper::PaperMark;
 use crate::synth::ReportRow;
 use std::sync::Arc;
@@ -145,7 +146,7 @@ impl Engine for Adaptive {
             v.push(UnitDesign {
                 engine: self.name(),
                 unit: name,
-                top: bench::top(p, unit).map_err(|e| e.to_string())?,
+                top: designs::top(p, unit).map_err(|e| e.to_string())?,
                 params,
                 beat_bytes: p.line_bytes as u32,
             });
@@ -154,7 +155,7 @@ impl Engine for Adaptive {
     }
 
     fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String> {
-        bench::top(&cfg.adaptive, Unit::from_name(unit)?).map_err(|e| e.to_string())
+        designs::top(&cfg.adaptive, Unit::from_name(unit)?).map_err(|e| e.to_string())
     }
 
     fn cosim(

@@ -3,13 +3,14 @@
 
 use super::{load_blocks, unused_option, Engine, EvalOutput, EvalRequest, PaperTable, UnitDesign};
 use crate::config::Config;
-use crate::cosim::base_xor::{self as bench, Unit};
+use crate::cosim::base_xor as bench;
 use crate::cosim::dut::Dut;
 use crate::cosim::stream::{RunStats, Timing};
 use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::model::ones;
 use crate::rtl::base_xor as rtl;
+use crate::rtl::designs::base_xor::{self as designs, Unit};
 use crate::synth::cores::{self, CoreSpec, PaperFigures, PaperNode};
 use crate::synth::Liberty;
 use std::path::Path;
@@ -137,7 +138,7 @@ impl Engine for BaseXor {
     }
 
     fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String> {
-        bench::top(&cfg.base_xor, Unit::from_name(unit)?).map_err(|e| e.to_string())
+        designs::top(&cfg.base_xor, Unit::from_name(unit)?).map_err(|e| e.to_string())
     }
 
     fn cosim(

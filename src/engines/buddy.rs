@@ -6,12 +6,13 @@
 
 use super::{check_count, unused_option, Engine, EvalOutput, EvalRequest, UnitDesign};
 use crate::config::Config;
-use crate::cosim::buddy::{self as bench, Unit};
+use crate::cosim::buddy as bench;
 use crate::cosim::dut::Dut;
 use crate::cosim::stream::{RunStats, Timing};
 use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::model::buddy::eval::{self, SetEval};
+use crate::rtl::designs::buddy::{self as designs, Unit};
 use crate::synth::paper::PaperMark;
 use crate::trace::entries::{EntryClass, ENTRY_BYTES};
 use std::sync::Arc;
@@ -81,7 +82,7 @@ impl Engine for Buddy {
                 Ok(UnitDesign {
                     engine: self.name(),
                     unit: u.name(),
-                    top: bench::top(p, u)?,
+                    top: designs::top(p, u)?,
                     params: match u {
                         Unit::MetaCache => p.meta.describe(),
                         Unit::McCtrl => {
@@ -103,7 +104,7 @@ impl Engine for Buddy {
     }
 
     fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String> {
-        bench::top(&cfg.buddy, Unit::from_name(unit)?)
+        designs::top(&cfg.buddy, Unit::from_name(unit)?)
     }
 
     fn cosim(

@@ -8,13 +8,14 @@
 use super::{check_count, unused_option, Engine, EvalOutput, EvalRequest};
 use super::{PaperTable, UnitDesign};
 use crate::config::Config;
-use crate::cosim::cpack_lossy::{self as bench, Unit};
+use crate::cosim::cpack_lossy as bench;
 use crate::cosim::dut::Dut;
 use crate::cosim::stream::{RunStats, Timing};
 use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::model::cpack_lossy::eval::{self, ClassEval};
 use crate::model::cpack_lossy::md_eval;
+use crate::rtl::designs::cpack_lossy::{self as designs, Unit};
 use crate::synth::paper::PaperMark;
 use crate::synth::ReportRow;
 use crate::trace::blocks::BlockClass;
@@ -122,7 +123,7 @@ impl Engine for CpackLossy {
                 Ok(UnitDesign {
                     engine: self.name(),
                     unit: u.name(),
-                    top: bench::top(p, u)?,
+                    top: designs::top(p, u)?,
                     params: match u {
                         Unit::MdCache => p.md_cache.describe(p.codec.md_bits),
                         _ => p.describe(),
@@ -145,7 +146,7 @@ impl Engine for CpackLossy {
     }
 
     fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String> {
-        bench::top(&cfg.cpack_lossy, Unit::from_name(unit)?)
+        designs::top(&cfg.cpack_lossy, Unit::from_name(unit)?)
     }
 
     fn cosim(

@@ -4,9 +4,11 @@ use super::{unused_option, Engine, EvalOutput, EvalRequest, UnitDesign};
 use crate::config::Config;
 use crate::cosim::dut::Dut;
 use crate::cosim::stream::{RunStats, Timing};
-use crate::cosim::zvc::{self as bench, StimConfig, Unit};
+use crate::cosim::zvc as bench;
+use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::model::container;
+use crate::rtl::designs::zvc::{self as designs, Unit};
 use crate::synth::paper::PaperMark;
 use std::sync::Arc;
 
@@ -89,7 +91,7 @@ impl Engine for Zvc {
     }
 
     fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String> {
-        bench::top(&cfg.zvc, Unit::from_name(unit)?).map_err(|e| e.to_string())
+        designs::top(&cfg.zvc, Unit::from_name(unit)?).map_err(|e| e.to_string())
     }
 
     fn cosim(

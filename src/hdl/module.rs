@@ -115,8 +115,11 @@ pub struct CaseForm {
     pub sel: Expr,
     /// Per state: its code (a `localparam`; `None`: the `default` arm, for the codes that
     /// name no state) and its assignments as (guard, value), the first that holds wins.
-    pub arms: Vec<(Option<Expr>, Vec<(Expr, Expr)>)>,
+    pub arms: Vec<CaseArm>,
 }
+
+/// One arm of a [`CaseForm`]: its label (`None`: `default`) and its (guard, value) list.
+pub type CaseArm = (Option<Expr>, Vec<(Expr, Expr)>);
 
 /// One write port of a memory.
 #[derive(Clone, Debug)]

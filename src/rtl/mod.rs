@@ -12,6 +12,7 @@ pub mod cache;
 pub mod cpack;
 pub mod cpack_lossy;
 pub mod dbi;
+pub mod designs;
 pub mod fpc;
 pub mod line_codec;
 pub mod link;
