@@ -1063,274 +1063,6 @@ module bpc_comp_s32 (
   wire [7:0] u_t_sums8_sum_o;
   wire all_zero;
   reg  tokens_valid_q;
-  reg  [32:0] t0_bits_q;
-  wire [32:0] t0_bits_d;
-  reg  [7:0] t1_off_c0_q;
-  wire [7:0] t1_off_c0_d;
-  reg  [7:0] t1_off_c1_q;
-  wire [7:0] t1_off_c1_d;
-  reg  [2:0] t1_off_c2_q;
-  wire [2:0] t1_off_c2_d;
-  reg  [1:0] t1_off_c3_q;
-  wire [1:0] t1_off_c3_d;
-  reg  [1:0] t1_off_c4_q;
-  wire [1:0] t1_off_c4_d;
-  reg  [31:0] t1_bits_q;
-  wire [31:0] t1_bits_d;
-  reg  [7:0] t2_off_c0_q;
-  wire [7:0] t2_off_c0_d;
-  reg  [7:0] t2_off_c1_q;
-  wire [7:0] t2_off_c1_d;
-  reg  [2:0] t2_off_c2_q;
-  wire [2:0] t2_off_c2_d;
-  reg  [1:0] t2_off_c3_q;
-  wire [1:0] t2_off_c3_d;
-  reg  [1:0] t2_off_c4_q;
-  wire [1:0] t2_off_c4_d;
-  reg  [31:0] t2_bits_q;
-  wire [31:0] t2_bits_d;
-  reg  [7:0] t3_off_c0_q;
-  wire [7:0] t3_off_c0_d;
-  reg  [7:0] t3_off_c1_q;
-  wire [7:0] t3_off_c1_d;
-  reg  [2:0] t3_off_c2_q;
-  wire [2:0] t3_off_c2_d;
-  reg  [1:0] t3_off_c3_q;
-  wire [1:0] t3_off_c3_d;
-  reg  [1:0] t3_off_c4_q;
-  wire [1:0] t3_off_c4_d;
-  reg  [31:0] t3_bits_q;
-  wire [31:0] t3_bits_d;
-  reg  [31:0] t4_bits_q;
-  wire [31:0] t4_bits_d;
-  reg  [7:0] t5_off_c0_q;
-  wire [7:0] t5_off_c0_d;
-  reg  [7:0] t5_off_c1_q;
-  wire [7:0] t5_off_c1_d;
-  reg  [2:0] t5_off_c2_q;
-  wire [2:0] t5_off_c2_d;
-  reg  [1:0] t5_off_c3_q;
-  wire [1:0] t5_off_c3_d;
-  reg  [31:0] t5_bits_q;
-  wire [31:0] t5_bits_d;
-  reg  [7:0] t6_off_c0_q;
-  wire [7:0] t6_off_c0_d;
-  reg  [7:0] t6_off_c1_q;
-  wire [7:0] t6_off_c1_d;
-  reg  [2:0] t6_off_c2_q;
-  wire [2:0] t6_off_c2_d;
-  reg  [1:0] t6_off_c3_q;
-  wire [1:0] t6_off_c3_d;
-  reg  [31:0] t6_bits_q;
-  wire [31:0] t6_bits_d;
-  reg  [7:0] t7_off_c0_q;
-  wire [7:0] t7_off_c0_d;
-  reg  [7:0] t7_off_c1_q;
-  wire [7:0] t7_off_c1_d;
-  reg  [2:0] t7_off_c2_q;
-  wire [2:0] t7_off_c2_d;
-  reg  [1:0] t7_off_c3_q;
-  wire [1:0] t7_off_c3_d;
-  reg  [31:0] t7_bits_q;
-  wire [31:0] t7_bits_d;
-  reg  [31:0] t8_bits_q;
-  wire [31:0] t8_bits_d;
-  reg  [7:0] t9_off_c0_q;
-  wire [7:0] t9_off_c0_d;
-  reg  [7:0] t9_off_c1_q;
-  wire [7:0] t9_off_c1_d;
-  reg  [2:0] t9_off_c2_q;
-  wire [2:0] t9_off_c2_d;
-  reg  [1:0] t9_off_c3_q;
-  wire [1:0] t9_off_c3_d;
-  reg  [31:0] t9_bits_q;
-  wire [31:0] t9_bits_d;
-  reg  [7:0] t10_off_c0_q;
-  wire [7:0] t10_off_c0_d;
-  reg  [7:0] t10_off_c1_q;
-  wire [7:0] t10_off_c1_d;
-  reg  [2:0] t10_off_c2_q;
-  wire [2:0] t10_off_c2_d;
-  reg  [1:0] t10_off_c3_q;
-  wire [1:0] t10_off_c3_d;
-  reg  [31:0] t10_bits_q;
-  wire [31:0] t10_bits_d;
-  reg  [7:0] t11_off_c0_q;
-  wire [7:0] t11_off_c0_d;
-  reg  [7:0] t11_off_c1_q;
-  wire [7:0] t11_off_c1_d;
-  reg  [2:0] t11_off_c2_q;
-  wire [2:0] t11_off_c2_d;
-  reg  [1:0] t11_off_c3_q;
-  wire [1:0] t11_off_c3_d;
-  reg  [31:0] t11_bits_q;
-  wire [31:0] t11_bits_d;
-  reg  [31:0] t12_bits_q;
-  wire [31:0] t12_bits_d;
-  reg  [7:0] t13_off_c0_q;
-  wire [7:0] t13_off_c0_d;
-  reg  [7:0] t13_off_c1_q;
-  wire [7:0] t13_off_c1_d;
-  reg  [2:0] t13_off_c2_q;
-  wire [2:0] t13_off_c2_d;
-  reg  [1:0] t13_off_c3_q;
-  wire [1:0] t13_off_c3_d;
-  reg  [31:0] t13_bits_q;
-  wire [31:0] t13_bits_d;
-  reg  [7:0] t14_off_c0_q;
-  wire [7:0] t14_off_c0_d;
-  reg  [7:0] t14_off_c1_q;
-  wire [7:0] t14_off_c1_d;
-  reg  [2:0] t14_off_c2_q;
-  wire [2:0] t14_off_c2_d;
-  reg  [1:0] t14_off_c3_q;
-  wire [1:0] t14_off_c3_d;
-  reg  [31:0] t14_bits_q;
-  wire [31:0] t14_bits_d;
-  reg  [7:0] t15_off_c0_q;
-  wire [7:0] t15_off_c0_d;
-  reg  [7:0] t15_off_c1_q;
-  wire [7:0] t15_off_c1_d;
-  reg  [2:0] t15_off_c2_q;
-  wire [2:0] t15_off_c2_d;
-  reg  [1:0] t15_off_c3_q;
-  wire [1:0] t15_off_c3_d;
-  reg  [31:0] t15_bits_q;
-  wire [31:0] t15_bits_d;
-  reg  [31:0] t16_bits_q;
-  wire [31:0] t16_bits_d;
-  reg  [7:0] t17_off_c0_q;
-  wire [7:0] t17_off_c0_d;
-  reg  [7:0] t17_off_c1_q;
-  wire [7:0] t17_off_c1_d;
-  reg  [2:0] t17_off_c2_q;
-  wire [2:0] t17_off_c2_d;
-  reg  [1:0] t17_off_c3_q;
-  wire [1:0] t17_off_c3_d;
-  reg  [31:0] t17_bits_q;
-  wire [31:0] t17_bits_d;
-  reg  [7:0] t18_off_c0_q;
-  wire [7:0] t18_off_c0_d;
-  reg  [7:0] t18_off_c1_q;
-  wire [7:0] t18_off_c1_d;
-  reg  [2:0] t18_off_c2_q;
-  wire [2:0] t18_off_c2_d;
-  reg  [1:0] t18_off_c3_q;
-  wire [1:0] t18_off_c3_d;
-  reg  [31:0] t18_bits_q;
-  wire [31:0] t18_bits_d;
-  reg  [7:0] t19_off_c0_q;
-  wire [7:0] t19_off_c0_d;
-  reg  [7:0] t19_off_c1_q;
-  wire [7:0] t19_off_c1_d;
-  reg  [2:0] t19_off_c2_q;
-  wire [2:0] t19_off_c2_d;
-  reg  [1:0] t19_off_c3_q;
-  wire [1:0] t19_off_c3_d;
-  reg  [31:0] t19_bits_q;
-  wire [31:0] t19_bits_d;
-  reg  [31:0] t20_bits_q;
-  wire [31:0] t20_bits_d;
-  reg  [7:0] t21_off_c0_q;
-  wire [7:0] t21_off_c0_d;
-  reg  [7:0] t21_off_c1_q;
-  wire [7:0] t21_off_c1_d;
-  reg  [2:0] t21_off_c2_q;
-  wire [2:0] t21_off_c2_d;
-  reg  [1:0] t21_off_c3_q;
-  wire [1:0] t21_off_c3_d;
-  reg  [31:0] t21_bits_q;
-  wire [31:0] t21_bits_d;
-  reg  [7:0] t22_off_c0_q;
-  wire [7:0] t22_off_c0_d;
-  reg  [7:0] t22_off_c1_q;
-  wire [7:0] t22_off_c1_d;
-  reg  [2:0] t22_off_c2_q;
-  wire [2:0] t22_off_c2_d;
-  reg  [1:0] t22_off_c3_q;
-  wire [1:0] t22_off_c3_d;
-  reg  [31:0] t22_bits_q;
-  wire [31:0] t22_bits_d;
-  reg  [7:0] t23_off_c0_q;
-  wire [7:0] t23_off_c0_d;
-  reg  [7:0] t23_off_c1_q;
-  wire [7:0] t23_off_c1_d;
-  reg  [2:0] t23_off_c2_q;
-  wire [2:0] t23_off_c2_d;
-  reg  [1:0] t23_off_c3_q;
-  wire [1:0] t23_off_c3_d;
-  reg  [31:0] t23_bits_q;
-  wire [31:0] t23_bits_d;
-  reg  [31:0] t24_bits_q;
-  wire [31:0] t24_bits_d;
-  reg  [7:0] t25_off_c0_q;
-  wire [7:0] t25_off_c0_d;
-  reg  [7:0] t25_off_c1_q;
-  wire [7:0] t25_off_c1_d;
-  reg  [2:0] t25_off_c2_q;
-  wire [2:0] t25_off_c2_d;
-  reg  [1:0] t25_off_c3_q;
-  wire [1:0] t25_off_c3_d;
-  reg  [31:0] t25_bits_q;
-  wire [31:0] t25_bits_d;
-  reg  [7:0] t26_off_c0_q;
-  wire [7:0] t26_off_c0_d;
-  reg  [7:0] t26_off_c1_q;
-  wire [7:0] t26_off_c1_d;
-  reg  [2:0] t26_off_c2_q;
-  wire [2:0] t26_off_c2_d;
-  reg  [1:0] t26_off_c3_q;
-  wire [1:0] t26_off_c3_d;
-  reg  [31:0] t26_bits_q;
-  wire [31:0] t26_bits_d;
-  reg  [7:0] t27_off_c0_q;
-  wire [7:0] t27_off_c0_d;
-  reg  [7:0] t27_off_c1_q;
-  wire [7:0] t27_off_c1_d;
-  reg  [2:0] t27_off_c2_q;
-  wire [2:0] t27_off_c2_d;
-  reg  [1:0] t27_off_c3_q;
-  wire [1:0] t27_off_c3_d;
-  reg  [31:0] t27_bits_q;
-  wire [31:0] t27_bits_d;
-  reg  [31:0] t28_bits_q;
-  wire [31:0] t28_bits_d;
-  reg  [7:0] t29_off_c0_q;
-  wire [7:0] t29_off_c0_d;
-  reg  [7:0] t29_off_c1_q;
-  wire [7:0] t29_off_c1_d;
-  reg  [2:0] t29_off_c2_q;
-  wire [2:0] t29_off_c2_d;
-  reg  [1:0] t29_off_c3_q;
-  wire [1:0] t29_off_c3_d;
-  reg  [31:0] t29_bits_q;
-  wire [31:0] t29_bits_d;
-  reg  [7:0] t30_off_c0_q;
-  wire [7:0] t30_off_c0_d;
-  reg  [7:0] t30_off_c1_q;
-  wire [7:0] t30_off_c1_d;
-  reg  [2:0] t30_off_c2_q;
-  wire [2:0] t30_off_c2_d;
-  reg  [1:0] t30_off_c3_q;
-  wire [1:0] t30_off_c3_d;
-  reg  [31:0] t30_bits_q;
-  wire [31:0] t30_bits_d;
-  reg  [7:0] t31_off_c0_q;
-  wire [7:0] t31_off_c0_d;
-  reg  [7:0] t31_off_c1_q;
-  wire [7:0] t31_off_c1_d;
-  reg  [2:0] t31_off_c2_q;
-  wire [2:0] t31_off_c2_d;
-  reg  [1:0] t31_off_c3_q;
-  wire [1:0] t31_off_c3_d;
-  reg  [31:0] t31_bits_q;
-  wire [31:0] t31_bits_d;
-  reg  [31:0] t32_bits_q;
-  wire [31:0] t32_bits_d;
-  reg  [7:0] t33_off_q;
-  wire [7:0] t33_off_d;
-  reg  [31:0] t33_bits_q;
-  wire [31:0] t33_bits_d;
   reg  [7:0] t_glen0_q;
   wire [7:0] t_glen0_d;
   reg  [7:0] t_glen1_q;
@@ -1803,140 +1535,6 @@ module bpc_comp_s32 (
     .sum_o(u_t_sums8_sum_o)
   );
   assign all_zero = (bcls_q[0] & (&plane_zero));
-  assign t0_bits_d = tok_base;
-  assign t1_off_c0_d = u_t_sums0_off1_o;
-  assign t1_off_c1_d = u_t_sums0_off1_o;
-  assign t1_off_c2_d = u_t_sums0_off1_o[7:5];
-  assign t1_off_c3_d = u_t_sums0_off1_o[7:6];
-  assign t1_off_c4_d = u_t_sums0_off1_o[7:6];
-  assign t1_bits_d = u_tok32_tok_o;
-  assign t2_off_c0_d = u_t_sums0_off2_o;
-  assign t2_off_c1_d = u_t_sums0_off2_o;
-  assign t2_off_c2_d = u_t_sums0_off2_o[7:5];
-  assign t2_off_c3_d = u_t_sums0_off2_o[7:6];
-  assign t2_off_c4_d = u_t_sums0_off2_o[7:6];
-  assign t2_bits_d = u_tok31_tok_o;
-  assign t3_off_c0_d = u_t_sums0_off3_o;
-  assign t3_off_c1_d = u_t_sums0_off3_o;
-  assign t3_off_c2_d = u_t_sums0_off3_o[7:5];
-  assign t3_off_c3_d = u_t_sums0_off3_o[7:6];
-  assign t3_off_c4_d = u_t_sums0_off3_o[7:6];
-  assign t3_bits_d = u_tok30_tok_o;
-  assign t4_bits_d = u_tok29_tok_o;
-  assign t5_off_c0_d = u_t_sums1_off1_o;
-  assign t5_off_c1_d = u_t_sums1_off1_o;
-  assign t5_off_c2_d = u_t_sums1_off1_o[7:5];
-  assign t5_off_c3_d = u_t_sums1_off1_o[7:6];
-  assign t5_bits_d = u_tok28_tok_o;
-  assign t6_off_c0_d = u_t_sums1_off2_o;
-  assign t6_off_c1_d = u_t_sums1_off2_o;
-  assign t6_off_c2_d = u_t_sums1_off2_o[7:5];
-  assign t6_off_c3_d = u_t_sums1_off2_o[7:6];
-  assign t6_bits_d = u_tok27_tok_o;
-  assign t7_off_c0_d = u_t_sums1_off3_o;
-  assign t7_off_c1_d = u_t_sums1_off3_o;
-  assign t7_off_c2_d = u_t_sums1_off3_o[7:5];
-  assign t7_off_c3_d = u_t_sums1_off3_o[7:6];
-  assign t7_bits_d = u_tok26_tok_o;
-  assign t8_bits_d = u_tok25_tok_o;
-  assign t9_off_c0_d = u_t_sums2_off1_o;
-  assign t9_off_c1_d = u_t_sums2_off1_o;
-  assign t9_off_c2_d = u_t_sums2_off1_o[7:5];
-  assign t9_off_c3_d = u_t_sums2_off1_o[7:6];
-  assign t9_bits_d = u_tok24_tok_o;
-  assign t10_off_c0_d = u_t_sums2_off2_o;
-  assign t10_off_c1_d = u_t_sums2_off2_o;
-  assign t10_off_c2_d = u_t_sums2_off2_o[7:5];
-  assign t10_off_c3_d = u_t_sums2_off2_o[7:6];
-  assign t10_bits_d = u_tok23_tok_o;
-  assign t11_off_c0_d = u_t_sums2_off3_o;
-  assign t11_off_c1_d = u_t_sums2_off3_o;
-  assign t11_off_c2_d = u_t_sums2_off3_o[7:5];
-  assign t11_off_c3_d = u_t_sums2_off3_o[7:6];
-  assign t11_bits_d = u_tok22_tok_o;
-  assign t12_bits_d = u_tok21_tok_o;
-  assign t13_off_c0_d = u_t_sums3_off1_o;
-  assign t13_off_c1_d = u_t_sums3_off1_o;
-  assign t13_off_c2_d = u_t_sums3_off1_o[7:5];
-  assign t13_off_c3_d = u_t_sums3_off1_o[7:6];
-  assign t13_bits_d = u_tok20_tok_o;
-  assign t14_off_c0_d = u_t_sums3_off2_o;
-  assign t14_off_c1_d = u_t_sums3_off2_o;
-  assign t14_off_c2_d = u_t_sums3_off2_o[7:5];
-  assign t14_off_c3_d = u_t_sums3_off2_o[7:6];
-  assign t14_bits_d = u_tok19_tok_o;
-  assign t15_off_c0_d = u_t_sums3_off3_o;
-  assign t15_off_c1_d = u_t_sums3_off3_o;
-  assign t15_off_c2_d = u_t_sums3_off3_o[7:5];
-  assign t15_off_c3_d = u_t_sums3_off3_o[7:6];
-  assign t15_bits_d = u_tok18_tok_o;
-  assign t16_bits_d = u_tok17_tok_o;
-  assign t17_off_c0_d = u_t_sums4_off1_o;
-  assign t17_off_c1_d = u_t_sums4_off1_o;
-  assign t17_off_c2_d = u_t_sums4_off1_o[7:5];
-  assign t17_off_c3_d = u_t_sums4_off1_o[7:6];
-  assign t17_bits_d = u_tok16_tok_o;
-  assign t18_off_c0_d = u_t_sums4_off2_o;
-  assign t18_off_c1_d = u_t_sums4_off2_o;
-  assign t18_off_c2_d = u_t_sums4_off2_o[7:5];
-  assign t18_off_c3_d = u_t_sums4_off2_o[7:6];
-  assign t18_bits_d = u_tok15_tok_o;
-  assign t19_off_c0_d = u_t_sums4_off3_o;
-  assign t19_off_c1_d = u_t_sums4_off3_o;
-  assign t19_off_c2_d = u_t_sums4_off3_o[7:5];
-  assign t19_off_c3_d = u_t_sums4_off3_o[7:6];
-  assign t19_bits_d = u_tok14_tok_o;
-  assign t20_bits_d = u_tok13_tok_o;
-  assign t21_off_c0_d = u_t_sums5_off1_o;
-  assign t21_off_c1_d = u_t_sums5_off1_o;
-  assign t21_off_c2_d = u_t_sums5_off1_o[7:5];
-  assign t21_off_c3_d = u_t_sums5_off1_o[7:6];
-  assign t21_bits_d = u_tok12_tok_o;
-  assign t22_off_c0_d = u_t_sums5_off2_o;
-  assign t22_off_c1_d = u_t_sums5_off2_o;
-  assign t22_off_c2_d = u_t_sums5_off2_o[7:5];
-  assign t22_off_c3_d = u_t_sums5_off2_o[7:6];
-  assign t22_bits_d = u_tok11_tok_o;
-  assign t23_off_c0_d = u_t_sums5_off3_o;
-  assign t23_off_c1_d = u_t_sums5_off3_o;
-  assign t23_off_c2_d = u_t_sums5_off3_o[7:5];
-  assign t23_off_c3_d = u_t_sums5_off3_o[7:6];
-  assign t23_bits_d = u_tok10_tok_o;
-  assign t24_bits_d = u_tok9_tok_o;
-  assign t25_off_c0_d = u_t_sums6_off1_o;
-  assign t25_off_c1_d = u_t_sums6_off1_o;
-  assign t25_off_c2_d = u_t_sums6_off1_o[7:5];
-  assign t25_off_c3_d = u_t_sums6_off1_o[7:6];
-  assign t25_bits_d = u_tok8_tok_o;
-  assign t26_off_c0_d = u_t_sums6_off2_o;
-  assign t26_off_c1_d = u_t_sums6_off2_o;
-  assign t26_off_c2_d = u_t_sums6_off2_o[7:5];
-  assign t26_off_c3_d = u_t_sums6_off2_o[7:6];
-  assign t26_bits_d = u_tok7_tok_o;
-  assign t27_off_c0_d = u_t_sums6_off3_o;
-  assign t27_off_c1_d = u_t_sums6_off3_o;
-  assign t27_off_c2_d = u_t_sums6_off3_o[7:5];
-  assign t27_off_c3_d = u_t_sums6_off3_o[7:6];
-  assign t27_bits_d = u_tok6_tok_o;
-  assign t28_bits_d = u_tok5_tok_o;
-  assign t29_off_c0_d = u_t_sums7_off1_o;
-  assign t29_off_c1_d = u_t_sums7_off1_o;
-  assign t29_off_c2_d = u_t_sums7_off1_o[7:5];
-  assign t29_off_c3_d = u_t_sums7_off1_o[7:6];
-  assign t29_bits_d = u_tok4_tok_o;
-  assign t30_off_c0_d = u_t_sums7_off2_o;
-  assign t30_off_c1_d = u_t_sums7_off2_o;
-  assign t30_off_c2_d = u_t_sums7_off2_o[7:5];
-  assign t30_off_c3_d = u_t_sums7_off2_o[7:6];
-  assign t30_bits_d = u_tok3_tok_o;
-  assign t31_off_c0_d = u_t_sums7_off3_o;
-  assign t31_off_c1_d = u_t_sums7_off3_o;
-  assign t31_off_c2_d = u_t_sums7_off3_o[7:5];
-  assign t31_off_c3_d = u_t_sums7_off3_o[7:6];
-  assign t31_bits_d = u_tok2_tok_o;
-  assign t32_bits_d = u_tok1_tok_o;
-  assign t33_off_d = u_t_sums8_off1_o;
-  assign t33_bits_d = u_tok0_tok_o;
   assign t_glen0_d = u_t_sums0_sum_o;
   assign t_glen1_d = u_t_sums1_sum_o;
   assign t_glen2_d = u_t_sums2_sum_o;
@@ -1950,41 +1548,6 @@ module bpc_comp_s32 (
   assign blk3_d = blk2_q;
   always @(posedge clk_i) begin
     if (pipe_adv) begin
-      t0_bits_q <= t0_bits_d;
-      t1_bits_q <= t1_bits_d;
-      t2_bits_q <= t2_bits_d;
-      t3_bits_q <= t3_bits_d;
-      t4_bits_q <= t4_bits_d;
-      t5_bits_q <= t5_bits_d;
-      t6_bits_q <= t6_bits_d;
-      t7_bits_q <= t7_bits_d;
-      t8_bits_q <= t8_bits_d;
-      t9_bits_q <= t9_bits_d;
-      t10_bits_q <= t10_bits_d;
-      t11_bits_q <= t11_bits_d;
-      t12_bits_q <= t12_bits_d;
-      t13_bits_q <= t13_bits_d;
-      t14_bits_q <= t14_bits_d;
-      t15_bits_q <= t15_bits_d;
-      t16_bits_q <= t16_bits_d;
-      t17_bits_q <= t17_bits_d;
-      t18_bits_q <= t18_bits_d;
-      t19_bits_q <= t19_bits_d;
-      t20_bits_q <= t20_bits_d;
-      t21_bits_q <= t21_bits_d;
-      t22_bits_q <= t22_bits_d;
-      t23_bits_q <= t23_bits_d;
-      t24_bits_q <= t24_bits_d;
-      t25_bits_q <= t25_bits_d;
-      t26_bits_q <= t26_bits_d;
-      t27_bits_q <= t27_bits_d;
-      t28_bits_q <= t28_bits_d;
-      t29_bits_q <= t29_bits_d;
-      t30_bits_q <= t30_bits_d;
-      t31_bits_q <= t31_bits_d;
-      t32_bits_q <= t32_bits_d;
-      t33_off_q <= t33_off_d;
-      t33_bits_q <= t33_bits_d;
       t_glen0_q <= t_glen0_d;
       t_glen1_q <= t_glen1_d;
       t_glen2_q <= t_glen2_d;
@@ -1996,109 +1559,6 @@ module bpc_comp_s32 (
       t_glen8_q <= t_glen8_d;
       zero3_q <= zero3_d;
       blk3_q <= blk3_d;
-    end
-  end
-  (* keep *) always @(posedge clk_i) begin
-    if (pipe_adv) begin
-      t1_off_c0_q <= t1_off_c0_d;
-      t1_off_c1_q <= t1_off_c1_d;
-      t1_off_c2_q <= t1_off_c2_d;
-      t1_off_c3_q <= t1_off_c3_d;
-      t1_off_c4_q <= t1_off_c4_d;
-      t2_off_c0_q <= t2_off_c0_d;
-      t2_off_c1_q <= t2_off_c1_d;
-      t2_off_c2_q <= t2_off_c2_d;
-      t2_off_c3_q <= t2_off_c3_d;
-      t2_off_c4_q <= t2_off_c4_d;
-      t3_off_c0_q <= t3_off_c0_d;
-      t3_off_c1_q <= t3_off_c1_d;
-      t3_off_c2_q <= t3_off_c2_d;
-      t3_off_c3_q <= t3_off_c3_d;
-      t3_off_c4_q <= t3_off_c4_d;
-      t5_off_c0_q <= t5_off_c0_d;
-      t5_off_c1_q <= t5_off_c1_d;
-      t5_off_c2_q <= t5_off_c2_d;
-      t5_off_c3_q <= t5_off_c3_d;
-      t6_off_c0_q <= t6_off_c0_d;
-      t6_off_c1_q <= t6_off_c1_d;
-      t6_off_c2_q <= t6_off_c2_d;
-      t6_off_c3_q <= t6_off_c3_d;
-      t7_off_c0_q <= t7_off_c0_d;
-      t7_off_c1_q <= t7_off_c1_d;
-      t7_off_c2_q <= t7_off_c2_d;
-      t7_off_c3_q <= t7_off_c3_d;
-      t9_off_c0_q <= t9_off_c0_d;
-      t9_off_c1_q <= t9_off_c1_d;
-      t9_off_c2_q <= t9_off_c2_d;
-      t9_off_c3_q <= t9_off_c3_d;
-      t10_off_c0_q <= t10_off_c0_d;
-      t10_off_c1_q <= t10_off_c1_d;
-      t10_off_c2_q <= t10_off_c2_d;
-      t10_off_c3_q <= t10_off_c3_d;
-      t11_off_c0_q <= t11_off_c0_d;
-      t11_off_c1_q <= t11_off_c1_d;
-      t11_off_c2_q <= t11_off_c2_d;
-      t11_off_c3_q <= t11_off_c3_d;
-      t13_off_c0_q <= t13_off_c0_d;
-      t13_off_c1_q <= t13_off_c1_d;
-      t13_off_c2_q <= t13_off_c2_d;
-      t13_off_c3_q <= t13_off_c3_d;
-      t14_off_c0_q <= t14_off_c0_d;
-      t14_off_c1_q <= t14_off_c1_d;
-      t14_off_c2_q <= t14_off_c2_d;
-      t14_off_c3_q <= t14_off_c3_d;
-      t15_off_c0_q <= t15_off_c0_d;
-      t15_off_c1_q <= t15_off_c1_d;
-      t15_off_c2_q <= t15_off_c2_d;
-      t15_off_c3_q <= t15_off_c3_d;
-      t17_off_c0_q <= t17_off_c0_d;
-      t17_off_c1_q <= t17_off_c1_d;
-      t17_off_c2_q <= t17_off_c2_d;
-      t17_off_c3_q <= t17_off_c3_d;
-      t18_off_c0_q <= t18_off_c0_d;
-      t18_off_c1_q <= t18_off_c1_d;
-      t18_off_c2_q <= t18_off_c2_d;
-      t18_off_c3_q <= t18_off_c3_d;
-      t19_off_c0_q <= t19_off_c0_d;
-      t19_off_c1_q <= t19_off_c1_d;
-      t19_off_c2_q <= t19_off_c2_d;
-      t19_off_c3_q <= t19_off_c3_d;
-      t21_off_c0_q <= t21_off_c0_d;
-      t21_off_c1_q <= t21_off_c1_d;
-      t21_off_c2_q <= t21_off_c2_d;
-      t21_off_c3_q <= t21_off_c3_d;
-      t22_off_c0_q <= t22_off_c0_d;
-      t22_off_c1_q <= t22_off_c1_d;
-      t22_off_c2_q <= t22_off_c2_d;
-      t22_off_c3_q <= t22_off_c3_d;
-      t23_off_c0_q <= t23_off_c0_d;
-      t23_off_c1_q <= t23_off_c1_d;
-      t23_off_c2_q <= t23_off_c2_d;
-      t23_off_c3_q <= t23_off_c3_d;
-      t25_off_c0_q <= t25_off_c0_d;
-      t25_off_c1_q <= t25_off_c1_d;
-      t25_off_c2_q <= t25_off_c2_d;
-      t25_off_c3_q <= t25_off_c3_d;
-      t26_off_c0_q <= t26_off_c0_d;
-      t26_off_c1_q <= t26_off_c1_d;
-      t26_off_c2_q <= t26_off_c2_d;
-      t26_off_c3_q <= t26_off_c3_d;
-      t27_off_c0_q <= t27_off_c0_d;
-      t27_off_c1_q <= t27_off_c1_d;
-      t27_off_c2_q <= t27_off_c2_d;
-      t27_off_c3_q <= t27_off_c3_d;
-      t29_off_c0_q <= t29_off_c0_d;
-      t29_off_c1_q <= t29_off_c1_d;
-      t29_off_c2_q <= t29_off_c2_d;
-      t29_off_c3_q <= t29_off_c3_d;
-      t30_off_c0_q <= t30_off_c0_d;
-      t30_off_c1_q <= t30_off_c1_d;
-      t30_off_c2_q <= t30_off_c2_d;
-      t30_off_c3_q <= t30_off_c3_d;
-      t31_off_c0_q <= t31_off_c0_d;
-      t31_off_c1_q <= t31_off_c1_d;
-      t31_off_c2_q <= t31_off_c2_d;
-      t31_off_c3_q <= t31_off_c3_d;
     end
   end
 
@@ -2121,222 +1581,6 @@ module bpc_comp_s32 (
   wire [9:0] u_g1_sums1_off3_o;
   wire [9:0] u_g1_sums1_sum_o;
   reg  merge1_valid_q;
-  reg  [128:0] g10_bits_q;
-  wire [128:0] g10_bits_d;
-  reg  [9:0] g11_off_c0_q;
-  wire [9:0] g11_off_c0_d;
-  reg  [9:0] g11_off_c1_q;
-  wire [9:0] g11_off_c1_d;
-  reg  [9:0] g11_off_c2_q;
-  wire [9:0] g11_off_c2_d;
-  reg  [9:0] g11_off_c3_q;
-  wire [9:0] g11_off_c3_d;
-  reg  [9:0] g11_off_c4_q;
-  wire [9:0] g11_off_c4_d;
-  reg  [4:0] g11_off_c5_q;
-  wire [4:0] g11_off_c5_d;
-  reg  [3:0] g11_off_c6_q;
-  wire [3:0] g11_off_c6_d;
-  reg  [3:0] g11_off_c7_q;
-  wire [3:0] g11_off_c7_d;
-  reg  [2:0] g11_off_c8_q;
-  wire [2:0] g11_off_c8_d;
-  reg  [2:0] g11_off_c9_q;
-  wire [2:0] g11_off_c9_d;
-  reg  [2:0] g11_off_c10_q;
-  wire [2:0] g11_off_c10_d;
-  reg  [2:0] g11_off_c11_q;
-  wire [2:0] g11_off_c11_d;
-  reg  [1:0] g11_off_c12_q;
-  wire [1:0] g11_off_c12_d;
-  reg  [1:0] g11_off_c13_q;
-  wire [1:0] g11_off_c13_d;
-  reg  [1:0] g11_off_c14_q;
-  wire [1:0] g11_off_c14_d;
-  reg  [1:0] g11_off_c15_q;
-  wire [1:0] g11_off_c15_d;
-  reg  [1:0] g11_off_c16_q;
-  wire [1:0] g11_off_c16_d;
-  reg  [127:0] g11_bits_q;
-  wire [127:0] g11_bits_d;
-  reg  [9:0] g12_off_c0_q;
-  wire [9:0] g12_off_c0_d;
-  reg  [9:0] g12_off_c1_q;
-  wire [9:0] g12_off_c1_d;
-  reg  [9:0] g12_off_c2_q;
-  wire [9:0] g12_off_c2_d;
-  reg  [9:0] g12_off_c3_q;
-  wire [9:0] g12_off_c3_d;
-  reg  [9:0] g12_off_c4_q;
-  wire [9:0] g12_off_c4_d;
-  reg  [4:0] g12_off_c5_q;
-  wire [4:0] g12_off_c5_d;
-  reg  [3:0] g12_off_c6_q;
-  wire [3:0] g12_off_c6_d;
-  reg  [3:0] g12_off_c7_q;
-  wire [3:0] g12_off_c7_d;
-  reg  [2:0] g12_off_c8_q;
-  wire [2:0] g12_off_c8_d;
-  reg  [2:0] g12_off_c9_q;
-  wire [2:0] g12_off_c9_d;
-  reg  [2:0] g12_off_c10_q;
-  wire [2:0] g12_off_c10_d;
-  reg  [2:0] g12_off_c11_q;
-  wire [2:0] g12_off_c11_d;
-  reg  [1:0] g12_off_c12_q;
-  wire [1:0] g12_off_c12_d;
-  reg  [1:0] g12_off_c13_q;
-  wire [1:0] g12_off_c13_d;
-  reg  [1:0] g12_off_c14_q;
-  wire [1:0] g12_off_c14_d;
-  reg  [1:0] g12_off_c15_q;
-  wire [1:0] g12_off_c15_d;
-  reg  [1:0] g12_off_c16_q;
-  wire [1:0] g12_off_c16_d;
-  reg  [127:0] g12_bits_q;
-  wire [127:0] g12_bits_d;
-  reg  [9:0] g13_off_c0_q;
-  wire [9:0] g13_off_c0_d;
-  reg  [9:0] g13_off_c1_q;
-  wire [9:0] g13_off_c1_d;
-  reg  [9:0] g13_off_c2_q;
-  wire [9:0] g13_off_c2_d;
-  reg  [9:0] g13_off_c3_q;
-  wire [9:0] g13_off_c3_d;
-  reg  [9:0] g13_off_c4_q;
-  wire [9:0] g13_off_c4_d;
-  reg  [4:0] g13_off_c5_q;
-  wire [4:0] g13_off_c5_d;
-  reg  [3:0] g13_off_c6_q;
-  wire [3:0] g13_off_c6_d;
-  reg  [3:0] g13_off_c7_q;
-  wire [3:0] g13_off_c7_d;
-  reg  [2:0] g13_off_c8_q;
-  wire [2:0] g13_off_c8_d;
-  reg  [2:0] g13_off_c9_q;
-  wire [2:0] g13_off_c9_d;
-  reg  [2:0] g13_off_c10_q;
-  wire [2:0] g13_off_c10_d;
-  reg  [2:0] g13_off_c11_q;
-  wire [2:0] g13_off_c11_d;
-  reg  [1:0] g13_off_c12_q;
-  wire [1:0] g13_off_c12_d;
-  reg  [1:0] g13_off_c13_q;
-  wire [1:0] g13_off_c13_d;
-  reg  [1:0] g13_off_c14_q;
-  wire [1:0] g13_off_c14_d;
-  reg  [1:0] g13_off_c15_q;
-  wire [1:0] g13_off_c15_d;
-  reg  [1:0] g13_off_c16_q;
-  wire [1:0] g13_off_c16_d;
-  reg  [127:0] g13_bits_q;
-  wire [127:0] g13_bits_d;
-  reg  [127:0] g14_bits_q;
-  wire [127:0] g14_bits_d;
-  reg  [9:0] g15_off_c0_q;
-  wire [9:0] g15_off_c0_d;
-  reg  [9:0] g15_off_c1_q;
-  wire [9:0] g15_off_c1_d;
-  reg  [9:0] g15_off_c2_q;
-  wire [9:0] g15_off_c2_d;
-  reg  [9:0] g15_off_c3_q;
-  wire [9:0] g15_off_c3_d;
-  reg  [9:0] g15_off_c4_q;
-  wire [9:0] g15_off_c4_d;
-  reg  [4:0] g15_off_c5_q;
-  wire [4:0] g15_off_c5_d;
-  reg  [3:0] g15_off_c6_q;
-  wire [3:0] g15_off_c6_d;
-  reg  [3:0] g15_off_c7_q;
-  wire [3:0] g15_off_c7_d;
-  reg  [2:0] g15_off_c8_q;
-  wire [2:0] g15_off_c8_d;
-  reg  [2:0] g15_off_c9_q;
-  wire [2:0] g15_off_c9_d;
-  reg  [2:0] g15_off_c10_q;
-  wire [2:0] g15_off_c10_d;
-  reg  [2:0] g15_off_c11_q;
-  wire [2:0] g15_off_c11_d;
-  reg  [1:0] g15_off_c12_q;
-  wire [1:0] g15_off_c12_d;
-  reg  [1:0] g15_off_c13_q;
-  wire [1:0] g15_off_c13_d;
-  reg  [1:0] g15_off_c14_q;
-  wire [1:0] g15_off_c14_d;
-  reg  [1:0] g15_off_c15_q;
-  wire [1:0] g15_off_c15_d;
-  reg  [127:0] g15_bits_q;
-  wire [127:0] g15_bits_d;
-  reg  [9:0] g16_off_c0_q;
-  wire [9:0] g16_off_c0_d;
-  reg  [9:0] g16_off_c1_q;
-  wire [9:0] g16_off_c1_d;
-  reg  [9:0] g16_off_c2_q;
-  wire [9:0] g16_off_c2_d;
-  reg  [9:0] g16_off_c3_q;
-  wire [9:0] g16_off_c3_d;
-  reg  [9:0] g16_off_c4_q;
-  wire [9:0] g16_off_c4_d;
-  reg  [4:0] g16_off_c5_q;
-  wire [4:0] g16_off_c5_d;
-  reg  [3:0] g16_off_c6_q;
-  wire [3:0] g16_off_c6_d;
-  reg  [3:0] g16_off_c7_q;
-  wire [3:0] g16_off_c7_d;
-  reg  [2:0] g16_off_c8_q;
-  wire [2:0] g16_off_c8_d;
-  reg  [2:0] g16_off_c9_q;
-  wire [2:0] g16_off_c9_d;
-  reg  [2:0] g16_off_c10_q;
-  wire [2:0] g16_off_c10_d;
-  reg  [2:0] g16_off_c11_q;
-  wire [2:0] g16_off_c11_d;
-  reg  [1:0] g16_off_c12_q;
-  wire [1:0] g16_off_c12_d;
-  reg  [1:0] g16_off_c13_q;
-  wire [1:0] g16_off_c13_d;
-  reg  [1:0] g16_off_c14_q;
-  wire [1:0] g16_off_c14_d;
-  reg  [1:0] g16_off_c15_q;
-  wire [1:0] g16_off_c15_d;
-  reg  [127:0] g16_bits_q;
-  wire [127:0] g16_bits_d;
-  reg  [9:0] g17_off_c0_q;
-  wire [9:0] g17_off_c0_d;
-  reg  [9:0] g17_off_c1_q;
-  wire [9:0] g17_off_c1_d;
-  reg  [9:0] g17_off_c2_q;
-  wire [9:0] g17_off_c2_d;
-  reg  [9:0] g17_off_c3_q;
-  wire [9:0] g17_off_c3_d;
-  reg  [9:0] g17_off_c4_q;
-  wire [9:0] g17_off_c4_d;
-  reg  [4:0] g17_off_c5_q;
-  wire [4:0] g17_off_c5_d;
-  reg  [3:0] g17_off_c6_q;
-  wire [3:0] g17_off_c6_d;
-  reg  [3:0] g17_off_c7_q;
-  wire [3:0] g17_off_c7_d;
-  reg  [2:0] g17_off_c8_q;
-  wire [2:0] g17_off_c8_d;
-  reg  [2:0] g17_off_c9_q;
-  wire [2:0] g17_off_c9_d;
-  reg  [2:0] g17_off_c10_q;
-  wire [2:0] g17_off_c10_d;
-  reg  [2:0] g17_off_c11_q;
-  wire [2:0] g17_off_c11_d;
-  reg  [1:0] g17_off_c12_q;
-  wire [1:0] g17_off_c12_d;
-  reg  [1:0] g17_off_c13_q;
-  wire [1:0] g17_off_c13_d;
-  reg  [1:0] g17_off_c14_q;
-  wire [1:0] g17_off_c14_d;
-  reg  [1:0] g17_off_c15_q;
-  wire [1:0] g17_off_c15_d;
-  reg  [127:0] g17_bits_q;
-  wire [127:0] g17_bits_d;
-  reg  [63:0] g18_bits_q;
-  wire [63:0] g18_bits_d;
   reg  [9:0] g1_glen0_q;
   wire [9:0] g1_glen0_d;
   reg  [9:0] g1_glen1_q;
@@ -2348,164 +1592,107 @@ module bpc_comp_s32 (
   reg  [1023:0] blk4_q;
   wire [1023:0] blk4_d;
   bpc_merge_w33_w32a8_w32a8_w32a8_c768 u_m1_0 (
-    .seg0_i(t0_bits_q),
-    .seg1_i(t1_bits_q),
-    .off1_c0_i(t1_off_c0_q),
-    .off1_c1_i(t1_off_c1_q),
-    .off1_c2_i(t1_off_c2_q),
-    .off1_c3_i(t1_off_c3_q),
-    .off1_c4_i(t1_off_c4_q),
-    .seg2_i(t2_bits_q),
-    .off2_c0_i(t2_off_c0_q),
-    .off2_c1_i(t2_off_c1_q),
-    .off2_c2_i(t2_off_c2_q),
-    .off2_c3_i(t2_off_c3_q),
-    .off2_c4_i(t2_off_c4_q),
-    .seg3_i(t3_bits_q),
-    .off3_c0_i(t3_off_c0_q),
-    .off3_c1_i(t3_off_c1_q),
-    .off3_c2_i(t3_off_c2_q),
-    .off3_c3_i(t3_off_c3_q),
-    .off3_c4_i(t3_off_c4_q),
+    .clk_i(clk_i),
+    .en_i(pipe_adv),
+    .seg0_i(tok_base),
+    .seg1_i(u_tok32_tok_o),
+    .off1_i(u_t_sums0_off1_o),
+    .seg2_i(u_tok31_tok_o),
+    .off2_i(u_t_sums0_off2_o),
+    .seg3_i(u_tok30_tok_o),
+    .off3_i(u_t_sums0_off3_o),
     .bits_o(u_m1_0_bits_o)
   );
   bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_1 (
-    .seg0_i(t4_bits_q),
-    .seg1_i(t5_bits_q),
-    .off1_c0_i(t5_off_c0_q),
-    .off1_c1_i(t5_off_c1_q),
-    .off1_c2_i(t5_off_c2_q),
-    .off1_c3_i(t5_off_c3_q),
-    .seg2_i(t6_bits_q),
-    .off2_c0_i(t6_off_c0_q),
-    .off2_c1_i(t6_off_c1_q),
-    .off2_c2_i(t6_off_c2_q),
-    .off2_c3_i(t6_off_c3_q),
-    .seg3_i(t7_bits_q),
-    .off3_c0_i(t7_off_c0_q),
-    .off3_c1_i(t7_off_c1_q),
-    .off3_c2_i(t7_off_c2_q),
-    .off3_c3_i(t7_off_c3_q),
+    .clk_i(clk_i),
+    .en_i(pipe_adv),
+    .seg0_i(u_tok29_tok_o),
+    .seg1_i(u_tok28_tok_o),
+    .off1_i(u_t_sums1_off1_o),
+    .seg2_i(u_tok27_tok_o),
+    .off2_i(u_t_sums1_off2_o),
+    .seg3_i(u_tok26_tok_o),
+    .off3_i(u_t_sums1_off3_o),
     .bits_o(u_m1_1_bits_o)
   );
   bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_2 (
-    .seg0_i(t8_bits_q),
-    .seg1_i(t9_bits_q),
-    .off1_c0_i(t9_off_c0_q),
-    .off1_c1_i(t9_off_c1_q),
-    .off1_c2_i(t9_off_c2_q),
-    .off1_c3_i(t9_off_c3_q),
-    .seg2_i(t10_bits_q),
-    .off2_c0_i(t10_off_c0_q),
-    .off2_c1_i(t10_off_c1_q),
-    .off2_c2_i(t10_off_c2_q),
-    .off2_c3_i(t10_off_c3_q),
-    .seg3_i(t11_bits_q),
-    .off3_c0_i(t11_off_c0_q),
-    .off3_c1_i(t11_off_c1_q),
-    .off3_c2_i(t11_off_c2_q),
-    .off3_c3_i(t11_off_c3_q),
+    .clk_i(clk_i),
+    .en_i(pipe_adv),
+    .seg0_i(u_tok25_tok_o),
+    .seg1_i(u_tok24_tok_o),
+    .off1_i(u_t_sums2_off1_o),
+    .seg2_i(u_tok23_tok_o),
+    .off2_i(u_t_sums2_off2_o),
+    .seg3_i(u_tok22_tok_o),
+    .off3_i(u_t_sums2_off3_o),
     .bits_o(u_m1_2_bits_o)
   );
   bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_3 (
-    .seg0_i(t12_bits_q),
-    .seg1_i(t13_bits_q),
-    .off1_c0_i(t13_off_c0_q),
-    .off1_c1_i(t13_off_c1_q),
-    .off1_c2_i(t13_off_c2_q),
-    .off1_c3_i(t13_off_c3_q),
-    .seg2_i(t14_bits_q),
-    .off2_c0_i(t14_off_c0_q),
-    .off2_c1_i(t14_off_c1_q),
-    .off2_c2_i(t14_off_c2_q),
-    .off2_c3_i(t14_off_c3_q),
-    .seg3_i(t15_bits_q),
-    .off3_c0_i(t15_off_c0_q),
-    .off3_c1_i(t15_off_c1_q),
-    .off3_c2_i(t15_off_c2_q),
-    .off3_c3_i(t15_off_c3_q),
+    .clk_i(clk_i),
+    .en_i(pipe_adv),
+    .seg0_i(u_tok21_tok_o),
+    .seg1_i(u_tok20_tok_o),
+    .off1_i(u_t_sums3_off1_o),
+    .seg2_i(u_tok19_tok_o),
+    .off2_i(u_t_sums3_off2_o),
+    .seg3_i(u_tok18_tok_o),
+    .off3_i(u_t_sums3_off3_o),
     .bits_o(u_m1_3_bits_o)
   );
   bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_4 (
-    .seg0_i(t16_bits_q),
-    .seg1_i(t17_bits_q),
-    .off1_c0_i(t17_off_c0_q),
-    .off1_c1_i(t17_off_c1_q),
-    .off1_c2_i(t17_off_c2_q),
-    .off1_c3_i(t17_off_c3_q),
-    .seg2_i(t18_bits_q),
-    .off2_c0_i(t18_off_c0_q),
-    .off2_c1_i(t18_off_c1_q),
-    .off2_c2_i(t18_off_c2_q),
-    .off2_c3_i(t18_off_c3_q),
-    .seg3_i(t19_bits_q),
-    .off3_c0_i(t19_off_c0_q),
-    .off3_c1_i(t19_off_c1_q),
-    .off3_c2_i(t19_off_c2_q),
-    .off3_c3_i(t19_off_c3_q),
+    .clk_i(clk_i),
+    .en_i(pipe_adv),
+    .seg0_i(u_tok17_tok_o),
+    .seg1_i(u_tok16_tok_o),
+    .off1_i(u_t_sums4_off1_o),
+    .seg2_i(u_tok15_tok_o),
+    .off2_i(u_t_sums4_off2_o),
+    .seg3_i(u_tok14_tok_o),
+    .off3_i(u_t_sums4_off3_o),
     .bits_o(u_m1_4_bits_o)
   );
   bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_5 (
-    .seg0_i(t20_bits_q),
-    .seg1_i(t21_bits_q),
-    .off1_c0_i(t21_off_c0_q),
-    .off1_c1_i(t21_off_c1_q),
-    .off1_c2_i(t21_off_c2_q),
-    .off1_c3_i(t21_off_c3_q),
-    .seg2_i(t22_bits_q),
-    .off2_c0_i(t22_off_c0_q),
-    .off2_c1_i(t22_off_c1_q),
-    .off2_c2_i(t22_off_c2_q),
-    .off2_c3_i(t22_off_c3_q),
-    .seg3_i(t23_bits_q),
-    .off3_c0_i(t23_off_c0_q),
-    .off3_c1_i(t23_off_c1_q),
-    .off3_c2_i(t23_off_c2_q),
-    .off3_c3_i(t23_off_c3_q),
+    .clk_i(clk_i),
+    .en_i(pipe_adv),
+    .seg0_i(u_tok13_tok_o),
+    .seg1_i(u_tok12_tok_o),
+    .off1_i(u_t_sums5_off1_o),
+    .seg2_i(u_tok11_tok_o),
+    .off2_i(u_t_sums5_off2_o),
+    .seg3_i(u_tok10_tok_o),
+    .off3_i(u_t_sums5_off3_o),
     .bits_o(u_m1_5_bits_o)
   );
   bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_6 (
-    .seg0_i(t24_bits_q),
-    .seg1_i(t25_bits_q),
-    .off1_c0_i(t25_off_c0_q),
-    .off1_c1_i(t25_off_c1_q),
-    .off1_c2_i(t25_off_c2_q),
-    .off1_c3_i(t25_off_c3_q),
-    .seg2_i(t26_bits_q),
-    .off2_c0_i(t26_off_c0_q),
-    .off2_c1_i(t26_off_c1_q),
-    .off2_c2_i(t26_off_c2_q),
-    .off2_c3_i(t26_off_c3_q),
-    .seg3_i(t27_bits_q),
-    .off3_c0_i(t27_off_c0_q),
-    .off3_c1_i(t27_off_c1_q),
-    .off3_c2_i(t27_off_c2_q),
-    .off3_c3_i(t27_off_c3_q),
+    .clk_i(clk_i),
+    .en_i(pipe_adv),
+    .seg0_i(u_tok9_tok_o),
+    .seg1_i(u_tok8_tok_o),
+    .off1_i(u_t_sums6_off1_o),
+    .seg2_i(u_tok7_tok_o),
+    .off2_i(u_t_sums6_off2_o),
+    .seg3_i(u_tok6_tok_o),
+    .off3_i(u_t_sums6_off3_o),
     .bits_o(u_m1_6_bits_o)
   );
   bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_7 (
-    .seg0_i(t28_bits_q),
-    .seg1_i(t29_bits_q),
-    .off1_c0_i(t29_off_c0_q),
-    .off1_c1_i(t29_off_c1_q),
-    .off1_c2_i(t29_off_c2_q),
-    .off1_c3_i(t29_off_c3_q),
-    .seg2_i(t30_bits_q),
-    .off2_c0_i(t30_off_c0_q),
-    .off2_c1_i(t30_off_c1_q),
-    .off2_c2_i(t30_off_c2_q),
-    .off2_c3_i(t30_off_c3_q),
-    .seg3_i(t31_bits_q),
-    .off3_c0_i(t31_off_c0_q),
-    .off3_c1_i(t31_off_c1_q),
-    .off3_c2_i(t31_off_c2_q),
-    .off3_c3_i(t31_off_c3_q),
+    .clk_i(clk_i),
+    .en_i(pipe_adv),
+    .seg0_i(u_tok5_tok_o),
+    .seg1_i(u_tok4_tok_o),
+    .off1_i(u_t_sums7_off1_o),
+    .seg2_i(u_tok3_tok_o),
+    .off2_i(u_t_sums7_off2_o),
+    .seg3_i(u_tok2_tok_o),
+    .off3_i(u_t_sums7_off3_o),
     .bits_o(u_m1_7_bits_o)
   );
   bpc_merge_w32_w32a8_c768 u_m1_8 (
-    .seg0_i(t32_bits_q),
-    .seg1_i(t33_bits_q),
-    .off1_i(t33_off_q),
+    .clk_i(clk_i),
+    .en_i(pipe_adv),
+    .seg0_i(u_tok1_tok_o),
+    .seg1_i(u_tok0_tok_o),
+    .off1_i(u_t_sums8_off1_o),
     .bits_o(u_m1_8_bits_o)
   );
   bpc_len_sums_n4_w10 u_g1_sums0 (
@@ -2528,114 +1715,6 @@ module bpc_comp_s32 (
     .off3_o(u_g1_sums1_off3_o),
     .sum_o(u_g1_sums1_sum_o)
   );
-  assign g10_bits_d = u_m1_0_bits_o;
-  assign g11_off_c0_d = u_g1_sums0_off1_o;
-  assign g11_off_c1_d = u_g1_sums0_off1_o;
-  assign g11_off_c2_d = u_g1_sums0_off1_o;
-  assign g11_off_c3_d = u_g1_sums0_off1_o;
-  assign g11_off_c4_d = u_g1_sums0_off1_o;
-  assign g11_off_c5_d = u_g1_sums0_off1_o[9:5];
-  assign g11_off_c6_d = u_g1_sums0_off1_o[9:6];
-  assign g11_off_c7_d = u_g1_sums0_off1_o[9:6];
-  assign g11_off_c8_d = u_g1_sums0_off1_o[9:7];
-  assign g11_off_c9_d = u_g1_sums0_off1_o[9:7];
-  assign g11_off_c10_d = u_g1_sums0_off1_o[9:7];
-  assign g11_off_c11_d = u_g1_sums0_off1_o[9:7];
-  assign g11_off_c12_d = u_g1_sums0_off1_o[9:8];
-  assign g11_off_c13_d = u_g1_sums0_off1_o[9:8];
-  assign g11_off_c14_d = u_g1_sums0_off1_o[9:8];
-  assign g11_off_c15_d = u_g1_sums0_off1_o[9:8];
-  assign g11_off_c16_d = u_g1_sums0_off1_o[9:8];
-  assign g11_bits_d = u_m1_1_bits_o;
-  assign g12_off_c0_d = u_g1_sums0_off2_o;
-  assign g12_off_c1_d = u_g1_sums0_off2_o;
-  assign g12_off_c2_d = u_g1_sums0_off2_o;
-  assign g12_off_c3_d = u_g1_sums0_off2_o;
-  assign g12_off_c4_d = u_g1_sums0_off2_o;
-  assign g12_off_c5_d = u_g1_sums0_off2_o[9:5];
-  assign g12_off_c6_d = u_g1_sums0_off2_o[9:6];
-  assign g12_off_c7_d = u_g1_sums0_off2_o[9:6];
-  assign g12_off_c8_d = u_g1_sums0_off2_o[9:7];
-  assign g12_off_c9_d = u_g1_sums0_off2_o[9:7];
-  assign g12_off_c10_d = u_g1_sums0_off2_o[9:7];
-  assign g12_off_c11_d = u_g1_sums0_off2_o[9:7];
-  assign g12_off_c12_d = u_g1_sums0_off2_o[9:8];
-  assign g12_off_c13_d = u_g1_sums0_off2_o[9:8];
-  assign g12_off_c14_d = u_g1_sums0_off2_o[9:8];
-  assign g12_off_c15_d = u_g1_sums0_off2_o[9:8];
-  assign g12_off_c16_d = u_g1_sums0_off2_o[9:8];
-  assign g12_bits_d = u_m1_2_bits_o;
-  assign g13_off_c0_d = u_g1_sums0_off3_o;
-  assign g13_off_c1_d = u_g1_sums0_off3_o;
-  assign g13_off_c2_d = u_g1_sums0_off3_o;
-  assign g13_off_c3_d = u_g1_sums0_off3_o;
-  assign g13_off_c4_d = u_g1_sums0_off3_o;
-  assign g13_off_c5_d = u_g1_sums0_off3_o[9:5];
-  assign g13_off_c6_d = u_g1_sums0_off3_o[9:6];
-  assign g13_off_c7_d = u_g1_sums0_off3_o[9:6];
-  assign g13_off_c8_d = u_g1_sums0_off3_o[9:7];
-  assign g13_off_c9_d = u_g1_sums0_off3_o[9:7];
-  assign g13_off_c10_d = u_g1_sums0_off3_o[9:7];
-  assign g13_off_c11_d = u_g1_sums0_off3_o[9:7];
-  assign g13_off_c12_d = u_g1_sums0_off3_o[9:8];
-  assign g13_off_c13_d = u_g1_sums0_off3_o[9:8];
-  assign g13_off_c14_d = u_g1_sums0_off3_o[9:8];
-  assign g13_off_c15_d = u_g1_sums0_off3_o[9:8];
-  assign g13_off_c16_d = u_g1_sums0_off3_o[9:8];
-  assign g13_bits_d = u_m1_3_bits_o;
-  assign g14_bits_d = u_m1_4_bits_o;
-  assign g15_off_c0_d = u_g1_sums1_off1_o;
-  assign g15_off_c1_d = u_g1_sums1_off1_o;
-  assign g15_off_c2_d = u_g1_sums1_off1_o;
-  assign g15_off_c3_d = u_g1_sums1_off1_o;
-  assign g15_off_c4_d = u_g1_sums1_off1_o;
-  assign g15_off_c5_d = u_g1_sums1_off1_o[9:5];
-  assign g15_off_c6_d = u_g1_sums1_off1_o[9:6];
-  assign g15_off_c7_d = u_g1_sums1_off1_o[9:6];
-  assign g15_off_c8_d = u_g1_sums1_off1_o[9:7];
-  assign g15_off_c9_d = u_g1_sums1_off1_o[9:7];
-  assign g15_off_c10_d = u_g1_sums1_off1_o[9:7];
-  assign g15_off_c11_d = u_g1_sums1_off1_o[9:7];
-  assign g15_off_c12_d = u_g1_sums1_off1_o[9:8];
-  assign g15_off_c13_d = u_g1_sums1_off1_o[9:8];
-  assign g15_off_c14_d = u_g1_sums1_off1_o[9:8];
-  assign g15_off_c15_d = u_g1_sums1_off1_o[9:8];
-  assign g15_bits_d = u_m1_5_bits_o;
-  assign g16_off_c0_d = u_g1_sums1_off2_o;
-  assign g16_off_c1_d = u_g1_sums1_off2_o;
-  assign g16_off_c2_d = u_g1_sums1_off2_o;
-  assign g16_off_c3_d = u_g1_sums1_off2_o;
-  assign g16_off_c4_d = u_g1_sums1_off2_o;
-  assign g16_off_c5_d = u_g1_sums1_off2_o[9:5];
-  assign g16_off_c6_d = u_g1_sums1_off2_o[9:6];
-  assign g16_off_c7_d = u_g1_sums1_off2_o[9:6];
-  assign g16_off_c8_d = u_g1_sums1_off2_o[9:7];
-  assign g16_off_c9_d = u_g1_sums1_off2_o[9:7];
-  assign g16_off_c10_d = u_g1_sums1_off2_o[9:7];
-  assign g16_off_c11_d = u_g1_sums1_off2_o[9:7];
-  assign g16_off_c12_d = u_g1_sums1_off2_o[9:8];
-  assign g16_off_c13_d = u_g1_sums1_off2_o[9:8];
-  assign g16_off_c14_d = u_g1_sums1_off2_o[9:8];
-  assign g16_off_c15_d = u_g1_sums1_off2_o[9:8];
-  assign g16_bits_d = u_m1_6_bits_o;
-  assign g17_off_c0_d = u_g1_sums1_off3_o;
-  assign g17_off_c1_d = u_g1_sums1_off3_o;
-  assign g17_off_c2_d = u_g1_sums1_off3_o;
-  assign g17_off_c3_d = u_g1_sums1_off3_o;
-  assign g17_off_c4_d = u_g1_sums1_off3_o;
-  assign g17_off_c5_d = u_g1_sums1_off3_o[9:5];
-  assign g17_off_c6_d = u_g1_sums1_off3_o[9:6];
-  assign g17_off_c7_d = u_g1_sums1_off3_o[9:6];
-  assign g17_off_c8_d = u_g1_sums1_off3_o[9:7];
-  assign g17_off_c9_d = u_g1_sums1_off3_o[9:7];
-  assign g17_off_c10_d = u_g1_sums1_off3_o[9:7];
-  assign g17_off_c11_d = u_g1_sums1_off3_o[9:7];
-  assign g17_off_c12_d = u_g1_sums1_off3_o[9:8];
-  assign g17_off_c13_d = u_g1_sums1_off3_o[9:8];
-  assign g17_off_c14_d = u_g1_sums1_off3_o[9:8];
-  assign g17_off_c15_d = u_g1_sums1_off3_o[9:8];
-  assign g17_bits_d = u_m1_7_bits_o;
-  assign g18_bits_d = u_m1_8_bits_o;
   assign g1_glen0_d = u_g1_sums0_sum_o;
   assign g1_glen1_d = u_g1_sums1_sum_o;
   assign g1_glen2_d = {2'd0, t_glen8_q};
@@ -2643,15 +1722,6 @@ module bpc_comp_s32 (
   assign blk4_d = blk3_q;
   always @(posedge clk_i) begin
     if (pipe_adv) begin
-      g10_bits_q <= g10_bits_d;
-      g11_bits_q <= g11_bits_d;
-      g12_bits_q <= g12_bits_d;
-      g13_bits_q <= g13_bits_d;
-      g14_bits_q <= g14_bits_d;
-      g15_bits_q <= g15_bits_d;
-      g16_bits_q <= g16_bits_d;
-      g17_bits_q <= g17_bits_d;
-      g18_bits_q <= g18_bits_d;
       g1_glen0_q <= g1_glen0_d;
       g1_glen1_q <= g1_glen1_d;
       g1_glen2_q <= g1_glen2_d;
@@ -2659,113 +1729,12 @@ module bpc_comp_s32 (
       blk4_q <= blk4_d;
     end
   end
-  (* keep *) always @(posedge clk_i) begin
-    if (pipe_adv) begin
-      g11_off_c0_q <= g11_off_c0_d;
-      g11_off_c1_q <= g11_off_c1_d;
-      g11_off_c2_q <= g11_off_c2_d;
-      g11_off_c3_q <= g11_off_c3_d;
-      g11_off_c4_q <= g11_off_c4_d;
-      g11_off_c5_q <= g11_off_c5_d;
-      g11_off_c6_q <= g11_off_c6_d;
-      g11_off_c7_q <= g11_off_c7_d;
-      g11_off_c8_q <= g11_off_c8_d;
-      g11_off_c9_q <= g11_off_c9_d;
-      g11_off_c10_q <= g11_off_c10_d;
-      g11_off_c11_q <= g11_off_c11_d;
-      g11_off_c12_q <= g11_off_c12_d;
-      g11_off_c13_q <= g11_off_c13_d;
-      g11_off_c14_q <= g11_off_c14_d;
-      g11_off_c15_q <= g11_off_c15_d;
-      g11_off_c16_q <= g11_off_c16_d;
-      g12_off_c0_q <= g12_off_c0_d;
-      g12_off_c1_q <= g12_off_c1_d;
-      g12_off_c2_q <= g12_off_c2_d;
-      g12_off_c3_q <= g12_off_c3_d;
-      g12_off_c4_q <= g12_off_c4_d;
-      g12_off_c5_q <= g12_off_c5_d;
-      g12_off_c6_q <= g12_off_c6_d;
-      g12_off_c7_q <= g12_off_c7_d;
-      g12_off_c8_q <= g12_off_c8_d;
-      g12_off_c9_q <= g12_off_c9_d;
-      g12_off_c10_q <= g12_off_c10_d;
-      g12_off_c11_q <= g12_off_c11_d;
-      g12_off_c12_q <= g12_off_c12_d;
-      g12_off_c13_q <= g12_off_c13_d;
-      g12_off_c14_q <= g12_off_c14_d;
-      g12_off_c15_q <= g12_off_c15_d;
-      g12_off_c16_q <= g12_off_c16_d;
-      g13_off_c0_q <= g13_off_c0_d;
-      g13_off_c1_q <= g13_off_c1_d;
-      g13_off_c2_q <= g13_off_c2_d;
-      g13_off_c3_q <= g13_off_c3_d;
-      g13_off_c4_q <= g13_off_c4_d;
-      g13_off_c5_q <= g13_off_c5_d;
-      g13_off_c6_q <= g13_off_c6_d;
-      g13_off_c7_q <= g13_off_c7_d;
-      g13_off_c8_q <= g13_off_c8_d;
-      g13_off_c9_q <= g13_off_c9_d;
-      g13_off_c10_q <= g13_off_c10_d;
-      g13_off_c11_q <= g13_off_c11_d;
-      g13_off_c12_q <= g13_off_c12_d;
-      g13_off_c13_q <= g13_off_c13_d;
-      g13_off_c14_q <= g13_off_c14_d;
-      g13_off_c15_q <= g13_off_c15_d;
-      g13_off_c16_q <= g13_off_c16_d;
-      g15_off_c0_q <= g15_off_c0_d;
-      g15_off_c1_q <= g15_off_c1_d;
-      g15_off_c2_q <= g15_off_c2_d;
-      g15_off_c3_q <= g15_off_c3_d;
-      g15_off_c4_q <= g15_off_c4_d;
-      g15_off_c5_q <= g15_off_c5_d;
-      g15_off_c6_q <= g15_off_c6_d;
-      g15_off_c7_q <= g15_off_c7_d;
-      g15_off_c8_q <= g15_off_c8_d;
-      g15_off_c9_q <= g15_off_c9_d;
-      g15_off_c10_q <= g15_off_c10_d;
-      g15_off_c11_q <= g15_off_c11_d;
-      g15_off_c12_q <= g15_off_c12_d;
-      g15_off_c13_q <= g15_off_c13_d;
-      g15_off_c14_q <= g15_off_c14_d;
-      g15_off_c15_q <= g15_off_c15_d;
-      g16_off_c0_q <= g16_off_c0_d;
-      g16_off_c1_q <= g16_off_c1_d;
-      g16_off_c2_q <= g16_off_c2_d;
-      g16_off_c3_q <= g16_off_c3_d;
-      g16_off_c4_q <= g16_off_c4_d;
-      g16_off_c5_q <= g16_off_c5_d;
-      g16_off_c6_q <= g16_off_c6_d;
-      g16_off_c7_q <= g16_off_c7_d;
-      g16_off_c8_q <= g16_off_c8_d;
-      g16_off_c9_q <= g16_off_c9_d;
-      g16_off_c10_q <= g16_off_c10_d;
-      g16_off_c11_q <= g16_off_c11_d;
-      g16_off_c12_q <= g16_off_c12_d;
-      g16_off_c13_q <= g16_off_c13_d;
-      g16_off_c14_q <= g16_off_c14_d;
-      g16_off_c15_q <= g16_off_c15_d;
-      g17_off_c0_q <= g17_off_c0_d;
-      g17_off_c1_q <= g17_off_c1_d;
-      g17_off_c2_q <= g17_off_c2_d;
-      g17_off_c3_q <= g17_off_c3_d;
-      g17_off_c4_q <= g17_off_c4_d;
-      g17_off_c5_q <= g17_off_c5_d;
-      g17_off_c6_q <= g17_off_c6_d;
-      g17_off_c7_q <= g17_off_c7_d;
-      g17_off_c8_q <= g17_off_c8_d;
-      g17_off_c9_q <= g17_off_c9_d;
-      g17_off_c10_q <= g17_off_c10_d;
-      g17_off_c11_q <= g17_off_c11_d;
-      g17_off_c12_q <= g17_off_c12_d;
-      g17_off_c13_q <= g17_off_c13_d;
-      g17_off_c14_q <= g17_off_c14_d;
-      g17_off_c15_q <= g17_off_c15_d;
-    end
-  end
 
   // Stage 5: radix-4 merge level 2 (shifts by registered offsets)
   wire [512:0] u_m2_0_bits_o;
   wire [511:0] u_m2_1_bits_o;
+  reg  [63:0] m2_2_bits_q;
+  wire [63:0] m2_2_bits_d;
   wire [63:0] m2_2_bits;
   wire [11:0] u_g2_sums0_off1_o;
   wire [11:0] u_g2_sums0_off2_o;
@@ -2836,108 +1805,6 @@ module bpc_comp_s32 (
   wire raw_c29_d;
   wire raw_c30_d;
   wire raw_c31_d;
-  reg  [512:0] g20_bits_q;
-  wire [512:0] g20_bits_d;
-  reg  [11:0] g21_off_c0_q;
-  wire [11:0] g21_off_c0_d;
-  reg  [11:0] g21_off_c1_q;
-  wire [11:0] g21_off_c1_d;
-  reg  [11:0] g21_off_c2_q;
-  wire [11:0] g21_off_c2_d;
-  reg  [11:0] g21_off_c3_q;
-  wire [11:0] g21_off_c3_d;
-  reg  [11:0] g21_off_c4_q;
-  wire [11:0] g21_off_c4_d;
-  reg  [11:0] g21_off_c5_q;
-  wire [11:0] g21_off_c5_d;
-  reg  [11:0] g21_off_c6_q;
-  wire [11:0] g21_off_c6_d;
-  reg  [11:0] g21_off_c7_q;
-  wire [11:0] g21_off_c7_d;
-  reg  [11:0] g21_off_c8_q;
-  wire [11:0] g21_off_c8_d;
-  reg  [11:0] g21_off_c9_q;
-  wire [11:0] g21_off_c9_d;
-  reg  [11:0] g21_off_c10_q;
-  wire [11:0] g21_off_c10_d;
-  reg  [11:0] g21_off_c11_q;
-  wire [11:0] g21_off_c11_d;
-  reg  [11:0] g21_off_c12_q;
-  wire [11:0] g21_off_c12_d;
-  reg  [11:0] g21_off_c13_q;
-  wire [11:0] g21_off_c13_d;
-  reg  [11:0] g21_off_c14_q;
-  wire [11:0] g21_off_c14_d;
-  reg  [11:0] g21_off_c15_q;
-  wire [11:0] g21_off_c15_d;
-  reg  [11:0] g21_off_c16_q;
-  wire [11:0] g21_off_c16_d;
-  reg  [6:0] g21_off_c17_q;
-  wire [6:0] g21_off_c17_d;
-  reg  [5:0] g21_off_c18_q;
-  wire [5:0] g21_off_c18_d;
-  reg  [5:0] g21_off_c19_q;
-  wire [5:0] g21_off_c19_d;
-  reg  [4:0] g21_off_c20_q;
-  wire [4:0] g21_off_c20_d;
-  reg  [4:0] g21_off_c21_q;
-  wire [4:0] g21_off_c21_d;
-  reg  [4:0] g21_off_c22_q;
-  wire [4:0] g21_off_c22_d;
-  reg  [4:0] g21_off_c23_q;
-  wire [4:0] g21_off_c23_d;
-  reg  [511:0] g21_bits_q;
-  wire [511:0] g21_bits_d;
-  reg  [11:0] g22_off_c0_q;
-  wire [11:0] g22_off_c0_d;
-  reg  [11:0] g22_off_c1_q;
-  wire [11:0] g22_off_c1_d;
-  reg  [11:0] g22_off_c2_q;
-  wire [11:0] g22_off_c2_d;
-  reg  [6:0] g22_off_c3_q;
-  wire [6:0] g22_off_c3_d;
-  reg  [5:0] g22_off_c4_q;
-  wire [5:0] g22_off_c4_d;
-  reg  [5:0] g22_off_c5_q;
-  wire [5:0] g22_off_c5_d;
-  reg  [4:0] g22_off_c6_q;
-  wire [4:0] g22_off_c6_d;
-  reg  [4:0] g22_off_c7_q;
-  wire [4:0] g22_off_c7_d;
-  reg  [4:0] g22_off_c8_q;
-  wire [4:0] g22_off_c8_d;
-  reg  [4:0] g22_off_c9_q;
-  wire [4:0] g22_off_c9_d;
-  reg  [3:0] g22_off_c10_q;
-  wire [3:0] g22_off_c10_d;
-  reg  [3:0] g22_off_c11_q;
-  wire [3:0] g22_off_c11_d;
-  reg  [3:0] g22_off_c12_q;
-  wire [3:0] g22_off_c12_d;
-  reg  [3:0] g22_off_c13_q;
-  wire [3:0] g22_off_c13_d;
-  reg  [3:0] g22_off_c14_q;
-  wire [3:0] g22_off_c14_d;
-  reg  [3:0] g22_off_c15_q;
-  wire [3:0] g22_off_c15_d;
-  reg  [3:0] g22_off_c16_q;
-  wire [3:0] g22_off_c16_d;
-  reg  [3:0] g22_off_c17_q;
-  wire [3:0] g22_off_c17_d;
-  reg  [2:0] g22_off_c18_q;
-  wire [2:0] g22_off_c18_d;
-  reg  [2:0] g22_off_c19_q;
-  wire [2:0] g22_off_c19_d;
-  reg  [2:0] g22_off_c20_q;
-  wire [2:0] g22_off_c20_d;
-  reg  [2:0] g22_off_c21_q;
-  wire [2:0] g22_off_c21_d;
-  reg  [2:0] g22_off_c22_q;
-  wire [2:0] g22_off_c22_d;
-  reg  [2:0] g22_off_c23_q;
-  wire [2:0] g22_off_c23_d;
-  reg  [63:0] g22_bits_q;
-  wire [63:0] g22_bits_d;
   reg  [11:0] total_q;
   wire [11:0] total_d;
   reg  zero5_q;
@@ -2945,119 +1812,31 @@ module bpc_comp_s32 (
   reg  [1023:0] blk5_q;
   wire [1023:0] blk5_d;
   bpc_merge_w129_w128a10_w128a10_w128a10_c768 u_m2_0 (
-    .seg0_i(g10_bits_q),
-    .seg1_i(g11_bits_q),
-    .off1_c0_i(g11_off_c0_q),
-    .off1_c1_i(g11_off_c1_q),
-    .off1_c2_i(g11_off_c2_q),
-    .off1_c3_i(g11_off_c3_q),
-    .off1_c4_i(g11_off_c4_q),
-    .off1_c5_i(g11_off_c5_q),
-    .off1_c6_i(g11_off_c6_q),
-    .off1_c7_i(g11_off_c7_q),
-    .off1_c8_i(g11_off_c8_q),
-    .off1_c9_i(g11_off_c9_q),
-    .off1_c10_i(g11_off_c10_q),
-    .off1_c11_i(g11_off_c11_q),
-    .off1_c12_i(g11_off_c12_q),
-    .off1_c13_i(g11_off_c13_q),
-    .off1_c14_i(g11_off_c14_q),
-    .off1_c15_i(g11_off_c15_q),
-    .off1_c16_i(g11_off_c16_q),
-    .seg2_i(g12_bits_q),
-    .off2_c0_i(g12_off_c0_q),
-    .off2_c1_i(g12_off_c1_q),
-    .off2_c2_i(g12_off_c2_q),
-    .off2_c3_i(g12_off_c3_q),
-    .off2_c4_i(g12_off_c4_q),
-    .off2_c5_i(g12_off_c5_q),
-    .off2_c6_i(g12_off_c6_q),
-    .off2_c7_i(g12_off_c7_q),
-    .off2_c8_i(g12_off_c8_q),
-    .off2_c9_i(g12_off_c9_q),
-    .off2_c10_i(g12_off_c10_q),
-    .off2_c11_i(g12_off_c11_q),
-    .off2_c12_i(g12_off_c12_q),
-    .off2_c13_i(g12_off_c13_q),
-    .off2_c14_i(g12_off_c14_q),
-    .off2_c15_i(g12_off_c15_q),
-    .off2_c16_i(g12_off_c16_q),
-    .seg3_i(g13_bits_q),
-    .off3_c0_i(g13_off_c0_q),
-    .off3_c1_i(g13_off_c1_q),
-    .off3_c2_i(g13_off_c2_q),
-    .off3_c3_i(g13_off_c3_q),
-    .off3_c4_i(g13_off_c4_q),
-    .off3_c5_i(g13_off_c5_q),
-    .off3_c6_i(g13_off_c6_q),
-    .off3_c7_i(g13_off_c7_q),
-    .off3_c8_i(g13_off_c8_q),
-    .off3_c9_i(g13_off_c9_q),
-    .off3_c10_i(g13_off_c10_q),
-    .off3_c11_i(g13_off_c11_q),
-    .off3_c12_i(g13_off_c12_q),
-    .off3_c13_i(g13_off_c13_q),
-    .off3_c14_i(g13_off_c14_q),
-    .off3_c15_i(g13_off_c15_q),
-    .off3_c16_i(g13_off_c16_q),
+    .clk_i(clk_i),
+    .en_i(pipe_adv),
+    .seg0_i(u_m1_0_bits_o),
+    .seg1_i(u_m1_1_bits_o),
+    .off1_i(u_g1_sums0_off1_o),
+    .seg2_i(u_m1_2_bits_o),
+    .off2_i(u_g1_sums0_off2_o),
+    .seg3_i(u_m1_3_bits_o),
+    .off3_i(u_g1_sums0_off3_o),
     .bits_o(u_m2_0_bits_o)
   );
   bpc_merge_w128_w128a10_w128a10_w128a10_c768 u_m2_1 (
-    .seg0_i(g14_bits_q),
-    .seg1_i(g15_bits_q),
-    .off1_c0_i(g15_off_c0_q),
-    .off1_c1_i(g15_off_c1_q),
-    .off1_c2_i(g15_off_c2_q),
-    .off1_c3_i(g15_off_c3_q),
-    .off1_c4_i(g15_off_c4_q),
-    .off1_c5_i(g15_off_c5_q),
-    .off1_c6_i(g15_off_c6_q),
-    .off1_c7_i(g15_off_c7_q),
-    .off1_c8_i(g15_off_c8_q),
-    .off1_c9_i(g15_off_c9_q),
-    .off1_c10_i(g15_off_c10_q),
-    .off1_c11_i(g15_off_c11_q),
-    .off1_c12_i(g15_off_c12_q),
-    .off1_c13_i(g15_off_c13_q),
-    .off1_c14_i(g15_off_c14_q),
-    .off1_c15_i(g15_off_c15_q),
-    .seg2_i(g16_bits_q),
-    .off2_c0_i(g16_off_c0_q),
-    .off2_c1_i(g16_off_c1_q),
-    .off2_c2_i(g16_off_c2_q),
-    .off2_c3_i(g16_off_c3_q),
-    .off2_c4_i(g16_off_c4_q),
-    .off2_c5_i(g16_off_c5_q),
-    .off2_c6_i(g16_off_c6_q),
-    .off2_c7_i(g16_off_c7_q),
-    .off2_c8_i(g16_off_c8_q),
-    .off2_c9_i(g16_off_c9_q),
-    .off2_c10_i(g16_off_c10_q),
-    .off2_c11_i(g16_off_c11_q),
-    .off2_c12_i(g16_off_c12_q),
-    .off2_c13_i(g16_off_c13_q),
-    .off2_c14_i(g16_off_c14_q),
-    .off2_c15_i(g16_off_c15_q),
-    .seg3_i(g17_bits_q),
-    .off3_c0_i(g17_off_c0_q),
-    .off3_c1_i(g17_off_c1_q),
-    .off3_c2_i(g17_off_c2_q),
-    .off3_c3_i(g17_off_c3_q),
-    .off3_c4_i(g17_off_c4_q),
-    .off3_c5_i(g17_off_c5_q),
-    .off3_c6_i(g17_off_c6_q),
-    .off3_c7_i(g17_off_c7_q),
-    .off3_c8_i(g17_off_c8_q),
-    .off3_c9_i(g17_off_c9_q),
-    .off3_c10_i(g17_off_c10_q),
-    .off3_c11_i(g17_off_c11_q),
-    .off3_c12_i(g17_off_c12_q),
-    .off3_c13_i(g17_off_c13_q),
-    .off3_c14_i(g17_off_c14_q),
-    .off3_c15_i(g17_off_c15_q),
+    .clk_i(clk_i),
+    .en_i(pipe_adv),
+    .seg0_i(u_m1_4_bits_o),
+    .seg1_i(u_m1_5_bits_o),
+    .off1_i(u_g1_sums1_off1_o),
+    .seg2_i(u_m1_6_bits_o),
+    .off2_i(u_g1_sums1_off2_o),
+    .seg3_i(u_m1_7_bits_o),
+    .off3_i(u_g1_sums1_off3_o),
     .bits_o(u_m2_1_bits_o)
   );
-  assign m2_2_bits = g18_bits_q;
+  assign m2_2_bits_d = u_m1_8_bits_o;
+  assign m2_2_bits = m2_2_bits_q;
   bpc_len_sums_n3_w12 u_g2_sums0 (
     .len0_i({2'd0, g1_glen0_q}),
     .len1_i({2'd0, g1_glen1_q}),
@@ -3105,65 +1884,12 @@ module bpc_comp_s32 (
   assign raw_c29_d = raw_d;
   assign raw_c30_d = raw_d;
   assign raw_c31_d = raw_d;
-  assign g20_bits_d = u_m2_0_bits_o;
-  assign g21_off_c0_d = u_g2_sums0_off1_o;
-  assign g21_off_c1_d = u_g2_sums0_off1_o;
-  assign g21_off_c2_d = u_g2_sums0_off1_o;
-  assign g21_off_c3_d = u_g2_sums0_off1_o;
-  assign g21_off_c4_d = u_g2_sums0_off1_o;
-  assign g21_off_c5_d = u_g2_sums0_off1_o;
-  assign g21_off_c6_d = u_g2_sums0_off1_o;
-  assign g21_off_c7_d = u_g2_sums0_off1_o;
-  assign g21_off_c8_d = u_g2_sums0_off1_o;
-  assign g21_off_c9_d = u_g2_sums0_off1_o;
-  assign g21_off_c10_d = u_g2_sums0_off1_o;
-  assign g21_off_c11_d = u_g2_sums0_off1_o;
-  assign g21_off_c12_d = u_g2_sums0_off1_o;
-  assign g21_off_c13_d = u_g2_sums0_off1_o;
-  assign g21_off_c14_d = u_g2_sums0_off1_o;
-  assign g21_off_c15_d = u_g2_sums0_off1_o;
-  assign g21_off_c16_d = u_g2_sums0_off1_o;
-  assign g21_off_c17_d = u_g2_sums0_off1_o[11:5];
-  assign g21_off_c18_d = u_g2_sums0_off1_o[11:6];
-  assign g21_off_c19_d = u_g2_sums0_off1_o[11:6];
-  assign g21_off_c20_d = u_g2_sums0_off1_o[11:7];
-  assign g21_off_c21_d = u_g2_sums0_off1_o[11:7];
-  assign g21_off_c22_d = u_g2_sums0_off1_o[11:7];
-  assign g21_off_c23_d = u_g2_sums0_off1_o[11:7];
-  assign g21_bits_d = u_m2_1_bits_o;
-  assign g22_off_c0_d = u_g2_sums0_off2_o;
-  assign g22_off_c1_d = u_g2_sums0_off2_o;
-  assign g22_off_c2_d = u_g2_sums0_off2_o;
-  assign g22_off_c3_d = u_g2_sums0_off2_o[11:5];
-  assign g22_off_c4_d = u_g2_sums0_off2_o[11:6];
-  assign g22_off_c5_d = u_g2_sums0_off2_o[11:6];
-  assign g22_off_c6_d = u_g2_sums0_off2_o[11:7];
-  assign g22_off_c7_d = u_g2_sums0_off2_o[11:7];
-  assign g22_off_c8_d = u_g2_sums0_off2_o[11:7];
-  assign g22_off_c9_d = u_g2_sums0_off2_o[11:7];
-  assign g22_off_c10_d = u_g2_sums0_off2_o[11:8];
-  assign g22_off_c11_d = u_g2_sums0_off2_o[11:8];
-  assign g22_off_c12_d = u_g2_sums0_off2_o[11:8];
-  assign g22_off_c13_d = u_g2_sums0_off2_o[11:8];
-  assign g22_off_c14_d = u_g2_sums0_off2_o[11:8];
-  assign g22_off_c15_d = u_g2_sums0_off2_o[11:8];
-  assign g22_off_c16_d = u_g2_sums0_off2_o[11:8];
-  assign g22_off_c17_d = u_g2_sums0_off2_o[11:8];
-  assign g22_off_c18_d = u_g2_sums0_off2_o[11:9];
-  assign g22_off_c19_d = u_g2_sums0_off2_o[11:9];
-  assign g22_off_c20_d = u_g2_sums0_off2_o[11:9];
-  assign g22_off_c21_d = u_g2_sums0_off2_o[11:9];
-  assign g22_off_c22_d = u_g2_sums0_off2_o[11:9];
-  assign g22_off_c23_d = u_g2_sums0_off2_o[11:9];
-  assign g22_bits_d = m2_2_bits;
   assign total_d = u_g2_sums0_sum_o;
   assign zero5_d = zero4_q;
   assign blk5_d = blk4_q;
   always @(posedge clk_i) begin
     if (pipe_adv) begin
-      g20_bits_q <= g20_bits_d;
-      g21_bits_q <= g21_bits_d;
-      g22_bits_q <= g22_bits_d;
+      m2_2_bits_q <= m2_2_bits_d;
       total_q <= total_d;
       zero5_q <= zero5_d;
       blk5_q <= blk5_d;
@@ -3203,54 +1929,6 @@ module bpc_comp_s32 (
       raw_c29_q <= raw_c29_d;
       raw_c30_q <= raw_c30_d;
       raw_c31_q <= raw_c31_d;
-      g21_off_c0_q <= g21_off_c0_d;
-      g21_off_c1_q <= g21_off_c1_d;
-      g21_off_c2_q <= g21_off_c2_d;
-      g21_off_c3_q <= g21_off_c3_d;
-      g21_off_c4_q <= g21_off_c4_d;
-      g21_off_c5_q <= g21_off_c5_d;
-      g21_off_c6_q <= g21_off_c6_d;
-      g21_off_c7_q <= g21_off_c7_d;
-      g21_off_c8_q <= g21_off_c8_d;
-      g21_off_c9_q <= g21_off_c9_d;
-      g21_off_c10_q <= g21_off_c10_d;
-      g21_off_c11_q <= g21_off_c11_d;
-      g21_off_c12_q <= g21_off_c12_d;
-      g21_off_c13_q <= g21_off_c13_d;
-      g21_off_c14_q <= g21_off_c14_d;
-      g21_off_c15_q <= g21_off_c15_d;
-      g21_off_c16_q <= g21_off_c16_d;
-      g21_off_c17_q <= g21_off_c17_d;
-      g21_off_c18_q <= g21_off_c18_d;
-      g21_off_c19_q <= g21_off_c19_d;
-      g21_off_c20_q <= g21_off_c20_d;
-      g21_off_c21_q <= g21_off_c21_d;
-      g21_off_c22_q <= g21_off_c22_d;
-      g21_off_c23_q <= g21_off_c23_d;
-      g22_off_c0_q <= g22_off_c0_d;
-      g22_off_c1_q <= g22_off_c1_d;
-      g22_off_c2_q <= g22_off_c2_d;
-      g22_off_c3_q <= g22_off_c3_d;
-      g22_off_c4_q <= g22_off_c4_d;
-      g22_off_c5_q <= g22_off_c5_d;
-      g22_off_c6_q <= g22_off_c6_d;
-      g22_off_c7_q <= g22_off_c7_d;
-      g22_off_c8_q <= g22_off_c8_d;
-      g22_off_c9_q <= g22_off_c9_d;
-      g22_off_c10_q <= g22_off_c10_d;
-      g22_off_c11_q <= g22_off_c11_d;
-      g22_off_c12_q <= g22_off_c12_d;
-      g22_off_c13_q <= g22_off_c13_d;
-      g22_off_c14_q <= g22_off_c14_d;
-      g22_off_c15_q <= g22_off_c15_d;
-      g22_off_c16_q <= g22_off_c16_d;
-      g22_off_c17_q <= g22_off_c17_d;
-      g22_off_c18_q <= g22_off_c18_d;
-      g22_off_c19_q <= g22_off_c19_d;
-      g22_off_c20_q <= g22_off_c20_d;
-      g22_off_c21_q <= g22_off_c21_d;
-      g22_off_c22_q <= g22_off_c22_d;
-      g22_off_c23_q <= g22_off_c23_d;
     end
   end
 
@@ -3270,57 +1948,13 @@ module bpc_comp_s32 (
   reg  out_raw_q;
   wire out_raw_d;
   bpc_merge_w513_w512a12_w64a12_c768 u_m3_0 (
-    .seg0_i(g20_bits_q),
-    .seg1_i(g21_bits_q),
-    .off1_c0_i(g21_off_c0_q),
-    .off1_c1_i(g21_off_c1_q),
-    .off1_c2_i(g21_off_c2_q),
-    .off1_c3_i(g21_off_c3_q),
-    .off1_c4_i(g21_off_c4_q),
-    .off1_c5_i(g21_off_c5_q),
-    .off1_c6_i(g21_off_c6_q),
-    .off1_c7_i(g21_off_c7_q),
-    .off1_c8_i(g21_off_c8_q),
-    .off1_c9_i(g21_off_c9_q),
-    .off1_c10_i(g21_off_c10_q),
-    .off1_c11_i(g21_off_c11_q),
-    .off1_c12_i(g21_off_c12_q),
-    .off1_c13_i(g21_off_c13_q),
-    .off1_c14_i(g21_off_c14_q),
-    .off1_c15_i(g21_off_c15_q),
-    .off1_c16_i(g21_off_c16_q),
-    .off1_c17_i(g21_off_c17_q),
-    .off1_c18_i(g21_off_c18_q),
-    .off1_c19_i(g21_off_c19_q),
-    .off1_c20_i(g21_off_c20_q),
-    .off1_c21_i(g21_off_c21_q),
-    .off1_c22_i(g21_off_c22_q),
-    .off1_c23_i(g21_off_c23_q),
-    .seg2_i(g22_bits_q),
-    .off2_c0_i(g22_off_c0_q),
-    .off2_c1_i(g22_off_c1_q),
-    .off2_c2_i(g22_off_c2_q),
-    .off2_c3_i(g22_off_c3_q),
-    .off2_c4_i(g22_off_c4_q),
-    .off2_c5_i(g22_off_c5_q),
-    .off2_c6_i(g22_off_c6_q),
-    .off2_c7_i(g22_off_c7_q),
-    .off2_c8_i(g22_off_c8_q),
-    .off2_c9_i(g22_off_c9_q),
-    .off2_c10_i(g22_off_c10_q),
-    .off2_c11_i(g22_off_c11_q),
-    .off2_c12_i(g22_off_c12_q),
-    .off2_c13_i(g22_off_c13_q),
-    .off2_c14_i(g22_off_c14_q),
-    .off2_c15_i(g22_off_c15_q),
-    .off2_c16_i(g22_off_c16_q),
-    .off2_c17_i(g22_off_c17_q),
-    .off2_c18_i(g22_off_c18_q),
-    .off2_c19_i(g22_off_c19_q),
-    .off2_c20_i(g22_off_c20_q),
-    .off2_c21_i(g22_off_c21_q),
-    .off2_c22_i(g22_off_c22_q),
-    .off2_c23_i(g22_off_c23_q),
+    .clk_i(clk_i),
+    .en_i(pipe_adv),
+    .seg0_i(u_m2_0_bits_o),
+    .seg1_i(u_m2_1_bits_o),
+    .off1_i(u_g2_sums0_off1_o),
+    .seg2_i(m2_2_bits),
+    .off2_i(u_g2_sums0_off2_o),
     .bits_o(u_m3_0_bits_o)
   );
   assign nbits = total_q[10:0];

@@ -4,60 +4,235 @@
 // Spec: docs/FORMATS.md, Buddy Sec. 2.4 (stream order), docs/TOOLCHAIN.md (bounded fan-out)
 `default_nettype none
 module bpc_merge_w128_w128a10_w128a10_w128a10_c768 (
+  input  wire clk_i,
+  input  wire en_i,
   input  wire [127:0] seg0_i,
   input  wire [127:0] seg1_i,
-  input  wire [9:0] off1_c0_i,
-  input  wire [9:0] off1_c1_i,
-  input  wire [9:0] off1_c2_i,
-  input  wire [9:0] off1_c3_i,
-  input  wire [9:0] off1_c4_i,
-  input  wire [4:0] off1_c5_i,
-  input  wire [3:0] off1_c6_i,
-  input  wire [3:0] off1_c7_i,
-  input  wire [2:0] off1_c8_i,
-  input  wire [2:0] off1_c9_i,
-  input  wire [2:0] off1_c10_i,
-  input  wire [2:0] off1_c11_i,
-  input  wire [1:0] off1_c12_i,
-  input  wire [1:0] off1_c13_i,
-  input  wire [1:0] off1_c14_i,
-  input  wire [1:0] off1_c15_i,
+  input  wire [9:0] off1_i,
   input  wire [127:0] seg2_i,
-  input  wire [9:0] off2_c0_i,
-  input  wire [9:0] off2_c1_i,
-  input  wire [9:0] off2_c2_i,
-  input  wire [9:0] off2_c3_i,
-  input  wire [9:0] off2_c4_i,
-  input  wire [4:0] off2_c5_i,
-  input  wire [3:0] off2_c6_i,
-  input  wire [3:0] off2_c7_i,
-  input  wire [2:0] off2_c8_i,
-  input  wire [2:0] off2_c9_i,
-  input  wire [2:0] off2_c10_i,
-  input  wire [2:0] off2_c11_i,
-  input  wire [1:0] off2_c12_i,
-  input  wire [1:0] off2_c13_i,
-  input  wire [1:0] off2_c14_i,
-  input  wire [1:0] off2_c15_i,
+  input  wire [9:0] off2_i,
   input  wire [127:0] seg3_i,
-  input  wire [9:0] off3_c0_i,
-  input  wire [9:0] off3_c1_i,
-  input  wire [9:0] off3_c2_i,
-  input  wire [9:0] off3_c3_i,
-  input  wire [9:0] off3_c4_i,
-  input  wire [4:0] off3_c5_i,
-  input  wire [3:0] off3_c6_i,
-  input  wire [3:0] off3_c7_i,
-  input  wire [2:0] off3_c8_i,
-  input  wire [2:0] off3_c9_i,
-  input  wire [2:0] off3_c10_i,
-  input  wire [2:0] off3_c11_i,
-  input  wire [1:0] off3_c12_i,
-  input  wire [1:0] off3_c13_i,
-  input  wire [1:0] off3_c14_i,
-  input  wire [1:0] off3_c15_i,
+  input  wire [9:0] off3_i,
   output wire [511:0] bits_o
 );
+
+  // Registers: the segments and their offsets (copies per 32 shifter outputs)
+  reg  [127:0] seg0_q;
+  wire [127:0] seg0_d;
+  reg  [127:0] seg1_q;
+  wire [127:0] seg1_d;
+  reg  [9:0] seg1_off_c0_q;
+  wire [9:0] seg1_off_c0_d;
+  reg  [9:0] seg1_off_c1_q;
+  wire [9:0] seg1_off_c1_d;
+  reg  [9:0] seg1_off_c2_q;
+  wire [9:0] seg1_off_c2_d;
+  reg  [9:0] seg1_off_c3_q;
+  wire [9:0] seg1_off_c3_d;
+  reg  [9:0] seg1_off_c4_q;
+  wire [9:0] seg1_off_c4_d;
+  reg  [4:0] seg1_off_c5_q;
+  wire [4:0] seg1_off_c5_d;
+  reg  [3:0] seg1_off_c6_q;
+  wire [3:0] seg1_off_c6_d;
+  reg  [3:0] seg1_off_c7_q;
+  wire [3:0] seg1_off_c7_d;
+  reg  [2:0] seg1_off_c8_q;
+  wire [2:0] seg1_off_c8_d;
+  reg  [2:0] seg1_off_c9_q;
+  wire [2:0] seg1_off_c9_d;
+  reg  [2:0] seg1_off_c10_q;
+  wire [2:0] seg1_off_c10_d;
+  reg  [2:0] seg1_off_c11_q;
+  wire [2:0] seg1_off_c11_d;
+  reg  [1:0] seg1_off_c12_q;
+  wire [1:0] seg1_off_c12_d;
+  reg  [1:0] seg1_off_c13_q;
+  wire [1:0] seg1_off_c13_d;
+  reg  [1:0] seg1_off_c14_q;
+  wire [1:0] seg1_off_c14_d;
+  reg  [1:0] seg1_off_c15_q;
+  wire [1:0] seg1_off_c15_d;
+  reg  [127:0] seg2_q;
+  wire [127:0] seg2_d;
+  reg  [9:0] seg2_off_c0_q;
+  wire [9:0] seg2_off_c0_d;
+  reg  [9:0] seg2_off_c1_q;
+  wire [9:0] seg2_off_c1_d;
+  reg  [9:0] seg2_off_c2_q;
+  wire [9:0] seg2_off_c2_d;
+  reg  [9:0] seg2_off_c3_q;
+  wire [9:0] seg2_off_c3_d;
+  reg  [9:0] seg2_off_c4_q;
+  wire [9:0] seg2_off_c4_d;
+  reg  [4:0] seg2_off_c5_q;
+  wire [4:0] seg2_off_c5_d;
+  reg  [3:0] seg2_off_c6_q;
+  wire [3:0] seg2_off_c6_d;
+  reg  [3:0] seg2_off_c7_q;
+  wire [3:0] seg2_off_c7_d;
+  reg  [2:0] seg2_off_c8_q;
+  wire [2:0] seg2_off_c8_d;
+  reg  [2:0] seg2_off_c9_q;
+  wire [2:0] seg2_off_c9_d;
+  reg  [2:0] seg2_off_c10_q;
+  wire [2:0] seg2_off_c10_d;
+  reg  [2:0] seg2_off_c11_q;
+  wire [2:0] seg2_off_c11_d;
+  reg  [1:0] seg2_off_c12_q;
+  wire [1:0] seg2_off_c12_d;
+  reg  [1:0] seg2_off_c13_q;
+  wire [1:0] seg2_off_c13_d;
+  reg  [1:0] seg2_off_c14_q;
+  wire [1:0] seg2_off_c14_d;
+  reg  [1:0] seg2_off_c15_q;
+  wire [1:0] seg2_off_c15_d;
+  reg  [127:0] seg3_q;
+  wire [127:0] seg3_d;
+  reg  [9:0] seg3_off_c0_q;
+  wire [9:0] seg3_off_c0_d;
+  reg  [9:0] seg3_off_c1_q;
+  wire [9:0] seg3_off_c1_d;
+  reg  [9:0] seg3_off_c2_q;
+  wire [9:0] seg3_off_c2_d;
+  reg  [9:0] seg3_off_c3_q;
+  wire [9:0] seg3_off_c3_d;
+  reg  [9:0] seg3_off_c4_q;
+  wire [9:0] seg3_off_c4_d;
+  reg  [4:0] seg3_off_c5_q;
+  wire [4:0] seg3_off_c5_d;
+  reg  [3:0] seg3_off_c6_q;
+  wire [3:0] seg3_off_c6_d;
+  reg  [3:0] seg3_off_c7_q;
+  wire [3:0] seg3_off_c7_d;
+  reg  [2:0] seg3_off_c8_q;
+  wire [2:0] seg3_off_c8_d;
+  reg  [2:0] seg3_off_c9_q;
+  wire [2:0] seg3_off_c9_d;
+  reg  [2:0] seg3_off_c10_q;
+  wire [2:0] seg3_off_c10_d;
+  reg  [2:0] seg3_off_c11_q;
+  wire [2:0] seg3_off_c11_d;
+  reg  [1:0] seg3_off_c12_q;
+  wire [1:0] seg3_off_c12_d;
+  reg  [1:0] seg3_off_c13_q;
+  wire [1:0] seg3_off_c13_d;
+  reg  [1:0] seg3_off_c14_q;
+  wire [1:0] seg3_off_c14_d;
+  reg  [1:0] seg3_off_c15_q;
+  wire [1:0] seg3_off_c15_d;
+  assign seg0_d = seg0_i;
+  assign seg1_d = seg1_i;
+  assign seg1_off_c0_d = off1_i;
+  assign seg1_off_c1_d = off1_i;
+  assign seg1_off_c2_d = off1_i;
+  assign seg1_off_c3_d = off1_i;
+  assign seg1_off_c4_d = off1_i;
+  assign seg1_off_c5_d = off1_i[9:5];
+  assign seg1_off_c6_d = off1_i[9:6];
+  assign seg1_off_c7_d = off1_i[9:6];
+  assign seg1_off_c8_d = off1_i[9:7];
+  assign seg1_off_c9_d = off1_i[9:7];
+  assign seg1_off_c10_d = off1_i[9:7];
+  assign seg1_off_c11_d = off1_i[9:7];
+  assign seg1_off_c12_d = off1_i[9:8];
+  assign seg1_off_c13_d = off1_i[9:8];
+  assign seg1_off_c14_d = off1_i[9:8];
+  assign seg1_off_c15_d = off1_i[9:8];
+  assign seg2_d = seg2_i;
+  assign seg2_off_c0_d = off2_i;
+  assign seg2_off_c1_d = off2_i;
+  assign seg2_off_c2_d = off2_i;
+  assign seg2_off_c3_d = off2_i;
+  assign seg2_off_c4_d = off2_i;
+  assign seg2_off_c5_d = off2_i[9:5];
+  assign seg2_off_c6_d = off2_i[9:6];
+  assign seg2_off_c7_d = off2_i[9:6];
+  assign seg2_off_c8_d = off2_i[9:7];
+  assign seg2_off_c9_d = off2_i[9:7];
+  assign seg2_off_c10_d = off2_i[9:7];
+  assign seg2_off_c11_d = off2_i[9:7];
+  assign seg2_off_c12_d = off2_i[9:8];
+  assign seg2_off_c13_d = off2_i[9:8];
+  assign seg2_off_c14_d = off2_i[9:8];
+  assign seg2_off_c15_d = off2_i[9:8];
+  assign seg3_d = seg3_i;
+  assign seg3_off_c0_d = off3_i;
+  assign seg3_off_c1_d = off3_i;
+  assign seg3_off_c2_d = off3_i;
+  assign seg3_off_c3_d = off3_i;
+  assign seg3_off_c4_d = off3_i;
+  assign seg3_off_c5_d = off3_i[9:5];
+  assign seg3_off_c6_d = off3_i[9:6];
+  assign seg3_off_c7_d = off3_i[9:6];
+  assign seg3_off_c8_d = off3_i[9:7];
+  assign seg3_off_c9_d = off3_i[9:7];
+  assign seg3_off_c10_d = off3_i[9:7];
+  assign seg3_off_c11_d = off3_i[9:7];
+  assign seg3_off_c12_d = off3_i[9:8];
+  assign seg3_off_c13_d = off3_i[9:8];
+  assign seg3_off_c14_d = off3_i[9:8];
+  assign seg3_off_c15_d = off3_i[9:8];
+  always @(posedge clk_i) begin
+    if (en_i) begin
+      seg0_q <= seg0_d;
+      seg1_q <= seg1_d;
+      seg2_q <= seg2_d;
+      seg3_q <= seg3_d;
+    end
+  end
+  (* keep *) always @(posedge clk_i) begin
+    if (en_i) begin
+      seg1_off_c0_q <= seg1_off_c0_d;
+      seg1_off_c1_q <= seg1_off_c1_d;
+      seg1_off_c2_q <= seg1_off_c2_d;
+      seg1_off_c3_q <= seg1_off_c3_d;
+      seg1_off_c4_q <= seg1_off_c4_d;
+      seg1_off_c5_q <= seg1_off_c5_d;
+      seg1_off_c6_q <= seg1_off_c6_d;
+      seg1_off_c7_q <= seg1_off_c7_d;
+      seg1_off_c8_q <= seg1_off_c8_d;
+      seg1_off_c9_q <= seg1_off_c9_d;
+      seg1_off_c10_q <= seg1_off_c10_d;
+      seg1_off_c11_q <= seg1_off_c11_d;
+      seg1_off_c12_q <= seg1_off_c12_d;
+      seg1_off_c13_q <= seg1_off_c13_d;
+      seg1_off_c14_q <= seg1_off_c14_d;
+      seg1_off_c15_q <= seg1_off_c15_d;
+      seg2_off_c0_q <= seg2_off_c0_d;
+      seg2_off_c1_q <= seg2_off_c1_d;
+      seg2_off_c2_q <= seg2_off_c2_d;
+      seg2_off_c3_q <= seg2_off_c3_d;
+      seg2_off_c4_q <= seg2_off_c4_d;
+      seg2_off_c5_q <= seg2_off_c5_d;
+      seg2_off_c6_q <= seg2_off_c6_d;
+      seg2_off_c7_q <= seg2_off_c7_d;
+      seg2_off_c8_q <= seg2_off_c8_d;
+      seg2_off_c9_q <= seg2_off_c9_d;
+      seg2_off_c10_q <= seg2_off_c10_d;
+      seg2_off_c11_q <= seg2_off_c11_d;
+      seg2_off_c12_q <= seg2_off_c12_d;
+      seg2_off_c13_q <= seg2_off_c13_d;
+      seg2_off_c14_q <= seg2_off_c14_d;
+      seg2_off_c15_q <= seg2_off_c15_d;
+      seg3_off_c0_q <= seg3_off_c0_d;
+      seg3_off_c1_q <= seg3_off_c1_d;
+      seg3_off_c2_q <= seg3_off_c2_d;
+      seg3_off_c3_q <= seg3_off_c3_d;
+      seg3_off_c4_q <= seg3_off_c4_d;
+      seg3_off_c5_q <= seg3_off_c5_d;
+      seg3_off_c6_q <= seg3_off_c6_d;
+      seg3_off_c7_q <= seg3_off_c7_d;
+      seg3_off_c8_q <= seg3_off_c8_d;
+      seg3_off_c9_q <= seg3_off_c9_d;
+      seg3_off_c10_q <= seg3_off_c10_d;
+      seg3_off_c11_q <= seg3_off_c11_d;
+      seg3_off_c12_q <= seg3_off_c12_d;
+      seg3_off_c13_q <= seg3_off_c13_d;
+      seg3_off_c14_q <= seg3_off_c14_d;
+      seg3_off_c15_q <= seg3_off_c15_d;
+    end
+  end
 
   // Segment 1 shifted up by its offset
   wire [128:0] s1_l0;
@@ -70,75 +245,89 @@ module bpc_merge_w128_w128a10_w128a10_w128a10_c768 (
   wire [382:0] s1_l7;
   wire [511:0] s1_l8;
   wire [511:0] s1_l9;
-  assign s1_l0 = {(off1_c4_i[0] ? seg1_i[127] : 1'd0),
-                  (off1_c3_i[0] ? seg1_i[126:95] : seg1_i[127:96]),
-                  (off1_c2_i[0] ? seg1_i[94:63] : seg1_i[95:64]),
-                  (off1_c1_i[0] ? seg1_i[62:31] : seg1_i[63:32]),
-                  (off1_c0_i[0] ? {seg1_i[30:0], 1'd0} : seg1_i[31:0])};
-  assign s1_l1 = {(off1_c4_i[1] ? s1_l0[128:126] : {2'd0, s1_l0[128]}),
-                  (off1_c3_i[1] ? s1_l0[125:94] : s1_l0[127:96]),
-                  (off1_c2_i[1] ? s1_l0[93:62] : s1_l0[95:64]),
-                  (off1_c1_i[1] ? s1_l0[61:30] : s1_l0[63:32]),
-                  (off1_c0_i[1] ? {s1_l0[29:0], 2'd0} : s1_l0[31:0])};
-  assign s1_l2 = {(off1_c4_i[2] ? s1_l1[130:124] : {4'd0, s1_l1[130:128]}),
-                  (off1_c3_i[2] ? s1_l1[123:92] : s1_l1[127:96]),
-                  (off1_c2_i[2] ? s1_l1[91:60] : s1_l1[95:64]),
-                  (off1_c1_i[2] ? s1_l1[59:28] : s1_l1[63:32]),
-                  (off1_c0_i[2] ? {s1_l1[27:0], 4'd0} : s1_l1[31:0])};
-  assign s1_l3 = {(off1_c4_i[3] ? s1_l2[134:120] : {8'd0, s1_l2[134:128]}),
-                  (off1_c3_i[3] ? s1_l2[119:88] : s1_l2[127:96]),
-                  (off1_c2_i[3] ? s1_l2[87:56] : s1_l2[95:64]),
-                  (off1_c1_i[3] ? s1_l2[55:24] : s1_l2[63:32]),
-                  (off1_c0_i[3] ? {s1_l2[23:0], 8'd0} : s1_l2[31:0])};
-  assign s1_l4 = {(off1_c4_i[4] ? s1_l3[142:112] : {16'd0, s1_l3[142:128]}),
-                  (off1_c3_i[4] ? s1_l3[111:80] : s1_l3[127:96]),
-                  (off1_c2_i[4] ? s1_l3[79:48] : s1_l3[95:64]),
-                  (off1_c1_i[4] ? s1_l3[47:16] : s1_l3[63:32]),
-                  (off1_c0_i[4] ? {s1_l3[15:0], 16'd0} : s1_l3[31:0])};
-  assign s1_l5 = {(off1_c5_i[0] ? s1_l4[158:128] : 31'd0),
-                  (off1_c4_i[5] ? s1_l4[127:96] : {1'd0, s1_l4[158:128]}),
-                  (off1_c3_i[5] ? s1_l4[95:64] : s1_l4[127:96]),
-                  (off1_c2_i[5] ? s1_l4[63:32] : s1_l4[95:64]),
-                  (off1_c1_i[5] ? s1_l4[31:0] : s1_l4[63:32]),
-                  (off1_c0_i[5] ? 32'd0 : s1_l4[31:0])};
-  assign s1_l6 = {(off1_c7_i[0] ? s1_l5[190:160] : 31'd0), (off1_c6_i[0] ? s1_l5[159:128] : 32'd0),
-                  (off1_c5_i[1] ? s1_l5[127:96] : {1'd0, s1_l5[190:160]}),
-                  (off1_c4_i[6] ? s1_l5[95:64] : s1_l5[159:128]),
-                  (off1_c3_i[6] ? s1_l5[63:32] : s1_l5[127:96]),
-                  (off1_c2_i[6] ? s1_l5[31:0] : s1_l5[95:64]),
-                  (off1_c1_i[6] ? 32'd0 : s1_l5[63:32]), (off1_c0_i[6] ? 32'd0 : s1_l5[31:0])};
-  assign s1_l7 = {(off1_c11_i[0] ? s1_l6[254:224] : 31'd0),
-                  (off1_c10_i[0] ? s1_l6[223:192] : 32'd0), (off1_c9_i[0] ? s1_l6[191:160] : 32'd0),
-                  (off1_c8_i[0] ? s1_l6[159:128] : 32'd0),
-                  (off1_c7_i[1] ? s1_l6[127:96] : {1'd0, s1_l6[254:224]}),
-                  (off1_c6_i[1] ? s1_l6[95:64] : s1_l6[223:192]),
-                  (off1_c5_i[2] ? s1_l6[63:32] : s1_l6[191:160]),
-                  (off1_c4_i[7] ? s1_l6[31:0] : s1_l6[159:128]),
-                  (off1_c3_i[7] ? 32'd0 : s1_l6[127:96]), (off1_c2_i[7] ? 32'd0 : s1_l6[95:64]),
-                  (off1_c1_i[7] ? 32'd0 : s1_l6[63:32]), (off1_c0_i[7] ? 32'd0 : s1_l6[31:0])};
-  assign s1_l8 = {(off1_c15_i[0] ? s1_l7[255:224] : 32'd0),
-                  (off1_c14_i[0] ? s1_l7[223:192] : 32'd0),
-                  (off1_c13_i[0] ? s1_l7[191:160] : 32'd0),
-                  (off1_c12_i[0] ? s1_l7[159:128] : 32'd0),
-                  (off1_c11_i[1] ? s1_l7[127:96] : {1'd0, s1_l7[382:352]}),
-                  (off1_c10_i[1] ? s1_l7[95:64] : s1_l7[351:320]),
-                  (off1_c9_i[1] ? s1_l7[63:32] : s1_l7[319:288]),
-                  (off1_c8_i[1] ? s1_l7[31:0] : s1_l7[287:256]),
-                  (off1_c7_i[2] ? 32'd0 : s1_l7[255:224]), (off1_c6_i[2] ? 32'd0 : s1_l7[223:192]),
-                  (off1_c5_i[3] ? 32'd0 : s1_l7[191:160]), (off1_c4_i[8] ? 32'd0 : s1_l7[159:128]),
-                  (off1_c3_i[8] ? 32'd0 : s1_l7[127:96]), (off1_c2_i[8] ? 32'd0 : s1_l7[95:64]),
-                  (off1_c1_i[8] ? 32'd0 : s1_l7[63:32]), (off1_c0_i[8] ? 32'd0 : s1_l7[31:0])};
-  assign s1_l9 = {(off1_c15_i[1] ? 32'd0 : s1_l8[511:480]),
-                  (off1_c14_i[1] ? 32'd0 : s1_l8[479:448]),
-                  (off1_c13_i[1] ? 32'd0 : s1_l8[447:416]),
-                  (off1_c12_i[1] ? 32'd0 : s1_l8[415:384]),
-                  (off1_c11_i[2] ? 32'd0 : s1_l8[383:352]),
-                  (off1_c10_i[2] ? 32'd0 : s1_l8[351:320]), (off1_c9_i[2] ? 32'd0 : s1_l8[319:288]),
-                  (off1_c8_i[2] ? 32'd0 : s1_l8[287:256]), (off1_c7_i[3] ? 32'd0 : s1_l8[255:224]),
-                  (off1_c6_i[3] ? 32'd0 : s1_l8[223:192]), (off1_c5_i[4] ? 32'd0 : s1_l8[191:160]),
-                  (off1_c4_i[9] ? 32'd0 : s1_l8[159:128]), (off1_c3_i[9] ? 32'd0 : s1_l8[127:96]),
-                  (off1_c2_i[9] ? 32'd0 : s1_l8[95:64]), (off1_c1_i[9] ? 32'd0 : s1_l8[63:32]),
-                  (off1_c0_i[9] ? 32'd0 : s1_l8[31:0])};
+  assign s1_l0 = {(seg1_off_c4_q[0] ? seg1_q[127] : 1'd0),
+                  (seg1_off_c3_q[0] ? seg1_q[126:95] : seg1_q[127:96]),
+                  (seg1_off_c2_q[0] ? seg1_q[94:63] : seg1_q[95:64]),
+                  (seg1_off_c1_q[0] ? seg1_q[62:31] : seg1_q[63:32]),
+                  (seg1_off_c0_q[0] ? {seg1_q[30:0], 1'd0} : seg1_q[31:0])};
+  assign s1_l1 = {(seg1_off_c4_q[1] ? s1_l0[128:126] : {2'd0, s1_l0[128]}),
+                  (seg1_off_c3_q[1] ? s1_l0[125:94] : s1_l0[127:96]),
+                  (seg1_off_c2_q[1] ? s1_l0[93:62] : s1_l0[95:64]),
+                  (seg1_off_c1_q[1] ? s1_l0[61:30] : s1_l0[63:32]),
+                  (seg1_off_c0_q[1] ? {s1_l0[29:0], 2'd0} : s1_l0[31:0])};
+  assign s1_l2 = {(seg1_off_c4_q[2] ? s1_l1[130:124] : {4'd0, s1_l1[130:128]}),
+                  (seg1_off_c3_q[2] ? s1_l1[123:92] : s1_l1[127:96]),
+                  (seg1_off_c2_q[2] ? s1_l1[91:60] : s1_l1[95:64]),
+                  (seg1_off_c1_q[2] ? s1_l1[59:28] : s1_l1[63:32]),
+                  (seg1_off_c0_q[2] ? {s1_l1[27:0], 4'd0} : s1_l1[31:0])};
+  assign s1_l3 = {(seg1_off_c4_q[3] ? s1_l2[134:120] : {8'd0, s1_l2[134:128]}),
+                  (seg1_off_c3_q[3] ? s1_l2[119:88] : s1_l2[127:96]),
+                  (seg1_off_c2_q[3] ? s1_l2[87:56] : s1_l2[95:64]),
+                  (seg1_off_c1_q[3] ? s1_l2[55:24] : s1_l2[63:32]),
+                  (seg1_off_c0_q[3] ? {s1_l2[23:0], 8'd0} : s1_l2[31:0])};
+  assign s1_l4 = {(seg1_off_c4_q[4] ? s1_l3[142:112] : {16'd0, s1_l3[142:128]}),
+                  (seg1_off_c3_q[4] ? s1_l3[111:80] : s1_l3[127:96]),
+                  (seg1_off_c2_q[4] ? s1_l3[79:48] : s1_l3[95:64]),
+                  (seg1_off_c1_q[4] ? s1_l3[47:16] : s1_l3[63:32]),
+                  (seg1_off_c0_q[4] ? {s1_l3[15:0], 16'd0} : s1_l3[31:0])};
+  assign s1_l5 = {(seg1_off_c5_q[0] ? s1_l4[158:128] : 31'd0),
+                  (seg1_off_c4_q[5] ? s1_l4[127:96] : {1'd0, s1_l4[158:128]}),
+                  (seg1_off_c3_q[5] ? s1_l4[95:64] : s1_l4[127:96]),
+                  (seg1_off_c2_q[5] ? s1_l4[63:32] : s1_l4[95:64]),
+                  (seg1_off_c1_q[5] ? s1_l4[31:0] : s1_l4[63:32]),
+                  (seg1_off_c0_q[5] ? 32'd0 : s1_l4[31:0])};
+  assign s1_l6 = {(seg1_off_c7_q[0] ? s1_l5[190:160] : 31'd0),
+                  (seg1_off_c6_q[0] ? s1_l5[159:128] : 32'd0),
+                  (seg1_off_c5_q[1] ? s1_l5[127:96] : {1'd0, s1_l5[190:160]}),
+                  (seg1_off_c4_q[6] ? s1_l5[95:64] : s1_l5[159:128]),
+                  (seg1_off_c3_q[6] ? s1_l5[63:32] : s1_l5[127:96]),
+                  (seg1_off_c2_q[6] ? s1_l5[31:0] : s1_l5[95:64]),
+                  (seg1_off_c1_q[6] ? 32'd0 : s1_l5[63:32]),
+                  (seg1_off_c0_q[6] ? 32'd0 : s1_l5[31:0])};
+  assign s1_l7 = {(seg1_off_c11_q[0] ? s1_l6[254:224] : 31'd0),
+                  (seg1_off_c10_q[0] ? s1_l6[223:192] : 32'd0),
+                  (seg1_off_c9_q[0] ? s1_l6[191:160] : 32'd0),
+                  (seg1_off_c8_q[0] ? s1_l6[159:128] : 32'd0),
+                  (seg1_off_c7_q[1] ? s1_l6[127:96] : {1'd0, s1_l6[254:224]}),
+                  (seg1_off_c6_q[1] ? s1_l6[95:64] : s1_l6[223:192]),
+                  (seg1_off_c5_q[2] ? s1_l6[63:32] : s1_l6[191:160]),
+                  (seg1_off_c4_q[7] ? s1_l6[31:0] : s1_l6[159:128]),
+                  (seg1_off_c3_q[7] ? 32'd0 : s1_l6[127:96]),
+                  (seg1_off_c2_q[7] ? 32'd0 : s1_l6[95:64]),
+                  (seg1_off_c1_q[7] ? 32'd0 : s1_l6[63:32]),
+                  (seg1_off_c0_q[7] ? 32'd0 : s1_l6[31:0])};
+  assign s1_l8 = {(seg1_off_c15_q[0] ? s1_l7[255:224] : 32'd0),
+                  (seg1_off_c14_q[0] ? s1_l7[223:192] : 32'd0),
+                  (seg1_off_c13_q[0] ? s1_l7[191:160] : 32'd0),
+                  (seg1_off_c12_q[0] ? s1_l7[159:128] : 32'd0),
+                  (seg1_off_c11_q[1] ? s1_l7[127:96] : {1'd0, s1_l7[382:352]}),
+                  (seg1_off_c10_q[1] ? s1_l7[95:64] : s1_l7[351:320]),
+                  (seg1_off_c9_q[1] ? s1_l7[63:32] : s1_l7[319:288]),
+                  (seg1_off_c8_q[1] ? s1_l7[31:0] : s1_l7[287:256]),
+                  (seg1_off_c7_q[2] ? 32'd0 : s1_l7[255:224]),
+                  (seg1_off_c6_q[2] ? 32'd0 : s1_l7[223:192]),
+                  (seg1_off_c5_q[3] ? 32'd0 : s1_l7[191:160]),
+                  (seg1_off_c4_q[8] ? 32'd0 : s1_l7[159:128]),
+                  (seg1_off_c3_q[8] ? 32'd0 : s1_l7[127:96]),
+                  (seg1_off_c2_q[8] ? 32'd0 : s1_l7[95:64]),
+                  (seg1_off_c1_q[8] ? 32'd0 : s1_l7[63:32]),
+                  (seg1_off_c0_q[8] ? 32'd0 : s1_l7[31:0])};
+  assign s1_l9 = {(seg1_off_c15_q[1] ? 32'd0 : s1_l8[511:480]),
+                  (seg1_off_c14_q[1] ? 32'd0 : s1_l8[479:448]),
+                  (seg1_off_c13_q[1] ? 32'd0 : s1_l8[447:416]),
+                  (seg1_off_c12_q[1] ? 32'd0 : s1_l8[415:384]),
+                  (seg1_off_c11_q[2] ? 32'd0 : s1_l8[383:352]),
+                  (seg1_off_c10_q[2] ? 32'd0 : s1_l8[351:320]),
+                  (seg1_off_c9_q[2] ? 32'd0 : s1_l8[319:288]),
+                  (seg1_off_c8_q[2] ? 32'd0 : s1_l8[287:256]),
+                  (seg1_off_c7_q[3] ? 32'd0 : s1_l8[255:224]),
+                  (seg1_off_c6_q[3] ? 32'd0 : s1_l8[223:192]),
+                  (seg1_off_c5_q[4] ? 32'd0 : s1_l8[191:160]),
+                  (seg1_off_c4_q[9] ? 32'd0 : s1_l8[159:128]),
+                  (seg1_off_c3_q[9] ? 32'd0 : s1_l8[127:96]),
+                  (seg1_off_c2_q[9] ? 32'd0 : s1_l8[95:64]),
+                  (seg1_off_c1_q[9] ? 32'd0 : s1_l8[63:32]),
+                  (seg1_off_c0_q[9] ? 32'd0 : s1_l8[31:0])};
 
   // Segment 2 shifted up by its offset
   wire [128:0] s2_l0;
@@ -151,75 +340,89 @@ module bpc_merge_w128_w128a10_w128a10_w128a10_c768 (
   wire [382:0] s2_l7;
   wire [511:0] s2_l8;
   wire [511:0] s2_l9;
-  assign s2_l0 = {(off2_c4_i[0] ? seg2_i[127] : 1'd0),
-                  (off2_c3_i[0] ? seg2_i[126:95] : seg2_i[127:96]),
-                  (off2_c2_i[0] ? seg2_i[94:63] : seg2_i[95:64]),
-                  (off2_c1_i[0] ? seg2_i[62:31] : seg2_i[63:32]),
-                  (off2_c0_i[0] ? {seg2_i[30:0], 1'd0} : seg2_i[31:0])};
-  assign s2_l1 = {(off2_c4_i[1] ? s2_l0[128:126] : {2'd0, s2_l0[128]}),
-                  (off2_c3_i[1] ? s2_l0[125:94] : s2_l0[127:96]),
-                  (off2_c2_i[1] ? s2_l0[93:62] : s2_l0[95:64]),
-                  (off2_c1_i[1] ? s2_l0[61:30] : s2_l0[63:32]),
-                  (off2_c0_i[1] ? {s2_l0[29:0], 2'd0} : s2_l0[31:0])};
-  assign s2_l2 = {(off2_c4_i[2] ? s2_l1[130:124] : {4'd0, s2_l1[130:128]}),
-                  (off2_c3_i[2] ? s2_l1[123:92] : s2_l1[127:96]),
-                  (off2_c2_i[2] ? s2_l1[91:60] : s2_l1[95:64]),
-                  (off2_c1_i[2] ? s2_l1[59:28] : s2_l1[63:32]),
-                  (off2_c0_i[2] ? {s2_l1[27:0], 4'd0} : s2_l1[31:0])};
-  assign s2_l3 = {(off2_c4_i[3] ? s2_l2[134:120] : {8'd0, s2_l2[134:128]}),
-                  (off2_c3_i[3] ? s2_l2[119:88] : s2_l2[127:96]),
-                  (off2_c2_i[3] ? s2_l2[87:56] : s2_l2[95:64]),
-                  (off2_c1_i[3] ? s2_l2[55:24] : s2_l2[63:32]),
-                  (off2_c0_i[3] ? {s2_l2[23:0], 8'd0} : s2_l2[31:0])};
-  assign s2_l4 = {(off2_c4_i[4] ? s2_l3[142:112] : {16'd0, s2_l3[142:128]}),
-                  (off2_c3_i[4] ? s2_l3[111:80] : s2_l3[127:96]),
-                  (off2_c2_i[4] ? s2_l3[79:48] : s2_l3[95:64]),
-                  (off2_c1_i[4] ? s2_l3[47:16] : s2_l3[63:32]),
-                  (off2_c0_i[4] ? {s2_l3[15:0], 16'd0} : s2_l3[31:0])};
-  assign s2_l5 = {(off2_c5_i[0] ? s2_l4[158:128] : 31'd0),
-                  (off2_c4_i[5] ? s2_l4[127:96] : {1'd0, s2_l4[158:128]}),
-                  (off2_c3_i[5] ? s2_l4[95:64] : s2_l4[127:96]),
-                  (off2_c2_i[5] ? s2_l4[63:32] : s2_l4[95:64]),
-                  (off2_c1_i[5] ? s2_l4[31:0] : s2_l4[63:32]),
-                  (off2_c0_i[5] ? 32'd0 : s2_l4[31:0])};
-  assign s2_l6 = {(off2_c7_i[0] ? s2_l5[190:160] : 31'd0), (off2_c6_i[0] ? s2_l5[159:128] : 32'd0),
-                  (off2_c5_i[1] ? s2_l5[127:96] : {1'd0, s2_l5[190:160]}),
-                  (off2_c4_i[6] ? s2_l5[95:64] : s2_l5[159:128]),
-                  (off2_c3_i[6] ? s2_l5[63:32] : s2_l5[127:96]),
-                  (off2_c2_i[6] ? s2_l5[31:0] : s2_l5[95:64]),
-                  (off2_c1_i[6] ? 32'd0 : s2_l5[63:32]), (off2_c0_i[6] ? 32'd0 : s2_l5[31:0])};
-  assign s2_l7 = {(off2_c11_i[0] ? s2_l6[254:224] : 31'd0),
-                  (off2_c10_i[0] ? s2_l6[223:192] : 32'd0), (off2_c9_i[0] ? s2_l6[191:160] : 32'd0),
-                  (off2_c8_i[0] ? s2_l6[159:128] : 32'd0),
-                  (off2_c7_i[1] ? s2_l6[127:96] : {1'd0, s2_l6[254:224]}),
-                  (off2_c6_i[1] ? s2_l6[95:64] : s2_l6[223:192]),
-                  (off2_c5_i[2] ? s2_l6[63:32] : s2_l6[191:160]),
-                  (off2_c4_i[7] ? s2_l6[31:0] : s2_l6[159:128]),
-                  (off2_c3_i[7] ? 32'd0 : s2_l6[127:96]), (off2_c2_i[7] ? 32'd0 : s2_l6[95:64]),
-                  (off2_c1_i[7] ? 32'd0 : s2_l6[63:32]), (off2_c0_i[7] ? 32'd0 : s2_l6[31:0])};
-  assign s2_l8 = {(off2_c15_i[0] ? s2_l7[255:224] : 32'd0),
-                  (off2_c14_i[0] ? s2_l7[223:192] : 32'd0),
-                  (off2_c13_i[0] ? s2_l7[191:160] : 32'd0),
-                  (off2_c12_i[0] ? s2_l7[159:128] : 32'd0),
-                  (off2_c11_i[1] ? s2_l7[127:96] : {1'd0, s2_l7[382:352]}),
-                  (off2_c10_i[1] ? s2_l7[95:64] : s2_l7[351:320]),
-                  (off2_c9_i[1] ? s2_l7[63:32] : s2_l7[319:288]),
-                  (off2_c8_i[1] ? s2_l7[31:0] : s2_l7[287:256]),
-                  (off2_c7_i[2] ? 32'd0 : s2_l7[255:224]), (off2_c6_i[2] ? 32'd0 : s2_l7[223:192]),
-                  (off2_c5_i[3] ? 32'd0 : s2_l7[191:160]), (off2_c4_i[8] ? 32'd0 : s2_l7[159:128]),
-                  (off2_c3_i[8] ? 32'd0 : s2_l7[127:96]), (off2_c2_i[8] ? 32'd0 : s2_l7[95:64]),
-                  (off2_c1_i[8] ? 32'd0 : s2_l7[63:32]), (off2_c0_i[8] ? 32'd0 : s2_l7[31:0])};
-  assign s2_l9 = {(off2_c15_i[1] ? 32'd0 : s2_l8[511:480]),
-                  (off2_c14_i[1] ? 32'd0 : s2_l8[479:448]),
-                  (off2_c13_i[1] ? 32'd0 : s2_l8[447:416]),
-                  (off2_c12_i[1] ? 32'd0 : s2_l8[415:384]),
-                  (off2_c11_i[2] ? 32'd0 : s2_l8[383:352]),
-                  (off2_c10_i[2] ? 32'd0 : s2_l8[351:320]), (off2_c9_i[2] ? 32'd0 : s2_l8[319:288]),
-                  (off2_c8_i[2] ? 32'd0 : s2_l8[287:256]), (off2_c7_i[3] ? 32'd0 : s2_l8[255:224]),
-                  (off2_c6_i[3] ? 32'd0 : s2_l8[223:192]), (off2_c5_i[4] ? 32'd0 : s2_l8[191:160]),
-                  (off2_c4_i[9] ? 32'd0 : s2_l8[159:128]), (off2_c3_i[9] ? 32'd0 : s2_l8[127:96]),
-                  (off2_c2_i[9] ? 32'd0 : s2_l8[95:64]), (off2_c1_i[9] ? 32'd0 : s2_l8[63:32]),
-                  (off2_c0_i[9] ? 32'd0 : s2_l8[31:0])};
+  assign s2_l0 = {(seg2_off_c4_q[0] ? seg2_q[127] : 1'd0),
+                  (seg2_off_c3_q[0] ? seg2_q[126:95] : seg2_q[127:96]),
+                  (seg2_off_c2_q[0] ? seg2_q[94:63] : seg2_q[95:64]),
+                  (seg2_off_c1_q[0] ? seg2_q[62:31] : seg2_q[63:32]),
+                  (seg2_off_c0_q[0] ? {seg2_q[30:0], 1'd0} : seg2_q[31:0])};
+  assign s2_l1 = {(seg2_off_c4_q[1] ? s2_l0[128:126] : {2'd0, s2_l0[128]}),
+                  (seg2_off_c3_q[1] ? s2_l0[125:94] : s2_l0[127:96]),
+                  (seg2_off_c2_q[1] ? s2_l0[93:62] : s2_l0[95:64]),
+                  (seg2_off_c1_q[1] ? s2_l0[61:30] : s2_l0[63:32]),
+                  (seg2_off_c0_q[1] ? {s2_l0[29:0], 2'd0} : s2_l0[31:0])};
+  assign s2_l2 = {(seg2_off_c4_q[2] ? s2_l1[130:124] : {4'd0, s2_l1[130:128]}),
+                  (seg2_off_c3_q[2] ? s2_l1[123:92] : s2_l1[127:96]),
+                  (seg2_off_c2_q[2] ? s2_l1[91:60] : s2_l1[95:64]),
+                  (seg2_off_c1_q[2] ? s2_l1[59:28] : s2_l1[63:32]),
+                  (seg2_off_c0_q[2] ? {s2_l1[27:0], 4'd0} : s2_l1[31:0])};
+  assign s2_l3 = {(seg2_off_c4_q[3] ? s2_l2[134:120] : {8'd0, s2_l2[134:128]}),
+                  (seg2_off_c3_q[3] ? s2_l2[119:88] : s2_l2[127:96]),
+                  (seg2_off_c2_q[3] ? s2_l2[87:56] : s2_l2[95:64]),
+                  (seg2_off_c1_q[3] ? s2_l2[55:24] : s2_l2[63:32]),
+                  (seg2_off_c0_q[3] ? {s2_l2[23:0], 8'd0} : s2_l2[31:0])};
+  assign s2_l4 = {(seg2_off_c4_q[4] ? s2_l3[142:112] : {16'd0, s2_l3[142:128]}),
+                  (seg2_off_c3_q[4] ? s2_l3[111:80] : s2_l3[127:96]),
+                  (seg2_off_c2_q[4] ? s2_l3[79:48] : s2_l3[95:64]),
+                  (seg2_off_c1_q[4] ? s2_l3[47:16] : s2_l3[63:32]),
+                  (seg2_off_c0_q[4] ? {s2_l3[15:0], 16'd0} : s2_l3[31:0])};
+  assign s2_l5 = {(seg2_off_c5_q[0] ? s2_l4[158:128] : 31'd0),
+                  (seg2_off_c4_q[5] ? s2_l4[127:96] : {1'd0, s2_l4[158:128]}),
+                  (seg2_off_c3_q[5] ? s2_l4[95:64] : s2_l4[127:96]),
+                  (seg2_off_c2_q[5] ? s2_l4[63:32] : s2_l4[95:64]),
+                  (seg2_off_c1_q[5] ? s2_l4[31:0] : s2_l4[63:32]),
+                  (seg2_off_c0_q[5] ? 32'd0 : s2_l4[31:0])};
+  assign s2_l6 = {(seg2_off_c7_q[0] ? s2_l5[190:160] : 31'd0),
+                  (seg2_off_c6_q[0] ? s2_l5[159:128] : 32'd0),
+                  (seg2_off_c5_q[1] ? s2_l5[127:96] : {1'd0, s2_l5[190:160]}),
+                  (seg2_off_c4_q[6] ? s2_l5[95:64] : s2_l5[159:128]),
+                  (seg2_off_c3_q[6] ? s2_l5[63:32] : s2_l5[127:96]),
+                  (seg2_off_c2_q[6] ? s2_l5[31:0] : s2_l5[95:64]),
+                  (seg2_off_c1_q[6] ? 32'd0 : s2_l5[63:32]),
+                  (seg2_off_c0_q[6] ? 32'd0 : s2_l5[31:0])};
+  assign s2_l7 = {(seg2_off_c11_q[0] ? s2_l6[254:224] : 31'd0),
+                  (seg2_off_c10_q[0] ? s2_l6[223:192] : 32'd0),
+                  (seg2_off_c9_q[0] ? s2_l6[191:160] : 32'd0),
+                  (seg2_off_c8_q[0] ? s2_l6[159:128] : 32'd0),
+                  (seg2_off_c7_q[1] ? s2_l6[127:96] : {1'd0, s2_l6[254:224]}),
+                  (seg2_off_c6_q[1] ? s2_l6[95:64] : s2_l6[223:192]),
+                  (seg2_off_c5_q[2] ? s2_l6[63:32] : s2_l6[191:160]),
+                  (seg2_off_c4_q[7] ? s2_l6[31:0] : s2_l6[159:128]),
+                  (seg2_off_c3_q[7] ? 32'd0 : s2_l6[127:96]),
+                  (seg2_off_c2_q[7] ? 32'd0 : s2_l6[95:64]),
+                  (seg2_off_c1_q[7] ? 32'd0 : s2_l6[63:32]),
+                  (seg2_off_c0_q[7] ? 32'd0 : s2_l6[31:0])};
+  assign s2_l8 = {(seg2_off_c15_q[0] ? s2_l7[255:224] : 32'd0),
+                  (seg2_off_c14_q[0] ? s2_l7[223:192] : 32'd0),
+                  (seg2_off_c13_q[0] ? s2_l7[191:160] : 32'd0),
+                  (seg2_off_c12_q[0] ? s2_l7[159:128] : 32'd0),
+                  (seg2_off_c11_q[1] ? s2_l7[127:96] : {1'd0, s2_l7[382:352]}),
+                  (seg2_off_c10_q[1] ? s2_l7[95:64] : s2_l7[351:320]),
+                  (seg2_off_c9_q[1] ? s2_l7[63:32] : s2_l7[319:288]),
+                  (seg2_off_c8_q[1] ? s2_l7[31:0] : s2_l7[287:256]),
+                  (seg2_off_c7_q[2] ? 32'd0 : s2_l7[255:224]),
+                  (seg2_off_c6_q[2] ? 32'd0 : s2_l7[223:192]),
+                  (seg2_off_c5_q[3] ? 32'd0 : s2_l7[191:160]),
+                  (seg2_off_c4_q[8] ? 32'd0 : s2_l7[159:128]),
+                  (seg2_off_c3_q[8] ? 32'd0 : s2_l7[127:96]),
+                  (seg2_off_c2_q[8] ? 32'd0 : s2_l7[95:64]),
+                  (seg2_off_c1_q[8] ? 32'd0 : s2_l7[63:32]),
+                  (seg2_off_c0_q[8] ? 32'd0 : s2_l7[31:0])};
+  assign s2_l9 = {(seg2_off_c15_q[1] ? 32'd0 : s2_l8[511:480]),
+                  (seg2_off_c14_q[1] ? 32'd0 : s2_l8[479:448]),
+                  (seg2_off_c13_q[1] ? 32'd0 : s2_l8[447:416]),
+                  (seg2_off_c12_q[1] ? 32'd0 : s2_l8[415:384]),
+                  (seg2_off_c11_q[2] ? 32'd0 : s2_l8[383:352]),
+                  (seg2_off_c10_q[2] ? 32'd0 : s2_l8[351:320]),
+                  (seg2_off_c9_q[2] ? 32'd0 : s2_l8[319:288]),
+                  (seg2_off_c8_q[2] ? 32'd0 : s2_l8[287:256]),
+                  (seg2_off_c7_q[3] ? 32'd0 : s2_l8[255:224]),
+                  (seg2_off_c6_q[3] ? 32'd0 : s2_l8[223:192]),
+                  (seg2_off_c5_q[4] ? 32'd0 : s2_l8[191:160]),
+                  (seg2_off_c4_q[9] ? 32'd0 : s2_l8[159:128]),
+                  (seg2_off_c3_q[9] ? 32'd0 : s2_l8[127:96]),
+                  (seg2_off_c2_q[9] ? 32'd0 : s2_l8[95:64]),
+                  (seg2_off_c1_q[9] ? 32'd0 : s2_l8[63:32]),
+                  (seg2_off_c0_q[9] ? 32'd0 : s2_l8[31:0])};
 
   // Segment 3 shifted up by its offset
   wire [128:0] s3_l0;
@@ -232,77 +435,91 @@ module bpc_merge_w128_w128a10_w128a10_w128a10_c768 (
   wire [382:0] s3_l7;
   wire [511:0] s3_l8;
   wire [511:0] s3_l9;
-  assign s3_l0 = {(off3_c4_i[0] ? seg3_i[127] : 1'd0),
-                  (off3_c3_i[0] ? seg3_i[126:95] : seg3_i[127:96]),
-                  (off3_c2_i[0] ? seg3_i[94:63] : seg3_i[95:64]),
-                  (off3_c1_i[0] ? seg3_i[62:31] : seg3_i[63:32]),
-                  (off3_c0_i[0] ? {seg3_i[30:0], 1'd0} : seg3_i[31:0])};
-  assign s3_l1 = {(off3_c4_i[1] ? s3_l0[128:126] : {2'd0, s3_l0[128]}),
-                  (off3_c3_i[1] ? s3_l0[125:94] : s3_l0[127:96]),
-                  (off3_c2_i[1] ? s3_l0[93:62] : s3_l0[95:64]),
-                  (off3_c1_i[1] ? s3_l0[61:30] : s3_l0[63:32]),
-                  (off3_c0_i[1] ? {s3_l0[29:0], 2'd0} : s3_l0[31:0])};
-  assign s3_l2 = {(off3_c4_i[2] ? s3_l1[130:124] : {4'd0, s3_l1[130:128]}),
-                  (off3_c3_i[2] ? s3_l1[123:92] : s3_l1[127:96]),
-                  (off3_c2_i[2] ? s3_l1[91:60] : s3_l1[95:64]),
-                  (off3_c1_i[2] ? s3_l1[59:28] : s3_l1[63:32]),
-                  (off3_c0_i[2] ? {s3_l1[27:0], 4'd0} : s3_l1[31:0])};
-  assign s3_l3 = {(off3_c4_i[3] ? s3_l2[134:120] : {8'd0, s3_l2[134:128]}),
-                  (off3_c3_i[3] ? s3_l2[119:88] : s3_l2[127:96]),
-                  (off3_c2_i[3] ? s3_l2[87:56] : s3_l2[95:64]),
-                  (off3_c1_i[3] ? s3_l2[55:24] : s3_l2[63:32]),
-                  (off3_c0_i[3] ? {s3_l2[23:0], 8'd0} : s3_l2[31:0])};
-  assign s3_l4 = {(off3_c4_i[4] ? s3_l3[142:112] : {16'd0, s3_l3[142:128]}),
-                  (off3_c3_i[4] ? s3_l3[111:80] : s3_l3[127:96]),
-                  (off3_c2_i[4] ? s3_l3[79:48] : s3_l3[95:64]),
-                  (off3_c1_i[4] ? s3_l3[47:16] : s3_l3[63:32]),
-                  (off3_c0_i[4] ? {s3_l3[15:0], 16'd0} : s3_l3[31:0])};
-  assign s3_l5 = {(off3_c5_i[0] ? s3_l4[158:128] : 31'd0),
-                  (off3_c4_i[5] ? s3_l4[127:96] : {1'd0, s3_l4[158:128]}),
-                  (off3_c3_i[5] ? s3_l4[95:64] : s3_l4[127:96]),
-                  (off3_c2_i[5] ? s3_l4[63:32] : s3_l4[95:64]),
-                  (off3_c1_i[5] ? s3_l4[31:0] : s3_l4[63:32]),
-                  (off3_c0_i[5] ? 32'd0 : s3_l4[31:0])};
-  assign s3_l6 = {(off3_c7_i[0] ? s3_l5[190:160] : 31'd0), (off3_c6_i[0] ? s3_l5[159:128] : 32'd0),
-                  (off3_c5_i[1] ? s3_l5[127:96] : {1'd0, s3_l5[190:160]}),
-                  (off3_c4_i[6] ? s3_l5[95:64] : s3_l5[159:128]),
-                  (off3_c3_i[6] ? s3_l5[63:32] : s3_l5[127:96]),
-                  (off3_c2_i[6] ? s3_l5[31:0] : s3_l5[95:64]),
-                  (off3_c1_i[6] ? 32'd0 : s3_l5[63:32]), (off3_c0_i[6] ? 32'd0 : s3_l5[31:0])};
-  assign s3_l7 = {(off3_c11_i[0] ? s3_l6[254:224] : 31'd0),
-                  (off3_c10_i[0] ? s3_l6[223:192] : 32'd0), (off3_c9_i[0] ? s3_l6[191:160] : 32'd0),
-                  (off3_c8_i[0] ? s3_l6[159:128] : 32'd0),
-                  (off3_c7_i[1] ? s3_l6[127:96] : {1'd0, s3_l6[254:224]}),
-                  (off3_c6_i[1] ? s3_l6[95:64] : s3_l6[223:192]),
-                  (off3_c5_i[2] ? s3_l6[63:32] : s3_l6[191:160]),
-                  (off3_c4_i[7] ? s3_l6[31:0] : s3_l6[159:128]),
-                  (off3_c3_i[7] ? 32'd0 : s3_l6[127:96]), (off3_c2_i[7] ? 32'd0 : s3_l6[95:64]),
-                  (off3_c1_i[7] ? 32'd0 : s3_l6[63:32]), (off3_c0_i[7] ? 32'd0 : s3_l6[31:0])};
-  assign s3_l8 = {(off3_c15_i[0] ? s3_l7[255:224] : 32'd0),
-                  (off3_c14_i[0] ? s3_l7[223:192] : 32'd0),
-                  (off3_c13_i[0] ? s3_l7[191:160] : 32'd0),
-                  (off3_c12_i[0] ? s3_l7[159:128] : 32'd0),
-                  (off3_c11_i[1] ? s3_l7[127:96] : {1'd0, s3_l7[382:352]}),
-                  (off3_c10_i[1] ? s3_l7[95:64] : s3_l7[351:320]),
-                  (off3_c9_i[1] ? s3_l7[63:32] : s3_l7[319:288]),
-                  (off3_c8_i[1] ? s3_l7[31:0] : s3_l7[287:256]),
-                  (off3_c7_i[2] ? 32'd0 : s3_l7[255:224]), (off3_c6_i[2] ? 32'd0 : s3_l7[223:192]),
-                  (off3_c5_i[3] ? 32'd0 : s3_l7[191:160]), (off3_c4_i[8] ? 32'd0 : s3_l7[159:128]),
-                  (off3_c3_i[8] ? 32'd0 : s3_l7[127:96]), (off3_c2_i[8] ? 32'd0 : s3_l7[95:64]),
-                  (off3_c1_i[8] ? 32'd0 : s3_l7[63:32]), (off3_c0_i[8] ? 32'd0 : s3_l7[31:0])};
-  assign s3_l9 = {(off3_c15_i[1] ? 32'd0 : s3_l8[511:480]),
-                  (off3_c14_i[1] ? 32'd0 : s3_l8[479:448]),
-                  (off3_c13_i[1] ? 32'd0 : s3_l8[447:416]),
-                  (off3_c12_i[1] ? 32'd0 : s3_l8[415:384]),
-                  (off3_c11_i[2] ? 32'd0 : s3_l8[383:352]),
-                  (off3_c10_i[2] ? 32'd0 : s3_l8[351:320]), (off3_c9_i[2] ? 32'd0 : s3_l8[319:288]),
-                  (off3_c8_i[2] ? 32'd0 : s3_l8[287:256]), (off3_c7_i[3] ? 32'd0 : s3_l8[255:224]),
-                  (off3_c6_i[3] ? 32'd0 : s3_l8[223:192]), (off3_c5_i[4] ? 32'd0 : s3_l8[191:160]),
-                  (off3_c4_i[9] ? 32'd0 : s3_l8[159:128]), (off3_c3_i[9] ? 32'd0 : s3_l8[127:96]),
-                  (off3_c2_i[9] ? 32'd0 : s3_l8[95:64]), (off3_c1_i[9] ? 32'd0 : s3_l8[63:32]),
-                  (off3_c0_i[9] ? 32'd0 : s3_l8[31:0])};
+  assign s3_l0 = {(seg3_off_c4_q[0] ? seg3_q[127] : 1'd0),
+                  (seg3_off_c3_q[0] ? seg3_q[126:95] : seg3_q[127:96]),
+                  (seg3_off_c2_q[0] ? seg3_q[94:63] : seg3_q[95:64]),
+                  (seg3_off_c1_q[0] ? seg3_q[62:31] : seg3_q[63:32]),
+                  (seg3_off_c0_q[0] ? {seg3_q[30:0], 1'd0} : seg3_q[31:0])};
+  assign s3_l1 = {(seg3_off_c4_q[1] ? s3_l0[128:126] : {2'd0, s3_l0[128]}),
+                  (seg3_off_c3_q[1] ? s3_l0[125:94] : s3_l0[127:96]),
+                  (seg3_off_c2_q[1] ? s3_l0[93:62] : s3_l0[95:64]),
+                  (seg3_off_c1_q[1] ? s3_l0[61:30] : s3_l0[63:32]),
+                  (seg3_off_c0_q[1] ? {s3_l0[29:0], 2'd0} : s3_l0[31:0])};
+  assign s3_l2 = {(seg3_off_c4_q[2] ? s3_l1[130:124] : {4'd0, s3_l1[130:128]}),
+                  (seg3_off_c3_q[2] ? s3_l1[123:92] : s3_l1[127:96]),
+                  (seg3_off_c2_q[2] ? s3_l1[91:60] : s3_l1[95:64]),
+                  (seg3_off_c1_q[2] ? s3_l1[59:28] : s3_l1[63:32]),
+                  (seg3_off_c0_q[2] ? {s3_l1[27:0], 4'd0} : s3_l1[31:0])};
+  assign s3_l3 = {(seg3_off_c4_q[3] ? s3_l2[134:120] : {8'd0, s3_l2[134:128]}),
+                  (seg3_off_c3_q[3] ? s3_l2[119:88] : s3_l2[127:96]),
+                  (seg3_off_c2_q[3] ? s3_l2[87:56] : s3_l2[95:64]),
+                  (seg3_off_c1_q[3] ? s3_l2[55:24] : s3_l2[63:32]),
+                  (seg3_off_c0_q[3] ? {s3_l2[23:0], 8'd0} : s3_l2[31:0])};
+  assign s3_l4 = {(seg3_off_c4_q[4] ? s3_l3[142:112] : {16'd0, s3_l3[142:128]}),
+                  (seg3_off_c3_q[4] ? s3_l3[111:80] : s3_l3[127:96]),
+                  (seg3_off_c2_q[4] ? s3_l3[79:48] : s3_l3[95:64]),
+                  (seg3_off_c1_q[4] ? s3_l3[47:16] : s3_l3[63:32]),
+                  (seg3_off_c0_q[4] ? {s3_l3[15:0], 16'd0} : s3_l3[31:0])};
+  assign s3_l5 = {(seg3_off_c5_q[0] ? s3_l4[158:128] : 31'd0),
+                  (seg3_off_c4_q[5] ? s3_l4[127:96] : {1'd0, s3_l4[158:128]}),
+                  (seg3_off_c3_q[5] ? s3_l4[95:64] : s3_l4[127:96]),
+                  (seg3_off_c2_q[5] ? s3_l4[63:32] : s3_l4[95:64]),
+                  (seg3_off_c1_q[5] ? s3_l4[31:0] : s3_l4[63:32]),
+                  (seg3_off_c0_q[5] ? 32'd0 : s3_l4[31:0])};
+  assign s3_l6 = {(seg3_off_c7_q[0] ? s3_l5[190:160] : 31'd0),
+                  (seg3_off_c6_q[0] ? s3_l5[159:128] : 32'd0),
+                  (seg3_off_c5_q[1] ? s3_l5[127:96] : {1'd0, s3_l5[190:160]}),
+                  (seg3_off_c4_q[6] ? s3_l5[95:64] : s3_l5[159:128]),
+                  (seg3_off_c3_q[6] ? s3_l5[63:32] : s3_l5[127:96]),
+                  (seg3_off_c2_q[6] ? s3_l5[31:0] : s3_l5[95:64]),
+                  (seg3_off_c1_q[6] ? 32'd0 : s3_l5[63:32]),
+                  (seg3_off_c0_q[6] ? 32'd0 : s3_l5[31:0])};
+  assign s3_l7 = {(seg3_off_c11_q[0] ? s3_l6[254:224] : 31'd0),
+                  (seg3_off_c10_q[0] ? s3_l6[223:192] : 32'd0),
+                  (seg3_off_c9_q[0] ? s3_l6[191:160] : 32'd0),
+                  (seg3_off_c8_q[0] ? s3_l6[159:128] : 32'd0),
+                  (seg3_off_c7_q[1] ? s3_l6[127:96] : {1'd0, s3_l6[254:224]}),
+                  (seg3_off_c6_q[1] ? s3_l6[95:64] : s3_l6[223:192]),
+                  (seg3_off_c5_q[2] ? s3_l6[63:32] : s3_l6[191:160]),
+                  (seg3_off_c4_q[7] ? s3_l6[31:0] : s3_l6[159:128]),
+                  (seg3_off_c3_q[7] ? 32'd0 : s3_l6[127:96]),
+                  (seg3_off_c2_q[7] ? 32'd0 : s3_l6[95:64]),
+                  (seg3_off_c1_q[7] ? 32'd0 : s3_l6[63:32]),
+                  (seg3_off_c0_q[7] ? 32'd0 : s3_l6[31:0])};
+  assign s3_l8 = {(seg3_off_c15_q[0] ? s3_l7[255:224] : 32'd0),
+                  (seg3_off_c14_q[0] ? s3_l7[223:192] : 32'd0),
+                  (seg3_off_c13_q[0] ? s3_l7[191:160] : 32'd0),
+                  (seg3_off_c12_q[0] ? s3_l7[159:128] : 32'd0),
+                  (seg3_off_c11_q[1] ? s3_l7[127:96] : {1'd0, s3_l7[382:352]}),
+                  (seg3_off_c10_q[1] ? s3_l7[95:64] : s3_l7[351:320]),
+                  (seg3_off_c9_q[1] ? s3_l7[63:32] : s3_l7[319:288]),
+                  (seg3_off_c8_q[1] ? s3_l7[31:0] : s3_l7[287:256]),
+                  (seg3_off_c7_q[2] ? 32'd0 : s3_l7[255:224]),
+                  (seg3_off_c6_q[2] ? 32'd0 : s3_l7[223:192]),
+                  (seg3_off_c5_q[3] ? 32'd0 : s3_l7[191:160]),
+                  (seg3_off_c4_q[8] ? 32'd0 : s3_l7[159:128]),
+                  (seg3_off_c3_q[8] ? 32'd0 : s3_l7[127:96]),
+                  (seg3_off_c2_q[8] ? 32'd0 : s3_l7[95:64]),
+                  (seg3_off_c1_q[8] ? 32'd0 : s3_l7[63:32]),
+                  (seg3_off_c0_q[8] ? 32'd0 : s3_l7[31:0])};
+  assign s3_l9 = {(seg3_off_c15_q[1] ? 32'd0 : s3_l8[511:480]),
+                  (seg3_off_c14_q[1] ? 32'd0 : s3_l8[479:448]),
+                  (seg3_off_c13_q[1] ? 32'd0 : s3_l8[447:416]),
+                  (seg3_off_c12_q[1] ? 32'd0 : s3_l8[415:384]),
+                  (seg3_off_c11_q[2] ? 32'd0 : s3_l8[383:352]),
+                  (seg3_off_c10_q[2] ? 32'd0 : s3_l8[351:320]),
+                  (seg3_off_c9_q[2] ? 32'd0 : s3_l8[319:288]),
+                  (seg3_off_c8_q[2] ? 32'd0 : s3_l8[287:256]),
+                  (seg3_off_c7_q[3] ? 32'd0 : s3_l8[255:224]),
+                  (seg3_off_c6_q[3] ? 32'd0 : s3_l8[223:192]),
+                  (seg3_off_c5_q[4] ? 32'd0 : s3_l8[191:160]),
+                  (seg3_off_c4_q[9] ? 32'd0 : s3_l8[159:128]),
+                  (seg3_off_c3_q[9] ? 32'd0 : s3_l8[127:96]),
+                  (seg3_off_c2_q[9] ? 32'd0 : s3_l8[95:64]),
+                  (seg3_off_c1_q[9] ? 32'd0 : s3_l8[63:32]),
+                  (seg3_off_c0_q[9] ? 32'd0 : s3_l8[31:0])};
 
   // The shifted segments ORed
-  assign bits_o = ({384'd0, seg0_i} | s1_l9 | (s2_l9 | s3_l9));
+  assign bits_o = ({384'd0, seg0_q} | s1_l9 | (s2_l9 | s3_l9));
 endmodule
 `default_nettype wire

@@ -4,11 +4,31 @@
 // Spec: docs/FORMATS.md, Buddy Sec. 2.4 (stream order), docs/TOOLCHAIN.md (bounded fan-out)
 `default_nettype none
 module bpc_merge_w32_w32a8_c768 (
+  input  wire clk_i,
+  input  wire en_i,
   input  wire [31:0] seg0_i,
   input  wire [31:0] seg1_i,
   input  wire [7:0] off1_i,
   output wire [63:0] bits_o
 );
+
+  // Registers: the segments and their offsets (copies per 32 shifter outputs)
+  reg  [31:0] seg0_q;
+  wire [31:0] seg0_d;
+  reg  [31:0] seg1_q;
+  wire [31:0] seg1_d;
+  reg  [7:0] seg1_off_q;
+  wire [7:0] seg1_off_d;
+  assign seg0_d = seg0_i;
+  assign seg1_d = seg1_i;
+  assign seg1_off_d = off1_i;
+  always @(posedge clk_i) begin
+    if (en_i) begin
+      seg0_q <= seg0_d;
+      seg1_q <= seg1_d;
+      seg1_off_q <= seg1_off_d;
+    end
+  end
 
   // Segment 1 shifted up by its offset
   wire [32:0] s1_l0;
@@ -19,16 +39,16 @@ module bpc_merge_w32_w32a8_c768 (
   wire [63:0] s1_l5;
   wire [63:0] s1_l6;
   wire [63:0] s1_l7;
-  assign s1_l0 = (off1_i[0] ? {seg1_i, 1'd0} : {1'd0, seg1_i});
-  assign s1_l1 = (off1_i[1] ? {s1_l0, 2'd0} : {2'd0, s1_l0});
-  assign s1_l2 = (off1_i[2] ? {s1_l1, 4'd0} : {4'd0, s1_l1});
-  assign s1_l3 = (off1_i[3] ? {s1_l2, 8'd0} : {8'd0, s1_l2});
-  assign s1_l4 = (off1_i[4] ? {s1_l3, 16'd0} : {16'd0, s1_l3});
-  assign s1_l5 = (off1_i[5] ? {s1_l4[31:0], 32'd0} : {1'd0, s1_l4});
-  assign s1_l6 = (off1_i[6] ? 64'd0 : s1_l5);
-  assign s1_l7 = (off1_i[7] ? 64'd0 : s1_l6);
+  assign s1_l0 = (seg1_off_q[0] ? {seg1_q, 1'd0} : {1'd0, seg1_q});
+  assign s1_l1 = (seg1_off_q[1] ? {s1_l0, 2'd0} : {2'd0, s1_l0});
+  assign s1_l2 = (seg1_off_q[2] ? {s1_l1, 4'd0} : {4'd0, s1_l1});
+  assign s1_l3 = (seg1_off_q[3] ? {s1_l2, 8'd0} : {8'd0, s1_l2});
+  assign s1_l4 = (seg1_off_q[4] ? {s1_l3, 16'd0} : {16'd0, s1_l3});
+  assign s1_l5 = (seg1_off_q[5] ? {s1_l4[31:0], 32'd0} : {1'd0, s1_l4});
+  assign s1_l6 = (seg1_off_q[6] ? 64'd0 : s1_l5);
+  assign s1_l7 = (seg1_off_q[7] ? 64'd0 : s1_l6);
 
   // The shifted segments ORed
-  assign bits_o = ({32'd0, seg0_i} | s1_l7);
+  assign bits_o = ({32'd0, seg0_q} | s1_l7);
 endmodule
 `default_nettype wire

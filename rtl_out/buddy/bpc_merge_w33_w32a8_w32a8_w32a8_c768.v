@@ -4,27 +4,103 @@
 // Spec: docs/FORMATS.md, Buddy Sec. 2.4 (stream order), docs/TOOLCHAIN.md (bounded fan-out)
 `default_nettype none
 module bpc_merge_w33_w32a8_w32a8_w32a8_c768 (
+  input  wire clk_i,
+  input  wire en_i,
   input  wire [32:0] seg0_i,
   input  wire [31:0] seg1_i,
-  input  wire [7:0] off1_c0_i,
-  input  wire [7:0] off1_c1_i,
-  input  wire [2:0] off1_c2_i,
-  input  wire [1:0] off1_c3_i,
-  input  wire [1:0] off1_c4_i,
+  input  wire [7:0] off1_i,
   input  wire [31:0] seg2_i,
-  input  wire [7:0] off2_c0_i,
-  input  wire [7:0] off2_c1_i,
-  input  wire [2:0] off2_c2_i,
-  input  wire [1:0] off2_c3_i,
-  input  wire [1:0] off2_c4_i,
+  input  wire [7:0] off2_i,
   input  wire [31:0] seg3_i,
-  input  wire [7:0] off3_c0_i,
-  input  wire [7:0] off3_c1_i,
-  input  wire [2:0] off3_c2_i,
-  input  wire [1:0] off3_c3_i,
-  input  wire [1:0] off3_c4_i,
+  input  wire [7:0] off3_i,
   output wire [128:0] bits_o
 );
+
+  // Registers: the segments and their offsets (copies per 32 shifter outputs)
+  reg  [32:0] seg0_q;
+  wire [32:0] seg0_d;
+  reg  [31:0] seg1_q;
+  wire [31:0] seg1_d;
+  reg  [7:0] seg1_off_c0_q;
+  wire [7:0] seg1_off_c0_d;
+  reg  [7:0] seg1_off_c1_q;
+  wire [7:0] seg1_off_c1_d;
+  reg  [2:0] seg1_off_c2_q;
+  wire [2:0] seg1_off_c2_d;
+  reg  [1:0] seg1_off_c3_q;
+  wire [1:0] seg1_off_c3_d;
+  reg  [1:0] seg1_off_c4_q;
+  wire [1:0] seg1_off_c4_d;
+  reg  [31:0] seg2_q;
+  wire [31:0] seg2_d;
+  reg  [7:0] seg2_off_c0_q;
+  wire [7:0] seg2_off_c0_d;
+  reg  [7:0] seg2_off_c1_q;
+  wire [7:0] seg2_off_c1_d;
+  reg  [2:0] seg2_off_c2_q;
+  wire [2:0] seg2_off_c2_d;
+  reg  [1:0] seg2_off_c3_q;
+  wire [1:0] seg2_off_c3_d;
+  reg  [1:0] seg2_off_c4_q;
+  wire [1:0] seg2_off_c4_d;
+  reg  [31:0] seg3_q;
+  wire [31:0] seg3_d;
+  reg  [7:0] seg3_off_c0_q;
+  wire [7:0] seg3_off_c0_d;
+  reg  [7:0] seg3_off_c1_q;
+  wire [7:0] seg3_off_c1_d;
+  reg  [2:0] seg3_off_c2_q;
+  wire [2:0] seg3_off_c2_d;
+  reg  [1:0] seg3_off_c3_q;
+  wire [1:0] seg3_off_c3_d;
+  reg  [1:0] seg3_off_c4_q;
+  wire [1:0] seg3_off_c4_d;
+  assign seg0_d = seg0_i;
+  assign seg1_d = seg1_i;
+  assign seg1_off_c0_d = off1_i;
+  assign seg1_off_c1_d = off1_i;
+  assign seg1_off_c2_d = off1_i[7:5];
+  assign seg1_off_c3_d = off1_i[7:6];
+  assign seg1_off_c4_d = off1_i[7:6];
+  assign seg2_d = seg2_i;
+  assign seg2_off_c0_d = off2_i;
+  assign seg2_off_c1_d = off2_i;
+  assign seg2_off_c2_d = off2_i[7:5];
+  assign seg2_off_c3_d = off2_i[7:6];
+  assign seg2_off_c4_d = off2_i[7:6];
+  assign seg3_d = seg3_i;
+  assign seg3_off_c0_d = off3_i;
+  assign seg3_off_c1_d = off3_i;
+  assign seg3_off_c2_d = off3_i[7:5];
+  assign seg3_off_c3_d = off3_i[7:6];
+  assign seg3_off_c4_d = off3_i[7:6];
+  always @(posedge clk_i) begin
+    if (en_i) begin
+      seg0_q <= seg0_d;
+      seg1_q <= seg1_d;
+      seg2_q <= seg2_d;
+      seg3_q <= seg3_d;
+    end
+  end
+  (* keep *) always @(posedge clk_i) begin
+    if (en_i) begin
+      seg1_off_c0_q <= seg1_off_c0_d;
+      seg1_off_c1_q <= seg1_off_c1_d;
+      seg1_off_c2_q <= seg1_off_c2_d;
+      seg1_off_c3_q <= seg1_off_c3_d;
+      seg1_off_c4_q <= seg1_off_c4_d;
+      seg2_off_c0_q <= seg2_off_c0_d;
+      seg2_off_c1_q <= seg2_off_c1_d;
+      seg2_off_c2_q <= seg2_off_c2_d;
+      seg2_off_c3_q <= seg2_off_c3_d;
+      seg2_off_c4_q <= seg2_off_c4_d;
+      seg3_off_c0_q <= seg3_off_c0_d;
+      seg3_off_c1_q <= seg3_off_c1_d;
+      seg3_off_c2_q <= seg3_off_c2_d;
+      seg3_off_c3_q <= seg3_off_c3_d;
+      seg3_off_c4_q <= seg3_off_c4_d;
+    end
+  end
 
   // Segment 1 shifted up by its offset
   wire [32:0] s1_l0;
@@ -35,25 +111,28 @@ module bpc_merge_w33_w32a8_w32a8_w32a8_c768 (
   wire [94:0] s1_l5;
   wire [128:0] s1_l6;
   wire [128:0] s1_l7;
-  assign s1_l0 = {(off1_c1_i[0] ? seg1_i[31] : 1'd0),
-                  (off1_c0_i[0] ? {seg1_i[30:0], 1'd0} : seg1_i)};
-  assign s1_l1 = {(off1_c1_i[1] ? s1_l0[32:30] : {2'd0, s1_l0[32]}),
-                  (off1_c0_i[1] ? {s1_l0[29:0], 2'd0} : s1_l0[31:0])};
-  assign s1_l2 = {(off1_c1_i[2] ? s1_l1[34:28] : {4'd0, s1_l1[34:32]}),
-                  (off1_c0_i[2] ? {s1_l1[27:0], 4'd0} : s1_l1[31:0])};
-  assign s1_l3 = {(off1_c1_i[3] ? s1_l2[38:24] : {8'd0, s1_l2[38:32]}),
-                  (off1_c0_i[3] ? {s1_l2[23:0], 8'd0} : s1_l2[31:0])};
-  assign s1_l4 = {(off1_c1_i[4] ? s1_l3[46:16] : {16'd0, s1_l3[46:32]}),
-                  (off1_c0_i[4] ? {s1_l3[15:0], 16'd0} : s1_l3[31:0])};
-  assign s1_l5 = {(off1_c2_i[0] ? s1_l4[62:32] : 31'd0),
-                  (off1_c1_i[5] ? s1_l4[31:0] : {1'd0, s1_l4[62:32]}),
-                  (off1_c0_i[5] ? 32'd0 : s1_l4[31:0])};
-  assign s1_l6 = {(off1_c4_i[0] ? s1_l5[64] : 1'd0), (off1_c3_i[0] ? s1_l5[63:32] : 32'd0),
-                  (off1_c2_i[1] ? s1_l5[31:0] : {1'd0, s1_l5[94:64]}),
-                  (off1_c1_i[6] ? 32'd0 : s1_l5[63:32]), (off1_c0_i[6] ? 32'd0 : s1_l5[31:0])};
-  assign s1_l7 = {(off1_c4_i[1] ? s1_l6[0] : s1_l6[128]), (off1_c3_i[1] ? 32'd0 : s1_l6[127:96]),
-                  (off1_c2_i[2] ? 32'd0 : s1_l6[95:64]), (off1_c1_i[7] ? 32'd0 : s1_l6[63:32]),
-                  (off1_c0_i[7] ? 32'd0 : s1_l6[31:0])};
+  assign s1_l0 = {(seg1_off_c1_q[0] ? seg1_q[31] : 1'd0),
+                  (seg1_off_c0_q[0] ? {seg1_q[30:0], 1'd0} : seg1_q)};
+  assign s1_l1 = {(seg1_off_c1_q[1] ? s1_l0[32:30] : {2'd0, s1_l0[32]}),
+                  (seg1_off_c0_q[1] ? {s1_l0[29:0], 2'd0} : s1_l0[31:0])};
+  assign s1_l2 = {(seg1_off_c1_q[2] ? s1_l1[34:28] : {4'd0, s1_l1[34:32]}),
+                  (seg1_off_c0_q[2] ? {s1_l1[27:0], 4'd0} : s1_l1[31:0])};
+  assign s1_l3 = {(seg1_off_c1_q[3] ? s1_l2[38:24] : {8'd0, s1_l2[38:32]}),
+                  (seg1_off_c0_q[3] ? {s1_l2[23:0], 8'd0} : s1_l2[31:0])};
+  assign s1_l4 = {(seg1_off_c1_q[4] ? s1_l3[46:16] : {16'd0, s1_l3[46:32]}),
+                  (seg1_off_c0_q[4] ? {s1_l3[15:0], 16'd0} : s1_l3[31:0])};
+  assign s1_l5 = {(seg1_off_c2_q[0] ? s1_l4[62:32] : 31'd0),
+                  (seg1_off_c1_q[5] ? s1_l4[31:0] : {1'd0, s1_l4[62:32]}),
+                  (seg1_off_c0_q[5] ? 32'd0 : s1_l4[31:0])};
+  assign s1_l6 = {(seg1_off_c4_q[0] ? s1_l5[64] : 1'd0), (seg1_off_c3_q[0] ? s1_l5[63:32] : 32'd0),
+                  (seg1_off_c2_q[1] ? s1_l5[31:0] : {1'd0, s1_l5[94:64]}),
+                  (seg1_off_c1_q[6] ? 32'd0 : s1_l5[63:32]),
+                  (seg1_off_c0_q[6] ? 32'd0 : s1_l5[31:0])};
+  assign s1_l7 = {(seg1_off_c4_q[1] ? s1_l6[0] : s1_l6[128]),
+                  (seg1_off_c3_q[1] ? 32'd0 : s1_l6[127:96]),
+                  (seg1_off_c2_q[2] ? 32'd0 : s1_l6[95:64]),
+                  (seg1_off_c1_q[7] ? 32'd0 : s1_l6[63:32]),
+                  (seg1_off_c0_q[7] ? 32'd0 : s1_l6[31:0])};
 
   // Segment 2 shifted up by its offset
   wire [32:0] s2_l0;
@@ -64,25 +143,28 @@ module bpc_merge_w33_w32a8_w32a8_w32a8_c768 (
   wire [94:0] s2_l5;
   wire [128:0] s2_l6;
   wire [128:0] s2_l7;
-  assign s2_l0 = {(off2_c1_i[0] ? seg2_i[31] : 1'd0),
-                  (off2_c0_i[0] ? {seg2_i[30:0], 1'd0} : seg2_i)};
-  assign s2_l1 = {(off2_c1_i[1] ? s2_l0[32:30] : {2'd0, s2_l0[32]}),
-                  (off2_c0_i[1] ? {s2_l0[29:0], 2'd0} : s2_l0[31:0])};
-  assign s2_l2 = {(off2_c1_i[2] ? s2_l1[34:28] : {4'd0, s2_l1[34:32]}),
-                  (off2_c0_i[2] ? {s2_l1[27:0], 4'd0} : s2_l1[31:0])};
-  assign s2_l3 = {(off2_c1_i[3] ? s2_l2[38:24] : {8'd0, s2_l2[38:32]}),
-                  (off2_c0_i[3] ? {s2_l2[23:0], 8'd0} : s2_l2[31:0])};
-  assign s2_l4 = {(off2_c1_i[4] ? s2_l3[46:16] : {16'd0, s2_l3[46:32]}),
-                  (off2_c0_i[4] ? {s2_l3[15:0], 16'd0} : s2_l3[31:0])};
-  assign s2_l5 = {(off2_c2_i[0] ? s2_l4[62:32] : 31'd0),
-                  (off2_c1_i[5] ? s2_l4[31:0] : {1'd0, s2_l4[62:32]}),
-                  (off2_c0_i[5] ? 32'd0 : s2_l4[31:0])};
-  assign s2_l6 = {(off2_c4_i[0] ? s2_l5[64] : 1'd0), (off2_c3_i[0] ? s2_l5[63:32] : 32'd0),
-                  (off2_c2_i[1] ? s2_l5[31:0] : {1'd0, s2_l5[94:64]}),
-                  (off2_c1_i[6] ? 32'd0 : s2_l5[63:32]), (off2_c0_i[6] ? 32'd0 : s2_l5[31:0])};
-  assign s2_l7 = {(off2_c4_i[1] ? s2_l6[0] : s2_l6[128]), (off2_c3_i[1] ? 32'd0 : s2_l6[127:96]),
-                  (off2_c2_i[2] ? 32'd0 : s2_l6[95:64]), (off2_c1_i[7] ? 32'd0 : s2_l6[63:32]),
-                  (off2_c0_i[7] ? 32'd0 : s2_l6[31:0])};
+  assign s2_l0 = {(seg2_off_c1_q[0] ? seg2_q[31] : 1'd0),
+                  (seg2_off_c0_q[0] ? {seg2_q[30:0], 1'd0} : seg2_q)};
+  assign s2_l1 = {(seg2_off_c1_q[1] ? s2_l0[32:30] : {2'd0, s2_l0[32]}),
+                  (seg2_off_c0_q[1] ? {s2_l0[29:0], 2'd0} : s2_l0[31:0])};
+  assign s2_l2 = {(seg2_off_c1_q[2] ? s2_l1[34:28] : {4'd0, s2_l1[34:32]}),
+                  (seg2_off_c0_q[2] ? {s2_l1[27:0], 4'd0} : s2_l1[31:0])};
+  assign s2_l3 = {(seg2_off_c1_q[3] ? s2_l2[38:24] : {8'd0, s2_l2[38:32]}),
+                  (seg2_off_c0_q[3] ? {s2_l2[23:0], 8'd0} : s2_l2[31:0])};
+  assign s2_l4 = {(seg2_off_c1_q[4] ? s2_l3[46:16] : {16'd0, s2_l3[46:32]}),
+                  (seg2_off_c0_q[4] ? {s2_l3[15:0], 16'd0} : s2_l3[31:0])};
+  assign s2_l5 = {(seg2_off_c2_q[0] ? s2_l4[62:32] : 31'd0),
+                  (seg2_off_c1_q[5] ? s2_l4[31:0] : {1'd0, s2_l4[62:32]}),
+                  (seg2_off_c0_q[5] ? 32'd0 : s2_l4[31:0])};
+  assign s2_l6 = {(seg2_off_c4_q[0] ? s2_l5[64] : 1'd0), (seg2_off_c3_q[0] ? s2_l5[63:32] : 32'd0),
+                  (seg2_off_c2_q[1] ? s2_l5[31:0] : {1'd0, s2_l5[94:64]}),
+                  (seg2_off_c1_q[6] ? 32'd0 : s2_l5[63:32]),
+                  (seg2_off_c0_q[6] ? 32'd0 : s2_l5[31:0])};
+  assign s2_l7 = {(seg2_off_c4_q[1] ? s2_l6[0] : s2_l6[128]),
+                  (seg2_off_c3_q[1] ? 32'd0 : s2_l6[127:96]),
+                  (seg2_off_c2_q[2] ? 32'd0 : s2_l6[95:64]),
+                  (seg2_off_c1_q[7] ? 32'd0 : s2_l6[63:32]),
+                  (seg2_off_c0_q[7] ? 32'd0 : s2_l6[31:0])};
 
   // Segment 3 shifted up by its offset
   wire [32:0] s3_l0;
@@ -93,27 +175,30 @@ module bpc_merge_w33_w32a8_w32a8_w32a8_c768 (
   wire [94:0] s3_l5;
   wire [128:0] s3_l6;
   wire [128:0] s3_l7;
-  assign s3_l0 = {(off3_c1_i[0] ? seg3_i[31] : 1'd0),
-                  (off3_c0_i[0] ? {seg3_i[30:0], 1'd0} : seg3_i)};
-  assign s3_l1 = {(off3_c1_i[1] ? s3_l0[32:30] : {2'd0, s3_l0[32]}),
-                  (off3_c0_i[1] ? {s3_l0[29:0], 2'd0} : s3_l0[31:0])};
-  assign s3_l2 = {(off3_c1_i[2] ? s3_l1[34:28] : {4'd0, s3_l1[34:32]}),
-                  (off3_c0_i[2] ? {s3_l1[27:0], 4'd0} : s3_l1[31:0])};
-  assign s3_l3 = {(off3_c1_i[3] ? s3_l2[38:24] : {8'd0, s3_l2[38:32]}),
-                  (off3_c0_i[3] ? {s3_l2[23:0], 8'd0} : s3_l2[31:0])};
-  assign s3_l4 = {(off3_c1_i[4] ? s3_l3[46:16] : {16'd0, s3_l3[46:32]}),
-                  (off3_c0_i[4] ? {s3_l3[15:0], 16'd0} : s3_l3[31:0])};
-  assign s3_l5 = {(off3_c2_i[0] ? s3_l4[62:32] : 31'd0),
-                  (off3_c1_i[5] ? s3_l4[31:0] : {1'd0, s3_l4[62:32]}),
-                  (off3_c0_i[5] ? 32'd0 : s3_l4[31:0])};
-  assign s3_l6 = {(off3_c4_i[0] ? s3_l5[64] : 1'd0), (off3_c3_i[0] ? s3_l5[63:32] : 32'd0),
-                  (off3_c2_i[1] ? s3_l5[31:0] : {1'd0, s3_l5[94:64]}),
-                  (off3_c1_i[6] ? 32'd0 : s3_l5[63:32]), (off3_c0_i[6] ? 32'd0 : s3_l5[31:0])};
-  assign s3_l7 = {(off3_c4_i[1] ? s3_l6[0] : s3_l6[128]), (off3_c3_i[1] ? 32'd0 : s3_l6[127:96]),
-                  (off3_c2_i[2] ? 32'd0 : s3_l6[95:64]), (off3_c1_i[7] ? 32'd0 : s3_l6[63:32]),
-                  (off3_c0_i[7] ? 32'd0 : s3_l6[31:0])};
+  assign s3_l0 = {(seg3_off_c1_q[0] ? seg3_q[31] : 1'd0),
+                  (seg3_off_c0_q[0] ? {seg3_q[30:0], 1'd0} : seg3_q)};
+  assign s3_l1 = {(seg3_off_c1_q[1] ? s3_l0[32:30] : {2'd0, s3_l0[32]}),
+                  (seg3_off_c0_q[1] ? {s3_l0[29:0], 2'd0} : s3_l0[31:0])};
+  assign s3_l2 = {(seg3_off_c1_q[2] ? s3_l1[34:28] : {4'd0, s3_l1[34:32]}),
+                  (seg3_off_c0_q[2] ? {s3_l1[27:0], 4'd0} : s3_l1[31:0])};
+  assign s3_l3 = {(seg3_off_c1_q[3] ? s3_l2[38:24] : {8'd0, s3_l2[38:32]}),
+                  (seg3_off_c0_q[3] ? {s3_l2[23:0], 8'd0} : s3_l2[31:0])};
+  assign s3_l4 = {(seg3_off_c1_q[4] ? s3_l3[46:16] : {16'd0, s3_l3[46:32]}),
+                  (seg3_off_c0_q[4] ? {s3_l3[15:0], 16'd0} : s3_l3[31:0])};
+  assign s3_l5 = {(seg3_off_c2_q[0] ? s3_l4[62:32] : 31'd0),
+                  (seg3_off_c1_q[5] ? s3_l4[31:0] : {1'd0, s3_l4[62:32]}),
+                  (seg3_off_c0_q[5] ? 32'd0 : s3_l4[31:0])};
+  assign s3_l6 = {(seg3_off_c4_q[0] ? s3_l5[64] : 1'd0), (seg3_off_c3_q[0] ? s3_l5[63:32] : 32'd0),
+                  (seg3_off_c2_q[1] ? s3_l5[31:0] : {1'd0, s3_l5[94:64]}),
+                  (seg3_off_c1_q[6] ? 32'd0 : s3_l5[63:32]),
+                  (seg3_off_c0_q[6] ? 32'd0 : s3_l5[31:0])};
+  assign s3_l7 = {(seg3_off_c4_q[1] ? s3_l6[0] : s3_l6[128]),
+                  (seg3_off_c3_q[1] ? 32'd0 : s3_l6[127:96]),
+                  (seg3_off_c2_q[2] ? 32'd0 : s3_l6[95:64]),
+                  (seg3_off_c1_q[7] ? 32'd0 : s3_l6[63:32]),
+                  (seg3_off_c0_q[7] ? 32'd0 : s3_l6[31:0])};
 
   // The shifted segments ORed
-  assign bits_o = ({96'd0, seg0_i} | s1_l7 | (s2_l7 | s3_l7));
+  assign bits_o = ({96'd0, seg0_q} | s1_l7 | (s2_l7 | s3_l7));
 endmodule
 `default_nettype wire

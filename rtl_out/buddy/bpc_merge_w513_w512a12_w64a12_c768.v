@@ -4,59 +4,229 @@
 // Spec: docs/FORMATS.md, Buddy Sec. 2.4 (stream order), docs/TOOLCHAIN.md (bounded fan-out)
 `default_nettype none
 module bpc_merge_w513_w512a12_w64a12_c768 (
+  input  wire clk_i,
+  input  wire en_i,
   input  wire [512:0] seg0_i,
   input  wire [511:0] seg1_i,
-  input  wire [11:0] off1_c0_i,
-  input  wire [11:0] off1_c1_i,
-  input  wire [11:0] off1_c2_i,
-  input  wire [11:0] off1_c3_i,
-  input  wire [11:0] off1_c4_i,
-  input  wire [11:0] off1_c5_i,
-  input  wire [11:0] off1_c6_i,
-  input  wire [11:0] off1_c7_i,
-  input  wire [11:0] off1_c8_i,
-  input  wire [11:0] off1_c9_i,
-  input  wire [11:0] off1_c10_i,
-  input  wire [11:0] off1_c11_i,
-  input  wire [11:0] off1_c12_i,
-  input  wire [11:0] off1_c13_i,
-  input  wire [11:0] off1_c14_i,
-  input  wire [11:0] off1_c15_i,
-  input  wire [11:0] off1_c16_i,
-  input  wire [6:0] off1_c17_i,
-  input  wire [5:0] off1_c18_i,
-  input  wire [5:0] off1_c19_i,
-  input  wire [4:0] off1_c20_i,
-  input  wire [4:0] off1_c21_i,
-  input  wire [4:0] off1_c22_i,
-  input  wire [4:0] off1_c23_i,
+  input  wire [11:0] off1_i,
   input  wire [63:0] seg2_i,
-  input  wire [11:0] off2_c0_i,
-  input  wire [11:0] off2_c1_i,
-  input  wire [11:0] off2_c2_i,
-  input  wire [6:0] off2_c3_i,
-  input  wire [5:0] off2_c4_i,
-  input  wire [5:0] off2_c5_i,
-  input  wire [4:0] off2_c6_i,
-  input  wire [4:0] off2_c7_i,
-  input  wire [4:0] off2_c8_i,
-  input  wire [4:0] off2_c9_i,
-  input  wire [3:0] off2_c10_i,
-  input  wire [3:0] off2_c11_i,
-  input  wire [3:0] off2_c12_i,
-  input  wire [3:0] off2_c13_i,
-  input  wire [3:0] off2_c14_i,
-  input  wire [3:0] off2_c15_i,
-  input  wire [3:0] off2_c16_i,
-  input  wire [3:0] off2_c17_i,
-  input  wire [2:0] off2_c18_i,
-  input  wire [2:0] off2_c19_i,
-  input  wire [2:0] off2_c20_i,
-  input  wire [2:0] off2_c21_i,
-  input  wire [2:0] off2_c22_i,
-  input  wire [2:0] off2_c23_i,
+  input  wire [11:0] off2_i,
   output wire [767:0] bits_o
 );
+
+  // Registers: the segments and their offsets (copies per 32 shifter outputs)
+  reg  [512:0] seg0_q;
+  wire [512:0] seg0_d;
+  reg  [511:0] seg1_q;
+  wire [511:0] seg1_d;
+  reg  [11:0] seg1_off_c0_q;
+  wire [11:0] seg1_off_c0_d;
+  reg  [11:0] seg1_off_c1_q;
+  wire [11:0] seg1_off_c1_d;
+  reg  [11:0] seg1_off_c2_q;
+  wire [11:0] seg1_off_c2_d;
+  reg  [11:0] seg1_off_c3_q;
+  wire [11:0] seg1_off_c3_d;
+  reg  [11:0] seg1_off_c4_q;
+  wire [11:0] seg1_off_c4_d;
+  reg  [11:0] seg1_off_c5_q;
+  wire [11:0] seg1_off_c5_d;
+  reg  [11:0] seg1_off_c6_q;
+  wire [11:0] seg1_off_c6_d;
+  reg  [11:0] seg1_off_c7_q;
+  wire [11:0] seg1_off_c7_d;
+  reg  [11:0] seg1_off_c8_q;
+  wire [11:0] seg1_off_c8_d;
+  reg  [11:0] seg1_off_c9_q;
+  wire [11:0] seg1_off_c9_d;
+  reg  [11:0] seg1_off_c10_q;
+  wire [11:0] seg1_off_c10_d;
+  reg  [11:0] seg1_off_c11_q;
+  wire [11:0] seg1_off_c11_d;
+  reg  [11:0] seg1_off_c12_q;
+  wire [11:0] seg1_off_c12_d;
+  reg  [11:0] seg1_off_c13_q;
+  wire [11:0] seg1_off_c13_d;
+  reg  [11:0] seg1_off_c14_q;
+  wire [11:0] seg1_off_c14_d;
+  reg  [11:0] seg1_off_c15_q;
+  wire [11:0] seg1_off_c15_d;
+  reg  [11:0] seg1_off_c16_q;
+  wire [11:0] seg1_off_c16_d;
+  reg  [6:0] seg1_off_c17_q;
+  wire [6:0] seg1_off_c17_d;
+  reg  [5:0] seg1_off_c18_q;
+  wire [5:0] seg1_off_c18_d;
+  reg  [5:0] seg1_off_c19_q;
+  wire [5:0] seg1_off_c19_d;
+  reg  [4:0] seg1_off_c20_q;
+  wire [4:0] seg1_off_c20_d;
+  reg  [4:0] seg1_off_c21_q;
+  wire [4:0] seg1_off_c21_d;
+  reg  [4:0] seg1_off_c22_q;
+  wire [4:0] seg1_off_c22_d;
+  reg  [4:0] seg1_off_c23_q;
+  wire [4:0] seg1_off_c23_d;
+  reg  [63:0] seg2_q;
+  wire [63:0] seg2_d;
+  reg  [11:0] seg2_off_c0_q;
+  wire [11:0] seg2_off_c0_d;
+  reg  [11:0] seg2_off_c1_q;
+  wire [11:0] seg2_off_c1_d;
+  reg  [11:0] seg2_off_c2_q;
+  wire [11:0] seg2_off_c2_d;
+  reg  [6:0] seg2_off_c3_q;
+  wire [6:0] seg2_off_c3_d;
+  reg  [5:0] seg2_off_c4_q;
+  wire [5:0] seg2_off_c4_d;
+  reg  [5:0] seg2_off_c5_q;
+  wire [5:0] seg2_off_c5_d;
+  reg  [4:0] seg2_off_c6_q;
+  wire [4:0] seg2_off_c6_d;
+  reg  [4:0] seg2_off_c7_q;
+  wire [4:0] seg2_off_c7_d;
+  reg  [4:0] seg2_off_c8_q;
+  wire [4:0] seg2_off_c8_d;
+  reg  [4:0] seg2_off_c9_q;
+  wire [4:0] seg2_off_c9_d;
+  reg  [3:0] seg2_off_c10_q;
+  wire [3:0] seg2_off_c10_d;
+  reg  [3:0] seg2_off_c11_q;
+  wire [3:0] seg2_off_c11_d;
+  reg  [3:0] seg2_off_c12_q;
+  wire [3:0] seg2_off_c12_d;
+  reg  [3:0] seg2_off_c13_q;
+  wire [3:0] seg2_off_c13_d;
+  reg  [3:0] seg2_off_c14_q;
+  wire [3:0] seg2_off_c14_d;
+  reg  [3:0] seg2_off_c15_q;
+  wire [3:0] seg2_off_c15_d;
+  reg  [3:0] seg2_off_c16_q;
+  wire [3:0] seg2_off_c16_d;
+  reg  [3:0] seg2_off_c17_q;
+  wire [3:0] seg2_off_c17_d;
+  reg  [2:0] seg2_off_c18_q;
+  wire [2:0] seg2_off_c18_d;
+  reg  [2:0] seg2_off_c19_q;
+  wire [2:0] seg2_off_c19_d;
+  reg  [2:0] seg2_off_c20_q;
+  wire [2:0] seg2_off_c20_d;
+  reg  [2:0] seg2_off_c21_q;
+  wire [2:0] seg2_off_c21_d;
+  reg  [2:0] seg2_off_c22_q;
+  wire [2:0] seg2_off_c22_d;
+  reg  [2:0] seg2_off_c23_q;
+  wire [2:0] seg2_off_c23_d;
+  assign seg0_d = seg0_i;
+  assign seg1_d = seg1_i;
+  assign seg1_off_c0_d = off1_i;
+  assign seg1_off_c1_d = off1_i;
+  assign seg1_off_c2_d = off1_i;
+  assign seg1_off_c3_d = off1_i;
+  assign seg1_off_c4_d = off1_i;
+  assign seg1_off_c5_d = off1_i;
+  assign seg1_off_c6_d = off1_i;
+  assign seg1_off_c7_d = off1_i;
+  assign seg1_off_c8_d = off1_i;
+  assign seg1_off_c9_d = off1_i;
+  assign seg1_off_c10_d = off1_i;
+  assign seg1_off_c11_d = off1_i;
+  assign seg1_off_c12_d = off1_i;
+  assign seg1_off_c13_d = off1_i;
+  assign seg1_off_c14_d = off1_i;
+  assign seg1_off_c15_d = off1_i;
+  assign seg1_off_c16_d = off1_i;
+  assign seg1_off_c17_d = off1_i[11:5];
+  assign seg1_off_c18_d = off1_i[11:6];
+  assign seg1_off_c19_d = off1_i[11:6];
+  assign seg1_off_c20_d = off1_i[11:7];
+  assign seg1_off_c21_d = off1_i[11:7];
+  assign seg1_off_c22_d = off1_i[11:7];
+  assign seg1_off_c23_d = off1_i[11:7];
+  assign seg2_d = seg2_i;
+  assign seg2_off_c0_d = off2_i;
+  assign seg2_off_c1_d = off2_i;
+  assign seg2_off_c2_d = off2_i;
+  assign seg2_off_c3_d = off2_i[11:5];
+  assign seg2_off_c4_d = off2_i[11:6];
+  assign seg2_off_c5_d = off2_i[11:6];
+  assign seg2_off_c6_d = off2_i[11:7];
+  assign seg2_off_c7_d = off2_i[11:7];
+  assign seg2_off_c8_d = off2_i[11:7];
+  assign seg2_off_c9_d = off2_i[11:7];
+  assign seg2_off_c10_d = off2_i[11:8];
+  assign seg2_off_c11_d = off2_i[11:8];
+  assign seg2_off_c12_d = off2_i[11:8];
+  assign seg2_off_c13_d = off2_i[11:8];
+  assign seg2_off_c14_d = off2_i[11:8];
+  assign seg2_off_c15_d = off2_i[11:8];
+  assign seg2_off_c16_d = off2_i[11:8];
+  assign seg2_off_c17_d = off2_i[11:8];
+  assign seg2_off_c18_d = off2_i[11:9];
+  assign seg2_off_c19_d = off2_i[11:9];
+  assign seg2_off_c20_d = off2_i[11:9];
+  assign seg2_off_c21_d = off2_i[11:9];
+  assign seg2_off_c22_d = off2_i[11:9];
+  assign seg2_off_c23_d = off2_i[11:9];
+  always @(posedge clk_i) begin
+    if (en_i) begin
+      seg0_q <= seg0_d;
+      seg1_q <= seg1_d;
+      seg2_q <= seg2_d;
+    end
+  end
+  (* keep *) always @(posedge clk_i) begin
+    if (en_i) begin
+      seg1_off_c0_q <= seg1_off_c0_d;
+      seg1_off_c1_q <= seg1_off_c1_d;
+      seg1_off_c2_q <= seg1_off_c2_d;
+      seg1_off_c3_q <= seg1_off_c3_d;
+      seg1_off_c4_q <= seg1_off_c4_d;
+      seg1_off_c5_q <= seg1_off_c5_d;
+      seg1_off_c6_q <= seg1_off_c6_d;
+      seg1_off_c7_q <= seg1_off_c7_d;
+      seg1_off_c8_q <= seg1_off_c8_d;
+      seg1_off_c9_q <= seg1_off_c9_d;
+      seg1_off_c10_q <= seg1_off_c10_d;
+      seg1_off_c11_q <= seg1_off_c11_d;
+      seg1_off_c12_q <= seg1_off_c12_d;
+      seg1_off_c13_q <= seg1_off_c13_d;
+      seg1_off_c14_q <= seg1_off_c14_d;
+      seg1_off_c15_q <= seg1_off_c15_d;
+      seg1_off_c16_q <= seg1_off_c16_d;
+      seg1_off_c17_q <= seg1_off_c17_d;
+      seg1_off_c18_q <= seg1_off_c18_d;
+      seg1_off_c19_q <= seg1_off_c19_d;
+      seg1_off_c20_q <= seg1_off_c20_d;
+      seg1_off_c21_q <= seg1_off_c21_d;
+      seg1_off_c22_q <= seg1_off_c22_d;
+      seg1_off_c23_q <= seg1_off_c23_d;
+      seg2_off_c0_q <= seg2_off_c0_d;
+      seg2_off_c1_q <= seg2_off_c1_d;
+      seg2_off_c2_q <= seg2_off_c2_d;
+      seg2_off_c3_q <= seg2_off_c3_d;
+      seg2_off_c4_q <= seg2_off_c4_d;
+      seg2_off_c5_q <= seg2_off_c5_d;
+      seg2_off_c6_q <= seg2_off_c6_d;
+      seg2_off_c7_q <= seg2_off_c7_d;
+      seg2_off_c8_q <= seg2_off_c8_d;
+      seg2_off_c9_q <= seg2_off_c9_d;
+      seg2_off_c10_q <= seg2_off_c10_d;
+      seg2_off_c11_q <= seg2_off_c11_d;
+      seg2_off_c12_q <= seg2_off_c12_d;
+      seg2_off_c13_q <= seg2_off_c13_d;
+      seg2_off_c14_q <= seg2_off_c14_d;
+      seg2_off_c15_q <= seg2_off_c15_d;
+      seg2_off_c16_q <= seg2_off_c16_d;
+      seg2_off_c17_q <= seg2_off_c17_d;
+      seg2_off_c18_q <= seg2_off_c18_d;
+      seg2_off_c19_q <= seg2_off_c19_d;
+      seg2_off_c20_q <= seg2_off_c20_d;
+      seg2_off_c21_q <= seg2_off_c21_d;
+      seg2_off_c22_q <= seg2_off_c22_d;
+      seg2_off_c23_q <= seg2_off_c23_d;
+    end
+  end
 
   // Segment 1 shifted up by its offset
   wire [512:0] s1_l0;
@@ -71,234 +241,249 @@ module bpc_merge_w513_w512a12_w64a12_c768 (
   wire [767:0] s1_l9;
   wire [767:0] s1_l10;
   wire [767:0] s1_l11;
-  assign s1_l0 = {(off1_c16_i[0] ? seg1_i[511] : 1'd0),
-                  (off1_c15_i[0] ? seg1_i[510:479] : seg1_i[511:480]),
-                  (off1_c14_i[0] ? seg1_i[478:447] : seg1_i[479:448]),
-                  (off1_c13_i[0] ? seg1_i[446:415] : seg1_i[447:416]),
-                  (off1_c12_i[0] ? seg1_i[414:383] : seg1_i[415:384]),
-                  (off1_c11_i[0] ? seg1_i[382:351] : seg1_i[383:352]),
-                  (off1_c10_i[0] ? seg1_i[350:319] : seg1_i[351:320]),
-                  (off1_c9_i[0] ? seg1_i[318:287] : seg1_i[319:288]),
-                  (off1_c8_i[0] ? seg1_i[286:255] : seg1_i[287:256]),
-                  (off1_c7_i[0] ? seg1_i[254:223] : seg1_i[255:224]),
-                  (off1_c6_i[0] ? seg1_i[222:191] : seg1_i[223:192]),
-                  (off1_c5_i[0] ? seg1_i[190:159] : seg1_i[191:160]),
-                  (off1_c4_i[0] ? seg1_i[158:127] : seg1_i[159:128]),
-                  (off1_c3_i[0] ? seg1_i[126:95] : seg1_i[127:96]),
-                  (off1_c2_i[0] ? seg1_i[94:63] : seg1_i[95:64]),
-                  (off1_c1_i[0] ? seg1_i[62:31] : seg1_i[63:32]),
-                  (off1_c0_i[0] ? {seg1_i[30:0], 1'd0} : seg1_i[31:0])};
-  assign s1_l1 = {(off1_c16_i[1] ? s1_l0[512:510] : {2'd0, s1_l0[512]}),
-                  (off1_c15_i[1] ? s1_l0[509:478] : s1_l0[511:480]),
-                  (off1_c14_i[1] ? s1_l0[477:446] : s1_l0[479:448]),
-                  (off1_c13_i[1] ? s1_l0[445:414] : s1_l0[447:416]),
-                  (off1_c12_i[1] ? s1_l0[413:382] : s1_l0[415:384]),
-                  (off1_c11_i[1] ? s1_l0[381:350] : s1_l0[383:352]),
-                  (off1_c10_i[1] ? s1_l0[349:318] : s1_l0[351:320]),
-                  (off1_c9_i[1] ? s1_l0[317:286] : s1_l0[319:288]),
-                  (off1_c8_i[1] ? s1_l0[285:254] : s1_l0[287:256]),
-                  (off1_c7_i[1] ? s1_l0[253:222] : s1_l0[255:224]),
-                  (off1_c6_i[1] ? s1_l0[221:190] : s1_l0[223:192]),
-                  (off1_c5_i[1] ? s1_l0[189:158] : s1_l0[191:160]),
-                  (off1_c4_i[1] ? s1_l0[157:126] : s1_l0[159:128]),
-                  (off1_c3_i[1] ? s1_l0[125:94] : s1_l0[127:96]),
-                  (off1_c2_i[1] ? s1_l0[93:62] : s1_l0[95:64]),
-                  (off1_c1_i[1] ? s1_l0[61:30] : s1_l0[63:32]),
-                  (off1_c0_i[1] ? {s1_l0[29:0], 2'd0} : s1_l0[31:0])};
-  assign s1_l2 = {(off1_c16_i[2] ? s1_l1[514:508] : {4'd0, s1_l1[514:512]}),
-                  (off1_c15_i[2] ? s1_l1[507:476] : s1_l1[511:480]),
-                  (off1_c14_i[2] ? s1_l1[475:444] : s1_l1[479:448]),
-                  (off1_c13_i[2] ? s1_l1[443:412] : s1_l1[447:416]),
-                  (off1_c12_i[2] ? s1_l1[411:380] : s1_l1[415:384]),
-                  (off1_c11_i[2] ? s1_l1[379:348] : s1_l1[383:352]),
-                  (off1_c10_i[2] ? s1_l1[347:316] : s1_l1[351:320]),
-                  (off1_c9_i[2] ? s1_l1[315:284] : s1_l1[319:288]),
-                  (off1_c8_i[2] ? s1_l1[283:252] : s1_l1[287:256]),
-                  (off1_c7_i[2] ? s1_l1[251:220] : s1_l1[255:224]),
-                  (off1_c6_i[2] ? s1_l1[219:188] : s1_l1[223:192]),
-                  (off1_c5_i[2] ? s1_l1[187:156] : s1_l1[191:160]),
-                  (off1_c4_i[2] ? s1_l1[155:124] : s1_l1[159:128]),
-                  (off1_c3_i[2] ? s1_l1[123:92] : s1_l1[127:96]),
-                  (off1_c2_i[2] ? s1_l1[91:60] : s1_l1[95:64]),
-                  (off1_c1_i[2] ? s1_l1[59:28] : s1_l1[63:32]),
-                  (off1_c0_i[2] ? {s1_l1[27:0], 4'd0} : s1_l1[31:0])};
-  assign s1_l3 = {(off1_c16_i[3] ? s1_l2[518:504] : {8'd0, s1_l2[518:512]}),
-                  (off1_c15_i[3] ? s1_l2[503:472] : s1_l2[511:480]),
-                  (off1_c14_i[3] ? s1_l2[471:440] : s1_l2[479:448]),
-                  (off1_c13_i[3] ? s1_l2[439:408] : s1_l2[447:416]),
-                  (off1_c12_i[3] ? s1_l2[407:376] : s1_l2[415:384]),
-                  (off1_c11_i[3] ? s1_l2[375:344] : s1_l2[383:352]),
-                  (off1_c10_i[3] ? s1_l2[343:312] : s1_l2[351:320]),
-                  (off1_c9_i[3] ? s1_l2[311:280] : s1_l2[319:288]),
-                  (off1_c8_i[3] ? s1_l2[279:248] : s1_l2[287:256]),
-                  (off1_c7_i[3] ? s1_l2[247:216] : s1_l2[255:224]),
-                  (off1_c6_i[3] ? s1_l2[215:184] : s1_l2[223:192]),
-                  (off1_c5_i[3] ? s1_l2[183:152] : s1_l2[191:160]),
-                  (off1_c4_i[3] ? s1_l2[151:120] : s1_l2[159:128]),
-                  (off1_c3_i[3] ? s1_l2[119:88] : s1_l2[127:96]),
-                  (off1_c2_i[3] ? s1_l2[87:56] : s1_l2[95:64]),
-                  (off1_c1_i[3] ? s1_l2[55:24] : s1_l2[63:32]),
-                  (off1_c0_i[3] ? {s1_l2[23:0], 8'd0} : s1_l2[31:0])};
-  assign s1_l4 = {(off1_c16_i[4] ? s1_l3[526:496] : {16'd0, s1_l3[526:512]}),
-                  (off1_c15_i[4] ? s1_l3[495:464] : s1_l3[511:480]),
-                  (off1_c14_i[4] ? s1_l3[463:432] : s1_l3[479:448]),
-                  (off1_c13_i[4] ? s1_l3[431:400] : s1_l3[447:416]),
-                  (off1_c12_i[4] ? s1_l3[399:368] : s1_l3[415:384]),
-                  (off1_c11_i[4] ? s1_l3[367:336] : s1_l3[383:352]),
-                  (off1_c10_i[4] ? s1_l3[335:304] : s1_l3[351:320]),
-                  (off1_c9_i[4] ? s1_l3[303:272] : s1_l3[319:288]),
-                  (off1_c8_i[4] ? s1_l3[271:240] : s1_l3[287:256]),
-                  (off1_c7_i[4] ? s1_l3[239:208] : s1_l3[255:224]),
-                  (off1_c6_i[4] ? s1_l3[207:176] : s1_l3[223:192]),
-                  (off1_c5_i[4] ? s1_l3[175:144] : s1_l3[191:160]),
-                  (off1_c4_i[4] ? s1_l3[143:112] : s1_l3[159:128]),
-                  (off1_c3_i[4] ? s1_l3[111:80] : s1_l3[127:96]),
-                  (off1_c2_i[4] ? s1_l3[79:48] : s1_l3[95:64]),
-                  (off1_c1_i[4] ? s1_l3[47:16] : s1_l3[63:32]),
-                  (off1_c0_i[4] ? {s1_l3[15:0], 16'd0} : s1_l3[31:0])};
-  assign s1_l5 = {(off1_c17_i[0] ? s1_l4[542:512] : 31'd0),
-                  (off1_c16_i[5] ? s1_l4[511:480] : {1'd0, s1_l4[542:512]}),
-                  (off1_c15_i[5] ? s1_l4[479:448] : s1_l4[511:480]),
-                  (off1_c14_i[5] ? s1_l4[447:416] : s1_l4[479:448]),
-                  (off1_c13_i[5] ? s1_l4[415:384] : s1_l4[447:416]),
-                  (off1_c12_i[5] ? s1_l4[383:352] : s1_l4[415:384]),
-                  (off1_c11_i[5] ? s1_l4[351:320] : s1_l4[383:352]),
-                  (off1_c10_i[5] ? s1_l4[319:288] : s1_l4[351:320]),
-                  (off1_c9_i[5] ? s1_l4[287:256] : s1_l4[319:288]),
-                  (off1_c8_i[5] ? s1_l4[255:224] : s1_l4[287:256]),
-                  (off1_c7_i[5] ? s1_l4[223:192] : s1_l4[255:224]),
-                  (off1_c6_i[5] ? s1_l4[191:160] : s1_l4[223:192]),
-                  (off1_c5_i[5] ? s1_l4[159:128] : s1_l4[191:160]),
-                  (off1_c4_i[5] ? s1_l4[127:96] : s1_l4[159:128]),
-                  (off1_c3_i[5] ? s1_l4[95:64] : s1_l4[127:96]),
-                  (off1_c2_i[5] ? s1_l4[63:32] : s1_l4[95:64]),
-                  (off1_c1_i[5] ? s1_l4[31:0] : s1_l4[63:32]),
-                  (off1_c0_i[5] ? 32'd0 : s1_l4[31:0])};
-  assign s1_l6 = {(off1_c19_i[0] ? s1_l5[574:544] : 31'd0),
-                  (off1_c18_i[0] ? s1_l5[543:512] : 32'd0),
-                  (off1_c17_i[1] ? s1_l5[511:480] : {1'd0, s1_l5[574:544]}),
-                  (off1_c16_i[6] ? s1_l5[479:448] : s1_l5[543:512]),
-                  (off1_c15_i[6] ? s1_l5[447:416] : s1_l5[511:480]),
-                  (off1_c14_i[6] ? s1_l5[415:384] : s1_l5[479:448]),
-                  (off1_c13_i[6] ? s1_l5[383:352] : s1_l5[447:416]),
-                  (off1_c12_i[6] ? s1_l5[351:320] : s1_l5[415:384]),
-                  (off1_c11_i[6] ? s1_l5[319:288] : s1_l5[383:352]),
-                  (off1_c10_i[6] ? s1_l5[287:256] : s1_l5[351:320]),
-                  (off1_c9_i[6] ? s1_l5[255:224] : s1_l5[319:288]),
-                  (off1_c8_i[6] ? s1_l5[223:192] : s1_l5[287:256]),
-                  (off1_c7_i[6] ? s1_l5[191:160] : s1_l5[255:224]),
-                  (off1_c6_i[6] ? s1_l5[159:128] : s1_l5[223:192]),
-                  (off1_c5_i[6] ? s1_l5[127:96] : s1_l5[191:160]),
-                  (off1_c4_i[6] ? s1_l5[95:64] : s1_l5[159:128]),
-                  (off1_c3_i[6] ? s1_l5[63:32] : s1_l5[127:96]),
-                  (off1_c2_i[6] ? s1_l5[31:0] : s1_l5[95:64]),
-                  (off1_c1_i[6] ? 32'd0 : s1_l5[63:32]), (off1_c0_i[6] ? 32'd0 : s1_l5[31:0])};
-  assign s1_l7 = {(off1_c23_i[0] ? s1_l6[638:608] : 31'd0),
-                  (off1_c22_i[0] ? s1_l6[607:576] : 32'd0),
-                  (off1_c21_i[0] ? s1_l6[575:544] : 32'd0),
-                  (off1_c20_i[0] ? s1_l6[543:512] : 32'd0),
-                  (off1_c19_i[1] ? s1_l6[511:480] : {1'd0, s1_l6[638:608]}),
-                  (off1_c18_i[1] ? s1_l6[479:448] : s1_l6[607:576]),
-                  (off1_c17_i[2] ? s1_l6[447:416] : s1_l6[575:544]),
-                  (off1_c16_i[7] ? s1_l6[415:384] : s1_l6[543:512]),
-                  (off1_c15_i[7] ? s1_l6[383:352] : s1_l6[511:480]),
-                  (off1_c14_i[7] ? s1_l6[351:320] : s1_l6[479:448]),
-                  (off1_c13_i[7] ? s1_l6[319:288] : s1_l6[447:416]),
-                  (off1_c12_i[7] ? s1_l6[287:256] : s1_l6[415:384]),
-                  (off1_c11_i[7] ? s1_l6[255:224] : s1_l6[383:352]),
-                  (off1_c10_i[7] ? s1_l6[223:192] : s1_l6[351:320]),
-                  (off1_c9_i[7] ? s1_l6[191:160] : s1_l6[319:288]),
-                  (off1_c8_i[7] ? s1_l6[159:128] : s1_l6[287:256]),
-                  (off1_c7_i[7] ? s1_l6[127:96] : s1_l6[255:224]),
-                  (off1_c6_i[7] ? s1_l6[95:64] : s1_l6[223:192]),
-                  (off1_c5_i[7] ? s1_l6[63:32] : s1_l6[191:160]),
-                  (off1_c4_i[7] ? s1_l6[31:0] : s1_l6[159:128]),
-                  (off1_c3_i[7] ? 32'd0 : s1_l6[127:96]), (off1_c2_i[7] ? 32'd0 : s1_l6[95:64]),
-                  (off1_c1_i[7] ? 32'd0 : s1_l6[63:32]), (off1_c0_i[7] ? 32'd0 : s1_l6[31:0])};
-  assign s1_l8 = {(off1_c23_i[1] ? s1_l7[511:480] : {1'd0, s1_l7[766:736]}),
-                  (off1_c22_i[1] ? s1_l7[479:448] : s1_l7[735:704]),
-                  (off1_c21_i[1] ? s1_l7[447:416] : s1_l7[703:672]),
-                  (off1_c20_i[1] ? s1_l7[415:384] : s1_l7[671:640]),
-                  (off1_c19_i[2] ? s1_l7[383:352] : s1_l7[639:608]),
-                  (off1_c18_i[2] ? s1_l7[351:320] : s1_l7[607:576]),
-                  (off1_c17_i[3] ? s1_l7[319:288] : s1_l7[575:544]),
-                  (off1_c16_i[8] ? s1_l7[287:256] : s1_l7[543:512]),
-                  (off1_c15_i[8] ? s1_l7[255:224] : s1_l7[511:480]),
-                  (off1_c14_i[8] ? s1_l7[223:192] : s1_l7[479:448]),
-                  (off1_c13_i[8] ? s1_l7[191:160] : s1_l7[447:416]),
-                  (off1_c12_i[8] ? s1_l7[159:128] : s1_l7[415:384]),
-                  (off1_c11_i[8] ? s1_l7[127:96] : s1_l7[383:352]),
-                  (off1_c10_i[8] ? s1_l7[95:64] : s1_l7[351:320]),
-                  (off1_c9_i[8] ? s1_l7[63:32] : s1_l7[319:288]),
-                  (off1_c8_i[8] ? s1_l7[31:0] : s1_l7[287:256]),
-                  (off1_c7_i[8] ? 32'd0 : s1_l7[255:224]), (off1_c6_i[8] ? 32'd0 : s1_l7[223:192]),
-                  (off1_c5_i[8] ? 32'd0 : s1_l7[191:160]), (off1_c4_i[8] ? 32'd0 : s1_l7[159:128]),
-                  (off1_c3_i[8] ? 32'd0 : s1_l7[127:96]), (off1_c2_i[8] ? 32'd0 : s1_l7[95:64]),
-                  (off1_c1_i[8] ? 32'd0 : s1_l7[63:32]), (off1_c0_i[8] ? 32'd0 : s1_l7[31:0])};
-  assign s1_l9 = {(off1_c23_i[2] ? s1_l8[255:224] : s1_l8[767:736]),
-                  (off1_c22_i[2] ? s1_l8[223:192] : s1_l8[735:704]),
-                  (off1_c21_i[2] ? s1_l8[191:160] : s1_l8[703:672]),
-                  (off1_c20_i[2] ? s1_l8[159:128] : s1_l8[671:640]),
-                  (off1_c19_i[3] ? s1_l8[127:96] : s1_l8[639:608]),
-                  (off1_c18_i[3] ? s1_l8[95:64] : s1_l8[607:576]),
-                  (off1_c17_i[4] ? s1_l8[63:32] : s1_l8[575:544]),
-                  (off1_c16_i[9] ? s1_l8[31:0] : s1_l8[543:512]),
-                  (off1_c15_i[9] ? 32'd0 : s1_l8[511:480]),
-                  (off1_c14_i[9] ? 32'd0 : s1_l8[479:448]),
-                  (off1_c13_i[9] ? 32'd0 : s1_l8[447:416]),
-                  (off1_c12_i[9] ? 32'd0 : s1_l8[415:384]),
-                  (off1_c11_i[9] ? 32'd0 : s1_l8[383:352]),
-                  (off1_c10_i[9] ? 32'd0 : s1_l8[351:320]), (off1_c9_i[9] ? 32'd0 : s1_l8[319:288]),
-                  (off1_c8_i[9] ? 32'd0 : s1_l8[287:256]), (off1_c7_i[9] ? 32'd0 : s1_l8[255:224]),
-                  (off1_c6_i[9] ? 32'd0 : s1_l8[223:192]), (off1_c5_i[9] ? 32'd0 : s1_l8[191:160]),
-                  (off1_c4_i[9] ? 32'd0 : s1_l8[159:128]), (off1_c3_i[9] ? 32'd0 : s1_l8[127:96]),
-                  (off1_c2_i[9] ? 32'd0 : s1_l8[95:64]), (off1_c1_i[9] ? 32'd0 : s1_l8[63:32]),
-                  (off1_c0_i[9] ? 32'd0 : s1_l8[31:0])};
-  assign s1_l10 = {(off1_c23_i[3] ? 32'd0 : s1_l9[767:736]),
-                   (off1_c22_i[3] ? 32'd0 : s1_l9[735:704]),
-                   (off1_c21_i[3] ? 32'd0 : s1_l9[703:672]),
-                   (off1_c20_i[3] ? 32'd0 : s1_l9[671:640]),
-                   (off1_c19_i[4] ? 32'd0 : s1_l9[639:608]),
-                   (off1_c18_i[4] ? 32'd0 : s1_l9[607:576]),
-                   (off1_c17_i[5] ? 32'd0 : s1_l9[575:544]),
-                   (off1_c16_i[10] ? 32'd0 : s1_l9[543:512]),
-                   (off1_c15_i[10] ? 32'd0 : s1_l9[511:480]),
-                   (off1_c14_i[10] ? 32'd0 : s1_l9[479:448]),
-                   (off1_c13_i[10] ? 32'd0 : s1_l9[447:416]),
-                   (off1_c12_i[10] ? 32'd0 : s1_l9[415:384]),
-                   (off1_c11_i[10] ? 32'd0 : s1_l9[383:352]),
-                   (off1_c10_i[10] ? 32'd0 : s1_l9[351:320]),
-                   (off1_c9_i[10] ? 32'd0 : s1_l9[319:288]),
-                   (off1_c8_i[10] ? 32'd0 : s1_l9[287:256]),
-                   (off1_c7_i[10] ? 32'd0 : s1_l9[255:224]),
-                   (off1_c6_i[10] ? 32'd0 : s1_l9[223:192]),
-                   (off1_c5_i[10] ? 32'd0 : s1_l9[191:160]),
-                   (off1_c4_i[10] ? 32'd0 : s1_l9[159:128]),
-                   (off1_c3_i[10] ? 32'd0 : s1_l9[127:96]), (off1_c2_i[10] ? 32'd0 : s1_l9[95:64]),
-                   (off1_c1_i[10] ? 32'd0 : s1_l9[63:32]), (off1_c0_i[10] ? 32'd0 : s1_l9[31:0])};
-  assign s1_l11 = {(off1_c23_i[4] ? 32'd0 : s1_l10[767:736]),
-                   (off1_c22_i[4] ? 32'd0 : s1_l10[735:704]),
-                   (off1_c21_i[4] ? 32'd0 : s1_l10[703:672]),
-                   (off1_c20_i[4] ? 32'd0 : s1_l10[671:640]),
-                   (off1_c19_i[5] ? 32'd0 : s1_l10[639:608]),
-                   (off1_c18_i[5] ? 32'd0 : s1_l10[607:576]),
-                   (off1_c17_i[6] ? 32'd0 : s1_l10[575:544]),
-                   (off1_c16_i[11] ? 32'd0 : s1_l10[543:512]),
-                   (off1_c15_i[11] ? 32'd0 : s1_l10[511:480]),
-                   (off1_c14_i[11] ? 32'd0 : s1_l10[479:448]),
-                   (off1_c13_i[11] ? 32'd0 : s1_l10[447:416]),
-                   (off1_c12_i[11] ? 32'd0 : s1_l10[415:384]),
-                   (off1_c11_i[11] ? 32'd0 : s1_l10[383:352]),
-                   (off1_c10_i[11] ? 32'd0 : s1_l10[351:320]),
-                   (off1_c9_i[11] ? 32'd0 : s1_l10[319:288]),
-                   (off1_c8_i[11] ? 32'd0 : s1_l10[287:256]),
-                   (off1_c7_i[11] ? 32'd0 : s1_l10[255:224]),
-                   (off1_c6_i[11] ? 32'd0 : s1_l10[223:192]),
-                   (off1_c5_i[11] ? 32'd0 : s1_l10[191:160]),
-                   (off1_c4_i[11] ? 32'd0 : s1_l10[159:128]),
-                   (off1_c3_i[11] ? 32'd0 : s1_l10[127:96]),
-                   (off1_c2_i[11] ? 32'd0 : s1_l10[95:64]), (off1_c1_i[11] ? 32'd0 : s1_l10[63:32]),
-                   (off1_c0_i[11] ? 32'd0 : s1_l10[31:0])};
+  assign s1_l0 = {(seg1_off_c16_q[0] ? seg1_q[511] : 1'd0),
+                  (seg1_off_c15_q[0] ? seg1_q[510:479] : seg1_q[511:480]),
+                  (seg1_off_c14_q[0] ? seg1_q[478:447] : seg1_q[479:448]),
+                  (seg1_off_c13_q[0] ? seg1_q[446:415] : seg1_q[447:416]),
+                  (seg1_off_c12_q[0] ? seg1_q[414:383] : seg1_q[415:384]),
+                  (seg1_off_c11_q[0] ? seg1_q[382:351] : seg1_q[383:352]),
+                  (seg1_off_c10_q[0] ? seg1_q[350:319] : seg1_q[351:320]),
+                  (seg1_off_c9_q[0] ? seg1_q[318:287] : seg1_q[319:288]),
+                  (seg1_off_c8_q[0] ? seg1_q[286:255] : seg1_q[287:256]),
+                  (seg1_off_c7_q[0] ? seg1_q[254:223] : seg1_q[255:224]),
+                  (seg1_off_c6_q[0] ? seg1_q[222:191] : seg1_q[223:192]),
+                  (seg1_off_c5_q[0] ? seg1_q[190:159] : seg1_q[191:160]),
+                  (seg1_off_c4_q[0] ? seg1_q[158:127] : seg1_q[159:128]),
+                  (seg1_off_c3_q[0] ? seg1_q[126:95] : seg1_q[127:96]),
+                  (seg1_off_c2_q[0] ? seg1_q[94:63] : seg1_q[95:64]),
+                  (seg1_off_c1_q[0] ? seg1_q[62:31] : seg1_q[63:32]),
+                  (seg1_off_c0_q[0] ? {seg1_q[30:0], 1'd0} : seg1_q[31:0])};
+  assign s1_l1 = {(seg1_off_c16_q[1] ? s1_l0[512:510] : {2'd0, s1_l0[512]}),
+                  (seg1_off_c15_q[1] ? s1_l0[509:478] : s1_l0[511:480]),
+                  (seg1_off_c14_q[1] ? s1_l0[477:446] : s1_l0[479:448]),
+                  (seg1_off_c13_q[1] ? s1_l0[445:414] : s1_l0[447:416]),
+                  (seg1_off_c12_q[1] ? s1_l0[413:382] : s1_l0[415:384]),
+                  (seg1_off_c11_q[1] ? s1_l0[381:350] : s1_l0[383:352]),
+                  (seg1_off_c10_q[1] ? s1_l0[349:318] : s1_l0[351:320]),
+                  (seg1_off_c9_q[1] ? s1_l0[317:286] : s1_l0[319:288]),
+                  (seg1_off_c8_q[1] ? s1_l0[285:254] : s1_l0[287:256]),
+                  (seg1_off_c7_q[1] ? s1_l0[253:222] : s1_l0[255:224]),
+                  (seg1_off_c6_q[1] ? s1_l0[221:190] : s1_l0[223:192]),
+                  (seg1_off_c5_q[1] ? s1_l0[189:158] : s1_l0[191:160]),
+                  (seg1_off_c4_q[1] ? s1_l0[157:126] : s1_l0[159:128]),
+                  (seg1_off_c3_q[1] ? s1_l0[125:94] : s1_l0[127:96]),
+                  (seg1_off_c2_q[1] ? s1_l0[93:62] : s1_l0[95:64]),
+                  (seg1_off_c1_q[1] ? s1_l0[61:30] : s1_l0[63:32]),
+                  (seg1_off_c0_q[1] ? {s1_l0[29:0], 2'd0} : s1_l0[31:0])};
+  assign s1_l2 = {(seg1_off_c16_q[2] ? s1_l1[514:508] : {4'd0, s1_l1[514:512]}),
+                  (seg1_off_c15_q[2] ? s1_l1[507:476] : s1_l1[511:480]),
+                  (seg1_off_c14_q[2] ? s1_l1[475:444] : s1_l1[479:448]),
+                  (seg1_off_c13_q[2] ? s1_l1[443:412] : s1_l1[447:416]),
+                  (seg1_off_c12_q[2] ? s1_l1[411:380] : s1_l1[415:384]),
+                  (seg1_off_c11_q[2] ? s1_l1[379:348] : s1_l1[383:352]),
+                  (seg1_off_c10_q[2] ? s1_l1[347:316] : s1_l1[351:320]),
+                  (seg1_off_c9_q[2] ? s1_l1[315:284] : s1_l1[319:288]),
+                  (seg1_off_c8_q[2] ? s1_l1[283:252] : s1_l1[287:256]),
+                  (seg1_off_c7_q[2] ? s1_l1[251:220] : s1_l1[255:224]),
+                  (seg1_off_c6_q[2] ? s1_l1[219:188] : s1_l1[223:192]),
+                  (seg1_off_c5_q[2] ? s1_l1[187:156] : s1_l1[191:160]),
+                  (seg1_off_c4_q[2] ? s1_l1[155:124] : s1_l1[159:128]),
+                  (seg1_off_c3_q[2] ? s1_l1[123:92] : s1_l1[127:96]),
+                  (seg1_off_c2_q[2] ? s1_l1[91:60] : s1_l1[95:64]),
+                  (seg1_off_c1_q[2] ? s1_l1[59:28] : s1_l1[63:32]),
+                  (seg1_off_c0_q[2] ? {s1_l1[27:0], 4'd0} : s1_l1[31:0])};
+  assign s1_l3 = {(seg1_off_c16_q[3] ? s1_l2[518:504] : {8'd0, s1_l2[518:512]}),
+                  (seg1_off_c15_q[3] ? s1_l2[503:472] : s1_l2[511:480]),
+                  (seg1_off_c14_q[3] ? s1_l2[471:440] : s1_l2[479:448]),
+                  (seg1_off_c13_q[3] ? s1_l2[439:408] : s1_l2[447:416]),
+                  (seg1_off_c12_q[3] ? s1_l2[407:376] : s1_l2[415:384]),
+                  (seg1_off_c11_q[3] ? s1_l2[375:344] : s1_l2[383:352]),
+                  (seg1_off_c10_q[3] ? s1_l2[343:312] : s1_l2[351:320]),
+                  (seg1_off_c9_q[3] ? s1_l2[311:280] : s1_l2[319:288]),
+                  (seg1_off_c8_q[3] ? s1_l2[279:248] : s1_l2[287:256]),
+                  (seg1_off_c7_q[3] ? s1_l2[247:216] : s1_l2[255:224]),
+                  (seg1_off_c6_q[3] ? s1_l2[215:184] : s1_l2[223:192]),
+                  (seg1_off_c5_q[3] ? s1_l2[183:152] : s1_l2[191:160]),
+                  (seg1_off_c4_q[3] ? s1_l2[151:120] : s1_l2[159:128]),
+                  (seg1_off_c3_q[3] ? s1_l2[119:88] : s1_l2[127:96]),
+                  (seg1_off_c2_q[3] ? s1_l2[87:56] : s1_l2[95:64]),
+                  (seg1_off_c1_q[3] ? s1_l2[55:24] : s1_l2[63:32]),
+                  (seg1_off_c0_q[3] ? {s1_l2[23:0], 8'd0} : s1_l2[31:0])};
+  assign s1_l4 = {(seg1_off_c16_q[4] ? s1_l3[526:496] : {16'd0, s1_l3[526:512]}),
+                  (seg1_off_c15_q[4] ? s1_l3[495:464] : s1_l3[511:480]),
+                  (seg1_off_c14_q[4] ? s1_l3[463:432] : s1_l3[479:448]),
+                  (seg1_off_c13_q[4] ? s1_l3[431:400] : s1_l3[447:416]),
+                  (seg1_off_c12_q[4] ? s1_l3[399:368] : s1_l3[415:384]),
+                  (seg1_off_c11_q[4] ? s1_l3[367:336] : s1_l3[383:352]),
+                  (seg1_off_c10_q[4] ? s1_l3[335:304] : s1_l3[351:320]),
+                  (seg1_off_c9_q[4] ? s1_l3[303:272] : s1_l3[319:288]),
+                  (seg1_off_c8_q[4] ? s1_l3[271:240] : s1_l3[287:256]),
+                  (seg1_off_c7_q[4] ? s1_l3[239:208] : s1_l3[255:224]),
+                  (seg1_off_c6_q[4] ? s1_l3[207:176] : s1_l3[223:192]),
+                  (seg1_off_c5_q[4] ? s1_l3[175:144] : s1_l3[191:160]),
+                  (seg1_off_c4_q[4] ? s1_l3[143:112] : s1_l3[159:128]),
+                  (seg1_off_c3_q[4] ? s1_l3[111:80] : s1_l3[127:96]),
+                  (seg1_off_c2_q[4] ? s1_l3[79:48] : s1_l3[95:64]),
+                  (seg1_off_c1_q[4] ? s1_l3[47:16] : s1_l3[63:32]),
+                  (seg1_off_c0_q[4] ? {s1_l3[15:0], 16'd0} : s1_l3[31:0])};
+  assign s1_l5 = {(seg1_off_c17_q[0] ? s1_l4[542:512] : 31'd0),
+                  (seg1_off_c16_q[5] ? s1_l4[511:480] : {1'd0, s1_l4[542:512]}),
+                  (seg1_off_c15_q[5] ? s1_l4[479:448] : s1_l4[511:480]),
+                  (seg1_off_c14_q[5] ? s1_l4[447:416] : s1_l4[479:448]),
+                  (seg1_off_c13_q[5] ? s1_l4[415:384] : s1_l4[447:416]),
+                  (seg1_off_c12_q[5] ? s1_l4[383:352] : s1_l4[415:384]),
+                  (seg1_off_c11_q[5] ? s1_l4[351:320] : s1_l4[383:352]),
+                  (seg1_off_c10_q[5] ? s1_l4[319:288] : s1_l4[351:320]),
+                  (seg1_off_c9_q[5] ? s1_l4[287:256] : s1_l4[319:288]),
+                  (seg1_off_c8_q[5] ? s1_l4[255:224] : s1_l4[287:256]),
+                  (seg1_off_c7_q[5] ? s1_l4[223:192] : s1_l4[255:224]),
+                  (seg1_off_c6_q[5] ? s1_l4[191:160] : s1_l4[223:192]),
+                  (seg1_off_c5_q[5] ? s1_l4[159:128] : s1_l4[191:160]),
+                  (seg1_off_c4_q[5] ? s1_l4[127:96] : s1_l4[159:128]),
+                  (seg1_off_c3_q[5] ? s1_l4[95:64] : s1_l4[127:96]),
+                  (seg1_off_c2_q[5] ? s1_l4[63:32] : s1_l4[95:64]),
+                  (seg1_off_c1_q[5] ? s1_l4[31:0] : s1_l4[63:32]),
+                  (seg1_off_c0_q[5] ? 32'd0 : s1_l4[31:0])};
+  assign s1_l6 = {(seg1_off_c19_q[0] ? s1_l5[574:544] : 31'd0),
+                  (seg1_off_c18_q[0] ? s1_l5[543:512] : 32'd0),
+                  (seg1_off_c17_q[1] ? s1_l5[511:480] : {1'd0, s1_l5[574:544]}),
+                  (seg1_off_c16_q[6] ? s1_l5[479:448] : s1_l5[543:512]),
+                  (seg1_off_c15_q[6] ? s1_l5[447:416] : s1_l5[511:480]),
+                  (seg1_off_c14_q[6] ? s1_l5[415:384] : s1_l5[479:448]),
+                  (seg1_off_c13_q[6] ? s1_l5[383:352] : s1_l5[447:416]),
+                  (seg1_off_c12_q[6] ? s1_l5[351:320] : s1_l5[415:384]),
+                  (seg1_off_c11_q[6] ? s1_l5[319:288] : s1_l5[383:352]),
+                  (seg1_off_c10_q[6] ? s1_l5[287:256] : s1_l5[351:320]),
+                  (seg1_off_c9_q[6] ? s1_l5[255:224] : s1_l5[319:288]),
+                  (seg1_off_c8_q[6] ? s1_l5[223:192] : s1_l5[287:256]),
+                  (seg1_off_c7_q[6] ? s1_l5[191:160] : s1_l5[255:224]),
+                  (seg1_off_c6_q[6] ? s1_l5[159:128] : s1_l5[223:192]),
+                  (seg1_off_c5_q[6] ? s1_l5[127:96] : s1_l5[191:160]),
+                  (seg1_off_c4_q[6] ? s1_l5[95:64] : s1_l5[159:128]),
+                  (seg1_off_c3_q[6] ? s1_l5[63:32] : s1_l5[127:96]),
+                  (seg1_off_c2_q[6] ? s1_l5[31:0] : s1_l5[95:64]),
+                  (seg1_off_c1_q[6] ? 32'd0 : s1_l5[63:32]),
+                  (seg1_off_c0_q[6] ? 32'd0 : s1_l5[31:0])};
+  assign s1_l7 = {(seg1_off_c23_q[0] ? s1_l6[638:608] : 31'd0),
+                  (seg1_off_c22_q[0] ? s1_l6[607:576] : 32'd0),
+                  (seg1_off_c21_q[0] ? s1_l6[575:544] : 32'd0),
+                  (seg1_off_c20_q[0] ? s1_l6[543:512] : 32'd0),
+                  (seg1_off_c19_q[1] ? s1_l6[511:480] : {1'd0, s1_l6[638:608]}),
+                  (seg1_off_c18_q[1] ? s1_l6[479:448] : s1_l6[607:576]),
+                  (seg1_off_c17_q[2] ? s1_l6[447:416] : s1_l6[575:544]),
+                  (seg1_off_c16_q[7] ? s1_l6[415:384] : s1_l6[543:512]),
+                  (seg1_off_c15_q[7] ? s1_l6[383:352] : s1_l6[511:480]),
+                  (seg1_off_c14_q[7] ? s1_l6[351:320] : s1_l6[479:448]),
+                  (seg1_off_c13_q[7] ? s1_l6[319:288] : s1_l6[447:416]),
+                  (seg1_off_c12_q[7] ? s1_l6[287:256] : s1_l6[415:384]),
+                  (seg1_off_c11_q[7] ? s1_l6[255:224] : s1_l6[383:352]),
+                  (seg1_off_c10_q[7] ? s1_l6[223:192] : s1_l6[351:320]),
+                  (seg1_off_c9_q[7] ? s1_l6[191:160] : s1_l6[319:288]),
+                  (seg1_off_c8_q[7] ? s1_l6[159:128] : s1_l6[287:256]),
+                  (seg1_off_c7_q[7] ? s1_l6[127:96] : s1_l6[255:224]),
+                  (seg1_off_c6_q[7] ? s1_l6[95:64] : s1_l6[223:192]),
+                  (seg1_off_c5_q[7] ? s1_l6[63:32] : s1_l6[191:160]),
+                  (seg1_off_c4_q[7] ? s1_l6[31:0] : s1_l6[159:128]),
+                  (seg1_off_c3_q[7] ? 32'd0 : s1_l6[127:96]),
+                  (seg1_off_c2_q[7] ? 32'd0 : s1_l6[95:64]),
+                  (seg1_off_c1_q[7] ? 32'd0 : s1_l6[63:32]),
+                  (seg1_off_c0_q[7] ? 32'd0 : s1_l6[31:0])};
+  assign s1_l8 = {(seg1_off_c23_q[1] ? s1_l7[511:480] : {1'd0, s1_l7[766:736]}),
+                  (seg1_off_c22_q[1] ? s1_l7[479:448] : s1_l7[735:704]),
+                  (seg1_off_c21_q[1] ? s1_l7[447:416] : s1_l7[703:672]),
+                  (seg1_off_c20_q[1] ? s1_l7[415:384] : s1_l7[671:640]),
+                  (seg1_off_c19_q[2] ? s1_l7[383:352] : s1_l7[639:608]),
+                  (seg1_off_c18_q[2] ? s1_l7[351:320] : s1_l7[607:576]),
+                  (seg1_off_c17_q[3] ? s1_l7[319:288] : s1_l7[575:544]),
+                  (seg1_off_c16_q[8] ? s1_l7[287:256] : s1_l7[543:512]),
+                  (seg1_off_c15_q[8] ? s1_l7[255:224] : s1_l7[511:480]),
+                  (seg1_off_c14_q[8] ? s1_l7[223:192] : s1_l7[479:448]),
+                  (seg1_off_c13_q[8] ? s1_l7[191:160] : s1_l7[447:416]),
+                  (seg1_off_c12_q[8] ? s1_l7[159:128] : s1_l7[415:384]),
+                  (seg1_off_c11_q[8] ? s1_l7[127:96] : s1_l7[383:352]),
+                  (seg1_off_c10_q[8] ? s1_l7[95:64] : s1_l7[351:320]),
+                  (seg1_off_c9_q[8] ? s1_l7[63:32] : s1_l7[319:288]),
+                  (seg1_off_c8_q[8] ? s1_l7[31:0] : s1_l7[287:256]),
+                  (seg1_off_c7_q[8] ? 32'd0 : s1_l7[255:224]),
+                  (seg1_off_c6_q[8] ? 32'd0 : s1_l7[223:192]),
+                  (seg1_off_c5_q[8] ? 32'd0 : s1_l7[191:160]),
+                  (seg1_off_c4_q[8] ? 32'd0 : s1_l7[159:128]),
+                  (seg1_off_c3_q[8] ? 32'd0 : s1_l7[127:96]),
+                  (seg1_off_c2_q[8] ? 32'd0 : s1_l7[95:64]),
+                  (seg1_off_c1_q[8] ? 32'd0 : s1_l7[63:32]),
+                  (seg1_off_c0_q[8] ? 32'd0 : s1_l7[31:0])};
+  assign s1_l9 = {(seg1_off_c23_q[2] ? s1_l8[255:224] : s1_l8[767:736]),
+                  (seg1_off_c22_q[2] ? s1_l8[223:192] : s1_l8[735:704]),
+                  (seg1_off_c21_q[2] ? s1_l8[191:160] : s1_l8[703:672]),
+                  (seg1_off_c20_q[2] ? s1_l8[159:128] : s1_l8[671:640]),
+                  (seg1_off_c19_q[3] ? s1_l8[127:96] : s1_l8[639:608]),
+                  (seg1_off_c18_q[3] ? s1_l8[95:64] : s1_l8[607:576]),
+                  (seg1_off_c17_q[4] ? s1_l8[63:32] : s1_l8[575:544]),
+                  (seg1_off_c16_q[9] ? s1_l8[31:0] : s1_l8[543:512]),
+                  (seg1_off_c15_q[9] ? 32'd0 : s1_l8[511:480]),
+                  (seg1_off_c14_q[9] ? 32'd0 : s1_l8[479:448]),
+                  (seg1_off_c13_q[9] ? 32'd0 : s1_l8[447:416]),
+                  (seg1_off_c12_q[9] ? 32'd0 : s1_l8[415:384]),
+                  (seg1_off_c11_q[9] ? 32'd0 : s1_l8[383:352]),
+                  (seg1_off_c10_q[9] ? 32'd0 : s1_l8[351:320]),
+                  (seg1_off_c9_q[9] ? 32'd0 : s1_l8[319:288]),
+                  (seg1_off_c8_q[9] ? 32'd0 : s1_l8[287:256]),
+                  (seg1_off_c7_q[9] ? 32'd0 : s1_l8[255:224]),
+                  (seg1_off_c6_q[9] ? 32'd0 : s1_l8[223:192]),
+                  (seg1_off_c5_q[9] ? 32'd0 : s1_l8[191:160]),
+                  (seg1_off_c4_q[9] ? 32'd0 : s1_l8[159:128]),
+                  (seg1_off_c3_q[9] ? 32'd0 : s1_l8[127:96]),
+                  (seg1_off_c2_q[9] ? 32'd0 : s1_l8[95:64]),
+                  (seg1_off_c1_q[9] ? 32'd0 : s1_l8[63:32]),
+                  (seg1_off_c0_q[9] ? 32'd0 : s1_l8[31:0])};
+  assign s1_l10 = {(seg1_off_c23_q[3] ? 32'd0 : s1_l9[767:736]),
+                   (seg1_off_c22_q[3] ? 32'd0 : s1_l9[735:704]),
+                   (seg1_off_c21_q[3] ? 32'd0 : s1_l9[703:672]),
+                   (seg1_off_c20_q[3] ? 32'd0 : s1_l9[671:640]),
+                   (seg1_off_c19_q[4] ? 32'd0 : s1_l9[639:608]),
+                   (seg1_off_c18_q[4] ? 32'd0 : s1_l9[607:576]),
+                   (seg1_off_c17_q[5] ? 32'd0 : s1_l9[575:544]),
+                   (seg1_off_c16_q[10] ? 32'd0 : s1_l9[543:512]),
+                   (seg1_off_c15_q[10] ? 32'd0 : s1_l9[511:480]),
+                   (seg1_off_c14_q[10] ? 32'd0 : s1_l9[479:448]),
+                   (seg1_off_c13_q[10] ? 32'd0 : s1_l9[447:416]),
+                   (seg1_off_c12_q[10] ? 32'd0 : s1_l9[415:384]),
+                   (seg1_off_c11_q[10] ? 32'd0 : s1_l9[383:352]),
+                   (seg1_off_c10_q[10] ? 32'd0 : s1_l9[351:320]),
+                   (seg1_off_c9_q[10] ? 32'd0 : s1_l9[319:288]),
+                   (seg1_off_c8_q[10] ? 32'd0 : s1_l9[287:256]),
+                   (seg1_off_c7_q[10] ? 32'd0 : s1_l9[255:224]),
+                   (seg1_off_c6_q[10] ? 32'd0 : s1_l9[223:192]),
+                   (seg1_off_c5_q[10] ? 32'd0 : s1_l9[191:160]),
+                   (seg1_off_c4_q[10] ? 32'd0 : s1_l9[159:128]),
+                   (seg1_off_c3_q[10] ? 32'd0 : s1_l9[127:96]),
+                   (seg1_off_c2_q[10] ? 32'd0 : s1_l9[95:64]),
+                   (seg1_off_c1_q[10] ? 32'd0 : s1_l9[63:32]),
+                   (seg1_off_c0_q[10] ? 32'd0 : s1_l9[31:0])};
+  assign s1_l11 = {(seg1_off_c23_q[4] ? 32'd0 : s1_l10[767:736]),
+                   (seg1_off_c22_q[4] ? 32'd0 : s1_l10[735:704]),
+                   (seg1_off_c21_q[4] ? 32'd0 : s1_l10[703:672]),
+                   (seg1_off_c20_q[4] ? 32'd0 : s1_l10[671:640]),
+                   (seg1_off_c19_q[5] ? 32'd0 : s1_l10[639:608]),
+                   (seg1_off_c18_q[5] ? 32'd0 : s1_l10[607:576]),
+                   (seg1_off_c17_q[6] ? 32'd0 : s1_l10[575:544]),
+                   (seg1_off_c16_q[11] ? 32'd0 : s1_l10[543:512]),
+                   (seg1_off_c15_q[11] ? 32'd0 : s1_l10[511:480]),
+                   (seg1_off_c14_q[11] ? 32'd0 : s1_l10[479:448]),
+                   (seg1_off_c13_q[11] ? 32'd0 : s1_l10[447:416]),
+                   (seg1_off_c12_q[11] ? 32'd0 : s1_l10[415:384]),
+                   (seg1_off_c11_q[11] ? 32'd0 : s1_l10[383:352]),
+                   (seg1_off_c10_q[11] ? 32'd0 : s1_l10[351:320]),
+                   (seg1_off_c9_q[11] ? 32'd0 : s1_l10[319:288]),
+                   (seg1_off_c8_q[11] ? 32'd0 : s1_l10[287:256]),
+                   (seg1_off_c7_q[11] ? 32'd0 : s1_l10[255:224]),
+                   (seg1_off_c6_q[11] ? 32'd0 : s1_l10[223:192]),
+                   (seg1_off_c5_q[11] ? 32'd0 : s1_l10[191:160]),
+                   (seg1_off_c4_q[11] ? 32'd0 : s1_l10[159:128]),
+                   (seg1_off_c3_q[11] ? 32'd0 : s1_l10[127:96]),
+                   (seg1_off_c2_q[11] ? 32'd0 : s1_l10[95:64]),
+                   (seg1_off_c1_q[11] ? 32'd0 : s1_l10[63:32]),
+                   (seg1_off_c0_q[11] ? 32'd0 : s1_l10[31:0])};
 
   // Segment 2 shifted up by its offset
   wire [64:0] s2_l0;
@@ -313,109 +498,133 @@ module bpc_merge_w513_w512a12_w64a12_c768 (
   wire [767:0] s2_l9;
   wire [767:0] s2_l10;
   wire [767:0] s2_l11;
-  assign s2_l0 = {(off2_c2_i[0] ? seg2_i[63] : 1'd0),
-                  (off2_c1_i[0] ? seg2_i[62:31] : seg2_i[63:32]),
-                  (off2_c0_i[0] ? {seg2_i[30:0], 1'd0} : seg2_i[31:0])};
-  assign s2_l1 = {(off2_c2_i[1] ? s2_l0[64:62] : {2'd0, s2_l0[64]}),
-                  (off2_c1_i[1] ? s2_l0[61:30] : s2_l0[63:32]),
-                  (off2_c0_i[1] ? {s2_l0[29:0], 2'd0} : s2_l0[31:0])};
-  assign s2_l2 = {(off2_c2_i[2] ? s2_l1[66:60] : {4'd0, s2_l1[66:64]}),
-                  (off2_c1_i[2] ? s2_l1[59:28] : s2_l1[63:32]),
-                  (off2_c0_i[2] ? {s2_l1[27:0], 4'd0} : s2_l1[31:0])};
-  assign s2_l3 = {(off2_c2_i[3] ? s2_l2[70:56] : {8'd0, s2_l2[70:64]}),
-                  (off2_c1_i[3] ? s2_l2[55:24] : s2_l2[63:32]),
-                  (off2_c0_i[3] ? {s2_l2[23:0], 8'd0} : s2_l2[31:0])};
-  assign s2_l4 = {(off2_c2_i[4] ? s2_l3[78:48] : {16'd0, s2_l3[78:64]}),
-                  (off2_c1_i[4] ? s2_l3[47:16] : s2_l3[63:32]),
-                  (off2_c0_i[4] ? {s2_l3[15:0], 16'd0} : s2_l3[31:0])};
-  assign s2_l5 = {(off2_c3_i[0] ? s2_l4[94:64] : 31'd0),
-                  (off2_c2_i[5] ? s2_l4[63:32] : {1'd0, s2_l4[94:64]}),
-                  (off2_c1_i[5] ? s2_l4[31:0] : s2_l4[63:32]),
-                  (off2_c0_i[5] ? 32'd0 : s2_l4[31:0])};
-  assign s2_l6 = {(off2_c5_i[0] ? s2_l5[126:96] : 31'd0), (off2_c4_i[0] ? s2_l5[95:64] : 32'd0),
-                  (off2_c3_i[1] ? s2_l5[63:32] : {1'd0, s2_l5[126:96]}),
-                  (off2_c2_i[6] ? s2_l5[31:0] : s2_l5[95:64]),
-                  (off2_c1_i[6] ? 32'd0 : s2_l5[63:32]), (off2_c0_i[6] ? 32'd0 : s2_l5[31:0])};
-  assign s2_l7 = {(off2_c9_i[0] ? s2_l6[190:160] : 31'd0), (off2_c8_i[0] ? s2_l6[159:128] : 32'd0),
-                  (off2_c7_i[0] ? s2_l6[127:96] : 32'd0), (off2_c6_i[0] ? s2_l6[95:64] : 32'd0),
-                  (off2_c5_i[1] ? s2_l6[63:32] : {1'd0, s2_l6[190:160]}),
-                  (off2_c4_i[1] ? s2_l6[31:0] : s2_l6[159:128]),
-                  (off2_c3_i[2] ? 32'd0 : s2_l6[127:96]), (off2_c2_i[7] ? 32'd0 : s2_l6[95:64]),
-                  (off2_c1_i[7] ? 32'd0 : s2_l6[63:32]), (off2_c0_i[7] ? 32'd0 : s2_l6[31:0])};
-  assign s2_l8 = {(off2_c17_i[0] ? s2_l7[318:288] : 31'd0),
-                  (off2_c16_i[0] ? s2_l7[287:256] : 32'd0),
-                  (off2_c15_i[0] ? s2_l7[255:224] : 32'd0),
-                  (off2_c14_i[0] ? s2_l7[223:192] : 32'd0),
-                  (off2_c13_i[0] ? s2_l7[191:160] : 32'd0),
-                  (off2_c12_i[0] ? s2_l7[159:128] : 32'd0), (off2_c11_i[0] ? s2_l7[127:96] : 32'd0),
-                  (off2_c10_i[0] ? s2_l7[95:64] : 32'd0),
-                  (off2_c9_i[1] ? s2_l7[63:32] : {1'd0, s2_l7[318:288]}),
-                  (off2_c8_i[1] ? s2_l7[31:0] : s2_l7[287:256]),
-                  (off2_c7_i[1] ? 32'd0 : s2_l7[255:224]), (off2_c6_i[1] ? 32'd0 : s2_l7[223:192]),
-                  (off2_c5_i[2] ? 32'd0 : s2_l7[191:160]), (off2_c4_i[2] ? 32'd0 : s2_l7[159:128]),
-                  (off2_c3_i[3] ? 32'd0 : s2_l7[127:96]), (off2_c2_i[8] ? 32'd0 : s2_l7[95:64]),
-                  (off2_c1_i[8] ? 32'd0 : s2_l7[63:32]), (off2_c0_i[8] ? 32'd0 : s2_l7[31:0])};
-  assign s2_l9 = {(off2_c23_i[0] ? s2_l8[255:224] : 32'd0),
-                  (off2_c22_i[0] ? s2_l8[223:192] : 32'd0),
-                  (off2_c21_i[0] ? s2_l8[191:160] : 32'd0),
-                  (off2_c20_i[0] ? s2_l8[159:128] : 32'd0), (off2_c19_i[0] ? s2_l8[127:96] : 32'd0),
-                  (off2_c18_i[0] ? s2_l8[95:64] : 32'd0),
-                  (off2_c17_i[1] ? s2_l8[63:32] : {1'd0, s2_l8[574:544]}),
-                  (off2_c16_i[1] ? s2_l8[31:0] : s2_l8[543:512]),
-                  (off2_c15_i[1] ? 32'd0 : s2_l8[511:480]),
-                  (off2_c14_i[1] ? 32'd0 : s2_l8[479:448]),
-                  (off2_c13_i[1] ? 32'd0 : s2_l8[447:416]),
-                  (off2_c12_i[1] ? 32'd0 : s2_l8[415:384]),
-                  (off2_c11_i[1] ? 32'd0 : s2_l8[383:352]),
-                  (off2_c10_i[1] ? 32'd0 : s2_l8[351:320]), (off2_c9_i[2] ? 32'd0 : s2_l8[319:288]),
-                  (off2_c8_i[2] ? 32'd0 : s2_l8[287:256]), (off2_c7_i[2] ? 32'd0 : s2_l8[255:224]),
-                  (off2_c6_i[2] ? 32'd0 : s2_l8[223:192]), (off2_c5_i[3] ? 32'd0 : s2_l8[191:160]),
-                  (off2_c4_i[3] ? 32'd0 : s2_l8[159:128]), (off2_c3_i[4] ? 32'd0 : s2_l8[127:96]),
-                  (off2_c2_i[9] ? 32'd0 : s2_l8[95:64]), (off2_c1_i[9] ? 32'd0 : s2_l8[63:32]),
-                  (off2_c0_i[9] ? 32'd0 : s2_l8[31:0])};
-  assign s2_l10 = {(off2_c23_i[1] ? 32'd0 : s2_l9[767:736]),
-                   (off2_c22_i[1] ? 32'd0 : s2_l9[735:704]),
-                   (off2_c21_i[1] ? 32'd0 : s2_l9[703:672]),
-                   (off2_c20_i[1] ? 32'd0 : s2_l9[671:640]),
-                   (off2_c19_i[1] ? 32'd0 : s2_l9[639:608]),
-                   (off2_c18_i[1] ? 32'd0 : s2_l9[607:576]),
-                   (off2_c17_i[2] ? 32'd0 : s2_l9[575:544]),
-                   (off2_c16_i[2] ? 32'd0 : s2_l9[543:512]),
-                   (off2_c15_i[2] ? 32'd0 : s2_l9[511:480]),
-                   (off2_c14_i[2] ? 32'd0 : s2_l9[479:448]),
-                   (off2_c13_i[2] ? 32'd0 : s2_l9[447:416]),
-                   (off2_c12_i[2] ? 32'd0 : s2_l9[415:384]),
-                   (off2_c11_i[2] ? 32'd0 : s2_l9[383:352]),
-                   (off2_c10_i[2] ? 32'd0 : s2_l9[351:320]),
-                   (off2_c9_i[3] ? 32'd0 : s2_l9[319:288]), (off2_c8_i[3] ? 32'd0 : s2_l9[287:256]),
-                   (off2_c7_i[3] ? 32'd0 : s2_l9[255:224]), (off2_c6_i[3] ? 32'd0 : s2_l9[223:192]),
-                   (off2_c5_i[4] ? 32'd0 : s2_l9[191:160]), (off2_c4_i[4] ? 32'd0 : s2_l9[159:128]),
-                   (off2_c3_i[5] ? 32'd0 : s2_l9[127:96]), (off2_c2_i[10] ? 32'd0 : s2_l9[95:64]),
-                   (off2_c1_i[10] ? 32'd0 : s2_l9[63:32]), (off2_c0_i[10] ? 32'd0 : s2_l9[31:0])};
-  assign s2_l11 = {(off2_c23_i[2] ? 32'd0 : s2_l10[767:736]),
-                   (off2_c22_i[2] ? 32'd0 : s2_l10[735:704]),
-                   (off2_c21_i[2] ? 32'd0 : s2_l10[703:672]),
-                   (off2_c20_i[2] ? 32'd0 : s2_l10[671:640]),
-                   (off2_c19_i[2] ? 32'd0 : s2_l10[639:608]),
-                   (off2_c18_i[2] ? 32'd0 : s2_l10[607:576]),
-                   (off2_c17_i[3] ? 32'd0 : s2_l10[575:544]),
-                   (off2_c16_i[3] ? 32'd0 : s2_l10[543:512]),
-                   (off2_c15_i[3] ? 32'd0 : s2_l10[511:480]),
-                   (off2_c14_i[3] ? 32'd0 : s2_l10[479:448]),
-                   (off2_c13_i[3] ? 32'd0 : s2_l10[447:416]),
-                   (off2_c12_i[3] ? 32'd0 : s2_l10[415:384]),
-                   (off2_c11_i[3] ? 32'd0 : s2_l10[383:352]),
-                   (off2_c10_i[3] ? 32'd0 : s2_l10[351:320]),
-                   (off2_c9_i[4] ? 32'd0 : s2_l10[319:288]),
-                   (off2_c8_i[4] ? 32'd0 : s2_l10[287:256]),
-                   (off2_c7_i[4] ? 32'd0 : s2_l10[255:224]),
-                   (off2_c6_i[4] ? 32'd0 : s2_l10[223:192]),
-                   (off2_c5_i[5] ? 32'd0 : s2_l10[191:160]),
-                   (off2_c4_i[5] ? 32'd0 : s2_l10[159:128]),
-                   (off2_c3_i[6] ? 32'd0 : s2_l10[127:96]), (off2_c2_i[11] ? 32'd0 : s2_l10[95:64]),
-                   (off2_c1_i[11] ? 32'd0 : s2_l10[63:32]), (off2_c0_i[11] ? 32'd0 : s2_l10[31:0])};
+  assign s2_l0 = {(seg2_off_c2_q[0] ? seg2_q[63] : 1'd0),
+                  (seg2_off_c1_q[0] ? seg2_q[62:31] : seg2_q[63:32]),
+                  (seg2_off_c0_q[0] ? {seg2_q[30:0], 1'd0} : seg2_q[31:0])};
+  assign s2_l1 = {(seg2_off_c2_q[1] ? s2_l0[64:62] : {2'd0, s2_l0[64]}),
+                  (seg2_off_c1_q[1] ? s2_l0[61:30] : s2_l0[63:32]),
+                  (seg2_off_c0_q[1] ? {s2_l0[29:0], 2'd0} : s2_l0[31:0])};
+  assign s2_l2 = {(seg2_off_c2_q[2] ? s2_l1[66:60] : {4'd0, s2_l1[66:64]}),
+                  (seg2_off_c1_q[2] ? s2_l1[59:28] : s2_l1[63:32]),
+                  (seg2_off_c0_q[2] ? {s2_l1[27:0], 4'd0} : s2_l1[31:0])};
+  assign s2_l3 = {(seg2_off_c2_q[3] ? s2_l2[70:56] : {8'd0, s2_l2[70:64]}),
+                  (seg2_off_c1_q[3] ? s2_l2[55:24] : s2_l2[63:32]),
+                  (seg2_off_c0_q[3] ? {s2_l2[23:0], 8'd0} : s2_l2[31:0])};
+  assign s2_l4 = {(seg2_off_c2_q[4] ? s2_l3[78:48] : {16'd0, s2_l3[78:64]}),
+                  (seg2_off_c1_q[4] ? s2_l3[47:16] : s2_l3[63:32]),
+                  (seg2_off_c0_q[4] ? {s2_l3[15:0], 16'd0} : s2_l3[31:0])};
+  assign s2_l5 = {(seg2_off_c3_q[0] ? s2_l4[94:64] : 31'd0),
+                  (seg2_off_c2_q[5] ? s2_l4[63:32] : {1'd0, s2_l4[94:64]}),
+                  (seg2_off_c1_q[5] ? s2_l4[31:0] : s2_l4[63:32]),
+                  (seg2_off_c0_q[5] ? 32'd0 : s2_l4[31:0])};
+  assign s2_l6 = {(seg2_off_c5_q[0] ? s2_l5[126:96] : 31'd0),
+                  (seg2_off_c4_q[0] ? s2_l5[95:64] : 32'd0),
+                  (seg2_off_c3_q[1] ? s2_l5[63:32] : {1'd0, s2_l5[126:96]}),
+                  (seg2_off_c2_q[6] ? s2_l5[31:0] : s2_l5[95:64]),
+                  (seg2_off_c1_q[6] ? 32'd0 : s2_l5[63:32]),
+                  (seg2_off_c0_q[6] ? 32'd0 : s2_l5[31:0])};
+  assign s2_l7 = {(seg2_off_c9_q[0] ? s2_l6[190:160] : 31'd0),
+                  (seg2_off_c8_q[0] ? s2_l6[159:128] : 32'd0),
+                  (seg2_off_c7_q[0] ? s2_l6[127:96] : 32'd0),
+                  (seg2_off_c6_q[0] ? s2_l6[95:64] : 32'd0),
+                  (seg2_off_c5_q[1] ? s2_l6[63:32] : {1'd0, s2_l6[190:160]}),
+                  (seg2_off_c4_q[1] ? s2_l6[31:0] : s2_l6[159:128]),
+                  (seg2_off_c3_q[2] ? 32'd0 : s2_l6[127:96]),
+                  (seg2_off_c2_q[7] ? 32'd0 : s2_l6[95:64]),
+                  (seg2_off_c1_q[7] ? 32'd0 : s2_l6[63:32]),
+                  (seg2_off_c0_q[7] ? 32'd0 : s2_l6[31:0])};
+  assign s2_l8 = {(seg2_off_c17_q[0] ? s2_l7[318:288] : 31'd0),
+                  (seg2_off_c16_q[0] ? s2_l7[287:256] : 32'd0),
+                  (seg2_off_c15_q[0] ? s2_l7[255:224] : 32'd0),
+                  (seg2_off_c14_q[0] ? s2_l7[223:192] : 32'd0),
+                  (seg2_off_c13_q[0] ? s2_l7[191:160] : 32'd0),
+                  (seg2_off_c12_q[0] ? s2_l7[159:128] : 32'd0),
+                  (seg2_off_c11_q[0] ? s2_l7[127:96] : 32'd0),
+                  (seg2_off_c10_q[0] ? s2_l7[95:64] : 32'd0),
+                  (seg2_off_c9_q[1] ? s2_l7[63:32] : {1'd0, s2_l7[318:288]}),
+                  (seg2_off_c8_q[1] ? s2_l7[31:0] : s2_l7[287:256]),
+                  (seg2_off_c7_q[1] ? 32'd0 : s2_l7[255:224]),
+                  (seg2_off_c6_q[1] ? 32'd0 : s2_l7[223:192]),
+                  (seg2_off_c5_q[2] ? 32'd0 : s2_l7[191:160]),
+                  (seg2_off_c4_q[2] ? 32'd0 : s2_l7[159:128]),
+                  (seg2_off_c3_q[3] ? 32'd0 : s2_l7[127:96]),
+                  (seg2_off_c2_q[8] ? 32'd0 : s2_l7[95:64]),
+                  (seg2_off_c1_q[8] ? 32'd0 : s2_l7[63:32]),
+                  (seg2_off_c0_q[8] ? 32'd0 : s2_l7[31:0])};
+  assign s2_l9 = {(seg2_off_c23_q[0] ? s2_l8[255:224] : 32'd0),
+                  (seg2_off_c22_q[0] ? s2_l8[223:192] : 32'd0),
+                  (seg2_off_c21_q[0] ? s2_l8[191:160] : 32'd0),
+                  (seg2_off_c20_q[0] ? s2_l8[159:128] : 32'd0),
+                  (seg2_off_c19_q[0] ? s2_l8[127:96] : 32'd0),
+                  (seg2_off_c18_q[0] ? s2_l8[95:64] : 32'd0),
+                  (seg2_off_c17_q[1] ? s2_l8[63:32] : {1'd0, s2_l8[574:544]}),
+                  (seg2_off_c16_q[1] ? s2_l8[31:0] : s2_l8[543:512]),
+                  (seg2_off_c15_q[1] ? 32'd0 : s2_l8[511:480]),
+                  (seg2_off_c14_q[1] ? 32'd0 : s2_l8[479:448]),
+                  (seg2_off_c13_q[1] ? 32'd0 : s2_l8[447:416]),
+                  (seg2_off_c12_q[1] ? 32'd0 : s2_l8[415:384]),
+                  (seg2_off_c11_q[1] ? 32'd0 : s2_l8[383:352]),
+                  (seg2_off_c10_q[1] ? 32'd0 : s2_l8[351:320]),
+                  (seg2_off_c9_q[2] ? 32'd0 : s2_l8[319:288]),
+                  (seg2_off_c8_q[2] ? 32'd0 : s2_l8[287:256]),
+                  (seg2_off_c7_q[2] ? 32'd0 : s2_l8[255:224]),
+                  (seg2_off_c6_q[2] ? 32'd0 : s2_l8[223:192]),
+                  (seg2_off_c5_q[3] ? 32'd0 : s2_l8[191:160]),
+                  (seg2_off_c4_q[3] ? 32'd0 : s2_l8[159:128]),
+                  (seg2_off_c3_q[4] ? 32'd0 : s2_l8[127:96]),
+                  (seg2_off_c2_q[9] ? 32'd0 : s2_l8[95:64]),
+                  (seg2_off_c1_q[9] ? 32'd0 : s2_l8[63:32]),
+                  (seg2_off_c0_q[9] ? 32'd0 : s2_l8[31:0])};
+  assign s2_l10 = {(seg2_off_c23_q[1] ? 32'd0 : s2_l9[767:736]),
+                   (seg2_off_c22_q[1] ? 32'd0 : s2_l9[735:704]),
+                   (seg2_off_c21_q[1] ? 32'd0 : s2_l9[703:672]),
+                   (seg2_off_c20_q[1] ? 32'd0 : s2_l9[671:640]),
+                   (seg2_off_c19_q[1] ? 32'd0 : s2_l9[639:608]),
+                   (seg2_off_c18_q[1] ? 32'd0 : s2_l9[607:576]),
+                   (seg2_off_c17_q[2] ? 32'd0 : s2_l9[575:544]),
+                   (seg2_off_c16_q[2] ? 32'd0 : s2_l9[543:512]),
+                   (seg2_off_c15_q[2] ? 32'd0 : s2_l9[511:480]),
+                   (seg2_off_c14_q[2] ? 32'd0 : s2_l9[479:448]),
+                   (seg2_off_c13_q[2] ? 32'd0 : s2_l9[447:416]),
+                   (seg2_off_c12_q[2] ? 32'd0 : s2_l9[415:384]),
+                   (seg2_off_c11_q[2] ? 32'd0 : s2_l9[383:352]),
+                   (seg2_off_c10_q[2] ? 32'd0 : s2_l9[351:320]),
+                   (seg2_off_c9_q[3] ? 32'd0 : s2_l9[319:288]),
+                   (seg2_off_c8_q[3] ? 32'd0 : s2_l9[287:256]),
+                   (seg2_off_c7_q[3] ? 32'd0 : s2_l9[255:224]),
+                   (seg2_off_c6_q[3] ? 32'd0 : s2_l9[223:192]),
+                   (seg2_off_c5_q[4] ? 32'd0 : s2_l9[191:160]),
+                   (seg2_off_c4_q[4] ? 32'd0 : s2_l9[159:128]),
+                   (seg2_off_c3_q[5] ? 32'd0 : s2_l9[127:96]),
+                   (seg2_off_c2_q[10] ? 32'd0 : s2_l9[95:64]),
+                   (seg2_off_c1_q[10] ? 32'd0 : s2_l9[63:32]),
+                   (seg2_off_c0_q[10] ? 32'd0 : s2_l9[31:0])};
+  assign s2_l11 = {(seg2_off_c23_q[2] ? 32'd0 : s2_l10[767:736]),
+                   (seg2_off_c22_q[2] ? 32'd0 : s2_l10[735:704]),
+                   (seg2_off_c21_q[2] ? 32'd0 : s2_l10[703:672]),
+                   (seg2_off_c20_q[2] ? 32'd0 : s2_l10[671:640]),
+                   (seg2_off_c19_q[2] ? 32'd0 : s2_l10[639:608]),
+                   (seg2_off_c18_q[2] ? 32'd0 : s2_l10[607:576]),
+                   (seg2_off_c17_q[3] ? 32'd0 : s2_l10[575:544]),
+                   (seg2_off_c16_q[3] ? 32'd0 : s2_l10[543:512]),
+                   (seg2_off_c15_q[3] ? 32'd0 : s2_l10[511:480]),
+                   (seg2_off_c14_q[3] ? 32'd0 : s2_l10[479:448]),
+                   (seg2_off_c13_q[3] ? 32'd0 : s2_l10[447:416]),
+                   (seg2_off_c12_q[3] ? 32'd0 : s2_l10[415:384]),
+                   (seg2_off_c11_q[3] ? 32'd0 : s2_l10[383:352]),
+                   (seg2_off_c10_q[3] ? 32'd0 : s2_l10[351:320]),
+                   (seg2_off_c9_q[4] ? 32'd0 : s2_l10[319:288]),
+                   (seg2_off_c8_q[4] ? 32'd0 : s2_l10[287:256]),
+                   (seg2_off_c7_q[4] ? 32'd0 : s2_l10[255:224]),
+                   (seg2_off_c6_q[4] ? 32'd0 : s2_l10[223:192]),
+                   (seg2_off_c5_q[5] ? 32'd0 : s2_l10[191:160]),
+                   (seg2_off_c4_q[5] ? 32'd0 : s2_l10[159:128]),
+                   (seg2_off_c3_q[6] ? 32'd0 : s2_l10[127:96]),
+                   (seg2_off_c2_q[11] ? 32'd0 : s2_l10[95:64]),
+                   (seg2_off_c1_q[11] ? 32'd0 : s2_l10[63:32]),
+                   (seg2_off_c0_q[11] ? 32'd0 : s2_l10[31:0])};
 
   // The shifted segments ORed
-  assign bits_o = ({255'd0, seg0_i} | s1_l11 | s2_l11);
+  assign bits_o = ({255'd0, seg0_q} | s1_l11 | s2_l11);
 endmodule
 `default_nettype wire

@@ -53,7 +53,8 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let blk2 = s2.blk;
     // Stage-3 registers.
     let st = pl.stage(&mut m, "tokens");
-    let mut segs = reg_segs(&mut m, "t", segs, &st.load(), cap);
+    // The segments are registered by the merge stages that take them (on `seg_en`).
+    let (mut segs, mut seg_en) = (segs, st.load());
     let mut glen_q = reg_glens(&mut m, "t", &glens, &st.load());
     let mut zero_q = st.reg(&mut m, "zero3_q", &zero_blk);
     let mut blk_q = st.reg(&mut m, "blk3_q", &blk2);
@@ -70,7 +71,9 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         let mut merged = Vec::new();
         for (gi, (grp, len)) in groups.into_iter().zip(&glen_q).enumerate() {
             let name = format!("u_m{level}_{gi}");
-            merged.push(merge_group(&mut m, &mut mods, &name, grp, len, cap)?);
+            merged.push(merge_group(
+                &mut m, &mut mods, &name, grp, len, cap, &seg_en,
+            )?);
         }
         if merged.len() == 1 {
             let sg = merged.pop().expect("one segment");
@@ -122,7 +125,7 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
             }
             raw_q = Some(reps.iter().map(|r| r.q()).collect());
         }
-        segs = reg_segs(&mut m, &nm, merged, &st.load(), cap);
+        (segs, seg_en) = (merged, st.load());
         glen_q = reg_glens(&mut m, &nm, &glens, &st.load());
         zero_q = st.reg(&mut m, &format!("zero{}_q", 3 + level), &zero_q);
         blk_q = st.reg(&mut m, &format!("blk{}_q", 3 + level), &blk_q);

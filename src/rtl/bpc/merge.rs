@@ -131,41 +131,6 @@ pub(super) fn chunk_segs(segs: Vec<Seg>, k: usize) -> Vec<Vec<Seg>> {
     out
 }
 
-/// Registers segments (`<prefix><i>_bits_q`, `<prefix><i>_off_q`). An offset that steers
-/// more than 64 shifter outputs (its shift grows to its group's width, at most `cap`) is
-/// registered as one copy per [`LANES_PER_COPY`] outputs: copy c (`<prefix><i>_off_c<c>_q`)
-/// holds only the amount bits of the shifter levels that reach output bit 32c.
-pub(super) fn reg_segs(
-    m: &mut ModuleBuilder,
-    prefix: &str,
-    segs: Vec<Seg>,
-    en: &Expr,
-    cap: u32,
-) -> Vec<Seg> {
-    let widths: Vec<u32> = segs.iter().map(|s| s.bits.width()).collect();
-    segs.into_iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let off = if i % 4 == 0 {
-                vec![Expr::zero(1)]
-            } else {
-                let g = i / 4 * 4;
-                let total = widths[g..(g + 4).min(widths.len())]
-                    .iter()
-                    .sum::<u32>()
-                    .min(cap);
-                reg_offset(m, &format!("{prefix}{i}"), &s.off[0], widths[i], total, en)
-            };
-            Seg {
-                bits: m.reg_next(&format!("{prefix}{i}_bits_q"), None, &s.bits, Some(en)),
-                // The lengths travel as group sums (`reg_glens`).
-                len: Expr::zero(1),
-                off,
-            }
-        })
-        .collect()
-}
-
 /// The copies of the offset of a `bits`-wide segment whose shift grows to `total` bits
 /// ([`shl_grow`]) with an `aw`-bit amount: `None` for one register, else for each copy (one
 /// per [`LANES_PER_COPY`] outputs) the lowest amount bit it holds (the shifter levels below
@@ -191,7 +156,7 @@ fn copy_lows(bits: u32, total: u32, aw: u32) -> Option<Vec<u32>> {
 }
 
 /// Registers the offset `off` of a `bits`-wide segment whose shift grows to `total` bits
-/// ([`shl_grow`]): one register, or copies as [`reg_segs`] describes, each returned
+/// ([`shl_grow`]): one register, or copies as [`merge_module`] describes, each returned
 /// full-width (the amount bits a copy does not hold read as 0 and are never selected).
 pub(super) fn reg_offset(
     m: &mut ModuleBuilder,
@@ -236,8 +201,9 @@ fn sub_module(
     Ok(md)
 }
 
-/// Concatenates a group by one instance of its merge module ([`merge_module`]): segment i
-/// shifted up by its registered offset (the lengths before it), ORed; bits at `cap` (the
+/// Registers a group of segments and concatenates it, by one instance of its merge module
+/// ([`merge_module`]; the registers load on `en`, the load of the stage that holds them):
+/// segment i shifted up by its offset (the lengths before it), ORed; bits at `cap` (the
 /// raw threshold) and above dropped. `len` is the group's length (registered by the stage
 /// before).
 pub(super) fn merge_group(
@@ -247,38 +213,28 @@ pub(super) fn merge_group(
     grp: Vec<Seg>,
     len: &Expr,
     cap: u32,
+    en: &Expr,
 ) -> Result<Seg, HdlError> {
     let shape: Vec<(u32, u32)> = grp
         .iter()
         .map(|s| (s.bits.width(), s.off[0].width()))
         .collect();
     let total: u32 = shape.iter().map(|s| s.0).sum::<u32>().min(cap);
-    if grp.len() == 1 {
-        let bits = m.wire(
-            &format!("{}_bits", name.trim_start_matches("u_")),
-            &grp[0].bits.resize(total),
-        );
+    if let [s] = grp.as_slice() {
+        let base = name.trim_start_matches("u_");
+        let q = m.reg_next(&format!("{base}_bits_q"), None, &s.bits, Some(en));
         return Ok(Seg {
-            bits,
+            bits: m.wire(&format!("{base}_bits"), &q.resize(total)),
             len: len.clone(),
             off: vec![Expr::zero(1)],
         });
     }
     let module = sub_module(mods, &merge_name(&shape, cap), || merge_module(&shape, cap))?;
-    let mut inputs = Vec::new();
+    let mut inputs = vec![("en_i".to_string(), en.clone())];
     for (i, s) in grp.iter().enumerate() {
         inputs.push((format!("seg{i}_i"), s.bits.clone()));
-        if i == 0 {
-            continue;
-        }
-        match copy_lows(shape[i].0, total, shape[i].1) {
-            None => inputs.push((format!("off{i}_i"), s.off[0].clone())),
-            Some(lows) => {
-                for (c, lo) in lows.iter().enumerate() {
-                    let aw = shape[i].1;
-                    inputs.push((format!("off{i}_c{c}_i"), s.off[c].slice(*lo, aw - lo)));
-                }
-            }
+        if i > 0 {
+            inputs.push((format!("off{i}_i"), s.off[0].clone()));
         }
     }
     let refs: Vec<(&str, Expr)> = inputs
@@ -308,10 +264,12 @@ fn merge_name(shape: &[(u32, u32)], cap: u32) -> String {
     s
 }
 
-/// `bpc_merge_*`: a group of segments (`seg<i>_i`, stream order) concatenated: each
-/// shifted up by its offset (`off<i>_i`, or the copies `off<i>_c<c>_i` that each hold the
-/// amount bits from the shifter level that first reaches their 32 outputs) by an LSB-first
-/// log shifter, the shifted segments ORed; `bits_o` is cut at `cap` bits.
+/// `bpc_merge_*`: one merge stage for a group of segments. The segments (`seg<i>_i`,
+/// stream order) and their offsets (`off<i>_i`) are registered on `en_i`: an offset that
+/// steers more than 64 shifter outputs as one copy per 32 outputs, each holding the amount
+/// bits from the shifter level that first reaches its outputs (bounded fan-out). Each
+/// registered segment is shifted up by its offset by an LSB-first log shifter and the
+/// shifted segments are ORed; `bits_o` is cut at `cap` bits.
 fn merge_module(shape: &[(u32, u32)], cap: u32) -> Result<Arc<Module>, HdlError> {
     let mut m = ModuleBuilder::new(merge_name(shape, cap));
     m.header("Generator: hwzip::rtl::bpc::merge::merge_module");
@@ -323,32 +281,25 @@ fn merge_module(shape: &[(u32, u32)], cap: u32) -> Result<Arc<Module>, HdlError>
         "Spec: {SPEC} §2.4 (stream order), docs/TOOLCHAIN.md (bounded fan-out)"
     ));
     let total: u32 = shape.iter().map(|s| s.0).sum::<u32>().min(cap);
+    let en = m.input("en_i", 1);
     let mut segs = Vec::new();
     for (i, &(w, aw)) in shape.iter().enumerate() {
         let bits = m.input(&format!("seg{i}_i"), w);
-        let offs = if i == 0 {
-            Vec::new()
-        } else {
-            match copy_lows(w, total, aw) {
-                None => vec![m.input(&format!("off{i}_i"), aw)],
-                Some(lows) => lows
-                    .iter()
-                    .enumerate()
-                    .map(|(c, &lo)| {
-                        let q = m.input(&format!("off{i}_c{c}_i"), aw - lo);
-                        if lo == 0 {
-                            q
-                        } else {
-                            Expr::cat(&[q, Expr::zero(lo)])
-                        }
-                    })
-                    .collect(),
-            }
+        let off = (i > 0).then(|| m.input(&format!("off{i}_i"), aw));
+        segs.push((bits, off));
+    }
+    m.comment("Registers: the segments and their offsets (copies per 32 shifter outputs)");
+    let mut regs = Vec::new();
+    for (i, (bits, off)) in segs.iter().enumerate() {
+        let q = m.reg_next(&format!("seg{i}_q"), None, bits, Some(&en));
+        let offs = match off {
+            Some(off) => reg_offset(&mut m, &format!("seg{i}"), off, shape[i].0, total, &en),
+            None => Vec::new(),
         };
-        segs.push((bits, offs));
+        regs.push((q, offs));
     }
     let mut terms = Vec::new();
-    for (i, (bits, offs)) in segs.iter().enumerate() {
+    for (i, (bits, offs)) in regs.iter().enumerate() {
         let sh = if i == 0 {
             bits.resize(total)
         } else {
