@@ -36,8 +36,8 @@
 
 use super::{addr_gen, size_mapper, BuddyRtlParams};
 use crate::hdl::blocks::{first_set, mux_tree, onehot_index};
-use crate::hdl::stream::{self, Layout};
-use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
+use crate::hdl::stream::{self, Layout, OutPort, Stream};
+use crate::hdl::{Expr, Fsm, HdlError, Inst, Module, ModuleBuilder, Reg};
 use crate::model::buddy::Target;
 use crate::rtl::bpc::{self, SPEC};
 use std::sync::Arc;
@@ -114,7 +114,6 @@ pub fn mc_ctrl_faulty(p: &BuddyRtlParams, f: McFault) -> Result<Arc<Module>, Hdl
 }
 
 fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlError> {
-    let is = |f: McFault| fault == Some(f);
     let name = format!(
         "buddy_mc_ctrl_{}_m{}",
         match p.addr.page {
@@ -136,7 +135,6 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
     let pa = p.addr.pa_bits;
     let eb = p.entry_bits();
     let ob = p.addr.boff_bits;
-    let fb = p.meta.entry_bits;
     let ew = bpc::ENTRY_BITS;
     let sbits = cp.cache.sector_bytes * 8;
     let saw = cp.sector_addr_bits();
@@ -176,9 +174,7 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
     let rsp = stream::output_port(&mut m, "rsp");
     let rsp_ready = rsp.ready();
     let hreq = stream::output_port(&mut m, "hreq");
-    let hreq_ready = hreq.ready();
     let breq = stream::output_port(&mut m, "breq");
-    let breq_ready = breq.ready();
     let mreq = stream::output_port(&mut m, "mreq");
     let mreq_ready = mreq.ready();
 
@@ -223,7 +219,150 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
     let x16 = m.wire("tgt_x16", &tgt_is(Target::X16));
     let full = m.wire("full_write", &(&wr.q() & &mask.q().eq_lit(0xF)));
 
-    // ---- Requests ----
+    let c = Ctl {
+        st,
+        wr,
+        tgt,
+        base,
+        boff,
+        ent,
+        mask,
+        wbuf,
+        rbuf,
+        cst,
+        code,
+        err_q,
+        dev0,
+        bud0,
+        dbuf,
+        bbuf,
+        dleft,
+        bleft,
+        dgot,
+        bgot,
+        c_acc,
+        c_bud,
+        c_zero,
+        x1,
+        x16,
+        full,
+        fault,
+    };
+    requests(&mut m, &c, req);
+    let s = split(&mut m, &c, &ag_m, &sm_m, &gbbr);
+    let cache = metadata(&mut m, &c, p, &cache_m, &mfill, &mreq_ready);
+    access_start(&mut m, &c, &s);
+    memory_requests(&mut m, &c, pa, hreq, breq);
+    read_data(&mut m, &c, &s, hrsp, brsp);
+    decompress(&mut m, &c, &s, &dec_m);
+    rmw(&mut m, &c);
+    compress(&mut m, &c, &comp_m);
+    let Ctl {
+        st,
+        wr,
+        mask,
+        rbuf,
+        err_q,
+        c_acc,
+        c_bud,
+        c_zero,
+        ..
+    } = c;
+
+    // ---- Responses ----
+    m.comment("Responses: the requested sectors of a read; a write's acknowledgement");
+    let sect_mask = Expr::cat_lsb(
+        &(0..4)
+            .map(|k| mask.q().bit(k).repeat(PIECE_BITS))
+            .collect::<Vec<_>>(),
+    );
+    let rsp_data = m.wire(
+        "rsp_data",
+        &(&wr.q() | &err_q.q()).select(&Expr::zero(ew), &(rbuf.q() & sect_mask)),
+    );
+    let rsp_v = st.is("rsp");
+    m.when(&(&rsp_v & &rsp_ready), |m| st.go(m, "idle"));
+    rsp.drive(
+        &mut m,
+        &rsp_v,
+        &[("data", rsp_data), ("write", wr.q()), ("err", err_q.q())],
+    );
+    mfill.accept(&mut m, &cache.out("mfill_ready_o"));
+    mreq.drive(
+        &mut m,
+        &cache.out("mreq_valid_o"),
+        &[
+            ("we", cache.out("mreq_we_o")),
+            ("addr", cache.out("mreq_addr_o")),
+            ("data", cache.out("mreq_wdata_o")),
+        ],
+    );
+    m.output_expr("cnt_access_o", &c_acc.q());
+    m.output_expr("cnt_buddy_o", &c_bud.q());
+    m.output_expr("cnt_zero_o", &c_zero.q());
+    m.output_expr("meta_hits_o", &cache.out("cnt_hits_o"));
+    m.output_expr("meta_misses_o", &cache.out("cnt_misses_o"));
+    m.output_expr("meta_merges_o", &cache.out("cnt_merges_o"));
+    m.finish()
+}
+
+/// The controller's state machine and request registers, shared by its sections.
+#[derive(Clone)]
+struct Ctl {
+    st: Fsm,
+    wr: Reg,
+    tgt: Reg,
+    base: Reg,
+    boff: Reg,
+    ent: Reg,
+    mask: Reg,
+    wbuf: Reg,
+    rbuf: Reg,
+    cst: Reg,
+    code: Reg,
+    err_q: Reg,
+    dev0: Reg,
+    bud0: Reg,
+    dbuf: Vec<Reg>,
+    bbuf: Vec<Reg>,
+    dleft: Reg,
+    bleft: Reg,
+    dgot: Reg,
+    bgot: Reg,
+    c_acc: Reg,
+    c_bud: Reg,
+    c_zero: Reg,
+    /// The target is 1x (raw, no metadata) or 16x; a full-entry write.
+    x1: Expr,
+    x16: Expr,
+    full: Expr,
+    fault: Option<McFault>,
+}
+
+/// The size mapper's outputs for the request's code and target.
+#[derive(Clone)]
+struct Split {
+    dev_mask: Expr,
+    bud_mask: Expr,
+    is_zero: Expr,
+    is_raw: Expr,
+    code_bad: Expr,
+}
+
+/// L2 requests: one beat each, taken when idle.
+fn requests(m: &mut ModuleBuilder, c: &Ctl, req: Stream) {
+    let Ctl {
+        st,
+        wr,
+        tgt,
+        base,
+        boff,
+        ent,
+        mask,
+        wbuf,
+        err_q,
+        ..
+    } = c.clone();
     m.comment("L2 requests: one beat each, taken when idle");
     let req_fire = m.wire("req_fire", &(&req.valid & &st.is("idle")));
     m.when(&req_fire, |m| {
@@ -237,12 +376,38 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         m.set(&err_q, &Expr::zero(1));
         st.go(m, "addr");
     });
-    req.accept(&mut m, &st.is("idle"));
+    req.accept(m, &st.is("idle"));
+}
 
-    // ---- Addresses and the split ----
+/// The address generator (piece 0 of each memory) and the size mapper (code, target).
+fn split(
+    m: &mut ModuleBuilder,
+    c: &Ctl,
+    ag_m: &Arc<Module>,
+    sm_m: &Arc<Module>,
+    gbbr: &Expr,
+) -> Split {
+    let Ctl {
+        st,
+        tgt,
+        base,
+        boff,
+        ent,
+        wbuf,
+        cst,
+        code,
+        err_q,
+        dev0,
+        bud0,
+        dbuf,
+        bbuf,
+        x1,
+        full,
+        ..
+    } = c.clone();
     m.comment("Address generator (piece 0 of each memory) and size mapper (code, target)");
     let ag = m.instance(
-        &ag_m,
+        ag_m,
         "u_addr_gen",
         &[
             ("s_valid_i", Expr::lit(1, 1)),
@@ -261,7 +426,7 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         ag.out("m_is_buddy_o"),
     ]));
     let sm = m.instance(
-        &sm_m,
+        sm_m,
         "u_size_mapper",
         &[
             ("s_valid_i", Expr::lit(1, 1)),
@@ -302,8 +467,34 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         .elsewhen(m, &full, |m| st.go(m, "comp"))
         .otherwise(m, |m| st.go(m, "lookup"));
     });
+    Split {
+        dev_mask,
+        bud_mask,
+        is_zero,
+        is_raw,
+        code_bad,
+    }
+}
 
-    // ---- Metadata slice ----
+/// The metadata slice: code lookups (read path) and updates (write path).
+fn metadata(
+    m: &mut ModuleBuilder,
+    c: &Ctl,
+    p: &BuddyRtlParams,
+    cache_m: &Arc<Module>,
+    mfill: &Stream,
+    mreq_ready: &Expr,
+) -> Inst {
+    let cp = p.meta.rtl();
+    let (ob, fb) = (p.addr.boff_bits, p.meta.entry_bits);
+    let Ctl {
+        st,
+        boff,
+        ent,
+        code,
+        ..
+    } = c.clone();
+    let is = |f: McFault| c.fault == Some(f);
     m.comment("Metadata slice: code lookups (read path) and updates (write path)");
     let mreq_ready_n = m.wire_decl("mreq_ready_n", 1);
     let lk_valid = m.wire("lk_valid", &(st.is("lookup") | st.is("upd")));
@@ -320,7 +511,7 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         )
     });
     let cache = m.instance(
-        &cache_m,
+        cache_m,
         "u_meta_slice",
         &[
             ("req_valid_i", lk_valid.clone()),
@@ -342,7 +533,7 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
             ("mreq_ready_i", mreq_ready_n.expr()),
         ],
     );
-    m.drive(&mreq_ready_n, &mreq_ready);
+    m.drive(&mreq_ready_n, mreq_ready);
     m.unused(&Expr::cat(&[
         cache.out("resp_id_o"),
         cache.out("resp_hit_o"),
@@ -359,8 +550,32 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         st.go(m, "rd_go");
     });
     m.when(&(&st.is("updw") & &resp_v), |m| st.go(m, "rsp"));
+    cache
+}
 
-    // ---- Access start: pieces to move, counters ----
+/// Access start: the pieces to move; the access, buddy and zero-entry counters.
+fn access_start(m: &mut ModuleBuilder, c: &Ctl, s: &Split) {
+    let Split {
+        dev_mask,
+        bud_mask,
+        is_zero,
+        code_bad,
+        ..
+    } = s.clone();
+    let Ctl {
+        st,
+        err_q,
+        dleft,
+        bleft,
+        dgot,
+        bgot,
+        c_acc,
+        c_bud,
+        c_zero,
+        x1,
+        ..
+    } = c.clone();
+    let is = |f: McFault| c.fault == Some(f);
     m.comment("Access start: the pieces to move; access, buddy and zero-entry counters");
     let go = m.wire("access_go", &(st.is("rd_go") | st.is("wr_go")));
     let counted = m.wire("access_counted", &(&go & &!(&st.is("rd_go") & &code_bad)));
@@ -390,8 +605,23 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         .otherwise(m, |m| st.go(m, "fetch"));
     });
     m.when(&st.is("wr_go"), |m| st.go(m, "wr"));
+}
 
-    // ---- Memory requests ----
+/// Memory requests: the lowest piece left on each channel, reads or writes.
+fn memory_requests(m: &mut ModuleBuilder, c: &Ctl, pa: u32, hreq: OutPort, breq: OutPort) {
+    let (hreq_ready, breq_ready) = (hreq.ready(), breq.ready());
+    let Ctl {
+        st,
+        cst,
+        dev0,
+        bud0,
+        dleft,
+        bleft,
+        x16,
+        ..
+    } = c.clone();
+    let is = |f: McFault| c.fault == Some(f);
+    let tgt_is = |t: Target| c.tgt.q().eq_lit(t.code() as u64);
     m.comment("Memory requests: the lowest piece left on each channel, reads or writes");
     let moving = m.wire("moving", &(st.is("fetch") | st.is("wr")));
     let writing = st.is("wr");
@@ -442,7 +672,7 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         &crate::hdl::blocks::or_tree(b_terms, PIECE_BITS),
     );
     hreq.drive(
-        &mut m,
+        m,
         &h_valid,
         &[
             ("we", writing.clone()),
@@ -453,7 +683,7 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         ],
     );
     breq.drive(
-        &mut m,
+        m,
         &b_valid,
         &[
             ("we", writing.clone()),
@@ -462,8 +692,24 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
             ("tag", bk.clone()),
         ],
     );
+}
 
-    // ---- Read data ----
+/// Read data: pieces by tag, in any order, on both channels.
+fn read_data(m: &mut ModuleBuilder, c: &Ctl, s: &Split, hrsp: Stream, brsp: Stream) {
+    let Split {
+        dev_mask, bud_mask, ..
+    } = s.clone();
+    let Ctl {
+        st,
+        dleft,
+        bleft,
+        dgot,
+        bgot,
+        dbuf,
+        bbuf,
+        x1,
+        ..
+    } = c.clone();
     m.comment("Read data: pieces by tag, any order, on both channels");
     let (h_tag, h_rd) = (hrsp.field("tag"), hrsp.field("data"));
     let (b_tag, b_rd) = (brsp.field("tag"), brsp.field("data"));
@@ -478,8 +724,8 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
     let onehot = |t: &Expr| Expr::cat_lsb(&(0..4).map(|j| t.eq_lit(j)).collect::<Vec<_>>());
     m.when(&hrsp.valid, |m| m.set(&dgot, &(dgot.q() | onehot(&h_tag))));
     m.when(&brsp.valid, |m| m.set(&bgot, &(bgot.q() | onehot(&b_tag))));
-    hrsp.accept(&mut m, &Expr::lit(1, 1));
-    brsp.accept(&mut m, &Expr::lit(1, 1));
+    hrsp.accept(m, &Expr::lit(1, 1));
+    brsp.accept(m, &Expr::lit(1, 1));
     let sent = m.wire("sent", &(&!dleft.q().any() & &!bleft.q().any()));
     // The size mapper's masks hold through the fetch (code and target do not change).
     let fetched = m.wire(
@@ -491,8 +737,24 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         m.when(&x1, |m| st.go(m, "rsp"))
             .otherwise(m, |m| st.go(m, "upd"));
     });
+}
 
-    // ---- Stream assembly and decompression ----
+/// The stored stream in stream order, decompressed.
+fn decompress(m: &mut ModuleBuilder, c: &Ctl, s: &Split, dec_m: &Arc<Module>) {
+    let ew = bpc::ENTRY_BITS;
+    let Split {
+        is_zero, is_raw, ..
+    } = s.clone();
+    let Ctl {
+        st,
+        rbuf,
+        code,
+        err_q,
+        dbuf,
+        bbuf,
+        ..
+    } = c.clone();
+    let tgt_is = |t: Target| c.tgt.q().eq_lit(t.code() as u64);
     m.comment("The stored stream in stream order: device bytes [0, D), then the buddy pieces");
     let d = |k: usize| dbuf[k].q();
     let b = |k: usize| bbuf[k].q();
@@ -519,7 +781,7 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         ),
     );
     let dec = m.instance(
-        &dec_m,
+        dec_m,
         "u_bpc_dec",
         &[
             ("s_valid_i", &st.is("dec") & &!(&is_zero | &is_raw)),
@@ -544,8 +806,22 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         m.set(&err_q, &dec.out("m_err_o"));
         st.go(m, "post");
     });
+}
 
-    // ---- Read-modify-write merge ----
+/// After a read: respond, or merge the written sectors and write (read-modify-write).
+fn rmw(m: &mut ModuleBuilder, c: &Ctl) {
+    let Ctl {
+        st,
+        wr,
+        mask,
+        wbuf,
+        rbuf,
+        cst,
+        err_q,
+        x1,
+        ..
+    } = c.clone();
+    let is = |f: McFault| c.fault == Some(f);
     m.comment("After a read: respond, or merge the written sectors and write (RMW)");
     let merged = m.wire(
         "merged",
@@ -574,11 +850,20 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         })
         .otherwise(m, |m| st.go(m, "rsp"));
     });
+}
 
-    // ---- Compression ----
+/// The write path: compress, then the pieces, then the code.
+fn compress(m: &mut ModuleBuilder, c: &Ctl, comp_m: &Arc<Module>) {
+    let Ctl {
+        st,
+        wbuf,
+        cst,
+        code,
+        ..
+    } = c.clone();
     m.comment("Write path: compress, then the pieces, then the code");
     let comp = m.instance(
-        &comp_m,
+        comp_m,
         "u_bpc_comp",
         &[
             ("s_valid_i", st.is("comp")),
@@ -595,40 +880,4 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         m.set(&code, &comp.out("m_size_o"));
         st.go(m, "wr_go");
     });
-
-    // ---- Responses ----
-    m.comment("Responses: the requested sectors of a read; a write's acknowledgement");
-    let sect_mask = Expr::cat_lsb(
-        &(0..4)
-            .map(|k| mask.q().bit(k).repeat(PIECE_BITS))
-            .collect::<Vec<_>>(),
-    );
-    let rsp_data = m.wire(
-        "rsp_data",
-        &(&wr.q() | &err_q.q()).select(&Expr::zero(ew), &(rbuf.q() & sect_mask)),
-    );
-    let rsp_v = st.is("rsp");
-    m.when(&(&rsp_v & &rsp_ready), |m| st.go(m, "idle"));
-    rsp.drive(
-        &mut m,
-        &rsp_v,
-        &[("data", rsp_data), ("write", wr.q()), ("err", err_q.q())],
-    );
-    mfill.accept(&mut m, &cache.out("mfill_ready_o"));
-    mreq.drive(
-        &mut m,
-        &cache.out("mreq_valid_o"),
-        &[
-            ("we", cache.out("mreq_we_o")),
-            ("addr", cache.out("mreq_addr_o")),
-            ("data", cache.out("mreq_wdata_o")),
-        ],
-    );
-    m.output_expr("cnt_access_o", &c_acc.q());
-    m.output_expr("cnt_buddy_o", &c_bud.q());
-    m.output_expr("cnt_zero_o", &c_zero.q());
-    m.output_expr("meta_hits_o", &cache.out("cnt_hits_o"));
-    m.output_expr("meta_misses_o", &cache.out("cnt_misses_o"));
-    m.output_expr("meta_merges_o", &cache.out("cnt_merges_o"));
-    m.finish()
 }
