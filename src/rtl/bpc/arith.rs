@@ -1,7 +1,7 @@
 //! Arithmetic cells of the BPC datapaths: exact and carry-select adders, carry-save trees,
 //! the Kogge-Stone prefix sum and the LSB-first growing shifter.
 
-use super::merge::LANES_PER_COPY;
+use super::LANES_PER_COPY;
 use crate::hdl::blocks::PrefixTopology;
 use crate::hdl::{Expr, ModuleBuilder};
 

@@ -2,7 +2,7 @@
 //! registered offset copies that bound the shifters' select fan-out.
 
 use super::arith::{csa_sum, shl_grow};
-use super::SPEC;
+use super::{LANES_PER_COPY, SPEC};
 use crate::hdl::blocks::or_tree;
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
 use std::collections::BTreeMap;
@@ -17,9 +17,6 @@ pub(super) struct Seg {
     pub(super) len: Expr,
     pub(super) off: Vec<Expr>,
 }
-
-/// Shifter output bits (or raw-select bits) steered by one register copy of their select.
-pub(super) const LANES_PER_COPY: u32 = 32;
 
 /// Sets each segment's offset within its group of four (the sum of the lengths before it)
 /// and returns each group's length (the next level's segment lengths), by one instance of

@@ -46,6 +46,9 @@ mod merge;
 mod planes;
 
 pub use comp::compressor;
+
+/// Shifter output bits (or raw-select bits) steered by one register copy of their select.
+const LANES_PER_COPY: u32 = 32;
 pub use decomp::decompressor;
 
 use crate::hdl::{Expr, HdlError, ModuleBuilder};
