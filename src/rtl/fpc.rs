@@ -132,27 +132,36 @@ fn place(m: &mut ModuleBuilder, name: &str, v: &Expr, amt: &Expr, wo: u32) -> Ex
 /// Yosys merges flops with the same D and enable, so copy `c` stores the select inverted
 /// (odd `c`) and/or combined with a qualifier that is true whenever the register loads
 /// (`quals[c/2]`: ANDed, or its complement ORed); both are exact under the load enable `en`.
-/// Returns `sel[c][digit][k]` (polarity undone, `None` where the shift is ≥ `wo`).
+/// Returns `sel[c][digit][k]` (polarity undone, `None` where the shift is ≥ `wo` or where
+/// copy `c`'s output slice only ever takes zeros, [`live_selects`]).
 #[allow(clippy::too_many_arguments)]
 fn sel_copies(
     m: &mut ModuleBuilder,
     name: &str,
     amt: &Expr,
+    vw: u32,
     wo: u32,
     copies: usize,
     quals: &[Expr],
     en: &Expr,
 ) -> Vec<Vec<Vec<Option<Expr>>>> {
     let aw = amt.width();
+    let digits: Vec<u32> = (0..aw)
+        .step_by(2)
+        .map(|j| if j + 1 < aw { 2 } else { 1 })
+        .collect();
+    let live = live_selects(vw, wo, copies, &digits);
     let mut out = vec![Vec::new(); copies];
     let mut j = 0;
     while j < aw {
         let nb = if j + 1 < aw { 2 } else { 1 };
         let dig = amt.slice(j, nb);
         let d = 1u64 << j;
+        let di = (j / 2) as usize;
         let mut per_copy: Vec<Vec<Option<Expr>>> = vec![Vec::new(); copies];
         for k in 0..(1u64 << nb) {
-            if k * d >= wo as u64 {
+            let used = |c: usize| live[c][di][k as usize];
+            if k * d >= wo as u64 || !(0..copies).any(used) {
                 for pc in per_copy.iter_mut() {
                     pc.push(None);
                 }
@@ -160,6 +169,11 @@ fn sel_copies(
             }
             let s = m.wire(&format!("{}_d{}_{}", name, j, k), &dig.eq_lit(k));
             for (c, pc) in per_copy.iter_mut().enumerate() {
+                if !used(c) {
+                    // Its output slice only ever takes zeros for this digit value.
+                    pc.push(None);
+                    continue;
+                }
                 let inv = c % 2 == 1;
                 let qi = c / 2;
                 // Qualifier: none, then each of `quals` ANDed, then each complement ORed.
@@ -190,6 +204,50 @@ fn sel_copies(
     out
 }
 
+/// Which selects of [`place_sel`] can pass a non-zero bit, `[copy][digit][value]`: a
+/// `vw`-bit value at the top of `wo` bits, shifted right by each radix-4 digit in turn
+/// (`digits`: bits per digit), output bit `b` selected by copy `b·copies/wo`.
+fn live_selects(vw: u32, wo: u32, copies: usize, digits: &[u32]) -> Vec<Vec<Vec<bool>>> {
+    live_bits(vw, wo, copies, digits).0
+}
+
+/// [`live_selects`], and for each shifter stage the bits of its output that can be 1.
+#[allow(clippy::type_complexity)]
+fn live_bits(
+    vw: u32,
+    wo: u32,
+    copies: usize,
+    digits: &[u32],
+) -> (Vec<Vec<Vec<bool>>>, Vec<Vec<bool>>) {
+    let wo = wo as usize;
+    let mut x: Vec<bool> = (0..wo).map(|i| i + vw as usize >= wo).collect();
+    let mut stages = Vec::new();
+    let mut out = vec![Vec::new(); copies];
+    for (di, nb) in digits.iter().enumerate() {
+        let d = 1usize << (2 * di);
+        let mut next = vec![false; wo];
+        for (c, oc) in out.iter_mut().enumerate() {
+            let lo = c * wo / copies;
+            let hi = (c + 1) * wo / copies;
+            let mut per_k = Vec::new();
+            for k in 0..(1usize << nb) {
+                let src = |i: usize| i + k * d < wo && x[i + k * d];
+                let live = (lo..hi).any(src);
+                if live {
+                    for (i, n) in next.iter_mut().enumerate().take(hi).skip(lo) {
+                        *n |= src(i);
+                    }
+                }
+                per_k.push(live);
+            }
+            oc.push(per_k);
+        }
+        x = next;
+        stages.push(x.clone());
+    }
+    (out, stages)
+}
+
 /// [`place4`] driven by registered one-hot selects from [`sel_copies`]: output bit `b` (of
 /// `wo`) uses copy `b·copies/wo`, so each select flop drives at most `⌈wo/copies⌉` AND-OR
 /// terms per shifter stage.
@@ -201,6 +259,8 @@ fn place_sel(
     wo: u32,
 ) -> Expr {
     let copies = sel.len();
+    let digits: Vec<u32> = sel[0].iter().map(|k| k.len().trailing_zeros()).collect();
+    let (_, masks) = live_bits(v.width(), wo, copies, &digits);
     let mut x = Expr::cat(&[v.clone(), Expr::zero(wo - v.width())]);
     for (di, _) in sel[0].iter().enumerate() {
         let d = 1u32 << (2 * di);
@@ -223,6 +283,17 @@ fn place_sel(
             slices.push(or_tree(terms, hi - lo));
         }
         x = m.wire(&format!("{}_s{}", name, 2 * di), &Expr::cat(&slices));
+        if di + 1 < sel[0].len() {
+            // Bits that are always 0 are not read by the next stage's live selects.
+            let mut i = 0;
+            while i < wo as usize {
+                let run = masks[di][i..].iter().take_while(|b| !**b).count();
+                if run > 0 {
+                    m.unused(&x.slice(i as u32, run as u32));
+                }
+                i += run.max(1);
+            }
+        }
     }
     x
 }
@@ -426,7 +497,16 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         let sel = if j == 0 {
             Vec::new()
         } else {
-            sel_copies(&mut m, &format!("pl{}", j), o, l, copies, &quals, ld1)
+            sel_copies(
+                &mut m,
+                &format!("pl{}", j),
+                o,
+                v.width(),
+                l,
+                copies,
+                &quals,
+                ld1,
+            )
         };
         nq.push((vq, sel));
     }
