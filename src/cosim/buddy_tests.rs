@@ -199,31 +199,10 @@ type Edit<'a> = (&'a str, &'a dyn Fn(&str) -> String);
 
 fn caught(p: &BuddyRtlParams, u: Unit, edits: &[Edit], n: u64) {
     let t = top(p, u).unwrap();
-    let v = crate::hdl::emit::emit_design(&t).unwrap();
-    // Each edit goes to the first module of the hierarchy it changes.
-    let files: Vec<&str> = edits
-        .iter()
-        .map(|(what, edit)| {
-            let (f, _) = v
-                .iter()
-                .find(|(_, text)| {
-                    let e = edit(text);
-                    !e.is_empty() && &e != text
-                })
-                .unwrap_or_else(|| panic!("{what}: edit did not apply"));
-            f.trim_end_matches(".v")
-        })
-        .collect();
-    // One model with every fault, each switched on at run time.
-    let faults: Vec<crate::cosim::fault::Fault> = edits
-        .iter()
-        .zip(&files)
-        .map(|((_, edit), f)| crate::cosim::fault::Fault {
-            file_prefix: f,
-            edit: *edit,
-        })
-        .collect();
-    let fm = crate::cosim::fault::FaultModel::build(&t, &faults).unwrap();
+    // One model with every fault, each switched on at run time; each edit goes to the
+    // first module of the hierarchy it changes.
+    let all: Vec<&dyn Fn(&str) -> String> = edits.iter().map(|(_, e)| *e).collect();
+    let fm = crate::cosim::fault::FaultModel::of_hierarchy(&t, &all).unwrap();
     for (k, (what, _)) in edits.iter().enumerate() {
         let mut dut = fm.dut(Some(k)).unwrap();
         let st = match u {

@@ -261,21 +261,18 @@ impl ModuleBuilder {
                 .rposition(|a| is_one(&a.guard))
                 .unwrap_or(0);
             let live = &t.assigns[start..];
-            match &t.kind {
-                Kind::Reg(r)
-                    if self
-                        .cond
-                        .fsms
-                        .get(&r.index())
-                        .is_some_and(|c| case_form(self, r, c, live).is_some()) =>
-                {
-                    let codes = self.cond.fsms[&r.index()].clone();
-                    let form = case_form(self, r, &codes, live).expect("checked");
+            let form = match &t.kind {
+                Kind::Reg(r) => (self.cond.fsms.get(&r.index()))
+                    .and_then(|codes| case_form(self, r, codes, live)),
+                Kind::Wire { .. } => None,
+            };
+            match (&t.kind, form) {
+                (Kind::Reg(r), Some(form)) => {
                     let next = form_expr(&form);
                     self.next(r, &next, None);
                     self.set_case(r, form);
                 }
-                Kind::Reg(r) => {
+                (Kind::Reg(r), None) => {
                     let mut next = live[0].value.clone();
                     for a in &live[1..] {
                         next = a.guard.select(&a.value, &next);
@@ -294,7 +291,7 @@ impl ModuleBuilder {
                     };
                     self.next(r, &next, enable.as_ref());
                 }
-                Kind::Wire { net, default } => {
+                (Kind::Wire { net, default }, _) => {
                     let mut v = default.clone();
                     for a in live {
                         v = a.guard.select(&a.value, &v);

@@ -133,7 +133,7 @@ fn place(m: &mut ModuleBuilder, name: &str, v: &Expr, amt: &Expr, wo: u32) -> Ex
 /// (odd `c`) and/or combined with a qualifier that is true whenever the register loads
 /// (`quals[c/2]`: ANDed, or its complement ORed); both are exact under the load enable `en`.
 /// Returns `sel[c][digit][k]` (polarity undone, `None` where the shift is ≥ `wo` or where
-/// copy `c`'s output slice only ever takes zeros, [`live_selects`]).
+/// copy `c`'s output slice only ever takes zeros, [`live_bits`]).
 #[allow(clippy::too_many_arguments)]
 fn sel_copies(
     m: &mut ModuleBuilder,
@@ -150,7 +150,7 @@ fn sel_copies(
         .step_by(2)
         .map(|j| if j + 1 < aw { 2 } else { 1 })
         .collect();
-    let live = live_selects(vw, wo, copies, &digits);
+    let (live, _) = live_bits(vw, wo, copies, &digits);
     let mut out = vec![Vec::new(); copies];
     let mut j = 0;
     while j < aw {
@@ -207,11 +207,7 @@ fn sel_copies(
 /// Which selects of [`place_sel`] can pass a non-zero bit, `[copy][digit][value]`: a
 /// `vw`-bit value at the top of `wo` bits, shifted right by each radix-4 digit in turn
 /// (`digits`: bits per digit), output bit `b` selected by copy `b·copies/wo`.
-fn live_selects(vw: u32, wo: u32, copies: usize, digits: &[u32]) -> Vec<Vec<Vec<bool>>> {
-    live_bits(vw, wo, copies, digits).0
-}
-
-/// [`live_selects`], and for each shifter stage the bits of its output that can be 1.
+/// Also returns, for each shifter stage, the bits of its output that can be 1.
 #[allow(clippy::type_complexity)]
 fn live_bits(
     vw: u32,

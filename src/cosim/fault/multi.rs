@@ -76,6 +76,43 @@ impl FaultModel {
         })
     }
 
+    /// [`FaultModel::build`] with each edit on the first module of `top`'s hierarchy (leaves
+    /// first, as emitted) whose text it changes; an edit that returns an empty text does not
+    /// apply to that module.
+    pub fn of_hierarchy(
+        top: &Arc<Module>,
+        edits: &[&dyn Fn(&str) -> String],
+    ) -> Result<FaultModel, CosimError> {
+        let files =
+            crate::hdl::emit::emit_design(top).map_err(|e| CosimError::Spec(e.to_string()))?;
+        let mut names = Vec::new();
+        for (k, edit) in edits.iter().enumerate() {
+            let (f, _) = files
+                .iter()
+                .find(|(_, text)| {
+                    let e = edit(text);
+                    !e.is_empty() && &e != text
+                })
+                .ok_or_else(|| {
+                    CosimError::Spec(format!(
+                        "fault {}: no module of {} changes",
+                        k + 1,
+                        top.name
+                    ))
+                })?;
+            names.push(f.trim_end_matches(".v").to_string());
+        }
+        let faults: Vec<Fault> = edits
+            .iter()
+            .zip(&names)
+            .map(|(e, f)| Fault {
+                file_prefix: f,
+                edit: *e,
+            })
+            .collect();
+        FaultModel::build(top, &faults)
+    }
+
     /// [`FaultModel::build`] with every edit on the file of `top` itself.
     pub fn of_top(
         top: &Arc<Module>,
