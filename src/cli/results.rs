@@ -6,7 +6,8 @@ use std::path::PathBuf;
 /// The arguments of `hwzip results`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The regress output folder to take the figures from (default: keep the snapshot).
+    /// The regress output folder to take the figures from: its engines' rows replace theirs in
+    /// the snapshot, the other engines' rows are kept (default: keep the snapshot as it is).
     #[arg(long)]
     pub from: Option<PathBuf>,
     /// The snapshot (JSON) the page is rendered from.

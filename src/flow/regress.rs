@@ -458,9 +458,18 @@ fn read_report(path: &Path) -> FlowResult<FlowReport> {
 /// Each engine's evaluation Markdown, by engine name.
 pub type Evals = Vec<(String, String)>;
 
-/// Reads a whole (or merged) regression folder: its runs in report order and each
-/// evaluation's Markdown, by engine.
-pub fn read(dir: &Path) -> FlowResult<(Vec<RegressRun>, Evals)> {
+/// A whole (or merged) regression folder, read back.
+pub struct Regression {
+    /// The engines it ran.
+    pub engines: Vec<String>,
+    /// Its runs in report order.
+    pub runs: Vec<RegressRun>,
+    /// Each evaluation's Markdown, by engine.
+    pub evals: Evals,
+}
+
+/// Reads a whole (or merged) regression folder.
+pub fn read(dir: &Path) -> FlowResult<Regression> {
     let meta = read_meta(dir)?;
     if let Some((k, n)) = meta.shard {
         return Err(format!(
@@ -484,7 +493,11 @@ pub fn read(dir: &Path) -> FlowResult<(Vec<RegressRun>, Evals)> {
             .map_err(|err| format!("cannot read {}: {}", p.display(), err))?;
         evals.push((e.clone(), md));
     }
-    Ok((runs, evals))
+    Ok(Regression {
+        engines: meta.engines,
+        runs,
+        evals,
+    })
 }
 
 /// Joins the directories of every shard of one regression (`--shard 1/N` ... `N/N`, in any

@@ -75,6 +75,20 @@ pub struct EvalEntry {
     pub markdown: String,
 }
 
+/// One regression a snapshot was joined from (`hwzip results --from`): the engines it ran and
+/// how it ended. A later regression of some of those engines takes their rows over.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// The engines whose rows it gave (engine names).
+    pub engines: Vec<String>,
+    /// Every run matched and every step ended well.
+    pub ok: bool,
+    /// Steps that failed (`run: kind what: detail`).
+    pub failures: Vec<String>,
+    /// Gate-level co-simulations (`what: detail`).
+    pub gate: Vec<String>,
+}
+
 /// What `docs/RESULTS.md` is rendered from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
@@ -86,24 +100,52 @@ pub struct Snapshot {
     pub libraries: Vec<String>,
     /// Synthesis effort and hierarchy.
     pub synth_method: String,
-    /// Every run matched and every step ended well.
-    pub ok: bool,
-    /// Steps that failed (`kind what: detail`).
-    pub failures: Vec<String>,
+    /// The regressions the rows come from, each covering its own engines.
+    pub sources: Vec<Source>,
     /// Synthesis rows of the default configuration.
     pub synth: Vec<SynthEntry>,
     /// Every co-simulation of every run.
     pub cosim: Vec<CosimEntry>,
     /// Tables beside the papers'.
     pub tables: Vec<PaperTable>,
-    /// Gate-level co-simulations (`what: detail`).
-    pub gate: Vec<String>,
     /// Evaluations.
     pub evals: Vec<EvalEntry>,
 }
 
-/// Reduces a regression's runs and evaluations to a snapshot.
-pub fn snapshot(runs: &[RegressRun], evals: Vec<EvalEntry>) -> FlowResult<Snapshot> {
+impl Snapshot {
+    /// Every source's runs matched and every step ended well.
+    pub fn ok(&self) -> bool {
+        self.sources.iter().all(|s| s.ok)
+    }
+
+    /// The engines it has rows of, in registry order.
+    pub fn engines(&self) -> Vec<&'static str> {
+        crate::engines::ALL
+            .iter()
+            .map(|e| e.name())
+            .filter(|n| {
+                self.sources
+                    .iter()
+                    .any(|s| s.engines.iter().any(|e| e == n))
+            })
+            .collect()
+    }
+
+    fn failures(&self) -> impl Iterator<Item = &String> {
+        self.sources.iter().flat_map(|s| s.failures.iter())
+    }
+
+    fn gate(&self) -> impl Iterator<Item = &String> {
+        self.sources.iter().flat_map(|s| s.gate.iter())
+    }
+}
+
+/// Reduces a regression of `engines` (its runs and evaluations) to a snapshot.
+pub fn snapshot(
+    engines: Vec<String>,
+    runs: &[RegressRun],
+    evals: Vec<EvalEntry>,
+) -> FlowResult<Snapshot> {
     let default = runs
         .iter()
         .find(|r| r.name == "default")
@@ -161,12 +203,15 @@ pub fn snapshot(runs: &[RegressRun], evals: Vec<EvalEntry>) -> FlowResult<Snapsh
         lines: d.lines,
         libraries: d.libraries.clone(),
         synth_method: d.synth_method.clone(),
-        ok,
-        failures,
+        sources: vec![Source {
+            engines,
+            ok,
+            failures,
+            gate,
+        }],
         synth,
         cosim,
         tables: d.tables.clone(),
-        gate,
         evals,
     })
 }
@@ -281,8 +326,26 @@ pub fn render(s: &Snapshot) -> String {
         .collect();
     let _ = writeln!(o, "Contents: {}\n", contents.join(" · "));
     known_gaps(s, &mut o);
+    let ran: Vec<String> = s.engines().iter().map(|e| e.to_string()).collect();
     for p in parts() {
         let _ = writeln!(o, "## {}\n\n{}\n", p.heading, p.about);
+        if !covers(&ran, p.engine) {
+            // The block runs with any engine that uses it.
+            let with: Vec<&str> = crate::engines::ALL
+                .iter()
+                .filter(|e| {
+                    e.name() == p.engine || (p.engine == BLOCK.engine && e.uses_cache_block())
+                })
+                .map(|e| e.name())
+                .collect();
+            let _ = writeln!(
+                o,
+                "Its long tier is not in this snapshot yet: `hwzip regress --engine {}`, then \
+                 `hwzip results --from build/regress`.\n",
+                with.join("` (or `")
+            );
+            continue;
+        }
         synth_section(s, p.engine, &mut o);
         for t in s.tables.iter().filter(|t| t.engine == p.engine) {
             let _ = writeln!(o, "### {}\n\n{}\n", t.title, t.markdown.trim_end());
@@ -290,12 +353,12 @@ pub fn render(s: &Snapshot) -> String {
         cosim_section(s, p.engine, &mut o);
         let gate_here =
             crate::engines::by_name(p.engine).is_ok_and(|e| e.gate_level_in_long_tier());
-        if gate_here && !s.gate.is_empty() {
+        if gate_here && s.gate().next().is_some() {
             let _ = writeln!(
                 o,
                 "### Gate-level co-simulation (osu018 netlists, the library's cell functions)\n"
             );
-            for g in &s.gate {
+            for g in s.gate() {
                 let _ = writeln!(o, "- {}", g);
             }
             o.push('\n');
@@ -346,9 +409,9 @@ const LATENCY_RULE: &str = "cDMA's compressor line latency as published, one cyc
 
 fn known_gaps(s: &Snapshot, o: &mut String) {
     let _ = writeln!(o, "## Known gaps\n");
-    if !s.failures.is_empty() || !s.ok {
+    if s.failures().next().is_some() || !s.ok() {
         let _ = writeln!(o, "**Failed steps of this regression:**\n");
-        for f in &s.failures {
+        for f in s.failures() {
             let _ = writeln!(o, "- {}", f);
         }
         o.push('\n');
@@ -546,37 +609,120 @@ fn cosim_section(s: &Snapshot, engine: &str, o: &mut String) {
     o.push('\n');
 }
 
-/// `hwzip results`: with `from` (a regress folder), writes its snapshot to `snapshot`;
-/// otherwise reads `snapshot`. Then renders the page to `out`. Both files are written as a
-/// set (all or none).
+/// Reads a regression folder (`hwzip regress --out`, whole or merged) into a snapshot.
+fn from_regress(dir: &Path) -> FlowResult<Snapshot> {
+    let r = super::regress::read(dir)?;
+    let evals = r
+        .evals
+        .into_iter()
+        .map(|(engine, markdown)| EvalEntry { engine, markdown })
+        .collect();
+    snapshot(r.engines, &r.runs, evals)
+}
+
+/// The rows a regression of `engines` gives: theirs, and the shared cache block's when one
+/// of them uses it.
+fn covers(engines: &[String], row_engine: &str) -> bool {
+    engines.iter().any(|e| e == row_engine)
+        || (row_engine == BLOCK.engine
+            && engines
+                .iter()
+                .any(|e| crate::engines::by_name(e).is_ok_and(|e| e.uses_cache_block())))
+}
+
+/// Position of an engine's rows on the page (registry order, the block after its first user).
+fn rank(engine: &str) -> usize {
+    parts()
+        .iter()
+        .position(|p| p.engine == engine)
+        .unwrap_or(usize::MAX)
+}
+
+/// `old` with the rows of `new`'s engines taken from `new`: a long tier run one engine (or a
+/// few) at a time joins into one page. The rows `old` keeps must come from a regression run
+/// the same way (profile, lines, libraries, synthesis method) as `new`.
+pub fn join(old: Snapshot, new: Snapshot) -> FlowResult<Snapshot> {
+    let how = |s: &Snapshot| {
+        format!(
+            "{} profile, {} lines, {} ({})",
+            s.profile,
+            s.lines,
+            s.libraries.join("+"),
+            s.synth_method
+        )
+    };
+    let (was, is) = (how(&old), how(&new));
+    let ran: Vec<String> = new
+        .sources
+        .iter()
+        .flat_map(|s| s.engines.iter().cloned())
+        .collect();
+    let mut sources: Vec<Source> = old
+        .sources
+        .into_iter()
+        .filter_map(|mut s| {
+            s.engines.retain(|e| !ran.contains(e));
+            (!s.engines.is_empty()).then_some(s)
+        })
+        .collect();
+    if !sources.is_empty() && was != is {
+        let mut kept: Vec<String> = sources.iter().flat_map(|s| s.engines.clone()).collect();
+        kept.sort_by_key(|e| rank(e));
+        return Err(format!(
+            "the snapshot's rows of {} come from a regression run as {was}, this one as {is}: \
+             run it the same way, or all engines at once",
+            kept.join(", ")
+        ));
+    }
+    sources.extend(new.sources);
+    sources.sort_by_key(|s| s.engines.iter().map(|e| rank(e)).min());
+    fn rows<T>(old: Vec<T>, new: Vec<T>, ran: &[String], engine: impl Fn(&T) -> &str) -> Vec<T> {
+        let mut v: Vec<T> = old
+            .into_iter()
+            .filter(|r| !covers(ran, engine(r)))
+            .collect();
+        v.extend(new);
+        // Stable: each engine's rows keep their order.
+        v.sort_by_key(|r| rank(engine(r)));
+        v
+    }
+    Ok(Snapshot {
+        sources,
+        synth: rows(old.synth, new.synth, &ran, |r| &r.engine),
+        cosim: rows(old.cosim, new.cosim, &ran, |r| &r.engine),
+        tables: rows(old.tables, new.tables, &ran, |r| &r.engine),
+        evals: rows(old.evals, new.evals, &ran, |r| &r.engine),
+        ..new
+    })
+}
+
+/// `hwzip results`: with `from` (a regress folder), joins its rows into the snapshot (see
+/// [`join`]; a new snapshot when there is none); otherwise reads the snapshot. Then renders
+/// the page to `out`. Both files are written as a set (all or none).
 pub fn write(from: Option<&Path>, snapshot: &Path, out: &Path) -> FlowResult<()> {
     let mut set = crate::files::FileSet::new();
+    let read = |p: &Path| -> FlowResult<Snapshot> {
+        let bytes = crate::files::input::read(p, crate::files::input::Purpose::Config)
+            .map_err(|e| format!("cannot read {}: {}", p.display(), e))?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{}: not a results snapshot: {}", p.display(), e))
+    };
     let snap = match from {
         Some(dir) => {
-            let snap = from_regress(dir)?;
+            let new = from_regress(dir)?;
+            let snap = if snapshot.exists() {
+                join(read(snapshot)?, new)?
+            } else {
+                new
+            };
             let json = serde_json::to_string_pretty(&snap).map_err(|e| e.to_string())?;
             set.add(snapshot.to_path_buf(), json + "\n");
             snap
         }
-        None => {
-            let bytes = crate::files::input::read(snapshot, crate::files::input::Purpose::Config)
-                .map_err(|e| format!("cannot read {}: {}", snapshot.display(), e))?;
-            serde_json::from_slice(&bytes)
-                .map_err(|e| format!("{}: not a results snapshot: {}", snapshot.display(), e))?
-        }
+        None => read(snapshot)?,
     };
     set.add(out.to_path_buf(), render(&snap) + "\n");
     set.commit()
-}
-
-/// Reads a regression folder (`hwzip regress --out`, whole or merged) into a snapshot.
-fn from_regress(dir: &Path) -> FlowResult<Snapshot> {
-    let (runs, evals) = super::regress::read(dir)?;
-    let evals = evals
-        .into_iter()
-        .map(|(engine, markdown)| EvalEntry { engine, markdown })
-        .collect();
-    snapshot(&runs, evals)
 }
 
 #[cfg(test)]
@@ -613,6 +759,85 @@ mod tests {
         }
     }
 
+    fn source(engines: &[&str]) -> Source {
+        Source {
+            engines: engines.iter().map(|e| e.to_string()).collect(),
+            ok: true,
+            failures: Vec::new(),
+            gate: Vec::new(),
+        }
+    }
+
+    fn cosim(engine: &str, unit: &str, cycles: u64) -> CosimEntry {
+        CosimEntry {
+            run: "default".into(),
+            engine: engine.into(),
+            unit: unit.into(),
+            params: "p".into(),
+            lines: 10,
+            cycles,
+            mismatches: 0,
+            mcycles_per_s: 1.0,
+        }
+    }
+
+    fn snap(engines: &[&str], libraries: &[&str], cycles: u64) -> Snapshot {
+        Snapshot {
+            profile: "paper".into(),
+            lines: 10,
+            libraries: libraries.iter().map(|l| l.to_string()).collect(),
+            synth_method: "full".into(),
+            sources: vec![source(engines)],
+            synth: Vec::new(),
+            cosim: engines
+                .iter()
+                .flat_map(|&e| {
+                    let mut v = vec![cosim(e, "comp", cycles)];
+                    if covers(&[e.to_string()], BLOCK.engine) {
+                        v.push(cosim(BLOCK.engine, "cache", cycles));
+                    }
+                    v
+                })
+                .collect(),
+            tables: Vec::new(),
+            evals: Vec::new(),
+        }
+    }
+
+    /// Engines measured one at a time join into one snapshot, each engine's rows from its
+    /// latest regression, on the page in registry order.
+    #[test]
+    fn a_regression_of_some_engines_takes_over_their_rows() {
+        let libs = ["osu018"];
+        let s = join(snap(&["buddy"], &libs, 1), snap(&["zvc"], &libs, 2)).unwrap();
+        assert_eq!(s.engines(), ["zvc", "buddy"]);
+        let s = join(s, snap(&["buddy", "base-xor"], &libs, 3)).unwrap();
+        assert_eq!(s.engines(), ["zvc", "base-xor", "buddy"]);
+        let rows: Vec<(&str, u64)> = s
+            .cosim
+            .iter()
+            .map(|c| (c.engine.as_str(), c.cycles))
+            .collect();
+        assert_eq!(
+            rows,
+            // The block's section follows its first user in the registry (PACT'12).
+            [("zvc", 2), ("base-xor", 3), ("block", 3), ("buddy", 3)]
+        );
+        assert_eq!(s.sources.len(), 2);
+        // A regression run another way cannot join rows it does not replace.
+        let e = join(s.clone(), snap(&["adaptive"], &["nangate45"], 4)).unwrap_err();
+        assert!(e.contains("zvc, base-xor, buddy"), "{e}");
+        // It can replace them all.
+        let all: Vec<&str> = crate::engines::ALL.iter().map(|e| e.name()).collect();
+        let s = join(s, snap(&all, &["nangate45"], 5)).unwrap();
+        assert_eq!(s.sources.len(), 1);
+        assert!(s.cosim.iter().all(|c| c.cycles == 5));
+        let page = render(&s);
+        assert!(!page.contains("not in this snapshot"), "{page}");
+        let page = render(&snap(&["zvc"], &libs, 1));
+        assert!(page.contains("hwzip regress --engine buddy"), "{page}");
+    }
+
     fn row(unit: &str, liberty: &str, fmax: f64, latency: u32) -> SynthEntry {
         SynthEntry {
             engine: "adaptive".into(),
@@ -639,8 +864,7 @@ mod tests {
             lines: 10,
             libraries: vec!["osu018".into(), "nangate45".into()],
             synth_method: "full".into(),
-            ok: true,
-            failures: Vec::new(),
+            sources: vec![source(&["adaptive"])],
             // BDI compressor: 2 cycles after acceptance in Table III, so 3 counted as ours.
             synth: vec![
                 row("bdi_comp", "nangate45", 1100.0, 3),
@@ -649,7 +873,6 @@ mod tests {
             ],
             cosim: Vec::new(),
             tables: Vec::new(),
-            gate: Vec::new(),
             evals: Vec::new(),
         };
         let page = render(&s);
