@@ -26,7 +26,7 @@
 
 use crate::hdl::blocks::{any_of, first_set, mux_tree, onehot_index};
 use crate::hdl::stream::{self, Layout, Stream};
-use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Reg};
+use crate::hdl::{clog2, Expr, Fsm, HdlError, Mem, Module, ModuleBuilder, Reg};
 use crate::model::cache::CacheParams;
 use std::sync::Arc;
 
@@ -120,6 +120,78 @@ struct MshrRegs {
     slots: Vec<[Reg; 4]>, // id, field-in-line, we, wdata
 }
 
+/// Widths and counts of one cache (from [`CacheRtlParams`]).
+struct Geo {
+    nsets: usize,
+    nways: usize,
+    /// Sectors per line.
+    spl: usize,
+    sbits: u32,
+    fb: u32,
+    idw: u32,
+    setw: u32,
+    wayw: u32,
+    secw: u32,
+    /// Field-in-line, tag, sector-address and LRU-rank widths.
+    lfw: u32,
+    tagw: u32,
+    saw: u32,
+    rankw: u32,
+    /// MSHRs, slots per MSHR, slot-count width.
+    nm: usize,
+    ns: usize,
+    cntw: u32,
+}
+
+impl Geo {
+    fn of(p: &CacheRtlParams) -> Geo {
+        let c = &p.cache;
+        let ns = c.mshr_slots as usize;
+        Geo {
+            nsets: c.sets as usize,
+            nways: c.ways as usize,
+            spl: c.sectors() as usize,
+            sbits: c.sector_bytes * 8,
+            fb: c.field_bits,
+            idw: p.id_bits,
+            setw: clog2(c.sets as u64).max(1),
+            wayw: clog2(c.ways as u64).max(1),
+            secw: p.sec_bits().max(1),
+            lfw: p.line_field_bits(),
+            tagw: p.tag_bits(),
+            saw: p.sector_addr_bits(),
+            rankw: clog2(c.ways as u64).max(1),
+            nm: c.mshrs as usize,
+            ns,
+            cntw: clog2(ns as u64 + 1),
+        }
+    }
+}
+
+/// The controller's state: FSM, output registers, per-way tags/valid/dirty/LRU, the MSHR
+/// file, the data array, the counters and the fill in progress.
+struct Regs {
+    st: Fsm,
+    resp_v: Reg,
+    resp_p: Reg,
+    mreq_v: Reg,
+    mreq_p: Reg,
+    ways: Vec<Vec<WayRegs>>,
+    mshr: Vec<MshrRegs>,
+    data: Mem,
+    cnt_hits: Reg,
+    cnt_misses: Reg,
+    cnt_merges: Reg,
+    f_addr: Reg,
+    f_data: Reg,
+    f_mshr: Reg,
+    f_way: Reg,
+    f_new: Reg,
+    wb_mask: Reg,
+    wb_tag: Reg,
+    rel_k: Reg,
+}
+
 /// The cache controller.
 pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(|e| HdlError {
@@ -127,28 +199,20 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
         problems: vec![e],
     })?;
     let c = &p.cache;
-    let (nsets, nways) = (c.sets as usize, c.ways as usize);
-    let spl = c.sectors() as usize;
-    let sbits = c.sector_bytes * 8;
-    let lbits = c.line_bytes * 8;
-    let fb = c.field_bits;
-    let (fw, idw) = (p.field_addr_bits, p.id_bits);
-    let (setw, wayw) = (clog2(c.sets as u64).max(1), clog2(c.ways as u64).max(1));
-    let (secw, lfw, tagw, saw) = (
-        p.sec_bits().max(1),
-        p.line_field_bits(),
-        p.tag_bits(),
-        p.sector_addr_bits(),
-    );
-    let rankw = clog2(c.ways as u64).max(1);
-    let nm = c.mshrs as usize;
-    let ns = c.mshr_slots as usize;
-    let cntw = clog2(ns as u64 + 1);
+    let g = Geo::of(p);
     let mut m = ModuleBuilder::new(format!("cache_{}", p.name_tag()));
     m.header("Generator: hwzip::rtl::cache::cache");
     m.header(format!(
         "Parameters: sets={} ways={} line={}B sector={}B field={}b mshrs={}x{} field_addr={}b id={}b",
-        c.sets, c.ways, c.line_bytes, c.sector_bytes, fb, c.mshrs, c.mshr_slots, fw, idw
+        c.sets,
+        c.ways,
+        c.line_bytes,
+        c.sector_bytes,
+        g.fb,
+        c.mshrs,
+        c.mshr_slots,
+        p.field_addr_bits,
+        g.idw
     ));
     m.header(
         "Spec: docs/FORMATS.md, PACT'12 §6 (md_cache, md_mshr); \
@@ -160,73 +224,204 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
     let req = stream::input(
         &mut m,
         "req",
-        &Layout::new(&[("id", idw), ("field", fw), ("we", 1), ("wdata", fb)]),
+        &Layout::new(&[
+            ("id", g.idw),
+            ("field", p.field_addr_bits),
+            ("we", 1),
+            ("wdata", g.fb),
+        ]),
     );
     let fill = stream::input(
         &mut m,
         "mfill",
-        &Layout::new(&[("data", sbits), ("addr", saw)]),
+        &Layout::new(&[("data", g.sbits), ("addr", g.saw)]),
     );
-    let resp_l = Layout::new(&[("id", idw), ("hit", 1), ("data", fb)]);
-    let mreq_l = Layout::new(&[("we", 1), ("addr", saw), ("wdata", sbits)]);
+    let resp_l = Layout::new(&[("id", g.idw), ("hit", 1), ("data", g.fb)]);
+    let mreq_l = Layout::new(&[("we", 1), ("addr", g.saw), ("wdata", g.sbits)]);
+    let r = state(&mut m, p, &g, &resp_l, &mreq_l);
 
-    // ---- State ----
+    // ---- Output streams ----
+    let resp_s = Stream::new(&mut m, "resp_out", &r.resp_v.q(), &r.resp_p.q(), &resp_l);
+    let resp_free = m.wire("resp_free", &(!r.resp_v.q() | resp_s.ready()));
+    let mreq_s = Stream::new(&mut m, "mreq_out", &r.mreq_v.q(), &r.mreq_p.q(), &mreq_l);
+    let mreq_free = m.wire("mreq_free", &(!r.mreq_v.q() | mreq_s.ready()));
+    let outs = Outs {
+        free: [resp_free, mreq_free],
+        fire: [resp_s.fire(), mreq_s.fire()],
+    };
+
+    let lk = lookup(&mut m, p, &g, &r, &req, &fill, &outs.free);
+    let fd = fill_decode(&mut m, p, &g, &r, &fill);
+    let a = line_access(&mut m, p, &g, &r, &req, &lk);
+    let ctl = controller(&mut m, p, &g, &r, &lk, &fd, &a, &outs, [&resp_l, &mreq_l]);
+    way_update(&mut m, &g, &r, &lk, &a, &ctl);
+    mshr_update(&mut m, &g, &r, &req, &lk, &ctl);
+
+    // ---- Ports out ----
+    req.accept(&mut m, &lk.req_take);
+    fill.accept(&mut m, &lk.fill_take);
+    stream::output(&mut m, "resp", resp_s);
+    stream::output(&mut m, "mreq", mreq_s);
+    m.output_expr("cnt_hits_o", &r.cnt_hits.q());
+    m.output_expr("cnt_misses_o", &r.cnt_misses.q());
+    m.output_expr("cnt_merges_o", &r.cnt_merges.q());
+    m.finish()
+}
+
+/// Registers of the controller (see [`Regs`]).
+fn state(
+    m: &mut ModuleBuilder,
+    p: &CacheRtlParams,
+    g: &Geo,
+    resp_l: &Layout,
+    mreq_l: &Layout,
+) -> Regs {
+    let c = &p.cache;
+    let (spl, tagw, saw) = (g.spl as u32, g.tagw, g.saw);
     m.comment("State: controller, output registers, tags/valid/dirty/LRU, MSHR file");
     let st = m.fsm("state_q", &["idle", "wb", "install", "release"]);
     let resp_v = m.reg("resp_valid_q", 1, Some(0));
     let resp_p = m.reg("resp_payload_q", resp_l.width(), None);
     let mreq_v = m.reg("mreq_valid_q", 1, Some(0));
     let mreq_p = m.reg("mreq_payload_q", mreq_l.width(), None);
-    let ways: Vec<Vec<WayRegs>> = (0..nsets)
+    let ways: Vec<Vec<WayRegs>> = (0..g.nsets)
         .map(|s| {
-            (0..nways)
+            (0..g.nways)
                 .map(|w| WayRegs {
                     tag: m.reg(&format!("tag_s{}_w{}_q", s, w), tagw, Some(0)),
-                    valid: m.reg(&format!("valid_s{}_w{}_q", s, w), spl as u32, Some(0)),
-                    dirty: m.reg(&format!("dirty_s{}_w{}_q", s, w), spl as u32, Some(0)),
-                    rank: m.reg(&format!("rank_s{}_w{}_q", s, w), rankw, Some(w as u64)),
+                    valid: m.reg(&format!("valid_s{}_w{}_q", s, w), spl, Some(0)),
+                    dirty: m.reg(&format!("dirty_s{}_w{}_q", s, w), spl, Some(0)),
+                    rank: m.reg(&format!("rank_s{}_w{}_q", s, w), g.rankw, Some(w as u64)),
                 })
                 .collect()
         })
         .collect();
-    let mshr: Vec<MshrRegs> = (0..nm)
+    let mshr: Vec<MshrRegs> = (0..g.nm)
         .map(|e| MshrRegs {
             valid: m.reg(&format!("mshr{}_valid_q", e), 1, Some(0)),
             addr: m.reg(&format!("mshr{}_addr_q", e), saw, None),
-            count: m.reg(&format!("mshr{}_count_q", e), cntw, Some(0)),
-            slots: (0..ns)
+            count: m.reg(&format!("mshr{}_count_q", e), g.cntw, Some(0)),
+            slots: (0..g.ns)
                 .map(|k| {
                     [
-                        m.reg(&format!("mshr{}_s{}_id_q", e, k), idw, None),
-                        m.reg(&format!("mshr{}_s{}_field_q", e, k), lfw.max(1), None),
+                        m.reg(&format!("mshr{}_s{}_id_q", e, k), g.idw, None),
+                        m.reg(&format!("mshr{}_s{}_field_q", e, k), g.lfw.max(1), None),
                         m.reg(&format!("mshr{}_s{}_we_q", e, k), 1, None),
-                        m.reg(&format!("mshr{}_s{}_wdata_q", e, k), fb, None),
+                        m.reg(&format!("mshr{}_s{}_wdata_q", e, k), g.fb, None),
                     ]
                 })
                 .collect(),
         })
         .collect();
-    let data = m.memory("data_q", lbits, (nsets * nways).max(2) as u32);
+    let data = m.memory(
+        "data_q",
+        c.line_bytes * 8,
+        (g.nsets * g.nways).max(2) as u32,
+    );
     let cnt_hits = m.reg("cnt_hits_q", 32, Some(0));
     let cnt_misses = m.reg("cnt_misses_q", 32, Some(0));
     let cnt_merges = m.reg("cnt_merges_q", 32, Some(0));
     // Fill in progress.
     let f_addr = m.reg("fill_addr_q", saw, None);
-    let f_data = m.reg("fill_data_q", sbits, None);
-    let f_mshr = m.reg("fill_mshr_q", clog2(nm as u64).max(1), None);
-    let f_way = m.reg("fill_way_q", wayw, None);
+    let f_data = m.reg("fill_data_q", g.sbits, None);
+    let f_mshr = m.reg("fill_mshr_q", clog2(g.nm as u64).max(1), None);
+    let f_way = m.reg("fill_way_q", g.wayw, None);
     let f_new = m.reg("fill_new_q", 1, None);
-    let wb_mask = m.reg("wb_mask_q", spl as u32, None);
+    let wb_mask = m.reg("wb_mask_q", spl, None);
     let wb_tag = m.reg("wb_tag_q", tagw, None);
-    let rel_k = m.reg("rel_k_q", cntw, None);
+    let rel_k = m.reg("rel_k_q", g.cntw, None);
+    Regs {
+        st,
+        resp_v,
+        resp_p,
+        mreq_v,
+        mreq_p,
+        ways,
+        mshr,
+        data,
+        cnt_hits,
+        cnt_misses,
+        cnt_merges,
+        f_addr,
+        f_data,
+        f_mshr,
+        f_way,
+        f_new,
+        wb_mask,
+        wb_tag,
+        rel_k,
+    }
+}
 
-    // ---- Output streams ----
-    let resp_s = Stream::new(&mut m, "resp_out", &resp_v.q(), &resp_p.q(), &resp_l);
-    let resp_free = m.wire("resp_free", &(!resp_v.q() | resp_s.ready()));
-    let mreq_s = Stream::new(&mut m, "mreq_out", &mreq_v.q(), &mreq_p.q(), &mreq_l);
-    let mreq_free = m.wire("mreq_free", &(!mreq_v.q() | mreq_s.ready()));
+/// Field `f` of way `w` in the set `set` selects.
+fn set_sel(g: &Geo, r: &Regs, set: &Expr, f: &dyn Fn(&WayRegs) -> Expr, w: usize) -> Expr {
+    let opts: Vec<Expr> = (0..g.nsets).map(|s| f(&r.ways[s][w])).collect();
+    mux_tree(set, &opts)
+}
 
-    // ---- Lookup decode (idle) ----
+/// Bit `sec` of a per-sector vector.
+fn sec_bit(g: &Geo, valid: &Expr, sec: &Expr) -> Expr {
+    let opts: Vec<Expr> = (0..g.spl).map(|j| valid.bit(j as u32)).collect();
+    mux_tree(sec, &opts)
+}
+
+/// Tag and valid bits of every way of one set, as named wires `<prefix>_tag_w<w>` etc.
+fn way_state(
+    m: &mut ModuleBuilder,
+    g: &Geo,
+    r: &Regs,
+    prefix: &str,
+    set: &Expr,
+) -> Vec<(Expr, Expr)> {
+    (0..g.nways)
+        .map(|w| {
+            let t = m.wire(
+                &format!("{}_tag_w{}", prefix, w),
+                &set_sel(g, r, set, &|x| x.tag.q(), w),
+            );
+            let v = m.wire(
+                &format!("{}_valid_w{}", prefix, w),
+                &set_sel(g, r, set, &|x| x.valid.q(), w),
+            );
+            (t, v)
+        })
+        .collect()
+}
+
+/// The request's lookup, decoded in `idle`.
+struct Lookup {
+    /// Field in line, sector in line, sector address, set of the request.
+    r_fil: Expr,
+    r_sec: Expr,
+    r_sector: Expr,
+    r_set: Expr,
+    r_hit: Expr,
+    r_way: Expr,
+    /// Per MSHR: it holds the request's sector.
+    r_match: Vec<Expr>,
+    r_match_any: Expr,
+    /// The first free MSHR, one-hot.
+    free: Vec<Expr>,
+    /// The request's tag.
+    req_id: Expr,
+    idle: Expr,
+    fill_take: Expr,
+    req_take: Expr,
+}
+
+/// Lookup: set/tag/sector of the request, way match, MSHR match, free MSHR, and whether a
+/// fill or the request is taken this cycle.
+fn lookup(
+    m: &mut ModuleBuilder,
+    p: &CacheRtlParams,
+    g: &Geo,
+    r: &Regs,
+    req: &Stream,
+    fill: &Stream,
+    outs_free: &[Expr; 2],
+) -> Lookup {
+    let c = &p.cache;
+    let (lfw, saw) = (g.lfw, g.saw);
     m.comment("Lookup: set/tag/sector of the request, way match, MSHR match, free MSHR");
     let rf = req.field("field");
     let r_fil = if lfw > 0 {
@@ -242,48 +437,25 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
     let r_sector = rf.slice(p.fps_bits(), saw);
     let r_sector = m.wire("req_sector", &r_sector);
     let r_set = if c.sets > 1 {
-        rf.slice(lfw, setw)
+        rf.slice(lfw, g.setw)
     } else {
         Expr::zero(1)
     };
-    let r_tag = rf.slice(lfw + clog2(c.sets as u64), tagw);
+    let r_tag = rf.slice(lfw + clog2(c.sets as u64), g.tagw);
     let r_fil = m.wire("req_fil", &r_fil);
     let r_sec = m.wire("req_sec", &r_sec);
     let r_set = m.wire("req_set", &r_set);
-    let set_sel = |x: &Expr, f: &dyn Fn(&WayRegs) -> Expr, w: usize| -> Expr {
-        let opts: Vec<Expr> = (0..nsets).map(|s| f(&ways[s][w])).collect();
-        mux_tree(x, &opts)
-    };
-    let sec_bit = |valid: &Expr, sec: &Expr| -> Expr {
-        let opts: Vec<Expr> = (0..spl).map(|j| valid.bit(j as u32)).collect();
-        mux_tree(sec, &opts)
-    };
-    // Tag and valid bits of every way of one set, as named wires `<prefix>_tag_w<w>` etc.
-    let way_state = |m: &mut ModuleBuilder, prefix: &str, set: &Expr| -> Vec<(Expr, Expr)> {
-        (0..nways)
-            .map(|w| {
-                let t = m.wire(
-                    &format!("{}_tag_w{}", prefix, w),
-                    &set_sel(set, &|x| x.tag.q(), w),
-                );
-                let v = m.wire(
-                    &format!("{}_valid_w{}", prefix, w),
-                    &set_sel(set, &|x| x.valid.q(), w),
-                );
-                (t, v)
-            })
-            .collect()
-    };
     let mut r_hit_w = Vec::new();
-    for (w, (t, v)) in way_state(&mut m, "req", &r_set).into_iter().enumerate() {
+    for (w, (t, v)) in way_state(m, g, r, "req", &r_set).into_iter().enumerate() {
         r_hit_w.push(m.wire(
             &format!("req_hit_w{}", w),
-            &(t.eq(&r_tag) & sec_bit(&v, &r_sec)),
+            &(t.eq(&r_tag) & sec_bit(g, &v, &r_sec)),
         ));
     }
     let r_hit = m.wire("req_hit", &any_of(&r_hit_w));
-    let r_way = m.wire("req_way", &onehot_index(&r_hit_w, wayw));
-    let r_match: Vec<Expr> = mshr
+    let r_way = m.wire("req_way", &onehot_index(&r_hit_w, g.wayw));
+    let r_match: Vec<Expr> = r
+        .mshr
         .iter()
         .enumerate()
         .map(|(e, x)| {
@@ -297,48 +469,85 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
     let r_match_full = m.wire(
         "req_match_full",
         &any_of(
-            &(0..nm)
-                .map(|e| &r_match[e] & &mshr[e].count.q().eq_lit(ns as u64))
+            &(0..g.nm)
+                .map(|e| &r_match[e] & &r.mshr[e].count.q().eq_lit(g.ns as u64))
                 .collect::<Vec<_>>(),
         ),
     );
-    let free: Vec<Expr> = first_set(&mshr.iter().map(|x| !x.valid.q()).collect::<Vec<_>>());
+    let free: Vec<Expr> = first_set(&r.mshr.iter().map(|x| !x.valid.q()).collect::<Vec<_>>());
     let free_any = m.wire("mshr_free_any", &any_of(&free));
     let can = m.wire(
         "req_can",
         &(&r_hit | &(&r_match_any & &!&r_match_full) | &(&!&r_match_any & &free_any)),
     );
-    let idle = st.is("idle");
-    let outs_free = m.wire("outs_free", &(&resp_free & &mreq_free));
+    let idle = r.st.is("idle");
+    let outs_free = m.wire("outs_free", &(&outs_free[0] & &outs_free[1]));
     let fill_take = m.wire("fill_take", &(&idle & &fill.valid & &outs_free));
     let req_take = m.wire(
         "req_take",
         &(&idle & &!&fill.valid & &req.valid & &outs_free & &can),
     );
+    Lookup {
+        r_fil,
+        r_sec,
+        r_sector,
+        r_set,
+        r_hit,
+        r_way,
+        r_match,
+        r_match_any,
+        free,
+        req_id: req.field("id"),
+        idle,
+        fill_take,
+        req_take,
+    }
+}
 
-    // ---- Fill decode ----
+/// A fill's decode: its MSHR, the way it goes to and the victim's write-back.
+struct FillDec {
+    addr: Expr,
+    data: Expr,
+    mshr: Expr,
+    present: Expr,
+    victim: Expr,
+    vtag: Expr,
+    wb_first_mask: Expr,
+}
+
+/// Fill: MSHR of the sector, way (present line, invalid way, LRU way), victim.
+fn fill_decode(
+    m: &mut ModuleBuilder,
+    p: &CacheRtlParams,
+    g: &Geo,
+    r: &Regs,
+    fill: &Stream,
+) -> FillDec {
+    let c = &p.cache;
+    let wayw = g.wayw;
     m.comment("Fill: MSHR of the sector, way (present line, invalid way, LRU way), victim");
     let fa = fill.field("addr");
     let fi_set = if c.sets > 1 {
-        fa.slice(p.sec_bits(), setw)
+        fa.slice(p.sec_bits(), g.setw)
     } else {
         Expr::zero(1)
     };
-    let fi_tag = fa.slice(p.sec_bits() + clog2(c.sets as u64), tagw);
+    let fi_tag = fa.slice(p.sec_bits() + clog2(c.sets as u64), g.tagw);
     let fi_set = m.wire("fill_in_set", &fi_set);
-    let fi_mshr: Vec<Expr> = mshr
+    let fi_mshr: Vec<Expr> = r
+        .mshr
         .iter()
         .map(|x| &x.valid.q() & &x.addr.q().eq(&fa))
         .collect();
     let fi_mshr = m.wire(
         "fill_in_mshr",
-        &onehot_index(&fi_mshr, clog2(nm as u64).max(1)),
+        &onehot_index(&fi_mshr, clog2(g.nm as u64).max(1)),
     );
     let mut present = Vec::new();
     let mut invalid = Vec::new();
     let mut lru = Vec::new();
-    for (w, (t, v)) in way_state(&mut m, "fill", &fi_set).into_iter().enumerate() {
-        let rk = set_sel(&fi_set, &|x| x.rank.q(), w);
+    for (w, (t, v)) in way_state(m, g, r, "fill", &fi_set).into_iter().enumerate() {
+        let rk = set_sel(g, r, &fi_set, &|x| x.rank.q(), w);
         present.push(&t.eq(&fi_tag) & &v.any());
         invalid.push(!v.any());
         lru.push(rk.eq_lit(c.ways as u64 - 1));
@@ -353,36 +562,75 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
             &inv_any.select(&onehot_index(&inv_first, wayw), &onehot_index(&lru, wayw)),
         ),
     );
-    let vdirty = mux_tree(
-        &victim,
-        &(0..nways)
-            .map(|w| set_sel(&fi_set, &|x| x.dirty.q(), w))
-            .collect::<Vec<_>>(),
-    );
-    let vtag = mux_tree(
-        &victim,
-        &(0..nways)
-            .map(|w| set_sel(&fi_set, &|x| x.tag.q(), w))
-            .collect::<Vec<_>>(),
-    );
+    let of_victim = |f: &dyn Fn(&WayRegs) -> Expr| {
+        mux_tree(
+            &victim,
+            &(0..g.nways)
+                .map(|w| set_sel(g, r, &fi_set, f, w))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let vdirty = of_victim(&|x| x.dirty.q());
+    let vtag = of_victim(&|x| x.tag.q());
     let wb_first_mask = m.wire(
         "fill_wb_mask",
-        &pres_any.select(&Expr::zero(spl as u32), &vdirty),
+        &pres_any.select(&Expr::zero(g.spl as u32), &vdirty),
     );
+    FillDec {
+        addr: fa,
+        data: fill.field("data"),
+        mshr: fi_mshr,
+        present: pres_any,
+        victim,
+        vtag,
+        wb_first_mask,
+    }
+}
 
-    // ---- Line access: request in idle, the fill's line otherwise ----
+/// The line access of a cycle: the request's line in idle, the fill's otherwise.
+struct Access {
+    fset: Expr,
+    fsec: Expr,
+    ftag: Expr,
+    line_idx: Expr,
+    rel_id: Expr,
+    acc_we: Expr,
+    acc_wd: Expr,
+    acc_rd: Expr,
+    line_w: Expr,
+    line_f: Expr,
+    wb_one: Vec<Expr>,
+    wb_sec: Expr,
+    wb_data: Expr,
+}
+
+/// Data array: one line read and (at most) one line written per cycle; the field an access
+/// reads and writes, the line a fill installs, the sector a write-back sends.
+fn line_access(
+    m: &mut ModuleBuilder,
+    p: &CacheRtlParams,
+    g: &Geo,
+    r: &Regs,
+    req: &Stream,
+    lk: &Lookup,
+) -> Access {
+    let c = &p.cache;
+    let (nsets, nways, spl, lfw) = (g.nsets, g.nways, g.spl, g.lfw);
     m.comment("Data array: one line read and (at most) one line written per cycle");
     let fset = if c.sets > 1 {
-        f_addr.q().slice(p.sec_bits(), setw)
+        r.f_addr.q().slice(p.sec_bits(), g.setw)
     } else {
         Expr::zero(1)
     };
     let fsec = if p.sec_bits() > 0 {
-        f_addr.q().slice(0, p.sec_bits())
+        r.f_addr.q().slice(0, p.sec_bits())
     } else {
         Expr::zero(1)
     };
-    let ftag = f_addr.q().slice(p.sec_bits() + clog2(c.sets as u64), tagw);
+    let ftag = r
+        .f_addr
+        .q()
+        .slice(p.sec_bits() + clog2(c.sets as u64), g.tagw);
     let fset = m.wire("fill_set", &fset);
     let fsec = m.wire("fill_sec", &fsec);
     let aw = clog2((nsets * nways).max(2) as u64).max(1);
@@ -395,31 +643,37 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
             Expr::cat(&[set.clone(), way.clone()]).zext(aw)
         }
     };
+    let idle = &lk.idle;
     let line_idx = m.wire(
         "line_idx",
-        &idle.select(&index(&r_set, &r_way), &index(&fset, &f_way.q())),
+        &idle.select(&index(&lk.r_set, &lk.r_way), &index(&fset, &r.f_way.q())),
     );
-    let line = m.wire("line", &data.read(&line_idx));
-    let lanes = line.lanes(fb);
+    let line = m.wire("line", &r.data.read(&line_idx));
+    let lanes = line.lanes(g.fb);
     // The field an access reads: request in idle, the parked slot in release.
     let pick = |i: usize, w: u32| -> Expr {
-        let per_entry: Vec<Expr> = (0..nm)
+        let per_entry: Vec<Expr> = (0..g.nm)
             .map(|e| {
                 mux_tree(
-                    &rel_k.q(),
-                    &(0..ns).map(|k| mshr[e].slots[k][i].q()).collect::<Vec<_>>(),
+                    &r.rel_k.q(),
+                    &(0..g.ns)
+                        .map(|k| r.mshr[e].slots[k][i].q())
+                        .collect::<Vec<_>>(),
                 )
             })
             .collect();
-        let v = mux_tree(&f_mshr.q(), &per_entry);
+        let v = mux_tree(&r.f_mshr.q(), &per_entry);
         debug_assert_eq!(v.width(), w);
         v
     };
-    let rel_id = m.wire("rel_id", &pick(0, idw));
+    let rel_id = m.wire("rel_id", &pick(0, g.idw));
     let rel_fil = m.wire("rel_fil", &pick(1, lfw.max(1)));
     let rel_we = m.wire("rel_we", &pick(2, 1));
-    let rel_wd = m.wire("rel_wdata", &pick(3, fb));
-    let acc_fil = m.wire("acc_fil", &idle.select(&r_fil.resize(lfw.max(1)), &rel_fil));
+    let rel_wd = m.wire("rel_wdata", &pick(3, g.fb));
+    let acc_fil = m.wire(
+        "acc_fil",
+        &idle.select(&lk.r_fil.resize(lfw.max(1)), &rel_fil),
+    );
     let acc_we = m.wire("acc_we", &idle.select(&req.field("we"), &rel_we));
     let acc_wd = m.wire("acc_wdata", &idle.select(&req.field("wdata"), &rel_wd));
     let acc_rd = m.wire("acc_rdata", &mux_tree(&acc_fil, &lanes));
@@ -427,132 +681,202 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
         .map(|i| (&acc_we & &acc_fil.eq_lit(i as u64)).select(&acc_wd, &lanes[i]))
         .collect();
     let line_w = m.wire("line_written", &Expr::cat_lsb(&written));
-    let sectors = line.lanes(sbits);
+    let sectors = line.lanes(g.sbits);
     let filled: Vec<Expr> = (0..spl)
-        .map(|j| fsec.eq_lit(j as u64).select(&f_data.q(), &sectors[j]))
+        .map(|j| fsec.eq_lit(j as u64).select(&r.f_data.q(), &sectors[j]))
         .collect();
     let line_f = m.wire("line_filled", &Expr::cat_lsb(&filled));
     let wb_one = first_set(
         &(0..spl)
-            .map(|j| wb_mask.q().bit(j as u32))
+            .map(|j| r.wb_mask.q().bit(j as u32))
             .collect::<Vec<_>>(),
     );
-    let wb_sec = m.wire("wb_sec", &onehot_index(&wb_one, secw));
+    let wb_sec = m.wire("wb_sec", &onehot_index(&wb_one, g.secw));
     let wb_data = m.wire("wb_data", &mux_tree(&wb_sec, &sectors));
     if spl == 1 {
         m.unused(&wb_sec);
     }
+    Access {
+        fset,
+        fsec,
+        ftag,
+        line_idx,
+        rel_id,
+        acc_we,
+        acc_wd,
+        acc_rd,
+        line_w,
+        line_f,
+        wb_one,
+        wb_sec,
+        wb_data,
+    }
+}
 
-    // ---- Controller ----
+/// The output registers' streams: free to load, and a beat leaving (`resp`, `mreq`).
+struct Outs {
+    free: [Expr; 2],
+    fire: [Expr; 2],
+}
+
+/// What the controller takes this cycle.
+struct Takes {
+    in_rel: Expr,
+    rel_more: Expr,
+    acc_take: Expr,
+    install: Expr,
+    miss_take: Expr,
+    merge_take: Expr,
+}
+
+/// Controller: idle (fill or lookup), wb, install, release; the data array's write, the
+/// output registers and the counters.
+#[allow(clippy::too_many_arguments)]
+fn controller(
+    m: &mut ModuleBuilder,
+    p: &CacheRtlParams,
+    g: &Geo,
+    r: &Regs,
+    lk: &Lookup,
+    fd: &FillDec,
+    a: &Access,
+    outs: &Outs,
+    [resp_l, mreq_l]: [&Layout; 2],
+) -> Takes {
+    let c = &p.cache;
+    let (st, idle, spl) = (&r.st, &lk.idle, g.spl);
+    let [resp_free, mreq_free] = &outs.free;
     m.comment("Controller: idle (fill or lookup), wb, install, release");
     let in_rel = st.is("release");
     let rel_count = mux_tree(
-        &f_mshr.q(),
-        &mshr.iter().map(|x| x.count.q()).collect::<Vec<_>>(),
+        &r.f_mshr.q(),
+        &r.mshr.iter().map(|x| x.count.q()).collect::<Vec<_>>(),
     );
-    let rel_more = m.wire("rel_more", &rel_k.q().lt(&rel_count));
-    let hit_take = m.wire("hit_take", &(&req_take & &r_hit));
-    let rel_take = m.wire("rel_take", &(&in_rel & &rel_more & &resp_free));
+    let rel_more = m.wire("rel_more", &r.rel_k.q().lt(&rel_count));
+    let hit_take = m.wire("hit_take", &(&lk.req_take & &lk.r_hit));
+    let rel_take = m.wire("rel_take", &(&in_rel & &rel_more & resp_free));
     let acc_take = m.wire("acc_take", &(&hit_take | &rel_take));
     let install = st.is("install");
-    let wb_go = m.wire("wb_go", &(&st.is("wb") & &wb_mask.q().any() & &mreq_free));
+    let wb_go = m.wire("wb_go", &(&st.is("wb") & &r.wb_mask.q().any() & mreq_free));
     // Data array write: access write (hit or release), or the sector fill.
-    let dw_en = m.wire("data_we", &((&acc_take & &acc_we) | install.clone()));
-    m.mem_write(&data, &dw_en, &line_idx, &install.select(&line_f, &line_w));
+    let dw_en = m.wire("data_we", &((&acc_take & &a.acc_we) | install.clone()));
+    m.mem_write(
+        &r.data,
+        &dw_en,
+        &a.line_idx,
+        &install.select(&a.line_f, &a.line_w),
+    );
     // Output registers.
     let resp_pay = resp_l.pack(&[
-        ("id", idle.select(&req.field("id"), &rel_id)),
+        ("id", idle.select(&lk.req_id, &a.rel_id)),
         ("hit", idle.clone()),
-        ("data", acc_we.select(&acc_wd, &acc_rd)),
+        ("data", a.acc_we.select(&a.acc_wd, &a.acc_rd)),
     ]);
-    m.when(&resp_s.fire(), |m| m.set(&resp_v, &Expr::zero(1)));
+    m.when(&outs.fire[0], |m| m.set(&r.resp_v, &Expr::zero(1)));
     m.when(&acc_take, |m| {
-        m.set(&resp_v, &Expr::ones(1));
-        m.set(&resp_p, &resp_pay);
+        m.set(&r.resp_v, &Expr::ones(1));
+        m.set(&r.resp_p, &resp_pay);
     });
-    let miss_take = m.wire("miss_take", &(&req_take & &!&r_hit & &!&r_match_any));
-    let merge_take = m.wire("merge_take", &(&req_take & &!&r_hit & &r_match_any));
-    let mut wb_parts = vec![wb_tag.q()];
+    let miss_take = m.wire(
+        "miss_take",
+        &(&lk.req_take & &!&lk.r_hit & &!&lk.r_match_any),
+    );
+    let merge_take = m.wire(
+        "merge_take",
+        &(&lk.req_take & &!&lk.r_hit & &lk.r_match_any),
+    );
+    let mut wb_parts = vec![r.wb_tag.q()];
     if c.sets > 1 {
-        wb_parts.push(fset.clone());
+        wb_parts.push(a.fset.clone());
     }
     if p.sec_bits() > 0 {
-        wb_parts.push(wb_sec.clone());
+        wb_parts.push(a.wb_sec.clone());
     }
     let wb_addr = Expr::cat(&wb_parts);
-    m.when(&mreq_s.fire(), |m| m.set(&mreq_v, &Expr::zero(1)));
+    m.when(&outs.fire[1], |m| m.set(&r.mreq_v, &Expr::zero(1)));
     m.when(&miss_take, |m| {
-        m.set(&mreq_v, &Expr::ones(1));
+        m.set(&r.mreq_v, &Expr::ones(1));
         m.set(
-            &mreq_p,
+            &r.mreq_p,
             &mreq_l.pack(&[
                 ("we", Expr::zero(1)),
-                ("addr", r_sector.clone()),
-                ("wdata", Expr::zero(sbits)),
+                ("addr", lk.r_sector.clone()),
+                ("wdata", Expr::zero(g.sbits)),
             ]),
         );
     });
     m.when(&wb_go, |m| {
-        m.set(&mreq_v, &Expr::ones(1));
+        m.set(&r.mreq_v, &Expr::ones(1));
         m.set(
-            &mreq_p,
+            &r.mreq_p,
             &mreq_l.pack(&[
                 ("we", Expr::ones(1)),
                 ("addr", wb_addr.clone()),
-                ("wdata", wb_data.clone()),
+                ("wdata", a.wb_data.clone()),
             ]),
         );
         let clr: Vec<Expr> = (0..spl)
-            .map(|j| &wb_mask.q().bit(j as u32) & &!&wb_one[j])
+            .map(|j| &r.wb_mask.q().bit(j as u32) & &!&a.wb_one[j])
             .collect();
-        m.set(&wb_mask, &Expr::cat_lsb(&clr));
+        m.set(&r.wb_mask, &Expr::cat_lsb(&clr));
     });
     // Counters.
-    m.when(&hit_take, |m| {
-        m.set(&cnt_hits, &(cnt_hits.q() + Expr::lit(32, 1)))
-    });
-    m.when(&miss_take, |m| {
-        m.set(&cnt_misses, &(cnt_misses.q() + Expr::lit(32, 1)))
-    });
-    m.when(&merge_take, |m| {
-        m.set(&cnt_merges, &(cnt_merges.q() + Expr::lit(32, 1)))
-    });
+    for (cnt, take) in [
+        (&r.cnt_hits, &hit_take),
+        (&r.cnt_misses, &miss_take),
+        (&r.cnt_merges, &merge_take),
+    ] {
+        m.when(take, |m| m.set(cnt, &(cnt.q() + Expr::lit(32, 1))));
+    }
     // State machine.
-    m.when(&fill_take, |m| {
-        m.set(&f_addr, &fa);
-        m.set(&f_data, &fill.field("data"));
-        m.set(&f_mshr, &fi_mshr);
-        m.set(&f_way, &victim);
-        m.set(&f_new, &!&pres_any);
-        m.set(&wb_mask, &wb_first_mask);
-        m.set(&wb_tag, &vtag);
+    m.when(&lk.fill_take, |m| {
+        m.set(&r.f_addr, &fd.addr);
+        m.set(&r.f_data, &fd.data);
+        m.set(&r.f_mshr, &fd.mshr);
+        m.set(&r.f_way, &fd.victim);
+        m.set(&r.f_new, &!&fd.present);
+        m.set(&r.wb_mask, &fd.wb_first_mask);
+        m.set(&r.wb_tag, &fd.vtag);
         st.go(m, "wb");
     });
-    m.when(&(&st.is("wb") & &!&wb_mask.q().any()), |m| {
+    m.when(&(&st.is("wb") & &!&r.wb_mask.q().any()), |m| {
         st.go(m, "install")
     });
     m.when(&install, |m| {
-        m.set(&rel_k, &Expr::zero(cntw));
+        m.set(&r.rel_k, &Expr::zero(g.cntw));
         st.go(m, "release");
     });
     m.when(&rel_take, |m| {
-        m.set(&rel_k, &(rel_k.q() + Expr::lit(cntw, 1)))
+        m.set(&r.rel_k, &(r.rel_k.q() + Expr::lit(g.cntw, 1)))
     });
     m.when(&(&in_rel & &!&rel_more), |m| st.go(m, "idle"));
+    Takes {
+        in_rel,
+        rel_more,
+        acc_take,
+        install,
+        miss_take,
+        merge_take,
+    }
+}
 
-    // Per-way state: install, access (dirty, LRU).
-    let acc_set = idle.select(&r_set, &fset);
-    let acc_way = idle.select(&r_way, &f_way.q());
-    let acc_sec = idle.select(&r_sec, &fsec);
+/// Per-way state: tag/valid/dirty on an install, dirty on a write access, LRU ranks on
+/// every access.
+fn way_update(m: &mut ModuleBuilder, g: &Geo, r: &Regs, lk: &Lookup, a: &Access, t: &Takes) {
+    let (spl, rankw) = (g.spl, g.rankw);
+    let (idle, install) = (&lk.idle, &t.install);
+    let acc_set = idle.select(&lk.r_set, &a.fset);
+    let acc_way = idle.select(&lk.r_way, &r.f_way.q());
+    let acc_sec = idle.select(&lk.r_sec, &a.fsec);
     let acc_set = m.wire("acc_set", &acc_set);
     let acc_way = m.wire("acc_way", &acc_way);
     let acc_sec = m.wire("acc_sec", &acc_sec);
-    let touch = m.wire("lru_touch", &(&acc_take | &install));
+    let touch = m.wire("lru_touch", &(&t.acc_take | install));
     let sec_onehot = |s: &Expr| -> Expr {
         Expr::cat_lsb(&(0..spl).map(|j| s.eq_lit(j as u64)).collect::<Vec<_>>())
     };
     let acc_sec_oh = m.wire("acc_sec_onehot", &sec_onehot(&acc_sec));
-    for (s, set_ways) in ways.iter().enumerate() {
+    for (s, set_ways) in r.ways.iter().enumerate() {
         let in_set = m.wire(&format!("acc_set{}", s), &acc_set.eq_lit(s as u64));
         let touched_rank = mux_tree(
             &acc_way,
@@ -561,48 +885,56 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
         let tr = m.wire(&format!("touched_rank_s{}", s), &touched_rank);
         for (w, x) in set_ways.iter().enumerate() {
             let here = &in_set & &acc_way.eq_lit(w as u64);
-            m.when(&(&install & &here), |m| {
-                m.set(&x.tag, &ftag);
+            m.when(&(install & &here), |m| {
+                m.set(&x.tag, &a.ftag);
                 m.set(
                     &x.valid,
-                    &f_new
+                    &r.f_new
                         .q()
                         .select(&acc_sec_oh, &(x.valid.q() | acc_sec_oh.clone())),
                 );
-                m.when(&f_new.q(), |m| m.set(&x.dirty, &Expr::zero(spl as u32)));
+                m.when(&r.f_new.q(), |m| m.set(&x.dirty, &Expr::zero(spl as u32)));
             });
-            m.when(&(&acc_take & &acc_we & &here), |m| {
+            m.when(&(&t.acc_take & &a.acc_we & &here), |m| {
                 m.set(&x.dirty, &(x.dirty.q() | acc_sec_oh.clone()));
             });
             let newer = x.rank.q().lt(&tr);
             m.when(&(&touch & &in_set), |m| {
-                let r = acc_way.eq_lit(w as u64).select(
+                let rk = acc_way.eq_lit(w as u64).select(
                     &Expr::zero(rankw),
                     &newer.select(&(x.rank.q() + Expr::lit(rankw, 1)), &x.rank.q()),
                 );
-                m.set(&x.rank, &r);
+                m.set(&x.rank, &rk);
             });
         }
     }
-    // MSHR file: allocate, merge, free.
+}
+
+/// MSHR file: allocate on a miss, merge a request into its sector's MSHR, free after the
+/// release.
+fn mshr_update(m: &mut ModuleBuilder, g: &Geo, r: &Regs, req: &Stream, lk: &Lookup, t: &Takes) {
+    let cntw = g.cntw;
     let r_slot = (
         req.field("id"),
-        r_fil.resize(lfw.max(1)),
+        lk.r_fil.resize(g.lfw.max(1)),
         req.field("we"),
         req.field("wdata"),
     );
-    for (e, x) in mshr.iter().enumerate() {
-        let alloc = m.wire(&format!("mshr{}_alloc", e), &(&miss_take & &free[e]));
-        let merge = m.wire(&format!("mshr{}_merge", e), &(&merge_take & &r_match[e]));
+    for (e, x) in r.mshr.iter().enumerate() {
+        let alloc = m.wire(&format!("mshr{}_alloc", e), &(&t.miss_take & &lk.free[e]));
+        let merge = m.wire(
+            &format!("mshr{}_merge", e),
+            &(&t.merge_take & &lk.r_match[e]),
+        );
         m.when(&alloc, |m| {
             m.set(&x.valid, &Expr::ones(1));
-            m.set(&x.addr, &r_sector);
+            m.set(&x.addr, &lk.r_sector);
             m.set(&x.count, &Expr::lit(cntw, 1));
         });
         m.when(&merge, |m| {
             m.set(&x.count, &(x.count.q() + Expr::lit(cntw, 1)))
         });
-        let done = &(&in_rel & &!&rel_more) & &f_mshr.q().eq_lit(e as u64);
+        let done = &(&t.in_rel & &!&t.rel_more) & &r.f_mshr.q().eq_lit(e as u64);
         m.when(&done, |m| {
             m.set(&x.valid, &Expr::zero(1));
             m.set(&x.count, &Expr::zero(cntw));
@@ -618,14 +950,4 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
             });
         }
     }
-
-    // ---- Ports out ----
-    req.accept(&mut m, &req_take);
-    fill.accept(&mut m, &fill_take);
-    stream::output(&mut m, "resp", resp_s);
-    stream::output(&mut m, "mreq", mreq_s);
-    m.output_expr("cnt_hits_o", &cnt_hits.q());
-    m.output_expr("cnt_misses_o", &cnt_misses.q());
-    m.output_expr("cnt_merges_o", &cnt_merges.q());
-    m.finish()
 }

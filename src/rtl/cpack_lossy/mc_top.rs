@@ -407,7 +407,10 @@ fn requests(m: &mut ModuleBuilder, t: &Top, sm: &Stream) -> Expr {
     let (st, cb) = (&t.st, t.cb);
     let taking = m.wire("sm_taking", &(st.is("idle") | st.is("recv")));
     let sm_fire = m.wire("sm_fire", &(&sm.valid & &taking));
-    let wpos = m.wire("sm_beat", &st.is("idle").select(&Expr::zero(cb), &t.beat.q()));
+    let wpos = m.wire(
+        "sm_beat",
+        &st.is("idle").select(&Expr::zero(cb), &t.beat.q()),
+    );
     m.when(&(&sm_fire & &st.is("idle")), |m| {
         m.set(&t.op, &sm.field("op"));
         m.set(&t.blk, &sm.field("blk"));
@@ -515,7 +518,10 @@ fn metadata(
     m.when(&(&st.is("upd") & &lk_fire), |m| st.go(m, "updwait"));
     m.when(&(&st.is("updwait") & &resp_v), |m| {
         let chw = CHUNKS_BITS;
-        m.set(&t.ack_chunks, &(t.fetched.q().zext(chw) + t.cn.q().zext(chw)));
+        m.set(
+            &t.ack_chunks,
+            &(t.fetched.q().zext(chw) + t.cn.q().zext(chw)),
+        );
         st.go(m, "ack");
     });
     let f = md_decode(m, c, &cache.out("resp_data_o"));
@@ -613,7 +619,10 @@ fn dram_requests(m: &mut ModuleBuilder, t: &Top, s: &Subs, dreq_ready: &Expr) ->
         &fetching.select(&t.fidx.q(), &comp_v.select(&t.wchunk.q(), &t.beat.q())),
     );
     let dq_local = m.wire("dreq_local", &(&t.is_lrd | &t.is_lwr));
-    let lw_data = mux_tree(&t.beat.q(), &t.wbuf.iter().map(|r| r.q()).collect::<Vec<_>>());
+    let lw_data = mux_tree(
+        &t.beat.q(),
+        &t.wbuf.iter().map(|r| r.q()).collect::<Vec<_>>(),
+    );
     let dq_data = m.wire(
         "dreq_data",
         &comp_v.select(
@@ -701,7 +710,10 @@ fn read_path(
     m.comment("Read path: chunks in order into the decompressor, restored beats out");
     let (st, cb) = (&t.st, t.cb);
     let rsp_ready_n = m.wire_decl("rest_m_ready", 1);
-    let cur_chunk = mux_tree(&t.feed.q(), &t.rbuf.iter().map(|r| r.q()).collect::<Vec<_>>());
+    let cur_chunk = mux_tree(
+        &t.feed.q(),
+        &t.rbuf.iter().map(|r| r.q()).collect::<Vec<_>>(),
+    );
     let rv_cur = mux_tree(&t.feed.q(), &t.rv.q().lanes(1));
     let d_valid = m.wire(
         "dec_valid",
