@@ -21,7 +21,7 @@ pub fn is_special(path: &Path) -> bool {
     fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
-/// Writes `data` to `path` atomically: into `.<name>.hwzip-tmp-<pid>` beside it, `fsync`,
+/// Writes `data` to `path` atomically: into `.<name>.hwzip-tmp-<pid>-<n>` beside it, `fsync`,
 /// then `rename`. On any error the temporary file is removed and `path` is untouched.
 ///
 /// A special file ([`is_special`]: `/dev/null`, a terminal, a FIFO) is written in place, as
@@ -63,16 +63,20 @@ fn folder_of(path: &Path) -> PathBuf {
     }
 }
 
-/// Writes `data` to `.<name>.hwzip-tmp-<pid>` beside `path` and flushes it to disk; the
-/// temporary is registered for removal on a signal, and removed on an error.
+/// Writes `data` to `.<name>.hwzip-tmp-<pid>-<n>` beside `path` and flushes it to disk; the
+/// temporary is registered for removal on a signal, and removed on an error. `n` counts the
+/// process's writes, so two threads writing the same file (two synthesis runs of one design
+/// on two libraries write its Verilog) each rename their own complete copy.
 fn write_temp_beside(path: &Path, data: &[u8]) -> std::io::Result<crate::proc::Temp> {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let name = path
         .file_name()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
     let tmp = folder_of(path).join(format!(
-        ".{}.hwzip-tmp-{}",
+        ".{}.hwzip-tmp-{}-{}",
         name.to_string_lossy(),
-        std::process::id()
+        std::process::id(),
+        WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
     let (mut f, temp) = crate::proc::create_temp_file(&tmp)?;
     let written = f.write_all(data).and_then(|()| f.sync_all());
@@ -358,6 +362,26 @@ mod tests {
         let bad = d.path().join("missing").join("x.bin");
         let e = write(&bad, b"x").unwrap_err();
         assert!(e.starts_with("cannot write"), "{e}");
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    /// Threads of one process writing the same file at once (the flow synthesizes a design on
+    /// several libraries in parallel, each run writing its Verilog) all succeed, and the file
+    /// is one writer's whole data.
+    #[test]
+    fn concurrent_writes_of_one_file_all_succeed() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("same.v");
+        let datas: Vec<Vec<u8>> = (0..8u8).map(|i| vec![b'a' + i; 1 << 16]).collect();
+        for _ in 0..20 {
+            std::thread::scope(|s| {
+                for data in &datas {
+                    let p = &p;
+                    s.spawn(move || write(p, data).unwrap());
+                }
+            });
+            assert!(datas.contains(&fs::read(&p).unwrap()));
+        }
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1);
     }
 

@@ -61,7 +61,7 @@ fn sigkill_pending(proc_dir: &Path) -> bool {
     })
 }
 
-/// Temporaries hwzip writes: `.<name>.hwzip-tmp-<pid>` files and `.tmp-*-<pid>-*` folders.
+/// Temporaries hwzip writes: `.<name>.hwzip-tmp-<pid>-<n>` files and `.tmp-*-<pid>-*` folders.
 fn leftovers(dir: &Path, pid: u32) -> Vec<String> {
     let mut v = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
