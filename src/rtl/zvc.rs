@@ -27,7 +27,7 @@ use crate::hdl::blocks::{
     mux_tree, popcount, prefix_count, rotate_lanes, shift_lanes, PrefixTopology,
 };
 use crate::hdl::stream::{self, Layout};
-use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
+use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Net, Reg};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -302,12 +302,7 @@ pub fn expand(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
 /// `m_valid_o`/`m_ready_i`/`m_data_o`/`m_bytes_o`/`m_last_o` (dense compressed stream).
 pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
-    let (w, l) = (p.word_bits, p.lanes);
-    let s_cnt = p.sectors();
-    let mel = p.mask_elems();
-    let sw = clog2(l as u64).max(1);
-    let cw = clog2(l as u64 + 1);
-    let secw = clog2(s_cnt as u64).max(1);
+    let d = CompDims::of(p);
 
     let mut m = ModuleBuilder::new(format!("zvc_comp_{}_{}", p.tag(), p.prefix.tag()));
     m.header("Generator: hwzip::rtl::zvc::compressor");
@@ -321,166 +316,334 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         p.window / 8
     ));
 
-    let s_in = stream::input(&mut m, "s", &Layout::new(&[("data", l * w), ("last", 1)]));
+    let s_in = stream::input(
+        &mut m,
+        "s",
+        &Layout::new(&[("data", d.l * d.w), ("last", 1)]),
+    );
     let s_data = s_in.field("data");
     let s_last = s_in.field("last");
     let out = stream::output_port(&mut m, "m");
     let m_ready = out.ready();
 
+    let s1 = stage1(&mut m, p, &d, &s_data, &s_last);
+    let a = stage1_regs(&mut m, &d, s_in, &s1, &s_data, &s_last);
+    let packed = compaction(&mut m, p, &d, &s1, &a)?;
+    let wm = window_mask(&mut m, p, &d, &a);
+    let f = sector_fifo(&mut m, &d, &a, &wm.a_first, packed);
+    let hm = head_window_mask(&mut m, &d, &f, &a);
+    let pk = packer_output(&mut m, p, &d, out, &m_ready);
+    let (mask_ready, accept) = chunk_accept(&mut m, &d, &pk, &f, &hm, &m_ready);
+    let ins = chunk_placement(&mut m, &d, &pk, &f, &hm, &wm.mask_full, &mask_ready);
+    packer_next(&mut m, &d, &pk, &f, &ins, &accept);
+
+    let inc = a.push.expr().gate(&Expr::lit(f.fcw, 1));
+    let dec = accept.gate(&Expr::lit(f.fcw, 1));
+    m.next(&f.fcount, &(f.fcount.q() + inc - dec), None);
+
+    m.finish()
+}
+
+/// Sizes of the compressor's datapath and the widths of its counts and indices.
+struct CompDims {
+    w: u32,
+    l: u32,
+    s_cnt: u32,
+    mel: u32,
+    /// Bits of a lane index, of an element count `0..=lanes`, of a sector index.
+    sw: u32,
+    cw: u32,
+    secw: u32,
+    /// Bits of a lane offset mod lanes.
+    rw: u32,
+    /// Stage 2 is a crossbar on registered routes (up to `XBAR_MAX_LANES` lanes).
+    xbar: bool,
+}
+
+impl CompDims {
+    /// The sizes for the parameter set `p`.
+    fn of(p: &ZvcRtlParams) -> CompDims {
+        let l = p.lanes;
+        CompDims {
+            w: p.word_bits,
+            l,
+            s_cnt: p.sectors(),
+            mel: p.mask_elems(),
+            sw: clog2(l as u64).max(1),
+            cw: clog2(l as u64 + 1),
+            secw: clog2(p.sectors() as u64).max(1),
+            rw: clog2(l as u64),
+            xbar: l <= XBAR_MAX_LANES,
+        }
+    }
+}
+
+/// Stage 1 on the input sector: its zero flags, window position, packer lane and count.
+struct Stage1 {
+    nz_in: Expr,
+    sec_in: Reg,
+    line_end_in: Expr,
+    tot: Reg,
+    rot_in: Expr,
+    cnt_in: Expr,
+    /// One-hot routes (crossbar) or zeros in front of each element (log shifter).
+    route_in: Expr,
+}
+
+/// Stage 1: zero detect, window position, first packer lane and prefix count of a sector.
+fn stage1(
+    m: &mut ModuleBuilder,
+    p: &ZvcRtlParams,
+    d: &CompDims,
+    s_data: &Expr,
+    s_last: &Expr,
+) -> Stage1 {
+    let (w, l, rw) = (d.w, d.l, d.rw);
     // ---------------- Stage 1: zero detect + prefix count (FORMATS §3.2 stage 1) ----------------
     // Up to XBAR_MAX_LANES lanes, stage 1 also decodes each element's destination lane and
     // stage 2 is a one-level AND-OR crossbar; wider sectors use the log shifters.
-    let xbar = l <= XBAR_MAX_LANES;
     let in_lanes = s_data.lanes(w);
     let nz_in: Vec<Expr> = in_lanes.iter().map(|x| x.any()).collect();
     let nz_in = m.wire("nz_in", &Expr::cat_lsb(&nz_in));
 
-    let sec_in = m.reg("sec_in_q", secw, Some(0));
+    let sec_in = m.reg("sec_in_q", d.secw, Some(0));
     m.annotate("sector index of the next input sector within its window");
     let line_end_in = m.wire(
         "line_end_in",
-        &(&s_last | &sec_in.q().eq_lit(s_cnt as u64 - 1)),
+        &(s_last | &sec_in.q().eq_lit(d.s_cnt as u64 - 1)),
     );
 
     // Every non-final beat carries exactly `lanes` elements, so a chunk's lane offset inside
     // the packer (its stream position mod lanes) is fixed when the sector is taken: the
     // payload is rotated to that lane before the sector FIFO, off the packer's loop.
-    let rw = clog2(l as u64);
     let tot = m.reg("tot_q", rw, Some(0));
     m.annotate("elements of the transfer ahead of the next input sector, mod lanes");
     let first_in = sec_in.q().eq_lit(0);
     let rot_in = m.wire_c(
         "rot_in",
-        &(tot.q() + first_in.select(&Expr::lit(rw, (mel % l) as u64), &Expr::zero(rw))),
+        &(tot.q() + first_in.select(&Expr::lit(rw, (d.mel % l) as u64), &Expr::zero(rw))),
         "lane of the sector's first payload element in the packer (after its mask)",
     );
 
-    let (cnt_in, route_in) = if xbar {
-        m.comment("Stage 1: zero detect (bitwise: -0.0 is non-zero), non-zeros-in-front prefix");
-        m.comment(
-            "count (rank), destination decode: element i goes to lane (rot + rank_i) mod lanes",
-        );
-        let nz_flags: Vec<Expr> = (0..l).map(|i| nz_in.bit(i)).collect();
-        let (rank, total) = prefix_count(&mut m, "nzpc", &nz_flags, p.prefix);
-        let cnt_in = m.wire_c(
-            "cnt_in",
-            &total.resize(cw),
-            "non-zero elements in the sector",
-        );
-        // rank_i + rot == j  <=>  rank_i == j - rot: the right side only depends on registers.
-        let mut sel = Vec::new();
-        for j in 0..l {
-            let tgt = m.wire(
-                &format!("rank_for_lane_{}", j),
-                &(Expr::lit(rw, j as u64) - &rot_in),
-            );
-            for (i, r) in rank.iter().enumerate() {
-                sel.push(nz_in.bit(i as u32) & r.resize(rw).eq(&tgt));
-            }
-        }
-        for r in rank.iter() {
-            if r.width() > rw {
-                m.unused(&r.slice(rw, r.width() - rw));
-            }
-        }
-        let route = m.wire_c(
-            "route_in",
-            &Expr::cat_lsb(&sel),
-            "bit j*lanes+i: input element i goes to packed lane j",
-        );
-        (cnt_in, route)
+    let (cnt_in, route_in) = if d.xbar {
+        crossbar_routes(m, p, d, &nz_in, &rot_in)
     } else {
-        m.comment(
-            "Stage 1: zero detect (bitwise: -0.0 is non-zero) and zeros-in-front prefix count",
-        );
-        let zero_flags: Vec<Expr> = (0..l).map(|i| !nz_in.bit(i)).collect();
-        let (zb, zeros) = prefix_count(&mut m, "zpc", &zero_flags, p.prefix);
-        let cnt_in = m.wire_c(
-            "cnt_in",
-            &(Expr::lit(cw, l as u64) - &zeros),
-            "non-zero elements in the sector",
-        );
-        let zb_in = m.wire(
-            "zb_in",
-            &Expr::cat_lsb(&zb.iter().map(|z| z.resize(sw)).collect::<Vec<_>>()),
-        );
-        (cnt_in, zb_in)
+        zero_prefix(m, p, d, &nz_in)
     };
+    Stage1 {
+        nz_in,
+        sec_in,
+        line_end_in,
+        tot,
+        rot_in,
+        cnt_in,
+        route_in,
+    }
+}
 
+/// Stage 1 up to 8 lanes: the non-zero count and each element's one-hot destination lane.
+fn crossbar_routes(
+    m: &mut ModuleBuilder,
+    p: &ZvcRtlParams,
+    d: &CompDims,
+    nz_in: &Expr,
+    rot_in: &Expr,
+) -> (Expr, Expr) {
+    let (l, rw) = (d.l, d.rw);
+    m.comment("Stage 1: zero detect (bitwise: -0.0 is non-zero), non-zeros-in-front prefix");
+    m.comment("count (rank), destination decode: element i goes to lane (rot + rank_i) mod lanes");
+    let nz_flags: Vec<Expr> = (0..l).map(|i| nz_in.bit(i)).collect();
+    let (rank, total) = prefix_count(m, "nzpc", &nz_flags, p.prefix);
+    let cnt_in = m.wire_c(
+        "cnt_in",
+        &total.resize(d.cw),
+        "non-zero elements in the sector",
+    );
+    // rank_i + rot == j  <=>  rank_i == j - rot: the right side only depends on registers.
+    let mut sel = Vec::new();
+    for j in 0..l {
+        let tgt = m.wire(
+            &format!("rank_for_lane_{}", j),
+            &(Expr::lit(rw, j as u64) - rot_in),
+        );
+        for (i, r) in rank.iter().enumerate() {
+            sel.push(nz_in.bit(i as u32) & r.resize(rw).eq(&tgt));
+        }
+    }
+    for r in rank.iter() {
+        if r.width() > rw {
+            m.unused(&r.slice(rw, r.width() - rw));
+        }
+    }
+    let route = m.wire_c(
+        "route_in",
+        &Expr::cat_lsb(&sel),
+        "bit j*lanes+i: input element i goes to packed lane j",
+    );
+    (cnt_in, route)
+}
+
+/// Stage 1 above 8 lanes: the non-zero count and the zeros in front of each element.
+fn zero_prefix(
+    m: &mut ModuleBuilder,
+    p: &ZvcRtlParams,
+    d: &CompDims,
+    nz_in: &Expr,
+) -> (Expr, Expr) {
+    let (l, cw) = (d.l, d.cw);
+    m.comment("Stage 1: zero detect (bitwise: -0.0 is non-zero) and zeros-in-front prefix count");
+    let zero_flags: Vec<Expr> = (0..l).map(|i| !nz_in.bit(i)).collect();
+    let (zb, zeros) = prefix_count(m, "zpc", &zero_flags, p.prefix);
+    let cnt_in = m.wire_c(
+        "cnt_in",
+        &(Expr::lit(cw, l as u64) - &zeros),
+        "non-zero elements in the sector",
+    );
+    let zb_in = m.wire(
+        "zb_in",
+        &Expr::cat_lsb(&zb.iter().map(|z| z.resize(d.sw)).collect::<Vec<_>>()),
+    );
+    (cnt_in, zb_in)
+}
+
+/// The stage 1 register (the sector taken, its flags and count) and the push into the FIFO.
+struct Stage1Regs {
+    fifo_full: Net,
+    a_valid: Reg,
+    push: Net,
+    take: Expr,
+    a_data: Expr,
+    a_nz: Expr,
+    a_cnt: Expr,
+    a_sec: Expr,
+    a_end: Expr,
+    a_xlast: Expr,
+}
+
+/// Input handshake and the stage 1 register; the window position and packer lane advance.
+fn stage1_regs(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    s_in: stream::Stream,
+    s1: &Stage1,
+    s_data: &Expr,
+    s_last: &Expr,
+) -> Stage1Regs {
+    let (cw, rw, secw) = (d.cw, d.rw, d.secw);
     let fifo_full = m.wire_decl("fifo_full", 1);
     let a_valid = m.reg("a_valid_q", 1, Some(0));
     let push = m.wire_decl("push", 1);
     let a_ready = m.wire("a_ready", &(!a_valid.q() | push.expr()));
     let take = m.wire("take", &s_in.fire());
-    s_in.accept(&mut m, &a_ready);
+    s_in.accept(m, &a_ready);
     m.next(
-        &sec_in,
-        &line_end_in.select(&Expr::zero(secw), &(sec_in.q() + Expr::lit(secw, 1))),
+        &s1.sec_in,
+        &s1.line_end_in
+            .select(&Expr::zero(secw), &(s1.sec_in.q() + Expr::lit(secw, 1))),
         Some(&take),
     );
     m.next(&a_valid, &(&take | &(a_valid.q() & !push.expr())), None);
     m.next(
-        &tot,
-        &s_last.select(&Expr::zero(rw), &(&rot_in + &cnt_in.resize(rw))),
+        &s1.tot,
+        &s_last.select(&Expr::zero(rw), &(&s1.rot_in + &s1.cnt_in.resize(rw))),
         Some(&take),
     );
     if cw > rw {
-        m.unused(&cnt_in.slice(rw, cw - rw));
+        m.unused(&s1.cnt_in.slice(rw, cw - rw));
     }
-    let a_data = m.reg_next("a_data_q", None, &s_data, Some(&take));
-    let a_nz = m.reg_next("a_nz_q", None, &nz_in, Some(&take));
-    let a_cnt = m.reg_next("a_cnt_q", None, &cnt_in, Some(&take));
-    let a_sec = m.reg_next("a_sec_q", None, &sec_in.q(), Some(&take));
-    let a_end = m.reg_next("a_end_q", None, &line_end_in, Some(&take));
-    let a_xlast = m.reg_next("a_xlast_q", None, &s_last, Some(&take));
+    let a_data = m.reg_next("a_data_q", None, s_data, Some(&take));
+    let a_nz = m.reg_next("a_nz_q", None, &s1.nz_in, Some(&take));
+    let a_cnt = m.reg_next("a_cnt_q", None, &s1.cnt_in, Some(&take));
+    let a_sec = m.reg_next("a_sec_q", None, &s1.sec_in.q(), Some(&take));
+    let a_end = m.reg_next("a_end_q", None, &s1.line_end_in, Some(&take));
+    let a_xlast = m.reg_next("a_xlast_q", None, s_last, Some(&take));
+    Stage1Regs {
+        fifo_full,
+        a_valid,
+        push,
+        take,
+        a_data,
+        a_nz,
+        a_cnt,
+        a_sec,
+        a_end,
+        a_xlast,
+    }
+}
 
+/// Stage 2: compaction of the registered sector, rotated to its packer lane, into the FIFO.
+fn compaction(
+    m: &mut ModuleBuilder,
+    p: &ZvcRtlParams,
+    d: &CompDims,
+    s1: &Stage1,
+    a: &Stage1Regs,
+) -> Result<Expr, HdlError> {
+    let w = d.w;
+    let take = &a.take;
     // ---------------- Stage 2: compaction into the sector FIFO ----------------
-    let packed = if xbar {
+    let packed = if d.xbar {
         m.comment("Stage 2: compaction + rotation as a crossbar with registered one-hot routes");
-        let a_route = m.reg_next("a_route_q", None, &route_in, Some(&take));
+        let a_route = m.reg_next("a_route_q", None, &s1.route_in, Some(take));
         m.annotate("bit j*lanes+i: element i goes to packed lane j (one register per route, bounded fan-out)");
         let xbar_mod = compact_xbar(p)?;
         let u_xbar = m.instance(
             &xbar_mod,
             "u_compact",
-            &[("data_i", a_data.clone()), ("route_i", a_route)],
+            &[("data_i", a.a_data.clone()), ("route_i", a_route)],
         );
         u_xbar.out("packed_o").lanes(w)
     } else {
         m.comment("Stage 2: LSB-first log-shifter compaction, then rotation to the packer lane");
-        let a_zb = m.reg_next("a_zb_q", None, &route_in, Some(&take));
-        let a_rot = m.reg_next("a_rot_q", None, &rot_in, Some(&take));
+        let a_zb = m.reg_next("a_zb_q", None, &s1.route_in, Some(take));
+        let a_rot = m.reg_next("a_rot_q", None, &s1.rot_in, Some(take));
         let compact_mod = compact(p)?;
         let u_compact = m.instance(
             &compact_mod,
             "u_compact",
             &[
-                ("data_i", a_data.clone()),
-                ("nz_i", a_nz.clone()),
+                ("data_i", a.a_data.clone()),
+                ("nz_i", a.a_nz.clone()),
                 ("zb_i", a_zb.clone()),
             ],
         );
         let packed = u_compact.out("packed_o");
         // The rotate amount goes through a gate so that synthesis can buffer its fan-out.
-        let rot_amt = m.wire("rot_amt", &a_valid.q().gate(&a_rot));
-        rotate_lanes(&mut m, "rot", &packed.lanes(w), &rot_amt, true)
+        let rot_amt = m.wire("rot_amt", &a.a_valid.q().gate(&a_rot));
+        rotate_lanes(m, "rot", &packed.lanes(w), &rot_amt, true)
     };
     let packed = m.wire_c(
         "packed_rot",
         &Expr::cat_lsb(&packed),
         "compacted payload, element k at lane (rot + k) mod lanes",
     );
-    m.drive(&push, &(a_valid.q() & !fifo_full.expr()));
+    m.drive(&a.push, &(a.a_valid.q() & !a.fifo_full.expr()));
+    Ok(packed)
+}
 
+/// The mask of the window being filled, with the sector being pushed.
+struct WindowMask {
+    a_first: Expr,
+    mask_full: Expr,
+}
+
+/// Window mask accumulation: sector s of the window fills mask bits `[s*lanes, +lanes)`.
+fn window_mask(
+    m: &mut ModuleBuilder,
+    p: &ZvcRtlParams,
+    d: &CompDims,
+    a: &Stage1Regs,
+) -> WindowMask {
+    let l = d.l;
     // Window mask accumulation: sector s fills mask[s*lanes +: lanes].
     let mask_acc = m.reg("mask_acc_q", p.window, Some(0));
     m.annotate("mask bits of the window being filled");
-    let a_first = m.wire("a_first", &a_sec.eq_lit(0));
-    let segs: Vec<Expr> = (0..s_cnt)
+    let a_first = m.wire("a_first", &a.a_sec.eq_lit(0));
+    let segs: Vec<Expr> = (0..d.s_cnt)
         .map(|s| {
-            let here = a_sec.eq_lit(s as u64);
+            let here = a.a_sec.eq_lit(s as u64);
             let old = a_first.select(&Expr::zero(l), &mask_acc.q().slice(s * l, l));
-            here.select(&a_nz, &old)
+            here.select(&a.a_nz, &old)
         })
         .collect();
     let mask_full = m.wire_c(
@@ -488,25 +651,53 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         &Expr::cat_lsb(&segs),
         "window mask including the sector being pushed",
     );
-    m.next(&mask_acc, &mask_full, Some(&push.expr()));
+    m.next(&mask_acc, &mask_full, Some(&a.push.expr()));
+    WindowMask { a_first, mask_full }
+}
 
+/// The sector FIFO: its count, entries and the fields of its head entry.
+struct SectorFifo {
+    fcw: u32,
+    fcount: Reg,
+    pop: Net,
+    slots: Vec<Reg>,
+    /// Entry bits, and the bit that marks a window's last sector.
+    ew: u32,
+    end_bit: u32,
+    h_data: Expr,
+    h_cnt: Expr,
+    h_first: Expr,
+    h_xlast: Expr,
+    f_nonempty: Expr,
+}
+
+/// The sector FIFO of S+1 entries, a shift register whose head is always entry 0.
+fn sector_fifo(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    a: &Stage1Regs,
+    a_first: &Expr,
+    packed: Expr,
+) -> SectorFifo {
+    let (w, l, cw) = (d.w, d.l, d.cw);
+    let push = &a.push;
     // Sector FIFO as a shift register: the head is always entry 0 (no read multiplexer, so
     // no register fans out to the whole datapath); entries move down on a pop and a push
     // writes at `count - pop`. Entry: {nz, xfer_last, line_end, first, cnt, data}; the nz bits
     // let the head window's mask be assembled from the entries themselves, whatever the
     // number of (possibly short) windows waiting behind it.
-    let depth = s_cnt + 1;
+    let depth = d.s_cnt + 1;
     let ew = l * w + cw + 3 + l;
     let fcw = clog2(depth as u64 + 1);
     let fcount = m.reg("fifo_count_q", fcw, Some(0));
     m.annotate("sectors held in the FIFO");
-    m.drive(&fifo_full, &fcount.q().eq_lit(depth as u64));
+    m.drive(&a.fifo_full, &fcount.q().eq_lit(depth as u64));
     let entry = Expr::cat(&[
-        a_nz.clone(),
-        a_xlast.clone(),
-        a_end.clone(),
+        a.a_nz.clone(),
+        a.a_xlast.clone(),
+        a.a_end.clone(),
         a_first.clone(),
-        a_cnt.clone(),
+        a.a_cnt.clone(),
         packed,
     ]);
     let pop = m.wire_decl("pop", 1);
@@ -540,32 +731,92 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let h_first = head.bit(l * w + cw);
     let h_xlast = head.bit(l * w + cw + 2);
     let f_nonempty = m.wire("fifo_nonempty", &fcount.q().ne(&Expr::zero(fcw)));
+    SectorFifo {
+        fcw,
+        fcount,
+        pop,
+        slots,
+        ew,
+        end_bit,
+        h_data,
+        h_cnt,
+        h_first,
+        h_xlast,
+        f_nonempty,
+    }
+}
 
+/// The mask of the head window, once all of its sectors are known.
+struct HeadMask {
+    head_window_done: Expr,
+    fifo_mask: Expr,
+    mq_push: Expr,
+}
+
+/// Head window mask, from the FIFO entries of the head window, and whether it is complete.
+fn head_window_mask(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    f: &SectorFifo,
+    a: &Stage1Regs,
+) -> HeadMask {
+    let (l, ew, end_bit) = (d.l, f.ew, f.end_bit);
     m.comment(
         "Head window mask: sector s of the window is FIFO entry s while no earlier entry ends it",
     );
     let mut open = Expr::ones(1);
     let mut segs = Vec::new();
     let mut ended = Expr::zero(1);
-    for (i, slot) in slots.iter().enumerate().take(s_cnt as usize) {
+    for (i, slot) in f.slots.iter().enumerate().take(d.s_cnt as usize) {
         let e = slot.q();
-        let valid = fcount.q().gt(&Expr::lit(fcw, i as u64));
+        let valid = f.fcount.q().gt(&Expr::lit(f.fcw, i as u64));
         let take_seg = m.wire(&format!("hm_take{}", i), &(&open & &valid));
         segs.push(take_seg.gate(&e.slice(ew - l, l)));
         ended = &ended | &(&take_seg & &e.bit(end_bit));
         open = &open & &!e.bit(end_bit);
     }
-    for slot in slots.iter().skip(s_cnt as usize) {
+    for slot in f.slots.iter().skip(d.s_cnt as usize) {
         m.unused(&slot.q().slice(ew - l, l));
         m.unused(&slot.q().bit(end_bit));
     }
     let head_window_done = m.wire("head_window_done", &ended);
     let fifo_mask = m.wire("fifo_mask", &Expr::cat_lsb(&segs));
-    let mq_push = m.wire("window_completes", &(push.expr() & &a_end));
+    let mq_push = m.wire("window_completes", &(a.push.expr() & &a.a_end));
+    HeadMask {
+        head_window_done,
+        fifo_mask,
+        mq_push,
+    }
+}
 
+/// The packer's accumulator, its count and flush state, and the beat leaving this cycle.
+struct Packer {
+    /// Accumulator capacity in elements, and the bits of its count.
+    acap: u32,
+    acw: u32,
+    acc: Reg,
+    ac: Reg,
+    flushing: Reg,
+    m_valid_q: Reg,
+    /// `lanes` at the count's width.
+    lw: Expr,
+    m_last: Expr,
+    emit: Expr,
+    ac_after: Expr,
+}
+
+/// Stage 3, the packer's registers and output beat: dense data, its byte count and `last`.
+fn packer_output(
+    m: &mut ModuleBuilder,
+    p: &ZvcRtlParams,
+    d: &CompDims,
+    out: stream::OutPort,
+    m_ready: &Expr,
+) -> Packer {
+    let (w, l) = (d.w, d.l);
     // ---------------- Stage 3: packer ----------------
     m.comment("Stage 3: append {mask, payload} chunks at the running offset; emit dense beats");
-    let acap = 2 * l + mel; // accumulator capacity in elements
+    let acap = 2 * l + d.mel; // accumulator capacity in elements
     let acw = clog2(acap as u64 + 1);
     let acc = m.reg("acc_q", acap * w, Some(0));
     let ac = m.reg("acc_count_q", acw, Some(0));
@@ -586,7 +837,7 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let bytes = m.wire("out_bytes", &bytes.resize(bw));
     let m_last = m.wire("out_last", &(flushing.q() & ac.q().le(&lw)));
     out.drive(
-        &mut m,
+        m,
         &m_valid,
         &[
             ("bytes", bytes),
@@ -594,27 +845,67 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
             ("last", m_last.clone()),
         ],
     );
-    let emit = m.wire("emit", &(&m_valid & &m_ready));
+    let emit = m.wire("emit", &(&m_valid & m_ready));
     let ac_after = m.wire(
         "acc_count_emit",
         &emit.select(&(ac.q() - &out_elems), &ac.q()),
     );
+    Packer {
+        acap,
+        acw,
+        acc,
+        ac,
+        flushing,
+        m_valid_q,
+        lw,
+        m_last,
+        emit,
+        ac_after,
+    }
+}
 
+/// The packer takes the head chunk (a FIFO pop) once its mask is known and it fits.
+fn chunk_accept(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    pk: &Packer,
+    f: &SectorFifo,
+    hm: &HeadMask,
+    m_ready: &Expr,
+) -> (Expr, Expr) {
+    let (ac, lw) = (&pk.ac, &pk.lw);
     // A window's first sector may leave in the very cycle its last sector completes the mask
     // (mask bypass from `mask_full`): this gives the paper's 6-cycle line latency.
-    let mask_ready = m.wire("mask_ready", &(head_window_done.clone() | mq_push.clone()));
-    let can_pop = m.wire("can_pop", &(&f_nonempty & &(!&h_first | &mask_ready)));
+    let mask_ready = m.wire(
+        "mask_ready",
+        &(hm.head_window_done.clone() | hm.mq_push.clone()),
+    );
+    let can_pop = m.wire("can_pop", &(&f.f_nonempty & &(!&f.h_first | &mask_ready)));
     // Room for a chunk: at most `lanes` elements left after this cycle's beat. A beat leaves
     // with `lanes` elements unless flushing, and no chunk is accepted while flushing.
     // (emit ? count <= 2L : count <= L), written out with m_ready last: while not flushing
     // a beat leaves exactly when count > L and m_ready is high.
     let fits = m.wire(
         "fits",
-        &(ac.q().le(&lw) | (ac.q().le(&Expr::lit(acw, 2 * l as u64)) & m_ready.clone())),
+        &(ac.q().le(lw) | (ac.q().le(&Expr::lit(pk.acw, 2 * d.l as u64)) & m_ready.clone())),
     );
-    let accept = m.wire("accept", &(&can_pop & &!flushing.q() & &fits));
-    m.drive(&pop, &accept);
+    let accept = m.wire("accept", &(&can_pop & &!pk.flushing.q() & &fits));
+    m.drive(&f.pop, &accept);
+    (mask_ready, accept)
+}
 
+/// Chunk placement: every accumulator position ORs in the head chunk element landing on it.
+fn chunk_placement(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    pk: &Packer,
+    f: &SectorFifo,
+    hm: &HeadMask,
+    mask_full: &Expr,
+    mask_ready: &Expr,
+) -> Vec<Expr> {
+    let (w, l, mel) = (d.w, d.l, d.mel);
+    let (acap, ac) = (pk.acap, &pk.ac);
     m.comment("Chunk placement, in pre-emit positions x (element x of the accumulator before");
     m.comment("this cycle's beat leaves): the mask goes to [count, count+M), the payload to");
     m.comment("[count + M*first, +lanes). The payload arrives rotated to its lane (stage 2),");
@@ -625,21 +916,23 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     m.comment("the count and the FIFO. The mask is written once final (`mask_ready`).");
     let xcap = acap + l; // pre-emit positions that can land in the accumulator
     let xw = clog2((xcap + mel) as u64 + 1);
-    let spec_ok = m.wire("chunk_present", &(&f_nonempty & &!flushing.q()));
+    let spec_ok = m.wire("chunk_present", &(&f.f_nonempty & &!pk.flushing.q()));
     let pay_at = m.wire(
         "payload_at",
-        &(ac.q().zext(xw) + h_first.select(&Expr::lit(xw, mel as u64), &Expr::zero(xw))),
+        &(ac.q().zext(xw)
+            + f.h_first
+                .select(&Expr::lit(xw, mel as u64), &Expr::zero(xw))),
     );
     let pay_end = m.wire("payload_end", &(&pay_at + &Expr::lit(xw, l as u64)));
     let head_mask = m.wire(
         "head_mask",
-        &head_window_done.select(&fifo_mask, &mask_full),
+        &hm.head_window_done.select(&hm.fifo_mask, mask_full),
     );
-    let mask_ok = m.wire("mask_write", &(&spec_ok & &h_first & &mask_ready));
+    let mask_ok = m.wire("mask_write", &(&spec_ok & &f.h_first & mask_ready));
     let mask_els = m.wire("mask_data", &mask_ok.gate(&head_mask)).lanes(w);
-    let pay_lanes = h_data.lanes(w);
-    let acc_els = acc.q().lanes(w);
-    let ins: Vec<Expr> = (0..xcap as usize)
+    let pay_lanes = f.h_data.lanes(w);
+    let acc_els = pk.acc.q().lanes(w);
+    (0..xcap as usize)
         .map(|x| {
             let xl = Expr::lit(xw, x as u64);
             let hit = &spec_ok & &pay_at.le(&xl) & &xl.lt(&pay_end);
@@ -657,34 +950,43 @@ pub fn compressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
             };
             m.wire(&format!("acc_ins_{}", x), &(&held | &v))
         })
-        .collect();
+        .collect()
+}
+
+/// The packer's next state: accumulator after the beat, count, flush state, output valid.
+fn packer_next(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    pk: &Packer,
+    f: &SectorFifo,
+    ins: &[Expr],
+    accept: &Expr,
+) {
+    let (l, mel, acw) = (d.l, d.mel, pk.acw);
+    let (emit, lw) = (&pk.emit, &pk.lw);
     m.comment("Beat leaves: the accumulator moves down by one beat (a constant shift)");
-    let acc_next: Vec<Expr> = (0..acap as usize)
+    let acc_next: Vec<Expr> = (0..pk.acap as usize)
         .map(|p| emit.select(&ins[p + l as usize], &ins[p]))
         .collect();
     let chunk_cnt = m.wire(
         "chunk_cnt",
-        &(h_cnt.zext(acw) + h_first.select(&Expr::lit(acw, mel as u64), &Expr::zero(acw))),
+        &(f.h_cnt.zext(acw)
+            + f.h_first
+                .select(&Expr::lit(acw, mel as u64), &Expr::zero(acw))),
     );
-    m.next(&acc, &Expr::cat_lsb(&acc_next), None);
-    let ac_next = m.wire("acc_count_next", &(&ac_after + accept.gate(&chunk_cnt)));
-    m.next(&ac, &ac_next, None);
+    m.next(&pk.acc, &Expr::cat_lsb(&acc_next), None);
+    let ac_next = m.wire("acc_count_next", &(&pk.ac_after + accept.gate(&chunk_cnt)));
+    m.next(&pk.ac, &ac_next, None);
     let flush_next = m.wire(
         "flush_next",
-        &((flushing.q() & !(&emit & &m_last)) | (&accept & &h_xlast)),
+        &((pk.flushing.q() & !(emit & &pk.m_last)) | (accept & &f.h_xlast)),
     );
-    m.next(&flushing, &flush_next, None);
+    m.next(&pk.flushing, &flush_next, None);
     m.next(
-        &m_valid_q,
-        &(ac_next.gt(&lw) | (&flush_next & &ac_next.ne(&Expr::zero(acw)))),
+        &pk.m_valid_q,
+        &(ac_next.gt(lw) | (&flush_next & &ac_next.ne(&Expr::zero(acw)))),
         None,
     );
-
-    let inc = push.expr().gate(&Expr::lit(fcw, 1));
-    let dec = accept.gate(&Expr::lit(fcw, 1));
-    m.next(&fcount, &(fcount.q() + inc - dec), None);
-
-    m.finish()
 }
 
 /// `zvc_decomp`: the ZVC decompressor top (FORMATS §3.3).
