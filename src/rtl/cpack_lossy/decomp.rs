@@ -29,10 +29,10 @@
 use super::{bytes_from_top, decomp_beats, err, header, last_beat_words, LossyRtlParams};
 use crate::hdl::blocks::{fifo, or_tree, shift_lanes_copies};
 use crate::hdl::stream::{self, Layout};
-use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
-use crate::model::cpack::CodeTable;
+use crate::hdl::{Expr, HdlError, Module, ModuleBuilder, Reg};
+use crate::model::cpack::{CodeTable, CpackParams};
 use crate::model::cpack_lossy::fp::TruncLayout;
-use crate::model::cpack_lossy::CHUNK_BITS;
+use crate::model::cpack_lossy::{LossyParams, CHUNK_BITS};
 use crate::rtl::cpack::{
     dict_store, parse, position_lengths, token_push, token_word, uses_index, Parsed, TOK_W,
 };
@@ -46,6 +46,16 @@ const SB: u32 = CHUNK_BITS as u32;
 const FIFO_DEPTH: u32 = 8;
 /// Tokens per beat.
 const TPB: usize = 4;
+/// Ring slots, as the width of a one-hot slot vector.
+const NSU: u32 = NS as u32;
+/// Bit positions in the ring.
+const PBITS: u32 = NSU * SB;
+/// The four widest tokens of a beat.
+const SPAN: u32 = TPB as u32 * TOK_W;
+/// Relative positions in the window (0..=SPAN).
+const RW: u32 = SPAN + 1;
+/// Ring positions per copy of the position's take flags.
+const RLANES: u32 = 32;
 
 /// `v` rotated towards higher positions by `n` (bit p moves to `(p + n) mod width`); `v`
 /// must be a named signal.
@@ -113,12 +123,6 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         ));
     }
     let cp = c.cpack();
-    let ne = cp.dict_entries as u32;
-    let nsu = NS as u32;
-    let pbits = nsu * SB;
-    // The four widest tokens of a beat.
-    let span = TPB as u32 * TOK_W;
-    let rw = span + 1; // relative positions 0..=span
     let mut m = ModuleBuilder::new(format!("cpack_lossy_decomp_{}", p.tag()));
     header(
         &mut m,
@@ -134,14 +138,71 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         "s",
         &Layout::new(&[("chunk", SB), ("last", 1), ("c", 1), ("tcode", 2)]),
     );
-    let s_valid = s_in.valid.clone();
-    let chunk = s_in.field("chunk");
-    let s_last = s_in.field("last");
-    let s_c = s_in.field("c");
-    let s_tcode = s_in.field("tcode");
+    let inp = Input {
+        valid: s_in.valid.clone(),
+        chunk: s_in.field("chunk"),
+        last: s_in.field("last"),
+        c: s_in.field("c"),
+        tcode: s_in.field("tcode"),
+    };
     let out = stream::output_port(&mut m, "m");
     let m_ready = out.ready();
 
+    let ring = chunk_ring(&mut m);
+    let lp = loop_state(&mut m);
+    let pos = position(&mut m, &ring, &lp);
+    let is = issue(&mut m, &ring, &lp, &pos);
+    token_steps(&mut m, &cp, &ring, &lp, &pos, &is);
+    let blk_end = block_state(&mut m, c, &lp, &is);
+    let s_ready = ring_writes(&mut m, &ring, &lp, &pos, &is, &blk_end, &inp);
+    let x1 = position_offset(&mut m, c, &lp, &pos, &is);
+    let x2 = window_shift(&mut m, &ring, &x1);
+    let x3 = token_starts(&mut m, &cp, &x2);
+    let toks = token_parse(&mut m, &cp, &x3);
+    let d = d_stage(&mut m, &x3, &toks);
+    let w = dict_words(&mut m, c, &cp, &d);
+    let o = output_fifo(&mut m, &lp, &is, &d, &w, &m_ready);
+
+    s_in.accept(&mut m, &s_ready);
+    out.drive(
+        &mut m,
+        &o.valid,
+        &[("words", o.words), ("last", o.last), ("err", o.err)],
+    );
+    m.finish()
+}
+
+/// The input beat: a chunk, whether it is its block's last, and the block's `c` and
+/// `tcode` (with its first chunk).
+struct Input {
+    valid: Expr,
+    chunk: Expr,
+    last: Expr,
+    c: Expr,
+    tcode: Expr,
+}
+
+/// The chunk ring: per slot its chunk, block tag, last flag, `c`, `tcode` and chunk index;
+/// the write and free pointers, and the block tag and chunk index of the next chunk in.
+struct Ring {
+    full: Vec<Reg>,
+    sdata: Vec<Reg>,
+    stag: Vec<Reg>,
+    slast: Vec<Reg>,
+    sc: Vec<Reg>,
+    stc: Vec<Reg>,
+    sidx: Vec<Reg>,
+    wsel: Reg,
+    fsel: Reg,
+    wbid: Reg,
+    wcidx: Reg,
+    /// Full and last flags of all slots.
+    fullv: Expr,
+    lastv: Expr,
+}
+
+/// The chunk ring's registers, one per slot and field.
+fn chunk_ring(m: &mut ModuleBuilder) -> Ring {
     // ---- Chunk ring ----
     // One register per slot: `slot<j>_<field>_q`.
     let per_slot = |m: &mut ModuleBuilder, field: &str, w: u32, reset: Option<u64>| {
@@ -149,15 +210,15 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             .map(|j| m.reg(&format!("slot{}_{}_q", j, field), w, reset))
             .collect::<Vec<_>>()
     };
-    let full = per_slot(&mut m, "full", 1, Some(0));
-    let sdata = per_slot(&mut m, "data", SB, None);
-    let stag = per_slot(&mut m, "tag", 2, None);
-    let slast = per_slot(&mut m, "last", 1, None);
-    let sc = per_slot(&mut m, "c", 1, None);
-    let stc = per_slot(&mut m, "tcode", 2, None);
-    let sidx = per_slot(&mut m, "cidx", 4, None);
-    let wsel = m.reg("wr_slot_q", nsu, Some(1));
-    let fsel = m.reg("free_slot_q", nsu, Some(1));
+    let full = per_slot(m, "full", 1, Some(0));
+    let sdata = per_slot(m, "data", SB, None);
+    let stag = per_slot(m, "tag", 2, None);
+    let slast = per_slot(m, "last", 1, None);
+    let sc = per_slot(m, "c", 1, None);
+    let stc = per_slot(m, "tcode", 2, None);
+    let sidx = per_slot(m, "cidx", 4, None);
+    let wsel = m.reg("wr_slot_q", NSU, Some(1));
+    let fsel = m.reg("free_slot_q", NSU, Some(1));
     let wbid = m.reg("wr_blk_q", 2, Some(0));
     let wcidx = m.reg("wr_cidx_q", 4, Some(0));
     let fullv = m.wire(
@@ -168,18 +229,78 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         "slot_last",
         &Expr::cat_lsb(&slast.iter().map(|r| r.q()).collect::<Vec<_>>()),
     );
+    Ring {
+        full,
+        sdata,
+        stag,
+        slast,
+        sc,
+        stc,
+        sidx,
+        wsel,
+        fsel,
+        wbid,
+        wcidx,
+        fullv,
+        lastv,
+    }
+}
 
+/// The loop's registers: the three position candidates and the flags choosing one, the
+/// block's state, tag, tcode, beat count and end, the beats in flight and this block's slots.
+struct Loop {
+    r: Reg,
+    rprev: Reg,
+    jslot: Reg,
+    t_pos: Vec<Reg>,
+    t_jump: Vec<Reg>,
+    t_prev: Vec<Reg>,
+    st_new: Reg,
+    st_dec: Reg,
+    st_raw: Reg,
+    st_end: Reg,
+    bid: Reg,
+    btc: Reg,
+    nbm1: Reg,
+    beat: Reg,
+    done: Reg,
+    eslot: Reg,
+    eidx: Reg,
+    inflight: Reg,
+    tmatch: Reg,
+}
+
+impl Loop {
+    /// The value for the position candidate taken (the flags' `go` copies).
+    fn by_take(&self, m: &mut ModuleBuilder, name: &str, vals: [Expr; 3]) -> Expr {
+        let gx = self.t_pos.len() - 1;
+        let [vp, vj, vv] = vals;
+        let w = vp.width();
+        let v = or_tree(
+            vec![
+                self.t_pos[gx].q().gate(&vp),
+                self.t_jump[gx].q().gate(&vj),
+                self.t_prev[gx].q().gate(&vv),
+            ],
+            w,
+        );
+        m.wire(name, &v)
+    }
+}
+
+/// The loop state: the position's candidates, the flags choosing them, and the block's
+/// registers.
+fn loop_state(m: &mut ModuleBuilder) -> Loop {
     // ---- Loop state ----
     // The position is one of three registered candidates, chosen by registered flags (one
     // copy per 32 positions and one for `go`): the position four tokens on, or the next
     // slot's first bit after a raw chunk (`pos_q`), the previous position (`pos_prev_q`), or
     // the slot after the block's last chunk (`pos_jump_q`). `go`, which waits for the
     // position's slot, only sets the flags.
-    let r = m.reg("pos_q", pbits, None);
-    let rprev = m.reg("pos_prev_q", pbits, Some(1));
-    let jslot = m.reg("pos_jump_q", nsu, Some(0));
-    let rlanes = 32u32;
-    let ncopy = (pbits / rlanes) as usize + 1;
+    let r = m.reg("pos_q", PBITS, None);
+    let rprev = m.reg("pos_prev_q", PBITS, Some(1));
+    let jslot = m.reg("pos_jump_q", NSU, Some(0));
+    let ncopy = (PBITS / RLANES) as usize + 1;
     let t_pos = m.reg_replicas("take_pos_q", 1, Some(0), ncopy);
     let t_jump = m.reg_replicas("take_jump_q", 1, Some(0), ncopy);
     let t_prev = m.reg_replicas("take_prev_q", 1, Some(1), ncopy);
@@ -192,31 +313,90 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let nbm1 = m.reg("blk_beats_m1_q", 4, None);
     let beat = m.reg("beat_q", 4, None);
     let done = m.reg("blk_done_q", 1, Some(0));
-    let eslot = m.reg("blk_end_slot_q", nsu, Some(0));
+    let eslot = m.reg("blk_end_slot_q", NSU, Some(0));
     let eidx = m.reg("blk_end_cidx_q", 4, None);
     let inflight = m.reg("inflight_q", 4, Some(0));
     // Slots whose tag is this block's, registered (no tag compare in front of `go`).
-    let tmatch = m.reg("slot_tag_cur_q", nsu, Some(0));
+    let tmatch = m.reg("slot_tag_cur_q", NSU, Some(0));
+    Loop {
+        r,
+        rprev,
+        jslot,
+        t_pos,
+        t_jump,
+        t_prev,
+        st_new,
+        st_dec,
+        st_raw,
+        st_end,
+        bid,
+        btc,
+        nbm1,
+        beat,
+        done,
+        eslot,
+        eidx,
+        inflight,
+        tmatch,
+    }
+}
 
+/// Per slot: whether any of the `w` positions from offset `lo` in the slot is set.
+fn slot_or(v: &Expr, lo: u32, w: u32) -> Expr {
+    Expr::cat_lsb(
+        &(0..NSU)
+            .map(|j| v.slice(j * SB + lo, w).any())
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// The position, its slot, and which slots hold this block's chunks.
+struct Pos {
+    /// One-hot over the ring's bit positions.
+    rq: Expr,
+    /// One-hot slot.
+    rslot: Expr,
+    /// The position is at its slot's first bit (block start and raw states).
+    at_start: Expr,
+    /// Slots tagged with this block.
+    tagcur: Expr,
+    /// Slots holding a chunk of this block.
+    fb: Expr,
+    /// The next 136 bits are in.
+    in_now: Expr,
+}
+
+/// L: the position from its candidates, its slot and regions, and whether the next 136
+/// bits are in.
+fn position(m: &mut ModuleBuilder, ring: &Ring, lp: &Loop) -> Pos {
+    let Loop {
+        r,
+        rprev,
+        jslot,
+        t_pos,
+        t_jump,
+        t_prev,
+        ..
+    } = lp;
     m.comment("L: the position, and whether the next 136 bits are in");
     let jumpv = Expr::cat_lsb(
-        &(0..nsu)
+        &(0..NSU)
             .map(|j| Expr::cat_lsb(&[jslot.q().bit(j), Expr::zero(SB - 1)]))
             .collect::<Vec<_>>(),
     );
     let jumpv = m.wire("pos_jumpv", &jumpv);
     let rq = Expr::cat_lsb(
-        &(0..pbits / rlanes)
+        &(0..PBITS / RLANES)
             .map(|g| {
                 let c = g as usize;
-                let sl = |v: &Expr| v.slice(g * rlanes, rlanes);
+                let sl = |v: &Expr| v.slice(g * RLANES, RLANES);
                 or_tree(
                     vec![
                         t_pos[c].q().gate(&sl(&r.q())),
                         t_jump[c].q().gate(&sl(&jumpv)),
                         t_prev[c].q().gate(&sl(&rprev.q())),
                     ],
-                    rlanes,
+                    RLANES,
                 )
             })
             .collect::<Vec<_>>(),
@@ -224,88 +404,64 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let rq = m.wire("pos", &rq);
     // The bits of a beat end within this slot and the next for offsets up to 2·SB − span;
     // later offsets need a third slot.
-    let lo_max = 2 * SB - span;
+    let lo_max = 2 * SB - SPAN;
     // Per slot: the position is at a near offset (the next 136 bits end in the next slot), a
     // far one, or a slot's first bit. For a step (`pos_q`) by OR trees on its register; for
     // a held position registered the cycle before (`go` waits for no position select).
-    let slot_or = |v: &Expr, lo: u32, w: u32| {
-        Expr::cat_lsb(
-            &(0..nsu)
-                .map(|j| v.slice(j * SB + lo, w).any())
-                .collect::<Vec<_>>(),
-        )
-    };
-    let p_near = m.reg("pos_prev_near_q", nsu, Some(1));
-    let p_far = m.reg("pos_prev_far_q", nsu, Some(0));
-    let p_first = m.reg("pos_prev_first_q", nsu, Some(1));
+    let p_near = m.reg("pos_prev_near_q", NSU, Some(1));
+    let p_far = m.reg("pos_prev_far_q", NSU, Some(0));
+    let p_first = m.reg("pos_prev_first_q", NSU, Some(1));
     let p_slot = m.wire("pos_prev_slot", &(p_near.q() | p_far.q()));
-    let gx = ncopy - 1;
-    // The value for the position candidate taken (the flags' `go` copies).
-    let by_take = |m: &mut ModuleBuilder, name: &str, vals: [Expr; 3]| {
-        let [vp, vj, vv] = vals;
-        let w = vp.width();
-        let v = or_tree(
-            vec![
-                t_pos[gx].q().gate(&vp),
-                t_jump[gx].q().gate(&vj),
-                t_prev[gx].q().gate(&vv),
-            ],
-            w,
-        );
-        m.wire(name, &v)
-    };
     // The regions of this position (registered for the next cycle): of `pos_q` by its own
     // OR trees (a step or a raw chunk), of a jump (a slot's first bit), or held.
     let step = |lo: u32, w: u32| slot_or(&r.q(), lo, w);
     let jq = jslot.q();
-    let near_d = by_take(
-        &mut m,
-        "pos_near",
-        [step(0, lo_max + 1), jq.clone(), p_near.q()],
-    );
-    let far_d = by_take(
-        &mut m,
+    let near_d = lp.by_take(m, "pos_near", [step(0, lo_max + 1), jq.clone(), p_near.q()]);
+    let far_d = lp.by_take(
+        m,
         "pos_far",
         [
             step(lo_max + 1, SB - lo_max - 1),
-            Expr::zero(nsu),
+            Expr::zero(NSU),
             p_far.q(),
         ],
     );
-    let step_first = Expr::cat_lsb(&(0..nsu).map(|j| r.q().bit(j * SB)).collect::<Vec<_>>());
-    let first_d = by_take(
-        &mut m,
-        "pos_first_now",
-        [step_first, jq.clone(), p_first.q()],
-    );
+    let step_first = Expr::cat_lsb(&(0..NSU).map(|j| r.q().bit(j * SB)).collect::<Vec<_>>());
+    let first_d = lp.by_take(m, "pos_first_now", [step_first, jq.clone(), p_first.q()]);
     m.next(&p_near, &near_d, None);
     m.next(&p_far, &far_d, None);
     m.next(&p_first, &first_d, None);
     let (p_near, p_far, p_first) = (p_near.q(), p_far.q(), p_first.q());
     let step_slot = m.wire("pos_step_slot", &slot_or(&r.q(), 0, SB));
-    let zero4 = Expr::zero(nsu);
-    let rslot = by_take(&mut m, "pos_slot", [step_slot, jslot.q(), p_slot.clone()]);
-    let at_start = by_take(
-        &mut m,
+    let zero4 = Expr::zero(NSU);
+    let rslot = lp.by_take(m, "pos_slot", [step_slot, jslot.q(), p_slot.clone()]);
+    let at_start = lp.by_take(
+        m,
         "pos_first",
         [next_slot(&p_first), jslot.q(), p_first.clone()],
     );
     let tagcur = m.wire(
         "slot_cur",
-        &Expr::cat_lsb(&stag.iter().map(|t| t.q().eq(&bid.q())).collect::<Vec<_>>()),
+        &Expr::cat_lsb(
+            &ring
+                .stag
+                .iter()
+                .map(|t| t.q().eq(&lp.bid.q()))
+                .collect::<Vec<_>>(),
+        ),
     );
     // A slot holds a chunk of this block (an older block's chunk may still wait in the slot
     // after this block's last one).
-    let fb = m.wire("slot_mine", &(&fullv & &tmatch.q()));
+    let fb = m.wire("slot_mine", &(&ring.fullv & &lp.tmatch.q()));
     // Bit j: slot j + 1 (j + 2) holds a chunk of this block.
-    let f1 = m.wire("slot_mine_next", &rotl(&fb, nsu - 1));
-    let f2 = m.wire("slot_mine_next2", &rotl(&f1, nsu - 1));
+    let f1 = m.wire("slot_mine_next", &rotl(&fb, NSU - 1));
+    let f2 = m.wire("slot_mine_next2", &rotl(&f1, NSU - 1));
     let two = m.wire("slot_mine2", &(&fb & &f1));
     let three = m.wire("slot_mine3", &(&two & &f2));
     // Precise for a held position, a raw step and a jump (at a slot's first bit: near).
     let prec = |near: &Expr, far: &Expr| (&(near & &two) | &(far & &three)).any();
-    let in_now = by_take(
-        &mut m,
+    let in_now = lp.by_take(
+        m,
         "bits_in",
         [
             prec(&step(0, lo_max + 1), &step(lo_max + 1, SB - lo_max - 1)),
@@ -313,12 +469,66 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             prec(&p_near, &p_far),
         ],
     );
-    let lastin = m.wire("last_in", &(&fb & &lastv));
+    Pos {
+        rq,
+        rslot,
+        at_start,
+        tagcur,
+        fb,
+        in_now,
+    }
+}
+
+/// The loop's decisions this cycle, with the block's end as far as its chunks are in and
+/// the fields of the position's slot.
+struct Issue {
+    done_now: Expr,
+    eslot_now: Expr,
+    eidx_now: Expr,
+    credit_r: Reg,
+    s_c_now: Expr,
+    s_tc_now: Expr,
+    s_cidx: Expr,
+    raw_final: Expr,
+    final_dec: Expr,
+    go_dec: Expr,
+    go_raw: Expr,
+    go: Expr,
+    raw_end: Expr,
+    jump: Expr,
+    to_end: Expr,
+    prev_tag: Expr,
+    new_ok: Expr,
+}
+
+/// L: the block's end, the position slot's fields, and whether a beat issues, the position
+/// jumps, or a block starts or ends.
+fn issue(m: &mut ModuleBuilder, ring: &Ring, lp: &Loop, pos: &Pos) -> Issue {
+    let Loop {
+        st_new,
+        st_dec,
+        st_raw,
+        st_end,
+        bid,
+        nbm1,
+        beat,
+        done,
+        eslot,
+        eidx,
+        ..
+    } = lp;
+    let Pos {
+        rslot,
+        at_start,
+        fb,
+        ..
+    } = pos;
+    let lastin = m.wire("last_in", &(fb & &ring.lastv));
     let done_now = m.wire("blk_done", &(done.q() | lastin.any()));
     let eslot_now = m.wire("blk_end_slot", &(eslot.q() | lastin.clone()));
     let eidx_scan = or_tree(
         (0..NS)
-            .map(|j| lastin.bit(j as u32).gate(&sidx[j].q()))
+            .map(|j| lastin.bit(j as u32).gate(&ring.sidx[j].q()))
             .collect(),
         4,
     );
@@ -327,8 +537,8 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let credit_r = m.reg("credit_q", 1, Some(1));
     let credit = credit_r.q();
     // In the block-start and raw states the position is at a slot's first bit.
-    let s_full = m.wire("pos_slot_full", &(&at_start & &fb).any());
-    let pick = |m: &mut ModuleBuilder, name: &str, regs: &[crate::hdl::Reg]| {
+    let s_full = m.wire("pos_slot_full", &(at_start & fb).any());
+    let pick = |m: &mut ModuleBuilder, name: &str, regs: &[Reg]| {
         let w = regs[0].width();
         let v = or_tree(
             (0..NS)
@@ -338,14 +548,14 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         );
         m.wire(name, &v)
     };
-    let s_c_now = pick(&mut m, "pos_slot_c", &sc);
-    let s_tc_now = pick(&mut m, "pos_slot_tcode", &stc);
-    let s_cidx = pick(&mut m, "pos_slot_cidx", &sidx);
-    let raw_final = m.wire("raw_final", &(&rslot & &lastv).any());
+    let s_c_now = pick(m, "pos_slot_c", &ring.sc);
+    let s_tc_now = pick(m, "pos_slot_tcode", &ring.stc);
+    let s_cidx = pick(m, "pos_slot_cidx", &ring.sidx);
+    let raw_final = m.wire("raw_final", &(rslot & &ring.lastv).any());
     let final_dec = m.wire("beat_final", &beat.q().eq(&nbm1.q()));
     let go_dec = m.wire(
         "go_dec",
-        &(&(st_dec.q() & credit.clone()) & &(done_now.clone() | in_now.clone())),
+        &(&(st_dec.q() & credit.clone()) & &(done_now.clone() | pos.in_now.clone())),
     );
     let go_raw = m.wire("go_raw", &(&(st_raw.q() & credit.clone()) & &s_full));
     let go = m.wire("go", &(&go_dec | &go_raw));
@@ -361,22 +571,64 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let prev_tag = m.wire(
         "slot_prev_blk",
         &Expr::cat_lsb(
-            &stag
+            &ring
+                .stag
                 .iter()
                 .map(|t| t.q().eq(&(bid.q() - Expr::lit(2, 1))))
                 .collect::<Vec<_>>(),
         ),
     );
     let new_ok = m.wire("new_ok", &(st_new.q() & s_full.clone()));
+    Issue {
+        done_now,
+        eslot_now,
+        eidx_now,
+        credit_r,
+        s_c_now,
+        s_tc_now,
+        s_cidx,
+        raw_final,
+        final_dec,
+        go_dec,
+        go_raw,
+        go,
+        raw_end,
+        jump,
+        to_end,
+        prev_tag,
+        new_ok,
+    }
+}
 
+/// L: the position four tokens on (AND-OR steps over the ring's token lengths), and the
+/// candidates and flags for the next cycle.
+fn token_steps(
+    m: &mut ModuleBuilder,
+    cp: &CpackParams,
+    ring: &Ring,
+    lp: &Loop,
+    pos: &Pos,
+    is: &Issue,
+) {
+    let Loop {
+        r,
+        rprev,
+        jslot,
+        t_pos,
+        t_jump,
+        t_prev,
+        st_raw,
+        ..
+    } = lp;
+    let rq = &pos.rq;
     m.comment("L: four token steps from the position (one AND-OR term per token length)");
-    let sb_bits: Vec<Expr> = (0..pbits)
-        .map(|p| sdata[(p / SB) as usize].q().bit(SB - 1 - p % SB))
+    let sb_bits: Vec<Expr> = (0..PBITS)
+        .map(|p| ring.sdata[(p / SB) as usize].q().bit(SB - 1 - p % SB))
         .collect();
     let ringv = m.wire("ring_bits", &Expr::cat_lsb(&sb_bits));
-    let rb: Vec<Expr> = (0..4u32).map(|k| rotl(&ringv, pbits - k)).collect();
+    let rb: Vec<Expr> = (0..4u32).map(|k| rotl(&ringv, PBITS - k)).collect();
     let lens = position_lengths(
-        &cp,
+        cp,
         &[rb[0].clone(), rb[1].clone(), rb[2].clone(), rb[3].clone()],
     );
     let lens: Vec<(u32, Expr)> = lens
@@ -385,50 +637,82 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         .collect();
     let mut pos = rq.clone();
     for k in 1..=TPB {
-        pos = token_step(&mut m, &format!("pos{}", k), &pos, &lens, true);
+        pos = token_step(m, &format!("pos{}", k), &pos, &lens, true);
     }
     let pos4 = pos;
     // A raw chunk steps to the next slot's first bit.
-    m.next(&r, &st_raw.q().select(&rotl(&rq, SB), &pos4), None);
-    m.next(&rprev, &rq, None);
+    m.next(r, &st_raw.q().select(&rotl(rq, SB), &pos4), None);
+    m.next(rprev, rq, None);
     // The slot after the block's last chunk.
-    m.next(&jslot, &next_slot(&eslot_now), None);
-    let take_pos = m.wire("take_pos", &(&go_dec & &!final_dec.clone()));
-    let take_step = m.wire("take_step", &(&take_pos | &go_raw));
-    let take_none = m.wire("take_none", &!(&take_step | &jump));
-    for c in 0..ncopy {
+    m.next(jslot, &next_slot(&is.eslot_now), None);
+    let take_pos = m.wire("take_pos", &(&is.go_dec & &!is.final_dec.clone()));
+    let take_step = m.wire("take_step", &(&take_pos | &is.go_raw));
+    let take_none = m.wire("take_none", &!(&take_step | &is.jump));
+    for c in 0..t_pos.len() {
         m.next(&t_pos[c], &take_step, None);
-        m.next(&t_jump[c], &jump, None);
+        m.next(&t_jump[c], &is.jump, None);
         m.next(&t_prev[c], &take_none, None);
     }
+}
 
+/// L: the block's state (start, compressed beats, raw chunks, waiting for its end), tag,
+/// tcode, beat count and end; returns the cycle it ends.
+fn block_state(m: &mut ModuleBuilder, c: &LossyParams, lp: &Loop, is: &Issue) -> Expr {
+    let Loop {
+        st_new,
+        st_dec,
+        st_raw,
+        st_end,
+        bid,
+        btc,
+        nbm1,
+        beat,
+        done,
+        eslot,
+        eidx,
+        ..
+    } = lp;
+    let Issue {
+        done_now,
+        eslot_now,
+        eidx_now,
+        s_c_now,
+        s_tc_now,
+        final_dec,
+        go_dec,
+        raw_end,
+        jump,
+        to_end,
+        new_ok,
+        ..
+    } = is;
     m.comment("L: block state (a block starts at its first chunk's slot)");
-    let blk_end = m.wire("blk_next", &(&jump | &raw_end));
+    let blk_end = m.wire("blk_next", &(jump | raw_end));
     m.next(
-        &st_new,
+        st_new,
         &(&(&st_new.q() & &!new_ok.clone()) | &blk_end),
         None,
     );
     m.next(
-        &st_dec,
-        &(&(&st_dec.q() & &!(&go_dec & &final_dec)) | &(&new_ok & &s_c_now)),
+        st_dec,
+        &(&(&st_dec.q() & &!(go_dec & final_dec)) | &(new_ok & s_c_now)),
         None,
     );
     m.next(
-        &st_raw,
-        &(&(&st_raw.q() & &!raw_end.clone()) | &(&new_ok & &!s_c_now.clone())),
+        st_raw,
+        &(&(&st_raw.q() & &!raw_end.clone()) | &(new_ok & &!s_c_now.clone())),
         None,
     );
     m.next(
-        &st_end,
-        &(&(&st_end.q() & &!done_now.clone()) | &to_end),
+        st_end,
+        &(&(&st_end.q() & &!done_now.clone()) | to_end),
         None,
     );
-    m.next(&bid, &(bid.q() + Expr::lit(2, 1)), Some(&blk_end));
-    m.next(&done, &(&done_now & &!blk_end.clone()), None);
-    m.next(&eslot, &blk_end.select(&Expr::zero(nsu), &eslot_now), None);
-    m.next(&eidx, &eidx_now, None);
-    m.next(&btc, &s_tc_now, Some(&new_ok));
+    m.next(bid, &(bid.q() + Expr::lit(2, 1)), Some(&blk_end));
+    m.next(done, &(done_now & &!blk_end.clone()), None);
+    m.next(eslot, &blk_end.select(&Expr::zero(NSU), eslot_now), None);
+    m.next(eidx, eidx_now, None);
+    m.next(btc, s_tc_now, Some(new_ok));
     let nb_m1 = {
         let mut v = Expr::lit(4, decomp_beats(c, 0) as u64 - 1);
         for tc in 1..4u8 {
@@ -438,13 +722,42 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         }
         v
     };
-    m.next(&nbm1, &nb_m1, Some(&new_ok));
+    m.next(nbm1, &nb_m1, Some(new_ok));
     m.next(
-        &beat,
+        beat,
         &new_ok.select(&Expr::zero(4), &(beat.q() + Expr::lit(4, 1))),
-        Some(&(&new_ok | &go_dec)),
+        Some(&(new_ok | go_dec)),
     );
+    blk_end
+}
 
+/// Ring writes: chunks into the write slot, slots freed oldest first; returns the input's
+/// ready.
+fn ring_writes(
+    m: &mut ModuleBuilder,
+    ring: &Ring,
+    lp: &Loop,
+    pos: &Pos,
+    is: &Issue,
+    blk_end: &Expr,
+    inp: &Input,
+) -> Expr {
+    let Ring {
+        full,
+        sdata,
+        stag,
+        slast,
+        sc,
+        stc,
+        sidx,
+        wsel,
+        fsel,
+        wbid,
+        wcidx,
+        fullv,
+        ..
+    } = ring;
+    let bid = &lp.bid;
     m.comment("Ring writes: a chunk enters the write slot when it is empty");
     // Freed, oldest first: a slot of the previous block, or of this block once the position
     // has left it (any of them after the block's last beat).
@@ -452,9 +765,10 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     // cycle after its block ends and 2-bit tags never alias.
     let free = m.wire(
         "slot_free",
-        &(&fullv
-            & &(prev_tag.clone()
-                | (&(&fsel.q() & &tagcur) & &(!rslot.clone() | st_end.q().repeat(nsu))))),
+        &(fullv
+            & &(is.prev_tag.clone()
+                | (&(&fsel.q() & &pos.tagcur)
+                    & &(!pos.rslot.clone() | lp.st_end.q().repeat(NSU))))),
     );
     // A freed slot takes a chunk from the next cycle on (the position's slot decode stays
     // off the input handshake and the slots' write enables).
@@ -464,9 +778,9 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         "in_ready",
         &(&(&wsel.q() & &!fullv.clone()).any() & &!ahead3),
     );
-    let accept = m.wire("accept", &(&s_valid & &s_ready));
-    let we = m.wire("slot_we", &(accept.repeat(nsu) & wsel.q()));
-    let cin = m.wire("chunk_stream", &bytes_from_top(&chunk));
+    let accept = m.wire("accept", &(&inp.valid & &s_ready));
+    let we = m.wire("slot_we", &(accept.repeat(NSU) & wsel.q()));
+    let cin = m.wire("chunk_stream", &bytes_from_top(&inp.chunk));
     let bid_next = m.wire("blk_inc", &(bid.q() + Expr::lit(2, 1)));
     let mut mine_d = Vec::new();
     for j in 0..NS {
@@ -480,36 +794,87 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         mine_d.push(blk_end.select(&tag_d.eq(&bid_next), &tag_d.eq(&bid.q())));
         m.next(&sdata[j], &cin, Some(&e));
         m.next(&stag[j], &wbid.q(), Some(&e));
-        m.next(&slast[j], &s_last, Some(&e));
-        m.next(&sc[j], &s_c, Some(&e));
-        m.next(&stc[j], &s_tcode, Some(&e));
+        m.next(&slast[j], &inp.last, Some(&e));
+        m.next(&sc[j], &inp.c, Some(&e));
+        m.next(&stc[j], &inp.tcode, Some(&e));
         m.next(&sidx[j], &wcidx.q(), Some(&e));
     }
-    m.next(&tmatch, &Expr::cat_lsb(&mine_d), None);
-    m.next(&wsel, &next_slot(&wsel.q()), Some(&accept));
+    m.next(&lp.tmatch, &Expr::cat_lsb(&mine_d), None);
+    m.next(wsel, &next_slot(&wsel.q()), Some(&accept));
     // The oldest slot moves on by the number freed (a run from it).
-    let nfree = (0..nsu).fold(Expr::zero(3), |a, j| a + free.bit(j).zext(3));
+    let nfree = (0..NSU).fold(Expr::zero(3), |a, j| a + free.bit(j).zext(3));
     let nfree = m.wire("slot_free_n", &nfree);
     let mut fnext = fsel.q();
-    for k in 1..nsu {
+    for k in 1..NSU {
         fnext = nfree.eq_lit(k as u64).select(&rotl(&fsel.q(), k), &fnext);
     }
-    m.next(&fsel, &fnext, None);
+    m.next(fsel, &fnext, None);
     m.next(
-        &wbid,
+        wbid,
         &(wbid.q() + Expr::lit(2, 1)),
-        Some(&(&accept & &s_last)),
+        Some(&(&accept & &inp.last)),
     );
     let wc_inc = wcidx
         .q()
         .eq_lit(15)
         .select(&wcidx.q(), &(wcidx.q() + Expr::lit(4, 1)));
     m.next(
-        &wcidx,
-        &s_last.select(&Expr::zero(4), &wc_inc),
+        wcidx,
+        &inp.last.select(&Expr::zero(4), &wc_inc),
         Some(&accept),
     );
+    s_ready
+}
 
+/// A beat's fields as one pipeline stage registers them.
+struct Beat {
+    /// The stage holds a beat.
+    v: Expr,
+    /// A raw block's chunk.
+    raw: Expr,
+    /// Its block's last beat.
+    last: Expr,
+    /// Its block's first beat.
+    first: Expr,
+    /// The words it needs (one bit per word).
+    need: Expr,
+    /// Its block's tcode.
+    tc: Expr,
+}
+
+/// The X1 stage's registers: the beat, the kind of its bit limit, and its slot and offset
+/// (one copy per group of window lanes).
+struct X1 {
+    beat: Beat,
+    lim: Expr,
+    slot_reps: Vec<Reg>,
+    off_reps: Vec<Reg>,
+}
+
+/// L: the position's offset in its slot, the kind of limit on the block's bits and the
+/// words the beat needs, registered into X1 with the position's slot.
+fn position_offset(m: &mut ModuleBuilder, c: &LossyParams, lp: &Loop, pos: &Pos, is: &Issue) -> X1 {
+    let Loop {
+        r,
+        rprev,
+        t_pos,
+        t_prev,
+        st_raw,
+        btc,
+        beat,
+        ..
+    } = lp;
+    let Pos { rslot, fb, .. } = pos;
+    let Issue {
+        done_now,
+        eidx_now,
+        s_cidx,
+        raw_final,
+        final_dec,
+        go,
+        ..
+    } = is;
+    let gx = t_pos.len() - 1;
     m.comment("L: the position's offset in its slot (binary), for the window shift");
     let ob = crate::hdl::clog2(SB as u64);
     // From the candidates apart (the position select drives only the token steps): a raw
@@ -518,7 +883,7 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         Expr::cat_lsb(
             &(0..ob)
                 .map(|b| {
-                    let bits: Vec<Expr> = (0..pbits)
+                    let bits: Vec<Expr> = (0..PBITS)
                         .filter(|p| ((p % SB) >> b) & 1 == 1)
                         .map(|p| v.bit(p))
                         .collect();
@@ -534,7 +899,7 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     // Bits from the position to the end of the block's last chunk: 128 - off or 256 - off
     // when the last chunk is this slot or the next, none when the position has left the
     // block, "enough" (511) otherwise.
-    let in_blk = m.wire("pos_in_blk", &(&rslot & &fb).any());
+    let in_blk = m.wire("pos_in_blk", &(rslot & fb).any());
     let dist = m.wire("blk_left", &(eidx_now.clone() - s_cidx.clone()));
     // The limit's kind (the bits themselves are counted in X1): 0 none, 1 nothing left,
     // 2 the rest of this slot, 3 the rest of this slot and the next.
@@ -566,12 +931,12 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             .map(|k| nw.gt(&Expr::lit(3, k)))
             .collect::<Vec<_>>(),
     );
-    let x1_v = m.reg_next("x1_valid_q", Some(0), &go, None);
+    let x1_v = m.reg_next("x1_valid_q", Some(0), go, None);
     let x1_raw = m.reg_next("x1_raw_q", None, &st_raw.q(), None);
     let x1_last = m.reg_next(
         "x1_last_q",
         None,
-        &st_raw.q().select(&raw_final, &final_dec),
+        &st_raw.q().select(raw_final, final_dec),
         None,
     );
     let first = m.wire("beat_first", &beat.q().eq_lit(0));
@@ -584,18 +949,52 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     // slots keep their contents a cycle after the beat leaves the loop: a slot is freed
     // only once the position has left it, and refilled the cycle after.
     let copies = 8usize;
-    let slot_reps = m.reg_replicas("x1_slot_q", nsu, None, copies);
+    let slot_reps = m.reg_replicas("x1_slot_q", NSU, None, copies);
     let off_reps = m.reg_replicas("x1_off_q", ob, None, copies);
     for rr in &slot_reps {
-        m.next(rr, &rslot, None);
+        m.next(rr, rslot, None);
     }
     for rr in &off_reps {
         m.next(rr, &off, None);
     }
+    X1 {
+        beat: Beat {
+            v: x1_v,
+            raw: x1_raw,
+            last: x1_last,
+            first: x1_first,
+            need: x1_need,
+            tc: x1_tc,
+        },
+        lim: x1_lim,
+        slot_reps,
+        off_reps,
+    }
+}
 
+/// The X2 stage's registers: the beat, its 136-bit window and the bits available in its
+/// block from the window's top.
+struct X2 {
+    beat: Beat,
+    win: Expr,
+    avail: Expr,
+}
+
+/// X1: the three slots from the position, shifted so the beat's first token is on top, and
+/// the bits left in the block; registered into X2.
+fn window_shift(m: &mut ModuleBuilder, ring: &Ring, x1: &X1) -> X2 {
+    let sdata = &ring.sdata;
+    let X1 {
+        beat: b,
+        lim: x1_lim,
+        slot_reps,
+        off_reps,
+    } = x1;
+    let x1_v = &b.v;
     m.comment("X1: the three slots from the position, shifted so its bit is on top");
     // Only the top span + SB - 1 bits of the three slots can reach the window.
-    let tw = span + SB - 1;
+    let tw = SPAN + SB - 1;
+    let copies = slot_reps.len();
     let views: Vec<Expr> = (0..NS)
         .map(|j| {
             Expr::cat(&[
@@ -618,16 +1017,16 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         .collect();
     let view = m.wire("x1_view", &Expr::cat_lsb(&view_lanes));
     let offs: Vec<Expr> = off_reps.iter().map(|r| r.q()).collect();
-    let sh = shift_lanes_copies(&mut m, "x1_align", &view.lanes(1), &offs, true);
-    let win_d = m.wire("x1_win", &Expr::cat_lsb(&sh[(tw - span) as usize..]));
-    m.unused(&Expr::cat_lsb(&sh[..(tw - span) as usize]));
-    let x2_v = m.reg_next("x2_valid_q", Some(0), &x1_v, None);
-    let x2_win = m.reg_next("x2_win_q", None, &win_d, Some(&x1_v));
-    let x2_raw = m.reg_next("x2_raw_q", None, &x1_raw, Some(&x1_v));
-    let x2_last = m.reg_next("x2_last_q", None, &x1_last, Some(&x1_v));
-    let x2_first = m.reg_next("x2_first_q", None, &x1_first, Some(&x1_v));
-    let x2_need = m.reg_next("x2_need_q", None, &x1_need, Some(&x1_v));
-    let x2_tc = m.reg_next("x2_tcode_q", None, &x1_tc, Some(&x1_v));
+    let sh = shift_lanes_copies(m, "x1_align", &view.lanes(1), &offs, true);
+    let win_d = m.wire("x1_win", &Expr::cat_lsb(&sh[(tw - SPAN) as usize..]));
+    m.unused(&Expr::cat_lsb(&sh[..(tw - SPAN) as usize]));
+    let x2_v = m.reg_next("x2_valid_q", Some(0), x1_v, None);
+    let x2_win = m.reg_next("x2_win_q", None, &win_d, Some(x1_v));
+    let x2_raw = m.reg_next("x2_raw_q", None, &b.raw, Some(x1_v));
+    let x2_last = m.reg_next("x2_last_q", None, &b.last, Some(x1_v));
+    let x2_first = m.reg_next("x2_first_q", None, &b.first, Some(x1_v));
+    let x2_need = m.reg_next("x2_need_q", None, &b.need, Some(x1_v));
+    let x2_tc = m.reg_next("x2_tcode_q", None, &b.tc, Some(x1_v));
     // Bits from the position to the end of the block's last chunk (511: enough).
     let off9 = offs[0].zext(9);
     let avail = m.wire(
@@ -640,14 +1039,41 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             &x1_lim.bit(0).select(&Expr::zero(9), &Expr::lit(9, 511)),
         ),
     );
-    let x2_avail = m.reg_next("x2_avail_q", None, &avail, Some(&x1_v));
+    let x2_avail = m.reg_next("x2_avail_q", None, &avail, Some(x1_v));
+    X2 {
+        beat: Beat {
+            v: x2_v,
+            raw: x2_raw,
+            last: x2_last,
+            first: x2_first,
+            need: x2_need,
+            tc: x2_tc,
+        },
+        win: x2_win,
+        avail: x2_avail,
+    }
+}
 
+/// The X3 stage's registers: the beat, the one-hot starts of tokens 1 to 4 in the window,
+/// the window and the bits available.
+struct X3 {
+    beat: Beat,
+    st: Vec<Expr>,
+    win: Expr,
+    avail: Expr,
+}
+
+/// X2: the four tokens' start positions in the window (the loop's AND-OR steps), or a raw
+/// beat's fixed starts; registered into X3.
+fn token_starts(m: &mut ModuleBuilder, cp: &CpackParams, x2: &X2) -> X3 {
+    let b = &x2.beat;
+    let x2_v = &b.v;
     m.comment("X2: the four tokens' start positions in the window (token k starts at st_k)");
-    let winq = x2_win.clone();
-    let relbits: Vec<Expr> = (0..rw + 3)
+    let winq = x2.win.clone();
+    let relbits: Vec<Expr> = (0..RW + 3)
         .map(|q| {
-            if q < span {
-                winq.bit(span - 1 - q)
+            if q < SPAN {
+                winq.bit(SPAN - 1 - q)
             } else {
                 Expr::zero(1)
             }
@@ -655,12 +1081,12 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         .collect();
     let rel = m.wire("x2_rel", &Expr::cat_lsb(&relbits));
     let rlens = position_lengths(
-        &cp,
+        cp,
         &[
-            rel.slice(0, rw),
-            rel.slice(1, rw),
-            rel.slice(2, rw),
-            rel.slice(3, rw),
+            rel.slice(0, RW),
+            rel.slice(1, RW),
+            rel.slice(2, RW),
+            rel.slice(3, RW),
         ],
     );
     let rlens: Vec<(u32, Expr)> = rlens
@@ -669,12 +1095,12 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         .collect();
     for (n, e) in &rlens {
         // Tokens starting there would end past the window.
-        m.unused(&e.slice(rw - n, *n));
+        m.unused(&e.slice(RW - n, *n));
     }
-    let mut st = Expr::lit(rw, 1);
+    let mut st = Expr::lit(RW, 1);
     let mut sts = Vec::new();
     for k in 1..=TPB {
-        st = token_step(&mut m, &format!("x2_st{}", k), &st, &rlens, false);
+        st = token_step(m, &format!("x2_st{}", k), &st, &rlens, false);
         sts.push(st.clone());
     }
     // A raw beat's 128 bits travel as four 34-bit fields at fixed starts.
@@ -684,33 +1110,75 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         .map(|(i, s)| {
             let k = i as u32 + 1;
             let fixed = Expr::cat_lsb(
-                &(0..rw)
+                &(0..RW)
                     .map(|q| Expr::lit(1, (q == TOK_W * k) as u64))
                     .collect::<Vec<_>>(),
             );
-            let d = x2_raw.select(&fixed, s);
-            m.reg_next(&format!("x3_st{}_q", k), None, &d, Some(&x2_v))
+            let d = b.raw.select(&fixed, s);
+            m.reg_next(&format!("x3_st{}_q", k), None, &d, Some(x2_v))
         })
         .collect();
-    let x3_v = m.reg_next("x3_valid_q", Some(0), &x2_v, None);
-    let x3_win = m.reg_next("x3_win_q", None, &winq, Some(&x2_v));
-    let x3_raw = m.reg_next("x3_raw_q", None, &x2_raw, Some(&x2_v));
-    let x3_last = m.reg_next("x3_last_q", None, &x2_last, Some(&x2_v));
-    let x3_first = m.reg_next("x3_first_q", None, &x2_first, Some(&x2_v));
-    let x3_need = m.reg_next("x3_need_q", None, &x2_need, Some(&x2_v));
-    let x3_tc = m.reg_next("x3_tcode_q", None, &x2_tc, Some(&x2_v));
-    let x3_avail = m.reg_next("x3_avail_q", None, &x2_avail, Some(&x2_v));
+    let x3_v = m.reg_next("x3_valid_q", Some(0), x2_v, None);
+    let x3_win = m.reg_next("x3_win_q", None, &winq, Some(x2_v));
+    let x3_raw = m.reg_next("x3_raw_q", None, &b.raw, Some(x2_v));
+    let x3_last = m.reg_next("x3_last_q", None, &b.last, Some(x2_v));
+    let x3_first = m.reg_next("x3_first_q", None, &b.first, Some(x2_v));
+    let x3_need = m.reg_next("x3_need_q", None, &b.need, Some(x2_v));
+    let x3_tc = m.reg_next("x3_tcode_q", None, &b.tc, Some(x2_v));
+    let x3_avail = m.reg_next("x3_avail_q", None, &x2.avail, Some(x2_v));
+    X3 {
+        beat: Beat {
+            v: x3_v,
+            raw: x3_raw,
+            last: x3_last,
+            first: x3_first,
+            need: x3_need,
+            tc: x3_tc,
+        },
+        st: x3_st,
+        win: x3_win,
+        avail: x3_avail,
+    }
+}
 
+/// The beat's four tokens as X3 parses them, with the beat's error.
+struct Tokens {
+    /// Any token illegal, indexing an empty entry or past the block's bits (not raw).
+    bad: Expr,
+    toks: Vec<Expr>,
+    /// The tokens' one-hot patterns.
+    pats: Vec<Expr>,
+    /// The tokens' one-hot dictionary indices.
+    idx_ohs: Vec<Expr>,
+    /// Token k pushes a word into the dictionary.
+    pushes: Vec<Expr>,
+    /// Token k's one-hot dictionary slot for a push.
+    slots: Vec<Expr>,
+    /// Tokens 1 to 3: the earlier token of the beat whose word the index reads (none: the
+    /// dictionary).
+    srcs: Vec<Expr>,
+}
+
+/// X3: the tokens extracted and parsed; the beat's errors; the dictionary slots of the
+/// pushes and the same-beat bypass sources, and the dictionary's fill and write pointer.
+fn token_parse(m: &mut ModuleBuilder, cp: &CpackParams, x3: &X3) -> Tokens {
+    let ne = cp.dict_entries as u32;
+    let X3 {
+        beat: b,
+        st: x3_st,
+        win: x3_win,
+        avail: x3_avail,
+    } = x3;
     m.comment("X3: tokens extracted and parsed; errors; dictionary slots and bypass sources");
     let field_at = |q: u32| -> Expr {
-        if q + TOK_W <= span {
-            x3_win.slice(span - q - TOK_W, TOK_W)
+        if q + TOK_W <= SPAN {
+            x3_win.slice(SPAN - q - TOK_W, TOK_W)
         } else {
-            Expr::cat(&[x3_win.slice(0, span - q), Expr::zero(TOK_W - (span - q))])
+            Expr::cat(&[x3_win.slice(0, SPAN - q), Expr::zero(TOK_W - (SPAN - q))])
         }
     };
     // Token end past the available bits.
-    let gt: Vec<Expr> = (0..rw)
+    let gt: Vec<Expr> = (0..RW)
         .map(|q| {
             if q == 0 {
                 Expr::zero(1)
@@ -722,8 +1190,8 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let gt = m.wire("x3_past", &Expr::cat_lsb(&gt));
     let vld = m.reg("x3_dict_valid_q", ne, None);
     let wp = m.reg("x3_dict_wsel_q", ne, None);
-    let mut vcur = m.wire("x3_dvalid", &x3_first.select(&Expr::zero(ne), &vld.q()));
-    let mut wcur = m.wire("x3_dwsel", &x3_first.select(&Expr::lit(ne, 1), &wp.q()));
+    let mut vcur = m.wire("x3_dvalid", &b.first.select(&Expr::zero(ne), &vld.q()));
+    let mut wcur = m.wire("x3_dwsel", &b.first.select(&Expr::lit(ne, 1), &wp.q()));
     let mut bad = Expr::zero(1);
     let mut toks = Vec::new();
     let mut pats = Vec::new();
@@ -745,9 +1213,9 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             )
         };
         let tok = m.wire(&format!("x3_tok{}", k), &tok);
-        let pr = parse(&mut m, &format!("x3_t{}", k), &cp, &tok);
+        let pr = parse(m, &format!("x3_t{}", k), cp, &tok);
         m.unused(&pr.zb);
-        let need = x3_need.bit(ku);
+        let need = b.need.bit(ku);
         let idx_oh = Expr::cat_lsb(&(0..ne as u64).map(|j| pr.idx.eq_lit(j)).collect::<Vec<_>>());
         let idx_oh = m.wire(&format!("x3_t{}_idx_oh", k), &idx_oh);
         let ivalid = (&idx_oh & &vcur).any();
@@ -790,39 +1258,106 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             srcs.push(m.wire(&format!("x3_src{}", k), &Expr::cat_lsb(&src)));
         }
     }
-    let x3_bad = m.wire("x3_bad", &(&bad & &!x3_raw.clone()));
-    let dict_go = m.wire("x3_dict_go", &(&x3_v & &!x3_raw.clone()));
+    let x3_bad = m.wire("x3_bad", &(&bad & &!b.raw.clone()));
+    let dict_go = m.wire("x3_dict_go", &(&b.v & &!b.raw.clone()));
     m.next(&vld, &vcur, Some(&dict_go));
     m.next(&wp, &wcur, Some(&dict_go));
-    let d_v = m.reg_next("d_valid_q", Some(0), &x3_v, None);
+    Tokens {
+        bad: x3_bad,
+        toks,
+        pats,
+        idx_ohs,
+        pushes,
+        slots,
+        srcs,
+    }
+}
+
+/// The D stage's registers: the beat, its error from X3, and per token its bits, pattern,
+/// one-hot index, push, dictionary slot and bypass source.
+struct D {
+    beat: Beat,
+    bad: Expr,
+    tok: Vec<Expr>,
+    pat: Vec<Expr>,
+    idx: Vec<Expr>,
+    push: Vec<Expr>,
+    slot: Vec<Expr>,
+    src: Vec<Expr>,
+}
+
+/// The beat and its parsed tokens registered from X3 into D.
+fn d_stage(m: &mut ModuleBuilder, x3: &X3, t: &Tokens) -> D {
+    let b = &x3.beat;
+    let x3_v = &b.v;
+    let d_v = m.reg_next("d_valid_q", Some(0), x3_v, None);
     let dreg = |m: &mut ModuleBuilder, name: &str, e: &Expr| {
-        m.reg_next(&format!("d_{}_q", name), None, e, Some(&x3_v))
+        m.reg_next(&format!("d_{}_q", name), None, e, Some(x3_v))
     };
-    let d_raw = dreg(&mut m, "raw", &x3_raw);
-    let d_last = dreg(&mut m, "last", &x3_last);
-    let d_first = dreg(&mut m, "first", &x3_first);
-    let d_need = dreg(&mut m, "need", &x3_need);
-    let d_tc = dreg(&mut m, "tcode", &x3_tc);
-    let d_bad = dreg(&mut m, "bad", &x3_bad);
+    let d_raw = dreg(m, "raw", &b.raw);
+    let d_last = dreg(m, "last", &b.last);
+    let d_first = dreg(m, "first", &b.first);
+    let d_need = dreg(m, "need", &b.need);
+    let d_tc = dreg(m, "tcode", &b.tc);
+    let d_bad = dreg(m, "bad", &t.bad);
     let d_tok: Vec<Expr> = (0..TPB)
-        .map(|k| dreg(&mut m, &format!("tok{}", k), &toks[k]))
+        .map(|k| dreg(m, &format!("tok{}", k), &t.toks[k]))
         .collect();
     let d_pat: Vec<Expr> = (0..TPB)
-        .map(|k| dreg(&mut m, &format!("pat{}", k), &pats[k]))
+        .map(|k| dreg(m, &format!("pat{}", k), &t.pats[k]))
         .collect();
     let d_idx: Vec<Expr> = (0..TPB)
-        .map(|k| dreg(&mut m, &format!("idx{}", k), &idx_ohs[k]))
+        .map(|k| dreg(m, &format!("idx{}", k), &t.idx_ohs[k]))
         .collect();
     let d_push: Vec<Expr> = (0..TPB)
-        .map(|k| dreg(&mut m, &format!("push{}", k), &pushes[k]))
+        .map(|k| dreg(m, &format!("push{}", k), &t.pushes[k]))
         .collect();
     let d_slot: Vec<Expr> = (0..TPB)
-        .map(|k| dreg(&mut m, &format!("slot{}", k), &slots[k]))
+        .map(|k| dreg(m, &format!("slot{}", k), &t.slots[k]))
         .collect();
     let d_src: Vec<Expr> = (1..TPB)
-        .map(|k| dreg(&mut m, &format!("src{}", k), &srcs[k - 1]))
+        .map(|k| dreg(m, &format!("src{}", k), &t.srcs[k - 1]))
         .collect();
+    D {
+        beat: Beat {
+            v: d_v,
+            raw: d_raw,
+            last: d_last,
+            first: d_first,
+            need: d_need,
+            tc: d_tc,
+        },
+        bad: d_bad,
+        tok: d_tok,
+        pat: d_pat,
+        idx: d_idx,
+        push: d_push,
+        slot: d_slot,
+        src: d_src,
+    }
+}
 
+/// The D stage's result: the beat's four words (or a raw chunk's) and its error.
+struct Words {
+    words: Expr,
+    err: Expr,
+}
+
+/// D: the words rebuilt from the dictionary (with the bypass from the beat's earlier
+/// words), the dictionary written, and the beat's error (held to the block's end).
+fn dict_words(m: &mut ModuleBuilder, c: &LossyParams, cp: &CpackParams, d: &D) -> Words {
+    let ne = cp.dict_entries as u32;
+    let D {
+        beat: b,
+        bad: d_bad,
+        tok: d_tok,
+        pat: d_pat,
+        idx: d_idx,
+        push: d_push,
+        slot: d_slot,
+        src: d_src,
+    } = d;
+    let (d_v, d_raw, d_tc) = (&b.v, &b.raw, &b.tc);
     m.comment("D: words from the dictionary, with bypass from the beat's earlier words");
     let dict: Vec<_> = (0..ne)
         .map(|j| m.reg(&format!("dict{}_q", j), 32, None))
@@ -858,7 +1393,7 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             Expr::zero(ib),
         );
         let w = token_word(&pr, &base);
-        let w = m.wire(&format!("d_word{}", k), &d_need.bit(ku).gate(&w));
+        let w = m.wire(&format!("d_word{}", k), &b.need.bit(ku).gate(&w));
         if c.layout == TruncLayout::Shifted {
             for tc in 1..4u8 {
                 let t = c.t_of(tc);
@@ -870,15 +1405,15 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         words.push(w);
     }
     if c.layout != TruncLayout::Shifted {
-        m.unused(&d_tc);
+        m.unused(d_tc);
     }
     let berr = m.reg("d_err_q", 1, None);
     let d_err = m.wire(
         "d_err",
-        &(&!d_raw.clone() & &(&(&d_bad | &wide) | &(&berr.q() & &!d_first.clone()))),
+        &(&!d_raw.clone() & &(&(d_bad | &wide) | &(&berr.q() & &!b.first.clone()))),
     );
-    m.next(&berr, &d_err, Some(&(&d_v & &!d_raw.clone())));
-    let dict_we = m.wire("d_dict_go", &(&d_v & &!d_raw.clone()));
+    m.next(&berr, &d_err, Some(&(d_v & &!d_raw.clone())));
+    let dict_we = m.wire("d_dict_go", &(d_v & &!d_raw.clone()));
     // Each token's one-hot write (its slot when it pushes); the latest token wins.
     let wes: Vec<Expr> = (0..TPB)
         .map(|k| {
@@ -888,16 +1423,41 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
             )
         })
         .collect();
-    dict_store(&mut m, &dict, &words, &wes, Some(&dict_we));
-    let rawbits = m.wire("d_raw_bits", &Expr::cat(&d_tok));
+    dict_store(m, &dict, &words, &wes, Some(&dict_we));
+    let rawbits = m.wire("d_raw_bits", &Expr::cat(d_tok));
     let raw_top = m.wire("d_raw_top", &rawbits.slice(TPB as u32 * TOK_W - SB, SB));
     m.unused(&rawbits.slice(0, TPB as u32 * TOK_W - SB));
     let raw_words = bytes_from_top(&raw_top);
     let d_words = m.wire("d_words", &d_raw.select(&raw_words, &Expr::cat_lsb(&words)));
+    Words {
+        words: d_words,
+        err: d_err,
+    }
+}
 
+/// The output beat at the FIFO's head.
+struct Out {
+    valid: Expr,
+    words: Expr,
+    last: Expr,
+    err: Expr,
+}
+
+/// The output FIFO, and the beats in flight and the credit that let the loop issue a beat
+/// only when it has a place.
+fn output_fifo(
+    m: &mut ModuleBuilder,
+    lp: &Loop,
+    is: &Issue,
+    d: &D,
+    w: &Words,
+    m_ready: &Expr,
+) -> Out {
+    let inflight = &lp.inflight;
+    let go = &is.go;
     m.comment("Output FIFO (credits: the loop issues a beat only when it has a place)");
-    let fdata = Expr::cat(&[d_last.clone(), d_err.clone(), d_words]);
-    let q = fifo(&mut m, "ofifo", FIFO_DEPTH, &d_v, &fdata, &m_ready);
+    let fdata = Expr::cat(&[d.beat.last.clone(), w.err.clone(), w.words.clone()]);
+    let q = fifo(m, "ofifo", FIFO_DEPTH, &d.beat.v, &fdata, m_ready);
     m.unused(&q.ready);
     let head = m.wire("ofifo_out", &q.data);
     let h_err = head.bit(SB);
@@ -906,7 +1466,7 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         "out_words",
         &(head.slice(0, SB) & (!h_err.clone()).repeat(SB)),
     );
-    let pop = m.wire("pop", &(&q.valid & &m_ready));
+    let pop = m.wire("pop", &(&q.valid & m_ready));
     // Both outcomes of `go`, chosen last.
     let infl_go = m.wire(
         "inflight_go",
@@ -914,18 +1474,16 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     let infl_no = m.wire("inflight_no", &(inflight.q() - pop.zext(4)));
     let room = |v: &Expr| v.lt(&Expr::lit(4, FIFO_DEPTH as u64));
-    m.next(&inflight, &go.select(&infl_go, &infl_no), None);
+    m.next(inflight, &go.select(&infl_go, &infl_no), None);
     m.next(
-        &credit_r,
+        &is.credit_r,
         &go.select(&room(&infl_go), &room(&infl_no)),
         None,
     );
-
-    s_in.accept(&mut m, &s_ready);
-    out.drive(
-        &mut m,
-        &q.valid,
-        &[("words", o_words), ("last", h_last), ("err", h_err)],
-    );
-    m.finish()
+    Out {
+        valid: q.valid,
+        words: o_words,
+        last: h_last,
+        err: h_err,
+    }
 }
