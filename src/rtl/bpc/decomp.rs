@@ -4,8 +4,8 @@ use super::arith::prefix_sums_cs;
 use super::*;
 use crate::hdl::blocks::{any_of, mux_tree, or_tree, PrefixTopology};
 use crate::hdl::stream::{self, Layout};
-use crate::hdl::{Module, Pipeline, Policy};
-use crate::model::bpc::PlaneCode;
+use crate::hdl::{Module, Pipeline, Policy, Reg, Stage};
+use crate::model::bpc::{BpcParams, PlaneCode};
 use std::sync::Arc;
 
 /// Window positions where one of `k` tokens can start.
@@ -46,10 +46,42 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
 
     // Stages: the token loop (holds its entry until the last token), el1, [el2,] out.
     let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_in.valid);
+    let a = accept(&mut m, p, g, &sbus, &size);
+    let lp = loop_regs(&mut m, &mut pl, p, g, &a);
+    let w = window(&mut m, &q, g, k, &lp.sr);
+    let t = tokens(&mut m, g, &lp, &w);
+    let any_err = loop_step(&mut m, &mut pl, g, &a, &lp, &w, &t);
+    let file_d = plane_writes(&mut m, g, &lp, &t);
+    let (oblk, oerr) = output(&mut m, &mut pl, p, g, &lp, &file_d, &any_err);
+    pl.finish_ports(&mut m, s_in, out, &[("blk", oblk), ("err", oerr)]);
+    m.finish()
+}
 
-    // ---- Accept: mode, limit, base ----
+/// The accepted entry's decode: its mode, limit and errors from the size code, and the base
+/// token at stream bit 0.
+struct Accept {
+    /// The stream (stream order).
+    st: Expr,
+    is_zero: Expr,
+    is_raw: Expr,
+    /// The stream's length limit for the size code.
+    limit: Expr,
+    /// An invalid size code.
+    bad: Expr,
+    /// Stream bit 0: a full-width base.
+    b0: Expr,
+    base: Expr,
+    base_len: Expr,
+    /// A BPC-coded entry (neither zero, raw nor invalid).
+    bpc: Expr,
+    /// The base token alone overruns the limit.
+    base_over: Expr,
+}
+
+/// Accept: the size code to mode and limit, and the base token decoded at stream bit 0.
+fn accept(m: &mut ModuleBuilder, p: &BpcRtlParams, g: Geo, sbus: &Expr, size: &Expr) -> Accept {
     m.comment("Accept: size code to mode and limit; the base token decoded at stream bit 0");
-    let st = m.wire("st_in", &stream_of_bus(&sbus));
+    let st = m.wire("st_in", &stream_of_bus(sbus));
     let is_zero = m.wire("code_zero", &size.eq_lit(0));
     let is_raw = m.wire("code_raw", &size.eq_lit(4));
     let lim = |c: u64, bits: u64| size.eq_lit(c).gate(&Expr::lit(10, bits));
@@ -85,22 +117,68 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let blen = m.wire("base_len", &blen);
     let bpc_in = m.wire("code_bpc", &!(&is_zero | &is_raw | &bad));
     let base_over = m.wire("base_over", &(&bpc_in & &blen.gt(&limit)));
+    Accept {
+        st,
+        is_zero,
+        is_raw,
+        limit,
+        bad,
+        b0,
+        base,
+        base_len: blen,
+        bpc: bpc_in,
+        base_over,
+    }
+}
 
-    // ---- Loop registers ----
-    let lp = pl.stage(&mut m, "loop");
+/// The token loop's stage and registers: the entry's mode and base, the stream register,
+/// the room left, the planes left, the previous plane, the error flag and the plane file.
+struct Loop {
+    stage: Stage,
+    /// The loop holds an entry.
+    busy: Expr,
+    /// The loop takes a new entry.
+    take: Expr,
+    raw: Expr,
+    zero: Expr,
+    bpc: Expr,
+    base: Expr,
+    /// The stream from the next token on (a raw entry: its low bits, the rest in `hi`).
+    sr: Reg,
+    hi: Expr,
+    room: Reg,
+    left: Reg,
+    prev: Reg,
+    err: Reg,
+    /// The decoded planes (DBP), one register each.
+    file: Vec<Reg>,
+    /// Widths of `left` and `sr`.
+    lwid: u32,
+    srw: u32,
+}
+
+/// Loop registers: the entry's mode and base, loaded on accept, and the loop's state.
+fn loop_regs(
+    m: &mut ModuleBuilder,
+    pl: &mut Pipeline,
+    p: &BpcRtlParams,
+    g: Geo,
+    a: &Accept,
+) -> Loop {
+    let lp = pl.stage(m, "loop");
     let busy = lp.valid();
     let take = lp.load();
-    let raw_q = m.reg_next("raw_q", None, &is_raw, Some(&take));
-    let zero_q = m.reg_next("zmode_q", None, &is_zero, Some(&take));
-    let bpc_q = m.reg_next("bmode_q", None, &bpc_in, Some(&take));
-    let base_q = m.reg_next("base_q", None, &base, Some(&take));
+    let raw_q = m.reg_next("raw_q", None, &a.is_raw, Some(&take));
+    let zero_q = m.reg_next("zmode_q", None, &a.is_zero, Some(&take));
+    let bpc_q = m.reg_next("bmode_q", None, &a.bpc, Some(&take));
+    let base_q = m.reg_next("base_q", None, &a.base, Some(&take));
     // The stream from the next token on (a raw entry: its low 768 bits, the rest in hi_q).
     let srw = p.raw_above_bits();
     let sr = m.reg("sr_q", srw, None);
     let hi = m.reg_next(
         "hi_q",
         None,
-        &st.slice(srw, p.entry_bits() - srw),
+        &a.st.slice(srw, p.entry_bits() - srw),
         Some(&take),
     );
     let room = m.reg("room_q", 10, None);
@@ -111,12 +189,83 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         .map(|j| m.reg(&format!("dbp{j}_q"), g.b, None))
         .collect();
     let lwid = left.width();
+    Loop {
+        stage: lp,
+        busy,
+        take,
+        raw: raw_q,
+        zero: zero_q,
+        bpc: bpc_q,
+        base: base_q,
+        sr,
+        hi,
+        room,
+        left,
+        prev,
+        err: errq,
+        file,
+        lwid,
+        srw,
+    }
+}
 
-    // ---- Loop: k tokens per cycle ----
+/// The loop's token window and where its `k` tokens start.
+struct Window {
+    /// Tokens per cycle.
+    k: usize,
+    /// The window's span: `k` widest tokens.
+    span: u32,
+    /// The low bits of the stream register (aligned at the next token).
+    win: Expr,
+    /// Per window position: the class of a token starting there (`None` where none can).
+    cls_at: Vec<Option<Expr>>,
+    /// starts[i]: one-hot window position of token i (token 0 at 0); `None` where no chain
+    /// of i tokens can end.
+    starts: Vec<Vec<Option<Expr>>>,
+}
+
+impl Window {
+    /// `w` bits at offset `off` of the token starting at the one-hot position `s`, by AND-OR.
+    fn pick(&self, m: &mut ModuleBuilder, nm: &str, s: &[(usize, Expr)], off: u32, w: u32) -> Expr {
+        let terms: Vec<Expr> = s
+            .iter()
+            .map(|(x, sx)| sx.gate(&self.win.slice(*x as u32 + off, w)))
+            .collect();
+        m.wire(nm, &or_tree(terms, w))
+    }
+}
+
+/// The class of a token at window position `x` (0 where no token can start).
+fn cls_of(cls_at: &[Option<Expr>], x: usize) -> Expr {
+    cls_at[x].clone().unwrap_or_else(|| Expr::zero(7))
+}
+
+/// Length of a token of one-hot class `c`.
+fn class_len(g: Geo, c: usize) -> usize {
+    let lens = g.lens();
+    (match c {
+        0 => lens[0],
+        1 => lens[1],
+        2 => lens[2],
+        3 | 4 => lens[3],
+        _ => lens[4],
+    }) as usize
+}
+
+/// The live positions of a one-hot start vector, with their selects.
+fn live(v: &[Option<Expr>]) -> Vec<(usize, Expr)> {
+    v.iter()
+        .enumerate()
+        .filter_map(|(x, e)| e.clone().map(|e| (x, e)))
+        .collect()
+}
+
+/// The loop's window (the stream register's low bits), the token classes at its positions
+/// and the chained one-hot starts of the `k` tokens.
+fn window(m: &mut ModuleBuilder, q: &BpcParams, g: Geo, k: usize, sr: &Reg) -> Window {
     m.comment(format!(
         "Loop: window = sr_q low bits, {k} chained one-hot token starts, fields by AND-OR"
     ));
-    let lens = g.lens();
     let span = k as u32 * g.tw; // k widest tokens
     let ww = span + 5;
     // The window: the low bits of the stream register (aligned at the next token).
@@ -126,8 +275,27 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     if used < ww {
         m.unused(&win.slice(used, ww - used));
     }
-    // Per window position x: the class of a token starting there, one-hot
-    // [raw, run, zero, all ones, dbp zero, two ones, one one].
+    let cls_at = classes(m, q, g, k, &win);
+    let starts = token_starts(m, g, k, &cls_at);
+    Window {
+        k,
+        span,
+        win,
+        cls_at,
+        starts,
+    }
+}
+
+/// Per window position where one of the `k` tokens can start: the class of a token
+/// starting there, one-hot [raw, run, zero, all ones, dbp zero, two ones, one one].
+fn classes(
+    m: &mut ModuleBuilder,
+    q: &BpcParams,
+    g: Geo,
+    k: usize,
+    win: &Expr,
+) -> Vec<Option<Expr>> {
+    let lens = g.lens();
     let npos = npos_of(k, g);
     // Positions where one of the first k tokens can start (sums of i token lengths).
     let mut need = vec![false; npos];
@@ -143,7 +311,7 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
             .flat_map(|x| lens.iter().map(move |l| x + *l as usize))
             .collect();
     }
-    let cls_at: Vec<Option<Expr>> = (0..npos as u32)
+    (0..npos as u32)
         .map(|x| {
             if !need[x as usize] {
                 return None;
@@ -171,19 +339,17 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
             ]);
             Some(m.wire(&format!("cls_at{x}"), &v))
         })
-        .collect();
-    let cls_of = |x: usize| cls_at[x].clone().unwrap_or_else(|| Expr::zero(7));
-    let tok_len = |c: usize| -> usize {
-        (match c {
-            0 => lens[0],
-            1 => lens[1],
-            2 => lens[2],
-            3 | 4 => lens[3],
-            _ => lens[4],
-        }) as usize
-    };
-    // starts[i]: one-hot window position of token i (token 0 at 0); `None` where no chain
-    // of i tokens can end.
+        .collect()
+}
+
+/// The chained token starts: token i + 1 starts where token i, of the class at its start,
+/// ends (`start<i>_<y>`, one-hot over the window).
+fn token_starts(
+    m: &mut ModuleBuilder,
+    g: Geo,
+    k: usize,
+    cls_at: &[Option<Expr>],
+) -> Vec<Vec<Option<Expr>>> {
     let mut starts: Vec<Vec<Option<Expr>>> = vec![vec![Some(Expr::ones(1))]];
     for i in 0..k {
         let cur = starts[i].clone();
@@ -194,8 +360,8 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
                 for (x, sx) in cur.iter().enumerate() {
                     let Some(sx) = sx else { continue };
                     for c in 0..7 {
-                        if x + tok_len(c) == y {
-                            t.push(sx & &cls_of(x).bit(c as u32));
+                        if x + class_len(g, c) == y {
+                            t.push(sx & &cls_of(cls_at, x).bit(c as u32));
                         }
                     }
                 }
@@ -204,117 +370,178 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
             .collect();
         starts.push(nxt);
     }
-    let live = |v: &[Option<Expr>]| -> Vec<(usize, Expr)> {
-        v.iter()
-            .enumerate()
-            .filter_map(|(x, e)| e.clone().map(|e| (x, e)))
-            .collect()
-    };
-    let pick = |m: &mut ModuleBuilder, nm: &str, s: &[(usize, Expr)], off: u32, w: u32| -> Expr {
-        let terms: Vec<Expr> = s
-            .iter()
-            .map(|(x, sx)| sx.gate(&win.slice(*x as u32 + off, w)))
-            .collect();
-        m.wire(nm, &or_tree(terms, w))
-    };
+    starts
+}
+
+/// The `k` token decoders, chained through the planes left and the previous plane.
+struct Tokens {
+    /// Planes left before token i, and after the last.
+    lefts: Vec<Expr>,
+    /// The previous plane before token i, and after the last.
+    prevs: Vec<Expr>,
+    /// Each token's error flag.
+    errs: Vec<Expr>,
+    /// Each token's plane value.
+    vals: Vec<Expr>,
+}
+
+/// One token decoder's outputs.
+struct Token {
+    err: Expr,
+    dbp: Expr,
+    /// The planes left and the previous plane after the token.
+    left: Expr,
+    prev: Expr,
+}
+
+/// The token decoders: per token, an overrun check against the room left, and the decode.
+fn tokens(m: &mut ModuleBuilder, g: Geo, lp: &Loop, w: &Window) -> Tokens {
     // Overrun: a token ending at window position y > room.
-    let ends: std::collections::BTreeSet<usize> = starts[1..]
+    let ends: std::collections::BTreeSet<usize> = w.starts[1..]
         .iter()
         .flat_map(|v| live(v).into_iter().map(|(y, _)| y))
         .collect();
-    let over_at: Vec<Expr> = (0..=span as usize)
+    let over_at: Vec<Expr> = (0..=w.span as usize)
         .map(|y| {
             if y == 0 || !ends.contains(&y) {
                 Expr::zero(1)
             } else {
-                m.wire(&format!("over{y}"), &room.q().lt(&Expr::lit(10, y as u64)))
+                m.wire(
+                    &format!("over{y}"),
+                    &lp.room.q().lt(&Expr::lit(10, y as u64)),
+                )
             }
         })
         .collect();
-    let mask = Expr::ones(g.b);
-    let mut lefts = vec![left.q()];
-    let mut prevs = vec![prev.q()];
-    let mut errs = Vec::new();
-    let mut vals = Vec::new();
-    let mut ok = m.wire("ok0", &(&bpc_q & &!errq.q()));
-    for i in 0..k {
-        let s = &live(&starts[i]);
-        let cls = {
-            let terms: Vec<Expr> = s.iter().map(|(x, sx)| sx.gate(&cls_of(*x))).collect();
-            m.wire(&format!("t{i}_cls"), &or_tree(terms, 7))
-        };
-        let rawf = pick(&mut m, &format!("t{i}_rawf"), s, 1, g.b);
-        let runf = pick(&mut m, &format!("t{i}_runf"), s, 2, g.runb);
-        let posf = pick(&mut m, &format!("t{i}_posf"), s, 5, g.posb);
-        let valid = m.wire(
-            &format!("t{i}_valid"),
-            &(&ok & &lefts[i].ne(&Expr::zero(lwid))),
-        );
-        let run = cls.bit(1);
-        let cnt = run.select(
-            &(msb_first(&runf).zext(lwid) + Expr::lit(lwid, 2)),
-            &Expr::lit(lwid, 1),
-        );
-        let cnt = m.wire(&format!("t{i}_cnt"), &cnt);
-        let run_past = &run & &cnt.gt(&lefts[i]);
-        let pv = msb_first(&posf);
-        let pos_bad = (cls.bit(6) & pv.ge(&Expr::lit(g.posb, g.b as u64)))
-            | (cls.bit(5) & pv.ge(&Expr::lit(g.posb, g.b as u64 - 1)));
-        let over = any_of(
-            &live(&starts[i + 1])
-                .iter()
-                .map(|(y, e)| e & &over_at[*y])
-                .collect::<Vec<_>>(),
-        );
-        let e = m.wire(
-            &format!("t{i}_err"),
-            &(&valid & &(run_past | pos_bad | over)),
-        );
-        let hot: Vec<Expr> = (0..g.b).map(|b| pv.eq_lit(b as u64)).collect();
-        let one_v = Expr::cat_lsb(&hot);
-        let two_v = Expr::cat_lsb(
-            &(0..g.b as usize)
-                .map(|b| {
-                    if b == 0 {
-                        hot[0].clone()
-                    } else {
-                        &hot[b] | &hot[b - 1]
-                    }
-                })
-                .collect::<Vec<_>>(),
-        );
-        let pr = prevs[i].clone();
-        let dbpv = or_tree(
-            vec![
-                cls.bit(0).gate(&(&pr ^ &msb_first(&rawf))),
-                (cls.bit(1) | cls.bit(2)).gate(&pr),
-                cls.bit(3).gate(&(&pr ^ &mask)),
-                cls.bit(5).gate(&(&pr ^ &two_v)),
-                cls.bit(6).gate(&(&pr ^ &one_v)),
-            ],
-            g.b,
-        );
-        let dbpv = m.wire(&format!("t{i}_dbp"), &dbpv);
-        m.unused(&cls.bit(4)); // DBP == 0: the plane is 0
-        let nl = valid.select(&(&lefts[i] - &cnt), &lefts[i]);
-        lefts.push(m.wire(&format!("t{i}_left"), &nl));
-        prevs.push(m.wire(&format!("t{i}_prev"), &valid.select(&dbpv, &pr)));
-        if i + 1 < k {
-            ok = m.wire(&format!("ok{}", i + 1), &(&ok & &!&e));
+    let mut t = Tokens {
+        lefts: vec![lp.left.q()],
+        prevs: vec![lp.prev.q()],
+        errs: Vec::new(),
+        vals: Vec::new(),
+    };
+    let mut ok = m.wire("ok0", &(&lp.bpc & &!lp.err.q()));
+    for i in 0..w.k {
+        let tk = token(m, g, w, &t, i, &ok, &over_at);
+        t.lefts.push(tk.left);
+        t.prevs.push(tk.prev);
+        if i + 1 < w.k {
+            ok = m.wire(&format!("ok{}", i + 1), &(&ok & &!&tk.err));
         }
-        errs.push(e);
-        vals.push(dbpv);
+        t.errs.push(tk.err);
+        t.vals.push(tk.dbp);
     }
-    let any_err = m.wire("loop_err", &any_of(&errs));
+    t
+}
+
+/// Token i: its class and fields at its one-hot start, its plane count (a run: several),
+/// its errors (a run past the planes left, a bad position, an overrun) and its plane value
+/// from the previous plane.
+fn token(
+    m: &mut ModuleBuilder,
+    g: Geo,
+    w: &Window,
+    t: &Tokens,
+    i: usize,
+    ok: &Expr,
+    over_at: &[Expr],
+) -> Token {
+    let lwid = t.lefts[i].width();
+    let mask = Expr::ones(g.b);
+    let s = &live(&w.starts[i]);
+    let cls = {
+        let terms: Vec<Expr> = s
+            .iter()
+            .map(|(x, sx)| sx.gate(&cls_of(&w.cls_at, *x)))
+            .collect();
+        m.wire(&format!("t{i}_cls"), &or_tree(terms, 7))
+    };
+    let rawf = w.pick(m, &format!("t{i}_rawf"), s, 1, g.b);
+    let runf = w.pick(m, &format!("t{i}_runf"), s, 2, g.runb);
+    let posf = w.pick(m, &format!("t{i}_posf"), s, 5, g.posb);
+    let valid = m.wire(
+        &format!("t{i}_valid"),
+        &(ok & &t.lefts[i].ne(&Expr::zero(lwid))),
+    );
+    let run = cls.bit(1);
+    let cnt = run.select(
+        &(msb_first(&runf).zext(lwid) + Expr::lit(lwid, 2)),
+        &Expr::lit(lwid, 1),
+    );
+    let cnt = m.wire(&format!("t{i}_cnt"), &cnt);
+    let run_past = &run & &cnt.gt(&t.lefts[i]);
+    let pv = msb_first(&posf);
+    let pos_bad = (cls.bit(6) & pv.ge(&Expr::lit(g.posb, g.b as u64)))
+        | (cls.bit(5) & pv.ge(&Expr::lit(g.posb, g.b as u64 - 1)));
+    let over = any_of(
+        &live(&w.starts[i + 1])
+            .iter()
+            .map(|(y, e)| e & &over_at[*y])
+            .collect::<Vec<_>>(),
+    );
+    let e = m.wire(
+        &format!("t{i}_err"),
+        &(&valid & &(run_past | pos_bad | over)),
+    );
+    let hot: Vec<Expr> = (0..g.b).map(|b| pv.eq_lit(b as u64)).collect();
+    let one_v = Expr::cat_lsb(&hot);
+    let two_v = Expr::cat_lsb(
+        &(0..g.b as usize)
+            .map(|b| {
+                if b == 0 {
+                    hot[0].clone()
+                } else {
+                    &hot[b] | &hot[b - 1]
+                }
+            })
+            .collect::<Vec<_>>(),
+    );
+    let pr = t.prevs[i].clone();
+    let dbpv = or_tree(
+        vec![
+            cls.bit(0).gate(&(&pr ^ &msb_first(&rawf))),
+            (cls.bit(1) | cls.bit(2)).gate(&pr),
+            cls.bit(3).gate(&(&pr ^ &mask)),
+            cls.bit(5).gate(&(&pr ^ &two_v)),
+            cls.bit(6).gate(&(&pr ^ &one_v)),
+        ],
+        g.b,
+    );
+    let dbpv = m.wire(&format!("t{i}_dbp"), &dbpv);
+    m.unused(&cls.bit(4)); // DBP == 0: the plane is 0
+    let nl = valid.select(&(&t.lefts[i] - &cnt), &t.lefts[i]);
+    let left = m.wire(&format!("t{i}_left"), &nl);
+    let prev = m.wire(&format!("t{i}_prev"), &valid.select(&dbpv, &pr));
+    Token {
+        err: e,
+        dbp: dbpv,
+        left,
+        prev,
+    }
+}
+
+/// The loop's end (the entry is not BPC, an error, or no planes left) and its register
+/// updates: the stream shifted past the consumed tokens, the room, the planes left, the
+/// previous plane and the error flag; returns this cycle's token error.
+fn loop_step(
+    m: &mut ModuleBuilder,
+    pl: &mut Pipeline,
+    g: Geo,
+    a: &Accept,
+    lp: &Loop,
+    w: &Window,
+    t: &Tokens,
+) -> Expr {
+    let (k, lwid, take, errq) = (w.k, lp.lwid, &lp.take, &lp.err);
+    let any_err = m.wire("loop_err", &any_of(&t.errs));
     let fin = m.wire(
         "loop_fin",
-        &(!&bpc_q | errq.q() | &any_err | lefts[k].eq(&Expr::zero(lwid))),
+        &(!&lp.bpc | errq.q() | &any_err | t.lefts[k].eq(&Expr::zero(lwid))),
     );
-    pl.hold(&mut m, &lp, &fin);
-    let step = m.wire("step", &(&busy & &!&fin));
-    let upd = m.wire("upd", &(&take | &step));
+    pl.hold(m, &lp.stage, &fin);
+    let step = m.wire("step", &(&lp.busy & &!&fin));
+    let upd = m.wire("upd", &(take | &step));
     // Consumed bits: the end of the k-th token (all k were valid when the loop goes on).
-    let last = live(&starts[k]);
+    let last = live(&w.starts[k]);
     let cons = or_tree(
         last.iter()
             .map(|(y, e)| e.gate(&Expr::lit(10, *y as u64)))
@@ -322,19 +549,48 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         10,
     );
     let cons = m.wire("consumed", &cons);
-    let room_in = m.wire("room_in", &(&limit - &blen));
-    // Accept: the stream after the base (5 lengths); raw: unshifted.
+    let room_in = m.wire("room_in", &(&a.limit - &a.base_len));
+    let sr_in = m.wire("sr_in", &stream_after_base(g, a, lp.srw));
+    let shifted = m.wire("sr_shift", &stream_shift(&lp.sr, &last, lp.srw));
+    m.next(&lp.sr, &take.select(&sr_in, &shifted), Some(&upd));
+    m.next(
+        &lp.room,
+        &take.select(&room_in, &(lp.room.q() - &cons)),
+        Some(&upd),
+    );
+    m.next(
+        &lp.left,
+        &take.select(&Expr::lit(lwid, g.p as u64), &t.lefts[k]),
+        Some(&upd),
+    );
+    m.next(
+        &lp.prev,
+        &take.select(&Expr::zero(g.b), &t.prevs[k]),
+        Some(&upd),
+    );
+    m.next(
+        errq,
+        &take.select(&(&a.bad | &a.base_over), &(errq.q() | &any_err)),
+        Some(&upd),
+    );
+    any_err
+}
+
+/// The stream register's load on accept: the stream after the base token (one of its 5
+/// lengths); a raw entry unshifted.
+fn stream_after_base(g: Geo, a: &Accept, srw: u32) -> Expr {
+    let (st, b0) = (&a.st, &a.b0);
     let low = st.slice(0, srw);
     let after = |l: u32| Expr::cat(&[Expr::zero(l), low.slice(l, srw - l)]);
     let bl: Vec<u32> = vec![3, 7, 11, 19, 1 + g.s];
     let sel_b: Vec<Expr> = vec![
-        !&b0 & !st.bit(1) & !st.bit(2),
-        !&b0 & !st.bit(1) & st.bit(2),
-        !&b0 & st.bit(1) & !st.bit(2),
-        !&b0 & st.bit(1) & st.bit(2),
+        !b0 & !st.bit(1) & !st.bit(2),
+        !b0 & !st.bit(1) & st.bit(2),
+        !b0 & st.bit(1) & !st.bit(2),
+        !b0 & st.bit(1) & st.bit(2),
         b0.clone(),
     ];
-    let sr_in = is_raw.select(
+    a.is_raw.select(
         &low,
         &or_tree(
             bl.iter()
@@ -343,11 +599,14 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
                 .collect(),
             srw,
         ),
-    );
-    let sr_in = m.wire("sr_in", &sr_in);
-    // Loop: shift by the k tokens' length, a one-hot AND-OR over the reachable sums.
-    // As whole-vector terms (`st ? sr >> y : 0`), which Verilator compiles as wide words.
-    let shifted = or_tree(
+    )
+}
+
+/// The stream register shifted by the k tokens' length, a one-hot AND-OR over the reachable
+/// sums `last`, as whole-vector terms (`st ? sr >> y : 0`), which Verilator compiles as wide
+/// words.
+fn stream_shift(sr: &Reg, last: &[(usize, Expr)], srw: u32) -> Expr {
+    or_tree(
         last.iter()
             .map(|(y, e)| {
                 let y = *y as u32;
@@ -360,79 +619,80 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
             })
             .collect(),
         srw,
-    );
-    let shifted = m.wire("sr_shift", &shifted);
-    m.next(&sr, &take.select(&sr_in, &shifted), Some(&upd));
-    m.next(
-        &room,
-        &take.select(&room_in, &(room.q() - &cons)),
-        Some(&upd),
-    );
-    m.next(
-        &left,
-        &take.select(&Expr::lit(lwid, g.p as u64), &lefts[k]),
-        Some(&upd),
-    );
-    m.next(&prev, &take.select(&Expr::zero(g.b), &prevs[k]), Some(&upd));
-    m.next(
-        &errq,
-        &take.select(&(&bad | &base_over), &(errq.q() | &any_err)),
-        Some(&upd),
-    );
-    // Plane writes: token i covers planes [left_{i+1}, left_i).
+    )
+}
+
+/// Plane writes: token i covers planes [left_{i+1}, left_i); returns the planes' next state.
+fn plane_writes(m: &mut ModuleBuilder, g: Geo, lp: &Loop, t: &Tokens) -> Vec<Expr> {
+    let k = t.vals.len();
     let mut file_d = Vec::new();
-    for (j, f) in file.iter().enumerate() {
-        let jj = Expr::lit(lwid, j as u64);
+    for (j, f) in lp.file.iter().enumerate() {
+        let jj = Expr::lit(lp.lwid, j as u64);
         let cov: Vec<Expr> = (0..k)
-            .map(|i| jj.lt(&lefts[i]) & jj.ge(&lefts[i + 1]))
+            .map(|i| jj.lt(&t.lefts[i]) & jj.ge(&t.lefts[i + 1]))
             .collect();
-        let wv = or_tree(cov.iter().zip(&vals).map(|(c, v)| c.gate(v)).collect(), g.b);
-        let we = m.wire(&format!("we{j}"), &(&busy & any_of(&cov)));
+        let wv = or_tree(
+            cov.iter().zip(&t.vals).map(|(c, v)| c.gate(v)).collect(),
+            g.b,
+        );
+        let we = m.wire(&format!("we{j}"), &(&lp.busy & any_of(&cov)));
         let nd = m.wire(&format!("dbp{j}_n"), &we.select(&wv, &f.q()));
         m.next(f, &nd, None);
         file_d.push(nd);
     }
+    file_d
+}
 
-    // ---- Output: w[i] = base + d[1] + ... + d[i] ----
+/// Output: w[i] = base + d[1] + ... + d[i]; the planes' next state transposed to deltas
+/// (el1), carry-save Kogge-Stone sums (split by el2 when two stages), the out stage; returns
+/// the entry and error registers.
+fn output(
+    m: &mut ModuleBuilder,
+    pl: &mut Pipeline,
+    p: &BpcRtlParams,
+    g: Geo,
+    lp: &Loop,
+    file_d: &[Expr],
+    any_err: &Expr,
+) -> (Expr, Expr) {
     m.comment(
         "Output: the planes' next state transposed to deltas (el1); one stage of carry-save \
          Kogge-Stone sums, a carry-select add per word",
     );
-    let mut el = vec![base_q.clone()];
+    let mut el = vec![lp.base.clone()];
     el.extend(
         (0..g.n - 1).map(|kk| Expr::cat_lsb(&file_d.iter().map(|f| f.bit(kk)).collect::<Vec<_>>())),
     );
     // A raw entry enters as its own deltas (word 0, then w[i] - w[i-1]), so the same sums
     // restore it.
-    let raw_st = Expr::cat(&[hi.clone(), sr.q()]);
+    let raw_st = Expr::cat(&[lp.hi.clone(), lp.sr.q()]);
     let rw = bus_of_stream(&raw_st, p.entry_bits()).lanes(g.s);
     let mut rel = vec![rw[0].clone()];
     for i in 1..rw.len() {
         rel.push(m.wire(&format!("rawd{i}"), &(&rw[i] - &rw[i - 1])));
     }
-    let el_in = raw_q.select(&Expr::cat_lsb(&rel), &Expr::cat_lsb(&el));
-    let st = pl.stage(&mut m, "el1");
-    let e1 = st.reg(&mut m, "el1_q", &el_in);
-    let mut errv = st.reg(&mut m, "err1_q", &(errq.q() | &any_err));
-    let mut kill = st.reg(&mut m, "kill1_q", &zero_q);
+    let el_in = lp.raw.select(&Expr::cat_lsb(&rel), &Expr::cat_lsb(&el));
+    let st = pl.stage(m, "el1");
+    let e1 = st.reg(m, "el1_q", &el_in);
+    let mut errv = st.reg(m, "err1_q", &(lp.err.q() | any_err));
+    let mut kill = st.reg(m, "kill1_q", &lp.zero);
     let nl = PrefixTopology::KoggeStone.schedule(g.n as usize).len();
     let mut lanes = e1.lanes(g.s);
     let mut first = 0;
     if p.dec_sum_stages == 2 {
         // Levels [0, nl/2) and their add before el2_q, the rest after.
-        let part = prefix_sums_cs(&mut m, "psa", &lanes, 0..nl / 2);
-        let st = pl.stage(&mut m, "el2");
-        let e2 = st.reg(&mut m, "el2_q", &Expr::cat_lsb(&part));
-        errv = st.reg(&mut m, "err2_q", &errv);
-        kill = st.reg(&mut m, "kill2_q", &kill);
+        let part = prefix_sums_cs(m, "psa", &lanes, 0..nl / 2);
+        let st = pl.stage(m, "el2");
+        let e2 = st.reg(m, "el2_q", &Expr::cat_lsb(&part));
+        errv = st.reg(m, "err2_q", &errv);
+        kill = st.reg(m, "kill2_q", &kill);
         lanes = e2.lanes(g.s);
         first = nl / 2;
     }
-    let words = prefix_sums_cs(&mut m, "ps", &lanes, first..nl);
+    let words = prefix_sums_cs(m, "ps", &lanes, first..nl);
     let res = (!(&errv | &kill)).gate(&Expr::cat_lsb(&words));
-    let st = pl.stage(&mut m, "out");
-    let oblk = st.reg(&mut m, "out_blk_q", &res);
-    let oerr = st.reg(&mut m, "out_err_q", &errv);
-    pl.finish_ports(&mut m, s_in, out, &[("blk", oblk), ("err", oerr)]);
-    m.finish()
+    let st = pl.stage(m, "out");
+    let oblk = st.reg(m, "out_blk_q", &res);
+    let oerr = st.reg(m, "out_err_q", &errv);
+    (oblk, oerr)
 }
