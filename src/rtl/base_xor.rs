@@ -704,15 +704,46 @@ pub fn xform_dec(p: &BaseXorRtlParams) -> Result<Option<Arc<Module>>, HdlError> 
     let b = p.bx();
     let lay = Layout::new(&b);
     let kind = p.dec_kind();
-    let skip = p.zdr_skip_zero_base;
-    let (w, c) = (lay.bits, b.zdr_constant());
     let mut m = ModuleBuilder::new(core_name(p, "dec"));
     let gen = if p.scheme == Scheme::NByte {
         "xform_dec (bx_nbyte_dec)"
     } else {
         "xform_dec (bx_univ_dec)"
     };
-    let (structure, sec) = match kind {
+    let (structure, sec) = dec_structure(p, &lay, kind);
+    header(&mut m, gen, &core_params(p), sec);
+    m.header(format!("Decoder: {}", structure));
+    m.header(VEC_NOTE);
+    let din = m.input("din_i", p.sector_bits());
+    let n = lay.lo.len();
+    let y: Vec<Expr> = (0..n).map(|j| lay.unit(&din, j)).collect();
+    let mut d: Vec<Option<Expr>> = vec![None; n];
+    for j in 0..n {
+        if lay.partners[j].is_none() {
+            d[j] = Some(y[j].clone());
+        }
+    }
+    match kind {
+        DecKind::Prefix(topo) => dec_prefix(&mut m, &lay, &y, topo, &mut d),
+        DecKind::Single | DecKind::TreeSerial | DecKind::ZdrSerial => {
+            dec_serial(&mut m, p, &lay, &y, &mut d)?
+        }
+        DecKind::TreeLog => dec_tree_log(&mut m, p, &lay, &y, &mut d),
+        DecKind::ZdrSpeculative => dec_speculative(&mut m, p, &lay, &y, &mut d),
+        DecKind::None => unreachable!("scheme none has no core"),
+    }
+    let d: Vec<Expr> = d
+        .into_iter()
+        .map(|e| e.expect("every unit decoded"))
+        .collect();
+    m.output_expr("dout_o", &lay.assemble(&d));
+    m.finish().map(Some)
+}
+
+/// The decoder's structure as the header states it, and the spec sections it follows.
+fn dec_structure(p: &BaseXorRtlParams, lay: &Layout, kind: DecKind) -> (String, &'static str) {
+    let b = p.bx();
+    match kind {
         DecKind::None => unreachable!("scheme none has no core"),
         DecKind::Single => ("one level: every unit decodes against a base unit".to_string(), "§2.1, §2.2, §3"),
         DecKind::Prefix(t) => (
@@ -748,183 +779,238 @@ pub fn xform_dec(p: &BaseXorRtlParams) -> Result<Option<Arc<Module>>, HdlError> 
             "carry-select ZDR decode: every comparison against every candidate partner value in parallel, one 1-bit select level per tree level".to_string(),
             "§2.3, §2.2 (ZDR decode), §3, §6.2",
         ),
-    };
-    header(&mut m, gen, &core_params(p), sec);
-    m.header(format!("Decoder: {}", structure));
-    m.header(VEC_NOTE);
-    let din = m.input("din_i", p.sector_bits());
+    }
+}
+
+/// Prefix-XOR decode: one prefix network (`px<root>`) per chain of units, from its base
+/// unit along each unit's single dependant.
+fn dec_prefix(
+    m: &mut ModuleBuilder,
+    lay: &Layout,
+    y: &[Expr],
+    topo: PrefixTopology,
+    d: &mut [Option<Expr>],
+) {
     let n = lay.lo.len();
-    let y: Vec<Expr> = (0..n).map(|j| lay.unit(&din, j)).collect();
-    let mut d: Vec<Option<Expr>> = vec![None; n];
+    // Chains: follow each base unit's single dependant.
+    let mut child = vec![None; n];
+    for (j, q) in lay.partners.iter().enumerate() {
+        if let Some(q) = q {
+            child[*q] = Some(j);
+        }
+    }
+    for root in (0..n).filter(|j| lay.partners[*j].is_none()) {
+        let mut chain = vec![root];
+        while let Some(c) = child[*chain.last().expect("non-empty")] {
+            chain.push(c);
+        }
+        let xs: Vec<Expr> = chain.iter().map(|&j| y[j].clone()).collect();
+        let outs = prefix(m, &format!("px{}", root), &xs, topo, &|a, b| a ^ b);
+        for (j, o) in chain.iter().zip(outs) {
+            d[*j] = Some(o);
+        }
+    }
+}
+
+/// Serial decode in increasing unit order: each unit XORed (`d<j>`) or ZDR-decoded
+/// (`u_zdr<j>`) against its decoded partner.
+fn dec_serial(
+    m: &mut ModuleBuilder,
+    p: &BaseXorRtlParams,
+    lay: &Layout,
+    y: &[Expr],
+    d: &mut [Option<Expr>],
+) -> Result<(), HdlError> {
+    let (w, c) = (lay.bits, p.bx().zdr_constant());
+    let zmod = if p.zdr_on() {
+        Some(zdr_dec_word(w, c, p.zdr_skip_zero_base)?)
+    } else {
+        None
+    };
+    for j in 0..lay.lo.len() {
+        if let Some(q) = lay.partners[j] {
+            let base = d[q].clone().expect("partners come first");
+            d[j] = Some(match &zmod {
+                Some(z) => m
+                    .instance(
+                        z,
+                        &format!("u_zdr{}", j),
+                        &[("y_i", y[j].clone()), ("base_i", base)],
+                    )
+                    .out("x_o"),
+                None => m.wire(&format!("d{}", j), &(&y[j] ^ &base)),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The XOR segments and comparators of a decoder over the units' codes `y`.
+fn forest<'a>(p: &BaseXorRtlParams, lay: &'a Layout, y: &[Expr]) -> Forest<'a> {
+    Forest {
+        lay,
+        y: y.to_vec(),
+        c: Expr::lit(lay.bits, p.bx().zdr_constant()),
+        seg: HashMap::new(),
+        cmp: HashMap::new(),
+    }
+}
+
+/// Log-depth tree decode: each unit the XOR of the codes on its partner path, as shared
+/// balanced trees (`x<j>_<len>`).
+fn dec_tree_log(
+    m: &mut ModuleBuilder,
+    p: &BaseXorRtlParams,
+    lay: &Layout,
+    y: &[Expr],
+    d: &mut [Option<Expr>],
+) {
+    let mut f = forest(p, lay, y);
+    for (j, dj) in d.iter_mut().enumerate() {
+        if lay.partners[j].is_some() {
+            *dj = Some(f.seg(m, j, lay.depth(j) + 1));
+        }
+    }
+}
+
+/// Carry-select ZDR decode: every unit's candidate values with one-hot selects, each unit's
+/// selects computed from its partner's.
+fn dec_speculative(
+    m: &mut ModuleBuilder,
+    p: &BaseXorRtlParams,
+    lay: &Layout,
+    y: &[Expr],
+    d: &mut [Option<Expr>],
+) {
+    let n = lay.lo.len();
+    let mut f = forest(p, lay, y);
+    // cands[j]: (candidate, its one-hot select; None = constant 1).
+    let mut cands: Vec<Vec<(Cand, Option<Expr>)>> = vec![Vec::new(); n];
+    m.comment("Carry-select ZDR decode (FORMATS §2.2): d_j is 0, y_j ^ C or y_j ^ d_partner, so every candidate is a XOR of codes on the partner path (x<j>_<len>), optionally ^ C;");
+    m.comment("the comparisons eq<j>_<len>_<z|c> need only the codes; the one-hot selects s<j>_<k> ripple through one AND-OR level per tree level.");
     for j in 0..n {
-        if lay.partners[j].is_none() {
-            d[j] = Some(y[j].clone());
-        }
+        let Some(q) = lay.partners[j] else {
+            cands[j] = vec![(Cand::Seg(j, 1, false), None)];
+            continue;
+        };
+        let pc = cands[q].clone();
+        let (dj, named) = spec_unit(m, &mut f, p.zdr_skip_zero_base, j, q, &pc);
+        d[j] = Some(dj);
+        // The select of candidate 0 (value 0) stays an expression: it is only read
+        // by dependants (never by the data mux).
+        cands[j] = named;
     }
-    let zdr = p.zdr_on();
-    match kind {
-        DecKind::Prefix(topo) => {
-            // Chains: follow each base unit's single dependant.
-            let mut child = vec![None; n];
-            for (j, q) in lay.partners.iter().enumerate() {
-                if let Some(q) = q {
-                    child[*q] = Some(j);
-                }
-            }
-            for root in (0..n).filter(|j| lay.partners[*j].is_none()) {
-                let mut chain = vec![root];
-                while let Some(c) = child[*chain.last().expect("non-empty")] {
-                    chain.push(c);
-                }
-                let xs: Vec<Expr> = chain.iter().map(|&j| y[j].clone()).collect();
-                let outs = prefix(&mut m, &format!("px{}", root), &xs, topo, &|a, b| a ^ b);
-                for (j, o) in chain.iter().zip(outs) {
-                    d[*j] = Some(o);
-                }
-            }
+}
+
+/// The select terms of unit j's candidates, one per candidate `v` of its partner q.
+struct SpecTerms {
+    /// Selects of `y_j ^ C` (y_j == v).
+    flip: Vec<Expr>,
+    /// Selects of a zero partner (skip: `y_j` passes unchanged).
+    pz: Vec<Expr>,
+    /// The candidates `y_j ^ v` with their selects.
+    next: Vec<(Cand, Expr)>,
+}
+
+/// The carry-select decode of unit j (partner q, whose candidates are `pc`): the select
+/// wires `s<j>_<k>` and the one-hot AND-OR of the candidate values (`d<j>`); returns the
+/// decoded unit and its candidates.
+fn spec_unit(
+    m: &mut ModuleBuilder,
+    f: &mut Forest<'_>,
+    skip: bool,
+    j: usize,
+    q: usize,
+    pc: &[(Cand, Option<Expr>)],
+) -> (Expr, Vec<(Cand, Option<Expr>)>) {
+    let zj = f.cmp(m, j, 1, true);
+    let nzj = !&zj;
+    let SpecTerms { flip, pz, next } = spec_terms(m, f, skip, j, q, pc, &nzj);
+    let sel_zero = if pz.is_empty() {
+        zj.clone()
+    } else {
+        &zj & &!or_all(&pz)
+    };
+    let sel_flip = &nzj & &or_all(&flip);
+    let mut named = vec![(Cand::Zero, Some(sel_zero))];
+    let mut data = Vec::new();
+    let mut list = vec![(Cand::Seg(j, 1, true), sel_flip)];
+    list.extend(next);
+    for (k, (cand, sel)) in list.into_iter().enumerate() {
+        let s = m.wire(&format!("s{}_{}", j, k + 1), &sel);
+        if let Cand::Seg(st, len, cv) = cand {
+            let val = f.seg(m, st, len);
+            let val = if cv { &val ^ &f.c } else { val };
+            data.push(s.gate(&val));
         }
-        DecKind::Single | DecKind::TreeSerial | DecKind::ZdrSerial => {
-            let zmod = if zdr {
-                Some(zdr_dec_word(w, c, skip)?)
-            } else {
-                None
-            };
-            for j in 0..n {
-                if let Some(q) = lay.partners[j] {
-                    let base = d[q].clone().expect("partners come first");
-                    d[j] = Some(match &zmod {
-                        Some(z) => m
-                            .instance(
-                                z,
-                                &format!("u_zdr{}", j),
-                                &[("y_i", y[j].clone()), ("base_i", base)],
-                            )
-                            .out("x_o"),
-                        None => m.wire(&format!("d{}", j), &(&y[j] ^ &base)),
-                    });
-                }
-            }
-        }
-        DecKind::TreeLog => {
-            let mut f = Forest {
-                lay: &lay,
-                y: y.clone(),
-                c: Expr::lit(w, c),
-                seg: HashMap::new(),
-                cmp: HashMap::new(),
-            };
-            for (j, dj) in d.iter_mut().enumerate() {
-                if lay.partners[j].is_some() {
-                    *dj = Some(f.seg(&mut m, j, lay.depth(j) + 1));
-                }
-            }
-        }
-        DecKind::ZdrSpeculative => {
-            let mut f = Forest {
-                lay: &lay,
-                y: y.clone(),
-                c: Expr::lit(w, c),
-                seg: HashMap::new(),
-                cmp: HashMap::new(),
-            };
-            // cands[j]: (candidate, its one-hot select; None = constant 1).
-            let mut cands: Vec<Vec<(Cand, Option<Expr>)>> = vec![Vec::new(); n];
-            m.comment("Carry-select ZDR decode (FORMATS §2.2): d_j is 0, y_j ^ C or y_j ^ d_partner, so every candidate is a XOR of codes on the partner path (x<j>_<len>), optionally ^ C;");
-            m.comment("the comparisons eq<j>_<len>_<z|c> need only the codes; the one-hot selects s<j>_<k> ripple through one AND-OR level per tree level.");
-            for j in 0..n {
-                let Some(q) = lay.partners[j] else {
-                    cands[j] = vec![(Cand::Seg(j, 1, false), None)];
-                    continue;
-                };
-                let pc = cands[q].clone();
-                let zj = f.cmp(&mut m, j, 1, true);
-                let nzj = !&zj;
-                let mut flip_terms = Vec::new();
-                let mut pz_terms = Vec::new();
-                let mut next: Vec<(Cand, Expr)> = Vec::new();
-                for (v, sv) in &pc {
-                    // Given d_partner = v: 0 if y_j == C, y_j ^ C if y_j == v, else y_j ^ v;
-                    // with skip, y_j ^ v whenever v == 0 (bz: "v is zero").
-                    let (x_v, e_v, bz) = match *v {
-                        Cand::Zero if skip => (Cand::Seg(j, 1, false), None, Some(None)),
-                        Cand::Zero => (
-                            Cand::Seg(j, 1, false),
-                            Some(f.cmp(&mut m, j, 1, false)),
-                            None,
-                        ),
-                        Cand::Seg(_, len, cv) => (
-                            Cand::Seg(j, len + 1, cv),
-                            Some(f.cmp(&mut m, j, len + 1, cv)),
-                            skip.then(|| Some(f.cmp(&mut m, q, len, cv))),
-                        ),
-                    };
-                    let keep = match (&e_v, &bz) {
-                        // v is the constant 0 (skip): y_j ^ 0, unconditionally.
-                        (_, Some(None)) => sv.clone().unwrap_or_else(|| Expr::ones(1)),
-                        (Some(e), Some(Some(b))) => and_opt(sv, &(b | &(&nzj & &!e))),
-                        (Some(e), None) => and_opt(sv, &(&nzj & &!e)),
-                        (None, _) => unreachable!("comparison built for every non-zero candidate"),
-                    };
-                    match (&e_v, &bz) {
-                        (_, Some(None)) => {
-                            pz_terms.push(sv.clone().unwrap_or_else(|| Expr::ones(1)))
-                        }
-                        (Some(e), Some(Some(b))) => {
-                            flip_terms.push(and_opt(sv, &(e & &!b)));
-                            pz_terms.push(and_opt(sv, b));
-                        }
-                        (Some(e), None) => flip_terms.push(and_opt(sv, e)),
-                        (None, _) => {}
-                    }
-                    next.push((x_v, keep));
-                }
-                let sel_zero = if pz_terms.is_empty() {
-                    zj.clone()
+        named.push((cand, Some(s)));
+    }
+    // One-hot AND-OR of the candidate values.
+    let mut cur = data;
+    while cur.len() > 1 {
+        cur = cur
+            .chunks(2)
+            .map(|c| {
+                if c.len() == 2 {
+                    &c[0] | &c[1]
                 } else {
-                    &zj & &!or_all(&pz_terms)
-                };
-                let sel_flip = &nzj & &or_all(&flip_terms);
-                let mut named = vec![(Cand::Zero, Some(sel_zero))];
-                let mut data = Vec::new();
-                let mut list = vec![(Cand::Seg(j, 1, true), sel_flip)];
-                list.extend(next);
-                for (k, (cand, sel)) in list.into_iter().enumerate() {
-                    let s = m.wire(&format!("s{}_{}", j, k + 1), &sel);
-                    if let Cand::Seg(st, len, cv) = cand {
-                        let val = f.seg(&mut m, st, len);
-                        let val = if cv { &val ^ &f.c } else { val };
-                        data.push(s.gate(&val));
-                    }
-                    named.push((cand, Some(s)));
+                    c[0].clone()
                 }
-                // One-hot AND-OR of the candidate values.
-                let mut cur = data;
-                while cur.len() > 1 {
-                    cur = cur
-                        .chunks(2)
-                        .map(|c| {
-                            if c.len() == 2 {
-                                &c[0] | &c[1]
-                            } else {
-                                c[0].clone()
-                            }
-                        })
-                        .collect();
-                }
-                d[j] = Some(m.wire(&format!("d{}", j), &cur[0]));
-                // The select of candidate 0 (value 0) stays an expression: it is only read
-                // by dependants (never by the data mux).
-                cands[j] = named;
-            }
-        }
-        DecKind::None => unreachable!("scheme none has no core"),
+            })
+            .collect();
     }
-    let d: Vec<Expr> = d
-        .into_iter()
-        .map(|e| e.expect("every unit decoded"))
-        .collect();
-    m.output_expr("dout_o", &lay.assemble(&d));
-    m.finish().map(Some)
+    (m.wire(&format!("d{}", j), &cur[0]), named)
+}
+
+/// The comparisons of unit j against each candidate of its partner q, and the select terms
+/// they give (`nzj`: y_j is not C).
+fn spec_terms(
+    m: &mut ModuleBuilder,
+    f: &mut Forest<'_>,
+    skip: bool,
+    j: usize,
+    q: usize,
+    pc: &[(Cand, Option<Expr>)],
+    nzj: &Expr,
+) -> SpecTerms {
+    let mut flip_terms = Vec::new();
+    let mut pz_terms = Vec::new();
+    let mut next: Vec<(Cand, Expr)> = Vec::new();
+    for (v, sv) in pc {
+        // Given d_partner = v: 0 if y_j == C, y_j ^ C if y_j == v, else y_j ^ v;
+        // with skip, y_j ^ v whenever v == 0 (bz: "v is zero").
+        let (x_v, e_v, bz) = match *v {
+            Cand::Zero if skip => (Cand::Seg(j, 1, false), None, Some(None)),
+            Cand::Zero => (Cand::Seg(j, 1, false), Some(f.cmp(m, j, 1, false)), None),
+            Cand::Seg(_, len, cv) => (
+                Cand::Seg(j, len + 1, cv),
+                Some(f.cmp(m, j, len + 1, cv)),
+                skip.then(|| Some(f.cmp(m, q, len, cv))),
+            ),
+        };
+        let keep = match (&e_v, &bz) {
+            // v is the constant 0 (skip): y_j ^ 0, unconditionally.
+            (_, Some(None)) => sv.clone().unwrap_or_else(|| Expr::ones(1)),
+            (Some(e), Some(Some(b))) => and_opt(sv, &(b | &(nzj & &!e))),
+            (Some(e), None) => and_opt(sv, &(nzj & &!e)),
+            (None, _) => unreachable!("comparison built for every non-zero candidate"),
+        };
+        match (&e_v, &bz) {
+            (_, Some(None)) => pz_terms.push(sv.clone().unwrap_or_else(|| Expr::ones(1))),
+            (Some(e), Some(Some(b))) => {
+                flip_terms.push(and_opt(sv, &(e & &!b)));
+                pz_terms.push(and_opt(sv, b));
+            }
+            (Some(e), None) => flip_terms.push(and_opt(sv, e)),
+            (None, _) => {}
+        }
+        next.push((x_v, keep));
+    }
+    SpecTerms {
+        flip: flip_terms,
+        pz: pz_terms,
+        next,
+    }
 }
 
 /// The unit's output: `s` through a register slice (`out_valid_q`, `out_data_q`; one sector
