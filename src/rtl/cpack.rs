@@ -40,7 +40,7 @@
 
 use crate::hdl::blocks::{mux_tree, or_tree, shift_lanes};
 use crate::hdl::stream::{self, Layout};
-use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Pipeline, Policy, Reg};
+use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Pipeline, Policy, Reg, Stage};
 use crate::model::cpack::{CodeTable, CpackParams, CpackPattern, PushPolicy};
 use std::sync::Arc;
 
@@ -336,16 +336,7 @@ fn code(cp: &CpackParams, pat: CpackPattern) -> (u64, u32) {
 /// `m_len_o`/`m_payload_o[L-1:0]`.
 pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
-    let cp = p.codec;
-    let l = p.line_bits();
-    let lw = p.len_bits();
-    let k = p.words_per_cycle;
-    let nw = p.codec.line_bytes / 4;
-    let steps = nw / k;
-    let ne = cp.dict_entries;
-    let ib = cp.index_bits();
-    let paper = cp.codes == CodeTable::Paper;
-    let groups = length_groups(&cp);
+    let d = CompDims::of(p);
     let mut m = ModuleBuilder::new(format!("cpack_comp_{}", tag(p)));
     header(
         &mut m,
@@ -355,172 +346,379 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     m.header(format!(
         "{} words per step, {} steps per line; latency {} (acceptance counted), II {}",
-        k,
-        steps,
-        steps + 4,
-        steps
+        d.k,
+        d.steps,
+        d.steps + 4,
+        d.steps
     ));
-    let s_in = stream::input(&mut m, "s", &Layout::new(&[("line", l)]));
+    let s_in = stream::input(&mut m, "s", &Layout::new(&[("line", d.l)]));
     let s_valid = s_in.valid.clone();
     let line_in = s_in.field("line");
     let out = stream::output_port(&mut m, "m");
 
-    let cw = clog2(steps as u64).max(1);
     // ---- Stage C registers ----
     // Stages: C (one input line, a word group per step), T (a token group per step; the
     // line's last goes on), F (line fields), out.
     let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_valid);
     let cst = pl.stage(&mut m, "c");
-    let cnt = m.reg("step_q", cw, None);
-    let line_q = m.reg("line_q", l, None);
+    let r = stage_c_regs(&mut m, &d);
+    // ---- Stage T registers (declared here, driven below) ----
+    let tst = pl.stage(&mut m, "t");
+    let last_t = m.reg("t_last_q", 1, None);
+    let first_t = m.reg("t_first_q", 1, None);
+
+    let sc = stage_c(&mut m, &d, &r);
+    let h = handshake(&mut m, &mut pl, &cst, &tst, &sc.is_last, &last_t);
+    let rot = stage_c_next(&mut m, &d, &r, &sc, &line_in, &h);
+    let st = stage_t_regs(&mut m, &r, &sc, &last_t, &first_t, &rot, &h);
+    let e = stage_e(&mut m, &d, &st, &first_t, &tst.valid(), &h.t_adv);
+    let f = stage_f_regs(&mut m, &d, &e, &st, &last_t, &h.f_load);
+    let fields = stage_f_align(&mut m, &f, &h);
+    pl.finish_ports(&mut m, s_in, out, &fields);
+    m.finish()
+}
+
+/// Sizes of the compressor: line, length field, words per step and per line, dictionary.
+struct CompDims {
+    cp: CpackParams,
+    /// Line bits and compressed-length bits.
+    l: u32,
+    lw: u32,
+    /// Words per step, per line, steps per line and the bits of a step count.
+    k: usize,
+    nw: usize,
+    steps: usize,
+    cw: u32,
+    /// Dictionary entries and the bits of an entry index.
+    ne: usize,
+    ib: u32,
+    /// The paper's code table (with its zero block).
+    paper: bool,
+    /// Token lengths and the patterns of each.
+    groups: Vec<(u32, Vec<usize>)>,
+}
+
+impl CompDims {
+    /// The sizes for the parameter set `p`.
+    fn of(p: &CpackRtlParams) -> CompDims {
+        let cp = p.codec;
+        let k = p.words_per_cycle;
+        let nw = p.codec.line_bytes / 4;
+        let steps = nw / k;
+        CompDims {
+            l: p.line_bits(),
+            lw: p.len_bits(),
+            k,
+            nw,
+            steps,
+            cw: clog2(steps as u64).max(1),
+            ne: cp.dict_entries,
+            ib: cp.index_bits(),
+            paper: cp.codes == CodeTable::Paper,
+            groups: length_groups(&cp),
+            cp,
+        }
+    }
+}
+
+/// Stage C's registers: step count, the rotating line, dictionary entries, valid bits, pointer.
+struct DictRegs {
+    cnt: Reg,
+    line_q: Reg,
+    valid: Reg,
+    wptr: Reg,
+    allz: Reg,
+    dict: Vec<Reg>,
+    dq: Vec<Expr>,
+}
+
+/// Stage C registers: step count, line, dictionary valid bits and pointer, all-zero flag, entries.
+fn stage_c_regs(m: &mut ModuleBuilder, d: &CompDims) -> DictRegs {
+    let ne = d.ne;
+    let cnt = m.reg("step_q", d.cw, None);
+    let line_q = m.reg("line_q", d.l, None);
     let valid = m.reg("dict_valid_q", ne as u32, None);
-    let wptr = m.reg("dict_wptr_q", ib, None);
+    let wptr = m.reg("dict_wptr_q", d.ib, None);
     let allz = m.reg("allz_q", 1, None);
     let dict: Vec<_> = (0..ne)
         .map(|j| m.reg(&format!("dict{}_q", j), 32, None))
         .collect();
     let dq: Vec<Expr> = dict.iter().map(|r| r.q()).collect();
-    // ---- Stage T registers (declared here, driven below) ----
-    let tst = pl.stage(&mut m, "t");
-    let vt = tst.valid();
-    let last_t = m.reg("t_last_q", 1, None);
-    let first_t = m.reg("t_first_q", 1, None);
+    DictRegs {
+        cnt,
+        line_q,
+        valid,
+        wptr,
+        allz,
+        dict,
+        dq,
+    }
+}
 
+/// The step in stage C: its words' tokens and pushes, the pair length, the all-zero flag.
+struct StageC {
+    is_last: Expr,
+    wsel0: Expr,
+    enc: WordEnc,
+    plen: Expr,
+    allz_pair: Expr,
+}
+
+/// Stage C: `k` words of the line classified against the dictionary (pair forwarding).
+fn stage_c(m: &mut ModuleBuilder, d: &CompDims, r: &DictRegs) -> StageC {
+    let ne = d.ne;
     m.comment("Stage C: classify k words against the dictionary (pair forwarding), push");
-    let is_last = m.wire("is_last", &cnt.q().eq_lit(steps as u64 - 1));
-    let wsel0: Vec<Expr> = (0..ne).map(|j| wptr.q().eq_lit(j as u64)).collect();
+    let is_last = m.wire("is_last", &r.cnt.q().eq_lit(d.steps as u64 - 1));
+    let wsel0: Vec<Expr> = (0..ne).map(|j| r.wptr.q().eq_lit(j as u64)).collect();
     let wsel0 = m.wire("wsel0", &Expr::cat_lsb(&wsel0));
-    let line_w = line_q.q();
+    let line_w = r.line_q.q();
     let enc = word_enc(
-        &mut m,
-        &cp,
-        k,
+        m,
+        &d.cp,
+        d.k,
         &mut |m, i| m.wire(&format!("w{}", i), &line_w.slice(32 * i as u32, 32)),
-        &dq,
-        &valid.q(),
+        &r.dq,
+        &r.valid.q(),
         &wsel0,
     );
-    let WordEnc {
-        words,
-        onehots,
-        toks,
-        pushes,
-        lens,
-        zeros,
-    } = enc;
     // Pair length and the line's all-zero flag.
     let plen = m.wire(
         "pair_len",
-        &lens.iter().fold(Expr::zero(7), |a, n| a + n.zext(7)),
+        &enc.lens.iter().fold(Expr::zero(7), |a, n| a + n.zext(7)),
     );
-    let allz_pair = m.wire("allz_line", &(&allz.q() & &Expr::cat(&zeros).all()));
+    let allz_pair = m.wire("allz_line", &(&r.allz.q() & &Expr::cat(&enc.zeros).all()));
+    StageC {
+        is_last,
+        wsel0,
+        enc,
+        plen,
+        allz_pair,
+    }
+}
 
+/// The pipeline's load enables: a line's steps in stage C, its last token group on from T.
+struct Handshake {
+    fst: Stage,
+    t_adv: Expr,
+    c_adv: Expr,
+    accept: Expr,
+    c_done: Expr,
+    f_load: Expr,
+    o_load: Expr,
+}
+
+/// Handshake: stages F and out, stage C repeating for a line's steps, and when each stage loads.
+fn handshake(
+    m: &mut ModuleBuilder,
+    pl: &mut Pipeline,
+    cst: &Stage,
+    tst: &Stage,
+    is_last: &Expr,
+    last_t: &Reg,
+) -> Handshake {
     // ---- Handshake ----
-    let fst = pl.stage(&mut m, "f");
-    let ost = pl.stage(&mut m, "out");
-    pl.repeat(&mut m, &cst, &is_last);
-    pl.filter(&mut m, &tst, &last_t.q());
-    let t_adv = pl.leaves(&mut m, &tst);
+    let fst = pl.stage(m, "f");
+    let ost = pl.stage(m, "out");
+    pl.repeat(m, cst, is_last);
+    pl.filter(m, tst, &last_t.q());
+    let t_adv = pl.leaves(m, tst);
     // A step of stage C is a load of stage T.
     let c_adv = tst.load();
     let accept = cst.load();
-    let c_done = m.wire("c_done", &(&c_adv & &is_last));
+    let c_done = m.wire("c_done", &(&c_adv & is_last));
     let f_load = fst.load();
     let o_load = ost.load();
+    Handshake {
+        fst,
+        t_adv,
+        c_adv,
+        accept,
+        c_done,
+        f_load,
+        o_load,
+    }
+}
 
+/// Stage C next state: step count, rotated line, all-zero flag, dictionary writes, pointer.
+/// Returns the rotated line (back in place after the last step).
+fn stage_c_next(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    r: &DictRegs,
+    sc: &StageC,
+    line_in: &Expr,
+    h: &Handshake,
+) -> Expr {
+    let (l, cw, ne, ib) = (d.l, d.cw, d.ne, d.ib);
+    let (accept, c_adv) = (&h.accept, &h.c_adv);
     // Stage C next state.
     let one = Expr::lit(cw, 1);
     m.next(
-        &cnt,
-        &accept.select(&Expr::zero(cw), &(cnt.q() + one)),
-        Some(&(&accept | &c_adv)),
+        &r.cnt,
+        &accept.select(&Expr::zero(cw), &(r.cnt.q() + one)),
+        Some(&(accept | c_adv)),
     );
-    let g = 32 * k as u32;
-    let rot = Expr::cat(&[line_q.q().slice(0, g), line_q.q().slice(g, l - g)]);
+    let g = 32 * d.k as u32;
+    let rot = Expr::cat(&[r.line_q.q().slice(0, g), r.line_q.q().slice(g, l - g)]);
     let rot = m.wire("line_rot", &rot);
     m.next(
-        &line_q,
-        &accept.select(&line_in, &rot),
-        Some(&(&accept | &c_adv)),
+        &r.line_q,
+        &accept.select(line_in, &rot),
+        Some(&(accept | c_adv)),
     );
     m.next(
-        &allz,
-        &accept.select(&Expr::ones(1), &allz_pair),
-        Some(&(&accept | &c_adv)),
+        &r.allz,
+        &accept.select(&Expr::ones(1), &sc.allz_pair),
+        Some(&(accept | c_adv)),
     );
     // Dictionary writes: word 0 into slot wptr, word 1 into wptr + push0.
-    let wrote = dict_write2(&mut m, &dict, &words, &pushes, &wsel0, &c_adv);
+    let pushes = &sc.enc.pushes;
+    let wrote = dict_write2(m, &r.dict, &sc.enc.words, pushes, &sc.wsel0, c_adv);
     m.next(
-        &valid,
-        &accept.select(&Expr::zero(ne as u32), &(valid.q() | wrote)),
-        Some(&(&accept | &c_adv)),
+        &r.valid,
+        &accept.select(&Expr::zero(ne as u32), &(r.valid.q() | wrote)),
+        Some(&(accept | c_adv)),
     );
     let npush = pushes.iter().fold(Expr::zero(ib), |a, x| a + x.zext(ib));
     m.next(
-        &wptr,
-        &accept.select(&Expr::zero(ib), &(wptr.q() + npush)),
-        Some(&(&accept | &c_adv)),
+        &r.wptr,
+        &accept.select(&Expr::zero(ib), &(r.wptr.q() + npush)),
+        Some(&(accept | c_adv)),
     );
+    rot
+}
 
+/// Stage T's registers: a step's tokens, one-hot patterns, pair length, the line's raw bytes.
+struct StageT {
+    tok_t: Vec<Expr>,
+    oh_t: Vec<Expr>,
+    plen_t: Expr,
+    allz_t: Expr,
+    raw_t: Expr,
+}
+
+/// Stage T registers: the tokens and patterns of a step, its first / last flags, the raw line.
+fn stage_t_regs(
+    m: &mut ModuleBuilder,
+    r: &DictRegs,
+    sc: &StageC,
+    last_t: &Reg,
+    first_t: &Reg,
+    rot: &Expr,
+    h: &Handshake,
+) -> StageT {
+    let c_adv = &h.c_adv;
     // Stage T registers.
-    m.next(&last_t, &is_last, Some(&c_adv));
-    m.next(&first_t, &cnt.q().eq_lit(0), Some(&c_adv));
-    let tok_t: Vec<Expr> = toks
+    m.next(last_t, &sc.is_last, Some(c_adv));
+    m.next(first_t, &r.cnt.q().eq_lit(0), Some(c_adv));
+    let tok_t: Vec<Expr> = sc
+        .enc
+        .toks
         .iter()
         .enumerate()
-        .map(|(i, t)| m.reg_next(&format!("t_tok{}_q", i), None, t, Some(&c_adv)))
+        .map(|(i, t)| m.reg_next(&format!("t_tok{}_q", i), None, t, Some(c_adv)))
         .collect();
-    let oh_t: Vec<Expr> = onehots
+    let oh_t: Vec<Expr> = sc
+        .enc
+        .onehots
         .iter()
         .enumerate()
-        .map(|(i, t)| m.reg_next(&format!("t_pat{}_q", i), None, t, Some(&c_adv)))
+        .map(|(i, t)| m.reg_next(&format!("t_pat{}_q", i), None, t, Some(c_adv)))
         .collect();
-    let plen_t = m.reg_next("t_len_q", None, &plen, Some(&c_adv));
-    let allz_t = m.reg_next("t_allz_q", None, &allz_pair, Some(&c_adv));
+    let plen_t = m.reg_next("t_len_q", None, &sc.plen, Some(c_adv));
+    let allz_t = m.reg_next("t_allz_q", None, &sc.allz_pair, Some(c_adv));
     // The raw line (the rotated register is back in place after the last step), bytes in
     // order for the left-aligned bus; loaded with the last step only.
     let orig = rot.clone();
     let raw_bus = Expr::cat(&orig.lanes(8));
-    let raw_t = m.reg_next("t_raw_q", None, &raw_bus, Some(&c_done));
+    let raw_t = m.reg_next("t_raw_q", None, &raw_bus, Some(&h.c_done));
+    StageT {
+        tok_t,
+        oh_t,
+        plen_t,
+        allz_t,
+        raw_t,
+    }
+}
 
+/// Stage E's result: the accumulated stream after a step and the bits still free in the line.
+struct StageE {
+    acc: Expr,
+    rem_next: Expr,
+    rw: u32,
+}
+
+/// Stage E: the token accumulator (one-hot shifts by the token lengths) and the free-bit count.
+fn stage_e(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    st: &StageT,
+    first_t: &Reg,
+    vt: &Expr,
+    t_adv: &Expr,
+) -> StageE {
+    let l = d.l;
     // ---- Stage E: accumulate ----
     m.comment("Stage E: acc = ((acc << n0) | tok0) << n1 | tok1; rem = L - len");
     let acc = m.reg("acc_q", l, None);
-    let rw = clog2((TOK_W as u64) * nw as u64 + l as u64) + 1;
+    let rw = clog2((TOK_W as u64) * d.nw as u64 + l as u64) + 1;
     let rem = m.reg("rem_q", rw, None);
     // Wide selects come from logic, not straight from a flop (docs/TOOLCHAIN.md: ABC
     // buffers logic nets, not flop outputs): each is ANDed with the stage's valid.
-    let first_v = m.wire("t_first_v", &(&first_t.q() & &vt.clone()));
+    let first_v = m.wire("t_first_v", &(&first_t.q() & vt));
     let acc_in = m.wire("acc_in", &first_v.select(&Expr::zero(l), &acc.q()));
     let rem_in = first_v.select(&Expr::lit(rw, l as u64), &rem.q());
     let mut a = acc_in;
     // Every token is at least `minlen` bits: the top bits of each shift input drop out.
-    let minlen = groups.iter().map(|(n, _)| *n).min().unwrap_or(1);
-    for i in 0..k {
+    let minlen = d.groups.iter().map(|(n, _)| *n).min().unwrap_or(1);
+    for i in 0..d.k {
         m.unused(&a.slice(l - minlen, minlen));
-        let ohv = m.wire(
-            &format!("t_pat{}_v", i),
-            &(&oh_t[i] & &vt.clone().repeat(6)),
-        );
-        let sh = shift_by_onehot(&a, &ohv, &groups);
-        a = m.wire(&format!("acc_s{}", i), &(sh | tok_t[i].zext(l)));
+        let ohv = m.wire(&format!("t_pat{}_v", i), &(&st.oh_t[i] & &vt.repeat(6)));
+        let sh = shift_by_onehot(&a, &ohv, &d.groups);
+        a = m.wire(&format!("acc_s{}", i), &(sh | st.tok_t[i].zext(l)));
     }
-    let rem_next = m.wire("rem_next", &(rem_in - plen_t.zext(rw)));
-    m.next(&acc, &a, Some(&t_adv));
-    m.next(&rem, &rem_next, Some(&t_adv));
+    let rem_next = m.wire("rem_next", &(rem_in - st.plen_t.zext(rw)));
+    m.next(&acc, &a, Some(t_adv));
+    m.next(&rem, &rem_next, Some(t_adv));
+    StageE {
+        acc: a,
+        rem_next,
+        rw,
+    }
+}
+
+/// Stage F's registers: the line's stream before alignment, its shift, `ok` and length.
+struct StageF {
+    pre_q: Expr,
+    sh_q: Expr,
+    okf_q: Expr,
+    lenf_q: Expr,
+}
+
+/// Stage F registers: zero block, stream or raw fallback, with the left-align amount and length.
+fn stage_f_regs(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    e: &StageE,
+    st: &StageT,
+    last_t: &Reg,
+    f_load: &Expr,
+) -> StageF {
+    let (l, lw, rw) = (d.l, d.lw, e.rw);
+    let (a, rem_next) = (&e.acc, &e.rem_next);
     // Handoff: compressed when rem > 0 (stream < L) or a zero block.
     let fits = m.wire("fits", &(&!rem_next.bit(rw - 1) & &rem_next.any()));
-    let zb = if paper {
-        &allz_t & &last_t.q()
+    let zb = if d.paper {
+        &st.allz_t & &last_t.q()
     } else {
         Expr::zero(1)
     };
-    if !paper {
-        m.unused(&allz_t);
+    if !d.paper {
+        m.unused(&st.allz_t);
     }
     let zb = m.wire("zero_block", &zb);
     let okf = m.wire("ok_f", &(&zb | &fits));
-    let pre = zb.select(&Expr::zero(l), &fits.select(&a, &raw_t));
+    let pre = zb.select(&Expr::zero(l), &fits.select(a, &st.raw_t));
     let shw = clog2(l as u64 + 1);
     let sh_amt = zb.select(
         &Expr::zero(shw),
@@ -536,27 +734,33 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
             &Expr::lit(lw, l as u64),
         ),
     );
-    let pre_q = m.reg_next("f_pre_q", None, &pre, Some(&f_load));
-    let sh_q = m.reg_next("f_shift_q", None, &sh_amt, Some(&f_load));
-    let okf_q = m.reg_next("f_ok_q", None, &okf, Some(&f_load));
-    let lenf_q = m.reg_next("f_len_q", None, &len_f, Some(&f_load));
+    let pre_q = m.reg_next("f_pre_q", None, &pre, Some(f_load));
+    let sh_q = m.reg_next("f_shift_q", None, &sh_amt, Some(f_load));
+    let okf_q = m.reg_next("f_ok_q", None, &okf, Some(f_load));
+    let lenf_q = m.reg_next("f_len_q", None, &len_f, Some(f_load));
+    StageF {
+        pre_q,
+        sh_q,
+        okf_q,
+        lenf_q,
+    }
+}
 
+/// Stage F: the left-align shifter and the output registers (`ok`, length, payload).
+fn stage_f_align(m: &mut ModuleBuilder, f: &StageF, h: &Handshake) -> [(&'static str, Expr); 3] {
+    let o_load = &h.o_load;
     // ---- Stage F: left-align ----
     m.comment("Stage F: left-align the stream (logarithmic shifter, LSB first)");
-    let amt = m.wire("align_amt", &(&sh_q & &fst.valid().repeat(sh_q.width())));
-    let lanes = shift_lanes(&mut m, "align", &pre_q.lanes(1), &amt, true);
-    let payload = m.wire("payload_f", &Expr::cat_lsb(&lanes));
-    let okq = m.reg_next("ok_q", None, &okf_q, Some(&o_load));
-    let lenq = m.reg_next("len_q", None, &lenf_q, Some(&o_load));
-    let payq = m.reg_next("payload_q", None, &payload, Some(&o_load));
-
-    pl.finish_ports(
-        &mut m,
-        s_in,
-        out,
-        &[("ok", okq), ("len", lenq), ("payload", payq)],
+    let amt = m.wire(
+        "align_amt",
+        &(&f.sh_q & &h.fst.valid().repeat(f.sh_q.width())),
     );
-    m.finish()
+    let lanes = shift_lanes(m, "align", &f.pre_q.lanes(1), &amt, true);
+    let payload = m.wire("payload_f", &Expr::cat_lsb(&lanes));
+    let okq = m.reg_next("ok_q", None, &f.okf_q, Some(o_load));
+    let lenq = m.reg_next("len_q", None, &f.lenf_q, Some(o_load));
+    let payq = m.reg_next("payload_q", None, &payload, Some(o_load));
+    [("ok", okq), ("len", lenq), ("payload", payq)]
 }
 
 /// Stage C of a C-Pack compressor (`cpack_word_enc`, FORMATS §6 item 1): `k` words (word `i`
