@@ -449,276 +449,398 @@ impl Harness {
         cfg: &HarnessConfig,
         progress: &mut dyn FnMut(&RunStats),
     ) -> Result<RunStats, String> {
-        let ports = self
-            .channels
-            .iter()
-            .map(|c| resolve(dut, c))
-            .collect::<Result<Vec<_>, String>>()?;
-        let n = self.channels.len();
-        let rate = |c: &Channel| {
-            let d = if c.dir == Dir::In {
-                cfg.in_gap
-            } else {
-                cfg.out_stall
-            };
-            cfg.channel_rates
-                .iter()
-                .find(|(k, _)| *k == c.name)
-                .map(|(_, v)| *v)
-                .unwrap_or(d)
-                .clamp(0.0, 1.0)
-        };
-        let rates: Vec<f64> = self.channels.iter().map(rate).collect();
-        let answered_by: Vec<Option<usize>> = (0..n)
-            .map(|c| self.responders.iter().position(|a| a.answer == c))
-            .collect();
-        let listened_by: Vec<Option<usize>> = (0..n)
-            .map(|c| self.responders.iter().position(|a| a.on == c))
-            .collect();
-        let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x005e_ed0f_5a11);
-        let mut rrng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x0e5f_0dde_7a11);
-        let start = std::time::Instant::now();
-        let mut st = RunStats::default();
-        dut.reset(4);
-        let c0 = dut.cycle();
-        let mut queues: Vec<VecDeque<Expected>> = vec![VecDeque::new(); n];
-        let mut cur: Vec<Option<Beat>> = vec![None; n];
-        // Cycle since which each channel has waited (an offered beat, or an expectation).
-        let mut waiting_since: Vec<Option<u64>> = vec![None; n];
-        let mut bufs: Vec<Vec<Vec<u32>>> = ports
-            .iter()
-            .map(|p| p.fields.iter().map(|(_, w)| vec![0u32; *w]).collect())
-            .collect();
-        let mut readies = vec![false; n];
-        let mut accepted: Vec<(usize, Beat)> = Vec::new();
-        let mut next_reset = 0u64;
+        let mut sb = Scoreboard::new(&self.channels, &mut self.responders, cfg, dut)?;
         loop {
-            let cycle = dut.cycle() - c0;
-            if let Some((path, from, to)) = &cfg.vcd {
-                if cycle == *from {
-                    dut.trace_start(path)?;
-                } else if cycle == *to {
-                    dut.trace_stop();
-                }
-            }
+            let cycle = dut.cycle() - sb.c0;
+            sb.trace_window(dut, cycle)?;
             // 1-2: offer inputs, drive readies.
-            let mut offered_now = false;
-            for c in 0..n {
-                let p = &ports[c];
-                if self.channels[c].dir == Dir::In {
-                    if cur[c].is_none() && !rng.gen_bool(rates[c]) {
-                        cur[c] = match answered_by[c] {
-                            Some(r) => self.responders[r].r.respond(cycle, &mut rrng),
-                            None => bench.next_input(
-                                c,
-                                &mut Expect {
-                                    queues: &mut queues,
-                                },
-                            ),
-                        };
-                        if cur[c].is_some() {
-                            waiting_since[c] = Some(cycle);
-                        }
-                    }
-                    match &cur[c] {
-                        Some(b) => {
-                            dut.set_u64(p.valid, 1);
-                            offered_now = true;
-                            for ((port, _), v) in p.fields.iter().zip(&b.0) {
-                                dut.set(*port, v);
-                            }
-                        }
-                        None => dut.set_u64(p.valid, 0),
-                    }
-                } else {
-                    readies[c] = !rng.gen_bool(rates[c]);
-                    dut.set_u64(p.ready, readies[c] as u64);
-                }
-            }
+            let offered_now = sb.drive(dut, bench, cycle);
             dut.eval();
             // 3: accepted inputs go to the bench first (a combinational unit answers them
             // in the same cycle).
-            accepted.clear();
-            for c in 0..n {
-                if self.channels[c].dir == Dir::In
-                    && cur[c].is_some()
-                    && dut.get_u64(ports[c].ready) == 1
-                {
-                    if let Some(b) = cur[c].take() {
-                        accepted.push((c, b));
-                    }
-                    waiting_since[c] = None;
-                }
-            }
-            for (c, b) in &accepted {
-                st.beats_in += 1;
-                bench.accepted(
-                    *c,
-                    b,
-                    cycle,
-                    &mut Expect {
-                        queues: &mut queues,
-                    },
-                );
-            }
+            sb.accept_inputs(dut, bench, cycle);
             // 4: outputs.
-            for c in 0..n {
-                if self.channels[c].dir != Dir::Out
-                    || !readies[c]
-                    || dut.get_u64(ports[c].valid) != 1
-                {
-                    continue;
-                }
-                for ((port, _), buf) in ports[c].fields.iter().zip(bufs[c].iter_mut()) {
-                    dut.get(*port, buf);
-                }
-                let got = &bufs[c];
-                st.beats_out += 1;
-                let ch = &self.channels[c];
-                if !ch.unchecked {
-                    match check(ch, &mut queues[c], got, cycle) {
-                        Err(m) => {
-                            st.mismatches += 1;
-                            st.first_mismatch = Some(m);
-                            break;
-                        }
-                        Ok(true) => st.transfers += 1,
-                        Ok(false) => {}
-                    }
-                }
-                waiting_since[c] = None;
-                if let Some(r) = listened_by[c] {
-                    self.responders[r].r.request(got, cycle, &mut rrng);
-                }
-                bench.observed(
-                    c,
-                    got,
-                    cycle,
-                    &mut Expect {
-                        queues: &mut queues,
-                    },
-                );
-            }
-            if st.first_mismatch.is_some() {
+            sb.take_outputs(dut, bench, cycle);
+            if sb.st.first_mismatch.is_some() {
                 break;
             }
-            // Alternate resets with an input beat offered (valid high in this cycle, taken or
-            // not: mid-handshake on the input side) and resets with output beats still
-            // expected. A unit that is always ready still sees both kinds.
-            let in_flight = if st.resets % 2 == 0 {
-                offered_now
-            } else {
-                queues.iter().any(|q| !q.is_empty())
-            };
-            if st.resets < u64::from(cfg.resets)
-                && in_flight
-                && cycle >= next_reset
-                && rng.gen_bool(RESET_RATE)
-            {
-                next_reset = cycle + rng.gen_range(16..1024);
-                let expected = queues.iter().any(|q| !q.is_empty());
-                dut.reset(rng.gen_range(1..=3));
-                st.resets += 1;
-                st.resets_mid.0 += offered_now as u64;
-                st.resets_mid.1 += expected as u64;
-                queues.iter_mut().for_each(VecDeque::clear);
-                cur.iter_mut().for_each(|c| *c = None);
-                waiting_since.iter_mut().for_each(|w| *w = None);
-                for a in &mut self.responders {
-                    a.r.reset();
-                }
-                bench.reset()?;
-                // Back to idle: with no input offered, no output may be valid.
-                for (c, p) in ports.iter().enumerate() {
-                    if self.channels[c].dir == Dir::In {
-                        dut.set_u64(p.valid, 0);
-                    } else {
-                        dut.set_u64(p.ready, 0);
-                    }
-                }
-                dut.eval();
-                for (c, p) in ports.iter().enumerate() {
-                    if self.channels[c].dir == Dir::Out && dut.get_u64(p.valid) == 1 {
-                        st.mismatches += 1;
-                        st.first_mismatch = Some(Mismatch {
-                            channel: self.channels[c].name.clone(),
-                            transfer: 0,
-                            beat: 0,
-                            cycle,
-                            field: format!("{} after reset", self.channels[c].valid),
-                            expected: "0 (idle)".into(),
-                            actual: "1".into(),
-                        });
-                    }
-                }
-                if st.first_mismatch.is_some() {
+            if sb.reset_due(offered_now, cycle) {
+                sb.reset_mid_run(dut, bench, offered_now, cycle)?;
+                if sb.st.first_mismatch.is_some() {
                     break;
                 }
             }
             dut.tick();
-            st.cycles = dut.cycle() - c0;
+            sb.st.cycles = dut.cycle() - sb.c0;
             // Hangs: per channel, checked every 64 cycles (the limit is in thousands).
-            let check_hangs = st.cycles % 64 == 0;
-            for c in (0..n).filter(|_| check_hangs) {
-                if self.channels[c].dir == Dir::Out && !queues[c].is_empty() {
-                    let since = *waiting_since[c].get_or_insert(cycle);
-                    if cycle - since > cfg.hang_cycles {
-                        let e = &queues[c][0];
-                        return Err(format!(
-                            "design hung: channel `{}` produced nothing for {} cycles at \
-                             cycle {}; expected transaction {} beat {} ({} beats pending)",
-                            self.channels[c].name,
-                            cfg.hang_cycles,
-                            cycle,
-                            e.txn,
-                            e.beat,
-                            queues[c].len()
-                        ));
-                    }
-                } else if self.channels[c].dir == Dir::In {
-                    if let Some(since) = waiting_since[c] {
-                        if cycle - since > cfg.hang_cycles {
-                            return Err(format!(
-                                "design hung: channel `{}` did not accept a beat for {} cycles \
-                                 at cycle {}",
-                                self.channels[c].name, cfg.hang_cycles, cycle
-                            ));
-                        }
-                    }
-                }
+            if sb.st.cycles % 64 == 0 {
+                sb.check_hangs(cycle)?;
             }
-            for a in self.responders.iter().filter(|_| check_hangs) {
-                if let Some(o) = a.r.oldest() {
-                    if cycle.saturating_sub(o) > cfg.hang_cycles {
-                        return Err(format!(
-                            "design hung: request on `{}` from cycle {} never answered on `{}` \
-                             ({} outstanding)",
-                            self.channels[a.on].name,
-                            o,
-                            self.channels[a.answer].name,
-                            a.r.outstanding()
-                        ));
-                    }
-                }
-            }
-            let settled = bench.finished()
-                && queues.iter().all(|q| q.is_empty())
-                && cur.iter().all(|c| c.is_none())
-                && self.responders.iter().all(|a| a.r.outstanding() == 0);
-            if settled {
+            if sb.settled(bench) {
                 break;
             }
-            if st.cycles % 65536 == 0 {
-                st.seconds = start.elapsed().as_secs_f64();
-                progress(&st);
+            if sb.st.cycles % 65536 == 0 {
+                sb.st.seconds = sb.start.elapsed().as_secs_f64();
+                progress(&sb.st);
             }
         }
         if cfg.vcd.is_some() {
             dut.trace_stop();
         }
-        st.cycles = dut.cycle() - c0;
-        st.seconds = start.elapsed().as_secs_f64();
-        Ok(st)
+        sb.st.cycles = dut.cycle() - sb.c0;
+        sb.st.seconds = sb.start.elapsed().as_secs_f64();
+        Ok(sb.st)
+    }
+}
+
+/// The gap probability of an input channel, or the stall probability of an output channel:
+/// its entry in [`HarnessConfig::channel_rates`], else the configured default, within 0..=1.
+fn channel_rate(cfg: &HarnessConfig, c: &Channel) -> f64 {
+    let d = if c.dir == Dir::In {
+        cfg.in_gap
+    } else {
+        cfg.out_stall
+    };
+    cfg.channel_rates
+        .iter()
+        .find(|(k, _)| *k == c.name)
+        .map(|(_, v)| *v)
+        .unwrap_or(d)
+        .clamp(0.0, 1.0)
+}
+
+/// One run of the scoreboard: the resolved ports and rates, the random streams (`rng` for
+/// gaps, stalls and resets; `rrng` for the responders), the expectations, the beats on offer
+/// and the statistics so far.
+struct Scoreboard<'h> {
+    channels: &'h [Channel],
+    responders: &'h mut [Attached],
+    cfg: &'h HarnessConfig,
+    ports: Vec<Port>,
+    rates: Vec<f64>,
+    /// Per input channel, the responder whose answers it carries.
+    answered_by: Vec<Option<usize>>,
+    /// Per output channel, the responder its beats are requests to.
+    listened_by: Vec<Option<usize>>,
+    rng: ChaCha8Rng,
+    rrng: ChaCha8Rng,
+    start: std::time::Instant,
+    st: RunStats,
+    /// The design's cycle count right after the initial reset (cycle 0 of the run).
+    c0: u64,
+    queues: Vec<VecDeque<Expected>>,
+    /// The beat offered on each input channel, held until accepted.
+    cur: Vec<Option<Beat>>,
+    /// Cycle since which each channel has waited (an offered beat, or an expectation).
+    waiting_since: Vec<Option<u64>>,
+    /// Per output channel, its fields as read from the design.
+    bufs: Vec<Vec<Vec<u32>>>,
+    /// Per output channel, whether `ready` is driven high this cycle.
+    readies: Vec<bool>,
+    /// The input beats accepted this cycle, by channel.
+    accepted: Vec<(usize, Beat)>,
+    /// The earliest cycle for the next mid-run reset.
+    next_reset: u64,
+}
+
+impl<'h> Scoreboard<'h> {
+    /// Resolves the channels' ports, rates and responders, seeds the random streams and
+    /// resets the design, ready for cycle 0.
+    fn new(
+        channels: &'h [Channel],
+        responders: &'h mut [Attached],
+        cfg: &'h HarnessConfig,
+        dut: &mut dyn Dut,
+    ) -> Result<Scoreboard<'h>, String> {
+        let ports = channels
+            .iter()
+            .map(|c| resolve(dut, c))
+            .collect::<Result<Vec<_>, String>>()?;
+        let n = channels.len();
+        let rates: Vec<f64> = channels.iter().map(|c| channel_rate(cfg, c)).collect();
+        let answered_by: Vec<Option<usize>> = (0..n)
+            .map(|c| responders.iter().position(|a| a.answer == c))
+            .collect();
+        let listened_by: Vec<Option<usize>> = (0..n)
+            .map(|c| responders.iter().position(|a| a.on == c))
+            .collect();
+        let rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x005e_ed0f_5a11);
+        let rrng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x0e5f_0dde_7a11);
+        let start = std::time::Instant::now();
+        dut.reset(4);
+        let c0 = dut.cycle();
+        let bufs = ports
+            .iter()
+            .map(|p| p.fields.iter().map(|(_, w)| vec![0u32; *w]).collect())
+            .collect();
+        Ok(Scoreboard {
+            channels,
+            responders,
+            cfg,
+            ports,
+            rates,
+            answered_by,
+            listened_by,
+            rng,
+            rrng,
+            start,
+            st: RunStats::default(),
+            c0,
+            queues: vec![VecDeque::new(); n],
+            cur: vec![None; n],
+            waiting_since: vec![None; n],
+            bufs,
+            readies: vec![false; n],
+            accepted: Vec::new(),
+            next_reset: 0,
+        })
+    }
+
+    /// Starts or stops the waveform dump at the edges of [`HarnessConfig::vcd`]'s window.
+    fn trace_window(&self, dut: &mut dyn Dut, cycle: u64) -> Result<(), String> {
+        if let Some((path, from, to)) = &self.cfg.vcd {
+            if cycle == *from {
+                dut.trace_start(path)?;
+            } else if cycle == *to {
+                dut.trace_stop();
+            }
+        }
+        Ok(())
+    }
+
+    /// Offers a beat on every free input channel whose gap pattern allows one (from its
+    /// responder or the bench) and drives each output channel's `ready`, stalling at random;
+    /// `true` when some input beat is offered this cycle.
+    fn drive(&mut self, dut: &mut dyn Dut, bench: &mut dyn Bench, cycle: u64) -> bool {
+        let mut offered_now = false;
+        for c in 0..self.channels.len() {
+            let p = &self.ports[c];
+            if self.channels[c].dir == Dir::In {
+                if self.cur[c].is_none() && !self.rng.gen_bool(self.rates[c]) {
+                    self.cur[c] = match self.answered_by[c] {
+                        Some(r) => self.responders[r].r.respond(cycle, &mut self.rrng),
+                        None => bench.next_input(
+                            c,
+                            &mut Expect {
+                                queues: &mut self.queues,
+                            },
+                        ),
+                    };
+                    if self.cur[c].is_some() {
+                        self.waiting_since[c] = Some(cycle);
+                    }
+                }
+                match &self.cur[c] {
+                    Some(b) => {
+                        dut.set_u64(p.valid, 1);
+                        offered_now = true;
+                        for ((port, _), v) in p.fields.iter().zip(&b.0) {
+                            dut.set(*port, v);
+                        }
+                    }
+                    None => dut.set_u64(p.valid, 0),
+                }
+            } else {
+                self.readies[c] = !self.rng.gen_bool(self.rates[c]);
+                dut.set_u64(p.ready, self.readies[c] as u64);
+            }
+        }
+        offered_now
+    }
+
+    /// Takes the offered input beats the design accepts this cycle and hands them to the
+    /// bench, which may push the output beats it now expects.
+    fn accept_inputs(&mut self, dut: &mut dyn Dut, bench: &mut dyn Bench, cycle: u64) {
+        self.accepted.clear();
+        for c in 0..self.channels.len() {
+            if self.channels[c].dir == Dir::In
+                && self.cur[c].is_some()
+                && dut.get_u64(self.ports[c].ready) == 1
+            {
+                if let Some(b) = self.cur[c].take() {
+                    self.accepted.push((c, b));
+                }
+                self.waiting_since[c] = None;
+            }
+        }
+        for (c, b) in &self.accepted {
+            self.st.beats_in += 1;
+            bench.accepted(
+                *c,
+                b,
+                cycle,
+                &mut Expect {
+                    queues: &mut self.queues,
+                },
+            );
+        }
+    }
+
+    /// Reads every output beat taken this cycle, compares it with its channel's expectations
+    /// (stopping at the first mismatch) and shows it to the listening responder and the bench.
+    fn take_outputs(&mut self, dut: &mut dyn Dut, bench: &mut dyn Bench, cycle: u64) {
+        for c in 0..self.channels.len() {
+            if self.channels[c].dir != Dir::Out
+                || !self.readies[c]
+                || dut.get_u64(self.ports[c].valid) != 1
+            {
+                continue;
+            }
+            for ((port, _), buf) in self.ports[c].fields.iter().zip(self.bufs[c].iter_mut()) {
+                dut.get(*port, buf);
+            }
+            let got = &self.bufs[c];
+            self.st.beats_out += 1;
+            let ch = &self.channels[c];
+            if !ch.unchecked {
+                match check(ch, &mut self.queues[c], got, cycle) {
+                    Err(m) => {
+                        self.st.mismatches += 1;
+                        self.st.first_mismatch = Some(m);
+                        break;
+                    }
+                    Ok(true) => self.st.transfers += 1,
+                    Ok(false) => {}
+                }
+            }
+            self.waiting_since[c] = None;
+            if let Some(r) = self.listened_by[c] {
+                self.responders[r].r.request(got, cycle, &mut self.rrng);
+            }
+            bench.observed(
+                c,
+                got,
+                cycle,
+                &mut Expect {
+                    queues: &mut self.queues,
+                },
+            );
+        }
+    }
+
+    /// Whether to assert a mid-run reset now: resets are left, something is in flight, the
+    /// spacing since the last one has passed and the random draw says so.
+    fn reset_due(&mut self, offered_now: bool, cycle: u64) -> bool {
+        // Alternate resets with an input beat offered (valid high in this cycle, taken or
+        // not: mid-handshake on the input side) and resets with output beats still
+        // expected. A unit that is always ready still sees both kinds.
+        let in_flight = if self.st.resets.is_multiple_of(2) {
+            offered_now
+        } else {
+            self.queues.iter().any(|q| !q.is_empty())
+        };
+        self.st.resets < u64::from(self.cfg.resets)
+            && in_flight
+            && cycle >= self.next_reset
+            && self.rng.gen_bool(RESET_RATE)
+    }
+
+    /// Resets the design in the middle of the run: drops every expectation, offered beat and
+    /// outstanding request, resets the bench, and checks that the design comes back idle (no
+    /// output valid), recording a mismatch otherwise.
+    fn reset_mid_run(
+        &mut self,
+        dut: &mut dyn Dut,
+        bench: &mut dyn Bench,
+        offered_now: bool,
+        cycle: u64,
+    ) -> Result<(), String> {
+        self.next_reset = cycle + self.rng.gen_range(16..1024);
+        let expected = self.queues.iter().any(|q| !q.is_empty());
+        dut.reset(self.rng.gen_range(1..=3));
+        self.st.resets += 1;
+        self.st.resets_mid.0 += offered_now as u64;
+        self.st.resets_mid.1 += expected as u64;
+        self.queues.iter_mut().for_each(VecDeque::clear);
+        self.cur.iter_mut().for_each(|c| *c = None);
+        self.waiting_since.iter_mut().for_each(|w| *w = None);
+        for a in self.responders.iter_mut() {
+            a.r.reset();
+        }
+        bench.reset()?;
+        // Back to idle: with no input offered, no output may be valid.
+        for (c, p) in self.ports.iter().enumerate() {
+            if self.channels[c].dir == Dir::In {
+                dut.set_u64(p.valid, 0);
+            } else {
+                dut.set_u64(p.ready, 0);
+            }
+        }
+        dut.eval();
+        for (c, p) in self.ports.iter().enumerate() {
+            if self.channels[c].dir == Dir::Out && dut.get_u64(p.valid) == 1 {
+                self.st.mismatches += 1;
+                self.st.first_mismatch = Some(Mismatch {
+                    channel: self.channels[c].name.clone(),
+                    transfer: 0,
+                    beat: 0,
+                    cycle,
+                    field: format!("{} after reset", self.channels[c].valid),
+                    expected: "0 (idle)".into(),
+                    actual: "1".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Reports a hang: an output channel with expectations that produced nothing, an input
+    /// beat not accepted, or a responder request not answered, for longer than
+    /// [`HarnessConfig::hang_cycles`].
+    fn check_hangs(&mut self, cycle: u64) -> Result<(), String> {
+        let hang_cycles = self.cfg.hang_cycles;
+        for c in 0..self.channels.len() {
+            if self.channels[c].dir == Dir::Out && !self.queues[c].is_empty() {
+                let since = *self.waiting_since[c].get_or_insert(cycle);
+                if cycle - since > hang_cycles {
+                    let e = &self.queues[c][0];
+                    return Err(format!(
+                        "design hung: channel `{}` produced nothing for {} cycles at \
+                         cycle {}; expected transaction {} beat {} ({} beats pending)",
+                        self.channels[c].name,
+                        hang_cycles,
+                        cycle,
+                        e.txn,
+                        e.beat,
+                        self.queues[c].len()
+                    ));
+                }
+            } else if self.channels[c].dir == Dir::In {
+                if let Some(since) = self.waiting_since[c] {
+                    if cycle - since > hang_cycles {
+                        return Err(format!(
+                            "design hung: channel `{}` did not accept a beat for {} cycles \
+                             at cycle {}",
+                            self.channels[c].name, hang_cycles, cycle
+                        ));
+                    }
+                }
+            }
+        }
+        for a in self.responders.iter() {
+            if let Some(o) = a.r.oldest() {
+                if cycle.saturating_sub(o) > hang_cycles {
+                    return Err(format!(
+                        "design hung: request on `{}` from cycle {} never answered on `{}` \
+                         ({} outstanding)",
+                        self.channels[a.on].name,
+                        o,
+                        self.channels[a.answer].name,
+                        a.r.outstanding()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the run is over: the bench is finished and no expectation, offered beat or
+    /// responder request is left.
+    fn settled(&self, bench: &dyn Bench) -> bool {
+        bench.finished()
+            && self.queues.iter().all(|q| q.is_empty())
+            && self.cur.iter().all(|c| c.is_none())
+            && self.responders.iter().all(|a| a.r.outstanding() == 0)
     }
 }
 
