@@ -37,6 +37,7 @@ use crate::hdl::blocks::or_tree;
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder, Pipeline, Policy};
 use crate::model::bdi::{BaseRule, BdiEncoding};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 fn err(msg: String) -> HdlError {
@@ -200,159 +201,278 @@ fn left_align(parts: &[Expr], l: u32) -> Expr {
 /// `m_enc_o[3:0]`/`m_len_o`/`m_payload_o[L-1:0]`.
 pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
-    let lb = p.line_bytes;
-    let l = p.line_bits();
-    let lw = p.len_bits();
-    let rule = p.bdi_base_rule;
-    let rtag = match rule {
+    let d = CompDims::of(p);
+    let rtag = match d.rule {
         BaseRule::Element0 => "e0",
         BaseRule::FirstNonImmediate => "fni",
     };
-    let mut m = ModuleBuilder::new(format!("bdi_comp_l{}_{}", lb, rtag));
+    let mut m = ModuleBuilder::new(format!("bdi_comp_l{}_{}", d.lb, rtag));
     header(
         &mut m,
         "compressor",
         p,
         "§2.1 (encodings, fit, selection, stream), §6 bdi_comp (2 stages, II = 1)",
     );
-    let order = priority(lb);
     m.header(format!(
         "Priority (min size, then data bits, then prefix): {}",
-        order
+        d.order
             .iter()
             .map(|e| tag(*e))
             .collect::<Vec<_>>()
             .join(" > ")
     ));
-    let s_in = stream::input(&mut m, "s", &Layout::new(&[("line", l)]));
+    let s_in = stream::input(&mut m, "s", &Layout::new(&[("line", d.l)]));
     let s_valid = s_in.valid.clone();
     let line = s_in.field("line");
     let out = stream::output_port(&mut m, "m");
 
+    let fit = stage1(&mut m, &d, &line);
+    // ---- Stage-1 registers: the fit results and every encoding's fields ----
+    // Stage 1 ends at the fit checks: the priority select is made in stage 2 from 8 flops.
+    let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_valid);
+    let ld1 = pl.stage(&mut m, "s1").load();
+    let r = stage1_regs(&mut m, &d, &fit, &line, &ld1);
+    let pk = priority_select(&mut m, &d, &r.fit_q);
+    let (payload, len) = layouts(&mut m, &d, &r, &pk);
+    let st = pl.stage(&mut m, "out");
+    let okq = st.reg(&mut m, "ok_q", &!&pk.none);
+    let enc2 = st.reg(&mut m, "out_enc_q", &pk.enc);
+    let lenq = st.reg(&mut m, "len_q", &len);
+    let payq = st.reg(&mut m, "payload_q", &payload);
+    let fields = [("ok", okq), ("enc", enc2), ("len", lenq), ("payload", payq)];
+    pl.finish_ports(&mut m, s_in, out, &fields);
+    m.finish()
+}
+
+/// Sizes of the compressor (line bytes and bits, length bits), its base rule and priorities.
+struct CompDims {
+    lb: usize,
+    l: u32,
+    lw: u32,
+    rule: BaseRule,
+    /// The encodings that can win, in priority order; the base-delta ones among them.
+    order: Vec<BdiEncoding>,
+    order_bd: Vec<BdiEncoding>,
+}
+
+impl CompDims {
+    /// The sizes for the parameter set `p`.
+    fn of(p: &AdaptiveRtlParams) -> CompDims {
+        let order = priority(p.line_bytes);
+        let order_bd: Vec<BdiEncoding> = BD.iter().copied().filter(|e| order.contains(e)).collect();
+        CompDims {
+            lb: p.line_bytes,
+            l: p.line_bits(),
+            lw: p.len_bits(),
+            rule: p.bdi_base_rule,
+            order,
+            order_bd,
+        }
+    }
+}
+
+/// Stage 1's results per encoding: whether it applies, its mask, base and deltas.
+struct Fits {
+    ok: HashMap<BdiEncoding, Expr>,
+    masks: HashMap<BdiEncoding, Expr>,
+    bases: HashMap<BdiEncoding, Expr>,
+    deltas1: HashMap<BdiEncoding, Vec<Expr>>,
+}
+
+/// Stage 1: zero and repeated-word detection and the six base-delta fit units.
+fn stage1(m: &mut ModuleBuilder, d: &CompDims, line: &Expr) -> Fits {
     // ---- Stage 1: fit vectors, selection ----
     m.comment("Stage 1: zero / repeated detection and the six base-delta units");
     let is_zero = m.wire("is_zero", &!line.any());
     let w8 = line.lanes(64);
     let rep_terms: Vec<Expr> = w8[1..].iter().map(|w| w.eq(&w8[0])).collect();
     let is_rep = m.wire("is_rep", &Expr::cat(&rep_terms).all());
-    let mut ok = std::collections::HashMap::new();
-    let mut masks = std::collections::HashMap::new();
-    let mut bases = std::collections::HashMap::new();
-    let mut deltas1 = std::collections::HashMap::new();
+    let mut ok = HashMap::new();
+    let mut masks = HashMap::new();
+    let mut bases = HashMap::new();
+    let mut deltas1 = HashMap::new();
     ok.insert(BdiEncoding::Zero, is_zero.clone());
     ok.insert(BdiEncoding::Repeated, is_rep.clone());
     for e in BD {
-        let (k, d) = kd(e);
-        let (kb, db) = (8 * k as u32, 8 * d as u32);
-        let t = tag(e);
-        let el = line.lanes(kb);
-        let imm: Vec<Expr> = el.iter().map(|v| fits(v, db)).collect();
-        let imm_v = m.wire(&format!("{}_imm", t), &Expr::cat_lsb(&imm));
-        let base = match rule {
-            BaseRule::Element0 => el[0].clone(),
-            BaseRule::FirstNonImmediate => {
-                // One-hot first non-immediate element (0 when every element is immediate).
-                let mut all_before = Expr::ones(1);
-                let mut terms = Vec::new();
-                for (i, v) in el.iter().enumerate() {
-                    let first = &all_before & &!imm_v.bit(i as u32);
-                    terms.push(first.gate(v));
-                    all_before = &all_before & &imm_v.bit(i as u32);
-                }
-                or_tree(terms, kb)
-            }
-        };
-        let base = m.wire(&format!("{}_base", t), &base);
-        // Base fit without a full-width subtraction: split at the delta width. With
-        // (borrow, lo) = v_lo − B_lo, the high part v_hi − B_hi − borrow must be the sign
-        // extension of lo's MSB, i.e. v_hi equals B_hi, B_hi + 1 or B_hi − 1 (shared per unit).
-        let hw = kb - db;
-        let bl = base.slice(0, db);
-        let bh = base.slice(db, hw);
-        let nbl = m.wire(&format!("{}_nbl", t), &!&bl);
-        let mut okel = Vec::new();
-        let mut dsel = Vec::new();
-        for (i, v) in el.iter().enumerate() {
-            let ii = i as u32;
-            if i == 0 && rule == BaseRule::Element0 {
-                okel.push(Expr::ones(1)); // v0 − v0 = 0 always fits
-                                          // Immediate: its low bytes; else the base itself, Δ = 0.
-                dsel.push(m.wire(&format!("{}_dsel0", t), &imm_v.bit(0).gate(&v.slice(0, db))));
-                continue;
-            }
-            // The delta: v_lo + ~B_lo + 1 at the delta width.
-            let vl = v.slice(0, db);
-            let lo = m.wire(&format!("{}_dlo{}", t, i), &(&vl + &nbl + Expr::lit(db, 1)));
-            // Fit: u = v − B + 2^(db−1) must be below 2^db. Its low part is
-            // (v_lo ^ 2^(db−1)) + ~B_lo + 1 + vm·2^db (vm = v_lo's MSB), whose carry out
-            // c + vm ∈ {0, 1, 2} must cancel v_hi − B_hi − 1: v_hi = B_hi + 1, B_hi, B_hi − 1.
-            // Only the carry c of a d-byte add is late; it picks one of three early compares.
-            let vm = vl.bit(db - 1);
-            let vlf = Expr::cat(&[!&vm, vl.slice(0, db - 1)]);
-            let fc = add(&mut m, &format!("{}_fc{}", t, i), &vlf, &nbl, true);
-            m.unused(&fc.slice(0, db)); // only the carry is needed
-            let c = fc.bit(db);
-            let vh = v.slice(db, hw);
-            let eq = vh.eq(&bh);
-            let bfit = c.select(
-                &vm.select(&is_succ(&bh, &vh), &eq),
-                &vm.select(&eq, &is_succ(&vh, &bh)),
-            );
-            let bfit = m.wire(&format!("{}_bfit{}", t, i), &bfit);
-            okel.push(imm_v.bit(ii) | bfit);
-            // The delta as sent: the immediate's low bytes, or v − B at the delta width.
-            dsel.push(m.wire(
-                &format!("{}_dsel{}", t, i),
-                &imm_v.bit(ii).select(&v.slice(0, db), &lo.slice(0, db)),
-            ));
-        }
-        deltas1.insert(e, dsel);
-        let okv = m.wire(&format!("{}_ok", t), &Expr::cat_lsb(&okel).all());
-        ok.insert(e, okv);
-        masks.insert(e, !&imm_v);
-        bases.insert(e, base);
+        let u = base_delta_unit(m, d.rule, e, line);
+        deltas1.insert(e, u.deltas);
+        ok.insert(e, u.ok);
+        masks.insert(e, u.mask);
+        bases.insert(e, u.base);
     }
-    // ---- Stage-1 registers: the fit results and every encoding's fields ----
-    // Stage 1 ends at the fit checks: the priority select is made in stage 2 from 8 flops.
-    let order_bd: Vec<BdiEncoding> = BD.iter().copied().filter(|e| order.contains(e)).collect();
-    let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_valid);
-    let ld1 = pl.stage(&mut m, "s1").load();
-    let line_q = m.reg_next("line_q", None, &line, Some(&ld1));
-    let fit_v = Expr::cat_lsb(&order.iter().map(|e| ok[e].clone()).collect::<Vec<_>>());
-    let fit_q = m.reg_next("fit_q", None, &fit_v, Some(&ld1));
+    Fits {
+        ok,
+        masks,
+        bases,
+        deltas1,
+    }
+}
+
+/// One base-delta unit's result: it applies, its mask (1 = base-relative), base and deltas.
+struct Unit {
+    ok: Expr,
+    mask: Expr,
+    base: Expr,
+    deltas: Vec<Expr>,
+}
+
+/// The base of a base-delta unit: element 0, or the first element that is not an immediate.
+fn unit_base(rule: BaseRule, el: &[Expr], imm_v: &Expr, kb: u32) -> Expr {
+    match rule {
+        BaseRule::Element0 => el[0].clone(),
+        BaseRule::FirstNonImmediate => {
+            // One-hot first non-immediate element (0 when every element is immediate).
+            let mut all_before = Expr::ones(1);
+            let mut terms = Vec::new();
+            for (i, v) in el.iter().enumerate() {
+                let first = &all_before & &!imm_v.bit(i as u32);
+                terms.push(first.gate(v));
+                all_before = &all_before & &imm_v.bit(i as u32);
+            }
+            or_tree(terms, kb)
+        }
+    }
+}
+
+/// A base-delta unit: each element's immediate and base fit (a d-byte add's carry picking
+/// one of three compares of the high parts) and the delta sent for it.
+fn base_delta_unit(m: &mut ModuleBuilder, rule: BaseRule, e: BdiEncoding, line: &Expr) -> Unit {
+    let (k, d) = kd(e);
+    let (kb, db) = (8 * k as u32, 8 * d as u32);
+    let t = tag(e);
+    let el = line.lanes(kb);
+    let imm: Vec<Expr> = el.iter().map(|v| fits(v, db)).collect();
+    let imm_v = m.wire(&format!("{}_imm", t), &Expr::cat_lsb(&imm));
+    let base = unit_base(rule, &el, &imm_v, kb);
+    let base = m.wire(&format!("{}_base", t), &base);
+    // Base fit without a full-width subtraction: split at the delta width. With
+    // (borrow, lo) = v_lo − B_lo, the high part v_hi − B_hi − borrow must be the sign
+    // extension of lo's MSB, i.e. v_hi equals B_hi, B_hi + 1 or B_hi − 1 (shared per unit).
+    let hw = kb - db;
+    let bl = base.slice(0, db);
+    let bh = base.slice(db, hw);
+    let nbl = m.wire(&format!("{}_nbl", t), &!&bl);
+    let mut okel = Vec::new();
+    let mut dsel = Vec::new();
+    for (i, v) in el.iter().enumerate() {
+        let ii = i as u32;
+        if i == 0 && rule == BaseRule::Element0 {
+            // v0 − v0 = 0 always fits. Immediate: its low bytes; else the base itself, Δ = 0.
+            okel.push(Expr::ones(1));
+            dsel.push(m.wire(&format!("{}_dsel0", t), &imm_v.bit(0).gate(&v.slice(0, db))));
+            continue;
+        }
+        // The delta: v_lo + ~B_lo + 1 at the delta width.
+        let vl = v.slice(0, db);
+        let lo = m.wire(&format!("{}_dlo{}", t, i), &(&vl + &nbl + Expr::lit(db, 1)));
+        // Fit: u = v − B + 2^(db−1) must be below 2^db. Its low part is
+        // (v_lo ^ 2^(db−1)) + ~B_lo + 1 + vm·2^db (vm = v_lo's MSB), whose carry out
+        // c + vm ∈ {0, 1, 2} must cancel v_hi − B_hi − 1: v_hi = B_hi + 1, B_hi, B_hi − 1.
+        // Only the carry c of a d-byte add is late; it picks one of three early compares.
+        let vm = vl.bit(db - 1);
+        let vlf = Expr::cat(&[!&vm, vl.slice(0, db - 1)]);
+        let fc = add(m, &format!("{}_fc{}", t, i), &vlf, &nbl, true);
+        m.unused(&fc.slice(0, db)); // only the carry is needed
+        let c = fc.bit(db);
+        let vh = v.slice(db, hw);
+        let eq = vh.eq(&bh);
+        let bfit = c.select(
+            &vm.select(&is_succ(&bh, &vh), &eq),
+            &vm.select(&eq, &is_succ(&vh, &bh)),
+        );
+        let bfit = m.wire(&format!("{}_bfit{}", t, i), &bfit);
+        okel.push(imm_v.bit(ii) | bfit);
+        // The delta as sent: the immediate's low bytes, or v − B at the delta width.
+        dsel.push(m.wire(
+            &format!("{}_dsel{}", t, i),
+            &imm_v.bit(ii).select(&v.slice(0, db), &lo.slice(0, db)),
+        ));
+    }
+    let okv = m.wire(&format!("{}_ok", t), &Expr::cat_lsb(&okel).all());
+    Unit {
+        ok: okv,
+        mask: !&imm_v,
+        base,
+        deltas: dsel,
+    }
+}
+
+/// Stage 1's registers: the line, the fit bits in priority order, each encoding's fields.
+struct Stage1Regs {
+    line_q: Expr,
+    fit_q: Expr,
+    mask_q: HashMap<BdiEncoding, Expr>,
+    dl_q: HashMap<BdiEncoding, Vec<Expr>>,
+    base_q: HashMap<BdiEncoding, Expr>,
+}
+
+/// Stage 1 registers: the line, which encodings apply, and every applicable encoding's mask,
+/// deltas and (first-non-immediate) base.
+fn stage1_regs(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    fit: &Fits,
+    line: &Expr,
+    ld1: &Expr,
+) -> Stage1Regs {
+    let line_q = m.reg_next("line_q", None, line, Some(ld1));
+    let fit_v = Expr::cat_lsb(
+        &d.order
+            .iter()
+            .map(|e| fit.ok[e].clone())
+            .collect::<Vec<_>>(),
+    );
+    let fit_q = m.reg_next("fit_q", None, &fit_v, Some(ld1));
     m.annotate("bit j: the j-th encoding in priority order applies");
-    let mut mask_q = std::collections::HashMap::new();
-    let mut dl_q = std::collections::HashMap::new();
-    let mut base_q = std::collections::HashMap::new();
-    for e in &order_bd {
-        let (k, d) = kd(*e);
+    let mut mask_q = HashMap::new();
+    let mut dl_q = HashMap::new();
+    let mut base_q = HashMap::new();
+    for e in &d.order_bd {
+        let (k, dd) = kd(*e);
         let t = tag(*e);
         mask_q.insert(
             *e,
-            m.reg_next(&format!("{}_mask_q", t), None, &masks[e], Some(&ld1)),
+            m.reg_next(&format!("{}_mask_q", t), None, &fit.masks[e], Some(ld1)),
         );
         let dq = m.reg_next(
             &format!("{}_dl_q", t),
             None,
-            &Expr::cat_lsb(&deltas1[e]),
-            Some(&ld1),
+            &Expr::cat_lsb(&fit.deltas1[e]),
+            Some(ld1),
         );
-        dl_q.insert(*e, dq.lanes(8 * d as u32));
-        let b = match rule {
+        dl_q.insert(*e, dq.lanes(8 * dd as u32));
+        let b = match d.rule {
             BaseRule::Element0 => line_q.slice(0, 8 * k as u32),
             BaseRule::FirstNonImmediate => {
-                m.reg_next(&format!("{}_base_q", t), None, &bases[e], Some(&ld1))
+                m.reg_next(&format!("{}_base_q", t), None, &fit.bases[e], Some(ld1))
             }
         };
         base_q.insert(*e, b);
     }
+    Stage1Regs {
+        line_q,
+        fit_q,
+        mask_q,
+        dl_q,
+        base_q,
+    }
+}
 
+/// The one-hot encoding picks, the raw fallback and the chosen encoding's prefix.
+struct Picks {
+    pick: HashMap<BdiEncoding, Expr>,
+    none: Expr,
+    enc: Expr,
+}
+
+/// Stage 2: the first applicable encoding in priority order (one gate level from the flops).
+fn priority_select(m: &mut ModuleBuilder, d: &CompDims, fit_q: &Expr) -> Picks {
     // ---- Stage 2: priority select, the constant layouts, AND-OR select ----
     m.comment("Stage 2: the first applicable encoding in priority order selects its layout");
     // One-hot picks: one gate level from the flops (logic outputs, so the synthesis buffers
     // their 512-bit fanout).
-    let mut pick = std::collections::HashMap::new();
-    for (j, e) in order.iter().enumerate() {
+    let mut pick = HashMap::new();
+    for (j, e) in d.order.iter().enumerate() {
         let jj = j as u32;
         let c = if j == 0 {
             fit_q.bit(0)
@@ -362,7 +482,8 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         pick.insert(*e, m.wire(&format!("pick_{}", tag(*e)), &c));
     }
     let none = m.wire("pick_raw", &!fit_q.any());
-    let enc_terms: Vec<Expr> = order
+    let enc_terms: Vec<Expr> = d
+        .order
         .iter()
         .map(|e| pick[e].gate(&Expr::lit(4, *e as u64)))
         .collect();
@@ -370,8 +491,17 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         "enc_s2",
         &(or_tree(enc_terms, 4) | none.gate(&Expr::lit(4, 15))),
     );
-    let mut opts: Vec<(Expr, Expr, u64)> = Vec::new(); // (select, layout, size)
-                                                       // The zero line's layout is all zero: it adds only its length.
+    Picks { pick, none, enc }
+}
+
+/// Stage 2: the constant stream layout of each encoding and the raw line, AND-OR selected by
+/// the picks; returns the payload and the stream length.
+fn layouts(m: &mut ModuleBuilder, d: &CompDims, r: &Stage1Regs, pk: &Picks) -> (Expr, Expr) {
+    let (lb, l, lw) = (d.lb, d.l, d.lw);
+    let pick = &pk.pick;
+    // (select, layout, size) of each choice. The zero line's layout is all zero: it adds
+    // only its length.
+    let mut opts: Vec<(Expr, Expr, u64)> = Vec::new();
     opts.push((
         pick[&BdiEncoding::Zero].clone(),
         Expr::zero(l),
@@ -380,22 +510,22 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     if let Some(s) = pick.get(&BdiEncoding::Repeated) {
         opts.push((
             s.clone(),
-            left_align(&[Expr::lit(4, 1), line_q.slice(0, 64)], l),
+            left_align(&[Expr::lit(4, 1), r.line_q.slice(0, 64)], l),
             BdiEncoding::Repeated.size_bits(lb) as u64,
         ));
     }
-    for e in &order_bd {
-        let (k, d) = kd(*e);
+    for e in &d.order_bd {
+        let (k, dd) = kd(*e);
         let n = lb / k;
         let mut parts = vec![Expr::lit(4, *e as u64)];
-        parts.extend((0..n).map(|i| mask_q[e].bit(i as u32)));
-        parts.push(base_q[e].clone());
-        parts.extend(dl_q[e].iter().map(|dv| dv.slice(0, 8 * d as u32)));
+        parts.extend((0..n).map(|i| r.mask_q[e].bit(i as u32)));
+        parts.push(r.base_q[e].clone());
+        parts.extend(r.dl_q[e].iter().map(|dv| dv.slice(0, 8 * dd as u32)));
         let lay = m.wire(&format!("lay_{}", tag(*e)), &left_align(&parts, l));
         opts.push((pick[e].clone(), lay, e.size_bits(lb) as u64));
     }
     // Raw: byte 0 first (lanes() lists byte 0 first; cat() puts the first part at the MSB end).
-    opts.push((none.clone(), Expr::cat(&line_q.lanes(8)), l as u64));
+    opts.push((pk.none.clone(), Expr::cat(&r.line_q.lanes(8)), l as u64));
     let payload = or_tree(opts.iter().map(|(s, v, _)| s.gate(v)).collect(), l);
     let len = or_tree(
         opts.iter()
@@ -405,14 +535,7 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     let payload = m.wire("payload_s2", &payload);
     let len = m.wire("len_s2", &len);
-    let st = pl.stage(&mut m, "out");
-    let okq = st.reg(&mut m, "ok_q", &!&none);
-    let enc2 = st.reg(&mut m, "out_enc_q", &enc);
-    let lenq = st.reg(&mut m, "len_q", &len);
-    let payq = st.reg(&mut m, "payload_q", &payload);
-    let fields = [("ok", okq), ("enc", enc2), ("len", lenq), ("payload", payq)];
-    pl.finish_ports(&mut m, s_in, out, &fields);
-    m.finish()
+    (payload, len)
 }
 
 /// `bdi_decomp`: BDI stream (or raw line) in, line out (see the module docs).
