@@ -570,8 +570,56 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     // Stages: [s1,] out, each loading when it is free (as `bdi_comp`).
     let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_valid);
     let ld1 = two.then(|| pl.stage(&mut m, "s1").load());
+    let v = input_view(&mut m, l, comp_i, pay_i, ld1.as_ref());
+    let s = prefix_decode(&mut m, &v, two);
+    let mut outs = Vec::new();
+    for e in BD {
+        outs.push(decode_unit(&mut m, lb, e, &v, &s, ld1.as_ref()));
+    }
+    outs.extend(raw_repeated(&mut m, lb, &v, &s, ld1.as_ref()));
+    let line = m.wire("line_dec", &or_tree(outs, l));
+    // Output register: one line per cycle, holds while m_ready_i is low.
+    let st = pl.stage(&mut m, "out");
+    let lq = st.reg(&mut m, "line_q", &line);
+    let eq = st.reg(&mut m, "err_q", &s.bad);
+    // The zero-line encoding contributes nothing to the OR (its line is 0).
+    m.unused(&s.sel[&BdiEncoding::Zero]);
+    pl.finish_ports(&mut m, s_in, out, &[("line", lq), ("err", eq)]);
+    m.finish()
+}
+
+/// The decompressor's input (`comp`, payload) and its stage-2 view (registered with two
+/// stages).
+struct DecView {
+    l: u32,
+    comp_i: Expr,
+    pay_i: Expr,
+    comp: Expr,
+    pay: Expr,
+}
+
+impl DecView {
+    /// Stream field of the input at bit position `pos`, `w` bits wide.
+    fn field_i(&self, pos: usize, w: u32) -> Expr {
+        self.pay_i.slice(self.l - pos as u32 - w, w)
+    }
+
+    /// Stream field of the stage-2 view at bit position `pos`, `w` bits wide.
+    fn field(&self, pos: usize, w: u32) -> Expr {
+        self.pay.slice(self.l - pos as u32 - w, w)
+    }
+}
+
+/// The stage-2 view of the input: the stage 1 `comp` and payload registers with two stages.
+fn input_view(
+    m: &mut ModuleBuilder,
+    l: u32,
+    comp_i: Expr,
+    pay_i: Expr,
+    ld1: Option<&Expr>,
+) -> DecView {
     // The stage-2 view of the input (registered with two stages).
-    let (comp, pay) = match &ld1 {
+    let (comp, pay) = match ld1 {
         Some(ld1) => {
             let pq = m.reg_next("payload_q", None, &pay_i, Some(ld1));
             // Stage 2 reads only the prefix, masks, base high parts and delta signs; the
@@ -581,165 +629,232 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         }
         None => (comp_i.clone(), pay_i.clone()),
     };
-    // Stream field at bit position `pos`, `w` bits wide (of the input, and of the stage-2 view).
-    let field_i = |pos: usize, w: u32| pay_i.slice(l - pos as u32 - w, w);
-    let field = |pos: usize, w: u32| pay.slice(l - pos as u32 - w, w);
-    let pre = m.wire("prefix", &field(0, 4));
-    let mut sel = std::collections::HashMap::new();
+    DecView {
+        l,
+        comp_i,
+        pay_i,
+        comp,
+        pay,
+    }
+}
+
+/// The decoded prefix: one select per encoding (and, with two stages, of the input), raw, error.
+struct Selects {
+    sel: HashMap<BdiEncoding, Expr>,
+    raw: Expr,
+    sel_in: HashMap<BdiEncoding, Expr>,
+    bad: Expr,
+}
+
+/// Prefix decode: the encoding selects, the raw line select and the reserved-prefix error.
+fn prefix_decode(m: &mut ModuleBuilder, v: &DecView, two: bool) -> Selects {
+    let comp = &v.comp;
+    let pre = m.wire("prefix", &v.field(0, 4));
+    let mut sel = HashMap::new();
     for e in BdiEncoding::COMPRESSED {
         sel.insert(
             e,
-            m.wire(&format!("sel_{}", tag(e)), &(&comp & &pre.eq_lit(e as u64))),
+            m.wire(&format!("sel_{}", tag(e)), &(comp & &pre.eq_lit(e as u64))),
         );
     }
-    let raw = m.wire("sel_raw", &!&comp);
+    let raw = m.wire("sel_raw", &!comp);
     // With two stages, stage 1 zeroes the adder results of the encodings not selected and
     // registers the raw / repeated line: stage 2's wide ORs then need no select.
-    let mut sel_in = std::collections::HashMap::new();
+    let mut sel_in = HashMap::new();
     if two {
-        let pre_i = m.wire("prefix_in", &field_i(0, 4));
+        let pre_i = m.wire("prefix_in", &v.field_i(0, 4));
         for e in BdiEncoding::COMPRESSED {
             sel_in.insert(
                 e,
                 m.wire(
                     &format!("sel_in_{}", tag(e)),
-                    &(&comp_i & &pre_i.eq_lit(e as u64)),
+                    &(&v.comp_i & &pre_i.eq_lit(e as u64)),
                 ),
             );
         }
     }
-    let bad = m.wire("reserved", &(&comp & &pre.bit(3)));
-    let mut outs = Vec::new();
-    for e in BD {
-        let (k, d) = kd(e);
-        let (kb, db) = (8 * k as u32, 8 * d as u32);
-        let hw = kb - db;
-        let n = lb / k;
-        let t = tag(e);
-        m.comment(format!(
-            "{}: v_i = (mask_i ? B : 0) + sext(Δ_i), split at the delta width",
-            t
-        ));
-        // Low part: a d-byte add; high part: B_hi + carry − sign ∈ {B_hi − 1, B_hi, B_hi + 1}
-        // (shared per encoding), or the delta's sign extension for an immediate.
-        let bl_i = field_i(4 + n, kb).slice(0, db);
-        let b = field(4 + n, kb);
-        let bh = b.slice(db, hw);
-        // With two stages, B_hi ± 1 are computed from the input and registered.
-        let bh_i = field_i(4 + n, kb).slice(db, hw);
-        let (bp, bm) = match &ld1 {
-            Some(ld1) => {
-                // Flags of every byte but the top one (no bit above it needs them).
-                let lanes = bh_i.lanes(8);
-                let low = &lanes[..lanes.len() - 1];
-                let mut ones = Vec::new();
-                let mut zeros = Vec::new();
-                for (b, x) in low.iter().enumerate() {
-                    let o =
-                        m.reg_next(&format!("{}_bhi_ones{}_q", t, b), None, &x.all(), Some(ld1));
-                    let z = m.reg_next(
-                        &format!("{}_bhi_zeros{}_q", t, b),
-                        None,
-                        &!x.any(),
-                        Some(ld1),
-                    );
-                    ones.push(o);
-                    zeros.push(z);
-                }
-                (
-                    step_blocks(&mut m, &format!("{}_bhi_p1", t), &bh, &ones, true),
-                    step_blocks(&mut m, &format!("{}_bhi_m1", t), &bh, &zeros, false),
-                )
-            }
-            None => (
-                step(&mut m, &format!("{}_bhi_p1", t), &bh_i, true),
-                step(&mut m, &format!("{}_bhi_m1", t), &bh_i, false),
-            ),
-        };
-        let mut vals = Vec::new();
-        for i in 0..n {
-            let bsel = m.wire(&format!("{}_bl{}", t, i), &field_i(4 + i, 1).gate(&bl_i));
-            let dv_i = field_i(4 + n + 8 * k + 8 * d * i, db);
-            let lo = match &ld1 {
-                // Above 16 bits the carry-select halves are registered and the select is made
-                // in stage 2.
-                Some(ld1) if db > 16 => {
-                    let nm = format!("{}_lo{}", t, i);
-                    let (ah, bh2) = (bsel.slice(16, db - 16), dv_i.slice(16, db - 16));
-                    let l16 = add(
-                        &mut m,
-                        &format!("{}_l", nm),
-                        &bsel.slice(0, 16),
-                        &dv_i.slice(0, 16),
-                        false,
-                    );
-                    let h0 = add(&mut m, &format!("{}_h0", nm), &ah, &bh2, false);
-                    let h1 = add(&mut m, &format!("{}_h1", nm), &ah, &bh2, true);
-                    let se = &sel_in[&e];
-                    let l16 = m.reg_next(&format!("{}_l_q", nm), None, &se.gate(&l16), Some(ld1));
-                    let h0 = m.reg_next(&format!("{}_h0_q", nm), None, &se.gate(&h0), Some(ld1));
-                    let h1 = m.reg_next(&format!("{}_h1_q", nm), None, &se.gate(&h1), Some(ld1));
-                    let hi = l16.bit(16).select(&h1, &h0);
-                    m.wire(&nm, &Expr::cat(&[hi, l16.slice(0, 16)]))
-                }
-                Some(ld1) => {
-                    let lo = add(&mut m, &format!("{}_lo{}", t, i), &bsel, &dv_i, false);
-                    let lo = sel_in[&e].gate(&lo);
-                    m.reg_next(&format!("{}_lo{}_q", t, i), None, &lo, Some(ld1))
-                }
-                None => add_cs(&mut m, &format!("{}_lo{}", t, i), &bsel, &dv_i, false),
-            };
-            let mk = field(4 + i, 1);
-            let sign = field(4 + n + 8 * k + 8 * d * i, db).bit(db - 1);
-            let carry = lo.bit(db);
-            if two {
-                // Stage 2 reads flops: every wide select is a product of several flops and
-                // the encoding select (logic, so the synthesis buffers it), AND-OR form.
-                let se = &sel[&e];
-                let up = m.wire(&format!("{}_up{}", t, i), &(se & &mk & &carry & &!&sign));
-                let dn = m.wire(&format!("{}_dn{}", t, i), &(se & &mk & &sign & &!&carry));
-                let keep = m.wire(
-                    &format!("{}_keep{}", t, i),
-                    &(se & &mk & &!(&carry ^ &sign)),
-                );
-                let neg = m.wire(&format!("{}_neg{}", t, i), &(se & &!&mk & &sign));
-                let hi = up.gate(&bp) | dn.gate(&bm) | keep.gate(&bh) | neg.repeat(hw);
-                let lo_sel = lo.slice(0, db);
-                vals.push(m.wire(&format!("{}_v{}", t, i), &Expr::cat(&[hi, lo_sel])));
-            } else {
-                let hi_base = (&carry & &!&sign).select(&bp, &(&sign & &!&carry).select(&bm, &bh));
-                let hi = mk.select(&hi_base, &sign.repeat(hw));
-                vals.push(m.wire(&format!("{}_v{}", t, i), &Expr::cat(&[hi, lo.slice(0, db)])));
-            }
-        }
-        let v = Expr::cat_lsb(&vals);
-        outs.push(if two { v } else { sel[&e].gate(&v) });
+    let bad = m.wire("reserved", &(comp & &pre.bit(3)));
+    Selects {
+        sel,
+        raw,
+        sel_in,
+        bad,
     }
-    if let Some(ld1) = &ld1 {
-        let rep = field_i(4, 64).repeat(l / 64);
-        let raw_line = Expr::cat_lsb(&(0..lb).map(|j| field_i(8 * j, 8)).collect::<Vec<_>>());
-        let lr = sel_in[&BdiEncoding::Repeated].gate(&rep) | (!&comp_i).gate(&raw_line);
+}
+
+/// `B_hi + 1` and `B_hi − 1` of a base-delta decoder: from per-byte flags registered in stage
+/// 1 with two stages, else incrementers on the input.
+fn bhi_steps(
+    m: &mut ModuleBuilder,
+    t: &str,
+    bh: &Expr,
+    bh_i: &Expr,
+    ld1: Option<&Expr>,
+) -> (Expr, Expr) {
+    match ld1 {
+        Some(ld1) => {
+            // Flags of every byte but the top one (no bit above it needs them).
+            let lanes = bh_i.lanes(8);
+            let low = &lanes[..lanes.len() - 1];
+            let mut ones = Vec::new();
+            let mut zeros = Vec::new();
+            for (b, x) in low.iter().enumerate() {
+                let o = m.reg_next(&format!("{}_bhi_ones{}_q", t, b), None, &x.all(), Some(ld1));
+                let z = m.reg_next(
+                    &format!("{}_bhi_zeros{}_q", t, b),
+                    None,
+                    &!x.any(),
+                    Some(ld1),
+                );
+                ones.push(o);
+                zeros.push(z);
+            }
+            (
+                step_blocks(m, &format!("{}_bhi_p1", t), bh, &ones, true),
+                step_blocks(m, &format!("{}_bhi_m1", t), bh, &zeros, false),
+            )
+        }
+        None => (
+            step(m, &format!("{}_bhi_p1", t), bh_i, true),
+            step(m, &format!("{}_bhi_m1", t), bh_i, false),
+        ),
+    }
+}
+
+/// The low part of element `i` of a base-delta decoder, `(mask_i ? B_lo : 0) + Δ_i` with its
+/// carry: registered in stage 1 with two stages (zeroed when the encoding is not selected).
+fn element_low(
+    m: &mut ModuleBuilder,
+    t: &str,
+    i: usize,
+    se_in: Option<&Expr>,
+    bsel: &Expr,
+    dv_i: &Expr,
+    ld1: Option<&Expr>,
+) -> Expr {
+    let db = dv_i.width();
+    match (ld1, se_in) {
+        // Above 16 bits the carry-select halves are registered and the select is made
+        // in stage 2.
+        (Some(ld1), Some(se)) if db > 16 => {
+            let nm = format!("{}_lo{}", t, i);
+            let (ah, bh2) = (bsel.slice(16, db - 16), dv_i.slice(16, db - 16));
+            let l16 = add(
+                m,
+                &format!("{}_l", nm),
+                &bsel.slice(0, 16),
+                &dv_i.slice(0, 16),
+                false,
+            );
+            let h0 = add(m, &format!("{}_h0", nm), &ah, &bh2, false);
+            let h1 = add(m, &format!("{}_h1", nm), &ah, &bh2, true);
+            let l16 = m.reg_next(&format!("{}_l_q", nm), None, &se.gate(&l16), Some(ld1));
+            let h0 = m.reg_next(&format!("{}_h0_q", nm), None, &se.gate(&h0), Some(ld1));
+            let h1 = m.reg_next(&format!("{}_h1_q", nm), None, &se.gate(&h1), Some(ld1));
+            let hi = l16.bit(16).select(&h1, &h0);
+            m.wire(&nm, &Expr::cat(&[hi, l16.slice(0, 16)]))
+        }
+        (Some(ld1), Some(se)) => {
+            let lo = add(m, &format!("{}_lo{}", t, i), bsel, dv_i, false);
+            let lo = se.gate(&lo);
+            m.reg_next(&format!("{}_lo{}_q", t, i), None, &lo, Some(ld1))
+        }
+        _ => add_cs(m, &format!("{}_lo{}", t, i), bsel, dv_i, false),
+    }
+}
+
+/// A base-delta decoder: each element's `(mask_i ? B : 0) + sext(Δ_i)`, split at the delta
+/// width; with one stage, gated by the encoding's select.
+fn decode_unit(
+    m: &mut ModuleBuilder,
+    lb: usize,
+    e: BdiEncoding,
+    v: &DecView,
+    s: &Selects,
+    ld1: Option<&Expr>,
+) -> Expr {
+    let two = ld1.is_some();
+    let (k, d) = kd(e);
+    let (kb, db) = (8 * k as u32, 8 * d as u32);
+    let hw = kb - db;
+    let n = lb / k;
+    let t = tag(e);
+    m.comment(format!(
+        "{}: v_i = (mask_i ? B : 0) + sext(Δ_i), split at the delta width",
+        t
+    ));
+    // Low part: a d-byte add; high part: B_hi + carry − sign ∈ {B_hi − 1, B_hi, B_hi + 1}
+    // (shared per encoding), or the delta's sign extension for an immediate.
+    let bl_i = v.field_i(4 + n, kb).slice(0, db);
+    let b = v.field(4 + n, kb);
+    let bh = b.slice(db, hw);
+    // With two stages, B_hi ± 1 are computed from the input and registered.
+    let bh_i = v.field_i(4 + n, kb).slice(db, hw);
+    let (bp, bm) = bhi_steps(m, t, &bh, &bh_i, ld1);
+    let mut vals = Vec::new();
+    for i in 0..n {
+        let bsel = m.wire(&format!("{}_bl{}", t, i), &v.field_i(4 + i, 1).gate(&bl_i));
+        let dv_i = v.field_i(4 + n + 8 * k + 8 * d * i, db);
+        let lo = element_low(m, t, i, s.sel_in.get(&e), &bsel, &dv_i, ld1);
+        let mk = v.field(4 + i, 1);
+        let sign = v.field(4 + n + 8 * k + 8 * d * i, db).bit(db - 1);
+        let carry = lo.bit(db);
+        if two {
+            // Stage 2 reads flops: every wide select is a product of several flops and
+            // the encoding select (logic, so the synthesis buffers it), AND-OR form.
+            let se = &s.sel[&e];
+            let up = m.wire(&format!("{}_up{}", t, i), &(se & &mk & &carry & &!&sign));
+            let dn = m.wire(&format!("{}_dn{}", t, i), &(se & &mk & &sign & &!&carry));
+            let keep = m.wire(
+                &format!("{}_keep{}", t, i),
+                &(se & &mk & &!(&carry ^ &sign)),
+            );
+            let neg = m.wire(&format!("{}_neg{}", t, i), &(se & &!&mk & &sign));
+            let hi = up.gate(&bp) | dn.gate(&bm) | keep.gate(&bh) | neg.repeat(hw);
+            let lo_sel = lo.slice(0, db);
+            vals.push(m.wire(&format!("{}_v{}", t, i), &Expr::cat(&[hi, lo_sel])));
+        } else {
+            let hi_base = (&carry & &!&sign).select(&bp, &(&sign & &!&carry).select(&bm, &bh));
+            let hi = mk.select(&hi_base, &sign.repeat(hw));
+            vals.push(m.wire(&format!("{}_v{}", t, i), &Expr::cat(&[hi, lo.slice(0, db)])));
+        }
+    }
+    let val = Expr::cat_lsb(&vals);
+    if two {
+        val
+    } else {
+        s.sel[&e].gate(&val)
+    }
+}
+
+/// The repeated-word and raw lines: selected and registered in stage 1 with two stages,
+/// else selected from the input.
+fn raw_repeated(
+    m: &mut ModuleBuilder,
+    lb: usize,
+    v: &DecView,
+    s: &Selects,
+    ld1: Option<&Expr>,
+) -> Vec<Expr> {
+    let l = v.l;
+    let mut outs = Vec::new();
+    if let Some(ld1) = ld1 {
+        let rep = v.field_i(4, 64).repeat(l / 64);
+        let raw_line = Expr::cat_lsb(&(0..lb).map(|j| v.field_i(8 * j, 8)).collect::<Vec<_>>());
+        let lr = s.sel_in[&BdiEncoding::Repeated].gate(&rep) | (!&v.comp_i).gate(&raw_line);
         outs.push(m.reg_next("rawrep_q", None, &lr, Some(ld1)));
         m.unused(&Expr::cat(&[
-            raw.clone(),
-            sel[&BdiEncoding::Repeated].clone(),
-            sel_in[&BdiEncoding::Zero].clone(),
+            s.raw.clone(),
+            s.sel[&BdiEncoding::Repeated].clone(),
+            s.sel_in[&BdiEncoding::Zero].clone(),
         ]));
     } else {
-        let rep = field(4, 64).repeat(l / 64);
-        outs.push(sel[&BdiEncoding::Repeated].gate(&rep));
-        let raw_line = Expr::cat_lsb(&(0..lb).map(|j| field(8 * j, 8)).collect::<Vec<_>>());
-        outs.push(raw.gate(&raw_line));
+        let rep = v.field(4, 64).repeat(l / 64);
+        outs.push(s.sel[&BdiEncoding::Repeated].gate(&rep));
+        let raw_line = Expr::cat_lsb(&(0..lb).map(|j| v.field(8 * j, 8)).collect::<Vec<_>>());
+        outs.push(s.raw.gate(&raw_line));
     }
-    let line = m.wire("line_dec", &or_tree(outs, l));
-    // Output register: one line per cycle, holds while m_ready_i is low.
-    let st = pl.stage(&mut m, "out");
-    let lq = st.reg(&mut m, "line_q", &line);
-    let eq = st.reg(&mut m, "err_q", &bad);
-    // The zero-line encoding contributes nothing to the OR (its line is 0).
-    m.unused(&sel[&BdiEncoding::Zero]);
-    pl.finish_ports(&mut m, s_in, out, &[("line", lq), ("err", eq)]);
-    m.finish()
+    outs
 }
 
 /// `bdi_loopback`: `bdi_comp` → `bdi_decomp` (`m_ok_o` drives `s_comp_i`), for the RTL round
