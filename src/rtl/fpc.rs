@@ -325,135 +325,204 @@ fn merge(
 /// `m_len_o`/`m_payload_o[L-1:0]`.
 pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
-    let lb = p.line_bytes;
-    let l = p.line_bits();
-    let lw = p.len_bits();
-    let n = lb / 4;
-    let mut m = ModuleBuilder::new(format!("fpc_comp_l{}", lb));
+    let d = CompDims::of(p);
+    let mut m = ModuleBuilder::new(format!("fpc_comp_l{}", d.lb));
     header(
         &mut m,
         "compressor",
         p,
         "§2.2 (Original-mode patterns, zero runs cut every 8 words, raw fallback), §6 fpc_comp (2 stages, II = 1)",
     );
-    let s1_levels = comp_stage1_levels(n);
     m.header(format!(
         "Packer: {} merge-tree level(s) in stage 1, then 4 groups placed at their offsets in stage 2",
-        s1_levels
+        d.s1_levels
     ));
-    let s_in = stream::input(&mut m, "s", &Layout::new(&[("line", l)]));
+    let s_in = stream::input(&mut m, "s", &Layout::new(&[("line", d.l)]));
     let s_valid = s_in.valid.clone();
     let line = s_in.field("line");
     let out = stream::output_port(&mut m, "m");
 
+    let toks = word_tokens(&mut m, &d, &line);
+    let nodes = merge_tree(&mut m, &d, toks);
+    let (pl, loads) = stages(&mut m, COMP_STAGES, &s_valid);
+    let s_ready = pl.in_ready();
+    let ld1 = &loads[0];
+    let ld2 = &loads[1];
+    let g = group_offsets(&mut m, &d, &nodes);
+    let quals = [s_valid.clone(), s_ready.clone(), ld1.clone()];
+    let r = stage1_regs(&mut m, &d, &line, &nodes, &g, &quals, ld1);
+    let fields = stage2(&mut m, &d, &r, ld2);
+    pl.finish_ports(&mut m, s_in, out, &fields);
+    m.finish()
+}
+
+/// Sizes of the compressor: line bytes, bits, length bits, words, merge levels in stage 1.
+struct CompDims {
+    lb: usize,
+    l: u32,
+    lw: u32,
+    n: usize,
+    s1_levels: usize,
+}
+
+impl CompDims {
+    /// The sizes for the parameter set `p`.
+    fn of(p: &AdaptiveRtlParams) -> CompDims {
+        let n = p.line_bytes / 4;
+        CompDims {
+            lb: p.line_bytes,
+            l: p.line_bits(),
+            lw: p.len_bits(),
+            n,
+            s1_levels: comp_stage1_levels(n),
+        }
+    }
+}
+
+/// Whether the words `a..b` (b > a) are all zero.
+fn all_zero(zero: &[Expr], a: usize, b: usize) -> Expr {
+    Expr::cat(&zero[a..b]).all()
+}
+
+/// Stage 1: the word classifiers and zero-run heads; each word's token (left-aligned in 35
+/// bits) and its length.
+fn word_tokens(m: &mut ModuleBuilder, d: &CompDims, line: &Expr) -> Vec<(Expr, Expr)> {
+    let n = d.n;
     // ---- Stage 1: classifiers, zero runs, tokens ----
     m.comment("Stage 1: word classifiers and zero-run heads");
     let w = line.lanes(32);
     let zero: Vec<Expr> = (0..n)
         .map(|i| m.wire(&format!("w{}_zero", i), &!w[i].any()))
         .collect();
-    let all_zero = |a: usize, b: usize| -> Expr {
-        // zero[a..b] all set (b > a).
-        Expr::cat(&zero[a..b]).all()
-    };
     let mut toks = Vec::new();
-    for i in 0..n {
-        let v = &w[i];
-        // Head of a zero token: the run of zero words before i has a length ≡ 0 mod 8.
-        let mut head_terms = Vec::new();
-        let mut r = 0;
-        while r <= i {
-            // Exactly r zero words before i.
-            let mut t = if r == 0 {
-                Expr::ones(1)
-            } else {
-                all_zero(i - r, i)
-            };
-            if r < i {
-                t = &t & &!zero[i - r - 1].clone();
-            }
-            head_terms.push(t);
-            r += 8;
-        }
-        let head = m.wire(
-            &format!("w{}_head", i),
-            &(&zero[i] & &or_tree(head_terms, 1)),
-        );
-        // Run length − 1: the thermometer a_k = zero[i..=i+k], k = 1..7, as a binary count.
-        let a: Vec<Expr> = (0..8)
-            .map(|k| {
-                if k == 0 {
-                    Expr::ones(1)
-                } else if i + k < n {
-                    all_zero(i + 1, i + k + 1)
-                } else {
-                    Expr::zero(1)
-                }
-            })
-            .collect();
-        let b2 = a[4].clone();
-        let b1 = (&a[2] & &!&a[4]) | a[6].clone();
-        let b0 = (&a[1] & &!&a[2]) | (&a[3] & &!&a[4]) | (&a[5] & &!&a[6]) | a[7].clone();
-        let runm1 = m.wire(&format!("w{}_runm1", i), &Expr::cat(&[b2, b1, b0]));
-        // Patterns, in the model's priority (smallest size, then Table II number).
-        let s4 = fits(v, 4);
-        let rep = v.slice(8, 24).eq(&v.slice(0, 8).repeat(3));
-        let s8 = fits(v, 8);
-        let s16 = fits(v, 16);
-        let hp = !v.slice(0, 16).any();
-        let th = fits(&v.slice(16, 16), 8) & fits(&v.slice(0, 16), 8);
-        let cands = [
-            (s4, 0b001u64, vec![v.slice(0, 4)]),
-            (rep, 0b110, vec![v.slice(0, 8)]),
-            (s8, 0b010, vec![v.slice(0, 8)]),
-            (s16, 0b011, vec![v.slice(0, 16)]),
-            (hp, 0b100, vec![v.slice(16, 16)]),
-            (th, 0b101, vec![v.slice(16, 8), v.slice(0, 8)]),
-        ];
-        let mut none_before = !&zero[i];
-        let mut tv = vec![head.gate(&Expr::cat(&[
-            Expr::lit(3, 0),
-            runm1.clone(),
-            Expr::zero(29),
-        ]))];
-        let mut tl = vec![head.gate(&Expr::lit(6, 6))];
-        for (k, (c, pre, pay)) in cands.into_iter().enumerate() {
-            let pick = m.wire(&format!("w{}_p{}", i, k), &(&none_before & &c));
-            none_before = &none_before & &!c;
-            let mut parts = vec![Expr::lit(3, pre)];
-            parts.extend(pay);
-            let bits: u32 = parts.iter().map(|x| x.width()).sum();
-            parts.push(Expr::zero(35 - bits));
-            tv.push(pick.gate(&Expr::cat(&parts)));
-            tl.push(pick.gate(&Expr::lit(6, bits as u64)));
-        }
-        let unc = m.wire(&format!("w{}_unc", i), &none_before);
-        tv.push(unc.gate(&Expr::cat(&[Expr::lit(3, 0b111), v.clone()])));
-        tl.push(unc.gate(&Expr::lit(6, 35)));
-        let tokv = m.wire(&format!("w{}_tok", i), &or_tree(tv, 35));
-        let tokl = m.wire(&format!("w{}_len", i), &or_tree(tl, 6));
-        toks.push((tokv, tokl));
+    for (i, v) in w.iter().enumerate() {
+        let (head, runm1) = zero_run(m, n, i, &zero);
+        toks.push(word_token(m, i, v, &zero[i], &head, &runm1));
     }
+    toks
+}
 
+/// Zero-run detection of word `i`: whether a zero token starts here and its run length − 1.
+fn zero_run(m: &mut ModuleBuilder, n: usize, i: usize, zero: &[Expr]) -> (Expr, Expr) {
+    // Head of a zero token: the run of zero words before i has a length ≡ 0 mod 8.
+    let mut head_terms = Vec::new();
+    let mut r = 0;
+    while r <= i {
+        // Exactly r zero words before i.
+        let mut t = if r == 0 {
+            Expr::ones(1)
+        } else {
+            all_zero(zero, i - r, i)
+        };
+        if r < i {
+            t = &t & &!zero[i - r - 1].clone();
+        }
+        head_terms.push(t);
+        r += 8;
+    }
+    let head = m.wire(
+        &format!("w{}_head", i),
+        &(&zero[i] & &or_tree(head_terms, 1)),
+    );
+    // Run length − 1: the thermometer a_k = zero[i..=i+k], k = 1..7, as a binary count.
+    let a: Vec<Expr> = (0..8)
+        .map(|k| {
+            if k == 0 {
+                Expr::ones(1)
+            } else if i + k < n {
+                all_zero(zero, i + 1, i + k + 1)
+            } else {
+                Expr::zero(1)
+            }
+        })
+        .collect();
+    let b2 = a[4].clone();
+    let b1 = (&a[2] & &!&a[4]) | a[6].clone();
+    let b0 = (&a[1] & &!&a[2]) | (&a[3] & &!&a[4]) | (&a[5] & &!&a[6]) | a[7].clone();
+    let runm1 = m.wire(&format!("w{}_runm1", i), &Expr::cat(&[b2, b1, b0]));
+    (head, runm1)
+}
+
+/// The classifier of word `i` (`v`): its pattern in the model's priority and its token
+/// (left-aligned in 35 bits) with the token length.
+fn word_token(
+    m: &mut ModuleBuilder,
+    i: usize,
+    v: &Expr,
+    zero: &Expr,
+    head: &Expr,
+    runm1: &Expr,
+) -> (Expr, Expr) {
+    // Patterns, in the model's priority (smallest size, then Table II number).
+    let s4 = fits(v, 4);
+    let rep = v.slice(8, 24).eq(&v.slice(0, 8).repeat(3));
+    let s8 = fits(v, 8);
+    let s16 = fits(v, 16);
+    let hp = !v.slice(0, 16).any();
+    let th = fits(&v.slice(16, 16), 8) & fits(&v.slice(0, 16), 8);
+    let cands = [
+        (s4, 0b001u64, vec![v.slice(0, 4)]),
+        (rep, 0b110, vec![v.slice(0, 8)]),
+        (s8, 0b010, vec![v.slice(0, 8)]),
+        (s16, 0b011, vec![v.slice(0, 16)]),
+        (hp, 0b100, vec![v.slice(16, 16)]),
+        (th, 0b101, vec![v.slice(16, 8), v.slice(0, 8)]),
+    ];
+    let mut none_before = !zero;
+    let mut tv = vec![head.gate(&Expr::cat(&[
+        Expr::lit(3, 0),
+        runm1.clone(),
+        Expr::zero(29),
+    ]))];
+    let mut tl = vec![head.gate(&Expr::lit(6, 6))];
+    for (k, (c, pre, pay)) in cands.into_iter().enumerate() {
+        let pick = m.wire(&format!("w{}_p{}", i, k), &(&none_before & &c));
+        none_before = &none_before & &!c;
+        let mut parts = vec![Expr::lit(3, pre)];
+        parts.extend(pay);
+        let bits: u32 = parts.iter().map(|x| x.width()).sum();
+        parts.push(Expr::zero(35 - bits));
+        tv.push(pick.gate(&Expr::cat(&parts)));
+        tl.push(pick.gate(&Expr::lit(6, bits as u64)));
+    }
+    let unc = m.wire(&format!("w{}_unc", i), &none_before);
+    tv.push(unc.gate(&Expr::cat(&[Expr::lit(3, 0b111), v.clone()])));
+    tl.push(unc.gate(&Expr::lit(6, 35)));
+    let tokv = m.wire(&format!("w{}_tok", i), &or_tree(tv, 35));
+    let tokl = m.wire(&format!("w{}_len", i), &or_tree(tl, 6));
+    (tokv, tokl)
+}
+
+/// The packer's merge-tree levels in stage 1: adjacent token groups merged pairwise.
+fn merge_tree(m: &mut ModuleBuilder, d: &CompDims, toks: Vec<(Expr, Expr)>) -> Vec<(Expr, Expr)> {
     // ---- Packer: merge tree ----
     let mut level = 1;
     let mut nodes = toks;
     m.comment("Packer merge tree, stage 1 levels");
-    while level <= s1_levels {
+    while level <= d.s1_levels {
         nodes = nodes
             .chunks(2)
             .enumerate()
-            .map(|(j, pr)| merge(&mut m, &format!("mg{}_{}", level, j), &pr[0], &pr[1], l))
+            .map(|(j, pr)| merge(m, &format!("mg{}_{}", level, j), &pr[0], &pr[1], d.l))
             .collect();
         level += 1;
     }
+    nodes
+}
 
-    let (pl, loads) = stages(&mut m, COMP_STAGES, &s_valid);
-    let s_ready = pl.in_ready();
-    let ld1 = &loads[0];
-    let ld2 = &loads[1];
+/// Where each token group starts in the stream, and the stream length.
+struct Groups {
+    offs: Vec<Expr>,
+    /// The stream length, `L` when the stream does not fit (raw fallback).
+    len: Expr,
+}
+
+/// The group offsets (a Sklansky prefix sum of the group lengths) and `len` (`L` when the
+/// stream does not fit: raw fallback).
+fn group_offsets(m: &mut ModuleBuilder, d: &CompDims, nodes: &[(Expr, Expr)]) -> Groups {
+    let (l, lw) = (d.l, d.lw);
     // The group offsets (exclusive prefix sum of the group lengths), the total, the fallback.
-    let tw = clog2(35 * n as u64 + 1);
+    let tw = clog2(35 * d.n as u64 + 1);
     // Group ends: a Sklansky prefix sum (log depth) of the group lengths.
     let mut ends: Vec<Expr> = nodes.iter().map(|(_, ln)| ln.zext(tw)).collect();
     let mut span = 1;
@@ -478,61 +547,87 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     if tw > lw {
         m.unused(&total.slice(lw, tw - lw));
     }
-    let line_q = m.reg_next("line_q", None, &line, Some(ld1));
-    let len_q1 = m.reg_next("len1_q", None, &len, Some(ld1));
+    Groups { offs, len }
+}
+
+/// A registered token group and its placement selects (none for group 0).
+type GroupQ = (Expr, Vec<Vec<Vec<Option<Expr>>>>);
+
+/// Stage 1's registers: the line, `len` (and `ok` from it), the groups with their selects.
+struct Stage1Regs {
+    line_q: Expr,
+    len_q1: Expr,
+    ok_q1: Expr,
+    nq: Vec<GroupQ>,
+}
+
+/// Stage 1 registers: the line, `len`, the groups and their offsets decoded to one-hot
+/// radix-4 selects in bounded-fan-out copies.
+fn stage1_regs(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    line: &Expr,
+    nodes: &[(Expr, Expr)],
+    g: &Groups,
+    quals: &[Expr; 3],
+    ld1: &Expr,
+) -> Stage1Regs {
+    let (l, lw) = (d.l, d.lw);
+    let line_q = m.reg_next("line_q", None, line, Some(ld1));
+    let len_q1 = m.reg_next("len1_q", None, &g.len, Some(ld1));
     // Stage 2 derives `ok` from `len` (logic, not a flop: it selects all L payload bits).
     let ok_q1 = m.wire("ok_s2", &len_q1.ne(&Expr::lit(lw, l as u64)));
     // The offsets cross the register already decoded (one-hot per radix-4 digit) and
     // replicated per output slice: a flop's fan-out is bounded (`docs/TOOLCHAIN.md`).
     let copies = comp_sel_copies(l);
-    let quals = [s_valid.clone(), s_ready.clone(), ld1.clone()];
     let mut nq = Vec::new();
-    for (j, ((v, _), o)) in nodes.iter().zip(&offs).enumerate() {
+    for (j, ((v, _), o)) in nodes.iter().zip(&g.offs).enumerate() {
         let vq = m.reg_next(&format!("grp{}_q", j), None, v, Some(ld1));
         // Group 0 starts at bit 0.
         let sel = if j == 0 {
             Vec::new()
         } else {
-            sel_copies(
-                &mut m,
-                &format!("pl{}", j),
-                o,
-                v.width(),
-                l,
-                copies,
-                &quals,
-                ld1,
-            )
+            sel_copies(m, &format!("pl{}", j), o, v.width(), l, copies, quals, ld1)
         };
         nq.push((vq, sel));
     }
+    Stage1Regs {
+        line_q,
+        len_q1,
+        ok_q1,
+        nq,
+    }
+}
 
+/// Stage 2: every group shifted to its offset by parallel shifters and ORed, the raw
+/// fallback, and the output registers (`ok`, `len`, payload).
+fn stage2(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    r: &Stage1Regs,
+    ld2: &Expr,
+) -> [(&'static str, Expr); 3] {
+    let l = d.l;
     // ---- Stage 2: groups placed at their offsets, raw fallback ----
     m.comment("Stage 2: every group shifted to its offset (parallel shifters), OR, raw fallback");
-    let placed: Vec<Expr> = nq
-        .iter()
-        .enumerate()
-        .map(|(j, (v, o))| {
-            if j == 0 {
-                Expr::cat(&[v.clone(), Expr::zero(l - v.width())])
-            } else {
-                place_sel(&mut m, &format!("pl{}", j), v, o, l)
-            }
-        })
-        .collect();
+    let placed: Vec<Expr> =
+        r.nq.iter()
+            .enumerate()
+            .map(|(j, (v, o))| {
+                if j == 0 {
+                    Expr::cat(&[v.clone(), Expr::zero(l - v.width())])
+                } else {
+                    place_sel(m, &format!("pl{}", j), v, o, l)
+                }
+            })
+            .collect();
     let stream = m.wire("stream_s2", &or_tree(placed, l));
-    let raw = Expr::cat(&line_q.lanes(8));
-    let payload = m.wire("payload_s2", &ok_q1.select(&stream, &raw));
-    let okq = m.reg_next("ok_q", None, &ok_q1, Some(ld2));
-    let lenq = m.reg_next("len_q", None, &len_q1, Some(ld2));
+    let raw = Expr::cat(&r.line_q.lanes(8));
+    let payload = m.wire("payload_s2", &r.ok_q1.select(&stream, &raw));
+    let okq = m.reg_next("ok_q", None, &r.ok_q1, Some(ld2));
+    let lenq = m.reg_next("len_q", None, &r.len_q1, Some(ld2));
     let payq = m.reg_next("payload_q", None, &payload, Some(ld2));
-    pl.finish_ports(
-        &mut m,
-        s_in,
-        out,
-        &[("ok", okq), ("len", lenq), ("payload", payq)],
-    );
-    m.finish()
+    [("ok", okq), ("len", lenq), ("payload", payq)]
 }
 
 /// Parse state between decompressor steps.
