@@ -30,7 +30,7 @@
 //! * the units: `bxt_enc_*` (write path), `bxt_dec_*` (read path), `bxt_ser_*` / `bxt_deser_*`
 //!   (sector ↔ beats of `{dq[31:0], dbi}`), and the test-only `bxt_loopback_*`.
 
-use crate::hdl::blocks::{popcount, prefix, PrefixTopology};
+use crate::hdl::blocks::{or_tree, popcount, prefix, PrefixTopology};
 // Stream payload layouts; `Layout` in this file is the pin layout of a sector.
 use crate::hdl::layout::Layout as Fields;
 use crate::hdl::stream::{self, Stream};
@@ -946,20 +946,8 @@ fn spec_unit(
         named.push((cand, Some(s)));
     }
     // One-hot AND-OR of the candidate values.
-    let mut cur = data;
-    while cur.len() > 1 {
-        cur = cur
-            .chunks(2)
-            .map(|c| {
-                if c.len() == 2 {
-                    &c[0] | &c[1]
-                } else {
-                    c[0].clone()
-                }
-            })
-            .collect();
-    }
-    (m.wire(&format!("d{}", j), &cur[0]), named)
+    let w = f.c.width();
+    (m.wire(&format!("d{}", j), &or_tree(data, w)), named)
 }
 
 /// The comparisons of unit j against each candidate of its partner q, and the select terms

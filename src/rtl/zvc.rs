@@ -24,7 +24,7 @@
 //! its mask and payload.
 
 use crate::hdl::blocks::{
-    mux_tree, popcount, prefix_count, rotate_lanes, shift_lanes, PrefixTopology,
+    mux_tree, or_tree, popcount, prefix_count, rotate_lanes, shift_lanes, PrefixTopology,
 };
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Net, Reg};
@@ -234,20 +234,7 @@ pub fn compact_xbar(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
             })
             .collect();
         // Balanced OR of the gated elements.
-        let mut cur = terms;
-        while cur.len() > 1 {
-            cur = cur
-                .chunks(2)
-                .map(|c| {
-                    if c.len() == 2 {
-                        &c[0] | &c[1]
-                    } else {
-                        c[0].clone()
-                    }
-                })
-                .collect();
-        }
-        out.push(m.wire(&format!("lane_{}", j), &cur[0]));
+        out.push(m.wire(&format!("lane_{}", j), &or_tree(terms, w)));
     }
     m.output_expr("packed_o", &Expr::cat_lsb(&out));
     m.finish()
