@@ -439,27 +439,6 @@ fn header(m: &mut ModuleBuilder, generator: &str, params: &str, spec: &str) {
     m.header(format!("Spec: {} {}", SPEC, spec));
 }
 
-/// Balanced OR of 1-bit terms (0 for none).
-fn or_all(terms: &[Expr]) -> Expr {
-    let mut cur: Vec<Expr> = terms.to_vec();
-    if cur.is_empty() {
-        return Expr::zero(1);
-    }
-    while cur.len() > 1 {
-        cur = cur
-            .chunks(2)
-            .map(|c| {
-                if c.len() == 2 {
-                    &c[0] | &c[1]
-                } else {
-                    c[0].clone()
-                }
-            })
-            .collect();
-    }
-    cur.pop().expect("one term left")
-}
-
 /// `a & b` where `None` is the constant 1.
 fn and_opt(a: &Option<Expr>, b: &Expr) -> Expr {
     match a {
@@ -929,9 +908,9 @@ fn spec_unit(
     let sel_zero = if pz.is_empty() {
         zj.clone()
     } else {
-        &zj & &!or_all(&pz)
+        &zj & &!or_tree(pz, 1)
     };
-    let sel_flip = &nzj & &or_all(&flip);
+    let sel_flip = &nzj & &or_tree(flip, 1);
     let mut named = vec![(Cand::Zero, Some(sel_zero))];
     let mut data = Vec::new();
     let mut list = vec![(Cand::Seg(j, 1, true), sel_flip)];
