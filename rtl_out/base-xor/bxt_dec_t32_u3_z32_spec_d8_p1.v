@@ -16,60 +16,24 @@ module bxt_dec_t32_u3_z32_spec_d8_p1 (
   output wire m_valid_o,
   output wire [255:0] m_sector_o
 );
-  wire [31:0] u_undbi0_d_o;
-  wire [31:0] u_undbi1_d_o;
-  wire [31:0] u_undbi2_d_o;
-  wire [31:0] u_undbi3_d_o;
-  wire [31:0] u_undbi4_d_o;
-  wire [31:0] u_undbi5_d_o;
-  wire [31:0] u_undbi6_d_o;
-  wire [31:0] u_undbi7_d_o;
+
+  genvar i;
+  wire [31:0] u_undbi_d_o [0:7];
   wire [255:0] code;
   wire [255:0] u_bx_dout_o;
   wire [255:0] decoded_payload;
   wire decoded_ready;
-  dbi_beat_dec_g8 u_undbi0 (
-    .q_i(s_sector_i[31:0]),
-    .dbi_i(s_dbi_i[3:0]),
-    .d_o(u_undbi0_d_o)
-  );
-  dbi_beat_dec_g8 u_undbi1 (
-    .q_i(s_sector_i[63:32]),
-    .dbi_i(s_dbi_i[7:4]),
-    .d_o(u_undbi1_d_o)
-  );
-  dbi_beat_dec_g8 u_undbi2 (
-    .q_i(s_sector_i[95:64]),
-    .dbi_i(s_dbi_i[11:8]),
-    .d_o(u_undbi2_d_o)
-  );
-  dbi_beat_dec_g8 u_undbi3 (
-    .q_i(s_sector_i[127:96]),
-    .dbi_i(s_dbi_i[15:12]),
-    .d_o(u_undbi3_d_o)
-  );
-  dbi_beat_dec_g8 u_undbi4 (
-    .q_i(s_sector_i[159:128]),
-    .dbi_i(s_dbi_i[19:16]),
-    .d_o(u_undbi4_d_o)
-  );
-  dbi_beat_dec_g8 u_undbi5 (
-    .q_i(s_sector_i[191:160]),
-    .dbi_i(s_dbi_i[23:20]),
-    .d_o(u_undbi5_d_o)
-  );
-  dbi_beat_dec_g8 u_undbi6 (
-    .q_i(s_sector_i[223:192]),
-    .dbi_i(s_dbi_i[27:24]),
-    .d_o(u_undbi6_d_o)
-  );
-  dbi_beat_dec_g8 u_undbi7 (
-    .q_i(s_sector_i[255:224]),
-    .dbi_i(s_dbi_i[31:28]),
-    .d_o(u_undbi7_d_o)
-  );
-  assign code = {u_undbi7_d_o, u_undbi6_d_o, u_undbi5_d_o, u_undbi4_d_o, u_undbi3_d_o, u_undbi2_d_o,
-                 u_undbi1_d_o, u_undbi0_d_o};
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_undbi
+      dbi_beat_dec_g8 u_undbi (
+        .q_i(s_sector_i[32*i +: 32]),
+        .dbi_i(s_dbi_i[4*i +: 4]),
+        .d_o(u_undbi_d_o[i])
+      );
+    end
+  endgenerate
+  assign code = {u_undbi_d_o[7], u_undbi_d_o[6], u_undbi_d_o[5], u_undbi_d_o[4], u_undbi_d_o[3],
+                 u_undbi_d_o[2], u_undbi_d_o[1], u_undbi_d_o[0]};
   bx_univ_dec_t32_s3_z32_spec u_bx (
     .din_i(code),
     .dout_o(u_bx_dout_o)

@@ -8,30 +8,18 @@ module dbi_beat_dec_g8 (
   input  wire [3:0] dbi_i,
   output wire [31:0] d_o
 );
-  wire [7:0] u_grp0_d_o;
-  wire [7:0] u_grp1_d_o;
-  wire [7:0] u_grp2_d_o;
-  wire [7:0] u_grp3_d_o;
-  dbi_dc_dec_g8 u_grp0 (
-    .q_i(q_i[7:0]),
-    .inv_i(dbi_i[0]),
-    .d_o(u_grp0_d_o)
-  );
-  dbi_dc_dec_g8 u_grp1 (
-    .q_i(q_i[15:8]),
-    .inv_i(dbi_i[1]),
-    .d_o(u_grp1_d_o)
-  );
-  dbi_dc_dec_g8 u_grp2 (
-    .q_i(q_i[23:16]),
-    .inv_i(dbi_i[2]),
-    .d_o(u_grp2_d_o)
-  );
-  dbi_dc_dec_g8 u_grp3 (
-    .q_i(q_i[31:24]),
-    .inv_i(dbi_i[3]),
-    .d_o(u_grp3_d_o)
-  );
-  assign d_o = {u_grp3_d_o, u_grp2_d_o, u_grp1_d_o, u_grp0_d_o};
+
+  genvar i;
+  wire [7:0] u_grp_d_o [0:3];
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_grp
+      dbi_dc_dec_g8 u_grp (
+        .q_i(q_i[8*i +: 8]),
+        .inv_i(dbi_i[i]),
+        .d_o(u_grp_d_o[i])
+      );
+    end
+  endgenerate
+  assign d_o = {u_grp_d_o[3], u_grp_d_o[2], u_grp_d_o[1], u_grp_d_o[0]};
 endmodule
 `default_nettype wire

@@ -9,35 +9,20 @@ module dbi_beat_enc_g8 (
   output wire [31:0] q_o,
   output wire [3:0] dbi_o
 );
-  wire [7:0] u_grp0_q_o;
-  wire u_grp0_inv_o;
-  wire [7:0] u_grp1_q_o;
-  wire u_grp1_inv_o;
-  wire [7:0] u_grp2_q_o;
-  wire u_grp2_inv_o;
-  wire [7:0] u_grp3_q_o;
-  wire u_grp3_inv_o;
-  dbi_dc_enc_g8 u_grp0 (
-    .d_i(d_i[7:0]),
-    .q_o(u_grp0_q_o),
-    .inv_o(u_grp0_inv_o)
-  );
-  dbi_dc_enc_g8 u_grp1 (
-    .d_i(d_i[15:8]),
-    .q_o(u_grp1_q_o),
-    .inv_o(u_grp1_inv_o)
-  );
-  dbi_dc_enc_g8 u_grp2 (
-    .d_i(d_i[23:16]),
-    .q_o(u_grp2_q_o),
-    .inv_o(u_grp2_inv_o)
-  );
-  dbi_dc_enc_g8 u_grp3 (
-    .d_i(d_i[31:24]),
-    .q_o(u_grp3_q_o),
-    .inv_o(u_grp3_inv_o)
-  );
-  assign q_o = {u_grp3_q_o, u_grp2_q_o, u_grp1_q_o, u_grp0_q_o};
-  assign dbi_o = {u_grp3_inv_o, u_grp2_inv_o, u_grp1_inv_o, u_grp0_inv_o};
+
+  genvar i;
+  wire [7:0] u_grp_q_o [0:3];
+  wire u_grp_inv_o [0:3];
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_grp
+      dbi_dc_enc_g8 u_grp (
+        .d_i(d_i[8*i +: 8]),
+        .q_o(u_grp_q_o[i]),
+        .inv_o(u_grp_inv_o[i])
+      );
+    end
+  endgenerate
+  assign q_o = {u_grp_q_o[3], u_grp_q_o[2], u_grp_q_o[1], u_grp_q_o[0]};
+  assign dbi_o = {u_grp_inv_o[3], u_grp_inv_o[2], u_grp_inv_o[1], u_grp_inv_o[0]};
 endmodule
 `default_nettype wire

@@ -8,48 +8,19 @@ module zdr7_dec_w32 (
   input  wire [223:0] base_i,
   output wire [223:0] d_o
 );
-  wire [31:0] u_zdr0_x_o;
-  wire [31:0] u_zdr1_x_o;
-  wire [31:0] u_zdr2_x_o;
-  wire [31:0] u_zdr3_x_o;
-  wire [31:0] u_zdr4_x_o;
-  wire [31:0] u_zdr5_x_o;
-  wire [31:0] u_zdr6_x_o;
-  zdr_dec_word_w32_c40000000 u_zdr0 (
-    .y_i(d_i[31:0]),
-    .base_i(base_i[31:0]),
-    .x_o(u_zdr0_x_o)
-  );
-  zdr_dec_word_w32_c40000000 u_zdr1 (
-    .y_i(d_i[63:32]),
-    .base_i(base_i[63:32]),
-    .x_o(u_zdr1_x_o)
-  );
-  zdr_dec_word_w32_c40000000 u_zdr2 (
-    .y_i(d_i[95:64]),
-    .base_i(base_i[95:64]),
-    .x_o(u_zdr2_x_o)
-  );
-  zdr_dec_word_w32_c40000000 u_zdr3 (
-    .y_i(d_i[127:96]),
-    .base_i(base_i[127:96]),
-    .x_o(u_zdr3_x_o)
-  );
-  zdr_dec_word_w32_c40000000 u_zdr4 (
-    .y_i(d_i[159:128]),
-    .base_i(base_i[159:128]),
-    .x_o(u_zdr4_x_o)
-  );
-  zdr_dec_word_w32_c40000000 u_zdr5 (
-    .y_i(d_i[191:160]),
-    .base_i(base_i[191:160]),
-    .x_o(u_zdr5_x_o)
-  );
-  zdr_dec_word_w32_c40000000 u_zdr6 (
-    .y_i(d_i[223:192]),
-    .base_i(base_i[223:192]),
-    .x_o(u_zdr6_x_o)
-  );
-  assign d_o = {u_zdr6_x_o, u_zdr5_x_o, u_zdr4_x_o, u_zdr3_x_o, u_zdr2_x_o, u_zdr1_x_o, u_zdr0_x_o};
+
+  genvar i;
+  wire [31:0] u_zdr_x_o [0:6];
+  generate
+    for (i = 0; i < 7; i = i + 1) begin : g_zdr
+      zdr_dec_word_w32_c40000000 u_zdr (
+        .y_i(d_i[32*i +: 32]),
+        .base_i(base_i[32*i +: 32]),
+        .x_o(u_zdr_x_o[i])
+      );
+    end
+  endgenerate
+  assign d_o = {u_zdr_x_o[6], u_zdr_x_o[5], u_zdr_x_o[4], u_zdr_x_o[3], u_zdr_x_o[2], u_zdr_x_o[1],
+                u_zdr_x_o[0]};
 endmodule
 `default_nettype wire

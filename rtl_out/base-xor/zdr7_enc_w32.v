@@ -8,48 +8,19 @@ module zdr7_enc_w32 (
   input  wire [223:0] base_i,
   output wire [223:0] d_o
 );
-  wire [31:0] u_zdr0_y_o;
-  wire [31:0] u_zdr1_y_o;
-  wire [31:0] u_zdr2_y_o;
-  wire [31:0] u_zdr3_y_o;
-  wire [31:0] u_zdr4_y_o;
-  wire [31:0] u_zdr5_y_o;
-  wire [31:0] u_zdr6_y_o;
-  zdr_enc_word_w32_c40000000 u_zdr0 (
-    .x_i(d_i[31:0]),
-    .base_i(base_i[31:0]),
-    .y_o(u_zdr0_y_o)
-  );
-  zdr_enc_word_w32_c40000000 u_zdr1 (
-    .x_i(d_i[63:32]),
-    .base_i(base_i[63:32]),
-    .y_o(u_zdr1_y_o)
-  );
-  zdr_enc_word_w32_c40000000 u_zdr2 (
-    .x_i(d_i[95:64]),
-    .base_i(base_i[95:64]),
-    .y_o(u_zdr2_y_o)
-  );
-  zdr_enc_word_w32_c40000000 u_zdr3 (
-    .x_i(d_i[127:96]),
-    .base_i(base_i[127:96]),
-    .y_o(u_zdr3_y_o)
-  );
-  zdr_enc_word_w32_c40000000 u_zdr4 (
-    .x_i(d_i[159:128]),
-    .base_i(base_i[159:128]),
-    .y_o(u_zdr4_y_o)
-  );
-  zdr_enc_word_w32_c40000000 u_zdr5 (
-    .x_i(d_i[191:160]),
-    .base_i(base_i[191:160]),
-    .y_o(u_zdr5_y_o)
-  );
-  zdr_enc_word_w32_c40000000 u_zdr6 (
-    .x_i(d_i[223:192]),
-    .base_i(base_i[223:192]),
-    .y_o(u_zdr6_y_o)
-  );
-  assign d_o = {u_zdr6_y_o, u_zdr5_y_o, u_zdr4_y_o, u_zdr3_y_o, u_zdr2_y_o, u_zdr1_y_o, u_zdr0_y_o};
+
+  genvar i;
+  wire [31:0] u_zdr_y_o [0:6];
+  generate
+    for (i = 0; i < 7; i = i + 1) begin : g_zdr
+      zdr_enc_word_w32_c40000000 u_zdr (
+        .x_i(d_i[32*i +: 32]),
+        .base_i(base_i[32*i +: 32]),
+        .y_o(u_zdr_y_o[i])
+      );
+    end
+  endgenerate
+  assign d_o = {u_zdr_y_o[6], u_zdr_y_o[5], u_zdr_y_o[4], u_zdr_y_o[3], u_zdr_y_o[2], u_zdr_y_o[1],
+                u_zdr_y_o[0]};
 endmodule
 `default_nettype wire

@@ -19,6 +19,8 @@ module bpc_comp_s32 (
   output wire m_raw_o
 );
 
+  genvar i;
+
   // Stage 1: n-1 exact (S+1)-bit deltas d[i] = w[i] - w[i-1] (signed)
   wire [32:0] d1_a;
   wire [32:0] d1_nb;
@@ -413,138 +415,10 @@ module bpc_comp_s32 (
   end
 
   // Stage 2: transpose, DBX = DBP ^ DBP[j+1], plane and base classifiers
-  wire [30:0] dbp0;
-  wire [30:0] dbp1;
-  wire [30:0] dbp2;
-  wire [30:0] dbp3;
-  wire [30:0] dbp4;
-  wire [30:0] dbp5;
-  wire [30:0] dbp6;
-  wire [30:0] dbp7;
-  wire [30:0] dbp8;
-  wire [30:0] dbp9;
-  wire [30:0] dbp10;
-  wire [30:0] dbp11;
-  wire [30:0] dbp12;
-  wire [30:0] dbp13;
-  wire [30:0] dbp14;
-  wire [30:0] dbp15;
-  wire [30:0] dbp16;
-  wire [30:0] dbp17;
-  wire [30:0] dbp18;
-  wire [30:0] dbp19;
-  wire [30:0] dbp20;
-  wire [30:0] dbp21;
-  wire [30:0] dbp22;
-  wire [30:0] dbp23;
-  wire [30:0] dbp24;
-  wire [30:0] dbp25;
-  wire [30:0] dbp26;
-  wire [30:0] dbp27;
-  wire [30:0] dbp28;
-  wire [30:0] dbp29;
-  wire [30:0] dbp30;
-  wire [30:0] dbp31;
-  wire [30:0] dbp32;
-  wire [30:0] dbx0;
-  wire [30:0] dbx1;
-  wire [30:0] dbx2;
-  wire [30:0] dbx3;
-  wire [30:0] dbx4;
-  wire [30:0] dbx5;
-  wire [30:0] dbx6;
-  wire [30:0] dbx7;
-  wire [30:0] dbx8;
-  wire [30:0] dbx9;
-  wire [30:0] dbx10;
-  wire [30:0] dbx11;
-  wire [30:0] dbx12;
-  wire [30:0] dbx13;
-  wire [30:0] dbx14;
-  wire [30:0] dbx15;
-  wire [30:0] dbx16;
-  wire [30:0] dbx17;
-  wire [30:0] dbx18;
-  wire [30:0] dbx19;
-  wire [30:0] dbx20;
-  wire [30:0] dbx21;
-  wire [30:0] dbx22;
-  wire [30:0] dbx23;
-  wire [30:0] dbx24;
-  wire [30:0] dbx25;
-  wire [30:0] dbx26;
-  wire [30:0] dbx27;
-  wire [30:0] dbx28;
-  wire [30:0] dbx29;
-  wire [30:0] dbx30;
-  wire [30:0] dbx31;
-  wire [30:0] dbx32;
-  wire [4:0] u_cls0_cls_o;
-  wire [4:0] u_cls0_pos_o;
-  wire [4:0] u_cls1_cls_o;
-  wire [4:0] u_cls1_pos_o;
-  wire [4:0] u_cls2_cls_o;
-  wire [4:0] u_cls2_pos_o;
-  wire [4:0] u_cls3_cls_o;
-  wire [4:0] u_cls3_pos_o;
-  wire [4:0] u_cls4_cls_o;
-  wire [4:0] u_cls4_pos_o;
-  wire [4:0] u_cls5_cls_o;
-  wire [4:0] u_cls5_pos_o;
-  wire [4:0] u_cls6_cls_o;
-  wire [4:0] u_cls6_pos_o;
-  wire [4:0] u_cls7_cls_o;
-  wire [4:0] u_cls7_pos_o;
-  wire [4:0] u_cls8_cls_o;
-  wire [4:0] u_cls8_pos_o;
-  wire [4:0] u_cls9_cls_o;
-  wire [4:0] u_cls9_pos_o;
-  wire [4:0] u_cls10_cls_o;
-  wire [4:0] u_cls10_pos_o;
-  wire [4:0] u_cls11_cls_o;
-  wire [4:0] u_cls11_pos_o;
-  wire [4:0] u_cls12_cls_o;
-  wire [4:0] u_cls12_pos_o;
-  wire [4:0] u_cls13_cls_o;
-  wire [4:0] u_cls13_pos_o;
-  wire [4:0] u_cls14_cls_o;
-  wire [4:0] u_cls14_pos_o;
-  wire [4:0] u_cls15_cls_o;
-  wire [4:0] u_cls15_pos_o;
-  wire [4:0] u_cls16_cls_o;
-  wire [4:0] u_cls16_pos_o;
-  wire [4:0] u_cls17_cls_o;
-  wire [4:0] u_cls17_pos_o;
-  wire [4:0] u_cls18_cls_o;
-  wire [4:0] u_cls18_pos_o;
-  wire [4:0] u_cls19_cls_o;
-  wire [4:0] u_cls19_pos_o;
-  wire [4:0] u_cls20_cls_o;
-  wire [4:0] u_cls20_pos_o;
-  wire [4:0] u_cls21_cls_o;
-  wire [4:0] u_cls21_pos_o;
-  wire [4:0] u_cls22_cls_o;
-  wire [4:0] u_cls22_pos_o;
-  wire [4:0] u_cls23_cls_o;
-  wire [4:0] u_cls23_pos_o;
-  wire [4:0] u_cls24_cls_o;
-  wire [4:0] u_cls24_pos_o;
-  wire [4:0] u_cls25_cls_o;
-  wire [4:0] u_cls25_pos_o;
-  wire [4:0] u_cls26_cls_o;
-  wire [4:0] u_cls26_pos_o;
-  wire [4:0] u_cls27_cls_o;
-  wire [4:0] u_cls27_pos_o;
-  wire [4:0] u_cls28_cls_o;
-  wire [4:0] u_cls28_pos_o;
-  wire [4:0] u_cls29_cls_o;
-  wire [4:0] u_cls29_pos_o;
-  wire [4:0] u_cls30_cls_o;
-  wire [4:0] u_cls30_pos_o;
-  wire [4:0] u_cls31_cls_o;
-  wire [4:0] u_cls31_pos_o;
-  wire [4:0] u_cls32_cls_o;
-  wire [4:0] u_cls32_pos_o;
+  wire [30:0] dbp [0:32];
+  wire [30:0] dbx [0:32];
+  wire [4:0] u_cls_cls_o [0:32];
+  wire [4:0] u_cls_pos_o [0:32];
   wire [3:0] base_cls;
   reg  planes_valid_q;
   reg  [1022:0] dbx_q;
@@ -559,389 +433,55 @@ module bpc_comp_s32 (
   wire [3:0] bcls_d;
   reg  [1023:0] blk2_q;
   wire [1023:0] blk2_d;
-  assign dbp0 = {d_q[990], d_q[957], d_q[924], d_q[891], d_q[858], d_q[825], d_q[792], d_q[759],
-                 d_q[726], d_q[693], d_q[660], d_q[627], d_q[594], d_q[561], d_q[528], d_q[495],
-                 d_q[462], d_q[429], d_q[396], d_q[363], d_q[330], d_q[297], d_q[264], d_q[231],
-                 d_q[198], d_q[165], d_q[132], d_q[99], d_q[66], d_q[33], d_q[0]};
-  assign dbp1 = {d_q[991], d_q[958], d_q[925], d_q[892], d_q[859], d_q[826], d_q[793], d_q[760],
-                 d_q[727], d_q[694], d_q[661], d_q[628], d_q[595], d_q[562], d_q[529], d_q[496],
-                 d_q[463], d_q[430], d_q[397], d_q[364], d_q[331], d_q[298], d_q[265], d_q[232],
-                 d_q[199], d_q[166], d_q[133], d_q[100], d_q[67], d_q[34], d_q[1]};
-  assign dbp2 = {d_q[992], d_q[959], d_q[926], d_q[893], d_q[860], d_q[827], d_q[794], d_q[761],
-                 d_q[728], d_q[695], d_q[662], d_q[629], d_q[596], d_q[563], d_q[530], d_q[497],
-                 d_q[464], d_q[431], d_q[398], d_q[365], d_q[332], d_q[299], d_q[266], d_q[233],
-                 d_q[200], d_q[167], d_q[134], d_q[101], d_q[68], d_q[35], d_q[2]};
-  assign dbp3 = {d_q[993], d_q[960], d_q[927], d_q[894], d_q[861], d_q[828], d_q[795], d_q[762],
-                 d_q[729], d_q[696], d_q[663], d_q[630], d_q[597], d_q[564], d_q[531], d_q[498],
-                 d_q[465], d_q[432], d_q[399], d_q[366], d_q[333], d_q[300], d_q[267], d_q[234],
-                 d_q[201], d_q[168], d_q[135], d_q[102], d_q[69], d_q[36], d_q[3]};
-  assign dbp4 = {d_q[994], d_q[961], d_q[928], d_q[895], d_q[862], d_q[829], d_q[796], d_q[763],
-                 d_q[730], d_q[697], d_q[664], d_q[631], d_q[598], d_q[565], d_q[532], d_q[499],
-                 d_q[466], d_q[433], d_q[400], d_q[367], d_q[334], d_q[301], d_q[268], d_q[235],
-                 d_q[202], d_q[169], d_q[136], d_q[103], d_q[70], d_q[37], d_q[4]};
-  assign dbp5 = {d_q[995], d_q[962], d_q[929], d_q[896], d_q[863], d_q[830], d_q[797], d_q[764],
-                 d_q[731], d_q[698], d_q[665], d_q[632], d_q[599], d_q[566], d_q[533], d_q[500],
-                 d_q[467], d_q[434], d_q[401], d_q[368], d_q[335], d_q[302], d_q[269], d_q[236],
-                 d_q[203], d_q[170], d_q[137], d_q[104], d_q[71], d_q[38], d_q[5]};
-  assign dbp6 = {d_q[996], d_q[963], d_q[930], d_q[897], d_q[864], d_q[831], d_q[798], d_q[765],
-                 d_q[732], d_q[699], d_q[666], d_q[633], d_q[600], d_q[567], d_q[534], d_q[501],
-                 d_q[468], d_q[435], d_q[402], d_q[369], d_q[336], d_q[303], d_q[270], d_q[237],
-                 d_q[204], d_q[171], d_q[138], d_q[105], d_q[72], d_q[39], d_q[6]};
-  assign dbp7 = {d_q[997], d_q[964], d_q[931], d_q[898], d_q[865], d_q[832], d_q[799], d_q[766],
-                 d_q[733], d_q[700], d_q[667], d_q[634], d_q[601], d_q[568], d_q[535], d_q[502],
-                 d_q[469], d_q[436], d_q[403], d_q[370], d_q[337], d_q[304], d_q[271], d_q[238],
-                 d_q[205], d_q[172], d_q[139], d_q[106], d_q[73], d_q[40], d_q[7]};
-  assign dbp8 = {d_q[998], d_q[965], d_q[932], d_q[899], d_q[866], d_q[833], d_q[800], d_q[767],
-                 d_q[734], d_q[701], d_q[668], d_q[635], d_q[602], d_q[569], d_q[536], d_q[503],
-                 d_q[470], d_q[437], d_q[404], d_q[371], d_q[338], d_q[305], d_q[272], d_q[239],
-                 d_q[206], d_q[173], d_q[140], d_q[107], d_q[74], d_q[41], d_q[8]};
-  assign dbp9 = {d_q[999], d_q[966], d_q[933], d_q[900], d_q[867], d_q[834], d_q[801], d_q[768],
-                 d_q[735], d_q[702], d_q[669], d_q[636], d_q[603], d_q[570], d_q[537], d_q[504],
-                 d_q[471], d_q[438], d_q[405], d_q[372], d_q[339], d_q[306], d_q[273], d_q[240],
-                 d_q[207], d_q[174], d_q[141], d_q[108], d_q[75], d_q[42], d_q[9]};
-  assign dbp10 = {d_q[1000], d_q[967], d_q[934], d_q[901], d_q[868], d_q[835], d_q[802], d_q[769],
-                  d_q[736], d_q[703], d_q[670], d_q[637], d_q[604], d_q[571], d_q[538], d_q[505],
-                  d_q[472], d_q[439], d_q[406], d_q[373], d_q[340], d_q[307], d_q[274], d_q[241],
-                  d_q[208], d_q[175], d_q[142], d_q[109], d_q[76], d_q[43], d_q[10]};
-  assign dbp11 = {d_q[1001], d_q[968], d_q[935], d_q[902], d_q[869], d_q[836], d_q[803], d_q[770],
-                  d_q[737], d_q[704], d_q[671], d_q[638], d_q[605], d_q[572], d_q[539], d_q[506],
-                  d_q[473], d_q[440], d_q[407], d_q[374], d_q[341], d_q[308], d_q[275], d_q[242],
-                  d_q[209], d_q[176], d_q[143], d_q[110], d_q[77], d_q[44], d_q[11]};
-  assign dbp12 = {d_q[1002], d_q[969], d_q[936], d_q[903], d_q[870], d_q[837], d_q[804], d_q[771],
-                  d_q[738], d_q[705], d_q[672], d_q[639], d_q[606], d_q[573], d_q[540], d_q[507],
-                  d_q[474], d_q[441], d_q[408], d_q[375], d_q[342], d_q[309], d_q[276], d_q[243],
-                  d_q[210], d_q[177], d_q[144], d_q[111], d_q[78], d_q[45], d_q[12]};
-  assign dbp13 = {d_q[1003], d_q[970], d_q[937], d_q[904], d_q[871], d_q[838], d_q[805], d_q[772],
-                  d_q[739], d_q[706], d_q[673], d_q[640], d_q[607], d_q[574], d_q[541], d_q[508],
-                  d_q[475], d_q[442], d_q[409], d_q[376], d_q[343], d_q[310], d_q[277], d_q[244],
-                  d_q[211], d_q[178], d_q[145], d_q[112], d_q[79], d_q[46], d_q[13]};
-  assign dbp14 = {d_q[1004], d_q[971], d_q[938], d_q[905], d_q[872], d_q[839], d_q[806], d_q[773],
-                  d_q[740], d_q[707], d_q[674], d_q[641], d_q[608], d_q[575], d_q[542], d_q[509],
-                  d_q[476], d_q[443], d_q[410], d_q[377], d_q[344], d_q[311], d_q[278], d_q[245],
-                  d_q[212], d_q[179], d_q[146], d_q[113], d_q[80], d_q[47], d_q[14]};
-  assign dbp15 = {d_q[1005], d_q[972], d_q[939], d_q[906], d_q[873], d_q[840], d_q[807], d_q[774],
-                  d_q[741], d_q[708], d_q[675], d_q[642], d_q[609], d_q[576], d_q[543], d_q[510],
-                  d_q[477], d_q[444], d_q[411], d_q[378], d_q[345], d_q[312], d_q[279], d_q[246],
-                  d_q[213], d_q[180], d_q[147], d_q[114], d_q[81], d_q[48], d_q[15]};
-  assign dbp16 = {d_q[1006], d_q[973], d_q[940], d_q[907], d_q[874], d_q[841], d_q[808], d_q[775],
-                  d_q[742], d_q[709], d_q[676], d_q[643], d_q[610], d_q[577], d_q[544], d_q[511],
-                  d_q[478], d_q[445], d_q[412], d_q[379], d_q[346], d_q[313], d_q[280], d_q[247],
-                  d_q[214], d_q[181], d_q[148], d_q[115], d_q[82], d_q[49], d_q[16]};
-  assign dbp17 = {d_q[1007], d_q[974], d_q[941], d_q[908], d_q[875], d_q[842], d_q[809], d_q[776],
-                  d_q[743], d_q[710], d_q[677], d_q[644], d_q[611], d_q[578], d_q[545], d_q[512],
-                  d_q[479], d_q[446], d_q[413], d_q[380], d_q[347], d_q[314], d_q[281], d_q[248],
-                  d_q[215], d_q[182], d_q[149], d_q[116], d_q[83], d_q[50], d_q[17]};
-  assign dbp18 = {d_q[1008], d_q[975], d_q[942], d_q[909], d_q[876], d_q[843], d_q[810], d_q[777],
-                  d_q[744], d_q[711], d_q[678], d_q[645], d_q[612], d_q[579], d_q[546], d_q[513],
-                  d_q[480], d_q[447], d_q[414], d_q[381], d_q[348], d_q[315], d_q[282], d_q[249],
-                  d_q[216], d_q[183], d_q[150], d_q[117], d_q[84], d_q[51], d_q[18]};
-  assign dbp19 = {d_q[1009], d_q[976], d_q[943], d_q[910], d_q[877], d_q[844], d_q[811], d_q[778],
-                  d_q[745], d_q[712], d_q[679], d_q[646], d_q[613], d_q[580], d_q[547], d_q[514],
-                  d_q[481], d_q[448], d_q[415], d_q[382], d_q[349], d_q[316], d_q[283], d_q[250],
-                  d_q[217], d_q[184], d_q[151], d_q[118], d_q[85], d_q[52], d_q[19]};
-  assign dbp20 = {d_q[1010], d_q[977], d_q[944], d_q[911], d_q[878], d_q[845], d_q[812], d_q[779],
-                  d_q[746], d_q[713], d_q[680], d_q[647], d_q[614], d_q[581], d_q[548], d_q[515],
-                  d_q[482], d_q[449], d_q[416], d_q[383], d_q[350], d_q[317], d_q[284], d_q[251],
-                  d_q[218], d_q[185], d_q[152], d_q[119], d_q[86], d_q[53], d_q[20]};
-  assign dbp21 = {d_q[1011], d_q[978], d_q[945], d_q[912], d_q[879], d_q[846], d_q[813], d_q[780],
-                  d_q[747], d_q[714], d_q[681], d_q[648], d_q[615], d_q[582], d_q[549], d_q[516],
-                  d_q[483], d_q[450], d_q[417], d_q[384], d_q[351], d_q[318], d_q[285], d_q[252],
-                  d_q[219], d_q[186], d_q[153], d_q[120], d_q[87], d_q[54], d_q[21]};
-  assign dbp22 = {d_q[1012], d_q[979], d_q[946], d_q[913], d_q[880], d_q[847], d_q[814], d_q[781],
-                  d_q[748], d_q[715], d_q[682], d_q[649], d_q[616], d_q[583], d_q[550], d_q[517],
-                  d_q[484], d_q[451], d_q[418], d_q[385], d_q[352], d_q[319], d_q[286], d_q[253],
-                  d_q[220], d_q[187], d_q[154], d_q[121], d_q[88], d_q[55], d_q[22]};
-  assign dbp23 = {d_q[1013], d_q[980], d_q[947], d_q[914], d_q[881], d_q[848], d_q[815], d_q[782],
-                  d_q[749], d_q[716], d_q[683], d_q[650], d_q[617], d_q[584], d_q[551], d_q[518],
-                  d_q[485], d_q[452], d_q[419], d_q[386], d_q[353], d_q[320], d_q[287], d_q[254],
-                  d_q[221], d_q[188], d_q[155], d_q[122], d_q[89], d_q[56], d_q[23]};
-  assign dbp24 = {d_q[1014], d_q[981], d_q[948], d_q[915], d_q[882], d_q[849], d_q[816], d_q[783],
-                  d_q[750], d_q[717], d_q[684], d_q[651], d_q[618], d_q[585], d_q[552], d_q[519],
-                  d_q[486], d_q[453], d_q[420], d_q[387], d_q[354], d_q[321], d_q[288], d_q[255],
-                  d_q[222], d_q[189], d_q[156], d_q[123], d_q[90], d_q[57], d_q[24]};
-  assign dbp25 = {d_q[1015], d_q[982], d_q[949], d_q[916], d_q[883], d_q[850], d_q[817], d_q[784],
-                  d_q[751], d_q[718], d_q[685], d_q[652], d_q[619], d_q[586], d_q[553], d_q[520],
-                  d_q[487], d_q[454], d_q[421], d_q[388], d_q[355], d_q[322], d_q[289], d_q[256],
-                  d_q[223], d_q[190], d_q[157], d_q[124], d_q[91], d_q[58], d_q[25]};
-  assign dbp26 = {d_q[1016], d_q[983], d_q[950], d_q[917], d_q[884], d_q[851], d_q[818], d_q[785],
-                  d_q[752], d_q[719], d_q[686], d_q[653], d_q[620], d_q[587], d_q[554], d_q[521],
-                  d_q[488], d_q[455], d_q[422], d_q[389], d_q[356], d_q[323], d_q[290], d_q[257],
-                  d_q[224], d_q[191], d_q[158], d_q[125], d_q[92], d_q[59], d_q[26]};
-  assign dbp27 = {d_q[1017], d_q[984], d_q[951], d_q[918], d_q[885], d_q[852], d_q[819], d_q[786],
-                  d_q[753], d_q[720], d_q[687], d_q[654], d_q[621], d_q[588], d_q[555], d_q[522],
-                  d_q[489], d_q[456], d_q[423], d_q[390], d_q[357], d_q[324], d_q[291], d_q[258],
-                  d_q[225], d_q[192], d_q[159], d_q[126], d_q[93], d_q[60], d_q[27]};
-  assign dbp28 = {d_q[1018], d_q[985], d_q[952], d_q[919], d_q[886], d_q[853], d_q[820], d_q[787],
-                  d_q[754], d_q[721], d_q[688], d_q[655], d_q[622], d_q[589], d_q[556], d_q[523],
-                  d_q[490], d_q[457], d_q[424], d_q[391], d_q[358], d_q[325], d_q[292], d_q[259],
-                  d_q[226], d_q[193], d_q[160], d_q[127], d_q[94], d_q[61], d_q[28]};
-  assign dbp29 = {d_q[1019], d_q[986], d_q[953], d_q[920], d_q[887], d_q[854], d_q[821], d_q[788],
-                  d_q[755], d_q[722], d_q[689], d_q[656], d_q[623], d_q[590], d_q[557], d_q[524],
-                  d_q[491], d_q[458], d_q[425], d_q[392], d_q[359], d_q[326], d_q[293], d_q[260],
-                  d_q[227], d_q[194], d_q[161], d_q[128], d_q[95], d_q[62], d_q[29]};
-  assign dbp30 = {d_q[1020], d_q[987], d_q[954], d_q[921], d_q[888], d_q[855], d_q[822], d_q[789],
-                  d_q[756], d_q[723], d_q[690], d_q[657], d_q[624], d_q[591], d_q[558], d_q[525],
-                  d_q[492], d_q[459], d_q[426], d_q[393], d_q[360], d_q[327], d_q[294], d_q[261],
-                  d_q[228], d_q[195], d_q[162], d_q[129], d_q[96], d_q[63], d_q[30]};
-  assign dbp31 = {d_q[1021], d_q[988], d_q[955], d_q[922], d_q[889], d_q[856], d_q[823], d_q[790],
-                  d_q[757], d_q[724], d_q[691], d_q[658], d_q[625], d_q[592], d_q[559], d_q[526],
-                  d_q[493], d_q[460], d_q[427], d_q[394], d_q[361], d_q[328], d_q[295], d_q[262],
-                  d_q[229], d_q[196], d_q[163], d_q[130], d_q[97], d_q[64], d_q[31]};
-  assign dbp32 = {d_q[1022], d_q[989], d_q[956], d_q[923], d_q[890], d_q[857], d_q[824], d_q[791],
-                  d_q[758], d_q[725], d_q[692], d_q[659], d_q[626], d_q[593], d_q[560], d_q[527],
-                  d_q[494], d_q[461], d_q[428], d_q[395], d_q[362], d_q[329], d_q[296], d_q[263],
-                  d_q[230], d_q[197], d_q[164], d_q[131], d_q[98], d_q[65], d_q[32]};
-  assign dbx0 = (dbp0 ^ dbp1);
-  assign dbx1 = (dbp1 ^ dbp2);
-  assign dbx2 = (dbp2 ^ dbp3);
-  assign dbx3 = (dbp3 ^ dbp4);
-  assign dbx4 = (dbp4 ^ dbp5);
-  assign dbx5 = (dbp5 ^ dbp6);
-  assign dbx6 = (dbp6 ^ dbp7);
-  assign dbx7 = (dbp7 ^ dbp8);
-  assign dbx8 = (dbp8 ^ dbp9);
-  assign dbx9 = (dbp9 ^ dbp10);
-  assign dbx10 = (dbp10 ^ dbp11);
-  assign dbx11 = (dbp11 ^ dbp12);
-  assign dbx12 = (dbp12 ^ dbp13);
-  assign dbx13 = (dbp13 ^ dbp14);
-  assign dbx14 = (dbp14 ^ dbp15);
-  assign dbx15 = (dbp15 ^ dbp16);
-  assign dbx16 = (dbp16 ^ dbp17);
-  assign dbx17 = (dbp17 ^ dbp18);
-  assign dbx18 = (dbp18 ^ dbp19);
-  assign dbx19 = (dbp19 ^ dbp20);
-  assign dbx20 = (dbp20 ^ dbp21);
-  assign dbx21 = (dbp21 ^ dbp22);
-  assign dbx22 = (dbp22 ^ dbp23);
-  assign dbx23 = (dbp23 ^ dbp24);
-  assign dbx24 = (dbp24 ^ dbp25);
-  assign dbx25 = (dbp25 ^ dbp26);
-  assign dbx26 = (dbp26 ^ dbp27);
-  assign dbx27 = (dbp27 ^ dbp28);
-  assign dbx28 = (dbp28 ^ dbp29);
-  assign dbx29 = (dbp29 ^ dbp30);
-  assign dbx30 = (dbp30 ^ dbp31);
-  assign dbx31 = (dbp31 ^ dbp32);
-  assign dbx32 = dbp32;
-  bpc_plane_cls_b31 u_cls0 (
-    .dbx_i(dbx0),
-    .dbp_i(dbp0),
-    .cls_o(u_cls0_cls_o),
-    .pos_o(u_cls0_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls1 (
-    .dbx_i(dbx1),
-    .dbp_i(dbp1),
-    .cls_o(u_cls1_cls_o),
-    .pos_o(u_cls1_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls2 (
-    .dbx_i(dbx2),
-    .dbp_i(dbp2),
-    .cls_o(u_cls2_cls_o),
-    .pos_o(u_cls2_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls3 (
-    .dbx_i(dbx3),
-    .dbp_i(dbp3),
-    .cls_o(u_cls3_cls_o),
-    .pos_o(u_cls3_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls4 (
-    .dbx_i(dbx4),
-    .dbp_i(dbp4),
-    .cls_o(u_cls4_cls_o),
-    .pos_o(u_cls4_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls5 (
-    .dbx_i(dbx5),
-    .dbp_i(dbp5),
-    .cls_o(u_cls5_cls_o),
-    .pos_o(u_cls5_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls6 (
-    .dbx_i(dbx6),
-    .dbp_i(dbp6),
-    .cls_o(u_cls6_cls_o),
-    .pos_o(u_cls6_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls7 (
-    .dbx_i(dbx7),
-    .dbp_i(dbp7),
-    .cls_o(u_cls7_cls_o),
-    .pos_o(u_cls7_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls8 (
-    .dbx_i(dbx8),
-    .dbp_i(dbp8),
-    .cls_o(u_cls8_cls_o),
-    .pos_o(u_cls8_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls9 (
-    .dbx_i(dbx9),
-    .dbp_i(dbp9),
-    .cls_o(u_cls9_cls_o),
-    .pos_o(u_cls9_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls10 (
-    .dbx_i(dbx10),
-    .dbp_i(dbp10),
-    .cls_o(u_cls10_cls_o),
-    .pos_o(u_cls10_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls11 (
-    .dbx_i(dbx11),
-    .dbp_i(dbp11),
-    .cls_o(u_cls11_cls_o),
-    .pos_o(u_cls11_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls12 (
-    .dbx_i(dbx12),
-    .dbp_i(dbp12),
-    .cls_o(u_cls12_cls_o),
-    .pos_o(u_cls12_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls13 (
-    .dbx_i(dbx13),
-    .dbp_i(dbp13),
-    .cls_o(u_cls13_cls_o),
-    .pos_o(u_cls13_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls14 (
-    .dbx_i(dbx14),
-    .dbp_i(dbp14),
-    .cls_o(u_cls14_cls_o),
-    .pos_o(u_cls14_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls15 (
-    .dbx_i(dbx15),
-    .dbp_i(dbp15),
-    .cls_o(u_cls15_cls_o),
-    .pos_o(u_cls15_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls16 (
-    .dbx_i(dbx16),
-    .dbp_i(dbp16),
-    .cls_o(u_cls16_cls_o),
-    .pos_o(u_cls16_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls17 (
-    .dbx_i(dbx17),
-    .dbp_i(dbp17),
-    .cls_o(u_cls17_cls_o),
-    .pos_o(u_cls17_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls18 (
-    .dbx_i(dbx18),
-    .dbp_i(dbp18),
-    .cls_o(u_cls18_cls_o),
-    .pos_o(u_cls18_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls19 (
-    .dbx_i(dbx19),
-    .dbp_i(dbp19),
-    .cls_o(u_cls19_cls_o),
-    .pos_o(u_cls19_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls20 (
-    .dbx_i(dbx20),
-    .dbp_i(dbp20),
-    .cls_o(u_cls20_cls_o),
-    .pos_o(u_cls20_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls21 (
-    .dbx_i(dbx21),
-    .dbp_i(dbp21),
-    .cls_o(u_cls21_cls_o),
-    .pos_o(u_cls21_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls22 (
-    .dbx_i(dbx22),
-    .dbp_i(dbp22),
-    .cls_o(u_cls22_cls_o),
-    .pos_o(u_cls22_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls23 (
-    .dbx_i(dbx23),
-    .dbp_i(dbp23),
-    .cls_o(u_cls23_cls_o),
-    .pos_o(u_cls23_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls24 (
-    .dbx_i(dbx24),
-    .dbp_i(dbp24),
-    .cls_o(u_cls24_cls_o),
-    .pos_o(u_cls24_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls25 (
-    .dbx_i(dbx25),
-    .dbp_i(dbp25),
-    .cls_o(u_cls25_cls_o),
-    .pos_o(u_cls25_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls26 (
-    .dbx_i(dbx26),
-    .dbp_i(dbp26),
-    .cls_o(u_cls26_cls_o),
-    .pos_o(u_cls26_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls27 (
-    .dbx_i(dbx27),
-    .dbp_i(dbp27),
-    .cls_o(u_cls27_cls_o),
-    .pos_o(u_cls27_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls28 (
-    .dbx_i(dbx28),
-    .dbp_i(dbp28),
-    .cls_o(u_cls28_cls_o),
-    .pos_o(u_cls28_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls29 (
-    .dbx_i(dbx29),
-    .dbp_i(dbp29),
-    .cls_o(u_cls29_cls_o),
-    .pos_o(u_cls29_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls30 (
-    .dbx_i(dbx30),
-    .dbp_i(dbp30),
-    .cls_o(u_cls30_cls_o),
-    .pos_o(u_cls30_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls31 (
-    .dbx_i(dbx31),
-    .dbp_i(dbp31),
-    .cls_o(u_cls31_cls_o),
-    .pos_o(u_cls31_pos_o)
-  );
-  bpc_plane_cls_b31 u_cls32 (
-    .dbx_i(dbx32),
-    .dbp_i(dbp32),
-    .cls_o(u_cls32_cls_o),
-    .pos_o(u_cls32_pos_o)
-  );
+  generate
+    for (i = 0; i < 33; i = i + 1) begin : g_dbp
+      assign dbp[i] = {d_q[i + 990], d_q[i + 957], d_q[i + 924], d_q[i + 891], d_q[i + 858],
+                       d_q[i + 825], d_q[i + 792], d_q[i + 759], d_q[i + 726], d_q[i + 693],
+                       d_q[i + 660], d_q[i + 627], d_q[i + 594], d_q[i + 561], d_q[i + 528],
+                       d_q[i + 495], d_q[i + 462], d_q[i + 429], d_q[i + 396], d_q[i + 363],
+                       d_q[i + 330], d_q[i + 297], d_q[i + 264], d_q[i + 231], d_q[i + 198],
+                       d_q[i + 165], d_q[i + 132], d_q[i + 99], d_q[i + 66], d_q[i + 33], d_q[i]};
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 32; i = i + 1) begin : g_dbx
+      assign dbx[i] = (dbp[i] ^ dbp[i + 1]);
+    end
+  endgenerate
+  assign dbx[32] = dbp[32];
+  generate
+    for (i = 0; i < 33; i = i + 1) begin : g_cls
+      bpc_plane_cls_b31 u_cls (
+        .dbx_i(dbx[i]),
+        .dbp_i(dbp[i]),
+        .cls_o(u_cls_cls_o[i]),
+        .pos_o(u_cls_pos_o[i])
+      );
+    end
+  endgenerate
   assign base_cls = {((&base1_q[31:15]) | ~(|base1_q[31:15])),
                      ((&base1_q[31:7]) | ~(|base1_q[31:7])), ((&base1_q[31:3]) | ~(|base1_q[31:3])),
                      ~(|base1_q)};
-  assign dbx_d = {dbx32, dbx31, dbx30, dbx29, dbx28, dbx27, dbx26, dbx25, dbx24, dbx23, dbx22,
-                  dbx21, dbx20, dbx19, dbx18, dbx17, dbx16, dbx15, dbx14, dbx13, dbx12, dbx11,
-                  dbx10, dbx9, dbx8, dbx7, dbx6, dbx5, dbx4, dbx3, dbx2, dbx1, dbx0};
-  assign cls_d = {u_cls32_cls_o, u_cls31_cls_o, u_cls30_cls_o, u_cls29_cls_o, u_cls28_cls_o,
-                  u_cls27_cls_o, u_cls26_cls_o, u_cls25_cls_o, u_cls24_cls_o, u_cls23_cls_o,
-                  u_cls22_cls_o, u_cls21_cls_o, u_cls20_cls_o, u_cls19_cls_o, u_cls18_cls_o,
-                  u_cls17_cls_o, u_cls16_cls_o, u_cls15_cls_o, u_cls14_cls_o, u_cls13_cls_o,
-                  u_cls12_cls_o, u_cls11_cls_o, u_cls10_cls_o, u_cls9_cls_o, u_cls8_cls_o,
-                  u_cls7_cls_o, u_cls6_cls_o, u_cls5_cls_o, u_cls4_cls_o, u_cls3_cls_o,
-                  u_cls2_cls_o, u_cls1_cls_o, u_cls0_cls_o};
-  assign pos_d = {u_cls32_pos_o, u_cls31_pos_o, u_cls30_pos_o, u_cls29_pos_o, u_cls28_pos_o,
-                  u_cls27_pos_o, u_cls26_pos_o, u_cls25_pos_o, u_cls24_pos_o, u_cls23_pos_o,
-                  u_cls22_pos_o, u_cls21_pos_o, u_cls20_pos_o, u_cls19_pos_o, u_cls18_pos_o,
-                  u_cls17_pos_o, u_cls16_pos_o, u_cls15_pos_o, u_cls14_pos_o, u_cls13_pos_o,
-                  u_cls12_pos_o, u_cls11_pos_o, u_cls10_pos_o, u_cls9_pos_o, u_cls8_pos_o,
-                  u_cls7_pos_o, u_cls6_pos_o, u_cls5_pos_o, u_cls4_pos_o, u_cls3_pos_o,
-                  u_cls2_pos_o, u_cls1_pos_o, u_cls0_pos_o};
+  assign dbx_d = {dbx[32], dbx[31], dbx[30], dbx[29], dbx[28], dbx[27], dbx[26], dbx[25], dbx[24],
+                  dbx[23], dbx[22], dbx[21], dbx[20], dbx[19], dbx[18], dbx[17], dbx[16], dbx[15],
+                  dbx[14], dbx[13], dbx[12], dbx[11], dbx[10], dbx[9], dbx[8], dbx[7], dbx[6],
+                  dbx[5], dbx[4], dbx[3], dbx[2], dbx[1], dbx[0]};
+  assign cls_d = {u_cls_cls_o[32], u_cls_cls_o[31], u_cls_cls_o[30], u_cls_cls_o[29],
+                  u_cls_cls_o[28], u_cls_cls_o[27], u_cls_cls_o[26], u_cls_cls_o[25],
+                  u_cls_cls_o[24], u_cls_cls_o[23], u_cls_cls_o[22], u_cls_cls_o[21],
+                  u_cls_cls_o[20], u_cls_cls_o[19], u_cls_cls_o[18], u_cls_cls_o[17],
+                  u_cls_cls_o[16], u_cls_cls_o[15], u_cls_cls_o[14], u_cls_cls_o[13],
+                  u_cls_cls_o[12], u_cls_cls_o[11], u_cls_cls_o[10], u_cls_cls_o[9], u_cls_cls_o[8],
+                  u_cls_cls_o[7], u_cls_cls_o[6], u_cls_cls_o[5], u_cls_cls_o[4], u_cls_cls_o[3],
+                  u_cls_cls_o[2], u_cls_cls_o[1], u_cls_cls_o[0]};
+  assign pos_d = {u_cls_pos_o[32], u_cls_pos_o[31], u_cls_pos_o[30], u_cls_pos_o[29],
+                  u_cls_pos_o[28], u_cls_pos_o[27], u_cls_pos_o[26], u_cls_pos_o[25],
+                  u_cls_pos_o[24], u_cls_pos_o[23], u_cls_pos_o[22], u_cls_pos_o[21],
+                  u_cls_pos_o[20], u_cls_pos_o[19], u_cls_pos_o[18], u_cls_pos_o[17],
+                  u_cls_pos_o[16], u_cls_pos_o[15], u_cls_pos_o[14], u_cls_pos_o[13],
+                  u_cls_pos_o[12], u_cls_pos_o[11], u_cls_pos_o[10], u_cls_pos_o[9], u_cls_pos_o[8],
+                  u_cls_pos_o[7], u_cls_pos_o[6], u_cls_pos_o[5], u_cls_pos_o[4], u_cls_pos_o[3],
+                  u_cls_pos_o[2], u_cls_pos_o[1], u_cls_pos_o[0]};
   assign base2_d = base1_q;
   assign bcls_d = base_cls;
   assign blk2_d = blk1_q;
@@ -961,72 +501,8 @@ module bpc_comp_s32 (
   wire [154:0] u_zrun_runf_o;
   wire [32:0] tok_base;
   wire [5:0] len_base;
-  wire [31:0] u_tok32_tok_o;
-  wire [5:0] u_tok32_len_o;
-  wire [31:0] u_tok31_tok_o;
-  wire [5:0] u_tok31_len_o;
-  wire [31:0] u_tok30_tok_o;
-  wire [5:0] u_tok30_len_o;
-  wire [31:0] u_tok29_tok_o;
-  wire [5:0] u_tok29_len_o;
-  wire [31:0] u_tok28_tok_o;
-  wire [5:0] u_tok28_len_o;
-  wire [31:0] u_tok27_tok_o;
-  wire [5:0] u_tok27_len_o;
-  wire [31:0] u_tok26_tok_o;
-  wire [5:0] u_tok26_len_o;
-  wire [31:0] u_tok25_tok_o;
-  wire [5:0] u_tok25_len_o;
-  wire [31:0] u_tok24_tok_o;
-  wire [5:0] u_tok24_len_o;
-  wire [31:0] u_tok23_tok_o;
-  wire [5:0] u_tok23_len_o;
-  wire [31:0] u_tok22_tok_o;
-  wire [5:0] u_tok22_len_o;
-  wire [31:0] u_tok21_tok_o;
-  wire [5:0] u_tok21_len_o;
-  wire [31:0] u_tok20_tok_o;
-  wire [5:0] u_tok20_len_o;
-  wire [31:0] u_tok19_tok_o;
-  wire [5:0] u_tok19_len_o;
-  wire [31:0] u_tok18_tok_o;
-  wire [5:0] u_tok18_len_o;
-  wire [31:0] u_tok17_tok_o;
-  wire [5:0] u_tok17_len_o;
-  wire [31:0] u_tok16_tok_o;
-  wire [5:0] u_tok16_len_o;
-  wire [31:0] u_tok15_tok_o;
-  wire [5:0] u_tok15_len_o;
-  wire [31:0] u_tok14_tok_o;
-  wire [5:0] u_tok14_len_o;
-  wire [31:0] u_tok13_tok_o;
-  wire [5:0] u_tok13_len_o;
-  wire [31:0] u_tok12_tok_o;
-  wire [5:0] u_tok12_len_o;
-  wire [31:0] u_tok11_tok_o;
-  wire [5:0] u_tok11_len_o;
-  wire [31:0] u_tok10_tok_o;
-  wire [5:0] u_tok10_len_o;
-  wire [31:0] u_tok9_tok_o;
-  wire [5:0] u_tok9_len_o;
-  wire [31:0] u_tok8_tok_o;
-  wire [5:0] u_tok8_len_o;
-  wire [31:0] u_tok7_tok_o;
-  wire [5:0] u_tok7_len_o;
-  wire [31:0] u_tok6_tok_o;
-  wire [5:0] u_tok6_len_o;
-  wire [31:0] u_tok5_tok_o;
-  wire [5:0] u_tok5_len_o;
-  wire [31:0] u_tok4_tok_o;
-  wire [5:0] u_tok4_len_o;
-  wire [31:0] u_tok3_tok_o;
-  wire [5:0] u_tok3_len_o;
-  wire [31:0] u_tok2_tok_o;
-  wire [5:0] u_tok2_len_o;
-  wire [31:0] u_tok1_tok_o;
-  wire [5:0] u_tok1_len_o;
-  wire [31:0] u_tok0_tok_o;
-  wire [5:0] u_tok0_len_o;
+  wire [31:0] u_tok_tok_o [0:32];
+  wire [5:0] u_tok_len_o [0:32];
   wire [7:0] u_t_sums0_off1_o;
   wire [7:0] u_t_sums0_off2_o;
   wire [7:0] u_t_sums0_off3_o;
@@ -1118,315 +594,15 @@ module bpc_comp_s32 (
   assign len_base = ((bcls_q[0] ? 6'd3 : 6'd0) | ((bcls_q[1] & ~bcls_q[0]) ? 6'd7 : 6'd0)
                      | (((bcls_q[2] & ~bcls_q[1]) ? 6'd11 : 6'd0)
                         | ((bcls_q[3] & ~bcls_q[2]) ? 6'd19 : 6'd0)) | (~bcls_q[3] ? 6'd33 : 6'd0));
-  bpc_plane_tok_s32 u_tok32 (
-    .cls_i(cls_q[164:160]),
-    .up_zero_i(1'd0),
-    .dn_zero_i(plane_zero[31]),
-    .runf_i(u_zrun_runf_o[154:150]),
-    .pos_i(pos_q[164:160]),
-    .dbx_i(dbx_q[1022:992]),
-    .tok_o(u_tok32_tok_o),
-    .len_o(u_tok32_len_o)
-  );
-  bpc_plane_tok_s32 u_tok31 (
-    .cls_i(cls_q[159:155]),
-    .up_zero_i(plane_zero[32]),
-    .dn_zero_i(plane_zero[30]),
-    .runf_i(u_zrun_runf_o[149:145]),
-    .pos_i(pos_q[159:155]),
-    .dbx_i(dbx_q[991:961]),
-    .tok_o(u_tok31_tok_o),
-    .len_o(u_tok31_len_o)
-  );
-  bpc_plane_tok_s32 u_tok30 (
-    .cls_i(cls_q[154:150]),
-    .up_zero_i(plane_zero[31]),
-    .dn_zero_i(plane_zero[29]),
-    .runf_i(u_zrun_runf_o[144:140]),
-    .pos_i(pos_q[154:150]),
-    .dbx_i(dbx_q[960:930]),
-    .tok_o(u_tok30_tok_o),
-    .len_o(u_tok30_len_o)
-  );
-  bpc_plane_tok_s32 u_tok29 (
-    .cls_i(cls_q[149:145]),
-    .up_zero_i(plane_zero[30]),
-    .dn_zero_i(plane_zero[28]),
-    .runf_i(u_zrun_runf_o[139:135]),
-    .pos_i(pos_q[149:145]),
-    .dbx_i(dbx_q[929:899]),
-    .tok_o(u_tok29_tok_o),
-    .len_o(u_tok29_len_o)
-  );
-  bpc_plane_tok_s32 u_tok28 (
-    .cls_i(cls_q[144:140]),
-    .up_zero_i(plane_zero[29]),
-    .dn_zero_i(plane_zero[27]),
-    .runf_i(u_zrun_runf_o[134:130]),
-    .pos_i(pos_q[144:140]),
-    .dbx_i(dbx_q[898:868]),
-    .tok_o(u_tok28_tok_o),
-    .len_o(u_tok28_len_o)
-  );
-  bpc_plane_tok_s32 u_tok27 (
-    .cls_i(cls_q[139:135]),
-    .up_zero_i(plane_zero[28]),
-    .dn_zero_i(plane_zero[26]),
-    .runf_i(u_zrun_runf_o[129:125]),
-    .pos_i(pos_q[139:135]),
-    .dbx_i(dbx_q[867:837]),
-    .tok_o(u_tok27_tok_o),
-    .len_o(u_tok27_len_o)
-  );
-  bpc_plane_tok_s32 u_tok26 (
-    .cls_i(cls_q[134:130]),
-    .up_zero_i(plane_zero[27]),
-    .dn_zero_i(plane_zero[25]),
-    .runf_i(u_zrun_runf_o[124:120]),
-    .pos_i(pos_q[134:130]),
-    .dbx_i(dbx_q[836:806]),
-    .tok_o(u_tok26_tok_o),
-    .len_o(u_tok26_len_o)
-  );
-  bpc_plane_tok_s32 u_tok25 (
-    .cls_i(cls_q[129:125]),
-    .up_zero_i(plane_zero[26]),
-    .dn_zero_i(plane_zero[24]),
-    .runf_i(u_zrun_runf_o[119:115]),
-    .pos_i(pos_q[129:125]),
-    .dbx_i(dbx_q[805:775]),
-    .tok_o(u_tok25_tok_o),
-    .len_o(u_tok25_len_o)
-  );
-  bpc_plane_tok_s32 u_tok24 (
-    .cls_i(cls_q[124:120]),
-    .up_zero_i(plane_zero[25]),
-    .dn_zero_i(plane_zero[23]),
-    .runf_i(u_zrun_runf_o[114:110]),
-    .pos_i(pos_q[124:120]),
-    .dbx_i(dbx_q[774:744]),
-    .tok_o(u_tok24_tok_o),
-    .len_o(u_tok24_len_o)
-  );
-  bpc_plane_tok_s32 u_tok23 (
-    .cls_i(cls_q[119:115]),
-    .up_zero_i(plane_zero[24]),
-    .dn_zero_i(plane_zero[22]),
-    .runf_i(u_zrun_runf_o[109:105]),
-    .pos_i(pos_q[119:115]),
-    .dbx_i(dbx_q[743:713]),
-    .tok_o(u_tok23_tok_o),
-    .len_o(u_tok23_len_o)
-  );
-  bpc_plane_tok_s32 u_tok22 (
-    .cls_i(cls_q[114:110]),
-    .up_zero_i(plane_zero[23]),
-    .dn_zero_i(plane_zero[21]),
-    .runf_i(u_zrun_runf_o[104:100]),
-    .pos_i(pos_q[114:110]),
-    .dbx_i(dbx_q[712:682]),
-    .tok_o(u_tok22_tok_o),
-    .len_o(u_tok22_len_o)
-  );
-  bpc_plane_tok_s32 u_tok21 (
-    .cls_i(cls_q[109:105]),
-    .up_zero_i(plane_zero[22]),
-    .dn_zero_i(plane_zero[20]),
-    .runf_i(u_zrun_runf_o[99:95]),
-    .pos_i(pos_q[109:105]),
-    .dbx_i(dbx_q[681:651]),
-    .tok_o(u_tok21_tok_o),
-    .len_o(u_tok21_len_o)
-  );
-  bpc_plane_tok_s32 u_tok20 (
-    .cls_i(cls_q[104:100]),
-    .up_zero_i(plane_zero[21]),
-    .dn_zero_i(plane_zero[19]),
-    .runf_i(u_zrun_runf_o[94:90]),
-    .pos_i(pos_q[104:100]),
-    .dbx_i(dbx_q[650:620]),
-    .tok_o(u_tok20_tok_o),
-    .len_o(u_tok20_len_o)
-  );
-  bpc_plane_tok_s32 u_tok19 (
-    .cls_i(cls_q[99:95]),
-    .up_zero_i(plane_zero[20]),
-    .dn_zero_i(plane_zero[18]),
-    .runf_i(u_zrun_runf_o[89:85]),
-    .pos_i(pos_q[99:95]),
-    .dbx_i(dbx_q[619:589]),
-    .tok_o(u_tok19_tok_o),
-    .len_o(u_tok19_len_o)
-  );
-  bpc_plane_tok_s32 u_tok18 (
-    .cls_i(cls_q[94:90]),
-    .up_zero_i(plane_zero[19]),
-    .dn_zero_i(plane_zero[17]),
-    .runf_i(u_zrun_runf_o[84:80]),
-    .pos_i(pos_q[94:90]),
-    .dbx_i(dbx_q[588:558]),
-    .tok_o(u_tok18_tok_o),
-    .len_o(u_tok18_len_o)
-  );
-  bpc_plane_tok_s32 u_tok17 (
-    .cls_i(cls_q[89:85]),
-    .up_zero_i(plane_zero[18]),
-    .dn_zero_i(plane_zero[16]),
-    .runf_i(u_zrun_runf_o[79:75]),
-    .pos_i(pos_q[89:85]),
-    .dbx_i(dbx_q[557:527]),
-    .tok_o(u_tok17_tok_o),
-    .len_o(u_tok17_len_o)
-  );
-  bpc_plane_tok_s32 u_tok16 (
-    .cls_i(cls_q[84:80]),
-    .up_zero_i(plane_zero[17]),
-    .dn_zero_i(plane_zero[15]),
-    .runf_i(u_zrun_runf_o[74:70]),
-    .pos_i(pos_q[84:80]),
-    .dbx_i(dbx_q[526:496]),
-    .tok_o(u_tok16_tok_o),
-    .len_o(u_tok16_len_o)
-  );
-  bpc_plane_tok_s32 u_tok15 (
-    .cls_i(cls_q[79:75]),
-    .up_zero_i(plane_zero[16]),
-    .dn_zero_i(plane_zero[14]),
-    .runf_i(u_zrun_runf_o[69:65]),
-    .pos_i(pos_q[79:75]),
-    .dbx_i(dbx_q[495:465]),
-    .tok_o(u_tok15_tok_o),
-    .len_o(u_tok15_len_o)
-  );
-  bpc_plane_tok_s32 u_tok14 (
-    .cls_i(cls_q[74:70]),
-    .up_zero_i(plane_zero[15]),
-    .dn_zero_i(plane_zero[13]),
-    .runf_i(u_zrun_runf_o[64:60]),
-    .pos_i(pos_q[74:70]),
-    .dbx_i(dbx_q[464:434]),
-    .tok_o(u_tok14_tok_o),
-    .len_o(u_tok14_len_o)
-  );
-  bpc_plane_tok_s32 u_tok13 (
-    .cls_i(cls_q[69:65]),
-    .up_zero_i(plane_zero[14]),
-    .dn_zero_i(plane_zero[12]),
-    .runf_i(u_zrun_runf_o[59:55]),
-    .pos_i(pos_q[69:65]),
-    .dbx_i(dbx_q[433:403]),
-    .tok_o(u_tok13_tok_o),
-    .len_o(u_tok13_len_o)
-  );
-  bpc_plane_tok_s32 u_tok12 (
-    .cls_i(cls_q[64:60]),
-    .up_zero_i(plane_zero[13]),
-    .dn_zero_i(plane_zero[11]),
-    .runf_i(u_zrun_runf_o[54:50]),
-    .pos_i(pos_q[64:60]),
-    .dbx_i(dbx_q[402:372]),
-    .tok_o(u_tok12_tok_o),
-    .len_o(u_tok12_len_o)
-  );
-  bpc_plane_tok_s32 u_tok11 (
-    .cls_i(cls_q[59:55]),
-    .up_zero_i(plane_zero[12]),
-    .dn_zero_i(plane_zero[10]),
-    .runf_i(u_zrun_runf_o[49:45]),
-    .pos_i(pos_q[59:55]),
-    .dbx_i(dbx_q[371:341]),
-    .tok_o(u_tok11_tok_o),
-    .len_o(u_tok11_len_o)
-  );
-  bpc_plane_tok_s32 u_tok10 (
-    .cls_i(cls_q[54:50]),
-    .up_zero_i(plane_zero[11]),
-    .dn_zero_i(plane_zero[9]),
-    .runf_i(u_zrun_runf_o[44:40]),
-    .pos_i(pos_q[54:50]),
-    .dbx_i(dbx_q[340:310]),
-    .tok_o(u_tok10_tok_o),
-    .len_o(u_tok10_len_o)
-  );
-  bpc_plane_tok_s32 u_tok9 (
-    .cls_i(cls_q[49:45]),
-    .up_zero_i(plane_zero[10]),
-    .dn_zero_i(plane_zero[8]),
-    .runf_i(u_zrun_runf_o[39:35]),
-    .pos_i(pos_q[49:45]),
-    .dbx_i(dbx_q[309:279]),
-    .tok_o(u_tok9_tok_o),
-    .len_o(u_tok9_len_o)
-  );
-  bpc_plane_tok_s32 u_tok8 (
-    .cls_i(cls_q[44:40]),
-    .up_zero_i(plane_zero[9]),
-    .dn_zero_i(plane_zero[7]),
-    .runf_i(u_zrun_runf_o[34:30]),
-    .pos_i(pos_q[44:40]),
-    .dbx_i(dbx_q[278:248]),
-    .tok_o(u_tok8_tok_o),
-    .len_o(u_tok8_len_o)
-  );
-  bpc_plane_tok_s32 u_tok7 (
-    .cls_i(cls_q[39:35]),
-    .up_zero_i(plane_zero[8]),
-    .dn_zero_i(plane_zero[6]),
-    .runf_i(u_zrun_runf_o[29:25]),
-    .pos_i(pos_q[39:35]),
-    .dbx_i(dbx_q[247:217]),
-    .tok_o(u_tok7_tok_o),
-    .len_o(u_tok7_len_o)
-  );
-  bpc_plane_tok_s32 u_tok6 (
-    .cls_i(cls_q[34:30]),
-    .up_zero_i(plane_zero[7]),
-    .dn_zero_i(plane_zero[5]),
-    .runf_i(u_zrun_runf_o[24:20]),
-    .pos_i(pos_q[34:30]),
-    .dbx_i(dbx_q[216:186]),
-    .tok_o(u_tok6_tok_o),
-    .len_o(u_tok6_len_o)
-  );
-  bpc_plane_tok_s32 u_tok5 (
-    .cls_i(cls_q[29:25]),
-    .up_zero_i(plane_zero[6]),
-    .dn_zero_i(plane_zero[4]),
-    .runf_i(u_zrun_runf_o[19:15]),
-    .pos_i(pos_q[29:25]),
-    .dbx_i(dbx_q[185:155]),
-    .tok_o(u_tok5_tok_o),
-    .len_o(u_tok5_len_o)
-  );
-  bpc_plane_tok_s32 u_tok4 (
-    .cls_i(cls_q[24:20]),
-    .up_zero_i(plane_zero[5]),
-    .dn_zero_i(plane_zero[3]),
-    .runf_i(u_zrun_runf_o[14:10]),
-    .pos_i(pos_q[24:20]),
-    .dbx_i(dbx_q[154:124]),
-    .tok_o(u_tok4_tok_o),
-    .len_o(u_tok4_len_o)
-  );
-  bpc_plane_tok_s32 u_tok3 (
-    .cls_i(cls_q[19:15]),
-    .up_zero_i(plane_zero[4]),
-    .dn_zero_i(plane_zero[2]),
-    .runf_i(u_zrun_runf_o[9:5]),
-    .pos_i(pos_q[19:15]),
-    .dbx_i(dbx_q[123:93]),
-    .tok_o(u_tok3_tok_o),
-    .len_o(u_tok3_len_o)
-  );
-  bpc_plane_tok_s32 u_tok2 (
-    .cls_i(cls_q[14:10]),
-    .up_zero_i(plane_zero[3]),
-    .dn_zero_i(plane_zero[1]),
-    .runf_i(u_zrun_runf_o[4:0]),
-    .pos_i(pos_q[14:10]),
-    .dbx_i(dbx_q[92:62]),
-    .tok_o(u_tok2_tok_o),
-    .len_o(u_tok2_len_o)
+  bpc_plane_tok_s32 u_tok0 (
+    .cls_i(cls_q[4:0]),
+    .up_zero_i(plane_zero[1]),
+    .dn_zero_i(1'd0),
+    .runf_i(5'd0),
+    .pos_i(pos_q[4:0]),
+    .dbx_i(dbx_q[30:0]),
+    .tok_o(u_tok_tok_o[0]),
+    .len_o(u_tok_len_o[0])
   );
   bpc_plane_tok_s32 u_tok1 (
     .cls_i(cls_q[9:5]),
@@ -1435,102 +611,116 @@ module bpc_comp_s32 (
     .runf_i(5'd0),
     .pos_i(pos_q[9:5]),
     .dbx_i(dbx_q[61:31]),
-    .tok_o(u_tok1_tok_o),
-    .len_o(u_tok1_len_o)
+    .tok_o(u_tok_tok_o[1]),
+    .len_o(u_tok_len_o[1])
   );
-  bpc_plane_tok_s32 u_tok0 (
-    .cls_i(cls_q[4:0]),
-    .up_zero_i(plane_zero[1]),
-    .dn_zero_i(1'd0),
-    .runf_i(5'd0),
-    .pos_i(pos_q[4:0]),
-    .dbx_i(dbx_q[30:0]),
-    .tok_o(u_tok0_tok_o),
-    .len_o(u_tok0_len_o)
+  generate
+    for (i = 2; i < 32; i = i + 1) begin : g_tok
+      bpc_plane_tok_s32 u_tok (
+        .cls_i(cls_q[5*i +: 5]),
+        .up_zero_i(plane_zero[i + 1]),
+        .dn_zero_i(plane_zero[i - 1]),
+        .runf_i(u_zrun_runf_o[5*(i - 2) +: 5]),
+        .pos_i(pos_q[5*i +: 5]),
+        .dbx_i(dbx_q[31*i +: 31]),
+        .tok_o(u_tok_tok_o[i]),
+        .len_o(u_tok_len_o[i])
+      );
+    end
+  endgenerate
+  bpc_plane_tok_s32 u_tok32 (
+    .cls_i(cls_q[164:160]),
+    .up_zero_i(1'd0),
+    .dn_zero_i(plane_zero[31]),
+    .runf_i(u_zrun_runf_o[154:150]),
+    .pos_i(pos_q[164:160]),
+    .dbx_i(dbx_q[1022:992]),
+    .tok_o(u_tok_tok_o[32]),
+    .len_o(u_tok_len_o[32])
   );
   bpc_len_sums_n4_w8 u_t_sums0 (
     .len0_i({2'd0, len_base}),
-    .len1_i({2'd0, u_tok32_len_o}),
-    .len2_i({2'd0, u_tok31_len_o}),
-    .len3_i({2'd0, u_tok30_len_o}),
+    .len1_i({2'd0, u_tok_len_o[32]}),
+    .len2_i({2'd0, u_tok_len_o[31]}),
+    .len3_i({2'd0, u_tok_len_o[30]}),
     .off1_o(u_t_sums0_off1_o),
     .off2_o(u_t_sums0_off2_o),
     .off3_o(u_t_sums0_off3_o),
     .sum_o(u_t_sums0_sum_o)
   );
   bpc_len_sums_n4_w8 u_t_sums1 (
-    .len0_i({2'd0, u_tok29_len_o}),
-    .len1_i({2'd0, u_tok28_len_o}),
-    .len2_i({2'd0, u_tok27_len_o}),
-    .len3_i({2'd0, u_tok26_len_o}),
+    .len0_i({2'd0, u_tok_len_o[29]}),
+    .len1_i({2'd0, u_tok_len_o[28]}),
+    .len2_i({2'd0, u_tok_len_o[27]}),
+    .len3_i({2'd0, u_tok_len_o[26]}),
     .off1_o(u_t_sums1_off1_o),
     .off2_o(u_t_sums1_off2_o),
     .off3_o(u_t_sums1_off3_o),
     .sum_o(u_t_sums1_sum_o)
   );
   bpc_len_sums_n4_w8 u_t_sums2 (
-    .len0_i({2'd0, u_tok25_len_o}),
-    .len1_i({2'd0, u_tok24_len_o}),
-    .len2_i({2'd0, u_tok23_len_o}),
-    .len3_i({2'd0, u_tok22_len_o}),
+    .len0_i({2'd0, u_tok_len_o[25]}),
+    .len1_i({2'd0, u_tok_len_o[24]}),
+    .len2_i({2'd0, u_tok_len_o[23]}),
+    .len3_i({2'd0, u_tok_len_o[22]}),
     .off1_o(u_t_sums2_off1_o),
     .off2_o(u_t_sums2_off2_o),
     .off3_o(u_t_sums2_off3_o),
     .sum_o(u_t_sums2_sum_o)
   );
   bpc_len_sums_n4_w8 u_t_sums3 (
-    .len0_i({2'd0, u_tok21_len_o}),
-    .len1_i({2'd0, u_tok20_len_o}),
-    .len2_i({2'd0, u_tok19_len_o}),
-    .len3_i({2'd0, u_tok18_len_o}),
+    .len0_i({2'd0, u_tok_len_o[21]}),
+    .len1_i({2'd0, u_tok_len_o[20]}),
+    .len2_i({2'd0, u_tok_len_o[19]}),
+    .len3_i({2'd0, u_tok_len_o[18]}),
     .off1_o(u_t_sums3_off1_o),
     .off2_o(u_t_sums3_off2_o),
     .off3_o(u_t_sums3_off3_o),
     .sum_o(u_t_sums3_sum_o)
   );
   bpc_len_sums_n4_w8 u_t_sums4 (
-    .len0_i({2'd0, u_tok17_len_o}),
-    .len1_i({2'd0, u_tok16_len_o}),
-    .len2_i({2'd0, u_tok15_len_o}),
-    .len3_i({2'd0, u_tok14_len_o}),
+    .len0_i({2'd0, u_tok_len_o[17]}),
+    .len1_i({2'd0, u_tok_len_o[16]}),
+    .len2_i({2'd0, u_tok_len_o[15]}),
+    .len3_i({2'd0, u_tok_len_o[14]}),
     .off1_o(u_t_sums4_off1_o),
     .off2_o(u_t_sums4_off2_o),
     .off3_o(u_t_sums4_off3_o),
     .sum_o(u_t_sums4_sum_o)
   );
   bpc_len_sums_n4_w8 u_t_sums5 (
-    .len0_i({2'd0, u_tok13_len_o}),
-    .len1_i({2'd0, u_tok12_len_o}),
-    .len2_i({2'd0, u_tok11_len_o}),
-    .len3_i({2'd0, u_tok10_len_o}),
+    .len0_i({2'd0, u_tok_len_o[13]}),
+    .len1_i({2'd0, u_tok_len_o[12]}),
+    .len2_i({2'd0, u_tok_len_o[11]}),
+    .len3_i({2'd0, u_tok_len_o[10]}),
     .off1_o(u_t_sums5_off1_o),
     .off2_o(u_t_sums5_off2_o),
     .off3_o(u_t_sums5_off3_o),
     .sum_o(u_t_sums5_sum_o)
   );
   bpc_len_sums_n4_w8 u_t_sums6 (
-    .len0_i({2'd0, u_tok9_len_o}),
-    .len1_i({2'd0, u_tok8_len_o}),
-    .len2_i({2'd0, u_tok7_len_o}),
-    .len3_i({2'd0, u_tok6_len_o}),
+    .len0_i({2'd0, u_tok_len_o[9]}),
+    .len1_i({2'd0, u_tok_len_o[8]}),
+    .len2_i({2'd0, u_tok_len_o[7]}),
+    .len3_i({2'd0, u_tok_len_o[6]}),
     .off1_o(u_t_sums6_off1_o),
     .off2_o(u_t_sums6_off2_o),
     .off3_o(u_t_sums6_off3_o),
     .sum_o(u_t_sums6_sum_o)
   );
   bpc_len_sums_n4_w8 u_t_sums7 (
-    .len0_i({2'd0, u_tok5_len_o}),
-    .len1_i({2'd0, u_tok4_len_o}),
-    .len2_i({2'd0, u_tok3_len_o}),
-    .len3_i({2'd0, u_tok2_len_o}),
+    .len0_i({2'd0, u_tok_len_o[5]}),
+    .len1_i({2'd0, u_tok_len_o[4]}),
+    .len2_i({2'd0, u_tok_len_o[3]}),
+    .len3_i({2'd0, u_tok_len_o[2]}),
     .off1_o(u_t_sums7_off1_o),
     .off2_o(u_t_sums7_off2_o),
     .off3_o(u_t_sums7_off3_o),
     .sum_o(u_t_sums7_sum_o)
   );
   bpc_len_sums_n2_w8 u_t_sums8 (
-    .len0_i({2'd0, u_tok1_len_o}),
-    .len1_i({2'd0, u_tok0_len_o}),
+    .len0_i({2'd0, u_tok_len_o[1]}),
+    .len1_i({2'd0, u_tok_len_o[0]}),
     .off1_o(u_t_sums8_off1_o),
     .sum_o(u_t_sums8_sum_o)
   );
@@ -1595,103 +785,103 @@ module bpc_comp_s32 (
     .clk_i(clk_i),
     .en_i(pipe_adv),
     .seg0_i(tok_base),
-    .seg1_i(u_tok32_tok_o),
+    .seg1_i(u_tok_tok_o[32]),
     .off1_i(u_t_sums0_off1_o),
-    .seg2_i(u_tok31_tok_o),
+    .seg2_i(u_tok_tok_o[31]),
     .off2_i(u_t_sums0_off2_o),
-    .seg3_i(u_tok30_tok_o),
+    .seg3_i(u_tok_tok_o[30]),
     .off3_i(u_t_sums0_off3_o),
     .bits_o(u_m1_0_bits_o)
   );
   bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_1 (
     .clk_i(clk_i),
     .en_i(pipe_adv),
-    .seg0_i(u_tok29_tok_o),
-    .seg1_i(u_tok28_tok_o),
+    .seg0_i(u_tok_tok_o[29]),
+    .seg1_i(u_tok_tok_o[28]),
     .off1_i(u_t_sums1_off1_o),
-    .seg2_i(u_tok27_tok_o),
+    .seg2_i(u_tok_tok_o[27]),
     .off2_i(u_t_sums1_off2_o),
-    .seg3_i(u_tok26_tok_o),
+    .seg3_i(u_tok_tok_o[26]),
     .off3_i(u_t_sums1_off3_o),
     .bits_o(u_m1_1_bits_o)
   );
   bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_2 (
     .clk_i(clk_i),
     .en_i(pipe_adv),
-    .seg0_i(u_tok25_tok_o),
-    .seg1_i(u_tok24_tok_o),
+    .seg0_i(u_tok_tok_o[25]),
+    .seg1_i(u_tok_tok_o[24]),
     .off1_i(u_t_sums2_off1_o),
-    .seg2_i(u_tok23_tok_o),
+    .seg2_i(u_tok_tok_o[23]),
     .off2_i(u_t_sums2_off2_o),
-    .seg3_i(u_tok22_tok_o),
+    .seg3_i(u_tok_tok_o[22]),
     .off3_i(u_t_sums2_off3_o),
     .bits_o(u_m1_2_bits_o)
   );
   bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_3 (
     .clk_i(clk_i),
     .en_i(pipe_adv),
-    .seg0_i(u_tok21_tok_o),
-    .seg1_i(u_tok20_tok_o),
+    .seg0_i(u_tok_tok_o[21]),
+    .seg1_i(u_tok_tok_o[20]),
     .off1_i(u_t_sums3_off1_o),
-    .seg2_i(u_tok19_tok_o),
+    .seg2_i(u_tok_tok_o[19]),
     .off2_i(u_t_sums3_off2_o),
-    .seg3_i(u_tok18_tok_o),
+    .seg3_i(u_tok_tok_o[18]),
     .off3_i(u_t_sums3_off3_o),
     .bits_o(u_m1_3_bits_o)
   );
   bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_4 (
     .clk_i(clk_i),
     .en_i(pipe_adv),
-    .seg0_i(u_tok17_tok_o),
-    .seg1_i(u_tok16_tok_o),
+    .seg0_i(u_tok_tok_o[17]),
+    .seg1_i(u_tok_tok_o[16]),
     .off1_i(u_t_sums4_off1_o),
-    .seg2_i(u_tok15_tok_o),
+    .seg2_i(u_tok_tok_o[15]),
     .off2_i(u_t_sums4_off2_o),
-    .seg3_i(u_tok14_tok_o),
+    .seg3_i(u_tok_tok_o[14]),
     .off3_i(u_t_sums4_off3_o),
     .bits_o(u_m1_4_bits_o)
   );
   bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_5 (
     .clk_i(clk_i),
     .en_i(pipe_adv),
-    .seg0_i(u_tok13_tok_o),
-    .seg1_i(u_tok12_tok_o),
+    .seg0_i(u_tok_tok_o[13]),
+    .seg1_i(u_tok_tok_o[12]),
     .off1_i(u_t_sums5_off1_o),
-    .seg2_i(u_tok11_tok_o),
+    .seg2_i(u_tok_tok_o[11]),
     .off2_i(u_t_sums5_off2_o),
-    .seg3_i(u_tok10_tok_o),
+    .seg3_i(u_tok_tok_o[10]),
     .off3_i(u_t_sums5_off3_o),
     .bits_o(u_m1_5_bits_o)
   );
   bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_6 (
     .clk_i(clk_i),
     .en_i(pipe_adv),
-    .seg0_i(u_tok9_tok_o),
-    .seg1_i(u_tok8_tok_o),
+    .seg0_i(u_tok_tok_o[9]),
+    .seg1_i(u_tok_tok_o[8]),
     .off1_i(u_t_sums6_off1_o),
-    .seg2_i(u_tok7_tok_o),
+    .seg2_i(u_tok_tok_o[7]),
     .off2_i(u_t_sums6_off2_o),
-    .seg3_i(u_tok6_tok_o),
+    .seg3_i(u_tok_tok_o[6]),
     .off3_i(u_t_sums6_off3_o),
     .bits_o(u_m1_6_bits_o)
   );
   bpc_merge_w32_w32a8_w32a8_w32a8_c768 u_m1_7 (
     .clk_i(clk_i),
     .en_i(pipe_adv),
-    .seg0_i(u_tok5_tok_o),
-    .seg1_i(u_tok4_tok_o),
+    .seg0_i(u_tok_tok_o[5]),
+    .seg1_i(u_tok_tok_o[4]),
     .off1_i(u_t_sums7_off1_o),
-    .seg2_i(u_tok3_tok_o),
+    .seg2_i(u_tok_tok_o[3]),
     .off2_i(u_t_sums7_off2_o),
-    .seg3_i(u_tok2_tok_o),
+    .seg3_i(u_tok_tok_o[2]),
     .off3_i(u_t_sums7_off3_o),
     .bits_o(u_m1_7_bits_o)
   );
   bpc_merge_w32_w32a8_c768 u_m1_8 (
     .clk_i(clk_i),
     .en_i(pipe_adv),
-    .seg0_i(u_tok1_tok_o),
-    .seg1_i(u_tok0_tok_o),
+    .seg0_i(u_tok_tok_o[1]),
+    .seg1_i(u_tok_tok_o[0]),
     .off1_i(u_t_sums8_off1_o),
     .bits_o(u_m1_8_bits_o)
   );

@@ -17,6 +17,9 @@ module bpc_dec_s32_k4 (
   output wire m_err_o
 );
 
+  genvar i;
+  integer k;
+
   // Accept: size code to mode and limit; the base token decoded at stream bit 0
   wire [1023:0] st_in;
   wire code_zero;
@@ -44,38 +47,7 @@ module bpc_dec_s32_k4 (
   reg  [5:0] left_q;
   reg  [30:0] prev_q;
   reg  err_q;
-  reg  [30:0] dbp0_q;
-  reg  [30:0] dbp1_q;
-  reg  [30:0] dbp2_q;
-  reg  [30:0] dbp3_q;
-  reg  [30:0] dbp4_q;
-  reg  [30:0] dbp5_q;
-  reg  [30:0] dbp6_q;
-  reg  [30:0] dbp7_q;
-  reg  [30:0] dbp8_q;
-  reg  [30:0] dbp9_q;
-  reg  [30:0] dbp10_q;
-  reg  [30:0] dbp11_q;
-  reg  [30:0] dbp12_q;
-  reg  [30:0] dbp13_q;
-  reg  [30:0] dbp14_q;
-  reg  [30:0] dbp15_q;
-  reg  [30:0] dbp16_q;
-  reg  [30:0] dbp17_q;
-  reg  [30:0] dbp18_q;
-  reg  [30:0] dbp19_q;
-  reg  [30:0] dbp20_q;
-  reg  [30:0] dbp21_q;
-  reg  [30:0] dbp22_q;
-  reg  [30:0] dbp23_q;
-  reg  [30:0] dbp24_q;
-  reg  [30:0] dbp25_q;
-  reg  [30:0] dbp26_q;
-  reg  [30:0] dbp27_q;
-  reg  [30:0] dbp28_q;
-  reg  [30:0] dbp29_q;
-  reg  [30:0] dbp30_q;
-  reg  [30:0] dbp31_q;
+  (* mem2reg *) reg  [30:0] dbp_q [0:31];
   assign st_in = {s_stream_i[1016], s_stream_i[1017], s_stream_i[1018], s_stream_i[1019],
                   s_stream_i[1020], s_stream_i[1021], s_stream_i[1022], s_stream_i[1023],
                   s_stream_i[1008], s_stream_i[1009], s_stream_i[1010], s_stream_i[1011],
@@ -648,102 +620,9 @@ module bpc_dec_s32_k4 (
   wire [5:0] left_d;
   wire [30:0] prev_d;
   wire err_d;
-  wire we0;
-  wire [30:0] dbp0_n;
-  wire [30:0] dbp0_d;
-  wire we1;
-  wire [30:0] dbp1_n;
-  wire [30:0] dbp1_d;
-  wire we2;
-  wire [30:0] dbp2_n;
-  wire [30:0] dbp2_d;
-  wire we3;
-  wire [30:0] dbp3_n;
-  wire [30:0] dbp3_d;
-  wire we4;
-  wire [30:0] dbp4_n;
-  wire [30:0] dbp4_d;
-  wire we5;
-  wire [30:0] dbp5_n;
-  wire [30:0] dbp5_d;
-  wire we6;
-  wire [30:0] dbp6_n;
-  wire [30:0] dbp6_d;
-  wire we7;
-  wire [30:0] dbp7_n;
-  wire [30:0] dbp7_d;
-  wire we8;
-  wire [30:0] dbp8_n;
-  wire [30:0] dbp8_d;
-  wire we9;
-  wire [30:0] dbp9_n;
-  wire [30:0] dbp9_d;
-  wire we10;
-  wire [30:0] dbp10_n;
-  wire [30:0] dbp10_d;
-  wire we11;
-  wire [30:0] dbp11_n;
-  wire [30:0] dbp11_d;
-  wire we12;
-  wire [30:0] dbp12_n;
-  wire [30:0] dbp12_d;
-  wire we13;
-  wire [30:0] dbp13_n;
-  wire [30:0] dbp13_d;
-  wire we14;
-  wire [30:0] dbp14_n;
-  wire [30:0] dbp14_d;
-  wire we15;
-  wire [30:0] dbp15_n;
-  wire [30:0] dbp15_d;
-  wire we16;
-  wire [30:0] dbp16_n;
-  wire [30:0] dbp16_d;
-  wire we17;
-  wire [30:0] dbp17_n;
-  wire [30:0] dbp17_d;
-  wire we18;
-  wire [30:0] dbp18_n;
-  wire [30:0] dbp18_d;
-  wire we19;
-  wire [30:0] dbp19_n;
-  wire [30:0] dbp19_d;
-  wire we20;
-  wire [30:0] dbp20_n;
-  wire [30:0] dbp20_d;
-  wire we21;
-  wire [30:0] dbp21_n;
-  wire [30:0] dbp21_d;
-  wire we22;
-  wire [30:0] dbp22_n;
-  wire [30:0] dbp22_d;
-  wire we23;
-  wire [30:0] dbp23_n;
-  wire [30:0] dbp23_d;
-  wire we24;
-  wire [30:0] dbp24_n;
-  wire [30:0] dbp24_d;
-  wire we25;
-  wire [30:0] dbp25_n;
-  wire [30:0] dbp25_d;
-  wire we26;
-  wire [30:0] dbp26_n;
-  wire [30:0] dbp26_d;
-  wire we27;
-  wire [30:0] dbp27_n;
-  wire [30:0] dbp27_d;
-  wire we28;
-  wire [30:0] dbp28_n;
-  wire [30:0] dbp28_d;
-  wire we29;
-  wire [30:0] dbp29_n;
-  wire [30:0] dbp29_d;
-  wire we30;
-  wire [30:0] dbp30_n;
-  wire [30:0] dbp30_d;
-  wire we31;
-  wire [30:0] dbp31_n;
-  wire [30:0] dbp31_d;
+  wire we [0:31];
+  wire [30:0] dbp_n [0:31];
+  wire [30:0] dbp_d [0:31];
   assign win = sr_q[132:0];
   assign cls_at0 = {(~win[0] & ~win[1] & ~win[2] & win[3] & win[4]),
                     (~win[0] & ~win[1] & ~win[2] & win[3] & ~win[4]),
@@ -2204,380 +2083,353 @@ module bpc_dec_s32_k4 (
   assign left_d = (loop_load ? 6'd33 : t3_left);
   assign prev_d = (loop_load ? 31'd0 : t3_prev);
   assign err_d = (loop_load ? (code_bad | base_over) : (err_q | loop_err));
-  assign we0 = (loop_valid_q
-                & (((6'd0 < left_q) & (6'd0 >= t0_left)) | ((6'd0 < t0_left) & (6'd0 >= t1_left))
-                   | ((6'd0 < t1_left) & (6'd0 >= t2_left))
-                   | ((6'd0 < t2_left) & (6'd0 >= t3_left))));
-  assign dbp0_n = (we0 ?
-                     ((((6'd0 < left_q) & (6'd0 >= t0_left)) ? t0_dbp : 31'd0)
-                      | (((6'd0 < t0_left) & (6'd0 >= t1_left)) ? t1_dbp : 31'd0)
-                      | ((((6'd0 < t1_left) & (6'd0 >= t2_left)) ? t2_dbp : 31'd0)
-                         | (((6'd0 < t2_left) & (6'd0 >= t3_left)) ? t3_dbp : 31'd0)))
-                   : dbp0_q);
-  assign dbp0_d = dbp0_n;
-  assign we1 = (loop_valid_q
-                & (((6'd1 < left_q) & (6'd1 >= t0_left)) | ((6'd1 < t0_left) & (6'd1 >= t1_left))
-                   | ((6'd1 < t1_left) & (6'd1 >= t2_left))
-                   | ((6'd1 < t2_left) & (6'd1 >= t3_left))));
-  assign dbp1_n = (we1 ?
-                     ((((6'd1 < left_q) & (6'd1 >= t0_left)) ? t0_dbp : 31'd0)
-                      | (((6'd1 < t0_left) & (6'd1 >= t1_left)) ? t1_dbp : 31'd0)
-                      | ((((6'd1 < t1_left) & (6'd1 >= t2_left)) ? t2_dbp : 31'd0)
-                         | (((6'd1 < t2_left) & (6'd1 >= t3_left)) ? t3_dbp : 31'd0)))
-                   : dbp1_q);
-  assign dbp1_d = dbp1_n;
-  assign we2 = (loop_valid_q
-                & (((6'd2 < left_q) & (6'd2 >= t0_left)) | ((6'd2 < t0_left) & (6'd2 >= t1_left))
-                   | ((6'd2 < t1_left) & (6'd2 >= t2_left))
-                   | ((6'd2 < t2_left) & (6'd2 >= t3_left))));
-  assign dbp2_n = (we2 ?
-                     ((((6'd2 < left_q) & (6'd2 >= t0_left)) ? t0_dbp : 31'd0)
-                      | (((6'd2 < t0_left) & (6'd2 >= t1_left)) ? t1_dbp : 31'd0)
-                      | ((((6'd2 < t1_left) & (6'd2 >= t2_left)) ? t2_dbp : 31'd0)
-                         | (((6'd2 < t2_left) & (6'd2 >= t3_left)) ? t3_dbp : 31'd0)))
-                   : dbp2_q);
-  assign dbp2_d = dbp2_n;
-  assign we3 = (loop_valid_q
-                & (((6'd3 < left_q) & (6'd3 >= t0_left)) | ((6'd3 < t0_left) & (6'd3 >= t1_left))
-                   | ((6'd3 < t1_left) & (6'd3 >= t2_left))
-                   | ((6'd3 < t2_left) & (6'd3 >= t3_left))));
-  assign dbp3_n = (we3 ?
-                     ((((6'd3 < left_q) & (6'd3 >= t0_left)) ? t0_dbp : 31'd0)
-                      | (((6'd3 < t0_left) & (6'd3 >= t1_left)) ? t1_dbp : 31'd0)
-                      | ((((6'd3 < t1_left) & (6'd3 >= t2_left)) ? t2_dbp : 31'd0)
-                         | (((6'd3 < t2_left) & (6'd3 >= t3_left)) ? t3_dbp : 31'd0)))
-                   : dbp3_q);
-  assign dbp3_d = dbp3_n;
-  assign we4 = (loop_valid_q
-                & (((6'd4 < left_q) & (6'd4 >= t0_left)) | ((6'd4 < t0_left) & (6'd4 >= t1_left))
-                   | ((6'd4 < t1_left) & (6'd4 >= t2_left))
-                   | ((6'd4 < t2_left) & (6'd4 >= t3_left))));
-  assign dbp4_n = (we4 ?
-                     ((((6'd4 < left_q) & (6'd4 >= t0_left)) ? t0_dbp : 31'd0)
-                      | (((6'd4 < t0_left) & (6'd4 >= t1_left)) ? t1_dbp : 31'd0)
-                      | ((((6'd4 < t1_left) & (6'd4 >= t2_left)) ? t2_dbp : 31'd0)
-                         | (((6'd4 < t2_left) & (6'd4 >= t3_left)) ? t3_dbp : 31'd0)))
-                   : dbp4_q);
-  assign dbp4_d = dbp4_n;
-  assign we5 = (loop_valid_q
-                & (((6'd5 < left_q) & (6'd5 >= t0_left)) | ((6'd5 < t0_left) & (6'd5 >= t1_left))
-                   | ((6'd5 < t1_left) & (6'd5 >= t2_left))
-                   | ((6'd5 < t2_left) & (6'd5 >= t3_left))));
-  assign dbp5_n = (we5 ?
-                     ((((6'd5 < left_q) & (6'd5 >= t0_left)) ? t0_dbp : 31'd0)
-                      | (((6'd5 < t0_left) & (6'd5 >= t1_left)) ? t1_dbp : 31'd0)
-                      | ((((6'd5 < t1_left) & (6'd5 >= t2_left)) ? t2_dbp : 31'd0)
-                         | (((6'd5 < t2_left) & (6'd5 >= t3_left)) ? t3_dbp : 31'd0)))
-                   : dbp5_q);
-  assign dbp5_d = dbp5_n;
-  assign we6 = (loop_valid_q
-                & (((6'd6 < left_q) & (6'd6 >= t0_left)) | ((6'd6 < t0_left) & (6'd6 >= t1_left))
-                   | ((6'd6 < t1_left) & (6'd6 >= t2_left))
-                   | ((6'd6 < t2_left) & (6'd6 >= t3_left))));
-  assign dbp6_n = (we6 ?
-                     ((((6'd6 < left_q) & (6'd6 >= t0_left)) ? t0_dbp : 31'd0)
-                      | (((6'd6 < t0_left) & (6'd6 >= t1_left)) ? t1_dbp : 31'd0)
-                      | ((((6'd6 < t1_left) & (6'd6 >= t2_left)) ? t2_dbp : 31'd0)
-                         | (((6'd6 < t2_left) & (6'd6 >= t3_left)) ? t3_dbp : 31'd0)))
-                   : dbp6_q);
-  assign dbp6_d = dbp6_n;
-  assign we7 = (loop_valid_q
-                & (((6'd7 < left_q) & (6'd7 >= t0_left)) | ((6'd7 < t0_left) & (6'd7 >= t1_left))
-                   | ((6'd7 < t1_left) & (6'd7 >= t2_left))
-                   | ((6'd7 < t2_left) & (6'd7 >= t3_left))));
-  assign dbp7_n = (we7 ?
-                     ((((6'd7 < left_q) & (6'd7 >= t0_left)) ? t0_dbp : 31'd0)
-                      | (((6'd7 < t0_left) & (6'd7 >= t1_left)) ? t1_dbp : 31'd0)
-                      | ((((6'd7 < t1_left) & (6'd7 >= t2_left)) ? t2_dbp : 31'd0)
-                         | (((6'd7 < t2_left) & (6'd7 >= t3_left)) ? t3_dbp : 31'd0)))
-                   : dbp7_q);
-  assign dbp7_d = dbp7_n;
-  assign we8 = (loop_valid_q
-                & (((6'd8 < left_q) & (6'd8 >= t0_left)) | ((6'd8 < t0_left) & (6'd8 >= t1_left))
-                   | ((6'd8 < t1_left) & (6'd8 >= t2_left))
-                   | ((6'd8 < t2_left) & (6'd8 >= t3_left))));
-  assign dbp8_n = (we8 ?
-                     ((((6'd8 < left_q) & (6'd8 >= t0_left)) ? t0_dbp : 31'd0)
-                      | (((6'd8 < t0_left) & (6'd8 >= t1_left)) ? t1_dbp : 31'd0)
-                      | ((((6'd8 < t1_left) & (6'd8 >= t2_left)) ? t2_dbp : 31'd0)
-                         | (((6'd8 < t2_left) & (6'd8 >= t3_left)) ? t3_dbp : 31'd0)))
-                   : dbp8_q);
-  assign dbp8_d = dbp8_n;
-  assign we9 = (loop_valid_q
-                & (((6'd9 < left_q) & (6'd9 >= t0_left)) | ((6'd9 < t0_left) & (6'd9 >= t1_left))
-                   | ((6'd9 < t1_left) & (6'd9 >= t2_left))
-                   | ((6'd9 < t2_left) & (6'd9 >= t3_left))));
-  assign dbp9_n = (we9 ?
-                     ((((6'd9 < left_q) & (6'd9 >= t0_left)) ? t0_dbp : 31'd0)
-                      | (((6'd9 < t0_left) & (6'd9 >= t1_left)) ? t1_dbp : 31'd0)
-                      | ((((6'd9 < t1_left) & (6'd9 >= t2_left)) ? t2_dbp : 31'd0)
-                         | (((6'd9 < t2_left) & (6'd9 >= t3_left)) ? t3_dbp : 31'd0)))
-                   : dbp9_q);
-  assign dbp9_d = dbp9_n;
-  assign we10 = (loop_valid_q
-                 & (((6'd10 < left_q) & (6'd10 >= t0_left))
-                    | ((6'd10 < t0_left) & (6'd10 >= t1_left))
-                    | ((6'd10 < t1_left) & (6'd10 >= t2_left))
-                    | ((6'd10 < t2_left) & (6'd10 >= t3_left))));
-  assign dbp10_n = (we10 ?
-                      ((((6'd10 < left_q) & (6'd10 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd10 < t0_left) & (6'd10 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd10 < t1_left) & (6'd10 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd10 < t2_left) & (6'd10 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp10_q);
-  assign dbp10_d = dbp10_n;
-  assign we11 = (loop_valid_q
-                 & (((6'd11 < left_q) & (6'd11 >= t0_left))
-                    | ((6'd11 < t0_left) & (6'd11 >= t1_left))
-                    | ((6'd11 < t1_left) & (6'd11 >= t2_left))
-                    | ((6'd11 < t2_left) & (6'd11 >= t3_left))));
-  assign dbp11_n = (we11 ?
-                      ((((6'd11 < left_q) & (6'd11 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd11 < t0_left) & (6'd11 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd11 < t1_left) & (6'd11 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd11 < t2_left) & (6'd11 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp11_q);
-  assign dbp11_d = dbp11_n;
-  assign we12 = (loop_valid_q
-                 & (((6'd12 < left_q) & (6'd12 >= t0_left))
-                    | ((6'd12 < t0_left) & (6'd12 >= t1_left))
-                    | ((6'd12 < t1_left) & (6'd12 >= t2_left))
-                    | ((6'd12 < t2_left) & (6'd12 >= t3_left))));
-  assign dbp12_n = (we12 ?
-                      ((((6'd12 < left_q) & (6'd12 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd12 < t0_left) & (6'd12 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd12 < t1_left) & (6'd12 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd12 < t2_left) & (6'd12 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp12_q);
-  assign dbp12_d = dbp12_n;
-  assign we13 = (loop_valid_q
-                 & (((6'd13 < left_q) & (6'd13 >= t0_left))
-                    | ((6'd13 < t0_left) & (6'd13 >= t1_left))
-                    | ((6'd13 < t1_left) & (6'd13 >= t2_left))
-                    | ((6'd13 < t2_left) & (6'd13 >= t3_left))));
-  assign dbp13_n = (we13 ?
-                      ((((6'd13 < left_q) & (6'd13 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd13 < t0_left) & (6'd13 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd13 < t1_left) & (6'd13 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd13 < t2_left) & (6'd13 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp13_q);
-  assign dbp13_d = dbp13_n;
-  assign we14 = (loop_valid_q
-                 & (((6'd14 < left_q) & (6'd14 >= t0_left))
-                    | ((6'd14 < t0_left) & (6'd14 >= t1_left))
-                    | ((6'd14 < t1_left) & (6'd14 >= t2_left))
-                    | ((6'd14 < t2_left) & (6'd14 >= t3_left))));
-  assign dbp14_n = (we14 ?
-                      ((((6'd14 < left_q) & (6'd14 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd14 < t0_left) & (6'd14 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd14 < t1_left) & (6'd14 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd14 < t2_left) & (6'd14 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp14_q);
-  assign dbp14_d = dbp14_n;
-  assign we15 = (loop_valid_q
-                 & (((6'd15 < left_q) & (6'd15 >= t0_left))
-                    | ((6'd15 < t0_left) & (6'd15 >= t1_left))
-                    | ((6'd15 < t1_left) & (6'd15 >= t2_left))
-                    | ((6'd15 < t2_left) & (6'd15 >= t3_left))));
-  assign dbp15_n = (we15 ?
-                      ((((6'd15 < left_q) & (6'd15 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd15 < t0_left) & (6'd15 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd15 < t1_left) & (6'd15 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd15 < t2_left) & (6'd15 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp15_q);
-  assign dbp15_d = dbp15_n;
-  assign we16 = (loop_valid_q
-                 & (((6'd16 < left_q) & (6'd16 >= t0_left))
-                    | ((6'd16 < t0_left) & (6'd16 >= t1_left))
-                    | ((6'd16 < t1_left) & (6'd16 >= t2_left))
-                    | ((6'd16 < t2_left) & (6'd16 >= t3_left))));
-  assign dbp16_n = (we16 ?
-                      ((((6'd16 < left_q) & (6'd16 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd16 < t0_left) & (6'd16 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd16 < t1_left) & (6'd16 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd16 < t2_left) & (6'd16 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp16_q);
-  assign dbp16_d = dbp16_n;
-  assign we17 = (loop_valid_q
-                 & (((6'd17 < left_q) & (6'd17 >= t0_left))
-                    | ((6'd17 < t0_left) & (6'd17 >= t1_left))
-                    | ((6'd17 < t1_left) & (6'd17 >= t2_left))
-                    | ((6'd17 < t2_left) & (6'd17 >= t3_left))));
-  assign dbp17_n = (we17 ?
-                      ((((6'd17 < left_q) & (6'd17 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd17 < t0_left) & (6'd17 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd17 < t1_left) & (6'd17 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd17 < t2_left) & (6'd17 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp17_q);
-  assign dbp17_d = dbp17_n;
-  assign we18 = (loop_valid_q
-                 & (((6'd18 < left_q) & (6'd18 >= t0_left))
-                    | ((6'd18 < t0_left) & (6'd18 >= t1_left))
-                    | ((6'd18 < t1_left) & (6'd18 >= t2_left))
-                    | ((6'd18 < t2_left) & (6'd18 >= t3_left))));
-  assign dbp18_n = (we18 ?
-                      ((((6'd18 < left_q) & (6'd18 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd18 < t0_left) & (6'd18 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd18 < t1_left) & (6'd18 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd18 < t2_left) & (6'd18 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp18_q);
-  assign dbp18_d = dbp18_n;
-  assign we19 = (loop_valid_q
-                 & (((6'd19 < left_q) & (6'd19 >= t0_left))
-                    | ((6'd19 < t0_left) & (6'd19 >= t1_left))
-                    | ((6'd19 < t1_left) & (6'd19 >= t2_left))
-                    | ((6'd19 < t2_left) & (6'd19 >= t3_left))));
-  assign dbp19_n = (we19 ?
-                      ((((6'd19 < left_q) & (6'd19 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd19 < t0_left) & (6'd19 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd19 < t1_left) & (6'd19 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd19 < t2_left) & (6'd19 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp19_q);
-  assign dbp19_d = dbp19_n;
-  assign we20 = (loop_valid_q
-                 & (((6'd20 < left_q) & (6'd20 >= t0_left))
-                    | ((6'd20 < t0_left) & (6'd20 >= t1_left))
-                    | ((6'd20 < t1_left) & (6'd20 >= t2_left))
-                    | ((6'd20 < t2_left) & (6'd20 >= t3_left))));
-  assign dbp20_n = (we20 ?
-                      ((((6'd20 < left_q) & (6'd20 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd20 < t0_left) & (6'd20 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd20 < t1_left) & (6'd20 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd20 < t2_left) & (6'd20 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp20_q);
-  assign dbp20_d = dbp20_n;
-  assign we21 = (loop_valid_q
-                 & (((6'd21 < left_q) & (6'd21 >= t0_left))
-                    | ((6'd21 < t0_left) & (6'd21 >= t1_left))
-                    | ((6'd21 < t1_left) & (6'd21 >= t2_left))
-                    | ((6'd21 < t2_left) & (6'd21 >= t3_left))));
-  assign dbp21_n = (we21 ?
-                      ((((6'd21 < left_q) & (6'd21 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd21 < t0_left) & (6'd21 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd21 < t1_left) & (6'd21 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd21 < t2_left) & (6'd21 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp21_q);
-  assign dbp21_d = dbp21_n;
-  assign we22 = (loop_valid_q
-                 & (((6'd22 < left_q) & (6'd22 >= t0_left))
-                    | ((6'd22 < t0_left) & (6'd22 >= t1_left))
-                    | ((6'd22 < t1_left) & (6'd22 >= t2_left))
-                    | ((6'd22 < t2_left) & (6'd22 >= t3_left))));
-  assign dbp22_n = (we22 ?
-                      ((((6'd22 < left_q) & (6'd22 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd22 < t0_left) & (6'd22 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd22 < t1_left) & (6'd22 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd22 < t2_left) & (6'd22 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp22_q);
-  assign dbp22_d = dbp22_n;
-  assign we23 = (loop_valid_q
-                 & (((6'd23 < left_q) & (6'd23 >= t0_left))
-                    | ((6'd23 < t0_left) & (6'd23 >= t1_left))
-                    | ((6'd23 < t1_left) & (6'd23 >= t2_left))
-                    | ((6'd23 < t2_left) & (6'd23 >= t3_left))));
-  assign dbp23_n = (we23 ?
-                      ((((6'd23 < left_q) & (6'd23 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd23 < t0_left) & (6'd23 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd23 < t1_left) & (6'd23 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd23 < t2_left) & (6'd23 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp23_q);
-  assign dbp23_d = dbp23_n;
-  assign we24 = (loop_valid_q
-                 & (((6'd24 < left_q) & (6'd24 >= t0_left))
-                    | ((6'd24 < t0_left) & (6'd24 >= t1_left))
-                    | ((6'd24 < t1_left) & (6'd24 >= t2_left))
-                    | ((6'd24 < t2_left) & (6'd24 >= t3_left))));
-  assign dbp24_n = (we24 ?
-                      ((((6'd24 < left_q) & (6'd24 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd24 < t0_left) & (6'd24 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd24 < t1_left) & (6'd24 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd24 < t2_left) & (6'd24 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp24_q);
-  assign dbp24_d = dbp24_n;
-  assign we25 = (loop_valid_q
-                 & (((6'd25 < left_q) & (6'd25 >= t0_left))
-                    | ((6'd25 < t0_left) & (6'd25 >= t1_left))
-                    | ((6'd25 < t1_left) & (6'd25 >= t2_left))
-                    | ((6'd25 < t2_left) & (6'd25 >= t3_left))));
-  assign dbp25_n = (we25 ?
-                      ((((6'd25 < left_q) & (6'd25 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd25 < t0_left) & (6'd25 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd25 < t1_left) & (6'd25 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd25 < t2_left) & (6'd25 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp25_q);
-  assign dbp25_d = dbp25_n;
-  assign we26 = (loop_valid_q
-                 & (((6'd26 < left_q) & (6'd26 >= t0_left))
-                    | ((6'd26 < t0_left) & (6'd26 >= t1_left))
-                    | ((6'd26 < t1_left) & (6'd26 >= t2_left))
-                    | ((6'd26 < t2_left) & (6'd26 >= t3_left))));
-  assign dbp26_n = (we26 ?
-                      ((((6'd26 < left_q) & (6'd26 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd26 < t0_left) & (6'd26 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd26 < t1_left) & (6'd26 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd26 < t2_left) & (6'd26 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp26_q);
-  assign dbp26_d = dbp26_n;
-  assign we27 = (loop_valid_q
-                 & (((6'd27 < left_q) & (6'd27 >= t0_left))
-                    | ((6'd27 < t0_left) & (6'd27 >= t1_left))
-                    | ((6'd27 < t1_left) & (6'd27 >= t2_left))
-                    | ((6'd27 < t2_left) & (6'd27 >= t3_left))));
-  assign dbp27_n = (we27 ?
-                      ((((6'd27 < left_q) & (6'd27 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd27 < t0_left) & (6'd27 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd27 < t1_left) & (6'd27 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd27 < t2_left) & (6'd27 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp27_q);
-  assign dbp27_d = dbp27_n;
-  assign we28 = (loop_valid_q
-                 & (((6'd28 < left_q) & (6'd28 >= t0_left))
-                    | ((6'd28 < t0_left) & (6'd28 >= t1_left))
-                    | ((6'd28 < t1_left) & (6'd28 >= t2_left))
-                    | ((6'd28 < t2_left) & (6'd28 >= t3_left))));
-  assign dbp28_n = (we28 ?
-                      ((((6'd28 < left_q) & (6'd28 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd28 < t0_left) & (6'd28 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd28 < t1_left) & (6'd28 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd28 < t2_left) & (6'd28 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp28_q);
-  assign dbp28_d = dbp28_n;
-  assign we29 = (loop_valid_q
-                 & (((6'd29 < left_q) & (6'd29 >= t0_left))
-                    | ((6'd29 < t0_left) & (6'd29 >= t1_left))
-                    | ((6'd29 < t1_left) & (6'd29 >= t2_left))
-                    | ((6'd29 < t2_left) & (6'd29 >= t3_left))));
-  assign dbp29_n = (we29 ?
-                      ((((6'd29 < left_q) & (6'd29 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd29 < t0_left) & (6'd29 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd29 < t1_left) & (6'd29 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd29 < t2_left) & (6'd29 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp29_q);
-  assign dbp29_d = dbp29_n;
-  assign we30 = (loop_valid_q
-                 & (((6'd30 < left_q) & (6'd30 >= t0_left))
-                    | ((6'd30 < t0_left) & (6'd30 >= t1_left))
-                    | ((6'd30 < t1_left) & (6'd30 >= t2_left))
-                    | ((6'd30 < t2_left) & (6'd30 >= t3_left))));
-  assign dbp30_n = (we30 ?
-                      ((((6'd30 < left_q) & (6'd30 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd30 < t0_left) & (6'd30 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd30 < t1_left) & (6'd30 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd30 < t2_left) & (6'd30 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp30_q);
-  assign dbp30_d = dbp30_n;
-  assign we31 = (loop_valid_q
-                 & (((6'd31 < left_q) & (6'd31 >= t0_left))
-                    | ((6'd31 < t0_left) & (6'd31 >= t1_left))
-                    | ((6'd31 < t1_left) & (6'd31 >= t2_left))
-                    | ((6'd31 < t2_left) & (6'd31 >= t3_left))));
-  assign dbp31_n = (we31 ?
-                      ((((6'd31 < left_q) & (6'd31 >= t0_left)) ? t0_dbp : 31'd0)
-                       | (((6'd31 < t0_left) & (6'd31 >= t1_left)) ? t1_dbp : 31'd0)
-                       | ((((6'd31 < t1_left) & (6'd31 >= t2_left)) ? t2_dbp : 31'd0)
-                          | (((6'd31 < t2_left) & (6'd31 >= t3_left)) ? t3_dbp : 31'd0)))
-                    : dbp31_q);
-  assign dbp31_d = dbp31_n;
+  assign we[0] = (loop_valid_q
+                  & (((6'd0 < left_q) & (6'd0 >= t0_left)) | ((6'd0 < t0_left) & (6'd0 >= t1_left))
+                     | ((6'd0 < t1_left) & (6'd0 >= t2_left))
+                     | ((6'd0 < t2_left) & (6'd0 >= t3_left))));
+  assign we[1] = (loop_valid_q
+                  & (((6'd1 < left_q) & (6'd1 >= t0_left)) | ((6'd1 < t0_left) & (6'd1 >= t1_left))
+                     | ((6'd1 < t1_left) & (6'd1 >= t2_left))
+                     | ((6'd1 < t2_left) & (6'd1 >= t3_left))));
+  assign we[2] = (loop_valid_q
+                  & (((6'd2 < left_q) & (6'd2 >= t0_left)) | ((6'd2 < t0_left) & (6'd2 >= t1_left))
+                     | ((6'd2 < t1_left) & (6'd2 >= t2_left))
+                     | ((6'd2 < t2_left) & (6'd2 >= t3_left))));
+  assign we[3] = (loop_valid_q
+                  & (((6'd3 < left_q) & (6'd3 >= t0_left)) | ((6'd3 < t0_left) & (6'd3 >= t1_left))
+                     | ((6'd3 < t1_left) & (6'd3 >= t2_left))
+                     | ((6'd3 < t2_left) & (6'd3 >= t3_left))));
+  assign we[4] = (loop_valid_q
+                  & (((6'd4 < left_q) & (6'd4 >= t0_left)) | ((6'd4 < t0_left) & (6'd4 >= t1_left))
+                     | ((6'd4 < t1_left) & (6'd4 >= t2_left))
+                     | ((6'd4 < t2_left) & (6'd4 >= t3_left))));
+  assign we[5] = (loop_valid_q
+                  & (((6'd5 < left_q) & (6'd5 >= t0_left)) | ((6'd5 < t0_left) & (6'd5 >= t1_left))
+                     | ((6'd5 < t1_left) & (6'd5 >= t2_left))
+                     | ((6'd5 < t2_left) & (6'd5 >= t3_left))));
+  assign we[6] = (loop_valid_q
+                  & (((6'd6 < left_q) & (6'd6 >= t0_left)) | ((6'd6 < t0_left) & (6'd6 >= t1_left))
+                     | ((6'd6 < t1_left) & (6'd6 >= t2_left))
+                     | ((6'd6 < t2_left) & (6'd6 >= t3_left))));
+  assign we[7] = (loop_valid_q
+                  & (((6'd7 < left_q) & (6'd7 >= t0_left)) | ((6'd7 < t0_left) & (6'd7 >= t1_left))
+                     | ((6'd7 < t1_left) & (6'd7 >= t2_left))
+                     | ((6'd7 < t2_left) & (6'd7 >= t3_left))));
+  assign we[8] = (loop_valid_q
+                  & (((6'd8 < left_q) & (6'd8 >= t0_left)) | ((6'd8 < t0_left) & (6'd8 >= t1_left))
+                     | ((6'd8 < t1_left) & (6'd8 >= t2_left))
+                     | ((6'd8 < t2_left) & (6'd8 >= t3_left))));
+  assign we[9] = (loop_valid_q
+                  & (((6'd9 < left_q) & (6'd9 >= t0_left)) | ((6'd9 < t0_left) & (6'd9 >= t1_left))
+                     | ((6'd9 < t1_left) & (6'd9 >= t2_left))
+                     | ((6'd9 < t2_left) & (6'd9 >= t3_left))));
+  assign we[10] = (loop_valid_q
+                   & (((6'd10 < left_q) & (6'd10 >= t0_left))
+                      | ((6'd10 < t0_left) & (6'd10 >= t1_left))
+                      | ((6'd10 < t1_left) & (6'd10 >= t2_left))
+                      | ((6'd10 < t2_left) & (6'd10 >= t3_left))));
+  assign we[11] = (loop_valid_q
+                   & (((6'd11 < left_q) & (6'd11 >= t0_left))
+                      | ((6'd11 < t0_left) & (6'd11 >= t1_left))
+                      | ((6'd11 < t1_left) & (6'd11 >= t2_left))
+                      | ((6'd11 < t2_left) & (6'd11 >= t3_left))));
+  assign we[12] = (loop_valid_q
+                   & (((6'd12 < left_q) & (6'd12 >= t0_left))
+                      | ((6'd12 < t0_left) & (6'd12 >= t1_left))
+                      | ((6'd12 < t1_left) & (6'd12 >= t2_left))
+                      | ((6'd12 < t2_left) & (6'd12 >= t3_left))));
+  assign we[13] = (loop_valid_q
+                   & (((6'd13 < left_q) & (6'd13 >= t0_left))
+                      | ((6'd13 < t0_left) & (6'd13 >= t1_left))
+                      | ((6'd13 < t1_left) & (6'd13 >= t2_left))
+                      | ((6'd13 < t2_left) & (6'd13 >= t3_left))));
+  assign we[14] = (loop_valid_q
+                   & (((6'd14 < left_q) & (6'd14 >= t0_left))
+                      | ((6'd14 < t0_left) & (6'd14 >= t1_left))
+                      | ((6'd14 < t1_left) & (6'd14 >= t2_left))
+                      | ((6'd14 < t2_left) & (6'd14 >= t3_left))));
+  assign we[15] = (loop_valid_q
+                   & (((6'd15 < left_q) & (6'd15 >= t0_left))
+                      | ((6'd15 < t0_left) & (6'd15 >= t1_left))
+                      | ((6'd15 < t1_left) & (6'd15 >= t2_left))
+                      | ((6'd15 < t2_left) & (6'd15 >= t3_left))));
+  assign we[16] = (loop_valid_q
+                   & (((6'd16 < left_q) & (6'd16 >= t0_left))
+                      | ((6'd16 < t0_left) & (6'd16 >= t1_left))
+                      | ((6'd16 < t1_left) & (6'd16 >= t2_left))
+                      | ((6'd16 < t2_left) & (6'd16 >= t3_left))));
+  assign we[17] = (loop_valid_q
+                   & (((6'd17 < left_q) & (6'd17 >= t0_left))
+                      | ((6'd17 < t0_left) & (6'd17 >= t1_left))
+                      | ((6'd17 < t1_left) & (6'd17 >= t2_left))
+                      | ((6'd17 < t2_left) & (6'd17 >= t3_left))));
+  assign we[18] = (loop_valid_q
+                   & (((6'd18 < left_q) & (6'd18 >= t0_left))
+                      | ((6'd18 < t0_left) & (6'd18 >= t1_left))
+                      | ((6'd18 < t1_left) & (6'd18 >= t2_left))
+                      | ((6'd18 < t2_left) & (6'd18 >= t3_left))));
+  assign we[19] = (loop_valid_q
+                   & (((6'd19 < left_q) & (6'd19 >= t0_left))
+                      | ((6'd19 < t0_left) & (6'd19 >= t1_left))
+                      | ((6'd19 < t1_left) & (6'd19 >= t2_left))
+                      | ((6'd19 < t2_left) & (6'd19 >= t3_left))));
+  assign we[20] = (loop_valid_q
+                   & (((6'd20 < left_q) & (6'd20 >= t0_left))
+                      | ((6'd20 < t0_left) & (6'd20 >= t1_left))
+                      | ((6'd20 < t1_left) & (6'd20 >= t2_left))
+                      | ((6'd20 < t2_left) & (6'd20 >= t3_left))));
+  assign we[21] = (loop_valid_q
+                   & (((6'd21 < left_q) & (6'd21 >= t0_left))
+                      | ((6'd21 < t0_left) & (6'd21 >= t1_left))
+                      | ((6'd21 < t1_left) & (6'd21 >= t2_left))
+                      | ((6'd21 < t2_left) & (6'd21 >= t3_left))));
+  assign we[22] = (loop_valid_q
+                   & (((6'd22 < left_q) & (6'd22 >= t0_left))
+                      | ((6'd22 < t0_left) & (6'd22 >= t1_left))
+                      | ((6'd22 < t1_left) & (6'd22 >= t2_left))
+                      | ((6'd22 < t2_left) & (6'd22 >= t3_left))));
+  assign we[23] = (loop_valid_q
+                   & (((6'd23 < left_q) & (6'd23 >= t0_left))
+                      | ((6'd23 < t0_left) & (6'd23 >= t1_left))
+                      | ((6'd23 < t1_left) & (6'd23 >= t2_left))
+                      | ((6'd23 < t2_left) & (6'd23 >= t3_left))));
+  assign we[24] = (loop_valid_q
+                   & (((6'd24 < left_q) & (6'd24 >= t0_left))
+                      | ((6'd24 < t0_left) & (6'd24 >= t1_left))
+                      | ((6'd24 < t1_left) & (6'd24 >= t2_left))
+                      | ((6'd24 < t2_left) & (6'd24 >= t3_left))));
+  assign we[25] = (loop_valid_q
+                   & (((6'd25 < left_q) & (6'd25 >= t0_left))
+                      | ((6'd25 < t0_left) & (6'd25 >= t1_left))
+                      | ((6'd25 < t1_left) & (6'd25 >= t2_left))
+                      | ((6'd25 < t2_left) & (6'd25 >= t3_left))));
+  assign we[26] = (loop_valid_q
+                   & (((6'd26 < left_q) & (6'd26 >= t0_left))
+                      | ((6'd26 < t0_left) & (6'd26 >= t1_left))
+                      | ((6'd26 < t1_left) & (6'd26 >= t2_left))
+                      | ((6'd26 < t2_left) & (6'd26 >= t3_left))));
+  assign we[27] = (loop_valid_q
+                   & (((6'd27 < left_q) & (6'd27 >= t0_left))
+                      | ((6'd27 < t0_left) & (6'd27 >= t1_left))
+                      | ((6'd27 < t1_left) & (6'd27 >= t2_left))
+                      | ((6'd27 < t2_left) & (6'd27 >= t3_left))));
+  assign we[28] = (loop_valid_q
+                   & (((6'd28 < left_q) & (6'd28 >= t0_left))
+                      | ((6'd28 < t0_left) & (6'd28 >= t1_left))
+                      | ((6'd28 < t1_left) & (6'd28 >= t2_left))
+                      | ((6'd28 < t2_left) & (6'd28 >= t3_left))));
+  assign we[29] = (loop_valid_q
+                   & (((6'd29 < left_q) & (6'd29 >= t0_left))
+                      | ((6'd29 < t0_left) & (6'd29 >= t1_left))
+                      | ((6'd29 < t1_left) & (6'd29 >= t2_left))
+                      | ((6'd29 < t2_left) & (6'd29 >= t3_left))));
+  assign we[30] = (loop_valid_q
+                   & (((6'd30 < left_q) & (6'd30 >= t0_left))
+                      | ((6'd30 < t0_left) & (6'd30 >= t1_left))
+                      | ((6'd30 < t1_left) & (6'd30 >= t2_left))
+                      | ((6'd30 < t2_left) & (6'd30 >= t3_left))));
+  assign we[31] = (loop_valid_q
+                   & (((6'd31 < left_q) & (6'd31 >= t0_left))
+                      | ((6'd31 < t0_left) & (6'd31 >= t1_left))
+                      | ((6'd31 < t1_left) & (6'd31 >= t2_left))
+                      | ((6'd31 < t2_left) & (6'd31 >= t3_left))));
+  assign dbp_n[0] = (we[0] ?
+                       ((((6'd0 < left_q) & (6'd0 >= t0_left)) ? t0_dbp : 31'd0)
+                        | (((6'd0 < t0_left) & (6'd0 >= t1_left)) ? t1_dbp : 31'd0)
+                        | ((((6'd0 < t1_left) & (6'd0 >= t2_left)) ? t2_dbp : 31'd0)
+                           | (((6'd0 < t2_left) & (6'd0 >= t3_left)) ? t3_dbp : 31'd0)))
+                     : dbp_q[0]);
+  assign dbp_n[1] = (we[1] ?
+                       ((((6'd1 < left_q) & (6'd1 >= t0_left)) ? t0_dbp : 31'd0)
+                        | (((6'd1 < t0_left) & (6'd1 >= t1_left)) ? t1_dbp : 31'd0)
+                        | ((((6'd1 < t1_left) & (6'd1 >= t2_left)) ? t2_dbp : 31'd0)
+                           | (((6'd1 < t2_left) & (6'd1 >= t3_left)) ? t3_dbp : 31'd0)))
+                     : dbp_q[1]);
+  assign dbp_n[2] = (we[2] ?
+                       ((((6'd2 < left_q) & (6'd2 >= t0_left)) ? t0_dbp : 31'd0)
+                        | (((6'd2 < t0_left) & (6'd2 >= t1_left)) ? t1_dbp : 31'd0)
+                        | ((((6'd2 < t1_left) & (6'd2 >= t2_left)) ? t2_dbp : 31'd0)
+                           | (((6'd2 < t2_left) & (6'd2 >= t3_left)) ? t3_dbp : 31'd0)))
+                     : dbp_q[2]);
+  assign dbp_n[3] = (we[3] ?
+                       ((((6'd3 < left_q) & (6'd3 >= t0_left)) ? t0_dbp : 31'd0)
+                        | (((6'd3 < t0_left) & (6'd3 >= t1_left)) ? t1_dbp : 31'd0)
+                        | ((((6'd3 < t1_left) & (6'd3 >= t2_left)) ? t2_dbp : 31'd0)
+                           | (((6'd3 < t2_left) & (6'd3 >= t3_left)) ? t3_dbp : 31'd0)))
+                     : dbp_q[3]);
+  assign dbp_n[4] = (we[4] ?
+                       ((((6'd4 < left_q) & (6'd4 >= t0_left)) ? t0_dbp : 31'd0)
+                        | (((6'd4 < t0_left) & (6'd4 >= t1_left)) ? t1_dbp : 31'd0)
+                        | ((((6'd4 < t1_left) & (6'd4 >= t2_left)) ? t2_dbp : 31'd0)
+                           | (((6'd4 < t2_left) & (6'd4 >= t3_left)) ? t3_dbp : 31'd0)))
+                     : dbp_q[4]);
+  assign dbp_n[5] = (we[5] ?
+                       ((((6'd5 < left_q) & (6'd5 >= t0_left)) ? t0_dbp : 31'd0)
+                        | (((6'd5 < t0_left) & (6'd5 >= t1_left)) ? t1_dbp : 31'd0)
+                        | ((((6'd5 < t1_left) & (6'd5 >= t2_left)) ? t2_dbp : 31'd0)
+                           | (((6'd5 < t2_left) & (6'd5 >= t3_left)) ? t3_dbp : 31'd0)))
+                     : dbp_q[5]);
+  assign dbp_n[6] = (we[6] ?
+                       ((((6'd6 < left_q) & (6'd6 >= t0_left)) ? t0_dbp : 31'd0)
+                        | (((6'd6 < t0_left) & (6'd6 >= t1_left)) ? t1_dbp : 31'd0)
+                        | ((((6'd6 < t1_left) & (6'd6 >= t2_left)) ? t2_dbp : 31'd0)
+                           | (((6'd6 < t2_left) & (6'd6 >= t3_left)) ? t3_dbp : 31'd0)))
+                     : dbp_q[6]);
+  assign dbp_n[7] = (we[7] ?
+                       ((((6'd7 < left_q) & (6'd7 >= t0_left)) ? t0_dbp : 31'd0)
+                        | (((6'd7 < t0_left) & (6'd7 >= t1_left)) ? t1_dbp : 31'd0)
+                        | ((((6'd7 < t1_left) & (6'd7 >= t2_left)) ? t2_dbp : 31'd0)
+                           | (((6'd7 < t2_left) & (6'd7 >= t3_left)) ? t3_dbp : 31'd0)))
+                     : dbp_q[7]);
+  assign dbp_n[8] = (we[8] ?
+                       ((((6'd8 < left_q) & (6'd8 >= t0_left)) ? t0_dbp : 31'd0)
+                        | (((6'd8 < t0_left) & (6'd8 >= t1_left)) ? t1_dbp : 31'd0)
+                        | ((((6'd8 < t1_left) & (6'd8 >= t2_left)) ? t2_dbp : 31'd0)
+                           | (((6'd8 < t2_left) & (6'd8 >= t3_left)) ? t3_dbp : 31'd0)))
+                     : dbp_q[8]);
+  assign dbp_n[9] = (we[9] ?
+                       ((((6'd9 < left_q) & (6'd9 >= t0_left)) ? t0_dbp : 31'd0)
+                        | (((6'd9 < t0_left) & (6'd9 >= t1_left)) ? t1_dbp : 31'd0)
+                        | ((((6'd9 < t1_left) & (6'd9 >= t2_left)) ? t2_dbp : 31'd0)
+                           | (((6'd9 < t2_left) & (6'd9 >= t3_left)) ? t3_dbp : 31'd0)))
+                     : dbp_q[9]);
+  assign dbp_n[10] = (we[10] ?
+                        ((((6'd10 < left_q) & (6'd10 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd10 < t0_left) & (6'd10 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd10 < t1_left) & (6'd10 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd10 < t2_left) & (6'd10 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[10]);
+  assign dbp_n[11] = (we[11] ?
+                        ((((6'd11 < left_q) & (6'd11 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd11 < t0_left) & (6'd11 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd11 < t1_left) & (6'd11 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd11 < t2_left) & (6'd11 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[11]);
+  assign dbp_n[12] = (we[12] ?
+                        ((((6'd12 < left_q) & (6'd12 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd12 < t0_left) & (6'd12 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd12 < t1_left) & (6'd12 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd12 < t2_left) & (6'd12 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[12]);
+  assign dbp_n[13] = (we[13] ?
+                        ((((6'd13 < left_q) & (6'd13 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd13 < t0_left) & (6'd13 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd13 < t1_left) & (6'd13 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd13 < t2_left) & (6'd13 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[13]);
+  assign dbp_n[14] = (we[14] ?
+                        ((((6'd14 < left_q) & (6'd14 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd14 < t0_left) & (6'd14 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd14 < t1_left) & (6'd14 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd14 < t2_left) & (6'd14 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[14]);
+  assign dbp_n[15] = (we[15] ?
+                        ((((6'd15 < left_q) & (6'd15 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd15 < t0_left) & (6'd15 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd15 < t1_left) & (6'd15 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd15 < t2_left) & (6'd15 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[15]);
+  assign dbp_n[16] = (we[16] ?
+                        ((((6'd16 < left_q) & (6'd16 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd16 < t0_left) & (6'd16 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd16 < t1_left) & (6'd16 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd16 < t2_left) & (6'd16 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[16]);
+  assign dbp_n[17] = (we[17] ?
+                        ((((6'd17 < left_q) & (6'd17 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd17 < t0_left) & (6'd17 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd17 < t1_left) & (6'd17 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd17 < t2_left) & (6'd17 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[17]);
+  assign dbp_n[18] = (we[18] ?
+                        ((((6'd18 < left_q) & (6'd18 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd18 < t0_left) & (6'd18 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd18 < t1_left) & (6'd18 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd18 < t2_left) & (6'd18 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[18]);
+  assign dbp_n[19] = (we[19] ?
+                        ((((6'd19 < left_q) & (6'd19 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd19 < t0_left) & (6'd19 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd19 < t1_left) & (6'd19 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd19 < t2_left) & (6'd19 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[19]);
+  assign dbp_n[20] = (we[20] ?
+                        ((((6'd20 < left_q) & (6'd20 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd20 < t0_left) & (6'd20 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd20 < t1_left) & (6'd20 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd20 < t2_left) & (6'd20 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[20]);
+  assign dbp_n[21] = (we[21] ?
+                        ((((6'd21 < left_q) & (6'd21 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd21 < t0_left) & (6'd21 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd21 < t1_left) & (6'd21 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd21 < t2_left) & (6'd21 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[21]);
+  assign dbp_n[22] = (we[22] ?
+                        ((((6'd22 < left_q) & (6'd22 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd22 < t0_left) & (6'd22 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd22 < t1_left) & (6'd22 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd22 < t2_left) & (6'd22 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[22]);
+  assign dbp_n[23] = (we[23] ?
+                        ((((6'd23 < left_q) & (6'd23 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd23 < t0_left) & (6'd23 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd23 < t1_left) & (6'd23 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd23 < t2_left) & (6'd23 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[23]);
+  assign dbp_n[24] = (we[24] ?
+                        ((((6'd24 < left_q) & (6'd24 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd24 < t0_left) & (6'd24 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd24 < t1_left) & (6'd24 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd24 < t2_left) & (6'd24 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[24]);
+  assign dbp_n[25] = (we[25] ?
+                        ((((6'd25 < left_q) & (6'd25 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd25 < t0_left) & (6'd25 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd25 < t1_left) & (6'd25 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd25 < t2_left) & (6'd25 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[25]);
+  assign dbp_n[26] = (we[26] ?
+                        ((((6'd26 < left_q) & (6'd26 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd26 < t0_left) & (6'd26 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd26 < t1_left) & (6'd26 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd26 < t2_left) & (6'd26 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[26]);
+  assign dbp_n[27] = (we[27] ?
+                        ((((6'd27 < left_q) & (6'd27 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd27 < t0_left) & (6'd27 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd27 < t1_left) & (6'd27 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd27 < t2_left) & (6'd27 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[27]);
+  assign dbp_n[28] = (we[28] ?
+                        ((((6'd28 < left_q) & (6'd28 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd28 < t0_left) & (6'd28 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd28 < t1_left) & (6'd28 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd28 < t2_left) & (6'd28 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[28]);
+  assign dbp_n[29] = (we[29] ?
+                        ((((6'd29 < left_q) & (6'd29 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd29 < t0_left) & (6'd29 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd29 < t1_left) & (6'd29 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd29 < t2_left) & (6'd29 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[29]);
+  assign dbp_n[30] = (we[30] ?
+                        ((((6'd30 < left_q) & (6'd30 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd30 < t0_left) & (6'd30 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd30 < t1_left) & (6'd30 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd30 < t2_left) & (6'd30 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[30]);
+  assign dbp_n[31] = (we[31] ?
+                        ((((6'd31 < left_q) & (6'd31 >= t0_left)) ? t0_dbp : 31'd0)
+                         | (((6'd31 < t0_left) & (6'd31 >= t1_left)) ? t1_dbp : 31'd0)
+                         | ((((6'd31 < t1_left) & (6'd31 >= t2_left)) ? t2_dbp : 31'd0)
+                            | (((6'd31 < t2_left) & (6'd31 >= t3_left)) ? t3_dbp : 31'd0)))
+                      : dbp_q[31]);
+  generate
+    for (i = 0; i < 32; i = i + 1) begin : g_dbp_d
+      assign dbp_d[i] = dbp_n[i];
+    end
+  endgenerate
   always @(posedge clk_i) begin
     if (upd) begin
       sr_q <= sr_d;
@@ -2586,73 +2438,12 @@ module bpc_dec_s32_k4 (
       prev_q <= prev_d;
       err_q <= err_d;
     end
-    dbp0_q <= dbp0_d;
-    dbp1_q <= dbp1_d;
-    dbp2_q <= dbp2_d;
-    dbp3_q <= dbp3_d;
-    dbp4_q <= dbp4_d;
-    dbp5_q <= dbp5_d;
-    dbp6_q <= dbp6_d;
-    dbp7_q <= dbp7_d;
-    dbp8_q <= dbp8_d;
-    dbp9_q <= dbp9_d;
-    dbp10_q <= dbp10_d;
-    dbp11_q <= dbp11_d;
-    dbp12_q <= dbp12_d;
-    dbp13_q <= dbp13_d;
-    dbp14_q <= dbp14_d;
-    dbp15_q <= dbp15_d;
-    dbp16_q <= dbp16_d;
-    dbp17_q <= dbp17_d;
-    dbp18_q <= dbp18_d;
-    dbp19_q <= dbp19_d;
-    dbp20_q <= dbp20_d;
-    dbp21_q <= dbp21_d;
-    dbp22_q <= dbp22_d;
-    dbp23_q <= dbp23_d;
-    dbp24_q <= dbp24_d;
-    dbp25_q <= dbp25_d;
-    dbp26_q <= dbp26_d;
-    dbp27_q <= dbp27_d;
-    dbp28_q <= dbp28_d;
-    dbp29_q <= dbp29_d;
-    dbp30_q <= dbp30_d;
-    dbp31_q <= dbp31_d;
+    for (k = 0; k < 32; k = k + 1) dbp_q[k] <= dbp_d[k];
   end
 
   // Output: the planes' next state transposed to deltas (el1); one stage of carry-save Kogge-Stone
   // sums, a carry-select add per word
-  wire [31:0] rawd1;
-  wire [31:0] rawd2;
-  wire [31:0] rawd3;
-  wire [31:0] rawd4;
-  wire [31:0] rawd5;
-  wire [31:0] rawd6;
-  wire [31:0] rawd7;
-  wire [31:0] rawd8;
-  wire [31:0] rawd9;
-  wire [31:0] rawd10;
-  wire [31:0] rawd11;
-  wire [31:0] rawd12;
-  wire [31:0] rawd13;
-  wire [31:0] rawd14;
-  wire [31:0] rawd15;
-  wire [31:0] rawd16;
-  wire [31:0] rawd17;
-  wire [31:0] rawd18;
-  wire [31:0] rawd19;
-  wire [31:0] rawd20;
-  wire [31:0] rawd21;
-  wire [31:0] rawd22;
-  wire [31:0] rawd23;
-  wire [31:0] rawd24;
-  wire [31:0] rawd25;
-  wire [31:0] rawd26;
-  wire [31:0] rawd27;
-  wire [31:0] rawd28;
-  wire [31:0] rawd29;
-  wire [31:0] rawd30;
-  wire [31:0] rawd31;
+  wire [31:0] rawd [0:31];
   reg  el1_valid_q;
   reg  [1023:0] el1_q;
   wire el1_load;
@@ -3392,481 +3183,260 @@ module bpc_dec_s32_k4 (
   wire [1023:0] out_blk_d;
   reg  out_err_q;
   wire out_err_d;
-  assign rawd1 = ({sr_q[56], sr_q[57], sr_q[58], sr_q[59], sr_q[60], sr_q[61], sr_q[62], sr_q[63],
-                   sr_q[48], sr_q[49], sr_q[50], sr_q[51], sr_q[52], sr_q[53], sr_q[54], sr_q[55],
-                   sr_q[40], sr_q[41], sr_q[42], sr_q[43], sr_q[44], sr_q[45], sr_q[46], sr_q[47],
-                   sr_q[32], sr_q[33], sr_q[34], sr_q[35], sr_q[36], sr_q[37], sr_q[38], sr_q[39]}
-                  - {sr_q[24], sr_q[25], sr_q[26], sr_q[27], sr_q[28], sr_q[29], sr_q[30], sr_q[31],
-                     sr_q[16], sr_q[17], sr_q[18], sr_q[19], sr_q[20], sr_q[21], sr_q[22], sr_q[23],
-                     sr_q[8], sr_q[9], sr_q[10], sr_q[11], sr_q[12], sr_q[13], sr_q[14], sr_q[15],
-                     sr_q[0], sr_q[1], sr_q[2], sr_q[3], sr_q[4], sr_q[5], sr_q[6], sr_q[7]});
-  assign rawd2 = ({sr_q[88], sr_q[89], sr_q[90], sr_q[91], sr_q[92], sr_q[93], sr_q[94], sr_q[95],
-                   sr_q[80], sr_q[81], sr_q[82], sr_q[83], sr_q[84], sr_q[85], sr_q[86], sr_q[87],
-                   sr_q[72], sr_q[73], sr_q[74], sr_q[75], sr_q[76], sr_q[77], sr_q[78], sr_q[79],
-                   sr_q[64], sr_q[65], sr_q[66], sr_q[67], sr_q[68], sr_q[69], sr_q[70], sr_q[71]}
-                  - {sr_q[56], sr_q[57], sr_q[58], sr_q[59], sr_q[60], sr_q[61], sr_q[62], sr_q[63],
-                     sr_q[48], sr_q[49], sr_q[50], sr_q[51], sr_q[52], sr_q[53], sr_q[54], sr_q[55],
-                     sr_q[40], sr_q[41], sr_q[42], sr_q[43], sr_q[44], sr_q[45], sr_q[46], sr_q[47],
-                     sr_q[32], sr_q[33], sr_q[34], sr_q[35], sr_q[36], sr_q[37], sr_q[38],
-                     sr_q[39]});
-  assign rawd3 = ({sr_q[120], sr_q[121], sr_q[122], sr_q[123], sr_q[124], sr_q[125], sr_q[126],
-                   sr_q[127], sr_q[112], sr_q[113], sr_q[114], sr_q[115], sr_q[116], sr_q[117],
-                   sr_q[118], sr_q[119], sr_q[104], sr_q[105], sr_q[106], sr_q[107], sr_q[108],
-                   sr_q[109], sr_q[110], sr_q[111], sr_q[96], sr_q[97], sr_q[98], sr_q[99],
-                   sr_q[100], sr_q[101], sr_q[102], sr_q[103]}
-                  - {sr_q[88], sr_q[89], sr_q[90], sr_q[91], sr_q[92], sr_q[93], sr_q[94], sr_q[95],
-                     sr_q[80], sr_q[81], sr_q[82], sr_q[83], sr_q[84], sr_q[85], sr_q[86], sr_q[87],
-                     sr_q[72], sr_q[73], sr_q[74], sr_q[75], sr_q[76], sr_q[77], sr_q[78], sr_q[79],
-                     sr_q[64], sr_q[65], sr_q[66], sr_q[67], sr_q[68], sr_q[69], sr_q[70],
-                     sr_q[71]});
-  assign rawd4 = ({sr_q[152], sr_q[153], sr_q[154], sr_q[155], sr_q[156], sr_q[157], sr_q[158],
-                   sr_q[159], sr_q[144], sr_q[145], sr_q[146], sr_q[147], sr_q[148], sr_q[149],
-                   sr_q[150], sr_q[151], sr_q[136], sr_q[137], sr_q[138], sr_q[139], sr_q[140],
-                   sr_q[141], sr_q[142], sr_q[143], sr_q[128], sr_q[129], sr_q[130], sr_q[131],
-                   sr_q[132], sr_q[133], sr_q[134], sr_q[135]}
-                  - {sr_q[120], sr_q[121], sr_q[122], sr_q[123], sr_q[124], sr_q[125], sr_q[126],
-                     sr_q[127], sr_q[112], sr_q[113], sr_q[114], sr_q[115], sr_q[116], sr_q[117],
-                     sr_q[118], sr_q[119], sr_q[104], sr_q[105], sr_q[106], sr_q[107], sr_q[108],
-                     sr_q[109], sr_q[110], sr_q[111], sr_q[96], sr_q[97], sr_q[98], sr_q[99],
-                     sr_q[100], sr_q[101], sr_q[102], sr_q[103]});
-  assign rawd5 = ({sr_q[184], sr_q[185], sr_q[186], sr_q[187], sr_q[188], sr_q[189], sr_q[190],
-                   sr_q[191], sr_q[176], sr_q[177], sr_q[178], sr_q[179], sr_q[180], sr_q[181],
-                   sr_q[182], sr_q[183], sr_q[168], sr_q[169], sr_q[170], sr_q[171], sr_q[172],
-                   sr_q[173], sr_q[174], sr_q[175], sr_q[160], sr_q[161], sr_q[162], sr_q[163],
-                   sr_q[164], sr_q[165], sr_q[166], sr_q[167]}
-                  - {sr_q[152], sr_q[153], sr_q[154], sr_q[155], sr_q[156], sr_q[157], sr_q[158],
-                     sr_q[159], sr_q[144], sr_q[145], sr_q[146], sr_q[147], sr_q[148], sr_q[149],
-                     sr_q[150], sr_q[151], sr_q[136], sr_q[137], sr_q[138], sr_q[139], sr_q[140],
-                     sr_q[141], sr_q[142], sr_q[143], sr_q[128], sr_q[129], sr_q[130], sr_q[131],
-                     sr_q[132], sr_q[133], sr_q[134], sr_q[135]});
-  assign rawd6 = ({sr_q[216], sr_q[217], sr_q[218], sr_q[219], sr_q[220], sr_q[221], sr_q[222],
-                   sr_q[223], sr_q[208], sr_q[209], sr_q[210], sr_q[211], sr_q[212], sr_q[213],
-                   sr_q[214], sr_q[215], sr_q[200], sr_q[201], sr_q[202], sr_q[203], sr_q[204],
-                   sr_q[205], sr_q[206], sr_q[207], sr_q[192], sr_q[193], sr_q[194], sr_q[195],
-                   sr_q[196], sr_q[197], sr_q[198], sr_q[199]}
-                  - {sr_q[184], sr_q[185], sr_q[186], sr_q[187], sr_q[188], sr_q[189], sr_q[190],
-                     sr_q[191], sr_q[176], sr_q[177], sr_q[178], sr_q[179], sr_q[180], sr_q[181],
-                     sr_q[182], sr_q[183], sr_q[168], sr_q[169], sr_q[170], sr_q[171], sr_q[172],
-                     sr_q[173], sr_q[174], sr_q[175], sr_q[160], sr_q[161], sr_q[162], sr_q[163],
-                     sr_q[164], sr_q[165], sr_q[166], sr_q[167]});
-  assign rawd7 = ({sr_q[248], sr_q[249], sr_q[250], sr_q[251], sr_q[252], sr_q[253], sr_q[254],
-                   sr_q[255], sr_q[240], sr_q[241], sr_q[242], sr_q[243], sr_q[244], sr_q[245],
-                   sr_q[246], sr_q[247], sr_q[232], sr_q[233], sr_q[234], sr_q[235], sr_q[236],
-                   sr_q[237], sr_q[238], sr_q[239], sr_q[224], sr_q[225], sr_q[226], sr_q[227],
-                   sr_q[228], sr_q[229], sr_q[230], sr_q[231]}
-                  - {sr_q[216], sr_q[217], sr_q[218], sr_q[219], sr_q[220], sr_q[221], sr_q[222],
-                     sr_q[223], sr_q[208], sr_q[209], sr_q[210], sr_q[211], sr_q[212], sr_q[213],
-                     sr_q[214], sr_q[215], sr_q[200], sr_q[201], sr_q[202], sr_q[203], sr_q[204],
-                     sr_q[205], sr_q[206], sr_q[207], sr_q[192], sr_q[193], sr_q[194], sr_q[195],
-                     sr_q[196], sr_q[197], sr_q[198], sr_q[199]});
-  assign rawd8 = ({sr_q[280], sr_q[281], sr_q[282], sr_q[283], sr_q[284], sr_q[285], sr_q[286],
-                   sr_q[287], sr_q[272], sr_q[273], sr_q[274], sr_q[275], sr_q[276], sr_q[277],
-                   sr_q[278], sr_q[279], sr_q[264], sr_q[265], sr_q[266], sr_q[267], sr_q[268],
-                   sr_q[269], sr_q[270], sr_q[271], sr_q[256], sr_q[257], sr_q[258], sr_q[259],
-                   sr_q[260], sr_q[261], sr_q[262], sr_q[263]}
-                  - {sr_q[248], sr_q[249], sr_q[250], sr_q[251], sr_q[252], sr_q[253], sr_q[254],
-                     sr_q[255], sr_q[240], sr_q[241], sr_q[242], sr_q[243], sr_q[244], sr_q[245],
-                     sr_q[246], sr_q[247], sr_q[232], sr_q[233], sr_q[234], sr_q[235], sr_q[236],
-                     sr_q[237], sr_q[238], sr_q[239], sr_q[224], sr_q[225], sr_q[226], sr_q[227],
-                     sr_q[228], sr_q[229], sr_q[230], sr_q[231]});
-  assign rawd9 = ({sr_q[312], sr_q[313], sr_q[314], sr_q[315], sr_q[316], sr_q[317], sr_q[318],
-                   sr_q[319], sr_q[304], sr_q[305], sr_q[306], sr_q[307], sr_q[308], sr_q[309],
-                   sr_q[310], sr_q[311], sr_q[296], sr_q[297], sr_q[298], sr_q[299], sr_q[300],
-                   sr_q[301], sr_q[302], sr_q[303], sr_q[288], sr_q[289], sr_q[290], sr_q[291],
-                   sr_q[292], sr_q[293], sr_q[294], sr_q[295]}
-                  - {sr_q[280], sr_q[281], sr_q[282], sr_q[283], sr_q[284], sr_q[285], sr_q[286],
-                     sr_q[287], sr_q[272], sr_q[273], sr_q[274], sr_q[275], sr_q[276], sr_q[277],
-                     sr_q[278], sr_q[279], sr_q[264], sr_q[265], sr_q[266], sr_q[267], sr_q[268],
-                     sr_q[269], sr_q[270], sr_q[271], sr_q[256], sr_q[257], sr_q[258], sr_q[259],
-                     sr_q[260], sr_q[261], sr_q[262], sr_q[263]});
-  assign rawd10 = ({sr_q[344], sr_q[345], sr_q[346], sr_q[347], sr_q[348], sr_q[349], sr_q[350],
-                    sr_q[351], sr_q[336], sr_q[337], sr_q[338], sr_q[339], sr_q[340], sr_q[341],
-                    sr_q[342], sr_q[343], sr_q[328], sr_q[329], sr_q[330], sr_q[331], sr_q[332],
-                    sr_q[333], sr_q[334], sr_q[335], sr_q[320], sr_q[321], sr_q[322], sr_q[323],
-                    sr_q[324], sr_q[325], sr_q[326], sr_q[327]}
-                   - {sr_q[312], sr_q[313], sr_q[314], sr_q[315], sr_q[316], sr_q[317], sr_q[318],
-                      sr_q[319], sr_q[304], sr_q[305], sr_q[306], sr_q[307], sr_q[308], sr_q[309],
-                      sr_q[310], sr_q[311], sr_q[296], sr_q[297], sr_q[298], sr_q[299], sr_q[300],
-                      sr_q[301], sr_q[302], sr_q[303], sr_q[288], sr_q[289], sr_q[290], sr_q[291],
-                      sr_q[292], sr_q[293], sr_q[294], sr_q[295]});
-  assign rawd11 = ({sr_q[376], sr_q[377], sr_q[378], sr_q[379], sr_q[380], sr_q[381], sr_q[382],
-                    sr_q[383], sr_q[368], sr_q[369], sr_q[370], sr_q[371], sr_q[372], sr_q[373],
-                    sr_q[374], sr_q[375], sr_q[360], sr_q[361], sr_q[362], sr_q[363], sr_q[364],
-                    sr_q[365], sr_q[366], sr_q[367], sr_q[352], sr_q[353], sr_q[354], sr_q[355],
-                    sr_q[356], sr_q[357], sr_q[358], sr_q[359]}
-                   - {sr_q[344], sr_q[345], sr_q[346], sr_q[347], sr_q[348], sr_q[349], sr_q[350],
-                      sr_q[351], sr_q[336], sr_q[337], sr_q[338], sr_q[339], sr_q[340], sr_q[341],
-                      sr_q[342], sr_q[343], sr_q[328], sr_q[329], sr_q[330], sr_q[331], sr_q[332],
-                      sr_q[333], sr_q[334], sr_q[335], sr_q[320], sr_q[321], sr_q[322], sr_q[323],
-                      sr_q[324], sr_q[325], sr_q[326], sr_q[327]});
-  assign rawd12 = ({sr_q[408], sr_q[409], sr_q[410], sr_q[411], sr_q[412], sr_q[413], sr_q[414],
-                    sr_q[415], sr_q[400], sr_q[401], sr_q[402], sr_q[403], sr_q[404], sr_q[405],
-                    sr_q[406], sr_q[407], sr_q[392], sr_q[393], sr_q[394], sr_q[395], sr_q[396],
-                    sr_q[397], sr_q[398], sr_q[399], sr_q[384], sr_q[385], sr_q[386], sr_q[387],
-                    sr_q[388], sr_q[389], sr_q[390], sr_q[391]}
-                   - {sr_q[376], sr_q[377], sr_q[378], sr_q[379], sr_q[380], sr_q[381], sr_q[382],
-                      sr_q[383], sr_q[368], sr_q[369], sr_q[370], sr_q[371], sr_q[372], sr_q[373],
-                      sr_q[374], sr_q[375], sr_q[360], sr_q[361], sr_q[362], sr_q[363], sr_q[364],
-                      sr_q[365], sr_q[366], sr_q[367], sr_q[352], sr_q[353], sr_q[354], sr_q[355],
-                      sr_q[356], sr_q[357], sr_q[358], sr_q[359]});
-  assign rawd13 = ({sr_q[440], sr_q[441], sr_q[442], sr_q[443], sr_q[444], sr_q[445], sr_q[446],
-                    sr_q[447], sr_q[432], sr_q[433], sr_q[434], sr_q[435], sr_q[436], sr_q[437],
-                    sr_q[438], sr_q[439], sr_q[424], sr_q[425], sr_q[426], sr_q[427], sr_q[428],
-                    sr_q[429], sr_q[430], sr_q[431], sr_q[416], sr_q[417], sr_q[418], sr_q[419],
-                    sr_q[420], sr_q[421], sr_q[422], sr_q[423]}
-                   - {sr_q[408], sr_q[409], sr_q[410], sr_q[411], sr_q[412], sr_q[413], sr_q[414],
-                      sr_q[415], sr_q[400], sr_q[401], sr_q[402], sr_q[403], sr_q[404], sr_q[405],
-                      sr_q[406], sr_q[407], sr_q[392], sr_q[393], sr_q[394], sr_q[395], sr_q[396],
-                      sr_q[397], sr_q[398], sr_q[399], sr_q[384], sr_q[385], sr_q[386], sr_q[387],
-                      sr_q[388], sr_q[389], sr_q[390], sr_q[391]});
-  assign rawd14 = ({sr_q[472], sr_q[473], sr_q[474], sr_q[475], sr_q[476], sr_q[477], sr_q[478],
-                    sr_q[479], sr_q[464], sr_q[465], sr_q[466], sr_q[467], sr_q[468], sr_q[469],
-                    sr_q[470], sr_q[471], sr_q[456], sr_q[457], sr_q[458], sr_q[459], sr_q[460],
-                    sr_q[461], sr_q[462], sr_q[463], sr_q[448], sr_q[449], sr_q[450], sr_q[451],
-                    sr_q[452], sr_q[453], sr_q[454], sr_q[455]}
-                   - {sr_q[440], sr_q[441], sr_q[442], sr_q[443], sr_q[444], sr_q[445], sr_q[446],
-                      sr_q[447], sr_q[432], sr_q[433], sr_q[434], sr_q[435], sr_q[436], sr_q[437],
-                      sr_q[438], sr_q[439], sr_q[424], sr_q[425], sr_q[426], sr_q[427], sr_q[428],
-                      sr_q[429], sr_q[430], sr_q[431], sr_q[416], sr_q[417], sr_q[418], sr_q[419],
-                      sr_q[420], sr_q[421], sr_q[422], sr_q[423]});
-  assign rawd15 = ({sr_q[504], sr_q[505], sr_q[506], sr_q[507], sr_q[508], sr_q[509], sr_q[510],
-                    sr_q[511], sr_q[496], sr_q[497], sr_q[498], sr_q[499], sr_q[500], sr_q[501],
-                    sr_q[502], sr_q[503], sr_q[488], sr_q[489], sr_q[490], sr_q[491], sr_q[492],
-                    sr_q[493], sr_q[494], sr_q[495], sr_q[480], sr_q[481], sr_q[482], sr_q[483],
-                    sr_q[484], sr_q[485], sr_q[486], sr_q[487]}
-                   - {sr_q[472], sr_q[473], sr_q[474], sr_q[475], sr_q[476], sr_q[477], sr_q[478],
-                      sr_q[479], sr_q[464], sr_q[465], sr_q[466], sr_q[467], sr_q[468], sr_q[469],
-                      sr_q[470], sr_q[471], sr_q[456], sr_q[457], sr_q[458], sr_q[459], sr_q[460],
-                      sr_q[461], sr_q[462], sr_q[463], sr_q[448], sr_q[449], sr_q[450], sr_q[451],
-                      sr_q[452], sr_q[453], sr_q[454], sr_q[455]});
-  assign rawd16 = ({sr_q[536], sr_q[537], sr_q[538], sr_q[539], sr_q[540], sr_q[541], sr_q[542],
-                    sr_q[543], sr_q[528], sr_q[529], sr_q[530], sr_q[531], sr_q[532], sr_q[533],
-                    sr_q[534], sr_q[535], sr_q[520], sr_q[521], sr_q[522], sr_q[523], sr_q[524],
-                    sr_q[525], sr_q[526], sr_q[527], sr_q[512], sr_q[513], sr_q[514], sr_q[515],
-                    sr_q[516], sr_q[517], sr_q[518], sr_q[519]}
-                   - {sr_q[504], sr_q[505], sr_q[506], sr_q[507], sr_q[508], sr_q[509], sr_q[510],
-                      sr_q[511], sr_q[496], sr_q[497], sr_q[498], sr_q[499], sr_q[500], sr_q[501],
-                      sr_q[502], sr_q[503], sr_q[488], sr_q[489], sr_q[490], sr_q[491], sr_q[492],
-                      sr_q[493], sr_q[494], sr_q[495], sr_q[480], sr_q[481], sr_q[482], sr_q[483],
-                      sr_q[484], sr_q[485], sr_q[486], sr_q[487]});
-  assign rawd17 = ({sr_q[568], sr_q[569], sr_q[570], sr_q[571], sr_q[572], sr_q[573], sr_q[574],
-                    sr_q[575], sr_q[560], sr_q[561], sr_q[562], sr_q[563], sr_q[564], sr_q[565],
-                    sr_q[566], sr_q[567], sr_q[552], sr_q[553], sr_q[554], sr_q[555], sr_q[556],
-                    sr_q[557], sr_q[558], sr_q[559], sr_q[544], sr_q[545], sr_q[546], sr_q[547],
-                    sr_q[548], sr_q[549], sr_q[550], sr_q[551]}
-                   - {sr_q[536], sr_q[537], sr_q[538], sr_q[539], sr_q[540], sr_q[541], sr_q[542],
-                      sr_q[543], sr_q[528], sr_q[529], sr_q[530], sr_q[531], sr_q[532], sr_q[533],
-                      sr_q[534], sr_q[535], sr_q[520], sr_q[521], sr_q[522], sr_q[523], sr_q[524],
-                      sr_q[525], sr_q[526], sr_q[527], sr_q[512], sr_q[513], sr_q[514], sr_q[515],
-                      sr_q[516], sr_q[517], sr_q[518], sr_q[519]});
-  assign rawd18 = ({sr_q[600], sr_q[601], sr_q[602], sr_q[603], sr_q[604], sr_q[605], sr_q[606],
-                    sr_q[607], sr_q[592], sr_q[593], sr_q[594], sr_q[595], sr_q[596], sr_q[597],
-                    sr_q[598], sr_q[599], sr_q[584], sr_q[585], sr_q[586], sr_q[587], sr_q[588],
-                    sr_q[589], sr_q[590], sr_q[591], sr_q[576], sr_q[577], sr_q[578], sr_q[579],
-                    sr_q[580], sr_q[581], sr_q[582], sr_q[583]}
-                   - {sr_q[568], sr_q[569], sr_q[570], sr_q[571], sr_q[572], sr_q[573], sr_q[574],
-                      sr_q[575], sr_q[560], sr_q[561], sr_q[562], sr_q[563], sr_q[564], sr_q[565],
-                      sr_q[566], sr_q[567], sr_q[552], sr_q[553], sr_q[554], sr_q[555], sr_q[556],
-                      sr_q[557], sr_q[558], sr_q[559], sr_q[544], sr_q[545], sr_q[546], sr_q[547],
-                      sr_q[548], sr_q[549], sr_q[550], sr_q[551]});
-  assign rawd19 = ({sr_q[632], sr_q[633], sr_q[634], sr_q[635], sr_q[636], sr_q[637], sr_q[638],
-                    sr_q[639], sr_q[624], sr_q[625], sr_q[626], sr_q[627], sr_q[628], sr_q[629],
-                    sr_q[630], sr_q[631], sr_q[616], sr_q[617], sr_q[618], sr_q[619], sr_q[620],
-                    sr_q[621], sr_q[622], sr_q[623], sr_q[608], sr_q[609], sr_q[610], sr_q[611],
-                    sr_q[612], sr_q[613], sr_q[614], sr_q[615]}
-                   - {sr_q[600], sr_q[601], sr_q[602], sr_q[603], sr_q[604], sr_q[605], sr_q[606],
-                      sr_q[607], sr_q[592], sr_q[593], sr_q[594], sr_q[595], sr_q[596], sr_q[597],
-                      sr_q[598], sr_q[599], sr_q[584], sr_q[585], sr_q[586], sr_q[587], sr_q[588],
-                      sr_q[589], sr_q[590], sr_q[591], sr_q[576], sr_q[577], sr_q[578], sr_q[579],
-                      sr_q[580], sr_q[581], sr_q[582], sr_q[583]});
-  assign rawd20 = ({sr_q[664], sr_q[665], sr_q[666], sr_q[667], sr_q[668], sr_q[669], sr_q[670],
-                    sr_q[671], sr_q[656], sr_q[657], sr_q[658], sr_q[659], sr_q[660], sr_q[661],
-                    sr_q[662], sr_q[663], sr_q[648], sr_q[649], sr_q[650], sr_q[651], sr_q[652],
-                    sr_q[653], sr_q[654], sr_q[655], sr_q[640], sr_q[641], sr_q[642], sr_q[643],
-                    sr_q[644], sr_q[645], sr_q[646], sr_q[647]}
-                   - {sr_q[632], sr_q[633], sr_q[634], sr_q[635], sr_q[636], sr_q[637], sr_q[638],
-                      sr_q[639], sr_q[624], sr_q[625], sr_q[626], sr_q[627], sr_q[628], sr_q[629],
-                      sr_q[630], sr_q[631], sr_q[616], sr_q[617], sr_q[618], sr_q[619], sr_q[620],
-                      sr_q[621], sr_q[622], sr_q[623], sr_q[608], sr_q[609], sr_q[610], sr_q[611],
-                      sr_q[612], sr_q[613], sr_q[614], sr_q[615]});
-  assign rawd21 = ({sr_q[696], sr_q[697], sr_q[698], sr_q[699], sr_q[700], sr_q[701], sr_q[702],
-                    sr_q[703], sr_q[688], sr_q[689], sr_q[690], sr_q[691], sr_q[692], sr_q[693],
-                    sr_q[694], sr_q[695], sr_q[680], sr_q[681], sr_q[682], sr_q[683], sr_q[684],
-                    sr_q[685], sr_q[686], sr_q[687], sr_q[672], sr_q[673], sr_q[674], sr_q[675],
-                    sr_q[676], sr_q[677], sr_q[678], sr_q[679]}
-                   - {sr_q[664], sr_q[665], sr_q[666], sr_q[667], sr_q[668], sr_q[669], sr_q[670],
-                      sr_q[671], sr_q[656], sr_q[657], sr_q[658], sr_q[659], sr_q[660], sr_q[661],
-                      sr_q[662], sr_q[663], sr_q[648], sr_q[649], sr_q[650], sr_q[651], sr_q[652],
-                      sr_q[653], sr_q[654], sr_q[655], sr_q[640], sr_q[641], sr_q[642], sr_q[643],
-                      sr_q[644], sr_q[645], sr_q[646], sr_q[647]});
-  assign rawd22 = ({sr_q[728], sr_q[729], sr_q[730], sr_q[731], sr_q[732], sr_q[733], sr_q[734],
-                    sr_q[735], sr_q[720], sr_q[721], sr_q[722], sr_q[723], sr_q[724], sr_q[725],
-                    sr_q[726], sr_q[727], sr_q[712], sr_q[713], sr_q[714], sr_q[715], sr_q[716],
-                    sr_q[717], sr_q[718], sr_q[719], sr_q[704], sr_q[705], sr_q[706], sr_q[707],
-                    sr_q[708], sr_q[709], sr_q[710], sr_q[711]}
-                   - {sr_q[696], sr_q[697], sr_q[698], sr_q[699], sr_q[700], sr_q[701], sr_q[702],
-                      sr_q[703], sr_q[688], sr_q[689], sr_q[690], sr_q[691], sr_q[692], sr_q[693],
-                      sr_q[694], sr_q[695], sr_q[680], sr_q[681], sr_q[682], sr_q[683], sr_q[684],
-                      sr_q[685], sr_q[686], sr_q[687], sr_q[672], sr_q[673], sr_q[674], sr_q[675],
-                      sr_q[676], sr_q[677], sr_q[678], sr_q[679]});
-  assign rawd23 = ({sr_q[760], sr_q[761], sr_q[762], sr_q[763], sr_q[764], sr_q[765], sr_q[766],
-                    sr_q[767], sr_q[752], sr_q[753], sr_q[754], sr_q[755], sr_q[756], sr_q[757],
-                    sr_q[758], sr_q[759], sr_q[744], sr_q[745], sr_q[746], sr_q[747], sr_q[748],
-                    sr_q[749], sr_q[750], sr_q[751], sr_q[736], sr_q[737], sr_q[738], sr_q[739],
-                    sr_q[740], sr_q[741], sr_q[742], sr_q[743]}
-                   - {sr_q[728], sr_q[729], sr_q[730], sr_q[731], sr_q[732], sr_q[733], sr_q[734],
-                      sr_q[735], sr_q[720], sr_q[721], sr_q[722], sr_q[723], sr_q[724], sr_q[725],
-                      sr_q[726], sr_q[727], sr_q[712], sr_q[713], sr_q[714], sr_q[715], sr_q[716],
-                      sr_q[717], sr_q[718], sr_q[719], sr_q[704], sr_q[705], sr_q[706], sr_q[707],
-                      sr_q[708], sr_q[709], sr_q[710], sr_q[711]});
-  assign rawd24 = ({hi_q[24], hi_q[25], hi_q[26], hi_q[27], hi_q[28], hi_q[29], hi_q[30], hi_q[31],
-                    hi_q[16], hi_q[17], hi_q[18], hi_q[19], hi_q[20], hi_q[21], hi_q[22], hi_q[23],
-                    hi_q[8], hi_q[9], hi_q[10], hi_q[11], hi_q[12], hi_q[13], hi_q[14], hi_q[15],
-                    hi_q[0], hi_q[1], hi_q[2], hi_q[3], hi_q[4], hi_q[5], hi_q[6], hi_q[7]}
-                   - {sr_q[760], sr_q[761], sr_q[762], sr_q[763], sr_q[764], sr_q[765], sr_q[766],
-                      sr_q[767], sr_q[752], sr_q[753], sr_q[754], sr_q[755], sr_q[756], sr_q[757],
-                      sr_q[758], sr_q[759], sr_q[744], sr_q[745], sr_q[746], sr_q[747], sr_q[748],
-                      sr_q[749], sr_q[750], sr_q[751], sr_q[736], sr_q[737], sr_q[738], sr_q[739],
-                      sr_q[740], sr_q[741], sr_q[742], sr_q[743]});
-  assign rawd25 = ({hi_q[56], hi_q[57], hi_q[58], hi_q[59], hi_q[60], hi_q[61], hi_q[62], hi_q[63],
-                    hi_q[48], hi_q[49], hi_q[50], hi_q[51], hi_q[52], hi_q[53], hi_q[54], hi_q[55],
-                    hi_q[40], hi_q[41], hi_q[42], hi_q[43], hi_q[44], hi_q[45], hi_q[46], hi_q[47],
-                    hi_q[32], hi_q[33], hi_q[34], hi_q[35], hi_q[36], hi_q[37], hi_q[38], hi_q[39]}
-                   - {hi_q[24], hi_q[25], hi_q[26], hi_q[27], hi_q[28], hi_q[29], hi_q[30],
+  assign rawd[0] = {sr_q[24], sr_q[25], sr_q[26], sr_q[27], sr_q[28], sr_q[29], sr_q[30], sr_q[31],
+                    sr_q[16], sr_q[17], sr_q[18], sr_q[19], sr_q[20], sr_q[21], sr_q[22], sr_q[23],
+                    sr_q[8], sr_q[9], sr_q[10], sr_q[11], sr_q[12], sr_q[13], sr_q[14], sr_q[15],
+                    sr_q[0], sr_q[1], sr_q[2], sr_q[3], sr_q[4], sr_q[5], sr_q[6], sr_q[7]};
+  generate
+    for (i = 1; i < 24; i = i + 1) begin : g_rawd
+      assign rawd[i] = ({sr_q[32*i + 24], sr_q[32*i + 25], sr_q[32*i + 26], sr_q[32*i + 27],
+                         sr_q[32*i + 28], sr_q[32*i + 29], sr_q[32*i + 30], sr_q[32*i + 31],
+                         sr_q[32*i + 16], sr_q[32*i + 17], sr_q[32*i + 18], sr_q[32*i + 19],
+                         sr_q[32*i + 20], sr_q[32*i + 21], sr_q[32*i + 22], sr_q[32*i + 23],
+                         sr_q[32*i + 8], sr_q[32*i + 9], sr_q[32*i + 10], sr_q[32*i + 11],
+                         sr_q[32*i + 12], sr_q[32*i + 13], sr_q[32*i + 14], sr_q[32*i + 15],
+                         sr_q[32*i], sr_q[32*i + 1], sr_q[32*i + 2], sr_q[32*i + 3], sr_q[32*i + 4],
+                         sr_q[32*i + 5], sr_q[32*i + 6], sr_q[32*i + 7]}
+                        - {sr_q[32*i - 8], sr_q[32*i - 7], sr_q[32*i - 6], sr_q[32*i - 5],
+                           sr_q[32*i - 4], sr_q[32*i - 3], sr_q[32*i - 2], sr_q[32*i - 1],
+                           sr_q[32*i - 16], sr_q[32*i - 15], sr_q[32*i - 14], sr_q[32*i - 13],
+                           sr_q[32*i - 12], sr_q[32*i - 11], sr_q[32*i - 10], sr_q[32*i - 9],
+                           sr_q[32*i - 24], sr_q[32*i - 23], sr_q[32*i - 22], sr_q[32*i - 21],
+                           sr_q[32*i - 20], sr_q[32*i - 19], sr_q[32*i - 18], sr_q[32*i - 17],
+                           sr_q[32*(i - 1)], sr_q[32*i - 31], sr_q[32*i - 30], sr_q[32*i - 29],
+                           sr_q[32*i - 28], sr_q[32*i - 27], sr_q[32*i - 26], sr_q[32*i - 25]});
+    end
+  endgenerate
+  assign rawd[24] = ({hi_q[24], hi_q[25], hi_q[26], hi_q[27], hi_q[28], hi_q[29], hi_q[30],
                       hi_q[31], hi_q[16], hi_q[17], hi_q[18], hi_q[19], hi_q[20], hi_q[21],
                       hi_q[22], hi_q[23], hi_q[8], hi_q[9], hi_q[10], hi_q[11], hi_q[12], hi_q[13],
                       hi_q[14], hi_q[15], hi_q[0], hi_q[1], hi_q[2], hi_q[3], hi_q[4], hi_q[5],
-                      hi_q[6], hi_q[7]});
-  assign rawd26 = ({hi_q[88], hi_q[89], hi_q[90], hi_q[91], hi_q[92], hi_q[93], hi_q[94], hi_q[95],
-                    hi_q[80], hi_q[81], hi_q[82], hi_q[83], hi_q[84], hi_q[85], hi_q[86], hi_q[87],
-                    hi_q[72], hi_q[73], hi_q[74], hi_q[75], hi_q[76], hi_q[77], hi_q[78], hi_q[79],
-                    hi_q[64], hi_q[65], hi_q[66], hi_q[67], hi_q[68], hi_q[69], hi_q[70], hi_q[71]}
-                   - {hi_q[56], hi_q[57], hi_q[58], hi_q[59], hi_q[60], hi_q[61], hi_q[62],
-                      hi_q[63], hi_q[48], hi_q[49], hi_q[50], hi_q[51], hi_q[52], hi_q[53],
-                      hi_q[54], hi_q[55], hi_q[40], hi_q[41], hi_q[42], hi_q[43], hi_q[44],
-                      hi_q[45], hi_q[46], hi_q[47], hi_q[32], hi_q[33], hi_q[34], hi_q[35],
-                      hi_q[36], hi_q[37], hi_q[38], hi_q[39]});
-  assign rawd27 = ({hi_q[120], hi_q[121], hi_q[122], hi_q[123], hi_q[124], hi_q[125], hi_q[126],
-                    hi_q[127], hi_q[112], hi_q[113], hi_q[114], hi_q[115], hi_q[116], hi_q[117],
-                    hi_q[118], hi_q[119], hi_q[104], hi_q[105], hi_q[106], hi_q[107], hi_q[108],
-                    hi_q[109], hi_q[110], hi_q[111], hi_q[96], hi_q[97], hi_q[98], hi_q[99],
-                    hi_q[100], hi_q[101], hi_q[102], hi_q[103]}
-                   - {hi_q[88], hi_q[89], hi_q[90], hi_q[91], hi_q[92], hi_q[93], hi_q[94],
-                      hi_q[95], hi_q[80], hi_q[81], hi_q[82], hi_q[83], hi_q[84], hi_q[85],
-                      hi_q[86], hi_q[87], hi_q[72], hi_q[73], hi_q[74], hi_q[75], hi_q[76],
-                      hi_q[77], hi_q[78], hi_q[79], hi_q[64], hi_q[65], hi_q[66], hi_q[67],
-                      hi_q[68], hi_q[69], hi_q[70], hi_q[71]});
-  assign rawd28 = ({hi_q[152], hi_q[153], hi_q[154], hi_q[155], hi_q[156], hi_q[157], hi_q[158],
-                    hi_q[159], hi_q[144], hi_q[145], hi_q[146], hi_q[147], hi_q[148], hi_q[149],
-                    hi_q[150], hi_q[151], hi_q[136], hi_q[137], hi_q[138], hi_q[139], hi_q[140],
-                    hi_q[141], hi_q[142], hi_q[143], hi_q[128], hi_q[129], hi_q[130], hi_q[131],
-                    hi_q[132], hi_q[133], hi_q[134], hi_q[135]}
-                   - {hi_q[120], hi_q[121], hi_q[122], hi_q[123], hi_q[124], hi_q[125], hi_q[126],
-                      hi_q[127], hi_q[112], hi_q[113], hi_q[114], hi_q[115], hi_q[116], hi_q[117],
-                      hi_q[118], hi_q[119], hi_q[104], hi_q[105], hi_q[106], hi_q[107], hi_q[108],
-                      hi_q[109], hi_q[110], hi_q[111], hi_q[96], hi_q[97], hi_q[98], hi_q[99],
-                      hi_q[100], hi_q[101], hi_q[102], hi_q[103]});
-  assign rawd29 = ({hi_q[184], hi_q[185], hi_q[186], hi_q[187], hi_q[188], hi_q[189], hi_q[190],
-                    hi_q[191], hi_q[176], hi_q[177], hi_q[178], hi_q[179], hi_q[180], hi_q[181],
-                    hi_q[182], hi_q[183], hi_q[168], hi_q[169], hi_q[170], hi_q[171], hi_q[172],
-                    hi_q[173], hi_q[174], hi_q[175], hi_q[160], hi_q[161], hi_q[162], hi_q[163],
-                    hi_q[164], hi_q[165], hi_q[166], hi_q[167]}
-                   - {hi_q[152], hi_q[153], hi_q[154], hi_q[155], hi_q[156], hi_q[157], hi_q[158],
-                      hi_q[159], hi_q[144], hi_q[145], hi_q[146], hi_q[147], hi_q[148], hi_q[149],
-                      hi_q[150], hi_q[151], hi_q[136], hi_q[137], hi_q[138], hi_q[139], hi_q[140],
-                      hi_q[141], hi_q[142], hi_q[143], hi_q[128], hi_q[129], hi_q[130], hi_q[131],
-                      hi_q[132], hi_q[133], hi_q[134], hi_q[135]});
-  assign rawd30 = ({hi_q[216], hi_q[217], hi_q[218], hi_q[219], hi_q[220], hi_q[221], hi_q[222],
-                    hi_q[223], hi_q[208], hi_q[209], hi_q[210], hi_q[211], hi_q[212], hi_q[213],
-                    hi_q[214], hi_q[215], hi_q[200], hi_q[201], hi_q[202], hi_q[203], hi_q[204],
-                    hi_q[205], hi_q[206], hi_q[207], hi_q[192], hi_q[193], hi_q[194], hi_q[195],
-                    hi_q[196], hi_q[197], hi_q[198], hi_q[199]}
-                   - {hi_q[184], hi_q[185], hi_q[186], hi_q[187], hi_q[188], hi_q[189], hi_q[190],
-                      hi_q[191], hi_q[176], hi_q[177], hi_q[178], hi_q[179], hi_q[180], hi_q[181],
-                      hi_q[182], hi_q[183], hi_q[168], hi_q[169], hi_q[170], hi_q[171], hi_q[172],
-                      hi_q[173], hi_q[174], hi_q[175], hi_q[160], hi_q[161], hi_q[162], hi_q[163],
-                      hi_q[164], hi_q[165], hi_q[166], hi_q[167]});
-  assign rawd31 = ({hi_q[248], hi_q[249], hi_q[250], hi_q[251], hi_q[252], hi_q[253], hi_q[254],
-                    hi_q[255], hi_q[240], hi_q[241], hi_q[242], hi_q[243], hi_q[244], hi_q[245],
-                    hi_q[246], hi_q[247], hi_q[232], hi_q[233], hi_q[234], hi_q[235], hi_q[236],
-                    hi_q[237], hi_q[238], hi_q[239], hi_q[224], hi_q[225], hi_q[226], hi_q[227],
-                    hi_q[228], hi_q[229], hi_q[230], hi_q[231]}
-                   - {hi_q[216], hi_q[217], hi_q[218], hi_q[219], hi_q[220], hi_q[221], hi_q[222],
-                      hi_q[223], hi_q[208], hi_q[209], hi_q[210], hi_q[211], hi_q[212], hi_q[213],
-                      hi_q[214], hi_q[215], hi_q[200], hi_q[201], hi_q[202], hi_q[203], hi_q[204],
-                      hi_q[205], hi_q[206], hi_q[207], hi_q[192], hi_q[193], hi_q[194], hi_q[195],
-                      hi_q[196], hi_q[197], hi_q[198], hi_q[199]});
+                      hi_q[6], hi_q[7]}
+                     - {sr_q[760], sr_q[761], sr_q[762], sr_q[763], sr_q[764], sr_q[765], sr_q[766],
+                        sr_q[767], sr_q[752], sr_q[753], sr_q[754], sr_q[755], sr_q[756], sr_q[757],
+                        sr_q[758], sr_q[759], sr_q[744], sr_q[745], sr_q[746], sr_q[747], sr_q[748],
+                        sr_q[749], sr_q[750], sr_q[751], sr_q[736], sr_q[737], sr_q[738], sr_q[739],
+                        sr_q[740], sr_q[741], sr_q[742], sr_q[743]});
+  generate
+    for (i = 25; i < 32; i = i + 1) begin : g_rawd_25
+      assign rawd[i] = ({hi_q[32*i - 744], hi_q[32*i - 743], hi_q[32*i - 742], hi_q[32*i - 741],
+                         hi_q[32*i - 740], hi_q[32*i - 739], hi_q[32*i - 738], hi_q[32*i - 737],
+                         hi_q[32*i - 752], hi_q[32*i - 751], hi_q[32*i - 750], hi_q[32*i - 749],
+                         hi_q[32*i - 748], hi_q[32*i - 747], hi_q[32*i - 746], hi_q[32*i - 745],
+                         hi_q[32*i - 760], hi_q[32*i - 759], hi_q[32*i - 758], hi_q[32*i - 757],
+                         hi_q[32*i - 756], hi_q[32*i - 755], hi_q[32*i - 754], hi_q[32*i - 753],
+                         hi_q[32*(i - 24)], hi_q[32*i - 767], hi_q[32*i - 766], hi_q[32*i - 765],
+                         hi_q[32*i - 764], hi_q[32*i - 763], hi_q[32*i - 762], hi_q[32*i - 761]}
+                        - {hi_q[32*i - 776], hi_q[32*i - 775], hi_q[32*i - 774], hi_q[32*i - 773],
+                           hi_q[32*i - 772], hi_q[32*i - 771], hi_q[32*i - 770], hi_q[32*i - 769],
+                           hi_q[32*i - 784], hi_q[32*i - 783], hi_q[32*i - 782], hi_q[32*i - 781],
+                           hi_q[32*i - 780], hi_q[32*i - 779], hi_q[32*i - 778], hi_q[32*i - 777],
+                           hi_q[32*i - 792], hi_q[32*i - 791], hi_q[32*i - 790], hi_q[32*i - 789],
+                           hi_q[32*i - 788], hi_q[32*i - 787], hi_q[32*i - 786], hi_q[32*i - 785],
+                           hi_q[32*(i - 25)], hi_q[32*i - 799], hi_q[32*i - 798], hi_q[32*i - 797],
+                           hi_q[32*i - 796], hi_q[32*i - 795], hi_q[32*i - 794], hi_q[32*i - 793]});
+    end
+  endgenerate
   assign el1_d = (raw_q ?
-                    {rawd31, rawd30, rawd29, rawd28, rawd27, rawd26, rawd25, rawd24, rawd23, rawd22,
-                     rawd21, rawd20, rawd19, rawd18, rawd17, rawd16, rawd15, rawd14, rawd13, rawd12,
-                     rawd11, rawd10, rawd9, rawd8, rawd7, rawd6, rawd5, rawd4, rawd3, rawd2, rawd1,
-                     sr_q[24], sr_q[25], sr_q[26], sr_q[27], sr_q[28], sr_q[29], sr_q[30], sr_q[31],
-                     sr_q[16], sr_q[17], sr_q[18], sr_q[19], sr_q[20], sr_q[21], sr_q[22], sr_q[23],
-                     sr_q[8], sr_q[9], sr_q[10], sr_q[11], sr_q[12], sr_q[13], sr_q[14], sr_q[15],
-                     sr_q[0], sr_q[1], sr_q[2], sr_q[3], sr_q[4], sr_q[5], sr_q[6], sr_q[7]}
-                  : {dbp31_n[30], dbp30_n[30], dbp29_n[30], dbp28_n[30], dbp27_n[30], dbp26_n[30],
-                     dbp25_n[30], dbp24_n[30], dbp23_n[30], dbp22_n[30], dbp21_n[30], dbp20_n[30],
-                     dbp19_n[30], dbp18_n[30], dbp17_n[30], dbp16_n[30], dbp15_n[30], dbp14_n[30],
-                     dbp13_n[30], dbp12_n[30], dbp11_n[30], dbp10_n[30], dbp9_n[30], dbp8_n[30],
-                     dbp7_n[30], dbp6_n[30], dbp5_n[30], dbp4_n[30], dbp3_n[30], dbp2_n[30],
-                     dbp1_n[30], dbp0_n[30], dbp31_n[29], dbp30_n[29], dbp29_n[29], dbp28_n[29],
-                     dbp27_n[29], dbp26_n[29], dbp25_n[29], dbp24_n[29], dbp23_n[29], dbp22_n[29],
-                     dbp21_n[29], dbp20_n[29], dbp19_n[29], dbp18_n[29], dbp17_n[29], dbp16_n[29],
-                     dbp15_n[29], dbp14_n[29], dbp13_n[29], dbp12_n[29], dbp11_n[29], dbp10_n[29],
-                     dbp9_n[29], dbp8_n[29], dbp7_n[29], dbp6_n[29], dbp5_n[29], dbp4_n[29],
-                     dbp3_n[29], dbp2_n[29], dbp1_n[29], dbp0_n[29], dbp31_n[28], dbp30_n[28],
-                     dbp29_n[28], dbp28_n[28], dbp27_n[28], dbp26_n[28], dbp25_n[28], dbp24_n[28],
-                     dbp23_n[28], dbp22_n[28], dbp21_n[28], dbp20_n[28], dbp19_n[28], dbp18_n[28],
-                     dbp17_n[28], dbp16_n[28], dbp15_n[28], dbp14_n[28], dbp13_n[28], dbp12_n[28],
-                     dbp11_n[28], dbp10_n[28], dbp9_n[28], dbp8_n[28], dbp7_n[28], dbp6_n[28],
-                     dbp5_n[28], dbp4_n[28], dbp3_n[28], dbp2_n[28], dbp1_n[28], dbp0_n[28],
-                     dbp31_n[27], dbp30_n[27], dbp29_n[27], dbp28_n[27], dbp27_n[27], dbp26_n[27],
-                     dbp25_n[27], dbp24_n[27], dbp23_n[27], dbp22_n[27], dbp21_n[27], dbp20_n[27],
-                     dbp19_n[27], dbp18_n[27], dbp17_n[27], dbp16_n[27], dbp15_n[27], dbp14_n[27],
-                     dbp13_n[27], dbp12_n[27], dbp11_n[27], dbp10_n[27], dbp9_n[27], dbp8_n[27],
-                     dbp7_n[27], dbp6_n[27], dbp5_n[27], dbp4_n[27], dbp3_n[27], dbp2_n[27],
-                     dbp1_n[27], dbp0_n[27], dbp31_n[26], dbp30_n[26], dbp29_n[26], dbp28_n[26],
-                     dbp27_n[26], dbp26_n[26], dbp25_n[26], dbp24_n[26], dbp23_n[26], dbp22_n[26],
-                     dbp21_n[26], dbp20_n[26], dbp19_n[26], dbp18_n[26], dbp17_n[26], dbp16_n[26],
-                     dbp15_n[26], dbp14_n[26], dbp13_n[26], dbp12_n[26], dbp11_n[26], dbp10_n[26],
-                     dbp9_n[26], dbp8_n[26], dbp7_n[26], dbp6_n[26], dbp5_n[26], dbp4_n[26],
-                     dbp3_n[26], dbp2_n[26], dbp1_n[26], dbp0_n[26], dbp31_n[25], dbp30_n[25],
-                     dbp29_n[25], dbp28_n[25], dbp27_n[25], dbp26_n[25], dbp25_n[25], dbp24_n[25],
-                     dbp23_n[25], dbp22_n[25], dbp21_n[25], dbp20_n[25], dbp19_n[25], dbp18_n[25],
-                     dbp17_n[25], dbp16_n[25], dbp15_n[25], dbp14_n[25], dbp13_n[25], dbp12_n[25],
-                     dbp11_n[25], dbp10_n[25], dbp9_n[25], dbp8_n[25], dbp7_n[25], dbp6_n[25],
-                     dbp5_n[25], dbp4_n[25], dbp3_n[25], dbp2_n[25], dbp1_n[25], dbp0_n[25],
-                     dbp31_n[24], dbp30_n[24], dbp29_n[24], dbp28_n[24], dbp27_n[24], dbp26_n[24],
-                     dbp25_n[24], dbp24_n[24], dbp23_n[24], dbp22_n[24], dbp21_n[24], dbp20_n[24],
-                     dbp19_n[24], dbp18_n[24], dbp17_n[24], dbp16_n[24], dbp15_n[24], dbp14_n[24],
-                     dbp13_n[24], dbp12_n[24], dbp11_n[24], dbp10_n[24], dbp9_n[24], dbp8_n[24],
-                     dbp7_n[24], dbp6_n[24], dbp5_n[24], dbp4_n[24], dbp3_n[24], dbp2_n[24],
-                     dbp1_n[24], dbp0_n[24], dbp31_n[23], dbp30_n[23], dbp29_n[23], dbp28_n[23],
-                     dbp27_n[23], dbp26_n[23], dbp25_n[23], dbp24_n[23], dbp23_n[23], dbp22_n[23],
-                     dbp21_n[23], dbp20_n[23], dbp19_n[23], dbp18_n[23], dbp17_n[23], dbp16_n[23],
-                     dbp15_n[23], dbp14_n[23], dbp13_n[23], dbp12_n[23], dbp11_n[23], dbp10_n[23],
-                     dbp9_n[23], dbp8_n[23], dbp7_n[23], dbp6_n[23], dbp5_n[23], dbp4_n[23],
-                     dbp3_n[23], dbp2_n[23], dbp1_n[23], dbp0_n[23], dbp31_n[22], dbp30_n[22],
-                     dbp29_n[22], dbp28_n[22], dbp27_n[22], dbp26_n[22], dbp25_n[22], dbp24_n[22],
-                     dbp23_n[22], dbp22_n[22], dbp21_n[22], dbp20_n[22], dbp19_n[22], dbp18_n[22],
-                     dbp17_n[22], dbp16_n[22], dbp15_n[22], dbp14_n[22], dbp13_n[22], dbp12_n[22],
-                     dbp11_n[22], dbp10_n[22], dbp9_n[22], dbp8_n[22], dbp7_n[22], dbp6_n[22],
-                     dbp5_n[22], dbp4_n[22], dbp3_n[22], dbp2_n[22], dbp1_n[22], dbp0_n[22],
-                     dbp31_n[21], dbp30_n[21], dbp29_n[21], dbp28_n[21], dbp27_n[21], dbp26_n[21],
-                     dbp25_n[21], dbp24_n[21], dbp23_n[21], dbp22_n[21], dbp21_n[21], dbp20_n[21],
-                     dbp19_n[21], dbp18_n[21], dbp17_n[21], dbp16_n[21], dbp15_n[21], dbp14_n[21],
-                     dbp13_n[21], dbp12_n[21], dbp11_n[21], dbp10_n[21], dbp9_n[21], dbp8_n[21],
-                     dbp7_n[21], dbp6_n[21], dbp5_n[21], dbp4_n[21], dbp3_n[21], dbp2_n[21],
-                     dbp1_n[21], dbp0_n[21], dbp31_n[20], dbp30_n[20], dbp29_n[20], dbp28_n[20],
-                     dbp27_n[20], dbp26_n[20], dbp25_n[20], dbp24_n[20], dbp23_n[20], dbp22_n[20],
-                     dbp21_n[20], dbp20_n[20], dbp19_n[20], dbp18_n[20], dbp17_n[20], dbp16_n[20],
-                     dbp15_n[20], dbp14_n[20], dbp13_n[20], dbp12_n[20], dbp11_n[20], dbp10_n[20],
-                     dbp9_n[20], dbp8_n[20], dbp7_n[20], dbp6_n[20], dbp5_n[20], dbp4_n[20],
-                     dbp3_n[20], dbp2_n[20], dbp1_n[20], dbp0_n[20], dbp31_n[19], dbp30_n[19],
-                     dbp29_n[19], dbp28_n[19], dbp27_n[19], dbp26_n[19], dbp25_n[19], dbp24_n[19],
-                     dbp23_n[19], dbp22_n[19], dbp21_n[19], dbp20_n[19], dbp19_n[19], dbp18_n[19],
-                     dbp17_n[19], dbp16_n[19], dbp15_n[19], dbp14_n[19], dbp13_n[19], dbp12_n[19],
-                     dbp11_n[19], dbp10_n[19], dbp9_n[19], dbp8_n[19], dbp7_n[19], dbp6_n[19],
-                     dbp5_n[19], dbp4_n[19], dbp3_n[19], dbp2_n[19], dbp1_n[19], dbp0_n[19],
-                     dbp31_n[18], dbp30_n[18], dbp29_n[18], dbp28_n[18], dbp27_n[18], dbp26_n[18],
-                     dbp25_n[18], dbp24_n[18], dbp23_n[18], dbp22_n[18], dbp21_n[18], dbp20_n[18],
-                     dbp19_n[18], dbp18_n[18], dbp17_n[18], dbp16_n[18], dbp15_n[18], dbp14_n[18],
-                     dbp13_n[18], dbp12_n[18], dbp11_n[18], dbp10_n[18], dbp9_n[18], dbp8_n[18],
-                     dbp7_n[18], dbp6_n[18], dbp5_n[18], dbp4_n[18], dbp3_n[18], dbp2_n[18],
-                     dbp1_n[18], dbp0_n[18], dbp31_n[17], dbp30_n[17], dbp29_n[17], dbp28_n[17],
-                     dbp27_n[17], dbp26_n[17], dbp25_n[17], dbp24_n[17], dbp23_n[17], dbp22_n[17],
-                     dbp21_n[17], dbp20_n[17], dbp19_n[17], dbp18_n[17], dbp17_n[17], dbp16_n[17],
-                     dbp15_n[17], dbp14_n[17], dbp13_n[17], dbp12_n[17], dbp11_n[17], dbp10_n[17],
-                     dbp9_n[17], dbp8_n[17], dbp7_n[17], dbp6_n[17], dbp5_n[17], dbp4_n[17],
-                     dbp3_n[17], dbp2_n[17], dbp1_n[17], dbp0_n[17], dbp31_n[16], dbp30_n[16],
-                     dbp29_n[16], dbp28_n[16], dbp27_n[16], dbp26_n[16], dbp25_n[16], dbp24_n[16],
-                     dbp23_n[16], dbp22_n[16], dbp21_n[16], dbp20_n[16], dbp19_n[16], dbp18_n[16],
-                     dbp17_n[16], dbp16_n[16], dbp15_n[16], dbp14_n[16], dbp13_n[16], dbp12_n[16],
-                     dbp11_n[16], dbp10_n[16], dbp9_n[16], dbp8_n[16], dbp7_n[16], dbp6_n[16],
-                     dbp5_n[16], dbp4_n[16], dbp3_n[16], dbp2_n[16], dbp1_n[16], dbp0_n[16],
-                     dbp31_n[15], dbp30_n[15], dbp29_n[15], dbp28_n[15], dbp27_n[15], dbp26_n[15],
-                     dbp25_n[15], dbp24_n[15], dbp23_n[15], dbp22_n[15], dbp21_n[15], dbp20_n[15],
-                     dbp19_n[15], dbp18_n[15], dbp17_n[15], dbp16_n[15], dbp15_n[15], dbp14_n[15],
-                     dbp13_n[15], dbp12_n[15], dbp11_n[15], dbp10_n[15], dbp9_n[15], dbp8_n[15],
-                     dbp7_n[15], dbp6_n[15], dbp5_n[15], dbp4_n[15], dbp3_n[15], dbp2_n[15],
-                     dbp1_n[15], dbp0_n[15], dbp31_n[14], dbp30_n[14], dbp29_n[14], dbp28_n[14],
-                     dbp27_n[14], dbp26_n[14], dbp25_n[14], dbp24_n[14], dbp23_n[14], dbp22_n[14],
-                     dbp21_n[14], dbp20_n[14], dbp19_n[14], dbp18_n[14], dbp17_n[14], dbp16_n[14],
-                     dbp15_n[14], dbp14_n[14], dbp13_n[14], dbp12_n[14], dbp11_n[14], dbp10_n[14],
-                     dbp9_n[14], dbp8_n[14], dbp7_n[14], dbp6_n[14], dbp5_n[14], dbp4_n[14],
-                     dbp3_n[14], dbp2_n[14], dbp1_n[14], dbp0_n[14], dbp31_n[13], dbp30_n[13],
-                     dbp29_n[13], dbp28_n[13], dbp27_n[13], dbp26_n[13], dbp25_n[13], dbp24_n[13],
-                     dbp23_n[13], dbp22_n[13], dbp21_n[13], dbp20_n[13], dbp19_n[13], dbp18_n[13],
-                     dbp17_n[13], dbp16_n[13], dbp15_n[13], dbp14_n[13], dbp13_n[13], dbp12_n[13],
-                     dbp11_n[13], dbp10_n[13], dbp9_n[13], dbp8_n[13], dbp7_n[13], dbp6_n[13],
-                     dbp5_n[13], dbp4_n[13], dbp3_n[13], dbp2_n[13], dbp1_n[13], dbp0_n[13],
-                     dbp31_n[12], dbp30_n[12], dbp29_n[12], dbp28_n[12], dbp27_n[12], dbp26_n[12],
-                     dbp25_n[12], dbp24_n[12], dbp23_n[12], dbp22_n[12], dbp21_n[12], dbp20_n[12],
-                     dbp19_n[12], dbp18_n[12], dbp17_n[12], dbp16_n[12], dbp15_n[12], dbp14_n[12],
-                     dbp13_n[12], dbp12_n[12], dbp11_n[12], dbp10_n[12], dbp9_n[12], dbp8_n[12],
-                     dbp7_n[12], dbp6_n[12], dbp5_n[12], dbp4_n[12], dbp3_n[12], dbp2_n[12],
-                     dbp1_n[12], dbp0_n[12], dbp31_n[11], dbp30_n[11], dbp29_n[11], dbp28_n[11],
-                     dbp27_n[11], dbp26_n[11], dbp25_n[11], dbp24_n[11], dbp23_n[11], dbp22_n[11],
-                     dbp21_n[11], dbp20_n[11], dbp19_n[11], dbp18_n[11], dbp17_n[11], dbp16_n[11],
-                     dbp15_n[11], dbp14_n[11], dbp13_n[11], dbp12_n[11], dbp11_n[11], dbp10_n[11],
-                     dbp9_n[11], dbp8_n[11], dbp7_n[11], dbp6_n[11], dbp5_n[11], dbp4_n[11],
-                     dbp3_n[11], dbp2_n[11], dbp1_n[11], dbp0_n[11], dbp31_n[10], dbp30_n[10],
-                     dbp29_n[10], dbp28_n[10], dbp27_n[10], dbp26_n[10], dbp25_n[10], dbp24_n[10],
-                     dbp23_n[10], dbp22_n[10], dbp21_n[10], dbp20_n[10], dbp19_n[10], dbp18_n[10],
-                     dbp17_n[10], dbp16_n[10], dbp15_n[10], dbp14_n[10], dbp13_n[10], dbp12_n[10],
-                     dbp11_n[10], dbp10_n[10], dbp9_n[10], dbp8_n[10], dbp7_n[10], dbp6_n[10],
-                     dbp5_n[10], dbp4_n[10], dbp3_n[10], dbp2_n[10], dbp1_n[10], dbp0_n[10],
-                     dbp31_n[9], dbp30_n[9], dbp29_n[9], dbp28_n[9], dbp27_n[9], dbp26_n[9],
-                     dbp25_n[9], dbp24_n[9], dbp23_n[9], dbp22_n[9], dbp21_n[9], dbp20_n[9],
-                     dbp19_n[9], dbp18_n[9], dbp17_n[9], dbp16_n[9], dbp15_n[9], dbp14_n[9],
-                     dbp13_n[9], dbp12_n[9], dbp11_n[9], dbp10_n[9], dbp9_n[9], dbp8_n[9],
-                     dbp7_n[9], dbp6_n[9], dbp5_n[9], dbp4_n[9], dbp3_n[9], dbp2_n[9], dbp1_n[9],
-                     dbp0_n[9], dbp31_n[8], dbp30_n[8], dbp29_n[8], dbp28_n[8], dbp27_n[8],
-                     dbp26_n[8], dbp25_n[8], dbp24_n[8], dbp23_n[8], dbp22_n[8], dbp21_n[8],
-                     dbp20_n[8], dbp19_n[8], dbp18_n[8], dbp17_n[8], dbp16_n[8], dbp15_n[8],
-                     dbp14_n[8], dbp13_n[8], dbp12_n[8], dbp11_n[8], dbp10_n[8], dbp9_n[8],
-                     dbp8_n[8], dbp7_n[8], dbp6_n[8], dbp5_n[8], dbp4_n[8], dbp3_n[8], dbp2_n[8],
-                     dbp1_n[8], dbp0_n[8], dbp31_n[7], dbp30_n[7], dbp29_n[7], dbp28_n[7],
-                     dbp27_n[7], dbp26_n[7], dbp25_n[7], dbp24_n[7], dbp23_n[7], dbp22_n[7],
-                     dbp21_n[7], dbp20_n[7], dbp19_n[7], dbp18_n[7], dbp17_n[7], dbp16_n[7],
-                     dbp15_n[7], dbp14_n[7], dbp13_n[7], dbp12_n[7], dbp11_n[7], dbp10_n[7],
-                     dbp9_n[7], dbp8_n[7], dbp7_n[7], dbp6_n[7], dbp5_n[7], dbp4_n[7], dbp3_n[7],
-                     dbp2_n[7], dbp1_n[7], dbp0_n[7], dbp31_n[6], dbp30_n[6], dbp29_n[6],
-                     dbp28_n[6], dbp27_n[6], dbp26_n[6], dbp25_n[6], dbp24_n[6], dbp23_n[6],
-                     dbp22_n[6], dbp21_n[6], dbp20_n[6], dbp19_n[6], dbp18_n[6], dbp17_n[6],
-                     dbp16_n[6], dbp15_n[6], dbp14_n[6], dbp13_n[6], dbp12_n[6], dbp11_n[6],
-                     dbp10_n[6], dbp9_n[6], dbp8_n[6], dbp7_n[6], dbp6_n[6], dbp5_n[6], dbp4_n[6],
-                     dbp3_n[6], dbp2_n[6], dbp1_n[6], dbp0_n[6], dbp31_n[5], dbp30_n[5], dbp29_n[5],
-                     dbp28_n[5], dbp27_n[5], dbp26_n[5], dbp25_n[5], dbp24_n[5], dbp23_n[5],
-                     dbp22_n[5], dbp21_n[5], dbp20_n[5], dbp19_n[5], dbp18_n[5], dbp17_n[5],
-                     dbp16_n[5], dbp15_n[5], dbp14_n[5], dbp13_n[5], dbp12_n[5], dbp11_n[5],
-                     dbp10_n[5], dbp9_n[5], dbp8_n[5], dbp7_n[5], dbp6_n[5], dbp5_n[5], dbp4_n[5],
-                     dbp3_n[5], dbp2_n[5], dbp1_n[5], dbp0_n[5], dbp31_n[4], dbp30_n[4], dbp29_n[4],
-                     dbp28_n[4], dbp27_n[4], dbp26_n[4], dbp25_n[4], dbp24_n[4], dbp23_n[4],
-                     dbp22_n[4], dbp21_n[4], dbp20_n[4], dbp19_n[4], dbp18_n[4], dbp17_n[4],
-                     dbp16_n[4], dbp15_n[4], dbp14_n[4], dbp13_n[4], dbp12_n[4], dbp11_n[4],
-                     dbp10_n[4], dbp9_n[4], dbp8_n[4], dbp7_n[4], dbp6_n[4], dbp5_n[4], dbp4_n[4],
-                     dbp3_n[4], dbp2_n[4], dbp1_n[4], dbp0_n[4], dbp31_n[3], dbp30_n[3], dbp29_n[3],
-                     dbp28_n[3], dbp27_n[3], dbp26_n[3], dbp25_n[3], dbp24_n[3], dbp23_n[3],
-                     dbp22_n[3], dbp21_n[3], dbp20_n[3], dbp19_n[3], dbp18_n[3], dbp17_n[3],
-                     dbp16_n[3], dbp15_n[3], dbp14_n[3], dbp13_n[3], dbp12_n[3], dbp11_n[3],
-                     dbp10_n[3], dbp9_n[3], dbp8_n[3], dbp7_n[3], dbp6_n[3], dbp5_n[3], dbp4_n[3],
-                     dbp3_n[3], dbp2_n[3], dbp1_n[3], dbp0_n[3], dbp31_n[2], dbp30_n[2], dbp29_n[2],
-                     dbp28_n[2], dbp27_n[2], dbp26_n[2], dbp25_n[2], dbp24_n[2], dbp23_n[2],
-                     dbp22_n[2], dbp21_n[2], dbp20_n[2], dbp19_n[2], dbp18_n[2], dbp17_n[2],
-                     dbp16_n[2], dbp15_n[2], dbp14_n[2], dbp13_n[2], dbp12_n[2], dbp11_n[2],
-                     dbp10_n[2], dbp9_n[2], dbp8_n[2], dbp7_n[2], dbp6_n[2], dbp5_n[2], dbp4_n[2],
-                     dbp3_n[2], dbp2_n[2], dbp1_n[2], dbp0_n[2], dbp31_n[1], dbp30_n[1], dbp29_n[1],
-                     dbp28_n[1], dbp27_n[1], dbp26_n[1], dbp25_n[1], dbp24_n[1], dbp23_n[1],
-                     dbp22_n[1], dbp21_n[1], dbp20_n[1], dbp19_n[1], dbp18_n[1], dbp17_n[1],
-                     dbp16_n[1], dbp15_n[1], dbp14_n[1], dbp13_n[1], dbp12_n[1], dbp11_n[1],
-                     dbp10_n[1], dbp9_n[1], dbp8_n[1], dbp7_n[1], dbp6_n[1], dbp5_n[1], dbp4_n[1],
-                     dbp3_n[1], dbp2_n[1], dbp1_n[1], dbp0_n[1], dbp31_n[0], dbp30_n[0], dbp29_n[0],
-                     dbp28_n[0], dbp27_n[0], dbp26_n[0], dbp25_n[0], dbp24_n[0], dbp23_n[0],
-                     dbp22_n[0], dbp21_n[0], dbp20_n[0], dbp19_n[0], dbp18_n[0], dbp17_n[0],
-                     dbp16_n[0], dbp15_n[0], dbp14_n[0], dbp13_n[0], dbp12_n[0], dbp11_n[0],
-                     dbp10_n[0], dbp9_n[0], dbp8_n[0], dbp7_n[0], dbp6_n[0], dbp5_n[0], dbp4_n[0],
-                     dbp3_n[0], dbp2_n[0], dbp1_n[0], dbp0_n[0], base_q});
+                    {rawd[31], rawd[30], rawd[29], rawd[28], rawd[27], rawd[26], rawd[25], rawd[24],
+                     rawd[23], rawd[22], rawd[21], rawd[20], rawd[19], rawd[18], rawd[17], rawd[16],
+                     rawd[15], rawd[14], rawd[13], rawd[12], rawd[11], rawd[10], rawd[9], rawd[8],
+                     rawd[7], rawd[6], rawd[5], rawd[4], rawd[3], rawd[2], rawd[1], rawd[0]}
+                  : {dbp_n[31][30], dbp_n[30][30], dbp_n[29][30], dbp_n[28][30], dbp_n[27][30],
+                     dbp_n[26][30], dbp_n[25][30], dbp_n[24][30], dbp_n[23][30], dbp_n[22][30],
+                     dbp_n[21][30], dbp_n[20][30], dbp_n[19][30], dbp_n[18][30], dbp_n[17][30],
+                     dbp_n[16][30], dbp_n[15][30], dbp_n[14][30], dbp_n[13][30], dbp_n[12][30],
+                     dbp_n[11][30], dbp_n[10][30], dbp_n[9][30], dbp_n[8][30], dbp_n[7][30],
+                     dbp_n[6][30], dbp_n[5][30], dbp_n[4][30], dbp_n[3][30], dbp_n[2][30],
+                     dbp_n[1][30], dbp_n[0][30], dbp_n[31][29], dbp_n[30][29], dbp_n[29][29],
+                     dbp_n[28][29], dbp_n[27][29], dbp_n[26][29], dbp_n[25][29], dbp_n[24][29],
+                     dbp_n[23][29], dbp_n[22][29], dbp_n[21][29], dbp_n[20][29], dbp_n[19][29],
+                     dbp_n[18][29], dbp_n[17][29], dbp_n[16][29], dbp_n[15][29], dbp_n[14][29],
+                     dbp_n[13][29], dbp_n[12][29], dbp_n[11][29], dbp_n[10][29], dbp_n[9][29],
+                     dbp_n[8][29], dbp_n[7][29], dbp_n[6][29], dbp_n[5][29], dbp_n[4][29],
+                     dbp_n[3][29], dbp_n[2][29], dbp_n[1][29], dbp_n[0][29], dbp_n[31][28],
+                     dbp_n[30][28], dbp_n[29][28], dbp_n[28][28], dbp_n[27][28], dbp_n[26][28],
+                     dbp_n[25][28], dbp_n[24][28], dbp_n[23][28], dbp_n[22][28], dbp_n[21][28],
+                     dbp_n[20][28], dbp_n[19][28], dbp_n[18][28], dbp_n[17][28], dbp_n[16][28],
+                     dbp_n[15][28], dbp_n[14][28], dbp_n[13][28], dbp_n[12][28], dbp_n[11][28],
+                     dbp_n[10][28], dbp_n[9][28], dbp_n[8][28], dbp_n[7][28], dbp_n[6][28],
+                     dbp_n[5][28], dbp_n[4][28], dbp_n[3][28], dbp_n[2][28], dbp_n[1][28],
+                     dbp_n[0][28], dbp_n[31][27], dbp_n[30][27], dbp_n[29][27], dbp_n[28][27],
+                     dbp_n[27][27], dbp_n[26][27], dbp_n[25][27], dbp_n[24][27], dbp_n[23][27],
+                     dbp_n[22][27], dbp_n[21][27], dbp_n[20][27], dbp_n[19][27], dbp_n[18][27],
+                     dbp_n[17][27], dbp_n[16][27], dbp_n[15][27], dbp_n[14][27], dbp_n[13][27],
+                     dbp_n[12][27], dbp_n[11][27], dbp_n[10][27], dbp_n[9][27], dbp_n[8][27],
+                     dbp_n[7][27], dbp_n[6][27], dbp_n[5][27], dbp_n[4][27], dbp_n[3][27],
+                     dbp_n[2][27], dbp_n[1][27], dbp_n[0][27], dbp_n[31][26], dbp_n[30][26],
+                     dbp_n[29][26], dbp_n[28][26], dbp_n[27][26], dbp_n[26][26], dbp_n[25][26],
+                     dbp_n[24][26], dbp_n[23][26], dbp_n[22][26], dbp_n[21][26], dbp_n[20][26],
+                     dbp_n[19][26], dbp_n[18][26], dbp_n[17][26], dbp_n[16][26], dbp_n[15][26],
+                     dbp_n[14][26], dbp_n[13][26], dbp_n[12][26], dbp_n[11][26], dbp_n[10][26],
+                     dbp_n[9][26], dbp_n[8][26], dbp_n[7][26], dbp_n[6][26], dbp_n[5][26],
+                     dbp_n[4][26], dbp_n[3][26], dbp_n[2][26], dbp_n[1][26], dbp_n[0][26],
+                     dbp_n[31][25], dbp_n[30][25], dbp_n[29][25], dbp_n[28][25], dbp_n[27][25],
+                     dbp_n[26][25], dbp_n[25][25], dbp_n[24][25], dbp_n[23][25], dbp_n[22][25],
+                     dbp_n[21][25], dbp_n[20][25], dbp_n[19][25], dbp_n[18][25], dbp_n[17][25],
+                     dbp_n[16][25], dbp_n[15][25], dbp_n[14][25], dbp_n[13][25], dbp_n[12][25],
+                     dbp_n[11][25], dbp_n[10][25], dbp_n[9][25], dbp_n[8][25], dbp_n[7][25],
+                     dbp_n[6][25], dbp_n[5][25], dbp_n[4][25], dbp_n[3][25], dbp_n[2][25],
+                     dbp_n[1][25], dbp_n[0][25], dbp_n[31][24], dbp_n[30][24], dbp_n[29][24],
+                     dbp_n[28][24], dbp_n[27][24], dbp_n[26][24], dbp_n[25][24], dbp_n[24][24],
+                     dbp_n[23][24], dbp_n[22][24], dbp_n[21][24], dbp_n[20][24], dbp_n[19][24],
+                     dbp_n[18][24], dbp_n[17][24], dbp_n[16][24], dbp_n[15][24], dbp_n[14][24],
+                     dbp_n[13][24], dbp_n[12][24], dbp_n[11][24], dbp_n[10][24], dbp_n[9][24],
+                     dbp_n[8][24], dbp_n[7][24], dbp_n[6][24], dbp_n[5][24], dbp_n[4][24],
+                     dbp_n[3][24], dbp_n[2][24], dbp_n[1][24], dbp_n[0][24], dbp_n[31][23],
+                     dbp_n[30][23], dbp_n[29][23], dbp_n[28][23], dbp_n[27][23], dbp_n[26][23],
+                     dbp_n[25][23], dbp_n[24][23], dbp_n[23][23], dbp_n[22][23], dbp_n[21][23],
+                     dbp_n[20][23], dbp_n[19][23], dbp_n[18][23], dbp_n[17][23], dbp_n[16][23],
+                     dbp_n[15][23], dbp_n[14][23], dbp_n[13][23], dbp_n[12][23], dbp_n[11][23],
+                     dbp_n[10][23], dbp_n[9][23], dbp_n[8][23], dbp_n[7][23], dbp_n[6][23],
+                     dbp_n[5][23], dbp_n[4][23], dbp_n[3][23], dbp_n[2][23], dbp_n[1][23],
+                     dbp_n[0][23], dbp_n[31][22], dbp_n[30][22], dbp_n[29][22], dbp_n[28][22],
+                     dbp_n[27][22], dbp_n[26][22], dbp_n[25][22], dbp_n[24][22], dbp_n[23][22],
+                     dbp_n[22][22], dbp_n[21][22], dbp_n[20][22], dbp_n[19][22], dbp_n[18][22],
+                     dbp_n[17][22], dbp_n[16][22], dbp_n[15][22], dbp_n[14][22], dbp_n[13][22],
+                     dbp_n[12][22], dbp_n[11][22], dbp_n[10][22], dbp_n[9][22], dbp_n[8][22],
+                     dbp_n[7][22], dbp_n[6][22], dbp_n[5][22], dbp_n[4][22], dbp_n[3][22],
+                     dbp_n[2][22], dbp_n[1][22], dbp_n[0][22], dbp_n[31][21], dbp_n[30][21],
+                     dbp_n[29][21], dbp_n[28][21], dbp_n[27][21], dbp_n[26][21], dbp_n[25][21],
+                     dbp_n[24][21], dbp_n[23][21], dbp_n[22][21], dbp_n[21][21], dbp_n[20][21],
+                     dbp_n[19][21], dbp_n[18][21], dbp_n[17][21], dbp_n[16][21], dbp_n[15][21],
+                     dbp_n[14][21], dbp_n[13][21], dbp_n[12][21], dbp_n[11][21], dbp_n[10][21],
+                     dbp_n[9][21], dbp_n[8][21], dbp_n[7][21], dbp_n[6][21], dbp_n[5][21],
+                     dbp_n[4][21], dbp_n[3][21], dbp_n[2][21], dbp_n[1][21], dbp_n[0][21],
+                     dbp_n[31][20], dbp_n[30][20], dbp_n[29][20], dbp_n[28][20], dbp_n[27][20],
+                     dbp_n[26][20], dbp_n[25][20], dbp_n[24][20], dbp_n[23][20], dbp_n[22][20],
+                     dbp_n[21][20], dbp_n[20][20], dbp_n[19][20], dbp_n[18][20], dbp_n[17][20],
+                     dbp_n[16][20], dbp_n[15][20], dbp_n[14][20], dbp_n[13][20], dbp_n[12][20],
+                     dbp_n[11][20], dbp_n[10][20], dbp_n[9][20], dbp_n[8][20], dbp_n[7][20],
+                     dbp_n[6][20], dbp_n[5][20], dbp_n[4][20], dbp_n[3][20], dbp_n[2][20],
+                     dbp_n[1][20], dbp_n[0][20], dbp_n[31][19], dbp_n[30][19], dbp_n[29][19],
+                     dbp_n[28][19], dbp_n[27][19], dbp_n[26][19], dbp_n[25][19], dbp_n[24][19],
+                     dbp_n[23][19], dbp_n[22][19], dbp_n[21][19], dbp_n[20][19], dbp_n[19][19],
+                     dbp_n[18][19], dbp_n[17][19], dbp_n[16][19], dbp_n[15][19], dbp_n[14][19],
+                     dbp_n[13][19], dbp_n[12][19], dbp_n[11][19], dbp_n[10][19], dbp_n[9][19],
+                     dbp_n[8][19], dbp_n[7][19], dbp_n[6][19], dbp_n[5][19], dbp_n[4][19],
+                     dbp_n[3][19], dbp_n[2][19], dbp_n[1][19], dbp_n[0][19], dbp_n[31][18],
+                     dbp_n[30][18], dbp_n[29][18], dbp_n[28][18], dbp_n[27][18], dbp_n[26][18],
+                     dbp_n[25][18], dbp_n[24][18], dbp_n[23][18], dbp_n[22][18], dbp_n[21][18],
+                     dbp_n[20][18], dbp_n[19][18], dbp_n[18][18], dbp_n[17][18], dbp_n[16][18],
+                     dbp_n[15][18], dbp_n[14][18], dbp_n[13][18], dbp_n[12][18], dbp_n[11][18],
+                     dbp_n[10][18], dbp_n[9][18], dbp_n[8][18], dbp_n[7][18], dbp_n[6][18],
+                     dbp_n[5][18], dbp_n[4][18], dbp_n[3][18], dbp_n[2][18], dbp_n[1][18],
+                     dbp_n[0][18], dbp_n[31][17], dbp_n[30][17], dbp_n[29][17], dbp_n[28][17],
+                     dbp_n[27][17], dbp_n[26][17], dbp_n[25][17], dbp_n[24][17], dbp_n[23][17],
+                     dbp_n[22][17], dbp_n[21][17], dbp_n[20][17], dbp_n[19][17], dbp_n[18][17],
+                     dbp_n[17][17], dbp_n[16][17], dbp_n[15][17], dbp_n[14][17], dbp_n[13][17],
+                     dbp_n[12][17], dbp_n[11][17], dbp_n[10][17], dbp_n[9][17], dbp_n[8][17],
+                     dbp_n[7][17], dbp_n[6][17], dbp_n[5][17], dbp_n[4][17], dbp_n[3][17],
+                     dbp_n[2][17], dbp_n[1][17], dbp_n[0][17], dbp_n[31][16], dbp_n[30][16],
+                     dbp_n[29][16], dbp_n[28][16], dbp_n[27][16], dbp_n[26][16], dbp_n[25][16],
+                     dbp_n[24][16], dbp_n[23][16], dbp_n[22][16], dbp_n[21][16], dbp_n[20][16],
+                     dbp_n[19][16], dbp_n[18][16], dbp_n[17][16], dbp_n[16][16], dbp_n[15][16],
+                     dbp_n[14][16], dbp_n[13][16], dbp_n[12][16], dbp_n[11][16], dbp_n[10][16],
+                     dbp_n[9][16], dbp_n[8][16], dbp_n[7][16], dbp_n[6][16], dbp_n[5][16],
+                     dbp_n[4][16], dbp_n[3][16], dbp_n[2][16], dbp_n[1][16], dbp_n[0][16],
+                     dbp_n[31][15], dbp_n[30][15], dbp_n[29][15], dbp_n[28][15], dbp_n[27][15],
+                     dbp_n[26][15], dbp_n[25][15], dbp_n[24][15], dbp_n[23][15], dbp_n[22][15],
+                     dbp_n[21][15], dbp_n[20][15], dbp_n[19][15], dbp_n[18][15], dbp_n[17][15],
+                     dbp_n[16][15], dbp_n[15][15], dbp_n[14][15], dbp_n[13][15], dbp_n[12][15],
+                     dbp_n[11][15], dbp_n[10][15], dbp_n[9][15], dbp_n[8][15], dbp_n[7][15],
+                     dbp_n[6][15], dbp_n[5][15], dbp_n[4][15], dbp_n[3][15], dbp_n[2][15],
+                     dbp_n[1][15], dbp_n[0][15], dbp_n[31][14], dbp_n[30][14], dbp_n[29][14],
+                     dbp_n[28][14], dbp_n[27][14], dbp_n[26][14], dbp_n[25][14], dbp_n[24][14],
+                     dbp_n[23][14], dbp_n[22][14], dbp_n[21][14], dbp_n[20][14], dbp_n[19][14],
+                     dbp_n[18][14], dbp_n[17][14], dbp_n[16][14], dbp_n[15][14], dbp_n[14][14],
+                     dbp_n[13][14], dbp_n[12][14], dbp_n[11][14], dbp_n[10][14], dbp_n[9][14],
+                     dbp_n[8][14], dbp_n[7][14], dbp_n[6][14], dbp_n[5][14], dbp_n[4][14],
+                     dbp_n[3][14], dbp_n[2][14], dbp_n[1][14], dbp_n[0][14], dbp_n[31][13],
+                     dbp_n[30][13], dbp_n[29][13], dbp_n[28][13], dbp_n[27][13], dbp_n[26][13],
+                     dbp_n[25][13], dbp_n[24][13], dbp_n[23][13], dbp_n[22][13], dbp_n[21][13],
+                     dbp_n[20][13], dbp_n[19][13], dbp_n[18][13], dbp_n[17][13], dbp_n[16][13],
+                     dbp_n[15][13], dbp_n[14][13], dbp_n[13][13], dbp_n[12][13], dbp_n[11][13],
+                     dbp_n[10][13], dbp_n[9][13], dbp_n[8][13], dbp_n[7][13], dbp_n[6][13],
+                     dbp_n[5][13], dbp_n[4][13], dbp_n[3][13], dbp_n[2][13], dbp_n[1][13],
+                     dbp_n[0][13], dbp_n[31][12], dbp_n[30][12], dbp_n[29][12], dbp_n[28][12],
+                     dbp_n[27][12], dbp_n[26][12], dbp_n[25][12], dbp_n[24][12], dbp_n[23][12],
+                     dbp_n[22][12], dbp_n[21][12], dbp_n[20][12], dbp_n[19][12], dbp_n[18][12],
+                     dbp_n[17][12], dbp_n[16][12], dbp_n[15][12], dbp_n[14][12], dbp_n[13][12],
+                     dbp_n[12][12], dbp_n[11][12], dbp_n[10][12], dbp_n[9][12], dbp_n[8][12],
+                     dbp_n[7][12], dbp_n[6][12], dbp_n[5][12], dbp_n[4][12], dbp_n[3][12],
+                     dbp_n[2][12], dbp_n[1][12], dbp_n[0][12], dbp_n[31][11], dbp_n[30][11],
+                     dbp_n[29][11], dbp_n[28][11], dbp_n[27][11], dbp_n[26][11], dbp_n[25][11],
+                     dbp_n[24][11], dbp_n[23][11], dbp_n[22][11], dbp_n[21][11], dbp_n[20][11],
+                     dbp_n[19][11], dbp_n[18][11], dbp_n[17][11], dbp_n[16][11], dbp_n[15][11],
+                     dbp_n[14][11], dbp_n[13][11], dbp_n[12][11], dbp_n[11][11], dbp_n[10][11],
+                     dbp_n[9][11], dbp_n[8][11], dbp_n[7][11], dbp_n[6][11], dbp_n[5][11],
+                     dbp_n[4][11], dbp_n[3][11], dbp_n[2][11], dbp_n[1][11], dbp_n[0][11],
+                     dbp_n[31][10], dbp_n[30][10], dbp_n[29][10], dbp_n[28][10], dbp_n[27][10],
+                     dbp_n[26][10], dbp_n[25][10], dbp_n[24][10], dbp_n[23][10], dbp_n[22][10],
+                     dbp_n[21][10], dbp_n[20][10], dbp_n[19][10], dbp_n[18][10], dbp_n[17][10],
+                     dbp_n[16][10], dbp_n[15][10], dbp_n[14][10], dbp_n[13][10], dbp_n[12][10],
+                     dbp_n[11][10], dbp_n[10][10], dbp_n[9][10], dbp_n[8][10], dbp_n[7][10],
+                     dbp_n[6][10], dbp_n[5][10], dbp_n[4][10], dbp_n[3][10], dbp_n[2][10],
+                     dbp_n[1][10], dbp_n[0][10], dbp_n[31][9], dbp_n[30][9], dbp_n[29][9],
+                     dbp_n[28][9], dbp_n[27][9], dbp_n[26][9], dbp_n[25][9], dbp_n[24][9],
+                     dbp_n[23][9], dbp_n[22][9], dbp_n[21][9], dbp_n[20][9], dbp_n[19][9],
+                     dbp_n[18][9], dbp_n[17][9], dbp_n[16][9], dbp_n[15][9], dbp_n[14][9],
+                     dbp_n[13][9], dbp_n[12][9], dbp_n[11][9], dbp_n[10][9], dbp_n[9][9],
+                     dbp_n[8][9], dbp_n[7][9], dbp_n[6][9], dbp_n[5][9], dbp_n[4][9], dbp_n[3][9],
+                     dbp_n[2][9], dbp_n[1][9], dbp_n[0][9], dbp_n[31][8], dbp_n[30][8],
+                     dbp_n[29][8], dbp_n[28][8], dbp_n[27][8], dbp_n[26][8], dbp_n[25][8],
+                     dbp_n[24][8], dbp_n[23][8], dbp_n[22][8], dbp_n[21][8], dbp_n[20][8],
+                     dbp_n[19][8], dbp_n[18][8], dbp_n[17][8], dbp_n[16][8], dbp_n[15][8],
+                     dbp_n[14][8], dbp_n[13][8], dbp_n[12][8], dbp_n[11][8], dbp_n[10][8],
+                     dbp_n[9][8], dbp_n[8][8], dbp_n[7][8], dbp_n[6][8], dbp_n[5][8], dbp_n[4][8],
+                     dbp_n[3][8], dbp_n[2][8], dbp_n[1][8], dbp_n[0][8], dbp_n[31][7], dbp_n[30][7],
+                     dbp_n[29][7], dbp_n[28][7], dbp_n[27][7], dbp_n[26][7], dbp_n[25][7],
+                     dbp_n[24][7], dbp_n[23][7], dbp_n[22][7], dbp_n[21][7], dbp_n[20][7],
+                     dbp_n[19][7], dbp_n[18][7], dbp_n[17][7], dbp_n[16][7], dbp_n[15][7],
+                     dbp_n[14][7], dbp_n[13][7], dbp_n[12][7], dbp_n[11][7], dbp_n[10][7],
+                     dbp_n[9][7], dbp_n[8][7], dbp_n[7][7], dbp_n[6][7], dbp_n[5][7], dbp_n[4][7],
+                     dbp_n[3][7], dbp_n[2][7], dbp_n[1][7], dbp_n[0][7], dbp_n[31][6], dbp_n[30][6],
+                     dbp_n[29][6], dbp_n[28][6], dbp_n[27][6], dbp_n[26][6], dbp_n[25][6],
+                     dbp_n[24][6], dbp_n[23][6], dbp_n[22][6], dbp_n[21][6], dbp_n[20][6],
+                     dbp_n[19][6], dbp_n[18][6], dbp_n[17][6], dbp_n[16][6], dbp_n[15][6],
+                     dbp_n[14][6], dbp_n[13][6], dbp_n[12][6], dbp_n[11][6], dbp_n[10][6],
+                     dbp_n[9][6], dbp_n[8][6], dbp_n[7][6], dbp_n[6][6], dbp_n[5][6], dbp_n[4][6],
+                     dbp_n[3][6], dbp_n[2][6], dbp_n[1][6], dbp_n[0][6], dbp_n[31][5], dbp_n[30][5],
+                     dbp_n[29][5], dbp_n[28][5], dbp_n[27][5], dbp_n[26][5], dbp_n[25][5],
+                     dbp_n[24][5], dbp_n[23][5], dbp_n[22][5], dbp_n[21][5], dbp_n[20][5],
+                     dbp_n[19][5], dbp_n[18][5], dbp_n[17][5], dbp_n[16][5], dbp_n[15][5],
+                     dbp_n[14][5], dbp_n[13][5], dbp_n[12][5], dbp_n[11][5], dbp_n[10][5],
+                     dbp_n[9][5], dbp_n[8][5], dbp_n[7][5], dbp_n[6][5], dbp_n[5][5], dbp_n[4][5],
+                     dbp_n[3][5], dbp_n[2][5], dbp_n[1][5], dbp_n[0][5], dbp_n[31][4], dbp_n[30][4],
+                     dbp_n[29][4], dbp_n[28][4], dbp_n[27][4], dbp_n[26][4], dbp_n[25][4],
+                     dbp_n[24][4], dbp_n[23][4], dbp_n[22][4], dbp_n[21][4], dbp_n[20][4],
+                     dbp_n[19][4], dbp_n[18][4], dbp_n[17][4], dbp_n[16][4], dbp_n[15][4],
+                     dbp_n[14][4], dbp_n[13][4], dbp_n[12][4], dbp_n[11][4], dbp_n[10][4],
+                     dbp_n[9][4], dbp_n[8][4], dbp_n[7][4], dbp_n[6][4], dbp_n[5][4], dbp_n[4][4],
+                     dbp_n[3][4], dbp_n[2][4], dbp_n[1][4], dbp_n[0][4], dbp_n[31][3], dbp_n[30][3],
+                     dbp_n[29][3], dbp_n[28][3], dbp_n[27][3], dbp_n[26][3], dbp_n[25][3],
+                     dbp_n[24][3], dbp_n[23][3], dbp_n[22][3], dbp_n[21][3], dbp_n[20][3],
+                     dbp_n[19][3], dbp_n[18][3], dbp_n[17][3], dbp_n[16][3], dbp_n[15][3],
+                     dbp_n[14][3], dbp_n[13][3], dbp_n[12][3], dbp_n[11][3], dbp_n[10][3],
+                     dbp_n[9][3], dbp_n[8][3], dbp_n[7][3], dbp_n[6][3], dbp_n[5][3], dbp_n[4][3],
+                     dbp_n[3][3], dbp_n[2][3], dbp_n[1][3], dbp_n[0][3], dbp_n[31][2], dbp_n[30][2],
+                     dbp_n[29][2], dbp_n[28][2], dbp_n[27][2], dbp_n[26][2], dbp_n[25][2],
+                     dbp_n[24][2], dbp_n[23][2], dbp_n[22][2], dbp_n[21][2], dbp_n[20][2],
+                     dbp_n[19][2], dbp_n[18][2], dbp_n[17][2], dbp_n[16][2], dbp_n[15][2],
+                     dbp_n[14][2], dbp_n[13][2], dbp_n[12][2], dbp_n[11][2], dbp_n[10][2],
+                     dbp_n[9][2], dbp_n[8][2], dbp_n[7][2], dbp_n[6][2], dbp_n[5][2], dbp_n[4][2],
+                     dbp_n[3][2], dbp_n[2][2], dbp_n[1][2], dbp_n[0][2], dbp_n[31][1], dbp_n[30][1],
+                     dbp_n[29][1], dbp_n[28][1], dbp_n[27][1], dbp_n[26][1], dbp_n[25][1],
+                     dbp_n[24][1], dbp_n[23][1], dbp_n[22][1], dbp_n[21][1], dbp_n[20][1],
+                     dbp_n[19][1], dbp_n[18][1], dbp_n[17][1], dbp_n[16][1], dbp_n[15][1],
+                     dbp_n[14][1], dbp_n[13][1], dbp_n[12][1], dbp_n[11][1], dbp_n[10][1],
+                     dbp_n[9][1], dbp_n[8][1], dbp_n[7][1], dbp_n[6][1], dbp_n[5][1], dbp_n[4][1],
+                     dbp_n[3][1], dbp_n[2][1], dbp_n[1][1], dbp_n[0][1], dbp_n[31][0], dbp_n[30][0],
+                     dbp_n[29][0], dbp_n[28][0], dbp_n[27][0], dbp_n[26][0], dbp_n[25][0],
+                     dbp_n[24][0], dbp_n[23][0], dbp_n[22][0], dbp_n[21][0], dbp_n[20][0],
+                     dbp_n[19][0], dbp_n[18][0], dbp_n[17][0], dbp_n[16][0], dbp_n[15][0],
+                     dbp_n[14][0], dbp_n[13][0], dbp_n[12][0], dbp_n[11][0], dbp_n[10][0],
+                     dbp_n[9][0], dbp_n[8][0], dbp_n[7][0], dbp_n[6][0], dbp_n[5][0], dbp_n[4][0],
+                     dbp_n[3][0], dbp_n[2][0], dbp_n[1][0], dbp_n[0][0], base_q});
   assign err1_d = (err_q | loop_err);
   assign kill1_d = zmode_q;
   assign ps2_2_l0_0s = (el1_q[95:64] ^ el1_q[63:32] ^ el1_q[31:0]);

@@ -570,11 +570,11 @@ module bpc_zrun_scan_p33_r5 (
   wire unused_ok;
   assign unused_ok = &{1'd0, rst5_16, rst5_17, rst5_18, rst5_19, rst5_20, rst5_21, rst5_22, rst5_23,
                        rst5_24, rst5_25, rst5_26, rst5_27, rst5_28, rst5_29, rst5_30, rst5_31,
-                       rst6_32, 1'd0, cnt1_1[5], cnt2_2[5], cnt2_3[5], cnt3_4[5], cnt3_5[5],
-                       cnt3_6[5], cnt3_7[5], cnt4_8[5], cnt4_9[5], cnt4_10[5], cnt4_11[5],
-                       cnt4_12[5], cnt4_13[5], cnt4_14[5], cnt4_15[5], cnt5_16[5], cnt5_17[5],
-                       cnt5_18[5], cnt5_19[5], cnt5_20[5], cnt5_21[5], cnt5_22[5], cnt5_23[5],
-                       cnt5_24[5], cnt5_25[5], cnt5_26[5], cnt5_27[5], cnt5_28[5], cnt5_29[5],
-                       cnt5_30[5], cnt5_31, cnt6_32};
+                       rst6_32, cnt1_1[5], cnt2_2[5], cnt2_3[5], cnt3_4[5], cnt3_5[5], cnt3_6[5],
+                       cnt3_7[5], cnt4_8[5], cnt4_9[5], cnt4_10[5], cnt4_11[5], cnt4_12[5],
+                       cnt4_13[5], cnt4_14[5], cnt4_15[5], cnt5_16[5], cnt5_17[5], cnt5_18[5],
+                       cnt5_19[5], cnt5_20[5], cnt5_21[5], cnt5_22[5], cnt5_23[5], cnt5_24[5],
+                       cnt5_25[5], cnt5_26[5], cnt5_27[5], cnt5_28[5], cnt5_29[5], cnt5_30[5],
+                       cnt5_31, cnt6_32};
 endmodule
 `default_nettype wire

@@ -3524,7 +3524,7 @@ module cpack_lossy_decomp_b128 (
   wire unused_ok;
   assign unused_ok = &{1'd0, x1_align_s6[126:0], x2_len2[136:135], x2_len34[136:103],
                        x2_len6[136:131], x2_len24[136:113], x2_len12[136:125], x2_len16[136:121],
-                       1'd0, 1'd0, 1'd0, 1'd0, d_pat0_q[0], d_pat1_q[0], d_pat2_q[0], d_pat3_q[0],
-                       d_tcode_q, d_raw_bits[7:0], ofifo_ready};
+                       d_pat0_q[0], d_pat1_q[0], d_pat2_q[0], d_pat3_q[0], d_tcode_q,
+                       d_raw_bits[7:0], ofifo_ready};
 endmodule
 `default_nettype wire

@@ -542,7 +542,7 @@ module zvc_comp_w32_l8_n32_bk (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, 1'd0, nzpc_s1_1[3], nzpc_s5_2[3], nzpc_s2_3[3], nzpc_s5_4[3],
-                       nzpc_s4_5[3], nzpc_s5_6[3], cnt_in[3], fifo4_q[270:263], fifo4_q[261]};
+  assign unused_ok = &{1'd0, nzpc_s1_1[3], nzpc_s5_2[3], nzpc_s2_3[3], nzpc_s5_4[3], nzpc_s4_5[3],
+                       nzpc_s5_6[3], cnt_in[3], fifo4_q[270:263], fifo4_q[261]};
 endmodule
 `default_nettype wire

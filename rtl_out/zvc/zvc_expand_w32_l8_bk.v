@@ -84,7 +84,7 @@ module zvc_expand_w32_l8_bk (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, 1'd0, pos_s1_1[3], pos_s5_2[3], pos_s2_3[3], pos_s5_4[3], pos_s4_5[3],
-                       pos_s5_6[3], pos_s3_7, 3'd0, 2'd0, pos_s1_1[2], pos_s5_2[2]};
+  assign unused_ok = &{1'd0, pos_s1_1[3], pos_s5_2[3], pos_s2_3[3], pos_s5_4[3], pos_s4_5[3],
+                       pos_s5_6[3], pos_s3_7, pos_s1_1[2], pos_s5_2[2]};
 endmodule
 `default_nettype wire

@@ -19,6 +19,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+mod family;
+mod loops;
+
 fn range(width: u32) -> String {
     if width == 1 {
         String::new()
@@ -30,21 +33,37 @@ fn range(width: u32) -> String {
 /// The document of an expression: atoms as text, operator chains and mux chains as groups
 /// that break before their operators, concatenations as fills.
 pub(crate) fn doc(e: &Expr) -> Doc {
+    doc_sub(e, &mut |_| None)
+}
+
+/// A leaf's text in place of its own: called on every signal and slice of a signal, in
+/// printed order (`None`: the leaf's own text).
+pub(crate) type Subst<'a> = dyn FnMut(&Expr) -> Option<String> + 'a;
+
+/// [`doc`], with signals and slices of signals printed by `f` where it answers.
+pub(crate) fn doc_sub(e: &Expr, f: &mut Subst<'_>) -> Doc {
+    if is_leaf(e) {
+        if let Some(t) = f(e) {
+            return text(t);
+        }
+    }
     match e.node() {
         Node::Sig { .. } | Node::Slice { .. } | Node::MemRead { .. } | Node::Param { .. } => {
             text(verilog(e))
         }
         Node::Const(b) => const_doc(b),
-        Node::Concat(parts) => concat_doc(parts.iter().map(doc).collect()),
-        Node::Repeat(x, n) => Doc::Group(vec![text(format!("{{{}{{", n)), doc(x), text("}}")]),
-        Node::Not(x) => Doc::Group(vec![text("~"), doc(x)]),
+        Node::Concat(parts) => concat_doc(parts.iter().map(|p| doc_sub(p, f)).collect()),
+        Node::Repeat(x, n) => {
+            Doc::Group(vec![text(format!("{{{}{{", n)), doc_sub(x, f), text("}}")])
+        }
+        Node::Not(x) => Doc::Group(vec![text("~"), doc_sub(x, f)]),
         Node::Reduce(op, x) => {
             let sym = match op {
                 RedOp::Or => "|",
                 RedOp::And => "&",
                 RedOp::Xor => "^",
             };
-            Doc::Group(vec![text(format!("({}", sym)), doc(x), text(")")])
+            Doc::Group(vec![text(format!("({}", sym)), doc_sub(x, f), text(")")])
         }
         Node::Bin(op, a, b) => {
             // Same-operator chains of associative operators print without inner parentheses.
@@ -58,9 +77,9 @@ pub(crate) fn doc(e: &Expr) -> Doc {
                 .enumerate()
                 .map(|(i, x)| {
                     if i == 0 {
-                        doc(x)
+                        doc_sub(x, f)
                     } else {
-                        Doc::Group(vec![text(format!("{} ", op.symbol())), doc(x)])
+                        Doc::Group(vec![text(format!("{} ", op.symbol())), doc_sub(x, f)])
                     }
                 })
                 .collect();
@@ -75,22 +94,32 @@ pub(crate) fn doc(e: &Expr) -> Doc {
                 super::expr::CmpOp::Gt => ">",
                 super::expr::CmpOp::Ge => ">=",
             };
-            paren(vec![doc(a), Doc::Line, text(format!("{} ", sym)), doc(b)])
+            paren(vec![
+                doc_sub(a, f),
+                Doc::Line,
+                text(format!("{} ", sym)),
+                doc_sub(b, f),
+            ])
         }
         Node::ShiftConst(dir, a, n) => {
             let sym = if *dir == ShiftDir::Left { "<<" } else { ">>" };
-            paren(vec![doc(a), text(format!(" {} {}", sym, n))])
+            paren(vec![doc_sub(a, f), text(format!(" {} {}", sym, n))])
         }
         Node::ShiftVar(dir, a, n) => {
             let sym = if *dir == ShiftDir::Left { "<<" } else { ">>" };
-            paren(vec![doc(a), Doc::Line, text(format!("{} ", sym)), doc(n)])
+            paren(vec![
+                doc_sub(a, f),
+                Doc::Line,
+                text(format!("{} ", sym)),
+                doc_sub(n, f),
+            ])
         }
         Node::Mux(..) => {
             // `s1 ? t1 : s2 ? t2 : f` (the conditional operator is right-associative), one
             // arm per line when it does not fit.
             let mut v = Vec::new();
             let mut cur = e;
-            while let Node::Mux(s, t, f) = cur.node() {
+            while let Node::Mux(s, t, other) = cur.node() {
                 if !v.is_empty() {
                     v.push(Doc::Line);
                     v.push(text(": "));
@@ -98,17 +127,26 @@ pub(crate) fn doc(e: &Expr) -> Doc {
                 // `s ? t` breaks after the `?` only when it does not fit by itself (deep
                 // nests in the true arm).
                 v.push(Doc::Group(vec![
-                    doc(s),
+                    doc_sub(s, f),
                     text(" ?"),
-                    Doc::Nest(2, vec![Doc::Line, doc(t)]),
+                    Doc::Nest(2, vec![Doc::Line, doc_sub(t, f)]),
                 ]));
-                cur = f;
+                cur = other;
             }
             v.push(Doc::Line);
             v.push(text(": "));
-            v.push(doc(cur));
+            v.push(doc_sub(cur, f));
             paren(v)
         }
+    }
+}
+
+/// A signal or a slice of a signal: what [`doc_sub`] may substitute.
+pub(crate) fn is_leaf(e: &Expr) -> bool {
+    match e.node() {
+        Node::Sig { .. } => true,
+        Node::Slice { base, .. } => matches!(base.node(), Node::Sig { .. }),
+        _ => false,
     }
 }
 
@@ -305,17 +343,25 @@ pub fn emit_module(m: &Module) -> String {
         }
     }
 
-    let mut declared = vec![false; m.signals.len()];
-    for (i, s) in m.signals.iter().enumerate() {
-        declared[i] = matches!(s.kind, SigKind::Input | SigKind::Output);
-    }
+    let mut declared = Declared::new(m);
+    let mut body = String::new();
     for sec in sections(m) {
-        emit_section(m, &sec, &mut declared, &mut o);
+        emit_section(m, &sec, &mut declared, &mut body);
     }
-    if !m.unused.is_empty() {
-        let parts: Vec<Expr> = m.unused.clone();
+    if declared.looped || declared.counted {
+        let _ = writeln!(o);
+    }
+    if declared.looped {
+        let _ = writeln!(o, "  genvar {};", super::module::GENVAR);
+    }
+    if declared.counted {
+        let _ = writeln!(o, "  integer {};", super::module::LOOPVAR);
+    }
+    o.push_str(&body);
+    if m.unused.iter().any(|e| e.as_const().is_none()) {
+        // Constants (a waived field that is tied off) need no waiver.
         let mut all = vec![Expr::lit(1, 0)];
-        all.extend(parts);
+        all.extend(m.unused.iter().filter(|e| e.as_const().is_none()).cloned());
         let _ = writeln!(o, "\n  // Bits intentionally unused (lint waiver)");
         let _ = writeln!(o, "  wire unused_ok;");
         let cat = Doc::Group(vec![
@@ -341,7 +387,110 @@ pub fn emit_module(m: &Module) -> String {
     o
 }
 
-fn emit_section(m: &Module, sec: &Section<'_>, declared: &mut [bool], o: &mut String) {
+/// What the emitter has declared so far in one module.
+struct Declared {
+    /// Per signal.
+    sigs: Vec<bool>,
+    /// Per array.
+    arrays: Vec<bool>,
+    /// Per register array: its next-state array `x_d`.
+    next_arrays: Vec<bool>,
+    /// Per instance family: emitted (with its first member).
+    families: Vec<bool>,
+    /// The arrays with an assignment loop (labelled `g_<array>`).
+    loops: Vec<String>,
+    /// Some loop was written (the module declares the genvar).
+    looped: bool,
+    /// Some flop block loads an array in a `for` loop (the module declares its counter).
+    counted: bool,
+}
+
+impl Declared {
+    fn new(m: &Module) -> Declared {
+        Declared {
+            sigs: m
+                .signals
+                .iter()
+                .map(|s| matches!(s.kind, SigKind::Input | SigKind::Output))
+                .collect(),
+            arrays: vec![false; m.arrays.len()],
+            next_arrays: vec![false; m.arrays.len()],
+            families: vec![false; m.families.len()],
+            loops: Vec::new(),
+            looped: false,
+            counted: false,
+        }
+    }
+
+    /// Declares signal `i` (or the array it belongs to) into `decls` unless done already.
+    fn declare(&mut self, m: &Module, i: usize, decls: &mut String) {
+        if self.sigs[i] {
+            return;
+        }
+        self.sigs[i] = true;
+        let s = &m.signals[i];
+        if let Some((a, _)) = s.elem {
+            if !self.arrays[a] {
+                self.arrays[a] = true;
+                let arr = &m.arrays[a];
+                let kw = if arr.kind == SigKind::Reg {
+                    // Yosys would infer a memory and warn; these are plain registers.
+                    "(* mem2reg *) reg "
+                } else {
+                    "wire"
+                };
+                let decl = format!(
+                    "{} {}{} [0:{}];",
+                    kw,
+                    range(arr.width),
+                    arr.name,
+                    arr.len - 1
+                );
+                declaration(decls, &decl, None);
+            }
+            return;
+        }
+        let kw = if s.kind == SigKind::Reg {
+            "reg "
+        } else {
+            "wire"
+        };
+        let decl = format!("{} {}{};", kw, range(s.width), s.name);
+        declaration(decls, &decl, s.comment.as_deref());
+    }
+
+    /// Declares the next-state net of register `i` (`x_d`, or the array `x_d` of an array
+    /// element) into `decls`.
+    fn declare_next(&mut self, m: &Module, i: usize, decls: &mut String) {
+        let s = &m.signals[i];
+        let kw = if case_form(m, i).is_some() {
+            "reg "
+        } else {
+            "wire"
+        };
+        match s.elem {
+            Some((a, _)) if self.next_arrays[a] => {}
+            Some((a, _)) => {
+                self.next_arrays[a] = true;
+                let arr = &m.arrays[a];
+                let name = d_name(&arr.name);
+                let _ = writeln!(
+                    decls,
+                    "  {} {}{} [0:{}];",
+                    kw,
+                    range(s.width),
+                    name,
+                    arr.len - 1
+                );
+            }
+            None => {
+                let _ = writeln!(decls, "  {} {}{};", kw, range(s.width), d_name(&s.name));
+            }
+        }
+    }
+}
+
+fn emit_section(m: &Module, sec: &Section<'_>, declared: &mut Declared, o: &mut String) {
     if !sec.comments.is_empty() {
         let _ = writeln!(o);
         for c in &sec.comments {
@@ -352,43 +501,21 @@ fn emit_section(m: &Module, sec: &Section<'_>, declared: &mut [bool], o: &mut St
     }
     // Declarations: every net this section reads or defines that is not declared yet.
     let mut decls = String::new();
-    let declare = |i: usize, declared: &mut [bool], decls: &mut String| {
-        if declared[i] {
-            return;
-        }
-        declared[i] = true;
-        let s = &m.signals[i];
-        let kw = if s.kind == SigKind::Reg {
-            "reg "
-        } else {
-            "wire"
-        };
-        let decl = format!("{} {}{};", kw, range(s.width), s.name);
-        declaration(decls, &decl, s.comment.as_deref());
-    };
     let mut refs = Vec::new();
     for item in &sec.items {
         refs.clear();
         refs_of(m, item, &mut refs);
         for &r in &refs {
-            declare(r, declared, &mut decls);
+            declared.declare(m, r, &mut decls);
         }
         match item {
-            Item::Signal(i) => declare(*i, declared, &mut decls),
+            Item::Signal(i) => declared.declare(m, *i, &mut decls),
             Item::Instance(i) => {
                 for (_, id) in &m.instances[*i].outputs {
-                    declare(id.index, declared, &mut decls);
+                    declared.declare(m, id.index, &mut decls);
                 }
             }
-            Item::Next(i) => {
-                let s = &m.signals[*i];
-                let kw = if case_form(m, *i).is_some() {
-                    "reg "
-                } else {
-                    "wire"
-                };
-                let _ = writeln!(decls, "  {} {}{};", kw, range(s.width), d_name(&s.name));
-            }
+            Item::Next(i) => declared.declare_next(m, *i, &mut decls),
             Item::Memory(i) => {
                 let mem = &m.memories[*i];
                 let decl = format!(
@@ -407,7 +534,20 @@ fn emit_section(m: &Module, sec: &Section<'_>, declared: &mut [bool], o: &mut St
     // Body: assignments and instances in creation order; flops collected for the end.
     let mut flops: Vec<usize> = Vec::new();
     let mut mems: Vec<usize> = Vec::new();
-    for item in &sec.items {
+    let mut n = 0;
+    while n < sec.items.len() {
+        let item = sec.items[n];
+        if let Some(len) = loops::assign_run(m, &sec.items[n..], &mut declared.loops, o) {
+            declared.looped = true;
+            for it in &sec.items[n..n + len] {
+                if let Item::Next(i) = it {
+                    flops.push(*i);
+                }
+            }
+            n += len;
+            continue;
+        }
+        n += 1;
         match item {
             Item::Signal(i) => {
                 let s = &m.signals[*i];
@@ -428,11 +568,18 @@ fn emit_section(m: &Module, sec: &Section<'_>, declared: &mut [bool], o: &mut St
                 flops.push(*i);
             }
             Item::Memory(i) => mems.push(*i),
-            Item::Instance(i) => emit_instance(m, *i, o),
+            Item::Instance(i) => match m.instances[*i].family {
+                Some((f, _)) if declared.families[f] => {}
+                Some((f, _)) => {
+                    declared.families[f] = true;
+                    declared.looped |= family::emit(m, f, o);
+                }
+                None => emit_instance(m, *i, o),
+            },
             Item::Comment(_) => {}
         }
     }
-    emit_flops(m, &flops, o);
+    declared.counted |= emit_flops(m, &flops, o);
     for i in mems {
         let mem = &m.memories[i];
         if mem.writes.is_empty() {
@@ -506,6 +653,27 @@ fn emit_case(d: &str, form: &CaseForm, o: &mut String) {
 
 fn emit_instance(m: &Module, i: usize, o: &mut String) {
     let inst = &m.instances[i];
+    let conns = connections(m, inst);
+    let _ = writeln!(o, "  {} {} (", inst.module.name, inst.name);
+    let n = conns.len();
+    for (k, (port, e, net)) in conns.into_iter().enumerate() {
+        let sep = if k + 1 == n { ")" } else { ")," };
+        match e {
+            Some(e) => statement(o, 4, &format!(".{}(", port), e, sep),
+            None => {
+                let _ = writeln!(o, "    .{}({}{}", port, net, sep);
+            }
+        }
+    }
+    let _ = writeln!(o, "  );");
+}
+
+/// An instance's connections in its module's port order: (port, input expression, output
+/// net), with the clock and reset first.
+fn connections<'a>(
+    m: &'a Module,
+    inst: &'a super::module::Instance,
+) -> Vec<(String, Option<&'a Expr>, String)> {
     let mut conns: Vec<(String, Option<&Expr>, String)> = Vec::new();
     if inst.module.has_clock {
         conns.push(("clk_i".into(), None, "clk_i".into()));
@@ -529,25 +697,17 @@ fn emit_instance(m: &Module, i: usize, o: &mut String) {
             conns.push((p.name.clone(), None, n.to_string()));
         }
     }
-    let _ = writeln!(o, "  {} {} (", inst.module.name, inst.name);
-    let n = conns.len();
-    for (k, (port, e, net)) in conns.into_iter().enumerate() {
-        let sep = if k + 1 == n { ")" } else { ")," };
-        match e {
-            Some(e) => statement(o, 4, &format!(".{}(", port), e, sep),
-            None => {
-                let _ = writeln!(o, "    .{}({}{}", port, net, sep);
-            }
-        }
-    }
-    let _ = writeln!(o, "  );");
+    conns
 }
 
 /// The flop block(s) of a section: one for the registers with a reset, one for those
 /// without; registers with the same enable share one `if`. Replicas
 /// ([`crate::hdl::ModuleBuilder::reg_replicas`]) get blocks of their own under `(* keep *)`.
-fn emit_flops(m: &Module, regs: &[usize], o: &mut String) {
+/// Consecutive elements of a register array load (and reset) in one `for` loop; returns
+/// whether it wrote one.
+fn emit_flops(m: &Module, regs: &[usize], o: &mut String) -> bool {
     let info = |i: usize| m.signals[i].reg.as_ref().expect("register info");
+    let mut counted = false;
     for keep in [false, true] {
         let attr = if keep { "(* keep *) " } else { "" };
         let of = |reset: bool| -> Vec<usize> {
@@ -561,30 +721,75 @@ fn emit_flops(m: &Module, regs: &[usize], o: &mut String) {
         if !with_reset.is_empty() {
             let _ = writeln!(o, "  {}always @(posedge clk_i) begin", attr);
             let _ = writeln!(o, "    if (!rst_ni) begin");
-            for &i in &with_reset {
-                let rv = info(i).reset.as_ref().expect("reset value");
-                let d = Doc::Group(vec![
-                    text(format!("{} <= ", m.signals[i].name)),
-                    const_doc(rv),
-                    text(";"),
-                ]);
+            let value = |i: usize| info(i).reset.clone();
+            for run in array_runs(m, &with_reset, &value) {
+                let rv = info(run[0]).reset.as_ref().expect("reset value");
+                let (lhs, looped) = lhs_of(m, run);
+                counted |= looped;
+                let d = Doc::Group(vec![text(format!("{} <= ", lhs)), const_doc(rv), text(";")]);
                 let _ = writeln!(o, "      {}", pretty::render(&d, 6));
             }
             let _ = writeln!(o, "    end else begin");
-            loads(m, &with_reset, 6, o);
+            counted |= loads(m, &with_reset, 6, o);
             let _ = writeln!(o, "    end");
             let _ = writeln!(o, "  end");
         }
         if !without.is_empty() {
             let _ = writeln!(o, "  {}always @(posedge clk_i) begin", attr);
-            loads(m, &without, 4, o);
+            counted |= loads(m, &without, 4, o);
             let _ = writeln!(o, "  end");
         }
     }
+    counted
 }
 
-fn loads(m: &Module, regs: &[usize], indent: usize, o: &mut String) {
+/// `regs` cut into runs: a run is two or more consecutive elements of one register array,
+/// in index order, with one `key`; every other register is a run of its own.
+fn array_runs<'a, K: PartialEq>(
+    m: &Module,
+    regs: &'a [usize],
+    key: &dyn Fn(usize) -> K,
+) -> Vec<&'a [usize]> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < regs.len() {
+        let mut j = k + 1;
+        if let Some((a, first)) = m.signals[regs[k]].elem {
+            while j < regs.len()
+                && m.signals[regs[j]].elem == Some((a, first + (j - k) as u32))
+                && key(regs[j]) == key(regs[k])
+            {
+                j += 1;
+            }
+        }
+        out.push(&regs[k..j]);
+        k = j;
+    }
+    out
+}
+
+/// The left-hand side of a run's load: `x_q` for one register, `for (k = a; k < b; k = k +
+/// 1) x_q[k]` for a run of array elements (and whether it is a loop).
+fn lhs_of(m: &Module, run: &[usize]) -> (String, bool) {
+    let s = &m.signals[run[0]];
+    match (s.elem, run.len()) {
+        (Some((a, first)), n) if n > 1 => {
+            let v = super::module::LOOPVAR;
+            let head = format!(
+                "for ({v} = {}; {v} < {}; {v} = {v} + 1) {}[{v}]",
+                first,
+                first + n as u32,
+                m.arrays[a].name
+            );
+            (head, true)
+        }
+        _ => (s.name.to_string(), false),
+    }
+}
+
+fn loads(m: &Module, regs: &[usize], indent: usize, o: &mut String) -> bool {
     let pad = " ".repeat(indent);
+    let mut counted = false;
     let mut k = 0;
     while k < regs.len() {
         let r = m.signals[regs[k]].reg.as_ref().expect("register info");
@@ -599,29 +804,39 @@ fn loads(m: &Module, regs: &[usize], indent: usize, o: &mut String) {
         {
             j += 1;
         }
-        let load = |i: usize| {
-            let n = &m.signals[i].name;
-            format!("{} <= {};", n, d_name(n))
-        };
+        let lines: Vec<String> = array_runs(m, &regs[k..j], &|_| ())
+            .into_iter()
+            .map(|run| {
+                let (lhs, looped) = lhs_of(m, run);
+                counted |= looped;
+                // `x_q <= x_d;`, or `x_q[k] <= x_d[k];` in a loop.
+                let rhs = match lhs.rsplit_once(' ') {
+                    Some((_, q)) if looped => d_name(q),
+                    _ => d_name(&lhs),
+                };
+                format!("{} <= {};", lhs, rhs)
+            })
+            .collect();
         match &r.enable {
             None => {
-                for &i in &regs[k..j] {
-                    let _ = writeln!(o, "{}{}", pad, load(i));
+                for l in &lines {
+                    let _ = writeln!(o, "{}{}", pad, l);
                 }
             }
-            Some(en) if j == k + 1 => {
-                statement(o, indent, "if (", en, &format!(") {}", load(regs[k])));
+            Some(en) if lines.len() == 1 => {
+                statement(o, indent, "if (", en, &format!(") {}", lines[0]));
             }
             Some(en) => {
                 statement(o, indent, "if (", en, ") begin");
-                for &i in &regs[k..j] {
-                    let _ = writeln!(o, "{}  {}", pad, load(i));
+                for l in &lines {
+                    let _ = writeln!(o, "{}  {}", pad, l);
                 }
                 let _ = writeln!(o, "{}end", pad);
             }
         }
         k = j;
     }
+    counted
 }
 
 /// Every module in the hierarchy under `top`, leaves first, each distinct name once.

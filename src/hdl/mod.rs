@@ -43,6 +43,8 @@ pub use pipe::{Pipeline, Policy, Stage};
 pub use stream::Stream;
 
 #[cfg(test)]
+mod array_tests;
+#[cfg(test)]
 mod pipe_tests;
 #[cfg(test)]
 mod stream_tests;

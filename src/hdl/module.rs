@@ -12,6 +12,16 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+mod array;
+
+/// The genvar of the generate loops the emitter writes for instance families (claimed as a
+/// name by the first [`ModuleBuilder::instance_array`] of a module).
+pub(crate) const GENVAR: &str = "i";
+
+/// The counter of the `for` loops that load register arrays in a flop block (claimed with
+/// [`GENVAR`]).
+pub(crate) const LOOPVAR: &str = "k";
+
 static NEXT_MODULE: AtomicU64 = AtomicU64::new(1);
 
 /// Errors found while building or emitting hardware.
@@ -88,6 +98,34 @@ pub struct Signal {
     pub reg: Option<RegInfo>,
     /// Comment emitted beside the declaration.
     pub comment: Option<String>,
+    /// Element `k` of array `a` of [`Module::arrays`] (then `name` is `<array>[k]`).
+    pub elem: Option<(usize, u32)>,
+}
+
+/// An array of same-width signals, emitted as `wire [W-1:0] name [0:LEN-1];` (or `reg`): its
+/// elements are ordinary signals named `name[k]` (see [`ModuleBuilder::wire_array`],
+/// [`ModuleBuilder::reg_array`], [`ModuleBuilder::instance_array`]).
+#[derive(Clone, Debug)]
+pub struct NetArray {
+    /// Verilog name.
+    pub name: Arc<str>,
+    /// Element width.
+    pub width: u32,
+    /// Number of elements.
+    pub len: u32,
+    /// What the elements are (wires, registers or instance outputs).
+    pub kind: SigKind,
+}
+
+/// A family of instances of one module made by [`ModuleBuilder::instance_array`]: instance `k`
+/// is `<name><k>`; the emitter writes runs of them whose connections follow the index as a
+/// generate loop.
+#[derive(Clone, Debug)]
+pub struct Family {
+    /// The instances' common name (`u_tok` for `u_tok0`, `u_tok1`, ...).
+    pub name: String,
+    /// Number of instances.
+    pub len: u32,
 }
 
 /// Register details.
@@ -160,6 +198,8 @@ pub struct Instance {
     pub inputs: Vec<(String, Expr)>,
     /// Output port name → parent signal it drives.
     pub outputs: Vec<(String, SigId)>,
+    /// Member `k` of family `f` of [`Module::families`].
+    pub family: Option<(usize, u32)>,
 }
 
 /// Ordered items, for emission in creation order.
@@ -205,6 +245,10 @@ pub struct Module {
     pub params: Vec<(Arc<str>, Bits)>,
     /// Stream interfaces on the ports (for drivers and monitors).
     pub streams: Vec<StreamPorts>,
+    /// Signal arrays (their elements are in `signals`).
+    pub arrays: Vec<NetArray>,
+    /// Instance families.
+    pub families: Vec<Family>,
 }
 
 impl Module {
@@ -499,8 +543,11 @@ pub fn valid_ident(s: &str) -> bool {
 }
 
 /// The next-state wire of register `name` in the emitted Verilog: `x_d` for `x_q`, else
-/// `name_d`.
+/// `name_d`; `x_d[k]` for the array element `x_q[k]`.
 pub fn d_name(name: &str) -> String {
+    if let Some((base, index)) = name.split_once('[') {
+        return format!("{}[{}", d_name(base), index);
+    }
     match name.strip_suffix("_q") {
         Some(base) => format!("{}_d", base),
         None => format!("{}_d", name),
@@ -539,6 +586,8 @@ impl ModuleBuilder {
                 unused: Vec::new(),
                 params: Vec::new(),
                 streams: Vec::new(),
+                arrays: Vec::new(),
+                families: Vec::new(),
             },
             names: HashSet::new(),
             problems,
@@ -630,6 +679,7 @@ impl ModuleBuilder {
             driver: None,
             reg: None,
             comment: None,
+            elem: None,
         });
         (id, Expr::sig(id, name, width.max(1)))
     }
@@ -885,6 +935,18 @@ impl ModuleBuilder {
     /// Instantiates `module` as `name`, connecting inputs by port name. Every output gets a
     /// parent net called `<name>_<port>`, read back through the returned [`Inst`].
     pub fn instance(&mut self, module: &Arc<Module>, name: &str, inputs: &[(&str, Expr)]) -> Inst {
+        self.instance_with(module, name, inputs, None)
+    }
+
+    /// [`Self::instance`]; with `member` = (output port → array, family, index), the outputs
+    /// are elements of those arrays and the instance a member of that family.
+    fn instance_with(
+        &mut self,
+        module: &Arc<Module>,
+        name: &str,
+        inputs: &[(&str, Expr)],
+        member: Option<(&BTreeMap<String, usize>, usize, u32)>,
+    ) -> Inst {
         self.claim(name);
         let mut conn = Vec::new();
         let mut seen = HashSet::new();
@@ -923,8 +985,10 @@ impl ModuleBuilder {
                 }
                 continue;
             }
-            let net = format!("{}_{}", name, p.name);
-            let (id, e) = self.add_signal(&net, p.width, SigKind::InstOut);
+            let (id, e) = match member.and_then(|(arrays, _, k)| Some((*arrays.get(&p.name)?, k))) {
+                Some((array, k)) => self.add_element(array, k),
+                None => self.add_signal(&format!("{}_{}", name, p.name), p.width, SigKind::InstOut),
+            };
             outputs.push((p.name.clone(), id));
             handles.insert(p.name.clone(), e);
         }
@@ -940,6 +1004,7 @@ impl ModuleBuilder {
             module: module.clone(),
             inputs: conn,
             outputs,
+            family: member.map(|(_, f, k)| (f, k)),
         });
         self.m.items.push(Item::Instance(idx));
         Inst {

@@ -1151,13 +1151,11 @@ pub fn encoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         };
         if fpb > 0 {
             let bm = dbi_beat_enc(p.dbi_group)?;
-            let mut q = Vec::new();
-            let mut f = Vec::new();
-            for k in 0..p.beats() {
-                let i = m.instance(&bm, &format!("u_dbi{}", k), &[("d_i", x.slice(32 * k, 32))]);
-                q.push(i.out("q_o"));
-                f.push(i.out("dbi_o"));
-            }
+            let u = m.instance_array(&bm, "u_dbi", p.beats(), |k| {
+                vec![("d_i", x.slice(32 * k, 32))]
+            });
+            let q: Vec<Expr> = u.iter().map(|i| i.out("q_o")).collect();
+            let f: Vec<Expr> = u.iter().map(|i| i.out("dbi_o")).collect();
             Expr::cat(&[Expr::cat_lsb(&f), Expr::cat_lsb(&q)])
         } else {
             x
@@ -1199,18 +1197,13 @@ pub fn decoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
     let x = match &s_dbi {
         Some(flags) => {
             let bm = dbi_beat_dec(p.dbi_group)?;
-            let mut d = Vec::new();
-            for k in 0..p.beats() {
-                let i = m.instance(
-                    &bm,
-                    &format!("u_undbi{}", k),
-                    &[
-                        ("q_i", s_sector.slice(32 * k, 32)),
-                        ("dbi_i", flags.slice(fpb * k, fpb)),
-                    ],
-                );
-                d.push(i.out("d_o"));
-            }
+            let u = m.instance_array(&bm, "u_undbi", p.beats(), |k| {
+                vec![
+                    ("q_i", s_sector.slice(32 * k, 32)),
+                    ("dbi_i", flags.slice(fpb * k, fpb)),
+                ]
+            });
+            let d: Vec<Expr> = u.iter().map(|i| i.out("d_o")).collect();
             m.wire("code", &Expr::cat_lsb(&d))
         }
         None => s_sector.clone(),

@@ -57,13 +57,9 @@ pub fn dbi_beat_enc(g: u32) -> Result<Arc<Module>, HdlError> {
         "§2.4 (lane mapping: group l = dq[G*l+G-1:G*l], flag l = dbi[l]), §6.4",
     );
     let d = m.input("d_i", 32);
-    let mut q = Vec::new();
-    let mut f = Vec::new();
-    for l in 0..n {
-        let i = m.instance(&grp, &format!("u_grp{}", l), &[("d_i", d.slice(g * l, g))]);
-        q.push(i.out("q_o"));
-        f.push(i.out("inv_o"));
-    }
+    let u = m.instance_array(&grp, "u_grp", n, |l| vec![("d_i", d.slice(g * l, g))]);
+    let q: Vec<Expr> = u.iter().map(|i| i.out("q_o")).collect();
+    let f: Vec<Expr> = u.iter().map(|i| i.out("inv_o")).collect();
     m.output_expr("q_o", &Expr::cat_lsb(&q));
     m.output_expr("dbi_o", &Expr::cat_lsb(&f));
     m.finish()
@@ -82,15 +78,10 @@ pub fn dbi_beat_dec(g: u32) -> Result<Arc<Module>, HdlError> {
     );
     let q = m.input("q_i", 32);
     let dbi = m.input("dbi_i", n);
-    let mut d = Vec::new();
-    for l in 0..n {
-        let i = m.instance(
-            &grp,
-            &format!("u_grp{}", l),
-            &[("q_i", q.slice(g * l, g)), ("inv_i", dbi.bit(l))],
-        );
-        d.push(i.out("d_o"));
-    }
+    let u = m.instance_array(&grp, "u_grp", n, |l| {
+        vec![("q_i", q.slice(g * l, g)), ("inv_i", dbi.bit(l))]
+    });
+    let d: Vec<Expr> = u.iter().map(|i| i.out("d_o")).collect();
     m.output_expr("d_o", &Expr::cat_lsb(&d));
     m.finish()
 }

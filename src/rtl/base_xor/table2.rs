@@ -79,15 +79,10 @@ fn zdr7(enc: bool) -> Result<Arc<Module>, HdlError> {
     let (xn, yn) = if enc { ("x_i", "y_o") } else { ("y_i", "x_o") };
     let x = m.input("d_i", 7 * 32);
     let b = m.input("base_i", 7 * 32);
-    let mut outs = Vec::new();
-    for k in 0..7 {
-        let i = m.instance(
-            &unit,
-            &format!("u_zdr{}", k),
-            &[(xn, x.slice(32 * k, 32)), ("base_i", b.slice(32 * k, 32))],
-        );
-        outs.push(i.out(yn));
-    }
+    let u = m.instance_array(&unit, "u_zdr", 7, |k| {
+        vec![(xn, x.slice(32 * k, 32)), ("base_i", b.slice(32 * k, 32))]
+    });
+    let outs: Vec<Expr> = u.iter().map(|i| i.out(yn)).collect();
     m.output_expr("d_o", &Expr::cat_lsb(&outs));
     m.finish()
 }

@@ -156,34 +156,23 @@ fn planes(
     blk1: &Expr,
 ) -> Result<Planes, HdlError> {
     m.comment("Stage 2: transpose, DBX = DBP ^ DBP[j+1], plane and base classifiers");
-    let dbp: Vec<Expr> = (0..g.p)
-        .map(|j| {
-            let bits: Vec<Expr> = d1.iter().map(|x| x.bit(j)).collect();
-            m.wire(&format!("dbp{j}"), &Expr::cat_lsb(&bits))
+    let planes: Vec<Expr> = (0..g.p)
+        .map(|j| Expr::cat_lsb(&d1.iter().map(|x| x.bit(j)).collect::<Vec<_>>()))
+        .collect();
+    let dbp = m.wire_array("dbp", &planes);
+    let xs: Vec<Expr> = (0..g.p as usize)
+        .map(|j| match dbp.get(j + 1) {
+            Some(up) => &dbp[j] ^ up,
+            None => dbp[j].clone(),
         })
         .collect();
-    let top = g.p as usize - 1;
-    let dbx: Vec<Expr> = (0..g.p as usize)
-        .map(|j| {
-            let x = if j == top {
-                dbp[j].clone()
-            } else {
-                &dbp[j] ^ &dbp[j + 1]
-            };
-            m.wire(&format!("dbx{j}"), &x)
-        })
-        .collect();
-    let cls_mod = planes::classifier(g)?;
-    let (mut cls, mut pos) = (Vec::new(), Vec::new());
-    for j in 0..g.p as usize {
-        let u = m.instance(
-            &cls_mod,
-            &format!("u_cls{j}"),
-            &[("dbx_i", dbx[j].clone()), ("dbp_i", dbp[j].clone())],
-        );
-        cls.push(u.out("cls_o"));
-        pos.push(u.out("pos_o"));
-    }
+    let dbx = m.wire_array("dbx", &xs);
+    let u = m.instance_array(&planes::classifier(g)?, "u_cls", g.p, |j| {
+        let j = j as usize;
+        vec![("dbx_i", dbx[j].clone()), ("dbp_i", dbp[j].clone())]
+    });
+    let cls: Vec<Expr> = u.iter().map(|u| u.out("cls_o")).collect();
+    let pos: Vec<Expr> = u.iter().map(|u| u.out("pos_o")).collect();
     let fits = |bits: u32| {
         let t = base1.slice(bits - 1, g.s - bits + 1);
         t.all() | !t.any()
@@ -229,38 +218,34 @@ fn tokens(
     );
     let runf: Vec<Expr> = scan.out("runf_o").lanes(g.runb);
     let mut segs = vec![base_token(m, g, &s2.base, &s2.bcls)];
-    let tok_mod = planes::token(p, g)?;
     let top = g.p as usize - 1;
-    for j in (0..=top).rev() {
+    let toks = m.instance_array(&planes::token(p, g)?, "u_tok", g.p, |j| {
+        let j = j as usize;
         // The run field is the run's length minus 2: in a long run starting at plane j,
         // the zero planes counted up to plane j - 2 (no subtractor).
-        let run = if j >= 2 {
-            runf[j - 2].clone()
-        } else {
-            Expr::zero(g.runb)
+        let run = match j.checked_sub(2) {
+            Some(r) => runf[r].clone(),
+            None => Expr::zero(g.runb),
         };
-        let up = if j == top {
-            Expr::zero(1)
-        } else {
-            zero.bit(j as u32 + 1)
+        let up = match j < top {
+            true => zero.bit(j as u32 + 1),
+            false => Expr::zero(1),
         };
-        let dn = if j == 0 {
-            Expr::zero(1)
-        } else {
-            zero.bit(j as u32 - 1)
+        let dn = match j.checked_sub(1) {
+            Some(d) => zero.bit(d as u32),
+            None => Expr::zero(1),
         };
-        let u = m.instance(
-            &tok_mod,
-            &format!("u_tok{j}"),
-            &[
-                ("cls_i", cl[j].clone()),
-                ("up_zero_i", up),
-                ("dn_zero_i", dn),
-                ("runf_i", run),
-                ("pos_i", ps[j].clone()),
-                ("dbx_i", dx[j].clone()),
-            ],
-        );
+        vec![
+            ("cls_i", cl[j].clone()),
+            ("up_zero_i", up),
+            ("dn_zero_i", dn),
+            ("runf_i", run),
+            ("pos_i", ps[j].clone()),
+            ("dbx_i", dx[j].clone()),
+        ]
+    });
+    // The stream's order: the top plane first.
+    for u in toks.iter().rev() {
         segs.push(Seg {
             bits: u.out("tok_o"),
             len: u.out("len_o"),

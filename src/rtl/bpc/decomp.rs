@@ -185,9 +185,7 @@ fn loop_regs(
     let left = m.reg("left_q", clog2u(g.p + 1), None);
     let prev = m.reg("prev_q", g.b, None);
     let errq = m.reg("err_q", 1, None);
-    let file: Vec<_> = (0..g.s)
-        .map(|j| m.reg(&format!("dbp{j}_q"), g.b, None))
-        .collect();
+    let file = m.reg_array("dbp_q", g.b, g.s, None);
     let lwid = left.width();
     Loop {
         stage: lp,
@@ -625,20 +623,25 @@ fn stream_shift(sr: &Reg, last: &[(usize, Expr)], srw: u32) -> Expr {
 /// Plane writes: token i covers planes [left_{i+1}, left_i); returns the planes' next state.
 fn plane_writes(m: &mut ModuleBuilder, g: Geo, lp: &Loop, t: &Tokens) -> Vec<Expr> {
     let k = t.vals.len();
-    let mut file_d = Vec::new();
-    for (j, f) in lp.file.iter().enumerate() {
+    let (mut we, mut wv) = (Vec::new(), Vec::new());
+    for j in 0..lp.file.len() {
         let jj = Expr::lit(lp.lwid, j as u64);
         let cov: Vec<Expr> = (0..k)
             .map(|i| jj.lt(&t.lefts[i]) & jj.ge(&t.lefts[i + 1]))
             .collect();
-        let wv = or_tree(
+        wv.push(or_tree(
             cov.iter().zip(&t.vals).map(|(c, v)| c.gate(v)).collect(),
             g.b,
-        );
-        let we = m.wire(&format!("we{j}"), &(&lp.busy & any_of(&cov)));
-        let nd = m.wire(&format!("dbp{j}_n"), &we.select(&wv, &f.q()));
-        m.next(f, &nd, None);
-        file_d.push(nd);
+        ));
+        we.push(&lp.busy & any_of(&cov));
+    }
+    let we = m.wire_array("we", &we);
+    let nd: Vec<Expr> = (0..we.len())
+        .map(|j| we[j].select(&wv[j], &lp.file[j].q()))
+        .collect();
+    let file_d = m.wire_array("dbp_n", &nd);
+    for (f, d) in lp.file.iter().zip(&file_d) {
+        m.next(f, d, None);
     }
     file_d
 }
@@ -667,10 +670,13 @@ fn output(
     // restore it.
     let raw_st = Expr::cat(&[lp.hi.clone(), lp.sr.q()]);
     let rw = bus_of_stream(&raw_st, p.entry_bits()).lanes(g.s);
-    let mut rel = vec![rw[0].clone()];
-    for i in 1..rw.len() {
-        rel.push(m.wire(&format!("rawd{i}"), &(&rw[i] - &rw[i - 1])));
-    }
+    let deltas: Vec<Expr> = (0..rw.len())
+        .map(|i| match i.checked_sub(1) {
+            Some(j) => &rw[i] - &rw[j],
+            None => rw[0].clone(),
+        })
+        .collect();
+    let rel = m.wire_array("rawd", &deltas);
     let el_in = lp.raw.select(&Expr::cat_lsb(&rel), &Expr::cat_lsb(&el));
     let st = pl.stage(m, "el1");
     let e1 = st.reg(m, "el1_q", &el_in);
