@@ -22,7 +22,7 @@ fn show(r: &McRun, what: &str) {
     eprintln!(
         "{what}: {} requests (reads, writes, partial) {:?}, per target {:?}, {} cycles; \
          moved {:?}; metadata (hits, misses, merges) {:?}",
-        r.stats.lines, r.requests, r.per_target, r.stats.cycles, r.rtl, r.meta.0
+        r.stats.lines, r.requests.kinds, r.requests.per_target, r.stats.cycles, r.rtl, r.cache.0
     );
 }
 
@@ -44,13 +44,17 @@ fn interpreter_mc_ctrl_matches_the_system_model() {
         show(&r, &top.name);
         r.check().unwrap();
         assert_eq!(r.stats.lines, n);
-        assert!(r.per_target.iter().all(|&c| c > 0), "{:?}", r.per_target);
+        assert!(
+            r.requests.per_target.iter().all(|&c| c > 0),
+            "{:?}",
+            r.requests.per_target
+        );
         assert!(
             r.rtl.buddy_accesses > 0 && r.rtl.zero_accesses > 0,
             "{:?}",
             r.rtl
         );
-        assert!(r.meta.0[1] > 0 && r.rtl.meta_writes > 0, "{:?}", r.meta);
+        assert!(r.cache.0[1] > 0 && r.rtl.meta_writes > 0, "{:?}", r.cache);
     }
 }
 

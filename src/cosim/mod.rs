@@ -81,7 +81,7 @@ pub mod fault;
 pub mod harness;
 #[cfg(test)]
 mod harness_tests;
-
+pub mod mc_bench;
 pub mod memory;
 mod model;
 pub mod stream;
