@@ -28,7 +28,7 @@ fn show(r: &McRun, what: &str) {
     eprintln!(
         "{what}: requests (reads, full, partial, local) {:?}, {} cycles, MD (hits, misses) \
          ({}, {}), {:?}",
-        r.requests, r.stats.cycles, r.md.0[0], r.md.0[1], r.rtl
+        r.requests, r.stats.cycles, r.cache.0[0], r.cache.0[1], r.rtl
     );
 }
 
@@ -191,7 +191,7 @@ fn mc_top_million_requests() {
     show(&r, "10^6 requests");
     eprintln!(
         "MD hit rate {:.4}; {} s",
-        r.md.0[0] as f64 / (r.md.0[0] + r.md.0[1] + r.md.0[2]) as f64,
+        r.cache.0[0] as f64 / (r.cache.0[0] + r.cache.0[1] + r.cache.0[2]) as f64,
         r.stats.seconds
     );
 }

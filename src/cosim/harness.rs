@@ -290,33 +290,6 @@ pub trait Bench {
     }
 }
 
-/// The verdict of a memory-controller run: the first response mismatch, a bench-side error
-/// (such as a memory-image difference), the design's counters against the model's, then
-/// its cache's (hits, misses, merges) against the model's.
-pub fn mc_verdict<M: PartialEq + std::fmt::Debug>(
-    stats: &RunStats,
-    error: &Option<String>,
-    moved: (&M, &M),
-    cache: (&str, [u64; 3], [u64; 3]),
-) -> Result<(), String> {
-    if let Some(m) = &stats.first_mismatch {
-        return Err(m.to_string());
-    }
-    if let Some(e) = error {
-        return Err(e.clone());
-    }
-    if moved.0 != moved.1 {
-        return Err(format!("moved {:?}, the model {:?}", moved.0, moved.1));
-    }
-    if cache.1 != cache.2 {
-        return Err(format!(
-            "{} (hits, misses, merges) {:?}, the model {:?}",
-            cache.0, cache.1, cache.2
-        ));
-    }
-    Ok(())
-}
-
 /// The channels of `top` named by `inputs` then `outputs` (stream prefixes), in that order;
 /// the outputs named in `unchecked` are monitored but not compared (a responder's requests).
 pub fn named_channels(

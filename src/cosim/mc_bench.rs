@@ -1,5 +1,5 @@
-//! The memory-controller bench of the N-channel harness, for scoreboards of memory
-//! controllers such as Buddy's splitter (`cosim::buddy_mc`).
+//! The memory-controller bench of the N-channel harness, shared by Buddy's splitter
+//! (`cosim::buddy_mc`) and the PACT'12 MC path (`cosim::cpack_lossy_mc`).
 //!
 //! The design takes requests on one input channel and answers each on its `rsp` output, in
 //! order; behind it, reactive memories ([`McMemory`]) take its reads and writes on request
@@ -517,6 +517,11 @@ impl<K: Copy + Eq + Hash> Poison<K> {
         if self.recent.len() > 2 {
             self.recent.pop_front();
         }
+    }
+
+    /// Whether `k` is poisoned.
+    pub(super) fn contains(&self, k: &K) -> bool {
+        self.poisoned.contains(k)
     }
 
     /// Poisons `k`.
