@@ -258,7 +258,7 @@ impl McSystem for BuddyMc {
         Ok(())
     }
 
-    /// One allocation per [`ALLOC_PAGES`] row, each page with its own device region (4 MB
+    /// One allocation per `ALLOC_PAGES` row, each page with its own device region (4 MB
     /// apart) and a hot set of 64 owned entries.
     fn new(
         p: &BuddyRtlParams,

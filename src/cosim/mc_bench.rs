@@ -9,8 +9,8 @@
 //! counts what the design moves on the memory channels, picks up after a mid-run reset, and
 //! compares the final memory contents with the model's. This module holds the rest: the
 //! channels, the memories, the run ([`run_opts`]), its verdict ([`McRun::check`]) and the
-//! timing measurement ([`measure`]), plus the pieces both systems' stimuli use ([`Targets`],
-//! [`Poison`]) and memory-image helpers.
+//! timing measurement ([`measure`]), plus the pieces both systems' stimuli use (`Targets`,
+//! `Poison`) and memory-image helpers.
 
 use super::dut::Dut;
 use super::harness::{Bench, Channel, Expect, Harness, HarnessConfig};
