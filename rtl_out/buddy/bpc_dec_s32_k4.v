@@ -2452,731 +2452,23 @@ module bpc_dec_s32_k4 (
   wire err1_d;
   reg  kill1_q;
   wire kill1_d;
-  wire [31:0] ps2_2_l0_0s;
-  wire [31:0] ps2_2_l0_0m;
-  wire [31:0] ps2_3_l0_0s;
-  wire [31:0] ps2_3_l0_0m;
-  wire [31:0] ps2_3_l1_0s;
-  wire [31:0] ps2_3_l1_0m;
-  wire [31:0] ps2_4_l0_0s;
-  wire [31:0] ps2_4_l0_0m;
-  wire [31:0] ps2_4_l1_0s;
-  wire [31:0] ps2_4_l1_0m;
-  wire [31:0] ps2_5_l0_0s;
-  wire [31:0] ps2_5_l0_0m;
-  wire [31:0] ps2_5_l1_0s;
-  wire [31:0] ps2_5_l1_0m;
-  wire [31:0] ps2_6_l0_0s;
-  wire [31:0] ps2_6_l0_0m;
-  wire [31:0] ps2_6_l1_0s;
-  wire [31:0] ps2_6_l1_0m;
-  wire [31:0] ps2_7_l0_0s;
-  wire [31:0] ps2_7_l0_0m;
-  wire [31:0] ps2_7_l1_0s;
-  wire [31:0] ps2_7_l1_0m;
-  wire [31:0] ps2_8_l0_0s;
-  wire [31:0] ps2_8_l0_0m;
-  wire [31:0] ps2_8_l1_0s;
-  wire [31:0] ps2_8_l1_0m;
-  wire [31:0] ps2_9_l0_0s;
-  wire [31:0] ps2_9_l0_0m;
-  wire [31:0] ps2_9_l1_0s;
-  wire [31:0] ps2_9_l1_0m;
-  wire [31:0] ps2_10_l0_0s;
-  wire [31:0] ps2_10_l0_0m;
-  wire [31:0] ps2_10_l1_0s;
-  wire [31:0] ps2_10_l1_0m;
-  wire [31:0] ps2_11_l0_0s;
-  wire [31:0] ps2_11_l0_0m;
-  wire [31:0] ps2_11_l1_0s;
-  wire [31:0] ps2_11_l1_0m;
-  wire [31:0] ps2_12_l0_0s;
-  wire [31:0] ps2_12_l0_0m;
-  wire [31:0] ps2_12_l1_0s;
-  wire [31:0] ps2_12_l1_0m;
-  wire [31:0] ps2_13_l0_0s;
-  wire [31:0] ps2_13_l0_0m;
-  wire [31:0] ps2_13_l1_0s;
-  wire [31:0] ps2_13_l1_0m;
-  wire [31:0] ps2_14_l0_0s;
-  wire [31:0] ps2_14_l0_0m;
-  wire [31:0] ps2_14_l1_0s;
-  wire [31:0] ps2_14_l1_0m;
-  wire [31:0] ps2_15_l0_0s;
-  wire [31:0] ps2_15_l0_0m;
-  wire [31:0] ps2_15_l1_0s;
-  wire [31:0] ps2_15_l1_0m;
-  wire [31:0] ps2_16_l0_0s;
-  wire [31:0] ps2_16_l0_0m;
-  wire [31:0] ps2_16_l1_0s;
-  wire [31:0] ps2_16_l1_0m;
-  wire [31:0] ps2_17_l0_0s;
-  wire [31:0] ps2_17_l0_0m;
-  wire [31:0] ps2_17_l1_0s;
-  wire [31:0] ps2_17_l1_0m;
-  wire [31:0] ps2_18_l0_0s;
-  wire [31:0] ps2_18_l0_0m;
-  wire [31:0] ps2_18_l1_0s;
-  wire [31:0] ps2_18_l1_0m;
-  wire [31:0] ps2_19_l0_0s;
-  wire [31:0] ps2_19_l0_0m;
-  wire [31:0] ps2_19_l1_0s;
-  wire [31:0] ps2_19_l1_0m;
-  wire [31:0] ps2_20_l0_0s;
-  wire [31:0] ps2_20_l0_0m;
-  wire [31:0] ps2_20_l1_0s;
-  wire [31:0] ps2_20_l1_0m;
-  wire [31:0] ps2_21_l0_0s;
-  wire [31:0] ps2_21_l0_0m;
-  wire [31:0] ps2_21_l1_0s;
-  wire [31:0] ps2_21_l1_0m;
-  wire [31:0] ps2_22_l0_0s;
-  wire [31:0] ps2_22_l0_0m;
-  wire [31:0] ps2_22_l1_0s;
-  wire [31:0] ps2_22_l1_0m;
-  wire [31:0] ps2_23_l0_0s;
-  wire [31:0] ps2_23_l0_0m;
-  wire [31:0] ps2_23_l1_0s;
-  wire [31:0] ps2_23_l1_0m;
-  wire [31:0] ps2_24_l0_0s;
-  wire [31:0] ps2_24_l0_0m;
-  wire [31:0] ps2_24_l1_0s;
-  wire [31:0] ps2_24_l1_0m;
-  wire [31:0] ps2_25_l0_0s;
-  wire [31:0] ps2_25_l0_0m;
-  wire [31:0] ps2_25_l1_0s;
-  wire [31:0] ps2_25_l1_0m;
-  wire [31:0] ps2_26_l0_0s;
-  wire [31:0] ps2_26_l0_0m;
-  wire [31:0] ps2_26_l1_0s;
-  wire [31:0] ps2_26_l1_0m;
-  wire [31:0] ps2_27_l0_0s;
-  wire [31:0] ps2_27_l0_0m;
-  wire [31:0] ps2_27_l1_0s;
-  wire [31:0] ps2_27_l1_0m;
-  wire [31:0] ps2_28_l0_0s;
-  wire [31:0] ps2_28_l0_0m;
-  wire [31:0] ps2_28_l1_0s;
-  wire [31:0] ps2_28_l1_0m;
-  wire [31:0] ps2_29_l0_0s;
-  wire [31:0] ps2_29_l0_0m;
-  wire [31:0] ps2_29_l1_0s;
-  wire [31:0] ps2_29_l1_0m;
-  wire [31:0] ps2_30_l0_0s;
-  wire [31:0] ps2_30_l0_0m;
-  wire [31:0] ps2_30_l1_0s;
-  wire [31:0] ps2_30_l1_0m;
-  wire [31:0] ps2_31_l0_0s;
-  wire [31:0] ps2_31_l0_0m;
-  wire [31:0] ps2_31_l1_0s;
-  wire [31:0] ps2_31_l1_0m;
-  wire [31:0] ps3_4_l0_0s;
-  wire [31:0] ps3_4_l0_0m;
-  wire [31:0] ps3_5_l0_0s;
-  wire [31:0] ps3_5_l0_0m;
-  wire [31:0] ps3_5_l1_0s;
-  wire [31:0] ps3_5_l1_0m;
-  wire [31:0] ps3_6_l0_0s;
-  wire [31:0] ps3_6_l0_0m;
-  wire [31:0] ps3_6_l1_0s;
-  wire [31:0] ps3_6_l1_0m;
-  wire [31:0] ps3_7_l0_0s;
-  wire [31:0] ps3_7_l0_0m;
-  wire [31:0] ps3_7_l1_0s;
-  wire [31:0] ps3_7_l1_0m;
-  wire [31:0] ps3_8_l0_0s;
-  wire [31:0] ps3_8_l0_0m;
-  wire [31:0] ps3_8_l1_0s;
-  wire [31:0] ps3_8_l1_0m;
-  wire [31:0] ps3_9_l0_0s;
-  wire [31:0] ps3_9_l0_0m;
-  wire [31:0] ps3_9_l1_0s;
-  wire [31:0] ps3_9_l1_0m;
-  wire [31:0] ps3_10_l0_0s;
-  wire [31:0] ps3_10_l0_0m;
-  wire [31:0] ps3_10_l1_0s;
-  wire [31:0] ps3_10_l1_0m;
-  wire [31:0] ps3_11_l0_0s;
-  wire [31:0] ps3_11_l0_0m;
-  wire [31:0] ps3_11_l1_0s;
-  wire [31:0] ps3_11_l1_0m;
-  wire [31:0] ps3_12_l0_0s;
-  wire [31:0] ps3_12_l0_0m;
-  wire [31:0] ps3_12_l1_0s;
-  wire [31:0] ps3_12_l1_0m;
-  wire [31:0] ps3_13_l0_0s;
-  wire [31:0] ps3_13_l0_0m;
-  wire [31:0] ps3_13_l1_0s;
-  wire [31:0] ps3_13_l1_0m;
-  wire [31:0] ps3_14_l0_0s;
-  wire [31:0] ps3_14_l0_0m;
-  wire [31:0] ps3_14_l1_0s;
-  wire [31:0] ps3_14_l1_0m;
-  wire [31:0] ps3_15_l0_0s;
-  wire [31:0] ps3_15_l0_0m;
-  wire [31:0] ps3_15_l1_0s;
-  wire [31:0] ps3_15_l1_0m;
-  wire [31:0] ps3_16_l0_0s;
-  wire [31:0] ps3_16_l0_0m;
-  wire [31:0] ps3_16_l1_0s;
-  wire [31:0] ps3_16_l1_0m;
-  wire [31:0] ps3_17_l0_0s;
-  wire [31:0] ps3_17_l0_0m;
-  wire [31:0] ps3_17_l1_0s;
-  wire [31:0] ps3_17_l1_0m;
-  wire [31:0] ps3_18_l0_0s;
-  wire [31:0] ps3_18_l0_0m;
-  wire [31:0] ps3_18_l1_0s;
-  wire [31:0] ps3_18_l1_0m;
-  wire [31:0] ps3_19_l0_0s;
-  wire [31:0] ps3_19_l0_0m;
-  wire [31:0] ps3_19_l1_0s;
-  wire [31:0] ps3_19_l1_0m;
-  wire [31:0] ps3_20_l0_0s;
-  wire [31:0] ps3_20_l0_0m;
-  wire [31:0] ps3_20_l1_0s;
-  wire [31:0] ps3_20_l1_0m;
-  wire [31:0] ps3_21_l0_0s;
-  wire [31:0] ps3_21_l0_0m;
-  wire [31:0] ps3_21_l1_0s;
-  wire [31:0] ps3_21_l1_0m;
-  wire [31:0] ps3_22_l0_0s;
-  wire [31:0] ps3_22_l0_0m;
-  wire [31:0] ps3_22_l1_0s;
-  wire [31:0] ps3_22_l1_0m;
-  wire [31:0] ps3_23_l0_0s;
-  wire [31:0] ps3_23_l0_0m;
-  wire [31:0] ps3_23_l1_0s;
-  wire [31:0] ps3_23_l1_0m;
-  wire [31:0] ps3_24_l0_0s;
-  wire [31:0] ps3_24_l0_0m;
-  wire [31:0] ps3_24_l1_0s;
-  wire [31:0] ps3_24_l1_0m;
-  wire [31:0] ps3_25_l0_0s;
-  wire [31:0] ps3_25_l0_0m;
-  wire [31:0] ps3_25_l1_0s;
-  wire [31:0] ps3_25_l1_0m;
-  wire [31:0] ps3_26_l0_0s;
-  wire [31:0] ps3_26_l0_0m;
-  wire [31:0] ps3_26_l1_0s;
-  wire [31:0] ps3_26_l1_0m;
-  wire [31:0] ps3_27_l0_0s;
-  wire [31:0] ps3_27_l0_0m;
-  wire [31:0] ps3_27_l1_0s;
-  wire [31:0] ps3_27_l1_0m;
-  wire [31:0] ps3_28_l0_0s;
-  wire [31:0] ps3_28_l0_0m;
-  wire [31:0] ps3_28_l1_0s;
-  wire [31:0] ps3_28_l1_0m;
-  wire [31:0] ps3_29_l0_0s;
-  wire [31:0] ps3_29_l0_0m;
-  wire [31:0] ps3_29_l1_0s;
-  wire [31:0] ps3_29_l1_0m;
-  wire [31:0] ps3_30_l0_0s;
-  wire [31:0] ps3_30_l0_0m;
-  wire [31:0] ps3_30_l1_0s;
-  wire [31:0] ps3_30_l1_0m;
-  wire [31:0] ps3_31_l0_0s;
-  wire [31:0] ps3_31_l0_0m;
-  wire [31:0] ps3_31_l1_0s;
-  wire [31:0] ps3_31_l1_0m;
-  wire [31:0] ps4_8_l0_0s;
-  wire [31:0] ps4_8_l0_0m;
-  wire [31:0] ps4_9_l0_0s;
-  wire [31:0] ps4_9_l0_0m;
-  wire [31:0] ps4_9_l1_0s;
-  wire [31:0] ps4_9_l1_0m;
-  wire [31:0] ps4_10_l0_0s;
-  wire [31:0] ps4_10_l0_0m;
-  wire [31:0] ps4_10_l1_0s;
-  wire [31:0] ps4_10_l1_0m;
-  wire [31:0] ps4_11_l0_0s;
-  wire [31:0] ps4_11_l0_0m;
-  wire [31:0] ps4_11_l1_0s;
-  wire [31:0] ps4_11_l1_0m;
-  wire [31:0] ps4_12_l0_0s;
-  wire [31:0] ps4_12_l0_0m;
-  wire [31:0] ps4_12_l1_0s;
-  wire [31:0] ps4_12_l1_0m;
-  wire [31:0] ps4_13_l0_0s;
-  wire [31:0] ps4_13_l0_0m;
-  wire [31:0] ps4_13_l1_0s;
-  wire [31:0] ps4_13_l1_0m;
-  wire [31:0] ps4_14_l0_0s;
-  wire [31:0] ps4_14_l0_0m;
-  wire [31:0] ps4_14_l1_0s;
-  wire [31:0] ps4_14_l1_0m;
-  wire [31:0] ps4_15_l0_0s;
-  wire [31:0] ps4_15_l0_0m;
-  wire [31:0] ps4_15_l1_0s;
-  wire [31:0] ps4_15_l1_0m;
-  wire [31:0] ps4_16_l0_0s;
-  wire [31:0] ps4_16_l0_0m;
-  wire [31:0] ps4_16_l1_0s;
-  wire [31:0] ps4_16_l1_0m;
-  wire [31:0] ps4_17_l0_0s;
-  wire [31:0] ps4_17_l0_0m;
-  wire [31:0] ps4_17_l1_0s;
-  wire [31:0] ps4_17_l1_0m;
-  wire [31:0] ps4_18_l0_0s;
-  wire [31:0] ps4_18_l0_0m;
-  wire [31:0] ps4_18_l1_0s;
-  wire [31:0] ps4_18_l1_0m;
-  wire [31:0] ps4_19_l0_0s;
-  wire [31:0] ps4_19_l0_0m;
-  wire [31:0] ps4_19_l1_0s;
-  wire [31:0] ps4_19_l1_0m;
-  wire [31:0] ps4_20_l0_0s;
-  wire [31:0] ps4_20_l0_0m;
-  wire [31:0] ps4_20_l1_0s;
-  wire [31:0] ps4_20_l1_0m;
-  wire [31:0] ps4_21_l0_0s;
-  wire [31:0] ps4_21_l0_0m;
-  wire [31:0] ps4_21_l1_0s;
-  wire [31:0] ps4_21_l1_0m;
-  wire [31:0] ps4_22_l0_0s;
-  wire [31:0] ps4_22_l0_0m;
-  wire [31:0] ps4_22_l1_0s;
-  wire [31:0] ps4_22_l1_0m;
-  wire [31:0] ps4_23_l0_0s;
-  wire [31:0] ps4_23_l0_0m;
-  wire [31:0] ps4_23_l1_0s;
-  wire [31:0] ps4_23_l1_0m;
-  wire [31:0] ps4_24_l0_0s;
-  wire [31:0] ps4_24_l0_0m;
-  wire [31:0] ps4_24_l1_0s;
-  wire [31:0] ps4_24_l1_0m;
-  wire [31:0] ps4_25_l0_0s;
-  wire [31:0] ps4_25_l0_0m;
-  wire [31:0] ps4_25_l1_0s;
-  wire [31:0] ps4_25_l1_0m;
-  wire [31:0] ps4_26_l0_0s;
-  wire [31:0] ps4_26_l0_0m;
-  wire [31:0] ps4_26_l1_0s;
-  wire [31:0] ps4_26_l1_0m;
-  wire [31:0] ps4_27_l0_0s;
-  wire [31:0] ps4_27_l0_0m;
-  wire [31:0] ps4_27_l1_0s;
-  wire [31:0] ps4_27_l1_0m;
-  wire [31:0] ps4_28_l0_0s;
-  wire [31:0] ps4_28_l0_0m;
-  wire [31:0] ps4_28_l1_0s;
-  wire [31:0] ps4_28_l1_0m;
-  wire [31:0] ps4_29_l0_0s;
-  wire [31:0] ps4_29_l0_0m;
-  wire [31:0] ps4_29_l1_0s;
-  wire [31:0] ps4_29_l1_0m;
-  wire [31:0] ps4_30_l0_0s;
-  wire [31:0] ps4_30_l0_0m;
-  wire [31:0] ps4_30_l1_0s;
-  wire [31:0] ps4_30_l1_0m;
-  wire [31:0] ps4_31_l0_0s;
-  wire [31:0] ps4_31_l0_0m;
-  wire [31:0] ps4_31_l1_0s;
-  wire [31:0] ps4_31_l1_0m;
-  wire [31:0] ps5_16_l0_0s;
-  wire [31:0] ps5_16_l0_0m;
-  wire [31:0] ps5_17_l0_0s;
-  wire [31:0] ps5_17_l0_0m;
-  wire [31:0] ps5_17_l1_0s;
-  wire [31:0] ps5_17_l1_0m;
-  wire [31:0] ps5_18_l0_0s;
-  wire [31:0] ps5_18_l0_0m;
-  wire [31:0] ps5_18_l1_0s;
-  wire [31:0] ps5_18_l1_0m;
-  wire [31:0] ps5_19_l0_0s;
-  wire [31:0] ps5_19_l0_0m;
-  wire [31:0] ps5_19_l1_0s;
-  wire [31:0] ps5_19_l1_0m;
-  wire [31:0] ps5_20_l0_0s;
-  wire [31:0] ps5_20_l0_0m;
-  wire [31:0] ps5_20_l1_0s;
-  wire [31:0] ps5_20_l1_0m;
-  wire [31:0] ps5_21_l0_0s;
-  wire [31:0] ps5_21_l0_0m;
-  wire [31:0] ps5_21_l1_0s;
-  wire [31:0] ps5_21_l1_0m;
-  wire [31:0] ps5_22_l0_0s;
-  wire [31:0] ps5_22_l0_0m;
-  wire [31:0] ps5_22_l1_0s;
-  wire [31:0] ps5_22_l1_0m;
-  wire [31:0] ps5_23_l0_0s;
-  wire [31:0] ps5_23_l0_0m;
-  wire [31:0] ps5_23_l1_0s;
-  wire [31:0] ps5_23_l1_0m;
-  wire [31:0] ps5_24_l0_0s;
-  wire [31:0] ps5_24_l0_0m;
-  wire [31:0] ps5_24_l1_0s;
-  wire [31:0] ps5_24_l1_0m;
-  wire [31:0] ps5_25_l0_0s;
-  wire [31:0] ps5_25_l0_0m;
-  wire [31:0] ps5_25_l1_0s;
-  wire [31:0] ps5_25_l1_0m;
-  wire [31:0] ps5_26_l0_0s;
-  wire [31:0] ps5_26_l0_0m;
-  wire [31:0] ps5_26_l1_0s;
-  wire [31:0] ps5_26_l1_0m;
-  wire [31:0] ps5_27_l0_0s;
-  wire [31:0] ps5_27_l0_0m;
-  wire [31:0] ps5_27_l1_0s;
-  wire [31:0] ps5_27_l1_0m;
-  wire [31:0] ps5_28_l0_0s;
-  wire [31:0] ps5_28_l0_0m;
-  wire [31:0] ps5_28_l1_0s;
-  wire [31:0] ps5_28_l1_0m;
-  wire [31:0] ps5_29_l0_0s;
-  wire [31:0] ps5_29_l0_0m;
-  wire [31:0] ps5_29_l1_0s;
-  wire [31:0] ps5_29_l1_0m;
-  wire [31:0] ps5_30_l0_0s;
-  wire [31:0] ps5_30_l0_0m;
-  wire [31:0] ps5_30_l1_0s;
-  wire [31:0] ps5_30_l1_0m;
-  wire [31:0] ps5_31_l0_0s;
-  wire [31:0] ps5_31_l0_0m;
-  wire [31:0] ps5_31_l1_0s;
-  wire [31:0] ps5_31_l1_0m;
-  wire [8:0] ps_1_b0c0;
-  wire [8:0] ps_1_b1c0;
-  wire [8:0] ps_1_b1c1;
-  wire [8:0] ps_1_b1;
-  wire [8:0] ps_1_b2c0;
-  wire [8:0] ps_1_b2c1;
-  wire [8:0] ps_1_b2;
-  wire [8:0] ps_1_b3c0;
-  wire [8:0] ps_1_b3c1;
-  wire [8:0] ps_1_b3;
-  wire [31:0] ps_1;
-  wire [8:0] ps_2_b0c0;
-  wire [8:0] ps_2_b1c0;
-  wire [8:0] ps_2_b1c1;
-  wire [8:0] ps_2_b1;
-  wire [8:0] ps_2_b2c0;
-  wire [8:0] ps_2_b2c1;
-  wire [8:0] ps_2_b2;
-  wire [8:0] ps_2_b3c0;
-  wire [8:0] ps_2_b3c1;
-  wire [8:0] ps_2_b3;
-  wire [31:0] ps_2;
-  wire [8:0] ps_3_b0c0;
-  wire [8:0] ps_3_b1c0;
-  wire [8:0] ps_3_b1c1;
-  wire [8:0] ps_3_b1;
-  wire [8:0] ps_3_b2c0;
-  wire [8:0] ps_3_b2c1;
-  wire [8:0] ps_3_b2;
-  wire [8:0] ps_3_b3c0;
-  wire [8:0] ps_3_b3c1;
-  wire [8:0] ps_3_b3;
-  wire [31:0] ps_3;
-  wire [8:0] ps_4_b0c0;
-  wire [8:0] ps_4_b1c0;
-  wire [8:0] ps_4_b1c1;
-  wire [8:0] ps_4_b1;
-  wire [8:0] ps_4_b2c0;
-  wire [8:0] ps_4_b2c1;
-  wire [8:0] ps_4_b2;
-  wire [8:0] ps_4_b3c0;
-  wire [8:0] ps_4_b3c1;
-  wire [8:0] ps_4_b3;
-  wire [31:0] ps_4;
-  wire [8:0] ps_5_b0c0;
-  wire [8:0] ps_5_b1c0;
-  wire [8:0] ps_5_b1c1;
-  wire [8:0] ps_5_b1;
-  wire [8:0] ps_5_b2c0;
-  wire [8:0] ps_5_b2c1;
-  wire [8:0] ps_5_b2;
-  wire [8:0] ps_5_b3c0;
-  wire [8:0] ps_5_b3c1;
-  wire [8:0] ps_5_b3;
-  wire [31:0] ps_5;
-  wire [8:0] ps_6_b0c0;
-  wire [8:0] ps_6_b1c0;
-  wire [8:0] ps_6_b1c1;
-  wire [8:0] ps_6_b1;
-  wire [8:0] ps_6_b2c0;
-  wire [8:0] ps_6_b2c1;
-  wire [8:0] ps_6_b2;
-  wire [8:0] ps_6_b3c0;
-  wire [8:0] ps_6_b3c1;
-  wire [8:0] ps_6_b3;
-  wire [31:0] ps_6;
-  wire [8:0] ps_7_b0c0;
-  wire [8:0] ps_7_b1c0;
-  wire [8:0] ps_7_b1c1;
-  wire [8:0] ps_7_b1;
-  wire [8:0] ps_7_b2c0;
-  wire [8:0] ps_7_b2c1;
-  wire [8:0] ps_7_b2;
-  wire [8:0] ps_7_b3c0;
-  wire [8:0] ps_7_b3c1;
-  wire [8:0] ps_7_b3;
-  wire [31:0] ps_7;
-  wire [8:0] ps_8_b0c0;
-  wire [8:0] ps_8_b1c0;
-  wire [8:0] ps_8_b1c1;
-  wire [8:0] ps_8_b1;
-  wire [8:0] ps_8_b2c0;
-  wire [8:0] ps_8_b2c1;
-  wire [8:0] ps_8_b2;
-  wire [8:0] ps_8_b3c0;
-  wire [8:0] ps_8_b3c1;
-  wire [8:0] ps_8_b3;
-  wire [31:0] ps_8;
-  wire [8:0] ps_9_b0c0;
-  wire [8:0] ps_9_b1c0;
-  wire [8:0] ps_9_b1c1;
-  wire [8:0] ps_9_b1;
-  wire [8:0] ps_9_b2c0;
-  wire [8:0] ps_9_b2c1;
-  wire [8:0] ps_9_b2;
-  wire [8:0] ps_9_b3c0;
-  wire [8:0] ps_9_b3c1;
-  wire [8:0] ps_9_b3;
-  wire [31:0] ps_9;
-  wire [8:0] ps_10_b0c0;
-  wire [8:0] ps_10_b1c0;
-  wire [8:0] ps_10_b1c1;
-  wire [8:0] ps_10_b1;
-  wire [8:0] ps_10_b2c0;
-  wire [8:0] ps_10_b2c1;
-  wire [8:0] ps_10_b2;
-  wire [8:0] ps_10_b3c0;
-  wire [8:0] ps_10_b3c1;
-  wire [8:0] ps_10_b3;
-  wire [31:0] ps_10;
-  wire [8:0] ps_11_b0c0;
-  wire [8:0] ps_11_b1c0;
-  wire [8:0] ps_11_b1c1;
-  wire [8:0] ps_11_b1;
-  wire [8:0] ps_11_b2c0;
-  wire [8:0] ps_11_b2c1;
-  wire [8:0] ps_11_b2;
-  wire [8:0] ps_11_b3c0;
-  wire [8:0] ps_11_b3c1;
-  wire [8:0] ps_11_b3;
-  wire [31:0] ps_11;
-  wire [8:0] ps_12_b0c0;
-  wire [8:0] ps_12_b1c0;
-  wire [8:0] ps_12_b1c1;
-  wire [8:0] ps_12_b1;
-  wire [8:0] ps_12_b2c0;
-  wire [8:0] ps_12_b2c1;
-  wire [8:0] ps_12_b2;
-  wire [8:0] ps_12_b3c0;
-  wire [8:0] ps_12_b3c1;
-  wire [8:0] ps_12_b3;
-  wire [31:0] ps_12;
-  wire [8:0] ps_13_b0c0;
-  wire [8:0] ps_13_b1c0;
-  wire [8:0] ps_13_b1c1;
-  wire [8:0] ps_13_b1;
-  wire [8:0] ps_13_b2c0;
-  wire [8:0] ps_13_b2c1;
-  wire [8:0] ps_13_b2;
-  wire [8:0] ps_13_b3c0;
-  wire [8:0] ps_13_b3c1;
-  wire [8:0] ps_13_b3;
-  wire [31:0] ps_13;
-  wire [8:0] ps_14_b0c0;
-  wire [8:0] ps_14_b1c0;
-  wire [8:0] ps_14_b1c1;
-  wire [8:0] ps_14_b1;
-  wire [8:0] ps_14_b2c0;
-  wire [8:0] ps_14_b2c1;
-  wire [8:0] ps_14_b2;
-  wire [8:0] ps_14_b3c0;
-  wire [8:0] ps_14_b3c1;
-  wire [8:0] ps_14_b3;
-  wire [31:0] ps_14;
-  wire [8:0] ps_15_b0c0;
-  wire [8:0] ps_15_b1c0;
-  wire [8:0] ps_15_b1c1;
-  wire [8:0] ps_15_b1;
-  wire [8:0] ps_15_b2c0;
-  wire [8:0] ps_15_b2c1;
-  wire [8:0] ps_15_b2;
-  wire [8:0] ps_15_b3c0;
-  wire [8:0] ps_15_b3c1;
-  wire [8:0] ps_15_b3;
-  wire [31:0] ps_15;
-  wire [8:0] ps_16_b0c0;
-  wire [8:0] ps_16_b1c0;
-  wire [8:0] ps_16_b1c1;
-  wire [8:0] ps_16_b1;
-  wire [8:0] ps_16_b2c0;
-  wire [8:0] ps_16_b2c1;
-  wire [8:0] ps_16_b2;
-  wire [8:0] ps_16_b3c0;
-  wire [8:0] ps_16_b3c1;
-  wire [8:0] ps_16_b3;
-  wire [31:0] ps_16;
-  wire [8:0] ps_17_b0c0;
-  wire [8:0] ps_17_b1c0;
-  wire [8:0] ps_17_b1c1;
-  wire [8:0] ps_17_b1;
-  wire [8:0] ps_17_b2c0;
-  wire [8:0] ps_17_b2c1;
-  wire [8:0] ps_17_b2;
-  wire [8:0] ps_17_b3c0;
-  wire [8:0] ps_17_b3c1;
-  wire [8:0] ps_17_b3;
-  wire [31:0] ps_17;
-  wire [8:0] ps_18_b0c0;
-  wire [8:0] ps_18_b1c0;
-  wire [8:0] ps_18_b1c1;
-  wire [8:0] ps_18_b1;
-  wire [8:0] ps_18_b2c0;
-  wire [8:0] ps_18_b2c1;
-  wire [8:0] ps_18_b2;
-  wire [8:0] ps_18_b3c0;
-  wire [8:0] ps_18_b3c1;
-  wire [8:0] ps_18_b3;
-  wire [31:0] ps_18;
-  wire [8:0] ps_19_b0c0;
-  wire [8:0] ps_19_b1c0;
-  wire [8:0] ps_19_b1c1;
-  wire [8:0] ps_19_b1;
-  wire [8:0] ps_19_b2c0;
-  wire [8:0] ps_19_b2c1;
-  wire [8:0] ps_19_b2;
-  wire [8:0] ps_19_b3c0;
-  wire [8:0] ps_19_b3c1;
-  wire [8:0] ps_19_b3;
-  wire [31:0] ps_19;
-  wire [8:0] ps_20_b0c0;
-  wire [8:0] ps_20_b1c0;
-  wire [8:0] ps_20_b1c1;
-  wire [8:0] ps_20_b1;
-  wire [8:0] ps_20_b2c0;
-  wire [8:0] ps_20_b2c1;
-  wire [8:0] ps_20_b2;
-  wire [8:0] ps_20_b3c0;
-  wire [8:0] ps_20_b3c1;
-  wire [8:0] ps_20_b3;
-  wire [31:0] ps_20;
-  wire [8:0] ps_21_b0c0;
-  wire [8:0] ps_21_b1c0;
-  wire [8:0] ps_21_b1c1;
-  wire [8:0] ps_21_b1;
-  wire [8:0] ps_21_b2c0;
-  wire [8:0] ps_21_b2c1;
-  wire [8:0] ps_21_b2;
-  wire [8:0] ps_21_b3c0;
-  wire [8:0] ps_21_b3c1;
-  wire [8:0] ps_21_b3;
-  wire [31:0] ps_21;
-  wire [8:0] ps_22_b0c0;
-  wire [8:0] ps_22_b1c0;
-  wire [8:0] ps_22_b1c1;
-  wire [8:0] ps_22_b1;
-  wire [8:0] ps_22_b2c0;
-  wire [8:0] ps_22_b2c1;
-  wire [8:0] ps_22_b2;
-  wire [8:0] ps_22_b3c0;
-  wire [8:0] ps_22_b3c1;
-  wire [8:0] ps_22_b3;
-  wire [31:0] ps_22;
-  wire [8:0] ps_23_b0c0;
-  wire [8:0] ps_23_b1c0;
-  wire [8:0] ps_23_b1c1;
-  wire [8:0] ps_23_b1;
-  wire [8:0] ps_23_b2c0;
-  wire [8:0] ps_23_b2c1;
-  wire [8:0] ps_23_b2;
-  wire [8:0] ps_23_b3c0;
-  wire [8:0] ps_23_b3c1;
-  wire [8:0] ps_23_b3;
-  wire [31:0] ps_23;
-  wire [8:0] ps_24_b0c0;
-  wire [8:0] ps_24_b1c0;
-  wire [8:0] ps_24_b1c1;
-  wire [8:0] ps_24_b1;
-  wire [8:0] ps_24_b2c0;
-  wire [8:0] ps_24_b2c1;
-  wire [8:0] ps_24_b2;
-  wire [8:0] ps_24_b3c0;
-  wire [8:0] ps_24_b3c1;
-  wire [8:0] ps_24_b3;
-  wire [31:0] ps_24;
-  wire [8:0] ps_25_b0c0;
-  wire [8:0] ps_25_b1c0;
-  wire [8:0] ps_25_b1c1;
-  wire [8:0] ps_25_b1;
-  wire [8:0] ps_25_b2c0;
-  wire [8:0] ps_25_b2c1;
-  wire [8:0] ps_25_b2;
-  wire [8:0] ps_25_b3c0;
-  wire [8:0] ps_25_b3c1;
-  wire [8:0] ps_25_b3;
-  wire [31:0] ps_25;
-  wire [8:0] ps_26_b0c0;
-  wire [8:0] ps_26_b1c0;
-  wire [8:0] ps_26_b1c1;
-  wire [8:0] ps_26_b1;
-  wire [8:0] ps_26_b2c0;
-  wire [8:0] ps_26_b2c1;
-  wire [8:0] ps_26_b2;
-  wire [8:0] ps_26_b3c0;
-  wire [8:0] ps_26_b3c1;
-  wire [8:0] ps_26_b3;
-  wire [31:0] ps_26;
-  wire [8:0] ps_27_b0c0;
-  wire [8:0] ps_27_b1c0;
-  wire [8:0] ps_27_b1c1;
-  wire [8:0] ps_27_b1;
-  wire [8:0] ps_27_b2c0;
-  wire [8:0] ps_27_b2c1;
-  wire [8:0] ps_27_b2;
-  wire [8:0] ps_27_b3c0;
-  wire [8:0] ps_27_b3c1;
-  wire [8:0] ps_27_b3;
-  wire [31:0] ps_27;
-  wire [8:0] ps_28_b0c0;
-  wire [8:0] ps_28_b1c0;
-  wire [8:0] ps_28_b1c1;
-  wire [8:0] ps_28_b1;
-  wire [8:0] ps_28_b2c0;
-  wire [8:0] ps_28_b2c1;
-  wire [8:0] ps_28_b2;
-  wire [8:0] ps_28_b3c0;
-  wire [8:0] ps_28_b3c1;
-  wire [8:0] ps_28_b3;
-  wire [31:0] ps_28;
-  wire [8:0] ps_29_b0c0;
-  wire [8:0] ps_29_b1c0;
-  wire [8:0] ps_29_b1c1;
-  wire [8:0] ps_29_b1;
-  wire [8:0] ps_29_b2c0;
-  wire [8:0] ps_29_b2c1;
-  wire [8:0] ps_29_b2;
-  wire [8:0] ps_29_b3c0;
-  wire [8:0] ps_29_b3c1;
-  wire [8:0] ps_29_b3;
-  wire [31:0] ps_29;
-  wire [8:0] ps_30_b0c0;
-  wire [8:0] ps_30_b1c0;
-  wire [8:0] ps_30_b1c1;
-  wire [8:0] ps_30_b1;
-  wire [8:0] ps_30_b2c0;
-  wire [8:0] ps_30_b2c1;
-  wire [8:0] ps_30_b2;
-  wire [8:0] ps_30_b3c0;
-  wire [8:0] ps_30_b3c1;
-  wire [8:0] ps_30_b3;
-  wire [31:0] ps_30;
-  wire [8:0] ps_31_b0c0;
-  wire [8:0] ps_31_b1c0;
-  wire [8:0] ps_31_b1c1;
-  wire [8:0] ps_31_b1;
-  wire [8:0] ps_31_b2c0;
-  wire [8:0] ps_31_b2c1;
-  wire [8:0] ps_31_b2;
-  wire [8:0] ps_31_b3c0;
-  wire [8:0] ps_31_b3c1;
-  wire [8:0] ps_31_b3;
-  wire [31:0] ps_31;
+  wire [31:0] u_ps2_c3_s_o [0:0];
+  wire [31:0] u_ps2_c3_c_o [0:0];
+  wire [31:0] u_ps2_c4_s_o [0:28];
+  wire [31:0] u_ps2_c4_c_o [0:28];
+  wire [31:0] u_ps3_c3_s_o [0:0];
+  wire [31:0] u_ps3_c3_c_o [0:0];
+  wire [31:0] u_ps3_c4_s_o [0:26];
+  wire [31:0] u_ps3_c4_c_o [0:26];
+  wire [31:0] u_ps4_c3_s_o [0:0];
+  wire [31:0] u_ps4_c3_c_o [0:0];
+  wire [31:0] u_ps4_c4_s_o [0:22];
+  wire [31:0] u_ps4_c4_c_o [0:22];
+  wire [31:0] u_ps5_c3_s_o [0:0];
+  wire [31:0] u_ps5_c3_c_o [0:0];
+  wire [31:0] u_ps5_c4_s_o [0:14];
+  wire [31:0] u_ps5_c4_c_o [0:14];
+  wire [31:0] u_ps_add_y_o [0:30];
   reg  out_valid_q;
   reg  [1023:0] out_blk_q;
   wire out_load;
@@ -3439,1012 +2731,248 @@ module bpc_dec_s32_k4 (
                      dbp_n[3][0], dbp_n[2][0], dbp_n[1][0], dbp_n[0][0], base_q});
   assign err1_d = (err_q | loop_err);
   assign kill1_d = zmode_q;
-  assign ps2_2_l0_0s = (el1_q[95:64] ^ el1_q[63:32] ^ el1_q[31:0]);
-  assign ps2_2_l0_0m = ((el1_q[95:64] & el1_q[63:32]) | (el1_q[95:64] & el1_q[31:0])
-                        | (el1_q[63:32] & el1_q[31:0]));
-  assign ps2_3_l0_0s = (el1_q[127:96] ^ el1_q[95:64] ^ el1_q[63:32]);
-  assign ps2_3_l0_0m = ((el1_q[127:96] & el1_q[95:64]) | (el1_q[127:96] & el1_q[63:32])
-                        | (el1_q[95:64] & el1_q[63:32]));
-  assign ps2_3_l1_0s = (ps2_3_l0_0s ^ {ps2_3_l0_0m[30:0], 1'd0} ^ el1_q[31:0]);
-  assign ps2_3_l1_0m = ((ps2_3_l0_0s & {ps2_3_l0_0m[30:0], 1'd0}) | (ps2_3_l0_0s & el1_q[31:0])
-                        | ({ps2_3_l0_0m[30:0], 1'd0} & el1_q[31:0]));
-  assign ps2_4_l0_0s = (el1_q[159:128] ^ el1_q[127:96] ^ el1_q[95:64]);
-  assign ps2_4_l0_0m = ((el1_q[159:128] & el1_q[127:96]) | (el1_q[159:128] & el1_q[95:64])
-                        | (el1_q[127:96] & el1_q[95:64]));
-  assign ps2_4_l1_0s = (ps2_4_l0_0s ^ {ps2_4_l0_0m[30:0], 1'd0} ^ el1_q[63:32]);
-  assign ps2_4_l1_0m = ((ps2_4_l0_0s & {ps2_4_l0_0m[30:0], 1'd0}) | (ps2_4_l0_0s & el1_q[63:32])
-                        | ({ps2_4_l0_0m[30:0], 1'd0} & el1_q[63:32]));
-  assign ps2_5_l0_0s = (el1_q[191:160] ^ el1_q[159:128] ^ el1_q[127:96]);
-  assign ps2_5_l0_0m = ((el1_q[191:160] & el1_q[159:128]) | (el1_q[191:160] & el1_q[127:96])
-                        | (el1_q[159:128] & el1_q[127:96]));
-  assign ps2_5_l1_0s = (ps2_5_l0_0s ^ {ps2_5_l0_0m[30:0], 1'd0} ^ el1_q[95:64]);
-  assign ps2_5_l1_0m = ((ps2_5_l0_0s & {ps2_5_l0_0m[30:0], 1'd0}) | (ps2_5_l0_0s & el1_q[95:64])
-                        | ({ps2_5_l0_0m[30:0], 1'd0} & el1_q[95:64]));
-  assign ps2_6_l0_0s = (el1_q[223:192] ^ el1_q[191:160] ^ el1_q[159:128]);
-  assign ps2_6_l0_0m = ((el1_q[223:192] & el1_q[191:160]) | (el1_q[223:192] & el1_q[159:128])
-                        | (el1_q[191:160] & el1_q[159:128]));
-  assign ps2_6_l1_0s = (ps2_6_l0_0s ^ {ps2_6_l0_0m[30:0], 1'd0} ^ el1_q[127:96]);
-  assign ps2_6_l1_0m = ((ps2_6_l0_0s & {ps2_6_l0_0m[30:0], 1'd0}) | (ps2_6_l0_0s & el1_q[127:96])
-                        | ({ps2_6_l0_0m[30:0], 1'd0} & el1_q[127:96]));
-  assign ps2_7_l0_0s = (el1_q[255:224] ^ el1_q[223:192] ^ el1_q[191:160]);
-  assign ps2_7_l0_0m = ((el1_q[255:224] & el1_q[223:192]) | (el1_q[255:224] & el1_q[191:160])
-                        | (el1_q[223:192] & el1_q[191:160]));
-  assign ps2_7_l1_0s = (ps2_7_l0_0s ^ {ps2_7_l0_0m[30:0], 1'd0} ^ el1_q[159:128]);
-  assign ps2_7_l1_0m = ((ps2_7_l0_0s & {ps2_7_l0_0m[30:0], 1'd0}) | (ps2_7_l0_0s & el1_q[159:128])
-                        | ({ps2_7_l0_0m[30:0], 1'd0} & el1_q[159:128]));
-  assign ps2_8_l0_0s = (el1_q[287:256] ^ el1_q[255:224] ^ el1_q[223:192]);
-  assign ps2_8_l0_0m = ((el1_q[287:256] & el1_q[255:224]) | (el1_q[287:256] & el1_q[223:192])
-                        | (el1_q[255:224] & el1_q[223:192]));
-  assign ps2_8_l1_0s = (ps2_8_l0_0s ^ {ps2_8_l0_0m[30:0], 1'd0} ^ el1_q[191:160]);
-  assign ps2_8_l1_0m = ((ps2_8_l0_0s & {ps2_8_l0_0m[30:0], 1'd0}) | (ps2_8_l0_0s & el1_q[191:160])
-                        | ({ps2_8_l0_0m[30:0], 1'd0} & el1_q[191:160]));
-  assign ps2_9_l0_0s = (el1_q[319:288] ^ el1_q[287:256] ^ el1_q[255:224]);
-  assign ps2_9_l0_0m = ((el1_q[319:288] & el1_q[287:256]) | (el1_q[319:288] & el1_q[255:224])
-                        | (el1_q[287:256] & el1_q[255:224]));
-  assign ps2_9_l1_0s = (ps2_9_l0_0s ^ {ps2_9_l0_0m[30:0], 1'd0} ^ el1_q[223:192]);
-  assign ps2_9_l1_0m = ((ps2_9_l0_0s & {ps2_9_l0_0m[30:0], 1'd0}) | (ps2_9_l0_0s & el1_q[223:192])
-                        | ({ps2_9_l0_0m[30:0], 1'd0} & el1_q[223:192]));
-  assign ps2_10_l0_0s = (el1_q[351:320] ^ el1_q[319:288] ^ el1_q[287:256]);
-  assign ps2_10_l0_0m = ((el1_q[351:320] & el1_q[319:288]) | (el1_q[351:320] & el1_q[287:256])
-                         | (el1_q[319:288] & el1_q[287:256]));
-  assign ps2_10_l1_0s = (ps2_10_l0_0s ^ {ps2_10_l0_0m[30:0], 1'd0} ^ el1_q[255:224]);
-  assign ps2_10_l1_0m = ((ps2_10_l0_0s & {ps2_10_l0_0m[30:0], 1'd0})
-                         | (ps2_10_l0_0s & el1_q[255:224])
-                         | ({ps2_10_l0_0m[30:0], 1'd0} & el1_q[255:224]));
-  assign ps2_11_l0_0s = (el1_q[383:352] ^ el1_q[351:320] ^ el1_q[319:288]);
-  assign ps2_11_l0_0m = ((el1_q[383:352] & el1_q[351:320]) | (el1_q[383:352] & el1_q[319:288])
-                         | (el1_q[351:320] & el1_q[319:288]));
-  assign ps2_11_l1_0s = (ps2_11_l0_0s ^ {ps2_11_l0_0m[30:0], 1'd0} ^ el1_q[287:256]);
-  assign ps2_11_l1_0m = ((ps2_11_l0_0s & {ps2_11_l0_0m[30:0], 1'd0})
-                         | (ps2_11_l0_0s & el1_q[287:256])
-                         | ({ps2_11_l0_0m[30:0], 1'd0} & el1_q[287:256]));
-  assign ps2_12_l0_0s = (el1_q[415:384] ^ el1_q[383:352] ^ el1_q[351:320]);
-  assign ps2_12_l0_0m = ((el1_q[415:384] & el1_q[383:352]) | (el1_q[415:384] & el1_q[351:320])
-                         | (el1_q[383:352] & el1_q[351:320]));
-  assign ps2_12_l1_0s = (ps2_12_l0_0s ^ {ps2_12_l0_0m[30:0], 1'd0} ^ el1_q[319:288]);
-  assign ps2_12_l1_0m = ((ps2_12_l0_0s & {ps2_12_l0_0m[30:0], 1'd0})
-                         | (ps2_12_l0_0s & el1_q[319:288])
-                         | ({ps2_12_l0_0m[30:0], 1'd0} & el1_q[319:288]));
-  assign ps2_13_l0_0s = (el1_q[447:416] ^ el1_q[415:384] ^ el1_q[383:352]);
-  assign ps2_13_l0_0m = ((el1_q[447:416] & el1_q[415:384]) | (el1_q[447:416] & el1_q[383:352])
-                         | (el1_q[415:384] & el1_q[383:352]));
-  assign ps2_13_l1_0s = (ps2_13_l0_0s ^ {ps2_13_l0_0m[30:0], 1'd0} ^ el1_q[351:320]);
-  assign ps2_13_l1_0m = ((ps2_13_l0_0s & {ps2_13_l0_0m[30:0], 1'd0})
-                         | (ps2_13_l0_0s & el1_q[351:320])
-                         | ({ps2_13_l0_0m[30:0], 1'd0} & el1_q[351:320]));
-  assign ps2_14_l0_0s = (el1_q[479:448] ^ el1_q[447:416] ^ el1_q[415:384]);
-  assign ps2_14_l0_0m = ((el1_q[479:448] & el1_q[447:416]) | (el1_q[479:448] & el1_q[415:384])
-                         | (el1_q[447:416] & el1_q[415:384]));
-  assign ps2_14_l1_0s = (ps2_14_l0_0s ^ {ps2_14_l0_0m[30:0], 1'd0} ^ el1_q[383:352]);
-  assign ps2_14_l1_0m = ((ps2_14_l0_0s & {ps2_14_l0_0m[30:0], 1'd0})
-                         | (ps2_14_l0_0s & el1_q[383:352])
-                         | ({ps2_14_l0_0m[30:0], 1'd0} & el1_q[383:352]));
-  assign ps2_15_l0_0s = (el1_q[511:480] ^ el1_q[479:448] ^ el1_q[447:416]);
-  assign ps2_15_l0_0m = ((el1_q[511:480] & el1_q[479:448]) | (el1_q[511:480] & el1_q[447:416])
-                         | (el1_q[479:448] & el1_q[447:416]));
-  assign ps2_15_l1_0s = (ps2_15_l0_0s ^ {ps2_15_l0_0m[30:0], 1'd0} ^ el1_q[415:384]);
-  assign ps2_15_l1_0m = ((ps2_15_l0_0s & {ps2_15_l0_0m[30:0], 1'd0})
-                         | (ps2_15_l0_0s & el1_q[415:384])
-                         | ({ps2_15_l0_0m[30:0], 1'd0} & el1_q[415:384]));
-  assign ps2_16_l0_0s = (el1_q[543:512] ^ el1_q[511:480] ^ el1_q[479:448]);
-  assign ps2_16_l0_0m = ((el1_q[543:512] & el1_q[511:480]) | (el1_q[543:512] & el1_q[479:448])
-                         | (el1_q[511:480] & el1_q[479:448]));
-  assign ps2_16_l1_0s = (ps2_16_l0_0s ^ {ps2_16_l0_0m[30:0], 1'd0} ^ el1_q[447:416]);
-  assign ps2_16_l1_0m = ((ps2_16_l0_0s & {ps2_16_l0_0m[30:0], 1'd0})
-                         | (ps2_16_l0_0s & el1_q[447:416])
-                         | ({ps2_16_l0_0m[30:0], 1'd0} & el1_q[447:416]));
-  assign ps2_17_l0_0s = (el1_q[575:544] ^ el1_q[543:512] ^ el1_q[511:480]);
-  assign ps2_17_l0_0m = ((el1_q[575:544] & el1_q[543:512]) | (el1_q[575:544] & el1_q[511:480])
-                         | (el1_q[543:512] & el1_q[511:480]));
-  assign ps2_17_l1_0s = (ps2_17_l0_0s ^ {ps2_17_l0_0m[30:0], 1'd0} ^ el1_q[479:448]);
-  assign ps2_17_l1_0m = ((ps2_17_l0_0s & {ps2_17_l0_0m[30:0], 1'd0})
-                         | (ps2_17_l0_0s & el1_q[479:448])
-                         | ({ps2_17_l0_0m[30:0], 1'd0} & el1_q[479:448]));
-  assign ps2_18_l0_0s = (el1_q[607:576] ^ el1_q[575:544] ^ el1_q[543:512]);
-  assign ps2_18_l0_0m = ((el1_q[607:576] & el1_q[575:544]) | (el1_q[607:576] & el1_q[543:512])
-                         | (el1_q[575:544] & el1_q[543:512]));
-  assign ps2_18_l1_0s = (ps2_18_l0_0s ^ {ps2_18_l0_0m[30:0], 1'd0} ^ el1_q[511:480]);
-  assign ps2_18_l1_0m = ((ps2_18_l0_0s & {ps2_18_l0_0m[30:0], 1'd0})
-                         | (ps2_18_l0_0s & el1_q[511:480])
-                         | ({ps2_18_l0_0m[30:0], 1'd0} & el1_q[511:480]));
-  assign ps2_19_l0_0s = (el1_q[639:608] ^ el1_q[607:576] ^ el1_q[575:544]);
-  assign ps2_19_l0_0m = ((el1_q[639:608] & el1_q[607:576]) | (el1_q[639:608] & el1_q[575:544])
-                         | (el1_q[607:576] & el1_q[575:544]));
-  assign ps2_19_l1_0s = (ps2_19_l0_0s ^ {ps2_19_l0_0m[30:0], 1'd0} ^ el1_q[543:512]);
-  assign ps2_19_l1_0m = ((ps2_19_l0_0s & {ps2_19_l0_0m[30:0], 1'd0})
-                         | (ps2_19_l0_0s & el1_q[543:512])
-                         | ({ps2_19_l0_0m[30:0], 1'd0} & el1_q[543:512]));
-  assign ps2_20_l0_0s = (el1_q[671:640] ^ el1_q[639:608] ^ el1_q[607:576]);
-  assign ps2_20_l0_0m = ((el1_q[671:640] & el1_q[639:608]) | (el1_q[671:640] & el1_q[607:576])
-                         | (el1_q[639:608] & el1_q[607:576]));
-  assign ps2_20_l1_0s = (ps2_20_l0_0s ^ {ps2_20_l0_0m[30:0], 1'd0} ^ el1_q[575:544]);
-  assign ps2_20_l1_0m = ((ps2_20_l0_0s & {ps2_20_l0_0m[30:0], 1'd0})
-                         | (ps2_20_l0_0s & el1_q[575:544])
-                         | ({ps2_20_l0_0m[30:0], 1'd0} & el1_q[575:544]));
-  assign ps2_21_l0_0s = (el1_q[703:672] ^ el1_q[671:640] ^ el1_q[639:608]);
-  assign ps2_21_l0_0m = ((el1_q[703:672] & el1_q[671:640]) | (el1_q[703:672] & el1_q[639:608])
-                         | (el1_q[671:640] & el1_q[639:608]));
-  assign ps2_21_l1_0s = (ps2_21_l0_0s ^ {ps2_21_l0_0m[30:0], 1'd0} ^ el1_q[607:576]);
-  assign ps2_21_l1_0m = ((ps2_21_l0_0s & {ps2_21_l0_0m[30:0], 1'd0})
-                         | (ps2_21_l0_0s & el1_q[607:576])
-                         | ({ps2_21_l0_0m[30:0], 1'd0} & el1_q[607:576]));
-  assign ps2_22_l0_0s = (el1_q[735:704] ^ el1_q[703:672] ^ el1_q[671:640]);
-  assign ps2_22_l0_0m = ((el1_q[735:704] & el1_q[703:672]) | (el1_q[735:704] & el1_q[671:640])
-                         | (el1_q[703:672] & el1_q[671:640]));
-  assign ps2_22_l1_0s = (ps2_22_l0_0s ^ {ps2_22_l0_0m[30:0], 1'd0} ^ el1_q[639:608]);
-  assign ps2_22_l1_0m = ((ps2_22_l0_0s & {ps2_22_l0_0m[30:0], 1'd0})
-                         | (ps2_22_l0_0s & el1_q[639:608])
-                         | ({ps2_22_l0_0m[30:0], 1'd0} & el1_q[639:608]));
-  assign ps2_23_l0_0s = (el1_q[767:736] ^ el1_q[735:704] ^ el1_q[703:672]);
-  assign ps2_23_l0_0m = ((el1_q[767:736] & el1_q[735:704]) | (el1_q[767:736] & el1_q[703:672])
-                         | (el1_q[735:704] & el1_q[703:672]));
-  assign ps2_23_l1_0s = (ps2_23_l0_0s ^ {ps2_23_l0_0m[30:0], 1'd0} ^ el1_q[671:640]);
-  assign ps2_23_l1_0m = ((ps2_23_l0_0s & {ps2_23_l0_0m[30:0], 1'd0})
-                         | (ps2_23_l0_0s & el1_q[671:640])
-                         | ({ps2_23_l0_0m[30:0], 1'd0} & el1_q[671:640]));
-  assign ps2_24_l0_0s = (el1_q[799:768] ^ el1_q[767:736] ^ el1_q[735:704]);
-  assign ps2_24_l0_0m = ((el1_q[799:768] & el1_q[767:736]) | (el1_q[799:768] & el1_q[735:704])
-                         | (el1_q[767:736] & el1_q[735:704]));
-  assign ps2_24_l1_0s = (ps2_24_l0_0s ^ {ps2_24_l0_0m[30:0], 1'd0} ^ el1_q[703:672]);
-  assign ps2_24_l1_0m = ((ps2_24_l0_0s & {ps2_24_l0_0m[30:0], 1'd0})
-                         | (ps2_24_l0_0s & el1_q[703:672])
-                         | ({ps2_24_l0_0m[30:0], 1'd0} & el1_q[703:672]));
-  assign ps2_25_l0_0s = (el1_q[831:800] ^ el1_q[799:768] ^ el1_q[767:736]);
-  assign ps2_25_l0_0m = ((el1_q[831:800] & el1_q[799:768]) | (el1_q[831:800] & el1_q[767:736])
-                         | (el1_q[799:768] & el1_q[767:736]));
-  assign ps2_25_l1_0s = (ps2_25_l0_0s ^ {ps2_25_l0_0m[30:0], 1'd0} ^ el1_q[735:704]);
-  assign ps2_25_l1_0m = ((ps2_25_l0_0s & {ps2_25_l0_0m[30:0], 1'd0})
-                         | (ps2_25_l0_0s & el1_q[735:704])
-                         | ({ps2_25_l0_0m[30:0], 1'd0} & el1_q[735:704]));
-  assign ps2_26_l0_0s = (el1_q[863:832] ^ el1_q[831:800] ^ el1_q[799:768]);
-  assign ps2_26_l0_0m = ((el1_q[863:832] & el1_q[831:800]) | (el1_q[863:832] & el1_q[799:768])
-                         | (el1_q[831:800] & el1_q[799:768]));
-  assign ps2_26_l1_0s = (ps2_26_l0_0s ^ {ps2_26_l0_0m[30:0], 1'd0} ^ el1_q[767:736]);
-  assign ps2_26_l1_0m = ((ps2_26_l0_0s & {ps2_26_l0_0m[30:0], 1'd0})
-                         | (ps2_26_l0_0s & el1_q[767:736])
-                         | ({ps2_26_l0_0m[30:0], 1'd0} & el1_q[767:736]));
-  assign ps2_27_l0_0s = (el1_q[895:864] ^ el1_q[863:832] ^ el1_q[831:800]);
-  assign ps2_27_l0_0m = ((el1_q[895:864] & el1_q[863:832]) | (el1_q[895:864] & el1_q[831:800])
-                         | (el1_q[863:832] & el1_q[831:800]));
-  assign ps2_27_l1_0s = (ps2_27_l0_0s ^ {ps2_27_l0_0m[30:0], 1'd0} ^ el1_q[799:768]);
-  assign ps2_27_l1_0m = ((ps2_27_l0_0s & {ps2_27_l0_0m[30:0], 1'd0})
-                         | (ps2_27_l0_0s & el1_q[799:768])
-                         | ({ps2_27_l0_0m[30:0], 1'd0} & el1_q[799:768]));
-  assign ps2_28_l0_0s = (el1_q[927:896] ^ el1_q[895:864] ^ el1_q[863:832]);
-  assign ps2_28_l0_0m = ((el1_q[927:896] & el1_q[895:864]) | (el1_q[927:896] & el1_q[863:832])
-                         | (el1_q[895:864] & el1_q[863:832]));
-  assign ps2_28_l1_0s = (ps2_28_l0_0s ^ {ps2_28_l0_0m[30:0], 1'd0} ^ el1_q[831:800]);
-  assign ps2_28_l1_0m = ((ps2_28_l0_0s & {ps2_28_l0_0m[30:0], 1'd0})
-                         | (ps2_28_l0_0s & el1_q[831:800])
-                         | ({ps2_28_l0_0m[30:0], 1'd0} & el1_q[831:800]));
-  assign ps2_29_l0_0s = (el1_q[959:928] ^ el1_q[927:896] ^ el1_q[895:864]);
-  assign ps2_29_l0_0m = ((el1_q[959:928] & el1_q[927:896]) | (el1_q[959:928] & el1_q[895:864])
-                         | (el1_q[927:896] & el1_q[895:864]));
-  assign ps2_29_l1_0s = (ps2_29_l0_0s ^ {ps2_29_l0_0m[30:0], 1'd0} ^ el1_q[863:832]);
-  assign ps2_29_l1_0m = ((ps2_29_l0_0s & {ps2_29_l0_0m[30:0], 1'd0})
-                         | (ps2_29_l0_0s & el1_q[863:832])
-                         | ({ps2_29_l0_0m[30:0], 1'd0} & el1_q[863:832]));
-  assign ps2_30_l0_0s = (el1_q[991:960] ^ el1_q[959:928] ^ el1_q[927:896]);
-  assign ps2_30_l0_0m = ((el1_q[991:960] & el1_q[959:928]) | (el1_q[991:960] & el1_q[927:896])
-                         | (el1_q[959:928] & el1_q[927:896]));
-  assign ps2_30_l1_0s = (ps2_30_l0_0s ^ {ps2_30_l0_0m[30:0], 1'd0} ^ el1_q[895:864]);
-  assign ps2_30_l1_0m = ((ps2_30_l0_0s & {ps2_30_l0_0m[30:0], 1'd0})
-                         | (ps2_30_l0_0s & el1_q[895:864])
-                         | ({ps2_30_l0_0m[30:0], 1'd0} & el1_q[895:864]));
-  assign ps2_31_l0_0s = (el1_q[1023:992] ^ el1_q[991:960] ^ el1_q[959:928]);
-  assign ps2_31_l0_0m = ((el1_q[1023:992] & el1_q[991:960]) | (el1_q[1023:992] & el1_q[959:928])
-                         | (el1_q[991:960] & el1_q[959:928]));
-  assign ps2_31_l1_0s = (ps2_31_l0_0s ^ {ps2_31_l0_0m[30:0], 1'd0} ^ el1_q[927:896]);
-  assign ps2_31_l1_0m = ((ps2_31_l0_0s & {ps2_31_l0_0m[30:0], 1'd0})
-                         | (ps2_31_l0_0s & el1_q[927:896])
-                         | ({ps2_31_l0_0m[30:0], 1'd0} & el1_q[927:896]));
-  assign ps3_4_l0_0s = (ps2_4_l1_0s ^ {ps2_4_l1_0m[30:0], 1'd0} ^ el1_q[31:0]);
-  assign ps3_4_l0_0m = ((ps2_4_l1_0s & {ps2_4_l1_0m[30:0], 1'd0}) | (ps2_4_l1_0s & el1_q[31:0])
-                        | ({ps2_4_l1_0m[30:0], 1'd0} & el1_q[31:0]));
-  assign ps3_5_l0_0s = (ps2_5_l1_0s ^ {ps2_5_l1_0m[30:0], 1'd0} ^ el1_q[63:32]);
-  assign ps3_5_l0_0m = ((ps2_5_l1_0s & {ps2_5_l1_0m[30:0], 1'd0}) | (ps2_5_l1_0s & el1_q[63:32])
-                        | ({ps2_5_l1_0m[30:0], 1'd0} & el1_q[63:32]));
-  assign ps3_5_l1_0s = (ps3_5_l0_0s ^ {ps3_5_l0_0m[30:0], 1'd0} ^ el1_q[31:0]);
-  assign ps3_5_l1_0m = ((ps3_5_l0_0s & {ps3_5_l0_0m[30:0], 1'd0}) | (ps3_5_l0_0s & el1_q[31:0])
-                        | ({ps3_5_l0_0m[30:0], 1'd0} & el1_q[31:0]));
-  assign ps3_6_l0_0s = (ps2_6_l1_0s ^ {ps2_6_l1_0m[30:0], 1'd0} ^ ps2_2_l0_0s);
-  assign ps3_6_l0_0m = ((ps2_6_l1_0s & {ps2_6_l1_0m[30:0], 1'd0}) | (ps2_6_l1_0s & ps2_2_l0_0s)
-                        | ({ps2_6_l1_0m[30:0], 1'd0} & ps2_2_l0_0s));
-  assign ps3_6_l1_0s = (ps3_6_l0_0s ^ {ps3_6_l0_0m[30:0], 1'd0} ^ {ps2_2_l0_0m[30:0], 1'd0});
-  assign ps3_6_l1_0m = ((ps3_6_l0_0s & {ps3_6_l0_0m[30:0], 1'd0})
-                        | (ps3_6_l0_0s & {ps2_2_l0_0m[30:0], 1'd0})
-                        | ({ps3_6_l0_0m[30:0], 1'd0} & {ps2_2_l0_0m[30:0], 1'd0}));
-  assign ps3_7_l0_0s = (ps2_7_l1_0s ^ {ps2_7_l1_0m[30:0], 1'd0} ^ ps2_3_l1_0s);
-  assign ps3_7_l0_0m = ((ps2_7_l1_0s & {ps2_7_l1_0m[30:0], 1'd0}) | (ps2_7_l1_0s & ps2_3_l1_0s)
-                        | ({ps2_7_l1_0m[30:0], 1'd0} & ps2_3_l1_0s));
-  assign ps3_7_l1_0s = (ps3_7_l0_0s ^ {ps3_7_l0_0m[30:0], 1'd0} ^ {ps2_3_l1_0m[30:0], 1'd0});
-  assign ps3_7_l1_0m = ((ps3_7_l0_0s & {ps3_7_l0_0m[30:0], 1'd0})
-                        | (ps3_7_l0_0s & {ps2_3_l1_0m[30:0], 1'd0})
-                        | ({ps3_7_l0_0m[30:0], 1'd0} & {ps2_3_l1_0m[30:0], 1'd0}));
-  assign ps3_8_l0_0s = (ps2_8_l1_0s ^ {ps2_8_l1_0m[30:0], 1'd0} ^ ps2_4_l1_0s);
-  assign ps3_8_l0_0m = ((ps2_8_l1_0s & {ps2_8_l1_0m[30:0], 1'd0}) | (ps2_8_l1_0s & ps2_4_l1_0s)
-                        | ({ps2_8_l1_0m[30:0], 1'd0} & ps2_4_l1_0s));
-  assign ps3_8_l1_0s = (ps3_8_l0_0s ^ {ps3_8_l0_0m[30:0], 1'd0} ^ {ps2_4_l1_0m[30:0], 1'd0});
-  assign ps3_8_l1_0m = ((ps3_8_l0_0s & {ps3_8_l0_0m[30:0], 1'd0})
-                        | (ps3_8_l0_0s & {ps2_4_l1_0m[30:0], 1'd0})
-                        | ({ps3_8_l0_0m[30:0], 1'd0} & {ps2_4_l1_0m[30:0], 1'd0}));
-  assign ps3_9_l0_0s = (ps2_9_l1_0s ^ {ps2_9_l1_0m[30:0], 1'd0} ^ ps2_5_l1_0s);
-  assign ps3_9_l0_0m = ((ps2_9_l1_0s & {ps2_9_l1_0m[30:0], 1'd0}) | (ps2_9_l1_0s & ps2_5_l1_0s)
-                        | ({ps2_9_l1_0m[30:0], 1'd0} & ps2_5_l1_0s));
-  assign ps3_9_l1_0s = (ps3_9_l0_0s ^ {ps3_9_l0_0m[30:0], 1'd0} ^ {ps2_5_l1_0m[30:0], 1'd0});
-  assign ps3_9_l1_0m = ((ps3_9_l0_0s & {ps3_9_l0_0m[30:0], 1'd0})
-                        | (ps3_9_l0_0s & {ps2_5_l1_0m[30:0], 1'd0})
-                        | ({ps3_9_l0_0m[30:0], 1'd0} & {ps2_5_l1_0m[30:0], 1'd0}));
-  assign ps3_10_l0_0s = (ps2_10_l1_0s ^ {ps2_10_l1_0m[30:0], 1'd0} ^ ps2_6_l1_0s);
-  assign ps3_10_l0_0m = ((ps2_10_l1_0s & {ps2_10_l1_0m[30:0], 1'd0}) | (ps2_10_l1_0s & ps2_6_l1_0s)
-                         | ({ps2_10_l1_0m[30:0], 1'd0} & ps2_6_l1_0s));
-  assign ps3_10_l1_0s = (ps3_10_l0_0s ^ {ps3_10_l0_0m[30:0], 1'd0} ^ {ps2_6_l1_0m[30:0], 1'd0});
-  assign ps3_10_l1_0m = ((ps3_10_l0_0s & {ps3_10_l0_0m[30:0], 1'd0})
-                         | (ps3_10_l0_0s & {ps2_6_l1_0m[30:0], 1'd0})
-                         | ({ps3_10_l0_0m[30:0], 1'd0} & {ps2_6_l1_0m[30:0], 1'd0}));
-  assign ps3_11_l0_0s = (ps2_11_l1_0s ^ {ps2_11_l1_0m[30:0], 1'd0} ^ ps2_7_l1_0s);
-  assign ps3_11_l0_0m = ((ps2_11_l1_0s & {ps2_11_l1_0m[30:0], 1'd0}) | (ps2_11_l1_0s & ps2_7_l1_0s)
-                         | ({ps2_11_l1_0m[30:0], 1'd0} & ps2_7_l1_0s));
-  assign ps3_11_l1_0s = (ps3_11_l0_0s ^ {ps3_11_l0_0m[30:0], 1'd0} ^ {ps2_7_l1_0m[30:0], 1'd0});
-  assign ps3_11_l1_0m = ((ps3_11_l0_0s & {ps3_11_l0_0m[30:0], 1'd0})
-                         | (ps3_11_l0_0s & {ps2_7_l1_0m[30:0], 1'd0})
-                         | ({ps3_11_l0_0m[30:0], 1'd0} & {ps2_7_l1_0m[30:0], 1'd0}));
-  assign ps3_12_l0_0s = (ps2_12_l1_0s ^ {ps2_12_l1_0m[30:0], 1'd0} ^ ps2_8_l1_0s);
-  assign ps3_12_l0_0m = ((ps2_12_l1_0s & {ps2_12_l1_0m[30:0], 1'd0}) | (ps2_12_l1_0s & ps2_8_l1_0s)
-                         | ({ps2_12_l1_0m[30:0], 1'd0} & ps2_8_l1_0s));
-  assign ps3_12_l1_0s = (ps3_12_l0_0s ^ {ps3_12_l0_0m[30:0], 1'd0} ^ {ps2_8_l1_0m[30:0], 1'd0});
-  assign ps3_12_l1_0m = ((ps3_12_l0_0s & {ps3_12_l0_0m[30:0], 1'd0})
-                         | (ps3_12_l0_0s & {ps2_8_l1_0m[30:0], 1'd0})
-                         | ({ps3_12_l0_0m[30:0], 1'd0} & {ps2_8_l1_0m[30:0], 1'd0}));
-  assign ps3_13_l0_0s = (ps2_13_l1_0s ^ {ps2_13_l1_0m[30:0], 1'd0} ^ ps2_9_l1_0s);
-  assign ps3_13_l0_0m = ((ps2_13_l1_0s & {ps2_13_l1_0m[30:0], 1'd0}) | (ps2_13_l1_0s & ps2_9_l1_0s)
-                         | ({ps2_13_l1_0m[30:0], 1'd0} & ps2_9_l1_0s));
-  assign ps3_13_l1_0s = (ps3_13_l0_0s ^ {ps3_13_l0_0m[30:0], 1'd0} ^ {ps2_9_l1_0m[30:0], 1'd0});
-  assign ps3_13_l1_0m = ((ps3_13_l0_0s & {ps3_13_l0_0m[30:0], 1'd0})
-                         | (ps3_13_l0_0s & {ps2_9_l1_0m[30:0], 1'd0})
-                         | ({ps3_13_l0_0m[30:0], 1'd0} & {ps2_9_l1_0m[30:0], 1'd0}));
-  assign ps3_14_l0_0s = (ps2_14_l1_0s ^ {ps2_14_l1_0m[30:0], 1'd0} ^ ps2_10_l1_0s);
-  assign ps3_14_l0_0m = ((ps2_14_l1_0s & {ps2_14_l1_0m[30:0], 1'd0}) | (ps2_14_l1_0s & ps2_10_l1_0s)
-                         | ({ps2_14_l1_0m[30:0], 1'd0} & ps2_10_l1_0s));
-  assign ps3_14_l1_0s = (ps3_14_l0_0s ^ {ps3_14_l0_0m[30:0], 1'd0} ^ {ps2_10_l1_0m[30:0], 1'd0});
-  assign ps3_14_l1_0m = ((ps3_14_l0_0s & {ps3_14_l0_0m[30:0], 1'd0})
-                         | (ps3_14_l0_0s & {ps2_10_l1_0m[30:0], 1'd0})
-                         | ({ps3_14_l0_0m[30:0], 1'd0} & {ps2_10_l1_0m[30:0], 1'd0}));
-  assign ps3_15_l0_0s = (ps2_15_l1_0s ^ {ps2_15_l1_0m[30:0], 1'd0} ^ ps2_11_l1_0s);
-  assign ps3_15_l0_0m = ((ps2_15_l1_0s & {ps2_15_l1_0m[30:0], 1'd0}) | (ps2_15_l1_0s & ps2_11_l1_0s)
-                         | ({ps2_15_l1_0m[30:0], 1'd0} & ps2_11_l1_0s));
-  assign ps3_15_l1_0s = (ps3_15_l0_0s ^ {ps3_15_l0_0m[30:0], 1'd0} ^ {ps2_11_l1_0m[30:0], 1'd0});
-  assign ps3_15_l1_0m = ((ps3_15_l0_0s & {ps3_15_l0_0m[30:0], 1'd0})
-                         | (ps3_15_l0_0s & {ps2_11_l1_0m[30:0], 1'd0})
-                         | ({ps3_15_l0_0m[30:0], 1'd0} & {ps2_11_l1_0m[30:0], 1'd0}));
-  assign ps3_16_l0_0s = (ps2_16_l1_0s ^ {ps2_16_l1_0m[30:0], 1'd0} ^ ps2_12_l1_0s);
-  assign ps3_16_l0_0m = ((ps2_16_l1_0s & {ps2_16_l1_0m[30:0], 1'd0}) | (ps2_16_l1_0s & ps2_12_l1_0s)
-                         | ({ps2_16_l1_0m[30:0], 1'd0} & ps2_12_l1_0s));
-  assign ps3_16_l1_0s = (ps3_16_l0_0s ^ {ps3_16_l0_0m[30:0], 1'd0} ^ {ps2_12_l1_0m[30:0], 1'd0});
-  assign ps3_16_l1_0m = ((ps3_16_l0_0s & {ps3_16_l0_0m[30:0], 1'd0})
-                         | (ps3_16_l0_0s & {ps2_12_l1_0m[30:0], 1'd0})
-                         | ({ps3_16_l0_0m[30:0], 1'd0} & {ps2_12_l1_0m[30:0], 1'd0}));
-  assign ps3_17_l0_0s = (ps2_17_l1_0s ^ {ps2_17_l1_0m[30:0], 1'd0} ^ ps2_13_l1_0s);
-  assign ps3_17_l0_0m = ((ps2_17_l1_0s & {ps2_17_l1_0m[30:0], 1'd0}) | (ps2_17_l1_0s & ps2_13_l1_0s)
-                         | ({ps2_17_l1_0m[30:0], 1'd0} & ps2_13_l1_0s));
-  assign ps3_17_l1_0s = (ps3_17_l0_0s ^ {ps3_17_l0_0m[30:0], 1'd0} ^ {ps2_13_l1_0m[30:0], 1'd0});
-  assign ps3_17_l1_0m = ((ps3_17_l0_0s & {ps3_17_l0_0m[30:0], 1'd0})
-                         | (ps3_17_l0_0s & {ps2_13_l1_0m[30:0], 1'd0})
-                         | ({ps3_17_l0_0m[30:0], 1'd0} & {ps2_13_l1_0m[30:0], 1'd0}));
-  assign ps3_18_l0_0s = (ps2_18_l1_0s ^ {ps2_18_l1_0m[30:0], 1'd0} ^ ps2_14_l1_0s);
-  assign ps3_18_l0_0m = ((ps2_18_l1_0s & {ps2_18_l1_0m[30:0], 1'd0}) | (ps2_18_l1_0s & ps2_14_l1_0s)
-                         | ({ps2_18_l1_0m[30:0], 1'd0} & ps2_14_l1_0s));
-  assign ps3_18_l1_0s = (ps3_18_l0_0s ^ {ps3_18_l0_0m[30:0], 1'd0} ^ {ps2_14_l1_0m[30:0], 1'd0});
-  assign ps3_18_l1_0m = ((ps3_18_l0_0s & {ps3_18_l0_0m[30:0], 1'd0})
-                         | (ps3_18_l0_0s & {ps2_14_l1_0m[30:0], 1'd0})
-                         | ({ps3_18_l0_0m[30:0], 1'd0} & {ps2_14_l1_0m[30:0], 1'd0}));
-  assign ps3_19_l0_0s = (ps2_19_l1_0s ^ {ps2_19_l1_0m[30:0], 1'd0} ^ ps2_15_l1_0s);
-  assign ps3_19_l0_0m = ((ps2_19_l1_0s & {ps2_19_l1_0m[30:0], 1'd0}) | (ps2_19_l1_0s & ps2_15_l1_0s)
-                         | ({ps2_19_l1_0m[30:0], 1'd0} & ps2_15_l1_0s));
-  assign ps3_19_l1_0s = (ps3_19_l0_0s ^ {ps3_19_l0_0m[30:0], 1'd0} ^ {ps2_15_l1_0m[30:0], 1'd0});
-  assign ps3_19_l1_0m = ((ps3_19_l0_0s & {ps3_19_l0_0m[30:0], 1'd0})
-                         | (ps3_19_l0_0s & {ps2_15_l1_0m[30:0], 1'd0})
-                         | ({ps3_19_l0_0m[30:0], 1'd0} & {ps2_15_l1_0m[30:0], 1'd0}));
-  assign ps3_20_l0_0s = (ps2_20_l1_0s ^ {ps2_20_l1_0m[30:0], 1'd0} ^ ps2_16_l1_0s);
-  assign ps3_20_l0_0m = ((ps2_20_l1_0s & {ps2_20_l1_0m[30:0], 1'd0}) | (ps2_20_l1_0s & ps2_16_l1_0s)
-                         | ({ps2_20_l1_0m[30:0], 1'd0} & ps2_16_l1_0s));
-  assign ps3_20_l1_0s = (ps3_20_l0_0s ^ {ps3_20_l0_0m[30:0], 1'd0} ^ {ps2_16_l1_0m[30:0], 1'd0});
-  assign ps3_20_l1_0m = ((ps3_20_l0_0s & {ps3_20_l0_0m[30:0], 1'd0})
-                         | (ps3_20_l0_0s & {ps2_16_l1_0m[30:0], 1'd0})
-                         | ({ps3_20_l0_0m[30:0], 1'd0} & {ps2_16_l1_0m[30:0], 1'd0}));
-  assign ps3_21_l0_0s = (ps2_21_l1_0s ^ {ps2_21_l1_0m[30:0], 1'd0} ^ ps2_17_l1_0s);
-  assign ps3_21_l0_0m = ((ps2_21_l1_0s & {ps2_21_l1_0m[30:0], 1'd0}) | (ps2_21_l1_0s & ps2_17_l1_0s)
-                         | ({ps2_21_l1_0m[30:0], 1'd0} & ps2_17_l1_0s));
-  assign ps3_21_l1_0s = (ps3_21_l0_0s ^ {ps3_21_l0_0m[30:0], 1'd0} ^ {ps2_17_l1_0m[30:0], 1'd0});
-  assign ps3_21_l1_0m = ((ps3_21_l0_0s & {ps3_21_l0_0m[30:0], 1'd0})
-                         | (ps3_21_l0_0s & {ps2_17_l1_0m[30:0], 1'd0})
-                         | ({ps3_21_l0_0m[30:0], 1'd0} & {ps2_17_l1_0m[30:0], 1'd0}));
-  assign ps3_22_l0_0s = (ps2_22_l1_0s ^ {ps2_22_l1_0m[30:0], 1'd0} ^ ps2_18_l1_0s);
-  assign ps3_22_l0_0m = ((ps2_22_l1_0s & {ps2_22_l1_0m[30:0], 1'd0}) | (ps2_22_l1_0s & ps2_18_l1_0s)
-                         | ({ps2_22_l1_0m[30:0], 1'd0} & ps2_18_l1_0s));
-  assign ps3_22_l1_0s = (ps3_22_l0_0s ^ {ps3_22_l0_0m[30:0], 1'd0} ^ {ps2_18_l1_0m[30:0], 1'd0});
-  assign ps3_22_l1_0m = ((ps3_22_l0_0s & {ps3_22_l0_0m[30:0], 1'd0})
-                         | (ps3_22_l0_0s & {ps2_18_l1_0m[30:0], 1'd0})
-                         | ({ps3_22_l0_0m[30:0], 1'd0} & {ps2_18_l1_0m[30:0], 1'd0}));
-  assign ps3_23_l0_0s = (ps2_23_l1_0s ^ {ps2_23_l1_0m[30:0], 1'd0} ^ ps2_19_l1_0s);
-  assign ps3_23_l0_0m = ((ps2_23_l1_0s & {ps2_23_l1_0m[30:0], 1'd0}) | (ps2_23_l1_0s & ps2_19_l1_0s)
-                         | ({ps2_23_l1_0m[30:0], 1'd0} & ps2_19_l1_0s));
-  assign ps3_23_l1_0s = (ps3_23_l0_0s ^ {ps3_23_l0_0m[30:0], 1'd0} ^ {ps2_19_l1_0m[30:0], 1'd0});
-  assign ps3_23_l1_0m = ((ps3_23_l0_0s & {ps3_23_l0_0m[30:0], 1'd0})
-                         | (ps3_23_l0_0s & {ps2_19_l1_0m[30:0], 1'd0})
-                         | ({ps3_23_l0_0m[30:0], 1'd0} & {ps2_19_l1_0m[30:0], 1'd0}));
-  assign ps3_24_l0_0s = (ps2_24_l1_0s ^ {ps2_24_l1_0m[30:0], 1'd0} ^ ps2_20_l1_0s);
-  assign ps3_24_l0_0m = ((ps2_24_l1_0s & {ps2_24_l1_0m[30:0], 1'd0}) | (ps2_24_l1_0s & ps2_20_l1_0s)
-                         | ({ps2_24_l1_0m[30:0], 1'd0} & ps2_20_l1_0s));
-  assign ps3_24_l1_0s = (ps3_24_l0_0s ^ {ps3_24_l0_0m[30:0], 1'd0} ^ {ps2_20_l1_0m[30:0], 1'd0});
-  assign ps3_24_l1_0m = ((ps3_24_l0_0s & {ps3_24_l0_0m[30:0], 1'd0})
-                         | (ps3_24_l0_0s & {ps2_20_l1_0m[30:0], 1'd0})
-                         | ({ps3_24_l0_0m[30:0], 1'd0} & {ps2_20_l1_0m[30:0], 1'd0}));
-  assign ps3_25_l0_0s = (ps2_25_l1_0s ^ {ps2_25_l1_0m[30:0], 1'd0} ^ ps2_21_l1_0s);
-  assign ps3_25_l0_0m = ((ps2_25_l1_0s & {ps2_25_l1_0m[30:0], 1'd0}) | (ps2_25_l1_0s & ps2_21_l1_0s)
-                         | ({ps2_25_l1_0m[30:0], 1'd0} & ps2_21_l1_0s));
-  assign ps3_25_l1_0s = (ps3_25_l0_0s ^ {ps3_25_l0_0m[30:0], 1'd0} ^ {ps2_21_l1_0m[30:0], 1'd0});
-  assign ps3_25_l1_0m = ((ps3_25_l0_0s & {ps3_25_l0_0m[30:0], 1'd0})
-                         | (ps3_25_l0_0s & {ps2_21_l1_0m[30:0], 1'd0})
-                         | ({ps3_25_l0_0m[30:0], 1'd0} & {ps2_21_l1_0m[30:0], 1'd0}));
-  assign ps3_26_l0_0s = (ps2_26_l1_0s ^ {ps2_26_l1_0m[30:0], 1'd0} ^ ps2_22_l1_0s);
-  assign ps3_26_l0_0m = ((ps2_26_l1_0s & {ps2_26_l1_0m[30:0], 1'd0}) | (ps2_26_l1_0s & ps2_22_l1_0s)
-                         | ({ps2_26_l1_0m[30:0], 1'd0} & ps2_22_l1_0s));
-  assign ps3_26_l1_0s = (ps3_26_l0_0s ^ {ps3_26_l0_0m[30:0], 1'd0} ^ {ps2_22_l1_0m[30:0], 1'd0});
-  assign ps3_26_l1_0m = ((ps3_26_l0_0s & {ps3_26_l0_0m[30:0], 1'd0})
-                         | (ps3_26_l0_0s & {ps2_22_l1_0m[30:0], 1'd0})
-                         | ({ps3_26_l0_0m[30:0], 1'd0} & {ps2_22_l1_0m[30:0], 1'd0}));
-  assign ps3_27_l0_0s = (ps2_27_l1_0s ^ {ps2_27_l1_0m[30:0], 1'd0} ^ ps2_23_l1_0s);
-  assign ps3_27_l0_0m = ((ps2_27_l1_0s & {ps2_27_l1_0m[30:0], 1'd0}) | (ps2_27_l1_0s & ps2_23_l1_0s)
-                         | ({ps2_27_l1_0m[30:0], 1'd0} & ps2_23_l1_0s));
-  assign ps3_27_l1_0s = (ps3_27_l0_0s ^ {ps3_27_l0_0m[30:0], 1'd0} ^ {ps2_23_l1_0m[30:0], 1'd0});
-  assign ps3_27_l1_0m = ((ps3_27_l0_0s & {ps3_27_l0_0m[30:0], 1'd0})
-                         | (ps3_27_l0_0s & {ps2_23_l1_0m[30:0], 1'd0})
-                         | ({ps3_27_l0_0m[30:0], 1'd0} & {ps2_23_l1_0m[30:0], 1'd0}));
-  assign ps3_28_l0_0s = (ps2_28_l1_0s ^ {ps2_28_l1_0m[30:0], 1'd0} ^ ps2_24_l1_0s);
-  assign ps3_28_l0_0m = ((ps2_28_l1_0s & {ps2_28_l1_0m[30:0], 1'd0}) | (ps2_28_l1_0s & ps2_24_l1_0s)
-                         | ({ps2_28_l1_0m[30:0], 1'd0} & ps2_24_l1_0s));
-  assign ps3_28_l1_0s = (ps3_28_l0_0s ^ {ps3_28_l0_0m[30:0], 1'd0} ^ {ps2_24_l1_0m[30:0], 1'd0});
-  assign ps3_28_l1_0m = ((ps3_28_l0_0s & {ps3_28_l0_0m[30:0], 1'd0})
-                         | (ps3_28_l0_0s & {ps2_24_l1_0m[30:0], 1'd0})
-                         | ({ps3_28_l0_0m[30:0], 1'd0} & {ps2_24_l1_0m[30:0], 1'd0}));
-  assign ps3_29_l0_0s = (ps2_29_l1_0s ^ {ps2_29_l1_0m[30:0], 1'd0} ^ ps2_25_l1_0s);
-  assign ps3_29_l0_0m = ((ps2_29_l1_0s & {ps2_29_l1_0m[30:0], 1'd0}) | (ps2_29_l1_0s & ps2_25_l1_0s)
-                         | ({ps2_29_l1_0m[30:0], 1'd0} & ps2_25_l1_0s));
-  assign ps3_29_l1_0s = (ps3_29_l0_0s ^ {ps3_29_l0_0m[30:0], 1'd0} ^ {ps2_25_l1_0m[30:0], 1'd0});
-  assign ps3_29_l1_0m = ((ps3_29_l0_0s & {ps3_29_l0_0m[30:0], 1'd0})
-                         | (ps3_29_l0_0s & {ps2_25_l1_0m[30:0], 1'd0})
-                         | ({ps3_29_l0_0m[30:0], 1'd0} & {ps2_25_l1_0m[30:0], 1'd0}));
-  assign ps3_30_l0_0s = (ps2_30_l1_0s ^ {ps2_30_l1_0m[30:0], 1'd0} ^ ps2_26_l1_0s);
-  assign ps3_30_l0_0m = ((ps2_30_l1_0s & {ps2_30_l1_0m[30:0], 1'd0}) | (ps2_30_l1_0s & ps2_26_l1_0s)
-                         | ({ps2_30_l1_0m[30:0], 1'd0} & ps2_26_l1_0s));
-  assign ps3_30_l1_0s = (ps3_30_l0_0s ^ {ps3_30_l0_0m[30:0], 1'd0} ^ {ps2_26_l1_0m[30:0], 1'd0});
-  assign ps3_30_l1_0m = ((ps3_30_l0_0s & {ps3_30_l0_0m[30:0], 1'd0})
-                         | (ps3_30_l0_0s & {ps2_26_l1_0m[30:0], 1'd0})
-                         | ({ps3_30_l0_0m[30:0], 1'd0} & {ps2_26_l1_0m[30:0], 1'd0}));
-  assign ps3_31_l0_0s = (ps2_31_l1_0s ^ {ps2_31_l1_0m[30:0], 1'd0} ^ ps2_27_l1_0s);
-  assign ps3_31_l0_0m = ((ps2_31_l1_0s & {ps2_31_l1_0m[30:0], 1'd0}) | (ps2_31_l1_0s & ps2_27_l1_0s)
-                         | ({ps2_31_l1_0m[30:0], 1'd0} & ps2_27_l1_0s));
-  assign ps3_31_l1_0s = (ps3_31_l0_0s ^ {ps3_31_l0_0m[30:0], 1'd0} ^ {ps2_27_l1_0m[30:0], 1'd0});
-  assign ps3_31_l1_0m = ((ps3_31_l0_0s & {ps3_31_l0_0m[30:0], 1'd0})
-                         | (ps3_31_l0_0s & {ps2_27_l1_0m[30:0], 1'd0})
-                         | ({ps3_31_l0_0m[30:0], 1'd0} & {ps2_27_l1_0m[30:0], 1'd0}));
-  assign ps4_8_l0_0s = (ps3_8_l1_0s ^ {ps3_8_l1_0m[30:0], 1'd0} ^ el1_q[31:0]);
-  assign ps4_8_l0_0m = ((ps3_8_l1_0s & {ps3_8_l1_0m[30:0], 1'd0}) | (ps3_8_l1_0s & el1_q[31:0])
-                        | ({ps3_8_l1_0m[30:0], 1'd0} & el1_q[31:0]));
-  assign ps4_9_l0_0s = (ps3_9_l1_0s ^ {ps3_9_l1_0m[30:0], 1'd0} ^ el1_q[63:32]);
-  assign ps4_9_l0_0m = ((ps3_9_l1_0s & {ps3_9_l1_0m[30:0], 1'd0}) | (ps3_9_l1_0s & el1_q[63:32])
-                        | ({ps3_9_l1_0m[30:0], 1'd0} & el1_q[63:32]));
-  assign ps4_9_l1_0s = (ps4_9_l0_0s ^ {ps4_9_l0_0m[30:0], 1'd0} ^ el1_q[31:0]);
-  assign ps4_9_l1_0m = ((ps4_9_l0_0s & {ps4_9_l0_0m[30:0], 1'd0}) | (ps4_9_l0_0s & el1_q[31:0])
-                        | ({ps4_9_l0_0m[30:0], 1'd0} & el1_q[31:0]));
-  assign ps4_10_l0_0s = (ps3_10_l1_0s ^ {ps3_10_l1_0m[30:0], 1'd0} ^ ps2_2_l0_0s);
-  assign ps4_10_l0_0m = ((ps3_10_l1_0s & {ps3_10_l1_0m[30:0], 1'd0}) | (ps3_10_l1_0s & ps2_2_l0_0s)
-                         | ({ps3_10_l1_0m[30:0], 1'd0} & ps2_2_l0_0s));
-  assign ps4_10_l1_0s = (ps4_10_l0_0s ^ {ps4_10_l0_0m[30:0], 1'd0} ^ {ps2_2_l0_0m[30:0], 1'd0});
-  assign ps4_10_l1_0m = ((ps4_10_l0_0s & {ps4_10_l0_0m[30:0], 1'd0})
-                         | (ps4_10_l0_0s & {ps2_2_l0_0m[30:0], 1'd0})
-                         | ({ps4_10_l0_0m[30:0], 1'd0} & {ps2_2_l0_0m[30:0], 1'd0}));
-  assign ps4_11_l0_0s = (ps3_11_l1_0s ^ {ps3_11_l1_0m[30:0], 1'd0} ^ ps2_3_l1_0s);
-  assign ps4_11_l0_0m = ((ps3_11_l1_0s & {ps3_11_l1_0m[30:0], 1'd0}) | (ps3_11_l1_0s & ps2_3_l1_0s)
-                         | ({ps3_11_l1_0m[30:0], 1'd0} & ps2_3_l1_0s));
-  assign ps4_11_l1_0s = (ps4_11_l0_0s ^ {ps4_11_l0_0m[30:0], 1'd0} ^ {ps2_3_l1_0m[30:0], 1'd0});
-  assign ps4_11_l1_0m = ((ps4_11_l0_0s & {ps4_11_l0_0m[30:0], 1'd0})
-                         | (ps4_11_l0_0s & {ps2_3_l1_0m[30:0], 1'd0})
-                         | ({ps4_11_l0_0m[30:0], 1'd0} & {ps2_3_l1_0m[30:0], 1'd0}));
-  assign ps4_12_l0_0s = (ps3_12_l1_0s ^ {ps3_12_l1_0m[30:0], 1'd0} ^ ps3_4_l0_0s);
-  assign ps4_12_l0_0m = ((ps3_12_l1_0s & {ps3_12_l1_0m[30:0], 1'd0}) | (ps3_12_l1_0s & ps3_4_l0_0s)
-                         | ({ps3_12_l1_0m[30:0], 1'd0} & ps3_4_l0_0s));
-  assign ps4_12_l1_0s = (ps4_12_l0_0s ^ {ps4_12_l0_0m[30:0], 1'd0} ^ {ps3_4_l0_0m[30:0], 1'd0});
-  assign ps4_12_l1_0m = ((ps4_12_l0_0s & {ps4_12_l0_0m[30:0], 1'd0})
-                         | (ps4_12_l0_0s & {ps3_4_l0_0m[30:0], 1'd0})
-                         | ({ps4_12_l0_0m[30:0], 1'd0} & {ps3_4_l0_0m[30:0], 1'd0}));
-  assign ps4_13_l0_0s = (ps3_13_l1_0s ^ {ps3_13_l1_0m[30:0], 1'd0} ^ ps3_5_l1_0s);
-  assign ps4_13_l0_0m = ((ps3_13_l1_0s & {ps3_13_l1_0m[30:0], 1'd0}) | (ps3_13_l1_0s & ps3_5_l1_0s)
-                         | ({ps3_13_l1_0m[30:0], 1'd0} & ps3_5_l1_0s));
-  assign ps4_13_l1_0s = (ps4_13_l0_0s ^ {ps4_13_l0_0m[30:0], 1'd0} ^ {ps3_5_l1_0m[30:0], 1'd0});
-  assign ps4_13_l1_0m = ((ps4_13_l0_0s & {ps4_13_l0_0m[30:0], 1'd0})
-                         | (ps4_13_l0_0s & {ps3_5_l1_0m[30:0], 1'd0})
-                         | ({ps4_13_l0_0m[30:0], 1'd0} & {ps3_5_l1_0m[30:0], 1'd0}));
-  assign ps4_14_l0_0s = (ps3_14_l1_0s ^ {ps3_14_l1_0m[30:0], 1'd0} ^ ps3_6_l1_0s);
-  assign ps4_14_l0_0m = ((ps3_14_l1_0s & {ps3_14_l1_0m[30:0], 1'd0}) | (ps3_14_l1_0s & ps3_6_l1_0s)
-                         | ({ps3_14_l1_0m[30:0], 1'd0} & ps3_6_l1_0s));
-  assign ps4_14_l1_0s = (ps4_14_l0_0s ^ {ps4_14_l0_0m[30:0], 1'd0} ^ {ps3_6_l1_0m[30:0], 1'd0});
-  assign ps4_14_l1_0m = ((ps4_14_l0_0s & {ps4_14_l0_0m[30:0], 1'd0})
-                         | (ps4_14_l0_0s & {ps3_6_l1_0m[30:0], 1'd0})
-                         | ({ps4_14_l0_0m[30:0], 1'd0} & {ps3_6_l1_0m[30:0], 1'd0}));
-  assign ps4_15_l0_0s = (ps3_15_l1_0s ^ {ps3_15_l1_0m[30:0], 1'd0} ^ ps3_7_l1_0s);
-  assign ps4_15_l0_0m = ((ps3_15_l1_0s & {ps3_15_l1_0m[30:0], 1'd0}) | (ps3_15_l1_0s & ps3_7_l1_0s)
-                         | ({ps3_15_l1_0m[30:0], 1'd0} & ps3_7_l1_0s));
-  assign ps4_15_l1_0s = (ps4_15_l0_0s ^ {ps4_15_l0_0m[30:0], 1'd0} ^ {ps3_7_l1_0m[30:0], 1'd0});
-  assign ps4_15_l1_0m = ((ps4_15_l0_0s & {ps4_15_l0_0m[30:0], 1'd0})
-                         | (ps4_15_l0_0s & {ps3_7_l1_0m[30:0], 1'd0})
-                         | ({ps4_15_l0_0m[30:0], 1'd0} & {ps3_7_l1_0m[30:0], 1'd0}));
-  assign ps4_16_l0_0s = (ps3_16_l1_0s ^ {ps3_16_l1_0m[30:0], 1'd0} ^ ps3_8_l1_0s);
-  assign ps4_16_l0_0m = ((ps3_16_l1_0s & {ps3_16_l1_0m[30:0], 1'd0}) | (ps3_16_l1_0s & ps3_8_l1_0s)
-                         | ({ps3_16_l1_0m[30:0], 1'd0} & ps3_8_l1_0s));
-  assign ps4_16_l1_0s = (ps4_16_l0_0s ^ {ps4_16_l0_0m[30:0], 1'd0} ^ {ps3_8_l1_0m[30:0], 1'd0});
-  assign ps4_16_l1_0m = ((ps4_16_l0_0s & {ps4_16_l0_0m[30:0], 1'd0})
-                         | (ps4_16_l0_0s & {ps3_8_l1_0m[30:0], 1'd0})
-                         | ({ps4_16_l0_0m[30:0], 1'd0} & {ps3_8_l1_0m[30:0], 1'd0}));
-  assign ps4_17_l0_0s = (ps3_17_l1_0s ^ {ps3_17_l1_0m[30:0], 1'd0} ^ ps3_9_l1_0s);
-  assign ps4_17_l0_0m = ((ps3_17_l1_0s & {ps3_17_l1_0m[30:0], 1'd0}) | (ps3_17_l1_0s & ps3_9_l1_0s)
-                         | ({ps3_17_l1_0m[30:0], 1'd0} & ps3_9_l1_0s));
-  assign ps4_17_l1_0s = (ps4_17_l0_0s ^ {ps4_17_l0_0m[30:0], 1'd0} ^ {ps3_9_l1_0m[30:0], 1'd0});
-  assign ps4_17_l1_0m = ((ps4_17_l0_0s & {ps4_17_l0_0m[30:0], 1'd0})
-                         | (ps4_17_l0_0s & {ps3_9_l1_0m[30:0], 1'd0})
-                         | ({ps4_17_l0_0m[30:0], 1'd0} & {ps3_9_l1_0m[30:0], 1'd0}));
-  assign ps4_18_l0_0s = (ps3_18_l1_0s ^ {ps3_18_l1_0m[30:0], 1'd0} ^ ps3_10_l1_0s);
-  assign ps4_18_l0_0m = ((ps3_18_l1_0s & {ps3_18_l1_0m[30:0], 1'd0}) | (ps3_18_l1_0s & ps3_10_l1_0s)
-                         | ({ps3_18_l1_0m[30:0], 1'd0} & ps3_10_l1_0s));
-  assign ps4_18_l1_0s = (ps4_18_l0_0s ^ {ps4_18_l0_0m[30:0], 1'd0} ^ {ps3_10_l1_0m[30:0], 1'd0});
-  assign ps4_18_l1_0m = ((ps4_18_l0_0s & {ps4_18_l0_0m[30:0], 1'd0})
-                         | (ps4_18_l0_0s & {ps3_10_l1_0m[30:0], 1'd0})
-                         | ({ps4_18_l0_0m[30:0], 1'd0} & {ps3_10_l1_0m[30:0], 1'd0}));
-  assign ps4_19_l0_0s = (ps3_19_l1_0s ^ {ps3_19_l1_0m[30:0], 1'd0} ^ ps3_11_l1_0s);
-  assign ps4_19_l0_0m = ((ps3_19_l1_0s & {ps3_19_l1_0m[30:0], 1'd0}) | (ps3_19_l1_0s & ps3_11_l1_0s)
-                         | ({ps3_19_l1_0m[30:0], 1'd0} & ps3_11_l1_0s));
-  assign ps4_19_l1_0s = (ps4_19_l0_0s ^ {ps4_19_l0_0m[30:0], 1'd0} ^ {ps3_11_l1_0m[30:0], 1'd0});
-  assign ps4_19_l1_0m = ((ps4_19_l0_0s & {ps4_19_l0_0m[30:0], 1'd0})
-                         | (ps4_19_l0_0s & {ps3_11_l1_0m[30:0], 1'd0})
-                         | ({ps4_19_l0_0m[30:0], 1'd0} & {ps3_11_l1_0m[30:0], 1'd0}));
-  assign ps4_20_l0_0s = (ps3_20_l1_0s ^ {ps3_20_l1_0m[30:0], 1'd0} ^ ps3_12_l1_0s);
-  assign ps4_20_l0_0m = ((ps3_20_l1_0s & {ps3_20_l1_0m[30:0], 1'd0}) | (ps3_20_l1_0s & ps3_12_l1_0s)
-                         | ({ps3_20_l1_0m[30:0], 1'd0} & ps3_12_l1_0s));
-  assign ps4_20_l1_0s = (ps4_20_l0_0s ^ {ps4_20_l0_0m[30:0], 1'd0} ^ {ps3_12_l1_0m[30:0], 1'd0});
-  assign ps4_20_l1_0m = ((ps4_20_l0_0s & {ps4_20_l0_0m[30:0], 1'd0})
-                         | (ps4_20_l0_0s & {ps3_12_l1_0m[30:0], 1'd0})
-                         | ({ps4_20_l0_0m[30:0], 1'd0} & {ps3_12_l1_0m[30:0], 1'd0}));
-  assign ps4_21_l0_0s = (ps3_21_l1_0s ^ {ps3_21_l1_0m[30:0], 1'd0} ^ ps3_13_l1_0s);
-  assign ps4_21_l0_0m = ((ps3_21_l1_0s & {ps3_21_l1_0m[30:0], 1'd0}) | (ps3_21_l1_0s & ps3_13_l1_0s)
-                         | ({ps3_21_l1_0m[30:0], 1'd0} & ps3_13_l1_0s));
-  assign ps4_21_l1_0s = (ps4_21_l0_0s ^ {ps4_21_l0_0m[30:0], 1'd0} ^ {ps3_13_l1_0m[30:0], 1'd0});
-  assign ps4_21_l1_0m = ((ps4_21_l0_0s & {ps4_21_l0_0m[30:0], 1'd0})
-                         | (ps4_21_l0_0s & {ps3_13_l1_0m[30:0], 1'd0})
-                         | ({ps4_21_l0_0m[30:0], 1'd0} & {ps3_13_l1_0m[30:0], 1'd0}));
-  assign ps4_22_l0_0s = (ps3_22_l1_0s ^ {ps3_22_l1_0m[30:0], 1'd0} ^ ps3_14_l1_0s);
-  assign ps4_22_l0_0m = ((ps3_22_l1_0s & {ps3_22_l1_0m[30:0], 1'd0}) | (ps3_22_l1_0s & ps3_14_l1_0s)
-                         | ({ps3_22_l1_0m[30:0], 1'd0} & ps3_14_l1_0s));
-  assign ps4_22_l1_0s = (ps4_22_l0_0s ^ {ps4_22_l0_0m[30:0], 1'd0} ^ {ps3_14_l1_0m[30:0], 1'd0});
-  assign ps4_22_l1_0m = ((ps4_22_l0_0s & {ps4_22_l0_0m[30:0], 1'd0})
-                         | (ps4_22_l0_0s & {ps3_14_l1_0m[30:0], 1'd0})
-                         | ({ps4_22_l0_0m[30:0], 1'd0} & {ps3_14_l1_0m[30:0], 1'd0}));
-  assign ps4_23_l0_0s = (ps3_23_l1_0s ^ {ps3_23_l1_0m[30:0], 1'd0} ^ ps3_15_l1_0s);
-  assign ps4_23_l0_0m = ((ps3_23_l1_0s & {ps3_23_l1_0m[30:0], 1'd0}) | (ps3_23_l1_0s & ps3_15_l1_0s)
-                         | ({ps3_23_l1_0m[30:0], 1'd0} & ps3_15_l1_0s));
-  assign ps4_23_l1_0s = (ps4_23_l0_0s ^ {ps4_23_l0_0m[30:0], 1'd0} ^ {ps3_15_l1_0m[30:0], 1'd0});
-  assign ps4_23_l1_0m = ((ps4_23_l0_0s & {ps4_23_l0_0m[30:0], 1'd0})
-                         | (ps4_23_l0_0s & {ps3_15_l1_0m[30:0], 1'd0})
-                         | ({ps4_23_l0_0m[30:0], 1'd0} & {ps3_15_l1_0m[30:0], 1'd0}));
-  assign ps4_24_l0_0s = (ps3_24_l1_0s ^ {ps3_24_l1_0m[30:0], 1'd0} ^ ps3_16_l1_0s);
-  assign ps4_24_l0_0m = ((ps3_24_l1_0s & {ps3_24_l1_0m[30:0], 1'd0}) | (ps3_24_l1_0s & ps3_16_l1_0s)
-                         | ({ps3_24_l1_0m[30:0], 1'd0} & ps3_16_l1_0s));
-  assign ps4_24_l1_0s = (ps4_24_l0_0s ^ {ps4_24_l0_0m[30:0], 1'd0} ^ {ps3_16_l1_0m[30:0], 1'd0});
-  assign ps4_24_l1_0m = ((ps4_24_l0_0s & {ps4_24_l0_0m[30:0], 1'd0})
-                         | (ps4_24_l0_0s & {ps3_16_l1_0m[30:0], 1'd0})
-                         | ({ps4_24_l0_0m[30:0], 1'd0} & {ps3_16_l1_0m[30:0], 1'd0}));
-  assign ps4_25_l0_0s = (ps3_25_l1_0s ^ {ps3_25_l1_0m[30:0], 1'd0} ^ ps3_17_l1_0s);
-  assign ps4_25_l0_0m = ((ps3_25_l1_0s & {ps3_25_l1_0m[30:0], 1'd0}) | (ps3_25_l1_0s & ps3_17_l1_0s)
-                         | ({ps3_25_l1_0m[30:0], 1'd0} & ps3_17_l1_0s));
-  assign ps4_25_l1_0s = (ps4_25_l0_0s ^ {ps4_25_l0_0m[30:0], 1'd0} ^ {ps3_17_l1_0m[30:0], 1'd0});
-  assign ps4_25_l1_0m = ((ps4_25_l0_0s & {ps4_25_l0_0m[30:0], 1'd0})
-                         | (ps4_25_l0_0s & {ps3_17_l1_0m[30:0], 1'd0})
-                         | ({ps4_25_l0_0m[30:0], 1'd0} & {ps3_17_l1_0m[30:0], 1'd0}));
-  assign ps4_26_l0_0s = (ps3_26_l1_0s ^ {ps3_26_l1_0m[30:0], 1'd0} ^ ps3_18_l1_0s);
-  assign ps4_26_l0_0m = ((ps3_26_l1_0s & {ps3_26_l1_0m[30:0], 1'd0}) | (ps3_26_l1_0s & ps3_18_l1_0s)
-                         | ({ps3_26_l1_0m[30:0], 1'd0} & ps3_18_l1_0s));
-  assign ps4_26_l1_0s = (ps4_26_l0_0s ^ {ps4_26_l0_0m[30:0], 1'd0} ^ {ps3_18_l1_0m[30:0], 1'd0});
-  assign ps4_26_l1_0m = ((ps4_26_l0_0s & {ps4_26_l0_0m[30:0], 1'd0})
-                         | (ps4_26_l0_0s & {ps3_18_l1_0m[30:0], 1'd0})
-                         | ({ps4_26_l0_0m[30:0], 1'd0} & {ps3_18_l1_0m[30:0], 1'd0}));
-  assign ps4_27_l0_0s = (ps3_27_l1_0s ^ {ps3_27_l1_0m[30:0], 1'd0} ^ ps3_19_l1_0s);
-  assign ps4_27_l0_0m = ((ps3_27_l1_0s & {ps3_27_l1_0m[30:0], 1'd0}) | (ps3_27_l1_0s & ps3_19_l1_0s)
-                         | ({ps3_27_l1_0m[30:0], 1'd0} & ps3_19_l1_0s));
-  assign ps4_27_l1_0s = (ps4_27_l0_0s ^ {ps4_27_l0_0m[30:0], 1'd0} ^ {ps3_19_l1_0m[30:0], 1'd0});
-  assign ps4_27_l1_0m = ((ps4_27_l0_0s & {ps4_27_l0_0m[30:0], 1'd0})
-                         | (ps4_27_l0_0s & {ps3_19_l1_0m[30:0], 1'd0})
-                         | ({ps4_27_l0_0m[30:0], 1'd0} & {ps3_19_l1_0m[30:0], 1'd0}));
-  assign ps4_28_l0_0s = (ps3_28_l1_0s ^ {ps3_28_l1_0m[30:0], 1'd0} ^ ps3_20_l1_0s);
-  assign ps4_28_l0_0m = ((ps3_28_l1_0s & {ps3_28_l1_0m[30:0], 1'd0}) | (ps3_28_l1_0s & ps3_20_l1_0s)
-                         | ({ps3_28_l1_0m[30:0], 1'd0} & ps3_20_l1_0s));
-  assign ps4_28_l1_0s = (ps4_28_l0_0s ^ {ps4_28_l0_0m[30:0], 1'd0} ^ {ps3_20_l1_0m[30:0], 1'd0});
-  assign ps4_28_l1_0m = ((ps4_28_l0_0s & {ps4_28_l0_0m[30:0], 1'd0})
-                         | (ps4_28_l0_0s & {ps3_20_l1_0m[30:0], 1'd0})
-                         | ({ps4_28_l0_0m[30:0], 1'd0} & {ps3_20_l1_0m[30:0], 1'd0}));
-  assign ps4_29_l0_0s = (ps3_29_l1_0s ^ {ps3_29_l1_0m[30:0], 1'd0} ^ ps3_21_l1_0s);
-  assign ps4_29_l0_0m = ((ps3_29_l1_0s & {ps3_29_l1_0m[30:0], 1'd0}) | (ps3_29_l1_0s & ps3_21_l1_0s)
-                         | ({ps3_29_l1_0m[30:0], 1'd0} & ps3_21_l1_0s));
-  assign ps4_29_l1_0s = (ps4_29_l0_0s ^ {ps4_29_l0_0m[30:0], 1'd0} ^ {ps3_21_l1_0m[30:0], 1'd0});
-  assign ps4_29_l1_0m = ((ps4_29_l0_0s & {ps4_29_l0_0m[30:0], 1'd0})
-                         | (ps4_29_l0_0s & {ps3_21_l1_0m[30:0], 1'd0})
-                         | ({ps4_29_l0_0m[30:0], 1'd0} & {ps3_21_l1_0m[30:0], 1'd0}));
-  assign ps4_30_l0_0s = (ps3_30_l1_0s ^ {ps3_30_l1_0m[30:0], 1'd0} ^ ps3_22_l1_0s);
-  assign ps4_30_l0_0m = ((ps3_30_l1_0s & {ps3_30_l1_0m[30:0], 1'd0}) | (ps3_30_l1_0s & ps3_22_l1_0s)
-                         | ({ps3_30_l1_0m[30:0], 1'd0} & ps3_22_l1_0s));
-  assign ps4_30_l1_0s = (ps4_30_l0_0s ^ {ps4_30_l0_0m[30:0], 1'd0} ^ {ps3_22_l1_0m[30:0], 1'd0});
-  assign ps4_30_l1_0m = ((ps4_30_l0_0s & {ps4_30_l0_0m[30:0], 1'd0})
-                         | (ps4_30_l0_0s & {ps3_22_l1_0m[30:0], 1'd0})
-                         | ({ps4_30_l0_0m[30:0], 1'd0} & {ps3_22_l1_0m[30:0], 1'd0}));
-  assign ps4_31_l0_0s = (ps3_31_l1_0s ^ {ps3_31_l1_0m[30:0], 1'd0} ^ ps3_23_l1_0s);
-  assign ps4_31_l0_0m = ((ps3_31_l1_0s & {ps3_31_l1_0m[30:0], 1'd0}) | (ps3_31_l1_0s & ps3_23_l1_0s)
-                         | ({ps3_31_l1_0m[30:0], 1'd0} & ps3_23_l1_0s));
-  assign ps4_31_l1_0s = (ps4_31_l0_0s ^ {ps4_31_l0_0m[30:0], 1'd0} ^ {ps3_23_l1_0m[30:0], 1'd0});
-  assign ps4_31_l1_0m = ((ps4_31_l0_0s & {ps4_31_l0_0m[30:0], 1'd0})
-                         | (ps4_31_l0_0s & {ps3_23_l1_0m[30:0], 1'd0})
-                         | ({ps4_31_l0_0m[30:0], 1'd0} & {ps3_23_l1_0m[30:0], 1'd0}));
-  assign ps5_16_l0_0s = (ps4_16_l1_0s ^ {ps4_16_l1_0m[30:0], 1'd0} ^ el1_q[31:0]);
-  assign ps5_16_l0_0m = ((ps4_16_l1_0s & {ps4_16_l1_0m[30:0], 1'd0}) | (ps4_16_l1_0s & el1_q[31:0])
-                         | ({ps4_16_l1_0m[30:0], 1'd0} & el1_q[31:0]));
-  assign ps5_17_l0_0s = (ps4_17_l1_0s ^ {ps4_17_l1_0m[30:0], 1'd0} ^ el1_q[63:32]);
-  assign ps5_17_l0_0m = ((ps4_17_l1_0s & {ps4_17_l1_0m[30:0], 1'd0}) | (ps4_17_l1_0s & el1_q[63:32])
-                         | ({ps4_17_l1_0m[30:0], 1'd0} & el1_q[63:32]));
-  assign ps5_17_l1_0s = (ps5_17_l0_0s ^ {ps5_17_l0_0m[30:0], 1'd0} ^ el1_q[31:0]);
-  assign ps5_17_l1_0m = ((ps5_17_l0_0s & {ps5_17_l0_0m[30:0], 1'd0}) | (ps5_17_l0_0s & el1_q[31:0])
-                         | ({ps5_17_l0_0m[30:0], 1'd0} & el1_q[31:0]));
-  assign ps5_18_l0_0s = (ps4_18_l1_0s ^ {ps4_18_l1_0m[30:0], 1'd0} ^ ps2_2_l0_0s);
-  assign ps5_18_l0_0m = ((ps4_18_l1_0s & {ps4_18_l1_0m[30:0], 1'd0}) | (ps4_18_l1_0s & ps2_2_l0_0s)
-                         | ({ps4_18_l1_0m[30:0], 1'd0} & ps2_2_l0_0s));
-  assign ps5_18_l1_0s = (ps5_18_l0_0s ^ {ps5_18_l0_0m[30:0], 1'd0} ^ {ps2_2_l0_0m[30:0], 1'd0});
-  assign ps5_18_l1_0m = ((ps5_18_l0_0s & {ps5_18_l0_0m[30:0], 1'd0})
-                         | (ps5_18_l0_0s & {ps2_2_l0_0m[30:0], 1'd0})
-                         | ({ps5_18_l0_0m[30:0], 1'd0} & {ps2_2_l0_0m[30:0], 1'd0}));
-  assign ps5_19_l0_0s = (ps4_19_l1_0s ^ {ps4_19_l1_0m[30:0], 1'd0} ^ ps2_3_l1_0s);
-  assign ps5_19_l0_0m = ((ps4_19_l1_0s & {ps4_19_l1_0m[30:0], 1'd0}) | (ps4_19_l1_0s & ps2_3_l1_0s)
-                         | ({ps4_19_l1_0m[30:0], 1'd0} & ps2_3_l1_0s));
-  assign ps5_19_l1_0s = (ps5_19_l0_0s ^ {ps5_19_l0_0m[30:0], 1'd0} ^ {ps2_3_l1_0m[30:0], 1'd0});
-  assign ps5_19_l1_0m = ((ps5_19_l0_0s & {ps5_19_l0_0m[30:0], 1'd0})
-                         | (ps5_19_l0_0s & {ps2_3_l1_0m[30:0], 1'd0})
-                         | ({ps5_19_l0_0m[30:0], 1'd0} & {ps2_3_l1_0m[30:0], 1'd0}));
-  assign ps5_20_l0_0s = (ps4_20_l1_0s ^ {ps4_20_l1_0m[30:0], 1'd0} ^ ps3_4_l0_0s);
-  assign ps5_20_l0_0m = ((ps4_20_l1_0s & {ps4_20_l1_0m[30:0], 1'd0}) | (ps4_20_l1_0s & ps3_4_l0_0s)
-                         | ({ps4_20_l1_0m[30:0], 1'd0} & ps3_4_l0_0s));
-  assign ps5_20_l1_0s = (ps5_20_l0_0s ^ {ps5_20_l0_0m[30:0], 1'd0} ^ {ps3_4_l0_0m[30:0], 1'd0});
-  assign ps5_20_l1_0m = ((ps5_20_l0_0s & {ps5_20_l0_0m[30:0], 1'd0})
-                         | (ps5_20_l0_0s & {ps3_4_l0_0m[30:0], 1'd0})
-                         | ({ps5_20_l0_0m[30:0], 1'd0} & {ps3_4_l0_0m[30:0], 1'd0}));
-  assign ps5_21_l0_0s = (ps4_21_l1_0s ^ {ps4_21_l1_0m[30:0], 1'd0} ^ ps3_5_l1_0s);
-  assign ps5_21_l0_0m = ((ps4_21_l1_0s & {ps4_21_l1_0m[30:0], 1'd0}) | (ps4_21_l1_0s & ps3_5_l1_0s)
-                         | ({ps4_21_l1_0m[30:0], 1'd0} & ps3_5_l1_0s));
-  assign ps5_21_l1_0s = (ps5_21_l0_0s ^ {ps5_21_l0_0m[30:0], 1'd0} ^ {ps3_5_l1_0m[30:0], 1'd0});
-  assign ps5_21_l1_0m = ((ps5_21_l0_0s & {ps5_21_l0_0m[30:0], 1'd0})
-                         | (ps5_21_l0_0s & {ps3_5_l1_0m[30:0], 1'd0})
-                         | ({ps5_21_l0_0m[30:0], 1'd0} & {ps3_5_l1_0m[30:0], 1'd0}));
-  assign ps5_22_l0_0s = (ps4_22_l1_0s ^ {ps4_22_l1_0m[30:0], 1'd0} ^ ps3_6_l1_0s);
-  assign ps5_22_l0_0m = ((ps4_22_l1_0s & {ps4_22_l1_0m[30:0], 1'd0}) | (ps4_22_l1_0s & ps3_6_l1_0s)
-                         | ({ps4_22_l1_0m[30:0], 1'd0} & ps3_6_l1_0s));
-  assign ps5_22_l1_0s = (ps5_22_l0_0s ^ {ps5_22_l0_0m[30:0], 1'd0} ^ {ps3_6_l1_0m[30:0], 1'd0});
-  assign ps5_22_l1_0m = ((ps5_22_l0_0s & {ps5_22_l0_0m[30:0], 1'd0})
-                         | (ps5_22_l0_0s & {ps3_6_l1_0m[30:0], 1'd0})
-                         | ({ps5_22_l0_0m[30:0], 1'd0} & {ps3_6_l1_0m[30:0], 1'd0}));
-  assign ps5_23_l0_0s = (ps4_23_l1_0s ^ {ps4_23_l1_0m[30:0], 1'd0} ^ ps3_7_l1_0s);
-  assign ps5_23_l0_0m = ((ps4_23_l1_0s & {ps4_23_l1_0m[30:0], 1'd0}) | (ps4_23_l1_0s & ps3_7_l1_0s)
-                         | ({ps4_23_l1_0m[30:0], 1'd0} & ps3_7_l1_0s));
-  assign ps5_23_l1_0s = (ps5_23_l0_0s ^ {ps5_23_l0_0m[30:0], 1'd0} ^ {ps3_7_l1_0m[30:0], 1'd0});
-  assign ps5_23_l1_0m = ((ps5_23_l0_0s & {ps5_23_l0_0m[30:0], 1'd0})
-                         | (ps5_23_l0_0s & {ps3_7_l1_0m[30:0], 1'd0})
-                         | ({ps5_23_l0_0m[30:0], 1'd0} & {ps3_7_l1_0m[30:0], 1'd0}));
-  assign ps5_24_l0_0s = (ps4_24_l1_0s ^ {ps4_24_l1_0m[30:0], 1'd0} ^ ps4_8_l0_0s);
-  assign ps5_24_l0_0m = ((ps4_24_l1_0s & {ps4_24_l1_0m[30:0], 1'd0}) | (ps4_24_l1_0s & ps4_8_l0_0s)
-                         | ({ps4_24_l1_0m[30:0], 1'd0} & ps4_8_l0_0s));
-  assign ps5_24_l1_0s = (ps5_24_l0_0s ^ {ps5_24_l0_0m[30:0], 1'd0} ^ {ps4_8_l0_0m[30:0], 1'd0});
-  assign ps5_24_l1_0m = ((ps5_24_l0_0s & {ps5_24_l0_0m[30:0], 1'd0})
-                         | (ps5_24_l0_0s & {ps4_8_l0_0m[30:0], 1'd0})
-                         | ({ps5_24_l0_0m[30:0], 1'd0} & {ps4_8_l0_0m[30:0], 1'd0}));
-  assign ps5_25_l0_0s = (ps4_25_l1_0s ^ {ps4_25_l1_0m[30:0], 1'd0} ^ ps4_9_l1_0s);
-  assign ps5_25_l0_0m = ((ps4_25_l1_0s & {ps4_25_l1_0m[30:0], 1'd0}) | (ps4_25_l1_0s & ps4_9_l1_0s)
-                         | ({ps4_25_l1_0m[30:0], 1'd0} & ps4_9_l1_0s));
-  assign ps5_25_l1_0s = (ps5_25_l0_0s ^ {ps5_25_l0_0m[30:0], 1'd0} ^ {ps4_9_l1_0m[30:0], 1'd0});
-  assign ps5_25_l1_0m = ((ps5_25_l0_0s & {ps5_25_l0_0m[30:0], 1'd0})
-                         | (ps5_25_l0_0s & {ps4_9_l1_0m[30:0], 1'd0})
-                         | ({ps5_25_l0_0m[30:0], 1'd0} & {ps4_9_l1_0m[30:0], 1'd0}));
-  assign ps5_26_l0_0s = (ps4_26_l1_0s ^ {ps4_26_l1_0m[30:0], 1'd0} ^ ps4_10_l1_0s);
-  assign ps5_26_l0_0m = ((ps4_26_l1_0s & {ps4_26_l1_0m[30:0], 1'd0}) | (ps4_26_l1_0s & ps4_10_l1_0s)
-                         | ({ps4_26_l1_0m[30:0], 1'd0} & ps4_10_l1_0s));
-  assign ps5_26_l1_0s = (ps5_26_l0_0s ^ {ps5_26_l0_0m[30:0], 1'd0} ^ {ps4_10_l1_0m[30:0], 1'd0});
-  assign ps5_26_l1_0m = ((ps5_26_l0_0s & {ps5_26_l0_0m[30:0], 1'd0})
-                         | (ps5_26_l0_0s & {ps4_10_l1_0m[30:0], 1'd0})
-                         | ({ps5_26_l0_0m[30:0], 1'd0} & {ps4_10_l1_0m[30:0], 1'd0}));
-  assign ps5_27_l0_0s = (ps4_27_l1_0s ^ {ps4_27_l1_0m[30:0], 1'd0} ^ ps4_11_l1_0s);
-  assign ps5_27_l0_0m = ((ps4_27_l1_0s & {ps4_27_l1_0m[30:0], 1'd0}) | (ps4_27_l1_0s & ps4_11_l1_0s)
-                         | ({ps4_27_l1_0m[30:0], 1'd0} & ps4_11_l1_0s));
-  assign ps5_27_l1_0s = (ps5_27_l0_0s ^ {ps5_27_l0_0m[30:0], 1'd0} ^ {ps4_11_l1_0m[30:0], 1'd0});
-  assign ps5_27_l1_0m = ((ps5_27_l0_0s & {ps5_27_l0_0m[30:0], 1'd0})
-                         | (ps5_27_l0_0s & {ps4_11_l1_0m[30:0], 1'd0})
-                         | ({ps5_27_l0_0m[30:0], 1'd0} & {ps4_11_l1_0m[30:0], 1'd0}));
-  assign ps5_28_l0_0s = (ps4_28_l1_0s ^ {ps4_28_l1_0m[30:0], 1'd0} ^ ps4_12_l1_0s);
-  assign ps5_28_l0_0m = ((ps4_28_l1_0s & {ps4_28_l1_0m[30:0], 1'd0}) | (ps4_28_l1_0s & ps4_12_l1_0s)
-                         | ({ps4_28_l1_0m[30:0], 1'd0} & ps4_12_l1_0s));
-  assign ps5_28_l1_0s = (ps5_28_l0_0s ^ {ps5_28_l0_0m[30:0], 1'd0} ^ {ps4_12_l1_0m[30:0], 1'd0});
-  assign ps5_28_l1_0m = ((ps5_28_l0_0s & {ps5_28_l0_0m[30:0], 1'd0})
-                         | (ps5_28_l0_0s & {ps4_12_l1_0m[30:0], 1'd0})
-                         | ({ps5_28_l0_0m[30:0], 1'd0} & {ps4_12_l1_0m[30:0], 1'd0}));
-  assign ps5_29_l0_0s = (ps4_29_l1_0s ^ {ps4_29_l1_0m[30:0], 1'd0} ^ ps4_13_l1_0s);
-  assign ps5_29_l0_0m = ((ps4_29_l1_0s & {ps4_29_l1_0m[30:0], 1'd0}) | (ps4_29_l1_0s & ps4_13_l1_0s)
-                         | ({ps4_29_l1_0m[30:0], 1'd0} & ps4_13_l1_0s));
-  assign ps5_29_l1_0s = (ps5_29_l0_0s ^ {ps5_29_l0_0m[30:0], 1'd0} ^ {ps4_13_l1_0m[30:0], 1'd0});
-  assign ps5_29_l1_0m = ((ps5_29_l0_0s & {ps5_29_l0_0m[30:0], 1'd0})
-                         | (ps5_29_l0_0s & {ps4_13_l1_0m[30:0], 1'd0})
-                         | ({ps5_29_l0_0m[30:0], 1'd0} & {ps4_13_l1_0m[30:0], 1'd0}));
-  assign ps5_30_l0_0s = (ps4_30_l1_0s ^ {ps4_30_l1_0m[30:0], 1'd0} ^ ps4_14_l1_0s);
-  assign ps5_30_l0_0m = ((ps4_30_l1_0s & {ps4_30_l1_0m[30:0], 1'd0}) | (ps4_30_l1_0s & ps4_14_l1_0s)
-                         | ({ps4_30_l1_0m[30:0], 1'd0} & ps4_14_l1_0s));
-  assign ps5_30_l1_0s = (ps5_30_l0_0s ^ {ps5_30_l0_0m[30:0], 1'd0} ^ {ps4_14_l1_0m[30:0], 1'd0});
-  assign ps5_30_l1_0m = ((ps5_30_l0_0s & {ps5_30_l0_0m[30:0], 1'd0})
-                         | (ps5_30_l0_0s & {ps4_14_l1_0m[30:0], 1'd0})
-                         | ({ps5_30_l0_0m[30:0], 1'd0} & {ps4_14_l1_0m[30:0], 1'd0}));
-  assign ps5_31_l0_0s = (ps4_31_l1_0s ^ {ps4_31_l1_0m[30:0], 1'd0} ^ ps4_15_l1_0s);
-  assign ps5_31_l0_0m = ((ps4_31_l1_0s & {ps4_31_l1_0m[30:0], 1'd0}) | (ps4_31_l1_0s & ps4_15_l1_0s)
-                         | ({ps4_31_l1_0m[30:0], 1'd0} & ps4_15_l1_0s));
-  assign ps5_31_l1_0s = (ps5_31_l0_0s ^ {ps5_31_l0_0m[30:0], 1'd0} ^ {ps4_15_l1_0m[30:0], 1'd0});
-  assign ps5_31_l1_0m = ((ps5_31_l0_0s & {ps5_31_l0_0m[30:0], 1'd0})
-                         | (ps5_31_l0_0s & {ps4_15_l1_0m[30:0], 1'd0})
-                         | ({ps5_31_l0_0m[30:0], 1'd0} & {ps4_15_l1_0m[30:0], 1'd0}));
-  assign ps_1_b0c0 = ({1'd0, el1_q[39:32]} + {1'd0, el1_q[7:0]});
-  assign ps_1_b1c0 = ({1'd0, el1_q[47:40]} + {1'd0, el1_q[15:8]});
-  assign ps_1_b1c1 = ({1'd0, el1_q[47:40]} + {1'd0, el1_q[15:8]} + 9'd1);
-  assign ps_1_b1 = (ps_1_b0c0[8] ? ps_1_b1c1 : ps_1_b1c0);
-  assign ps_1_b2c0 = ({1'd0, el1_q[55:48]} + {1'd0, el1_q[23:16]});
-  assign ps_1_b2c1 = ({1'd0, el1_q[55:48]} + {1'd0, el1_q[23:16]} + 9'd1);
-  assign ps_1_b2 = (ps_1_b1[8] ? ps_1_b2c1 : ps_1_b2c0);
-  assign ps_1_b3c0 = ({1'd0, el1_q[63:56]} + {1'd0, el1_q[31:24]});
-  assign ps_1_b3c1 = ({1'd0, el1_q[63:56]} + {1'd0, el1_q[31:24]} + 9'd1);
-  assign ps_1_b3 = (ps_1_b2[8] ? ps_1_b3c1 : ps_1_b3c0);
-  assign ps_1 = {ps_1_b3[7:0], ps_1_b2[7:0], ps_1_b1[7:0], ps_1_b0c0[7:0]};
-  assign ps_2_b0c0 = ({1'd0, ps2_2_l0_0s[7:0]} + {1'd0, ps2_2_l0_0m[6:0], 1'd0});
-  assign ps_2_b1c0 = ({1'd0, ps2_2_l0_0s[15:8]} + {1'd0, ps2_2_l0_0m[14:7]});
-  assign ps_2_b1c1 = ({1'd0, ps2_2_l0_0s[15:8]} + {1'd0, ps2_2_l0_0m[14:7]} + 9'd1);
-  assign ps_2_b1 = (ps_2_b0c0[8] ? ps_2_b1c1 : ps_2_b1c0);
-  assign ps_2_b2c0 = ({1'd0, ps2_2_l0_0s[23:16]} + {1'd0, ps2_2_l0_0m[22:15]});
-  assign ps_2_b2c1 = ({1'd0, ps2_2_l0_0s[23:16]} + {1'd0, ps2_2_l0_0m[22:15]} + 9'd1);
-  assign ps_2_b2 = (ps_2_b1[8] ? ps_2_b2c1 : ps_2_b2c0);
-  assign ps_2_b3c0 = ({1'd0, ps2_2_l0_0s[31:24]} + {1'd0, ps2_2_l0_0m[30:23]});
-  assign ps_2_b3c1 = ({1'd0, ps2_2_l0_0s[31:24]} + {1'd0, ps2_2_l0_0m[30:23]} + 9'd1);
-  assign ps_2_b3 = (ps_2_b2[8] ? ps_2_b3c1 : ps_2_b3c0);
-  assign ps_2 = {ps_2_b3[7:0], ps_2_b2[7:0], ps_2_b1[7:0], ps_2_b0c0[7:0]};
-  assign ps_3_b0c0 = ({1'd0, ps2_3_l1_0s[7:0]} + {1'd0, ps2_3_l1_0m[6:0], 1'd0});
-  assign ps_3_b1c0 = ({1'd0, ps2_3_l1_0s[15:8]} + {1'd0, ps2_3_l1_0m[14:7]});
-  assign ps_3_b1c1 = ({1'd0, ps2_3_l1_0s[15:8]} + {1'd0, ps2_3_l1_0m[14:7]} + 9'd1);
-  assign ps_3_b1 = (ps_3_b0c0[8] ? ps_3_b1c1 : ps_3_b1c0);
-  assign ps_3_b2c0 = ({1'd0, ps2_3_l1_0s[23:16]} + {1'd0, ps2_3_l1_0m[22:15]});
-  assign ps_3_b2c1 = ({1'd0, ps2_3_l1_0s[23:16]} + {1'd0, ps2_3_l1_0m[22:15]} + 9'd1);
-  assign ps_3_b2 = (ps_3_b1[8] ? ps_3_b2c1 : ps_3_b2c0);
-  assign ps_3_b3c0 = ({1'd0, ps2_3_l1_0s[31:24]} + {1'd0, ps2_3_l1_0m[30:23]});
-  assign ps_3_b3c1 = ({1'd0, ps2_3_l1_0s[31:24]} + {1'd0, ps2_3_l1_0m[30:23]} + 9'd1);
-  assign ps_3_b3 = (ps_3_b2[8] ? ps_3_b3c1 : ps_3_b3c0);
-  assign ps_3 = {ps_3_b3[7:0], ps_3_b2[7:0], ps_3_b1[7:0], ps_3_b0c0[7:0]};
-  assign ps_4_b0c0 = ({1'd0, ps3_4_l0_0s[7:0]} + {1'd0, ps3_4_l0_0m[6:0], 1'd0});
-  assign ps_4_b1c0 = ({1'd0, ps3_4_l0_0s[15:8]} + {1'd0, ps3_4_l0_0m[14:7]});
-  assign ps_4_b1c1 = ({1'd0, ps3_4_l0_0s[15:8]} + {1'd0, ps3_4_l0_0m[14:7]} + 9'd1);
-  assign ps_4_b1 = (ps_4_b0c0[8] ? ps_4_b1c1 : ps_4_b1c0);
-  assign ps_4_b2c0 = ({1'd0, ps3_4_l0_0s[23:16]} + {1'd0, ps3_4_l0_0m[22:15]});
-  assign ps_4_b2c1 = ({1'd0, ps3_4_l0_0s[23:16]} + {1'd0, ps3_4_l0_0m[22:15]} + 9'd1);
-  assign ps_4_b2 = (ps_4_b1[8] ? ps_4_b2c1 : ps_4_b2c0);
-  assign ps_4_b3c0 = ({1'd0, ps3_4_l0_0s[31:24]} + {1'd0, ps3_4_l0_0m[30:23]});
-  assign ps_4_b3c1 = ({1'd0, ps3_4_l0_0s[31:24]} + {1'd0, ps3_4_l0_0m[30:23]} + 9'd1);
-  assign ps_4_b3 = (ps_4_b2[8] ? ps_4_b3c1 : ps_4_b3c0);
-  assign ps_4 = {ps_4_b3[7:0], ps_4_b2[7:0], ps_4_b1[7:0], ps_4_b0c0[7:0]};
-  assign ps_5_b0c0 = ({1'd0, ps3_5_l1_0s[7:0]} + {1'd0, ps3_5_l1_0m[6:0], 1'd0});
-  assign ps_5_b1c0 = ({1'd0, ps3_5_l1_0s[15:8]} + {1'd0, ps3_5_l1_0m[14:7]});
-  assign ps_5_b1c1 = ({1'd0, ps3_5_l1_0s[15:8]} + {1'd0, ps3_5_l1_0m[14:7]} + 9'd1);
-  assign ps_5_b1 = (ps_5_b0c0[8] ? ps_5_b1c1 : ps_5_b1c0);
-  assign ps_5_b2c0 = ({1'd0, ps3_5_l1_0s[23:16]} + {1'd0, ps3_5_l1_0m[22:15]});
-  assign ps_5_b2c1 = ({1'd0, ps3_5_l1_0s[23:16]} + {1'd0, ps3_5_l1_0m[22:15]} + 9'd1);
-  assign ps_5_b2 = (ps_5_b1[8] ? ps_5_b2c1 : ps_5_b2c0);
-  assign ps_5_b3c0 = ({1'd0, ps3_5_l1_0s[31:24]} + {1'd0, ps3_5_l1_0m[30:23]});
-  assign ps_5_b3c1 = ({1'd0, ps3_5_l1_0s[31:24]} + {1'd0, ps3_5_l1_0m[30:23]} + 9'd1);
-  assign ps_5_b3 = (ps_5_b2[8] ? ps_5_b3c1 : ps_5_b3c0);
-  assign ps_5 = {ps_5_b3[7:0], ps_5_b2[7:0], ps_5_b1[7:0], ps_5_b0c0[7:0]};
-  assign ps_6_b0c0 = ({1'd0, ps3_6_l1_0s[7:0]} + {1'd0, ps3_6_l1_0m[6:0], 1'd0});
-  assign ps_6_b1c0 = ({1'd0, ps3_6_l1_0s[15:8]} + {1'd0, ps3_6_l1_0m[14:7]});
-  assign ps_6_b1c1 = ({1'd0, ps3_6_l1_0s[15:8]} + {1'd0, ps3_6_l1_0m[14:7]} + 9'd1);
-  assign ps_6_b1 = (ps_6_b0c0[8] ? ps_6_b1c1 : ps_6_b1c0);
-  assign ps_6_b2c0 = ({1'd0, ps3_6_l1_0s[23:16]} + {1'd0, ps3_6_l1_0m[22:15]});
-  assign ps_6_b2c1 = ({1'd0, ps3_6_l1_0s[23:16]} + {1'd0, ps3_6_l1_0m[22:15]} + 9'd1);
-  assign ps_6_b2 = (ps_6_b1[8] ? ps_6_b2c1 : ps_6_b2c0);
-  assign ps_6_b3c0 = ({1'd0, ps3_6_l1_0s[31:24]} + {1'd0, ps3_6_l1_0m[30:23]});
-  assign ps_6_b3c1 = ({1'd0, ps3_6_l1_0s[31:24]} + {1'd0, ps3_6_l1_0m[30:23]} + 9'd1);
-  assign ps_6_b3 = (ps_6_b2[8] ? ps_6_b3c1 : ps_6_b3c0);
-  assign ps_6 = {ps_6_b3[7:0], ps_6_b2[7:0], ps_6_b1[7:0], ps_6_b0c0[7:0]};
-  assign ps_7_b0c0 = ({1'd0, ps3_7_l1_0s[7:0]} + {1'd0, ps3_7_l1_0m[6:0], 1'd0});
-  assign ps_7_b1c0 = ({1'd0, ps3_7_l1_0s[15:8]} + {1'd0, ps3_7_l1_0m[14:7]});
-  assign ps_7_b1c1 = ({1'd0, ps3_7_l1_0s[15:8]} + {1'd0, ps3_7_l1_0m[14:7]} + 9'd1);
-  assign ps_7_b1 = (ps_7_b0c0[8] ? ps_7_b1c1 : ps_7_b1c0);
-  assign ps_7_b2c0 = ({1'd0, ps3_7_l1_0s[23:16]} + {1'd0, ps3_7_l1_0m[22:15]});
-  assign ps_7_b2c1 = ({1'd0, ps3_7_l1_0s[23:16]} + {1'd0, ps3_7_l1_0m[22:15]} + 9'd1);
-  assign ps_7_b2 = (ps_7_b1[8] ? ps_7_b2c1 : ps_7_b2c0);
-  assign ps_7_b3c0 = ({1'd0, ps3_7_l1_0s[31:24]} + {1'd0, ps3_7_l1_0m[30:23]});
-  assign ps_7_b3c1 = ({1'd0, ps3_7_l1_0s[31:24]} + {1'd0, ps3_7_l1_0m[30:23]} + 9'd1);
-  assign ps_7_b3 = (ps_7_b2[8] ? ps_7_b3c1 : ps_7_b3c0);
-  assign ps_7 = {ps_7_b3[7:0], ps_7_b2[7:0], ps_7_b1[7:0], ps_7_b0c0[7:0]};
-  assign ps_8_b0c0 = ({1'd0, ps4_8_l0_0s[7:0]} + {1'd0, ps4_8_l0_0m[6:0], 1'd0});
-  assign ps_8_b1c0 = ({1'd0, ps4_8_l0_0s[15:8]} + {1'd0, ps4_8_l0_0m[14:7]});
-  assign ps_8_b1c1 = ({1'd0, ps4_8_l0_0s[15:8]} + {1'd0, ps4_8_l0_0m[14:7]} + 9'd1);
-  assign ps_8_b1 = (ps_8_b0c0[8] ? ps_8_b1c1 : ps_8_b1c0);
-  assign ps_8_b2c0 = ({1'd0, ps4_8_l0_0s[23:16]} + {1'd0, ps4_8_l0_0m[22:15]});
-  assign ps_8_b2c1 = ({1'd0, ps4_8_l0_0s[23:16]} + {1'd0, ps4_8_l0_0m[22:15]} + 9'd1);
-  assign ps_8_b2 = (ps_8_b1[8] ? ps_8_b2c1 : ps_8_b2c0);
-  assign ps_8_b3c0 = ({1'd0, ps4_8_l0_0s[31:24]} + {1'd0, ps4_8_l0_0m[30:23]});
-  assign ps_8_b3c1 = ({1'd0, ps4_8_l0_0s[31:24]} + {1'd0, ps4_8_l0_0m[30:23]} + 9'd1);
-  assign ps_8_b3 = (ps_8_b2[8] ? ps_8_b3c1 : ps_8_b3c0);
-  assign ps_8 = {ps_8_b3[7:0], ps_8_b2[7:0], ps_8_b1[7:0], ps_8_b0c0[7:0]};
-  assign ps_9_b0c0 = ({1'd0, ps4_9_l1_0s[7:0]} + {1'd0, ps4_9_l1_0m[6:0], 1'd0});
-  assign ps_9_b1c0 = ({1'd0, ps4_9_l1_0s[15:8]} + {1'd0, ps4_9_l1_0m[14:7]});
-  assign ps_9_b1c1 = ({1'd0, ps4_9_l1_0s[15:8]} + {1'd0, ps4_9_l1_0m[14:7]} + 9'd1);
-  assign ps_9_b1 = (ps_9_b0c0[8] ? ps_9_b1c1 : ps_9_b1c0);
-  assign ps_9_b2c0 = ({1'd0, ps4_9_l1_0s[23:16]} + {1'd0, ps4_9_l1_0m[22:15]});
-  assign ps_9_b2c1 = ({1'd0, ps4_9_l1_0s[23:16]} + {1'd0, ps4_9_l1_0m[22:15]} + 9'd1);
-  assign ps_9_b2 = (ps_9_b1[8] ? ps_9_b2c1 : ps_9_b2c0);
-  assign ps_9_b3c0 = ({1'd0, ps4_9_l1_0s[31:24]} + {1'd0, ps4_9_l1_0m[30:23]});
-  assign ps_9_b3c1 = ({1'd0, ps4_9_l1_0s[31:24]} + {1'd0, ps4_9_l1_0m[30:23]} + 9'd1);
-  assign ps_9_b3 = (ps_9_b2[8] ? ps_9_b3c1 : ps_9_b3c0);
-  assign ps_9 = {ps_9_b3[7:0], ps_9_b2[7:0], ps_9_b1[7:0], ps_9_b0c0[7:0]};
-  assign ps_10_b0c0 = ({1'd0, ps4_10_l1_0s[7:0]} + {1'd0, ps4_10_l1_0m[6:0], 1'd0});
-  assign ps_10_b1c0 = ({1'd0, ps4_10_l1_0s[15:8]} + {1'd0, ps4_10_l1_0m[14:7]});
-  assign ps_10_b1c1 = ({1'd0, ps4_10_l1_0s[15:8]} + {1'd0, ps4_10_l1_0m[14:7]} + 9'd1);
-  assign ps_10_b1 = (ps_10_b0c0[8] ? ps_10_b1c1 : ps_10_b1c0);
-  assign ps_10_b2c0 = ({1'd0, ps4_10_l1_0s[23:16]} + {1'd0, ps4_10_l1_0m[22:15]});
-  assign ps_10_b2c1 = ({1'd0, ps4_10_l1_0s[23:16]} + {1'd0, ps4_10_l1_0m[22:15]} + 9'd1);
-  assign ps_10_b2 = (ps_10_b1[8] ? ps_10_b2c1 : ps_10_b2c0);
-  assign ps_10_b3c0 = ({1'd0, ps4_10_l1_0s[31:24]} + {1'd0, ps4_10_l1_0m[30:23]});
-  assign ps_10_b3c1 = ({1'd0, ps4_10_l1_0s[31:24]} + {1'd0, ps4_10_l1_0m[30:23]} + 9'd1);
-  assign ps_10_b3 = (ps_10_b2[8] ? ps_10_b3c1 : ps_10_b3c0);
-  assign ps_10 = {ps_10_b3[7:0], ps_10_b2[7:0], ps_10_b1[7:0], ps_10_b0c0[7:0]};
-  assign ps_11_b0c0 = ({1'd0, ps4_11_l1_0s[7:0]} + {1'd0, ps4_11_l1_0m[6:0], 1'd0});
-  assign ps_11_b1c0 = ({1'd0, ps4_11_l1_0s[15:8]} + {1'd0, ps4_11_l1_0m[14:7]});
-  assign ps_11_b1c1 = ({1'd0, ps4_11_l1_0s[15:8]} + {1'd0, ps4_11_l1_0m[14:7]} + 9'd1);
-  assign ps_11_b1 = (ps_11_b0c0[8] ? ps_11_b1c1 : ps_11_b1c0);
-  assign ps_11_b2c0 = ({1'd0, ps4_11_l1_0s[23:16]} + {1'd0, ps4_11_l1_0m[22:15]});
-  assign ps_11_b2c1 = ({1'd0, ps4_11_l1_0s[23:16]} + {1'd0, ps4_11_l1_0m[22:15]} + 9'd1);
-  assign ps_11_b2 = (ps_11_b1[8] ? ps_11_b2c1 : ps_11_b2c0);
-  assign ps_11_b3c0 = ({1'd0, ps4_11_l1_0s[31:24]} + {1'd0, ps4_11_l1_0m[30:23]});
-  assign ps_11_b3c1 = ({1'd0, ps4_11_l1_0s[31:24]} + {1'd0, ps4_11_l1_0m[30:23]} + 9'd1);
-  assign ps_11_b3 = (ps_11_b2[8] ? ps_11_b3c1 : ps_11_b3c0);
-  assign ps_11 = {ps_11_b3[7:0], ps_11_b2[7:0], ps_11_b1[7:0], ps_11_b0c0[7:0]};
-  assign ps_12_b0c0 = ({1'd0, ps4_12_l1_0s[7:0]} + {1'd0, ps4_12_l1_0m[6:0], 1'd0});
-  assign ps_12_b1c0 = ({1'd0, ps4_12_l1_0s[15:8]} + {1'd0, ps4_12_l1_0m[14:7]});
-  assign ps_12_b1c1 = ({1'd0, ps4_12_l1_0s[15:8]} + {1'd0, ps4_12_l1_0m[14:7]} + 9'd1);
-  assign ps_12_b1 = (ps_12_b0c0[8] ? ps_12_b1c1 : ps_12_b1c0);
-  assign ps_12_b2c0 = ({1'd0, ps4_12_l1_0s[23:16]} + {1'd0, ps4_12_l1_0m[22:15]});
-  assign ps_12_b2c1 = ({1'd0, ps4_12_l1_0s[23:16]} + {1'd0, ps4_12_l1_0m[22:15]} + 9'd1);
-  assign ps_12_b2 = (ps_12_b1[8] ? ps_12_b2c1 : ps_12_b2c0);
-  assign ps_12_b3c0 = ({1'd0, ps4_12_l1_0s[31:24]} + {1'd0, ps4_12_l1_0m[30:23]});
-  assign ps_12_b3c1 = ({1'd0, ps4_12_l1_0s[31:24]} + {1'd0, ps4_12_l1_0m[30:23]} + 9'd1);
-  assign ps_12_b3 = (ps_12_b2[8] ? ps_12_b3c1 : ps_12_b3c0);
-  assign ps_12 = {ps_12_b3[7:0], ps_12_b2[7:0], ps_12_b1[7:0], ps_12_b0c0[7:0]};
-  assign ps_13_b0c0 = ({1'd0, ps4_13_l1_0s[7:0]} + {1'd0, ps4_13_l1_0m[6:0], 1'd0});
-  assign ps_13_b1c0 = ({1'd0, ps4_13_l1_0s[15:8]} + {1'd0, ps4_13_l1_0m[14:7]});
-  assign ps_13_b1c1 = ({1'd0, ps4_13_l1_0s[15:8]} + {1'd0, ps4_13_l1_0m[14:7]} + 9'd1);
-  assign ps_13_b1 = (ps_13_b0c0[8] ? ps_13_b1c1 : ps_13_b1c0);
-  assign ps_13_b2c0 = ({1'd0, ps4_13_l1_0s[23:16]} + {1'd0, ps4_13_l1_0m[22:15]});
-  assign ps_13_b2c1 = ({1'd0, ps4_13_l1_0s[23:16]} + {1'd0, ps4_13_l1_0m[22:15]} + 9'd1);
-  assign ps_13_b2 = (ps_13_b1[8] ? ps_13_b2c1 : ps_13_b2c0);
-  assign ps_13_b3c0 = ({1'd0, ps4_13_l1_0s[31:24]} + {1'd0, ps4_13_l1_0m[30:23]});
-  assign ps_13_b3c1 = ({1'd0, ps4_13_l1_0s[31:24]} + {1'd0, ps4_13_l1_0m[30:23]} + 9'd1);
-  assign ps_13_b3 = (ps_13_b2[8] ? ps_13_b3c1 : ps_13_b3c0);
-  assign ps_13 = {ps_13_b3[7:0], ps_13_b2[7:0], ps_13_b1[7:0], ps_13_b0c0[7:0]};
-  assign ps_14_b0c0 = ({1'd0, ps4_14_l1_0s[7:0]} + {1'd0, ps4_14_l1_0m[6:0], 1'd0});
-  assign ps_14_b1c0 = ({1'd0, ps4_14_l1_0s[15:8]} + {1'd0, ps4_14_l1_0m[14:7]});
-  assign ps_14_b1c1 = ({1'd0, ps4_14_l1_0s[15:8]} + {1'd0, ps4_14_l1_0m[14:7]} + 9'd1);
-  assign ps_14_b1 = (ps_14_b0c0[8] ? ps_14_b1c1 : ps_14_b1c0);
-  assign ps_14_b2c0 = ({1'd0, ps4_14_l1_0s[23:16]} + {1'd0, ps4_14_l1_0m[22:15]});
-  assign ps_14_b2c1 = ({1'd0, ps4_14_l1_0s[23:16]} + {1'd0, ps4_14_l1_0m[22:15]} + 9'd1);
-  assign ps_14_b2 = (ps_14_b1[8] ? ps_14_b2c1 : ps_14_b2c0);
-  assign ps_14_b3c0 = ({1'd0, ps4_14_l1_0s[31:24]} + {1'd0, ps4_14_l1_0m[30:23]});
-  assign ps_14_b3c1 = ({1'd0, ps4_14_l1_0s[31:24]} + {1'd0, ps4_14_l1_0m[30:23]} + 9'd1);
-  assign ps_14_b3 = (ps_14_b2[8] ? ps_14_b3c1 : ps_14_b3c0);
-  assign ps_14 = {ps_14_b3[7:0], ps_14_b2[7:0], ps_14_b1[7:0], ps_14_b0c0[7:0]};
-  assign ps_15_b0c0 = ({1'd0, ps4_15_l1_0s[7:0]} + {1'd0, ps4_15_l1_0m[6:0], 1'd0});
-  assign ps_15_b1c0 = ({1'd0, ps4_15_l1_0s[15:8]} + {1'd0, ps4_15_l1_0m[14:7]});
-  assign ps_15_b1c1 = ({1'd0, ps4_15_l1_0s[15:8]} + {1'd0, ps4_15_l1_0m[14:7]} + 9'd1);
-  assign ps_15_b1 = (ps_15_b0c0[8] ? ps_15_b1c1 : ps_15_b1c0);
-  assign ps_15_b2c0 = ({1'd0, ps4_15_l1_0s[23:16]} + {1'd0, ps4_15_l1_0m[22:15]});
-  assign ps_15_b2c1 = ({1'd0, ps4_15_l1_0s[23:16]} + {1'd0, ps4_15_l1_0m[22:15]} + 9'd1);
-  assign ps_15_b2 = (ps_15_b1[8] ? ps_15_b2c1 : ps_15_b2c0);
-  assign ps_15_b3c0 = ({1'd0, ps4_15_l1_0s[31:24]} + {1'd0, ps4_15_l1_0m[30:23]});
-  assign ps_15_b3c1 = ({1'd0, ps4_15_l1_0s[31:24]} + {1'd0, ps4_15_l1_0m[30:23]} + 9'd1);
-  assign ps_15_b3 = (ps_15_b2[8] ? ps_15_b3c1 : ps_15_b3c0);
-  assign ps_15 = {ps_15_b3[7:0], ps_15_b2[7:0], ps_15_b1[7:0], ps_15_b0c0[7:0]};
-  assign ps_16_b0c0 = ({1'd0, ps5_16_l0_0s[7:0]} + {1'd0, ps5_16_l0_0m[6:0], 1'd0});
-  assign ps_16_b1c0 = ({1'd0, ps5_16_l0_0s[15:8]} + {1'd0, ps5_16_l0_0m[14:7]});
-  assign ps_16_b1c1 = ({1'd0, ps5_16_l0_0s[15:8]} + {1'd0, ps5_16_l0_0m[14:7]} + 9'd1);
-  assign ps_16_b1 = (ps_16_b0c0[8] ? ps_16_b1c1 : ps_16_b1c0);
-  assign ps_16_b2c0 = ({1'd0, ps5_16_l0_0s[23:16]} + {1'd0, ps5_16_l0_0m[22:15]});
-  assign ps_16_b2c1 = ({1'd0, ps5_16_l0_0s[23:16]} + {1'd0, ps5_16_l0_0m[22:15]} + 9'd1);
-  assign ps_16_b2 = (ps_16_b1[8] ? ps_16_b2c1 : ps_16_b2c0);
-  assign ps_16_b3c0 = ({1'd0, ps5_16_l0_0s[31:24]} + {1'd0, ps5_16_l0_0m[30:23]});
-  assign ps_16_b3c1 = ({1'd0, ps5_16_l0_0s[31:24]} + {1'd0, ps5_16_l0_0m[30:23]} + 9'd1);
-  assign ps_16_b3 = (ps_16_b2[8] ? ps_16_b3c1 : ps_16_b3c0);
-  assign ps_16 = {ps_16_b3[7:0], ps_16_b2[7:0], ps_16_b1[7:0], ps_16_b0c0[7:0]};
-  assign ps_17_b0c0 = ({1'd0, ps5_17_l1_0s[7:0]} + {1'd0, ps5_17_l1_0m[6:0], 1'd0});
-  assign ps_17_b1c0 = ({1'd0, ps5_17_l1_0s[15:8]} + {1'd0, ps5_17_l1_0m[14:7]});
-  assign ps_17_b1c1 = ({1'd0, ps5_17_l1_0s[15:8]} + {1'd0, ps5_17_l1_0m[14:7]} + 9'd1);
-  assign ps_17_b1 = (ps_17_b0c0[8] ? ps_17_b1c1 : ps_17_b1c0);
-  assign ps_17_b2c0 = ({1'd0, ps5_17_l1_0s[23:16]} + {1'd0, ps5_17_l1_0m[22:15]});
-  assign ps_17_b2c1 = ({1'd0, ps5_17_l1_0s[23:16]} + {1'd0, ps5_17_l1_0m[22:15]} + 9'd1);
-  assign ps_17_b2 = (ps_17_b1[8] ? ps_17_b2c1 : ps_17_b2c0);
-  assign ps_17_b3c0 = ({1'd0, ps5_17_l1_0s[31:24]} + {1'd0, ps5_17_l1_0m[30:23]});
-  assign ps_17_b3c1 = ({1'd0, ps5_17_l1_0s[31:24]} + {1'd0, ps5_17_l1_0m[30:23]} + 9'd1);
-  assign ps_17_b3 = (ps_17_b2[8] ? ps_17_b3c1 : ps_17_b3c0);
-  assign ps_17 = {ps_17_b3[7:0], ps_17_b2[7:0], ps_17_b1[7:0], ps_17_b0c0[7:0]};
-  assign ps_18_b0c0 = ({1'd0, ps5_18_l1_0s[7:0]} + {1'd0, ps5_18_l1_0m[6:0], 1'd0});
-  assign ps_18_b1c0 = ({1'd0, ps5_18_l1_0s[15:8]} + {1'd0, ps5_18_l1_0m[14:7]});
-  assign ps_18_b1c1 = ({1'd0, ps5_18_l1_0s[15:8]} + {1'd0, ps5_18_l1_0m[14:7]} + 9'd1);
-  assign ps_18_b1 = (ps_18_b0c0[8] ? ps_18_b1c1 : ps_18_b1c0);
-  assign ps_18_b2c0 = ({1'd0, ps5_18_l1_0s[23:16]} + {1'd0, ps5_18_l1_0m[22:15]});
-  assign ps_18_b2c1 = ({1'd0, ps5_18_l1_0s[23:16]} + {1'd0, ps5_18_l1_0m[22:15]} + 9'd1);
-  assign ps_18_b2 = (ps_18_b1[8] ? ps_18_b2c1 : ps_18_b2c0);
-  assign ps_18_b3c0 = ({1'd0, ps5_18_l1_0s[31:24]} + {1'd0, ps5_18_l1_0m[30:23]});
-  assign ps_18_b3c1 = ({1'd0, ps5_18_l1_0s[31:24]} + {1'd0, ps5_18_l1_0m[30:23]} + 9'd1);
-  assign ps_18_b3 = (ps_18_b2[8] ? ps_18_b3c1 : ps_18_b3c0);
-  assign ps_18 = {ps_18_b3[7:0], ps_18_b2[7:0], ps_18_b1[7:0], ps_18_b0c0[7:0]};
-  assign ps_19_b0c0 = ({1'd0, ps5_19_l1_0s[7:0]} + {1'd0, ps5_19_l1_0m[6:0], 1'd0});
-  assign ps_19_b1c0 = ({1'd0, ps5_19_l1_0s[15:8]} + {1'd0, ps5_19_l1_0m[14:7]});
-  assign ps_19_b1c1 = ({1'd0, ps5_19_l1_0s[15:8]} + {1'd0, ps5_19_l1_0m[14:7]} + 9'd1);
-  assign ps_19_b1 = (ps_19_b0c0[8] ? ps_19_b1c1 : ps_19_b1c0);
-  assign ps_19_b2c0 = ({1'd0, ps5_19_l1_0s[23:16]} + {1'd0, ps5_19_l1_0m[22:15]});
-  assign ps_19_b2c1 = ({1'd0, ps5_19_l1_0s[23:16]} + {1'd0, ps5_19_l1_0m[22:15]} + 9'd1);
-  assign ps_19_b2 = (ps_19_b1[8] ? ps_19_b2c1 : ps_19_b2c0);
-  assign ps_19_b3c0 = ({1'd0, ps5_19_l1_0s[31:24]} + {1'd0, ps5_19_l1_0m[30:23]});
-  assign ps_19_b3c1 = ({1'd0, ps5_19_l1_0s[31:24]} + {1'd0, ps5_19_l1_0m[30:23]} + 9'd1);
-  assign ps_19_b3 = (ps_19_b2[8] ? ps_19_b3c1 : ps_19_b3c0);
-  assign ps_19 = {ps_19_b3[7:0], ps_19_b2[7:0], ps_19_b1[7:0], ps_19_b0c0[7:0]};
-  assign ps_20_b0c0 = ({1'd0, ps5_20_l1_0s[7:0]} + {1'd0, ps5_20_l1_0m[6:0], 1'd0});
-  assign ps_20_b1c0 = ({1'd0, ps5_20_l1_0s[15:8]} + {1'd0, ps5_20_l1_0m[14:7]});
-  assign ps_20_b1c1 = ({1'd0, ps5_20_l1_0s[15:8]} + {1'd0, ps5_20_l1_0m[14:7]} + 9'd1);
-  assign ps_20_b1 = (ps_20_b0c0[8] ? ps_20_b1c1 : ps_20_b1c0);
-  assign ps_20_b2c0 = ({1'd0, ps5_20_l1_0s[23:16]} + {1'd0, ps5_20_l1_0m[22:15]});
-  assign ps_20_b2c1 = ({1'd0, ps5_20_l1_0s[23:16]} + {1'd0, ps5_20_l1_0m[22:15]} + 9'd1);
-  assign ps_20_b2 = (ps_20_b1[8] ? ps_20_b2c1 : ps_20_b2c0);
-  assign ps_20_b3c0 = ({1'd0, ps5_20_l1_0s[31:24]} + {1'd0, ps5_20_l1_0m[30:23]});
-  assign ps_20_b3c1 = ({1'd0, ps5_20_l1_0s[31:24]} + {1'd0, ps5_20_l1_0m[30:23]} + 9'd1);
-  assign ps_20_b3 = (ps_20_b2[8] ? ps_20_b3c1 : ps_20_b3c0);
-  assign ps_20 = {ps_20_b3[7:0], ps_20_b2[7:0], ps_20_b1[7:0], ps_20_b0c0[7:0]};
-  assign ps_21_b0c0 = ({1'd0, ps5_21_l1_0s[7:0]} + {1'd0, ps5_21_l1_0m[6:0], 1'd0});
-  assign ps_21_b1c0 = ({1'd0, ps5_21_l1_0s[15:8]} + {1'd0, ps5_21_l1_0m[14:7]});
-  assign ps_21_b1c1 = ({1'd0, ps5_21_l1_0s[15:8]} + {1'd0, ps5_21_l1_0m[14:7]} + 9'd1);
-  assign ps_21_b1 = (ps_21_b0c0[8] ? ps_21_b1c1 : ps_21_b1c0);
-  assign ps_21_b2c0 = ({1'd0, ps5_21_l1_0s[23:16]} + {1'd0, ps5_21_l1_0m[22:15]});
-  assign ps_21_b2c1 = ({1'd0, ps5_21_l1_0s[23:16]} + {1'd0, ps5_21_l1_0m[22:15]} + 9'd1);
-  assign ps_21_b2 = (ps_21_b1[8] ? ps_21_b2c1 : ps_21_b2c0);
-  assign ps_21_b3c0 = ({1'd0, ps5_21_l1_0s[31:24]} + {1'd0, ps5_21_l1_0m[30:23]});
-  assign ps_21_b3c1 = ({1'd0, ps5_21_l1_0s[31:24]} + {1'd0, ps5_21_l1_0m[30:23]} + 9'd1);
-  assign ps_21_b3 = (ps_21_b2[8] ? ps_21_b3c1 : ps_21_b3c0);
-  assign ps_21 = {ps_21_b3[7:0], ps_21_b2[7:0], ps_21_b1[7:0], ps_21_b0c0[7:0]};
-  assign ps_22_b0c0 = ({1'd0, ps5_22_l1_0s[7:0]} + {1'd0, ps5_22_l1_0m[6:0], 1'd0});
-  assign ps_22_b1c0 = ({1'd0, ps5_22_l1_0s[15:8]} + {1'd0, ps5_22_l1_0m[14:7]});
-  assign ps_22_b1c1 = ({1'd0, ps5_22_l1_0s[15:8]} + {1'd0, ps5_22_l1_0m[14:7]} + 9'd1);
-  assign ps_22_b1 = (ps_22_b0c0[8] ? ps_22_b1c1 : ps_22_b1c0);
-  assign ps_22_b2c0 = ({1'd0, ps5_22_l1_0s[23:16]} + {1'd0, ps5_22_l1_0m[22:15]});
-  assign ps_22_b2c1 = ({1'd0, ps5_22_l1_0s[23:16]} + {1'd0, ps5_22_l1_0m[22:15]} + 9'd1);
-  assign ps_22_b2 = (ps_22_b1[8] ? ps_22_b2c1 : ps_22_b2c0);
-  assign ps_22_b3c0 = ({1'd0, ps5_22_l1_0s[31:24]} + {1'd0, ps5_22_l1_0m[30:23]});
-  assign ps_22_b3c1 = ({1'd0, ps5_22_l1_0s[31:24]} + {1'd0, ps5_22_l1_0m[30:23]} + 9'd1);
-  assign ps_22_b3 = (ps_22_b2[8] ? ps_22_b3c1 : ps_22_b3c0);
-  assign ps_22 = {ps_22_b3[7:0], ps_22_b2[7:0], ps_22_b1[7:0], ps_22_b0c0[7:0]};
-  assign ps_23_b0c0 = ({1'd0, ps5_23_l1_0s[7:0]} + {1'd0, ps5_23_l1_0m[6:0], 1'd0});
-  assign ps_23_b1c0 = ({1'd0, ps5_23_l1_0s[15:8]} + {1'd0, ps5_23_l1_0m[14:7]});
-  assign ps_23_b1c1 = ({1'd0, ps5_23_l1_0s[15:8]} + {1'd0, ps5_23_l1_0m[14:7]} + 9'd1);
-  assign ps_23_b1 = (ps_23_b0c0[8] ? ps_23_b1c1 : ps_23_b1c0);
-  assign ps_23_b2c0 = ({1'd0, ps5_23_l1_0s[23:16]} + {1'd0, ps5_23_l1_0m[22:15]});
-  assign ps_23_b2c1 = ({1'd0, ps5_23_l1_0s[23:16]} + {1'd0, ps5_23_l1_0m[22:15]} + 9'd1);
-  assign ps_23_b2 = (ps_23_b1[8] ? ps_23_b2c1 : ps_23_b2c0);
-  assign ps_23_b3c0 = ({1'd0, ps5_23_l1_0s[31:24]} + {1'd0, ps5_23_l1_0m[30:23]});
-  assign ps_23_b3c1 = ({1'd0, ps5_23_l1_0s[31:24]} + {1'd0, ps5_23_l1_0m[30:23]} + 9'd1);
-  assign ps_23_b3 = (ps_23_b2[8] ? ps_23_b3c1 : ps_23_b3c0);
-  assign ps_23 = {ps_23_b3[7:0], ps_23_b2[7:0], ps_23_b1[7:0], ps_23_b0c0[7:0]};
-  assign ps_24_b0c0 = ({1'd0, ps5_24_l1_0s[7:0]} + {1'd0, ps5_24_l1_0m[6:0], 1'd0});
-  assign ps_24_b1c0 = ({1'd0, ps5_24_l1_0s[15:8]} + {1'd0, ps5_24_l1_0m[14:7]});
-  assign ps_24_b1c1 = ({1'd0, ps5_24_l1_0s[15:8]} + {1'd0, ps5_24_l1_0m[14:7]} + 9'd1);
-  assign ps_24_b1 = (ps_24_b0c0[8] ? ps_24_b1c1 : ps_24_b1c0);
-  assign ps_24_b2c0 = ({1'd0, ps5_24_l1_0s[23:16]} + {1'd0, ps5_24_l1_0m[22:15]});
-  assign ps_24_b2c1 = ({1'd0, ps5_24_l1_0s[23:16]} + {1'd0, ps5_24_l1_0m[22:15]} + 9'd1);
-  assign ps_24_b2 = (ps_24_b1[8] ? ps_24_b2c1 : ps_24_b2c0);
-  assign ps_24_b3c0 = ({1'd0, ps5_24_l1_0s[31:24]} + {1'd0, ps5_24_l1_0m[30:23]});
-  assign ps_24_b3c1 = ({1'd0, ps5_24_l1_0s[31:24]} + {1'd0, ps5_24_l1_0m[30:23]} + 9'd1);
-  assign ps_24_b3 = (ps_24_b2[8] ? ps_24_b3c1 : ps_24_b3c0);
-  assign ps_24 = {ps_24_b3[7:0], ps_24_b2[7:0], ps_24_b1[7:0], ps_24_b0c0[7:0]};
-  assign ps_25_b0c0 = ({1'd0, ps5_25_l1_0s[7:0]} + {1'd0, ps5_25_l1_0m[6:0], 1'd0});
-  assign ps_25_b1c0 = ({1'd0, ps5_25_l1_0s[15:8]} + {1'd0, ps5_25_l1_0m[14:7]});
-  assign ps_25_b1c1 = ({1'd0, ps5_25_l1_0s[15:8]} + {1'd0, ps5_25_l1_0m[14:7]} + 9'd1);
-  assign ps_25_b1 = (ps_25_b0c0[8] ? ps_25_b1c1 : ps_25_b1c0);
-  assign ps_25_b2c0 = ({1'd0, ps5_25_l1_0s[23:16]} + {1'd0, ps5_25_l1_0m[22:15]});
-  assign ps_25_b2c1 = ({1'd0, ps5_25_l1_0s[23:16]} + {1'd0, ps5_25_l1_0m[22:15]} + 9'd1);
-  assign ps_25_b2 = (ps_25_b1[8] ? ps_25_b2c1 : ps_25_b2c0);
-  assign ps_25_b3c0 = ({1'd0, ps5_25_l1_0s[31:24]} + {1'd0, ps5_25_l1_0m[30:23]});
-  assign ps_25_b3c1 = ({1'd0, ps5_25_l1_0s[31:24]} + {1'd0, ps5_25_l1_0m[30:23]} + 9'd1);
-  assign ps_25_b3 = (ps_25_b2[8] ? ps_25_b3c1 : ps_25_b3c0);
-  assign ps_25 = {ps_25_b3[7:0], ps_25_b2[7:0], ps_25_b1[7:0], ps_25_b0c0[7:0]};
-  assign ps_26_b0c0 = ({1'd0, ps5_26_l1_0s[7:0]} + {1'd0, ps5_26_l1_0m[6:0], 1'd0});
-  assign ps_26_b1c0 = ({1'd0, ps5_26_l1_0s[15:8]} + {1'd0, ps5_26_l1_0m[14:7]});
-  assign ps_26_b1c1 = ({1'd0, ps5_26_l1_0s[15:8]} + {1'd0, ps5_26_l1_0m[14:7]} + 9'd1);
-  assign ps_26_b1 = (ps_26_b0c0[8] ? ps_26_b1c1 : ps_26_b1c0);
-  assign ps_26_b2c0 = ({1'd0, ps5_26_l1_0s[23:16]} + {1'd0, ps5_26_l1_0m[22:15]});
-  assign ps_26_b2c1 = ({1'd0, ps5_26_l1_0s[23:16]} + {1'd0, ps5_26_l1_0m[22:15]} + 9'd1);
-  assign ps_26_b2 = (ps_26_b1[8] ? ps_26_b2c1 : ps_26_b2c0);
-  assign ps_26_b3c0 = ({1'd0, ps5_26_l1_0s[31:24]} + {1'd0, ps5_26_l1_0m[30:23]});
-  assign ps_26_b3c1 = ({1'd0, ps5_26_l1_0s[31:24]} + {1'd0, ps5_26_l1_0m[30:23]} + 9'd1);
-  assign ps_26_b3 = (ps_26_b2[8] ? ps_26_b3c1 : ps_26_b3c0);
-  assign ps_26 = {ps_26_b3[7:0], ps_26_b2[7:0], ps_26_b1[7:0], ps_26_b0c0[7:0]};
-  assign ps_27_b0c0 = ({1'd0, ps5_27_l1_0s[7:0]} + {1'd0, ps5_27_l1_0m[6:0], 1'd0});
-  assign ps_27_b1c0 = ({1'd0, ps5_27_l1_0s[15:8]} + {1'd0, ps5_27_l1_0m[14:7]});
-  assign ps_27_b1c1 = ({1'd0, ps5_27_l1_0s[15:8]} + {1'd0, ps5_27_l1_0m[14:7]} + 9'd1);
-  assign ps_27_b1 = (ps_27_b0c0[8] ? ps_27_b1c1 : ps_27_b1c0);
-  assign ps_27_b2c0 = ({1'd0, ps5_27_l1_0s[23:16]} + {1'd0, ps5_27_l1_0m[22:15]});
-  assign ps_27_b2c1 = ({1'd0, ps5_27_l1_0s[23:16]} + {1'd0, ps5_27_l1_0m[22:15]} + 9'd1);
-  assign ps_27_b2 = (ps_27_b1[8] ? ps_27_b2c1 : ps_27_b2c0);
-  assign ps_27_b3c0 = ({1'd0, ps5_27_l1_0s[31:24]} + {1'd0, ps5_27_l1_0m[30:23]});
-  assign ps_27_b3c1 = ({1'd0, ps5_27_l1_0s[31:24]} + {1'd0, ps5_27_l1_0m[30:23]} + 9'd1);
-  assign ps_27_b3 = (ps_27_b2[8] ? ps_27_b3c1 : ps_27_b3c0);
-  assign ps_27 = {ps_27_b3[7:0], ps_27_b2[7:0], ps_27_b1[7:0], ps_27_b0c0[7:0]};
-  assign ps_28_b0c0 = ({1'd0, ps5_28_l1_0s[7:0]} + {1'd0, ps5_28_l1_0m[6:0], 1'd0});
-  assign ps_28_b1c0 = ({1'd0, ps5_28_l1_0s[15:8]} + {1'd0, ps5_28_l1_0m[14:7]});
-  assign ps_28_b1c1 = ({1'd0, ps5_28_l1_0s[15:8]} + {1'd0, ps5_28_l1_0m[14:7]} + 9'd1);
-  assign ps_28_b1 = (ps_28_b0c0[8] ? ps_28_b1c1 : ps_28_b1c0);
-  assign ps_28_b2c0 = ({1'd0, ps5_28_l1_0s[23:16]} + {1'd0, ps5_28_l1_0m[22:15]});
-  assign ps_28_b2c1 = ({1'd0, ps5_28_l1_0s[23:16]} + {1'd0, ps5_28_l1_0m[22:15]} + 9'd1);
-  assign ps_28_b2 = (ps_28_b1[8] ? ps_28_b2c1 : ps_28_b2c0);
-  assign ps_28_b3c0 = ({1'd0, ps5_28_l1_0s[31:24]} + {1'd0, ps5_28_l1_0m[30:23]});
-  assign ps_28_b3c1 = ({1'd0, ps5_28_l1_0s[31:24]} + {1'd0, ps5_28_l1_0m[30:23]} + 9'd1);
-  assign ps_28_b3 = (ps_28_b2[8] ? ps_28_b3c1 : ps_28_b3c0);
-  assign ps_28 = {ps_28_b3[7:0], ps_28_b2[7:0], ps_28_b1[7:0], ps_28_b0c0[7:0]};
-  assign ps_29_b0c0 = ({1'd0, ps5_29_l1_0s[7:0]} + {1'd0, ps5_29_l1_0m[6:0], 1'd0});
-  assign ps_29_b1c0 = ({1'd0, ps5_29_l1_0s[15:8]} + {1'd0, ps5_29_l1_0m[14:7]});
-  assign ps_29_b1c1 = ({1'd0, ps5_29_l1_0s[15:8]} + {1'd0, ps5_29_l1_0m[14:7]} + 9'd1);
-  assign ps_29_b1 = (ps_29_b0c0[8] ? ps_29_b1c1 : ps_29_b1c0);
-  assign ps_29_b2c0 = ({1'd0, ps5_29_l1_0s[23:16]} + {1'd0, ps5_29_l1_0m[22:15]});
-  assign ps_29_b2c1 = ({1'd0, ps5_29_l1_0s[23:16]} + {1'd0, ps5_29_l1_0m[22:15]} + 9'd1);
-  assign ps_29_b2 = (ps_29_b1[8] ? ps_29_b2c1 : ps_29_b2c0);
-  assign ps_29_b3c0 = ({1'd0, ps5_29_l1_0s[31:24]} + {1'd0, ps5_29_l1_0m[30:23]});
-  assign ps_29_b3c1 = ({1'd0, ps5_29_l1_0s[31:24]} + {1'd0, ps5_29_l1_0m[30:23]} + 9'd1);
-  assign ps_29_b3 = (ps_29_b2[8] ? ps_29_b3c1 : ps_29_b3c0);
-  assign ps_29 = {ps_29_b3[7:0], ps_29_b2[7:0], ps_29_b1[7:0], ps_29_b0c0[7:0]};
-  assign ps_30_b0c0 = ({1'd0, ps5_30_l1_0s[7:0]} + {1'd0, ps5_30_l1_0m[6:0], 1'd0});
-  assign ps_30_b1c0 = ({1'd0, ps5_30_l1_0s[15:8]} + {1'd0, ps5_30_l1_0m[14:7]});
-  assign ps_30_b1c1 = ({1'd0, ps5_30_l1_0s[15:8]} + {1'd0, ps5_30_l1_0m[14:7]} + 9'd1);
-  assign ps_30_b1 = (ps_30_b0c0[8] ? ps_30_b1c1 : ps_30_b1c0);
-  assign ps_30_b2c0 = ({1'd0, ps5_30_l1_0s[23:16]} + {1'd0, ps5_30_l1_0m[22:15]});
-  assign ps_30_b2c1 = ({1'd0, ps5_30_l1_0s[23:16]} + {1'd0, ps5_30_l1_0m[22:15]} + 9'd1);
-  assign ps_30_b2 = (ps_30_b1[8] ? ps_30_b2c1 : ps_30_b2c0);
-  assign ps_30_b3c0 = ({1'd0, ps5_30_l1_0s[31:24]} + {1'd0, ps5_30_l1_0m[30:23]});
-  assign ps_30_b3c1 = ({1'd0, ps5_30_l1_0s[31:24]} + {1'd0, ps5_30_l1_0m[30:23]} + 9'd1);
-  assign ps_30_b3 = (ps_30_b2[8] ? ps_30_b3c1 : ps_30_b3c0);
-  assign ps_30 = {ps_30_b3[7:0], ps_30_b2[7:0], ps_30_b1[7:0], ps_30_b0c0[7:0]};
-  assign ps_31_b0c0 = ({1'd0, ps5_31_l1_0s[7:0]} + {1'd0, ps5_31_l1_0m[6:0], 1'd0});
-  assign ps_31_b1c0 = ({1'd0, ps5_31_l1_0s[15:8]} + {1'd0, ps5_31_l1_0m[14:7]});
-  assign ps_31_b1c1 = ({1'd0, ps5_31_l1_0s[15:8]} + {1'd0, ps5_31_l1_0m[14:7]} + 9'd1);
-  assign ps_31_b1 = (ps_31_b0c0[8] ? ps_31_b1c1 : ps_31_b1c0);
-  assign ps_31_b2c0 = ({1'd0, ps5_31_l1_0s[23:16]} + {1'd0, ps5_31_l1_0m[22:15]});
-  assign ps_31_b2c1 = ({1'd0, ps5_31_l1_0s[23:16]} + {1'd0, ps5_31_l1_0m[22:15]} + 9'd1);
-  assign ps_31_b2 = (ps_31_b1[8] ? ps_31_b2c1 : ps_31_b2c0);
-  assign ps_31_b3c0 = ({1'd0, ps5_31_l1_0s[31:24]} + {1'd0, ps5_31_l1_0m[30:23]});
-  assign ps_31_b3c1 = ({1'd0, ps5_31_l1_0s[31:24]} + {1'd0, ps5_31_l1_0m[30:23]} + 9'd1);
-  assign ps_31_b3 = (ps_31_b2[8] ? ps_31_b3c1 : ps_31_b3c0);
-  assign ps_31 = {ps_31_b3[7:0], ps_31_b2[7:0], ps_31_b1[7:0], ps_31_b0c0[7:0]};
+  bpc_csa3_w32 u_ps2_c3_0 (
+    .t0_i(el1_q[95:64]),
+    .t1_i(el1_q[63:32]),
+    .t2_i(el1_q[31:0]),
+    .s_o(u_ps2_c3_s_o[0]),
+    .c_o(u_ps2_c3_c_o[0])
+  );
+  generate
+    for (i = 0; i < 29; i = i + 1) begin : g_ps2_c4
+      bpc_csa4_w32 u_ps2_c4 (
+        .t0_i(el1_q[32*(i + 3) +: 32]),
+        .t1_i(el1_q[32*(i + 2) +: 32]),
+        .t2_i(el1_q[32*(i + 1) +: 32]),
+        .t3_i(el1_q[32*i +: 32]),
+        .s_o(u_ps2_c4_s_o[i]),
+        .c_o(u_ps2_c4_c_o[i])
+      );
+    end
+  endgenerate
+  bpc_csa3_w32 u_ps3_c3_0 (
+    .t0_i(u_ps2_c4_s_o[1]),
+    .t1_i(u_ps2_c4_c_o[1]),
+    .t2_i(el1_q[31:0]),
+    .s_o(u_ps3_c3_s_o[0]),
+    .c_o(u_ps3_c3_c_o[0])
+  );
+  bpc_csa4_w32 u_ps3_c4_0 (
+    .t0_i(u_ps2_c4_s_o[2]),
+    .t1_i(u_ps2_c4_c_o[2]),
+    .t2_i(el1_q[63:32]),
+    .t3_i(el1_q[31:0]),
+    .s_o(u_ps3_c4_s_o[0]),
+    .c_o(u_ps3_c4_c_o[0])
+  );
+  bpc_csa4_w32 u_ps3_c4_1 (
+    .t0_i(u_ps2_c4_s_o[3]),
+    .t1_i(u_ps2_c4_c_o[3]),
+    .t2_i(u_ps2_c3_s_o[0]),
+    .t3_i(u_ps2_c3_c_o[0]),
+    .s_o(u_ps3_c4_s_o[1]),
+    .c_o(u_ps3_c4_c_o[1])
+  );
+  generate
+    for (i = 2; i < 27; i = i + 1) begin : g_ps3_c4
+      bpc_csa4_w32 u_ps3_c4 (
+        .t0_i(u_ps2_c4_s_o[i + 2]),
+        .t1_i(u_ps2_c4_c_o[i + 2]),
+        .t2_i(u_ps2_c4_s_o[i - 2]),
+        .t3_i(u_ps2_c4_c_o[i - 2]),
+        .s_o(u_ps3_c4_s_o[i]),
+        .c_o(u_ps3_c4_c_o[i])
+      );
+    end
+  endgenerate
+  bpc_csa3_w32 u_ps4_c3_0 (
+    .t0_i(u_ps3_c4_s_o[3]),
+    .t1_i(u_ps3_c4_c_o[3]),
+    .t2_i(el1_q[31:0]),
+    .s_o(u_ps4_c3_s_o[0]),
+    .c_o(u_ps4_c3_c_o[0])
+  );
+  bpc_csa4_w32 u_ps4_c4_0 (
+    .t0_i(u_ps3_c4_s_o[4]),
+    .t1_i(u_ps3_c4_c_o[4]),
+    .t2_i(el1_q[63:32]),
+    .t3_i(el1_q[31:0]),
+    .s_o(u_ps4_c4_s_o[0]),
+    .c_o(u_ps4_c4_c_o[0])
+  );
+  bpc_csa4_w32 u_ps4_c4_1 (
+    .t0_i(u_ps3_c4_s_o[5]),
+    .t1_i(u_ps3_c4_c_o[5]),
+    .t2_i(u_ps2_c3_s_o[0]),
+    .t3_i(u_ps2_c3_c_o[0]),
+    .s_o(u_ps4_c4_s_o[1]),
+    .c_o(u_ps4_c4_c_o[1])
+  );
+  bpc_csa4_w32 u_ps4_c4_2 (
+    .t0_i(u_ps3_c4_s_o[6]),
+    .t1_i(u_ps3_c4_c_o[6]),
+    .t2_i(u_ps2_c4_s_o[0]),
+    .t3_i(u_ps2_c4_c_o[0]),
+    .s_o(u_ps4_c4_s_o[2]),
+    .c_o(u_ps4_c4_c_o[2])
+  );
+  bpc_csa4_w32 u_ps4_c4_3 (
+    .t0_i(u_ps3_c4_s_o[7]),
+    .t1_i(u_ps3_c4_c_o[7]),
+    .t2_i(u_ps3_c3_s_o[0]),
+    .t3_i(u_ps3_c3_c_o[0]),
+    .s_o(u_ps4_c4_s_o[3]),
+    .c_o(u_ps4_c4_c_o[3])
+  );
+  generate
+    for (i = 4; i < 23; i = i + 1) begin : g_ps4_c4
+      bpc_csa4_w32 u_ps4_c4 (
+        .t0_i(u_ps3_c4_s_o[i + 4]),
+        .t1_i(u_ps3_c4_c_o[i + 4]),
+        .t2_i(u_ps3_c4_s_o[i - 4]),
+        .t3_i(u_ps3_c4_c_o[i - 4]),
+        .s_o(u_ps4_c4_s_o[i]),
+        .c_o(u_ps4_c4_c_o[i])
+      );
+    end
+  endgenerate
+  bpc_csa3_w32 u_ps5_c3_0 (
+    .t0_i(u_ps4_c4_s_o[7]),
+    .t1_i(u_ps4_c4_c_o[7]),
+    .t2_i(el1_q[31:0]),
+    .s_o(u_ps5_c3_s_o[0]),
+    .c_o(u_ps5_c3_c_o[0])
+  );
+  bpc_csa4_w32 u_ps5_c4_0 (
+    .t0_i(u_ps4_c4_s_o[8]),
+    .t1_i(u_ps4_c4_c_o[8]),
+    .t2_i(el1_q[63:32]),
+    .t3_i(el1_q[31:0]),
+    .s_o(u_ps5_c4_s_o[0]),
+    .c_o(u_ps5_c4_c_o[0])
+  );
+  bpc_csa4_w32 u_ps5_c4_1 (
+    .t0_i(u_ps4_c4_s_o[9]),
+    .t1_i(u_ps4_c4_c_o[9]),
+    .t2_i(u_ps2_c3_s_o[0]),
+    .t3_i(u_ps2_c3_c_o[0]),
+    .s_o(u_ps5_c4_s_o[1]),
+    .c_o(u_ps5_c4_c_o[1])
+  );
+  bpc_csa4_w32 u_ps5_c4_2 (
+    .t0_i(u_ps4_c4_s_o[10]),
+    .t1_i(u_ps4_c4_c_o[10]),
+    .t2_i(u_ps2_c4_s_o[0]),
+    .t3_i(u_ps2_c4_c_o[0]),
+    .s_o(u_ps5_c4_s_o[2]),
+    .c_o(u_ps5_c4_c_o[2])
+  );
+  bpc_csa4_w32 u_ps5_c4_3 (
+    .t0_i(u_ps4_c4_s_o[11]),
+    .t1_i(u_ps4_c4_c_o[11]),
+    .t2_i(u_ps3_c3_s_o[0]),
+    .t3_i(u_ps3_c3_c_o[0]),
+    .s_o(u_ps5_c4_s_o[3]),
+    .c_o(u_ps5_c4_c_o[3])
+  );
+  generate
+    for (i = 4; i < 7; i = i + 1) begin : g_ps5_c4
+      bpc_csa4_w32 u_ps5_c4 (
+        .t0_i(u_ps4_c4_s_o[i + 8]),
+        .t1_i(u_ps4_c4_c_o[i + 8]),
+        .t2_i(u_ps3_c4_s_o[i - 4]),
+        .t3_i(u_ps3_c4_c_o[i - 4]),
+        .s_o(u_ps5_c4_s_o[i]),
+        .c_o(u_ps5_c4_c_o[i])
+      );
+    end
+  endgenerate
+  bpc_csa4_w32 u_ps5_c4_7 (
+    .t0_i(u_ps4_c4_s_o[15]),
+    .t1_i(u_ps4_c4_c_o[15]),
+    .t2_i(u_ps4_c3_s_o[0]),
+    .t3_i(u_ps4_c3_c_o[0]),
+    .s_o(u_ps5_c4_s_o[7]),
+    .c_o(u_ps5_c4_c_o[7])
+  );
+  generate
+    for (i = 8; i < 15; i = i + 1) begin : g_ps5_c4_8
+      bpc_csa4_w32 u_ps5_c4 (
+        .t0_i(u_ps4_c4_s_o[i + 8]),
+        .t1_i(u_ps4_c4_c_o[i + 8]),
+        .t2_i(u_ps4_c4_s_o[i - 8]),
+        .t3_i(u_ps4_c4_c_o[i - 8]),
+        .s_o(u_ps5_c4_s_o[i]),
+        .c_o(u_ps5_c4_c_o[i])
+      );
+    end
+  endgenerate
+  bpc_add_cs_w32 u_ps_add0 (
+    .a_i(el1_q[63:32]),
+    .b_i(el1_q[31:0]),
+    .y_o(u_ps_add_y_o[0])
+  );
+  bpc_add_cs_w32 u_ps_add1 (
+    .a_i(u_ps2_c3_s_o[0]),
+    .b_i(u_ps2_c3_c_o[0]),
+    .y_o(u_ps_add_y_o[1])
+  );
+  bpc_add_cs_w32 u_ps_add2 (
+    .a_i(u_ps2_c4_s_o[0]),
+    .b_i(u_ps2_c4_c_o[0]),
+    .y_o(u_ps_add_y_o[2])
+  );
+  bpc_add_cs_w32 u_ps_add3 (
+    .a_i(u_ps3_c3_s_o[0]),
+    .b_i(u_ps3_c3_c_o[0]),
+    .y_o(u_ps_add_y_o[3])
+  );
+  generate
+    for (i = 4; i < 7; i = i + 1) begin : g_ps_add
+      bpc_add_cs_w32 u_ps_add (
+        .a_i(u_ps3_c4_s_o[i - 4]),
+        .b_i(u_ps3_c4_c_o[i - 4]),
+        .y_o(u_ps_add_y_o[i])
+      );
+    end
+  endgenerate
+  bpc_add_cs_w32 u_ps_add7 (
+    .a_i(u_ps4_c3_s_o[0]),
+    .b_i(u_ps4_c3_c_o[0]),
+    .y_o(u_ps_add_y_o[7])
+  );
+  generate
+    for (i = 8; i < 15; i = i + 1) begin : g_ps_add_8
+      bpc_add_cs_w32 u_ps_add (
+        .a_i(u_ps4_c4_s_o[i - 8]),
+        .b_i(u_ps4_c4_c_o[i - 8]),
+        .y_o(u_ps_add_y_o[i])
+      );
+    end
+  endgenerate
+  bpc_add_cs_w32 u_ps_add15 (
+    .a_i(u_ps5_c3_s_o[0]),
+    .b_i(u_ps5_c3_c_o[0]),
+    .y_o(u_ps_add_y_o[15])
+  );
+  generate
+    for (i = 16; i < 31; i = i + 1) begin : g_ps_add_16
+      bpc_add_cs_w32 u_ps_add (
+        .a_i(u_ps5_c4_s_o[i - 16]),
+        .b_i(u_ps5_c4_c_o[i - 16]),
+        .y_o(u_ps_add_y_o[i])
+      );
+    end
+  endgenerate
   assign out_blk_d = (~(err1_q | kill1_q) ?
-                        {ps_31, ps_30, ps_29, ps_28, ps_27, ps_26, ps_25, ps_24, ps_23, ps_22,
-                         ps_21, ps_20, ps_19, ps_18, ps_17, ps_16, ps_15, ps_14, ps_13, ps_12,
-                         ps_11, ps_10, ps_9, ps_8, ps_7, ps_6, ps_5, ps_4, ps_3, ps_2, ps_1,
-                         el1_q[31:0]}
+                        {u_ps_add_y_o[30], u_ps_add_y_o[29], u_ps_add_y_o[28], u_ps_add_y_o[27],
+                         u_ps_add_y_o[26], u_ps_add_y_o[25], u_ps_add_y_o[24], u_ps_add_y_o[23],
+                         u_ps_add_y_o[22], u_ps_add_y_o[21], u_ps_add_y_o[20], u_ps_add_y_o[19],
+                         u_ps_add_y_o[18], u_ps_add_y_o[17], u_ps_add_y_o[16], u_ps_add_y_o[15],
+                         u_ps_add_y_o[14], u_ps_add_y_o[13], u_ps_add_y_o[12], u_ps_add_y_o[11],
+                         u_ps_add_y_o[10], u_ps_add_y_o[9], u_ps_add_y_o[8], u_ps_add_y_o[7],
+                         u_ps_add_y_o[6], u_ps_add_y_o[5], u_ps_add_y_o[4], u_ps_add_y_o[3],
+                         u_ps_add_y_o[2], u_ps_add_y_o[1], u_ps_add_y_o[0], el1_q[31:0]}
                       : 1024'd0);
   assign out_err_d = err1_q;
   always @(posedge clk_i) begin
@@ -4493,60 +3021,6 @@ module bpc_dec_s32_k4 (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, win[132:128], t0_cls[4], t1_cls[4], t2_cls[4], t3_cls[4],
-                       ps2_2_l0_0m[31], ps2_3_l0_0m[31], ps2_3_l1_0m[31], ps2_4_l0_0m[31],
-                       ps2_4_l1_0m[31], ps2_5_l0_0m[31], ps2_5_l1_0m[31], ps2_6_l0_0m[31],
-                       ps2_6_l1_0m[31], ps2_7_l0_0m[31], ps2_7_l1_0m[31], ps2_8_l0_0m[31],
-                       ps2_8_l1_0m[31], ps2_9_l0_0m[31], ps2_9_l1_0m[31], ps2_10_l0_0m[31],
-                       ps2_10_l1_0m[31], ps2_11_l0_0m[31], ps2_11_l1_0m[31], ps2_12_l0_0m[31],
-                       ps2_12_l1_0m[31], ps2_13_l0_0m[31], ps2_13_l1_0m[31], ps2_14_l0_0m[31],
-                       ps2_14_l1_0m[31], ps2_15_l0_0m[31], ps2_15_l1_0m[31], ps2_16_l0_0m[31],
-                       ps2_16_l1_0m[31], ps2_17_l0_0m[31], ps2_17_l1_0m[31], ps2_18_l0_0m[31],
-                       ps2_18_l1_0m[31], ps2_19_l0_0m[31], ps2_19_l1_0m[31], ps2_20_l0_0m[31],
-                       ps2_20_l1_0m[31], ps2_21_l0_0m[31], ps2_21_l1_0m[31], ps2_22_l0_0m[31],
-                       ps2_22_l1_0m[31], ps2_23_l0_0m[31], ps2_23_l1_0m[31], ps2_24_l0_0m[31],
-                       ps2_24_l1_0m[31], ps2_25_l0_0m[31], ps2_25_l1_0m[31], ps2_26_l0_0m[31],
-                       ps2_26_l1_0m[31], ps2_27_l0_0m[31], ps2_27_l1_0m[31], ps2_28_l0_0m[31],
-                       ps2_28_l1_0m[31], ps2_29_l0_0m[31], ps2_29_l1_0m[31], ps2_30_l0_0m[31],
-                       ps2_30_l1_0m[31], ps2_31_l0_0m[31], ps2_31_l1_0m[31], ps3_4_l0_0m[31],
-                       ps3_5_l0_0m[31], ps3_5_l1_0m[31], ps3_6_l0_0m[31], ps3_6_l1_0m[31],
-                       ps3_7_l0_0m[31], ps3_7_l1_0m[31], ps3_8_l0_0m[31], ps3_8_l1_0m[31],
-                       ps3_9_l0_0m[31], ps3_9_l1_0m[31], ps3_10_l0_0m[31], ps3_10_l1_0m[31],
-                       ps3_11_l0_0m[31], ps3_11_l1_0m[31], ps3_12_l0_0m[31], ps3_12_l1_0m[31],
-                       ps3_13_l0_0m[31], ps3_13_l1_0m[31], ps3_14_l0_0m[31], ps3_14_l1_0m[31],
-                       ps3_15_l0_0m[31], ps3_15_l1_0m[31], ps3_16_l0_0m[31], ps3_16_l1_0m[31],
-                       ps3_17_l0_0m[31], ps3_17_l1_0m[31], ps3_18_l0_0m[31], ps3_18_l1_0m[31],
-                       ps3_19_l0_0m[31], ps3_19_l1_0m[31], ps3_20_l0_0m[31], ps3_20_l1_0m[31],
-                       ps3_21_l0_0m[31], ps3_21_l1_0m[31], ps3_22_l0_0m[31], ps3_22_l1_0m[31],
-                       ps3_23_l0_0m[31], ps3_23_l1_0m[31], ps3_24_l0_0m[31], ps3_24_l1_0m[31],
-                       ps3_25_l0_0m[31], ps3_25_l1_0m[31], ps3_26_l0_0m[31], ps3_26_l1_0m[31],
-                       ps3_27_l0_0m[31], ps3_27_l1_0m[31], ps3_28_l0_0m[31], ps3_28_l1_0m[31],
-                       ps3_29_l0_0m[31], ps3_29_l1_0m[31], ps3_30_l0_0m[31], ps3_30_l1_0m[31],
-                       ps3_31_l0_0m[31], ps3_31_l1_0m[31], ps4_8_l0_0m[31], ps4_9_l0_0m[31],
-                       ps4_9_l1_0m[31], ps4_10_l0_0m[31], ps4_10_l1_0m[31], ps4_11_l0_0m[31],
-                       ps4_11_l1_0m[31], ps4_12_l0_0m[31], ps4_12_l1_0m[31], ps4_13_l0_0m[31],
-                       ps4_13_l1_0m[31], ps4_14_l0_0m[31], ps4_14_l1_0m[31], ps4_15_l0_0m[31],
-                       ps4_15_l1_0m[31], ps4_16_l0_0m[31], ps4_16_l1_0m[31], ps4_17_l0_0m[31],
-                       ps4_17_l1_0m[31], ps4_18_l0_0m[31], ps4_18_l1_0m[31], ps4_19_l0_0m[31],
-                       ps4_19_l1_0m[31], ps4_20_l0_0m[31], ps4_20_l1_0m[31], ps4_21_l0_0m[31],
-                       ps4_21_l1_0m[31], ps4_22_l0_0m[31], ps4_22_l1_0m[31], ps4_23_l0_0m[31],
-                       ps4_23_l1_0m[31], ps4_24_l0_0m[31], ps4_24_l1_0m[31], ps4_25_l0_0m[31],
-                       ps4_25_l1_0m[31], ps4_26_l0_0m[31], ps4_26_l1_0m[31], ps4_27_l0_0m[31],
-                       ps4_27_l1_0m[31], ps4_28_l0_0m[31], ps4_28_l1_0m[31], ps4_29_l0_0m[31],
-                       ps4_29_l1_0m[31], ps4_30_l0_0m[31], ps4_30_l1_0m[31], ps4_31_l0_0m[31],
-                       ps4_31_l1_0m[31], ps5_16_l0_0m[31], ps5_17_l0_0m[31], ps5_17_l1_0m[31],
-                       ps5_18_l0_0m[31], ps5_18_l1_0m[31], ps5_19_l0_0m[31], ps5_19_l1_0m[31],
-                       ps5_20_l0_0m[31], ps5_20_l1_0m[31], ps5_21_l0_0m[31], ps5_21_l1_0m[31],
-                       ps5_22_l0_0m[31], ps5_22_l1_0m[31], ps5_23_l0_0m[31], ps5_23_l1_0m[31],
-                       ps5_24_l0_0m[31], ps5_24_l1_0m[31], ps5_25_l0_0m[31], ps5_25_l1_0m[31],
-                       ps5_26_l0_0m[31], ps5_26_l1_0m[31], ps5_27_l0_0m[31], ps5_27_l1_0m[31],
-                       ps5_28_l0_0m[31], ps5_28_l1_0m[31], ps5_29_l0_0m[31], ps5_29_l1_0m[31],
-                       ps5_30_l0_0m[31], ps5_30_l1_0m[31], ps5_31_l0_0m[31], ps5_31_l1_0m[31],
-                       ps_1_b3[8], ps_2_b3[8], ps_3_b3[8], ps_4_b3[8], ps_5_b3[8], ps_6_b3[8],
-                       ps_7_b3[8], ps_8_b3[8], ps_9_b3[8], ps_10_b3[8], ps_11_b3[8], ps_12_b3[8],
-                       ps_13_b3[8], ps_14_b3[8], ps_15_b3[8], ps_16_b3[8], ps_17_b3[8], ps_18_b3[8],
-                       ps_19_b3[8], ps_20_b3[8], ps_21_b3[8], ps_22_b3[8], ps_23_b3[8], ps_24_b3[8],
-                       ps_25_b3[8], ps_26_b3[8], ps_27_b3[8], ps_28_b3[8], ps_29_b3[8], ps_30_b3[8],
-                       ps_31_b3[8]};
+  assign unused_ok = &{1'd0, win[132:128], t0_cls[4], t1_cls[4], t2_cls[4], t3_cls[4]};
 endmodule
 `default_nettype wire

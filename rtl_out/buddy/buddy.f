@@ -1,6 +1,9 @@
 // hwzip 0.1.0 `hwzip gen --engine buddy`: the generated modules; paths are relative
 // to this file (verilator -F).
+bpc_add_cs_w32.v
 bpc_comp_s32.v
+bpc_csa3_w32.v
+bpc_csa4_w32.v
 bpc_dec_s32_k4.v
 bpc_len_sums_n2_w8.v
 bpc_len_sums_n3_w12.v

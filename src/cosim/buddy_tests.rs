@@ -275,7 +275,8 @@ fn scoreboard_catches_injected_faults() {
                 v.replace("(room_q < 10'd", "(10'd1023 < 10'd")
             }),
             ("prefix sum", &|v: &str| {
-                v.replacen("assign ps_5 = {", "assign ps_5 = 32'd1 ^ {", 1)
+                // Word 5's sum (the adders start at word 1).
+                v.replacen("u_ps_add_y_o[4],", "(32'd1 ^ u_ps_add_y_o[4]),", 1)
             }),
         ],
         2_000,

@@ -109,7 +109,8 @@ impl ModuleBuilder {
             .collect()
     }
 
-    /// `len` instances of `module`, named `<name>0`, `<name>1`, ...; `inputs(k)` connects
+    /// `len` instances of `module`, named `<name>0`, `<name>1`, ... (`<name>_0`, ... when
+    /// `name` ends in a digit); `inputs(k)` connects
     /// instance `k`. Output `p` of instance `k` is element `k` of the array `<name>_<p>`
     /// (read through the returned handles as with [`ModuleBuilder::instance`]). The emitter
     /// writes runs of instances whose connections are the same for all, or an index-affine
@@ -143,7 +144,13 @@ impl ModuleBuilder {
             .map(|k| {
                 let conns = inputs(k);
                 let member = Some((&arrays, family, k));
-                self.instance_with(module, &format!("{}{}", name, k), &conns, member)
+                // `u_lane3`; `u_ps4_c3_0` when the name ends in a digit.
+                let sep = if name.ends_with(|c: char| c.is_ascii_digit()) {
+                    "_"
+                } else {
+                    ""
+                };
+                self.instance_with(module, &format!("{}{}{}", name, sep, k), &conns, member)
             })
             .collect()
     }

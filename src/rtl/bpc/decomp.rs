@@ -52,7 +52,7 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let t = tokens(&mut m, g, &lp, &w);
     let any_err = loop_step(&mut m, &mut pl, g, &a, &lp, &w, &t);
     let file_d = plane_writes(&mut m, g, &lp, &t);
-    let (oblk, oerr) = output(&mut m, &mut pl, p, g, &lp, &file_d, &any_err);
+    let (oblk, oerr) = output(&mut m, &mut pl, p, g, &lp, &file_d, &any_err)?;
     pl.finish_ports(&mut m, s_in, out, &[("blk", oblk), ("err", oerr)]);
     m.finish()
 }
@@ -657,7 +657,7 @@ fn output(
     lp: &Loop,
     file_d: &[Expr],
     any_err: &Expr,
-) -> (Expr, Expr) {
+) -> Result<(Expr, Expr), HdlError> {
     m.comment(
         "Output: the planes' next state transposed to deltas (el1); one stage of carry-save \
          Kogge-Stone sums, a carry-select add per word",
@@ -687,7 +687,7 @@ fn output(
     let mut first = 0;
     if p.dec_sum_stages == 2 {
         // Levels [0, nl/2) and their add before el2_q, the rest after.
-        let part = prefix_sums_cs(m, "psa", &lanes, 0..nl / 2);
+        let part = prefix_sums_cs(m, "psa", &lanes, 0..nl / 2)?;
         let st = pl.stage(m, "el2");
         let e2 = st.reg(m, "el2_q", &Expr::cat_lsb(&part));
         errv = st.reg(m, "err2_q", &errv);
@@ -695,10 +695,10 @@ fn output(
         lanes = e2.lanes(g.s);
         first = nl / 2;
     }
-    let words = prefix_sums_cs(m, "ps", &lanes, first..nl);
+    let words = prefix_sums_cs(m, "ps", &lanes, first..nl)?;
     let res = (!(&errv | &kill)).gate(&Expr::cat_lsb(&words));
     let st = pl.stage(m, "out");
     let oblk = st.reg(m, "out_blk_q", &res);
     let oerr = st.reg(m, "out_err_q", &errv);
-    (oblk, oerr)
+    Ok((oblk, oerr))
 }
