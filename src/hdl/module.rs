@@ -666,12 +666,21 @@ impl ModuleBuilder {
         if width == 0 {
             self.problems.push(format!("`{}` has width 0", name));
         }
-        let index = self.m.signals.len();
+        self.push_signal(name.into(), width, kind, None)
+    }
+
+    /// Appends a signal (its name claimed already) and returns its id and value.
+    fn push_signal(
+        &mut self,
+        name: Arc<str>,
+        width: u32,
+        kind: SigKind,
+        elem: Option<(usize, u32)>,
+    ) -> (SigId, Expr) {
         let id = SigId {
             module: self.m.id,
-            index,
+            index: self.m.signals.len(),
         };
-        let name: Arc<str> = name.into();
         self.m.signals.push(Signal {
             name: name.clone(),
             width,
@@ -679,7 +688,7 @@ impl ModuleBuilder {
             driver: None,
             reg: None,
             comment: None,
-            elem: None,
+            elem,
         });
         (id, Expr::sig(id, name, width.max(1)))
     }

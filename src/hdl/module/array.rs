@@ -9,7 +9,7 @@
 
 use super::{
     BTreeMap, Bits, Expr, Family, Inst, Module, ModuleBuilder, Net, NetArray, Reg, RegInfo, SigId,
-    SigKind, Signal,
+    SigKind,
 };
 use std::sync::Arc;
 
@@ -45,21 +45,7 @@ impl ModuleBuilder {
         let a = &self.m.arrays[array];
         let name: Arc<str> = format!("{}[{}]", a.name, k).into();
         let (width, kind) = (a.width, a.kind.clone());
-        let index = self.m.signals.len();
-        let id = SigId {
-            module: self.m.id,
-            index,
-        };
-        self.m.signals.push(Signal {
-            name: name.clone(),
-            width,
-            kind,
-            driver: None,
-            reg: None,
-            comment: None,
-            elem: Some((array, k)),
-        });
-        (id, Expr::sig(id, name, width.max(1)))
+        self.push_signal(name, width, kind, Some((array, k)))
     }
 
     /// Declares the wire array `name` (`wire [W-1:0] name [0:N-1]`) with element `k` driven
