@@ -1367,39 +1367,1058 @@ module cpack_lossy_decomp_b128 (
   wire [8:0] x1_avail;
   reg  [8:0] x2_avail_q;
   wire [8:0] x2_avail_d;
-  assign x1_view = {((x1_slot_c7_q[0] ? slot0_data_q[127:96] : 32'd0)
-                     | (x1_slot_c7_q[1] ? slot1_data_q[127:96] : 32'd0)
-                     | ((x1_slot_c7_q[2] ? slot2_data_q[127:96] : 32'd0)
-                        | (x1_slot_c7_q[3] ? slot3_data_q[127:96] : 32'd0))),
-                    ((x1_slot_c6_q[0] ? slot0_data_q[95:63] : 33'd0)
-                     | (x1_slot_c6_q[1] ? slot1_data_q[95:63] : 33'd0)
-                     | ((x1_slot_c6_q[2] ? slot2_data_q[95:63] : 33'd0)
-                        | (x1_slot_c6_q[3] ? slot3_data_q[95:63] : 33'd0))),
-                    ((x1_slot_c5_q[0] ? slot0_data_q[62:30] : 33'd0)
-                     | (x1_slot_c5_q[1] ? slot1_data_q[62:30] : 33'd0)
-                     | ((x1_slot_c5_q[2] ? slot2_data_q[62:30] : 33'd0)
-                        | (x1_slot_c5_q[3] ? slot3_data_q[62:30] : 33'd0))),
-                    ((x1_slot_c4_q[0] ? {slot0_data_q[29:0], slot1_data_q[127:125]} : 33'd0)
-                     | (x1_slot_c4_q[1] ? {slot1_data_q[29:0], slot2_data_q[127:125]} : 33'd0)
-                     | ((x1_slot_c4_q[2] ? {slot2_data_q[29:0], slot3_data_q[127:125]} : 33'd0)
-                        | (x1_slot_c4_q[3] ? {slot3_data_q[29:0], slot0_data_q[127:125]} : 33'd0))),
-                    ((x1_slot_c3_q[0] ? slot1_data_q[124:92] : 33'd0)
-                     | (x1_slot_c3_q[1] ? slot2_data_q[124:92] : 33'd0)
-                     | ((x1_slot_c3_q[2] ? slot3_data_q[124:92] : 33'd0)
-                        | (x1_slot_c3_q[3] ? slot0_data_q[124:92] : 33'd0))),
-                    ((x1_slot_c2_q[0] ? slot1_data_q[91:59] : 33'd0)
-                     | (x1_slot_c2_q[1] ? slot2_data_q[91:59] : 33'd0)
-                     | ((x1_slot_c2_q[2] ? slot3_data_q[91:59] : 33'd0)
-                        | (x1_slot_c2_q[3] ? slot0_data_q[91:59] : 33'd0))),
-                    ((x1_slot_c1_q[0] ? slot1_data_q[58:26] : 33'd0)
-                     | (x1_slot_c1_q[1] ? slot2_data_q[58:26] : 33'd0)
-                     | ((x1_slot_c1_q[2] ? slot3_data_q[58:26] : 33'd0)
-                        | (x1_slot_c1_q[3] ? slot0_data_q[58:26] : 33'd0))),
-                    ((x1_slot_c0_q[0] ? {slot1_data_q[25:0], slot2_data_q[127:121]} : 33'd0)
-                     | (x1_slot_c0_q[1] ? {slot2_data_q[25:0], slot3_data_q[127:121]} : 33'd0)
-                     | ((x1_slot_c0_q[2] ? {slot3_data_q[25:0], slot0_data_q[127:121]} : 33'd0)
-                        | (x1_slot_c0_q[3] ? {slot0_data_q[25:0], slot1_data_q[127:121]}
-                           : 33'd0)))};
+  assign x1_view = {((x1_slot_c7_q[0] ? slot0_data_q[127] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[127] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[127] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[127] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[126] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[126] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[126] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[126] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[125] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[125] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[125] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[125] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[124] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[124] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[124] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[124] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[123] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[123] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[123] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[123] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[122] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[122] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[122] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[122] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[121] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[121] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[121] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[121] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[120] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[120] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[120] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[120] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[119] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[119] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[119] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[119] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[118] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[118] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[118] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[118] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[117] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[117] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[117] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[117] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[116] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[116] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[116] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[116] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[115] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[115] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[115] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[115] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[114] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[114] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[114] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[114] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[113] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[113] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[113] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[113] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[112] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[112] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[112] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[112] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[111] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[111] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[111] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[111] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[110] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[110] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[110] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[110] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[109] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[109] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[109] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[109] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[108] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[108] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[108] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[108] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[107] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[107] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[107] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[107] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[106] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[106] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[106] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[106] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[105] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[105] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[105] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[105] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[104] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[104] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[104] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[104] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[103] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[103] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[103] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[103] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[102] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[102] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[102] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[102] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[101] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[101] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[101] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[101] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[100] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[100] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[100] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[100] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[99] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[99] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[99] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[99] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[98] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[98] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[98] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[98] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[97] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[97] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[97] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[97] : 1'd0))),
+                    ((x1_slot_c7_q[0] ? slot0_data_q[96] : 1'd0)
+                     | (x1_slot_c7_q[1] ? slot1_data_q[96] : 1'd0)
+                     | ((x1_slot_c7_q[2] ? slot2_data_q[96] : 1'd0)
+                        | (x1_slot_c7_q[3] ? slot3_data_q[96] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[95] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[95] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[95] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[95] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[94] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[94] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[94] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[94] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[93] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[93] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[93] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[93] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[92] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[92] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[92] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[92] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[91] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[91] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[91] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[91] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[90] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[90] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[90] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[90] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[89] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[89] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[89] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[89] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[88] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[88] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[88] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[88] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[87] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[87] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[87] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[87] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[86] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[86] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[86] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[86] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[85] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[85] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[85] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[85] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[84] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[84] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[84] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[84] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[83] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[83] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[83] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[83] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[82] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[82] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[82] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[82] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[81] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[81] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[81] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[81] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[80] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[80] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[80] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[80] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[79] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[79] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[79] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[79] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[78] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[78] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[78] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[78] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[77] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[77] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[77] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[77] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[76] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[76] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[76] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[76] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[75] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[75] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[75] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[75] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[74] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[74] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[74] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[74] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[73] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[73] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[73] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[73] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[72] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[72] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[72] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[72] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[71] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[71] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[71] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[71] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[70] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[70] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[70] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[70] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[69] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[69] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[69] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[69] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[68] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[68] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[68] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[68] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[67] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[67] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[67] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[67] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[66] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[66] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[66] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[66] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[65] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[65] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[65] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[65] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[64] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[64] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[64] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[64] : 1'd0))),
+                    ((x1_slot_c6_q[0] ? slot0_data_q[63] : 1'd0)
+                     | (x1_slot_c6_q[1] ? slot1_data_q[63] : 1'd0)
+                     | ((x1_slot_c6_q[2] ? slot2_data_q[63] : 1'd0)
+                        | (x1_slot_c6_q[3] ? slot3_data_q[63] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[62] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[62] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[62] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[62] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[61] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[61] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[61] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[61] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[60] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[60] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[60] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[60] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[59] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[59] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[59] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[59] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[58] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[58] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[58] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[58] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[57] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[57] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[57] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[57] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[56] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[56] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[56] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[56] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[55] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[55] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[55] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[55] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[54] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[54] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[54] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[54] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[53] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[53] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[53] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[53] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[52] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[52] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[52] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[52] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[51] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[51] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[51] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[51] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[50] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[50] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[50] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[50] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[49] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[49] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[49] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[49] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[48] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[48] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[48] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[48] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[47] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[47] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[47] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[47] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[46] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[46] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[46] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[46] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[45] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[45] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[45] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[45] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[44] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[44] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[44] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[44] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[43] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[43] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[43] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[43] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[42] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[42] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[42] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[42] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[41] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[41] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[41] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[41] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[40] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[40] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[40] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[40] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[39] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[39] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[39] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[39] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[38] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[38] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[38] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[38] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[37] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[37] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[37] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[37] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[36] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[36] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[36] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[36] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[35] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[35] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[35] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[35] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[34] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[34] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[34] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[34] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[33] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[33] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[33] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[33] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[32] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[32] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[32] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[32] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[31] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[31] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[31] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[31] : 1'd0))),
+                    ((x1_slot_c5_q[0] ? slot0_data_q[30] : 1'd0)
+                     | (x1_slot_c5_q[1] ? slot1_data_q[30] : 1'd0)
+                     | ((x1_slot_c5_q[2] ? slot2_data_q[30] : 1'd0)
+                        | (x1_slot_c5_q[3] ? slot3_data_q[30] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[29] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[29] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[29] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[29] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[28] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[28] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[28] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[28] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[27] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[27] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[27] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[27] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[26] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[26] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[26] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[26] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[25] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[25] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[25] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[25] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[24] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[24] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[24] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[24] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[23] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[23] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[23] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[23] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[22] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[22] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[22] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[22] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[21] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[21] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[21] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[21] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[20] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[20] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[20] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[20] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[19] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[19] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[19] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[19] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[18] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[18] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[18] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[18] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[17] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[17] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[17] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[17] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[16] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[16] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[16] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[16] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[15] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[15] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[15] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[15] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[14] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[14] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[14] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[14] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[13] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[13] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[13] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[13] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[12] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[12] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[12] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[12] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[11] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[11] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[11] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[11] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[10] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[10] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[10] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[10] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[9] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[9] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[9] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[9] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[8] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[8] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[8] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[8] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[7] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[7] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[7] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[7] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[6] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[6] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[6] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[6] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[5] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[5] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[5] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[5] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[4] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[4] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[4] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[4] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[3] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[3] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[3] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[3] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[2] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[2] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[2] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[2] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[1] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[1] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[1] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[1] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot0_data_q[0] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot1_data_q[0] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot2_data_q[0] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot3_data_q[0] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot1_data_q[127] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot2_data_q[127] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot3_data_q[127] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot0_data_q[127] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot1_data_q[126] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot2_data_q[126] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot3_data_q[126] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot0_data_q[126] : 1'd0))),
+                    ((x1_slot_c4_q[0] ? slot1_data_q[125] : 1'd0)
+                     | (x1_slot_c4_q[1] ? slot2_data_q[125] : 1'd0)
+                     | ((x1_slot_c4_q[2] ? slot3_data_q[125] : 1'd0)
+                        | (x1_slot_c4_q[3] ? slot0_data_q[125] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[124] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[124] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[124] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[124] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[123] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[123] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[123] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[123] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[122] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[122] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[122] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[122] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[121] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[121] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[121] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[121] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[120] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[120] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[120] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[120] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[119] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[119] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[119] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[119] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[118] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[118] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[118] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[118] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[117] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[117] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[117] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[117] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[116] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[116] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[116] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[116] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[115] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[115] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[115] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[115] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[114] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[114] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[114] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[114] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[113] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[113] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[113] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[113] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[112] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[112] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[112] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[112] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[111] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[111] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[111] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[111] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[110] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[110] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[110] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[110] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[109] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[109] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[109] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[109] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[108] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[108] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[108] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[108] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[107] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[107] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[107] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[107] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[106] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[106] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[106] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[106] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[105] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[105] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[105] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[105] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[104] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[104] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[104] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[104] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[103] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[103] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[103] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[103] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[102] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[102] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[102] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[102] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[101] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[101] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[101] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[101] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[100] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[100] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[100] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[100] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[99] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[99] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[99] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[99] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[98] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[98] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[98] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[98] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[97] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[97] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[97] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[97] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[96] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[96] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[96] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[96] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[95] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[95] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[95] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[95] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[94] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[94] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[94] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[94] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[93] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[93] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[93] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[93] : 1'd0))),
+                    ((x1_slot_c3_q[0] ? slot1_data_q[92] : 1'd0)
+                     | (x1_slot_c3_q[1] ? slot2_data_q[92] : 1'd0)
+                     | ((x1_slot_c3_q[2] ? slot3_data_q[92] : 1'd0)
+                        | (x1_slot_c3_q[3] ? slot0_data_q[92] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[91] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[91] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[91] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[91] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[90] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[90] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[90] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[90] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[89] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[89] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[89] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[89] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[88] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[88] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[88] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[88] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[87] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[87] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[87] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[87] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[86] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[86] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[86] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[86] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[85] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[85] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[85] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[85] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[84] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[84] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[84] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[84] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[83] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[83] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[83] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[83] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[82] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[82] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[82] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[82] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[81] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[81] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[81] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[81] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[80] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[80] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[80] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[80] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[79] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[79] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[79] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[79] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[78] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[78] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[78] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[78] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[77] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[77] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[77] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[77] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[76] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[76] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[76] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[76] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[75] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[75] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[75] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[75] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[74] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[74] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[74] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[74] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[73] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[73] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[73] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[73] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[72] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[72] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[72] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[72] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[71] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[71] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[71] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[71] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[70] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[70] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[70] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[70] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[69] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[69] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[69] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[69] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[68] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[68] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[68] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[68] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[67] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[67] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[67] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[67] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[66] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[66] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[66] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[66] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[65] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[65] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[65] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[65] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[64] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[64] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[64] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[64] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[63] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[63] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[63] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[63] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[62] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[62] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[62] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[62] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[61] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[61] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[61] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[61] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[60] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[60] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[60] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[60] : 1'd0))),
+                    ((x1_slot_c2_q[0] ? slot1_data_q[59] : 1'd0)
+                     | (x1_slot_c2_q[1] ? slot2_data_q[59] : 1'd0)
+                     | ((x1_slot_c2_q[2] ? slot3_data_q[59] : 1'd0)
+                        | (x1_slot_c2_q[3] ? slot0_data_q[59] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[58] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[58] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[58] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[58] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[57] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[57] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[57] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[57] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[56] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[56] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[56] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[56] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[55] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[55] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[55] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[55] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[54] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[54] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[54] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[54] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[53] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[53] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[53] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[53] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[52] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[52] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[52] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[52] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[51] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[51] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[51] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[51] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[50] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[50] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[50] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[50] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[49] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[49] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[49] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[49] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[48] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[48] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[48] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[48] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[47] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[47] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[47] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[47] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[46] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[46] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[46] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[46] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[45] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[45] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[45] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[45] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[44] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[44] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[44] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[44] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[43] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[43] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[43] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[43] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[42] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[42] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[42] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[42] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[41] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[41] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[41] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[41] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[40] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[40] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[40] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[40] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[39] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[39] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[39] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[39] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[38] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[38] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[38] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[38] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[37] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[37] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[37] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[37] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[36] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[36] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[36] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[36] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[35] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[35] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[35] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[35] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[34] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[34] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[34] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[34] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[33] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[33] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[33] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[33] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[32] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[32] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[32] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[32] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[31] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[31] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[31] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[31] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[30] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[30] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[30] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[30] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[29] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[29] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[29] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[29] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[28] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[28] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[28] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[28] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[27] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[27] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[27] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[27] : 1'd0))),
+                    ((x1_slot_c1_q[0] ? slot1_data_q[26] : 1'd0)
+                     | (x1_slot_c1_q[1] ? slot2_data_q[26] : 1'd0)
+                     | ((x1_slot_c1_q[2] ? slot3_data_q[26] : 1'd0)
+                        | (x1_slot_c1_q[3] ? slot0_data_q[26] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[25] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[25] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[25] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[25] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[24] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[24] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[24] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[24] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[23] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[23] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[23] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[23] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[22] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[22] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[22] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[22] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[21] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[21] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[21] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[21] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[20] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[20] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[20] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[20] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[19] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[19] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[19] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[19] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[18] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[18] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[18] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[18] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[17] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[17] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[17] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[17] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[16] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[16] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[16] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[16] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[15] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[15] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[15] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[15] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[14] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[14] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[14] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[14] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[13] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[13] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[13] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[13] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[12] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[12] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[12] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[12] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[11] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[11] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[11] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[11] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[10] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[10] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[10] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[10] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[9] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[9] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[9] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[9] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[8] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[8] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[8] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[8] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[7] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[7] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[7] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[7] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[6] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[6] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[6] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[6] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[5] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[5] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[5] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[5] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[4] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[4] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[4] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[4] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[3] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[3] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[3] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[3] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[2] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[2] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[2] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[2] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[1] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[1] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[1] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[1] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot1_data_q[0] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot2_data_q[0] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot3_data_q[0] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot0_data_q[0] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot2_data_q[127] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot3_data_q[127] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot0_data_q[127] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot1_data_q[127] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot2_data_q[126] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot3_data_q[126] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot0_data_q[126] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot1_data_q[126] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot2_data_q[125] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot3_data_q[125] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot0_data_q[125] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot1_data_q[125] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot2_data_q[124] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot3_data_q[124] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot0_data_q[124] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot1_data_q[124] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot2_data_q[123] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot3_data_q[123] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot0_data_q[123] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot1_data_q[123] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot2_data_q[122] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot3_data_q[122] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot0_data_q[122] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot1_data_q[122] : 1'd0))),
+                    ((x1_slot_c0_q[0] ? slot2_data_q[121] : 1'd0)
+                     | (x1_slot_c0_q[1] ? slot3_data_q[121] : 1'd0)
+                     | ((x1_slot_c0_q[2] ? slot0_data_q[121] : 1'd0)
+                        | (x1_slot_c0_q[3] ? slot1_data_q[121] : 1'd0)))};
   assign x1_align_s0 = {(x1_off_c7_q[0] ? x1_view[261:230] : x1_view[262:231]),
                         (x1_off_c6_q[0] ? x1_view[229:197] : x1_view[230:198]),
                         (x1_off_c5_q[0] ? x1_view[196:164] : x1_view[197:165]),

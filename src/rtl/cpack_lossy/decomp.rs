@@ -1004,22 +1004,18 @@ fn window_shift(m: &mut ModuleBuilder, ring: &Ring, x1: &X1) -> X2 {
             ])
         })
         .collect();
-    // Bit i is selected by copy i * copies / tw: each copy selects one run of bits.
-    let copy_of = |i: u32| i as usize * copies / tw as usize;
-    let mut view_parts: Vec<Expr> = Vec::new();
-    let mut lo = 0;
-    while lo < tw {
-        let hi = (lo..tw).find(|&i| copy_of(i) != copy_of(lo)).unwrap_or(tw);
-        let sel = slot_reps[copy_of(lo)].q();
-        view_parts.push(or_tree(
-            (0..NS)
-                .map(|j| sel.bit(j as u32).gate(&views[j].slice(lo, hi - lo)))
-                .collect(),
-            hi - lo,
-        ));
-        lo = hi;
-    }
-    let view = m.wire("x1_view", &Expr::cat_lsb(&view_parts));
+    let view_lanes: Vec<Expr> = (0..tw)
+        .map(|i| {
+            let sel = slot_reps[i as usize * copies / tw as usize].q();
+            or_tree(
+                (0..NS)
+                    .map(|j| sel.bit(j as u32).gate(&views[j].bit(i)))
+                    .collect(),
+                1,
+            )
+        })
+        .collect();
+    let view = m.wire("x1_view", &Expr::cat_lsb(&view_lanes));
     let offs: Vec<Expr> = off_reps.iter().map(|r| r.q()).collect();
     let sh = shift_lanes_copies(m, "x1_align", &view.lanes(1), &offs, true);
     let win_d = m.wire("x1_win", &Expr::cat_lsb(&sh[(tw - SPAN) as usize..]));
