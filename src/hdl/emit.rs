@@ -7,7 +7,9 @@
 //! its continuous assignments and instances in creation order (a register's next state is
 //! the wire `x_d` of register `x_q`), and one flop block for the registers whose next state
 //! it sets, which only loads `x_q <= x_d` (with reset and enable). The lint waiver for bits
-//! intentionally unused comes last.
+//! intentionally unused comes last. Arrays are declared once; runs of array assignments and
+//! of family instances that follow the index become `generate` loops (`loops`, `family`), and
+//! consecutive array registers load in one `for` line.
 //!
 //! Every line is ASCII and at most [`pretty::WIDTH`] columns. The output is accepted by
 //! `verilator --lint-only -Wall` (5.006) and Yosys 0.23.
@@ -397,8 +399,8 @@ struct Declared {
     next_arrays: Vec<bool>,
     /// Per instance family: emitted (with its first member).
     families: Vec<bool>,
-    /// The arrays with an assignment loop (labelled `g_<array>`).
-    loops: Vec<String>,
+    /// The bases of the loop labels written so far (`g_<base>`).
+    labels: Vec<String>,
     /// Some loop was written (the module declares the genvar).
     looped: bool,
     /// Some flop block loads an array in a `for` loop (the module declares its counter).
@@ -416,7 +418,7 @@ impl Declared {
             arrays: vec![false; m.arrays.len()],
             next_arrays: vec![false; m.arrays.len()],
             families: vec![false; m.families.len()],
-            loops: Vec::new(),
+            labels: Vec::new(),
             looped: false,
             counted: false,
         }
@@ -537,7 +539,7 @@ fn emit_section(m: &Module, sec: &Section<'_>, declared: &mut Declared, o: &mut 
     let mut n = 0;
     while n < sec.items.len() {
         let item = sec.items[n];
-        if let Some(len) = loops::assign_run(m, &sec.items[n..], &mut declared.loops, o) {
+        if let Some(len) = loops::assign_run(m, &sec.items[n..], &mut declared.labels, o) {
             declared.looped = true;
             for it in &sec.items[n..n + len] {
                 if let Item::Next(i) = it {
@@ -572,7 +574,7 @@ fn emit_section(m: &Module, sec: &Section<'_>, declared: &mut Declared, o: &mut 
                 Some((f, _)) if declared.families[f] => {}
                 Some((f, _)) => {
                     declared.families[f] = true;
-                    declared.looped |= family::emit(m, f, o);
+                    declared.looped |= family::emit(m, f, &mut declared.labels, o);
                 }
                 None => emit_instance(m, *i, o),
             },
@@ -724,9 +726,13 @@ fn emit_flops(m: &Module, regs: &[usize], o: &mut String) -> bool {
             let value = |i: usize| info(i).reset.clone();
             for run in array_runs(m, &with_reset, &value) {
                 let rv = info(run[0]).reset.as_ref().expect("reset value");
-                let (lhs, looped) = lhs_of(m, run);
-                counted |= looped;
-                let d = Doc::Group(vec![text(format!("{} <= ", lhs)), const_doc(rv), text(";")]);
+                let (head, q) = target(m, run);
+                counted |= !head.is_empty();
+                let d = Doc::Group(vec![
+                    text(format!("{}{} <= ", head, q)),
+                    const_doc(rv),
+                    text(";"),
+                ]);
                 let _ = writeln!(o, "      {}", pretty::render(&d, 6));
             }
             let _ = writeln!(o, "    end else begin");
@@ -768,22 +774,21 @@ fn array_runs<'a, K: PartialEq>(
     out
 }
 
-/// The left-hand side of a run's load: `x_q` for one register, `for (k = a; k < b; k = k +
-/// 1) x_q[k]` for a run of array elements (and whether it is a loop).
-fn lhs_of(m: &Module, run: &[usize]) -> (String, bool) {
+/// What a run's load writes: (loop head, register), `("", "x_q")` for one register and
+/// `("for (k = a; k < b; k = k + 1) ", "x_q[k]")` for a run of array elements.
+fn target(m: &Module, run: &[usize]) -> (String, String) {
     let s = &m.signals[run[0]];
     match (s.elem, run.len()) {
         (Some((a, first)), n) if n > 1 => {
             let v = super::module::LOOPVAR;
             let head = format!(
-                "for ({v} = {}; {v} < {}; {v} = {v} + 1) {}[{v}]",
+                "for ({v} = {}; {v} < {}; {v} = {v} + 1) ",
                 first,
-                first + n as u32,
-                m.arrays[a].name
+                first + n as u32
             );
-            (head, true)
+            (head, format!("{}[{v}]", m.arrays[a].name))
         }
-        _ => (s.name.to_string(), false),
+        _ => (String::new(), s.name.to_string()),
     }
 }
 
@@ -807,14 +812,9 @@ fn loads(m: &Module, regs: &[usize], indent: usize, o: &mut String) -> bool {
         let lines: Vec<String> = array_runs(m, &regs[k..j], &|_| ())
             .into_iter()
             .map(|run| {
-                let (lhs, looped) = lhs_of(m, run);
-                counted |= looped;
-                // `x_q <= x_d;`, or `x_q[k] <= x_d[k];` in a loop.
-                let rhs = match lhs.rsplit_once(' ') {
-                    Some((_, q)) if looped => d_name(q),
-                    _ => d_name(&lhs),
-                };
-                format!("{} <= {};", lhs, rhs)
+                let (head, q) = target(m, run);
+                counted |= !head.is_empty();
+                format!("{}{} <= {};", head, q, d_name(&q))
             })
             .collect();
         match &r.enable {

@@ -7,8 +7,8 @@
 //! run (an edge lane wired to a constant, say) is written as a plain instance.
 
 use super::super::expr::Expr;
-use super::super::module::{Instance, Module, GENVAR};
-use super::loops::{shape_of, Rule, Shape};
+use super::super::module::{Instance, Module};
+use super::loops::{label, longest_run, shape_of, shape_of_signal, write_loop, Shape};
 use super::{emit_instance, statement};
 use std::fmt::Write as _;
 
@@ -21,99 +21,59 @@ fn shapes<'a>(m: &'a Module, inst: &'a Instance) -> Vec<Conn<'a>> {
     super::connections(m, inst)
         .into_iter()
         .map(|(port, e, net)| {
-            let shape = match e {
-                Some(e) => shape_of(m, e),
-                None => match net.split_once('[') {
-                    Some((array, k)) => Shape::Elem {
-                        array: array.to_string(),
-                        k: k.trim_end_matches(']').parse().unwrap_or(-1),
-                    },
-                    None => Shape::Other(net),
-                },
+            let out = inst.outputs.iter().find(|(p, _)| *p == port);
+            let shape = match (e, out) {
+                (Some(e), _) => shape_of(m, e),
+                (None, Some((_, id))) => shape_of_signal(m, id.index),
+                (None, None) => Shape::Other(net),
             };
             (port, shape, e)
         })
         .collect()
 }
 
-/// The end (exclusive) of the longest run starting at member `k0`, and its rules.
-fn run(members: &[Vec<Conn<'_>>], k0: usize) -> (usize, Vec<Rule>) {
-    if k0 + 1 >= members.len() {
-        return (k0 + 1, Vec::new());
-    }
-    let (a, b) = (&members[k0], &members[k0 + 1]);
-    let rules: Option<Vec<Rule>> = a
-        .iter()
-        .zip(b)
-        .map(|((_, s0, _), (_, s1, _))| Rule::of(s0, k0 as i64, s1, k0 as i64 + 1))
-        .collect();
-    let Some(rules) = rules else {
-        return (k0 + 1, Vec::new());
-    };
-    let mut end = k0 + 2;
-    while end < members.len()
-        && rules
-            .iter()
-            .zip(&members[end])
-            .all(|(r, (_, s, _))| r.fits(s, end as i64))
-    {
-        end += 1;
-    }
-    (end, rules)
-}
-
-/// Writes family `f` of `m`: its runs as generate loops, the other members as instances.
-/// Returns whether it wrote a loop.
-pub(super) fn emit(m: &Module, f: usize, o: &mut String) -> bool {
+/// Writes family `f` of `m`: its runs as generate loops (labels unique among `labels`), the
+/// other members as instances. Returns whether it wrote a loop.
+pub(super) fn emit(m: &Module, f: usize, labels: &mut Vec<String>, o: &mut String) -> bool {
     let idx: Vec<usize> = (0..m.instances.len())
         .filter(|&i| m.instances[i].family.map(|(g, _)| g) == Some(f))
         .collect();
     let members: Vec<_> = idx.iter().map(|&i| shapes(m, &m.instances[i])).collect();
     let name = &m.families[f].name;
     let base = name.strip_prefix("u_").unwrap_or(name);
+    let mut looped = false;
     let mut k = 0;
-    let mut loops = 0;
     while k < members.len() {
-        let (end, rules) = run(&members, k);
-        if end - k < 2 {
+        let cands: Vec<(i64, Vec<Shape>)> = members[k..]
+            .iter()
+            .enumerate()
+            .map(|(j, c)| ((k + j) as i64, c.iter().map(|x| x.1.clone()).collect()))
+            .collect();
+        let (len, rules) = longest_run(&cands);
+        if len < 2 {
             emit_instance(m, idx[k], o);
             k += 1;
             continue;
         }
-        let label = if loops == 0 {
-            format!("g_{}", base)
-        } else {
-            format!("g_{}_{}", base, k)
-        };
-        loops += 1;
-        let inst = &m.instances[idx[k]];
-        let _ = writeln!(o, "  generate");
-        let _ = writeln!(
-            o,
-            "    for ({g} = {}; {g} < {}; {g} = {g} + 1) begin : {}",
-            k,
-            end,
-            label,
-            g = GENVAR
-        );
-        let _ = writeln!(o, "      {} {} (", inst.module.name, name);
+        looped = true;
+        let mut body = format!("      {} {} (\n", m.instances[idx[k]].module.name, name);
         let n = rules.len();
         for (j, (rule, (port, shape, e))) in rules.iter().zip(&members[k]).enumerate() {
             let sep = if j + 1 == n { ")" } else { ")," };
             match (rule.loop_text(), e) {
                 (Some(t), _) => {
-                    let _ = writeln!(o, "        .{}({}{}", port, t, sep);
+                    let _ = writeln!(body, "        .{}({}{}", port, t, sep);
                 }
-                (None, Some(e)) => statement(o, 8, &format!(".{}(", port), e, sep),
+                (None, Some(e)) => statement(&mut body, 8, &format!(".{}(", port), e, sep),
                 (None, None) => {
-                    let _ = writeln!(o, "        .{}({}{}", port, shape.text(), sep);
+                    let _ = writeln!(body, "        .{}({}{}", port, shape.text(), sep);
                 }
             }
         }
-        let _ = writeln!(o, "      );");
-        let _ = writeln!(o, "    end");
-        let _ = writeln!(o, "  endgenerate");
-        k = end;
+        body.push_str("      );\n");
+        let label = label(labels, base, k as i64);
+        write_loop(o, k as i64, (k + len) as i64, &label, &body);
+        k += len;
     }
-    loops > 0
+    looped
 }

@@ -142,6 +142,18 @@ fn index(a: i64, b: i64) -> String {
     }
 }
 
+/// The shape of signal `i`: an array element, or its name.
+pub(super) fn shape_of_signal(m: &Module, i: usize) -> Shape {
+    let s = &m.signals[i];
+    match s.elem {
+        Some((a, k)) => Shape::Elem {
+            array: m.arrays[a].name.to_string(),
+            k: k as i64,
+        },
+        None => Shape::Other(s.name.to_string()),
+    }
+}
+
 /// The shape of a leaf (or any expression).
 pub(super) fn shape_of(m: &Module, e: &Expr) -> Shape {
     match e.node() {
@@ -154,14 +166,7 @@ pub(super) fn shape_of(m: &Module, e: &Expr) -> Shape {
                 };
             }
         }
-        Node::Sig { id, .. } => {
-            if let Some((a, k)) = m.signals[id.index].elem {
-                return Shape::Elem {
-                    array: m.arrays[a].name.to_string(),
-                    k: k as i64,
-                };
-            }
-        }
+        Node::Sig { id, .. } => return shape_of_signal(m, id.index),
         _ => {}
     }
     Shape::Other(verilog(e))
@@ -199,9 +204,56 @@ fn element(m: &Module, item: &Item) -> Option<(usize, u32, String, Expr)> {
     }
 }
 
+/// The longest run at the start of `members` (index and leaf shapes of consecutive members
+/// with one skeleton): its length and the rules its leaves follow (none for one member).
+pub(super) fn longest_run(members: &[(i64, Vec<Shape>)]) -> (usize, Vec<Rule>) {
+    let [(k0, s0), (k1, s1), rest @ ..] = members else {
+        return (members.len().min(1), Vec::new());
+    };
+    let rules: Option<Vec<Rule>> = s0
+        .iter()
+        .zip(s1)
+        .map(|(a, b)| Rule::of(a, *k0, b, *k1))
+        .collect();
+    let Some(rules) = rules else {
+        return (1, Vec::new());
+    };
+    let more = rest
+        .iter()
+        .take_while(|(k, s)| rules.iter().zip(s).all(|(r, x)| r.fits(x, *k)))
+        .count();
+    (2 + more, rules)
+}
+
+/// A loop label unique in the module: `g_<base>`, then `g_<base>_<first>` for later loops
+/// of the same base (`labels` holds the bases used so far).
+pub(super) fn label(labels: &mut Vec<String>, base: &str, first: i64) -> String {
+    if labels.iter().any(|l| l == base) {
+        format!("g_{}_{}", base, first)
+    } else {
+        labels.push(base.to_string());
+        format!("g_{}", base)
+    }
+}
+
+/// Writes `body` (lines indented for the loop) as `generate for (i = from; i < to; ...)`.
+pub(super) fn write_loop(o: &mut String, from: i64, to: i64, label: &str, body: &str) {
+    let _ = writeln!(o, "  generate");
+    let _ = writeln!(
+        o,
+        "    for ({g} = {}; {g} < {}; {g} = {g} + 1) begin : {}",
+        from,
+        to,
+        label,
+        g = GENVAR
+    );
+    o.push_str(body);
+    let _ = writeln!(o, "    end");
+    let _ = writeln!(o, "  endgenerate");
+}
+
 /// If `items` starts with a run of at least two assignments to consecutive elements of one
-/// array with one skeleton, writes it as a generate loop labelled `g_<name>` (plus the first
-/// index after the first loop of that name, counted in `labels`) and returns its length.
+/// array with one skeleton, writes it as a generate loop and returns its length.
 pub(super) fn assign_run(
     m: &Module,
     items: &[&Item],
@@ -210,60 +262,30 @@ pub(super) fn assign_run(
 ) -> Option<usize> {
     let (a0, k0, name, e0) = element(m, items.first()?)?;
     let (skel, leaves0) = pattern(m, &e0);
-    let mut rules: Option<Vec<Rule>> = None;
-    let mut len = 1;
+    let mut cands = vec![(k0 as i64, leaves0)];
     for item in &items[1..] {
         let Some((a, k, _, e)) = element(m, item) else {
             break;
         };
-        if a != a0 || k != k0 + len as u32 {
-            break;
-        }
         let (sk, leaves) = pattern(m, &e);
-        if sk != skel || leaves.len() != leaves0.len() {
+        if a != a0 || k as usize != k0 as usize + cands.len() || sk != skel {
             break;
         }
-        let fits = match &rules {
-            None => {
-                let r: Option<Vec<Rule>> = leaves0
-                    .iter()
-                    .zip(&leaves)
-                    .map(|(s0, s1)| Rule::of(s0, k0 as i64, s1, k as i64))
-                    .collect();
-                rules = r;
-                rules.is_some()
-            }
-            Some(r) => r.iter().zip(&leaves).all(|(r, s)| r.fits(s, k as i64)),
-        };
-        if !fits {
-            break;
-        }
-        len += 1;
+        cands.push((k as i64, leaves));
     }
-    let rules = rules.filter(|_| len >= 2)?;
-    let label = if labels.contains(&name) {
-        format!("g_{}_{}", name, k0)
-    } else {
-        labels.push(name.clone());
-        format!("g_{}", name)
-    };
+    let (len, rules) = longest_run(&cands);
+    if len < 2 {
+        return None;
+    }
     let mut leaf = rules.iter();
     let d = Doc::Group(vec![
         text(format!("assign {}[{}] = ", name, GENVAR)),
         doc_sub(&e0, &mut |_| leaf.next().and_then(Rule::loop_text)),
         text(";"),
     ]);
-    let _ = writeln!(o, "  generate");
-    let _ = writeln!(
-        o,
-        "    for ({g} = {}; {g} < {}; {g} = {g} + 1) begin : {}",
-        k0,
-        k0 + len as u32,
-        label,
-        g = GENVAR
-    );
-    let _ = writeln!(o, "      {}", pretty::render(&d, 6));
-    let _ = writeln!(o, "    end");
-    let _ = writeln!(o, "  endgenerate");
+    let body = format!("      {}\n", pretty::render(&d, 6));
+    let first = k0 as i64;
+    let label = label(labels, &name, first);
+    write_loop(o, first, first + len as i64, &label, &body);
     Some(len)
 }
