@@ -18,7 +18,7 @@
 //! own partner map), similar floats and uniform random data.
 
 use super::dut::Dut;
-use super::stream::{measure_latency, run_stream, Beat, Stream, StreamConfig, Txn};
+use super::stream::{measure_latency, run_stream, Beat, Fields, Stream, StreamConfig, Txn};
 pub use super::stream::{Mismatch, RunStats, Timing};
 use crate::model::base_xor::BaseXorParams;
 use crate::model::dbi::{LinkCodec, Wire};
@@ -376,17 +376,21 @@ fn flag_words(flags: u64, bits: u32) -> Vec<u32> {
     v[..bits.div_ceil(32) as usize].to_vec()
 }
 
-/// The transaction of one sector for `unit`, fields in [`streams`] order.
+/// The transaction of one sector for `unit`, its fields by the units' layout names (the DBI
+/// flags only when the configuration has DBI).
 pub fn transaction(p: &BaseXorRtlParams, unit: Unit, c: &SectorCase) -> Txn {
     let dbi = p.flags_per_beat() > 0;
     let fb = p.flag_bits();
     let fpb = p.flags_per_beat();
-    let with_flags = |mut v: Vec<Vec<u32>>, at: usize, flags: u64, bits: u32| {
+    let flagged = |b: Beat, flags: u64, bits: u32| {
         if dbi {
-            v.insert(at, flag_words(flags, bits));
+            b.with("dbi", flag_words(flags, bits))
+        } else {
+            b
         }
-        v
     };
+    let sector =
+        |words: &[u32], flags: u64| flagged(Beat::new().with("sector", words.to_vec()), flags, fb);
     let beats = |w: &Wire| -> Vec<Beat> {
         let nb = w.words.len();
         w.words
@@ -398,55 +402,34 @@ pub fn transaction(p: &BaseXorRtlParams, unit: Unit, c: &SectorCase) -> Txn {
                 } else {
                     (w.flags >> (k as u32 * fpb)) & ((1u64 << fpb) - 1)
                 };
-                Beat(with_flags(
-                    vec![vec![d], vec![(k + 1 == nb) as u32]],
-                    1,
-                    f,
-                    fpb,
-                ))
+                let b = Beat::new()
+                    .num("dq", d.into())
+                    .num("last", (k + 1 == nb).into());
+                flagged(b, f, fpb)
             })
             .collect()
     };
+    let plain = |words: &[u32]| Beat::new().with("sector", words.to_vec());
     match unit {
         Unit::Encoder => Txn {
-            inputs: vec![Beat(vec![c.sector.clone()])],
-            expected: vec![Beat(with_flags(
-                vec![c.encoded.words.clone()],
-                1,
-                c.encoded.flags,
-                fb,
-            ))],
+            inputs: vec![plain(&c.sector)],
+            expected: vec![sector(&c.encoded.words, c.encoded.flags)],
         },
         Unit::Decoder => Txn {
-            inputs: vec![Beat(with_flags(
-                vec![c.wire.words.clone()],
-                1,
-                c.wire.flags,
-                fb,
-            ))],
-            expected: vec![Beat(vec![c.decoded.clone()])],
+            inputs: vec![sector(&c.wire.words, c.wire.flags)],
+            expected: vec![plain(&c.decoded)],
         },
         Unit::Serializer => Txn {
-            inputs: vec![Beat(with_flags(
-                vec![c.wire.words.clone()],
-                1,
-                c.wire.flags,
-                fb,
-            ))],
+            inputs: vec![sector(&c.wire.words, c.wire.flags)],
             expected: beats(&c.wire),
         },
         Unit::Deserializer => Txn {
             inputs: beats(&c.wire),
-            expected: vec![Beat(with_flags(
-                vec![c.wire.words.clone(), vec![0]],
-                1,
-                c.wire.flags,
-                fb,
-            ))],
+            expected: vec![sector(&c.wire.words, c.wire.flags).num("err", 0)],
         },
         Unit::Loopback => Txn {
-            inputs: vec![Beat(vec![c.sector.clone()])],
-            expected: vec![Beat(vec![c.sector.clone(), vec![0]])],
+            inputs: vec![plain(&c.sector)],
+            expected: vec![plain(&c.sector).num("err", 0)],
         },
     }
 }
@@ -488,9 +471,14 @@ pub fn run_with(
     let mut gen = SectorGen::new(p, cfg);
     let mut next = || gen.next_case().map(|c| transaction(p, unit, &c));
     let mut captured = Vec::new();
-    let mut on_output = |b: &[Vec<u32>]| {
+    let data = if matches!(unit, Unit::Serializer) {
+        "dq"
+    } else {
+        "sector"
+    };
+    let mut on_output = |b: &Fields<'_>| {
         if cfg.capture {
-            captured.extend(b[0].iter().flat_map(|w| w.to_le_bytes()));
+            captured.extend(b.get(data).iter().flat_map(|w| w.to_le_bytes()));
         }
     };
     let scfg = StreamConfig {

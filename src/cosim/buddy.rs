@@ -44,13 +44,12 @@ pub fn comp_txn(p: &BpcRtlParams, entry: &[u8]) -> Result<Txn, String> {
     let (bytes, nbits, code) = comp_expected(p, entry)?;
     let nw = p.entry_bytes / 4;
     Ok(Txn {
-        inputs: vec![Beat(vec![words(entry, nw)])],
-        expected: vec![Beat(vec![
-            words(&bytes, nw),
-            vec![nbits as u32],
-            vec![code as u32],
-            vec![(code == 4) as u32],
-        ])],
+        inputs: vec![Beat::new().with("blk", words(entry, nw))],
+        expected: vec![Beat::new()
+            .with("stream", words(&bytes, nw))
+            .num("nbits", nbits as u64)
+            .num("size", code.into())
+            .num("raw", (code == 4).into())],
     })
 }
 
@@ -77,8 +76,12 @@ pub fn decomp_txn(p: &BpcRtlParams, stream: &[u8], code: u8) -> Txn {
     let (blk, err) = decomp_expected(p, stream, code);
     let nw = p.entry_bytes / 4;
     Txn {
-        inputs: vec![Beat(vec![words(stream, nw), vec![code as u32]])],
-        expected: vec![Beat(vec![words(&blk, nw), vec![err as u32]])],
+        inputs: vec![Beat::new()
+            .with("stream", words(stream, nw))
+            .num("size", code.into())],
+        expected: vec![Beat::new()
+            .with("blk", words(&blk, nw))
+            .num("err", err.into())],
     }
 }
 
@@ -120,27 +123,28 @@ pub fn size_txn(code: u8, tgt: u8) -> Txn {
         (Ok(c), Ok(t)) => {
             let sp = split(c, t);
             [
-                sp.dev_mask as u32,
-                sp.bud_mask as u32,
-                sp.n_dev(),
-                sp.n_bud(),
-                sp.fits_dev as u32,
-                sp.is_zero as u32,
-                sp.is_raw as u32,
+                sp.dev_mask.into(),
+                sp.bud_mask.into(),
+                sp.n_dev().into(),
+                sp.n_bud().into(),
+                sp.fits_dev.into(),
+                sp.is_zero.into(),
+                sp.is_raw.into(),
                 0,
             ]
         }
         _ => [0, 0, 0, 0, 0, 0, 0, 1],
     };
+    let names = [
+        "dev_mask", "bud_mask", "n_dev", "n_bud", "fits_dev", "is_zero", "is_raw", "err",
+    ];
     Txn {
-        inputs: vec![Beat(vec![vec![code as u32], vec![tgt as u32]])],
-        expected: vec![Beat(exp.iter().map(|v| vec![*v]).collect())],
+        inputs: vec![Beat::new().num("size", code.into()).num("tgt", tgt.into())],
+        expected: vec![names
+            .iter()
+            .zip(exp)
+            .fold(Beat::new(), |b, (n, v)| b.num(n, v))],
     }
-}
-
-/// A 64-bit value as two words.
-fn w2(v: u64) -> Vec<u32> {
-    vec![v as u32, (v >> 32) as u32]
 }
 
 /// The address generator's inputs.
@@ -167,21 +171,24 @@ pub fn addr_txn(a: &AddrParams, r: &AddrReq) -> Txn {
         Ok(t) => (
             a.device_addr(r.base, r.entry, t, r.k),
             a.buddy_addr(r.gbbr, r.boff, r.entry, t, r.k),
-            (32 * r.k as usize >= t.device_bytes()) as u32,
-            0,
+            u64::from(32 * r.k as usize >= t.device_bytes()),
+            0u64,
         ),
         Err(_) => (0, 0, 0, 1),
     };
     Txn {
-        inputs: vec![Beat(vec![
-            vec![r.entry as u32],
-            w2(r.base),
-            vec![r.boff as u32],
-            vec![r.tgt as u32],
-            w2(r.gbbr),
-            vec![r.k],
-        ])],
-        expected: vec![Beat(vec![w2(exp.0), w2(exp.1), vec![exp.2], vec![exp.3]])],
+        inputs: vec![Beat::new()
+            .num("entry", r.entry)
+            .num("base", r.base)
+            .num("boff", r.boff)
+            .num("tgt", r.tgt.into())
+            .num("gbbr", r.gbbr)
+            .num("k", r.k.into())],
+        expected: vec![Beat::new()
+            .num("dev_addr", exp.0)
+            .num("bud_addr", exp.1)
+            .num("is_buddy", exp.2)
+            .num("err", exp.3)],
     }
 }
 
@@ -314,7 +321,7 @@ pub fn run_entries(
         let e = entries.next_entry(p.entry_bytes)?;
         let r = match unit {
             Unit::Compressor => comp_txn(p, &e).map(|t| {
-                let code = t.expected[0].0[2][0] as u8;
+                let code = t.expected[0].u64("size") as u8;
                 (t, code_bytes(p, code))
             }),
             _ => stored(p, &e, corrupt, &mut rng)

@@ -22,7 +22,7 @@ use super::harness::HarnessConfig;
 use super::mc_bench::{self, compare_image, words, written, McMemory, McSystem, McTxn};
 use super::mc_bench::{Poison, Targets};
 use super::memory::SharedMem;
-use super::stream::{Beat, RunStats, Timing};
+use super::stream::{Beat, Fields, RunStats, Timing};
 use crate::hdl::Module;
 use crate::model::buddy::system::{System, SystemParams};
 use crate::model::buddy::{pieces, Target, ENTRY_BYTES, SECTOR_BYTES};
@@ -244,9 +244,14 @@ impl McSystem for BuddyMc {
     /// region (sectors).
     fn memories(p: &BuddyRtlParams) -> Vec<McMemory> {
         vec![
-            McMemory::new("hreq", "hrsp", 3, SECTOR_BYTES / 4),
-            McMemory::new("breq", "brsp", 3, SECTOR_BYTES / 4),
-            McMemory::new("mreq", "mfill", 1, (p.meta.sector_bytes / 4) as usize),
+            McMemory::new("hreq", "hrsp", ("tag", "tag"), SECTOR_BYTES / 4),
+            McMemory::new("breq", "brsp", ("tag", "tag"), SECTOR_BYTES / 4),
+            McMemory::new(
+                "mreq",
+                "mfill",
+                ("addr", "addr"),
+                (p.meta.sector_bytes / 4) as usize,
+            ),
         ]
     }
 
@@ -318,27 +323,28 @@ impl McSystem for BuddyMc {
         self.requests.kinds[kind] += 1;
         self.requests.per_target[t.code() as usize] += 1;
         let (op, mask, data, rsp) = self.access(kind, a, e, rng).map_err(|x| x.to_string())?;
-        let w2 = |v: u64| vec![v as u32, (v >> 32) as u32];
-        let req = Beat(vec![
-            vec![op as u32],
-            vec![t.code() as u32],
-            w2(base),
-            vec![boff as u32],
-            vec![ep as u32],
-            vec![mask as u32],
-            words(&data),
-        ]);
+        let req = Beat::new()
+            .num("op", op)
+            .num("tgt", t.code().into())
+            .num("base", base)
+            .num("boff", boff)
+            .num("entry", ep)
+            .num("mask", mask as u64)
+            .with("data", words(&data));
         Ok(Some(McTxn {
             input: vec![req],
-            expect: vec![Beat(vec![words(&rsp), vec![op as u32], vec![0]])],
+            expect: vec![Beat::new()
+                .with("data", words(&rsp))
+                .num("write", op)
+                .num("err", 0)],
         }))
     }
 
-    fn count(&self, moved: &mut Moved, mem: usize, beat: &[Vec<u32>]) {
+    fn count(&self, moved: &mut Moved, mem: usize, beat: &Fields<'_>) {
         match mem {
             0 => moved.device_pieces += 1,
             1 => moved.buddy_pieces += 1,
-            _ if beat[0][0] & 1 == 1 => moved.meta_writes += 1,
+            _ if beat.u64("we") & 1 == 1 => moved.meta_writes += 1,
             _ => moved.meta_reads += 1,
         }
     }

@@ -8,7 +8,7 @@
 use super::adaptive::le_words;
 use super::dut::Dut;
 use super::harness::{Bench, Channel, Expect, Harness, HarnessConfig};
-use super::memory::{word64, MemFields, MemResponder, MemTiming};
+use super::memory::{MemFields, MemResponder, MemTiming};
 use super::stream::{Beat, RunStats};
 use crate::hdl::Module;
 use crate::model::cache::{Cache, CacheStats, Event, Lookup, Op, Request};
@@ -91,27 +91,28 @@ impl CacheBench {
                     RESP,
                     id as u64,
                     0,
-                    Beat(vec![
-                        words(id as u64, self.p.id_bits),
-                        vec![hit as u32],
-                        words(data, c.field_bits),
-                    ]),
+                    Beat::new()
+                        .with("id", words(id as u64, self.p.id_bits))
+                        .num("hit", hit.into())
+                        .with("data", words(data, c.field_bits)),
                 ),
                 Event::MemRead { sector } => exp.push(
                     MREQ,
                     sector,
                     0,
-                    Beat(vec![
-                        vec![0],
-                        words(sector, saw),
-                        vec![0; sbits as usize / 32],
-                    ]),
+                    Beat::new()
+                        .num("we", 0)
+                        .with("addr", words(sector, saw))
+                        .with("wdata", vec![0; sbits as usize / 32]),
                 ),
                 Event::MemWrite { sector, data } => exp.push(
                     MREQ,
                     sector,
                     0,
-                    Beat(vec![vec![1], words(sector, saw), le_words(&data)]),
+                    Beat::new()
+                        .num("we", 1)
+                        .with("addr", words(sector, saw))
+                        .with("wdata", le_words(&data)),
                 ),
             }
         }
@@ -129,22 +130,23 @@ impl Bench for CacheBench {
         let id = self.issued & ((1u64 << self.p.id_bits) - 1);
         let we = self.rng.gen_bool(0.3);
         let wd = self.rng.gen::<u64>();
-        Some(Beat(vec![
-            words(id, self.p.id_bits),
-            words(f, self.p.field_addr_bits),
-            vec![we as u32],
-            words(wd, self.p.cache.field_bits),
-        ]))
+        Some(
+            Beat::new()
+                .with("id", words(id, self.p.id_bits))
+                .with("field", words(f, self.p.field_addr_bits))
+                .num("we", we.into())
+                .with("wdata", words(wd, self.p.cache.field_bits)),
+        )
     }
 
     fn accepted(&mut self, ch: usize, b: &Beat, cycle: u64, exp: &mut Expect<'_>) {
         let ev = match ch {
             REQ => {
                 let r = Request {
-                    id: word64(&b.0[0]) as u32,
-                    field: word64(&b.0[1]),
-                    op: if b.0[2][0] & 1 == 1 {
-                        Op::Write(word64(&b.0[3]))
+                    id: b.u64("id") as u32,
+                    field: b.u64("field"),
+                    op: if b.u64("we") & 1 == 1 {
+                        Op::Write(b.u64("wdata"))
                     } else {
                         Op::Read
                     },
@@ -163,10 +165,10 @@ impl Bench for CacheBench {
             }
             MFILL => {
                 let n = self.p.cache.sector_bytes as usize;
-                match self
-                    .model
-                    .fill(word64(&b.0[1]), &words_to_bytes(&b.0[0], n))
-                {
+                match self.model.fill(
+                    b.u64("addr"),
+                    &words_to_bytes(b.get("data").unwrap_or(&[]), n),
+                ) {
                     Ok(ev) => ev,
                     Err(e) => {
                         self.error.get_or_insert(format!("cycle {}: {}", cycle, e));
@@ -265,10 +267,11 @@ pub fn run(
     let sbits = p.cache.sector_bytes * 8;
     let mem = MemResponder::new(
         MemFields {
-            addr: 1,
-            we: Some(0),
-            wdata: Some(2),
-            tag: Some(1),
+            addr: "addr",
+            we: Some("we"),
+            wdata: Some("wdata"),
+            tag: Some(("addr", "addr")),
+            rdata: "data",
         },
         MemTiming {
             min_latency: 1,

@@ -33,11 +33,10 @@ fn cpack_beats(p: &LossyRtlParams, block: &[u8], tcode: u8) -> Vec<Beat> {
         .chunks(k)
         .enumerate()
         .map(|(i, w)| {
-            Beat(vec![
-                w.to_vec(),
-                vec![(i + 1 == beats) as u32],
-                vec![tcode as u32],
-            ])
+            Beat::new()
+                .with("data", w.to_vec())
+                .num("last", (i + 1 == beats).into())
+                .num("tcode", tcode.into())
         })
         .collect()
 }
@@ -54,14 +53,13 @@ pub fn comp_txn(p: &LossyRtlParams, block: &[u8], tcode: u8) -> Result<Txn, Stri
         .chunks_exact(model::CHUNK_BYTES)
         .enumerate()
         .map(|(i, ch)| {
-            Beat(vec![
-                le_words(ch),
-                vec![(i + 1 == n) as u32],
-                vec![b.md.c as u32],
-                vec![n as u32],
-                vec![b.stream_bits as u32],
-                vec![tcode as u32],
-            ])
+            Beat::new()
+                .with("chunk", le_words(ch))
+                .num("last", (i + 1 == n).into())
+                .num("c", b.md.c.into())
+                .num("n", n as u64)
+                .num("bits", b.stream_bits as u64)
+                .num("tcode", tcode.into())
         })
         .collect();
     Ok(Txn { inputs, expected })
@@ -170,8 +168,12 @@ pub fn run_comp_from(
 /// faulty token and every later beat carry `err = 1` and zero words; a short last beat has
 /// its missing words 0.
 pub fn decomp_expected(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) -> Vec<Beat> {
-    let beat =
-        |w: Vec<u32>, last: bool, err: bool| Beat(vec![w, vec![last as u32], vec![err as u32]]);
+    let beat = |w: Vec<u32>, last: bool, err: bool| {
+        Beat::new()
+            .with("words", w)
+            .num("last", last.into())
+            .num("err", err.into())
+    };
     let n = chunks.len() / model::CHUNK_BYTES;
     if !c {
         return chunks
@@ -221,12 +223,11 @@ pub fn decomp_txn(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) -> Txn 
         .chunks_exact(model::CHUNK_BYTES)
         .enumerate()
         .map(|(i, ch)| {
-            Beat(vec![
-                le_words(ch),
-                vec![(i + 1 == n) as u32],
-                vec![c as u32],
-                vec![tcode as u32],
-            ])
+            Beat::new()
+                .with("chunk", le_words(ch))
+                .num("last", (i + 1 == n).into())
+                .num("c", c.into())
+                .num("tcode", tcode.into())
         })
         .collect();
     Txn {
@@ -277,7 +278,11 @@ pub fn trunc_txn(p: &LossyRtlParams, block: &[u8], tcode: u8) -> Txn {
     let k = p.words_per_cycle;
     let inputs = le_words(block)
         .chunks(k)
-        .map(|w| Beat(vec![w.to_vec(), vec![tcode as u32]]))
+        .map(|w| {
+            Beat::new()
+                .with("data", w.to_vec())
+                .num("tcode", tcode.into())
+        })
         .collect();
     Txn {
         inputs,
@@ -301,14 +306,17 @@ pub fn restore_expected(p: &LossyRtlParams, c: bool, tcode: u8, beats: &[Beat]) 
     } else {
         32 - t as usize
     };
-    let mut words: Vec<u32> = beats.iter().flat_map(|b| b.0[0].clone()).collect();
+    let mut words: Vec<u32> = beats
+        .iter()
+        .flat_map(|b| b.get("words").unwrap_or(&[]).to_vec())
+        .collect();
     let vals = if t == 0 || shifted {
         words.resize(nw, 0);
         words
     } else {
         fp::unpack(&words, t, nw)
     };
-    let first_err = beats.iter().position(|b| b.0[2][0] == 1);
+    let first_err = beats.iter().position(|b| b.u64("err") == 1);
     let nb = nw / 4;
     (0..nb)
         .map(|j| {
@@ -317,7 +325,10 @@ pub fn restore_expected(p: &LossyRtlParams, c: bool, tcode: u8, beats: &[Beat]) 
                 .map(|&v| fp::restore(v, t, cod.fill))
                 .collect();
             let err = first_err.is_some_and(|e| (j + 1) * 4 * fb > 128 * e);
-            Beat(vec![w, vec![(j + 1 == nb) as u32], vec![err as u32]])
+            Beat::new()
+                .with("data", w)
+                .num("last", (j + 1 == nb).into())
+                .num("err", err.into())
         })
         .collect()
 }
@@ -330,11 +341,7 @@ pub fn restore_txn(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) -> Txn
     let expected = restore_expected(p, c, tcode, &beats);
     let inputs = beats
         .into_iter()
-        .map(|mut b| {
-            b.0.push(vec![c as u32]);
-            b.0.push(vec![tcode as u32]);
-            b
-        })
+        .map(|b| b.num("c", c.into()).num("tcode", tcode.into()))
         .collect();
     Txn { inputs, expected }
 }
@@ -376,7 +383,11 @@ pub fn run_restore_from(
         let (c, chunks, bad) = stored(p, b, tc, corrupt, &mut rng)?;
         let t = restore_txn(p, c, tc, &chunks);
         if !bad {
-            let got: Vec<u32> = t.expected.iter().flat_map(|b| b.0[0].clone()).collect();
+            let got: Vec<u32> = t
+                .expected
+                .iter()
+                .flat_map(|b| b.get("data").unwrap_or(&[]).to_vec())
+                .collect();
             if got != le_words(&model::expected_roundtrip(&p.codec, b, tc)) {
                 return Err(format!(
                     "model: restored block (c = {c}, tcode = {tc}) is not the round trip"

@@ -17,8 +17,8 @@ use super::dut::Dut;
 use super::harness::HarnessConfig;
 use super::mc_bench::{self, no_stray_writes, words, written, McMemory, McSystem, McTxn};
 use super::mc_bench::{Poison, Targets};
-use super::memory::{word64, MemResponder, SharedMem};
-use super::stream::{Beat, Timing};
+use super::memory::{MemResponder, SharedMem};
+use super::stream::{Beat, Fields, Timing};
 use crate::hdl::Module;
 use crate::model::cpack_lossy::mc::{Mc, McParams, McRequest, McResponse};
 use crate::rtl::cpack_lossy::mc_top::{OP_G_RD, OP_G_WR, OP_L_RD, OP_L_WR};
@@ -163,14 +163,13 @@ impl LossyMc {
     /// The response beats the design must give for the model's `r`.
     fn expect(&self, r: &McResponse) -> Vec<Beat> {
         let beat = |data: Vec<u32>, last: bool, write: bool| {
-            Beat(vec![
-                data,
-                vec![last as u32],
-                vec![0],
-                vec![write as u32],
-                vec![r.md_hit as u32],
-                vec![r.chunks],
-            ])
+            Beat::new()
+                .with("data", data)
+                .num("last", last.into())
+                .num("err", 0)
+                .num("write", write.into())
+                .num("md_hit", r.md_hit.into())
+                .num("chunks", r.chunks.into())
         };
         match &r.data {
             Some(d) => {
@@ -236,15 +235,14 @@ impl LossyMc {
 /// the byte mask `mask`, or (no data) one empty beat.
 fn sm_beats(op: u64, blk: u64, tcode: Option<u8>, data: Option<&[u8]>, mask: u128) -> Vec<Beat> {
     let beat = |mask: u32, data: Vec<u32>, last: bool| {
-        Beat(vec![
-            vec![op as u32],
-            vec![blk as u32],
-            vec![tcode.is_some() as u32],
-            vec![tcode.unwrap_or(0) as u32],
-            vec![mask],
-            data,
-            vec![last as u32],
-        ])
+        Beat::new()
+            .num("op", op)
+            .num("blk", blk)
+            .num("tcode_v", tcode.is_some().into())
+            .num("tcode", tcode.unwrap_or(0).into())
+            .num("mask", mask.into())
+            .with("data", data)
+            .num("last", last.into())
     };
     let Some(d) = data else {
         return vec![beat(0, vec![0; 4], true)];
@@ -274,8 +272,8 @@ impl McSystem for LossyMc {
     fn memories(p: &LossyRtlParams) -> Vec<McMemory> {
         let line = p.md_cache.rtl(p.codec.md_bits).cache.sector_bytes;
         vec![
-            McMemory::new("dreq", "dresp", 3, 4),
-            McMemory::new("mdreq", "mdresp", 1, (line / 4) as usize),
+            McMemory::new("dreq", "dresp", ("tag", "tag"), 4),
+            McMemory::new("mdreq", "mdresp", ("addr", "addr"), (line / 4) as usize),
         ]
     }
 
@@ -310,9 +308,9 @@ impl McSystem for LossyMc {
         }))
     }
 
-    fn count(&self, moved: &mut Moved, mem: usize, beat: &[Vec<u32>]) {
-        let write = beat[0][0] & 1 == 1;
-        let local = mem == 0 && self.split(word64(&beat[1])).0;
+    fn count(&self, moved: &mut Moved, mem: usize, beat: &Fields<'_>) {
+        let write = beat.u64("we") & 1 == 1;
+        let local = mem == 0 && self.split(beat.u64("addr")).0;
         match (mem, local, write) {
             (0, true, _) => moved.local_chunks += 1,
             (0, false, true) => moved.chunks_written += 1,

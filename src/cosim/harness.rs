@@ -33,10 +33,152 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::path::PathBuf;
 
-/// One beat: the value of each field as 32-bit words (word 0 = bits 31:0), in
-/// `cosim::stream::Stream::fields` order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Beat(pub Vec<Vec<u32>>);
+/// One beat, built by field name: each field of the channel's layout (the `Layout` the
+/// generator gave the stream) with its value as 32-bit words (word 0 = bits 31:0).
+///
+/// The harness puts the fields in the channel's port order when the beat is offered or
+/// expected, and refuses a beat that lacks one of the layout's fields, names one the layout
+/// does not have, or holds a value wider than its port: a bench cannot swap two fields or
+/// leave one unchecked by position.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Beat(Vec<(&'static str, Vec<u32>)>);
+
+impl Beat {
+    /// An empty beat (add its fields with [`Beat::with`] and [`Beat::num`]).
+    pub fn new() -> Beat {
+        Beat(Vec::new())
+    }
+
+    /// The beat with field `field` set to `words` (word 0 = bits 31:0).
+    pub fn with(mut self, field: &'static str, words: Vec<u32>) -> Beat {
+        self.0.push((field, words));
+        self
+    }
+
+    /// The beat with field `field` set to `v` (a field of up to 64 bits).
+    pub fn num(self, field: &'static str, v: u64) -> Beat {
+        self.with(field, vec![v as u32, (v >> 32) as u32])
+    }
+
+    /// The words of field `field`, if the beat has it.
+    pub fn get(&self, field: &str) -> Option<&[u32]> {
+        self.0
+            .iter()
+            .find(|(n, _)| *n == field)
+            .map(|(_, w)| w.as_slice())
+    }
+
+    /// The low 64 bits of field `field` (0 when the beat lacks it).
+    pub fn u64(&self, field: &str) -> u64 {
+        self.get(field).map(word64).unwrap_or(0)
+    }
+
+    /// The fields in `ch`'s port order, each resized to its port's words; `Err` names a
+    /// missing, unknown or too wide field.
+    pub(super) fn order(&self, ch: &Channel, port: &Port) -> Result<Vec<Vec<u32>>, String> {
+        if let Some((n, _)) = self
+            .0
+            .iter()
+            .find(|(n, _)| !ch.names.iter().any(|c| c == n))
+        {
+            return Err(format!(
+                "a beat for channel `{}` has a field `{}` its layout lacks (fields: {})",
+                ch.name,
+                n,
+                ch.names.join(", ")
+            ));
+        }
+        ch.names
+            .iter()
+            .zip(port.fields.iter().zip(&port.bits))
+            .map(|(name, (&(_, w), &bits))| {
+                let v = self.get(name).ok_or_else(|| {
+                    format!("a beat for channel `{}` lacks field `{}`", ch.name, name)
+                })?;
+                let wide = v.iter().enumerate().any(|(i, x)| {
+                    let lo = 32 * i as u32;
+                    *x != 0 && (lo >= bits || (bits - lo < 32 && *x >> (bits - lo) != 0))
+                });
+                if wide {
+                    return Err(format!(
+                        "a beat for channel `{}`: field `{}` is wider than its {} bits",
+                        ch.name, name, bits
+                    ));
+                }
+                let mut v = v.to_vec();
+                v.resize(w, 0);
+                Ok(v)
+            })
+            .collect()
+    }
+}
+
+/// A beat as the design gave it on an output channel: its fields read by layout name.
+#[derive(Clone, Copy)]
+pub struct Fields<'a> {
+    ch: &'a Channel,
+    words: &'a [Vec<u32>],
+}
+
+impl<'a> Fields<'a> {
+    /// The beat `words` (one entry per field, in port order) of channel `ch`.
+    pub fn new(ch: &'a Channel, words: &'a [Vec<u32>]) -> Fields<'a> {
+        debug_assert_eq!(ch.names.len(), words.len());
+        Fields { ch, words }
+    }
+
+    /// The words of field `field` (word 0 = bits 31:0).
+    ///
+    /// # Panics
+    /// When the channel's layout has no field `field`: the bench reads a field the generator
+    /// never made, which is a defect of the bench, not of the design or of any input.
+    pub fn get(&self, field: &str) -> &'a [u32] {
+        match self.ch.names.iter().position(|n| *n == field) {
+            Some(i) => &self.words[i],
+            None => panic!(
+                "channel `{}` has no field `{}` (fields: {})",
+                self.ch.name,
+                field,
+                self.ch.names.join(", ")
+            ),
+        }
+    }
+
+    /// The low 64 bits of field `field` (see [`Fields::get`]).
+    pub fn u64(&self, field: &str) -> u64 {
+        word64(self.get(field))
+    }
+
+    /// The beat again, by name (to pass it on or keep it).
+    pub fn beat(&self) -> Beat {
+        Beat(
+            self.ch
+                .names
+                .iter()
+                .zip(self.words)
+                .map(|(n, w)| (*n, w.clone()))
+                .collect(),
+        )
+    }
+}
+
+/// `name` as a `'static` string: a field name is kept once for the life of the process
+/// (layouts have a few dozen distinct names), so beats carry names without allocating.
+pub fn intern(name: &str) -> &'static str {
+    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.iter().find(|n| **n == name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.push(n);
+    n
+}
+
+/// The low 64 bits of a field given as 32-bit words.
+pub(crate) fn word64(w: &[u32]) -> u64 {
+    w.first().copied().unwrap_or(0) as u64 | (w.get(1).copied().unwrap_or(0) as u64) << 32
+}
 
 /// The first difference between the design and the model.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -151,8 +293,11 @@ pub struct Channel {
     pub valid: String,
     /// `ready` port.
     pub ready: String,
-    /// Payload ports, in beat order.
+    /// Payload ports, in the layout's field order.
     pub fields: Vec<String>,
+    /// The layout's field names, one per port of `fields` (what beats are built and read
+    /// by).
+    pub names: Vec<&'static str>,
     /// Output channels: index of the field that matches beats to expectations when the
     /// design may reorder them (`None`: in order).
     pub tag: Option<usize>,
@@ -162,14 +307,15 @@ pub struct Channel {
 }
 
 impl Channel {
-    /// A channel from explicit port names.
-    pub fn new(name: &str, dir: Dir, valid: &str, ready: &str, fields: &[&str]) -> Channel {
+    /// A channel from explicit port names, its fields given as (layout name, port).
+    pub fn new(name: &str, dir: Dir, valid: &str, ready: &str, fields: &[(&str, &str)]) -> Channel {
         Channel {
             name: name.to_string(),
             dir,
             valid: valid.to_string(),
             ready: ready.to_string(),
-            fields: fields.iter().map(|f| f.to_string()).collect(),
+            fields: fields.iter().map(|(_, p)| p.to_string()).collect(),
+            names: fields.iter().map(|(n, _)| intern(n)).collect(),
             tag: None,
             unchecked: false,
         }
@@ -184,18 +330,16 @@ impl Channel {
             valid: p.valid(),
             ready: p.ready(),
             fields,
+            names: p.layout.fields().iter().map(|f| intern(&f.name)).collect(),
             tag: None,
             unchecked: false,
         }
     }
 
-    /// Matches output beats to expectations by the payload field `field` (a port name or a
-    /// layout field name).
+    /// Matches output beats to expectations by the payload field `field` (a layout field
+    /// name).
     pub fn tagged(mut self, field: &str) -> Channel {
-        self.tag = self
-            .fields
-            .iter()
-            .position(|f| f == field || f.ends_with(&format!("_{}_o", field)));
+        self.tag = self.names.iter().position(|f| *f == field);
         self
     }
 
@@ -248,24 +392,39 @@ const RESET_RATE: f64 = 1.0 / 64.0;
 struct Expected {
     txn: u64,
     beat: u64,
-    value: Beat,
+    /// The fields in port order.
+    value: Vec<Vec<u32>>,
 }
 
 /// Where the bench puts what the design must produce.
 pub struct Expect<'a> {
     queues: &'a mut [VecDeque<Expected>],
+    channels: &'a [Channel],
+    ports: &'a [Port],
+    /// The first beat the harness refused (a field missing, unknown or too wide).
+    error: &'a mut Option<String>,
 }
 
 impl Expect<'_> {
     /// Output channel `ch` must produce `beat` (after what it already must), as beat number
     /// `k` of transaction `txn` (for reports).
     pub fn push(&mut self, ch: usize, txn: u64, k: u64, beat: Beat) {
-        if let Some(q) = self.queues.get_mut(ch) {
-            q.push_back(Expected {
+        let (Some(q), Some(c), Some(p)) = (
+            self.queues.get_mut(ch),
+            self.channels.get(ch),
+            self.ports.get(ch),
+        ) else {
+            return;
+        };
+        match beat.order(c, p) {
+            Ok(value) => q.push_back(Expected {
                 txn,
                 beat: k,
-                value: beat,
-            });
+                value,
+            }),
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
         }
     }
 }
@@ -278,8 +437,8 @@ pub trait Bench {
     fn next_input(&mut self, ch: usize, exp: &mut Expect<'_>) -> Option<Beat>;
     /// A beat was accepted on input channel `ch` (from the bench or a responder).
     fn accepted(&mut self, _ch: usize, _beat: &Beat, _cycle: u64, _exp: &mut Expect<'_>) {}
-    /// A beat of output channel `ch` was taken (after comparison); its fields as words.
-    fn observed(&mut self, _ch: usize, _beat: &[Vec<u32>], _cycle: u64, _exp: &mut Expect<'_>) {}
+    /// A beat of output channel `ch` was taken (after comparison).
+    fn observed(&mut self, _ch: usize, _beat: &Fields<'_>, _cycle: u64, _exp: &mut Expect<'_>) {}
     /// No more stimulus will come (the run ends once everything expected has been seen).
     fn finished(&self) -> bool;
     /// The design was reset in the middle of the run: every transaction in flight is lost
@@ -317,8 +476,8 @@ pub fn named_channels(
 
 /// The other side of a protocol, answering the design's requests as they come.
 pub trait Responder {
-    /// A request beat from the design (its fields as words), taken at `cycle`.
-    fn request(&mut self, beat: &[Vec<u32>], cycle: u64, rng: &mut ChaCha8Rng);
+    /// A request beat from the design, taken at `cycle`.
+    fn request(&mut self, beat: &Fields<'_>, cycle: u64, rng: &mut ChaCha8Rng);
     /// A response to offer at `cycle`, if one is due. Called when the response channel is
     /// free; the beat is held until the design accepts it.
     fn respond(&mut self, cycle: u64, rng: &mut ChaCha8Rng) -> Option<Beat>;
@@ -338,6 +497,8 @@ pub(super) struct Port {
     pub(super) valid: usize,
     pub(super) ready: usize,
     pub(super) fields: Vec<(usize, usize)>,
+    /// Bits per field.
+    pub(super) bits: Vec<u32>,
 }
 
 pub(super) fn resolve(dut: &dyn Dut, c: &Channel) -> Result<Port, String> {
@@ -351,6 +512,7 @@ pub(super) fn resolve(dut: &dyn Dut, c: &Channel) -> Result<Port, String> {
             Ok((p, dut.port_width(p).div_ceil(32) as usize))
         })
         .collect::<Result<Vec<_>, String>>()?;
+    let bits = fields.iter().map(|(p, _)| dut.port_width(*p)).collect();
     let port = |n: &str| {
         dut.port(n)
             .map_err(|e| format!("channel `{}`: {}", c.name, e))
@@ -359,6 +521,7 @@ pub(super) fn resolve(dut: &dyn Dut, c: &Channel) -> Result<Port, String> {
         valid: port(&c.valid)?,
         ready: port(&c.ready)?,
         fields,
+        bits,
     })
 }
 
@@ -434,6 +597,9 @@ impl Harness {
             sb.accept_inputs(dut, bench, cycle);
             // 4: outputs.
             sb.take_outputs(dut, bench, cycle);
+            if let Some(e) = sb.error.take() {
+                return Err(e);
+            }
             if sb.st.first_mismatch.is_some() {
                 break;
             }
@@ -502,8 +668,11 @@ struct Scoreboard<'h> {
     /// The design's cycle count right after the initial reset (cycle 0 of the run).
     c0: u64,
     queues: Vec<VecDeque<Expected>>,
-    /// The beat offered on each input channel, held until accepted.
-    cur: Vec<Option<Beat>>,
+    /// The beat offered on each input channel (as built, and in port order), held until
+    /// accepted.
+    cur: Vec<Option<(Beat, Vec<Vec<u32>>)>>,
+    /// The first beat refused (a field missing, unknown or too wide): ends the run.
+    error: Option<String>,
     /// Cycle since which each channel has waited (an offered beat, or an expectation).
     waiting_since: Vec<Option<u64>>,
     /// Per output channel, its fields as read from the design.
@@ -566,6 +735,7 @@ impl<'h> Scoreboard<'h> {
             readies: vec![false; n],
             accepted: Vec::new(),
             next_reset: 0,
+            error: None,
         })
     }
 
@@ -590,24 +760,33 @@ impl<'h> Scoreboard<'h> {
             let p = &self.ports[c];
             if self.channels[c].dir == Dir::In {
                 if self.cur[c].is_none() && !self.rng.gen_bool(self.rates[c]) {
-                    self.cur[c] = match self.answered_by[c] {
+                    let beat = match self.answered_by[c] {
                         Some(r) => self.responders[r].r.respond(cycle, &mut self.rrng),
                         None => bench.next_input(
                             c,
                             &mut Expect {
                                 queues: &mut self.queues,
+                                channels: self.channels,
+                                ports: &self.ports,
+                                error: &mut self.error,
                             },
                         ),
                     };
-                    if self.cur[c].is_some() {
+                    if let Some(b) = beat {
+                        match b.order(&self.channels[c], p) {
+                            Ok(v) => self.cur[c] = Some((b, v)),
+                            Err(e) => {
+                                self.error.get_or_insert(e);
+                            }
+                        }
                         self.waiting_since[c] = Some(cycle);
                     }
                 }
                 match &self.cur[c] {
-                    Some(b) => {
+                    Some((_, v)) => {
                         dut.set_u64(p.valid, 1);
                         offered_now = true;
-                        for ((port, _), v) in p.fields.iter().zip(&b.0) {
+                        for ((port, _), v) in p.fields.iter().zip(v) {
                             dut.set(*port, v);
                         }
                     }
@@ -630,7 +809,7 @@ impl<'h> Scoreboard<'h> {
                 && self.cur[c].is_some()
                 && dut.get_u64(self.ports[c].ready) == 1
             {
-                if let Some(b) = self.cur[c].take() {
+                if let Some((b, _)) = self.cur[c].take() {
                     self.accepted.push((c, b));
                 }
                 self.waiting_since[c] = None;
@@ -644,6 +823,9 @@ impl<'h> Scoreboard<'h> {
                 cycle,
                 &mut Expect {
                     queues: &mut self.queues,
+                    channels: self.channels,
+                    ports: &self.ports,
+                    error: &mut self.error,
                 },
             );
         }
@@ -677,15 +859,19 @@ impl<'h> Scoreboard<'h> {
                 }
             }
             self.waiting_since[c] = None;
+            let got = Fields { ch, words: got };
             if let Some(r) = self.listened_by[c] {
-                self.responders[r].r.request(got, cycle, &mut self.rrng);
+                self.responders[r].r.request(&got, cycle, &mut self.rrng);
             }
             bench.observed(
                 c,
-                got,
+                &got,
                 cycle,
                 &mut Expect {
                     queues: &mut self.queues,
+                    channels: self.channels,
+                    ports: &self.ports,
+                    error: &mut self.error,
                 },
             );
         }
@@ -827,7 +1013,7 @@ fn check(
     cycle: u64,
 ) -> Result<bool, Mismatch> {
     let pos = match ch.tag {
-        Some(t) => q.iter().position(|e| e.value.0.get(t) == got.get(t)),
+        Some(t) => q.iter().position(|e| e.value.get(t) == got.get(t)),
         None => (!q.is_empty()).then_some(0),
     };
     let Some(want) = pos.and_then(|p| q.remove(p)) else {
@@ -844,7 +1030,7 @@ fn check(
     let diff = ch
         .fields
         .iter()
-        .zip(want.value.0.iter().zip(got))
+        .zip(want.value.iter().zip(got))
         .find(|(_, (w, g))| w != g);
     match diff {
         Some((name, (w, g))) => Err(Mismatch {

@@ -2,7 +2,7 @@
 //! memory and returns the memory's (reordered) answers.
 
 use super::dut::{Dut, SimDut};
-use super::harness::{Bench, Channel, Expect, Harness, HarnessConfig, Responder};
+use super::harness::{Bench, Channel, Expect, Fields, Harness, HarnessConfig, Responder};
 use super::memory::{MemFields, MemResponder, MemTiming};
 use super::stream::Beat;
 use crate::hdl::stream::{self, Layout};
@@ -66,6 +66,22 @@ struct ProxyBench {
     total: u64,
     issued: u64,
     addr_of: HashMap<u32, u64>,
+    /// Planted bench defects: a beat without its `tag` field, or with `addr` too wide.
+    drop_tag: bool,
+    swap: bool,
+}
+
+impl ProxyBench {
+    fn new(seed: u64, total: u64) -> ProxyBench {
+        ProxyBench {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            total,
+            issued: 0,
+            addr_of: HashMap::new(),
+            drop_tag: false,
+            swap: false,
+        }
+    }
 }
 
 impl Bench for ProxyBench {
@@ -76,26 +92,36 @@ impl Bench for ProxyBench {
         }
         let addr = self.rng.gen_range(0..1u64 << 16);
         self.issued += 1;
-        Some(Beat(vec![vec![addr as u32], vec![tag]]))
+        let beat = Beat::new().num("addr", addr).num("tag", tag.into());
+        Some(if self.swap {
+            Beat::new().num("addr", tag.into()).num("tag", addr)
+        } else if self.drop_tag {
+            Beat::new().num("addr", addr)
+        } else {
+            beat
+        })
     }
     fn accepted(&mut self, ch: usize, b: &Beat, _cycle: u64, exp: &mut Expect<'_>) {
         match ch {
             C => {
-                let tag = b.0[1][0];
-                self.addr_of.insert(tag, b.0[0][0] as u64);
+                let tag = b.u64("tag") as u32;
+                self.addr_of.insert(tag, b.u64("addr"));
                 exp.push(MREQ, self.issued - 1, 0, b.clone());
             }
             MRESP => {
-                let tag = b.0[1][0];
+                let tag = b.u64("tag") as u32;
                 let addr = self.addr_of[&tag];
-                exp.push(R, tag as u64, 0, Beat(vec![contents(addr), vec![tag]]));
+                let r = Beat::new()
+                    .with("data", contents(addr))
+                    .num("tag", tag.into());
+                exp.push(R, tag as u64, 0, r);
             }
             _ => {}
         }
     }
-    fn observed(&mut self, ch: usize, b: &[Vec<u32>], _cycle: u64, _exp: &mut Expect<'_>) {
+    fn observed(&mut self, ch: usize, b: &Fields<'_>, _cycle: u64, _exp: &mut Expect<'_>) {
         if ch == R {
-            self.addr_of.remove(&b[1][0]);
+            self.addr_of.remove(&(b.u64("tag") as u32));
         }
     }
     fn finished(&self) -> bool {
@@ -105,10 +131,11 @@ impl Bench for ProxyBench {
 
 fn memory(reorder: bool) -> MemResponder {
     let fields = MemFields {
-        addr: 0,
+        addr: "addr",
         we: None,
         wdata: None,
-        tag: Some(1),
+        tag: Some(("tag", "tag")),
+        rdata: "data",
     };
     let timing = MemTiming {
         min_latency: 1,
@@ -122,12 +149,7 @@ fn memory(reorder: bool) -> MemResponder {
 fn run(dut: &mut dyn Dut, top: &Module, n: u64, seed: u64) -> Result<super::RunStats, String> {
     let mut h = Harness::new(channels(top));
     h.respond("mreq", "mresp", Box::new(memory(true)))?;
-    let mut bench = ProxyBench {
-        rng: ChaCha8Rng::seed_from_u64(seed),
-        total: n,
-        issued: 0,
-        addr_of: HashMap::new(),
-    };
+    let mut bench = ProxyBench::new(seed, n);
     let cfg = HarnessConfig {
         seed,
         channel_rates: vec![("mresp".into(), 0.5), ("r".into(), 0.4)],
@@ -164,7 +186,7 @@ fn a_corrupted_answer_is_caught_on_its_channel() {
 struct BlackHole(Option<u64>);
 
 impl Responder for BlackHole {
-    fn request(&mut self, _b: &[Vec<u32>], cycle: u64, _rng: &mut ChaCha8Rng) {
+    fn request(&mut self, _b: &Fields<'_>, cycle: u64, _rng: &mut ChaCha8Rng) {
         self.0.get_or_insert(cycle);
     }
     fn respond(&mut self, _cycle: u64, _rng: &mut ChaCha8Rng) -> Option<Beat> {
@@ -185,12 +207,7 @@ fn hangs_name_the_channel() {
     let mut h = Harness::new(channels(&top));
     h.respond("mreq", "mresp", Box::new(BlackHole(None)))
         .unwrap();
-    let mut bench = ProxyBench {
-        rng: ChaCha8Rng::seed_from_u64(1),
-        total: 10,
-        issued: 0,
-        addr_of: HashMap::new(),
-    };
+    let mut bench = ProxyBench::new(1, 10);
     let cfg = HarnessConfig {
         hang_cycles: 200,
         ..HarnessConfig::default()
@@ -208,22 +225,37 @@ fn hangs_name_the_channel() {
 #[test]
 fn memory_records_writes_and_answers_in_order() {
     let fields = MemFields {
-        addr: 0,
-        we: Some(1),
-        wdata: Some(2),
+        addr: "addr",
+        we: Some("we"),
+        wdata: Some("wdata"),
         tag: None,
+        rdata: "data",
     };
+    let ch = Channel::new(
+        "mreq",
+        crate::hdl::Dir::Out,
+        "v",
+        "r",
+        &[("addr", "a"), ("we", "w"), ("wdata", "d")],
+    );
     let mut mem = MemResponder::new(fields, MemTiming::default(), 2);
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    mem.request(&[vec![7], vec![1], vec![1, 2]], 0, &mut rng);
-    mem.request(&[vec![7], vec![0], vec![0, 0]], 1, &mut rng);
-    mem.request(&[vec![9], vec![0], vec![0, 0]], 2, &mut rng);
+    for (k, b) in [
+        [vec![7], vec![1], vec![1, 2]],
+        [vec![7], vec![0], vec![0, 0]],
+        [vec![9], vec![0], vec![0, 0]],
+    ]
+    .iter()
+    .enumerate()
+    {
+        mem.request(&Fields::new(&ch, b), k as u64, &mut rng);
+    }
     assert_eq!(mem.writes(), &[(7, vec![1, 2])]);
     assert_eq!(mem.outstanding(), 2);
     let mut got = Vec::new();
     for c in 0..100 {
         if let Some(b) = mem.respond(c, &mut rng) {
-            got.push(b.0[0].clone());
+            got.push(b.get("data").unwrap_or(&[]).to_vec());
         }
     }
     assert_eq!(
@@ -231,6 +263,26 @@ fn memory_records_writes_and_answers_in_order() {
         vec![vec![1, 2], vec![0, 0]],
         "read-after-write, then in order"
     );
+}
+
+#[test]
+fn a_beat_missing_a_field_or_too_wide_for_one_is_refused() {
+    let top = proxy(false);
+    for (drop_tag, swap, want) in [
+        (true, false, "lacks field `tag`"),
+        (false, true, "field `tag` is wider than its 4 bits"),
+    ] {
+        let mut dut = SimDut::new(&top).unwrap();
+        let mut h = Harness::new(channels(&top));
+        h.respond("mreq", "mresp", Box::new(memory(true))).unwrap();
+        let mut bench = ProxyBench::new(5, 50);
+        bench.drop_tag = drop_tag;
+        bench.swap = swap;
+        let e = h
+            .run(&mut dut, &mut bench, &HarnessConfig::default(), &mut |_| {})
+            .unwrap_err();
+        assert!(e.contains(want), "{e}");
+    }
 }
 
 #[test]

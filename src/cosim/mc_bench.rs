@@ -13,7 +13,7 @@
 //! `Poison`) and memory-image helpers.
 
 use super::dut::Dut;
-use super::harness::{Bench, Channel, Expect, Harness, HarnessConfig};
+use super::harness::{Bench, Channel, Expect, Fields, Harness, HarnessConfig};
 use super::memory::{MemFields, MemResponder, MemTiming, SharedMem};
 use super::stream::{Beat, RunStats, Timing};
 use crate::hdl::Module;
@@ -34,16 +34,21 @@ pub struct McMemory {
     pub req: &'static str,
     /// Its response channel into the design (an input).
     pub rsp: &'static str,
-    /// The request field the response echoes as its tag.
-    pub tag: usize,
+    /// The request field the response echoes, and the response field that carries it.
+    pub tag: (&'static str, &'static str),
     /// Words of data (32 bits each) per address.
     pub words: usize,
 }
 
 impl McMemory {
-    /// A memory with request channel `req`, response channel `rsp`, the tag in request
-    /// field `tag` and `words` data words.
-    pub const fn new(req: &'static str, rsp: &'static str, tag: usize, words: usize) -> McMemory {
+    /// A memory with request channel `req`, response channel `rsp`, the tag echoed from
+    /// request field `tag.0` into response field `tag.1`, and `words` data words.
+    pub const fn new(
+        req: &'static str,
+        rsp: &'static str,
+        tag: (&'static str, &'static str),
+        words: usize,
+    ) -> McMemory {
         McMemory {
             req,
             rsp,
@@ -107,7 +112,7 @@ pub trait McSystem: Sized {
     fn next(&mut self, kind: usize, rng: &mut ChaCha8Rng) -> Result<Option<McTxn>, String>;
     /// Counts a request beat the design sent to memory `mem` (its index in
     /// [`McSystem::memories`]).
-    fn count(&self, moved: &mut Self::Moved, mem: usize, beat: &[Vec<u32>]);
+    fn count(&self, moved: &mut Self::Moved, mem: usize, beat: &Fields<'_>);
     /// The design was reset in mid-run (the bench's counters restart with it): the model
     /// picks up from what the memories hold.
     fn reset(&mut self) -> Result<(), String>;
@@ -317,7 +322,7 @@ impl<S: McSystem> Bench for McBench<S> {
         self.beats.pop()
     }
 
-    fn observed(&mut self, ch: usize, beat: &[Vec<u32>], _cycle: u64, _exp: &mut Expect<'_>) {
+    fn observed(&mut self, ch: usize, beat: &Fields<'_>, _cycle: u64, _exp: &mut Expect<'_>) {
         if let Some(mem) = ch.checked_sub(self.rsp + 1) {
             self.sys.count(&mut self.moved, mem, beat);
         }
@@ -352,10 +357,11 @@ fn channels<S: McSystem>(top: &Module, mems: &[McMemory]) -> Result<Vec<Channel>
 fn memory(m: &McMemory, latency: (u64, u64)) -> SharedMem {
     SharedMem::new(MemResponder::new(
         MemFields {
-            addr: 1,
-            we: Some(0),
-            wdata: Some(2),
+            addr: "addr",
+            we: Some("we"),
+            wdata: Some("data"),
             tag: Some(m.tag),
+            rdata: "data",
         },
         MemTiming {
             min_latency: latency.0,

@@ -2,12 +2,13 @@
 //! requests on one channel and answers on another after a random latency, in order or
 //! reordered among the answers that are due, and records every write.
 //!
-//! Request beats carry, in the request channel's field order, the fields named by
-//! [`MemFields`] (address, optional write enable, write data and tag). A response beat is
-//! `[read data]` or `[read data, tag]`. Reads of never-written addresses return
-//! [`MemResponder::with_init`]'s function of the address (zero by default).
+//! Request beats carry the fields [`MemFields`] names (address, optional write enable, write
+//! data and tag), read by their layout names. A response beat carries the read data and,
+//! when the memory echoes a tag, that tag, under the response layout's names. Reads of
+//! never-written addresses return [`MemResponder::with_init`]'s function of the address
+//! (zero by default).
 
-use super::harness::Responder;
+use super::harness::{Fields, Responder};
 use super::stream::Beat;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -15,17 +16,19 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// Where the request fields are (indices into the request channel's fields).
+/// The layout field names of the memory's requests and responses.
 #[derive(Clone, Debug)]
 pub struct MemFields {
-    /// Address (at most 64 bits).
-    pub addr: usize,
-    /// Write enable (1: write), `None`: read-only requests.
-    pub we: Option<usize>,
-    /// Write data.
-    pub wdata: Option<usize>,
-    /// Tag, echoed in the response.
-    pub tag: Option<usize>,
+    /// Request address (at most 64 bits).
+    pub addr: &'static str,
+    /// Request write enable (1: write), `None`: read-only requests.
+    pub we: Option<&'static str>,
+    /// Request write data.
+    pub wdata: Option<&'static str>,
+    /// A request field the response echoes, and the response field that carries it.
+    pub tag: Option<(&'static str, &'static str)>,
+    /// Response read data.
+    pub rdata: &'static str,
 }
 
 /// Timing and ordering of the answers.
@@ -110,20 +113,15 @@ impl MemResponder {
     }
 }
 
-/// The low 64 bits of a field given as 32-bit words.
-pub(crate) fn word64(w: &[u32]) -> u64 {
-    w.first().copied().unwrap_or(0) as u64 | (w.get(1).copied().unwrap_or(0) as u64) << 32
-}
-
 impl Responder for MemResponder {
-    fn request(&mut self, beat: &[Vec<u32>], cycle: u64, rng: &mut ChaCha8Rng) {
-        let addr = word64(&beat[self.fields.addr]);
-        let write = self.fields.we.is_some_and(|i| word64(&beat[i]) & 1 == 1);
+    fn request(&mut self, beat: &Fields<'_>, cycle: u64, rng: &mut ChaCha8Rng) {
+        let addr = beat.u64(self.fields.addr);
+        let write = self.fields.we.is_some_and(|f| beat.u64(f) & 1 == 1);
         let mut data = if write {
             let mut d = self
                 .fields
                 .wdata
-                .map(|i| beat[i].clone())
+                .map(|f| beat.get(f).to_vec())
                 .unwrap_or_default();
             d.resize(self.data_words, 0);
             self.store.insert(addr, d.clone());
@@ -137,16 +135,16 @@ impl Responder for MemResponder {
             self.read(addr)
         };
         data.resize(self.data_words, 0);
-        let mut out = vec![data];
-        if let Some(t) = self.fields.tag {
-            out.push(beat[t].clone());
+        let mut out = Beat::new().with(self.fields.rdata, data);
+        if let Some((req, rsp)) = self.fields.tag {
+            out = out.with(rsp, beat.get(req).to_vec());
         }
         let lo = self.timing.min_latency;
         let hi = self.timing.max_latency.max(lo);
         self.pending.push(Pending {
             due: cycle + rng.gen_range(lo..=hi),
             issued: cycle,
-            beat: Beat(out),
+            beat: out,
         });
     }
 
@@ -191,7 +189,7 @@ impl SharedMem {
 }
 
 impl Responder for SharedMem {
-    fn request(&mut self, beat: &[Vec<u32>], cycle: u64, rng: &mut ChaCha8Rng) {
+    fn request(&mut self, beat: &Fields<'_>, cycle: u64, rng: &mut ChaCha8Rng) {
         self.0.borrow_mut().request(beat, cycle, rng)
     }
     fn respond(&mut self, cycle: u64, rng: &mut ChaCha8Rng) -> Option<Beat> {

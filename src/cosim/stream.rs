@@ -11,29 +11,32 @@
 
 use super::dut::Dut;
 use super::harness::{resolve, Bench, Channel, Expect, Harness, HarnessConfig};
-pub use super::harness::{show, Beat, Mismatch, RunStats};
+pub use super::harness::{show, Beat, Fields, Mismatch, RunStats};
 use crate::hdl::Dir;
 use serde::Serialize;
 use std::collections::VecDeque;
 
-/// One valid/ready stream: handshake ports and payload fields (port names).
+/// One valid/ready stream: handshake ports and payload fields (layout name and port).
 #[derive(Clone, Debug)]
 pub struct Stream {
     /// `valid` port.
     pub valid: String,
     /// `ready` port.
     pub ready: String,
-    /// Payload ports, in the order beats list them and mismatches are checked.
-    pub fields: Vec<String>,
+    /// Payload fields as (layout field name, port), in the order mismatches are checked.
+    pub fields: Vec<(String, String)>,
 }
 
 impl Stream {
-    /// A stream from port names.
-    pub fn new(valid: &str, ready: &str, fields: &[&str]) -> Stream {
+    /// A stream from port names, its fields as (layout field name, port).
+    pub fn new(valid: &str, ready: &str, fields: &[(&str, &str)]) -> Stream {
         Stream {
             valid: valid.into(),
             ready: ready.into(),
-            fields: fields.iter().map(|f| f.to_string()).collect(),
+            fields: fields
+                .iter()
+                .map(|(n, p)| (n.to_string(), p.to_string()))
+                .collect(),
         }
     }
 
@@ -44,9 +47,17 @@ impl Stream {
             .iter()
             .find(|s| s.prefix == prefix)
             .ok_or_else(|| format!("`{}` has no stream `{}`", top.name, prefix))?;
-        let fields: Vec<String> = d.layout.fields().iter().map(|f| d.field(&f.name)).collect();
-        let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
-        Ok(Stream::new(&d.valid(), &d.ready(), &fields))
+        let fields: Vec<(String, String)> = d
+            .layout
+            .fields()
+            .iter()
+            .map(|f| (f.name.clone(), d.field(&f.name)))
+            .collect();
+        Ok(Stream {
+            valid: d.valid(),
+            ready: d.ready(),
+            fields,
+        })
     }
 
     /// The input (`s`) and output (`m`) streams of a one-in/one-out unit.
@@ -56,7 +67,11 @@ impl Stream {
 
     /// The harness channel of this stream (named after its `valid` port).
     fn channel(&self, dir: Dir) -> Channel {
-        let fields: Vec<&str> = self.fields.iter().map(String::as_str).collect();
+        let fields: Vec<(&str, &str)> = self
+            .fields
+            .iter()
+            .map(|(n, p)| (n.as_str(), p.as_str()))
+            .collect();
         Channel::new(&self.valid, dir, &self.valid, &self.ready, &fields)
     }
 }
@@ -78,7 +93,7 @@ pub type StreamConfig = HarnessConfig;
 /// with them.
 struct TxnBench<'a> {
     next: &'a mut dyn FnMut() -> Option<Txn>,
-    on_output: &'a mut dyn FnMut(&[Vec<u32>]),
+    on_output: &'a mut dyn FnMut(&Fields<'_>),
     inq: VecDeque<Beat>,
     produced: u64,
     exhausted: bool,
@@ -102,7 +117,7 @@ impl Bench for TxnBench<'_> {
         }
         self.inq.pop_front()
     }
-    fn observed(&mut self, _ch: usize, beat: &[Vec<u32>], _cycle: u64, _exp: &mut Expect<'_>) {
+    fn observed(&mut self, _ch: usize, beat: &Fields<'_>, _cycle: u64, _exp: &mut Expect<'_>) {
         (self.on_output)(beat);
     }
     fn finished(&self) -> bool {
@@ -130,7 +145,7 @@ pub fn run_stream(
     output: &Stream,
     next: &mut dyn FnMut() -> Option<Txn>,
     cfg: &StreamConfig,
-    on_output: &mut dyn FnMut(&[Vec<u32>]),
+    on_output: &mut dyn FnMut(&Fields<'_>),
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
     let mut h = Harness::new(vec![input.channel(Dir::In), output.channel(Dir::Out)]);
@@ -192,16 +207,22 @@ pub fn measure_latency(
     output: &Stream,
     txn: &Txn,
 ) -> Result<u64, String> {
-    let inp = resolve(dut, &input.channel(Dir::In))?;
+    let in_ch = input.channel(Dir::In);
+    let inp = resolve(dut, &in_ch)?;
     let out = resolve(dut, &output.channel(Dir::Out))?;
+    let beats = txn
+        .inputs
+        .iter()
+        .map(|b| b.order(&in_ch, &inp))
+        .collect::<Result<Vec<_>, String>>()?;
     dut.reset(4);
     dut.set_u64(out.ready, 1);
     let mut first_accept = None;
     let mut i = 0;
     for _ in 0..1000 {
-        if let Some(b) = txn.inputs.get(i) {
+        if let Some(b) = beats.get(i) {
             dut.set_u64(inp.valid, 1);
-            for ((port, _), v) in inp.fields.iter().zip(&b.0) {
+            for ((port, _), v) in inp.fields.iter().zip(b) {
                 dut.set(*port, v);
             }
         } else {
@@ -280,8 +301,8 @@ mod tests {
             k.set(n + 1);
             let v = n.wrapping_mul(40_503) & 0xffff;
             Some(Txn {
-                inputs: vec![Beat(vec![vec![v]])],
-                expected: vec![Beat(vec![vec![(v + n) & 0xffff]])],
+                inputs: vec![Beat::new().num("data", v.into())],
+                expected: vec![Beat::new().num("data", ((v + n) & 0xffff).into())],
             })
             .filter(|_| n < 3000)
         };
@@ -366,8 +387,8 @@ mod tests {
     /// The `s` and `m` streams of the test fixtures.
     fn io() -> (Stream, Stream) {
         (
-            Stream::new("s_valid_i", "s_ready_o", &["s_data_i"]),
-            Stream::new("m_valid_o", "m_ready_i", &["m_data_o"]),
+            Stream::new("s_valid_i", "s_ready_o", &[("data", "s_data_i")]),
+            Stream::new("m_valid_o", "m_ready_i", &[("data", "m_data_o")]),
         )
     }
 
@@ -387,10 +408,9 @@ mod tests {
             i += 1;
             (i <= n).then(|| {
                 let v = i.wrapping_mul(0x9e37_79b9_7f4a) & ((1 << 40) - 1);
-                let words = |x: u64| vec![x as u32, (x >> 32) as u32];
                 Txn {
-                    inputs: vec![Beat(vec![words(v)])],
-                    expected: vec![Beat(vec![words((v + off) & ((1 << 40) - 1))])],
+                    inputs: vec![Beat::new().num("data", v)],
+                    expected: vec![Beat::new().num("data", (v + off) & ((1 << 40) - 1))],
                 }
             })
         }

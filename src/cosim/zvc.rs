@@ -10,7 +10,7 @@
 //! A stall of the design (no progress for [`StimConfig::hang_cycles`]) is reported as such.
 
 use super::dut::Dut;
-use super::stream::{measure_latency, run_stream, Beat, Stream, StreamConfig, Txn};
+use super::stream::{measure_latency, run_stream, Beat, Fields, Stream, StreamConfig, Txn};
 pub use super::stream::{Mismatch, RunStats, Timing};
 use crate::model::zvc as model;
 pub use crate::rtl::designs::zvc::{top, Unit};
@@ -218,33 +218,34 @@ fn comp_beats(p: &ZvcRtlParams, t: &Transfer) -> Vec<(Vec<u32>, u32, bool)> {
         .collect()
 }
 
-/// The transaction of one transfer for `unit`, fields in [`streams`] order.
+/// The transaction of one transfer for `unit`, its fields by the units' layout names.
 pub fn transaction(p: &ZvcRtlParams, unit: Unit, t: &Transfer) -> Txn {
+    let raw = |d: Vec<u32>, last: bool| Beat::new().with("data", d).num("last", last.into());
     let raw_in = || -> Vec<Beat> {
         raw_sectors(p, t, false)
             .into_iter()
-            .map(|(d, last)| Beat(vec![d, vec![last as u32]]))
+            .map(|(d, last)| raw(d, last))
             .collect()
     };
     let raw_out = || -> Vec<Beat> {
         raw_sectors(p, t, true)
             .into_iter()
-            .map(|(d, last)| Beat(vec![d, vec![last as u32], vec![0]]))
+            .map(|(d, last)| raw(d, last).num("err", 0))
+            .collect()
+    };
+    let comp = || -> Vec<Beat> {
+        comp_beats(p, t)
+            .into_iter()
+            .map(|(d, n, last)| raw(d, last).num("bytes", n.into()))
             .collect()
     };
     match unit {
         Unit::Compressor => Txn {
             inputs: raw_in(),
-            expected: comp_beats(p, t)
-                .into_iter()
-                .map(|(d, n, last)| Beat(vec![vec![n], d, vec![last as u32]]))
-                .collect(),
+            expected: comp(),
         },
         Unit::Decompressor => Txn {
-            inputs: comp_beats(p, t)
-                .into_iter()
-                .map(|(d, n, last)| Beat(vec![d, vec![n], vec![last as u32]]))
-                .collect(),
+            inputs: comp(),
             expected: raw_out(),
         },
         Unit::Loopback => Txn {
@@ -298,12 +299,12 @@ pub fn run_with(
     };
     let mut captured = Vec::new();
     let beat_bytes = p.beat_bytes() as usize;
-    let mut on_output = |b: &[Vec<u32>]| {
+    let mut on_output = |b: &Fields<'_>| {
         if cfg.capture {
-            // Compressor beats carry a byte count first; raw sectors are always full.
+            // Compressor beats carry a byte count; raw sectors are always full.
             let (n, data) = match unit {
-                Unit::Compressor => (b[0][0] as usize, &b[1]),
-                _ => (beat_bytes, &b[0]),
+                Unit::Compressor => (b.u64("bytes") as usize, b.get("data")),
+                _ => (beat_bytes, b.get("data")),
             };
             captured.extend(data.iter().flat_map(|w| w.to_le_bytes()).take(n));
         }

@@ -80,10 +80,15 @@ pub fn ctrl_cases(
 
 /// The stream transaction of one controller case.
 pub fn ctrl_transaction(c: &CtrlCase) -> Txn {
-    let s = |a: Alg| vec![c.sizes[a as usize] as u32];
+    let s = |a: Alg| c.sizes[a as usize] as u64;
     Txn {
-        inputs: vec![Beat(vec![s(Alg::Bdi), s(Alg::Fpc), s(Alg::Cpack)])],
-        expected: vec![Beat(vec![vec![c.sel.code() as u32], vec![c.sample as u32]])],
+        inputs: vec![Beat::new()
+            .num("size_bdi", s(Alg::Bdi))
+            .num("size_fpc", s(Alg::Fpc))
+            .num("size_cpack", s(Alg::Cpack))],
+        expected: vec![Beat::new()
+            .num("sel_alg", c.sel.code().into())
+            .num("sample", c.sample.into())],
     }
 }
 

@@ -200,45 +200,44 @@ pub(super) fn fpc_of(c: &LineCase) -> &fpc::FpcCompressed {
         .expect("FPC units take cases from LineSource::with_alg(Alg::Fpc)")
 }
 
-/// The transaction of one line for `unit`, fields in [`streams`] order.
+/// The transaction of one line for `unit`, its fields by the units' layout names.
 pub fn transaction(p: &AdaptiveRtlParams, unit: Unit, c: &LineCase) -> Txn {
     let lb = p.line_bytes;
     let line = le_words(&c.line);
     match unit {
         Unit::BdiComp => Txn {
-            inputs: vec![Beat(vec![line])],
-            expected: vec![Beat(vec![
-                vec![c.comp.is_compressed() as u32],
-                vec![c.comp.encoding as u32],
-                vec![c.comp.nbits as u32],
-                bus_words(&c.comp.bits, lb),
-            ])],
+            inputs: vec![Beat::new().with("line", line)],
+            expected: vec![Beat::new()
+                .num("ok", c.comp.is_compressed().into())
+                .num("enc", c.comp.encoding as u64)
+                .num("len", c.comp.nbits as u64)
+                .with("payload", bus_words(&c.comp.bits, lb))],
         },
         Unit::FpcComp => Txn {
-            inputs: vec![Beat(vec![line])],
-            expected: vec![Beat(vec![
-                vec![fpc_of(c).compressed as u32],
-                vec![fpc_of(c).nbits as u32],
+            inputs: vec![Beat::new().with("line", line)],
+            expected: vec![comp_beat(
+                fpc_of(c).compressed,
+                fpc_of(c).nbits as u64,
                 bus_words(&fpc_of(c).bits, lb),
-            ])],
+            )],
         },
         Unit::FpcDecomp => match &c.arbitrary {
             Some((comp, bytes, out, err)) => Txn {
-                inputs: vec![Beat(vec![vec![*comp as u32], bus_words(bytes, lb)])],
-                expected: vec![Beat(vec![le_words(out), vec![*err as u32]])],
+                inputs: vec![decomp_beat(*comp, bus_words(bytes, lb))],
+                expected: vec![line_beat(le_words(out), *err)],
             },
             None => Txn {
-                inputs: vec![Beat(vec![
-                    vec![fpc_of(c).compressed as u32],
+                inputs: vec![decomp_beat(
+                    fpc_of(c).compressed,
                     bus_words(&fpc_of(c).bits, lb),
-                ])],
-                expected: vec![Beat(vec![line, vec![0]])],
+                )],
+                expected: vec![line_beat(line, false)],
             },
         },
         Unit::BdiDecomp | Unit::CpackDecomp => match &c.arbitrary {
             Some((comp, bytes, out, err)) => Txn {
-                inputs: vec![Beat(vec![vec![*comp as u32], bus_words(bytes, lb)])],
-                expected: vec![Beat(vec![le_words(out), vec![*err as u32]])],
+                inputs: vec![decomp_beat(*comp, bus_words(bytes, lb))],
+                expected: vec![line_beat(le_words(out), *err)],
             },
             None => {
                 let (ok, bits) = match (&c.cpack, unit) {
@@ -246,25 +245,25 @@ pub fn transaction(p: &AdaptiveRtlParams, unit: Unit, c: &LineCase) -> Txn {
                     _ => (c.comp.is_compressed(), &c.comp.bits),
                 };
                 Txn {
-                    inputs: vec![Beat(vec![vec![ok as u32], bus_words(bits, lb)])],
-                    expected: vec![Beat(vec![line, vec![0]])],
+                    inputs: vec![decomp_beat(ok, bus_words(bits, lb))],
+                    expected: vec![line_beat(line, false)],
                 }
             }
         },
         Unit::CpackComp => {
             let cc = c.cpack.as_ref().expect("a C-Pack+Z line source");
             Txn {
-                inputs: vec![Beat(vec![line])],
-                expected: vec![Beat(vec![
-                    vec![cc.compressed as u32],
-                    vec![cc.nbits as u32],
+                inputs: vec![Beat::new().with("line", line)],
+                expected: vec![comp_beat(
+                    cc.compressed,
+                    cc.nbits as u64,
                     bus_words(&cc.bits, lb),
-                ])],
+                )],
             }
         }
         Unit::BdiLoopback | Unit::FpcLoopback | Unit::CpackLoopback => Txn {
-            inputs: vec![Beat(vec![line.clone()])],
-            expected: vec![Beat(vec![line, vec![0]])],
+            inputs: vec![Beat::new().with("line", line.clone())],
+            expected: vec![line_beat(line, false)],
         },
         Unit::Ctrl | Unit::Tx | Unit::Rx | Unit::LinkLoopback => {
             panic!(
@@ -272,4 +271,24 @@ pub fn transaction(p: &AdaptiveRtlParams, unit: Unit, c: &LineCase) -> Txn {
             )
         }
     }
+}
+
+/// A compressor's output beat (FPC, C-Pack+Z): compressed flag, length in bits, payload.
+fn comp_beat(ok: bool, len: u64, payload: Vec<u32>) -> Beat {
+    Beat::new()
+        .num("ok", ok.into())
+        .num("len", len)
+        .with("payload", payload)
+}
+
+/// A decompressor's input beat: compressed flag and payload.
+pub(super) fn decomp_beat(comp: bool, payload: Vec<u32>) -> Beat {
+    Beat::new()
+        .num("comp", comp.into())
+        .with("payload", payload)
+}
+
+/// A decompressor's (or a loopback's) output beat: the line and its error flag.
+pub(super) fn line_beat(line: Vec<u32>, err: bool) -> Beat {
+    Beat::new().with("line", line).num("err", err.into())
 }

@@ -14,6 +14,7 @@
 //! * `link_loopback`: `tx` → `rx` returns every line with `m_err_o = 0`.
 
 use super::ctrl::ctrl_lines;
+use super::lines::line_beat;
 use super::units::{bus_words, le_words, run_replayed, StimConfig, Unit};
 use crate::cosim::dut::Dut;
 use crate::cosim::stream::{Beat, RunStats, Txn};
@@ -45,14 +46,16 @@ pub fn cases(
                     ));
                 }
                 out.push(Txn {
-                    inputs: vec![Beat(vec![le_words(l)])],
-                    expected: vec![Beat(vec![
-                        vec![pl.comp_alg.code() as u32],
-                        vec![pl.nbits as u32],
-                        bus_words(&pl.bits, lb),
-                        vec![t.sel_alg.code() as u32],
-                        vec![(t.phase == crate::model::adaptive::Phase::Sampling) as u32],
-                    ])],
+                    inputs: vec![Beat::new().with("line", le_words(l))],
+                    expected: vec![Beat::new()
+                        .num("comp_alg", pl.comp_alg.code().into())
+                        .num("len", pl.nbits as u64)
+                        .with("payload", bus_words(&pl.bits, lb))
+                        .num("sel_alg", t.sel_alg.code().into())
+                        .num(
+                            "sample",
+                            (t.phase == crate::model::adaptive::Phase::Sampling).into(),
+                        )],
                 });
             }
         }
@@ -88,16 +91,18 @@ pub fn cases(
                         },
                     };
                 out.push(Txn {
-                    inputs: vec![Beat(vec![vec![code as u32], bus_words(&bytes, lb)])],
-                    expected: vec![Beat(vec![le_words(&line), vec![err as u32]])],
+                    inputs: vec![Beat::new()
+                        .num("comp_alg", code.into())
+                        .with("payload", bus_words(&bytes, lb))],
+                    expected: vec![line_beat(le_words(&line), err)],
                 });
             }
         }
         Unit::LinkLoopback => {
             for l in lines {
                 out.push(Txn {
-                    inputs: vec![Beat(vec![le_words(l)])],
-                    expected: vec![Beat(vec![le_words(l), vec![0]])],
+                    inputs: vec![Beat::new().with("line", le_words(l))],
+                    expected: vec![line_beat(le_words(l), false)],
                 });
             }
         }

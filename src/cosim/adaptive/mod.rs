@@ -39,7 +39,7 @@ pub use units::{all_profiles, bus_words, le_words, streams, top, StimConfig, Uni
 
 use crate::cosim::dut::Dut;
 pub use crate::cosim::stream::Mismatch;
-use crate::cosim::stream::{measure_latency, run_stream};
+use crate::cosim::stream::{measure_latency, run_stream, Fields};
 use crate::cosim::stream::{RunStats, Timing};
 use crate::model::bdi::{self, BdiEncoding};
 use crate::model::cpack;
@@ -91,20 +91,19 @@ pub fn run_with(
     let scfg = units::stream_config(cfg);
     let lb = p.line_bytes;
     let mut captured = Vec::new();
-    let mut on_output = |b: &[Vec<u32>]| {
+    let mut on_output = |b: &Fields<'_>| {
         if !cfg.capture {
             return;
         }
         let bytes = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
         if matches!(unit, Unit::BdiComp | Unit::FpcComp | Unit::CpackComp) {
             // Left-aligned bus: stream byte j is bus byte L/8 − 1 − j.
-            let k = b.len() - 1;
-            let mut bus = bytes(&b[k]);
+            let mut bus = bytes(b.get("payload"));
             bus.reverse();
-            let n = (b[k - 1][0] as usize).div_ceil(8).min(lb);
+            let n = (b.u64("len") as usize).div_ceil(8).min(lb);
             captured.extend_from_slice(&bus[..n]);
         } else {
-            captured.extend(bytes(&b[0]));
+            captured.extend(bytes(b.get("line")));
         }
     };
     let mut st = run_stream(
