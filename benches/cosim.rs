@@ -8,6 +8,7 @@
 //!
 //! `HWZIP_BENCH_CYCLES` sets the loop length (default 3,000,000).
 
+use hwzip::cosim::run::RunConfig;
 use hwzip::cosim::vdut::{build_spec, VerilatorDut};
 use hwzip::cosim::zvc::{run, StimConfig, Unit};
 use hwzip::cosim::{build, cpp_loop_bench, rust_loop_bench, Model};
@@ -60,7 +61,10 @@ fn main() {
                     &p,
                     unit,
                     &StimConfig {
-                        lines: cycles / 5,
+                        run: RunConfig {
+                            lines: cycles / 5,
+                            ..RunConfig::default()
+                        },
                         ..StimConfig::default()
                     },
                 )

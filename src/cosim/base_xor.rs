@@ -18,7 +18,8 @@
 //! own partner map), similar floats and uniform random data.
 
 use super::dut::Dut;
-use super::stream::{measure_latency, run_stream, Beat, Fields, Stream, StreamConfig, Txn};
+use super::run::{measure as measure_run, run_txns, RunConfig, TxnSource};
+use super::stream::{Beat, Fields, Stream, Txn};
 pub use super::stream::{Mismatch, RunStats, Timing};
 use crate::model::base_xor::BaseXorParams;
 use crate::model::dbi::{LinkCodec, Wire};
@@ -204,50 +205,35 @@ fn from_units(b: &BaseXorParams, units: &[u64]) -> Vec<u32> {
     crate::model::base_xor::from_units(units, b.unit_bits(), b.half_order)
 }
 
-/// Stimulus and back-pressure settings.
+/// Stimulus settings: the shared run settings and Base+XOR's own.
 #[derive(Clone, Debug)]
 pub struct StimConfig {
-    /// Sectors to push through.
-    pub sectors: u64,
-    /// Random seed (runs are reproducible).
-    pub seed: u64,
-    /// Probability that the source inserts an idle cycle before a beat.
-    pub in_gap: f64,
-    /// Probability that the sink de-asserts `ready` in a cycle.
-    pub out_stall: f64,
+    /// Run settings; `lines` counts sectors, `data` (32-bit words) is cut into sectors, the
+    /// last one zero padded; `capture` keeps the sector or `dq` words, little-endian.
+    pub run: RunConfig,
     /// Data classes to draw sectors from (empty: all).
     pub classes: Vec<SectorClass>,
-    /// Fixed data (32-bit words, cut into sectors, the last one zero padded) instead of
-    /// random sectors.
-    pub data: Option<Vec<u32>>,
     /// Decoder, serializer, deserializer: fraction of inputs that are arbitrary pin values
     /// (code words from the unit mix, random flags) instead of encoded sectors.
     pub random_wire: f64,
-    /// Cycles without progress after which the design is declared hung.
-    pub hang_cycles: u64,
-    /// Dump a waveform of cycles `[from, to)` to this file (needs a tracing build).
-    pub vcd: Option<(std::path::PathBuf, u64, u64)>,
-    /// Resets asserted at random cycles in the middle of transactions.
-    pub resets: u32,
-    /// Keep the design's output data (sector or `dq` words, little-endian) in
-    /// [`RunStats::output`].
-    pub capture: bool,
 }
 
 impl Default for StimConfig {
     fn default() -> Self {
         StimConfig {
-            sectors: 1000,
-            seed: 1,
-            in_gap: 0.2,
-            out_stall: 0.3,
+            run: RunConfig::default(),
             classes: Vec::new(),
-            data: None,
             random_wire: 0.2,
-            hang_cycles: 10_000,
-            vcd: None,
-            resets: 0,
-            capture: false,
+        }
+    }
+}
+
+impl StimConfig {
+    /// `run` with Base+XOR's default sector mix.
+    pub fn of(run: &RunConfig) -> StimConfig {
+        StimConfig {
+            run: run.clone(),
+            ..StimConfig::default()
         }
     }
 }
@@ -287,7 +273,7 @@ impl SectorGen {
         SectorGen {
             codec: p.model(),
             cfg: cfg.clone(),
-            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            rng: ChaCha8Rng::seed_from_u64(cfg.run.seed),
             sectors: 0,
             data_pos: 0,
             pool: Vec::new(),
@@ -297,7 +283,7 @@ impl SectorGen {
     /// `nw` consecutive words of the workload pool at a random sector-aligned offset.
     fn workload(&mut self, nw: usize) -> Vec<u32> {
         if self.pool.is_empty() {
-            let seed = self.cfg.seed;
+            let seed = self.cfg.run.seed;
             self.pool = crate::trace::sectors::SectorClass::ALL
                 .iter()
                 .flat_map(|c| c.generate(POOL_SECTORS, seed))
@@ -308,14 +294,14 @@ impl SectorGen {
         self.pool[at..at + nw].to_vec()
     }
 
-    /// The next sector, or `None` when `cfg.sectors` sectors (or the data) are used up.
+    /// The next sector, or `None` when `cfg.run.lines` sectors (or the data) are used up.
     pub fn next_case(&mut self) -> Option<SectorCase> {
-        if self.sectors >= self.cfg.sectors {
+        if self.sectors >= self.cfg.run.lines {
             return None;
         }
         let b = self.codec.bx;
         let nw = (b.t_bytes / 4) as usize;
-        let sector = if let Some(data) = &self.cfg.data {
+        let sector = if let Some(data) = &self.cfg.run.data {
             if self.data_pos >= data.len() {
                 return None;
             }
@@ -342,7 +328,7 @@ impl SectorGen {
             .codec
             .encode_words(&sector)
             .expect("validated parameters, one sector");
-        let wire = if self.cfg.data.is_none() && self.rng.gen_bool(self.cfg.random_wire) {
+        let wire = if self.cfg.run.data.is_none() && self.rng.gen_bool(self.cfg.random_wire) {
             let words = if self.rng.gen_bool(0.5) {
                 SectorClass::UnitMix.generate(&b, &mut self.rng)
             } else {
@@ -458,6 +444,37 @@ pub fn run_clean(
     run(dut, p, unit, cfg)?.into_clean(&format!("{} [{}]", unit.name(), p.describe()))
 }
 
+/// One run's sectors for `unit`.
+struct Sectors<'a> {
+    p: &'a BaseXorRtlParams,
+    unit: Unit,
+    gen: SectorGen,
+}
+
+impl TxnSource for Sectors<'_> {
+    fn next_txn(&mut self) -> Option<Txn> {
+        let c = self.gen.next_case()?;
+        Some(transaction(self.p, self.unit, &c))
+    }
+
+    /// The sector words, or the serializer's `dq` words.
+    fn capture(&self, b: &Fields<'_>, out: &mut Vec<u8>) {
+        let data = if matches!(self.unit, Unit::Serializer) {
+            "dq"
+        } else {
+            "sector"
+        };
+        out.extend(b.get(data).iter().flat_map(|w| w.to_le_bytes()));
+    }
+
+    fn tally(&self, st: &mut RunStats) {
+        st.lines = self.gen.sectors;
+        // A link encoding keeps the size: "compressed" bytes are the sector bytes.
+        st.raw_bytes = self.gen.sectors * self.p.t_bytes as u64;
+        st.comp_bytes = st.raw_bytes;
+    }
+}
+
 /// [`run`] with a progress callback, called about every 64 Ki cycles with the stats so far.
 pub fn run_with(
     dut: &mut dyn Dut,
@@ -468,43 +485,12 @@ pub fn run_with(
 ) -> Result<RunStats, String> {
     p.validate()?;
     let (input, output) = streams(p, unit)?;
-    let mut gen = SectorGen::new(p, cfg);
-    let mut next = || gen.next_case().map(|c| transaction(p, unit, &c));
-    let mut captured = Vec::new();
-    let data = if matches!(unit, Unit::Serializer) {
-        "dq"
-    } else {
-        "sector"
+    let mut src = Sectors {
+        p,
+        unit,
+        gen: SectorGen::new(p, cfg),
     };
-    let mut on_output = |b: &Fields<'_>| {
-        if cfg.capture {
-            captured.extend(b.get(data).iter().flat_map(|w| w.to_le_bytes()));
-        }
-    };
-    let scfg = StreamConfig {
-        seed: cfg.seed,
-        in_gap: cfg.in_gap,
-        out_stall: cfg.out_stall,
-        hang_cycles: cfg.hang_cycles,
-        vcd: cfg.vcd.clone(),
-        channel_rates: Vec::new(),
-        resets: cfg.resets,
-    };
-    let mut st = run_stream(
-        dut,
-        &input,
-        &output,
-        &mut next,
-        &scfg,
-        &mut on_output,
-        progress,
-    )?;
-    st.lines = gen.sectors;
-    // A link encoding keeps the size: "compressed" bytes are the sector bytes.
-    st.raw_bytes = gen.sectors * p.t_bytes as u64;
-    st.comp_bytes = st.raw_bytes;
-    st.output = captured;
-    Ok(st)
+    run_txns(dut, &input, &output, &mut src, &cfg.run, progress)
 }
 
 /// Measures latency (one isolated sector of fp32 data) and throughput (2000 sectors of every
@@ -515,29 +501,15 @@ pub fn measure(dut: &mut dyn Dut, p: &BaseXorRtlParams, unit: Unit) -> Result<Ti
     let mut gen = SectorGen::new(
         p,
         &StimConfig {
-            sectors: 1,
+            run: RunConfig::lines(1),
             classes: vec![SectorClass::Fp32Similar],
             random_wire: 0.0,
-            ..StimConfig::default()
         },
     );
     let case = gen.next_case().ok_or("no sector generated")?;
-    let latency_cycles = measure_latency(dut, &input, &output, &transaction(p, unit, &case))?;
-    let cfg = StimConfig {
-        sectors: 2000,
-        seed: 7,
-        in_gap: 0.0,
-        out_stall: 0.0,
-        ..StimConfig::default()
-    };
-    let st = run(dut, p, unit, &cfg)?;
-    if let Some(m) = st.first_mismatch {
-        return Err(format!("mismatch while measuring throughput: {}", m));
-    }
-    Ok(Timing {
-        latency_cycles,
-        in_beats_per_cycle: st.beats_in as f64 / st.cycles.max(1) as f64,
-        raw_bytes_per_cycle: st.raw_bytes as f64 / st.cycles.max(1) as f64,
+    let cfg = StimConfig::of(&RunConfig::quiet(2000));
+    measure_run(dut, &input, &output, &transaction(p, unit, &case), |dut| {
+        run(dut, p, unit, &cfg)
     })
 }
 
@@ -556,8 +528,11 @@ mod verilator_tests {
     fn run_unit(p: &BaseXorRtlParams, unit: Unit, sectors: u64, seed: u64) -> RunStats {
         let mut dut = VerilatorDut::new(&top(p, unit).unwrap(), false).unwrap();
         let cfg = StimConfig {
-            sectors,
-            seed,
+            run: RunConfig {
+                lines: sectors,
+                seed,
+                ..RunConfig::default()
+            },
             ..StimConfig::default()
         };
         let st = run_clean(&mut dut, p, unit, &cfg).unwrap();
@@ -619,7 +594,10 @@ mod verilator_tests {
         let enc = FaultModel::build(&top(&p, Unit::Encoder).unwrap(), &faults).unwrap();
         let mut dut = enc.dut(Some(0)).unwrap();
         let cfg = StimConfig {
-            sectors: 2_000,
+            run: RunConfig {
+                lines: 2_000,
+                ..RunConfig::default()
+            },
             ..StimConfig::default()
         };
         let m = run(&mut dut, &p, Unit::Encoder, &cfg)
@@ -643,7 +621,10 @@ mod verilator_tests {
             v.replace("assign eq3_2_c = (x3_2 == ", "assign eq3_2_c = (x3_2 != ")
         });
         let cfg = StimConfig {
-            sectors: 20_000,
+            run: RunConfig {
+                lines: 20_000,
+                ..RunConfig::default()
+            },
             ..StimConfig::default()
         };
         let m = run(&mut dut, &p, Unit::Decoder, &cfg)

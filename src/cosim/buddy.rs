@@ -9,6 +9,7 @@
 //! stream either decodes to what the model decodes or must raise `err`.
 
 use super::dut::Dut;
+use super::run::RunConfig;
 use super::stream::{run_stream, Beat, RunStats, Stream, StreamConfig, Timing, Txn};
 use super::zvc::bytes_to_words as words;
 use crate::hdl::Module;
@@ -357,12 +358,12 @@ pub fn run_with(
     dut: &mut dyn Dut,
     p: &BuddyRtlParams,
     unit: Unit,
-    s: &crate::cosim::zvc::StimConfig,
+    s: &crate::cosim::run::RunConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
     p.validate()?;
     let t = top(p, unit)?;
-    let cfg = s.stream_config();
+    let cfg = s.harness();
     if matches!(unit, Unit::SizeMapper | Unit::AddrGen) {
         return run_table(dut, &t, p, unit, s.lines, &cfg, progress);
     }
@@ -449,26 +450,14 @@ pub fn measure(dut: &mut dyn Dut, pb: &BuddyRtlParams, unit: Unit) -> Result<Tim
         Unit::AddrGen => addr_txn(&pb.addr, &random_addr_req(pb, &mut rng)),
         Unit::MetaCache | Unit::McCtrl => return Err("measured above".into()),
     };
-    let latency_cycles = super::stream::measure_latency(dut, &sin, &sout, &txn)?;
-    let cfg = StreamConfig {
-        seed: 7,
-        in_gap: 0.0,
-        out_stall: 0.0,
-        ..StreamConfig::default()
-    };
-    let st = if matches!(unit, Unit::SizeMapper | Unit::AddrGen) {
-        run_table(dut, &t, pb, unit, 2000, &cfg, &mut |_| {})?
-    } else {
-        let mut entries = Entries::classes(7);
-        run_entries(dut, &t, p, unit, &mut entries, 2000, 0.0, &cfg, &mut |_| {})?
-    };
-    if let Some(m) = &st.first_mismatch {
-        return Err(format!("throughput run: {m}"));
-    }
-    Ok(Timing {
-        latency_cycles,
-        in_beats_per_cycle: st.beats_in as f64 / st.cycles.max(1) as f64,
-        raw_bytes_per_cycle: st.raw_bytes as f64 / st.cycles.max(1) as f64,
+    let cfg = RunConfig::quiet(2000).harness();
+    super::run::measure(dut, &sin, &sout, &txn, |dut| {
+        if matches!(unit, Unit::SizeMapper | Unit::AddrGen) {
+            run_table(dut, &t, pb, unit, 2000, &cfg, &mut |_| {})
+        } else {
+            let mut entries = Entries::classes(7);
+            run_entries(dut, &t, p, unit, &mut entries, 2000, 0.0, &cfg, &mut |_| {})
+        }
     })
 }
 

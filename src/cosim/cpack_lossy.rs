@@ -7,6 +7,7 @@
 
 pub use super::block_stim::BlockStim;
 use super::dut::Dut;
+use super::run::RunConfig;
 use super::stream::{run_stream, Beat, RunStats, Stream, StreamConfig, Timing, Txn};
 use crate::hdl::Module;
 use crate::model::cpack_lossy as model;
@@ -449,12 +450,12 @@ pub fn run_with(
     dut: &mut dyn Dut,
     p: &LossyRtlParams,
     unit: Unit,
-    s: &crate::cosim::zvc::StimConfig,
+    s: &crate::cosim::run::RunConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
     p.validate()?;
     let t = top(p, unit)?;
-    let cfg = s.stream_config();
+    let cfg = s.harness();
     let (mut stim, corrupt) = match &s.data {
         Some(w) => {
             let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -552,30 +553,16 @@ pub fn measure(dut: &mut dyn Dut, p: &LossyRtlParams, unit: Unit) -> Result<Timi
         }
         Unit::MdCache | Unit::McTop => return Err("measured above".into()),
     };
-    let latency_cycles = super::stream::measure_latency(dut, &sin, &sout, &txn)?;
-    let cfg = StreamConfig {
-        seed: 7,
-        in_gap: 0.0,
-        out_stall: 0.0,
-        ..StreamConfig::default()
-    };
+    let cfg = RunConfig::quiet(2000).harness();
     let mut stim = BlockStim::new(&p.codec, 7);
-    let st = match unit {
-        Unit::Compressor => run_comp_from(dut, &t, p, &mut stim, 2000, &cfg, &mut |_| {})?,
-        Unit::Decompressor => run_decomp_from(dut, &t, p, &mut stim, 2000, 0.0, &cfg, &mut |_| {})?,
-        Unit::TruncPack => run_trunc_from(dut, &t, p, &mut stim, 2000, &cfg, &mut |_| {})?,
+    super::run::measure(dut, &sin, &sout, &txn, |dut| match unit {
+        Unit::Compressor => run_comp_from(dut, &t, p, &mut stim, 2000, &cfg, &mut |_| {}),
+        Unit::Decompressor => run_decomp_from(dut, &t, p, &mut stim, 2000, 0.0, &cfg, &mut |_| {}),
+        Unit::TruncPack => run_trunc_from(dut, &t, p, &mut stim, 2000, &cfg, &mut |_| {}),
         Unit::UnpackRestore => {
-            run_restore_from(dut, &t, p, &mut stim, 2000, 0.0, &cfg, &mut |_| {})?
+            run_restore_from(dut, &t, p, &mut stim, 2000, 0.0, &cfg, &mut |_| {})
         }
-        Unit::MdCache | Unit::McTop => return Err("measured above".into()),
-    };
-    if let Some(m) = &st.first_mismatch {
-        return Err(format!("throughput run: {m}"));
-    }
-    Ok(Timing {
-        latency_cycles,
-        in_beats_per_cycle: st.beats_in as f64 / st.cycles.max(1) as f64,
-        raw_bytes_per_cycle: st.raw_bytes as f64 / st.cycles.max(1) as f64,
+        Unit::MdCache | Unit::McTop => Err("measured above".into()),
     })
 }
 

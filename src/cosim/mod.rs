@@ -84,6 +84,7 @@ mod harness_tests;
 pub mod mc_bench;
 pub mod memory;
 mod model;
+pub mod run;
 pub mod stream;
 #[cfg(test)]
 mod tests;

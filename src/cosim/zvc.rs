@@ -7,10 +7,11 @@
 //!   whole windows, `last` on the final sector, `err` never set;
 //! * loop-back: RTL compressor → RTL decompressor returns the input exactly.
 //!
-//! A stall of the design (no progress for [`StimConfig::hang_cycles`]) is reported as such.
+//! A stall of the design (no progress for [`RunConfig::hang_cycles`]) is reported as such.
 
 use super::dut::Dut;
-use super::stream::{measure_latency, run_stream, Beat, Fields, Stream, StreamConfig, Txn};
+use super::run::{measure as measure_run, run_txns, RunConfig, TxnSource};
+use super::stream::{Beat, Fields, Stream, Txn};
 pub use super::stream::{Mismatch, RunStats, Timing};
 use crate::model::zvc as model;
 pub use crate::rtl::designs::zvc::{top, Unit};
@@ -19,64 +20,42 @@ use crate::trace::synthetic::DataClass;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// Stimulus and back-pressure settings.
+/// Stimulus settings: the shared run settings and ZVC's own.
 #[derive(Clone, Debug)]
 pub struct StimConfig {
-    /// Windows (lines) to push through, in total.
-    pub lines: u64,
-    /// Random seed (runs are reproducible).
-    pub seed: u64,
-    /// Probability that the source inserts an idle cycle before a beat.
-    pub in_gap: f64,
-    /// Probability that the sink de-asserts `ready` in a cycle.
-    pub out_stall: f64,
+    /// Run settings; `lines` counts windows, `data` is split into transfers of
+    /// `max_windows` windows.
+    pub run: RunConfig,
     /// Longest transfer, in windows.
     pub max_windows: u32,
     /// Data classes to draw transfers from (empty: all).
     pub classes: Vec<DataClass>,
-    /// Fixed data instead of random transfers (a trace); split into transfers of
-    /// `max_windows` windows.
-    pub data: Option<Vec<u32>>,
-    /// Cycles without progress after which the design is declared hung.
-    pub hang_cycles: u64,
-    /// Dump a waveform of cycles `[from, to)` to this file (needs a tracing build).
-    pub vcd: Option<(std::path::PathBuf, u64, u64)>,
-    /// Resets asserted at random cycles in the middle of transactions.
-    pub resets: u32,
-    /// Keep the design's output bytes in [`RunStats::output`] (the compressed stream for the
-    /// compressor, the raw sectors otherwise).
-    pub capture: bool,
 }
 
 impl Default for StimConfig {
     fn default() -> Self {
         StimConfig {
-            lines: 1000,
-            seed: 1,
-            in_gap: 0.2,
-            out_stall: 0.3,
+            run: RunConfig::default(),
             max_windows: 8,
             classes: Vec::new(),
-            data: None,
-            hang_cycles: 10_000,
-            vcd: None,
-            resets: 0,
-            capture: false,
         }
     }
 }
 
 impl StimConfig {
-    /// The stream runner's settings (seed, gaps, stalls, hang limit, waveform, resets).
-    pub fn stream_config(&self) -> StreamConfig {
-        StreamConfig {
-            seed: self.seed,
-            in_gap: self.in_gap,
-            out_stall: self.out_stall,
-            hang_cycles: self.hang_cycles,
-            vcd: self.vcd.clone(),
-            channel_rates: Vec::new(),
-            resets: self.resets,
+    /// `run` with ZVC's default transfers.
+    pub fn of(run: &RunConfig) -> StimConfig {
+        StimConfig {
+            run: run.clone(),
+            ..StimConfig::default()
+        }
+    }
+
+    /// `lines` windows with the default gaps, stalls and transfers.
+    pub fn lines(lines: u64) -> StimConfig {
+        StimConfig {
+            run: RunConfig::lines(lines),
+            ..StimConfig::default()
         }
     }
 }
@@ -105,19 +84,19 @@ impl TransferGen {
         TransferGen {
             p: *p,
             cfg: cfg.clone(),
-            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            rng: ChaCha8Rng::seed_from_u64(cfg.run.seed),
             lines: 0,
             data_pos: 0,
         }
     }
 
-    /// The next transfer, or `None` when `cfg.lines` windows have been produced.
+    /// The next transfer, or `None` when `cfg.run.lines` windows have been produced.
     pub fn next_transfer(&mut self) -> Option<Transfer> {
-        if self.lines >= self.cfg.lines {
+        if self.lines >= self.cfg.run.lines {
             return None;
         }
         let win = self.p.window as usize;
-        let elems = if let Some(data) = &self.cfg.data {
+        let elems = if let Some(data) = &self.cfg.run.data {
             if self.data_pos >= data.len() {
                 return None;
             }
@@ -126,7 +105,7 @@ impl TransferGen {
             self.data_pos += n;
             v
         } else {
-            let remaining = (self.cfg.lines - self.lines).max(1);
+            let remaining = (self.cfg.run.lines - self.lines).max(1);
             let k = self
                 .rng
                 .gen_range(1..=self.cfg.max_windows.max(1) as u64)
@@ -279,6 +258,40 @@ pub fn run_clean(
     run(dut, p, unit, cfg)?.into_clean(&format!("{:?} [{}]", unit, p.describe()))
 }
 
+/// One run's transfers for `unit`, and what they moved.
+struct Transfers<'a> {
+    p: &'a ZvcRtlParams,
+    unit: Unit,
+    gen: TransferGen,
+    raw_bytes: u64,
+    comp_bytes: u64,
+}
+
+impl TxnSource for Transfers<'_> {
+    fn next_txn(&mut self) -> Option<Txn> {
+        let t = self.gen.next_transfer()?;
+        self.raw_bytes += (t.elems.len() * self.p.word_bits as usize / 8) as u64;
+        self.comp_bytes += t.stream.len() as u64;
+        Some(transaction(self.p, self.unit, &t))
+    }
+
+    /// The compressed stream (the compressor's beats carry a byte count), or the raw
+    /// sectors (always full).
+    fn capture(&self, b: &Fields<'_>, out: &mut Vec<u8>) {
+        let n = match self.unit {
+            Unit::Compressor => b.u64("bytes") as usize,
+            _ => self.p.beat_bytes() as usize,
+        };
+        out.extend(b.get("data").iter().flat_map(|w| w.to_le_bytes()).take(n));
+    }
+
+    fn tally(&self, st: &mut RunStats) {
+        st.lines = self.gen.lines;
+        st.raw_bytes = self.raw_bytes;
+        st.comp_bytes = self.comp_bytes;
+    }
+}
+
 /// [`run`] with a progress callback, called about every 64 Ki cycles with the stats so far.
 pub fn run_with(
     dut: &mut dyn Dut,
@@ -288,42 +301,14 @@ pub fn run_with(
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
     let (input, output) = streams(p, unit)?;
-    let mut gen = TransferGen::new(p, cfg);
-    let (mut raw_bytes, mut comp_bytes) = (0u64, 0u64);
-    let mut next = || {
-        gen.next_transfer().map(|t| {
-            raw_bytes += (t.elems.len() * p.word_bits as usize / 8) as u64;
-            comp_bytes += t.stream.len() as u64;
-            transaction(p, unit, &t)
-        })
+    let mut src = Transfers {
+        p,
+        unit,
+        gen: TransferGen::new(p, cfg),
+        raw_bytes: 0,
+        comp_bytes: 0,
     };
-    let mut captured = Vec::new();
-    let beat_bytes = p.beat_bytes() as usize;
-    let mut on_output = |b: &Fields<'_>| {
-        if cfg.capture {
-            // Compressor beats carry a byte count; raw sectors are always full.
-            let (n, data) = match unit {
-                Unit::Compressor => (b.u64("bytes") as usize, b.get("data")),
-                _ => (beat_bytes, b.get("data")),
-            };
-            captured.extend(data.iter().flat_map(|w| w.to_le_bytes()).take(n));
-        }
-    };
-    let scfg = cfg.stream_config();
-    let mut st = run_stream(
-        dut,
-        &input,
-        &output,
-        &mut next,
-        &scfg,
-        &mut on_output,
-        progress,
-    )?;
-    st.lines = gen.lines;
-    st.raw_bytes = raw_bytes;
-    st.comp_bytes = comp_bytes;
-    st.output = captured;
-    Ok(st)
+    run_txns(dut, &input, &output, &mut src, &cfg.run, progress)
 }
 
 /// Measures latency and throughput of `unit` ([`Timing`]).
@@ -342,36 +327,21 @@ pub fn measure(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit) -> Result<Timing
     let stream = model::compress(&p.model(), &elems).map_err(|e| e.to_string())?;
     let (input, output) = streams(p, unit)?;
     let txn = transaction(p, unit, &Transfer { elems, stream });
-    let latency_cycles = measure_latency(dut, &input, &output, &txn)?;
     // Throughput: 256 windows of 60%-sparse data, no stalls, one transfer.
     let cfg = StimConfig {
-        lines: 256,
-        seed: 7,
-        in_gap: 0.0,
-        out_stall: 0.0,
+        run: RunConfig {
+            data: Some(crate::trace::synthetic::uniform_density(
+                p.window as usize * 256,
+                0.4,
+                p.word_bits,
+                3,
+            )),
+            ..RunConfig::quiet(256)
+        },
         max_windows: 256,
         classes: vec![DataClass::Relu],
-        data: Some(crate::trace::synthetic::uniform_density(
-            p.window as usize * 256,
-            0.4,
-            p.word_bits,
-            3,
-        )),
-        hang_cycles: 10_000,
-        vcd: None,
-        resets: 0,
-        capture: false,
     };
-    let st = run(dut, p, unit, &cfg)?;
-    if let Some(m) = st.first_mismatch {
-        return Err(format!("mismatch while measuring throughput: {}", m));
-    }
-    let in_beats = st.beats_in as f64 / st.cycles.max(1) as f64;
-    Ok(Timing {
-        latency_cycles,
-        in_beats_per_cycle: in_beats,
-        raw_bytes_per_cycle: st.raw_bytes as f64 / st.cycles.max(1) as f64,
-    })
+    measure_run(dut, &input, &output, &txn, |dut| run(dut, p, unit, &cfg))
 }
 
 #[cfg(test)]
@@ -384,8 +354,11 @@ mod verilator_tests {
     fn run_unit(p: &ZvcRtlParams, unit: Unit, lines: u64, seed: u64) -> RunStats {
         let mut dut = VerilatorDut::new(&top(p, unit).unwrap(), false).unwrap();
         let cfg = StimConfig {
-            lines,
-            seed,
+            run: RunConfig {
+                lines,
+                seed,
+                ..RunConfig::default()
+            },
             ..StimConfig::default()
         };
         let st = run_clean(&mut dut, p, unit, &cfg).unwrap();
@@ -415,8 +388,11 @@ mod verilator_tests {
             for (unit, seed) in [(Unit::Compressor, 5), (Unit::Decompressor, 6)] {
                 let mut dut = crate::cosim::dut::SimDut::new(&top(&p, unit).unwrap()).unwrap();
                 let cfg = StimConfig {
-                    lines: 400,
-                    seed,
+                    run: RunConfig {
+                        lines: 400,
+                        seed,
+                        ..RunConfig::default()
+                    },
                     ..StimConfig::default()
                 };
                 let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
@@ -439,7 +415,10 @@ mod verilator_tests {
             &p,
             Unit::Compressor,
             &StimConfig {
-                lines: 2_000,
+                run: RunConfig {
+                    lines: 2_000,
+                    ..RunConfig::default()
+                },
                 ..Default::default()
             },
         )
@@ -540,7 +519,10 @@ mod verilator_tests {
             &p,
             Unit::Decompressor,
             &StimConfig {
-                lines: 500,
+                run: RunConfig {
+                    lines: 500,
+                    ..RunConfig::default()
+                },
                 ..Default::default()
             },
         )
@@ -595,7 +577,10 @@ mod verilator_tests {
             &p,
             Unit::Decompressor,
             &StimConfig {
-                lines: 200,
+                run: RunConfig {
+                    lines: 200,
+                    ..RunConfig::default()
+                },
                 ..Default::default()
             },
         )
@@ -634,10 +619,13 @@ mod proptests {
             }
             let dut = c.as_mut().expect("model built above");
             let cfg = StimConfig {
-                lines: u64::MAX,
-                seed,
+                run: RunConfig {
+                    lines: u64::MAX,
+                    seed,
+                    data: Some(elems.to_vec()),
+                    ..RunConfig::default()
+                },
                 max_windows: u32::MAX,
-                data: Some(elems.to_vec()),
                 ..StimConfig::default()
             };
             run_clean(dut, &p, unit, &cfg).map(|_| ())

@@ -6,8 +6,8 @@ use super::{load_blocks, unused_option, Engine, EvalOutput, EvalRequest, PaperTa
 use crate::config::Config;
 use crate::cosim::adaptive as bench;
 use crate::cosim::dut::Dut;
+use crate::cosim::run::RunConfig;
 use crate::cosim::stream::{RunStats, Timing};
-use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::rtl::designs::adaptive::{self as designs, Unit};
 use crate::synth::paper::PaperMark;
@@ -17,26 +17,6 @@ use std::sync::Arc;
 /// The adaptive engine: three codecs' compressors and decompressors, the controller, and the
 /// link transmitter and receiver.
 pub struct Adaptive;
-
-/// The adaptive-engine stimulus for the engine-independent settings of `s` (`lines` = lines;
-/// a trace's 32-bit words are cut into lines, little-endian).
-pub fn stim(s: &StimConfig) -> bench::StimConfig {
-    bench::StimConfig {
-        lines: s.lines,
-        seed: s.seed,
-        in_gap: s.in_gap,
-        out_stall: s.out_stall,
-        data: s
-            .data
-            .as_ref()
-            .map(|w| w.iter().flat_map(|x| x.to_le_bytes()).collect()),
-        hang_cycles: s.hang_cycles,
-        vcd: s.vcd.clone(),
-        capture: s.capture,
-        resets: s.resets,
-        ..bench::StimConfig::default()
-    }
-}
 
 impl Engine for Adaptive {
     /// IPDPS'19's energy per line of each compressor + decompressor pair, scaled to 7 nm.
@@ -163,11 +143,17 @@ impl Engine for Adaptive {
         dut: &mut dyn Dut,
         cfg: &Config,
         unit: &str,
-        s: &StimConfig,
+        s: &RunConfig,
         progress: &mut dyn FnMut(&RunStats),
     ) -> Result<RunStats, String> {
         let unit = Unit::from_name(unit)?;
-        bench::run_with(dut, &cfg.adaptive, unit, &stim(s), progress)
+        bench::run_with(
+            dut,
+            &cfg.adaptive,
+            unit,
+            &bench::StimConfig::of(s),
+            progress,
+        )
     }
 
     fn measure(&self, dut: &mut dyn Dut, cfg: &Config, unit: &str) -> Result<Timing, String> {

@@ -5,8 +5,8 @@ use super::{load_blocks, unused_option, Engine, EvalOutput, EvalRequest, PaperTa
 use crate::config::Config;
 use crate::cosim::base_xor as bench;
 use crate::cosim::dut::Dut;
+use crate::cosim::run::RunConfig;
 use crate::cosim::stream::{RunStats, Timing};
-use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::model::ones;
 use crate::rtl::base_xor as rtl;
@@ -19,23 +19,6 @@ use std::time::Duration;
 
 /// The Base+XOR engine: write-path encoder, read-path decoder, DQ serializer/deserializer.
 pub struct BaseXor;
-
-/// The Base+XOR stimulus for the engine-independent settings of `s` (`lines` = sectors; a
-/// trace is read as 32-bit words cut into sectors).
-pub fn stim(s: &StimConfig) -> bench::StimConfig {
-    bench::StimConfig {
-        sectors: s.lines,
-        seed: s.seed,
-        in_gap: s.in_gap,
-        out_stall: s.out_stall,
-        data: s.data.clone(),
-        hang_cycles: s.hang_cycles,
-        vcd: s.vcd.clone(),
-        capture: s.capture,
-        resets: s.resets,
-        ..bench::StimConfig::default()
-    }
-}
 
 /// The paper's node for the normalisation: TSMC 16 nm FinFET. The paper gives no gate size;
 /// a 16FF NAND2_X1 is taken as 0.15 µm² (3 CPP × 90 nm on a 9-track, 0.576 µm row) — an
@@ -146,11 +129,17 @@ impl Engine for BaseXor {
         dut: &mut dyn Dut,
         cfg: &Config,
         unit: &str,
-        s: &StimConfig,
+        s: &RunConfig,
         progress: &mut dyn FnMut(&RunStats),
     ) -> Result<RunStats, String> {
         let unit = Unit::from_name(unit)?;
-        bench::run_with(dut, &cfg.base_xor, unit, &stim(s), progress)
+        bench::run_with(
+            dut,
+            &cfg.base_xor,
+            unit,
+            &bench::StimConfig::of(s),
+            progress,
+        )
     }
 
     fn measure(&self, dut: &mut dyn Dut, cfg: &Config, unit: &str) -> Result<Timing, String> {

@@ -8,8 +8,8 @@ use super::{check_count, unused_option, Engine, EvalOutput, EvalRequest, UnitDes
 use crate::config::Config;
 use crate::cosim::buddy as bench;
 use crate::cosim::dut::Dut;
+use crate::cosim::run::RunConfig;
 use crate::cosim::stream::{RunStats, Timing};
-use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::model::buddy::eval::{self, SetEval};
 use crate::rtl::designs::buddy::{self as designs, Unit};
@@ -112,7 +112,7 @@ impl Engine for Buddy {
         dut: &mut dyn Dut,
         cfg: &Config,
         unit: &str,
-        s: &StimConfig,
+        s: &RunConfig,
         progress: &mut dyn FnMut(&RunStats),
     ) -> Result<RunStats, String> {
         bench::run_with(dut, &cfg.buddy, Unit::from_name(unit)?, s, progress)

@@ -10,8 +10,8 @@ use super::{PaperTable, UnitDesign};
 use crate::config::Config;
 use crate::cosim::cpack_lossy as bench;
 use crate::cosim::dut::Dut;
+use crate::cosim::run::RunConfig;
 use crate::cosim::stream::{RunStats, Timing};
-use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::model::cpack_lossy::eval::{self, ClassEval};
 use crate::model::cpack_lossy::md_eval;
@@ -154,7 +154,7 @@ impl Engine for CpackLossy {
         dut: &mut dyn Dut,
         cfg: &Config,
         unit: &str,
-        s: &StimConfig,
+        s: &RunConfig,
         progress: &mut dyn FnMut(&RunStats),
     ) -> Result<RunStats, String> {
         bench::run_with(dut, &cfg.cpack_lossy, Unit::from_name(unit)?, s, progress)

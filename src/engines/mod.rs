@@ -19,8 +19,8 @@ pub mod zvc;
 
 use crate::config::Config;
 use crate::cosim::dut::Dut;
+use crate::cosim::run::RunConfig;
 use crate::cosim::stream::{RunStats, Timing};
-use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::synth::paper::PaperMark;
 use crate::synth::{Liberty, ReportRow};
@@ -174,7 +174,7 @@ pub trait Engine: Sync {
         dut: &mut dyn Dut,
         cfg: &Config,
         unit: &str,
-        stim: &StimConfig,
+        stim: &RunConfig,
         progress: &mut dyn FnMut(&RunStats),
     ) -> Result<RunStats, String>;
 

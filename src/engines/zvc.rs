@@ -3,9 +3,9 @@
 use super::{unused_option, Engine, EvalOutput, EvalRequest, UnitDesign};
 use crate::config::Config;
 use crate::cosim::dut::Dut;
+use crate::cosim::run::RunConfig;
 use crate::cosim::stream::{RunStats, Timing};
 use crate::cosim::zvc as bench;
-use crate::cosim::zvc::StimConfig;
 use crate::hdl::Module;
 use crate::model::container;
 use crate::rtl::designs::zvc::{self as designs, Unit};
@@ -99,10 +99,14 @@ impl Engine for Zvc {
         dut: &mut dyn Dut,
         cfg: &Config,
         unit: &str,
-        stim: &StimConfig,
+        stim: &RunConfig,
         progress: &mut dyn FnMut(&RunStats),
     ) -> Result<RunStats, String> {
-        bench::run_with(dut, &cfg.zvc, Unit::from_name(unit)?, stim, progress)
+        let stim = bench::StimConfig {
+            max_windows: cfg.cosim.max_windows,
+            ..bench::StimConfig::of(stim)
+        };
+        bench::run_with(dut, &cfg.zvc, Unit::from_name(unit)?, &stim, progress)
     }
 
     fn measure(&self, dut: &mut dyn Dut, cfg: &Config, unit: &str) -> Result<Timing, String> {

@@ -5,8 +5,9 @@
 //! tested) as a library call.
 
 use crate::config::Config;
+use crate::cosim::run::RunConfig;
 use crate::cosim::vdut::VerilatorDut;
-use crate::cosim::zvc::{RunStats, StimConfig, Timing};
+use crate::cosim::zvc::{RunStats, Timing};
 use crate::engines::{EngineRef, PaperTable, UnitDesign};
 use crate::files::FileSet;
 use crate::hdl::emit;
@@ -98,7 +99,7 @@ pub struct CosimRequest {
     /// Unit: one of the engine's `unit_names()` or `loopback`.
     pub unit: String,
     /// Stimulus.
-    pub stim: StimConfig,
+    pub stim: RunConfig,
     /// On a mismatch, replay with tracing and write the window around it here.
     pub vcd: Option<PathBuf>,
     /// Start every register, memory and X assignment of the design at random values from
@@ -444,8 +445,8 @@ pub fn cosim_markdown(reports: &[CosimReport]) -> String {
 }
 
 /// Stimulus from the configuration, optionally with trace data.
-pub fn stim_from(cfg: &Config, data: Option<Vec<u32>>) -> StimConfig {
-    StimConfig {
+pub fn stim_from(cfg: &Config, data: Option<Vec<u32>>) -> RunConfig {
+    RunConfig {
         lines: if data.is_some() {
             u64::MAX
         } else {
@@ -454,9 +455,8 @@ pub fn stim_from(cfg: &Config, data: Option<Vec<u32>>) -> StimConfig {
         seed: cfg.cosim.seed,
         in_gap: cfg.cosim.in_gap,
         out_stall: cfg.cosim.out_stall,
-        max_windows: cfg.cosim.max_windows,
         data,
-        ..StimConfig::default()
+        ..RunConfig::default()
     }
 }
 

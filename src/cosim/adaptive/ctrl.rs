@@ -10,13 +10,13 @@ use crate::rtl::adaptive::AdaptiveRtlParams;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// The controller stimulus: `cfg.data` cut into lines, or a phase trace
+/// The controller stimulus: `cfg.run.data` cut into lines, or a phase trace
 /// ([`crate::trace::lines::phase_trace`]) of segments of 100..=1500 lines, each of a profile
 /// drawn from `cfg.profiles` (every profile when empty), so that the decisions change.
 pub fn ctrl_lines(p: &AdaptiveRtlParams, cfg: &StimConfig) -> Vec<Vec<u8>> {
     let lb = p.line_bytes;
-    let n = cfg.lines as usize;
-    if let Some(d) = &cfg.data {
+    let n = cfg.run.lines as usize;
+    if let Some(d) = &cfg.data_bytes() {
         return d
             .chunks(lb)
             .take(n)
@@ -32,7 +32,7 @@ pub fn ctrl_lines(p: &AdaptiveRtlParams, cfg: &StimConfig) -> Vec<Vec<u8>> {
     } else {
         cfg.profiles.clone()
     };
-    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0xc7_u64);
+    let mut rng = ChaCha8Rng::seed_from_u64(cfg.run.seed ^ 0xc7_u64);
     let mut segs = Vec::new();
     let mut total = 0;
     while total < n {
@@ -41,7 +41,7 @@ pub fn ctrl_lines(p: &AdaptiveRtlParams, cfg: &StimConfig) -> Vec<Vec<u8>> {
         segs.push((pr, len));
         total += len;
     }
-    crate::trace::lines::phase_trace(&segs, lb, cfg.seed)
+    crate::trace::lines::phase_trace(&segs, lb, cfg.run.seed)
 }
 
 /// One controller transaction: the sizes the compressors report and what the model selects.

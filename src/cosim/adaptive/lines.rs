@@ -55,14 +55,20 @@ impl LineSource {
         let gens = profiles
             .iter()
             .enumerate()
-            .map(|(i, pr)| LineGen::new(*pr, p.line_bytes, cfg.seed.wrapping_mul(1000) + i as u64))
+            .map(|(i, pr)| {
+                LineGen::new(
+                    *pr,
+                    p.line_bytes,
+                    cfg.run.seed.wrapping_mul(1000) + i as u64,
+                )
+            })
             .collect();
         LineSource {
             p: *p,
             gens,
-            rng: ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x0bd1_u64),
-            remaining: cfg.lines,
-            data: cfg.data.clone().map(|d| (d, 0)),
+            rng: ChaCha8Rng::seed_from_u64(cfg.run.seed ^ 0x0bd1_u64),
+            remaining: cfg.run.lines,
+            data: cfg.data_bytes().map(|d| (d, 0)),
             random_payload: cfg.random_payload,
             alg: Alg::Bdi,
             lines: 0,

@@ -61,7 +61,7 @@ pub fn cases(
         }
         Unit::Rx => {
             let algs = enabled(p);
-            let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x11ac_u64);
+            let mut rng = ChaCha8Rng::seed_from_u64(cfg.run.seed ^ 0x11ac_u64);
             for l in lines {
                 let r: f64 = rng.gen();
                 let (code, bytes) = if r < 0.03 {
@@ -130,6 +130,7 @@ mod tests {
     use super::super::{ctrl_lines, run_clean, top};
     use super::*;
     use crate::cosim::dut::SimDut;
+    use crate::cosim::run::RunConfig;
 
     pub(super) fn params(yaml: &str) -> AdaptiveRtlParams {
         let p: AdaptiveRtlParams = serde_yaml::from_str(yaml).unwrap();
@@ -141,8 +142,11 @@ mod tests {
     fn interpreter_link_units_match_model() {
         let p = params("{use_cpack: false, run_len: 40, lambda: 2}");
         let cfg = StimConfig {
-            lines: 1500,
-            seed: 3,
+            run: RunConfig {
+                lines: 1500,
+                seed: 3,
+                ..RunConfig::default()
+            },
             ..StimConfig::default()
         };
         for unit in [Unit::Tx, Unit::Rx, Unit::LinkLoopback] {
@@ -166,6 +170,7 @@ mod verilator_tests {
     use super::*;
     use crate::cosim::dut::SimDut;
     use crate::cosim::fault::faulty_dut;
+    use crate::cosim::run::RunConfig;
     use crate::cosim::vdut::VerilatorDut;
 
     const BDI_ONLY: &str = "use_fpc: false, use_cpack: false";
@@ -180,8 +185,11 @@ mod verilator_tests {
         for unit in [Unit::Tx, Unit::Rx, Unit::LinkLoopback] {
             let mut dut = VerilatorDut::new(&top(&p, unit).unwrap(), false).unwrap();
             let cfg = StimConfig {
-                lines: n,
-                seed: 70,
+                run: RunConfig {
+                    lines: n,
+                    seed: 70,
+                    ..RunConfig::default()
+                },
                 ..StimConfig::default()
             };
             let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
@@ -213,11 +221,7 @@ mod verilator_tests {
             let n = 1_500;
             for unit in units.iter().copied() {
                 let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
-                let cfg = StimConfig {
-                    lines: n,
-                    seed: 71 + i as u64,
-                    ..StimConfig::default()
-                };
+                let cfg = StimConfig { run: RunConfig { lines: n, seed: 71 + i as u64, ..RunConfig::default() }, ..StimConfig::default() };
                 let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
                 assert_eq!(st.beats_out, n, "{} {}", unit.name(), y);
             }
@@ -250,7 +254,10 @@ mod verilator_tests {
     fn scoreboard_catches_injected_link_faults() {
         let p = params(&format!("{{{BDI_ONLY}, run_len: 40}}"));
         let cfg = StimConfig {
-            lines: 3_000,
+            run: RunConfig {
+                lines: 3_000,
+                ..RunConfig::default()
+            },
             ..StimConfig::default()
         };
         // The first running line no longer waits for the decision.

@@ -38,8 +38,9 @@ pub use lines::{transaction, LineCase, LineSource};
 pub use units::{all_profiles, bus_words, le_words, streams, top, StimConfig, Unit};
 
 use crate::cosim::dut::Dut;
+use crate::cosim::run::{measure as measure_run, run_txns, RunConfig, TxnSource};
 pub use crate::cosim::stream::Mismatch;
-use crate::cosim::stream::{measure_latency, run_stream, Fields};
+use crate::cosim::stream::{Fields, Txn};
 use crate::cosim::stream::{RunStats, Timing};
 use crate::model::bdi::{self, BdiEncoding};
 use crate::model::cpack;
@@ -85,41 +86,46 @@ pub fn run_with(
         return link::run_link(dut, p, unit, cfg, progress);
     }
     let (input, output) = streams(p, unit)?;
-    let mut src = LineSource::new(p, cfg).with_alg(unit.alg());
-    let decomp = unit.is_decomp();
-    let mut next = || src.next_case(decomp).map(|c| transaction(p, unit, &c));
-    let scfg = units::stream_config(cfg);
-    let lb = p.line_bytes;
-    let mut captured = Vec::new();
-    let mut on_output = |b: &Fields<'_>| {
-        if !cfg.capture {
-            return;
-        }
+    let mut src = Lines {
+        p,
+        unit,
+        src: LineSource::new(p, cfg).with_alg(unit.alg()),
+    };
+    run_txns(dut, &input, &output, &mut src, &cfg.run, progress)
+}
+
+/// One run's lines for a codec unit.
+struct Lines<'a> {
+    p: &'a AdaptiveRtlParams,
+    unit: Unit,
+    src: LineSource,
+}
+
+impl TxnSource for Lines<'_> {
+    fn next_txn(&mut self) -> Option<Txn> {
+        let c = self.src.next_case(self.unit.is_decomp())?;
+        Some(transaction(self.p, self.unit, &c))
+    }
+
+    /// A compressor's stream (`⌈len/8⌉` bytes of its left-aligned bus: stream byte j is bus
+    /// byte L/8 − 1 − j), or the line.
+    fn capture(&self, b: &Fields<'_>, out: &mut Vec<u8>) {
         let bytes = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
-        if matches!(unit, Unit::BdiComp | Unit::FpcComp | Unit::CpackComp) {
-            // Left-aligned bus: stream byte j is bus byte L/8 − 1 − j.
+        if matches!(self.unit, Unit::BdiComp | Unit::FpcComp | Unit::CpackComp) {
             let mut bus = bytes(b.get("payload"));
             bus.reverse();
-            let n = (b.u64("len") as usize).div_ceil(8).min(lb);
-            captured.extend_from_slice(&bus[..n]);
+            let n = (b.u64("len") as usize).div_ceil(8).min(self.p.line_bytes);
+            out.extend_from_slice(&bus[..n]);
         } else {
-            captured.extend(bytes(b.get("line")));
+            out.extend(bytes(b.get("line")));
         }
-    };
-    let mut st = run_stream(
-        dut,
-        &input,
-        &output,
-        &mut next,
-        &scfg,
-        &mut on_output,
-        progress,
-    )?;
-    st.output = captured;
-    st.lines = src.lines;
-    st.raw_bytes = src.lines * p.line_bytes as u64;
-    st.comp_bytes = src.comp_bits / 8;
-    Ok(st)
+    }
+
+    fn tally(&self, st: &mut RunStats) {
+        st.lines = self.src.lines;
+        st.raw_bytes = self.src.lines * self.p.line_bytes as u64;
+        st.comp_bytes = self.src.comp_bits / 8;
+    }
 }
 
 /// Measures latency (one isolated line; the pipelines have a fixed depth, so it does not
@@ -169,13 +175,9 @@ pub fn measure_over(
         };
         transaction(p, unit, &case)
     };
-    let latency_cycles = measure_latency(dut, &input, &output, &txn)?;
     // Throughput: `lines` lines (phases for the controller and the link) without stalls.
     let cfg = StimConfig {
-        lines,
-        seed: 7,
-        in_gap: 0.0,
-        out_stall: 0.0,
+        run: RunConfig::quiet(lines),
         random_payload: if unit.is_link() {
             0.0
         } else {
@@ -183,15 +185,7 @@ pub fn measure_over(
         },
         ..StimConfig::default()
     };
-    let st = run(dut, p, unit, &cfg)?;
-    if let Some(m) = st.first_mismatch {
-        return Err(format!("mismatch while measuring throughput: {}", m));
-    }
-    Ok(Timing {
-        latency_cycles,
-        in_beats_per_cycle: st.beats_in as f64 / st.cycles.max(1) as f64,
-        raw_bytes_per_cycle: st.raw_bytes as f64 / st.cycles.max(1) as f64,
-    })
+    measure_run(dut, &input, &output, &txn, |dut| run(dut, p, unit, &cfg))
 }
 
 /// Share of each BDI encoding in `lines` lines of the stimulus (for reports and tests).

@@ -16,7 +16,10 @@ fn stimulus_reaches_every_encoding() {
     let h = encoding_histogram(
         &p,
         &StimConfig {
-            lines: 20_000,
+            run: RunConfig {
+                lines: 20_000,
+                ..RunConfig::default()
+            },
             ..StimConfig::default()
         },
     );
@@ -27,8 +30,11 @@ fn stimulus_reaches_every_encoding() {
 fn captured_compressor_output_is_the_model_stream() {
     let p = AdaptiveRtlParams::default();
     let cfg = StimConfig {
-        lines: 100,
-        capture: true,
+        run: RunConfig {
+            lines: 100,
+            capture: true,
+            ..RunConfig::default()
+        },
         ..StimConfig::default()
     };
     let mut dut = SimDut::new(&top(&p, Unit::BdiComp).unwrap()).unwrap();
@@ -46,8 +52,11 @@ fn captured_compressor_output_is_the_model_stream() {
 fn ctrl_interp(y: &str, lines: u64, seed: u64) -> (u64, usize, usize) {
     let p = params(y);
     let cfg = StimConfig {
-        lines,
-        seed,
+        run: RunConfig {
+            lines,
+            seed,
+            ..RunConfig::default()
+        },
         ..StimConfig::default()
     };
     let mut dut = SimDut::new(&top(&p, Unit::Ctrl).unwrap()).unwrap();
@@ -86,7 +95,10 @@ fn fpc_stimulus_reaches_every_pattern_and_both_decoder_outcomes() {
     use crate::model::fpc::FpcPattern;
     let p = AdaptiveRtlParams::default();
     let cfg = StimConfig {
-        lines: 5_000,
+        run: RunConfig {
+            lines: 5_000,
+            ..RunConfig::default()
+        },
         ..StimConfig::default()
     };
     let mut src = LineSource::new(&p, &cfg).with_alg(Alg::Fpc);
@@ -124,7 +136,10 @@ fn interpreter_fpc_units_match_model_at_128_bytes() {
     for unit in [Unit::FpcComp, Unit::FpcDecomp, Unit::FpcLoopback] {
         let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
         let cfg = StimConfig {
-            lines: 100,
+            run: RunConfig {
+                lines: 100,
+                ..RunConfig::default()
+            },
             ..StimConfig::default()
         };
         let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
@@ -147,7 +162,10 @@ fn interpreter_units_match_model() {
         {
             let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
             let cfg = StimConfig {
-                lines: 200,
+                run: RunConfig {
+                    lines: 200,
+                    ..RunConfig::default()
+                },
                 ..StimConfig::default()
             };
             let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
@@ -167,7 +185,10 @@ fn interpreter_cpack_units_match_model() {
         for unit in [Unit::CpackComp, Unit::CpackDecomp, Unit::CpackLoopback] {
             let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
             let cfg = StimConfig {
-                lines: 80,
+                run: RunConfig {
+                    lines: 80,
+                    ..RunConfig::default()
+                },
                 random_payload: 0.4,
                 ..StimConfig::default()
             };
@@ -183,7 +204,10 @@ fn cpack_stimulus_reaches_every_pattern_and_error() {
     // payloads occur in the stimulus (else the scoreboard could not catch their faults).
     let p = AdaptiveRtlParams::default();
     let cfg = StimConfig {
-        lines: 5_000,
+        run: RunConfig {
+            lines: 5_000,
+            ..RunConfig::default()
+        },
         ..StimConfig::default()
     };
     let mut src = LineSource::new(&p, &cfg).with_alg(Alg::Cpack);

@@ -2,8 +2,9 @@
 //! the port-word conventions, and the replay runner the controller and link units share.
 
 use crate::cosim::dut::Dut;
+use crate::cosim::run::RunConfig;
 use crate::cosim::stream::RunStats;
-use crate::cosim::stream::{run_stream_with_reset, Stream, StreamConfig, Txn};
+use crate::cosim::stream::{run_stream_with_reset, Stream, Txn};
 use crate::model::adaptive::paper::Bench;
 use crate::model::adaptive::AdaptiveReport;
 use crate::rtl::adaptive::AdaptiveRtlParams;
@@ -16,49 +17,49 @@ pub fn streams(p: &AdaptiveRtlParams, unit: Unit) -> Result<(Stream, Stream), St
     Stream::of_unit(&top)
 }
 
-/// Stimulus and run control.
+/// Stimulus settings: the shared run settings and the adaptive engine's own.
 #[derive(Clone, Debug)]
 pub struct StimConfig {
-    /// Lines to push through.
-    pub lines: u64,
-    /// Random seed (runs are reproducible).
-    pub seed: u64,
-    /// Probability of an idle input cycle before a line.
-    pub in_gap: f64,
-    /// Probability that `ready` is low in a cycle.
-    pub out_stall: f64,
+    /// Run settings; `lines` counts lines, `data`'s 32-bit words are cut into lines
+    /// (little-endian, the last one zero padded); `capture` keeps the compressors' streams
+    /// (`⌈len/8⌉` bytes each, back to back), or the lines.
+    pub run: RunConfig,
     /// Line profiles to draw from (empty: every primitive, `mixed` and the seven benchmarks).
     pub profiles: Vec<LineProfile>,
     /// Decompressor only: fraction of arbitrary payloads (random prefix and bits).
     pub random_payload: f64,
-    /// Fixed data instead of generated lines (bytes, cut into lines, zero-padded).
-    pub data: Option<Vec<u8>>,
-    /// Cycles without progress after which the design is declared hung.
-    pub hang_cycles: u64,
-    /// Dump a waveform of cycles `[from, to)` to this file (needs a tracing build).
-    pub vcd: Option<(std::path::PathBuf, u64, u64)>,
-    /// Resets asserted at random cycles in the middle of transactions.
-    pub resets: u32,
-    /// Keep the design's output bytes in [`RunStats::output`]: the compressor's streams
-    /// (`⌈len/8⌉` bytes each, back to back), or the lines.
-    pub capture: bool,
 }
 
 impl Default for StimConfig {
     fn default() -> Self {
         StimConfig {
-            lines: 1000,
-            seed: 1,
-            in_gap: 0.2,
-            out_stall: 0.3,
+            run: RunConfig::default(),
             profiles: Vec::new(),
             random_payload: 0.2,
-            data: None,
-            hang_cycles: 10_000,
-            vcd: None,
-            resets: 0,
-            capture: false,
         }
+    }
+}
+
+impl StimConfig {
+    /// `run` with the default profiles.
+    pub fn of(run: &RunConfig) -> StimConfig {
+        StimConfig {
+            run: run.clone(),
+            ..StimConfig::default()
+        }
+    }
+
+    /// `lines` lines with the default gaps, stalls and profiles.
+    pub fn lines(lines: u64) -> StimConfig {
+        StimConfig::of(&RunConfig::lines(lines))
+    }
+
+    /// The fixed data as bytes (its words little-endian), if any.
+    pub fn data_bytes(&self) -> Option<Vec<u8>> {
+        self.run
+            .data
+            .as_ref()
+            .map(|w| w.iter().flat_map(|x| x.to_le_bytes()).collect())
     }
 }
 
@@ -132,24 +133,11 @@ pub(super) fn run_replayed(
         &output,
         &mut next,
         &mut on_reset,
-        &stream_config(cfg),
+        &cfg.run.harness(),
         progress,
     )?;
     st.lines = lines.len() as u64;
     st.raw_bytes = rep.traffic.payload_bits_raw / 8;
     st.comp_bytes = rep.traffic.payload_bits_sent / 8;
     Ok(st)
-}
-
-/// The stream harness settings of `cfg`.
-pub(super) fn stream_config(cfg: &StimConfig) -> StreamConfig {
-    StreamConfig {
-        seed: cfg.seed,
-        in_gap: cfg.in_gap,
-        out_stall: cfg.out_stall,
-        hang_cycles: cfg.hang_cycles,
-        vcd: cfg.vcd.clone(),
-        channel_rates: Vec::new(),
-        resets: cfg.resets,
-    }
 }

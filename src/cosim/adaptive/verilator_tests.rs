@@ -24,8 +24,11 @@ fn dut_of(p: &AdaptiveRtlParams, unit: Unit, verilator: bool) -> Box<dyn Dut> {
 fn run_unit(p: &AdaptiveRtlParams, unit: Unit, lines: u64, seed: u64, verilator: bool) -> RunStats {
     let mut dut = dut_of(p, unit, verilator);
     let cfg = StimConfig {
-        lines,
-        seed,
+        run: RunConfig {
+            lines,
+            seed,
+            ..RunConfig::default()
+        },
         ..StimConfig::default()
     };
     let st = run_clean(dut.as_mut(), p, unit, &cfg).unwrap();
@@ -100,8 +103,11 @@ fn verilator_ctrl_matches_model_sequence() {
     let p = AdaptiveRtlParams::default();
     let lines = 30_000;
     let cfg = StimConfig {
-        lines,
-        seed: 46,
+        run: RunConfig {
+            lines,
+            seed: 46,
+            ..RunConfig::default()
+        },
         ..StimConfig::default()
     };
     let mut dut = VerilatorDut::new(&top(&p, Unit::Ctrl).unwrap(), false).unwrap();
@@ -151,7 +157,10 @@ fn scoreboard_catches_injected_ctrl_fault() {
         )
     });
     let cfg = StimConfig {
-        lines: 5_000,
+        run: RunConfig {
+            lines: 5_000,
+            ..RunConfig::default()
+        },
         ..StimConfig::default()
     };
     let m = run(&mut dut, &p, Unit::Ctrl, &cfg)
@@ -195,7 +204,10 @@ fn assert_mux_fault_caught(p: &AdaptiveRtlParams, unit: Unit, mux: &str, field: 
         invert_mux_select(v, mux).unwrap_or_else(|| panic!("{mux} is a mux"))
     });
     let cfg = StimConfig {
-        lines,
+        run: RunConfig {
+            lines,
+            ..RunConfig::default()
+        },
         ..StimConfig::default()
     };
     let m = run(&mut dut, p, unit, &cfg)
@@ -214,7 +226,10 @@ fn scoreboard_catches_injected_faults() {
         invert_mux_select(v, "b4d1_dsel3").expect("b4d1_dsel3 is a mux")
     });
     let cfg = StimConfig {
-        lines: 5_000,
+        run: RunConfig {
+            lines: 5_000,
+            ..RunConfig::default()
+        },
         ..StimConfig::default()
     };
     let m = run(&mut dut, &p, Unit::BdiComp, &cfg)
