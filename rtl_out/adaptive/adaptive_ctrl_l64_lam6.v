@@ -29,9 +29,6 @@ module adaptive_ctrl_l64_lam6 (
   wire [9:0] u_penalty_pen_cpack_o;
   wire [1:0] win;
   reg  out_valid_q;
-  wire in_ready;
-  wire load;
-  wire out_valid_d;
   penalty_select_l64_lam6 u_penalty (
     .size_bdi_i(s_size_bdi_i),
     .size_fpc_i(s_size_fpc_i),
@@ -43,19 +40,10 @@ module adaptive_ctrl_l64_lam6 (
     .pen_cpack_o(u_penalty_pen_cpack_o)
   );
   assign win = u_penalty_win_o;
-  assign in_ready = (~out_valid_q | m_ready_i);
-  assign load = (s_valid_i & in_ready);
-  assign out_valid_d = (load | (out_valid_q & ~m_ready_i));
-  always @(posedge clk_i) begin
-    if (!rst_ni) begin
-      out_valid_q <= 1'd0;
-    end else begin
-      out_valid_q <= out_valid_d;
-    end
-  end
 
   // Phase counter: positions 0..sample_len-1 sample, the rest run
   reg  [8:0] pos_q;
+  wire out_load;
   wire [8:0] pos_d;
   reg  sampling_q;
   wire sampling_d;
@@ -74,8 +62,8 @@ module adaptive_ctrl_l64_lam6 (
   assign last_sample_d = (((pos_q == 9'd306) ? 9'd0 : (pos_q + 9'd1)) == 9'd6);
   assign sampling = sampling_q;
   assign last_sample = last_sample_q;
-  assign sample_load = (load & sampling);
-  assign decide = (load & last_sample);
+  assign sample_load = (out_load & sampling);
+  assign decide = (out_load & last_sample);
   assign clear_d = last_sample;
   assign fresh_d = decide;
   always @(posedge clk_i) begin
@@ -86,7 +74,7 @@ module adaptive_ctrl_l64_lam6 (
       clear_q <= 1'd1;
       fresh_q <= 1'd0;
     end else begin
-      if (load) begin
+      if (out_load) begin
         pos_q <= pos_d;
         sampling_q <= sampling_d;
         last_sample_q <= last_sample_d;
@@ -236,12 +224,6 @@ module adaptive_ctrl_l64_lam6 (
   assign sel_alg = (sampling ? win : cur_sel);
   assign sel_alg_d = sel_alg;
   assign sample_d = sampling;
-  assign s_ready_o = in_ready;
-  assign m_valid_o = out_valid_q;
-  assign m_sel_alg_o = sel_alg_q;
-  assign m_sample_o = sample_q;
-  assign s_sel_alg_o = sel_alg;
-  assign cur_sel_o = cur_sel;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       cur_q <= 2'd0;
@@ -249,10 +231,30 @@ module adaptive_ctrl_l64_lam6 (
       sample_q <= 1'd0;
     end else begin
       if (fresh_q) cur_q <= cur_d;
-      if (load) begin
+      if (out_load) begin
         sel_alg_q <= sel_alg_d;
         sample_q <= sample_d;
       end
+    end
+  end
+
+  // Pipeline `out`: 1 stage(s), each stage loads when it is free
+  wire out_free;
+  wire out_valid_d;
+  assign out_free = (~out_valid_q | m_ready_i);
+  assign out_load = (out_free & s_valid_i);
+  assign out_valid_d = (out_free ? s_valid_i : 1'd1);
+  assign s_ready_o = out_free;
+  assign m_valid_o = out_valid_q;
+  assign m_sel_alg_o = sel_alg_q;
+  assign m_sample_o = sample_q;
+  assign s_sel_alg_o = sel_alg;
+  assign cur_sel_o = cur_sel;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      out_valid_q <= 1'd0;
+    end else begin
+      out_valid_q <= out_valid_d;
     end
   end
 

@@ -18,48 +18,55 @@ module bxt_ser_t32_f4 (
   output wire [3:0] m_dbi_o,
   output wire m_last_o
 );
-  reg  valid_q;
+  reg  out_valid_q;
   reg  [2:0] beat_q;  // index of the beat on m_dq_o
   reg  [255:0] sector_q;  // remaining beats, the current one at the LSB end
   wire last_beat;
   wire out_fire;
-  wire in_ready;
-  wire load;
   wire shift;
+  wire out_load;
   wire step;
   wire [255:0] sector_d;
   wire [2:0] beat_d;
-  wire valid_d;
   reg  [31:0] flags_q;
   wire [31:0] flags_d;
   assign last_beat = (beat_q == 3'd7);
-  assign out_fire = (valid_q & m_ready_i);
-  assign in_ready = (~valid_q | (m_ready_i & last_beat));
-  assign load = (s_valid_i & in_ready);
+  assign out_fire = (out_valid_q & m_ready_i);
   assign shift = (out_fire & ~last_beat);
-  assign step = (load | shift);
-  assign sector_d = (load ? s_sector_i : {32'd0, sector_q[255:32]});
-  assign beat_d = ((load | last_beat) ? 3'd0 : (beat_q + 3'd1));
-  assign valid_d = (load | (valid_q & ~(out_fire & last_beat)));
-  assign s_ready_o = in_ready;
-  assign flags_d = (load ? s_dbi_i : {4'd0, flags_q[31:4]});
-  assign m_valid_o = valid_q;
-  assign m_dq_o = sector_q[31:0];
-  assign m_dbi_o = flags_q[3:0];
-  assign m_last_o = last_beat;
+  assign step = (out_load | shift);
+  assign sector_d = (out_load ? s_sector_i : {32'd0, sector_q[255:32]});
+  assign beat_d = ((out_load | last_beat) ? 3'd0 : (beat_q + 3'd1));
+  assign flags_d = (out_load ? s_dbi_i : {4'd0, flags_q[31:4]});
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       beat_q <= 3'd0;
-      valid_q <= 1'd0;
     end else begin
-      if ((load | out_fire)) beat_q <= beat_d;
-      valid_q <= valid_d;
+      if ((out_load | out_fire)) beat_q <= beat_d;
     end
   end
   always @(posedge clk_i) begin
     if (step) begin
       sector_q <= sector_d;
       flags_q <= flags_d;
+    end
+  end
+
+  // Pipeline `ser`: 1 stage(s), each stage loads when it is free
+  wire out_free;
+  wire out_valid_d;
+  assign out_free = (~out_valid_q | (last_beat & m_ready_i));
+  assign out_load = (out_free & s_valid_i);
+  assign out_valid_d = (out_free ? s_valid_i : 1'd1);
+  assign s_ready_o = out_free;
+  assign m_valid_o = out_valid_q;
+  assign m_dq_o = sector_q[31:0];
+  assign m_dbi_o = flags_q[3:0];
+  assign m_last_o = last_beat;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      out_valid_q <= 1'd0;
+    end else begin
+      out_valid_q <= out_valid_d;
     end
   end
 endmodule

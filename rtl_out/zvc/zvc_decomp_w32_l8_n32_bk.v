@@ -22,7 +22,6 @@ module zvc_decomp_w32_l8_n32_bk (
   reg  [4:0] buf_count_q;
   reg  in_done_q;  // the transfer's last beat has been absorbed
   reg  [1:0] sec_q;
-  reg  out_valid_q;
 
   // Stage 1: mask segment, popcount and need for this sector
   wire first;
@@ -54,7 +53,9 @@ module zvc_decomp_w32_l8_n32_bk (
   wire [4:0] need;
   wire mask_here;
   wire has_data;
-  wire out_free;
+  wire out_offer;
+  reg  out_valid_q;
+  wire out_load;
   wire corrupt;
   assign first = (sec_q == 2'd0);
   assign segpop_l1_0 = ({1'd0, buf_q[0]} + {1'd0, buf_q[1]});
@@ -83,9 +84,9 @@ module zvc_decomp_w32_l8_n32_bk (
   assign need = (first ? (seg_cnt_first + 5'd1) : seg_cnt_q);
   assign mask_here = (~first | (buf_count_q >= 5'd1));
   assign has_data = (mask_here & (buf_count_q >= need));
-  assign out_free = (~out_valid_q | m_ready_i);
-  assign fire = (has_data & out_free);
-  assign corrupt = (in_done_q & ~has_data & out_free);
+  assign out_offer = (has_data | in_done_q);
+  assign fire = (has_data & out_load);
+  assign corrupt = (~has_data & out_load);
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       seg_q <= 8'd0;
@@ -161,7 +162,6 @@ module zvc_decomp_w32_l8_n32_bk (
   wire out_last_d;
   reg  out_err_q;
   wire out_err_d;
-  wire out_valid_d;
   assign buf_d = (corrupt ? 576'd0 : (buf_used | (take ? ins_s3 : 576'd0)));
   assign buf_count_d = (corrupt ? 5'd0 : (buf_count_used + (take ? in_elems : 5'd0)));
   assign in_done_d = ((in_done_q | (take & s_last_i)) & ~(end_of_transfer | corrupt));
@@ -170,11 +170,6 @@ module zvc_decomp_w32_l8_n32_bk (
   assign out_data_d = (corrupt ? 256'd0 : u_expand_data_o);
   assign out_last_d = (end_of_transfer | corrupt);
   assign out_err_d = corrupt;
-  assign out_valid_d = (fire | corrupt | (out_valid_q & ~m_ready_i));
-  assign m_valid_o = out_valid_q;
-  assign m_data_o = out_data_q;
-  assign m_last_o = out_last_q;
-  assign m_err_o = out_err_q;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       buf_q <= 576'd0;
@@ -182,21 +177,36 @@ module zvc_decomp_w32_l8_n32_bk (
       in_done_q <= 1'd0;
       sec_q <= 2'd0;
       mask_q <= 32'd0;
-      out_data_q <= 256'd0;
-      out_last_q <= 1'd0;
-      out_err_q <= 1'd0;
-      out_valid_q <= 1'd0;
     end else begin
       buf_q <= buf_d;
       buf_count_q <= buf_count_d;
       in_done_q <= in_done_d;
       if ((fire | corrupt)) sec_q <= sec_d;
       if ((fire & first)) mask_q <= mask_d;
-      if ((fire | corrupt)) begin
-        out_data_q <= out_data_d;
-        out_last_q <= out_last_d;
-        out_err_q <= out_err_d;
-      end
+    end
+  end
+  always @(posedge clk_i) begin
+    if (out_load) begin
+      out_data_q <= out_data_d;
+      out_last_q <= out_last_d;
+      out_err_q <= out_err_d;
+    end
+  end
+
+  // Pipeline `out`: 1 stage(s), each stage loads when it is free
+  wire out_free;
+  wire out_valid_d;
+  assign out_free = (~out_valid_q | m_ready_i);
+  assign out_load = (out_free & out_offer);
+  assign out_valid_d = (out_free ? out_offer : 1'd1);
+  assign m_valid_o = out_valid_q;
+  assign m_data_o = out_data_q;
+  assign m_last_o = out_last_q;
+  assign m_err_o = out_err_q;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      out_valid_q <= 1'd0;
+    end else begin
       out_valid_q <= out_valid_d;
     end
   end

@@ -24,6 +24,7 @@
 //! generation-time parameters ([`AdaptiveRtlParams`]).
 
 use super::adaptive::{AdaptiveRtlParams, SPEC};
+use crate::hdl::pipe::{Pipeline, Policy};
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::adaptive::{AdaptiveParams, Alg, NoQuorum, SampleSend, VoteTie};
@@ -221,11 +222,10 @@ pub fn controller(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     let win = m.wire("win", &inst.out("win_o"));
 
-    // ---- Handshake: one output register ----
-    let valid = m.reg("out_valid_q", 1, Some(0));
-    let s_ready = m.wire("in_ready", &(!valid.q() | m_ready.clone()));
-    let load = m.wire("load", &(&s_valid & &s_ready));
-    m.next(&valid, &(&load | &(valid.q() & !m_ready.clone())), None);
+    // ---- Handshake: one output register, a one-stage pipeline ----
+    let mut out_pipe = Pipeline::new(&mut m, "out", Policy::Bubble, &s_valid);
+    let st_out = out_pipe.stage(&mut m, "out");
+    let load = st_out.load();
 
     // ---- Phase counter ----
     m.comment("Phase counter: positions 0..sample_len-1 sample, the rest run");
@@ -351,10 +351,11 @@ pub fn controller(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let sel = m.wire("sel_alg", &sampling.select(&sample_sel, &cur_eff));
     let sel_q = m.reg_next("sel_alg_q", Some(0), &sel, Some(&load));
     let smp_q = m.reg_next("sample_q", Some(0), &sampling, Some(&load));
-    s_in.accept(&mut m, &s_ready);
+    let ends = out_pipe.finish(&mut m, &m_ready);
+    s_in.accept(&mut m, &ends.in_ready);
     out.drive(
         &mut m,
-        &valid.q(),
+        &ends.out_valid,
         &[("sel_alg", sel_q.clone()), ("sample", smp_q.clone())],
     );
     // For the link egress (`rtl::link`): the selection the offered transaction gets (valid

@@ -33,6 +33,7 @@
 use crate::hdl::blocks::{or_tree, popcount, prefix, PrefixTopology};
 // Stream payload layouts; `Layout` in this file is the pin layout of a sector.
 use crate::hdl::layout::Layout as Fields;
+use crate::hdl::pipe::{Pipeline, Policy};
 use crate::hdl::stream::{self, Stream};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::base_xor::{BaseXorParams, HalfOrder, Scheme};
@@ -1245,15 +1246,18 @@ pub fn serializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
     let s_dbi = (fpb > 0).then(|| s_in.field("dbi"));
     let out = stream::output_port(&mut m, "m");
     let m_ready = out.ready();
-    let valid = m.reg("valid_q", 1, Some(0));
+    // One stage that repeats: a sector in, one beat out per cycle, the next sector taken
+    // with the last beat.
+    let mut ser = Pipeline::new(&mut m, "ser", Policy::Bubble, &s_valid);
+    let st = ser.stage(&mut m, "out");
     let cnt = m.reg("beat_q", cw, Some(0));
     m.annotate("index of the beat on m_dq_o");
     let sr = m.reg("sector_q", sw, None);
     m.annotate("remaining beats, the current one at the LSB end");
     let last = m.wire("last_beat", &cnt.q().eq_lit(nb as u64 - 1));
-    let m_fire = m.wire("out_fire", &(valid.q() & m_ready.clone()));
-    let s_ready = m.wire("in_ready", &(!valid.q() | (&m_ready & &last)));
-    let load = m.wire("load", &(&s_valid & &s_ready));
+    ser.repeat(&mut m, &st, &last);
+    let m_fire = m.wire("out_fire", &(st.valid() & m_ready.clone()));
+    let load = st.load();
     let shift = m.wire("shift", &(&m_fire & &!&last));
     let step = m.wire("step", &(&load | &shift));
     m.next(&sr, &load.select(&s_sector, &sr.q().shr(32)), Some(&step));
@@ -1262,8 +1266,6 @@ pub fn serializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         &(&load | &last).select(&Expr::zero(cw), &(cnt.q() + Expr::lit(cw, 1))),
         Some(&(&load | &m_fire)),
     );
-    m.next(&valid, &(&load | &(valid.q() & !(&m_fire & &last))), None);
-    s_in.accept(&mut m, &s_ready);
     let mut fields = vec![("dq", sr.q().slice(0, 32))];
     if let Some(fl) = &s_dbi {
         let fr = m.reg("flags_q", nb * fpb, None);
@@ -1271,7 +1273,9 @@ pub fn serializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         fields.push(("dbi", fr.q().slice(0, fpb)));
     }
     fields.push(("last", last.clone()));
-    out.drive(&mut m, &valid.q(), &fields);
+    let ends = ser.finish(&mut m, &m_ready);
+    s_in.accept(&mut m, &ends.in_ready);
+    out.drive(&mut m, &ends.out_valid, &fields);
     m.finish()
 }
 
@@ -1430,6 +1434,7 @@ mod tests {
     use super::*;
     use crate::cosim::base_xor::{measure, run_clean, top, StimConfig, Unit};
     use crate::cosim::dut::{Dut, SimDut};
+    use crate::cosim::run::RunConfig;
     use crate::hdl::expr::{BinOp, Node};
     use crate::hdl::module::SigKind;
     use crate::model::base_xor::{zdr_decode, zdr_encode};
@@ -1477,11 +1482,11 @@ mod tests {
 
     fn check(p: &BaseXorRtlParams, unit: Unit, sectors: u64, seed: u64) {
         let mut dut = SimDut::new(&top(p, unit).unwrap()).unwrap();
-        let cfg = StimConfig {
-            sectors,
+        let cfg = StimConfig::of(&RunConfig {
+            lines: sectors,
             seed,
-            ..StimConfig::default()
-        };
+            ..RunConfig::default()
+        });
         let st = run_clean(&mut dut, p, unit, &cfg).unwrap();
         assert_eq!(st.lines, sectors);
     }

@@ -26,6 +26,7 @@
 use crate::hdl::blocks::{
     mux_tree, or_tree, popcount, prefix_count, rotate_lanes, shift_lanes, PrefixTopology,
 };
+use crate::hdl::pipe::{Pipeline, Policy};
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Net, Reg};
 use serde::{Deserialize, Serialize};
@@ -1018,7 +1019,6 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let in_done = m.reg("in_done_q", 1, Some(0));
     m.annotate("the transfer's last beat has been absorbed");
     let sec = m.reg("sec_q", secw, Some(0));
-    let o_valid = m.reg("out_valid_q", 1, Some(0));
 
     m.comment("Stage 1: mask segment, popcount and need for this sector");
     let first = m.wire("first", &sec.q().eq_lit(0));
@@ -1061,10 +1061,15 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         &(!&first | bc.q().ge(&Expr::lit(bcw, mel as u64))),
     );
     let has_data = m.wire("has_data", &(&mask_here & &bc.q().ge(&need)));
-    let out_free = m.wire("out_free", &(!o_valid.q() | m_ready.clone()));
-    m.drive(&fire_decl, &(&has_data & &out_free));
+    // The output register is a one-stage pipeline: it takes a sector when the buffer holds
+    // one, or an error beat when the transfer ended without enough elements (`corrupt`).
+    let offer = m.wire("out_offer", &(&has_data | &in_done.q()));
+    let mut out_pipe = Pipeline::new(&mut m, "out", Policy::Bubble, &offer);
+    let st_out = out_pipe.stage(&mut m, "out");
+    let load = st_out.load();
+    m.drive(&fire_decl, &(&has_data & &load));
     let fire = fire_decl.expr();
-    let corrupt = m.wire("corrupt", &(in_done.q() & !&has_data & &out_free));
+    let corrupt = m.wire("corrupt", &(!&has_data & &load));
 
     m.comment("Stage 2: lane mux (payload element or zero) into the output register");
     let win = first.select(&buf.q().slice(mel * w, l * w), &buf.q().slice(0, l * w));
@@ -1137,27 +1142,17 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         m.next(mq, &buf_mask, Some(&(&fire & &first)));
     }
 
-    let o_data = m.reg_next(
+    let o_data = st_out.reg(
+        &mut m,
         "out_data_q",
-        Some(0),
         &corrupt.select(&Expr::zero(l * w), &sector),
-        Some(&(&fire | &corrupt)),
     );
-    let o_last = m.reg_next(
-        "out_last_q",
-        Some(0),
-        &(&end_xfer | &corrupt),
-        Some(&(&fire | &corrupt)),
-    );
-    let o_err = m.reg_next("out_err_q", Some(0), &corrupt, Some(&(&fire | &corrupt)));
-    m.next(
-        &o_valid,
-        &(&fire | &corrupt | (o_valid.q() & !m_ready.clone())),
-        None,
-    );
+    let o_last = st_out.reg(&mut m, "out_last_q", &(&end_xfer | &corrupt));
+    let o_err = st_out.reg(&mut m, "out_err_q", &corrupt);
+    let ends = out_pipe.finish(&mut m, &m_ready);
     out.drive(
         &mut m,
-        &o_valid.q(),
+        &ends.out_valid,
         &[("data", o_data), ("last", o_last), ("err", o_err)],
     );
     m.finish()
@@ -1180,13 +1175,17 @@ pub fn loopback(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
 mod tests {
     use super::*;
     use crate::cosim::dut::SimDut;
+    use crate::cosim::run::RunConfig;
     use crate::cosim::zvc::{measure, run_clean, top, StimConfig, Unit};
 
     fn check(p: &ZvcRtlParams, unit: Unit, lines: u64, seed: u64) {
         let mut dut = SimDut::new(&top(p, unit).unwrap()).unwrap();
         let cfg = StimConfig {
-            lines,
-            seed,
+            run: RunConfig {
+                lines,
+                seed,
+                ..RunConfig::default()
+            },
             max_windows: 4,
             ..StimConfig::default()
         };
