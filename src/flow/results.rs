@@ -338,11 +338,15 @@ pub fn render(s: &Snapshot) -> String {
                 })
                 .map(|e| e.name())
                 .collect();
+            let cmds: Vec<String> = with
+                .iter()
+                .map(|e| format!("`hwzip regress --engine {e}`"))
+                .collect();
             let _ = writeln!(
                 o,
-                "Its long tier is not in this snapshot yet: `hwzip regress --engine {}`, then \
+                "Its long tier is not in this snapshot yet: {}, then \
                  `hwzip results --from build/regress`.\n",
-                with.join("` (or `")
+                cmds.join(" or ")
             );
             continue;
         }
