@@ -148,23 +148,11 @@ impl<'a> Fields<'a> {
     pub fn u64(&self, field: &str) -> u64 {
         word64(self.get(field))
     }
-
-    /// The beat again, by name (to pass it on or keep it).
-    pub fn beat(&self) -> Beat {
-        Beat(
-            self.ch
-                .names
-                .iter()
-                .zip(self.words)
-                .map(|(n, w)| (*n, w.clone()))
-                .collect(),
-        )
-    }
 }
 
 /// `name` as a `'static` string: a field name is kept once for the life of the process
 /// (layouts have a few dozen distinct names), so beats carry names without allocating.
-pub fn intern(name: &str) -> &'static str {
+fn intern(name: &str) -> &'static str {
     static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
     let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(n) = names.iter().find(|n| **n == name) {
