@@ -380,11 +380,8 @@ pub fn run_with(
         }
         return Ok(r.stats);
     }
-    let (mut entries, corrupt) = match &s.data {
-        Some(w) => {
-            let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
-            (Entries::Fixed(bytes, 0), 0.0)
-        }
+    let (mut entries, corrupt) = match s.data_bytes() {
+        Some(bytes) => (Entries::Fixed(bytes, 0), 0.0),
         None => (Entries::classes(s.seed), CORRUPT),
     };
     run_entries(

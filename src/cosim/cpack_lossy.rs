@@ -456,11 +456,8 @@ pub fn run_with(
     p.validate()?;
     let t = top(p, unit)?;
     let cfg = s.harness();
-    let (mut stim, corrupt) = match &s.data {
-        Some(w) => {
-            let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
-            (BlockStim::fixed(&p.codec, &bytes), 0.0)
-        }
+    let (mut stim, corrupt) = match s.data_bytes() {
+        Some(bytes) => (BlockStim::fixed(&p.codec, &bytes), 0.0),
         None => (BlockStim::new(&p.codec, s.seed), CORRUPT),
     };
     match unit {

@@ -90,8 +90,8 @@ impl Beat {
         }
         ch.names
             .iter()
-            .zip(port.fields.iter().zip(&port.bits))
-            .map(|(name, (&(_, w), &bits))| {
+            .zip(&port.fields)
+            .map(|(name, &(_, bits))| {
                 let v = self.get(name).ok_or_else(|| {
                     format!("a beat for channel `{}` lacks field `{}`", ch.name, name)
                 })?;
@@ -106,7 +106,7 @@ impl Beat {
                     ));
                 }
                 let mut v = v.to_vec();
-                v.resize(w, 0);
+                v.resize(bits.div_ceil(32) as usize, 0);
                 Ok(v)
             })
             .collect()
@@ -480,13 +480,11 @@ pub trait Responder {
     fn reset(&mut self) {}
 }
 
-/// A channel's ports resolved to indices: `valid`, `ready`, and (port, words) per field.
+/// A channel's ports resolved to indices: `valid`, `ready`, and (port, bits) per field.
 pub(super) struct Port {
     pub(super) valid: usize,
     pub(super) ready: usize,
-    pub(super) fields: Vec<(usize, usize)>,
-    /// Bits per field.
-    pub(super) bits: Vec<u32>,
+    pub(super) fields: Vec<(usize, u32)>,
 }
 
 pub(super) fn resolve(dut: &dyn Dut, c: &Channel) -> Result<Port, String> {
@@ -497,10 +495,9 @@ pub(super) fn resolve(dut: &dyn Dut, c: &Channel) -> Result<Port, String> {
             let p = dut
                 .port(f)
                 .map_err(|e| format!("channel `{}`: {}", c.name, e))?;
-            Ok((p, dut.port_width(p).div_ceil(32) as usize))
+            Ok((p, dut.port_width(p)))
         })
         .collect::<Result<Vec<_>, String>>()?;
-    let bits = fields.iter().map(|(p, _)| dut.port_width(*p)).collect();
     let port = |n: &str| {
         dut.port(n)
             .map_err(|e| format!("channel `{}`: {}", c.name, e))
@@ -509,7 +506,6 @@ pub(super) fn resolve(dut: &dyn Dut, c: &Channel) -> Result<Port, String> {
         valid: port(&c.valid)?,
         ready: port(&c.ready)?,
         fields,
-        bits,
     })
 }
 
@@ -701,7 +697,12 @@ impl<'h> Scoreboard<'h> {
         let c0 = dut.cycle();
         let bufs = ports
             .iter()
-            .map(|p| p.fields.iter().map(|(_, w)| vec![0u32; *w]).collect())
+            .map(|p| {
+                p.fields
+                    .iter()
+                    .map(|(_, bits)| vec![0u32; bits.div_ceil(32) as usize])
+                    .collect()
+            })
             .collect();
         Ok(Scoreboard {
             channels,

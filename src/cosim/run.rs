@@ -77,6 +77,13 @@ impl RunConfig {
         }
     }
 
+    /// The fixed data as bytes (its 32-bit words little-endian), if any.
+    pub fn data_bytes(&self) -> Option<Vec<u8>> {
+        self.data
+            .as_ref()
+            .map(|w| w.iter().flat_map(|x| x.to_le_bytes()).collect())
+    }
+
     /// The harness settings of this run (seed, gaps, stalls, hang limit, waveform, resets).
     pub fn harness(&self) -> HarnessConfig {
         HarnessConfig {

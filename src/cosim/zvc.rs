@@ -50,14 +50,6 @@ impl StimConfig {
             ..StimConfig::default()
         }
     }
-
-    /// `lines` windows with the default gaps, stalls and transfers.
-    pub fn lines(lines: u64) -> StimConfig {
-        StimConfig {
-            run: RunConfig::lines(lines),
-            ..StimConfig::default()
-        }
-    }
 }
 
 /// One transfer: its elements and the expected compressed stream.

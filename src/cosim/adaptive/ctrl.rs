@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 pub fn ctrl_lines(p: &AdaptiveRtlParams, cfg: &StimConfig) -> Vec<Vec<u8>> {
     let lb = p.line_bytes;
     let n = cfg.run.lines as usize;
-    if let Some(d) = &cfg.data_bytes() {
+    if let Some(d) = &cfg.run.data_bytes() {
         return d
             .chunks(lb)
             .take(n)

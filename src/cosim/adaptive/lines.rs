@@ -68,7 +68,7 @@ impl LineSource {
             gens,
             rng: ChaCha8Rng::seed_from_u64(cfg.run.seed ^ 0x0bd1_u64),
             remaining: cfg.run.lines,
-            data: cfg.data_bytes().map(|d| (d, 0)),
+            data: cfg.run.data_bytes().map(|d| (d, 0)),
             random_payload: cfg.random_payload,
             alg: Alg::Bdi,
             lines: 0,

@@ -48,19 +48,6 @@ impl StimConfig {
             ..StimConfig::default()
         }
     }
-
-    /// `lines` lines with the default gaps, stalls and profiles.
-    pub fn lines(lines: u64) -> StimConfig {
-        StimConfig::of(&RunConfig::lines(lines))
-    }
-
-    /// The fixed data as bytes (its words little-endian), if any.
-    pub fn data_bytes(&self) -> Option<Vec<u8>> {
-        self.run
-            .data
-            .as_ref()
-            .map(|w| w.iter().flat_map(|x| x.to_le_bytes()).collect())
-    }
 }
 
 /// Every profile of the stimulus: the primitives, `mixed` and the seven benchmarks.
