@@ -82,6 +82,8 @@ fn leftovers(dir: &Path, pid: u32) -> Vec<String> {
 struct Outcome {
     code: Option<i32>,
     finished_first: bool,
+    /// How long hwzip ran before it exited on its own (meaningful when `finished_first`).
+    took: Duration,
 }
 
 /// Runs a short co-simulation on the same cache (the Verilator model is then cached) and
@@ -138,6 +140,7 @@ fn run_and_signal(args: &[&str], work: &Path, delay: Duration, signals: &[i32]) 
         std::thread::sleep(Duration::from_millis(20));
     }
     let finished_first = child.try_wait().expect("poll").is_some();
+    let took = t0.elapsed();
     if !finished_first {
         for &s in signals {
             // SAFETY: kill(2) on our own child.
@@ -196,6 +199,7 @@ fn run_and_signal(args: &[&str], work: &Path, delay: Duration, signals: &[i32]) 
     Outcome {
         code,
         finished_first,
+        took,
     }
 }
 
@@ -213,15 +217,16 @@ fn no_process_or_temporary_survives_a_signal() {
     eprintln!("kill points from HWZIP_SIGNAL_SEED={seed}");
     let d = tempfile::tempdir().unwrap();
     let w = d.path();
-    let out = |n: &str| w.join(n).to_string_lossy().to_string();
     let (term, int) = (libc::SIGTERM, libc::SIGINT);
     let mut killed = 0;
     // synth: Yosys and OpenSTA running (about a minute for all ZVC units).
     for i in 0..2 {
-        let delay = Duration::from_secs_f64(rng.gen_range(0.3..15.0));
-        let o = out(&format!("synth{i}"));
-        let args = ["synth", "--engine", "zvc", "--no-cache", "--out", &o];
-        let r = run_and_signal(&args, w, delay, &[term]);
+        let args = |o: &str| -> Vec<String> {
+            ["synth", "--engine", "zvc", "--no-cache", "--out", o]
+                .map(String::from)
+                .to_vec()
+        };
+        let r = signal_while_running(&args, w, &format!("synth{i}"), &mut rng, 15.0, &[term]);
         assert!(
             r.finished_first || r.code == Some(128 + term),
             "exit {:?}",
@@ -231,19 +236,20 @@ fn no_process_or_temporary_survives_a_signal() {
     }
     // flow: Verilator and g++ on a cold model cache, then co-simulation and synthesis.
     for (i, sigs) in [vec![term], vec![term], vec![int, int]].iter().enumerate() {
-        let delay = Duration::from_secs_f64(rng.gen_range(0.3..12.0));
-        let o = out(&format!("flow{i}"));
-        let args = [
-            "flow",
-            "--engine",
-            "zvc",
-            "--lines",
-            "200",
-            "--no-cache",
-            "--out",
-            &o,
-        ];
-        let r = run_and_signal(&args, w, delay, sigs);
+        let args = |o: &str| -> Vec<String> {
+            let a = [
+                "flow",
+                "--engine",
+                "zvc",
+                "--lines",
+                "200",
+                "--no-cache",
+                "--out",
+                o,
+            ];
+            a.map(String::from).to_vec()
+        };
+        let r = signal_while_running(&args, w, &format!("flow{i}"), &mut rng, 12.0, sigs);
         let want = 128 + sigs[0];
         assert!(
             r.finished_first || r.code == Some(want),
@@ -256,6 +262,37 @@ fn no_process_or_temporary_survives_a_signal() {
         killed >= 3,
         "only {killed} of 5 runs were still running at their kill point"
     );
+}
+
+/// Runs `args(out)` and signals it at a point drawn from 0.3 s up to `max_s`. A run that
+/// finishes before its kill point has shown how long it takes on this machine (warm model
+/// caches make later runs quicker), so it is repeated with a point drawn from the first
+/// 10-80% of that time, up to three more times.
+fn signal_while_running(
+    args: &dyn Fn(&str) -> Vec<String>,
+    w: &Path,
+    name: &str,
+    rng: &mut rand_chacha::ChaCha8Rng,
+    max_s: f64,
+    sigs: &[i32],
+) -> Outcome {
+    let mut delay = Duration::from_secs_f64(rng.gen_range(0.3..max_s));
+    let mut attempt = 0;
+    loop {
+        let o = w
+            .join(format!("{name}-{attempt}"))
+            .to_string_lossy()
+            .to_string();
+        let a = args(&o);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let r = run_and_signal(&a, w, delay, sigs);
+        if !r.finished_first || attempt == 3 {
+            return r;
+        }
+        let took = r.took.as_secs_f64().max(0.05);
+        delay = Duration::from_secs_f64(rng.gen_range(0.1 * took..0.8 * took));
+        attempt += 1;
+    }
 }
 
 /// What a second signal leaves (build folders of a dead hwzip) goes on the next run's first
