@@ -1004,18 +1004,29 @@ fn window_shift(m: &mut ModuleBuilder, ring: &Ring, x1: &X1) -> X2 {
             ])
         })
         .collect();
-    let view_lanes: Vec<Expr> = (0..tw)
-        .map(|i| {
-            let sel = slot_reps[i as usize * copies / tw as usize].q();
+    // Bit i is selected by register copy i * copies / tw: one AND-OR of vectors per run of
+    // bits that share a copy.
+    let mut runs: Vec<(usize, u32, u32)> = Vec::new();
+    for i in 0..tw {
+        let r = i as usize * copies / tw as usize;
+        match runs.last_mut() {
+            Some(last) if last.0 == r => last.2 += 1,
+            _ => runs.push((r, i, 1)),
+        }
+    }
+    let view_runs: Vec<Expr> = runs
+        .iter()
+        .map(|&(r, lo, len)| {
+            let sel = slot_reps[r].q();
             or_tree(
                 (0..NS)
-                    .map(|j| sel.bit(j as u32).gate(&views[j].bit(i)))
+                    .map(|j| sel.bit(j as u32).gate(&views[j].slice(lo, len)))
                     .collect(),
-                1,
+                len,
             )
         })
         .collect();
-    let view = m.wire("x1_view", &Expr::cat_lsb(&view_lanes));
+    let view = m.wire("x1_view", &Expr::cat_lsb(&view_runs));
     let offs: Vec<Expr> = off_reps.iter().map(|r| r.q()).collect();
     let sh = shift_lanes_copies(m, "x1_align", &view.lanes(1), &offs, true);
     let win_d = m.wire("x1_win", &Expr::cat_lsb(&sh[(tw - SPAN) as usize..]));
