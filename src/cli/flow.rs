@@ -80,6 +80,13 @@ pub fn run(args: Args) -> Result<bool, String> {
         None => Default::default(),
     };
     profile.apply(&mut cfg, &explicit);
+    // Energy per line needs each leaf unit's netlist in one piece: no family reuse then.
+    if energy > 0
+        && !explicit.contains("synth.hierarchy")
+        && cfg.synth.hierarchy == hwzip::config::Hierarchy::Families
+    {
+        cfg.synth.hierarchy = hwzip::config::Hierarchy::Reuse;
+    }
     if let Some(l) = lines {
         check_lines(l)?;
         cfg.cosim.lines = l;

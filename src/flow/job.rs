@@ -142,7 +142,7 @@ fn dependencies(cfg: &Config, tasks: &[Task]) -> Vec<Vec<usize>> {
         .iter()
         .map(|t| match t {
             Task::Synth { design, lib, .. }
-                if cfg.synth.hierarchy == crate::config::Hierarchy::Reuse =>
+                if cfg.synth.hierarchy != crate::config::Hierarchy::Flat =>
             {
                 tasks
                     .iter()
@@ -713,7 +713,7 @@ fn run_task(ctx: &TaskCtx, task: &Task, s: &Step) -> FlowResult<(Done, String)> 
                 if r.children.is_empty() {
                     String::new()
                 } else {
-                    format!(", {} child units reused", r.children.len())
+                    format!(", {} child modules reused", r.children.len())
                 },
                 if cached { ", cached" } else { "" }
             );

@@ -213,7 +213,8 @@ pub fn libraries(names: &[String], notes: &mut Vec<String>) -> FlowResult<Vec<Li
 /// the flag says whether the result came from it) and attaches the latency and throughput
 /// `t` measured in Verilator. `siblings` are the engine's other units: with
 /// `synth.hierarchy: reuse`, a child module that is one of them is synthesized in its own
-/// run (once, cached) and its netlist reused in this one. `progress` hears about long tool
+/// run (once, cached) and its netlist reused in this one; with `families`, so is every
+/// child module instantiated more than once ([`reused_children`]). `progress` hears about long tool
 /// runs (tool, CPU seconds, wall seconds).
 pub fn synth_unit(
     cfg: &Config,
@@ -247,26 +248,13 @@ fn synth_design(
 ) -> FlowResult<(synth::SynthResult, bool)> {
     let label = lib.label();
     let mut reuse = Vec::new();
-    if cfg.synth.hierarchy == crate::config::Hierarchy::Reuse {
-        let mut names: Vec<&str> = u
-            .top
-            .instances
-            .iter()
-            .map(|i| i.module.name.as_str())
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        for name in names {
-            let Some(child) = siblings.iter().find(|d| d.top.name == name) else {
-                continue;
-            };
-            let (r, _) = synth_design(cfg, child, lib, work, siblings, progress.clone())
-                .map_err(|e| format!("child unit {} ({}): {}", child.unit, name, e))?;
-            reuse.push(synth::ReusedChild {
-                module: name.to_string(),
-                result: r,
-            });
-        }
+    for (name, child) in reused_children(cfg.synth.hierarchy, u, siblings) {
+        let (r, _) = synth_design(cfg, &child, lib, work, siblings, progress.clone())
+            .map_err(|e| format!("child {} ({}): {}", child.unit, name, e))?;
+        reuse.push(synth::ReusedChild {
+            module: name,
+            result: r,
+        });
     }
     let rtl_dir = work.join("rtl").join(&u.top.name);
     let files = write_rtl(std::slice::from_ref(u), &rtl_dir)?;
@@ -279,6 +267,41 @@ fn synth_design(
     job.reuse = reuse;
     job.progress = progress;
     run_synth(cfg, &mut job, &label, u.top.has_clock)
+}
+
+/// The child modules of `u` that `hierarchy` maps in runs of their own, by module name, as
+/// designs: each one that is the top of a sibling unit (unless `flat`), and with `families`
+/// each other one that `u` instantiates more than once.
+fn reused_children(
+    hierarchy: crate::config::Hierarchy,
+    u: &UnitDesign,
+    siblings: &[UnitDesign],
+) -> Vec<(String, UnitDesign)> {
+    use crate::config::Hierarchy;
+    let mut counts: std::collections::BTreeMap<&str, (usize, &std::sync::Arc<crate::hdl::Module>)> =
+        std::collections::BTreeMap::new();
+    for i in &u.top.instances {
+        counts
+            .entry(i.module.name.as_str())
+            .or_insert((0, &i.module))
+            .0 += 1;
+    }
+    counts
+        .into_iter()
+        .filter_map(|(name, (n, module))| {
+            let design = match siblings.iter().find(|d| d.top.name == name) {
+                Some(d) if hierarchy != Hierarchy::Flat => d.clone(),
+                None if hierarchy == Hierarchy::Families && n > 1 => UnitDesign {
+                    unit: "module",
+                    top: module.clone(),
+                    params: String::new(),
+                    ..u.clone()
+                },
+                _ => return None,
+            };
+            Some((name.to_string(), design))
+        })
+        .collect()
 }
 
 /// Runs `job` with the configuration's clock for library `label` (on `clk_i` when `clocked`)
@@ -538,5 +561,48 @@ pub fn paper_tables(
 pub fn add_tables(set: &mut FileSet, tables: &[PaperTable], dir: &Path) {
     for t in tables {
         set.add(dir.join(format!("{}.md", t.file)), t.markdown.as_str());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Hierarchy;
+
+    fn names(h: Hierarchy, engine: &str, unit: &str) -> Vec<String> {
+        let designs = crate::engines::by_name(engine)
+            .unwrap()
+            .units(&Config::default())
+            .unwrap();
+        let u = designs.iter().find(|d| d.unit == unit).unwrap();
+        reused_children(h, u, &designs)
+            .into_iter()
+            .map(|(n, d)| {
+                assert_eq!(n, d.top.name);
+                n
+            })
+            .collect()
+    }
+
+    /// `reuse` takes the child units, `families` also every module instantiated more than
+    /// once (the BPC compressor's merge and length-sum cells), `flat` nothing.
+    #[test]
+    fn families_add_repeated_modules_to_the_reused_child_units() {
+        let rx = names(Hierarchy::Reuse, "adaptive", "rx");
+        assert_eq!(rx.len(), 3, "{rx:?}");
+        assert_eq!(names(Hierarchy::Families, "adaptive", "rx"), rx);
+        assert!(names(Hierarchy::Flat, "adaptive", "rx").is_empty());
+        assert!(names(Hierarchy::Reuse, "buddy", "bpc-compress").is_empty());
+        let fam = names(Hierarchy::Families, "buddy", "bpc-compress");
+        assert!(fam.iter().any(|n| n.starts_with("bpc_merge_")), "{fam:?}");
+        assert!(
+            fam.iter().any(|n| n.starts_with("bpc_len_sums_")),
+            "{fam:?}"
+        );
+        // A module instantiated once stays in its parent's own logic.
+        assert!(
+            !fam.iter().any(|n| n.starts_with("bpc_zrun_scan")),
+            "{fam:?}"
+        );
     }
 }

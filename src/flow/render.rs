@@ -126,9 +126,10 @@ pub fn markdown(r: &FlowReport) -> String {
     if !hier.is_empty() {
         let _ = writeln!(
             s,
-            "## Hierarchical synthesis\n\nUnits built of other units map their own logic and \
-             reuse their children's netlists (`synth.hierarchy: reuse`); the area and the \
-             timing above cover the whole netlist.\n\n{}",
+            "## Hierarchical synthesis\n\nUnits built of other units (and, with \
+             `synth.hierarchy: families`, of repeated modules) map their own logic and reuse \
+             their children's netlists; the area and the timing above cover the whole \
+             netlist.\n\n{}",
             hier
         );
     }

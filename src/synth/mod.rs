@@ -455,8 +455,14 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
             log: ylog,
         });
     }
-    // `stat` prints no chip area for a module without cells.
-    let area = y.stat.area_um2.or((y.stat.cells == 0).then_some(0.0));
+    // `stat` prints no chip area for a module without cells of the library: none at all, or
+    // only reused children (a parent that is just an instance family).
+    let only_children = y
+        .stat
+        .cell_types
+        .keys()
+        .all(|t| job.reuse.iter().any(|c| &c.module == t));
+    let area = y.stat.area_um2.or(only_children.then_some(0.0));
     let area_um2 = area.ok_or_else(|| SynthError::Parse {
         what: "`Chip area for module` in the stat output".into(),
         found: "no chip area line".into(),

@@ -43,6 +43,8 @@ fn main_job_runs_every_unit_on_osu018_and_reports() {
     cfg.synth.budget_s = 600;
     cfg.synth.cache = false;
     cfg.synth.effort = hwzip::config::Effort::Fast;
+    // As the quick profile: instance families are mapped once and reused.
+    cfg.synth.hierarchy = hwzip::config::Hierarchy::Families;
     cfg.synth.libraries = vec!["osu018".into()];
     cfg.cosim.lines = 1_000;
     let work = tempfile::tempdir().unwrap();
