@@ -19,6 +19,7 @@
 
 use super::dut::Dut;
 use super::run::{measure as measure_run, run_txns, RunConfig, TxnSource};
+pub use super::run::{run, run_clean};
 use super::stream::{Beat, Fields, Stream, Txn};
 pub use super::stream::{Mismatch, RunStats, Timing};
 use crate::model::base_xor::BaseXorParams;
@@ -420,30 +421,6 @@ pub fn transaction(p: &BaseXorRtlParams, unit: Unit, c: &SectorCase) -> Txn {
     }
 }
 
-/// Runs `unit` on `dut` with random sectors and checks every output beat.
-///
-/// Returns the statistics (`lines` = sectors); a mismatch stops the run and is in
-/// `first_mismatch`. `Err` is a harness problem (missing port) or a hang.
-pub fn run(
-    dut: &mut dyn Dut,
-    p: &BaseXorRtlParams,
-    unit: Unit,
-    cfg: &StimConfig,
-) -> Result<RunStats, String> {
-    run_with(dut, p, unit, cfg, &mut |_| {})
-}
-
-/// [`run`], turning a mismatch (or no output at all) into an error naming the unit, the
-/// parameters and the first difference.
-pub fn run_clean(
-    dut: &mut dyn Dut,
-    p: &BaseXorRtlParams,
-    unit: Unit,
-    cfg: &StimConfig,
-) -> Result<RunStats, String> {
-    run(dut, p, unit, cfg)?.into_clean(&format!("{} [{}]", unit.name(), p.describe()))
-}
-
 /// One run's sectors for `unit`.
 struct Sectors<'a> {
     p: &'a BaseXorRtlParams,
@@ -475,7 +452,9 @@ impl TxnSource for Sectors<'_> {
     }
 }
 
-/// [`run`] with a progress callback, called about every 64 Ki cycles with the stats so far.
+super::run::unit_bench!(BaseXorRtlParams, Unit, StimConfig);
+
+/// Runs `unit` (the engine's [`UnitBench::run_with`]) with a progress callback, called about every 64 Ki cycles with the stats so far.
 pub fn run_with(
     dut: &mut dyn Dut,
     p: &BaseXorRtlParams,

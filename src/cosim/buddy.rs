@@ -351,6 +351,8 @@ pub fn run_entries(
     Ok(st)
 }
 
+super::run::unit_bench!(BuddyRtlParams, Unit, RunConfig);
+
 /// Runs `unit` on `dut` for the engine-independent settings of `s`: `s.lines` entries of the
 /// §6 classes (the decompressor with [`CORRUPT`] of them corrupted) or the entries of a
 /// trace (`s.data`, nothing corrupted).

@@ -441,6 +441,8 @@ fn corrupt_chunks(chunks: &mut Vec<u8>, rng: &mut ChaCha8Rng) {
 /// Fraction of corrupt blocks the decompressor gets from the generated classes.
 pub const CORRUPT: f64 = 0.1;
 
+super::run::unit_bench!(LossyRtlParams, Unit, RunConfig);
+
 /// Runs `unit` on `dut` for the engine-independent settings of `s`: `lines` blocks of the
 /// §5 classes (the decompressor and the restore unit with [`CORRUPT`] of them corrupted), or
 /// `lines` MD lookups of the lookup patterns ([`run_md_cache`]; a trace's data does not

@@ -12,8 +12,10 @@
 use super::dut::Dut;
 use super::harness::{Fields, HarnessConfig};
 use super::stream::{measure_latency, run_stream, RunStats, Stream, Timing, Txn};
+use crate::hdl::Module;
 use std::cell::RefCell;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// What every co-simulation run takes, whatever the engine: how much to run, the random
 /// gaps and stalls, the run control, and fixed data instead of generated stimulus.
@@ -164,3 +166,120 @@ pub fn measure(
         raw_bytes_per_cycle: st.raw_bytes as f64 / cycles,
     })
 }
+
+/// An engine's bench, implemented on its RTL parameters: how its units are named, built,
+/// run against the golden model and measured. [`run`], [`run_clean`] and the engine's
+/// `cosim_top`, `cosim` and `measure` ([`unit_top`], [`unit_cosim`], [`unit_measure`])
+/// follow from it, so no engine writes them again. An engine's bench module implements it
+/// with [`unit_bench!`] from its own `top`, `run_with` and `measure`.
+pub trait UnitBench {
+    /// The engine's units.
+    type Unit: Copy;
+    /// Its stimulus settings: a [`RunConfig`], and the knobs only this engine has.
+    type Stim;
+    /// A unit by its CLI name (the error lists the known ones).
+    fn unit(name: &str) -> Result<Self::Unit, String>;
+    /// The top module `unit` co-simulates.
+    fn top(&self, unit: Self::Unit) -> Result<Arc<Module>, String>;
+    /// Runs `unit` on `dut` with `stim`; a mismatch stops the run and is in
+    /// [`RunStats::first_mismatch`]; `progress` is called about every 64 Ki cycles.
+    fn run_with(
+        &self,
+        dut: &mut dyn Dut,
+        unit: Self::Unit,
+        stim: &Self::Stim,
+        progress: &mut dyn FnMut(&RunStats),
+    ) -> Result<RunStats, String>;
+    /// Latency and throughput of `unit` ([`Timing`]).
+    fn measure(&self, dut: &mut dyn Dut, unit: Self::Unit) -> Result<Timing, String>;
+    /// The unit and the parameters, for error messages.
+    fn label(&self, unit: Self::Unit) -> String;
+}
+
+/// Runs `unit` of the engine with parameters `p` on `dut` and checks every output beat.
+/// Returns the statistics; a mismatch stops the run and is in `first_mismatch`. `Err` is a
+/// harness problem (missing port) or a hang.
+pub fn run<P: UnitBench>(
+    dut: &mut dyn Dut,
+    p: &P,
+    unit: P::Unit,
+    stim: &P::Stim,
+) -> Result<RunStats, String> {
+    p.run_with(dut, unit, stim, &mut |_| {})
+}
+
+/// [`run`], a mismatch (or no output at all) turned into an error that names the unit, the
+/// parameters and the first difference.
+pub fn run_clean<P: UnitBench>(
+    dut: &mut dyn Dut,
+    p: &P,
+    unit: P::Unit,
+    stim: &P::Stim,
+) -> Result<RunStats, String> {
+    run(dut, p, unit, stim)?.into_clean(&p.label(unit))
+}
+
+/// An engine's `cosim_top`: the top module of the unit named `unit`.
+pub fn unit_top<P: UnitBench>(p: &P, unit: &str) -> Result<Arc<Module>, String> {
+    p.top(P::unit(unit)?)
+}
+
+/// An engine's `cosim`: runs the unit named `unit` with `stim`.
+pub fn unit_cosim<P: UnitBench>(
+    dut: &mut dyn Dut,
+    p: &P,
+    unit: &str,
+    stim: &P::Stim,
+    progress: &mut dyn FnMut(&RunStats),
+) -> Result<RunStats, String> {
+    p.run_with(dut, P::unit(unit)?, stim, progress)
+}
+
+/// An engine's `measure`: latency and throughput of the unit named `unit`.
+pub fn unit_measure<P: UnitBench>(dut: &mut dyn Dut, p: &P, unit: &str) -> Result<Timing, String> {
+    p.measure(dut, P::unit(unit)?)
+}
+
+/// Implements [`UnitBench`] for an engine's RTL parameters `$params` (units `$unit`, stimulus
+/// settings `$stim`) from the functions of the bench module it is invoked in: `top(p,
+/// unit)`, `run_with(dut, p, unit, stim, progress)` and `measure(dut, p, unit)`; the label
+/// is the unit's name and `p.describe()`.
+macro_rules! unit_bench {
+    ($params:ty, $unit:ty, $stim:ty) => {
+        impl $crate::cosim::run::UnitBench for $params {
+            type Unit = $unit;
+            type Stim = $stim;
+
+            fn unit(name: &str) -> Result<$unit, String> {
+                <$unit>::from_name(name)
+            }
+
+            fn top(&self, unit: $unit) -> Result<std::sync::Arc<$crate::hdl::Module>, String> {
+                top(self, unit).map_err(|e| e.to_string())
+            }
+
+            fn run_with(
+                &self,
+                dut: &mut dyn $crate::cosim::dut::Dut,
+                unit: $unit,
+                stim: &$stim,
+                progress: &mut dyn FnMut(&$crate::cosim::stream::RunStats),
+            ) -> Result<$crate::cosim::stream::RunStats, String> {
+                run_with(dut, self, unit, stim, progress)
+            }
+
+            fn measure(
+                &self,
+                dut: &mut dyn $crate::cosim::dut::Dut,
+                unit: $unit,
+            ) -> Result<$crate::cosim::stream::Timing, String> {
+                measure(dut, self, unit)
+            }
+
+            fn label(&self, unit: $unit) -> String {
+                format!("{} [{}]", unit.name(), self.describe())
+            }
+        }
+    };
+}
+pub(crate) use unit_bench;

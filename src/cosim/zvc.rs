@@ -11,6 +11,7 @@
 
 use super::dut::Dut;
 use super::run::{measure as measure_run, run_txns, RunConfig, TxnSource};
+pub use super::run::{run, run_clean};
 use super::stream::{Beat, Fields, Stream, Txn};
 pub use super::stream::{Mismatch, RunStats, Timing};
 use crate::model::zvc as model;
@@ -226,30 +227,6 @@ pub fn transaction(p: &ZvcRtlParams, unit: Unit, t: &Transfer) -> Txn {
     }
 }
 
-/// Runs `unit` on `dut` with random transfers and checks every output beat.
-///
-/// Returns the statistics; a mismatch stops the run and is in `first_mismatch`. `Err` is a
-/// harness problem (missing port) or a hang.
-pub fn run(
-    dut: &mut dyn Dut,
-    p: &ZvcRtlParams,
-    unit: Unit,
-    cfg: &StimConfig,
-) -> Result<RunStats, String> {
-    run_with(dut, p, unit, cfg, &mut |_| {})
-}
-
-/// [`run`], turning a mismatch into an error that names the unit, parameters and first
-/// difference (for tests and scripts that only need pass/fail plus statistics).
-pub fn run_clean(
-    dut: &mut dyn Dut,
-    p: &ZvcRtlParams,
-    unit: Unit,
-    cfg: &StimConfig,
-) -> Result<RunStats, String> {
-    run(dut, p, unit, cfg)?.into_clean(&format!("{:?} [{}]", unit, p.describe()))
-}
-
 /// One run's transfers for `unit`, and what they moved.
 struct Transfers<'a> {
     p: &'a ZvcRtlParams,
@@ -284,7 +261,9 @@ impl TxnSource for Transfers<'_> {
     }
 }
 
-/// [`run`] with a progress callback, called about every 64 Ki cycles with the stats so far.
+super::run::unit_bench!(ZvcRtlParams, Unit, StimConfig);
+
+/// Runs `unit` (the engine's [`UnitBench::run_with`]) with a progress callback, called about every 64 Ki cycles with the stats so far.
 pub fn run_with(
     dut: &mut dyn Dut,
     p: &ZvcRtlParams,

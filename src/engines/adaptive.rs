@@ -5,14 +5,9 @@
 use super::{load_blocks, unused_option, Engine, EvalOutput, EvalRequest, PaperTable, UnitDesign};
 use crate::config::Config;
 use crate::cosim::adaptive as bench;
-use crate::cosim::dut::Dut;
-use crate::cosim::run::RunConfig;
-use crate::cosim::stream::{RunStats, Timing};
-use crate::hdl::Module;
 use crate::rtl::designs::adaptive::{self as designs, Unit};
 use crate::synth::paper::PaperMark;
 use crate::synth::ReportRow;
-use std::sync::Arc;
 
 /// The adaptive engine: three codecs' compressors and decompressors, the controller, and the
 /// link transmitter and receiver.
@@ -134,31 +129,7 @@ impl Engine for Adaptive {
         Ok(v)
     }
 
-    fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String> {
-        designs::top(&cfg.adaptive, Unit::from_name(unit)?).map_err(|e| e.to_string())
-    }
-
-    fn cosim(
-        &self,
-        dut: &mut dyn Dut,
-        cfg: &Config,
-        unit: &str,
-        s: &RunConfig,
-        progress: &mut dyn FnMut(&RunStats),
-    ) -> Result<RunStats, String> {
-        let unit = Unit::from_name(unit)?;
-        bench::run_with(
-            dut,
-            &cfg.adaptive,
-            unit,
-            &bench::StimConfig::of(s),
-            progress,
-        )
-    }
-
-    fn measure(&self, dut: &mut dyn Dut, cfg: &Config, unit: &str) -> Result<Timing, String> {
-        bench::measure(dut, &cfg.adaptive, Unit::from_name(unit)?)
-    }
+    super::bench_methods!(adaptive, |_cfg, s| bench::StimConfig::of(s));
 
     /// Static BDI / FPC / C-Pack+Z ratios, the adaptive policy's traffic and its decisions,
     /// per trace file and line profile, with the configured controller (`--lambda`

@@ -4,13 +4,9 @@
 use super::{load_blocks, unused_option, Engine, EvalOutput, EvalRequest, PaperTable, UnitDesign};
 use crate::config::Config;
 use crate::cosim::base_xor as bench;
-use crate::cosim::dut::Dut;
-use crate::cosim::run::RunConfig;
-use crate::cosim::stream::{RunStats, Timing};
 use crate::hdl::Module;
 use crate::model::ones;
 use crate::rtl::base_xor as rtl;
-use crate::rtl::designs::base_xor::{self as designs, Unit};
 use crate::synth::cores::{self, CoreSpec, PaperFigures, PaperNode};
 use crate::synth::Liberty;
 use std::path::Path;
@@ -120,31 +116,7 @@ impl Engine for BaseXor {
         Ok(mods)
     }
 
-    fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String> {
-        designs::top(&cfg.base_xor, Unit::from_name(unit)?).map_err(|e| e.to_string())
-    }
-
-    fn cosim(
-        &self,
-        dut: &mut dyn Dut,
-        cfg: &Config,
-        unit: &str,
-        s: &RunConfig,
-        progress: &mut dyn FnMut(&RunStats),
-    ) -> Result<RunStats, String> {
-        let unit = Unit::from_name(unit)?;
-        bench::run_with(
-            dut,
-            &cfg.base_xor,
-            unit,
-            &bench::StimConfig::of(s),
-            progress,
-        )
-    }
-
-    fn measure(&self, dut: &mut dyn Dut, cfg: &Config, unit: &str) -> Result<Timing, String> {
-        bench::measure(dut, &cfg.base_xor, Unit::from_name(unit)?)
-    }
+    super::bench_methods!(base_xor, |_cfg, s| bench::StimConfig::of(s));
 
     /// Ones, toggles and I/O energy of the paper's schemes ([`ones::paper_schemes`], plus
     /// the configured codec when it differs) on every trace and sector class; every

@@ -6,10 +6,6 @@
 
 use super::{check_count, unused_option, Engine, EvalOutput, EvalRequest, UnitDesign};
 use crate::config::Config;
-use crate::cosim::buddy as bench;
-use crate::cosim::dut::Dut;
-use crate::cosim::run::RunConfig;
-use crate::cosim::stream::{RunStats, Timing};
 use crate::hdl::Module;
 use crate::model::buddy::eval::{self, SetEval};
 use crate::rtl::designs::buddy::{self as designs, Unit};
@@ -103,24 +99,7 @@ impl Engine for Buddy {
         ])
     }
 
-    fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String> {
-        designs::top(&cfg.buddy, Unit::from_name(unit)?)
-    }
-
-    fn cosim(
-        &self,
-        dut: &mut dyn Dut,
-        cfg: &Config,
-        unit: &str,
-        s: &RunConfig,
-        progress: &mut dyn FnMut(&RunStats),
-    ) -> Result<RunStats, String> {
-        bench::run_with(dut, &cfg.buddy, Unit::from_name(unit)?, s, progress)
-    }
-
-    fn measure(&self, dut: &mut dyn Dut, cfg: &Config, unit: &str) -> Result<Timing, String> {
-        bench::measure(dut, &cfg.buddy, Unit::from_name(unit)?)
-    }
+    super::bench_methods!(buddy, |_cfg, s| *s);
 
     /// Per §6 class (`--class all` or names) and per trace file (128 B entries): the Fig. 5b
     /// buckets, the Fig. 3 ratios, the Fig. 5a codec comparison, 64-bit symbols, and the

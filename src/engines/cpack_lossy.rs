@@ -8,10 +8,6 @@
 use super::{check_count, unused_option, Engine, EvalOutput, EvalRequest};
 use super::{PaperTable, UnitDesign};
 use crate::config::Config;
-use crate::cosim::cpack_lossy as bench;
-use crate::cosim::dut::Dut;
-use crate::cosim::run::RunConfig;
-use crate::cosim::stream::{RunStats, Timing};
 use crate::hdl::Module;
 use crate::model::cpack_lossy::eval::{self, ClassEval};
 use crate::model::cpack_lossy::md_eval;
@@ -145,24 +141,7 @@ impl Engine for CpackLossy {
         ])
     }
 
-    fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String> {
-        designs::top(&cfg.cpack_lossy, Unit::from_name(unit)?)
-    }
-
-    fn cosim(
-        &self,
-        dut: &mut dyn Dut,
-        cfg: &Config,
-        unit: &str,
-        s: &RunConfig,
-        progress: &mut dyn FnMut(&RunStats),
-    ) -> Result<RunStats, String> {
-        bench::run_with(dut, &cfg.cpack_lossy, Unit::from_name(unit)?, s, progress)
-    }
-
-    fn measure(&self, dut: &mut dyn Dut, cfg: &Config, unit: &str) -> Result<Timing, String> {
-        bench::measure(dut, &cfg.cpack_lossy, Unit::from_name(unit)?)
-    }
+    super::bench_methods!(cpack_lossy, |_cfg, s| *s);
 
     /// Lossless beside lossy t = 8/12/16 (both layouts) per trace file (taken as FP32) and
     /// per §5 block class (`--class all` or names; lossy rows for the FP classes); with

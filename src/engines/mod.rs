@@ -127,6 +127,43 @@ pub struct PaperTable {
     pub markdown: String,
 }
 
+/// The [`Engine`] methods `cosim_top`, `cosim` and `measure` of an engine whose RTL
+/// parameters are the configuration's `$field` and implement
+/// [`crate::cosim::run::UnitBench`]; `|cfg, run| stim` makes the bench's stimulus settings
+/// from the configuration and the run settings.
+macro_rules! bench_methods {
+    ($field:ident, |$cfg:ident, $run:ident| $stim:expr) => {
+        fn cosim_top(
+            &self,
+            cfg: &$crate::config::Config,
+            unit: &str,
+        ) -> Result<std::sync::Arc<$crate::hdl::Module>, String> {
+            $crate::cosim::run::unit_top(&cfg.$field, unit)
+        }
+
+        fn cosim(
+            &self,
+            dut: &mut dyn $crate::cosim::dut::Dut,
+            $cfg: &$crate::config::Config,
+            unit: &str,
+            $run: &$crate::cosim::run::RunConfig,
+            progress: &mut dyn FnMut(&$crate::cosim::stream::RunStats),
+        ) -> Result<$crate::cosim::stream::RunStats, String> {
+            $crate::cosim::run::unit_cosim(dut, &$cfg.$field, unit, &$stim, progress)
+        }
+
+        fn measure(
+            &self,
+            dut: &mut dyn $crate::cosim::dut::Dut,
+            cfg: &$crate::config::Config,
+            unit: &str,
+        ) -> Result<$crate::cosim::stream::Timing, String> {
+            $crate::cosim::run::unit_measure(dut, &cfg.$field, unit)
+        }
+    };
+}
+pub(crate) use bench_methods;
+
 /// One compression engine family: its units, their generators, scoreboards, synthesis
 /// extras, evaluation and file compression. Unit names are plain strings so that the CLI and
 /// the flow need no per-engine types; each engine parses them into its own unit enum.

@@ -2,13 +2,9 @@
 
 use super::{unused_option, Engine, EvalOutput, EvalRequest, UnitDesign};
 use crate::config::Config;
-use crate::cosim::dut::Dut;
-use crate::cosim::run::RunConfig;
-use crate::cosim::stream::{RunStats, Timing};
 use crate::cosim::zvc as bench;
 use crate::hdl::Module;
 use crate::model::container;
-use crate::rtl::designs::zvc::{self as designs, Unit};
 use crate::synth::paper::PaperMark;
 use std::sync::Arc;
 
@@ -90,28 +86,10 @@ impl Engine for Zvc {
         ])
     }
 
-    fn cosim_top(&self, cfg: &Config, unit: &str) -> Result<Arc<Module>, String> {
-        designs::top(&cfg.zvc, Unit::from_name(unit)?).map_err(|e| e.to_string())
-    }
-
-    fn cosim(
-        &self,
-        dut: &mut dyn Dut,
-        cfg: &Config,
-        unit: &str,
-        stim: &RunConfig,
-        progress: &mut dyn FnMut(&RunStats),
-    ) -> Result<RunStats, String> {
-        let stim = bench::StimConfig {
-            max_windows: cfg.cosim.max_windows,
-            ..bench::StimConfig::of(stim)
-        };
-        bench::run_with(dut, &cfg.zvc, Unit::from_name(unit)?, &stim, progress)
-    }
-
-    fn measure(&self, dut: &mut dyn Dut, cfg: &Config, unit: &str) -> Result<Timing, String> {
-        bench::measure(dut, &cfg.zvc, Unit::from_name(unit)?)
-    }
+    super::bench_methods!(zvc, |cfg, s| bench::StimConfig {
+        max_windows: cfg.cosim.max_windows,
+        ..bench::StimConfig::of(s)
+    });
 
     fn trace_word_bits(&self, cfg: &Config) -> u32 {
         cfg.zvc.word_bits

@@ -39,6 +39,7 @@ pub use units::{all_profiles, bus_words, le_words, streams, top, StimConfig, Uni
 
 use crate::cosim::dut::Dut;
 use crate::cosim::run::{measure as measure_run, run_txns, RunConfig, TxnSource};
+pub use crate::cosim::run::{run, run_clean};
 pub use crate::cosim::stream::Mismatch;
 use crate::cosim::stream::{Fields, Txn};
 use crate::cosim::stream::{RunStats, Timing};
@@ -47,30 +48,9 @@ use crate::model::cpack;
 use crate::model::fpc;
 use crate::rtl::adaptive::AdaptiveRtlParams;
 
-/// Runs `unit` on `dut` and checks every output.
-///
-/// Returns the statistics (`lines`; `raw_bytes`, `comp_bytes` = Σ model bits / 8); a
-/// mismatch stops the run and is in `first_mismatch`. `Err` is a harness problem or a hang.
-pub fn run(
-    dut: &mut dyn Dut,
-    p: &AdaptiveRtlParams,
-    unit: Unit,
-    cfg: &StimConfig,
-) -> Result<RunStats, String> {
-    run_with(dut, p, unit, cfg, &mut |_| {})
-}
+crate::cosim::run::unit_bench!(AdaptiveRtlParams, Unit, StimConfig);
 
-/// [`run`], turning a mismatch (or no output at all) into an error.
-pub fn run_clean(
-    dut: &mut dyn Dut,
-    p: &AdaptiveRtlParams,
-    unit: Unit,
-    cfg: &StimConfig,
-) -> Result<RunStats, String> {
-    run(dut, p, unit, cfg)?.into_clean(&format!("{} [{}]", unit.name(), p.describe()))
-}
-
-/// [`run`] with a progress callback, called about every 64 Ki cycles.
+/// Runs `unit` (the engine's [`UnitBench::run_with`]) with a progress callback, called about every 64 Ki cycles.
 pub fn run_with(
     dut: &mut dyn Dut,
     p: &AdaptiveRtlParams,
