@@ -23,45 +23,52 @@ module bxt_deser_t32_f4 (
   reg  [2:0] beat_q;  // index of the next beat within its sector
   reg  [255:0] sector_q;
   reg  err_q;
-  wire in_ready;
-  wire take;
   wire at_end;
   wire done;
+  wire out_load;
   wire [255:0] sector_d;
   wire [2:0] beat_d;
-  wire out_valid_d;
   wire err_d;
   reg  [31:0] flags_q;
   wire [31:0] flags_d;
-  assign in_ready = (~out_valid_q | m_ready_i);
-  assign take = (s_valid_i & s_ready_o);
   assign at_end = (beat_q == 3'd7);
-  assign done = (take & (at_end | s_last_i));
+  assign done = (at_end | s_last_i);
   assign sector_d = {s_dq_i, sector_q[255:32]};
   assign beat_d = (done ? 3'd0 : (beat_q + 3'd1));
-  assign out_valid_d = (done | (out_valid_q & ~m_ready_i));
   assign err_d = (at_end ^ s_last_i);
-  assign s_ready_o = in_ready;
   assign flags_d = {s_dbi_i, flags_q[31:4]};
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      beat_q <= 3'd0;
+      err_q <= 1'd0;
+    end else begin
+      if (out_load) beat_q <= beat_d;
+      if ((out_load & done)) err_q <= err_d;
+    end
+  end
+  always @(posedge clk_i) begin
+    if (out_load) begin
+      sector_q <= sector_d;
+      flags_q <= flags_d;
+    end
+  end
+
+  // Pipeline `deser`: 1 stage(s), each stage loads when it is free
+  wire out_free;
+  wire out_valid_d;
+  assign out_free = (~out_valid_q | m_ready_i);
+  assign out_load = (out_free & s_valid_i);
+  assign out_valid_d = (out_free ? (s_valid_i & done) : 1'd1);
+  assign s_ready_o = out_free;
   assign m_valid_o = out_valid_q;
   assign m_sector_o = sector_q;
   assign m_dbi_o = flags_q;
   assign m_err_o = err_q;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      beat_q <= 3'd0;
       out_valid_q <= 1'd0;
-      err_q <= 1'd0;
     end else begin
-      if (take) beat_q <= beat_d;
       out_valid_q <= out_valid_d;
-      if (done) err_q <= err_d;
-    end
-  end
-  always @(posedge clk_i) begin
-    if (take) begin
-      sector_q <= sector_d;
-      flags_q <= flags_d;
     end
   end
 endmodule

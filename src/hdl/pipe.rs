@@ -29,7 +29,10 @@
 //! * [`Pipeline::repeat`]: the stage offers a new beat every cycle from one input beat (a
 //!   line split into word groups) and takes the next input after its last;
 //! * [`Pipeline::filter`]: only the beats that pass go on; the others end in the stage
-//!   (word groups merged into one line).
+//!   (word groups merged into one line);
+//! * [`Pipeline::gather`]: the stage's registers take every beat offered, but the stage
+//!   holds a beat only after the one that completes a group (bus beats shifted into one
+//!   sector, with no register in front).
 //!
 //! [`Pipeline::leaves`] names the cycles in which a stage's beat leaves it (moves on or
 //! ends there), for the state a stage updates per beat. The control is written when the
@@ -127,6 +130,8 @@ struct StageCtl {
     leaves: Option<Net>,
     flow: Flow,
     cut: bool,
+    /// [`Pipeline::gather`]: a loaded beat makes the stage valid only with this condition.
+    gather: Option<Expr>,
 }
 
 /// A chain of register stages between one input valid and one output (see the module
@@ -190,6 +195,7 @@ impl Pipeline {
             leaves: None,
             flow: Flow::Pass,
             cut: false,
+            gather: None,
         });
         s
     }
@@ -226,6 +232,19 @@ impl Pipeline {
     /// stage without waiting: many beats become one.
     pub fn filter(&mut self, m: &mut ModuleBuilder, stage: &Stage, pass: &Expr) {
         self.set_flow(m, stage, Flow::Filter(pass.clone()));
+    }
+
+    /// `stage` loads every beat it is offered while it is free (its registers accumulate
+    /// them, e.g. a shift register), but holds a beat to offer on only after loading one for
+    /// which `done` holds: many beats become one in the stage itself.
+    pub fn gather(&mut self, m: &mut ModuleBuilder, stage: &Stage, done: &Expr) {
+        if self.policy == Policy::Global {
+            m.problem(format!(
+                "pipeline `{}`: a global-advance pipeline cannot gather into stage `{}`",
+                self.name, self.stages[stage.index].name
+            ));
+        }
+        self.stages[stage.index].gather = Some(done.clone());
     }
 
     /// `stage` takes a new beat only when it is empty, not in the cycle its beat leaves: the
@@ -345,12 +364,21 @@ impl Pipeline {
         conds.reverse();
         for (k, s) in self.stages.iter().enumerate() {
             m.drive(&s.load, &(&free[k] & &offered));
+            // A gathering stage becomes full only with the beat that completes its group.
+            let fills = match &s.gather {
+                Some(done) => &offered & done,
+                None => offered.clone(),
+            };
             if s.cut {
                 // Full only when empty: loads, or keeps a beat that does not leave.
                 let stays = &s.valid.q() & &!conds[k].clone();
-                m.next(&s.valid, &(&s.load.expr() | &stays), None);
+                let loads = match &s.gather {
+                    Some(done) => &s.load.expr() & done,
+                    None => s.load.expr(),
+                };
+                m.next(&s.valid, &(&loads | &stays), None);
             } else {
-                m.next(&s.valid, &free[k].select(&offered, &Expr::ones(1)), None);
+                m.next(&s.valid, &free[k].select(&fills, &Expr::ones(1)), None);
             }
             offered = s.flow.offers(&s.valid.q());
         }

@@ -164,3 +164,54 @@ fn repeat_and_filter_stages_split_and_merge_beats() {
         assert!((100..=102).contains(&b[0].got.len()), "{:?}", policy);
     }
 }
+
+/// Pairs of nibble beats shifted into one byte in the output stage itself (`gather`), with
+/// a count of the nibbles so far; policy `policy`.
+fn nibble_pairs(policy: Policy) -> Arc<Module> {
+    let mut m = ModuleBuilder::new("pipe_ga");
+    let s = stream::input(&mut m, "s", &Layout::data(4));
+    let out = stream::output_port(&mut m, "m");
+    let x = s.field("data");
+    let mut p = Pipeline::new(&mut m, "p", policy, &s.valid);
+    let st = p.stage(&mut m, "out");
+    let second = m.reg("second_q", 1, Some(0));
+    m.next(&second, &!second.q(), Some(&st.load()));
+    p.gather(&mut m, &st, &second.q());
+    let byte = m.reg("byte_q", 8, None);
+    m.next(
+        &byte,
+        &Expr::cat(&[x, byte.q().slice(4, 4)]),
+        Some(&st.load()),
+    );
+    p.finish_ports(&mut m, s, out, &[("data", byte.q())]);
+    m.finish().unwrap()
+}
+
+#[test]
+fn a_gather_stage_merges_beats_without_a_register_in_front() {
+    let nibbles: Vec<u64> = (0..400).map(|i| (i * 7 + 3) % 16).collect();
+    let bytes: Vec<u64> = nibbles.chunks(2).map(|c| c[0] | (c[1] << 4)).collect();
+    for policy in [Policy::Bubble, Policy::Skid] {
+        let top = nibble_pairs(policy);
+        for (seed, pv, pr) in [(1, 0.5, 0.5), (2, 0.9, 0.3), (3, 0.3, 0.9), (4, 1.0, 1.0)] {
+            let mut a = [src(&top, "s", &nibbles, pv)];
+            let mut b = [sink(&top, "m", pr)];
+            run(&top, &mut a, &mut b, 4000, seed);
+            assert_eq!(u64s(&b[0].got), bytes, "{:?} seed {}", policy, seed);
+        }
+        // One nibble per cycle when nothing stalls: a byte every two cycles.
+        let mut a = [src(&top, "s", &nibbles, 1.0)];
+        let mut b = [sink(&top, "m", 1.0)];
+        run(&top, &mut a, &mut b, 2 * 100 + 3, 5);
+        assert!((99..=101).contains(&b[0].got.len()), "{:?}", policy);
+    }
+    let mut m = ModuleBuilder::new("pipe_gg");
+    let s = stream::input(&mut m, "s", &Layout::data(4));
+    let mut p = Pipeline::new(&mut m, "p", Policy::Global, &s.valid);
+    let st = p.stage(&mut m, "out");
+    p.gather(&mut m, &st, &Expr::ones(1));
+    let _ = p.finish(&mut m, &Expr::ones(1));
+    s.accept(&mut m, &Expr::ones(1));
+    let err = m.finish().unwrap_err().to_string();
+    assert!(err.contains("cannot gather into stage `out`"), "{}", err);
+}

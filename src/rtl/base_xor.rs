@@ -1308,16 +1308,17 @@ pub fn deserializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
     let s_dbi = (fpb > 0).then(|| s_in.field("dbi"));
     let s_last = s_in.field("last");
     let out = stream::output_port(&mut m, "m");
-    let m_ready = out.ready();
-    let valid = m.reg("out_valid_q", 1, Some(0));
+    // One stage that shifts in every beat and offers the sector after its last one.
+    let mut pl = Pipeline::new(&mut m, "deser", Policy::Bubble, &s_in.valid);
+    let st = pl.stage(&mut m, "out");
+    let take = st.load();
     let cnt = m.reg("beat_q", cw, Some(0));
     m.annotate("index of the next beat within its sector");
     let sr = m.reg("sector_q", sw, None);
     let errq = m.reg("err_q", 1, Some(0));
-    let s_ready = m.wire("in_ready", &(!valid.q() | m_ready.clone()));
-    let take = m.wire("take", &s_in.fire());
     let at_end = m.wire("at_end", &cnt.q().eq_lit(nb as u64 - 1));
-    let done = m.wire("done", &(&take & &(&at_end | &s_last)));
+    let done = m.wire("done", &(&at_end | &s_last));
+    pl.gather(&mut m, &st, &done);
     m.next(
         &sr,
         &Expr::cat(&[s_dq.clone(), sr.q().slice(32, sw - 32)]),
@@ -1328,9 +1329,7 @@ pub fn deserializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         &done.select(&Expr::zero(cw), &(cnt.q() + Expr::lit(cw, 1))),
         Some(&take),
     );
-    m.next(&valid, &(&done | &(valid.q() & !m_ready.clone())), None);
-    m.next(&errq, &(&at_end ^ &s_last), Some(&done));
-    s_in.accept(&mut m, &s_ready);
+    m.next(&errq, &(&at_end ^ &s_last), Some(&(&take & &done)));
     let mut fields = vec![("sector", sr.q())];
     if let Some(d) = &s_dbi {
         let fr = m.reg("flags_q", nb * fpb, None);
@@ -1343,7 +1342,7 @@ pub fn deserializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
         fields.push(("dbi", fr.q()));
     }
     fields.push(("err", errq.q()));
-    out.drive(&mut m, &valid.q(), &fields);
+    pl.finish_ports(&mut m, s_in, out, &fields);
     m.finish()
 }
 
