@@ -26,7 +26,7 @@
 //! carry their block's 2-bit tag, so the position running past a corrupt block's data never
 //! frees or reads the next block's chunks.
 
-use super::{bytes_from_top, decomp_beats, err, header, last_beat_words, LossyRtlParams};
+use super::{bytes_from_top, decomp_beats, err, header, last_beat_words, LossyRtlParams, SPEC};
 use crate::hdl::blocks::{fifo, or_tree, shift_lanes_copies};
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder, Reg};
@@ -152,10 +152,11 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let lp = loop_state(&mut m);
     let pos = position(&mut m, &ring, &lp);
     let is = issue(&mut m, &ring, &lp, &pos);
-    token_steps(&mut m, &cp, &ring, &lp, &pos, &is);
+    token_steps(&mut m, &cp, &ring, &lp, &pos, &is, &bit_reverse()?);
     let blk_end = block_state(&mut m, c, &lp, &is);
     let s_ready = ring_writes(&mut m, &ring, &lp, &pos, &is, &blk_end, &inp);
-    let x1 = position_offset(&mut m, c, &lp, &pos, &is);
+    let enc = offset_encoder()?;
+    let x1 = position_offset(&mut m, c, &lp, &pos, &is, &enc);
     let x2 = window_shift(&mut m, &ring, &x1);
     let x3 = token_starts(&mut m, &cp, &x2);
     let toks = token_parse(&mut m, &cp, &x3);
@@ -600,6 +601,20 @@ fn issue(m: &mut ModuleBuilder, ring: &Ring, lp: &Loop, pos: &Pos) -> Issue {
     }
 }
 
+/// `cpack_lossy_bit_rev_w<slot bits>`: a slot's bits in reverse order (`data_o[i]` =
+/// `data_i[SB - 1 - i]`), for the ring positions, which count from a chunk's first stream
+/// bit, its MSB.
+fn bit_reverse() -> Result<Arc<Module>, HdlError> {
+    let mut m = ModuleBuilder::new(format!("cpack_lossy_bit_rev_w{}", SB));
+    m.header("Generator: hwzip::rtl::cpack_lossy::decomp::bit_reverse");
+    m.header(format!("Parameters: {} bits", SB));
+    m.header(format!("Spec: {} Sec. 2.4 (stream bit order)", SPEC));
+    let v = m.input("data_i", SB);
+    let bits: Vec<Expr> = (0..SB).map(|i| v.bit(SB - 1 - i)).collect();
+    m.output_expr("data_o", &Expr::cat_lsb(&bits));
+    m.finish()
+}
+
 /// L: the position four tokens on (AND-OR steps over the ring's token lengths), and the
 /// candidates and flags for the next cycle.
 fn token_steps(
@@ -609,6 +624,7 @@ fn token_steps(
     lp: &Loop,
     pos: &Pos,
     is: &Issue,
+    rev_mod: &Arc<Module>,
 ) {
     let Loop {
         r,
@@ -622,10 +638,12 @@ fn token_steps(
     } = lp;
     let rq = &pos.rq;
     m.comment("L: four token steps from the position (one AND-OR term per token length)");
-    let sb_bits: Vec<Expr> = (0..PBITS)
-        .map(|p| ring.sdata[(p / SB) as usize].q().bit(SB - 1 - p % SB))
-        .collect();
-    let ringv = m.wire("ring_bits", &Expr::cat_lsb(&sb_bits));
+    // Ring position p is bit SB - 1 - p % SB of slot p / SB: each slot bit-reversed.
+    let rev = m.instance_array(rev_mod, "u_rev", NSU, |j| {
+        vec![("data_i", ring.sdata[j as usize].q())]
+    });
+    let rev: Vec<Expr> = rev.iter().map(|u| u.out("data_o")).collect();
+    let ringv = m.wire("ring_bits", &Expr::cat_lsb(&rev));
     let rb: Vec<Expr> = (0..4u32).map(|k| rotl(&ringv, PBITS - k)).collect();
     let lens = position_lengths(
         cp,
@@ -851,9 +869,49 @@ struct X1 {
     off_reps: Vec<Reg>,
 }
 
+/// `cpack_lossy_pos_off_p<ring bits>_s<slot bits>`: the offset in its slot of a one-hot
+/// ring position (`pos_i`) as a binary number, `off_o`; offset bit b is the OR of the
+/// positions whose offset has bit b set.
+fn offset_encoder() -> Result<Arc<Module>, HdlError> {
+    let ob = crate::hdl::clog2(SB as u64);
+    let mut m = ModuleBuilder::new(format!("cpack_lossy_pos_off_p{}_s{}", PBITS, SB));
+    m.header("Generator: hwzip::rtl::cpack_lossy::decomp::offset_encoder");
+    m.header(format!(
+        "Parameters: {} ring bits, {}-bit slots, {}-bit offset",
+        PBITS, SB, ob
+    ));
+    m.header(format!(
+        "Spec: {} Sec. 6 item 3 (decompressor window shift)",
+        SPEC
+    ));
+    let v = m.input("pos_i", PBITS);
+    let off: Vec<Expr> = (0..ob)
+        .map(|b| {
+            let bits: Vec<Expr> = (0..PBITS)
+                .filter(|p| ((p % SB) >> b) & 1 == 1)
+                .map(|p| v.bit(p))
+                .collect();
+            Expr::cat_lsb(&bits).any()
+        })
+        .collect();
+    m.output_expr("off_o", &Expr::cat_lsb(&off));
+    // A slot's first bit is offset 0: no offset bit reads it.
+    m.unused(&Expr::cat_lsb(
+        &(0..NSU).map(|j| v.bit(j * SB)).collect::<Vec<_>>(),
+    ));
+    m.finish()
+}
+
 /// L: the position's offset in its slot, the kind of limit on the block's bits and the
 /// words the beat needs, registered into X1 with the position's slot.
-fn position_offset(m: &mut ModuleBuilder, c: &LossyParams, lp: &Loop, pos: &Pos, is: &Issue) -> X1 {
+fn position_offset(
+    m: &mut ModuleBuilder,
+    c: &LossyParams,
+    lp: &Loop,
+    pos: &Pos,
+    is: &Issue,
+    enc: &Arc<Module>,
+) -> X1 {
     let Loop {
         r,
         rprev,
@@ -879,21 +937,10 @@ fn position_offset(m: &mut ModuleBuilder, c: &LossyParams, lp: &Loop, pos: &Pos,
     let ob = crate::hdl::clog2(SB as u64);
     // From the candidates apart (the position select drives only the token steps): a raw
     // step or a jump lands on a slot's first bit.
-    let offset = |v: &Expr| {
-        Expr::cat_lsb(
-            &(0..ob)
-                .map(|b| {
-                    let bits: Vec<Expr> = (0..PBITS)
-                        .filter(|p| ((p % SB) >> b) & 1 == 1)
-                        .map(|p| v.bit(p))
-                        .collect();
-                    Expr::cat_lsb(&bits).any()
-                })
-                .collect::<Vec<_>>(),
-        )
-    };
-    let off_step = m.wire("pos_step_off", &offset(&r.q()));
-    let off_prev = m.wire("pos_prev_off", &offset(&rprev.q()));
+    let u_step = m.instance(enc, "u_step_off", &[("pos_i", r.q())]);
+    let u_prev = m.instance(enc, "u_prev_off", &[("pos_i", rprev.q())]);
+    let off_step = m.wire("pos_step_off", &u_step.out("off_o"));
+    let off_prev = m.wire("pos_prev_off", &u_prev.out("off_o"));
     let off = &t_pos[gx].q().gate(&off_step) | &t_prev[gx].q().gate(&off_prev);
     let off = m.wire("pos_off", &off);
     // Bits from the position to the end of the block's last chunk: 128 - off or 256 - off
