@@ -454,7 +454,8 @@ impl TxnSource for Sectors<'_> {
 
 super::run::unit_bench!(BaseXorRtlParams, Unit, StimConfig);
 
-/// Runs `unit` (the engine's [`UnitBench::run_with`]) with a progress callback, called about every 64 Ki cycles with the stats so far.
+/// Runs `unit` (the engine's [`UnitBench::run_with`]) with a progress callback, called
+/// about every 64 Ki cycles with the stats so far.
 pub fn run_with(
     dut: &mut dyn Dut,
     p: &BaseXorRtlParams,

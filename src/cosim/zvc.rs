@@ -263,7 +263,8 @@ impl TxnSource for Transfers<'_> {
 
 super::run::unit_bench!(ZvcRtlParams, Unit, StimConfig);
 
-/// Runs `unit` (the engine's [`UnitBench::run_with`]) with a progress callback, called about every 64 Ki cycles with the stats so far.
+/// Runs `unit` (the engine's [`UnitBench::run_with`]) with a progress callback, called
+/// about every 64 Ki cycles with the stats so far.
 pub fn run_with(
     dut: &mut dyn Dut,
     p: &ZvcRtlParams,

@@ -214,8 +214,8 @@ pub fn libraries(names: &[String], notes: &mut Vec<String>) -> FlowResult<Vec<Li
 /// `t` measured in Verilator. `siblings` are the engine's other units: with
 /// `synth.hierarchy: reuse`, a child module that is one of them is synthesized in its own
 /// run (once, cached) and its netlist reused in this one; with `families`, so is every
-/// child module instantiated more than once ([`reused_children`]). `progress` hears about long tool
-/// runs (tool, CPU seconds, wall seconds).
+/// child module instantiated more than once ([`reused_children`]). `progress` hears about
+/// long tool runs (tool, CPU seconds, wall seconds).
 pub fn synth_unit(
     cfg: &Config,
     u: &UnitDesign,

@@ -84,9 +84,9 @@ impl Profile {
         }
     }
 
-    /// Applies the profile's lines, libraries, synthesis effort and hierarchy to `cfg`, except where
-    /// the configuration file set them (`explicit` holds its `section.key` names, see
-    /// [`crate::config::explicit_keys`]).
+    /// Applies the profile's lines, libraries, synthesis effort and hierarchy to `cfg`,
+    /// except where the configuration file set them (`explicit` holds its `section.key`
+    /// names, see [`crate::config::explicit_keys`]).
     pub fn apply(self, cfg: &mut Config, explicit: &std::collections::BTreeSet<String>) {
         if !explicit.contains("cosim.lines") {
             cfg.cosim.lines = self.lines();

@@ -265,7 +265,7 @@ fn no_process_or_temporary_survives_a_signal() {
 }
 
 /// Runs `args(out)` and signals it at a point drawn from 0.3 s up to `max_s`. A run that
-/// finishes before its kill point has shown how long it takes on this machine (warm model
+/// finishes before its kill point has shown how long it takes where the test runs (warm model
 /// caches make later runs quicker), so it is repeated with a point drawn from the first
 /// 10-80% of that time, up to three more times.
 fn signal_while_running(

@@ -50,7 +50,8 @@ use crate::rtl::adaptive::AdaptiveRtlParams;
 
 crate::cosim::run::unit_bench!(AdaptiveRtlParams, Unit, StimConfig);
 
-/// Runs `unit` (the engine's [`UnitBench::run_with`]) with a progress callback, called about every 64 Ki cycles.
+/// Runs `unit` (the engine's [`UnitBench::run_with`]) with a progress callback, called
+/// about every 64 Ki cycles.
 pub fn run_with(
     dut: &mut dyn Dut,
     p: &AdaptiveRtlParams,
