@@ -74,9 +74,10 @@ impl Profile {
     }
 
     /// How units built of other modules are synthesized ([`crate::config::Hierarchy`]): the
-    /// quick profile maps each instance family once (about half the synthesis time of the
-    /// BPC units, a few percent more area: no optimization crosses a family's ports); the
-    /// paper profile maps each unit's own logic flat, as the published figures are.
+    /// quick profile maps each instance family once (up to half the synthesis time of a
+    /// unit built of repeated blocks, a few percent more area: no optimization crosses a
+    /// family's ports); the paper profile maps each unit's own logic flat, as the published
+    /// figures are.
     pub fn hierarchy(self) -> crate::config::Hierarchy {
         match self {
             Profile::Quick => crate::config::Hierarchy::Families,

@@ -365,19 +365,16 @@ impl Pipeline {
         for (k, s) in self.stages.iter().enumerate() {
             m.drive(&s.load, &(&free[k] & &offered));
             // A gathering stage becomes full only with the beat that completes its group.
-            let fills = match &s.gather {
-                Some(done) => &offered & done,
-                None => offered.clone(),
+            let completes = |e: Expr| match &s.gather {
+                Some(done) => &e & done,
+                None => e,
             };
             if s.cut {
                 // Full only when empty: loads, or keeps a beat that does not leave.
                 let stays = &s.valid.q() & &!conds[k].clone();
-                let loads = match &s.gather {
-                    Some(done) => &s.load.expr() & done,
-                    None => s.load.expr(),
-                };
-                m.next(&s.valid, &(&loads | &stays), None);
+                m.next(&s.valid, &(&completes(s.load.expr()) | &stays), None);
             } else {
+                let fills = completes(offered.clone());
                 m.next(&s.valid, &free[k].select(&fills, &Expr::ones(1)), None);
             }
             offered = s.flow.offers(&s.valid.q());
