@@ -16,7 +16,8 @@ fn lane() -> Arc<Module> {
 }
 
 /// Four lanes on `x_i` (lane 3's bit is a constant 0, so it is not in the loop), the lane
-/// outputs registered in a register array and XOR-folded through a wire array.
+/// outputs registered in a register array and XOR-folded through a wire array, and a decode
+/// whose constants follow the index (`x_i[3:0] == 3*k + 1`).
 fn lanes() -> Arc<Module> {
     let l = lane();
     let mut m = ModuleBuilder::new("lanes");
@@ -35,6 +36,9 @@ fn lanes() -> Arc<Module> {
     let fold = m.wire_array("fold", &[rq[0].clone(), &rq[1] ^ &rq[2], rq[3].clone()]);
     m.output_expr("y_o", &(&(&fold[0] ^ &fold[1]) ^ &fold[2]));
     m.output_expr("z_o", &Expr::cat_lsb(&y));
+    let hits: Vec<Expr> = (0..4).map(|k| x.slice(0, 4).eq_lit(3 * k + 1)).collect();
+    let hit = m.wire_array("hit", &hits);
+    m.output_expr("hit_o", &Expr::cat_lsb(&hit));
     m.unused(&s.bit(3));
     m.finish().unwrap()
 }
@@ -61,6 +65,9 @@ fn arrays_and_families_emit_as_arrays_and_loops() {
         "      for (k = 0; k < 4; k = k + 1) acc_q[k] <= acc_d[k];",
         "  wire [7:0] fold [0:2];",
         "  assign fold[1] = (acc_q[1] ^ acc_q[2]);",
+        "    for (i = 0; i < 4; i = i + 1) begin : g_hit",
+        "      localparam [3:0] K0 = 3*i + 1;",
+        "      assign hit[i] = (x_i[3:0] == K0);",
     ] {
         assert!(text.contains(want), "missing `{}` in\n{}", want, text);
     }
@@ -76,6 +83,8 @@ fn arrays_and_families_simulate_like_scalars() {
     sim.eval();
     // Lanes 0 and 2 invert (their bit is 1); lane 3's bit is the constant 0.
     assert_eq!(sim.get_u64("z_o"), 0x11dd_33bb);
+    // x_i[3:0] = 4 = 3*1 + 1.
+    assert_eq!(sim.get_u64("hit_o"), 0b0010);
     sim.tick();
     sim.eval();
     assert_eq!(sim.get_u64("y_o"), 0xbb ^ 0x33 ^ 0xdd ^ 0x11);

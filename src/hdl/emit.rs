@@ -24,7 +24,7 @@ use std::sync::Arc;
 mod family;
 mod loops;
 
-fn range(width: u32) -> String {
+pub(super) fn range(width: u32) -> String {
     if width == 1 {
         String::new()
     } else {
@@ -38,13 +38,13 @@ pub(crate) fn doc(e: &Expr) -> Doc {
     doc_sub(e, &mut |_| None)
 }
 
-/// A leaf's text in place of its own: called on every signal and slice of a signal, in
-/// printed order (`None`: the leaf's own text).
+/// A leaf's text in place of its own: called on every signal, slice of a signal and constant,
+/// in printed order (`None`: the leaf's own text).
 pub(crate) type Subst<'a> = dyn FnMut(&Expr) -> Option<String> + 'a;
 
-/// [`doc`], with signals and slices of signals printed by `f` where it answers.
+/// [`doc`], with signals, slices of signals and constants printed by `f` where it answers.
 pub(crate) fn doc_sub(e: &Expr, f: &mut Subst<'_>) -> Doc {
-    if is_leaf(e) {
+    if is_leaf(e) || matches!(e.node(), Node::Const(_)) {
         if let Some(t) = f(e) {
             return text(t);
         }

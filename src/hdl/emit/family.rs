@@ -8,7 +8,7 @@
 
 use super::super::expr::Expr;
 use super::super::module::{Instance, Module};
-use super::loops::{label, longest_run, shape_of, shape_of_signal, write_loop, Shape};
+use super::loops::{bind_consts, label, longest_run, shape_of, shape_of_signal, write_loop, Shape};
 use super::{emit_instance, statement};
 use std::fmt::Write as _;
 
@@ -56,11 +56,13 @@ pub(super) fn emit(m: &Module, f: usize, labels: &mut Vec<String>, o: &mut Strin
             continue;
         }
         looped = true;
-        let mut body = format!("      {} {} (\n", m.instances[idx[k]].module.name, name);
-        let n = rules.len();
-        for (j, (rule, (port, shape, e))) in rules.iter().zip(&members[k]).enumerate() {
+        let (texts, decls) = bind_consts(m, &rules);
+        let mut body: String = decls.iter().map(|l| format!("      {}\n", l)).collect();
+        let _ = writeln!(body, "      {} {} (", m.instances[idx[k]].module.name, name);
+        let n = texts.len();
+        for (j, (t, (port, shape, e))) in texts.into_iter().zip(&members[k]).enumerate() {
             let sep = if j + 1 == n { ")" } else { ")," };
-            match (rule.loop_text(), e) {
+            match (t, e) {
                 (Some(t), _) => {
                     let _ = writeln!(body, "        .{}({}{}", port, t, sep);
                 }

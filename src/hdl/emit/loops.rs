@@ -3,7 +3,8 @@
 //! A run is a stretch of consecutive members (instances of a family, elements of an array)
 //! whose connections or expressions are the same up to their leaves, and whose every leaf
 //! is the same for all members or follows the index `i` as `base[a*i + b +: w]` (a slice of
-//! a signal) or `arr[a*i + b]` (an array element).
+//! a signal), `arr[a*i + b]` (an array element) or the constant `a*i + b` (declared in the
+//! loop as `localparam [w-1:0] K<n> = a*i + b;`, so it keeps its width).
 
 use super::super::expr::{verilog, Expr, Node};
 use super::super::module::{d_name, Item, Module, SigKind, GENVAR};
@@ -18,6 +19,8 @@ pub(super) enum Shape {
     Slice { base: String, width: u32, lo: i64 },
     /// Element `k` of array `array`.
     Elem { array: String, k: i64 },
+    /// A constant of at most 31 bits.
+    Const { width: u32, value: i64 },
     /// Anything else: only equal to itself.
     Other(String),
 }
@@ -27,6 +30,7 @@ impl Shape {
         match self {
             Shape::Slice { base, width, lo } => format!("{}[{}+:{}]", base, lo, width),
             Shape::Elem { array, k } => format!("{}[{}]", array, k),
+            Shape::Const { width, value } => format!("{}'d{}", width, value),
             Shape::Other(text) => text.clone(),
         }
     }
@@ -44,6 +48,11 @@ pub(super) enum Rule {
     },
     Elem {
         array: String,
+        a: i64,
+        b: i64,
+    },
+    Const {
+        width: u32,
         a: i64,
         b: i64,
     },
@@ -81,6 +90,17 @@ impl Rule {
                     b,
                 })
             }
+            (
+                Shape::Const { width, value },
+                Shape::Const {
+                    width: w1,
+                    value: v1,
+                },
+            ) if width == w1 => step(*value, *v1).map(|(a, b)| Rule::Const {
+                width: *width,
+                a,
+                b,
+            }),
             _ => None,
         }
     }
@@ -100,14 +120,18 @@ impl Rule {
             (Rule::Elem { array, a, b }, Shape::Elem { array: a1, k: j }) => {
                 array == a1 && a * k + b == *j
             }
+            (Rule::Const { width, a, b }, Shape::Const { width: w1, value }) => {
+                width == w1 && a * k + b == *value
+            }
             _ => false,
         }
     }
 
-    /// The connection as loop text (`None`: print the first member's expression).
-    pub(super) fn loop_text(&self) -> Option<String> {
+    /// The connection as loop text (`None`: print the first member's expression). A
+    /// constant that follows the index prints as the name [`bind_consts`] gives it.
+    fn loop_text(&self) -> Option<String> {
         match self {
-            Rule::Same(_) => None,
+            Rule::Same(_) | Rule::Const { .. } => None,
             Rule::Slice {
                 base,
                 width: 1,
@@ -142,6 +166,51 @@ fn index(a: i64, b: i64) -> String {
     }
 }
 
+/// The loop text of each rule (`None`: print the first member's leaf) and the `localparam`
+/// lines that declare the constants following the index, as `K0`, `K1`, ... in leaf order
+/// (one name per distinct constant).
+/// A constant's value is `a*i + b` at every member, so it fits its width.
+pub(super) fn bind_consts(m: &Module, rules: &[Rule]) -> (Vec<Option<String>>, Vec<String>) {
+    let mut decls = Vec::new();
+    let mut named: Vec<&Rule> = Vec::new();
+    let texts = rules
+        .iter()
+        .map(|r| match r {
+            Rule::Const { width, a, b } => {
+                let n = named.iter().position(|x| *x == r).unwrap_or_else(|| {
+                    named.push(r);
+                    decls.push(format!(
+                        "localparam {}{} = {};",
+                        super::range(*width),
+                        const_name(m, named.len() - 1),
+                        index(*a, *b)
+                    ));
+                    named.len() - 1
+                });
+                Some(const_name(m, n))
+            }
+            r => r.loop_text(),
+        })
+        .collect();
+    (texts, decls)
+}
+
+/// `K<n>`, or `K<n>_<j>` when the module has a signal of that name.
+fn const_name(m: &Module, n: usize) -> String {
+    let taken = |t: &str| m.signals.iter().any(|s| &*s.name == t);
+    let base = format!("K{}", n);
+    (0..)
+        .map(|j| {
+            if j == 0 {
+                base.clone()
+            } else {
+                format!("{}_{}", base, j)
+            }
+        })
+        .find(|t| !taken(t))
+        .expect("an unused name")
+}
+
 /// The shape of signal `i`: an array element, or its name.
 pub(super) fn shape_of_signal(m: &Module, i: usize) -> Shape {
     let s = &m.signals[i];
@@ -167,6 +236,12 @@ pub(super) fn shape_of(m: &Module, e: &Expr) -> Shape {
             }
         }
         Node::Sig { id, .. } => return shape_of_signal(m, id.index),
+        Node::Const(b) if b.width() <= 31 => {
+            return Shape::Const {
+                width: b.width(),
+                value: b.to_u64() as i64,
+            }
+        }
         _ => {}
     }
     Shape::Other(verilog(e))
@@ -277,13 +352,15 @@ pub(super) fn assign_run(
     if len < 2 {
         return None;
     }
-    let mut leaf = rules.iter();
+    let (texts, decls) = bind_consts(m, &rules);
+    let mut leaf = texts.into_iter();
     let d = Doc::Group(vec![
         text(format!("assign {}[{}] = ", name, GENVAR)),
-        doc_sub(&e0, &mut |_| leaf.next().and_then(Rule::loop_text)),
+        doc_sub(&e0, &mut |_| leaf.next().flatten()),
         text(";"),
     ]);
-    let body = format!("      {}\n", pretty::render(&d, 6));
+    let mut body: String = decls.iter().map(|l| format!("      {}\n", l)).collect();
+    let _ = writeln!(body, "      {}", pretty::render(&d, 6));
     let first = k0 as i64;
     let label = label(labels, &name, first);
     write_loop(o, first, first + len as i64, &label, &body);
