@@ -120,39 +120,39 @@ module buddy_mc_ctrl_2m_m8 (
 
   // L2 requests: one beat each, taken when idle
   wire req_fire;
-  wire mask_en;
-  wire [3:0] mask_d;
-  wire entry_en;
-  wire [13:0] entry_d;
-  wire boff_en;
-  wire [15:0] boff_d;
-  wire base_en;
-  wire [47:0] base_d;
-  wire tgt_en;
-  wire [2:0] tgt_d;
   wire is_write_en;
   wire is_write_d;
+  wire tgt_en;
+  wire [2:0] tgt_d;
+  wire base_en;
+  wire [47:0] base_d;
+  wire boff_en;
+  wire [15:0] boff_d;
+  wire entry_en;
+  wire [13:0] entry_d;
+  wire mask_en;
+  wire [3:0] mask_d;
   assign req_fire = (req_valid_i & (state_q == STATE_IDLE));
-  assign mask_en = req_fire;
-  assign mask_d = req_mask_i;
-  assign entry_en = req_fire;
-  assign entry_d = req_entry_i;
-  assign boff_en = req_fire;
-  assign boff_d = req_boff_i;
-  assign base_en = req_fire;
-  assign base_d = req_base_i;
-  assign tgt_en = req_fire;
-  assign tgt_d = req_tgt_i;
   assign is_write_en = req_fire;
   assign is_write_d = req_op_i;
+  assign tgt_en = req_fire;
+  assign tgt_d = req_tgt_i;
+  assign base_en = req_fire;
+  assign base_d = req_base_i;
+  assign boff_en = req_fire;
+  assign boff_d = req_boff_i;
+  assign entry_en = req_fire;
+  assign entry_d = req_entry_i;
+  assign mask_en = req_fire;
+  assign mask_d = req_mask_i;
   assign req_ready_o = (state_q == STATE_IDLE);
   always @(posedge clk_i) begin
-    if (mask_en) mask_q <= mask_d;
-    if (entry_en) entry_q <= entry_d;
-    if (boff_en) boff_q <= boff_d;
-    if (base_en) base_q <= base_d;
-    if (tgt_en) tgt_q <= tgt_d;
     if (is_write_en) is_write_q <= is_write_d;
+    if (tgt_en) tgt_q <= tgt_d;
+    if (base_en) base_q <= base_d;
+    if (boff_en) boff_q <= boff_d;
+    if (entry_en) entry_q <= entry_d;
+    if (mask_en) mask_q <= mask_d;
   end
 
   // Address generator (piece 0 of each memory) and size mapper (code, target)
@@ -177,10 +177,10 @@ module buddy_mc_ctrl_2m_m8 (
   wire is_zero;
   wire is_raw;
   wire code_reserved;
-  wire bud_addr0_en;
-  wire [47:0] bud_addr0_d;
   wire dev_addr0_en;
   wire [47:0] dev_addr0_d;
+  wire bud_addr0_en;
+  wire [47:0] bud_addr0_d;
   buddy_addr_gen_2m u_addr_gen (
     .s_valid_i(1'd1),
     .s_entry_i(entry_q),
@@ -218,13 +218,13 @@ module buddy_mc_ctrl_2m_m8 (
   assign is_zero = u_size_mapper_m_is_zero_o;
   assign is_raw = u_size_mapper_m_is_raw_o;
   assign code_reserved = u_size_mapper_m_err_o;
-  assign bud_addr0_en = (state_q == STATE_ADDR);
-  assign bud_addr0_d = u_addr_gen_m_bud_addr_o;
   assign dev_addr0_en = (state_q == STATE_ADDR);
   assign dev_addr0_d = u_addr_gen_m_dev_addr_o;
+  assign bud_addr0_en = (state_q == STATE_ADDR);
+  assign bud_addr0_d = u_addr_gen_m_bud_addr_o;
   always @(posedge clk_i) begin
-    if (bud_addr0_en) bud_addr0_q <= bud_addr0_d;
     if (dev_addr0_en) dev_addr0_q <= dev_addr0_d;
+    if (bud_addr0_en) bud_addr0_q <= bud_addr0_d;
   end
 
   // Metadata slice: code lookups (read path) and updates (write path)
@@ -290,29 +290,29 @@ module buddy_mc_ctrl_2m_m8 (
   // Access start: the pieces to move; access, buddy and zero-entry counters
   wire access_go;
   wire access_counted;
-  wire cnt_zero_en;
-  wire [31:0] cnt_zero_d;
-  wire cnt_buddy_en;
-  wire [31:0] cnt_buddy_d;
   wire cnt_access_en;
   wire [31:0] cnt_access_d;
+  wire cnt_buddy_en;
+  wire [31:0] cnt_buddy_d;
+  wire cnt_zero_en;
+  wire [31:0] cnt_zero_d;
   assign access_go = ((state_q == STATE_RD_GO) | (state_q == STATE_WR_GO));
   assign access_counted = (access_go & ~((state_q == STATE_RD_GO) & code_reserved));
-  assign cnt_zero_en = (access_counted & (is_zero & ~tgt_x1));
-  assign cnt_zero_d = (cnt_zero_q + 32'd1);
-  assign cnt_buddy_en = (access_counted & (|bud_mask));
-  assign cnt_buddy_d = (cnt_buddy_q + 32'd1);
   assign cnt_access_en = access_counted;
   assign cnt_access_d = (cnt_access_q + 32'd1);
+  assign cnt_buddy_en = (access_counted & (|bud_mask));
+  assign cnt_buddy_d = (cnt_buddy_q + 32'd1);
+  assign cnt_zero_en = (access_counted & (is_zero & ~tgt_x1));
+  assign cnt_zero_d = (cnt_zero_q + 32'd1);
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      cnt_zero_q <= 32'd0;
-      cnt_buddy_q <= 32'd0;
       cnt_access_q <= 32'd0;
+      cnt_buddy_q <= 32'd0;
+      cnt_zero_q <= 32'd0;
     end else begin
-      if (cnt_zero_en) cnt_zero_q <= cnt_zero_d;
-      if (cnt_buddy_en) cnt_buddy_q <= cnt_buddy_d;
       if (cnt_access_en) cnt_access_q <= cnt_access_d;
+      if (cnt_buddy_en) cnt_buddy_q <= cnt_buddy_d;
+      if (cnt_zero_en) cnt_zero_q <= cnt_zero_d;
     end
   end
 
@@ -324,10 +324,10 @@ module buddy_mc_ctrl_2m_m8 (
   wire breq_valid;
   wire hreq_fire;
   wire breq_fire;
-  wire bud_left_en;
-  wire [3:0] bud_left_d;
   wire dev_left_en;
   wire [3:0] dev_left_d;
+  wire bud_left_en;
+  wire [3:0] bud_left_d;
   wire [47:0] hreq_addr;
   wire [47:0] breq_addr;
   wire [255:0] dev_lane;
@@ -350,13 +350,6 @@ module buddy_mc_ctrl_2m_m8 (
   assign breq_valid = (moving & (|bud_left_q));
   assign hreq_fire = (hreq_valid & hreq_ready_i);
   assign breq_fire = (breq_valid & breq_ready_i);
-  assign bud_left_en = (access_counted | breq_fire);
-  assign bud_left_d = (breq_fire ?
-                         (bud_left_q
-                          & ~{(bud_left_q[3] & ~(bud_left_q[0] | bud_left_q[1] | bud_left_q[2])),
-                              (bud_left_q[2] & ~(bud_left_q[0] | bud_left_q[1])),
-                              (bud_left_q[1] & ~bud_left_q[0]), bud_left_q[0]})
-                       : bud_mask);
   assign dev_left_en = (access_counted | hreq_fire);
   assign dev_left_d = (hreq_fire ?
                          (dev_left_q
@@ -364,6 +357,13 @@ module buddy_mc_ctrl_2m_m8 (
                               (dev_left_q[2] & ~(dev_left_q[0] | dev_left_q[1])),
                               (dev_left_q[1] & ~dev_left_q[0]), dev_left_q[0]})
                        : dev_mask);
+  assign bud_left_en = (access_counted | breq_fire);
+  assign bud_left_d = (breq_fire ?
+                         (bud_left_q
+                          & ~{(bud_left_q[3] & ~(bud_left_q[0] | bud_left_q[1] | bud_left_q[2])),
+                              (bud_left_q[2] & ~(bud_left_q[0] | bud_left_q[1])),
+                              (bud_left_q[1] & ~bud_left_q[0]), bud_left_q[0]})
+                       : bud_mask);
   assign hreq_addr = (dev_addr0_q + {41'd0, dev_k, 5'd0});
   assign breq_addr = (bud_addr0_q + {41'd0, bud_k, 5'd0});
   assign dev_lane = (dev_k[1] ? (dev_k[0] ? cstream_q[1023:768] : cstream_q[767:512])
@@ -395,80 +395,80 @@ module buddy_mc_ctrl_2m_m8 (
   assign breq_tag_o = bud_k;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      bud_left_q <= 4'd0;
       dev_left_q <= 4'd0;
+      bud_left_q <= 4'd0;
     end else begin
-      if (bud_left_en) bud_left_q <= bud_left_d;
       if (dev_left_en) dev_left_q <= dev_left_d;
+      if (bud_left_en) bud_left_q <= bud_left_d;
     end
   end
 
   // Read data: pieces by tag, any order, on both channels
-  wire bud_got_en;
-  wire [3:0] bud_got_d;
-  wire dev_got_en;
-  wire [3:0] dev_got_d;
-  wire bbuf3_en;
-  wire [255:0] bbuf3_d;
-  wire bbuf2_en;
-  wire [255:0] bbuf2_d;
-  wire bbuf1_en;
-  wire [255:0] bbuf1_d;
-  wire bbuf0_en;
-  wire [255:0] bbuf0_d;
-  wire dbuf3_en;
-  wire [255:0] dbuf3_d;
-  wire dbuf2_en;
-  wire [255:0] dbuf2_d;
-  wire dbuf1_en;
-  wire [255:0] dbuf1_d;
   wire dbuf0_en;
   wire [255:0] dbuf0_d;
+  wire dbuf1_en;
+  wire [255:0] dbuf1_d;
+  wire dbuf2_en;
+  wire [255:0] dbuf2_d;
+  wire dbuf3_en;
+  wire [255:0] dbuf3_d;
+  wire bbuf0_en;
+  wire [255:0] bbuf0_d;
+  wire bbuf1_en;
+  wire [255:0] bbuf1_d;
+  wire bbuf2_en;
+  wire [255:0] bbuf2_d;
+  wire bbuf3_en;
+  wire [255:0] bbuf3_d;
+  wire dev_got_en;
+  wire [3:0] dev_got_d;
+  wire bud_got_en;
+  wire [3:0] bud_got_d;
   wire sent;
   wire fetched;
-  assign bud_got_en = (access_counted | brsp_valid_i);
-  assign bud_got_d = (brsp_valid_i ?
-                        (bud_got_q
-                         | {(brsp_tag_i == 2'd3), (brsp_tag_i == 2'd2), (brsp_tag_i == 2'd1),
-                            (brsp_tag_i == 2'd0)})
-                      : 4'd0);
+  assign dbuf0_en = ((state_q == STATE_ADDR) | (hrsp_valid_i & (hrsp_tag_i == 2'd0)));
+  assign dbuf0_d = ((hrsp_valid_i & (hrsp_tag_i == 2'd0)) ? hrsp_data_i : 256'd0);
+  assign dbuf1_en = ((state_q == STATE_ADDR) | (hrsp_valid_i & (hrsp_tag_i == 2'd1)));
+  assign dbuf1_d = ((hrsp_valid_i & (hrsp_tag_i == 2'd1)) ? hrsp_data_i : 256'd0);
+  assign dbuf2_en = ((state_q == STATE_ADDR) | (hrsp_valid_i & (hrsp_tag_i == 2'd2)));
+  assign dbuf2_d = ((hrsp_valid_i & (hrsp_tag_i == 2'd2)) ? hrsp_data_i : 256'd0);
+  assign dbuf3_en = ((state_q == STATE_ADDR) | (hrsp_valid_i & (hrsp_tag_i == 2'd3)));
+  assign dbuf3_d = ((hrsp_valid_i & (hrsp_tag_i == 2'd3)) ? hrsp_data_i : 256'd0);
+  assign bbuf0_en = ((state_q == STATE_ADDR) | (brsp_valid_i & (brsp_tag_i == 2'd0)));
+  assign bbuf0_d = ((brsp_valid_i & (brsp_tag_i == 2'd0)) ? brsp_data_i : 256'd0);
+  assign bbuf1_en = ((state_q == STATE_ADDR) | (brsp_valid_i & (brsp_tag_i == 2'd1)));
+  assign bbuf1_d = ((brsp_valid_i & (brsp_tag_i == 2'd1)) ? brsp_data_i : 256'd0);
+  assign bbuf2_en = ((state_q == STATE_ADDR) | (brsp_valid_i & (brsp_tag_i == 2'd2)));
+  assign bbuf2_d = ((brsp_valid_i & (brsp_tag_i == 2'd2)) ? brsp_data_i : 256'd0);
+  assign bbuf3_en = ((state_q == STATE_ADDR) | (brsp_valid_i & (brsp_tag_i == 2'd3)));
+  assign bbuf3_d = ((brsp_valid_i & (brsp_tag_i == 2'd3)) ? brsp_data_i : 256'd0);
   assign dev_got_en = (access_counted | hrsp_valid_i);
   assign dev_got_d = (hrsp_valid_i ?
                         (dev_got_q
                          | {(hrsp_tag_i == 2'd3), (hrsp_tag_i == 2'd2), (hrsp_tag_i == 2'd1),
                             (hrsp_tag_i == 2'd0)})
                       : 4'd0);
-  assign bbuf3_en = ((state_q == STATE_ADDR) | (brsp_valid_i & (brsp_tag_i == 2'd3)));
-  assign bbuf3_d = ((brsp_valid_i & (brsp_tag_i == 2'd3)) ? brsp_data_i : 256'd0);
-  assign bbuf2_en = ((state_q == STATE_ADDR) | (brsp_valid_i & (brsp_tag_i == 2'd2)));
-  assign bbuf2_d = ((brsp_valid_i & (brsp_tag_i == 2'd2)) ? brsp_data_i : 256'd0);
-  assign bbuf1_en = ((state_q == STATE_ADDR) | (brsp_valid_i & (brsp_tag_i == 2'd1)));
-  assign bbuf1_d = ((brsp_valid_i & (brsp_tag_i == 2'd1)) ? brsp_data_i : 256'd0);
-  assign bbuf0_en = ((state_q == STATE_ADDR) | (brsp_valid_i & (brsp_tag_i == 2'd0)));
-  assign bbuf0_d = ((brsp_valid_i & (brsp_tag_i == 2'd0)) ? brsp_data_i : 256'd0);
-  assign dbuf3_en = ((state_q == STATE_ADDR) | (hrsp_valid_i & (hrsp_tag_i == 2'd3)));
-  assign dbuf3_d = ((hrsp_valid_i & (hrsp_tag_i == 2'd3)) ? hrsp_data_i : 256'd0);
-  assign dbuf2_en = ((state_q == STATE_ADDR) | (hrsp_valid_i & (hrsp_tag_i == 2'd2)));
-  assign dbuf2_d = ((hrsp_valid_i & (hrsp_tag_i == 2'd2)) ? hrsp_data_i : 256'd0);
-  assign dbuf1_en = ((state_q == STATE_ADDR) | (hrsp_valid_i & (hrsp_tag_i == 2'd1)));
-  assign dbuf1_d = ((hrsp_valid_i & (hrsp_tag_i == 2'd1)) ? hrsp_data_i : 256'd0);
-  assign dbuf0_en = ((state_q == STATE_ADDR) | (hrsp_valid_i & (hrsp_tag_i == 2'd0)));
-  assign dbuf0_d = ((hrsp_valid_i & (hrsp_tag_i == 2'd0)) ? hrsp_data_i : 256'd0);
+  assign bud_got_en = (access_counted | brsp_valid_i);
+  assign bud_got_d = (brsp_valid_i ?
+                        (bud_got_q
+                         | {(brsp_tag_i == 2'd3), (brsp_tag_i == 2'd2), (brsp_tag_i == 2'd1),
+                            (brsp_tag_i == 2'd0)})
+                      : 4'd0);
   assign hrsp_ready_o = 1'd1;
   assign brsp_ready_o = 1'd1;
   assign sent = (~(|dev_left_q) & ~(|bud_left_q));
   assign fetched = (sent & ((dev_got_q == dev_mask) & (bud_got_q == bud_mask)));
   always @(posedge clk_i) begin
-    if (bud_got_en) bud_got_q <= bud_got_d;
-    if (dev_got_en) dev_got_q <= dev_got_d;
-    if (bbuf3_en) bbuf3_q <= bbuf3_d;
-    if (bbuf2_en) bbuf2_q <= bbuf2_d;
-    if (bbuf1_en) bbuf1_q <= bbuf1_d;
-    if (bbuf0_en) bbuf0_q <= bbuf0_d;
-    if (dbuf3_en) dbuf3_q <= dbuf3_d;
-    if (dbuf2_en) dbuf2_q <= dbuf2_d;
-    if (dbuf1_en) dbuf1_q <= dbuf1_d;
     if (dbuf0_en) dbuf0_q <= dbuf0_d;
+    if (dbuf1_en) dbuf1_q <= dbuf1_d;
+    if (dbuf2_en) dbuf2_q <= dbuf2_d;
+    if (dbuf3_en) dbuf3_q <= dbuf3_d;
+    if (bbuf0_en) bbuf0_q <= bbuf0_d;
+    if (bbuf1_en) bbuf1_q <= bbuf1_d;
+    if (bbuf2_en) bbuf2_q <= bbuf2_d;
+    if (bbuf3_en) bbuf3_q <= bbuf3_d;
+    if (dev_got_en) dev_got_q <= dev_got_d;
+    if (bud_got_en) bud_got_q <= bud_got_d;
   end
 
   // The stored stream in stream order: device bytes [0, D), then the buddy pieces
@@ -477,10 +477,10 @@ module buddy_mc_ctrl_2m_m8 (
   wire u_bpc_dec_m_valid_o;
   wire [1023:0] u_bpc_dec_m_blk_o;
   wire u_bpc_dec_m_err_o;
-  wire rbuf_en;
-  wire [1023:0] rbuf_d;
   wire err_en;
   wire err_d;
+  wire rbuf_en;
+  wire [1023:0] rbuf_d;
   assign stored = (((tgt_q == 3'd0) ? {dbuf3_q, dbuf2_q, dbuf1_q, dbuf0_q} : 1024'd0)
                    | ((tgt_q == 3'd1) ? {bbuf0_q, dbuf2_q, dbuf1_q, dbuf0_q} : 1024'd0)
                    | (((tgt_q == 3'd2) ? {bbuf1_q, bbuf0_q, dbuf1_q, dbuf0_q} : 1024'd0)
@@ -499,12 +499,6 @@ module buddy_mc_ctrl_2m_m8 (
     .m_blk_o(u_bpc_dec_m_blk_o),
     .m_err_o(u_bpc_dec_m_err_o)
   );
-  assign rbuf_en = (((state_q == STATE_DEC) & is_zero)
-                    | ((state_q == STATE_DEC) & (~is_zero & is_raw))
-                    | ((state_q == STATE_DECW) & u_bpc_dec_m_valid_o));
-  assign rbuf_d = (((state_q == STATE_DECW) & u_bpc_dec_m_valid_o) ? u_bpc_dec_m_blk_o
-                   : ((state_q == STATE_DEC) & (~is_zero & is_raw)) ? stored
-                   : 1024'd0);
   assign err_en = (req_fire | ((state_q == STATE_ADDR) & u_addr_gen_m_err_o)
                    | ((state_q == STATE_RD_GO) & code_reserved)
                    | ((state_q == STATE_DECW) & u_bpc_dec_m_valid_o));
@@ -512,9 +506,15 @@ module buddy_mc_ctrl_2m_m8 (
                   : ((state_q == STATE_RD_GO) & code_reserved) ? 1'd1
                   : ((state_q == STATE_ADDR) & u_addr_gen_m_err_o) ? 1'd1
                   : 1'd0);
+  assign rbuf_en = (((state_q == STATE_DEC) & is_zero)
+                    | ((state_q == STATE_DEC) & (~is_zero & is_raw))
+                    | ((state_q == STATE_DECW) & u_bpc_dec_m_valid_o));
+  assign rbuf_d = (((state_q == STATE_DECW) & u_bpc_dec_m_valid_o) ? u_bpc_dec_m_blk_o
+                   : ((state_q == STATE_DEC) & (~is_zero & is_raw)) ? stored
+                   : 1024'd0);
   always @(posedge clk_i) begin
-    if (rbuf_en) rbuf_q <= rbuf_d;
     if (err_en) err_q <= err_d;
+    if (rbuf_en) rbuf_q <= rbuf_d;
   end
 
   // After a read: respond, or merge the written sectors and write (RMW)
@@ -538,10 +538,10 @@ module buddy_mc_ctrl_2m_m8 (
   wire [10:0] u_bpc_comp_m_nbits_o;
   wire [3:0] u_bpc_comp_m_size_o;
   wire u_bpc_comp_m_raw_o;
-  wire cstream_en;
-  wire [1023:0] cstream_d;
   wire code_en;
   wire [3:0] code_d;
+  wire cstream_en;
+  wire [1023:0] cstream_d;
   bpc_comp_s32 u_bpc_comp (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
@@ -555,21 +555,21 @@ module buddy_mc_ctrl_2m_m8 (
     .m_size_o(u_bpc_comp_m_size_o),
     .m_raw_o(u_bpc_comp_m_raw_o)
   );
-  assign cstream_en = (((state_q == STATE_ADDR) & (~u_addr_gen_m_err_o & tgt_x1))
-                       | ((state_q == STATE_POST) & (is_write_q & ~err_q))
-                       | ((state_q == STATE_COMPW) & u_bpc_comp_m_valid_o));
-  assign cstream_d = (((state_q == STATE_COMPW) & u_bpc_comp_m_valid_o) ? u_bpc_comp_m_stream_o
-                      : ((state_q == STATE_POST) & (is_write_q & ~err_q)) ? merged
-                      : wbuf_q);
   assign code_en = (((state_q == STATE_ADDR) & (~u_addr_gen_m_err_o & tgt_x1))
                     | ((state_q == STATE_MWAIT) & meta_resp_valid)
                     | ((state_q == STATE_COMPW) & u_bpc_comp_m_valid_o));
   assign code_d = (((state_q == STATE_COMPW) & u_bpc_comp_m_valid_o) ? u_bpc_comp_m_size_o
                    : ((state_q == STATE_MWAIT) & meta_resp_valid) ? u_meta_slice_resp_data_o
                    : 4'd4);
+  assign cstream_en = (((state_q == STATE_ADDR) & (~u_addr_gen_m_err_o & tgt_x1))
+                       | ((state_q == STATE_POST) & (is_write_q & ~err_q))
+                       | ((state_q == STATE_COMPW) & u_bpc_comp_m_valid_o));
+  assign cstream_d = (((state_q == STATE_COMPW) & u_bpc_comp_m_valid_o) ? u_bpc_comp_m_stream_o
+                      : ((state_q == STATE_POST) & (is_write_q & ~err_q)) ? merged
+                      : wbuf_q);
   always @(posedge clk_i) begin
-    if (cstream_en) cstream_q <= cstream_d;
     if (code_en) code_q <= code_d;
+    if (cstream_en) cstream_q <= cstream_d;
   end
 
   // Responses: the requested sectors of a read; a write's acknowledgement

@@ -38,216 +38,50 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   localparam [1:0] STATE_INSTALL = 2'd2;
   localparam [1:0] STATE_RELEASE = 2'd3;
 
+  genvar i;
+  integer k;
+
   // State: controller, output registers, tags/valid/dirty/LRU, MSHR file
   reg  [1:0] state_q;
   reg  resp_valid_q;
   reg  [12:0] resp_payload_q;
   reg  mreq_valid_q;
   reg  [277:0] mreq_payload_q;
-  reg  [15:0] tag_s0_w0_q;
-  reg  [3:0] valid_s0_w0_q;
-  reg  [3:0] dirty_s0_w0_q;
-  reg  [1:0] rank_s0_w0_q;
-  reg  [15:0] tag_s0_w1_q;
-  reg  [3:0] valid_s0_w1_q;
-  reg  [3:0] dirty_s0_w1_q;
-  reg  [1:0] rank_s0_w1_q;
-  reg  [15:0] tag_s0_w2_q;
-  reg  [3:0] valid_s0_w2_q;
-  reg  [3:0] dirty_s0_w2_q;
-  reg  [1:0] rank_s0_w2_q;
-  reg  [15:0] tag_s0_w3_q;
-  reg  [3:0] valid_s0_w3_q;
-  reg  [3:0] dirty_s0_w3_q;
-  reg  [1:0] rank_s0_w3_q;
-  reg  [15:0] tag_s1_w0_q;
-  reg  [3:0] valid_s1_w0_q;
-  reg  [3:0] dirty_s1_w0_q;
-  reg  [1:0] rank_s1_w0_q;
-  reg  [15:0] tag_s1_w1_q;
-  reg  [3:0] valid_s1_w1_q;
-  reg  [3:0] dirty_s1_w1_q;
-  reg  [1:0] rank_s1_w1_q;
-  reg  [15:0] tag_s1_w2_q;
-  reg  [3:0] valid_s1_w2_q;
-  reg  [3:0] dirty_s1_w2_q;
-  reg  [1:0] rank_s1_w2_q;
-  reg  [15:0] tag_s1_w3_q;
-  reg  [3:0] valid_s1_w3_q;
-  reg  [3:0] dirty_s1_w3_q;
-  reg  [1:0] rank_s1_w3_q;
-  reg  [15:0] tag_s2_w0_q;
-  reg  [3:0] valid_s2_w0_q;
-  reg  [3:0] dirty_s2_w0_q;
-  reg  [1:0] rank_s2_w0_q;
-  reg  [15:0] tag_s2_w1_q;
-  reg  [3:0] valid_s2_w1_q;
-  reg  [3:0] dirty_s2_w1_q;
-  reg  [1:0] rank_s2_w1_q;
-  reg  [15:0] tag_s2_w2_q;
-  reg  [3:0] valid_s2_w2_q;
-  reg  [3:0] dirty_s2_w2_q;
-  reg  [1:0] rank_s2_w2_q;
-  reg  [15:0] tag_s2_w3_q;
-  reg  [3:0] valid_s2_w3_q;
-  reg  [3:0] dirty_s2_w3_q;
-  reg  [1:0] rank_s2_w3_q;
-  reg  [15:0] tag_s3_w0_q;
-  reg  [3:0] valid_s3_w0_q;
-  reg  [3:0] dirty_s3_w0_q;
-  reg  [1:0] rank_s3_w0_q;
-  reg  [15:0] tag_s3_w1_q;
-  reg  [3:0] valid_s3_w1_q;
-  reg  [3:0] dirty_s3_w1_q;
-  reg  [1:0] rank_s3_w1_q;
-  reg  [15:0] tag_s3_w2_q;
-  reg  [3:0] valid_s3_w2_q;
-  reg  [3:0] dirty_s3_w2_q;
-  reg  [1:0] rank_s3_w2_q;
-  reg  [15:0] tag_s3_w3_q;
-  reg  [3:0] valid_s3_w3_q;
-  reg  [3:0] dirty_s3_w3_q;
-  reg  [1:0] rank_s3_w3_q;
-  reg  [15:0] tag_s4_w0_q;
-  reg  [3:0] valid_s4_w0_q;
-  reg  [3:0] dirty_s4_w0_q;
-  reg  [1:0] rank_s4_w0_q;
-  reg  [15:0] tag_s4_w1_q;
-  reg  [3:0] valid_s4_w1_q;
-  reg  [3:0] dirty_s4_w1_q;
-  reg  [1:0] rank_s4_w1_q;
-  reg  [15:0] tag_s4_w2_q;
-  reg  [3:0] valid_s4_w2_q;
-  reg  [3:0] dirty_s4_w2_q;
-  reg  [1:0] rank_s4_w2_q;
-  reg  [15:0] tag_s4_w3_q;
-  reg  [3:0] valid_s4_w3_q;
-  reg  [3:0] dirty_s4_w3_q;
-  reg  [1:0] rank_s4_w3_q;
-  reg  [15:0] tag_s5_w0_q;
-  reg  [3:0] valid_s5_w0_q;
-  reg  [3:0] dirty_s5_w0_q;
-  reg  [1:0] rank_s5_w0_q;
-  reg  [15:0] tag_s5_w1_q;
-  reg  [3:0] valid_s5_w1_q;
-  reg  [3:0] dirty_s5_w1_q;
-  reg  [1:0] rank_s5_w1_q;
-  reg  [15:0] tag_s5_w2_q;
-  reg  [3:0] valid_s5_w2_q;
-  reg  [3:0] dirty_s5_w2_q;
-  reg  [1:0] rank_s5_w2_q;
-  reg  [15:0] tag_s5_w3_q;
-  reg  [3:0] valid_s5_w3_q;
-  reg  [3:0] dirty_s5_w3_q;
-  reg  [1:0] rank_s5_w3_q;
-  reg  [15:0] tag_s6_w0_q;
-  reg  [3:0] valid_s6_w0_q;
-  reg  [3:0] dirty_s6_w0_q;
-  reg  [1:0] rank_s6_w0_q;
-  reg  [15:0] tag_s6_w1_q;
-  reg  [3:0] valid_s6_w1_q;
-  reg  [3:0] dirty_s6_w1_q;
-  reg  [1:0] rank_s6_w1_q;
-  reg  [15:0] tag_s6_w2_q;
-  reg  [3:0] valid_s6_w2_q;
-  reg  [3:0] dirty_s6_w2_q;
-  reg  [1:0] rank_s6_w2_q;
-  reg  [15:0] tag_s6_w3_q;
-  reg  [3:0] valid_s6_w3_q;
-  reg  [3:0] dirty_s6_w3_q;
-  reg  [1:0] rank_s6_w3_q;
-  reg  [15:0] tag_s7_w0_q;
-  reg  [3:0] valid_s7_w0_q;
-  reg  [3:0] dirty_s7_w0_q;
-  reg  [1:0] rank_s7_w0_q;
-  reg  [15:0] tag_s7_w1_q;
-  reg  [3:0] valid_s7_w1_q;
-  reg  [3:0] dirty_s7_w1_q;
-  reg  [1:0] rank_s7_w1_q;
-  reg  [15:0] tag_s7_w2_q;
-  reg  [3:0] valid_s7_w2_q;
-  reg  [3:0] dirty_s7_w2_q;
-  reg  [1:0] rank_s7_w2_q;
-  reg  [15:0] tag_s7_w3_q;
-  reg  [3:0] valid_s7_w3_q;
-  reg  [3:0] dirty_s7_w3_q;
-  reg  [1:0] rank_s7_w3_q;
-  reg  mshr0_valid_q;
-  reg  [20:0] mshr0_addr_q;
-  reg  [2:0] mshr0_count_q;
-  reg  [7:0] mshr0_s0_id_q;
-  reg  [7:0] mshr0_s0_field_q;
-  reg  mshr0_s0_we_q;
-  reg  [3:0] mshr0_s0_wdata_q;
-  reg  [7:0] mshr0_s1_id_q;
-  reg  [7:0] mshr0_s1_field_q;
-  reg  mshr0_s1_we_q;
-  reg  [3:0] mshr0_s1_wdata_q;
-  reg  [7:0] mshr0_s2_id_q;
-  reg  [7:0] mshr0_s2_field_q;
-  reg  mshr0_s2_we_q;
-  reg  [3:0] mshr0_s2_wdata_q;
-  reg  [7:0] mshr0_s3_id_q;
-  reg  [7:0] mshr0_s3_field_q;
-  reg  mshr0_s3_we_q;
-  reg  [3:0] mshr0_s3_wdata_q;
-  reg  mshr1_valid_q;
-  reg  [20:0] mshr1_addr_q;
-  reg  [2:0] mshr1_count_q;
-  reg  [7:0] mshr1_s0_id_q;
-  reg  [7:0] mshr1_s0_field_q;
-  reg  mshr1_s0_we_q;
-  reg  [3:0] mshr1_s0_wdata_q;
-  reg  [7:0] mshr1_s1_id_q;
-  reg  [7:0] mshr1_s1_field_q;
-  reg  mshr1_s1_we_q;
-  reg  [3:0] mshr1_s1_wdata_q;
-  reg  [7:0] mshr1_s2_id_q;
-  reg  [7:0] mshr1_s2_field_q;
-  reg  mshr1_s2_we_q;
-  reg  [3:0] mshr1_s2_wdata_q;
-  reg  [7:0] mshr1_s3_id_q;
-  reg  [7:0] mshr1_s3_field_q;
-  reg  mshr1_s3_we_q;
-  reg  [3:0] mshr1_s3_wdata_q;
-  reg  mshr2_valid_q;
-  reg  [20:0] mshr2_addr_q;
-  reg  [2:0] mshr2_count_q;
-  reg  [7:0] mshr2_s0_id_q;
-  reg  [7:0] mshr2_s0_field_q;
-  reg  mshr2_s0_we_q;
-  reg  [3:0] mshr2_s0_wdata_q;
-  reg  [7:0] mshr2_s1_id_q;
-  reg  [7:0] mshr2_s1_field_q;
-  reg  mshr2_s1_we_q;
-  reg  [3:0] mshr2_s1_wdata_q;
-  reg  [7:0] mshr2_s2_id_q;
-  reg  [7:0] mshr2_s2_field_q;
-  reg  mshr2_s2_we_q;
-  reg  [3:0] mshr2_s2_wdata_q;
-  reg  [7:0] mshr2_s3_id_q;
-  reg  [7:0] mshr2_s3_field_q;
-  reg  mshr2_s3_we_q;
-  reg  [3:0] mshr2_s3_wdata_q;
-  reg  mshr3_valid_q;
-  reg  [20:0] mshr3_addr_q;
-  reg  [2:0] mshr3_count_q;
-  reg  [7:0] mshr3_s0_id_q;
-  reg  [7:0] mshr3_s0_field_q;
-  reg  mshr3_s0_we_q;
-  reg  [3:0] mshr3_s0_wdata_q;
-  reg  [7:0] mshr3_s1_id_q;
-  reg  [7:0] mshr3_s1_field_q;
-  reg  mshr3_s1_we_q;
-  reg  [3:0] mshr3_s1_wdata_q;
-  reg  [7:0] mshr3_s2_id_q;
-  reg  [7:0] mshr3_s2_field_q;
-  reg  mshr3_s2_we_q;
-  reg  [3:0] mshr3_s2_wdata_q;
-  reg  [7:0] mshr3_s3_id_q;
-  reg  [7:0] mshr3_s3_field_q;
-  reg  mshr3_s3_we_q;
-  reg  [3:0] mshr3_s3_wdata_q;
+  (* mem2reg *) reg  [15:0] tag_w0_q [0:7];
+  (* mem2reg *) reg  [15:0] tag_w1_q [0:7];
+  (* mem2reg *) reg  [15:0] tag_w2_q [0:7];
+  (* mem2reg *) reg  [15:0] tag_w3_q [0:7];
+  (* mem2reg *) reg  [3:0] valid_w0_q [0:7];
+  (* mem2reg *) reg  [3:0] valid_w1_q [0:7];
+  (* mem2reg *) reg  [3:0] valid_w2_q [0:7];
+  (* mem2reg *) reg  [3:0] valid_w3_q [0:7];
+  (* mem2reg *) reg  [3:0] dirty_w0_q [0:7];
+  (* mem2reg *) reg  [3:0] dirty_w1_q [0:7];
+  (* mem2reg *) reg  [3:0] dirty_w2_q [0:7];
+  (* mem2reg *) reg  [3:0] dirty_w3_q [0:7];
+  (* mem2reg *) reg  [1:0] rank_w0_q [0:7];
+  (* mem2reg *) reg  [1:0] rank_w1_q [0:7];
+  (* mem2reg *) reg  [1:0] rank_w2_q [0:7];
+  (* mem2reg *) reg  [1:0] rank_w3_q [0:7];
+  (* mem2reg *) reg  mshr_valid_q [0:3];
+  (* mem2reg *) reg  [20:0] mshr_addr_q [0:3];
+  (* mem2reg *) reg  [2:0] mshr_count_q [0:3];
+  (* mem2reg *) reg  [7:0] mshr_s0_id_q [0:3];
+  (* mem2reg *) reg  [7:0] mshr_s0_field_q [0:3];
+  (* mem2reg *) reg  mshr_s0_we_q [0:3];
+  (* mem2reg *) reg  [3:0] mshr_s0_wdata_q [0:3];
+  (* mem2reg *) reg  [7:0] mshr_s1_id_q [0:3];
+  (* mem2reg *) reg  [7:0] mshr_s1_field_q [0:3];
+  (* mem2reg *) reg  mshr_s1_we_q [0:3];
+  (* mem2reg *) reg  [3:0] mshr_s1_wdata_q [0:3];
+  (* mem2reg *) reg  [7:0] mshr_s2_id_q [0:3];
+  (* mem2reg *) reg  [7:0] mshr_s2_field_q [0:3];
+  (* mem2reg *) reg  mshr_s2_we_q [0:3];
+  (* mem2reg *) reg  [3:0] mshr_s2_wdata_q [0:3];
+  (* mem2reg *) reg  [7:0] mshr_s3_id_q [0:3];
+  (* mem2reg *) reg  [7:0] mshr_s3_field_q [0:3];
+  (* mem2reg *) reg  mshr_s3_we_q [0:3];
+  (* mem2reg *) reg  [3:0] mshr_s3_wdata_q [0:3];
   wire data_we;
   wire [4:0] line_idx;
   wire [1023:0] line_filled;
@@ -309,61 +143,61 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   assign req_sec = req_field_i[7:6];
   assign req_set = req_field_i[10:8];
   assign req_tag_w0 = (req_set[2] ?
-                         (req_set[1] ? (req_set[0] ? tag_s7_w0_q : tag_s6_w0_q)
-                          : req_set[0] ? tag_s5_w0_q
-                          : tag_s4_w0_q)
-                       : req_set[1] ? (req_set[0] ? tag_s3_w0_q : tag_s2_w0_q)
-                       : req_set[0] ? tag_s1_w0_q
-                       : tag_s0_w0_q);
+                         (req_set[1] ? (req_set[0] ? tag_w0_q[7] : tag_w0_q[6])
+                          : req_set[0] ? tag_w0_q[5]
+                          : tag_w0_q[4])
+                       : req_set[1] ? (req_set[0] ? tag_w0_q[3] : tag_w0_q[2])
+                       : req_set[0] ? tag_w0_q[1]
+                       : tag_w0_q[0]);
   assign req_valid_w0 = (req_set[2] ?
-                           (req_set[1] ? (req_set[0] ? valid_s7_w0_q : valid_s6_w0_q)
-                            : req_set[0] ? valid_s5_w0_q
-                            : valid_s4_w0_q)
-                         : req_set[1] ? (req_set[0] ? valid_s3_w0_q : valid_s2_w0_q)
-                         : req_set[0] ? valid_s1_w0_q
-                         : valid_s0_w0_q);
+                           (req_set[1] ? (req_set[0] ? valid_w0_q[7] : valid_w0_q[6])
+                            : req_set[0] ? valid_w0_q[5]
+                            : valid_w0_q[4])
+                         : req_set[1] ? (req_set[0] ? valid_w0_q[3] : valid_w0_q[2])
+                         : req_set[0] ? valid_w0_q[1]
+                         : valid_w0_q[0]);
   assign req_tag_w1 = (req_set[2] ?
-                         (req_set[1] ? (req_set[0] ? tag_s7_w1_q : tag_s6_w1_q)
-                          : req_set[0] ? tag_s5_w1_q
-                          : tag_s4_w1_q)
-                       : req_set[1] ? (req_set[0] ? tag_s3_w1_q : tag_s2_w1_q)
-                       : req_set[0] ? tag_s1_w1_q
-                       : tag_s0_w1_q);
+                         (req_set[1] ? (req_set[0] ? tag_w1_q[7] : tag_w1_q[6])
+                          : req_set[0] ? tag_w1_q[5]
+                          : tag_w1_q[4])
+                       : req_set[1] ? (req_set[0] ? tag_w1_q[3] : tag_w1_q[2])
+                       : req_set[0] ? tag_w1_q[1]
+                       : tag_w1_q[0]);
   assign req_valid_w1 = (req_set[2] ?
-                           (req_set[1] ? (req_set[0] ? valid_s7_w1_q : valid_s6_w1_q)
-                            : req_set[0] ? valid_s5_w1_q
-                            : valid_s4_w1_q)
-                         : req_set[1] ? (req_set[0] ? valid_s3_w1_q : valid_s2_w1_q)
-                         : req_set[0] ? valid_s1_w1_q
-                         : valid_s0_w1_q);
+                           (req_set[1] ? (req_set[0] ? valid_w1_q[7] : valid_w1_q[6])
+                            : req_set[0] ? valid_w1_q[5]
+                            : valid_w1_q[4])
+                         : req_set[1] ? (req_set[0] ? valid_w1_q[3] : valid_w1_q[2])
+                         : req_set[0] ? valid_w1_q[1]
+                         : valid_w1_q[0]);
   assign req_tag_w2 = (req_set[2] ?
-                         (req_set[1] ? (req_set[0] ? tag_s7_w2_q : tag_s6_w2_q)
-                          : req_set[0] ? tag_s5_w2_q
-                          : tag_s4_w2_q)
-                       : req_set[1] ? (req_set[0] ? tag_s3_w2_q : tag_s2_w2_q)
-                       : req_set[0] ? tag_s1_w2_q
-                       : tag_s0_w2_q);
+                         (req_set[1] ? (req_set[0] ? tag_w2_q[7] : tag_w2_q[6])
+                          : req_set[0] ? tag_w2_q[5]
+                          : tag_w2_q[4])
+                       : req_set[1] ? (req_set[0] ? tag_w2_q[3] : tag_w2_q[2])
+                       : req_set[0] ? tag_w2_q[1]
+                       : tag_w2_q[0]);
   assign req_valid_w2 = (req_set[2] ?
-                           (req_set[1] ? (req_set[0] ? valid_s7_w2_q : valid_s6_w2_q)
-                            : req_set[0] ? valid_s5_w2_q
-                            : valid_s4_w2_q)
-                         : req_set[1] ? (req_set[0] ? valid_s3_w2_q : valid_s2_w2_q)
-                         : req_set[0] ? valid_s1_w2_q
-                         : valid_s0_w2_q);
+                           (req_set[1] ? (req_set[0] ? valid_w2_q[7] : valid_w2_q[6])
+                            : req_set[0] ? valid_w2_q[5]
+                            : valid_w2_q[4])
+                         : req_set[1] ? (req_set[0] ? valid_w2_q[3] : valid_w2_q[2])
+                         : req_set[0] ? valid_w2_q[1]
+                         : valid_w2_q[0]);
   assign req_tag_w3 = (req_set[2] ?
-                         (req_set[1] ? (req_set[0] ? tag_s7_w3_q : tag_s6_w3_q)
-                          : req_set[0] ? tag_s5_w3_q
-                          : tag_s4_w3_q)
-                       : req_set[1] ? (req_set[0] ? tag_s3_w3_q : tag_s2_w3_q)
-                       : req_set[0] ? tag_s1_w3_q
-                       : tag_s0_w3_q);
+                         (req_set[1] ? (req_set[0] ? tag_w3_q[7] : tag_w3_q[6])
+                          : req_set[0] ? tag_w3_q[5]
+                          : tag_w3_q[4])
+                       : req_set[1] ? (req_set[0] ? tag_w3_q[3] : tag_w3_q[2])
+                       : req_set[0] ? tag_w3_q[1]
+                       : tag_w3_q[0]);
   assign req_valid_w3 = (req_set[2] ?
-                           (req_set[1] ? (req_set[0] ? valid_s7_w3_q : valid_s6_w3_q)
-                            : req_set[0] ? valid_s5_w3_q
-                            : valid_s4_w3_q)
-                         : req_set[1] ? (req_set[0] ? valid_s3_w3_q : valid_s2_w3_q)
-                         : req_set[0] ? valid_s1_w3_q
-                         : valid_s0_w3_q);
+                           (req_set[1] ? (req_set[0] ? valid_w3_q[7] : valid_w3_q[6])
+                            : req_set[0] ? valid_w3_q[5]
+                            : valid_w3_q[4])
+                         : req_set[1] ? (req_set[0] ? valid_w3_q[3] : valid_w3_q[2])
+                         : req_set[0] ? valid_w3_q[1]
+                         : valid_w3_q[0]);
   assign req_hit_w0 = ((req_tag_w0 == req_field_i[26:11])
                        & (req_sec[1] ? (req_sec[0] ? req_valid_w0[3] : req_valid_w0[2])
                           : req_sec[0] ? req_valid_w0[1]
@@ -383,18 +217,19 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   assign req_hit = (req_hit_w0 | req_hit_w1 | req_hit_w2 | req_hit_w3);
   assign req_way = ((req_hit_w1 ? 2'd1 : 2'd0) | (req_hit_w2 ? 2'd2 : 2'd0)
                     | (req_hit_w3 ? 2'd3 : 2'd0));
-  assign req_match0 = (mshr0_valid_q & (mshr0_addr_q == req_sector));
-  assign req_match1 = (mshr1_valid_q & (mshr1_addr_q == req_sector));
-  assign req_match2 = (mshr2_valid_q & (mshr2_addr_q == req_sector));
-  assign req_match3 = (mshr3_valid_q & (mshr3_addr_q == req_sector));
+  assign req_match0 = (mshr_valid_q[0] & (mshr_addr_q[0] == req_sector));
+  assign req_match1 = (mshr_valid_q[1] & (mshr_addr_q[1] == req_sector));
+  assign req_match2 = (mshr_valid_q[2] & (mshr_addr_q[2] == req_sector));
+  assign req_match3 = (mshr_valid_q[3] & (mshr_addr_q[3] == req_sector));
   assign req_match_any = (req_match0 | req_match1 | req_match2 | req_match3);
-  assign req_match_full = ((req_match0 & (mshr0_count_q == 3'd4))
-                           | (req_match1 & (mshr1_count_q == 3'd4))
-                           | (req_match2 & (mshr2_count_q == 3'd4))
-                           | (req_match3 & (mshr3_count_q == 3'd4)));
-  assign mshr_free_any = (~mshr0_valid_q | (~mshr1_valid_q & mshr0_valid_q)
-                          | (~mshr2_valid_q & ~(~mshr0_valid_q | ~mshr1_valid_q))
-                          | (~mshr3_valid_q & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q)));
+  assign req_match_full = ((req_match0 & (mshr_count_q[0] == 3'd4))
+                           | (req_match1 & (mshr_count_q[1] == 3'd4))
+                           | (req_match2 & (mshr_count_q[2] == 3'd4))
+                           | (req_match3 & (mshr_count_q[3] == 3'd4)));
+  assign mshr_free_any = (~mshr_valid_q[0] | (~mshr_valid_q[1] & mshr_valid_q[0])
+                          | (~mshr_valid_q[2] & ~(~mshr_valid_q[0] | ~mshr_valid_q[1]))
+                          | (~mshr_valid_q[3]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2])));
   assign req_can = (req_hit | (req_match_any & ~req_match_full) | (~req_match_any & mshr_free_any));
   assign outs_free = (resp_free & mreq_free);
   assign fill_take = ((state_q == STATE_IDLE) & mfill_valid_i & outs_free);
@@ -415,65 +250,65 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   wire [1:0] fill_victim;
   wire [3:0] fill_wb_mask;
   assign fill_in_set = mfill_addr_i[4:2];
-  assign fill_in_mshr = (((mshr1_valid_q & (mshr1_addr_q == mfill_addr_i)) ? 2'd1 : 2'd0)
-                         | ((mshr2_valid_q & (mshr2_addr_q == mfill_addr_i)) ? 2'd2 : 2'd0)
-                         | ((mshr3_valid_q & (mshr3_addr_q == mfill_addr_i)) ? 2'd3 : 2'd0));
+  assign fill_in_mshr = (((mshr_valid_q[1] & (mshr_addr_q[1] == mfill_addr_i)) ? 2'd1 : 2'd0)
+                         | ((mshr_valid_q[2] & (mshr_addr_q[2] == mfill_addr_i)) ? 2'd2 : 2'd0)
+                         | ((mshr_valid_q[3] & (mshr_addr_q[3] == mfill_addr_i)) ? 2'd3 : 2'd0));
   assign fill_tag_w0 = (fill_in_set[2] ?
-                          (fill_in_set[1] ? (fill_in_set[0] ? tag_s7_w0_q : tag_s6_w0_q)
-                           : fill_in_set[0] ? tag_s5_w0_q
-                           : tag_s4_w0_q)
-                        : fill_in_set[1] ? (fill_in_set[0] ? tag_s3_w0_q : tag_s2_w0_q)
-                        : fill_in_set[0] ? tag_s1_w0_q
-                        : tag_s0_w0_q);
+                          (fill_in_set[1] ? (fill_in_set[0] ? tag_w0_q[7] : tag_w0_q[6])
+                           : fill_in_set[0] ? tag_w0_q[5]
+                           : tag_w0_q[4])
+                        : fill_in_set[1] ? (fill_in_set[0] ? tag_w0_q[3] : tag_w0_q[2])
+                        : fill_in_set[0] ? tag_w0_q[1]
+                        : tag_w0_q[0]);
   assign fill_valid_w0 = (fill_in_set[2] ?
-                            (fill_in_set[1] ? (fill_in_set[0] ? valid_s7_w0_q : valid_s6_w0_q)
-                             : fill_in_set[0] ? valid_s5_w0_q
-                             : valid_s4_w0_q)
-                          : fill_in_set[1] ? (fill_in_set[0] ? valid_s3_w0_q : valid_s2_w0_q)
-                          : fill_in_set[0] ? valid_s1_w0_q
-                          : valid_s0_w0_q);
+                            (fill_in_set[1] ? (fill_in_set[0] ? valid_w0_q[7] : valid_w0_q[6])
+                             : fill_in_set[0] ? valid_w0_q[5]
+                             : valid_w0_q[4])
+                          : fill_in_set[1] ? (fill_in_set[0] ? valid_w0_q[3] : valid_w0_q[2])
+                          : fill_in_set[0] ? valid_w0_q[1]
+                          : valid_w0_q[0]);
   assign fill_tag_w1 = (fill_in_set[2] ?
-                          (fill_in_set[1] ? (fill_in_set[0] ? tag_s7_w1_q : tag_s6_w1_q)
-                           : fill_in_set[0] ? tag_s5_w1_q
-                           : tag_s4_w1_q)
-                        : fill_in_set[1] ? (fill_in_set[0] ? tag_s3_w1_q : tag_s2_w1_q)
-                        : fill_in_set[0] ? tag_s1_w1_q
-                        : tag_s0_w1_q);
+                          (fill_in_set[1] ? (fill_in_set[0] ? tag_w1_q[7] : tag_w1_q[6])
+                           : fill_in_set[0] ? tag_w1_q[5]
+                           : tag_w1_q[4])
+                        : fill_in_set[1] ? (fill_in_set[0] ? tag_w1_q[3] : tag_w1_q[2])
+                        : fill_in_set[0] ? tag_w1_q[1]
+                        : tag_w1_q[0]);
   assign fill_valid_w1 = (fill_in_set[2] ?
-                            (fill_in_set[1] ? (fill_in_set[0] ? valid_s7_w1_q : valid_s6_w1_q)
-                             : fill_in_set[0] ? valid_s5_w1_q
-                             : valid_s4_w1_q)
-                          : fill_in_set[1] ? (fill_in_set[0] ? valid_s3_w1_q : valid_s2_w1_q)
-                          : fill_in_set[0] ? valid_s1_w1_q
-                          : valid_s0_w1_q);
+                            (fill_in_set[1] ? (fill_in_set[0] ? valid_w1_q[7] : valid_w1_q[6])
+                             : fill_in_set[0] ? valid_w1_q[5]
+                             : valid_w1_q[4])
+                          : fill_in_set[1] ? (fill_in_set[0] ? valid_w1_q[3] : valid_w1_q[2])
+                          : fill_in_set[0] ? valid_w1_q[1]
+                          : valid_w1_q[0]);
   assign fill_tag_w2 = (fill_in_set[2] ?
-                          (fill_in_set[1] ? (fill_in_set[0] ? tag_s7_w2_q : tag_s6_w2_q)
-                           : fill_in_set[0] ? tag_s5_w2_q
-                           : tag_s4_w2_q)
-                        : fill_in_set[1] ? (fill_in_set[0] ? tag_s3_w2_q : tag_s2_w2_q)
-                        : fill_in_set[0] ? tag_s1_w2_q
-                        : tag_s0_w2_q);
+                          (fill_in_set[1] ? (fill_in_set[0] ? tag_w2_q[7] : tag_w2_q[6])
+                           : fill_in_set[0] ? tag_w2_q[5]
+                           : tag_w2_q[4])
+                        : fill_in_set[1] ? (fill_in_set[0] ? tag_w2_q[3] : tag_w2_q[2])
+                        : fill_in_set[0] ? tag_w2_q[1]
+                        : tag_w2_q[0]);
   assign fill_valid_w2 = (fill_in_set[2] ?
-                            (fill_in_set[1] ? (fill_in_set[0] ? valid_s7_w2_q : valid_s6_w2_q)
-                             : fill_in_set[0] ? valid_s5_w2_q
-                             : valid_s4_w2_q)
-                          : fill_in_set[1] ? (fill_in_set[0] ? valid_s3_w2_q : valid_s2_w2_q)
-                          : fill_in_set[0] ? valid_s1_w2_q
-                          : valid_s0_w2_q);
+                            (fill_in_set[1] ? (fill_in_set[0] ? valid_w2_q[7] : valid_w2_q[6])
+                             : fill_in_set[0] ? valid_w2_q[5]
+                             : valid_w2_q[4])
+                          : fill_in_set[1] ? (fill_in_set[0] ? valid_w2_q[3] : valid_w2_q[2])
+                          : fill_in_set[0] ? valid_w2_q[1]
+                          : valid_w2_q[0]);
   assign fill_tag_w3 = (fill_in_set[2] ?
-                          (fill_in_set[1] ? (fill_in_set[0] ? tag_s7_w3_q : tag_s6_w3_q)
-                           : fill_in_set[0] ? tag_s5_w3_q
-                           : tag_s4_w3_q)
-                        : fill_in_set[1] ? (fill_in_set[0] ? tag_s3_w3_q : tag_s2_w3_q)
-                        : fill_in_set[0] ? tag_s1_w3_q
-                        : tag_s0_w3_q);
+                          (fill_in_set[1] ? (fill_in_set[0] ? tag_w3_q[7] : tag_w3_q[6])
+                           : fill_in_set[0] ? tag_w3_q[5]
+                           : tag_w3_q[4])
+                        : fill_in_set[1] ? (fill_in_set[0] ? tag_w3_q[3] : tag_w3_q[2])
+                        : fill_in_set[0] ? tag_w3_q[1]
+                        : tag_w3_q[0]);
   assign fill_valid_w3 = (fill_in_set[2] ?
-                            (fill_in_set[1] ? (fill_in_set[0] ? valid_s7_w3_q : valid_s6_w3_q)
-                             : fill_in_set[0] ? valid_s5_w3_q
-                             : valid_s4_w3_q)
-                          : fill_in_set[1] ? (fill_in_set[0] ? valid_s3_w3_q : valid_s2_w3_q)
-                          : fill_in_set[0] ? valid_s1_w3_q
-                          : valid_s0_w3_q);
+                            (fill_in_set[1] ? (fill_in_set[0] ? valid_w3_q[7] : valid_w3_q[6])
+                             : fill_in_set[0] ? valid_w3_q[5]
+                             : valid_w3_q[4])
+                          : fill_in_set[1] ? (fill_in_set[0] ? valid_w3_q[3] : valid_w3_q[2])
+                          : fill_in_set[0] ? valid_w3_q[1]
+                          : valid_w3_q[0]);
   assign fill_present = (((fill_tag_w0 == mfill_addr_i[20:5]) & (|fill_valid_w0))
                          | ((fill_tag_w1 == mfill_addr_i[20:5]) & (|fill_valid_w1))
                          | ((fill_tag_w2 == mfill_addr_i[20:5]) & (|fill_valid_w2))
@@ -494,32 +329,32 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
                                 2'd3
                               : 2'd0))
                         : ((((fill_in_set[2] ?
-                                (fill_in_set[1] ? (fill_in_set[0] ? rank_s7_w1_q : rank_s6_w1_q)
-                                 : fill_in_set[0] ? rank_s5_w1_q
-                                 : rank_s4_w1_q)
-                              : fill_in_set[1] ? (fill_in_set[0] ? rank_s3_w1_q : rank_s2_w1_q)
-                              : fill_in_set[0] ? rank_s1_w1_q
-                              : rank_s0_w1_q)
+                                (fill_in_set[1] ? (fill_in_set[0] ? rank_w1_q[7] : rank_w1_q[6])
+                                 : fill_in_set[0] ? rank_w1_q[5]
+                                 : rank_w1_q[4])
+                              : fill_in_set[1] ? (fill_in_set[0] ? rank_w1_q[3] : rank_w1_q[2])
+                              : fill_in_set[0] ? rank_w1_q[1]
+                              : rank_w1_q[0])
                              == 2'd3) ?
                               2'd1
                             : 2'd0)
                            | (((fill_in_set[2] ?
-                                  (fill_in_set[1] ? (fill_in_set[0] ? rank_s7_w2_q : rank_s6_w2_q)
-                                   : fill_in_set[0] ? rank_s5_w2_q
-                                   : rank_s4_w2_q)
-                                : fill_in_set[1] ? (fill_in_set[0] ? rank_s3_w2_q : rank_s2_w2_q)
-                                : fill_in_set[0] ? rank_s1_w2_q
-                                : rank_s0_w2_q)
+                                  (fill_in_set[1] ? (fill_in_set[0] ? rank_w2_q[7] : rank_w2_q[6])
+                                   : fill_in_set[0] ? rank_w2_q[5]
+                                   : rank_w2_q[4])
+                                : fill_in_set[1] ? (fill_in_set[0] ? rank_w2_q[3] : rank_w2_q[2])
+                                : fill_in_set[0] ? rank_w2_q[1]
+                                : rank_w2_q[0])
                                == 2'd3) ?
                                 2'd2
                               : 2'd0)
                            | (((fill_in_set[2] ?
-                                  (fill_in_set[1] ? (fill_in_set[0] ? rank_s7_w3_q : rank_s6_w3_q)
-                                   : fill_in_set[0] ? rank_s5_w3_q
-                                   : rank_s4_w3_q)
-                                : fill_in_set[1] ? (fill_in_set[0] ? rank_s3_w3_q : rank_s2_w3_q)
-                                : fill_in_set[0] ? rank_s1_w3_q
-                                : rank_s0_w3_q)
+                                  (fill_in_set[1] ? (fill_in_set[0] ? rank_w3_q[7] : rank_w3_q[6])
+                                   : fill_in_set[0] ? rank_w3_q[5]
+                                   : rank_w3_q[4])
+                                : fill_in_set[1] ? (fill_in_set[0] ? rank_w3_q[3] : rank_w3_q[2])
+                                : fill_in_set[0] ? rank_w3_q[1]
+                                : rank_w3_q[0])
                                == 2'd3) ?
                                 2'd3
                               : 2'd0)));
@@ -527,34 +362,34 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
                          : fill_victim[1] ?
                            (fill_victim[0] ?
                               (fill_in_set[2] ?
-                                 (fill_in_set[1] ? (fill_in_set[0] ? dirty_s7_w3_q : dirty_s6_w3_q)
-                                  : fill_in_set[0] ? dirty_s5_w3_q
-                                  : dirty_s4_w3_q)
-                               : fill_in_set[1] ? (fill_in_set[0] ? dirty_s3_w3_q : dirty_s2_w3_q)
-                               : fill_in_set[0] ? dirty_s1_w3_q
-                               : dirty_s0_w3_q)
+                                 (fill_in_set[1] ? (fill_in_set[0] ? dirty_w3_q[7] : dirty_w3_q[6])
+                                  : fill_in_set[0] ? dirty_w3_q[5]
+                                  : dirty_w3_q[4])
+                               : fill_in_set[1] ? (fill_in_set[0] ? dirty_w3_q[3] : dirty_w3_q[2])
+                               : fill_in_set[0] ? dirty_w3_q[1]
+                               : dirty_w3_q[0])
                             : fill_in_set[2] ?
-                              (fill_in_set[1] ? (fill_in_set[0] ? dirty_s7_w2_q : dirty_s6_w2_q)
-                               : fill_in_set[0] ? dirty_s5_w2_q
-                               : dirty_s4_w2_q)
-                            : fill_in_set[1] ? (fill_in_set[0] ? dirty_s3_w2_q : dirty_s2_w2_q)
-                            : fill_in_set[0] ? dirty_s1_w2_q
-                            : dirty_s0_w2_q)
+                              (fill_in_set[1] ? (fill_in_set[0] ? dirty_w2_q[7] : dirty_w2_q[6])
+                               : fill_in_set[0] ? dirty_w2_q[5]
+                               : dirty_w2_q[4])
+                            : fill_in_set[1] ? (fill_in_set[0] ? dirty_w2_q[3] : dirty_w2_q[2])
+                            : fill_in_set[0] ? dirty_w2_q[1]
+                            : dirty_w2_q[0])
                          : fill_victim[0] ?
                            (fill_in_set[2] ?
-                              (fill_in_set[1] ? (fill_in_set[0] ? dirty_s7_w1_q : dirty_s6_w1_q)
-                               : fill_in_set[0] ? dirty_s5_w1_q
-                               : dirty_s4_w1_q)
-                            : fill_in_set[1] ? (fill_in_set[0] ? dirty_s3_w1_q : dirty_s2_w1_q)
-                            : fill_in_set[0] ? dirty_s1_w1_q
-                            : dirty_s0_w1_q)
+                              (fill_in_set[1] ? (fill_in_set[0] ? dirty_w1_q[7] : dirty_w1_q[6])
+                               : fill_in_set[0] ? dirty_w1_q[5]
+                               : dirty_w1_q[4])
+                            : fill_in_set[1] ? (fill_in_set[0] ? dirty_w1_q[3] : dirty_w1_q[2])
+                            : fill_in_set[0] ? dirty_w1_q[1]
+                            : dirty_w1_q[0])
                          : fill_in_set[2] ?
-                           (fill_in_set[1] ? (fill_in_set[0] ? dirty_s7_w0_q : dirty_s6_w0_q)
-                            : fill_in_set[0] ? dirty_s5_w0_q
-                            : dirty_s4_w0_q)
-                         : fill_in_set[1] ? (fill_in_set[0] ? dirty_s3_w0_q : dirty_s2_w0_q)
-                         : fill_in_set[0] ? dirty_s1_w0_q
-                         : dirty_s0_w0_q);
+                           (fill_in_set[1] ? (fill_in_set[0] ? dirty_w0_q[7] : dirty_w0_q[6])
+                            : fill_in_set[0] ? dirty_w0_q[5]
+                            : dirty_w0_q[4])
+                         : fill_in_set[1] ? (fill_in_set[0] ? dirty_w0_q[3] : dirty_w0_q[2])
+                         : fill_in_set[0] ? dirty_w0_q[1]
+                         : dirty_w0_q[0]);
 
   // Data array: one line read and (at most) one line written per cycle
   wire [2:0] fill_set;
@@ -576,64 +411,64 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   assign line = data_q[line_idx];
   assign rel_id = (fill_mshr_q[1] ?
                      (fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr3_s3_id_q : mshr3_s2_id_q)
-                         : rel_k_q[0] ? mshr3_s1_id_q
-                         : mshr3_s0_id_q)
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr2_s3_id_q : mshr2_s2_id_q)
-                      : rel_k_q[0] ? mshr2_s1_id_q
-                      : mshr2_s0_id_q)
+                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[3] : mshr_s2_id_q[3])
+                         : rel_k_q[0] ? mshr_s1_id_q[3]
+                         : mshr_s0_id_q[3])
+                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[2] : mshr_s2_id_q[2])
+                      : rel_k_q[0] ? mshr_s1_id_q[2]
+                      : mshr_s0_id_q[2])
                    : fill_mshr_q[0] ?
-                     (rel_k_q[1] ? (rel_k_q[0] ? mshr1_s3_id_q : mshr1_s2_id_q)
-                      : rel_k_q[0] ? mshr1_s1_id_q
-                      : mshr1_s0_id_q)
-                   : rel_k_q[1] ? (rel_k_q[0] ? mshr0_s3_id_q : mshr0_s2_id_q)
-                   : rel_k_q[0] ? mshr0_s1_id_q
-                   : mshr0_s0_id_q);
+                     (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[1] : mshr_s2_id_q[1])
+                      : rel_k_q[0] ? mshr_s1_id_q[1]
+                      : mshr_s0_id_q[1])
+                   : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[0] : mshr_s2_id_q[0])
+                   : rel_k_q[0] ? mshr_s1_id_q[0]
+                   : mshr_s0_id_q[0]);
   assign rel_fil = (fill_mshr_q[1] ?
                       (fill_mshr_q[0] ?
-                         (rel_k_q[1] ? (rel_k_q[0] ? mshr3_s3_field_q : mshr3_s2_field_q)
-                          : rel_k_q[0] ? mshr3_s1_field_q
-                          : mshr3_s0_field_q)
-                       : rel_k_q[1] ? (rel_k_q[0] ? mshr2_s3_field_q : mshr2_s2_field_q)
-                       : rel_k_q[0] ? mshr2_s1_field_q
-                       : mshr2_s0_field_q)
+                         (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[3] : mshr_s2_field_q[3])
+                          : rel_k_q[0] ? mshr_s1_field_q[3]
+                          : mshr_s0_field_q[3])
+                       : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[2] : mshr_s2_field_q[2])
+                       : rel_k_q[0] ? mshr_s1_field_q[2]
+                       : mshr_s0_field_q[2])
                     : fill_mshr_q[0] ?
-                      (rel_k_q[1] ? (rel_k_q[0] ? mshr1_s3_field_q : mshr1_s2_field_q)
-                       : rel_k_q[0] ? mshr1_s1_field_q
-                       : mshr1_s0_field_q)
-                    : rel_k_q[1] ? (rel_k_q[0] ? mshr0_s3_field_q : mshr0_s2_field_q)
-                    : rel_k_q[0] ? mshr0_s1_field_q
-                    : mshr0_s0_field_q);
+                      (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[1] : mshr_s2_field_q[1])
+                       : rel_k_q[0] ? mshr_s1_field_q[1]
+                       : mshr_s0_field_q[1])
+                    : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[0] : mshr_s2_field_q[0])
+                    : rel_k_q[0] ? mshr_s1_field_q[0]
+                    : mshr_s0_field_q[0]);
   assign rel_we = (fill_mshr_q[1] ?
                      (fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr3_s3_we_q : mshr3_s2_we_q)
-                         : rel_k_q[0] ? mshr3_s1_we_q
-                         : mshr3_s0_we_q)
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr2_s3_we_q : mshr2_s2_we_q)
-                      : rel_k_q[0] ? mshr2_s1_we_q
-                      : mshr2_s0_we_q)
+                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[3] : mshr_s2_we_q[3])
+                         : rel_k_q[0] ? mshr_s1_we_q[3]
+                         : mshr_s0_we_q[3])
+                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[2] : mshr_s2_we_q[2])
+                      : rel_k_q[0] ? mshr_s1_we_q[2]
+                      : mshr_s0_we_q[2])
                    : fill_mshr_q[0] ?
-                     (rel_k_q[1] ? (rel_k_q[0] ? mshr1_s3_we_q : mshr1_s2_we_q)
-                      : rel_k_q[0] ? mshr1_s1_we_q
-                      : mshr1_s0_we_q)
-                   : rel_k_q[1] ? (rel_k_q[0] ? mshr0_s3_we_q : mshr0_s2_we_q)
-                   : rel_k_q[0] ? mshr0_s1_we_q
-                   : mshr0_s0_we_q);
+                     (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[1] : mshr_s2_we_q[1])
+                      : rel_k_q[0] ? mshr_s1_we_q[1]
+                      : mshr_s0_we_q[1])
+                   : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[0] : mshr_s2_we_q[0])
+                   : rel_k_q[0] ? mshr_s1_we_q[0]
+                   : mshr_s0_we_q[0]);
   assign rel_wdata = (fill_mshr_q[1] ?
                         (fill_mshr_q[0] ?
-                           (rel_k_q[1] ? (rel_k_q[0] ? mshr3_s3_wdata_q : mshr3_s2_wdata_q)
-                            : rel_k_q[0] ? mshr3_s1_wdata_q
-                            : mshr3_s0_wdata_q)
-                         : rel_k_q[1] ? (rel_k_q[0] ? mshr2_s3_wdata_q : mshr2_s2_wdata_q)
-                         : rel_k_q[0] ? mshr2_s1_wdata_q
-                         : mshr2_s0_wdata_q)
+                           (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[3] : mshr_s2_wdata_q[3])
+                            : rel_k_q[0] ? mshr_s1_wdata_q[3]
+                            : mshr_s0_wdata_q[3])
+                         : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[2] : mshr_s2_wdata_q[2])
+                         : rel_k_q[0] ? mshr_s1_wdata_q[2]
+                         : mshr_s0_wdata_q[2])
                       : fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr1_s3_wdata_q : mshr1_s2_wdata_q)
-                         : rel_k_q[0] ? mshr1_s1_wdata_q
-                         : mshr1_s0_wdata_q)
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr0_s3_wdata_q : mshr0_s2_wdata_q)
-                      : rel_k_q[0] ? mshr0_s1_wdata_q
-                      : mshr0_s0_wdata_q);
+                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[1] : mshr_s2_wdata_q[1])
+                         : rel_k_q[0] ? mshr_s1_wdata_q[1]
+                         : mshr_s0_wdata_q[1])
+                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[0] : mshr_s2_wdata_q[0])
+                      : rel_k_q[0] ? mshr_s1_wdata_q[0]
+                      : mshr_s0_wdata_q[0]);
   assign acc_fil = ((state_q == STATE_IDLE) ? req_fil : rel_fil);
   assign acc_we = ((state_q == STATE_IDLE) ? req_we_i : rel_we);
   assign acc_wdata = ((state_q == STATE_IDLE) ? req_wdata_i : rel_wdata);
@@ -1167,494 +1002,160 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   wire rel_take;
   wire acc_take;
   wire wb_go;
-  wire resp_payload_en;
-  wire [12:0] resp_payload_d;
   wire resp_valid_en;
   wire resp_valid_d;
+  wire resp_payload_en;
+  wire [12:0] resp_payload_d;
   wire miss_take;
   wire merge_take;
-  wire rel_k_en;
-  wire [2:0] rel_k_d;
-  reg  [1:0] state_d;
-  wire wb_tag_en;
-  wire [15:0] wb_tag_d;
-  wire fill_new_en;
-  wire fill_new_d;
-  wire fill_way_en;
-  wire [1:0] fill_way_d;
-  wire fill_mshr_en;
-  wire [1:0] fill_mshr_d;
-  wire fill_data_en;
-  wire [255:0] fill_data_d;
-  wire fill_addr_en;
-  wire [20:0] fill_addr_d;
-  wire cnt_merges_en;
-  wire [31:0] cnt_merges_d;
-  wire cnt_misses_en;
-  wire [31:0] cnt_misses_d;
-  wire cnt_hits_en;
-  wire [31:0] cnt_hits_d;
-  wire wb_mask_en;
-  wire [3:0] wb_mask_d;
-  wire mreq_payload_en;
-  wire [277:0] mreq_payload_d;
   wire mreq_valid_en;
   wire mreq_valid_d;
+  wire mreq_payload_en;
+  wire [277:0] mreq_payload_d;
+  wire wb_mask_en;
+  wire [3:0] wb_mask_d;
+  wire cnt_hits_en;
+  wire [31:0] cnt_hits_d;
+  wire cnt_misses_en;
+  wire [31:0] cnt_misses_d;
+  wire cnt_merges_en;
+  wire [31:0] cnt_merges_d;
+  wire fill_addr_en;
+  wire [20:0] fill_addr_d;
+  wire fill_data_en;
+  wire [255:0] fill_data_d;
+  wire fill_mshr_en;
+  wire [1:0] fill_mshr_d;
+  wire fill_way_en;
+  wire [1:0] fill_way_d;
+  wire fill_new_en;
+  wire fill_new_d;
+  wire wb_tag_en;
+  wire [15:0] wb_tag_d;
+  reg  [1:0] state_d;
+  wire rel_k_en;
+  wire [2:0] rel_k_d;
   wire [2:0] acc_set;
   wire [1:0] acc_way;
   wire [1:0] acc_sec;
   wire lru_touch;
   wire [3:0] acc_sec_onehot;
-  wire acc_set0;
-  wire [1:0] touched_rank_s0;
-  wire rank_s0_w3_en;
-  wire [1:0] rank_s0_w3_d;
-  wire dirty_s0_w3_en;
-  wire [3:0] dirty_s0_w3_d;
-  wire valid_s0_w3_en;
-  wire [3:0] valid_s0_w3_d;
-  wire tag_s0_w3_en;
-  wire [15:0] tag_s0_w3_d;
-  wire rank_s0_w2_en;
-  wire [1:0] rank_s0_w2_d;
-  wire dirty_s0_w2_en;
-  wire [3:0] dirty_s0_w2_d;
-  wire valid_s0_w2_en;
-  wire [3:0] valid_s0_w2_d;
-  wire tag_s0_w2_en;
-  wire [15:0] tag_s0_w2_d;
-  wire rank_s0_w1_en;
-  wire [1:0] rank_s0_w1_d;
-  wire dirty_s0_w1_en;
-  wire [3:0] dirty_s0_w1_d;
-  wire valid_s0_w1_en;
-  wire [3:0] valid_s0_w1_d;
-  wire tag_s0_w1_en;
-  wire [15:0] tag_s0_w1_d;
-  wire rank_s0_w0_en;
-  wire [1:0] rank_s0_w0_d;
-  wire dirty_s0_w0_en;
-  wire [3:0] dirty_s0_w0_d;
-  wire valid_s0_w0_en;
-  wire [3:0] valid_s0_w0_d;
-  wire tag_s0_w0_en;
-  wire [15:0] tag_s0_w0_d;
-  wire acc_set1;
-  wire [1:0] touched_rank_s1;
-  wire rank_s1_w3_en;
-  wire [1:0] rank_s1_w3_d;
-  wire dirty_s1_w3_en;
-  wire [3:0] dirty_s1_w3_d;
-  wire valid_s1_w3_en;
-  wire [3:0] valid_s1_w3_d;
-  wire tag_s1_w3_en;
-  wire [15:0] tag_s1_w3_d;
-  wire rank_s1_w2_en;
-  wire [1:0] rank_s1_w2_d;
-  wire dirty_s1_w2_en;
-  wire [3:0] dirty_s1_w2_d;
-  wire valid_s1_w2_en;
-  wire [3:0] valid_s1_w2_d;
-  wire tag_s1_w2_en;
-  wire [15:0] tag_s1_w2_d;
-  wire rank_s1_w1_en;
-  wire [1:0] rank_s1_w1_d;
-  wire dirty_s1_w1_en;
-  wire [3:0] dirty_s1_w1_d;
-  wire valid_s1_w1_en;
-  wire [3:0] valid_s1_w1_d;
-  wire tag_s1_w1_en;
-  wire [15:0] tag_s1_w1_d;
-  wire rank_s1_w0_en;
-  wire [1:0] rank_s1_w0_d;
-  wire dirty_s1_w0_en;
-  wire [3:0] dirty_s1_w0_d;
-  wire valid_s1_w0_en;
-  wire [3:0] valid_s1_w0_d;
-  wire tag_s1_w0_en;
-  wire [15:0] tag_s1_w0_d;
-  wire acc_set2;
-  wire [1:0] touched_rank_s2;
-  wire rank_s2_w3_en;
-  wire [1:0] rank_s2_w3_d;
-  wire dirty_s2_w3_en;
-  wire [3:0] dirty_s2_w3_d;
-  wire valid_s2_w3_en;
-  wire [3:0] valid_s2_w3_d;
-  wire tag_s2_w3_en;
-  wire [15:0] tag_s2_w3_d;
-  wire rank_s2_w2_en;
-  wire [1:0] rank_s2_w2_d;
-  wire dirty_s2_w2_en;
-  wire [3:0] dirty_s2_w2_d;
-  wire valid_s2_w2_en;
-  wire [3:0] valid_s2_w2_d;
-  wire tag_s2_w2_en;
-  wire [15:0] tag_s2_w2_d;
-  wire rank_s2_w1_en;
-  wire [1:0] rank_s2_w1_d;
-  wire dirty_s2_w1_en;
-  wire [3:0] dirty_s2_w1_d;
-  wire valid_s2_w1_en;
-  wire [3:0] valid_s2_w1_d;
-  wire tag_s2_w1_en;
-  wire [15:0] tag_s2_w1_d;
-  wire rank_s2_w0_en;
-  wire [1:0] rank_s2_w0_d;
-  wire dirty_s2_w0_en;
-  wire [3:0] dirty_s2_w0_d;
-  wire valid_s2_w0_en;
-  wire [3:0] valid_s2_w0_d;
-  wire tag_s2_w0_en;
-  wire [15:0] tag_s2_w0_d;
-  wire acc_set3;
-  wire [1:0] touched_rank_s3;
-  wire rank_s3_w3_en;
-  wire [1:0] rank_s3_w3_d;
-  wire dirty_s3_w3_en;
-  wire [3:0] dirty_s3_w3_d;
-  wire valid_s3_w3_en;
-  wire [3:0] valid_s3_w3_d;
-  wire tag_s3_w3_en;
-  wire [15:0] tag_s3_w3_d;
-  wire rank_s3_w2_en;
-  wire [1:0] rank_s3_w2_d;
-  wire dirty_s3_w2_en;
-  wire [3:0] dirty_s3_w2_d;
-  wire valid_s3_w2_en;
-  wire [3:0] valid_s3_w2_d;
-  wire tag_s3_w2_en;
-  wire [15:0] tag_s3_w2_d;
-  wire rank_s3_w1_en;
-  wire [1:0] rank_s3_w1_d;
-  wire dirty_s3_w1_en;
-  wire [3:0] dirty_s3_w1_d;
-  wire valid_s3_w1_en;
-  wire [3:0] valid_s3_w1_d;
-  wire tag_s3_w1_en;
-  wire [15:0] tag_s3_w1_d;
-  wire rank_s3_w0_en;
-  wire [1:0] rank_s3_w0_d;
-  wire dirty_s3_w0_en;
-  wire [3:0] dirty_s3_w0_d;
-  wire valid_s3_w0_en;
-  wire [3:0] valid_s3_w0_d;
-  wire tag_s3_w0_en;
-  wire [15:0] tag_s3_w0_d;
-  wire acc_set4;
-  wire [1:0] touched_rank_s4;
-  wire rank_s4_w3_en;
-  wire [1:0] rank_s4_w3_d;
-  wire dirty_s4_w3_en;
-  wire [3:0] dirty_s4_w3_d;
-  wire valid_s4_w3_en;
-  wire [3:0] valid_s4_w3_d;
-  wire tag_s4_w3_en;
-  wire [15:0] tag_s4_w3_d;
-  wire rank_s4_w2_en;
-  wire [1:0] rank_s4_w2_d;
-  wire dirty_s4_w2_en;
-  wire [3:0] dirty_s4_w2_d;
-  wire valid_s4_w2_en;
-  wire [3:0] valid_s4_w2_d;
-  wire tag_s4_w2_en;
-  wire [15:0] tag_s4_w2_d;
-  wire rank_s4_w1_en;
-  wire [1:0] rank_s4_w1_d;
-  wire dirty_s4_w1_en;
-  wire [3:0] dirty_s4_w1_d;
-  wire valid_s4_w1_en;
-  wire [3:0] valid_s4_w1_d;
-  wire tag_s4_w1_en;
-  wire [15:0] tag_s4_w1_d;
-  wire rank_s4_w0_en;
-  wire [1:0] rank_s4_w0_d;
-  wire dirty_s4_w0_en;
-  wire [3:0] dirty_s4_w0_d;
-  wire valid_s4_w0_en;
-  wire [3:0] valid_s4_w0_d;
-  wire tag_s4_w0_en;
-  wire [15:0] tag_s4_w0_d;
-  wire acc_set5;
-  wire [1:0] touched_rank_s5;
-  wire rank_s5_w3_en;
-  wire [1:0] rank_s5_w3_d;
-  wire dirty_s5_w3_en;
-  wire [3:0] dirty_s5_w3_d;
-  wire valid_s5_w3_en;
-  wire [3:0] valid_s5_w3_d;
-  wire tag_s5_w3_en;
-  wire [15:0] tag_s5_w3_d;
-  wire rank_s5_w2_en;
-  wire [1:0] rank_s5_w2_d;
-  wire dirty_s5_w2_en;
-  wire [3:0] dirty_s5_w2_d;
-  wire valid_s5_w2_en;
-  wire [3:0] valid_s5_w2_d;
-  wire tag_s5_w2_en;
-  wire [15:0] tag_s5_w2_d;
-  wire rank_s5_w1_en;
-  wire [1:0] rank_s5_w1_d;
-  wire dirty_s5_w1_en;
-  wire [3:0] dirty_s5_w1_d;
-  wire valid_s5_w1_en;
-  wire [3:0] valid_s5_w1_d;
-  wire tag_s5_w1_en;
-  wire [15:0] tag_s5_w1_d;
-  wire rank_s5_w0_en;
-  wire [1:0] rank_s5_w0_d;
-  wire dirty_s5_w0_en;
-  wire [3:0] dirty_s5_w0_d;
-  wire valid_s5_w0_en;
-  wire [3:0] valid_s5_w0_d;
-  wire tag_s5_w0_en;
-  wire [15:0] tag_s5_w0_d;
-  wire acc_set6;
-  wire [1:0] touched_rank_s6;
-  wire rank_s6_w3_en;
-  wire [1:0] rank_s6_w3_d;
-  wire dirty_s6_w3_en;
-  wire [3:0] dirty_s6_w3_d;
-  wire valid_s6_w3_en;
-  wire [3:0] valid_s6_w3_d;
-  wire tag_s6_w3_en;
-  wire [15:0] tag_s6_w3_d;
-  wire rank_s6_w2_en;
-  wire [1:0] rank_s6_w2_d;
-  wire dirty_s6_w2_en;
-  wire [3:0] dirty_s6_w2_d;
-  wire valid_s6_w2_en;
-  wire [3:0] valid_s6_w2_d;
-  wire tag_s6_w2_en;
-  wire [15:0] tag_s6_w2_d;
-  wire rank_s6_w1_en;
-  wire [1:0] rank_s6_w1_d;
-  wire dirty_s6_w1_en;
-  wire [3:0] dirty_s6_w1_d;
-  wire valid_s6_w1_en;
-  wire [3:0] valid_s6_w1_d;
-  wire tag_s6_w1_en;
-  wire [15:0] tag_s6_w1_d;
-  wire rank_s6_w0_en;
-  wire [1:0] rank_s6_w0_d;
-  wire dirty_s6_w0_en;
-  wire [3:0] dirty_s6_w0_d;
-  wire valid_s6_w0_en;
-  wire [3:0] valid_s6_w0_d;
-  wire tag_s6_w0_en;
-  wire [15:0] tag_s6_w0_d;
-  wire acc_set7;
-  wire [1:0] touched_rank_s7;
-  wire rank_s7_w3_en;
-  wire [1:0] rank_s7_w3_d;
-  wire dirty_s7_w3_en;
-  wire [3:0] dirty_s7_w3_d;
-  wire valid_s7_w3_en;
-  wire [3:0] valid_s7_w3_d;
-  wire tag_s7_w3_en;
-  wire [15:0] tag_s7_w3_d;
-  wire rank_s7_w2_en;
-  wire [1:0] rank_s7_w2_d;
-  wire dirty_s7_w2_en;
-  wire [3:0] dirty_s7_w2_d;
-  wire valid_s7_w2_en;
-  wire [3:0] valid_s7_w2_d;
-  wire tag_s7_w2_en;
-  wire [15:0] tag_s7_w2_d;
-  wire rank_s7_w1_en;
-  wire [1:0] rank_s7_w1_d;
-  wire dirty_s7_w1_en;
-  wire [3:0] dirty_s7_w1_d;
-  wire valid_s7_w1_en;
-  wire [3:0] valid_s7_w1_d;
-  wire tag_s7_w1_en;
-  wire [15:0] tag_s7_w1_d;
-  wire rank_s7_w0_en;
-  wire [1:0] rank_s7_w0_d;
-  wire dirty_s7_w0_en;
-  wire [3:0] dirty_s7_w0_d;
-  wire valid_s7_w0_en;
-  wire [3:0] valid_s7_w0_d;
-  wire tag_s7_w0_en;
-  wire [15:0] tag_s7_w0_d;
-  wire mshr0_alloc;
-  wire mshr0_merge;
-  wire mshr0_s3_wdata_en;
-  wire [3:0] mshr0_s3_wdata_d;
-  wire mshr0_s3_we_en;
-  wire mshr0_s3_we_d;
-  wire mshr0_s3_field_en;
-  wire [7:0] mshr0_s3_field_d;
-  wire mshr0_s3_id_en;
-  wire [7:0] mshr0_s3_id_d;
-  wire mshr0_s2_wdata_en;
-  wire [3:0] mshr0_s2_wdata_d;
-  wire mshr0_s2_we_en;
-  wire mshr0_s2_we_d;
-  wire mshr0_s2_field_en;
-  wire [7:0] mshr0_s2_field_d;
-  wire mshr0_s2_id_en;
-  wire [7:0] mshr0_s2_id_d;
-  wire mshr0_s1_wdata_en;
-  wire [3:0] mshr0_s1_wdata_d;
-  wire mshr0_s1_we_en;
-  wire mshr0_s1_we_d;
-  wire mshr0_s1_field_en;
-  wire [7:0] mshr0_s1_field_d;
-  wire mshr0_s1_id_en;
-  wire [7:0] mshr0_s1_id_d;
-  wire mshr0_s0_wdata_en;
-  wire [3:0] mshr0_s0_wdata_d;
-  wire mshr0_s0_we_en;
-  wire mshr0_s0_we_d;
-  wire mshr0_s0_field_en;
-  wire [7:0] mshr0_s0_field_d;
-  wire mshr0_s0_id_en;
-  wire [7:0] mshr0_s0_id_d;
-  wire mshr0_count_en;
-  wire [2:0] mshr0_count_d;
-  wire mshr0_addr_en;
-  wire [20:0] mshr0_addr_d;
-  wire mshr0_valid_en;
-  wire mshr0_valid_d;
-  wire mshr1_alloc;
-  wire mshr1_merge;
-  wire mshr1_s3_wdata_en;
-  wire [3:0] mshr1_s3_wdata_d;
-  wire mshr1_s3_we_en;
-  wire mshr1_s3_we_d;
-  wire mshr1_s3_field_en;
-  wire [7:0] mshr1_s3_field_d;
-  wire mshr1_s3_id_en;
-  wire [7:0] mshr1_s3_id_d;
-  wire mshr1_s2_wdata_en;
-  wire [3:0] mshr1_s2_wdata_d;
-  wire mshr1_s2_we_en;
-  wire mshr1_s2_we_d;
-  wire mshr1_s2_field_en;
-  wire [7:0] mshr1_s2_field_d;
-  wire mshr1_s2_id_en;
-  wire [7:0] mshr1_s2_id_d;
-  wire mshr1_s1_wdata_en;
-  wire [3:0] mshr1_s1_wdata_d;
-  wire mshr1_s1_we_en;
-  wire mshr1_s1_we_d;
-  wire mshr1_s1_field_en;
-  wire [7:0] mshr1_s1_field_d;
-  wire mshr1_s1_id_en;
-  wire [7:0] mshr1_s1_id_d;
-  wire mshr1_s0_wdata_en;
-  wire [3:0] mshr1_s0_wdata_d;
-  wire mshr1_s0_we_en;
-  wire mshr1_s0_we_d;
-  wire mshr1_s0_field_en;
-  wire [7:0] mshr1_s0_field_d;
-  wire mshr1_s0_id_en;
-  wire [7:0] mshr1_s0_id_d;
-  wire mshr1_count_en;
-  wire [2:0] mshr1_count_d;
-  wire mshr1_addr_en;
-  wire [20:0] mshr1_addr_d;
-  wire mshr1_valid_en;
-  wire mshr1_valid_d;
-  wire mshr2_alloc;
-  wire mshr2_merge;
-  wire mshr2_s3_wdata_en;
-  wire [3:0] mshr2_s3_wdata_d;
-  wire mshr2_s3_we_en;
-  wire mshr2_s3_we_d;
-  wire mshr2_s3_field_en;
-  wire [7:0] mshr2_s3_field_d;
-  wire mshr2_s3_id_en;
-  wire [7:0] mshr2_s3_id_d;
-  wire mshr2_s2_wdata_en;
-  wire [3:0] mshr2_s2_wdata_d;
-  wire mshr2_s2_we_en;
-  wire mshr2_s2_we_d;
-  wire mshr2_s2_field_en;
-  wire [7:0] mshr2_s2_field_d;
-  wire mshr2_s2_id_en;
-  wire [7:0] mshr2_s2_id_d;
-  wire mshr2_s1_wdata_en;
-  wire [3:0] mshr2_s1_wdata_d;
-  wire mshr2_s1_we_en;
-  wire mshr2_s1_we_d;
-  wire mshr2_s1_field_en;
-  wire [7:0] mshr2_s1_field_d;
-  wire mshr2_s1_id_en;
-  wire [7:0] mshr2_s1_id_d;
-  wire mshr2_s0_wdata_en;
-  wire [3:0] mshr2_s0_wdata_d;
-  wire mshr2_s0_we_en;
-  wire mshr2_s0_we_d;
-  wire mshr2_s0_field_en;
-  wire [7:0] mshr2_s0_field_d;
-  wire mshr2_s0_id_en;
-  wire [7:0] mshr2_s0_id_d;
-  wire mshr2_count_en;
-  wire [2:0] mshr2_count_d;
-  wire mshr2_addr_en;
-  wire [20:0] mshr2_addr_d;
-  wire mshr2_valid_en;
-  wire mshr2_valid_d;
-  wire mshr3_alloc;
-  wire mshr3_merge;
-  wire mshr3_s3_wdata_en;
-  wire [3:0] mshr3_s3_wdata_d;
-  wire mshr3_s3_we_en;
-  wire mshr3_s3_we_d;
-  wire mshr3_s3_field_en;
-  wire [7:0] mshr3_s3_field_d;
-  wire mshr3_s3_id_en;
-  wire [7:0] mshr3_s3_id_d;
-  wire mshr3_s2_wdata_en;
-  wire [3:0] mshr3_s2_wdata_d;
-  wire mshr3_s2_we_en;
-  wire mshr3_s2_we_d;
-  wire mshr3_s2_field_en;
-  wire [7:0] mshr3_s2_field_d;
-  wire mshr3_s2_id_en;
-  wire [7:0] mshr3_s2_id_d;
-  wire mshr3_s1_wdata_en;
-  wire [3:0] mshr3_s1_wdata_d;
-  wire mshr3_s1_we_en;
-  wire mshr3_s1_we_d;
-  wire mshr3_s1_field_en;
-  wire [7:0] mshr3_s1_field_d;
-  wire mshr3_s1_id_en;
-  wire [7:0] mshr3_s1_id_d;
-  wire mshr3_s0_wdata_en;
-  wire [3:0] mshr3_s0_wdata_d;
-  wire mshr3_s0_we_en;
-  wire mshr3_s0_we_d;
-  wire mshr3_s0_field_en;
-  wire [7:0] mshr3_s0_field_d;
-  wire mshr3_s0_id_en;
-  wire [7:0] mshr3_s0_id_d;
-  wire mshr3_count_en;
-  wire [2:0] mshr3_count_d;
-  wire mshr3_addr_en;
-  wire [20:0] mshr3_addr_d;
-  wire mshr3_valid_en;
-  wire mshr3_valid_d;
+  wire acc_in_set [0:7];
+  wire [1:0] touched_rank [0:7];
+  wire [15:0] tag_w0_d [0:7];
+  wire [15:0] tag_w1_d [0:7];
+  wire [15:0] tag_w2_d [0:7];
+  wire [15:0] tag_w3_d [0:7];
+  wire [3:0] valid_w0_d [0:7];
+  wire [3:0] valid_w1_d [0:7];
+  wire [3:0] valid_w2_d [0:7];
+  wire [3:0] valid_w3_d [0:7];
+  wire [3:0] dirty_w0_d [0:7];
+  wire [3:0] dirty_w1_d [0:7];
+  wire [3:0] dirty_w2_d [0:7];
+  wire [3:0] dirty_w3_d [0:7];
+  wire [1:0] rank_w0_d [0:7];
+  wire [1:0] rank_w1_d [0:7];
+  wire [1:0] rank_w2_d [0:7];
+  wire [1:0] rank_w3_d [0:7];
+  wire mshr_alloc [0:3];
+  wire mshr_merge [0:3];
+  wire mshr_done [0:3];
+  wire mshr_valid_d [0:3];
+  wire [20:0] mshr_addr_d [0:3];
+  wire [2:0] mshr_count_d [0:3];
+  wire [7:0] mshr_s0_id_d [0:3];
+  wire [7:0] mshr_s0_field_d [0:3];
+  wire mshr_s0_we_d [0:3];
+  wire [3:0] mshr_s0_wdata_d [0:3];
+  wire [7:0] mshr_s1_id_d [0:3];
+  wire [7:0] mshr_s1_field_d [0:3];
+  wire mshr_s1_we_d [0:3];
+  wire [3:0] mshr_s1_wdata_d [0:3];
+  wire [7:0] mshr_s2_id_d [0:3];
+  wire [7:0] mshr_s2_field_d [0:3];
+  wire mshr_s2_we_d [0:3];
+  wire [3:0] mshr_s2_wdata_d [0:3];
+  wire [7:0] mshr_s3_id_d [0:3];
+  wire [7:0] mshr_s3_field_d [0:3];
+  wire mshr_s3_we_d [0:3];
+  wire [3:0] mshr_s3_wdata_d [0:3];
   assign rel_more = (rel_k_q
-                     < (fill_mshr_q[1] ? (fill_mshr_q[0] ? mshr3_count_q : mshr2_count_q)
-                        : fill_mshr_q[0] ? mshr1_count_q
-                        : mshr0_count_q));
+                     < (fill_mshr_q[1] ? (fill_mshr_q[0] ? mshr_count_q[3] : mshr_count_q[2])
+                        : fill_mshr_q[0] ? mshr_count_q[1]
+                        : mshr_count_q[0]));
   assign hit_take = (req_take & req_hit);
   assign rel_take = ((state_q == STATE_RELEASE) & rel_more & resp_free);
   assign acc_take = (hit_take | rel_take);
   assign wb_go = ((state_q == STATE_WB) & (|wb_mask_q) & mreq_free);
   assign data_we = ((acc_take & acc_we) | (state_q == STATE_INSTALL));
+  assign resp_valid_en = ((resp_valid_q & resp_out_ready) | acc_take);
+  assign resp_valid_d = (acc_take ? 1'd1 : 1'd0);
   assign resp_payload_en = acc_take;
   assign resp_payload_d = {(acc_we ? acc_wdata : acc_rdata), (state_q == STATE_IDLE),
                            ((state_q == STATE_IDLE) ? req_id_i : rel_id)};
-  assign resp_valid_en = ((resp_valid_q & resp_out_ready) | acc_take);
-  assign resp_valid_d = (acc_take ? 1'd1 : 1'd0);
   assign miss_take = (req_take & ~req_hit & ~req_match_any);
   assign merge_take = (req_take & ~req_hit & req_match_any);
-  assign rel_k_en = ((state_q == STATE_INSTALL) | rel_take);
-  assign rel_k_d = (rel_take ? (rel_k_q + 3'd1) : 3'd0);
+  assign mreq_valid_en = ((mreq_valid_q & mreq_out_ready) | miss_take | wb_go);
+  assign mreq_valid_d = (wb_go ? 1'd1 : miss_take ? 1'd1 : 1'd0);
+  assign mreq_payload_en = (miss_take | wb_go);
+  assign mreq_payload_d = (wb_go ? {wb_data, wb_tag_q, fill_set, wb_sec, 1'd1}
+                           : {256'd0, req_sector, 1'd0});
+  assign wb_mask_en = (wb_go | fill_take);
+  assign wb_mask_d = (fill_take ? fill_wb_mask
+                      : {(wb_mask_q[3]
+                          & ~(wb_mask_q[3] & ~(wb_mask_q[0] | wb_mask_q[1] | wb_mask_q[2]))),
+                         (wb_mask_q[2] & ~(wb_mask_q[2] & ~(wb_mask_q[0] | wb_mask_q[1]))),
+                         (wb_mask_q[1] & ~(wb_mask_q[1] & ~wb_mask_q[0])),
+                         (wb_mask_q[0] & ~wb_mask_q[0])});
+  assign cnt_hits_en = hit_take;
+  assign cnt_hits_d = (cnt_hits_q + 32'd1);
+  assign cnt_misses_en = miss_take;
+  assign cnt_misses_d = (cnt_misses_q + 32'd1);
+  assign cnt_merges_en = merge_take;
+  assign cnt_merges_d = (cnt_merges_q + 32'd1);
+  assign fill_addr_en = fill_take;
+  assign fill_addr_d = mfill_addr_i;
+  assign fill_data_en = fill_take;
+  assign fill_data_d = mfill_data_i;
+  assign fill_mshr_en = fill_take;
+  assign fill_mshr_d = fill_in_mshr;
+  assign fill_way_en = fill_take;
+  assign fill_way_d = fill_victim;
+  assign fill_new_en = fill_take;
+  assign fill_new_d = ~fill_present;
+  assign wb_tag_en = fill_take;
+  assign wb_tag_d = (fill_victim[1] ?
+                       (fill_victim[0] ?
+                          (fill_in_set[2] ?
+                             (fill_in_set[1] ? (fill_in_set[0] ? tag_w3_q[7] : tag_w3_q[6])
+                              : fill_in_set[0] ? tag_w3_q[5]
+                              : tag_w3_q[4])
+                           : fill_in_set[1] ? (fill_in_set[0] ? tag_w3_q[3] : tag_w3_q[2])
+                           : fill_in_set[0] ? tag_w3_q[1]
+                           : tag_w3_q[0])
+                        : fill_in_set[2] ?
+                          (fill_in_set[1] ? (fill_in_set[0] ? tag_w2_q[7] : tag_w2_q[6])
+                           : fill_in_set[0] ? tag_w2_q[5]
+                           : tag_w2_q[4])
+                        : fill_in_set[1] ? (fill_in_set[0] ? tag_w2_q[3] : tag_w2_q[2])
+                        : fill_in_set[0] ? tag_w2_q[1]
+                        : tag_w2_q[0])
+                     : fill_victim[0] ?
+                       (fill_in_set[2] ?
+                          (fill_in_set[1] ? (fill_in_set[0] ? tag_w1_q[7] : tag_w1_q[6])
+                           : fill_in_set[0] ? tag_w1_q[5]
+                           : tag_w1_q[4])
+                        : fill_in_set[1] ? (fill_in_set[0] ? tag_w1_q[3] : tag_w1_q[2])
+                        : fill_in_set[0] ? tag_w1_q[1]
+                        : tag_w1_q[0])
+                     : fill_in_set[2] ?
+                       (fill_in_set[1] ? (fill_in_set[0] ? tag_w0_q[7] : tag_w0_q[6])
+                        : fill_in_set[0] ? tag_w0_q[5]
+                        : tag_w0_q[4])
+                     : fill_in_set[1] ? (fill_in_set[0] ? tag_w0_q[3] : tag_w0_q[2])
+                     : fill_in_set[0] ? tag_w0_q[1]
+                     : tag_w0_q[0]);
   always @(*) begin
     state_d = state_q;
     case (state_q)
@@ -1679,701 +1180,299 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
       default: ;
     endcase
   end
-  assign wb_tag_en = fill_take;
-  assign wb_tag_d = (fill_victim[1] ?
-                       (fill_victim[0] ?
-                          (fill_in_set[2] ?
-                             (fill_in_set[1] ? (fill_in_set[0] ? tag_s7_w3_q : tag_s6_w3_q)
-                              : fill_in_set[0] ? tag_s5_w3_q
-                              : tag_s4_w3_q)
-                           : fill_in_set[1] ? (fill_in_set[0] ? tag_s3_w3_q : tag_s2_w3_q)
-                           : fill_in_set[0] ? tag_s1_w3_q
-                           : tag_s0_w3_q)
-                        : fill_in_set[2] ?
-                          (fill_in_set[1] ? (fill_in_set[0] ? tag_s7_w2_q : tag_s6_w2_q)
-                           : fill_in_set[0] ? tag_s5_w2_q
-                           : tag_s4_w2_q)
-                        : fill_in_set[1] ? (fill_in_set[0] ? tag_s3_w2_q : tag_s2_w2_q)
-                        : fill_in_set[0] ? tag_s1_w2_q
-                        : tag_s0_w2_q)
-                     : fill_victim[0] ?
-                       (fill_in_set[2] ?
-                          (fill_in_set[1] ? (fill_in_set[0] ? tag_s7_w1_q : tag_s6_w1_q)
-                           : fill_in_set[0] ? tag_s5_w1_q
-                           : tag_s4_w1_q)
-                        : fill_in_set[1] ? (fill_in_set[0] ? tag_s3_w1_q : tag_s2_w1_q)
-                        : fill_in_set[0] ? tag_s1_w1_q
-                        : tag_s0_w1_q)
-                     : fill_in_set[2] ?
-                       (fill_in_set[1] ? (fill_in_set[0] ? tag_s7_w0_q : tag_s6_w0_q)
-                        : fill_in_set[0] ? tag_s5_w0_q
-                        : tag_s4_w0_q)
-                     : fill_in_set[1] ? (fill_in_set[0] ? tag_s3_w0_q : tag_s2_w0_q)
-                     : fill_in_set[0] ? tag_s1_w0_q
-                     : tag_s0_w0_q);
-  assign fill_new_en = fill_take;
-  assign fill_new_d = ~fill_present;
-  assign fill_way_en = fill_take;
-  assign fill_way_d = fill_victim;
-  assign fill_mshr_en = fill_take;
-  assign fill_mshr_d = fill_in_mshr;
-  assign fill_data_en = fill_take;
-  assign fill_data_d = mfill_data_i;
-  assign fill_addr_en = fill_take;
-  assign fill_addr_d = mfill_addr_i;
-  assign cnt_merges_en = merge_take;
-  assign cnt_merges_d = (cnt_merges_q + 32'd1);
-  assign cnt_misses_en = miss_take;
-  assign cnt_misses_d = (cnt_misses_q + 32'd1);
-  assign cnt_hits_en = hit_take;
-  assign cnt_hits_d = (cnt_hits_q + 32'd1);
-  assign wb_mask_en = (wb_go | fill_take);
-  assign wb_mask_d = (fill_take ? fill_wb_mask
-                      : {(wb_mask_q[3]
-                          & ~(wb_mask_q[3] & ~(wb_mask_q[0] | wb_mask_q[1] | wb_mask_q[2]))),
-                         (wb_mask_q[2] & ~(wb_mask_q[2] & ~(wb_mask_q[0] | wb_mask_q[1]))),
-                         (wb_mask_q[1] & ~(wb_mask_q[1] & ~wb_mask_q[0])),
-                         (wb_mask_q[0] & ~wb_mask_q[0])});
-  assign mreq_payload_en = (miss_take | wb_go);
-  assign mreq_payload_d = (wb_go ? {wb_data, wb_tag_q, fill_set, wb_sec, 1'd1}
-                           : {256'd0, req_sector, 1'd0});
-  assign mreq_valid_en = ((mreq_valid_q & mreq_out_ready) | miss_take | wb_go);
-  assign mreq_valid_d = (wb_go ? 1'd1 : miss_take ? 1'd1 : 1'd0);
+  assign rel_k_en = ((state_q == STATE_INSTALL) | rel_take);
+  assign rel_k_d = (rel_take ? (rel_k_q + 3'd1) : 3'd0);
   assign acc_set = ((state_q == STATE_IDLE) ? req_set : fill_set);
   assign acc_way = ((state_q == STATE_IDLE) ? req_way : fill_way_q);
   assign acc_sec = ((state_q == STATE_IDLE) ? req_sec : fill_sec);
   assign lru_touch = (acc_take | (state_q == STATE_INSTALL));
   assign acc_sec_onehot = {(acc_sec == 2'd3), (acc_sec == 2'd2), (acc_sec == 2'd1),
                            (acc_sec == 2'd0)};
-  assign acc_set0 = (acc_set == 3'd0);
-  assign touched_rank_s0 = (acc_way[1] ? (acc_way[0] ? rank_s0_w3_q : rank_s0_w2_q)
-                            : acc_way[0] ? rank_s0_w1_q
-                            : rank_s0_w0_q);
-  assign rank_s0_w3_en = (lru_touch & acc_set0);
-  assign rank_s0_w3_d = ((acc_way == 2'd3) ? 2'd0
-                         : (rank_s0_w3_q < touched_rank_s0) ? (rank_s0_w3_q + 2'd1)
-                         : rank_s0_w3_q);
-  assign dirty_s0_w3_en = (((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 2'd3))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set0 & (acc_way == 2'd3))));
-  assign dirty_s0_w3_d = ((acc_take & acc_we & (acc_set0 & (acc_way == 2'd3))) ?
-                            (dirty_s0_w3_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s0_w3_en = ((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 2'd3)));
-  assign valid_s0_w3_d = (fill_new_q ? acc_sec_onehot : (valid_s0_w3_q | acc_sec_onehot));
-  assign tag_s0_w3_en = ((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 2'd3)));
-  assign tag_s0_w3_d = fill_addr_q[20:5];
-  assign rank_s0_w2_en = (lru_touch & acc_set0);
-  assign rank_s0_w2_d = ((acc_way == 2'd2) ? 2'd0
-                         : (rank_s0_w2_q < touched_rank_s0) ? (rank_s0_w2_q + 2'd1)
-                         : rank_s0_w2_q);
-  assign dirty_s0_w2_en = (((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 2'd2))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set0 & (acc_way == 2'd2))));
-  assign dirty_s0_w2_d = ((acc_take & acc_we & (acc_set0 & (acc_way == 2'd2))) ?
-                            (dirty_s0_w2_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s0_w2_en = ((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 2'd2)));
-  assign valid_s0_w2_d = (fill_new_q ? acc_sec_onehot : (valid_s0_w2_q | acc_sec_onehot));
-  assign tag_s0_w2_en = ((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 2'd2)));
-  assign tag_s0_w2_d = fill_addr_q[20:5];
-  assign rank_s0_w1_en = (lru_touch & acc_set0);
-  assign rank_s0_w1_d = ((acc_way == 2'd1) ? 2'd0
-                         : (rank_s0_w1_q < touched_rank_s0) ? (rank_s0_w1_q + 2'd1)
-                         : rank_s0_w1_q);
-  assign dirty_s0_w1_en = (((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 2'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set0 & (acc_way == 2'd1))));
-  assign dirty_s0_w1_d = ((acc_take & acc_we & (acc_set0 & (acc_way == 2'd1))) ?
-                            (dirty_s0_w1_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s0_w1_en = ((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 2'd1)));
-  assign valid_s0_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s0_w1_q | acc_sec_onehot));
-  assign tag_s0_w1_en = ((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 2'd1)));
-  assign tag_s0_w1_d = fill_addr_q[20:5];
-  assign rank_s0_w0_en = (lru_touch & acc_set0);
-  assign rank_s0_w0_d = ((acc_way == 2'd0) ? 2'd0
-                         : (rank_s0_w0_q < touched_rank_s0) ? (rank_s0_w0_q + 2'd1)
-                         : rank_s0_w0_q);
-  assign dirty_s0_w0_en = (((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 2'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set0 & (acc_way == 2'd0))));
-  assign dirty_s0_w0_d = ((acc_take & acc_we & (acc_set0 & (acc_way == 2'd0))) ?
-                            (dirty_s0_w0_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s0_w0_en = ((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 2'd0)));
-  assign valid_s0_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s0_w0_q | acc_sec_onehot));
-  assign tag_s0_w0_en = ((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 2'd0)));
-  assign tag_s0_w0_d = fill_addr_q[20:5];
-  assign acc_set1 = (acc_set == 3'd1);
-  assign touched_rank_s1 = (acc_way[1] ? (acc_way[0] ? rank_s1_w3_q : rank_s1_w2_q)
-                            : acc_way[0] ? rank_s1_w1_q
-                            : rank_s1_w0_q);
-  assign rank_s1_w3_en = (lru_touch & acc_set1);
-  assign rank_s1_w3_d = ((acc_way == 2'd3) ? 2'd0
-                         : (rank_s1_w3_q < touched_rank_s1) ? (rank_s1_w3_q + 2'd1)
-                         : rank_s1_w3_q);
-  assign dirty_s1_w3_en = (((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 2'd3))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set1 & (acc_way == 2'd3))));
-  assign dirty_s1_w3_d = ((acc_take & acc_we & (acc_set1 & (acc_way == 2'd3))) ?
-                            (dirty_s1_w3_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s1_w3_en = ((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 2'd3)));
-  assign valid_s1_w3_d = (fill_new_q ? acc_sec_onehot : (valid_s1_w3_q | acc_sec_onehot));
-  assign tag_s1_w3_en = ((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 2'd3)));
-  assign tag_s1_w3_d = fill_addr_q[20:5];
-  assign rank_s1_w2_en = (lru_touch & acc_set1);
-  assign rank_s1_w2_d = ((acc_way == 2'd2) ? 2'd0
-                         : (rank_s1_w2_q < touched_rank_s1) ? (rank_s1_w2_q + 2'd1)
-                         : rank_s1_w2_q);
-  assign dirty_s1_w2_en = (((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 2'd2))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set1 & (acc_way == 2'd2))));
-  assign dirty_s1_w2_d = ((acc_take & acc_we & (acc_set1 & (acc_way == 2'd2))) ?
-                            (dirty_s1_w2_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s1_w2_en = ((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 2'd2)));
-  assign valid_s1_w2_d = (fill_new_q ? acc_sec_onehot : (valid_s1_w2_q | acc_sec_onehot));
-  assign tag_s1_w2_en = ((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 2'd2)));
-  assign tag_s1_w2_d = fill_addr_q[20:5];
-  assign rank_s1_w1_en = (lru_touch & acc_set1);
-  assign rank_s1_w1_d = ((acc_way == 2'd1) ? 2'd0
-                         : (rank_s1_w1_q < touched_rank_s1) ? (rank_s1_w1_q + 2'd1)
-                         : rank_s1_w1_q);
-  assign dirty_s1_w1_en = (((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 2'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set1 & (acc_way == 2'd1))));
-  assign dirty_s1_w1_d = ((acc_take & acc_we & (acc_set1 & (acc_way == 2'd1))) ?
-                            (dirty_s1_w1_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s1_w1_en = ((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 2'd1)));
-  assign valid_s1_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s1_w1_q | acc_sec_onehot));
-  assign tag_s1_w1_en = ((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 2'd1)));
-  assign tag_s1_w1_d = fill_addr_q[20:5];
-  assign rank_s1_w0_en = (lru_touch & acc_set1);
-  assign rank_s1_w0_d = ((acc_way == 2'd0) ? 2'd0
-                         : (rank_s1_w0_q < touched_rank_s1) ? (rank_s1_w0_q + 2'd1)
-                         : rank_s1_w0_q);
-  assign dirty_s1_w0_en = (((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 2'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set1 & (acc_way == 2'd0))));
-  assign dirty_s1_w0_d = ((acc_take & acc_we & (acc_set1 & (acc_way == 2'd0))) ?
-                            (dirty_s1_w0_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s1_w0_en = ((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 2'd0)));
-  assign valid_s1_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s1_w0_q | acc_sec_onehot));
-  assign tag_s1_w0_en = ((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 2'd0)));
-  assign tag_s1_w0_d = fill_addr_q[20:5];
-  assign acc_set2 = (acc_set == 3'd2);
-  assign touched_rank_s2 = (acc_way[1] ? (acc_way[0] ? rank_s2_w3_q : rank_s2_w2_q)
-                            : acc_way[0] ? rank_s2_w1_q
-                            : rank_s2_w0_q);
-  assign rank_s2_w3_en = (lru_touch & acc_set2);
-  assign rank_s2_w3_d = ((acc_way == 2'd3) ? 2'd0
-                         : (rank_s2_w3_q < touched_rank_s2) ? (rank_s2_w3_q + 2'd1)
-                         : rank_s2_w3_q);
-  assign dirty_s2_w3_en = (((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 2'd3))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set2 & (acc_way == 2'd3))));
-  assign dirty_s2_w3_d = ((acc_take & acc_we & (acc_set2 & (acc_way == 2'd3))) ?
-                            (dirty_s2_w3_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s2_w3_en = ((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 2'd3)));
-  assign valid_s2_w3_d = (fill_new_q ? acc_sec_onehot : (valid_s2_w3_q | acc_sec_onehot));
-  assign tag_s2_w3_en = ((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 2'd3)));
-  assign tag_s2_w3_d = fill_addr_q[20:5];
-  assign rank_s2_w2_en = (lru_touch & acc_set2);
-  assign rank_s2_w2_d = ((acc_way == 2'd2) ? 2'd0
-                         : (rank_s2_w2_q < touched_rank_s2) ? (rank_s2_w2_q + 2'd1)
-                         : rank_s2_w2_q);
-  assign dirty_s2_w2_en = (((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 2'd2))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set2 & (acc_way == 2'd2))));
-  assign dirty_s2_w2_d = ((acc_take & acc_we & (acc_set2 & (acc_way == 2'd2))) ?
-                            (dirty_s2_w2_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s2_w2_en = ((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 2'd2)));
-  assign valid_s2_w2_d = (fill_new_q ? acc_sec_onehot : (valid_s2_w2_q | acc_sec_onehot));
-  assign tag_s2_w2_en = ((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 2'd2)));
-  assign tag_s2_w2_d = fill_addr_q[20:5];
-  assign rank_s2_w1_en = (lru_touch & acc_set2);
-  assign rank_s2_w1_d = ((acc_way == 2'd1) ? 2'd0
-                         : (rank_s2_w1_q < touched_rank_s2) ? (rank_s2_w1_q + 2'd1)
-                         : rank_s2_w1_q);
-  assign dirty_s2_w1_en = (((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 2'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set2 & (acc_way == 2'd1))));
-  assign dirty_s2_w1_d = ((acc_take & acc_we & (acc_set2 & (acc_way == 2'd1))) ?
-                            (dirty_s2_w1_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s2_w1_en = ((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 2'd1)));
-  assign valid_s2_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s2_w1_q | acc_sec_onehot));
-  assign tag_s2_w1_en = ((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 2'd1)));
-  assign tag_s2_w1_d = fill_addr_q[20:5];
-  assign rank_s2_w0_en = (lru_touch & acc_set2);
-  assign rank_s2_w0_d = ((acc_way == 2'd0) ? 2'd0
-                         : (rank_s2_w0_q < touched_rank_s2) ? (rank_s2_w0_q + 2'd1)
-                         : rank_s2_w0_q);
-  assign dirty_s2_w0_en = (((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 2'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set2 & (acc_way == 2'd0))));
-  assign dirty_s2_w0_d = ((acc_take & acc_we & (acc_set2 & (acc_way == 2'd0))) ?
-                            (dirty_s2_w0_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s2_w0_en = ((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 2'd0)));
-  assign valid_s2_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s2_w0_q | acc_sec_onehot));
-  assign tag_s2_w0_en = ((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 2'd0)));
-  assign tag_s2_w0_d = fill_addr_q[20:5];
-  assign acc_set3 = (acc_set == 3'd3);
-  assign touched_rank_s3 = (acc_way[1] ? (acc_way[0] ? rank_s3_w3_q : rank_s3_w2_q)
-                            : acc_way[0] ? rank_s3_w1_q
-                            : rank_s3_w0_q);
-  assign rank_s3_w3_en = (lru_touch & acc_set3);
-  assign rank_s3_w3_d = ((acc_way == 2'd3) ? 2'd0
-                         : (rank_s3_w3_q < touched_rank_s3) ? (rank_s3_w3_q + 2'd1)
-                         : rank_s3_w3_q);
-  assign dirty_s3_w3_en = (((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 2'd3))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set3 & (acc_way == 2'd3))));
-  assign dirty_s3_w3_d = ((acc_take & acc_we & (acc_set3 & (acc_way == 2'd3))) ?
-                            (dirty_s3_w3_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s3_w3_en = ((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 2'd3)));
-  assign valid_s3_w3_d = (fill_new_q ? acc_sec_onehot : (valid_s3_w3_q | acc_sec_onehot));
-  assign tag_s3_w3_en = ((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 2'd3)));
-  assign tag_s3_w3_d = fill_addr_q[20:5];
-  assign rank_s3_w2_en = (lru_touch & acc_set3);
-  assign rank_s3_w2_d = ((acc_way == 2'd2) ? 2'd0
-                         : (rank_s3_w2_q < touched_rank_s3) ? (rank_s3_w2_q + 2'd1)
-                         : rank_s3_w2_q);
-  assign dirty_s3_w2_en = (((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 2'd2))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set3 & (acc_way == 2'd2))));
-  assign dirty_s3_w2_d = ((acc_take & acc_we & (acc_set3 & (acc_way == 2'd2))) ?
-                            (dirty_s3_w2_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s3_w2_en = ((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 2'd2)));
-  assign valid_s3_w2_d = (fill_new_q ? acc_sec_onehot : (valid_s3_w2_q | acc_sec_onehot));
-  assign tag_s3_w2_en = ((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 2'd2)));
-  assign tag_s3_w2_d = fill_addr_q[20:5];
-  assign rank_s3_w1_en = (lru_touch & acc_set3);
-  assign rank_s3_w1_d = ((acc_way == 2'd1) ? 2'd0
-                         : (rank_s3_w1_q < touched_rank_s3) ? (rank_s3_w1_q + 2'd1)
-                         : rank_s3_w1_q);
-  assign dirty_s3_w1_en = (((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 2'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set3 & (acc_way == 2'd1))));
-  assign dirty_s3_w1_d = ((acc_take & acc_we & (acc_set3 & (acc_way == 2'd1))) ?
-                            (dirty_s3_w1_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s3_w1_en = ((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 2'd1)));
-  assign valid_s3_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s3_w1_q | acc_sec_onehot));
-  assign tag_s3_w1_en = ((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 2'd1)));
-  assign tag_s3_w1_d = fill_addr_q[20:5];
-  assign rank_s3_w0_en = (lru_touch & acc_set3);
-  assign rank_s3_w0_d = ((acc_way == 2'd0) ? 2'd0
-                         : (rank_s3_w0_q < touched_rank_s3) ? (rank_s3_w0_q + 2'd1)
-                         : rank_s3_w0_q);
-  assign dirty_s3_w0_en = (((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 2'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set3 & (acc_way == 2'd0))));
-  assign dirty_s3_w0_d = ((acc_take & acc_we & (acc_set3 & (acc_way == 2'd0))) ?
-                            (dirty_s3_w0_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s3_w0_en = ((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 2'd0)));
-  assign valid_s3_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s3_w0_q | acc_sec_onehot));
-  assign tag_s3_w0_en = ((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 2'd0)));
-  assign tag_s3_w0_d = fill_addr_q[20:5];
-  assign acc_set4 = (acc_set == 3'd4);
-  assign touched_rank_s4 = (acc_way[1] ? (acc_way[0] ? rank_s4_w3_q : rank_s4_w2_q)
-                            : acc_way[0] ? rank_s4_w1_q
-                            : rank_s4_w0_q);
-  assign rank_s4_w3_en = (lru_touch & acc_set4);
-  assign rank_s4_w3_d = ((acc_way == 2'd3) ? 2'd0
-                         : (rank_s4_w3_q < touched_rank_s4) ? (rank_s4_w3_q + 2'd1)
-                         : rank_s4_w3_q);
-  assign dirty_s4_w3_en = (((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 2'd3))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set4 & (acc_way == 2'd3))));
-  assign dirty_s4_w3_d = ((acc_take & acc_we & (acc_set4 & (acc_way == 2'd3))) ?
-                            (dirty_s4_w3_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s4_w3_en = ((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 2'd3)));
-  assign valid_s4_w3_d = (fill_new_q ? acc_sec_onehot : (valid_s4_w3_q | acc_sec_onehot));
-  assign tag_s4_w3_en = ((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 2'd3)));
-  assign tag_s4_w3_d = fill_addr_q[20:5];
-  assign rank_s4_w2_en = (lru_touch & acc_set4);
-  assign rank_s4_w2_d = ((acc_way == 2'd2) ? 2'd0
-                         : (rank_s4_w2_q < touched_rank_s4) ? (rank_s4_w2_q + 2'd1)
-                         : rank_s4_w2_q);
-  assign dirty_s4_w2_en = (((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 2'd2))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set4 & (acc_way == 2'd2))));
-  assign dirty_s4_w2_d = ((acc_take & acc_we & (acc_set4 & (acc_way == 2'd2))) ?
-                            (dirty_s4_w2_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s4_w2_en = ((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 2'd2)));
-  assign valid_s4_w2_d = (fill_new_q ? acc_sec_onehot : (valid_s4_w2_q | acc_sec_onehot));
-  assign tag_s4_w2_en = ((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 2'd2)));
-  assign tag_s4_w2_d = fill_addr_q[20:5];
-  assign rank_s4_w1_en = (lru_touch & acc_set4);
-  assign rank_s4_w1_d = ((acc_way == 2'd1) ? 2'd0
-                         : (rank_s4_w1_q < touched_rank_s4) ? (rank_s4_w1_q + 2'd1)
-                         : rank_s4_w1_q);
-  assign dirty_s4_w1_en = (((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 2'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set4 & (acc_way == 2'd1))));
-  assign dirty_s4_w1_d = ((acc_take & acc_we & (acc_set4 & (acc_way == 2'd1))) ?
-                            (dirty_s4_w1_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s4_w1_en = ((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 2'd1)));
-  assign valid_s4_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s4_w1_q | acc_sec_onehot));
-  assign tag_s4_w1_en = ((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 2'd1)));
-  assign tag_s4_w1_d = fill_addr_q[20:5];
-  assign rank_s4_w0_en = (lru_touch & acc_set4);
-  assign rank_s4_w0_d = ((acc_way == 2'd0) ? 2'd0
-                         : (rank_s4_w0_q < touched_rank_s4) ? (rank_s4_w0_q + 2'd1)
-                         : rank_s4_w0_q);
-  assign dirty_s4_w0_en = (((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 2'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set4 & (acc_way == 2'd0))));
-  assign dirty_s4_w0_d = ((acc_take & acc_we & (acc_set4 & (acc_way == 2'd0))) ?
-                            (dirty_s4_w0_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s4_w0_en = ((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 2'd0)));
-  assign valid_s4_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s4_w0_q | acc_sec_onehot));
-  assign tag_s4_w0_en = ((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 2'd0)));
-  assign tag_s4_w0_d = fill_addr_q[20:5];
-  assign acc_set5 = (acc_set == 3'd5);
-  assign touched_rank_s5 = (acc_way[1] ? (acc_way[0] ? rank_s5_w3_q : rank_s5_w2_q)
-                            : acc_way[0] ? rank_s5_w1_q
-                            : rank_s5_w0_q);
-  assign rank_s5_w3_en = (lru_touch & acc_set5);
-  assign rank_s5_w3_d = ((acc_way == 2'd3) ? 2'd0
-                         : (rank_s5_w3_q < touched_rank_s5) ? (rank_s5_w3_q + 2'd1)
-                         : rank_s5_w3_q);
-  assign dirty_s5_w3_en = (((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 2'd3))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set5 & (acc_way == 2'd3))));
-  assign dirty_s5_w3_d = ((acc_take & acc_we & (acc_set5 & (acc_way == 2'd3))) ?
-                            (dirty_s5_w3_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s5_w3_en = ((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 2'd3)));
-  assign valid_s5_w3_d = (fill_new_q ? acc_sec_onehot : (valid_s5_w3_q | acc_sec_onehot));
-  assign tag_s5_w3_en = ((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 2'd3)));
-  assign tag_s5_w3_d = fill_addr_q[20:5];
-  assign rank_s5_w2_en = (lru_touch & acc_set5);
-  assign rank_s5_w2_d = ((acc_way == 2'd2) ? 2'd0
-                         : (rank_s5_w2_q < touched_rank_s5) ? (rank_s5_w2_q + 2'd1)
-                         : rank_s5_w2_q);
-  assign dirty_s5_w2_en = (((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 2'd2))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set5 & (acc_way == 2'd2))));
-  assign dirty_s5_w2_d = ((acc_take & acc_we & (acc_set5 & (acc_way == 2'd2))) ?
-                            (dirty_s5_w2_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s5_w2_en = ((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 2'd2)));
-  assign valid_s5_w2_d = (fill_new_q ? acc_sec_onehot : (valid_s5_w2_q | acc_sec_onehot));
-  assign tag_s5_w2_en = ((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 2'd2)));
-  assign tag_s5_w2_d = fill_addr_q[20:5];
-  assign rank_s5_w1_en = (lru_touch & acc_set5);
-  assign rank_s5_w1_d = ((acc_way == 2'd1) ? 2'd0
-                         : (rank_s5_w1_q < touched_rank_s5) ? (rank_s5_w1_q + 2'd1)
-                         : rank_s5_w1_q);
-  assign dirty_s5_w1_en = (((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 2'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set5 & (acc_way == 2'd1))));
-  assign dirty_s5_w1_d = ((acc_take & acc_we & (acc_set5 & (acc_way == 2'd1))) ?
-                            (dirty_s5_w1_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s5_w1_en = ((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 2'd1)));
-  assign valid_s5_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s5_w1_q | acc_sec_onehot));
-  assign tag_s5_w1_en = ((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 2'd1)));
-  assign tag_s5_w1_d = fill_addr_q[20:5];
-  assign rank_s5_w0_en = (lru_touch & acc_set5);
-  assign rank_s5_w0_d = ((acc_way == 2'd0) ? 2'd0
-                         : (rank_s5_w0_q < touched_rank_s5) ? (rank_s5_w0_q + 2'd1)
-                         : rank_s5_w0_q);
-  assign dirty_s5_w0_en = (((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 2'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set5 & (acc_way == 2'd0))));
-  assign dirty_s5_w0_d = ((acc_take & acc_we & (acc_set5 & (acc_way == 2'd0))) ?
-                            (dirty_s5_w0_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s5_w0_en = ((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 2'd0)));
-  assign valid_s5_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s5_w0_q | acc_sec_onehot));
-  assign tag_s5_w0_en = ((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 2'd0)));
-  assign tag_s5_w0_d = fill_addr_q[20:5];
-  assign acc_set6 = (acc_set == 3'd6);
-  assign touched_rank_s6 = (acc_way[1] ? (acc_way[0] ? rank_s6_w3_q : rank_s6_w2_q)
-                            : acc_way[0] ? rank_s6_w1_q
-                            : rank_s6_w0_q);
-  assign rank_s6_w3_en = (lru_touch & acc_set6);
-  assign rank_s6_w3_d = ((acc_way == 2'd3) ? 2'd0
-                         : (rank_s6_w3_q < touched_rank_s6) ? (rank_s6_w3_q + 2'd1)
-                         : rank_s6_w3_q);
-  assign dirty_s6_w3_en = (((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 2'd3))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set6 & (acc_way == 2'd3))));
-  assign dirty_s6_w3_d = ((acc_take & acc_we & (acc_set6 & (acc_way == 2'd3))) ?
-                            (dirty_s6_w3_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s6_w3_en = ((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 2'd3)));
-  assign valid_s6_w3_d = (fill_new_q ? acc_sec_onehot : (valid_s6_w3_q | acc_sec_onehot));
-  assign tag_s6_w3_en = ((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 2'd3)));
-  assign tag_s6_w3_d = fill_addr_q[20:5];
-  assign rank_s6_w2_en = (lru_touch & acc_set6);
-  assign rank_s6_w2_d = ((acc_way == 2'd2) ? 2'd0
-                         : (rank_s6_w2_q < touched_rank_s6) ? (rank_s6_w2_q + 2'd1)
-                         : rank_s6_w2_q);
-  assign dirty_s6_w2_en = (((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 2'd2))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set6 & (acc_way == 2'd2))));
-  assign dirty_s6_w2_d = ((acc_take & acc_we & (acc_set6 & (acc_way == 2'd2))) ?
-                            (dirty_s6_w2_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s6_w2_en = ((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 2'd2)));
-  assign valid_s6_w2_d = (fill_new_q ? acc_sec_onehot : (valid_s6_w2_q | acc_sec_onehot));
-  assign tag_s6_w2_en = ((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 2'd2)));
-  assign tag_s6_w2_d = fill_addr_q[20:5];
-  assign rank_s6_w1_en = (lru_touch & acc_set6);
-  assign rank_s6_w1_d = ((acc_way == 2'd1) ? 2'd0
-                         : (rank_s6_w1_q < touched_rank_s6) ? (rank_s6_w1_q + 2'd1)
-                         : rank_s6_w1_q);
-  assign dirty_s6_w1_en = (((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 2'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set6 & (acc_way == 2'd1))));
-  assign dirty_s6_w1_d = ((acc_take & acc_we & (acc_set6 & (acc_way == 2'd1))) ?
-                            (dirty_s6_w1_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s6_w1_en = ((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 2'd1)));
-  assign valid_s6_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s6_w1_q | acc_sec_onehot));
-  assign tag_s6_w1_en = ((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 2'd1)));
-  assign tag_s6_w1_d = fill_addr_q[20:5];
-  assign rank_s6_w0_en = (lru_touch & acc_set6);
-  assign rank_s6_w0_d = ((acc_way == 2'd0) ? 2'd0
-                         : (rank_s6_w0_q < touched_rank_s6) ? (rank_s6_w0_q + 2'd1)
-                         : rank_s6_w0_q);
-  assign dirty_s6_w0_en = (((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 2'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set6 & (acc_way == 2'd0))));
-  assign dirty_s6_w0_d = ((acc_take & acc_we & (acc_set6 & (acc_way == 2'd0))) ?
-                            (dirty_s6_w0_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s6_w0_en = ((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 2'd0)));
-  assign valid_s6_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s6_w0_q | acc_sec_onehot));
-  assign tag_s6_w0_en = ((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 2'd0)));
-  assign tag_s6_w0_d = fill_addr_q[20:5];
-  assign acc_set7 = (acc_set == 3'd7);
-  assign touched_rank_s7 = (acc_way[1] ? (acc_way[0] ? rank_s7_w3_q : rank_s7_w2_q)
-                            : acc_way[0] ? rank_s7_w1_q
-                            : rank_s7_w0_q);
-  assign rank_s7_w3_en = (lru_touch & acc_set7);
-  assign rank_s7_w3_d = ((acc_way == 2'd3) ? 2'd0
-                         : (rank_s7_w3_q < touched_rank_s7) ? (rank_s7_w3_q + 2'd1)
-                         : rank_s7_w3_q);
-  assign dirty_s7_w3_en = (((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 2'd3))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set7 & (acc_way == 2'd3))));
-  assign dirty_s7_w3_d = ((acc_take & acc_we & (acc_set7 & (acc_way == 2'd3))) ?
-                            (dirty_s7_w3_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s7_w3_en = ((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 2'd3)));
-  assign valid_s7_w3_d = (fill_new_q ? acc_sec_onehot : (valid_s7_w3_q | acc_sec_onehot));
-  assign tag_s7_w3_en = ((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 2'd3)));
-  assign tag_s7_w3_d = fill_addr_q[20:5];
-  assign rank_s7_w2_en = (lru_touch & acc_set7);
-  assign rank_s7_w2_d = ((acc_way == 2'd2) ? 2'd0
-                         : (rank_s7_w2_q < touched_rank_s7) ? (rank_s7_w2_q + 2'd1)
-                         : rank_s7_w2_q);
-  assign dirty_s7_w2_en = (((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 2'd2))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set7 & (acc_way == 2'd2))));
-  assign dirty_s7_w2_d = ((acc_take & acc_we & (acc_set7 & (acc_way == 2'd2))) ?
-                            (dirty_s7_w2_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s7_w2_en = ((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 2'd2)));
-  assign valid_s7_w2_d = (fill_new_q ? acc_sec_onehot : (valid_s7_w2_q | acc_sec_onehot));
-  assign tag_s7_w2_en = ((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 2'd2)));
-  assign tag_s7_w2_d = fill_addr_q[20:5];
-  assign rank_s7_w1_en = (lru_touch & acc_set7);
-  assign rank_s7_w1_d = ((acc_way == 2'd1) ? 2'd0
-                         : (rank_s7_w1_q < touched_rank_s7) ? (rank_s7_w1_q + 2'd1)
-                         : rank_s7_w1_q);
-  assign dirty_s7_w1_en = (((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 2'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set7 & (acc_way == 2'd1))));
-  assign dirty_s7_w1_d = ((acc_take & acc_we & (acc_set7 & (acc_way == 2'd1))) ?
-                            (dirty_s7_w1_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s7_w1_en = ((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 2'd1)));
-  assign valid_s7_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s7_w1_q | acc_sec_onehot));
-  assign tag_s7_w1_en = ((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 2'd1)));
-  assign tag_s7_w1_d = fill_addr_q[20:5];
-  assign rank_s7_w0_en = (lru_touch & acc_set7);
-  assign rank_s7_w0_d = ((acc_way == 2'd0) ? 2'd0
-                         : (rank_s7_w0_q < touched_rank_s7) ? (rank_s7_w0_q + 2'd1)
-                         : rank_s7_w0_q);
-  assign dirty_s7_w0_en = (((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 2'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set7 & (acc_way == 2'd0))));
-  assign dirty_s7_w0_d = ((acc_take & acc_we & (acc_set7 & (acc_way == 2'd0))) ?
-                            (dirty_s7_w0_q | acc_sec_onehot)
-                          : 4'd0);
-  assign valid_s7_w0_en = ((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 2'd0)));
-  assign valid_s7_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s7_w0_q | acc_sec_onehot));
-  assign tag_s7_w0_en = ((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 2'd0)));
-  assign tag_s7_w0_d = fill_addr_q[20:5];
-  assign mshr0_alloc = (miss_take & ~mshr0_valid_q);
-  assign mshr0_merge = (merge_take & req_match0);
-  assign mshr0_s3_wdata_en = (mshr0_merge & (mshr0_count_q == 3'd3));
-  assign mshr0_s3_wdata_d = req_wdata_i;
-  assign mshr0_s3_we_en = (mshr0_merge & (mshr0_count_q == 3'd3));
-  assign mshr0_s3_we_d = req_we_i;
-  assign mshr0_s3_field_en = (mshr0_merge & (mshr0_count_q == 3'd3));
-  assign mshr0_s3_field_d = req_fil;
-  assign mshr0_s3_id_en = (mshr0_merge & (mshr0_count_q == 3'd3));
-  assign mshr0_s3_id_d = req_id_i;
-  assign mshr0_s2_wdata_en = (mshr0_merge & (mshr0_count_q == 3'd2));
-  assign mshr0_s2_wdata_d = req_wdata_i;
-  assign mshr0_s2_we_en = (mshr0_merge & (mshr0_count_q == 3'd2));
-  assign mshr0_s2_we_d = req_we_i;
-  assign mshr0_s2_field_en = (mshr0_merge & (mshr0_count_q == 3'd2));
-  assign mshr0_s2_field_d = req_fil;
-  assign mshr0_s2_id_en = (mshr0_merge & (mshr0_count_q == 3'd2));
-  assign mshr0_s2_id_d = req_id_i;
-  assign mshr0_s1_wdata_en = (mshr0_merge & (mshr0_count_q == 3'd1));
-  assign mshr0_s1_wdata_d = req_wdata_i;
-  assign mshr0_s1_we_en = (mshr0_merge & (mshr0_count_q == 3'd1));
-  assign mshr0_s1_we_d = req_we_i;
-  assign mshr0_s1_field_en = (mshr0_merge & (mshr0_count_q == 3'd1));
-  assign mshr0_s1_field_d = req_fil;
-  assign mshr0_s1_id_en = (mshr0_merge & (mshr0_count_q == 3'd1));
-  assign mshr0_s1_id_d = req_id_i;
-  assign mshr0_s0_wdata_en = (mshr0_alloc | (mshr0_merge & (mshr0_count_q == 3'd0)));
-  assign mshr0_s0_wdata_d = req_wdata_i;
-  assign mshr0_s0_we_en = (mshr0_alloc | (mshr0_merge & (mshr0_count_q == 3'd0)));
-  assign mshr0_s0_we_d = req_we_i;
-  assign mshr0_s0_field_en = (mshr0_alloc | (mshr0_merge & (mshr0_count_q == 3'd0)));
-  assign mshr0_s0_field_d = req_fil;
-  assign mshr0_s0_id_en = (mshr0_alloc | (mshr0_merge & (mshr0_count_q == 3'd0)));
-  assign mshr0_s0_id_d = req_id_i;
-  assign mshr0_count_en = (mshr0_alloc | mshr0_merge
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd0)));
-  assign mshr0_count_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd0)) ? 3'd0
-                          : mshr0_merge ? (mshr0_count_q + 3'd1)
-                          : 3'd1);
-  assign mshr0_addr_en = mshr0_alloc;
-  assign mshr0_addr_d = req_sector;
-  assign mshr0_valid_en = (mshr0_alloc
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd0)));
-  assign mshr0_valid_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd0)) ? 1'd0
-                          : 1'd1);
-  assign mshr1_alloc = (miss_take & (~mshr1_valid_q & mshr0_valid_q));
-  assign mshr1_merge = (merge_take & req_match1);
-  assign mshr1_s3_wdata_en = (mshr1_merge & (mshr1_count_q == 3'd3));
-  assign mshr1_s3_wdata_d = req_wdata_i;
-  assign mshr1_s3_we_en = (mshr1_merge & (mshr1_count_q == 3'd3));
-  assign mshr1_s3_we_d = req_we_i;
-  assign mshr1_s3_field_en = (mshr1_merge & (mshr1_count_q == 3'd3));
-  assign mshr1_s3_field_d = req_fil;
-  assign mshr1_s3_id_en = (mshr1_merge & (mshr1_count_q == 3'd3));
-  assign mshr1_s3_id_d = req_id_i;
-  assign mshr1_s2_wdata_en = (mshr1_merge & (mshr1_count_q == 3'd2));
-  assign mshr1_s2_wdata_d = req_wdata_i;
-  assign mshr1_s2_we_en = (mshr1_merge & (mshr1_count_q == 3'd2));
-  assign mshr1_s2_we_d = req_we_i;
-  assign mshr1_s2_field_en = (mshr1_merge & (mshr1_count_q == 3'd2));
-  assign mshr1_s2_field_d = req_fil;
-  assign mshr1_s2_id_en = (mshr1_merge & (mshr1_count_q == 3'd2));
-  assign mshr1_s2_id_d = req_id_i;
-  assign mshr1_s1_wdata_en = (mshr1_merge & (mshr1_count_q == 3'd1));
-  assign mshr1_s1_wdata_d = req_wdata_i;
-  assign mshr1_s1_we_en = (mshr1_merge & (mshr1_count_q == 3'd1));
-  assign mshr1_s1_we_d = req_we_i;
-  assign mshr1_s1_field_en = (mshr1_merge & (mshr1_count_q == 3'd1));
-  assign mshr1_s1_field_d = req_fil;
-  assign mshr1_s1_id_en = (mshr1_merge & (mshr1_count_q == 3'd1));
-  assign mshr1_s1_id_d = req_id_i;
-  assign mshr1_s0_wdata_en = (mshr1_alloc | (mshr1_merge & (mshr1_count_q == 3'd0)));
-  assign mshr1_s0_wdata_d = req_wdata_i;
-  assign mshr1_s0_we_en = (mshr1_alloc | (mshr1_merge & (mshr1_count_q == 3'd0)));
-  assign mshr1_s0_we_d = req_we_i;
-  assign mshr1_s0_field_en = (mshr1_alloc | (mshr1_merge & (mshr1_count_q == 3'd0)));
-  assign mshr1_s0_field_d = req_fil;
-  assign mshr1_s0_id_en = (mshr1_alloc | (mshr1_merge & (mshr1_count_q == 3'd0)));
-  assign mshr1_s0_id_d = req_id_i;
-  assign mshr1_count_en = (mshr1_alloc | mshr1_merge
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd1)));
-  assign mshr1_count_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd1)) ? 3'd0
-                          : mshr1_merge ? (mshr1_count_q + 3'd1)
-                          : 3'd1);
-  assign mshr1_addr_en = mshr1_alloc;
-  assign mshr1_addr_d = req_sector;
-  assign mshr1_valid_en = (mshr1_alloc
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd1)));
-  assign mshr1_valid_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd1)) ? 1'd0
-                          : 1'd1);
-  assign mshr2_alloc = (miss_take & (~mshr2_valid_q & ~(~mshr0_valid_q | ~mshr1_valid_q)));
-  assign mshr2_merge = (merge_take & req_match2);
-  assign mshr2_s3_wdata_en = (mshr2_merge & (mshr2_count_q == 3'd3));
-  assign mshr2_s3_wdata_d = req_wdata_i;
-  assign mshr2_s3_we_en = (mshr2_merge & (mshr2_count_q == 3'd3));
-  assign mshr2_s3_we_d = req_we_i;
-  assign mshr2_s3_field_en = (mshr2_merge & (mshr2_count_q == 3'd3));
-  assign mshr2_s3_field_d = req_fil;
-  assign mshr2_s3_id_en = (mshr2_merge & (mshr2_count_q == 3'd3));
-  assign mshr2_s3_id_d = req_id_i;
-  assign mshr2_s2_wdata_en = (mshr2_merge & (mshr2_count_q == 3'd2));
-  assign mshr2_s2_wdata_d = req_wdata_i;
-  assign mshr2_s2_we_en = (mshr2_merge & (mshr2_count_q == 3'd2));
-  assign mshr2_s2_we_d = req_we_i;
-  assign mshr2_s2_field_en = (mshr2_merge & (mshr2_count_q == 3'd2));
-  assign mshr2_s2_field_d = req_fil;
-  assign mshr2_s2_id_en = (mshr2_merge & (mshr2_count_q == 3'd2));
-  assign mshr2_s2_id_d = req_id_i;
-  assign mshr2_s1_wdata_en = (mshr2_merge & (mshr2_count_q == 3'd1));
-  assign mshr2_s1_wdata_d = req_wdata_i;
-  assign mshr2_s1_we_en = (mshr2_merge & (mshr2_count_q == 3'd1));
-  assign mshr2_s1_we_d = req_we_i;
-  assign mshr2_s1_field_en = (mshr2_merge & (mshr2_count_q == 3'd1));
-  assign mshr2_s1_field_d = req_fil;
-  assign mshr2_s1_id_en = (mshr2_merge & (mshr2_count_q == 3'd1));
-  assign mshr2_s1_id_d = req_id_i;
-  assign mshr2_s0_wdata_en = (mshr2_alloc | (mshr2_merge & (mshr2_count_q == 3'd0)));
-  assign mshr2_s0_wdata_d = req_wdata_i;
-  assign mshr2_s0_we_en = (mshr2_alloc | (mshr2_merge & (mshr2_count_q == 3'd0)));
-  assign mshr2_s0_we_d = req_we_i;
-  assign mshr2_s0_field_en = (mshr2_alloc | (mshr2_merge & (mshr2_count_q == 3'd0)));
-  assign mshr2_s0_field_d = req_fil;
-  assign mshr2_s0_id_en = (mshr2_alloc | (mshr2_merge & (mshr2_count_q == 3'd0)));
-  assign mshr2_s0_id_d = req_id_i;
-  assign mshr2_count_en = (mshr2_alloc | mshr2_merge
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd2)));
-  assign mshr2_count_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd2)) ? 3'd0
-                          : mshr2_merge ? (mshr2_count_q + 3'd1)
-                          : 3'd1);
-  assign mshr2_addr_en = mshr2_alloc;
-  assign mshr2_addr_d = req_sector;
-  assign mshr2_valid_en = (mshr2_alloc
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd2)));
-  assign mshr2_valid_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd2)) ? 1'd0
-                          : 1'd1);
-  assign mshr3_alloc = (miss_take
-                        & (~mshr3_valid_q & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q)));
-  assign mshr3_merge = (merge_take & req_match3);
-  assign mshr3_s3_wdata_en = (mshr3_merge & (mshr3_count_q == 3'd3));
-  assign mshr3_s3_wdata_d = req_wdata_i;
-  assign mshr3_s3_we_en = (mshr3_merge & (mshr3_count_q == 3'd3));
-  assign mshr3_s3_we_d = req_we_i;
-  assign mshr3_s3_field_en = (mshr3_merge & (mshr3_count_q == 3'd3));
-  assign mshr3_s3_field_d = req_fil;
-  assign mshr3_s3_id_en = (mshr3_merge & (mshr3_count_q == 3'd3));
-  assign mshr3_s3_id_d = req_id_i;
-  assign mshr3_s2_wdata_en = (mshr3_merge & (mshr3_count_q == 3'd2));
-  assign mshr3_s2_wdata_d = req_wdata_i;
-  assign mshr3_s2_we_en = (mshr3_merge & (mshr3_count_q == 3'd2));
-  assign mshr3_s2_we_d = req_we_i;
-  assign mshr3_s2_field_en = (mshr3_merge & (mshr3_count_q == 3'd2));
-  assign mshr3_s2_field_d = req_fil;
-  assign mshr3_s2_id_en = (mshr3_merge & (mshr3_count_q == 3'd2));
-  assign mshr3_s2_id_d = req_id_i;
-  assign mshr3_s1_wdata_en = (mshr3_merge & (mshr3_count_q == 3'd1));
-  assign mshr3_s1_wdata_d = req_wdata_i;
-  assign mshr3_s1_we_en = (mshr3_merge & (mshr3_count_q == 3'd1));
-  assign mshr3_s1_we_d = req_we_i;
-  assign mshr3_s1_field_en = (mshr3_merge & (mshr3_count_q == 3'd1));
-  assign mshr3_s1_field_d = req_fil;
-  assign mshr3_s1_id_en = (mshr3_merge & (mshr3_count_q == 3'd1));
-  assign mshr3_s1_id_d = req_id_i;
-  assign mshr3_s0_wdata_en = (mshr3_alloc | (mshr3_merge & (mshr3_count_q == 3'd0)));
-  assign mshr3_s0_wdata_d = req_wdata_i;
-  assign mshr3_s0_we_en = (mshr3_alloc | (mshr3_merge & (mshr3_count_q == 3'd0)));
-  assign mshr3_s0_we_d = req_we_i;
-  assign mshr3_s0_field_en = (mshr3_alloc | (mshr3_merge & (mshr3_count_q == 3'd0)));
-  assign mshr3_s0_field_d = req_fil;
-  assign mshr3_s0_id_en = (mshr3_alloc | (mshr3_merge & (mshr3_count_q == 3'd0)));
-  assign mshr3_s0_id_d = req_id_i;
-  assign mshr3_count_en = (mshr3_alloc | mshr3_merge
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd3)));
-  assign mshr3_count_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd3)) ? 3'd0
-                          : mshr3_merge ? (mshr3_count_q + 3'd1)
-                          : 3'd1);
-  assign mshr3_addr_en = mshr3_alloc;
-  assign mshr3_addr_d = req_sector;
-  assign mshr3_valid_en = (mshr3_alloc
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd3)));
-  assign mshr3_valid_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 2'd3)) ? 1'd0
-                          : 1'd1);
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_acc_in_set
+      localparam [2:0] K0 = i;
+      assign acc_in_set[i] = (acc_set == K0);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_touched_rank
+      assign touched_rank[i] = (acc_way[1] ? (acc_way[0] ? rank_w3_q[i] : rank_w2_q[i])
+                                : acc_way[0] ? rank_w1_q[i]
+                                : rank_w0_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_tag_w0_d
+      assign tag_w0_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 2'd0))) ?
+                              fill_addr_q[20:5]
+                            : tag_w0_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_tag_w1_d
+      assign tag_w1_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 2'd1))) ?
+                              fill_addr_q[20:5]
+                            : tag_w1_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_tag_w2_d
+      assign tag_w2_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 2'd2))) ?
+                              fill_addr_q[20:5]
+                            : tag_w2_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_tag_w3_d
+      assign tag_w3_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 2'd3))) ?
+                              fill_addr_q[20:5]
+                            : tag_w3_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_valid_w0_d
+      assign valid_w0_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 2'd0))) ?
+                                (fill_new_q ? acc_sec_onehot : (valid_w0_q[i] | acc_sec_onehot))
+                              : valid_w0_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_valid_w1_d
+      assign valid_w1_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 2'd1))) ?
+                                (fill_new_q ? acc_sec_onehot : (valid_w1_q[i] | acc_sec_onehot))
+                              : valid_w1_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_valid_w2_d
+      assign valid_w2_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 2'd2))) ?
+                                (fill_new_q ? acc_sec_onehot : (valid_w2_q[i] | acc_sec_onehot))
+                              : valid_w2_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_valid_w3_d
+      assign valid_w3_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 2'd3))) ?
+                                (fill_new_q ? acc_sec_onehot : (valid_w3_q[i] | acc_sec_onehot))
+                              : valid_w3_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_dirty_w0_d
+      assign dirty_w0_d[i] = ((((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 2'd0))
+                                & fill_new_q)
+                               | (acc_take & acc_we & (acc_in_set[i] & (acc_way == 2'd0)))) ?
+                                ((acc_take & acc_we & (acc_in_set[i] & (acc_way == 2'd0))) ?
+                                   (dirty_w0_q[i] | acc_sec_onehot)
+                                 : 4'd0)
+                              : dirty_w0_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_dirty_w1_d
+      assign dirty_w1_d[i] = ((((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 2'd1))
+                                & fill_new_q)
+                               | (acc_take & acc_we & (acc_in_set[i] & (acc_way == 2'd1)))) ?
+                                ((acc_take & acc_we & (acc_in_set[i] & (acc_way == 2'd1))) ?
+                                   (dirty_w1_q[i] | acc_sec_onehot)
+                                 : 4'd0)
+                              : dirty_w1_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_dirty_w2_d
+      assign dirty_w2_d[i] = ((((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 2'd2))
+                                & fill_new_q)
+                               | (acc_take & acc_we & (acc_in_set[i] & (acc_way == 2'd2)))) ?
+                                ((acc_take & acc_we & (acc_in_set[i] & (acc_way == 2'd2))) ?
+                                   (dirty_w2_q[i] | acc_sec_onehot)
+                                 : 4'd0)
+                              : dirty_w2_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_dirty_w3_d
+      assign dirty_w3_d[i] = ((((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 2'd3))
+                                & fill_new_q)
+                               | (acc_take & acc_we & (acc_in_set[i] & (acc_way == 2'd3)))) ?
+                                ((acc_take & acc_we & (acc_in_set[i] & (acc_way == 2'd3))) ?
+                                   (dirty_w3_q[i] | acc_sec_onehot)
+                                 : 4'd0)
+                              : dirty_w3_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_rank_w0_d
+      assign rank_w0_d[i] = ((lru_touch & acc_in_set[i]) ?
+                               ((acc_way == 2'd0) ? 2'd0
+                                : (rank_w0_q[i] < touched_rank[i]) ? (rank_w0_q[i] + 2'd1)
+                                : rank_w0_q[i])
+                             : rank_w0_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_rank_w1_d
+      assign rank_w1_d[i] = ((lru_touch & acc_in_set[i]) ?
+                               ((acc_way == 2'd1) ? 2'd0
+                                : (rank_w1_q[i] < touched_rank[i]) ? (rank_w1_q[i] + 2'd1)
+                                : rank_w1_q[i])
+                             : rank_w1_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_rank_w2_d
+      assign rank_w2_d[i] = ((lru_touch & acc_in_set[i]) ?
+                               ((acc_way == 2'd2) ? 2'd0
+                                : (rank_w2_q[i] < touched_rank[i]) ? (rank_w2_q[i] + 2'd1)
+                                : rank_w2_q[i])
+                             : rank_w2_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_rank_w3_d
+      assign rank_w3_d[i] = ((lru_touch & acc_in_set[i]) ?
+                               ((acc_way == 2'd3) ? 2'd0
+                                : (rank_w3_q[i] < touched_rank[i]) ? (rank_w3_q[i] + 2'd1)
+                                : rank_w3_q[i])
+                             : rank_w3_q[i]);
+    end
+  endgenerate
+  assign mshr_alloc[0] = (miss_take & ~mshr_valid_q[0]);
+  assign mshr_alloc[1] = (miss_take & (~mshr_valid_q[1] & mshr_valid_q[0]));
+  assign mshr_alloc[2] = (miss_take & (~mshr_valid_q[2] & ~(~mshr_valid_q[0] | ~mshr_valid_q[1])));
+  assign mshr_alloc[3] = (miss_take
+                          & (~mshr_valid_q[3]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2])));
+  assign mshr_merge[0] = (merge_take & req_match0);
+  assign mshr_merge[1] = (merge_take & req_match1);
+  assign mshr_merge[2] = (merge_take & req_match2);
+  assign mshr_merge[3] = (merge_take & req_match3);
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_done
+      localparam [1:0] K0 = i;
+      assign mshr_done[i] = ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == K0));
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_valid_d
+      assign mshr_valid_d[i] = ((mshr_alloc[i] | mshr_done[i]) ? (mshr_done[i] ? 1'd0 : 1'd1)
+                                : mshr_valid_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_addr_d
+      assign mshr_addr_d[i] = (mshr_alloc[i] ? req_sector : mshr_addr_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_count_d
+      assign mshr_count_d[i] = ((mshr_alloc[i] | mshr_merge[i] | mshr_done[i]) ?
+                                  (mshr_done[i] ? 3'd0
+                                   : mshr_merge[i] ? (mshr_count_q[i] + 3'd1)
+                                   : 3'd1)
+                                : mshr_count_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s0_id_d
+      assign mshr_s0_id_d[i] = ((mshr_alloc[i] | (mshr_merge[i] & (mshr_count_q[i] == 3'd0))) ?
+                                  req_id_i
+                                : mshr_s0_id_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s0_field_d
+      assign mshr_s0_field_d[i] = ((mshr_alloc[i] | (mshr_merge[i] & (mshr_count_q[i] == 3'd0))) ?
+                                     req_fil
+                                   : mshr_s0_field_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s0_we_d
+      assign mshr_s0_we_d[i] = ((mshr_alloc[i] | (mshr_merge[i] & (mshr_count_q[i] == 3'd0))) ?
+                                  req_we_i
+                                : mshr_s0_we_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s0_wdata_d
+      assign mshr_s0_wdata_d[i] = ((mshr_alloc[i] | (mshr_merge[i] & (mshr_count_q[i] == 3'd0))) ?
+                                     req_wdata_i
+                                   : mshr_s0_wdata_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s1_id_d
+      assign mshr_s1_id_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd1)) ? req_id_i
+                                : mshr_s1_id_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s1_field_d
+      assign mshr_s1_field_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd1)) ? req_fil
+                                   : mshr_s1_field_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s1_we_d
+      assign mshr_s1_we_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd1)) ? req_we_i
+                                : mshr_s1_we_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s1_wdata_d
+      assign mshr_s1_wdata_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd1)) ? req_wdata_i
+                                   : mshr_s1_wdata_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s2_id_d
+      assign mshr_s2_id_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd2)) ? req_id_i
+                                : mshr_s2_id_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s2_field_d
+      assign mshr_s2_field_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd2)) ? req_fil
+                                   : mshr_s2_field_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s2_we_d
+      assign mshr_s2_we_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd2)) ? req_we_i
+                                : mshr_s2_we_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s2_wdata_d
+      assign mshr_s2_wdata_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd2)) ? req_wdata_i
+                                   : mshr_s2_wdata_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s3_id_d
+      assign mshr_s3_id_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd3)) ? req_id_i
+                                : mshr_s3_id_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s3_field_d
+      assign mshr_s3_field_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd3)) ? req_fil
+                                   : mshr_s3_field_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s3_we_d
+      assign mshr_s3_we_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd3)) ? req_we_i
+                                : mshr_s3_we_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 4; i = i + 1) begin : g_mshr_s3_wdata_d
+      assign mshr_s3_wdata_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd3)) ? req_wdata_i
+                                   : mshr_s3_wdata_q[i]);
+    end
+  endgenerate
   assign req_ready_o = req_take;
   assign mfill_ready_o = fill_take;
   assign resp_valid_o = resp_valid_q;
@@ -2392,371 +1491,84 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       resp_valid_q <= 1'd0;
-      state_q <= 2'd0;
-      cnt_merges_q <= 32'd0;
-      cnt_misses_q <= 32'd0;
-      cnt_hits_q <= 32'd0;
       mreq_valid_q <= 1'd0;
-      rank_s0_w3_q <= 2'd3;
-      dirty_s0_w3_q <= 4'd0;
-      valid_s0_w3_q <= 4'd0;
-      tag_s0_w3_q <= 16'd0;
-      rank_s0_w2_q <= 2'd2;
-      dirty_s0_w2_q <= 4'd0;
-      valid_s0_w2_q <= 4'd0;
-      tag_s0_w2_q <= 16'd0;
-      rank_s0_w1_q <= 2'd1;
-      dirty_s0_w1_q <= 4'd0;
-      valid_s0_w1_q <= 4'd0;
-      tag_s0_w1_q <= 16'd0;
-      rank_s0_w0_q <= 2'd0;
-      dirty_s0_w0_q <= 4'd0;
-      valid_s0_w0_q <= 4'd0;
-      tag_s0_w0_q <= 16'd0;
-      rank_s1_w3_q <= 2'd3;
-      dirty_s1_w3_q <= 4'd0;
-      valid_s1_w3_q <= 4'd0;
-      tag_s1_w3_q <= 16'd0;
-      rank_s1_w2_q <= 2'd2;
-      dirty_s1_w2_q <= 4'd0;
-      valid_s1_w2_q <= 4'd0;
-      tag_s1_w2_q <= 16'd0;
-      rank_s1_w1_q <= 2'd1;
-      dirty_s1_w1_q <= 4'd0;
-      valid_s1_w1_q <= 4'd0;
-      tag_s1_w1_q <= 16'd0;
-      rank_s1_w0_q <= 2'd0;
-      dirty_s1_w0_q <= 4'd0;
-      valid_s1_w0_q <= 4'd0;
-      tag_s1_w0_q <= 16'd0;
-      rank_s2_w3_q <= 2'd3;
-      dirty_s2_w3_q <= 4'd0;
-      valid_s2_w3_q <= 4'd0;
-      tag_s2_w3_q <= 16'd0;
-      rank_s2_w2_q <= 2'd2;
-      dirty_s2_w2_q <= 4'd0;
-      valid_s2_w2_q <= 4'd0;
-      tag_s2_w2_q <= 16'd0;
-      rank_s2_w1_q <= 2'd1;
-      dirty_s2_w1_q <= 4'd0;
-      valid_s2_w1_q <= 4'd0;
-      tag_s2_w1_q <= 16'd0;
-      rank_s2_w0_q <= 2'd0;
-      dirty_s2_w0_q <= 4'd0;
-      valid_s2_w0_q <= 4'd0;
-      tag_s2_w0_q <= 16'd0;
-      rank_s3_w3_q <= 2'd3;
-      dirty_s3_w3_q <= 4'd0;
-      valid_s3_w3_q <= 4'd0;
-      tag_s3_w3_q <= 16'd0;
-      rank_s3_w2_q <= 2'd2;
-      dirty_s3_w2_q <= 4'd0;
-      valid_s3_w2_q <= 4'd0;
-      tag_s3_w2_q <= 16'd0;
-      rank_s3_w1_q <= 2'd1;
-      dirty_s3_w1_q <= 4'd0;
-      valid_s3_w1_q <= 4'd0;
-      tag_s3_w1_q <= 16'd0;
-      rank_s3_w0_q <= 2'd0;
-      dirty_s3_w0_q <= 4'd0;
-      valid_s3_w0_q <= 4'd0;
-      tag_s3_w0_q <= 16'd0;
-      rank_s4_w3_q <= 2'd3;
-      dirty_s4_w3_q <= 4'd0;
-      valid_s4_w3_q <= 4'd0;
-      tag_s4_w3_q <= 16'd0;
-      rank_s4_w2_q <= 2'd2;
-      dirty_s4_w2_q <= 4'd0;
-      valid_s4_w2_q <= 4'd0;
-      tag_s4_w2_q <= 16'd0;
-      rank_s4_w1_q <= 2'd1;
-      dirty_s4_w1_q <= 4'd0;
-      valid_s4_w1_q <= 4'd0;
-      tag_s4_w1_q <= 16'd0;
-      rank_s4_w0_q <= 2'd0;
-      dirty_s4_w0_q <= 4'd0;
-      valid_s4_w0_q <= 4'd0;
-      tag_s4_w0_q <= 16'd0;
-      rank_s5_w3_q <= 2'd3;
-      dirty_s5_w3_q <= 4'd0;
-      valid_s5_w3_q <= 4'd0;
-      tag_s5_w3_q <= 16'd0;
-      rank_s5_w2_q <= 2'd2;
-      dirty_s5_w2_q <= 4'd0;
-      valid_s5_w2_q <= 4'd0;
-      tag_s5_w2_q <= 16'd0;
-      rank_s5_w1_q <= 2'd1;
-      dirty_s5_w1_q <= 4'd0;
-      valid_s5_w1_q <= 4'd0;
-      tag_s5_w1_q <= 16'd0;
-      rank_s5_w0_q <= 2'd0;
-      dirty_s5_w0_q <= 4'd0;
-      valid_s5_w0_q <= 4'd0;
-      tag_s5_w0_q <= 16'd0;
-      rank_s6_w3_q <= 2'd3;
-      dirty_s6_w3_q <= 4'd0;
-      valid_s6_w3_q <= 4'd0;
-      tag_s6_w3_q <= 16'd0;
-      rank_s6_w2_q <= 2'd2;
-      dirty_s6_w2_q <= 4'd0;
-      valid_s6_w2_q <= 4'd0;
-      tag_s6_w2_q <= 16'd0;
-      rank_s6_w1_q <= 2'd1;
-      dirty_s6_w1_q <= 4'd0;
-      valid_s6_w1_q <= 4'd0;
-      tag_s6_w1_q <= 16'd0;
-      rank_s6_w0_q <= 2'd0;
-      dirty_s6_w0_q <= 4'd0;
-      valid_s6_w0_q <= 4'd0;
-      tag_s6_w0_q <= 16'd0;
-      rank_s7_w3_q <= 2'd3;
-      dirty_s7_w3_q <= 4'd0;
-      valid_s7_w3_q <= 4'd0;
-      tag_s7_w3_q <= 16'd0;
-      rank_s7_w2_q <= 2'd2;
-      dirty_s7_w2_q <= 4'd0;
-      valid_s7_w2_q <= 4'd0;
-      tag_s7_w2_q <= 16'd0;
-      rank_s7_w1_q <= 2'd1;
-      dirty_s7_w1_q <= 4'd0;
-      valid_s7_w1_q <= 4'd0;
-      tag_s7_w1_q <= 16'd0;
-      rank_s7_w0_q <= 2'd0;
-      dirty_s7_w0_q <= 4'd0;
-      valid_s7_w0_q <= 4'd0;
-      tag_s7_w0_q <= 16'd0;
-      mshr0_count_q <= 3'd0;
-      mshr0_valid_q <= 1'd0;
-      mshr1_count_q <= 3'd0;
-      mshr1_valid_q <= 1'd0;
-      mshr2_count_q <= 3'd0;
-      mshr2_valid_q <= 1'd0;
-      mshr3_count_q <= 3'd0;
-      mshr3_valid_q <= 1'd0;
+      cnt_hits_q <= 32'd0;
+      cnt_misses_q <= 32'd0;
+      cnt_merges_q <= 32'd0;
+      state_q <= 2'd0;
+      for (k = 0; k < 8; k = k + 1) tag_w0_q[k] <= 16'd0;
+      for (k = 0; k < 8; k = k + 1) tag_w1_q[k] <= 16'd0;
+      for (k = 0; k < 8; k = k + 1) tag_w2_q[k] <= 16'd0;
+      for (k = 0; k < 8; k = k + 1) tag_w3_q[k] <= 16'd0;
+      for (k = 0; k < 8; k = k + 1) valid_w0_q[k] <= 4'd0;
+      for (k = 0; k < 8; k = k + 1) valid_w1_q[k] <= 4'd0;
+      for (k = 0; k < 8; k = k + 1) valid_w2_q[k] <= 4'd0;
+      for (k = 0; k < 8; k = k + 1) valid_w3_q[k] <= 4'd0;
+      for (k = 0; k < 8; k = k + 1) dirty_w0_q[k] <= 4'd0;
+      for (k = 0; k < 8; k = k + 1) dirty_w1_q[k] <= 4'd0;
+      for (k = 0; k < 8; k = k + 1) dirty_w2_q[k] <= 4'd0;
+      for (k = 0; k < 8; k = k + 1) dirty_w3_q[k] <= 4'd0;
+      for (k = 0; k < 8; k = k + 1) rank_w0_q[k] <= 2'd0;
+      for (k = 0; k < 8; k = k + 1) rank_w1_q[k] <= 2'd1;
+      for (k = 0; k < 8; k = k + 1) rank_w2_q[k] <= 2'd2;
+      for (k = 0; k < 8; k = k + 1) rank_w3_q[k] <= 2'd3;
+      for (k = 0; k < 4; k = k + 1) mshr_valid_q[k] <= 1'd0;
+      for (k = 0; k < 4; k = k + 1) mshr_count_q[k] <= 3'd0;
     end else begin
       if (resp_valid_en) resp_valid_q <= resp_valid_d;
-      state_q <= state_d;
-      if (cnt_merges_en) cnt_merges_q <= cnt_merges_d;
-      if (cnt_misses_en) cnt_misses_q <= cnt_misses_d;
-      if (cnt_hits_en) cnt_hits_q <= cnt_hits_d;
       if (mreq_valid_en) mreq_valid_q <= mreq_valid_d;
-      if (rank_s0_w3_en) rank_s0_w3_q <= rank_s0_w3_d;
-      if (dirty_s0_w3_en) dirty_s0_w3_q <= dirty_s0_w3_d;
-      if (valid_s0_w3_en) valid_s0_w3_q <= valid_s0_w3_d;
-      if (tag_s0_w3_en) tag_s0_w3_q <= tag_s0_w3_d;
-      if (rank_s0_w2_en) rank_s0_w2_q <= rank_s0_w2_d;
-      if (dirty_s0_w2_en) dirty_s0_w2_q <= dirty_s0_w2_d;
-      if (valid_s0_w2_en) valid_s0_w2_q <= valid_s0_w2_d;
-      if (tag_s0_w2_en) tag_s0_w2_q <= tag_s0_w2_d;
-      if (rank_s0_w1_en) rank_s0_w1_q <= rank_s0_w1_d;
-      if (dirty_s0_w1_en) dirty_s0_w1_q <= dirty_s0_w1_d;
-      if (valid_s0_w1_en) valid_s0_w1_q <= valid_s0_w1_d;
-      if (tag_s0_w1_en) tag_s0_w1_q <= tag_s0_w1_d;
-      if (rank_s0_w0_en) rank_s0_w0_q <= rank_s0_w0_d;
-      if (dirty_s0_w0_en) dirty_s0_w0_q <= dirty_s0_w0_d;
-      if (valid_s0_w0_en) valid_s0_w0_q <= valid_s0_w0_d;
-      if (tag_s0_w0_en) tag_s0_w0_q <= tag_s0_w0_d;
-      if (rank_s1_w3_en) rank_s1_w3_q <= rank_s1_w3_d;
-      if (dirty_s1_w3_en) dirty_s1_w3_q <= dirty_s1_w3_d;
-      if (valid_s1_w3_en) valid_s1_w3_q <= valid_s1_w3_d;
-      if (tag_s1_w3_en) tag_s1_w3_q <= tag_s1_w3_d;
-      if (rank_s1_w2_en) rank_s1_w2_q <= rank_s1_w2_d;
-      if (dirty_s1_w2_en) dirty_s1_w2_q <= dirty_s1_w2_d;
-      if (valid_s1_w2_en) valid_s1_w2_q <= valid_s1_w2_d;
-      if (tag_s1_w2_en) tag_s1_w2_q <= tag_s1_w2_d;
-      if (rank_s1_w1_en) rank_s1_w1_q <= rank_s1_w1_d;
-      if (dirty_s1_w1_en) dirty_s1_w1_q <= dirty_s1_w1_d;
-      if (valid_s1_w1_en) valid_s1_w1_q <= valid_s1_w1_d;
-      if (tag_s1_w1_en) tag_s1_w1_q <= tag_s1_w1_d;
-      if (rank_s1_w0_en) rank_s1_w0_q <= rank_s1_w0_d;
-      if (dirty_s1_w0_en) dirty_s1_w0_q <= dirty_s1_w0_d;
-      if (valid_s1_w0_en) valid_s1_w0_q <= valid_s1_w0_d;
-      if (tag_s1_w0_en) tag_s1_w0_q <= tag_s1_w0_d;
-      if (rank_s2_w3_en) rank_s2_w3_q <= rank_s2_w3_d;
-      if (dirty_s2_w3_en) dirty_s2_w3_q <= dirty_s2_w3_d;
-      if (valid_s2_w3_en) valid_s2_w3_q <= valid_s2_w3_d;
-      if (tag_s2_w3_en) tag_s2_w3_q <= tag_s2_w3_d;
-      if (rank_s2_w2_en) rank_s2_w2_q <= rank_s2_w2_d;
-      if (dirty_s2_w2_en) dirty_s2_w2_q <= dirty_s2_w2_d;
-      if (valid_s2_w2_en) valid_s2_w2_q <= valid_s2_w2_d;
-      if (tag_s2_w2_en) tag_s2_w2_q <= tag_s2_w2_d;
-      if (rank_s2_w1_en) rank_s2_w1_q <= rank_s2_w1_d;
-      if (dirty_s2_w1_en) dirty_s2_w1_q <= dirty_s2_w1_d;
-      if (valid_s2_w1_en) valid_s2_w1_q <= valid_s2_w1_d;
-      if (tag_s2_w1_en) tag_s2_w1_q <= tag_s2_w1_d;
-      if (rank_s2_w0_en) rank_s2_w0_q <= rank_s2_w0_d;
-      if (dirty_s2_w0_en) dirty_s2_w0_q <= dirty_s2_w0_d;
-      if (valid_s2_w0_en) valid_s2_w0_q <= valid_s2_w0_d;
-      if (tag_s2_w0_en) tag_s2_w0_q <= tag_s2_w0_d;
-      if (rank_s3_w3_en) rank_s3_w3_q <= rank_s3_w3_d;
-      if (dirty_s3_w3_en) dirty_s3_w3_q <= dirty_s3_w3_d;
-      if (valid_s3_w3_en) valid_s3_w3_q <= valid_s3_w3_d;
-      if (tag_s3_w3_en) tag_s3_w3_q <= tag_s3_w3_d;
-      if (rank_s3_w2_en) rank_s3_w2_q <= rank_s3_w2_d;
-      if (dirty_s3_w2_en) dirty_s3_w2_q <= dirty_s3_w2_d;
-      if (valid_s3_w2_en) valid_s3_w2_q <= valid_s3_w2_d;
-      if (tag_s3_w2_en) tag_s3_w2_q <= tag_s3_w2_d;
-      if (rank_s3_w1_en) rank_s3_w1_q <= rank_s3_w1_d;
-      if (dirty_s3_w1_en) dirty_s3_w1_q <= dirty_s3_w1_d;
-      if (valid_s3_w1_en) valid_s3_w1_q <= valid_s3_w1_d;
-      if (tag_s3_w1_en) tag_s3_w1_q <= tag_s3_w1_d;
-      if (rank_s3_w0_en) rank_s3_w0_q <= rank_s3_w0_d;
-      if (dirty_s3_w0_en) dirty_s3_w0_q <= dirty_s3_w0_d;
-      if (valid_s3_w0_en) valid_s3_w0_q <= valid_s3_w0_d;
-      if (tag_s3_w0_en) tag_s3_w0_q <= tag_s3_w0_d;
-      if (rank_s4_w3_en) rank_s4_w3_q <= rank_s4_w3_d;
-      if (dirty_s4_w3_en) dirty_s4_w3_q <= dirty_s4_w3_d;
-      if (valid_s4_w3_en) valid_s4_w3_q <= valid_s4_w3_d;
-      if (tag_s4_w3_en) tag_s4_w3_q <= tag_s4_w3_d;
-      if (rank_s4_w2_en) rank_s4_w2_q <= rank_s4_w2_d;
-      if (dirty_s4_w2_en) dirty_s4_w2_q <= dirty_s4_w2_d;
-      if (valid_s4_w2_en) valid_s4_w2_q <= valid_s4_w2_d;
-      if (tag_s4_w2_en) tag_s4_w2_q <= tag_s4_w2_d;
-      if (rank_s4_w1_en) rank_s4_w1_q <= rank_s4_w1_d;
-      if (dirty_s4_w1_en) dirty_s4_w1_q <= dirty_s4_w1_d;
-      if (valid_s4_w1_en) valid_s4_w1_q <= valid_s4_w1_d;
-      if (tag_s4_w1_en) tag_s4_w1_q <= tag_s4_w1_d;
-      if (rank_s4_w0_en) rank_s4_w0_q <= rank_s4_w0_d;
-      if (dirty_s4_w0_en) dirty_s4_w0_q <= dirty_s4_w0_d;
-      if (valid_s4_w0_en) valid_s4_w0_q <= valid_s4_w0_d;
-      if (tag_s4_w0_en) tag_s4_w0_q <= tag_s4_w0_d;
-      if (rank_s5_w3_en) rank_s5_w3_q <= rank_s5_w3_d;
-      if (dirty_s5_w3_en) dirty_s5_w3_q <= dirty_s5_w3_d;
-      if (valid_s5_w3_en) valid_s5_w3_q <= valid_s5_w3_d;
-      if (tag_s5_w3_en) tag_s5_w3_q <= tag_s5_w3_d;
-      if (rank_s5_w2_en) rank_s5_w2_q <= rank_s5_w2_d;
-      if (dirty_s5_w2_en) dirty_s5_w2_q <= dirty_s5_w2_d;
-      if (valid_s5_w2_en) valid_s5_w2_q <= valid_s5_w2_d;
-      if (tag_s5_w2_en) tag_s5_w2_q <= tag_s5_w2_d;
-      if (rank_s5_w1_en) rank_s5_w1_q <= rank_s5_w1_d;
-      if (dirty_s5_w1_en) dirty_s5_w1_q <= dirty_s5_w1_d;
-      if (valid_s5_w1_en) valid_s5_w1_q <= valid_s5_w1_d;
-      if (tag_s5_w1_en) tag_s5_w1_q <= tag_s5_w1_d;
-      if (rank_s5_w0_en) rank_s5_w0_q <= rank_s5_w0_d;
-      if (dirty_s5_w0_en) dirty_s5_w0_q <= dirty_s5_w0_d;
-      if (valid_s5_w0_en) valid_s5_w0_q <= valid_s5_w0_d;
-      if (tag_s5_w0_en) tag_s5_w0_q <= tag_s5_w0_d;
-      if (rank_s6_w3_en) rank_s6_w3_q <= rank_s6_w3_d;
-      if (dirty_s6_w3_en) dirty_s6_w3_q <= dirty_s6_w3_d;
-      if (valid_s6_w3_en) valid_s6_w3_q <= valid_s6_w3_d;
-      if (tag_s6_w3_en) tag_s6_w3_q <= tag_s6_w3_d;
-      if (rank_s6_w2_en) rank_s6_w2_q <= rank_s6_w2_d;
-      if (dirty_s6_w2_en) dirty_s6_w2_q <= dirty_s6_w2_d;
-      if (valid_s6_w2_en) valid_s6_w2_q <= valid_s6_w2_d;
-      if (tag_s6_w2_en) tag_s6_w2_q <= tag_s6_w2_d;
-      if (rank_s6_w1_en) rank_s6_w1_q <= rank_s6_w1_d;
-      if (dirty_s6_w1_en) dirty_s6_w1_q <= dirty_s6_w1_d;
-      if (valid_s6_w1_en) valid_s6_w1_q <= valid_s6_w1_d;
-      if (tag_s6_w1_en) tag_s6_w1_q <= tag_s6_w1_d;
-      if (rank_s6_w0_en) rank_s6_w0_q <= rank_s6_w0_d;
-      if (dirty_s6_w0_en) dirty_s6_w0_q <= dirty_s6_w0_d;
-      if (valid_s6_w0_en) valid_s6_w0_q <= valid_s6_w0_d;
-      if (tag_s6_w0_en) tag_s6_w0_q <= tag_s6_w0_d;
-      if (rank_s7_w3_en) rank_s7_w3_q <= rank_s7_w3_d;
-      if (dirty_s7_w3_en) dirty_s7_w3_q <= dirty_s7_w3_d;
-      if (valid_s7_w3_en) valid_s7_w3_q <= valid_s7_w3_d;
-      if (tag_s7_w3_en) tag_s7_w3_q <= tag_s7_w3_d;
-      if (rank_s7_w2_en) rank_s7_w2_q <= rank_s7_w2_d;
-      if (dirty_s7_w2_en) dirty_s7_w2_q <= dirty_s7_w2_d;
-      if (valid_s7_w2_en) valid_s7_w2_q <= valid_s7_w2_d;
-      if (tag_s7_w2_en) tag_s7_w2_q <= tag_s7_w2_d;
-      if (rank_s7_w1_en) rank_s7_w1_q <= rank_s7_w1_d;
-      if (dirty_s7_w1_en) dirty_s7_w1_q <= dirty_s7_w1_d;
-      if (valid_s7_w1_en) valid_s7_w1_q <= valid_s7_w1_d;
-      if (tag_s7_w1_en) tag_s7_w1_q <= tag_s7_w1_d;
-      if (rank_s7_w0_en) rank_s7_w0_q <= rank_s7_w0_d;
-      if (dirty_s7_w0_en) dirty_s7_w0_q <= dirty_s7_w0_d;
-      if (valid_s7_w0_en) valid_s7_w0_q <= valid_s7_w0_d;
-      if (tag_s7_w0_en) tag_s7_w0_q <= tag_s7_w0_d;
-      if (mshr0_count_en) mshr0_count_q <= mshr0_count_d;
-      if (mshr0_valid_en) mshr0_valid_q <= mshr0_valid_d;
-      if (mshr1_count_en) mshr1_count_q <= mshr1_count_d;
-      if (mshr1_valid_en) mshr1_valid_q <= mshr1_valid_d;
-      if (mshr2_count_en) mshr2_count_q <= mshr2_count_d;
-      if (mshr2_valid_en) mshr2_valid_q <= mshr2_valid_d;
-      if (mshr3_count_en) mshr3_count_q <= mshr3_count_d;
-      if (mshr3_valid_en) mshr3_valid_q <= mshr3_valid_d;
+      if (cnt_hits_en) cnt_hits_q <= cnt_hits_d;
+      if (cnt_misses_en) cnt_misses_q <= cnt_misses_d;
+      if (cnt_merges_en) cnt_merges_q <= cnt_merges_d;
+      state_q <= state_d;
+      for (k = 0; k < 8; k = k + 1) tag_w0_q[k] <= tag_w0_d[k];
+      for (k = 0; k < 8; k = k + 1) tag_w1_q[k] <= tag_w1_d[k];
+      for (k = 0; k < 8; k = k + 1) tag_w2_q[k] <= tag_w2_d[k];
+      for (k = 0; k < 8; k = k + 1) tag_w3_q[k] <= tag_w3_d[k];
+      for (k = 0; k < 8; k = k + 1) valid_w0_q[k] <= valid_w0_d[k];
+      for (k = 0; k < 8; k = k + 1) valid_w1_q[k] <= valid_w1_d[k];
+      for (k = 0; k < 8; k = k + 1) valid_w2_q[k] <= valid_w2_d[k];
+      for (k = 0; k < 8; k = k + 1) valid_w3_q[k] <= valid_w3_d[k];
+      for (k = 0; k < 8; k = k + 1) dirty_w0_q[k] <= dirty_w0_d[k];
+      for (k = 0; k < 8; k = k + 1) dirty_w1_q[k] <= dirty_w1_d[k];
+      for (k = 0; k < 8; k = k + 1) dirty_w2_q[k] <= dirty_w2_d[k];
+      for (k = 0; k < 8; k = k + 1) dirty_w3_q[k] <= dirty_w3_d[k];
+      for (k = 0; k < 8; k = k + 1) rank_w0_q[k] <= rank_w0_d[k];
+      for (k = 0; k < 8; k = k + 1) rank_w1_q[k] <= rank_w1_d[k];
+      for (k = 0; k < 8; k = k + 1) rank_w2_q[k] <= rank_w2_d[k];
+      for (k = 0; k < 8; k = k + 1) rank_w3_q[k] <= rank_w3_d[k];
+      for (k = 0; k < 4; k = k + 1) mshr_valid_q[k] <= mshr_valid_d[k];
+      for (k = 0; k < 4; k = k + 1) mshr_count_q[k] <= mshr_count_d[k];
     end
   end
   always @(posedge clk_i) begin
     if (resp_payload_en) resp_payload_q <= resp_payload_d;
-    if (rel_k_en) rel_k_q <= rel_k_d;
-    if (wb_tag_en) wb_tag_q <= wb_tag_d;
-    if (fill_new_en) fill_new_q <= fill_new_d;
-    if (fill_way_en) fill_way_q <= fill_way_d;
-    if (fill_mshr_en) fill_mshr_q <= fill_mshr_d;
-    if (fill_data_en) fill_data_q <= fill_data_d;
-    if (fill_addr_en) fill_addr_q <= fill_addr_d;
-    if (wb_mask_en) wb_mask_q <= wb_mask_d;
     if (mreq_payload_en) mreq_payload_q <= mreq_payload_d;
-    if (mshr0_s3_wdata_en) mshr0_s3_wdata_q <= mshr0_s3_wdata_d;
-    if (mshr0_s3_we_en) mshr0_s3_we_q <= mshr0_s3_we_d;
-    if (mshr0_s3_field_en) mshr0_s3_field_q <= mshr0_s3_field_d;
-    if (mshr0_s3_id_en) mshr0_s3_id_q <= mshr0_s3_id_d;
-    if (mshr0_s2_wdata_en) mshr0_s2_wdata_q <= mshr0_s2_wdata_d;
-    if (mshr0_s2_we_en) mshr0_s2_we_q <= mshr0_s2_we_d;
-    if (mshr0_s2_field_en) mshr0_s2_field_q <= mshr0_s2_field_d;
-    if (mshr0_s2_id_en) mshr0_s2_id_q <= mshr0_s2_id_d;
-    if (mshr0_s1_wdata_en) mshr0_s1_wdata_q <= mshr0_s1_wdata_d;
-    if (mshr0_s1_we_en) mshr0_s1_we_q <= mshr0_s1_we_d;
-    if (mshr0_s1_field_en) mshr0_s1_field_q <= mshr0_s1_field_d;
-    if (mshr0_s1_id_en) mshr0_s1_id_q <= mshr0_s1_id_d;
-    if (mshr0_s0_wdata_en) mshr0_s0_wdata_q <= mshr0_s0_wdata_d;
-    if (mshr0_s0_we_en) mshr0_s0_we_q <= mshr0_s0_we_d;
-    if (mshr0_s0_field_en) mshr0_s0_field_q <= mshr0_s0_field_d;
-    if (mshr0_s0_id_en) mshr0_s0_id_q <= mshr0_s0_id_d;
-    if (mshr0_addr_en) mshr0_addr_q <= mshr0_addr_d;
-    if (mshr1_s3_wdata_en) mshr1_s3_wdata_q <= mshr1_s3_wdata_d;
-    if (mshr1_s3_we_en) mshr1_s3_we_q <= mshr1_s3_we_d;
-    if (mshr1_s3_field_en) mshr1_s3_field_q <= mshr1_s3_field_d;
-    if (mshr1_s3_id_en) mshr1_s3_id_q <= mshr1_s3_id_d;
-    if (mshr1_s2_wdata_en) mshr1_s2_wdata_q <= mshr1_s2_wdata_d;
-    if (mshr1_s2_we_en) mshr1_s2_we_q <= mshr1_s2_we_d;
-    if (mshr1_s2_field_en) mshr1_s2_field_q <= mshr1_s2_field_d;
-    if (mshr1_s2_id_en) mshr1_s2_id_q <= mshr1_s2_id_d;
-    if (mshr1_s1_wdata_en) mshr1_s1_wdata_q <= mshr1_s1_wdata_d;
-    if (mshr1_s1_we_en) mshr1_s1_we_q <= mshr1_s1_we_d;
-    if (mshr1_s1_field_en) mshr1_s1_field_q <= mshr1_s1_field_d;
-    if (mshr1_s1_id_en) mshr1_s1_id_q <= mshr1_s1_id_d;
-    if (mshr1_s0_wdata_en) mshr1_s0_wdata_q <= mshr1_s0_wdata_d;
-    if (mshr1_s0_we_en) mshr1_s0_we_q <= mshr1_s0_we_d;
-    if (mshr1_s0_field_en) mshr1_s0_field_q <= mshr1_s0_field_d;
-    if (mshr1_s0_id_en) mshr1_s0_id_q <= mshr1_s0_id_d;
-    if (mshr1_addr_en) mshr1_addr_q <= mshr1_addr_d;
-    if (mshr2_s3_wdata_en) mshr2_s3_wdata_q <= mshr2_s3_wdata_d;
-    if (mshr2_s3_we_en) mshr2_s3_we_q <= mshr2_s3_we_d;
-    if (mshr2_s3_field_en) mshr2_s3_field_q <= mshr2_s3_field_d;
-    if (mshr2_s3_id_en) mshr2_s3_id_q <= mshr2_s3_id_d;
-    if (mshr2_s2_wdata_en) mshr2_s2_wdata_q <= mshr2_s2_wdata_d;
-    if (mshr2_s2_we_en) mshr2_s2_we_q <= mshr2_s2_we_d;
-    if (mshr2_s2_field_en) mshr2_s2_field_q <= mshr2_s2_field_d;
-    if (mshr2_s2_id_en) mshr2_s2_id_q <= mshr2_s2_id_d;
-    if (mshr2_s1_wdata_en) mshr2_s1_wdata_q <= mshr2_s1_wdata_d;
-    if (mshr2_s1_we_en) mshr2_s1_we_q <= mshr2_s1_we_d;
-    if (mshr2_s1_field_en) mshr2_s1_field_q <= mshr2_s1_field_d;
-    if (mshr2_s1_id_en) mshr2_s1_id_q <= mshr2_s1_id_d;
-    if (mshr2_s0_wdata_en) mshr2_s0_wdata_q <= mshr2_s0_wdata_d;
-    if (mshr2_s0_we_en) mshr2_s0_we_q <= mshr2_s0_we_d;
-    if (mshr2_s0_field_en) mshr2_s0_field_q <= mshr2_s0_field_d;
-    if (mshr2_s0_id_en) mshr2_s0_id_q <= mshr2_s0_id_d;
-    if (mshr2_addr_en) mshr2_addr_q <= mshr2_addr_d;
-    if (mshr3_s3_wdata_en) mshr3_s3_wdata_q <= mshr3_s3_wdata_d;
-    if (mshr3_s3_we_en) mshr3_s3_we_q <= mshr3_s3_we_d;
-    if (mshr3_s3_field_en) mshr3_s3_field_q <= mshr3_s3_field_d;
-    if (mshr3_s3_id_en) mshr3_s3_id_q <= mshr3_s3_id_d;
-    if (mshr3_s2_wdata_en) mshr3_s2_wdata_q <= mshr3_s2_wdata_d;
-    if (mshr3_s2_we_en) mshr3_s2_we_q <= mshr3_s2_we_d;
-    if (mshr3_s2_field_en) mshr3_s2_field_q <= mshr3_s2_field_d;
-    if (mshr3_s2_id_en) mshr3_s2_id_q <= mshr3_s2_id_d;
-    if (mshr3_s1_wdata_en) mshr3_s1_wdata_q <= mshr3_s1_wdata_d;
-    if (mshr3_s1_we_en) mshr3_s1_we_q <= mshr3_s1_we_d;
-    if (mshr3_s1_field_en) mshr3_s1_field_q <= mshr3_s1_field_d;
-    if (mshr3_s1_id_en) mshr3_s1_id_q <= mshr3_s1_id_d;
-    if (mshr3_s0_wdata_en) mshr3_s0_wdata_q <= mshr3_s0_wdata_d;
-    if (mshr3_s0_we_en) mshr3_s0_we_q <= mshr3_s0_we_d;
-    if (mshr3_s0_field_en) mshr3_s0_field_q <= mshr3_s0_field_d;
-    if (mshr3_s0_id_en) mshr3_s0_id_q <= mshr3_s0_id_d;
-    if (mshr3_addr_en) mshr3_addr_q <= mshr3_addr_d;
+    if (wb_mask_en) wb_mask_q <= wb_mask_d;
+    if (fill_addr_en) fill_addr_q <= fill_addr_d;
+    if (fill_data_en) fill_data_q <= fill_data_d;
+    if (fill_mshr_en) fill_mshr_q <= fill_mshr_d;
+    if (fill_way_en) fill_way_q <= fill_way_d;
+    if (fill_new_en) fill_new_q <= fill_new_d;
+    if (wb_tag_en) wb_tag_q <= wb_tag_d;
+    if (rel_k_en) rel_k_q <= rel_k_d;
+    for (k = 0; k < 4; k = k + 1) mshr_addr_q[k] <= mshr_addr_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s0_id_q[k] <= mshr_s0_id_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s0_field_q[k] <= mshr_s0_field_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s0_we_q[k] <= mshr_s0_we_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s0_wdata_q[k] <= mshr_s0_wdata_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s1_id_q[k] <= mshr_s1_id_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s1_field_q[k] <= mshr_s1_field_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s1_we_q[k] <= mshr_s1_we_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s1_wdata_q[k] <= mshr_s1_wdata_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s2_id_q[k] <= mshr_s2_id_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s2_field_q[k] <= mshr_s2_field_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s2_we_q[k] <= mshr_s2_we_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s2_wdata_q[k] <= mshr_s2_wdata_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s3_id_q[k] <= mshr_s3_id_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s3_field_q[k] <= mshr_s3_field_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s3_we_q[k] <= mshr_s3_we_d[k];
+    for (k = 0; k < 4; k = k + 1) mshr_s3_wdata_q[k] <= mshr_s3_wdata_d[k];
   end
 endmodule
 `default_nettype wire

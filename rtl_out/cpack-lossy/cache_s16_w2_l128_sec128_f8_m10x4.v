@@ -38,330 +38,42 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   localparam [1:0] STATE_INSTALL = 2'd2;
   localparam [1:0] STATE_RELEASE = 2'd3;
 
+  genvar i;
+  integer k;
+
   // State: controller, output registers, tags/valid/dirty/LRU, MSHR file
   reg  [1:0] state_q;
   reg  resp_valid_q;
   reg  [16:0] resp_payload_q;
   reg  mreq_valid_q;
   reg  [1039:0] mreq_payload_q;
-  reg  [10:0] tag_s0_w0_q;
-  reg  valid_s0_w0_q;
-  reg  dirty_s0_w0_q;
-  reg  rank_s0_w0_q;
-  reg  [10:0] tag_s0_w1_q;
-  reg  valid_s0_w1_q;
-  reg  dirty_s0_w1_q;
-  reg  rank_s0_w1_q;
-  reg  [10:0] tag_s1_w0_q;
-  reg  valid_s1_w0_q;
-  reg  dirty_s1_w0_q;
-  reg  rank_s1_w0_q;
-  reg  [10:0] tag_s1_w1_q;
-  reg  valid_s1_w1_q;
-  reg  dirty_s1_w1_q;
-  reg  rank_s1_w1_q;
-  reg  [10:0] tag_s2_w0_q;
-  reg  valid_s2_w0_q;
-  reg  dirty_s2_w0_q;
-  reg  rank_s2_w0_q;
-  reg  [10:0] tag_s2_w1_q;
-  reg  valid_s2_w1_q;
-  reg  dirty_s2_w1_q;
-  reg  rank_s2_w1_q;
-  reg  [10:0] tag_s3_w0_q;
-  reg  valid_s3_w0_q;
-  reg  dirty_s3_w0_q;
-  reg  rank_s3_w0_q;
-  reg  [10:0] tag_s3_w1_q;
-  reg  valid_s3_w1_q;
-  reg  dirty_s3_w1_q;
-  reg  rank_s3_w1_q;
-  reg  [10:0] tag_s4_w0_q;
-  reg  valid_s4_w0_q;
-  reg  dirty_s4_w0_q;
-  reg  rank_s4_w0_q;
-  reg  [10:0] tag_s4_w1_q;
-  reg  valid_s4_w1_q;
-  reg  dirty_s4_w1_q;
-  reg  rank_s4_w1_q;
-  reg  [10:0] tag_s5_w0_q;
-  reg  valid_s5_w0_q;
-  reg  dirty_s5_w0_q;
-  reg  rank_s5_w0_q;
-  reg  [10:0] tag_s5_w1_q;
-  reg  valid_s5_w1_q;
-  reg  dirty_s5_w1_q;
-  reg  rank_s5_w1_q;
-  reg  [10:0] tag_s6_w0_q;
-  reg  valid_s6_w0_q;
-  reg  dirty_s6_w0_q;
-  reg  rank_s6_w0_q;
-  reg  [10:0] tag_s6_w1_q;
-  reg  valid_s6_w1_q;
-  reg  dirty_s6_w1_q;
-  reg  rank_s6_w1_q;
-  reg  [10:0] tag_s7_w0_q;
-  reg  valid_s7_w0_q;
-  reg  dirty_s7_w0_q;
-  reg  rank_s7_w0_q;
-  reg  [10:0] tag_s7_w1_q;
-  reg  valid_s7_w1_q;
-  reg  dirty_s7_w1_q;
-  reg  rank_s7_w1_q;
-  reg  [10:0] tag_s8_w0_q;
-  reg  valid_s8_w0_q;
-  reg  dirty_s8_w0_q;
-  reg  rank_s8_w0_q;
-  reg  [10:0] tag_s8_w1_q;
-  reg  valid_s8_w1_q;
-  reg  dirty_s8_w1_q;
-  reg  rank_s8_w1_q;
-  reg  [10:0] tag_s9_w0_q;
-  reg  valid_s9_w0_q;
-  reg  dirty_s9_w0_q;
-  reg  rank_s9_w0_q;
-  reg  [10:0] tag_s9_w1_q;
-  reg  valid_s9_w1_q;
-  reg  dirty_s9_w1_q;
-  reg  rank_s9_w1_q;
-  reg  [10:0] tag_s10_w0_q;
-  reg  valid_s10_w0_q;
-  reg  dirty_s10_w0_q;
-  reg  rank_s10_w0_q;
-  reg  [10:0] tag_s10_w1_q;
-  reg  valid_s10_w1_q;
-  reg  dirty_s10_w1_q;
-  reg  rank_s10_w1_q;
-  reg  [10:0] tag_s11_w0_q;
-  reg  valid_s11_w0_q;
-  reg  dirty_s11_w0_q;
-  reg  rank_s11_w0_q;
-  reg  [10:0] tag_s11_w1_q;
-  reg  valid_s11_w1_q;
-  reg  dirty_s11_w1_q;
-  reg  rank_s11_w1_q;
-  reg  [10:0] tag_s12_w0_q;
-  reg  valid_s12_w0_q;
-  reg  dirty_s12_w0_q;
-  reg  rank_s12_w0_q;
-  reg  [10:0] tag_s12_w1_q;
-  reg  valid_s12_w1_q;
-  reg  dirty_s12_w1_q;
-  reg  rank_s12_w1_q;
-  reg  [10:0] tag_s13_w0_q;
-  reg  valid_s13_w0_q;
-  reg  dirty_s13_w0_q;
-  reg  rank_s13_w0_q;
-  reg  [10:0] tag_s13_w1_q;
-  reg  valid_s13_w1_q;
-  reg  dirty_s13_w1_q;
-  reg  rank_s13_w1_q;
-  reg  [10:0] tag_s14_w0_q;
-  reg  valid_s14_w0_q;
-  reg  dirty_s14_w0_q;
-  reg  rank_s14_w0_q;
-  reg  [10:0] tag_s14_w1_q;
-  reg  valid_s14_w1_q;
-  reg  dirty_s14_w1_q;
-  reg  rank_s14_w1_q;
-  reg  [10:0] tag_s15_w0_q;
-  reg  valid_s15_w0_q;
-  reg  dirty_s15_w0_q;
-  reg  rank_s15_w0_q;
-  reg  [10:0] tag_s15_w1_q;
-  reg  valid_s15_w1_q;
-  reg  dirty_s15_w1_q;
-  reg  rank_s15_w1_q;
-  reg  mshr0_valid_q;
-  reg  [14:0] mshr0_addr_q;
-  reg  [2:0] mshr0_count_q;
-  reg  [7:0] mshr0_s0_id_q;
-  reg  [6:0] mshr0_s0_field_q;
-  reg  mshr0_s0_we_q;
-  reg  [7:0] mshr0_s0_wdata_q;
-  reg  [7:0] mshr0_s1_id_q;
-  reg  [6:0] mshr0_s1_field_q;
-  reg  mshr0_s1_we_q;
-  reg  [7:0] mshr0_s1_wdata_q;
-  reg  [7:0] mshr0_s2_id_q;
-  reg  [6:0] mshr0_s2_field_q;
-  reg  mshr0_s2_we_q;
-  reg  [7:0] mshr0_s2_wdata_q;
-  reg  [7:0] mshr0_s3_id_q;
-  reg  [6:0] mshr0_s3_field_q;
-  reg  mshr0_s3_we_q;
-  reg  [7:0] mshr0_s3_wdata_q;
-  reg  mshr1_valid_q;
-  reg  [14:0] mshr1_addr_q;
-  reg  [2:0] mshr1_count_q;
-  reg  [7:0] mshr1_s0_id_q;
-  reg  [6:0] mshr1_s0_field_q;
-  reg  mshr1_s0_we_q;
-  reg  [7:0] mshr1_s0_wdata_q;
-  reg  [7:0] mshr1_s1_id_q;
-  reg  [6:0] mshr1_s1_field_q;
-  reg  mshr1_s1_we_q;
-  reg  [7:0] mshr1_s1_wdata_q;
-  reg  [7:0] mshr1_s2_id_q;
-  reg  [6:0] mshr1_s2_field_q;
-  reg  mshr1_s2_we_q;
-  reg  [7:0] mshr1_s2_wdata_q;
-  reg  [7:0] mshr1_s3_id_q;
-  reg  [6:0] mshr1_s3_field_q;
-  reg  mshr1_s3_we_q;
-  reg  [7:0] mshr1_s3_wdata_q;
-  reg  mshr2_valid_q;
-  reg  [14:0] mshr2_addr_q;
-  reg  [2:0] mshr2_count_q;
-  reg  [7:0] mshr2_s0_id_q;
-  reg  [6:0] mshr2_s0_field_q;
-  reg  mshr2_s0_we_q;
-  reg  [7:0] mshr2_s0_wdata_q;
-  reg  [7:0] mshr2_s1_id_q;
-  reg  [6:0] mshr2_s1_field_q;
-  reg  mshr2_s1_we_q;
-  reg  [7:0] mshr2_s1_wdata_q;
-  reg  [7:0] mshr2_s2_id_q;
-  reg  [6:0] mshr2_s2_field_q;
-  reg  mshr2_s2_we_q;
-  reg  [7:0] mshr2_s2_wdata_q;
-  reg  [7:0] mshr2_s3_id_q;
-  reg  [6:0] mshr2_s3_field_q;
-  reg  mshr2_s3_we_q;
-  reg  [7:0] mshr2_s3_wdata_q;
-  reg  mshr3_valid_q;
-  reg  [14:0] mshr3_addr_q;
-  reg  [2:0] mshr3_count_q;
-  reg  [7:0] mshr3_s0_id_q;
-  reg  [6:0] mshr3_s0_field_q;
-  reg  mshr3_s0_we_q;
-  reg  [7:0] mshr3_s0_wdata_q;
-  reg  [7:0] mshr3_s1_id_q;
-  reg  [6:0] mshr3_s1_field_q;
-  reg  mshr3_s1_we_q;
-  reg  [7:0] mshr3_s1_wdata_q;
-  reg  [7:0] mshr3_s2_id_q;
-  reg  [6:0] mshr3_s2_field_q;
-  reg  mshr3_s2_we_q;
-  reg  [7:0] mshr3_s2_wdata_q;
-  reg  [7:0] mshr3_s3_id_q;
-  reg  [6:0] mshr3_s3_field_q;
-  reg  mshr3_s3_we_q;
-  reg  [7:0] mshr3_s3_wdata_q;
-  reg  mshr4_valid_q;
-  reg  [14:0] mshr4_addr_q;
-  reg  [2:0] mshr4_count_q;
-  reg  [7:0] mshr4_s0_id_q;
-  reg  [6:0] mshr4_s0_field_q;
-  reg  mshr4_s0_we_q;
-  reg  [7:0] mshr4_s0_wdata_q;
-  reg  [7:0] mshr4_s1_id_q;
-  reg  [6:0] mshr4_s1_field_q;
-  reg  mshr4_s1_we_q;
-  reg  [7:0] mshr4_s1_wdata_q;
-  reg  [7:0] mshr4_s2_id_q;
-  reg  [6:0] mshr4_s2_field_q;
-  reg  mshr4_s2_we_q;
-  reg  [7:0] mshr4_s2_wdata_q;
-  reg  [7:0] mshr4_s3_id_q;
-  reg  [6:0] mshr4_s3_field_q;
-  reg  mshr4_s3_we_q;
-  reg  [7:0] mshr4_s3_wdata_q;
-  reg  mshr5_valid_q;
-  reg  [14:0] mshr5_addr_q;
-  reg  [2:0] mshr5_count_q;
-  reg  [7:0] mshr5_s0_id_q;
-  reg  [6:0] mshr5_s0_field_q;
-  reg  mshr5_s0_we_q;
-  reg  [7:0] mshr5_s0_wdata_q;
-  reg  [7:0] mshr5_s1_id_q;
-  reg  [6:0] mshr5_s1_field_q;
-  reg  mshr5_s1_we_q;
-  reg  [7:0] mshr5_s1_wdata_q;
-  reg  [7:0] mshr5_s2_id_q;
-  reg  [6:0] mshr5_s2_field_q;
-  reg  mshr5_s2_we_q;
-  reg  [7:0] mshr5_s2_wdata_q;
-  reg  [7:0] mshr5_s3_id_q;
-  reg  [6:0] mshr5_s3_field_q;
-  reg  mshr5_s3_we_q;
-  reg  [7:0] mshr5_s3_wdata_q;
-  reg  mshr6_valid_q;
-  reg  [14:0] mshr6_addr_q;
-  reg  [2:0] mshr6_count_q;
-  reg  [7:0] mshr6_s0_id_q;
-  reg  [6:0] mshr6_s0_field_q;
-  reg  mshr6_s0_we_q;
-  reg  [7:0] mshr6_s0_wdata_q;
-  reg  [7:0] mshr6_s1_id_q;
-  reg  [6:0] mshr6_s1_field_q;
-  reg  mshr6_s1_we_q;
-  reg  [7:0] mshr6_s1_wdata_q;
-  reg  [7:0] mshr6_s2_id_q;
-  reg  [6:0] mshr6_s2_field_q;
-  reg  mshr6_s2_we_q;
-  reg  [7:0] mshr6_s2_wdata_q;
-  reg  [7:0] mshr6_s3_id_q;
-  reg  [6:0] mshr6_s3_field_q;
-  reg  mshr6_s3_we_q;
-  reg  [7:0] mshr6_s3_wdata_q;
-  reg  mshr7_valid_q;
-  reg  [14:0] mshr7_addr_q;
-  reg  [2:0] mshr7_count_q;
-  reg  [7:0] mshr7_s0_id_q;
-  reg  [6:0] mshr7_s0_field_q;
-  reg  mshr7_s0_we_q;
-  reg  [7:0] mshr7_s0_wdata_q;
-  reg  [7:0] mshr7_s1_id_q;
-  reg  [6:0] mshr7_s1_field_q;
-  reg  mshr7_s1_we_q;
-  reg  [7:0] mshr7_s1_wdata_q;
-  reg  [7:0] mshr7_s2_id_q;
-  reg  [6:0] mshr7_s2_field_q;
-  reg  mshr7_s2_we_q;
-  reg  [7:0] mshr7_s2_wdata_q;
-  reg  [7:0] mshr7_s3_id_q;
-  reg  [6:0] mshr7_s3_field_q;
-  reg  mshr7_s3_we_q;
-  reg  [7:0] mshr7_s3_wdata_q;
-  reg  mshr8_valid_q;
-  reg  [14:0] mshr8_addr_q;
-  reg  [2:0] mshr8_count_q;
-  reg  [7:0] mshr8_s0_id_q;
-  reg  [6:0] mshr8_s0_field_q;
-  reg  mshr8_s0_we_q;
-  reg  [7:0] mshr8_s0_wdata_q;
-  reg  [7:0] mshr8_s1_id_q;
-  reg  [6:0] mshr8_s1_field_q;
-  reg  mshr8_s1_we_q;
-  reg  [7:0] mshr8_s1_wdata_q;
-  reg  [7:0] mshr8_s2_id_q;
-  reg  [6:0] mshr8_s2_field_q;
-  reg  mshr8_s2_we_q;
-  reg  [7:0] mshr8_s2_wdata_q;
-  reg  [7:0] mshr8_s3_id_q;
-  reg  [6:0] mshr8_s3_field_q;
-  reg  mshr8_s3_we_q;
-  reg  [7:0] mshr8_s3_wdata_q;
-  reg  mshr9_valid_q;
-  reg  [14:0] mshr9_addr_q;
-  reg  [2:0] mshr9_count_q;
-  reg  [7:0] mshr9_s0_id_q;
-  reg  [6:0] mshr9_s0_field_q;
-  reg  mshr9_s0_we_q;
-  reg  [7:0] mshr9_s0_wdata_q;
-  reg  [7:0] mshr9_s1_id_q;
-  reg  [6:0] mshr9_s1_field_q;
-  reg  mshr9_s1_we_q;
-  reg  [7:0] mshr9_s1_wdata_q;
-  reg  [7:0] mshr9_s2_id_q;
-  reg  [6:0] mshr9_s2_field_q;
-  reg  mshr9_s2_we_q;
-  reg  [7:0] mshr9_s2_wdata_q;
-  reg  [7:0] mshr9_s3_id_q;
-  reg  [6:0] mshr9_s3_field_q;
-  reg  mshr9_s3_we_q;
-  reg  [7:0] mshr9_s3_wdata_q;
+  (* mem2reg *) reg  [10:0] tag_w0_q [0:15];
+  (* mem2reg *) reg  [10:0] tag_w1_q [0:15];
+  (* mem2reg *) reg  valid_w0_q [0:15];
+  (* mem2reg *) reg  valid_w1_q [0:15];
+  (* mem2reg *) reg  dirty_w0_q [0:15];
+  (* mem2reg *) reg  dirty_w1_q [0:15];
+  (* mem2reg *) reg  rank_w0_q [0:15];
+  (* mem2reg *) reg  rank_w1_q [0:15];
+  (* mem2reg *) reg  mshr_valid_q [0:9];
+  (* mem2reg *) reg  [14:0] mshr_addr_q [0:9];
+  (* mem2reg *) reg  [2:0] mshr_count_q [0:9];
+  (* mem2reg *) reg  [7:0] mshr_s0_id_q [0:9];
+  (* mem2reg *) reg  [6:0] mshr_s0_field_q [0:9];
+  (* mem2reg *) reg  mshr_s0_we_q [0:9];
+  (* mem2reg *) reg  [7:0] mshr_s0_wdata_q [0:9];
+  (* mem2reg *) reg  [7:0] mshr_s1_id_q [0:9];
+  (* mem2reg *) reg  [6:0] mshr_s1_field_q [0:9];
+  (* mem2reg *) reg  mshr_s1_we_q [0:9];
+  (* mem2reg *) reg  [7:0] mshr_s1_wdata_q [0:9];
+  (* mem2reg *) reg  [7:0] mshr_s2_id_q [0:9];
+  (* mem2reg *) reg  [6:0] mshr_s2_field_q [0:9];
+  (* mem2reg *) reg  mshr_s2_we_q [0:9];
+  (* mem2reg *) reg  [7:0] mshr_s2_wdata_q [0:9];
+  (* mem2reg *) reg  [7:0] mshr_s3_id_q [0:9];
+  (* mem2reg *) reg  [6:0] mshr_s3_field_q [0:9];
+  (* mem2reg *) reg  mshr_s3_we_q [0:9];
+  (* mem2reg *) reg  [7:0] mshr_s3_wdata_q [0:9];
   wire data_we;
   wire [4:0] line_idx;
   wire [1023:0] line_filled;
@@ -424,112 +136,115 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   assign req_set = req_field_i[10:7];
   assign req_tag_w0 = (req_set[3] ?
                          (req_set[2] ?
-                            (req_set[1] ? (req_set[0] ? tag_s15_w0_q : tag_s14_w0_q)
-                             : req_set[0] ? tag_s13_w0_q
-                             : tag_s12_w0_q)
-                          : req_set[1] ? (req_set[0] ? tag_s11_w0_q : tag_s10_w0_q)
-                          : req_set[0] ? tag_s9_w0_q
-                          : tag_s8_w0_q)
+                            (req_set[1] ? (req_set[0] ? tag_w0_q[15] : tag_w0_q[14])
+                             : req_set[0] ? tag_w0_q[13]
+                             : tag_w0_q[12])
+                          : req_set[1] ? (req_set[0] ? tag_w0_q[11] : tag_w0_q[10])
+                          : req_set[0] ? tag_w0_q[9]
+                          : tag_w0_q[8])
                        : req_set[2] ?
-                         (req_set[1] ? (req_set[0] ? tag_s7_w0_q : tag_s6_w0_q)
-                          : req_set[0] ? tag_s5_w0_q
-                          : tag_s4_w0_q)
-                       : req_set[1] ? (req_set[0] ? tag_s3_w0_q : tag_s2_w0_q)
-                       : req_set[0] ? tag_s1_w0_q
-                       : tag_s0_w0_q);
+                         (req_set[1] ? (req_set[0] ? tag_w0_q[7] : tag_w0_q[6])
+                          : req_set[0] ? tag_w0_q[5]
+                          : tag_w0_q[4])
+                       : req_set[1] ? (req_set[0] ? tag_w0_q[3] : tag_w0_q[2])
+                       : req_set[0] ? tag_w0_q[1]
+                       : tag_w0_q[0]);
   assign req_valid_w0 = (req_set[3] ?
                            (req_set[2] ?
-                              (req_set[1] ? (req_set[0] ? valid_s15_w0_q : valid_s14_w0_q)
-                               : req_set[0] ? valid_s13_w0_q
-                               : valid_s12_w0_q)
-                            : req_set[1] ? (req_set[0] ? valid_s11_w0_q : valid_s10_w0_q)
-                            : req_set[0] ? valid_s9_w0_q
-                            : valid_s8_w0_q)
+                              (req_set[1] ? (req_set[0] ? valid_w0_q[15] : valid_w0_q[14])
+                               : req_set[0] ? valid_w0_q[13]
+                               : valid_w0_q[12])
+                            : req_set[1] ? (req_set[0] ? valid_w0_q[11] : valid_w0_q[10])
+                            : req_set[0] ? valid_w0_q[9]
+                            : valid_w0_q[8])
                          : req_set[2] ?
-                           (req_set[1] ? (req_set[0] ? valid_s7_w0_q : valid_s6_w0_q)
-                            : req_set[0] ? valid_s5_w0_q
-                            : valid_s4_w0_q)
-                         : req_set[1] ? (req_set[0] ? valid_s3_w0_q : valid_s2_w0_q)
-                         : req_set[0] ? valid_s1_w0_q
-                         : valid_s0_w0_q);
+                           (req_set[1] ? (req_set[0] ? valid_w0_q[7] : valid_w0_q[6])
+                            : req_set[0] ? valid_w0_q[5]
+                            : valid_w0_q[4])
+                         : req_set[1] ? (req_set[0] ? valid_w0_q[3] : valid_w0_q[2])
+                         : req_set[0] ? valid_w0_q[1]
+                         : valid_w0_q[0]);
   assign req_tag_w1 = (req_set[3] ?
                          (req_set[2] ?
-                            (req_set[1] ? (req_set[0] ? tag_s15_w1_q : tag_s14_w1_q)
-                             : req_set[0] ? tag_s13_w1_q
-                             : tag_s12_w1_q)
-                          : req_set[1] ? (req_set[0] ? tag_s11_w1_q : tag_s10_w1_q)
-                          : req_set[0] ? tag_s9_w1_q
-                          : tag_s8_w1_q)
+                            (req_set[1] ? (req_set[0] ? tag_w1_q[15] : tag_w1_q[14])
+                             : req_set[0] ? tag_w1_q[13]
+                             : tag_w1_q[12])
+                          : req_set[1] ? (req_set[0] ? tag_w1_q[11] : tag_w1_q[10])
+                          : req_set[0] ? tag_w1_q[9]
+                          : tag_w1_q[8])
                        : req_set[2] ?
-                         (req_set[1] ? (req_set[0] ? tag_s7_w1_q : tag_s6_w1_q)
-                          : req_set[0] ? tag_s5_w1_q
-                          : tag_s4_w1_q)
-                       : req_set[1] ? (req_set[0] ? tag_s3_w1_q : tag_s2_w1_q)
-                       : req_set[0] ? tag_s1_w1_q
-                       : tag_s0_w1_q);
+                         (req_set[1] ? (req_set[0] ? tag_w1_q[7] : tag_w1_q[6])
+                          : req_set[0] ? tag_w1_q[5]
+                          : tag_w1_q[4])
+                       : req_set[1] ? (req_set[0] ? tag_w1_q[3] : tag_w1_q[2])
+                       : req_set[0] ? tag_w1_q[1]
+                       : tag_w1_q[0]);
   assign req_valid_w1 = (req_set[3] ?
                            (req_set[2] ?
-                              (req_set[1] ? (req_set[0] ? valid_s15_w1_q : valid_s14_w1_q)
-                               : req_set[0] ? valid_s13_w1_q
-                               : valid_s12_w1_q)
-                            : req_set[1] ? (req_set[0] ? valid_s11_w1_q : valid_s10_w1_q)
-                            : req_set[0] ? valid_s9_w1_q
-                            : valid_s8_w1_q)
+                              (req_set[1] ? (req_set[0] ? valid_w1_q[15] : valid_w1_q[14])
+                               : req_set[0] ? valid_w1_q[13]
+                               : valid_w1_q[12])
+                            : req_set[1] ? (req_set[0] ? valid_w1_q[11] : valid_w1_q[10])
+                            : req_set[0] ? valid_w1_q[9]
+                            : valid_w1_q[8])
                          : req_set[2] ?
-                           (req_set[1] ? (req_set[0] ? valid_s7_w1_q : valid_s6_w1_q)
-                            : req_set[0] ? valid_s5_w1_q
-                            : valid_s4_w1_q)
-                         : req_set[1] ? (req_set[0] ? valid_s3_w1_q : valid_s2_w1_q)
-                         : req_set[0] ? valid_s1_w1_q
-                         : valid_s0_w1_q);
+                           (req_set[1] ? (req_set[0] ? valid_w1_q[7] : valid_w1_q[6])
+                            : req_set[0] ? valid_w1_q[5]
+                            : valid_w1_q[4])
+                         : req_set[1] ? (req_set[0] ? valid_w1_q[3] : valid_w1_q[2])
+                         : req_set[0] ? valid_w1_q[1]
+                         : valid_w1_q[0]);
   assign req_hit_w0 = ((req_tag_w0 == req_field_i[21:11]) & req_valid_w0);
   assign req_hit_w1 = ((req_tag_w1 == req_field_i[21:11]) & req_valid_w1);
   assign req_hit = (req_hit_w0 | req_hit_w1);
   assign req_way = (req_hit_w1 ? 1'd1 : 1'd0);
-  assign req_match0 = (mshr0_valid_q & (mshr0_addr_q == req_sector));
-  assign req_match1 = (mshr1_valid_q & (mshr1_addr_q == req_sector));
-  assign req_match2 = (mshr2_valid_q & (mshr2_addr_q == req_sector));
-  assign req_match3 = (mshr3_valid_q & (mshr3_addr_q == req_sector));
-  assign req_match4 = (mshr4_valid_q & (mshr4_addr_q == req_sector));
-  assign req_match5 = (mshr5_valid_q & (mshr5_addr_q == req_sector));
-  assign req_match6 = (mshr6_valid_q & (mshr6_addr_q == req_sector));
-  assign req_match7 = (mshr7_valid_q & (mshr7_addr_q == req_sector));
-  assign req_match8 = (mshr8_valid_q & (mshr8_addr_q == req_sector));
-  assign req_match9 = (mshr9_valid_q & (mshr9_addr_q == req_sector));
+  assign req_match0 = (mshr_valid_q[0] & (mshr_addr_q[0] == req_sector));
+  assign req_match1 = (mshr_valid_q[1] & (mshr_addr_q[1] == req_sector));
+  assign req_match2 = (mshr_valid_q[2] & (mshr_addr_q[2] == req_sector));
+  assign req_match3 = (mshr_valid_q[3] & (mshr_addr_q[3] == req_sector));
+  assign req_match4 = (mshr_valid_q[4] & (mshr_addr_q[4] == req_sector));
+  assign req_match5 = (mshr_valid_q[5] & (mshr_addr_q[5] == req_sector));
+  assign req_match6 = (mshr_valid_q[6] & (mshr_addr_q[6] == req_sector));
+  assign req_match7 = (mshr_valid_q[7] & (mshr_addr_q[7] == req_sector));
+  assign req_match8 = (mshr_valid_q[8] & (mshr_addr_q[8] == req_sector));
+  assign req_match9 = (mshr_valid_q[9] & (mshr_addr_q[9] == req_sector));
   assign req_match_any = (req_match0 | req_match1 | req_match2 | req_match3 | req_match4
                           | req_match5 | req_match6 | req_match7 | req_match8 | req_match9);
-  assign req_match_full = ((req_match0 & (mshr0_count_q == 3'd4))
-                           | (req_match1 & (mshr1_count_q == 3'd4))
-                           | (req_match2 & (mshr2_count_q == 3'd4))
-                           | (req_match3 & (mshr3_count_q == 3'd4))
-                           | (req_match4 & (mshr4_count_q == 3'd4))
-                           | (req_match5 & (mshr5_count_q == 3'd4))
-                           | (req_match6 & (mshr6_count_q == 3'd4))
-                           | (req_match7 & (mshr7_count_q == 3'd4))
-                           | (req_match8 & (mshr8_count_q == 3'd4))
-                           | (req_match9 & (mshr9_count_q == 3'd4)));
-  assign mshr_free_any = (~mshr0_valid_q | (~mshr1_valid_q & mshr0_valid_q)
-                          | (~mshr2_valid_q & ~(~mshr0_valid_q | ~mshr1_valid_q))
-                          | (~mshr3_valid_q & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q))
-                          | (~mshr4_valid_q
-                             & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q | ~mshr3_valid_q))
-                          | (~mshr5_valid_q
-                             & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q | ~mshr3_valid_q
-                                 | ~mshr4_valid_q))
-                          | (~mshr6_valid_q
-                             & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q | ~mshr3_valid_q
-                                 | ~mshr4_valid_q | ~mshr5_valid_q))
-                          | (~mshr7_valid_q
-                             & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q | ~mshr3_valid_q
-                                 | ~mshr4_valid_q | ~mshr5_valid_q | ~mshr6_valid_q))
-                          | (~mshr8_valid_q
-                             & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q | ~mshr3_valid_q
-                                 | ~mshr4_valid_q | ~mshr5_valid_q | ~mshr6_valid_q
-                                 | ~mshr7_valid_q))
-                          | (~mshr9_valid_q
-                             & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q | ~mshr3_valid_q
-                                 | ~mshr4_valid_q | ~mshr5_valid_q | ~mshr6_valid_q | ~mshr7_valid_q
-                                 | ~mshr8_valid_q)));
+  assign req_match_full = ((req_match0 & (mshr_count_q[0] == 3'd4))
+                           | (req_match1 & (mshr_count_q[1] == 3'd4))
+                           | (req_match2 & (mshr_count_q[2] == 3'd4))
+                           | (req_match3 & (mshr_count_q[3] == 3'd4))
+                           | (req_match4 & (mshr_count_q[4] == 3'd4))
+                           | (req_match5 & (mshr_count_q[5] == 3'd4))
+                           | (req_match6 & (mshr_count_q[6] == 3'd4))
+                           | (req_match7 & (mshr_count_q[7] == 3'd4))
+                           | (req_match8 & (mshr_count_q[8] == 3'd4))
+                           | (req_match9 & (mshr_count_q[9] == 3'd4)));
+  assign mshr_free_any = (~mshr_valid_q[0] | (~mshr_valid_q[1] & mshr_valid_q[0])
+                          | (~mshr_valid_q[2] & ~(~mshr_valid_q[0] | ~mshr_valid_q[1]))
+                          | (~mshr_valid_q[3]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2]))
+                          | (~mshr_valid_q[4]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2]
+                                 | ~mshr_valid_q[3]))
+                          | (~mshr_valid_q[5]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2]
+                                 | ~mshr_valid_q[3] | ~mshr_valid_q[4]))
+                          | (~mshr_valid_q[6]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2]
+                                 | ~mshr_valid_q[3] | ~mshr_valid_q[4] | ~mshr_valid_q[5]))
+                          | (~mshr_valid_q[7]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2]
+                                 | ~mshr_valid_q[3] | ~mshr_valid_q[4] | ~mshr_valid_q[5]
+                                 | ~mshr_valid_q[6]))
+                          | (~mshr_valid_q[8]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2]
+                                 | ~mshr_valid_q[3] | ~mshr_valid_q[4] | ~mshr_valid_q[5]
+                                 | ~mshr_valid_q[6] | ~mshr_valid_q[7]))
+                          | (~mshr_valid_q[9]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2]
+                                 | ~mshr_valid_q[3] | ~mshr_valid_q[4] | ~mshr_valid_q[5]
+                                 | ~mshr_valid_q[6] | ~mshr_valid_q[7] | ~mshr_valid_q[8])));
   assign req_can = (req_hit | (req_match_any & ~req_match_full) | (~req_match_any & mshr_free_any));
   assign outs_free = (resp_free & mreq_free);
   assign fill_take = ((state_q == STATE_IDLE) & mfill_valid_i & outs_free);
@@ -546,75 +261,75 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   wire fill_victim;
   wire fill_wb_mask;
   assign fill_in_set = mfill_addr_i[3:0];
-  assign fill_in_mshr = (((mshr1_valid_q & (mshr1_addr_q == mfill_addr_i)) ? 4'd1 : 4'd0)
-                         | ((mshr2_valid_q & (mshr2_addr_q == mfill_addr_i)) ? 4'd2 : 4'd0)
-                         | ((mshr3_valid_q & (mshr3_addr_q == mfill_addr_i)) ? 4'd3 : 4'd0)
-                         | ((mshr4_valid_q & (mshr4_addr_q == mfill_addr_i)) ? 4'd4 : 4'd0)
-                         | ((mshr5_valid_q & (mshr5_addr_q == mfill_addr_i)) ? 4'd5 : 4'd0)
-                         | ((mshr6_valid_q & (mshr6_addr_q == mfill_addr_i)) ? 4'd6 : 4'd0)
-                         | ((mshr7_valid_q & (mshr7_addr_q == mfill_addr_i)) ? 4'd7 : 4'd0)
-                         | ((mshr8_valid_q & (mshr8_addr_q == mfill_addr_i)) ? 4'd8 : 4'd0)
-                         | ((mshr9_valid_q & (mshr9_addr_q == mfill_addr_i)) ? 4'd9 : 4'd0));
+  assign fill_in_mshr = (((mshr_valid_q[1] & (mshr_addr_q[1] == mfill_addr_i)) ? 4'd1 : 4'd0)
+                         | ((mshr_valid_q[2] & (mshr_addr_q[2] == mfill_addr_i)) ? 4'd2 : 4'd0)
+                         | ((mshr_valid_q[3] & (mshr_addr_q[3] == mfill_addr_i)) ? 4'd3 : 4'd0)
+                         | ((mshr_valid_q[4] & (mshr_addr_q[4] == mfill_addr_i)) ? 4'd4 : 4'd0)
+                         | ((mshr_valid_q[5] & (mshr_addr_q[5] == mfill_addr_i)) ? 4'd5 : 4'd0)
+                         | ((mshr_valid_q[6] & (mshr_addr_q[6] == mfill_addr_i)) ? 4'd6 : 4'd0)
+                         | ((mshr_valid_q[7] & (mshr_addr_q[7] == mfill_addr_i)) ? 4'd7 : 4'd0)
+                         | ((mshr_valid_q[8] & (mshr_addr_q[8] == mfill_addr_i)) ? 4'd8 : 4'd0)
+                         | ((mshr_valid_q[9] & (mshr_addr_q[9] == mfill_addr_i)) ? 4'd9 : 4'd0));
   assign fill_tag_w0 = (fill_in_set[3] ?
                           (fill_in_set[2] ?
-                             (fill_in_set[1] ? (fill_in_set[0] ? tag_s15_w0_q : tag_s14_w0_q)
-                              : fill_in_set[0] ? tag_s13_w0_q
-                              : tag_s12_w0_q)
-                           : fill_in_set[1] ? (fill_in_set[0] ? tag_s11_w0_q : tag_s10_w0_q)
-                           : fill_in_set[0] ? tag_s9_w0_q
-                           : tag_s8_w0_q)
+                             (fill_in_set[1] ? (fill_in_set[0] ? tag_w0_q[15] : tag_w0_q[14])
+                              : fill_in_set[0] ? tag_w0_q[13]
+                              : tag_w0_q[12])
+                           : fill_in_set[1] ? (fill_in_set[0] ? tag_w0_q[11] : tag_w0_q[10])
+                           : fill_in_set[0] ? tag_w0_q[9]
+                           : tag_w0_q[8])
                         : fill_in_set[2] ?
-                          (fill_in_set[1] ? (fill_in_set[0] ? tag_s7_w0_q : tag_s6_w0_q)
-                           : fill_in_set[0] ? tag_s5_w0_q
-                           : tag_s4_w0_q)
-                        : fill_in_set[1] ? (fill_in_set[0] ? tag_s3_w0_q : tag_s2_w0_q)
-                        : fill_in_set[0] ? tag_s1_w0_q
-                        : tag_s0_w0_q);
+                          (fill_in_set[1] ? (fill_in_set[0] ? tag_w0_q[7] : tag_w0_q[6])
+                           : fill_in_set[0] ? tag_w0_q[5]
+                           : tag_w0_q[4])
+                        : fill_in_set[1] ? (fill_in_set[0] ? tag_w0_q[3] : tag_w0_q[2])
+                        : fill_in_set[0] ? tag_w0_q[1]
+                        : tag_w0_q[0]);
   assign fill_valid_w0 = (fill_in_set[3] ?
                             (fill_in_set[2] ?
-                               (fill_in_set[1] ? (fill_in_set[0] ? valid_s15_w0_q : valid_s14_w0_q)
-                                : fill_in_set[0] ? valid_s13_w0_q
-                                : valid_s12_w0_q)
-                             : fill_in_set[1] ? (fill_in_set[0] ? valid_s11_w0_q : valid_s10_w0_q)
-                             : fill_in_set[0] ? valid_s9_w0_q
-                             : valid_s8_w0_q)
+                               (fill_in_set[1] ? (fill_in_set[0] ? valid_w0_q[15] : valid_w0_q[14])
+                                : fill_in_set[0] ? valid_w0_q[13]
+                                : valid_w0_q[12])
+                             : fill_in_set[1] ? (fill_in_set[0] ? valid_w0_q[11] : valid_w0_q[10])
+                             : fill_in_set[0] ? valid_w0_q[9]
+                             : valid_w0_q[8])
                           : fill_in_set[2] ?
-                            (fill_in_set[1] ? (fill_in_set[0] ? valid_s7_w0_q : valid_s6_w0_q)
-                             : fill_in_set[0] ? valid_s5_w0_q
-                             : valid_s4_w0_q)
-                          : fill_in_set[1] ? (fill_in_set[0] ? valid_s3_w0_q : valid_s2_w0_q)
-                          : fill_in_set[0] ? valid_s1_w0_q
-                          : valid_s0_w0_q);
+                            (fill_in_set[1] ? (fill_in_set[0] ? valid_w0_q[7] : valid_w0_q[6])
+                             : fill_in_set[0] ? valid_w0_q[5]
+                             : valid_w0_q[4])
+                          : fill_in_set[1] ? (fill_in_set[0] ? valid_w0_q[3] : valid_w0_q[2])
+                          : fill_in_set[0] ? valid_w0_q[1]
+                          : valid_w0_q[0]);
   assign fill_tag_w1 = (fill_in_set[3] ?
                           (fill_in_set[2] ?
-                             (fill_in_set[1] ? (fill_in_set[0] ? tag_s15_w1_q : tag_s14_w1_q)
-                              : fill_in_set[0] ? tag_s13_w1_q
-                              : tag_s12_w1_q)
-                           : fill_in_set[1] ? (fill_in_set[0] ? tag_s11_w1_q : tag_s10_w1_q)
-                           : fill_in_set[0] ? tag_s9_w1_q
-                           : tag_s8_w1_q)
+                             (fill_in_set[1] ? (fill_in_set[0] ? tag_w1_q[15] : tag_w1_q[14])
+                              : fill_in_set[0] ? tag_w1_q[13]
+                              : tag_w1_q[12])
+                           : fill_in_set[1] ? (fill_in_set[0] ? tag_w1_q[11] : tag_w1_q[10])
+                           : fill_in_set[0] ? tag_w1_q[9]
+                           : tag_w1_q[8])
                         : fill_in_set[2] ?
-                          (fill_in_set[1] ? (fill_in_set[0] ? tag_s7_w1_q : tag_s6_w1_q)
-                           : fill_in_set[0] ? tag_s5_w1_q
-                           : tag_s4_w1_q)
-                        : fill_in_set[1] ? (fill_in_set[0] ? tag_s3_w1_q : tag_s2_w1_q)
-                        : fill_in_set[0] ? tag_s1_w1_q
-                        : tag_s0_w1_q);
+                          (fill_in_set[1] ? (fill_in_set[0] ? tag_w1_q[7] : tag_w1_q[6])
+                           : fill_in_set[0] ? tag_w1_q[5]
+                           : tag_w1_q[4])
+                        : fill_in_set[1] ? (fill_in_set[0] ? tag_w1_q[3] : tag_w1_q[2])
+                        : fill_in_set[0] ? tag_w1_q[1]
+                        : tag_w1_q[0]);
   assign fill_valid_w1 = (fill_in_set[3] ?
                             (fill_in_set[2] ?
-                               (fill_in_set[1] ? (fill_in_set[0] ? valid_s15_w1_q : valid_s14_w1_q)
-                                : fill_in_set[0] ? valid_s13_w1_q
-                                : valid_s12_w1_q)
-                             : fill_in_set[1] ? (fill_in_set[0] ? valid_s11_w1_q : valid_s10_w1_q)
-                             : fill_in_set[0] ? valid_s9_w1_q
-                             : valid_s8_w1_q)
+                               (fill_in_set[1] ? (fill_in_set[0] ? valid_w1_q[15] : valid_w1_q[14])
+                                : fill_in_set[0] ? valid_w1_q[13]
+                                : valid_w1_q[12])
+                             : fill_in_set[1] ? (fill_in_set[0] ? valid_w1_q[11] : valid_w1_q[10])
+                             : fill_in_set[0] ? valid_w1_q[9]
+                             : valid_w1_q[8])
                           : fill_in_set[2] ?
-                            (fill_in_set[1] ? (fill_in_set[0] ? valid_s7_w1_q : valid_s6_w1_q)
-                             : fill_in_set[0] ? valid_s5_w1_q
-                             : valid_s4_w1_q)
-                          : fill_in_set[1] ? (fill_in_set[0] ? valid_s3_w1_q : valid_s2_w1_q)
-                          : fill_in_set[0] ? valid_s1_w1_q
-                          : valid_s0_w1_q);
+                            (fill_in_set[1] ? (fill_in_set[0] ? valid_w1_q[7] : valid_w1_q[6])
+                             : fill_in_set[0] ? valid_w1_q[5]
+                             : valid_w1_q[4])
+                          : fill_in_set[1] ? (fill_in_set[0] ? valid_w1_q[3] : valid_w1_q[2])
+                          : fill_in_set[0] ? valid_w1_q[1]
+                          : valid_w1_q[0]);
   assign fill_present = (((fill_tag_w0 == mfill_addr_i[14:4]) & fill_valid_w0)
                          | ((fill_tag_w1 == mfill_addr_i[14:4]) & fill_valid_w1));
   assign fill_victim = (fill_present ?
@@ -623,19 +338,19 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
                           ((~fill_valid_w1 & fill_valid_w0) ? 1'd1 : 1'd0)
                         : ((fill_in_set[3] ?
                               (fill_in_set[2] ?
-                                 (fill_in_set[1] ? (fill_in_set[0] ? rank_s15_w1_q : rank_s14_w1_q)
-                                  : fill_in_set[0] ? rank_s13_w1_q
-                                  : rank_s12_w1_q)
-                               : fill_in_set[1] ? (fill_in_set[0] ? rank_s11_w1_q : rank_s10_w1_q)
-                               : fill_in_set[0] ? rank_s9_w1_q
-                               : rank_s8_w1_q)
+                                 (fill_in_set[1] ? (fill_in_set[0] ? rank_w1_q[15] : rank_w1_q[14])
+                                  : fill_in_set[0] ? rank_w1_q[13]
+                                  : rank_w1_q[12])
+                               : fill_in_set[1] ? (fill_in_set[0] ? rank_w1_q[11] : rank_w1_q[10])
+                               : fill_in_set[0] ? rank_w1_q[9]
+                               : rank_w1_q[8])
                             : fill_in_set[2] ?
-                              (fill_in_set[1] ? (fill_in_set[0] ? rank_s7_w1_q : rank_s6_w1_q)
-                               : fill_in_set[0] ? rank_s5_w1_q
-                               : rank_s4_w1_q)
-                            : fill_in_set[1] ? (fill_in_set[0] ? rank_s3_w1_q : rank_s2_w1_q)
-                            : fill_in_set[0] ? rank_s1_w1_q
-                            : rank_s0_w1_q)
+                              (fill_in_set[1] ? (fill_in_set[0] ? rank_w1_q[7] : rank_w1_q[6])
+                               : fill_in_set[0] ? rank_w1_q[5]
+                               : rank_w1_q[4])
+                            : fill_in_set[1] ? (fill_in_set[0] ? rank_w1_q[3] : rank_w1_q[2])
+                            : fill_in_set[0] ? rank_w1_q[1]
+                            : rank_w1_q[0])
                            == 1'd1) ?
                           1'd1
                         : 1'd0);
@@ -644,34 +359,34 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
                            (fill_in_set[3] ?
                               (fill_in_set[2] ?
                                  (fill_in_set[1] ?
-                                    (fill_in_set[0] ? dirty_s15_w1_q : dirty_s14_w1_q)
-                                  : fill_in_set[0] ? dirty_s13_w1_q
-                                  : dirty_s12_w1_q)
-                               : fill_in_set[1] ? (fill_in_set[0] ? dirty_s11_w1_q : dirty_s10_w1_q)
-                               : fill_in_set[0] ? dirty_s9_w1_q
-                               : dirty_s8_w1_q)
+                                    (fill_in_set[0] ? dirty_w1_q[15] : dirty_w1_q[14])
+                                  : fill_in_set[0] ? dirty_w1_q[13]
+                                  : dirty_w1_q[12])
+                               : fill_in_set[1] ? (fill_in_set[0] ? dirty_w1_q[11] : dirty_w1_q[10])
+                               : fill_in_set[0] ? dirty_w1_q[9]
+                               : dirty_w1_q[8])
                             : fill_in_set[2] ?
-                              (fill_in_set[1] ? (fill_in_set[0] ? dirty_s7_w1_q : dirty_s6_w1_q)
-                               : fill_in_set[0] ? dirty_s5_w1_q
-                               : dirty_s4_w1_q)
-                            : fill_in_set[1] ? (fill_in_set[0] ? dirty_s3_w1_q : dirty_s2_w1_q)
-                            : fill_in_set[0] ? dirty_s1_w1_q
-                            : dirty_s0_w1_q)
+                              (fill_in_set[1] ? (fill_in_set[0] ? dirty_w1_q[7] : dirty_w1_q[6])
+                               : fill_in_set[0] ? dirty_w1_q[5]
+                               : dirty_w1_q[4])
+                            : fill_in_set[1] ? (fill_in_set[0] ? dirty_w1_q[3] : dirty_w1_q[2])
+                            : fill_in_set[0] ? dirty_w1_q[1]
+                            : dirty_w1_q[0])
                          : fill_in_set[3] ?
                            (fill_in_set[2] ?
-                              (fill_in_set[1] ? (fill_in_set[0] ? dirty_s15_w0_q : dirty_s14_w0_q)
-                               : fill_in_set[0] ? dirty_s13_w0_q
-                               : dirty_s12_w0_q)
-                            : fill_in_set[1] ? (fill_in_set[0] ? dirty_s11_w0_q : dirty_s10_w0_q)
-                            : fill_in_set[0] ? dirty_s9_w0_q
-                            : dirty_s8_w0_q)
+                              (fill_in_set[1] ? (fill_in_set[0] ? dirty_w0_q[15] : dirty_w0_q[14])
+                               : fill_in_set[0] ? dirty_w0_q[13]
+                               : dirty_w0_q[12])
+                            : fill_in_set[1] ? (fill_in_set[0] ? dirty_w0_q[11] : dirty_w0_q[10])
+                            : fill_in_set[0] ? dirty_w0_q[9]
+                            : dirty_w0_q[8])
                          : fill_in_set[2] ?
-                           (fill_in_set[1] ? (fill_in_set[0] ? dirty_s7_w0_q : dirty_s6_w0_q)
-                            : fill_in_set[0] ? dirty_s5_w0_q
-                            : dirty_s4_w0_q)
-                         : fill_in_set[1] ? (fill_in_set[0] ? dirty_s3_w0_q : dirty_s2_w0_q)
-                         : fill_in_set[0] ? dirty_s1_w0_q
-                         : dirty_s0_w0_q);
+                           (fill_in_set[1] ? (fill_in_set[0] ? dirty_w0_q[7] : dirty_w0_q[6])
+                            : fill_in_set[0] ? dirty_w0_q[5]
+                            : dirty_w0_q[4])
+                         : fill_in_set[1] ? (fill_in_set[0] ? dirty_w0_q[3] : dirty_w0_q[2])
+                         : fill_in_set[0] ? dirty_w0_q[1]
+                         : dirty_w0_q[0]);
 
   // Data array: one line read and (at most) one line written per cycle
   wire [3:0] fill_set;
@@ -693,160 +408,160 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   assign line = data_q[line_idx];
   assign rel_id = (fill_mshr_q[3] ?
                      (fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr9_s3_id_q : mshr9_s2_id_q)
-                         : rel_k_q[0] ? mshr9_s1_id_q
-                         : mshr9_s0_id_q)
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr8_s3_id_q : mshr8_s2_id_q)
-                      : rel_k_q[0] ? mshr8_s1_id_q
-                      : mshr8_s0_id_q)
+                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[9] : mshr_s2_id_q[9])
+                         : rel_k_q[0] ? mshr_s1_id_q[9]
+                         : mshr_s0_id_q[9])
+                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[8] : mshr_s2_id_q[8])
+                      : rel_k_q[0] ? mshr_s1_id_q[8]
+                      : mshr_s0_id_q[8])
                    : fill_mshr_q[2] ?
                      (fill_mshr_q[1] ?
                         (fill_mshr_q[0] ?
-                           (rel_k_q[1] ? (rel_k_q[0] ? mshr7_s3_id_q : mshr7_s2_id_q)
-                            : rel_k_q[0] ? mshr7_s1_id_q
-                            : mshr7_s0_id_q)
-                         : rel_k_q[1] ? (rel_k_q[0] ? mshr6_s3_id_q : mshr6_s2_id_q)
-                         : rel_k_q[0] ? mshr6_s1_id_q
-                         : mshr6_s0_id_q)
+                           (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[7] : mshr_s2_id_q[7])
+                            : rel_k_q[0] ? mshr_s1_id_q[7]
+                            : mshr_s0_id_q[7])
+                         : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[6] : mshr_s2_id_q[6])
+                         : rel_k_q[0] ? mshr_s1_id_q[6]
+                         : mshr_s0_id_q[6])
                       : fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr5_s3_id_q : mshr5_s2_id_q)
-                         : rel_k_q[0] ? mshr5_s1_id_q
-                         : mshr5_s0_id_q)
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr4_s3_id_q : mshr4_s2_id_q)
-                      : rel_k_q[0] ? mshr4_s1_id_q
-                      : mshr4_s0_id_q)
+                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[5] : mshr_s2_id_q[5])
+                         : rel_k_q[0] ? mshr_s1_id_q[5]
+                         : mshr_s0_id_q[5])
+                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[4] : mshr_s2_id_q[4])
+                      : rel_k_q[0] ? mshr_s1_id_q[4]
+                      : mshr_s0_id_q[4])
                    : fill_mshr_q[1] ?
                      (fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr3_s3_id_q : mshr3_s2_id_q)
-                         : rel_k_q[0] ? mshr3_s1_id_q
-                         : mshr3_s0_id_q)
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr2_s3_id_q : mshr2_s2_id_q)
-                      : rel_k_q[0] ? mshr2_s1_id_q
-                      : mshr2_s0_id_q)
+                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[3] : mshr_s2_id_q[3])
+                         : rel_k_q[0] ? mshr_s1_id_q[3]
+                         : mshr_s0_id_q[3])
+                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[2] : mshr_s2_id_q[2])
+                      : rel_k_q[0] ? mshr_s1_id_q[2]
+                      : mshr_s0_id_q[2])
                    : fill_mshr_q[0] ?
-                     (rel_k_q[1] ? (rel_k_q[0] ? mshr1_s3_id_q : mshr1_s2_id_q)
-                      : rel_k_q[0] ? mshr1_s1_id_q
-                      : mshr1_s0_id_q)
-                   : rel_k_q[1] ? (rel_k_q[0] ? mshr0_s3_id_q : mshr0_s2_id_q)
-                   : rel_k_q[0] ? mshr0_s1_id_q
-                   : mshr0_s0_id_q);
+                     (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[1] : mshr_s2_id_q[1])
+                      : rel_k_q[0] ? mshr_s1_id_q[1]
+                      : mshr_s0_id_q[1])
+                   : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[0] : mshr_s2_id_q[0])
+                   : rel_k_q[0] ? mshr_s1_id_q[0]
+                   : mshr_s0_id_q[0]);
   assign rel_fil = (fill_mshr_q[3] ?
                       (fill_mshr_q[0] ?
-                         (rel_k_q[1] ? (rel_k_q[0] ? mshr9_s3_field_q : mshr9_s2_field_q)
-                          : rel_k_q[0] ? mshr9_s1_field_q
-                          : mshr9_s0_field_q)
-                       : rel_k_q[1] ? (rel_k_q[0] ? mshr8_s3_field_q : mshr8_s2_field_q)
-                       : rel_k_q[0] ? mshr8_s1_field_q
-                       : mshr8_s0_field_q)
+                         (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[9] : mshr_s2_field_q[9])
+                          : rel_k_q[0] ? mshr_s1_field_q[9]
+                          : mshr_s0_field_q[9])
+                       : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[8] : mshr_s2_field_q[8])
+                       : rel_k_q[0] ? mshr_s1_field_q[8]
+                       : mshr_s0_field_q[8])
                     : fill_mshr_q[2] ?
                       (fill_mshr_q[1] ?
                          (fill_mshr_q[0] ?
-                            (rel_k_q[1] ? (rel_k_q[0] ? mshr7_s3_field_q : mshr7_s2_field_q)
-                             : rel_k_q[0] ? mshr7_s1_field_q
-                             : mshr7_s0_field_q)
-                          : rel_k_q[1] ? (rel_k_q[0] ? mshr6_s3_field_q : mshr6_s2_field_q)
-                          : rel_k_q[0] ? mshr6_s1_field_q
-                          : mshr6_s0_field_q)
+                            (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[7] : mshr_s2_field_q[7])
+                             : rel_k_q[0] ? mshr_s1_field_q[7]
+                             : mshr_s0_field_q[7])
+                          : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[6] : mshr_s2_field_q[6])
+                          : rel_k_q[0] ? mshr_s1_field_q[6]
+                          : mshr_s0_field_q[6])
                        : fill_mshr_q[0] ?
-                         (rel_k_q[1] ? (rel_k_q[0] ? mshr5_s3_field_q : mshr5_s2_field_q)
-                          : rel_k_q[0] ? mshr5_s1_field_q
-                          : mshr5_s0_field_q)
-                       : rel_k_q[1] ? (rel_k_q[0] ? mshr4_s3_field_q : mshr4_s2_field_q)
-                       : rel_k_q[0] ? mshr4_s1_field_q
-                       : mshr4_s0_field_q)
+                         (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[5] : mshr_s2_field_q[5])
+                          : rel_k_q[0] ? mshr_s1_field_q[5]
+                          : mshr_s0_field_q[5])
+                       : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[4] : mshr_s2_field_q[4])
+                       : rel_k_q[0] ? mshr_s1_field_q[4]
+                       : mshr_s0_field_q[4])
                     : fill_mshr_q[1] ?
                       (fill_mshr_q[0] ?
-                         (rel_k_q[1] ? (rel_k_q[0] ? mshr3_s3_field_q : mshr3_s2_field_q)
-                          : rel_k_q[0] ? mshr3_s1_field_q
-                          : mshr3_s0_field_q)
-                       : rel_k_q[1] ? (rel_k_q[0] ? mshr2_s3_field_q : mshr2_s2_field_q)
-                       : rel_k_q[0] ? mshr2_s1_field_q
-                       : mshr2_s0_field_q)
+                         (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[3] : mshr_s2_field_q[3])
+                          : rel_k_q[0] ? mshr_s1_field_q[3]
+                          : mshr_s0_field_q[3])
+                       : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[2] : mshr_s2_field_q[2])
+                       : rel_k_q[0] ? mshr_s1_field_q[2]
+                       : mshr_s0_field_q[2])
                     : fill_mshr_q[0] ?
-                      (rel_k_q[1] ? (rel_k_q[0] ? mshr1_s3_field_q : mshr1_s2_field_q)
-                       : rel_k_q[0] ? mshr1_s1_field_q
-                       : mshr1_s0_field_q)
-                    : rel_k_q[1] ? (rel_k_q[0] ? mshr0_s3_field_q : mshr0_s2_field_q)
-                    : rel_k_q[0] ? mshr0_s1_field_q
-                    : mshr0_s0_field_q);
+                      (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[1] : mshr_s2_field_q[1])
+                       : rel_k_q[0] ? mshr_s1_field_q[1]
+                       : mshr_s0_field_q[1])
+                    : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[0] : mshr_s2_field_q[0])
+                    : rel_k_q[0] ? mshr_s1_field_q[0]
+                    : mshr_s0_field_q[0]);
   assign rel_we = (fill_mshr_q[3] ?
                      (fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr9_s3_we_q : mshr9_s2_we_q)
-                         : rel_k_q[0] ? mshr9_s1_we_q
-                         : mshr9_s0_we_q)
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr8_s3_we_q : mshr8_s2_we_q)
-                      : rel_k_q[0] ? mshr8_s1_we_q
-                      : mshr8_s0_we_q)
+                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[9] : mshr_s2_we_q[9])
+                         : rel_k_q[0] ? mshr_s1_we_q[9]
+                         : mshr_s0_we_q[9])
+                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[8] : mshr_s2_we_q[8])
+                      : rel_k_q[0] ? mshr_s1_we_q[8]
+                      : mshr_s0_we_q[8])
                    : fill_mshr_q[2] ?
                      (fill_mshr_q[1] ?
                         (fill_mshr_q[0] ?
-                           (rel_k_q[1] ? (rel_k_q[0] ? mshr7_s3_we_q : mshr7_s2_we_q)
-                            : rel_k_q[0] ? mshr7_s1_we_q
-                            : mshr7_s0_we_q)
-                         : rel_k_q[1] ? (rel_k_q[0] ? mshr6_s3_we_q : mshr6_s2_we_q)
-                         : rel_k_q[0] ? mshr6_s1_we_q
-                         : mshr6_s0_we_q)
+                           (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[7] : mshr_s2_we_q[7])
+                            : rel_k_q[0] ? mshr_s1_we_q[7]
+                            : mshr_s0_we_q[7])
+                         : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[6] : mshr_s2_we_q[6])
+                         : rel_k_q[0] ? mshr_s1_we_q[6]
+                         : mshr_s0_we_q[6])
                       : fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr5_s3_we_q : mshr5_s2_we_q)
-                         : rel_k_q[0] ? mshr5_s1_we_q
-                         : mshr5_s0_we_q)
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr4_s3_we_q : mshr4_s2_we_q)
-                      : rel_k_q[0] ? mshr4_s1_we_q
-                      : mshr4_s0_we_q)
+                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[5] : mshr_s2_we_q[5])
+                         : rel_k_q[0] ? mshr_s1_we_q[5]
+                         : mshr_s0_we_q[5])
+                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[4] : mshr_s2_we_q[4])
+                      : rel_k_q[0] ? mshr_s1_we_q[4]
+                      : mshr_s0_we_q[4])
                    : fill_mshr_q[1] ?
                      (fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr3_s3_we_q : mshr3_s2_we_q)
-                         : rel_k_q[0] ? mshr3_s1_we_q
-                         : mshr3_s0_we_q)
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr2_s3_we_q : mshr2_s2_we_q)
-                      : rel_k_q[0] ? mshr2_s1_we_q
-                      : mshr2_s0_we_q)
+                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[3] : mshr_s2_we_q[3])
+                         : rel_k_q[0] ? mshr_s1_we_q[3]
+                         : mshr_s0_we_q[3])
+                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[2] : mshr_s2_we_q[2])
+                      : rel_k_q[0] ? mshr_s1_we_q[2]
+                      : mshr_s0_we_q[2])
                    : fill_mshr_q[0] ?
-                     (rel_k_q[1] ? (rel_k_q[0] ? mshr1_s3_we_q : mshr1_s2_we_q)
-                      : rel_k_q[0] ? mshr1_s1_we_q
-                      : mshr1_s0_we_q)
-                   : rel_k_q[1] ? (rel_k_q[0] ? mshr0_s3_we_q : mshr0_s2_we_q)
-                   : rel_k_q[0] ? mshr0_s1_we_q
-                   : mshr0_s0_we_q);
+                     (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[1] : mshr_s2_we_q[1])
+                      : rel_k_q[0] ? mshr_s1_we_q[1]
+                      : mshr_s0_we_q[1])
+                   : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[0] : mshr_s2_we_q[0])
+                   : rel_k_q[0] ? mshr_s1_we_q[0]
+                   : mshr_s0_we_q[0]);
   assign rel_wdata = (fill_mshr_q[3] ?
                         (fill_mshr_q[0] ?
-                           (rel_k_q[1] ? (rel_k_q[0] ? mshr9_s3_wdata_q : mshr9_s2_wdata_q)
-                            : rel_k_q[0] ? mshr9_s1_wdata_q
-                            : mshr9_s0_wdata_q)
-                         : rel_k_q[1] ? (rel_k_q[0] ? mshr8_s3_wdata_q : mshr8_s2_wdata_q)
-                         : rel_k_q[0] ? mshr8_s1_wdata_q
-                         : mshr8_s0_wdata_q)
+                           (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[9] : mshr_s2_wdata_q[9])
+                            : rel_k_q[0] ? mshr_s1_wdata_q[9]
+                            : mshr_s0_wdata_q[9])
+                         : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[8] : mshr_s2_wdata_q[8])
+                         : rel_k_q[0] ? mshr_s1_wdata_q[8]
+                         : mshr_s0_wdata_q[8])
                       : fill_mshr_q[2] ?
                         (fill_mshr_q[1] ?
                            (fill_mshr_q[0] ?
-                              (rel_k_q[1] ? (rel_k_q[0] ? mshr7_s3_wdata_q : mshr7_s2_wdata_q)
-                               : rel_k_q[0] ? mshr7_s1_wdata_q
-                               : mshr7_s0_wdata_q)
-                            : rel_k_q[1] ? (rel_k_q[0] ? mshr6_s3_wdata_q : mshr6_s2_wdata_q)
-                            : rel_k_q[0] ? mshr6_s1_wdata_q
-                            : mshr6_s0_wdata_q)
+                              (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[7] : mshr_s2_wdata_q[7])
+                               : rel_k_q[0] ? mshr_s1_wdata_q[7]
+                               : mshr_s0_wdata_q[7])
+                            : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[6] : mshr_s2_wdata_q[6])
+                            : rel_k_q[0] ? mshr_s1_wdata_q[6]
+                            : mshr_s0_wdata_q[6])
                          : fill_mshr_q[0] ?
-                           (rel_k_q[1] ? (rel_k_q[0] ? mshr5_s3_wdata_q : mshr5_s2_wdata_q)
-                            : rel_k_q[0] ? mshr5_s1_wdata_q
-                            : mshr5_s0_wdata_q)
-                         : rel_k_q[1] ? (rel_k_q[0] ? mshr4_s3_wdata_q : mshr4_s2_wdata_q)
-                         : rel_k_q[0] ? mshr4_s1_wdata_q
-                         : mshr4_s0_wdata_q)
+                           (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[5] : mshr_s2_wdata_q[5])
+                            : rel_k_q[0] ? mshr_s1_wdata_q[5]
+                            : mshr_s0_wdata_q[5])
+                         : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[4] : mshr_s2_wdata_q[4])
+                         : rel_k_q[0] ? mshr_s1_wdata_q[4]
+                         : mshr_s0_wdata_q[4])
                       : fill_mshr_q[1] ?
                         (fill_mshr_q[0] ?
-                           (rel_k_q[1] ? (rel_k_q[0] ? mshr3_s3_wdata_q : mshr3_s2_wdata_q)
-                            : rel_k_q[0] ? mshr3_s1_wdata_q
-                            : mshr3_s0_wdata_q)
-                         : rel_k_q[1] ? (rel_k_q[0] ? mshr2_s3_wdata_q : mshr2_s2_wdata_q)
-                         : rel_k_q[0] ? mshr2_s1_wdata_q
-                         : mshr2_s0_wdata_q)
+                           (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[3] : mshr_s2_wdata_q[3])
+                            : rel_k_q[0] ? mshr_s1_wdata_q[3]
+                            : mshr_s0_wdata_q[3])
+                         : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[2] : mshr_s2_wdata_q[2])
+                         : rel_k_q[0] ? mshr_s1_wdata_q[2]
+                         : mshr_s0_wdata_q[2])
                       : fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr1_s3_wdata_q : mshr1_s2_wdata_q)
-                         : rel_k_q[0] ? mshr1_s1_wdata_q
-                         : mshr1_s0_wdata_q)
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr0_s3_wdata_q : mshr0_s2_wdata_q)
-                      : rel_k_q[0] ? mshr0_s1_wdata_q
-                      : mshr0_s0_wdata_q);
+                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[1] : mshr_s2_wdata_q[1])
+                         : rel_k_q[0] ? mshr_s1_wdata_q[1]
+                         : mshr_s0_wdata_q[1])
+                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[0] : mshr_s2_wdata_q[0])
+                      : rel_k_q[0] ? mshr_s1_wdata_q[0]
+                      : mshr_s0_wdata_q[0]);
   assign acc_fil = ((state_q == STATE_IDLE) ? req_fil : rel_fil);
   assign acc_we = ((state_q == STATE_IDLE) ? req_we_i : rel_we);
   assign acc_wdata = ((state_q == STATE_IDLE) ? req_wdata_i : rel_wdata);
@@ -1115,755 +830,152 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   wire rel_take;
   wire acc_take;
   wire wb_go;
-  wire resp_payload_en;
-  wire [16:0] resp_payload_d;
   wire resp_valid_en;
   wire resp_valid_d;
+  wire resp_payload_en;
+  wire [16:0] resp_payload_d;
   wire miss_take;
   wire merge_take;
-  wire rel_k_en;
-  wire [2:0] rel_k_d;
-  reg  [1:0] state_d;
-  wire wb_tag_en;
-  wire [10:0] wb_tag_d;
-  wire fill_new_en;
-  wire fill_new_d;
-  wire fill_way_en;
-  wire fill_way_d;
-  wire fill_mshr_en;
-  wire [3:0] fill_mshr_d;
-  wire fill_data_en;
-  wire [1023:0] fill_data_d;
-  wire fill_addr_en;
-  wire [14:0] fill_addr_d;
-  wire cnt_merges_en;
-  wire [31:0] cnt_merges_d;
-  wire cnt_misses_en;
-  wire [31:0] cnt_misses_d;
-  wire cnt_hits_en;
-  wire [31:0] cnt_hits_d;
-  wire wb_mask_en;
-  wire wb_mask_d;
-  wire mreq_payload_en;
-  wire [1039:0] mreq_payload_d;
   wire mreq_valid_en;
   wire mreq_valid_d;
+  wire mreq_payload_en;
+  wire [1039:0] mreq_payload_d;
+  wire wb_mask_en;
+  wire wb_mask_d;
+  wire cnt_hits_en;
+  wire [31:0] cnt_hits_d;
+  wire cnt_misses_en;
+  wire [31:0] cnt_misses_d;
+  wire cnt_merges_en;
+  wire [31:0] cnt_merges_d;
+  wire fill_addr_en;
+  wire [14:0] fill_addr_d;
+  wire fill_data_en;
+  wire [1023:0] fill_data_d;
+  wire fill_mshr_en;
+  wire [3:0] fill_mshr_d;
+  wire fill_way_en;
+  wire fill_way_d;
+  wire fill_new_en;
+  wire fill_new_d;
+  wire wb_tag_en;
+  wire [10:0] wb_tag_d;
+  reg  [1:0] state_d;
+  wire rel_k_en;
+  wire [2:0] rel_k_d;
   wire [3:0] acc_set;
   wire acc_way;
   wire acc_sec;
   wire lru_touch;
   wire acc_sec_onehot;
-  wire acc_set0;
-  wire touched_rank_s0;
-  wire rank_s0_w1_en;
-  wire rank_s0_w1_d;
-  wire dirty_s0_w1_en;
-  wire dirty_s0_w1_d;
-  wire valid_s0_w1_en;
-  wire valid_s0_w1_d;
-  wire tag_s0_w1_en;
-  wire [10:0] tag_s0_w1_d;
-  wire rank_s0_w0_en;
-  wire rank_s0_w0_d;
-  wire dirty_s0_w0_en;
-  wire dirty_s0_w0_d;
-  wire valid_s0_w0_en;
-  wire valid_s0_w0_d;
-  wire tag_s0_w0_en;
-  wire [10:0] tag_s0_w0_d;
-  wire acc_set1;
-  wire touched_rank_s1;
-  wire rank_s1_w1_en;
-  wire rank_s1_w1_d;
-  wire dirty_s1_w1_en;
-  wire dirty_s1_w1_d;
-  wire valid_s1_w1_en;
-  wire valid_s1_w1_d;
-  wire tag_s1_w1_en;
-  wire [10:0] tag_s1_w1_d;
-  wire rank_s1_w0_en;
-  wire rank_s1_w0_d;
-  wire dirty_s1_w0_en;
-  wire dirty_s1_w0_d;
-  wire valid_s1_w0_en;
-  wire valid_s1_w0_d;
-  wire tag_s1_w0_en;
-  wire [10:0] tag_s1_w0_d;
-  wire acc_set2;
-  wire touched_rank_s2;
-  wire rank_s2_w1_en;
-  wire rank_s2_w1_d;
-  wire dirty_s2_w1_en;
-  wire dirty_s2_w1_d;
-  wire valid_s2_w1_en;
-  wire valid_s2_w1_d;
-  wire tag_s2_w1_en;
-  wire [10:0] tag_s2_w1_d;
-  wire rank_s2_w0_en;
-  wire rank_s2_w0_d;
-  wire dirty_s2_w0_en;
-  wire dirty_s2_w0_d;
-  wire valid_s2_w0_en;
-  wire valid_s2_w0_d;
-  wire tag_s2_w0_en;
-  wire [10:0] tag_s2_w0_d;
-  wire acc_set3;
-  wire touched_rank_s3;
-  wire rank_s3_w1_en;
-  wire rank_s3_w1_d;
-  wire dirty_s3_w1_en;
-  wire dirty_s3_w1_d;
-  wire valid_s3_w1_en;
-  wire valid_s3_w1_d;
-  wire tag_s3_w1_en;
-  wire [10:0] tag_s3_w1_d;
-  wire rank_s3_w0_en;
-  wire rank_s3_w0_d;
-  wire dirty_s3_w0_en;
-  wire dirty_s3_w0_d;
-  wire valid_s3_w0_en;
-  wire valid_s3_w0_d;
-  wire tag_s3_w0_en;
-  wire [10:0] tag_s3_w0_d;
-  wire acc_set4;
-  wire touched_rank_s4;
-  wire rank_s4_w1_en;
-  wire rank_s4_w1_d;
-  wire dirty_s4_w1_en;
-  wire dirty_s4_w1_d;
-  wire valid_s4_w1_en;
-  wire valid_s4_w1_d;
-  wire tag_s4_w1_en;
-  wire [10:0] tag_s4_w1_d;
-  wire rank_s4_w0_en;
-  wire rank_s4_w0_d;
-  wire dirty_s4_w0_en;
-  wire dirty_s4_w0_d;
-  wire valid_s4_w0_en;
-  wire valid_s4_w0_d;
-  wire tag_s4_w0_en;
-  wire [10:0] tag_s4_w0_d;
-  wire acc_set5;
-  wire touched_rank_s5;
-  wire rank_s5_w1_en;
-  wire rank_s5_w1_d;
-  wire dirty_s5_w1_en;
-  wire dirty_s5_w1_d;
-  wire valid_s5_w1_en;
-  wire valid_s5_w1_d;
-  wire tag_s5_w1_en;
-  wire [10:0] tag_s5_w1_d;
-  wire rank_s5_w0_en;
-  wire rank_s5_w0_d;
-  wire dirty_s5_w0_en;
-  wire dirty_s5_w0_d;
-  wire valid_s5_w0_en;
-  wire valid_s5_w0_d;
-  wire tag_s5_w0_en;
-  wire [10:0] tag_s5_w0_d;
-  wire acc_set6;
-  wire touched_rank_s6;
-  wire rank_s6_w1_en;
-  wire rank_s6_w1_d;
-  wire dirty_s6_w1_en;
-  wire dirty_s6_w1_d;
-  wire valid_s6_w1_en;
-  wire valid_s6_w1_d;
-  wire tag_s6_w1_en;
-  wire [10:0] tag_s6_w1_d;
-  wire rank_s6_w0_en;
-  wire rank_s6_w0_d;
-  wire dirty_s6_w0_en;
-  wire dirty_s6_w0_d;
-  wire valid_s6_w0_en;
-  wire valid_s6_w0_d;
-  wire tag_s6_w0_en;
-  wire [10:0] tag_s6_w0_d;
-  wire acc_set7;
-  wire touched_rank_s7;
-  wire rank_s7_w1_en;
-  wire rank_s7_w1_d;
-  wire dirty_s7_w1_en;
-  wire dirty_s7_w1_d;
-  wire valid_s7_w1_en;
-  wire valid_s7_w1_d;
-  wire tag_s7_w1_en;
-  wire [10:0] tag_s7_w1_d;
-  wire rank_s7_w0_en;
-  wire rank_s7_w0_d;
-  wire dirty_s7_w0_en;
-  wire dirty_s7_w0_d;
-  wire valid_s7_w0_en;
-  wire valid_s7_w0_d;
-  wire tag_s7_w0_en;
-  wire [10:0] tag_s7_w0_d;
-  wire acc_set8;
-  wire touched_rank_s8;
-  wire rank_s8_w1_en;
-  wire rank_s8_w1_d;
-  wire dirty_s8_w1_en;
-  wire dirty_s8_w1_d;
-  wire valid_s8_w1_en;
-  wire valid_s8_w1_d;
-  wire tag_s8_w1_en;
-  wire [10:0] tag_s8_w1_d;
-  wire rank_s8_w0_en;
-  wire rank_s8_w0_d;
-  wire dirty_s8_w0_en;
-  wire dirty_s8_w0_d;
-  wire valid_s8_w0_en;
-  wire valid_s8_w0_d;
-  wire tag_s8_w0_en;
-  wire [10:0] tag_s8_w0_d;
-  wire acc_set9;
-  wire touched_rank_s9;
-  wire rank_s9_w1_en;
-  wire rank_s9_w1_d;
-  wire dirty_s9_w1_en;
-  wire dirty_s9_w1_d;
-  wire valid_s9_w1_en;
-  wire valid_s9_w1_d;
-  wire tag_s9_w1_en;
-  wire [10:0] tag_s9_w1_d;
-  wire rank_s9_w0_en;
-  wire rank_s9_w0_d;
-  wire dirty_s9_w0_en;
-  wire dirty_s9_w0_d;
-  wire valid_s9_w0_en;
-  wire valid_s9_w0_d;
-  wire tag_s9_w0_en;
-  wire [10:0] tag_s9_w0_d;
-  wire acc_set10;
-  wire touched_rank_s10;
-  wire rank_s10_w1_en;
-  wire rank_s10_w1_d;
-  wire dirty_s10_w1_en;
-  wire dirty_s10_w1_d;
-  wire valid_s10_w1_en;
-  wire valid_s10_w1_d;
-  wire tag_s10_w1_en;
-  wire [10:0] tag_s10_w1_d;
-  wire rank_s10_w0_en;
-  wire rank_s10_w0_d;
-  wire dirty_s10_w0_en;
-  wire dirty_s10_w0_d;
-  wire valid_s10_w0_en;
-  wire valid_s10_w0_d;
-  wire tag_s10_w0_en;
-  wire [10:0] tag_s10_w0_d;
-  wire acc_set11;
-  wire touched_rank_s11;
-  wire rank_s11_w1_en;
-  wire rank_s11_w1_d;
-  wire dirty_s11_w1_en;
-  wire dirty_s11_w1_d;
-  wire valid_s11_w1_en;
-  wire valid_s11_w1_d;
-  wire tag_s11_w1_en;
-  wire [10:0] tag_s11_w1_d;
-  wire rank_s11_w0_en;
-  wire rank_s11_w0_d;
-  wire dirty_s11_w0_en;
-  wire dirty_s11_w0_d;
-  wire valid_s11_w0_en;
-  wire valid_s11_w0_d;
-  wire tag_s11_w0_en;
-  wire [10:0] tag_s11_w0_d;
-  wire acc_set12;
-  wire touched_rank_s12;
-  wire rank_s12_w1_en;
-  wire rank_s12_w1_d;
-  wire dirty_s12_w1_en;
-  wire dirty_s12_w1_d;
-  wire valid_s12_w1_en;
-  wire valid_s12_w1_d;
-  wire tag_s12_w1_en;
-  wire [10:0] tag_s12_w1_d;
-  wire rank_s12_w0_en;
-  wire rank_s12_w0_d;
-  wire dirty_s12_w0_en;
-  wire dirty_s12_w0_d;
-  wire valid_s12_w0_en;
-  wire valid_s12_w0_d;
-  wire tag_s12_w0_en;
-  wire [10:0] tag_s12_w0_d;
-  wire acc_set13;
-  wire touched_rank_s13;
-  wire rank_s13_w1_en;
-  wire rank_s13_w1_d;
-  wire dirty_s13_w1_en;
-  wire dirty_s13_w1_d;
-  wire valid_s13_w1_en;
-  wire valid_s13_w1_d;
-  wire tag_s13_w1_en;
-  wire [10:0] tag_s13_w1_d;
-  wire rank_s13_w0_en;
-  wire rank_s13_w0_d;
-  wire dirty_s13_w0_en;
-  wire dirty_s13_w0_d;
-  wire valid_s13_w0_en;
-  wire valid_s13_w0_d;
-  wire tag_s13_w0_en;
-  wire [10:0] tag_s13_w0_d;
-  wire acc_set14;
-  wire touched_rank_s14;
-  wire rank_s14_w1_en;
-  wire rank_s14_w1_d;
-  wire dirty_s14_w1_en;
-  wire dirty_s14_w1_d;
-  wire valid_s14_w1_en;
-  wire valid_s14_w1_d;
-  wire tag_s14_w1_en;
-  wire [10:0] tag_s14_w1_d;
-  wire rank_s14_w0_en;
-  wire rank_s14_w0_d;
-  wire dirty_s14_w0_en;
-  wire dirty_s14_w0_d;
-  wire valid_s14_w0_en;
-  wire valid_s14_w0_d;
-  wire tag_s14_w0_en;
-  wire [10:0] tag_s14_w0_d;
-  wire acc_set15;
-  wire touched_rank_s15;
-  wire rank_s15_w1_en;
-  wire rank_s15_w1_d;
-  wire dirty_s15_w1_en;
-  wire dirty_s15_w1_d;
-  wire valid_s15_w1_en;
-  wire valid_s15_w1_d;
-  wire tag_s15_w1_en;
-  wire [10:0] tag_s15_w1_d;
-  wire rank_s15_w0_en;
-  wire rank_s15_w0_d;
-  wire dirty_s15_w0_en;
-  wire dirty_s15_w0_d;
-  wire valid_s15_w0_en;
-  wire valid_s15_w0_d;
-  wire tag_s15_w0_en;
-  wire [10:0] tag_s15_w0_d;
-  wire mshr0_alloc;
-  wire mshr0_merge;
-  wire mshr0_s3_wdata_en;
-  wire [7:0] mshr0_s3_wdata_d;
-  wire mshr0_s3_we_en;
-  wire mshr0_s3_we_d;
-  wire mshr0_s3_field_en;
-  wire [6:0] mshr0_s3_field_d;
-  wire mshr0_s3_id_en;
-  wire [7:0] mshr0_s3_id_d;
-  wire mshr0_s2_wdata_en;
-  wire [7:0] mshr0_s2_wdata_d;
-  wire mshr0_s2_we_en;
-  wire mshr0_s2_we_d;
-  wire mshr0_s2_field_en;
-  wire [6:0] mshr0_s2_field_d;
-  wire mshr0_s2_id_en;
-  wire [7:0] mshr0_s2_id_d;
-  wire mshr0_s1_wdata_en;
-  wire [7:0] mshr0_s1_wdata_d;
-  wire mshr0_s1_we_en;
-  wire mshr0_s1_we_d;
-  wire mshr0_s1_field_en;
-  wire [6:0] mshr0_s1_field_d;
-  wire mshr0_s1_id_en;
-  wire [7:0] mshr0_s1_id_d;
-  wire mshr0_s0_wdata_en;
-  wire [7:0] mshr0_s0_wdata_d;
-  wire mshr0_s0_we_en;
-  wire mshr0_s0_we_d;
-  wire mshr0_s0_field_en;
-  wire [6:0] mshr0_s0_field_d;
-  wire mshr0_s0_id_en;
-  wire [7:0] mshr0_s0_id_d;
-  wire mshr0_count_en;
-  wire [2:0] mshr0_count_d;
-  wire mshr0_addr_en;
-  wire [14:0] mshr0_addr_d;
-  wire mshr0_valid_en;
-  wire mshr0_valid_d;
-  wire mshr1_alloc;
-  wire mshr1_merge;
-  wire mshr1_s3_wdata_en;
-  wire [7:0] mshr1_s3_wdata_d;
-  wire mshr1_s3_we_en;
-  wire mshr1_s3_we_d;
-  wire mshr1_s3_field_en;
-  wire [6:0] mshr1_s3_field_d;
-  wire mshr1_s3_id_en;
-  wire [7:0] mshr1_s3_id_d;
-  wire mshr1_s2_wdata_en;
-  wire [7:0] mshr1_s2_wdata_d;
-  wire mshr1_s2_we_en;
-  wire mshr1_s2_we_d;
-  wire mshr1_s2_field_en;
-  wire [6:0] mshr1_s2_field_d;
-  wire mshr1_s2_id_en;
-  wire [7:0] mshr1_s2_id_d;
-  wire mshr1_s1_wdata_en;
-  wire [7:0] mshr1_s1_wdata_d;
-  wire mshr1_s1_we_en;
-  wire mshr1_s1_we_d;
-  wire mshr1_s1_field_en;
-  wire [6:0] mshr1_s1_field_d;
-  wire mshr1_s1_id_en;
-  wire [7:0] mshr1_s1_id_d;
-  wire mshr1_s0_wdata_en;
-  wire [7:0] mshr1_s0_wdata_d;
-  wire mshr1_s0_we_en;
-  wire mshr1_s0_we_d;
-  wire mshr1_s0_field_en;
-  wire [6:0] mshr1_s0_field_d;
-  wire mshr1_s0_id_en;
-  wire [7:0] mshr1_s0_id_d;
-  wire mshr1_count_en;
-  wire [2:0] mshr1_count_d;
-  wire mshr1_addr_en;
-  wire [14:0] mshr1_addr_d;
-  wire mshr1_valid_en;
-  wire mshr1_valid_d;
-  wire mshr2_alloc;
-  wire mshr2_merge;
-  wire mshr2_s3_wdata_en;
-  wire [7:0] mshr2_s3_wdata_d;
-  wire mshr2_s3_we_en;
-  wire mshr2_s3_we_d;
-  wire mshr2_s3_field_en;
-  wire [6:0] mshr2_s3_field_d;
-  wire mshr2_s3_id_en;
-  wire [7:0] mshr2_s3_id_d;
-  wire mshr2_s2_wdata_en;
-  wire [7:0] mshr2_s2_wdata_d;
-  wire mshr2_s2_we_en;
-  wire mshr2_s2_we_d;
-  wire mshr2_s2_field_en;
-  wire [6:0] mshr2_s2_field_d;
-  wire mshr2_s2_id_en;
-  wire [7:0] mshr2_s2_id_d;
-  wire mshr2_s1_wdata_en;
-  wire [7:0] mshr2_s1_wdata_d;
-  wire mshr2_s1_we_en;
-  wire mshr2_s1_we_d;
-  wire mshr2_s1_field_en;
-  wire [6:0] mshr2_s1_field_d;
-  wire mshr2_s1_id_en;
-  wire [7:0] mshr2_s1_id_d;
-  wire mshr2_s0_wdata_en;
-  wire [7:0] mshr2_s0_wdata_d;
-  wire mshr2_s0_we_en;
-  wire mshr2_s0_we_d;
-  wire mshr2_s0_field_en;
-  wire [6:0] mshr2_s0_field_d;
-  wire mshr2_s0_id_en;
-  wire [7:0] mshr2_s0_id_d;
-  wire mshr2_count_en;
-  wire [2:0] mshr2_count_d;
-  wire mshr2_addr_en;
-  wire [14:0] mshr2_addr_d;
-  wire mshr2_valid_en;
-  wire mshr2_valid_d;
-  wire mshr3_alloc;
-  wire mshr3_merge;
-  wire mshr3_s3_wdata_en;
-  wire [7:0] mshr3_s3_wdata_d;
-  wire mshr3_s3_we_en;
-  wire mshr3_s3_we_d;
-  wire mshr3_s3_field_en;
-  wire [6:0] mshr3_s3_field_d;
-  wire mshr3_s3_id_en;
-  wire [7:0] mshr3_s3_id_d;
-  wire mshr3_s2_wdata_en;
-  wire [7:0] mshr3_s2_wdata_d;
-  wire mshr3_s2_we_en;
-  wire mshr3_s2_we_d;
-  wire mshr3_s2_field_en;
-  wire [6:0] mshr3_s2_field_d;
-  wire mshr3_s2_id_en;
-  wire [7:0] mshr3_s2_id_d;
-  wire mshr3_s1_wdata_en;
-  wire [7:0] mshr3_s1_wdata_d;
-  wire mshr3_s1_we_en;
-  wire mshr3_s1_we_d;
-  wire mshr3_s1_field_en;
-  wire [6:0] mshr3_s1_field_d;
-  wire mshr3_s1_id_en;
-  wire [7:0] mshr3_s1_id_d;
-  wire mshr3_s0_wdata_en;
-  wire [7:0] mshr3_s0_wdata_d;
-  wire mshr3_s0_we_en;
-  wire mshr3_s0_we_d;
-  wire mshr3_s0_field_en;
-  wire [6:0] mshr3_s0_field_d;
-  wire mshr3_s0_id_en;
-  wire [7:0] mshr3_s0_id_d;
-  wire mshr3_count_en;
-  wire [2:0] mshr3_count_d;
-  wire mshr3_addr_en;
-  wire [14:0] mshr3_addr_d;
-  wire mshr3_valid_en;
-  wire mshr3_valid_d;
-  wire mshr4_alloc;
-  wire mshr4_merge;
-  wire mshr4_s3_wdata_en;
-  wire [7:0] mshr4_s3_wdata_d;
-  wire mshr4_s3_we_en;
-  wire mshr4_s3_we_d;
-  wire mshr4_s3_field_en;
-  wire [6:0] mshr4_s3_field_d;
-  wire mshr4_s3_id_en;
-  wire [7:0] mshr4_s3_id_d;
-  wire mshr4_s2_wdata_en;
-  wire [7:0] mshr4_s2_wdata_d;
-  wire mshr4_s2_we_en;
-  wire mshr4_s2_we_d;
-  wire mshr4_s2_field_en;
-  wire [6:0] mshr4_s2_field_d;
-  wire mshr4_s2_id_en;
-  wire [7:0] mshr4_s2_id_d;
-  wire mshr4_s1_wdata_en;
-  wire [7:0] mshr4_s1_wdata_d;
-  wire mshr4_s1_we_en;
-  wire mshr4_s1_we_d;
-  wire mshr4_s1_field_en;
-  wire [6:0] mshr4_s1_field_d;
-  wire mshr4_s1_id_en;
-  wire [7:0] mshr4_s1_id_d;
-  wire mshr4_s0_wdata_en;
-  wire [7:0] mshr4_s0_wdata_d;
-  wire mshr4_s0_we_en;
-  wire mshr4_s0_we_d;
-  wire mshr4_s0_field_en;
-  wire [6:0] mshr4_s0_field_d;
-  wire mshr4_s0_id_en;
-  wire [7:0] mshr4_s0_id_d;
-  wire mshr4_count_en;
-  wire [2:0] mshr4_count_d;
-  wire mshr4_addr_en;
-  wire [14:0] mshr4_addr_d;
-  wire mshr4_valid_en;
-  wire mshr4_valid_d;
-  wire mshr5_alloc;
-  wire mshr5_merge;
-  wire mshr5_s3_wdata_en;
-  wire [7:0] mshr5_s3_wdata_d;
-  wire mshr5_s3_we_en;
-  wire mshr5_s3_we_d;
-  wire mshr5_s3_field_en;
-  wire [6:0] mshr5_s3_field_d;
-  wire mshr5_s3_id_en;
-  wire [7:0] mshr5_s3_id_d;
-  wire mshr5_s2_wdata_en;
-  wire [7:0] mshr5_s2_wdata_d;
-  wire mshr5_s2_we_en;
-  wire mshr5_s2_we_d;
-  wire mshr5_s2_field_en;
-  wire [6:0] mshr5_s2_field_d;
-  wire mshr5_s2_id_en;
-  wire [7:0] mshr5_s2_id_d;
-  wire mshr5_s1_wdata_en;
-  wire [7:0] mshr5_s1_wdata_d;
-  wire mshr5_s1_we_en;
-  wire mshr5_s1_we_d;
-  wire mshr5_s1_field_en;
-  wire [6:0] mshr5_s1_field_d;
-  wire mshr5_s1_id_en;
-  wire [7:0] mshr5_s1_id_d;
-  wire mshr5_s0_wdata_en;
-  wire [7:0] mshr5_s0_wdata_d;
-  wire mshr5_s0_we_en;
-  wire mshr5_s0_we_d;
-  wire mshr5_s0_field_en;
-  wire [6:0] mshr5_s0_field_d;
-  wire mshr5_s0_id_en;
-  wire [7:0] mshr5_s0_id_d;
-  wire mshr5_count_en;
-  wire [2:0] mshr5_count_d;
-  wire mshr5_addr_en;
-  wire [14:0] mshr5_addr_d;
-  wire mshr5_valid_en;
-  wire mshr5_valid_d;
-  wire mshr6_alloc;
-  wire mshr6_merge;
-  wire mshr6_s3_wdata_en;
-  wire [7:0] mshr6_s3_wdata_d;
-  wire mshr6_s3_we_en;
-  wire mshr6_s3_we_d;
-  wire mshr6_s3_field_en;
-  wire [6:0] mshr6_s3_field_d;
-  wire mshr6_s3_id_en;
-  wire [7:0] mshr6_s3_id_d;
-  wire mshr6_s2_wdata_en;
-  wire [7:0] mshr6_s2_wdata_d;
-  wire mshr6_s2_we_en;
-  wire mshr6_s2_we_d;
-  wire mshr6_s2_field_en;
-  wire [6:0] mshr6_s2_field_d;
-  wire mshr6_s2_id_en;
-  wire [7:0] mshr6_s2_id_d;
-  wire mshr6_s1_wdata_en;
-  wire [7:0] mshr6_s1_wdata_d;
-  wire mshr6_s1_we_en;
-  wire mshr6_s1_we_d;
-  wire mshr6_s1_field_en;
-  wire [6:0] mshr6_s1_field_d;
-  wire mshr6_s1_id_en;
-  wire [7:0] mshr6_s1_id_d;
-  wire mshr6_s0_wdata_en;
-  wire [7:0] mshr6_s0_wdata_d;
-  wire mshr6_s0_we_en;
-  wire mshr6_s0_we_d;
-  wire mshr6_s0_field_en;
-  wire [6:0] mshr6_s0_field_d;
-  wire mshr6_s0_id_en;
-  wire [7:0] mshr6_s0_id_d;
-  wire mshr6_count_en;
-  wire [2:0] mshr6_count_d;
-  wire mshr6_addr_en;
-  wire [14:0] mshr6_addr_d;
-  wire mshr6_valid_en;
-  wire mshr6_valid_d;
-  wire mshr7_alloc;
-  wire mshr7_merge;
-  wire mshr7_s3_wdata_en;
-  wire [7:0] mshr7_s3_wdata_d;
-  wire mshr7_s3_we_en;
-  wire mshr7_s3_we_d;
-  wire mshr7_s3_field_en;
-  wire [6:0] mshr7_s3_field_d;
-  wire mshr7_s3_id_en;
-  wire [7:0] mshr7_s3_id_d;
-  wire mshr7_s2_wdata_en;
-  wire [7:0] mshr7_s2_wdata_d;
-  wire mshr7_s2_we_en;
-  wire mshr7_s2_we_d;
-  wire mshr7_s2_field_en;
-  wire [6:0] mshr7_s2_field_d;
-  wire mshr7_s2_id_en;
-  wire [7:0] mshr7_s2_id_d;
-  wire mshr7_s1_wdata_en;
-  wire [7:0] mshr7_s1_wdata_d;
-  wire mshr7_s1_we_en;
-  wire mshr7_s1_we_d;
-  wire mshr7_s1_field_en;
-  wire [6:0] mshr7_s1_field_d;
-  wire mshr7_s1_id_en;
-  wire [7:0] mshr7_s1_id_d;
-  wire mshr7_s0_wdata_en;
-  wire [7:0] mshr7_s0_wdata_d;
-  wire mshr7_s0_we_en;
-  wire mshr7_s0_we_d;
-  wire mshr7_s0_field_en;
-  wire [6:0] mshr7_s0_field_d;
-  wire mshr7_s0_id_en;
-  wire [7:0] mshr7_s0_id_d;
-  wire mshr7_count_en;
-  wire [2:0] mshr7_count_d;
-  wire mshr7_addr_en;
-  wire [14:0] mshr7_addr_d;
-  wire mshr7_valid_en;
-  wire mshr7_valid_d;
-  wire mshr8_alloc;
-  wire mshr8_merge;
-  wire mshr8_s3_wdata_en;
-  wire [7:0] mshr8_s3_wdata_d;
-  wire mshr8_s3_we_en;
-  wire mshr8_s3_we_d;
-  wire mshr8_s3_field_en;
-  wire [6:0] mshr8_s3_field_d;
-  wire mshr8_s3_id_en;
-  wire [7:0] mshr8_s3_id_d;
-  wire mshr8_s2_wdata_en;
-  wire [7:0] mshr8_s2_wdata_d;
-  wire mshr8_s2_we_en;
-  wire mshr8_s2_we_d;
-  wire mshr8_s2_field_en;
-  wire [6:0] mshr8_s2_field_d;
-  wire mshr8_s2_id_en;
-  wire [7:0] mshr8_s2_id_d;
-  wire mshr8_s1_wdata_en;
-  wire [7:0] mshr8_s1_wdata_d;
-  wire mshr8_s1_we_en;
-  wire mshr8_s1_we_d;
-  wire mshr8_s1_field_en;
-  wire [6:0] mshr8_s1_field_d;
-  wire mshr8_s1_id_en;
-  wire [7:0] mshr8_s1_id_d;
-  wire mshr8_s0_wdata_en;
-  wire [7:0] mshr8_s0_wdata_d;
-  wire mshr8_s0_we_en;
-  wire mshr8_s0_we_d;
-  wire mshr8_s0_field_en;
-  wire [6:0] mshr8_s0_field_d;
-  wire mshr8_s0_id_en;
-  wire [7:0] mshr8_s0_id_d;
-  wire mshr8_count_en;
-  wire [2:0] mshr8_count_d;
-  wire mshr8_addr_en;
-  wire [14:0] mshr8_addr_d;
-  wire mshr8_valid_en;
-  wire mshr8_valid_d;
-  wire mshr9_alloc;
-  wire mshr9_merge;
-  wire mshr9_s3_wdata_en;
-  wire [7:0] mshr9_s3_wdata_d;
-  wire mshr9_s3_we_en;
-  wire mshr9_s3_we_d;
-  wire mshr9_s3_field_en;
-  wire [6:0] mshr9_s3_field_d;
-  wire mshr9_s3_id_en;
-  wire [7:0] mshr9_s3_id_d;
-  wire mshr9_s2_wdata_en;
-  wire [7:0] mshr9_s2_wdata_d;
-  wire mshr9_s2_we_en;
-  wire mshr9_s2_we_d;
-  wire mshr9_s2_field_en;
-  wire [6:0] mshr9_s2_field_d;
-  wire mshr9_s2_id_en;
-  wire [7:0] mshr9_s2_id_d;
-  wire mshr9_s1_wdata_en;
-  wire [7:0] mshr9_s1_wdata_d;
-  wire mshr9_s1_we_en;
-  wire mshr9_s1_we_d;
-  wire mshr9_s1_field_en;
-  wire [6:0] mshr9_s1_field_d;
-  wire mshr9_s1_id_en;
-  wire [7:0] mshr9_s1_id_d;
-  wire mshr9_s0_wdata_en;
-  wire [7:0] mshr9_s0_wdata_d;
-  wire mshr9_s0_we_en;
-  wire mshr9_s0_we_d;
-  wire mshr9_s0_field_en;
-  wire [6:0] mshr9_s0_field_d;
-  wire mshr9_s0_id_en;
-  wire [7:0] mshr9_s0_id_d;
-  wire mshr9_count_en;
-  wire [2:0] mshr9_count_d;
-  wire mshr9_addr_en;
-  wire [14:0] mshr9_addr_d;
-  wire mshr9_valid_en;
-  wire mshr9_valid_d;
+  wire acc_in_set [0:15];
+  wire touched_rank [0:15];
+  wire [10:0] tag_w0_d [0:15];
+  wire [10:0] tag_w1_d [0:15];
+  wire valid_w0_d [0:15];
+  wire valid_w1_d [0:15];
+  wire dirty_w0_d [0:15];
+  wire dirty_w1_d [0:15];
+  wire rank_w0_d [0:15];
+  wire rank_w1_d [0:15];
+  wire mshr_alloc [0:9];
+  wire mshr_merge [0:9];
+  wire mshr_done [0:9];
+  wire mshr_valid_d [0:9];
+  wire [14:0] mshr_addr_d [0:9];
+  wire [2:0] mshr_count_d [0:9];
+  wire [7:0] mshr_s0_id_d [0:9];
+  wire [6:0] mshr_s0_field_d [0:9];
+  wire mshr_s0_we_d [0:9];
+  wire [7:0] mshr_s0_wdata_d [0:9];
+  wire [7:0] mshr_s1_id_d [0:9];
+  wire [6:0] mshr_s1_field_d [0:9];
+  wire mshr_s1_we_d [0:9];
+  wire [7:0] mshr_s1_wdata_d [0:9];
+  wire [7:0] mshr_s2_id_d [0:9];
+  wire [6:0] mshr_s2_field_d [0:9];
+  wire mshr_s2_we_d [0:9];
+  wire [7:0] mshr_s2_wdata_d [0:9];
+  wire [7:0] mshr_s3_id_d [0:9];
+  wire [6:0] mshr_s3_field_d [0:9];
+  wire mshr_s3_we_d [0:9];
+  wire [7:0] mshr_s3_wdata_d [0:9];
   assign rel_more = (rel_k_q
-                     < (fill_mshr_q[3] ? (fill_mshr_q[0] ? mshr9_count_q : mshr8_count_q)
+                     < (fill_mshr_q[3] ? (fill_mshr_q[0] ? mshr_count_q[9] : mshr_count_q[8])
                         : fill_mshr_q[2] ?
-                          (fill_mshr_q[1] ? (fill_mshr_q[0] ? mshr7_count_q : mshr6_count_q)
-                           : fill_mshr_q[0] ? mshr5_count_q
-                           : mshr4_count_q)
-                        : fill_mshr_q[1] ? (fill_mshr_q[0] ? mshr3_count_q : mshr2_count_q)
-                        : fill_mshr_q[0] ? mshr1_count_q
-                        : mshr0_count_q));
+                          (fill_mshr_q[1] ? (fill_mshr_q[0] ? mshr_count_q[7] : mshr_count_q[6])
+                           : fill_mshr_q[0] ? mshr_count_q[5]
+                           : mshr_count_q[4])
+                        : fill_mshr_q[1] ? (fill_mshr_q[0] ? mshr_count_q[3] : mshr_count_q[2])
+                        : fill_mshr_q[0] ? mshr_count_q[1]
+                        : mshr_count_q[0]));
   assign hit_take = (req_take & req_hit);
   assign rel_take = ((state_q == STATE_RELEASE) & rel_more & resp_free);
   assign acc_take = (hit_take | rel_take);
   assign wb_go = ((state_q == STATE_WB) & wb_mask_q & mreq_free);
   assign data_we = ((acc_take & acc_we) | (state_q == STATE_INSTALL));
+  assign resp_valid_en = ((resp_valid_q & resp_out_ready) | acc_take);
+  assign resp_valid_d = (acc_take ? 1'd1 : 1'd0);
   assign resp_payload_en = acc_take;
   assign resp_payload_d = {(acc_we ? acc_wdata : acc_rdata), (state_q == STATE_IDLE),
                            ((state_q == STATE_IDLE) ? req_id_i : rel_id)};
-  assign resp_valid_en = ((resp_valid_q & resp_out_ready) | acc_take);
-  assign resp_valid_d = (acc_take ? 1'd1 : 1'd0);
   assign miss_take = (req_take & ~req_hit & ~req_match_any);
   assign merge_take = (req_take & ~req_hit & req_match_any);
-  assign rel_k_en = ((state_q == STATE_INSTALL) | rel_take);
-  assign rel_k_d = (rel_take ? (rel_k_q + 3'd1) : 3'd0);
+  assign mreq_valid_en = ((mreq_valid_q & mreq_out_ready) | miss_take | wb_go);
+  assign mreq_valid_d = (wb_go ? 1'd1 : miss_take ? 1'd1 : 1'd0);
+  assign mreq_payload_en = (miss_take | wb_go);
+  assign mreq_payload_d = (wb_go ? {wb_data, wb_tag_q, fill_set, 1'd1}
+                           : {1024'd0, req_sector, 1'd0});
+  assign wb_mask_en = (wb_go | fill_take);
+  assign wb_mask_d = (fill_take ? fill_wb_mask : (wb_mask_q & ~wb_mask_q));
+  assign cnt_hits_en = hit_take;
+  assign cnt_hits_d = (cnt_hits_q + 32'd1);
+  assign cnt_misses_en = miss_take;
+  assign cnt_misses_d = (cnt_misses_q + 32'd1);
+  assign cnt_merges_en = merge_take;
+  assign cnt_merges_d = (cnt_merges_q + 32'd1);
+  assign fill_addr_en = fill_take;
+  assign fill_addr_d = mfill_addr_i;
+  assign fill_data_en = fill_take;
+  assign fill_data_d = mfill_data_i;
+  assign fill_mshr_en = fill_take;
+  assign fill_mshr_d = fill_in_mshr;
+  assign fill_way_en = fill_take;
+  assign fill_way_d = fill_victim;
+  assign fill_new_en = fill_take;
+  assign fill_new_d = ~fill_present;
+  assign wb_tag_en = fill_take;
+  assign wb_tag_d = (fill_victim ?
+                       (fill_in_set[3] ?
+                          (fill_in_set[2] ?
+                             (fill_in_set[1] ? (fill_in_set[0] ? tag_w1_q[15] : tag_w1_q[14])
+                              : fill_in_set[0] ? tag_w1_q[13]
+                              : tag_w1_q[12])
+                           : fill_in_set[1] ? (fill_in_set[0] ? tag_w1_q[11] : tag_w1_q[10])
+                           : fill_in_set[0] ? tag_w1_q[9]
+                           : tag_w1_q[8])
+                        : fill_in_set[2] ?
+                          (fill_in_set[1] ? (fill_in_set[0] ? tag_w1_q[7] : tag_w1_q[6])
+                           : fill_in_set[0] ? tag_w1_q[5]
+                           : tag_w1_q[4])
+                        : fill_in_set[1] ? (fill_in_set[0] ? tag_w1_q[3] : tag_w1_q[2])
+                        : fill_in_set[0] ? tag_w1_q[1]
+                        : tag_w1_q[0])
+                     : fill_in_set[3] ?
+                       (fill_in_set[2] ?
+                          (fill_in_set[1] ? (fill_in_set[0] ? tag_w0_q[15] : tag_w0_q[14])
+                           : fill_in_set[0] ? tag_w0_q[13]
+                           : tag_w0_q[12])
+                        : fill_in_set[1] ? (fill_in_set[0] ? tag_w0_q[11] : tag_w0_q[10])
+                        : fill_in_set[0] ? tag_w0_q[9]
+                        : tag_w0_q[8])
+                     : fill_in_set[2] ?
+                       (fill_in_set[1] ? (fill_in_set[0] ? tag_w0_q[7] : tag_w0_q[6])
+                        : fill_in_set[0] ? tag_w0_q[5]
+                        : tag_w0_q[4])
+                     : fill_in_set[1] ? (fill_in_set[0] ? tag_w0_q[3] : tag_w0_q[2])
+                     : fill_in_set[0] ? tag_w0_q[1]
+                     : tag_w0_q[0]);
   always @(*) begin
     state_d = state_q;
     case (state_q)
@@ -1888,984 +1000,261 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
       default: ;
     endcase
   end
-  assign wb_tag_en = fill_take;
-  assign wb_tag_d = (fill_victim ?
-                       (fill_in_set[3] ?
-                          (fill_in_set[2] ?
-                             (fill_in_set[1] ? (fill_in_set[0] ? tag_s15_w1_q : tag_s14_w1_q)
-                              : fill_in_set[0] ? tag_s13_w1_q
-                              : tag_s12_w1_q)
-                           : fill_in_set[1] ? (fill_in_set[0] ? tag_s11_w1_q : tag_s10_w1_q)
-                           : fill_in_set[0] ? tag_s9_w1_q
-                           : tag_s8_w1_q)
-                        : fill_in_set[2] ?
-                          (fill_in_set[1] ? (fill_in_set[0] ? tag_s7_w1_q : tag_s6_w1_q)
-                           : fill_in_set[0] ? tag_s5_w1_q
-                           : tag_s4_w1_q)
-                        : fill_in_set[1] ? (fill_in_set[0] ? tag_s3_w1_q : tag_s2_w1_q)
-                        : fill_in_set[0] ? tag_s1_w1_q
-                        : tag_s0_w1_q)
-                     : fill_in_set[3] ?
-                       (fill_in_set[2] ?
-                          (fill_in_set[1] ? (fill_in_set[0] ? tag_s15_w0_q : tag_s14_w0_q)
-                           : fill_in_set[0] ? tag_s13_w0_q
-                           : tag_s12_w0_q)
-                        : fill_in_set[1] ? (fill_in_set[0] ? tag_s11_w0_q : tag_s10_w0_q)
-                        : fill_in_set[0] ? tag_s9_w0_q
-                        : tag_s8_w0_q)
-                     : fill_in_set[2] ?
-                       (fill_in_set[1] ? (fill_in_set[0] ? tag_s7_w0_q : tag_s6_w0_q)
-                        : fill_in_set[0] ? tag_s5_w0_q
-                        : tag_s4_w0_q)
-                     : fill_in_set[1] ? (fill_in_set[0] ? tag_s3_w0_q : tag_s2_w0_q)
-                     : fill_in_set[0] ? tag_s1_w0_q
-                     : tag_s0_w0_q);
-  assign fill_new_en = fill_take;
-  assign fill_new_d = ~fill_present;
-  assign fill_way_en = fill_take;
-  assign fill_way_d = fill_victim;
-  assign fill_mshr_en = fill_take;
-  assign fill_mshr_d = fill_in_mshr;
-  assign fill_data_en = fill_take;
-  assign fill_data_d = mfill_data_i;
-  assign fill_addr_en = fill_take;
-  assign fill_addr_d = mfill_addr_i;
-  assign cnt_merges_en = merge_take;
-  assign cnt_merges_d = (cnt_merges_q + 32'd1);
-  assign cnt_misses_en = miss_take;
-  assign cnt_misses_d = (cnt_misses_q + 32'd1);
-  assign cnt_hits_en = hit_take;
-  assign cnt_hits_d = (cnt_hits_q + 32'd1);
-  assign wb_mask_en = (wb_go | fill_take);
-  assign wb_mask_d = (fill_take ? fill_wb_mask : (wb_mask_q & ~wb_mask_q));
-  assign mreq_payload_en = (miss_take | wb_go);
-  assign mreq_payload_d = (wb_go ? {wb_data, wb_tag_q, fill_set, 1'd1}
-                           : {1024'd0, req_sector, 1'd0});
-  assign mreq_valid_en = ((mreq_valid_q & mreq_out_ready) | miss_take | wb_go);
-  assign mreq_valid_d = (wb_go ? 1'd1 : miss_take ? 1'd1 : 1'd0);
+  assign rel_k_en = ((state_q == STATE_INSTALL) | rel_take);
+  assign rel_k_d = (rel_take ? (rel_k_q + 3'd1) : 3'd0);
   assign acc_set = ((state_q == STATE_IDLE) ? req_set : fill_set);
   assign acc_way = ((state_q == STATE_IDLE) ? req_way : fill_way_q);
   assign acc_sec = ((state_q == STATE_IDLE) ? req_sec : fill_sec);
   assign lru_touch = (acc_take | (state_q == STATE_INSTALL));
   assign acc_sec_onehot = (acc_sec == 1'd0);
-  assign acc_set0 = (acc_set == 4'd0);
-  assign touched_rank_s0 = (acc_way ? rank_s0_w1_q : rank_s0_w0_q);
-  assign rank_s0_w1_en = (lru_touch & acc_set0);
-  assign rank_s0_w1_d = ((acc_way == 1'd1) ? 1'd0
-                         : (rank_s0_w1_q < touched_rank_s0) ? (rank_s0_w1_q + 1'd1)
-                         : rank_s0_w1_q);
-  assign dirty_s0_w1_en = (((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 1'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set0 & (acc_way == 1'd1))));
-  assign dirty_s0_w1_d = ((acc_take & acc_we & (acc_set0 & (acc_way == 1'd1))) ?
-                            (dirty_s0_w1_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s0_w1_en = ((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 1'd1)));
-  assign valid_s0_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s0_w1_q | acc_sec_onehot));
-  assign tag_s0_w1_en = ((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 1'd1)));
-  assign tag_s0_w1_d = fill_addr_q[14:4];
-  assign rank_s0_w0_en = (lru_touch & acc_set0);
-  assign rank_s0_w0_d = ((acc_way == 1'd0) ? 1'd0
-                         : (rank_s0_w0_q < touched_rank_s0) ? (rank_s0_w0_q + 1'd1)
-                         : rank_s0_w0_q);
-  assign dirty_s0_w0_en = (((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 1'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set0 & (acc_way == 1'd0))));
-  assign dirty_s0_w0_d = ((acc_take & acc_we & (acc_set0 & (acc_way == 1'd0))) ?
-                            (dirty_s0_w0_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s0_w0_en = ((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 1'd0)));
-  assign valid_s0_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s0_w0_q | acc_sec_onehot));
-  assign tag_s0_w0_en = ((state_q == STATE_INSTALL) & (acc_set0 & (acc_way == 1'd0)));
-  assign tag_s0_w0_d = fill_addr_q[14:4];
-  assign acc_set1 = (acc_set == 4'd1);
-  assign touched_rank_s1 = (acc_way ? rank_s1_w1_q : rank_s1_w0_q);
-  assign rank_s1_w1_en = (lru_touch & acc_set1);
-  assign rank_s1_w1_d = ((acc_way == 1'd1) ? 1'd0
-                         : (rank_s1_w1_q < touched_rank_s1) ? (rank_s1_w1_q + 1'd1)
-                         : rank_s1_w1_q);
-  assign dirty_s1_w1_en = (((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 1'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set1 & (acc_way == 1'd1))));
-  assign dirty_s1_w1_d = ((acc_take & acc_we & (acc_set1 & (acc_way == 1'd1))) ?
-                            (dirty_s1_w1_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s1_w1_en = ((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 1'd1)));
-  assign valid_s1_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s1_w1_q | acc_sec_onehot));
-  assign tag_s1_w1_en = ((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 1'd1)));
-  assign tag_s1_w1_d = fill_addr_q[14:4];
-  assign rank_s1_w0_en = (lru_touch & acc_set1);
-  assign rank_s1_w0_d = ((acc_way == 1'd0) ? 1'd0
-                         : (rank_s1_w0_q < touched_rank_s1) ? (rank_s1_w0_q + 1'd1)
-                         : rank_s1_w0_q);
-  assign dirty_s1_w0_en = (((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 1'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set1 & (acc_way == 1'd0))));
-  assign dirty_s1_w0_d = ((acc_take & acc_we & (acc_set1 & (acc_way == 1'd0))) ?
-                            (dirty_s1_w0_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s1_w0_en = ((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 1'd0)));
-  assign valid_s1_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s1_w0_q | acc_sec_onehot));
-  assign tag_s1_w0_en = ((state_q == STATE_INSTALL) & (acc_set1 & (acc_way == 1'd0)));
-  assign tag_s1_w0_d = fill_addr_q[14:4];
-  assign acc_set2 = (acc_set == 4'd2);
-  assign touched_rank_s2 = (acc_way ? rank_s2_w1_q : rank_s2_w0_q);
-  assign rank_s2_w1_en = (lru_touch & acc_set2);
-  assign rank_s2_w1_d = ((acc_way == 1'd1) ? 1'd0
-                         : (rank_s2_w1_q < touched_rank_s2) ? (rank_s2_w1_q + 1'd1)
-                         : rank_s2_w1_q);
-  assign dirty_s2_w1_en = (((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 1'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set2 & (acc_way == 1'd1))));
-  assign dirty_s2_w1_d = ((acc_take & acc_we & (acc_set2 & (acc_way == 1'd1))) ?
-                            (dirty_s2_w1_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s2_w1_en = ((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 1'd1)));
-  assign valid_s2_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s2_w1_q | acc_sec_onehot));
-  assign tag_s2_w1_en = ((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 1'd1)));
-  assign tag_s2_w1_d = fill_addr_q[14:4];
-  assign rank_s2_w0_en = (lru_touch & acc_set2);
-  assign rank_s2_w0_d = ((acc_way == 1'd0) ? 1'd0
-                         : (rank_s2_w0_q < touched_rank_s2) ? (rank_s2_w0_q + 1'd1)
-                         : rank_s2_w0_q);
-  assign dirty_s2_w0_en = (((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 1'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set2 & (acc_way == 1'd0))));
-  assign dirty_s2_w0_d = ((acc_take & acc_we & (acc_set2 & (acc_way == 1'd0))) ?
-                            (dirty_s2_w0_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s2_w0_en = ((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 1'd0)));
-  assign valid_s2_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s2_w0_q | acc_sec_onehot));
-  assign tag_s2_w0_en = ((state_q == STATE_INSTALL) & (acc_set2 & (acc_way == 1'd0)));
-  assign tag_s2_w0_d = fill_addr_q[14:4];
-  assign acc_set3 = (acc_set == 4'd3);
-  assign touched_rank_s3 = (acc_way ? rank_s3_w1_q : rank_s3_w0_q);
-  assign rank_s3_w1_en = (lru_touch & acc_set3);
-  assign rank_s3_w1_d = ((acc_way == 1'd1) ? 1'd0
-                         : (rank_s3_w1_q < touched_rank_s3) ? (rank_s3_w1_q + 1'd1)
-                         : rank_s3_w1_q);
-  assign dirty_s3_w1_en = (((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 1'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set3 & (acc_way == 1'd1))));
-  assign dirty_s3_w1_d = ((acc_take & acc_we & (acc_set3 & (acc_way == 1'd1))) ?
-                            (dirty_s3_w1_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s3_w1_en = ((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 1'd1)));
-  assign valid_s3_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s3_w1_q | acc_sec_onehot));
-  assign tag_s3_w1_en = ((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 1'd1)));
-  assign tag_s3_w1_d = fill_addr_q[14:4];
-  assign rank_s3_w0_en = (lru_touch & acc_set3);
-  assign rank_s3_w0_d = ((acc_way == 1'd0) ? 1'd0
-                         : (rank_s3_w0_q < touched_rank_s3) ? (rank_s3_w0_q + 1'd1)
-                         : rank_s3_w0_q);
-  assign dirty_s3_w0_en = (((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 1'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set3 & (acc_way == 1'd0))));
-  assign dirty_s3_w0_d = ((acc_take & acc_we & (acc_set3 & (acc_way == 1'd0))) ?
-                            (dirty_s3_w0_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s3_w0_en = ((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 1'd0)));
-  assign valid_s3_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s3_w0_q | acc_sec_onehot));
-  assign tag_s3_w0_en = ((state_q == STATE_INSTALL) & (acc_set3 & (acc_way == 1'd0)));
-  assign tag_s3_w0_d = fill_addr_q[14:4];
-  assign acc_set4 = (acc_set == 4'd4);
-  assign touched_rank_s4 = (acc_way ? rank_s4_w1_q : rank_s4_w0_q);
-  assign rank_s4_w1_en = (lru_touch & acc_set4);
-  assign rank_s4_w1_d = ((acc_way == 1'd1) ? 1'd0
-                         : (rank_s4_w1_q < touched_rank_s4) ? (rank_s4_w1_q + 1'd1)
-                         : rank_s4_w1_q);
-  assign dirty_s4_w1_en = (((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 1'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set4 & (acc_way == 1'd1))));
-  assign dirty_s4_w1_d = ((acc_take & acc_we & (acc_set4 & (acc_way == 1'd1))) ?
-                            (dirty_s4_w1_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s4_w1_en = ((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 1'd1)));
-  assign valid_s4_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s4_w1_q | acc_sec_onehot));
-  assign tag_s4_w1_en = ((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 1'd1)));
-  assign tag_s4_w1_d = fill_addr_q[14:4];
-  assign rank_s4_w0_en = (lru_touch & acc_set4);
-  assign rank_s4_w0_d = ((acc_way == 1'd0) ? 1'd0
-                         : (rank_s4_w0_q < touched_rank_s4) ? (rank_s4_w0_q + 1'd1)
-                         : rank_s4_w0_q);
-  assign dirty_s4_w0_en = (((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 1'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set4 & (acc_way == 1'd0))));
-  assign dirty_s4_w0_d = ((acc_take & acc_we & (acc_set4 & (acc_way == 1'd0))) ?
-                            (dirty_s4_w0_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s4_w0_en = ((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 1'd0)));
-  assign valid_s4_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s4_w0_q | acc_sec_onehot));
-  assign tag_s4_w0_en = ((state_q == STATE_INSTALL) & (acc_set4 & (acc_way == 1'd0)));
-  assign tag_s4_w0_d = fill_addr_q[14:4];
-  assign acc_set5 = (acc_set == 4'd5);
-  assign touched_rank_s5 = (acc_way ? rank_s5_w1_q : rank_s5_w0_q);
-  assign rank_s5_w1_en = (lru_touch & acc_set5);
-  assign rank_s5_w1_d = ((acc_way == 1'd1) ? 1'd0
-                         : (rank_s5_w1_q < touched_rank_s5) ? (rank_s5_w1_q + 1'd1)
-                         : rank_s5_w1_q);
-  assign dirty_s5_w1_en = (((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 1'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set5 & (acc_way == 1'd1))));
-  assign dirty_s5_w1_d = ((acc_take & acc_we & (acc_set5 & (acc_way == 1'd1))) ?
-                            (dirty_s5_w1_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s5_w1_en = ((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 1'd1)));
-  assign valid_s5_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s5_w1_q | acc_sec_onehot));
-  assign tag_s5_w1_en = ((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 1'd1)));
-  assign tag_s5_w1_d = fill_addr_q[14:4];
-  assign rank_s5_w0_en = (lru_touch & acc_set5);
-  assign rank_s5_w0_d = ((acc_way == 1'd0) ? 1'd0
-                         : (rank_s5_w0_q < touched_rank_s5) ? (rank_s5_w0_q + 1'd1)
-                         : rank_s5_w0_q);
-  assign dirty_s5_w0_en = (((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 1'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set5 & (acc_way == 1'd0))));
-  assign dirty_s5_w0_d = ((acc_take & acc_we & (acc_set5 & (acc_way == 1'd0))) ?
-                            (dirty_s5_w0_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s5_w0_en = ((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 1'd0)));
-  assign valid_s5_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s5_w0_q | acc_sec_onehot));
-  assign tag_s5_w0_en = ((state_q == STATE_INSTALL) & (acc_set5 & (acc_way == 1'd0)));
-  assign tag_s5_w0_d = fill_addr_q[14:4];
-  assign acc_set6 = (acc_set == 4'd6);
-  assign touched_rank_s6 = (acc_way ? rank_s6_w1_q : rank_s6_w0_q);
-  assign rank_s6_w1_en = (lru_touch & acc_set6);
-  assign rank_s6_w1_d = ((acc_way == 1'd1) ? 1'd0
-                         : (rank_s6_w1_q < touched_rank_s6) ? (rank_s6_w1_q + 1'd1)
-                         : rank_s6_w1_q);
-  assign dirty_s6_w1_en = (((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 1'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set6 & (acc_way == 1'd1))));
-  assign dirty_s6_w1_d = ((acc_take & acc_we & (acc_set6 & (acc_way == 1'd1))) ?
-                            (dirty_s6_w1_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s6_w1_en = ((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 1'd1)));
-  assign valid_s6_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s6_w1_q | acc_sec_onehot));
-  assign tag_s6_w1_en = ((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 1'd1)));
-  assign tag_s6_w1_d = fill_addr_q[14:4];
-  assign rank_s6_w0_en = (lru_touch & acc_set6);
-  assign rank_s6_w0_d = ((acc_way == 1'd0) ? 1'd0
-                         : (rank_s6_w0_q < touched_rank_s6) ? (rank_s6_w0_q + 1'd1)
-                         : rank_s6_w0_q);
-  assign dirty_s6_w0_en = (((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 1'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set6 & (acc_way == 1'd0))));
-  assign dirty_s6_w0_d = ((acc_take & acc_we & (acc_set6 & (acc_way == 1'd0))) ?
-                            (dirty_s6_w0_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s6_w0_en = ((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 1'd0)));
-  assign valid_s6_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s6_w0_q | acc_sec_onehot));
-  assign tag_s6_w0_en = ((state_q == STATE_INSTALL) & (acc_set6 & (acc_way == 1'd0)));
-  assign tag_s6_w0_d = fill_addr_q[14:4];
-  assign acc_set7 = (acc_set == 4'd7);
-  assign touched_rank_s7 = (acc_way ? rank_s7_w1_q : rank_s7_w0_q);
-  assign rank_s7_w1_en = (lru_touch & acc_set7);
-  assign rank_s7_w1_d = ((acc_way == 1'd1) ? 1'd0
-                         : (rank_s7_w1_q < touched_rank_s7) ? (rank_s7_w1_q + 1'd1)
-                         : rank_s7_w1_q);
-  assign dirty_s7_w1_en = (((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 1'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set7 & (acc_way == 1'd1))));
-  assign dirty_s7_w1_d = ((acc_take & acc_we & (acc_set7 & (acc_way == 1'd1))) ?
-                            (dirty_s7_w1_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s7_w1_en = ((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 1'd1)));
-  assign valid_s7_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s7_w1_q | acc_sec_onehot));
-  assign tag_s7_w1_en = ((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 1'd1)));
-  assign tag_s7_w1_d = fill_addr_q[14:4];
-  assign rank_s7_w0_en = (lru_touch & acc_set7);
-  assign rank_s7_w0_d = ((acc_way == 1'd0) ? 1'd0
-                         : (rank_s7_w0_q < touched_rank_s7) ? (rank_s7_w0_q + 1'd1)
-                         : rank_s7_w0_q);
-  assign dirty_s7_w0_en = (((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 1'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set7 & (acc_way == 1'd0))));
-  assign dirty_s7_w0_d = ((acc_take & acc_we & (acc_set7 & (acc_way == 1'd0))) ?
-                            (dirty_s7_w0_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s7_w0_en = ((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 1'd0)));
-  assign valid_s7_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s7_w0_q | acc_sec_onehot));
-  assign tag_s7_w0_en = ((state_q == STATE_INSTALL) & (acc_set7 & (acc_way == 1'd0)));
-  assign tag_s7_w0_d = fill_addr_q[14:4];
-  assign acc_set8 = (acc_set == 4'd8);
-  assign touched_rank_s8 = (acc_way ? rank_s8_w1_q : rank_s8_w0_q);
-  assign rank_s8_w1_en = (lru_touch & acc_set8);
-  assign rank_s8_w1_d = ((acc_way == 1'd1) ? 1'd0
-                         : (rank_s8_w1_q < touched_rank_s8) ? (rank_s8_w1_q + 1'd1)
-                         : rank_s8_w1_q);
-  assign dirty_s8_w1_en = (((state_q == STATE_INSTALL) & (acc_set8 & (acc_way == 1'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set8 & (acc_way == 1'd1))));
-  assign dirty_s8_w1_d = ((acc_take & acc_we & (acc_set8 & (acc_way == 1'd1))) ?
-                            (dirty_s8_w1_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s8_w1_en = ((state_q == STATE_INSTALL) & (acc_set8 & (acc_way == 1'd1)));
-  assign valid_s8_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s8_w1_q | acc_sec_onehot));
-  assign tag_s8_w1_en = ((state_q == STATE_INSTALL) & (acc_set8 & (acc_way == 1'd1)));
-  assign tag_s8_w1_d = fill_addr_q[14:4];
-  assign rank_s8_w0_en = (lru_touch & acc_set8);
-  assign rank_s8_w0_d = ((acc_way == 1'd0) ? 1'd0
-                         : (rank_s8_w0_q < touched_rank_s8) ? (rank_s8_w0_q + 1'd1)
-                         : rank_s8_w0_q);
-  assign dirty_s8_w0_en = (((state_q == STATE_INSTALL) & (acc_set8 & (acc_way == 1'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set8 & (acc_way == 1'd0))));
-  assign dirty_s8_w0_d = ((acc_take & acc_we & (acc_set8 & (acc_way == 1'd0))) ?
-                            (dirty_s8_w0_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s8_w0_en = ((state_q == STATE_INSTALL) & (acc_set8 & (acc_way == 1'd0)));
-  assign valid_s8_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s8_w0_q | acc_sec_onehot));
-  assign tag_s8_w0_en = ((state_q == STATE_INSTALL) & (acc_set8 & (acc_way == 1'd0)));
-  assign tag_s8_w0_d = fill_addr_q[14:4];
-  assign acc_set9 = (acc_set == 4'd9);
-  assign touched_rank_s9 = (acc_way ? rank_s9_w1_q : rank_s9_w0_q);
-  assign rank_s9_w1_en = (lru_touch & acc_set9);
-  assign rank_s9_w1_d = ((acc_way == 1'd1) ? 1'd0
-                         : (rank_s9_w1_q < touched_rank_s9) ? (rank_s9_w1_q + 1'd1)
-                         : rank_s9_w1_q);
-  assign dirty_s9_w1_en = (((state_q == STATE_INSTALL) & (acc_set9 & (acc_way == 1'd1))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set9 & (acc_way == 1'd1))));
-  assign dirty_s9_w1_d = ((acc_take & acc_we & (acc_set9 & (acc_way == 1'd1))) ?
-                            (dirty_s9_w1_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s9_w1_en = ((state_q == STATE_INSTALL) & (acc_set9 & (acc_way == 1'd1)));
-  assign valid_s9_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s9_w1_q | acc_sec_onehot));
-  assign tag_s9_w1_en = ((state_q == STATE_INSTALL) & (acc_set9 & (acc_way == 1'd1)));
-  assign tag_s9_w1_d = fill_addr_q[14:4];
-  assign rank_s9_w0_en = (lru_touch & acc_set9);
-  assign rank_s9_w0_d = ((acc_way == 1'd0) ? 1'd0
-                         : (rank_s9_w0_q < touched_rank_s9) ? (rank_s9_w0_q + 1'd1)
-                         : rank_s9_w0_q);
-  assign dirty_s9_w0_en = (((state_q == STATE_INSTALL) & (acc_set9 & (acc_way == 1'd0))
-                            & fill_new_q) | (acc_take & acc_we & (acc_set9 & (acc_way == 1'd0))));
-  assign dirty_s9_w0_d = ((acc_take & acc_we & (acc_set9 & (acc_way == 1'd0))) ?
-                            (dirty_s9_w0_q | acc_sec_onehot)
-                          : 1'd0);
-  assign valid_s9_w0_en = ((state_q == STATE_INSTALL) & (acc_set9 & (acc_way == 1'd0)));
-  assign valid_s9_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s9_w0_q | acc_sec_onehot));
-  assign tag_s9_w0_en = ((state_q == STATE_INSTALL) & (acc_set9 & (acc_way == 1'd0)));
-  assign tag_s9_w0_d = fill_addr_q[14:4];
-  assign acc_set10 = (acc_set == 4'd10);
-  assign touched_rank_s10 = (acc_way ? rank_s10_w1_q : rank_s10_w0_q);
-  assign rank_s10_w1_en = (lru_touch & acc_set10);
-  assign rank_s10_w1_d = ((acc_way == 1'd1) ? 1'd0
-                          : (rank_s10_w1_q < touched_rank_s10) ? (rank_s10_w1_q + 1'd1)
-                          : rank_s10_w1_q);
-  assign dirty_s10_w1_en = (((state_q == STATE_INSTALL) & (acc_set10 & (acc_way == 1'd1))
-                             & fill_new_q) | (acc_take & acc_we & (acc_set10 & (acc_way == 1'd1))));
-  assign dirty_s10_w1_d = ((acc_take & acc_we & (acc_set10 & (acc_way == 1'd1))) ?
-                             (dirty_s10_w1_q | acc_sec_onehot)
-                           : 1'd0);
-  assign valid_s10_w1_en = ((state_q == STATE_INSTALL) & (acc_set10 & (acc_way == 1'd1)));
-  assign valid_s10_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s10_w1_q | acc_sec_onehot));
-  assign tag_s10_w1_en = ((state_q == STATE_INSTALL) & (acc_set10 & (acc_way == 1'd1)));
-  assign tag_s10_w1_d = fill_addr_q[14:4];
-  assign rank_s10_w0_en = (lru_touch & acc_set10);
-  assign rank_s10_w0_d = ((acc_way == 1'd0) ? 1'd0
-                          : (rank_s10_w0_q < touched_rank_s10) ? (rank_s10_w0_q + 1'd1)
-                          : rank_s10_w0_q);
-  assign dirty_s10_w0_en = (((state_q == STATE_INSTALL) & (acc_set10 & (acc_way == 1'd0))
-                             & fill_new_q) | (acc_take & acc_we & (acc_set10 & (acc_way == 1'd0))));
-  assign dirty_s10_w0_d = ((acc_take & acc_we & (acc_set10 & (acc_way == 1'd0))) ?
-                             (dirty_s10_w0_q | acc_sec_onehot)
-                           : 1'd0);
-  assign valid_s10_w0_en = ((state_q == STATE_INSTALL) & (acc_set10 & (acc_way == 1'd0)));
-  assign valid_s10_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s10_w0_q | acc_sec_onehot));
-  assign tag_s10_w0_en = ((state_q == STATE_INSTALL) & (acc_set10 & (acc_way == 1'd0)));
-  assign tag_s10_w0_d = fill_addr_q[14:4];
-  assign acc_set11 = (acc_set == 4'd11);
-  assign touched_rank_s11 = (acc_way ? rank_s11_w1_q : rank_s11_w0_q);
-  assign rank_s11_w1_en = (lru_touch & acc_set11);
-  assign rank_s11_w1_d = ((acc_way == 1'd1) ? 1'd0
-                          : (rank_s11_w1_q < touched_rank_s11) ? (rank_s11_w1_q + 1'd1)
-                          : rank_s11_w1_q);
-  assign dirty_s11_w1_en = (((state_q == STATE_INSTALL) & (acc_set11 & (acc_way == 1'd1))
-                             & fill_new_q) | (acc_take & acc_we & (acc_set11 & (acc_way == 1'd1))));
-  assign dirty_s11_w1_d = ((acc_take & acc_we & (acc_set11 & (acc_way == 1'd1))) ?
-                             (dirty_s11_w1_q | acc_sec_onehot)
-                           : 1'd0);
-  assign valid_s11_w1_en = ((state_q == STATE_INSTALL) & (acc_set11 & (acc_way == 1'd1)));
-  assign valid_s11_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s11_w1_q | acc_sec_onehot));
-  assign tag_s11_w1_en = ((state_q == STATE_INSTALL) & (acc_set11 & (acc_way == 1'd1)));
-  assign tag_s11_w1_d = fill_addr_q[14:4];
-  assign rank_s11_w0_en = (lru_touch & acc_set11);
-  assign rank_s11_w0_d = ((acc_way == 1'd0) ? 1'd0
-                          : (rank_s11_w0_q < touched_rank_s11) ? (rank_s11_w0_q + 1'd1)
-                          : rank_s11_w0_q);
-  assign dirty_s11_w0_en = (((state_q == STATE_INSTALL) & (acc_set11 & (acc_way == 1'd0))
-                             & fill_new_q) | (acc_take & acc_we & (acc_set11 & (acc_way == 1'd0))));
-  assign dirty_s11_w0_d = ((acc_take & acc_we & (acc_set11 & (acc_way == 1'd0))) ?
-                             (dirty_s11_w0_q | acc_sec_onehot)
-                           : 1'd0);
-  assign valid_s11_w0_en = ((state_q == STATE_INSTALL) & (acc_set11 & (acc_way == 1'd0)));
-  assign valid_s11_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s11_w0_q | acc_sec_onehot));
-  assign tag_s11_w0_en = ((state_q == STATE_INSTALL) & (acc_set11 & (acc_way == 1'd0)));
-  assign tag_s11_w0_d = fill_addr_q[14:4];
-  assign acc_set12 = (acc_set == 4'd12);
-  assign touched_rank_s12 = (acc_way ? rank_s12_w1_q : rank_s12_w0_q);
-  assign rank_s12_w1_en = (lru_touch & acc_set12);
-  assign rank_s12_w1_d = ((acc_way == 1'd1) ? 1'd0
-                          : (rank_s12_w1_q < touched_rank_s12) ? (rank_s12_w1_q + 1'd1)
-                          : rank_s12_w1_q);
-  assign dirty_s12_w1_en = (((state_q == STATE_INSTALL) & (acc_set12 & (acc_way == 1'd1))
-                             & fill_new_q) | (acc_take & acc_we & (acc_set12 & (acc_way == 1'd1))));
-  assign dirty_s12_w1_d = ((acc_take & acc_we & (acc_set12 & (acc_way == 1'd1))) ?
-                             (dirty_s12_w1_q | acc_sec_onehot)
-                           : 1'd0);
-  assign valid_s12_w1_en = ((state_q == STATE_INSTALL) & (acc_set12 & (acc_way == 1'd1)));
-  assign valid_s12_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s12_w1_q | acc_sec_onehot));
-  assign tag_s12_w1_en = ((state_q == STATE_INSTALL) & (acc_set12 & (acc_way == 1'd1)));
-  assign tag_s12_w1_d = fill_addr_q[14:4];
-  assign rank_s12_w0_en = (lru_touch & acc_set12);
-  assign rank_s12_w0_d = ((acc_way == 1'd0) ? 1'd0
-                          : (rank_s12_w0_q < touched_rank_s12) ? (rank_s12_w0_q + 1'd1)
-                          : rank_s12_w0_q);
-  assign dirty_s12_w0_en = (((state_q == STATE_INSTALL) & (acc_set12 & (acc_way == 1'd0))
-                             & fill_new_q) | (acc_take & acc_we & (acc_set12 & (acc_way == 1'd0))));
-  assign dirty_s12_w0_d = ((acc_take & acc_we & (acc_set12 & (acc_way == 1'd0))) ?
-                             (dirty_s12_w0_q | acc_sec_onehot)
-                           : 1'd0);
-  assign valid_s12_w0_en = ((state_q == STATE_INSTALL) & (acc_set12 & (acc_way == 1'd0)));
-  assign valid_s12_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s12_w0_q | acc_sec_onehot));
-  assign tag_s12_w0_en = ((state_q == STATE_INSTALL) & (acc_set12 & (acc_way == 1'd0)));
-  assign tag_s12_w0_d = fill_addr_q[14:4];
-  assign acc_set13 = (acc_set == 4'd13);
-  assign touched_rank_s13 = (acc_way ? rank_s13_w1_q : rank_s13_w0_q);
-  assign rank_s13_w1_en = (lru_touch & acc_set13);
-  assign rank_s13_w1_d = ((acc_way == 1'd1) ? 1'd0
-                          : (rank_s13_w1_q < touched_rank_s13) ? (rank_s13_w1_q + 1'd1)
-                          : rank_s13_w1_q);
-  assign dirty_s13_w1_en = (((state_q == STATE_INSTALL) & (acc_set13 & (acc_way == 1'd1))
-                             & fill_new_q) | (acc_take & acc_we & (acc_set13 & (acc_way == 1'd1))));
-  assign dirty_s13_w1_d = ((acc_take & acc_we & (acc_set13 & (acc_way == 1'd1))) ?
-                             (dirty_s13_w1_q | acc_sec_onehot)
-                           : 1'd0);
-  assign valid_s13_w1_en = ((state_q == STATE_INSTALL) & (acc_set13 & (acc_way == 1'd1)));
-  assign valid_s13_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s13_w1_q | acc_sec_onehot));
-  assign tag_s13_w1_en = ((state_q == STATE_INSTALL) & (acc_set13 & (acc_way == 1'd1)));
-  assign tag_s13_w1_d = fill_addr_q[14:4];
-  assign rank_s13_w0_en = (lru_touch & acc_set13);
-  assign rank_s13_w0_d = ((acc_way == 1'd0) ? 1'd0
-                          : (rank_s13_w0_q < touched_rank_s13) ? (rank_s13_w0_q + 1'd1)
-                          : rank_s13_w0_q);
-  assign dirty_s13_w0_en = (((state_q == STATE_INSTALL) & (acc_set13 & (acc_way == 1'd0))
-                             & fill_new_q) | (acc_take & acc_we & (acc_set13 & (acc_way == 1'd0))));
-  assign dirty_s13_w0_d = ((acc_take & acc_we & (acc_set13 & (acc_way == 1'd0))) ?
-                             (dirty_s13_w0_q | acc_sec_onehot)
-                           : 1'd0);
-  assign valid_s13_w0_en = ((state_q == STATE_INSTALL) & (acc_set13 & (acc_way == 1'd0)));
-  assign valid_s13_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s13_w0_q | acc_sec_onehot));
-  assign tag_s13_w0_en = ((state_q == STATE_INSTALL) & (acc_set13 & (acc_way == 1'd0)));
-  assign tag_s13_w0_d = fill_addr_q[14:4];
-  assign acc_set14 = (acc_set == 4'd14);
-  assign touched_rank_s14 = (acc_way ? rank_s14_w1_q : rank_s14_w0_q);
-  assign rank_s14_w1_en = (lru_touch & acc_set14);
-  assign rank_s14_w1_d = ((acc_way == 1'd1) ? 1'd0
-                          : (rank_s14_w1_q < touched_rank_s14) ? (rank_s14_w1_q + 1'd1)
-                          : rank_s14_w1_q);
-  assign dirty_s14_w1_en = (((state_q == STATE_INSTALL) & (acc_set14 & (acc_way == 1'd1))
-                             & fill_new_q) | (acc_take & acc_we & (acc_set14 & (acc_way == 1'd1))));
-  assign dirty_s14_w1_d = ((acc_take & acc_we & (acc_set14 & (acc_way == 1'd1))) ?
-                             (dirty_s14_w1_q | acc_sec_onehot)
-                           : 1'd0);
-  assign valid_s14_w1_en = ((state_q == STATE_INSTALL) & (acc_set14 & (acc_way == 1'd1)));
-  assign valid_s14_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s14_w1_q | acc_sec_onehot));
-  assign tag_s14_w1_en = ((state_q == STATE_INSTALL) & (acc_set14 & (acc_way == 1'd1)));
-  assign tag_s14_w1_d = fill_addr_q[14:4];
-  assign rank_s14_w0_en = (lru_touch & acc_set14);
-  assign rank_s14_w0_d = ((acc_way == 1'd0) ? 1'd0
-                          : (rank_s14_w0_q < touched_rank_s14) ? (rank_s14_w0_q + 1'd1)
-                          : rank_s14_w0_q);
-  assign dirty_s14_w0_en = (((state_q == STATE_INSTALL) & (acc_set14 & (acc_way == 1'd0))
-                             & fill_new_q) | (acc_take & acc_we & (acc_set14 & (acc_way == 1'd0))));
-  assign dirty_s14_w0_d = ((acc_take & acc_we & (acc_set14 & (acc_way == 1'd0))) ?
-                             (dirty_s14_w0_q | acc_sec_onehot)
-                           : 1'd0);
-  assign valid_s14_w0_en = ((state_q == STATE_INSTALL) & (acc_set14 & (acc_way == 1'd0)));
-  assign valid_s14_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s14_w0_q | acc_sec_onehot));
-  assign tag_s14_w0_en = ((state_q == STATE_INSTALL) & (acc_set14 & (acc_way == 1'd0)));
-  assign tag_s14_w0_d = fill_addr_q[14:4];
-  assign acc_set15 = (acc_set == 4'd15);
-  assign touched_rank_s15 = (acc_way ? rank_s15_w1_q : rank_s15_w0_q);
-  assign rank_s15_w1_en = (lru_touch & acc_set15);
-  assign rank_s15_w1_d = ((acc_way == 1'd1) ? 1'd0
-                          : (rank_s15_w1_q < touched_rank_s15) ? (rank_s15_w1_q + 1'd1)
-                          : rank_s15_w1_q);
-  assign dirty_s15_w1_en = (((state_q == STATE_INSTALL) & (acc_set15 & (acc_way == 1'd1))
-                             & fill_new_q) | (acc_take & acc_we & (acc_set15 & (acc_way == 1'd1))));
-  assign dirty_s15_w1_d = ((acc_take & acc_we & (acc_set15 & (acc_way == 1'd1))) ?
-                             (dirty_s15_w1_q | acc_sec_onehot)
-                           : 1'd0);
-  assign valid_s15_w1_en = ((state_q == STATE_INSTALL) & (acc_set15 & (acc_way == 1'd1)));
-  assign valid_s15_w1_d = (fill_new_q ? acc_sec_onehot : (valid_s15_w1_q | acc_sec_onehot));
-  assign tag_s15_w1_en = ((state_q == STATE_INSTALL) & (acc_set15 & (acc_way == 1'd1)));
-  assign tag_s15_w1_d = fill_addr_q[14:4];
-  assign rank_s15_w0_en = (lru_touch & acc_set15);
-  assign rank_s15_w0_d = ((acc_way == 1'd0) ? 1'd0
-                          : (rank_s15_w0_q < touched_rank_s15) ? (rank_s15_w0_q + 1'd1)
-                          : rank_s15_w0_q);
-  assign dirty_s15_w0_en = (((state_q == STATE_INSTALL) & (acc_set15 & (acc_way == 1'd0))
-                             & fill_new_q) | (acc_take & acc_we & (acc_set15 & (acc_way == 1'd0))));
-  assign dirty_s15_w0_d = ((acc_take & acc_we & (acc_set15 & (acc_way == 1'd0))) ?
-                             (dirty_s15_w0_q | acc_sec_onehot)
-                           : 1'd0);
-  assign valid_s15_w0_en = ((state_q == STATE_INSTALL) & (acc_set15 & (acc_way == 1'd0)));
-  assign valid_s15_w0_d = (fill_new_q ? acc_sec_onehot : (valid_s15_w0_q | acc_sec_onehot));
-  assign tag_s15_w0_en = ((state_q == STATE_INSTALL) & (acc_set15 & (acc_way == 1'd0)));
-  assign tag_s15_w0_d = fill_addr_q[14:4];
-  assign mshr0_alloc = (miss_take & ~mshr0_valid_q);
-  assign mshr0_merge = (merge_take & req_match0);
-  assign mshr0_s3_wdata_en = (mshr0_merge & (mshr0_count_q == 3'd3));
-  assign mshr0_s3_wdata_d = req_wdata_i;
-  assign mshr0_s3_we_en = (mshr0_merge & (mshr0_count_q == 3'd3));
-  assign mshr0_s3_we_d = req_we_i;
-  assign mshr0_s3_field_en = (mshr0_merge & (mshr0_count_q == 3'd3));
-  assign mshr0_s3_field_d = req_fil;
-  assign mshr0_s3_id_en = (mshr0_merge & (mshr0_count_q == 3'd3));
-  assign mshr0_s3_id_d = req_id_i;
-  assign mshr0_s2_wdata_en = (mshr0_merge & (mshr0_count_q == 3'd2));
-  assign mshr0_s2_wdata_d = req_wdata_i;
-  assign mshr0_s2_we_en = (mshr0_merge & (mshr0_count_q == 3'd2));
-  assign mshr0_s2_we_d = req_we_i;
-  assign mshr0_s2_field_en = (mshr0_merge & (mshr0_count_q == 3'd2));
-  assign mshr0_s2_field_d = req_fil;
-  assign mshr0_s2_id_en = (mshr0_merge & (mshr0_count_q == 3'd2));
-  assign mshr0_s2_id_d = req_id_i;
-  assign mshr0_s1_wdata_en = (mshr0_merge & (mshr0_count_q == 3'd1));
-  assign mshr0_s1_wdata_d = req_wdata_i;
-  assign mshr0_s1_we_en = (mshr0_merge & (mshr0_count_q == 3'd1));
-  assign mshr0_s1_we_d = req_we_i;
-  assign mshr0_s1_field_en = (mshr0_merge & (mshr0_count_q == 3'd1));
-  assign mshr0_s1_field_d = req_fil;
-  assign mshr0_s1_id_en = (mshr0_merge & (mshr0_count_q == 3'd1));
-  assign mshr0_s1_id_d = req_id_i;
-  assign mshr0_s0_wdata_en = (mshr0_alloc | (mshr0_merge & (mshr0_count_q == 3'd0)));
-  assign mshr0_s0_wdata_d = req_wdata_i;
-  assign mshr0_s0_we_en = (mshr0_alloc | (mshr0_merge & (mshr0_count_q == 3'd0)));
-  assign mshr0_s0_we_d = req_we_i;
-  assign mshr0_s0_field_en = (mshr0_alloc | (mshr0_merge & (mshr0_count_q == 3'd0)));
-  assign mshr0_s0_field_d = req_fil;
-  assign mshr0_s0_id_en = (mshr0_alloc | (mshr0_merge & (mshr0_count_q == 3'd0)));
-  assign mshr0_s0_id_d = req_id_i;
-  assign mshr0_count_en = (mshr0_alloc | mshr0_merge
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd0)));
-  assign mshr0_count_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd0)) ? 3'd0
-                          : mshr0_merge ? (mshr0_count_q + 3'd1)
-                          : 3'd1);
-  assign mshr0_addr_en = mshr0_alloc;
-  assign mshr0_addr_d = req_sector;
-  assign mshr0_valid_en = (mshr0_alloc
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd0)));
-  assign mshr0_valid_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd0)) ? 1'd0
-                          : 1'd1);
-  assign mshr1_alloc = (miss_take & (~mshr1_valid_q & mshr0_valid_q));
-  assign mshr1_merge = (merge_take & req_match1);
-  assign mshr1_s3_wdata_en = (mshr1_merge & (mshr1_count_q == 3'd3));
-  assign mshr1_s3_wdata_d = req_wdata_i;
-  assign mshr1_s3_we_en = (mshr1_merge & (mshr1_count_q == 3'd3));
-  assign mshr1_s3_we_d = req_we_i;
-  assign mshr1_s3_field_en = (mshr1_merge & (mshr1_count_q == 3'd3));
-  assign mshr1_s3_field_d = req_fil;
-  assign mshr1_s3_id_en = (mshr1_merge & (mshr1_count_q == 3'd3));
-  assign mshr1_s3_id_d = req_id_i;
-  assign mshr1_s2_wdata_en = (mshr1_merge & (mshr1_count_q == 3'd2));
-  assign mshr1_s2_wdata_d = req_wdata_i;
-  assign mshr1_s2_we_en = (mshr1_merge & (mshr1_count_q == 3'd2));
-  assign mshr1_s2_we_d = req_we_i;
-  assign mshr1_s2_field_en = (mshr1_merge & (mshr1_count_q == 3'd2));
-  assign mshr1_s2_field_d = req_fil;
-  assign mshr1_s2_id_en = (mshr1_merge & (mshr1_count_q == 3'd2));
-  assign mshr1_s2_id_d = req_id_i;
-  assign mshr1_s1_wdata_en = (mshr1_merge & (mshr1_count_q == 3'd1));
-  assign mshr1_s1_wdata_d = req_wdata_i;
-  assign mshr1_s1_we_en = (mshr1_merge & (mshr1_count_q == 3'd1));
-  assign mshr1_s1_we_d = req_we_i;
-  assign mshr1_s1_field_en = (mshr1_merge & (mshr1_count_q == 3'd1));
-  assign mshr1_s1_field_d = req_fil;
-  assign mshr1_s1_id_en = (mshr1_merge & (mshr1_count_q == 3'd1));
-  assign mshr1_s1_id_d = req_id_i;
-  assign mshr1_s0_wdata_en = (mshr1_alloc | (mshr1_merge & (mshr1_count_q == 3'd0)));
-  assign mshr1_s0_wdata_d = req_wdata_i;
-  assign mshr1_s0_we_en = (mshr1_alloc | (mshr1_merge & (mshr1_count_q == 3'd0)));
-  assign mshr1_s0_we_d = req_we_i;
-  assign mshr1_s0_field_en = (mshr1_alloc | (mshr1_merge & (mshr1_count_q == 3'd0)));
-  assign mshr1_s0_field_d = req_fil;
-  assign mshr1_s0_id_en = (mshr1_alloc | (mshr1_merge & (mshr1_count_q == 3'd0)));
-  assign mshr1_s0_id_d = req_id_i;
-  assign mshr1_count_en = (mshr1_alloc | mshr1_merge
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd1)));
-  assign mshr1_count_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd1)) ? 3'd0
-                          : mshr1_merge ? (mshr1_count_q + 3'd1)
-                          : 3'd1);
-  assign mshr1_addr_en = mshr1_alloc;
-  assign mshr1_addr_d = req_sector;
-  assign mshr1_valid_en = (mshr1_alloc
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd1)));
-  assign mshr1_valid_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd1)) ? 1'd0
-                          : 1'd1);
-  assign mshr2_alloc = (miss_take & (~mshr2_valid_q & ~(~mshr0_valid_q | ~mshr1_valid_q)));
-  assign mshr2_merge = (merge_take & req_match2);
-  assign mshr2_s3_wdata_en = (mshr2_merge & (mshr2_count_q == 3'd3));
-  assign mshr2_s3_wdata_d = req_wdata_i;
-  assign mshr2_s3_we_en = (mshr2_merge & (mshr2_count_q == 3'd3));
-  assign mshr2_s3_we_d = req_we_i;
-  assign mshr2_s3_field_en = (mshr2_merge & (mshr2_count_q == 3'd3));
-  assign mshr2_s3_field_d = req_fil;
-  assign mshr2_s3_id_en = (mshr2_merge & (mshr2_count_q == 3'd3));
-  assign mshr2_s3_id_d = req_id_i;
-  assign mshr2_s2_wdata_en = (mshr2_merge & (mshr2_count_q == 3'd2));
-  assign mshr2_s2_wdata_d = req_wdata_i;
-  assign mshr2_s2_we_en = (mshr2_merge & (mshr2_count_q == 3'd2));
-  assign mshr2_s2_we_d = req_we_i;
-  assign mshr2_s2_field_en = (mshr2_merge & (mshr2_count_q == 3'd2));
-  assign mshr2_s2_field_d = req_fil;
-  assign mshr2_s2_id_en = (mshr2_merge & (mshr2_count_q == 3'd2));
-  assign mshr2_s2_id_d = req_id_i;
-  assign mshr2_s1_wdata_en = (mshr2_merge & (mshr2_count_q == 3'd1));
-  assign mshr2_s1_wdata_d = req_wdata_i;
-  assign mshr2_s1_we_en = (mshr2_merge & (mshr2_count_q == 3'd1));
-  assign mshr2_s1_we_d = req_we_i;
-  assign mshr2_s1_field_en = (mshr2_merge & (mshr2_count_q == 3'd1));
-  assign mshr2_s1_field_d = req_fil;
-  assign mshr2_s1_id_en = (mshr2_merge & (mshr2_count_q == 3'd1));
-  assign mshr2_s1_id_d = req_id_i;
-  assign mshr2_s0_wdata_en = (mshr2_alloc | (mshr2_merge & (mshr2_count_q == 3'd0)));
-  assign mshr2_s0_wdata_d = req_wdata_i;
-  assign mshr2_s0_we_en = (mshr2_alloc | (mshr2_merge & (mshr2_count_q == 3'd0)));
-  assign mshr2_s0_we_d = req_we_i;
-  assign mshr2_s0_field_en = (mshr2_alloc | (mshr2_merge & (mshr2_count_q == 3'd0)));
-  assign mshr2_s0_field_d = req_fil;
-  assign mshr2_s0_id_en = (mshr2_alloc | (mshr2_merge & (mshr2_count_q == 3'd0)));
-  assign mshr2_s0_id_d = req_id_i;
-  assign mshr2_count_en = (mshr2_alloc | mshr2_merge
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd2)));
-  assign mshr2_count_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd2)) ? 3'd0
-                          : mshr2_merge ? (mshr2_count_q + 3'd1)
-                          : 3'd1);
-  assign mshr2_addr_en = mshr2_alloc;
-  assign mshr2_addr_d = req_sector;
-  assign mshr2_valid_en = (mshr2_alloc
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd2)));
-  assign mshr2_valid_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd2)) ? 1'd0
-                          : 1'd1);
-  assign mshr3_alloc = (miss_take
-                        & (~mshr3_valid_q & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q)));
-  assign mshr3_merge = (merge_take & req_match3);
-  assign mshr3_s3_wdata_en = (mshr3_merge & (mshr3_count_q == 3'd3));
-  assign mshr3_s3_wdata_d = req_wdata_i;
-  assign mshr3_s3_we_en = (mshr3_merge & (mshr3_count_q == 3'd3));
-  assign mshr3_s3_we_d = req_we_i;
-  assign mshr3_s3_field_en = (mshr3_merge & (mshr3_count_q == 3'd3));
-  assign mshr3_s3_field_d = req_fil;
-  assign mshr3_s3_id_en = (mshr3_merge & (mshr3_count_q == 3'd3));
-  assign mshr3_s3_id_d = req_id_i;
-  assign mshr3_s2_wdata_en = (mshr3_merge & (mshr3_count_q == 3'd2));
-  assign mshr3_s2_wdata_d = req_wdata_i;
-  assign mshr3_s2_we_en = (mshr3_merge & (mshr3_count_q == 3'd2));
-  assign mshr3_s2_we_d = req_we_i;
-  assign mshr3_s2_field_en = (mshr3_merge & (mshr3_count_q == 3'd2));
-  assign mshr3_s2_field_d = req_fil;
-  assign mshr3_s2_id_en = (mshr3_merge & (mshr3_count_q == 3'd2));
-  assign mshr3_s2_id_d = req_id_i;
-  assign mshr3_s1_wdata_en = (mshr3_merge & (mshr3_count_q == 3'd1));
-  assign mshr3_s1_wdata_d = req_wdata_i;
-  assign mshr3_s1_we_en = (mshr3_merge & (mshr3_count_q == 3'd1));
-  assign mshr3_s1_we_d = req_we_i;
-  assign mshr3_s1_field_en = (mshr3_merge & (mshr3_count_q == 3'd1));
-  assign mshr3_s1_field_d = req_fil;
-  assign mshr3_s1_id_en = (mshr3_merge & (mshr3_count_q == 3'd1));
-  assign mshr3_s1_id_d = req_id_i;
-  assign mshr3_s0_wdata_en = (mshr3_alloc | (mshr3_merge & (mshr3_count_q == 3'd0)));
-  assign mshr3_s0_wdata_d = req_wdata_i;
-  assign mshr3_s0_we_en = (mshr3_alloc | (mshr3_merge & (mshr3_count_q == 3'd0)));
-  assign mshr3_s0_we_d = req_we_i;
-  assign mshr3_s0_field_en = (mshr3_alloc | (mshr3_merge & (mshr3_count_q == 3'd0)));
-  assign mshr3_s0_field_d = req_fil;
-  assign mshr3_s0_id_en = (mshr3_alloc | (mshr3_merge & (mshr3_count_q == 3'd0)));
-  assign mshr3_s0_id_d = req_id_i;
-  assign mshr3_count_en = (mshr3_alloc | mshr3_merge
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd3)));
-  assign mshr3_count_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd3)) ? 3'd0
-                          : mshr3_merge ? (mshr3_count_q + 3'd1)
-                          : 3'd1);
-  assign mshr3_addr_en = mshr3_alloc;
-  assign mshr3_addr_d = req_sector;
-  assign mshr3_valid_en = (mshr3_alloc
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd3)));
-  assign mshr3_valid_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd3)) ? 1'd0
-                          : 1'd1);
-  assign mshr4_alloc = (miss_take
-                        & (~mshr4_valid_q
-                           & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q | ~mshr3_valid_q)));
-  assign mshr4_merge = (merge_take & req_match4);
-  assign mshr4_s3_wdata_en = (mshr4_merge & (mshr4_count_q == 3'd3));
-  assign mshr4_s3_wdata_d = req_wdata_i;
-  assign mshr4_s3_we_en = (mshr4_merge & (mshr4_count_q == 3'd3));
-  assign mshr4_s3_we_d = req_we_i;
-  assign mshr4_s3_field_en = (mshr4_merge & (mshr4_count_q == 3'd3));
-  assign mshr4_s3_field_d = req_fil;
-  assign mshr4_s3_id_en = (mshr4_merge & (mshr4_count_q == 3'd3));
-  assign mshr4_s3_id_d = req_id_i;
-  assign mshr4_s2_wdata_en = (mshr4_merge & (mshr4_count_q == 3'd2));
-  assign mshr4_s2_wdata_d = req_wdata_i;
-  assign mshr4_s2_we_en = (mshr4_merge & (mshr4_count_q == 3'd2));
-  assign mshr4_s2_we_d = req_we_i;
-  assign mshr4_s2_field_en = (mshr4_merge & (mshr4_count_q == 3'd2));
-  assign mshr4_s2_field_d = req_fil;
-  assign mshr4_s2_id_en = (mshr4_merge & (mshr4_count_q == 3'd2));
-  assign mshr4_s2_id_d = req_id_i;
-  assign mshr4_s1_wdata_en = (mshr4_merge & (mshr4_count_q == 3'd1));
-  assign mshr4_s1_wdata_d = req_wdata_i;
-  assign mshr4_s1_we_en = (mshr4_merge & (mshr4_count_q == 3'd1));
-  assign mshr4_s1_we_d = req_we_i;
-  assign mshr4_s1_field_en = (mshr4_merge & (mshr4_count_q == 3'd1));
-  assign mshr4_s1_field_d = req_fil;
-  assign mshr4_s1_id_en = (mshr4_merge & (mshr4_count_q == 3'd1));
-  assign mshr4_s1_id_d = req_id_i;
-  assign mshr4_s0_wdata_en = (mshr4_alloc | (mshr4_merge & (mshr4_count_q == 3'd0)));
-  assign mshr4_s0_wdata_d = req_wdata_i;
-  assign mshr4_s0_we_en = (mshr4_alloc | (mshr4_merge & (mshr4_count_q == 3'd0)));
-  assign mshr4_s0_we_d = req_we_i;
-  assign mshr4_s0_field_en = (mshr4_alloc | (mshr4_merge & (mshr4_count_q == 3'd0)));
-  assign mshr4_s0_field_d = req_fil;
-  assign mshr4_s0_id_en = (mshr4_alloc | (mshr4_merge & (mshr4_count_q == 3'd0)));
-  assign mshr4_s0_id_d = req_id_i;
-  assign mshr4_count_en = (mshr4_alloc | mshr4_merge
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd4)));
-  assign mshr4_count_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd4)) ? 3'd0
-                          : mshr4_merge ? (mshr4_count_q + 3'd1)
-                          : 3'd1);
-  assign mshr4_addr_en = mshr4_alloc;
-  assign mshr4_addr_d = req_sector;
-  assign mshr4_valid_en = (mshr4_alloc
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd4)));
-  assign mshr4_valid_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd4)) ? 1'd0
-                          : 1'd1);
-  assign mshr5_alloc = (miss_take
-                        & (~mshr5_valid_q
-                           & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q | ~mshr3_valid_q
-                               | ~mshr4_valid_q)));
-  assign mshr5_merge = (merge_take & req_match5);
-  assign mshr5_s3_wdata_en = (mshr5_merge & (mshr5_count_q == 3'd3));
-  assign mshr5_s3_wdata_d = req_wdata_i;
-  assign mshr5_s3_we_en = (mshr5_merge & (mshr5_count_q == 3'd3));
-  assign mshr5_s3_we_d = req_we_i;
-  assign mshr5_s3_field_en = (mshr5_merge & (mshr5_count_q == 3'd3));
-  assign mshr5_s3_field_d = req_fil;
-  assign mshr5_s3_id_en = (mshr5_merge & (mshr5_count_q == 3'd3));
-  assign mshr5_s3_id_d = req_id_i;
-  assign mshr5_s2_wdata_en = (mshr5_merge & (mshr5_count_q == 3'd2));
-  assign mshr5_s2_wdata_d = req_wdata_i;
-  assign mshr5_s2_we_en = (mshr5_merge & (mshr5_count_q == 3'd2));
-  assign mshr5_s2_we_d = req_we_i;
-  assign mshr5_s2_field_en = (mshr5_merge & (mshr5_count_q == 3'd2));
-  assign mshr5_s2_field_d = req_fil;
-  assign mshr5_s2_id_en = (mshr5_merge & (mshr5_count_q == 3'd2));
-  assign mshr5_s2_id_d = req_id_i;
-  assign mshr5_s1_wdata_en = (mshr5_merge & (mshr5_count_q == 3'd1));
-  assign mshr5_s1_wdata_d = req_wdata_i;
-  assign mshr5_s1_we_en = (mshr5_merge & (mshr5_count_q == 3'd1));
-  assign mshr5_s1_we_d = req_we_i;
-  assign mshr5_s1_field_en = (mshr5_merge & (mshr5_count_q == 3'd1));
-  assign mshr5_s1_field_d = req_fil;
-  assign mshr5_s1_id_en = (mshr5_merge & (mshr5_count_q == 3'd1));
-  assign mshr5_s1_id_d = req_id_i;
-  assign mshr5_s0_wdata_en = (mshr5_alloc | (mshr5_merge & (mshr5_count_q == 3'd0)));
-  assign mshr5_s0_wdata_d = req_wdata_i;
-  assign mshr5_s0_we_en = (mshr5_alloc | (mshr5_merge & (mshr5_count_q == 3'd0)));
-  assign mshr5_s0_we_d = req_we_i;
-  assign mshr5_s0_field_en = (mshr5_alloc | (mshr5_merge & (mshr5_count_q == 3'd0)));
-  assign mshr5_s0_field_d = req_fil;
-  assign mshr5_s0_id_en = (mshr5_alloc | (mshr5_merge & (mshr5_count_q == 3'd0)));
-  assign mshr5_s0_id_d = req_id_i;
-  assign mshr5_count_en = (mshr5_alloc | mshr5_merge
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd5)));
-  assign mshr5_count_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd5)) ? 3'd0
-                          : mshr5_merge ? (mshr5_count_q + 3'd1)
-                          : 3'd1);
-  assign mshr5_addr_en = mshr5_alloc;
-  assign mshr5_addr_d = req_sector;
-  assign mshr5_valid_en = (mshr5_alloc
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd5)));
-  assign mshr5_valid_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd5)) ? 1'd0
-                          : 1'd1);
-  assign mshr6_alloc = (miss_take
-                        & (~mshr6_valid_q
-                           & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q | ~mshr3_valid_q
-                               | ~mshr4_valid_q | ~mshr5_valid_q)));
-  assign mshr6_merge = (merge_take & req_match6);
-  assign mshr6_s3_wdata_en = (mshr6_merge & (mshr6_count_q == 3'd3));
-  assign mshr6_s3_wdata_d = req_wdata_i;
-  assign mshr6_s3_we_en = (mshr6_merge & (mshr6_count_q == 3'd3));
-  assign mshr6_s3_we_d = req_we_i;
-  assign mshr6_s3_field_en = (mshr6_merge & (mshr6_count_q == 3'd3));
-  assign mshr6_s3_field_d = req_fil;
-  assign mshr6_s3_id_en = (mshr6_merge & (mshr6_count_q == 3'd3));
-  assign mshr6_s3_id_d = req_id_i;
-  assign mshr6_s2_wdata_en = (mshr6_merge & (mshr6_count_q == 3'd2));
-  assign mshr6_s2_wdata_d = req_wdata_i;
-  assign mshr6_s2_we_en = (mshr6_merge & (mshr6_count_q == 3'd2));
-  assign mshr6_s2_we_d = req_we_i;
-  assign mshr6_s2_field_en = (mshr6_merge & (mshr6_count_q == 3'd2));
-  assign mshr6_s2_field_d = req_fil;
-  assign mshr6_s2_id_en = (mshr6_merge & (mshr6_count_q == 3'd2));
-  assign mshr6_s2_id_d = req_id_i;
-  assign mshr6_s1_wdata_en = (mshr6_merge & (mshr6_count_q == 3'd1));
-  assign mshr6_s1_wdata_d = req_wdata_i;
-  assign mshr6_s1_we_en = (mshr6_merge & (mshr6_count_q == 3'd1));
-  assign mshr6_s1_we_d = req_we_i;
-  assign mshr6_s1_field_en = (mshr6_merge & (mshr6_count_q == 3'd1));
-  assign mshr6_s1_field_d = req_fil;
-  assign mshr6_s1_id_en = (mshr6_merge & (mshr6_count_q == 3'd1));
-  assign mshr6_s1_id_d = req_id_i;
-  assign mshr6_s0_wdata_en = (mshr6_alloc | (mshr6_merge & (mshr6_count_q == 3'd0)));
-  assign mshr6_s0_wdata_d = req_wdata_i;
-  assign mshr6_s0_we_en = (mshr6_alloc | (mshr6_merge & (mshr6_count_q == 3'd0)));
-  assign mshr6_s0_we_d = req_we_i;
-  assign mshr6_s0_field_en = (mshr6_alloc | (mshr6_merge & (mshr6_count_q == 3'd0)));
-  assign mshr6_s0_field_d = req_fil;
-  assign mshr6_s0_id_en = (mshr6_alloc | (mshr6_merge & (mshr6_count_q == 3'd0)));
-  assign mshr6_s0_id_d = req_id_i;
-  assign mshr6_count_en = (mshr6_alloc | mshr6_merge
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd6)));
-  assign mshr6_count_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd6)) ? 3'd0
-                          : mshr6_merge ? (mshr6_count_q + 3'd1)
-                          : 3'd1);
-  assign mshr6_addr_en = mshr6_alloc;
-  assign mshr6_addr_d = req_sector;
-  assign mshr6_valid_en = (mshr6_alloc
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd6)));
-  assign mshr6_valid_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd6)) ? 1'd0
-                          : 1'd1);
-  assign mshr7_alloc = (miss_take
-                        & (~mshr7_valid_q
-                           & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q | ~mshr3_valid_q
-                               | ~mshr4_valid_q | ~mshr5_valid_q | ~mshr6_valid_q)));
-  assign mshr7_merge = (merge_take & req_match7);
-  assign mshr7_s3_wdata_en = (mshr7_merge & (mshr7_count_q == 3'd3));
-  assign mshr7_s3_wdata_d = req_wdata_i;
-  assign mshr7_s3_we_en = (mshr7_merge & (mshr7_count_q == 3'd3));
-  assign mshr7_s3_we_d = req_we_i;
-  assign mshr7_s3_field_en = (mshr7_merge & (mshr7_count_q == 3'd3));
-  assign mshr7_s3_field_d = req_fil;
-  assign mshr7_s3_id_en = (mshr7_merge & (mshr7_count_q == 3'd3));
-  assign mshr7_s3_id_d = req_id_i;
-  assign mshr7_s2_wdata_en = (mshr7_merge & (mshr7_count_q == 3'd2));
-  assign mshr7_s2_wdata_d = req_wdata_i;
-  assign mshr7_s2_we_en = (mshr7_merge & (mshr7_count_q == 3'd2));
-  assign mshr7_s2_we_d = req_we_i;
-  assign mshr7_s2_field_en = (mshr7_merge & (mshr7_count_q == 3'd2));
-  assign mshr7_s2_field_d = req_fil;
-  assign mshr7_s2_id_en = (mshr7_merge & (mshr7_count_q == 3'd2));
-  assign mshr7_s2_id_d = req_id_i;
-  assign mshr7_s1_wdata_en = (mshr7_merge & (mshr7_count_q == 3'd1));
-  assign mshr7_s1_wdata_d = req_wdata_i;
-  assign mshr7_s1_we_en = (mshr7_merge & (mshr7_count_q == 3'd1));
-  assign mshr7_s1_we_d = req_we_i;
-  assign mshr7_s1_field_en = (mshr7_merge & (mshr7_count_q == 3'd1));
-  assign mshr7_s1_field_d = req_fil;
-  assign mshr7_s1_id_en = (mshr7_merge & (mshr7_count_q == 3'd1));
-  assign mshr7_s1_id_d = req_id_i;
-  assign mshr7_s0_wdata_en = (mshr7_alloc | (mshr7_merge & (mshr7_count_q == 3'd0)));
-  assign mshr7_s0_wdata_d = req_wdata_i;
-  assign mshr7_s0_we_en = (mshr7_alloc | (mshr7_merge & (mshr7_count_q == 3'd0)));
-  assign mshr7_s0_we_d = req_we_i;
-  assign mshr7_s0_field_en = (mshr7_alloc | (mshr7_merge & (mshr7_count_q == 3'd0)));
-  assign mshr7_s0_field_d = req_fil;
-  assign mshr7_s0_id_en = (mshr7_alloc | (mshr7_merge & (mshr7_count_q == 3'd0)));
-  assign mshr7_s0_id_d = req_id_i;
-  assign mshr7_count_en = (mshr7_alloc | mshr7_merge
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd7)));
-  assign mshr7_count_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd7)) ? 3'd0
-                          : mshr7_merge ? (mshr7_count_q + 3'd1)
-                          : 3'd1);
-  assign mshr7_addr_en = mshr7_alloc;
-  assign mshr7_addr_d = req_sector;
-  assign mshr7_valid_en = (mshr7_alloc
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd7)));
-  assign mshr7_valid_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd7)) ? 1'd0
-                          : 1'd1);
-  assign mshr8_alloc = (miss_take
-                        & (~mshr8_valid_q
-                           & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q | ~mshr3_valid_q
-                               | ~mshr4_valid_q | ~mshr5_valid_q | ~mshr6_valid_q
-                               | ~mshr7_valid_q)));
-  assign mshr8_merge = (merge_take & req_match8);
-  assign mshr8_s3_wdata_en = (mshr8_merge & (mshr8_count_q == 3'd3));
-  assign mshr8_s3_wdata_d = req_wdata_i;
-  assign mshr8_s3_we_en = (mshr8_merge & (mshr8_count_q == 3'd3));
-  assign mshr8_s3_we_d = req_we_i;
-  assign mshr8_s3_field_en = (mshr8_merge & (mshr8_count_q == 3'd3));
-  assign mshr8_s3_field_d = req_fil;
-  assign mshr8_s3_id_en = (mshr8_merge & (mshr8_count_q == 3'd3));
-  assign mshr8_s3_id_d = req_id_i;
-  assign mshr8_s2_wdata_en = (mshr8_merge & (mshr8_count_q == 3'd2));
-  assign mshr8_s2_wdata_d = req_wdata_i;
-  assign mshr8_s2_we_en = (mshr8_merge & (mshr8_count_q == 3'd2));
-  assign mshr8_s2_we_d = req_we_i;
-  assign mshr8_s2_field_en = (mshr8_merge & (mshr8_count_q == 3'd2));
-  assign mshr8_s2_field_d = req_fil;
-  assign mshr8_s2_id_en = (mshr8_merge & (mshr8_count_q == 3'd2));
-  assign mshr8_s2_id_d = req_id_i;
-  assign mshr8_s1_wdata_en = (mshr8_merge & (mshr8_count_q == 3'd1));
-  assign mshr8_s1_wdata_d = req_wdata_i;
-  assign mshr8_s1_we_en = (mshr8_merge & (mshr8_count_q == 3'd1));
-  assign mshr8_s1_we_d = req_we_i;
-  assign mshr8_s1_field_en = (mshr8_merge & (mshr8_count_q == 3'd1));
-  assign mshr8_s1_field_d = req_fil;
-  assign mshr8_s1_id_en = (mshr8_merge & (mshr8_count_q == 3'd1));
-  assign mshr8_s1_id_d = req_id_i;
-  assign mshr8_s0_wdata_en = (mshr8_alloc | (mshr8_merge & (mshr8_count_q == 3'd0)));
-  assign mshr8_s0_wdata_d = req_wdata_i;
-  assign mshr8_s0_we_en = (mshr8_alloc | (mshr8_merge & (mshr8_count_q == 3'd0)));
-  assign mshr8_s0_we_d = req_we_i;
-  assign mshr8_s0_field_en = (mshr8_alloc | (mshr8_merge & (mshr8_count_q == 3'd0)));
-  assign mshr8_s0_field_d = req_fil;
-  assign mshr8_s0_id_en = (mshr8_alloc | (mshr8_merge & (mshr8_count_q == 3'd0)));
-  assign mshr8_s0_id_d = req_id_i;
-  assign mshr8_count_en = (mshr8_alloc | mshr8_merge
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd8)));
-  assign mshr8_count_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd8)) ? 3'd0
-                          : mshr8_merge ? (mshr8_count_q + 3'd1)
-                          : 3'd1);
-  assign mshr8_addr_en = mshr8_alloc;
-  assign mshr8_addr_d = req_sector;
-  assign mshr8_valid_en = (mshr8_alloc
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd8)));
-  assign mshr8_valid_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd8)) ? 1'd0
-                          : 1'd1);
-  assign mshr9_alloc = (miss_take
-                        & (~mshr9_valid_q
-                           & ~(~mshr0_valid_q | ~mshr1_valid_q | ~mshr2_valid_q | ~mshr3_valid_q
-                               | ~mshr4_valid_q | ~mshr5_valid_q | ~mshr6_valid_q | ~mshr7_valid_q
-                               | ~mshr8_valid_q)));
-  assign mshr9_merge = (merge_take & req_match9);
-  assign mshr9_s3_wdata_en = (mshr9_merge & (mshr9_count_q == 3'd3));
-  assign mshr9_s3_wdata_d = req_wdata_i;
-  assign mshr9_s3_we_en = (mshr9_merge & (mshr9_count_q == 3'd3));
-  assign mshr9_s3_we_d = req_we_i;
-  assign mshr9_s3_field_en = (mshr9_merge & (mshr9_count_q == 3'd3));
-  assign mshr9_s3_field_d = req_fil;
-  assign mshr9_s3_id_en = (mshr9_merge & (mshr9_count_q == 3'd3));
-  assign mshr9_s3_id_d = req_id_i;
-  assign mshr9_s2_wdata_en = (mshr9_merge & (mshr9_count_q == 3'd2));
-  assign mshr9_s2_wdata_d = req_wdata_i;
-  assign mshr9_s2_we_en = (mshr9_merge & (mshr9_count_q == 3'd2));
-  assign mshr9_s2_we_d = req_we_i;
-  assign mshr9_s2_field_en = (mshr9_merge & (mshr9_count_q == 3'd2));
-  assign mshr9_s2_field_d = req_fil;
-  assign mshr9_s2_id_en = (mshr9_merge & (mshr9_count_q == 3'd2));
-  assign mshr9_s2_id_d = req_id_i;
-  assign mshr9_s1_wdata_en = (mshr9_merge & (mshr9_count_q == 3'd1));
-  assign mshr9_s1_wdata_d = req_wdata_i;
-  assign mshr9_s1_we_en = (mshr9_merge & (mshr9_count_q == 3'd1));
-  assign mshr9_s1_we_d = req_we_i;
-  assign mshr9_s1_field_en = (mshr9_merge & (mshr9_count_q == 3'd1));
-  assign mshr9_s1_field_d = req_fil;
-  assign mshr9_s1_id_en = (mshr9_merge & (mshr9_count_q == 3'd1));
-  assign mshr9_s1_id_d = req_id_i;
-  assign mshr9_s0_wdata_en = (mshr9_alloc | (mshr9_merge & (mshr9_count_q == 3'd0)));
-  assign mshr9_s0_wdata_d = req_wdata_i;
-  assign mshr9_s0_we_en = (mshr9_alloc | (mshr9_merge & (mshr9_count_q == 3'd0)));
-  assign mshr9_s0_we_d = req_we_i;
-  assign mshr9_s0_field_en = (mshr9_alloc | (mshr9_merge & (mshr9_count_q == 3'd0)));
-  assign mshr9_s0_field_d = req_fil;
-  assign mshr9_s0_id_en = (mshr9_alloc | (mshr9_merge & (mshr9_count_q == 3'd0)));
-  assign mshr9_s0_id_d = req_id_i;
-  assign mshr9_count_en = (mshr9_alloc | mshr9_merge
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd9)));
-  assign mshr9_count_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd9)) ? 3'd0
-                          : mshr9_merge ? (mshr9_count_q + 3'd1)
-                          : 3'd1);
-  assign mshr9_addr_en = mshr9_alloc;
-  assign mshr9_addr_d = req_sector;
-  assign mshr9_valid_en = (mshr9_alloc
-                           | ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd9)));
-  assign mshr9_valid_d = (((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == 4'd9)) ? 1'd0
-                          : 1'd1);
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_acc_in_set
+      localparam [3:0] K0 = i;
+      assign acc_in_set[i] = (acc_set == K0);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_touched_rank
+      assign touched_rank[i] = (acc_way ? rank_w1_q[i] : rank_w0_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_tag_w0_d
+      assign tag_w0_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 1'd0))) ?
+                              fill_addr_q[14:4]
+                            : tag_w0_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_tag_w1_d
+      assign tag_w1_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 1'd1))) ?
+                              fill_addr_q[14:4]
+                            : tag_w1_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_valid_w0_d
+      assign valid_w0_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 1'd0))) ?
+                                (fill_new_q ? acc_sec_onehot : (valid_w0_q[i] | acc_sec_onehot))
+                              : valid_w0_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_valid_w1_d
+      assign valid_w1_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 1'd1))) ?
+                                (fill_new_q ? acc_sec_onehot : (valid_w1_q[i] | acc_sec_onehot))
+                              : valid_w1_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_dirty_w0_d
+      assign dirty_w0_d[i] = ((((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 1'd0))
+                                & fill_new_q)
+                               | (acc_take & acc_we & (acc_in_set[i] & (acc_way == 1'd0)))) ?
+                                ((acc_take & acc_we & (acc_in_set[i] & (acc_way == 1'd0))) ?
+                                   (dirty_w0_q[i] | acc_sec_onehot)
+                                 : 1'd0)
+                              : dirty_w0_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_dirty_w1_d
+      assign dirty_w1_d[i] = ((((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 1'd1))
+                                & fill_new_q)
+                               | (acc_take & acc_we & (acc_in_set[i] & (acc_way == 1'd1)))) ?
+                                ((acc_take & acc_we & (acc_in_set[i] & (acc_way == 1'd1))) ?
+                                   (dirty_w1_q[i] | acc_sec_onehot)
+                                 : 1'd0)
+                              : dirty_w1_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_rank_w0_d
+      assign rank_w0_d[i] = ((lru_touch & acc_in_set[i]) ?
+                               ((acc_way == 1'd0) ? 1'd0
+                                : (rank_w0_q[i] < touched_rank[i]) ? (rank_w0_q[i] + 1'd1)
+                                : rank_w0_q[i])
+                             : rank_w0_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_rank_w1_d
+      assign rank_w1_d[i] = ((lru_touch & acc_in_set[i]) ?
+                               ((acc_way == 1'd1) ? 1'd0
+                                : (rank_w1_q[i] < touched_rank[i]) ? (rank_w1_q[i] + 1'd1)
+                                : rank_w1_q[i])
+                             : rank_w1_q[i]);
+    end
+  endgenerate
+  assign mshr_alloc[0] = (miss_take & ~mshr_valid_q[0]);
+  assign mshr_alloc[1] = (miss_take & (~mshr_valid_q[1] & mshr_valid_q[0]));
+  assign mshr_alloc[2] = (miss_take & (~mshr_valid_q[2] & ~(~mshr_valid_q[0] | ~mshr_valid_q[1])));
+  assign mshr_alloc[3] = (miss_take
+                          & (~mshr_valid_q[3]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2])));
+  assign mshr_alloc[4] = (miss_take
+                          & (~mshr_valid_q[4]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2]
+                                 | ~mshr_valid_q[3])));
+  assign mshr_alloc[5] = (miss_take
+                          & (~mshr_valid_q[5]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2]
+                                 | ~mshr_valid_q[3] | ~mshr_valid_q[4])));
+  assign mshr_alloc[6] = (miss_take
+                          & (~mshr_valid_q[6]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2]
+                                 | ~mshr_valid_q[3] | ~mshr_valid_q[4] | ~mshr_valid_q[5])));
+  assign mshr_alloc[7] = (miss_take
+                          & (~mshr_valid_q[7]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2]
+                                 | ~mshr_valid_q[3] | ~mshr_valid_q[4] | ~mshr_valid_q[5]
+                                 | ~mshr_valid_q[6])));
+  assign mshr_alloc[8] = (miss_take
+                          & (~mshr_valid_q[8]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2]
+                                 | ~mshr_valid_q[3] | ~mshr_valid_q[4] | ~mshr_valid_q[5]
+                                 | ~mshr_valid_q[6] | ~mshr_valid_q[7])));
+  assign mshr_alloc[9] = (miss_take
+                          & (~mshr_valid_q[9]
+                             & ~(~mshr_valid_q[0] | ~mshr_valid_q[1] | ~mshr_valid_q[2]
+                                 | ~mshr_valid_q[3] | ~mshr_valid_q[4] | ~mshr_valid_q[5]
+                                 | ~mshr_valid_q[6] | ~mshr_valid_q[7] | ~mshr_valid_q[8])));
+  assign mshr_merge[0] = (merge_take & req_match0);
+  assign mshr_merge[1] = (merge_take & req_match1);
+  assign mshr_merge[2] = (merge_take & req_match2);
+  assign mshr_merge[3] = (merge_take & req_match3);
+  assign mshr_merge[4] = (merge_take & req_match4);
+  assign mshr_merge[5] = (merge_take & req_match5);
+  assign mshr_merge[6] = (merge_take & req_match6);
+  assign mshr_merge[7] = (merge_take & req_match7);
+  assign mshr_merge[8] = (merge_take & req_match8);
+  assign mshr_merge[9] = (merge_take & req_match9);
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_done
+      localparam [3:0] K0 = i;
+      assign mshr_done[i] = ((state_q == STATE_RELEASE) & ~rel_more & (fill_mshr_q == K0));
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_valid_d
+      assign mshr_valid_d[i] = ((mshr_alloc[i] | mshr_done[i]) ? (mshr_done[i] ? 1'd0 : 1'd1)
+                                : mshr_valid_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_addr_d
+      assign mshr_addr_d[i] = (mshr_alloc[i] ? req_sector : mshr_addr_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_count_d
+      assign mshr_count_d[i] = ((mshr_alloc[i] | mshr_merge[i] | mshr_done[i]) ?
+                                  (mshr_done[i] ? 3'd0
+                                   : mshr_merge[i] ? (mshr_count_q[i] + 3'd1)
+                                   : 3'd1)
+                                : mshr_count_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s0_id_d
+      assign mshr_s0_id_d[i] = ((mshr_alloc[i] | (mshr_merge[i] & (mshr_count_q[i] == 3'd0))) ?
+                                  req_id_i
+                                : mshr_s0_id_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s0_field_d
+      assign mshr_s0_field_d[i] = ((mshr_alloc[i] | (mshr_merge[i] & (mshr_count_q[i] == 3'd0))) ?
+                                     req_fil
+                                   : mshr_s0_field_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s0_we_d
+      assign mshr_s0_we_d[i] = ((mshr_alloc[i] | (mshr_merge[i] & (mshr_count_q[i] == 3'd0))) ?
+                                  req_we_i
+                                : mshr_s0_we_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s0_wdata_d
+      assign mshr_s0_wdata_d[i] = ((mshr_alloc[i] | (mshr_merge[i] & (mshr_count_q[i] == 3'd0))) ?
+                                     req_wdata_i
+                                   : mshr_s0_wdata_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s1_id_d
+      assign mshr_s1_id_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd1)) ? req_id_i
+                                : mshr_s1_id_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s1_field_d
+      assign mshr_s1_field_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd1)) ? req_fil
+                                   : mshr_s1_field_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s1_we_d
+      assign mshr_s1_we_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd1)) ? req_we_i
+                                : mshr_s1_we_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s1_wdata_d
+      assign mshr_s1_wdata_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd1)) ? req_wdata_i
+                                   : mshr_s1_wdata_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s2_id_d
+      assign mshr_s2_id_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd2)) ? req_id_i
+                                : mshr_s2_id_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s2_field_d
+      assign mshr_s2_field_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd2)) ? req_fil
+                                   : mshr_s2_field_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s2_we_d
+      assign mshr_s2_we_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd2)) ? req_we_i
+                                : mshr_s2_we_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s2_wdata_d
+      assign mshr_s2_wdata_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd2)) ? req_wdata_i
+                                   : mshr_s2_wdata_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s3_id_d
+      assign mshr_s3_id_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd3)) ? req_id_i
+                                : mshr_s3_id_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s3_field_d
+      assign mshr_s3_field_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd3)) ? req_fil
+                                   : mshr_s3_field_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s3_we_d
+      assign mshr_s3_we_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd3)) ? req_we_i
+                                : mshr_s3_we_q[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 10; i = i + 1) begin : g_mshr_s3_wdata_d
+      assign mshr_s3_wdata_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd3)) ? req_wdata_i
+                                   : mshr_s3_wdata_q[i]);
+    end
+  endgenerate
   assign req_ready_o = req_take;
   assign mfill_ready_o = fill_take;
   assign resp_valid_o = resp_valid_q;
@@ -2884,497 +1273,68 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       resp_valid_q <= 1'd0;
-      state_q <= 2'd0;
-      cnt_merges_q <= 32'd0;
-      cnt_misses_q <= 32'd0;
-      cnt_hits_q <= 32'd0;
       mreq_valid_q <= 1'd0;
-      rank_s0_w1_q <= 1'd1;
-      dirty_s0_w1_q <= 1'd0;
-      valid_s0_w1_q <= 1'd0;
-      tag_s0_w1_q <= 11'd0;
-      rank_s0_w0_q <= 1'd0;
-      dirty_s0_w0_q <= 1'd0;
-      valid_s0_w0_q <= 1'd0;
-      tag_s0_w0_q <= 11'd0;
-      rank_s1_w1_q <= 1'd1;
-      dirty_s1_w1_q <= 1'd0;
-      valid_s1_w1_q <= 1'd0;
-      tag_s1_w1_q <= 11'd0;
-      rank_s1_w0_q <= 1'd0;
-      dirty_s1_w0_q <= 1'd0;
-      valid_s1_w0_q <= 1'd0;
-      tag_s1_w0_q <= 11'd0;
-      rank_s2_w1_q <= 1'd1;
-      dirty_s2_w1_q <= 1'd0;
-      valid_s2_w1_q <= 1'd0;
-      tag_s2_w1_q <= 11'd0;
-      rank_s2_w0_q <= 1'd0;
-      dirty_s2_w0_q <= 1'd0;
-      valid_s2_w0_q <= 1'd0;
-      tag_s2_w0_q <= 11'd0;
-      rank_s3_w1_q <= 1'd1;
-      dirty_s3_w1_q <= 1'd0;
-      valid_s3_w1_q <= 1'd0;
-      tag_s3_w1_q <= 11'd0;
-      rank_s3_w0_q <= 1'd0;
-      dirty_s3_w0_q <= 1'd0;
-      valid_s3_w0_q <= 1'd0;
-      tag_s3_w0_q <= 11'd0;
-      rank_s4_w1_q <= 1'd1;
-      dirty_s4_w1_q <= 1'd0;
-      valid_s4_w1_q <= 1'd0;
-      tag_s4_w1_q <= 11'd0;
-      rank_s4_w0_q <= 1'd0;
-      dirty_s4_w0_q <= 1'd0;
-      valid_s4_w0_q <= 1'd0;
-      tag_s4_w0_q <= 11'd0;
-      rank_s5_w1_q <= 1'd1;
-      dirty_s5_w1_q <= 1'd0;
-      valid_s5_w1_q <= 1'd0;
-      tag_s5_w1_q <= 11'd0;
-      rank_s5_w0_q <= 1'd0;
-      dirty_s5_w0_q <= 1'd0;
-      valid_s5_w0_q <= 1'd0;
-      tag_s5_w0_q <= 11'd0;
-      rank_s6_w1_q <= 1'd1;
-      dirty_s6_w1_q <= 1'd0;
-      valid_s6_w1_q <= 1'd0;
-      tag_s6_w1_q <= 11'd0;
-      rank_s6_w0_q <= 1'd0;
-      dirty_s6_w0_q <= 1'd0;
-      valid_s6_w0_q <= 1'd0;
-      tag_s6_w0_q <= 11'd0;
-      rank_s7_w1_q <= 1'd1;
-      dirty_s7_w1_q <= 1'd0;
-      valid_s7_w1_q <= 1'd0;
-      tag_s7_w1_q <= 11'd0;
-      rank_s7_w0_q <= 1'd0;
-      dirty_s7_w0_q <= 1'd0;
-      valid_s7_w0_q <= 1'd0;
-      tag_s7_w0_q <= 11'd0;
-      rank_s8_w1_q <= 1'd1;
-      dirty_s8_w1_q <= 1'd0;
-      valid_s8_w1_q <= 1'd0;
-      tag_s8_w1_q <= 11'd0;
-      rank_s8_w0_q <= 1'd0;
-      dirty_s8_w0_q <= 1'd0;
-      valid_s8_w0_q <= 1'd0;
-      tag_s8_w0_q <= 11'd0;
-      rank_s9_w1_q <= 1'd1;
-      dirty_s9_w1_q <= 1'd0;
-      valid_s9_w1_q <= 1'd0;
-      tag_s9_w1_q <= 11'd0;
-      rank_s9_w0_q <= 1'd0;
-      dirty_s9_w0_q <= 1'd0;
-      valid_s9_w0_q <= 1'd0;
-      tag_s9_w0_q <= 11'd0;
-      rank_s10_w1_q <= 1'd1;
-      dirty_s10_w1_q <= 1'd0;
-      valid_s10_w1_q <= 1'd0;
-      tag_s10_w1_q <= 11'd0;
-      rank_s10_w0_q <= 1'd0;
-      dirty_s10_w0_q <= 1'd0;
-      valid_s10_w0_q <= 1'd0;
-      tag_s10_w0_q <= 11'd0;
-      rank_s11_w1_q <= 1'd1;
-      dirty_s11_w1_q <= 1'd0;
-      valid_s11_w1_q <= 1'd0;
-      tag_s11_w1_q <= 11'd0;
-      rank_s11_w0_q <= 1'd0;
-      dirty_s11_w0_q <= 1'd0;
-      valid_s11_w0_q <= 1'd0;
-      tag_s11_w0_q <= 11'd0;
-      rank_s12_w1_q <= 1'd1;
-      dirty_s12_w1_q <= 1'd0;
-      valid_s12_w1_q <= 1'd0;
-      tag_s12_w1_q <= 11'd0;
-      rank_s12_w0_q <= 1'd0;
-      dirty_s12_w0_q <= 1'd0;
-      valid_s12_w0_q <= 1'd0;
-      tag_s12_w0_q <= 11'd0;
-      rank_s13_w1_q <= 1'd1;
-      dirty_s13_w1_q <= 1'd0;
-      valid_s13_w1_q <= 1'd0;
-      tag_s13_w1_q <= 11'd0;
-      rank_s13_w0_q <= 1'd0;
-      dirty_s13_w0_q <= 1'd0;
-      valid_s13_w0_q <= 1'd0;
-      tag_s13_w0_q <= 11'd0;
-      rank_s14_w1_q <= 1'd1;
-      dirty_s14_w1_q <= 1'd0;
-      valid_s14_w1_q <= 1'd0;
-      tag_s14_w1_q <= 11'd0;
-      rank_s14_w0_q <= 1'd0;
-      dirty_s14_w0_q <= 1'd0;
-      valid_s14_w0_q <= 1'd0;
-      tag_s14_w0_q <= 11'd0;
-      rank_s15_w1_q <= 1'd1;
-      dirty_s15_w1_q <= 1'd0;
-      valid_s15_w1_q <= 1'd0;
-      tag_s15_w1_q <= 11'd0;
-      rank_s15_w0_q <= 1'd0;
-      dirty_s15_w0_q <= 1'd0;
-      valid_s15_w0_q <= 1'd0;
-      tag_s15_w0_q <= 11'd0;
-      mshr0_count_q <= 3'd0;
-      mshr0_valid_q <= 1'd0;
-      mshr1_count_q <= 3'd0;
-      mshr1_valid_q <= 1'd0;
-      mshr2_count_q <= 3'd0;
-      mshr2_valid_q <= 1'd0;
-      mshr3_count_q <= 3'd0;
-      mshr3_valid_q <= 1'd0;
-      mshr4_count_q <= 3'd0;
-      mshr4_valid_q <= 1'd0;
-      mshr5_count_q <= 3'd0;
-      mshr5_valid_q <= 1'd0;
-      mshr6_count_q <= 3'd0;
-      mshr6_valid_q <= 1'd0;
-      mshr7_count_q <= 3'd0;
-      mshr7_valid_q <= 1'd0;
-      mshr8_count_q <= 3'd0;
-      mshr8_valid_q <= 1'd0;
-      mshr9_count_q <= 3'd0;
-      mshr9_valid_q <= 1'd0;
+      cnt_hits_q <= 32'd0;
+      cnt_misses_q <= 32'd0;
+      cnt_merges_q <= 32'd0;
+      state_q <= 2'd0;
+      for (k = 0; k < 16; k = k + 1) tag_w0_q[k] <= 11'd0;
+      for (k = 0; k < 16; k = k + 1) tag_w1_q[k] <= 11'd0;
+      for (k = 0; k < 16; k = k + 1) valid_w0_q[k] <= 1'd0;
+      for (k = 0; k < 16; k = k + 1) valid_w1_q[k] <= 1'd0;
+      for (k = 0; k < 16; k = k + 1) dirty_w0_q[k] <= 1'd0;
+      for (k = 0; k < 16; k = k + 1) dirty_w1_q[k] <= 1'd0;
+      for (k = 0; k < 16; k = k + 1) rank_w0_q[k] <= 1'd0;
+      for (k = 0; k < 16; k = k + 1) rank_w1_q[k] <= 1'd1;
+      for (k = 0; k < 10; k = k + 1) mshr_valid_q[k] <= 1'd0;
+      for (k = 0; k < 10; k = k + 1) mshr_count_q[k] <= 3'd0;
     end else begin
       if (resp_valid_en) resp_valid_q <= resp_valid_d;
-      state_q <= state_d;
-      if (cnt_merges_en) cnt_merges_q <= cnt_merges_d;
-      if (cnt_misses_en) cnt_misses_q <= cnt_misses_d;
-      if (cnt_hits_en) cnt_hits_q <= cnt_hits_d;
       if (mreq_valid_en) mreq_valid_q <= mreq_valid_d;
-      if (rank_s0_w1_en) rank_s0_w1_q <= rank_s0_w1_d;
-      if (dirty_s0_w1_en) dirty_s0_w1_q <= dirty_s0_w1_d;
-      if (valid_s0_w1_en) valid_s0_w1_q <= valid_s0_w1_d;
-      if (tag_s0_w1_en) tag_s0_w1_q <= tag_s0_w1_d;
-      if (rank_s0_w0_en) rank_s0_w0_q <= rank_s0_w0_d;
-      if (dirty_s0_w0_en) dirty_s0_w0_q <= dirty_s0_w0_d;
-      if (valid_s0_w0_en) valid_s0_w0_q <= valid_s0_w0_d;
-      if (tag_s0_w0_en) tag_s0_w0_q <= tag_s0_w0_d;
-      if (rank_s1_w1_en) rank_s1_w1_q <= rank_s1_w1_d;
-      if (dirty_s1_w1_en) dirty_s1_w1_q <= dirty_s1_w1_d;
-      if (valid_s1_w1_en) valid_s1_w1_q <= valid_s1_w1_d;
-      if (tag_s1_w1_en) tag_s1_w1_q <= tag_s1_w1_d;
-      if (rank_s1_w0_en) rank_s1_w0_q <= rank_s1_w0_d;
-      if (dirty_s1_w0_en) dirty_s1_w0_q <= dirty_s1_w0_d;
-      if (valid_s1_w0_en) valid_s1_w0_q <= valid_s1_w0_d;
-      if (tag_s1_w0_en) tag_s1_w0_q <= tag_s1_w0_d;
-      if (rank_s2_w1_en) rank_s2_w1_q <= rank_s2_w1_d;
-      if (dirty_s2_w1_en) dirty_s2_w1_q <= dirty_s2_w1_d;
-      if (valid_s2_w1_en) valid_s2_w1_q <= valid_s2_w1_d;
-      if (tag_s2_w1_en) tag_s2_w1_q <= tag_s2_w1_d;
-      if (rank_s2_w0_en) rank_s2_w0_q <= rank_s2_w0_d;
-      if (dirty_s2_w0_en) dirty_s2_w0_q <= dirty_s2_w0_d;
-      if (valid_s2_w0_en) valid_s2_w0_q <= valid_s2_w0_d;
-      if (tag_s2_w0_en) tag_s2_w0_q <= tag_s2_w0_d;
-      if (rank_s3_w1_en) rank_s3_w1_q <= rank_s3_w1_d;
-      if (dirty_s3_w1_en) dirty_s3_w1_q <= dirty_s3_w1_d;
-      if (valid_s3_w1_en) valid_s3_w1_q <= valid_s3_w1_d;
-      if (tag_s3_w1_en) tag_s3_w1_q <= tag_s3_w1_d;
-      if (rank_s3_w0_en) rank_s3_w0_q <= rank_s3_w0_d;
-      if (dirty_s3_w0_en) dirty_s3_w0_q <= dirty_s3_w0_d;
-      if (valid_s3_w0_en) valid_s3_w0_q <= valid_s3_w0_d;
-      if (tag_s3_w0_en) tag_s3_w0_q <= tag_s3_w0_d;
-      if (rank_s4_w1_en) rank_s4_w1_q <= rank_s4_w1_d;
-      if (dirty_s4_w1_en) dirty_s4_w1_q <= dirty_s4_w1_d;
-      if (valid_s4_w1_en) valid_s4_w1_q <= valid_s4_w1_d;
-      if (tag_s4_w1_en) tag_s4_w1_q <= tag_s4_w1_d;
-      if (rank_s4_w0_en) rank_s4_w0_q <= rank_s4_w0_d;
-      if (dirty_s4_w0_en) dirty_s4_w0_q <= dirty_s4_w0_d;
-      if (valid_s4_w0_en) valid_s4_w0_q <= valid_s4_w0_d;
-      if (tag_s4_w0_en) tag_s4_w0_q <= tag_s4_w0_d;
-      if (rank_s5_w1_en) rank_s5_w1_q <= rank_s5_w1_d;
-      if (dirty_s5_w1_en) dirty_s5_w1_q <= dirty_s5_w1_d;
-      if (valid_s5_w1_en) valid_s5_w1_q <= valid_s5_w1_d;
-      if (tag_s5_w1_en) tag_s5_w1_q <= tag_s5_w1_d;
-      if (rank_s5_w0_en) rank_s5_w0_q <= rank_s5_w0_d;
-      if (dirty_s5_w0_en) dirty_s5_w0_q <= dirty_s5_w0_d;
-      if (valid_s5_w0_en) valid_s5_w0_q <= valid_s5_w0_d;
-      if (tag_s5_w0_en) tag_s5_w0_q <= tag_s5_w0_d;
-      if (rank_s6_w1_en) rank_s6_w1_q <= rank_s6_w1_d;
-      if (dirty_s6_w1_en) dirty_s6_w1_q <= dirty_s6_w1_d;
-      if (valid_s6_w1_en) valid_s6_w1_q <= valid_s6_w1_d;
-      if (tag_s6_w1_en) tag_s6_w1_q <= tag_s6_w1_d;
-      if (rank_s6_w0_en) rank_s6_w0_q <= rank_s6_w0_d;
-      if (dirty_s6_w0_en) dirty_s6_w0_q <= dirty_s6_w0_d;
-      if (valid_s6_w0_en) valid_s6_w0_q <= valid_s6_w0_d;
-      if (tag_s6_w0_en) tag_s6_w0_q <= tag_s6_w0_d;
-      if (rank_s7_w1_en) rank_s7_w1_q <= rank_s7_w1_d;
-      if (dirty_s7_w1_en) dirty_s7_w1_q <= dirty_s7_w1_d;
-      if (valid_s7_w1_en) valid_s7_w1_q <= valid_s7_w1_d;
-      if (tag_s7_w1_en) tag_s7_w1_q <= tag_s7_w1_d;
-      if (rank_s7_w0_en) rank_s7_w0_q <= rank_s7_w0_d;
-      if (dirty_s7_w0_en) dirty_s7_w0_q <= dirty_s7_w0_d;
-      if (valid_s7_w0_en) valid_s7_w0_q <= valid_s7_w0_d;
-      if (tag_s7_w0_en) tag_s7_w0_q <= tag_s7_w0_d;
-      if (rank_s8_w1_en) rank_s8_w1_q <= rank_s8_w1_d;
-      if (dirty_s8_w1_en) dirty_s8_w1_q <= dirty_s8_w1_d;
-      if (valid_s8_w1_en) valid_s8_w1_q <= valid_s8_w1_d;
-      if (tag_s8_w1_en) tag_s8_w1_q <= tag_s8_w1_d;
-      if (rank_s8_w0_en) rank_s8_w0_q <= rank_s8_w0_d;
-      if (dirty_s8_w0_en) dirty_s8_w0_q <= dirty_s8_w0_d;
-      if (valid_s8_w0_en) valid_s8_w0_q <= valid_s8_w0_d;
-      if (tag_s8_w0_en) tag_s8_w0_q <= tag_s8_w0_d;
-      if (rank_s9_w1_en) rank_s9_w1_q <= rank_s9_w1_d;
-      if (dirty_s9_w1_en) dirty_s9_w1_q <= dirty_s9_w1_d;
-      if (valid_s9_w1_en) valid_s9_w1_q <= valid_s9_w1_d;
-      if (tag_s9_w1_en) tag_s9_w1_q <= tag_s9_w1_d;
-      if (rank_s9_w0_en) rank_s9_w0_q <= rank_s9_w0_d;
-      if (dirty_s9_w0_en) dirty_s9_w0_q <= dirty_s9_w0_d;
-      if (valid_s9_w0_en) valid_s9_w0_q <= valid_s9_w0_d;
-      if (tag_s9_w0_en) tag_s9_w0_q <= tag_s9_w0_d;
-      if (rank_s10_w1_en) rank_s10_w1_q <= rank_s10_w1_d;
-      if (dirty_s10_w1_en) dirty_s10_w1_q <= dirty_s10_w1_d;
-      if (valid_s10_w1_en) valid_s10_w1_q <= valid_s10_w1_d;
-      if (tag_s10_w1_en) tag_s10_w1_q <= tag_s10_w1_d;
-      if (rank_s10_w0_en) rank_s10_w0_q <= rank_s10_w0_d;
-      if (dirty_s10_w0_en) dirty_s10_w0_q <= dirty_s10_w0_d;
-      if (valid_s10_w0_en) valid_s10_w0_q <= valid_s10_w0_d;
-      if (tag_s10_w0_en) tag_s10_w0_q <= tag_s10_w0_d;
-      if (rank_s11_w1_en) rank_s11_w1_q <= rank_s11_w1_d;
-      if (dirty_s11_w1_en) dirty_s11_w1_q <= dirty_s11_w1_d;
-      if (valid_s11_w1_en) valid_s11_w1_q <= valid_s11_w1_d;
-      if (tag_s11_w1_en) tag_s11_w1_q <= tag_s11_w1_d;
-      if (rank_s11_w0_en) rank_s11_w0_q <= rank_s11_w0_d;
-      if (dirty_s11_w0_en) dirty_s11_w0_q <= dirty_s11_w0_d;
-      if (valid_s11_w0_en) valid_s11_w0_q <= valid_s11_w0_d;
-      if (tag_s11_w0_en) tag_s11_w0_q <= tag_s11_w0_d;
-      if (rank_s12_w1_en) rank_s12_w1_q <= rank_s12_w1_d;
-      if (dirty_s12_w1_en) dirty_s12_w1_q <= dirty_s12_w1_d;
-      if (valid_s12_w1_en) valid_s12_w1_q <= valid_s12_w1_d;
-      if (tag_s12_w1_en) tag_s12_w1_q <= tag_s12_w1_d;
-      if (rank_s12_w0_en) rank_s12_w0_q <= rank_s12_w0_d;
-      if (dirty_s12_w0_en) dirty_s12_w0_q <= dirty_s12_w0_d;
-      if (valid_s12_w0_en) valid_s12_w0_q <= valid_s12_w0_d;
-      if (tag_s12_w0_en) tag_s12_w0_q <= tag_s12_w0_d;
-      if (rank_s13_w1_en) rank_s13_w1_q <= rank_s13_w1_d;
-      if (dirty_s13_w1_en) dirty_s13_w1_q <= dirty_s13_w1_d;
-      if (valid_s13_w1_en) valid_s13_w1_q <= valid_s13_w1_d;
-      if (tag_s13_w1_en) tag_s13_w1_q <= tag_s13_w1_d;
-      if (rank_s13_w0_en) rank_s13_w0_q <= rank_s13_w0_d;
-      if (dirty_s13_w0_en) dirty_s13_w0_q <= dirty_s13_w0_d;
-      if (valid_s13_w0_en) valid_s13_w0_q <= valid_s13_w0_d;
-      if (tag_s13_w0_en) tag_s13_w0_q <= tag_s13_w0_d;
-      if (rank_s14_w1_en) rank_s14_w1_q <= rank_s14_w1_d;
-      if (dirty_s14_w1_en) dirty_s14_w1_q <= dirty_s14_w1_d;
-      if (valid_s14_w1_en) valid_s14_w1_q <= valid_s14_w1_d;
-      if (tag_s14_w1_en) tag_s14_w1_q <= tag_s14_w1_d;
-      if (rank_s14_w0_en) rank_s14_w0_q <= rank_s14_w0_d;
-      if (dirty_s14_w0_en) dirty_s14_w0_q <= dirty_s14_w0_d;
-      if (valid_s14_w0_en) valid_s14_w0_q <= valid_s14_w0_d;
-      if (tag_s14_w0_en) tag_s14_w0_q <= tag_s14_w0_d;
-      if (rank_s15_w1_en) rank_s15_w1_q <= rank_s15_w1_d;
-      if (dirty_s15_w1_en) dirty_s15_w1_q <= dirty_s15_w1_d;
-      if (valid_s15_w1_en) valid_s15_w1_q <= valid_s15_w1_d;
-      if (tag_s15_w1_en) tag_s15_w1_q <= tag_s15_w1_d;
-      if (rank_s15_w0_en) rank_s15_w0_q <= rank_s15_w0_d;
-      if (dirty_s15_w0_en) dirty_s15_w0_q <= dirty_s15_w0_d;
-      if (valid_s15_w0_en) valid_s15_w0_q <= valid_s15_w0_d;
-      if (tag_s15_w0_en) tag_s15_w0_q <= tag_s15_w0_d;
-      if (mshr0_count_en) mshr0_count_q <= mshr0_count_d;
-      if (mshr0_valid_en) mshr0_valid_q <= mshr0_valid_d;
-      if (mshr1_count_en) mshr1_count_q <= mshr1_count_d;
-      if (mshr1_valid_en) mshr1_valid_q <= mshr1_valid_d;
-      if (mshr2_count_en) mshr2_count_q <= mshr2_count_d;
-      if (mshr2_valid_en) mshr2_valid_q <= mshr2_valid_d;
-      if (mshr3_count_en) mshr3_count_q <= mshr3_count_d;
-      if (mshr3_valid_en) mshr3_valid_q <= mshr3_valid_d;
-      if (mshr4_count_en) mshr4_count_q <= mshr4_count_d;
-      if (mshr4_valid_en) mshr4_valid_q <= mshr4_valid_d;
-      if (mshr5_count_en) mshr5_count_q <= mshr5_count_d;
-      if (mshr5_valid_en) mshr5_valid_q <= mshr5_valid_d;
-      if (mshr6_count_en) mshr6_count_q <= mshr6_count_d;
-      if (mshr6_valid_en) mshr6_valid_q <= mshr6_valid_d;
-      if (mshr7_count_en) mshr7_count_q <= mshr7_count_d;
-      if (mshr7_valid_en) mshr7_valid_q <= mshr7_valid_d;
-      if (mshr8_count_en) mshr8_count_q <= mshr8_count_d;
-      if (mshr8_valid_en) mshr8_valid_q <= mshr8_valid_d;
-      if (mshr9_count_en) mshr9_count_q <= mshr9_count_d;
-      if (mshr9_valid_en) mshr9_valid_q <= mshr9_valid_d;
+      if (cnt_hits_en) cnt_hits_q <= cnt_hits_d;
+      if (cnt_misses_en) cnt_misses_q <= cnt_misses_d;
+      if (cnt_merges_en) cnt_merges_q <= cnt_merges_d;
+      state_q <= state_d;
+      for (k = 0; k < 16; k = k + 1) tag_w0_q[k] <= tag_w0_d[k];
+      for (k = 0; k < 16; k = k + 1) tag_w1_q[k] <= tag_w1_d[k];
+      for (k = 0; k < 16; k = k + 1) valid_w0_q[k] <= valid_w0_d[k];
+      for (k = 0; k < 16; k = k + 1) valid_w1_q[k] <= valid_w1_d[k];
+      for (k = 0; k < 16; k = k + 1) dirty_w0_q[k] <= dirty_w0_d[k];
+      for (k = 0; k < 16; k = k + 1) dirty_w1_q[k] <= dirty_w1_d[k];
+      for (k = 0; k < 16; k = k + 1) rank_w0_q[k] <= rank_w0_d[k];
+      for (k = 0; k < 16; k = k + 1) rank_w1_q[k] <= rank_w1_d[k];
+      for (k = 0; k < 10; k = k + 1) mshr_valid_q[k] <= mshr_valid_d[k];
+      for (k = 0; k < 10; k = k + 1) mshr_count_q[k] <= mshr_count_d[k];
     end
   end
   always @(posedge clk_i) begin
     if (resp_payload_en) resp_payload_q <= resp_payload_d;
-    if (rel_k_en) rel_k_q <= rel_k_d;
-    if (wb_tag_en) wb_tag_q <= wb_tag_d;
-    if (fill_new_en) fill_new_q <= fill_new_d;
-    if (fill_way_en) fill_way_q <= fill_way_d;
-    if (fill_mshr_en) fill_mshr_q <= fill_mshr_d;
-    if (fill_data_en) fill_data_q <= fill_data_d;
-    if (fill_addr_en) fill_addr_q <= fill_addr_d;
-    if (wb_mask_en) wb_mask_q <= wb_mask_d;
     if (mreq_payload_en) mreq_payload_q <= mreq_payload_d;
-    if (mshr0_s3_wdata_en) mshr0_s3_wdata_q <= mshr0_s3_wdata_d;
-    if (mshr0_s3_we_en) mshr0_s3_we_q <= mshr0_s3_we_d;
-    if (mshr0_s3_field_en) mshr0_s3_field_q <= mshr0_s3_field_d;
-    if (mshr0_s3_id_en) mshr0_s3_id_q <= mshr0_s3_id_d;
-    if (mshr0_s2_wdata_en) mshr0_s2_wdata_q <= mshr0_s2_wdata_d;
-    if (mshr0_s2_we_en) mshr0_s2_we_q <= mshr0_s2_we_d;
-    if (mshr0_s2_field_en) mshr0_s2_field_q <= mshr0_s2_field_d;
-    if (mshr0_s2_id_en) mshr0_s2_id_q <= mshr0_s2_id_d;
-    if (mshr0_s1_wdata_en) mshr0_s1_wdata_q <= mshr0_s1_wdata_d;
-    if (mshr0_s1_we_en) mshr0_s1_we_q <= mshr0_s1_we_d;
-    if (mshr0_s1_field_en) mshr0_s1_field_q <= mshr0_s1_field_d;
-    if (mshr0_s1_id_en) mshr0_s1_id_q <= mshr0_s1_id_d;
-    if (mshr0_s0_wdata_en) mshr0_s0_wdata_q <= mshr0_s0_wdata_d;
-    if (mshr0_s0_we_en) mshr0_s0_we_q <= mshr0_s0_we_d;
-    if (mshr0_s0_field_en) mshr0_s0_field_q <= mshr0_s0_field_d;
-    if (mshr0_s0_id_en) mshr0_s0_id_q <= mshr0_s0_id_d;
-    if (mshr0_addr_en) mshr0_addr_q <= mshr0_addr_d;
-    if (mshr1_s3_wdata_en) mshr1_s3_wdata_q <= mshr1_s3_wdata_d;
-    if (mshr1_s3_we_en) mshr1_s3_we_q <= mshr1_s3_we_d;
-    if (mshr1_s3_field_en) mshr1_s3_field_q <= mshr1_s3_field_d;
-    if (mshr1_s3_id_en) mshr1_s3_id_q <= mshr1_s3_id_d;
-    if (mshr1_s2_wdata_en) mshr1_s2_wdata_q <= mshr1_s2_wdata_d;
-    if (mshr1_s2_we_en) mshr1_s2_we_q <= mshr1_s2_we_d;
-    if (mshr1_s2_field_en) mshr1_s2_field_q <= mshr1_s2_field_d;
-    if (mshr1_s2_id_en) mshr1_s2_id_q <= mshr1_s2_id_d;
-    if (mshr1_s1_wdata_en) mshr1_s1_wdata_q <= mshr1_s1_wdata_d;
-    if (mshr1_s1_we_en) mshr1_s1_we_q <= mshr1_s1_we_d;
-    if (mshr1_s1_field_en) mshr1_s1_field_q <= mshr1_s1_field_d;
-    if (mshr1_s1_id_en) mshr1_s1_id_q <= mshr1_s1_id_d;
-    if (mshr1_s0_wdata_en) mshr1_s0_wdata_q <= mshr1_s0_wdata_d;
-    if (mshr1_s0_we_en) mshr1_s0_we_q <= mshr1_s0_we_d;
-    if (mshr1_s0_field_en) mshr1_s0_field_q <= mshr1_s0_field_d;
-    if (mshr1_s0_id_en) mshr1_s0_id_q <= mshr1_s0_id_d;
-    if (mshr1_addr_en) mshr1_addr_q <= mshr1_addr_d;
-    if (mshr2_s3_wdata_en) mshr2_s3_wdata_q <= mshr2_s3_wdata_d;
-    if (mshr2_s3_we_en) mshr2_s3_we_q <= mshr2_s3_we_d;
-    if (mshr2_s3_field_en) mshr2_s3_field_q <= mshr2_s3_field_d;
-    if (mshr2_s3_id_en) mshr2_s3_id_q <= mshr2_s3_id_d;
-    if (mshr2_s2_wdata_en) mshr2_s2_wdata_q <= mshr2_s2_wdata_d;
-    if (mshr2_s2_we_en) mshr2_s2_we_q <= mshr2_s2_we_d;
-    if (mshr2_s2_field_en) mshr2_s2_field_q <= mshr2_s2_field_d;
-    if (mshr2_s2_id_en) mshr2_s2_id_q <= mshr2_s2_id_d;
-    if (mshr2_s1_wdata_en) mshr2_s1_wdata_q <= mshr2_s1_wdata_d;
-    if (mshr2_s1_we_en) mshr2_s1_we_q <= mshr2_s1_we_d;
-    if (mshr2_s1_field_en) mshr2_s1_field_q <= mshr2_s1_field_d;
-    if (mshr2_s1_id_en) mshr2_s1_id_q <= mshr2_s1_id_d;
-    if (mshr2_s0_wdata_en) mshr2_s0_wdata_q <= mshr2_s0_wdata_d;
-    if (mshr2_s0_we_en) mshr2_s0_we_q <= mshr2_s0_we_d;
-    if (mshr2_s0_field_en) mshr2_s0_field_q <= mshr2_s0_field_d;
-    if (mshr2_s0_id_en) mshr2_s0_id_q <= mshr2_s0_id_d;
-    if (mshr2_addr_en) mshr2_addr_q <= mshr2_addr_d;
-    if (mshr3_s3_wdata_en) mshr3_s3_wdata_q <= mshr3_s3_wdata_d;
-    if (mshr3_s3_we_en) mshr3_s3_we_q <= mshr3_s3_we_d;
-    if (mshr3_s3_field_en) mshr3_s3_field_q <= mshr3_s3_field_d;
-    if (mshr3_s3_id_en) mshr3_s3_id_q <= mshr3_s3_id_d;
-    if (mshr3_s2_wdata_en) mshr3_s2_wdata_q <= mshr3_s2_wdata_d;
-    if (mshr3_s2_we_en) mshr3_s2_we_q <= mshr3_s2_we_d;
-    if (mshr3_s2_field_en) mshr3_s2_field_q <= mshr3_s2_field_d;
-    if (mshr3_s2_id_en) mshr3_s2_id_q <= mshr3_s2_id_d;
-    if (mshr3_s1_wdata_en) mshr3_s1_wdata_q <= mshr3_s1_wdata_d;
-    if (mshr3_s1_we_en) mshr3_s1_we_q <= mshr3_s1_we_d;
-    if (mshr3_s1_field_en) mshr3_s1_field_q <= mshr3_s1_field_d;
-    if (mshr3_s1_id_en) mshr3_s1_id_q <= mshr3_s1_id_d;
-    if (mshr3_s0_wdata_en) mshr3_s0_wdata_q <= mshr3_s0_wdata_d;
-    if (mshr3_s0_we_en) mshr3_s0_we_q <= mshr3_s0_we_d;
-    if (mshr3_s0_field_en) mshr3_s0_field_q <= mshr3_s0_field_d;
-    if (mshr3_s0_id_en) mshr3_s0_id_q <= mshr3_s0_id_d;
-    if (mshr3_addr_en) mshr3_addr_q <= mshr3_addr_d;
-    if (mshr4_s3_wdata_en) mshr4_s3_wdata_q <= mshr4_s3_wdata_d;
-    if (mshr4_s3_we_en) mshr4_s3_we_q <= mshr4_s3_we_d;
-    if (mshr4_s3_field_en) mshr4_s3_field_q <= mshr4_s3_field_d;
-    if (mshr4_s3_id_en) mshr4_s3_id_q <= mshr4_s3_id_d;
-    if (mshr4_s2_wdata_en) mshr4_s2_wdata_q <= mshr4_s2_wdata_d;
-    if (mshr4_s2_we_en) mshr4_s2_we_q <= mshr4_s2_we_d;
-    if (mshr4_s2_field_en) mshr4_s2_field_q <= mshr4_s2_field_d;
-    if (mshr4_s2_id_en) mshr4_s2_id_q <= mshr4_s2_id_d;
-    if (mshr4_s1_wdata_en) mshr4_s1_wdata_q <= mshr4_s1_wdata_d;
-    if (mshr4_s1_we_en) mshr4_s1_we_q <= mshr4_s1_we_d;
-    if (mshr4_s1_field_en) mshr4_s1_field_q <= mshr4_s1_field_d;
-    if (mshr4_s1_id_en) mshr4_s1_id_q <= mshr4_s1_id_d;
-    if (mshr4_s0_wdata_en) mshr4_s0_wdata_q <= mshr4_s0_wdata_d;
-    if (mshr4_s0_we_en) mshr4_s0_we_q <= mshr4_s0_we_d;
-    if (mshr4_s0_field_en) mshr4_s0_field_q <= mshr4_s0_field_d;
-    if (mshr4_s0_id_en) mshr4_s0_id_q <= mshr4_s0_id_d;
-    if (mshr4_addr_en) mshr4_addr_q <= mshr4_addr_d;
-    if (mshr5_s3_wdata_en) mshr5_s3_wdata_q <= mshr5_s3_wdata_d;
-    if (mshr5_s3_we_en) mshr5_s3_we_q <= mshr5_s3_we_d;
-    if (mshr5_s3_field_en) mshr5_s3_field_q <= mshr5_s3_field_d;
-    if (mshr5_s3_id_en) mshr5_s3_id_q <= mshr5_s3_id_d;
-    if (mshr5_s2_wdata_en) mshr5_s2_wdata_q <= mshr5_s2_wdata_d;
-    if (mshr5_s2_we_en) mshr5_s2_we_q <= mshr5_s2_we_d;
-    if (mshr5_s2_field_en) mshr5_s2_field_q <= mshr5_s2_field_d;
-    if (mshr5_s2_id_en) mshr5_s2_id_q <= mshr5_s2_id_d;
-    if (mshr5_s1_wdata_en) mshr5_s1_wdata_q <= mshr5_s1_wdata_d;
-    if (mshr5_s1_we_en) mshr5_s1_we_q <= mshr5_s1_we_d;
-    if (mshr5_s1_field_en) mshr5_s1_field_q <= mshr5_s1_field_d;
-    if (mshr5_s1_id_en) mshr5_s1_id_q <= mshr5_s1_id_d;
-    if (mshr5_s0_wdata_en) mshr5_s0_wdata_q <= mshr5_s0_wdata_d;
-    if (mshr5_s0_we_en) mshr5_s0_we_q <= mshr5_s0_we_d;
-    if (mshr5_s0_field_en) mshr5_s0_field_q <= mshr5_s0_field_d;
-    if (mshr5_s0_id_en) mshr5_s0_id_q <= mshr5_s0_id_d;
-    if (mshr5_addr_en) mshr5_addr_q <= mshr5_addr_d;
-    if (mshr6_s3_wdata_en) mshr6_s3_wdata_q <= mshr6_s3_wdata_d;
-    if (mshr6_s3_we_en) mshr6_s3_we_q <= mshr6_s3_we_d;
-    if (mshr6_s3_field_en) mshr6_s3_field_q <= mshr6_s3_field_d;
-    if (mshr6_s3_id_en) mshr6_s3_id_q <= mshr6_s3_id_d;
-    if (mshr6_s2_wdata_en) mshr6_s2_wdata_q <= mshr6_s2_wdata_d;
-    if (mshr6_s2_we_en) mshr6_s2_we_q <= mshr6_s2_we_d;
-    if (mshr6_s2_field_en) mshr6_s2_field_q <= mshr6_s2_field_d;
-    if (mshr6_s2_id_en) mshr6_s2_id_q <= mshr6_s2_id_d;
-    if (mshr6_s1_wdata_en) mshr6_s1_wdata_q <= mshr6_s1_wdata_d;
-    if (mshr6_s1_we_en) mshr6_s1_we_q <= mshr6_s1_we_d;
-    if (mshr6_s1_field_en) mshr6_s1_field_q <= mshr6_s1_field_d;
-    if (mshr6_s1_id_en) mshr6_s1_id_q <= mshr6_s1_id_d;
-    if (mshr6_s0_wdata_en) mshr6_s0_wdata_q <= mshr6_s0_wdata_d;
-    if (mshr6_s0_we_en) mshr6_s0_we_q <= mshr6_s0_we_d;
-    if (mshr6_s0_field_en) mshr6_s0_field_q <= mshr6_s0_field_d;
-    if (mshr6_s0_id_en) mshr6_s0_id_q <= mshr6_s0_id_d;
-    if (mshr6_addr_en) mshr6_addr_q <= mshr6_addr_d;
-    if (mshr7_s3_wdata_en) mshr7_s3_wdata_q <= mshr7_s3_wdata_d;
-    if (mshr7_s3_we_en) mshr7_s3_we_q <= mshr7_s3_we_d;
-    if (mshr7_s3_field_en) mshr7_s3_field_q <= mshr7_s3_field_d;
-    if (mshr7_s3_id_en) mshr7_s3_id_q <= mshr7_s3_id_d;
-    if (mshr7_s2_wdata_en) mshr7_s2_wdata_q <= mshr7_s2_wdata_d;
-    if (mshr7_s2_we_en) mshr7_s2_we_q <= mshr7_s2_we_d;
-    if (mshr7_s2_field_en) mshr7_s2_field_q <= mshr7_s2_field_d;
-    if (mshr7_s2_id_en) mshr7_s2_id_q <= mshr7_s2_id_d;
-    if (mshr7_s1_wdata_en) mshr7_s1_wdata_q <= mshr7_s1_wdata_d;
-    if (mshr7_s1_we_en) mshr7_s1_we_q <= mshr7_s1_we_d;
-    if (mshr7_s1_field_en) mshr7_s1_field_q <= mshr7_s1_field_d;
-    if (mshr7_s1_id_en) mshr7_s1_id_q <= mshr7_s1_id_d;
-    if (mshr7_s0_wdata_en) mshr7_s0_wdata_q <= mshr7_s0_wdata_d;
-    if (mshr7_s0_we_en) mshr7_s0_we_q <= mshr7_s0_we_d;
-    if (mshr7_s0_field_en) mshr7_s0_field_q <= mshr7_s0_field_d;
-    if (mshr7_s0_id_en) mshr7_s0_id_q <= mshr7_s0_id_d;
-    if (mshr7_addr_en) mshr7_addr_q <= mshr7_addr_d;
-    if (mshr8_s3_wdata_en) mshr8_s3_wdata_q <= mshr8_s3_wdata_d;
-    if (mshr8_s3_we_en) mshr8_s3_we_q <= mshr8_s3_we_d;
-    if (mshr8_s3_field_en) mshr8_s3_field_q <= mshr8_s3_field_d;
-    if (mshr8_s3_id_en) mshr8_s3_id_q <= mshr8_s3_id_d;
-    if (mshr8_s2_wdata_en) mshr8_s2_wdata_q <= mshr8_s2_wdata_d;
-    if (mshr8_s2_we_en) mshr8_s2_we_q <= mshr8_s2_we_d;
-    if (mshr8_s2_field_en) mshr8_s2_field_q <= mshr8_s2_field_d;
-    if (mshr8_s2_id_en) mshr8_s2_id_q <= mshr8_s2_id_d;
-    if (mshr8_s1_wdata_en) mshr8_s1_wdata_q <= mshr8_s1_wdata_d;
-    if (mshr8_s1_we_en) mshr8_s1_we_q <= mshr8_s1_we_d;
-    if (mshr8_s1_field_en) mshr8_s1_field_q <= mshr8_s1_field_d;
-    if (mshr8_s1_id_en) mshr8_s1_id_q <= mshr8_s1_id_d;
-    if (mshr8_s0_wdata_en) mshr8_s0_wdata_q <= mshr8_s0_wdata_d;
-    if (mshr8_s0_we_en) mshr8_s0_we_q <= mshr8_s0_we_d;
-    if (mshr8_s0_field_en) mshr8_s0_field_q <= mshr8_s0_field_d;
-    if (mshr8_s0_id_en) mshr8_s0_id_q <= mshr8_s0_id_d;
-    if (mshr8_addr_en) mshr8_addr_q <= mshr8_addr_d;
-    if (mshr9_s3_wdata_en) mshr9_s3_wdata_q <= mshr9_s3_wdata_d;
-    if (mshr9_s3_we_en) mshr9_s3_we_q <= mshr9_s3_we_d;
-    if (mshr9_s3_field_en) mshr9_s3_field_q <= mshr9_s3_field_d;
-    if (mshr9_s3_id_en) mshr9_s3_id_q <= mshr9_s3_id_d;
-    if (mshr9_s2_wdata_en) mshr9_s2_wdata_q <= mshr9_s2_wdata_d;
-    if (mshr9_s2_we_en) mshr9_s2_we_q <= mshr9_s2_we_d;
-    if (mshr9_s2_field_en) mshr9_s2_field_q <= mshr9_s2_field_d;
-    if (mshr9_s2_id_en) mshr9_s2_id_q <= mshr9_s2_id_d;
-    if (mshr9_s1_wdata_en) mshr9_s1_wdata_q <= mshr9_s1_wdata_d;
-    if (mshr9_s1_we_en) mshr9_s1_we_q <= mshr9_s1_we_d;
-    if (mshr9_s1_field_en) mshr9_s1_field_q <= mshr9_s1_field_d;
-    if (mshr9_s1_id_en) mshr9_s1_id_q <= mshr9_s1_id_d;
-    if (mshr9_s0_wdata_en) mshr9_s0_wdata_q <= mshr9_s0_wdata_d;
-    if (mshr9_s0_we_en) mshr9_s0_we_q <= mshr9_s0_we_d;
-    if (mshr9_s0_field_en) mshr9_s0_field_q <= mshr9_s0_field_d;
-    if (mshr9_s0_id_en) mshr9_s0_id_q <= mshr9_s0_id_d;
-    if (mshr9_addr_en) mshr9_addr_q <= mshr9_addr_d;
+    if (wb_mask_en) wb_mask_q <= wb_mask_d;
+    if (fill_addr_en) fill_addr_q <= fill_addr_d;
+    if (fill_data_en) fill_data_q <= fill_data_d;
+    if (fill_mshr_en) fill_mshr_q <= fill_mshr_d;
+    if (fill_way_en) fill_way_q <= fill_way_d;
+    if (fill_new_en) fill_new_q <= fill_new_d;
+    if (wb_tag_en) wb_tag_q <= wb_tag_d;
+    if (rel_k_en) rel_k_q <= rel_k_d;
+    for (k = 0; k < 10; k = k + 1) mshr_addr_q[k] <= mshr_addr_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s0_id_q[k] <= mshr_s0_id_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s0_field_q[k] <= mshr_s0_field_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s0_we_q[k] <= mshr_s0_we_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s0_wdata_q[k] <= mshr_s0_wdata_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s1_id_q[k] <= mshr_s1_id_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s1_field_q[k] <= mshr_s1_field_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s1_we_q[k] <= mshr_s1_we_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s1_wdata_q[k] <= mshr_s1_wdata_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s2_id_q[k] <= mshr_s2_id_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s2_field_q[k] <= mshr_s2_field_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s2_we_q[k] <= mshr_s2_we_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s2_wdata_q[k] <= mshr_s2_wdata_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s3_id_q[k] <= mshr_s3_id_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s3_field_q[k] <= mshr_s3_field_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s3_we_q[k] <= mshr_s3_we_d[k];
+    for (k = 0; k < 10; k = k + 1) mshr_s3_wdata_q[k] <= mshr_s3_wdata_d[k];
   end
 
   // Bits intentionally unused (lint waiver)

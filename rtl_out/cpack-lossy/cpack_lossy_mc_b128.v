@@ -336,70 +336,70 @@ module cpack_lossy_mc_b128 (
   wire sm_taking;
   wire sm_fire;
   wire [2:0] sm_beat;
-  wire wmask7_en;
-  wire [15:0] wmask7_d;
-  wire wmask6_en;
-  wire [15:0] wmask6_d;
-  wire wmask5_en;
-  wire [15:0] wmask5_d;
-  wire wmask4_en;
-  wire [15:0] wmask4_d;
-  wire wmask3_en;
-  wire [15:0] wmask3_d;
-  wire wmask2_en;
-  wire [15:0] wmask2_d;
-  wire wmask1_en;
-  wire [15:0] wmask1_d;
-  wire wmask0_en;
-  wire [15:0] wmask0_d;
-  wire tcode_in_en;
-  wire [1:0] tcode_in_d;
-  wire tcode_v_en;
-  wire tcode_v_d;
-  wire blk_en;
-  wire [21:0] blk_d;
   wire op_en;
   wire [1:0] op_d;
+  wire blk_en;
+  wire [21:0] blk_d;
+  wire tcode_v_en;
+  wire tcode_v_d;
+  wire tcode_in_en;
+  wire [1:0] tcode_in_d;
+  wire wmask0_en;
+  wire [15:0] wmask0_d;
+  wire wmask1_en;
+  wire [15:0] wmask1_d;
+  wire wmask2_en;
+  wire [15:0] wmask2_d;
+  wire wmask3_en;
+  wire [15:0] wmask3_d;
+  wire wmask4_en;
+  wire [15:0] wmask4_d;
+  wire wmask5_en;
+  wire [15:0] wmask5_d;
+  wire wmask6_en;
+  wire [15:0] wmask6_d;
+  wire wmask7_en;
+  wire [15:0] wmask7_d;
   assign sm_taking = ((state_q == STATE_IDLE) | (state_q == STATE_RECV));
   assign sm_fire = (pre_compq_valid & sm_taking);
   assign sm_beat = ((state_q == STATE_IDLE) ? 3'd0 : beat_q);
-  assign wmask7_en = (sm_fire & (sm_beat == 3'd7));
-  assign wmask7_d = pre_compq_head[42:27];
-  assign wmask6_en = (sm_fire & (sm_beat == 3'd6));
-  assign wmask6_d = pre_compq_head[42:27];
-  assign wmask5_en = (sm_fire & (sm_beat == 3'd5));
-  assign wmask5_d = pre_compq_head[42:27];
-  assign wmask4_en = (sm_fire & (sm_beat == 3'd4));
-  assign wmask4_d = pre_compq_head[42:27];
-  assign wmask3_en = (sm_fire & (sm_beat == 3'd3));
-  assign wmask3_d = pre_compq_head[42:27];
-  assign wmask2_en = (sm_fire & (sm_beat == 3'd2));
-  assign wmask2_d = pre_compq_head[42:27];
-  assign wmask1_en = (sm_fire & (sm_beat == 3'd1));
-  assign wmask1_d = pre_compq_head[42:27];
-  assign wmask0_en = (sm_fire & (sm_beat == 3'd0));
-  assign wmask0_d = pre_compq_head[42:27];
-  assign tcode_in_en = (sm_fire & (state_q == STATE_IDLE));
-  assign tcode_in_d = pre_compq_head[26:25];
-  assign tcode_v_en = (sm_fire & (state_q == STATE_IDLE));
-  assign tcode_v_d = pre_compq_head[24];
-  assign blk_en = (sm_fire & (state_q == STATE_IDLE));
-  assign blk_d = pre_compq_head[23:2];
   assign op_en = (sm_fire & (state_q == STATE_IDLE));
   assign op_d = pre_compq_head[1:0];
+  assign blk_en = (sm_fire & (state_q == STATE_IDLE));
+  assign blk_d = pre_compq_head[23:2];
+  assign tcode_v_en = (sm_fire & (state_q == STATE_IDLE));
+  assign tcode_v_d = pre_compq_head[24];
+  assign tcode_in_en = (sm_fire & (state_q == STATE_IDLE));
+  assign tcode_in_d = pre_compq_head[26:25];
+  assign wmask0_en = (sm_fire & (sm_beat == 3'd0));
+  assign wmask0_d = pre_compq_head[42:27];
+  assign wmask1_en = (sm_fire & (sm_beat == 3'd1));
+  assign wmask1_d = pre_compq_head[42:27];
+  assign wmask2_en = (sm_fire & (sm_beat == 3'd2));
+  assign wmask2_d = pre_compq_head[42:27];
+  assign wmask3_en = (sm_fire & (sm_beat == 3'd3));
+  assign wmask3_d = pre_compq_head[42:27];
+  assign wmask4_en = (sm_fire & (sm_beat == 3'd4));
+  assign wmask4_d = pre_compq_head[42:27];
+  assign wmask5_en = (sm_fire & (sm_beat == 3'd5));
+  assign wmask5_d = pre_compq_head[42:27];
+  assign wmask6_en = (sm_fire & (sm_beat == 3'd6));
+  assign wmask6_d = pre_compq_head[42:27];
+  assign wmask7_en = (sm_fire & (sm_beat == 3'd7));
+  assign wmask7_d = pre_compq_head[42:27];
   always @(posedge clk_i) begin
-    if (wmask7_en) wmask7_q <= wmask7_d;
-    if (wmask6_en) wmask6_q <= wmask6_d;
-    if (wmask5_en) wmask5_q <= wmask5_d;
-    if (wmask4_en) wmask4_q <= wmask4_d;
-    if (wmask3_en) wmask3_q <= wmask3_d;
-    if (wmask2_en) wmask2_q <= wmask2_d;
-    if (wmask1_en) wmask1_q <= wmask1_d;
-    if (wmask0_en) wmask0_q <= wmask0_d;
-    if (tcode_in_en) tcode_in_q <= tcode_in_d;
-    if (tcode_v_en) tcode_v_q <= tcode_v_d;
-    if (blk_en) blk_q <= blk_d;
     if (op_en) op_q <= op_d;
+    if (blk_en) blk_q <= blk_d;
+    if (tcode_v_en) tcode_v_q <= tcode_v_d;
+    if (tcode_in_en) tcode_in_q <= tcode_in_d;
+    if (wmask0_en) wmask0_q <= wmask0_d;
+    if (wmask1_en) wmask1_q <= wmask1_d;
+    if (wmask2_en) wmask2_q <= wmask2_d;
+    if (wmask3_en) wmask3_q <= wmask3_d;
+    if (wmask4_en) wmask4_q <= wmask4_d;
+    if (wmask5_en) wmask5_q <= wmask5_d;
+    if (wmask6_en) wmask6_q <= wmask6_d;
+    if (wmask7_en) wmask7_q <= wmask7_d;
   end
 
   // Dispatch: local traffic bypasses MD; a tagged full write skips the MD read
@@ -460,41 +460,29 @@ module cpack_lossy_mc_b128 (
   assign md_line_read = (u_md_cache_mreq_valid_o & mdreq_ready_i & ~u_md_cache_mreq_we_o);
 
   // MD read: a miss sends the read out at once as the raw chunk count
-  wire tcode_en;
-  wire [1:0] tcode_d;
-  wire ent_tcode_en;
-  wire [1:0] ent_tcode_d;
-  wire ent_n_en;
-  wire [3:0] ent_n_d;
-  wire ent_c_en;
-  wire ent_c_d;
-  wire fetched_en;
-  wire [3:0] fetched_d;
-  wire ent_known_en;
-  wire ent_known_d;
   wire md_miss_en;
   wire md_miss_d;
-  assign tcode_en = (((state_q == STATE_DISPATCH)
-                      & (~(is_l_rd | is_l_wr) & (is_g_wr & full_write & tcode_v_q)))
-                     | ((state_q == STATE_MDWAIT) & md_resp_valid));
-  assign tcode_d = (((state_q == STATE_MDWAIT) & md_resp_valid) ? u_md_cache_resp_data_o[3:2]
-                    : tcode_in_q);
-  assign ent_tcode_en = (((state_q == STATE_DISPATCH) & is_l_rd)
+  wire ent_known_en;
+  wire ent_known_d;
+  wire fetched_en;
+  wire [3:0] fetched_d;
+  wire ent_c_en;
+  wire ent_c_d;
+  wire ent_n_en;
+  wire [3:0] ent_n_d;
+  wire ent_tcode_en;
+  wire [1:0] ent_tcode_d;
+  wire tcode_en;
+  wire [1:0] tcode_d;
+  assign md_miss_en = ((state_q == STATE_DISPATCH)
+                       | ((state_q == STATE_MDWAIT) & (md_line_read & read_like & ~md_miss_q)));
+  assign md_miss_d = (((state_q == STATE_MDWAIT) & (md_line_read & read_like & ~md_miss_q)) ? 1'd1
+                      : 1'd0);
+  assign ent_known_en = ((state_q == STATE_DISPATCH) | ((state_q == STATE_DISPATCH) & is_l_rd)
                          | ((state_q == STATE_MDWAIT) & md_resp_valid));
-  assign ent_tcode_d = (((state_q == STATE_MDWAIT) & md_resp_valid) ? u_md_cache_resp_data_o[3:2]
-                        : 2'd0);
-  assign ent_n_en = (((state_q == STATE_DISPATCH) & is_l_rd)
-                     | ((state_q == STATE_MDWAIT) & md_resp_valid));
-  assign ent_n_d = (((state_q == STATE_MDWAIT) & md_resp_valid) ?
-                      (u_md_cache_resp_data_o[7] ? ({1'd0, u_md_cache_resp_data_o[6:4]} + 4'd1)
-                       : (((u_md_cache_resp_data_o[3:2] == 2'd0) ? 4'd8 : 4'd0)
-                          | ((u_md_cache_resp_data_o[3:2] == 2'd1) ? 4'd6 : 4'd0)
-                          | (((u_md_cache_resp_data_o[3:2] == 2'd2) ? 4'd5 : 4'd0)
-                             | ((u_md_cache_resp_data_o[3:2] == 2'd3) ? 4'd4 : 4'd0))))
-                    : 4'd8);
-  assign ent_c_en = (((state_q == STATE_DISPATCH) & is_l_rd)
-                     | ((state_q == STATE_MDWAIT) & md_resp_valid));
-  assign ent_c_d = (((state_q == STATE_MDWAIT) & md_resp_valid) ? u_md_cache_resp_data_o[7] : 1'd0);
+  assign ent_known_d = (((state_q == STATE_MDWAIT) & md_resp_valid) ? 1'd1
+                        : ((state_q == STATE_DISPATCH) & is_l_rd) ? 1'd1
+                        : 1'd0);
   assign fetched_en = ((state_q == STATE_DISPATCH) | ((state_q == STATE_DISPATCH) & is_l_rd)
                        | ((state_q == STATE_MDWAIT) & (md_line_read & read_like & ~md_miss_q))
                        | ((state_q == STATE_MDWAIT) & md_resp_valid & read_like & ~md_miss_q));
@@ -507,30 +495,42 @@ module cpack_lossy_mc_b128 (
                       : ((state_q == STATE_MDWAIT) & (md_line_read & read_like & ~md_miss_q)) ? 4'd8
                       : ((state_q == STATE_DISPATCH) & is_l_rd) ? 4'd8
                       : 4'd0);
-  assign ent_known_en = ((state_q == STATE_DISPATCH) | ((state_q == STATE_DISPATCH) & is_l_rd)
+  assign ent_c_en = (((state_q == STATE_DISPATCH) & is_l_rd)
+                     | ((state_q == STATE_MDWAIT) & md_resp_valid));
+  assign ent_c_d = (((state_q == STATE_MDWAIT) & md_resp_valid) ? u_md_cache_resp_data_o[7] : 1'd0);
+  assign ent_n_en = (((state_q == STATE_DISPATCH) & is_l_rd)
+                     | ((state_q == STATE_MDWAIT) & md_resp_valid));
+  assign ent_n_d = (((state_q == STATE_MDWAIT) & md_resp_valid) ?
+                      (u_md_cache_resp_data_o[7] ? ({1'd0, u_md_cache_resp_data_o[6:4]} + 4'd1)
+                       : (((u_md_cache_resp_data_o[3:2] == 2'd0) ? 4'd8 : 4'd0)
+                          | ((u_md_cache_resp_data_o[3:2] == 2'd1) ? 4'd6 : 4'd0)
+                          | (((u_md_cache_resp_data_o[3:2] == 2'd2) ? 4'd5 : 4'd0)
+                             | ((u_md_cache_resp_data_o[3:2] == 2'd3) ? 4'd4 : 4'd0))))
+                    : 4'd8);
+  assign ent_tcode_en = (((state_q == STATE_DISPATCH) & is_l_rd)
                          | ((state_q == STATE_MDWAIT) & md_resp_valid));
-  assign ent_known_d = (((state_q == STATE_MDWAIT) & md_resp_valid) ? 1'd1
-                        : ((state_q == STATE_DISPATCH) & is_l_rd) ? 1'd1
-                        : 1'd0);
-  assign md_miss_en = ((state_q == STATE_DISPATCH)
-                       | ((state_q == STATE_MDWAIT) & (md_line_read & read_like & ~md_miss_q)));
-  assign md_miss_d = (((state_q == STATE_MDWAIT) & (md_line_read & read_like & ~md_miss_q)) ? 1'd1
-                      : 1'd0);
+  assign ent_tcode_d = (((state_q == STATE_MDWAIT) & md_resp_valid) ? u_md_cache_resp_data_o[3:2]
+                        : 2'd0);
+  assign tcode_en = (((state_q == STATE_DISPATCH)
+                      & (~(is_l_rd | is_l_wr) & (is_g_wr & full_write & tcode_v_q)))
+                     | ((state_q == STATE_MDWAIT) & md_resp_valid));
+  assign tcode_d = (((state_q == STATE_MDWAIT) & md_resp_valid) ? u_md_cache_resp_data_o[3:2]
+                    : tcode_in_q);
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      ent_known_q <= 1'd0;
       md_miss_q <= 1'd0;
+      ent_known_q <= 1'd0;
     end else begin
-      if (ent_known_en) ent_known_q <= ent_known_d;
       if (md_miss_en) md_miss_q <= md_miss_d;
+      if (ent_known_en) ent_known_q <= ent_known_d;
     end
   end
   always @(posedge clk_i) begin
-    if (tcode_en) tcode_q <= tcode_d;
-    if (ent_tcode_en) ent_tcode_q <= ent_tcode_d;
-    if (ent_n_en) ent_n_q <= ent_n_d;
-    if (ent_c_en) ent_c_q <= ent_c_d;
     if (fetched_en) fetched_q <= fetched_d;
+    if (ent_c_en) ent_c_q <= ent_c_d;
+    if (ent_n_en) ent_n_q <= ent_n_d;
+    if (ent_tcode_en) ent_tcode_q <= ent_tcode_d;
+    if (tcode_en) tcode_q <= tcode_d;
   end
 
   // DRAM requests: chunk reads, compressed chunks, local chunks (one source at a time)
@@ -551,10 +551,10 @@ module cpack_lossy_mc_b128 (
   wire [10:0] u_comp_m_bits_o;
   wire [1:0] u_comp_m_tcode_o;
   wire tfeed_fire;
-  wire tfeed_done_en;
-  wire tfeed_done_d;
   wire tfeed_en;
   wire [3:0] tfeed_d;
+  wire tfeed_done_en;
+  wire tfeed_done_d;
   wire comp_valid;
   wire dreq_valid;
   wire dreq_we;
@@ -563,22 +563,22 @@ module cpack_lossy_mc_b128 (
   wire [127:0] dreq_data;
   wire dreq_fire;
   wire fetch_fire;
-  wire comp_n_en;
-  wire [3:0] comp_n_d;
-  wire comp_c_en;
-  wire comp_c_d;
-  wire ack_chunks_en;
-  wire [4:0] ack_chunks_d;
-  wire fetch_left_en;
-  wire [3:0] fetch_left_d;
-  wire md_hit_en;
-  wire md_hit_d;
-  wire wchunk_en;
-  wire [2:0] wchunk_d;
-  wire fetch_idx_en;
-  wire [2:0] fetch_idx_d;
   wire beat_en;
   wire [2:0] beat_d;
+  wire fetch_idx_en;
+  wire [2:0] fetch_idx_d;
+  wire wchunk_en;
+  wire [2:0] wchunk_d;
+  wire md_hit_en;
+  wire md_hit_d;
+  wire fetch_left_en;
+  wire [3:0] fetch_left_d;
+  wire ack_chunks_en;
+  wire [4:0] ack_chunks_d;
+  wire comp_c_en;
+  wire comp_c_d;
+  wire comp_n_en;
+  wire [3:0] comp_n_d;
   assign fetching = (fetch_left_q != 4'd0);
   cpack_lossy_trunc_b128 u_trunc (
     .clk_i(clk_i),
@@ -626,10 +626,10 @@ module cpack_lossy_mc_b128 (
   );
   assign trunc_m_ready = u_comp_s_ready_o;
   assign tfeed_fire = ((state_q == STATE_COMP) & ~tfeed_done_q & u_trunc_s_ready_o);
-  assign tfeed_done_en = ((state_q == STATE_DISPATCH) | (tfeed_fire & (tfeed_q == 4'd15)));
-  assign tfeed_done_d = ((tfeed_fire & (tfeed_q == 4'd15)) ? 1'd1 : 1'd0);
   assign tfeed_en = ((state_q == STATE_DISPATCH) | tfeed_fire);
   assign tfeed_d = (tfeed_fire ? (tfeed_q + 4'd1) : 4'd0);
+  assign tfeed_done_en = ((state_q == STATE_DISPATCH) | (tfeed_fire & (tfeed_q == 4'd15)));
+  assign tfeed_done_d = ((tfeed_fire & (tfeed_q == 4'd15)) ? 1'd1 : 1'd0);
   assign comp_valid = ((state_q == STATE_COMP) & u_comp_m_valid_o);
   assign dreq_valid = (fetching | comp_valid | (state_q == STATE_LWRITE));
   assign dreq_we = ~fetching;
@@ -647,14 +647,26 @@ module cpack_lossy_mc_b128 (
   assign dreq_fire = (dreq_valid & dreq_ready_i);
   assign comp_m_ready = ((state_q == STATE_COMP) & dreq_ready_i);
   assign fetch_fire = (dreq_fire & fetching);
-  assign comp_n_en = (dreq_fire & comp_valid & u_comp_m_last_o);
-  assign comp_n_d = u_comp_m_n_o;
-  assign comp_c_en = (dreq_fire & comp_valid & u_comp_m_last_o);
-  assign comp_c_d = u_comp_m_c_o;
-  assign ack_chunks_en = (((state_q == STATE_UPDWAIT) & md_resp_valid)
-                          | (dreq_fire & (state_q == STATE_LWRITE) & (beat_q == 3'd7)));
-  assign ack_chunks_d = ((dreq_fire & (state_q == STATE_LWRITE) & (beat_q == 3'd7)) ? 5'd8
-                         : ({1'd0, fetched_q} + {1'd0, comp_n_q}));
+  assign beat_en = (sm_fire | (state_q == STATE_DISPATCH)
+                    | (dreq_fire & (state_q == STATE_LWRITE)));
+  assign beat_d = ((dreq_fire & (state_q == STATE_LWRITE)) ? (beat_q + 3'd1)
+                   : (state_q == STATE_DISPATCH) ? 3'd0
+                   : (sm_beat + 3'd1));
+  assign fetch_idx_en = ((state_q == STATE_DISPATCH) | fetch_fire);
+  assign fetch_idx_d = (fetch_fire ? (fetch_idx_q + 3'd1) : 3'd0);
+  assign wchunk_en = ((state_q == STATE_DISPATCH) | (dreq_fire & comp_valid));
+  assign wchunk_d = ((dreq_fire & comp_valid) ? (wchunk_q + 3'd1) : 3'd0);
+  assign md_hit_en = (((state_q == STATE_DISPATCH) & is_l_rd)
+                      | ((state_q == STATE_DISPATCH)
+                         & (~(is_l_rd | is_l_wr) & (is_g_wr & full_write & tcode_v_q)))
+                      | ((state_q == STATE_MDWAIT) & md_resp_valid)
+                      | (dreq_fire & (state_q == STATE_LWRITE) & (beat_q == 3'd7)));
+  assign md_hit_d = ((dreq_fire & (state_q == STATE_LWRITE) & (beat_q == 3'd7)) ? 1'd0
+                     : ((state_q == STATE_MDWAIT) & md_resp_valid) ? u_md_cache_resp_hit_o
+                     : ((state_q == STATE_DISPATCH)
+                        & (~(is_l_rd | is_l_wr) & (is_g_wr & full_write & tcode_v_q))) ?
+                       1'd1
+                     : 1'd0);
   assign fetch_left_en = (((state_q == STATE_DISPATCH) & is_l_rd)
                           | ((state_q == STATE_MDWAIT) & (md_line_read & read_like & ~md_miss_q))
                           | ((state_q == STATE_MDWAIT) & md_resp_valid & read_like & ~md_miss_q)
@@ -667,87 +679,57 @@ module cpack_lossy_mc_b128 (
                                | (((u_md_cache_resp_data_o[3:2] == 2'd2) ? 4'd5 : 4'd0)
                                   | ((u_md_cache_resp_data_o[3:2] == 2'd3) ? 4'd4 : 4'd0))))
                          : 4'd8);
-  assign md_hit_en = (((state_q == STATE_DISPATCH) & is_l_rd)
-                      | ((state_q == STATE_DISPATCH)
-                         & (~(is_l_rd | is_l_wr) & (is_g_wr & full_write & tcode_v_q)))
-                      | ((state_q == STATE_MDWAIT) & md_resp_valid)
-                      | (dreq_fire & (state_q == STATE_LWRITE) & (beat_q == 3'd7)));
-  assign md_hit_d = ((dreq_fire & (state_q == STATE_LWRITE) & (beat_q == 3'd7)) ? 1'd0
-                     : ((state_q == STATE_MDWAIT) & md_resp_valid) ? u_md_cache_resp_hit_o
-                     : ((state_q == STATE_DISPATCH)
-                        & (~(is_l_rd | is_l_wr) & (is_g_wr & full_write & tcode_v_q))) ?
-                       1'd1
-                     : 1'd0);
-  assign wchunk_en = ((state_q == STATE_DISPATCH) | (dreq_fire & comp_valid));
-  assign wchunk_d = ((dreq_fire & comp_valid) ? (wchunk_q + 3'd1) : 3'd0);
-  assign fetch_idx_en = ((state_q == STATE_DISPATCH) | fetch_fire);
-  assign fetch_idx_d = (fetch_fire ? (fetch_idx_q + 3'd1) : 3'd0);
-  assign beat_en = (sm_fire | (state_q == STATE_DISPATCH)
-                    | (dreq_fire & (state_q == STATE_LWRITE)));
-  assign beat_d = ((dreq_fire & (state_q == STATE_LWRITE)) ? (beat_q + 3'd1)
-                   : (state_q == STATE_DISPATCH) ? 3'd0
-                   : (sm_beat + 3'd1));
+  assign ack_chunks_en = (((state_q == STATE_UPDWAIT) & md_resp_valid)
+                          | (dreq_fire & (state_q == STATE_LWRITE) & (beat_q == 3'd7)));
+  assign ack_chunks_d = ((dreq_fire & (state_q == STATE_LWRITE) & (beat_q == 3'd7)) ? 5'd8
+                         : ({1'd0, fetched_q} + {1'd0, comp_n_q}));
+  assign comp_c_en = (dreq_fire & comp_valid & u_comp_m_last_o);
+  assign comp_c_d = u_comp_m_c_o;
+  assign comp_n_en = (dreq_fire & comp_valid & u_comp_m_last_o);
+  assign comp_n_d = u_comp_m_n_o;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      fetch_left_q <= 4'd0;
       beat_q <= 3'd0;
+      fetch_left_q <= 4'd0;
     end else begin
-      if (fetch_left_en) fetch_left_q <= fetch_left_d;
       if (beat_en) beat_q <= beat_d;
+      if (fetch_left_en) fetch_left_q <= fetch_left_d;
     end
   end
   always @(posedge clk_i) begin
-    if (tfeed_done_en) tfeed_done_q <= tfeed_done_d;
     if (tfeed_en) tfeed_q <= tfeed_d;
-    if (comp_n_en) comp_n_q <= comp_n_d;
-    if (comp_c_en) comp_c_q <= comp_c_d;
-    if (ack_chunks_en) ack_chunks_q <= ack_chunks_d;
-    if (md_hit_en) md_hit_q <= md_hit_d;
-    if (wchunk_en) wchunk_q <= wchunk_d;
+    if (tfeed_done_en) tfeed_done_q <= tfeed_done_d;
     if (fetch_idx_en) fetch_idx_q <= fetch_idx_d;
+    if (wchunk_en) wchunk_q <= wchunk_d;
+    if (md_hit_en) md_hit_q <= md_hit_d;
+    if (ack_chunks_en) ack_chunks_q <= ack_chunks_d;
+    if (comp_c_en) comp_c_q <= comp_c_d;
+    if (comp_n_en) comp_n_q <= comp_n_d;
   end
 
   // DRAM read data: chunk `tag` into the chunk buffer (pre_decompQ), any order
   wire dresp_fire;
-  wire outstanding_en;
-  wire [3:0] outstanding_d;
-  wire rbuf7_en;
-  wire [127:0] rbuf7_d;
-  wire rbuf6_en;
-  wire [127:0] rbuf6_d;
-  wire rbuf5_en;
-  wire [127:0] rbuf5_d;
-  wire rbuf4_en;
-  wire [127:0] rbuf4_d;
-  wire rbuf3_en;
-  wire [127:0] rbuf3_d;
-  wire rbuf2_en;
-  wire [127:0] rbuf2_d;
-  wire rbuf1_en;
-  wire [127:0] rbuf1_d;
-  wire rbuf0_en;
-  wire [127:0] rbuf0_d;
   wire rbuf_valid_en;
   wire [7:0] rbuf_valid_d;
+  wire rbuf0_en;
+  wire [127:0] rbuf0_d;
+  wire rbuf1_en;
+  wire [127:0] rbuf1_d;
+  wire rbuf2_en;
+  wire [127:0] rbuf2_d;
+  wire rbuf3_en;
+  wire [127:0] rbuf3_d;
+  wire rbuf4_en;
+  wire [127:0] rbuf4_d;
+  wire rbuf5_en;
+  wire [127:0] rbuf5_d;
+  wire rbuf6_en;
+  wire [127:0] rbuf6_d;
+  wire rbuf7_en;
+  wire [127:0] rbuf7_d;
+  wire outstanding_en;
+  wire [3:0] outstanding_d;
   assign dresp_fire = dresp_valid_i;
-  assign outstanding_en = (fetch_fire | dresp_fire);
-  assign outstanding_d = ((outstanding_q + {3'd0, fetch_fire}) - {3'd0, dresp_fire});
-  assign rbuf7_en = (dresp_fire & (dresp_tag_i == 3'd7));
-  assign rbuf7_d = dresp_data_i;
-  assign rbuf6_en = (dresp_fire & (dresp_tag_i == 3'd6));
-  assign rbuf6_d = dresp_data_i;
-  assign rbuf5_en = (dresp_fire & (dresp_tag_i == 3'd5));
-  assign rbuf5_d = dresp_data_i;
-  assign rbuf4_en = (dresp_fire & (dresp_tag_i == 3'd4));
-  assign rbuf4_d = dresp_data_i;
-  assign rbuf3_en = (dresp_fire & (dresp_tag_i == 3'd3));
-  assign rbuf3_d = dresp_data_i;
-  assign rbuf2_en = (dresp_fire & (dresp_tag_i == 3'd2));
-  assign rbuf2_d = dresp_data_i;
-  assign rbuf1_en = (dresp_fire & (dresp_tag_i == 3'd1));
-  assign rbuf1_d = dresp_data_i;
-  assign rbuf0_en = (dresp_fire & (dresp_tag_i == 3'd0));
-  assign rbuf0_d = dresp_data_i;
   assign rbuf_valid_en = ((state_q == STATE_DISPATCH) | dresp_fire);
   assign rbuf_valid_d = (dresp_fire ?
                            (rbuf_valid_q
@@ -755,24 +737,42 @@ module cpack_lossy_mc_b128 (
                                (dresp_tag_i == 3'd4), (dresp_tag_i == 3'd3), (dresp_tag_i == 3'd2),
                                (dresp_tag_i == 3'd1), (dresp_tag_i == 3'd0)})
                          : 8'd0);
+  assign rbuf0_en = (dresp_fire & (dresp_tag_i == 3'd0));
+  assign rbuf0_d = dresp_data_i;
+  assign rbuf1_en = (dresp_fire & (dresp_tag_i == 3'd1));
+  assign rbuf1_d = dresp_data_i;
+  assign rbuf2_en = (dresp_fire & (dresp_tag_i == 3'd2));
+  assign rbuf2_d = dresp_data_i;
+  assign rbuf3_en = (dresp_fire & (dresp_tag_i == 3'd3));
+  assign rbuf3_d = dresp_data_i;
+  assign rbuf4_en = (dresp_fire & (dresp_tag_i == 3'd4));
+  assign rbuf4_d = dresp_data_i;
+  assign rbuf5_en = (dresp_fire & (dresp_tag_i == 3'd5));
+  assign rbuf5_d = dresp_data_i;
+  assign rbuf6_en = (dresp_fire & (dresp_tag_i == 3'd6));
+  assign rbuf6_d = dresp_data_i;
+  assign rbuf7_en = (dresp_fire & (dresp_tag_i == 3'd7));
+  assign rbuf7_d = dresp_data_i;
+  assign outstanding_en = (fetch_fire | dresp_fire);
+  assign outstanding_d = ((outstanding_q + {3'd0, fetch_fire}) - {3'd0, dresp_fire});
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      outstanding_q <= 4'd0;
       rbuf_valid_q <= 8'd0;
+      outstanding_q <= 4'd0;
     end else begin
-      if (outstanding_en) outstanding_q <= outstanding_d;
       if (rbuf_valid_en) rbuf_valid_q <= rbuf_valid_d;
+      if (outstanding_en) outstanding_q <= outstanding_d;
     end
   end
   always @(posedge clk_i) begin
-    if (rbuf7_en) rbuf7_q <= rbuf7_d;
-    if (rbuf6_en) rbuf6_q <= rbuf6_d;
-    if (rbuf5_en) rbuf5_q <= rbuf5_d;
-    if (rbuf4_en) rbuf4_q <= rbuf4_d;
-    if (rbuf3_en) rbuf3_q <= rbuf3_d;
-    if (rbuf2_en) rbuf2_q <= rbuf2_d;
-    if (rbuf1_en) rbuf1_q <= rbuf1_d;
     if (rbuf0_en) rbuf0_q <= rbuf0_d;
+    if (rbuf1_en) rbuf1_q <= rbuf1_d;
+    if (rbuf2_en) rbuf2_q <= rbuf2_d;
+    if (rbuf3_en) rbuf3_q <= rbuf3_d;
+    if (rbuf4_en) rbuf4_q <= rbuf4_d;
+    if (rbuf5_en) rbuf5_q <= rbuf5_d;
+    if (rbuf6_en) rbuf6_q <= rbuf6_d;
+    if (rbuf7_en) rbuf7_q <= rbuf7_d;
   end
 
   // Read path: chunks in order into the decompressor, restored beats out
@@ -791,10 +791,10 @@ module cpack_lossy_mc_b128 (
   wire u_restore_m_last_o;
   wire u_restore_m_err_o;
   wire dec_fire;
-  wire feed_done_en;
-  wire feed_done_d;
   wire feed_en;
   wire [2:0] feed_d;
+  wire feed_done_en;
+  wire feed_done_d;
   wire rsp_ready_int;
   wire rest_ready;
   wire rest_fire;
@@ -846,156 +846,59 @@ module cpack_lossy_mc_b128 (
   );
   assign dec_m_ready = u_restore_s_ready_o;
   assign dec_fire = (dec_valid & u_decomp_s_ready_o);
-  assign feed_done_en = ((state_q == STATE_DISPATCH) | (dec_fire & dec_last));
-  assign feed_done_d = ((dec_fire & dec_last) ? 1'd1 : 1'd0);
   assign feed_en = ((state_q == STATE_DISPATCH) | dec_fire);
   assign feed_d = (dec_fire ? (feed_q + 3'd1) : 3'd0);
+  assign feed_done_en = ((state_q == STATE_DISPATCH) | (dec_fire & dec_last));
+  assign feed_done_d = ((dec_fire & dec_last) ? 1'd1 : 1'd0);
   assign rest_ready = ((state_q == STATE_READ) & ~read_done_q & (rmw | rsp_ready_int));
   assign rest_m_ready = rest_ready;
   assign rest_fire = (u_restore_m_valid_o & rest_ready);
   assign read_done_en = ((state_q == STATE_DISPATCH) | (rest_fire & u_restore_m_last_o));
   assign read_done_d = ((rest_fire & u_restore_m_last_o) ? 1'd1 : 1'd0);
   always @(posedge clk_i) begin
-    if (feed_done_en) feed_done_q <= feed_done_d;
     if (feed_en) feed_q <= feed_d;
+    if (feed_done_en) feed_done_q <= feed_done_d;
     if (read_done_en) read_done_q <= read_done_d;
   end
 
   // Read-modify-write: restored bytes where the mask is clear
-  wire merge_en;
-  wire [2:0] merge_d;
-  wire wbuf7_en;
-  wire [127:0] wbuf7_d;
-  wire wbuf6_en;
-  wire [127:0] wbuf6_d;
-  wire wbuf5_en;
-  wire [127:0] wbuf5_d;
-  wire wbuf4_en;
-  wire [127:0] wbuf4_d;
-  wire wbuf3_en;
-  wire [127:0] wbuf3_d;
-  wire wbuf2_en;
-  wire [127:0] wbuf2_d;
-  wire wbuf1_en;
-  wire [127:0] wbuf1_d;
   wire wbuf0_en;
   wire [127:0] wbuf0_d;
+  wire wbuf1_en;
+  wire [127:0] wbuf1_d;
+  wire wbuf2_en;
+  wire [127:0] wbuf2_d;
+  wire wbuf3_en;
+  wire [127:0] wbuf3_d;
+  wire wbuf4_en;
+  wire [127:0] wbuf4_d;
+  wire wbuf5_en;
+  wire [127:0] wbuf5_d;
+  wire wbuf6_en;
+  wire [127:0] wbuf6_d;
+  wire wbuf7_en;
+  wire [127:0] wbuf7_d;
+  wire merge_en;
+  wire [2:0] merge_d;
   wire drained;
-  assign merge_en = ((state_q == STATE_DISPATCH) | (rest_fire & rmw));
-  assign merge_d = ((rest_fire & rmw) ? (merge_q + 3'd1) : 3'd0);
-  assign wbuf7_en = ((sm_fire & (sm_beat == 3'd7)) | (rest_fire & rmw & (merge_q == 3'd7)));
-  assign wbuf7_d = ((rest_fire & rmw & (merge_q == 3'd7)) ?
-                      {(wmask7_q[15] ? wbuf7_q[127:120] : u_restore_m_data_o[127:120]),
-                       (wmask7_q[14] ? wbuf7_q[119:112] : u_restore_m_data_o[119:112]),
-                       (wmask7_q[13] ? wbuf7_q[111:104] : u_restore_m_data_o[111:104]),
-                       (wmask7_q[12] ? wbuf7_q[103:96] : u_restore_m_data_o[103:96]),
-                       (wmask7_q[11] ? wbuf7_q[95:88] : u_restore_m_data_o[95:88]),
-                       (wmask7_q[10] ? wbuf7_q[87:80] : u_restore_m_data_o[87:80]),
-                       (wmask7_q[9] ? wbuf7_q[79:72] : u_restore_m_data_o[79:72]),
-                       (wmask7_q[8] ? wbuf7_q[71:64] : u_restore_m_data_o[71:64]),
-                       (wmask7_q[7] ? wbuf7_q[63:56] : u_restore_m_data_o[63:56]),
-                       (wmask7_q[6] ? wbuf7_q[55:48] : u_restore_m_data_o[55:48]),
-                       (wmask7_q[5] ? wbuf7_q[47:40] : u_restore_m_data_o[47:40]),
-                       (wmask7_q[4] ? wbuf7_q[39:32] : u_restore_m_data_o[39:32]),
-                       (wmask7_q[3] ? wbuf7_q[31:24] : u_restore_m_data_o[31:24]),
-                       (wmask7_q[2] ? wbuf7_q[23:16] : u_restore_m_data_o[23:16]),
-                       (wmask7_q[1] ? wbuf7_q[15:8] : u_restore_m_data_o[15:8]),
-                       (wmask7_q[0] ? wbuf7_q[7:0] : u_restore_m_data_o[7:0])}
-                    : pre_compq_head[170:43]);
-  assign wbuf6_en = ((sm_fire & (sm_beat == 3'd6)) | (rest_fire & rmw & (merge_q == 3'd6)));
-  assign wbuf6_d = ((rest_fire & rmw & (merge_q == 3'd6)) ?
-                      {(wmask6_q[15] ? wbuf6_q[127:120] : u_restore_m_data_o[127:120]),
-                       (wmask6_q[14] ? wbuf6_q[119:112] : u_restore_m_data_o[119:112]),
-                       (wmask6_q[13] ? wbuf6_q[111:104] : u_restore_m_data_o[111:104]),
-                       (wmask6_q[12] ? wbuf6_q[103:96] : u_restore_m_data_o[103:96]),
-                       (wmask6_q[11] ? wbuf6_q[95:88] : u_restore_m_data_o[95:88]),
-                       (wmask6_q[10] ? wbuf6_q[87:80] : u_restore_m_data_o[87:80]),
-                       (wmask6_q[9] ? wbuf6_q[79:72] : u_restore_m_data_o[79:72]),
-                       (wmask6_q[8] ? wbuf6_q[71:64] : u_restore_m_data_o[71:64]),
-                       (wmask6_q[7] ? wbuf6_q[63:56] : u_restore_m_data_o[63:56]),
-                       (wmask6_q[6] ? wbuf6_q[55:48] : u_restore_m_data_o[55:48]),
-                       (wmask6_q[5] ? wbuf6_q[47:40] : u_restore_m_data_o[47:40]),
-                       (wmask6_q[4] ? wbuf6_q[39:32] : u_restore_m_data_o[39:32]),
-                       (wmask6_q[3] ? wbuf6_q[31:24] : u_restore_m_data_o[31:24]),
-                       (wmask6_q[2] ? wbuf6_q[23:16] : u_restore_m_data_o[23:16]),
-                       (wmask6_q[1] ? wbuf6_q[15:8] : u_restore_m_data_o[15:8]),
-                       (wmask6_q[0] ? wbuf6_q[7:0] : u_restore_m_data_o[7:0])}
-                    : pre_compq_head[170:43]);
-  assign wbuf5_en = ((sm_fire & (sm_beat == 3'd5)) | (rest_fire & rmw & (merge_q == 3'd5)));
-  assign wbuf5_d = ((rest_fire & rmw & (merge_q == 3'd5)) ?
-                      {(wmask5_q[15] ? wbuf5_q[127:120] : u_restore_m_data_o[127:120]),
-                       (wmask5_q[14] ? wbuf5_q[119:112] : u_restore_m_data_o[119:112]),
-                       (wmask5_q[13] ? wbuf5_q[111:104] : u_restore_m_data_o[111:104]),
-                       (wmask5_q[12] ? wbuf5_q[103:96] : u_restore_m_data_o[103:96]),
-                       (wmask5_q[11] ? wbuf5_q[95:88] : u_restore_m_data_o[95:88]),
-                       (wmask5_q[10] ? wbuf5_q[87:80] : u_restore_m_data_o[87:80]),
-                       (wmask5_q[9] ? wbuf5_q[79:72] : u_restore_m_data_o[79:72]),
-                       (wmask5_q[8] ? wbuf5_q[71:64] : u_restore_m_data_o[71:64]),
-                       (wmask5_q[7] ? wbuf5_q[63:56] : u_restore_m_data_o[63:56]),
-                       (wmask5_q[6] ? wbuf5_q[55:48] : u_restore_m_data_o[55:48]),
-                       (wmask5_q[5] ? wbuf5_q[47:40] : u_restore_m_data_o[47:40]),
-                       (wmask5_q[4] ? wbuf5_q[39:32] : u_restore_m_data_o[39:32]),
-                       (wmask5_q[3] ? wbuf5_q[31:24] : u_restore_m_data_o[31:24]),
-                       (wmask5_q[2] ? wbuf5_q[23:16] : u_restore_m_data_o[23:16]),
-                       (wmask5_q[1] ? wbuf5_q[15:8] : u_restore_m_data_o[15:8]),
-                       (wmask5_q[0] ? wbuf5_q[7:0] : u_restore_m_data_o[7:0])}
-                    : pre_compq_head[170:43]);
-  assign wbuf4_en = ((sm_fire & (sm_beat == 3'd4)) | (rest_fire & rmw & (merge_q == 3'd4)));
-  assign wbuf4_d = ((rest_fire & rmw & (merge_q == 3'd4)) ?
-                      {(wmask4_q[15] ? wbuf4_q[127:120] : u_restore_m_data_o[127:120]),
-                       (wmask4_q[14] ? wbuf4_q[119:112] : u_restore_m_data_o[119:112]),
-                       (wmask4_q[13] ? wbuf4_q[111:104] : u_restore_m_data_o[111:104]),
-                       (wmask4_q[12] ? wbuf4_q[103:96] : u_restore_m_data_o[103:96]),
-                       (wmask4_q[11] ? wbuf4_q[95:88] : u_restore_m_data_o[95:88]),
-                       (wmask4_q[10] ? wbuf4_q[87:80] : u_restore_m_data_o[87:80]),
-                       (wmask4_q[9] ? wbuf4_q[79:72] : u_restore_m_data_o[79:72]),
-                       (wmask4_q[8] ? wbuf4_q[71:64] : u_restore_m_data_o[71:64]),
-                       (wmask4_q[7] ? wbuf4_q[63:56] : u_restore_m_data_o[63:56]),
-                       (wmask4_q[6] ? wbuf4_q[55:48] : u_restore_m_data_o[55:48]),
-                       (wmask4_q[5] ? wbuf4_q[47:40] : u_restore_m_data_o[47:40]),
-                       (wmask4_q[4] ? wbuf4_q[39:32] : u_restore_m_data_o[39:32]),
-                       (wmask4_q[3] ? wbuf4_q[31:24] : u_restore_m_data_o[31:24]),
-                       (wmask4_q[2] ? wbuf4_q[23:16] : u_restore_m_data_o[23:16]),
-                       (wmask4_q[1] ? wbuf4_q[15:8] : u_restore_m_data_o[15:8]),
-                       (wmask4_q[0] ? wbuf4_q[7:0] : u_restore_m_data_o[7:0])}
-                    : pre_compq_head[170:43]);
-  assign wbuf3_en = ((sm_fire & (sm_beat == 3'd3)) | (rest_fire & rmw & (merge_q == 3'd3)));
-  assign wbuf3_d = ((rest_fire & rmw & (merge_q == 3'd3)) ?
-                      {(wmask3_q[15] ? wbuf3_q[127:120] : u_restore_m_data_o[127:120]),
-                       (wmask3_q[14] ? wbuf3_q[119:112] : u_restore_m_data_o[119:112]),
-                       (wmask3_q[13] ? wbuf3_q[111:104] : u_restore_m_data_o[111:104]),
-                       (wmask3_q[12] ? wbuf3_q[103:96] : u_restore_m_data_o[103:96]),
-                       (wmask3_q[11] ? wbuf3_q[95:88] : u_restore_m_data_o[95:88]),
-                       (wmask3_q[10] ? wbuf3_q[87:80] : u_restore_m_data_o[87:80]),
-                       (wmask3_q[9] ? wbuf3_q[79:72] : u_restore_m_data_o[79:72]),
-                       (wmask3_q[8] ? wbuf3_q[71:64] : u_restore_m_data_o[71:64]),
-                       (wmask3_q[7] ? wbuf3_q[63:56] : u_restore_m_data_o[63:56]),
-                       (wmask3_q[6] ? wbuf3_q[55:48] : u_restore_m_data_o[55:48]),
-                       (wmask3_q[5] ? wbuf3_q[47:40] : u_restore_m_data_o[47:40]),
-                       (wmask3_q[4] ? wbuf3_q[39:32] : u_restore_m_data_o[39:32]),
-                       (wmask3_q[3] ? wbuf3_q[31:24] : u_restore_m_data_o[31:24]),
-                       (wmask3_q[2] ? wbuf3_q[23:16] : u_restore_m_data_o[23:16]),
-                       (wmask3_q[1] ? wbuf3_q[15:8] : u_restore_m_data_o[15:8]),
-                       (wmask3_q[0] ? wbuf3_q[7:0] : u_restore_m_data_o[7:0])}
-                    : pre_compq_head[170:43]);
-  assign wbuf2_en = ((sm_fire & (sm_beat == 3'd2)) | (rest_fire & rmw & (merge_q == 3'd2)));
-  assign wbuf2_d = ((rest_fire & rmw & (merge_q == 3'd2)) ?
-                      {(wmask2_q[15] ? wbuf2_q[127:120] : u_restore_m_data_o[127:120]),
-                       (wmask2_q[14] ? wbuf2_q[119:112] : u_restore_m_data_o[119:112]),
-                       (wmask2_q[13] ? wbuf2_q[111:104] : u_restore_m_data_o[111:104]),
-                       (wmask2_q[12] ? wbuf2_q[103:96] : u_restore_m_data_o[103:96]),
-                       (wmask2_q[11] ? wbuf2_q[95:88] : u_restore_m_data_o[95:88]),
-                       (wmask2_q[10] ? wbuf2_q[87:80] : u_restore_m_data_o[87:80]),
-                       (wmask2_q[9] ? wbuf2_q[79:72] : u_restore_m_data_o[79:72]),
-                       (wmask2_q[8] ? wbuf2_q[71:64] : u_restore_m_data_o[71:64]),
-                       (wmask2_q[7] ? wbuf2_q[63:56] : u_restore_m_data_o[63:56]),
-                       (wmask2_q[6] ? wbuf2_q[55:48] : u_restore_m_data_o[55:48]),
-                       (wmask2_q[5] ? wbuf2_q[47:40] : u_restore_m_data_o[47:40]),
-                       (wmask2_q[4] ? wbuf2_q[39:32] : u_restore_m_data_o[39:32]),
-                       (wmask2_q[3] ? wbuf2_q[31:24] : u_restore_m_data_o[31:24]),
-                       (wmask2_q[2] ? wbuf2_q[23:16] : u_restore_m_data_o[23:16]),
-                       (wmask2_q[1] ? wbuf2_q[15:8] : u_restore_m_data_o[15:8]),
-                       (wmask2_q[0] ? wbuf2_q[7:0] : u_restore_m_data_o[7:0])}
+  assign wbuf0_en = ((sm_fire & (sm_beat == 3'd0)) | (rest_fire & rmw & (merge_q == 3'd0)));
+  assign wbuf0_d = ((rest_fire & rmw & (merge_q == 3'd0)) ?
+                      {(wmask0_q[15] ? wbuf0_q[127:120] : u_restore_m_data_o[127:120]),
+                       (wmask0_q[14] ? wbuf0_q[119:112] : u_restore_m_data_o[119:112]),
+                       (wmask0_q[13] ? wbuf0_q[111:104] : u_restore_m_data_o[111:104]),
+                       (wmask0_q[12] ? wbuf0_q[103:96] : u_restore_m_data_o[103:96]),
+                       (wmask0_q[11] ? wbuf0_q[95:88] : u_restore_m_data_o[95:88]),
+                       (wmask0_q[10] ? wbuf0_q[87:80] : u_restore_m_data_o[87:80]),
+                       (wmask0_q[9] ? wbuf0_q[79:72] : u_restore_m_data_o[79:72]),
+                       (wmask0_q[8] ? wbuf0_q[71:64] : u_restore_m_data_o[71:64]),
+                       (wmask0_q[7] ? wbuf0_q[63:56] : u_restore_m_data_o[63:56]),
+                       (wmask0_q[6] ? wbuf0_q[55:48] : u_restore_m_data_o[55:48]),
+                       (wmask0_q[5] ? wbuf0_q[47:40] : u_restore_m_data_o[47:40]),
+                       (wmask0_q[4] ? wbuf0_q[39:32] : u_restore_m_data_o[39:32]),
+                       (wmask0_q[3] ? wbuf0_q[31:24] : u_restore_m_data_o[31:24]),
+                       (wmask0_q[2] ? wbuf0_q[23:16] : u_restore_m_data_o[23:16]),
+                       (wmask0_q[1] ? wbuf0_q[15:8] : u_restore_m_data_o[15:8]),
+                       (wmask0_q[0] ? wbuf0_q[7:0] : u_restore_m_data_o[7:0])}
                     : pre_compq_head[170:43]);
   assign wbuf1_en = ((sm_fire & (sm_beat == 3'd1)) | (rest_fire & rmw & (merge_q == 3'd1)));
   assign wbuf1_d = ((rest_fire & rmw & (merge_q == 3'd1)) ?
@@ -1016,36 +919,133 @@ module cpack_lossy_mc_b128 (
                        (wmask1_q[1] ? wbuf1_q[15:8] : u_restore_m_data_o[15:8]),
                        (wmask1_q[0] ? wbuf1_q[7:0] : u_restore_m_data_o[7:0])}
                     : pre_compq_head[170:43]);
-  assign wbuf0_en = ((sm_fire & (sm_beat == 3'd0)) | (rest_fire & rmw & (merge_q == 3'd0)));
-  assign wbuf0_d = ((rest_fire & rmw & (merge_q == 3'd0)) ?
-                      {(wmask0_q[15] ? wbuf0_q[127:120] : u_restore_m_data_o[127:120]),
-                       (wmask0_q[14] ? wbuf0_q[119:112] : u_restore_m_data_o[119:112]),
-                       (wmask0_q[13] ? wbuf0_q[111:104] : u_restore_m_data_o[111:104]),
-                       (wmask0_q[12] ? wbuf0_q[103:96] : u_restore_m_data_o[103:96]),
-                       (wmask0_q[11] ? wbuf0_q[95:88] : u_restore_m_data_o[95:88]),
-                       (wmask0_q[10] ? wbuf0_q[87:80] : u_restore_m_data_o[87:80]),
-                       (wmask0_q[9] ? wbuf0_q[79:72] : u_restore_m_data_o[79:72]),
-                       (wmask0_q[8] ? wbuf0_q[71:64] : u_restore_m_data_o[71:64]),
-                       (wmask0_q[7] ? wbuf0_q[63:56] : u_restore_m_data_o[63:56]),
-                       (wmask0_q[6] ? wbuf0_q[55:48] : u_restore_m_data_o[55:48]),
-                       (wmask0_q[5] ? wbuf0_q[47:40] : u_restore_m_data_o[47:40]),
-                       (wmask0_q[4] ? wbuf0_q[39:32] : u_restore_m_data_o[39:32]),
-                       (wmask0_q[3] ? wbuf0_q[31:24] : u_restore_m_data_o[31:24]),
-                       (wmask0_q[2] ? wbuf0_q[23:16] : u_restore_m_data_o[23:16]),
-                       (wmask0_q[1] ? wbuf0_q[15:8] : u_restore_m_data_o[15:8]),
-                       (wmask0_q[0] ? wbuf0_q[7:0] : u_restore_m_data_o[7:0])}
+  assign wbuf2_en = ((sm_fire & (sm_beat == 3'd2)) | (rest_fire & rmw & (merge_q == 3'd2)));
+  assign wbuf2_d = ((rest_fire & rmw & (merge_q == 3'd2)) ?
+                      {(wmask2_q[15] ? wbuf2_q[127:120] : u_restore_m_data_o[127:120]),
+                       (wmask2_q[14] ? wbuf2_q[119:112] : u_restore_m_data_o[119:112]),
+                       (wmask2_q[13] ? wbuf2_q[111:104] : u_restore_m_data_o[111:104]),
+                       (wmask2_q[12] ? wbuf2_q[103:96] : u_restore_m_data_o[103:96]),
+                       (wmask2_q[11] ? wbuf2_q[95:88] : u_restore_m_data_o[95:88]),
+                       (wmask2_q[10] ? wbuf2_q[87:80] : u_restore_m_data_o[87:80]),
+                       (wmask2_q[9] ? wbuf2_q[79:72] : u_restore_m_data_o[79:72]),
+                       (wmask2_q[8] ? wbuf2_q[71:64] : u_restore_m_data_o[71:64]),
+                       (wmask2_q[7] ? wbuf2_q[63:56] : u_restore_m_data_o[63:56]),
+                       (wmask2_q[6] ? wbuf2_q[55:48] : u_restore_m_data_o[55:48]),
+                       (wmask2_q[5] ? wbuf2_q[47:40] : u_restore_m_data_o[47:40]),
+                       (wmask2_q[4] ? wbuf2_q[39:32] : u_restore_m_data_o[39:32]),
+                       (wmask2_q[3] ? wbuf2_q[31:24] : u_restore_m_data_o[31:24]),
+                       (wmask2_q[2] ? wbuf2_q[23:16] : u_restore_m_data_o[23:16]),
+                       (wmask2_q[1] ? wbuf2_q[15:8] : u_restore_m_data_o[15:8]),
+                       (wmask2_q[0] ? wbuf2_q[7:0] : u_restore_m_data_o[7:0])}
                     : pre_compq_head[170:43]);
+  assign wbuf3_en = ((sm_fire & (sm_beat == 3'd3)) | (rest_fire & rmw & (merge_q == 3'd3)));
+  assign wbuf3_d = ((rest_fire & rmw & (merge_q == 3'd3)) ?
+                      {(wmask3_q[15] ? wbuf3_q[127:120] : u_restore_m_data_o[127:120]),
+                       (wmask3_q[14] ? wbuf3_q[119:112] : u_restore_m_data_o[119:112]),
+                       (wmask3_q[13] ? wbuf3_q[111:104] : u_restore_m_data_o[111:104]),
+                       (wmask3_q[12] ? wbuf3_q[103:96] : u_restore_m_data_o[103:96]),
+                       (wmask3_q[11] ? wbuf3_q[95:88] : u_restore_m_data_o[95:88]),
+                       (wmask3_q[10] ? wbuf3_q[87:80] : u_restore_m_data_o[87:80]),
+                       (wmask3_q[9] ? wbuf3_q[79:72] : u_restore_m_data_o[79:72]),
+                       (wmask3_q[8] ? wbuf3_q[71:64] : u_restore_m_data_o[71:64]),
+                       (wmask3_q[7] ? wbuf3_q[63:56] : u_restore_m_data_o[63:56]),
+                       (wmask3_q[6] ? wbuf3_q[55:48] : u_restore_m_data_o[55:48]),
+                       (wmask3_q[5] ? wbuf3_q[47:40] : u_restore_m_data_o[47:40]),
+                       (wmask3_q[4] ? wbuf3_q[39:32] : u_restore_m_data_o[39:32]),
+                       (wmask3_q[3] ? wbuf3_q[31:24] : u_restore_m_data_o[31:24]),
+                       (wmask3_q[2] ? wbuf3_q[23:16] : u_restore_m_data_o[23:16]),
+                       (wmask3_q[1] ? wbuf3_q[15:8] : u_restore_m_data_o[15:8]),
+                       (wmask3_q[0] ? wbuf3_q[7:0] : u_restore_m_data_o[7:0])}
+                    : pre_compq_head[170:43]);
+  assign wbuf4_en = ((sm_fire & (sm_beat == 3'd4)) | (rest_fire & rmw & (merge_q == 3'd4)));
+  assign wbuf4_d = ((rest_fire & rmw & (merge_q == 3'd4)) ?
+                      {(wmask4_q[15] ? wbuf4_q[127:120] : u_restore_m_data_o[127:120]),
+                       (wmask4_q[14] ? wbuf4_q[119:112] : u_restore_m_data_o[119:112]),
+                       (wmask4_q[13] ? wbuf4_q[111:104] : u_restore_m_data_o[111:104]),
+                       (wmask4_q[12] ? wbuf4_q[103:96] : u_restore_m_data_o[103:96]),
+                       (wmask4_q[11] ? wbuf4_q[95:88] : u_restore_m_data_o[95:88]),
+                       (wmask4_q[10] ? wbuf4_q[87:80] : u_restore_m_data_o[87:80]),
+                       (wmask4_q[9] ? wbuf4_q[79:72] : u_restore_m_data_o[79:72]),
+                       (wmask4_q[8] ? wbuf4_q[71:64] : u_restore_m_data_o[71:64]),
+                       (wmask4_q[7] ? wbuf4_q[63:56] : u_restore_m_data_o[63:56]),
+                       (wmask4_q[6] ? wbuf4_q[55:48] : u_restore_m_data_o[55:48]),
+                       (wmask4_q[5] ? wbuf4_q[47:40] : u_restore_m_data_o[47:40]),
+                       (wmask4_q[4] ? wbuf4_q[39:32] : u_restore_m_data_o[39:32]),
+                       (wmask4_q[3] ? wbuf4_q[31:24] : u_restore_m_data_o[31:24]),
+                       (wmask4_q[2] ? wbuf4_q[23:16] : u_restore_m_data_o[23:16]),
+                       (wmask4_q[1] ? wbuf4_q[15:8] : u_restore_m_data_o[15:8]),
+                       (wmask4_q[0] ? wbuf4_q[7:0] : u_restore_m_data_o[7:0])}
+                    : pre_compq_head[170:43]);
+  assign wbuf5_en = ((sm_fire & (sm_beat == 3'd5)) | (rest_fire & rmw & (merge_q == 3'd5)));
+  assign wbuf5_d = ((rest_fire & rmw & (merge_q == 3'd5)) ?
+                      {(wmask5_q[15] ? wbuf5_q[127:120] : u_restore_m_data_o[127:120]),
+                       (wmask5_q[14] ? wbuf5_q[119:112] : u_restore_m_data_o[119:112]),
+                       (wmask5_q[13] ? wbuf5_q[111:104] : u_restore_m_data_o[111:104]),
+                       (wmask5_q[12] ? wbuf5_q[103:96] : u_restore_m_data_o[103:96]),
+                       (wmask5_q[11] ? wbuf5_q[95:88] : u_restore_m_data_o[95:88]),
+                       (wmask5_q[10] ? wbuf5_q[87:80] : u_restore_m_data_o[87:80]),
+                       (wmask5_q[9] ? wbuf5_q[79:72] : u_restore_m_data_o[79:72]),
+                       (wmask5_q[8] ? wbuf5_q[71:64] : u_restore_m_data_o[71:64]),
+                       (wmask5_q[7] ? wbuf5_q[63:56] : u_restore_m_data_o[63:56]),
+                       (wmask5_q[6] ? wbuf5_q[55:48] : u_restore_m_data_o[55:48]),
+                       (wmask5_q[5] ? wbuf5_q[47:40] : u_restore_m_data_o[47:40]),
+                       (wmask5_q[4] ? wbuf5_q[39:32] : u_restore_m_data_o[39:32]),
+                       (wmask5_q[3] ? wbuf5_q[31:24] : u_restore_m_data_o[31:24]),
+                       (wmask5_q[2] ? wbuf5_q[23:16] : u_restore_m_data_o[23:16]),
+                       (wmask5_q[1] ? wbuf5_q[15:8] : u_restore_m_data_o[15:8]),
+                       (wmask5_q[0] ? wbuf5_q[7:0] : u_restore_m_data_o[7:0])}
+                    : pre_compq_head[170:43]);
+  assign wbuf6_en = ((sm_fire & (sm_beat == 3'd6)) | (rest_fire & rmw & (merge_q == 3'd6)));
+  assign wbuf6_d = ((rest_fire & rmw & (merge_q == 3'd6)) ?
+                      {(wmask6_q[15] ? wbuf6_q[127:120] : u_restore_m_data_o[127:120]),
+                       (wmask6_q[14] ? wbuf6_q[119:112] : u_restore_m_data_o[119:112]),
+                       (wmask6_q[13] ? wbuf6_q[111:104] : u_restore_m_data_o[111:104]),
+                       (wmask6_q[12] ? wbuf6_q[103:96] : u_restore_m_data_o[103:96]),
+                       (wmask6_q[11] ? wbuf6_q[95:88] : u_restore_m_data_o[95:88]),
+                       (wmask6_q[10] ? wbuf6_q[87:80] : u_restore_m_data_o[87:80]),
+                       (wmask6_q[9] ? wbuf6_q[79:72] : u_restore_m_data_o[79:72]),
+                       (wmask6_q[8] ? wbuf6_q[71:64] : u_restore_m_data_o[71:64]),
+                       (wmask6_q[7] ? wbuf6_q[63:56] : u_restore_m_data_o[63:56]),
+                       (wmask6_q[6] ? wbuf6_q[55:48] : u_restore_m_data_o[55:48]),
+                       (wmask6_q[5] ? wbuf6_q[47:40] : u_restore_m_data_o[47:40]),
+                       (wmask6_q[4] ? wbuf6_q[39:32] : u_restore_m_data_o[39:32]),
+                       (wmask6_q[3] ? wbuf6_q[31:24] : u_restore_m_data_o[31:24]),
+                       (wmask6_q[2] ? wbuf6_q[23:16] : u_restore_m_data_o[23:16]),
+                       (wmask6_q[1] ? wbuf6_q[15:8] : u_restore_m_data_o[15:8]),
+                       (wmask6_q[0] ? wbuf6_q[7:0] : u_restore_m_data_o[7:0])}
+                    : pre_compq_head[170:43]);
+  assign wbuf7_en = ((sm_fire & (sm_beat == 3'd7)) | (rest_fire & rmw & (merge_q == 3'd7)));
+  assign wbuf7_d = ((rest_fire & rmw & (merge_q == 3'd7)) ?
+                      {(wmask7_q[15] ? wbuf7_q[127:120] : u_restore_m_data_o[127:120]),
+                       (wmask7_q[14] ? wbuf7_q[119:112] : u_restore_m_data_o[119:112]),
+                       (wmask7_q[13] ? wbuf7_q[111:104] : u_restore_m_data_o[111:104]),
+                       (wmask7_q[12] ? wbuf7_q[103:96] : u_restore_m_data_o[103:96]),
+                       (wmask7_q[11] ? wbuf7_q[95:88] : u_restore_m_data_o[95:88]),
+                       (wmask7_q[10] ? wbuf7_q[87:80] : u_restore_m_data_o[87:80]),
+                       (wmask7_q[9] ? wbuf7_q[79:72] : u_restore_m_data_o[79:72]),
+                       (wmask7_q[8] ? wbuf7_q[71:64] : u_restore_m_data_o[71:64]),
+                       (wmask7_q[7] ? wbuf7_q[63:56] : u_restore_m_data_o[63:56]),
+                       (wmask7_q[6] ? wbuf7_q[55:48] : u_restore_m_data_o[55:48]),
+                       (wmask7_q[5] ? wbuf7_q[47:40] : u_restore_m_data_o[47:40]),
+                       (wmask7_q[4] ? wbuf7_q[39:32] : u_restore_m_data_o[39:32]),
+                       (wmask7_q[3] ? wbuf7_q[31:24] : u_restore_m_data_o[31:24]),
+                       (wmask7_q[2] ? wbuf7_q[23:16] : u_restore_m_data_o[23:16]),
+                       (wmask7_q[1] ? wbuf7_q[15:8] : u_restore_m_data_o[15:8]),
+                       (wmask7_q[0] ? wbuf7_q[7:0] : u_restore_m_data_o[7:0])}
+                    : pre_compq_head[170:43]);
+  assign merge_en = ((state_q == STATE_DISPATCH) | (rest_fire & rmw));
+  assign merge_d = ((rest_fire & rmw) ? (merge_q + 3'd1) : 3'd0);
   assign drained = (read_done_q & ~fetching & (outstanding_q == 4'd0));
   always @(posedge clk_i) begin
-    if (merge_en) merge_q <= merge_d;
-    if (wbuf7_en) wbuf7_q <= wbuf7_d;
-    if (wbuf6_en) wbuf6_q <= wbuf6_d;
-    if (wbuf5_en) wbuf5_q <= wbuf5_d;
-    if (wbuf4_en) wbuf4_q <= wbuf4_d;
-    if (wbuf3_en) wbuf3_q <= wbuf3_d;
-    if (wbuf2_en) wbuf2_q <= wbuf2_d;
-    if (wbuf1_en) wbuf1_q <= wbuf1_d;
     if (wbuf0_en) wbuf0_q <= wbuf0_d;
+    if (wbuf1_en) wbuf1_q <= wbuf1_d;
+    if (wbuf2_en) wbuf2_q <= wbuf2_d;
+    if (wbuf3_en) wbuf3_q <= wbuf3_d;
+    if (wbuf4_en) wbuf4_q <= wbuf4_d;
+    if (wbuf5_en) wbuf5_q <= wbuf5_d;
+    if (wbuf6_en) wbuf6_q <= wbuf6_d;
+    if (wbuf7_en) wbuf7_q <= wbuf7_d;
+    if (merge_en) merge_q <= merge_d;
   end
 
   // Responses: read beats from the restore unit, one acknowledgement per write

@@ -97,23 +97,23 @@ fn fault_model() -> (CacheRtlParams, Arc<Module>, FaultModel) {
     let top = cache(&p).unwrap();
     let lru = |v: &str| {
         v.replacen(
-            "(rank_s0_w1_q < touched_rank_s0)",
-            "(rank_s0_w1_q > touched_rank_s0)",
+            "(rank_w1_q[i] < touched_rank[i])",
+            "(rank_w1_q[i] > touched_rank[i])",
             1,
         )
     };
     let w = p.sector_addr_bits() - 1;
     let merge = move |v: &str| {
         v.replacen(
-            "(mshr0_addr_q == req_sector)",
-            &format!("(mshr0_addr_q[{w}:1] == req_sector[{w}:1])"),
+            "(mshr_addr_q[0] == req_sector)",
+            &format!("(mshr_addr_q[0][{w}:1] == req_sector[{w}:1])"),
             1,
         )
     };
     let reset = |v: &str| {
         v.replacen(
-            "mshr0_valid_q <= 1'd0;",
-            "mshr0_valid_q <= mshr0_valid_q;",
+            "for (k = 0; k < 4; k = k + 1) mshr_valid_q[k] <= 1'd0;",
+            "for (k = 1; k < 4; k = k + 1) mshr_valid_q[k] <= 1'd0;",
             1,
         )
     };

@@ -150,8 +150,8 @@ fn scoreboard_catches_injected_mc_faults() {
         }),
         ("md-dirty", cache_name, &|v: &str| {
             v.replacen(
-                "dirty_s0_w0_q <= dirty_s0_w0_d;",
-                "dirty_s0_w0_q <= 1'd0;",
+                "dirty_w0_q[k] <= dirty_w0_d[k];",
+                "dirty_w0_q[k] <= 1'd0;",
                 1,
             )
         }),

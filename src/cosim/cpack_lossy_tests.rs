@@ -483,15 +483,15 @@ fn md_cache_unit_matches_model_and_catches_faults() {
     let edits: [Edit; 2] = [
         ("lru", &|v: &str| {
             v.replacen(
-                "(rank_s0_w1_q < touched_rank_s0)",
-                "(rank_s0_w1_q > touched_rank_s0)",
+                "(rank_w1_q[i] < touched_rank[i])",
+                "(rank_w1_q[i] > touched_rank[i])",
                 1,
             )
         }),
         ("dirty", &|v: &str| {
             v.replacen(
-                "dirty_s0_w0_q <= dirty_s0_w0_d;",
-                "dirty_s0_w0_q <= 1'd0;",
+                "dirty_w0_q[k] <= dirty_w0_d[k];",
+                "dirty_w0_q[k] <= 1'd0;",
                 1,
             )
         }),

@@ -8,7 +8,9 @@
 //!
 //! * a register loads when any of its guards holds (`enable = g1 | g2 | ...`, omitted when
 //!   one assignment is unconditional) and its next state `x_d` is a priority mux of the
-//!   assigned values, the latest assignment first;
+//!   assigned values, the latest assignment first (an element of a register array has no
+//!   enable: its next state keeps its value when no guard holds, so runs of elements load in
+//!   one loop);
 //! * a defaulted wire is the same priority mux ending in its default.
 //!
 //! The lowered assignment is placed where the target was last set, so it is emitted in that
@@ -277,7 +279,17 @@ impl ModuleBuilder {
                     for a in &live[1..] {
                         next = a.guard.select(&a.value, &next);
                     }
+                    let element = self.is_element(r);
                     let enable = if is_one(&live[0].guard) {
+                        None
+                    } else if element {
+                        // An array element holds its value through its next state, so a
+                        // run of elements loads as one loop (`x_d[k]` keeps `x_q[k]`).
+                        let mut en = live[0].guard.clone();
+                        for a in &live[1..] {
+                            en = en | a.guard.clone();
+                        }
+                        next = en.select(&next, &r.q());
                         None
                     } else {
                         let mut en = live[0].guard.clone();
@@ -301,7 +313,9 @@ impl ModuleBuilder {
             }
             placed.push((pos, self.take_items_from(before)));
         }
-        // Insert from the back so earlier positions stay valid.
+        // Insert from the back so earlier positions stay valid; targets last set at one
+        // position are inserted there last-first, so they keep the order they were set in.
+        placed.reverse();
         placed.sort_by_key(|(p, _)| std::cmp::Reverse(*p));
         for (p, items) in placed {
             self.insert_items(p, items);

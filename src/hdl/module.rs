@@ -611,6 +611,11 @@ impl ModuleBuilder {
         self.problems.push(msg);
     }
 
+    /// Is register `r` an element of a register array?
+    pub(crate) fn is_element(&self, r: &Reg) -> bool {
+        self.m.signals[r.index()].elem.is_some()
+    }
+
     pub(crate) fn item_count(&self) -> usize {
         self.m.items.len()
     }

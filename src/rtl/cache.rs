@@ -284,32 +284,55 @@ fn state(
     let resp_p = m.reg("resp_payload_q", resp_l.width(), None);
     let mreq_v = m.reg("mreq_valid_q", 1, Some(0));
     let mreq_p = m.reg("mreq_payload_q", mreq_l.width(), None);
+    // Per-way arrays over the sets, and per-field arrays over the MSHRs.
+    let per_way = |m: &mut ModuleBuilder, f: &str, w: u32, reset: &dyn Fn(usize) -> u64| {
+        (0..g.nways)
+            .map(|k| {
+                m.reg_array(
+                    &format!("{}_w{}_q", f, k),
+                    w,
+                    g.nsets as u32,
+                    Some(reset(k)),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let tag = per_way(m, "tag", tagw, &|_| 0);
+    let valid = per_way(m, "valid", spl, &|_| 0);
+    let dirty = per_way(m, "dirty", spl, &|_| 0);
+    let rank = per_way(m, "rank", g.rankw, &|w| w as u64);
     let ways: Vec<Vec<WayRegs>> = (0..g.nsets)
         .map(|s| {
             (0..g.nways)
                 .map(|w| WayRegs {
-                    tag: m.reg(&format!("tag_s{}_w{}_q", s, w), tagw, Some(0)),
-                    valid: m.reg(&format!("valid_s{}_w{}_q", s, w), spl, Some(0)),
-                    dirty: m.reg(&format!("dirty_s{}_w{}_q", s, w), spl, Some(0)),
-                    rank: m.reg(&format!("rank_s{}_w{}_q", s, w), g.rankw, Some(w as u64)),
+                    tag: tag[w][s].clone(),
+                    valid: valid[w][s].clone(),
+                    dirty: dirty[w][s].clone(),
+                    rank: rank[w][s].clone(),
                 })
+                .collect()
+        })
+        .collect();
+    let nm = g.nm as u32;
+    let m_valid = m.reg_array("mshr_valid_q", 1, nm, Some(0));
+    let m_addr = m.reg_array("mshr_addr_q", saw, nm, None);
+    let m_count = m.reg_array("mshr_count_q", g.cntw, nm, Some(0));
+    let slot_w = [g.idw, g.lfw.max(1), 1, g.fb];
+    let slot_f = ["id", "field", "we", "wdata"];
+    let slots: Vec<Vec<Vec<Reg>>> = (0..g.ns)
+        .map(|k| {
+            (0..4)
+                .map(|i| m.reg_array(&format!("mshr_s{}_{}_q", k, slot_f[i]), slot_w[i], nm, None))
                 .collect()
         })
         .collect();
     let mshr: Vec<MshrRegs> = (0..g.nm)
         .map(|e| MshrRegs {
-            valid: m.reg(&format!("mshr{}_valid_q", e), 1, Some(0)),
-            addr: m.reg(&format!("mshr{}_addr_q", e), saw, None),
-            count: m.reg(&format!("mshr{}_count_q", e), g.cntw, Some(0)),
+            valid: m_valid[e].clone(),
+            addr: m_addr[e].clone(),
+            count: m_count[e].clone(),
             slots: (0..g.ns)
-                .map(|k| {
-                    [
-                        m.reg(&format!("mshr{}_s{}_id_q", e, k), g.idw, None),
-                        m.reg(&format!("mshr{}_s{}_field_q", e, k), g.lfw.max(1), None),
-                        m.reg(&format!("mshr{}_s{}_we_q", e, k), 1, None),
-                        m.reg(&format!("mshr{}_s{}_wdata_q", e, k), g.fb, None),
-                    ]
-                })
+                .map(|k| std::array::from_fn(|i| slots[k][i][e].clone()))
                 .collect(),
         })
         .collect();
@@ -876,30 +899,51 @@ fn way_update(m: &mut ModuleBuilder, g: &Geo, r: &Regs, lk: &Lookup, a: &Access,
         Expr::cat_lsb(&(0..spl).map(|j| s.eq_lit(j as u64)).collect::<Vec<_>>())
     };
     let acc_sec_oh = m.wire("acc_sec_onehot", &sec_onehot(&acc_sec));
-    for (s, set_ways) in r.ways.iter().enumerate() {
-        let in_set = m.wire(&format!("acc_set{}", s), &acc_set.eq_lit(s as u64));
-        let touched_rank = mux_tree(
-            &acc_way,
-            &set_ways.iter().map(|x| x.rank.q()).collect::<Vec<_>>(),
-        );
-        let tr = m.wire(&format!("touched_rank_s{}", s), &touched_rank);
-        for (w, x) in set_ways.iter().enumerate() {
-            let here = &in_set & &acc_way.eq_lit(w as u64);
-            m.when(&(install & &here), |m| {
-                m.set(&x.tag, &a.ftag);
-                m.set(
-                    &x.valid,
-                    &r.f_new
-                        .q()
-                        .select(&acc_sec_oh, &(x.valid.q() | acc_sec_oh.clone())),
-                );
-                m.when(&r.f_new.q(), |m| m.set(&x.dirty, &Expr::zero(spl as u32)));
-            });
-            m.when(&(&t.acc_take & &a.acc_we & &here), |m| {
-                m.set(&x.dirty, &(x.dirty.q() | acc_sec_oh.clone()));
-            });
-            let newer = x.rank.q().lt(&tr);
-            m.when(&(&touch & &in_set), |m| {
+    let sets: Vec<Expr> = (0..g.nsets).map(|s| acc_set.eq_lit(s as u64)).collect();
+    let in_set = m.wire_array("acc_in_set", &sets);
+    let touched: Vec<Expr> = r
+        .ways
+        .iter()
+        .map(|set_ways| {
+            mux_tree(
+                &acc_way,
+                &set_ways.iter().map(|x| x.rank.q()).collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    let tr = m.wire_array("touched_rank", &touched);
+    // One field of every way at a time, so each per-way array's loads are one run.
+    let each = |m: &mut ModuleBuilder,
+                f: &mut dyn FnMut(&mut ModuleBuilder, &WayRegs, Expr, usize)| {
+        for w in 0..g.nways {
+            for (s, set_ways) in r.ways.iter().enumerate() {
+                let here = &in_set[s] & &acc_way.eq_lit(w as u64);
+                f(m, &set_ways[w], here, s);
+            }
+        }
+    };
+    each(m, &mut |m, x, here, _| {
+        m.when(&(install & &here), |m| m.set(&x.tag, &a.ftag));
+    });
+    each(m, &mut |m, x, here, _| {
+        m.when(&(install & &here), |m| {
+            let grown = x.valid.q() | acc_sec_oh.clone();
+            m.set(&x.valid, &r.f_new.q().select(&acc_sec_oh, &grown));
+        });
+    });
+    each(m, &mut |m, x, here, _| {
+        m.when(&(install & &here), |m| {
+            m.when(&r.f_new.q(), |m| m.set(&x.dirty, &Expr::zero(spl as u32)));
+        });
+        m.when(&(&t.acc_take & &a.acc_we & &here), |m| {
+            m.set(&x.dirty, &(x.dirty.q() | acc_sec_oh.clone()));
+        });
+    });
+    for w in 0..g.nways {
+        for (s, set_ways) in r.ways.iter().enumerate() {
+            let x = &set_ways[w];
+            let newer = x.rank.q().lt(&tr[s]);
+            m.when(&(&touch & &in_set[s]), |m| {
                 let rk = acc_way.eq_lit(w as u64).select(
                     &Expr::zero(rankw),
                     &newer.select(&(x.rank.q() + Expr::lit(rankw, 1)), &x.rank.q()),
@@ -920,34 +964,38 @@ fn mshr_update(m: &mut ModuleBuilder, g: &Geo, r: &Regs, req: &Stream, lk: &Look
         req.field("we"),
         req.field("wdata"),
     );
+    let alloc: Vec<Expr> = (0..g.nm).map(|e| &t.miss_take & &lk.free[e]).collect();
+    let alloc = m.wire_array("mshr_alloc", &alloc);
+    let merge: Vec<Expr> = (0..g.nm).map(|e| &t.merge_take & &lk.r_match[e]).collect();
+    let merge = m.wire_array("mshr_merge", &merge);
+    let last = &t.in_rel & &!&t.rel_more;
+    let done: Vec<Expr> = (0..g.nm)
+        .map(|e| &last & &r.f_mshr.q().eq_lit(e as u64))
+        .collect();
+    let done = m.wire_array("mshr_done", &done);
+    // One field of every MSHR at a time, so each array's loads are one run.
     for (e, x) in r.mshr.iter().enumerate() {
-        let alloc = m.wire(&format!("mshr{}_alloc", e), &(&t.miss_take & &lk.free[e]));
-        let merge = m.wire(
-            &format!("mshr{}_merge", e),
-            &(&t.merge_take & &lk.r_match[e]),
-        );
-        m.when(&alloc, |m| {
-            m.set(&x.valid, &Expr::ones(1));
-            m.set(&x.addr, &lk.r_sector);
-            m.set(&x.count, &Expr::lit(cntw, 1));
-        });
-        m.when(&merge, |m| {
+        m.when(&alloc[e], |m| m.set(&x.valid, &Expr::ones(1)));
+        m.when(&done[e], |m| m.set(&x.valid, &Expr::zero(1)));
+    }
+    for (e, x) in r.mshr.iter().enumerate() {
+        m.when(&alloc[e], |m| m.set(&x.addr, &lk.r_sector));
+    }
+    for (e, x) in r.mshr.iter().enumerate() {
+        m.when(&alloc[e], |m| m.set(&x.count, &Expr::lit(cntw, 1)));
+        m.when(&merge[e], |m| {
             m.set(&x.count, &(x.count.q() + Expr::lit(cntw, 1)))
         });
-        let done = &(&t.in_rel & &!&t.rel_more) & &r.f_mshr.q().eq_lit(e as u64);
-        m.when(&done, |m| {
-            m.set(&x.valid, &Expr::zero(1));
-            m.set(&x.count, &Expr::zero(cntw));
-        });
-        for (k, sl) in x.slots.iter().enumerate() {
-            let at = (&alloc & &Expr::lit(1, (k == 0) as u64))
-                | (&merge & &x.count.q().eq_lit(k as u64));
-            m.when(&at, |m| {
-                m.set(&sl[0], &r_slot.0);
-                m.set(&sl[1], &r_slot.1);
-                m.set(&sl[2], &r_slot.2);
-                m.set(&sl[3], &r_slot.3);
-            });
+        m.when(&done[e], |m| m.set(&x.count, &Expr::zero(cntw)));
+    }
+    let fields = [r_slot.0, r_slot.1, r_slot.2, r_slot.3];
+    for k in 0..g.ns {
+        for (i, value) in fields.iter().enumerate() {
+            for (e, x) in r.mshr.iter().enumerate() {
+                let at = (&alloc[e] & &Expr::lit(1, (k == 0) as u64))
+                    | (&merge[e] & &x.count.q().eq_lit(k as u64));
+                m.when(&at, |m| m.set(&x.slots[k][i], value));
+            }
         }
     }
 }
