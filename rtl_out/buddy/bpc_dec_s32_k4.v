@@ -21,6 +21,7 @@ module bpc_dec_s32_k4 (
   integer k;
 
   // Accept: size code to mode and limit; the base token decoded at stream bit 0
+  wire [7:0] st_byte [0:127];
   wire [1023:0] st_in;
   wire code_zero;
   wire code_raw;
@@ -48,257 +49,36 @@ module bpc_dec_s32_k4 (
   reg  [30:0] prev_q;
   reg  err_q;
   (* mem2reg *) reg  [30:0] dbp_q [0:31];
-  assign st_in = {s_stream_i[1016], s_stream_i[1017], s_stream_i[1018], s_stream_i[1019],
-                  s_stream_i[1020], s_stream_i[1021], s_stream_i[1022], s_stream_i[1023],
-                  s_stream_i[1008], s_stream_i[1009], s_stream_i[1010], s_stream_i[1011],
-                  s_stream_i[1012], s_stream_i[1013], s_stream_i[1014], s_stream_i[1015],
-                  s_stream_i[1000], s_stream_i[1001], s_stream_i[1002], s_stream_i[1003],
-                  s_stream_i[1004], s_stream_i[1005], s_stream_i[1006], s_stream_i[1007],
-                  s_stream_i[992], s_stream_i[993], s_stream_i[994], s_stream_i[995],
-                  s_stream_i[996], s_stream_i[997], s_stream_i[998], s_stream_i[999],
-                  s_stream_i[984], s_stream_i[985], s_stream_i[986], s_stream_i[987],
-                  s_stream_i[988], s_stream_i[989], s_stream_i[990], s_stream_i[991],
-                  s_stream_i[976], s_stream_i[977], s_stream_i[978], s_stream_i[979],
-                  s_stream_i[980], s_stream_i[981], s_stream_i[982], s_stream_i[983],
-                  s_stream_i[968], s_stream_i[969], s_stream_i[970], s_stream_i[971],
-                  s_stream_i[972], s_stream_i[973], s_stream_i[974], s_stream_i[975],
-                  s_stream_i[960], s_stream_i[961], s_stream_i[962], s_stream_i[963],
-                  s_stream_i[964], s_stream_i[965], s_stream_i[966], s_stream_i[967],
-                  s_stream_i[952], s_stream_i[953], s_stream_i[954], s_stream_i[955],
-                  s_stream_i[956], s_stream_i[957], s_stream_i[958], s_stream_i[959],
-                  s_stream_i[944], s_stream_i[945], s_stream_i[946], s_stream_i[947],
-                  s_stream_i[948], s_stream_i[949], s_stream_i[950], s_stream_i[951],
-                  s_stream_i[936], s_stream_i[937], s_stream_i[938], s_stream_i[939],
-                  s_stream_i[940], s_stream_i[941], s_stream_i[942], s_stream_i[943],
-                  s_stream_i[928], s_stream_i[929], s_stream_i[930], s_stream_i[931],
-                  s_stream_i[932], s_stream_i[933], s_stream_i[934], s_stream_i[935],
-                  s_stream_i[920], s_stream_i[921], s_stream_i[922], s_stream_i[923],
-                  s_stream_i[924], s_stream_i[925], s_stream_i[926], s_stream_i[927],
-                  s_stream_i[912], s_stream_i[913], s_stream_i[914], s_stream_i[915],
-                  s_stream_i[916], s_stream_i[917], s_stream_i[918], s_stream_i[919],
-                  s_stream_i[904], s_stream_i[905], s_stream_i[906], s_stream_i[907],
-                  s_stream_i[908], s_stream_i[909], s_stream_i[910], s_stream_i[911],
-                  s_stream_i[896], s_stream_i[897], s_stream_i[898], s_stream_i[899],
-                  s_stream_i[900], s_stream_i[901], s_stream_i[902], s_stream_i[903],
-                  s_stream_i[888], s_stream_i[889], s_stream_i[890], s_stream_i[891],
-                  s_stream_i[892], s_stream_i[893], s_stream_i[894], s_stream_i[895],
-                  s_stream_i[880], s_stream_i[881], s_stream_i[882], s_stream_i[883],
-                  s_stream_i[884], s_stream_i[885], s_stream_i[886], s_stream_i[887],
-                  s_stream_i[872], s_stream_i[873], s_stream_i[874], s_stream_i[875],
-                  s_stream_i[876], s_stream_i[877], s_stream_i[878], s_stream_i[879],
-                  s_stream_i[864], s_stream_i[865], s_stream_i[866], s_stream_i[867],
-                  s_stream_i[868], s_stream_i[869], s_stream_i[870], s_stream_i[871],
-                  s_stream_i[856], s_stream_i[857], s_stream_i[858], s_stream_i[859],
-                  s_stream_i[860], s_stream_i[861], s_stream_i[862], s_stream_i[863],
-                  s_stream_i[848], s_stream_i[849], s_stream_i[850], s_stream_i[851],
-                  s_stream_i[852], s_stream_i[853], s_stream_i[854], s_stream_i[855],
-                  s_stream_i[840], s_stream_i[841], s_stream_i[842], s_stream_i[843],
-                  s_stream_i[844], s_stream_i[845], s_stream_i[846], s_stream_i[847],
-                  s_stream_i[832], s_stream_i[833], s_stream_i[834], s_stream_i[835],
-                  s_stream_i[836], s_stream_i[837], s_stream_i[838], s_stream_i[839],
-                  s_stream_i[824], s_stream_i[825], s_stream_i[826], s_stream_i[827],
-                  s_stream_i[828], s_stream_i[829], s_stream_i[830], s_stream_i[831],
-                  s_stream_i[816], s_stream_i[817], s_stream_i[818], s_stream_i[819],
-                  s_stream_i[820], s_stream_i[821], s_stream_i[822], s_stream_i[823],
-                  s_stream_i[808], s_stream_i[809], s_stream_i[810], s_stream_i[811],
-                  s_stream_i[812], s_stream_i[813], s_stream_i[814], s_stream_i[815],
-                  s_stream_i[800], s_stream_i[801], s_stream_i[802], s_stream_i[803],
-                  s_stream_i[804], s_stream_i[805], s_stream_i[806], s_stream_i[807],
-                  s_stream_i[792], s_stream_i[793], s_stream_i[794], s_stream_i[795],
-                  s_stream_i[796], s_stream_i[797], s_stream_i[798], s_stream_i[799],
-                  s_stream_i[784], s_stream_i[785], s_stream_i[786], s_stream_i[787],
-                  s_stream_i[788], s_stream_i[789], s_stream_i[790], s_stream_i[791],
-                  s_stream_i[776], s_stream_i[777], s_stream_i[778], s_stream_i[779],
-                  s_stream_i[780], s_stream_i[781], s_stream_i[782], s_stream_i[783],
-                  s_stream_i[768], s_stream_i[769], s_stream_i[770], s_stream_i[771],
-                  s_stream_i[772], s_stream_i[773], s_stream_i[774], s_stream_i[775],
-                  s_stream_i[760], s_stream_i[761], s_stream_i[762], s_stream_i[763],
-                  s_stream_i[764], s_stream_i[765], s_stream_i[766], s_stream_i[767],
-                  s_stream_i[752], s_stream_i[753], s_stream_i[754], s_stream_i[755],
-                  s_stream_i[756], s_stream_i[757], s_stream_i[758], s_stream_i[759],
-                  s_stream_i[744], s_stream_i[745], s_stream_i[746], s_stream_i[747],
-                  s_stream_i[748], s_stream_i[749], s_stream_i[750], s_stream_i[751],
-                  s_stream_i[736], s_stream_i[737], s_stream_i[738], s_stream_i[739],
-                  s_stream_i[740], s_stream_i[741], s_stream_i[742], s_stream_i[743],
-                  s_stream_i[728], s_stream_i[729], s_stream_i[730], s_stream_i[731],
-                  s_stream_i[732], s_stream_i[733], s_stream_i[734], s_stream_i[735],
-                  s_stream_i[720], s_stream_i[721], s_stream_i[722], s_stream_i[723],
-                  s_stream_i[724], s_stream_i[725], s_stream_i[726], s_stream_i[727],
-                  s_stream_i[712], s_stream_i[713], s_stream_i[714], s_stream_i[715],
-                  s_stream_i[716], s_stream_i[717], s_stream_i[718], s_stream_i[719],
-                  s_stream_i[704], s_stream_i[705], s_stream_i[706], s_stream_i[707],
-                  s_stream_i[708], s_stream_i[709], s_stream_i[710], s_stream_i[711],
-                  s_stream_i[696], s_stream_i[697], s_stream_i[698], s_stream_i[699],
-                  s_stream_i[700], s_stream_i[701], s_stream_i[702], s_stream_i[703],
-                  s_stream_i[688], s_stream_i[689], s_stream_i[690], s_stream_i[691],
-                  s_stream_i[692], s_stream_i[693], s_stream_i[694], s_stream_i[695],
-                  s_stream_i[680], s_stream_i[681], s_stream_i[682], s_stream_i[683],
-                  s_stream_i[684], s_stream_i[685], s_stream_i[686], s_stream_i[687],
-                  s_stream_i[672], s_stream_i[673], s_stream_i[674], s_stream_i[675],
-                  s_stream_i[676], s_stream_i[677], s_stream_i[678], s_stream_i[679],
-                  s_stream_i[664], s_stream_i[665], s_stream_i[666], s_stream_i[667],
-                  s_stream_i[668], s_stream_i[669], s_stream_i[670], s_stream_i[671],
-                  s_stream_i[656], s_stream_i[657], s_stream_i[658], s_stream_i[659],
-                  s_stream_i[660], s_stream_i[661], s_stream_i[662], s_stream_i[663],
-                  s_stream_i[648], s_stream_i[649], s_stream_i[650], s_stream_i[651],
-                  s_stream_i[652], s_stream_i[653], s_stream_i[654], s_stream_i[655],
-                  s_stream_i[640], s_stream_i[641], s_stream_i[642], s_stream_i[643],
-                  s_stream_i[644], s_stream_i[645], s_stream_i[646], s_stream_i[647],
-                  s_stream_i[632], s_stream_i[633], s_stream_i[634], s_stream_i[635],
-                  s_stream_i[636], s_stream_i[637], s_stream_i[638], s_stream_i[639],
-                  s_stream_i[624], s_stream_i[625], s_stream_i[626], s_stream_i[627],
-                  s_stream_i[628], s_stream_i[629], s_stream_i[630], s_stream_i[631],
-                  s_stream_i[616], s_stream_i[617], s_stream_i[618], s_stream_i[619],
-                  s_stream_i[620], s_stream_i[621], s_stream_i[622], s_stream_i[623],
-                  s_stream_i[608], s_stream_i[609], s_stream_i[610], s_stream_i[611],
-                  s_stream_i[612], s_stream_i[613], s_stream_i[614], s_stream_i[615],
-                  s_stream_i[600], s_stream_i[601], s_stream_i[602], s_stream_i[603],
-                  s_stream_i[604], s_stream_i[605], s_stream_i[606], s_stream_i[607],
-                  s_stream_i[592], s_stream_i[593], s_stream_i[594], s_stream_i[595],
-                  s_stream_i[596], s_stream_i[597], s_stream_i[598], s_stream_i[599],
-                  s_stream_i[584], s_stream_i[585], s_stream_i[586], s_stream_i[587],
-                  s_stream_i[588], s_stream_i[589], s_stream_i[590], s_stream_i[591],
-                  s_stream_i[576], s_stream_i[577], s_stream_i[578], s_stream_i[579],
-                  s_stream_i[580], s_stream_i[581], s_stream_i[582], s_stream_i[583],
-                  s_stream_i[568], s_stream_i[569], s_stream_i[570], s_stream_i[571],
-                  s_stream_i[572], s_stream_i[573], s_stream_i[574], s_stream_i[575],
-                  s_stream_i[560], s_stream_i[561], s_stream_i[562], s_stream_i[563],
-                  s_stream_i[564], s_stream_i[565], s_stream_i[566], s_stream_i[567],
-                  s_stream_i[552], s_stream_i[553], s_stream_i[554], s_stream_i[555],
-                  s_stream_i[556], s_stream_i[557], s_stream_i[558], s_stream_i[559],
-                  s_stream_i[544], s_stream_i[545], s_stream_i[546], s_stream_i[547],
-                  s_stream_i[548], s_stream_i[549], s_stream_i[550], s_stream_i[551],
-                  s_stream_i[536], s_stream_i[537], s_stream_i[538], s_stream_i[539],
-                  s_stream_i[540], s_stream_i[541], s_stream_i[542], s_stream_i[543],
-                  s_stream_i[528], s_stream_i[529], s_stream_i[530], s_stream_i[531],
-                  s_stream_i[532], s_stream_i[533], s_stream_i[534], s_stream_i[535],
-                  s_stream_i[520], s_stream_i[521], s_stream_i[522], s_stream_i[523],
-                  s_stream_i[524], s_stream_i[525], s_stream_i[526], s_stream_i[527],
-                  s_stream_i[512], s_stream_i[513], s_stream_i[514], s_stream_i[515],
-                  s_stream_i[516], s_stream_i[517], s_stream_i[518], s_stream_i[519],
-                  s_stream_i[504], s_stream_i[505], s_stream_i[506], s_stream_i[507],
-                  s_stream_i[508], s_stream_i[509], s_stream_i[510], s_stream_i[511],
-                  s_stream_i[496], s_stream_i[497], s_stream_i[498], s_stream_i[499],
-                  s_stream_i[500], s_stream_i[501], s_stream_i[502], s_stream_i[503],
-                  s_stream_i[488], s_stream_i[489], s_stream_i[490], s_stream_i[491],
-                  s_stream_i[492], s_stream_i[493], s_stream_i[494], s_stream_i[495],
-                  s_stream_i[480], s_stream_i[481], s_stream_i[482], s_stream_i[483],
-                  s_stream_i[484], s_stream_i[485], s_stream_i[486], s_stream_i[487],
-                  s_stream_i[472], s_stream_i[473], s_stream_i[474], s_stream_i[475],
-                  s_stream_i[476], s_stream_i[477], s_stream_i[478], s_stream_i[479],
-                  s_stream_i[464], s_stream_i[465], s_stream_i[466], s_stream_i[467],
-                  s_stream_i[468], s_stream_i[469], s_stream_i[470], s_stream_i[471],
-                  s_stream_i[456], s_stream_i[457], s_stream_i[458], s_stream_i[459],
-                  s_stream_i[460], s_stream_i[461], s_stream_i[462], s_stream_i[463],
-                  s_stream_i[448], s_stream_i[449], s_stream_i[450], s_stream_i[451],
-                  s_stream_i[452], s_stream_i[453], s_stream_i[454], s_stream_i[455],
-                  s_stream_i[440], s_stream_i[441], s_stream_i[442], s_stream_i[443],
-                  s_stream_i[444], s_stream_i[445], s_stream_i[446], s_stream_i[447],
-                  s_stream_i[432], s_stream_i[433], s_stream_i[434], s_stream_i[435],
-                  s_stream_i[436], s_stream_i[437], s_stream_i[438], s_stream_i[439],
-                  s_stream_i[424], s_stream_i[425], s_stream_i[426], s_stream_i[427],
-                  s_stream_i[428], s_stream_i[429], s_stream_i[430], s_stream_i[431],
-                  s_stream_i[416], s_stream_i[417], s_stream_i[418], s_stream_i[419],
-                  s_stream_i[420], s_stream_i[421], s_stream_i[422], s_stream_i[423],
-                  s_stream_i[408], s_stream_i[409], s_stream_i[410], s_stream_i[411],
-                  s_stream_i[412], s_stream_i[413], s_stream_i[414], s_stream_i[415],
-                  s_stream_i[400], s_stream_i[401], s_stream_i[402], s_stream_i[403],
-                  s_stream_i[404], s_stream_i[405], s_stream_i[406], s_stream_i[407],
-                  s_stream_i[392], s_stream_i[393], s_stream_i[394], s_stream_i[395],
-                  s_stream_i[396], s_stream_i[397], s_stream_i[398], s_stream_i[399],
-                  s_stream_i[384], s_stream_i[385], s_stream_i[386], s_stream_i[387],
-                  s_stream_i[388], s_stream_i[389], s_stream_i[390], s_stream_i[391],
-                  s_stream_i[376], s_stream_i[377], s_stream_i[378], s_stream_i[379],
-                  s_stream_i[380], s_stream_i[381], s_stream_i[382], s_stream_i[383],
-                  s_stream_i[368], s_stream_i[369], s_stream_i[370], s_stream_i[371],
-                  s_stream_i[372], s_stream_i[373], s_stream_i[374], s_stream_i[375],
-                  s_stream_i[360], s_stream_i[361], s_stream_i[362], s_stream_i[363],
-                  s_stream_i[364], s_stream_i[365], s_stream_i[366], s_stream_i[367],
-                  s_stream_i[352], s_stream_i[353], s_stream_i[354], s_stream_i[355],
-                  s_stream_i[356], s_stream_i[357], s_stream_i[358], s_stream_i[359],
-                  s_stream_i[344], s_stream_i[345], s_stream_i[346], s_stream_i[347],
-                  s_stream_i[348], s_stream_i[349], s_stream_i[350], s_stream_i[351],
-                  s_stream_i[336], s_stream_i[337], s_stream_i[338], s_stream_i[339],
-                  s_stream_i[340], s_stream_i[341], s_stream_i[342], s_stream_i[343],
-                  s_stream_i[328], s_stream_i[329], s_stream_i[330], s_stream_i[331],
-                  s_stream_i[332], s_stream_i[333], s_stream_i[334], s_stream_i[335],
-                  s_stream_i[320], s_stream_i[321], s_stream_i[322], s_stream_i[323],
-                  s_stream_i[324], s_stream_i[325], s_stream_i[326], s_stream_i[327],
-                  s_stream_i[312], s_stream_i[313], s_stream_i[314], s_stream_i[315],
-                  s_stream_i[316], s_stream_i[317], s_stream_i[318], s_stream_i[319],
-                  s_stream_i[304], s_stream_i[305], s_stream_i[306], s_stream_i[307],
-                  s_stream_i[308], s_stream_i[309], s_stream_i[310], s_stream_i[311],
-                  s_stream_i[296], s_stream_i[297], s_stream_i[298], s_stream_i[299],
-                  s_stream_i[300], s_stream_i[301], s_stream_i[302], s_stream_i[303],
-                  s_stream_i[288], s_stream_i[289], s_stream_i[290], s_stream_i[291],
-                  s_stream_i[292], s_stream_i[293], s_stream_i[294], s_stream_i[295],
-                  s_stream_i[280], s_stream_i[281], s_stream_i[282], s_stream_i[283],
-                  s_stream_i[284], s_stream_i[285], s_stream_i[286], s_stream_i[287],
-                  s_stream_i[272], s_stream_i[273], s_stream_i[274], s_stream_i[275],
-                  s_stream_i[276], s_stream_i[277], s_stream_i[278], s_stream_i[279],
-                  s_stream_i[264], s_stream_i[265], s_stream_i[266], s_stream_i[267],
-                  s_stream_i[268], s_stream_i[269], s_stream_i[270], s_stream_i[271],
-                  s_stream_i[256], s_stream_i[257], s_stream_i[258], s_stream_i[259],
-                  s_stream_i[260], s_stream_i[261], s_stream_i[262], s_stream_i[263],
-                  s_stream_i[248], s_stream_i[249], s_stream_i[250], s_stream_i[251],
-                  s_stream_i[252], s_stream_i[253], s_stream_i[254], s_stream_i[255],
-                  s_stream_i[240], s_stream_i[241], s_stream_i[242], s_stream_i[243],
-                  s_stream_i[244], s_stream_i[245], s_stream_i[246], s_stream_i[247],
-                  s_stream_i[232], s_stream_i[233], s_stream_i[234], s_stream_i[235],
-                  s_stream_i[236], s_stream_i[237], s_stream_i[238], s_stream_i[239],
-                  s_stream_i[224], s_stream_i[225], s_stream_i[226], s_stream_i[227],
-                  s_stream_i[228], s_stream_i[229], s_stream_i[230], s_stream_i[231],
-                  s_stream_i[216], s_stream_i[217], s_stream_i[218], s_stream_i[219],
-                  s_stream_i[220], s_stream_i[221], s_stream_i[222], s_stream_i[223],
-                  s_stream_i[208], s_stream_i[209], s_stream_i[210], s_stream_i[211],
-                  s_stream_i[212], s_stream_i[213], s_stream_i[214], s_stream_i[215],
-                  s_stream_i[200], s_stream_i[201], s_stream_i[202], s_stream_i[203],
-                  s_stream_i[204], s_stream_i[205], s_stream_i[206], s_stream_i[207],
-                  s_stream_i[192], s_stream_i[193], s_stream_i[194], s_stream_i[195],
-                  s_stream_i[196], s_stream_i[197], s_stream_i[198], s_stream_i[199],
-                  s_stream_i[184], s_stream_i[185], s_stream_i[186], s_stream_i[187],
-                  s_stream_i[188], s_stream_i[189], s_stream_i[190], s_stream_i[191],
-                  s_stream_i[176], s_stream_i[177], s_stream_i[178], s_stream_i[179],
-                  s_stream_i[180], s_stream_i[181], s_stream_i[182], s_stream_i[183],
-                  s_stream_i[168], s_stream_i[169], s_stream_i[170], s_stream_i[171],
-                  s_stream_i[172], s_stream_i[173], s_stream_i[174], s_stream_i[175],
-                  s_stream_i[160], s_stream_i[161], s_stream_i[162], s_stream_i[163],
-                  s_stream_i[164], s_stream_i[165], s_stream_i[166], s_stream_i[167],
-                  s_stream_i[152], s_stream_i[153], s_stream_i[154], s_stream_i[155],
-                  s_stream_i[156], s_stream_i[157], s_stream_i[158], s_stream_i[159],
-                  s_stream_i[144], s_stream_i[145], s_stream_i[146], s_stream_i[147],
-                  s_stream_i[148], s_stream_i[149], s_stream_i[150], s_stream_i[151],
-                  s_stream_i[136], s_stream_i[137], s_stream_i[138], s_stream_i[139],
-                  s_stream_i[140], s_stream_i[141], s_stream_i[142], s_stream_i[143],
-                  s_stream_i[128], s_stream_i[129], s_stream_i[130], s_stream_i[131],
-                  s_stream_i[132], s_stream_i[133], s_stream_i[134], s_stream_i[135],
-                  s_stream_i[120], s_stream_i[121], s_stream_i[122], s_stream_i[123],
-                  s_stream_i[124], s_stream_i[125], s_stream_i[126], s_stream_i[127],
-                  s_stream_i[112], s_stream_i[113], s_stream_i[114], s_stream_i[115],
-                  s_stream_i[116], s_stream_i[117], s_stream_i[118], s_stream_i[119],
-                  s_stream_i[104], s_stream_i[105], s_stream_i[106], s_stream_i[107],
-                  s_stream_i[108], s_stream_i[109], s_stream_i[110], s_stream_i[111],
-                  s_stream_i[96], s_stream_i[97], s_stream_i[98], s_stream_i[99], s_stream_i[100],
-                  s_stream_i[101], s_stream_i[102], s_stream_i[103], s_stream_i[88], s_stream_i[89],
-                  s_stream_i[90], s_stream_i[91], s_stream_i[92], s_stream_i[93], s_stream_i[94],
-                  s_stream_i[95], s_stream_i[80], s_stream_i[81], s_stream_i[82], s_stream_i[83],
-                  s_stream_i[84], s_stream_i[85], s_stream_i[86], s_stream_i[87], s_stream_i[72],
-                  s_stream_i[73], s_stream_i[74], s_stream_i[75], s_stream_i[76], s_stream_i[77],
-                  s_stream_i[78], s_stream_i[79], s_stream_i[64], s_stream_i[65], s_stream_i[66],
-                  s_stream_i[67], s_stream_i[68], s_stream_i[69], s_stream_i[70], s_stream_i[71],
-                  s_stream_i[56], s_stream_i[57], s_stream_i[58], s_stream_i[59], s_stream_i[60],
-                  s_stream_i[61], s_stream_i[62], s_stream_i[63], s_stream_i[48], s_stream_i[49],
-                  s_stream_i[50], s_stream_i[51], s_stream_i[52], s_stream_i[53], s_stream_i[54],
-                  s_stream_i[55], s_stream_i[40], s_stream_i[41], s_stream_i[42], s_stream_i[43],
-                  s_stream_i[44], s_stream_i[45], s_stream_i[46], s_stream_i[47], s_stream_i[32],
-                  s_stream_i[33], s_stream_i[34], s_stream_i[35], s_stream_i[36], s_stream_i[37],
-                  s_stream_i[38], s_stream_i[39], s_stream_i[24], s_stream_i[25], s_stream_i[26],
-                  s_stream_i[27], s_stream_i[28], s_stream_i[29], s_stream_i[30], s_stream_i[31],
-                  s_stream_i[16], s_stream_i[17], s_stream_i[18], s_stream_i[19], s_stream_i[20],
-                  s_stream_i[21], s_stream_i[22], s_stream_i[23], s_stream_i[8], s_stream_i[9],
-                  s_stream_i[10], s_stream_i[11], s_stream_i[12], s_stream_i[13], s_stream_i[14],
-                  s_stream_i[15], s_stream_i[0], s_stream_i[1], s_stream_i[2], s_stream_i[3],
-                  s_stream_i[4], s_stream_i[5], s_stream_i[6], s_stream_i[7]};
+  generate
+    for (i = 0; i < 128; i = i + 1) begin : g_st_byte
+      assign st_byte[i] = {s_stream_i[8*i], s_stream_i[8*i + 1], s_stream_i[8*i + 2],
+                           s_stream_i[8*i + 3], s_stream_i[8*i + 4], s_stream_i[8*i + 5],
+                           s_stream_i[8*i + 6], s_stream_i[8*i + 7]};
+    end
+  endgenerate
+  assign st_in = {st_byte[127], st_byte[126], st_byte[125], st_byte[124], st_byte[123],
+                  st_byte[122], st_byte[121], st_byte[120], st_byte[119], st_byte[118],
+                  st_byte[117], st_byte[116], st_byte[115], st_byte[114], st_byte[113],
+                  st_byte[112], st_byte[111], st_byte[110], st_byte[109], st_byte[108],
+                  st_byte[107], st_byte[106], st_byte[105], st_byte[104], st_byte[103],
+                  st_byte[102], st_byte[101], st_byte[100], st_byte[99], st_byte[98], st_byte[97],
+                  st_byte[96], st_byte[95], st_byte[94], st_byte[93], st_byte[92], st_byte[91],
+                  st_byte[90], st_byte[89], st_byte[88], st_byte[87], st_byte[86], st_byte[85],
+                  st_byte[84], st_byte[83], st_byte[82], st_byte[81], st_byte[80], st_byte[79],
+                  st_byte[78], st_byte[77], st_byte[76], st_byte[75], st_byte[74], st_byte[73],
+                  st_byte[72], st_byte[71], st_byte[70], st_byte[69], st_byte[68], st_byte[67],
+                  st_byte[66], st_byte[65], st_byte[64], st_byte[63], st_byte[62], st_byte[61],
+                  st_byte[60], st_byte[59], st_byte[58], st_byte[57], st_byte[56], st_byte[55],
+                  st_byte[54], st_byte[53], st_byte[52], st_byte[51], st_byte[50], st_byte[49],
+                  st_byte[48], st_byte[47], st_byte[46], st_byte[45], st_byte[44], st_byte[43],
+                  st_byte[42], st_byte[41], st_byte[40], st_byte[39], st_byte[38], st_byte[37],
+                  st_byte[36], st_byte[35], st_byte[34], st_byte[33], st_byte[32], st_byte[31],
+                  st_byte[30], st_byte[29], st_byte[28], st_byte[27], st_byte[26], st_byte[25],
+                  st_byte[24], st_byte[23], st_byte[22], st_byte[21], st_byte[20], st_byte[19],
+                  st_byte[18], st_byte[17], st_byte[16], st_byte[15], st_byte[14], st_byte[13],
+                  st_byte[12], st_byte[11], st_byte[10], st_byte[9], st_byte[8], st_byte[7],
+                  st_byte[6], st_byte[5], st_byte[4], st_byte[3], st_byte[2], st_byte[1],
+                  st_byte[0]};
   assign code_zero = (s_size_i == 4'd0);
   assign code_raw = (s_size_i == 4'd4);
   assign limit_in = (((s_size_i == 4'd5) ? 10'd64 : 10'd0) | ((s_size_i == 4'd1) ? 10'd256 : 10'd0)
@@ -571,6 +351,7 @@ module bpc_dec_s32_k4 (
   wire t0_valid;
   wire [5:0] t0_cnt;
   wire t0_err;
+  wire [30:0] u_t0_plane_dbp_o;
   wire [30:0] t0_dbp;
   wire [5:0] t0_left;
   wire [30:0] t0_prev;
@@ -582,6 +363,7 @@ module bpc_dec_s32_k4 (
   wire t1_valid;
   wire [5:0] t1_cnt;
   wire t1_err;
+  wire [30:0] u_t1_plane_dbp_o;
   wire [30:0] t1_dbp;
   wire [5:0] t1_left;
   wire [30:0] t1_prev;
@@ -593,6 +375,7 @@ module bpc_dec_s32_k4 (
   wire t2_valid;
   wire [5:0] t2_cnt;
   wire t2_err;
+  wire [30:0] u_t2_plane_dbp_o;
   wire [30:0] t2_dbp;
   wire [5:0] t2_left;
   wire [30:0] t2_prev;
@@ -604,6 +387,7 @@ module bpc_dec_s32_k4 (
   wire t3_valid;
   wire [5:0] t3_cnt;
   wire t3_err;
+  wire [30:0] u_t3_plane_dbp_o;
   wire [30:0] t3_dbp;
   wire [5:0] t3_left;
   wire [30:0] t3_prev;
@@ -1132,175 +916,14 @@ module bpc_dec_s32_k4 (
                                >= 5'd30)))
                       | ((start1_3 & over3) | (start1_5 & over5) | (start1_7 & over7)
                          | (start1_10 & over10) | (start1_32 & over32))));
-  assign t0_dbp = ((t0_cls[0] ?
-                      (prev_q
-                       ^ {t0_rawf[0], t0_rawf[1], t0_rawf[2], t0_rawf[3], t0_rawf[4], t0_rawf[5],
-                          t0_rawf[6], t0_rawf[7], t0_rawf[8], t0_rawf[9], t0_rawf[10], t0_rawf[11],
-                          t0_rawf[12], t0_rawf[13], t0_rawf[14], t0_rawf[15], t0_rawf[16],
-                          t0_rawf[17], t0_rawf[18], t0_rawf[19], t0_rawf[20], t0_rawf[21],
-                          t0_rawf[22], t0_rawf[23], t0_rawf[24], t0_rawf[25], t0_rawf[26],
-                          t0_rawf[27], t0_rawf[28], t0_rawf[29], t0_rawf[30]})
-                    : 31'd0) | ((t0_cls[1] | t0_cls[2]) ? prev_q : 31'd0)
-                   | ((t0_cls[3] ? (prev_q ^ 31'd2147483647) : 31'd0)
-                      | (t0_cls[5] ?
-                           (prev_q
-                            ^ {(({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd30)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd29)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd29)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd28)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd28)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd27)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd27)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd26)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd26)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd25)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd25)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd24)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd24)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd23)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd23)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd22)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd22)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd21)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd21)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd20)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd20)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd19)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd19)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd18)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd18)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd17)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd17)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd16)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd16)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd15)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd15)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd14)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd14)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd13)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd13)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd12)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd12)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd11)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd11)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd10)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd10)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd9)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd9)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd8)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd8)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd7)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd7)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd6)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd6)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd5)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd5)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd4)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd4)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd3)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd3)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd2)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd2)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd1)),
-                               (({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                 == 5'd1)
-                                | ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                   == 5'd0)),
-                               ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]}
-                                == 5'd0)})
-                         : 31'd0))
-                   | (t0_cls[6] ?
-                        (prev_q
-                         ^ {({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd30),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd29),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd28),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd27),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd26),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd25),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd24),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd23),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd22),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd21),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd20),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd19),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd18),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd17),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd16),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd15),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd14),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd13),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd12),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd11),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd10),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd9),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd8),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd7),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd6),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd5),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd4),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd3),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd2),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd1),
-                            ({t0_posf[0], t0_posf[1], t0_posf[2], t0_posf[3], t0_posf[4]} == 5'd0)})
-                      : 31'd0));
+  bpc_tok_plane_b31 u_t0_plane (
+    .cls_i(t0_cls),
+    .rawf_i(t0_rawf),
+    .posf_i(t0_posf),
+    .prev_i(prev_q),
+    .dbp_o(u_t0_plane_dbp_o)
+  );
+  assign t0_dbp = u_t0_plane_dbp_o;
   assign t0_left = (t0_valid ? (left_q - t0_cnt) : left_q);
   assign t0_prev = (t0_valid ? t0_dbp : prev_q);
   assign ok1 = (ok0 & ~t0_err);
@@ -1332,175 +955,14 @@ module bpc_dec_s32_k4 (
                          | (start2_15 & over15) | (start2_17 & over17) | (start2_20 & over20)
                          | (start2_35 & over35) | (start2_37 & over37) | (start2_39 & over39)
                          | (start2_42 & over42) | (start2_64 & over64))));
-  assign t1_dbp = ((t1_cls[0] ?
-                      (t0_prev
-                       ^ {t1_rawf[0], t1_rawf[1], t1_rawf[2], t1_rawf[3], t1_rawf[4], t1_rawf[5],
-                          t1_rawf[6], t1_rawf[7], t1_rawf[8], t1_rawf[9], t1_rawf[10], t1_rawf[11],
-                          t1_rawf[12], t1_rawf[13], t1_rawf[14], t1_rawf[15], t1_rawf[16],
-                          t1_rawf[17], t1_rawf[18], t1_rawf[19], t1_rawf[20], t1_rawf[21],
-                          t1_rawf[22], t1_rawf[23], t1_rawf[24], t1_rawf[25], t1_rawf[26],
-                          t1_rawf[27], t1_rawf[28], t1_rawf[29], t1_rawf[30]})
-                    : 31'd0) | ((t1_cls[1] | t1_cls[2]) ? t0_prev : 31'd0)
-                   | ((t1_cls[3] ? (t0_prev ^ 31'd2147483647) : 31'd0)
-                      | (t1_cls[5] ?
-                           (t0_prev
-                            ^ {(({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd30)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd29)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd29)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd28)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd28)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd27)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd27)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd26)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd26)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd25)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd25)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd24)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd24)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd23)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd23)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd22)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd22)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd21)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd21)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd20)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd20)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd19)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd19)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd18)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd18)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd17)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd17)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd16)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd16)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd15)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd15)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd14)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd14)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd13)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd13)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd12)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd12)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd11)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd11)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd10)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd10)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd9)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd9)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd8)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd8)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd7)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd7)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd6)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd6)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd5)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd5)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd4)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd4)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd3)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd3)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd2)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd2)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd1)),
-                               (({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                 == 5'd1)
-                                | ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                   == 5'd0)),
-                               ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]}
-                                == 5'd0)})
-                         : 31'd0))
-                   | (t1_cls[6] ?
-                        (t0_prev
-                         ^ {({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd30),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd29),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd28),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd27),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd26),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd25),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd24),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd23),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd22),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd21),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd20),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd19),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd18),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd17),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd16),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd15),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd14),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd13),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd12),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd11),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd10),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd9),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd8),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd7),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd6),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd5),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd4),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd3),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd2),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd1),
-                            ({t1_posf[0], t1_posf[1], t1_posf[2], t1_posf[3], t1_posf[4]} == 5'd0)})
-                      : 31'd0));
+  bpc_tok_plane_b31 u_t1_plane (
+    .cls_i(t1_cls),
+    .rawf_i(t1_rawf),
+    .posf_i(t1_posf),
+    .prev_i(t0_prev),
+    .dbp_o(u_t1_plane_dbp_o)
+  );
+  assign t1_dbp = u_t1_plane_dbp_o;
   assign t1_left = (t1_valid ? (t0_left - t1_cnt) : t0_left);
   assign t1_prev = (t1_valid ? t1_dbp : t0_prev);
   assign ok2 = (ok1 & ~t1_err);
@@ -1553,175 +1015,14 @@ module bpc_dec_s32_k4 (
                          | (start3_46 & over46) | (start3_47 & over47) | (start3_49 & over49)
                          | (start3_52 & over52) | (start3_67 & over67) | (start3_69 & over69)
                          | (start3_71 & over71) | (start3_74 & over74) | (start3_96 & over96))));
-  assign t2_dbp = ((t2_cls[0] ?
-                      (t1_prev
-                       ^ {t2_rawf[0], t2_rawf[1], t2_rawf[2], t2_rawf[3], t2_rawf[4], t2_rawf[5],
-                          t2_rawf[6], t2_rawf[7], t2_rawf[8], t2_rawf[9], t2_rawf[10], t2_rawf[11],
-                          t2_rawf[12], t2_rawf[13], t2_rawf[14], t2_rawf[15], t2_rawf[16],
-                          t2_rawf[17], t2_rawf[18], t2_rawf[19], t2_rawf[20], t2_rawf[21],
-                          t2_rawf[22], t2_rawf[23], t2_rawf[24], t2_rawf[25], t2_rawf[26],
-                          t2_rawf[27], t2_rawf[28], t2_rawf[29], t2_rawf[30]})
-                    : 31'd0) | ((t2_cls[1] | t2_cls[2]) ? t1_prev : 31'd0)
-                   | ((t2_cls[3] ? (t1_prev ^ 31'd2147483647) : 31'd0)
-                      | (t2_cls[5] ?
-                           (t1_prev
-                            ^ {(({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd30)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd29)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd29)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd28)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd28)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd27)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd27)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd26)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd26)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd25)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd25)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd24)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd24)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd23)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd23)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd22)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd22)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd21)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd21)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd20)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd20)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd19)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd19)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd18)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd18)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd17)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd17)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd16)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd16)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd15)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd15)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd14)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd14)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd13)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd13)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd12)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd12)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd11)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd11)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd10)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd10)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd9)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd9)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd8)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd8)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd7)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd7)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd6)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd6)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd5)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd5)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd4)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd4)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd3)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd3)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd2)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd2)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd1)),
-                               (({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                 == 5'd1)
-                                | ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                   == 5'd0)),
-                               ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]}
-                                == 5'd0)})
-                         : 31'd0))
-                   | (t2_cls[6] ?
-                        (t1_prev
-                         ^ {({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd30),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd29),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd28),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd27),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd26),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd25),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd24),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd23),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd22),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd21),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd20),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd19),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd18),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd17),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd16),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd15),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd14),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd13),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd12),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd11),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd10),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd9),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd8),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd7),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd6),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd5),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd4),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd3),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd2),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd1),
-                            ({t2_posf[0], t2_posf[1], t2_posf[2], t2_posf[3], t2_posf[4]} == 5'd0)})
-                      : 31'd0));
+  bpc_tok_plane_b31 u_t2_plane (
+    .cls_i(t2_cls),
+    .rawf_i(t2_rawf),
+    .posf_i(t2_posf),
+    .prev_i(t1_prev),
+    .dbp_o(u_t2_plane_dbp_o)
+  );
+  assign t2_dbp = u_t2_plane_dbp_o;
   assign t2_left = (t2_valid ? (t1_left - t2_cnt) : t1_left);
   assign t2_prev = (t2_valid ? t2_dbp : t1_prev);
   assign ok3 = (ok2 & ~t2_err);
@@ -1816,175 +1117,14 @@ module bpc_dec_s32_k4 (
                          | (start4_79 & over79) | (start4_81 & over81) | (start4_84 & over84)
                          | (start4_99 & over99) | (start4_101 & over101) | (start4_103 & over103)
                          | (start4_106 & over106) | (start4_128 & over128))));
-  assign t3_dbp = ((t3_cls[0] ?
-                      (t2_prev
-                       ^ {t3_rawf[0], t3_rawf[1], t3_rawf[2], t3_rawf[3], t3_rawf[4], t3_rawf[5],
-                          t3_rawf[6], t3_rawf[7], t3_rawf[8], t3_rawf[9], t3_rawf[10], t3_rawf[11],
-                          t3_rawf[12], t3_rawf[13], t3_rawf[14], t3_rawf[15], t3_rawf[16],
-                          t3_rawf[17], t3_rawf[18], t3_rawf[19], t3_rawf[20], t3_rawf[21],
-                          t3_rawf[22], t3_rawf[23], t3_rawf[24], t3_rawf[25], t3_rawf[26],
-                          t3_rawf[27], t3_rawf[28], t3_rawf[29], t3_rawf[30]})
-                    : 31'd0) | ((t3_cls[1] | t3_cls[2]) ? t2_prev : 31'd0)
-                   | ((t3_cls[3] ? (t2_prev ^ 31'd2147483647) : 31'd0)
-                      | (t3_cls[5] ?
-                           (t2_prev
-                            ^ {(({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd30)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd29)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd29)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd28)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd28)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd27)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd27)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd26)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd26)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd25)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd25)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd24)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd24)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd23)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd23)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd22)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd22)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd21)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd21)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd20)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd20)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd19)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd19)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd18)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd18)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd17)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd17)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd16)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd16)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd15)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd15)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd14)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd14)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd13)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd13)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd12)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd12)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd11)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd11)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd10)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd10)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd9)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd9)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd8)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd8)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd7)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd7)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd6)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd6)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd5)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd5)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd4)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd4)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd3)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd3)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd2)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd2)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd1)),
-                               (({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                 == 5'd1)
-                                | ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                   == 5'd0)),
-                               ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]}
-                                == 5'd0)})
-                         : 31'd0))
-                   | (t3_cls[6] ?
-                        (t2_prev
-                         ^ {({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd30),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd29),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd28),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd27),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd26),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd25),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd24),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd23),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd22),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd21),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd20),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd19),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd18),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd17),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd16),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd15),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd14),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd13),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd12),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd11),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd10),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd9),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd8),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd7),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd6),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd5),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd4),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd3),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd2),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd1),
-                            ({t3_posf[0], t3_posf[1], t3_posf[2], t3_posf[3], t3_posf[4]} == 5'd0)})
-                      : 31'd0));
+  bpc_tok_plane_b31 u_t3_plane (
+    .cls_i(t3_cls),
+    .rawf_i(t3_rawf),
+    .posf_i(t3_posf),
+    .prev_i(t2_prev),
+    .dbp_o(u_t3_plane_dbp_o)
+  );
+  assign t3_dbp = u_t3_plane_dbp_o;
   assign t3_left = (t3_valid ? (t2_left - t3_cnt) : t2_left);
   assign t3_prev = (t3_valid ? t3_dbp : t2_prev);
   assign loop_err = (t0_err | t1_err | t2_err | t3_err);
@@ -2699,6 +1839,6 @@ module bpc_dec_s32_k4 (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, win[132:128], t0_cls[4], t1_cls[4], t2_cls[4], t3_cls[4]};
+  assign unused_ok = &{1'd0, win[132:128]};
 endmodule
 `default_nettype wire

@@ -17,6 +17,7 @@ bpc_merge_w33_w32a8_w32a8_w32a8_c768.v
 bpc_merge_w513_w512a12_w64a12_c768.v
 bpc_plane_cls_b31.v
 bpc_plane_tok_s32.v
+bpc_tok_plane_b31.v
 bpc_zrun_scan_p33_r5.v
 buddy_addr_gen_2m.v
 buddy_mc_ctrl_2m_m8.v

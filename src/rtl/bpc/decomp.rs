@@ -49,7 +49,8 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let a = accept(&mut m, p, g, &sbus, &size);
     let lp = loop_regs(&mut m, &mut pl, p, g, &a);
     let w = window(&mut m, &q, g, k, &lp.sr);
-    let t = tokens(&mut m, g, &lp, &w);
+    let plane = token_plane(g)?;
+    let t = tokens(&mut m, g, &lp, &w, &plane);
     let any_err = loop_step(&mut m, &mut pl, g, &a, &lp, &w, &t);
     let file_d = plane_writes(&mut m, g, &lp, &t);
     let (oblk, oerr) = output(&mut m, &mut pl, p, g, &lp, &file_d, &any_err)?;
@@ -81,7 +82,10 @@ struct Accept {
 /// Accept: the size code to mode and limit, and the base token decoded at stream bit 0.
 fn accept(m: &mut ModuleBuilder, p: &BpcRtlParams, g: Geo, sbus: &Expr, size: &Expr) -> Accept {
     m.comment("Accept: size code to mode and limit; the base token decoded at stream bit 0");
-    let st = m.wire("st_in", &stream_of_bus(sbus));
+    // Stream order: each bus byte bit-reversed (one loop over the bytes).
+    let bytes: Vec<Expr> = stream_of_bus(sbus).lanes(8);
+    let bytes = m.wire_array("st_byte", &bytes);
+    let st = m.wire("st_in", &Expr::cat_lsb(&bytes));
     let is_zero = m.wire("code_zero", &size.eq_lit(0));
     let is_raw = m.wire("code_raw", &size.eq_lit(4));
     let lim = |c: u64, bits: u64| size.eq_lit(c).gate(&Expr::lit(10, bits));
@@ -393,7 +397,7 @@ struct Token {
 }
 
 /// The token decoders: per token, an overrun check against the room left, and the decode.
-fn tokens(m: &mut ModuleBuilder, g: Geo, lp: &Loop, w: &Window) -> Tokens {
+fn tokens(m: &mut ModuleBuilder, g: Geo, lp: &Loop, w: &Window, plane: &Arc<Module>) -> Tokens {
     // Overrun: a token ending at window position y > room.
     let ends: std::collections::BTreeSet<usize> = w.starts[1..]
         .iter()
@@ -419,7 +423,7 @@ fn tokens(m: &mut ModuleBuilder, g: Geo, lp: &Loop, w: &Window) -> Tokens {
     };
     let mut ok = m.wire("ok0", &(&lp.bpc & &!lp.err.q()));
     for i in 0..w.k {
-        let tk = token(m, g, w, &t, i, &ok, &over_at);
+        let tk = token(m, g, w, &t, i, (&ok, &over_at), plane);
         t.lefts.push(tk.left);
         t.prevs.push(tk.prev);
         if i + 1 < w.k {
@@ -440,11 +444,10 @@ fn token(
     w: &Window,
     t: &Tokens,
     i: usize,
-    ok: &Expr,
-    over_at: &[Expr],
+    (ok, over_at): (&Expr, &[Expr]),
+    plane: &Arc<Module>,
 ) -> Token {
     let lwid = t.lefts[i].width();
-    let mask = Expr::ones(g.b);
     let s = &live(&w.starts[i]);
     let cls = {
         let terms: Vec<Expr> = s
@@ -480,32 +483,18 @@ fn token(
         &format!("t{i}_err"),
         &(&valid & &(run_past | pos_bad | over)),
     );
-    let hot: Vec<Expr> = (0..g.b).map(|b| pv.eq_lit(b as u64)).collect();
-    let one_v = Expr::cat_lsb(&hot);
-    let two_v = Expr::cat_lsb(
-        &(0..g.b as usize)
-            .map(|b| {
-                if b == 0 {
-                    hot[0].clone()
-                } else {
-                    &hot[b] | &hot[b - 1]
-                }
-            })
-            .collect::<Vec<_>>(),
-    );
     let pr = t.prevs[i].clone();
-    let dbpv = or_tree(
-        vec![
-            cls.bit(0).gate(&(&pr ^ &msb_first(&rawf))),
-            (cls.bit(1) | cls.bit(2)).gate(&pr),
-            cls.bit(3).gate(&(&pr ^ &mask)),
-            cls.bit(5).gate(&(&pr ^ &two_v)),
-            cls.bit(6).gate(&(&pr ^ &one_v)),
+    let u = m.instance(
+        plane,
+        &format!("u_t{i}_plane"),
+        &[
+            ("cls_i", cls.clone()),
+            ("rawf_i", rawf),
+            ("posf_i", posf),
+            ("prev_i", pr.clone()),
         ],
-        g.b,
     );
-    let dbpv = m.wire(&format!("t{i}_dbp"), &dbpv);
-    m.unused(&cls.bit(4)); // DBP == 0: the plane is 0
+    let dbpv = m.wire(&format!("t{i}_dbp"), &u.out("dbp_o"));
     let nl = valid.select(&(&t.lefts[i] - &cnt), &t.lefts[i]);
     let left = m.wire(&format!("t{i}_left"), &nl);
     let prev = m.wire(&format!("t{i}_prev"), &valid.select(&dbpv, &pr));
@@ -515,6 +504,50 @@ fn token(
         left,
         prev,
     }
+}
+
+/// `bpc_tok_plane_b<b>`: the plane a token decodes to from the previous plane, by its
+/// one-hot class (raw, run, zero, all ones, DBP zero, two ones, one one) and its fields: the
+/// raw plane XOR the previous one, the previous plane (run, zero), its inverse (all ones),
+/// or the previous plane with the one or two ones at the position flipped.
+fn token_plane(g: Geo) -> Result<Arc<Module>, HdlError> {
+    let mut m = ModuleBuilder::new(format!("bpc_tok_plane_b{}", g.b));
+    m.header("Generator: hwzip::rtl::bpc::decomp::token_plane");
+    m.header(format!(
+        "Parameters: plane bits {}, position bits {}",
+        g.b, g.posb
+    ));
+    m.header(format!("Spec: {SPEC} §2.4 (decoder, prevDBP)"));
+    let cls = m.input("cls_i", 7);
+    let rawf = m.input("rawf_i", g.b);
+    let posf = m.input("posf_i", g.posb);
+    let pr = m.input("prev_i", g.b);
+    let pv = m.wire("pos", &msb_first(&posf));
+    let hot: Vec<Expr> = (0..g.b).map(|b| pv.eq_lit(b as u64)).collect();
+    let hot = m.wire_array("one", &hot);
+    let two: Vec<Expr> = (0..g.b as usize)
+        .map(|b| {
+            if b == 0 {
+                hot[0].clone()
+            } else {
+                &hot[b] | &hot[b - 1]
+            }
+        })
+        .collect();
+    let two = m.wire_array("two", &two);
+    let dbpv = or_tree(
+        vec![
+            cls.bit(0).gate(&(&pr ^ &msb_first(&rawf))),
+            (cls.bit(1) | cls.bit(2)).gate(&pr),
+            cls.bit(3).gate(&(&pr ^ &Expr::ones(g.b))),
+            cls.bit(5).gate(&(&pr ^ &Expr::cat_lsb(&two))),
+            cls.bit(6).gate(&(&pr ^ &Expr::cat_lsb(&hot))),
+        ],
+        g.b,
+    );
+    m.unused(&cls.bit(4)); // DBP == 0: the plane is 0
+    m.output_expr("dbp_o", &dbpv);
+    m.finish()
 }
 
 /// The loop's end (the entry is not BPC, an error, or no planes left) and its register
