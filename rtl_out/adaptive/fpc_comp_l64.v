@@ -20,961 +20,192 @@ module fpc_comp_l64 (
   output wire [511:0] m_payload_o
 );
 
+  genvar i;
+
   // Stage 1: word classifiers and zero-run heads
-  wire w0_zero;
-  wire w1_zero;
-  wire w2_zero;
-  wire w3_zero;
-  wire w4_zero;
-  wire w5_zero;
-  wire w6_zero;
-  wire w7_zero;
-  wire w8_zero;
-  wire w9_zero;
-  wire w10_zero;
-  wire w11_zero;
-  wire w12_zero;
-  wire w13_zero;
-  wire w14_zero;
-  wire w15_zero;
-  wire w0_head;
-  wire [2:0] w0_runm1;
-  wire w0_p0;
-  wire w0_p1;
-  wire w0_p2;
-  wire w0_p3;
-  wire w0_p4;
-  wire w0_p5;
-  wire w0_unc;
-  wire [34:0] w0_tok;
-  wire [5:0] w0_len;
-  wire w1_head;
-  wire [2:0] w1_runm1;
-  wire w1_p0;
-  wire w1_p1;
-  wire w1_p2;
-  wire w1_p3;
-  wire w1_p4;
-  wire w1_p5;
-  wire w1_unc;
-  wire [34:0] w1_tok;
-  wire [5:0] w1_len;
-  wire w2_head;
-  wire [2:0] w2_runm1;
-  wire w2_p0;
-  wire w2_p1;
-  wire w2_p2;
-  wire w2_p3;
-  wire w2_p4;
-  wire w2_p5;
-  wire w2_unc;
-  wire [34:0] w2_tok;
-  wire [5:0] w2_len;
-  wire w3_head;
-  wire [2:0] w3_runm1;
-  wire w3_p0;
-  wire w3_p1;
-  wire w3_p2;
-  wire w3_p3;
-  wire w3_p4;
-  wire w3_p5;
-  wire w3_unc;
-  wire [34:0] w3_tok;
-  wire [5:0] w3_len;
-  wire w4_head;
-  wire [2:0] w4_runm1;
-  wire w4_p0;
-  wire w4_p1;
-  wire w4_p2;
-  wire w4_p3;
-  wire w4_p4;
-  wire w4_p5;
-  wire w4_unc;
-  wire [34:0] w4_tok;
-  wire [5:0] w4_len;
-  wire w5_head;
-  wire [2:0] w5_runm1;
-  wire w5_p0;
-  wire w5_p1;
-  wire w5_p2;
-  wire w5_p3;
-  wire w5_p4;
-  wire w5_p5;
-  wire w5_unc;
-  wire [34:0] w5_tok;
-  wire [5:0] w5_len;
-  wire w6_head;
-  wire [2:0] w6_runm1;
-  wire w6_p0;
-  wire w6_p1;
-  wire w6_p2;
-  wire w6_p3;
-  wire w6_p4;
-  wire w6_p5;
-  wire w6_unc;
-  wire [34:0] w6_tok;
-  wire [5:0] w6_len;
-  wire w7_head;
-  wire [2:0] w7_runm1;
-  wire w7_p0;
-  wire w7_p1;
-  wire w7_p2;
-  wire w7_p3;
-  wire w7_p4;
-  wire w7_p5;
-  wire w7_unc;
-  wire [34:0] w7_tok;
-  wire [5:0] w7_len;
-  wire w8_head;
-  wire [2:0] w8_runm1;
-  wire w8_p0;
-  wire w8_p1;
-  wire w8_p2;
-  wire w8_p3;
-  wire w8_p4;
-  wire w8_p5;
-  wire w8_unc;
-  wire [34:0] w8_tok;
-  wire [5:0] w8_len;
-  wire w9_head;
-  wire [2:0] w9_runm1;
-  wire w9_p0;
-  wire w9_p1;
-  wire w9_p2;
-  wire w9_p3;
-  wire w9_p4;
-  wire w9_p5;
-  wire w9_unc;
-  wire [34:0] w9_tok;
-  wire [5:0] w9_len;
-  wire w10_head;
-  wire [2:0] w10_runm1;
-  wire w10_p0;
-  wire w10_p1;
-  wire w10_p2;
-  wire w10_p3;
-  wire w10_p4;
-  wire w10_p5;
-  wire w10_unc;
-  wire [34:0] w10_tok;
-  wire [5:0] w10_len;
-  wire w11_head;
-  wire [2:0] w11_runm1;
-  wire w11_p0;
-  wire w11_p1;
-  wire w11_p2;
-  wire w11_p3;
-  wire w11_p4;
-  wire w11_p5;
-  wire w11_unc;
-  wire [34:0] w11_tok;
-  wire [5:0] w11_len;
-  wire w12_head;
-  wire [2:0] w12_runm1;
-  wire w12_p0;
-  wire w12_p1;
-  wire w12_p2;
-  wire w12_p3;
-  wire w12_p4;
-  wire w12_p5;
-  wire w12_unc;
-  wire [34:0] w12_tok;
-  wire [5:0] w12_len;
-  wire w13_head;
-  wire [2:0] w13_runm1;
-  wire w13_p0;
-  wire w13_p1;
-  wire w13_p2;
-  wire w13_p3;
-  wire w13_p4;
-  wire w13_p5;
-  wire w13_unc;
-  wire [34:0] w13_tok;
-  wire [5:0] w13_len;
-  wire w14_head;
-  wire [2:0] w14_runm1;
-  wire w14_p0;
-  wire w14_p1;
-  wire w14_p2;
-  wire w14_p3;
-  wire w14_p4;
-  wire w14_p5;
-  wire w14_unc;
-  wire [34:0] w14_tok;
-  wire [5:0] w14_len;
-  wire w15_head;
-  wire [2:0] w15_runm1;
-  wire w15_p0;
-  wire w15_p1;
-  wire w15_p2;
-  wire w15_p3;
-  wire w15_p4;
-  wire w15_p5;
-  wire w15_unc;
-  wire [34:0] w15_tok;
-  wire [5:0] w15_len;
-  assign w0_zero = ~(|s_line_i[31:0]);
-  assign w1_zero = ~(|s_line_i[63:32]);
-  assign w2_zero = ~(|s_line_i[95:64]);
-  assign w3_zero = ~(|s_line_i[127:96]);
-  assign w4_zero = ~(|s_line_i[159:128]);
-  assign w5_zero = ~(|s_line_i[191:160]);
-  assign w6_zero = ~(|s_line_i[223:192]);
-  assign w7_zero = ~(|s_line_i[255:224]);
-  assign w8_zero = ~(|s_line_i[287:256]);
-  assign w9_zero = ~(|s_line_i[319:288]);
-  assign w10_zero = ~(|s_line_i[351:320]);
-  assign w11_zero = ~(|s_line_i[383:352]);
-  assign w12_zero = ~(|s_line_i[415:384]);
-  assign w13_zero = ~(|s_line_i[447:416]);
-  assign w14_zero = ~(|s_line_i[479:448]);
-  assign w15_zero = ~(|s_line_i[511:480]);
-  assign w0_head = w0_zero;
-  assign w0_runm1 = {(&{w1_zero, w2_zero, w3_zero, w4_zero}),
-                     (((&{w1_zero, w2_zero}) & ~(&{w1_zero, w2_zero, w3_zero, w4_zero}))
-                      | (&{w1_zero, w2_zero, w3_zero, w4_zero, w5_zero, w6_zero})),
-                     ((w1_zero & ~(&{w1_zero, w2_zero}))
-                      | ((&{w1_zero, w2_zero, w3_zero}) & ~(&{w1_zero, w2_zero, w3_zero, w4_zero}))
-                      | ((&{w1_zero, w2_zero, w3_zero, w4_zero, w5_zero})
-                         & ~(&{w1_zero, w2_zero, w3_zero, w4_zero, w5_zero, w6_zero}))
-                      | (&{w1_zero, w2_zero, w3_zero, w4_zero, w5_zero, w6_zero, w7_zero}))};
-  assign w0_p0 = (~w0_zero & ((&s_line_i[31:3]) | ~(|s_line_i[31:3])));
-  assign w0_p1 = (~w0_zero & ~((&s_line_i[31:3]) | ~(|s_line_i[31:3]))
-                  & (s_line_i[31:8] == {3{s_line_i[7:0]}}));
-  assign w0_p2 = (~w0_zero & ~((&s_line_i[31:3]) | ~(|s_line_i[31:3]))
-                  & ~(s_line_i[31:8] == {3{s_line_i[7:0]}})
-                  & ((&s_line_i[31:7]) | ~(|s_line_i[31:7])));
-  assign w0_p3 = (~w0_zero & ~((&s_line_i[31:3]) | ~(|s_line_i[31:3]))
-                  & ~(s_line_i[31:8] == {3{s_line_i[7:0]}})
-                  & ~((&s_line_i[31:7]) | ~(|s_line_i[31:7]))
-                  & ((&s_line_i[31:15]) | ~(|s_line_i[31:15])));
-  assign w0_p4 = (~w0_zero & ~((&s_line_i[31:3]) | ~(|s_line_i[31:3]))
-                  & ~(s_line_i[31:8] == {3{s_line_i[7:0]}})
-                  & ~((&s_line_i[31:7]) | ~(|s_line_i[31:7]))
-                  & ~((&s_line_i[31:15]) | ~(|s_line_i[31:15])) & ~(|s_line_i[15:0]));
-  assign w0_p5 = (~w0_zero & ~((&s_line_i[31:3]) | ~(|s_line_i[31:3]))
-                  & ~(s_line_i[31:8] == {3{s_line_i[7:0]}})
-                  & ~((&s_line_i[31:7]) | ~(|s_line_i[31:7]))
-                  & ~((&s_line_i[31:15]) | ~(|s_line_i[31:15])) & (|s_line_i[15:0])
-                  & (((&s_line_i[31:23]) | ~(|s_line_i[31:23]))
-                     & ((&s_line_i[15:7]) | ~(|s_line_i[15:7]))));
-  assign w0_unc = (~w0_zero & ~((&s_line_i[31:3]) | ~(|s_line_i[31:3]))
-                   & ~(s_line_i[31:8] == {3{s_line_i[7:0]}})
-                   & ~((&s_line_i[31:7]) | ~(|s_line_i[31:7]))
-                   & ~((&s_line_i[31:15]) | ~(|s_line_i[31:15])) & (|s_line_i[15:0])
-                   & ~(((&s_line_i[31:23]) | ~(|s_line_i[31:23]))
-                       & ((&s_line_i[15:7]) | ~(|s_line_i[15:7]))));
-  assign w0_tok = ((w0_head ? {3'd0, w0_runm1, 29'd0} : 35'd0)
-                   | (w0_p0 ? {3'd1, s_line_i[3:0], 28'd0} : 35'd0)
-                   | ((w0_p1 ? {3'd6, s_line_i[7:0], 24'd0} : 35'd0)
-                      | (w0_p2 ? {3'd2, s_line_i[7:0], 24'd0} : 35'd0))
-                   | ((w0_p3 ? {3'd3, s_line_i[15:0], 16'd0} : 35'd0)
-                      | (w0_p4 ? {3'd4, s_line_i[31:16], 16'd0} : 35'd0)
-                      | ((w0_p5 ? {3'd5, s_line_i[23:16], s_line_i[7:0], 16'd0} : 35'd0)
-                         | (w0_unc ? {3'd7, s_line_i[31:0]} : 35'd0))));
-  assign w0_len = ((w0_head ? 6'd6 : 6'd0) | (w0_p0 ? 6'd7 : 6'd0)
-                   | ((w0_p1 ? 6'd11 : 6'd0) | (w0_p2 ? 6'd11 : 6'd0))
-                   | ((w0_p3 ? 6'd19 : 6'd0) | (w0_p4 ? 6'd19 : 6'd0)
-                      | ((w0_p5 ? 6'd19 : 6'd0) | (w0_unc ? 6'd35 : 6'd0))));
-  assign w1_head = (w1_zero & ~w0_zero);
-  assign w1_runm1 = {(&{w2_zero, w3_zero, w4_zero, w5_zero}),
-                     (((&{w2_zero, w3_zero}) & ~(&{w2_zero, w3_zero, w4_zero, w5_zero}))
-                      | (&{w2_zero, w3_zero, w4_zero, w5_zero, w6_zero, w7_zero})),
-                     ((w2_zero & ~(&{w2_zero, w3_zero}))
-                      | ((&{w2_zero, w3_zero, w4_zero}) & ~(&{w2_zero, w3_zero, w4_zero, w5_zero}))
-                      | ((&{w2_zero, w3_zero, w4_zero, w5_zero, w6_zero})
-                         & ~(&{w2_zero, w3_zero, w4_zero, w5_zero, w6_zero, w7_zero}))
-                      | (&{w2_zero, w3_zero, w4_zero, w5_zero, w6_zero, w7_zero, w8_zero}))};
-  assign w1_p0 = (~w1_zero & ((&s_line_i[63:35]) | ~(|s_line_i[63:35])));
-  assign w1_p1 = (~w1_zero & ~((&s_line_i[63:35]) | ~(|s_line_i[63:35]))
-                  & (s_line_i[63:40] == {3{s_line_i[39:32]}}));
-  assign w1_p2 = (~w1_zero & ~((&s_line_i[63:35]) | ~(|s_line_i[63:35]))
-                  & ~(s_line_i[63:40] == {3{s_line_i[39:32]}})
-                  & ((&s_line_i[63:39]) | ~(|s_line_i[63:39])));
-  assign w1_p3 = (~w1_zero & ~((&s_line_i[63:35]) | ~(|s_line_i[63:35]))
-                  & ~(s_line_i[63:40] == {3{s_line_i[39:32]}})
-                  & ~((&s_line_i[63:39]) | ~(|s_line_i[63:39]))
-                  & ((&s_line_i[63:47]) | ~(|s_line_i[63:47])));
-  assign w1_p4 = (~w1_zero & ~((&s_line_i[63:35]) | ~(|s_line_i[63:35]))
-                  & ~(s_line_i[63:40] == {3{s_line_i[39:32]}})
-                  & ~((&s_line_i[63:39]) | ~(|s_line_i[63:39]))
-                  & ~((&s_line_i[63:47]) | ~(|s_line_i[63:47])) & ~(|s_line_i[47:32]));
-  assign w1_p5 = (~w1_zero & ~((&s_line_i[63:35]) | ~(|s_line_i[63:35]))
-                  & ~(s_line_i[63:40] == {3{s_line_i[39:32]}})
-                  & ~((&s_line_i[63:39]) | ~(|s_line_i[63:39]))
-                  & ~((&s_line_i[63:47]) | ~(|s_line_i[63:47])) & (|s_line_i[47:32])
-                  & (((&s_line_i[63:55]) | ~(|s_line_i[63:55]))
-                     & ((&s_line_i[47:39]) | ~(|s_line_i[47:39]))));
-  assign w1_unc = (~w1_zero & ~((&s_line_i[63:35]) | ~(|s_line_i[63:35]))
-                   & ~(s_line_i[63:40] == {3{s_line_i[39:32]}})
-                   & ~((&s_line_i[63:39]) | ~(|s_line_i[63:39]))
-                   & ~((&s_line_i[63:47]) | ~(|s_line_i[63:47])) & (|s_line_i[47:32])
-                   & ~(((&s_line_i[63:55]) | ~(|s_line_i[63:55]))
-                       & ((&s_line_i[47:39]) | ~(|s_line_i[47:39]))));
-  assign w1_tok = ((w1_head ? {3'd0, w1_runm1, 29'd0} : 35'd0)
-                   | (w1_p0 ? {3'd1, s_line_i[35:32], 28'd0} : 35'd0)
-                   | ((w1_p1 ? {3'd6, s_line_i[39:32], 24'd0} : 35'd0)
-                      | (w1_p2 ? {3'd2, s_line_i[39:32], 24'd0} : 35'd0))
-                   | ((w1_p3 ? {3'd3, s_line_i[47:32], 16'd0} : 35'd0)
-                      | (w1_p4 ? {3'd4, s_line_i[63:48], 16'd0} : 35'd0)
-                      | ((w1_p5 ? {3'd5, s_line_i[55:48], s_line_i[39:32], 16'd0} : 35'd0)
-                         | (w1_unc ? {3'd7, s_line_i[63:32]} : 35'd0))));
-  assign w1_len = ((w1_head ? 6'd6 : 6'd0) | (w1_p0 ? 6'd7 : 6'd0)
-                   | ((w1_p1 ? 6'd11 : 6'd0) | (w1_p2 ? 6'd11 : 6'd0))
-                   | ((w1_p3 ? 6'd19 : 6'd0) | (w1_p4 ? 6'd19 : 6'd0)
-                      | ((w1_p5 ? 6'd19 : 6'd0) | (w1_unc ? 6'd35 : 6'd0))));
-  assign w2_head = (w2_zero & ~w1_zero);
-  assign w2_runm1 = {(&{w3_zero, w4_zero, w5_zero, w6_zero}),
-                     (((&{w3_zero, w4_zero}) & ~(&{w3_zero, w4_zero, w5_zero, w6_zero}))
-                      | (&{w3_zero, w4_zero, w5_zero, w6_zero, w7_zero, w8_zero})),
-                     ((w3_zero & ~(&{w3_zero, w4_zero}))
-                      | ((&{w3_zero, w4_zero, w5_zero}) & ~(&{w3_zero, w4_zero, w5_zero, w6_zero}))
-                      | ((&{w3_zero, w4_zero, w5_zero, w6_zero, w7_zero})
-                         & ~(&{w3_zero, w4_zero, w5_zero, w6_zero, w7_zero, w8_zero}))
-                      | (&{w3_zero, w4_zero, w5_zero, w6_zero, w7_zero, w8_zero, w9_zero}))};
-  assign w2_p0 = (~w2_zero & ((&s_line_i[95:67]) | ~(|s_line_i[95:67])));
-  assign w2_p1 = (~w2_zero & ~((&s_line_i[95:67]) | ~(|s_line_i[95:67]))
-                  & (s_line_i[95:72] == {3{s_line_i[71:64]}}));
-  assign w2_p2 = (~w2_zero & ~((&s_line_i[95:67]) | ~(|s_line_i[95:67]))
-                  & ~(s_line_i[95:72] == {3{s_line_i[71:64]}})
-                  & ((&s_line_i[95:71]) | ~(|s_line_i[95:71])));
-  assign w2_p3 = (~w2_zero & ~((&s_line_i[95:67]) | ~(|s_line_i[95:67]))
-                  & ~(s_line_i[95:72] == {3{s_line_i[71:64]}})
-                  & ~((&s_line_i[95:71]) | ~(|s_line_i[95:71]))
-                  & ((&s_line_i[95:79]) | ~(|s_line_i[95:79])));
-  assign w2_p4 = (~w2_zero & ~((&s_line_i[95:67]) | ~(|s_line_i[95:67]))
-                  & ~(s_line_i[95:72] == {3{s_line_i[71:64]}})
-                  & ~((&s_line_i[95:71]) | ~(|s_line_i[95:71]))
-                  & ~((&s_line_i[95:79]) | ~(|s_line_i[95:79])) & ~(|s_line_i[79:64]));
-  assign w2_p5 = (~w2_zero & ~((&s_line_i[95:67]) | ~(|s_line_i[95:67]))
-                  & ~(s_line_i[95:72] == {3{s_line_i[71:64]}})
-                  & ~((&s_line_i[95:71]) | ~(|s_line_i[95:71]))
-                  & ~((&s_line_i[95:79]) | ~(|s_line_i[95:79])) & (|s_line_i[79:64])
-                  & (((&s_line_i[95:87]) | ~(|s_line_i[95:87]))
-                     & ((&s_line_i[79:71]) | ~(|s_line_i[79:71]))));
-  assign w2_unc = (~w2_zero & ~((&s_line_i[95:67]) | ~(|s_line_i[95:67]))
-                   & ~(s_line_i[95:72] == {3{s_line_i[71:64]}})
-                   & ~((&s_line_i[95:71]) | ~(|s_line_i[95:71]))
-                   & ~((&s_line_i[95:79]) | ~(|s_line_i[95:79])) & (|s_line_i[79:64])
-                   & ~(((&s_line_i[95:87]) | ~(|s_line_i[95:87]))
-                       & ((&s_line_i[79:71]) | ~(|s_line_i[79:71]))));
-  assign w2_tok = ((w2_head ? {3'd0, w2_runm1, 29'd0} : 35'd0)
-                   | (w2_p0 ? {3'd1, s_line_i[67:64], 28'd0} : 35'd0)
-                   | ((w2_p1 ? {3'd6, s_line_i[71:64], 24'd0} : 35'd0)
-                      | (w2_p2 ? {3'd2, s_line_i[71:64], 24'd0} : 35'd0))
-                   | ((w2_p3 ? {3'd3, s_line_i[79:64], 16'd0} : 35'd0)
-                      | (w2_p4 ? {3'd4, s_line_i[95:80], 16'd0} : 35'd0)
-                      | ((w2_p5 ? {3'd5, s_line_i[87:80], s_line_i[71:64], 16'd0} : 35'd0)
-                         | (w2_unc ? {3'd7, s_line_i[95:64]} : 35'd0))));
-  assign w2_len = ((w2_head ? 6'd6 : 6'd0) | (w2_p0 ? 6'd7 : 6'd0)
-                   | ((w2_p1 ? 6'd11 : 6'd0) | (w2_p2 ? 6'd11 : 6'd0))
-                   | ((w2_p3 ? 6'd19 : 6'd0) | (w2_p4 ? 6'd19 : 6'd0)
-                      | ((w2_p5 ? 6'd19 : 6'd0) | (w2_unc ? 6'd35 : 6'd0))));
-  assign w3_head = (w3_zero & ~w2_zero);
-  assign w3_runm1 = {(&{w4_zero, w5_zero, w6_zero, w7_zero}),
-                     (((&{w4_zero, w5_zero}) & ~(&{w4_zero, w5_zero, w6_zero, w7_zero}))
-                      | (&{w4_zero, w5_zero, w6_zero, w7_zero, w8_zero, w9_zero})),
-                     ((w4_zero & ~(&{w4_zero, w5_zero}))
-                      | ((&{w4_zero, w5_zero, w6_zero}) & ~(&{w4_zero, w5_zero, w6_zero, w7_zero}))
-                      | ((&{w4_zero, w5_zero, w6_zero, w7_zero, w8_zero})
-                         & ~(&{w4_zero, w5_zero, w6_zero, w7_zero, w8_zero, w9_zero}))
-                      | (&{w4_zero, w5_zero, w6_zero, w7_zero, w8_zero, w9_zero, w10_zero}))};
-  assign w3_p0 = (~w3_zero & ((&s_line_i[127:99]) | ~(|s_line_i[127:99])));
-  assign w3_p1 = (~w3_zero & ~((&s_line_i[127:99]) | ~(|s_line_i[127:99]))
-                  & (s_line_i[127:104] == {3{s_line_i[103:96]}}));
-  assign w3_p2 = (~w3_zero & ~((&s_line_i[127:99]) | ~(|s_line_i[127:99]))
-                  & ~(s_line_i[127:104] == {3{s_line_i[103:96]}})
-                  & ((&s_line_i[127:103]) | ~(|s_line_i[127:103])));
-  assign w3_p3 = (~w3_zero & ~((&s_line_i[127:99]) | ~(|s_line_i[127:99]))
-                  & ~(s_line_i[127:104] == {3{s_line_i[103:96]}})
-                  & ~((&s_line_i[127:103]) | ~(|s_line_i[127:103]))
-                  & ((&s_line_i[127:111]) | ~(|s_line_i[127:111])));
-  assign w3_p4 = (~w3_zero & ~((&s_line_i[127:99]) | ~(|s_line_i[127:99]))
-                  & ~(s_line_i[127:104] == {3{s_line_i[103:96]}})
-                  & ~((&s_line_i[127:103]) | ~(|s_line_i[127:103]))
-                  & ~((&s_line_i[127:111]) | ~(|s_line_i[127:111])) & ~(|s_line_i[111:96]));
-  assign w3_p5 = (~w3_zero & ~((&s_line_i[127:99]) | ~(|s_line_i[127:99]))
-                  & ~(s_line_i[127:104] == {3{s_line_i[103:96]}})
-                  & ~((&s_line_i[127:103]) | ~(|s_line_i[127:103]))
-                  & ~((&s_line_i[127:111]) | ~(|s_line_i[127:111])) & (|s_line_i[111:96])
-                  & (((&s_line_i[127:119]) | ~(|s_line_i[127:119]))
-                     & ((&s_line_i[111:103]) | ~(|s_line_i[111:103]))));
-  assign w3_unc = (~w3_zero & ~((&s_line_i[127:99]) | ~(|s_line_i[127:99]))
-                   & ~(s_line_i[127:104] == {3{s_line_i[103:96]}})
-                   & ~((&s_line_i[127:103]) | ~(|s_line_i[127:103]))
-                   & ~((&s_line_i[127:111]) | ~(|s_line_i[127:111])) & (|s_line_i[111:96])
-                   & ~(((&s_line_i[127:119]) | ~(|s_line_i[127:119]))
-                       & ((&s_line_i[111:103]) | ~(|s_line_i[111:103]))));
-  assign w3_tok = ((w3_head ? {3'd0, w3_runm1, 29'd0} : 35'd0)
-                   | (w3_p0 ? {3'd1, s_line_i[99:96], 28'd0} : 35'd0)
-                   | ((w3_p1 ? {3'd6, s_line_i[103:96], 24'd0} : 35'd0)
-                      | (w3_p2 ? {3'd2, s_line_i[103:96], 24'd0} : 35'd0))
-                   | ((w3_p3 ? {3'd3, s_line_i[111:96], 16'd0} : 35'd0)
-                      | (w3_p4 ? {3'd4, s_line_i[127:112], 16'd0} : 35'd0)
-                      | ((w3_p5 ? {3'd5, s_line_i[119:112], s_line_i[103:96], 16'd0} : 35'd0)
-                         | (w3_unc ? {3'd7, s_line_i[127:96]} : 35'd0))));
-  assign w3_len = ((w3_head ? 6'd6 : 6'd0) | (w3_p0 ? 6'd7 : 6'd0)
-                   | ((w3_p1 ? 6'd11 : 6'd0) | (w3_p2 ? 6'd11 : 6'd0))
-                   | ((w3_p3 ? 6'd19 : 6'd0) | (w3_p4 ? 6'd19 : 6'd0)
-                      | ((w3_p5 ? 6'd19 : 6'd0) | (w3_unc ? 6'd35 : 6'd0))));
-  assign w4_head = (w4_zero & ~w3_zero);
-  assign w4_runm1 = {(&{w5_zero, w6_zero, w7_zero, w8_zero}),
-                     (((&{w5_zero, w6_zero}) & ~(&{w5_zero, w6_zero, w7_zero, w8_zero}))
-                      | (&{w5_zero, w6_zero, w7_zero, w8_zero, w9_zero, w10_zero})),
-                     ((w5_zero & ~(&{w5_zero, w6_zero}))
-                      | ((&{w5_zero, w6_zero, w7_zero}) & ~(&{w5_zero, w6_zero, w7_zero, w8_zero}))
-                      | ((&{w5_zero, w6_zero, w7_zero, w8_zero, w9_zero})
-                         & ~(&{w5_zero, w6_zero, w7_zero, w8_zero, w9_zero, w10_zero}))
-                      | (&{w5_zero, w6_zero, w7_zero, w8_zero, w9_zero, w10_zero, w11_zero}))};
-  assign w4_p0 = (~w4_zero & ((&s_line_i[159:131]) | ~(|s_line_i[159:131])));
-  assign w4_p1 = (~w4_zero & ~((&s_line_i[159:131]) | ~(|s_line_i[159:131]))
-                  & (s_line_i[159:136] == {3{s_line_i[135:128]}}));
-  assign w4_p2 = (~w4_zero & ~((&s_line_i[159:131]) | ~(|s_line_i[159:131]))
-                  & ~(s_line_i[159:136] == {3{s_line_i[135:128]}})
-                  & ((&s_line_i[159:135]) | ~(|s_line_i[159:135])));
-  assign w4_p3 = (~w4_zero & ~((&s_line_i[159:131]) | ~(|s_line_i[159:131]))
-                  & ~(s_line_i[159:136] == {3{s_line_i[135:128]}})
-                  & ~((&s_line_i[159:135]) | ~(|s_line_i[159:135]))
-                  & ((&s_line_i[159:143]) | ~(|s_line_i[159:143])));
-  assign w4_p4 = (~w4_zero & ~((&s_line_i[159:131]) | ~(|s_line_i[159:131]))
-                  & ~(s_line_i[159:136] == {3{s_line_i[135:128]}})
-                  & ~((&s_line_i[159:135]) | ~(|s_line_i[159:135]))
-                  & ~((&s_line_i[159:143]) | ~(|s_line_i[159:143])) & ~(|s_line_i[143:128]));
-  assign w4_p5 = (~w4_zero & ~((&s_line_i[159:131]) | ~(|s_line_i[159:131]))
-                  & ~(s_line_i[159:136] == {3{s_line_i[135:128]}})
-                  & ~((&s_line_i[159:135]) | ~(|s_line_i[159:135]))
-                  & ~((&s_line_i[159:143]) | ~(|s_line_i[159:143])) & (|s_line_i[143:128])
-                  & (((&s_line_i[159:151]) | ~(|s_line_i[159:151]))
-                     & ((&s_line_i[143:135]) | ~(|s_line_i[143:135]))));
-  assign w4_unc = (~w4_zero & ~((&s_line_i[159:131]) | ~(|s_line_i[159:131]))
-                   & ~(s_line_i[159:136] == {3{s_line_i[135:128]}})
-                   & ~((&s_line_i[159:135]) | ~(|s_line_i[159:135]))
-                   & ~((&s_line_i[159:143]) | ~(|s_line_i[159:143])) & (|s_line_i[143:128])
-                   & ~(((&s_line_i[159:151]) | ~(|s_line_i[159:151]))
-                       & ((&s_line_i[143:135]) | ~(|s_line_i[143:135]))));
-  assign w4_tok = ((w4_head ? {3'd0, w4_runm1, 29'd0} : 35'd0)
-                   | (w4_p0 ? {3'd1, s_line_i[131:128], 28'd0} : 35'd0)
-                   | ((w4_p1 ? {3'd6, s_line_i[135:128], 24'd0} : 35'd0)
-                      | (w4_p2 ? {3'd2, s_line_i[135:128], 24'd0} : 35'd0))
-                   | ((w4_p3 ? {3'd3, s_line_i[143:128], 16'd0} : 35'd0)
-                      | (w4_p4 ? {3'd4, s_line_i[159:144], 16'd0} : 35'd0)
-                      | ((w4_p5 ? {3'd5, s_line_i[151:144], s_line_i[135:128], 16'd0} : 35'd0)
-                         | (w4_unc ? {3'd7, s_line_i[159:128]} : 35'd0))));
-  assign w4_len = ((w4_head ? 6'd6 : 6'd0) | (w4_p0 ? 6'd7 : 6'd0)
-                   | ((w4_p1 ? 6'd11 : 6'd0) | (w4_p2 ? 6'd11 : 6'd0))
-                   | ((w4_p3 ? 6'd19 : 6'd0) | (w4_p4 ? 6'd19 : 6'd0)
-                      | ((w4_p5 ? 6'd19 : 6'd0) | (w4_unc ? 6'd35 : 6'd0))));
-  assign w5_head = (w5_zero & ~w4_zero);
-  assign w5_runm1 = {(&{w6_zero, w7_zero, w8_zero, w9_zero}),
-                     (((&{w6_zero, w7_zero}) & ~(&{w6_zero, w7_zero, w8_zero, w9_zero}))
-                      | (&{w6_zero, w7_zero, w8_zero, w9_zero, w10_zero, w11_zero})),
-                     ((w6_zero & ~(&{w6_zero, w7_zero}))
-                      | ((&{w6_zero, w7_zero, w8_zero}) & ~(&{w6_zero, w7_zero, w8_zero, w9_zero}))
-                      | ((&{w6_zero, w7_zero, w8_zero, w9_zero, w10_zero})
-                         & ~(&{w6_zero, w7_zero, w8_zero, w9_zero, w10_zero, w11_zero}))
-                      | (&{w6_zero, w7_zero, w8_zero, w9_zero, w10_zero, w11_zero, w12_zero}))};
-  assign w5_p0 = (~w5_zero & ((&s_line_i[191:163]) | ~(|s_line_i[191:163])));
-  assign w5_p1 = (~w5_zero & ~((&s_line_i[191:163]) | ~(|s_line_i[191:163]))
-                  & (s_line_i[191:168] == {3{s_line_i[167:160]}}));
-  assign w5_p2 = (~w5_zero & ~((&s_line_i[191:163]) | ~(|s_line_i[191:163]))
-                  & ~(s_line_i[191:168] == {3{s_line_i[167:160]}})
-                  & ((&s_line_i[191:167]) | ~(|s_line_i[191:167])));
-  assign w5_p3 = (~w5_zero & ~((&s_line_i[191:163]) | ~(|s_line_i[191:163]))
-                  & ~(s_line_i[191:168] == {3{s_line_i[167:160]}})
-                  & ~((&s_line_i[191:167]) | ~(|s_line_i[191:167]))
-                  & ((&s_line_i[191:175]) | ~(|s_line_i[191:175])));
-  assign w5_p4 = (~w5_zero & ~((&s_line_i[191:163]) | ~(|s_line_i[191:163]))
-                  & ~(s_line_i[191:168] == {3{s_line_i[167:160]}})
-                  & ~((&s_line_i[191:167]) | ~(|s_line_i[191:167]))
-                  & ~((&s_line_i[191:175]) | ~(|s_line_i[191:175])) & ~(|s_line_i[175:160]));
-  assign w5_p5 = (~w5_zero & ~((&s_line_i[191:163]) | ~(|s_line_i[191:163]))
-                  & ~(s_line_i[191:168] == {3{s_line_i[167:160]}})
-                  & ~((&s_line_i[191:167]) | ~(|s_line_i[191:167]))
-                  & ~((&s_line_i[191:175]) | ~(|s_line_i[191:175])) & (|s_line_i[175:160])
-                  & (((&s_line_i[191:183]) | ~(|s_line_i[191:183]))
-                     & ((&s_line_i[175:167]) | ~(|s_line_i[175:167]))));
-  assign w5_unc = (~w5_zero & ~((&s_line_i[191:163]) | ~(|s_line_i[191:163]))
-                   & ~(s_line_i[191:168] == {3{s_line_i[167:160]}})
-                   & ~((&s_line_i[191:167]) | ~(|s_line_i[191:167]))
-                   & ~((&s_line_i[191:175]) | ~(|s_line_i[191:175])) & (|s_line_i[175:160])
-                   & ~(((&s_line_i[191:183]) | ~(|s_line_i[191:183]))
-                       & ((&s_line_i[175:167]) | ~(|s_line_i[175:167]))));
-  assign w5_tok = ((w5_head ? {3'd0, w5_runm1, 29'd0} : 35'd0)
-                   | (w5_p0 ? {3'd1, s_line_i[163:160], 28'd0} : 35'd0)
-                   | ((w5_p1 ? {3'd6, s_line_i[167:160], 24'd0} : 35'd0)
-                      | (w5_p2 ? {3'd2, s_line_i[167:160], 24'd0} : 35'd0))
-                   | ((w5_p3 ? {3'd3, s_line_i[175:160], 16'd0} : 35'd0)
-                      | (w5_p4 ? {3'd4, s_line_i[191:176], 16'd0} : 35'd0)
-                      | ((w5_p5 ? {3'd5, s_line_i[183:176], s_line_i[167:160], 16'd0} : 35'd0)
-                         | (w5_unc ? {3'd7, s_line_i[191:160]} : 35'd0))));
-  assign w5_len = ((w5_head ? 6'd6 : 6'd0) | (w5_p0 ? 6'd7 : 6'd0)
-                   | ((w5_p1 ? 6'd11 : 6'd0) | (w5_p2 ? 6'd11 : 6'd0))
-                   | ((w5_p3 ? 6'd19 : 6'd0) | (w5_p4 ? 6'd19 : 6'd0)
-                      | ((w5_p5 ? 6'd19 : 6'd0) | (w5_unc ? 6'd35 : 6'd0))));
-  assign w6_head = (w6_zero & ~w5_zero);
-  assign w6_runm1 = {(&{w7_zero, w8_zero, w9_zero, w10_zero}),
-                     (((&{w7_zero, w8_zero}) & ~(&{w7_zero, w8_zero, w9_zero, w10_zero}))
-                      | (&{w7_zero, w8_zero, w9_zero, w10_zero, w11_zero, w12_zero})),
-                     ((w7_zero & ~(&{w7_zero, w8_zero}))
-                      | ((&{w7_zero, w8_zero, w9_zero}) & ~(&{w7_zero, w8_zero, w9_zero, w10_zero}))
-                      | ((&{w7_zero, w8_zero, w9_zero, w10_zero, w11_zero})
-                         & ~(&{w7_zero, w8_zero, w9_zero, w10_zero, w11_zero, w12_zero}))
-                      | (&{w7_zero, w8_zero, w9_zero, w10_zero, w11_zero, w12_zero, w13_zero}))};
-  assign w6_p0 = (~w6_zero & ((&s_line_i[223:195]) | ~(|s_line_i[223:195])));
-  assign w6_p1 = (~w6_zero & ~((&s_line_i[223:195]) | ~(|s_line_i[223:195]))
-                  & (s_line_i[223:200] == {3{s_line_i[199:192]}}));
-  assign w6_p2 = (~w6_zero & ~((&s_line_i[223:195]) | ~(|s_line_i[223:195]))
-                  & ~(s_line_i[223:200] == {3{s_line_i[199:192]}})
-                  & ((&s_line_i[223:199]) | ~(|s_line_i[223:199])));
-  assign w6_p3 = (~w6_zero & ~((&s_line_i[223:195]) | ~(|s_line_i[223:195]))
-                  & ~(s_line_i[223:200] == {3{s_line_i[199:192]}})
-                  & ~((&s_line_i[223:199]) | ~(|s_line_i[223:199]))
-                  & ((&s_line_i[223:207]) | ~(|s_line_i[223:207])));
-  assign w6_p4 = (~w6_zero & ~((&s_line_i[223:195]) | ~(|s_line_i[223:195]))
-                  & ~(s_line_i[223:200] == {3{s_line_i[199:192]}})
-                  & ~((&s_line_i[223:199]) | ~(|s_line_i[223:199]))
-                  & ~((&s_line_i[223:207]) | ~(|s_line_i[223:207])) & ~(|s_line_i[207:192]));
-  assign w6_p5 = (~w6_zero & ~((&s_line_i[223:195]) | ~(|s_line_i[223:195]))
-                  & ~(s_line_i[223:200] == {3{s_line_i[199:192]}})
-                  & ~((&s_line_i[223:199]) | ~(|s_line_i[223:199]))
-                  & ~((&s_line_i[223:207]) | ~(|s_line_i[223:207])) & (|s_line_i[207:192])
-                  & (((&s_line_i[223:215]) | ~(|s_line_i[223:215]))
-                     & ((&s_line_i[207:199]) | ~(|s_line_i[207:199]))));
-  assign w6_unc = (~w6_zero & ~((&s_line_i[223:195]) | ~(|s_line_i[223:195]))
-                   & ~(s_line_i[223:200] == {3{s_line_i[199:192]}})
-                   & ~((&s_line_i[223:199]) | ~(|s_line_i[223:199]))
-                   & ~((&s_line_i[223:207]) | ~(|s_line_i[223:207])) & (|s_line_i[207:192])
-                   & ~(((&s_line_i[223:215]) | ~(|s_line_i[223:215]))
-                       & ((&s_line_i[207:199]) | ~(|s_line_i[207:199]))));
-  assign w6_tok = ((w6_head ? {3'd0, w6_runm1, 29'd0} : 35'd0)
-                   | (w6_p0 ? {3'd1, s_line_i[195:192], 28'd0} : 35'd0)
-                   | ((w6_p1 ? {3'd6, s_line_i[199:192], 24'd0} : 35'd0)
-                      | (w6_p2 ? {3'd2, s_line_i[199:192], 24'd0} : 35'd0))
-                   | ((w6_p3 ? {3'd3, s_line_i[207:192], 16'd0} : 35'd0)
-                      | (w6_p4 ? {3'd4, s_line_i[223:208], 16'd0} : 35'd0)
-                      | ((w6_p5 ? {3'd5, s_line_i[215:208], s_line_i[199:192], 16'd0} : 35'd0)
-                         | (w6_unc ? {3'd7, s_line_i[223:192]} : 35'd0))));
-  assign w6_len = ((w6_head ? 6'd6 : 6'd0) | (w6_p0 ? 6'd7 : 6'd0)
-                   | ((w6_p1 ? 6'd11 : 6'd0) | (w6_p2 ? 6'd11 : 6'd0))
-                   | ((w6_p3 ? 6'd19 : 6'd0) | (w6_p4 ? 6'd19 : 6'd0)
-                      | ((w6_p5 ? 6'd19 : 6'd0) | (w6_unc ? 6'd35 : 6'd0))));
-  assign w7_head = (w7_zero & ~w6_zero);
-  assign w7_runm1 = {(&{w8_zero, w9_zero, w10_zero, w11_zero}),
-                     (((&{w8_zero, w9_zero}) & ~(&{w8_zero, w9_zero, w10_zero, w11_zero}))
-                      | (&{w8_zero, w9_zero, w10_zero, w11_zero, w12_zero, w13_zero})),
-                     ((w8_zero & ~(&{w8_zero, w9_zero}))
-                      | ((&{w8_zero, w9_zero, w10_zero})
-                         & ~(&{w8_zero, w9_zero, w10_zero, w11_zero}))
-                      | ((&{w8_zero, w9_zero, w10_zero, w11_zero, w12_zero})
-                         & ~(&{w8_zero, w9_zero, w10_zero, w11_zero, w12_zero, w13_zero}))
-                      | (&{w8_zero, w9_zero, w10_zero, w11_zero, w12_zero, w13_zero, w14_zero}))};
-  assign w7_p0 = (~w7_zero & ((&s_line_i[255:227]) | ~(|s_line_i[255:227])));
-  assign w7_p1 = (~w7_zero & ~((&s_line_i[255:227]) | ~(|s_line_i[255:227]))
-                  & (s_line_i[255:232] == {3{s_line_i[231:224]}}));
-  assign w7_p2 = (~w7_zero & ~((&s_line_i[255:227]) | ~(|s_line_i[255:227]))
-                  & ~(s_line_i[255:232] == {3{s_line_i[231:224]}})
-                  & ((&s_line_i[255:231]) | ~(|s_line_i[255:231])));
-  assign w7_p3 = (~w7_zero & ~((&s_line_i[255:227]) | ~(|s_line_i[255:227]))
-                  & ~(s_line_i[255:232] == {3{s_line_i[231:224]}})
-                  & ~((&s_line_i[255:231]) | ~(|s_line_i[255:231]))
-                  & ((&s_line_i[255:239]) | ~(|s_line_i[255:239])));
-  assign w7_p4 = (~w7_zero & ~((&s_line_i[255:227]) | ~(|s_line_i[255:227]))
-                  & ~(s_line_i[255:232] == {3{s_line_i[231:224]}})
-                  & ~((&s_line_i[255:231]) | ~(|s_line_i[255:231]))
-                  & ~((&s_line_i[255:239]) | ~(|s_line_i[255:239])) & ~(|s_line_i[239:224]));
-  assign w7_p5 = (~w7_zero & ~((&s_line_i[255:227]) | ~(|s_line_i[255:227]))
-                  & ~(s_line_i[255:232] == {3{s_line_i[231:224]}})
-                  & ~((&s_line_i[255:231]) | ~(|s_line_i[255:231]))
-                  & ~((&s_line_i[255:239]) | ~(|s_line_i[255:239])) & (|s_line_i[239:224])
-                  & (((&s_line_i[255:247]) | ~(|s_line_i[255:247]))
-                     & ((&s_line_i[239:231]) | ~(|s_line_i[239:231]))));
-  assign w7_unc = (~w7_zero & ~((&s_line_i[255:227]) | ~(|s_line_i[255:227]))
-                   & ~(s_line_i[255:232] == {3{s_line_i[231:224]}})
-                   & ~((&s_line_i[255:231]) | ~(|s_line_i[255:231]))
-                   & ~((&s_line_i[255:239]) | ~(|s_line_i[255:239])) & (|s_line_i[239:224])
-                   & ~(((&s_line_i[255:247]) | ~(|s_line_i[255:247]))
-                       & ((&s_line_i[239:231]) | ~(|s_line_i[239:231]))));
-  assign w7_tok = ((w7_head ? {3'd0, w7_runm1, 29'd0} : 35'd0)
-                   | (w7_p0 ? {3'd1, s_line_i[227:224], 28'd0} : 35'd0)
-                   | ((w7_p1 ? {3'd6, s_line_i[231:224], 24'd0} : 35'd0)
-                      | (w7_p2 ? {3'd2, s_line_i[231:224], 24'd0} : 35'd0))
-                   | ((w7_p3 ? {3'd3, s_line_i[239:224], 16'd0} : 35'd0)
-                      | (w7_p4 ? {3'd4, s_line_i[255:240], 16'd0} : 35'd0)
-                      | ((w7_p5 ? {3'd5, s_line_i[247:240], s_line_i[231:224], 16'd0} : 35'd0)
-                         | (w7_unc ? {3'd7, s_line_i[255:224]} : 35'd0))));
-  assign w7_len = ((w7_head ? 6'd6 : 6'd0) | (w7_p0 ? 6'd7 : 6'd0)
-                   | ((w7_p1 ? 6'd11 : 6'd0) | (w7_p2 ? 6'd11 : 6'd0))
-                   | ((w7_p3 ? 6'd19 : 6'd0) | (w7_p4 ? 6'd19 : 6'd0)
-                      | ((w7_p5 ? 6'd19 : 6'd0) | (w7_unc ? 6'd35 : 6'd0))));
-  assign w8_head = (w8_zero
-                    & (~w7_zero
-                       | (&{w0_zero, w1_zero, w2_zero, w3_zero, w4_zero, w5_zero, w6_zero,
-                            w7_zero})));
-  assign w8_runm1 = {(&{w9_zero, w10_zero, w11_zero, w12_zero}),
-                     (((&{w9_zero, w10_zero}) & ~(&{w9_zero, w10_zero, w11_zero, w12_zero}))
-                      | (&{w9_zero, w10_zero, w11_zero, w12_zero, w13_zero, w14_zero})),
-                     ((w9_zero & ~(&{w9_zero, w10_zero}))
-                      | ((&{w9_zero, w10_zero, w11_zero})
-                         & ~(&{w9_zero, w10_zero, w11_zero, w12_zero}))
-                      | ((&{w9_zero, w10_zero, w11_zero, w12_zero, w13_zero})
-                         & ~(&{w9_zero, w10_zero, w11_zero, w12_zero, w13_zero, w14_zero}))
-                      | (&{w9_zero, w10_zero, w11_zero, w12_zero, w13_zero, w14_zero, w15_zero}))};
-  assign w8_p0 = (~w8_zero & ((&s_line_i[287:259]) | ~(|s_line_i[287:259])));
-  assign w8_p1 = (~w8_zero & ~((&s_line_i[287:259]) | ~(|s_line_i[287:259]))
-                  & (s_line_i[287:264] == {3{s_line_i[263:256]}}));
-  assign w8_p2 = (~w8_zero & ~((&s_line_i[287:259]) | ~(|s_line_i[287:259]))
-                  & ~(s_line_i[287:264] == {3{s_line_i[263:256]}})
-                  & ((&s_line_i[287:263]) | ~(|s_line_i[287:263])));
-  assign w8_p3 = (~w8_zero & ~((&s_line_i[287:259]) | ~(|s_line_i[287:259]))
-                  & ~(s_line_i[287:264] == {3{s_line_i[263:256]}})
-                  & ~((&s_line_i[287:263]) | ~(|s_line_i[287:263]))
-                  & ((&s_line_i[287:271]) | ~(|s_line_i[287:271])));
-  assign w8_p4 = (~w8_zero & ~((&s_line_i[287:259]) | ~(|s_line_i[287:259]))
-                  & ~(s_line_i[287:264] == {3{s_line_i[263:256]}})
-                  & ~((&s_line_i[287:263]) | ~(|s_line_i[287:263]))
-                  & ~((&s_line_i[287:271]) | ~(|s_line_i[287:271])) & ~(|s_line_i[271:256]));
-  assign w8_p5 = (~w8_zero & ~((&s_line_i[287:259]) | ~(|s_line_i[287:259]))
-                  & ~(s_line_i[287:264] == {3{s_line_i[263:256]}})
-                  & ~((&s_line_i[287:263]) | ~(|s_line_i[287:263]))
-                  & ~((&s_line_i[287:271]) | ~(|s_line_i[287:271])) & (|s_line_i[271:256])
-                  & (((&s_line_i[287:279]) | ~(|s_line_i[287:279]))
-                     & ((&s_line_i[271:263]) | ~(|s_line_i[271:263]))));
-  assign w8_unc = (~w8_zero & ~((&s_line_i[287:259]) | ~(|s_line_i[287:259]))
-                   & ~(s_line_i[287:264] == {3{s_line_i[263:256]}})
-                   & ~((&s_line_i[287:263]) | ~(|s_line_i[287:263]))
-                   & ~((&s_line_i[287:271]) | ~(|s_line_i[287:271])) & (|s_line_i[271:256])
-                   & ~(((&s_line_i[287:279]) | ~(|s_line_i[287:279]))
-                       & ((&s_line_i[271:263]) | ~(|s_line_i[271:263]))));
-  assign w8_tok = ((w8_head ? {3'd0, w8_runm1, 29'd0} : 35'd0)
-                   | (w8_p0 ? {3'd1, s_line_i[259:256], 28'd0} : 35'd0)
-                   | ((w8_p1 ? {3'd6, s_line_i[263:256], 24'd0} : 35'd0)
-                      | (w8_p2 ? {3'd2, s_line_i[263:256], 24'd0} : 35'd0))
-                   | ((w8_p3 ? {3'd3, s_line_i[271:256], 16'd0} : 35'd0)
-                      | (w8_p4 ? {3'd4, s_line_i[287:272], 16'd0} : 35'd0)
-                      | ((w8_p5 ? {3'd5, s_line_i[279:272], s_line_i[263:256], 16'd0} : 35'd0)
-                         | (w8_unc ? {3'd7, s_line_i[287:256]} : 35'd0))));
-  assign w8_len = ((w8_head ? 6'd6 : 6'd0) | (w8_p0 ? 6'd7 : 6'd0)
-                   | ((w8_p1 ? 6'd11 : 6'd0) | (w8_p2 ? 6'd11 : 6'd0))
-                   | ((w8_p3 ? 6'd19 : 6'd0) | (w8_p4 ? 6'd19 : 6'd0)
-                      | ((w8_p5 ? 6'd19 : 6'd0) | (w8_unc ? 6'd35 : 6'd0))));
-  assign w9_head = (w9_zero
-                    & (~w8_zero
-                       | ((&{w1_zero, w2_zero, w3_zero, w4_zero, w5_zero, w6_zero, w7_zero,
-                             w8_zero}) & ~w0_zero)));
-  assign w9_runm1 = {(&{w10_zero, w11_zero, w12_zero, w13_zero}),
-                     (((&{w10_zero, w11_zero}) & ~(&{w10_zero, w11_zero, w12_zero, w13_zero}))
-                      | (&{w10_zero, w11_zero, w12_zero, w13_zero, w14_zero, w15_zero})),
-                     ((w10_zero & ~(&{w10_zero, w11_zero}))
-                      | ((&{w10_zero, w11_zero, w12_zero})
-                         & ~(&{w10_zero, w11_zero, w12_zero, w13_zero}))
-                      | ((&{w10_zero, w11_zero, w12_zero, w13_zero, w14_zero})
-                         & ~(&{w10_zero, w11_zero, w12_zero, w13_zero, w14_zero, w15_zero})))};
-  assign w9_p0 = (~w9_zero & ((&s_line_i[319:291]) | ~(|s_line_i[319:291])));
-  assign w9_p1 = (~w9_zero & ~((&s_line_i[319:291]) | ~(|s_line_i[319:291]))
-                  & (s_line_i[319:296] == {3{s_line_i[295:288]}}));
-  assign w9_p2 = (~w9_zero & ~((&s_line_i[319:291]) | ~(|s_line_i[319:291]))
-                  & ~(s_line_i[319:296] == {3{s_line_i[295:288]}})
-                  & ((&s_line_i[319:295]) | ~(|s_line_i[319:295])));
-  assign w9_p3 = (~w9_zero & ~((&s_line_i[319:291]) | ~(|s_line_i[319:291]))
-                  & ~(s_line_i[319:296] == {3{s_line_i[295:288]}})
-                  & ~((&s_line_i[319:295]) | ~(|s_line_i[319:295]))
-                  & ((&s_line_i[319:303]) | ~(|s_line_i[319:303])));
-  assign w9_p4 = (~w9_zero & ~((&s_line_i[319:291]) | ~(|s_line_i[319:291]))
-                  & ~(s_line_i[319:296] == {3{s_line_i[295:288]}})
-                  & ~((&s_line_i[319:295]) | ~(|s_line_i[319:295]))
-                  & ~((&s_line_i[319:303]) | ~(|s_line_i[319:303])) & ~(|s_line_i[303:288]));
-  assign w9_p5 = (~w9_zero & ~((&s_line_i[319:291]) | ~(|s_line_i[319:291]))
-                  & ~(s_line_i[319:296] == {3{s_line_i[295:288]}})
-                  & ~((&s_line_i[319:295]) | ~(|s_line_i[319:295]))
-                  & ~((&s_line_i[319:303]) | ~(|s_line_i[319:303])) & (|s_line_i[303:288])
-                  & (((&s_line_i[319:311]) | ~(|s_line_i[319:311]))
-                     & ((&s_line_i[303:295]) | ~(|s_line_i[303:295]))));
-  assign w9_unc = (~w9_zero & ~((&s_line_i[319:291]) | ~(|s_line_i[319:291]))
-                   & ~(s_line_i[319:296] == {3{s_line_i[295:288]}})
-                   & ~((&s_line_i[319:295]) | ~(|s_line_i[319:295]))
-                   & ~((&s_line_i[319:303]) | ~(|s_line_i[319:303])) & (|s_line_i[303:288])
-                   & ~(((&s_line_i[319:311]) | ~(|s_line_i[319:311]))
-                       & ((&s_line_i[303:295]) | ~(|s_line_i[303:295]))));
-  assign w9_tok = ((w9_head ? {3'd0, w9_runm1, 29'd0} : 35'd0)
-                   | (w9_p0 ? {3'd1, s_line_i[291:288], 28'd0} : 35'd0)
-                   | ((w9_p1 ? {3'd6, s_line_i[295:288], 24'd0} : 35'd0)
-                      | (w9_p2 ? {3'd2, s_line_i[295:288], 24'd0} : 35'd0))
-                   | ((w9_p3 ? {3'd3, s_line_i[303:288], 16'd0} : 35'd0)
-                      | (w9_p4 ? {3'd4, s_line_i[319:304], 16'd0} : 35'd0)
-                      | ((w9_p5 ? {3'd5, s_line_i[311:304], s_line_i[295:288], 16'd0} : 35'd0)
-                         | (w9_unc ? {3'd7, s_line_i[319:288]} : 35'd0))));
-  assign w9_len = ((w9_head ? 6'd6 : 6'd0) | (w9_p0 ? 6'd7 : 6'd0)
-                   | ((w9_p1 ? 6'd11 : 6'd0) | (w9_p2 ? 6'd11 : 6'd0))
-                   | ((w9_p3 ? 6'd19 : 6'd0) | (w9_p4 ? 6'd19 : 6'd0)
-                      | ((w9_p5 ? 6'd19 : 6'd0) | (w9_unc ? 6'd35 : 6'd0))));
-  assign w10_head = (w10_zero
-                     & (~w9_zero
-                        | ((&{w2_zero, w3_zero, w4_zero, w5_zero, w6_zero, w7_zero, w8_zero,
-                              w9_zero}) & ~w1_zero)));
-  assign w10_runm1 = {(&{w11_zero, w12_zero, w13_zero, w14_zero}),
-                      ((&{w11_zero, w12_zero}) & ~(&{w11_zero, w12_zero, w13_zero, w14_zero})),
-                      ((w11_zero & ~(&{w11_zero, w12_zero}))
-                       | ((&{w11_zero, w12_zero, w13_zero})
-                          & ~(&{w11_zero, w12_zero, w13_zero, w14_zero}))
-                       | (&{w11_zero, w12_zero, w13_zero, w14_zero, w15_zero}))};
-  assign w10_p0 = (~w10_zero & ((&s_line_i[351:323]) | ~(|s_line_i[351:323])));
-  assign w10_p1 = (~w10_zero & ~((&s_line_i[351:323]) | ~(|s_line_i[351:323]))
-                   & (s_line_i[351:328] == {3{s_line_i[327:320]}}));
-  assign w10_p2 = (~w10_zero & ~((&s_line_i[351:323]) | ~(|s_line_i[351:323]))
-                   & ~(s_line_i[351:328] == {3{s_line_i[327:320]}})
-                   & ((&s_line_i[351:327]) | ~(|s_line_i[351:327])));
-  assign w10_p3 = (~w10_zero & ~((&s_line_i[351:323]) | ~(|s_line_i[351:323]))
-                   & ~(s_line_i[351:328] == {3{s_line_i[327:320]}})
-                   & ~((&s_line_i[351:327]) | ~(|s_line_i[351:327]))
-                   & ((&s_line_i[351:335]) | ~(|s_line_i[351:335])));
-  assign w10_p4 = (~w10_zero & ~((&s_line_i[351:323]) | ~(|s_line_i[351:323]))
-                   & ~(s_line_i[351:328] == {3{s_line_i[327:320]}})
-                   & ~((&s_line_i[351:327]) | ~(|s_line_i[351:327]))
-                   & ~((&s_line_i[351:335]) | ~(|s_line_i[351:335])) & ~(|s_line_i[335:320]));
-  assign w10_p5 = (~w10_zero & ~((&s_line_i[351:323]) | ~(|s_line_i[351:323]))
-                   & ~(s_line_i[351:328] == {3{s_line_i[327:320]}})
-                   & ~((&s_line_i[351:327]) | ~(|s_line_i[351:327]))
-                   & ~((&s_line_i[351:335]) | ~(|s_line_i[351:335])) & (|s_line_i[335:320])
-                   & (((&s_line_i[351:343]) | ~(|s_line_i[351:343]))
-                      & ((&s_line_i[335:327]) | ~(|s_line_i[335:327]))));
-  assign w10_unc = (~w10_zero & ~((&s_line_i[351:323]) | ~(|s_line_i[351:323]))
-                    & ~(s_line_i[351:328] == {3{s_line_i[327:320]}})
-                    & ~((&s_line_i[351:327]) | ~(|s_line_i[351:327]))
-                    & ~((&s_line_i[351:335]) | ~(|s_line_i[351:335])) & (|s_line_i[335:320])
-                    & ~(((&s_line_i[351:343]) | ~(|s_line_i[351:343]))
-                        & ((&s_line_i[335:327]) | ~(|s_line_i[335:327]))));
-  assign w10_tok = ((w10_head ? {3'd0, w10_runm1, 29'd0} : 35'd0)
-                    | (w10_p0 ? {3'd1, s_line_i[323:320], 28'd0} : 35'd0)
-                    | ((w10_p1 ? {3'd6, s_line_i[327:320], 24'd0} : 35'd0)
-                       | (w10_p2 ? {3'd2, s_line_i[327:320], 24'd0} : 35'd0))
-                    | ((w10_p3 ? {3'd3, s_line_i[335:320], 16'd0} : 35'd0)
-                       | (w10_p4 ? {3'd4, s_line_i[351:336], 16'd0} : 35'd0)
-                       | ((w10_p5 ? {3'd5, s_line_i[343:336], s_line_i[327:320], 16'd0} : 35'd0)
-                          | (w10_unc ? {3'd7, s_line_i[351:320]} : 35'd0))));
-  assign w10_len = ((w10_head ? 6'd6 : 6'd0) | (w10_p0 ? 6'd7 : 6'd0)
-                    | ((w10_p1 ? 6'd11 : 6'd0) | (w10_p2 ? 6'd11 : 6'd0))
-                    | ((w10_p3 ? 6'd19 : 6'd0) | (w10_p4 ? 6'd19 : 6'd0)
-                       | ((w10_p5 ? 6'd19 : 6'd0) | (w10_unc ? 6'd35 : 6'd0))));
-  assign w11_head = (w11_zero
-                     & (~w10_zero
-                        | ((&{w3_zero, w4_zero, w5_zero, w6_zero, w7_zero, w8_zero, w9_zero,
-                              w10_zero}) & ~w2_zero)));
-  assign w11_runm1 = {(&{w12_zero, w13_zero, w14_zero, w15_zero}),
-                      ((&{w12_zero, w13_zero}) & ~(&{w12_zero, w13_zero, w14_zero, w15_zero})),
-                      ((w12_zero & ~(&{w12_zero, w13_zero}))
-                       | ((&{w12_zero, w13_zero, w14_zero})
-                          & ~(&{w12_zero, w13_zero, w14_zero, w15_zero})))};
-  assign w11_p0 = (~w11_zero & ((&s_line_i[383:355]) | ~(|s_line_i[383:355])));
-  assign w11_p1 = (~w11_zero & ~((&s_line_i[383:355]) | ~(|s_line_i[383:355]))
-                   & (s_line_i[383:360] == {3{s_line_i[359:352]}}));
-  assign w11_p2 = (~w11_zero & ~((&s_line_i[383:355]) | ~(|s_line_i[383:355]))
-                   & ~(s_line_i[383:360] == {3{s_line_i[359:352]}})
-                   & ((&s_line_i[383:359]) | ~(|s_line_i[383:359])));
-  assign w11_p3 = (~w11_zero & ~((&s_line_i[383:355]) | ~(|s_line_i[383:355]))
-                   & ~(s_line_i[383:360] == {3{s_line_i[359:352]}})
-                   & ~((&s_line_i[383:359]) | ~(|s_line_i[383:359]))
-                   & ((&s_line_i[383:367]) | ~(|s_line_i[383:367])));
-  assign w11_p4 = (~w11_zero & ~((&s_line_i[383:355]) | ~(|s_line_i[383:355]))
-                   & ~(s_line_i[383:360] == {3{s_line_i[359:352]}})
-                   & ~((&s_line_i[383:359]) | ~(|s_line_i[383:359]))
-                   & ~((&s_line_i[383:367]) | ~(|s_line_i[383:367])) & ~(|s_line_i[367:352]));
-  assign w11_p5 = (~w11_zero & ~((&s_line_i[383:355]) | ~(|s_line_i[383:355]))
-                   & ~(s_line_i[383:360] == {3{s_line_i[359:352]}})
-                   & ~((&s_line_i[383:359]) | ~(|s_line_i[383:359]))
-                   & ~((&s_line_i[383:367]) | ~(|s_line_i[383:367])) & (|s_line_i[367:352])
-                   & (((&s_line_i[383:375]) | ~(|s_line_i[383:375]))
-                      & ((&s_line_i[367:359]) | ~(|s_line_i[367:359]))));
-  assign w11_unc = (~w11_zero & ~((&s_line_i[383:355]) | ~(|s_line_i[383:355]))
-                    & ~(s_line_i[383:360] == {3{s_line_i[359:352]}})
-                    & ~((&s_line_i[383:359]) | ~(|s_line_i[383:359]))
-                    & ~((&s_line_i[383:367]) | ~(|s_line_i[383:367])) & (|s_line_i[367:352])
-                    & ~(((&s_line_i[383:375]) | ~(|s_line_i[383:375]))
-                        & ((&s_line_i[367:359]) | ~(|s_line_i[367:359]))));
-  assign w11_tok = ((w11_head ? {3'd0, w11_runm1, 29'd0} : 35'd0)
-                    | (w11_p0 ? {3'd1, s_line_i[355:352], 28'd0} : 35'd0)
-                    | ((w11_p1 ? {3'd6, s_line_i[359:352], 24'd0} : 35'd0)
-                       | (w11_p2 ? {3'd2, s_line_i[359:352], 24'd0} : 35'd0))
-                    | ((w11_p3 ? {3'd3, s_line_i[367:352], 16'd0} : 35'd0)
-                       | (w11_p4 ? {3'd4, s_line_i[383:368], 16'd0} : 35'd0)
-                       | ((w11_p5 ? {3'd5, s_line_i[375:368], s_line_i[359:352], 16'd0} : 35'd0)
-                          | (w11_unc ? {3'd7, s_line_i[383:352]} : 35'd0))));
-  assign w11_len = ((w11_head ? 6'd6 : 6'd0) | (w11_p0 ? 6'd7 : 6'd0)
-                    | ((w11_p1 ? 6'd11 : 6'd0) | (w11_p2 ? 6'd11 : 6'd0))
-                    | ((w11_p3 ? 6'd19 : 6'd0) | (w11_p4 ? 6'd19 : 6'd0)
-                       | ((w11_p5 ? 6'd19 : 6'd0) | (w11_unc ? 6'd35 : 6'd0))));
-  assign w12_head = (w12_zero
-                     & (~w11_zero
-                        | ((&{w4_zero, w5_zero, w6_zero, w7_zero, w8_zero, w9_zero, w10_zero,
-                              w11_zero}) & ~w3_zero)));
-  assign w12_runm1 = {1'd0, (&{w13_zero, w14_zero}),
-                      ((w13_zero & ~(&{w13_zero, w14_zero})) | (&{w13_zero, w14_zero, w15_zero}))};
-  assign w12_p0 = (~w12_zero & ((&s_line_i[415:387]) | ~(|s_line_i[415:387])));
-  assign w12_p1 = (~w12_zero & ~((&s_line_i[415:387]) | ~(|s_line_i[415:387]))
-                   & (s_line_i[415:392] == {3{s_line_i[391:384]}}));
-  assign w12_p2 = (~w12_zero & ~((&s_line_i[415:387]) | ~(|s_line_i[415:387]))
-                   & ~(s_line_i[415:392] == {3{s_line_i[391:384]}})
-                   & ((&s_line_i[415:391]) | ~(|s_line_i[415:391])));
-  assign w12_p3 = (~w12_zero & ~((&s_line_i[415:387]) | ~(|s_line_i[415:387]))
-                   & ~(s_line_i[415:392] == {3{s_line_i[391:384]}})
-                   & ~((&s_line_i[415:391]) | ~(|s_line_i[415:391]))
-                   & ((&s_line_i[415:399]) | ~(|s_line_i[415:399])));
-  assign w12_p4 = (~w12_zero & ~((&s_line_i[415:387]) | ~(|s_line_i[415:387]))
-                   & ~(s_line_i[415:392] == {3{s_line_i[391:384]}})
-                   & ~((&s_line_i[415:391]) | ~(|s_line_i[415:391]))
-                   & ~((&s_line_i[415:399]) | ~(|s_line_i[415:399])) & ~(|s_line_i[399:384]));
-  assign w12_p5 = (~w12_zero & ~((&s_line_i[415:387]) | ~(|s_line_i[415:387]))
-                   & ~(s_line_i[415:392] == {3{s_line_i[391:384]}})
-                   & ~((&s_line_i[415:391]) | ~(|s_line_i[415:391]))
-                   & ~((&s_line_i[415:399]) | ~(|s_line_i[415:399])) & (|s_line_i[399:384])
-                   & (((&s_line_i[415:407]) | ~(|s_line_i[415:407]))
-                      & ((&s_line_i[399:391]) | ~(|s_line_i[399:391]))));
-  assign w12_unc = (~w12_zero & ~((&s_line_i[415:387]) | ~(|s_line_i[415:387]))
-                    & ~(s_line_i[415:392] == {3{s_line_i[391:384]}})
-                    & ~((&s_line_i[415:391]) | ~(|s_line_i[415:391]))
-                    & ~((&s_line_i[415:399]) | ~(|s_line_i[415:399])) & (|s_line_i[399:384])
-                    & ~(((&s_line_i[415:407]) | ~(|s_line_i[415:407]))
-                        & ((&s_line_i[399:391]) | ~(|s_line_i[399:391]))));
-  assign w12_tok = ((w12_head ? {3'd0, w12_runm1, 29'd0} : 35'd0)
-                    | (w12_p0 ? {3'd1, s_line_i[387:384], 28'd0} : 35'd0)
-                    | ((w12_p1 ? {3'd6, s_line_i[391:384], 24'd0} : 35'd0)
-                       | (w12_p2 ? {3'd2, s_line_i[391:384], 24'd0} : 35'd0))
-                    | ((w12_p3 ? {3'd3, s_line_i[399:384], 16'd0} : 35'd0)
-                       | (w12_p4 ? {3'd4, s_line_i[415:400], 16'd0} : 35'd0)
-                       | ((w12_p5 ? {3'd5, s_line_i[407:400], s_line_i[391:384], 16'd0} : 35'd0)
-                          | (w12_unc ? {3'd7, s_line_i[415:384]} : 35'd0))));
-  assign w12_len = ((w12_head ? 6'd6 : 6'd0) | (w12_p0 ? 6'd7 : 6'd0)
-                    | ((w12_p1 ? 6'd11 : 6'd0) | (w12_p2 ? 6'd11 : 6'd0))
-                    | ((w12_p3 ? 6'd19 : 6'd0) | (w12_p4 ? 6'd19 : 6'd0)
-                       | ((w12_p5 ? 6'd19 : 6'd0) | (w12_unc ? 6'd35 : 6'd0))));
-  assign w13_head = (w13_zero
-                     & (~w12_zero
-                        | ((&{w5_zero, w6_zero, w7_zero, w8_zero, w9_zero, w10_zero, w11_zero,
-                              w12_zero}) & ~w4_zero)));
-  assign w13_runm1 = {1'd0, (&{w14_zero, w15_zero}), (w14_zero & ~(&{w14_zero, w15_zero}))};
-  assign w13_p0 = (~w13_zero & ((&s_line_i[447:419]) | ~(|s_line_i[447:419])));
-  assign w13_p1 = (~w13_zero & ~((&s_line_i[447:419]) | ~(|s_line_i[447:419]))
-                   & (s_line_i[447:424] == {3{s_line_i[423:416]}}));
-  assign w13_p2 = (~w13_zero & ~((&s_line_i[447:419]) | ~(|s_line_i[447:419]))
-                   & ~(s_line_i[447:424] == {3{s_line_i[423:416]}})
-                   & ((&s_line_i[447:423]) | ~(|s_line_i[447:423])));
-  assign w13_p3 = (~w13_zero & ~((&s_line_i[447:419]) | ~(|s_line_i[447:419]))
-                   & ~(s_line_i[447:424] == {3{s_line_i[423:416]}})
-                   & ~((&s_line_i[447:423]) | ~(|s_line_i[447:423]))
-                   & ((&s_line_i[447:431]) | ~(|s_line_i[447:431])));
-  assign w13_p4 = (~w13_zero & ~((&s_line_i[447:419]) | ~(|s_line_i[447:419]))
-                   & ~(s_line_i[447:424] == {3{s_line_i[423:416]}})
-                   & ~((&s_line_i[447:423]) | ~(|s_line_i[447:423]))
-                   & ~((&s_line_i[447:431]) | ~(|s_line_i[447:431])) & ~(|s_line_i[431:416]));
-  assign w13_p5 = (~w13_zero & ~((&s_line_i[447:419]) | ~(|s_line_i[447:419]))
-                   & ~(s_line_i[447:424] == {3{s_line_i[423:416]}})
-                   & ~((&s_line_i[447:423]) | ~(|s_line_i[447:423]))
-                   & ~((&s_line_i[447:431]) | ~(|s_line_i[447:431])) & (|s_line_i[431:416])
-                   & (((&s_line_i[447:439]) | ~(|s_line_i[447:439]))
-                      & ((&s_line_i[431:423]) | ~(|s_line_i[431:423]))));
-  assign w13_unc = (~w13_zero & ~((&s_line_i[447:419]) | ~(|s_line_i[447:419]))
-                    & ~(s_line_i[447:424] == {3{s_line_i[423:416]}})
-                    & ~((&s_line_i[447:423]) | ~(|s_line_i[447:423]))
-                    & ~((&s_line_i[447:431]) | ~(|s_line_i[447:431])) & (|s_line_i[431:416])
-                    & ~(((&s_line_i[447:439]) | ~(|s_line_i[447:439]))
-                        & ((&s_line_i[431:423]) | ~(|s_line_i[431:423]))));
-  assign w13_tok = ((w13_head ? {3'd0, w13_runm1, 29'd0} : 35'd0)
-                    | (w13_p0 ? {3'd1, s_line_i[419:416], 28'd0} : 35'd0)
-                    | ((w13_p1 ? {3'd6, s_line_i[423:416], 24'd0} : 35'd0)
-                       | (w13_p2 ? {3'd2, s_line_i[423:416], 24'd0} : 35'd0))
-                    | ((w13_p3 ? {3'd3, s_line_i[431:416], 16'd0} : 35'd0)
-                       | (w13_p4 ? {3'd4, s_line_i[447:432], 16'd0} : 35'd0)
-                       | ((w13_p5 ? {3'd5, s_line_i[439:432], s_line_i[423:416], 16'd0} : 35'd0)
-                          | (w13_unc ? {3'd7, s_line_i[447:416]} : 35'd0))));
-  assign w13_len = ((w13_head ? 6'd6 : 6'd0) | (w13_p0 ? 6'd7 : 6'd0)
-                    | ((w13_p1 ? 6'd11 : 6'd0) | (w13_p2 ? 6'd11 : 6'd0))
-                    | ((w13_p3 ? 6'd19 : 6'd0) | (w13_p4 ? 6'd19 : 6'd0)
-                       | ((w13_p5 ? 6'd19 : 6'd0) | (w13_unc ? 6'd35 : 6'd0))));
-  assign w14_head = (w14_zero
-                     & (~w13_zero
-                        | ((&{w6_zero, w7_zero, w8_zero, w9_zero, w10_zero, w11_zero, w12_zero,
-                              w13_zero}) & ~w5_zero)));
-  assign w14_runm1 = {2'd0, w15_zero};
-  assign w14_p0 = (~w14_zero & ((&s_line_i[479:451]) | ~(|s_line_i[479:451])));
-  assign w14_p1 = (~w14_zero & ~((&s_line_i[479:451]) | ~(|s_line_i[479:451]))
-                   & (s_line_i[479:456] == {3{s_line_i[455:448]}}));
-  assign w14_p2 = (~w14_zero & ~((&s_line_i[479:451]) | ~(|s_line_i[479:451]))
-                   & ~(s_line_i[479:456] == {3{s_line_i[455:448]}})
-                   & ((&s_line_i[479:455]) | ~(|s_line_i[479:455])));
-  assign w14_p3 = (~w14_zero & ~((&s_line_i[479:451]) | ~(|s_line_i[479:451]))
-                   & ~(s_line_i[479:456] == {3{s_line_i[455:448]}})
-                   & ~((&s_line_i[479:455]) | ~(|s_line_i[479:455]))
-                   & ((&s_line_i[479:463]) | ~(|s_line_i[479:463])));
-  assign w14_p4 = (~w14_zero & ~((&s_line_i[479:451]) | ~(|s_line_i[479:451]))
-                   & ~(s_line_i[479:456] == {3{s_line_i[455:448]}})
-                   & ~((&s_line_i[479:455]) | ~(|s_line_i[479:455]))
-                   & ~((&s_line_i[479:463]) | ~(|s_line_i[479:463])) & ~(|s_line_i[463:448]));
-  assign w14_p5 = (~w14_zero & ~((&s_line_i[479:451]) | ~(|s_line_i[479:451]))
-                   & ~(s_line_i[479:456] == {3{s_line_i[455:448]}})
-                   & ~((&s_line_i[479:455]) | ~(|s_line_i[479:455]))
-                   & ~((&s_line_i[479:463]) | ~(|s_line_i[479:463])) & (|s_line_i[463:448])
-                   & (((&s_line_i[479:471]) | ~(|s_line_i[479:471]))
-                      & ((&s_line_i[463:455]) | ~(|s_line_i[463:455]))));
-  assign w14_unc = (~w14_zero & ~((&s_line_i[479:451]) | ~(|s_line_i[479:451]))
-                    & ~(s_line_i[479:456] == {3{s_line_i[455:448]}})
-                    & ~((&s_line_i[479:455]) | ~(|s_line_i[479:455]))
-                    & ~((&s_line_i[479:463]) | ~(|s_line_i[479:463])) & (|s_line_i[463:448])
-                    & ~(((&s_line_i[479:471]) | ~(|s_line_i[479:471]))
-                        & ((&s_line_i[463:455]) | ~(|s_line_i[463:455]))));
-  assign w14_tok = ((w14_head ? {3'd0, w14_runm1, 29'd0} : 35'd0)
-                    | (w14_p0 ? {3'd1, s_line_i[451:448], 28'd0} : 35'd0)
-                    | ((w14_p1 ? {3'd6, s_line_i[455:448], 24'd0} : 35'd0)
-                       | (w14_p2 ? {3'd2, s_line_i[455:448], 24'd0} : 35'd0))
-                    | ((w14_p3 ? {3'd3, s_line_i[463:448], 16'd0} : 35'd0)
-                       | (w14_p4 ? {3'd4, s_line_i[479:464], 16'd0} : 35'd0)
-                       | ((w14_p5 ? {3'd5, s_line_i[471:464], s_line_i[455:448], 16'd0} : 35'd0)
-                          | (w14_unc ? {3'd7, s_line_i[479:448]} : 35'd0))));
-  assign w14_len = ((w14_head ? 6'd6 : 6'd0) | (w14_p0 ? 6'd7 : 6'd0)
-                    | ((w14_p1 ? 6'd11 : 6'd0) | (w14_p2 ? 6'd11 : 6'd0))
-                    | ((w14_p3 ? 6'd19 : 6'd0) | (w14_p4 ? 6'd19 : 6'd0)
-                       | ((w14_p5 ? 6'd19 : 6'd0) | (w14_unc ? 6'd35 : 6'd0))));
-  assign w15_head = (w15_zero
-                     & (~w14_zero
-                        | ((&{w7_zero, w8_zero, w9_zero, w10_zero, w11_zero, w12_zero, w13_zero,
-                              w14_zero}) & ~w6_zero)));
-  assign w15_runm1 = 3'd0;
-  assign w15_p0 = (~w15_zero & ((&s_line_i[511:483]) | ~(|s_line_i[511:483])));
-  assign w15_p1 = (~w15_zero & ~((&s_line_i[511:483]) | ~(|s_line_i[511:483]))
-                   & (s_line_i[511:488] == {3{s_line_i[487:480]}}));
-  assign w15_p2 = (~w15_zero & ~((&s_line_i[511:483]) | ~(|s_line_i[511:483]))
-                   & ~(s_line_i[511:488] == {3{s_line_i[487:480]}})
-                   & ((&s_line_i[511:487]) | ~(|s_line_i[511:487])));
-  assign w15_p3 = (~w15_zero & ~((&s_line_i[511:483]) | ~(|s_line_i[511:483]))
-                   & ~(s_line_i[511:488] == {3{s_line_i[487:480]}})
-                   & ~((&s_line_i[511:487]) | ~(|s_line_i[511:487]))
-                   & ((&s_line_i[511:495]) | ~(|s_line_i[511:495])));
-  assign w15_p4 = (~w15_zero & ~((&s_line_i[511:483]) | ~(|s_line_i[511:483]))
-                   & ~(s_line_i[511:488] == {3{s_line_i[487:480]}})
-                   & ~((&s_line_i[511:487]) | ~(|s_line_i[511:487]))
-                   & ~((&s_line_i[511:495]) | ~(|s_line_i[511:495])) & ~(|s_line_i[495:480]));
-  assign w15_p5 = (~w15_zero & ~((&s_line_i[511:483]) | ~(|s_line_i[511:483]))
-                   & ~(s_line_i[511:488] == {3{s_line_i[487:480]}})
-                   & ~((&s_line_i[511:487]) | ~(|s_line_i[511:487]))
-                   & ~((&s_line_i[511:495]) | ~(|s_line_i[511:495])) & (|s_line_i[495:480])
-                   & (((&s_line_i[511:503]) | ~(|s_line_i[511:503]))
-                      & ((&s_line_i[495:487]) | ~(|s_line_i[495:487]))));
-  assign w15_unc = (~w15_zero & ~((&s_line_i[511:483]) | ~(|s_line_i[511:483]))
-                    & ~(s_line_i[511:488] == {3{s_line_i[487:480]}})
-                    & ~((&s_line_i[511:487]) | ~(|s_line_i[511:487]))
-                    & ~((&s_line_i[511:495]) | ~(|s_line_i[511:495])) & (|s_line_i[495:480])
-                    & ~(((&s_line_i[511:503]) | ~(|s_line_i[511:503]))
-                        & ((&s_line_i[495:487]) | ~(|s_line_i[495:487]))));
-  assign w15_tok = ((w15_head ? {3'd0, w15_runm1, 29'd0} : 35'd0)
-                    | (w15_p0 ? {3'd1, s_line_i[483:480], 28'd0} : 35'd0)
-                    | ((w15_p1 ? {3'd6, s_line_i[487:480], 24'd0} : 35'd0)
-                       | (w15_p2 ? {3'd2, s_line_i[487:480], 24'd0} : 35'd0))
-                    | ((w15_p3 ? {3'd3, s_line_i[495:480], 16'd0} : 35'd0)
-                       | (w15_p4 ? {3'd4, s_line_i[511:496], 16'd0} : 35'd0)
-                       | ((w15_p5 ? {3'd5, s_line_i[503:496], s_line_i[487:480], 16'd0} : 35'd0)
-                          | (w15_unc ? {3'd7, s_line_i[511:480]} : 35'd0))));
-  assign w15_len = ((w15_head ? 6'd6 : 6'd0) | (w15_p0 ? 6'd7 : 6'd0)
-                    | ((w15_p1 ? 6'd11 : 6'd0) | (w15_p2 ? 6'd11 : 6'd0))
-                    | ((w15_p3 ? 6'd19 : 6'd0) | (w15_p4 ? 6'd19 : 6'd0)
-                       | ((w15_p5 ? 6'd19 : 6'd0) | (w15_unc ? 6'd35 : 6'd0))));
+  wire w_zero [0:15];
+  wire w_head [0:15];
+  wire [2:0] w_runm1 [0:15];
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_zero
+      assign w_zero[i] = ~(|s_line_i[32*i +: 32]);
+    end
+  endgenerate
+  assign w_head[0] = w_zero[0];
+  generate
+    for (i = 1; i < 8; i = i + 1) begin : g_w_head
+      assign w_head[i] = (w_zero[i] & ~w_zero[i - 1]);
+    end
+  endgenerate
+  assign w_head[8] = (w_zero[8]
+                      & (~w_zero[7]
+                         | (&{w_zero[0], w_zero[1], w_zero[2], w_zero[3], w_zero[4], w_zero[5],
+                              w_zero[6], w_zero[7]})));
+  generate
+    for (i = 9; i < 16; i = i + 1) begin : g_w_head_9
+      assign w_head[i] = (w_zero[i]
+                          & (~w_zero[i - 1]
+                             | ((&{w_zero[i - 8], w_zero[i - 7], w_zero[i - 6], w_zero[i - 5],
+                                   w_zero[i - 4], w_zero[i - 3], w_zero[i - 2], w_zero[i - 1]})
+                                & ~w_zero[i - 9])));
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 9; i = i + 1) begin : g_w_runm1
+      assign w_runm1[i] = {(&{w_zero[i + 1], w_zero[i + 2], w_zero[i + 3], w_zero[i + 4]}),
+                           (((&{w_zero[i + 1], w_zero[i + 2]})
+                             & ~(&{w_zero[i + 1], w_zero[i + 2], w_zero[i + 3], w_zero[i + 4]}))
+                            | (&{w_zero[i + 1], w_zero[i + 2], w_zero[i + 3], w_zero[i + 4],
+                                 w_zero[i + 5], w_zero[i + 6]})),
+                           ((w_zero[i + 1] & ~(&{w_zero[i + 1], w_zero[i + 2]}))
+                            | ((&{w_zero[i + 1], w_zero[i + 2], w_zero[i + 3]})
+                               & ~(&{w_zero[i + 1], w_zero[i + 2], w_zero[i + 3], w_zero[i + 4]}))
+                            | ((&{w_zero[i + 1], w_zero[i + 2], w_zero[i + 3], w_zero[i + 4],
+                                  w_zero[i + 5]})
+                               & ~(&{w_zero[i + 1], w_zero[i + 2], w_zero[i + 3], w_zero[i + 4],
+                                     w_zero[i + 5], w_zero[i + 6]}))
+                            | (&{w_zero[i + 1], w_zero[i + 2], w_zero[i + 3], w_zero[i + 4],
+                                 w_zero[i + 5], w_zero[i + 6], w_zero[i + 7]}))};
+    end
+  endgenerate
+  assign w_runm1[9] = {(&{w_zero[10], w_zero[11], w_zero[12], w_zero[13]}),
+                       (((&{w_zero[10], w_zero[11]})
+                         & ~(&{w_zero[10], w_zero[11], w_zero[12], w_zero[13]}))
+                        | (&{w_zero[10], w_zero[11], w_zero[12], w_zero[13], w_zero[14],
+                             w_zero[15]})),
+                       ((w_zero[10] & ~(&{w_zero[10], w_zero[11]}))
+                        | ((&{w_zero[10], w_zero[11], w_zero[12]})
+                           & ~(&{w_zero[10], w_zero[11], w_zero[12], w_zero[13]}))
+                        | ((&{w_zero[10], w_zero[11], w_zero[12], w_zero[13], w_zero[14]})
+                           & ~(&{w_zero[10], w_zero[11], w_zero[12], w_zero[13], w_zero[14],
+                                 w_zero[15]})))};
+  assign w_runm1[10] = {(&{w_zero[11], w_zero[12], w_zero[13], w_zero[14]}),
+                        ((&{w_zero[11], w_zero[12]})
+                         & ~(&{w_zero[11], w_zero[12], w_zero[13], w_zero[14]})),
+                        ((w_zero[11] & ~(&{w_zero[11], w_zero[12]}))
+                         | ((&{w_zero[11], w_zero[12], w_zero[13]})
+                            & ~(&{w_zero[11], w_zero[12], w_zero[13], w_zero[14]}))
+                         | (&{w_zero[11], w_zero[12], w_zero[13], w_zero[14], w_zero[15]}))};
+  assign w_runm1[11] = {(&{w_zero[12], w_zero[13], w_zero[14], w_zero[15]}),
+                        ((&{w_zero[12], w_zero[13]})
+                         & ~(&{w_zero[12], w_zero[13], w_zero[14], w_zero[15]})),
+                        ((w_zero[12] & ~(&{w_zero[12], w_zero[13]}))
+                         | ((&{w_zero[12], w_zero[13], w_zero[14]})
+                            & ~(&{w_zero[12], w_zero[13], w_zero[14], w_zero[15]})))};
+  assign w_runm1[12] = {1'd0, (&{w_zero[13], w_zero[14]}),
+                        ((w_zero[13] & ~(&{w_zero[13], w_zero[14]}))
+                         | (&{w_zero[13], w_zero[14], w_zero[15]}))};
+  assign w_runm1[13] = {1'd0, (&{w_zero[14], w_zero[15]}),
+                        (w_zero[14] & ~(&{w_zero[14], w_zero[15]}))};
+  assign w_runm1[14] = {2'd0, w_zero[15]};
+  assign w_runm1[15] = 3'd0;
+
+  // Patterns in priority order: m0 4-bit sign-extended, m1 repeated bytes, m2 8-bit sign-extended,
+  // m3 16-bit sign-extended, m4 zero-padded halfword, m5 two sign-extended bytes
+  wire w_m0 [0:15];
+  wire w_m1 [0:15];
+  wire w_m2 [0:15];
+  wire w_m3 [0:15];
+  wire w_m4 [0:15];
+  wire w_m5 [0:15];
+  wire w_p0 [0:15];
+  wire w_p1 [0:15];
+  wire w_p2 [0:15];
+  wire w_p3 [0:15];
+  wire w_p4 [0:15];
+  wire w_p5 [0:15];
+  wire w_unc [0:15];
+  wire [34:0] w_tok [0:15];
+  wire [5:0] w_len [0:15];
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_m0
+      assign w_m0[i] = ((&s_line_i[32*i + 3 +: 29]) | ~(|s_line_i[32*i + 3 +: 29]));
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_m1
+      assign w_m1[i] = (s_line_i[32*i + 8 +: 24] == {3{s_line_i[32*i +: 8]}});
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_m2
+      assign w_m2[i] = ((&s_line_i[32*i + 7 +: 25]) | ~(|s_line_i[32*i + 7 +: 25]));
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_m3
+      assign w_m3[i] = ((&s_line_i[32*i + 15 +: 17]) | ~(|s_line_i[32*i + 15 +: 17]));
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_m4
+      assign w_m4[i] = ~(|s_line_i[32*i +: 16]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_m5
+      assign w_m5[i] = (((&s_line_i[32*i + 23 +: 9]) | ~(|s_line_i[32*i + 23 +: 9]))
+                        & ((&s_line_i[32*i + 7 +: 9]) | ~(|s_line_i[32*i + 7 +: 9])));
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_p0
+      assign w_p0[i] = (~w_zero[i] & w_m0[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_p1
+      assign w_p1[i] = (~w_zero[i] & ~w_m0[i] & w_m1[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_p2
+      assign w_p2[i] = (~w_zero[i] & ~w_m0[i] & ~w_m1[i] & w_m2[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_p3
+      assign w_p3[i] = (~w_zero[i] & ~w_m0[i] & ~w_m1[i] & ~w_m2[i] & w_m3[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_p4
+      assign w_p4[i] = (~w_zero[i] & ~w_m0[i] & ~w_m1[i] & ~w_m2[i] & ~w_m3[i] & w_m4[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_p5
+      assign w_p5[i] = (~w_zero[i] & ~w_m0[i] & ~w_m1[i] & ~w_m2[i] & ~w_m3[i] & ~w_m4[i]
+                        & w_m5[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_unc
+      assign w_unc[i] = (~w_zero[i] & ~w_m0[i] & ~w_m1[i] & ~w_m2[i] & ~w_m3[i] & ~w_m4[i]
+                         & ~w_m5[i]);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_tok
+      assign w_tok[i] = ((w_head[i] ? {3'd0, w_runm1[i], 29'd0} : 35'd0)
+                         | (w_p0[i] ? {3'd1, s_line_i[32*i +: 4], 28'd0} : 35'd0)
+                         | ((w_p1[i] ? {3'd6, s_line_i[32*i +: 8], 24'd0} : 35'd0)
+                            | (w_p2[i] ? {3'd2, s_line_i[32*i +: 8], 24'd0} : 35'd0))
+                         | ((w_p3[i] ? {3'd3, s_line_i[32*i +: 16], 16'd0} : 35'd0)
+                            | (w_p4[i] ? {3'd4, s_line_i[32*i + 16 +: 16], 16'd0} : 35'd0)
+                            | ((w_p5[i] ?
+                                  {3'd5, s_line_i[32*i + 16 +: 8], s_line_i[32*i +: 8], 16'd0}
+                                : 35'd0) | (w_unc[i] ? {3'd7, s_line_i[32*i +: 32]} : 35'd0))));
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_w_len
+      assign w_len[i] = ((w_head[i] ? 6'd6 : 6'd0) | (w_p0[i] ? 6'd7 : 6'd0)
+                         | ((w_p1[i] ? 6'd11 : 6'd0) | (w_p2[i] ? 6'd11 : 6'd0))
+                         | ((w_p3[i] ? 6'd19 : 6'd0) | (w_p4[i] ? 6'd19 : 6'd0)
+                            | ((w_p5[i] ? 6'd19 : 6'd0) | (w_unc[i] ? 6'd35 : 6'd0))));
+    end
+  endgenerate
 
   // Packer merge tree, stage 1 levels
   wire [69:0] mg1_0_s0;
@@ -984,6 +215,13 @@ module fpc_comp_l64 (
   wire [69:0] mg1_0_s4;
   wire [69:0] mg1_0_s5;
   wire [69:0] mg1_0_v;
+  wire [6:0] mg1_0_len_p;
+  wire [6:0] mg1_0_len_g;
+  wire [6:0] mg1_0_len_g1;
+  wire [6:0] mg1_0_len_p1;
+  wire [6:0] mg1_0_len_g2;
+  wire [6:0] mg1_0_len_p2;
+  wire [6:0] mg1_0_len_g4;
   wire [6:0] mg1_0_len;
   wire [69:0] mg1_1_s0;
   wire [69:0] mg1_1_s1;
@@ -992,6 +230,13 @@ module fpc_comp_l64 (
   wire [69:0] mg1_1_s4;
   wire [69:0] mg1_1_s5;
   wire [69:0] mg1_1_v;
+  wire [6:0] mg1_1_len_p;
+  wire [6:0] mg1_1_len_g;
+  wire [6:0] mg1_1_len_g1;
+  wire [6:0] mg1_1_len_p1;
+  wire [6:0] mg1_1_len_g2;
+  wire [6:0] mg1_1_len_p2;
+  wire [6:0] mg1_1_len_g4;
   wire [6:0] mg1_1_len;
   wire [69:0] mg1_2_s0;
   wire [69:0] mg1_2_s1;
@@ -1000,6 +245,13 @@ module fpc_comp_l64 (
   wire [69:0] mg1_2_s4;
   wire [69:0] mg1_2_s5;
   wire [69:0] mg1_2_v;
+  wire [6:0] mg1_2_len_p;
+  wire [6:0] mg1_2_len_g;
+  wire [6:0] mg1_2_len_g1;
+  wire [6:0] mg1_2_len_p1;
+  wire [6:0] mg1_2_len_g2;
+  wire [6:0] mg1_2_len_p2;
+  wire [6:0] mg1_2_len_g4;
   wire [6:0] mg1_2_len;
   wire [69:0] mg1_3_s0;
   wire [69:0] mg1_3_s1;
@@ -1008,6 +260,13 @@ module fpc_comp_l64 (
   wire [69:0] mg1_3_s4;
   wire [69:0] mg1_3_s5;
   wire [69:0] mg1_3_v;
+  wire [6:0] mg1_3_len_p;
+  wire [6:0] mg1_3_len_g;
+  wire [6:0] mg1_3_len_g1;
+  wire [6:0] mg1_3_len_p1;
+  wire [6:0] mg1_3_len_g2;
+  wire [6:0] mg1_3_len_p2;
+  wire [6:0] mg1_3_len_g4;
   wire [6:0] mg1_3_len;
   wire [69:0] mg1_4_s0;
   wire [69:0] mg1_4_s1;
@@ -1016,6 +275,13 @@ module fpc_comp_l64 (
   wire [69:0] mg1_4_s4;
   wire [69:0] mg1_4_s5;
   wire [69:0] mg1_4_v;
+  wire [6:0] mg1_4_len_p;
+  wire [6:0] mg1_4_len_g;
+  wire [6:0] mg1_4_len_g1;
+  wire [6:0] mg1_4_len_p1;
+  wire [6:0] mg1_4_len_g2;
+  wire [6:0] mg1_4_len_p2;
+  wire [6:0] mg1_4_len_g4;
   wire [6:0] mg1_4_len;
   wire [69:0] mg1_5_s0;
   wire [69:0] mg1_5_s1;
@@ -1024,6 +290,13 @@ module fpc_comp_l64 (
   wire [69:0] mg1_5_s4;
   wire [69:0] mg1_5_s5;
   wire [69:0] mg1_5_v;
+  wire [6:0] mg1_5_len_p;
+  wire [6:0] mg1_5_len_g;
+  wire [6:0] mg1_5_len_g1;
+  wire [6:0] mg1_5_len_p1;
+  wire [6:0] mg1_5_len_g2;
+  wire [6:0] mg1_5_len_p2;
+  wire [6:0] mg1_5_len_g4;
   wire [6:0] mg1_5_len;
   wire [69:0] mg1_6_s0;
   wire [69:0] mg1_6_s1;
@@ -1032,6 +305,13 @@ module fpc_comp_l64 (
   wire [69:0] mg1_6_s4;
   wire [69:0] mg1_6_s5;
   wire [69:0] mg1_6_v;
+  wire [6:0] mg1_6_len_p;
+  wire [6:0] mg1_6_len_g;
+  wire [6:0] mg1_6_len_g1;
+  wire [6:0] mg1_6_len_p1;
+  wire [6:0] mg1_6_len_g2;
+  wire [6:0] mg1_6_len_p2;
+  wire [6:0] mg1_6_len_g4;
   wire [6:0] mg1_6_len;
   wire [69:0] mg1_7_s0;
   wire [69:0] mg1_7_s1;
@@ -1040,6 +320,13 @@ module fpc_comp_l64 (
   wire [69:0] mg1_7_s4;
   wire [69:0] mg1_7_s5;
   wire [69:0] mg1_7_v;
+  wire [6:0] mg1_7_len_p;
+  wire [6:0] mg1_7_len_g;
+  wire [6:0] mg1_7_len_g1;
+  wire [6:0] mg1_7_len_p1;
+  wire [6:0] mg1_7_len_g2;
+  wire [6:0] mg1_7_len_p2;
+  wire [6:0] mg1_7_len_g4;
   wire [6:0] mg1_7_len;
   wire [139:0] mg2_0_s0;
   wire [139:0] mg2_0_s1;
@@ -1049,6 +336,13 @@ module fpc_comp_l64 (
   wire [139:0] mg2_0_s5;
   wire [139:0] mg2_0_s6;
   wire [139:0] mg2_0_v;
+  wire [7:0] mg2_0_len_p;
+  wire [7:0] mg2_0_len_g;
+  wire [7:0] mg2_0_len_g1;
+  wire [7:0] mg2_0_len_p1;
+  wire [7:0] mg2_0_len_g2;
+  wire [7:0] mg2_0_len_p2;
+  wire [7:0] mg2_0_len_g4;
   wire [7:0] mg2_0_len;
   wire [139:0] mg2_1_s0;
   wire [139:0] mg2_1_s1;
@@ -1058,6 +352,13 @@ module fpc_comp_l64 (
   wire [139:0] mg2_1_s5;
   wire [139:0] mg2_1_s6;
   wire [139:0] mg2_1_v;
+  wire [7:0] mg2_1_len_p;
+  wire [7:0] mg2_1_len_g;
+  wire [7:0] mg2_1_len_g1;
+  wire [7:0] mg2_1_len_p1;
+  wire [7:0] mg2_1_len_g2;
+  wire [7:0] mg2_1_len_p2;
+  wire [7:0] mg2_1_len_g4;
   wire [7:0] mg2_1_len;
   wire [139:0] mg2_2_s0;
   wire [139:0] mg2_2_s1;
@@ -1067,6 +368,13 @@ module fpc_comp_l64 (
   wire [139:0] mg2_2_s5;
   wire [139:0] mg2_2_s6;
   wire [139:0] mg2_2_v;
+  wire [7:0] mg2_2_len_p;
+  wire [7:0] mg2_2_len_g;
+  wire [7:0] mg2_2_len_g1;
+  wire [7:0] mg2_2_len_p1;
+  wire [7:0] mg2_2_len_g2;
+  wire [7:0] mg2_2_len_p2;
+  wire [7:0] mg2_2_len_g4;
   wire [7:0] mg2_2_len;
   wire [139:0] mg2_3_s0;
   wire [139:0] mg2_3_s1;
@@ -1076,12 +384,55 @@ module fpc_comp_l64 (
   wire [139:0] mg2_3_s5;
   wire [139:0] mg2_3_s6;
   wire [139:0] mg2_3_v;
+  wire [7:0] mg2_3_len_p;
+  wire [7:0] mg2_3_len_g;
+  wire [7:0] mg2_3_len_g1;
+  wire [7:0] mg2_3_len_p1;
+  wire [7:0] mg2_3_len_g2;
+  wire [7:0] mg2_3_len_p2;
+  wire [7:0] mg2_3_len_g4;
   wire [7:0] mg2_3_len;
   reg  st1_valid_q;
   reg  st2_valid_q;
+  wire [9:0] grp1_end_p1_p;
+  wire [9:0] grp1_end_p1_g;
+  wire [9:0] grp1_end_p1_g1;
+  wire [9:0] grp1_end_p1_p1;
+  wire [9:0] grp1_end_p1_g2;
+  wire [9:0] grp1_end_p1_p2;
+  wire [9:0] grp1_end_p1_g4;
+  wire [9:0] grp1_end_p1_p4;
+  wire [9:0] grp1_end_p1_g8;
   wire [9:0] grp1_end_p1;
+  wire [9:0] grp3_end_p1_p;
+  wire [9:0] grp3_end_p1_g;
+  wire [9:0] grp3_end_p1_g1;
+  wire [9:0] grp3_end_p1_p1;
+  wire [9:0] grp3_end_p1_g2;
+  wire [9:0] grp3_end_p1_p2;
+  wire [9:0] grp3_end_p1_g4;
+  wire [9:0] grp3_end_p1_p4;
+  wire [9:0] grp3_end_p1_g8;
   wire [9:0] grp3_end_p1;
+  wire [9:0] grp2_end_p2_p;
+  wire [9:0] grp2_end_p2_g;
+  wire [9:0] grp2_end_p2_g1;
+  wire [9:0] grp2_end_p2_p1;
+  wire [9:0] grp2_end_p2_g2;
+  wire [9:0] grp2_end_p2_p2;
+  wire [9:0] grp2_end_p2_g4;
+  wire [9:0] grp2_end_p2_p4;
+  wire [9:0] grp2_end_p2_g8;
   wire [9:0] grp2_end_p2;
+  wire [9:0] grp3_end_p2_p;
+  wire [9:0] grp3_end_p2_g;
+  wire [9:0] grp3_end_p2_g1;
+  wire [9:0] grp3_end_p2_p1;
+  wire [9:0] grp3_end_p2_g2;
+  wire [9:0] grp3_end_p2_p2;
+  wire [9:0] grp3_end_p2_g4;
+  wire [9:0] grp3_end_p2_p4;
+  wire [9:0] grp3_end_p2_g8;
   wire [9:0] grp3_end_p2;
   wire ok_s1;
   wire [9:0] len_s1;
@@ -1538,70 +889,126 @@ module fpc_comp_l64 (
   wire pl3_d8_1_c2_d;
   reg  pl3_d8_1_c3_q;
   wire pl3_d8_1_c3_d;
-  assign mg1_0_s0 = (w0_len[0] ? {1'd0, w1_tok, 34'd0} : {w1_tok, 35'd0});
-  assign mg1_0_s1 = (w0_len[1] ? {2'd0, mg1_0_s0[69:2]} : mg1_0_s0);
-  assign mg1_0_s2 = (w0_len[2] ? {4'd0, mg1_0_s1[69:4]} : mg1_0_s1);
-  assign mg1_0_s3 = (w0_len[3] ? {8'd0, mg1_0_s2[69:8]} : mg1_0_s2);
-  assign mg1_0_s4 = (w0_len[4] ? {16'd0, mg1_0_s3[69:16]} : mg1_0_s3);
-  assign mg1_0_s5 = (w0_len[5] ? {32'd0, mg1_0_s4[69:32]} : mg1_0_s4);
-  assign mg1_0_v = ({w0_tok, 35'd0} | mg1_0_s5);
-  assign mg1_0_len = ({1'd0, w0_len} + {1'd0, w1_len});
-  assign mg1_1_s0 = (w2_len[0] ? {1'd0, w3_tok, 34'd0} : {w3_tok, 35'd0});
-  assign mg1_1_s1 = (w2_len[1] ? {2'd0, mg1_1_s0[69:2]} : mg1_1_s0);
-  assign mg1_1_s2 = (w2_len[2] ? {4'd0, mg1_1_s1[69:4]} : mg1_1_s1);
-  assign mg1_1_s3 = (w2_len[3] ? {8'd0, mg1_1_s2[69:8]} : mg1_1_s2);
-  assign mg1_1_s4 = (w2_len[4] ? {16'd0, mg1_1_s3[69:16]} : mg1_1_s3);
-  assign mg1_1_s5 = (w2_len[5] ? {32'd0, mg1_1_s4[69:32]} : mg1_1_s4);
-  assign mg1_1_v = ({w2_tok, 35'd0} | mg1_1_s5);
-  assign mg1_1_len = ({1'd0, w2_len} + {1'd0, w3_len});
-  assign mg1_2_s0 = (w4_len[0] ? {1'd0, w5_tok, 34'd0} : {w5_tok, 35'd0});
-  assign mg1_2_s1 = (w4_len[1] ? {2'd0, mg1_2_s0[69:2]} : mg1_2_s0);
-  assign mg1_2_s2 = (w4_len[2] ? {4'd0, mg1_2_s1[69:4]} : mg1_2_s1);
-  assign mg1_2_s3 = (w4_len[3] ? {8'd0, mg1_2_s2[69:8]} : mg1_2_s2);
-  assign mg1_2_s4 = (w4_len[4] ? {16'd0, mg1_2_s3[69:16]} : mg1_2_s3);
-  assign mg1_2_s5 = (w4_len[5] ? {32'd0, mg1_2_s4[69:32]} : mg1_2_s4);
-  assign mg1_2_v = ({w4_tok, 35'd0} | mg1_2_s5);
-  assign mg1_2_len = ({1'd0, w4_len} + {1'd0, w5_len});
-  assign mg1_3_s0 = (w6_len[0] ? {1'd0, w7_tok, 34'd0} : {w7_tok, 35'd0});
-  assign mg1_3_s1 = (w6_len[1] ? {2'd0, mg1_3_s0[69:2]} : mg1_3_s0);
-  assign mg1_3_s2 = (w6_len[2] ? {4'd0, mg1_3_s1[69:4]} : mg1_3_s1);
-  assign mg1_3_s3 = (w6_len[3] ? {8'd0, mg1_3_s2[69:8]} : mg1_3_s2);
-  assign mg1_3_s4 = (w6_len[4] ? {16'd0, mg1_3_s3[69:16]} : mg1_3_s3);
-  assign mg1_3_s5 = (w6_len[5] ? {32'd0, mg1_3_s4[69:32]} : mg1_3_s4);
-  assign mg1_3_v = ({w6_tok, 35'd0} | mg1_3_s5);
-  assign mg1_3_len = ({1'd0, w6_len} + {1'd0, w7_len});
-  assign mg1_4_s0 = (w8_len[0] ? {1'd0, w9_tok, 34'd0} : {w9_tok, 35'd0});
-  assign mg1_4_s1 = (w8_len[1] ? {2'd0, mg1_4_s0[69:2]} : mg1_4_s0);
-  assign mg1_4_s2 = (w8_len[2] ? {4'd0, mg1_4_s1[69:4]} : mg1_4_s1);
-  assign mg1_4_s3 = (w8_len[3] ? {8'd0, mg1_4_s2[69:8]} : mg1_4_s2);
-  assign mg1_4_s4 = (w8_len[4] ? {16'd0, mg1_4_s3[69:16]} : mg1_4_s3);
-  assign mg1_4_s5 = (w8_len[5] ? {32'd0, mg1_4_s4[69:32]} : mg1_4_s4);
-  assign mg1_4_v = ({w8_tok, 35'd0} | mg1_4_s5);
-  assign mg1_4_len = ({1'd0, w8_len} + {1'd0, w9_len});
-  assign mg1_5_s0 = (w10_len[0] ? {1'd0, w11_tok, 34'd0} : {w11_tok, 35'd0});
-  assign mg1_5_s1 = (w10_len[1] ? {2'd0, mg1_5_s0[69:2]} : mg1_5_s0);
-  assign mg1_5_s2 = (w10_len[2] ? {4'd0, mg1_5_s1[69:4]} : mg1_5_s1);
-  assign mg1_5_s3 = (w10_len[3] ? {8'd0, mg1_5_s2[69:8]} : mg1_5_s2);
-  assign mg1_5_s4 = (w10_len[4] ? {16'd0, mg1_5_s3[69:16]} : mg1_5_s3);
-  assign mg1_5_s5 = (w10_len[5] ? {32'd0, mg1_5_s4[69:32]} : mg1_5_s4);
-  assign mg1_5_v = ({w10_tok, 35'd0} | mg1_5_s5);
-  assign mg1_5_len = ({1'd0, w10_len} + {1'd0, w11_len});
-  assign mg1_6_s0 = (w12_len[0] ? {1'd0, w13_tok, 34'd0} : {w13_tok, 35'd0});
-  assign mg1_6_s1 = (w12_len[1] ? {2'd0, mg1_6_s0[69:2]} : mg1_6_s0);
-  assign mg1_6_s2 = (w12_len[2] ? {4'd0, mg1_6_s1[69:4]} : mg1_6_s1);
-  assign mg1_6_s3 = (w12_len[3] ? {8'd0, mg1_6_s2[69:8]} : mg1_6_s2);
-  assign mg1_6_s4 = (w12_len[4] ? {16'd0, mg1_6_s3[69:16]} : mg1_6_s3);
-  assign mg1_6_s5 = (w12_len[5] ? {32'd0, mg1_6_s4[69:32]} : mg1_6_s4);
-  assign mg1_6_v = ({w12_tok, 35'd0} | mg1_6_s5);
-  assign mg1_6_len = ({1'd0, w12_len} + {1'd0, w13_len});
-  assign mg1_7_s0 = (w14_len[0] ? {1'd0, w15_tok, 34'd0} : {w15_tok, 35'd0});
-  assign mg1_7_s1 = (w14_len[1] ? {2'd0, mg1_7_s0[69:2]} : mg1_7_s0);
-  assign mg1_7_s2 = (w14_len[2] ? {4'd0, mg1_7_s1[69:4]} : mg1_7_s1);
-  assign mg1_7_s3 = (w14_len[3] ? {8'd0, mg1_7_s2[69:8]} : mg1_7_s2);
-  assign mg1_7_s4 = (w14_len[4] ? {16'd0, mg1_7_s3[69:16]} : mg1_7_s3);
-  assign mg1_7_s5 = (w14_len[5] ? {32'd0, mg1_7_s4[69:32]} : mg1_7_s4);
-  assign mg1_7_v = ({w14_tok, 35'd0} | mg1_7_s5);
-  assign mg1_7_len = ({1'd0, w14_len} + {1'd0, w15_len});
+  assign mg1_0_s0 = (w_len[0][0] ? {1'd0, w_tok[1], 34'd0} : {w_tok[1], 35'd0});
+  assign mg1_0_s1 = (w_len[0][1] ? {2'd0, mg1_0_s0[69:2]} : mg1_0_s0);
+  assign mg1_0_s2 = (w_len[0][2] ? {4'd0, mg1_0_s1[69:4]} : mg1_0_s1);
+  assign mg1_0_s3 = (w_len[0][3] ? {8'd0, mg1_0_s2[69:8]} : mg1_0_s2);
+  assign mg1_0_s4 = (w_len[0][4] ? {16'd0, mg1_0_s3[69:16]} : mg1_0_s3);
+  assign mg1_0_s5 = (w_len[0][5] ? {32'd0, mg1_0_s4[69:32]} : mg1_0_s4);
+  assign mg1_0_v = ({w_tok[0], 35'd0} | mg1_0_s5);
+  assign mg1_0_len_p = ({1'd0, w_len[0]} ^ {1'd0, w_len[1]});
+  assign mg1_0_len_g = ({1'd0, w_len[0]} & {1'd0, w_len[1]});
+  assign mg1_0_len_g1 = (mg1_0_len_g | (mg1_0_len_p & {mg1_0_len_g[5:0], 1'd0}));
+  assign mg1_0_len_p1 = (mg1_0_len_p & {mg1_0_len_p[5:0], 1'd0});
+  assign mg1_0_len_g2 = (mg1_0_len_g1 | (mg1_0_len_p1 & {mg1_0_len_g1[4:0], 2'd0}));
+  assign mg1_0_len_p2 = (mg1_0_len_p1 & {mg1_0_len_p1[4:0], 2'd0});
+  assign mg1_0_len_g4 = (mg1_0_len_g2 | (mg1_0_len_p2 & {mg1_0_len_g2[2:0], 4'd0}));
+  assign mg1_0_len = (mg1_0_len_p ^ {mg1_0_len_g4[5:0], 1'd0});
+  assign mg1_1_s0 = (w_len[2][0] ? {1'd0, w_tok[3], 34'd0} : {w_tok[3], 35'd0});
+  assign mg1_1_s1 = (w_len[2][1] ? {2'd0, mg1_1_s0[69:2]} : mg1_1_s0);
+  assign mg1_1_s2 = (w_len[2][2] ? {4'd0, mg1_1_s1[69:4]} : mg1_1_s1);
+  assign mg1_1_s3 = (w_len[2][3] ? {8'd0, mg1_1_s2[69:8]} : mg1_1_s2);
+  assign mg1_1_s4 = (w_len[2][4] ? {16'd0, mg1_1_s3[69:16]} : mg1_1_s3);
+  assign mg1_1_s5 = (w_len[2][5] ? {32'd0, mg1_1_s4[69:32]} : mg1_1_s4);
+  assign mg1_1_v = ({w_tok[2], 35'd0} | mg1_1_s5);
+  assign mg1_1_len_p = ({1'd0, w_len[2]} ^ {1'd0, w_len[3]});
+  assign mg1_1_len_g = ({1'd0, w_len[2]} & {1'd0, w_len[3]});
+  assign mg1_1_len_g1 = (mg1_1_len_g | (mg1_1_len_p & {mg1_1_len_g[5:0], 1'd0}));
+  assign mg1_1_len_p1 = (mg1_1_len_p & {mg1_1_len_p[5:0], 1'd0});
+  assign mg1_1_len_g2 = (mg1_1_len_g1 | (mg1_1_len_p1 & {mg1_1_len_g1[4:0], 2'd0}));
+  assign mg1_1_len_p2 = (mg1_1_len_p1 & {mg1_1_len_p1[4:0], 2'd0});
+  assign mg1_1_len_g4 = (mg1_1_len_g2 | (mg1_1_len_p2 & {mg1_1_len_g2[2:0], 4'd0}));
+  assign mg1_1_len = (mg1_1_len_p ^ {mg1_1_len_g4[5:0], 1'd0});
+  assign mg1_2_s0 = (w_len[4][0] ? {1'd0, w_tok[5], 34'd0} : {w_tok[5], 35'd0});
+  assign mg1_2_s1 = (w_len[4][1] ? {2'd0, mg1_2_s0[69:2]} : mg1_2_s0);
+  assign mg1_2_s2 = (w_len[4][2] ? {4'd0, mg1_2_s1[69:4]} : mg1_2_s1);
+  assign mg1_2_s3 = (w_len[4][3] ? {8'd0, mg1_2_s2[69:8]} : mg1_2_s2);
+  assign mg1_2_s4 = (w_len[4][4] ? {16'd0, mg1_2_s3[69:16]} : mg1_2_s3);
+  assign mg1_2_s5 = (w_len[4][5] ? {32'd0, mg1_2_s4[69:32]} : mg1_2_s4);
+  assign mg1_2_v = ({w_tok[4], 35'd0} | mg1_2_s5);
+  assign mg1_2_len_p = ({1'd0, w_len[4]} ^ {1'd0, w_len[5]});
+  assign mg1_2_len_g = ({1'd0, w_len[4]} & {1'd0, w_len[5]});
+  assign mg1_2_len_g1 = (mg1_2_len_g | (mg1_2_len_p & {mg1_2_len_g[5:0], 1'd0}));
+  assign mg1_2_len_p1 = (mg1_2_len_p & {mg1_2_len_p[5:0], 1'd0});
+  assign mg1_2_len_g2 = (mg1_2_len_g1 | (mg1_2_len_p1 & {mg1_2_len_g1[4:0], 2'd0}));
+  assign mg1_2_len_p2 = (mg1_2_len_p1 & {mg1_2_len_p1[4:0], 2'd0});
+  assign mg1_2_len_g4 = (mg1_2_len_g2 | (mg1_2_len_p2 & {mg1_2_len_g2[2:0], 4'd0}));
+  assign mg1_2_len = (mg1_2_len_p ^ {mg1_2_len_g4[5:0], 1'd0});
+  assign mg1_3_s0 = (w_len[6][0] ? {1'd0, w_tok[7], 34'd0} : {w_tok[7], 35'd0});
+  assign mg1_3_s1 = (w_len[6][1] ? {2'd0, mg1_3_s0[69:2]} : mg1_3_s0);
+  assign mg1_3_s2 = (w_len[6][2] ? {4'd0, mg1_3_s1[69:4]} : mg1_3_s1);
+  assign mg1_3_s3 = (w_len[6][3] ? {8'd0, mg1_3_s2[69:8]} : mg1_3_s2);
+  assign mg1_3_s4 = (w_len[6][4] ? {16'd0, mg1_3_s3[69:16]} : mg1_3_s3);
+  assign mg1_3_s5 = (w_len[6][5] ? {32'd0, mg1_3_s4[69:32]} : mg1_3_s4);
+  assign mg1_3_v = ({w_tok[6], 35'd0} | mg1_3_s5);
+  assign mg1_3_len_p = ({1'd0, w_len[6]} ^ {1'd0, w_len[7]});
+  assign mg1_3_len_g = ({1'd0, w_len[6]} & {1'd0, w_len[7]});
+  assign mg1_3_len_g1 = (mg1_3_len_g | (mg1_3_len_p & {mg1_3_len_g[5:0], 1'd0}));
+  assign mg1_3_len_p1 = (mg1_3_len_p & {mg1_3_len_p[5:0], 1'd0});
+  assign mg1_3_len_g2 = (mg1_3_len_g1 | (mg1_3_len_p1 & {mg1_3_len_g1[4:0], 2'd0}));
+  assign mg1_3_len_p2 = (mg1_3_len_p1 & {mg1_3_len_p1[4:0], 2'd0});
+  assign mg1_3_len_g4 = (mg1_3_len_g2 | (mg1_3_len_p2 & {mg1_3_len_g2[2:0], 4'd0}));
+  assign mg1_3_len = (mg1_3_len_p ^ {mg1_3_len_g4[5:0], 1'd0});
+  assign mg1_4_s0 = (w_len[8][0] ? {1'd0, w_tok[9], 34'd0} : {w_tok[9], 35'd0});
+  assign mg1_4_s1 = (w_len[8][1] ? {2'd0, mg1_4_s0[69:2]} : mg1_4_s0);
+  assign mg1_4_s2 = (w_len[8][2] ? {4'd0, mg1_4_s1[69:4]} : mg1_4_s1);
+  assign mg1_4_s3 = (w_len[8][3] ? {8'd0, mg1_4_s2[69:8]} : mg1_4_s2);
+  assign mg1_4_s4 = (w_len[8][4] ? {16'd0, mg1_4_s3[69:16]} : mg1_4_s3);
+  assign mg1_4_s5 = (w_len[8][5] ? {32'd0, mg1_4_s4[69:32]} : mg1_4_s4);
+  assign mg1_4_v = ({w_tok[8], 35'd0} | mg1_4_s5);
+  assign mg1_4_len_p = ({1'd0, w_len[8]} ^ {1'd0, w_len[9]});
+  assign mg1_4_len_g = ({1'd0, w_len[8]} & {1'd0, w_len[9]});
+  assign mg1_4_len_g1 = (mg1_4_len_g | (mg1_4_len_p & {mg1_4_len_g[5:0], 1'd0}));
+  assign mg1_4_len_p1 = (mg1_4_len_p & {mg1_4_len_p[5:0], 1'd0});
+  assign mg1_4_len_g2 = (mg1_4_len_g1 | (mg1_4_len_p1 & {mg1_4_len_g1[4:0], 2'd0}));
+  assign mg1_4_len_p2 = (mg1_4_len_p1 & {mg1_4_len_p1[4:0], 2'd0});
+  assign mg1_4_len_g4 = (mg1_4_len_g2 | (mg1_4_len_p2 & {mg1_4_len_g2[2:0], 4'd0}));
+  assign mg1_4_len = (mg1_4_len_p ^ {mg1_4_len_g4[5:0], 1'd0});
+  assign mg1_5_s0 = (w_len[10][0] ? {1'd0, w_tok[11], 34'd0} : {w_tok[11], 35'd0});
+  assign mg1_5_s1 = (w_len[10][1] ? {2'd0, mg1_5_s0[69:2]} : mg1_5_s0);
+  assign mg1_5_s2 = (w_len[10][2] ? {4'd0, mg1_5_s1[69:4]} : mg1_5_s1);
+  assign mg1_5_s3 = (w_len[10][3] ? {8'd0, mg1_5_s2[69:8]} : mg1_5_s2);
+  assign mg1_5_s4 = (w_len[10][4] ? {16'd0, mg1_5_s3[69:16]} : mg1_5_s3);
+  assign mg1_5_s5 = (w_len[10][5] ? {32'd0, mg1_5_s4[69:32]} : mg1_5_s4);
+  assign mg1_5_v = ({w_tok[10], 35'd0} | mg1_5_s5);
+  assign mg1_5_len_p = ({1'd0, w_len[10]} ^ {1'd0, w_len[11]});
+  assign mg1_5_len_g = ({1'd0, w_len[10]} & {1'd0, w_len[11]});
+  assign mg1_5_len_g1 = (mg1_5_len_g | (mg1_5_len_p & {mg1_5_len_g[5:0], 1'd0}));
+  assign mg1_5_len_p1 = (mg1_5_len_p & {mg1_5_len_p[5:0], 1'd0});
+  assign mg1_5_len_g2 = (mg1_5_len_g1 | (mg1_5_len_p1 & {mg1_5_len_g1[4:0], 2'd0}));
+  assign mg1_5_len_p2 = (mg1_5_len_p1 & {mg1_5_len_p1[4:0], 2'd0});
+  assign mg1_5_len_g4 = (mg1_5_len_g2 | (mg1_5_len_p2 & {mg1_5_len_g2[2:0], 4'd0}));
+  assign mg1_5_len = (mg1_5_len_p ^ {mg1_5_len_g4[5:0], 1'd0});
+  assign mg1_6_s0 = (w_len[12][0] ? {1'd0, w_tok[13], 34'd0} : {w_tok[13], 35'd0});
+  assign mg1_6_s1 = (w_len[12][1] ? {2'd0, mg1_6_s0[69:2]} : mg1_6_s0);
+  assign mg1_6_s2 = (w_len[12][2] ? {4'd0, mg1_6_s1[69:4]} : mg1_6_s1);
+  assign mg1_6_s3 = (w_len[12][3] ? {8'd0, mg1_6_s2[69:8]} : mg1_6_s2);
+  assign mg1_6_s4 = (w_len[12][4] ? {16'd0, mg1_6_s3[69:16]} : mg1_6_s3);
+  assign mg1_6_s5 = (w_len[12][5] ? {32'd0, mg1_6_s4[69:32]} : mg1_6_s4);
+  assign mg1_6_v = ({w_tok[12], 35'd0} | mg1_6_s5);
+  assign mg1_6_len_p = ({1'd0, w_len[12]} ^ {1'd0, w_len[13]});
+  assign mg1_6_len_g = ({1'd0, w_len[12]} & {1'd0, w_len[13]});
+  assign mg1_6_len_g1 = (mg1_6_len_g | (mg1_6_len_p & {mg1_6_len_g[5:0], 1'd0}));
+  assign mg1_6_len_p1 = (mg1_6_len_p & {mg1_6_len_p[5:0], 1'd0});
+  assign mg1_6_len_g2 = (mg1_6_len_g1 | (mg1_6_len_p1 & {mg1_6_len_g1[4:0], 2'd0}));
+  assign mg1_6_len_p2 = (mg1_6_len_p1 & {mg1_6_len_p1[4:0], 2'd0});
+  assign mg1_6_len_g4 = (mg1_6_len_g2 | (mg1_6_len_p2 & {mg1_6_len_g2[2:0], 4'd0}));
+  assign mg1_6_len = (mg1_6_len_p ^ {mg1_6_len_g4[5:0], 1'd0});
+  assign mg1_7_s0 = (w_len[14][0] ? {1'd0, w_tok[15], 34'd0} : {w_tok[15], 35'd0});
+  assign mg1_7_s1 = (w_len[14][1] ? {2'd0, mg1_7_s0[69:2]} : mg1_7_s0);
+  assign mg1_7_s2 = (w_len[14][2] ? {4'd0, mg1_7_s1[69:4]} : mg1_7_s1);
+  assign mg1_7_s3 = (w_len[14][3] ? {8'd0, mg1_7_s2[69:8]} : mg1_7_s2);
+  assign mg1_7_s4 = (w_len[14][4] ? {16'd0, mg1_7_s3[69:16]} : mg1_7_s3);
+  assign mg1_7_s5 = (w_len[14][5] ? {32'd0, mg1_7_s4[69:32]} : mg1_7_s4);
+  assign mg1_7_v = ({w_tok[14], 35'd0} | mg1_7_s5);
+  assign mg1_7_len_p = ({1'd0, w_len[14]} ^ {1'd0, w_len[15]});
+  assign mg1_7_len_g = ({1'd0, w_len[14]} & {1'd0, w_len[15]});
+  assign mg1_7_len_g1 = (mg1_7_len_g | (mg1_7_len_p & {mg1_7_len_g[5:0], 1'd0}));
+  assign mg1_7_len_p1 = (mg1_7_len_p & {mg1_7_len_p[5:0], 1'd0});
+  assign mg1_7_len_g2 = (mg1_7_len_g1 | (mg1_7_len_p1 & {mg1_7_len_g1[4:0], 2'd0}));
+  assign mg1_7_len_p2 = (mg1_7_len_p1 & {mg1_7_len_p1[4:0], 2'd0});
+  assign mg1_7_len_g4 = (mg1_7_len_g2 | (mg1_7_len_p2 & {mg1_7_len_g2[2:0], 4'd0}));
+  assign mg1_7_len = (mg1_7_len_p ^ {mg1_7_len_g4[5:0], 1'd0});
   assign mg2_0_s0 = (mg1_0_len[0] ? {1'd0, mg1_1_v, 69'd0} : {mg1_1_v, 70'd0});
   assign mg2_0_s1 = (mg1_0_len[1] ? {2'd0, mg2_0_s0[139:2]} : mg2_0_s0);
   assign mg2_0_s2 = (mg1_0_len[2] ? {4'd0, mg2_0_s1[139:4]} : mg2_0_s1);
@@ -1610,7 +1017,14 @@ module fpc_comp_l64 (
   assign mg2_0_s5 = (mg1_0_len[5] ? {32'd0, mg2_0_s4[139:32]} : mg2_0_s4);
   assign mg2_0_s6 = (mg1_0_len[6] ? {64'd0, mg2_0_s5[139:64]} : mg2_0_s5);
   assign mg2_0_v = ({mg1_0_v, 70'd0} | mg2_0_s6);
-  assign mg2_0_len = ({1'd0, mg1_0_len} + {1'd0, mg1_1_len});
+  assign mg2_0_len_p = ({1'd0, mg1_0_len} ^ {1'd0, mg1_1_len});
+  assign mg2_0_len_g = ({1'd0, mg1_0_len} & {1'd0, mg1_1_len});
+  assign mg2_0_len_g1 = (mg2_0_len_g | (mg2_0_len_p & {mg2_0_len_g[6:0], 1'd0}));
+  assign mg2_0_len_p1 = (mg2_0_len_p & {mg2_0_len_p[6:0], 1'd0});
+  assign mg2_0_len_g2 = (mg2_0_len_g1 | (mg2_0_len_p1 & {mg2_0_len_g1[5:0], 2'd0}));
+  assign mg2_0_len_p2 = (mg2_0_len_p1 & {mg2_0_len_p1[5:0], 2'd0});
+  assign mg2_0_len_g4 = (mg2_0_len_g2 | (mg2_0_len_p2 & {mg2_0_len_g2[3:0], 4'd0}));
+  assign mg2_0_len = (mg2_0_len_p ^ {mg2_0_len_g4[6:0], 1'd0});
   assign mg2_1_s0 = (mg1_2_len[0] ? {1'd0, mg1_3_v, 69'd0} : {mg1_3_v, 70'd0});
   assign mg2_1_s1 = (mg1_2_len[1] ? {2'd0, mg2_1_s0[139:2]} : mg2_1_s0);
   assign mg2_1_s2 = (mg1_2_len[2] ? {4'd0, mg2_1_s1[139:4]} : mg2_1_s1);
@@ -1619,7 +1033,14 @@ module fpc_comp_l64 (
   assign mg2_1_s5 = (mg1_2_len[5] ? {32'd0, mg2_1_s4[139:32]} : mg2_1_s4);
   assign mg2_1_s6 = (mg1_2_len[6] ? {64'd0, mg2_1_s5[139:64]} : mg2_1_s5);
   assign mg2_1_v = ({mg1_2_v, 70'd0} | mg2_1_s6);
-  assign mg2_1_len = ({1'd0, mg1_2_len} + {1'd0, mg1_3_len});
+  assign mg2_1_len_p = ({1'd0, mg1_2_len} ^ {1'd0, mg1_3_len});
+  assign mg2_1_len_g = ({1'd0, mg1_2_len} & {1'd0, mg1_3_len});
+  assign mg2_1_len_g1 = (mg2_1_len_g | (mg2_1_len_p & {mg2_1_len_g[6:0], 1'd0}));
+  assign mg2_1_len_p1 = (mg2_1_len_p & {mg2_1_len_p[6:0], 1'd0});
+  assign mg2_1_len_g2 = (mg2_1_len_g1 | (mg2_1_len_p1 & {mg2_1_len_g1[5:0], 2'd0}));
+  assign mg2_1_len_p2 = (mg2_1_len_p1 & {mg2_1_len_p1[5:0], 2'd0});
+  assign mg2_1_len_g4 = (mg2_1_len_g2 | (mg2_1_len_p2 & {mg2_1_len_g2[3:0], 4'd0}));
+  assign mg2_1_len = (mg2_1_len_p ^ {mg2_1_len_g4[6:0], 1'd0});
   assign mg2_2_s0 = (mg1_4_len[0] ? {1'd0, mg1_5_v, 69'd0} : {mg1_5_v, 70'd0});
   assign mg2_2_s1 = (mg1_4_len[1] ? {2'd0, mg2_2_s0[139:2]} : mg2_2_s0);
   assign mg2_2_s2 = (mg1_4_len[2] ? {4'd0, mg2_2_s1[139:4]} : mg2_2_s1);
@@ -1628,7 +1049,14 @@ module fpc_comp_l64 (
   assign mg2_2_s5 = (mg1_4_len[5] ? {32'd0, mg2_2_s4[139:32]} : mg2_2_s4);
   assign mg2_2_s6 = (mg1_4_len[6] ? {64'd0, mg2_2_s5[139:64]} : mg2_2_s5);
   assign mg2_2_v = ({mg1_4_v, 70'd0} | mg2_2_s6);
-  assign mg2_2_len = ({1'd0, mg1_4_len} + {1'd0, mg1_5_len});
+  assign mg2_2_len_p = ({1'd0, mg1_4_len} ^ {1'd0, mg1_5_len});
+  assign mg2_2_len_g = ({1'd0, mg1_4_len} & {1'd0, mg1_5_len});
+  assign mg2_2_len_g1 = (mg2_2_len_g | (mg2_2_len_p & {mg2_2_len_g[6:0], 1'd0}));
+  assign mg2_2_len_p1 = (mg2_2_len_p & {mg2_2_len_p[6:0], 1'd0});
+  assign mg2_2_len_g2 = (mg2_2_len_g1 | (mg2_2_len_p1 & {mg2_2_len_g1[5:0], 2'd0}));
+  assign mg2_2_len_p2 = (mg2_2_len_p1 & {mg2_2_len_p1[5:0], 2'd0});
+  assign mg2_2_len_g4 = (mg2_2_len_g2 | (mg2_2_len_p2 & {mg2_2_len_g2[3:0], 4'd0}));
+  assign mg2_2_len = (mg2_2_len_p ^ {mg2_2_len_g4[6:0], 1'd0});
   assign mg2_3_s0 = (mg1_6_len[0] ? {1'd0, mg1_7_v, 69'd0} : {mg1_7_v, 70'd0});
   assign mg2_3_s1 = (mg1_6_len[1] ? {2'd0, mg2_3_s0[139:2]} : mg2_3_s0);
   assign mg2_3_s2 = (mg1_6_len[2] ? {4'd0, mg2_3_s1[139:4]} : mg2_3_s1);
@@ -1637,11 +1065,54 @@ module fpc_comp_l64 (
   assign mg2_3_s5 = (mg1_6_len[5] ? {32'd0, mg2_3_s4[139:32]} : mg2_3_s4);
   assign mg2_3_s6 = (mg1_6_len[6] ? {64'd0, mg2_3_s5[139:64]} : mg2_3_s5);
   assign mg2_3_v = ({mg1_6_v, 70'd0} | mg2_3_s6);
-  assign mg2_3_len = ({1'd0, mg1_6_len} + {1'd0, mg1_7_len});
-  assign grp1_end_p1 = ({2'd0, mg2_0_len} + {2'd0, mg2_1_len});
-  assign grp3_end_p1 = ({2'd0, mg2_2_len} + {2'd0, mg2_3_len});
-  assign grp2_end_p2 = (grp1_end_p1 + {2'd0, mg2_2_len});
-  assign grp3_end_p2 = (grp1_end_p1 + grp3_end_p1);
+  assign mg2_3_len_p = ({1'd0, mg1_6_len} ^ {1'd0, mg1_7_len});
+  assign mg2_3_len_g = ({1'd0, mg1_6_len} & {1'd0, mg1_7_len});
+  assign mg2_3_len_g1 = (mg2_3_len_g | (mg2_3_len_p & {mg2_3_len_g[6:0], 1'd0}));
+  assign mg2_3_len_p1 = (mg2_3_len_p & {mg2_3_len_p[6:0], 1'd0});
+  assign mg2_3_len_g2 = (mg2_3_len_g1 | (mg2_3_len_p1 & {mg2_3_len_g1[5:0], 2'd0}));
+  assign mg2_3_len_p2 = (mg2_3_len_p1 & {mg2_3_len_p1[5:0], 2'd0});
+  assign mg2_3_len_g4 = (mg2_3_len_g2 | (mg2_3_len_p2 & {mg2_3_len_g2[3:0], 4'd0}));
+  assign mg2_3_len = (mg2_3_len_p ^ {mg2_3_len_g4[6:0], 1'd0});
+  assign grp1_end_p1_p = ({2'd0, mg2_0_len} ^ {2'd0, mg2_1_len});
+  assign grp1_end_p1_g = ({2'd0, mg2_0_len} & {2'd0, mg2_1_len});
+  assign grp1_end_p1_g1 = (grp1_end_p1_g | (grp1_end_p1_p & {grp1_end_p1_g[8:0], 1'd0}));
+  assign grp1_end_p1_p1 = (grp1_end_p1_p & {grp1_end_p1_p[8:0], 1'd0});
+  assign grp1_end_p1_g2 = (grp1_end_p1_g1 | (grp1_end_p1_p1 & {grp1_end_p1_g1[7:0], 2'd0}));
+  assign grp1_end_p1_p2 = (grp1_end_p1_p1 & {grp1_end_p1_p1[7:0], 2'd0});
+  assign grp1_end_p1_g4 = (grp1_end_p1_g2 | (grp1_end_p1_p2 & {grp1_end_p1_g2[5:0], 4'd0}));
+  assign grp1_end_p1_p4 = (grp1_end_p1_p2 & {grp1_end_p1_p2[5:0], 4'd0});
+  assign grp1_end_p1_g8 = (grp1_end_p1_g4 | (grp1_end_p1_p4 & {grp1_end_p1_g4[1:0], 8'd0}));
+  assign grp1_end_p1 = (grp1_end_p1_p ^ {grp1_end_p1_g8[8:0], 1'd0});
+  assign grp3_end_p1_p = ({2'd0, mg2_2_len} ^ {2'd0, mg2_3_len});
+  assign grp3_end_p1_g = ({2'd0, mg2_2_len} & {2'd0, mg2_3_len});
+  assign grp3_end_p1_g1 = (grp3_end_p1_g | (grp3_end_p1_p & {grp3_end_p1_g[8:0], 1'd0}));
+  assign grp3_end_p1_p1 = (grp3_end_p1_p & {grp3_end_p1_p[8:0], 1'd0});
+  assign grp3_end_p1_g2 = (grp3_end_p1_g1 | (grp3_end_p1_p1 & {grp3_end_p1_g1[7:0], 2'd0}));
+  assign grp3_end_p1_p2 = (grp3_end_p1_p1 & {grp3_end_p1_p1[7:0], 2'd0});
+  assign grp3_end_p1_g4 = (grp3_end_p1_g2 | (grp3_end_p1_p2 & {grp3_end_p1_g2[5:0], 4'd0}));
+  assign grp3_end_p1_p4 = (grp3_end_p1_p2 & {grp3_end_p1_p2[5:0], 4'd0});
+  assign grp3_end_p1_g8 = (grp3_end_p1_g4 | (grp3_end_p1_p4 & {grp3_end_p1_g4[1:0], 8'd0}));
+  assign grp3_end_p1 = (grp3_end_p1_p ^ {grp3_end_p1_g8[8:0], 1'd0});
+  assign grp2_end_p2_p = (grp1_end_p1 ^ {2'd0, mg2_2_len});
+  assign grp2_end_p2_g = (grp1_end_p1 & {2'd0, mg2_2_len});
+  assign grp2_end_p2_g1 = (grp2_end_p2_g | (grp2_end_p2_p & {grp2_end_p2_g[8:0], 1'd0}));
+  assign grp2_end_p2_p1 = (grp2_end_p2_p & {grp2_end_p2_p[8:0], 1'd0});
+  assign grp2_end_p2_g2 = (grp2_end_p2_g1 | (grp2_end_p2_p1 & {grp2_end_p2_g1[7:0], 2'd0}));
+  assign grp2_end_p2_p2 = (grp2_end_p2_p1 & {grp2_end_p2_p1[7:0], 2'd0});
+  assign grp2_end_p2_g4 = (grp2_end_p2_g2 | (grp2_end_p2_p2 & {grp2_end_p2_g2[5:0], 4'd0}));
+  assign grp2_end_p2_p4 = (grp2_end_p2_p2 & {grp2_end_p2_p2[5:0], 4'd0});
+  assign grp2_end_p2_g8 = (grp2_end_p2_g4 | (grp2_end_p2_p4 & {grp2_end_p2_g4[1:0], 8'd0}));
+  assign grp2_end_p2 = (grp2_end_p2_p ^ {grp2_end_p2_g8[8:0], 1'd0});
+  assign grp3_end_p2_p = (grp1_end_p1 ^ grp3_end_p1);
+  assign grp3_end_p2_g = (grp1_end_p1 & grp3_end_p1);
+  assign grp3_end_p2_g1 = (grp3_end_p2_g | (grp3_end_p2_p & {grp3_end_p2_g[8:0], 1'd0}));
+  assign grp3_end_p2_p1 = (grp3_end_p2_p & {grp3_end_p2_p[8:0], 1'd0});
+  assign grp3_end_p2_g2 = (grp3_end_p2_g1 | (grp3_end_p2_p1 & {grp3_end_p2_g1[7:0], 2'd0}));
+  assign grp3_end_p2_p2 = (grp3_end_p2_p1 & {grp3_end_p2_p1[7:0], 2'd0});
+  assign grp3_end_p2_g4 = (grp3_end_p2_g2 | (grp3_end_p2_p2 & {grp3_end_p2_g2[5:0], 4'd0}));
+  assign grp3_end_p2_p4 = (grp3_end_p2_p2 & {grp3_end_p2_p2[5:0], 4'd0});
+  assign grp3_end_p2_g8 = (grp3_end_p2_g4 | (grp3_end_p2_p4 & {grp3_end_p2_g4[1:0], 8'd0}));
+  assign grp3_end_p2 = (grp3_end_p2_p ^ {grp3_end_p2_g8[8:0], 1'd0});
   assign ok_s1 = (grp3_end_p2 < 10'd512);
   assign len_s1 = (ok_s1 ? grp3_end_p2 : 10'd512);
   assign line_d = s_line_i;
@@ -2373,8 +1844,12 @@ module fpc_comp_l64 (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, pl1_s0[368:0], pl1_s2[356:0], pl1_s4[308:0], pl1_s6[116:0],
-                       pl2_s0[368:0], pl2_s2[356:0], pl2_s4[308:0], pl2_s6[116:0], pl3_s0[368:0],
-                       pl3_s2[356:0], pl3_s4[308:0], pl3_s6[116:0]};
+  assign unused_ok = &{1'd0, mg1_0_len_g4[6], mg1_1_len_g4[6], mg1_2_len_g4[6], mg1_3_len_g4[6],
+                       mg1_4_len_g4[6], mg1_5_len_g4[6], mg1_6_len_g4[6], mg1_7_len_g4[6],
+                       mg2_0_len_g4[7], mg2_1_len_g4[7], mg2_2_len_g4[7], mg2_3_len_g4[7],
+                       grp1_end_p1_g8[9], grp3_end_p1_g8[9], grp2_end_p2_g8[9], grp3_end_p2_g8[9],
+                       pl1_s0[368:0], pl1_s2[356:0], pl1_s4[308:0], pl1_s6[116:0], pl2_s0[368:0],
+                       pl2_s2[356:0], pl2_s4[308:0], pl2_s6[116:0], pl3_s0[368:0], pl3_s2[356:0],
+                       pl3_s4[308:0], pl3_s6[116:0]};
 endmodule
 `default_nettype wire

@@ -129,6 +129,35 @@ pub fn prefix(
     cur
 }
 
+/// `a + b` modulo `2^w` (`w` = the wider operand) as gates: a Kogge-Stone carry network of
+/// (generate, propagate) vectors, one pair of wires `<name>_g<d>`/`<name>_p<d>` per span `d`,
+/// and the sum `<name>` = propagate XOR carries. Written without `+`, so Yosys's `alumacc`
+/// cannot merge it into a wider multi-operand adder: the depth is this network's
+/// (`2 + 2 log2 w` gate levels), whatever the sums around it.
+pub fn add_ks(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> Expr {
+    let w = a.width().max(b.width());
+    let (a, b) = (a.zext(w), b.zext(w));
+    if w == 1 {
+        return m.wire(name, &(&a ^ &b));
+    }
+    let p0 = m.wire(&format!("{}_p", name), &(&a ^ &b));
+    let mut g = m.wire(&format!("{}_g", name), &(&a & &b));
+    let mut p = p0.clone();
+    let mut d = 1;
+    while d < w {
+        let ng = &g | &(&p & &g.shl(d));
+        g = m.wire(&format!("{}_g{}", name, d), &ng);
+        d *= 2;
+        if d < w {
+            // Spans reaching bit 0 no longer need a propagate: shifting in zeros is enough.
+            p = m.wire(&format!("{}_p{}", name, d / 2), &(&p & &p.shl(d / 2)));
+        }
+    }
+    // No carry leaves the top bit.
+    m.unused(&g.bit(w - 1));
+    m.wire(name, &(&p0 ^ &g.shl(1)))
+}
+
 /// Prefix counts of 1-bit flags. Returns `(exclusive, total)`: `exclusive[i]` = number of set
 /// flags below lane i (width `clog2(n)`, at least 1), `total` = number set (width `clog2(n+1)`).
 pub fn prefix_count(

@@ -1,6 +1,6 @@
 //! Tests of the builder, emitter and interpreter.
 
-use super::blocks::{mux_tree, popcount, prefix_count, shift_lanes};
+use super::blocks::{add_ks, mux_tree, popcount, prefix_count, shift_lanes};
 use super::emit::{emit_design, emit_module};
 use super::sim::Sim;
 use super::*;
@@ -316,6 +316,34 @@ fn blocks_compute_what_they_claim() {
                 assert_eq!(sim.get_u64("shl_o"), (v << (2 * (s & 3))) & 0xff);
                 assert_eq!(sim.get_u64("shr_o"), if s >= 4 { 0 } else { v >> (2 * s) });
                 assert_eq!(sim.get_u64("mux_o"), 10 + s.min(4));
+            }
+        }
+    }
+}
+
+#[test]
+fn the_gate_level_adder_adds_every_pair() {
+    // Widths 1 to 7 (a power of two, a span that stops short of the top, odd widths), each
+    // against a narrower second operand too.
+    for w in 1..=7u32 {
+        let mut m = ModuleBuilder::new(format!("add_ks_w{w}"));
+        let a = m.input("a_i", w);
+        let b = m.input("b_i", w);
+        let y = add_ks(&mut m, "sum", &a, &b);
+        m.output_expr("y_o", &y);
+        let n = add_ks(&mut m, "nar", &a, &b.slice(0, w.div_ceil(2)));
+        m.output_expr("n_o", &n);
+        let top = m.finish().unwrap();
+        let mut sim = Sim::new(&top).unwrap();
+        let mask = (1u64 << w) - 1;
+        let half = (1u64 << w.div_ceil(2)) - 1;
+        for x in 0..=mask {
+            for z in 0..=mask {
+                sim.set_u64("a_i", x).unwrap();
+                sim.set_u64("b_i", z).unwrap();
+                sim.eval();
+                assert_eq!(sim.get_u64("y_o"), (x + z) & mask, "w={w} {x}+{z}");
+                assert_eq!(sim.get_u64("n_o"), (x + (z & half)) & mask, "w={w} {x}+{z}");
             }
         }
     }

@@ -22,8 +22,11 @@
 //!    logarithmic shifter, lengths added), level widths capped at `L` (a longer stream falls
 //!    back to raw anyway). Stage 1 builds `log2 N − 2` levels, leaving 4 groups, and their
 //!    offsets (exclusive Sklansky prefix sum of the group lengths), the total and `len` (`L`
-//!    when the stream is ≥ `L` bits: raw fallback). Registered: the groups, the offsets
-//!    decoded to one-hot radix-4 selects in bounded-fan-out copies ([`comp_sel_copies`]),
+//!    when the stream is ≥ `L` bits: raw fallback). Every length sum is a gate-level
+//!    Kogge-Stone adder ([`crate::hdl::blocks::add_ks`]): written with `+`, Yosys's `alumacc`
+//!    grouped the chain of sums into multi-operand adders of a depth that varied with the
+//!    statement order (docs/TOOLCHAIN.md). Registered: the groups, the offsets decoded to
+//!    one-hot radix-4 selects in bounded-fan-out copies ([`comp_sel_copies`]),
 //!    `len`, the line;
 //! 2. groups 1–3 shifted to their offsets by parallel radix-4 shifters and ORed with group 0;
 //!    `ok = len ≠ L` selects the stream or the raw line. Registered output: `ok`, `len`,
@@ -43,7 +46,7 @@
 //! Bits after the stream are not inspected.
 
 use super::adaptive::{AdaptiveRtlParams, SPEC};
-use crate::hdl::blocks::or_tree;
+use crate::hdl::blocks::{add_ks, or_tree};
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Pipeline, Policy};
 use std::sync::Arc;
@@ -315,7 +318,7 @@ fn merge(
     };
     let v = m.wire(&format!("{}_v", name), &(ahi | x));
     let lw = al.width().max(bl.width()) + 1;
-    let l = m.wire(&format!("{}_len", name), &(al.zext(lw) + bl.zext(lw)));
+    let l = add_ks(m, &format!("{}_len", name), &al.zext(lw), &bl.zext(lw));
     (v, l)
 }
 
@@ -385,25 +388,60 @@ fn all_zero(zero: &[Expr], a: usize, b: usize) -> Expr {
 }
 
 /// Stage 1: the word classifiers and zero-run heads; each word's token (left-aligned in 35
-/// bits) and its length.
+/// bits) and its length. Each per-word quantity is an array over the words (`w_zero[i]`,
+/// `w_head[i]`, ..., `w_tok[i]`, `w_len[i]`), written as loops where the words share a form.
 fn word_tokens(m: &mut ModuleBuilder, d: &CompDims, line: &Expr) -> Vec<(Expr, Expr)> {
     let n = d.n;
     // ---- Stage 1: classifiers, zero runs, tokens ----
     m.comment("Stage 1: word classifiers and zero-run heads");
     let w = line.lanes(32);
-    let zero: Vec<Expr> = (0..n)
-        .map(|i| m.wire(&format!("w{}_zero", i), &!w[i].any()))
-        .collect();
-    let mut toks = Vec::new();
-    for (i, v) in w.iter().enumerate() {
-        let (head, runm1) = zero_run(m, n, i, &zero);
-        toks.push(word_token(m, i, v, &zero[i], &head, &runm1));
+    let zero: Vec<Expr> = w.iter().map(|v| !v.any()).collect();
+    let zero = m.wire_array("w_zero", &zero);
+    let (heads, runs): (Vec<Expr>, Vec<Expr>) = (0..n).map(|i| zero_run(n, i, &zero)).unzip();
+    let head = m.wire_array("w_head", &heads);
+    let runm1 = m.wire_array("w_runm1", &runs);
+    let mut cands: Vec<Vec<Cand>> = w.iter().map(candidates).collect();
+    // Pattern k of word i matches (`w_m<k>[i]`); it is picked (`w_p<k>[i]`) when no earlier
+    // pattern (nor a zero word) matches.
+    m.comment(
+        "Patterns in priority order: m0 4-bit sign-extended, m1 repeated bytes, m2 8-bit \
+         sign-extended, m3 16-bit sign-extended, m4 zero-padded halfword, m5 two sign-extended \
+         bytes",
+    );
+    for k in 0..cands[0].len() {
+        let mk: Vec<Expr> = cands.iter().map(|c| c[k].0.clone()).collect();
+        let mk = m.wire_array(&format!("w_m{}", k), &mk);
+        for (c, e) in cands.iter_mut().zip(mk) {
+            c[k].0 = e;
+        }
     }
-    toks
+    let mut none_before: Vec<Expr> = zero.iter().map(|z| !z.clone()).collect();
+    let mut picks: Vec<Vec<Expr>> = vec![Vec::new(); n];
+    let npat = cands[0].len();
+    for k in 0..npat {
+        let pk: Vec<Expr> = none_before
+            .iter()
+            .zip(&cands)
+            .map(|(nb, c)| nb & &c[k].0)
+            .collect();
+        let pk = m.wire_array(&format!("w_p{}", k), &pk);
+        let words = none_before.iter_mut().zip(&cands).zip(picks.iter_mut());
+        for (((nb, c), pick), p) in words.zip(pk) {
+            *nb = &*nb & &!c[k].0.clone();
+            pick.push(p);
+        }
+    }
+    let unc = m.wire_array("w_unc", &none_before);
+    let (tv, tl): (Vec<Expr>, Vec<Expr>) = (0..n)
+        .map(|i| word_token(&w[i], &cands[i], &picks[i], &unc[i], &head[i], &runm1[i]))
+        .unzip();
+    let tok = m.wire_array("w_tok", &tv);
+    let len = m.wire_array("w_len", &tl);
+    tok.into_iter().zip(len).collect()
 }
 
-/// Zero-run detection of word `i`: whether a zero token starts here and its run length − 1.
-fn zero_run(m: &mut ModuleBuilder, n: usize, i: usize, zero: &[Expr]) -> (Expr, Expr) {
+/// Zero-run detection of word `i`: whether a zero token starts here, and its run length − 1.
+fn zero_run(n: usize, i: usize, zero: &[Expr]) -> (Expr, Expr) {
     // Head of a zero token: the run of zero words before i has a length ≡ 0 mod 8.
     let mut head_terms = Vec::new();
     let mut r = 0;
@@ -420,10 +458,7 @@ fn zero_run(m: &mut ModuleBuilder, n: usize, i: usize, zero: &[Expr]) -> (Expr, 
         head_terms.push(t);
         r += 8;
     }
-    let head = m.wire(
-        &format!("w{}_head", i),
-        &(&zero[i] & &or_tree(head_terms, 1)),
-    );
+    let head = &zero[i] & &or_tree(head_terms, 1);
     // Run length − 1: the thermometer a_k = zero[i..=i+k], k = 1..7, as a binary count.
     let a: Vec<Expr> = (0..8)
         .map(|k| {
@@ -439,58 +474,58 @@ fn zero_run(m: &mut ModuleBuilder, n: usize, i: usize, zero: &[Expr]) -> (Expr, 
     let b2 = a[4].clone();
     let b1 = (&a[2] & &!&a[4]) | a[6].clone();
     let b0 = (&a[1] & &!&a[2]) | (&a[3] & &!&a[4]) | (&a[5] & &!&a[6]) | a[7].clone();
-    let runm1 = m.wire(&format!("w{}_runm1", i), &Expr::cat(&[b2, b1, b0]));
-    (head, runm1)
+    (head, Expr::cat(&[b2, b1, b0]))
 }
 
-/// The classifier of word `i` (`v`): its pattern in the model's priority and its token
-/// (left-aligned in 35 bits) with the token length.
-fn word_token(
-    m: &mut ModuleBuilder,
-    i: usize,
-    v: &Expr,
-    zero: &Expr,
-    head: &Expr,
-    runm1: &Expr,
-) -> (Expr, Expr) {
-    // Patterns, in the model's priority (smallest size, then Table II number).
+/// A word pattern: whether the word matches, its prefix and its payload fields.
+type Cand = (Expr, u64, Vec<Expr>);
+
+/// The patterns of word `v`, in the model's priority (smallest size, then Table II number).
+fn candidates(v: &Expr) -> Vec<Cand> {
     let s4 = fits(v, 4);
     let rep = v.slice(8, 24).eq(&v.slice(0, 8).repeat(3));
     let s8 = fits(v, 8);
     let s16 = fits(v, 16);
     let hp = !v.slice(0, 16).any();
     let th = fits(&v.slice(16, 16), 8) & fits(&v.slice(0, 16), 8);
-    let cands = [
+    vec![
         (s4, 0b001u64, vec![v.slice(0, 4)]),
         (rep, 0b110, vec![v.slice(0, 8)]),
         (s8, 0b010, vec![v.slice(0, 8)]),
         (s16, 0b011, vec![v.slice(0, 16)]),
         (hp, 0b100, vec![v.slice(16, 16)]),
         (th, 0b101, vec![v.slice(16, 8), v.slice(0, 8)]),
-    ];
-    let mut none_before = !zero;
+    ]
+}
+
+/// The token of word `v` (left-aligned in 35 bits) and its length, from its pattern picks
+/// (`picks[k]`: pattern k is the first that matches), `unc` (none matches), and its
+/// zero-run head and run length − 1.
+fn word_token(
+    v: &Expr,
+    cands: &[Cand],
+    picks: &[Expr],
+    unc: &Expr,
+    head: &Expr,
+    runm1: &Expr,
+) -> (Expr, Expr) {
     let mut tv = vec![head.gate(&Expr::cat(&[
         Expr::lit(3, 0),
         runm1.clone(),
         Expr::zero(29),
     ]))];
     let mut tl = vec![head.gate(&Expr::lit(6, 6))];
-    for (k, (c, pre, pay)) in cands.into_iter().enumerate() {
-        let pick = m.wire(&format!("w{}_p{}", i, k), &(&none_before & &c));
-        none_before = &none_before & &!c;
-        let mut parts = vec![Expr::lit(3, pre)];
-        parts.extend(pay);
+    for ((_, pre, pay), pick) in cands.iter().zip(picks) {
+        let mut parts = vec![Expr::lit(3, *pre)];
+        parts.extend(pay.iter().cloned());
         let bits: u32 = parts.iter().map(|x| x.width()).sum();
         parts.push(Expr::zero(35 - bits));
         tv.push(pick.gate(&Expr::cat(&parts)));
         tl.push(pick.gate(&Expr::lit(6, bits as u64)));
     }
-    let unc = m.wire(&format!("w{}_unc", i), &none_before);
     tv.push(unc.gate(&Expr::cat(&[Expr::lit(3, 0b111), v.clone()])));
     tl.push(unc.gate(&Expr::lit(6, 35)));
-    let tokv = m.wire(&format!("w{}_tok", i), &or_tree(tv, 35));
-    let tokl = m.wire(&format!("w{}_len", i), &or_tree(tl, 6));
-    (tokv, tokl)
+    (or_tree(tv, 35), or_tree(tl, 6))
 }
 
 /// The packer's merge-tree levels in stage 1: adjacent token groups merged pairwise.
@@ -530,8 +565,8 @@ fn group_offsets(m: &mut ModuleBuilder, d: &CompDims, nodes: &[(Expr, Expr)]) ->
         for i in 0..ends.len() {
             if (i / span) % 2 == 1 {
                 let src = (i / span) * span - 1;
-                let e = &ends[src] + &ends[i];
-                ends[i] = m.wire(&format!("grp{}_end_p{}", i, span), &e);
+                let nm = format!("grp{}_end_p{}", i, span);
+                ends[i] = add_ks(m, &nm, &ends[src], &ends[i]);
             }
         }
         span *= 2;
