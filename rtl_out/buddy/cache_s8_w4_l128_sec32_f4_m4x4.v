@@ -43,9 +43,7 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
 
   // State: controller, output registers, tags/valid/dirty/LRU, MSHR file
   reg  [1:0] state_q;
-  reg  resp_valid_q;
   reg  [12:0] resp_payload_q;
-  reg  mreq_valid_q;
   reg  [277:0] mreq_payload_q;
   (* mem2reg *) reg  [15:0] tag_w0_q [0:7];
   (* mem2reg *) reg  [15:0] tag_w1_q [0:7];
@@ -98,12 +96,8 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   reg  [3:0] wb_mask_q;
   reg  [15:0] wb_tag_q;
   reg  [2:0] rel_k_q;
-  wire resp_out_ready;
-  wire resp_free;
-  wire mreq_out_ready;
-  wire mreq_free;
-  assign resp_free = (~resp_valid_q | resp_out_ready);
-  assign mreq_free = (~mreq_valid_q | mreq_out_ready);
+  reg  resp_valid_q;
+  reg  mreq_valid_q;
   always @(posedge clk_i) begin
     if (data_we) data_q[line_idx] <= ((state_q == STATE_INSTALL) ? line_filled : line_written);
   end
@@ -135,6 +129,8 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   wire req_match_full;
   wire mshr_free_any;
   wire req_can;
+  wire resp_free;
+  wire mreq_free;
   wire outs_free;
   wire fill_take;
   wire req_take;
@@ -1002,15 +998,13 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   wire rel_take;
   wire acc_take;
   wire wb_go;
-  wire resp_valid_en;
-  wire resp_valid_d;
-  wire resp_payload_en;
+  wire resp_take;
+  wire resp_load;
   wire [12:0] resp_payload_d;
   wire miss_take;
   wire merge_take;
-  wire mreq_valid_en;
-  wire mreq_valid_d;
-  wire mreq_payload_en;
+  wire mreq_take;
+  wire mreq_load;
   wire [277:0] mreq_payload_d;
   wire wb_mask_en;
   wire [3:0] wb_mask_d;
@@ -1089,16 +1083,12 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   assign acc_take = (hit_take | rel_take);
   assign wb_go = ((state_q == STATE_WB) & (|wb_mask_q) & mreq_free);
   assign data_we = ((acc_take & acc_we) | (state_q == STATE_INSTALL));
-  assign resp_valid_en = ((resp_valid_q & resp_out_ready) | acc_take);
-  assign resp_valid_d = (acc_take ? 1'd1 : 1'd0);
-  assign resp_payload_en = acc_take;
+  assign resp_take = acc_take;
   assign resp_payload_d = {(acc_we ? acc_wdata : acc_rdata), (state_q == STATE_IDLE),
                            ((state_q == STATE_IDLE) ? req_id_i : rel_id)};
   assign miss_take = (req_take & ~req_hit & ~req_match_any);
   assign merge_take = (req_take & ~req_hit & req_match_any);
-  assign mreq_valid_en = ((mreq_valid_q & mreq_out_ready) | miss_take | wb_go);
-  assign mreq_valid_d = (wb_go ? 1'd1 : miss_take ? 1'd1 : 1'd0);
-  assign mreq_payload_en = (miss_take | wb_go);
+  assign mreq_take = (miss_take | wb_go);
   assign mreq_payload_d = (wb_go ? {wb_data, wb_tag_q, fill_set, wb_sec, 1'd1}
                            : {256'd0, req_sector, 1'd0});
   assign wb_mask_en = (wb_go | fill_take);
@@ -1475,23 +1465,8 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   endgenerate
   assign req_ready_o = req_take;
   assign mfill_ready_o = fill_take;
-  assign resp_valid_o = resp_valid_q;
-  assign resp_id_o = resp_payload_q[7:0];
-  assign resp_hit_o = resp_payload_q[8];
-  assign resp_data_o = resp_payload_q[12:9];
-  assign resp_out_ready = resp_ready_i;
-  assign mreq_valid_o = mreq_valid_q;
-  assign mreq_we_o = mreq_payload_q[0];
-  assign mreq_addr_o = mreq_payload_q[21:1];
-  assign mreq_wdata_o = mreq_payload_q[277:22];
-  assign mreq_out_ready = mreq_ready_i;
-  assign cnt_hits_o = cnt_hits_q;
-  assign cnt_misses_o = cnt_misses_q;
-  assign cnt_merges_o = cnt_merges_q;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      resp_valid_q <= 1'd0;
-      mreq_valid_q <= 1'd0;
       cnt_hits_q <= 32'd0;
       cnt_misses_q <= 32'd0;
       cnt_merges_q <= 32'd0;
@@ -1515,8 +1490,6 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
       for (k = 0; k < 4; k = k + 1) mshr_valid_q[k] <= 1'd0;
       for (k = 0; k < 4; k = k + 1) mshr_count_q[k] <= 3'd0;
     end else begin
-      if (resp_valid_en) resp_valid_q <= resp_valid_d;
-      if (mreq_valid_en) mreq_valid_q <= mreq_valid_d;
       if (cnt_hits_en) cnt_hits_q <= cnt_hits_d;
       if (cnt_misses_en) cnt_misses_q <= cnt_misses_d;
       if (cnt_merges_en) cnt_merges_q <= cnt_merges_d;
@@ -1542,8 +1515,8 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
     end
   end
   always @(posedge clk_i) begin
-    if (resp_payload_en) resp_payload_q <= resp_payload_d;
-    if (mreq_payload_en) mreq_payload_q <= mreq_payload_d;
+    if (resp_load) resp_payload_q <= resp_payload_d;
+    if (mreq_load) mreq_payload_q <= mreq_payload_d;
     if (wb_mask_en) wb_mask_q <= wb_mask_d;
     if (fill_addr_en) fill_addr_q <= fill_addr_d;
     if (fill_data_en) fill_data_q <= fill_data_d;
@@ -1569,6 +1542,47 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
     for (k = 0; k < 4; k = k + 1) mshr_s3_field_q[k] <= mshr_s3_field_d[k];
     for (k = 0; k < 4; k = k + 1) mshr_s3_we_q[k] <= mshr_s3_we_d[k];
     for (k = 0; k < 4; k = k + 1) mshr_s3_wdata_q[k] <= mshr_s3_wdata_d[k];
+  end
+
+  // Pipeline `resp`: 1 stage(s), each stage loads when it is free
+  wire resp_out_ready;
+  wire resp_valid_d;
+  assign resp_free = (~resp_valid_q | resp_out_ready);
+  assign resp_load = (resp_free & resp_take);
+  assign resp_valid_d = (resp_free ? resp_take : 1'd1);
+  assign resp_valid_o = resp_valid_q;
+  assign resp_id_o = resp_payload_q[7:0];
+  assign resp_hit_o = resp_payload_q[8];
+  assign resp_data_o = resp_payload_q[12:9];
+  assign resp_out_ready = resp_ready_i;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      resp_valid_q <= 1'd0;
+    end else begin
+      resp_valid_q <= resp_valid_d;
+    end
+  end
+
+  // Pipeline `mreq`: 1 stage(s), each stage loads when it is free
+  wire mreq_out_ready;
+  wire mreq_valid_d;
+  assign mreq_free = (~mreq_valid_q | mreq_out_ready);
+  assign mreq_load = (mreq_free & mreq_take);
+  assign mreq_valid_d = (mreq_free ? mreq_take : 1'd1);
+  assign mreq_valid_o = mreq_valid_q;
+  assign mreq_we_o = mreq_payload_q[0];
+  assign mreq_addr_o = mreq_payload_q[21:1];
+  assign mreq_wdata_o = mreq_payload_q[277:22];
+  assign mreq_out_ready = mreq_ready_i;
+  assign cnt_hits_o = cnt_hits_q;
+  assign cnt_misses_o = cnt_misses_q;
+  assign cnt_merges_o = cnt_merges_q;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      mreq_valid_q <= 1'd0;
+    end else begin
+      mreq_valid_q <= mreq_valid_d;
+    end
   end
 endmodule
 `default_nettype wire

@@ -25,8 +25,9 @@
 //! `cnt_misses_o`, `cnt_merges_o` count like the model.
 
 use crate::hdl::blocks::{any_of, first_set, mux_tree, onehot_index};
+use crate::hdl::pipe::{Pipeline, Policy};
 use crate::hdl::stream::{self, Layout, Stream};
-use crate::hdl::{clog2, Expr, Fsm, HdlError, Mem, Module, ModuleBuilder, Reg};
+use crate::hdl::{clog2, Expr, Fsm, HdlError, Mem, Module, ModuleBuilder, Net, Reg};
 use crate::model::cache::CacheParams;
 use std::sync::Arc;
 
@@ -172,9 +173,7 @@ impl Geo {
 /// file, the data array, the counters and the fill in progress.
 struct Regs {
     st: Fsm,
-    resp_v: Reg,
     resp_p: Reg,
-    mreq_v: Reg,
     mreq_p: Reg,
     ways: Vec<Vec<WayRegs>>,
     mshr: Vec<MshrRegs>,
@@ -240,15 +239,31 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
     let mreq_l = Layout::new(&[("we", 1), ("addr", g.saw), ("wdata", g.sbits)]);
     let r = state(&mut m, p, &g, &resp_l, &mreq_l);
 
-    // ---- Output streams ----
-    let resp_s = Stream::new(&mut m, "resp_out", &r.resp_v.q(), &r.resp_p.q(), &resp_l);
-    let resp_free = m.wire("resp_free", &(!r.resp_v.q() | resp_s.ready()));
-    let mreq_s = Stream::new(&mut m, "mreq_out", &r.mreq_v.q(), &r.mreq_p.q(), &mreq_l);
-    let mreq_free = m.wire("mreq_free", &(!r.mreq_v.q() | mreq_s.ready()));
-    let outs = Outs {
-        free: [resp_free, mreq_free],
-        fire: [resp_s.fire(), mreq_s.fire()],
+    // ---- Output streams: each an output register, a one-stage pipeline fed by the
+    // controller's take (which already waits for the register to be free) ----
+    let mut pipes = Vec::new();
+    let mut streams = Vec::new();
+    let mut outs = Outs {
+        free: Vec::new(),
+        take: Vec::new(),
+        load: Vec::new(),
     };
+    for (name, pay, l) in [("resp", &r.resp_p, &resp_l), ("mreq", &r.mreq_p, &mreq_l)] {
+        let take = m.wire_decl(&format!("{}_take", name), 1);
+        let mut pipe = Pipeline::new(&mut m, name, Policy::Bubble, &take.expr());
+        let st = pipe.stage(&mut m, name);
+        streams.push(Stream::new(
+            &mut m,
+            &format!("{}_out", name),
+            &st.valid(),
+            &pay.q(),
+            l,
+        ));
+        outs.free.push(pipe.in_ready());
+        outs.take.push(take);
+        outs.load.push(st.load());
+        pipes.push(pipe);
+    }
 
     let lk = lookup(&mut m, p, &g, &r, &req, &fill, &outs.free);
     let fd = fill_decode(&mut m, p, &g, &r, &fill);
@@ -260,8 +275,10 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
     // ---- Ports out ----
     req.accept(&mut m, &lk.req_take);
     fill.accept(&mut m, &lk.fill_take);
-    stream::output(&mut m, "resp", resp_s);
-    stream::output(&mut m, "mreq", mreq_s);
+    for ((pipe, st), name) in pipes.into_iter().zip(streams).zip(["resp", "mreq"]) {
+        let _ = pipe.finish(&mut m, &st.ready());
+        stream::output(&mut m, name, st);
+    }
     m.output_expr("cnt_hits_o", &r.cnt_hits.q());
     m.output_expr("cnt_misses_o", &r.cnt_misses.q());
     m.output_expr("cnt_merges_o", &r.cnt_merges.q());
@@ -280,9 +297,7 @@ fn state(
     let (spl, tagw, saw) = (g.spl as u32, g.tagw, g.saw);
     m.comment("State: controller, output registers, tags/valid/dirty/LRU, MSHR file");
     let st = m.fsm("state_q", &["idle", "wb", "install", "release"]);
-    let resp_v = m.reg("resp_valid_q", 1, Some(0));
     let resp_p = m.reg("resp_payload_q", resp_l.width(), None);
-    let mreq_v = m.reg("mreq_valid_q", 1, Some(0));
     let mreq_p = m.reg("mreq_payload_q", mreq_l.width(), None);
     // Per-way arrays over the sets, and per-field arrays over the MSHRs.
     let per_way = |m: &mut ModuleBuilder, f: &str, w: u32, reset: &dyn Fn(usize) -> u64| {
@@ -355,9 +370,7 @@ fn state(
     let rel_k = m.reg("rel_k_q", g.cntw, None);
     Regs {
         st,
-        resp_v,
         resp_p,
-        mreq_v,
         mreq_p,
         ways,
         mshr,
@@ -441,7 +454,7 @@ fn lookup(
     r: &Regs,
     req: &Stream,
     fill: &Stream,
-    outs_free: &[Expr; 2],
+    outs_free: &[Expr],
 ) -> Lookup {
     let c = &p.cache;
     let (lfw, saw) = (g.lfw, g.saw);
@@ -736,10 +749,12 @@ fn line_access(
     }
 }
 
-/// The output registers' streams: free to load, and a beat leaving (`resp`, `mreq`).
+/// The output registers (`resp`, `mreq`): free to load, the controller's take (driven by
+/// [`controller`]) and the registers' load.
 struct Outs {
-    free: [Expr; 2],
-    fire: [Expr; 2],
+    free: Vec<Expr>,
+    take: Vec<Net>,
+    load: Vec<Expr>,
 }
 
 /// What the controller takes this cycle.
@@ -768,7 +783,7 @@ fn controller(
 ) -> Takes {
     let c = &p.cache;
     let (st, idle, spl) = (&r.st, &lk.idle, g.spl);
-    let [resp_free, mreq_free] = &outs.free;
+    let (resp_free, mreq_free) = (&outs.free[0], &outs.free[1]);
     m.comment("Controller: idle (fill or lookup), wb, install, release");
     let in_rel = st.is("release");
     let rel_count = mux_tree(
@@ -795,11 +810,8 @@ fn controller(
         ("hit", idle.clone()),
         ("data", a.acc_we.select(&a.acc_wd, &a.acc_rd)),
     ]);
-    m.when(&outs.fire[0], |m| m.set(&r.resp_v, &Expr::zero(1)));
-    m.when(&acc_take, |m| {
-        m.set(&r.resp_v, &Expr::ones(1));
-        m.set(&r.resp_p, &resp_pay);
-    });
+    m.drive(&outs.take[0], &acc_take);
+    m.next(&r.resp_p, &resp_pay, Some(&outs.load[0]));
     let miss_take = m.wire(
         "miss_take",
         &(&lk.req_take & &!&lk.r_hit & &!&lk.r_match_any),
@@ -816,28 +828,23 @@ fn controller(
         wb_parts.push(a.wb_sec.clone());
     }
     let wb_addr = Expr::cat(&wb_parts);
-    m.when(&outs.fire[1], |m| m.set(&r.mreq_v, &Expr::zero(1)));
-    m.when(&miss_take, |m| {
-        m.set(&r.mreq_v, &Expr::ones(1));
-        m.set(
-            &r.mreq_p,
-            &mreq_l.pack(&[
-                ("we", Expr::zero(1)),
-                ("addr", lk.r_sector.clone()),
-                ("wdata", Expr::zero(g.sbits)),
-            ]),
-        );
-    });
+    let miss_req = mreq_l.pack(&[
+        ("we", Expr::zero(1)),
+        ("addr", lk.r_sector.clone()),
+        ("wdata", Expr::zero(g.sbits)),
+    ]);
+    let wb_req = mreq_l.pack(&[
+        ("we", Expr::ones(1)),
+        ("addr", wb_addr),
+        ("wdata", a.wb_data.clone()),
+    ]);
+    m.drive(&outs.take[1], &(&miss_take | &wb_go));
+    m.next(
+        &r.mreq_p,
+        &wb_go.select(&wb_req, &miss_req),
+        Some(&outs.load[1]),
+    );
     m.when(&wb_go, |m| {
-        m.set(&r.mreq_v, &Expr::ones(1));
-        m.set(
-            &r.mreq_p,
-            &mreq_l.pack(&[
-                ("we", Expr::ones(1)),
-                ("addr", wb_addr.clone()),
-                ("wdata", a.wb_data.clone()),
-            ]),
-        );
         let clr: Vec<Expr> = (0..spl)
             .map(|j| &r.wb_mask.q().bit(j as u32) & &!&a.wb_one[j])
             .collect();
