@@ -43,6 +43,7 @@ module cpack_decomp_l64 (
   reg  [31:0] dict13_q;
   reg  [31:0] dict14_q;
   reg  [31:0] dict15_q;
+  reg  dec_valid_q;
 
   // Parse k tokens: from s_payload_i in the acceptance cycle, else from buf_q
   wire busy;
@@ -74,16 +75,17 @@ module cpack_decomp_l64 (
   wire [9:0] pos_next;
   wire err_next;
   wire [511:0] line_next;
-  reg  out_valid_q;
-  wire o_free;
-  wire in_ready;
-  wire accept;
   wire is_last;
+  wire skip;
+  reg  out_valid_q;
+  wire dec_free;
+  wire accept;
+  wire out_free;
   wire adv;
   wire done;
   wire take_raw;
   wire take_zero;
-  wire start;
+  wire dec_load;
   wire step;
   wire [2:0] step_d;
   wire [511:0] buf_d;
@@ -111,12 +113,11 @@ module cpack_decomp_l64 (
   wire [31:0] dict15_d;
   wire [15:0] dict_valid_d;
   wire [3:0] dict_wptr_d;
-  wire o_load;
   reg  [511:0] line_q;
+  wire out_load;
   wire [511:0] line_d;
   reg  out_err_q;
   wire out_err_d;
-  wire out_valid_d;
   assign busy = (|step_q);
   assign buf_in = (busy ? buf_q : s_payload_i);
   assign valid_in = (busy ? dict_valid_q : 16'd0);
@@ -232,17 +233,15 @@ module cpack_decomp_l64 (
                          | ((t1_pat[4] ? 6'd12 : 6'd0) | (t1_pat[5] ? 6'd16 : 6'd0)))});
   assign err_next = ((busy ? err_q : 1'd0) | (pos_next > 10'd512) | (|{t0_err, t1_err}));
   assign line_next = {t1_word, t0_word, line_acc_q};
-  assign o_free = (~out_valid_q | m_ready_i);
-  assign in_ready = (~busy & o_free);
-  assign accept = (s_valid_i & in_ready);
   assign is_last = (step_q == 3'd7);
-  assign adv = (busy & (~is_last | o_free));
+  assign skip = (~s_comp_i | zero_block);
+  assign accept = (s_valid_i & dec_free);
+  assign adv = (busy & (~is_last | out_free));
   assign done = (adv & is_last);
   assign take_raw = (accept & ~s_comp_i);
   assign take_zero = (accept & s_comp_i & zero_block);
-  assign start = (accept & s_comp_i & ~zero_block);
-  assign step = (start | adv);
-  assign step_d = (start ? 3'd1 : (step_q + 3'd1));
+  assign step = (dec_load | adv);
+  assign step_d = (dec_load ? 3'd1 : (step_q + 3'd1));
   assign buf_d = t1_rest;
   assign pos_d = pos_next;
   assign err_d = err_next;
@@ -271,7 +270,6 @@ module cpack_decomp_l64 (
   assign dict15_d = (we1[15] ? t1_word : t0_word);
   assign dict_valid_d = (valid_in | (we0 | we1));
   assign dict_wptr_d = (wptr_in + ({3'd0, t0_push} + {3'd0, t1_push}));
-  assign o_load = (take_raw | take_zero | done);
   assign line_d = (take_raw ?
                      {s_payload_i[7:0], s_payload_i[15:8], s_payload_i[23:16], s_payload_i[31:24],
                       s_payload_i[39:32], s_payload_i[47:40], s_payload_i[55:48],
@@ -298,18 +296,11 @@ module cpack_decomp_l64 (
                    : err_next ? 512'd0
                    : line_next);
   assign out_err_d = (done & err_next);
-  assign out_valid_d = (o_load | (out_valid_q & ~m_ready_i));
-  assign s_ready_o = in_ready;
-  assign m_valid_o = out_valid_q;
-  assign m_line_o = line_q;
-  assign m_err_o = out_err_q;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       step_q <= 3'd0;
-      out_valid_q <= 1'd0;
     end else begin
       if (step) step_q <= step_d;
-      out_valid_q <= out_valid_d;
     end
   end
   always @(posedge clk_i) begin
@@ -339,9 +330,33 @@ module cpack_decomp_l64 (
       dict_valid_q <= dict_valid_d;
       dict_wptr_q <= dict_wptr_d;
     end
-    if (o_load) begin
+    if (out_load) begin
       line_q <= line_d;
       out_err_q <= out_err_d;
+    end
+  end
+
+  // Pipeline `dec`: 2 stage(s), each stage loads when it is free
+  wire dec_valid_d;
+  wire out_valid_d;
+  assign out_free = (~out_valid_q | m_ready_i);
+  assign dec_free = (~dec_valid_q & out_free);
+  assign dec_load = (dec_free & (s_valid_i & ~skip));
+  assign dec_valid_d = (dec_load | (dec_valid_q & ~(is_last & out_free)));
+  assign out_load = (out_free & ((dec_valid_q & is_last) | (s_valid_i & dec_free & skip)));
+  assign out_valid_d = (out_free ? ((dec_valid_q & is_last) | (s_valid_i & dec_free & skip))
+                        : 1'd1);
+  assign s_ready_o = dec_free;
+  assign m_valid_o = out_valid_q;
+  assign m_line_o = line_q;
+  assign m_err_o = out_err_q;
+  always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      dec_valid_q <= 1'd0;
+      out_valid_q <= 1'd0;
+    end else begin
+      dec_valid_q <= dec_valid_d;
+      out_valid_q <= out_valid_d;
     end
   end
 endmodule

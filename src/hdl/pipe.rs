@@ -32,7 +32,9 @@
 //!   (word groups merged into one line);
 //! * [`Pipeline::gather`]: the stage's registers take every beat offered, but the stage
 //!   holds a beat only after the one that completes a group (bus beats shifted into one
-//!   sector, with no register in front).
+//!   sector, with no register in front);
+//! * [`Pipeline::bypass`]: beats with a condition go past the stage into the next one in
+//!   the cycle they are taken (a raw line past an iterative decoder).
 //!
 //! [`Pipeline::leaves`] names the cycles in which a stage's beat leaves it (moves on or
 //! ends there), for the state a stage updates per beat. The control is written when the
@@ -132,6 +134,8 @@ struct StageCtl {
     cut: bool,
     /// [`Pipeline::gather`]: a loaded beat makes the stage valid only with this condition.
     gather: Option<Expr>,
+    /// [`Pipeline::bypass`]: beats offered with this condition go past the stage.
+    bypass: Option<Expr>,
 }
 
 /// A chain of register stages between one input valid and one output (see the module
@@ -196,6 +200,7 @@ impl Pipeline {
             flow: Flow::Pass,
             cut: false,
             gather: None,
+            bypass: None,
         });
         s
     }
@@ -245,6 +250,20 @@ impl Pipeline {
             ));
         }
         self.stages[stage.index].gather = Some(done.clone());
+    }
+
+    /// A beat offered to `stage` with `skip` does not stop in it: it goes into the next stage
+    /// in the cycle it is taken. So that no beat overtakes another, `stage` then takes a beat
+    /// (of either kind) only when it is empty and the next stage is free.
+    pub fn bypass(&mut self, m: &mut ModuleBuilder, stage: &Stage, skip: &Expr) {
+        let k = stage.index;
+        if self.policy == Policy::Global {
+            m.problem(format!(
+                "pipeline `{}`: a global-advance pipeline cannot bypass stage `{}`",
+                self.name, self.stages[k].name
+            ));
+        }
+        self.stages[k].bypass = Some(skip.clone());
     }
 
     /// `stage` takes a new beat only when it is empty, not in the cycle its beat leaves: the
@@ -310,6 +329,12 @@ impl Pipeline {
             }
         ));
         let last = &self.stages[n - 1];
+        if last.bypass.is_some() {
+            m.problem(format!(
+                "pipeline `{}`: its last stage `{}` has no next stage to bypass into",
+                self.name, last.name
+            ));
+        }
         let last_out = last.flow.offers(&last.valid.q());
         if let Some(adv) = &self.adv {
             m.drive(adv, &(!last.valid.q() | out_ready.clone()));
@@ -352,6 +377,7 @@ impl Pipeline {
                 .as_ref()
                 .expect("stages of a bubble pipeline have a free net");
             match &s.leaves {
+                _ if s.bypass.is_some() => m.drive(net, &(!s.valid.q() & next_free.clone())),
                 _ if s.cut => m.drive(net, &!s.valid.q()),
                 Some(l) => m.drive(net, &(!s.valid.q() | l.expr())),
                 None => m.drive(net, &(!s.valid.q() | cond.clone())),
@@ -363,13 +389,18 @@ impl Pipeline {
         let mut offered = self.in_valid.clone();
         conds.reverse();
         for (k, s) in self.stages.iter().enumerate() {
-            m.drive(&s.load, &(&free[k] & &offered));
+            // A bypassed beat is taken (`free`) but not loaded; it is offered to the next stage.
+            let (stops, passes) = match &s.bypass {
+                Some(c) => (&offered & &!c.clone(), &(&offered & &free[k]) & c),
+                None => (offered.clone(), Expr::zero(1)),
+            };
+            m.drive(&s.load, &(&free[k] & &stops));
             // A gathering stage becomes full only with the beat that completes its group.
             let completes = |e: Expr| match &s.gather {
                 Some(done) => &e & done,
                 None => e,
             };
-            if s.cut {
+            if s.cut || s.bypass.is_some() {
                 // Full only when empty: loads, or keeps a beat that does not leave.
                 let stays = &s.valid.q() & &!conds[k].clone();
                 m.next(&s.valid, &(&completes(s.load.expr()) | &stays), None);
@@ -378,6 +409,9 @@ impl Pipeline {
                 m.next(&s.valid, &free[k].select(&fills, &Expr::ones(1)), None);
             }
             offered = s.flow.offers(&s.valid.q());
+            if s.bypass.is_some() {
+                offered = &offered | &passes;
+            }
         }
         match skid {
             Some(k) => {

@@ -215,3 +215,80 @@ fn a_gather_stage_merges_beats_without_a_register_in_front() {
     let err = m.finish().unwrap_err().to_string();
     assert!(err.contains("cannot gather into stage `out`"), "{}", err);
 }
+
+/// An iterative stage `it` (the beat `x` becomes `2x`, plus one in each of `x mod 4` more
+/// cycles) that beats with bit 2 set bypass, and an output stage; policy `policy`.
+fn bypassed(policy: Policy) -> Arc<Module> {
+    let mut m = ModuleBuilder::new("pipe_by");
+    let s = stream::input(&mut m, "s", &Layout::data(8));
+    let out = stream::output_port(&mut m, "m");
+    let x = s.field("data");
+    let mut p = Pipeline::new(&mut m, "p", policy, &s.valid);
+    let it = p.stage(&mut m, "it");
+    let c = m.reg("cnt_q", 2, Some(0));
+    let b = m.reg("b_q", 8, None);
+    let busy = m.wire("busy", &(&it.valid() & &!c.q().eq_lit(0)));
+    let en = &it.load() | &busy;
+    let c_next = it
+        .load()
+        .select(&x.slice(0, 2), &(&c.q() - &Expr::lit(2, 1)));
+    m.next(&c, &c_next, Some(&en));
+    let dbl = Expr::cat(&[x.slice(0, 7), Expr::zero(1)]);
+    let b_next = it.load().select(&dbl, &(&b.q() + &Expr::lit(8, 1)));
+    m.next(&b, &b_next, Some(&en));
+    p.hold(&mut m, &it, &c.q().eq_lit(0));
+    p.bypass(&mut m, &it, &x.bit(2));
+    let st = p.stage(&mut m, "out");
+    let r = st.reg(&mut m, "r_q", &it.valid().select(&b.q(), &x));
+    p.finish_ports(&mut m, s, out, &[("data", r)]);
+    m.finish().unwrap()
+}
+
+#[test]
+fn bypassed_beats_pass_an_iterative_stage_in_order() {
+    let items: Vec<u64> = (0..400).map(|i| (i * 29 + 3) % 256).collect();
+    let want: Vec<u64> = items
+        .iter()
+        .map(|x| {
+            if x & 4 != 0 {
+                *x
+            } else {
+                (2 * x + x % 4) % 256
+            }
+        })
+        .collect();
+    for policy in [Policy::Bubble, Policy::Skid] {
+        let top = bypassed(policy);
+        for (seed, pv, pr) in [(1, 0.5, 0.5), (2, 0.9, 0.3), (3, 0.3, 0.9), (4, 1.0, 1.0)] {
+            let mut a = [src(&top, "s", &items, pv)];
+            let mut b = [sink(&top, "m", pr)];
+            run(&top, &mut a, &mut b, 6000, seed);
+            assert_eq!(u64s(&b[0].got), want, "{:?} seed {}", policy, seed);
+        }
+        // Bypassed beats alone go through at one per cycle.
+        let fours: Vec<u64> = (0..100).map(|i| 4 | ((i << 3) % 256)).collect();
+        let mut a = [src(&top, "s", &fours, 1.0)];
+        let mut b = [sink(&top, "m", 1.0)];
+        run(&top, &mut a, &mut b, 100 + 4, 6);
+        assert_eq!(u64s(&b[0].got), fours, "{:?}", policy);
+    }
+    let mut m = ModuleBuilder::new("pipe_bg");
+    let s = stream::input(&mut m, "s", &Layout::data(4));
+    let mut p = Pipeline::new(&mut m, "p", Policy::Global, &s.valid);
+    let st = p.stage(&mut m, "one");
+    let _two = p.stage(&mut m, "two");
+    p.bypass(&mut m, &st, &Expr::ones(1));
+    let _ = p.finish(&mut m, &Expr::ones(1));
+    s.accept(&mut m, &Expr::ones(1));
+    let err = m.finish().unwrap_err().to_string();
+    assert!(err.contains("cannot bypass stage `one`"), "{}", err);
+    let mut m = ModuleBuilder::new("pipe_bl");
+    let s = stream::input(&mut m, "s", &Layout::data(4));
+    let mut p = Pipeline::new(&mut m, "p", Policy::Bubble, &s.valid);
+    let st = p.stage(&mut m, "one");
+    p.bypass(&mut m, &st, &Expr::ones(1));
+    let _ = p.finish(&mut m, &Expr::ones(1));
+    s.accept(&mut m, &Expr::ones(1));
+    let err = m.finish().unwrap_err().to_string();
+    assert!(err.contains("no next stage to bypass into"), "{}", err);
+}

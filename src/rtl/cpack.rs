@@ -1095,6 +1095,9 @@ pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
         .collect();
     let dq: Vec<Expr> = dict.iter().map(|r| r.q()).collect();
 
+    // The decode stage's valid bit is the pipeline's; the data path selects with `busy`.
+    let mut pl = Pipeline::new(&mut m, "dec", Policy::Bubble, &s_valid);
+    let st_dec = pl.stage(&mut m, "dec");
     m.comment("Parse k tokens: from s_payload_i in the acceptance cycle, else from buf_q");
     let b = m.wire("busy", &cnt.q().any());
     let buf_in = m.wire("buf_in", &b.select(&buf.q(), &pay));
@@ -1150,17 +1153,19 @@ pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     lparts.push(lacc.q());
     let line_next = m.wire("line_next", &Expr::cat(&lparts));
 
-    // ---- Control ----
-    let vo = m.reg("out_valid_q", 1, Some(0));
-    let o_free = m.wire("o_free", &(!vo.q() | m_ready.clone()));
-    let s_ready = m.wire("in_ready", &(!&b & &o_free));
-    let accept = m.wire("accept", &(&s_valid & &s_ready));
+    // ---- Control: the decode stage holds a compressed line for its steps; raw lines and
+    // zero blocks bypass it into the output register ----
     let is_last = m.wire("is_last", &cnt.q().eq_lit(steps as u64 - 1));
-    let adv = m.wire("adv", &(&b & &(!is_last.clone() | o_free.clone())));
+    let skip = m.wire("skip", &(!comp.clone() | zbf.clone()));
+    pl.hold(&mut m, &st_dec, &is_last);
+    pl.bypass(&mut m, &st_dec, &skip);
+    let st_out = pl.stage(&mut m, "out");
+    let accept = m.wire("accept", &(&s_valid & &pl.in_ready()));
+    let adv = m.wire("adv", &(&b & &(!is_last.clone() | st_out.free())));
     let done = m.wire("done", &(&adv & &is_last));
     let raw = m.wire("take_raw", &(&accept & &!&comp));
     let zbl = m.wire("take_zero", &(&(&accept & &comp) & &zbf));
-    let start = m.wire("start", &(&(&accept & &comp) & &!&zbf));
+    let start = st_dec.load();
     let step = m.wire("step", &(&start | &adv));
     m.next(
         &cnt,
@@ -1190,14 +1195,13 @@ pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     let dec_line = err_next.select(&Expr::zero(l), &line_next);
     let out_line = raw.select(&raw_line, &zbl.select(&Expr::zero(l), &dec_line));
-    let o_load = m.wire("o_load", &(&(&raw | &zbl) | &done));
-    let lq = m.reg_next("line_q", None, &out_line, Some(&o_load));
-    let eq = m.reg_next("out_err_q", None, &(&done & &err_next), Some(&o_load));
-    m.next(&vo, &(&o_load | &(&vo.q() & &!m_ready.clone())), None);
-    s_in.accept(&mut m, &s_ready);
+    let lq = st_out.reg(&mut m, "line_q", &out_line);
+    let eq = st_out.reg(&mut m, "out_err_q", &(&done & &err_next));
+    let ends = pl.finish(&mut m, &m_ready);
+    s_in.accept(&mut m, &ends.in_ready);
     out.drive(
         &mut m,
-        &vo.q(),
+        &ends.out_valid,
         &[("line", lq.clone()), ("err", eq.clone())],
     );
     m.finish()
