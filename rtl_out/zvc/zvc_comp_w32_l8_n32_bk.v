@@ -53,24 +53,6 @@ module zvc_comp_w32_l8_n32_bk (
   wire [2:0] rank_for_lane_7;
   wire [63:0] route_in;  // bit j*lanes+i: input element i goes to packed lane j
   reg  a_valid_q;
-  wire push;
-  wire a_ready;
-  wire take;
-  wire [1:0] sec_in_d;
-  wire a_valid_d;
-  wire [2:0] tot_d;
-  reg  [255:0] a_data_q;
-  wire [255:0] a_data_d;
-  reg  [7:0] a_nz_q;
-  wire [7:0] a_nz_d;
-  reg  [3:0] a_cnt_q;
-  wire [3:0] a_cnt_d;
-  reg  [1:0] a_sec_q;
-  wire [1:0] a_sec_d;
-  reg  a_end_q;
-  wire a_end_d;
-  reg  a_xlast_q;
-  wire a_xlast_d;
   assign nzpc_s1_1 = ({3'd0, nz_in[0]} + {3'd0, nz_in[1]});
   assign nzpc_s1_3 = ({3'd0, nz_in[2]} + {3'd0, nz_in[3]});
   assign nzpc_s1_5 = ({3'd0, nz_in[4]} + {3'd0, nz_in[5]});
@@ -155,11 +137,33 @@ module zvc_comp_w32_l8_n32_bk (
                      (nz_in[2] & (nzpc_s1_1[2:0] == rank_for_lane_0)),
                      (nz_in[1] & ({2'd0, nz_in[0]} == rank_for_lane_0)),
                      (nz_in[0] & (3'd0 == rank_for_lane_0))};
-  assign a_ready = (~a_valid_q | push);
-  assign take = (s_valid_i & s_ready_o);
-  assign s_ready_o = a_ready;
+
+  // Pipeline `a`: 1 stage(s), each stage loads when it is free
+  wire fifo_full;
+  wire a_free;
+  wire a_load;
+  wire a_valid_d;
+  wire take;
+  wire [1:0] sec_in_d;
+  wire [2:0] tot_d;
+  reg  [255:0] a_data_q;
+  wire [255:0] a_data_d;
+  reg  [7:0] a_nz_q;
+  wire [7:0] a_nz_d;
+  reg  [3:0] a_cnt_q;
+  wire [3:0] a_cnt_d;
+  reg  [1:0] a_sec_q;
+  wire [1:0] a_sec_d;
+  reg  a_end_q;
+  wire a_end_d;
+  reg  a_xlast_q;
+  wire a_xlast_d;
+  assign a_free = (~a_valid_q | ~fifo_full);
+  assign a_load = (a_free & s_valid_i);
+  assign a_valid_d = (a_free ? s_valid_i : 1'd1);
+  assign take = a_load;
+  assign s_ready_o = a_free;
   assign sec_in_d = (line_end_in ? 2'd0 : (sec_in_q + 2'd1));
-  assign a_valid_d = (take | (a_valid_q & ~push));
   assign tot_d = (s_last_i ? 3'd0 : (rot_in + cnt_in[2:0]));
   assign a_data_d = s_data_i;
   assign a_nz_d = nz_in;
@@ -169,13 +173,15 @@ module zvc_comp_w32_l8_n32_bk (
   assign a_xlast_d = s_last_i;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      sec_in_q <= 2'd0;
       a_valid_q <= 1'd0;
+      sec_in_q <= 2'd0;
       tot_q <= 3'd0;
     end else begin
-      if (take) sec_in_q <= sec_in_d;
       a_valid_q <= a_valid_d;
-      if (take) tot_q <= tot_d;
+      if (take) begin
+        sec_in_q <= sec_in_d;
+        tot_q <= tot_d;
+      end
     end
   end
   always @(posedge clk_i) begin
@@ -195,7 +201,7 @@ module zvc_comp_w32_l8_n32_bk (
   wire [63:0] a_route_d;
   wire [255:0] u_compact_packed_o;
   wire [255:0] packed_rot;  // compacted payload, element k at lane (rot + k) mod lanes
-  wire fifo_full;
+  wire push;
   reg  [31:0] mask_acc_q;  // mask bits of the window being filled
   wire a_first;
   wire [31:0] mask_full;  // window mask including the sector being pushed

@@ -2,7 +2,7 @@
 //! value each stage computes, under random gaps and back-pressure; one beat per cycle
 //! when nothing stalls; an iterative stage holds its beat.
 
-use super::pipe::{Pipeline, Policy};
+use super::pipe::{Pipeline, Policy, Stage};
 use super::stream::{self, Layout};
 use super::stream_tests::{run, sink, src, u64s};
 use super::{Expr, Module, ModuleBuilder};
@@ -90,16 +90,31 @@ fn every_policy_takes_one_beat_per_cycle() {
     }
 }
 
+/// The error of a pipeline of stages `one` and `two` (only `one` when `two` is false) of
+/// `policy` on which `misuse` calls a flow the policy or the shape refuses.
+fn refused(
+    policy: Policy,
+    two: bool,
+    misuse: impl FnOnce(&mut ModuleBuilder, &mut Pipeline, &Stage),
+) -> String {
+    let mut m = ModuleBuilder::new("pipe_bad");
+    let s = stream::input(&mut m, "s", &Layout::data(4));
+    let mut p = Pipeline::new(&mut m, "p", policy, &s.valid);
+    let st = p.stage(&mut m, "one");
+    if two {
+        let _ = p.stage(&mut m, "two");
+    }
+    misuse(&mut m, &mut p, &st);
+    let _ = p.finish(&mut m, &Expr::ones(1));
+    s.accept(&mut m, &Expr::ones(1));
+    m.finish().unwrap_err().to_string()
+}
+
 #[test]
 fn a_global_pipeline_cannot_hold_a_stage() {
-    let mut m = ModuleBuilder::new("pipe_bad");
-    let v = m.input("v_i", 1);
-    let mut p = Pipeline::new(&mut m, "p", Policy::Global, &v);
-    let s = p.stage(&mut m, "one");
-    p.hold(&mut m, &s, &Expr::ones(1));
-    let e = p.finish(&mut m, &Expr::ones(1));
-    m.output_expr("v_o", &e.out_valid);
-    let err = m.finish().unwrap_err().to_string();
+    let err = refused(Policy::Global, false, |m, p, st| {
+        p.hold(m, st, &Expr::ones(1))
+    });
     assert!(
         err.contains("cannot hold, repeat or filter stage `one`"),
         "{}",
@@ -205,15 +220,10 @@ fn a_gather_stage_merges_beats_without_a_register_in_front() {
         run(&top, &mut a, &mut b, 2 * 100 + 3, 5);
         assert!((99..=101).contains(&b[0].got.len()), "{:?}", policy);
     }
-    let mut m = ModuleBuilder::new("pipe_gg");
-    let s = stream::input(&mut m, "s", &Layout::data(4));
-    let mut p = Pipeline::new(&mut m, "p", Policy::Global, &s.valid);
-    let st = p.stage(&mut m, "out");
-    p.gather(&mut m, &st, &Expr::ones(1));
-    let _ = p.finish(&mut m, &Expr::ones(1));
-    s.accept(&mut m, &Expr::ones(1));
-    let err = m.finish().unwrap_err().to_string();
-    assert!(err.contains("cannot gather into stage `out`"), "{}", err);
+    let err = refused(Policy::Global, false, |m, p, st| {
+        p.gather(m, st, &Expr::ones(1))
+    });
+    assert!(err.contains("cannot gather into stage `one`"), "{}", err);
 }
 
 /// An iterative stage `it` (the beat `x` becomes `2x`, plus one in each of `x mod 4` more
@@ -272,23 +282,12 @@ fn bypassed_beats_pass_an_iterative_stage_in_order() {
         run(&top, &mut a, &mut b, 100 + 4, 6);
         assert_eq!(u64s(&b[0].got), fours, "{:?}", policy);
     }
-    let mut m = ModuleBuilder::new("pipe_bg");
-    let s = stream::input(&mut m, "s", &Layout::data(4));
-    let mut p = Pipeline::new(&mut m, "p", Policy::Global, &s.valid);
-    let st = p.stage(&mut m, "one");
-    let _two = p.stage(&mut m, "two");
-    p.bypass(&mut m, &st, &Expr::ones(1));
-    let _ = p.finish(&mut m, &Expr::ones(1));
-    s.accept(&mut m, &Expr::ones(1));
-    let err = m.finish().unwrap_err().to_string();
+    let err = refused(Policy::Global, true, |m, p, st| {
+        p.bypass(m, st, &Expr::ones(1))
+    });
     assert!(err.contains("cannot bypass stage `one`"), "{}", err);
-    let mut m = ModuleBuilder::new("pipe_bl");
-    let s = stream::input(&mut m, "s", &Layout::data(4));
-    let mut p = Pipeline::new(&mut m, "p", Policy::Bubble, &s.valid);
-    let st = p.stage(&mut m, "one");
-    p.bypass(&mut m, &st, &Expr::ones(1));
-    let _ = p.finish(&mut m, &Expr::ones(1));
-    s.accept(&mut m, &Expr::ones(1));
-    let err = m.finish().unwrap_err().to_string();
+    let err = refused(Policy::Bubble, false, |m, p, st| {
+        p.bypass(m, st, &Expr::ones(1))
+    });
     assert!(err.contains("no next stage to bypass into"), "{}", err);
 }

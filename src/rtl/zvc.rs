@@ -497,7 +497,7 @@ fn zero_prefix(
 /// The stage 1 register (the sector taken, its flags and count) and the push into the FIFO.
 struct Stage1Regs {
     fifo_full: Net,
-    a_valid: Reg,
+    a_valid: Expr,
     push: Net,
     take: Expr,
     a_data: Expr,
@@ -518,19 +518,21 @@ fn stage1_regs(
     s_last: &Expr,
 ) -> Stage1Regs {
     let (cw, rw, secw) = (d.cw, d.rw, d.secw);
+    // Stage 1 is a one-stage pipeline whose consumer is the FIFO (ready while not full).
     let fifo_full = m.wire_decl("fifo_full", 1);
-    let a_valid = m.reg("a_valid_q", 1, Some(0));
     let push = m.wire_decl("push", 1);
-    let a_ready = m.wire("a_ready", &(!a_valid.q() | push.expr()));
-    let take = m.wire("take", &s_in.fire());
-    s_in.accept(m, &a_ready);
+    let mut pl = Pipeline::new(m, "a", Policy::Bubble, &s_in.valid);
+    let st = pl.stage(m, "a");
+    let ends = pl.finish(m, &!fifo_full.expr());
+    let a_valid = ends.out_valid;
+    let take = m.wire("take", &st.load());
+    s_in.accept(m, &ends.in_ready);
     m.next(
         &s1.sec_in,
         &s1.line_end_in
             .select(&Expr::zero(secw), &(s1.sec_in.q() + Expr::lit(secw, 1))),
         Some(&take),
     );
-    m.next(&a_valid, &(&take | &(a_valid.q() & !push.expr())), None);
     m.next(
         &s1.tot,
         &s_last.select(&Expr::zero(rw), &(&s1.rot_in + &s1.cnt_in.resize(rw))),
@@ -597,7 +599,7 @@ fn compaction(
         );
         let packed = u_compact.out("packed_o");
         // The rotate amount goes through a gate so that synthesis can buffer its fan-out.
-        let rot_amt = m.wire("rot_amt", &a.a_valid.q().gate(&a_rot));
+        let rot_amt = m.wire("rot_amt", &a.a_valid.gate(&a_rot));
         rotate_lanes(m, "rot", &packed.lanes(w), &rot_amt, true)
     };
     let packed = m.wire_c(
@@ -605,7 +607,7 @@ fn compaction(
         &Expr::cat_lsb(&packed),
         "compacted payload, element k at lane (rot + k) mod lanes",
     );
-    m.drive(&a.push, &(a.a_valid.q() & !a.fifo_full.expr()));
+    m.drive(&a.push, &(&a.a_valid & &!a.fifo_full.expr()));
     Ok(packed)
 }
 
