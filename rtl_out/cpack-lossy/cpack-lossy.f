@@ -9,4 +9,7 @@ cpack_lossy_pos_off_p512_s128.v
 cpack_lossy_reqsize_b128.v
 cpack_lossy_restore_b128.v
 cpack_lossy_sizer_b128.v
+cpack_lossy_tok_pick_l2_h34.v
+cpack_lossy_tok_pick_l4_h68.v
+cpack_lossy_tok_pick_l6_h102.v
 cpack_lossy_trunc_b128.v

@@ -1316,6 +1316,7 @@ module cpack_lossy_decomp_b128 (
   wire x3_push0;
   wire [15:0] x3_dvalid0;
   wire [15:0] x3_dwsel0;
+  wire [33:0] u_x3_pick1_tok_o;
   wire [33:0] x3_tok1;
   wire [1:0] x3_t1_c2;
   wire [1:0] x3_t1_c4;
@@ -1328,6 +1329,7 @@ module cpack_lossy_decomp_b128 (
   wire [15:0] x3_dvalid1;
   wire [15:0] x3_dwsel1;
   wire x3_src1;
+  wire [33:0] u_x3_pick2_tok_o;
   wire [33:0] x3_tok2;
   wire [1:0] x3_t2_c2;
   wire [1:0] x3_t2_c4;
@@ -1340,6 +1342,7 @@ module cpack_lossy_decomp_b128 (
   wire [15:0] x3_dvalid2;
   wire [15:0] x3_dwsel2;
   wire [1:0] x3_src2;
+  wire [33:0] u_x3_pick3_tok_o;
   wire [33:0] x3_tok3;
   wire [1:0] x3_t3_c2;
   wire [1:0] x3_t3_c4;
@@ -1487,39 +1490,12 @@ module cpack_lossy_decomp_b128 (
   assign x3_push0 = (x3_need_q[0] & (x3_t0_pat[1] | x3_t0_pat[3] | x3_t0_pat[5]));
   assign x3_dvalid0 = (x3_dvalid | (x3_push0 ? x3_dwsel : 16'd0));
   assign x3_dwsel0 = (x3_push0 ? {x3_dwsel[14:0], x3_dwsel[15]} : x3_dwsel);
-  assign x3_tok1 = ((x3_st1_q[2] ? x3_win_q[133:100] : 34'd0)
-                    | (x3_st1_q[3] ? x3_win_q[132:99] : 34'd0)
-                    | ((x3_st1_q[4] ? x3_win_q[131:98] : 34'd0)
-                       | (x3_st1_q[5] ? x3_win_q[130:97] : 34'd0))
-                    | ((x3_st1_q[6] ? x3_win_q[129:96] : 34'd0)
-                       | (x3_st1_q[7] ? x3_win_q[128:95] : 34'd0)
-                       | ((x3_st1_q[8] ? x3_win_q[127:94] : 34'd0)
-                          | (x3_st1_q[9] ? x3_win_q[126:93] : 34'd0)))
-                    | ((x3_st1_q[10] ? x3_win_q[125:92] : 34'd0)
-                       | (x3_st1_q[11] ? x3_win_q[124:91] : 34'd0)
-                       | ((x3_st1_q[12] ? x3_win_q[123:90] : 34'd0)
-                          | (x3_st1_q[13] ? x3_win_q[122:89] : 34'd0))
-                       | ((x3_st1_q[14] ? x3_win_q[121:88] : 34'd0)
-                          | (x3_st1_q[15] ? x3_win_q[120:87] : 34'd0)
-                          | ((x3_st1_q[16] ? x3_win_q[119:86] : 34'd0)
-                             | (x3_st1_q[17] ? x3_win_q[118:85] : 34'd0))))
-                    | ((x3_st1_q[18] ? x3_win_q[117:84] : 34'd0)
-                       | (x3_st1_q[19] ? x3_win_q[116:83] : 34'd0)
-                       | ((x3_st1_q[20] ? x3_win_q[115:82] : 34'd0)
-                          | (x3_st1_q[21] ? x3_win_q[114:81] : 34'd0))
-                       | ((x3_st1_q[22] ? x3_win_q[113:80] : 34'd0)
-                          | (x3_st1_q[23] ? x3_win_q[112:79] : 34'd0)
-                          | ((x3_st1_q[24] ? x3_win_q[111:78] : 34'd0)
-                             | (x3_st1_q[25] ? x3_win_q[110:77] : 34'd0)))
-                       | ((x3_st1_q[26] ? x3_win_q[109:76] : 34'd0)
-                          | (x3_st1_q[27] ? x3_win_q[108:75] : 34'd0)
-                          | ((x3_st1_q[28] ? x3_win_q[107:74] : 34'd0)
-                             | (x3_st1_q[29] ? x3_win_q[106:73] : 34'd0))
-                          | ((x3_st1_q[30] ? x3_win_q[105:72] : 34'd0)
-                             | (x3_st1_q[31] ? x3_win_q[104:71] : 34'd0)
-                             | ((x3_st1_q[32] ? x3_win_q[103:70] : 34'd0)
-                                | (x3_st1_q[33] ? x3_win_q[102:69] : 34'd0)))))
-                    | (x3_st1_q[34] ? x3_win_q[101:68] : 34'd0));
+  cpack_lossy_tok_pick_l2_h34 u_x3_pick1 (
+    .st_i(x3_st1_q[34:2]),
+    .win_i(x3_win_q),
+    .tok_o(u_x3_pick1_tok_o)
+  );
+  assign x3_tok1 = u_x3_pick1_tok_o;
   assign x3_t1_c2 = x3_tok1[33:32];
   assign x3_t1_c4 = x3_tok1[31:30];
   assign x3_t1_pat = {((x3_t1_c2 == 2'd3) & (x3_t1_c4 == 2'd2)),
@@ -1543,71 +1519,12 @@ module cpack_lossy_decomp_b128 (
   assign x3_dvalid1 = (x3_dvalid0 | (x3_push1 ? x3_dwsel0 : 16'd0));
   assign x3_dwsel1 = (x3_push1 ? {x3_dwsel0[14:0], x3_dwsel0[15]} : x3_dwsel0);
   assign x3_src1 = (x3_push0 & (|(x3_dwsel & x3_t1_idx_oh)));
-  assign x3_tok2 = ((x3_st2_q[4] ? x3_win_q[131:98] : 34'd0)
-                    | (x3_st2_q[5] ? x3_win_q[130:97] : 34'd0)
-                    | ((x3_st2_q[6] ? x3_win_q[129:96] : 34'd0)
-                       | (x3_st2_q[7] ? x3_win_q[128:95] : 34'd0))
-                    | ((x3_st2_q[8] ? x3_win_q[127:94] : 34'd0)
-                       | (x3_st2_q[9] ? x3_win_q[126:93] : 34'd0)
-                       | ((x3_st2_q[10] ? x3_win_q[125:92] : 34'd0)
-                          | (x3_st2_q[11] ? x3_win_q[124:91] : 34'd0)))
-                    | ((x3_st2_q[12] ? x3_win_q[123:90] : 34'd0)
-                       | (x3_st2_q[13] ? x3_win_q[122:89] : 34'd0)
-                       | ((x3_st2_q[14] ? x3_win_q[121:88] : 34'd0)
-                          | (x3_st2_q[15] ? x3_win_q[120:87] : 34'd0))
-                       | ((x3_st2_q[16] ? x3_win_q[119:86] : 34'd0)
-                          | (x3_st2_q[17] ? x3_win_q[118:85] : 34'd0)
-                          | ((x3_st2_q[18] ? x3_win_q[117:84] : 34'd0)
-                             | (x3_st2_q[19] ? x3_win_q[116:83] : 34'd0))))
-                    | ((x3_st2_q[20] ? x3_win_q[115:82] : 34'd0)
-                       | (x3_st2_q[21] ? x3_win_q[114:81] : 34'd0)
-                       | ((x3_st2_q[22] ? x3_win_q[113:80] : 34'd0)
-                          | (x3_st2_q[23] ? x3_win_q[112:79] : 34'd0))
-                       | ((x3_st2_q[24] ? x3_win_q[111:78] : 34'd0)
-                          | (x3_st2_q[25] ? x3_win_q[110:77] : 34'd0)
-                          | ((x3_st2_q[26] ? x3_win_q[109:76] : 34'd0)
-                             | (x3_st2_q[27] ? x3_win_q[108:75] : 34'd0)))
-                       | ((x3_st2_q[28] ? x3_win_q[107:74] : 34'd0)
-                          | (x3_st2_q[29] ? x3_win_q[106:73] : 34'd0)
-                          | ((x3_st2_q[30] ? x3_win_q[105:72] : 34'd0)
-                             | (x3_st2_q[31] ? x3_win_q[104:71] : 34'd0))
-                          | ((x3_st2_q[32] ? x3_win_q[103:70] : 34'd0)
-                             | (x3_st2_q[33] ? x3_win_q[102:69] : 34'd0)
-                             | ((x3_st2_q[34] ? x3_win_q[101:68] : 34'd0)
-                                | (x3_st2_q[35] ? x3_win_q[100:67] : 34'd0)))))
-                    | ((x3_st2_q[36] ? x3_win_q[99:66] : 34'd0)
-                       | (x3_st2_q[37] ? x3_win_q[98:65] : 34'd0)
-                       | ((x3_st2_q[38] ? x3_win_q[97:64] : 34'd0)
-                          | (x3_st2_q[39] ? x3_win_q[96:63] : 34'd0))
-                       | ((x3_st2_q[40] ? x3_win_q[95:62] : 34'd0)
-                          | (x3_st2_q[41] ? x3_win_q[94:61] : 34'd0)
-                          | ((x3_st2_q[42] ? x3_win_q[93:60] : 34'd0)
-                             | (x3_st2_q[43] ? x3_win_q[92:59] : 34'd0)))
-                       | ((x3_st2_q[44] ? x3_win_q[91:58] : 34'd0)
-                          | (x3_st2_q[45] ? x3_win_q[90:57] : 34'd0)
-                          | ((x3_st2_q[46] ? x3_win_q[89:56] : 34'd0)
-                             | (x3_st2_q[47] ? x3_win_q[88:55] : 34'd0))
-                          | ((x3_st2_q[48] ? x3_win_q[87:54] : 34'd0)
-                             | (x3_st2_q[49] ? x3_win_q[86:53] : 34'd0)
-                             | ((x3_st2_q[50] ? x3_win_q[85:52] : 34'd0)
-                                | (x3_st2_q[51] ? x3_win_q[84:51] : 34'd0))))
-                       | ((x3_st2_q[52] ? x3_win_q[83:50] : 34'd0)
-                          | (x3_st2_q[53] ? x3_win_q[82:49] : 34'd0)
-                          | ((x3_st2_q[54] ? x3_win_q[81:48] : 34'd0)
-                             | (x3_st2_q[55] ? x3_win_q[80:47] : 34'd0))
-                          | ((x3_st2_q[56] ? x3_win_q[79:46] : 34'd0)
-                             | (x3_st2_q[57] ? x3_win_q[78:45] : 34'd0)
-                             | ((x3_st2_q[58] ? x3_win_q[77:44] : 34'd0)
-                                | (x3_st2_q[59] ? x3_win_q[76:43] : 34'd0)))
-                          | ((x3_st2_q[60] ? x3_win_q[75:42] : 34'd0)
-                             | (x3_st2_q[61] ? x3_win_q[74:41] : 34'd0)
-                             | ((x3_st2_q[62] ? x3_win_q[73:40] : 34'd0)
-                                | (x3_st2_q[63] ? x3_win_q[72:39] : 34'd0))
-                             | ((x3_st2_q[64] ? x3_win_q[71:38] : 34'd0)
-                                | (x3_st2_q[65] ? x3_win_q[70:37] : 34'd0)
-                                | ((x3_st2_q[66] ? x3_win_q[69:36] : 34'd0)
-                                   | (x3_st2_q[67] ? x3_win_q[68:35] : 34'd0))))))
-                    | (x3_st2_q[68] ? x3_win_q[67:34] : 34'd0));
+  cpack_lossy_tok_pick_l4_h68 u_x3_pick2 (
+    .st_i(x3_st2_q[68:4]),
+    .win_i(x3_win_q),
+    .tok_o(u_x3_pick2_tok_o)
+  );
+  assign x3_tok2 = u_x3_pick2_tok_o;
   assign x3_t2_c2 = x3_tok2[33:32];
   assign x3_t2_c4 = x3_tok2[31:30];
   assign x3_t2_pat = {((x3_t2_c2 == 2'd3) & (x3_t2_c4 == 2'd2)),
@@ -1633,103 +1550,12 @@ module cpack_lossy_decomp_b128 (
   assign x3_src2 = {(x3_push1 & (|(x3_dwsel0 & x3_t2_idx_oh))),
                     (x3_push0 & (|(x3_dwsel & x3_t2_idx_oh))
                      & ~(x3_push1 & (|(x3_dwsel0 & x3_t2_idx_oh))))};
-  assign x3_tok3 = ((x3_st3_q[6] ? x3_win_q[129:96] : 34'd0)
-                    | (x3_st3_q[7] ? x3_win_q[128:95] : 34'd0)
-                    | ((x3_st3_q[8] ? x3_win_q[127:94] : 34'd0)
-                       | (x3_st3_q[9] ? x3_win_q[126:93] : 34'd0))
-                    | ((x3_st3_q[10] ? x3_win_q[125:92] : 34'd0)
-                       | (x3_st3_q[11] ? x3_win_q[124:91] : 34'd0)
-                       | ((x3_st3_q[12] ? x3_win_q[123:90] : 34'd0)
-                          | (x3_st3_q[13] ? x3_win_q[122:89] : 34'd0)))
-                    | ((x3_st3_q[14] ? x3_win_q[121:88] : 34'd0)
-                       | (x3_st3_q[15] ? x3_win_q[120:87] : 34'd0)
-                       | ((x3_st3_q[16] ? x3_win_q[119:86] : 34'd0)
-                          | (x3_st3_q[17] ? x3_win_q[118:85] : 34'd0))
-                       | ((x3_st3_q[18] ? x3_win_q[117:84] : 34'd0)
-                          | (x3_st3_q[19] ? x3_win_q[116:83] : 34'd0)
-                          | ((x3_st3_q[20] ? x3_win_q[115:82] : 34'd0)
-                             | (x3_st3_q[21] ? x3_win_q[114:81] : 34'd0))))
-                    | ((x3_st3_q[22] ? x3_win_q[113:80] : 34'd0)
-                       | (x3_st3_q[23] ? x3_win_q[112:79] : 34'd0)
-                       | ((x3_st3_q[24] ? x3_win_q[111:78] : 34'd0)
-                          | (x3_st3_q[25] ? x3_win_q[110:77] : 34'd0))
-                       | ((x3_st3_q[26] ? x3_win_q[109:76] : 34'd0)
-                          | (x3_st3_q[27] ? x3_win_q[108:75] : 34'd0)
-                          | ((x3_st3_q[28] ? x3_win_q[107:74] : 34'd0)
-                             | (x3_st3_q[29] ? x3_win_q[106:73] : 34'd0)))
-                       | ((x3_st3_q[30] ? x3_win_q[105:72] : 34'd0)
-                          | (x3_st3_q[31] ? x3_win_q[104:71] : 34'd0)
-                          | ((x3_st3_q[32] ? x3_win_q[103:70] : 34'd0)
-                             | (x3_st3_q[33] ? x3_win_q[102:69] : 34'd0))
-                          | ((x3_st3_q[34] ? x3_win_q[101:68] : 34'd0)
-                             | (x3_st3_q[35] ? x3_win_q[100:67] : 34'd0)
-                             | ((x3_st3_q[36] ? x3_win_q[99:66] : 34'd0)
-                                | (x3_st3_q[37] ? x3_win_q[98:65] : 34'd0)))))
-                    | ((x3_st3_q[38] ? x3_win_q[97:64] : 34'd0)
-                       | (x3_st3_q[39] ? x3_win_q[96:63] : 34'd0)
-                       | ((x3_st3_q[40] ? x3_win_q[95:62] : 34'd0)
-                          | (x3_st3_q[41] ? x3_win_q[94:61] : 34'd0))
-                       | ((x3_st3_q[42] ? x3_win_q[93:60] : 34'd0)
-                          | (x3_st3_q[43] ? x3_win_q[92:59] : 34'd0)
-                          | ((x3_st3_q[44] ? x3_win_q[91:58] : 34'd0)
-                             | (x3_st3_q[45] ? x3_win_q[90:57] : 34'd0)))
-                       | ((x3_st3_q[46] ? x3_win_q[89:56] : 34'd0)
-                          | (x3_st3_q[47] ? x3_win_q[88:55] : 34'd0)
-                          | ((x3_st3_q[48] ? x3_win_q[87:54] : 34'd0)
-                             | (x3_st3_q[49] ? x3_win_q[86:53] : 34'd0))
-                          | ((x3_st3_q[50] ? x3_win_q[85:52] : 34'd0)
-                             | (x3_st3_q[51] ? x3_win_q[84:51] : 34'd0)
-                             | ((x3_st3_q[52] ? x3_win_q[83:50] : 34'd0)
-                                | (x3_st3_q[53] ? x3_win_q[82:49] : 34'd0))))
-                       | ((x3_st3_q[54] ? x3_win_q[81:48] : 34'd0)
-                          | (x3_st3_q[55] ? x3_win_q[80:47] : 34'd0)
-                          | ((x3_st3_q[56] ? x3_win_q[79:46] : 34'd0)
-                             | (x3_st3_q[57] ? x3_win_q[78:45] : 34'd0))
-                          | ((x3_st3_q[58] ? x3_win_q[77:44] : 34'd0)
-                             | (x3_st3_q[59] ? x3_win_q[76:43] : 34'd0)
-                             | ((x3_st3_q[60] ? x3_win_q[75:42] : 34'd0)
-                                | (x3_st3_q[61] ? x3_win_q[74:41] : 34'd0)))
-                          | ((x3_st3_q[62] ? x3_win_q[73:40] : 34'd0)
-                             | (x3_st3_q[63] ? x3_win_q[72:39] : 34'd0)
-                             | ((x3_st3_q[64] ? x3_win_q[71:38] : 34'd0)
-                                | (x3_st3_q[65] ? x3_win_q[70:37] : 34'd0))
-                             | ((x3_st3_q[66] ? x3_win_q[69:36] : 34'd0)
-                                | (x3_st3_q[67] ? x3_win_q[68:35] : 34'd0)
-                                | ((x3_st3_q[68] ? x3_win_q[67:34] : 34'd0)
-                                   | (x3_st3_q[69] ? x3_win_q[66:33] : 34'd0))))))
-                    | ((x3_st3_q[70] ? x3_win_q[65:32] : 34'd0)
-                       | (x3_st3_q[71] ? x3_win_q[64:31] : 34'd0)
-                       | ((x3_st3_q[72] ? x3_win_q[63:30] : 34'd0)
-                          | (x3_st3_q[73] ? x3_win_q[62:29] : 34'd0))
-                       | ((x3_st3_q[74] ? x3_win_q[61:28] : 34'd0)
-                          | (x3_st3_q[75] ? x3_win_q[60:27] : 34'd0)
-                          | ((x3_st3_q[76] ? x3_win_q[59:26] : 34'd0)
-                             | (x3_st3_q[77] ? x3_win_q[58:25] : 34'd0)))
-                       | ((x3_st3_q[78] ? x3_win_q[57:24] : 34'd0)
-                          | (x3_st3_q[79] ? x3_win_q[56:23] : 34'd0)
-                          | ((x3_st3_q[80] ? x3_win_q[55:22] : 34'd0)
-                             | (x3_st3_q[81] ? x3_win_q[54:21] : 34'd0))
-                          | ((x3_st3_q[82] ? x3_win_q[53:20] : 34'd0)
-                             | (x3_st3_q[83] ? x3_win_q[52:19] : 34'd0)
-                             | ((x3_st3_q[84] ? x3_win_q[51:18] : 34'd0)
-                                | (x3_st3_q[85] ? x3_win_q[50:17] : 34'd0))))
-                       | ((x3_st3_q[86] ? x3_win_q[49:16] : 34'd0)
-                          | (x3_st3_q[87] ? x3_win_q[48:15] : 34'd0)
-                          | ((x3_st3_q[88] ? x3_win_q[47:14] : 34'd0)
-                             | (x3_st3_q[89] ? x3_win_q[46:13] : 34'd0))
-                          | ((x3_st3_q[90] ? x3_win_q[45:12] : 34'd0)
-                             | (x3_st3_q[91] ? x3_win_q[44:11] : 34'd0)
-                             | ((x3_st3_q[92] ? x3_win_q[43:10] : 34'd0)
-                                | (x3_st3_q[93] ? x3_win_q[42:9] : 34'd0)))
-                          | ((x3_st3_q[94] ? x3_win_q[41:8] : 34'd0)
-                             | (x3_st3_q[95] ? x3_win_q[40:7] : 34'd0)
-                             | ((x3_st3_q[96] ? x3_win_q[39:6] : 34'd0)
-                                | (x3_st3_q[97] ? x3_win_q[38:5] : 34'd0))
-                             | ((x3_st3_q[98] ? x3_win_q[37:4] : 34'd0)
-                                | (x3_st3_q[99] ? x3_win_q[36:3] : 34'd0)
-                                | ((x3_st3_q[100] ? x3_win_q[35:2] : 34'd0)
-                                   | (x3_st3_q[101] ? x3_win_q[34:1] : 34'd0)))))
-                       | (x3_st3_q[102] ? x3_win_q[33:0] : 34'd0)));
+  cpack_lossy_tok_pick_l6_h102 u_x3_pick3 (
+    .st_i(x3_st3_q[102:6]),
+    .win_i(x3_win_q),
+    .tok_o(u_x3_pick3_tok_o)
+  );
+  assign x3_tok3 = u_x3_pick3_tok_o;
   assign x3_t3_c2 = x3_tok3[33:32];
   assign x3_t3_c4 = x3_tok3[31:30];
   assign x3_t3_pat = {((x3_t3_c2 == 2'd3) & (x3_t3_c4 == 2'd2)),

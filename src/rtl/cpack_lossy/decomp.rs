@@ -159,7 +159,13 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let x1 = position_offset(&mut m, c, &lp, &pos, &is, &enc);
     let x2 = window_shift(&mut m, &ring, &x1);
     let x3 = token_starts(&mut m, &cp, &x2);
-    let toks = token_parse(&mut m, &cp, &x3);
+    let picks = (1..TPB)
+        .map(|k| {
+            let (lo, hi) = pick_range(k);
+            token_pick(lo, hi)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let toks = token_parse(&mut m, &cp, &x3, &picks);
     let d = d_stage(&mut m, &x3, &toks);
     let w = dict_words(&mut m, c, &cp, &d);
     let o = output_fifo(&mut m, &lp, &is, &d, &w, &m_ready);
@@ -1219,7 +1225,44 @@ struct Tokens {
 
 /// X3: the tokens extracted and parsed; the beat's errors; the dictionary slots of the
 /// pushes and the same-beat bypass sources, and the dictionary's fill and write pointer.
-fn token_parse(m: &mut ModuleBuilder, cp: &CpackParams, x3: &X3) -> Tokens {
+/// The window positions token `k` (of a beat's four, `k >= 1`) can start at: after `k`
+/// tokens of 2 to 34 bits.
+fn pick_range(k: usize) -> (u32, u32) {
+    (2 * k as u32, TOK_W * k as u32)
+}
+
+/// The 34 bits of the window from position `q` on, zero-filled past the window's end.
+fn field_at(win: &Expr, q: u32) -> Expr {
+    if q + TOK_W <= SPAN {
+        win.slice(SPAN - q - TOK_W, TOK_W)
+    } else {
+        Expr::cat(&[win.slice(0, SPAN - q), Expr::zero(TOK_W - (SPAN - q))])
+    }
+}
+
+/// `cpack_lossy_tok_pick_l<lo>_h<hi>`: the token that starts at window position `lo + j`
+/// when bit `j` of the one-hot `st_i` is set (the positions a token after the first can
+/// start at), by one AND-OR over those positions.
+fn token_pick(lo: u32, hi: u32) -> Result<Arc<Module>, HdlError> {
+    let mut m = ModuleBuilder::new(format!("cpack_lossy_tok_pick_l{}_h{}", lo, hi));
+    m.header("Generator: hwzip::rtl::cpack_lossy::decomp::token_pick");
+    m.header(format!(
+        "Parameters: start positions {}..={} of a {}-bit window",
+        lo, hi, SPAN
+    ));
+    m.header(format!("Spec: {} Sec. 2.4 (token extraction)", SPEC));
+    let st = m.input("st_i", hi - lo + 1);
+    let win = m.input("win_i", SPAN);
+    let terms: Vec<Expr> = (lo..=hi)
+        .map(|q| st.bit(q - lo).gate(&field_at(&win, q)))
+        .collect();
+    m.output_expr("tok_o", &or_tree(terms, TOK_W));
+    // The whole window is wired in; the bits before `lo` and past `hi + 34` are not read.
+    m.unused(&win);
+    m.finish()
+}
+
+fn token_parse(m: &mut ModuleBuilder, cp: &CpackParams, x3: &X3, picks: &[Arc<Module>]) -> Tokens {
     let ne = cp.dict_entries as u32;
     let X3 {
         beat: b,
@@ -1228,13 +1271,6 @@ fn token_parse(m: &mut ModuleBuilder, cp: &CpackParams, x3: &X3) -> Tokens {
         avail: x3_avail,
     } = x3;
     m.comment("X3: tokens extracted and parsed; errors; dictionary slots and bypass sources");
-    let field_at = |q: u32| -> Expr {
-        if q + TOK_W <= SPAN {
-            x3_win.slice(SPAN - q - TOK_W, TOK_W)
-        } else {
-            Expr::cat(&[x3_win.slice(0, SPAN - q), Expr::zero(TOK_W - (SPAN - q))])
-        }
-    };
     // Token end past the available bits.
     let gt: Vec<Expr> = (0..RW)
         .map(|q| {
@@ -1260,15 +1296,18 @@ fn token_parse(m: &mut ModuleBuilder, cp: &CpackParams, x3: &X3) -> Tokens {
     for k in 0..TPB {
         let ku = k as u32;
         let tok = if k == 0 {
-            field_at(0)
+            field_at(x3_win, 0)
         } else {
-            let stq = &x3_st[k - 1];
-            let lo = 2 * ku;
-            let hi = TOK_W * ku;
-            or_tree(
-                (lo..=hi).map(|q| stq.bit(q).gate(&field_at(q))).collect(),
-                TOK_W,
-            )
+            let (lo, hi) = pick_range(k);
+            let u = m.instance(
+                &picks[k - 1],
+                &format!("u_x3_pick{}", k),
+                &[
+                    ("st_i", x3_st[k - 1].slice(lo, hi - lo + 1)),
+                    ("win_i", x3_win.clone()),
+                ],
+            );
+            u.out("tok_o")
         };
         let tok = m.wire(&format!("x3_tok{}", k), &tok);
         let pr = parse(m, &format!("x3_t{}", k), cp, &tok);
