@@ -8,32 +8,54 @@ use super::stream_tests::{run, sink, src, u64s};
 use super::{Expr, Module, ModuleBuilder};
 use std::sync::Arc;
 
+/// A test design's frame: module `name`, an input stream `s` of one `width`-bit field
+/// `data` (returned as `x`), the output port `m` and a pipeline `p` of `policy` fed by `s`.
+fn frame(
+    name: &str,
+    width: u32,
+    policy: Policy,
+) -> (
+    ModuleBuilder,
+    stream::Stream,
+    stream::OutPort,
+    Expr,
+    Pipeline,
+) {
+    let mut m = ModuleBuilder::new(name);
+    let s = stream::input(&mut m, "s", &Layout::data(width));
+    let out = stream::output_port(&mut m, "m");
+    let x = s.field("data");
+    let p = Pipeline::new(&mut m, "p", policy, &s.valid);
+    (m, s, out, x, p)
+}
+
+/// An iterative stage's work: `st` loads `start` and then adds one in each of `count` more
+/// cycles. Returns the value and when it is done (the count is spent).
+fn counting(m: &mut ModuleBuilder, st: &Stage, count: &Expr, start: &Expr) -> (Expr, Expr) {
+    let c = m.reg("cnt_q", 2, Some(0));
+    let b = m.reg("b_q", 8, None);
+    let busy = m.wire("busy", &(&st.valid() & &!c.q().eq_lit(0)));
+    let en = &st.load() | &busy;
+    let c_next = st.load().select(count, &(&c.q() - &Expr::lit(2, 1)));
+    m.next(&c, &c_next, Some(&en));
+    let b_next = st.load().select(start, &(&b.q() + &Expr::lit(8, 1)));
+    m.next(&b, &b_next, Some(&en));
+    (b.q(), c.q().eq_lit(0))
+}
+
 /// `x -> x + 1 -> (x + 1) * 2 mod 256`; when `iterate`, stage 2 then adds 1 in each of
 /// `(x + 1) mod 4` more cycles, holding its beat until it is done, and stage 1 is cut.
 fn three_stages(policy: Policy, iterate: bool) -> Arc<Module> {
-    let mut m = ModuleBuilder::new("pipe_t");
-    let s = stream::input(&mut m, "s", &Layout::data(8));
-    let out = stream::output_port(&mut m, "m");
-    let x = s.field("data");
-    let mut p = Pipeline::new(&mut m, "p", policy, &s.valid);
+    let (mut m, s, out, x, mut p) = frame("pipe_t", 8, policy);
     let s1 = p.stage(&mut m, "inc");
     let a = s1.reg(&mut m, "a_q", &(&x + &Expr::lit(8, 1)));
     let s2 = p.stage(&mut m, "dbl");
     let dbl = Expr::cat(&[a.slice(0, 7), Expr::zero(1)]);
     let b = if iterate {
-        let c = m.reg("cnt_q", 2, Some(0));
-        let b = m.reg("b_q", 8, None);
-        let busy = m.wire("busy", &(&s2.valid() & &!c.q().eq_lit(0)));
-        let en = &s2.load() | &busy;
-        let c_next = s2
-            .load()
-            .select(&a.slice(0, 2), &(&c.q() - &Expr::lit(2, 1)));
-        m.next(&c, &c_next, Some(&en));
-        let b_next = s2.load().select(&dbl, &(&b.q() + &Expr::lit(8, 1)));
-        m.next(&b, &b_next, Some(&en));
-        p.hold(&mut m, &s2, &c.q().eq_lit(0));
+        let (b, done) = counting(&mut m, &s2, &a.slice(0, 2), &dbl);
+        p.hold(&mut m, &s2, &done);
         p.cut(&s1);
-        b.q()
+        b
     } else {
         s2.reg(&mut m, "b_q", &dbl)
     };
@@ -41,6 +63,26 @@ fn three_stages(policy: Policy, iterate: bool) -> Arc<Module> {
     let r = s3.reg(&mut m, "r_q", &b);
     p.finish_ports(&mut m, s, out, &[("data", r)]);
     m.finish().unwrap()
+}
+
+/// Runs `items` through `top` (stream `s` in, `m` out) under four stall patterns (random
+/// input gaps and output back-pressure) and checks that `want` comes out; `what` names the
+/// case in a failure.
+fn delivers(top: &Arc<Module>, items: &[u64], want: &[u64], cycles: usize, what: &str) {
+    for (seed, pv, pr) in [(1, 0.5, 0.5), (2, 0.9, 0.3), (3, 0.3, 0.9), (4, 1.0, 1.0)] {
+        let mut a = [src(top, "s", items, pv)];
+        let mut b = [sink(top, "m", pr)];
+        run(top, &mut a, &mut b, cycles, seed);
+        assert_eq!(u64s(&b[0].got), want, "{} seed {}", what, seed);
+    }
+}
+
+/// The values out of `top` after `cycles` cycles with no gap and no stall.
+fn at_full_rate(top: &Arc<Module>, items: &[u64], cycles: usize, seed: u64) -> Vec<u64> {
+    let mut a = [src(top, "s", items, 1.0)];
+    let mut b = [sink(top, "m", 1.0)];
+    run(top, &mut a, &mut b, cycles, seed);
+    u64s(&b[0].got)
 }
 
 fn expected(items: &[u64], iterate: bool) -> Vec<u64> {
@@ -60,19 +102,8 @@ fn every_policy_delivers_every_beat_in_order() {
                 continue;
             }
             let top = three_stages(policy, iterate);
-            for (seed, pv, pr) in [(1, 0.5, 0.5), (2, 0.9, 0.3), (3, 0.3, 0.9), (4, 1.0, 1.0)] {
-                let mut a = [src(&top, "s", &items, pv)];
-                let mut b = [sink(&top, "m", pr)];
-                run(&top, &mut a, &mut b, 4000, seed);
-                assert_eq!(
-                    u64s(&b[0].got),
-                    expected(&items, iterate),
-                    "{:?} iterate={} seed {}",
-                    policy,
-                    iterate,
-                    seed
-                );
-            }
+            let what = format!("{:?} iterate={}", policy, iterate);
+            delivers(&top, &items, &expected(&items, iterate), 4000, &what);
         }
     }
 }
@@ -82,11 +113,9 @@ fn every_policy_takes_one_beat_per_cycle() {
     let items: Vec<u64> = (0..200).collect();
     for policy in [Policy::Global, Policy::Bubble, Policy::Skid] {
         let top = three_stages(policy, false);
-        let mut a = [src(&top, "s", &items, 1.0)];
-        let mut b = [sink(&top, "m", 1.0)];
         // Three stages (four with the skid buffer) and two reset cycles of margin.
-        run(&top, &mut a, &mut b, 200 + 4, 7);
-        assert_eq!(b[0].got.len(), 200, "{:?}", policy);
+        let got = at_full_rate(&top, &items, 200 + 4, 7);
+        assert_eq!(got.len(), 200, "{:?}", policy);
     }
 }
 
@@ -135,11 +164,7 @@ fn the_control_is_emitted_as_a_section_of_its_own() {
 /// Each byte split into two nibble beats (`repeat`), merged back (`filter` + `leaves`):
 /// the output equals the input.
 fn split_merge(policy: Policy) -> Arc<Module> {
-    let mut m = ModuleBuilder::new("pipe_sm");
-    let s = stream::input(&mut m, "s", &Layout::data(8));
-    let out = stream::output_port(&mut m, "m");
-    let x = s.field("data");
-    let mut p = Pipeline::new(&mut m, "p", policy, &s.valid);
+    let (mut m, s, out, x, mut p) = frame("pipe_sm", 8, policy);
     let sp = p.stage(&mut m, "split");
     let byte = sp.reg(&mut m, "byte_q", &x);
     let half = m.reg("half_q", 1, Some(0));
@@ -166,28 +191,17 @@ fn repeat_and_filter_stages_split_and_merge_beats() {
     let items: Vec<u64> = (0..300).map(|i| (i * 91 + 17) % 256).collect();
     for policy in [Policy::Bubble, Policy::Skid] {
         let top = split_merge(policy);
-        for (seed, pv, pr) in [(1, 0.5, 0.5), (2, 0.9, 0.3), (3, 0.3, 0.9), (4, 1.0, 1.0)] {
-            let mut a = [src(&top, "s", &items, pv)];
-            let mut b = [sink(&top, "m", pr)];
-            run(&top, &mut a, &mut b, 4000, seed);
-            assert_eq!(u64s(&b[0].got), items, "{:?} seed {}", policy, seed);
-        }
+        delivers(&top, &items, &items, 4000, &format!("{:?}", policy));
         // Two cycles per byte when nothing stalls.
-        let mut a = [src(&top, "s", &items, 1.0)];
-        let mut b = [sink(&top, "m", 1.0)];
-        run(&top, &mut a, &mut b, 2 * 100 + 5, 5);
-        assert!((100..=102).contains(&b[0].got.len()), "{:?}", policy);
+        let got = at_full_rate(&top, &items, 2 * 100 + 5, 5);
+        assert!((100..=102).contains(&got.len()), "{:?}", policy);
     }
 }
 
 /// Pairs of nibble beats shifted into one byte in the output stage itself (`gather`), with
 /// a count of the nibbles so far; policy `policy`.
 fn nibble_pairs(policy: Policy) -> Arc<Module> {
-    let mut m = ModuleBuilder::new("pipe_ga");
-    let s = stream::input(&mut m, "s", &Layout::data(4));
-    let out = stream::output_port(&mut m, "m");
-    let x = s.field("data");
-    let mut p = Pipeline::new(&mut m, "p", policy, &s.valid);
+    let (mut m, s, out, x, mut p) = frame("pipe_ga", 4, policy);
     let st = p.stage(&mut m, "out");
     let second = m.reg("second_q", 1, Some(0));
     m.next(&second, &!second.q(), Some(&st.load()));
@@ -208,17 +222,10 @@ fn a_gather_stage_merges_beats_without_a_register_in_front() {
     let bytes: Vec<u64> = nibbles.chunks(2).map(|c| c[0] | (c[1] << 4)).collect();
     for policy in [Policy::Bubble, Policy::Skid] {
         let top = nibble_pairs(policy);
-        for (seed, pv, pr) in [(1, 0.5, 0.5), (2, 0.9, 0.3), (3, 0.3, 0.9), (4, 1.0, 1.0)] {
-            let mut a = [src(&top, "s", &nibbles, pv)];
-            let mut b = [sink(&top, "m", pr)];
-            run(&top, &mut a, &mut b, 4000, seed);
-            assert_eq!(u64s(&b[0].got), bytes, "{:?} seed {}", policy, seed);
-        }
+        delivers(&top, &nibbles, &bytes, 4000, &format!("{:?}", policy));
         // One nibble per cycle when nothing stalls: a byte every two cycles.
-        let mut a = [src(&top, "s", &nibbles, 1.0)];
-        let mut b = [sink(&top, "m", 1.0)];
-        run(&top, &mut a, &mut b, 2 * 100 + 3, 5);
-        assert!((99..=101).contains(&b[0].got.len()), "{:?}", policy);
+        let got = at_full_rate(&top, &nibbles, 2 * 100 + 3, 5);
+        assert!((99..=101).contains(&got.len()), "{:?}", policy);
     }
     let err = refused(Policy::Global, false, |m, p, st| {
         p.gather(m, st, &Expr::ones(1))
@@ -229,27 +236,14 @@ fn a_gather_stage_merges_beats_without_a_register_in_front() {
 /// An iterative stage `it` (the beat `x` becomes `2x`, plus one in each of `x mod 4` more
 /// cycles) that beats with bit 2 set bypass, and an output stage; policy `policy`.
 fn bypassed(policy: Policy) -> Arc<Module> {
-    let mut m = ModuleBuilder::new("pipe_by");
-    let s = stream::input(&mut m, "s", &Layout::data(8));
-    let out = stream::output_port(&mut m, "m");
-    let x = s.field("data");
-    let mut p = Pipeline::new(&mut m, "p", policy, &s.valid);
+    let (mut m, s, out, x, mut p) = frame("pipe_by", 8, policy);
     let it = p.stage(&mut m, "it");
-    let c = m.reg("cnt_q", 2, Some(0));
-    let b = m.reg("b_q", 8, None);
-    let busy = m.wire("busy", &(&it.valid() & &!c.q().eq_lit(0)));
-    let en = &it.load() | &busy;
-    let c_next = it
-        .load()
-        .select(&x.slice(0, 2), &(&c.q() - &Expr::lit(2, 1)));
-    m.next(&c, &c_next, Some(&en));
     let dbl = Expr::cat(&[x.slice(0, 7), Expr::zero(1)]);
-    let b_next = it.load().select(&dbl, &(&b.q() + &Expr::lit(8, 1)));
-    m.next(&b, &b_next, Some(&en));
-    p.hold(&mut m, &it, &c.q().eq_lit(0));
+    let (b, done) = counting(&mut m, &it, &x.slice(0, 2), &dbl);
+    p.hold(&mut m, &it, &done);
     p.bypass(&mut m, &it, &x.bit(2));
     let st = p.stage(&mut m, "out");
-    let r = st.reg(&mut m, "r_q", &it.valid().select(&b.q(), &x));
+    let r = st.reg(&mut m, "r_q", &it.valid().select(&b, &x));
     p.finish_ports(&mut m, s, out, &[("data", r)]);
     m.finish().unwrap()
 }
@@ -269,18 +263,15 @@ fn bypassed_beats_pass_an_iterative_stage_in_order() {
         .collect();
     for policy in [Policy::Bubble, Policy::Skid] {
         let top = bypassed(policy);
-        for (seed, pv, pr) in [(1, 0.5, 0.5), (2, 0.9, 0.3), (3, 0.3, 0.9), (4, 1.0, 1.0)] {
-            let mut a = [src(&top, "s", &items, pv)];
-            let mut b = [sink(&top, "m", pr)];
-            run(&top, &mut a, &mut b, 6000, seed);
-            assert_eq!(u64s(&b[0].got), want, "{:?} seed {}", policy, seed);
-        }
+        delivers(&top, &items, &want, 6000, &format!("{:?}", policy));
         // Bypassed beats alone go through at one per cycle.
         let fours: Vec<u64> = (0..100).map(|i| 4 | ((i << 3) % 256)).collect();
-        let mut a = [src(&top, "s", &fours, 1.0)];
-        let mut b = [sink(&top, "m", 1.0)];
-        run(&top, &mut a, &mut b, 100 + 4, 6);
-        assert_eq!(u64s(&b[0].got), fours, "{:?}", policy);
+        assert_eq!(
+            at_full_rate(&top, &fours, 100 + 4, 6),
+            fours,
+            "{:?}",
+            policy
+        );
     }
     let err = refused(Policy::Global, true, |m, p, st| {
         p.bypass(m, st, &Expr::ones(1))
