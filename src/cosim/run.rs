@@ -60,6 +60,15 @@ impl Default for RunConfig {
 }
 
 impl RunConfig {
+    /// `lines` work units from `seed`, with the default gaps and stalls.
+    pub fn seeded(lines: u64, seed: u64) -> RunConfig {
+        RunConfig {
+            lines,
+            seed,
+            ..RunConfig::default()
+        }
+    }
+
     /// `lines` work units with the default gaps and stalls.
     pub fn lines(lines: u64) -> RunConfig {
         RunConfig {

@@ -326,11 +326,7 @@ mod verilator_tests {
     fn run_unit(p: &ZvcRtlParams, unit: Unit, lines: u64, seed: u64) -> RunStats {
         let mut dut = VerilatorDut::new(&top(p, unit).unwrap(), false).unwrap();
         let cfg = StimConfig {
-            run: RunConfig {
-                lines,
-                seed,
-                ..RunConfig::default()
-            },
+            run: RunConfig::seeded(lines, seed),
             ..StimConfig::default()
         };
         let st = run_clean(&mut dut, p, unit, &cfg).unwrap();

@@ -1183,11 +1183,7 @@ mod tests {
     fn check(p: &ZvcRtlParams, unit: Unit, lines: u64, seed: u64) {
         let mut dut = SimDut::new(&top(p, unit).unwrap()).unwrap();
         let cfg = StimConfig {
-            run: RunConfig {
-                lines,
-                seed,
-                ..RunConfig::default()
-            },
+            run: RunConfig::seeded(lines, seed),
             max_windows: 4,
             ..StimConfig::default()
         };

@@ -52,11 +52,7 @@ fn captured_compressor_output_is_the_model_stream() {
 fn ctrl_interp(y: &str, lines: u64, seed: u64) -> (u64, usize, usize) {
     let p = params(y);
     let cfg = StimConfig {
-        run: RunConfig {
-            lines,
-            seed,
-            ..RunConfig::default()
-        },
+        run: RunConfig::seeded(lines, seed),
         ..StimConfig::default()
     };
     let mut dut = SimDut::new(&top(&p, Unit::Ctrl).unwrap()).unwrap();

@@ -24,11 +24,7 @@ fn dut_of(p: &AdaptiveRtlParams, unit: Unit, verilator: bool) -> Box<dyn Dut> {
 fn run_unit(p: &AdaptiveRtlParams, unit: Unit, lines: u64, seed: u64, verilator: bool) -> RunStats {
     let mut dut = dut_of(p, unit, verilator);
     let cfg = StimConfig {
-        run: RunConfig {
-            lines,
-            seed,
-            ..RunConfig::default()
-        },
+        run: RunConfig::seeded(lines, seed),
         ..StimConfig::default()
     };
     let st = run_clean(dut.as_mut(), p, unit, &cfg).unwrap();
@@ -103,11 +99,7 @@ fn verilator_ctrl_matches_model_sequence() {
     let p = AdaptiveRtlParams::default();
     let lines = 30_000;
     let cfg = StimConfig {
-        run: RunConfig {
-            lines,
-            seed: 46,
-            ..RunConfig::default()
-        },
+        run: RunConfig::seeded(lines, 46),
         ..StimConfig::default()
     };
     let mut dut = VerilatorDut::new(&top(&p, Unit::Ctrl).unwrap(), false).unwrap();
@@ -204,10 +196,7 @@ fn assert_mux_fault_caught(p: &AdaptiveRtlParams, unit: Unit, mux: &str, field: 
         invert_mux_select(v, mux).unwrap_or_else(|| panic!("{mux} is a mux"))
     });
     let cfg = StimConfig {
-        run: RunConfig {
-            lines,
-            ..RunConfig::default()
-        },
+        run: RunConfig::lines(lines),
         ..StimConfig::default()
     };
     let m = run(&mut dut, p, unit, &cfg)
