@@ -202,6 +202,32 @@ pub(crate) fn decode_exact(
     Ok(line)
 }
 
+/// The codecs' corruption property on a stream of `nbits` bits: its first `cut % nbits`
+/// bits (a strict prefix, the bits after it cleared) are rejected by `decode`, and with bit
+/// `flip % nbits` inverted it goes through `decode` and `decode_prefix` without a panic.
+/// Returns whether the prefix was rejected.
+#[cfg(test)]
+pub(crate) fn rejects_damage<T, E, U>(
+    bits: &[u8],
+    nbits: usize,
+    (cut, flip): (usize, usize),
+    decode: impl Fn(&[u8], usize) -> Result<T, E>,
+    decode_prefix: impl Fn(&[u8]) -> U,
+) -> bool {
+    let n = cut % nbits;
+    let mut prefix = bits[..n.div_ceil(8)].to_vec();
+    if !n.is_multiple_of(8) {
+        let last = prefix.len() - 1;
+        prefix[last] &= 0xFFu8 << (8 - n % 8);
+    }
+    let mut flipped = bits.to_vec();
+    let i = flip % nbits;
+    flipped[i / 8] ^= 0x80 >> (i % 8);
+    let _ = decode(&flipped, nbits);
+    let _ = decode_prefix(&flipped);
+    decode(&prefix, n).is_err()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 //! malformed streams.
 
 use super::*;
+use crate::model::bits::rejects_damage;
 use crate::trace::lines::arb_line;
 use proptest::prelude::*;
 
@@ -381,18 +382,9 @@ proptest! {
         let p = BdiParams::default();
         let c = compress(&p, &line).unwrap();
         if c.is_compressed() {
-            let n = cut % c.nbits;
-            let mut b = c.bits[..n.div_ceil(8)].to_vec();
-            if !n.is_multiple_of(8) {
-                let last = b.len() - 1;
-                b[last] &= 0xFFu8 << (8 - n % 8);
-            }
-            prop_assert!(decompress(&p, &b, n).is_err());
-            let mut b = c.bits.clone();
-            let i = flip % c.nbits;
-            b[i / 8] ^= 0x80 >> (i % 8);
-            let _ = decompress(&p, &b, c.nbits);
-            let _ = decompress_prefix(&p, &b);
+            let dec = |b: &[u8], n| decompress(&p, b, n);
+            let pre = |b: &[u8]| decompress_prefix(&p, b);
+            prop_assert!(rejects_damage(&c.bits, c.nbits, (cut, flip), dec, pre));
         }
     }
 }
