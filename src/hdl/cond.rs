@@ -279,27 +279,24 @@ impl ModuleBuilder {
                     for a in &live[1..] {
                         next = a.guard.select(&a.value, &next);
                     }
-                    let element = self.is_element(r);
                     let enable = if is_one(&live[0].guard) {
-                        None
-                    } else if element {
-                        // An array element holds its value through its next state, so a
-                        // run of elements loads as one loop (`x_d[k]` keeps `x_q[k]`).
-                        let mut en = live[0].guard.clone();
-                        for a in &live[1..] {
-                            en = en | a.guard.clone();
-                        }
-                        next = en.select(&next, &r.q());
                         None
                     } else {
                         let mut en = live[0].guard.clone();
                         for a in &live[1..] {
                             en = en | a.guard.clone();
                         }
-                        // Named, so the flop block reads `if (x_en) x_q <= x_d;`.
-                        let base = r.q().brief();
-                        let base = base.strip_suffix("_q").unwrap_or(&base).to_string();
-                        Some(self.wire(&format!("{}_en", base), &en))
+                        if self.is_element(r) {
+                            // An array element holds its value through its next state, so a
+                            // run of elements loads as one loop (`x_d[k]` keeps `x_q[k]`).
+                            next = en.select(&next, &r.q());
+                            None
+                        } else {
+                            // Named, so the flop block reads `if (x_en) x_q <= x_d;`.
+                            let base = r.q().brief();
+                            let base = base.strip_suffix("_q").unwrap_or(&base).to_string();
+                            Some(self.wire(&format!("{}_en", base), &en))
+                        }
                     };
                     self.next(r, &next, enable.as_ref());
                 }

@@ -408,7 +408,8 @@ fn word_tokens(m: &mut ModuleBuilder, d: &CompDims, line: &Expr) -> Vec<(Expr, E
          sign-extended, m3 16-bit sign-extended, m4 zero-padded halfword, m5 two sign-extended \
          bytes",
     );
-    for k in 0..cands[0].len() {
+    let npat = cands[0].len();
+    for k in 0..npat {
         let mk: Vec<Expr> = cands.iter().map(|c| c[k].0.clone()).collect();
         let mk = m.wire_array(&format!("w_m{}", k), &mk);
         for (c, e) in cands.iter_mut().zip(mk) {
@@ -417,7 +418,6 @@ fn word_tokens(m: &mut ModuleBuilder, d: &CompDims, line: &Expr) -> Vec<(Expr, E
     }
     let mut none_before: Vec<Expr> = zero.iter().map(|z| !z.clone()).collect();
     let mut picks: Vec<Vec<Expr>> = vec![Vec::new(); n];
-    let npat = cands[0].len();
     for k in 0..npat {
         let pk: Vec<Expr> = none_before
             .iter()
