@@ -2,7 +2,9 @@
 //! penalty controller and the link egress/ingress (`model::adaptive`, `rtl::{bdi, fpc, cpack,
 //! adaptive_ctrl, link}`, `cosim::adaptive`), and the Table III comparison.
 
-use super::{load_blocks, unused_option, Engine, EvalOutput, EvalRequest, PaperTable, UnitDesign};
+use super::{
+    load_blocks, unused_option, Engine, EvalOutput, EvalRequest, Identity, PaperTable, UnitDesign,
+};
 use crate::config::Config;
 use crate::cosim::adaptive as bench;
 use crate::rtl::designs::adaptive::{self as designs, Unit};
@@ -62,45 +64,33 @@ impl Engine for Adaptive {
         })
     }
 
-    fn name(&self) -> &'static str {
-        "adaptive"
-    }
-
-    fn section(&self) -> &'static str {
-        "adaptive"
-    }
-
-    fn title(&self) -> &'static str {
-        "Adaptive link compression"
-    }
-
-    fn about(&self) -> &'static str {
-        "BDI, FPC and C-Pack+Z compressors and decompressors, the penalty-vote selector \
-         and the link transmitter and receiver (Tavana et al., IPDPS'19)."
-    }
-
-    fn unit_names(&self) -> &'static [&'static str] {
-        &[
-            "bdi_comp",
-            "bdi_decomp",
-            "fpc_comp",
-            "fpc_decomp",
-            "cpack_comp",
-            "cpack_decomp",
-            "ctrl",
-            "tx",
-            "rx",
-        ]
-    }
-
-    fn test_units(&self) -> &'static [&'static str] {
-        &[
-            "loopback",
-            "bdi_loopback",
-            "fpc_loopback",
-            "cpack_loopback",
-            "link_loopback",
-        ]
+    fn id(&self) -> &'static Identity {
+        &Identity {
+            name: "adaptive",
+            section: "adaptive",
+            title: "Adaptive link compression",
+            about:
+                "BDI, FPC and C-Pack+Z compressors and decompressors, the penalty-vote selector \
+             and the link transmitter and receiver (Tavana et al., IPDPS'19).",
+            units: &[
+                "bdi_comp",
+                "bdi_decomp",
+                "fpc_comp",
+                "fpc_decomp",
+                "cpack_comp",
+                "cpack_decomp",
+                "ctrl",
+                "tx",
+                "rx",
+            ],
+            test_units: &[
+                "loopback",
+                "bdi_loopback",
+                "fpc_loopback",
+                "cpack_loopback",
+                "link_loopback",
+            ],
+        }
     }
 
     fn describe(&self, cfg: &Config) -> String {

@@ -1,7 +1,9 @@
 //! Base+XOR Transfer, Zero Data Remapping and DBI (HPCA'18) in the registry:
 //! `model::base_xor`, `rtl::base_xor`, `cosim::base_xor`, and the Table II cores.
 
-use super::{load_blocks, unused_option, Engine, EvalOutput, EvalRequest, PaperTable, UnitDesign};
+use super::{
+    load_blocks, unused_option, Engine, EvalOutput, EvalRequest, Identity, PaperTable, UnitDesign,
+};
 use crate::config::Config;
 use crate::cosim::base_xor as bench;
 use crate::hdl::Module;
@@ -58,25 +60,16 @@ impl Engine for BaseXor {
         &E
     }
 
-    fn name(&self) -> &'static str {
-        "base-xor"
-    }
-
-    fn section(&self) -> &'static str {
-        "base_xor"
-    }
-
-    fn title(&self) -> &'static str {
-        "Base+XOR"
-    }
-
-    fn about(&self) -> &'static str {
-        "N-byte and Universal Base+XOR transfer with zero data remapping and data bus \
-         inversion on a link (Lee et al., HPCA'18)."
-    }
-
-    fn unit_names(&self) -> &'static [&'static str] {
-        &["encoder", "decoder", "serializer", "deserializer"]
+    fn id(&self) -> &'static Identity {
+        &Identity {
+            name: "base-xor",
+            section: "base_xor",
+            title: "Base+XOR",
+            about: "N-byte and Universal Base+XOR transfer with zero data remapping and data bus \
+             inversion on a link (Lee et al., HPCA'18).",
+            units: &["encoder", "decoder", "serializer", "deserializer"],
+            test_units: &["loopback"],
+        }
     }
 
     fn describe(&self, cfg: &Config) -> String {

@@ -4,7 +4,7 @@
 //! CLI name `buddy`: the paper's system is Buddy Compression and BPC is its codec; the units
 //! are named after their function (`bpc-compress`, `size-mapper`, ...).
 
-use super::{check_count, unused_option, Engine, EvalOutput, EvalRequest, UnitDesign};
+use super::{check_count, unused_option, Engine, EvalOutput, EvalRequest, Identity, UnitDesign};
 use crate::config::Config;
 use crate::hdl::Module;
 use crate::model::buddy::eval::{self, SetEval};
@@ -31,36 +31,23 @@ impl Engine for Buddy {
         })
     }
 
-    fn name(&self) -> &'static str {
-        "buddy"
-    }
-
-    fn section(&self) -> &'static str {
-        "buddy"
-    }
-
-    fn title(&self) -> &'static str {
-        "Buddy Compression"
-    }
-
-    fn about(&self) -> &'static str {
-        "BPC on 128 B entries, Buddy Compression sizing and addressing, the metadata \
-         slice and the memory-controller splitter (Choukse et al., ISCA'20)."
-    }
-
-    fn unit_names(&self) -> &'static [&'static str] {
-        &[
-            "bpc-compress",
-            "bpc-decompress",
-            "size-mapper",
-            "addr-gen",
-            "meta-cache",
-            "mc-ctrl",
-        ]
-    }
-
-    fn test_units(&self) -> &'static [&'static str] {
-        &[]
+    fn id(&self) -> &'static Identity {
+        &Identity {
+            name: "buddy",
+            section: "buddy",
+            title: "Buddy Compression",
+            about: "BPC on 128 B entries, Buddy Compression sizing and addressing, the metadata \
+             slice and the memory-controller splitter (Choukse et al., ISCA'20).",
+            units: &[
+                "bpc-compress",
+                "bpc-decompress",
+                "size-mapper",
+                "addr-gen",
+                "meta-cache",
+                "mc-ctrl",
+            ],
+            test_units: &[],
+        }
     }
 
     fn describe(&self, cfg: &Config) -> String {

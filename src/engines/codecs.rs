@@ -21,6 +21,7 @@ use crate::model::cpack::CpackParams;
 use crate::model::fpc::FpcParams;
 use crate::model::line_container as lc;
 use crate::model::zvc_line::ZvcLineParams;
+use crate::model::LineParams;
 use serde::{Deserialize, Serialize};
 
 /// The container engine id of a single-codec file.

@@ -5,7 +5,7 @@
 //! from the adaptive engine's C-Pack+Z is the lossy FP32 truncation (§2.6); with `tcode` 0 it
 //! is the paper's lossless configuration.
 
-use super::{check_count, unused_option, Engine, EvalOutput, EvalRequest};
+use super::{check_count, unused_option, Engine, EvalOutput, EvalRequest, Identity};
 use super::{PaperTable, UnitDesign};
 use crate::config::Config;
 use crate::hdl::Module;
@@ -75,36 +75,23 @@ impl Engine for CpackLossy {
         })
     }
 
-    fn name(&self) -> &'static str {
-        "cpack-lossy"
-    }
-
-    fn section(&self) -> &'static str {
-        "cpack_lossy"
-    }
-
-    fn title(&self) -> &'static str {
-        "PACT'12 memory-link C-Pack"
-    }
-
-    fn about(&self) -> &'static str {
-        "C-Pack on 128 B blocks with lossy floating-point truncation, the metadata \
-         cache and the memory-controller path (Sathish et al., PACT'12)."
-    }
-
-    fn unit_names(&self) -> &'static [&'static str] {
-        &[
-            "compressor",
-            "decompressor",
-            "trunc-pack",
-            "unpack-restore",
-            "md-cache",
-            "mc-top",
-        ]
-    }
-
-    fn test_units(&self) -> &'static [&'static str] {
-        &[]
+    fn id(&self) -> &'static Identity {
+        &Identity {
+            name: "cpack-lossy",
+            section: "cpack_lossy",
+            title: "PACT'12 memory-link C-Pack",
+            about: "C-Pack on 128 B blocks with lossy floating-point truncation, the metadata \
+             cache and the memory-controller path (Sathish et al., PACT'12).",
+            units: &[
+                "compressor",
+                "decompressor",
+                "trunc-pack",
+                "unpack-restore",
+                "md-cache",
+                "mc-top",
+            ],
+            test_units: &[],
+        }
     }
 
     fn describe(&self, cfg: &Config) -> String {

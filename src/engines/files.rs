@@ -13,6 +13,7 @@ use crate::model::container::{self, Header};
 use crate::model::cpack::CpackParams;
 use crate::model::fpc::FpcParams;
 use crate::model::line_container::{self as lc, LineStats};
+use crate::model::LineParams;
 use serde::{Deserialize, Serialize};
 
 /// The adaptive engine's container params: the enabled codecs in tag order and their

@@ -164,30 +164,61 @@ macro_rules! bench_methods {
 }
 pub(crate) use bench_methods;
 
+/// The fixed facts that name an engine (one constant per engine).
+#[derive(Debug)]
+pub struct Identity {
+    /// CLI name (`zvc`, `base-xor`, `adaptive`).
+    pub name: &'static str,
+    /// Its section in the YAML configuration (`zvc`, `base_xor`, `adaptive`).
+    pub section: &'static str,
+    /// Its heading in docs/RESULTS.md (and so the page's anchor): `ZVC`, `Base+XOR`.
+    pub title: &'static str,
+    /// One sentence on what the engine is and which paper it follows (docs/RESULTS.md).
+    pub about: &'static str,
+    /// Synthesizable units, in report order (what `--unit` accepts for `synth`).
+    pub units: &'static [&'static str],
+    /// Units `hwzip cosim` accepts besides the synthesizable ones (loop-backs); the first is
+    /// co-simulated by the flow and `--unit all` as `loopback`.
+    pub test_units: &'static [&'static str],
+}
+
 /// One compression engine family: its units, their generators, scoreboards, synthesis
 /// extras, evaluation and file compression. Unit names are plain strings so that the CLI and
 /// the flow need no per-engine types; each engine parses them into its own unit enum.
 pub trait Engine: Sync {
+    /// Who the engine is: its names, its page heading and its units.
+    fn id(&self) -> &'static Identity;
+
     /// CLI name (`zvc`, `base-xor`, `adaptive`).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.id().name
+    }
 
     /// Its section in the YAML configuration (`zvc`, `base_xor`, `adaptive`).
-    fn section(&self) -> &'static str;
+    fn section(&self) -> &'static str {
+        self.id().section
+    }
 
     /// Synthesizable units, in report order (what `--unit` accepts for `synth`).
-    fn unit_names(&self) -> &'static [&'static str];
+    fn unit_names(&self) -> &'static [&'static str] {
+        self.id().units
+    }
 
     /// Units `hwzip cosim` accepts besides [`Engine::unit_names`] (loop-backs); the first is
     /// co-simulated by the flow and `--unit all` as `loopback`.
     fn test_units(&self) -> &'static [&'static str] {
-        &["loopback"]
+        self.id().test_units
     }
 
     /// Its heading in docs/RESULTS.md (and so the page's anchor): `ZVC`, `Base+XOR`.
-    fn title(&self) -> &'static str;
+    fn title(&self) -> &'static str {
+        self.id().title
+    }
 
     /// One sentence on what the engine is and which paper it follows (docs/RESULTS.md).
-    fn about(&self) -> &'static str;
+    fn about(&self) -> &'static str {
+        self.id().about
+    }
 
     /// Parameter description of the configuration (reports).
     fn describe(&self, cfg: &Config) -> String;

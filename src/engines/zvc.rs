@@ -1,6 +1,6 @@
 //! ZVC (cDMA, HPCA'18) in the registry: `model::zvc`, `rtl::zvc`, `cosim::zvc`.
 
-use super::{unused_option, Engine, EvalOutput, EvalRequest, UnitDesign};
+use super::{unused_option, Engine, EvalOutput, EvalRequest, Identity, UnitDesign};
 use crate::config::Config;
 use crate::cosim::zvc as bench;
 use crate::hdl::Module;
@@ -45,25 +45,16 @@ impl Engine for Zvc {
         }
     }
 
-    fn name(&self) -> &'static str {
-        "zvc"
-    }
-
-    fn section(&self) -> &'static str {
-        "zvc"
-    }
-
-    fn title(&self) -> &'static str {
-        "ZVC"
-    }
-
-    fn about(&self) -> &'static str {
-        "Zero-value compression of DMA traffic (Rhu et al., cDMA, HPCA'18): a 32-bit \
-         mask per window of elements and the packed non-zero elements."
-    }
-
-    fn unit_names(&self) -> &'static [&'static str] {
-        &["compressor", "decompressor"]
+    fn id(&self) -> &'static Identity {
+        &Identity {
+            name: "zvc",
+            section: "zvc",
+            title: "ZVC",
+            about: "Zero-value compression of DMA traffic (Rhu et al., cDMA, HPCA'18): a 32-bit \
+             mask per window of elements and the packed non-zero elements.",
+            units: &["compressor", "decompressor"],
+            test_units: &["loopback"],
+        }
     }
 
     fn describe(&self, cfg: &Config) -> String {

@@ -34,6 +34,7 @@ use super::codec::{Coded, LineCodec};
 use super::cpack::CpackParams;
 use super::fpc::FpcParams;
 use super::ModelError;
+use crate::model::LineParams;
 use serde::{Deserialize, Serialize};
 
 /// A compression algorithm; the discriminant is the Comp Alg header code (§2.5).

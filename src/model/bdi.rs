@@ -40,6 +40,7 @@
 
 use super::bits::{BitReader, BitWriter};
 use super::ModelError;
+use crate::model::LineParams;
 use serde::{Deserialize, Serialize};
 
 /// How the explicit base is chosen (FORMATS §2.1, "Base choice: ambiguous").
@@ -81,21 +82,16 @@ impl BdiParams {
             ..Self::default()
         }
     }
+}
 
-    /// Checks `line_bytes`.
-    pub fn validate(&self) -> Result<(), ModelError> {
+impl LineParams for BdiParams {
+    fn line_bytes(&self) -> usize {
+        self.line_bytes
+    }
+
+    fn validate(&self) -> Result<(), ModelError> {
         super::bits::check_line_bytes(self.line_bytes)?;
         Ok(())
-    }
-
-    /// Line size in bits (the uncompressed size).
-    pub fn line_bits(&self) -> usize {
-        self.line_bytes * 8
-    }
-
-    fn check_line(&self, line: &[u8]) -> Result<(), ModelError> {
-        self.validate()?;
-        super::bits::check_line_len(line, self.line_bytes)
     }
 }
 

@@ -165,6 +165,26 @@ impl<'a> BitReader<'a> {
     }
 }
 
+/// The parameters of a line codec: a line size and the checks of the rest.
+pub trait LineParams {
+    /// Line size in bytes.
+    fn line_bytes(&self) -> usize;
+
+    /// Checks every parameter.
+    fn validate(&self) -> Result<(), ModelError>;
+
+    /// Line size in bits (the uncompressed size).
+    fn line_bits(&self) -> usize {
+        self.line_bytes() * 8
+    }
+
+    /// Checks the parameters and that `line` is exactly one line.
+    fn check_line(&self, line: &[u8]) -> Result<(), ModelError> {
+        self.validate()?;
+        check_line_len(line, self.line_bytes())
+    }
+}
+
 /// Line sizes the line compressors (BDI, FPC, C-Pack) support.
 pub(crate) fn check_line_bytes(line_bytes: usize) -> Result<(), ModelError> {
     if ![32, 64, 128].contains(&line_bytes) {

@@ -40,6 +40,7 @@
 
 use super::bits::{BitReader, BitWriter};
 use super::ModelError;
+use crate::model::LineParams;
 use serde::{Deserialize, Serialize};
 
 /// Assignment of the four 5-bit plane prefixes (FORMATS §2.4: the lengths agree across public
@@ -172,20 +173,6 @@ impl BpcParams {
         }
     }
 
-    /// Checks `line_bytes` and `sym_bits`.
-    pub fn validate(&self) -> Result<(), ModelError> {
-        super::bits::check_line_bytes(self.line_bytes)?;
-        if ![32, 64].contains(&self.sym_bits) {
-            return Err(ModelError::param("sym_bits", self.sym_bits, "32 or 64"));
-        }
-        Ok(())
-    }
-
-    /// Block size in bits.
-    pub fn line_bits(&self) -> usize {
-        self.line_bytes * 8
-    }
-
     /// Symbols per block.
     pub fn symbols(&self) -> usize {
         self.line_bits() / self.sym_bits as usize
@@ -218,13 +205,22 @@ impl BpcParams {
         1 + self.sym_bits as usize + self.planes() * plane
     }
 
-    fn check_line(&self, line: &[u8]) -> Result<(), ModelError> {
-        self.validate()?;
-        super::bits::check_line_len(line, self.line_bytes)
-    }
-
     fn plane_mask(&self) -> u64 {
         (1u64 << self.plane_bits()) - 1
+    }
+}
+
+impl LineParams for BpcParams {
+    fn line_bytes(&self) -> usize {
+        self.line_bytes
+    }
+
+    fn validate(&self) -> Result<(), ModelError> {
+        super::bits::check_line_bytes(self.line_bytes)?;
+        if ![32, 64].contains(&self.sym_bits) {
+            return Err(ModelError::param("sym_bits", self.sym_bits, "32 or 64"));
+        }
+        Ok(())
     }
 }
 

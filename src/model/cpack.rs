@@ -34,6 +34,7 @@
 
 use super::bits::{BitReader, BitWriter};
 use super::ModelError;
+use crate::model::LineParams;
 use serde::{Deserialize, Serialize};
 
 /// Which code table to emit (FORMATS §2.3).
@@ -103,32 +104,9 @@ impl CpackParams {
         }
     }
 
-    /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), ModelError> {
-        super::bits::check_line_bytes(self.line_bytes)?;
-        if !(2..=64).contains(&self.dict_entries) || !self.dict_entries.is_power_of_two() {
-            return Err(ModelError::param(
-                "dict_entries",
-                self.dict_entries,
-                "a power of two in 2..=64",
-            ));
-        }
-        Ok(())
-    }
-
     /// Dictionary index width in bits.
     pub fn index_bits(&self) -> u32 {
         self.dict_entries.trailing_zeros()
-    }
-
-    /// Line size in bits (the uncompressed size).
-    pub fn line_bits(&self) -> usize {
-        self.line_bytes * 8
-    }
-
-    fn check_line(&self, line: &[u8]) -> Result<(), ModelError> {
-        self.validate()?;
-        super::bits::check_line_len(line, self.line_bytes)
     }
 
     /// `(code, code length)` of a pattern in the configured table; `None` if the table has
@@ -182,6 +160,24 @@ impl CpackParams {
                 matches!(pat, NewWord | FullMatch | HalfMatch | ThreeByteMatch)
             }
         }
+    }
+}
+
+impl LineParams for CpackParams {
+    fn line_bytes(&self) -> usize {
+        self.line_bytes
+    }
+
+    fn validate(&self) -> Result<(), ModelError> {
+        super::bits::check_line_bytes(self.line_bytes)?;
+        if !(2..=64).contains(&self.dict_entries) || !self.dict_entries.is_power_of_two() {
+            return Err(ModelError::param(
+                "dict_entries",
+                self.dict_entries,
+                "a power of two in 2..=64",
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -43,6 +43,8 @@ pub mod zlib;
 pub mod zvc;
 pub mod zvc_line;
 
+pub use bits::LineParams;
+
 use thiserror::Error;
 
 /// Errors shared by all golden models.

@@ -10,6 +10,7 @@ use crate::model::adaptive::{AdaptiveParams, NoQuorum, SampleSend, VoteTie};
 use crate::model::bdi::{BaseRule, BdiParams};
 use crate::model::cpack::{CodeTable, CpackParams, PushPolicy};
 use crate::model::fpc::FpcParams;
+use crate::model::LineParams;
 use serde::{Deserialize, Serialize};
 
 /// Spec reference printed in every module header.

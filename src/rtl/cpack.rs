@@ -42,6 +42,7 @@ use crate::hdl::blocks::{mux_tree, or_tree, shift_lanes};
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Pipeline, Policy, Reg, Stage};
 use crate::model::cpack::{CodeTable, CpackParams, CpackPattern, PushPolicy};
+use crate::model::LineParams;
 use std::sync::Arc;
 
 /// The spec this generator follows (cited in every module header).

@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::LineParams;
 
 fn words32(mut v: impl FnMut(usize) -> u32) -> Vec<u8> {
     (0..32).flat_map(|i| v(i).to_le_bytes()).collect()

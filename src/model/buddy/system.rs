@@ -24,6 +24,7 @@
 use super::{split, AddrParams, SizeCode, Target, ENTRY_BYTES, SECTOR_BYTES};
 use crate::model::bpc::{self, BpcParams};
 use crate::model::cache::{Cache, CacheParams, CacheStats, Event, Lookup, Op, Request};
+use crate::model::LineParams;
 use crate::model::ModelError;
 use std::collections::HashMap;
 

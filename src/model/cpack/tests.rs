@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::model::bits::rejects_damage;
+use crate::model::LineParams;
 use crate::trace::lines::arb_line;
 use proptest::prelude::*;
 

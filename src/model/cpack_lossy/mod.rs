@@ -34,6 +34,7 @@ pub mod stats;
 use super::bits::BitReader;
 use super::cpack::{self, CodeTable, CpackParams, CpackPattern, PushPolicy};
 use super::ModelError;
+use crate::model::LineParams;
 use fp::{LossyFallback, RestoreFill, TruncLayout};
 use serde::{Deserialize, Serialize};
 

@@ -53,6 +53,7 @@ pub use decomp::decompressor;
 
 use crate::hdl::{Expr, HdlError, ModuleBuilder};
 use crate::model::bpc::{BpcParams, BpcPrefixes};
+use crate::model::LineParams;
 use serde::{Deserialize, Serialize};
 
 /// Spec reference in headers.
