@@ -2,9 +2,7 @@
 //! penalty controller and the link egress/ingress (`model::adaptive`, `rtl::{bdi, fpc, cpack,
 //! adaptive_ctrl, link}`, `cosim::adaptive`), and the Table III comparison.
 
-use super::{
-    load_blocks, unused_option, Engine, EvalOutput, EvalRequest, Identity, PaperTable, UnitDesign,
-};
+use super::{load_blocks, Engine, EvalOutput, EvalRequest, Identity, PaperTable, UnitDesign};
 use crate::config::Config;
 use crate::cosim::adaptive as bench;
 use crate::rtl::designs::adaptive::{self as designs, Unit};
@@ -134,35 +132,29 @@ impl Engine for Adaptive {
                     .into(),
             );
         }
-        if req.pj_per_one.is_some() || req.toggles.is_some() {
-            return Err(unused_option(self.name(), "--pj-per-one or --toggles"));
-        }
+        req.check_options(self.name(), &["--lambda"])?;
         let mut p = cfg.adaptive.model();
         if let Some(l) = req.lambda {
             p.lambda = l;
         }
         p.validate().map_err(|e| e.to_string())?;
         let lb = p.line_bytes();
-        let mut profiles = Vec::new();
-        for name in &req.classes {
-            if name == "all" {
-                profiles.extend(LineProfile::PRIMITIVES);
-                profiles.push(LineProfile::Mixed);
-                profiles.extend(Bench::ALL.into_iter().map(LineProfile::Bench));
-            } else {
-                profiles.push(LineProfile::from_name(name).ok_or_else(|| {
-                    format!(
-                        "unknown line profile `{}` (known: zero, zero-heavy, small-delta, \
-                         narrow, repeated, floats, half-zero-floats, random, mixed, \
-                         bench-<name>, all)",
-                        crate::files::quote(name)
-                    )
-                })?);
-            }
-        }
-        if !profiles.is_empty() {
-            super::check_count(req.count, lb, "lines")?;
-        }
+        let all = || {
+            let mut v = LineProfile::PRIMITIVES.to_vec();
+            v.push(LineProfile::Mixed);
+            v.extend(Bench::ALL.into_iter().map(LineProfile::Bench));
+            v
+        };
+        let parse = |name: &str| {
+            LineProfile::from_name(name).ok_or_else(|| {
+                format!(
+                    "unknown line profile `{}` (known: zero, zero-heavy, small-delta, narrow, \
+                     repeated, floats, half-zero-floats, random, mixed, bench-<name>, all)",
+                    crate::files::quote(name)
+                )
+            })
+        };
+        let (profiles, _) = req.classes(all, &[], parse, (lb, "lines"))?;
         let mut out = Vec::new();
         for t in &req.traces {
             let ls: Vec<Vec<u8>> = load_blocks(t, lb)?

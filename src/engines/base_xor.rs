@@ -1,9 +1,7 @@
 //! Base+XOR Transfer, Zero Data Remapping and DBI (HPCA'18) in the registry:
 //! `model::base_xor`, `rtl::base_xor`, `cosim::base_xor`, and the Table II cores.
 
-use super::{
-    load_blocks, unused_option, Engine, EvalOutput, EvalRequest, Identity, PaperTable, UnitDesign,
-};
+use super::{load_blocks, Engine, EvalOutput, EvalRequest, Identity, PaperTable, UnitDesign};
 use crate::config::Config;
 use crate::cosim::base_xor as bench;
 use crate::hdl::Module;
@@ -122,9 +120,7 @@ impl Engine for BaseXor {
                 "eval --engine base-xor needs --trace F and/or --class C (or `all`)".into(),
             );
         }
-        if req.lambda.is_some() {
-            return Err(unused_option(self.name(), "--lambda"));
-        }
+        req.check_options(self.name(), &["--pj-per-one", "--toggles"])?;
         let pj_per_one = req.pj_per_one.unwrap_or(ones::PJ_PER_ONE);
         if !(pj_per_one.is_finite() && pj_per_one >= 0.0) {
             return Err(format!("--pj-per-one = {} must be ≥ 0", pj_per_one));
@@ -144,17 +140,12 @@ impl Engine for BaseXor {
         if !schemes.contains(&mine) {
             schemes.push(mine);
         }
-        let mut classes = Vec::new();
-        for c in &req.classes {
-            if c == "all" {
-                classes.extend(SectorClass::ALL);
-            } else {
-                classes.push(SectorClass::from_name(c)?);
-            }
-        }
-        if !classes.is_empty() {
-            super::check_count(req.count, 32, "sectors")?;
-        }
+        let (classes, _) = req.classes(
+            || SectorClass::ALL.to_vec(),
+            &[],
+            SectorClass::from_name,
+            (32, "sectors"),
+        )?;
         let mut out = Vec::new();
         for t in &req.traces {
             let words = words_le(&load_blocks(t, 32)?);

@@ -4,7 +4,7 @@
 //! CLI name `buddy`: the paper's system is Buddy Compression and BPC is its codec; the units
 //! are named after their function (`bpc-compress`, `size-mapper`, ...).
 
-use super::{check_count, unused_option, Engine, EvalOutput, EvalRequest, Identity, UnitDesign};
+use super::{Engine, EvalOutput, EvalRequest, Identity, UnitDesign};
 use crate::config::Config;
 use crate::hdl::Module;
 use crate::model::buddy::eval::{self, SetEval};
@@ -99,31 +99,14 @@ impl Engine for Buddy {
                 EntryClass::ALL.map(|c| c.name()).join(", ")
             ));
         }
-        if req.lambda.is_some() || req.pj_per_one.is_some() || req.toggles.is_some() {
-            return Err(unused_option(
-                self.name(),
-                "--lambda, --pj-per-one or --toggles",
-            ));
-        }
-        let mut classes = Vec::new();
-        let mut meta = false;
-        let mut prof = false;
-        for name in &req.classes {
-            if name == "all" {
-                classes.extend(EntryClass::ALL);
-                meta = true;
-                prof = true;
-            } else if name == META_CLASS {
-                meta = true;
-            } else if name == PROFILE_CLASS {
-                prof = true;
-            } else {
-                classes.push(EntryClass::from_name(name)?);
-            }
-        }
-        if !classes.is_empty() {
-            check_count(req.count, ENTRY_BYTES, "entries")?;
-        }
+        req.check_options(self.name(), &[])?;
+        let (classes, studies) = req.classes(
+            || EntryClass::ALL.to_vec(),
+            &[META_CLASS, PROFILE_CLASS],
+            EntryClass::from_name,
+            (ENTRY_BYTES, "entries"),
+        )?;
+        let (meta, prof) = (studies[0], studies[1]);
         let p = cfg.buddy.bpc.model();
         let err = |e: crate::model::ModelError| e.to_string();
         let mut sets: Vec<SetEval> = Vec::new();
@@ -170,14 +153,11 @@ impl Engine for Buddy {
         }
         let mut meta_rows = Vec::new();
         if meta {
-            if req.count > META_MAX_READS {
-                return Err(format!(
-                    "--lines {} is too many reads per stream for the metadata-slice sweep \
-                     (at most {})",
-                    req.count, META_MAX_READS
-                ));
-            }
-            let n = req.count.max(META_MIN_READS);
+            let n = req.study_len(
+                (META_MIN_READS, META_MAX_READS),
+                "reads",
+                "metadata-slice sweep",
+            )?;
             meta_rows = eval::meta_sweep(n, req.seed).map_err(err)?;
             md += &format!(
                 "\nMetadata-slice hit rate (%), {n} reads per stream over a 4x allocation of \
@@ -300,31 +280,23 @@ fn tensor_sets(path: &std::path::Path) -> Result<Vec<NamedEntries>, String> {
 mod tests {
     use super::*;
 
-    fn req(classes: &[&str]) -> EvalRequest {
-        EvalRequest {
-            traces: Vec::new(),
-            classes: classes.iter().map(|s| s.to_string()).collect(),
-            count: 64,
-            seed: 3,
-            lambda: None,
-            pj_per_one: None,
-            toggles: None,
-        }
-    }
-
     #[test]
     fn eval_classes_and_errors() {
         let cfg = Config::default();
-        let out = Buddy.eval(&cfg, &req(&["all"])).unwrap();
+        let out = Buddy
+            .eval(&cfg, &EvalRequest::of_classes(&["all"]))
+            .unwrap();
         let v: serde_json::Value = serde_json::from_str(&out.json).unwrap();
         assert_eq!(v["sets"].as_array().unwrap().len(), EntryClass::ALL.len());
         assert!(v["geomean_optimistic"]["hpc"].as_f64().unwrap() > 1.0);
         assert!(out.markdown.contains("| relu-90 |"), "{}", out.markdown);
-        let e = Buddy.eval(&cfg, &req(&[])).unwrap_err();
+        let e = Buddy.eval(&cfg, &EvalRequest::of_classes(&[])).unwrap_err();
         assert!(e.contains("relu-50"), "{e}");
-        let e = Buddy.eval(&cfg, &req(&["nope"])).unwrap_err();
+        let e = Buddy
+            .eval(&cfg, &EvalRequest::of_classes(&["nope"]))
+            .unwrap_err();
         assert!(e.contains("unknown entry class"), "{e}");
-        let mut r = req(&["zero"]);
+        let mut r = EvalRequest::of_classes(&["zero"]);
         r.lambda = Some(3);
         assert!(Buddy.eval(&cfg, &r).unwrap_err().contains("--lambda"));
     }
@@ -342,7 +314,7 @@ mod tests {
         raw.extend((0..88u32).flat_map(|i| (i % 7).to_le_bytes()));
         let path = dir.path().join("m.safetensors");
         std::fs::write(&path, &raw).unwrap();
-        let mut r = req(&[]);
+        let mut r = EvalRequest::of_classes(&[]);
         r.traces = vec![path.clone()];
         let out = Buddy.eval(&Config::default(), &r).unwrap();
         let v: serde_json::Value = serde_json::from_str(&out.json).unwrap();

@@ -5,7 +5,7 @@
 //! from the adaptive engine's C-Pack+Z is the lossy FP32 truncation (§2.6); with `tcode` 0 it
 //! is the paper's lossless configuration.
 
-use super::{check_count, unused_option, Engine, EvalOutput, EvalRequest, Identity};
+use super::{Engine, EvalOutput, EvalRequest, Identity};
 use super::{PaperTable, UnitDesign};
 use crate::config::Config;
 use crate::hdl::Module;
@@ -142,29 +142,16 @@ impl Engine for CpackLossy {
                 class_names()
             ));
         }
-        if req.lambda.is_some() || req.pj_per_one.is_some() || req.toggles.is_some() {
-            return Err(unused_option(
-                self.name(),
-                "--lambda, --pj-per-one or --toggles",
-            ));
-        }
+        req.check_options(self.name(), &[])?;
         let p = &cfg.cpack_lossy.codec;
         let bb = p.block_bytes;
-        let mut classes = Vec::new();
-        let mut md_sweep = false;
-        for name in &req.classes {
-            if name == "all" {
-                classes.extend(BlockClass::ALL);
-                md_sweep = true;
-            } else if name == MD_CLASS {
-                md_sweep = true;
-            } else {
-                classes.push(BlockClass::from_name(name)?);
-            }
-        }
-        if !classes.is_empty() {
-            check_count(req.count, bb, "blocks")?;
-        }
+        let (classes, studies) = req.classes(
+            || BlockClass::ALL.to_vec(),
+            &[MD_CLASS],
+            BlockClass::from_name,
+            (bb, "blocks"),
+        )?;
+        let md_sweep = studies[0];
         let mut out: Vec<ClassEval> = Vec::new();
         let err = |e: crate::model::ModelError| e.to_string();
         for t in &req.traces {
@@ -187,14 +174,11 @@ impl Engine for CpackLossy {
         );
         let mut md_rows = Vec::new();
         if md_sweep {
-            if req.count > MD_MAX_REQUESTS {
-                return Err(format!(
-                    "--lines {} is too many requests per stream for the MD-cache sweep \
-                     (at most {})",
-                    req.count, MD_MAX_REQUESTS
-                ));
-            }
-            let n = req.count.max(MD_MIN_REQUESTS);
+            let n = req.study_len(
+                (MD_MIN_REQUESTS, MD_MAX_REQUESTS),
+                "requests",
+                "MD-cache sweep",
+            )?;
             md_rows = md_eval::sweep(p, n, req.seed)?;
             md += &format!(
                 "MD-cache hit rate, {} requests per stream\n\n{}",
@@ -271,18 +255,6 @@ fn class_names() -> String {
 mod tests {
     use super::*;
 
-    fn req(classes: &[&str]) -> EvalRequest {
-        EvalRequest {
-            traces: Vec::new(),
-            classes: classes.iter().map(|s| s.to_string()).collect(),
-            count: 64,
-            seed: 3,
-            lambda: None,
-            pj_per_one: None,
-            toggles: None,
-        }
-    }
-
     /// `.npy` traces by dtype: `<f8` converted to FP32 with lossy rows, `<i2` lossless only.
     #[test]
     fn npy_traces_by_dtype() {
@@ -300,7 +272,7 @@ mod tests {
         assert_eq!(bytes.len(), 256);
         let (_, name, fp) = trace_as_fp32(&b).unwrap();
         assert!(!fp && name.ends_with("(<i2)"), "{name}");
-        let mut r = req(&[]);
+        let mut r = EvalRequest::of_classes(&[]);
         r.traces = vec![a, b];
         let v: serde_json::Value =
             serde_json::from_str(&CpackLossy.eval(&Config::default(), &r).unwrap().json).unwrap();
@@ -314,7 +286,7 @@ mod tests {
     fn eval_rows_and_bounds() {
         let cfg = Config::default();
         let out = CpackLossy
-            .eval(&cfg, &req(&["fp-smooth", "int-random"]))
+            .eval(&cfg, &EvalRequest::of_classes(&["fp-smooth", "int-random"]))
             .unwrap();
         let v: serde_json::Value = serde_json::from_str(&out.json).unwrap();
         let fp = &v["blocks"][0]["rows"];
@@ -330,8 +302,10 @@ mod tests {
             1.0
         );
         assert!(v["md_cache"].as_array().unwrap().is_empty());
-        let out = CpackLossy.eval(&cfg, &req(&["md-cache"])).unwrap();
-        let mut big = req(&["md-cache"]);
+        let out = CpackLossy
+            .eval(&cfg, &EvalRequest::of_classes(&["md-cache"]))
+            .unwrap();
+        let mut big = EvalRequest::of_classes(&["md-cache"]);
         big.count = usize::MAX;
         let e = CpackLossy.eval(&cfg, &big).unwrap_err();
         assert!(e.contains("at most"), "{e}");
@@ -340,9 +314,13 @@ mod tests {
             "{}",
             out.markdown
         );
-        let e = CpackLossy.eval(&cfg, &req(&[])).unwrap_err();
+        let e = CpackLossy
+            .eval(&cfg, &EvalRequest::of_classes(&[]))
+            .unwrap_err();
         assert!(e.contains("fp-smooth"), "{e}");
-        let e = CpackLossy.eval(&cfg, &req(&["nope"])).unwrap_err();
+        let e = CpackLossy
+            .eval(&cfg, &EvalRequest::of_classes(&["nope"]))
+            .unwrap_err();
         assert!(e.contains("unknown block class"), "{e}");
     }
 }

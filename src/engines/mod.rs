@@ -446,9 +446,88 @@ pub(crate) fn check_count(count: usize, block: usize, what: &str) -> Result<(), 
     Ok(())
 }
 
-/// The error for an option `hwzip eval` does not use with `engine`.
-pub(crate) fn unused_option(engine: &str, what: &str) -> String {
-    format!("eval --engine {} does not take {}", engine, what)
+impl EvalRequest {
+    /// The synthetic classes and extra studies the request names: `all` is every class of
+    /// `all` and every study, a name in `studies` turns that study on, and `parse` reads any
+    /// other name. With any class, `--lines` is checked as that many `block`-byte `what`.
+    pub(crate) fn classes<C>(
+        &self,
+        all: impl Fn() -> Vec<C>,
+        studies: &[&str],
+        parse: impl Fn(&str) -> Result<C, String>,
+        (block, what): (usize, &str),
+    ) -> Result<(Vec<C>, Vec<bool>), String> {
+        let mut classes = Vec::new();
+        let mut on = vec![false; studies.len()];
+        for name in &self.classes {
+            if name == "all" {
+                classes.extend(all());
+                on.fill(true);
+            } else if let Some(i) = studies.iter().position(|s| s == name) {
+                on[i] = true;
+            } else {
+                classes.push(parse(name)?);
+            }
+        }
+        if !classes.is_empty() {
+            check_count(self.count, block, what)?;
+        }
+        Ok((classes, on))
+    }
+
+    /// Accesses per stream of a cache study: at least `min`; `--lines` above `max` is
+    /// refused (`per`: what an access is, e.g. `reads`).
+    pub(crate) fn study_len(
+        &self,
+        (min, max): (usize, usize),
+        per: &str,
+        study: &str,
+    ) -> Result<usize, String> {
+        if self.count > max {
+            return Err(format!(
+                "--lines {} is too many {per} per stream for the {study} (at most {max})",
+                self.count
+            ));
+        }
+        Ok(self.count.max(min))
+    }
+
+    /// A request for `classes` with no traces and no engine options (tests).
+    #[cfg(test)]
+    pub(crate) fn of_classes(classes: &[&str]) -> Self {
+        EvalRequest {
+            traces: Vec::new(),
+            classes: classes.iter().map(|s| s.to_string()).collect(),
+            count: 64,
+            seed: 3,
+            lambda: None,
+            pj_per_one: None,
+            toggles: None,
+        }
+    }
+
+    /// Refuses the engine-specific options (`--lambda`, `--pj-per-one`, `--toggles`) that
+    /// this request sets and `engine` does not take; `takes` lists those it does.
+    pub(crate) fn check_options(&self, engine: &str, takes: &[&str]) -> Result<(), String> {
+        let set = [
+            ("--lambda", self.lambda.is_some()),
+            ("--pj-per-one", self.pj_per_one.is_some()),
+            ("--toggles", self.toggles.is_some()),
+        ];
+        let unused: Vec<&str> = set
+            .iter()
+            .filter(|(name, on)| *on && !takes.contains(name))
+            .map(|(name, _)| *name)
+            .collect();
+        if unused.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "eval --engine {} does not take {}",
+            engine,
+            unused.join(" or ")
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! ZVC (cDMA, HPCA'18) in the registry: `model::zvc`, `rtl::zvc`, `cosim::zvc`.
 
-use super::{unused_option, Engine, EvalOutput, EvalRequest, Identity, UnitDesign};
+use super::{Engine, EvalOutput, EvalRequest, Identity, UnitDesign};
 use crate::config::Config;
 use crate::cosim::zvc as bench;
 use crate::hdl::Module;
@@ -91,12 +91,7 @@ impl Engine for Zvc {
         if !req.classes.is_empty() || req.traces.len() != 1 {
             return Err("eval --engine zvc takes exactly one --trace (no --class)".into());
         }
-        if req.lambda.is_some() || req.pj_per_one.is_some() || req.toggles.is_some() {
-            return Err(unused_option(
-                self.name(),
-                "--lambda, --pj-per-one or --toggles",
-            ));
-        }
+        req.check_options(self.name(), &[])?;
         let trace = &req.traces[0];
         let t = crate::trace::file::load_trace_exact(trace, cfg.zvc.word_bits, "zvc.word_bits")
             .map_err(|e| e.to_string())?;
