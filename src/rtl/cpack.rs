@@ -337,7 +337,7 @@ fn code(cp: &CpackParams, pat: CpackPattern) -> (u64, u32) {
 /// `m_len_o`/`m_payload_o[L-1:0]`.
 pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
-    let d = CompDims::of(p);
+    let d = CompDims::new(p.codec, (p.line_bits(), p.len_bits()), p.words_per_cycle);
     let mut m = ModuleBuilder::new(format!("cpack_comp_{}", tag(p)));
     header(
         &mut m,
@@ -379,46 +379,48 @@ pub fn compressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// Sizes of the compressor: line, length field, words per step and per line, dictionary.
-struct CompDims {
-    cp: CpackParams,
+/// Sizes of a C-Pack compressor (the whole-line one here and the PACT'12 streaming one):
+/// line, length field, words per step and per line, dictionary.
+pub(crate) struct CompDims {
+    pub cp: CpackParams,
     /// Line bits and compressed-length bits.
-    l: u32,
-    lw: u32,
+    pub l: u32,
+    pub lw: u32,
     /// Words per step, per line, steps per line and the bits of a step count.
-    k: usize,
-    nw: usize,
-    steps: usize,
-    cw: u32,
+    pub k: usize,
+    pub nw: usize,
+    pub steps: usize,
+    pub cw: u32,
     /// Dictionary entries and the bits of an entry index.
-    ne: usize,
-    ib: u32,
-    /// The paper's code table (with its zero block).
-    paper: bool,
+    pub ne: usize,
+    pub ib: u32,
     /// Token lengths and the patterns of each.
-    groups: Vec<(u32, Vec<usize>)>,
+    pub groups: Vec<(u32, Vec<usize>)>,
 }
 
 impl CompDims {
-    /// The sizes for the parameter set `p`.
-    fn of(p: &CpackRtlParams) -> CompDims {
-        let cp = p.codec;
-        let k = p.words_per_cycle;
-        let nw = p.codec.line_bytes / 4;
+    /// The sizes of a compressor of `cp` lines of `l` bits with `lw`-bit lengths that takes
+    /// `k` words a step.
+    pub fn new(cp: CpackParams, (l, lw): (u32, u32), k: usize) -> CompDims {
+        let nw = l as usize / 32;
         let steps = nw / k;
         CompDims {
-            l: p.line_bits(),
-            lw: p.len_bits(),
+            l,
+            lw,
             k,
             nw,
             steps,
             cw: clog2(steps as u64).max(1),
             ne: cp.dict_entries,
             ib: cp.index_bits(),
-            paper: cp.codes == CodeTable::Paper,
             groups: length_groups(&cp),
             cp,
         }
+    }
+
+    /// Whether the codes are the paper's table (with its zero block).
+    pub fn paper(&self) -> bool {
+        self.cp.codes == CodeTable::Paper
     }
 }
 
@@ -612,20 +614,7 @@ fn stage_t_regs(
     // Stage T registers.
     m.next(last_t, &sc.is_last, Some(c_adv));
     m.next(first_t, &r.cnt.q().eq_lit(0), Some(c_adv));
-    let tok_t: Vec<Expr> = sc
-        .enc
-        .toks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| m.reg_next(&format!("t_tok{}_q", i), None, t, Some(c_adv)))
-        .collect();
-    let oh_t: Vec<Expr> = sc
-        .enc
-        .onehots
-        .iter()
-        .enumerate()
-        .map(|(i, t)| m.reg_next(&format!("t_pat{}_q", i), None, t, Some(c_adv)))
-        .collect();
+    let (tok_t, oh_t) = token_regs(m, &sc.enc.toks, &sc.enc.onehots, c_adv);
     let plen_t = m.reg_next("t_len_q", None, &sc.plen, Some(c_adv));
     let allz_t = m.reg_next("t_allz_q", None, &sc.allz_pair, Some(c_adv));
     // The raw line (the rotated register is back in place after the last step), bytes in
@@ -709,12 +698,12 @@ fn stage_f_regs(
     let (a, rem_next) = (&e.acc, &e.rem_next);
     // Handoff: compressed when rem > 0 (stream < L) or a zero block.
     let fits = m.wire("fits", &(&!rem_next.bit(rw - 1) & &rem_next.any()));
-    let zb = if d.paper {
+    let zb = if d.paper() {
         &st.allz_t & &last_t.q()
     } else {
         Expr::zero(1)
     };
-    if !d.paper {
+    if !d.paper() {
         m.unused(&st.allz_t);
     }
     let zb = m.wire("zero_block", &zb);
@@ -782,6 +771,23 @@ pub(crate) struct WordEnc {
     pub lens: Vec<Expr>,
     /// Whether each word is zero.
     pub zeros: Vec<Expr>,
+}
+
+/// Stage T's token registers: each word's token `t_tok<i>_q` and one-hot pattern
+/// `t_pat<i>_q`, loaded on `en`.
+pub(crate) fn token_regs(
+    m: &mut ModuleBuilder,
+    toks: &[Expr],
+    onehots: &[Expr],
+    en: &Expr,
+) -> (Vec<Expr>, Vec<Expr>) {
+    let mut regs = |what: &str, v: &[Expr]| -> Vec<Expr> {
+        v.iter()
+            .enumerate()
+            .map(|(i, t)| m.reg_next(&format!("t_{what}{i}_q"), None, t, Some(en)))
+            .collect()
+    };
+    (regs("tok", toks), regs("pat", onehots))
 }
 
 /// Byte equality of `w` and the entry `d`: [full word, upper three bytes, upper halfword].

@@ -45,11 +45,13 @@ pub use fp::{trunc_pack, unpack_restore};
 pub use mc::{chunk_sizer, reqsize_mod};
 pub use mc_top::mc_top;
 
-use super::cpack::{dict_slots2, dict_store, length_groups, shift_by_onehot, word_token, TOK_W};
+use super::cpack::{
+    dict_slots2, dict_store, shift_by_onehot, token_regs, word_token, CompDims, TOK_W,
+};
 use crate::hdl::blocks::shift_lanes_copies;
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Pipeline, Policy, Reg, Stage};
-use crate::model::cpack::{CodeTable, CpackParams, PushPolicy};
+use crate::model::cpack::{CodeTable, PushPolicy};
 use crate::model::cpack_lossy::fp::TruncLayout;
 use crate::model::cpack_lossy::{LossyParams, CHUNK_BITS};
 use comp_match::{beat_match, merge, BeatMatch, DictView, CLASSES};
@@ -224,7 +226,11 @@ fn pack_wiring(words: &[Expr], t: u32) -> Expr {
 pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
     let c = &p.codec;
-    let d = CompDims::of(p);
+    let d = CompDims::new(
+        p.codec.cpack(),
+        (p.block_bits(), p.len_bits()),
+        p.words_per_cycle,
+    );
     let mut m = ModuleBuilder::new(format!("cpack_lossy_comp_{}", p.tag()));
     header(
         &mut m,
@@ -236,7 +242,7 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         "{} words per cycle; first chunk {} cycles after a {}-word block's first word \
          (acceptance counted), then N chunks",
         d.k,
-        d.slots + 4,
+        d.steps + 4,
         d.nw
     ));
     let s_in = stream::input(
@@ -274,47 +280,6 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// Sizes of the compressor: block, stream length, words per beat and per block, dictionary.
-struct CompDims {
-    cp: CpackParams,
-    /// Block bits, stream-length bits, chunk bits.
-    l: u32,
-    lw: u32,
-    cb: u32,
-    /// Words per beat, per block, beats per block and the bits of a beat index.
-    k: usize,
-    nw: usize,
-    slots: usize,
-    sw: u32,
-    /// Dictionary entries.
-    ne: usize,
-    /// Token lengths and the patterns of each.
-    groups: Vec<(u32, Vec<usize>)>,
-}
-
-impl CompDims {
-    /// The sizes for the parameter set `p`.
-    fn of(p: &LossyRtlParams) -> CompDims {
-        let c = &p.codec;
-        let cp = c.cpack();
-        let k = p.words_per_cycle;
-        let nw = c.words();
-        let slots = nw / k;
-        CompDims {
-            l: p.block_bits(),
-            lw: p.len_bits(),
-            cb: CHUNK_BITS as u32,
-            k,
-            nw,
-            slots,
-            sw: clog2(slots as u64).max(1),
-            ne: cp.dict_entries,
-            groups: length_groups(&cp),
-            cp,
-        }
-    }
-}
-
 /// Stage C's registers: block position, `tcode`, dictionary, pointer, pending writes, raw words.
 struct DictRegs {
     first: Reg,
@@ -335,7 +300,7 @@ fn stage_c_regs(m: &mut ModuleBuilder, d: &CompDims) -> DictRegs {
     let (k, ne) = (d.k, d.ne);
     // ---- Stage C registers ----
     let first = m.reg("first_q", 1, Some(1));
-    let beat = m.reg("beat_q", d.sw, Some(0));
+    let beat = m.reg("beat_q", d.cw, Some(0));
     let tcode_q = m.reg("tcode_q", 2, None);
     let valid = m.reg("dict_valid_q", ne as u32, Some(0));
     // Valid entries whose register is up to date (no pending write).
@@ -395,7 +360,7 @@ fn stage_c(
     m.comment("Stage C: match the beat's words (the dictionary empties after a block's last beat)");
     let fst = r.first.q();
     let beat_cur = r.beat.q();
-    let blk_end = m.wire("blk_end", &(s_last | &beat_cur.eq_lit(d.slots as u64 - 1)));
+    let blk_end = m.wire("blk_end", &(s_last | &beat_cur.eq_lit(d.steps as u64 - 1)));
     let tcode_cur = m.wire("tcode_cur", &fst.select(s_tcode, &r.tcode_q.q()));
     let wsel0 = r.wsel.q();
     let words: Vec<Expr> = (0..k)
@@ -482,7 +447,7 @@ fn handshake(
 
 /// Stage C next state: dictionary entries and pending writes, pointer, block position.
 fn stage_c_next(m: &mut ModuleBuilder, d: &CompDims, r: &DictRegs, sc: &StageC, accept: &Expr) {
-    let (k, ne, sw) = (d.k, d.ne, d.sw);
+    let (k, ne, sw) = (d.k, d.ne, d.cw);
     let (blk_end, pushes) = (&sc.blk_end, &sc.bm.pushes);
     // Stage C next state: dictionary, pointer, block position, raw words.
     m.next(&r.first, blk_end, Some(accept));
@@ -640,18 +605,7 @@ fn stage_t_regs(
     let m_adv = &h.m_adv;
     // ---- Stage T registers ----
     m.next(&h.last_t, &sm.last_m, Some(m_adv));
-    let tok_t: Vec<Expr> = tk
-        .toks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| m.reg_next(&format!("t_tok{}_q", i), None, t, Some(m_adv)))
-        .collect();
-    let oh_t: Vec<Expr> = tk
-        .onehots
-        .iter()
-        .enumerate()
-        .map(|(i, t)| m.reg_next(&format!("t_pat{}_q", i), None, t, Some(m_adv)))
-        .collect();
+    let (tok_t, oh_t) = token_regs(m, &tk.toks, &tk.onehots, m_adv);
     let tcode_t = m.reg_next("t_tcode_q", None, &sm.tcode_m, Some(m_adv));
     let plen_t = m.reg_next("t_len_q", None, &tk.plen, Some(m_adv));
     // Raw words: slot `beat` takes the beat as it leaves stage M (the input port drives
@@ -660,7 +614,7 @@ fn stage_t_regs(
     let beat_m = m.reg_next("m_beat_q", None, &sc.beat_cur, Some(&h.accept));
     let sb = 32 * d.k as u32;
     let data_m = Expr::cat_lsb(&sm.words_m);
-    let raw_slots: Vec<Expr> = (0..d.slots)
+    let raw_slots: Vec<Expr> = (0..d.steps)
         .map(|j| {
             let keep = r.raw.q().slice(sb * j as u32, sb);
             beat_m.eq_lit(j as u64).select(&data_m, &keep)
@@ -799,7 +753,7 @@ fn stage_f_regs(
     tcode_t: &Expr,
     f_load: &Expr,
 ) -> StageF {
-    let (l, cb) = (d.l, d.cb);
+    let (l, cb) = (d.l, CHUNK_BITS as u32);
     let shw = clog2(l as u64 + 1);
     // A raw image is not shifted: stage F picks it after the shifter.
     let sh_amt = m.wire("align_amt", &e.rem_next.resize(shw));
@@ -877,7 +831,7 @@ fn output(
     h: &Handshake,
     aligned: &Expr,
 ) -> [(&'static str, Expr); 6] {
-    let (l, cb, nq) = (d.l, d.cb, f.nq);
+    let (l, cb, nq) = (d.l, CHUNK_BITS as u32, f.nq);
     let (o_load, ocnt) = (&h.o_load, &h.ocnt);
     m.comment(format!(
         "Output: one chunk per beat from chunk ({} - len) / 128 on (one-hot select)",
