@@ -606,6 +606,14 @@ impl ModuleBuilder {
         self
     }
 
+    /// The lines every generated module opens with: the generator (its path below
+    /// `hwzip::rtl`), the parameters it was given and the spec sections it follows.
+    pub fn provenance(&mut self, generator: &str, params: &str, spec: &str) -> &mut Self {
+        self.header(format!("Generator: hwzip::rtl::{generator}"));
+        self.header(format!("Parameters: {params}"));
+        self.header(format!("Spec: {spec}"))
+    }
+
     /// Records a builder error (reported by `finish`).
     pub(crate) fn problem(&mut self, msg: String) {
         self.problems.push(msg);

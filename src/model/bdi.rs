@@ -88,11 +88,6 @@ impl LineParams for BdiParams {
     fn line_bytes(&self) -> usize {
         self.line_bytes
     }
-
-    fn validate(&self) -> Result<(), ModelError> {
-        super::bits::check_line_bytes(self.line_bytes)?;
-        Ok(())
-    }
 }
 
 /// A BDI encoding (FORMATS §2.1 / paper Table II). The discriminant is the 4-bit prefix.

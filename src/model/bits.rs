@@ -170,8 +170,10 @@ pub trait LineParams {
     /// Line size in bytes.
     fn line_bytes(&self) -> usize;
 
-    /// Checks every parameter.
-    fn validate(&self) -> Result<(), ModelError>;
+    /// Checks every parameter (by default the line size alone).
+    fn validate(&self) -> Result<(), ModelError> {
+        check_line_bytes(self.line_bytes())
+    }
 
     /// Line size in bits (the uncompressed size).
     fn line_bits(&self) -> usize {

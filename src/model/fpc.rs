@@ -74,11 +74,6 @@ impl LineParams for FpcParams {
     fn line_bytes(&self) -> usize {
         self.line_bytes
     }
-
-    fn validate(&self) -> Result<(), ModelError> {
-        super::bits::check_line_bytes(self.line_bytes)?;
-        Ok(())
-    }
 }
 
 /// FPC patterns, numbered as in the paper's Table II (the discriminant).

@@ -59,12 +59,12 @@ pub fn sum_bits(p: &AdaptiveRtlParams) -> u32 {
 
 fn header(m: &mut ModuleBuilder, generator: &str, p: &AdaptiveRtlParams, spec: &str) {
     let mp = p.model();
-    m.header(format!(
-        "Generator: hwzip::rtl::adaptive_ctrl::{}",
-        generator
-    ));
-    m.header(format!("Parameters: {}", p.describe_ctrl()));
-    m.header(format!("Spec: {} {}", SPEC, spec));
+    let spec = format!("{SPEC} {spec}");
+    m.provenance(
+        &format!("adaptive_ctrl::{generator}"),
+        &p.describe_ctrl(),
+        &spec,
+    );
     let k = mp.k_values();
     m.header(format!(
         "k_table (K = lambda*(L_C+L_D), by Comp Alg code none/fpc/cpack/bdi): {} {} {} {}",

@@ -435,9 +435,11 @@ impl Layout {
 }
 
 fn header(m: &mut ModuleBuilder, generator: &str, params: &str, spec: &str) {
-    m.header(format!("Generator: hwzip::rtl::base_xor::{}", generator));
-    m.header(format!("Parameters: {}", params));
-    m.header(format!("Spec: {} {}", SPEC, spec));
+    m.provenance(
+        &format!("base_xor::{generator}"),
+        params,
+        &format!("{SPEC} {spec}"),
+    );
 }
 
 /// `a & b` where `None` is the constant 1.

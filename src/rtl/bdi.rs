@@ -176,12 +176,9 @@ fn is_succ(x: &Expr, y: &Expr) -> Expr {
 }
 
 fn header(m: &mut ModuleBuilder, generator: &str, p: &AdaptiveRtlParams, spec: &str) {
-    m.header(format!("Generator: hwzip::rtl::bdi::{}", generator));
-    m.header(format!("Parameters: {}", p.describe()));
-    m.header(format!("Spec: {} {}", SPEC, spec));
-    m.header(
-        "Bus: stream bit p (MSB-first) at payload bit L-1-p, zero after the stream; line byte i at bits [8i+7:8i]",
-    );
+    let spec = format!("{SPEC} {spec}");
+    m.provenance(&format!("bdi::{generator}"), &p.describe(), &spec);
+    m.header(super::adaptive::LINE_BUS);
 }
 
 /// Left-aligns `parts` (MSB first) on an `l`-bit bus.

@@ -298,12 +298,9 @@ impl CpackRtlParams {
 }
 
 fn header(m: &mut ModuleBuilder, generator: &str, p: &CpackRtlParams, spec: &str) {
-    m.header(format!("Generator: hwzip::rtl::cpack::{}", generator));
-    m.header(format!("Parameters: {}", p.describe()));
-    m.header(format!("Spec: {} {}", SPEC, spec));
-    m.header(
-        "Bus: stream bit p (MSB-first) at payload bit L-1-p, zero after the stream; line byte i at bits [8i+7:8i]",
-    );
+    let spec = format!("{SPEC} {spec}");
+    m.provenance(&format!("cpack::{generator}"), &p.describe(), &spec);
+    m.header(super::adaptive::LINE_BUS);
 }
 
 fn tag(p: &CpackRtlParams) -> String {

@@ -7,9 +7,8 @@ use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
 use std::sync::Arc;
 
 fn header(m: &mut ModuleBuilder, generator: &str, params: &str, spec: &str) {
-    m.header(format!("Generator: hwzip::rtl::dbi::{}", generator));
-    m.header(format!("Parameters: {}", params));
-    m.header(format!("Spec: docs/FORMATS.md, Base+XOR {}", spec));
+    let spec = format!("docs/FORMATS.md, Base+XOR {spec}");
+    m.provenance(&format!("dbi::{generator}"), params, &spec);
 }
 
 /// `dbi_dc_enc`: DC bus inversion of one `g`-bit group (FORMATS §2.4): invert when the

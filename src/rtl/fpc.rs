@@ -86,12 +86,9 @@ fn fits(v: &Expr, bits: u32) -> Expr {
 }
 
 fn header(m: &mut ModuleBuilder, generator: &str, p: &AdaptiveRtlParams, spec: &str) {
-    m.header(format!("Generator: hwzip::rtl::fpc::{}", generator));
-    m.header(format!("Parameters: {}", p.describe()));
-    m.header(format!("Spec: {} {}", SPEC, spec));
-    m.header(
-        "Bus: stream bit p (MSB-first) at payload bit L-1-p, zero after the stream; line byte i at bits [8i+7:8i]",
-    );
+    let spec = format!("{SPEC} {spec}");
+    m.provenance(&format!("fpc::{generator}"), &p.describe(), &spec);
+    m.header(super::adaptive::LINE_BUS);
 }
 
 /// `n` register stages (`st1`, `st2`, ...) that load when they are free (BDI's scheme).

@@ -82,9 +82,8 @@ pub fn decomp_unit(p: &AdaptiveRtlParams, alg: Alg) -> Result<Arc<Module>, HdlEr
 }
 
 fn header(m: &mut ModuleBuilder, generator: &str, p: &AdaptiveRtlParams, spec: &str) {
-    m.header(format!("Generator: hwzip::rtl::link::{}", generator));
-    m.header(format!("Parameters: {}", p.describe_link()));
-    m.header(format!("Spec: {} {}", SPEC, spec));
+    let spec = format!("{SPEC} {spec}");
+    m.provenance(&format!("link::{generator}"), &p.describe_link(), &spec);
     m.header("Comp Alg codes: none=0 fpc=1 cpack=2 bdi=3");
 }
 

@@ -299,9 +299,11 @@ pub(super) fn code(bits: &str) -> Expr {
 }
 
 pub(super) fn header(m: &mut ModuleBuilder, gen: &str, p: &BpcRtlParams, spec: &str) {
-    m.header(format!("Generator: hwzip::rtl::bpc::{gen}"));
-    m.header(format!("Parameters: {}", p.describe()));
-    m.header(format!("Spec: {SPEC} {spec}"));
+    m.provenance(
+        &format!("bpc::{gen}"),
+        &p.describe(),
+        &format!("{SPEC} {spec}"),
+    );
     m.header("Bus: byte i at [8i+7:8i]; stream bit s (MSB-first) at bus bit 8(s/8)+7-s%8");
 }
 

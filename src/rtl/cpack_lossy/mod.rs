@@ -180,9 +180,8 @@ impl LossyRtlParams {
 }
 
 fn header(m: &mut ModuleBuilder, generator: &str, p: &LossyRtlParams, spec: &str) {
-    m.header(format!("Generator: hwzip::rtl::cpack_lossy::{}", generator));
-    m.header(format!("Parameters: {}", p.describe()));
-    m.header(format!("Spec: {} {}", SPEC, spec));
+    let spec = format!("{SPEC} {spec}");
+    m.provenance(&format!("cpack_lossy::{generator}"), &p.describe(), &spec);
     m.header("Chunks: byte i at bits [8i+7:8i]; stream bit 0 = bit 7 of byte 0 of chunk 0");
 }
 
