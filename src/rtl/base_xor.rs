@@ -35,7 +35,7 @@ use crate::hdl::blocks::{or_tree, popcount, prefix, PrefixTopology};
 use crate::hdl::layout::Layout as Fields;
 use crate::hdl::pipe::{Pipeline, Policy};
 use crate::hdl::stream::{self, Stream};
-use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
+use crate::hdl::{clog2, Expr, HdlError, Inst, Module, ModuleBuilder};
 use crate::model::base_xor::{BaseXorParams, HalfOrder, Scheme};
 use crate::model::dbi::{DbiGroup, LinkCodec};
 use serde::{Deserialize, Serialize};
@@ -460,20 +460,23 @@ fn zdr_name(kind: &str, w: u32, c: u64, skip: bool) -> String {
     )
 }
 
+/// A ZDR chunk module (`dir` = `enc` or `dec`) of `w` bits with constant `c`, named and
+/// headed.
+fn zdr_module(dir: &str, (w, c, skip): (u32, u64, bool), spec: &str) -> ModuleBuilder {
+    let mut m = ModuleBuilder::new(zdr_name(dir, w, c, skip));
+    let skip = if skip { " skip-zero-base" } else { "" };
+    let params = format!("W={w} C={c:#x}{skip}");
+    header(&mut m, &format!("zdr_{dir}_word"), &params, spec);
+    m
+}
+
 /// `zdr_enc_word`: Zero Data Remapping encode of one `w`-bit chunk (FORMATS §2.2, Fig. 10).
 /// `y = x == 0 ? C : (x ^ base == C ? base : x ^ base)`; the second test reuses the XOR
 /// output (`t == C`). With `skip` (extension, not in the paper) a zero base leaves `x ^ base`.
 pub fn zdr_enc_word(w: u32, c: u64, skip: bool) -> Result<Arc<Module>, HdlError> {
-    let mut m = ModuleBuilder::new(zdr_name("enc", w, c, skip));
-    header(
-        &mut m,
-        "zdr_enc_word",
-        &format!(
-            "W={} C={:#x}{}",
-            w,
-            c,
-            if skip { " skip-zero-base" } else { "" }
-        ),
+    let mut m = zdr_module(
+        "enc",
+        (w, c, skip),
         "§2.2 (Fig. 10 rule, priority: zero test first), §6.3",
     );
     let x = m.input("x_i", w);
@@ -502,16 +505,9 @@ pub fn zdr_enc_word(w: u32, c: u64, skip: bool) -> Result<Arc<Module>, HdlError>
 /// `x = y == C ? 0 : (y == base ? base ^ C : y ^ base)`; `y == base` is tested as
 /// `(y ^ base) == 0` and `base ^ C` is `y ^ C` there (one bit flip for a one-hot C).
 pub fn zdr_dec_word(w: u32, c: u64, skip: bool) -> Result<Arc<Module>, HdlError> {
-    let mut m = ModuleBuilder::new(zdr_name("dec", w, c, skip));
-    header(
-        &mut m,
-        "zdr_dec_word",
-        &format!(
-            "W={} C={:#x}{}",
-            w,
-            c,
-            if skip { " skip-zero-base" } else { "" }
-        ),
+    let mut m = zdr_module(
+        "dec",
+        (w, c, skip),
         "§2.2 (decode, `y == C` tested first for the degenerate base == C), §6.3",
     );
     let y = m.input("y_i", w);
@@ -1220,24 +1216,33 @@ pub fn decoder(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
+/// The serializer's or deserializer's module (`kind` = `ser` or `deser`), named and headed.
+fn beat_module(p: &BaseXorRtlParams, kind: &str, spec: &str) -> Result<ModuleBuilder, HdlError> {
+    p.validate().map_err(err)?;
+    let (nb, fpb) = (p.beats(), p.flags_per_beat());
+    let mut m = ModuleBuilder::new(format!("bxt_{kind}_t{}_f{fpb}", p.t_bytes));
+    let params = format!("T={} B ({nb} beats), {fpb} DBI flags per beat", p.t_bytes);
+    let generator = if kind == "ser" {
+        "serializer"
+    } else {
+        "deserializer"
+    };
+    header(&mut m, generator, &params, spec);
+    m.header(VEC_NOTE);
+    Ok(m)
+}
+
 /// `bxt_ser`: sector (+ flags) → T/4 beats of `{dq[31:0], dbi[F-1:0]}` (FORMATS §6.6), beat k =
 /// W\[k\] first; `m_last_o` on the last beat. A shift register: the next sector is accepted
 /// in the cycle its predecessor's last beat leaves, so the link carries a beat every cycle.
 pub fn serializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
-    p.validate().map_err(err)?;
     let (nb, fpb, sw) = (p.beats(), p.flags_per_beat(), p.sector_bits());
     let cw = clog2(nb as u64);
-    let mut m = ModuleBuilder::new(format!("bxt_ser_t{}_f{}", p.t_bytes, fpb));
-    header(
-        &mut m,
-        "serializer",
-        &format!(
-            "T={} B ({} beats), {} DBI flags per beat",
-            p.t_bytes, nb, fpb
-        ),
+    let mut m = beat_module(
+        p,
+        "ser",
         "§6.6 (beat_serializer), §2.0 (beat k = W[k]), §2.4 (DBI lane mapping)",
-    );
-    m.header(VEC_NOTE);
+    )?;
     let mut layout = vec![("sector", sw)];
     if fpb > 0 {
         layout.push(("dbi", nb * fpb));
@@ -1286,20 +1291,13 @@ pub fn serializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
 /// or at `s_last_i`, whichever comes first; `m_err_o` flags a sector whose `s_last_i` did not
 /// coincide with its T/4-th beat (framing error; the counter re-synchronises on `s_last_i`).
 pub fn deserializer(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
-    p.validate().map_err(err)?;
     let (nb, fpb, sw) = (p.beats(), p.flags_per_beat(), p.sector_bits());
     let cw = clog2(nb as u64);
-    let mut m = ModuleBuilder::new(format!("bxt_deser_t{}_f{}", p.t_bytes, fpb));
-    header(
-        &mut m,
-        "deserializer",
-        &format!(
-            "T={} B ({} beats), {} DBI flags per beat",
-            p.t_bytes, nb, fpb
-        ),
+    let mut m = beat_module(
+        p,
+        "deser",
         "§6.6 (beat_deserializer), §2.0 (beat k = W[k]), §2.4 (DBI lane mapping)",
-    );
-    m.header(VEC_NOTE);
+    )?;
     let mut layout = vec![("dq", 32)];
     if fpb > 0 {
         layout.push(("dbi", fpb));
@@ -1383,34 +1381,25 @@ pub fn loopback(p: &BaseXorRtlParams) -> Result<Arc<Module>, HdlError> {
             ("m_ready_i", r1.expr()),
         ],
     );
-    let mut sin = vec![
-        ("s_valid_i", e.out("m_valid_o")),
-        ("s_sector_i", e.out("m_sector_o")),
-        ("m_ready_i", r2.expr()),
-    ];
-    if fpb > 0 {
-        sin.push(("s_dbi_i", e.out("m_dbi_o")));
+    // Each unit takes the previous one's output stream (and its DBI flags, when there are
+    // any) and its ready from the next.
+    let fed = |src: &Inst, fields: &[&str], ready: Expr| -> Vec<(String, Expr)> {
+        let port = |f: &str| (format!("s_{f}_i"), src.out(&format!("m_{f}_o")));
+        let mut v = vec![port("valid")];
+        v.extend(fields.iter().map(|f| port(f)));
+        v.push(("m_ready_i".to_string(), ready));
+        if fpb > 0 {
+            v.push(port("dbi"));
+        }
+        v
+    };
+    fn ports(v: &[(String, Expr)]) -> Vec<(&str, Expr)> {
+        v.iter().map(|(n, e)| (n.as_str(), e.clone())).collect()
     }
-    let s = m.instance(&ser, "u_ser", &sin);
-    let mut din = vec![
-        ("s_valid_i", s.out("m_valid_o")),
-        ("s_dq_i", s.out("m_dq_o")),
-        ("s_last_i", s.out("m_last_o")),
-        ("m_ready_i", r3.expr()),
-    ];
-    if fpb > 0 {
-        din.push(("s_dbi_i", s.out("m_dbi_o")));
-    }
-    let ds = m.instance(&des, "u_deser", &din);
-    let mut cin = vec![
-        ("s_valid_i", ds.out("m_valid_o")),
-        ("s_sector_i", ds.out("m_sector_o")),
-        ("m_ready_i", m_ready),
-    ];
-    if fpb > 0 {
-        cin.push(("s_dbi_i", ds.out("m_dbi_o")));
-    }
-    let c = m.instance(&dec, "u_dec", &cin);
+    let s = m.instance(&ser, "u_ser", &ports(&fed(&e, &["sector"], r2.expr())));
+    let din = fed(&s, &["dq", "last"], r3.expr());
+    let ds = m.instance(&des, "u_deser", &ports(&din));
+    let c = m.instance(&dec, "u_dec", &ports(&fed(&ds, &["sector"], m_ready)));
     m.drive(&r1, &s.out("s_ready_o"));
     m.drive(&r2, &ds.out("s_ready_o"));
     m.drive(&r3, &c.out("s_ready_o"));
