@@ -127,6 +127,10 @@ impl BdiEncoding {
         BdiEncoding::B2D1,
     ];
 
+    /// The six base-delta encodings (the compressed ones after zero and repeated), grouped
+    /// by element size (8, 4, 2 bytes).
+    pub const BASE_DELTA: &'static [BdiEncoding] = Self::COMPRESSED.split_at(2).1;
+
     /// The 4-bit prefix, `None` for [`BdiEncoding::Uncompressed`].
     pub fn prefix(self) -> Option<u8> {
         match self {

@@ -586,5 +586,33 @@ pub fn decompress(p: &CpackParams, bits: &[u8], nbits: usize) -> Result<Vec<u8>,
     super::bits::decode_exact(bits, nbits, p.line_bytes, |r| decode(p, r))
 }
 
+/// The PACT'12 §2.7 golden vector (original codes, push after `xxxx`/`mmxx`/`mmmx`), shared
+/// by the 64 B and 128 B codecs' tests: its words (the rest of the block is zero), each
+/// word's pattern and the dictionary slot each word is pushed to.
+#[cfg(test)]
+pub(crate) mod golden {
+    use super::CpackPattern::{self, *};
+
+    pub const WORDS: [u32; 7] = [
+        0x0000_0000,
+        0x0000_00FF,
+        0x1234_5678,
+        0x1234_5678,
+        0x1234_56AB,
+        0x1234_ABCD,
+        0xDEAD_BEEF,
+    ];
+    pub const PATTERNS: [CpackPattern; 7] = [
+        ZeroWord,
+        Narrow,
+        NewWord,
+        FullMatch,
+        ThreeByteMatch,
+        HalfMatch,
+        NewWord,
+    ];
+    pub const PUSHED: [Option<u8>; 7] = [None, None, Some(0), None, Some(1), Some(2), Some(3)];
+}
+
 #[cfg(test)]
 mod tests;

@@ -48,14 +48,7 @@ fn err(msg: String) -> HdlError {
 }
 
 /// The six base-delta encodings, grouped by element size k (8, 4, 2 bytes).
-const BD: [BdiEncoding; 6] = [
-    BdiEncoding::B8D1,
-    BdiEncoding::B8D2,
-    BdiEncoding::B8D4,
-    BdiEncoding::B4D1,
-    BdiEncoding::B4D2,
-    BdiEncoding::B2D1,
-];
+const BD: &[BdiEncoding] = BdiEncoding::BASE_DELTA;
 
 /// The compressed encodings that can win, in selection priority order: ascending total size,
 /// then data bits, then prefix (the model's `select`), keeping only sizes below the line.
@@ -290,7 +283,7 @@ fn stage1(m: &mut ModuleBuilder, d: &CompDims, line: &Expr) -> Fits {
     let mut deltas1 = HashMap::new();
     ok.insert(BdiEncoding::Zero, is_zero.clone());
     ok.insert(BdiEncoding::Repeated, is_rep.clone());
-    for e in BD {
+    for &e in BD {
         let u = base_delta_unit(m, d.rule, e, line);
         deltas1.insert(e, u.deltas);
         ok.insert(e, u.ok);
@@ -570,7 +563,7 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let v = input_view(&mut m, l, comp_i, pay_i, ld1.as_ref());
     let s = prefix_decode(&mut m, &v, two);
     let mut outs = Vec::new();
-    for e in BD {
+    for &e in BD {
         outs.push(decode_unit(&mut m, lb, e, &v, &s, ld1.as_ref()));
     }
     outs.extend(raw_repeated(&mut m, lb, &v, &s, ld1.as_ref()));

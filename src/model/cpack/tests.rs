@@ -166,36 +166,14 @@ fn ties_pick_the_lowest_slot() {
 /// docs/FORMATS.md, PACT'12 §2.7: original codes, push after xxxx/mmxx/mmmx, 128 B block.
 #[test]
 fn pact12_golden_vector_and_reference_sizes() {
-    use CpackPattern::*;
     let p = CpackParams::original(128);
-    let mut w = vec![
-        0x0000_0000,
-        0x0000_00FF,
-        0x1234_5678,
-        0x1234_5678,
-        0x1234_56AB,
-        0x1234_ABCD,
-        0xDEAD_BEEF,
-    ];
+    use super::golden;
+    let mut w = golden::WORDS.to_vec();
     w.resize(32, 0);
     let c = rt(&p, &from_words(&w));
-    assert_eq!(
-        pats(&c)[..7],
-        [
-            ZeroWord,
-            Narrow,
-            NewWord,
-            FullMatch,
-            ThreeByteMatch,
-            HalfMatch,
-            NewWord
-        ]
-    );
+    assert_eq!(pats(&c)[..7], golden::PATTERNS);
     let pushed: Vec<Option<u8>> = c.tokens[..7].iter().map(|t| t.pushed).collect();
-    assert_eq!(
-        pushed,
-        [None, None, Some(0), None, Some(1), Some(2), Some(3)]
-    );
+    assert_eq!(pushed, golden::PUSHED);
     assert_eq!(c.nbits, 178);
     assert_eq!(
         hex(&c.bits),

@@ -21,36 +21,14 @@ fn hex(s: &str) -> Vec<u8> {
 #[test]
 fn golden_vector_of_section_2_7() {
     let p = LossyParams::default();
-    let blk = block_of(&[
-        0,
-        0xFF,
-        0x1234_5678,
-        0x1234_5678,
-        0x1234_56AB,
-        0x1234_ABCD,
-        0xDEAD_BEEF,
-    ]);
+    use crate::model::cpack::golden;
+    let blk = block_of(&golden::WORDS);
     let b = compress(&p, &blk, 0).unwrap();
-    use CpackPattern::*;
     let pats: Vec<_> = patterns(&b).take(8).collect();
-    assert_eq!(
-        pats,
-        [
-            ZeroWord,
-            Narrow,
-            NewWord,
-            FullMatch,
-            ThreeByteMatch,
-            HalfMatch,
-            NewWord,
-            ZeroWord
-        ]
-    );
+    assert_eq!(pats[..7], golden::PATTERNS);
+    assert_eq!(pats[7], CpackPattern::ZeroWord);
     let pushed: Vec<_> = b.tokens[..7].iter().map(|t| t.pushed).collect();
-    assert_eq!(
-        pushed,
-        [None, None, Some(0), None, Some(1), Some(2), Some(3)]
-    );
+    assert_eq!(pushed, golden::PUSHED);
     assert_eq!(
         b.tokens[5].index, 0,
         "mmxx tie between slots 0 and 1: lowest"
