@@ -14,7 +14,7 @@
 //! Every line is ASCII and at most [`pretty::WIDTH`] columns. The output is accepted by
 //! `verilator --lint-only -Wall` (5.006) and Yosys 0.23.
 
-use super::expr::{const_text, verilog, BinOp, Expr, Node, RedOp, ShiftDir};
+use super::expr::{const_text, verilog, BinOp, Expr, Node, RedOp};
 use super::module::{d_name, CaseForm, HdlError, Item, Module, SigKind};
 use super::pretty::{self, ascii, comment_lines, text, Doc};
 use std::collections::{BTreeMap, HashSet};
@@ -104,11 +104,11 @@ pub(crate) fn doc_sub(e: &Expr, f: &mut Subst<'_>) -> Doc {
             ])
         }
         Node::ShiftConst(dir, a, n) => {
-            let sym = if *dir == ShiftDir::Left { "<<" } else { ">>" };
+            let sym = dir.symbol();
             paren(vec![doc_sub(a, f), text(format!(" {} {}", sym, n))])
         }
         Node::ShiftVar(dir, a, n) => {
-            let sym = if *dir == ShiftDir::Left { "<<" } else { ">>" };
+            let sym = dir.symbol();
             paren(vec![
                 doc_sub(a, f),
                 Doc::Line,

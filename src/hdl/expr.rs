@@ -78,6 +78,16 @@ pub enum ShiftDir {
     Right,
 }
 
+impl ShiftDir {
+    /// The Verilog operator.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ShiftDir::Left => "<<",
+            ShiftDir::Right => ">>",
+        }
+    }
+}
+
 /// Identifies a signal inside one module builder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SigId {
@@ -183,6 +193,18 @@ pub struct Expr {
     pub(crate) width: u32,
     /// Width-rule violation found while building this node (not its children).
     pub(crate) error: Option<Arc<str>>,
+}
+
+/// The comparison methods of [`Expr`], one per [`CmpOp`]: `name => op;`.
+macro_rules! cmp_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(&self, o: &Expr) -> Expr {
+                Expr::cmp(CmpOp::$op, self, o)
+            }
+        )*
+    };
 }
 
 impl Expr {
@@ -521,30 +543,21 @@ impl Expr {
         Expr::new(node, 1)
     }
 
-    /// `self == o`
-    pub fn eq(&self, o: &Expr) -> Expr {
-        Expr::cmp(CmpOp::Eq, self, o)
+    cmp_methods! {
+        /// `self == o`
+        eq => Eq;
+        /// `self != o`
+        ne => Ne;
+        /// `self < o` (unsigned)
+        lt => Lt;
+        /// `self <= o` (unsigned)
+        le => Le;
+        /// `self > o` (unsigned)
+        gt => Gt;
+        /// `self >= o` (unsigned)
+        ge => Ge;
     }
-    /// `self != o`
-    pub fn ne(&self, o: &Expr) -> Expr {
-        Expr::cmp(CmpOp::Ne, self, o)
-    }
-    /// `self < o` (unsigned)
-    pub fn lt(&self, o: &Expr) -> Expr {
-        Expr::cmp(CmpOp::Lt, self, o)
-    }
-    /// `self <= o` (unsigned)
-    pub fn le(&self, o: &Expr) -> Expr {
-        Expr::cmp(CmpOp::Le, self, o)
-    }
-    /// `self > o` (unsigned)
-    pub fn gt(&self, o: &Expr) -> Expr {
-        Expr::cmp(CmpOp::Gt, self, o)
-    }
-    /// `self >= o` (unsigned)
-    pub fn ge(&self, o: &Expr) -> Expr {
-        Expr::cmp(CmpOp::Ge, self, o)
-    }
+
     /// `self == value` with the constant sized to `self`.
     pub fn eq_lit(&self, value: u64) -> Expr {
         self.eq(&Expr::lit(self.width, value))
@@ -643,6 +656,15 @@ impl Expr {
     }
 }
 
+/// Renders `(a sym b)`; `b` renders the right operand.
+fn infix(out: &mut String, depth: u32, a: &Expr, sym: &str, b: impl FnOnce(&mut String)) {
+    out.push('(');
+    render(a, out, depth);
+    let _ = write!(out, " {sym} ");
+    b(out);
+    out.push(')');
+}
+
 /// Renders an expression as Verilog text (depth-limited when `depth` is small, for messages).
 fn render(e: &Expr, out: &mut String, depth: u32) {
     if depth == 0 {
@@ -692,14 +714,7 @@ fn render(e: &Expr, out: &mut String, depth: u32) {
             render(x, out, d);
             out.push(')');
         }
-        Node::Bin(op, a, b) => {
-            let sym = op.symbol();
-            out.push('(');
-            render(a, out, d);
-            let _ = write!(out, " {} ", sym);
-            render(b, out, d);
-            out.push(')');
-        }
+        Node::Bin(op, a, b) => infix(out, d, a, op.symbol(), |o| render(b, o, d)),
         Node::Cmp(op, a, b) => {
             let sym = match op {
                 CmpOp::Eq => "==",
@@ -709,34 +724,14 @@ fn render(e: &Expr, out: &mut String, depth: u32) {
                 CmpOp::Gt => ">",
                 CmpOp::Ge => ">=",
             };
-            out.push('(');
-            render(a, out, d);
-            let _ = write!(out, " {} ", sym);
-            render(b, out, d);
-            out.push(')');
+            infix(out, d, a, sym, |o| render(b, o, d));
         }
         Node::ShiftConst(dir, a, n) => {
-            out.push('(');
-            render(a, out, d);
-            let _ = write!(
-                out,
-                " {} {}",
-                if *dir == ShiftDir::Left { "<<" } else { ">>" },
-                n
-            );
-            out.push(')');
+            infix(out, d, a, dir.symbol(), |o| {
+                let _ = write!(o, "{n}");
+            });
         }
-        Node::ShiftVar(dir, a, n) => {
-            out.push('(');
-            render(a, out, d);
-            let _ = write!(
-                out,
-                " {} ",
-                if *dir == ShiftDir::Left { "<<" } else { ">>" }
-            );
-            render(n, out, d);
-            out.push(')');
-        }
+        Node::ShiftVar(dir, a, n) => infix(out, d, a, dir.symbol(), |o| render(n, o, d)),
         Node::Mux(s, t, f) => {
             out.push('(');
             render(s, out, d);
