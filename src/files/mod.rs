@@ -227,6 +227,24 @@ pub fn refuse_stdin_same(output: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The member of `all` called `s` (by `name`); the error names `what` it looked for and
+/// lists the known names.
+pub fn by_name<U: Copy>(
+    what: &str,
+    all: &[U],
+    name: fn(U) -> &'static str,
+    s: &str,
+) -> Result<U, String> {
+    all.iter().copied().find(|&u| name(u) == s).ok_or_else(|| {
+        let known: Vec<&str> = all.iter().map(|&u| name(u)).collect();
+        format!(
+            "unknown {what} `{}` (known: {})",
+            quote(s),
+            known.join(", ")
+        )
+    })
+}
+
 /// The most bytes of user input [`quote`] echoes in a message.
 pub const QUOTE_MAX: usize = 80;
 

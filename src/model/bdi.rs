@@ -503,9 +503,7 @@ pub fn compress(p: &BdiParams, line: &[u8]) -> Result<BdiCompressed, ModelError>
 /// returns it with the number of bits consumed. Bits after the stream are not inspected.
 pub fn decompress_prefix(p: &BdiParams, data: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
     p.validate()?;
-    let mut r = BitReader::whole(data);
-    let line = decode(p, &mut r)?;
-    Ok((line, r.pos()))
+    super::bits::decode_prefix(data, |r| decode(p, r))
 }
 
 fn decode(p: &BdiParams, r: &mut BitReader) -> Result<Vec<u8>, ModelError> {

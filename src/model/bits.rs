@@ -206,6 +206,17 @@ pub(crate) fn check_line_len(line: &[u8], line_bytes: usize) -> Result<(), Model
     Ok(())
 }
 
+/// Decodes one self-delimiting stream from the start of `data` with `decode`; returns the
+/// line and the number of bits consumed (bits after the stream are not inspected).
+pub(crate) fn decode_prefix(
+    data: &[u8],
+    decode: impl FnOnce(&mut BitReader) -> Result<Vec<u8>, ModelError>,
+) -> Result<(Vec<u8>, usize), ModelError> {
+    let mut r = BitReader::whole(data);
+    let line = decode(&mut r)?;
+    Ok((line, r.pos()))
+}
+
 /// Decodes a stream of exactly `nbits` bits: `nbits == 8·line_bytes` is the raw line (no
 /// in-band code), anything else goes through `decode`; trailing bits are an error.
 pub(crate) fn decode_exact(

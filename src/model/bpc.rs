@@ -581,9 +581,7 @@ fn decode(p: &BpcParams, r: &mut BitReader) -> Result<Vec<u8>, ModelError> {
 /// the block and the number of bits consumed.
 pub fn decompress_prefix(p: &BpcParams, data: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
     p.validate()?;
-    let mut r = BitReader::whole(data);
-    let line = decode(p, &mut r)?;
-    Ok((line, r.pos()))
+    super::bits::decode_prefix(data, |r| decode(p, r))
 }
 
 /// Decodes the stream at the start of `data` reading at most its first `limit` bits (the

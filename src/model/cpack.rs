@@ -573,9 +573,7 @@ pub fn decode_words(p: &CpackParams, r: &mut BitReader, n: usize) -> Result<Vec<
 /// returns the line and the number of bits consumed.
 pub fn decompress_prefix(p: &CpackParams, data: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
     p.validate()?;
-    let mut r = BitReader::whole(data);
-    let line = decode(p, &mut r)?;
-    Ok((line, r.pos()))
+    super::bits::decode_prefix(data, |r| decode(p, r))
 }
 
 /// Decompresses a stream of exactly `nbits` bits. `nbits == 8·line_bytes` is the raw line.

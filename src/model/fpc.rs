@@ -429,9 +429,7 @@ fn decode(p: &FpcParams, r: &mut BitReader) -> Result<Vec<u8>, ModelError> {
 /// raw mode); returns the line and the number of bits consumed.
 pub fn decompress_prefix(p: &FpcParams, data: &[u8]) -> Result<(Vec<u8>, usize), ModelError> {
     p.validate()?;
-    let mut r = BitReader::whole(data);
-    let line = decode(p, &mut r)?;
-    Ok((line, r.pos()))
+    super::bits::decode_prefix(data, |r| decode(p, r))
 }
 
 /// Decompresses a stream of exactly `nbits` bits (Original mode). `nbits == 8·line_bytes` is

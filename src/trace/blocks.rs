@@ -62,17 +62,7 @@ impl BlockClass {
 
     /// The class called `s`; the error lists the names.
     pub fn from_name(s: &str) -> Result<BlockClass, String> {
-        BlockClass::ALL
-            .into_iter()
-            .find(|c| c.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = BlockClass::ALL.iter().map(|c| c.name()).collect();
-                format!(
-                    "unknown block class `{}` (known: {})",
-                    crate::files::quote(s),
-                    names.join(", ")
-                )
-            })
+        crate::files::by_name("block class", &BlockClass::ALL, BlockClass::name, s)
     }
 
     /// Whether the class is FP32 data (truncation applies).

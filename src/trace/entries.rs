@@ -110,17 +110,7 @@ impl EntryClass {
 
     /// The class called `s`; the error lists the names.
     pub fn from_name(s: &str) -> Result<EntryClass, String> {
-        EntryClass::ALL
-            .iter()
-            .copied()
-            .find(|c| c.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown entry class `{}` (known: {})",
-                    crate::files::quote(s),
-                    EntryClass::ALL.map(|c| c.name()).join(", ")
-                )
-            })
+        crate::files::by_name("entry class", &EntryClass::ALL, EntryClass::name, s)
     }
 
     /// Whether the class holds FP64 values (where 64-bit BPC symbols matter).

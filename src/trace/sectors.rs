@@ -73,18 +73,7 @@ impl SectorClass {
 
     /// Looks a class up by name; the error lists the known names.
     pub fn from_name(s: &str) -> Result<SectorClass, String> {
-        SectorClass::ALL
-            .iter()
-            .copied()
-            .find(|c| c.name() == s)
-            .ok_or_else(|| {
-                let known: Vec<&str> = SectorClass::ALL.iter().map(|c| c.name()).collect();
-                format!(
-                    "unknown sector class `{}` (known: {})",
-                    crate::files::quote(s),
-                    known.join(", ")
-                )
-            })
+        crate::files::by_name("sector class", &SectorClass::ALL, SectorClass::name, s)
     }
 
     /// `sectors` sectors of this class (8 words each), deterministic in `seed`.

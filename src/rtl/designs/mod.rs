@@ -10,12 +10,5 @@ pub mod zvc;
 
 /// The unit of `all` called `s`; the error lists the known names.
 pub fn unit_by_name<U: Copy>(all: &[U], name: fn(U) -> &'static str, s: &str) -> Result<U, String> {
-    all.iter().copied().find(|&u| name(u) == s).ok_or_else(|| {
-        let known: Vec<&str> = all.iter().map(|&u| name(u)).collect();
-        format!(
-            "unknown unit `{}` (known: {})",
-            crate::files::quote(s),
-            known.join(", ")
-        )
-    })
+    crate::files::by_name("unit", all, name, s)
 }
