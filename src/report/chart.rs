@@ -195,15 +195,35 @@ fn span(lo: f64, hi: f64) -> (f64, f64) {
     }
 }
 
+/// The SVG area a chart draws on.
+type Root<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+/// What drawing a chart returns.
+type Drawn<'a> = Result<(), Box<dyn std::error::Error + 'a>>;
+
 type Plot<'a, 'b> = ChartContext<
     'a,
     SVGBackend<'b>,
     Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
 >;
 
+/// The series' legend in a box at `corner`.
+fn series_legend<'a, 'b: 'a>(
+    chart: &mut Plot<'a, 'b>,
+    corner: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(corner)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| e.to_string())
+}
+
 /// A captioned frame with a mesh and axis descriptions over `x` × `y`.
 fn frame<'a, 'b>(
-    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    root: &'a Root<'b>,
     c: &Chart,
     x: (f64, f64),
     y: (f64, f64),
@@ -404,10 +424,7 @@ impl Chart {
         Ok(buf)
     }
 
-    fn draw(
-        &self,
-        root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
-    ) -> Result<(), Box<dyn std::error::Error + '_>> {
+    fn draw(&self, root: &Root<'_>) -> Drawn<'_> {
         root.fill(&WHITE)?;
         match &self.body {
             Body::Bars {
@@ -424,12 +441,12 @@ impl Chart {
 
     fn bars(
         &self,
-        root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+        root: &Root<'_>,
         categories: &[String],
         series: &[BarSeries],
         marks: &[Mark],
         mark_name: &str,
-    ) -> Result<(), Box<dyn std::error::Error + '_>> {
+    ) -> Drawn<'_> {
         let n = categories.len().max(1);
         let values = bar_values(series, marks);
         let top = values.iter().copied().fold(0.0f64, f64::max);
@@ -582,10 +599,10 @@ impl Chart {
 
     fn strips(
         &self,
-        root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+        root: &Root<'_>,
         states: &[String],
         rows: &[(String, Vec<(usize, f64)>)],
-    ) -> Result<(), Box<dyn std::error::Error + '_>> {
+    ) -> Drawn<'_> {
         let keys: Vec<(String, legend::Key)> = states
             .iter()
             .enumerate()
@@ -640,11 +657,7 @@ impl Chart {
         Ok(())
     }
 
-    fn scatter(
-        &self,
-        root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
-        points: &[Point],
-    ) -> Result<(), Box<dyn std::error::Error + '_>> {
+    fn scatter(&self, root: &Root<'_>, points: &[Point]) -> Drawn<'_> {
         let fold = |f: fn(f64, f64) -> f64, init: f64, g: fn(&Point) -> f64| {
             points.iter().map(g).filter(|v| v.is_finite()).fold(init, f)
         };
@@ -704,20 +717,11 @@ impl Chart {
         }
         let names = ["design point", "Pareto front"];
         let corner = legend_corner(&names, &dots, &[anchors], area);
-        chart
-            .configure_series_labels()
-            .position(corner)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        series_legend(&mut chart, corner)?;
         Ok(())
     }
 
-    fn lines(
-        &self,
-        root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
-        series: &[(String, Vec<(f64, f64)>)],
-    ) -> Result<(), Box<dyn std::error::Error + '_>> {
+    fn lines(&self, root: &Root<'_>, series: &[(String, Vec<(f64, f64)>)]) -> Drawn<'_> {
         let all = || series.iter().flat_map(|(_, p)| p.iter().copied());
         let (x0, x1) = span(
             all().map(|p| p.0).fold(f64::MAX, f64::min),
@@ -750,12 +754,7 @@ impl Chart {
             .collect();
         let names: Vec<&str> = series.iter().map(|(n, _)| n.as_str()).collect();
         let corner = legend_corner(&names, &[], &paths, plot_rect(&chart));
-        chart
-            .configure_series_labels()
-            .position(corner)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        series_legend(&mut chart, corner)?;
         Ok(())
     }
 }
