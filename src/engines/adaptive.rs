@@ -176,12 +176,12 @@ impl Engine for Adaptive {
 
     fn rows_table(&self, rows: &[ReportRow]) -> Option<PaperTable> {
         let md = super::adaptive_table3::markdown(rows);
-        (!md.is_empty()).then(|| PaperTable {
-            engine: self.name().into(),
-            title: "Adaptive: beside the paper's Table III".into(),
-            file: "table3".into(),
-            markdown: md,
-        })
+        PaperTable::of(
+            self.name(),
+            "Adaptive: beside the paper's Table III",
+            "table3",
+            md,
+        )
     }
 
     fn compress(&self, cfg: &Config, data: &[u8]) -> Result<super::Packed, String> {

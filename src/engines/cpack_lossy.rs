@@ -192,12 +192,12 @@ impl Engine for CpackLossy {
 
     fn rows_table(&self, rows: &[ReportRow]) -> Option<PaperTable> {
         let md = super::cpack_lossy_table4::markdown(rows);
-        (!md.is_empty()).then(|| PaperTable {
-            engine: self.name().into(),
-            title: "PACT'12: beside the paper's Table 4".into(),
-            file: "table4".into(),
-            markdown: md,
-        })
+        PaperTable::of(
+            self.name(),
+            "PACT'12: beside the paper's Table 4",
+            "table4",
+            md,
+        )
     }
 
     fn compress(&self, cfg: &Config, data: &[u8]) -> Result<super::Packed, String> {

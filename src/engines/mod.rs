@@ -127,6 +127,19 @@ pub struct PaperTable {
     pub markdown: String,
 }
 
+impl PaperTable {
+    /// The table of `engine` under `title`, written to `<file>.md`; `None` when `markdown`
+    /// is empty (no row of the table was synthesized).
+    pub fn of(engine: &str, title: &str, file: &str, markdown: String) -> Option<PaperTable> {
+        (!markdown.is_empty()).then(|| PaperTable {
+            engine: engine.into(),
+            title: title.into(),
+            file: file.into(),
+            markdown,
+        })
+    }
+}
+
 /// The [`Engine`] methods `cosim_top`, `cosim` and `measure` of an engine whose RTL
 /// parameters are the configuration's `$field` and implement
 /// [`crate::cosim::run::UnitBench`]; `|cfg, run| stim` makes the bench's stimulus settings

@@ -165,6 +165,12 @@ impl<'a> BitReader<'a> {
     }
 }
 
+/// Bytes as lower-case hex digits, for test messages and golden vectors.
+#[cfg(test)]
+pub(crate) fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
 /// The parameters of a line codec: a line size and the checks of the rest.
 pub trait LineParams {
     /// Line size in bytes.

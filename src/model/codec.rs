@@ -64,6 +64,22 @@ pub trait LineCodec: Send + Sync {
     }
 }
 
+/// Test helper: `line` through `codec` as every line codec must treat it: the size path
+/// agrees with the stream, the bytes hold exactly the bits, the stream decodes to the line,
+/// and a compressed stream also decodes as a prefix using all its bits.
+#[cfg(test)]
+pub(crate) fn assert_round_trip(codec: &dyn LineCodec, line: &[u8]) -> Coded {
+    let c = codec.compress(line).unwrap();
+    assert_eq!(codec.size_bits(line).unwrap(), c.nbits);
+    assert_eq!(c.bits.len(), c.nbits.div_ceil(8));
+    assert_eq!(codec.decompress(&c.bits, c.nbits).unwrap(), line);
+    if c.compressed {
+        let (l, used) = codec.decompress_prefix(&c.bits).unwrap();
+        assert_eq!((l.as_slice(), used), (line, c.nbits));
+    }
+    c
+}
+
 /// Each codec's module has the same free functions (`compress`, `decompress`, `size_bits`,
 /// `decompress_prefix`) taking its parameter struct; the trait forwards to them.
 macro_rules! line_codec {
