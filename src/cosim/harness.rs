@@ -371,6 +371,16 @@ impl Default for HarnessConfig {
     }
 }
 
+impl HarnessConfig {
+    /// The default gaps, stalls and run control with random seed `seed`.
+    pub fn seeded(seed: u64) -> HarnessConfig {
+        HarnessConfig {
+            seed,
+            ..HarnessConfig::default()
+        }
+    }
+}
+
 /// Chance per cycle, while something is in flight, that a requested mid-run reset is asserted
 /// (about one every 64 busy cycles, at least 16..1024 cycles apart).
 const RESET_RATE: f64 = 1.0 / 64.0;
