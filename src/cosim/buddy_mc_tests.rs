@@ -3,10 +3,7 @@ use crate::cosim::dut::SimDut;
 use crate::rtl::buddy::mc_ctrl::{mc_ctrl, mc_ctrl_faulty, McFault};
 
 fn cfg(seed: u64) -> HarnessConfig {
-    HarnessConfig {
-        seed,
-        ..HarnessConfig::default()
-    }
+    HarnessConfig::seeded(seed)
 }
 
 /// A small slice (1 KB, 2 MSHRs) so the runs here miss, merge and write back.

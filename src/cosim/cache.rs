@@ -398,12 +398,7 @@ pub fn measure(dut: &mut dyn Dut, top: &Module, p: &CacheRtlParams) -> Result<(u
     let c0 = lookup(dut, 2)?;
     let c1 = wait_for(dut, rs_v, "hit response")?;
     dut.tick();
-    let quiet = HarnessConfig {
-        seed: 7,
-        in_gap: 0.0,
-        out_stall: 0.0,
-        ..HarnessConfig::default()
-    };
+    let quiet = HarnessConfig::quiet(7);
     let n = 2000;
     let r = run(dut, top, p, n, &quiet)?;
     r.check()?;

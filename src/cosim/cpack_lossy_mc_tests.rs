@@ -6,10 +6,7 @@ use crate::model::cpack_lossy::fp::TruncLayout;
 use crate::rtl::cpack_lossy::mc_top;
 
 fn cfg(seed: u64) -> HarnessConfig {
-    HarnessConfig {
-        seed,
-        ..HarnessConfig::default()
-    }
+    HarnessConfig::seeded(seed)
 }
 
 /// A small MD cache (2 sets × 2 ways of 16 B lines: every lookup pattern evicts) and no

@@ -379,6 +379,15 @@ impl HarnessConfig {
             ..HarnessConfig::default()
         }
     }
+
+    /// No gaps and no stalls (for timing), with random seed `seed`.
+    pub fn quiet(seed: u64) -> HarnessConfig {
+        HarnessConfig {
+            in_gap: 0.0,
+            out_stall: 0.0,
+            ..HarnessConfig::seeded(seed)
+        }
+    }
 }
 
 /// Chance per cycle, while something is in flight, that a requested mid-run reset is asserted

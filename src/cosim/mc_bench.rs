@@ -430,12 +430,7 @@ pub fn measure<S: McSystem>(
     top: &Module,
     p: &S::Params,
 ) -> Result<Timing, String> {
-    let quiet = HarnessConfig {
-        seed: 7,
-        in_gap: 0.0,
-        out_stall: 0.0,
-        ..HarnessConfig::default()
-    };
+    let quiet = HarnessConfig::quiet(7);
     let mut ideal = McOpts::<S>::default();
     ideal.latency.as_mut().fill((1, 1));
     let mut reads = ideal.clone();

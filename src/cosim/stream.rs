@@ -432,11 +432,7 @@ mod tests {
             (2000, 2000, 2000)
         );
         // No stalls: one beat per cycle after the two-cycle fill.
-        let cfg = StreamConfig {
-            in_gap: 0.0,
-            out_stall: 0.0,
-            ..StreamConfig::default()
-        };
+        let cfg = StreamConfig::quiet(1);
         let st = run_txns(&mut dut, txns(1000, 1), &cfg).unwrap();
         assert!(st.cycles <= 1000 + 3, "{} cycles", st.cycles);
         let lat = measure_latency(&mut dut, &i, &o, &txns(1, 1)().unwrap()).unwrap();
