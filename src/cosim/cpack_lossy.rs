@@ -48,22 +48,29 @@ pub fn comp_txn(p: &LossyRtlParams, block: &[u8], tcode: u8) -> Result<Txn, Stri
     let c = &p.codec;
     let inputs = cpack_beats(p, block, tcode);
     let b = model::compress(c, block, tcode).map_err(|e| e.to_string())?;
-    let n = b.md.n as usize;
-    let expected = b
-        .chunks
-        .chunks_exact(model::CHUNK_BYTES)
-        .enumerate()
-        .map(|(i, ch)| {
-            Beat::new()
-                .with("chunk", le_words(ch))
-                .num("last", (i + 1 == n).into())
-                .num("c", b.md.c.into())
-                .num("n", n as u64)
+    let expected = chunk_beats(&b.chunks, b.md.c, tcode)
+        .map(|beat| {
+            beat.num("n", b.md.n.into())
                 .num("bits", b.stream_bits as u64)
-                .num("tcode", tcode.into())
         })
         .collect();
     Ok(Txn { inputs, expected })
+}
+
+/// A stored block's chunks, one per beat (`chunk`, `last`), each with the block's `c` and
+/// `tcode`.
+fn chunk_beats(chunks: &[u8], c: bool, tcode: u8) -> impl Iterator<Item = Beat> + '_ {
+    let n = chunks.len() / model::CHUNK_BYTES;
+    chunks
+        .chunks_exact(model::CHUNK_BYTES)
+        .enumerate()
+        .map(move |(i, ch)| {
+            Beat::new()
+                .with("chunk", le_words(ch))
+                .num("last", (i + 1 == n).into())
+                .num("c", c.into())
+                .num("tcode", tcode.into())
+        })
 }
 
 /// What the decompressor must emit for a block stored as (`c`, `tcode`, `chunks`): a raw
@@ -122,20 +129,8 @@ pub fn decomp_expected(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) ->
 
 /// The decompressor's transaction for a block stored as (`c`, `tcode`, `chunks`).
 pub fn decomp_txn(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) -> Txn {
-    let n = chunks.len() / model::CHUNK_BYTES;
-    let inputs = chunks
-        .chunks_exact(model::CHUNK_BYTES)
-        .enumerate()
-        .map(|(i, ch)| {
-            Beat::new()
-                .with("chunk", le_words(ch))
-                .num("last", (i + 1 == n).into())
-                .num("c", c.into())
-                .num("tcode", tcode.into())
-        })
-        .collect();
     Txn {
-        inputs,
+        inputs: chunk_beats(chunks, c, tcode).collect(),
         expected: decomp_expected(p, c, tcode, chunks),
     }
 }
@@ -344,8 +339,9 @@ super::run::unit_bench!(LossyRtlParams, Unit, RunConfig);
 
 /// Runs `unit` on `dut` for the engine-independent settings of `s`: `lines` blocks of the
 /// §5 classes (the decompressor and the restore unit with [`CORRUPT`] of them corrupted), or
-/// `lines` MD lookups of the lookup patterns ([`run_md_cache`]; a trace's data does not
-/// apply to it), or the blocks of a trace
+/// `lines` MD lookups (reads and updates, the `trace::lookups` patterns) through the MD cache
+/// with a reordering memory, its hit, miss and merge counters checked too
+/// ([`super::cache::run_unit`]; a trace's data does not apply to it), or the blocks of a trace
 /// (`s.data`, lossless, nothing corrupted).
 pub fn run_with(
     dut: &mut dyn Dut,
@@ -362,25 +358,14 @@ pub fn run_with(
         None => (BlockStim::new(&p.codec, s.seed), CORRUPT),
     };
     match unit {
-        Unit::MdCache => run_md_cache(dut, &t, p, s.lines, &cfg),
+        Unit::MdCache => {
+            super::cache::run_unit(dut, &t, &p.md_cache.rtl(p.codec.md_bits), s.lines, &cfg)
+        }
         Unit::McTop => run_mc_top(dut, &t, p, s.lines, &cfg),
         _ => run_blocks(
             dut, &t, p, unit, &mut stim, s.lines, corrupt, &cfg, progress,
         ),
     }
-}
-
-/// Runs `n` MD lookups (reads and updates, the `trace::lookups` patterns) through the MD
-/// cache `top` with a reordering memory ([`super::cache::run`]); the controller's hit, miss
-/// and merge counters must equal the model's.
-pub fn run_md_cache(
-    dut: &mut dyn Dut,
-    top: &Module,
-    p: &LossyRtlParams,
-    n: u64,
-    cfg: &StreamConfig,
-) -> Result<RunStats, String> {
-    super::cache::run_unit(dut, top, &p.md_cache.rtl(p.codec.md_bits), n, cfg)
 }
 
 /// Runs `n` mixed requests through the MC top `top` ([`super::cpack_lossy_mc::run`]): the

@@ -102,11 +102,7 @@ fn compressor_latency_and_throughput() {
     let t = comp_txn(&p, &blk, 0).unwrap();
     assert_eq!(measure_latency(&mut dut, &sin, &sout, &t).unwrap(), 20);
     // Back to back without stalls: 2 words per cycle.
-    let quiet = StreamConfig {
-        in_gap: 0.0,
-        out_stall: 0.0,
-        ..cfg(3)
-    };
+    let quiet = StreamConfig::quiet(3);
     let st = run_unit(&mut dut, &top, &p, Unit::Compressor, 2_000, 0.0, &quiet).unwrap();
     assert_clean(&st, "throughput");
     let rate = st.beats_in as f64 / st.cycles as f64;
@@ -232,11 +228,7 @@ fn decompressor_latency_and_throughput() {
     let b = model::compress(&p.codec, &full, 0).unwrap();
     assert!(b.md.c && b.md.n == 8, "{:?}", b.md);
     let tf = decomp_txn(&p, true, 0, &b.chunks);
-    let quiet = StreamConfig {
-        in_gap: 0.0,
-        out_stall: 0.0,
-        ..cfg(4)
-    };
+    let quiet = StreamConfig::quiet(4);
     for (what, txn) in [("narrow (3 chunks)", &t), ("densest (8 chunks)", &tf)] {
         let blocks = 500u64;
         let mut left = blocks;
@@ -418,7 +410,10 @@ fn md_cache_unit_matches_model_and_catches_faults() {
     let p = LossyRtlParams::default();
     let t = top(&p, Unit::MdCache).unwrap();
     let mut dut = VerilatorDut::new(&t, false).unwrap();
-    let st = run_md_cache(&mut dut, &t, &p, 20_000, &cfg(61)).unwrap();
+    let cp = p.md_cache.rtl(p.codec.md_bits);
+    let run =
+        |dut: &mut dyn Dut, seed| super::super::cache::run_unit(dut, &t, &cp, 20_000, &cfg(seed));
+    let st = run(&mut dut, 61).unwrap();
     assert_clean(&st, &t.name);
     eprintln!(
         "{}: 20000 lookups, {} cycles, 0 mismatches",
@@ -450,7 +445,7 @@ fn md_cache_unit_matches_model_and_catches_faults() {
     let fm = FaultModel::of_top(&t, &edits.map(|(_, e)| e)).unwrap();
     for (k, (what, _)) in edits.into_iter().enumerate() {
         let mut dut = fm.dut(Some(k)).unwrap();
-        match run_md_cache(&mut dut, &t, &p, 20_000, &cfg(62)) {
+        match run(&mut dut, 62) {
             Ok(st) => {
                 let m = st.first_mismatch.expect(what);
                 eprintln!("{what}: caught at lookup {} ({})", m.transfer, m.field);
