@@ -507,14 +507,7 @@ mod verilator_tests {
 
     fn run_unit(p: &BaseXorRtlParams, unit: Unit, sectors: u64, seed: u64) -> RunStats {
         let mut dut = VerilatorDut::new(&top(p, unit).unwrap(), false).unwrap();
-        let cfg = StimConfig {
-            run: RunConfig {
-                lines: sectors,
-                seed,
-                ..RunConfig::default()
-            },
-            ..StimConfig::default()
-        };
+        let cfg = StimConfig::of(&RunConfig::seeded(sectors, seed));
         let st = run_clean(&mut dut, p, unit, &cfg).unwrap();
         assert_eq!(st.lines, sectors);
         st
@@ -573,13 +566,7 @@ mod verilator_tests {
         });
         let enc = FaultModel::build(&top(&p, Unit::Encoder).unwrap(), &faults).unwrap();
         let mut dut = enc.dut(Some(0)).unwrap();
-        let cfg = StimConfig {
-            run: RunConfig {
-                lines: 2_000,
-                ..RunConfig::default()
-            },
-            ..StimConfig::default()
-        };
+        let cfg = StimConfig::of(&RunConfig::lines(2_000));
         let m = run(&mut dut, &p, Unit::Encoder, &cfg)
             .unwrap()
             .first_mismatch
@@ -600,13 +587,7 @@ mod verilator_tests {
         let mut dut = faulty(&p, Unit::Decoder, "bx_univ_dec", &|v| {
             v.replace("assign eq3_2_c = (x3_2 == ", "assign eq3_2_c = (x3_2 != ")
         });
-        let cfg = StimConfig {
-            run: RunConfig {
-                lines: 20_000,
-                ..RunConfig::default()
-            },
-            ..StimConfig::default()
-        };
+        let cfg = StimConfig::of(&RunConfig::lines(20_000));
         let m = run(&mut dut, &p, Unit::Decoder, &cfg)
             .unwrap()
             .first_mismatch

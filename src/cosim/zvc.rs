@@ -355,14 +355,7 @@ mod verilator_tests {
             };
             for (unit, seed) in [(Unit::Compressor, 5), (Unit::Decompressor, 6)] {
                 let mut dut = crate::cosim::dut::SimDut::new(&top(&p, unit).unwrap()).unwrap();
-                let cfg = StimConfig {
-                    run: RunConfig {
-                        lines: 400,
-                        seed,
-                        ..RunConfig::default()
-                    },
-                    ..StimConfig::default()
-                };
+                let cfg = StimConfig::of(&RunConfig::seeded(400, seed));
                 let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
                 assert!(st.lines >= 400);
             }
@@ -382,13 +375,7 @@ mod verilator_tests {
             &mut dut,
             &p,
             Unit::Compressor,
-            &StimConfig {
-                run: RunConfig {
-                    lines: 2_000,
-                    ..RunConfig::default()
-                },
-                ..Default::default()
-            },
+            &StimConfig::of(&RunConfig::lines(2_000)),
         )
         .unwrap();
         let m = st
@@ -486,13 +473,7 @@ mod verilator_tests {
             &mut dut,
             &p,
             Unit::Decompressor,
-            &StimConfig {
-                run: RunConfig {
-                    lines: 500,
-                    ..RunConfig::default()
-                },
-                ..Default::default()
-            },
+            &StimConfig::of(&RunConfig::lines(500)),
         )
         .unwrap();
         assert!(
@@ -544,13 +525,7 @@ mod verilator_tests {
             &mut dut,
             &p,
             Unit::Decompressor,
-            &StimConfig {
-                run: RunConfig {
-                    lines: 200,
-                    ..RunConfig::default()
-                },
-                ..Default::default()
-            },
+            &StimConfig::of(&RunConfig::lines(200)),
         )
         .unwrap();
         assert!(st.first_mismatch.is_none());

@@ -23,10 +23,7 @@ fn dut_of(p: &AdaptiveRtlParams, unit: Unit, verilator: bool) -> Box<dyn Dut> {
 
 fn run_unit(p: &AdaptiveRtlParams, unit: Unit, lines: u64, seed: u64, verilator: bool) -> RunStats {
     let mut dut = dut_of(p, unit, verilator);
-    let cfg = StimConfig {
-        run: RunConfig::seeded(lines, seed),
-        ..StimConfig::default()
-    };
+    let cfg = StimConfig::of(&RunConfig::seeded(lines, seed));
     let st = run_clean(dut.as_mut(), p, unit, &cfg).unwrap();
     assert_eq!(st.lines, lines);
     st
@@ -148,13 +145,7 @@ fn scoreboard_catches_injected_ctrl_fault() {
             "assign qual_bdi = (votes_bdi_q < 3'd3);",
         )
     });
-    let cfg = StimConfig {
-        run: RunConfig {
-            lines: 5_000,
-            ..RunConfig::default()
-        },
-        ..StimConfig::default()
-    };
+    let cfg = StimConfig::of(&RunConfig::lines(5_000));
     let m = run(&mut dut, &p, Unit::Ctrl, &cfg)
         .unwrap()
         .first_mismatch
@@ -214,13 +205,7 @@ fn scoreboard_catches_injected_faults() {
     let mut dut = faulty(&p, Unit::BdiComp, &|v| {
         invert_mux_select(v, "b4d1_dsel3").expect("b4d1_dsel3 is a mux")
     });
-    let cfg = StimConfig {
-        run: RunConfig {
-            lines: 5_000,
-            ..RunConfig::default()
-        },
-        ..StimConfig::default()
-    };
+    let cfg = StimConfig::of(&RunConfig::lines(5_000));
     let m = run(&mut dut, &p, Unit::BdiComp, &cfg)
         .unwrap()
         .first_mismatch
