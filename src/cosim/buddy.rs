@@ -349,11 +349,9 @@ pub fn run_with(
         if s.data.is_some() {
             return Err("the mc-ctrl unit runs generated requests; --trace is not used".into());
         }
-        let r = super::buddy_mc::run(dut, &t, p, s.lines, &cfg)?;
-        if r.stats.first_mismatch.is_none() {
-            r.check()?;
-        }
-        return Ok(r.stats);
+        return Ok(super::buddy_mc::run(dut, &t, p, s.lines, &cfg)?
+            .checked()?
+            .stats);
     }
     let (mut entries, corrupt) = match s.data_bytes() {
         Some(bytes) => (Entries::Fixed(bytes, 0), 0.0),

@@ -378,10 +378,7 @@ pub fn run_mc_top(
     n: u64,
     cfg: &StreamConfig,
 ) -> Result<RunStats, String> {
-    let r = super::cpack_lossy_mc::run(dut, top, p, n, cfg)?;
-    if r.stats.first_mismatch.is_none() {
-        r.check()?;
-    }
+    let r = super::cpack_lossy_mc::run(dut, top, p, n, cfg)?.checked()?;
     let mut st = r.stats;
     st.lines = n;
     // Ratio: the blocks requested against the chunks moved on the DRAM bus.

@@ -173,6 +173,17 @@ impl<S: McSystem> McRun<S> {
         }
         Ok(())
     }
+
+    /// The run, with an error if its responses matched but the rest did not ([`check`]); a
+    /// response mismatch stays in [`RunStats::first_mismatch`].
+    ///
+    /// [`check`]: McRun::check
+    pub fn checked(self) -> Result<Self, String> {
+        if self.stats.first_mismatch.is_none() {
+            self.check()?;
+        }
+        Ok(self)
+    }
 }
 
 impl<S: McSystem> Clone for McRun<S> {
