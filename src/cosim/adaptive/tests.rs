@@ -74,16 +74,20 @@ fn interpreter_ctrl_matches_model_sequence() {
     }
 }
 
+/// The decompressor's cases over 5,000 lines of the default stimulus for `alg`.
+fn decomp_cases(alg: Alg) -> Vec<LineCase> {
+    let p = AdaptiveRtlParams::default();
+    let mut src = LineSource::new(&p, &StimConfig::of(&RunConfig::lines(5_000))).with_alg(alg);
+    std::iter::from_fn(|| src.next_case(true)).collect()
+}
+
 #[test]
 fn fpc_stimulus_reaches_every_pattern_and_both_decoder_outcomes() {
     use crate::model::fpc::FpcPattern;
-    let p = AdaptiveRtlParams::default();
-    let cfg = StimConfig::of(&RunConfig::lines(5_000));
-    let mut src = LineSource::new(&p, &cfg).with_alg(Alg::Fpc);
     let mut pats = std::collections::BTreeSet::new();
     let (mut raw, mut comp, mut arb_ok, mut arb_err) = (0, 0, 0, 0);
     let mut long_run = false;
-    while let Some(c) = src.next_case(true) {
+    for c in decomp_cases(Alg::Fpc) {
         let f = fpc_of(&c);
         pats.extend(f.class.words.iter().copied());
         if f.compressed {
@@ -164,12 +168,9 @@ fn interpreter_cpack_units_match_model() {
 fn cpack_stimulus_reaches_every_pattern_and_error() {
     // Every Table II pattern, raw fallbacks, and both decompressor verdicts on arbitrary
     // payloads occur in the stimulus (else the scoreboard could not catch their faults).
-    let p = AdaptiveRtlParams::default();
-    let cfg = StimConfig::of(&RunConfig::lines(5_000));
-    let mut src = LineSource::new(&p, &cfg).with_alg(Alg::Cpack);
     let mut pats = std::collections::BTreeSet::new();
     let (mut raw, mut bad, mut good) = (0, 0, 0);
-    while let Some(c) = src.next_case(true) {
+    for c in decomp_cases(Alg::Cpack) {
         let cc = c.cpack.unwrap();
         raw += !cc.compressed as u32;
         pats.extend(cc.events());
