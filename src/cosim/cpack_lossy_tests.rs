@@ -81,12 +81,26 @@ fn verilator_variants() -> Vec<LossyRtlParams> {
     variants().into_iter().take(1).collect()
 }
 
-#[test]
-fn verilator_compressor_matches_model_under_stalls() {
+/// [`matches_model`] in Verilator for each of the Verilator variants (20,000 blocks of the
+/// first, 4,000 of the others; seeds from `seed` on).
+fn verilator_matches_model(unit: Unit, corrupt: f64, seed: u64) {
     for (i, p) in verilator_variants().into_iter().enumerate() {
         let n = if i == 0 { 20_000 } else { 4_000 };
-        matches_model(&p, Unit::Compressor, true, n, 0.0, 10 + i as u64);
+        matches_model(&p, unit, true, n, corrupt, seed + i as u64);
     }
+}
+
+/// A Verilator build of `unit` of `p`, and its input and output streams.
+fn verilator_unit(p: &LossyRtlParams, unit: Unit) -> (Arc<Module>, VerilatorDut, Stream, Stream) {
+    let top = top(p, unit).unwrap();
+    let dut = VerilatorDut::new(&top, false).unwrap();
+    let (sin, sout) = Stream::of_unit(&top).unwrap();
+    (top, dut, sin, sout)
+}
+
+#[test]
+fn verilator_compressor_matches_model_under_stalls() {
+    verilator_matches_model(Unit::Compressor, 0.0, 10);
 }
 
 /// Table 4 gives the first chunk 16 + 3 cycles after the first word of a 32-word block; this
@@ -95,9 +109,7 @@ fn verilator_compressor_matches_model_under_stalls() {
 #[test]
 fn compressor_latency_and_throughput() {
     let p = LossyRtlParams::default();
-    let top: Arc<_> = compressor(&p).unwrap();
-    let mut dut = VerilatorDut::new(&top, false).unwrap();
-    let (sin, sout) = Stream::of_unit(&top).unwrap();
+    let (top, mut dut, sin, sout) = verilator_unit(&p, Unit::Compressor);
     let blk: Vec<u8> = (0..128u32).map(|i| (i * 7 % 13) as u8).collect();
     let t = comp_txn(&p, &blk, 0).unwrap();
     assert_eq!(measure_latency(&mut dut, &sin, &sout, &t).unwrap(), 20);
@@ -180,10 +192,7 @@ fn interpreter_decompressor_matches_model() {
 
 #[test]
 fn verilator_decompressor_matches_model_under_stalls_and_corruption() {
-    for (i, p) in verilator_variants().into_iter().enumerate() {
-        let n = if i == 0 { 20_000 } else { 4_000 };
-        matches_model(&p, Unit::Decompressor, true, n, 0.2, 20 + i as u64);
-    }
+    verilator_matches_model(Unit::Decompressor, 0.2, 20);
 }
 
 /// Table 4 gives 8 + 1 cycles per 128 B block and a 1-cycle latency. This design keeps the
@@ -194,9 +203,7 @@ fn verilator_decompressor_matches_model_under_stalls_and_corruption() {
 #[test]
 fn decompressor_latency_and_throughput() {
     let p = LossyRtlParams::default();
-    let top = crate::rtl::cpack_lossy::decompressor(&p).unwrap();
-    let mut dut = VerilatorDut::new(&top, false).unwrap();
-    let (sin, sout) = Stream::of_unit(&top).unwrap();
+    let (_, mut dut, sin, sout) = verilator_unit(&p, Unit::Decompressor);
     // Narrow words (12-bit tokens): the first four tokens are in the first chunk.
     let narrow = narrow_block(128);
     let b = model::compress(&p.codec, &narrow, 0).unwrap();
