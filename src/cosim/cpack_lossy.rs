@@ -7,7 +7,7 @@
 
 pub use super::block_stim::BlockStim;
 use super::dut::Dut;
-use super::run::{run_counted, RunConfig};
+use super::run::{run_counted, Counted, RunConfig};
 use super::stream::{Beat, RunStats, Stream, StreamConfig, Timing, Txn};
 use crate::hdl::Module;
 use crate::model::cpack_lossy as model;
@@ -244,9 +244,10 @@ pub fn run_blocks(
 
 /// The transaction of `unit` for block `b` with code `tc`, and the bytes stored for it
 /// (chunks; the truncation unit: the bytes of its output beats). The decompressor and the
-/// restore unit get the block as stored, with probability `corrupt` corrupted ([`stored`]);
-/// an uncorrupted block's expected restore output must be the model's round trip
-/// ([`model::expected_roundtrip`]), or this is an error.
+/// restore unit get the block as stored, with probability `corrupt` corrupted (random
+/// chunks, flipped bits, a chunk lost or gained, inverted top bits); an uncorrupted block's
+/// expected restore output must be the model's round trip ([`model::expected_roundtrip`]),
+/// or this is an error.
 pub fn block_txn(
     p: &LossyRtlParams,
     unit: Unit,
@@ -254,7 +255,7 @@ pub fn block_txn(
     tc: u8,
     corrupt: f64,
     rng: &mut ChaCha8Rng,
-) -> Result<(Txn, usize), String> {
+) -> Counted {
     match unit {
         Unit::Compressor => {
             let t = comp_txn(p, b, tc)?;

@@ -1,6 +1,7 @@
 //! The run and measure path every engine's units share: the engine-independent run settings
 //! ([`RunConfig`]), one loop that streams an engine's transactions through a one-in/one-out
-//! unit and tallies what it moved ([`run_txns`]), and the latency and throughput measurement
+//! unit and tallies what it moved ([`run_txns`]; [`run_counted`] for a stimulus that counts
+//! its work units and stored bytes itself), and the latency and throughput measurement
 //! ([`measure`]).
 //!
 //! An engine brings only what is its own: a [`TxnSource`] (its stimulus and golden model,
