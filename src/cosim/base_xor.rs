@@ -497,6 +497,7 @@ pub fn measure(dut: &mut dyn Dut, p: &BaseXorRtlParams, unit: Unit) -> Result<Ti
 mod verilator_tests {
     use super::*;
     use crate::cosim::fault::{faulty_dut, invert_mux_select, Fault, FaultModel};
+    use crate::cosim::test_util::fault_caught;
     use crate::cosim::vdut::VerilatorDut;
 
     fn params(yaml: &str) -> BaseXorRtlParams {
@@ -507,14 +508,7 @@ mod verilator_tests {
 
     fn run_unit(p: &BaseXorRtlParams, unit: Unit, sectors: u64, seed: u64) -> RunStats {
         let mut dut = VerilatorDut::new(&top(p, unit).unwrap(), false).unwrap();
-        let cfg = StimConfig {
-            run: RunConfig {
-                lines: sectors,
-                seed,
-                ..RunConfig::default()
-            },
-            ..StimConfig::default()
-        };
+        let cfg = StimConfig::of(&RunConfig::seeded(sectors, seed));
         let st = run_clean(&mut dut, p, unit, &cfg).unwrap();
         assert_eq!(st.lines, sectors);
         st
@@ -573,26 +567,14 @@ mod verilator_tests {
         });
         let enc = FaultModel::build(&top(&p, Unit::Encoder).unwrap(), &faults).unwrap();
         let mut dut = enc.dut(Some(0)).unwrap();
-        let cfg = StimConfig {
-            run: RunConfig {
-                lines: 2_000,
-                ..RunConfig::default()
-            },
-            ..StimConfig::default()
-        };
-        let m = run(&mut dut, &p, Unit::Encoder, &cfg)
-            .unwrap()
-            .first_mismatch
-            .expect("the injected fault must be detected");
+        let cfg = StimConfig::of(&RunConfig::lines(2_000));
+        let m = fault_caught(run(&mut dut, &p, Unit::Encoder, &cfg));
         assert_eq!(m.field, "m_sector_o");
         assert!(m.cycle < 100, "found late: {}", m);
         // The fused DBI decision of group 5 (byte 1 of unit 1): the zero-test select of its
         // candidate decisions inverted.
         let mut dut = enc.dut(Some(1)).unwrap();
-        let m = run(&mut dut, &p, Unit::Encoder, &cfg)
-            .unwrap()
-            .first_mismatch
-            .expect("the injected fault must be detected");
+        let m = fault_caught(run(&mut dut, &p, Unit::Encoder, &cfg));
         assert!(m.cycle < 100, "found late: {}", m);
         // A data-dependent one: in the carry-select decoder, unit 3's comparison against the
         // candidate d1 = y1 ^ C (only selected when unit 1 was the ZDR swap case
@@ -600,17 +582,8 @@ mod verilator_tests {
         let mut dut = faulty(&p, Unit::Decoder, "bx_univ_dec", &|v| {
             v.replace("assign eq3_2_c = (x3_2 == ", "assign eq3_2_c = (x3_2 != ")
         });
-        let cfg = StimConfig {
-            run: RunConfig {
-                lines: 20_000,
-                ..RunConfig::default()
-            },
-            ..StimConfig::default()
-        };
-        let m = run(&mut dut, &p, Unit::Decoder, &cfg)
-            .unwrap()
-            .first_mismatch
-            .expect("the injected fault must be detected");
+        let cfg = StimConfig::of(&RunConfig::lines(20_000));
+        let m = fault_caught(run(&mut dut, &p, Unit::Decoder, &cfg));
         assert_eq!(m.field, "m_sector_o");
         assert!(m.transfer < 1_000, "found late: {}", m);
     }

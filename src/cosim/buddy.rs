@@ -9,7 +9,7 @@
 //! stream either decodes to what the model decodes or must raise `err`.
 
 use super::dut::Dut;
-use super::run::RunConfig;
+use super::run::{run_counted, RunConfig};
 use super::stream::{run_stream, Beat, RunStats, Stream, StreamConfig, Timing, Txn};
 use super::zvc::bytes_to_words as words;
 use crate::hdl::Module;
@@ -309,46 +309,19 @@ pub fn run_entries(
     cfg: &StreamConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let (sin, sout) = Stream::of_unit(top)?;
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0xb0dd);
-    let mut left = n;
-    let mut err = None;
-    let (mut lines, mut raw, mut comp) = (0u64, 0u64, 0u64);
-    let mut next = || {
-        if left == 0 || err.is_some() {
-            return None;
-        }
-        left -= 1;
-        let e = entries.next_entry(p.entry_bytes)?;
-        let r = match unit {
+    let eb = p.entry_bytes;
+    run_counted(dut, top, n, eb, cfg, progress, &mut || {
+        let e = entries.next_entry(eb)?;
+        Some(match unit {
             Unit::Compressor => comp_txn(p, &e).map(|t| {
                 let code = t.expected[0].u64("size") as u8;
                 (t, code_bytes(p, code))
             }),
             _ => stored(p, &e, corrupt, &mut rng)
                 .map(|(s, c, _)| (decomp_txn(p, &s, c), code_bytes(p, c))),
-        };
-        match r {
-            Ok((t, stored_bytes)) => {
-                lines += 1;
-                raw += p.entry_bytes as u64;
-                comp += stored_bytes as u64;
-                Some(t)
-            }
-            Err(e) => {
-                err = Some(e);
-                None
-            }
-        }
-    };
-    let mut st = run_stream(dut, &sin, &sout, &mut next, cfg, &mut |_| {}, progress)?;
-    if let Some(e) = err {
-        return Err(e);
-    }
-    st.lines = lines;
-    st.raw_bytes = raw;
-    st.comp_bytes = comp;
-    Ok(st)
+        })
+    })
 }
 
 super::run::unit_bench!(BuddyRtlParams, Unit, RunConfig);
@@ -376,11 +349,9 @@ pub fn run_with(
         if s.data.is_some() {
             return Err("the mc-ctrl unit runs generated requests; --trace is not used".into());
         }
-        let r = super::buddy_mc::run(dut, &t, p, s.lines, &cfg)?;
-        if r.stats.first_mismatch.is_none() {
-            r.check()?;
-        }
-        return Ok(r.stats);
+        return Ok(super::buddy_mc::run(dut, &t, p, s.lines, &cfg)?
+            .checked()?
+            .stats);
     }
     let (mut entries, corrupt) = match s.data_bytes() {
         Some(bytes) => (Entries::Fixed(bytes, 0), 0.0),
@@ -426,12 +397,7 @@ pub fn measure(dut: &mut dyn Dut, pb: &BuddyRtlParams, unit: Unit) -> Result<Tim
     let p = &pb.bpc;
     let t = top(pb, unit)?;
     if unit == Unit::MetaCache {
-        let (latency_cycles, rate) = super::cache::measure(dut, &t, &pb.meta.rtl())?;
-        return Ok(Timing {
-            latency_cycles,
-            in_beats_per_cycle: rate,
-            raw_bytes_per_cycle: rate * ENTRY_BYTES as f64,
-        });
+        return super::cache::timing(dut, &t, &pb.meta.rtl(), ENTRY_BYTES);
     }
     if unit == Unit::McCtrl {
         return super::buddy_mc::measure(dut, &t, pb);

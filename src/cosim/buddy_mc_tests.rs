@@ -3,10 +3,7 @@ use crate::cosim::dut::SimDut;
 use crate::rtl::buddy::mc_ctrl::{mc_ctrl, mc_ctrl_faulty, McFault};
 
 fn cfg(seed: u64) -> HarnessConfig {
-    HarnessConfig {
-        seed,
-        ..HarnessConfig::default()
-    }
+    HarnessConfig::seeded(seed)
 }
 
 /// A small slice (1 KB, 2 MSHRs) so the runs here miss, merge and write back.
@@ -109,15 +106,22 @@ fn mc_ctrl_rejects_unsupported_configurations() {
     assert!(mc_ctrl(&p).unwrap_err().to_string().contains("too narrow"));
 }
 
-/// The defaults in Verilator under stalls (the 10^6 run is in the long tier).
-#[test]
-fn verilator_mc_ctrl_matches_the_system_model() {
+/// `n` requests (seed `seed`) through a Verilator build of the default controller under
+/// stalls, shown as `what`; everything must equal the system model.
+fn verilator_default_run(n: u64, seed: u64, what: &str) -> McRun {
     let p = BuddyRtlParams::default();
     let top = mc_ctrl(&p).unwrap();
     let mut dut = crate::cosim::vdut::VerilatorDut::new(&top, false).unwrap();
-    let r = run(&mut dut, &top, &p, 5_000, &cfg(7)).unwrap();
-    show(&r, &top.name);
+    let r = run(&mut dut, &top, &p, n, &cfg(seed)).unwrap();
+    show(&r, what);
     r.check().unwrap();
+    r
+}
+
+/// The defaults in Verilator under stalls (the 10^6 run is in the long tier).
+#[test]
+fn verilator_mc_ctrl_matches_the_system_model() {
+    verilator_default_run(5_000, 7, "mc_ctrl");
 }
 
 /// The figure in docs/RESULTS.md (long tier: `cargo test --release -- --ignored buddy_mc_million`):
@@ -125,11 +129,6 @@ fn verilator_mc_ctrl_matches_the_system_model() {
 #[test]
 #[ignore]
 fn buddy_mc_million_requests() {
-    let p = BuddyRtlParams::default();
-    let top = mc_ctrl(&p).unwrap();
-    let mut dut = crate::cosim::vdut::VerilatorDut::new(&top, false).unwrap();
-    let r = run(&mut dut, &top, &p, 1_000_000, &cfg(11)).unwrap();
-    show(&r, "10^6 requests");
-    r.check().unwrap();
+    let r = verilator_default_run(1_000_000, 11, "10^6 requests");
     eprintln!("{} s", r.stats.seconds);
 }

@@ -1,22 +1,26 @@
 use super::*;
 use crate::cosim::dut::SimDut;
+use crate::cosim::test_util::assert_clean;
 
 fn cfg(seed: u64) -> StreamConfig {
-    StreamConfig {
-        seed,
-        ..StreamConfig::default()
-    }
+    StreamConfig::seeded(seed)
 }
 
-fn clean(st: &RunStats, what: &str) {
-    assert!(
-        st.first_mismatch.is_none(),
-        "{what}: {}",
-        st.first_mismatch
-            .as_ref()
-            .map(|m| m.to_string())
-            .unwrap_or_default()
-    );
+/// Runs `n` entries of the classes (seed `classes`) through the BPC unit `unit` (`t`), the
+/// decompressor with `corrupt` of them corrupted.
+#[allow(clippy::too_many_arguments)]
+fn run_classes(
+    dut: &mut dyn Dut,
+    t: &Module,
+    p: &BuddyRtlParams,
+    unit: Unit,
+    classes: u64,
+    n: u64,
+    corrupt: f64,
+    c: &StreamConfig,
+) -> Result<RunStats, String> {
+    let mut e = Entries::classes(classes);
+    run_entries(dut, t, &p.bpc, unit, &mut e, n, corrupt, c, &mut |_| {})
 }
 
 fn variants() -> Vec<BuddyRtlParams> {
@@ -79,27 +83,15 @@ fn interpreter_units_match_the_model() {
         for u in [Unit::Compressor, Unit::Decompressor] {
             let t = top(&p, u).unwrap();
             let mut dut = SimDut::new(&t).unwrap();
-            let mut e = Entries::classes(5 + i as u64);
-            let st = run_entries(
-                &mut dut,
-                &t,
-                &p.bpc,
-                u,
-                &mut e,
-                60,
-                0.3,
-                &cfg(2),
-                &mut |_| {},
-            )
-            .unwrap();
-            clean(&st, &t.name);
+            let st = run_classes(&mut dut, &t, &p, u, 5 + i as u64, 60, 0.3, &cfg(2)).unwrap();
+            assert_clean(&st, &t.name);
             assert_eq!(st.lines, 60);
         }
         for u in [Unit::SizeMapper, Unit::AddrGen] {
             let t = top(&p, u).unwrap();
             let mut dut = SimDut::new(&t).unwrap();
             let st = run_table(&mut dut, &t, &p, u, 500, &cfg(3), &mut |_| {}).unwrap();
-            clean(&st, &t.name);
+            assert_clean(&st, &t.name);
             assert_eq!(st.lines, 500);
         }
     }
@@ -125,7 +117,7 @@ fn size_mapper_exhaustive_and_zero_detect() {
         &mut |_| {},
     )
     .unwrap();
-    clean(&st, "size mapper");
+    assert_clean(&st, "size mapper");
     assert_eq!(st.transfers, 128);
     let z = crate::rtl::buddy::zero_detect().unwrap();
     let mut sim = crate::hdl::sim::Sim::new(&z).unwrap();
@@ -168,23 +160,10 @@ fn verilator_units_match_the_model_under_stalls() {
                     run_table(&mut dut, &t, &p, u, n, &cfg(20 + i as u64), &mut |_| {})
                 }
                 Unit::MetaCache => run_meta_cache(&mut dut, &t, &p, n, &cfg(40 + i as u64)),
-                _ => {
-                    let mut e = Entries::classes(30 + i as u64);
-                    run_entries(
-                        &mut dut,
-                        &t,
-                        &p.bpc,
-                        u,
-                        &mut e,
-                        n,
-                        CORRUPT,
-                        &cfg(9),
-                        &mut |_| {},
-                    )
-                }
+                _ => run_classes(&mut dut, &t, &p, u, 30 + i as u64, n, CORRUPT, &cfg(9)),
             }
             .unwrap();
-            clean(&st, &t.name);
+            assert_clean(&st, &t.name);
             assert_eq!(st.lines, n);
             eprintln!(
                 "{}: {n} transactions, {} cycles, 0 mismatches",
@@ -209,20 +188,7 @@ fn caught(p: &BuddyRtlParams, u: Unit, edits: &[Edit], n: u64) {
             Unit::SizeMapper | Unit::AddrGen => {
                 run_table(&mut dut, &t, p, u, n, &cfg(6), &mut |_| {})
             }
-            _ => {
-                let mut e = Entries::classes(6);
-                run_entries(
-                    &mut dut,
-                    &t,
-                    &p.bpc,
-                    u,
-                    &mut e,
-                    n,
-                    CORRUPT,
-                    &cfg(6),
-                    &mut |_| {},
-                )
-            }
+            _ => run_classes(&mut dut, &t, p, u, 6, n, CORRUPT, &cfg(6)),
         }
         .unwrap();
         let m = st
@@ -239,66 +205,63 @@ fn caught(p: &BuddyRtlParams, u: Unit, edits: &[Edit], n: u64) {
 fn scoreboard_catches_injected_faults() {
     use crate::cosim::fault::invert_mux_select;
     let p = fault_params();
-    caught(
-        &p,
-        Unit::Compressor,
-        &[
-            ("zero code", &|v: &str| {
-                v.replacen("assign all_zero = (", "assign all_zero = 1'b0 & (", 1)
-            }),
-            ("run length", &|v: &str| {
-                // The run field of a run from the top plane (the first token), off by one.
-                v.replacen(".runf_i(u_zrun_runf_o[", ".runf_i(5'd1 ^ u_zrun_runf_o[", 1)
-            }),
-            ("merge shift", &|v: &str| {
-                // The first merge of the first level: the base and three plane tokens.
-                if v.contains("module bpc_merge_w33_") {
-                    invert_mux_select(v, "s1_l0").unwrap_or_default()
-                } else {
-                    v.to_string()
-                }
-            }),
-        ],
-        2_000,
-    );
-    caught(
-        &p,
-        Unit::Decompressor,
-        &[
-            ("stream alignment", &|v: &str| {
-                invert_mux_select(v, "sr_in").unwrap_or_default()
-            }),
-            ("token error", &|v: &str| {
-                v.replacen("assign t1_err = (", "assign t1_err = 1'b0 & (", 1)
-            }),
-            ("overrun checks", &|v: &str| {
-                v.replace("(room_q < 10'd", "(10'd1023 < 10'd")
-            }),
-            ("prefix sum", &|v: &str| {
-                // Word 5's sum (the adders start at word 1).
-                v.replacen("u_ps_add_y_o[4],", "(32'd1 ^ u_ps_add_y_o[4]),", 1)
-            }),
-        ],
-        2_000,
-    );
-    caught(
-        &p,
-        Unit::SizeMapper,
-        &[("reserved", &|v: &str| {
-            v.replacen("assign reserved = ~(", "assign reserved = 1'b0 & ~(", 1)
-        })],
-        2_000,
-    );
-    caught(
-        &p,
-        Unit::AddrGen,
-        &[("buddy product", &|v: &str| {
-            v.replacen(
-                "assign e_bud2 = {28'd0, e, 6'd0};",
-                "assign e_bud2 = {29'd0, e, 5'd0};",
-                1,
-            )
-        })],
-        2_000,
-    );
+    let faults: [(Unit, &[Edit]); 4] = [
+        (
+            Unit::Compressor,
+            &[
+                ("zero code", &|v: &str| {
+                    v.replacen("assign all_zero = (", "assign all_zero = 1'b0 & (", 1)
+                }),
+                ("run length", &|v: &str| {
+                    // The run field of a run from the top plane (the first token), off by one.
+                    v.replacen(".runf_i(u_zrun_runf_o[", ".runf_i(5'd1 ^ u_zrun_runf_o[", 1)
+                }),
+                ("merge shift", &|v: &str| {
+                    // The first merge of the first level: the base and three plane tokens.
+                    if v.contains("module bpc_merge_w33_") {
+                        invert_mux_select(v, "s1_l0").unwrap_or_default()
+                    } else {
+                        v.to_string()
+                    }
+                }),
+            ],
+        ),
+        (
+            Unit::Decompressor,
+            &[
+                ("stream alignment", &|v: &str| {
+                    invert_mux_select(v, "sr_in").unwrap_or_default()
+                }),
+                ("token error", &|v: &str| {
+                    v.replacen("assign t1_err = (", "assign t1_err = 1'b0 & (", 1)
+                }),
+                ("overrun checks", &|v: &str| {
+                    v.replace("(room_q < 10'd", "(10'd1023 < 10'd")
+                }),
+                ("prefix sum", &|v: &str| {
+                    // Word 5's sum (the adders start at word 1).
+                    v.replacen("u_ps_add_y_o[4],", "(32'd1 ^ u_ps_add_y_o[4]),", 1)
+                }),
+            ],
+        ),
+        (
+            Unit::SizeMapper,
+            &[("reserved", &|v: &str| {
+                v.replacen("assign reserved = ~(", "assign reserved = 1'b0 & ~(", 1)
+            })],
+        ),
+        (
+            Unit::AddrGen,
+            &[("buddy product", &|v: &str| {
+                v.replacen(
+                    "assign e_bud2 = {28'd0, e, 6'd0};",
+                    "assign e_bud2 = {29'd0, e, 5'd0};",
+                    1,
+                )
+            })],
+        ),
+    ];
+    for (unit, edits) in faults {
+        caught(&p, unit, edits, 2_000);
+    }
 }

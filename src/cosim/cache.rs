@@ -9,7 +9,7 @@ use super::adaptive::le_words;
 use super::dut::Dut;
 use super::harness::{Bench, Channel, Expect, Harness, HarnessConfig};
 use super::memory::{MemFields, MemResponder, MemTiming};
-use super::stream::{Beat, RunStats};
+use super::stream::{Beat, RunStats, Timing};
 use crate::hdl::Module;
 use crate::model::cache::{Cache, CacheStats, Event, Lookup, Op, Request};
 use crate::rtl::cache::CacheRtlParams;
@@ -331,6 +331,21 @@ fn wait_for(dut: &mut dyn Dut, port: usize, what: &str) -> Result<u64, String> {
     Err(format!("cache: no {what} within 1000 cycles"))
 }
 
+/// [`measure`] as a unit's [`Timing`], each lookup standing for `lookup_bytes` raw bytes.
+pub fn timing(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &CacheRtlParams,
+    lookup_bytes: usize,
+) -> Result<Timing, String> {
+    let (latency_cycles, rate) = measure(dut, top, p)?;
+    Ok(Timing {
+        latency_cycles,
+        in_beats_per_cycle: rate,
+        raw_bytes_per_cycle: rate * lookup_bytes as f64,
+    })
+}
+
 /// Hit latency and lookup rate of the controller `top` (built from `p`): a read of field 0
 /// misses and is filled, then the same read hits, timed from its acceptance to its
 /// response, counting the acceptance cycle (the stream units' convention); the rate is
@@ -383,12 +398,7 @@ pub fn measure(dut: &mut dyn Dut, top: &Module, p: &CacheRtlParams) -> Result<(u
     let c0 = lookup(dut, 2)?;
     let c1 = wait_for(dut, rs_v, "hit response")?;
     dut.tick();
-    let quiet = HarnessConfig {
-        seed: 7,
-        in_gap: 0.0,
-        out_stall: 0.0,
-        ..HarnessConfig::default()
-    };
+    let quiet = HarnessConfig::quiet(7);
     let n = 2000;
     let r = run(dut, top, p, n, &quiet)?;
     r.check()?;

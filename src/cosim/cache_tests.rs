@@ -39,10 +39,7 @@ fn verilator_matches_the_model_under_stalls() {
     for (i, p) in configs().into_iter().enumerate() {
         let top = cache(&p).unwrap();
         let mut dut = VerilatorDut::new(&top, false).unwrap();
-        let cfg = HarnessConfig {
-            seed: 11 + i as u64,
-            ..HarnessConfig::default()
-        };
+        let cfg = HarnessConfig::seeded(11 + i as u64);
         let r = run(&mut dut, &top, &p, 20_000, &cfg).unwrap();
         clean(&r, &top.name);
         assert_eq!(
@@ -64,10 +61,7 @@ fn cache_million_lookups() {
     for (i, p) in configs().into_iter().enumerate() {
         let top = cache(&p).unwrap();
         let mut dut = VerilatorDut::new(&top, false).unwrap();
-        let cfg = HarnessConfig {
-            seed: 100 + i as u64,
-            ..HarnessConfig::default()
-        };
+        let cfg = HarnessConfig::seeded(100 + i as u64);
         let r = run(&mut dut, &top, &p, n, &cfg).unwrap();
         clean(&r, &top.name);
         let m = r.model;

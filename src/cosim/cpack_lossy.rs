@@ -7,8 +7,8 @@
 
 pub use super::block_stim::BlockStim;
 use super::dut::Dut;
-use super::run::RunConfig;
-use super::stream::{run_stream, Beat, RunStats, Stream, StreamConfig, Timing, Txn};
+use super::run::{run_counted, Counted, RunConfig};
+use super::stream::{Beat, RunStats, Stream, StreamConfig, Timing, Txn};
 use crate::hdl::Module;
 use crate::model::cpack_lossy as model;
 use crate::rtl::cpack_lossy::LossyRtlParams;
@@ -48,119 +48,29 @@ pub fn comp_txn(p: &LossyRtlParams, block: &[u8], tcode: u8) -> Result<Txn, Stri
     let c = &p.codec;
     let inputs = cpack_beats(p, block, tcode);
     let b = model::compress(c, block, tcode).map_err(|e| e.to_string())?;
-    let n = b.md.n as usize;
-    let expected = b
-        .chunks
-        .chunks_exact(model::CHUNK_BYTES)
-        .enumerate()
-        .map(|(i, ch)| {
-            Beat::new()
-                .with("chunk", le_words(ch))
-                .num("last", (i + 1 == n).into())
-                .num("c", b.md.c.into())
-                .num("n", n as u64)
+    let expected = chunk_beats(&b.chunks, b.md.c, tcode)
+        .map(|beat| {
+            beat.num("n", b.md.n.into())
                 .num("bits", b.stream_bits as u64)
-                .num("tcode", tcode.into())
         })
         .collect();
     Ok(Txn { inputs, expected })
 }
 
-/// Block and byte counts of a run, for [`RunStats`].
-#[derive(Default)]
-struct Tally {
-    blocks: u64,
-    raw: u64,
-    comp: u64,
-}
-
-impl Tally {
-    fn add(&mut self, p: &LossyRtlParams, chunks: usize) {
-        self.blocks += 1;
-        self.raw += p.codec.block_bytes as u64;
-        self.comp += chunks as u64;
-    }
-
-    fn fill(self, mut st: RunStats) -> RunStats {
-        st.lines = self.blocks;
-        st.raw_bytes = self.raw;
-        st.comp_bytes = self.comp;
-        st
-    }
-}
-
-/// Runs `blocks` blocks of [`BlockStim`] through the compressor `top` (built from `p`).
-pub fn run_comp(
-    dut: &mut dyn Dut,
-    top: &Module,
-    p: &LossyRtlParams,
-    blocks: u64,
-    cfg: &StreamConfig,
-    progress: &mut dyn FnMut(&RunStats),
-) -> Result<RunStats, String> {
-    let mut stim = BlockStim::new(&p.codec, cfg.seed);
-    run_comp_from(dut, top, p, &mut stim, blocks, cfg, progress)
-}
-
-/// Turns a block and its `tcode` into a transaction and the bytes stored for it.
-type BlockTxn<'a> = dyn FnMut(&[u8], u8) -> Result<(Txn, usize), String> + 'a;
-
-/// Runs up to `blocks` blocks of `stim` through `top`, each turned into a transaction (and
-/// its stored bytes) by `txn`; fills the block and byte counts of the statistics.
-#[allow(clippy::too_many_arguments)]
-fn run_blocks(
-    dut: &mut dyn Dut,
-    top: &Module,
-    p: &LossyRtlParams,
-    stim: &mut BlockStim,
-    blocks: u64,
-    cfg: &StreamConfig,
-    progress: &mut dyn FnMut(&RunStats),
-    txn: &mut BlockTxn,
-) -> Result<RunStats, String> {
-    let (sin, sout) = Stream::of_unit(top)?;
-    let mut left = blocks;
-    let mut err = None;
-    let mut tally = Tally::default();
-    let mut next = || {
-        if left == 0 || err.is_some() {
-            return None;
-        }
-        left -= 1;
-        let (b, tc) = stim.next_block()?;
-        match txn(&b, tc) {
-            Ok((t, stored)) => {
-                tally.add(p, stored);
-                Some(t)
-            }
-            Err(e) => {
-                err = Some(e);
-                None
-            }
-        }
-    };
-    let st = run_stream(dut, &sin, &sout, &mut next, cfg, &mut |_| {}, progress)?;
-    match err {
-        Some(e) => Err(e),
-        None => Ok(tally.fill(st)),
-    }
-}
-
-/// [`run_comp`] on the blocks of `stim` (at most `blocks`).
-pub fn run_comp_from(
-    dut: &mut dyn Dut,
-    top: &Module,
-    p: &LossyRtlParams,
-    stim: &mut BlockStim,
-    blocks: u64,
-    cfg: &StreamConfig,
-    progress: &mut dyn FnMut(&RunStats),
-) -> Result<RunStats, String> {
-    run_blocks(dut, top, p, stim, blocks, cfg, progress, &mut |b, tc| {
-        let t = comp_txn(p, b, tc)?;
-        let stored = t.expected.len() * model::CHUNK_BYTES;
-        Ok((t, stored))
-    })
+/// A stored block's chunks, one per beat (`chunk`, `last`), each with the block's `c` and
+/// `tcode`.
+fn chunk_beats(chunks: &[u8], c: bool, tcode: u8) -> impl Iterator<Item = Beat> + '_ {
+    let n = chunks.len() / model::CHUNK_BYTES;
+    chunks
+        .chunks_exact(model::CHUNK_BYTES)
+        .enumerate()
+        .map(move |(i, ch)| {
+            Beat::new()
+                .with("chunk", le_words(ch))
+                .num("last", (i + 1 == n).into())
+                .num("c", c.into())
+                .num("tcode", tcode.into())
+        })
 }
 
 /// What the decompressor must emit for a block stored as (`c`, `tcode`, `chunks`): a raw
@@ -219,57 +129,10 @@ pub fn decomp_expected(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) ->
 
 /// The decompressor's transaction for a block stored as (`c`, `tcode`, `chunks`).
 pub fn decomp_txn(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) -> Txn {
-    let n = chunks.len() / model::CHUNK_BYTES;
-    let inputs = chunks
-        .chunks_exact(model::CHUNK_BYTES)
-        .enumerate()
-        .map(|(i, ch)| {
-            Beat::new()
-                .with("chunk", le_words(ch))
-                .num("last", (i + 1 == n).into())
-                .num("c", c.into())
-                .num("tcode", tcode.into())
-        })
-        .collect();
     Txn {
-        inputs,
+        inputs: chunk_beats(chunks, c, tcode).collect(),
         expected: decomp_expected(p, c, tcode, chunks),
     }
-}
-
-/// Runs `blocks` blocks through the decompressor `top`: the model's compressed blocks of
-/// [`BlockStim`], and with probability `corrupt` a compressed block whose chunks are random
-/// or have 1-3 bits flipped, or lose or gain a chunk (illegal codes, empty entries, overruns).
-pub fn run_decomp(
-    dut: &mut dyn Dut,
-    top: &Module,
-    p: &LossyRtlParams,
-    blocks: u64,
-    corrupt: f64,
-    cfg: &StreamConfig,
-    progress: &mut dyn FnMut(&RunStats),
-) -> Result<RunStats, String> {
-    let mut stim = BlockStim::new(&p.codec, cfg.seed);
-    run_decomp_from(dut, top, p, &mut stim, blocks, corrupt, cfg, progress)
-}
-
-/// [`run_decomp`] on the blocks of `stim` (at most `blocks`).
-#[allow(clippy::too_many_arguments)]
-pub fn run_decomp_from(
-    dut: &mut dyn Dut,
-    top: &Module,
-    p: &LossyRtlParams,
-    stim: &mut BlockStim,
-    blocks: u64,
-    corrupt: f64,
-    cfg: &StreamConfig,
-    progress: &mut dyn FnMut(&RunStats),
-) -> Result<RunStats, String> {
-    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0xdec0);
-    run_blocks(dut, top, p, stim, blocks, cfg, progress, &mut |b, tc| {
-        let (c, chunks, _) = stored(p, b, tc, corrupt, &mut rng)?;
-        Ok((decomp_txn(p, c, tc, &chunks), chunks.len()))
-    })
 }
 
 /// The truncation unit's transaction for one block: the block's words, `k` per beat, with
@@ -347,56 +210,88 @@ pub fn restore_txn(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) -> Txn
     Txn { inputs, expected }
 }
 
-/// Runs up to `blocks` blocks of `stim` through the truncation unit `top`.
-pub fn run_trunc_from(
-    dut: &mut dyn Dut,
-    top: &Module,
-    p: &LossyRtlParams,
-    stim: &mut BlockStim,
-    blocks: u64,
-    cfg: &StreamConfig,
-    progress: &mut dyn FnMut(&RunStats),
-) -> Result<RunStats, String> {
-    run_blocks(dut, top, p, stim, blocks, cfg, progress, &mut |b, tc| {
-        let t = trunc_txn(p, b, tc);
-        let stored = t.expected.len() * 4 * p.words_per_cycle;
-        Ok((t, stored))
-    })
-}
-
-/// Runs up to `blocks` blocks of `stim` through the restore unit `top`: the decompressor's
-/// output for the model's compressed blocks, with probability `corrupt` of a corrupted block
-/// (beats marked `err`). An uncorrupted block's expected output must be the model's round
-/// trip ([`model::expected_roundtrip`]), or the run stops with an error.
+/// Runs up to `blocks` blocks of `stim` through `unit` (`top`, built from `p`; the units
+/// that take blocks): the compressor and the truncation unit get the blocks, the
+/// decompressor and the restore unit the model's compressed blocks, with probability
+/// `corrupt` of a corrupted one ([`block_txn`]).
 #[allow(clippy::too_many_arguments)]
-pub fn run_restore_from(
+pub fn run_blocks(
     dut: &mut dyn Dut,
     top: &Module,
     p: &LossyRtlParams,
+    unit: Unit,
     stim: &mut BlockStim,
     blocks: u64,
     corrupt: f64,
     cfg: &StreamConfig,
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
-    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x7e57);
-    run_blocks(dut, top, p, stim, blocks, cfg, progress, &mut |b, tc| {
-        let (c, chunks, bad) = stored(p, b, tc, corrupt, &mut rng)?;
-        let t = restore_txn(p, c, tc, &chunks);
-        if !bad {
-            let got: Vec<u32> = t
-                .expected
-                .iter()
-                .flat_map(|b| b.get("data").unwrap_or(&[]).to_vec())
-                .collect();
-            if got != le_words(&model::expected_roundtrip(&p.codec, b, tc)) {
-                return Err(format!(
-                    "model: restored block (c = {c}, tcode = {tc}) is not the round trip"
-                ));
-            }
-        }
-        Ok((t, chunks.len()))
+    if matches!(unit, Unit::MdCache | Unit::McTop) {
+        return Err(format!("the {} unit does not take blocks", unit.name()));
+    }
+    let salt = if unit == Unit::Decompressor {
+        0xdec0
+    } else {
+        0x7e57
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ salt);
+    let bb = p.codec.block_bytes;
+    run_counted(dut, top, blocks, bb, cfg, progress, &mut || {
+        let (b, tc) = stim.next_block()?;
+        Some(block_txn(p, unit, &b, tc, corrupt, &mut rng))
     })
+}
+
+/// The transaction of `unit` for block `b` with code `tc`, and the bytes stored for it
+/// (chunks; the truncation unit: the bytes of its output beats). The decompressor and the
+/// restore unit get the block as stored, with probability `corrupt` corrupted (random
+/// chunks, flipped bits, a chunk lost or gained, inverted top bits); an uncorrupted block's
+/// expected restore output must be the model's round trip ([`model::expected_roundtrip`]),
+/// or this is an error.
+pub fn block_txn(
+    p: &LossyRtlParams,
+    unit: Unit,
+    b: &[u8],
+    tc: u8,
+    corrupt: f64,
+    rng: &mut ChaCha8Rng,
+) -> Counted {
+    match unit {
+        Unit::Compressor => {
+            let t = comp_txn(p, b, tc)?;
+            let stored = t.expected.len() * model::CHUNK_BYTES;
+            Ok((t, stored))
+        }
+        Unit::TruncPack => {
+            let t = trunc_txn(p, b, tc);
+            let stored = t.expected.len() * 4 * p.words_per_cycle;
+            Ok((t, stored))
+        }
+        Unit::Decompressor => {
+            let (c, chunks, _) = stored(p, b, tc, corrupt, rng)?;
+            Ok((decomp_txn(p, c, tc, &chunks), chunks.len()))
+        }
+        Unit::UnpackRestore => {
+            let (c, chunks, bad) = stored(p, b, tc, corrupt, rng)?;
+            let t = restore_txn(p, c, tc, &chunks);
+            if !bad {
+                let got: Vec<u32> = t
+                    .expected
+                    .iter()
+                    .flat_map(|b| b.get("data").unwrap_or(&[]).to_vec())
+                    .collect();
+                if got != le_words(&model::expected_roundtrip(&p.codec, b, tc)) {
+                    return Err(format!(
+                        "model: restored block (c = {c}, tcode = {tc}) is not the round trip"
+                    ));
+                }
+            }
+            Ok((t, chunks.len()))
+        }
+        Unit::MdCache | Unit::McTop => {
+            Err(format!("the {} unit does not take blocks", unit.name()))
+        }
+    }
 }
 
 /// Block `b` as stored with code `tc` (its `c` and chunks) and, with probability `corrupt`,
@@ -445,8 +340,9 @@ super::run::unit_bench!(LossyRtlParams, Unit, RunConfig);
 
 /// Runs `unit` on `dut` for the engine-independent settings of `s`: `lines` blocks of the
 /// §5 classes (the decompressor and the restore unit with [`CORRUPT`] of them corrupted), or
-/// `lines` MD lookups of the lookup patterns ([`run_md_cache`]; a trace's data does not
-/// apply to it), or the blocks of a trace
+/// `lines` MD lookups (reads and updates, the `trace::lookups` patterns) through the MD cache
+/// with a reordering memory, its hit, miss and merge counters checked too
+/// ([`super::cache::run_unit`]; a trace's data does not apply to it), or the blocks of a trace
 /// (`s.data`, lossless, nothing corrupted).
 pub fn run_with(
     dut: &mut dyn Dut,
@@ -463,30 +359,14 @@ pub fn run_with(
         None => (BlockStim::new(&p.codec, s.seed), CORRUPT),
     };
     match unit {
-        Unit::Compressor => run_comp_from(dut, &t, p, &mut stim, s.lines, &cfg, progress),
-        Unit::Decompressor => {
-            run_decomp_from(dut, &t, p, &mut stim, s.lines, corrupt, &cfg, progress)
+        Unit::MdCache => {
+            super::cache::run_unit(dut, &t, &p.md_cache.rtl(p.codec.md_bits), s.lines, &cfg)
         }
-        Unit::TruncPack => run_trunc_from(dut, &t, p, &mut stim, s.lines, &cfg, progress),
-        Unit::UnpackRestore => {
-            run_restore_from(dut, &t, p, &mut stim, s.lines, corrupt, &cfg, progress)
-        }
-        Unit::MdCache => run_md_cache(dut, &t, p, s.lines, &cfg),
         Unit::McTop => run_mc_top(dut, &t, p, s.lines, &cfg),
+        _ => run_blocks(
+            dut, &t, p, unit, &mut stim, s.lines, corrupt, &cfg, progress,
+        ),
     }
-}
-
-/// Runs `n` MD lookups (reads and updates, the `trace::lookups` patterns) through the MD
-/// cache `top` with a reordering memory ([`super::cache::run`]); the controller's hit, miss
-/// and merge counters must equal the model's.
-pub fn run_md_cache(
-    dut: &mut dyn Dut,
-    top: &Module,
-    p: &LossyRtlParams,
-    n: u64,
-    cfg: &StreamConfig,
-) -> Result<RunStats, String> {
-    super::cache::run_unit(dut, top, &p.md_cache.rtl(p.codec.md_bits), n, cfg)
 }
 
 /// Runs `n` mixed requests through the MC top `top` ([`super::cpack_lossy_mc::run`]): the
@@ -499,10 +379,7 @@ pub fn run_mc_top(
     n: u64,
     cfg: &StreamConfig,
 ) -> Result<RunStats, String> {
-    let r = super::cpack_lossy_mc::run(dut, top, p, n, cfg)?;
-    if r.stats.first_mismatch.is_none() {
-        r.check()?;
-    }
+    let r = super::cpack_lossy_mc::run(dut, top, p, n, cfg)?.checked()?;
     let mut st = r.stats;
     st.lines = n;
     // Ratio: the blocks requested against the chunks moved on the DRAM bus.
@@ -527,41 +404,18 @@ pub fn measure(dut: &mut dyn Dut, p: &LossyRtlParams, unit: Unit) -> Result<Timi
     let (sin, sout) = match unit {
         Unit::MdCache => {
             let cp = p.md_cache.rtl(p.codec.md_bits);
-            let (latency_cycles, rate) = super::cache::measure(dut, &t, &cp)?;
-            return Ok(Timing {
-                latency_cycles,
-                in_beats_per_cycle: rate,
-                raw_bytes_per_cycle: rate * p.codec.block_bytes as f64,
-            });
+            return super::cache::timing(dut, &t, &cp, p.codec.block_bytes);
         }
         Unit::McTop => return super::cpack_lossy_mc::measure(dut, &t, p),
         _ => Stream::of_unit(&t)?,
     };
-    let bb = p.codec.block_bytes;
-    let block = narrow_block(bb);
-    let txn = match unit {
-        Unit::Compressor => comp_txn(p, &block, 0)?,
-        Unit::Decompressor => {
-            let b = model::compress(&p.codec, &block, 0).map_err(|e| e.to_string())?;
-            decomp_txn(p, b.md.c, 0, &b.chunks)
-        }
-        Unit::TruncPack => trunc_txn(p, &block, 0),
-        Unit::UnpackRestore => {
-            let b = model::compress(&p.codec, &block, 0).map_err(|e| e.to_string())?;
-            restore_txn(p, b.md.c, 0, &b.chunks)
-        }
-        Unit::MdCache | Unit::McTop => return Err("measured above".into()),
-    };
+    let block = narrow_block(p.codec.block_bytes);
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let (txn, _) = block_txn(p, unit, &block, 0, 0.0, &mut rng)?;
     let cfg = RunConfig::quiet(2000).harness();
     let mut stim = BlockStim::new(&p.codec, 7);
-    super::run::measure(dut, &sin, &sout, &txn, |dut| match unit {
-        Unit::Compressor => run_comp_from(dut, &t, p, &mut stim, 2000, &cfg, &mut |_| {}),
-        Unit::Decompressor => run_decomp_from(dut, &t, p, &mut stim, 2000, 0.0, &cfg, &mut |_| {}),
-        Unit::TruncPack => run_trunc_from(dut, &t, p, &mut stim, 2000, &cfg, &mut |_| {}),
-        Unit::UnpackRestore => {
-            run_restore_from(dut, &t, p, &mut stim, 2000, 0.0, &cfg, &mut |_| {})
-        }
-        Unit::MdCache | Unit::McTop => Err("measured above".into()),
+    super::run::measure(dut, &sin, &sout, &txn, |dut| {
+        run_blocks(dut, &t, p, unit, &mut stim, 2000, 0.0, &cfg, &mut |_| {})
     })
 }
 

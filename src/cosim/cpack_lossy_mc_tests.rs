@@ -6,10 +6,7 @@ use crate::model::cpack_lossy::fp::TruncLayout;
 use crate::rtl::cpack_lossy::mc_top;
 
 fn cfg(seed: u64) -> HarnessConfig {
-    HarnessConfig {
-        seed,
-        ..HarnessConfig::default()
-    }
+    HarnessConfig::seeded(seed)
 }
 
 /// A small MD cache (2 sets × 2 ways of 16 B lines: every lookup pattern evicts) and no
@@ -70,6 +67,16 @@ fn variants() -> Vec<LossyRtlParams> {
     v
 }
 
+/// `n` requests through a Verilator build of the MC top of `p` under `c`; everything must
+/// equal the model.
+fn verilator_run(p: &LossyRtlParams, n: u64, c: &HarnessConfig) -> McRun {
+    let top = mc_top(p).unwrap();
+    let mut dut = VerilatorDut::new(&top, false).unwrap();
+    let r = run(&mut dut, &top, p, n, c).unwrap();
+    r.check().unwrap_or_else(|e| panic!("{}: {e}", top.name));
+    r
+}
+
 /// Mixed requests under stalls and two reordering memories: responses, chunks and MD lines
 /// moved, the MD cache's counters and the final DRAM and MD contents equal the model's.
 #[test]
@@ -78,12 +85,9 @@ fn verilator_mc_top_matches_model_under_stalls() {
     // (`interpreter_mc_top_matches_model`) and in Verilator in the long tier
     // (`verif/configs/cpack_lossy_mc_*.yaml`).
     for (i, p) in variants().into_iter().take(1).enumerate() {
-        let top = mc_top(&p).unwrap();
-        let mut dut = VerilatorDut::new(&top, false).unwrap();
         let n = if i == 0 { 10_000 } else { 4_000 };
-        let r = run(&mut dut, &top, &p, n, &cfg(70 + i as u64)).unwrap();
-        r.check().unwrap_or_else(|e| panic!("{}: {e}", top.name));
-        show(&r, &top.name);
+        let r = verilator_run(&p, n, &cfg(70 + i as u64));
+        show(&r, &format!("variant {i}"));
     }
 }
 
@@ -91,15 +95,11 @@ fn verilator_mc_top_matches_model_under_stalls() {
 /// memories, and every later request matches.
 #[test]
 fn verilator_mc_top_recovers_from_mid_run_resets() {
-    let p = LossyRtlParams::default();
-    let top = mc_top(&p).unwrap();
-    let mut dut = VerilatorDut::new(&top, false).unwrap();
     let c = HarnessConfig {
         resets: 20,
         ..cfg(80)
     };
-    let r = run(&mut dut, &top, &p, 5_000, &c).unwrap();
-    r.check().unwrap();
+    let r = verilator_run(&LossyRtlParams::default(), 5_000, &c);
     assert_eq!(r.stats.resets, 20);
     show(&r, "with 20 resets");
 }
@@ -183,11 +183,7 @@ fn scoreboard_catches_injected_mc_faults() {
 #[test]
 #[ignore]
 fn mc_top_million_requests() {
-    let p = LossyRtlParams::default();
-    let top = mc_top(&p).unwrap();
-    let mut dut = VerilatorDut::new(&top, false).unwrap();
-    let r = run(&mut dut, &top, &p, 1_000_000, &cfg(11)).unwrap();
-    r.check().unwrap();
+    let r = verilator_run(&LossyRtlParams::default(), 1_000_000, &cfg(11));
     show(&r, "10^6 requests");
     eprintln!(
         "MD hit rate {:.4}; {} s",

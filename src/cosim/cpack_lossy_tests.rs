@@ -1,38 +1,59 @@
 use super::*;
 use crate::cosim::dut::SimDut;
 use crate::cosim::fault::{faulty_dut, FaultModel};
-use crate::cosim::stream::measure_latency;
+use crate::cosim::stream::{measure_latency, run_stream};
+use crate::cosim::test_util::assert_clean;
 use crate::cosim::vdut::VerilatorDut;
 use crate::model::cpack_lossy::fp::TruncLayout;
 use crate::rtl::cpack_lossy::compressor;
 use std::sync::Arc;
 
 fn cfg(seed: u64) -> StreamConfig {
-    StreamConfig {
-        seed,
-        ..StreamConfig::default()
-    }
+    StreamConfig::seeded(seed)
 }
 
-fn clean(st: &RunStats, what: &str) {
-    assert!(
-        st.first_mismatch.is_none(),
-        "{what}: {}",
-        st.first_mismatch
-            .as_ref()
-            .map(|m| m.to_string())
-            .unwrap_or_default()
+/// Runs `n` blocks of the classes (seed of `c`) through `unit` (`top`, built from `p`), the
+/// decompressor and the restore unit with `corrupt` of them corrupted.
+fn run_unit(
+    dut: &mut dyn Dut,
+    top: &Module,
+    p: &LossyRtlParams,
+    unit: Unit,
+    n: u64,
+    corrupt: f64,
+    c: &StreamConfig,
+) -> Result<RunStats, String> {
+    let mut stim = BlockStim::new(&p.codec, c.seed);
+    run_blocks(dut, top, p, unit, &mut stim, n, corrupt, c, &mut |_| {})
+}
+
+/// [`run_unit`] on a new interpreter or Verilator model of `unit`, with random seed `seed`;
+/// every output must match.
+fn matches_model(p: &LossyRtlParams, unit: Unit, verilator: bool, n: u64, corrupt: f64, seed: u64) {
+    let top = top(p, unit).unwrap();
+    let mut dut: Box<dyn Dut> = if verilator {
+        Box::new(VerilatorDut::new(&top, false).unwrap())
+    } else {
+        Box::new(SimDut::new(&top).unwrap())
+    };
+    let st = run_unit(dut.as_mut(), &top, p, unit, n, corrupt, &cfg(seed)).unwrap();
+    assert_clean(&st, &top.name);
+    let corrupted = if corrupt > 0.0 {
+        format!(" ({:.0}% corrupt)", corrupt * 100.0)
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "{}: {n} blocks{corrupted}, {} cycles, 0 mismatches",
+        top.name, st.cycles
     );
 }
 
 #[test]
 fn interpreter_compressor_matches_model() {
     for (i, p) in variants().into_iter().enumerate() {
-        let top = compressor(&p).unwrap();
-        let mut dut = SimDut::new(&top).unwrap();
         let n = if i == 0 { 24 } else { 60 };
-        let st = run_comp(&mut dut, &top, &p, n, &cfg(1 + i as u64), &mut |_| {}).unwrap();
-        clean(&st, &top.name);
+        matches_model(&p, Unit::Compressor, false, n, 0.0, 1 + i as u64);
     }
 }
 
@@ -60,19 +81,26 @@ fn verilator_variants() -> Vec<LossyRtlParams> {
     variants().into_iter().take(1).collect()
 }
 
+/// [`matches_model`] in Verilator for each of the Verilator variants (20,000 blocks of the
+/// first, 4,000 of the others; seeds from `seed` on).
+fn verilator_matches_model(unit: Unit, corrupt: f64, seed: u64) {
+    for (i, p) in verilator_variants().into_iter().enumerate() {
+        let n = if i == 0 { 20_000 } else { 4_000 };
+        matches_model(&p, unit, true, n, corrupt, seed + i as u64);
+    }
+}
+
+/// A Verilator build of `unit` of `p`, and its input and output streams.
+fn verilator_unit(p: &LossyRtlParams, unit: Unit) -> (Arc<Module>, VerilatorDut, Stream, Stream) {
+    let top = top(p, unit).unwrap();
+    let dut = VerilatorDut::new(&top, false).unwrap();
+    let (sin, sout) = Stream::of_unit(&top).unwrap();
+    (top, dut, sin, sout)
+}
+
 #[test]
 fn verilator_compressor_matches_model_under_stalls() {
-    for (i, p) in verilator_variants().into_iter().enumerate() {
-        let top = compressor(&p).unwrap();
-        let mut dut = VerilatorDut::new(&top, false).unwrap();
-        let n = if i == 0 { 20_000 } else { 4_000 };
-        let st = run_comp(&mut dut, &top, &p, n, &cfg(10 + i as u64), &mut |_| {}).unwrap();
-        clean(&st, &top.name);
-        eprintln!(
-            "{}: {n} blocks, {} cycles, 0 mismatches",
-            top.name, st.cycles
-        );
-    }
+    verilator_matches_model(Unit::Compressor, 0.0, 10);
 }
 
 /// Table 4 gives the first chunk 16 + 3 cycles after the first word of a 32-word block; this
@@ -81,20 +109,14 @@ fn verilator_compressor_matches_model_under_stalls() {
 #[test]
 fn compressor_latency_and_throughput() {
     let p = LossyRtlParams::default();
-    let top: Arc<_> = compressor(&p).unwrap();
-    let mut dut = VerilatorDut::new(&top, false).unwrap();
-    let (sin, sout) = Stream::of_unit(&top).unwrap();
+    let (top, mut dut, sin, sout) = verilator_unit(&p, Unit::Compressor);
     let blk: Vec<u8> = (0..128u32).map(|i| (i * 7 % 13) as u8).collect();
     let t = comp_txn(&p, &blk, 0).unwrap();
     assert_eq!(measure_latency(&mut dut, &sin, &sout, &t).unwrap(), 20);
     // Back to back without stalls: 2 words per cycle.
-    let quiet = StreamConfig {
-        in_gap: 0.0,
-        out_stall: 0.0,
-        ..cfg(3)
-    };
-    let st = run_comp(&mut dut, &top, &p, 2_000, &quiet, &mut |_| {}).unwrap();
-    clean(&st, "throughput");
+    let quiet = StreamConfig::quiet(3);
+    let st = run_unit(&mut dut, &top, &p, Unit::Compressor, 2_000, 0.0, &quiet).unwrap();
+    assert_clean(&st, "throughput");
     let rate = st.beats_in as f64 / st.cycles as f64;
     eprintln!("compressor: {rate:.4} input beats (2 words) per cycle without stalls");
     assert!(rate > 0.99, "{rate}");
@@ -135,11 +157,11 @@ fn scoreboard_catches_injected_compressor_faults() {
     let fm = FaultModel::of_top(&top, &edits.map(|(_, e)| e)).unwrap();
     // With no fault selected the merged model is the unit as emitted.
     let mut dut = fm.dut(None).unwrap();
-    let st = run_comp(&mut dut, &top, &p, 3_000, &cfg(5), &mut |_| {}).unwrap();
-    clean(&st, "no fault selected");
+    let run = |dut: &mut dyn Dut| run_unit(dut, &top, &p, Unit::Compressor, 3_000, 0.0, &cfg(5));
+    assert_clean(&run(&mut dut).unwrap(), "no fault selected");
     for (k, (what, _)) in edits.iter().enumerate() {
         let mut dut = fm.dut(Some(k)).unwrap();
-        let st = run_comp(&mut dut, &top, &p, 3_000, &cfg(5), &mut |_| {}).unwrap();
+        let st = run(&mut dut).unwrap();
         let m = st.first_mismatch.expect(what);
         eprintln!("{what}: caught at block {} ({})", m.transfer, m.field);
     }
@@ -148,43 +170,29 @@ fn scoreboard_catches_injected_compressor_faults() {
 #[test]
 fn interpreter_decompressor_matches_model() {
     let p = LossyRtlParams::default();
-    let top = crate::rtl::cpack_lossy::decompressor(&p).unwrap();
-    let mut dut = SimDut::new(&top).unwrap();
-    let st = run_decomp(&mut dut, &top, &p, 200, 0.3, &cfg(2), &mut |_| {}).unwrap();
-    clean(&st, "interpreter decompressor");
+    matches_model(&p, Unit::Decompressor, false, 200, 0.3, 2);
     // The variants the Verilator runs leave to the long tier.
     for (i, q) in variants().into_iter().enumerate().skip(1) {
-        let top = crate::rtl::cpack_lossy::decompressor(&q).unwrap();
-        let mut dut = SimDut::new(&top).unwrap();
-        let st = run_decomp(&mut dut, &top, &q, 40, 0.3, &cfg(3 + i as u64), &mut |_| {});
-        clean(&st.unwrap(), &top.name);
+        matches_model(&q, Unit::Decompressor, false, 40, 0.3, 3 + i as u64);
     }
     // 32 B blocks (the flow test's): runs of 1-chunk, 1-beat blocks, where a previous block's
     // leftover chunk once aliased a later block's tag (block 216 of the default seed).
     let mut q = p.clone();
     q.codec.block_bytes = 32;
     q.codec.t_table = [0, 8, 16, 16];
-    let top = crate::rtl::cpack_lossy::decompressor(&q).unwrap();
-    let mut dut = SimDut::new(&top).unwrap();
-    let c = StreamConfig::default();
-    let st = run_decomp(&mut dut, &top, &q, 400, 0.1, &c, &mut |_| {}).unwrap();
-    clean(&st, "interpreter decompressor, 32 B blocks");
+    matches_model(
+        &q,
+        Unit::Decompressor,
+        false,
+        400,
+        0.1,
+        StreamConfig::default().seed,
+    );
 }
 
 #[test]
 fn verilator_decompressor_matches_model_under_stalls_and_corruption() {
-    for (i, p) in verilator_variants().into_iter().enumerate() {
-        let top = crate::rtl::cpack_lossy::decompressor(&p).unwrap();
-        let mut dut = VerilatorDut::new(&top, false).unwrap();
-        let n = if i == 0 { 20_000 } else { 4_000 };
-        let st = run_decomp(&mut dut, &top, &p, n, 0.2, &cfg(20 + i as u64), &mut |_| {});
-        let st = st.unwrap();
-        clean(&st, &top.name);
-        eprintln!(
-            "{}: {n} blocks (20% corrupt), {} cycles, 0 mismatches",
-            top.name, st.cycles
-        );
-    }
+    verilator_matches_model(Unit::Decompressor, 0.2, 20);
 }
 
 /// Table 4 gives 8 + 1 cycles per 128 B block and a 1-cycle latency. This design keeps the
@@ -195,9 +203,7 @@ fn verilator_decompressor_matches_model_under_stalls_and_corruption() {
 #[test]
 fn decompressor_latency_and_throughput() {
     let p = LossyRtlParams::default();
-    let top = crate::rtl::cpack_lossy::decompressor(&p).unwrap();
-    let mut dut = VerilatorDut::new(&top, false).unwrap();
-    let (sin, sout) = Stream::of_unit(&top).unwrap();
+    let (_, mut dut, sin, sout) = verilator_unit(&p, Unit::Decompressor);
     // Narrow words (12-bit tokens): the first four tokens are in the first chunk.
     let narrow = narrow_block(128);
     let b = model::compress(&p.codec, &narrow, 0).unwrap();
@@ -229,11 +235,7 @@ fn decompressor_latency_and_throughput() {
     let b = model::compress(&p.codec, &full, 0).unwrap();
     assert!(b.md.c && b.md.n == 8, "{:?}", b.md);
     let tf = decomp_txn(&p, true, 0, &b.chunks);
-    let quiet = StreamConfig {
-        in_gap: 0.0,
-        out_stall: 0.0,
-        ..cfg(4)
-    };
+    let quiet = StreamConfig::quiet(4);
     for (what, txn) in [("narrow (3 chunks)", &t), ("densest (8 chunks)", &tf)] {
         let blocks = 500u64;
         let mut left = blocks;
@@ -253,7 +255,7 @@ fn decompressor_latency_and_throughput() {
             &mut |_| {},
         );
         let st = st.unwrap();
-        clean(&st, "decompressor throughput");
+        assert_clean(&st, "decompressor throughput");
         let per = st.cycles as f64 / blocks as f64;
         eprintln!("decompressor, {what}: {per:.3} cycles per 8-beat block without stalls");
         assert!(per <= 9.05, "{what}: {per}");
@@ -289,11 +291,11 @@ fn scoreboard_catches_injected_decompressor_faults() {
     }
     let fm = FaultModel::of_top(&top, &edits.map(|(_, e)| e)).unwrap();
     let mut dut = fm.dut(None).unwrap();
-    let st = run_decomp(&mut dut, &top, &p, 3_000, 0.2, &cfg(6), &mut |_| {}).unwrap();
-    clean(&st, "no fault selected");
+    let run = |dut: &mut dyn Dut| run_unit(dut, &top, &p, Unit::Decompressor, 3_000, 0.2, &cfg(6));
+    assert_clean(&run(&mut dut).unwrap(), "no fault selected");
     for (k, (what, _)) in edits.into_iter().enumerate() {
         let mut dut = fm.dut(Some(k)).unwrap();
-        match run_decomp(&mut dut, &top, &p, 3_000, 0.2, &cfg(6), &mut |_| {}) {
+        match run(&mut dut) {
             Ok(st) => {
                 let m = st.first_mismatch.expect(what);
                 eprintln!("{what}: caught at block {} ({})", m.transfer, m.field);
@@ -312,28 +314,8 @@ fn scoreboard_catches_injected_decompressor_faults() {
 fn lossless_md_entries_run_every_class() {
     let mut p = LossyRtlParams::default();
     p.codec.md_bits = 4;
-    let c = cfg(8);
-    let top = compressor(&p).unwrap();
-    let st = run_comp(
-        &mut SimDut::new(&top).unwrap(),
-        &top,
-        &p,
-        40,
-        &c,
-        &mut |_| {},
-    );
-    clean(&st.unwrap(), "compressor, md_bits 4");
-    let top = crate::rtl::cpack_lossy::decompressor(&p).unwrap();
-    let st = run_decomp(
-        &mut SimDut::new(&top).unwrap(),
-        &top,
-        &p,
-        40,
-        0.2,
-        &c,
-        &mut |_| {},
-    );
-    clean(&st.unwrap(), "decompressor, md_bits 4");
+    matches_model(&p, Unit::Compressor, false, 40, 0.0, 8);
+    matches_model(&p, Unit::Decompressor, false, 40, 0.2, 8);
 }
 
 fn fp_variants() -> Vec<LossyRtlParams> {
@@ -348,17 +330,9 @@ fn fp_variants() -> Vec<LossyRtlParams> {
 #[test]
 fn interpreter_truncation_units_match_model() {
     for (i, p) in fp_variants().into_iter().enumerate() {
-        let c = cfg(40 + i as u64);
-        let top = crate::rtl::cpack_lossy::trunc_pack(&p).unwrap();
-        let mut stim = BlockStim::new(&p.codec, c.seed);
-        let mut dut = SimDut::new(&top).unwrap();
-        let st = run_trunc_from(&mut dut, &top, &p, &mut stim, 150, &c, &mut |_| {});
-        clean(&st.unwrap(), &top.name);
-        let top = crate::rtl::cpack_lossy::unpack_restore(&p).unwrap();
-        let mut stim = BlockStim::new(&p.codec, c.seed);
-        let mut dut = SimDut::new(&top).unwrap();
-        let st = run_restore_from(&mut dut, &top, &p, &mut stim, 150, 0.2, &c, &mut |_| {});
-        clean(&st.unwrap(), &top.name);
+        let seed = 40 + i as u64;
+        matches_model(&p, Unit::TruncPack, false, 150, 0.0, seed);
+        matches_model(&p, Unit::UnpackRestore, false, 150, 0.2, seed);
     }
 }
 
@@ -366,27 +340,9 @@ fn interpreter_truncation_units_match_model() {
 fn verilator_truncation_units_match_model_under_stalls() {
     // The default; the other variants run in the interpreter here and in the long tier.
     for (i, p) in fp_variants().into_iter().take(1).enumerate() {
-        let n = 20_000;
-        let c = cfg(50 + i as u64);
-        let top = crate::rtl::cpack_lossy::trunc_pack(&p).unwrap();
-        let mut dut = VerilatorDut::new(&top, false).unwrap();
-        let mut stim = BlockStim::new(&p.codec, c.seed);
-        let st = run_trunc_from(&mut dut, &top, &p, &mut stim, n, &c, &mut |_| {}).unwrap();
-        clean(&st, &top.name);
-        eprintln!(
-            "{}: {n} blocks, {} cycles, 0 mismatches",
-            top.name, st.cycles
-        );
-        let top = crate::rtl::cpack_lossy::unpack_restore(&p).unwrap();
-        let mut dut = VerilatorDut::new(&top, false).unwrap();
-        let mut stim = BlockStim::new(&p.codec, c.seed);
-        let st = run_restore_from(&mut dut, &top, &p, &mut stim, n, 0.2, &c, &mut |_| {});
-        let st = st.unwrap();
-        clean(&st, &top.name);
-        eprintln!(
-            "{}: {n} blocks (20% corrupt), {} cycles, 0 mismatches",
-            top.name, st.cycles
-        );
+        let seed = 50 + i as u64;
+        matches_model(&p, Unit::TruncPack, true, 20_000, 0.0, seed);
+        matches_model(&p, Unit::UnpackRestore, true, 20_000, 0.2, seed);
     }
 }
 
@@ -447,14 +403,7 @@ fn scoreboard_catches_injected_truncation_faults() {
         let top = top(&p, unit).unwrap();
         // `faulty_dut` refuses an edit that changes nothing.
         let mut dut = faulty_dut(&top, &top.name, edit).unwrap();
-        let c = cfg(9);
-        let mut stim = BlockStim::new(&p.codec, c.seed);
-        let st = match unit {
-            Unit::TruncPack => {
-                run_trunc_from(&mut dut, &top, &p, &mut stim, 3_000, &c, &mut |_| {})
-            }
-            _ => run_restore_from(&mut dut, &top, &p, &mut stim, 3_000, 0.2, &c, &mut |_| {}),
-        };
+        let st = run_unit(&mut dut, &top, &p, unit, 3_000, 0.2, &cfg(9));
         let m = st.unwrap().first_mismatch.expect(what);
         eprintln!("{what}: caught at block {} ({})", m.transfer, m.field);
     }
@@ -468,8 +417,11 @@ fn md_cache_unit_matches_model_and_catches_faults() {
     let p = LossyRtlParams::default();
     let t = top(&p, Unit::MdCache).unwrap();
     let mut dut = VerilatorDut::new(&t, false).unwrap();
-    let st = run_md_cache(&mut dut, &t, &p, 20_000, &cfg(61)).unwrap();
-    clean(&st, &t.name);
+    let cp = p.md_cache.rtl(p.codec.md_bits);
+    let run =
+        |dut: &mut dyn Dut, seed| super::super::cache::run_unit(dut, &t, &cp, 20_000, &cfg(seed));
+    let st = run(&mut dut, 61).unwrap();
+    assert_clean(&st, &t.name);
     eprintln!(
         "{}: 20000 lookups, {} cycles, 0 mismatches",
         t.name, st.cycles
@@ -500,7 +452,7 @@ fn md_cache_unit_matches_model_and_catches_faults() {
     let fm = FaultModel::of_top(&t, &edits.map(|(_, e)| e)).unwrap();
     for (k, (what, _)) in edits.into_iter().enumerate() {
         let mut dut = fm.dut(Some(k)).unwrap();
-        match run_md_cache(&mut dut, &t, &p, 20_000, &cfg(62)) {
+        match run(&mut dut, 62) {
             Ok(st) => {
                 let m = st.first_mismatch.expect(what);
                 eprintln!("{what}: caught at lookup {} ({})", m.transfer, m.field);

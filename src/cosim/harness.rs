@@ -371,6 +371,25 @@ impl Default for HarnessConfig {
     }
 }
 
+impl HarnessConfig {
+    /// The default gaps, stalls and run control with random seed `seed`.
+    pub fn seeded(seed: u64) -> HarnessConfig {
+        HarnessConfig {
+            seed,
+            ..HarnessConfig::default()
+        }
+    }
+
+    /// No gaps and no stalls (for timing), with random seed `seed`.
+    pub fn quiet(seed: u64) -> HarnessConfig {
+        HarnessConfig {
+            in_gap: 0.0,
+            out_stall: 0.0,
+            ..HarnessConfig::seeded(seed)
+        }
+    }
+}
+
 /// Chance per cycle, while something is in flight, that a requested mid-run reset is asserted
 /// (about one every 64 busy cycles, at least 16..1024 cycles apart).
 const RESET_RATE: f64 = 1.0 / 64.0;

@@ -5,6 +5,7 @@ use super::dut::{Dut, SimDut};
 use super::harness::{Bench, Channel, Expect, Fields, Harness, HarnessConfig, Responder};
 use super::memory::{MemFields, MemResponder, MemTiming};
 use super::stream::Beat;
+use super::test_util::assert_clean;
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{Expr, Module, ModuleBuilder};
 use rand::{Rng, SeedableRng};
@@ -163,11 +164,7 @@ fn four_channels_with_a_reordering_memory_match() {
     let top = proxy(false);
     let mut dut = SimDut::new(&top).unwrap();
     let st = run(&mut dut, &top, 5000, 3).unwrap();
-    assert!(
-        st.first_mismatch.is_none(),
-        "{}",
-        st.first_mismatch.unwrap()
-    );
+    assert_clean(&st, "four channels");
     // 5000 requests in, 5000 answers in; 5000 memory requests and 5000 answers out.
     assert_eq!((st.beats_in, st.beats_out), (10_000, 10_000));
 }

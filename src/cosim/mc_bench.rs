@@ -173,6 +173,17 @@ impl<S: McSystem> McRun<S> {
         }
         Ok(())
     }
+
+    /// The run, with an error if its responses matched but the rest did not ([`check`]); a
+    /// response mismatch stays in [`RunStats::first_mismatch`].
+    ///
+    /// [`check`]: McRun::check
+    pub fn checked(self) -> Result<Self, String> {
+        if self.stats.first_mismatch.is_none() {
+            self.check()?;
+        }
+        Ok(self)
+    }
 }
 
 impl<S: McSystem> Clone for McRun<S> {
@@ -430,12 +441,7 @@ pub fn measure<S: McSystem>(
     top: &Module,
     p: &S::Params,
 ) -> Result<Timing, String> {
-    let quiet = HarnessConfig {
-        seed: 7,
-        in_gap: 0.0,
-        out_stall: 0.0,
-        ..HarnessConfig::default()
-    };
+    let quiet = HarnessConfig::quiet(7);
     let mut ideal = McOpts::<S>::default();
     ideal.latency.as_mut().fill((1, 1));
     let mut reads = ideal.clone();

@@ -87,6 +87,8 @@ mod model;
 pub mod run;
 pub mod stream;
 #[cfg(test)]
+mod test_util;
+#[cfg(test)]
 mod tests;
 pub mod vdut;
 pub mod zvc;

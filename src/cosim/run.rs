@@ -1,6 +1,7 @@
 //! The run and measure path every engine's units share: the engine-independent run settings
 //! ([`RunConfig`]), one loop that streams an engine's transactions through a one-in/one-out
-//! unit and tallies what it moved ([`run_txns`]), and the latency and throughput measurement
+//! unit and tallies what it moved ([`run_txns`]; [`run_counted`] for a stimulus that counts
+//! its work units and stored bytes itself), and the latency and throughput measurement
 //! ([`measure`]).
 //!
 //! An engine brings only what is its own: a [`TxnSource`] (its stimulus and golden model,
@@ -150,6 +151,54 @@ pub fn run_txns(
     )?;
     src.borrow().tally(&mut st);
     st.output = captured.into_inner();
+    Ok(st)
+}
+
+/// One work unit's transaction and the bytes stored for it, or the error that ends the run.
+pub type Counted = Result<(Txn, usize), String>;
+
+/// Streams at most `n` transactions of `next` (`None`: the stimulus is exhausted) through
+/// the one-in/one-out unit `top` under `cfg`; `progress` is called about every 64 Ki cycles.
+/// Each transaction counts as a work unit of `unit_bytes` raw bytes and its stored bytes
+/// ([`RunStats::lines`], `raw_bytes`, `comp_bytes`); the first error of `next` ends the run
+/// and is returned.
+pub fn run_counted(
+    dut: &mut dyn Dut,
+    top: &Module,
+    n: u64,
+    unit_bytes: usize,
+    cfg: &HarnessConfig,
+    progress: &mut dyn FnMut(&RunStats),
+    next: &mut dyn FnMut() -> Option<Counted>,
+) -> Result<RunStats, String> {
+    let (sin, sout) = Stream::of_unit(top)?;
+    let mut left = n;
+    let mut err = None;
+    let (mut lines, mut comp) = (0u64, 0u64);
+    let mut next_txn = || {
+        if left == 0 || err.is_some() {
+            return None;
+        }
+        left -= 1;
+        match next()? {
+            Ok((t, stored)) => {
+                lines += 1;
+                comp += stored as u64;
+                Some(t)
+            }
+            Err(e) => {
+                err = Some(e);
+                None
+            }
+        }
+    };
+    let mut st = run_stream(dut, &sin, &sout, &mut next_txn, cfg, &mut |_| {}, progress)?;
+    if let Some(e) = err {
+        return Err(e);
+    }
+    st.lines = lines;
+    st.raw_bytes = lines * unit_bytes as u64;
+    st.comp_bytes = comp;
     Ok(st)
 }
 

@@ -252,16 +252,24 @@ pub fn measure_latency(
 mod tests {
     use super::*;
     use crate::cosim::dut::SimDut;
+    use crate::cosim::test_util::assert_clean;
     use crate::hdl::blocks::skid_buffer;
     use crate::hdl::{Expr, ModuleBuilder};
 
-    /// Two skid buffers with `+1` between them: a valid/ready pipeline of depth 2.
-    fn plus_one_pipe(stuck: bool) -> std::sync::Arc<crate::hdl::Module> {
-        let mut m = ModuleBuilder::new(if stuck { "pipe_stuck" } else { "pipe_plus1" });
+    /// A test fixture `name` with its inputs: `s_valid_i`, `s_data_i` of `width` bits and
+    /// `m_ready_i`.
+    fn fixture(name: &str, width: u32) -> (ModuleBuilder, Expr, Expr, Expr) {
+        let mut m = ModuleBuilder::new(name);
         m.header("Spec: docs/FORMATS.md (test fixture)");
         let sv = m.input("s_valid_i", 1);
-        let sd = m.input("s_data_i", 40);
+        let sd = m.input("s_data_i", width);
         let mr = m.input("m_ready_i", 1);
+        (m, sv, sd, mr)
+    }
+
+    /// Two skid buffers with `+1` between them: a valid/ready pipeline of depth 2.
+    fn plus_one_pipe(stuck: bool) -> std::sync::Arc<crate::hdl::Module> {
+        let (mut m, sv, sd, mr) = fixture(if stuck { "pipe_stuck" } else { "pipe_plus1" }, 40);
         let mid_ready = m.wire_decl("mid_ready", 1);
         let a = skid_buffer(&mut m, "st1", &sv, &sd, &mid_ready.expr());
         let inc = m.wire("inc", &(&a.data + &Expr::lit(40, 1)));
@@ -276,11 +284,7 @@ mod tests {
     /// A combinational `+cnt` stage: `m_data = s_data + cnt`, where `cnt` counts the
     /// transfers; `cnt` has a reset (the good unit) or none (the planted bug).
     fn counting(reset: bool) -> std::sync::Arc<crate::hdl::Module> {
-        let mut m = ModuleBuilder::new(if reset { "count_ok" } else { "count_noreset" });
-        m.header("Spec: docs/FORMATS.md (test fixture)");
-        let sv = m.input("s_valid_i", 1);
-        let sd = m.input("s_data_i", 16);
-        let mr = m.input("m_ready_i", 1);
+        let (mut m, sv, sd, mr) = fixture(if reset { "count_ok" } else { "count_noreset" }, 16);
         let cnt = m.reg("cnt", 16, reset.then_some(0));
         let fire = m.wire("fire", &(&sv & &mr));
         m.next(&cnt, &(&cnt.q() + &Expr::lit(16, 1)), Some(&fire));
@@ -329,11 +333,7 @@ mod tests {
     #[test]
     fn mid_run_resets_pass_a_unit_that_resets_and_catch_one_that_does_not() {
         let st = run_counting(true);
-        assert!(
-            st.first_mismatch.is_none(),
-            "{}",
-            st.first_mismatch.unwrap()
-        );
+        assert_clean(&st, "a counter with reset");
         assert_eq!(st.resets, 10);
         let st = run_counting(false);
         let m = st
@@ -353,19 +353,11 @@ mod tests {
             ..StreamConfig::default()
         };
         let st = run_txns(&mut dut, txns(3000, 1), &cfg).unwrap();
-        assert!(
-            st.first_mismatch.is_none(),
-            "{}",
-            st.first_mismatch.unwrap()
-        );
+        assert_clean(&st, "the plus-one pipe with resets");
         assert!(st.resets >= 5, "{}", st.resets);
         // A register slice whose `valid` register has no reset: a beat held at the reset
         // is still offered afterwards.
-        let mut m = ModuleBuilder::new("slice_noreset");
-        m.header("Spec: docs/FORMATS.md (test fixture)");
-        let sv = m.input("s_valid_i", 1);
-        let sd = m.input("s_data_i", 40);
-        let mr = m.input("m_ready_i", 1);
+        let (mut m, sv, sd, mr) = fixture("slice_noreset", 40);
         let valid = m.reg("valid", 1, None);
         let data = m.reg("data", 40, None);
         let s_ready = m.wire("s_ready", &(!&valid.q() | &mr));
@@ -422,21 +414,13 @@ mod tests {
         let (i, o) = io();
         let mut dut = SimDut::new(&top).unwrap();
         let st = run_txns(&mut dut, txns(2000, 1), &StreamConfig::default()).unwrap();
-        assert!(
-            st.first_mismatch.is_none(),
-            "{}",
-            st.first_mismatch.unwrap()
-        );
+        assert_clean(&st, "the plus-one pipe under stalls");
         assert_eq!(
             (st.transfers, st.beats_in, st.beats_out),
             (2000, 2000, 2000)
         );
         // No stalls: one beat per cycle after the two-cycle fill.
-        let cfg = StreamConfig {
-            in_gap: 0.0,
-            out_stall: 0.0,
-            ..StreamConfig::default()
-        };
+        let cfg = StreamConfig::quiet(1);
         let st = run_txns(&mut dut, txns(1000, 1), &cfg).unwrap();
         assert!(st.cycles <= 1000 + 3, "{} cycles", st.cycles);
         let lat = measure_latency(&mut dut, &i, &o, &txns(1, 1)().unwrap()).unwrap();

@@ -6,6 +6,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::fs;
 use std::time::{Instant, SystemTime};
+use PortDir::{In, Out};
 
 const ADD8_V: &str = r"
 module add8 (
@@ -77,45 +78,58 @@ fn p(name: &str, dir: PortDir, width: u32) -> PortSpec {
     PortSpec::new(name, dir, width)
 }
 
-fn add8_spec(trace: bool) -> BuildSpec {
+/// A build of module `top` (the file `<top>.v` holding `src`) with `ports` (name,
+/// direction, width) exposed: no trace, no random X.
+fn spec(top: &str, src: &str, ports: &[(&str, PortDir, u32)]) -> BuildSpec {
     BuildSpec {
-        top: "add8".into(),
-        sources: vec![("add8.v".into(), ADD8_V.into())],
-        ports: vec![
-            p("clk_i", PortDir::In, 1),
-            p("rst_ni", PortDir::In, 1),
-            p("a_i", PortDir::In, 8),
-            p("b_i", PortDir::In, 8),
-            p("s_o", PortDir::Out, 8),
-            p("c_o", PortDir::Out, 1),
-        ],
-        trace,
+        top: top.into(),
+        sources: vec![(format!("{top}.v"), src.into())],
+        ports: ports.iter().map(|&(n, d, w)| p(n, d, w)).collect(),
+        trace: false,
         x_random: false,
     }
 }
 
-fn wide_spec() -> BuildSpec {
+/// [`spec`] of a clocked module: `clk_i` and `rst_ni` exposed ahead of `ports`.
+fn clocked(top: &str, src: &str, ports: &[(&str, PortDir, u32)]) -> BuildSpec {
+    let clock = [("clk_i", In, 1), ("rst_ni", In, 1)];
+    spec(top, src, &[&clock[..], ports].concat())
+}
+
+fn add8_spec(trace: bool) -> BuildSpec {
     BuildSpec {
-        top: "wide".into(),
-        sources: vec![("wide.v".into(), WIDE_V.into())],
-        ports: vec![
-            p("clk_i", PortDir::In, 1),
-            p("rst_ni", PortDir::In, 1),
-            p("a_i", PortDir::In, 100),
-            p("b_i", PortDir::In, 100),
-            p("x_i", PortDir::In, 1024),
-            p("y_i", PortDir::In, 1024),
-            p("n_i", PortDir::In, 40),
-            p("xor_o", PortDir::Out, 100),
-            p("sum_o", PortDir::Out, 100),
-            p("gt_o", PortDir::Out, 1),
-            p("rot_o", PortDir::Out, 1024),
-            p("n_o", PortDir::Out, 40),
-            p("nota_o", PortDir::Out, 100),
-        ],
-        trace: false,
-        x_random: false,
+        trace,
+        ..clocked(
+            "add8",
+            ADD8_V,
+            &[
+                ("a_i", In, 8),
+                ("b_i", In, 8),
+                ("s_o", Out, 8),
+                ("c_o", Out, 1),
+            ],
+        )
     }
+}
+
+fn wide_spec() -> BuildSpec {
+    clocked(
+        "wide",
+        WIDE_V,
+        &[
+            ("a_i", In, 100),
+            ("b_i", In, 100),
+            ("x_i", In, 1024),
+            ("y_i", In, 1024),
+            ("n_i", In, 40),
+            ("xor_o", Out, 100),
+            ("sum_o", Out, 100),
+            ("gt_o", Out, 1),
+            ("rot_o", Out, 1024),
+            ("n_o", Out, 40),
+            ("nota_o", Out, 100),
+        ],
+    )
 }
 
 fn report(what: &str, lib: &Library) {
@@ -313,13 +327,7 @@ fn wide_ports_multiword_mapping() {
 
 #[test]
 fn combinational_module_without_clock() {
-    let spec = BuildSpec {
-        top: "comb".into(),
-        sources: vec![("comb.v".into(), COMB_V.into())],
-        ports: vec![p("a_i", PortDir::In, 8), p("y_o", PortDir::Out, 8)],
-        trace: false,
-        x_random: false,
-    };
+    let spec = spec("comb", COMB_V, &[("a_i", In, 8), ("y_o", Out, 8)]);
     let lib = build(&spec).unwrap();
     let mut m = Model::new(&lib).unwrap();
     let (a, y) = (m.port("a_i").unwrap(), m.port("y_o").unwrap());
@@ -378,7 +386,7 @@ fn verilog_syntax_error_reports_log() {
         "broken.v".into(),
         "module broken(input clk_i, output reg q_o);\n  always @(posedge clk_i) q_o <= ;\nendmodule\n".into(),
     )];
-    spec.ports = vec![p("clk_i", PortDir::In, 1), p("q_o", PortDir::Out, 1)];
+    spec.ports = vec![p("clk_i", In, 1), p("q_o", Out, 1)];
     let e = build(&spec).unwrap_err();
     match &e {
         CosimError::ToolFailed {
@@ -400,7 +408,7 @@ fn verilog_syntax_error_reports_log() {
 #[test]
 fn port_missing_from_verilog_is_a_compile_error() {
     let mut spec = add8_spec(false);
-    spec.ports.push(p("ghost_o", PortDir::Out, 3));
+    spec.ports.push(p("ghost_o", Out, 3));
     let e = build(&spec).unwrap_err();
     match &e {
         CosimError::ToolFailed { tool, log_tail, .. } => {
@@ -414,7 +422,7 @@ fn port_missing_from_verilog_is_a_compile_error() {
 #[test]
 fn bad_specs_are_rejected_before_building() {
     let mut s = add8_spec(false);
-    s.ports.push(p("a_i", PortDir::In, 8));
+    s.ports.push(p("a_i", In, 8));
     assert!(matches!(build(&s), Err(CosimError::Spec(_))));
     let mut s = add8_spec(false);
     s.sources[0].0 = "../x.v".into();
@@ -622,18 +630,7 @@ fn vcd_trace_open_pause_close() {
 
 #[test]
 fn finish_and_fatal_do_not_kill_the_process() {
-    let spec = BuildSpec {
-        top: "fin".into(),
-        sources: vec![("fin.v".into(), FIN_V.into())],
-        ports: vec![
-            p("clk_i", PortDir::In, 1),
-            p("rst_ni", PortDir::In, 1),
-            p("a_i", PortDir::In, 8),
-            p("q_o", PortDir::Out, 8),
-        ],
-        trace: false,
-        x_random: false,
-    };
+    let spec = clocked("fin", FIN_V, &[("a_i", In, 8), ("q_o", Out, 8)]);
     let lib = build(&spec).unwrap();
     let mut m = Model::new(&lib).unwrap();
     let a = m.port("a_i").unwrap();
@@ -683,18 +680,17 @@ endmodule
 
 fn xsrc_spec(x_random: bool) -> BuildSpec {
     BuildSpec {
-        top: "xsrc".into(),
-        sources: vec![("xsrc.v".into(), XSRC_V.into())],
-        ports: vec![
-            p("clk_i", PortDir::In, 1),
-            p("rst_ni", PortDir::In, 1),
-            p("s_i", PortDir::In, 2),
-            p("q_o", PortDir::Out, 32),
-            p("y_o", PortDir::Out, 32),
-            p("r_o", PortDir::Out, 32),
-        ],
-        trace: false,
         x_random,
+        ..clocked(
+            "xsrc",
+            XSRC_V,
+            &[
+                ("s_i", In, 2),
+                ("q_o", Out, 32),
+                ("y_o", Out, 32),
+                ("r_o", Out, 32),
+            ],
+        )
     }
 }
 

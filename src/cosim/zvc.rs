@@ -320,15 +320,13 @@ pub fn measure(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit) -> Result<Timing
 mod verilator_tests {
     use super::*;
     use crate::cosim::fault::{faulty_dut, invert_mux_select};
+    use crate::cosim::test_util::{assert_clean, fault_caught};
     use crate::cosim::vdut::VerilatorDut;
     use crate::rtl::zvc::{compressor, decompressor};
 
     fn run_unit(p: &ZvcRtlParams, unit: Unit, lines: u64, seed: u64) -> RunStats {
         let mut dut = VerilatorDut::new(&top(p, unit).unwrap(), false).unwrap();
-        let cfg = StimConfig {
-            run: RunConfig::seeded(lines, seed),
-            ..StimConfig::default()
-        };
+        let cfg = StimConfig::of(&RunConfig::seeded(lines, seed));
         let st = run_clean(&mut dut, p, unit, &cfg).unwrap();
         assert!(st.lines >= lines);
         st
@@ -355,14 +353,7 @@ mod verilator_tests {
             };
             for (unit, seed) in [(Unit::Compressor, 5), (Unit::Decompressor, 6)] {
                 let mut dut = crate::cosim::dut::SimDut::new(&top(&p, unit).unwrap()).unwrap();
-                let cfg = StimConfig {
-                    run: RunConfig {
-                        lines: 400,
-                        seed,
-                        ..RunConfig::default()
-                    },
-                    ..StimConfig::default()
-                };
+                let cfg = StimConfig::of(&RunConfig::seeded(400, seed));
                 let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
                 assert!(st.lines >= 400);
             }
@@ -378,24 +369,49 @@ mod verilator_tests {
             invert_mux_select(v, "d1_3").expect("d1_3 is a mux")
         })
         .unwrap();
-        let st = run(
-            &mut dut,
-            &p,
-            Unit::Compressor,
-            &StimConfig {
-                run: RunConfig {
-                    lines: 2_000,
-                    ..RunConfig::default()
-                },
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        let m = st
-            .first_mismatch
-            .expect("the injected fault must be detected");
+        let cfg = StimConfig::of(&RunConfig::lines(2_000));
+        let m = fault_caught(run(&mut dut, &p, Unit::Compressor, &cfg));
         assert_eq!(m.field, "m_data_o");
         assert!(m.cycle < 200, "found late: {}", m);
+    }
+
+    /// The decompressor's ports: input valid, ready, data, bytes and last; output valid,
+    /// ready, last and error.
+    struct DecompPorts {
+        sv: usize,
+        sr: usize,
+        sd: usize,
+        sb: usize,
+        sl: usize,
+        mv: usize,
+        mr: usize,
+        ml: usize,
+        me: usize,
+    }
+
+    /// A Verilator build of the decompressor of `p`, and its ports.
+    fn decompressor_dut(p: &ZvcRtlParams) -> (VerilatorDut, DecompPorts) {
+        let dut = VerilatorDut::new(&decompressor(p).unwrap(), false).unwrap();
+        let port = |n: &str| dut.port(n).unwrap();
+        let ports = DecompPorts {
+            sv: port("s_valid_i"),
+            sr: port("s_ready_o"),
+            sd: port("s_data_i"),
+            sb: port("s_bytes_i"),
+            sl: port("s_last_i"),
+            mv: port("m_valid_o"),
+            mr: port("m_ready_i"),
+            ml: port("m_last_o"),
+            me: port("m_err_o"),
+        };
+        (dut, ports)
+    }
+
+    /// After the test's own stimulus, `lines` good lines through the decompressor all match.
+    fn then_good_lines_match(dut: &mut VerilatorDut, p: &ZvcRtlParams, lines: u64) {
+        let cfg = StimConfig::of(&RunConfig::lines(lines));
+        let st = run(dut, p, Unit::Decompressor, &cfg).unwrap();
+        assert_clean(&st, "good lines after the test's stimulus");
     }
 
     /// Arbitrary transfers (random beats, byte counts and lengths, random back-pressure):
@@ -404,22 +420,8 @@ mod verilator_tests {
     #[test]
     fn random_streams_end_in_bounded_cycles() {
         let p = ZvcRtlParams::default();
-        let mut dut = VerilatorDut::new(&decompressor(&p).unwrap(), false).unwrap();
-        let port = |d: &VerilatorDut, n: &str| d.port(n).unwrap();
-        let (sv, sr, sd, sb, sl) = (
-            port(&dut, "s_valid_i"),
-            port(&dut, "s_ready_o"),
-            port(&dut, "s_data_i"),
-            port(&dut, "s_bytes_i"),
-            port(&dut, "s_last_i"),
-        );
-        let (mv, mr, ml, me) = (
-            port(&dut, "m_valid_o"),
-            port(&dut, "m_ready_i"),
-            port(&dut, "m_last_o"),
-            port(&dut, "m_err_o"),
-        );
-        let words = dut.port_width(sd).div_ceil(32) as usize;
+        let (mut dut, pt) = decompressor_dut(&p);
+        let words = dut.port_width(pt.sd).div_ceil(32) as usize;
         let beat_bytes = (p.lanes * p.word_bits / 8) as u64;
         let mut rng = ChaCha8Rng::seed_from_u64(12);
         dut.reset(2);
@@ -434,41 +436,41 @@ mod verilator_tests {
                 cycles += 1;
                 assert!(cycles < 2_000, "transfer {t}: no end after {cycles} cycles");
                 let offer = sent < beats;
-                dut.set_u64(sv, offer as u64);
+                dut.set_u64(pt.sv, offer as u64);
                 if offer {
                     let data: Vec<u32> = (0..words).map(|_| rng.gen()).collect();
-                    dut.set(sd, &data);
-                    dut.set_u64(sb, rng.gen_range(1..=beat_bytes));
-                    dut.set_u64(sl, (sent + 1 == beats) as u64);
+                    dut.set(pt.sd, &data);
+                    dut.set_u64(pt.sb, rng.gen_range(1..=beat_bytes));
+                    dut.set_u64(pt.sl, (sent + 1 == beats) as u64);
                 }
                 let ready = rng.gen_bool(0.7);
-                dut.set_u64(mr, ready as u64);
+                dut.set_u64(pt.mr, ready as u64);
                 dut.eval();
-                if offer && dut.get_u64(sr) == 1 {
+                if offer && dut.get_u64(pt.sr) == 1 {
                     sent += 1;
                     if sent == beats {
                         last_at = Some(cycles);
                     }
                 }
-                if ready && dut.get_u64(mv) == 1 && dut.get_u64(ml) == 1 {
-                    errors += dut.get_u64(me) as u32;
+                if ready && dut.get_u64(pt.mv) == 1 && dut.get_u64(pt.ml) == 1 {
+                    errors += dut.get_u64(pt.me) as u32;
                     // An early error ends the transfer; the rest of its beats are drained.
-                    ended = sent == beats || dut.get_u64(me) == 1;
+                    ended = sent == beats || dut.get_u64(pt.me) == 1;
                 }
                 dut.tick();
             }
             while sent < beats {
                 // Drain what is left of a transfer the unit already ended with an error.
-                dut.set_u64(sv, 1);
-                dut.set_u64(sl, (sent + 1 == beats) as u64);
-                dut.set_u64(mr, 1);
+                dut.set_u64(pt.sv, 1);
+                dut.set_u64(pt.sl, (sent + 1 == beats) as u64);
+                dut.set_u64(pt.mr, 1);
                 dut.eval();
-                sent += dut.get_u64(sr) as usize;
+                sent += dut.get_u64(pt.sr) as usize;
                 dut.tick();
                 cycles += 1;
                 assert!(cycles < 4_000, "transfer {t}: input refused after an error");
             }
-            dut.set_u64(sv, 0);
+            dut.set_u64(pt.sv, 0);
             worst = worst.max(cycles - last_at.unwrap_or(cycles));
         }
         eprintln!(
@@ -482,40 +484,13 @@ mod verilator_tests {
             worst < 400,
             "slowest end after the last input beat: {worst} cycles"
         );
-        let st = run(
-            &mut dut,
-            &p,
-            Unit::Decompressor,
-            &StimConfig {
-                run: RunConfig {
-                    lines: 500,
-                    ..RunConfig::default()
-                },
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert!(
-            st.first_mismatch.is_none(),
-            "{}",
-            st.first_mismatch.unwrap()
-        );
+        then_good_lines_match(&mut dut, &p, 500);
     }
 
     #[test]
     fn corrupt_stream_reports_error_and_does_not_hang() {
         let p = ZvcRtlParams::default();
-        let mut dut = VerilatorDut::new(&decompressor(&p).unwrap(), false).unwrap();
-        let (sv, sd, sb, sl, mv, mr, ml, me) = (
-            dut.port("s_valid_i").unwrap(),
-            dut.port("s_data_i").unwrap(),
-            dut.port("s_bytes_i").unwrap(),
-            dut.port("s_last_i").unwrap(),
-            dut.port("m_valid_o").unwrap(),
-            dut.port("m_ready_i").unwrap(),
-            dut.port("m_last_o").unwrap(),
-            dut.port("m_err_o").unwrap(),
-        );
+        let (mut dut, pt) = decompressor_dut(&p);
         dut.reset(2);
         // A mask announcing 32 non-zero words followed by only 3 of them, then `last`.
         let mut data = vec![0u32; 8];
@@ -523,37 +498,24 @@ mod verilator_tests {
         data[1] = 1;
         data[2] = 2;
         data[3] = 3;
-        dut.set(sd, &data);
-        dut.set_u64(sb, 16);
-        dut.set_u64(sl, 1);
-        dut.set_u64(sv, 1);
-        dut.set_u64(mr, 1);
+        dut.set(pt.sd, &data);
+        dut.set_u64(pt.sb, 16);
+        dut.set_u64(pt.sl, 1);
+        dut.set_u64(pt.sv, 1);
+        dut.set_u64(pt.mr, 1);
         let mut saw_err = false;
         for _ in 0..50 {
             dut.eval();
-            if dut.get_u64(mv) == 1 && dut.get_u64(me) == 1 {
-                assert_eq!(dut.get_u64(ml), 1);
+            if dut.get_u64(pt.mv) == 1 && dut.get_u64(pt.me) == 1 {
+                assert_eq!(dut.get_u64(pt.ml), 1);
                 saw_err = true;
             }
             dut.tick();
-            dut.set_u64(sv, 0);
+            dut.set_u64(pt.sv, 0);
         }
         assert!(saw_err, "truncated stream must end with m_err_o");
         // The unit accepts and decodes a good transfer afterwards.
-        let st = run(
-            &mut dut,
-            &p,
-            Unit::Decompressor,
-            &StimConfig {
-                run: RunConfig {
-                    lines: 200,
-                    ..RunConfig::default()
-                },
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert!(st.first_mismatch.is_none());
+        then_good_lines_match(&mut dut, &p, 200);
     }
 }
 

@@ -2,8 +2,6 @@
 //! transactions that check them.
 
 use super::units::*;
-use crate::cosim::dut::Dut;
-use crate::cosim::stream::RunStats;
 use crate::cosim::stream::{Beat, Txn};
 use crate::model::adaptive::{evaluate, replay_lines, AdaptiveReport, Alg, Phase};
 use crate::rtl::adaptive::AdaptiveRtlParams;
@@ -92,18 +90,9 @@ pub fn ctrl_transaction(c: &CtrlCase) -> Txn {
     }
 }
 
-/// Runs the controller on `dut`: the expected `sel_alg` sequence is the model's over the same
-/// lines. `comp_bytes` is the model's payload bits sent / 8.
-pub(super) fn run_ctrl(
-    dut: &mut dyn Dut,
-    p: &AdaptiveRtlParams,
-    cfg: &StimConfig,
-    progress: &mut dyn FnMut(&RunStats),
-) -> Result<RunStats, String> {
-    let lines = ctrl_lines(p, cfg);
-    let build = |ls: &[Vec<u8>]| -> Result<Replay, String> {
-        let (cases, rep) = ctrl_cases(p, ls)?;
-        Ok((cases.iter().map(ctrl_transaction).collect(), rep))
-    };
-    run_replayed(dut, p, Unit::Ctrl, &lines, &build, cfg, progress)
+/// The controller's transactions over `lines` (the expected `sel_alg` sequence is the
+/// model's over the same lines) and the model's report on them.
+pub(super) fn ctrl_replay(p: &AdaptiveRtlParams, lines: &[Vec<u8>]) -> Result<Replay, String> {
+    let (cases, rep) = ctrl_cases(p, lines)?;
+    Ok((cases.iter().map(ctrl_transaction).collect(), rep))
 }

@@ -127,14 +127,9 @@ impl LineSource {
                     b
                 };
                 bytes.truncate(lb);
-                let comp_flag = self.rng.gen_bool(0.9);
-                if !comp_flag {
-                    return (false, bytes.clone(), bytes, false);
-                }
-                match cpack::decompress_prefix(&cp, &bytes) {
-                    Ok((l, _)) => (true, bytes, l, false),
-                    Err(_) => (true, bytes, vec![0u8; lb], true),
-                }
+                judged(&mut self.rng, bytes, lb, |b| {
+                    cpack::decompress_prefix(&cp, b).ok()
+                })
             });
             return Some(LineCase {
                 line,
@@ -163,14 +158,9 @@ impl LineSource {
                 let b = self.rng.gen_range(0..fpc_comp.nbits);
                 bytes[b / 8] ^= 0x80 >> (b % 8);
             }
-            let comp_flag = self.rng.gen_bool(0.9);
-            if !comp_flag {
-                return (false, bytes.clone(), bytes, false);
-            }
-            match fpc::decompress_prefix(&fp, &bytes) {
-                Ok((l, _)) => (true, bytes, l, false),
-                Err(_) => (true, bytes, vec![0u8; lb], true),
-            }
+            judged(&mut self.rng, bytes, lb, |b| {
+                fpc::decompress_prefix(&fp, b).ok()
+            })
         });
         let arbitrary = arbitrary.or_else(|| {
             (decomp && self.alg != Alg::Fpc && self.rng.gen_bool(self.random_payload)).then(|| {
@@ -179,14 +169,9 @@ impl LineSource {
                 if self.rng.gen_bool(0.8) {
                     bytes[0] &= 0x7f;
                 }
-                let comp_flag = self.rng.gen_bool(0.9);
-                if !comp_flag {
-                    return (false, bytes.clone(), bytes, false);
-                }
-                match bdi::decompress_prefix(&bp, &bytes) {
-                    Ok((l, _)) => (true, bytes, l, false),
-                    Err(_) => (true, bytes, vec![0u8; lb], true),
-                }
+                judged(&mut self.rng, bytes, lb, |b| {
+                    bdi::decompress_prefix(&bp, b).ok()
+                })
             })
         });
         Some(LineCase {
@@ -196,6 +181,25 @@ impl LineSource {
             cpack: None,
             arbitrary,
         })
+    }
+}
+
+/// The case of the arbitrary payload `bytes`: with probability 0.9 sent as compressed, its
+/// line what `decode` makes of it (an all-zero line and an error where it rejects it);
+/// otherwise sent raw. (compressed, payload, expected line, error), as in
+/// [`LineCase::arbitrary`].
+fn judged<T>(
+    rng: &mut ChaCha8Rng,
+    bytes: Vec<u8>,
+    lb: usize,
+    decode: impl FnOnce(&[u8]) -> Option<(Vec<u8>, T)>,
+) -> (bool, Vec<u8>, Vec<u8>, bool) {
+    if !rng.gen_bool(0.9) {
+        return (false, bytes.clone(), bytes, false);
+    }
+    match decode(&bytes) {
+        Some((l, _)) => (true, bytes, l, false),
+        None => (true, bytes, vec![0u8; lb], true),
     }
 }
 

@@ -13,11 +13,9 @@
 //!   rejects the payload or the code).
 //! * `link_loopback`: `tx` → `rx` returns every line with `m_err_o = 0`.
 
-use super::ctrl::ctrl_lines;
 use super::lines::line_beat;
-use super::units::{bus_words, le_words, run_replayed, StimConfig, Unit};
-use crate::cosim::dut::Dut;
-use crate::cosim::stream::{Beat, RunStats, Txn};
+use super::units::{bus_words, le_words, StimConfig, Unit};
+use crate::cosim::stream::{Beat, Txn};
 use crate::model::adaptive::{compress, decompress_prefix, replay_lines, AdaptiveReport, Alg};
 use crate::rtl::adaptive::AdaptiveRtlParams;
 use crate::rtl::link::enabled;
@@ -111,20 +109,6 @@ pub fn cases(
     Ok((out, rep))
 }
 
-/// Runs a link unit on `dut` over a phase trace ([`cases`]). `comp_bytes` is
-/// the model's payload bits sent / 8.
-pub(super) fn run_link(
-    dut: &mut dyn Dut,
-    p: &AdaptiveRtlParams,
-    unit: Unit,
-    cfg: &StimConfig,
-    progress: &mut dyn FnMut(&RunStats),
-) -> Result<RunStats, String> {
-    let lines = ctrl_lines(p, cfg);
-    let build = |ls: &[Vec<u8>]| cases(p, unit, ls, cfg);
-    run_replayed(dut, p, unit, &lines, &build, cfg, progress)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::{ctrl_lines, run_clean, top};
@@ -141,14 +125,7 @@ mod tests {
     #[test]
     fn interpreter_link_units_match_model() {
         let p = params("{use_cpack: false, run_len: 40, lambda: 2}");
-        let cfg = StimConfig {
-            run: RunConfig {
-                lines: 1500,
-                seed: 3,
-                ..RunConfig::default()
-            },
-            ..StimConfig::default()
-        };
+        let cfg = StimConfig::of(&RunConfig::seeded(1500, 3));
         for unit in [Unit::Tx, Unit::Rx, Unit::LinkLoopback] {
             let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
             let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
@@ -171,6 +148,7 @@ mod verilator_tests {
     use crate::cosim::dut::SimDut;
     use crate::cosim::fault::faulty_dut;
     use crate::cosim::run::RunConfig;
+    use crate::cosim::test_util::fault_caught;
     use crate::cosim::vdut::VerilatorDut;
 
     const BDI_ONLY: &str = "use_fpc: false, use_cpack: false";
@@ -184,14 +162,7 @@ mod verilator_tests {
         let n = 20_000;
         for unit in [Unit::Tx, Unit::Rx, Unit::LinkLoopback] {
             let mut dut = VerilatorDut::new(&top(&p, unit).unwrap(), false).unwrap();
-            let cfg = StimConfig {
-                run: RunConfig {
-                    lines: n,
-                    seed: 70,
-                    ..RunConfig::default()
-                },
-                ..StimConfig::default()
-            };
+            let cfg = StimConfig::of(&RunConfig::seeded(n, 70));
             let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
             assert_eq!(st.beats_out, n, "{}", unit.name());
         }
@@ -221,7 +192,7 @@ mod verilator_tests {
             let n = 1_500;
             for unit in units.iter().copied() {
                 let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
-                let cfg = StimConfig { run: RunConfig { lines: n, seed: 71 + i as u64, ..RunConfig::default() }, ..StimConfig::default() };
+                let cfg = StimConfig::of(&RunConfig::seeded(n, 71 + i as u64));
                 let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
                 assert_eq!(st.beats_out, n, "{} {}", unit.name(), y);
             }
@@ -253,13 +224,7 @@ mod verilator_tests {
     #[test]
     fn scoreboard_catches_injected_link_faults() {
         let p = params(&format!("{{{BDI_ONLY}, run_len: 40}}"));
-        let cfg = StimConfig {
-            run: RunConfig {
-                lines: 3_000,
-                ..RunConfig::default()
-            },
-            ..StimConfig::default()
-        };
+        let cfg = StimConfig::of(&RunConfig::lines(3_000));
         // The first running line no longer waits for the decision.
         let t = top(&p, Unit::Tx).unwrap();
         let mut dut = faulty_dut(&t, &t.name, &|v| {
@@ -268,11 +233,7 @@ mod verilator_tests {
             w
         })
         .unwrap();
-        let r = run(&mut dut, &p, Unit::Tx, &cfg).unwrap();
-        assert!(
-            r.first_mismatch.is_some(),
-            "the injected fault must be detected"
-        );
+        fault_caught(run(&mut dut, &p, Unit::Tx, &cfg));
         // The receiver's bypass routing: Comp Alg 0 sent through BDI as compressed.
         let t = top(&p, Unit::Rx).unwrap();
         let mut dut = faulty_dut(&t, &t.name, &|v| {
@@ -281,10 +242,7 @@ mod verilator_tests {
             w
         })
         .unwrap();
-        let m = run(&mut dut, &p, Unit::Rx, &cfg)
-            .unwrap()
-            .first_mismatch
-            .expect("the injected fault must be detected");
+        let m = fault_caught(run(&mut dut, &p, Unit::Rx, &cfg));
         assert_eq!(m.field, "m_line_o");
     }
 }

@@ -35,6 +35,7 @@ pub use ctrl::{ctrl_cases, ctrl_lines, ctrl_transaction, CtrlCase};
 #[cfg(test)]
 use lines::fpc_of;
 pub use lines::{transaction, LineCase, LineSource};
+use units::run_replayed;
 pub use units::{all_profiles, bus_words, le_words, streams, top, StimConfig, Unit};
 
 use crate::cosim::dut::Dut;
@@ -60,11 +61,13 @@ pub fn run_with(
     progress: &mut dyn FnMut(&RunStats),
 ) -> Result<RunStats, String> {
     p.validate()?;
-    if unit == Unit::Ctrl {
-        return ctrl::run_ctrl(dut, p, cfg, progress);
-    }
-    if unit.is_link() {
-        return link::run_link(dut, p, unit, cfg, progress);
+    if unit == Unit::Ctrl || unit.is_link() {
+        // A phase trace replayed through the model; `comp_bytes` is its payload bits sent / 8.
+        let build = |ls: &[Vec<u8>]| match unit {
+            Unit::Ctrl => ctrl::ctrl_replay(p, ls),
+            _ => link::cases(p, unit, ls, cfg),
+        };
+        return run_replayed(dut, p, unit, &ctrl_lines(p, cfg), &build, cfg, progress);
     }
     let (input, output) = streams(p, unit)?;
     let mut src = Lines {

@@ -13,16 +13,7 @@ fn params(yaml: &str) -> AdaptiveRtlParams {
 #[test]
 fn stimulus_reaches_every_encoding() {
     let p = AdaptiveRtlParams::default();
-    let h = encoding_histogram(
-        &p,
-        &StimConfig {
-            run: RunConfig {
-                lines: 20_000,
-                ..RunConfig::default()
-            },
-            ..StimConfig::default()
-        },
-    );
+    let h = encoding_histogram(&p, &StimConfig::of(&RunConfig::lines(20_000)));
     assert_eq!(h.len(), 9, "{:?}", h);
 }
 
@@ -51,10 +42,7 @@ fn captured_compressor_output_is_the_model_stream() {
 /// decisions) after checking the whole `sel_alg` sequence.
 fn ctrl_interp(y: &str, lines: u64, seed: u64) -> (u64, usize, usize) {
     let p = params(y);
-    let cfg = StimConfig {
-        run: RunConfig::seeded(lines, seed),
-        ..StimConfig::default()
-    };
+    let cfg = StimConfig::of(&RunConfig::seeded(lines, seed));
     let mut dut = SimDut::new(&top(&p, Unit::Ctrl).unwrap()).unwrap();
     let st = run_clean(&mut dut, &p, Unit::Ctrl, &cfg).unwrap();
     assert_eq!(st.beats_out, lines, "{y}");
@@ -86,22 +74,20 @@ fn interpreter_ctrl_matches_model_sequence() {
     }
 }
 
+/// The decompressor's cases over 5,000 lines of the default stimulus for `alg`.
+fn decomp_cases(alg: Alg) -> Vec<LineCase> {
+    let p = AdaptiveRtlParams::default();
+    let mut src = LineSource::new(&p, &StimConfig::of(&RunConfig::lines(5_000))).with_alg(alg);
+    std::iter::from_fn(|| src.next_case(true)).collect()
+}
+
 #[test]
 fn fpc_stimulus_reaches_every_pattern_and_both_decoder_outcomes() {
     use crate::model::fpc::FpcPattern;
-    let p = AdaptiveRtlParams::default();
-    let cfg = StimConfig {
-        run: RunConfig {
-            lines: 5_000,
-            ..RunConfig::default()
-        },
-        ..StimConfig::default()
-    };
-    let mut src = LineSource::new(&p, &cfg).with_alg(Alg::Fpc);
     let mut pats = std::collections::BTreeSet::new();
     let (mut raw, mut comp, mut arb_ok, mut arb_err) = (0, 0, 0, 0);
     let mut long_run = false;
-    while let Some(c) = src.next_case(true) {
+    for c in decomp_cases(Alg::Fpc) {
         let f = fpc_of(&c);
         pats.extend(f.class.words.iter().copied());
         if f.compressed {
@@ -126,21 +112,25 @@ fn fpc_stimulus_reaches_every_pattern_and_both_decoder_outcomes() {
     );
 }
 
+/// Runs each of `units` with the parameters `y` in the interpreter over `cfg`'s lines, every
+/// output checked, and every line run.
+fn interpreter_runs(y: &str, units: impl IntoIterator<Item = Unit>, cfg: &StimConfig) {
+    let p = params(y);
+    for unit in units {
+        let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
+        let st = run_clean(&mut dut, &p, unit, cfg).unwrap();
+        assert_eq!(st.lines, cfg.run.lines, "{y} {}", unit.name());
+    }
+}
+
 #[test]
 fn interpreter_fpc_units_match_model_at_128_bytes() {
-    let p = params("{line_bytes: 128}");
-    for unit in [Unit::FpcComp, Unit::FpcDecomp, Unit::FpcLoopback] {
-        let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
-        let cfg = StimConfig {
-            run: RunConfig {
-                lines: 100,
-                ..RunConfig::default()
-            },
-            ..StimConfig::default()
-        };
-        let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
-        assert_eq!(st.lines, 100);
-    }
+    let units = [Unit::FpcComp, Unit::FpcDecomp, Unit::FpcLoopback];
+    interpreter_runs(
+        "{line_bytes: 128}",
+        units,
+        &StimConfig::of(&RunConfig::lines(100)),
+    );
 }
 
 #[test]
@@ -150,23 +140,11 @@ fn interpreter_units_match_model() {
         "{bdi_base_rule: first-non-immediate}",
         "{line_bytes: 32}",
     ] {
-        let p = params(y);
         // The C-Pack+Z units have their own (shorter) interpreter test.
-        for unit in Unit::ALL
+        let units = Unit::ALL
             .into_iter()
-            .filter(|u| !u.is_link() && !u.is_cpack())
-        {
-            let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
-            let cfg = StimConfig {
-                run: RunConfig {
-                    lines: 200,
-                    ..RunConfig::default()
-                },
-                ..StimConfig::default()
-            };
-            let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
-            assert_eq!(st.lines, 200);
-        }
+            .filter(|u| !u.is_link() && !u.is_cpack());
+        interpreter_runs(y, units, &StimConfig::of(&RunConfig::lines(200)));
     }
 }
 
@@ -177,20 +155,12 @@ fn interpreter_cpack_units_match_model() {
         "{cpack_push: all-non-zero, cpack_words_per_cycle: 1}",
         "{line_bytes: 32, cpack_codes: original, cpack_push: no-full-match}",
     ] {
-        let p = params(y);
-        for unit in [Unit::CpackComp, Unit::CpackDecomp, Unit::CpackLoopback] {
-            let mut dut = SimDut::new(&top(&p, unit).unwrap()).unwrap();
-            let cfg = StimConfig {
-                run: RunConfig {
-                    lines: 80,
-                    ..RunConfig::default()
-                },
-                random_payload: 0.4,
-                ..StimConfig::default()
-            };
-            let st = run_clean(&mut dut, &p, unit, &cfg).unwrap();
-            assert_eq!(st.lines, 80, "{y} {}", unit.name());
-        }
+        let units = [Unit::CpackComp, Unit::CpackDecomp, Unit::CpackLoopback];
+        let cfg = StimConfig {
+            random_payload: 0.4,
+            ..StimConfig::of(&RunConfig::lines(80))
+        };
+        interpreter_runs(y, units, &cfg);
     }
 }
 
@@ -198,18 +168,9 @@ fn interpreter_cpack_units_match_model() {
 fn cpack_stimulus_reaches_every_pattern_and_error() {
     // Every Table II pattern, raw fallbacks, and both decompressor verdicts on arbitrary
     // payloads occur in the stimulus (else the scoreboard could not catch their faults).
-    let p = AdaptiveRtlParams::default();
-    let cfg = StimConfig {
-        run: RunConfig {
-            lines: 5_000,
-            ..RunConfig::default()
-        },
-        ..StimConfig::default()
-    };
-    let mut src = LineSource::new(&p, &cfg).with_alg(Alg::Cpack);
     let mut pats = std::collections::BTreeSet::new();
     let (mut raw, mut bad, mut good) = (0, 0, 0);
-    while let Some(c) = src.next_case(true) {
+    for c in decomp_cases(Alg::Cpack) {
         let cc = c.cpack.unwrap();
         raw += !cc.compressed as u32;
         pats.extend(cc.events());

@@ -3,6 +3,7 @@
 use super::*;
 use crate::cosim::dut::SimDut;
 use crate::cosim::fault::{faulty_dut, invert_mux_select};
+use crate::cosim::test_util::fault_caught;
 use crate::cosim::vdut::VerilatorDut;
 
 fn params(yaml: &str) -> AdaptiveRtlParams {
@@ -23,10 +24,7 @@ fn dut_of(p: &AdaptiveRtlParams, unit: Unit, verilator: bool) -> Box<dyn Dut> {
 
 fn run_unit(p: &AdaptiveRtlParams, unit: Unit, lines: u64, seed: u64, verilator: bool) -> RunStats {
     let mut dut = dut_of(p, unit, verilator);
-    let cfg = StimConfig {
-        run: RunConfig::seeded(lines, seed),
-        ..StimConfig::default()
-    };
+    let cfg = StimConfig::of(&RunConfig::seeded(lines, seed));
     let st = run_clean(dut.as_mut(), p, unit, &cfg).unwrap();
     assert_eq!(st.lines, lines);
     st
@@ -68,16 +66,22 @@ fn verilator_fpc_units_match_model() {
     run_sets(&sets, units, 30_000, 300, 110);
 }
 
+/// Measures `unit` of `p` (in Verilator, or in the interpreter) over 1000 lines: its latency
+/// must be `lat` cycles and it must take a line every cycle (`what` names the parameters).
+fn assert_timing(p: &AdaptiveRtlParams, unit: Unit, verilator: bool, lat: u64, what: &str) {
+    let mut dut = dut_of(p, unit, verilator);
+    let t = measure_over(dut.as_mut(), p, unit, 1000).unwrap();
+    assert_eq!(t.latency_cycles, lat, "{} {what}", unit.name());
+    assert!(t.in_beats_per_cycle > 0.99, "{}: {:?}", unit.name(), t);
+}
+
 #[test]
 fn verilator_fpc_latency_and_throughput() {
     for lb in [32, 64, 128] {
         let p = params(&format!("{{line_bytes: {lb}}}"));
         for (unit, lat) in [(Unit::FpcComp, 3), (Unit::FpcDecomp, 5)] {
             // The default in Verilator, the other line sizes in the interpreter.
-            let mut dut = dut_of(&p, unit, lb == 64);
-            let t = measure_over(dut.as_mut(), &p, unit, 1000).unwrap();
-            assert_eq!(t.latency_cycles, lat, "{} {lb} B", unit.name());
-            assert!(t.in_beats_per_cycle > 0.99, "{}: {:?}", unit.name(), t);
+            assert_timing(&p, unit, lb == 64, lat, &format!("{lb} B"));
         }
     }
 }
@@ -98,10 +102,7 @@ fn verilator_ctrl_matches_model_sequence() {
     use crate::model::adaptive::DecisionRule;
     let p = AdaptiveRtlParams::default();
     let lines = 30_000;
-    let cfg = StimConfig {
-        run: RunConfig::seeded(lines, 46),
-        ..StimConfig::default()
-    };
+    let cfg = StimConfig::of(&RunConfig::seeded(lines, 46));
     let mut dut = VerilatorDut::new(&top(&p, Unit::Ctrl).unwrap(), false).unwrap();
     let st = run_clean(&mut dut, &p, Unit::Ctrl, &cfg).unwrap();
     assert_eq!(st.beats_out, lines);
@@ -148,17 +149,8 @@ fn scoreboard_catches_injected_ctrl_fault() {
             "assign qual_bdi = (votes_bdi_q < 3'd3);",
         )
     });
-    let cfg = StimConfig {
-        run: RunConfig {
-            lines: 5_000,
-            ..RunConfig::default()
-        },
-        ..StimConfig::default()
-    };
-    let m = run(&mut dut, &p, Unit::Ctrl, &cfg)
-        .unwrap()
-        .first_mismatch
-        .expect("the injected fault must be detected");
+    let cfg = StimConfig::of(&RunConfig::lines(5_000));
+    let m = fault_caught(run(&mut dut, &p, Unit::Ctrl, &cfg));
     assert_eq!(m.field, "m_sel_alg_o");
 }
 
@@ -176,10 +168,7 @@ fn verilator_bdi_latency_and_throughput() {
             (Unit::BdiLoopback, 3 + stages as u64),
         ] {
             // The default in Verilator, two stages in the interpreter.
-            let mut dut = dut_of(&p, unit, stages == 1);
-            let t = measure_over(dut.as_mut(), &p, unit, 1000).unwrap();
-            assert_eq!(t.latency_cycles, lat, "{} stages={}", unit.name(), stages);
-            assert!(t.in_beats_per_cycle > 0.99, "{}: {:?}", unit.name(), t);
+            assert_timing(&p, unit, stages == 1, lat, &format!("stages={stages}"));
         }
     }
 }
@@ -195,14 +184,8 @@ fn assert_mux_fault_caught(p: &AdaptiveRtlParams, unit: Unit, mux: &str, field: 
     let mut dut = faulty(p, unit, &|v| {
         invert_mux_select(v, mux).unwrap_or_else(|| panic!("{mux} is a mux"))
     });
-    let cfg = StimConfig {
-        run: RunConfig::lines(lines),
-        ..StimConfig::default()
-    };
-    let m = run(&mut dut, p, unit, &cfg)
-        .unwrap()
-        .first_mismatch
-        .expect("the injected fault must be detected");
+    let cfg = StimConfig::of(&RunConfig::lines(lines));
+    let m = fault_caught(run(&mut dut, p, unit, &cfg));
     assert_eq!(m.field, field, "{} {mux}", unit.name());
 }
 
@@ -214,27 +197,15 @@ fn scoreboard_catches_injected_faults() {
     let mut dut = faulty(&p, Unit::BdiComp, &|v| {
         invert_mux_select(v, "b4d1_dsel3").expect("b4d1_dsel3 is a mux")
     });
-    let cfg = StimConfig {
-        run: RunConfig {
-            lines: 5_000,
-            ..RunConfig::default()
-        },
-        ..StimConfig::default()
-    };
-    let m = run(&mut dut, &p, Unit::BdiComp, &cfg)
-        .unwrap()
-        .first_mismatch
-        .expect("the injected fault must be detected");
+    let cfg = StimConfig::of(&RunConfig::lines(5_000));
+    let m = fault_caught(run(&mut dut, &p, Unit::BdiComp, &cfg));
     assert_eq!(m.field, "m_payload_o");
     // The decompressor's sign extension of an immediate Base8-Δ1 delta 2 replaced by zero
     // extension.
     let mut dut = faulty(&p, Unit::BdiDecomp, &|v| {
         v.replace(": {56{s_payload_i[419]}}), b8d1_lo2", ": 56'd0), b8d1_lo2")
     });
-    let m = run(&mut dut, &p, Unit::BdiDecomp, &cfg)
-        .unwrap()
-        .first_mismatch
-        .expect("the injected fault must be detected");
+    let m = fault_caught(run(&mut dut, &p, Unit::BdiDecomp, &cfg));
     assert_eq!(m.field, "m_line_o");
 }
 
