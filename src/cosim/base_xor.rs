@@ -22,6 +22,7 @@ use super::run::{measure as measure_run, run_txns, RunConfig, TxnSource};
 pub use super::run::{run, run_clean};
 use super::stream::{Beat, Fields, Stream, Txn};
 pub use super::stream::{Mismatch, RunStats, Timing};
+use crate::cosim::run::Stimulus;
 use crate::model::base_xor::BaseXorParams;
 use crate::model::dbi::{LinkCodec, Wire};
 use crate::rtl::base_xor::BaseXorRtlParams;
@@ -229,13 +230,9 @@ impl Default for StimConfig {
     }
 }
 
-impl StimConfig {
-    /// `run` with Base+XOR's default sector mix.
-    pub fn of(run: &RunConfig) -> StimConfig {
-        StimConfig {
-            run: run.clone(),
-            ..StimConfig::default()
-        }
+impl crate::cosim::run::Stimulus for StimConfig {
+    fn run_mut(&mut self) -> &mut RunConfig {
+        &mut self.run
     }
 }
 

@@ -18,6 +18,20 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// An engine's stimulus configuration: the common run settings plus the engine's own
+/// choices (profiles, classes, transfer shapes), which default to its usual mix.
+pub trait Stimulus: Default {
+    /// The common run settings.
+    fn run_mut(&mut self) -> &mut RunConfig;
+
+    /// `run` with the engine's default stimulus.
+    fn of(run: &RunConfig) -> Self {
+        let mut s = Self::default();
+        *s.run_mut() = run.clone();
+        s
+    }
+}
+
 /// What every co-simulation run takes, whatever the engine: how much to run, the random
 /// gaps and stalls, the run control, and fixed data instead of generated stimulus.
 #[derive(Clone, Debug)]

@@ -43,13 +43,9 @@ impl Default for StimConfig {
     }
 }
 
-impl StimConfig {
-    /// `run` with ZVC's default transfers.
-    pub fn of(run: &RunConfig) -> StimConfig {
-        StimConfig {
-            run: run.clone(),
-            ..StimConfig::default()
-        }
+impl crate::cosim::run::Stimulus for StimConfig {
+    fn run_mut(&mut self) -> &mut RunConfig {
+        &mut self.run
     }
 }
 
@@ -320,6 +316,7 @@ pub fn measure(dut: &mut dyn Dut, p: &ZvcRtlParams, unit: Unit) -> Result<Timing
 mod verilator_tests {
     use super::*;
     use crate::cosim::fault::{faulty_dut, invert_mux_select};
+    use crate::cosim::run::Stimulus;
     use crate::cosim::test_util::{assert_clean, fault_caught};
     use crate::cosim::vdut::VerilatorDut;
     use crate::rtl::zvc::{compressor, decompressor};

@@ -5,6 +5,7 @@
 use super::{load_blocks, Engine, EvalOutput, EvalRequest, Identity, PaperTable, UnitDesign};
 use crate::config::Config;
 use crate::cosim::adaptive as bench;
+use crate::cosim::run::Stimulus;
 use crate::rtl::designs::adaptive::{self as designs, Unit};
 use crate::synth::paper::PaperMark;
 use crate::synth::ReportRow;

@@ -4,6 +4,7 @@
 use super::{load_blocks, Engine, EvalOutput, EvalRequest, Identity, PaperTable, UnitDesign};
 use crate::config::Config;
 use crate::cosim::base_xor as bench;
+use crate::cosim::run::Stimulus;
 use crate::hdl::Module;
 use crate::model::ones;
 use crate::rtl::base_xor as rtl;

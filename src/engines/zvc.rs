@@ -2,6 +2,7 @@
 
 use super::{Engine, EvalOutput, EvalRequest, Identity, UnitDesign};
 use crate::config::Config;
+use crate::cosim::run::Stimulus;
 use crate::cosim::zvc as bench;
 use crate::hdl::Module;
 use crate::model::container;

@@ -1425,6 +1425,7 @@ mod tests {
     use crate::cosim::base_xor::{measure, run_clean, top, StimConfig, Unit};
     use crate::cosim::dut::{Dut, SimDut};
     use crate::cosim::run::RunConfig;
+    use crate::cosim::run::Stimulus;
     use crate::hdl::expr::{BinOp, Node};
     use crate::hdl::module::SigKind;
     use crate::model::base_xor::{zdr_decode, zdr_encode};

@@ -115,6 +115,7 @@ mod tests {
     use super::*;
     use crate::cosim::dut::SimDut;
     use crate::cosim::run::RunConfig;
+    use crate::cosim::run::Stimulus;
 
     pub(super) fn params(yaml: &str) -> AdaptiveRtlParams {
         let p: AdaptiveRtlParams = serde_yaml::from_str(yaml).unwrap();
@@ -148,6 +149,7 @@ mod verilator_tests {
     use crate::cosim::dut::SimDut;
     use crate::cosim::fault::faulty_dut;
     use crate::cosim::run::RunConfig;
+    use crate::cosim::run::Stimulus;
     use crate::cosim::test_util::fault_caught;
     use crate::cosim::vdut::VerilatorDut;
 

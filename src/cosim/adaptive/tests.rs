@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::cosim::dut::SimDut;
+use crate::cosim::run::Stimulus;
 use crate::model::adaptive::Alg;
 
 fn params(yaml: &str) -> AdaptiveRtlParams {

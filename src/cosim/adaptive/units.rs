@@ -40,13 +40,9 @@ impl Default for StimConfig {
     }
 }
 
-impl StimConfig {
-    /// `run` with the default profiles.
-    pub fn of(run: &RunConfig) -> StimConfig {
-        StimConfig {
-            run: run.clone(),
-            ..StimConfig::default()
-        }
+impl crate::cosim::run::Stimulus for StimConfig {
+    fn run_mut(&mut self) -> &mut RunConfig {
+        &mut self.run
     }
 }
 

@@ -3,6 +3,7 @@
 use super::*;
 use crate::cosim::dut::SimDut;
 use crate::cosim::fault::{faulty_dut, invert_mux_select};
+use crate::cosim::run::Stimulus;
 use crate::cosim::test_util::fault_caught;
 use crate::cosim::vdut::VerilatorDut;
 
