@@ -16,10 +16,6 @@ use serde::{Deserialize, Serialize};
 /// Spec reference printed in every module header.
 pub const SPEC: &str = "docs/FORMATS.md, adaptive";
 
-/// How the line codecs (BDI, FPC, C-Pack+Z) lay a stream and a line on their buses.
-pub(crate) const LINE_BUS: &str = "Bus: stream bit p (MSB-first) at payload bit L-1-p, zero after \
-                                   the stream; line byte i at bits [8i+7:8i]";
-
 /// Parameters of the adaptive link compression hardware. Flat in YAML (`adaptive:` section).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

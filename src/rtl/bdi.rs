@@ -171,7 +171,7 @@ fn is_succ(x: &Expr, y: &Expr) -> Expr {
 fn header(m: &mut ModuleBuilder, generator: &str, p: &AdaptiveRtlParams, spec: &str) {
     let spec = format!("{SPEC} {spec}");
     m.provenance(&format!("bdi::{generator}"), &p.describe(), &spec);
-    m.header(super::adaptive::LINE_BUS);
+    m.header(super::line_codec::LINE_BUS);
 }
 
 /// Left-aligns `parts` (MSB first) on an `l`-bit bus.

@@ -300,7 +300,7 @@ impl CpackRtlParams {
 fn header(m: &mut ModuleBuilder, generator: &str, p: &CpackRtlParams, spec: &str) {
     let spec = format!("{SPEC} {spec}");
     m.provenance(&format!("cpack::{generator}"), &p.describe(), &spec);
-    m.header(super::adaptive::LINE_BUS);
+    m.header(super::line_codec::LINE_BUS);
 }
 
 fn tag(p: &CpackRtlParams) -> String {

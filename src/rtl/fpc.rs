@@ -88,7 +88,7 @@ fn fits(v: &Expr, bits: u32) -> Expr {
 fn header(m: &mut ModuleBuilder, generator: &str, p: &AdaptiveRtlParams, spec: &str) {
     let spec = format!("{SPEC} {spec}");
     m.provenance(&format!("fpc::{generator}"), &p.describe(), &spec);
-    m.header(super::adaptive::LINE_BUS);
+    m.header(super::line_codec::LINE_BUS);
 }
 
 /// `n` register stages (`st1`, `st2`, ...) that load when they are free (BDI's scheme).

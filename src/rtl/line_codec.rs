@@ -8,6 +8,10 @@ use crate::hdl::stream;
 use crate::hdl::{HdlError, Module, ModuleBuilder};
 use std::sync::Arc;
 
+/// How the line codecs (BDI, FPC, C-Pack+Z) lay a stream and a line on their buses.
+pub(crate) const LINE_BUS: &str = "Bus: stream bit p (MSB-first) at payload bit L-1-p, zero after \
+                                   the stream; line byte i at bits [8i+7:8i]";
+
 /// A test-only round trip `comp` → `decomp` in `m` (header already written), built with
 /// [`stream::chain`]: the compressor's `m_ok_o` drives the decompressor's `s_comp_i`, its
 /// `m_payload_o` the `s_payload_i`; `m_len_o` (and `m_enc_o`, if any) are unused.
