@@ -24,15 +24,13 @@ module zvc_decomp_w32_l8_n32_bk (
   reg  [1:0] sec_q;
 
   // Stage 1: mask segment, popcount and need for this sector
-  wire first;
-  wire [1:0] segpop_l1_0;
-  wire [1:0] segpop_l1_1;
-  wire [1:0] segpop_l1_2;
-  wire [1:0] segpop_l1_3;
-  wire [2:0] segpop_l2_0;
-  wire [2:0] segpop_l2_1;
-  wire [3:0] segpop_l3_0;
-  wire [4:0] seg_cnt_first;
+  reg  first_c0_q;
+  reg  first_c1_q;
+  reg  first_c2_q;
+  reg  first_c3_q;
+  reg  first_c4_q;  // copies of (sec_q == 0): the sector is its window's first
+  reg  [89:0] buf_need_q;  // per buffered element: its need as a window's mask element
+  wire [4:0] need_first;
   reg  [31:0] mask_q;  // mask of the window being expanded
   reg  [7:0] seg_q;  // mask segment of the current sector when it is not the window's first
   reg  [4:0] seg_cnt_q;  // popcount of seg_q
@@ -49,7 +47,6 @@ module zvc_decomp_w32_l8_n32_bk (
   wire fire;
   wire [7:0] seg_d;
   wire [4:0] seg_cnt_d;
-  wire [7:0] seg;
   wire [4:0] need;
   wire mask_here;
   wire has_data;
@@ -57,16 +54,8 @@ module zvc_decomp_w32_l8_n32_bk (
   reg  out_valid_q;
   wire out_load;
   wire corrupt;
-  assign first = (sec_q == 2'd0);
-  assign segpop_l1_0 = ({1'd0, buf_q[0]} + {1'd0, buf_q[1]});
-  assign segpop_l1_1 = ({1'd0, buf_q[2]} + {1'd0, buf_q[3]});
-  assign segpop_l1_2 = ({1'd0, buf_q[4]} + {1'd0, buf_q[5]});
-  assign segpop_l1_3 = ({1'd0, buf_q[6]} + {1'd0, buf_q[7]});
-  assign segpop_l2_0 = ({1'd0, segpop_l1_0} + {1'd0, segpop_l1_1});
-  assign segpop_l2_1 = ({1'd0, segpop_l1_2} + {1'd0, segpop_l1_3});
-  assign segpop_l3_0 = ({1'd0, segpop_l2_0} + {1'd0, segpop_l2_1});
-  assign seg_cnt_first = {1'd0, segpop_l3_0};
-  assign cur_mask = (first ? buf_q[31:0] : mask_q);
+  assign need_first = buf_need_q[4:0];
+  assign cur_mask = (first_c0_q ? buf_q[31:0] : mask_q);
   assign sec_inc = (sec_q + 2'd1);
   assign seg_next = (sec_inc[1] ? (sec_inc[0] ? cur_mask[31:24] : cur_mask[23:16])
                      : sec_inc[0] ? cur_mask[15:8]
@@ -80,9 +69,8 @@ module zvc_decomp_w32_l8_n32_bk (
   assign nextpop_l3_0 = ({1'd0, nextpop_l2_0} + {1'd0, nextpop_l2_1});
   assign seg_d = seg_next;
   assign seg_cnt_d = {1'd0, nextpop_l3_0};
-  assign seg = (first ? buf_q[7:0] : seg_q);
-  assign need = (first ? (seg_cnt_first + 5'd1) : seg_cnt_q);
-  assign mask_here = (~first | (buf_count_q >= 5'd1));
+  assign need = (first_c0_q ? need_first : seg_cnt_q);
+  assign mask_here = (~first_c0_q | (buf_count_q >= 5'd1));
   assign has_data = (mask_here & (buf_count_q >= need));
   assign out_offer = (has_data | in_done_q);
   assign fire = (has_data & out_load);
@@ -100,30 +88,29 @@ module zvc_decomp_w32_l8_n32_bk (
   end
 
   // Stage 2: lane mux (payload element or zero) into the output register
-  wire [255:0] payload_win;
-  wire [255:0] u_expand_data_o;
+  wire [255:0] u_expand_first_data_o;
+  wire [255:0] u_expand_later_data_o;
+  wire [255:0] sector;
   wire [4:0] consumed;
   wire [4:0] buf_count_used;
-  wire [575:0] drop_s0;
-  wire [575:0] drop_s1;
-  wire [575:0] drop_s2;
-  wire [575:0] drop_s3;
-  wire [575:0] buf_used;
   wire last_sector;
   wire end_of_transfer;
-  assign payload_win = (first ? buf_q[287:32] : buf_q[255:0]);
-  zvc_expand_w32_l8_bk u_expand (
-    .payload_i(payload_win),
-    .nz_i(seg),
-    .data_o(u_expand_data_o)
+  zvc_expand_w32_l8_bk u_expand_first (
+    .payload_i(buf_q[287:32]),
+    .nz_i(buf_q[7:0]),
+    .data_o(u_expand_first_data_o)
   );
+  zvc_expand_w32_l8_bk u_expand_later (
+    .payload_i(buf_q[255:0]),
+    .nz_i(seg_q),
+    .data_o(u_expand_later_data_o)
+  );
+  assign sector = {(first_c4_q ? u_expand_first_data_o[255:192] : u_expand_later_data_o[255:192]),
+                   (first_c3_q ? u_expand_first_data_o[191:128] : u_expand_later_data_o[191:128]),
+                   (first_c2_q ? u_expand_first_data_o[127:64] : u_expand_later_data_o[127:64]),
+                   (first_c1_q ? u_expand_first_data_o[63:0] : u_expand_later_data_o[63:0])};
   assign consumed = (fire ? need : 5'd0);
   assign buf_count_used = (buf_count_q - consumed);
-  assign drop_s0 = (consumed[0] ? {32'd0, buf_q[575:32]} : buf_q);
-  assign drop_s1 = (consumed[1] ? {64'd0, drop_s0[575:64]} : drop_s0);
-  assign drop_s2 = (consumed[2] ? {128'd0, drop_s1[575:128]} : drop_s1);
-  assign drop_s3 = (consumed[3] ? {256'd0, drop_s2[575:256]} : drop_s2);
-  assign buf_used = drop_s3;
   assign last_sector = (sec_q == 2'd3);
   assign end_of_transfer = (fire & last_sector & in_done_q & (buf_count_used == 5'd0));
 
@@ -131,12 +118,22 @@ module zvc_decomp_w32_l8_n32_bk (
   wire in_ready;
   wire take;
   wire [4:0] in_elems;
+  reg  [3:0] buf_pos_c0_q;
+  reg  [3:0] buf_pos_c1_q;
+  reg  [3:0] buf_pos_c2_q;
+  reg  [3:0] buf_pos_c3_q;
+  reg  [3:0] buf_pos_c4_q;  // copies of buf_count_q[posw-1:0]: the beat's placement
   wire [255:0] in_keep;
   wire [255:0] in_masked;
   wire [575:0] ins_s0;
   wire [575:0] ins_s1;
   wire [575:0] ins_s2;
   wire [575:0] ins_s3;
+  wire [575:0] buf_merged;
+  wire [575:0] drop_s0;
+  wire [575:0] drop_s1;
+  wire [575:0] drop_s2;
+  wire [575:0] drop_s3;
   assign in_ready = (~in_done_q & (buf_count_q <= 5'd10));
   assign take = (s_valid_i & s_ready_o);
   assign s_ready_o = in_ready;
@@ -145,16 +142,115 @@ module zvc_decomp_w32_l8_n32_bk (
                     {32{(5'd4 < in_elems)}}, {32{(5'd3 < in_elems)}}, {32{(5'd2 < in_elems)}},
                     {32{(5'd1 < in_elems)}}, {32{(5'd0 < in_elems)}}};
   assign in_masked = (s_data_i & in_keep);
-  assign ins_s0 = (buf_count_used[0] ? {288'd0, in_masked, 32'd0} : {320'd0, in_masked});
-  assign ins_s1 = (buf_count_used[1] ? {ins_s0[511:0], 64'd0} : ins_s0);
-  assign ins_s2 = (buf_count_used[2] ? {ins_s1[447:0], 128'd0} : ins_s1);
-  assign ins_s3 = (buf_count_used[3] ? {ins_s2[319:0], 256'd0} : ins_s2);
+  assign ins_s0 = {224'd0, (buf_pos_c2_q[0] ? {64'd0, in_masked[255:224]} : 96'd0),
+                   (buf_pos_c1_q[0] ? in_masked[223:96] : in_masked[255:128]),
+                   (buf_pos_c0_q[0] ? {in_masked[95:0], 32'd0} : in_masked[127:0])};
+  assign ins_s1 = {(buf_pos_c4_q[1] ? ins_s0[511:416] : ins_s0[575:480]),
+                   (buf_pos_c3_q[1] ? ins_s0[415:288] : ins_s0[479:352]),
+                   (buf_pos_c2_q[1] ? ins_s0[287:192] : ins_s0[351:256]),
+                   (buf_pos_c1_q[1] ? ins_s0[191:64] : ins_s0[255:128]),
+                   (buf_pos_c0_q[1] ? {ins_s0[63:0], 64'd0} : ins_s0[127:0])};
+  assign ins_s2 = {(buf_pos_c4_q[2] ? ins_s1[447:352] : ins_s1[575:480]),
+                   (buf_pos_c3_q[2] ? ins_s1[351:224] : ins_s1[479:352]),
+                   (buf_pos_c2_q[2] ? ins_s1[223:128] : ins_s1[351:256]),
+                   (buf_pos_c1_q[2] ? ins_s1[127:0] : ins_s1[255:128]),
+                   (buf_pos_c0_q[2] ? 128'd0 : ins_s1[127:0])};
+  assign ins_s3 = {(buf_pos_c4_q[3] ? ins_s2[319:224] : ins_s2[575:480]),
+                   (buf_pos_c3_q[3] ? ins_s2[223:96] : ins_s2[479:352]),
+                   (buf_pos_c2_q[3] ? ins_s2[95:0] : ins_s2[351:256]),
+                   (buf_pos_c1_q[3] ? 128'd0 : ins_s2[255:128]),
+                   (buf_pos_c0_q[3] ? 128'd0 : ins_s2[127:0])};
+  assign buf_merged = (buf_q | (take ? ins_s3 : 576'd0));
+  assign drop_s0 = (need[0] ? {32'd0, buf_merged[575:32]} : buf_merged);
+  assign drop_s1 = (need[1] ? {64'd0, drop_s0[575:64]} : drop_s0);
+  assign drop_s2 = (need[2] ? {128'd0, drop_s1[575:128]} : drop_s1);
+  assign drop_s3 = (need[3] ? {256'd0, drop_s2[575:256]} : drop_s2);
 
   // Corrupt stream (ended inside a window): report with the last sector and drop the rest
+  wire [575:0] buf_next;
   wire [575:0] buf_d;
+  wire [4:0] buf_count_next;
   wire [4:0] buf_count_d;
+  wire [3:0] buf_pos_c0_d;
+  wire [3:0] buf_pos_c1_d;
+  wire [3:0] buf_pos_c2_d;
+  wire [3:0] buf_pos_c3_d;
+  wire [3:0] buf_pos_c4_d;
   wire in_done_d;
+  wire [1:0] sec_next;
   wire [1:0] sec_d;
+  wire first_c0_d;
+  wire first_c1_d;
+  wire first_c2_d;
+  wire first_c3_d;
+  wire first_c4_d;
+  wire [1:0] in_need0_l1_0;
+  wire [1:0] in_need0_l1_1;
+  wire [1:0] in_need0_l1_2;
+  wire [1:0] in_need0_l1_3;
+  wire [2:0] in_need0_l2_0;
+  wire [2:0] in_need0_l2_1;
+  wire [3:0] in_need0_l3_0;
+  wire [1:0] in_need1_l1_0;
+  wire [1:0] in_need1_l1_1;
+  wire [1:0] in_need1_l1_2;
+  wire [1:0] in_need1_l1_3;
+  wire [2:0] in_need1_l2_0;
+  wire [2:0] in_need1_l2_1;
+  wire [3:0] in_need1_l3_0;
+  wire [1:0] in_need2_l1_0;
+  wire [1:0] in_need2_l1_1;
+  wire [1:0] in_need2_l1_2;
+  wire [1:0] in_need2_l1_3;
+  wire [2:0] in_need2_l2_0;
+  wire [2:0] in_need2_l2_1;
+  wire [3:0] in_need2_l3_0;
+  wire [1:0] in_need3_l1_0;
+  wire [1:0] in_need3_l1_1;
+  wire [1:0] in_need3_l1_2;
+  wire [1:0] in_need3_l1_3;
+  wire [2:0] in_need3_l2_0;
+  wire [2:0] in_need3_l2_1;
+  wire [3:0] in_need3_l3_0;
+  wire [1:0] in_need4_l1_0;
+  wire [1:0] in_need4_l1_1;
+  wire [1:0] in_need4_l1_2;
+  wire [1:0] in_need4_l1_3;
+  wire [2:0] in_need4_l2_0;
+  wire [2:0] in_need4_l2_1;
+  wire [3:0] in_need4_l3_0;
+  wire [1:0] in_need5_l1_0;
+  wire [1:0] in_need5_l1_1;
+  wire [1:0] in_need5_l1_2;
+  wire [1:0] in_need5_l1_3;
+  wire [2:0] in_need5_l2_0;
+  wire [2:0] in_need5_l2_1;
+  wire [3:0] in_need5_l3_0;
+  wire [1:0] in_need6_l1_0;
+  wire [1:0] in_need6_l1_1;
+  wire [1:0] in_need6_l1_2;
+  wire [1:0] in_need6_l1_3;
+  wire [2:0] in_need6_l2_0;
+  wire [2:0] in_need6_l2_1;
+  wire [3:0] in_need6_l3_0;
+  wire [1:0] in_need7_l1_0;
+  wire [1:0] in_need7_l1_1;
+  wire [1:0] in_need7_l1_2;
+  wire [1:0] in_need7_l1_3;
+  wire [2:0] in_need7_l2_0;
+  wire [2:0] in_need7_l2_1;
+  wire [3:0] in_need7_l3_0;
+  wire [89:0] ins_need_s0;
+  wire [89:0] ins_need_s1;
+  wire [89:0] ins_need_s2;
+  wire [89:0] ins_need_s3;
+  wire [89:0] buf_need_merged;
+  wire [89:0] drop_need_s0;
+  wire [89:0] drop_need_s1;
+  wire [89:0] drop_need_s2;
+  wire [89:0] drop_need_s3;
+  wire [89:0] buf_need_next;
+  wire [89:0] buf_need_d;
   wire [31:0] mask_d;
   reg  [255:0] out_data_q;
   wire [255:0] out_data_d;
@@ -162,27 +258,143 @@ module zvc_decomp_w32_l8_n32_bk (
   wire out_last_d;
   reg  out_err_q;
   wire out_err_d;
-  assign buf_d = (corrupt ? 576'd0 : (buf_used | (take ? ins_s3 : 576'd0)));
-  assign buf_count_d = (corrupt ? 5'd0 : (buf_count_used + (take ? in_elems : 5'd0)));
+  wire [255:0] out_data;
+  assign buf_next = (corrupt ? 576'd0 : fire ? drop_s3 : buf_merged);
+  assign buf_d = buf_next;
+  assign buf_count_next = (corrupt ? 5'd0 : (buf_count_used + (take ? in_elems : 5'd0)));
+  assign buf_count_d = buf_count_next;
+  assign buf_pos_c0_d = buf_count_next[3:0];
+  assign buf_pos_c1_d = buf_count_next[3:0];
+  assign buf_pos_c2_d = buf_count_next[3:0];
+  assign buf_pos_c3_d = buf_count_next[3:0];
+  assign buf_pos_c4_d = buf_count_next[3:0];
   assign in_done_d = ((in_done_q | (take & s_last_i)) & ~(end_of_transfer | corrupt));
-  assign sec_d = ((last_sector | corrupt) ? 2'd0 : (sec_q + 2'd1));
+  assign sec_next = ((last_sector | corrupt) ? 2'd0 : (sec_q + 2'd1));
+  assign sec_d = sec_next;
+  assign first_c0_d = (sec_next == 2'd0);
+  assign first_c1_d = (sec_next == 2'd0);
+  assign first_c2_d = (sec_next == 2'd0);
+  assign first_c3_d = (sec_next == 2'd0);
+  assign first_c4_d = (sec_next == 2'd0);
+  assign in_need0_l1_0 = ({1'd0, s_data_i[0]} + {1'd0, s_data_i[1]});
+  assign in_need0_l1_1 = ({1'd0, s_data_i[2]} + {1'd0, s_data_i[3]});
+  assign in_need0_l1_2 = ({1'd0, s_data_i[4]} + {1'd0, s_data_i[5]});
+  assign in_need0_l1_3 = ({1'd0, s_data_i[6]} + {1'd0, s_data_i[7]});
+  assign in_need0_l2_0 = ({1'd0, in_need0_l1_0} + {1'd0, in_need0_l1_1});
+  assign in_need0_l2_1 = ({1'd0, in_need0_l1_2} + {1'd0, in_need0_l1_3});
+  assign in_need0_l3_0 = ({1'd0, in_need0_l2_0} + {1'd0, in_need0_l2_1});
+  assign in_need1_l1_0 = ({1'd0, s_data_i[32]} + {1'd0, s_data_i[33]});
+  assign in_need1_l1_1 = ({1'd0, s_data_i[34]} + {1'd0, s_data_i[35]});
+  assign in_need1_l1_2 = ({1'd0, s_data_i[36]} + {1'd0, s_data_i[37]});
+  assign in_need1_l1_3 = ({1'd0, s_data_i[38]} + {1'd0, s_data_i[39]});
+  assign in_need1_l2_0 = ({1'd0, in_need1_l1_0} + {1'd0, in_need1_l1_1});
+  assign in_need1_l2_1 = ({1'd0, in_need1_l1_2} + {1'd0, in_need1_l1_3});
+  assign in_need1_l3_0 = ({1'd0, in_need1_l2_0} + {1'd0, in_need1_l2_1});
+  assign in_need2_l1_0 = ({1'd0, s_data_i[64]} + {1'd0, s_data_i[65]});
+  assign in_need2_l1_1 = ({1'd0, s_data_i[66]} + {1'd0, s_data_i[67]});
+  assign in_need2_l1_2 = ({1'd0, s_data_i[68]} + {1'd0, s_data_i[69]});
+  assign in_need2_l1_3 = ({1'd0, s_data_i[70]} + {1'd0, s_data_i[71]});
+  assign in_need2_l2_0 = ({1'd0, in_need2_l1_0} + {1'd0, in_need2_l1_1});
+  assign in_need2_l2_1 = ({1'd0, in_need2_l1_2} + {1'd0, in_need2_l1_3});
+  assign in_need2_l3_0 = ({1'd0, in_need2_l2_0} + {1'd0, in_need2_l2_1});
+  assign in_need3_l1_0 = ({1'd0, s_data_i[96]} + {1'd0, s_data_i[97]});
+  assign in_need3_l1_1 = ({1'd0, s_data_i[98]} + {1'd0, s_data_i[99]});
+  assign in_need3_l1_2 = ({1'd0, s_data_i[100]} + {1'd0, s_data_i[101]});
+  assign in_need3_l1_3 = ({1'd0, s_data_i[102]} + {1'd0, s_data_i[103]});
+  assign in_need3_l2_0 = ({1'd0, in_need3_l1_0} + {1'd0, in_need3_l1_1});
+  assign in_need3_l2_1 = ({1'd0, in_need3_l1_2} + {1'd0, in_need3_l1_3});
+  assign in_need3_l3_0 = ({1'd0, in_need3_l2_0} + {1'd0, in_need3_l2_1});
+  assign in_need4_l1_0 = ({1'd0, s_data_i[128]} + {1'd0, s_data_i[129]});
+  assign in_need4_l1_1 = ({1'd0, s_data_i[130]} + {1'd0, s_data_i[131]});
+  assign in_need4_l1_2 = ({1'd0, s_data_i[132]} + {1'd0, s_data_i[133]});
+  assign in_need4_l1_3 = ({1'd0, s_data_i[134]} + {1'd0, s_data_i[135]});
+  assign in_need4_l2_0 = ({1'd0, in_need4_l1_0} + {1'd0, in_need4_l1_1});
+  assign in_need4_l2_1 = ({1'd0, in_need4_l1_2} + {1'd0, in_need4_l1_3});
+  assign in_need4_l3_0 = ({1'd0, in_need4_l2_0} + {1'd0, in_need4_l2_1});
+  assign in_need5_l1_0 = ({1'd0, s_data_i[160]} + {1'd0, s_data_i[161]});
+  assign in_need5_l1_1 = ({1'd0, s_data_i[162]} + {1'd0, s_data_i[163]});
+  assign in_need5_l1_2 = ({1'd0, s_data_i[164]} + {1'd0, s_data_i[165]});
+  assign in_need5_l1_3 = ({1'd0, s_data_i[166]} + {1'd0, s_data_i[167]});
+  assign in_need5_l2_0 = ({1'd0, in_need5_l1_0} + {1'd0, in_need5_l1_1});
+  assign in_need5_l2_1 = ({1'd0, in_need5_l1_2} + {1'd0, in_need5_l1_3});
+  assign in_need5_l3_0 = ({1'd0, in_need5_l2_0} + {1'd0, in_need5_l2_1});
+  assign in_need6_l1_0 = ({1'd0, s_data_i[192]} + {1'd0, s_data_i[193]});
+  assign in_need6_l1_1 = ({1'd0, s_data_i[194]} + {1'd0, s_data_i[195]});
+  assign in_need6_l1_2 = ({1'd0, s_data_i[196]} + {1'd0, s_data_i[197]});
+  assign in_need6_l1_3 = ({1'd0, s_data_i[198]} + {1'd0, s_data_i[199]});
+  assign in_need6_l2_0 = ({1'd0, in_need6_l1_0} + {1'd0, in_need6_l1_1});
+  assign in_need6_l2_1 = ({1'd0, in_need6_l1_2} + {1'd0, in_need6_l1_3});
+  assign in_need6_l3_0 = ({1'd0, in_need6_l2_0} + {1'd0, in_need6_l2_1});
+  assign in_need7_l1_0 = ({1'd0, s_data_i[224]} + {1'd0, s_data_i[225]});
+  assign in_need7_l1_1 = ({1'd0, s_data_i[226]} + {1'd0, s_data_i[227]});
+  assign in_need7_l1_2 = ({1'd0, s_data_i[228]} + {1'd0, s_data_i[229]});
+  assign in_need7_l1_3 = ({1'd0, s_data_i[230]} + {1'd0, s_data_i[231]});
+  assign in_need7_l2_0 = ({1'd0, in_need7_l1_0} + {1'd0, in_need7_l1_1});
+  assign in_need7_l2_1 = ({1'd0, in_need7_l1_2} + {1'd0, in_need7_l1_3});
+  assign in_need7_l3_0 = ({1'd0, in_need7_l2_0} + {1'd0, in_need7_l2_1});
+  assign ins_need_s0 = {35'd0,
+                        (buf_pos_c2_q[0] ?
+                           {10'd0, ((5'd7 < in_elems) ? ({1'd0, in_need7_l3_0} + 5'd1) : 5'd0)}
+                         : 15'd0),
+                        (buf_pos_c1_q[0] ?
+                           {((5'd6 < in_elems) ? ({1'd0, in_need6_l3_0} + 5'd1) : 5'd0),
+                            ((5'd5 < in_elems) ? ({1'd0, in_need5_l3_0} + 5'd1) : 5'd0),
+                            ((5'd4 < in_elems) ? ({1'd0, in_need4_l3_0} + 5'd1) : 5'd0),
+                            ((5'd3 < in_elems) ? ({1'd0, in_need3_l3_0} + 5'd1) : 5'd0)}
+                         : {((5'd7 < in_elems) ? ({1'd0, in_need7_l3_0} + 5'd1) : 5'd0),
+                            ((5'd6 < in_elems) ? ({1'd0, in_need6_l3_0} + 5'd1) : 5'd0),
+                            ((5'd5 < in_elems) ? ({1'd0, in_need5_l3_0} + 5'd1) : 5'd0),
+                            ((5'd4 < in_elems) ? ({1'd0, in_need4_l3_0} + 5'd1) : 5'd0)}),
+                        (buf_pos_c0_q[0] ?
+                           {((5'd2 < in_elems) ? ({1'd0, in_need2_l3_0} + 5'd1) : 5'd0),
+                            ((5'd1 < in_elems) ? ({1'd0, in_need1_l3_0} + 5'd1) : 5'd0),
+                            ((5'd0 < in_elems) ? ({1'd0, in_need0_l3_0} + 5'd1) : 5'd0), 5'd0}
+                         : {((5'd3 < in_elems) ? ({1'd0, in_need3_l3_0} + 5'd1) : 5'd0),
+                            ((5'd2 < in_elems) ? ({1'd0, in_need2_l3_0} + 5'd1) : 5'd0),
+                            ((5'd1 < in_elems) ? ({1'd0, in_need1_l3_0} + 5'd1) : 5'd0),
+                            ((5'd0 < in_elems) ? ({1'd0, in_need0_l3_0} + 5'd1) : 5'd0)})};
+  assign ins_need_s1 = {(buf_pos_c4_q[1] ? ins_need_s0[79:65] : ins_need_s0[89:75]),
+                        (buf_pos_c3_q[1] ? ins_need_s0[64:45] : ins_need_s0[74:55]),
+                        (buf_pos_c2_q[1] ? ins_need_s0[44:30] : ins_need_s0[54:40]),
+                        (buf_pos_c1_q[1] ? ins_need_s0[29:10] : ins_need_s0[39:20]),
+                        (buf_pos_c0_q[1] ? {ins_need_s0[9:0], 10'd0} : ins_need_s0[19:0])};
+  assign ins_need_s2 = {(buf_pos_c4_q[2] ? ins_need_s1[69:55] : ins_need_s1[89:75]),
+                        (buf_pos_c3_q[2] ? ins_need_s1[54:35] : ins_need_s1[74:55]),
+                        (buf_pos_c2_q[2] ? ins_need_s1[34:20] : ins_need_s1[54:40]),
+                        (buf_pos_c1_q[2] ? ins_need_s1[19:0] : ins_need_s1[39:20]),
+                        (buf_pos_c0_q[2] ? 20'd0 : ins_need_s1[19:0])};
+  assign ins_need_s3 = {(buf_pos_c4_q[3] ? ins_need_s2[49:35] : ins_need_s2[89:75]),
+                        (buf_pos_c3_q[3] ? ins_need_s2[34:15] : ins_need_s2[74:55]),
+                        (buf_pos_c2_q[3] ? ins_need_s2[14:0] : ins_need_s2[54:40]),
+                        (buf_pos_c1_q[3] ? 20'd0 : ins_need_s2[39:20]),
+                        (buf_pos_c0_q[3] ? 20'd0 : ins_need_s2[19:0])};
+  assign buf_need_merged = (buf_need_q | (take ? ins_need_s3 : 90'd0));
+  assign drop_need_s0 = (need[0] ? {5'd0, buf_need_merged[89:5]} : buf_need_merged);
+  assign drop_need_s1 = (need[1] ? {10'd0, drop_need_s0[89:10]} : drop_need_s0);
+  assign drop_need_s2 = (need[2] ? {20'd0, drop_need_s1[89:20]} : drop_need_s1);
+  assign drop_need_s3 = (need[3] ? {40'd0, drop_need_s2[89:40]} : drop_need_s2);
+  assign buf_need_next = (corrupt ? 90'd0 : fire ? drop_need_s3 : buf_need_merged);
+  assign buf_need_d = buf_need_next;
   assign mask_d = buf_q[31:0];
-  assign out_data_d = (corrupt ? 256'd0 : u_expand_data_o);
+  assign out_data_d = sector;
   assign out_last_d = (end_of_transfer | corrupt);
   assign out_err_d = corrupt;
+  assign out_data = (out_err_q ? 256'd0 : out_data_q);
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       buf_q <= 576'd0;
       buf_count_q <= 5'd0;
       in_done_q <= 1'd0;
       sec_q <= 2'd0;
+      buf_need_q <= 90'd0;
       mask_q <= 32'd0;
     end else begin
       buf_q <= buf_d;
       buf_count_q <= buf_count_d;
       in_done_q <= in_done_d;
       if ((fire | corrupt)) sec_q <= sec_d;
-      if ((fire & first)) mask_q <= mask_d;
+      buf_need_q <= buf_need_d;
+      if ((fire & first_c0_q)) mask_q <= mask_d;
     end
   end
   always @(posedge clk_i) begin
@@ -190,6 +402,33 @@ module zvc_decomp_w32_l8_n32_bk (
       out_data_q <= out_data_d;
       out_last_q <= out_last_d;
       out_err_q <= out_err_d;
+    end
+  end
+  (* keep *) always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      buf_pos_c0_q <= 4'd0;
+      buf_pos_c1_q <= 4'd0;
+      buf_pos_c2_q <= 4'd0;
+      buf_pos_c3_q <= 4'd0;
+      buf_pos_c4_q <= 4'd0;
+      first_c0_q <= 1'd1;
+      first_c1_q <= 1'd1;
+      first_c2_q <= 1'd1;
+      first_c3_q <= 1'd1;
+      first_c4_q <= 1'd1;
+    end else begin
+      buf_pos_c0_q <= buf_pos_c0_d;
+      buf_pos_c1_q <= buf_pos_c1_d;
+      buf_pos_c2_q <= buf_pos_c2_d;
+      buf_pos_c3_q <= buf_pos_c3_d;
+      buf_pos_c4_q <= buf_pos_c4_d;
+      if ((fire | corrupt)) begin
+        first_c0_q <= first_c0_d;
+        first_c1_q <= first_c1_d;
+        first_c2_q <= first_c2_d;
+        first_c3_q <= first_c3_d;
+        first_c4_q <= first_c4_d;
+      end
     end
   end
 
@@ -200,7 +439,7 @@ module zvc_decomp_w32_l8_n32_bk (
   assign out_load = (out_free & out_offer);
   assign out_valid_d = (out_free ? out_offer : 1'd1);
   assign m_valid_o = out_valid_q;
-  assign m_data_o = out_data_q;
+  assign m_data_o = out_data;
   assign m_last_o = out_last_q;
   assign m_err_o = out_err_q;
   always @(posedge clk_i) begin
@@ -213,6 +452,6 @@ module zvc_decomp_w32_l8_n32_bk (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, consumed[4], s_bytes_i[1:0], buf_count_used[4]};
+  assign unused_ok = &{1'd0, s_bytes_i[1:0], need[4]};
 endmodule
 `default_nettype wire

@@ -21,10 +21,18 @@
 //! Decompressor (`zvc_decomp_*`): a realignment buffer of `2·lanes + 2·M` elements (M = mask
 //! elements), per-sector popcount + prefix count on the mask segment, a per-lane gather of the
 //! payload, and a registered output: first sector two cycles after the beat that completes
-//! its mask and payload.
+//! its mask and payload. The one-sector-per-cycle loop is kept short by construction:
+//! - an arriving beat is placed behind the buffered elements as they stand before this
+//!   cycle's sector leaves (at the registered count, in bounded-fan-out register copies), and
+//!   the sector's elements are dropped from the merged buffer, chosen by `fire` last;
+//! - with `lanes <= word_bits`, every buffered element carries the need it would have as a
+//!   window's mask (its segment's popcount + M, counted as its beat arrives), so a window's
+//!   first sector reads its need from a register instead of counting the buffer;
+//! - the window's first sector and its later ones are expanded by two gathers from registers,
+//!   each a one-hot AND-OR on selects decoded from the prefix count, chosen at the end.
 
 use crate::hdl::blocks::{
-    mux_tree, or_tree, popcount, prefix_count, rotate_lanes, shift_lanes, PrefixTopology,
+    mux_tree, or_tree, popcount, prefix_count, rotate_lanes, shift_lanes_copies, PrefixTopology,
 };
 use crate::hdl::pipe::{Pipeline, Policy};
 use crate::hdl::stream::{self, Layout};
@@ -265,19 +273,27 @@ pub fn expand(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let lanes = win.lanes(w);
     let mut out = Vec::new();
     for i in 0..l as usize {
-        let opts: Vec<Expr> = lanes[..=i].to_vec();
-        // Lane i gathers from payload lanes 0..=i: only clog2(i+1) select bits matter.
+        // Lane i gathers from payload lanes 0..=i: a one-hot AND-OR whose selects are
+        // decoded from the prefix count in parallel (each drives one lane's bits; a binary
+        // mux tree would hang every lane's bits on the count's few bits).
         let used = clog2(i as u64 + 1);
         let ew = excl[i].width();
         if used < ew {
             m.unused(&excl[i].slice(used, ew - used));
         }
         let g = if i == 0 {
-            opts[0].clone()
+            nz.bit(0).gate(&lanes[0])
         } else {
-            mux_tree(&excl[i], &opts)
+            let terms: Vec<Expr> = (0..=i)
+                .map(|k| {
+                    let sel = nz.bit(i as u32) & excl[i].slice(0, used).eq_lit(k as u64);
+                    let sel = m.wire(&format!("sel_{i}_{k}"), &sel);
+                    sel.gate(&lanes[k])
+                })
+                .collect();
+            or_tree(terms, w)
         };
-        out.push(m.wire(&format!("lane_{}", i), &nz.bit(i as u32).gate(&g)));
+        out.push(m.wire(&format!("lane_{}", i), &g));
     }
     m.output_expr("data_o", &Expr::cat_lsb(&out));
     m.finish()
@@ -1023,18 +1039,41 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let sec = m.reg("sec_q", secw, Some(0));
 
     m.comment("Stage 1: mask segment, popcount and need for this sector");
-    let first = m.wire("first", &sec.q().eq_lit(0));
+    // `sec_q == 0`, registered: one copy for the control and one per 64 bits of the
+    // payload window's select (`docs/TOOLCHAIN.md`, bounded fan-out).
+    let win_copies = if s_cnt > 1 {
+        (l as usize * w as usize).div_ceil(64)
+    } else {
+        0
+    };
+    let first_reps = m.reg_replicas("first_q", 1, Some(1), 1 + win_copies);
+    m.annotate("copies of (sec_q == 0): the sector is its window's first");
+    let first = first_reps[0].q();
     let fire_decl = m.wire_decl("fire", 1);
     let buf_mask = buf.q().slice(0, p.window);
     // The segment and popcount of a window's later sectors are registered one sector ahead
     // (`seg_q`, `seg_cnt_q`); only a first sector counts its segment straight from the buffer.
     // With one sector per window there are no later sectors and no such registers.
     let seg_first = buf_mask.slice(0, l);
-    let cnt_first = popcount(&mut m, "segpop", &seg_first);
-    let cnt_first = m.wire("seg_cnt_first", &cnt_first.zext(bcw));
-    let need_first = &cnt_first + &Expr::lit(bcw, mel as u64);
+    // When a segment fits in one element (lanes <= word_bits), every buffered element
+    // carries the need it would have as a window's mask (`popcount(low lanes bits) + M`),
+    // counted when its beat arrives and shifted along with it (`buf_need_q`): a first
+    // sector's need is then a register, not a popcount of the buffer in the loop.
+    let bufn = (l <= w).then(|| {
+        let r = m.reg("buf_need_q", bcap * bcw, Some(0));
+        m.annotate("per buffered element: its need as a window's mask element");
+        r
+    });
+    let need_first = match &bufn {
+        Some(r) => m.wire("need_first", &r.q().slice(0, bcw)),
+        None => {
+            let cnt_first = popcount(&mut m, "segpop", &seg_first);
+            let cnt_first = m.wire("seg_cnt_first", &cnt_first.zext(bcw));
+            m.wire("need_first", &(&cnt_first + &Expr::lit(bcw, mel as u64)))
+        }
+    };
     let mut mask_q = None;
-    let (seg, need) = if s_cnt > 1 {
+    let (seg_later, need) = if s_cnt > 1 {
         let mq = m.reg("mask_q", p.window, Some(0));
         m.annotate("mask of the window being expanded");
         let seg_q = m.reg("seg_q", l, Some(0));
@@ -1048,15 +1087,12 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         let cnt_next = popcount(&mut m, "nextpop", &seg_next);
         m.next(&seg_q, &seg_next, Some(&fire_decl.expr()));
         m.next(&seg_cnt_q, &cnt_next.zext(bcw), Some(&fire_decl.expr()));
-        let seg = m.wire("seg", &first.select(&seg_first, &seg_q.q()));
         let need = m.wire("need", &first.select(&need_first, &seg_cnt_q.q()));
         mask_q = Some(mq);
-        (seg, need)
+        (Some(seg_q.q()), need)
     } else {
-        let seg = m.wire("seg", &seg_first);
         let need = m.wire("need", &need_first);
-        m.unused(&first);
-        (seg, need)
+        (None, need)
     };
     let mask_here = m.wire(
         "mask_here",
@@ -1074,22 +1110,48 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let corrupt = m.wire("corrupt", &(!&has_data & &load));
 
     m.comment("Stage 2: lane mux (payload element or zero) into the output register");
-    let win = first.select(&buf.q().slice(mel * w, l * w), &buf.q().slice(0, l * w));
-    let win = m.wire("payload_win", &win);
-    let u_expand = m.instance(
-        &expand_mod,
-        "u_expand",
-        &[("payload_i", win), ("nz_i", seg.clone())],
-    );
-    let sector = u_expand.out("data_o");
+    // Two expanders from registers, chosen at the end: the window's first sector (mask and
+    // payload straight from the buffer) and a later one (`seg_q`, payload at the buffer's
+    // head). Selecting the segment first put the select, the prefix count and the gather
+    // in series.
+    let first_sector = m
+        .instance(
+            &expand_mod,
+            "u_expand_first",
+            &[
+                ("payload_i", buf.q().slice(mel * w, l * w)),
+                ("nz_i", seg_first.clone()),
+            ],
+        )
+        .out("data_o");
+    let sector = match &seg_later {
+        None => first_sector,
+        Some(seg_q) => {
+            let later = m
+                .instance(
+                    &expand_mod,
+                    "u_expand_later",
+                    &[
+                        ("payload_i", buf.q().slice(0, l * w)),
+                        ("nz_i", seg_q.clone()),
+                    ],
+                )
+                .out("data_o");
+            let parts: Vec<Expr> = (0..win_copies)
+                .map(|c| {
+                    let lo = c as u32 * 64;
+                    let n = 64.min(l * w - lo);
+                    let sel = first_reps[1 + c].q();
+                    sel.select(&first_sector.slice(lo, n), &later.slice(lo, n))
+                })
+                .collect();
+            m.wire("sector", &Expr::cat_lsb(&parts))
+        }
+    };
 
     let consumed = m.wire("consumed", &fire.gate(&need));
     let bc_after = m.wire("buf_count_used", &(bc.q() - &consumed));
     let kw = clog2((l + mel) as u64 + 1);
-    let buf_lanes = buf.q().lanes(w);
-    let shifted = shift_lanes(&mut m, "drop", &buf_lanes, &consumed.resize(kw), false);
-    m.unused(&consumed.slice(kw.min(bcw - 1), bcw - kw.min(bcw - 1)));
-    let buf_after = m.wire("buf_used", &Expr::cat_lsb(&shifted));
 
     let last_sec = m.wire("last_sector", &sec.q().eq_lit(s_cnt as u64 - 1));
     let end_xfer = m.wire(
@@ -1109,11 +1171,18 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     if eb_shift > 0 {
         m.unused(&s_bytes.slice(0, eb_shift));
     }
+    // The beat is placed after the buffered elements as they are before this cycle's sector
+    // leaves (at `buf_count_q`, which `in_ready` keeps at most `bcap - lanes`), and the
+    // sector's elements are dropped from the merged buffer afterwards: the placement depends
+    // on registers only, and the drop is chosen by `fire` at the end (both orders give the
+    // same buffer).
     let posw = clog2((bcap - l) as u64 + 1);
-    let pos = bc_after.resize(posw);
-    if posw < bcw {
-        m.unused(&bc_after.slice(posw, bcw - posw));
-    }
+    // The placement shifter's selects come from register copies of the count's low bits,
+    // one per 128 buffer bits (`docs/TOOLCHAIN.md`, bounded fan-out).
+    let copies = (bcap as usize * w as usize).div_ceil(128);
+    let pos_reps = m.reg_replicas("buf_pos_q", posw, Some(0), copies);
+    m.annotate("copies of buf_count_q[posw-1:0]: the beat's placement");
+    let pos: Vec<Expr> = pos_reps.iter().map(|r| r.q()).collect();
     // Keep only the valid elements of a partial beat: a mask of `in_elems` lanes.
     let keep: Vec<Expr> = (0..l)
         .map(|i| Expr::lit(bcw, i as u64).lt(&in_elems).repeat(w))
@@ -1125,32 +1194,74 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         .into_iter()
         .chain((0..(bcap - l)).map(|_| Expr::zero(w)))
         .collect();
-    let placed = shift_lanes(&mut m, "ins", &in_lanes2, &pos, true);
+    let placed = shift_lanes_copies(&mut m, "ins", &in_lanes2, &pos, true);
     let placed = Expr::cat_lsb(&placed);
+    let merged = m.wire("buf_merged", &(buf.q() | take.gate(&placed)));
+    m.unused(&need.slice(kw.min(bcw - 1), bcw - kw.min(bcw - 1)));
+    let drop_amounts = [need.resize(kw)];
+    let dropped = shift_lanes_copies(&mut m, "drop", &merged.lanes(w), &drop_amounts, false);
 
     m.comment(
         "Corrupt stream (ended inside a window): report with the last sector and drop the rest",
     );
-    let buf_next = corrupt.select(&Expr::zero(bcap * w), &(&buf_after | &take.gate(&placed)));
+    // The sector leaves on `fire`: its elements are dropped; `corrupt` clears the buffer.
+    let next_lanes = |dropped: &[Expr], merged: &Expr| -> Expr {
+        let after = fire.select(&Expr::cat_lsb(dropped), merged);
+        corrupt.select(&Expr::zero(after.width()), &after)
+    };
+    let buf_next = m.wire("buf_next", &next_lanes(&dropped, &merged));
     m.next(&buf, &buf_next, None);
     let bc_next = corrupt.select(&Expr::zero(bcw), &(&bc_after + &take.gate(&in_elems)));
+    let bc_next = m.wire("buf_count_next", &bc_next);
     m.next(&bc, &bc_next, None);
+    for r in &pos_reps {
+        m.next(r, &bc_next.resize(posw), None);
+    }
     let done_next = (&in_done.q() | (&take & &s_last)) & !(&end_xfer | &corrupt);
     m.next(&in_done, &done_next, None);
     let sec_next =
         (&last_sec | &corrupt).select(&Expr::zero(secw), &(sec.q() + Expr::lit(secw, 1)));
+    let sec_next = m.wire("sec_next", &sec_next);
     m.next(&sec, &sec_next, Some(&(&fire | &corrupt)));
+    for r in &first_reps {
+        m.next(r, &sec_next.eq_lit(0), Some(&(&fire | &corrupt)));
+    }
+    if let Some(bufn) = &bufn {
+        let in_need: Vec<Expr> = s_data
+            .lanes(w)
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let n = popcount(&mut m, &format!("in_need{i}"), &e.slice(0, l)).zext(bcw);
+                let n = &n + &Expr::lit(bcw, mel as u64);
+                Expr::lit(bcw, i as u64).lt(&in_elems).gate(&n)
+            })
+            .chain((0..(bcap - l)).map(|_| Expr::zero(bcw)))
+            .collect();
+        let placed_n = shift_lanes_copies(&mut m, "ins_need", &in_need, &pos, true);
+        let merged_n = m.wire(
+            "buf_need_merged",
+            &(bufn.q() | take.gate(&Expr::cat_lsb(&placed_n))),
+        );
+        let dropped_n = shift_lanes_copies(
+            &mut m,
+            "drop_need",
+            &merged_n.lanes(bcw),
+            &drop_amounts,
+            false,
+        );
+        let bufn_d = m.wire("buf_need_next", &next_lanes(&dropped_n, &merged_n));
+        m.next(bufn, &bufn_d, None);
+    }
     if let Some(mq) = &mask_q {
         m.next(mq, &buf_mask, Some(&(&fire & &first)));
     }
 
-    let o_data = st_out.reg(
-        &mut m,
-        "out_data_q",
-        &corrupt.select(&Expr::zero(l * w), &sector),
-    );
+    // An error beat's data is zero: cleared behind the register, off the path of `corrupt`.
+    let o_data = st_out.reg(&mut m, "out_data_q", &sector);
     let o_last = st_out.reg(&mut m, "out_last_q", &(&end_xfer | &corrupt));
     let o_err = st_out.reg(&mut m, "out_err_q", &corrupt);
+    let o_data = m.wire("out_data", &o_err.select(&Expr::zero(l * w), &o_data));
     let ends = out_pipe.finish(&mut m, &m_ready);
     out.drive(
         &mut m,
