@@ -272,21 +272,21 @@ pub fn expand(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     m.unused(&total);
     let lanes = win.lanes(w);
     let mut out = Vec::new();
-    for i in 0..l as usize {
+    for (i, ex) in excl.iter().enumerate() {
         // Lane i gathers from payload lanes 0..=i: a one-hot AND-OR whose selects are
         // decoded from the prefix count in parallel (each drives one lane's bits; a binary
         // mux tree would hang every lane's bits on the count's few bits).
         let used = clog2(i as u64 + 1);
-        let ew = excl[i].width();
+        let ew = ex.width();
         if used < ew {
-            m.unused(&excl[i].slice(used, ew - used));
+            m.unused(&ex.slice(used, ew - used));
         }
         let g = if i == 0 {
             nz.bit(0).gate(&lanes[0])
         } else {
             let terms: Vec<Expr> = (0..=i)
                 .map(|k| {
-                    let sel = nz.bit(i as u32) & excl[i].slice(0, used).eq_lit(k as u64);
+                    let sel = nz.bit(i as u32) & ex.slice(0, used).eq_lit(k as u64);
                     let sel = m.wire(&format!("sel_{i}_{k}"), &sel);
                     sel.gate(&lanes[k])
                 })
