@@ -253,9 +253,10 @@ fn scoreboard_catches_injected_faults() {
         (
             Unit::AddrGen,
             &[("buddy product", &|v: &str| {
+                // Target 2x's 64·e digit taken as 32·e.
                 v.replacen(
-                    "assign e_bud2 = {28'd0, e, 6'd0};",
-                    "assign e_bud2 = {29'd0, e, 5'd0};",
+                    "(tgt_2 ? {28'd0, e, 6'd0} : 48'd0)",
+                    "(tgt_2 ? {29'd0, e, 5'd0} : 48'd0)",
                     1,
                 )
             })],

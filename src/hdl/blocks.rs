@@ -158,6 +158,37 @@ pub fn add_ks(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> Expr {
     m.wire(name, &(&p0 ^ &g.shl(1)))
 }
 
+/// The sum of `terms` modulo `2^w` as gates: rows of 3:2 carry-save adders (sums
+/// `<name>_s<r>_<i>`, carries `<name>_c<r>_<i>` before their shift) until two operands remain, then [`add_ks`]. Depth: one full adder per
+/// row (about `log1.5(n / 2)` rows) plus the Kogge-Stone network, whatever `alumacc` would
+/// have grouped.
+pub fn sum_ks(m: &mut ModuleBuilder, name: &str, terms: &[Expr], w: u32) -> Expr {
+    let mut ops: Vec<Expr> = terms.iter().map(|t| t.resize(w)).collect();
+    let mut row = 0;
+    while ops.len() > 2 {
+        let mut next = Vec::new();
+        for (i, t) in ops.chunks(3).enumerate() {
+            if let [a, b, c] = t {
+                let sum = m.wire(&format!("{name}_s{row}_{i}"), &(&(a ^ b) ^ c));
+                let maj = &(&(a & b) | &(a & c)) | &(b & c);
+                let carry = m.wire(&format!("{name}_c{row}_{i}"), &maj);
+                next.push(sum);
+                next.push(carry.shl(1));
+            } else {
+                next.extend(t.iter().cloned());
+            }
+        }
+        ops = next;
+        row += 1;
+    }
+    let mut ops = ops.into_iter();
+    match (ops.next(), ops.next()) {
+        (None, _) => Expr::zero(w),
+        (Some(a), None) => m.wire(name, &a),
+        (Some(a), Some(b)) => add_ks(m, name, &a, &b),
+    }
+}
+
 /// Prefix counts of 1-bit flags. Returns `(exclusive, total)`: `exclusive[i]` = number of set
 /// flags below lane i (width `clog2(n)`, at least 1), `total` = number set (width `clog2(n+1)`).
 pub fn prefix_count(

@@ -1,6 +1,6 @@
 //! Tests of the builder, emitter and interpreter.
 
-use super::blocks::{add_ks, mux_tree, popcount, prefix_count, shift_lanes};
+use super::blocks::{add_ks, mux_tree, popcount, prefix_count, shift_lanes, sum_ks};
 use super::emit::{emit_design, emit_module};
 use super::sim::Sim;
 use super::*;
@@ -345,6 +345,33 @@ fn the_gate_level_adder_adds_every_pair() {
                 assert_eq!(sim.get_u64("y_o"), (x + z) & mask, "w={w} {x}+{z}");
                 assert_eq!(sim.get_u64("n_o"), (x + (z & half)) & mask, "w={w} {x}+{z}");
             }
+        }
+    }
+}
+
+#[test]
+fn the_carry_save_sum_adds_every_count_of_terms() {
+    // One to six 4-bit terms (no row, one row with a leftover, several rows), a narrower
+    // term among them, summed modulo 2^5, on random values.
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    for n in 1..=6usize {
+        let mut m = ModuleBuilder::new(format!("sum_ks_n{n}"));
+        let ins: Vec<Expr> = (0..n).map(|i| m.input(&format!("t{i}_i"), 4)).collect();
+        let mut terms = ins.clone();
+        terms[0] = ins[0].slice(0, 2);
+        let y = sum_ks(&mut m, "sum", &terms, 5);
+        m.output_expr("y_o", &y);
+        let top = m.finish().unwrap();
+        let mut sim = Sim::new(&top).unwrap();
+        for _ in 0..300 {
+            let v: Vec<u64> = (0..n).map(|_| rng.gen_range(0..16)).collect();
+            for (i, x) in v.iter().enumerate() {
+                sim.set_u64(&format!("t{i}_i"), *x).unwrap();
+            }
+            sim.eval();
+            let want = (v.iter().sum::<u64>() - (v[0] & !3)) & 31;
+            assert_eq!(sim.get_u64("y_o"), want, "n={n} {v:?}");
         }
     }
 }

@@ -7,7 +7,7 @@
 //! on the stream runner with latency 1.
 
 use super::bpc::{BpcRtlParams, ENTRY_BITS, SPEC};
-use crate::hdl::blocks::or_tree;
+use crate::hdl::blocks::{or_tree, sum_ks};
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
 use crate::model::buddy::{split, AddrParams, PageSize, SizeCode, Target, SECTOR_BYTES};
@@ -250,12 +250,30 @@ pub fn size_mapper(p: &BuddyRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
+/// The non-adjacent form of `c`: its signed binary digits `(bit, negative)`, lowest first
+/// (at most half the bits set, none adjacent: 96 = 128 - 32, 120 = 128 - 8).
+fn naf(mut c: u64) -> Vec<(u32, bool)> {
+    let mut out = Vec::new();
+    let mut b = 0;
+    while c != 0 {
+        if c & 1 == 1 {
+            let neg = c & 3 == 3;
+            out.push((b, neg));
+            c = if neg { c + 1 } else { c - 1 };
+        }
+        c >>= 1;
+        b += 1;
+    }
+    out
+}
+
 /// `buddy_addr_gen`: entry `e` of a page, the page's device base and buddy offset, its target,
 /// the GBBR and a 32 B piece index `k`: `dev_addr = base + e·D + 32k`, `bud_addr = GBBR +
 /// off·page + e·(128 − D) + 32k` ([`AddrParams::device_addr`], `buddy_addr`), and
 /// `is_buddy` = stream bytes from `32k` lie past the device slot (`32k ≥ D`); `err` for a
-/// reserved target (addresses 0). The products by the constants D and 128 − D are
-/// shift-and-add terms selected by the target.
+/// reserved target (addresses 0). The products by the constants D and 128 − D are signed
+/// shifted copies of `e` selected by the target, summed in carry-save rows and one
+/// Kogge-Stone adder.
 pub fn addr_gen(p: &BuddyRtlParams) -> Result<Arc<Module>, HdlError> {
     let a = p.addr;
     let name = format!(
@@ -292,32 +310,38 @@ pub fn addr_gen(p: &BuddyRtlParams) -> Result<Arc<Module>, HdlError> {
     let k32 = Expr::cat(&[s_in.field("k"), Expr::zero(5)]).zext(pa);
     let k32 = m.wire("k32", &k32);
     let tgt = s_in.field("tgt");
-    // e · c for a constant c as a sum of shifted copies (c's set bits).
-    let times = |m: &mut ModuleBuilder, nm: &str, c: u64| -> Expr {
-        let mut acc: Option<Expr> = None;
-        for b in 0..8u32 {
-            if c >> b & 1 == 1 {
-                let t = Expr::cat(&[e.clone(), Expr::zero(b)]).zext(pa);
-                acc = Some(match acc {
-                    None => t,
-                    Some(x) => &x + &t,
-                });
-            }
-        }
-        m.wire(nm, &acc.unwrap_or_else(|| Expr::zero(pa)))
-    };
-    let mut dev_terms = Vec::new();
-    let mut bud_terms = Vec::new();
-    let mut isb_terms = Vec::new();
+    // e · c for each target's constant c as signed digits (c = Σ ±2^b, non-adjacent form:
+    // 96 = 128 - 32, 120 = 128 - 8), each digit a shifted copy of e, gated by the target's
+    // one-hot hit. The targets are exclusive, so digit j of every target shares one operand
+    // (an OR); a negative digit is ~(e << b) plus a carry-in. Both sums are carry-save rows
+    // and one Kogge-Stone adder (`hdl::blocks::sum_ks`): no chain of `+`.
     let mut known = Vec::new();
+    let mut isb_terms = Vec::new();
+    let mut dev_digits: Vec<Vec<Expr>> = Vec::new();
+    let mut bud_digits: Vec<Vec<Expr>> = Vec::new();
+    let mut dev_cin = Vec::new();
+    let mut bud_cin = Vec::new();
     let kk = s_in.field("k");
+    let shifted = |b: u32| Expr::cat(&[e.clone(), Expr::zero(b)]).resize(pa);
+    let add_digits = |hit: &Expr, c: u64, digits: &mut Vec<Vec<Expr>>, cin: &mut Vec<Expr>| {
+        let mut negs = 0u64;
+        for (j, (b, neg)) in naf(c).into_iter().enumerate() {
+            let t = if neg { !shifted(b) } else { shifted(b) };
+            negs += neg as u64;
+            if digits.len() <= j {
+                digits.push(Vec::new());
+            }
+            digits[j].push(hit.gate(&t));
+        }
+        if negs > 0 {
+            cin.push(hit.gate(&Expr::lit(pa, negs)));
+        }
+    };
     for t in Target::ALL {
         let hit = m.wire(&format!("tgt_{}", t.code()), &tgt.eq_lit(t.code() as u64));
         let d = t.device_bytes() as u64;
-        let ed = times(&mut m, &format!("e_dev{}", t.code()), d);
-        let eu = times(&mut m, &format!("e_bud{}", t.code()), 128 - d);
-        dev_terms.push(hit.gate(&ed));
-        bud_terms.push(hit.gate(&eu));
+        add_digits(&hit, d, &mut dev_digits, &mut dev_cin);
+        add_digits(&hit, 128 - d, &mut bud_digits, &mut bud_cin);
         // 32k >= D: k >= ceil(D / 32) (16x: k >= 1).
         let kmin = d.div_ceil(SECTOR_BYTES as u64);
         let isb = if kmin > 3 {
@@ -328,13 +352,26 @@ pub fn addr_gen(p: &BuddyRtlParams) -> Result<Arc<Module>, HdlError> {
         isb_terms.push(hit.gate(&isb));
         known.push(hit);
     }
-    let ed = m.wire("e_dev", &or_tree(dev_terms, pa));
-    let eu = m.wire("e_bud", &or_tree(bud_terms, pa));
+    let operands = |m: &mut ModuleBuilder, nm: &str, digits: Vec<Vec<Expr>>, cin: Vec<Expr>| {
+        let mut v: Vec<Expr> = digits
+            .into_iter()
+            .enumerate()
+            .map(|(j, d)| m.wire(&format!("{nm}_d{j}"), &or_tree(d, pa)))
+            .collect();
+        if !cin.is_empty() {
+            v.push(m.wire(&format!("{nm}_cin"), &or_tree(cin, pa)));
+        }
+        v
+    };
     let ok = m.wire("tgt_ok", &crate::hdl::blocks::any_of(&known));
     let page_bits = a.page.bytes().trailing_zeros();
     let off = Expr::cat(&[s_in.field("boff"), Expr::zero(page_bits)]).resize(pa);
-    let dev = m.wire("dev_sum", &(s_in.field("base") + &ed + &k32));
-    let bud = m.wire("bud_sum", &(s_in.field("gbbr") + &off + &eu + &k32));
+    let mut dev_ops = vec![s_in.field("base"), k32.clone()];
+    dev_ops.extend(operands(&mut m, "e_dev", dev_digits, dev_cin));
+    let mut bud_ops = vec![s_in.field("gbbr"), off, k32.clone()];
+    bud_ops.extend(operands(&mut m, "e_bud", bud_digits, bud_cin));
+    let dev = sum_ks(&mut m, "dev_sum", &dev_ops, pa);
+    let bud = sum_ks(&mut m, "bud_sum", &bud_ops, pa);
     out.drive(
         &mut m,
         &s_in.valid,
