@@ -152,6 +152,8 @@ module buddy_addr_gen_2m (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, dev_sum_g32[47], bud_sum_g32[47]};
+  assign unused_ok = &{1'd0, dev_sum_c0_0[47], dev_sum_c1_0[47], dev_sum_c2_0[47], dev_sum_g32[47],
+                       bud_sum_c0_0[47], bud_sum_c0_1[47], bud_sum_c1_0[47], bud_sum_c2_0[47],
+                       bud_sum_g32[47]};
 endmodule
 `default_nettype wire

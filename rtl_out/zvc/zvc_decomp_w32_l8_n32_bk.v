@@ -452,6 +452,7 @@ module zvc_decomp_w32_l8_n32_bk (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, s_bytes_i[1:0], need[4]};
+  assign unused_ok = &{1'd0, s_bytes_i[1:0], buf_pos_c0_q, buf_pos_c1_q, buf_pos_c2_q, buf_pos_c3_q,
+                       buf_pos_c4_q, need[4]};
 endmodule
 `default_nettype wire

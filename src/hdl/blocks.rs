@@ -172,6 +172,8 @@ pub fn sum_ks(m: &mut ModuleBuilder, name: &str, terms: &[Expr], w: u32) -> Expr
                 let sum = m.wire(&format!("{name}_s{row}_{i}"), &(&(a ^ b) ^ c));
                 let maj = &(&(a & b) | &(a & c)) | &(b & c);
                 let carry = m.wire(&format!("{name}_c{row}_{i}"), &maj);
+                // The top carry leaves the sum (modulo 2^w).
+                m.unused(&carry.bit(w - 1));
                 next.push(sum);
                 next.push(carry.shl(1));
             } else {

@@ -1183,6 +1183,10 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let pos_reps = m.reg_replicas("buf_pos_q", posw, Some(0), copies);
     m.annotate("copies of buf_count_q[posw-1:0]: the beat's placement");
     let pos: Vec<Expr> = pos_reps.iter().map(|r| r.q()).collect();
+    // A copy whose lanes only ever see zeros below them does not need the low bits.
+    for p in &pos {
+        m.unused(p);
+    }
     // Keep only the valid elements of a partial beat: a mask of `in_elems` lanes.
     let keep: Vec<Expr> = (0..l)
         .map(|i| Expr::lit(bcw, i as u64).lt(&in_elems).repeat(w))
