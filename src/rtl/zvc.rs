@@ -32,7 +32,8 @@
 //!   each a one-hot AND-OR on selects decoded from the prefix count, chosen at the end.
 
 use crate::hdl::blocks::{
-    mux_tree, or_tree, popcount, prefix_count, rotate_lanes, shift_lanes_copies, PrefixTopology,
+    mux_tree, or_tree, popcount, prefix_count, rotate_lanes, shift_lanes, shift_lanes_copies,
+    PrefixTopology,
 };
 use crate::hdl::pipe::{Pipeline, Policy};
 use crate::hdl::stream::{self, Layout};
@@ -1055,45 +1056,22 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     // (`seg_q`, `seg_cnt_q`); only a first sector counts its segment straight from the buffer.
     // With one sector per window there are no later sectors and no such registers.
     let seg_first = buf_mask.slice(0, l);
-    // When a segment fits in one element (lanes <= word_bits), every buffered element
-    // carries the need it would have as a window's mask (`popcount(low lanes bits) + M`),
-    // counted when its beat arrives and shifted along with it (`buf_need_q`): a first
-    // sector's need is then a register, not a popcount of the buffer in the loop.
-    let bufn = (l <= w).then(|| {
-        let r = m.reg("buf_need_q", bcap * bcw, Some(0));
-        m.annotate("per buffered element: its need as a window's mask element");
-        r
+    let (bufn, need_first) = first_need(&mut m, p, (bcap, bcw), &seg_first);
+    let later = (s_cnt > 1).then(|| {
+        later_segment(
+            &mut m,
+            p,
+            (&buf_mask, &sec.q(), &first),
+            bcw,
+            &fire_decl.expr(),
+        )
     });
-    let need_first = match &bufn {
-        Some(r) => m.wire("need_first", &r.q().slice(0, bcw)),
-        None => {
-            let cnt_first = popcount(&mut m, "segpop", &seg_first);
-            let cnt_first = m.wire("seg_cnt_first", &cnt_first.zext(bcw));
-            m.wire("need_first", &(&cnt_first + &Expr::lit(bcw, mel as u64)))
-        }
+    let need = match &later {
+        Some(ls) => first.select(&need_first, &ls.seg_cnt_q.q()),
+        None => need_first,
     };
-    let mut mask_q = None;
-    let (seg_later, need) = if s_cnt > 1 {
-        let mq = m.reg("mask_q", p.window, Some(0));
-        m.annotate("mask of the window being expanded");
-        let seg_q = m.reg("seg_q", l, Some(0));
-        m.annotate("mask segment of the current sector when it is not the window's first");
-        let seg_cnt_q = m.reg("seg_cnt_q", bcw, Some(0));
-        m.annotate("popcount of seg_q");
-        let cur_mask = m.wire("cur_mask", &first.select(&buf_mask, &mq.q()));
-        let segs: Vec<Expr> = (0..s_cnt).map(|s| cur_mask.slice(s * l, l)).collect();
-        let sec_inc = m.wire("sec_inc", &(sec.q() + Expr::lit(secw, 1)));
-        let seg_next = m.wire("seg_next", &mux_tree(&sec_inc, &segs));
-        let cnt_next = popcount(&mut m, "nextpop", &seg_next);
-        m.next(&seg_q, &seg_next, Some(&fire_decl.expr()));
-        m.next(&seg_cnt_q, &cnt_next.zext(bcw), Some(&fire_decl.expr()));
-        let need = m.wire("need", &first.select(&need_first, &seg_cnt_q.q()));
-        mask_q = Some(mq);
-        (Some(seg_q.q()), need)
-    } else {
-        let need = m.wire("need", &need_first);
-        (None, need)
-    };
+    let need = m.wire("need", &need);
+    let seg_later = later.as_ref().map(|ls| ls.seg_q.q());
     let mask_here = m.wire(
         "mask_here",
         &(!&first | bc.q().ge(&Expr::lit(bcw, mel as u64))),
@@ -1110,44 +1088,13 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let corrupt = m.wire("corrupt", &(!&has_data & &load));
 
     m.comment("Stage 2: lane mux (payload element or zero) into the output register");
-    // Two expanders from registers, chosen at the end: the window's first sector (mask and
-    // payload straight from the buffer) and a later one (`seg_q`, payload at the buffer's
-    // head). Selecting the segment first put the select, the prefix count and the gather
-    // in series.
-    let first_sector = m
-        .instance(
-            &expand_mod,
-            "u_expand_first",
-            &[
-                ("payload_i", buf.q().slice(mel * w, l * w)),
-                ("nz_i", seg_first.clone()),
-            ],
-        )
-        .out("data_o");
-    let sector = match &seg_later {
-        None => first_sector,
-        Some(seg_q) => {
-            let later = m
-                .instance(
-                    &expand_mod,
-                    "u_expand_later",
-                    &[
-                        ("payload_i", buf.q().slice(0, l * w)),
-                        ("nz_i", seg_q.clone()),
-                    ],
-                )
-                .out("data_o");
-            let parts: Vec<Expr> = (0..win_copies)
-                .map(|c| {
-                    let lo = c as u32 * 64;
-                    let n = 64.min(l * w - lo);
-                    let sel = first_reps[1 + c].q();
-                    sel.select(&first_sector.slice(lo, n), &later.slice(lo, n))
-                })
-                .collect();
-            m.wire("sector", &Expr::cat_lsb(&parts))
-        }
-    };
+    let sector = gather_sector(
+        &mut m,
+        &expand_mod,
+        (&buf.q(), mel * w, l * w),
+        (&seg_first, seg_later.as_ref()),
+        &first_reps,
+    );
 
     let consumed = m.wire("consumed", &fire.gate(&need));
     let bc_after = m.wire("buf_count_used", &(bc.q() - &consumed));
@@ -1202,18 +1149,13 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let placed = Expr::cat_lsb(&placed);
     let merged = m.wire("buf_merged", &(buf.q() | take.gate(&placed)));
     m.unused(&need.slice(kw.min(bcw - 1), bcw - kw.min(bcw - 1)));
-    let drop_amounts = [need.resize(kw)];
-    let dropped = shift_lanes_copies(&mut m, "drop", &merged.lanes(w), &drop_amounts, false);
+    let drop = need.resize(kw);
+    let dropped = shift_lanes(&mut m, "drop", &merged.lanes(w), &drop, false);
 
     m.comment(
         "Corrupt stream (ended inside a window): report with the last sector and drop the rest",
     );
-    // The sector leaves on `fire`: its elements are dropped; `corrupt` clears the buffer.
-    let next_lanes = |dropped: &[Expr], merged: &Expr| -> Expr {
-        let after = fire.select(&Expr::cat_lsb(dropped), merged);
-        corrupt.select(&Expr::zero(after.width()), &after)
-    };
-    let buf_next = m.wire("buf_next", &next_lanes(&dropped, &merged));
+    let buf_next = m.wire("buf_next", &buffer_next(&dropped, &merged, &fire, &corrupt));
     m.next(&buf, &buf_next, None);
     let bc_next = corrupt.select(&Expr::zero(bcw), &(&bc_after + &take.gate(&in_elems)));
     let bc_next = m.wire("buf_count_next", &bc_next);
@@ -1231,34 +1173,16 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         m.next(r, &sec_next.eq_lit(0), Some(&(&fire | &corrupt)));
     }
     if let Some(bufn) = &bufn {
-        let in_need: Vec<Expr> = s_data
-            .lanes(w)
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                let n = popcount(&mut m, &format!("in_need{i}"), &e.slice(0, l)).zext(bcw);
-                let n = &n + &Expr::lit(bcw, mel as u64);
-                Expr::lit(bcw, i as u64).lt(&in_elems).gate(&n)
-            })
-            .chain((0..(bcap - l)).map(|_| Expr::zero(bcw)))
-            .collect();
-        let placed_n = shift_lanes_copies(&mut m, "ins_need", &in_need, &pos, true);
-        let merged_n = m.wire(
-            "buf_need_merged",
-            &(bufn.q() | take.gate(&Expr::cat_lsb(&placed_n))),
-        );
-        let dropped_n = shift_lanes_copies(
-            &mut m,
-            "drop_need",
-            &merged_n.lanes(bcw),
-            &drop_amounts,
-            false,
-        );
-        let bufn_d = m.wire("buf_need_next", &next_lanes(&dropped_n, &merged_n));
-        m.next(bufn, &bufn_d, None);
+        let n = NeedSide {
+            s_data: &s_data,
+            in_elems: &in_elems,
+            take: &take,
+            pos: &pos,
+        };
+        need_side_next(&mut m, p, bufn, &n, &drop, (&fire, &corrupt));
     }
-    if let Some(mq) = &mask_q {
-        m.next(mq, &buf_mask, Some(&(&fire & &first)));
+    if let Some(ls) = &later {
+        m.next(&ls.mask_q, &buf_mask, Some(&(&fire & &first)));
     }
 
     // An error beat's data is zero: cleared behind the register, off the path of `corrupt`.
@@ -1273,6 +1197,158 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         &[("data", o_data), ("last", o_last), ("err", o_err)],
     );
     m.finish()
+}
+
+/// The need of a window's first sector (its mask elements plus the popcount of its segment
+/// `seg_first`). When a segment fits in one element (lanes <= word_bits), every buffered
+/// element carries the need it would have as a window's mask, counted when its beat arrives
+/// and shifted along with it (`buf_need_q`, returned; [`need_side_next`]): the need is then
+/// a register, not a popcount of the buffer in the loop.
+fn first_need(
+    m: &mut ModuleBuilder,
+    p: &ZvcRtlParams,
+    (bcap, bcw): (u32, u32),
+    seg_first: &Expr,
+) -> (Option<Reg>, Expr) {
+    if p.lanes <= p.word_bits {
+        let r = m.reg("buf_need_q", bcap * bcw, Some(0));
+        m.annotate("per buffered element: its need as a window's mask element");
+        let need = m.wire("need_first", &r.q().slice(0, bcw));
+        return (Some(r), need);
+    }
+    let cnt = popcount(m, "segpop", seg_first);
+    let cnt = m.wire("seg_cnt_first", &cnt.zext(bcw));
+    let need = &cnt + &Expr::lit(bcw, p.mask_elems() as u64);
+    (None, m.wire("need_first", &need))
+}
+
+/// The registers of a window's later sectors (windows of more than one sector).
+struct LaterSegment {
+    mask_q: Reg,
+    seg_q: Reg,
+    seg_cnt_q: Reg,
+}
+
+/// A window's later sectors: the window's mask (`mask_q`, loaded with its first sector) and
+/// the next sector's segment and popcount (after sector `sec`), registered one sector
+/// ahead on `fire`.
+fn later_segment(
+    m: &mut ModuleBuilder,
+    p: &ZvcRtlParams,
+    (buf_mask, sec, first): (&Expr, &Expr, &Expr),
+    bcw: u32,
+    fire: &Expr,
+) -> LaterSegment {
+    let l = p.lanes;
+    let mask_q = m.reg("mask_q", p.window, Some(0));
+    m.annotate("mask of the window being expanded");
+    let seg_q = m.reg("seg_q", l, Some(0));
+    m.annotate("mask segment of the current sector when it is not the window's first");
+    let seg_cnt_q = m.reg("seg_cnt_q", bcw, Some(0));
+    m.annotate("popcount of seg_q");
+    let cur_mask = m.wire("cur_mask", &first.select(buf_mask, &mask_q.q()));
+    let segs: Vec<Expr> = (0..p.sectors()).map(|s| cur_mask.slice(s * l, l)).collect();
+    let sec_inc = m.wire("sec_inc", &(sec + &Expr::lit(sec.width(), 1)));
+    let seg_next = m.wire("seg_next", &mux_tree(&sec_inc, &segs));
+    let cnt_next = popcount(m, "nextpop", &seg_next);
+    m.next(&seg_q, &seg_next, Some(fire));
+    m.next(&seg_cnt_q, &cnt_next.zext(bcw), Some(fire));
+    LaterSegment {
+        mask_q,
+        seg_q,
+        seg_cnt_q,
+    }
+}
+
+/// A realignment buffer's next state (merged lanes and the same lanes with the sector
+/// dropped): the dropped ones when the sector leaves (`fire`), zero on `corrupt`.
+fn buffer_next(dropped: &[Expr], merged: &Expr, fire: &Expr, corrupt: &Expr) -> Expr {
+    let after = fire.select(&Expr::cat_lsb(dropped), merged);
+    corrupt.select(&Expr::zero(after.width()), &after)
+}
+
+/// The decompressor's output sector: two gathers from registers, chosen at the end by the
+/// copies `first_reps[1..]` of the first-sector flag, one per 64 bits. A window's first
+/// sector takes its mask segment `seg_first` and its payload after the mask elements
+/// (`buf` from bit `mel_bits`); a later one takes `seg_later` and the buffer's head.
+/// Selecting the segment first put the select, the prefix count and the gather in series.
+fn gather_sector(
+    m: &mut ModuleBuilder,
+    expand_mod: &Arc<Module>,
+    (buf, mel_bits, sw): (&Expr, u32, u32),
+    (seg_first, seg_later): (&Expr, Option<&Expr>),
+    first_reps: &[Reg],
+) -> Expr {
+    let gather = |m: &mut ModuleBuilder, name: &str, payload: Expr, nz: &Expr| {
+        m.instance(
+            expand_mod,
+            name,
+            &[("payload_i", payload), ("nz_i", nz.clone())],
+        )
+        .out("data_o")
+    };
+    let first = gather(m, "u_expand_first", buf.slice(mel_bits, sw), seg_first);
+    let Some(seg_q) = seg_later else {
+        return first;
+    };
+    let later = gather(m, "u_expand_later", buf.slice(0, sw), seg_q);
+    let parts: Vec<Expr> = first_reps[1..]
+        .iter()
+        .enumerate()
+        .map(|(c, sel)| {
+            let lo = c as u32 * 64;
+            let n = 64.min(sw - lo);
+            sel.q().select(&first.slice(lo, n), &later.slice(lo, n))
+        })
+        .collect();
+    m.wire("sector", &Expr::cat_lsb(&parts))
+}
+
+/// What the per-element needs take from the input side: the beat, its element count, whether
+/// it is taken this cycle, and the placement copies of the count.
+struct NeedSide<'a> {
+    s_data: &'a Expr,
+    in_elems: &'a Expr,
+    take: &'a Expr,
+    pos: &'a [Expr],
+}
+
+/// The next state of `buf_need_q`: each arriving element's need as a window's mask
+/// (`popcount(low lanes bits) + M`), placed and dropped exactly like the data buffer.
+fn need_side_next(
+    m: &mut ModuleBuilder,
+    p: &ZvcRtlParams,
+    bufn: &Reg,
+    n: &NeedSide,
+    drop: &Expr,
+    (fire, corrupt): (&Expr, &Expr),
+) {
+    let (w, l, mel) = (p.word_bits, p.lanes, p.mask_elems());
+    let bcw = n.in_elems.width();
+    let bcap = bufn.q().width() / bcw;
+    let in_need: Vec<Expr> = n
+        .s_data
+        .lanes(w)
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let c = popcount(m, &format!("in_need{i}"), &e.slice(0, l)).zext(bcw);
+            let c = &c + &Expr::lit(bcw, mel as u64);
+            Expr::lit(bcw, i as u64).lt(n.in_elems).gate(&c)
+        })
+        .chain((0..(bcap - l)).map(|_| Expr::zero(bcw)))
+        .collect();
+    let placed = shift_lanes_copies(m, "ins_need", &in_need, n.pos, true);
+    let merged = m.wire(
+        "buf_need_merged",
+        &(bufn.q() | n.take.gate(&Expr::cat_lsb(&placed))),
+    );
+    let dropped = shift_lanes(m, "drop_need", &merged.lanes(bcw), drop, false);
+    let next = m.wire(
+        "buf_need_next",
+        &buffer_next(&dropped, &merged, fire, corrupt),
+    );
+    m.next(bufn, &next, None);
 }
 
 /// `zvc_loopback`: compressor → decompressor, for the RTL round-trip test (the decompressor
