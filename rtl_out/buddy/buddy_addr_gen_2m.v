@@ -34,12 +34,12 @@ module buddy_addr_gen_2m (
   wire [47:0] e_bud_d0;
   wire [47:0] e_bud_d1;
   wire [47:0] e_bud_cin;
-  wire [47:0] dev_sum_s0_0;
-  wire [47:0] dev_sum_c0_0;
-  wire [47:0] dev_sum_s1_0;
-  wire [47:0] dev_sum_c1_0;
-  wire [47:0] dev_sum_s2_0;
-  wire [47:0] dev_sum_c2_0;
+  wire [47:0] dev_sum_l0_0s;
+  wire [47:0] dev_sum_l0_0m;
+  wire [47:0] dev_sum_l1_0s;
+  wire [47:0] dev_sum_l1_0m;
+  wire [47:0] dev_sum_l2_0s;
+  wire [47:0] dev_sum_l2_0m;
   wire [47:0] dev_sum_p;
   wire [47:0] dev_sum_g;
   wire [47:0] dev_sum_g1;
@@ -54,14 +54,14 @@ module buddy_addr_gen_2m (
   wire [47:0] dev_sum_p16;
   wire [47:0] dev_sum_g32;
   wire [47:0] dev_sum;
-  wire [47:0] bud_sum_s0_0;
-  wire [47:0] bud_sum_c0_0;
-  wire [47:0] bud_sum_s0_1;
-  wire [47:0] bud_sum_c0_1;
-  wire [47:0] bud_sum_s1_0;
-  wire [47:0] bud_sum_c1_0;
-  wire [47:0] bud_sum_s2_0;
-  wire [47:0] bud_sum_c2_0;
+  wire [47:0] bud_sum_l0_0s;
+  wire [47:0] bud_sum_l0_0m;
+  wire [47:0] bud_sum_l0_1s;
+  wire [47:0] bud_sum_l0_1m;
+  wire [47:0] bud_sum_l1_0s;
+  wire [47:0] bud_sum_l1_0m;
+  wire [47:0] bud_sum_l2_0s;
+  wire [47:0] bud_sum_l2_0m;
   wire [47:0] bud_sum_p;
   wire [47:0] bud_sum_g;
   wire [47:0] bud_sum_g1;
@@ -93,16 +93,17 @@ module buddy_addr_gen_2m (
                      | ((tgt_3 ? ~{29'd0, e, 5'd0} : 48'd0) | (tgt_4 ? ~{31'd0, e, 3'd0} : 48'd0)));
   assign e_bud_d1 = ((tgt_3 ? {27'd0, e, 7'd0} : 48'd0) | (tgt_4 ? {27'd0, e, 7'd0} : 48'd0));
   assign e_bud_cin = ((tgt_3 ? 48'h1 : 48'd0) | (tgt_4 ? 48'h1 : 48'd0));
-  assign dev_sum_s0_0 = (s_base_i ^ k32 ^ e_dev_d0);
-  assign dev_sum_c0_0 = ((s_base_i & k32) | (s_base_i & e_dev_d0) | (k32 & e_dev_d0));
-  assign dev_sum_s1_0 = (dev_sum_s0_0 ^ {dev_sum_c0_0[46:0], 1'd0} ^ e_dev_d1);
-  assign dev_sum_c1_0 = ((dev_sum_s0_0 & {dev_sum_c0_0[46:0], 1'd0}) | (dev_sum_s0_0 & e_dev_d1)
-                         | ({dev_sum_c0_0[46:0], 1'd0} & e_dev_d1));
-  assign dev_sum_s2_0 = (dev_sum_s1_0 ^ {dev_sum_c1_0[46:0], 1'd0} ^ e_dev_cin);
-  assign dev_sum_c2_0 = ((dev_sum_s1_0 & {dev_sum_c1_0[46:0], 1'd0}) | (dev_sum_s1_0 & e_dev_cin)
-                         | ({dev_sum_c1_0[46:0], 1'd0} & e_dev_cin));
-  assign dev_sum_p = (dev_sum_s2_0 ^ {dev_sum_c2_0[46:0], 1'd0});
-  assign dev_sum_g = (dev_sum_s2_0 & {dev_sum_c2_0[46:0], 1'd0});
+  assign dev_sum_l0_0s = (s_base_i ^ k32 ^ e_dev_d0);
+  assign dev_sum_l0_0m = ((s_base_i & k32) | (s_base_i & e_dev_d0) | (k32 & e_dev_d0));
+  assign dev_sum_l1_0s = (dev_sum_l0_0s ^ {dev_sum_l0_0m[46:0], 1'd0} ^ e_dev_d1);
+  assign dev_sum_l1_0m = ((dev_sum_l0_0s & {dev_sum_l0_0m[46:0], 1'd0}) | (dev_sum_l0_0s & e_dev_d1)
+                          | ({dev_sum_l0_0m[46:0], 1'd0} & e_dev_d1));
+  assign dev_sum_l2_0s = (dev_sum_l1_0s ^ {dev_sum_l1_0m[46:0], 1'd0} ^ e_dev_cin);
+  assign dev_sum_l2_0m = ((dev_sum_l1_0s & {dev_sum_l1_0m[46:0], 1'd0})
+                          | (dev_sum_l1_0s & e_dev_cin)
+                          | ({dev_sum_l1_0m[46:0], 1'd0} & e_dev_cin));
+  assign dev_sum_p = (dev_sum_l2_0s ^ {dev_sum_l2_0m[46:0], 1'd0});
+  assign dev_sum_g = (dev_sum_l2_0s & {dev_sum_l2_0m[46:0], 1'd0});
   assign dev_sum_g1 = (dev_sum_g | (dev_sum_p & {dev_sum_g[46:0], 1'd0}));
   assign dev_sum_p1 = (dev_sum_p & {dev_sum_p[46:0], 1'd0});
   assign dev_sum_g2 = (dev_sum_g1 | (dev_sum_p1 & {dev_sum_g1[45:0], 2'd0}));
@@ -115,20 +116,22 @@ module buddy_addr_gen_2m (
   assign dev_sum_p16 = (dev_sum_p8 & {dev_sum_p8[31:0], 16'd0});
   assign dev_sum_g32 = (dev_sum_g16 | (dev_sum_p16 & {dev_sum_g16[15:0], 32'd0}));
   assign dev_sum = (dev_sum_p ^ {dev_sum_g32[46:0], 1'd0});
-  assign bud_sum_s0_0 = (s_gbbr_i ^ {11'd0, s_boff_i, 21'd0} ^ k32);
-  assign bud_sum_c0_0 = ((s_gbbr_i & {11'd0, s_boff_i, 21'd0}) | (s_gbbr_i & k32)
-                         | ({11'd0, s_boff_i, 21'd0} & k32));
-  assign bud_sum_s0_1 = (e_bud_d0 ^ e_bud_d1 ^ e_bud_cin);
-  assign bud_sum_c0_1 = ((e_bud_d0 & e_bud_d1) | (e_bud_d0 & e_bud_cin) | (e_bud_d1 & e_bud_cin));
-  assign bud_sum_s1_0 = (bud_sum_s0_0 ^ {bud_sum_c0_0[46:0], 1'd0} ^ bud_sum_s0_1);
-  assign bud_sum_c1_0 = ((bud_sum_s0_0 & {bud_sum_c0_0[46:0], 1'd0}) | (bud_sum_s0_0 & bud_sum_s0_1)
-                         | ({bud_sum_c0_0[46:0], 1'd0} & bud_sum_s0_1));
-  assign bud_sum_s2_0 = (bud_sum_s1_0 ^ {bud_sum_c1_0[46:0], 1'd0} ^ {bud_sum_c0_1[46:0], 1'd0});
-  assign bud_sum_c2_0 = ((bud_sum_s1_0 & {bud_sum_c1_0[46:0], 1'd0})
-                         | (bud_sum_s1_0 & {bud_sum_c0_1[46:0], 1'd0})
-                         | ({bud_sum_c1_0[46:0], 1'd0} & {bud_sum_c0_1[46:0], 1'd0}));
-  assign bud_sum_p = (bud_sum_s2_0 ^ {bud_sum_c2_0[46:0], 1'd0});
-  assign bud_sum_g = (bud_sum_s2_0 & {bud_sum_c2_0[46:0], 1'd0});
+  assign bud_sum_l0_0s = (s_gbbr_i ^ {11'd0, s_boff_i, 21'd0} ^ k32);
+  assign bud_sum_l0_0m = ((s_gbbr_i & {11'd0, s_boff_i, 21'd0}) | (s_gbbr_i & k32)
+                          | ({11'd0, s_boff_i, 21'd0} & k32));
+  assign bud_sum_l0_1s = (e_bud_d0 ^ e_bud_d1 ^ e_bud_cin);
+  assign bud_sum_l0_1m = ((e_bud_d0 & e_bud_d1) | (e_bud_d0 & e_bud_cin) | (e_bud_d1 & e_bud_cin));
+  assign bud_sum_l1_0s = (bud_sum_l0_0s ^ {bud_sum_l0_0m[46:0], 1'd0} ^ bud_sum_l0_1s);
+  assign bud_sum_l1_0m = ((bud_sum_l0_0s & {bud_sum_l0_0m[46:0], 1'd0})
+                          | (bud_sum_l0_0s & bud_sum_l0_1s)
+                          | ({bud_sum_l0_0m[46:0], 1'd0} & bud_sum_l0_1s));
+  assign bud_sum_l2_0s = (bud_sum_l1_0s ^ {bud_sum_l1_0m[46:0], 1'd0}
+                          ^ {bud_sum_l0_1m[46:0], 1'd0});
+  assign bud_sum_l2_0m = ((bud_sum_l1_0s & {bud_sum_l1_0m[46:0], 1'd0})
+                          | (bud_sum_l1_0s & {bud_sum_l0_1m[46:0], 1'd0})
+                          | ({bud_sum_l1_0m[46:0], 1'd0} & {bud_sum_l0_1m[46:0], 1'd0}));
+  assign bud_sum_p = (bud_sum_l2_0s ^ {bud_sum_l2_0m[46:0], 1'd0});
+  assign bud_sum_g = (bud_sum_l2_0s & {bud_sum_l2_0m[46:0], 1'd0});
   assign bud_sum_g1 = (bud_sum_g | (bud_sum_p & {bud_sum_g[46:0], 1'd0}));
   assign bud_sum_p1 = (bud_sum_p & {bud_sum_p[46:0], 1'd0});
   assign bud_sum_g2 = (bud_sum_g1 | (bud_sum_p1 & {bud_sum_g1[45:0], 2'd0}));
@@ -152,8 +155,8 @@ module buddy_addr_gen_2m (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, dev_sum_c0_0[47], dev_sum_c1_0[47], dev_sum_c2_0[47], dev_sum_g32[47],
-                       bud_sum_c0_0[47], bud_sum_c0_1[47], bud_sum_c1_0[47], bud_sum_c2_0[47],
-                       bud_sum_g32[47]};
+  assign unused_ok = &{1'd0, dev_sum_l0_0m[47], dev_sum_l1_0m[47], dev_sum_l2_0m[47],
+                       dev_sum_g32[47], bud_sum_l0_0m[47], bud_sum_l0_1m[47], bud_sum_l1_0m[47],
+                       bud_sum_l2_0m[47], bud_sum_g32[47]};
 endmodule
 `default_nettype wire

@@ -158,32 +158,39 @@ pub fn add_ks(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> Expr {
     m.wire(name, &(&p0 ^ &g.shl(1)))
 }
 
-/// The sum of `terms` modulo `2^w` as gates: rows of 3:2 carry-save adders (sums
-/// `<name>_s<r>_<i>`, carries `<name>_c<r>_<i>` before their shift) until two operands remain, then [`add_ks`]. Depth: one full adder per
-/// row (about `log1.5(n / 2)` rows) plus the Kogge-Stone network, whatever `alumacc` would
-/// have grouped.
-pub fn sum_ks(m: &mut ModuleBuilder, name: &str, terms: &[Expr], w: u32) -> Expr {
-    let mut ops: Vec<Expr> = terms.iter().map(|t| t.resize(w)).collect();
-    let mut row = 0;
-    while ops.len() > 2 {
-        let mut next = Vec::new();
-        for (i, t) in ops.chunks(3).enumerate() {
-            if let [a, b, c] = t {
-                let sum = m.wire(&format!("{name}_s{row}_{i}"), &(&(a ^ b) ^ c));
-                let maj = &(&(a & b) | &(a & c)) | &(b & c);
-                let carry = m.wire(&format!("{name}_c{row}_{i}"), &maj);
-                // The top carry leaves the sum (modulo 2^w).
-                m.unused(&carry.bit(w - 1));
-                next.push(sum);
-                next.push(carry.shl(1));
+/// Equal-width terms reduced to at most two with the same sum (mod 2^width) by layers of
+/// carry-save (3:2) adders (`<name>_l<layer>_<i>s` sums, `..m` majorities before their
+/// shift); the width is kept.
+pub fn csa_reduce(m: &mut ModuleBuilder, name: &str, v: &[Expr]) -> Vec<Expr> {
+    let w = v.first().map(|x| x.width()).unwrap_or(1);
+    let mut cur = v.to_vec();
+    let mut lvl = 0;
+    while cur.len() > 2 {
+        let mut nxt = Vec::new();
+        for (i, c) in cur.chunks(3).enumerate() {
+            if c.len() == 3 {
+                let sum = m.wire(&format!("{name}_l{lvl}_{i}s"), &(&c[0] ^ &c[1] ^ &c[2]));
+                let maj = (&c[0] & &c[1]) | (&c[0] & &c[2]) | (&c[1] & &c[2]);
+                let maj = m.wire(&format!("{name}_l{lvl}_{i}m"), &maj);
+                m.unused(&maj.bit(w - 1));
+                nxt.push(sum);
+                nxt.push(Expr::cat(&[maj.slice(0, w - 1), Expr::zero(1)]));
             } else {
-                next.extend(t.iter().cloned());
+                nxt.extend(c.iter().cloned());
             }
         }
-        ops = next;
-        row += 1;
+        cur = nxt;
+        lvl += 1;
     }
-    let mut ops = ops.into_iter();
+    cur
+}
+
+/// The sum of `terms` modulo `2^w` as gates: [`csa_reduce`] to two operands, then
+/// [`add_ks`]. Depth: one full adder per layer (about `log1.5(n / 2)` layers) plus the
+/// Kogge-Stone network, whatever `alumacc` would have grouped.
+pub fn sum_ks(m: &mut ModuleBuilder, name: &str, terms: &[Expr], w: u32) -> Expr {
+    let ops: Vec<Expr> = terms.iter().map(|t| t.resize(w)).collect();
+    let mut ops = csa_reduce(m, name, &ops).into_iter();
     match (ops.next(), ops.next()) {
         (None, _) => Expr::zero(w),
         (Some(a), None) => m.wire(name, &a),

@@ -2,7 +2,7 @@
 //! the Kogge-Stone prefix sum and the LSB-first growing shifter.
 
 use super::{LANES_PER_COPY, SPEC};
-use crate::hdl::blocks::PrefixTopology;
+use crate::hdl::blocks::{csa_reduce, PrefixTopology};
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -118,32 +118,6 @@ pub(super) fn any_many(v: &Expr) -> (Expr, Expr) {
             .collect();
     }
     cur.pop().unwrap_or((Expr::zero(1), Expr::zero(1)))
-}
-
-/// Equal-width terms reduced to at most two with the same sum (mod 2^width) by layers of
-/// carry-save (3:2) adders; the width is kept.
-pub(super) fn csa_reduce(m: &mut ModuleBuilder, name: &str, v: &[Expr]) -> Vec<Expr> {
-    let w = v.first().map(|x| x.width()).unwrap_or(1);
-    let mut cur = v.to_vec();
-    let mut lvl = 0;
-    while cur.len() > 2 {
-        let mut nxt = Vec::new();
-        for (i, c) in cur.chunks(3).enumerate() {
-            if c.len() == 3 {
-                let sum = m.wire(&format!("{name}_l{lvl}_{i}s"), &(&c[0] ^ &c[1] ^ &c[2]));
-                let maj = (&c[0] & &c[1]) | (&c[0] & &c[2]) | (&c[1] & &c[2]);
-                let maj = m.wire(&format!("{name}_l{lvl}_{i}m"), &maj);
-                m.unused(&maj.bit(w - 1));
-                nxt.push(sum);
-                nxt.push(Expr::cat(&[maj.slice(0, w - 1), Expr::zero(1)]));
-            } else {
-                nxt.extend(c.iter().cloned());
-            }
-        }
-        cur = nxt;
-        lvl += 1;
-    }
-    cur
 }
 
 /// The sum of equal-width terms by a carry-save (3:2) tree and one final add; the width
