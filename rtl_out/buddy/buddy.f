@@ -24,3 +24,4 @@ buddy_mc_ctrl_2m_m8.v
 buddy_size_mapper.v
 buddy_zero_detect.v
 cache_s8_w4_l128_sec32_f4_m4x4.v
+ram_128x256_be4.v

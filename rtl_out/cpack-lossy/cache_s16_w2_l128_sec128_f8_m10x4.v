@@ -44,7 +44,9 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   // State: controller, output registers, tags/valid/dirty/LRU, MSHR file
   reg  [1:0] state_q;
   reg  [16:0] resp_payload_q;
-  reg  [1039:0] mreq_payload_q;
+  reg  resp_ram_q;
+  reg  [6:0] resp_lane_q;
+  reg  [15:0] mreq_payload_q;
   (* mem2reg *) reg  [10:0] tag_w0_q [0:15];
   (* mem2reg *) reg  [10:0] tag_w1_q [0:15];
   (* mem2reg *) reg  valid_w0_q [0:15];
@@ -72,27 +74,196 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   (* mem2reg *) reg  [6:0] mshr_s3_field_q [0:9];
   (* mem2reg *) reg  mshr_s3_we_q [0:9];
   (* mem2reg *) reg  [7:0] mshr_s3_wdata_q [0:9];
-  wire data_we;
-  wire [4:0] line_idx;
-  wire [1023:0] line_filled;
-  wire [1023:0] line_written;
-  reg  [1023:0] data_q [0:31];
   reg  [31:0] cnt_hits_q;
   reg  [31:0] cnt_misses_q;
   reg  [31:0] cnt_merges_q;
   reg  [14:0] fill_addr_q;
   reg  [1023:0] fill_data_q;
   reg  [3:0] fill_mshr_q;
+  reg  [9:0] fill_mshr_oh_q;
   reg  fill_way_q;
   reg  fill_new_q;
   reg  wb_mask_q;
   reg  [10:0] wb_tag_q;
   reg  [2:0] rel_k_q;
+  (* mem2reg *) reg  [7:0] rel_id_q [0:3];
+  (* mem2reg *) reg  [6:0] rel_field_q [0:3];
+  (* mem2reg *) reg  rel_we_q [0:3];
+  (* mem2reg *) reg  [7:0] rel_wdata_q [0:3];
+  reg  [2:0] rel_count_q;
+  wire [1023:0] data_rdata;
+  wire [7:0] resp_ram_field;
+  wire [16:0] resp_payload;
+  wire [1039:0] mreq_payload;
   reg  resp_valid_q;
   reg  mreq_valid_q;
-  always @(posedge clk_i) begin
-    if (data_we) data_q[line_idx] <= ((state_q == STATE_INSTALL) ? line_filled : line_written);
-  end
+  assign resp_ram_field = (resp_lane_q[6] ?
+                             (resp_lane_q[5] ?
+                                (resp_lane_q[4] ?
+                                   (resp_lane_q[3] ?
+                                      (resp_lane_q[2] ?
+                                         (resp_lane_q[1] ?
+                                            (resp_lane_q[0] ? data_rdata[1023:1016]
+                                             : data_rdata[1015:1008])
+                                          : resp_lane_q[0] ? data_rdata[1007:1000]
+                                          : data_rdata[999:992])
+                                       : resp_lane_q[1] ?
+                                         (resp_lane_q[0] ? data_rdata[991:984]
+                                          : data_rdata[983:976])
+                                       : resp_lane_q[0] ? data_rdata[975:968]
+                                       : data_rdata[967:960])
+                                    : resp_lane_q[2] ?
+                                      (resp_lane_q[1] ?
+                                         (resp_lane_q[0] ? data_rdata[959:952]
+                                          : data_rdata[951:944])
+                                       : resp_lane_q[0] ? data_rdata[943:936]
+                                       : data_rdata[935:928])
+                                    : resp_lane_q[1] ?
+                                      (resp_lane_q[0] ? data_rdata[927:920] : data_rdata[919:912])
+                                    : resp_lane_q[0] ? data_rdata[911:904]
+                                    : data_rdata[903:896])
+                                 : resp_lane_q[3] ?
+                                   (resp_lane_q[2] ?
+                                      (resp_lane_q[1] ?
+                                         (resp_lane_q[0] ? data_rdata[895:888]
+                                          : data_rdata[887:880])
+                                       : resp_lane_q[0] ? data_rdata[879:872]
+                                       : data_rdata[871:864])
+                                    : resp_lane_q[1] ?
+                                      (resp_lane_q[0] ? data_rdata[863:856] : data_rdata[855:848])
+                                    : resp_lane_q[0] ? data_rdata[847:840]
+                                    : data_rdata[839:832])
+                                 : resp_lane_q[2] ?
+                                   (resp_lane_q[1] ?
+                                      (resp_lane_q[0] ? data_rdata[831:824] : data_rdata[823:816])
+                                    : resp_lane_q[0] ? data_rdata[815:808]
+                                    : data_rdata[807:800])
+                                 : resp_lane_q[1] ?
+                                   (resp_lane_q[0] ? data_rdata[799:792] : data_rdata[791:784])
+                                 : resp_lane_q[0] ? data_rdata[783:776]
+                                 : data_rdata[775:768])
+                              : resp_lane_q[4] ?
+                                (resp_lane_q[3] ?
+                                   (resp_lane_q[2] ?
+                                      (resp_lane_q[1] ?
+                                         (resp_lane_q[0] ? data_rdata[767:760]
+                                          : data_rdata[759:752])
+                                       : resp_lane_q[0] ? data_rdata[751:744]
+                                       : data_rdata[743:736])
+                                    : resp_lane_q[1] ?
+                                      (resp_lane_q[0] ? data_rdata[735:728] : data_rdata[727:720])
+                                    : resp_lane_q[0] ? data_rdata[719:712]
+                                    : data_rdata[711:704])
+                                 : resp_lane_q[2] ?
+                                   (resp_lane_q[1] ?
+                                      (resp_lane_q[0] ? data_rdata[703:696] : data_rdata[695:688])
+                                    : resp_lane_q[0] ? data_rdata[687:680]
+                                    : data_rdata[679:672])
+                                 : resp_lane_q[1] ?
+                                   (resp_lane_q[0] ? data_rdata[671:664] : data_rdata[663:656])
+                                 : resp_lane_q[0] ? data_rdata[655:648]
+                                 : data_rdata[647:640])
+                              : resp_lane_q[3] ?
+                                (resp_lane_q[2] ?
+                                   (resp_lane_q[1] ?
+                                      (resp_lane_q[0] ? data_rdata[639:632] : data_rdata[631:624])
+                                    : resp_lane_q[0] ? data_rdata[623:616]
+                                    : data_rdata[615:608])
+                                 : resp_lane_q[1] ?
+                                   (resp_lane_q[0] ? data_rdata[607:600] : data_rdata[599:592])
+                                 : resp_lane_q[0] ? data_rdata[591:584]
+                                 : data_rdata[583:576])
+                              : resp_lane_q[2] ?
+                                (resp_lane_q[1] ?
+                                   (resp_lane_q[0] ? data_rdata[575:568] : data_rdata[567:560])
+                                 : resp_lane_q[0] ? data_rdata[559:552]
+                                 : data_rdata[551:544])
+                              : resp_lane_q[1] ?
+                                (resp_lane_q[0] ? data_rdata[543:536] : data_rdata[535:528])
+                              : resp_lane_q[0] ? data_rdata[527:520]
+                              : data_rdata[519:512])
+                           : resp_lane_q[5] ?
+                             (resp_lane_q[4] ?
+                                (resp_lane_q[3] ?
+                                   (resp_lane_q[2] ?
+                                      (resp_lane_q[1] ?
+                                         (resp_lane_q[0] ? data_rdata[511:504]
+                                          : data_rdata[503:496])
+                                       : resp_lane_q[0] ? data_rdata[495:488]
+                                       : data_rdata[487:480])
+                                    : resp_lane_q[1] ?
+                                      (resp_lane_q[0] ? data_rdata[479:472] : data_rdata[471:464])
+                                    : resp_lane_q[0] ? data_rdata[463:456]
+                                    : data_rdata[455:448])
+                                 : resp_lane_q[2] ?
+                                   (resp_lane_q[1] ?
+                                      (resp_lane_q[0] ? data_rdata[447:440] : data_rdata[439:432])
+                                    : resp_lane_q[0] ? data_rdata[431:424]
+                                    : data_rdata[423:416])
+                                 : resp_lane_q[1] ?
+                                   (resp_lane_q[0] ? data_rdata[415:408] : data_rdata[407:400])
+                                 : resp_lane_q[0] ? data_rdata[399:392]
+                                 : data_rdata[391:384])
+                              : resp_lane_q[3] ?
+                                (resp_lane_q[2] ?
+                                   (resp_lane_q[1] ?
+                                      (resp_lane_q[0] ? data_rdata[383:376] : data_rdata[375:368])
+                                    : resp_lane_q[0] ? data_rdata[367:360]
+                                    : data_rdata[359:352])
+                                 : resp_lane_q[1] ?
+                                   (resp_lane_q[0] ? data_rdata[351:344] : data_rdata[343:336])
+                                 : resp_lane_q[0] ? data_rdata[335:328]
+                                 : data_rdata[327:320])
+                              : resp_lane_q[2] ?
+                                (resp_lane_q[1] ?
+                                   (resp_lane_q[0] ? data_rdata[319:312] : data_rdata[311:304])
+                                 : resp_lane_q[0] ? data_rdata[303:296]
+                                 : data_rdata[295:288])
+                              : resp_lane_q[1] ?
+                                (resp_lane_q[0] ? data_rdata[287:280] : data_rdata[279:272])
+                              : resp_lane_q[0] ? data_rdata[271:264]
+                              : data_rdata[263:256])
+                           : resp_lane_q[4] ?
+                             (resp_lane_q[3] ?
+                                (resp_lane_q[2] ?
+                                   (resp_lane_q[1] ?
+                                      (resp_lane_q[0] ? data_rdata[255:248] : data_rdata[247:240])
+                                    : resp_lane_q[0] ? data_rdata[239:232]
+                                    : data_rdata[231:224])
+                                 : resp_lane_q[1] ?
+                                   (resp_lane_q[0] ? data_rdata[223:216] : data_rdata[215:208])
+                                 : resp_lane_q[0] ? data_rdata[207:200]
+                                 : data_rdata[199:192])
+                              : resp_lane_q[2] ?
+                                (resp_lane_q[1] ?
+                                   (resp_lane_q[0] ? data_rdata[191:184] : data_rdata[183:176])
+                                 : resp_lane_q[0] ? data_rdata[175:168]
+                                 : data_rdata[167:160])
+                              : resp_lane_q[1] ?
+                                (resp_lane_q[0] ? data_rdata[159:152] : data_rdata[151:144])
+                              : resp_lane_q[0] ? data_rdata[143:136]
+                              : data_rdata[135:128])
+                           : resp_lane_q[3] ?
+                             (resp_lane_q[2] ?
+                                (resp_lane_q[1] ?
+                                   (resp_lane_q[0] ? data_rdata[127:120] : data_rdata[119:112])
+                                 : resp_lane_q[0] ? data_rdata[111:104]
+                                 : data_rdata[103:96])
+                              : resp_lane_q[1] ?
+                                (resp_lane_q[0] ? data_rdata[95:88] : data_rdata[87:80])
+                              : resp_lane_q[0] ? data_rdata[79:72]
+                              : data_rdata[71:64])
+                           : resp_lane_q[2] ?
+                             (resp_lane_q[1] ?
+                                (resp_lane_q[0] ? data_rdata[63:56] : data_rdata[55:48])
+                              : resp_lane_q[0] ? data_rdata[47:40]
+                              : data_rdata[39:32])
+                           : resp_lane_q[1] ?
+                             (resp_lane_q[0] ? data_rdata[31:24] : data_rdata[23:16])
+                           : resp_lane_q[0] ? data_rdata[15:8]
+                           : data_rdata[7:0]);
+  assign resp_payload = {(resp_ram_q ? resp_ram_field : resp_payload_q[16:9]), resp_payload_q[8:0]};
+  assign mreq_payload = {(mreq_payload_q[0] ? data_rdata : 1024'd0), mreq_payload_q};
 
   // Lookup: set/tag/sector of the request, way match, MSHR match, free MSHR
   wire [14:0] req_sector;
@@ -384,10 +555,13 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
                          : fill_in_set[0] ? dirty_w0_q[1]
                          : dirty_w0_q[0]);
 
-  // Data array: one line read and (at most) one line written per cycle
+  // Data array: RAM words of the access and of the write-back, the accessed field
   wire [3:0] fill_set;
   wire fill_sec;
-  wire [1023:0] line;
+  wire [3:0] acc_set;
+  wire acc_way;
+  wire acc_sec;
+  wire [4:0] acc_word;
   wire [7:0] rel_id;
   wire [6:0] rel_fil;
   wire rel_we;
@@ -395,445 +569,57 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   wire [6:0] acc_fil;
   wire acc_we;
   wire [7:0] acc_wdata;
-  wire [7:0] acc_rdata;
+  wire [6:0] acc_lane;
   wire wb_sec;
-  wire [1023:0] wb_data;
+  wire [4:0] wb_word;
   assign fill_set = fill_addr_q[3:0];
   assign fill_sec = 1'd0;
-  assign line_idx = ((state_q == STATE_IDLE) ? {req_set, req_way} : {fill_set, fill_way_q});
-  assign line = data_q[line_idx];
-  assign rel_id = (fill_mshr_q[3] ?
-                     (fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[9] : mshr_s2_id_q[9])
-                         : rel_k_q[0] ? mshr_s1_id_q[9]
-                         : mshr_s0_id_q[9])
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[8] : mshr_s2_id_q[8])
-                      : rel_k_q[0] ? mshr_s1_id_q[8]
-                      : mshr_s0_id_q[8])
-                   : fill_mshr_q[2] ?
-                     (fill_mshr_q[1] ?
-                        (fill_mshr_q[0] ?
-                           (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[7] : mshr_s2_id_q[7])
-                            : rel_k_q[0] ? mshr_s1_id_q[7]
-                            : mshr_s0_id_q[7])
-                         : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[6] : mshr_s2_id_q[6])
-                         : rel_k_q[0] ? mshr_s1_id_q[6]
-                         : mshr_s0_id_q[6])
-                      : fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[5] : mshr_s2_id_q[5])
-                         : rel_k_q[0] ? mshr_s1_id_q[5]
-                         : mshr_s0_id_q[5])
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[4] : mshr_s2_id_q[4])
-                      : rel_k_q[0] ? mshr_s1_id_q[4]
-                      : mshr_s0_id_q[4])
-                   : fill_mshr_q[1] ?
-                     (fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[3] : mshr_s2_id_q[3])
-                         : rel_k_q[0] ? mshr_s1_id_q[3]
-                         : mshr_s0_id_q[3])
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[2] : mshr_s2_id_q[2])
-                      : rel_k_q[0] ? mshr_s1_id_q[2]
-                      : mshr_s0_id_q[2])
-                   : fill_mshr_q[0] ?
-                     (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[1] : mshr_s2_id_q[1])
-                      : rel_k_q[0] ? mshr_s1_id_q[1]
-                      : mshr_s0_id_q[1])
-                   : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_id_q[0] : mshr_s2_id_q[0])
-                   : rel_k_q[0] ? mshr_s1_id_q[0]
-                   : mshr_s0_id_q[0]);
-  assign rel_fil = (fill_mshr_q[3] ?
-                      (fill_mshr_q[0] ?
-                         (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[9] : mshr_s2_field_q[9])
-                          : rel_k_q[0] ? mshr_s1_field_q[9]
-                          : mshr_s0_field_q[9])
-                       : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[8] : mshr_s2_field_q[8])
-                       : rel_k_q[0] ? mshr_s1_field_q[8]
-                       : mshr_s0_field_q[8])
-                    : fill_mshr_q[2] ?
-                      (fill_mshr_q[1] ?
-                         (fill_mshr_q[0] ?
-                            (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[7] : mshr_s2_field_q[7])
-                             : rel_k_q[0] ? mshr_s1_field_q[7]
-                             : mshr_s0_field_q[7])
-                          : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[6] : mshr_s2_field_q[6])
-                          : rel_k_q[0] ? mshr_s1_field_q[6]
-                          : mshr_s0_field_q[6])
-                       : fill_mshr_q[0] ?
-                         (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[5] : mshr_s2_field_q[5])
-                          : rel_k_q[0] ? mshr_s1_field_q[5]
-                          : mshr_s0_field_q[5])
-                       : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[4] : mshr_s2_field_q[4])
-                       : rel_k_q[0] ? mshr_s1_field_q[4]
-                       : mshr_s0_field_q[4])
-                    : fill_mshr_q[1] ?
-                      (fill_mshr_q[0] ?
-                         (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[3] : mshr_s2_field_q[3])
-                          : rel_k_q[0] ? mshr_s1_field_q[3]
-                          : mshr_s0_field_q[3])
-                       : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[2] : mshr_s2_field_q[2])
-                       : rel_k_q[0] ? mshr_s1_field_q[2]
-                       : mshr_s0_field_q[2])
-                    : fill_mshr_q[0] ?
-                      (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[1] : mshr_s2_field_q[1])
-                       : rel_k_q[0] ? mshr_s1_field_q[1]
-                       : mshr_s0_field_q[1])
-                    : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_field_q[0] : mshr_s2_field_q[0])
-                    : rel_k_q[0] ? mshr_s1_field_q[0]
-                    : mshr_s0_field_q[0]);
-  assign rel_we = (fill_mshr_q[3] ?
-                     (fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[9] : mshr_s2_we_q[9])
-                         : rel_k_q[0] ? mshr_s1_we_q[9]
-                         : mshr_s0_we_q[9])
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[8] : mshr_s2_we_q[8])
-                      : rel_k_q[0] ? mshr_s1_we_q[8]
-                      : mshr_s0_we_q[8])
-                   : fill_mshr_q[2] ?
-                     (fill_mshr_q[1] ?
-                        (fill_mshr_q[0] ?
-                           (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[7] : mshr_s2_we_q[7])
-                            : rel_k_q[0] ? mshr_s1_we_q[7]
-                            : mshr_s0_we_q[7])
-                         : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[6] : mshr_s2_we_q[6])
-                         : rel_k_q[0] ? mshr_s1_we_q[6]
-                         : mshr_s0_we_q[6])
-                      : fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[5] : mshr_s2_we_q[5])
-                         : rel_k_q[0] ? mshr_s1_we_q[5]
-                         : mshr_s0_we_q[5])
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[4] : mshr_s2_we_q[4])
-                      : rel_k_q[0] ? mshr_s1_we_q[4]
-                      : mshr_s0_we_q[4])
-                   : fill_mshr_q[1] ?
-                     (fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[3] : mshr_s2_we_q[3])
-                         : rel_k_q[0] ? mshr_s1_we_q[3]
-                         : mshr_s0_we_q[3])
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[2] : mshr_s2_we_q[2])
-                      : rel_k_q[0] ? mshr_s1_we_q[2]
-                      : mshr_s0_we_q[2])
-                   : fill_mshr_q[0] ?
-                     (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[1] : mshr_s2_we_q[1])
-                      : rel_k_q[0] ? mshr_s1_we_q[1]
-                      : mshr_s0_we_q[1])
-                   : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_we_q[0] : mshr_s2_we_q[0])
-                   : rel_k_q[0] ? mshr_s1_we_q[0]
-                   : mshr_s0_we_q[0]);
-  assign rel_wdata = (fill_mshr_q[3] ?
-                        (fill_mshr_q[0] ?
-                           (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[9] : mshr_s2_wdata_q[9])
-                            : rel_k_q[0] ? mshr_s1_wdata_q[9]
-                            : mshr_s0_wdata_q[9])
-                         : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[8] : mshr_s2_wdata_q[8])
-                         : rel_k_q[0] ? mshr_s1_wdata_q[8]
-                         : mshr_s0_wdata_q[8])
-                      : fill_mshr_q[2] ?
-                        (fill_mshr_q[1] ?
-                           (fill_mshr_q[0] ?
-                              (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[7] : mshr_s2_wdata_q[7])
-                               : rel_k_q[0] ? mshr_s1_wdata_q[7]
-                               : mshr_s0_wdata_q[7])
-                            : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[6] : mshr_s2_wdata_q[6])
-                            : rel_k_q[0] ? mshr_s1_wdata_q[6]
-                            : mshr_s0_wdata_q[6])
-                         : fill_mshr_q[0] ?
-                           (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[5] : mshr_s2_wdata_q[5])
-                            : rel_k_q[0] ? mshr_s1_wdata_q[5]
-                            : mshr_s0_wdata_q[5])
-                         : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[4] : mshr_s2_wdata_q[4])
-                         : rel_k_q[0] ? mshr_s1_wdata_q[4]
-                         : mshr_s0_wdata_q[4])
-                      : fill_mshr_q[1] ?
-                        (fill_mshr_q[0] ?
-                           (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[3] : mshr_s2_wdata_q[3])
-                            : rel_k_q[0] ? mshr_s1_wdata_q[3]
-                            : mshr_s0_wdata_q[3])
-                         : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[2] : mshr_s2_wdata_q[2])
-                         : rel_k_q[0] ? mshr_s1_wdata_q[2]
-                         : mshr_s0_wdata_q[2])
-                      : fill_mshr_q[0] ?
-                        (rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[1] : mshr_s2_wdata_q[1])
-                         : rel_k_q[0] ? mshr_s1_wdata_q[1]
-                         : mshr_s0_wdata_q[1])
-                      : rel_k_q[1] ? (rel_k_q[0] ? mshr_s3_wdata_q[0] : mshr_s2_wdata_q[0])
-                      : rel_k_q[0] ? mshr_s1_wdata_q[0]
-                      : mshr_s0_wdata_q[0]);
+  assign acc_set = ((state_q == STATE_IDLE) ? req_set : fill_set);
+  assign acc_way = ((state_q == STATE_IDLE) ? req_way : fill_way_q);
+  assign acc_sec = ((state_q == STATE_IDLE) ? req_sec : fill_sec);
+  assign acc_word = {acc_set, acc_way};
+  assign rel_id = (rel_k_q[1] ? (rel_k_q[0] ? rel_id_q[3] : rel_id_q[2])
+                   : rel_k_q[0] ? rel_id_q[1]
+                   : rel_id_q[0]);
+  assign rel_fil = (rel_k_q[1] ? (rel_k_q[0] ? rel_field_q[3] : rel_field_q[2])
+                    : rel_k_q[0] ? rel_field_q[1]
+                    : rel_field_q[0]);
+  assign rel_we = (rel_k_q[1] ? (rel_k_q[0] ? rel_we_q[3] : rel_we_q[2])
+                   : rel_k_q[0] ? rel_we_q[1]
+                   : rel_we_q[0]);
+  assign rel_wdata = (rel_k_q[1] ? (rel_k_q[0] ? rel_wdata_q[3] : rel_wdata_q[2])
+                      : rel_k_q[0] ? rel_wdata_q[1]
+                      : rel_wdata_q[0]);
   assign acc_fil = ((state_q == STATE_IDLE) ? req_fil : rel_fil);
   assign acc_we = ((state_q == STATE_IDLE) ? req_we_i : rel_we);
   assign acc_wdata = ((state_q == STATE_IDLE) ? req_wdata_i : rel_wdata);
-  assign acc_rdata = (acc_fil[6] ?
-                        (acc_fil[5] ?
-                           (acc_fil[4] ?
-                              (acc_fil[3] ?
-                                 (acc_fil[2] ?
-                                    (acc_fil[1] ? (acc_fil[0] ? line[1023:1016] : line[1015:1008])
-                                     : acc_fil[0] ? line[1007:1000]
-                                     : line[999:992])
-                                  : acc_fil[1] ? (acc_fil[0] ? line[991:984] : line[983:976])
-                                  : acc_fil[0] ? line[975:968]
-                                  : line[967:960])
-                               : acc_fil[2] ?
-                                 (acc_fil[1] ? (acc_fil[0] ? line[959:952] : line[951:944])
-                                  : acc_fil[0] ? line[943:936]
-                                  : line[935:928])
-                               : acc_fil[1] ? (acc_fil[0] ? line[927:920] : line[919:912])
-                               : acc_fil[0] ? line[911:904]
-                               : line[903:896])
-                            : acc_fil[3] ?
-                              (acc_fil[2] ?
-                                 (acc_fil[1] ? (acc_fil[0] ? line[895:888] : line[887:880])
-                                  : acc_fil[0] ? line[879:872]
-                                  : line[871:864])
-                               : acc_fil[1] ? (acc_fil[0] ? line[863:856] : line[855:848])
-                               : acc_fil[0] ? line[847:840]
-                               : line[839:832])
-                            : acc_fil[2] ?
-                              (acc_fil[1] ? (acc_fil[0] ? line[831:824] : line[823:816])
-                               : acc_fil[0] ? line[815:808]
-                               : line[807:800])
-                            : acc_fil[1] ? (acc_fil[0] ? line[799:792] : line[791:784])
-                            : acc_fil[0] ? line[783:776]
-                            : line[775:768])
-                         : acc_fil[4] ?
-                           (acc_fil[3] ?
-                              (acc_fil[2] ?
-                                 (acc_fil[1] ? (acc_fil[0] ? line[767:760] : line[759:752])
-                                  : acc_fil[0] ? line[751:744]
-                                  : line[743:736])
-                               : acc_fil[1] ? (acc_fil[0] ? line[735:728] : line[727:720])
-                               : acc_fil[0] ? line[719:712]
-                               : line[711:704])
-                            : acc_fil[2] ?
-                              (acc_fil[1] ? (acc_fil[0] ? line[703:696] : line[695:688])
-                               : acc_fil[0] ? line[687:680]
-                               : line[679:672])
-                            : acc_fil[1] ? (acc_fil[0] ? line[671:664] : line[663:656])
-                            : acc_fil[0] ? line[655:648]
-                            : line[647:640])
-                         : acc_fil[3] ?
-                           (acc_fil[2] ?
-                              (acc_fil[1] ? (acc_fil[0] ? line[639:632] : line[631:624])
-                               : acc_fil[0] ? line[623:616]
-                               : line[615:608])
-                            : acc_fil[1] ? (acc_fil[0] ? line[607:600] : line[599:592])
-                            : acc_fil[0] ? line[591:584]
-                            : line[583:576])
-                         : acc_fil[2] ?
-                           (acc_fil[1] ? (acc_fil[0] ? line[575:568] : line[567:560])
-                            : acc_fil[0] ? line[559:552]
-                            : line[551:544])
-                         : acc_fil[1] ? (acc_fil[0] ? line[543:536] : line[535:528])
-                         : acc_fil[0] ? line[527:520]
-                         : line[519:512])
-                      : acc_fil[5] ?
-                        (acc_fil[4] ?
-                           (acc_fil[3] ?
-                              (acc_fil[2] ?
-                                 (acc_fil[1] ? (acc_fil[0] ? line[511:504] : line[503:496])
-                                  : acc_fil[0] ? line[495:488]
-                                  : line[487:480])
-                               : acc_fil[1] ? (acc_fil[0] ? line[479:472] : line[471:464])
-                               : acc_fil[0] ? line[463:456]
-                               : line[455:448])
-                            : acc_fil[2] ?
-                              (acc_fil[1] ? (acc_fil[0] ? line[447:440] : line[439:432])
-                               : acc_fil[0] ? line[431:424]
-                               : line[423:416])
-                            : acc_fil[1] ? (acc_fil[0] ? line[415:408] : line[407:400])
-                            : acc_fil[0] ? line[399:392]
-                            : line[391:384])
-                         : acc_fil[3] ?
-                           (acc_fil[2] ?
-                              (acc_fil[1] ? (acc_fil[0] ? line[383:376] : line[375:368])
-                               : acc_fil[0] ? line[367:360]
-                               : line[359:352])
-                            : acc_fil[1] ? (acc_fil[0] ? line[351:344] : line[343:336])
-                            : acc_fil[0] ? line[335:328]
-                            : line[327:320])
-                         : acc_fil[2] ?
-                           (acc_fil[1] ? (acc_fil[0] ? line[319:312] : line[311:304])
-                            : acc_fil[0] ? line[303:296]
-                            : line[295:288])
-                         : acc_fil[1] ? (acc_fil[0] ? line[287:280] : line[279:272])
-                         : acc_fil[0] ? line[271:264]
-                         : line[263:256])
-                      : acc_fil[4] ?
-                        (acc_fil[3] ?
-                           (acc_fil[2] ?
-                              (acc_fil[1] ? (acc_fil[0] ? line[255:248] : line[247:240])
-                               : acc_fil[0] ? line[239:232]
-                               : line[231:224])
-                            : acc_fil[1] ? (acc_fil[0] ? line[223:216] : line[215:208])
-                            : acc_fil[0] ? line[207:200]
-                            : line[199:192])
-                         : acc_fil[2] ?
-                           (acc_fil[1] ? (acc_fil[0] ? line[191:184] : line[183:176])
-                            : acc_fil[0] ? line[175:168]
-                            : line[167:160])
-                         : acc_fil[1] ? (acc_fil[0] ? line[159:152] : line[151:144])
-                         : acc_fil[0] ? line[143:136]
-                         : line[135:128])
-                      : acc_fil[3] ?
-                        (acc_fil[2] ?
-                           (acc_fil[1] ? (acc_fil[0] ? line[127:120] : line[119:112])
-                            : acc_fil[0] ? line[111:104]
-                            : line[103:96])
-                         : acc_fil[1] ? (acc_fil[0] ? line[95:88] : line[87:80])
-                         : acc_fil[0] ? line[79:72]
-                         : line[71:64])
-                      : acc_fil[2] ?
-                        (acc_fil[1] ? (acc_fil[0] ? line[63:56] : line[55:48])
-                         : acc_fil[0] ? line[47:40]
-                         : line[39:32])
-                      : acc_fil[1] ? (acc_fil[0] ? line[31:24] : line[23:16])
-                      : acc_fil[0] ? line[15:8]
-                      : line[7:0]);
-  assign line_written = {((acc_we & (acc_fil == 7'd127)) ? acc_wdata : line[1023:1016]),
-                         ((acc_we & (acc_fil == 7'd126)) ? acc_wdata : line[1015:1008]),
-                         ((acc_we & (acc_fil == 7'd125)) ? acc_wdata : line[1007:1000]),
-                         ((acc_we & (acc_fil == 7'd124)) ? acc_wdata : line[999:992]),
-                         ((acc_we & (acc_fil == 7'd123)) ? acc_wdata : line[991:984]),
-                         ((acc_we & (acc_fil == 7'd122)) ? acc_wdata : line[983:976]),
-                         ((acc_we & (acc_fil == 7'd121)) ? acc_wdata : line[975:968]),
-                         ((acc_we & (acc_fil == 7'd120)) ? acc_wdata : line[967:960]),
-                         ((acc_we & (acc_fil == 7'd119)) ? acc_wdata : line[959:952]),
-                         ((acc_we & (acc_fil == 7'd118)) ? acc_wdata : line[951:944]),
-                         ((acc_we & (acc_fil == 7'd117)) ? acc_wdata : line[943:936]),
-                         ((acc_we & (acc_fil == 7'd116)) ? acc_wdata : line[935:928]),
-                         ((acc_we & (acc_fil == 7'd115)) ? acc_wdata : line[927:920]),
-                         ((acc_we & (acc_fil == 7'd114)) ? acc_wdata : line[919:912]),
-                         ((acc_we & (acc_fil == 7'd113)) ? acc_wdata : line[911:904]),
-                         ((acc_we & (acc_fil == 7'd112)) ? acc_wdata : line[903:896]),
-                         ((acc_we & (acc_fil == 7'd111)) ? acc_wdata : line[895:888]),
-                         ((acc_we & (acc_fil == 7'd110)) ? acc_wdata : line[887:880]),
-                         ((acc_we & (acc_fil == 7'd109)) ? acc_wdata : line[879:872]),
-                         ((acc_we & (acc_fil == 7'd108)) ? acc_wdata : line[871:864]),
-                         ((acc_we & (acc_fil == 7'd107)) ? acc_wdata : line[863:856]),
-                         ((acc_we & (acc_fil == 7'd106)) ? acc_wdata : line[855:848]),
-                         ((acc_we & (acc_fil == 7'd105)) ? acc_wdata : line[847:840]),
-                         ((acc_we & (acc_fil == 7'd104)) ? acc_wdata : line[839:832]),
-                         ((acc_we & (acc_fil == 7'd103)) ? acc_wdata : line[831:824]),
-                         ((acc_we & (acc_fil == 7'd102)) ? acc_wdata : line[823:816]),
-                         ((acc_we & (acc_fil == 7'd101)) ? acc_wdata : line[815:808]),
-                         ((acc_we & (acc_fil == 7'd100)) ? acc_wdata : line[807:800]),
-                         ((acc_we & (acc_fil == 7'd99)) ? acc_wdata : line[799:792]),
-                         ((acc_we & (acc_fil == 7'd98)) ? acc_wdata : line[791:784]),
-                         ((acc_we & (acc_fil == 7'd97)) ? acc_wdata : line[783:776]),
-                         ((acc_we & (acc_fil == 7'd96)) ? acc_wdata : line[775:768]),
-                         ((acc_we & (acc_fil == 7'd95)) ? acc_wdata : line[767:760]),
-                         ((acc_we & (acc_fil == 7'd94)) ? acc_wdata : line[759:752]),
-                         ((acc_we & (acc_fil == 7'd93)) ? acc_wdata : line[751:744]),
-                         ((acc_we & (acc_fil == 7'd92)) ? acc_wdata : line[743:736]),
-                         ((acc_we & (acc_fil == 7'd91)) ? acc_wdata : line[735:728]),
-                         ((acc_we & (acc_fil == 7'd90)) ? acc_wdata : line[727:720]),
-                         ((acc_we & (acc_fil == 7'd89)) ? acc_wdata : line[719:712]),
-                         ((acc_we & (acc_fil == 7'd88)) ? acc_wdata : line[711:704]),
-                         ((acc_we & (acc_fil == 7'd87)) ? acc_wdata : line[703:696]),
-                         ((acc_we & (acc_fil == 7'd86)) ? acc_wdata : line[695:688]),
-                         ((acc_we & (acc_fil == 7'd85)) ? acc_wdata : line[687:680]),
-                         ((acc_we & (acc_fil == 7'd84)) ? acc_wdata : line[679:672]),
-                         ((acc_we & (acc_fil == 7'd83)) ? acc_wdata : line[671:664]),
-                         ((acc_we & (acc_fil == 7'd82)) ? acc_wdata : line[663:656]),
-                         ((acc_we & (acc_fil == 7'd81)) ? acc_wdata : line[655:648]),
-                         ((acc_we & (acc_fil == 7'd80)) ? acc_wdata : line[647:640]),
-                         ((acc_we & (acc_fil == 7'd79)) ? acc_wdata : line[639:632]),
-                         ((acc_we & (acc_fil == 7'd78)) ? acc_wdata : line[631:624]),
-                         ((acc_we & (acc_fil == 7'd77)) ? acc_wdata : line[623:616]),
-                         ((acc_we & (acc_fil == 7'd76)) ? acc_wdata : line[615:608]),
-                         ((acc_we & (acc_fil == 7'd75)) ? acc_wdata : line[607:600]),
-                         ((acc_we & (acc_fil == 7'd74)) ? acc_wdata : line[599:592]),
-                         ((acc_we & (acc_fil == 7'd73)) ? acc_wdata : line[591:584]),
-                         ((acc_we & (acc_fil == 7'd72)) ? acc_wdata : line[583:576]),
-                         ((acc_we & (acc_fil == 7'd71)) ? acc_wdata : line[575:568]),
-                         ((acc_we & (acc_fil == 7'd70)) ? acc_wdata : line[567:560]),
-                         ((acc_we & (acc_fil == 7'd69)) ? acc_wdata : line[559:552]),
-                         ((acc_we & (acc_fil == 7'd68)) ? acc_wdata : line[551:544]),
-                         ((acc_we & (acc_fil == 7'd67)) ? acc_wdata : line[543:536]),
-                         ((acc_we & (acc_fil == 7'd66)) ? acc_wdata : line[535:528]),
-                         ((acc_we & (acc_fil == 7'd65)) ? acc_wdata : line[527:520]),
-                         ((acc_we & (acc_fil == 7'd64)) ? acc_wdata : line[519:512]),
-                         ((acc_we & (acc_fil == 7'd63)) ? acc_wdata : line[511:504]),
-                         ((acc_we & (acc_fil == 7'd62)) ? acc_wdata : line[503:496]),
-                         ((acc_we & (acc_fil == 7'd61)) ? acc_wdata : line[495:488]),
-                         ((acc_we & (acc_fil == 7'd60)) ? acc_wdata : line[487:480]),
-                         ((acc_we & (acc_fil == 7'd59)) ? acc_wdata : line[479:472]),
-                         ((acc_we & (acc_fil == 7'd58)) ? acc_wdata : line[471:464]),
-                         ((acc_we & (acc_fil == 7'd57)) ? acc_wdata : line[463:456]),
-                         ((acc_we & (acc_fil == 7'd56)) ? acc_wdata : line[455:448]),
-                         ((acc_we & (acc_fil == 7'd55)) ? acc_wdata : line[447:440]),
-                         ((acc_we & (acc_fil == 7'd54)) ? acc_wdata : line[439:432]),
-                         ((acc_we & (acc_fil == 7'd53)) ? acc_wdata : line[431:424]),
-                         ((acc_we & (acc_fil == 7'd52)) ? acc_wdata : line[423:416]),
-                         ((acc_we & (acc_fil == 7'd51)) ? acc_wdata : line[415:408]),
-                         ((acc_we & (acc_fil == 7'd50)) ? acc_wdata : line[407:400]),
-                         ((acc_we & (acc_fil == 7'd49)) ? acc_wdata : line[399:392]),
-                         ((acc_we & (acc_fil == 7'd48)) ? acc_wdata : line[391:384]),
-                         ((acc_we & (acc_fil == 7'd47)) ? acc_wdata : line[383:376]),
-                         ((acc_we & (acc_fil == 7'd46)) ? acc_wdata : line[375:368]),
-                         ((acc_we & (acc_fil == 7'd45)) ? acc_wdata : line[367:360]),
-                         ((acc_we & (acc_fil == 7'd44)) ? acc_wdata : line[359:352]),
-                         ((acc_we & (acc_fil == 7'd43)) ? acc_wdata : line[351:344]),
-                         ((acc_we & (acc_fil == 7'd42)) ? acc_wdata : line[343:336]),
-                         ((acc_we & (acc_fil == 7'd41)) ? acc_wdata : line[335:328]),
-                         ((acc_we & (acc_fil == 7'd40)) ? acc_wdata : line[327:320]),
-                         ((acc_we & (acc_fil == 7'd39)) ? acc_wdata : line[319:312]),
-                         ((acc_we & (acc_fil == 7'd38)) ? acc_wdata : line[311:304]),
-                         ((acc_we & (acc_fil == 7'd37)) ? acc_wdata : line[303:296]),
-                         ((acc_we & (acc_fil == 7'd36)) ? acc_wdata : line[295:288]),
-                         ((acc_we & (acc_fil == 7'd35)) ? acc_wdata : line[287:280]),
-                         ((acc_we & (acc_fil == 7'd34)) ? acc_wdata : line[279:272]),
-                         ((acc_we & (acc_fil == 7'd33)) ? acc_wdata : line[271:264]),
-                         ((acc_we & (acc_fil == 7'd32)) ? acc_wdata : line[263:256]),
-                         ((acc_we & (acc_fil == 7'd31)) ? acc_wdata : line[255:248]),
-                         ((acc_we & (acc_fil == 7'd30)) ? acc_wdata : line[247:240]),
-                         ((acc_we & (acc_fil == 7'd29)) ? acc_wdata : line[239:232]),
-                         ((acc_we & (acc_fil == 7'd28)) ? acc_wdata : line[231:224]),
-                         ((acc_we & (acc_fil == 7'd27)) ? acc_wdata : line[223:216]),
-                         ((acc_we & (acc_fil == 7'd26)) ? acc_wdata : line[215:208]),
-                         ((acc_we & (acc_fil == 7'd25)) ? acc_wdata : line[207:200]),
-                         ((acc_we & (acc_fil == 7'd24)) ? acc_wdata : line[199:192]),
-                         ((acc_we & (acc_fil == 7'd23)) ? acc_wdata : line[191:184]),
-                         ((acc_we & (acc_fil == 7'd22)) ? acc_wdata : line[183:176]),
-                         ((acc_we & (acc_fil == 7'd21)) ? acc_wdata : line[175:168]),
-                         ((acc_we & (acc_fil == 7'd20)) ? acc_wdata : line[167:160]),
-                         ((acc_we & (acc_fil == 7'd19)) ? acc_wdata : line[159:152]),
-                         ((acc_we & (acc_fil == 7'd18)) ? acc_wdata : line[151:144]),
-                         ((acc_we & (acc_fil == 7'd17)) ? acc_wdata : line[143:136]),
-                         ((acc_we & (acc_fil == 7'd16)) ? acc_wdata : line[135:128]),
-                         ((acc_we & (acc_fil == 7'd15)) ? acc_wdata : line[127:120]),
-                         ((acc_we & (acc_fil == 7'd14)) ? acc_wdata : line[119:112]),
-                         ((acc_we & (acc_fil == 7'd13)) ? acc_wdata : line[111:104]),
-                         ((acc_we & (acc_fil == 7'd12)) ? acc_wdata : line[103:96]),
-                         ((acc_we & (acc_fil == 7'd11)) ? acc_wdata : line[95:88]),
-                         ((acc_we & (acc_fil == 7'd10)) ? acc_wdata : line[87:80]),
-                         ((acc_we & (acc_fil == 7'd9)) ? acc_wdata : line[79:72]),
-                         ((acc_we & (acc_fil == 7'd8)) ? acc_wdata : line[71:64]),
-                         ((acc_we & (acc_fil == 7'd7)) ? acc_wdata : line[63:56]),
-                         ((acc_we & (acc_fil == 7'd6)) ? acc_wdata : line[55:48]),
-                         ((acc_we & (acc_fil == 7'd5)) ? acc_wdata : line[47:40]),
-                         ((acc_we & (acc_fil == 7'd4)) ? acc_wdata : line[39:32]),
-                         ((acc_we & (acc_fil == 7'd3)) ? acc_wdata : line[31:24]),
-                         ((acc_we & (acc_fil == 7'd2)) ? acc_wdata : line[23:16]),
-                         ((acc_we & (acc_fil == 7'd1)) ? acc_wdata : line[15:8]),
-                         ((acc_we & (acc_fil == 7'd0)) ? acc_wdata : line[7:0])};
-  assign line_filled = ((fill_sec == 1'd0) ? fill_data_q : line);
+  assign acc_lane = acc_fil;
   assign wb_sec = 1'd0;
-  assign wb_data = line;
+  assign wb_word = {fill_set, fill_way_q};
 
   // Controller: idle (fill or lookup), wb, install, release
   wire rel_more;
+  wire mreq_lets_read;
   wire hit_take;
   wire rel_take;
   wire acc_take;
   wire wb_go;
+  wire data_we;
+  wire data_re;
+  wire [1023:0] data_wdata;
+  wire [127:0] data_wmask;
+  wire [4:0] data_raddr;
+  wire [1023:0] u_data_rdata_o;
   wire resp_take;
   wire resp_load;
   wire [16:0] resp_payload_d;
+  wire resp_ram_d;
+  wire [6:0] resp_lane_d;
   wire miss_take;
   wire merge_take;
   wire mreq_take;
   wire mreq_load;
-  wire [1039:0] mreq_payload_d;
+  wire [15:0] mreq_payload_d;
   wire wb_mask_en;
   wire wb_mask_d;
   wire cnt_hits_en;
@@ -848,6 +634,8 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   wire [1023:0] fill_data_d;
   wire fill_mshr_en;
   wire [3:0] fill_mshr_d;
+  wire fill_mshr_oh_en;
+  wire [9:0] fill_mshr_oh_d;
   wire fill_way_en;
   wire fill_way_d;
   wire fill_new_en;
@@ -857,9 +645,12 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   reg  [1:0] state_d;
   wire rel_k_en;
   wire [2:0] rel_k_d;
-  wire [3:0] acc_set;
-  wire acc_way;
-  wire acc_sec;
+  wire rel_count_en;
+  wire [2:0] rel_count_d;
+  wire [7:0] rel_id_d [0:3];
+  wire [6:0] rel_field_d [0:3];
+  wire rel_we_d [0:3];
+  wire [7:0] rel_wdata_d [0:3];
   wire lru_touch;
   wire acc_sec_onehot;
   wire acc_in_set [0:15];
@@ -894,28 +685,37 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   wire [6:0] mshr_s3_field_d [0:9];
   wire mshr_s3_we_d [0:9];
   wire [7:0] mshr_s3_wdata_d [0:9];
-  assign rel_more = (rel_k_q
-                     < (fill_mshr_q[3] ? (fill_mshr_q[0] ? mshr_count_q[9] : mshr_count_q[8])
-                        : fill_mshr_q[2] ?
-                          (fill_mshr_q[1] ? (fill_mshr_q[0] ? mshr_count_q[7] : mshr_count_q[6])
-                           : fill_mshr_q[0] ? mshr_count_q[5]
-                           : mshr_count_q[4])
-                        : fill_mshr_q[1] ? (fill_mshr_q[0] ? mshr_count_q[3] : mshr_count_q[2])
-                        : fill_mshr_q[0] ? mshr_count_q[1]
-                        : mshr_count_q[0]));
+  assign rel_more = (rel_k_q < rel_count_q);
+  assign mreq_lets_read = (mreq_free | ~mreq_payload_q[0]);
   assign hit_take = (req_take & req_hit);
-  assign rel_take = ((state_q == STATE_RELEASE) & rel_more & resp_free);
+  assign rel_take = ((state_q == STATE_RELEASE) & rel_more & resp_free & (acc_we | mreq_lets_read));
   assign acc_take = (hit_take | rel_take);
   assign wb_go = ((state_q == STATE_WB) & wb_mask_q & mreq_free);
   assign data_we = ((acc_take & acc_we) | (state_q == STATE_INSTALL));
+  assign data_re = ((acc_take & ~acc_we) | wb_go);
+  assign data_wdata = ((state_q == STATE_INSTALL) ? fill_data_q : {128{acc_wdata}});
+  assign data_wmask = ((state_q == STATE_INSTALL) ? {128{1'b1}} : (128'h1 << acc_lane));
+  assign data_raddr = (wb_go ? wb_word : acc_word);
+  ram_32x1024_be8 u_data (
+    .clk_i(clk_i),
+    .we_i(data_we),
+    .waddr_i(acc_word),
+    .wdata_i(data_wdata),
+    .wmask_i(data_wmask),
+    .re_i(data_re),
+    .raddr_i(data_raddr),
+    .rdata_o(u_data_rdata_o)
+  );
+  assign data_rdata = u_data_rdata_o;
   assign resp_take = acc_take;
-  assign resp_payload_d = {(acc_we ? acc_wdata : acc_rdata), (state_q == STATE_IDLE),
+  assign resp_payload_d = {acc_wdata, (state_q == STATE_IDLE),
                            ((state_q == STATE_IDLE) ? req_id_i : rel_id)};
+  assign resp_ram_d = ~acc_we;
+  assign resp_lane_d = acc_lane;
   assign miss_take = (req_take & ~req_hit & ~req_match_any);
   assign merge_take = (req_take & ~req_hit & req_match_any);
   assign mreq_take = (miss_take | wb_go);
-  assign mreq_payload_d = (wb_go ? {wb_data, wb_tag_q, fill_set, 1'd1}
-                           : {1024'd0, req_sector, 1'd0});
+  assign mreq_payload_d = (wb_go ? {wb_tag_q, fill_set, 1'd1} : {req_sector, 1'd0});
   assign wb_mask_en = (wb_go | fill_take);
   assign wb_mask_d = (fill_take ? fill_wb_mask : (wb_mask_q & ~wb_mask_q));
   assign cnt_hits_en = hit_take;
@@ -930,6 +730,17 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   assign fill_data_d = mfill_data_i;
   assign fill_mshr_en = fill_take;
   assign fill_mshr_d = fill_in_mshr;
+  assign fill_mshr_oh_en = fill_take;
+  assign fill_mshr_oh_d = {(mshr_valid_q[9] & (mshr_addr_q[9] == mfill_addr_i)),
+                           (mshr_valid_q[8] & (mshr_addr_q[8] == mfill_addr_i)),
+                           (mshr_valid_q[7] & (mshr_addr_q[7] == mfill_addr_i)),
+                           (mshr_valid_q[6] & (mshr_addr_q[6] == mfill_addr_i)),
+                           (mshr_valid_q[5] & (mshr_addr_q[5] == mfill_addr_i)),
+                           (mshr_valid_q[4] & (mshr_addr_q[4] == mfill_addr_i)),
+                           (mshr_valid_q[3] & (mshr_addr_q[3] == mfill_addr_i)),
+                           (mshr_valid_q[2] & (mshr_addr_q[2] == mfill_addr_i)),
+                           (mshr_valid_q[1] & (mshr_addr_q[1] == mfill_addr_i)),
+                           (mshr_valid_q[0] & (mshr_addr_q[0] == mfill_addr_i))};
   assign fill_way_en = fill_take;
   assign fill_way_d = fill_victim;
   assign fill_new_en = fill_take;
@@ -992,9 +803,209 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   end
   assign rel_k_en = ((state_q == STATE_INSTALL) | rel_take);
   assign rel_k_d = (rel_take ? (rel_k_q + 3'd1) : 3'd0);
-  assign acc_set = ((state_q == STATE_IDLE) ? req_set : fill_set);
-  assign acc_way = ((state_q == STATE_IDLE) ? req_way : fill_way_q);
-  assign acc_sec = ((state_q == STATE_IDLE) ? req_sec : fill_sec);
+  assign rel_count_en = (state_q == STATE_INSTALL);
+  assign rel_count_d = ((mshr_count_q[0] & {3{fill_mshr_oh_q[0]}})
+                        | (mshr_count_q[1] & {3{fill_mshr_oh_q[1]}})
+                        | ((mshr_count_q[2] & {3{fill_mshr_oh_q[2]}})
+                           | (mshr_count_q[3] & {3{fill_mshr_oh_q[3]}}))
+                        | ((mshr_count_q[4] & {3{fill_mshr_oh_q[4]}})
+                           | (mshr_count_q[5] & {3{fill_mshr_oh_q[5]}})
+                           | ((mshr_count_q[6] & {3{fill_mshr_oh_q[6]}})
+                              | (mshr_count_q[7] & {3{fill_mshr_oh_q[7]}})))
+                        | ((mshr_count_q[8] & {3{fill_mshr_oh_q[8]}})
+                           | (mshr_count_q[9] & {3{fill_mshr_oh_q[9]}})));
+  assign rel_id_d[0] = ((state_q == STATE_INSTALL) ?
+                          ((mshr_s0_id_q[0] & {8{fill_mshr_oh_q[0]}})
+                           | (mshr_s0_id_q[1] & {8{fill_mshr_oh_q[1]}})
+                           | ((mshr_s0_id_q[2] & {8{fill_mshr_oh_q[2]}})
+                              | (mshr_s0_id_q[3] & {8{fill_mshr_oh_q[3]}}))
+                           | ((mshr_s0_id_q[4] & {8{fill_mshr_oh_q[4]}})
+                              | (mshr_s0_id_q[5] & {8{fill_mshr_oh_q[5]}})
+                              | ((mshr_s0_id_q[6] & {8{fill_mshr_oh_q[6]}})
+                                 | (mshr_s0_id_q[7] & {8{fill_mshr_oh_q[7]}})))
+                           | ((mshr_s0_id_q[8] & {8{fill_mshr_oh_q[8]}})
+                              | (mshr_s0_id_q[9] & {8{fill_mshr_oh_q[9]}})))
+                        : rel_id_q[0]);
+  assign rel_field_d[0] = ((state_q == STATE_INSTALL) ?
+                             ((mshr_s0_field_q[0] & {7{fill_mshr_oh_q[0]}})
+                              | (mshr_s0_field_q[1] & {7{fill_mshr_oh_q[1]}})
+                              | ((mshr_s0_field_q[2] & {7{fill_mshr_oh_q[2]}})
+                                 | (mshr_s0_field_q[3] & {7{fill_mshr_oh_q[3]}}))
+                              | ((mshr_s0_field_q[4] & {7{fill_mshr_oh_q[4]}})
+                                 | (mshr_s0_field_q[5] & {7{fill_mshr_oh_q[5]}})
+                                 | ((mshr_s0_field_q[6] & {7{fill_mshr_oh_q[6]}})
+                                    | (mshr_s0_field_q[7] & {7{fill_mshr_oh_q[7]}})))
+                              | ((mshr_s0_field_q[8] & {7{fill_mshr_oh_q[8]}})
+                                 | (mshr_s0_field_q[9] & {7{fill_mshr_oh_q[9]}})))
+                           : rel_field_q[0]);
+  assign rel_we_d[0] = ((state_q == STATE_INSTALL) ?
+                          ((mshr_s0_we_q[0] & fill_mshr_oh_q[0])
+                           | (mshr_s0_we_q[1] & fill_mshr_oh_q[1])
+                           | ((mshr_s0_we_q[2] & fill_mshr_oh_q[2])
+                              | (mshr_s0_we_q[3] & fill_mshr_oh_q[3]))
+                           | ((mshr_s0_we_q[4] & fill_mshr_oh_q[4])
+                              | (mshr_s0_we_q[5] & fill_mshr_oh_q[5])
+                              | ((mshr_s0_we_q[6] & fill_mshr_oh_q[6])
+                                 | (mshr_s0_we_q[7] & fill_mshr_oh_q[7])))
+                           | ((mshr_s0_we_q[8] & fill_mshr_oh_q[8])
+                              | (mshr_s0_we_q[9] & fill_mshr_oh_q[9])))
+                        : rel_we_q[0]);
+  assign rel_wdata_d[0] = ((state_q == STATE_INSTALL) ?
+                             ((mshr_s0_wdata_q[0] & {8{fill_mshr_oh_q[0]}})
+                              | (mshr_s0_wdata_q[1] & {8{fill_mshr_oh_q[1]}})
+                              | ((mshr_s0_wdata_q[2] & {8{fill_mshr_oh_q[2]}})
+                                 | (mshr_s0_wdata_q[3] & {8{fill_mshr_oh_q[3]}}))
+                              | ((mshr_s0_wdata_q[4] & {8{fill_mshr_oh_q[4]}})
+                                 | (mshr_s0_wdata_q[5] & {8{fill_mshr_oh_q[5]}})
+                                 | ((mshr_s0_wdata_q[6] & {8{fill_mshr_oh_q[6]}})
+                                    | (mshr_s0_wdata_q[7] & {8{fill_mshr_oh_q[7]}})))
+                              | ((mshr_s0_wdata_q[8] & {8{fill_mshr_oh_q[8]}})
+                                 | (mshr_s0_wdata_q[9] & {8{fill_mshr_oh_q[9]}})))
+                           : rel_wdata_q[0]);
+  assign rel_id_d[1] = ((state_q == STATE_INSTALL) ?
+                          ((mshr_s1_id_q[0] & {8{fill_mshr_oh_q[0]}})
+                           | (mshr_s1_id_q[1] & {8{fill_mshr_oh_q[1]}})
+                           | ((mshr_s1_id_q[2] & {8{fill_mshr_oh_q[2]}})
+                              | (mshr_s1_id_q[3] & {8{fill_mshr_oh_q[3]}}))
+                           | ((mshr_s1_id_q[4] & {8{fill_mshr_oh_q[4]}})
+                              | (mshr_s1_id_q[5] & {8{fill_mshr_oh_q[5]}})
+                              | ((mshr_s1_id_q[6] & {8{fill_mshr_oh_q[6]}})
+                                 | (mshr_s1_id_q[7] & {8{fill_mshr_oh_q[7]}})))
+                           | ((mshr_s1_id_q[8] & {8{fill_mshr_oh_q[8]}})
+                              | (mshr_s1_id_q[9] & {8{fill_mshr_oh_q[9]}})))
+                        : rel_id_q[1]);
+  assign rel_field_d[1] = ((state_q == STATE_INSTALL) ?
+                             ((mshr_s1_field_q[0] & {7{fill_mshr_oh_q[0]}})
+                              | (mshr_s1_field_q[1] & {7{fill_mshr_oh_q[1]}})
+                              | ((mshr_s1_field_q[2] & {7{fill_mshr_oh_q[2]}})
+                                 | (mshr_s1_field_q[3] & {7{fill_mshr_oh_q[3]}}))
+                              | ((mshr_s1_field_q[4] & {7{fill_mshr_oh_q[4]}})
+                                 | (mshr_s1_field_q[5] & {7{fill_mshr_oh_q[5]}})
+                                 | ((mshr_s1_field_q[6] & {7{fill_mshr_oh_q[6]}})
+                                    | (mshr_s1_field_q[7] & {7{fill_mshr_oh_q[7]}})))
+                              | ((mshr_s1_field_q[8] & {7{fill_mshr_oh_q[8]}})
+                                 | (mshr_s1_field_q[9] & {7{fill_mshr_oh_q[9]}})))
+                           : rel_field_q[1]);
+  assign rel_we_d[1] = ((state_q == STATE_INSTALL) ?
+                          ((mshr_s1_we_q[0] & fill_mshr_oh_q[0])
+                           | (mshr_s1_we_q[1] & fill_mshr_oh_q[1])
+                           | ((mshr_s1_we_q[2] & fill_mshr_oh_q[2])
+                              | (mshr_s1_we_q[3] & fill_mshr_oh_q[3]))
+                           | ((mshr_s1_we_q[4] & fill_mshr_oh_q[4])
+                              | (mshr_s1_we_q[5] & fill_mshr_oh_q[5])
+                              | ((mshr_s1_we_q[6] & fill_mshr_oh_q[6])
+                                 | (mshr_s1_we_q[7] & fill_mshr_oh_q[7])))
+                           | ((mshr_s1_we_q[8] & fill_mshr_oh_q[8])
+                              | (mshr_s1_we_q[9] & fill_mshr_oh_q[9])))
+                        : rel_we_q[1]);
+  assign rel_wdata_d[1] = ((state_q == STATE_INSTALL) ?
+                             ((mshr_s1_wdata_q[0] & {8{fill_mshr_oh_q[0]}})
+                              | (mshr_s1_wdata_q[1] & {8{fill_mshr_oh_q[1]}})
+                              | ((mshr_s1_wdata_q[2] & {8{fill_mshr_oh_q[2]}})
+                                 | (mshr_s1_wdata_q[3] & {8{fill_mshr_oh_q[3]}}))
+                              | ((mshr_s1_wdata_q[4] & {8{fill_mshr_oh_q[4]}})
+                                 | (mshr_s1_wdata_q[5] & {8{fill_mshr_oh_q[5]}})
+                                 | ((mshr_s1_wdata_q[6] & {8{fill_mshr_oh_q[6]}})
+                                    | (mshr_s1_wdata_q[7] & {8{fill_mshr_oh_q[7]}})))
+                              | ((mshr_s1_wdata_q[8] & {8{fill_mshr_oh_q[8]}})
+                                 | (mshr_s1_wdata_q[9] & {8{fill_mshr_oh_q[9]}})))
+                           : rel_wdata_q[1]);
+  assign rel_id_d[2] = ((state_q == STATE_INSTALL) ?
+                          ((mshr_s2_id_q[0] & {8{fill_mshr_oh_q[0]}})
+                           | (mshr_s2_id_q[1] & {8{fill_mshr_oh_q[1]}})
+                           | ((mshr_s2_id_q[2] & {8{fill_mshr_oh_q[2]}})
+                              | (mshr_s2_id_q[3] & {8{fill_mshr_oh_q[3]}}))
+                           | ((mshr_s2_id_q[4] & {8{fill_mshr_oh_q[4]}})
+                              | (mshr_s2_id_q[5] & {8{fill_mshr_oh_q[5]}})
+                              | ((mshr_s2_id_q[6] & {8{fill_mshr_oh_q[6]}})
+                                 | (mshr_s2_id_q[7] & {8{fill_mshr_oh_q[7]}})))
+                           | ((mshr_s2_id_q[8] & {8{fill_mshr_oh_q[8]}})
+                              | (mshr_s2_id_q[9] & {8{fill_mshr_oh_q[9]}})))
+                        : rel_id_q[2]);
+  assign rel_field_d[2] = ((state_q == STATE_INSTALL) ?
+                             ((mshr_s2_field_q[0] & {7{fill_mshr_oh_q[0]}})
+                              | (mshr_s2_field_q[1] & {7{fill_mshr_oh_q[1]}})
+                              | ((mshr_s2_field_q[2] & {7{fill_mshr_oh_q[2]}})
+                                 | (mshr_s2_field_q[3] & {7{fill_mshr_oh_q[3]}}))
+                              | ((mshr_s2_field_q[4] & {7{fill_mshr_oh_q[4]}})
+                                 | (mshr_s2_field_q[5] & {7{fill_mshr_oh_q[5]}})
+                                 | ((mshr_s2_field_q[6] & {7{fill_mshr_oh_q[6]}})
+                                    | (mshr_s2_field_q[7] & {7{fill_mshr_oh_q[7]}})))
+                              | ((mshr_s2_field_q[8] & {7{fill_mshr_oh_q[8]}})
+                                 | (mshr_s2_field_q[9] & {7{fill_mshr_oh_q[9]}})))
+                           : rel_field_q[2]);
+  assign rel_we_d[2] = ((state_q == STATE_INSTALL) ?
+                          ((mshr_s2_we_q[0] & fill_mshr_oh_q[0])
+                           | (mshr_s2_we_q[1] & fill_mshr_oh_q[1])
+                           | ((mshr_s2_we_q[2] & fill_mshr_oh_q[2])
+                              | (mshr_s2_we_q[3] & fill_mshr_oh_q[3]))
+                           | ((mshr_s2_we_q[4] & fill_mshr_oh_q[4])
+                              | (mshr_s2_we_q[5] & fill_mshr_oh_q[5])
+                              | ((mshr_s2_we_q[6] & fill_mshr_oh_q[6])
+                                 | (mshr_s2_we_q[7] & fill_mshr_oh_q[7])))
+                           | ((mshr_s2_we_q[8] & fill_mshr_oh_q[8])
+                              | (mshr_s2_we_q[9] & fill_mshr_oh_q[9])))
+                        : rel_we_q[2]);
+  assign rel_wdata_d[2] = ((state_q == STATE_INSTALL) ?
+                             ((mshr_s2_wdata_q[0] & {8{fill_mshr_oh_q[0]}})
+                              | (mshr_s2_wdata_q[1] & {8{fill_mshr_oh_q[1]}})
+                              | ((mshr_s2_wdata_q[2] & {8{fill_mshr_oh_q[2]}})
+                                 | (mshr_s2_wdata_q[3] & {8{fill_mshr_oh_q[3]}}))
+                              | ((mshr_s2_wdata_q[4] & {8{fill_mshr_oh_q[4]}})
+                                 | (mshr_s2_wdata_q[5] & {8{fill_mshr_oh_q[5]}})
+                                 | ((mshr_s2_wdata_q[6] & {8{fill_mshr_oh_q[6]}})
+                                    | (mshr_s2_wdata_q[7] & {8{fill_mshr_oh_q[7]}})))
+                              | ((mshr_s2_wdata_q[8] & {8{fill_mshr_oh_q[8]}})
+                                 | (mshr_s2_wdata_q[9] & {8{fill_mshr_oh_q[9]}})))
+                           : rel_wdata_q[2]);
+  assign rel_id_d[3] = ((state_q == STATE_INSTALL) ?
+                          ((mshr_s3_id_q[0] & {8{fill_mshr_oh_q[0]}})
+                           | (mshr_s3_id_q[1] & {8{fill_mshr_oh_q[1]}})
+                           | ((mshr_s3_id_q[2] & {8{fill_mshr_oh_q[2]}})
+                              | (mshr_s3_id_q[3] & {8{fill_mshr_oh_q[3]}}))
+                           | ((mshr_s3_id_q[4] & {8{fill_mshr_oh_q[4]}})
+                              | (mshr_s3_id_q[5] & {8{fill_mshr_oh_q[5]}})
+                              | ((mshr_s3_id_q[6] & {8{fill_mshr_oh_q[6]}})
+                                 | (mshr_s3_id_q[7] & {8{fill_mshr_oh_q[7]}})))
+                           | ((mshr_s3_id_q[8] & {8{fill_mshr_oh_q[8]}})
+                              | (mshr_s3_id_q[9] & {8{fill_mshr_oh_q[9]}})))
+                        : rel_id_q[3]);
+  assign rel_field_d[3] = ((state_q == STATE_INSTALL) ?
+                             ((mshr_s3_field_q[0] & {7{fill_mshr_oh_q[0]}})
+                              | (mshr_s3_field_q[1] & {7{fill_mshr_oh_q[1]}})
+                              | ((mshr_s3_field_q[2] & {7{fill_mshr_oh_q[2]}})
+                                 | (mshr_s3_field_q[3] & {7{fill_mshr_oh_q[3]}}))
+                              | ((mshr_s3_field_q[4] & {7{fill_mshr_oh_q[4]}})
+                                 | (mshr_s3_field_q[5] & {7{fill_mshr_oh_q[5]}})
+                                 | ((mshr_s3_field_q[6] & {7{fill_mshr_oh_q[6]}})
+                                    | (mshr_s3_field_q[7] & {7{fill_mshr_oh_q[7]}})))
+                              | ((mshr_s3_field_q[8] & {7{fill_mshr_oh_q[8]}})
+                                 | (mshr_s3_field_q[9] & {7{fill_mshr_oh_q[9]}})))
+                           : rel_field_q[3]);
+  assign rel_we_d[3] = ((state_q == STATE_INSTALL) ?
+                          ((mshr_s3_we_q[0] & fill_mshr_oh_q[0])
+                           | (mshr_s3_we_q[1] & fill_mshr_oh_q[1])
+                           | ((mshr_s3_we_q[2] & fill_mshr_oh_q[2])
+                              | (mshr_s3_we_q[3] & fill_mshr_oh_q[3]))
+                           | ((mshr_s3_we_q[4] & fill_mshr_oh_q[4])
+                              | (mshr_s3_we_q[5] & fill_mshr_oh_q[5])
+                              | ((mshr_s3_we_q[6] & fill_mshr_oh_q[6])
+                                 | (mshr_s3_we_q[7] & fill_mshr_oh_q[7])))
+                           | ((mshr_s3_we_q[8] & fill_mshr_oh_q[8])
+                              | (mshr_s3_we_q[9] & fill_mshr_oh_q[9])))
+                        : rel_we_q[3]);
+  assign rel_wdata_d[3] = ((state_q == STATE_INSTALL) ?
+                             ((mshr_s3_wdata_q[0] & {8{fill_mshr_oh_q[0]}})
+                              | (mshr_s3_wdata_q[1] & {8{fill_mshr_oh_q[1]}})
+                              | ((mshr_s3_wdata_q[2] & {8{fill_mshr_oh_q[2]}})
+                                 | (mshr_s3_wdata_q[3] & {8{fill_mshr_oh_q[3]}}))
+                              | ((mshr_s3_wdata_q[4] & {8{fill_mshr_oh_q[4]}})
+                                 | (mshr_s3_wdata_q[5] & {8{fill_mshr_oh_q[5]}})
+                                 | ((mshr_s3_wdata_q[6] & {8{fill_mshr_oh_q[6]}})
+                                    | (mshr_s3_wdata_q[7] & {8{fill_mshr_oh_q[7]}})))
+                              | ((mshr_s3_wdata_q[8] & {8{fill_mshr_oh_q[8]}})
+                                 | (mshr_s3_wdata_q[9] & {8{fill_mshr_oh_q[9]}})))
+                           : rel_wdata_q[3]);
   assign lru_touch = (acc_take | (state_q == STATE_INSTALL));
   assign acc_sec_onehot = (acc_sec == 1'd0);
   generate
@@ -1281,16 +1292,38 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
     end
   end
   always @(posedge clk_i) begin
-    if (resp_load) resp_payload_q <= resp_payload_d;
+    if (resp_load) begin
+      resp_payload_q <= resp_payload_d;
+      resp_ram_q <= resp_ram_d;
+      resp_lane_q <= resp_lane_d;
+    end
     if (mreq_load) mreq_payload_q <= mreq_payload_d;
     if (wb_mask_en) wb_mask_q <= wb_mask_d;
     if (fill_addr_en) fill_addr_q <= fill_addr_d;
     if (fill_data_en) fill_data_q <= fill_data_d;
     if (fill_mshr_en) fill_mshr_q <= fill_mshr_d;
+    if (fill_mshr_oh_en) fill_mshr_oh_q <= fill_mshr_oh_d;
     if (fill_way_en) fill_way_q <= fill_way_d;
     if (fill_new_en) fill_new_q <= fill_new_d;
     if (wb_tag_en) wb_tag_q <= wb_tag_d;
     if (rel_k_en) rel_k_q <= rel_k_d;
+    if (rel_count_en) rel_count_q <= rel_count_d;
+    rel_id_q[0] <= rel_id_d[0];
+    rel_field_q[0] <= rel_field_d[0];
+    rel_we_q[0] <= rel_we_d[0];
+    rel_wdata_q[0] <= rel_wdata_d[0];
+    rel_id_q[1] <= rel_id_d[1];
+    rel_field_q[1] <= rel_field_d[1];
+    rel_we_q[1] <= rel_we_d[1];
+    rel_wdata_q[1] <= rel_wdata_d[1];
+    rel_id_q[2] <= rel_id_d[2];
+    rel_field_q[2] <= rel_field_d[2];
+    rel_we_q[2] <= rel_we_d[2];
+    rel_wdata_q[2] <= rel_wdata_d[2];
+    rel_id_q[3] <= rel_id_d[3];
+    rel_field_q[3] <= rel_field_d[3];
+    rel_we_q[3] <= rel_we_d[3];
+    rel_wdata_q[3] <= rel_wdata_d[3];
     for (k = 0; k < 10; k = k + 1) mshr_addr_q[k] <= mshr_addr_d[k];
     for (k = 0; k < 10; k = k + 1) mshr_s0_id_q[k] <= mshr_s0_id_d[k];
     for (k = 0; k < 10; k = k + 1) mshr_s0_field_q[k] <= mshr_s0_field_d[k];
@@ -1317,9 +1350,9 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   assign resp_load = (resp_free & resp_take);
   assign resp_valid_d = (resp_free ? resp_take : 1'd1);
   assign resp_valid_o = resp_valid_q;
-  assign resp_id_o = resp_payload_q[7:0];
-  assign resp_hit_o = resp_payload_q[8];
-  assign resp_data_o = resp_payload_q[16:9];
+  assign resp_id_o = resp_payload[7:0];
+  assign resp_hit_o = resp_payload[8];
+  assign resp_data_o = resp_payload[16:9];
   assign resp_out_ready = resp_ready_i;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -1336,9 +1369,9 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   assign mreq_load = (mreq_free & mreq_take);
   assign mreq_valid_d = (mreq_free ? mreq_take : 1'd1);
   assign mreq_valid_o = mreq_valid_q;
-  assign mreq_we_o = mreq_payload_q[0];
-  assign mreq_addr_o = mreq_payload_q[15:1];
-  assign mreq_wdata_o = mreq_payload_q[1039:16];
+  assign mreq_we_o = mreq_payload[0];
+  assign mreq_addr_o = mreq_payload[15:1];
+  assign mreq_wdata_o = mreq_payload[1039:16];
   assign mreq_out_ready = mreq_ready_i;
   assign cnt_hits_o = cnt_hits_q;
   assign cnt_misses_o = cnt_misses_q;

@@ -85,7 +85,8 @@ fn cache_million_lookups() {
 /// The faults of the two tests below in one model of the Buddy slice's cache (each switched
 /// on at run time; the tests share the build): 0, the LRU update inverted (ways older than
 /// the touched one age; inverted, the newer ones do); 1, an MSHR merge that ignores address
-/// bit 0; 2, MSHR 0's valid bit left out of the reset.
+/// bit 0; 2, MSHR 0's valid bit left out of the reset; 3, a release's read of the data RAM
+/// that does not wait for a stalled write-back to leave (its data is overwritten).
 fn fault_model() -> (CacheRtlParams, Arc<Module>, FaultModel) {
     let p = CacheRtlParams::buddy_slice();
     let top = cache(&p).unwrap();
@@ -111,7 +112,14 @@ fn fault_model() -> (CacheRtlParams, Arc<Module>, FaultModel) {
             1,
         )
     };
-    let fm = FaultModel::of_top(&top, &[&lru, &merge, &reset]).unwrap();
+    let steal = |v: &str| {
+        v.replacen(
+            " & resp_free & (acc_we | mreq_lets_read));",
+            " & resp_free);",
+            1,
+        )
+    };
+    let fm = FaultModel::of_top(&top, &[&lru, &merge, &reset, &steal]).unwrap();
     (p, top, fm)
 }
 
@@ -130,9 +138,13 @@ fn caught(k: usize) -> bool {
 }
 
 #[test]
-fn scoreboard_catches_an_inverted_lru_update_and_a_sloppy_merge() {
+fn scoreboard_catches_lru_merge_and_data_ram_faults() {
     assert!(caught(0), "inverted LRU update not caught");
     assert!(caught(1), "merge on a partial address not caught");
+    assert!(
+        caught(3),
+        "a read over a stalled write-back's data not caught"
+    );
 }
 
 /// `rst_ni` asserted 20 times at random busy cycles (with a lookup or a fill offered, with

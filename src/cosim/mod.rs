@@ -84,6 +84,8 @@ mod harness_tests;
 pub mod mc_bench;
 pub mod memory;
 mod model;
+#[cfg(test)]
+mod ram_tests;
 pub mod run;
 pub mod stream;
 #[cfg(test)]

@@ -263,6 +263,7 @@ fn refs_of(m: &Module, item: &Item, out: &mut Vec<usize>) {
         Item::Memory(i) => {
             for w in &m.memories[*i].writes {
                 exprs.extend([&w.en, &w.addr, &w.data]);
+                exprs.extend(w.mask.iter().map(|(mask, _)| mask));
             }
         }
         Item::Instance(i) => exprs.extend(m.instances[*i].inputs.iter().map(|(_, e)| e)),
@@ -345,6 +346,12 @@ pub fn emit_module(m: &Module) -> String {
         }
     }
 
+    if let Some(body) = &m.body {
+        o.push_str(body);
+        let _ = writeln!(o, "endmodule");
+        let _ = writeln!(o, "`default_nettype wire");
+        return o;
+    }
     let mut declared = Declared::new(m);
     let mut body = String::new();
     for sec in sections(m) {
@@ -589,6 +596,27 @@ fn emit_section(m: &Module, sec: &Section<'_>, declared: &mut Declared, o: &mut 
         }
         let _ = writeln!(o, "  always @(posedge clk_i) begin");
         for w in &mem.writes {
+            if let Some((mask, lw)) = &w.mask {
+                // Lane enables: one loop over the lanes, as a byte-enable RAM is written.
+                declared.counted = true;
+                let k = super::module::LOOPVAR;
+                let lanes = mem.width / lw;
+                let _ = writeln!(o, "    for ({k} = 0; {k} < {lanes}; {k} = {k} + 1) begin");
+                let d = Doc::Group(vec![
+                    text("if ("),
+                    doc(&w.en),
+                    text(" && "),
+                    doc(mask),
+                    text(format!("[{k}]) {}[", mem.name)),
+                    doc(&w.addr),
+                    text(format!("][{k}*{lw} +: {lw}] <= ")),
+                    doc(&w.data),
+                    text(format!("[{k}*{lw} +: {lw}];")),
+                ]);
+                let _ = writeln!(o, "      {}", pretty::render(&d, 6));
+                let _ = writeln!(o, "    end");
+                continue;
+            }
             let d = Doc::Group(vec![
                 text("if ("),
                 doc(&w.en),

@@ -29,6 +29,7 @@ pub mod layout;
 pub mod module;
 pub mod pipe;
 pub mod pretty;
+pub mod ram;
 pub mod sim;
 pub mod stream;
 

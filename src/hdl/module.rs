@@ -168,6 +168,9 @@ pub struct MemWrite {
     pub addr: Expr,
     /// Data.
     pub data: Expr,
+    /// Lane write enables and the lane width: lane `i` (bits `i*w +: w`) is written only
+    /// where bit `i` of the mask is set. `None`: the whole word.
+    pub mask: Option<(Expr, u32)>,
 }
 
 /// A register array (`reg [W-1:0] name [0:DEPTH-1]`) with asynchronous reads and clocked writes.
@@ -249,6 +252,11 @@ pub struct Module {
     pub arrays: Vec<NetArray>,
     /// Instance families.
     pub families: Vec<Family>,
+    /// A leaf primitive's Verilog body, emitted instead of the one generated from the
+    /// netlist (the RAM primitive's per-lane arrays, which Verilog cannot write as one
+    /// array with lane enables in a loop of any length). The netlist, which the interpreter
+    /// runs, describes the same behaviour; the two are compared in tests.
+    pub body: Option<String>,
 }
 
 impl Module {
@@ -588,6 +596,7 @@ impl ModuleBuilder {
                 streams: Vec::new(),
                 arrays: Vec::new(),
                 families: Vec::new(),
+                body: None,
             },
             names: HashSet::new(),
             problems,
@@ -612,6 +621,12 @@ impl ModuleBuilder {
         self.header(format!("Generator: hwzip::rtl::{generator}"));
         self.header(format!("Parameters: {params}"));
         self.header(format!("Spec: {spec}"))
+    }
+
+    /// Sets a leaf primitive's Verilog body (see [`Module::body`]): the lines between the
+    /// port list and `endmodule`.
+    pub(crate) fn verbatim_body(&mut self, text: String) {
+        self.m.body = Some(text);
     }
 
     /// Records a builder error (reported by `finish`).
@@ -951,7 +966,48 @@ impl ModuleBuilder {
             en: en.clone(),
             addr: addr.clone(),
             data: data.clone(),
+            mask: None,
         });
+    }
+
+    /// Adds a write port with lane enables: where `en` is set, lane `i` of the word (bits
+    /// `i*lane_bits +: lane_bits`) takes `data`'s lane `i` if bit `i` of `mask` is set.
+    pub fn mem_write_lanes(
+        &mut self,
+        mem: &Mem,
+        en: &Expr,
+        addr: &Expr,
+        data: &Expr,
+        mask: &Expr,
+        lane_bits: u32,
+    ) {
+        self.mem_write(mem, en, addr, data);
+        let m = &mut self.m.memories[mem.id.index];
+        if lane_bits == 0
+            || !m.width.is_multiple_of(lane_bits)
+            || mask.width() != m.width / lane_bits
+        {
+            self.problems.push(format!(
+                "memory `{}` lane write: {} lanes of {} bits do not cover {} bits",
+                m.name,
+                mask.width(),
+                lane_bits,
+                m.width
+            ));
+        }
+        for (what, e) in [("data", data), ("mask", mask)] {
+            if !matches!(e.node(), Node::Sig { .. }) {
+                self.problems.push(format!(
+                    "memory `{}` lane write: the {} `{}` must be a named signal (it is indexed)",
+                    m.name,
+                    what,
+                    e.brief()
+                ));
+            }
+        }
+        if let Some(w) = m.writes.last_mut() {
+            w.mask = Some((mask.clone(), lane_bits));
+        }
     }
 
     /// Instantiates `module` as `name`, connecting inputs by port name. Every output gets a
@@ -1079,6 +1135,9 @@ impl ModuleBuilder {
                 exprs.push((format!("memory `{}` write", m.name), w.en.clone()));
                 exprs.push((format!("memory `{}` write", m.name), w.addr.clone()));
                 exprs.push((format!("memory `{}` write", m.name), w.data.clone()));
+                if let Some((mask, _)) = &w.mask {
+                    exprs.push((format!("memory `{}` write", m.name), mask.clone()));
+                }
             }
         }
         for i in &self.m.instances {

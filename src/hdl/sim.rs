@@ -48,7 +48,15 @@ enum Driver {
 
 struct FlatMem {
     words: Vec<Bits>,
-    writes: Vec<(FExpr, FExpr, FExpr)>,
+    writes: Vec<FlatWrite>,
+}
+
+/// One write port: enable, address, data and the lane enables with their lane width.
+struct FlatWrite {
+    en: FExpr,
+    addr: FExpr,
+    data: FExpr,
+    mask: Option<(FExpr, u32)>,
 }
 
 /// A running instance of a module.
@@ -144,7 +152,12 @@ impl Flattener {
             let w: Vec<_> = mem
                 .writes
                 .iter()
-                .map(|w| (tr(&w.en), tr(&w.addr), tr(&w.data)))
+                .map(|w| FlatWrite {
+                    en: tr(&w.en),
+                    addr: tr(&w.addr),
+                    data: tr(&w.data),
+                    mask: w.mask.as_ref().map(|(e, lw)| (tr(e), *lw)),
+                })
                 .collect();
             self.mems[mem_base + k].writes = w;
         }
@@ -560,11 +573,22 @@ impl Sim {
         }
         let mut mem_updates = Vec::new();
         for (mi, m) in self.mems.iter().enumerate() {
-            for (en, addr, data) in &m.writes {
-                if !eval(en, &self.values, &self.mems).is_zero() {
-                    let a = eval(addr, &self.values, &self.mems).to_shift() as usize;
-                    mem_updates.push((mi, a, eval(data, &self.values, &self.mems)));
+            for w in &m.writes {
+                if eval(&w.en, &self.values, &self.mems).is_zero() {
+                    continue;
                 }
+                let a = eval(&w.addr, &self.values, &self.mems).to_shift() as usize;
+                let data = eval(&w.data, &self.values, &self.mems);
+                // Lanes without their enable keep the word (applied in port order below).
+                let keep = w.mask.as_ref().map(|(mask, lw)| {
+                    let mask = eval(mask, &self.values, &self.mems);
+                    (0..mask.width())
+                        .filter(|&i| !mask.bit(i))
+                        .fold(Bits::zero(data.width()), |acc, i| {
+                            acc.or(&Bits::ones(*lw).resize(data.width()).shl(i * lw))
+                        })
+                });
+                mem_updates.push((mi, a, data, keep));
             }
         }
         for i in self.changed_list.drain(..) {
@@ -574,8 +598,12 @@ impl Sim {
         for (i, v) in updates {
             self.update(i, v);
         }
-        for (mi, a, v) in mem_updates {
+        for (mi, a, v, keep) in mem_updates {
             if let Some(slot) = self.mems[mi].words.get_mut(a) {
+                let v = match keep {
+                    Some(keep) => v.and(&keep.not()).or(&slot.and(&keep)),
+                    None => v,
+                };
                 if *slot != v {
                     *slot = v;
                     self.mem_written[mi] = true;

@@ -19,15 +19,26 @@
 //! * `install`: the sector is written, tag/valid/dirty and LRU updated;
 //! * `release`: the parked requests are answered one per cycle, then the MSHR is freed.
 //!
-//! Storage: the data array is a register array (`data_q`, sets x ways lines, asynchronous
-//! read: flops after synthesis), tags, per-sector valid/dirty bits and LRU ranks are flops;
-//! the MSHR file holds `mshr_slots` requests per entry. Counters `cnt_hits_o`,
-//! `cnt_misses_o`, `cnt_merges_o` count like the model.
+//! Storage: the data array is a RAM (`u_data`, [`crate::hdl::ram`]: one word per sector,
+//! sets x ways x sectors words, one write enable per field, one synchronous read port);
+//! tags, per-sector valid/dirty bits and LRU ranks are flops; the MSHR file holds
+//! `mshr_slots` requests per entry. Counters `cnt_hits_o`, `cnt_misses_o`, `cnt_merges_o`
+//! count like the model.
+//!
+//! The RAM's read register is the data half of both output registers: a read access loads
+//! `resp` with the field's position and the RAM reads the sector at the same edge; a
+//! write-back loads `mreq` and the RAM reads the victim's sector. A field write or a sector
+//! fill writes only its lanes, so no access reads a line to modify it. The read register
+//! belongs to the output that read it last until that beat leaves: a release's read for
+//! `resp` waits while `mreq` holds a write-back that is not leaving (a lookup or a fill is
+//! taken only when both outputs are free, so no other read can find the register taken;
+//! docs/MEMORIES.md).
 
-use crate::hdl::blocks::{any_of, first_set, mux_tree, onehot_index};
+use crate::hdl::blocks::{any_of, first_set, mux_tree, onehot_index, or_tree};
 use crate::hdl::pipe::{Pipeline, Policy};
+use crate::hdl::ram::{self, RamPorts, RamSpec};
 use crate::hdl::stream::{self, Layout, Stream};
-use crate::hdl::{clog2, Expr, Fsm, HdlError, Mem, Module, ModuleBuilder, Net, Reg};
+use crate::hdl::{clog2, Expr, Fsm, HdlError, Module, ModuleBuilder, Net, Reg};
 use crate::model::cache::CacheParams;
 use std::sync::Arc;
 
@@ -86,6 +97,16 @@ impl CacheRtlParams {
     }
     fn line_field_bits(&self) -> u32 {
         self.fps_bits() + self.sec_bits()
+    }
+    /// The data array's RAM: one word per sector of every way of every set, one write
+    /// enable per field.
+    pub fn data_ram(&self) -> RamSpec {
+        let c = &self.cache;
+        RamSpec {
+            words: (c.sets * c.ways * c.sectors()).max(2),
+            width: c.sector_bytes * 8,
+            lane: c.field_bits,
+        }
     }
     /// Width of a sector address.
     pub fn sector_addr_bits(&self) -> u32 {
@@ -174,21 +195,31 @@ impl Geo {
 struct Regs {
     st: Fsm,
     resp_p: Reg,
+    /// The response's data is the RAM's read data, at field `resp_lane_q` of the sector.
+    resp_ram: Reg,
+    resp_lane: Option<Reg>,
     mreq_p: Reg,
     ways: Vec<Vec<WayRegs>>,
     mshr: Vec<MshrRegs>,
-    data: Mem,
+    /// The data RAM's read data (driven by its instance in [`controller`]).
+    rdata: Net,
     cnt_hits: Reg,
     cnt_misses: Reg,
     cnt_merges: Reg,
     f_addr: Reg,
     f_data: Reg,
     f_mshr: Reg,
+    /// The fill's MSHR, one-hot: selects the entry's slots into the release buffer.
+    f_mshr_oh: Reg,
     f_way: Reg,
     f_new: Reg,
     wb_mask: Reg,
     wb_tag: Reg,
     rel_k: Reg,
+    /// Release buffer: the fill's MSHR slots and count, loaded in `install`, so that a
+    /// release picks among `mshr_slots` registers, not among every MSHR's.
+    rel_slots: Vec<[Reg; 4]>,
+    rel_count: Reg,
 }
 
 /// The cache controller.
@@ -237,7 +268,10 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     let resp_l = Layout::new(&[("id", g.idw), ("hit", 1), ("data", g.fb)]);
     let mreq_l = Layout::new(&[("we", 1), ("addr", g.saw), ("wdata", g.sbits)]);
-    let r = state(&mut m, p, &g, &resp_l, &mreq_l);
+    // The write-back data of `mreq` is the RAM's read data: the register holds the rest.
+    let mreq_reg_l = Layout::new(&[("we", 1), ("addr", g.saw)]);
+    let r = state(&mut m, p, &g, &resp_l, &mreq_reg_l);
+    let outs_pay = out_payloads(&mut m, &g, &r, [&resp_l, &mreq_l, &mreq_reg_l]);
 
     // ---- Output streams: each an output register, a one-stage pipeline fed by the
     // controller's take (which already waits for the register to be free) ----
@@ -248,7 +282,10 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
         take: Vec::new(),
         load: Vec::new(),
     };
-    for (name, pay, l) in [("resp", &r.resp_p, &resp_l), ("mreq", &r.mreq_p, &mreq_l)] {
+    for ((name, l), pay) in [("resp", &resp_l), ("mreq", &mreq_l)]
+        .into_iter()
+        .zip(&outs_pay)
+    {
         let take = m.wire_decl(&format!("{}_take", name), 1);
         let mut pipe = Pipeline::new(&mut m, name, Policy::Bubble, &take.expr());
         let st = pipe.stage(&mut m, name);
@@ -256,7 +293,7 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
             &mut m,
             &format!("{}_out", name),
             &st.valid(),
-            &pay.q(),
+            pay,
             l,
         ));
         outs.free.push(pipe.in_ready());
@@ -268,8 +305,18 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
     let lk = lookup(&mut m, p, &g, &r, &req, &fill, &outs.free);
     let fd = fill_decode(&mut m, p, &g, &r, &fill);
     let a = line_access(&mut m, p, &g, &r, &req, &lk);
-    let ctl = controller(&mut m, p, &g, &r, &lk, &fd, &a, &outs, [&resp_l, &mreq_l]);
-    way_update(&mut m, &g, &r, &lk, &a, &ctl);
+    let ctl = controller(
+        &mut m,
+        p,
+        &g,
+        &r,
+        &lk,
+        &fd,
+        &a,
+        &outs,
+        [&resp_l, &mreq_reg_l],
+    )?;
+    way_update(&mut m, &g, &r, &a, &ctl);
     mshr_update(&mut m, &g, &r, &req, &lk, &ctl);
 
     // ---- Ports out ----
@@ -285,6 +332,35 @@ pub fn cache(p: &CacheRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
+/// The output streams' payloads: `resp` carries the written field or the RAM's read field,
+/// `mreq` a read request or the RAM's read sector.
+fn out_payloads(m: &mut ModuleBuilder, g: &Geo, r: &Regs, l: [&Layout; 3]) -> [Expr; 2] {
+    let [resp_l, mreq_l, mreq_reg_l] = l;
+    let rdata = r.rdata.expr();
+    let field = match &r.resp_lane {
+        Some(lane) => mux_tree(&lane.q(), &rdata.lanes(g.fb)),
+        None => rdata.clone(),
+    };
+    let field = m.wire("resp_ram_field", &field);
+    let resp = resp_l.pack(&[
+        ("id", resp_l.get(&r.resp_p.q(), "id")),
+        ("hit", resp_l.get(&r.resp_p.q(), "hit")),
+        (
+            "data",
+            r.resp_ram
+                .q()
+                .select(&field, &resp_l.get(&r.resp_p.q(), "data")),
+        ),
+    ]);
+    let we = mreq_reg_l.get(&r.mreq_p.q(), "we");
+    let mreq = mreq_l.pack(&[
+        ("we", we.clone()),
+        ("addr", mreq_reg_l.get(&r.mreq_p.q(), "addr")),
+        ("wdata", we.select(&rdata, &Expr::zero(g.sbits))),
+    ]);
+    [m.wire("resp_payload", &resp), m.wire("mreq_payload", &mreq)]
+}
+
 /// Registers of the controller (see [`Regs`]).
 fn state(
     m: &mut ModuleBuilder,
@@ -293,11 +369,13 @@ fn state(
     resp_l: &Layout,
     mreq_l: &Layout,
 ) -> Regs {
-    let c = &p.cache;
     let (spl, tagw, saw) = (g.spl as u32, g.tagw, g.saw);
     m.comment("State: controller, output registers, tags/valid/dirty/LRU, MSHR file");
     let st = m.fsm("state_q", &["idle", "wb", "install", "release"]);
     let resp_p = m.reg("resp_payload_q", resp_l.width(), None);
+    let resp_ram = m.reg("resp_ram_q", 1, None);
+    let fpsw = p.fps_bits();
+    let resp_lane = (fpsw > 0).then(|| m.reg("resp_lane_q", fpsw, None));
     let mreq_p = m.reg("mreq_payload_q", mreq_l.width(), None);
     // Per-way arrays over the sets, and per-field arrays over the MSHRs.
     let per_way = |m: &mut ModuleBuilder, f: &str, w: u32, reset: &dyn Fn(usize) -> u64| {
@@ -351,11 +429,7 @@ fn state(
                 .collect(),
         })
         .collect();
-    let data = m.memory(
-        "data_q",
-        c.line_bytes * 8,
-        (g.nsets * g.nways).max(2) as u32,
-    );
+    let rdata = m.wire_decl("data_rdata", g.sbits);
     let cnt_hits = m.reg("cnt_hits_q", 32, Some(0));
     let cnt_misses = m.reg("cnt_misses_q", 32, Some(0));
     let cnt_merges = m.reg("cnt_merges_q", 32, Some(0));
@@ -363,29 +437,49 @@ fn state(
     let f_addr = m.reg("fill_addr_q", saw, None);
     let f_data = m.reg("fill_data_q", g.sbits, None);
     let f_mshr = m.reg("fill_mshr_q", clog2(g.nm as u64).max(1), None);
+    let f_mshr_oh = m.reg("fill_mshr_oh_q", g.nm as u32, None);
     let f_way = m.reg("fill_way_q", g.wayw, None);
     let f_new = m.reg("fill_new_q", 1, None);
     let wb_mask = m.reg("wb_mask_q", spl, None);
     let wb_tag = m.reg("wb_tag_q", tagw, None);
     let rel_k = m.reg("rel_k_q", g.cntw, None);
+    let rel_f: Vec<Vec<Reg>> = (0..4)
+        .map(|i| {
+            m.reg_array(
+                &format!("rel_{}_q", slot_f[i]),
+                slot_w[i],
+                g.ns as u32,
+                None,
+            )
+        })
+        .collect();
+    let rel_slots = (0..g.ns)
+        .map(|k| std::array::from_fn(|i| rel_f[i][k].clone()))
+        .collect();
+    let rel_count = m.reg("rel_count_q", g.cntw, None);
     Regs {
         st,
         resp_p,
+        resp_ram,
+        resp_lane,
         mreq_p,
         ways,
         mshr,
-        data,
+        rdata,
         cnt_hits,
         cnt_misses,
         cnt_merges,
         f_addr,
         f_data,
         f_mshr,
+        f_mshr_oh,
         f_way,
         f_new,
         wb_mask,
         wb_tag,
         rel_k,
+        rel_slots,
+        rel_count,
     }
 }
 
@@ -545,6 +639,7 @@ struct FillDec {
     addr: Expr,
     data: Expr,
     mshr: Expr,
+    mshr_oh: Expr,
     present: Expr,
     victim: Expr,
     vtag: Expr,
@@ -575,6 +670,7 @@ fn fill_decode(
         .iter()
         .map(|x| &x.valid.q() & &x.addr.q().eq(&fa))
         .collect();
+    let fi_mshr_oh = Expr::cat_lsb(&fi_mshr);
     let fi_mshr = m.wire(
         "fill_in_mshr",
         &onehot_index(&fi_mshr, clog2(g.nm as u64).max(1)),
@@ -616,6 +712,7 @@ fn fill_decode(
         addr: fa,
         data: fill.field("data"),
         mshr: fi_mshr,
+        mshr_oh: fi_mshr_oh,
         present: pres_any,
         victim,
         vtag,
@@ -623,25 +720,28 @@ fn fill_decode(
     }
 }
 
-/// The line access of a cycle: the request's line in idle, the fill's otherwise.
+/// The access of a cycle: the request's sector in idle, the fill's otherwise.
 struct Access {
     fset: Expr,
-    fsec: Expr,
     ftag: Expr,
-    line_idx: Expr,
+    /// Set, way and sector of the access (request in idle, fill otherwise).
+    acc_set: Expr,
+    acc_way: Expr,
+    acc_sec: Expr,
+    /// The accessed field's lane in its sector (`None`: a field is a sector).
+    acc_lane: Option<Expr>,
+    /// RAM word of the access and of the write-back's sector.
+    acc_word: Expr,
+    wb_word: Expr,
     rel_id: Expr,
     acc_we: Expr,
     acc_wd: Expr,
-    acc_rd: Expr,
-    line_w: Expr,
-    line_f: Expr,
     wb_one: Vec<Expr>,
     wb_sec: Expr,
-    wb_data: Expr,
 }
 
-/// Data array: one line read and (at most) one line written per cycle; the field an access
-/// reads and writes, the line a fill installs, the sector a write-back sends.
+/// Data array: the RAM words of the access (request or fill) and of the write-back, the
+/// field an access reads and writes.
 fn line_access(
     m: &mut ModuleBuilder,
     p: &CacheRtlParams,
@@ -651,8 +751,8 @@ fn line_access(
     lk: &Lookup,
 ) -> Access {
     let c = &p.cache;
-    let (nsets, nways, spl, lfw) = (g.nsets, g.nways, g.spl, g.lfw);
-    m.comment("Data array: one line read and (at most) one line written per cycle");
+    let (spl, lfw) = (g.spl, g.lfw);
+    m.comment("Data array: RAM words of the access and of the write-back, the accessed field");
     let fset = if c.sets > 1 {
         r.f_addr.q().slice(p.sec_bits(), g.setw)
     } else {
@@ -669,36 +769,29 @@ fn line_access(
         .slice(p.sec_bits() + clog2(c.sets as u64), g.tagw);
     let fset = m.wire("fill_set", &fset);
     let fsec = m.wire("fill_sec", &fsec);
-    let aw = clog2((nsets * nways).max(2) as u64).max(1);
-    let index = |set: &Expr, way: &Expr| -> Expr {
-        if nways == 1 {
-            set.zext(aw)
-        } else if nsets == 1 {
-            way.zext(aw)
-        } else {
-            Expr::cat(&[set.clone(), way.clone()]).zext(aw)
+    let idle = &lk.idle;
+    let acc_set = m.wire("acc_set", &idle.select(&lk.r_set, &fset));
+    let acc_way = m.wire("acc_way", &idle.select(&lk.r_way, &r.f_way.q()));
+    let acc_sec = m.wire("acc_sec", &idle.select(&lk.r_sec, &fsec));
+    // RAM word: {set, way, sector}, each part only where it has more than one value.
+    let aw = p.data_ram().addr_bits();
+    let word = |set: &Expr, way: &Expr, sec: &Expr| -> Expr {
+        let parts: Vec<Expr> = [(c.sets, set), (c.ways, way), (c.sectors(), sec)]
+            .into_iter()
+            .filter(|(n, _)| *n > 1)
+            .map(|(_, e)| e.clone())
+            .collect();
+        match parts.len() {
+            0 => Expr::zero(aw),
+            _ => Expr::cat(&parts).zext(aw),
         }
     };
-    let idle = &lk.idle;
-    let line_idx = m.wire(
-        "line_idx",
-        &idle.select(&index(&lk.r_set, &lk.r_way), &index(&fset, &r.f_way.q())),
-    );
-    let line = m.wire("line", &r.data.read(&line_idx));
-    let lanes = line.lanes(g.fb);
-    // The field an access reads: request in idle, the parked slot in release.
+    let acc_word = m.wire("acc_word", &word(&acc_set, &acc_way, &acc_sec));
+    // The field an access reads: request in idle, the parked slot in release (from the
+    // release buffer).
     let pick = |i: usize, w: u32| -> Expr {
-        let per_entry: Vec<Expr> = (0..g.nm)
-            .map(|e| {
-                mux_tree(
-                    &r.rel_k.q(),
-                    &(0..g.ns)
-                        .map(|k| r.mshr[e].slots[k][i].q())
-                        .collect::<Vec<_>>(),
-                )
-            })
-            .collect();
-        let v = mux_tree(&r.f_mshr.q(), &per_entry);
+        let opts: Vec<Expr> = r.rel_slots.iter().map(|x| x[i].q()).collect();
+        let v = mux_tree(&r.rel_k.q(), &opts);
         debug_assert_eq!(v.width(), w);
         v
     };
@@ -712,40 +805,36 @@ fn line_access(
     );
     let acc_we = m.wire("acc_we", &idle.select(&req.field("we"), &rel_we));
     let acc_wd = m.wire("acc_wdata", &idle.select(&req.field("wdata"), &rel_wd));
-    let acc_rd = m.wire("acc_rdata", &mux_tree(&acc_fil, &lanes));
-    let written: Vec<Expr> = (0..lanes.len())
-        .map(|i| (&acc_we & &acc_fil.eq_lit(i as u64)).select(&acc_wd, &lanes[i]))
-        .collect();
-    let line_w = m.wire("line_written", &Expr::cat_lsb(&written));
-    let sectors = line.lanes(g.sbits);
-    let filled: Vec<Expr> = (0..spl)
-        .map(|j| fsec.eq_lit(j as u64).select(&r.f_data.q(), &sectors[j]))
-        .collect();
-    let line_f = m.wire("line_filled", &Expr::cat_lsb(&filled));
+    let fpsw = p.fps_bits();
+    let acc_lane = (fpsw > 0).then(|| m.wire("acc_lane", &acc_fil.slice(0, fpsw)));
+    if fpsw < acc_fil.width() {
+        // The sector bits: an access's sector is the request's or the fill's.
+        m.unused(&acc_fil);
+    }
     let wb_one = first_set(
         &(0..spl)
             .map(|j| r.wb_mask.q().bit(j as u32))
             .collect::<Vec<_>>(),
     );
     let wb_sec = m.wire("wb_sec", &onehot_index(&wb_one, g.secw));
-    let wb_data = m.wire("wb_data", &mux_tree(&wb_sec, &sectors));
+    let wb_word = m.wire("wb_word", &word(&fset, &r.f_way.q(), &wb_sec));
     if spl == 1 {
         m.unused(&wb_sec);
     }
     Access {
         fset,
-        fsec,
         ftag,
-        line_idx,
+        acc_set,
+        acc_way,
+        acc_sec,
+        acc_lane,
+        acc_word,
+        wb_word,
         rel_id,
         acc_we,
         acc_wd,
-        acc_rd,
-        line_w,
-        line_f,
         wb_one,
         wb_sec,
-        wb_data,
     }
 }
 
@@ -767,8 +856,8 @@ struct Takes {
     merge_take: Expr,
 }
 
-/// Controller: idle (fill or lookup), wb, install, release; the data array's write, the
-/// output registers and the counters.
+/// Controller: idle (fill or lookup), wb, install, release; the data RAM, the output
+/// registers and the counters.
 #[allow(clippy::too_many_arguments)]
 fn controller(
     m: &mut ModuleBuilder,
@@ -780,38 +869,39 @@ fn controller(
     a: &Access,
     outs: &Outs,
     [resp_l, mreq_l]: [&Layout; 2],
-) -> Takes {
+) -> Result<Takes, HdlError> {
     let c = &p.cache;
     let (st, idle, spl) = (&r.st, &lk.idle, g.spl);
     let (resp_free, mreq_free) = (&outs.free[0], &outs.free[1]);
     m.comment("Controller: idle (fill or lookup), wb, install, release");
     let in_rel = st.is("release");
-    let rel_count = mux_tree(
-        &r.f_mshr.q(),
-        &r.mshr.iter().map(|x| x.count.q()).collect::<Vec<_>>(),
-    );
-    let rel_more = m.wire("rel_more", &r.rel_k.q().lt(&rel_count));
+    let rel_more = m.wire("rel_more", &r.rel_k.q().lt(&r.rel_count.q()));
+    // The RAM's read data belongs to the output that read it until that beat leaves.
+    let mreq_we_q = mreq_l.get(&r.mreq_p.q(), "we");
+    let mreq_lets_read = m.wire("mreq_lets_read", &(mreq_free | &!&mreq_we_q));
     let hit_take = m.wire("hit_take", &(&lk.req_take & &lk.r_hit));
-    let rel_take = m.wire("rel_take", &(&in_rel & &rel_more & resp_free));
+    let rel_take = m.wire(
+        "rel_take",
+        &(&in_rel & &rel_more & resp_free & &(&a.acc_we | &mreq_lets_read)),
+    );
     let acc_take = m.wire("acc_take", &(&hit_take | &rel_take));
     let install = st.is("install");
+    // A write-back needs no such wait: a fill is taken only when `resp` is free, so `resp`
+    // is empty from `wb` until `release`.
     let wb_go = m.wire("wb_go", &(&st.is("wb") & &r.wb_mask.q().any() & mreq_free));
-    // Data array write: access write (hit or release), or the sector fill.
-    let dw_en = m.wire("data_we", &((&acc_take & &a.acc_we) | install.clone()));
-    m.mem_write(
-        &r.data,
-        &dw_en,
-        &a.line_idx,
-        &install.select(&a.line_f, &a.line_w),
-    );
+    data_ram(m, p, r, a, [&acc_take, &install, &wb_go])?;
     // Output registers.
     let resp_pay = resp_l.pack(&[
         ("id", idle.select(&lk.req_id, &a.rel_id)),
         ("hit", idle.clone()),
-        ("data", a.acc_we.select(&a.acc_wd, &a.acc_rd)),
+        ("data", a.acc_wd.clone()),
     ]);
     m.drive(&outs.take[0], &acc_take);
     m.next(&r.resp_p, &resp_pay, Some(&outs.load[0]));
+    m.next(&r.resp_ram, &!&a.acc_we, Some(&outs.load[0]));
+    if let (Some(reg), Some(lane)) = (&r.resp_lane, &a.acc_lane) {
+        m.next(reg, lane, Some(&outs.load[0]));
+    }
     let miss_take = m.wire(
         "miss_take",
         &(&lk.req_take & &!&lk.r_hit & &!&lk.r_match_any),
@@ -828,16 +918,8 @@ fn controller(
         wb_parts.push(a.wb_sec.clone());
     }
     let wb_addr = Expr::cat(&wb_parts);
-    let miss_req = mreq_l.pack(&[
-        ("we", Expr::zero(1)),
-        ("addr", lk.r_sector.clone()),
-        ("wdata", Expr::zero(g.sbits)),
-    ]);
-    let wb_req = mreq_l.pack(&[
-        ("we", Expr::ones(1)),
-        ("addr", wb_addr),
-        ("wdata", a.wb_data.clone()),
-    ]);
+    let miss_req = mreq_l.pack(&[("we", Expr::zero(1)), ("addr", lk.r_sector.clone())]);
+    let wb_req = mreq_l.pack(&[("we", Expr::ones(1)), ("addr", wb_addr)]);
     m.drive(&outs.take[1], &(&miss_take | &wb_go));
     m.next(
         &r.mreq_p,
@@ -863,6 +945,7 @@ fn controller(
         m.set(&r.f_addr, &fd.addr);
         m.set(&r.f_data, &fd.data);
         m.set(&r.f_mshr, &fd.mshr);
+        m.set(&r.f_mshr_oh, &fd.mshr_oh);
         m.set(&r.f_way, &fd.victim);
         m.set(&r.f_new, &!&fd.present);
         m.set(&r.wb_mask, &fd.wb_first_mask);
@@ -872,40 +955,87 @@ fn controller(
     m.when(&(&st.is("wb") & &!&r.wb_mask.q().any()), |m| {
         st.go(m, "install")
     });
+    // The release buffer: the fill's MSHR entry, selected by its one-hot register.
+    let of_fill = |f: &dyn Fn(&MshrRegs) -> Expr, w: u32| -> Expr {
+        let terms: Vec<Expr> = (0..g.nm)
+            .map(|e| &f(&r.mshr[e]) & &r.f_mshr_oh.q().bit(e as u32).repeat(w))
+            .collect();
+        or_tree(terms, w)
+    };
     m.when(&install, |m| {
         m.set(&r.rel_k, &Expr::zero(g.cntw));
+        m.set(&r.rel_count, &of_fill(&|x| x.count.q(), g.cntw));
+        for (k, slot) in r.rel_slots.iter().enumerate() {
+            for (i, reg) in slot.iter().enumerate() {
+                m.set(reg, &of_fill(&|x| x.slots[k][i].q(), reg.width()));
+            }
+        }
         st.go(m, "release");
     });
     m.when(&rel_take, |m| {
         m.set(&r.rel_k, &(r.rel_k.q() + Expr::lit(g.cntw, 1)))
     });
     m.when(&(&in_rel & &!&rel_more), |m| st.go(m, "idle"));
-    Takes {
+    Ok(Takes {
         in_rel,
         rel_more,
         acc_take,
         install,
         miss_take,
         merge_take,
-    }
+    })
+}
+
+/// The data RAM: a field write (hit or release) or a sector fill (install) writes its
+/// lanes; a field read (hit or release) or a write-back reads a sector.
+fn data_ram(
+    m: &mut ModuleBuilder,
+    p: &CacheRtlParams,
+    r: &Regs,
+    a: &Access,
+    [acc_take, install, wb_go]: [&Expr; 3],
+) -> Result<(), HdlError> {
+    let spec = p.data_ram();
+    let we = m.wire("data_we", &((acc_take & &a.acc_we) | install.clone()));
+    let re = m.wire("data_re", &((acc_take & &!&a.acc_we) | wb_go.clone()));
+    let fps = spec.lanes();
+    let wdata = m.wire(
+        "data_wdata",
+        &install.select(&r.f_data.q(), &a.acc_wd.repeat(fps)),
+    );
+    let wmask = match &a.acc_lane {
+        Some(lane) => {
+            let one = Expr::lit(fps, 1).shl_var(lane);
+            let mask = install.select(&Expr::ones(fps), &one);
+            Some(m.wire("data_wmask", &mask))
+        }
+        None => None,
+    };
+    let raddr = m.wire("data_raddr", &wb_go.select(&a.wb_word, &a.acc_word));
+    let ports = RamPorts {
+        we,
+        waddr: a.acc_word.clone(),
+        wdata,
+        wmask,
+        re,
+        raddr,
+    };
+    let rdata = ram::place(m, &spec, "u_data", &ports)?;
+    m.drive(&r.rdata, &rdata);
+    Ok(())
 }
 
 /// Per-way state: tag/valid/dirty on an install, dirty on a write access, LRU ranks on
 /// every access.
-fn way_update(m: &mut ModuleBuilder, g: &Geo, r: &Regs, lk: &Lookup, a: &Access, t: &Takes) {
+fn way_update(m: &mut ModuleBuilder, g: &Geo, r: &Regs, a: &Access, t: &Takes) {
     let (spl, rankw) = (g.spl, g.rankw);
-    let (idle, install) = (&lk.idle, &t.install);
-    let acc_set = idle.select(&lk.r_set, &a.fset);
-    let acc_way = idle.select(&lk.r_way, &r.f_way.q());
-    let acc_sec = idle.select(&lk.r_sec, &a.fsec);
-    let acc_set = m.wire("acc_set", &acc_set);
-    let acc_way = m.wire("acc_way", &acc_way);
-    let acc_sec = m.wire("acc_sec", &acc_sec);
+    let install = &t.install;
+    let (acc_set, acc_way, acc_sec) = (&a.acc_set, &a.acc_way, &a.acc_sec);
     let touch = m.wire("lru_touch", &(&t.acc_take | install));
     let sec_onehot = |s: &Expr| -> Expr {
         Expr::cat_lsb(&(0..spl).map(|j| s.eq_lit(j as u64)).collect::<Vec<_>>())
     };
-    let acc_sec_oh = m.wire("acc_sec_onehot", &sec_onehot(&acc_sec));
+    let acc_sec_oh = m.wire("acc_sec_onehot", &sec_onehot(acc_sec));
     let sets: Vec<Expr> = (0..g.nsets).map(|s| acc_set.eq_lit(s as u64)).collect();
     let in_set = m.wire_array("acc_in_set", &sets);
     let touched: Vec<Expr> = r
@@ -913,7 +1043,7 @@ fn way_update(m: &mut ModuleBuilder, g: &Geo, r: &Regs, lk: &Lookup, a: &Access,
         .iter()
         .map(|set_ways| {
             mux_tree(
-                &acc_way,
+                acc_way,
                 &set_ways.iter().map(|x| x.rank.q()).collect::<Vec<_>>(),
             )
         })
