@@ -84,6 +84,8 @@
 //!   cache: true         # reuse results of unchanged runs (<cache root>/synth)
 //!   hierarchy: reuse    # reuse | families | flat: units that instantiate other units
 //!   effort: full        # full | fast (the quick profile's default): Yosys and ABC effort
+//!   macros: []          # memory macros for the RAMs: [{liberty: sram.lib, cell: NAME,
+//!                       #   words: 256, width: 64, mask_bits: 8}] (docs/MEMORIES.md)
 //! ```
 
 use crate::rtl::adaptive::AdaptiveRtlParams;
@@ -180,10 +182,49 @@ pub struct SynthConfig {
     /// without choice computation, SAT sweeping or retiming; about twice as fast on large
     /// units, a few percent more area).
     pub effort: Effort,
+    /// Memory macros the units' RAMs may be built of (`{liberty, cell, words, width,
+    /// mask_bits}`); each RAM is reported with the smallest-area one that fits
+    /// (docs/MEMORIES.md).
+    #[serde(default)]
+    pub macros: Vec<MacroSpec>,
     /// Where synthesis results are shared within one run when `cache` is off (set by the
     /// flow; not a YAML key).
     #[serde(skip)]
     pub run_cache: Option<std::path::PathBuf>,
+}
+
+/// `synth.macros`: a memory macro named by the user (`crate::synth::memories`): its liberty, its cell and its dimensions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MacroSpec {
+    /// Liberty file (`.lib`) holding the cell.
+    pub liberty: std::path::PathBuf,
+    /// Cell name in it.
+    pub cell: String,
+    /// Words of one macro.
+    pub words: u32,
+    /// Bits per word.
+    pub width: u32,
+    /// Bits per write-mask bit (`None`: the macro writes whole words).
+    #[serde(default)]
+    pub mask_bits: Option<u32>,
+}
+
+impl MacroSpec {
+    /// Checks the dimensions.
+    pub fn validate(&self) -> Result<(), String> {
+        let mask_ok = self
+            .mask_bits
+            .is_none_or(|m| m > 0 && self.width.is_multiple_of(m));
+        if self.words == 0 || self.width == 0 || !mask_ok || self.cell.is_empty() {
+            return Err(format!(
+                "memory macro `{}`: needs a cell name, words and width above 0 and a mask \
+                 width that divides the word",
+                self.cell
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// `synth.effort`: how hard Yosys and ABC work.
@@ -246,6 +287,7 @@ impl Default for SynthConfig {
             cache: true,
             hierarchy: Hierarchy::Reuse,
             effort: Effort::Full,
+            macros: Vec::new(),
             run_cache: None,
         }
     }
@@ -346,6 +388,9 @@ impl Config {
                     CLOCK_NS_RANGE.end()
                 ));
             }
+        }
+        for m in &s.macros {
+            m.validate().map_err(|e| format!("synth.macros: {e}"))?;
         }
         if s.budget_s == 0 {
             return Err("synth.budget_s must be at least 1".into());

@@ -156,6 +156,14 @@ pub fn synth_blocks(rows: &[ReportRow]) -> Vec<Block> {
         b.extend(charts.into_iter().flatten().map(Block::Chart));
     }
     b.push(Block::Markdown(synth::to_markdown(rows)));
+    let mem = synth::report::memories_markdown(rows);
+    if !mem.is_empty() {
+        b.push(Block::Markdown(format!(
+            "### Memories\n\n{}{}",
+            super::MEMORIES_NOTE,
+            mem
+        )));
+    }
     b
 }
 

@@ -270,8 +270,9 @@ fn synth_design(
 }
 
 /// The child modules of `u` that `hierarchy` maps in runs of their own, by module name, as
-/// designs: each one that is the top of a sibling unit (unless `flat`), and with `families`
-/// each other one that `u` instantiates more than once.
+/// designs: each one that is the top of a sibling unit (unless `flat`), every RAM
+/// ([`crate::hdl::ram`], in every mode), and with `families` each other one that `u`
+/// instantiates more than once.
 fn reused_children(
     hierarchy: crate::config::Hierarchy,
     u: &UnitDesign,
@@ -289,8 +290,16 @@ fn reused_children(
     counts
         .into_iter()
         .filter_map(|(name, (n, module))| {
+            let ram = crate::hdl::ram::RamSpec::from_module_name(name).is_some();
             let design = match siblings.iter().find(|d| d.top.name == name) {
                 Some(d) if hierarchy != Hierarchy::Flat => d.clone(),
+                // A RAM is always mapped alone: the report gives it beside the logic.
+                None if ram => UnitDesign {
+                    unit: "ram",
+                    top: module.clone(),
+                    params: String::new(),
+                    ..u.clone()
+                },
                 None if hierarchy == Hierarchy::Families && n > 1 => UnitDesign {
                     unit: "module",
                     top: module.clone(),
@@ -318,6 +327,7 @@ fn run_synth(
     job.clock_port = clocked.then(|| "clk_i".to_string());
     job.budget = Duration::from_secs(cfg.synth.budget_s);
     job.effort = cfg.synth.effort;
+    job.macros = cfg.synth.macros.clone();
     let (mut r, cached) = if cfg.synth.cache {
         synth::cache::synthesize_cached(job)
     } else if let Some(root) = &cfg.synth.run_cache {
@@ -426,9 +436,20 @@ pub fn synth_files(
     Ok(rows)
 }
 
+/// What the memories table shows (before it in the reports).
+pub const MEMORIES_NOTE: &str = "Each RAM is mapped in a run of its own. The rows above \
+     count it as flip-flops; here it is also given as the smallest-area named macro that \
+     fits (`synth.macros`), and the unit's logic (own area) is timed with its RAMs as ideal \
+     cells (no delay, no setup) and as those macros (docs/MEMORIES.md).\n\n";
+
 /// Adds the synthesis rows' `report.md`, `report.csv` and `report.json` in `dir` to `set`.
 pub fn add_reports(set: &mut FileSet, rows: &[ReportRow], dir: &Path) {
-    set.add(dir.join("report.md"), synth::to_markdown(rows));
+    let mut md = synth::to_markdown(rows);
+    let mem = synth::report::memories_markdown(rows);
+    if !mem.is_empty() {
+        md.push_str(&format!("\n## Memories\n\n{}{}", MEMORIES_NOTE, mem));
+    }
+    set.add(dir.join("report.md"), md);
     set.add(dir.join("report.csv"), synth::to_csv(rows));
     set.add(dir.join("report.json"), synth::to_json(rows));
 }

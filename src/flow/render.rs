@@ -122,6 +122,10 @@ pub fn markdown(r: &FlowReport) -> String {
     if !r.synth.is_empty() {
         let _ = writeln!(s, "## Synthesis\n\n{}", synth::to_markdown(&r.synth));
     }
+    let mem = synth::report::memories_markdown(&r.synth);
+    if !mem.is_empty() {
+        let _ = writeln!(s, "## Memories\n\n{}{}", super::MEMORIES_NOTE, mem);
+    }
     let hier = hierarchy_markdown(&r.synth);
     if !hier.is_empty() {
         let _ = writeln!(

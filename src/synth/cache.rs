@@ -75,6 +75,12 @@ pub fn key(job: &SynthJob) -> Result<String, SynthError> {
         field(c.module.as_bytes());
         field(&text);
     }
+    for m in &job.macros {
+        let text = std::fs::read(&m.liberty).map_err(|e| SynthError::io(&m.liberty, e))?;
+        field(b"memory macro");
+        field(format!("{} {}x{} {:?}", m.cell, m.words, m.width, m.mask_bits).as_bytes());
+        field(&text);
+    }
     let lib = std::fs::read(&job.liberty.path).map_err(|e| SynthError::io(&job.liberty.path, e))?;
     field(&lib);
     for t in super::templates() {

@@ -434,7 +434,7 @@ fn is_nand2_x1(name: &str) -> bool {
 }
 
 /// `"1ns"`, `"1ps"`, `"10ps"`, `"1.0ns"` → value in ns.
-fn parse_time_unit(s: &str) -> Option<f64> {
+pub(crate) fn parse_time_unit(s: &str) -> Option<f64> {
     let s = s.trim().to_ascii_lowercase();
     let split = s.find(|c: char| c.is_ascii_alphabetic())?;
     let (num, unit) = s.split_at(split);

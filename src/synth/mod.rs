@@ -20,6 +20,7 @@ pub mod cache;
 pub mod cores;
 pub mod gatesim;
 pub mod liberty;
+pub mod memories;
 pub mod paper;
 pub mod report;
 pub mod run;
@@ -209,6 +210,8 @@ pub struct SynthJob {
     pub progress: Option<ToolProgress>,
     /// How hard Yosys and ABC work ([`crate::config::Effort`]).
     pub effort: crate::config::Effort,
+    /// Memory macros a RAM child may be built of ([`memories`]).
+    pub macros: Vec<memories::MacroSpec>,
 }
 
 /// A child module that a hierarchical [`SynthJob`] takes from its own run.
@@ -268,6 +271,7 @@ impl SynthJob {
             reuse: Vec::new(),
             progress: None,
             effort: crate::config::Effort::Full,
+            macros: Vec::new(),
         }
     }
 }
@@ -335,6 +339,14 @@ pub struct SynthResult {
     /// this one (the children's, with their input ports buffered; theirs first).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub child_netlists: Vec<PathBuf>,
+    /// The unit's RAMs ([`memories`]): each as flip-flops (in `area_um2` and the timing
+    /// above) and as named macros.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memories: Vec<memories::MemoryFigures>,
+    /// The logic's worst path with the RAMs as ideal cells and, when macros fit every RAM,
+    /// as those macros.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_paths: Vec<memories::ModelPath>,
 }
 
 impl SynthResult {
@@ -540,7 +552,7 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
         child_netlists.push(copy);
     }
 
-    let s = sta::run(job, &mut budget, &child_netlists)?;
+    let s = sta::run(job, &mut budget, &child_netlists, "sta")?;
     let slog = job.work_dir.join("sta.log");
     let worst = s.worst().ok_or_else(|| SynthError::Parse {
         what: "at least one timing path in report_checks".into(),
@@ -558,6 +570,20 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
         f64::INFINITY
     };
     let mut names = EndpointNames::new(job, &b.netlist);
+    let mem = memories::step(job, &mut budget, &children, &child_netlists)?;
+    let model_paths = mem
+        .paths
+        .iter()
+        .map(|(kind, p)| memories::ModelPath {
+            rams: kind.to_string(),
+            path_ns: match job.clock_port {
+                Some(_) => job.clock_ns - p.slack * tu,
+                None => p.arrival * tu,
+            },
+            from: names.name(&p.from),
+            to: names.name(&p.to),
+        })
+        .collect();
     Ok(SynthResult {
         top: job.top.clone(),
         liberty: lib.name.clone(),
@@ -584,6 +610,8 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
         own_area_um2: (!job.reuse.is_empty()).then_some(own_area),
         children,
         child_netlists,
+        memories: mem.figures,
+        model_paths,
     })
 }
 
@@ -716,20 +744,7 @@ mod tests {
     }
 
     fn tools_present() -> bool {
-        let ok = ["yosys", "sta"].iter().all(|t| {
-            crate::proc::status(
-                std::process::Command::new(run::tool_program(t))
-                    .arg("-version")
-                    .stdin(std::process::Stdio::null())
-                    .stdout(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::null()),
-            )
-            .is_ok()
-        });
-        if !ok {
-            eprintln!("yosys/sta not installed; skipping (run scripts/setup.sh)");
-        }
-        ok
+        run::tools_present()
     }
 
     fn adder_job(lib: Liberty, dir: &Path) -> SynthJob {

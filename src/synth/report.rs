@@ -182,8 +182,73 @@ fn csv(rows: &[ReportRow], failed: Option<&[[String; 4]]>) -> String {
     out
 }
 
+/// The memories of the rows that have RAMs ([`super::memories`]), one line per RAM: its
+/// size, as flip-flops (area and worst path of its own run), as the best-fitting named macro,
+/// and the unit's logic timed with its RAMs as ideal cells and as those macros. Empty when
+/// no row has a RAM.
+pub fn memories_markdown(rows: &[ReportRow]) -> String {
+    let with: Vec<&ReportRow> = rows
+        .iter()
+        .filter(|r| !r.result.memories.is_empty())
+        .collect();
+    if with.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "| engine | unit | liberty | RAM | words × bits (lane) | as flops µm² | as flops path ns \
+         | macro | macros µm² | access ns | logic µm² | logic path ns, ideal RAM \
+         | logic path ns, macro |\n\
+         |---|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|\n",
+    );
+    let path = |r: &ReportRow, kind: &str| {
+        r.result
+            .model_paths
+            .iter()
+            .find(|p| p.rams == kind)
+            .map_or("–".to_string(), |p| format!("{:.3}", p.path_ns))
+    };
+    for r in with {
+        for m in &r.result.memories {
+            let (mac, area, access) = match (&m.macro_fit, &m.macro_note) {
+                (Some(f), _) => (
+                    format!("{} × {} ({} × {})", f.cell, f.cols * f.rows, f.rows, f.cols),
+                    format!("{:.0}", f.area_um2 * m.instances as f64),
+                    format!("{:.3}", f.access_ns),
+                ),
+                (None, note) => (
+                    note.clone().unwrap_or_default().replace('|', "/"),
+                    "–".into(),
+                    "–".into(),
+                ),
+            };
+            out.push_str(&format!(
+                "| {} | {} | {} | {} × {} | {} × {} ({}) | {:.0} | {:.3} | {} | {} | {} | {:.0} \
+                 | {} | {} |\n",
+                r.engine,
+                r.unit,
+                r.result.liberty,
+                m.module,
+                m.instances,
+                m.words,
+                m.width,
+                m.lane,
+                m.flop_area_um2 * m.instances as f64,
+                m.flop_path_ns,
+                mac,
+                area,
+                access,
+                r.result.own_area_um2.unwrap_or(r.result.area_um2),
+                path(r, "ideal"),
+                path(r, "macro"),
+            ));
+        }
+    }
+    out
+}
+
 /// Renders a pretty JSON array of flat objects, keys in column order, numbers rounded like the
-/// other renderers (missing / non-finite values are `null`).
+/// other renderers (missing / non-finite values are `null`); a row with RAMs also has
+/// `memories` and `model_paths` ([`super::memories`]).
 pub fn to_json(rows: &[ReportRow]) -> String {
     let mut out = String::from("[");
     for (i, r) in rows.iter().enumerate() {
@@ -194,6 +259,15 @@ pub fn to_json(rows: &[ReportRow]) -> String {
                 "{}\n    \"{key}\": {v}",
                 if j == 0 { "" } else { "," }
             ));
+        }
+        if !r.result.memories.is_empty() {
+            for (key, v) in [
+                ("memories", serde_json::to_value(&r.result.memories)),
+                ("model_paths", serde_json::to_value(&r.result.model_paths)),
+            ] {
+                let v = v.unwrap_or(serde_json::Value::Null);
+                out.push_str(&format!(",\n    \"{key}\": {v}"));
+            }
         }
         out.push_str("\n  }");
     }

@@ -240,6 +240,25 @@ fn tail_without_banner(text: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
+/// Whether Yosys and OpenSTA run here (tests that need them skip, saying so, when not).
+#[cfg(test)]
+pub(crate) fn tools_present() -> bool {
+    let ok = ["yosys", "sta"].iter().all(|t| {
+        crate::proc::status(
+            std::process::Command::new(tool_program(t))
+                .arg("-version")
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null()),
+        )
+        .is_ok()
+    });
+    if !ok {
+        eprintln!("yosys/sta not installed; skipping (run scripts/setup.sh)");
+    }
+    ok
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

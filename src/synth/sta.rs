@@ -53,15 +53,20 @@ fn tcl_braced(s: &str, what: &str) -> Result<String, SynthError> {
 }
 
 /// Renders the STA script for `job`.
-/// `children`: netlists of the modules below the top (hierarchical synthesis), read first.
+/// `children`: netlists of the modules below the top (hierarchical synthesis), read first;
+/// a `.lib` among them is read as a liberty (a memory's timing model).
 pub(crate) fn render_script(job: &SynthJob, children: &[PathBuf]) -> Result<String, SynthError> {
     let lib = &job.liberty;
     let period = lib.ns_to_lib_time(job.clock_ns);
     let load = OUTPUT_LOAD_PF / lib.cap_unit_pf;
     let mut reads = String::new();
     for n in children {
+        let cmd = match n.extension().and_then(|e| e.to_str()) {
+            Some("lib") => "read_liberty",
+            _ => "read_verilog",
+        };
         reads.push_str(&format!(
-            "read_verilog {{{}}}\n",
+            "{cmd} {{{}}}\n",
             tcl_braced(&n.to_string_lossy(), "netlist path")?
         ));
     }
@@ -83,21 +88,24 @@ pub(crate) fn render_script(job: &SynthJob, children: &[PathBuf]) -> Result<Stri
         .replace("@LOAD@", &format!("{load}")))
 }
 
-/// Runs OpenSTA in `job.work_dir` (log: `sta.log`) on the netlist written by Yosys, with the
-/// netlists of the modules below it (`children`, hierarchical synthesis).
+/// Runs OpenSTA in `job.work_dir` (script `<name>.tcl`, log `<name>.log`) on the netlist
+/// written by Yosys, with the netlists of the modules below it (`children`, hierarchical
+/// synthesis).
 pub(crate) fn run(
     job: &SynthJob,
     budget: &mut run::Budget,
     children: &[PathBuf],
+    name: &str,
 ) -> Result<StaOutcome, SynthError> {
     let dir = &job.work_dir;
     let script = render_script(job, children)?;
-    let tcl = dir.join("sta.tcl");
+    let tcl_name = format!("{name}.tcl");
+    let tcl = dir.join(&tcl_name);
     std::fs::write(&tcl, script).map_err(|e| SynthError::io(&tcl, e))?;
-    let log = dir.join("sta.log");
+    let log = dir.join(format!("{name}.log"));
     let seconds = run::run_with_budget(
         "sta",
-        &["-no_init", "-no_splash", "sta.tcl"],
+        &["-no_init", "-no_splash", &tcl_name],
         dir,
         &log,
         budget,
