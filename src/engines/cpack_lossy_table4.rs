@@ -32,20 +32,27 @@ pub fn markdown(rows: &[ReportRow]) -> String {
             .filter(|r| r.engine == "cpack-lossy" && r.unit == unit)
         {
             let lat = r.latency_cycles.map_or("–".into(), |l| l.to_string());
-            body.push_str(&format!(
-                "| {} | {} | {:.0} | {:.1} | {:.0} | {} | {lt}{:.0} | {lt}{:.1} | {gt}{:.0} | {} | {gt}{:.1}× |\n",
-                unit,
-                r.result.liberty,
-                r.result.area_um2,
-                r.result.kge,
-                r.result.fmax_mhz,
-                lat,
-                pa,
-                pk,
-                ghz * 1000.0,
-                mw,
-                r.result.kge / pk,
-            ));
+            let res = &r.result;
+            let mut ours = vec![(unit.to_string(), res.area_um2, res.kge, res.fmax_mhz)];
+            if let Some(m) = with_macros(r) {
+                ours.push(m);
+            }
+            for (name, area, kge, fmax) in ours {
+                body.push_str(&format!(
+                    "| {} | {} | {:.0} | {:.1} | {:.0} | {} | {lt}{:.0} | {lt}{:.1} | {gt}{:.0} | {} | {gt}{:.1}× |\n",
+                    name,
+                    res.liberty,
+                    area,
+                    kge,
+                    fmax,
+                    lat,
+                    pa,
+                    pk,
+                    ghz * 1000.0,
+                    mw,
+                    kge / pk,
+                ));
+            }
         }
     }
     if body.is_empty() {
@@ -56,11 +63,32 @@ pub fn markdown(rows: &[ReportRow]) -> String {
          latencies count the accepting cycle; the paper gives 16 + 3 for the compressor (first \
          chunk after the first word; ours 16 + 4, one stage more for 1 GHz) and 8 + 1 for the \
          decompressor (per block); the cosim tests measure both. \
-         The paper's MD cache is a CACTI SRAM estimate; ours holds its 4 KB in flops.\n\n\
+         The paper's MD cache is a CACTI SRAM estimate; ours holds its 4 KB in a RAM, as \
+         flops and, when `synth.macros` names memory macros, as those macros (area of the \
+         cache without its RAM plus the macros', Fmax with the macros' timing; \
+         docs/MEMORIES.md).\n\n\
          | Unit | Library | µm² | kGE | Fmax MHz | latency cycles | paper µm² (65 nm) | \
          paper kGE | paper MHz | paper mW | ours / paper (kGE) |\n\
          |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n{body}"
     )
+}
+
+/// A unit's row with its RAMs as the named macros (when every RAM has one): its name, area
+/// (the unit without its RAMs plus the macros), kGE and Fmax (timed with the macros).
+fn with_macros(r: &ReportRow) -> Option<(String, f64, f64, f64)> {
+    let res = &r.result;
+    let path = res.model_paths.iter().find(|p| p.rams == "macro")?;
+    if res.memories.is_empty() || res.area_um2 <= 0.0 {
+        return None;
+    }
+    let mut area = res.area_um2;
+    for m in &res.memories {
+        let fit = m.macro_fit.as_ref()?;
+        area += (fit.area_um2 - m.flop_area_um2) * m.instances as f64;
+    }
+    let kge = area * res.kge / res.area_um2;
+    let name = format!("{}, RAM as macros", r.unit);
+    Some((name, area, kge, 1000.0 / path.path_ns))
 }
 
 #[cfg(test)]
@@ -103,6 +131,27 @@ mod tests {
         let md = markdown(&[row("md-cache", "nangate45", 295768.0, 370.64)]);
         assert!(
             md.contains("| md-cache | nangate45 | 295768 | 370.6 | 736 | 19 | < 50000 | < 34.7 | > 1250 | – | > 10.7× |"),
+            "{md}"
+        );
+        // With a macro for its RAM: 300,000 µm² less 275,000 of flops plus 25,000 of macros.
+        let mut cache = row("md-cache", "nangate45", 300_000.0, 375.0);
+        cache.result.memories = vec![crate::synth::memories::MemoryFigures {
+            instances: 1,
+            flop_area_um2: 275_000.0,
+            macro_fit: Some(crate::synth::memories::MacroFit {
+                area_um2: 25_000.0,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }];
+        cache.result.model_paths = vec![crate::synth::memories::ModelPath {
+            rams: "macro".into(),
+            path_ns: 1.25,
+            ..Default::default()
+        }];
+        let md = markdown(&[cache]);
+        assert!(
+            md.contains("| md-cache, RAM as macros | nangate45 | 50000 | 62.5 | 800 | 19 |"),
             "{md}"
         );
         let mut other = rows.clone();

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub mod energy;
+pub mod fpga;
 pub mod html;
 pub mod job;
 pub mod manifest;
@@ -439,8 +440,8 @@ pub fn synth_files(
 /// What the memories table shows (before it in the reports).
 pub const MEMORIES_NOTE: &str = "Each RAM is mapped in a run of its own. The rows above \
      count it as flip-flops; here it is also given as the smallest-area named macro that \
-     fits (`synth.macros`), and the unit's logic (own area) is timed with its RAMs as ideal \
-     cells (no delay, no setup) and as those macros (docs/MEMORIES.md).\n\n";
+     fits (`synth.macros`), and the unit without its RAMs is timed with them as ideal cells \
+     (no delay, no setup) and as those macros (docs/MEMORIES.md).\n\n";
 
 /// Adds the synthesis rows' `report.md`, `report.csv` and `report.json` in `dir` to `set`.
 pub fn add_reports(set: &mut FileSet, rows: &[ReportRow], dir: &Path) {

@@ -23,7 +23,7 @@
 //! sets x ways x sectors words, one write enable per field, one synchronous read port);
 //! tags, per-sector valid/dirty bits and LRU ranks are flops; the MSHR file holds
 //! `mshr_slots` requests per entry. Counters `cnt_hits_o`, `cnt_misses_o`, `cnt_merges_o`
-//! count like the model.
+//! count like the model, one cycle after the lookup that they count.
 //!
 //! The RAM's read register is the data half of both output registers: a read access loads
 //! `resp` with the field's position and the RAM reads the sector at the same edge; a
@@ -932,13 +932,16 @@ fn controller(
             .collect();
         m.set(&r.wb_mask, &Expr::cat_lsb(&clr));
     });
-    // Counters.
-    for (cnt, take) in [
-        (&r.cnt_hits, &hit_take),
-        (&r.cnt_misses, &miss_take),
-        (&r.cnt_merges, &merge_take),
+    // Counters: each take is registered first (`cnt_*_take_q`), so a counter's 32-bit
+    // load does not wait for the lookup; it counts one cycle later, when the take's
+    // response or memory request appears.
+    for (cnt, take, name) in [
+        (&r.cnt_hits, &hit_take, "cnt_hit_take_q"),
+        (&r.cnt_misses, &miss_take, "cnt_miss_take_q"),
+        (&r.cnt_merges, &merge_take, "cnt_merge_take_q"),
     ] {
-        m.when(take, |m| m.set(cnt, &(cnt.q() + Expr::lit(32, 1))));
+        let took = m.reg_next(name, Some(0), take, None);
+        m.when(&took, |m| m.set(cnt, &(cnt.q() + Expr::lit(32, 1))));
     }
     // State machine.
     m.when(&lk.fill_take, |m| {

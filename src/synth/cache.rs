@@ -46,7 +46,7 @@ pub fn key(job: &SynthJob) -> Result<String, SynthError> {
         h.update((b.len() as u64).to_le_bytes());
         h.update(b);
     };
-    field(b"hwzip-synth-v3");
+    field(b"hwzip-synth-v4");
     field(
         format!(
             "fan-out buffers max {}, child ports buffered",

@@ -68,6 +68,9 @@ pub struct MemoryFigures {
     /// Why no macro is given (none named, or none fits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub macro_note: Option<String>,
+    /// The RAM's own netlist (its ports name the model's pins).
+    #[serde(default)]
+    pub netlist: PathBuf,
 }
 
 /// Reads a macro cell's area and timing from its liberty.
@@ -372,11 +375,47 @@ pub(crate) fn step(
         figures: Vec::new(),
         paths: Vec::new(),
     };
-    let rams: Vec<_> = job
-        .reuse
-        .iter()
-        .filter_map(|c| RamSpec::from_module_name(&c.module).map(|s| (c, s)))
-        .collect();
+    // The RAMs: children of the job, and those of its children (with their instances).
+    let count = |module: &str| {
+        children
+            .iter()
+            .find(|a| a.module == module)
+            .map_or(0, |a| a.instances)
+    };
+    let mut rams: Vec<(RamSpec, MemoryFigures)> = Vec::new();
+    for c in &job.reuse {
+        if let Some(spec) = RamSpec::from_module_name(&c.module) {
+            let f = MemoryFigures {
+                module: c.module.clone(),
+                instances: count(&c.module),
+                words: spec.words,
+                width: spec.width,
+                lane: spec.lane,
+                flop_area_um2: c.result.area_um2,
+                flop_path_ns: c.result.critical_path_ns,
+                netlist: c.result.netlist.clone(),
+                ..MemoryFigures::default()
+            };
+            rams.push((spec, f));
+            continue;
+        }
+        for f in &c.result.memories {
+            let Some(spec) = RamSpec::from_module_name(&f.module) else {
+                continue;
+            };
+            let n = f.instances * count(&c.module);
+            match rams.iter_mut().find(|(_, g)| g.module == f.module) {
+                Some((_, g)) => g.instances += n,
+                None => rams.push((
+                    spec,
+                    MemoryFigures {
+                        instances: n,
+                        ..f.clone()
+                    },
+                )),
+            }
+        }
+    }
     if rams.is_empty() {
         return Ok(out);
     }
@@ -384,49 +423,42 @@ pub(crate) fn step(
     for m in &job.macros {
         macros.push((m.clone(), read_macro(m)?));
     }
-    let copies: Vec<PathBuf> = rams
+    // Every copy of a RAM's netlist, at any depth, is replaced by its model.
+    let copies: Vec<String> = rams
         .iter()
-        .map(|(c, _)| job.work_dir.join(format!("child_{}.v", c.module)))
+        .map(|(_, f)| format!("child_{}.v", f.module))
         .collect();
     let others: Vec<PathBuf> = netlists
         .iter()
-        .filter(|n| !copies.contains(n))
+        .filter(|n| {
+            let name = n.file_name().and_then(|x| x.to_str()).unwrap_or("");
+            !copies.iter().any(|c| c == name)
+        })
         .cloned()
         .collect();
     let (mut ideal, mut real) = (others.clone(), Some(others));
-    for (c, spec) in &rams {
-        let text = std::fs::read_to_string(&c.result.netlist)
-            .map_err(|e| SynthError::io(&c.result.netlist, e))?;
+    for (spec, mut f) in rams {
+        let text =
+            std::fs::read_to_string(&f.netlist).map_err(|e| SynthError::io(&f.netlist, e))?;
         let (ins, outs) = buffer::ports(&text);
         let write = |kind: &str, area: f64, access: f64, setup: f64| {
-            let path = job.work_dir.join(format!("{kind}_{}.lib", c.module));
-            let lib = model_liberty(&c.module, &ins, &outs, area, access, setup);
+            let path = job.work_dir.join(format!("{kind}_{}.lib", f.module));
+            let lib = model_liberty(&f.module, &ins, &outs, area, access, setup);
             std::fs::write(&path, lib).map_err(|e| SynthError::io(&path, e))?;
             Ok::<_, SynthError>(path)
         };
         ideal.push(write("ideal", 0.0, 0.0, 0.0)?);
-        let fit = best_fit(spec, &macros);
+        let fit = best_fit(&spec, &macros);
         real = match (&fit, real) {
-            (Ok(f), Some(mut r)) => {
-                r.push(write("macro", f.area_um2, f.access_ns, f.setup_ns)?);
+            (Ok(fit), Some(mut r)) => {
+                r.push(write("macro", fit.area_um2, fit.access_ns, fit.setup_ns)?);
                 Some(r)
             }
             _ => None,
         };
-        out.figures.push(MemoryFigures {
-            module: c.module.clone(),
-            instances: children
-                .iter()
-                .find(|a| a.module == c.module)
-                .map_or(0, |a| a.instances),
-            words: spec.words,
-            width: spec.width,
-            lane: spec.lane,
-            flop_area_um2: c.result.area_um2,
-            flop_path_ns: c.result.critical_path_ns,
-            macro_note: fit.as_ref().err().cloned(),
-            macro_fit: fit.ok(),
-        });
+        f.macro_note = fit.as_ref().err().cloned();
+        f.macro_fit = fit.ok();
+        out.figures.push(f);
     }
     let runs = [("ideal", Some(ideal)), ("macro", real)];
     for (kind, reads) in runs {

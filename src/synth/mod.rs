@@ -18,6 +18,7 @@ pub mod blif;
 pub mod buffer;
 pub mod cache;
 pub mod cores;
+pub mod fpga;
 pub mod gatesim;
 pub mod liberty;
 pub mod memories;

@@ -196,7 +196,7 @@ pub fn memories_markdown(rows: &[ReportRow]) -> String {
     }
     let mut out = String::from(
         "| engine | unit | liberty | RAM | words × bits (lane) | as flops µm² | as flops path ns \
-         | macro | macros µm² | access ns | logic µm² | logic path ns, ideal RAM \
+         | macro | macros µm² | access ns | unit without RAMs µm² | logic path ns, ideal RAM \
          | logic path ns, macro |\n\
          |---|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|\n",
     );
@@ -237,13 +237,24 @@ pub fn memories_markdown(rows: &[ReportRow]) -> String {
                 mac,
                 area,
                 access,
-                r.result.own_area_um2.unwrap_or(r.result.area_um2),
+                logic_um2(r),
                 path(r, "ideal"),
                 path(r, "macro"),
             ));
         }
     }
     out
+}
+
+/// A unit's area without its RAMs (its own logic and every child's but the RAMs'), µm².
+fn logic_um2(r: &ReportRow) -> f64 {
+    let rams: f64 = r
+        .result
+        .memories
+        .iter()
+        .map(|m| m.flop_area_um2 * m.instances as f64)
+        .sum();
+    r.result.area_um2 - rams
 }
 
 /// Renders a pretty JSON array of flat objects, keys in column order, numbers rounded like the

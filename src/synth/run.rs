@@ -152,12 +152,24 @@ pub(crate) fn run_with_budget(
     log: &Path,
     budget: &mut Budget,
 ) -> Result<f64, SynthError> {
+    run_program(tool, &tool_program(tool), args, cwd, log, budget)
+}
+
+/// [`run_with_budget`] with the program to run given (`tool` names it in errors).
+pub(crate) fn run_program(
+    tool: &'static str,
+    program: &str,
+    args: &[&str],
+    cwd: &Path,
+    log: &Path,
+    budget: &mut Budget,
+) -> Result<f64, SynthError> {
     if let Some(limit) = budget.exceeded(0.0) {
         return Err(budget.error(tool, limit, 0.0, log));
     }
     let out = File::create(log).map_err(|e| SynthError::io(log, e))?;
     let err = out.try_clone().map_err(|e| SynthError::io(log, e))?;
-    let program = tool_program(tool);
+    let program = program.to_string();
     let t0 = Instant::now();
     let mut child = crate::proc::spawn(
         Command::new(&program)
