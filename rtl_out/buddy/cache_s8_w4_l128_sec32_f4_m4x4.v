@@ -1031,101 +1031,97 @@ module cache_s8_w4_l128_sec32_f4_m4x4 (
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s0_id_d
-      assign mshr_s0_id_d[i] = ((mshr_alloc[i] | (mshr_merge[i] & (mshr_count_q[i] == 3'd0))) ?
-                                  req_id_i
+      assign mshr_s0_id_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd0)) ? req_id_i
                                 : mshr_s0_id_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s0_field_d
-      assign mshr_s0_field_d[i] = ((mshr_alloc[i] | (mshr_merge[i] & (mshr_count_q[i] == 3'd0))) ?
-                                     req_fil
+      assign mshr_s0_field_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd0)) ? req_fil
                                    : mshr_s0_field_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s0_we_d
-      assign mshr_s0_we_d[i] = ((mshr_alloc[i] | (mshr_merge[i] & (mshr_count_q[i] == 3'd0))) ?
-                                  req_we_i
+      assign mshr_s0_we_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd0)) ? req_we_i
                                 : mshr_s0_we_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s0_wdata_d
-      assign mshr_s0_wdata_d[i] = ((mshr_alloc[i] | (mshr_merge[i] & (mshr_count_q[i] == 3'd0))) ?
-                                     req_wdata_i
+      assign mshr_s0_wdata_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd0)) ? req_wdata_i
                                    : mshr_s0_wdata_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s1_id_d
-      assign mshr_s1_id_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd1)) ? req_id_i
+      assign mshr_s1_id_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd1)) ? req_id_i
                                 : mshr_s1_id_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s1_field_d
-      assign mshr_s1_field_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd1)) ? req_fil
+      assign mshr_s1_field_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd1)) ? req_fil
                                    : mshr_s1_field_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s1_we_d
-      assign mshr_s1_we_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd1)) ? req_we_i
+      assign mshr_s1_we_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd1)) ? req_we_i
                                 : mshr_s1_we_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s1_wdata_d
-      assign mshr_s1_wdata_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd1)) ? req_wdata_i
+      assign mshr_s1_wdata_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd1)) ? req_wdata_i
                                    : mshr_s1_wdata_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s2_id_d
-      assign mshr_s2_id_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd2)) ? req_id_i
+      assign mshr_s2_id_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd2)) ? req_id_i
                                 : mshr_s2_id_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s2_field_d
-      assign mshr_s2_field_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd2)) ? req_fil
+      assign mshr_s2_field_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd2)) ? req_fil
                                    : mshr_s2_field_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s2_we_d
-      assign mshr_s2_we_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd2)) ? req_we_i
+      assign mshr_s2_we_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd2)) ? req_we_i
                                 : mshr_s2_we_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s2_wdata_d
-      assign mshr_s2_wdata_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd2)) ? req_wdata_i
+      assign mshr_s2_wdata_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd2)) ? req_wdata_i
                                    : mshr_s2_wdata_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s3_id_d
-      assign mshr_s3_id_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd3)) ? req_id_i
+      assign mshr_s3_id_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd3)) ? req_id_i
                                 : mshr_s3_id_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s3_field_d
-      assign mshr_s3_field_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd3)) ? req_fil
+      assign mshr_s3_field_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd3)) ? req_fil
                                    : mshr_s3_field_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s3_we_d
-      assign mshr_s3_we_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd3)) ? req_we_i
+      assign mshr_s3_we_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd3)) ? req_we_i
                                 : mshr_s3_we_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 4; i = i + 1) begin : g_mshr_s3_wdata_d
-      assign mshr_s3_wdata_d[i] = ((mshr_merge[i] & (mshr_count_q[i] == 3'd3)) ? req_wdata_i
+      assign mshr_s3_wdata_d[i] = ((req_valid_i & (mshr_count_q[i] == 3'd3)) ? req_wdata_i
                                    : mshr_s3_wdata_q[i]);
     end
   endgenerate

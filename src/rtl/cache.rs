@@ -1128,12 +1128,15 @@ fn mshr_update(m: &mut ModuleBuilder, g: &Geo, r: &Regs, req: &Stream, lk: &Look
         });
         m.when(&done[e], |m| m.set(&x.count, &Expr::zero(cntw)));
     }
+    // The offered request is written into the first free slot of every entry whenever one
+    // is offered: a free slot holds nothing, and the take (which waits for the lookup)
+    // only counts it in. An allocation writes slot 0 (a free entry's count is 0), a merge
+    // slot `count`.
     let fields = [r_slot.0, r_slot.1, r_slot.2, r_slot.3];
     for k in 0..g.ns {
         for (i, value) in fields.iter().enumerate() {
-            for (e, x) in r.mshr.iter().enumerate() {
-                let at = (&alloc[e] & &Expr::lit(1, (k == 0) as u64))
-                    | (&merge[e] & &x.count.q().eq_lit(k as u64));
+            for x in &r.mshr {
+                let at = &req.valid & &x.count.q().eq_lit(k as u64);
                 m.when(&at, |m| m.set(&x.slots[k][i], value));
             }
         }

@@ -115,49 +115,36 @@ pub fn read_macro(spec: &MacroSpec) -> Result<MacroCell, SynthError> {
     })
 }
 
-/// The first `name : value ;` at any depth of `text`, its value without quotes' spaces.
-fn attribute<'a>(text: &'a str, name: &str) -> Option<&'a str> {
-    let mut from = 0;
-    while let Some(i) = text[from..].find(name) {
-        let at = from + i;
-        from = at + name.len();
+/// The byte offsets just after every whole-word occurrence of `name` in `text`.
+fn after_words<'a>(text: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
+    text.match_indices(name).filter_map(move |(at, _)| {
         let before = text[..at].chars().next_back();
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-            continue;
-        }
-        let rest = text[from..].trim_start();
-        if let Some(v) = rest.strip_prefix(':') {
-            let end = v.find(';')?;
-            return Some(v[..end].trim());
-        }
-    }
-    None
+        let after = text[at + name.len()..].chars().next();
+        let part = |c: char| c.is_alphanumeric() || c == '_';
+        (!before.is_some_and(part) && !after.is_some_and(part)).then_some(at + name.len())
+    })
+}
+
+/// The first `name : value ;` at any depth of `text`, its value trimmed.
+fn attribute<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    after_words(text, name).find_map(|from| {
+        let v = text[from..].trim_start().strip_prefix(':')?;
+        let end = v.find(';')?;
+        Some(v[..end].trim())
+    })
 }
 
 /// The bodies of every `name (...) { ... }` group directly or deeper in `text`.
 fn groups<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
     let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(i) = text[from..].find(name) {
-        let at = from + i;
-        from = at + name.len();
-        let before = text[..at].chars().next_back();
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-            continue;
+    let mut skip_to = 0;
+    for from in after_words(text, name) {
+        if from < skip_to {
+            continue; // inside a group already taken
         }
-        let rest = &text[from..];
-        let Some(r) = rest.trim_start().strip_prefix('(') else {
-            continue;
-        };
-        let Some(close) = r.find(')') else { continue };
-        let after = r[close + 1..].trim_start();
-        if !after.starts_with('{') {
-            continue;
-        }
-        let open = text.len() - after.len();
-        if let Some(end) = matching_brace(text, open) {
+        if let Some((open, end)) = group_at(text, from) {
             out.push(&text[open + 1..end]);
-            from = end;
+            skip_to = end;
         }
     }
     out
@@ -165,25 +152,26 @@ fn groups<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
 
 /// The body of `cell (name)` (quoted or not).
 fn cell_body<'a>(text: &'a str, cell: &str) -> Option<&'a str> {
-    let mut from = 0;
-    while let Some(i) = text[from..].find("cell") {
-        let at = from + i;
-        from = at + 4;
-        let rest = text[from..].trim_start();
-        let Some(r) = rest.strip_prefix('(') else {
-            continue;
-        };
+    after_words(text, "cell").find_map(|from| {
+        let r = text[from..].trim_start().strip_prefix('(')?;
         let close = r.find(')')?;
         if r[..close].trim().trim_matches('"') != cell {
-            continue;
+            return None;
         }
-        let after = r[close + 1..].trim_start();
-        let open = text.len() - after.len();
-        if after.starts_with('{') {
-            return matching_brace(text, open).map(|end| &text[open + 1..end]);
-        }
+        group_at(text, from).map(|(open, end)| &text[open + 1..end])
+    })
+}
+
+/// At `from`, `(...) { ... }`: the offsets of its braces.
+fn group_at(text: &str, from: usize) -> Option<(usize, usize)> {
+    let r = text[from..].trim_start().strip_prefix('(')?;
+    let close = r.find(')')?;
+    let after = r[close + 1..].trim_start();
+    if !after.starts_with('{') {
+        return None;
     }
-    None
+    let open = text.len() - after.len();
+    matching_brace(text, open).map(|end| (open, end))
 }
 
 fn matching_brace(text: &str, open: usize) -> Option<usize> {
