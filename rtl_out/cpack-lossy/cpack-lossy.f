@@ -14,3 +14,4 @@ cpack_lossy_tok_pick_l4_h68.v
 cpack_lossy_tok_pick_l6_h102.v
 cpack_lossy_trunc_b128.v
 ram_32x1024_be8.v
+ram_32x137.v

@@ -1145,359 +1145,54 @@ module cpack_lossy_mc_b128 (
   reg  [4:0] respq_wr_q;
   reg  [4:0] respq_rd_q;
   reg  [5:0] respq_count_q;
+  reg  respq_src_q;
+  reg  [136:0] respq_byp_q;
   wire respq_valid;
   wire respq_ready;
   wire respq_push;
   wire respq_out_ready;
   wire respq_pop;
-  reg  [136:0] respq0_q;
-  wire respq_we0;
-  wire [136:0] respq0_d;
-  wire respq_rs0;
-  reg  [136:0] respq1_q;
-  wire respq_we1;
-  wire [136:0] respq1_d;
-  wire respq_rs1;
-  reg  [136:0] respq2_q;
-  wire respq_we2;
-  wire [136:0] respq2_d;
-  wire respq_rs2;
-  reg  [136:0] respq3_q;
-  wire respq_we3;
-  wire [136:0] respq3_d;
-  wire respq_rs3;
-  reg  [136:0] respq4_q;
-  wire respq_we4;
-  wire [136:0] respq4_d;
-  wire respq_rs4;
-  reg  [136:0] respq5_q;
-  wire respq_we5;
-  wire [136:0] respq5_d;
-  wire respq_rs5;
-  reg  [136:0] respq6_q;
-  wire respq_we6;
-  wire [136:0] respq6_d;
-  wire respq_rs6;
-  reg  [136:0] respq7_q;
-  wire respq_we7;
-  wire [136:0] respq7_d;
-  wire respq_rs7;
-  reg  [136:0] respq8_q;
-  wire respq_we8;
-  wire [136:0] respq8_d;
-  wire respq_rs8;
-  reg  [136:0] respq9_q;
-  wire respq_we9;
-  wire [136:0] respq9_d;
-  wire respq_rs9;
-  reg  [136:0] respq10_q;
-  wire respq_we10;
-  wire [136:0] respq10_d;
-  wire respq_rs10;
-  reg  [136:0] respq11_q;
-  wire respq_we11;
-  wire [136:0] respq11_d;
-  wire respq_rs11;
-  reg  [136:0] respq12_q;
-  wire respq_we12;
-  wire [136:0] respq12_d;
-  wire respq_rs12;
-  reg  [136:0] respq13_q;
-  wire respq_we13;
-  wire [136:0] respq13_d;
-  wire respq_rs13;
-  reg  [136:0] respq14_q;
-  wire respq_we14;
-  wire [136:0] respq14_d;
-  wire respq_rs14;
-  reg  [136:0] respq15_q;
-  wire respq_we15;
-  wire [136:0] respq15_d;
-  wire respq_rs15;
-  reg  [136:0] respq16_q;
-  wire respq_we16;
-  wire [136:0] respq16_d;
-  wire respq_rs16;
-  reg  [136:0] respq17_q;
-  wire respq_we17;
-  wire [136:0] respq17_d;
-  wire respq_rs17;
-  reg  [136:0] respq18_q;
-  wire respq_we18;
-  wire [136:0] respq18_d;
-  wire respq_rs18;
-  reg  [136:0] respq19_q;
-  wire respq_we19;
-  wire [136:0] respq19_d;
-  wire respq_rs19;
-  reg  [136:0] respq20_q;
-  wire respq_we20;
-  wire [136:0] respq20_d;
-  wire respq_rs20;
-  reg  [136:0] respq21_q;
-  wire respq_we21;
-  wire [136:0] respq21_d;
-  wire respq_rs21;
-  reg  [136:0] respq22_q;
-  wire respq_we22;
-  wire [136:0] respq22_d;
-  wire respq_rs22;
-  reg  [136:0] respq23_q;
-  wire respq_we23;
-  wire [136:0] respq23_d;
-  wire respq_rs23;
-  reg  [136:0] respq24_q;
-  wire respq_we24;
-  wire [136:0] respq24_d;
-  wire respq_rs24;
-  reg  [136:0] respq25_q;
-  wire respq_we25;
-  wire [136:0] respq25_d;
-  wire respq_rs25;
-  reg  [136:0] respq26_q;
-  wire respq_we26;
-  wire [136:0] respq26_d;
-  wire respq_rs26;
-  reg  [136:0] respq27_q;
-  wire respq_we27;
-  wire [136:0] respq27_d;
-  wire respq_rs27;
-  reg  [136:0] respq28_q;
-  wire respq_we28;
-  wire [136:0] respq28_d;
-  wire respq_rs28;
-  reg  [136:0] respq29_q;
-  wire respq_we29;
-  wire [136:0] respq29_d;
-  wire respq_rs29;
-  reg  [136:0] respq30_q;
-  wire respq_we30;
-  wire [136:0] respq30_d;
-  wire respq_rs30;
-  reg  [136:0] respq31_q;
-  wire respq_we31;
-  wire [136:0] respq31_d;
-  wire respq_rs31;
-  wire [136:0] respq_head;
+  wire respq_in_ram;
+  wire respq_from_ram;
+  wire respq_bypass;
+  wire respq_to_ram;
+  wire [136:0] u_respq_ram_rdata_o;
+  wire [136:0] respq_byp_d;
+  wire respq_src_d;
   wire [4:0] respq_wr_d;
   wire [4:0] respq_rd_d;
   wire [5:0] respq_count_d;
+  wire [136:0] respq_head;
   assign respq_valid = (respq_count_q != 6'd0);
   assign respq_ready = (respq_count_q != 6'd32);
   assign respq_push = (rsp_valid & respq_ready);
   assign respq_pop = (respq_valid & respq_out_ready);
-  assign respq_we0 = (respq_push & (respq_wr_q == 5'd0));
-  assign respq0_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                     ((state_q == STATE_ACK) | u_restore_m_last_o),
-                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs0 = (respq_rd_q == 5'd0);
-  assign respq_we1 = (respq_push & (respq_wr_q == 5'd1));
-  assign respq1_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                     ((state_q == STATE_ACK) | u_restore_m_last_o),
-                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs1 = (respq_rd_q == 5'd1);
-  assign respq_we2 = (respq_push & (respq_wr_q == 5'd2));
-  assign respq2_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                     ((state_q == STATE_ACK) | u_restore_m_last_o),
-                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs2 = (respq_rd_q == 5'd2);
-  assign respq_we3 = (respq_push & (respq_wr_q == 5'd3));
-  assign respq3_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                     ((state_q == STATE_ACK) | u_restore_m_last_o),
-                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs3 = (respq_rd_q == 5'd3);
-  assign respq_we4 = (respq_push & (respq_wr_q == 5'd4));
-  assign respq4_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                     ((state_q == STATE_ACK) | u_restore_m_last_o),
-                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs4 = (respq_rd_q == 5'd4);
-  assign respq_we5 = (respq_push & (respq_wr_q == 5'd5));
-  assign respq5_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                     ((state_q == STATE_ACK) | u_restore_m_last_o),
-                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs5 = (respq_rd_q == 5'd5);
-  assign respq_we6 = (respq_push & (respq_wr_q == 5'd6));
-  assign respq6_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                     ((state_q == STATE_ACK) | u_restore_m_last_o),
-                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs6 = (respq_rd_q == 5'd6);
-  assign respq_we7 = (respq_push & (respq_wr_q == 5'd7));
-  assign respq7_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                     ((state_q == STATE_ACK) | u_restore_m_last_o),
-                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs7 = (respq_rd_q == 5'd7);
-  assign respq_we8 = (respq_push & (respq_wr_q == 5'd8));
-  assign respq8_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                     ((state_q == STATE_ACK) | u_restore_m_last_o),
-                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs8 = (respq_rd_q == 5'd8);
-  assign respq_we9 = (respq_push & (respq_wr_q == 5'd9));
-  assign respq9_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                     (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                     ((state_q == STATE_ACK) | u_restore_m_last_o),
-                     ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs9 = (respq_rd_q == 5'd9);
-  assign respq_we10 = (respq_push & (respq_wr_q == 5'd10));
-  assign respq10_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs10 = (respq_rd_q == 5'd10);
-  assign respq_we11 = (respq_push & (respq_wr_q == 5'd11));
-  assign respq11_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs11 = (respq_rd_q == 5'd11);
-  assign respq_we12 = (respq_push & (respq_wr_q == 5'd12));
-  assign respq12_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs12 = (respq_rd_q == 5'd12);
-  assign respq_we13 = (respq_push & (respq_wr_q == 5'd13));
-  assign respq13_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs13 = (respq_rd_q == 5'd13);
-  assign respq_we14 = (respq_push & (respq_wr_q == 5'd14));
-  assign respq14_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs14 = (respq_rd_q == 5'd14);
-  assign respq_we15 = (respq_push & (respq_wr_q == 5'd15));
-  assign respq15_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs15 = (respq_rd_q == 5'd15);
-  assign respq_we16 = (respq_push & (respq_wr_q == 5'd16));
-  assign respq16_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs16 = (respq_rd_q == 5'd16);
-  assign respq_we17 = (respq_push & (respq_wr_q == 5'd17));
-  assign respq17_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs17 = (respq_rd_q == 5'd17);
-  assign respq_we18 = (respq_push & (respq_wr_q == 5'd18));
-  assign respq18_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs18 = (respq_rd_q == 5'd18);
-  assign respq_we19 = (respq_push & (respq_wr_q == 5'd19));
-  assign respq19_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs19 = (respq_rd_q == 5'd19);
-  assign respq_we20 = (respq_push & (respq_wr_q == 5'd20));
-  assign respq20_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs20 = (respq_rd_q == 5'd20);
-  assign respq_we21 = (respq_push & (respq_wr_q == 5'd21));
-  assign respq21_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs21 = (respq_rd_q == 5'd21);
-  assign respq_we22 = (respq_push & (respq_wr_q == 5'd22));
-  assign respq22_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs22 = (respq_rd_q == 5'd22);
-  assign respq_we23 = (respq_push & (respq_wr_q == 5'd23));
-  assign respq23_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs23 = (respq_rd_q == 5'd23);
-  assign respq_we24 = (respq_push & (respq_wr_q == 5'd24));
-  assign respq24_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs24 = (respq_rd_q == 5'd24);
-  assign respq_we25 = (respq_push & (respq_wr_q == 5'd25));
-  assign respq25_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs25 = (respq_rd_q == 5'd25);
-  assign respq_we26 = (respq_push & (respq_wr_q == 5'd26));
-  assign respq26_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs26 = (respq_rd_q == 5'd26);
-  assign respq_we27 = (respq_push & (respq_wr_q == 5'd27));
-  assign respq27_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs27 = (respq_rd_q == 5'd27);
-  assign respq_we28 = (respq_push & (respq_wr_q == 5'd28));
-  assign respq28_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs28 = (respq_rd_q == 5'd28);
-  assign respq_we29 = (respq_push & (respq_wr_q == 5'd29));
-  assign respq29_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs29 = (respq_rd_q == 5'd29);
-  assign respq_we30 = (respq_push & (respq_wr_q == 5'd30));
-  assign respq30_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs30 = (respq_rd_q == 5'd30);
-  assign respq_we31 = (respq_push & (respq_wr_q == 5'd31));
-  assign respq31_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
-                      (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
-                      ((state_q == STATE_ACK) | u_restore_m_last_o),
-                      ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
-  assign respq_rs31 = (respq_rd_q == 5'd31);
-  assign respq_head = ((respq_rs0 ? respq0_q : 137'd0) | (respq_rs1 ? respq1_q : 137'd0)
-                       | (respq_rs2 ? respq2_q : 137'd0) | (respq_rs3 ? respq3_q : 137'd0)
-                       | (respq_rs4 ? respq4_q : 137'd0) | (respq_rs5 ? respq5_q : 137'd0)
-                       | (respq_rs6 ? respq6_q : 137'd0) | (respq_rs7 ? respq7_q : 137'd0)
-                       | (respq_rs8 ? respq8_q : 137'd0) | (respq_rs9 ? respq9_q : 137'd0)
-                       | (respq_rs10 ? respq10_q : 137'd0) | (respq_rs11 ? respq11_q : 137'd0)
-                       | (respq_rs12 ? respq12_q : 137'd0) | (respq_rs13 ? respq13_q : 137'd0)
-                       | (respq_rs14 ? respq14_q : 137'd0) | (respq_rs15 ? respq15_q : 137'd0)
-                       | (respq_rs16 ? respq16_q : 137'd0) | (respq_rs17 ? respq17_q : 137'd0)
-                       | (respq_rs18 ? respq18_q : 137'd0) | (respq_rs19 ? respq19_q : 137'd0)
-                       | (respq_rs20 ? respq20_q : 137'd0) | (respq_rs21 ? respq21_q : 137'd0)
-                       | (respq_rs22 ? respq22_q : 137'd0) | (respq_rs23 ? respq23_q : 137'd0)
-                       | (respq_rs24 ? respq24_q : 137'd0) | (respq_rs25 ? respq25_q : 137'd0)
-                       | (respq_rs26 ? respq26_q : 137'd0) | (respq_rs27 ? respq27_q : 137'd0)
-                       | (respq_rs28 ? respq28_q : 137'd0) | (respq_rs29 ? respq29_q : 137'd0)
-                       | (respq_rs30 ? respq30_q : 137'd0) | (respq_rs31 ? respq31_q : 137'd0));
+  assign respq_in_ram = ~(respq_count_q < 6'd2);
+  assign respq_from_ram = ((respq_pop | ~respq_valid) & respq_in_ram);
+  assign respq_bypass = ((respq_pop | ~respq_valid) & ~respq_in_ram & respq_push);
+  assign respq_to_ram = (respq_push & ~respq_bypass);
+  ram_32x137 u_respq_ram (
+    .clk_i(clk_i),
+    .we_i(respq_to_ram),
+    .waddr_i(respq_wr_q),
+    .wdata_i({((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+              (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+              ((state_q == STATE_ACK) | u_restore_m_last_o),
+              ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)}),
+    .re_i(respq_from_ram),
+    .raddr_i(respq_rd_q),
+    .rdata_o(u_respq_ram_rdata_o)
+  );
+  assign respq_byp_d = {((state_q == STATE_ACK) ? ack_chunks_q : {1'd0, fetched_q}), md_hit_q,
+                        (state_q == STATE_ACK), (~(state_q == STATE_ACK) & u_restore_m_err_o),
+                        ((state_q == STATE_ACK) | u_restore_m_last_o),
+                        ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
+  assign respq_src_d = respq_bypass;
   assign respq_wr_d = (respq_wr_q + 5'd1);
   assign respq_rd_d = (respq_rd_q + 5'd1);
   assign respq_count_d = ((respq_push & ~respq_pop) ? (respq_count_q + 6'd1)
                           : (respq_count_q - 6'd1));
+  assign respq_head = (respq_src_q ? respq_byp_q : u_respq_ram_rdata_o);
   assign rsp_int_ready = respq_ready;
   assign rsp_valid_o = respq_valid;
   assign rsp_data_o = respq_head[127:0];
@@ -1525,44 +1220,14 @@ module cpack_lossy_mc_b128 (
       respq_rd_q <= 5'd0;
       respq_count_q <= 6'd0;
     end else begin
-      if (respq_push) respq_wr_q <= respq_wr_d;
-      if (respq_pop) respq_rd_q <= respq_rd_d;
+      if (respq_to_ram) respq_wr_q <= respq_wr_d;
+      if (respq_from_ram) respq_rd_q <= respq_rd_d;
       if (((respq_push & ~respq_pop) | (respq_pop & ~respq_push))) respq_count_q <= respq_count_d;
     end
   end
   always @(posedge clk_i) begin
-    if (respq_we0) respq0_q <= respq0_d;
-    if (respq_we1) respq1_q <= respq1_d;
-    if (respq_we2) respq2_q <= respq2_d;
-    if (respq_we3) respq3_q <= respq3_d;
-    if (respq_we4) respq4_q <= respq4_d;
-    if (respq_we5) respq5_q <= respq5_d;
-    if (respq_we6) respq6_q <= respq6_d;
-    if (respq_we7) respq7_q <= respq7_d;
-    if (respq_we8) respq8_q <= respq8_d;
-    if (respq_we9) respq9_q <= respq9_d;
-    if (respq_we10) respq10_q <= respq10_d;
-    if (respq_we11) respq11_q <= respq11_d;
-    if (respq_we12) respq12_q <= respq12_d;
-    if (respq_we13) respq13_q <= respq13_d;
-    if (respq_we14) respq14_q <= respq14_d;
-    if (respq_we15) respq15_q <= respq15_d;
-    if (respq_we16) respq16_q <= respq16_d;
-    if (respq_we17) respq17_q <= respq17_d;
-    if (respq_we18) respq18_q <= respq18_d;
-    if (respq_we19) respq19_q <= respq19_d;
-    if (respq_we20) respq20_q <= respq20_d;
-    if (respq_we21) respq21_q <= respq21_d;
-    if (respq_we22) respq22_q <= respq22_d;
-    if (respq_we23) respq23_q <= respq23_d;
-    if (respq_we24) respq24_q <= respq24_d;
-    if (respq_we25) respq25_q <= respq25_d;
-    if (respq_we26) respq26_q <= respq26_d;
-    if (respq_we27) respq27_q <= respq27_d;
-    if (respq_we28) respq28_q <= respq28_d;
-    if (respq_we29) respq29_q <= respq29_d;
-    if (respq_we30) respq30_q <= respq30_d;
-    if (respq_we31) respq31_q <= respq31_d;
+    if (respq_bypass) respq_byp_q <= respq_byp_d;
+    if ((respq_from_ram | respq_bypass)) respq_src_q <= respq_src_d;
   end
 
   // Bits intentionally unused (lint waiver)

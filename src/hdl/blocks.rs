@@ -528,8 +528,12 @@ pub struct Fifo {
     pub ready: Expr,
 }
 
+/// Storage above which a [`fifo`] keeps its entries in a RAM ([`super::ram`]), in bits.
+pub const RAM_FIFO_BITS: u64 = 4096;
+
 /// Valid/ready FIFO of `depth` entries (a power of two, at least 2): entry registers with
-/// write and read pointers and an occupancy counter. Push when `in_valid` and not full, pop
+/// write and read pointers and an occupancy counter. From [`RAM_FIFO_BITS`] of storage the
+/// entries are in a RAM instead ([`fifo_ram`], the same cycle behaviour). Push when `in_valid` and not full, pop
 /// when not empty and `out_ready`; both may happen in the same cycle. No combinational path
 /// from input to output (a pushed entry appears the next cycle). The head is an AND-OR select
 /// on the decoded read pointer, and each entry's write enable is decoded from the write
@@ -544,6 +548,9 @@ pub fn fifo(
     in_data: &Expr,
     out_ready: &Expr,
 ) -> Fifo {
+    if depth as u64 * in_data.width() as u64 >= RAM_FIFO_BITS {
+        return fifo_ram(m, name, depth, in_valid, in_data, out_ready);
+    }
     let aw = clog2(depth as u64).max(1);
     let cw = clog2(depth as u64 + 1);
     let wr = m.reg(&format!("{}_wr_q", name), aw, Some(0));
@@ -577,6 +584,84 @@ pub fn fifo(
         &(count.q() - Expr::lit(cw, 1)),
     );
     m.next(&count, &cnt_n, Some(&(&up | &down)));
+    Fifo {
+        valid,
+        data: head,
+        ready,
+    }
+}
+
+/// [`fifo`] with its entries in a RAM (`<name>_ram`, one word per entry): the same ports,
+/// the same occupancy counter and so the same cycle behaviour. The head is the RAM's read
+/// register, or a bypass register (`<name>_byp_q`) for an entry pushed into an empty FIFO:
+/// whenever the head leaves (or there is none), the next entry is read from the RAM in the
+/// same edge if the RAM holds one, else a pushed entry goes straight to the bypass. So the
+/// RAM's read data is only replaced when the head it holds leaves. Registers:
+/// `<name>_wr_q`, `<name>_rd_q`, `<name>_count_q`, `<name>_src_q`, `<name>_byp_q`.
+pub fn fifo_ram(
+    m: &mut ModuleBuilder,
+    name: &str,
+    depth: u32,
+    in_valid: &Expr,
+    in_data: &Expr,
+    out_ready: &Expr,
+) -> Fifo {
+    let w = in_data.width();
+    let aw = clog2(depth as u64).max(1);
+    let cw = clog2(depth as u64 + 1);
+    let wr = m.reg(&format!("{}_wr_q", name), aw, Some(0));
+    let rd = m.reg(&format!("{}_rd_q", name), aw, Some(0));
+    let count = m.reg(&format!("{}_count_q", name), cw, Some(0));
+    let src = m.reg(&format!("{}_src_q", name), 1, None);
+    let byp = m.reg(&format!("{}_byp_q", name), w, None);
+    let valid = m.wire(&format!("{}_valid", name), &count.q().ne(&Expr::zero(cw)));
+    let ready = m.wire(
+        &format!("{}_ready", name),
+        &count.q().ne(&Expr::lit(cw, depth as u64)),
+    );
+    let push = m.wire(&format!("{}_push", name), &(in_valid & &ready));
+    let pop = m.wire(&format!("{}_pop", name), &(&valid & out_ready));
+    // Entries behind the head (in the RAM): count - 1 when there is a head.
+    let in_ram = m.wire(
+        &format!("{}_in_ram", name),
+        &!count.q().lt(&Expr::lit(cw, 2)),
+    );
+    let free = &pop | &!&valid;
+    let from_ram = m.wire(&format!("{}_from_ram", name), &(&free & &in_ram));
+    let bypass = m.wire(&format!("{}_bypass", name), &(&free & &!&in_ram & &push));
+    let to_ram = m.wire(&format!("{}_to_ram", name), &(&push & &!&bypass));
+    let spec = super::ram::RamSpec {
+        words: depth.max(2),
+        width: w,
+        lane: w,
+    };
+    let ports = super::ram::RamPorts {
+        we: to_ram.clone(),
+        waddr: wr.q(),
+        wdata: in_data.clone(),
+        wmask: None,
+        re: from_ram.clone(),
+        raddr: rd.q(),
+    };
+    let rdata = match super::ram::place(m, &spec, &format!("u_{}_ram", name), &ports) {
+        Ok(e) => e,
+        Err(e) => {
+            m.problem(e.to_string());
+            Expr::zero(w)
+        }
+    };
+    m.next(&byp, in_data, Some(&bypass));
+    m.next(&src, &bypass, Some(&(&from_ram | &bypass)));
+    m.next(&wr, &(wr.q() + Expr::lit(aw, 1)), Some(&to_ram));
+    m.next(&rd, &(rd.q() + Expr::lit(aw, 1)), Some(&from_ram));
+    let up = &push & &!&pop;
+    let down = &pop & &!&push;
+    let cnt_n = up.select(
+        &(count.q() + Expr::lit(cw, 1)),
+        &(count.q() - Expr::lit(cw, 1)),
+    );
+    m.next(&count, &cnt_n, Some(&(&up | &down)));
+    let head = m.wire(&format!("{}_head", name), &src.q().select(&byp.q(), &rdata));
     Fifo {
         valid,
         data: head,
