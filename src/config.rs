@@ -193,7 +193,8 @@ pub struct SynthConfig {
     pub run_cache: Option<std::path::PathBuf>,
 }
 
-/// `synth.macros`: a memory macro named by the user (`crate::synth::memories`): its liberty, its cell and its dimensions.
+/// `synth.macros`: a memory macro named by the user (`crate::synth::memories`): its
+/// liberty, its cell and its dimensions.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MacroSpec {

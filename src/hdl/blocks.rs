@@ -533,8 +533,9 @@ pub const RAM_FIFO_BITS: u64 = 4096;
 
 /// Valid/ready FIFO of `depth` entries (a power of two, at least 2): entry registers with
 /// write and read pointers and an occupancy counter. From [`RAM_FIFO_BITS`] of storage the
-/// entries are in a RAM instead ([`fifo_ram`], the same cycle behaviour). Push when `in_valid` and not full, pop
-/// when not empty and `out_ready`; both may happen in the same cycle. No combinational path
+/// entries are in a RAM instead ([`fifo_ram`], the same cycle behaviour). Push when
+/// `in_valid` and not full, pop when not empty and `out_ready`; both may happen in the same
+/// cycle. No combinational path
 /// from input to output (a pushed entry appears the next cycle). The head is an AND-OR select
 /// on the decoded read pointer, and each entry's write enable is decoded from the write
 /// pointer, so no pointer flop drives the wide selects directly (ABC buffers logic outputs,
