@@ -1145,13 +1145,13 @@ module cpack_lossy_mc_b128 (
   reg  [4:0] respq_wr_q;
   reg  [4:0] respq_rd_q;
   reg  [5:0] respq_count_q;
-  reg  respq_src_q;
-  reg  [136:0] respq_byp_q;
   wire respq_valid;
   wire respq_ready;
   wire respq_push;
   wire respq_out_ready;
   wire respq_pop;
+  reg  respq_src_q;
+  reg  [136:0] respq_byp_q;
   wire respq_in_ram;
   wire respq_from_ram;
   wire respq_bypass;
@@ -1159,10 +1159,10 @@ module cpack_lossy_mc_b128 (
   wire [136:0] u_respq_ram_rdata_o;
   wire [136:0] respq_byp_d;
   wire respq_src_d;
+  wire [136:0] respq_head;
   wire [4:0] respq_wr_d;
   wire [4:0] respq_rd_d;
   wire [5:0] respq_count_d;
-  wire [136:0] respq_head;
   assign respq_valid = (respq_count_q != 6'd0);
   assign respq_ready = (respq_count_q != 6'd32);
   assign respq_push = (rsp_valid & respq_ready);
@@ -1188,11 +1188,11 @@ module cpack_lossy_mc_b128 (
                         ((state_q == STATE_ACK) | u_restore_m_last_o),
                         ((state_q == STATE_ACK) ? 128'd0 : u_restore_m_data_o)};
   assign respq_src_d = respq_bypass;
+  assign respq_head = (respq_src_q ? respq_byp_q : u_respq_ram_rdata_o);
   assign respq_wr_d = (respq_wr_q + 5'd1);
   assign respq_rd_d = (respq_rd_q + 5'd1);
   assign respq_count_d = ((respq_push & ~respq_pop) ? (respq_count_q + 6'd1)
                           : (respq_count_q - 6'd1));
-  assign respq_head = (respq_src_q ? respq_byp_q : u_respq_ram_rdata_o);
   assign rsp_int_ready = respq_ready;
   assign rsp_valid_o = respq_valid;
   assign rsp_data_o = respq_head[127:0];

@@ -552,18 +552,8 @@ pub fn fifo(
     if depth as u64 * in_data.width() as u64 >= RAM_FIFO_BITS {
         return fifo_ram(m, name, depth, in_valid, in_data, out_ready);
     }
-    let aw = clog2(depth as u64).max(1);
-    let cw = clog2(depth as u64 + 1);
-    let wr = m.reg(&format!("{}_wr_q", name), aw, Some(0));
-    let rd = m.reg(&format!("{}_rd_q", name), aw, Some(0));
-    let count = m.reg(&format!("{}_count_q", name), cw, Some(0));
-    let valid = m.wire(&format!("{}_valid", name), &count.q().ne(&Expr::zero(cw)));
-    let ready = m.wire(
-        &format!("{}_ready", name),
-        &count.q().ne(&Expr::lit(cw, depth as u64)),
-    );
-    let push = m.wire(&format!("{}_push", name), &(in_valid & &ready));
-    let pop = m.wire(&format!("{}_pop", name), &(&valid & out_ready));
+    let c = FifoCtl::new(m, name, depth, in_valid, out_ready);
+    let (wr, rd, push) = (&c.wr, &c.rd, c.push.clone());
     let mut head = Expr::zero(in_data.width());
     for k in 0..depth {
         let e = m.reg(&format!("{}{}_q", name, k), in_data.width(), None);
@@ -576,19 +566,72 @@ pub fn fifo(
         head = head | rs.gate(&e.q());
     }
     let head = m.wire(&format!("{}_head", name), &head);
-    m.next(&wr, &(wr.q() + Expr::lit(aw, 1)), Some(&push));
-    m.next(&rd, &(rd.q() + Expr::lit(aw, 1)), Some(&pop));
-    let up = &push & &!&pop;
-    let down = &pop & &!&push;
-    let cnt_n = up.select(
-        &(count.q() + Expr::lit(cw, 1)),
-        &(count.q() - Expr::lit(cw, 1)),
-    );
-    m.next(&count, &cnt_n, Some(&(&up | &down)));
-    Fifo {
-        valid,
-        data: head,
-        ready,
+    let pop = c.pop.clone();
+    c.finish(m, &push, &pop, head)
+}
+
+/// A FIFO's pointers, occupancy counter and handshake ([`fifo`], [`fifo_ram`]).
+struct FifoCtl {
+    wr: super::module::Reg,
+    rd: super::module::Reg,
+    count: super::module::Reg,
+    valid: Expr,
+    ready: Expr,
+    push: Expr,
+    pop: Expr,
+}
+
+impl FifoCtl {
+    /// `<name>_wr_q`, `<name>_rd_q`, `<name>_count_q`; valid, ready, push and pop.
+    fn new(
+        m: &mut ModuleBuilder,
+        name: &str,
+        depth: u32,
+        in_valid: &Expr,
+        out_ready: &Expr,
+    ) -> FifoCtl {
+        let aw = clog2(depth as u64).max(1);
+        let cw = clog2(depth as u64 + 1);
+        let wr = m.reg(&format!("{}_wr_q", name), aw, Some(0));
+        let rd = m.reg(&format!("{}_rd_q", name), aw, Some(0));
+        let count = m.reg(&format!("{}_count_q", name), cw, Some(0));
+        let valid = m.wire(&format!("{}_valid", name), &count.q().ne(&Expr::zero(cw)));
+        let ready = m.wire(
+            &format!("{}_ready", name),
+            &count.q().ne(&Expr::lit(cw, depth as u64)),
+        );
+        let push = m.wire(&format!("{}_push", name), &(in_valid & &ready));
+        let pop = m.wire(&format!("{}_pop", name), &(&valid & out_ready));
+        FifoCtl {
+            wr,
+            rd,
+            count,
+            valid,
+            ready,
+            push,
+            pop,
+        }
+    }
+
+    /// Advances the write pointer on `wr_en`, the read pointer on `rd_en`, counts pushes
+    /// and pops, and returns the FIFO with head `data`.
+    fn finish(self, m: &mut ModuleBuilder, wr_en: &Expr, rd_en: &Expr, data: Expr) -> Fifo {
+        let (wr, rd, count) = (&self.wr, &self.rd, &self.count);
+        let (aw, cw) = (wr.width(), count.width());
+        m.next(wr, &(wr.q() + Expr::lit(aw, 1)), Some(wr_en));
+        m.next(rd, &(rd.q() + Expr::lit(aw, 1)), Some(rd_en));
+        let up = &self.push & &!&self.pop;
+        let down = &self.pop & &!&self.push;
+        let cnt_n = up.select(
+            &(count.q() + Expr::lit(cw, 1)),
+            &(count.q() - Expr::lit(cw, 1)),
+        );
+        m.next(count, &cnt_n, Some(&(&up | &down)));
+        Fifo {
+            valid: self.valid,
+            data,
+            ready: self.ready,
+        }
     }
 }
 
@@ -608,26 +651,16 @@ pub fn fifo_ram(
     out_ready: &Expr,
 ) -> Fifo {
     let w = in_data.width();
-    let aw = clog2(depth as u64).max(1);
-    let cw = clog2(depth as u64 + 1);
-    let wr = m.reg(&format!("{}_wr_q", name), aw, Some(0));
-    let rd = m.reg(&format!("{}_rd_q", name), aw, Some(0));
-    let count = m.reg(&format!("{}_count_q", name), cw, Some(0));
+    let c = FifoCtl::new(m, name, depth, in_valid, out_ready);
+    let (push, pop, cw) = (c.push.clone(), c.pop.clone(), c.count.width());
     let src = m.reg(&format!("{}_src_q", name), 1, None);
     let byp = m.reg(&format!("{}_byp_q", name), w, None);
-    let valid = m.wire(&format!("{}_valid", name), &count.q().ne(&Expr::zero(cw)));
-    let ready = m.wire(
-        &format!("{}_ready", name),
-        &count.q().ne(&Expr::lit(cw, depth as u64)),
-    );
-    let push = m.wire(&format!("{}_push", name), &(in_valid & &ready));
-    let pop = m.wire(&format!("{}_pop", name), &(&valid & out_ready));
     // Entries behind the head (in the RAM): count - 1 when there is a head.
     let in_ram = m.wire(
         &format!("{}_in_ram", name),
-        &!count.q().lt(&Expr::lit(cw, 2)),
+        &!c.count.q().lt(&Expr::lit(cw, 2)),
     );
-    let free = &pop | &!&valid;
+    let free = &pop | &!&c.valid;
     let from_ram = m.wire(&format!("{}_from_ram", name), &(&free & &in_ram));
     let bypass = m.wire(&format!("{}_bypass", name), &(&free & &!&in_ram & &push));
     let to_ram = m.wire(&format!("{}_to_ram", name), &(&push & &!&bypass));
@@ -638,11 +671,11 @@ pub fn fifo_ram(
     };
     let ports = super::ram::RamPorts {
         we: to_ram.clone(),
-        waddr: wr.q(),
+        waddr: c.wr.q(),
         wdata: in_data.clone(),
         wmask: None,
         re: from_ram.clone(),
-        raddr: rd.q(),
+        raddr: c.rd.q(),
     };
     let rdata = match super::ram::place(m, &spec, &format!("u_{}_ram", name), &ports) {
         Ok(e) => e,
@@ -653,21 +686,8 @@ pub fn fifo_ram(
     };
     m.next(&byp, in_data, Some(&bypass));
     m.next(&src, &bypass, Some(&(&from_ram | &bypass)));
-    m.next(&wr, &(wr.q() + Expr::lit(aw, 1)), Some(&to_ram));
-    m.next(&rd, &(rd.q() + Expr::lit(aw, 1)), Some(&from_ram));
-    let up = &push & &!&pop;
-    let down = &pop & &!&push;
-    let cnt_n = up.select(
-        &(count.q() + Expr::lit(cw, 1)),
-        &(count.q() - Expr::lit(cw, 1)),
-    );
-    m.next(&count, &cnt_n, Some(&(&up | &down)));
     let head = m.wire(&format!("{}_head", name), &src.q().select(&byp.q(), &rdata));
-    Fifo {
-        valid,
-        data: head,
-        ready,
-    }
+    c.finish(m, &to_ram, &from_ram, head)
 }
 
 #[cfg(test)]
