@@ -561,7 +561,7 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_valid);
     let ld1 = two.then(|| pl.stage(&mut m, "s1").load());
     let v = input_view(&mut m, l, comp_i, pay_i, ld1.as_ref());
-    let s = prefix_decode(&mut m, &v, two);
+    let s = prefix_decode(&mut m, &v, ld1.as_ref());
     let mut outs = Vec::new();
     for &e in BD {
         outs.push(decode_unit(&mut m, lb, e, &v, &s, ld1.as_ref()));
@@ -637,17 +637,13 @@ struct Selects {
 }
 
 /// Prefix decode: the encoding selects, the raw line select and the reserved-prefix error.
-fn prefix_decode(m: &mut ModuleBuilder, v: &DecView, two: bool) -> Selects {
+/// With two stages (`ld1`, stage 1's load), the selects stage 2 uses are decoded from the
+/// input and registered in stage 1 (`sel_<e>_q`), so no decode sits in front of their
+/// fan-out into stage 2's selects.
+fn prefix_decode(m: &mut ModuleBuilder, v: &DecView, ld1: Option<&Expr>) -> Selects {
+    let two = ld1.is_some();
     let comp = &v.comp;
     let pre = m.wire("prefix", &v.field(0, 4));
-    let mut sel = HashMap::new();
-    for e in BdiEncoding::COMPRESSED {
-        sel.insert(
-            e,
-            m.wire(&format!("sel_{}", tag(e)), &(comp & &pre.eq_lit(e as u64))),
-        );
-    }
-    let raw = m.wire("sel_raw", &!comp);
     // With two stages, stage 1 zeroes the adder results of the encodings not selected and
     // registers the raw / repeated line: stage 2's wide ORs then need no select.
     let mut sel_in = HashMap::new();
@@ -663,6 +659,16 @@ fn prefix_decode(m: &mut ModuleBuilder, v: &DecView, two: bool) -> Selects {
             );
         }
     }
+    let mut sel = HashMap::new();
+    for e in BdiEncoding::COMPRESSED {
+        let name = format!("sel_{}", tag(e));
+        let s = match (ld1, sel_in.get(&e)) {
+            (Some(ld1), Some(si)) => m.reg_next(&format!("{name}_q"), None, si, Some(ld1)),
+            _ => m.wire(&name, &(comp & &pre.eq_lit(e as u64))),
+        };
+        sel.insert(e, s);
+    }
+    let raw = m.wire("sel_raw", &!comp);
     let bad = m.wire("reserved", &(comp & &pre.bit(3)));
     Selects {
         sel,
