@@ -668,6 +668,10 @@ fn prefix_decode(m: &mut ModuleBuilder, v: &DecView, ld1: Option<&Expr>) -> Sele
         };
         sel.insert(e, s);
     }
+    if two {
+        // Stage 2 reads only the reserved bit of the registered prefix.
+        m.unused(&pre);
+    }
     let raw = m.wire("sel_raw", &!comp);
     let bad = m.wire("reserved", &(comp & &pre.bit(3)));
     Selects {
