@@ -75,7 +75,7 @@ pub struct FpgaResult {
     pub fits: bool,
     /// Why it does not fit, or other remarks.
     pub note: String,
-    /// Yosys and nextpnr wall seconds.
+    /// Yosys wall seconds.
     pub yosys_seconds: f64,
     /// nextpnr wall seconds.
     pub pnr_seconds: f64,

@@ -561,10 +561,7 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
         log: slog.clone(),
     })?;
     let tu = lib.time_unit_ns;
-    let critical_path_ns = match job.clock_port {
-        Some(_) => job.clock_ns - worst.slack * tu,
-        None => worst.arrival * tu,
-    };
+    let critical_path_ns = path_ns(job, worst);
     let fmax_mhz = if critical_path_ns > 0.0 {
         1000.0 / critical_path_ns
     } else {
@@ -577,10 +574,7 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
         .iter()
         .map(|(kind, p)| memories::ModelPath {
             rams: kind.to_string(),
-            path_ns: match job.clock_port {
-                Some(_) => job.clock_ns - p.slack * tu,
-                None => p.arrival * tu,
-            },
+            path_ns: path_ns(job, p),
             from: names.name(&p.from),
             to: names.name(&p.to),
         })
@@ -614,6 +608,16 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
         memories: mem.figures,
         model_paths,
     })
+}
+
+/// A timing path's length in ns: the clock period less its slack (registered), or its
+/// arrival (combinational, virtual clock).
+fn path_ns(job: &SynthJob, p: &sta::TimingPath) -> f64 {
+    let tu = job.liberty.time_unit_ns;
+    match job.clock_port {
+        Some(_) => job.clock_ns - p.slack * tu,
+        None => p.arrival * tu,
+    }
 }
 
 /// Names timing-path endpoints of a job's netlist ([`register_name`]), following an
