@@ -571,7 +571,10 @@ fn emit_section(m: &Module, sec: &Section<'_>, declared: &mut Declared, o: &mut 
             }
             Item::Next(i) => {
                 let s = &m.signals[*i];
-                if let Some(next) = s.reg.as_ref().and_then(|r| r.next.as_ref()) {
+                let r = s.reg.as_ref();
+                // A register loaded by slices: `x_d` is the value loaded.
+                let lanes = r.and_then(|r| r.lanes.as_ref()).map(|l| &l.d);
+                if let Some(next) = lanes.or(r.and_then(|r| r.next.as_ref())) {
                     statement(o, 2, &format!("assign {} = ", d_name(&s.name)), next, ";");
                 }
                 flops.push(*i);
@@ -826,14 +829,24 @@ fn loads(m: &Module, regs: &[usize], indent: usize, o: &mut String) -> bool {
     let mut k = 0;
     while k < regs.len() {
         let r = m.signals[regs[k]].reg.as_ref().expect("register info");
+        if let Some(form) = &r.lanes {
+            // One load per slice, each under its own enable.
+            let q = &m.signals[regs[k]].name;
+            let d = d_name(q);
+            for (lo, w, en) in &form.lanes {
+                let bits = format!("[{}:{}]", lo + w - 1, lo);
+                statement(o, indent, "if (", en, &format!(") {q}{bits} <= {d}{bits};"));
+            }
+            k += 1;
+            continue;
+        }
         let en_text = r.enable.as_ref().map(verilog);
         let mut j = k + 1;
         while j < regs.len()
             && m.signals[regs[j]]
                 .reg
                 .as_ref()
-                .and_then(|x| x.enable.as_ref().map(verilog))
-                == en_text
+                .is_some_and(|x| x.lanes.is_none() && x.enable.as_ref().map(verilog) == en_text)
         {
             j += 1;
         }

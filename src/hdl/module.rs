@@ -143,6 +143,19 @@ pub struct RegInfo {
     /// The next state as a `case` on the current state (state machines, see
     /// [`ModuleBuilder::fsm`]); `next` is the same function as one expression.
     pub case: Option<CaseForm>,
+    /// Slices that load under enables of their own ([`ModuleBuilder::next_lanes`]); `next`
+    /// is the same function as one expression.
+    pub lanes: Option<LaneForm>,
+}
+
+/// A register loaded slice by slice: slice `(lo, width, en)` takes bits `lo +: width` of `d`
+/// when `en` is 1 (a wide register whose load enable is split over bounded-fan-out copies).
+#[derive(Clone, Debug)]
+pub struct LaneForm {
+    /// The value loaded (the emitted `x_d`).
+    pub d: Expr,
+    /// The slices, LSB first, covering the register: (low bit, width, enable).
+    pub lanes: Vec<(u32, u32, Expr)>,
 }
 
 /// A next state written the way a person writes a state machine: `x_d` holds `x_q` unless
@@ -801,6 +814,7 @@ impl ModuleBuilder {
             enable: None,
             keep: false,
             case: None,
+            lanes: None,
         });
         self.m.items.push(Item::Signal(id.index));
         self.m.has_clock = true;
@@ -844,6 +858,47 @@ impl ModuleBuilder {
                     en.width()
                 ));
             }
+        }
+    }
+
+    /// Sets a register's next value loaded slice by slice: `enables` split the register into
+    /// that many slices of `⌈width / n⌉` bits (the last one shorter), LSB first, and slice `i`
+    /// loads its bits of `d` when `enables[i]` is 1. Emitted as one `if` per slice; for a wide
+    /// register whose one load enable would fan out to every flop (see
+    /// [`crate::hdl::Pipeline::load_copies`]). Not for elements of register arrays.
+    pub fn next_lanes(&mut self, r: &Reg, d: &Expr, enables: &[Expr]) {
+        let width = r.width();
+        let n = enables.len().max(1) as u32;
+        let lane = width.div_ceil(n).max(1);
+        let s = &self.m.signals[r.id.index];
+        if s.elem.is_some() || enables.is_empty() || (n - 1) * lane >= width {
+            self.problems.push(format!(
+                "register `{}`: {} load enables cannot split its {} bits into slices",
+                s.name,
+                enables.len(),
+                width
+            ));
+            return;
+        }
+        let mut lanes = Vec::new();
+        let mut mask = Vec::new();
+        for (i, en) in enables.iter().enumerate() {
+            let lo = i as u32 * lane;
+            let w = lane.min(width - lo);
+            mask.push(en.repeat(w));
+            lanes.push((lo, w, en.clone()));
+        }
+        // The same function as one expression (`d` need not be a named signal).
+        let mask = Expr::cat_lsb(&mask);
+        self.next(r, &(&(d & &mask) | &(&r.q() & &!mask)), None);
+        if d.width() != width {
+            return;
+        }
+        if let Some(info) = self.m.signals[r.id.index].reg.as_mut() {
+            info.lanes = Some(LaneForm {
+                d: d.clone(),
+                lanes,
+            });
         }
     }
 

@@ -92,6 +92,14 @@ impl Stage {
     pub fn reg(&self, m: &mut ModuleBuilder, name: &str, d: &Expr) -> Expr {
         m.reg_next(name, None, d, Some(&self.load))
     }
+
+    /// [`Stage::reg`] loaded in slices, one per copy of the stage's load enable from
+    /// [`Pipeline::load_copies`] ([`ModuleBuilder::next_lanes`]).
+    pub fn reg_lanes(&self, m: &mut ModuleBuilder, name: &str, d: &Expr, loads: &[Expr]) -> Expr {
+        let r = m.reg(name, d.width(), None);
+        m.next_lanes(&r, d, loads);
+        r.q()
+    }
 }
 
 /// What a stage does with its beat ([`Pipeline::hold`], [`Pipeline::repeat`],
@@ -136,6 +144,8 @@ struct StageCtl {
     gather: Option<Expr>,
     /// [`Pipeline::bypass`]: beats offered with this condition go past the stage.
     bypass: Option<Expr>,
+    /// [`Pipeline::load_copies`]: copies of the valid register and the loads they drive.
+    copies: Vec<(Reg, Net)>,
 }
 
 /// A chain of register stages between one input valid and one output (see the module
@@ -201,8 +211,41 @@ impl Pipeline {
             cut: false,
             gather: None,
             bypass: None,
+            copies: Vec::new(),
         });
         s
+    }
+
+    /// `n` copies of `stage`'s load enable (`<stage>_load_c<k>`), each computed from a copy
+    /// of the stage's valid register (`<stage>_valid_c<k>_q`, kept apart by synthesis), for
+    /// the slices of a wide register ([`Stage::reg_lanes`]): one enable net driving every flop
+    /// of a 512-bit output register is buffered by ABC as a chain (`docs/TOOLCHAIN.md`).
+    /// The rest of each copy's function (the next stage's `free`, or the consumer's `ready`
+    /// at the last stage) is shared. Not for [`Policy::Global`] pipelines.
+    pub fn load_copies(&mut self, m: &mut ModuleBuilder, stage: &Stage, n: usize) -> Vec<Expr> {
+        if self.adv.is_some() {
+            m.problem(format!(
+                "pipeline `{}`: a global-advance pipeline has no per-stage load copies",
+                self.name
+            ));
+            return vec![stage.load(); n];
+        }
+        let s = &mut self.stages[stage.index];
+        (0..n)
+            .map(|k| {
+                let k = s.copies.len() + k;
+                let valid = m.reg_kept(&format!("{}_valid_c{}_q", s.name, k), 1, Some(0));
+                let load = m.wire_decl(&format!("{}_load_c{}", s.name, k), 1);
+                (valid, load)
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|c| {
+                let e = c.1.expr();
+                s.copies.push(c);
+                e
+            })
+            .collect()
     }
 
     /// The first stage's `ready` towards the producer, usable before the pipeline is
@@ -364,6 +407,7 @@ impl Pipeline {
         };
         // Free from the consumer back: empty, or its beat leaves (by the stage's flow).
         let mut free = vec![Expr::zero(1); n];
+        let mut next_free_of = vec![Expr::zero(1); n];
         let mut conds = Vec::new();
         let mut next_free = ready_n;
         for k in (0..n).rev() {
@@ -383,6 +427,7 @@ impl Pipeline {
                 None => m.drive(net, &(!s.valid.q() | cond.clone())),
             }
             conds.push(cond);
+            next_free_of[k] = next_free.clone();
             free[k] = net.expr();
             next_free = free[k].clone();
         }
@@ -395,18 +440,35 @@ impl Pipeline {
                 None => (offered.clone(), Expr::zero(1)),
             };
             m.drive(&s.load, &(&free[k] & &stops));
+            for (valid, load) in &s.copies {
+                // The same function as `free[k]`, from this copy of the valid register.
+                let v = valid.q();
+                let free_c = if s.bypass.is_some() {
+                    !v & next_free_of[k].clone()
+                } else if s.cut {
+                    !v
+                } else {
+                    !v | conds[k].clone()
+                };
+                m.drive(load, &(&free_c & &stops));
+            }
             // A gathering stage becomes full only with the beat that completes its group.
             let completes = |e: Expr| match &s.gather {
                 Some(done) => &e & done,
                 None => e,
             };
+            let next_valid;
             if s.cut || s.bypass.is_some() {
                 // Full only when empty: loads, or keeps a beat that does not leave.
                 let stays = &s.valid.q() & &!conds[k].clone();
-                m.next(&s.valid, &(&completes(s.load.expr()) | &stays), None);
+                next_valid = &completes(s.load.expr()) | &stays;
             } else {
                 let fills = completes(offered.clone());
-                m.next(&s.valid, &free[k].select(&fills, &Expr::ones(1)), None);
+                next_valid = free[k].select(&fills, &Expr::ones(1));
+            }
+            m.next(&s.valid, &next_valid, None);
+            for (valid, _) in &s.copies {
+                m.next(valid, &next_valid, None);
             }
             offered = s.flow.offers(&s.valid.q());
             if s.bypass.is_some() {

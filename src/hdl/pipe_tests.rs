@@ -46,9 +46,22 @@ fn counting(m: &mut ModuleBuilder, st: &Stage, count: &Expr, start: &Expr) -> (E
 /// `x -> x + 1 -> (x + 1) * 2 mod 256`; when `iterate`, stage 2 then adds 1 in each of
 /// `(x + 1) mod 4` more cycles, holding its beat until it is done, and stage 1 is cut.
 fn three_stages(policy: Policy, iterate: bool) -> Arc<Module> {
+    three_stages_copies(policy, iterate, 0)
+}
+
+/// [`three_stages`] with the first and last stages' registers loaded in slices by `copies`
+/// copies of their load enables ([`Pipeline::load_copies`]); none when 0.
+fn three_stages_copies(policy: Policy, iterate: bool, copies: usize) -> Arc<Module> {
     let (mut m, s, out, x, mut p) = frame("pipe_t", 8, policy);
     let s1 = p.stage(&mut m, "inc");
-    let a = s1.reg(&mut m, "a_q", &(&x + &Expr::lit(8, 1)));
+    let lanes_reg = |m: &mut ModuleBuilder, p: &mut Pipeline, st: &Stage, name, d: &Expr| {
+        if copies == 0 {
+            return st.reg(m, name, d);
+        }
+        let loads = p.load_copies(m, st, copies);
+        st.reg_lanes(m, name, d, &loads)
+    };
+    let a = lanes_reg(&mut m, &mut p, &s1, "a_q", &(&x + &Expr::lit(8, 1)));
     let s2 = p.stage(&mut m, "dbl");
     let dbl = Expr::cat(&[a.slice(0, 7), Expr::zero(1)]);
     let b = if iterate {
@@ -60,9 +73,46 @@ fn three_stages(policy: Policy, iterate: bool) -> Arc<Module> {
         s2.reg(&mut m, "b_q", &dbl)
     };
     let s3 = p.stage(&mut m, "out");
-    let r = s3.reg(&mut m, "r_q", &b);
+    let r = lanes_reg(&mut m, &mut p, &s3, "r_q", &b);
     p.finish_ports(&mut m, s, out, &[("data", r)]);
     m.finish().unwrap()
+}
+
+#[test]
+fn load_copies_load_a_register_in_slices_and_keep_every_beat() {
+    let items: Vec<u64> = (0..300).map(|i| (i * 53 + 11) % 256).collect();
+    for policy in [Policy::Bubble, Policy::Skid] {
+        for iterate in [false, true] {
+            // 3 copies: slices of 3, 3 and 2 bits.
+            let top = three_stages_copies(policy, iterate, 3);
+            let what = format!("{:?} iterate={} with load copies", policy, iterate);
+            delivers(&top, &items, &expected(&items, iterate), 4000, &what);
+            let v = crate::hdl::emit::emit_module(&top);
+            for line in [
+                "if (out_load_c2) r_q[7:6] <= r_d[7:6];",
+                "if (inc_load_c0) a_q[2:0] <= a_d[2:0];",
+                "assign out_load_c1 = ",
+            ] {
+                assert!(v.contains(line), "{what}: no `{line}` in\n{v}");
+            }
+            assert!(v.contains("(* keep *) always @(posedge clk_i)"), "{what}");
+        }
+    }
+    assert_eq!(
+        at_full_rate(&three_stages_copies(Policy::Bubble, false, 4), &items, 304, 7).len(),
+        300
+    );
+}
+
+#[test]
+fn a_register_cannot_have_more_slices_than_bits() {
+    let mut m = ModuleBuilder::new("t");
+    let x = m.input("x", 2);
+    let r = m.reg("r_q", 2, None);
+    let en: Vec<Expr> = (0..3).map(|k| m.input(&format!("e{k}"), 1)).collect();
+    m.next_lanes(&r, &x, &en);
+    let e = m.finish().unwrap_err();
+    assert!(e.problems[0].contains("3 load enables"), "{:?}", e.problems);
 }
 
 /// Runs `items` through `top` (stream `s` in, `m` out) under four stall patterns (random

@@ -528,6 +528,9 @@ fn layouts(m: &mut ModuleBuilder, d: &CompDims, r: &Stage1Regs, pk: &Picks) -> (
     (payload, len)
 }
 
+/// Output-register bits per load-enable copy in the two-stage decompressor.
+const OUT_SLICE_BITS: u32 = 32;
+
 /// `bdi_decomp`: BDI stream (or raw line) in, line out (see the module docs).
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_comp_i` (1 = compressed, i.e. Comp Alg = BDI; 0 = raw
@@ -570,7 +573,14 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let line = m.wire("line_dec", &or_tree(outs, l));
     // Output register: one line per cycle, holds while m_ready_i is low.
     let st = pl.stage(&mut m, "out");
-    let lq = st.reg(&mut m, "line_q", &line);
+    let lq = if two {
+        // Loaded in slices of 32 bits, each by its own copy of the load enable: at 1 GHz a
+        // single enable net to 512 flops costs more than the slack of the select stage.
+        let loads = pl.load_copies(&mut m, &st, (l / OUT_SLICE_BITS).max(1) as usize);
+        st.reg_lanes(&mut m, "line_q", &line, &loads)
+    } else {
+        st.reg(&mut m, "line_q", &line)
+    };
     let eq = st.reg(&mut m, "err_q", &s.bad);
     // The zero-line encoding contributes nothing to the OR (its line is 0).
     m.unused(&s.sel[&BdiEncoding::Zero]);

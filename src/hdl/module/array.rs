@@ -88,6 +88,7 @@ impl ModuleBuilder {
                     enable: None,
                     keep: false,
                     case: None,
+                    lanes: None,
                 });
                 self.m.items.push(super::Item::Signal(id.index));
                 Reg { id, q }
