@@ -155,6 +155,9 @@ impl Default for CosimConfig {
     }
 }
 
+/// `synth.buffer_fanout` by default (see [`SynthConfig::buffer_fanout`]).
+pub const DEFAULT_BUFFER_FANOUT: u32 = 6;
+
 /// Synthesis settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -182,6 +185,11 @@ pub struct SynthConfig {
     /// without choice computation, SAT sweeping or retiming; about twice as fast on large
     /// units, a few percent more area).
     pub effort: Effort,
+    /// Most loads ABC's `buffer` pass lets one gate or buffer drive when it buffers a
+    /// combinational net (`buffer -N`), 2..=32. 6 by default: ABC builds its trees of the
+    /// smallest buffer, and at 16 loads per `BUF_X1` the trees' depth cost up to 0.5 ns on
+    /// a 1 ns path (docs/TOOLCHAIN.md has the measured sweep: 4, 6, 8, 16).
+    pub buffer_fanout: u32,
     /// Memory macros the units' RAMs may be built of (`{liberty, cell, words, width,
     /// mask_bits}`); each RAM is reported with the smallest-area one that fits
     /// (docs/MEMORIES.md).
@@ -288,6 +296,7 @@ impl Default for SynthConfig {
             cache: true,
             hierarchy: Hierarchy::Reuse,
             effort: Effort::Full,
+            buffer_fanout: DEFAULT_BUFFER_FANOUT,
             macros: Vec::new(),
             run_cache: None,
         }
@@ -371,6 +380,12 @@ impl Config {
             return Err("cosim.max_windows must be at least 1".into());
         }
         let s = &self.synth;
+        if !(2..=32).contains(&s.buffer_fanout) {
+            return Err(format!(
+                "synth.buffer_fanout = {} must be in 2..=32",
+                s.buffer_fanout
+            ));
+        }
         if !CLOCK_NS_RANGE.contains(&s.clock_ns) {
             return Err(format!(
                 "synth.clock_ns = {} must be in [{}, {}] ns",

@@ -24,8 +24,6 @@ module cpack_lossy_restore_b128 (
   output wire m_err_o
 );
   reg  active_q;
-  reg  c_q;
-  reg  [1:0] tcode_q;
   reg  in_done_q;
   reg  out_done_q;
   reg  [255:0] acc_q;
@@ -34,12 +32,22 @@ module cpack_lossy_restore_b128 (
   reg  err_q;
   reg  [8:0] err_at_q;
 
-  // Mode of the block in the accumulator: bits per output beat (4 fields)
-  wire [8:0] take_bits;
-  assign take_bits = (((tcode_q == 2'd0) ? 9'd128 : 9'd0) | ((tcode_q == 2'd1) ? 9'd96 : 9'd0)
-                      | (((tcode_q == 2'd2) ? 9'd80 : 9'd0) | ((tcode_q == 2'd3) ? 9'd64 : 9'd0)));
+  // Mode of the block in the accumulator, decoded from its first beat's c and tcode: one-hot, with
+  // the bits per output beat (4 fields)
+  reg  [3:0] mode_q;
+  reg  [3:0] mode_c0_q;
+  reg  [3:0] mode_c1_q;
+  reg  [3:0] mode_c2_q;
+  reg  [3:0] mode_c3_q;
+  reg  [3:0] mode_c4_q;
+  reg  [3:0] mode_c5_q;
+  reg  [3:0] mode_c6_q;
+  reg  [3:0] mode_c7_q;
+  reg  [8:0] take_bits_q;
+  reg  [8:0] take_half_q;
 
   // Output: 4 fields from the top, restored; valid once they are in
+  reg  enough_q;
   wire avail;
   wire out_valid;
   wire out_fire;
@@ -48,28 +56,29 @@ module cpack_lossy_restore_b128 (
   wire blk_fin;
   wire start;
   wire [8:0] cnt_used;
+  wire [8:0] used_in;
+  wire [8:0] cnt_in;
   wire [8:0] rem;
-  wire [255:0] acc_rem;
+  wire room_used;
+  wire room_cnt;
   wire room;
   wire in_ready;
   wire accept;
   wire take;
-  assign avail = ((cnt_q >= take_bits) | in_done_q);
+  assign avail = (enough_q | in_done_q);
   assign out_valid = (active_q & ~out_done_q & avail);
   assign out_fire = (out_valid & m_ready_i);
   assign out_last = (out_beat_q == 3'd7);
   assign out_done_eff = (out_done_q | (out_fire & out_last));
   assign blk_fin = (active_q & in_done_q & out_done_eff);
   assign start = (~active_q | blk_fin);
-  assign cnt_used = ((cnt_q >= take_bits) ? (cnt_q - take_bits) : 9'd0);
+  assign cnt_used = (enough_q ? (cnt_q - take_bits_q) : 9'd0);
+  assign used_in = (cnt_used + 9'd128);
+  assign cnt_in = (cnt_q + 9'd128);
   assign rem = (out_fire ? cnt_used : cnt_q);
-  assign acc_rem = (out_fire ?
-                      (((tcode_q == 2'd0) ? {acc_q[127:0], 128'd0} : 256'd0)
-                       | ((tcode_q == 2'd1) ? {acc_q[159:0], 96'd0} : 256'd0)
-                       | (((tcode_q == 2'd2) ? {acc_q[175:0], 80'd0} : 256'd0)
-                          | ((tcode_q == 2'd3) ? {acc_q[191:0], 64'd0} : 256'd0)))
-                    : acc_q);
-  assign room = (rem <= 9'd128);
+  assign room_used = (~enough_q | (cnt_q <= take_half_q));
+  assign room_cnt = (cnt_q <= 9'd128);
+  assign room = (out_fire ? room_used : room_cnt);
   assign in_ready = (start | (active_q & ~in_done_q & (out_done_eff | room)));
   assign accept = (s_valid_i & in_ready);
   assign take = (accept & (start | ~out_done_eff));
@@ -84,12 +93,23 @@ module cpack_lossy_restore_b128 (
   wire [255:0] place_s3;
   wire [255:0] place_s4;
   wire [255:0] placed;
+  wire [255:0] acc_rem;
   wire [255:0] acc_d;
   wire [8:0] cnt_d;
   wire active_d;
   wire in_first;
-  wire c_d;
-  wire [1:0] tcode_d;
+  wire [3:0] mode_d;
+  wire [3:0] mode_c0_d;
+  wire [3:0] mode_c1_d;
+  wire [3:0] mode_c2_d;
+  wire [3:0] mode_c3_d;
+  wire [3:0] mode_c4_d;
+  wire [3:0] mode_c5_d;
+  wire [3:0] mode_c6_d;
+  wire [3:0] mode_c7_d;
+  wire [8:0] take_bits_d;
+  wire [8:0] take_half_d;
+  wire enough_d;
   wire in_done_d;
   wire out_done_d;
   wire [2:0] out_beat_d;
@@ -105,14 +125,71 @@ module cpack_lossy_restore_b128 (
   assign place_s3 = (place_amt[3] ? {128'd0, place_s2[255:128]} : place_s2);
   assign place_s4 = (place_amt[4] ? 256'd0 : place_s3);
   assign placed = place_s4;
+  assign acc_rem = (out_fire ?
+                      {((mode_c7_q[0] ? acc_q[127:96] : 32'd0)
+                        | (mode_c7_q[1] ? acc_q[159:128] : 32'd0)
+                        | ((mode_c7_q[2] ? acc_q[175:144] : 32'd0)
+                           | (mode_c7_q[3] ? acc_q[191:160] : 32'd0))),
+                       ((mode_c6_q[0] ? acc_q[95:64] : 32'd0)
+                        | (mode_c6_q[1] ? acc_q[127:96] : 32'd0)
+                        | ((mode_c6_q[2] ? acc_q[143:112] : 32'd0)
+                           | (mode_c6_q[3] ? acc_q[159:128] : 32'd0))),
+                       ((mode_c5_q[0] ? acc_q[63:32] : 32'd0)
+                        | (mode_c5_q[1] ? acc_q[95:64] : 32'd0)
+                        | ((mode_c5_q[2] ? acc_q[111:80] : 32'd0)
+                           | (mode_c5_q[3] ? acc_q[127:96] : 32'd0))),
+                       ((mode_c4_q[0] ? acc_q[31:0] : 32'd0) | (mode_c4_q[1] ? acc_q[63:32] : 32'd0)
+                        | ((mode_c4_q[2] ? acc_q[79:48] : 32'd0)
+                           | (mode_c4_q[3] ? acc_q[95:64] : 32'd0))),
+                       ((mode_c3_q[1] ? acc_q[31:0] : 32'd0)
+                        | ((mode_c3_q[2] ? acc_q[47:16] : 32'd0)
+                           | (mode_c3_q[3] ? acc_q[63:32] : 32'd0))),
+                       ((mode_c2_q[2] ? {acc_q[15:0], 16'd0} : 32'd0)
+                        | (mode_c2_q[3] ? acc_q[31:0] : 32'd0)), 64'd0}
+                    : acc_q);
   assign acc_d = ((start ? 256'd0 : acc_rem) | (take ? placed : 256'd0));
   assign cnt_d = (start ? (accept ? 9'd128 : 9'd0)
                   : out_done_eff ? 9'd0
-                  : (rem + (take ? 9'd128 : 9'd0)));
+                  : take ? (out_fire ? used_in : cnt_in)
+                  : rem);
   assign active_d = (start ? accept : 1'd1);
   assign in_first = (accept & start);
-  assign c_d = s_c_i;
-  assign tcode_d = s_tcode_i;
+  assign mode_d = {(s_tcode_i == 2'd3), (s_tcode_i == 2'd2), (s_tcode_i == 2'd1),
+                   (s_tcode_i == 2'd0)};
+  assign mode_c0_d = {(s_tcode_i == 2'd3), (s_tcode_i == 2'd2), (s_tcode_i == 2'd1),
+                      (s_tcode_i == 2'd0)};
+  assign mode_c1_d = {(s_tcode_i == 2'd3), (s_tcode_i == 2'd2), (s_tcode_i == 2'd1),
+                      (s_tcode_i == 2'd0)};
+  assign mode_c2_d = {(s_tcode_i == 2'd3), (s_tcode_i == 2'd2), (s_tcode_i == 2'd1),
+                      (s_tcode_i == 2'd0)};
+  assign mode_c3_d = {(s_tcode_i == 2'd3), (s_tcode_i == 2'd2), (s_tcode_i == 2'd1),
+                      (s_tcode_i == 2'd0)};
+  assign mode_c4_d = {(s_tcode_i == 2'd3), (s_tcode_i == 2'd2), (s_tcode_i == 2'd1),
+                      (s_tcode_i == 2'd0)};
+  assign mode_c5_d = {(s_tcode_i == 2'd3), (s_tcode_i == 2'd2), (s_tcode_i == 2'd1),
+                      (s_tcode_i == 2'd0)};
+  assign mode_c6_d = {(s_tcode_i == 2'd3), (s_tcode_i == 2'd2), (s_tcode_i == 2'd1),
+                      (s_tcode_i == 2'd0)};
+  assign mode_c7_d = {(s_tcode_i == 2'd3), (s_tcode_i == 2'd2), (s_tcode_i == 2'd1),
+                      (s_tcode_i == 2'd0)};
+  assign take_bits_d = (((s_tcode_i == 2'd0) ? 9'd128 : 9'd0) | ((s_tcode_i == 2'd1) ? 9'd96 : 9'd0)
+                        | (((s_tcode_i == 2'd2) ? 9'd80 : 9'd0)
+                           | ((s_tcode_i == 2'd3) ? 9'd64 : 9'd0)));
+  assign take_half_d = (((s_tcode_i == 2'd0) ? 9'd256 : 9'd0)
+                        | ((s_tcode_i == 2'd1) ? 9'd224 : 9'd0)
+                        | (((s_tcode_i == 2'd2) ? 9'd208 : 9'd0)
+                           | ((s_tcode_i == 2'd3) ? 9'd192 : 9'd0)));
+  assign enough_d = (start ?
+                       (accept
+                        & (9'd128
+                           >= (((s_tcode_i == 2'd0) ? 9'd128 : 9'd0)
+                               | ((s_tcode_i == 2'd1) ? 9'd96 : 9'd0)
+                               | (((s_tcode_i == 2'd2) ? 9'd80 : 9'd0)
+                                  | ((s_tcode_i == 2'd3) ? 9'd64 : 9'd0)))))
+                     : (~out_done_eff
+                        & (take ? (out_fire ? (used_in >= take_bits_q) : (cnt_in >= take_bits_q))
+                           : out_fire ? (cnt_used >= take_bits_q)
+                           : enough_q)));
   assign in_done_d = (start ? (accept & s_last_i) : (in_done_q | (accept & s_last_i)));
   assign out_done_d = (~start & out_done_eff);
   assign out_beat_d = (out_last ? 3'd0 : (out_beat_q + 3'd1));
@@ -120,21 +197,36 @@ module cpack_lossy_restore_b128 (
     if (!rst_ni) begin
       cnt_q <= 9'd0;
       active_q <= 1'd0;
+      enough_q <= 1'd0;
       out_beat_q <= 3'd0;
     end else begin
       cnt_q <= cnt_d;
       active_q <= active_d;
+      enough_q <= enough_d;
       if (out_fire) out_beat_q <= out_beat_d;
     end
   end
   always @(posedge clk_i) begin
     acc_q <= acc_d;
     if (in_first) begin
-      c_q <= c_d;
-      tcode_q <= tcode_d;
+      mode_q <= mode_d;
+      take_bits_q <= take_bits_d;
+      take_half_q <= take_half_d;
     end
     in_done_q <= in_done_d;
     out_done_q <= out_done_d;
+  end
+  (* keep *) always @(posedge clk_i) begin
+    if (in_first) begin
+      mode_c0_q <= mode_c0_d;
+      mode_c1_q <= mode_c1_d;
+      mode_c2_q <= mode_c2_d;
+      mode_c3_q <= mode_c3_d;
+      mode_c4_q <= mode_c4_d;
+      mode_c5_q <= mode_c5_d;
+      mode_c6_q <= mode_c6_d;
+      mode_c7_q <= mode_c7_d;
+    end
   end
 
   // Error: where the first beat marked err starts, relative to the top
@@ -145,10 +237,10 @@ module cpack_lossy_restore_b128 (
   assign err_new = (take & s_err_i);
   assign err_d = ((~start & err_q) | err_new);
   assign err_at_d = ((~start & err_q) ?
-                       (out_fire ? ((err_at_q >= take_bits) ? (err_at_q - take_bits) : 9'd0)
+                       (out_fire ? ((err_at_q >= take_bits_q) ? (err_at_q - take_bits_q) : 9'd0)
                         : err_at_q)
                      : place_pos);
-  assign out_err = (err_q & (err_at_q < take_bits));
+  assign out_err = (err_q & (err_at_q < take_bits_q));
   always @(posedge clk_i) begin
     err_q <= err_d;
     if (((~start & err_q) | err_new)) err_at_q <= err_at_d;
@@ -156,18 +248,17 @@ module cpack_lossy_restore_b128 (
 
   // Restore: t zero (or mid-point) bits below each field
   wire [127:0] out_data;
-  assign out_data = (((tcode_q == 2'd0) ?
-                        {acc_q[159:128], acc_q[191:160], acc_q[223:192], acc_q[255:224]}
+  assign out_data = ((mode_q[0] ? {acc_q[159:128], acc_q[191:160], acc_q[223:192], acc_q[255:224]}
                       : 128'd0)
-                     | ((tcode_q == 2'd1) ?
+                     | (mode_q[1] ?
                           {acc_q[183:160], 8'd0, acc_q[207:184], 8'd0, acc_q[231:208], 8'd0,
                            acc_q[255:232], 8'd0}
                         : 128'd0)
-                     | (((tcode_q == 2'd2) ?
+                     | ((mode_q[2] ?
                            {acc_q[195:176], 12'd0, acc_q[215:196], 12'd0, acc_q[235:216], 12'd0,
                             acc_q[255:236], 12'd0}
                          : 128'd0)
-                        | ((tcode_q == 2'd3) ?
+                        | (mode_q[3] ?
                              {acc_q[207:192], 16'd0, acc_q[223:208], 16'd0, acc_q[239:224], 16'd0,
                               acc_q[255:240], 16'd0}
                            : 128'd0)));
@@ -179,6 +270,7 @@ module cpack_lossy_restore_b128 (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, c_q, place_pos[3:0]};
+  assign unused_ok = &{1'd0, s_c_i, place_pos[3:0], mode_c0_q, mode_c1_q, mode_c2_q, mode_c3_q,
+                       mode_c4_q, mode_c5_q, mode_c6_q, mode_c7_q};
 endmodule
 `default_nettype wire

@@ -386,7 +386,7 @@ fn scoreboard_catches_injected_truncation_faults() {
         }),
         (Unit::UnpackRestore, "err_at", &|v: &str| {
             v.replacen(
-                "assign out_err = (err_q & (err_at_q < take_bits));",
+                "assign out_err = (err_q & (err_at_q < take_bits_q));",
                 "assign out_err = err_q;",
                 1,
             )

@@ -334,6 +334,7 @@ fn run_synth(
     job.clock_port = clocked.then(|| "clk_i".to_string());
     job.budget = Duration::from_secs(cfg.synth.budget_s);
     job.effort = cfg.synth.effort;
+    job.buffer_fanout = cfg.synth.buffer_fanout;
     job.macros = cfg.synth.macros.clone();
     let (mut r, cached) = if cfg.synth.cache {
         synth::cache::synthesize_cached(job)

@@ -99,7 +99,13 @@ fn load_copies_load_a_register_in_slices_and_keep_every_beat() {
         }
     }
     assert_eq!(
-        at_full_rate(&three_stages_copies(Policy::Bubble, false, 4), &items, 304, 7).len(),
+        at_full_rate(
+            &three_stages_copies(Policy::Bubble, false, 4),
+            &items,
+            304,
+            7
+        )
+        .len(),
         300
     );
 }

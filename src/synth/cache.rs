@@ -56,6 +56,7 @@ pub fn key(job: &SynthJob) -> Result<String, SynthError> {
     );
     field(job.top.as_bytes());
     field(job.effort.name().as_bytes());
+    field(format!("abc buffer -N {}", job.buffer_fanout).as_bytes());
     field(format!("{:.6}", job.clock_ns).as_bytes());
     field(job.clock_port.as_deref().unwrap_or("").as_bytes());
     let mut sources = job.verilog.clone();

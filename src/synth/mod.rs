@@ -211,6 +211,9 @@ pub struct SynthJob {
     pub progress: Option<ToolProgress>,
     /// How hard Yosys and ABC work ([`crate::config::Effort`]).
     pub effort: crate::config::Effort,
+    /// ABC's `buffer -N`: most loads per driver when it buffers a net
+    /// ([`crate::config::SynthConfig::buffer_fanout`]).
+    pub buffer_fanout: u32,
     /// Memory macros a RAM child may be built of ([`memories`]).
     pub macros: Vec<memories::MacroSpec>,
 }
@@ -272,6 +275,7 @@ impl SynthJob {
             reuse: Vec::new(),
             progress: None,
             effort: crate::config::Effort::Full,
+            buffer_fanout: crate::config::DEFAULT_BUFFER_FANOUT,
             macros: Vec::new(),
         }
     }

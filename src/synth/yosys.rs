@@ -146,7 +146,8 @@ pub(crate) fn run(job: &SynthJob, budget: &mut run::Budget) -> Result<YosysOutco
         crate::config::Effort::Full => ABC_TEMPLATE,
         crate::config::Effort::Fast => ABC_FAST_TEMPLATE,
     }
-    .replace("@PERIOD_PS@", &period_ps(job.clock_ns).to_string());
+    .replace("@PERIOD_PS@", &period_ps(job.clock_ns).to_string())
+    .replace("@FANOUT@", &job.buffer_fanout.to_string());
     write(&dir.join("flow.ys"), &script)?;
     write(&dir.join("abc.script"), &abc)?;
     let stat_path = dir.join("stat.txt");

@@ -202,6 +202,9 @@ pub fn trunc_pack(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
+/// Copies of the restore mode register, one per 32 bits of the accumulator.
+const MODE_COPIES: u32 = 8;
+
 /// One restore mode: the condition on (`c_q`, `tcode_q`), bits per word taken (`32 − t`
 /// packed; 32 for `w >> t` in a whole word or at t = 0) and `t`.
 struct Mode {
@@ -313,8 +316,6 @@ pub fn unpack_restore(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let m_ready = out.ready();
 
     let act = m.reg("active_q", 1, Some(0));
-    let c_q = m.reg("c_q", 1, None);
-    let tc_q = m.reg("tcode_q", 2, None);
     let in_done = m.reg("in_done_q", 1, None);
     let out_done = m.reg("out_done_q", 1, None);
     let acc = m.reg("acc_q", w, None);
@@ -323,51 +324,76 @@ pub fn unpack_restore(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let err_v = m.reg("err_q", 1, None);
     let err_at = m.reg("err_at_q", cw, None);
 
+    m.comment(
+        "Mode of the block in the accumulator, decoded from its first beat's c and tcode: \
+         one-hot, with the bits per output beat (4 fields)",
+    );
+    let in_modes = restore_modes(p, &s_c, &s_tcode);
     if cod.layout == TruncLayout::Packed {
         // Both kinds of block are packed: `c` only matters to the shifted layout.
-        m.unused(&c_q.q());
+        m.unused(&s_c);
     }
-    m.comment("Mode of the block in the accumulator: bits per output beat (4 fields)");
-    let modes = restore_modes(p, &c_q.q(), &tc_q.q());
-    let x = m.wire(
-        "take_bits",
-        &or_tree(
-            modes
-                .iter()
-                .map(|md| md.sel.gate(&Expr::lit(cw, 4 * md.fb as u64)))
-                .collect(),
-            cw,
-        ),
-    );
+    let mode_q = m.reg("mode_q", in_modes.len() as u32, None);
+    let mode_copies = m.reg_replicas("mode_q", in_modes.len() as u32, None, MODE_COPIES as usize);
+    let x_q = m.reg("take_bits_q", cw, None);
+    let modes: Vec<Mode> = in_modes
+        .iter()
+        .enumerate()
+        .map(|(i, md)| Mode {
+            sel: mode_q.q().bit(i as u32),
+            fb: md.fb,
+            t: md.t,
+        })
+        .collect();
+    let x = x_q.q();
+    let xh_q = m.reg("take_half_q", cw, None);
 
     m.comment("Output: 4 fields from the top, restored; valid once they are in");
-    let avail = m.wire("avail", &(cnt.q().ge(&x) | in_done.q()));
+    // Whether a beat's worth waits, registered with the count it belongs to.
+    let enough_q = m.reg("enough_q", 1, Some(0));
+    let enough = enough_q.q();
+    let avail = m.wire("avail", &(&enough | &in_done.q()));
     let o_valid = m.wire("out_valid", &(&(&act.q() & &!out_done.q()) & &avail));
     let fire = m.wire("out_fire", &(&o_valid & &m_ready));
     let o_last = m.wire("out_last", &ob.q().eq_lit(nbo as u64 - 1));
     let done_eff = m.wire("out_done_eff", &(&out_done.q() | &(&fire & &o_last)));
     let fin = m.wire("blk_fin", &(&(&act.q() & &in_done.q()) & &done_eff));
     let start = m.wire("start", &(&!act.q() | &fin));
+    // What is left after an output beat, and where the next input beat goes, are computed
+    // for both cases from registers; `fire` only chooses among them.
     let used = m.wire(
         "cnt_used",
-        &cnt.q()
-            .ge(&x)
-            .select(&(cnt.q() - x.clone()), &Expr::zero(cw)),
+        &enough.select(&(cnt.q() - x.clone()), &Expr::zero(cw)),
     );
+    let beat = Expr::lit(cw, ib as u64);
+    let used_in = m.wire("used_in", &(&used + &beat));
+    let cnt_in = m.wire("cnt_in", &(cnt.q() + beat.clone()));
     let rem = m.wire("rem", &fire.select(&used, &cnt.q()));
-    let shifted_terms: Vec<Expr> = modes
-        .iter()
-        .map(|md| {
-            let s = 4 * md.fb;
-            md.sel
-                .gate(&Expr::cat(&[acc.q().slice(0, w - s), Expr::zero(s)]))
+    // The accumulator shifted by the mode's beat: each 32-bit slice selected by its own copy
+    // of the mode register (one select net to all 256 bits costs a chain of buffers).
+    let slices: Vec<Expr> = (0..MODE_COPIES)
+        .map(|k| {
+            let lo = k * (w / MODE_COPIES);
+            let terms = modes
+                .iter()
+                .enumerate()
+                .map(|(i, md)| {
+                    let s = 4 * md.fb;
+                    let v = Expr::cat(&[acc.q().slice(0, w - s), Expr::zero(s)]);
+                    mode_copies[k as usize]
+                        .q()
+                        .bit(i as u32)
+                        .gate(&v.slice(lo, w / MODE_COPIES))
+                })
+                .collect();
+            or_tree(terms, w / MODE_COPIES)
         })
         .collect();
-    let acc_rem = m.wire(
-        "acc_rem",
-        &fire.select(&or_tree(shifted_terms, w), &acc.q()),
-    );
-    let room = m.wire("room", &rem.le(&Expr::lit(cw, (w - ib) as u64)));
+    let half = Expr::lit(cw, (w - ib) as u64);
+    // `used <= half` without the subtraction: `cnt <= x + half` (or nothing waits).
+    let room_used = m.wire("room_used", &(&!enough.clone() | &cnt.q().le(&xh_q.q())));
+    let room_cnt = m.wire("room_cnt", &cnt.q().le(&half));
+    let room = m.wire("room", &fire.select(&room_used, &room_cnt));
     let s_ready = m.wire(
         "in_ready",
         &(&start | &(&(&act.q() & &!in_done.q()) & &(&done_eff | &room))),
@@ -375,7 +401,7 @@ pub fn unpack_restore(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let accept = m.wire("accept", &(&s_valid & &s_ready));
     let take = m.wire("take", &(&accept & &(&start | &!done_eff.clone())));
 
-    let lane = modes.iter().fold(ib, |g, md| gcd(g, 4 * md.fb));
+    let lane = in_modes.iter().fold(ib, |g, md| gcd(g, 4 * md.fb));
     m.comment(format!(
         "Place the beat after the waiting bits: a logarithmic shifter on {}-bit lanes (every \
          count is a multiple), LSB first",
@@ -390,27 +416,60 @@ pub fn unpack_restore(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let bus = Expr::cat(&[Expr::cat(&words.lanes(32)), Expr::zero(w - ib)]);
     let placed = shift_lanes(&mut m, "place", &bus.lanes(lane), &amt, false);
     let placed = m.wire("placed", &Expr::cat_lsb(&placed));
+    let acc_rem = m.wire("acc_rem", &fire.select(&Expr::cat_lsb(&slices), &acc.q()));
     let base = start.select(&Expr::zero(w), &acc_rem);
     m.next(&acc, &(base | take.gate(&placed)), None);
     let cnt_d = start.select(
-        &accept.gate(&Expr::lit(cw, ib as u64)),
+        &accept.gate(&beat),
         &done_eff.select(
             &Expr::zero(cw),
-            &(rem.clone() + take.gate(&Expr::lit(cw, ib as u64))),
+            &take.select(&fire.select(&used_in, &cnt_in), &rem),
         ),
     );
     m.next(&cnt, &cnt_d, None);
-    m.next(&act, &start.select(&accept, &Expr::lit(1, 1)), None);
+    let act_d = start.select(&accept, &Expr::lit(1, 1));
+    m.next(&act, &act_d, None);
     let first = m.wire("in_first", &(&accept & &start));
-    m.next(&c_q, &s_c, Some(&first));
-    m.next(&tc_q, &s_tcode, Some(&first));
-    let got_last = &accept & &s_last;
-    m.next(
-        &in_done,
-        &start.select(&got_last, &(&in_done.q() | &got_last)),
-        None,
+    let in_sel = Expr::cat_lsb(&in_modes.iter().map(|md| md.sel.clone()).collect::<Vec<_>>());
+    m.next(&mode_q, &in_sel, Some(&first));
+    for c in &mode_copies {
+        m.next(c, &in_sel, Some(&first));
+        // The low slices never receive a long mode's shifted bits.
+        m.unused(&c.q());
+    }
+    let in_x = or_tree(
+        in_modes
+            .iter()
+            .map(|md| md.sel.gate(&Expr::lit(cw, 4 * md.fb as u64)))
+            .collect(),
+        cw,
     );
-    m.next(&out_done, &(&!start.clone() & &done_eff), None);
+    m.next(&x_q, &in_x, Some(&first));
+    let in_xh = or_tree(
+        in_modes
+            .iter()
+            .map(|md| md.sel.gate(&Expr::lit(cw, (4 * md.fb + w - ib) as u64)))
+            .collect(),
+        cw,
+    );
+    m.next(&xh_q, &in_xh, Some(&first));
+    // `cnt_d >= x` of the next cycle, from the same candidates as `cnt_d`: a new block
+    // starts with one beat or none against its own mode.
+    let ge = |v: &Expr| v.ge(&x);
+    let enough_d = start.select(
+        &(&accept & &beat.ge(&in_x)),
+        &(!done_eff.clone()
+            & take.select(
+                &fire.select(&ge(&used_in), &ge(&cnt_in)),
+                &fire.select(&ge(&used), &enough),
+            )),
+    );
+    m.next(&enough_q, &enough_d, None);
+    let got_last = &accept & &s_last;
+    let in_done_d = start.select(&got_last, &(&in_done.q() | &got_last));
+    m.next(&in_done, &in_done_d, None);
+    let out_done_d = &!start.clone() & &done_eff;
+    m.next(&out_done, &out_done_d, None);
     m.next(
         &ob,
         &o_last.select(&Expr::zero(bw), &(ob.q() + Expr::lit(bw, 1))),
