@@ -57,7 +57,6 @@ module fpc_decomp_l64 (
   wire k0_is6;
   wire k0_is7;
   wire k0_act;
-  wire [5:0] k0_len;
   wire [31:0] k0_val;
   wire [4:0] k0_nidx;
   wire [9:0] k0_npos;
@@ -94,7 +93,6 @@ module fpc_decomp_l64 (
   wire k1_is6;
   wire k1_is7;
   wire k1_act;
-  wire [5:0] k1_len;
   wire [31:0] k1_val;
   wire [4:0] k1_nidx;
   wire [9:0] k1_npos;
@@ -130,7 +128,6 @@ module fpc_decomp_l64 (
   wire k2_is6;
   wire k2_is7;
   wire k2_act;
-  wire [5:0] k2_len;
   wire [31:0] k2_val;
   wire [4:0] k2_nidx;
   wire [9:0] k2_npos;
@@ -165,7 +162,6 @@ module fpc_decomp_l64 (
   wire k3_is6;
   wire k3_is7;
   wire k3_act;
-  wire [5:0] k3_len;
   wire [31:0] k3_val;
   wire [4:0] k3_nidx;
   wire [9:0] k3_npos;
@@ -212,9 +208,6 @@ module fpc_decomp_l64 (
   assign k0_is6 = (k0_top[34:32] == 3'd6);
   assign k0_is7 = (k0_top[34:32] == 3'd7);
   assign k0_act = s_comp_i;
-  assign k0_len = ((k0_is0 ? 6'd6 : 6'd0) | (k0_is1 ? 6'd7 : 6'd0)
-                   | (((k0_is2 | k0_is6) ? 6'd11 : 6'd0)
-                      | ((k0_is3 | k0_is4 | k0_is5) ? 6'd19 : 6'd0)) | (k0_is7 ? 6'd35 : 6'd0));
   assign k0_val = ((k0_is1 ? {{28{k0_top[31]}}, k0_top[31:28]} : 32'd0)
                    | (k0_is2 ? {{24{k0_top[31]}}, k0_top[31:24]} : 32'd0)
                    | ((k0_is3 ? {{16{k0_top[31]}}, k0_top[31:16]} : 32'd0)
@@ -223,12 +216,15 @@ module fpc_decomp_l64 (
                        : 32'd0) | (k0_is6 ? {4{k0_top[31:24]}} : 32'd0)
                       | (k0_is7 ? k0_top[31:0] : 32'd0)));
   assign k0_nidx = (k0_is0 ? ({2'd0, k0_top[31:29]} + 5'd1) : 5'd1);
-  assign k0_npos = {4'd0, k0_len};
-  assign k0_err = (k0_act & ((k0_is0 & (k0_nidx > 5'd16)) | (k0_npos > 10'd512)));
-  assign k0_done = (~s_comp_i | k0_err | (k0_act & (k0_nidx >= 5'd16)));
+  assign k0_npos = ((k0_is0 ? 10'd6 : 10'd0) | (k0_is1 ? 10'd7 : 10'd0)
+                    | (((k0_is2 | k0_is6) ? 10'd11 : 10'd0)
+                       | ((k0_is3 | k0_is4 | k0_is5) ? 10'd19 : 10'd0))
+                    | (k0_is7 ? 10'd35 : 10'd0));
+  assign k0_err = (k0_act & (k0_is0 & (k0_nidx > 5'd16)));
+  assign k0_done = (~s_comp_i | (k0_nidx >= 5'd16));
   assign k0_errq = k0_err;
-  assign k0_idx = (k0_act ? k0_nidx : 5'd0);
-  assign k0_pos = (k0_act ? k0_npos : 10'd0);
+  assign k0_idx = k0_nidx;
+  assign k0_pos = k0_npos;
   assign k0_wr = (k0_act & ~k0_is0);
   assign k0_slot0 = (k0_wr ? k0_val : s_comp_i ? 32'd0 : raw_line[31:0]);
   assign k0_slot1 = (s_comp_i ? 32'd0 : raw_line[63:32]);
@@ -261,9 +257,6 @@ module fpc_decomp_l64 (
   assign k1_is6 = (k1_top[34:32] == 3'd6);
   assign k1_is7 = (k1_top[34:32] == 3'd7);
   assign k1_act = ~k0_done;
-  assign k1_len = ((k1_is0 ? 6'd6 : 6'd0) | (k1_is1 ? 6'd7 : 6'd0)
-                   | (((k1_is2 | k1_is6) ? 6'd11 : 6'd0)
-                      | ((k1_is3 | k1_is4 | k1_is5) ? 6'd19 : 6'd0)) | (k1_is7 ? 6'd35 : 6'd0));
   assign k1_val = ((k1_is1 ? {{28{k1_top[31]}}, k1_top[31:28]} : 32'd0)
                    | (k1_is2 ? {{24{k1_top[31]}}, k1_top[31:24]} : 32'd0)
                    | ((k1_is3 ? {{16{k1_top[31]}}, k1_top[31:16]} : 32'd0)
@@ -272,12 +265,20 @@ module fpc_decomp_l64 (
                        : 32'd0) | (k1_is6 ? {4{k1_top[31:24]}} : 32'd0)
                       | (k1_is7 ? k1_top[31:0] : 32'd0)));
   assign k1_nidx = (k0_idx + (k1_is0 ? ({2'd0, k1_top[31:29]} + 5'd1) : 5'd1));
-  assign k1_npos = (k0_pos + {4'd0, k1_len});
-  assign k1_err = (k1_act & ((k1_is0 & (k1_nidx > 5'd16)) | (k1_npos > 10'd512)));
-  assign k1_done = (k0_done | k1_err | (k1_act & (k1_nidx >= 5'd16)));
+  assign k1_npos = ((k1_is0 ? (k0_pos + 10'd6) : 10'd0) | (k1_is1 ? (k0_pos + 10'd7) : 10'd0)
+                    | (((k1_is2 | k1_is6) ? (k0_pos + 10'd11) : 10'd0)
+                       | ((k1_is3 | k1_is4 | k1_is5) ? (k0_pos + 10'd19) : 10'd0))
+                    | (k1_is7 ? (k0_pos + 10'd35) : 10'd0));
+  assign k1_err = (k1_act
+                   & ((k1_is0 & (k1_nidx > 5'd16))
+                      | ((k1_is0 & (k0_pos > 10'd506)) | (k1_is1 & (k0_pos > 10'd505))
+                         | (((k1_is2 | k1_is6) & (k0_pos > 10'd501))
+                            | ((k1_is3 | k1_is4 | k1_is5) & (k0_pos > 10'd493)))
+                         | (k1_is7 & (k0_pos > 10'd477)))));
+  assign k1_done = (k0_done | (k1_nidx >= 5'd16));
   assign k1_errq = (k0_errq | k1_err);
-  assign k1_idx = (k1_act ? k1_nidx : k0_idx);
-  assign k1_pos = (k1_act ? k1_npos : k0_pos);
+  assign k1_idx = k1_nidx;
+  assign k1_pos = k1_npos;
   assign k1_wr = (k1_act & ~k1_is0);
   assign k1_slot1 = ((k1_wr & (k0_idx == 5'd1)) ? k1_val : k0_slot1);
   assign k1_slot2 = ((k1_wr & (k0_idx == 5'd2)) ? k1_val : k0_slot2);
@@ -308,9 +309,6 @@ module fpc_decomp_l64 (
   assign k2_is6 = (k2_top[34:32] == 3'd6);
   assign k2_is7 = (k2_top[34:32] == 3'd7);
   assign k2_act = ~k1_done;
-  assign k2_len = ((k2_is0 ? 6'd6 : 6'd0) | (k2_is1 ? 6'd7 : 6'd0)
-                   | (((k2_is2 | k2_is6) ? 6'd11 : 6'd0)
-                      | ((k2_is3 | k2_is4 | k2_is5) ? 6'd19 : 6'd0)) | (k2_is7 ? 6'd35 : 6'd0));
   assign k2_val = ((k2_is1 ? {{28{k2_top[31]}}, k2_top[31:28]} : 32'd0)
                    | (k2_is2 ? {{24{k2_top[31]}}, k2_top[31:24]} : 32'd0)
                    | ((k2_is3 ? {{16{k2_top[31]}}, k2_top[31:16]} : 32'd0)
@@ -319,12 +317,20 @@ module fpc_decomp_l64 (
                        : 32'd0) | (k2_is6 ? {4{k2_top[31:24]}} : 32'd0)
                       | (k2_is7 ? k2_top[31:0] : 32'd0)));
   assign k2_nidx = (k1_idx + (k2_is0 ? ({2'd0, k2_top[31:29]} + 5'd1) : 5'd1));
-  assign k2_npos = (k1_pos + {4'd0, k2_len});
-  assign k2_err = (k2_act & ((k2_is0 & (k2_nidx > 5'd16)) | (k2_npos > 10'd512)));
-  assign k2_done = (k1_done | k2_err | (k2_act & (k2_nidx >= 5'd16)));
+  assign k2_npos = ((k2_is0 ? (k1_pos + 10'd6) : 10'd0) | (k2_is1 ? (k1_pos + 10'd7) : 10'd0)
+                    | (((k2_is2 | k2_is6) ? (k1_pos + 10'd11) : 10'd0)
+                       | ((k2_is3 | k2_is4 | k2_is5) ? (k1_pos + 10'd19) : 10'd0))
+                    | (k2_is7 ? (k1_pos + 10'd35) : 10'd0));
+  assign k2_err = (k2_act
+                   & ((k2_is0 & (k2_nidx > 5'd16))
+                      | ((k2_is0 & (k1_pos > 10'd506)) | (k2_is1 & (k1_pos > 10'd505))
+                         | (((k2_is2 | k2_is6) & (k1_pos > 10'd501))
+                            | ((k2_is3 | k2_is4 | k2_is5) & (k1_pos > 10'd493)))
+                         | (k2_is7 & (k1_pos > 10'd477)))));
+  assign k2_done = (k1_done | (k2_nidx >= 5'd16));
   assign k2_errq = (k1_errq | k2_err);
-  assign k2_idx = (k2_act ? k2_nidx : k1_idx);
-  assign k2_pos = (k2_act ? k2_npos : k1_pos);
+  assign k2_idx = k2_nidx;
+  assign k2_pos = k2_npos;
   assign k2_wr = (k2_act & ~k2_is0);
   assign k2_slot2 = ((k2_wr & (k1_idx == 5'd2)) ? k2_val : k1_slot2);
   assign k2_slot3 = ((k2_wr & (k1_idx == 5'd3)) ? k2_val : k1_slot3);
@@ -354,9 +360,6 @@ module fpc_decomp_l64 (
   assign k3_is6 = (k3_top[34:32] == 3'd6);
   assign k3_is7 = (k3_top[34:32] == 3'd7);
   assign k3_act = ~k2_done;
-  assign k3_len = ((k3_is0 ? 6'd6 : 6'd0) | (k3_is1 ? 6'd7 : 6'd0)
-                   | (((k3_is2 | k3_is6) ? 6'd11 : 6'd0)
-                      | ((k3_is3 | k3_is4 | k3_is5) ? 6'd19 : 6'd0)) | (k3_is7 ? 6'd35 : 6'd0));
   assign k3_val = ((k3_is1 ? {{28{k3_top[31]}}, k3_top[31:28]} : 32'd0)
                    | (k3_is2 ? {{24{k3_top[31]}}, k3_top[31:24]} : 32'd0)
                    | ((k3_is3 ? {{16{k3_top[31]}}, k3_top[31:16]} : 32'd0)
@@ -365,12 +368,20 @@ module fpc_decomp_l64 (
                        : 32'd0) | (k3_is6 ? {4{k3_top[31:24]}} : 32'd0)
                       | (k3_is7 ? k3_top[31:0] : 32'd0)));
   assign k3_nidx = (k2_idx + (k3_is0 ? ({2'd0, k3_top[31:29]} + 5'd1) : 5'd1));
-  assign k3_npos = (k2_pos + {4'd0, k3_len});
-  assign k3_err = (k3_act & ((k3_is0 & (k3_nidx > 5'd16)) | (k3_npos > 10'd512)));
-  assign k3_done = (k2_done | k3_err | (k3_act & (k3_nidx >= 5'd16)));
+  assign k3_npos = ((k3_is0 ? (k2_pos + 10'd6) : 10'd0) | (k3_is1 ? (k2_pos + 10'd7) : 10'd0)
+                    | (((k3_is2 | k3_is6) ? (k2_pos + 10'd11) : 10'd0)
+                       | ((k3_is3 | k3_is4 | k3_is5) ? (k2_pos + 10'd19) : 10'd0))
+                    | (k3_is7 ? (k2_pos + 10'd35) : 10'd0));
+  assign k3_err = (k3_act
+                   & ((k3_is0 & (k3_nidx > 5'd16))
+                      | ((k3_is0 & (k2_pos > 10'd506)) | (k3_is1 & (k2_pos > 10'd505))
+                         | (((k3_is2 | k3_is6) & (k2_pos > 10'd501))
+                            | ((k3_is3 | k3_is4 | k3_is5) & (k2_pos > 10'd493)))
+                         | (k3_is7 & (k2_pos > 10'd477)))));
+  assign k3_done = (k2_done | (k3_nidx >= 5'd16));
   assign k3_errq = (k2_errq | k3_err);
-  assign k3_idx = (k3_act ? k3_nidx : k2_idx);
-  assign k3_pos = (k3_act ? k3_npos : k2_pos);
+  assign k3_idx = k3_nidx;
+  assign k3_pos = k3_npos;
   assign k3_wr = (k3_act & ~k3_is0);
   assign k3_slot3 = ((k3_wr & (k2_idx == 5'd3)) ? k3_val : k2_slot3);
   assign k3_slot4 = ((k3_wr & (k2_idx == 5'd4)) ? k3_val : k2_slot4);
@@ -419,7 +430,6 @@ module fpc_decomp_l64 (
   wire k4_is6;
   wire k4_is7;
   wire k4_act;
-  wire [5:0] k4_len;
   wire [31:0] k4_val;
   wire [4:0] k4_nidx;
   wire [9:0] k4_npos;
@@ -452,7 +462,6 @@ module fpc_decomp_l64 (
   wire k5_is6;
   wire k5_is7;
   wire k5_act;
-  wire [5:0] k5_len;
   wire [31:0] k5_val;
   wire [4:0] k5_nidx;
   wire [9:0] k5_npos;
@@ -484,7 +493,6 @@ module fpc_decomp_l64 (
   wire k6_is6;
   wire k6_is7;
   wire k6_act;
-  wire [5:0] k6_len;
   wire [31:0] k6_val;
   wire [4:0] k6_nidx;
   wire [9:0] k6_npos;
@@ -515,7 +523,6 @@ module fpc_decomp_l64 (
   wire k7_is6;
   wire k7_is7;
   wire k7_act;
-  wire [5:0] k7_len;
   wire [31:0] k7_val;
   wire [4:0] k7_nidx;
   wire [9:0] k7_npos;
@@ -558,9 +565,6 @@ module fpc_decomp_l64 (
   assign k4_is6 = (k4_top[34:32] == 3'd6);
   assign k4_is7 = (k4_top[34:32] == 3'd7);
   assign k4_act = ~done1_q;
-  assign k4_len = ((k4_is0 ? 6'd6 : 6'd0) | (k4_is1 ? 6'd7 : 6'd0)
-                   | (((k4_is2 | k4_is6) ? 6'd11 : 6'd0)
-                      | ((k4_is3 | k4_is4 | k4_is5) ? 6'd19 : 6'd0)) | (k4_is7 ? 6'd35 : 6'd0));
   assign k4_val = ((k4_is1 ? {{28{k4_top[31]}}, k4_top[31:28]} : 32'd0)
                    | (k4_is2 ? {{24{k4_top[31]}}, k4_top[31:24]} : 32'd0)
                    | ((k4_is3 ? {{16{k4_top[31]}}, k4_top[31:16]} : 32'd0)
@@ -569,12 +573,20 @@ module fpc_decomp_l64 (
                        : 32'd0) | (k4_is6 ? {4{k4_top[31:24]}} : 32'd0)
                       | (k4_is7 ? k4_top[31:0] : 32'd0)));
   assign k4_nidx = (idx1_q + (k4_is0 ? ({2'd0, k4_top[31:29]} + 5'd1) : 5'd1));
-  assign k4_npos = (pos1_q + {4'd0, k4_len});
-  assign k4_err = (k4_act & ((k4_is0 & (k4_nidx > 5'd16)) | (k4_npos > 10'd512)));
-  assign k4_done = (done1_q | k4_err | (k4_act & (k4_nidx >= 5'd16)));
+  assign k4_npos = ((k4_is0 ? (pos1_q + 10'd6) : 10'd0) | (k4_is1 ? (pos1_q + 10'd7) : 10'd0)
+                    | (((k4_is2 | k4_is6) ? (pos1_q + 10'd11) : 10'd0)
+                       | ((k4_is3 | k4_is4 | k4_is5) ? (pos1_q + 10'd19) : 10'd0))
+                    | (k4_is7 ? (pos1_q + 10'd35) : 10'd0));
+  assign k4_err = (k4_act
+                   & ((k4_is0 & (k4_nidx > 5'd16))
+                      | ((k4_is0 & (pos1_q > 10'd506)) | (k4_is1 & (pos1_q > 10'd505))
+                         | (((k4_is2 | k4_is6) & (pos1_q > 10'd501))
+                            | ((k4_is3 | k4_is4 | k4_is5) & (pos1_q > 10'd493)))
+                         | (k4_is7 & (pos1_q > 10'd477)))));
+  assign k4_done = (done1_q | (k4_nidx >= 5'd16));
   assign k4_errq = (err1_q | k4_err);
-  assign k4_idx = (k4_act ? k4_nidx : idx1_q);
-  assign k4_pos = (k4_act ? k4_npos : pos1_q);
+  assign k4_idx = k4_nidx;
+  assign k4_pos = k4_npos;
   assign k4_wr = (k4_act & ~k4_is0);
   assign k4_slot4 = ((k4_wr & (idx1_q == 5'd4)) ? k4_val : line1_q[159:128]);
   assign k4_slot5 = ((k4_wr & (idx1_q == 5'd5)) ? k4_val : line1_q[191:160]);
@@ -602,9 +614,6 @@ module fpc_decomp_l64 (
   assign k5_is6 = (k5_top[34:32] == 3'd6);
   assign k5_is7 = (k5_top[34:32] == 3'd7);
   assign k5_act = ~k4_done;
-  assign k5_len = ((k5_is0 ? 6'd6 : 6'd0) | (k5_is1 ? 6'd7 : 6'd0)
-                   | (((k5_is2 | k5_is6) ? 6'd11 : 6'd0)
-                      | ((k5_is3 | k5_is4 | k5_is5) ? 6'd19 : 6'd0)) | (k5_is7 ? 6'd35 : 6'd0));
   assign k5_val = ((k5_is1 ? {{28{k5_top[31]}}, k5_top[31:28]} : 32'd0)
                    | (k5_is2 ? {{24{k5_top[31]}}, k5_top[31:24]} : 32'd0)
                    | ((k5_is3 ? {{16{k5_top[31]}}, k5_top[31:16]} : 32'd0)
@@ -613,12 +622,20 @@ module fpc_decomp_l64 (
                        : 32'd0) | (k5_is6 ? {4{k5_top[31:24]}} : 32'd0)
                       | (k5_is7 ? k5_top[31:0] : 32'd0)));
   assign k5_nidx = (k4_idx + (k5_is0 ? ({2'd0, k5_top[31:29]} + 5'd1) : 5'd1));
-  assign k5_npos = (k4_pos + {4'd0, k5_len});
-  assign k5_err = (k5_act & ((k5_is0 & (k5_nidx > 5'd16)) | (k5_npos > 10'd512)));
-  assign k5_done = (k4_done | k5_err | (k5_act & (k5_nidx >= 5'd16)));
+  assign k5_npos = ((k5_is0 ? (k4_pos + 10'd6) : 10'd0) | (k5_is1 ? (k4_pos + 10'd7) : 10'd0)
+                    | (((k5_is2 | k5_is6) ? (k4_pos + 10'd11) : 10'd0)
+                       | ((k5_is3 | k5_is4 | k5_is5) ? (k4_pos + 10'd19) : 10'd0))
+                    | (k5_is7 ? (k4_pos + 10'd35) : 10'd0));
+  assign k5_err = (k5_act
+                   & ((k5_is0 & (k5_nidx > 5'd16))
+                      | ((k5_is0 & (k4_pos > 10'd506)) | (k5_is1 & (k4_pos > 10'd505))
+                         | (((k5_is2 | k5_is6) & (k4_pos > 10'd501))
+                            | ((k5_is3 | k5_is4 | k5_is5) & (k4_pos > 10'd493)))
+                         | (k5_is7 & (k4_pos > 10'd477)))));
+  assign k5_done = (k4_done | (k5_nidx >= 5'd16));
   assign k5_errq = (k4_errq | k5_err);
-  assign k5_idx = (k5_act ? k5_nidx : k4_idx);
-  assign k5_pos = (k5_act ? k5_npos : k4_pos);
+  assign k5_idx = k5_nidx;
+  assign k5_pos = k5_npos;
   assign k5_wr = (k5_act & ~k5_is0);
   assign k5_slot5 = ((k5_wr & (k4_idx == 5'd5)) ? k5_val : k4_slot5);
   assign k5_slot6 = ((k5_wr & (k4_idx == 5'd6)) ? k5_val : k4_slot6);
@@ -645,9 +662,6 @@ module fpc_decomp_l64 (
   assign k6_is6 = (k6_top[34:32] == 3'd6);
   assign k6_is7 = (k6_top[34:32] == 3'd7);
   assign k6_act = ~k5_done;
-  assign k6_len = ((k6_is0 ? 6'd6 : 6'd0) | (k6_is1 ? 6'd7 : 6'd0)
-                   | (((k6_is2 | k6_is6) ? 6'd11 : 6'd0)
-                      | ((k6_is3 | k6_is4 | k6_is5) ? 6'd19 : 6'd0)) | (k6_is7 ? 6'd35 : 6'd0));
   assign k6_val = ((k6_is1 ? {{28{k6_top[31]}}, k6_top[31:28]} : 32'd0)
                    | (k6_is2 ? {{24{k6_top[31]}}, k6_top[31:24]} : 32'd0)
                    | ((k6_is3 ? {{16{k6_top[31]}}, k6_top[31:16]} : 32'd0)
@@ -656,12 +670,20 @@ module fpc_decomp_l64 (
                        : 32'd0) | (k6_is6 ? {4{k6_top[31:24]}} : 32'd0)
                       | (k6_is7 ? k6_top[31:0] : 32'd0)));
   assign k6_nidx = (k5_idx + (k6_is0 ? ({2'd0, k6_top[31:29]} + 5'd1) : 5'd1));
-  assign k6_npos = (k5_pos + {4'd0, k6_len});
-  assign k6_err = (k6_act & ((k6_is0 & (k6_nidx > 5'd16)) | (k6_npos > 10'd512)));
-  assign k6_done = (k5_done | k6_err | (k6_act & (k6_nidx >= 5'd16)));
+  assign k6_npos = ((k6_is0 ? (k5_pos + 10'd6) : 10'd0) | (k6_is1 ? (k5_pos + 10'd7) : 10'd0)
+                    | (((k6_is2 | k6_is6) ? (k5_pos + 10'd11) : 10'd0)
+                       | ((k6_is3 | k6_is4 | k6_is5) ? (k5_pos + 10'd19) : 10'd0))
+                    | (k6_is7 ? (k5_pos + 10'd35) : 10'd0));
+  assign k6_err = (k6_act
+                   & ((k6_is0 & (k6_nidx > 5'd16))
+                      | ((k6_is0 & (k5_pos > 10'd506)) | (k6_is1 & (k5_pos > 10'd505))
+                         | (((k6_is2 | k6_is6) & (k5_pos > 10'd501))
+                            | ((k6_is3 | k6_is4 | k6_is5) & (k5_pos > 10'd493)))
+                         | (k6_is7 & (k5_pos > 10'd477)))));
+  assign k6_done = (k5_done | (k6_nidx >= 5'd16));
   assign k6_errq = (k5_errq | k6_err);
-  assign k6_idx = (k6_act ? k6_nidx : k5_idx);
-  assign k6_pos = (k6_act ? k6_npos : k5_pos);
+  assign k6_idx = k6_nidx;
+  assign k6_pos = k6_npos;
   assign k6_wr = (k6_act & ~k6_is0);
   assign k6_slot6 = ((k6_wr & (k5_idx == 5'd6)) ? k6_val : k5_slot6);
   assign k6_slot7 = ((k6_wr & (k5_idx == 5'd7)) ? k6_val : k5_slot7);
@@ -687,9 +709,6 @@ module fpc_decomp_l64 (
   assign k7_is6 = (k7_top[34:32] == 3'd6);
   assign k7_is7 = (k7_top[34:32] == 3'd7);
   assign k7_act = ~k6_done;
-  assign k7_len = ((k7_is0 ? 6'd6 : 6'd0) | (k7_is1 ? 6'd7 : 6'd0)
-                   | (((k7_is2 | k7_is6) ? 6'd11 : 6'd0)
-                      | ((k7_is3 | k7_is4 | k7_is5) ? 6'd19 : 6'd0)) | (k7_is7 ? 6'd35 : 6'd0));
   assign k7_val = ((k7_is1 ? {{28{k7_top[31]}}, k7_top[31:28]} : 32'd0)
                    | (k7_is2 ? {{24{k7_top[31]}}, k7_top[31:24]} : 32'd0)
                    | ((k7_is3 ? {{16{k7_top[31]}}, k7_top[31:16]} : 32'd0)
@@ -698,12 +717,20 @@ module fpc_decomp_l64 (
                        : 32'd0) | (k7_is6 ? {4{k7_top[31:24]}} : 32'd0)
                       | (k7_is7 ? k7_top[31:0] : 32'd0)));
   assign k7_nidx = (k6_idx + (k7_is0 ? ({2'd0, k7_top[31:29]} + 5'd1) : 5'd1));
-  assign k7_npos = (k6_pos + {4'd0, k7_len});
-  assign k7_err = (k7_act & ((k7_is0 & (k7_nidx > 5'd16)) | (k7_npos > 10'd512)));
-  assign k7_done = (k6_done | k7_err | (k7_act & (k7_nidx >= 5'd16)));
+  assign k7_npos = ((k7_is0 ? (k6_pos + 10'd6) : 10'd0) | (k7_is1 ? (k6_pos + 10'd7) : 10'd0)
+                    | (((k7_is2 | k7_is6) ? (k6_pos + 10'd11) : 10'd0)
+                       | ((k7_is3 | k7_is4 | k7_is5) ? (k6_pos + 10'd19) : 10'd0))
+                    | (k7_is7 ? (k6_pos + 10'd35) : 10'd0));
+  assign k7_err = (k7_act
+                   & ((k7_is0 & (k7_nidx > 5'd16))
+                      | ((k7_is0 & (k6_pos > 10'd506)) | (k7_is1 & (k6_pos > 10'd505))
+                         | (((k7_is2 | k7_is6) & (k6_pos > 10'd501))
+                            | ((k7_is3 | k7_is4 | k7_is5) & (k6_pos > 10'd493)))
+                         | (k7_is7 & (k6_pos > 10'd477)))));
+  assign k7_done = (k6_done | (k7_nidx >= 5'd16));
   assign k7_errq = (k6_errq | k7_err);
-  assign k7_idx = (k7_act ? k7_nidx : k6_idx);
-  assign k7_pos = (k7_act ? k7_npos : k6_pos);
+  assign k7_idx = k7_nidx;
+  assign k7_pos = k7_npos;
   assign k7_wr = (k7_act & ~k7_is0);
   assign k7_slot7 = ((k7_wr & (k6_idx == 5'd7)) ? k7_val : k6_slot7);
   assign k7_slot8 = ((k7_wr & (k6_idx == 5'd8)) ? k7_val : k6_slot8);
@@ -747,7 +774,6 @@ module fpc_decomp_l64 (
   wire k8_is6;
   wire k8_is7;
   wire k8_act;
-  wire [5:0] k8_len;
   wire [31:0] k8_val;
   wire [4:0] k8_nidx;
   wire [9:0] k8_npos;
@@ -776,7 +802,6 @@ module fpc_decomp_l64 (
   wire k9_is6;
   wire k9_is7;
   wire k9_act;
-  wire [5:0] k9_len;
   wire [31:0] k9_val;
   wire [4:0] k9_nidx;
   wire [9:0] k9_npos;
@@ -804,7 +829,6 @@ module fpc_decomp_l64 (
   wire k10_is6;
   wire k10_is7;
   wire k10_act;
-  wire [5:0] k10_len;
   wire [31:0] k10_val;
   wire [4:0] k10_nidx;
   wire [9:0] k10_npos;
@@ -831,7 +855,6 @@ module fpc_decomp_l64 (
   wire k11_is6;
   wire k11_is7;
   wire k11_act;
-  wire [5:0] k11_len;
   wire [31:0] k11_val;
   wire [4:0] k11_nidx;
   wire [9:0] k11_npos;
@@ -870,9 +893,6 @@ module fpc_decomp_l64 (
   assign k8_is6 = (k8_top[34:32] == 3'd6);
   assign k8_is7 = (k8_top[34:32] == 3'd7);
   assign k8_act = ~done2_q;
-  assign k8_len = ((k8_is0 ? 6'd6 : 6'd0) | (k8_is1 ? 6'd7 : 6'd0)
-                   | (((k8_is2 | k8_is6) ? 6'd11 : 6'd0)
-                      | ((k8_is3 | k8_is4 | k8_is5) ? 6'd19 : 6'd0)) | (k8_is7 ? 6'd35 : 6'd0));
   assign k8_val = ((k8_is1 ? {{28{k8_top[31]}}, k8_top[31:28]} : 32'd0)
                    | (k8_is2 ? {{24{k8_top[31]}}, k8_top[31:24]} : 32'd0)
                    | ((k8_is3 ? {{16{k8_top[31]}}, k8_top[31:16]} : 32'd0)
@@ -881,12 +901,20 @@ module fpc_decomp_l64 (
                        : 32'd0) | (k8_is6 ? {4{k8_top[31:24]}} : 32'd0)
                       | (k8_is7 ? k8_top[31:0] : 32'd0)));
   assign k8_nidx = (idx2_q + (k8_is0 ? ({2'd0, k8_top[31:29]} + 5'd1) : 5'd1));
-  assign k8_npos = (pos2_q + {4'd0, k8_len});
-  assign k8_err = (k8_act & ((k8_is0 & (k8_nidx > 5'd16)) | (k8_npos > 10'd512)));
-  assign k8_done = (done2_q | k8_err | (k8_act & (k8_nidx >= 5'd16)));
+  assign k8_npos = ((k8_is0 ? (pos2_q + 10'd6) : 10'd0) | (k8_is1 ? (pos2_q + 10'd7) : 10'd0)
+                    | (((k8_is2 | k8_is6) ? (pos2_q + 10'd11) : 10'd0)
+                       | ((k8_is3 | k8_is4 | k8_is5) ? (pos2_q + 10'd19) : 10'd0))
+                    | (k8_is7 ? (pos2_q + 10'd35) : 10'd0));
+  assign k8_err = (k8_act
+                   & ((k8_is0 & (k8_nidx > 5'd16))
+                      | ((k8_is0 & (pos2_q > 10'd506)) | (k8_is1 & (pos2_q > 10'd505))
+                         | (((k8_is2 | k8_is6) & (pos2_q > 10'd501))
+                            | ((k8_is3 | k8_is4 | k8_is5) & (pos2_q > 10'd493)))
+                         | (k8_is7 & (pos2_q > 10'd477)))));
+  assign k8_done = (done2_q | (k8_nidx >= 5'd16));
   assign k8_errq = (err2_q | k8_err);
-  assign k8_idx = (k8_act ? k8_nidx : idx2_q);
-  assign k8_pos = (k8_act ? k8_npos : pos2_q);
+  assign k8_idx = k8_nidx;
+  assign k8_pos = k8_npos;
   assign k8_wr = (k8_act & ~k8_is0);
   assign k8_slot8 = ((k8_wr & (idx2_q == 5'd8)) ? k8_val : line2_q[287:256]);
   assign k8_slot9 = ((k8_wr & (idx2_q == 5'd9)) ? k8_val : line2_q[319:288]);
@@ -910,9 +938,6 @@ module fpc_decomp_l64 (
   assign k9_is6 = (k9_top[34:32] == 3'd6);
   assign k9_is7 = (k9_top[34:32] == 3'd7);
   assign k9_act = ~k8_done;
-  assign k9_len = ((k9_is0 ? 6'd6 : 6'd0) | (k9_is1 ? 6'd7 : 6'd0)
-                   | (((k9_is2 | k9_is6) ? 6'd11 : 6'd0)
-                      | ((k9_is3 | k9_is4 | k9_is5) ? 6'd19 : 6'd0)) | (k9_is7 ? 6'd35 : 6'd0));
   assign k9_val = ((k9_is1 ? {{28{k9_top[31]}}, k9_top[31:28]} : 32'd0)
                    | (k9_is2 ? {{24{k9_top[31]}}, k9_top[31:24]} : 32'd0)
                    | ((k9_is3 ? {{16{k9_top[31]}}, k9_top[31:16]} : 32'd0)
@@ -921,12 +946,20 @@ module fpc_decomp_l64 (
                        : 32'd0) | (k9_is6 ? {4{k9_top[31:24]}} : 32'd0)
                       | (k9_is7 ? k9_top[31:0] : 32'd0)));
   assign k9_nidx = (k8_idx + (k9_is0 ? ({2'd0, k9_top[31:29]} + 5'd1) : 5'd1));
-  assign k9_npos = (k8_pos + {4'd0, k9_len});
-  assign k9_err = (k9_act & ((k9_is0 & (k9_nidx > 5'd16)) | (k9_npos > 10'd512)));
-  assign k9_done = (k8_done | k9_err | (k9_act & (k9_nidx >= 5'd16)));
+  assign k9_npos = ((k9_is0 ? (k8_pos + 10'd6) : 10'd0) | (k9_is1 ? (k8_pos + 10'd7) : 10'd0)
+                    | (((k9_is2 | k9_is6) ? (k8_pos + 10'd11) : 10'd0)
+                       | ((k9_is3 | k9_is4 | k9_is5) ? (k8_pos + 10'd19) : 10'd0))
+                    | (k9_is7 ? (k8_pos + 10'd35) : 10'd0));
+  assign k9_err = (k9_act
+                   & ((k9_is0 & (k9_nidx > 5'd16))
+                      | ((k9_is0 & (k8_pos > 10'd506)) | (k9_is1 & (k8_pos > 10'd505))
+                         | (((k9_is2 | k9_is6) & (k8_pos > 10'd501))
+                            | ((k9_is3 | k9_is4 | k9_is5) & (k8_pos > 10'd493)))
+                         | (k9_is7 & (k8_pos > 10'd477)))));
+  assign k9_done = (k8_done | (k9_nidx >= 5'd16));
   assign k9_errq = (k8_errq | k9_err);
-  assign k9_idx = (k9_act ? k9_nidx : k8_idx);
-  assign k9_pos = (k9_act ? k9_npos : k8_pos);
+  assign k9_idx = k9_nidx;
+  assign k9_pos = k9_npos;
   assign k9_wr = (k9_act & ~k9_is0);
   assign k9_slot9 = ((k9_wr & (k8_idx == 5'd9)) ? k9_val : k8_slot9);
   assign k9_slot10 = ((k9_wr & (k8_idx == 5'd10)) ? k9_val : k8_slot10);
@@ -949,10 +982,6 @@ module fpc_decomp_l64 (
   assign k10_is6 = (k10_top[34:32] == 3'd6);
   assign k10_is7 = (k10_top[34:32] == 3'd7);
   assign k10_act = ~k9_done;
-  assign k10_len = ((k10_is0 ? 6'd6 : 6'd0) | (k10_is1 ? 6'd7 : 6'd0)
-                    | (((k10_is2 | k10_is6) ? 6'd11 : 6'd0)
-                       | ((k10_is3 | k10_is4 | k10_is5) ? 6'd19 : 6'd0))
-                    | (k10_is7 ? 6'd35 : 6'd0));
   assign k10_val = ((k10_is1 ? {{28{k10_top[31]}}, k10_top[31:28]} : 32'd0)
                     | (k10_is2 ? {{24{k10_top[31]}}, k10_top[31:24]} : 32'd0)
                     | ((k10_is3 ? {{16{k10_top[31]}}, k10_top[31:16]} : 32'd0)
@@ -962,12 +991,20 @@ module fpc_decomp_l64 (
                         : 32'd0) | (k10_is6 ? {4{k10_top[31:24]}} : 32'd0)
                        | (k10_is7 ? k10_top[31:0] : 32'd0)));
   assign k10_nidx = (k9_idx + (k10_is0 ? ({2'd0, k10_top[31:29]} + 5'd1) : 5'd1));
-  assign k10_npos = (k9_pos + {4'd0, k10_len});
-  assign k10_err = (k10_act & ((k10_is0 & (k10_nidx > 5'd16)) | (k10_npos > 10'd512)));
-  assign k10_done = (k9_done | k10_err | (k10_act & (k10_nidx >= 5'd16)));
+  assign k10_npos = ((k10_is0 ? (k9_pos + 10'd6) : 10'd0) | (k10_is1 ? (k9_pos + 10'd7) : 10'd0)
+                     | (((k10_is2 | k10_is6) ? (k9_pos + 10'd11) : 10'd0)
+                        | ((k10_is3 | k10_is4 | k10_is5) ? (k9_pos + 10'd19) : 10'd0))
+                     | (k10_is7 ? (k9_pos + 10'd35) : 10'd0));
+  assign k10_err = (k10_act
+                    & ((k10_is0 & (k10_nidx > 5'd16))
+                       | ((k10_is0 & (k9_pos > 10'd506)) | (k10_is1 & (k9_pos > 10'd505))
+                          | (((k10_is2 | k10_is6) & (k9_pos > 10'd501))
+                             | ((k10_is3 | k10_is4 | k10_is5) & (k9_pos > 10'd493)))
+                          | (k10_is7 & (k9_pos > 10'd477)))));
+  assign k10_done = (k9_done | (k10_nidx >= 5'd16));
   assign k10_errq = (k9_errq | k10_err);
-  assign k10_idx = (k10_act ? k10_nidx : k9_idx);
-  assign k10_pos = (k10_act ? k10_npos : k9_pos);
+  assign k10_idx = k10_nidx;
+  assign k10_pos = k10_npos;
   assign k10_wr = (k10_act & ~k10_is0);
   assign k10_slot10 = ((k10_wr & (k9_idx == 5'd10)) ? k10_val : k9_slot10);
   assign k10_slot11 = ((k10_wr & (k9_idx == 5'd11)) ? k10_val : k9_slot11);
@@ -989,10 +1026,6 @@ module fpc_decomp_l64 (
   assign k11_is6 = (k11_top[34:32] == 3'd6);
   assign k11_is7 = (k11_top[34:32] == 3'd7);
   assign k11_act = ~k10_done;
-  assign k11_len = ((k11_is0 ? 6'd6 : 6'd0) | (k11_is1 ? 6'd7 : 6'd0)
-                    | (((k11_is2 | k11_is6) ? 6'd11 : 6'd0)
-                       | ((k11_is3 | k11_is4 | k11_is5) ? 6'd19 : 6'd0))
-                    | (k11_is7 ? 6'd35 : 6'd0));
   assign k11_val = ((k11_is1 ? {{28{k11_top[31]}}, k11_top[31:28]} : 32'd0)
                     | (k11_is2 ? {{24{k11_top[31]}}, k11_top[31:24]} : 32'd0)
                     | ((k11_is3 ? {{16{k11_top[31]}}, k11_top[31:16]} : 32'd0)
@@ -1002,12 +1035,20 @@ module fpc_decomp_l64 (
                         : 32'd0) | (k11_is6 ? {4{k11_top[31:24]}} : 32'd0)
                        | (k11_is7 ? k11_top[31:0] : 32'd0)));
   assign k11_nidx = (k10_idx + (k11_is0 ? ({2'd0, k11_top[31:29]} + 5'd1) : 5'd1));
-  assign k11_npos = (k10_pos + {4'd0, k11_len});
-  assign k11_err = (k11_act & ((k11_is0 & (k11_nidx > 5'd16)) | (k11_npos > 10'd512)));
-  assign k11_done = (k10_done | k11_err | (k11_act & (k11_nidx >= 5'd16)));
+  assign k11_npos = ((k11_is0 ? (k10_pos + 10'd6) : 10'd0) | (k11_is1 ? (k10_pos + 10'd7) : 10'd0)
+                     | (((k11_is2 | k11_is6) ? (k10_pos + 10'd11) : 10'd0)
+                        | ((k11_is3 | k11_is4 | k11_is5) ? (k10_pos + 10'd19) : 10'd0))
+                     | (k11_is7 ? (k10_pos + 10'd35) : 10'd0));
+  assign k11_err = (k11_act
+                    & ((k11_is0 & (k11_nidx > 5'd16))
+                       | ((k11_is0 & (k10_pos > 10'd506)) | (k11_is1 & (k10_pos > 10'd505))
+                          | (((k11_is2 | k11_is6) & (k10_pos > 10'd501))
+                             | ((k11_is3 | k11_is4 | k11_is5) & (k10_pos > 10'd493)))
+                          | (k11_is7 & (k10_pos > 10'd477)))));
+  assign k11_done = (k10_done | (k11_nidx >= 5'd16));
   assign k11_errq = (k10_errq | k11_err);
-  assign k11_idx = (k11_act ? k11_nidx : k10_idx);
-  assign k11_pos = (k11_act ? k11_npos : k10_pos);
+  assign k11_idx = k11_nidx;
+  assign k11_pos = k11_npos;
   assign k11_wr = (k11_act & ~k11_is0);
   assign k11_slot11 = ((k11_wr & (k10_idx == 5'd11)) ? k11_val : k10_slot11);
   assign k11_slot12 = ((k11_wr & (k10_idx == 5'd12)) ? k11_val : k10_slot12);
@@ -1048,7 +1089,6 @@ module fpc_decomp_l64 (
   wire k12_is6;
   wire k12_is7;
   wire k12_act;
-  wire [5:0] k12_len;
   wire [31:0] k12_val;
   wire [4:0] k12_nidx;
   wire [9:0] k12_npos;
@@ -1073,7 +1113,6 @@ module fpc_decomp_l64 (
   wire k13_is6;
   wire k13_is7;
   wire k13_act;
-  wire [5:0] k13_len;
   wire [31:0] k13_val;
   wire [4:0] k13_nidx;
   wire [9:0] k13_npos;
@@ -1097,7 +1136,6 @@ module fpc_decomp_l64 (
   wire k14_is6;
   wire k14_is7;
   wire k14_act;
-  wire [5:0] k14_len;
   wire [31:0] k14_val;
   wire [4:0] k14_nidx;
   wire [9:0] k14_npos;
@@ -1120,7 +1158,6 @@ module fpc_decomp_l64 (
   wire k15_is6;
   wire k15_is7;
   wire k15_act;
-  wire [5:0] k15_len;
   wire [31:0] k15_val;
   wire [4:0] k15_nidx;
   wire [9:0] k15_npos;
@@ -1137,6 +1174,7 @@ module fpc_decomp_l64 (
   wire [511:0] line_d;
   reg  err_q;
   wire err_d;
+  wire [511:0] line_out;
   assign k12_top = buf3_q[439:405];
   assign k12_is0 = (k12_top[34:32] == 3'd0);
   assign k12_is1 = (k12_top[34:32] == 3'd1);
@@ -1147,10 +1185,6 @@ module fpc_decomp_l64 (
   assign k12_is6 = (k12_top[34:32] == 3'd6);
   assign k12_is7 = (k12_top[34:32] == 3'd7);
   assign k12_act = ~done3_q;
-  assign k12_len = ((k12_is0 ? 6'd6 : 6'd0) | (k12_is1 ? 6'd7 : 6'd0)
-                    | (((k12_is2 | k12_is6) ? 6'd11 : 6'd0)
-                       | ((k12_is3 | k12_is4 | k12_is5) ? 6'd19 : 6'd0))
-                    | (k12_is7 ? 6'd35 : 6'd0));
   assign k12_val = ((k12_is1 ? {{28{k12_top[31]}}, k12_top[31:28]} : 32'd0)
                     | (k12_is2 ? {{24{k12_top[31]}}, k12_top[31:24]} : 32'd0)
                     | ((k12_is3 ? {{16{k12_top[31]}}, k12_top[31:16]} : 32'd0)
@@ -1160,12 +1194,20 @@ module fpc_decomp_l64 (
                         : 32'd0) | (k12_is6 ? {4{k12_top[31:24]}} : 32'd0)
                        | (k12_is7 ? k12_top[31:0] : 32'd0)));
   assign k12_nidx = (idx3_q + (k12_is0 ? ({2'd0, k12_top[31:29]} + 5'd1) : 5'd1));
-  assign k12_npos = (pos3_q + {4'd0, k12_len});
-  assign k12_err = (k12_act & ((k12_is0 & (k12_nidx > 5'd16)) | (k12_npos > 10'd512)));
-  assign k12_done = (done3_q | k12_err | (k12_act & (k12_nidx >= 5'd16)));
+  assign k12_npos = ((k12_is0 ? (pos3_q + 10'd6) : 10'd0) | (k12_is1 ? (pos3_q + 10'd7) : 10'd0)
+                     | (((k12_is2 | k12_is6) ? (pos3_q + 10'd11) : 10'd0)
+                        | ((k12_is3 | k12_is4 | k12_is5) ? (pos3_q + 10'd19) : 10'd0))
+                     | (k12_is7 ? (pos3_q + 10'd35) : 10'd0));
+  assign k12_err = (k12_act
+                    & ((k12_is0 & (k12_nidx > 5'd16))
+                       | ((k12_is0 & (pos3_q > 10'd506)) | (k12_is1 & (pos3_q > 10'd505))
+                          | (((k12_is2 | k12_is6) & (pos3_q > 10'd501))
+                             | ((k12_is3 | k12_is4 | k12_is5) & (pos3_q > 10'd493)))
+                          | (k12_is7 & (pos3_q > 10'd477)))));
+  assign k12_done = (done3_q | (k12_nidx >= 5'd16));
   assign k12_errq = (err3_q | k12_err);
-  assign k12_idx = (k12_act ? k12_nidx : idx3_q);
-  assign k12_pos = (k12_act ? k12_npos : pos3_q);
+  assign k12_idx = k12_nidx;
+  assign k12_pos = k12_npos;
   assign k12_wr = (k12_act & ~k12_is0);
   assign k12_slot12 = ((k12_wr & (idx3_q == 5'd12)) ? k12_val : line3_q[415:384]);
   assign k12_slot13 = ((k12_wr & (idx3_q == 5'd13)) ? k12_val : line3_q[447:416]);
@@ -1185,10 +1227,6 @@ module fpc_decomp_l64 (
   assign k13_is6 = (k13_top[34:32] == 3'd6);
   assign k13_is7 = (k13_top[34:32] == 3'd7);
   assign k13_act = ~k12_done;
-  assign k13_len = ((k13_is0 ? 6'd6 : 6'd0) | (k13_is1 ? 6'd7 : 6'd0)
-                    | (((k13_is2 | k13_is6) ? 6'd11 : 6'd0)
-                       | ((k13_is3 | k13_is4 | k13_is5) ? 6'd19 : 6'd0))
-                    | (k13_is7 ? 6'd35 : 6'd0));
   assign k13_val = ((k13_is1 ? {{28{k13_top[31]}}, k13_top[31:28]} : 32'd0)
                     | (k13_is2 ? {{24{k13_top[31]}}, k13_top[31:24]} : 32'd0)
                     | ((k13_is3 ? {{16{k13_top[31]}}, k13_top[31:16]} : 32'd0)
@@ -1198,12 +1236,20 @@ module fpc_decomp_l64 (
                         : 32'd0) | (k13_is6 ? {4{k13_top[31:24]}} : 32'd0)
                        | (k13_is7 ? k13_top[31:0] : 32'd0)));
   assign k13_nidx = (k12_idx + (k13_is0 ? ({2'd0, k13_top[31:29]} + 5'd1) : 5'd1));
-  assign k13_npos = (k12_pos + {4'd0, k13_len});
-  assign k13_err = (k13_act & ((k13_is0 & (k13_nidx > 5'd16)) | (k13_npos > 10'd512)));
-  assign k13_done = (k12_done | k13_err | (k13_act & (k13_nidx >= 5'd16)));
+  assign k13_npos = ((k13_is0 ? (k12_pos + 10'd6) : 10'd0) | (k13_is1 ? (k12_pos + 10'd7) : 10'd0)
+                     | (((k13_is2 | k13_is6) ? (k12_pos + 10'd11) : 10'd0)
+                        | ((k13_is3 | k13_is4 | k13_is5) ? (k12_pos + 10'd19) : 10'd0))
+                     | (k13_is7 ? (k12_pos + 10'd35) : 10'd0));
+  assign k13_err = (k13_act
+                    & ((k13_is0 & (k13_nidx > 5'd16))
+                       | ((k13_is0 & (k12_pos > 10'd506)) | (k13_is1 & (k12_pos > 10'd505))
+                          | (((k13_is2 | k13_is6) & (k12_pos > 10'd501))
+                             | ((k13_is3 | k13_is4 | k13_is5) & (k12_pos > 10'd493)))
+                          | (k13_is7 & (k12_pos > 10'd477)))));
+  assign k13_done = (k12_done | (k13_nidx >= 5'd16));
   assign k13_errq = (k12_errq | k13_err);
-  assign k13_idx = (k13_act ? k13_nidx : k12_idx);
-  assign k13_pos = (k13_act ? k13_npos : k12_pos);
+  assign k13_idx = k13_nidx;
+  assign k13_pos = k13_npos;
   assign k13_wr = (k13_act & ~k13_is0);
   assign k13_slot13 = ((k13_wr & (k12_idx == 5'd13)) ? k13_val : k12_slot13);
   assign k13_slot14 = ((k13_wr & (k12_idx == 5'd14)) ? k13_val : k12_slot14);
@@ -1223,10 +1269,6 @@ module fpc_decomp_l64 (
   assign k14_is6 = (k14_top[34:32] == 3'd6);
   assign k14_is7 = (k14_top[34:32] == 3'd7);
   assign k14_act = ~k13_done;
-  assign k14_len = ((k14_is0 ? 6'd6 : 6'd0) | (k14_is1 ? 6'd7 : 6'd0)
-                    | (((k14_is2 | k14_is6) ? 6'd11 : 6'd0)
-                       | ((k14_is3 | k14_is4 | k14_is5) ? 6'd19 : 6'd0))
-                    | (k14_is7 ? 6'd35 : 6'd0));
   assign k14_val = ((k14_is1 ? {{28{k14_top[31]}}, k14_top[31:28]} : 32'd0)
                     | (k14_is2 ? {{24{k14_top[31]}}, k14_top[31:24]} : 32'd0)
                     | ((k14_is3 ? {{16{k14_top[31]}}, k14_top[31:16]} : 32'd0)
@@ -1236,12 +1278,20 @@ module fpc_decomp_l64 (
                         : 32'd0) | (k14_is6 ? {4{k14_top[31:24]}} : 32'd0)
                        | (k14_is7 ? k14_top[31:0] : 32'd0)));
   assign k14_nidx = (k13_idx + (k14_is0 ? ({2'd0, k14_top[31:29]} + 5'd1) : 5'd1));
-  assign k14_npos = (k13_pos + {4'd0, k14_len});
-  assign k14_err = (k14_act & ((k14_is0 & (k14_nidx > 5'd16)) | (k14_npos > 10'd512)));
-  assign k14_done = (k13_done | k14_err | (k14_act & (k14_nidx >= 5'd16)));
+  assign k14_npos = ((k14_is0 ? (k13_pos + 10'd6) : 10'd0) | (k14_is1 ? (k13_pos + 10'd7) : 10'd0)
+                     | (((k14_is2 | k14_is6) ? (k13_pos + 10'd11) : 10'd0)
+                        | ((k14_is3 | k14_is4 | k14_is5) ? (k13_pos + 10'd19) : 10'd0))
+                     | (k14_is7 ? (k13_pos + 10'd35) : 10'd0));
+  assign k14_err = (k14_act
+                    & ((k14_is0 & (k14_nidx > 5'd16))
+                       | ((k14_is0 & (k13_pos > 10'd506)) | (k14_is1 & (k13_pos > 10'd505))
+                          | (((k14_is2 | k14_is6) & (k13_pos > 10'd501))
+                             | ((k14_is3 | k14_is4 | k14_is5) & (k13_pos > 10'd493)))
+                          | (k14_is7 & (k13_pos > 10'd477)))));
+  assign k14_done = (k13_done | (k14_nidx >= 5'd16));
   assign k14_errq = (k13_errq | k14_err);
-  assign k14_idx = (k14_act ? k14_nidx : k13_idx);
-  assign k14_pos = (k14_act ? k14_npos : k13_pos);
+  assign k14_idx = k14_nidx;
+  assign k14_pos = k14_npos;
   assign k14_wr = (k14_act & ~k14_is0);
   assign k14_slot14 = ((k14_wr & (k13_idx == 5'd14)) ? k14_val : k13_slot14);
   assign k14_slot15 = ((k14_wr & (k13_idx == 5'd15)) ? k14_val : k13_slot15);
@@ -1260,10 +1310,6 @@ module fpc_decomp_l64 (
   assign k15_is6 = (k15_top[34:32] == 3'd6);
   assign k15_is7 = (k15_top[34:32] == 3'd7);
   assign k15_act = ~k14_done;
-  assign k15_len = ((k15_is0 ? 6'd6 : 6'd0) | (k15_is1 ? 6'd7 : 6'd0)
-                    | (((k15_is2 | k15_is6) ? 6'd11 : 6'd0)
-                       | ((k15_is3 | k15_is4 | k15_is5) ? 6'd19 : 6'd0))
-                    | (k15_is7 ? 6'd35 : 6'd0));
   assign k15_val = ((k15_is1 ? {{28{k15_top[31]}}, k15_top[31:28]} : 32'd0)
                     | (k15_is2 ? {{24{k15_top[31]}}, k15_top[31:24]} : 32'd0)
                     | ((k15_is3 ? {{16{k15_top[31]}}, k15_top[31:16]} : 32'd0)
@@ -1273,12 +1319,20 @@ module fpc_decomp_l64 (
                         : 32'd0) | (k15_is6 ? {4{k15_top[31:24]}} : 32'd0)
                        | (k15_is7 ? k15_top[31:0] : 32'd0)));
   assign k15_nidx = (k14_idx + (k15_is0 ? ({2'd0, k15_top[31:29]} + 5'd1) : 5'd1));
-  assign k15_npos = (k14_pos + {4'd0, k15_len});
-  assign k15_err = (k15_act & ((k15_is0 & (k15_nidx > 5'd16)) | (k15_npos > 10'd512)));
-  assign k15_done = (k14_done | k15_err | (k15_act & (k15_nidx >= 5'd16)));
+  assign k15_npos = ((k15_is0 ? (k14_pos + 10'd6) : 10'd0) | (k15_is1 ? (k14_pos + 10'd7) : 10'd0)
+                     | (((k15_is2 | k15_is6) ? (k14_pos + 10'd11) : 10'd0)
+                        | ((k15_is3 | k15_is4 | k15_is5) ? (k14_pos + 10'd19) : 10'd0))
+                     | (k15_is7 ? (k14_pos + 10'd35) : 10'd0));
+  assign k15_err = (k15_act
+                    & ((k15_is0 & (k15_nidx > 5'd16))
+                       | ((k15_is0 & (k14_pos > 10'd506)) | (k15_is1 & (k14_pos > 10'd505))
+                          | (((k15_is2 | k15_is6) & (k14_pos > 10'd501))
+                             | ((k15_is3 | k15_is4 | k15_is5) & (k14_pos > 10'd493)))
+                          | (k15_is7 & (k14_pos > 10'd477)))));
+  assign k15_done = (k14_done | (k15_nidx >= 5'd16));
   assign k15_errq = (k14_errq | k15_err);
-  assign k15_idx = (k15_act ? k15_nidx : k14_idx);
-  assign k15_pos = (k15_act ? k15_npos : k14_pos);
+  assign k15_idx = k15_nidx;
+  assign k15_pos = k15_npos;
   assign k15_wr = (k15_act & ~k15_is0);
   assign k15_slot15 = ((k15_wr & (k14_idx == 5'd15)) ? k15_val : k14_slot15);
   assign k15_buf = ((k15_is0 ? k14_buf[415:0] : 416'd0)
@@ -1286,9 +1340,9 @@ module fpc_decomp_l64 (
                     | (((k15_is2 | k15_is6) ? {k14_buf[410:0], 5'd0} : 416'd0)
                        | ((k15_is3 | k15_is4 | k15_is5) ? {k14_buf[402:0], 13'd0} : 416'd0))
                     | (k15_is7 ? {k14_buf[386:0], 29'd0} : 416'd0));
-  assign line_d = (k15_errq ? 512'd0
-                   : {k15_slot15, k14_slot14, k13_slot13, k12_slot12, line3_q[383:0]});
+  assign line_d = {k15_slot15, k14_slot14, k13_slot13, k12_slot12, line3_q[383:0]};
   assign err_d = k15_errq;
+  assign line_out = (line_q & ~{512{err_q}});
   always @(posedge clk_i) begin
     if (st4_load) begin
       line_q <= line_d;
@@ -1319,7 +1373,7 @@ module fpc_decomp_l64 (
   assign st4_valid_d = (st4_free ? st3_valid_q : 1'd1);
   assign s_ready_o = st1_free;
   assign m_valid_o = st4_valid_q;
-  assign m_line_o = line_q;
+  assign m_line_o = line_out;
   assign m_err_o = err_q;
   always @(posedge clk_i) begin
     if (!rst_ni) begin

@@ -457,15 +457,14 @@ impl Pipeline {
                 Some(done) => &e & done,
                 None => e,
             };
-            let next_valid;
-            if s.cut || s.bypass.is_some() {
+            let next_valid = if s.cut || s.bypass.is_some() {
                 // Full only when empty: loads, or keeps a beat that does not leave.
                 let stays = &s.valid.q() & &!conds[k].clone();
-                next_valid = &completes(s.load.expr()) | &stays;
+                &completes(s.load.expr()) | &stays
             } else {
                 let fills = completes(offered.clone());
-                next_valid = free[k].select(&fills, &Expr::ones(1));
-            }
+                free[k].select(&fills, &Expr::ones(1))
+            };
             m.next(&s.valid, &next_valid, None);
             for (valid, _) in &s.copies {
                 m.next(valid, &next_valid, None);

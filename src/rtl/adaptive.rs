@@ -27,6 +27,13 @@ pub struct AdaptiveRtlParams {
     /// `bdi_decomp` register stages: 1 (default, the paper's 1 cycle) or 2 (a register after
     /// the per-element adders, for ≥ 1 GHz on Nangate45).
     pub bdi_decomp_stages: u32,
+    /// `fpc_decomp` register stages: 4 (default, the paper's 5-cycle latency), 8 or 16 (fewer
+    /// token steps per stage, for a faster clock; latency = stages + 1). A divisor of the
+    /// line's words.
+    pub fpc_decomp_stages: u32,
+    /// `fpc_comp` register stages: 2 (default, the paper's 3-cycle latency) or 3 (the word
+    /// tokens registered before the packer, for a faster clock; latency 4).
+    pub fpc_comp_stages: u32,
     /// C-Pack+Z: words classified per cycle, 1 or 2 (default: the original pair pipeline).
     pub cpack_words_per_cycle: usize,
     /// C-Pack+Z: dictionary entries, a power of two in 2..=64 (16, the model's default).
@@ -67,6 +74,8 @@ impl Default for AdaptiveRtlParams {
             line_bytes: 64,
             bdi_base_rule: BaseRule::Element0,
             bdi_decomp_stages: 1,
+            fpc_decomp_stages: 4,
+            fpc_comp_stages: 2,
             cpack_words_per_cycle: 2,
             cpack_dict_entries: 16,
             cpack_push: PushPolicy::NewOnly,
@@ -99,6 +108,22 @@ impl AdaptiveRtlParams {
             return Err(format!(
                 "bdi_decomp_stages = {} is not supported (allowed: 1, 2)",
                 self.bdi_decomp_stages
+            ));
+        }
+        let words = (self.line_bytes / 4) as u32;
+        if ![4, 8, 16].contains(&self.fpc_decomp_stages)
+            || !words.is_multiple_of(self.fpc_decomp_stages)
+        {
+            return Err(format!(
+                "fpc_decomp_stages = {} is not supported at line_bytes = {} (allowed: 4, 8, \
+                 16, dividing the {} words)",
+                self.fpc_decomp_stages, self.line_bytes, words
+            ));
+        }
+        if ![2, 3].contains(&self.fpc_comp_stages) {
+            return Err(format!(
+                "fpc_comp_stages = {} is not supported (allowed: 2, 3)",
+                self.fpc_comp_stages
             ));
         }
         if ![1, 2].contains(&self.cpack_words_per_cycle) {
@@ -257,8 +282,8 @@ impl AdaptiveRtlParams {
         self.cpack_rtl().describe()
     }
 
-    /// Human-readable parameter line for headers and reports (`bdi_decomp_stages` only when
-    /// it is not the default 1).
+    /// Human-readable parameter line for headers and reports (the stage counts only when
+    /// they are not the defaults).
     pub fn describe(&self) -> String {
         let mut s = format!(
             "line_bytes={} bdi_base_rule={}",
@@ -270,6 +295,12 @@ impl AdaptiveRtlParams {
         );
         if self.bdi_decomp_stages != 1 {
             s.push_str(&format!(" bdi_decomp_stages={}", self.bdi_decomp_stages));
+        }
+        if self.fpc_comp_stages != 2 {
+            s.push_str(&format!(" fpc_comp_stages={}", self.fpc_comp_stages));
+        }
+        if self.fpc_decomp_stages != 4 {
+            s.push_str(&format!(" fpc_decomp_stages={}", self.fpc_decomp_stages));
         }
         s
     }

@@ -32,9 +32,10 @@
 //!    `ok = len ≠ L` selects the stream or the raw line. Registered output: `ok`, `len`,
 //!    `payload`.
 //!
-//! Decompressor (`fpc_decomp_*`), one line per cycle, four register stages (latency 5 cycles
-//! counting the acceptance cycle, the paper's 5): the parse is sequential, one token per
-//! step, N steps (every token yields at least one word), N/4 steps per stage. The remaining
+//! Decompressor (`fpc_decomp_*`), one line per cycle, `fpc_decomp_stages` register stages (4
+//! by default: latency 5 cycles counting the acceptance cycle, the paper's 5; 8 or 16 for a
+//! faster clock): the parse is sequential, one token per step, N steps (every token yields
+//! at least one word), N/stages steps per stage. The remaining
 //! stream is kept **left-aligned** in a buffer: a step decodes the 3-bit prefix at the top,
 //! takes the word from the top 35 bits, and shifts the buffer left by the token length (a 5:1
 //! mux per bit for lengths 6, 7, 11, 19, 35; the buffer loses 6 bits per step, the minimum
@@ -42,13 +43,14 @@
 //! length; the word is written into line slot `idx` (zero runs write nothing: the line starts
 //! at zero). `s_comp_i = 0` passes the raw line (the parse starts finished with the raw line
 //! loaded). `m_err_o` = the model's [`crate::model::fpc::decompress_prefix`] error: a zero run
-//! past the last word, or a token that reads past the `L`-bit bus; the line is then all zero.
-//! Bits after the stream are not inspected.
+//! past the last word, or a token that reads past the `L`-bit bus; the line is then all zero
+//! (cleared behind the output register). An error does not end the parse, so the bit
+//! position stays off the word-index chain. Bits after the stream are not inspected.
 
 use super::adaptive::{AdaptiveRtlParams, SPEC};
 use crate::hdl::blocks::{add_ks, or_tree};
 use crate::hdl::stream::{self, Layout};
-use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Pipeline, Policy};
+use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Pipeline, Policy, Stage};
 use std::sync::Arc;
 
 fn err(msg: String) -> HdlError {
@@ -57,13 +59,6 @@ fn err(msg: String) -> HdlError {
         problems: vec![msg],
     }
 }
-
-/// Register stages of the compressor (latency = stages + 1 cycles, the acceptance cycle
-/// counted).
-pub const COMP_STAGES: usize = 2;
-
-/// Register stages of the decompressor (latency = stages + 1 cycles).
-pub const DECOMP_STAGES: usize = 4;
 
 /// Token lengths by Original-mode prefix (`000` zero run … `111` uncompressed).
 pub const TOKEN_LEN: [u32; 8] = [6, 7, 11, 19, 19, 19, 11, 35];
@@ -326,12 +321,20 @@ fn merge(
 pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
     let d = CompDims::of(p);
-    let mut m = ModuleBuilder::new(format!("fpc_comp_l{}", d.lb));
+    let mut m = ModuleBuilder::new(if p.fpc_comp_stages == 2 {
+        format!("fpc_comp_l{}", d.lb)
+    } else {
+        format!("fpc_comp_l{}_s{}", d.lb, p.fpc_comp_stages)
+    });
     header(
         &mut m,
         "compressor",
         p,
-        "§2.2 (Original-mode patterns, zero runs cut every 8 words, raw fallback), §6 fpc_comp (2 stages, II = 1)",
+        &format!(
+            "§2.2 (Original-mode patterns, zero runs cut every 8 words, raw fallback), \
+             §6 fpc_comp ({} stages, II = 1)",
+            p.fpc_comp_stages
+        ),
     );
     m.header(format!(
         "Packer: {} merge-tree level(s) in stage 1, then 4 groups placed at their offsets in stage 2",
@@ -343,15 +346,49 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let out = stream::output_port(&mut m, "m");
 
     let toks = word_tokens(&mut m, &d, &line);
-    let nodes = merge_tree(&mut m, &d, toks);
-    let (pl, loads) = stages(&mut m, COMP_STAGES, &s_valid);
-    let s_ready = pl.in_ready();
-    let ld1 = &loads[0];
-    let ld2 = &loads[1];
+    let ns = p.fpc_comp_stages as usize;
+    let pipeline = |m: &mut ModuleBuilder| {
+        let mut pl = Pipeline::new(m, "pipe", Policy::Bubble, &s_valid);
+        let st: Vec<Stage> = (0..ns)
+            .map(|k| pl.stage(m, &format!("st{}", k + 1)))
+            .collect();
+        (pl, st)
+    };
+    // The select copies are made different functions, equal whenever their register loads
+    // (see `sel_copies`): ANDed with signals that are 1 then.
+    let (nodes, line, quals, pl, st) = if ns == 3 {
+        let (pl, st) = pipeline(&mut m);
+        // The first merge level, then a register: its token pairs and their lengths.
+        let pairs = merge_tree(&mut m, &d, toks, 1..=1);
+        m.comment("Stage 1 registers (3-stage compressor): the merged token pairs, the line");
+        let (tv, tl): (Vec<Expr>, Vec<Expr>) = pairs.into_iter().unzip();
+        let n = tv.len() as u32;
+        let tq = m.reg_array("pair_q", tv[0].width(), n, None);
+        let lq = m.reg_array("pair_len_q", tl[0].width(), n, None);
+        for (r, v) in tq.iter().zip(&tv).chain(lq.iter().zip(&tl)) {
+            m.next(r, v, Some(&st[0].load()));
+        }
+        let pairs = tq.iter().zip(&lq).map(|(t, l)| (t.q(), l.q())).collect();
+        let line = st[0].reg(&mut m, "line0_q", &line);
+        let quals = [st[0].valid(), st[1].free(), st[1].load()];
+        (
+            merge_tree(&mut m, &d, pairs, 2..=usize::MAX),
+            line,
+            quals,
+            pl,
+            st,
+        )
+    } else {
+        let nodes = merge_tree(&mut m, &d, toks, 1..=usize::MAX);
+        let (pl, st) = pipeline(&mut m);
+        let quals = [s_valid.clone(), pl.in_ready(), st[0].load()];
+        (nodes, line, quals, pl, st)
+    };
+    let ld1 = st[ns - 2].load();
+    let ld2 = st[ns - 1].load();
     let g = group_offsets(&mut m, &d, &nodes);
-    let quals = [s_valid.clone(), s_ready.clone(), ld1.clone()];
-    let r = stage1_regs(&mut m, &d, &line, &nodes, &g, &quals, ld1);
-    let fields = stage2(&mut m, &d, &r, ld2);
+    let r = stage1_regs(&mut m, &d, &line, &nodes, &g, &quals, &ld1);
+    let fields = stage2(&mut m, &d, &r, &ld2);
     pl.finish_ports(&mut m, s_in, out, &fields);
     m.finish()
 }
@@ -526,12 +563,17 @@ fn word_token(
 }
 
 /// The packer's merge-tree levels in stage 1: adjacent token groups merged pairwise.
-fn merge_tree(m: &mut ModuleBuilder, d: &CompDims, toks: Vec<(Expr, Expr)>) -> Vec<(Expr, Expr)> {
+fn merge_tree(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    toks: Vec<(Expr, Expr)>,
+    levels: std::ops::RangeInclusive<usize>,
+) -> Vec<(Expr, Expr)> {
     // ---- Packer: merge tree ----
-    let mut level = 1;
+    let mut level = *levels.start();
     let mut nodes = toks;
     m.comment("Packer merge tree, stage 1 levels");
-    while level <= d.s1_levels {
+    while level <= (*levels.end()).min(d.s1_levels) {
         nodes = nodes
             .chunks(2)
             .enumerate()
@@ -698,14 +740,6 @@ fn step(m: &mut ModuleBuilder, k: usize, n: usize, l: u32, s: &Parse) -> Parse {
         (19, &sel[3] | &sel[4] | sel[5].clone()),
         (35, sel[7].clone()),
     ];
-    let len = or_tree(
-        by_len
-            .iter()
-            .map(|(tl, c)| c.gate(&Expr::lit(6, *tl as u64)))
-            .collect(),
-        6,
-    );
-    let len = m.wire(&format!("{}_len", t), &len);
     // The word.
     let sx = |v: Expr, w: u32| {
         let sign = v.bit(v.width() - 1);
@@ -740,15 +774,35 @@ fn step(m: &mut ModuleBuilder, k: usize, n: usize, l: u32, s: &Parse) -> Parse {
     let nidx = m.wire(&format!("{}_nidx", t), &(s.idx.zext(nw) + adv));
     let pw = s.pos.width();
     let qw = clog2(l as u64 + 36);
-    let npos = m.wire(&format!("{}_npos", t), &(s.pos.zext(qw) + len.zext(qw)));
+    // The position after the token and the read-past check, for each token length from
+    // the position alone: the late one-hot length only selects (no adder after it).
+    let pz = s.pos.zext(qw);
+    let npos = m.wire(
+        &format!("{}_npos", t),
+        &or_tree(
+            by_len
+                .iter()
+                .map(|(tl, c)| c.gate(&(&pz + &Expr::lit(qw, *tl as u64))))
+                .collect(),
+            qw,
+        ),
+    );
+    let past = or_tree(
+        by_len
+            .iter()
+            .map(|(tl, c)| c & &pz.gt(&Expr::lit(qw, (l - tl) as u64)))
+            .collect(),
+        1,
+    );
     let overrun = &z & &nidx.gt(&Expr::lit(nw, n as u64));
-    let past = npos.gt(&Expr::lit(qw, l as u64));
     let e = m.wire(&format!("{}_err", t), &(&act & &(overrun | past)));
+    // An error does not end the parse: the line is all zero in the end either way, so the
+    // position's adders and the error stay off the word-index chain.
     let fin = nidx.ge(&Expr::lit(nw, n as u64));
-    let done = m.wire(&format!("{}_done", t), &(&s.done | &e | (&act & &fin)));
+    let done = m.wire(&format!("{}_done", t), &(&s.done | &fin));
     let errn = m.wire(&format!("{}_errq", t), &(&s.err | &e));
-    let idx = m.wire(&format!("{}_idx", t), &act.select(&nidx.resize(iw), &s.idx));
-    let pos = m.wire(&format!("{}_pos", t), &act.select(&npos.resize(pw), &s.pos));
+    let idx = m.wire(&format!("{}_idx", t), &nidx.resize(iw));
+    let pos = m.wire(&format!("{}_pos", t), &npos.resize(pw));
     if nw > iw {
         m.unused(&nidx.slice(iw, nw - iw));
     }
@@ -797,13 +851,22 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let lb = p.line_bytes;
     let l = p.line_bits();
     let n = lb / 4;
-    let per = n / DECOMP_STAGES;
-    let mut m = ModuleBuilder::new(format!("fpc_decomp_l{}", lb));
+    let stages_n = p.fpc_decomp_stages as usize;
+    let per = n / stages_n;
+    let mut m = ModuleBuilder::new(if stages_n == 4 {
+        format!("fpc_decomp_l{}", lb)
+    } else {
+        format!("fpc_decomp_l{}_s{}", lb, stages_n)
+    });
     header(
         &mut m,
         "decompressor",
         p,
-        "§2.2 (Original-mode decode, zero-run overrun and read past the line are errors), §6 fpc_decomp (4 stages, II = 1)",
+        &format!(
+            "§2.2 (Original-mode decode, zero-run overrun and read past the line are errors), \
+             §6 fpc_decomp ({} stages, II = 1)",
+            stages_n
+        ),
     );
     m.header(format!(
         "Parse: {} token steps, {} per stage; left-aligned buffer shifted by 6/7/11/19/35 bits",
@@ -814,7 +877,7 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let comp = s_in.field("comp");
     let pay = s_in.field("payload");
     let out = stream::output_port(&mut m, "m");
-    let (pl, loads) = stages(&mut m, DECOMP_STAGES, &s_valid);
+    let (pl, loads) = stages(&mut m, stages_n, &s_valid);
     // Raw line: stream byte j is line byte j.
     let raw = Expr::cat_lsb(
         &(0..lb as u32)
@@ -847,7 +910,7 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
             st = step(&mut m, k, n, l, &st);
         }
         let sfx = g + 1;
-        if g + 1 < DECOMP_STAGES {
+        if g + 1 < stages_n {
             st = Parse {
                 buf: m.reg_next(&format!("buf{}_q", sfx), None, &st.buf, Some(ld)),
                 idx: m.reg_next(&format!("idx{}_q", sfx), None, &st.idx, Some(ld)),
@@ -871,11 +934,13 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
             ]));
         }
     }
-    let ld = &loads[DECOMP_STAGES - 1];
-    let line = st.err.select(&Expr::zero(l), &Expr::cat_lsb(&st.line));
-    let lq = m.reg_next("line_q", None, &line, Some(ld));
+    let ld = &loads[stages_n - 1];
+    let lq = m.reg_next("line_q", None, &Expr::cat_lsb(&st.line), Some(ld));
     let eq = m.reg_next("err_q", None, &st.err, Some(ld));
-    pl.finish_ports(&mut m, s_in, out, &[("line", lq), ("err", eq)]);
+    // A stream with an error gives the all-zero line: cleared behind the register, where the
+    // error is a register output, not in front of it where it comes last.
+    let line = m.wire("line_out", &(&lq & &!eq.repeat(l)));
+    pl.finish_ports(&mut m, s_in, out, &[("line", line), ("err", eq)]);
     m.finish()
 }
 
