@@ -260,6 +260,62 @@ fn restore_word(field: &Expr, md: &Mode, fill: RestoreFill) -> Expr {
     }
 }
 
+/// The accumulator `acc` shifted up by the block's output beat (4 fields of its mode), in
+/// 32-bit slices, each selected by its own copy of the mode register (one select net to
+/// all 256 bits costs a chain of buffers).
+fn shifted_by_mode(acc: &Expr, modes: &[Mode], mode_copies: &[crate::hdl::Reg]) -> Vec<Expr> {
+    let w = acc.width();
+    (0..MODE_COPIES)
+        .map(|k| {
+            let lo = k * (w / MODE_COPIES);
+            let terms = modes
+                .iter()
+                .enumerate()
+                .map(|(i, md)| {
+                    let s = 4 * md.fb;
+                    let v = Expr::cat(&[acc.slice(0, w - s), Expr::zero(s)]);
+                    mode_copies[k as usize]
+                        .q()
+                        .bit(i as u32)
+                        .gate(&v.slice(lo, w / MODE_COPIES))
+                })
+                .collect();
+            or_tree(terms, w / MODE_COPIES)
+        })
+        .collect()
+}
+
+/// The beat size of each mode plus `extra`, chosen by the one-hot modes `modes` (`cw` bits).
+fn beat_bits(modes: &[Mode], extra: u32, cw: u32) -> Expr {
+    or_tree(
+        modes
+            .iter()
+            .map(|md| md.sel.gate(&Expr::lit(cw, (4 * md.fb + extra) as u64)))
+            .collect(),
+        cw,
+    )
+}
+
+/// The output beat: 4 fields from the top of the accumulator `top`, each restored with `t`
+/// zero (or mid-point) bits below it, by the block's mode.
+fn restored_beat(m: &mut ModuleBuilder, top: &Expr, modes: &[Mode], fill: RestoreFill) -> Expr {
+    m.comment("Restore: t zero (or mid-point) bits below each field");
+    let ib = top.width();
+    let beat_terms: Vec<Expr> = modes
+        .iter()
+        .map(|md| {
+            let ws: Vec<Expr> = (0..4)
+                .map(|i| {
+                    let f = top.slice(ib - md.fb * (i + 1), md.fb);
+                    restore_word(&f, md, fill)
+                })
+                .collect();
+            md.sel.gate(&Expr::cat_lsb(&ws))
+        })
+        .collect();
+    m.wire("out_data", &or_tree(beat_terms, ib))
+}
+
 /// `cpack_lossy_restore`: the decompressor's words in, the block's 32-bit words out, 4 per
 /// beat (§6 item 4).
 ///
@@ -369,26 +425,7 @@ pub fn unpack_restore(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let used_in = m.wire("used_in", &(&used + &beat));
     let cnt_in = m.wire("cnt_in", &(cnt.q() + beat.clone()));
     let rem = m.wire("rem", &fire.select(&used, &cnt.q()));
-    // The accumulator shifted by the mode's beat: each 32-bit slice selected by its own copy
-    // of the mode register (one select net to all 256 bits costs a chain of buffers).
-    let slices: Vec<Expr> = (0..MODE_COPIES)
-        .map(|k| {
-            let lo = k * (w / MODE_COPIES);
-            let terms = modes
-                .iter()
-                .enumerate()
-                .map(|(i, md)| {
-                    let s = 4 * md.fb;
-                    let v = Expr::cat(&[acc.q().slice(0, w - s), Expr::zero(s)]);
-                    mode_copies[k as usize]
-                        .q()
-                        .bit(i as u32)
-                        .gate(&v.slice(lo, w / MODE_COPIES))
-                })
-                .collect();
-            or_tree(terms, w / MODE_COPIES)
-        })
-        .collect();
+    let slices = shifted_by_mode(&acc.q(), &modes, &mode_copies);
     let half = Expr::lit(cw, (w - ib) as u64);
     // `used <= half` without the subtraction: `cnt <= x + half` (or nothing waits).
     let room_used = m.wire("room_used", &(&!enough.clone() | &cnt.q().le(&xh_q.q())));
@@ -437,22 +474,9 @@ pub fn unpack_restore(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         // The low slices never receive a long mode's shifted bits.
         m.unused(&c.q());
     }
-    let in_x = or_tree(
-        in_modes
-            .iter()
-            .map(|md| md.sel.gate(&Expr::lit(cw, 4 * md.fb as u64)))
-            .collect(),
-        cw,
-    );
+    let in_x = beat_bits(&in_modes, 0, cw);
     m.next(&x_q, &in_x, Some(&first));
-    let in_xh = or_tree(
-        in_modes
-            .iter()
-            .map(|md| md.sel.gate(&Expr::lit(cw, (4 * md.fb + w - ib) as u64)))
-            .collect(),
-        cw,
-    );
-    m.next(&xh_q, &in_xh, Some(&first));
+    m.next(&xh_q, &beat_bits(&in_modes, w - ib, cw), Some(&first));
     // `cnt_d >= x` of the next cycle, from the same candidates as `cnt_d`: a new block
     // starts with one beat or none against its own mode.
     let ge = |v: &Expr| v.ge(&x);
@@ -492,21 +516,7 @@ pub fn unpack_restore(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     let o_err = m.wire("out_err", &(&err_v.q() & &err_at.q().lt(&x)));
 
-    m.comment("Restore: t zero (or mid-point) bits below each field");
-    let top = acc.q().slice(w - ib, ib);
-    let beat_terms: Vec<Expr> = modes
-        .iter()
-        .map(|md| {
-            let ws: Vec<Expr> = (0..4)
-                .map(|i| {
-                    let f = top.slice(ib - md.fb * (i + 1), md.fb);
-                    restore_word(&f, md, cod.fill)
-                })
-                .collect();
-            md.sel.gate(&Expr::cat_lsb(&ws))
-        })
-        .collect();
-    let o_data = m.wire("out_data", &or_tree(beat_terms, ib));
+    let o_data = restored_beat(&mut m, &acc.q().slice(w - ib, ib), &modes, cod.fill);
 
     s_in.accept(&mut m, &s_ready);
     out.drive(
