@@ -231,21 +231,13 @@ impl Pipeline {
             return vec![stage.load(); n];
         }
         let s = &mut self.stages[stage.index];
-        (0..n)
-            .map(|k| {
-                let k = s.copies.len() + k;
-                let valid = m.reg_kept(&format!("{}_valid_c{}_q", s.name, k), 1, Some(0));
-                let load = m.wire_decl(&format!("{}_load_c{}", s.name, k), 1);
-                (valid, load)
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|c| {
-                let e = c.1.expr();
-                s.copies.push(c);
-                e
-            })
-            .collect()
+        let first = s.copies.len();
+        for k in first..first + n {
+            let valid = m.reg_kept(&format!("{}_valid_c{}_q", s.name, k), 1, Some(0));
+            let load = m.wire_decl(&format!("{}_load_c{}", s.name, k), 1);
+            s.copies.push((valid, load));
+        }
+        s.copies[first..].iter().map(|(_, l)| l.expr()).collect()
     }
 
     /// The first stage's `ready` towards the producer, usable before the pipeline is

@@ -87,12 +87,12 @@ fn header(m: &mut ModuleBuilder, generator: &str, p: &AdaptiveRtlParams, spec: &
 }
 
 /// `n` register stages (`st1`, `st2`, ...) that load when they are free (BDI's scheme).
-fn stages(m: &mut ModuleBuilder, n: usize, s_valid: &Expr) -> (Pipeline, Vec<Expr>) {
+fn stages(m: &mut ModuleBuilder, n: usize, s_valid: &Expr) -> (Pipeline, Vec<Stage>) {
     let mut pl = Pipeline::new(m, "pipe", Policy::Bubble, s_valid);
-    let loads = (0..n)
-        .map(|k| pl.stage(m, &format!("st{}", k + 1)).load())
+    let st = (0..n)
+        .map(|k| pl.stage(m, &format!("st{}", k + 1)))
         .collect();
-    (pl, loads)
+    (pl, st)
 }
 
 /// `v` (left-aligned) shifted right by `amt` into a `wo`-bit field (`wo ≥ width(v)`), zero
@@ -347,17 +347,10 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
 
     let toks = word_tokens(&mut m, &d, &line);
     let ns = p.fpc_comp_stages as usize;
-    let pipeline = |m: &mut ModuleBuilder| {
-        let mut pl = Pipeline::new(m, "pipe", Policy::Bubble, &s_valid);
-        let st: Vec<Stage> = (0..ns)
-            .map(|k| pl.stage(m, &format!("st{}", k + 1)))
-            .collect();
-        (pl, st)
-    };
     // The select copies are made different functions, equal whenever their register loads
     // (see `sel_copies`): ANDed with signals that are 1 then.
     let (nodes, line, quals, pl, st) = if ns == 3 {
-        let (pl, st) = pipeline(&mut m);
+        let (pl, st) = stages(&mut m, ns, &s_valid);
         // The first merge level, then a register: its token pairs and their lengths.
         let pairs = merge_tree(&mut m, &d, toks, 1..=1);
         m.comment("Stage 1 registers (3-stage compressor): the merged token pairs, the line");
@@ -380,7 +373,7 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         )
     } else {
         let nodes = merge_tree(&mut m, &d, toks, 1..=usize::MAX);
-        let (pl, st) = pipeline(&mut m);
+        let (pl, st) = stages(&mut m, ns, &s_valid);
         let quals = [s_valid.clone(), pl.in_ready(), st[0].load()];
         (nodes, line, quals, pl, st)
     };
@@ -877,7 +870,8 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let comp = s_in.field("comp");
     let pay = s_in.field("payload");
     let out = stream::output_port(&mut m, "m");
-    let (pl, loads) = stages(&mut m, stages_n, &s_valid);
+    let (pl, st) = stages(&mut m, stages_n, &s_valid);
+    let loads: Vec<Expr> = st.iter().map(Stage::load).collect();
     // Raw line: stream byte j is line byte j.
     let raw = Expr::cat_lsb(
         &(0..lb as u32)

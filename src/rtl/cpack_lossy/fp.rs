@@ -464,8 +464,7 @@ pub fn unpack_restore(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         ),
     );
     m.next(&cnt, &cnt_d, None);
-    let act_d = start.select(&accept, &Expr::lit(1, 1));
-    m.next(&act, &act_d, None);
+    m.next(&act, &start.select(&accept, &Expr::lit(1, 1)), None);
     let first = m.wire("in_first", &(&accept & &start));
     let in_sel = Expr::cat_lsb(&in_modes.iter().map(|md| md.sel.clone()).collect::<Vec<_>>());
     m.next(&mode_q, &in_sel, Some(&first));
