@@ -169,6 +169,8 @@ module zvc_decomp_w32_l8_n32_bk (
   // Corrupt stream (ended inside a window): report with the last sector and drop the rest
   wire [575:0] buf_next;
   wire [575:0] buf_d;
+  wire [4:0] buf_count_in;
+  wire [4:0] buf_count_fired;
   wire [4:0] buf_count_next;
   wire [4:0] buf_count_d;
   wire [3:0] buf_pos_c0_d;
@@ -184,71 +186,109 @@ module zvc_decomp_w32_l8_n32_bk (
   wire first_c2_d;
   wire first_c3_d;
   wire first_c4_d;
+  wire [4:0] buf_count_left;
   wire [1:0] in_need0_l1_0;
   wire [1:0] in_need0_l1_1;
   wire [1:0] in_need0_l1_2;
   wire [1:0] in_need0_l1_3;
+  wire [1:0] in_need0_l1_4;
   wire [2:0] in_need0_l2_0;
   wire [2:0] in_need0_l2_1;
+  wire [2:0] in_need0_l2_2;
   wire [3:0] in_need0_l3_0;
+  wire [3:0] in_need0_l3_1;
+  wire [3:0] in_need0_l4_0;
   wire [1:0] in_need1_l1_0;
   wire [1:0] in_need1_l1_1;
   wire [1:0] in_need1_l1_2;
   wire [1:0] in_need1_l1_3;
+  wire [1:0] in_need1_l1_4;
   wire [2:0] in_need1_l2_0;
   wire [2:0] in_need1_l2_1;
+  wire [2:0] in_need1_l2_2;
   wire [3:0] in_need1_l3_0;
+  wire [3:0] in_need1_l3_1;
+  wire [3:0] in_need1_l4_0;
   wire [1:0] in_need2_l1_0;
   wire [1:0] in_need2_l1_1;
   wire [1:0] in_need2_l1_2;
   wire [1:0] in_need2_l1_3;
+  wire [1:0] in_need2_l1_4;
   wire [2:0] in_need2_l2_0;
   wire [2:0] in_need2_l2_1;
+  wire [2:0] in_need2_l2_2;
   wire [3:0] in_need2_l3_0;
+  wire [3:0] in_need2_l3_1;
+  wire [3:0] in_need2_l4_0;
   wire [1:0] in_need3_l1_0;
   wire [1:0] in_need3_l1_1;
   wire [1:0] in_need3_l1_2;
   wire [1:0] in_need3_l1_3;
+  wire [1:0] in_need3_l1_4;
   wire [2:0] in_need3_l2_0;
   wire [2:0] in_need3_l2_1;
+  wire [2:0] in_need3_l2_2;
   wire [3:0] in_need3_l3_0;
+  wire [3:0] in_need3_l3_1;
+  wire [3:0] in_need3_l4_0;
   wire [1:0] in_need4_l1_0;
   wire [1:0] in_need4_l1_1;
   wire [1:0] in_need4_l1_2;
   wire [1:0] in_need4_l1_3;
+  wire [1:0] in_need4_l1_4;
   wire [2:0] in_need4_l2_0;
   wire [2:0] in_need4_l2_1;
+  wire [2:0] in_need4_l2_2;
   wire [3:0] in_need4_l3_0;
+  wire [3:0] in_need4_l3_1;
+  wire [3:0] in_need4_l4_0;
   wire [1:0] in_need5_l1_0;
   wire [1:0] in_need5_l1_1;
   wire [1:0] in_need5_l1_2;
   wire [1:0] in_need5_l1_3;
+  wire [1:0] in_need5_l1_4;
   wire [2:0] in_need5_l2_0;
   wire [2:0] in_need5_l2_1;
+  wire [2:0] in_need5_l2_2;
   wire [3:0] in_need5_l3_0;
+  wire [3:0] in_need5_l3_1;
+  wire [3:0] in_need5_l4_0;
   wire [1:0] in_need6_l1_0;
   wire [1:0] in_need6_l1_1;
   wire [1:0] in_need6_l1_2;
   wire [1:0] in_need6_l1_3;
+  wire [1:0] in_need6_l1_4;
   wire [2:0] in_need6_l2_0;
   wire [2:0] in_need6_l2_1;
+  wire [2:0] in_need6_l2_2;
   wire [3:0] in_need6_l3_0;
+  wire [3:0] in_need6_l3_1;
+  wire [3:0] in_need6_l4_0;
   wire [1:0] in_need7_l1_0;
   wire [1:0] in_need7_l1_1;
   wire [1:0] in_need7_l1_2;
   wire [1:0] in_need7_l1_3;
+  wire [1:0] in_need7_l1_4;
   wire [2:0] in_need7_l2_0;
   wire [2:0] in_need7_l2_1;
+  wire [2:0] in_need7_l2_2;
   wire [3:0] in_need7_l3_0;
+  wire [3:0] in_need7_l3_1;
+  wire [3:0] in_need7_l4_0;
   wire [89:0] ins_need_s0;
   wire [89:0] ins_need_s1;
   wire [89:0] ins_need_s2;
   wire [89:0] ins_need_s3;
   wire [89:0] buf_need_merged;
+  wire [89:0] ins_need_fired_s0;
+  wire [89:0] ins_need_fired_s1;
+  wire [89:0] ins_need_fired_s2;
+  wire [89:0] ins_need_fired_s3;
   wire [89:0] drop_need_s0;
   wire [89:0] drop_need_s1;
   wire [89:0] drop_need_s2;
   wire [89:0] drop_need_s3;
+  wire [89:0] buf_need_dropped;
   wire [89:0] buf_need_next;
   wire [89:0] buf_need_d;
   wire [31:0] mask_d;
@@ -261,7 +301,9 @@ module zvc_decomp_w32_l8_n32_bk (
   wire [255:0] out_data;
   assign buf_next = (corrupt ? 576'd0 : fire ? drop_s3 : buf_merged);
   assign buf_d = buf_next;
-  assign buf_count_next = (corrupt ? 5'd0 : (buf_count_used + (take ? in_elems : 5'd0)));
+  assign buf_count_in = (buf_count_q + (take ? in_elems : 5'd0));
+  assign buf_count_fired = (first_c0_q ? (buf_count_in - need_first) : (buf_count_in - seg_cnt_q));
+  assign buf_count_next = (corrupt ? 5'd0 : fire ? buf_count_fired : buf_count_in);
   assign buf_count_d = buf_count_next;
   assign buf_pos_c0_d = buf_count_next[3:0];
   assign buf_pos_c1_d = buf_count_next[3:0];
@@ -276,83 +318,116 @@ module zvc_decomp_w32_l8_n32_bk (
   assign first_c2_d = (sec_next == 2'd0);
   assign first_c3_d = (sec_next == 2'd0);
   assign first_c4_d = (sec_next == 2'd0);
+  assign buf_count_left = (buf_count_q - need);
   assign in_need0_l1_0 = ({1'd0, s_data_i[0]} + {1'd0, s_data_i[1]});
   assign in_need0_l1_1 = ({1'd0, s_data_i[2]} + {1'd0, s_data_i[3]});
   assign in_need0_l1_2 = ({1'd0, s_data_i[4]} + {1'd0, s_data_i[5]});
   assign in_need0_l1_3 = ({1'd0, s_data_i[6]} + {1'd0, s_data_i[7]});
+  assign in_need0_l1_4 = 2'd1;
   assign in_need0_l2_0 = ({1'd0, in_need0_l1_0} + {1'd0, in_need0_l1_1});
   assign in_need0_l2_1 = ({1'd0, in_need0_l1_2} + {1'd0, in_need0_l1_3});
+  assign in_need0_l2_2 = {1'd0, in_need0_l1_4};
   assign in_need0_l3_0 = ({1'd0, in_need0_l2_0} + {1'd0, in_need0_l2_1});
+  assign in_need0_l3_1 = {1'd0, in_need0_l2_2};
+  assign in_need0_l4_0 = (in_need0_l3_0 + in_need0_l3_1);
   assign in_need1_l1_0 = ({1'd0, s_data_i[32]} + {1'd0, s_data_i[33]});
   assign in_need1_l1_1 = ({1'd0, s_data_i[34]} + {1'd0, s_data_i[35]});
   assign in_need1_l1_2 = ({1'd0, s_data_i[36]} + {1'd0, s_data_i[37]});
   assign in_need1_l1_3 = ({1'd0, s_data_i[38]} + {1'd0, s_data_i[39]});
+  assign in_need1_l1_4 = 2'd1;
   assign in_need1_l2_0 = ({1'd0, in_need1_l1_0} + {1'd0, in_need1_l1_1});
   assign in_need1_l2_1 = ({1'd0, in_need1_l1_2} + {1'd0, in_need1_l1_3});
+  assign in_need1_l2_2 = {1'd0, in_need1_l1_4};
   assign in_need1_l3_0 = ({1'd0, in_need1_l2_0} + {1'd0, in_need1_l2_1});
+  assign in_need1_l3_1 = {1'd0, in_need1_l2_2};
+  assign in_need1_l4_0 = (in_need1_l3_0 + in_need1_l3_1);
   assign in_need2_l1_0 = ({1'd0, s_data_i[64]} + {1'd0, s_data_i[65]});
   assign in_need2_l1_1 = ({1'd0, s_data_i[66]} + {1'd0, s_data_i[67]});
   assign in_need2_l1_2 = ({1'd0, s_data_i[68]} + {1'd0, s_data_i[69]});
   assign in_need2_l1_3 = ({1'd0, s_data_i[70]} + {1'd0, s_data_i[71]});
+  assign in_need2_l1_4 = 2'd1;
   assign in_need2_l2_0 = ({1'd0, in_need2_l1_0} + {1'd0, in_need2_l1_1});
   assign in_need2_l2_1 = ({1'd0, in_need2_l1_2} + {1'd0, in_need2_l1_3});
+  assign in_need2_l2_2 = {1'd0, in_need2_l1_4};
   assign in_need2_l3_0 = ({1'd0, in_need2_l2_0} + {1'd0, in_need2_l2_1});
+  assign in_need2_l3_1 = {1'd0, in_need2_l2_2};
+  assign in_need2_l4_0 = (in_need2_l3_0 + in_need2_l3_1);
   assign in_need3_l1_0 = ({1'd0, s_data_i[96]} + {1'd0, s_data_i[97]});
   assign in_need3_l1_1 = ({1'd0, s_data_i[98]} + {1'd0, s_data_i[99]});
   assign in_need3_l1_2 = ({1'd0, s_data_i[100]} + {1'd0, s_data_i[101]});
   assign in_need3_l1_3 = ({1'd0, s_data_i[102]} + {1'd0, s_data_i[103]});
+  assign in_need3_l1_4 = 2'd1;
   assign in_need3_l2_0 = ({1'd0, in_need3_l1_0} + {1'd0, in_need3_l1_1});
   assign in_need3_l2_1 = ({1'd0, in_need3_l1_2} + {1'd0, in_need3_l1_3});
+  assign in_need3_l2_2 = {1'd0, in_need3_l1_4};
   assign in_need3_l3_0 = ({1'd0, in_need3_l2_0} + {1'd0, in_need3_l2_1});
+  assign in_need3_l3_1 = {1'd0, in_need3_l2_2};
+  assign in_need3_l4_0 = (in_need3_l3_0 + in_need3_l3_1);
   assign in_need4_l1_0 = ({1'd0, s_data_i[128]} + {1'd0, s_data_i[129]});
   assign in_need4_l1_1 = ({1'd0, s_data_i[130]} + {1'd0, s_data_i[131]});
   assign in_need4_l1_2 = ({1'd0, s_data_i[132]} + {1'd0, s_data_i[133]});
   assign in_need4_l1_3 = ({1'd0, s_data_i[134]} + {1'd0, s_data_i[135]});
+  assign in_need4_l1_4 = 2'd1;
   assign in_need4_l2_0 = ({1'd0, in_need4_l1_0} + {1'd0, in_need4_l1_1});
   assign in_need4_l2_1 = ({1'd0, in_need4_l1_2} + {1'd0, in_need4_l1_3});
+  assign in_need4_l2_2 = {1'd0, in_need4_l1_4};
   assign in_need4_l3_0 = ({1'd0, in_need4_l2_0} + {1'd0, in_need4_l2_1});
+  assign in_need4_l3_1 = {1'd0, in_need4_l2_2};
+  assign in_need4_l4_0 = (in_need4_l3_0 + in_need4_l3_1);
   assign in_need5_l1_0 = ({1'd0, s_data_i[160]} + {1'd0, s_data_i[161]});
   assign in_need5_l1_1 = ({1'd0, s_data_i[162]} + {1'd0, s_data_i[163]});
   assign in_need5_l1_2 = ({1'd0, s_data_i[164]} + {1'd0, s_data_i[165]});
   assign in_need5_l1_3 = ({1'd0, s_data_i[166]} + {1'd0, s_data_i[167]});
+  assign in_need5_l1_4 = 2'd1;
   assign in_need5_l2_0 = ({1'd0, in_need5_l1_0} + {1'd0, in_need5_l1_1});
   assign in_need5_l2_1 = ({1'd0, in_need5_l1_2} + {1'd0, in_need5_l1_3});
+  assign in_need5_l2_2 = {1'd0, in_need5_l1_4};
   assign in_need5_l3_0 = ({1'd0, in_need5_l2_0} + {1'd0, in_need5_l2_1});
+  assign in_need5_l3_1 = {1'd0, in_need5_l2_2};
+  assign in_need5_l4_0 = (in_need5_l3_0 + in_need5_l3_1);
   assign in_need6_l1_0 = ({1'd0, s_data_i[192]} + {1'd0, s_data_i[193]});
   assign in_need6_l1_1 = ({1'd0, s_data_i[194]} + {1'd0, s_data_i[195]});
   assign in_need6_l1_2 = ({1'd0, s_data_i[196]} + {1'd0, s_data_i[197]});
   assign in_need6_l1_3 = ({1'd0, s_data_i[198]} + {1'd0, s_data_i[199]});
+  assign in_need6_l1_4 = 2'd1;
   assign in_need6_l2_0 = ({1'd0, in_need6_l1_0} + {1'd0, in_need6_l1_1});
   assign in_need6_l2_1 = ({1'd0, in_need6_l1_2} + {1'd0, in_need6_l1_3});
+  assign in_need6_l2_2 = {1'd0, in_need6_l1_4};
   assign in_need6_l3_0 = ({1'd0, in_need6_l2_0} + {1'd0, in_need6_l2_1});
+  assign in_need6_l3_1 = {1'd0, in_need6_l2_2};
+  assign in_need6_l4_0 = (in_need6_l3_0 + in_need6_l3_1);
   assign in_need7_l1_0 = ({1'd0, s_data_i[224]} + {1'd0, s_data_i[225]});
   assign in_need7_l1_1 = ({1'd0, s_data_i[226]} + {1'd0, s_data_i[227]});
   assign in_need7_l1_2 = ({1'd0, s_data_i[228]} + {1'd0, s_data_i[229]});
   assign in_need7_l1_3 = ({1'd0, s_data_i[230]} + {1'd0, s_data_i[231]});
+  assign in_need7_l1_4 = 2'd1;
   assign in_need7_l2_0 = ({1'd0, in_need7_l1_0} + {1'd0, in_need7_l1_1});
   assign in_need7_l2_1 = ({1'd0, in_need7_l1_2} + {1'd0, in_need7_l1_3});
+  assign in_need7_l2_2 = {1'd0, in_need7_l1_4};
   assign in_need7_l3_0 = ({1'd0, in_need7_l2_0} + {1'd0, in_need7_l2_1});
+  assign in_need7_l3_1 = {1'd0, in_need7_l2_2};
+  assign in_need7_l4_0 = (in_need7_l3_0 + in_need7_l3_1);
   assign ins_need_s0 = {35'd0,
                         (buf_pos_c2_q[0] ?
-                           {10'd0, ((5'd7 < in_elems) ? ({1'd0, in_need7_l3_0} + 5'd1) : 5'd0)}
+                           {10'd0, ((5'd7 < in_elems) ? {1'd0, in_need7_l4_0} : 5'd0)}
                          : 15'd0),
                         (buf_pos_c1_q[0] ?
-                           {((5'd6 < in_elems) ? ({1'd0, in_need6_l3_0} + 5'd1) : 5'd0),
-                            ((5'd5 < in_elems) ? ({1'd0, in_need5_l3_0} + 5'd1) : 5'd0),
-                            ((5'd4 < in_elems) ? ({1'd0, in_need4_l3_0} + 5'd1) : 5'd0),
-                            ((5'd3 < in_elems) ? ({1'd0, in_need3_l3_0} + 5'd1) : 5'd0)}
-                         : {((5'd7 < in_elems) ? ({1'd0, in_need7_l3_0} + 5'd1) : 5'd0),
-                            ((5'd6 < in_elems) ? ({1'd0, in_need6_l3_0} + 5'd1) : 5'd0),
-                            ((5'd5 < in_elems) ? ({1'd0, in_need5_l3_0} + 5'd1) : 5'd0),
-                            ((5'd4 < in_elems) ? ({1'd0, in_need4_l3_0} + 5'd1) : 5'd0)}),
+                           {((5'd6 < in_elems) ? {1'd0, in_need6_l4_0} : 5'd0),
+                            ((5'd5 < in_elems) ? {1'd0, in_need5_l4_0} : 5'd0),
+                            ((5'd4 < in_elems) ? {1'd0, in_need4_l4_0} : 5'd0),
+                            ((5'd3 < in_elems) ? {1'd0, in_need3_l4_0} : 5'd0)}
+                         : {((5'd7 < in_elems) ? {1'd0, in_need7_l4_0} : 5'd0),
+                            ((5'd6 < in_elems) ? {1'd0, in_need6_l4_0} : 5'd0),
+                            ((5'd5 < in_elems) ? {1'd0, in_need5_l4_0} : 5'd0),
+                            ((5'd4 < in_elems) ? {1'd0, in_need4_l4_0} : 5'd0)}),
                         (buf_pos_c0_q[0] ?
-                           {((5'd2 < in_elems) ? ({1'd0, in_need2_l3_0} + 5'd1) : 5'd0),
-                            ((5'd1 < in_elems) ? ({1'd0, in_need1_l3_0} + 5'd1) : 5'd0),
-                            ((5'd0 < in_elems) ? ({1'd0, in_need0_l3_0} + 5'd1) : 5'd0), 5'd0}
-                         : {((5'd3 < in_elems) ? ({1'd0, in_need3_l3_0} + 5'd1) : 5'd0),
-                            ((5'd2 < in_elems) ? ({1'd0, in_need2_l3_0} + 5'd1) : 5'd0),
-                            ((5'd1 < in_elems) ? ({1'd0, in_need1_l3_0} + 5'd1) : 5'd0),
-                            ((5'd0 < in_elems) ? ({1'd0, in_need0_l3_0} + 5'd1) : 5'd0)})};
+                           {((5'd2 < in_elems) ? {1'd0, in_need2_l4_0} : 5'd0),
+                            ((5'd1 < in_elems) ? {1'd0, in_need1_l4_0} : 5'd0),
+                            ((5'd0 < in_elems) ? {1'd0, in_need0_l4_0} : 5'd0), 5'd0}
+                         : {((5'd3 < in_elems) ? {1'd0, in_need3_l4_0} : 5'd0),
+                            ((5'd2 < in_elems) ? {1'd0, in_need2_l4_0} : 5'd0),
+                            ((5'd1 < in_elems) ? {1'd0, in_need1_l4_0} : 5'd0),
+                            ((5'd0 < in_elems) ? {1'd0, in_need0_l4_0} : 5'd0)})};
   assign ins_need_s1 = {(buf_pos_c4_q[1] ? ins_need_s0[79:65] : ins_need_s0[89:75]),
                         (buf_pos_c3_q[1] ? ins_need_s0[64:45] : ins_need_s0[74:55]),
                         (buf_pos_c2_q[1] ? ins_need_s0[44:30] : ins_need_s0[54:40]),
@@ -369,11 +444,35 @@ module zvc_decomp_w32_l8_n32_bk (
                         (buf_pos_c1_q[3] ? 20'd0 : ins_need_s2[39:20]),
                         (buf_pos_c0_q[3] ? 20'd0 : ins_need_s2[19:0])};
   assign buf_need_merged = (buf_need_q | (take ? ins_need_s3 : 90'd0));
-  assign drop_need_s0 = (need[0] ? {5'd0, buf_need_merged[89:5]} : buf_need_merged);
+  assign ins_need_fired_s0 = (buf_count_left[0] ?
+                                {45'd0, ((5'd7 < in_elems) ? {1'd0, in_need7_l4_0} : 5'd0),
+                                 ((5'd6 < in_elems) ? {1'd0, in_need6_l4_0} : 5'd0),
+                                 ((5'd5 < in_elems) ? {1'd0, in_need5_l4_0} : 5'd0),
+                                 ((5'd4 < in_elems) ? {1'd0, in_need4_l4_0} : 5'd0),
+                                 ((5'd3 < in_elems) ? {1'd0, in_need3_l4_0} : 5'd0),
+                                 ((5'd2 < in_elems) ? {1'd0, in_need2_l4_0} : 5'd0),
+                                 ((5'd1 < in_elems) ? {1'd0, in_need1_l4_0} : 5'd0),
+                                 ((5'd0 < in_elems) ? {1'd0, in_need0_l4_0} : 5'd0), 5'd0}
+                              : {50'd0, ((5'd7 < in_elems) ? {1'd0, in_need7_l4_0} : 5'd0),
+                                 ((5'd6 < in_elems) ? {1'd0, in_need6_l4_0} : 5'd0),
+                                 ((5'd5 < in_elems) ? {1'd0, in_need5_l4_0} : 5'd0),
+                                 ((5'd4 < in_elems) ? {1'd0, in_need4_l4_0} : 5'd0),
+                                 ((5'd3 < in_elems) ? {1'd0, in_need3_l4_0} : 5'd0),
+                                 ((5'd2 < in_elems) ? {1'd0, in_need2_l4_0} : 5'd0),
+                                 ((5'd1 < in_elems) ? {1'd0, in_need1_l4_0} : 5'd0),
+                                 ((5'd0 < in_elems) ? {1'd0, in_need0_l4_0} : 5'd0)});
+  assign ins_need_fired_s1 = (buf_count_left[1] ? {ins_need_fired_s0[79:0], 10'd0}
+                              : ins_need_fired_s0);
+  assign ins_need_fired_s2 = (buf_count_left[2] ? {ins_need_fired_s1[69:0], 20'd0}
+                              : ins_need_fired_s1);
+  assign ins_need_fired_s3 = (buf_count_left[3] ? {ins_need_fired_s2[49:0], 40'd0}
+                              : ins_need_fired_s2);
+  assign drop_need_s0 = (need[0] ? {5'd0, buf_need_q[89:5]} : buf_need_q);
   assign drop_need_s1 = (need[1] ? {10'd0, drop_need_s0[89:10]} : drop_need_s0);
   assign drop_need_s2 = (need[2] ? {20'd0, drop_need_s1[89:20]} : drop_need_s1);
   assign drop_need_s3 = (need[3] ? {40'd0, drop_need_s2[89:40]} : drop_need_s2);
-  assign buf_need_next = (corrupt ? 90'd0 : fire ? drop_need_s3 : buf_need_merged);
+  assign buf_need_dropped = (drop_need_s3 | (take ? ins_need_fired_s3 : 90'd0));
+  assign buf_need_next = (corrupt ? 90'd0 : fire ? buf_need_dropped : buf_need_merged);
   assign buf_need_d = buf_need_next;
   assign mask_d = buf_q[31:0];
   assign out_data_d = sector;
@@ -453,6 +552,6 @@ module zvc_decomp_w32_l8_n32_bk (
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
   assign unused_ok = &{1'd0, s_bytes_i[1:0], buf_pos_c0_q, buf_pos_c1_q, buf_pos_c2_q, buf_pos_c3_q,
-                       buf_pos_c4_q, need[4]};
+                       buf_pos_c4_q, need[4], buf_count_left[4]};
 endmodule
 `default_nettype wire

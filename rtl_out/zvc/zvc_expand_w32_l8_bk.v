@@ -8,17 +8,22 @@ module zvc_expand_w32_l8_bk (
   input  wire [7:0] nz_i,
   output wire [255:0] data_o
 );
-  wire [3:0] pos_s1_1;
-  wire [3:0] pos_s1_3;
-  wire [3:0] pos_s1_5;
-  wire [3:0] pos_s1_7;
-  wire [3:0] pos_s2_3;
-  wire [3:0] pos_s2_7;
-  wire [3:0] pos_s3_7;
-  wire [3:0] pos_s4_5;
-  wire [3:0] pos_s5_2;
-  wire [3:0] pos_s5_4;
-  wire [3:0] pos_s5_6;
+  wire [1:0] pos_0_0;
+  wire [1:0] pos_1_1;
+  wire [2:0] pos_0_1;
+  wire [1:0] pos_2_2;
+  wire [1:0] pos_3_3;
+  wire [2:0] pos_2_3;
+  wire [3:0] pos_0_2;
+  wire [4:0] pos_0_3;
+  wire [1:0] pos_4_4;
+  wire [1:0] pos_5_5;
+  wire [2:0] pos_4_5;
+  wire [1:0] pos_6_6;
+  wire [3:0] pos_4_6;
+  wire [5:0] pos_0_4;
+  wire [6:0] pos_0_5;
+  wire [7:0] pos_0_6;
   wire [31:0] lane_0;
   wire sel_1_0;
   wire sel_1_1;
@@ -62,71 +67,118 @@ module zvc_expand_w32_l8_bk (
   wire sel_7_6;
   wire sel_7_7;
   wire [31:0] lane_7;
-  assign pos_s1_1 = ({3'd0, nz_i[0]} + {3'd0, nz_i[1]});
-  assign pos_s1_3 = ({3'd0, nz_i[2]} + {3'd0, nz_i[3]});
-  assign pos_s1_5 = ({3'd0, nz_i[4]} + {3'd0, nz_i[5]});
-  assign pos_s1_7 = ({3'd0, nz_i[6]} + {3'd0, nz_i[7]});
-  assign pos_s2_3 = (pos_s1_1 + pos_s1_3);
-  assign pos_s2_7 = (pos_s1_5 + pos_s1_7);
-  assign pos_s3_7 = (pos_s2_3 + pos_s2_7);
-  assign pos_s4_5 = (pos_s2_3 + pos_s1_5);
-  assign pos_s5_2 = (pos_s1_1 + {3'd0, nz_i[2]});
-  assign pos_s5_4 = (pos_s2_3 + {3'd0, nz_i[4]});
-  assign pos_s5_6 = (pos_s4_5 + {3'd0, nz_i[6]});
+  assign pos_0_0 = {nz_i[0], ~nz_i[0]};
+  assign pos_1_1 = {nz_i[1], ~nz_i[1]};
+  assign pos_0_1 = {(pos_0_0[1] & pos_1_1[1]),
+                    ((pos_0_0[0] & pos_1_1[1]) | (pos_0_0[1] & pos_1_1[0])),
+                    (pos_0_0[0] & pos_1_1[0])};
+  assign pos_2_2 = {nz_i[2], ~nz_i[2]};
+  assign pos_3_3 = {nz_i[3], ~nz_i[3]};
+  assign pos_2_3 = {(pos_2_2[1] & pos_3_3[1]),
+                    ((pos_2_2[0] & pos_3_3[1]) | (pos_2_2[1] & pos_3_3[0])),
+                    (pos_2_2[0] & pos_3_3[0])};
+  assign pos_0_2 = {(pos_0_1[2] & pos_2_2[1]),
+                    ((pos_0_1[1] & pos_2_2[1]) | (pos_0_1[2] & pos_2_2[0])),
+                    ((pos_0_1[0] & pos_2_2[1]) | (pos_0_1[1] & pos_2_2[0])),
+                    (pos_0_1[0] & pos_2_2[0])};
+  assign pos_0_3 = {(pos_0_1[2] & pos_2_3[2]),
+                    ((pos_0_1[1] & pos_2_3[2]) | (pos_0_1[2] & pos_2_3[1])),
+                    ((pos_0_1[0] & pos_2_3[2]) | (pos_0_1[1] & pos_2_3[1])
+                     | (pos_0_1[2] & pos_2_3[0])),
+                    ((pos_0_1[0] & pos_2_3[1]) | (pos_0_1[1] & pos_2_3[0])),
+                    (pos_0_1[0] & pos_2_3[0])};
+  assign pos_4_4 = {nz_i[4], ~nz_i[4]};
+  assign pos_5_5 = {nz_i[5], ~nz_i[5]};
+  assign pos_4_5 = {(pos_4_4[1] & pos_5_5[1]),
+                    ((pos_4_4[0] & pos_5_5[1]) | (pos_4_4[1] & pos_5_5[0])),
+                    (pos_4_4[0] & pos_5_5[0])};
+  assign pos_6_6 = {nz_i[6], ~nz_i[6]};
+  assign pos_4_6 = {(pos_4_5[2] & pos_6_6[1]),
+                    ((pos_4_5[1] & pos_6_6[1]) | (pos_4_5[2] & pos_6_6[0])),
+                    ((pos_4_5[0] & pos_6_6[1]) | (pos_4_5[1] & pos_6_6[0])),
+                    (pos_4_5[0] & pos_6_6[0])};
+  assign pos_0_4 = {(pos_0_3[4] & pos_4_4[1]),
+                    ((pos_0_3[3] & pos_4_4[1]) | (pos_0_3[4] & pos_4_4[0])),
+                    ((pos_0_3[2] & pos_4_4[1]) | (pos_0_3[3] & pos_4_4[0])),
+                    ((pos_0_3[1] & pos_4_4[1]) | (pos_0_3[2] & pos_4_4[0])),
+                    ((pos_0_3[0] & pos_4_4[1]) | (pos_0_3[1] & pos_4_4[0])),
+                    (pos_0_3[0] & pos_4_4[0])};
+  assign pos_0_5 = {(pos_0_3[4] & pos_4_5[2]),
+                    ((pos_0_3[3] & pos_4_5[2]) | (pos_0_3[4] & pos_4_5[1])),
+                    ((pos_0_3[2] & pos_4_5[2]) | (pos_0_3[3] & pos_4_5[1])
+                     | (pos_0_3[4] & pos_4_5[0])),
+                    ((pos_0_3[1] & pos_4_5[2]) | (pos_0_3[2] & pos_4_5[1])
+                     | (pos_0_3[3] & pos_4_5[0])),
+                    ((pos_0_3[0] & pos_4_5[2]) | (pos_0_3[1] & pos_4_5[1])
+                     | (pos_0_3[2] & pos_4_5[0])),
+                    ((pos_0_3[0] & pos_4_5[1]) | (pos_0_3[1] & pos_4_5[0])),
+                    (pos_0_3[0] & pos_4_5[0])};
+  assign pos_0_6 = {(pos_0_3[4] & pos_4_6[3]),
+                    ((pos_0_3[3] & pos_4_6[3]) | (pos_0_3[4] & pos_4_6[2])),
+                    ((pos_0_3[2] & pos_4_6[3]) | (pos_0_3[3] & pos_4_6[2])
+                     | (pos_0_3[4] & pos_4_6[1])),
+                    ((pos_0_3[1] & pos_4_6[3]) | (pos_0_3[2] & pos_4_6[2])
+                     | ((pos_0_3[3] & pos_4_6[1]) | (pos_0_3[4] & pos_4_6[0]))),
+                    ((pos_0_3[0] & pos_4_6[3]) | (pos_0_3[1] & pos_4_6[2])
+                     | ((pos_0_3[2] & pos_4_6[1]) | (pos_0_3[3] & pos_4_6[0]))),
+                    ((pos_0_3[0] & pos_4_6[2]) | (pos_0_3[1] & pos_4_6[1])
+                     | (pos_0_3[2] & pos_4_6[0])),
+                    ((pos_0_3[0] & pos_4_6[1]) | (pos_0_3[1] & pos_4_6[0])),
+                    (pos_0_3[0] & pos_4_6[0])};
   assign lane_0 = (nz_i[0] ? payload_i[31:0] : 32'd0);
-  assign sel_1_0 = (nz_i[1] & (nz_i[0] == 1'd0));
-  assign sel_1_1 = (nz_i[1] & (nz_i[0] == 1'd1));
+  assign sel_1_0 = (nz_i[1] & pos_0_0[0]);
+  assign sel_1_1 = (nz_i[1] & pos_0_0[1]);
   assign lane_1 = ((sel_1_0 ? payload_i[31:0] : 32'd0) | (sel_1_1 ? payload_i[63:32] : 32'd0));
-  assign sel_2_0 = (nz_i[2] & (pos_s1_1[1:0] == 2'd0));
-  assign sel_2_1 = (nz_i[2] & (pos_s1_1[1:0] == 2'd1));
-  assign sel_2_2 = (nz_i[2] & (pos_s1_1[1:0] == 2'd2));
+  assign sel_2_0 = (nz_i[2] & pos_0_1[0]);
+  assign sel_2_1 = (nz_i[2] & pos_0_1[1]);
+  assign sel_2_2 = (nz_i[2] & pos_0_1[2]);
   assign lane_2 = ((sel_2_0 ? payload_i[31:0] : 32'd0) | (sel_2_1 ? payload_i[63:32] : 32'd0)
                    | (sel_2_2 ? payload_i[95:64] : 32'd0));
-  assign sel_3_0 = (nz_i[3] & (pos_s5_2[1:0] == 2'd0));
-  assign sel_3_1 = (nz_i[3] & (pos_s5_2[1:0] == 2'd1));
-  assign sel_3_2 = (nz_i[3] & (pos_s5_2[1:0] == 2'd2));
-  assign sel_3_3 = (nz_i[3] & (pos_s5_2[1:0] == 2'd3));
+  assign sel_3_0 = (nz_i[3] & pos_0_2[0]);
+  assign sel_3_1 = (nz_i[3] & pos_0_2[1]);
+  assign sel_3_2 = (nz_i[3] & pos_0_2[2]);
+  assign sel_3_3 = (nz_i[3] & pos_0_2[3]);
   assign lane_3 = ((sel_3_0 ? payload_i[31:0] : 32'd0) | (sel_3_1 ? payload_i[63:32] : 32'd0)
                    | ((sel_3_2 ? payload_i[95:64] : 32'd0)
                       | (sel_3_3 ? payload_i[127:96] : 32'd0)));
-  assign sel_4_0 = (nz_i[4] & (pos_s2_3[2:0] == 3'd0));
-  assign sel_4_1 = (nz_i[4] & (pos_s2_3[2:0] == 3'd1));
-  assign sel_4_2 = (nz_i[4] & (pos_s2_3[2:0] == 3'd2));
-  assign sel_4_3 = (nz_i[4] & (pos_s2_3[2:0] == 3'd3));
-  assign sel_4_4 = (nz_i[4] & (pos_s2_3[2:0] == 3'd4));
+  assign sel_4_0 = (nz_i[4] & pos_0_3[0]);
+  assign sel_4_1 = (nz_i[4] & pos_0_3[1]);
+  assign sel_4_2 = (nz_i[4] & pos_0_3[2]);
+  assign sel_4_3 = (nz_i[4] & pos_0_3[3]);
+  assign sel_4_4 = (nz_i[4] & pos_0_3[4]);
   assign lane_4 = ((sel_4_0 ? payload_i[31:0] : 32'd0) | (sel_4_1 ? payload_i[63:32] : 32'd0)
                    | ((sel_4_2 ? payload_i[95:64] : 32'd0) | (sel_4_3 ? payload_i[127:96] : 32'd0))
                    | (sel_4_4 ? payload_i[159:128] : 32'd0));
-  assign sel_5_0 = (nz_i[5] & (pos_s5_4[2:0] == 3'd0));
-  assign sel_5_1 = (nz_i[5] & (pos_s5_4[2:0] == 3'd1));
-  assign sel_5_2 = (nz_i[5] & (pos_s5_4[2:0] == 3'd2));
-  assign sel_5_3 = (nz_i[5] & (pos_s5_4[2:0] == 3'd3));
-  assign sel_5_4 = (nz_i[5] & (pos_s5_4[2:0] == 3'd4));
-  assign sel_5_5 = (nz_i[5] & (pos_s5_4[2:0] == 3'd5));
+  assign sel_5_0 = (nz_i[5] & pos_0_4[0]);
+  assign sel_5_1 = (nz_i[5] & pos_0_4[1]);
+  assign sel_5_2 = (nz_i[5] & pos_0_4[2]);
+  assign sel_5_3 = (nz_i[5] & pos_0_4[3]);
+  assign sel_5_4 = (nz_i[5] & pos_0_4[4]);
+  assign sel_5_5 = (nz_i[5] & pos_0_4[5]);
   assign lane_5 = ((sel_5_0 ? payload_i[31:0] : 32'd0) | (sel_5_1 ? payload_i[63:32] : 32'd0)
                    | ((sel_5_2 ? payload_i[95:64] : 32'd0) | (sel_5_3 ? payload_i[127:96] : 32'd0))
                    | ((sel_5_4 ? payload_i[159:128] : 32'd0)
                       | (sel_5_5 ? payload_i[191:160] : 32'd0)));
-  assign sel_6_0 = (nz_i[6] & (pos_s4_5[2:0] == 3'd0));
-  assign sel_6_1 = (nz_i[6] & (pos_s4_5[2:0] == 3'd1));
-  assign sel_6_2 = (nz_i[6] & (pos_s4_5[2:0] == 3'd2));
-  assign sel_6_3 = (nz_i[6] & (pos_s4_5[2:0] == 3'd3));
-  assign sel_6_4 = (nz_i[6] & (pos_s4_5[2:0] == 3'd4));
-  assign sel_6_5 = (nz_i[6] & (pos_s4_5[2:0] == 3'd5));
-  assign sel_6_6 = (nz_i[6] & (pos_s4_5[2:0] == 3'd6));
+  assign sel_6_0 = (nz_i[6] & pos_0_5[0]);
+  assign sel_6_1 = (nz_i[6] & pos_0_5[1]);
+  assign sel_6_2 = (nz_i[6] & pos_0_5[2]);
+  assign sel_6_3 = (nz_i[6] & pos_0_5[3]);
+  assign sel_6_4 = (nz_i[6] & pos_0_5[4]);
+  assign sel_6_5 = (nz_i[6] & pos_0_5[5]);
+  assign sel_6_6 = (nz_i[6] & pos_0_5[6]);
   assign lane_6 = ((sel_6_0 ? payload_i[31:0] : 32'd0) | (sel_6_1 ? payload_i[63:32] : 32'd0)
                    | ((sel_6_2 ? payload_i[95:64] : 32'd0) | (sel_6_3 ? payload_i[127:96] : 32'd0))
                    | ((sel_6_4 ? payload_i[159:128] : 32'd0)
                       | (sel_6_5 ? payload_i[191:160] : 32'd0)
                       | (sel_6_6 ? payload_i[223:192] : 32'd0)));
-  assign sel_7_0 = (nz_i[7] & (pos_s5_6[2:0] == 3'd0));
-  assign sel_7_1 = (nz_i[7] & (pos_s5_6[2:0] == 3'd1));
-  assign sel_7_2 = (nz_i[7] & (pos_s5_6[2:0] == 3'd2));
-  assign sel_7_3 = (nz_i[7] & (pos_s5_6[2:0] == 3'd3));
-  assign sel_7_4 = (nz_i[7] & (pos_s5_6[2:0] == 3'd4));
-  assign sel_7_5 = (nz_i[7] & (pos_s5_6[2:0] == 3'd5));
-  assign sel_7_6 = (nz_i[7] & (pos_s5_6[2:0] == 3'd6));
-  assign sel_7_7 = (nz_i[7] & (pos_s5_6[2:0] == 3'd7));
+  assign sel_7_0 = (nz_i[7] & pos_0_6[0]);
+  assign sel_7_1 = (nz_i[7] & pos_0_6[1]);
+  assign sel_7_2 = (nz_i[7] & pos_0_6[2]);
+  assign sel_7_3 = (nz_i[7] & pos_0_6[3]);
+  assign sel_7_4 = (nz_i[7] & pos_0_6[4]);
+  assign sel_7_5 = (nz_i[7] & pos_0_6[5]);
+  assign sel_7_6 = (nz_i[7] & pos_0_6[6]);
+  assign sel_7_7 = (nz_i[7] & pos_0_6[7]);
   assign lane_7 = ((sel_7_0 ? payload_i[31:0] : 32'd0) | (sel_7_1 ? payload_i[63:32] : 32'd0)
                    | ((sel_7_2 ? payload_i[95:64] : 32'd0) | (sel_7_3 ? payload_i[127:96] : 32'd0))
                    | ((sel_7_4 ? payload_i[159:128] : 32'd0)
@@ -134,10 +186,5 @@ module zvc_expand_w32_l8_bk (
                       | ((sel_7_6 ? payload_i[223:192] : 32'd0)
                          | (sel_7_7 ? payload_i[255:224] : 32'd0))));
   assign data_o = {lane_7, lane_6, lane_5, lane_4, lane_3, lane_2, lane_1, lane_0};
-
-  // Bits intentionally unused (lint waiver)
-  wire unused_ok;
-  assign unused_ok = &{1'd0, pos_s1_1[3], pos_s5_2[3], pos_s2_3[3], pos_s5_4[3], pos_s4_5[3],
-                       pos_s5_6[3], pos_s3_7, pos_s1_1[2], pos_s5_2[2]};
 endmodule
 `default_nettype wire

@@ -222,6 +222,55 @@ pub fn prefix_count(
     (excl, incl[n - 1].clone())
 }
 
+/// Exclusive prefix counts of 1-bit flags as one-hot vectors: `result[i][k]` is 1 when
+/// exactly `k` of `flags[0..i]` are set (`result[i]` has `i + 1` bits, `result[0]` = `[1]`).
+/// Built divide-and-conquer (Sklansky): the counts of a right half are the one-hot
+/// convolution (`OR_j a[j] & b[k-j]`) of the left half's total with the right half's own
+/// counts, so each level is one AND-OR and no binary count is decoded after the network.
+/// Cost grows as n² per level: meant for a sector's handful of lanes. Wire `<name>_<a>_<b>`
+/// is the one-hot count of flags `a..=b`.
+pub fn prefix_onehot(m: &mut ModuleBuilder, name: &str, flags: &[Expr]) -> Vec<Vec<Expr>> {
+    fn conv(a: &Expr, b: &Expr) -> Expr {
+        let bits: Vec<Expr> = (0..a.width() + b.width() - 1)
+            .map(|k| {
+                let terms: Vec<Expr> = (0..a.width())
+                    .filter(|&j| k >= j && k - j < b.width())
+                    .map(|j| a.bit(j) & b.bit(k - j))
+                    .collect();
+                or_tree(terms, 1)
+            })
+            .collect();
+        Expr::cat_lsb(&bits)
+    }
+    // The inclusive counts of `f` (flags `lo..`), one per flag; without the last one unless
+    // `last` (the whole range's count is read only as a left half's total).
+    fn incl(m: &mut ModuleBuilder, name: &str, f: &[Expr], lo: usize, last: bool) -> Vec<Expr> {
+        if f.len() == 1 {
+            if !last {
+                return Vec::new();
+            }
+            let v = Expr::cat_lsb(&[!&f[0], f[0].clone()]);
+            return vec![m.wire(&format!("{name}_{lo}_{lo}"), &v)];
+        }
+        let h = f.len() / 2;
+        let mut left = incl(m, name, &f[..h], lo, true);
+        let total = left[h - 1].clone();
+        for (j, r) in incl(m, name, &f[h..], lo + h, last).iter().enumerate() {
+            let v = conv(&total, r);
+            left.push(m.wire(&format!("{name}_{lo}_{}", lo + h + j), &v));
+        }
+        left
+    }
+    let mut out = vec![vec![Expr::ones(1)]];
+    if flags.is_empty() {
+        return out;
+    }
+    for v in incl(m, name, flags, 0, false) {
+        out.push((0..v.width()).map(|k| v.bit(k)).collect());
+    }
+    out
+}
+
 /// Population count of `v` as a balanced adder tree; result width `clog2(width+1)`.
 /// Levels are named `<name>_l<level>_<i>`.
 pub fn popcount(m: &mut ModuleBuilder, name: &str, v: &Expr) -> Expr {

@@ -1,6 +1,6 @@
 //! Tests of the builder, emitter and interpreter.
 
-use super::blocks::{add_ks, mux_tree, popcount, prefix_count, shift_lanes, sum_ks};
+use super::blocks::{add_ks, mux_tree, popcount, prefix_count, prefix_onehot, shift_lanes, sum_ks};
 use super::emit::{emit_design, emit_module};
 use super::sim::Sim;
 use super::*;
@@ -316,6 +316,36 @@ fn blocks_compute_what_they_claim() {
                 assert_eq!(sim.get_u64("shl_o"), (v << (2 * (s & 3))) & 0xff);
                 assert_eq!(sim.get_u64("shr_o"), if s >= 4 { 0 } else { v >> (2 * s) });
                 assert_eq!(sim.get_u64("mux_o"), 10 + s.min(4));
+            }
+        }
+    }
+}
+
+#[test]
+fn one_hot_prefix_counts_match_the_binary_counts() {
+    // Every flag count from 1 to 8 (odd halves, a power of two), every input.
+    for n in 1..=8u32 {
+        let mut m = ModuleBuilder::new(format!("onehot_n{n}"));
+        let v = m.input("v_i", n);
+        let flags: Vec<Expr> = (0..n).map(|i| v.bit(i)).collect();
+        let oh = prefix_onehot(&mut m, "oh", &flags);
+        assert_eq!(oh.len(), n as usize);
+        for (i, c) in oh.iter().enumerate() {
+            assert_eq!(c.len(), i + 1);
+            m.output_expr(&format!("c{i}_o"), &Expr::cat_lsb(c));
+        }
+        let top = m.finish().unwrap();
+        let mut sim = Sim::new(&top).unwrap();
+        for v in 0..(1u64 << n) {
+            sim.set_u64("v_i", v).unwrap();
+            sim.eval();
+            for i in 0..n {
+                let want = (v & ((1 << i) - 1)).count_ones();
+                assert_eq!(
+                    sim.get_u64(&format!("c{i}_o")),
+                    1 << want,
+                    "n={n} v={v} lane {i}"
+                );
             }
         }
     }

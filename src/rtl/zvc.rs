@@ -32,8 +32,8 @@
 //!   each a one-hot AND-OR on selects decoded from the prefix count, chosen at the end.
 
 use crate::hdl::blocks::{
-    mux_tree, or_tree, popcount, prefix_count, rotate_lanes, shift_lanes, shift_lanes_copies,
-    PrefixTopology,
+    mux_tree, or_tree, popcount, prefix_count, prefix_onehot, rotate_lanes, shift_lanes,
+    shift_lanes_copies, PrefixTopology,
 };
 use crate::hdl::pipe::{Pipeline, Policy};
 use crate::hdl::stream::{self, Layout};
@@ -269,26 +269,38 @@ pub fn expand(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let win = m.input("payload_i", l * w);
     let nz = m.input("nz_i", l);
     let flags: Vec<Expr> = (0..l).map(|i| nz.bit(i)).collect();
-    let (excl, total) = prefix_count(&mut m, "pos", &flags, p.prefix);
-    m.unused(&total);
     let lanes = win.lanes(w);
+    // Lane i gathers from payload lanes 0..=i: a one-hot AND-OR whose selects are decoded
+    // per lane (each drives one lane's bits; a binary mux tree would hang every lane's bits
+    // on the count's few bits). Up to `XBAR_MAX_LANES` lanes the counts are built one-hot
+    // (`prefix_onehot`), so nothing is decoded after the prefix network.
+    let counts: Vec<Vec<Expr>> = if l <= XBAR_MAX_LANES {
+        prefix_onehot(&mut m, "pos", &flags)
+    } else {
+        let (excl, total) = prefix_count(&mut m, "pos", &flags, p.prefix);
+        m.unused(&total);
+        excl.iter()
+            .enumerate()
+            .map(|(i, ex)| {
+                let used = clog2(i as u64 + 1);
+                let ew = ex.width();
+                if used < ew {
+                    m.unused(&ex.slice(used, ew - used));
+                }
+                (0..=i)
+                    .map(|k| ex.slice(0, used).eq_lit(k as u64))
+                    .collect()
+            })
+            .collect()
+    };
     let mut out = Vec::new();
-    for (i, ex) in excl.iter().enumerate() {
-        // Lane i gathers from payload lanes 0..=i: a one-hot AND-OR whose selects are
-        // decoded from the prefix count in parallel (each drives one lane's bits; a binary
-        // mux tree would hang every lane's bits on the count's few bits).
-        let used = clog2(i as u64 + 1);
-        let ew = ex.width();
-        if used < ew {
-            m.unused(&ex.slice(used, ew - used));
-        }
+    for (i, cnt) in counts.iter().enumerate() {
         let g = if i == 0 {
             nz.bit(0).gate(&lanes[0])
         } else {
             let terms: Vec<Expr> = (0..=i)
                 .map(|k| {
-                    let sel = nz.bit(i as u32) & ex.slice(0, used).eq_lit(k as u64);
-                    let sel = m.wire(&format!("sel_{i}_{k}"), &sel);
+                    let sel = m.wire(&format!("sel_{i}_{k}"), &(nz.bit(i as u32) & &cnt[k]));
                     sel.gate(&lanes[k])
                 })
                 .collect();
@@ -1068,7 +1080,7 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     });
     let need = match &later {
         Some(ls) => first.select(&need_first, &ls.seg_cnt_q.q()),
-        None => need_first,
+        None => need_first.clone(),
     };
     let need = m.wire("need", &need);
     let seg_later = later.as_ref().map(|ls| ls.seg_q.q());
@@ -1157,7 +1169,15 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     let buf_next = m.wire("buf_next", &buffer_next(&dropped, &merged, &fire, &corrupt));
     m.next(&buf, &buf_next, None);
-    let bc_next = corrupt.select(&Expr::zero(bcw), &(&bc_after + &take.gate(&in_elems)));
+    // The count after the beat, with and without this cycle's sector: both differences
+    // are taken from registers in parallel with `has_data`, so `fire` only selects.
+    let bc_in = m.wire("buf_count_in", &(bc.q() + take.gate(&in_elems)));
+    let bc_fired = match &later {
+        Some(ls) => first.select(&(&bc_in - &need_first), &(&bc_in - &ls.seg_cnt_q.q())),
+        None => &bc_in - &need_first,
+    };
+    let bc_fired = m.wire("buf_count_fired", &bc_fired);
+    let bc_next = corrupt.select(&Expr::zero(bcw), &fire.select(&bc_fired, &bc_in));
     let bc_next = m.wire("buf_count_next", &bc_next);
     m.next(&bc, &bc_next, None);
     for r in &pos_reps {
@@ -1173,11 +1193,19 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         m.next(r, &sec_next.eq_lit(0), Some(&(&fire | &corrupt)));
     }
     if let Some(bufn) = &bufn {
+        // Never above `buf_count_q`, which `in_ready` keeps within `posw` bits when a beat
+        // is taken.
+        let left = m.wire("buf_count_left", &(bc.q() - &need));
+        if posw < bcw {
+            m.unused(&left.slice(posw, bcw - posw));
+        }
+        let pos_fired = left.resize(posw);
         let n = NeedSide {
             s_data: &s_data,
             in_elems: &in_elems,
             take: &take,
             pos: &pos,
+            pos_fired: &pos_fired,
         };
         need_side_next(&mut m, p, bufn, &n, &drop, (&fire, &corrupt));
     }
@@ -1311,10 +1339,15 @@ struct NeedSide<'a> {
     in_elems: &'a Expr,
     take: &'a Expr,
     pos: &'a [Expr],
+    /// The beat's position when this cycle's sector leaves: `buf_count_q - need`.
+    pos_fired: &'a Expr,
 }
 
 /// The next state of `buf_need_q`: each arriving element's need as a window's mask
-/// (`popcount(low lanes bits) + M`), placed and dropped exactly like the data buffer.
+/// (`popcount(low lanes bits) + M`), giving the same buffer as the data's placement and drop.
+/// The beat is placed twice, at `buf_count_q` and at the position it has when the sector
+/// leaves, and only the buffered needs are dropped: the late count of the arriving beat
+/// passes one shifter, not the placement and the drop in series.
 fn need_side_next(
     m: &mut ModuleBuilder,
     p: &ZvcRtlParams,
@@ -1332,8 +1365,10 @@ fn need_side_next(
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            let c = popcount(m, &format!("in_need{i}"), &e.slice(0, l)).zext(bcw);
-            let c = &c + &Expr::lit(bcw, mel as u64);
+            // The mask elements are counted as `mel` set bits of the adder tree, which
+            // folds the constant into its first levels instead of adding it after them.
+            let bits = Expr::cat_lsb(&[e.slice(0, l), Expr::ones(mel)]);
+            let c = popcount(m, &format!("in_need{i}"), &bits).resize(bcw);
             Expr::lit(bcw, i as u64).lt(n.in_elems).gate(&c)
         })
         .chain((0..(bcap - l)).map(|_| Expr::zero(bcw)))
@@ -1343,10 +1378,15 @@ fn need_side_next(
         "buf_need_merged",
         &(bufn.q() | n.take.gate(&Expr::cat_lsb(&placed))),
     );
-    let dropped = shift_lanes(m, "drop_need", &merged.lanes(bcw), drop, false);
+    let placed_fired = shift_lanes(m, "ins_need_fired", &in_need, n.pos_fired, true);
+    let dropped = shift_lanes(m, "drop_need", &bufn.q().lanes(bcw), drop, false);
+    let dropped = m.wire(
+        "buf_need_dropped",
+        &(Expr::cat_lsb(&dropped) | n.take.gate(&Expr::cat_lsb(&placed_fired))),
+    );
     let next = m.wire(
         "buf_need_next",
-        &buffer_next(&dropped, &merged, fire, corrupt),
+        &buffer_next(&dropped.lanes(bcw), &merged, fire, corrupt),
     );
     m.next(bufn, &next, None);
 }
