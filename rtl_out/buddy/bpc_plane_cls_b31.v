@@ -109,7 +109,12 @@ module bpc_plane_cls_b31 (
                        | (dbx_i[20] | dbx_i[21] | (dbx_i[22] | dbx_i[23]))
                        | (dbx_i[24] | dbx_i[25] | (dbx_i[26] | dbx_i[27])
                           | (dbx_i[28] | dbx_i[29] | dbx_i[30]))))};
-  assign pos_o = (two ?
+  assign pos_o = ((adj[0] | adj[1] | (adj[2] | adj[3]) | (adj[4] | adj[5] | (adj[6] | adj[7]))
+                   | (adj[8] | adj[9] | (adj[10] | adj[11])
+                      | (adj[12] | adj[13] | (adj[14] | adj[15])))
+                   | (adj[16] | adj[17] | (adj[18] | adj[19])
+                      | (adj[20] | adj[21] | (adj[22] | adj[23]))
+                      | (adj[24] | adj[25] | (adj[26] | adj[27]) | (adj[28] | adj[29])))) ?
                     ((adj[1] ? 5'd1 : 5'd0) | (adj[2] ? 5'd2 : 5'd0) | (adj[3] ? 5'd3 : 5'd0)
                      | (adj[4] ? 5'd4 : 5'd0) | (adj[5] ? 5'd5 : 5'd0) | (adj[6] ? 5'd6 : 5'd0)
                      | (adj[7] ? 5'd7 : 5'd0) | (adj[8] ? 5'd8 : 5'd0) | (adj[9] ? 5'd9 : 5'd0)

@@ -42,26 +42,32 @@ pub(super) fn shl_grow(
     cur
 }
 
-/// `a − b` exact, for `w`-bit signed operands: a `w + 1`-bit result, carry-select above 16
-/// bits.
-pub(super) fn sub_exact(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> Expr {
+/// `a − b` exact for `w`-bit signed operands (a `w + 1`-bit result), split over two
+/// register stages: the low half's sum with its carry out, and both sums of the high half
+/// (carry in 0 and 1), to be registered and joined by [`sub_join`] one stage later. Returns
+/// `[lo, hi0, hi1]`; `lo` holds the carry in its top bit.
+pub(super) fn sub_split(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> [Expr; 3] {
     let w = a.width() + 1;
     let sa = Expr::cat(&[a.bit(a.width() - 1), a.clone()]);
     let sb = Expr::cat(&[b.bit(b.width() - 1), b.clone()]);
     let sa = m.wire(&format!("{name}_a"), &sa);
     let nb = m.wire(&format!("{name}_nb"), &!&sb);
-    if w <= 16 {
-        return m.wire(name, &(&sa + &nb + Expr::lit(w, 1)));
-    }
+    let h = w / 2;
     let lo = m.wire(
         &format!("{name}_lo"),
-        &(sa.slice(0, 16).zext(17) + nb.slice(0, 16).zext(17) + Expr::lit(17, 1)),
+        &(sa.slice(0, h).zext(h + 1) + nb.slice(0, h).zext(h + 1) + Expr::lit(h + 1, 1)),
     );
-    let (ah, bh) = (sa.slice(16, w - 16), nb.slice(16, w - 16));
+    let (ah, bh) = (sa.slice(h, w - h), nb.slice(h, w - h));
     let h0 = m.wire(&format!("{name}_h0"), &(&ah + &bh));
-    let h1 = m.wire(&format!("{name}_h1"), &(&ah + &bh + Expr::lit(w - 16, 1)));
-    let hi = lo.bit(16).select(&h1, &h0);
-    m.wire(name, &Expr::cat(&[hi, lo.slice(0, 16)]))
+    let h1 = m.wire(&format!("{name}_h1"), &(&ah + &bh + Expr::lit(w - h, 1)));
+    [lo, h0, h1]
+}
+
+/// The difference from the registered parts of [`sub_split`]: the high half chosen by the
+/// low half's carry.
+pub(super) fn sub_join(lo: &Expr, h0: &Expr, h1: &Expr) -> Expr {
+    let h = lo.width() - 1;
+    Expr::cat(&[lo.bit(h).select(h1, h0), lo.slice(0, h)])
 }
 
 /// `a + b` modulo `2^w` as 8-bit carry-select blocks: each block adds for both carries in,

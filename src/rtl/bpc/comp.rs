@@ -1,6 +1,6 @@
 //! The BPC compressor (`bpc_comp_*`) and its per-plane sub-modules.
 
-use super::arith::sub_exact;
+use super::arith::{sub_join, sub_split};
 use super::merge::*;
 use super::planes;
 use super::*;
@@ -38,14 +38,28 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     // ---- Stage 1: deltas ----
     m.comment("Stage 1: n-1 exact (S+1)-bit deltas d[i] = w[i] - w[i-1] (signed)");
     let w: Vec<Expr> = blk.lanes(g.s);
-    let d: Vec<Expr> = (1..g.n as usize)
-        .map(|i| sub_exact(&mut m, &format!("d{i}"), &w[i], &w[i - 1]))
+    // Each subtraction is split: its low half and both candidate high halves are
+    // registered, and stage 2 picks the high half by the low half's carry (one mux in front
+    // of the DBX XOR instead of a 33-bit carry chain behind the input port).
+    let parts: Vec<[Expr; 3]> = (1..g.n as usize)
+        .map(|i| sub_split(&mut m, &format!("d{i}"), &w[i], &w[i - 1]))
         .collect();
     let st = pl.stage(&mut m, "deltas");
-    let d_q = st.reg(&mut m, "d_q", &Expr::cat_lsb(&d));
+    let regs: Vec<Expr> = ["d_lo_q", "d_hi0_q", "d_hi1_q"]
+        .iter()
+        .enumerate()
+        .map(|(k, name)| {
+            let v: Vec<Expr> = parts.iter().map(|p| p[k].clone()).collect();
+            st.reg(&mut m, name, &Expr::cat_lsb(&v))
+        })
+        .collect();
     let base1 = st.reg(&mut m, "base1_q", &w[0]);
     let blk1 = st.reg(&mut m, "blk1_q", &blk);
-    let d1: Vec<Expr> = d_q.lanes(g.s + 1);
+    let (lw, hw) = (parts[0][0].width(), parts[0][1].width());
+    let (lo, h0, h1) = (regs[0].lanes(lw), regs[1].lanes(hw), regs[2].lanes(hw));
+    let d1: Vec<Expr> = (0..lo.len())
+        .map(|i| m.wire(&format!("d{}_q", i + 1), &sub_join(&lo[i], &h0[i], &h1[i])))
+        .collect();
 
     let s2 = planes(&mut m, &mut pl, g, &d1, &base1, &blk1)?;
     let mut mods = SubModules::new();

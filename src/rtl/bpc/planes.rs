@@ -20,7 +20,7 @@ pub(super) const CLS_BITS: u32 = 5;
 /// `bpc_plane_cls_b<b>`: one plane's classes from its DBX and DBP bits, `cls_o` =
 /// [zero, all ones, DBP zero, two adjacent ones, one one] (LSB first; the priority is the
 /// token encoder's), and `pos_o`, the index of the single one (or of the lower of two
-/// adjacent ones) by one-hot OR trees.
+/// adjacent ones) by one-hot OR trees (any value for the other classes).
 pub(super) fn classifier(g: Geo) -> Result<Arc<Module>, HdlError> {
     let mut m = ModuleBuilder::new(format!("bpc_plane_cls_b{}", g.b));
     child_header(
@@ -43,7 +43,10 @@ pub(super) fn classifier(g: Geo) -> Result<Arc<Module>, HdlError> {
     let two = m.wire("two", &(&yany & &!&ymany & !(&x ^ &yy).any()));
     let xb: Vec<Expr> = (0..g.b).map(|i| x.bit(i)).collect();
     let yb: Vec<Expr> = (0..g.b - 1).map(|i| y.bit(i)).collect();
-    let pos = two.select(&onehot_index(&yb, g.posb), &onehot_index(&xb, g.posb));
+    // `pos_o` is read only for the two classes it belongs to: a single one has no adjacent
+    // pair and two adjacent ones have one, so `yany` (an OR tree beside the index trees)
+    // picks it, not the full `two` test.
+    let pos = yany.select(&onehot_index(&yb, g.posb), &onehot_index(&xb, g.posb));
     m.output_expr("cls_o", &Expr::cat_lsb(&[zero, ones, dz, two, one]));
     m.output_expr("pos_o", &pos);
     m.finish()
