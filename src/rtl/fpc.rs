@@ -124,11 +124,7 @@ fn place(m: &mut ModuleBuilder, name: &str, v: &Expr, amt: &Expr, wo: u32) -> Ex
 /// the amount `amt` (bits `j`, `j+1`), the one-hot selects `amt[j+1:j] == k` of the shifts
 /// `k·2^j` below `wo`, decoded in stage 1 and registered in `copies` structurally distinct
 /// copies (`<name>_d<j>_<k>_c<c>_q`), so that no flop drives more than one output slice.
-/// With `late`, the two highest digits cross the register as their bits instead
-/// (`<name>_d<j>_b<bit>_c<c>_q`) and are decoded behind it (`<name>_d<j>_<k>_c<c>`): the
-/// shifter reads its high digits last, so their decode costs the next stage nothing while
-/// the late high bits of the sum skip it in this one.
-/// Yosys merges flops with the same D and enable, so copy `c` stores its bit inverted
+/// Yosys merges flops with the same D and enable, so copy `c` stores the select inverted
 /// (odd `c`) and/or combined with a qualifier that is true whenever the register loads
 /// (`quals[c/2]`: ANDed, or its complement ORed); both are exact under the load enable `en`.
 /// Returns `sel[c][digit][k]` (polarity undone, `None` where the shift is ≥ `wo` or where
@@ -138,9 +134,9 @@ fn sel_copies(
     m: &mut ModuleBuilder,
     name: &str,
     amt: &Expr,
-    (vw, wo): (u32, u32),
+    vw: u32,
+    wo: u32,
     copies: usize,
-    late: bool,
     quals: &[Expr],
     en: &Expr,
 ) -> Vec<Vec<Vec<Option<Expr>>>> {
@@ -150,33 +146,6 @@ fn sel_copies(
         .map(|j| if j + 1 < aw { 2 } else { 1 })
         .collect();
     let (live, _) = live_bits(vw, wo, copies, &digits);
-    let late_from = if late {
-        ((aw - 1) / 2 * 2).saturating_sub(2)
-    } else {
-        aw
-    };
-    // Copy `c`'s register of the 1-bit `s`, read back with its polarity undone.
-    let distinct = |m: &mut ModuleBuilder, reg: &str, s: &Expr, c: usize| {
-        let inv = c % 2 == 1;
-        let qi = c / 2;
-        // Qualifier: none, then each of `quals` ANDed, then each complement ORed.
-        let mut dv = if qi == 0 {
-            s.clone()
-        } else if qi <= quals.len() {
-            s & &quals[qi - 1]
-        } else {
-            s | &!&quals[qi - 1 - quals.len()]
-        };
-        if inv {
-            dv = !&dv;
-        }
-        let q = m.reg_next(reg, None, &dv, Some(en));
-        if inv {
-            !&q
-        } else {
-            q
-        }
-    };
     let mut out = vec![Vec::new(); copies];
     let mut j = 0;
     while j < aw {
@@ -184,45 +153,42 @@ fn sel_copies(
         let dig = amt.slice(j, nb);
         let d = 1u64 << j;
         let di = (j / 2) as usize;
-        let wanted = |k: u64, c: usize| k * d < wo as u64 && live[c][di][k as usize];
         let mut per_copy: Vec<Vec<Option<Expr>>> = vec![Vec::new(); copies];
-        if j >= late_from {
-            for (c, pc) in per_copy.iter_mut().enumerate() {
-                if !(0..(1u64 << nb)).any(|k| wanted(k, c)) {
-                    pc.extend((0..(1u64 << nb)).map(|_| None));
-                    continue;
+        for k in 0..(1u64 << nb) {
+            let used = |c: usize| live[c][di][k as usize];
+            if k * d >= wo as u64 || !(0..copies).any(used) {
+                for pc in per_copy.iter_mut() {
+                    pc.push(None);
                 }
-                let bits: Vec<Expr> = (0..nb)
-                    .map(|b| {
-                        let reg = format!("{name}_d{j}_b{b}_c{c}_q");
-                        distinct(m, &reg, &dig.bit(b), c)
-                    })
-                    .collect();
-                let bits = Expr::cat_lsb(&bits);
-                for k in 0..(1u64 << nb) {
-                    pc.push(
-                        wanted(k, c)
-                            .then(|| m.wire(&format!("{name}_d{j}_{k}_c{c}"), &bits.eq_lit(k))),
-                    );
-                }
+                continue;
             }
-        } else {
-            for k in 0..(1u64 << nb) {
-                if !(0..copies).any(|c| wanted(k, c)) {
-                    for pc in per_copy.iter_mut() {
-                        pc.push(None);
-                    }
+            let s = m.wire(&format!("{}_d{}_{}", name, j, k), &dig.eq_lit(k));
+            for (c, pc) in per_copy.iter_mut().enumerate() {
+                if !used(c) {
+                    // Its output slice only ever takes zeros for this digit value.
+                    pc.push(None);
                     continue;
                 }
-                let s = m.wire(&format!("{}_d{}_{}", name, j, k), &dig.eq_lit(k));
-                for (c, pc) in per_copy.iter_mut().enumerate() {
-                    // None: its output slice only ever takes zeros for this digit value.
-                    pc.push(
-                        wanted(k, c).then(|| {
-                            distinct(m, &format!("{}_d{}_{}_c{}_q", name, j, k, c), &s, c)
-                        }),
-                    );
+                let inv = c % 2 == 1;
+                let qi = c / 2;
+                // Qualifier: none, then each of `quals` ANDed, then each complement ORed.
+                let mut dv = if qi == 0 {
+                    s.clone()
+                } else if qi <= quals.len() {
+                    &s & &quals[qi - 1]
+                } else {
+                    &s | &!&quals[qi - 1 - quals.len()]
+                };
+                if inv {
+                    dv = !&dv;
                 }
+                let q = m.reg_next(
+                    &format!("{}_d{}_{}_c{}_q", name, j, k, c),
+                    None,
+                    &dv,
+                    Some(en),
+                );
+                pc.push(Some(if inv { !&q } else { q }));
             }
         }
         for (c, pc) in per_copy.into_iter().enumerate() {
@@ -414,7 +380,7 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let ld1 = st[ns - 2].load();
     let ld2 = st[ns - 1].load();
     let g = group_offsets(&mut m, &d, &nodes);
-    let r = stage1_regs(&mut m, &d, &line, &nodes, &g, &quals, &ld1, ns == 3);
+    let r = stage1_regs(&mut m, &d, &line, &nodes, &g, &quals, &ld1);
     let fields = stage2(&mut m, &d, &r, &ld2);
     pl.finish_ports(&mut m, s_in, out, &fields);
     m.finish()
@@ -611,14 +577,17 @@ fn merge_tree(
     nodes
 }
 
-/// Where each token group starts in the stream, and the sum of the token lengths.
+/// Where each token group starts in the stream, and the stream length.
 struct Groups {
     offs: Vec<Expr>,
-    total: Expr,
+    /// The stream length, `L` when the stream does not fit (raw fallback).
+    len: Expr,
 }
 
-/// The group offsets (a Sklansky prefix sum of the group lengths) and their total.
+/// The group offsets (a Sklansky prefix sum of the group lengths) and `len` (`L` when the
+/// stream does not fit: raw fallback).
 fn group_offsets(m: &mut ModuleBuilder, d: &CompDims, nodes: &[(Expr, Expr)]) -> Groups {
+    let (l, lw) = (d.l, d.lw);
     // The group offsets (exclusive prefix sum of the group lengths), the total, the fallback.
     let tw = clog2(35 * d.n as u64 + 1);
     // Group ends: a Sklansky prefix sum (log depth) of the group lengths.
@@ -637,22 +606,15 @@ fn group_offsets(m: &mut ModuleBuilder, d: &CompDims, nodes: &[(Expr, Expr)]) ->
     let mut offs = vec![Expr::zero(tw)];
     offs.extend(ends[..ends.len() - 1].iter().cloned());
     let total = ends[ends.len() - 1].clone();
-    Groups { offs, total }
-}
-
-/// `(ok, len)` from the tokens' total: `len` is `L` when the stream does not fit (raw
-/// fallback). Wires `ok_<sfx>` and `len_<sfx>`.
-fn fit_len(m: &mut ModuleBuilder, d: &CompDims, total: &Expr, sfx: &str) -> (Expr, Expr) {
-    let (l, lw, tw) = (d.l, d.lw, total.width());
-    let ok = m.wire(&format!("ok_{sfx}"), &total.lt(&Expr::lit(tw, l as u64)));
+    let ok = m.wire("ok_s1", &total.lt(&Expr::lit(tw, l as u64)));
     let len = m.wire(
-        &format!("len_{sfx}"),
+        "len_s1",
         &ok.select(&total.resize(lw), &Expr::lit(lw, l as u64)),
     );
     if tw > lw {
         m.unused(&total.slice(lw, tw - lw));
     }
-    (ok, len)
+    Groups { offs, len }
 }
 
 /// A registered token group and its placement selects (none for group 0).
@@ -667,10 +629,7 @@ struct Stage1Regs {
 }
 
 /// Stage 1 registers: the line, `len`, the groups and their offsets decoded to one-hot
-/// radix-4 selects in bounded-fan-out copies. With `late` (the 3-stage compressor, whose
-/// middle stage ends on the offsets' sums), the total and the offsets' two highest digits
-/// are registered as sums and finished behind the register ([`sel_copies`]).
-#[allow(clippy::too_many_arguments)]
+/// radix-4 selects in bounded-fan-out copies.
 fn stage1_regs(
     m: &mut ModuleBuilder,
     d: &CompDims,
@@ -679,22 +638,12 @@ fn stage1_regs(
     g: &Groups,
     quals: &[Expr; 3],
     ld1: &Expr,
-    late: bool,
 ) -> Stage1Regs {
     let (l, lw) = (d.l, d.lw);
-    let len_s1 = (!late).then(|| fit_len(m, d, &g.total, "s1").1);
     let line_q = m.reg_next("line_q", None, line, Some(ld1));
-    let (len_q1, ok_q1) = if let Some(len) = len_s1 {
-        let len_q1 = m.reg_next("len1_q", None, &len, Some(ld1));
-        // Stage 2 derives `ok` from `len` (logic, not a flop: it selects all L payload bits).
-        let ok = m.wire("ok_s2", &len_q1.ne(&Expr::lit(lw, l as u64)));
-        (len_q1, ok)
-    } else {
-        // The total crosses the register and the fit test follows it, beside the shifters.
-        let total_q = m.reg_next("total1_q", None, &g.total, Some(ld1));
-        let (ok, len) = fit_len(m, d, &total_q, "s2");
-        (len, ok)
-    };
+    let len_q1 = m.reg_next("len1_q", None, &g.len, Some(ld1));
+    // Stage 2 derives `ok` from `len` (logic, not a flop: it selects all L payload bits).
+    let ok_q1 = m.wire("ok_s2", &len_q1.ne(&Expr::lit(lw, l as u64)));
     // The offsets cross the register already decoded (one-hot per radix-4 digit) and
     // replicated per output slice: a flop's fan-out is bounded (`docs/TOOLCHAIN.md`).
     let copies = comp_sel_copies(l);
@@ -705,8 +654,7 @@ fn stage1_regs(
         let sel = if j == 0 {
             Vec::new()
         } else {
-            let name = format!("pl{}", j);
-            sel_copies(m, &name, o, (v.width(), l), copies, late, quals, ld1)
+            sel_copies(m, &format!("pl{}", j), o, v.width(), l, copies, quals, ld1)
         };
         nq.push((vq, sel));
     }
