@@ -1,6 +1,9 @@
 //! Tests of the builder, emitter and interpreter.
 
-use super::blocks::{add_ks, mux_tree, popcount, prefix_count, prefix_onehot, shift_lanes, sum_ks};
+use super::blocks::{
+    add_join, add_ks, add_split, mux_tree, popcount, prefix_count, prefix_onehot, shift_lanes,
+    sum_ks,
+};
 use super::emit::{emit_design, emit_module};
 use super::sim::Sim;
 use super::*;
@@ -346,6 +349,36 @@ fn one_hot_prefix_counts_match_the_binary_counts() {
                     1 << want,
                     "n={n} v={v} lane {i}"
                 );
+            }
+        }
+    }
+}
+
+#[test]
+fn split_adders_add_every_pair() {
+    // Widths 4 to 7 in two and three blocks, with and without a carry in; the parts are
+    // joined in the same cycle here (registered between in the units).
+    for w in 4..=7u32 {
+        for parts in [2, 3] {
+            for cin in [false, true] {
+                let mut m = ModuleBuilder::new(format!("split_w{w}_p{parts}_c{}", cin as u8));
+                let a = m.input("a_i", w);
+                let b = m.input("b_i", w);
+                let ps = add_split(&mut m, "s", (&a, &b), cin, parts);
+                assert_eq!(ps.len() as u32, 2 * parts - 1);
+                let sum = add_join(&mut m, "j", &ps);
+                m.output_expr("y_o", &sum);
+                let top = m.finish().unwrap();
+                let mut sim = Sim::new(&top).unwrap();
+                for x in 0..(1u64 << w) {
+                    for y in 0..(1u64 << w) {
+                        sim.set_u64("a_i", x).unwrap();
+                        sim.set_u64("b_i", y).unwrap();
+                        sim.eval();
+                        let want = (x + y + cin as u64) & ((1 << w) - 1);
+                        assert_eq!(sim.get_u64("y_o"), want, "w={w} parts={parts} {x}+{y}");
+                    }
+                }
             }
         }
     }

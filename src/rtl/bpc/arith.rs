@@ -2,7 +2,7 @@
 //! the Kogge-Stone prefix sum and the LSB-first growing shifter.
 
 use super::{LANES_PER_COPY, SPEC};
-use crate::hdl::blocks::{csa_reduce, PrefixTopology};
+use crate::hdl::blocks::{add_csel, add_split, csa_reduce, PrefixTopology};
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -43,68 +43,15 @@ pub(super) fn shl_grow(
 }
 
 /// `a − b` exact for `w`-bit signed operands (a `w + 1`-bit result), split over two
-/// register stages: the low half's sum with its carry out, and both sums of the high half
-/// (carry in 0 and 1), to be registered and joined by [`sub_join`] one stage later. Returns
-/// `[lo, hi0, hi1]`; `lo` holds the carry in its top bit.
+/// register stages ([`add_split`] of the sign-extended `a` and `!b` with a carry in), joined
+/// by [`add_join`].
 pub(super) fn sub_split(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> [Expr; 3] {
-    let w = a.width() + 1;
     let sa = Expr::cat(&[a.bit(a.width() - 1), a.clone()]);
     let sb = Expr::cat(&[b.bit(b.width() - 1), b.clone()]);
     let sa = m.wire(&format!("{name}_a"), &sa);
     let nb = m.wire(&format!("{name}_nb"), &!&sb);
-    let h = w / 2;
-    let lo = m.wire(
-        &format!("{name}_lo"),
-        &(sa.slice(0, h).zext(h + 1) + nb.slice(0, h).zext(h + 1) + Expr::lit(h + 1, 1)),
-    );
-    let (ah, bh) = (sa.slice(h, w - h), nb.slice(h, w - h));
-    let h0 = m.wire(&format!("{name}_h0"), &(&ah + &bh));
-    let h1 = m.wire(&format!("{name}_h1"), &(&ah + &bh + Expr::lit(w - h, 1)));
-    [lo, h0, h1]
-}
-
-/// The difference from the registered parts of [`sub_split`]: the high half chosen by the
-/// low half's carry.
-pub(super) fn sub_join(lo: &Expr, h0: &Expr, h1: &Expr) -> Expr {
-    let h = lo.width() - 1;
-    Expr::cat(&[lo.bit(h).select(h1, h0), lo.slice(0, h)])
-}
-
-/// `a + b` modulo `2^w` as 8-bit carry-select blocks: each block adds for both carries in,
-/// and a mux chain on the block carries picks the sums (ABC ripples a plain 32-bit add).
-pub(super) fn add_cs(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> Expr {
-    let w = a.width();
-    let mut parts = Vec::new();
-    let mut carry: Option<Expr> = None;
-    let mut lo = 0;
-    let mut i = 0;
-    while lo < w {
-        let bw = 8.min(w - lo);
-        let (ab, bb) = (a.slice(lo, bw).zext(bw + 1), b.slice(lo, bw).zext(bw + 1));
-        let s0 = m.wire(&format!("{name}_b{i}c0"), &(&ab + &bb));
-        match &carry {
-            None => {
-                parts.push(s0.slice(0, bw));
-                carry = Some(s0.bit(bw));
-            }
-            Some(c) => {
-                let s1 = m.wire(
-                    &format!("{name}_b{i}c1"),
-                    &(&ab + &bb + Expr::lit(bw + 1, 1)),
-                );
-                let sel = m.wire(&format!("{name}_b{i}"), &c.select(&s1, &s0));
-                parts.push(sel.slice(0, bw));
-                carry = Some(sel.bit(bw));
-            }
-        }
-        lo += bw;
-        i += 1;
-    }
-    if let Some(c) = carry {
-        m.unused(&c);
-    }
-    parts.reverse();
-    m.wire(name, &Expr::cat(&parts))
+    let parts = add_split(m, name, (&sa, &nb), true, 2);
+    [parts[0].clone(), parts[1].clone(), parts[2].clone()]
 }
 
 /// (any, more than one) of a vector, as a balanced tree.
@@ -212,7 +159,7 @@ fn csa_cell(n: usize, w: u32) -> Result<Arc<Module>, HdlError> {
 }
 
 /// The carry-select adder of the prefix sums as a cell, `bpc_add_cs_w<w>`: `y_o = a_i + b_i`
-/// modulo `2^w` ([`add_cs`]).
+/// modulo `2^w` ([`add_csel`], 8-bit blocks).
 fn add_cell(w: u32) -> Result<Arc<Module>, HdlError> {
     let mut m = ModuleBuilder::new(format!("bpc_add_cs_w{w}"));
     m.header("Generator: hwzip::rtl::bpc::arith::add_cell");
@@ -222,7 +169,7 @@ fn add_cell(w: u32) -> Result<Arc<Module>, HdlError> {
     ));
     let a = m.input("a_i", w);
     let b = m.input("b_i", w);
-    let y = add_cs(&mut m, "sum", &a, &b);
+    let y = add_csel(&mut m, "sum", &a, &b, 8);
     m.output_expr("y_o", &y);
     m.finish()
 }

@@ -1,9 +1,10 @@
 //! The BPC compressor (`bpc_comp_*`) and its per-plane sub-modules.
 
-use super::arith::{sub_join, sub_split};
+use super::arith::sub_split;
 use super::merge::*;
 use super::planes;
 use super::*;
+use crate::hdl::blocks::add_join;
 use crate::hdl::blocks::or_tree;
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{Module, Pipeline, Policy};
@@ -58,7 +59,15 @@ pub fn compressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let (lw, hw) = (parts[0][0].width(), parts[0][1].width());
     let (lo, h0, h1) = (regs[0].lanes(lw), regs[1].lanes(hw), regs[2].lanes(hw));
     let d1: Vec<Expr> = (0..lo.len())
-        .map(|i| m.wire(&format!("d{}_q", i + 1), &sub_join(&lo[i], &h0[i], &h1[i])))
+        .map(|i| {
+            let name = format!("d{}_q", i + 1);
+            let d = add_join(
+                &mut m,
+                &name,
+                &[lo[i].clone(), h0[i].clone(), h1[i].clone()],
+            );
+            m.wire(&name, &d)
+        })
         .collect();
 
     let s2 = planes(&mut m, &mut pl, g, &d1, &base1, &blk1)?;
