@@ -34,6 +34,7 @@ module buddy_addr_gen_2m (
   wire [47:0] e_bud_d0;
   wire [47:0] e_bud_d1;
   wire [47:0] e_bud_cin;
+  wire is_buddy;
   wire [47:0] dev_sum_l0_0s;
   wire [47:0] dev_sum_l0_0m;
   wire [47:0] dev_sum_l1_0s;
@@ -93,6 +94,9 @@ module buddy_addr_gen_2m (
                      | ((tgt_3 ? ~{29'd0, e, 5'd0} : 48'd0) | (tgt_4 ? ~{31'd0, e, 3'd0} : 48'd0)));
   assign e_bud_d1 = ((tgt_3 ? {27'd0, e, 7'd0} : 48'd0) | (tgt_4 ? {27'd0, e, 7'd0} : 48'd0));
   assign e_bud_cin = ((tgt_3 ? 48'h1 : 48'd0) | (tgt_4 ? 48'h1 : 48'd0));
+  assign is_buddy = (tgt_ok
+                     & ((tgt_1 ? (s_k_i >= 2'd3) : 1'd0) | (tgt_2 ? (s_k_i >= 2'd2) : 1'd0)
+                        | (tgt_3 ? (s_k_i >= 2'd1) : 1'd0) | (tgt_4 ? (s_k_i >= 2'd1) : 1'd0)));
   assign dev_sum_l0_0s = (s_base_i ^ k32 ^ e_dev_d0);
   assign dev_sum_l0_0m = ((s_base_i & k32) | (s_base_i & e_dev_d0) | (k32 & e_dev_d0));
   assign dev_sum_l1_0s = (dev_sum_l0_0s ^ {dev_sum_l0_0m[46:0], 1'd0} ^ e_dev_d1);
@@ -147,9 +151,7 @@ module buddy_addr_gen_2m (
   assign m_valid_o = s_valid_i;
   assign m_dev_addr_o = (tgt_ok ? dev_sum : 48'd0);
   assign m_bud_addr_o = (tgt_ok ? bud_sum : 48'd0);
-  assign m_is_buddy_o = (tgt_ok
-                         & ((tgt_1 ? (s_k_i >= 2'd3) : 1'd0) | (tgt_2 ? (s_k_i >= 2'd2) : 1'd0)
-                            | (tgt_3 ? (s_k_i >= 2'd1) : 1'd0) | (tgt_4 ? (s_k_i >= 2'd1) : 1'd0)));
+  assign m_is_buddy_o = is_buddy;
   assign m_err_o = ~tgt_ok;
   assign s_ready_o = m_ready_i;
 

@@ -41,6 +41,7 @@ fn variants() -> Vec<BuddyRtlParams> {
                 ..Default::default()
             },
             mc: Default::default(),
+            addr_stages: 3,
         },
         BuddyRtlParams {
             bpc: BpcRtlParams {
@@ -49,6 +50,7 @@ fn variants() -> Vec<BuddyRtlParams> {
                 dec_sum_stages: 2,
                 ..BpcRtlParams::default()
             },
+            addr_stages: 2,
             ..d
         },
         BuddyRtlParams {
@@ -170,6 +172,14 @@ fn verilator_units_match_the_model_under_stalls() {
                 t.name, st.cycles
             );
         }
+    }
+    // The pipelined address generators (3 and 2 stages).
+    for p in &variants()[1..3] {
+        let t = top(p, Unit::AddrGen).unwrap();
+        let mut dut = VerilatorDut::new(&t, false).unwrap();
+        let st = run_table(&mut dut, &t, p, Unit::AddrGen, 5_000, &cfg(23), &mut |_| {}).unwrap();
+        assert_clean(&st, &t.name);
+        assert_eq!(st.lines, 5_000);
     }
 }
 

@@ -203,8 +203,9 @@ const PARAM_SETS: &[&str] = &[
     "cpack_lossy: {words_per_cycle: 1, codec: {raw_if_n_eq_raw: true, md_bits: 4}}",
     "cpack_lossy: {codec: {block_bytes: 64, push: all-non-zero}}",
     "cpack_lossy: {codec: {block_bytes: 32, dict_entries: 8, push: new-only, t_table: [0, 8, 16, 16]}}",
-    "buddy: {bpc: {sym_bits: 64, prefixes: alternate, dec_tokens: 3}, addr: {page: 64k, boff_bits: 21}}",
-    "buddy: {bpc: {entry_bytes: 32, dec_tokens: 2}, meta: {size_bytes: 1024, mshrs: 2, mshr_slots: 2}}",
+    "buddy: {bpc: {sym_bits: 64, prefixes: alternate, dec_tokens: 3}, addr: {page: 64k, boff_bits: 21}, addr_stages: 3}",
+    "buddy: {bpc: {entry_bytes: 32, dec_tokens: 2}, meta: {size_bytes: 1024, mshrs: 2, mshr_slots: 2}, addr_stages: 2}",
+    "buddy: {addr_stages: 1}",
 ];
 
 /// Every parameter set above: each generated file (the loop-back tops included) is linted

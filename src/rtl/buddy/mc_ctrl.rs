@@ -131,7 +131,11 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
     let comp_m = bpc::compressor(&p.bpc)?;
     let dec_m = bpc::decompressor(&p.bpc)?;
     let sm_m = size_mapper(p)?;
-    let ag_m = addr_gen(p)?;
+    // The splitter reads the addresses in the cycle it asks (the combinational unit).
+    let ag_m = addr_gen(&BuddyRtlParams {
+        addr_stages: 0,
+        ..*p
+    })?;
     let pa = p.addr.pa_bits;
     let eb = p.entry_bits();
     let ob = p.addr.boff_bits;

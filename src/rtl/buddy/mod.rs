@@ -7,9 +7,10 @@
 //! on the stream runner with latency 1.
 
 use super::bpc::{BpcRtlParams, ENTRY_BITS, SPEC};
-use crate::hdl::blocks::{or_tree, sum_ks};
+use crate::hdl::blocks::{add_csel, add_join, add_split, any_of, csa_reduce, or_tree, sum_ks};
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
+use crate::hdl::{Pipeline, Policy};
 use crate::model::buddy::{split, AddrParams, PageSize, SizeCode, Target, SECTOR_BYTES};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -28,6 +29,12 @@ pub struct BuddyRtlParams {
     pub meta: MetaSliceParams,
     /// The per-MC request splitter and merger (`buddy_mc_ctrl`).
     pub mc: McCtrlParams,
+    /// Register stages of the address generator as a unit: 0 (combinational, the default;
+    /// the handshake passes through), 1 (a registered output), 2 (the carry-save rows, a
+    /// register, then the two adders) or 3 (the rows; each adder's three blocks, the higher
+    /// ones for both carries in; the blocks chosen). The splitter always instantiates the
+    /// combinational one.
+    pub addr_stages: u32,
 }
 
 /// The memory controllers (`buddy: {mc: {...}}`): entries are interleaved over `mcs`
@@ -147,6 +154,12 @@ impl BuddyRtlParams {
                 self.mc.mcs
             ));
         }
+        if self.addr_stages > 3 {
+            return Err(format!(
+                "addr_stages = {} must be 0, 1, 2 or 3",
+                self.addr_stages
+            ));
+        }
         self.addr.validate().map_err(|e| e.to_string())
     }
 
@@ -161,7 +174,10 @@ impl BuddyRtlParams {
             },
             self.addr.pa_bits,
             self.addr.boff_bits
-        )
+        ) + &match self.addr_stages {
+            0 => String::new(),
+            n => format!(", address generator {n} stage(s)"),
+        }
     }
 
     /// Entry-index bits within a page.
@@ -274,13 +290,21 @@ fn naf(mut c: u64) -> Vec<(u32, bool)> {
 /// reserved target (addresses 0). The products by the constants D and 128 − D are signed
 /// shifted copies of `e` selected by the target, summed in carry-save rows and one
 /// Kogge-Stone adder.
+///
+/// With `addr_stages` 1-3 the unit is a pipeline (module suffix `_s<n>`): 1 registers the
+/// outputs; 2 also registers the two sums' carry-save pairs, so the adders have a stage of
+/// their own; 3 splits each adder over two stages ([`add_split`], three blocks).
 pub fn addr_gen(p: &BuddyRtlParams) -> Result<Arc<Module>, HdlError> {
     let a = p.addr;
     let name = format!(
-        "buddy_addr_gen_{}",
+        "buddy_addr_gen_{}{}",
         match a.page {
             PageSize::M2 => "2m",
             PageSize::K64 => "64k",
+        },
+        match p.addr_stages {
+            0 => String::new(),
+            n => format!("_s{n}"),
         }
     );
     p.validate().map_err(|e| err(&name, e))?;
@@ -363,25 +387,79 @@ pub fn addr_gen(p: &BuddyRtlParams) -> Result<Arc<Module>, HdlError> {
         }
         v
     };
-    let ok = m.wire("tgt_ok", &crate::hdl::blocks::any_of(&known));
+    let ok = m.wire("tgt_ok", &any_of(&known));
     let page_bits = a.page.bytes().trailing_zeros();
     let off = Expr::cat(&[s_in.field("boff"), Expr::zero(page_bits)]).resize(pa);
     let mut dev_ops = vec![s_in.field("base"), k32.clone()];
     dev_ops.extend(operands(&mut m, "e_dev", dev_digits, dev_cin));
     let mut bud_ops = vec![s_in.field("gbbr"), off, k32.clone()];
     bud_ops.extend(operands(&mut m, "e_bud", bud_digits, bud_cin));
-    let dev = sum_ks(&mut m, "dev_sum", &dev_ops, pa);
-    let bud = sum_ks(&mut m, "bud_sum", &bud_ops, pa);
-    out.drive(
-        &mut m,
-        &s_in.valid,
-        &[
-            ("dev_addr", ok.gate(&dev)),
-            ("bud_addr", ok.gate(&bud)),
-            ("is_buddy", &ok & &crate::hdl::blocks::any_of(&isb_terms)),
-            ("err", !&ok),
-        ],
-    );
-    s_in.accept(&mut m, &out_ready);
+    let isb = m.wire("is_buddy", &(&ok & &any_of(&isb_terms)));
+    if p.addr_stages == 0 {
+        let dev = sum_ks(&mut m, "dev_sum", &dev_ops, pa);
+        let bud = sum_ks(&mut m, "bud_sum", &bud_ops, pa);
+        out.drive(
+            &mut m,
+            &s_in.valid,
+            &[
+                ("dev_addr", ok.gate(&dev)),
+                ("bud_addr", ok.gate(&bud)),
+                ("is_buddy", isb),
+                ("err", !&ok),
+            ],
+        );
+        s_in.accept(&mut m, &out_ready);
+        return m.finish();
+    }
+    let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_in.valid);
+    let (dev, bud, ok, isb) = if p.addr_stages >= 2 {
+        m.comment("Stage 1: both sums reduced to carry-save pairs");
+        let st = pl.stage(&mut m, "rows");
+        let pair = |m: &mut ModuleBuilder, nm: &str, ops: &[Expr]| -> [Expr; 2] {
+            let r = csa_reduce(m, nm, &ops.iter().map(|o| o.resize(pa)).collect::<Vec<_>>());
+            [0, 1].map(|k| st.reg(m, &format!("{nm}_{k}_q"), &r[k]))
+        };
+        let dv = pair(&mut m, "dev_sum", &dev_ops);
+        let bd = pair(&mut m, "bud_sum", &bud_ops);
+        let okq = st.reg(&mut m, "tgt_ok_q", &ok);
+        let isbq = st.reg(&mut m, "is_buddy_q", &isb);
+        if p.addr_stages == 2 {
+            m.comment("Stage 2: the two adders (16-bit carry-select blocks)");
+            let dev = add_csel(&mut m, "dev_sum", &dv[0], &dv[1], 16);
+            let bud = add_csel(&mut m, "bud_sum", &bd[0], &bd[1], 16);
+            (dev, bud, okq, isbq)
+        } else {
+            m.comment("Stage 2: each adder's low block, and its higher blocks for both carries in");
+            let st = pl.stage(&mut m, "halves");
+            // Three 16-bit blocks: a block's add is short enough for the stage.
+            let halves = |m: &mut ModuleBuilder, nm: &str, v: &[Expr; 2]| -> Expr {
+                let parts: Vec<Expr> = add_split(m, nm, (&v[0], &v[1]), false, 3)
+                    .iter()
+                    .enumerate()
+                    .map(|(k, e)| st.reg(m, &format!("{nm}_p{k}_q"), e))
+                    .collect();
+                let sum = add_join(m, nm, &parts);
+                m.wire(nm, &sum)
+            };
+            let dev = halves(&mut m, "dev_sum", &dv);
+            let bud = halves(&mut m, "bud_sum", &bd);
+            let okq = st.reg(&mut m, "tgt_ok2_q", &okq);
+            let isbq = st.reg(&mut m, "is_buddy2_q", &isbq);
+            m.comment("Stage 3: the higher blocks chosen by the carries below them");
+            (dev, bud, okq, isbq)
+        }
+    } else {
+        let dev = sum_ks(&mut m, "dev_sum", &dev_ops, pa);
+        let bud = sum_ks(&mut m, "bud_sum", &bud_ops, pa);
+        (dev, bud, ok, isb)
+    };
+    let st = pl.stage(&mut m, "out");
+    let fields = [
+        ("dev_addr", st.reg(&mut m, "dev_addr_q", &ok.gate(&dev))),
+        ("bud_addr", st.reg(&mut m, "bud_addr_q", &ok.gate(&bud))),
+        ("is_buddy", st.reg(&mut m, "is_buddy_o_q", &isb)),
+        ("err", st.reg(&mut m, "err_q", &!&ok)),
+    ];
+    pl.finish_ports(&mut m, s_in, out, &fields);
     m.finish()
 }
