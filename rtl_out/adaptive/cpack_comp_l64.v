@@ -42,6 +42,31 @@ module cpack_comp_l64 (
   reg  [31:0] dict13_q;
   reg  [31:0] dict14_q;
   reg  [31:0] dict15_q;
+  reg  [15:0] pm0_full_q;
+  reg  [15:0] pm0_three_q;
+  reg  [15:0] pm0_half_q;
+  reg  [15:0] pm1_full_q;
+  reg  [15:0] pm1_three_q;
+  reg  [15:0] pm1_half_q;
+  reg  pp0_0_full_q;
+  reg  pp0_0_three_q;
+  reg  pp0_0_half_q;
+  reg  pp0_1_full_q;
+  reg  pp0_1_three_q;
+  reg  pp0_1_half_q;
+  reg  pp1_0_full_q;
+  reg  pp1_0_three_q;
+  reg  pp1_0_half_q;
+  reg  pp1_1_full_q;
+  reg  pp1_1_three_q;
+  reg  pp1_1_half_q;
+  reg  pf1_full_q;
+  reg  pf1_three_q;
+  reg  pf1_half_q;
+  reg  [15:0] pwe0_q;
+  reg  [15:0] pwe1_q;
+  reg  [31:0] pw0_q;
+  reg  [31:0] pw1_q;
   reg  t_valid_q;
   reg  t_last_q;
   reg  t_first_q;
@@ -49,6 +74,12 @@ module cpack_comp_l64 (
   // Stage C: classify k words against the dictionary (pair forwarding), push
   wire is_last;
   wire [15:0] wsel0;
+  wire [15:0] w0_pre_full;
+  wire [15:0] w0_pre_three;
+  wire [15:0] w0_pre_half;
+  wire [15:0] w1_pre_full;
+  wire [15:0] w1_pre_three;
+  wire [15:0] w1_pre_half;
   wire [31:0] w0;
   wire [15:0] w0_mfull;
   wire w0_any_full;
@@ -67,9 +98,6 @@ module cpack_comp_l64 (
   wire w0_push;
   wire [33:0] w0_tok;
   wire [31:0] w1;
-  wire w1_fw_full;
-  wire w1_fw_three;
-  wire w1_fw_half;
   wire [15:0] w1_fwd;
   wire [15:0] w1_mfull;
   wire w1_any_full;
@@ -96,10 +124,54 @@ module cpack_comp_l64 (
   wire c_load;
   wire [2:0] step_d;
   wire [511:0] line_rot;
+  wire [511:0] line_next;
   wire [511:0] line_d;
   wire allz_d;
   wire [15:0] we0;
   wire [15:0] we1;
+  wire [31:0] nw0;
+  wire [31:0] nw1;
+  wire [31:0] dict0_now;
+  wire [31:0] dict1_now;
+  wire [31:0] dict2_now;
+  wire [31:0] dict3_now;
+  wire [31:0] dict4_now;
+  wire [31:0] dict5_now;
+  wire [31:0] dict6_now;
+  wire [31:0] dict7_now;
+  wire [31:0] dict8_now;
+  wire [31:0] dict9_now;
+  wire [31:0] dict10_now;
+  wire [31:0] dict11_now;
+  wire [31:0] dict12_now;
+  wire [31:0] dict13_now;
+  wire [31:0] dict14_now;
+  wire [31:0] dict15_now;
+  wire [15:0] pm0_full_d;
+  wire [15:0] pm0_three_d;
+  wire [15:0] pm0_half_d;
+  wire pp0_0_full_d;
+  wire pp0_0_three_d;
+  wire pp0_0_half_d;
+  wire pp0_1_full_d;
+  wire pp0_1_three_d;
+  wire pp0_1_half_d;
+  wire [15:0] pm1_full_d;
+  wire [15:0] pm1_three_d;
+  wire [15:0] pm1_half_d;
+  wire pp1_0_full_d;
+  wire pp1_0_three_d;
+  wire pp1_0_half_d;
+  wire pp1_1_full_d;
+  wire pp1_1_three_d;
+  wire pp1_1_half_d;
+  wire pf1_full_d;
+  wire pf1_three_d;
+  wire pf1_half_d;
+  wire [15:0] pwe0_d;
+  wire [31:0] pw0_d;
+  wire [15:0] pwe1_d;
+  wire [31:0] pw1_d;
   wire [31:0] dict0_d;
   wire [31:0] dict1_d;
   wire [31:0] dict2_d;
@@ -141,55 +213,128 @@ module cpack_comp_l64 (
                   (dict_wptr_q == 4'd6), (dict_wptr_q == 4'd5), (dict_wptr_q == 4'd4),
                   (dict_wptr_q == 4'd3), (dict_wptr_q == 4'd2), (dict_wptr_q == 4'd1),
                   (dict_wptr_q == 4'd0)};
+  assign w0_pre_full = {(pwe1_q[15] ? pp0_1_full_q : pwe0_q[15] ? pp0_0_full_q : pm0_full_q[15]),
+                        (pwe1_q[14] ? pp0_1_full_q : pwe0_q[14] ? pp0_0_full_q : pm0_full_q[14]),
+                        (pwe1_q[13] ? pp0_1_full_q : pwe0_q[13] ? pp0_0_full_q : pm0_full_q[13]),
+                        (pwe1_q[12] ? pp0_1_full_q : pwe0_q[12] ? pp0_0_full_q : pm0_full_q[12]),
+                        (pwe1_q[11] ? pp0_1_full_q : pwe0_q[11] ? pp0_0_full_q : pm0_full_q[11]),
+                        (pwe1_q[10] ? pp0_1_full_q : pwe0_q[10] ? pp0_0_full_q : pm0_full_q[10]),
+                        (pwe1_q[9] ? pp0_1_full_q : pwe0_q[9] ? pp0_0_full_q : pm0_full_q[9]),
+                        (pwe1_q[8] ? pp0_1_full_q : pwe0_q[8] ? pp0_0_full_q : pm0_full_q[8]),
+                        (pwe1_q[7] ? pp0_1_full_q : pwe0_q[7] ? pp0_0_full_q : pm0_full_q[7]),
+                        (pwe1_q[6] ? pp0_1_full_q : pwe0_q[6] ? pp0_0_full_q : pm0_full_q[6]),
+                        (pwe1_q[5] ? pp0_1_full_q : pwe0_q[5] ? pp0_0_full_q : pm0_full_q[5]),
+                        (pwe1_q[4] ? pp0_1_full_q : pwe0_q[4] ? pp0_0_full_q : pm0_full_q[4]),
+                        (pwe1_q[3] ? pp0_1_full_q : pwe0_q[3] ? pp0_0_full_q : pm0_full_q[3]),
+                        (pwe1_q[2] ? pp0_1_full_q : pwe0_q[2] ? pp0_0_full_q : pm0_full_q[2]),
+                        (pwe1_q[1] ? pp0_1_full_q : pwe0_q[1] ? pp0_0_full_q : pm0_full_q[1]),
+                        (pwe1_q[0] ? pp0_1_full_q : pwe0_q[0] ? pp0_0_full_q : pm0_full_q[0])};
+  assign w0_pre_three = {(pwe1_q[15] ? pp0_1_three_q
+                          : pwe0_q[15] ? pp0_0_three_q
+                          : pm0_three_q[15]),
+                         (pwe1_q[14] ? pp0_1_three_q
+                          : pwe0_q[14] ? pp0_0_three_q
+                          : pm0_three_q[14]),
+                         (pwe1_q[13] ? pp0_1_three_q
+                          : pwe0_q[13] ? pp0_0_three_q
+                          : pm0_three_q[13]),
+                         (pwe1_q[12] ? pp0_1_three_q
+                          : pwe0_q[12] ? pp0_0_three_q
+                          : pm0_three_q[12]),
+                         (pwe1_q[11] ? pp0_1_three_q
+                          : pwe0_q[11] ? pp0_0_three_q
+                          : pm0_three_q[11]),
+                         (pwe1_q[10] ? pp0_1_three_q
+                          : pwe0_q[10] ? pp0_0_three_q
+                          : pm0_three_q[10]),
+                         (pwe1_q[9] ? pp0_1_three_q : pwe0_q[9] ? pp0_0_three_q : pm0_three_q[9]),
+                         (pwe1_q[8] ? pp0_1_three_q : pwe0_q[8] ? pp0_0_three_q : pm0_three_q[8]),
+                         (pwe1_q[7] ? pp0_1_three_q : pwe0_q[7] ? pp0_0_three_q : pm0_three_q[7]),
+                         (pwe1_q[6] ? pp0_1_three_q : pwe0_q[6] ? pp0_0_three_q : pm0_three_q[6]),
+                         (pwe1_q[5] ? pp0_1_three_q : pwe0_q[5] ? pp0_0_three_q : pm0_three_q[5]),
+                         (pwe1_q[4] ? pp0_1_three_q : pwe0_q[4] ? pp0_0_three_q : pm0_three_q[4]),
+                         (pwe1_q[3] ? pp0_1_three_q : pwe0_q[3] ? pp0_0_three_q : pm0_three_q[3]),
+                         (pwe1_q[2] ? pp0_1_three_q : pwe0_q[2] ? pp0_0_three_q : pm0_three_q[2]),
+                         (pwe1_q[1] ? pp0_1_three_q : pwe0_q[1] ? pp0_0_three_q : pm0_three_q[1]),
+                         (pwe1_q[0] ? pp0_1_three_q : pwe0_q[0] ? pp0_0_three_q : pm0_three_q[0])};
+  assign w0_pre_half = {(pwe1_q[15] ? pp0_1_half_q : pwe0_q[15] ? pp0_0_half_q : pm0_half_q[15]),
+                        (pwe1_q[14] ? pp0_1_half_q : pwe0_q[14] ? pp0_0_half_q : pm0_half_q[14]),
+                        (pwe1_q[13] ? pp0_1_half_q : pwe0_q[13] ? pp0_0_half_q : pm0_half_q[13]),
+                        (pwe1_q[12] ? pp0_1_half_q : pwe0_q[12] ? pp0_0_half_q : pm0_half_q[12]),
+                        (pwe1_q[11] ? pp0_1_half_q : pwe0_q[11] ? pp0_0_half_q : pm0_half_q[11]),
+                        (pwe1_q[10] ? pp0_1_half_q : pwe0_q[10] ? pp0_0_half_q : pm0_half_q[10]),
+                        (pwe1_q[9] ? pp0_1_half_q : pwe0_q[9] ? pp0_0_half_q : pm0_half_q[9]),
+                        (pwe1_q[8] ? pp0_1_half_q : pwe0_q[8] ? pp0_0_half_q : pm0_half_q[8]),
+                        (pwe1_q[7] ? pp0_1_half_q : pwe0_q[7] ? pp0_0_half_q : pm0_half_q[7]),
+                        (pwe1_q[6] ? pp0_1_half_q : pwe0_q[6] ? pp0_0_half_q : pm0_half_q[6]),
+                        (pwe1_q[5] ? pp0_1_half_q : pwe0_q[5] ? pp0_0_half_q : pm0_half_q[5]),
+                        (pwe1_q[4] ? pp0_1_half_q : pwe0_q[4] ? pp0_0_half_q : pm0_half_q[4]),
+                        (pwe1_q[3] ? pp0_1_half_q : pwe0_q[3] ? pp0_0_half_q : pm0_half_q[3]),
+                        (pwe1_q[2] ? pp0_1_half_q : pwe0_q[2] ? pp0_0_half_q : pm0_half_q[2]),
+                        (pwe1_q[1] ? pp0_1_half_q : pwe0_q[1] ? pp0_0_half_q : pm0_half_q[1]),
+                        (pwe1_q[0] ? pp0_1_half_q : pwe0_q[0] ? pp0_0_half_q : pm0_half_q[0])};
+  assign w1_pre_full = {(pwe1_q[15] ? pp1_1_full_q : pwe0_q[15] ? pp1_0_full_q : pm1_full_q[15]),
+                        (pwe1_q[14] ? pp1_1_full_q : pwe0_q[14] ? pp1_0_full_q : pm1_full_q[14]),
+                        (pwe1_q[13] ? pp1_1_full_q : pwe0_q[13] ? pp1_0_full_q : pm1_full_q[13]),
+                        (pwe1_q[12] ? pp1_1_full_q : pwe0_q[12] ? pp1_0_full_q : pm1_full_q[12]),
+                        (pwe1_q[11] ? pp1_1_full_q : pwe0_q[11] ? pp1_0_full_q : pm1_full_q[11]),
+                        (pwe1_q[10] ? pp1_1_full_q : pwe0_q[10] ? pp1_0_full_q : pm1_full_q[10]),
+                        (pwe1_q[9] ? pp1_1_full_q : pwe0_q[9] ? pp1_0_full_q : pm1_full_q[9]),
+                        (pwe1_q[8] ? pp1_1_full_q : pwe0_q[8] ? pp1_0_full_q : pm1_full_q[8]),
+                        (pwe1_q[7] ? pp1_1_full_q : pwe0_q[7] ? pp1_0_full_q : pm1_full_q[7]),
+                        (pwe1_q[6] ? pp1_1_full_q : pwe0_q[6] ? pp1_0_full_q : pm1_full_q[6]),
+                        (pwe1_q[5] ? pp1_1_full_q : pwe0_q[5] ? pp1_0_full_q : pm1_full_q[5]),
+                        (pwe1_q[4] ? pp1_1_full_q : pwe0_q[4] ? pp1_0_full_q : pm1_full_q[4]),
+                        (pwe1_q[3] ? pp1_1_full_q : pwe0_q[3] ? pp1_0_full_q : pm1_full_q[3]),
+                        (pwe1_q[2] ? pp1_1_full_q : pwe0_q[2] ? pp1_0_full_q : pm1_full_q[2]),
+                        (pwe1_q[1] ? pp1_1_full_q : pwe0_q[1] ? pp1_0_full_q : pm1_full_q[1]),
+                        (pwe1_q[0] ? pp1_1_full_q : pwe0_q[0] ? pp1_0_full_q : pm1_full_q[0])};
+  assign w1_pre_three = {(pwe1_q[15] ? pp1_1_three_q
+                          : pwe0_q[15] ? pp1_0_three_q
+                          : pm1_three_q[15]),
+                         (pwe1_q[14] ? pp1_1_three_q
+                          : pwe0_q[14] ? pp1_0_three_q
+                          : pm1_three_q[14]),
+                         (pwe1_q[13] ? pp1_1_three_q
+                          : pwe0_q[13] ? pp1_0_three_q
+                          : pm1_three_q[13]),
+                         (pwe1_q[12] ? pp1_1_three_q
+                          : pwe0_q[12] ? pp1_0_three_q
+                          : pm1_three_q[12]),
+                         (pwe1_q[11] ? pp1_1_three_q
+                          : pwe0_q[11] ? pp1_0_three_q
+                          : pm1_three_q[11]),
+                         (pwe1_q[10] ? pp1_1_three_q
+                          : pwe0_q[10] ? pp1_0_three_q
+                          : pm1_three_q[10]),
+                         (pwe1_q[9] ? pp1_1_three_q : pwe0_q[9] ? pp1_0_three_q : pm1_three_q[9]),
+                         (pwe1_q[8] ? pp1_1_three_q : pwe0_q[8] ? pp1_0_three_q : pm1_three_q[8]),
+                         (pwe1_q[7] ? pp1_1_three_q : pwe0_q[7] ? pp1_0_three_q : pm1_three_q[7]),
+                         (pwe1_q[6] ? pp1_1_three_q : pwe0_q[6] ? pp1_0_three_q : pm1_three_q[6]),
+                         (pwe1_q[5] ? pp1_1_three_q : pwe0_q[5] ? pp1_0_three_q : pm1_three_q[5]),
+                         (pwe1_q[4] ? pp1_1_three_q : pwe0_q[4] ? pp1_0_three_q : pm1_three_q[4]),
+                         (pwe1_q[3] ? pp1_1_three_q : pwe0_q[3] ? pp1_0_three_q : pm1_three_q[3]),
+                         (pwe1_q[2] ? pp1_1_three_q : pwe0_q[2] ? pp1_0_three_q : pm1_three_q[2]),
+                         (pwe1_q[1] ? pp1_1_three_q : pwe0_q[1] ? pp1_0_three_q : pm1_three_q[1]),
+                         (pwe1_q[0] ? pp1_1_three_q : pwe0_q[0] ? pp1_0_three_q : pm1_three_q[0])};
+  assign w1_pre_half = {(pwe1_q[15] ? pp1_1_half_q : pwe0_q[15] ? pp1_0_half_q : pm1_half_q[15]),
+                        (pwe1_q[14] ? pp1_1_half_q : pwe0_q[14] ? pp1_0_half_q : pm1_half_q[14]),
+                        (pwe1_q[13] ? pp1_1_half_q : pwe0_q[13] ? pp1_0_half_q : pm1_half_q[13]),
+                        (pwe1_q[12] ? pp1_1_half_q : pwe0_q[12] ? pp1_0_half_q : pm1_half_q[12]),
+                        (pwe1_q[11] ? pp1_1_half_q : pwe0_q[11] ? pp1_0_half_q : pm1_half_q[11]),
+                        (pwe1_q[10] ? pp1_1_half_q : pwe0_q[10] ? pp1_0_half_q : pm1_half_q[10]),
+                        (pwe1_q[9] ? pp1_1_half_q : pwe0_q[9] ? pp1_0_half_q : pm1_half_q[9]),
+                        (pwe1_q[8] ? pp1_1_half_q : pwe0_q[8] ? pp1_0_half_q : pm1_half_q[8]),
+                        (pwe1_q[7] ? pp1_1_half_q : pwe0_q[7] ? pp1_0_half_q : pm1_half_q[7]),
+                        (pwe1_q[6] ? pp1_1_half_q : pwe0_q[6] ? pp1_0_half_q : pm1_half_q[6]),
+                        (pwe1_q[5] ? pp1_1_half_q : pwe0_q[5] ? pp1_0_half_q : pm1_half_q[5]),
+                        (pwe1_q[4] ? pp1_1_half_q : pwe0_q[4] ? pp1_0_half_q : pm1_half_q[4]),
+                        (pwe1_q[3] ? pp1_1_half_q : pwe0_q[3] ? pp1_0_half_q : pm1_half_q[3]),
+                        (pwe1_q[2] ? pp1_1_half_q : pwe0_q[2] ? pp1_0_half_q : pm1_half_q[2]),
+                        (pwe1_q[1] ? pp1_1_half_q : pwe0_q[1] ? pp1_0_half_q : pm1_half_q[1]),
+                        (pwe1_q[0] ? pp1_1_half_q : pwe0_q[0] ? pp1_0_half_q : pm1_half_q[0])};
   assign w0 = line_q[31:0];
-  assign w0_mfull = {(dict_valid_q[15]
-                      & ((dict15_q[31:24] == w0[31:24]) & (dict15_q[23:16] == w0[23:16])
-                         & (dict15_q[15:8] == w0[15:8]) & (dict15_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[14]
-                      & ((dict14_q[31:24] == w0[31:24]) & (dict14_q[23:16] == w0[23:16])
-                         & (dict14_q[15:8] == w0[15:8]) & (dict14_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[13]
-                      & ((dict13_q[31:24] == w0[31:24]) & (dict13_q[23:16] == w0[23:16])
-                         & (dict13_q[15:8] == w0[15:8]) & (dict13_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[12]
-                      & ((dict12_q[31:24] == w0[31:24]) & (dict12_q[23:16] == w0[23:16])
-                         & (dict12_q[15:8] == w0[15:8]) & (dict12_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[11]
-                      & ((dict11_q[31:24] == w0[31:24]) & (dict11_q[23:16] == w0[23:16])
-                         & (dict11_q[15:8] == w0[15:8]) & (dict11_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[10]
-                      & ((dict10_q[31:24] == w0[31:24]) & (dict10_q[23:16] == w0[23:16])
-                         & (dict10_q[15:8] == w0[15:8]) & (dict10_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[9]
-                      & ((dict9_q[31:24] == w0[31:24]) & (dict9_q[23:16] == w0[23:16])
-                         & (dict9_q[15:8] == w0[15:8]) & (dict9_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[8]
-                      & ((dict8_q[31:24] == w0[31:24]) & (dict8_q[23:16] == w0[23:16])
-                         & (dict8_q[15:8] == w0[15:8]) & (dict8_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[7]
-                      & ((dict7_q[31:24] == w0[31:24]) & (dict7_q[23:16] == w0[23:16])
-                         & (dict7_q[15:8] == w0[15:8]) & (dict7_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[6]
-                      & ((dict6_q[31:24] == w0[31:24]) & (dict6_q[23:16] == w0[23:16])
-                         & (dict6_q[15:8] == w0[15:8]) & (dict6_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[5]
-                      & ((dict5_q[31:24] == w0[31:24]) & (dict5_q[23:16] == w0[23:16])
-                         & (dict5_q[15:8] == w0[15:8]) & (dict5_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[4]
-                      & ((dict4_q[31:24] == w0[31:24]) & (dict4_q[23:16] == w0[23:16])
-                         & (dict4_q[15:8] == w0[15:8]) & (dict4_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[3]
-                      & ((dict3_q[31:24] == w0[31:24]) & (dict3_q[23:16] == w0[23:16])
-                         & (dict3_q[15:8] == w0[15:8]) & (dict3_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[2]
-                      & ((dict2_q[31:24] == w0[31:24]) & (dict2_q[23:16] == w0[23:16])
-                         & (dict2_q[15:8] == w0[15:8]) & (dict2_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[1]
-                      & ((dict1_q[31:24] == w0[31:24]) & (dict1_q[23:16] == w0[23:16])
-                         & (dict1_q[15:8] == w0[15:8]) & (dict1_q[7:0] == w0[7:0]))),
-                     (dict_valid_q[0]
-                      & ((dict0_q[31:24] == w0[31:24]) & (dict0_q[23:16] == w0[23:16])
-                         & (dict0_q[15:8] == w0[15:8]) & (dict0_q[7:0] == w0[7:0])))};
+  assign w0_mfull = w0_pre_full;
   assign w0_any_full = (w0_mfull[0] | w0_mfull[1] | (w0_mfull[2] | w0_mfull[3])
                         | (w0_mfull[4] | w0_mfull[5] | (w0_mfull[6] | w0_mfull[7]))
                         | (w0_mfull[8] | w0_mfull[9] | (w0_mfull[10] | w0_mfull[11])
@@ -211,54 +356,7 @@ module cpack_comp_l64 (
                              : {~(w0_mfull[12] | w0_mfull[13]),
                                 ((w0_mfull[12] | w0_mfull[13]) ? ~w0_mfull[12]
                                  : ~w0_mfull[14])})})};
-  assign w0_mthree = {(dict_valid_q[15]
-                       & ((dict15_q[31:24] == w0[31:24]) & (dict15_q[23:16] == w0[23:16])
-                          & (dict15_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[14]
-                       & ((dict14_q[31:24] == w0[31:24]) & (dict14_q[23:16] == w0[23:16])
-                          & (dict14_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[13]
-                       & ((dict13_q[31:24] == w0[31:24]) & (dict13_q[23:16] == w0[23:16])
-                          & (dict13_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[12]
-                       & ((dict12_q[31:24] == w0[31:24]) & (dict12_q[23:16] == w0[23:16])
-                          & (dict12_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[11]
-                       & ((dict11_q[31:24] == w0[31:24]) & (dict11_q[23:16] == w0[23:16])
-                          & (dict11_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[10]
-                       & ((dict10_q[31:24] == w0[31:24]) & (dict10_q[23:16] == w0[23:16])
-                          & (dict10_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[9]
-                       & ((dict9_q[31:24] == w0[31:24]) & (dict9_q[23:16] == w0[23:16])
-                          & (dict9_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[8]
-                       & ((dict8_q[31:24] == w0[31:24]) & (dict8_q[23:16] == w0[23:16])
-                          & (dict8_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[7]
-                       & ((dict7_q[31:24] == w0[31:24]) & (dict7_q[23:16] == w0[23:16])
-                          & (dict7_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[6]
-                       & ((dict6_q[31:24] == w0[31:24]) & (dict6_q[23:16] == w0[23:16])
-                          & (dict6_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[5]
-                       & ((dict5_q[31:24] == w0[31:24]) & (dict5_q[23:16] == w0[23:16])
-                          & (dict5_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[4]
-                       & ((dict4_q[31:24] == w0[31:24]) & (dict4_q[23:16] == w0[23:16])
-                          & (dict4_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[3]
-                       & ((dict3_q[31:24] == w0[31:24]) & (dict3_q[23:16] == w0[23:16])
-                          & (dict3_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[2]
-                       & ((dict2_q[31:24] == w0[31:24]) & (dict2_q[23:16] == w0[23:16])
-                          & (dict2_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[1]
-                       & ((dict1_q[31:24] == w0[31:24]) & (dict1_q[23:16] == w0[23:16])
-                          & (dict1_q[15:8] == w0[15:8]))),
-                      (dict_valid_q[0]
-                       & ((dict0_q[31:24] == w0[31:24]) & (dict0_q[23:16] == w0[23:16])
-                          & (dict0_q[15:8] == w0[15:8])))};
+  assign w0_mthree = w0_pre_three;
   assign w0_any_three = (w0_mthree[0] | w0_mthree[1] | (w0_mthree[2] | w0_mthree[3])
                          | (w0_mthree[4] | w0_mthree[5] | (w0_mthree[6] | w0_mthree[7]))
                          | (w0_mthree[8] | w0_mthree[9] | (w0_mthree[10] | w0_mthree[11])
@@ -280,38 +378,7 @@ module cpack_comp_l64 (
                               : {~(w0_mthree[12] | w0_mthree[13]),
                                  ((w0_mthree[12] | w0_mthree[13]) ? ~w0_mthree[12]
                                   : ~w0_mthree[14])})})};
-  assign w0_mhalf = {(dict_valid_q[15]
-                      & ((dict15_q[31:24] == w0[31:24]) & (dict15_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[14]
-                      & ((dict14_q[31:24] == w0[31:24]) & (dict14_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[13]
-                      & ((dict13_q[31:24] == w0[31:24]) & (dict13_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[12]
-                      & ((dict12_q[31:24] == w0[31:24]) & (dict12_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[11]
-                      & ((dict11_q[31:24] == w0[31:24]) & (dict11_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[10]
-                      & ((dict10_q[31:24] == w0[31:24]) & (dict10_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[9]
-                      & ((dict9_q[31:24] == w0[31:24]) & (dict9_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[8]
-                      & ((dict8_q[31:24] == w0[31:24]) & (dict8_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[7]
-                      & ((dict7_q[31:24] == w0[31:24]) & (dict7_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[6]
-                      & ((dict6_q[31:24] == w0[31:24]) & (dict6_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[5]
-                      & ((dict5_q[31:24] == w0[31:24]) & (dict5_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[4]
-                      & ((dict4_q[31:24] == w0[31:24]) & (dict4_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[3]
-                      & ((dict3_q[31:24] == w0[31:24]) & (dict3_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[2]
-                      & ((dict2_q[31:24] == w0[31:24]) & (dict2_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[1]
-                      & ((dict1_q[31:24] == w0[31:24]) & (dict1_q[23:16] == w0[23:16]))),
-                     (dict_valid_q[0]
-                      & ((dict0_q[31:24] == w0[31:24]) & (dict0_q[23:16] == w0[23:16])))};
+  assign w0_mhalf = w0_pre_half;
   assign w0_any_half = (w0_mhalf[0] | w0_mhalf[1] | (w0_mhalf[2] | w0_mhalf[3])
                         | (w0_mhalf[4] | w0_mhalf[5] | (w0_mhalf[6] | w0_mhalf[7]))
                         | (w0_mhalf[8] | w0_mhalf[9] | (w0_mhalf[10] | w0_mhalf[11])
@@ -347,76 +414,23 @@ module cpack_comp_l64 (
                    | ((w0_pat[4] ? {22'd0, 4'd14, w0[7:0]} : 34'd0)
                       | (w0_pat[5] ? {18'd0, 4'd15, w0_idx, w0[7:0]} : 34'd0)));
   assign w1 = line_q[63:32];
-  assign w1_fw_full = ((w0[31:24] == w1[31:24]) & (w0[23:16] == w1[23:16]) & (w0[15:8] == w1[15:8])
-                       & (w0[7:0] == w1[7:0]));
-  assign w1_fw_three = ((w0[31:24] == w1[31:24]) & (w0[23:16] == w1[23:16])
-                        & (w0[15:8] == w1[15:8]));
-  assign w1_fw_half = ((w0[31:24] == w1[31:24]) & (w0[23:16] == w1[23:16]));
   assign w1_fwd = ({16{w0_push}} & wsel0);
-  assign w1_mfull = {(w1_fwd[15] ? w1_fw_full
-                      : (dict_valid_q[15]
-                         & ((dict15_q[31:24] == w1[31:24]) & (dict15_q[23:16] == w1[23:16])
-                            & (dict15_q[15:8] == w1[15:8]) & (dict15_q[7:0] == w1[7:0])))),
-                     (w1_fwd[14] ? w1_fw_full
-                      : (dict_valid_q[14]
-                         & ((dict14_q[31:24] == w1[31:24]) & (dict14_q[23:16] == w1[23:16])
-                            & (dict14_q[15:8] == w1[15:8]) & (dict14_q[7:0] == w1[7:0])))),
-                     (w1_fwd[13] ? w1_fw_full
-                      : (dict_valid_q[13]
-                         & ((dict13_q[31:24] == w1[31:24]) & (dict13_q[23:16] == w1[23:16])
-                            & (dict13_q[15:8] == w1[15:8]) & (dict13_q[7:0] == w1[7:0])))),
-                     (w1_fwd[12] ? w1_fw_full
-                      : (dict_valid_q[12]
-                         & ((dict12_q[31:24] == w1[31:24]) & (dict12_q[23:16] == w1[23:16])
-                            & (dict12_q[15:8] == w1[15:8]) & (dict12_q[7:0] == w1[7:0])))),
-                     (w1_fwd[11] ? w1_fw_full
-                      : (dict_valid_q[11]
-                         & ((dict11_q[31:24] == w1[31:24]) & (dict11_q[23:16] == w1[23:16])
-                            & (dict11_q[15:8] == w1[15:8]) & (dict11_q[7:0] == w1[7:0])))),
-                     (w1_fwd[10] ? w1_fw_full
-                      : (dict_valid_q[10]
-                         & ((dict10_q[31:24] == w1[31:24]) & (dict10_q[23:16] == w1[23:16])
-                            & (dict10_q[15:8] == w1[15:8]) & (dict10_q[7:0] == w1[7:0])))),
-                     (w1_fwd[9] ? w1_fw_full
-                      : (dict_valid_q[9]
-                         & ((dict9_q[31:24] == w1[31:24]) & (dict9_q[23:16] == w1[23:16])
-                            & (dict9_q[15:8] == w1[15:8]) & (dict9_q[7:0] == w1[7:0])))),
-                     (w1_fwd[8] ? w1_fw_full
-                      : (dict_valid_q[8]
-                         & ((dict8_q[31:24] == w1[31:24]) & (dict8_q[23:16] == w1[23:16])
-                            & (dict8_q[15:8] == w1[15:8]) & (dict8_q[7:0] == w1[7:0])))),
-                     (w1_fwd[7] ? w1_fw_full
-                      : (dict_valid_q[7]
-                         & ((dict7_q[31:24] == w1[31:24]) & (dict7_q[23:16] == w1[23:16])
-                            & (dict7_q[15:8] == w1[15:8]) & (dict7_q[7:0] == w1[7:0])))),
-                     (w1_fwd[6] ? w1_fw_full
-                      : (dict_valid_q[6]
-                         & ((dict6_q[31:24] == w1[31:24]) & (dict6_q[23:16] == w1[23:16])
-                            & (dict6_q[15:8] == w1[15:8]) & (dict6_q[7:0] == w1[7:0])))),
-                     (w1_fwd[5] ? w1_fw_full
-                      : (dict_valid_q[5]
-                         & ((dict5_q[31:24] == w1[31:24]) & (dict5_q[23:16] == w1[23:16])
-                            & (dict5_q[15:8] == w1[15:8]) & (dict5_q[7:0] == w1[7:0])))),
-                     (w1_fwd[4] ? w1_fw_full
-                      : (dict_valid_q[4]
-                         & ((dict4_q[31:24] == w1[31:24]) & (dict4_q[23:16] == w1[23:16])
-                            & (dict4_q[15:8] == w1[15:8]) & (dict4_q[7:0] == w1[7:0])))),
-                     (w1_fwd[3] ? w1_fw_full
-                      : (dict_valid_q[3]
-                         & ((dict3_q[31:24] == w1[31:24]) & (dict3_q[23:16] == w1[23:16])
-                            & (dict3_q[15:8] == w1[15:8]) & (dict3_q[7:0] == w1[7:0])))),
-                     (w1_fwd[2] ? w1_fw_full
-                      : (dict_valid_q[2]
-                         & ((dict2_q[31:24] == w1[31:24]) & (dict2_q[23:16] == w1[23:16])
-                            & (dict2_q[15:8] == w1[15:8]) & (dict2_q[7:0] == w1[7:0])))),
-                     (w1_fwd[1] ? w1_fw_full
-                      : (dict_valid_q[1]
-                         & ((dict1_q[31:24] == w1[31:24]) & (dict1_q[23:16] == w1[23:16])
-                            & (dict1_q[15:8] == w1[15:8]) & (dict1_q[7:0] == w1[7:0])))),
-                     (w1_fwd[0] ? w1_fw_full
-                      : (dict_valid_q[0]
-                         & ((dict0_q[31:24] == w1[31:24]) & (dict0_q[23:16] == w1[23:16])
-                            & (dict0_q[15:8] == w1[15:8]) & (dict0_q[7:0] == w1[7:0]))))};
+  assign w1_mfull = {(w1_fwd[15] ? pf1_full_q : w1_pre_full[15]),
+                     (w1_fwd[14] ? pf1_full_q : w1_pre_full[14]),
+                     (w1_fwd[13] ? pf1_full_q : w1_pre_full[13]),
+                     (w1_fwd[12] ? pf1_full_q : w1_pre_full[12]),
+                     (w1_fwd[11] ? pf1_full_q : w1_pre_full[11]),
+                     (w1_fwd[10] ? pf1_full_q : w1_pre_full[10]),
+                     (w1_fwd[9] ? pf1_full_q : w1_pre_full[9]),
+                     (w1_fwd[8] ? pf1_full_q : w1_pre_full[8]),
+                     (w1_fwd[7] ? pf1_full_q : w1_pre_full[7]),
+                     (w1_fwd[6] ? pf1_full_q : w1_pre_full[6]),
+                     (w1_fwd[5] ? pf1_full_q : w1_pre_full[5]),
+                     (w1_fwd[4] ? pf1_full_q : w1_pre_full[4]),
+                     (w1_fwd[3] ? pf1_full_q : w1_pre_full[3]),
+                     (w1_fwd[2] ? pf1_full_q : w1_pre_full[2]),
+                     (w1_fwd[1] ? pf1_full_q : w1_pre_full[1]),
+                     (w1_fwd[0] ? pf1_full_q : w1_pre_full[0])};
   assign w1_any_full = (w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])
                         | (w1_mfull[4] | w1_mfull[5] | (w1_mfull[6] | w1_mfull[7]))
                         | (w1_mfull[8] | w1_mfull[9] | (w1_mfull[10] | w1_mfull[11])
@@ -438,70 +452,22 @@ module cpack_comp_l64 (
                              : {~(w1_mfull[12] | w1_mfull[13]),
                                 ((w1_mfull[12] | w1_mfull[13]) ? ~w1_mfull[12]
                                  : ~w1_mfull[14])})})};
-  assign w1_mthree = {(w1_fwd[15] ? w1_fw_three
-                       : (dict_valid_q[15]
-                          & ((dict15_q[31:24] == w1[31:24]) & (dict15_q[23:16] == w1[23:16])
-                             & (dict15_q[15:8] == w1[15:8])))),
-                      (w1_fwd[14] ? w1_fw_three
-                       : (dict_valid_q[14]
-                          & ((dict14_q[31:24] == w1[31:24]) & (dict14_q[23:16] == w1[23:16])
-                             & (dict14_q[15:8] == w1[15:8])))),
-                      (w1_fwd[13] ? w1_fw_three
-                       : (dict_valid_q[13]
-                          & ((dict13_q[31:24] == w1[31:24]) & (dict13_q[23:16] == w1[23:16])
-                             & (dict13_q[15:8] == w1[15:8])))),
-                      (w1_fwd[12] ? w1_fw_three
-                       : (dict_valid_q[12]
-                          & ((dict12_q[31:24] == w1[31:24]) & (dict12_q[23:16] == w1[23:16])
-                             & (dict12_q[15:8] == w1[15:8])))),
-                      (w1_fwd[11] ? w1_fw_three
-                       : (dict_valid_q[11]
-                          & ((dict11_q[31:24] == w1[31:24]) & (dict11_q[23:16] == w1[23:16])
-                             & (dict11_q[15:8] == w1[15:8])))),
-                      (w1_fwd[10] ? w1_fw_three
-                       : (dict_valid_q[10]
-                          & ((dict10_q[31:24] == w1[31:24]) & (dict10_q[23:16] == w1[23:16])
-                             & (dict10_q[15:8] == w1[15:8])))),
-                      (w1_fwd[9] ? w1_fw_three
-                       : (dict_valid_q[9]
-                          & ((dict9_q[31:24] == w1[31:24]) & (dict9_q[23:16] == w1[23:16])
-                             & (dict9_q[15:8] == w1[15:8])))),
-                      (w1_fwd[8] ? w1_fw_three
-                       : (dict_valid_q[8]
-                          & ((dict8_q[31:24] == w1[31:24]) & (dict8_q[23:16] == w1[23:16])
-                             & (dict8_q[15:8] == w1[15:8])))),
-                      (w1_fwd[7] ? w1_fw_three
-                       : (dict_valid_q[7]
-                          & ((dict7_q[31:24] == w1[31:24]) & (dict7_q[23:16] == w1[23:16])
-                             & (dict7_q[15:8] == w1[15:8])))),
-                      (w1_fwd[6] ? w1_fw_three
-                       : (dict_valid_q[6]
-                          & ((dict6_q[31:24] == w1[31:24]) & (dict6_q[23:16] == w1[23:16])
-                             & (dict6_q[15:8] == w1[15:8])))),
-                      (w1_fwd[5] ? w1_fw_three
-                       : (dict_valid_q[5]
-                          & ((dict5_q[31:24] == w1[31:24]) & (dict5_q[23:16] == w1[23:16])
-                             & (dict5_q[15:8] == w1[15:8])))),
-                      (w1_fwd[4] ? w1_fw_three
-                       : (dict_valid_q[4]
-                          & ((dict4_q[31:24] == w1[31:24]) & (dict4_q[23:16] == w1[23:16])
-                             & (dict4_q[15:8] == w1[15:8])))),
-                      (w1_fwd[3] ? w1_fw_three
-                       : (dict_valid_q[3]
-                          & ((dict3_q[31:24] == w1[31:24]) & (dict3_q[23:16] == w1[23:16])
-                             & (dict3_q[15:8] == w1[15:8])))),
-                      (w1_fwd[2] ? w1_fw_three
-                       : (dict_valid_q[2]
-                          & ((dict2_q[31:24] == w1[31:24]) & (dict2_q[23:16] == w1[23:16])
-                             & (dict2_q[15:8] == w1[15:8])))),
-                      (w1_fwd[1] ? w1_fw_three
-                       : (dict_valid_q[1]
-                          & ((dict1_q[31:24] == w1[31:24]) & (dict1_q[23:16] == w1[23:16])
-                             & (dict1_q[15:8] == w1[15:8])))),
-                      (w1_fwd[0] ? w1_fw_three
-                       : (dict_valid_q[0]
-                          & ((dict0_q[31:24] == w1[31:24]) & (dict0_q[23:16] == w1[23:16])
-                             & (dict0_q[15:8] == w1[15:8]))))};
+  assign w1_mthree = {(w1_fwd[15] ? pf1_three_q : w1_pre_three[15]),
+                      (w1_fwd[14] ? pf1_three_q : w1_pre_three[14]),
+                      (w1_fwd[13] ? pf1_three_q : w1_pre_three[13]),
+                      (w1_fwd[12] ? pf1_three_q : w1_pre_three[12]),
+                      (w1_fwd[11] ? pf1_three_q : w1_pre_three[11]),
+                      (w1_fwd[10] ? pf1_three_q : w1_pre_three[10]),
+                      (w1_fwd[9] ? pf1_three_q : w1_pre_three[9]),
+                      (w1_fwd[8] ? pf1_three_q : w1_pre_three[8]),
+                      (w1_fwd[7] ? pf1_three_q : w1_pre_three[7]),
+                      (w1_fwd[6] ? pf1_three_q : w1_pre_three[6]),
+                      (w1_fwd[5] ? pf1_three_q : w1_pre_three[5]),
+                      (w1_fwd[4] ? pf1_three_q : w1_pre_three[4]),
+                      (w1_fwd[3] ? pf1_three_q : w1_pre_three[3]),
+                      (w1_fwd[2] ? pf1_three_q : w1_pre_three[2]),
+                      (w1_fwd[1] ? pf1_three_q : w1_pre_three[1]),
+                      (w1_fwd[0] ? pf1_three_q : w1_pre_three[0])};
   assign w1_any_three = (w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])
                          | (w1_mthree[4] | w1_mthree[5] | (w1_mthree[6] | w1_mthree[7]))
                          | (w1_mthree[8] | w1_mthree[9] | (w1_mthree[10] | w1_mthree[11])
@@ -523,54 +489,22 @@ module cpack_comp_l64 (
                               : {~(w1_mthree[12] | w1_mthree[13]),
                                  ((w1_mthree[12] | w1_mthree[13]) ? ~w1_mthree[12]
                                   : ~w1_mthree[14])})})};
-  assign w1_mhalf = {(w1_fwd[15] ? w1_fw_half
-                      : (dict_valid_q[15]
-                         & ((dict15_q[31:24] == w1[31:24]) & (dict15_q[23:16] == w1[23:16])))),
-                     (w1_fwd[14] ? w1_fw_half
-                      : (dict_valid_q[14]
-                         & ((dict14_q[31:24] == w1[31:24]) & (dict14_q[23:16] == w1[23:16])))),
-                     (w1_fwd[13] ? w1_fw_half
-                      : (dict_valid_q[13]
-                         & ((dict13_q[31:24] == w1[31:24]) & (dict13_q[23:16] == w1[23:16])))),
-                     (w1_fwd[12] ? w1_fw_half
-                      : (dict_valid_q[12]
-                         & ((dict12_q[31:24] == w1[31:24]) & (dict12_q[23:16] == w1[23:16])))),
-                     (w1_fwd[11] ? w1_fw_half
-                      : (dict_valid_q[11]
-                         & ((dict11_q[31:24] == w1[31:24]) & (dict11_q[23:16] == w1[23:16])))),
-                     (w1_fwd[10] ? w1_fw_half
-                      : (dict_valid_q[10]
-                         & ((dict10_q[31:24] == w1[31:24]) & (dict10_q[23:16] == w1[23:16])))),
-                     (w1_fwd[9] ? w1_fw_half
-                      : (dict_valid_q[9]
-                         & ((dict9_q[31:24] == w1[31:24]) & (dict9_q[23:16] == w1[23:16])))),
-                     (w1_fwd[8] ? w1_fw_half
-                      : (dict_valid_q[8]
-                         & ((dict8_q[31:24] == w1[31:24]) & (dict8_q[23:16] == w1[23:16])))),
-                     (w1_fwd[7] ? w1_fw_half
-                      : (dict_valid_q[7]
-                         & ((dict7_q[31:24] == w1[31:24]) & (dict7_q[23:16] == w1[23:16])))),
-                     (w1_fwd[6] ? w1_fw_half
-                      : (dict_valid_q[6]
-                         & ((dict6_q[31:24] == w1[31:24]) & (dict6_q[23:16] == w1[23:16])))),
-                     (w1_fwd[5] ? w1_fw_half
-                      : (dict_valid_q[5]
-                         & ((dict5_q[31:24] == w1[31:24]) & (dict5_q[23:16] == w1[23:16])))),
-                     (w1_fwd[4] ? w1_fw_half
-                      : (dict_valid_q[4]
-                         & ((dict4_q[31:24] == w1[31:24]) & (dict4_q[23:16] == w1[23:16])))),
-                     (w1_fwd[3] ? w1_fw_half
-                      : (dict_valid_q[3]
-                         & ((dict3_q[31:24] == w1[31:24]) & (dict3_q[23:16] == w1[23:16])))),
-                     (w1_fwd[2] ? w1_fw_half
-                      : (dict_valid_q[2]
-                         & ((dict2_q[31:24] == w1[31:24]) & (dict2_q[23:16] == w1[23:16])))),
-                     (w1_fwd[1] ? w1_fw_half
-                      : (dict_valid_q[1]
-                         & ((dict1_q[31:24] == w1[31:24]) & (dict1_q[23:16] == w1[23:16])))),
-                     (w1_fwd[0] ? w1_fw_half
-                      : (dict_valid_q[0]
-                         & ((dict0_q[31:24] == w1[31:24]) & (dict0_q[23:16] == w1[23:16]))))};
+  assign w1_mhalf = {(w1_fwd[15] ? pf1_half_q : w1_pre_half[15]),
+                     (w1_fwd[14] ? pf1_half_q : w1_pre_half[14]),
+                     (w1_fwd[13] ? pf1_half_q : w1_pre_half[13]),
+                     (w1_fwd[12] ? pf1_half_q : w1_pre_half[12]),
+                     (w1_fwd[11] ? pf1_half_q : w1_pre_half[11]),
+                     (w1_fwd[10] ? pf1_half_q : w1_pre_half[10]),
+                     (w1_fwd[9] ? pf1_half_q : w1_pre_half[9]),
+                     (w1_fwd[8] ? pf1_half_q : w1_pre_half[8]),
+                     (w1_fwd[7] ? pf1_half_q : w1_pre_half[7]),
+                     (w1_fwd[6] ? pf1_half_q : w1_pre_half[6]),
+                     (w1_fwd[5] ? pf1_half_q : w1_pre_half[5]),
+                     (w1_fwd[4] ? pf1_half_q : w1_pre_half[4]),
+                     (w1_fwd[3] ? pf1_half_q : w1_pre_half[3]),
+                     (w1_fwd[2] ? pf1_half_q : w1_pre_half[2]),
+                     (w1_fwd[1] ? pf1_half_q : w1_pre_half[1]),
+                     (w1_fwd[0] ? pf1_half_q : w1_pre_half[0])};
   assign w1_any_half = (w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])
                         | (w1_mhalf[4] | w1_mhalf[5] | (w1_mhalf[6] | w1_mhalf[7]))
                         | (w1_mhalf[8] | w1_mhalf[9] | (w1_mhalf[10] | w1_mhalf[11])
@@ -617,26 +551,238 @@ module cpack_comp_l64 (
   assign c_done = (t_load & is_last);
   assign step_d = (c_load ? 3'd0 : (step_q + 3'd1));
   assign line_rot = {line_q[63:0], line_q[511:64]};
-  assign line_d = (c_load ? s_line_i : line_rot);
+  assign line_next = (c_load ? s_line_i : line_rot);
+  assign line_d = line_next;
   assign allz_d = (c_load ? 1'd1 : allz_line);
   assign we0 = ({16{w0_push}} & wsel0);
   assign we1 = ({16{w1_push}} & (w0_push ? {wsel0[14:0], wsel0[15]} : wsel0));
-  assign dict0_d = (we1[0] ? w1 : w0);
-  assign dict1_d = (we1[1] ? w1 : w0);
-  assign dict2_d = (we1[2] ? w1 : w0);
-  assign dict3_d = (we1[3] ? w1 : w0);
-  assign dict4_d = (we1[4] ? w1 : w0);
-  assign dict5_d = (we1[5] ? w1 : w0);
-  assign dict6_d = (we1[6] ? w1 : w0);
-  assign dict7_d = (we1[7] ? w1 : w0);
-  assign dict8_d = (we1[8] ? w1 : w0);
-  assign dict9_d = (we1[9] ? w1 : w0);
-  assign dict10_d = (we1[10] ? w1 : w0);
-  assign dict11_d = (we1[11] ? w1 : w0);
-  assign dict12_d = (we1[12] ? w1 : w0);
-  assign dict13_d = (we1[13] ? w1 : w0);
-  assign dict14_d = (we1[14] ? w1 : w0);
-  assign dict15_d = (we1[15] ? w1 : w0);
+  assign nw0 = line_next[31:0];
+  assign nw1 = line_next[63:32];
+  assign dict0_now = (pwe1_q[0] ? pw1_q : pwe0_q[0] ? pw0_q : dict0_q);
+  assign dict1_now = (pwe1_q[1] ? pw1_q : pwe0_q[1] ? pw0_q : dict1_q);
+  assign dict2_now = (pwe1_q[2] ? pw1_q : pwe0_q[2] ? pw0_q : dict2_q);
+  assign dict3_now = (pwe1_q[3] ? pw1_q : pwe0_q[3] ? pw0_q : dict3_q);
+  assign dict4_now = (pwe1_q[4] ? pw1_q : pwe0_q[4] ? pw0_q : dict4_q);
+  assign dict5_now = (pwe1_q[5] ? pw1_q : pwe0_q[5] ? pw0_q : dict5_q);
+  assign dict6_now = (pwe1_q[6] ? pw1_q : pwe0_q[6] ? pw0_q : dict6_q);
+  assign dict7_now = (pwe1_q[7] ? pw1_q : pwe0_q[7] ? pw0_q : dict7_q);
+  assign dict8_now = (pwe1_q[8] ? pw1_q : pwe0_q[8] ? pw0_q : dict8_q);
+  assign dict9_now = (pwe1_q[9] ? pw1_q : pwe0_q[9] ? pw0_q : dict9_q);
+  assign dict10_now = (pwe1_q[10] ? pw1_q : pwe0_q[10] ? pw0_q : dict10_q);
+  assign dict11_now = (pwe1_q[11] ? pw1_q : pwe0_q[11] ? pw0_q : dict11_q);
+  assign dict12_now = (pwe1_q[12] ? pw1_q : pwe0_q[12] ? pw0_q : dict12_q);
+  assign dict13_now = (pwe1_q[13] ? pw1_q : pwe0_q[13] ? pw0_q : dict13_q);
+  assign dict14_now = (pwe1_q[14] ? pw1_q : pwe0_q[14] ? pw0_q : dict14_q);
+  assign dict15_now = (pwe1_q[15] ? pw1_q : pwe0_q[15] ? pw0_q : dict15_q);
+  assign pm0_full_d = ({((dict15_now[31:24] == nw0[31:24]) & (dict15_now[23:16] == nw0[23:16])
+                         & (dict15_now[15:8] == nw0[15:8]) & (dict15_now[7:0] == nw0[7:0])),
+                        ((dict14_now[31:24] == nw0[31:24]) & (dict14_now[23:16] == nw0[23:16])
+                         & (dict14_now[15:8] == nw0[15:8]) & (dict14_now[7:0] == nw0[7:0])),
+                        ((dict13_now[31:24] == nw0[31:24]) & (dict13_now[23:16] == nw0[23:16])
+                         & (dict13_now[15:8] == nw0[15:8]) & (dict13_now[7:0] == nw0[7:0])),
+                        ((dict12_now[31:24] == nw0[31:24]) & (dict12_now[23:16] == nw0[23:16])
+                         & (dict12_now[15:8] == nw0[15:8]) & (dict12_now[7:0] == nw0[7:0])),
+                        ((dict11_now[31:24] == nw0[31:24]) & (dict11_now[23:16] == nw0[23:16])
+                         & (dict11_now[15:8] == nw0[15:8]) & (dict11_now[7:0] == nw0[7:0])),
+                        ((dict10_now[31:24] == nw0[31:24]) & (dict10_now[23:16] == nw0[23:16])
+                         & (dict10_now[15:8] == nw0[15:8]) & (dict10_now[7:0] == nw0[7:0])),
+                        ((dict9_now[31:24] == nw0[31:24]) & (dict9_now[23:16] == nw0[23:16])
+                         & (dict9_now[15:8] == nw0[15:8]) & (dict9_now[7:0] == nw0[7:0])),
+                        ((dict8_now[31:24] == nw0[31:24]) & (dict8_now[23:16] == nw0[23:16])
+                         & (dict8_now[15:8] == nw0[15:8]) & (dict8_now[7:0] == nw0[7:0])),
+                        ((dict7_now[31:24] == nw0[31:24]) & (dict7_now[23:16] == nw0[23:16])
+                         & (dict7_now[15:8] == nw0[15:8]) & (dict7_now[7:0] == nw0[7:0])),
+                        ((dict6_now[31:24] == nw0[31:24]) & (dict6_now[23:16] == nw0[23:16])
+                         & (dict6_now[15:8] == nw0[15:8]) & (dict6_now[7:0] == nw0[7:0])),
+                        ((dict5_now[31:24] == nw0[31:24]) & (dict5_now[23:16] == nw0[23:16])
+                         & (dict5_now[15:8] == nw0[15:8]) & (dict5_now[7:0] == nw0[7:0])),
+                        ((dict4_now[31:24] == nw0[31:24]) & (dict4_now[23:16] == nw0[23:16])
+                         & (dict4_now[15:8] == nw0[15:8]) & (dict4_now[7:0] == nw0[7:0])),
+                        ((dict3_now[31:24] == nw0[31:24]) & (dict3_now[23:16] == nw0[23:16])
+                         & (dict3_now[15:8] == nw0[15:8]) & (dict3_now[7:0] == nw0[7:0])),
+                        ((dict2_now[31:24] == nw0[31:24]) & (dict2_now[23:16] == nw0[23:16])
+                         & (dict2_now[15:8] == nw0[15:8]) & (dict2_now[7:0] == nw0[7:0])),
+                        ((dict1_now[31:24] == nw0[31:24]) & (dict1_now[23:16] == nw0[23:16])
+                         & (dict1_now[15:8] == nw0[15:8]) & (dict1_now[7:0] == nw0[7:0])),
+                        ((dict0_now[31:24] == nw0[31:24]) & (dict0_now[23:16] == nw0[23:16])
+                         & (dict0_now[15:8] == nw0[15:8]) & (dict0_now[7:0] == nw0[7:0]))}
+                       & dict_valid_q & {16{~c_load}});
+  assign pm0_three_d = ({((dict15_now[31:24] == nw0[31:24]) & (dict15_now[23:16] == nw0[23:16])
+                          & (dict15_now[15:8] == nw0[15:8])),
+                         ((dict14_now[31:24] == nw0[31:24]) & (dict14_now[23:16] == nw0[23:16])
+                          & (dict14_now[15:8] == nw0[15:8])),
+                         ((dict13_now[31:24] == nw0[31:24]) & (dict13_now[23:16] == nw0[23:16])
+                          & (dict13_now[15:8] == nw0[15:8])),
+                         ((dict12_now[31:24] == nw0[31:24]) & (dict12_now[23:16] == nw0[23:16])
+                          & (dict12_now[15:8] == nw0[15:8])),
+                         ((dict11_now[31:24] == nw0[31:24]) & (dict11_now[23:16] == nw0[23:16])
+                          & (dict11_now[15:8] == nw0[15:8])),
+                         ((dict10_now[31:24] == nw0[31:24]) & (dict10_now[23:16] == nw0[23:16])
+                          & (dict10_now[15:8] == nw0[15:8])),
+                         ((dict9_now[31:24] == nw0[31:24]) & (dict9_now[23:16] == nw0[23:16])
+                          & (dict9_now[15:8] == nw0[15:8])),
+                         ((dict8_now[31:24] == nw0[31:24]) & (dict8_now[23:16] == nw0[23:16])
+                          & (dict8_now[15:8] == nw0[15:8])),
+                         ((dict7_now[31:24] == nw0[31:24]) & (dict7_now[23:16] == nw0[23:16])
+                          & (dict7_now[15:8] == nw0[15:8])),
+                         ((dict6_now[31:24] == nw0[31:24]) & (dict6_now[23:16] == nw0[23:16])
+                          & (dict6_now[15:8] == nw0[15:8])),
+                         ((dict5_now[31:24] == nw0[31:24]) & (dict5_now[23:16] == nw0[23:16])
+                          & (dict5_now[15:8] == nw0[15:8])),
+                         ((dict4_now[31:24] == nw0[31:24]) & (dict4_now[23:16] == nw0[23:16])
+                          & (dict4_now[15:8] == nw0[15:8])),
+                         ((dict3_now[31:24] == nw0[31:24]) & (dict3_now[23:16] == nw0[23:16])
+                          & (dict3_now[15:8] == nw0[15:8])),
+                         ((dict2_now[31:24] == nw0[31:24]) & (dict2_now[23:16] == nw0[23:16])
+                          & (dict2_now[15:8] == nw0[15:8])),
+                         ((dict1_now[31:24] == nw0[31:24]) & (dict1_now[23:16] == nw0[23:16])
+                          & (dict1_now[15:8] == nw0[15:8])),
+                         ((dict0_now[31:24] == nw0[31:24]) & (dict0_now[23:16] == nw0[23:16])
+                          & (dict0_now[15:8] == nw0[15:8]))} & dict_valid_q & {16{~c_load}});
+  assign pm0_half_d = ({((dict15_now[31:24] == nw0[31:24]) & (dict15_now[23:16] == nw0[23:16])),
+                        ((dict14_now[31:24] == nw0[31:24]) & (dict14_now[23:16] == nw0[23:16])),
+                        ((dict13_now[31:24] == nw0[31:24]) & (dict13_now[23:16] == nw0[23:16])),
+                        ((dict12_now[31:24] == nw0[31:24]) & (dict12_now[23:16] == nw0[23:16])),
+                        ((dict11_now[31:24] == nw0[31:24]) & (dict11_now[23:16] == nw0[23:16])),
+                        ((dict10_now[31:24] == nw0[31:24]) & (dict10_now[23:16] == nw0[23:16])),
+                        ((dict9_now[31:24] == nw0[31:24]) & (dict9_now[23:16] == nw0[23:16])),
+                        ((dict8_now[31:24] == nw0[31:24]) & (dict8_now[23:16] == nw0[23:16])),
+                        ((dict7_now[31:24] == nw0[31:24]) & (dict7_now[23:16] == nw0[23:16])),
+                        ((dict6_now[31:24] == nw0[31:24]) & (dict6_now[23:16] == nw0[23:16])),
+                        ((dict5_now[31:24] == nw0[31:24]) & (dict5_now[23:16] == nw0[23:16])),
+                        ((dict4_now[31:24] == nw0[31:24]) & (dict4_now[23:16] == nw0[23:16])),
+                        ((dict3_now[31:24] == nw0[31:24]) & (dict3_now[23:16] == nw0[23:16])),
+                        ((dict2_now[31:24] == nw0[31:24]) & (dict2_now[23:16] == nw0[23:16])),
+                        ((dict1_now[31:24] == nw0[31:24]) & (dict1_now[23:16] == nw0[23:16])),
+                        ((dict0_now[31:24] == nw0[31:24]) & (dict0_now[23:16] == nw0[23:16]))}
+                       & dict_valid_q & {16{~c_load}});
+  assign pp0_0_full_d = ((w0[31:24] == nw0[31:24]) & (w0[23:16] == nw0[23:16])
+                         & (w0[15:8] == nw0[15:8]) & (w0[7:0] == nw0[7:0]));
+  assign pp0_0_three_d = ((w0[31:24] == nw0[31:24]) & (w0[23:16] == nw0[23:16])
+                          & (w0[15:8] == nw0[15:8]));
+  assign pp0_0_half_d = ((w0[31:24] == nw0[31:24]) & (w0[23:16] == nw0[23:16]));
+  assign pp0_1_full_d = ((w1[31:24] == nw0[31:24]) & (w1[23:16] == nw0[23:16])
+                         & (w1[15:8] == nw0[15:8]) & (w1[7:0] == nw0[7:0]));
+  assign pp0_1_three_d = ((w1[31:24] == nw0[31:24]) & (w1[23:16] == nw0[23:16])
+                          & (w1[15:8] == nw0[15:8]));
+  assign pp0_1_half_d = ((w1[31:24] == nw0[31:24]) & (w1[23:16] == nw0[23:16]));
+  assign pm1_full_d = ({((dict15_now[31:24] == nw1[31:24]) & (dict15_now[23:16] == nw1[23:16])
+                         & (dict15_now[15:8] == nw1[15:8]) & (dict15_now[7:0] == nw1[7:0])),
+                        ((dict14_now[31:24] == nw1[31:24]) & (dict14_now[23:16] == nw1[23:16])
+                         & (dict14_now[15:8] == nw1[15:8]) & (dict14_now[7:0] == nw1[7:0])),
+                        ((dict13_now[31:24] == nw1[31:24]) & (dict13_now[23:16] == nw1[23:16])
+                         & (dict13_now[15:8] == nw1[15:8]) & (dict13_now[7:0] == nw1[7:0])),
+                        ((dict12_now[31:24] == nw1[31:24]) & (dict12_now[23:16] == nw1[23:16])
+                         & (dict12_now[15:8] == nw1[15:8]) & (dict12_now[7:0] == nw1[7:0])),
+                        ((dict11_now[31:24] == nw1[31:24]) & (dict11_now[23:16] == nw1[23:16])
+                         & (dict11_now[15:8] == nw1[15:8]) & (dict11_now[7:0] == nw1[7:0])),
+                        ((dict10_now[31:24] == nw1[31:24]) & (dict10_now[23:16] == nw1[23:16])
+                         & (dict10_now[15:8] == nw1[15:8]) & (dict10_now[7:0] == nw1[7:0])),
+                        ((dict9_now[31:24] == nw1[31:24]) & (dict9_now[23:16] == nw1[23:16])
+                         & (dict9_now[15:8] == nw1[15:8]) & (dict9_now[7:0] == nw1[7:0])),
+                        ((dict8_now[31:24] == nw1[31:24]) & (dict8_now[23:16] == nw1[23:16])
+                         & (dict8_now[15:8] == nw1[15:8]) & (dict8_now[7:0] == nw1[7:0])),
+                        ((dict7_now[31:24] == nw1[31:24]) & (dict7_now[23:16] == nw1[23:16])
+                         & (dict7_now[15:8] == nw1[15:8]) & (dict7_now[7:0] == nw1[7:0])),
+                        ((dict6_now[31:24] == nw1[31:24]) & (dict6_now[23:16] == nw1[23:16])
+                         & (dict6_now[15:8] == nw1[15:8]) & (dict6_now[7:0] == nw1[7:0])),
+                        ((dict5_now[31:24] == nw1[31:24]) & (dict5_now[23:16] == nw1[23:16])
+                         & (dict5_now[15:8] == nw1[15:8]) & (dict5_now[7:0] == nw1[7:0])),
+                        ((dict4_now[31:24] == nw1[31:24]) & (dict4_now[23:16] == nw1[23:16])
+                         & (dict4_now[15:8] == nw1[15:8]) & (dict4_now[7:0] == nw1[7:0])),
+                        ((dict3_now[31:24] == nw1[31:24]) & (dict3_now[23:16] == nw1[23:16])
+                         & (dict3_now[15:8] == nw1[15:8]) & (dict3_now[7:0] == nw1[7:0])),
+                        ((dict2_now[31:24] == nw1[31:24]) & (dict2_now[23:16] == nw1[23:16])
+                         & (dict2_now[15:8] == nw1[15:8]) & (dict2_now[7:0] == nw1[7:0])),
+                        ((dict1_now[31:24] == nw1[31:24]) & (dict1_now[23:16] == nw1[23:16])
+                         & (dict1_now[15:8] == nw1[15:8]) & (dict1_now[7:0] == nw1[7:0])),
+                        ((dict0_now[31:24] == nw1[31:24]) & (dict0_now[23:16] == nw1[23:16])
+                         & (dict0_now[15:8] == nw1[15:8]) & (dict0_now[7:0] == nw1[7:0]))}
+                       & dict_valid_q & {16{~c_load}});
+  assign pm1_three_d = ({((dict15_now[31:24] == nw1[31:24]) & (dict15_now[23:16] == nw1[23:16])
+                          & (dict15_now[15:8] == nw1[15:8])),
+                         ((dict14_now[31:24] == nw1[31:24]) & (dict14_now[23:16] == nw1[23:16])
+                          & (dict14_now[15:8] == nw1[15:8])),
+                         ((dict13_now[31:24] == nw1[31:24]) & (dict13_now[23:16] == nw1[23:16])
+                          & (dict13_now[15:8] == nw1[15:8])),
+                         ((dict12_now[31:24] == nw1[31:24]) & (dict12_now[23:16] == nw1[23:16])
+                          & (dict12_now[15:8] == nw1[15:8])),
+                         ((dict11_now[31:24] == nw1[31:24]) & (dict11_now[23:16] == nw1[23:16])
+                          & (dict11_now[15:8] == nw1[15:8])),
+                         ((dict10_now[31:24] == nw1[31:24]) & (dict10_now[23:16] == nw1[23:16])
+                          & (dict10_now[15:8] == nw1[15:8])),
+                         ((dict9_now[31:24] == nw1[31:24]) & (dict9_now[23:16] == nw1[23:16])
+                          & (dict9_now[15:8] == nw1[15:8])),
+                         ((dict8_now[31:24] == nw1[31:24]) & (dict8_now[23:16] == nw1[23:16])
+                          & (dict8_now[15:8] == nw1[15:8])),
+                         ((dict7_now[31:24] == nw1[31:24]) & (dict7_now[23:16] == nw1[23:16])
+                          & (dict7_now[15:8] == nw1[15:8])),
+                         ((dict6_now[31:24] == nw1[31:24]) & (dict6_now[23:16] == nw1[23:16])
+                          & (dict6_now[15:8] == nw1[15:8])),
+                         ((dict5_now[31:24] == nw1[31:24]) & (dict5_now[23:16] == nw1[23:16])
+                          & (dict5_now[15:8] == nw1[15:8])),
+                         ((dict4_now[31:24] == nw1[31:24]) & (dict4_now[23:16] == nw1[23:16])
+                          & (dict4_now[15:8] == nw1[15:8])),
+                         ((dict3_now[31:24] == nw1[31:24]) & (dict3_now[23:16] == nw1[23:16])
+                          & (dict3_now[15:8] == nw1[15:8])),
+                         ((dict2_now[31:24] == nw1[31:24]) & (dict2_now[23:16] == nw1[23:16])
+                          & (dict2_now[15:8] == nw1[15:8])),
+                         ((dict1_now[31:24] == nw1[31:24]) & (dict1_now[23:16] == nw1[23:16])
+                          & (dict1_now[15:8] == nw1[15:8])),
+                         ((dict0_now[31:24] == nw1[31:24]) & (dict0_now[23:16] == nw1[23:16])
+                          & (dict0_now[15:8] == nw1[15:8]))} & dict_valid_q & {16{~c_load}});
+  assign pm1_half_d = ({((dict15_now[31:24] == nw1[31:24]) & (dict15_now[23:16] == nw1[23:16])),
+                        ((dict14_now[31:24] == nw1[31:24]) & (dict14_now[23:16] == nw1[23:16])),
+                        ((dict13_now[31:24] == nw1[31:24]) & (dict13_now[23:16] == nw1[23:16])),
+                        ((dict12_now[31:24] == nw1[31:24]) & (dict12_now[23:16] == nw1[23:16])),
+                        ((dict11_now[31:24] == nw1[31:24]) & (dict11_now[23:16] == nw1[23:16])),
+                        ((dict10_now[31:24] == nw1[31:24]) & (dict10_now[23:16] == nw1[23:16])),
+                        ((dict9_now[31:24] == nw1[31:24]) & (dict9_now[23:16] == nw1[23:16])),
+                        ((dict8_now[31:24] == nw1[31:24]) & (dict8_now[23:16] == nw1[23:16])),
+                        ((dict7_now[31:24] == nw1[31:24]) & (dict7_now[23:16] == nw1[23:16])),
+                        ((dict6_now[31:24] == nw1[31:24]) & (dict6_now[23:16] == nw1[23:16])),
+                        ((dict5_now[31:24] == nw1[31:24]) & (dict5_now[23:16] == nw1[23:16])),
+                        ((dict4_now[31:24] == nw1[31:24]) & (dict4_now[23:16] == nw1[23:16])),
+                        ((dict3_now[31:24] == nw1[31:24]) & (dict3_now[23:16] == nw1[23:16])),
+                        ((dict2_now[31:24] == nw1[31:24]) & (dict2_now[23:16] == nw1[23:16])),
+                        ((dict1_now[31:24] == nw1[31:24]) & (dict1_now[23:16] == nw1[23:16])),
+                        ((dict0_now[31:24] == nw1[31:24]) & (dict0_now[23:16] == nw1[23:16]))}
+                       & dict_valid_q & {16{~c_load}});
+  assign pp1_0_full_d = ((w0[31:24] == nw1[31:24]) & (w0[23:16] == nw1[23:16])
+                         & (w0[15:8] == nw1[15:8]) & (w0[7:0] == nw1[7:0]));
+  assign pp1_0_three_d = ((w0[31:24] == nw1[31:24]) & (w0[23:16] == nw1[23:16])
+                          & (w0[15:8] == nw1[15:8]));
+  assign pp1_0_half_d = ((w0[31:24] == nw1[31:24]) & (w0[23:16] == nw1[23:16]));
+  assign pp1_1_full_d = ((w1[31:24] == nw1[31:24]) & (w1[23:16] == nw1[23:16])
+                         & (w1[15:8] == nw1[15:8]) & (w1[7:0] == nw1[7:0]));
+  assign pp1_1_three_d = ((w1[31:24] == nw1[31:24]) & (w1[23:16] == nw1[23:16])
+                          & (w1[15:8] == nw1[15:8]));
+  assign pp1_1_half_d = ((w1[31:24] == nw1[31:24]) & (w1[23:16] == nw1[23:16]));
+  assign pf1_full_d = ((nw0[31:24] == nw1[31:24]) & (nw0[23:16] == nw1[23:16])
+                       & (nw0[15:8] == nw1[15:8]) & (nw0[7:0] == nw1[7:0]));
+  assign pf1_three_d = ((nw0[31:24] == nw1[31:24]) & (nw0[23:16] == nw1[23:16])
+                        & (nw0[15:8] == nw1[15:8]));
+  assign pf1_half_d = ((nw0[31:24] == nw1[31:24]) & (nw0[23:16] == nw1[23:16]));
+  assign pwe0_d = (we0 & {16{~c_load}});
+  assign pw0_d = w0;
+  assign pwe1_d = (we1 & {16{~c_load}});
+  assign pw1_d = w1;
+  assign dict0_d = (pwe1_q[0] ? pw1_q : pw0_q);
+  assign dict1_d = (pwe1_q[1] ? pw1_q : pw0_q);
+  assign dict2_d = (pwe1_q[2] ? pw1_q : pw0_q);
+  assign dict3_d = (pwe1_q[3] ? pw1_q : pw0_q);
+  assign dict4_d = (pwe1_q[4] ? pw1_q : pw0_q);
+  assign dict5_d = (pwe1_q[5] ? pw1_q : pw0_q);
+  assign dict6_d = (pwe1_q[6] ? pw1_q : pw0_q);
+  assign dict7_d = (pwe1_q[7] ? pw1_q : pw0_q);
+  assign dict8_d = (pwe1_q[8] ? pw1_q : pw0_q);
+  assign dict9_d = (pwe1_q[9] ? pw1_q : pw0_q);
+  assign dict10_d = (pwe1_q[10] ? pw1_q : pw0_q);
+  assign dict11_d = (pwe1_q[11] ? pw1_q : pw0_q);
+  assign dict12_d = (pwe1_q[12] ? pw1_q : pw0_q);
+  assign dict13_d = (pwe1_q[13] ? pw1_q : pw0_q);
+  assign dict14_d = (pwe1_q[14] ? pw1_q : pw0_q);
+  assign dict15_d = (pwe1_q[15] ? pw1_q : pw0_q);
   assign dict_valid_d = (c_load ? 16'd0 : (dict_valid_q | (we0 | we1)));
   assign dict_wptr_d = (c_load ? 4'd0 : (dict_wptr_q + ({3'd0, w0_push} + {3'd0, w1_push})));
   assign t_last_d = is_last;
@@ -664,27 +810,61 @@ module cpack_comp_l64 (
                     line_rot[455:448], line_rot[463:456], line_rot[471:464], line_rot[479:472],
                     line_rot[487:480], line_rot[495:488], line_rot[503:496], line_rot[511:504]};
   always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      pwe0_q <= 16'd0;
+      pwe1_q <= 16'd0;
+    end else begin
+      if ((c_load | t_load)) begin
+        pwe0_q <= pwe0_d;
+        pwe1_q <= pwe1_d;
+      end
+    end
+  end
+  always @(posedge clk_i) begin
     if ((c_load | t_load)) begin
       step_q <= step_d;
       line_q <= line_d;
       allz_q <= allz_d;
+      pm0_full_q <= pm0_full_d;
+      pm0_three_q <= pm0_three_d;
+      pm0_half_q <= pm0_half_d;
+      pp0_0_full_q <= pp0_0_full_d;
+      pp0_0_three_q <= pp0_0_three_d;
+      pp0_0_half_q <= pp0_0_half_d;
+      pp0_1_full_q <= pp0_1_full_d;
+      pp0_1_three_q <= pp0_1_three_d;
+      pp0_1_half_q <= pp0_1_half_d;
+      pm1_full_q <= pm1_full_d;
+      pm1_three_q <= pm1_three_d;
+      pm1_half_q <= pm1_half_d;
+      pp1_0_full_q <= pp1_0_full_d;
+      pp1_0_three_q <= pp1_0_three_d;
+      pp1_0_half_q <= pp1_0_half_d;
+      pp1_1_full_q <= pp1_1_full_d;
+      pp1_1_three_q <= pp1_1_three_d;
+      pp1_1_half_q <= pp1_1_half_d;
+      pf1_full_q <= pf1_full_d;
+      pf1_three_q <= pf1_three_d;
+      pf1_half_q <= pf1_half_d;
+      pw0_q <= pw0_d;
+      pw1_q <= pw1_d;
     end
-    if ((t_load & (we0[0] | we1[0]))) dict0_q <= dict0_d;
-    if ((t_load & (we0[1] | we1[1]))) dict1_q <= dict1_d;
-    if ((t_load & (we0[2] | we1[2]))) dict2_q <= dict2_d;
-    if ((t_load & (we0[3] | we1[3]))) dict3_q <= dict3_d;
-    if ((t_load & (we0[4] | we1[4]))) dict4_q <= dict4_d;
-    if ((t_load & (we0[5] | we1[5]))) dict5_q <= dict5_d;
-    if ((t_load & (we0[6] | we1[6]))) dict6_q <= dict6_d;
-    if ((t_load & (we0[7] | we1[7]))) dict7_q <= dict7_d;
-    if ((t_load & (we0[8] | we1[8]))) dict8_q <= dict8_d;
-    if ((t_load & (we0[9] | we1[9]))) dict9_q <= dict9_d;
-    if ((t_load & (we0[10] | we1[10]))) dict10_q <= dict10_d;
-    if ((t_load & (we0[11] | we1[11]))) dict11_q <= dict11_d;
-    if ((t_load & (we0[12] | we1[12]))) dict12_q <= dict12_d;
-    if ((t_load & (we0[13] | we1[13]))) dict13_q <= dict13_d;
-    if ((t_load & (we0[14] | we1[14]))) dict14_q <= dict14_d;
-    if ((t_load & (we0[15] | we1[15]))) dict15_q <= dict15_d;
+    if ((pwe0_q[0] | pwe1_q[0])) dict0_q <= dict0_d;
+    if ((pwe0_q[1] | pwe1_q[1])) dict1_q <= dict1_d;
+    if ((pwe0_q[2] | pwe1_q[2])) dict2_q <= dict2_d;
+    if ((pwe0_q[3] | pwe1_q[3])) dict3_q <= dict3_d;
+    if ((pwe0_q[4] | pwe1_q[4])) dict4_q <= dict4_d;
+    if ((pwe0_q[5] | pwe1_q[5])) dict5_q <= dict5_d;
+    if ((pwe0_q[6] | pwe1_q[6])) dict6_q <= dict6_d;
+    if ((pwe0_q[7] | pwe1_q[7])) dict7_q <= dict7_d;
+    if ((pwe0_q[8] | pwe1_q[8])) dict8_q <= dict8_d;
+    if ((pwe0_q[9] | pwe1_q[9])) dict9_q <= dict9_d;
+    if ((pwe0_q[10] | pwe1_q[10])) dict10_q <= dict10_d;
+    if ((pwe0_q[11] | pwe1_q[11])) dict11_q <= dict11_d;
+    if ((pwe0_q[12] | pwe1_q[12])) dict12_q <= dict12_d;
+    if ((pwe0_q[13] | pwe1_q[13])) dict13_q <= dict13_d;
+    if ((pwe0_q[14] | pwe1_q[14])) dict14_q <= dict14_d;
+    if ((pwe0_q[15] | pwe1_q[15])) dict15_q <= dict15_d;
     if ((c_load | t_load)) begin
       dict_valid_q <= dict_valid_d;
       dict_wptr_q <= dict_wptr_d;

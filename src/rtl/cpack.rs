@@ -17,7 +17,8 @@
 //! 1. accept: the line register (rotated by `32k` bits every step, so it is back in place
 //!    after the last one) and an empty dictionary;
 //! 2. `P` classify steps (stage C): each word's four byte-equalities against every entry
-//!    (valid bits; the pair forwarding), zero / narrow detection, three lowest-index priority
+//!    (valid bits; the pair forwarding), formed one step ahead and registered (`PreMatch`;
+//!    the dictionary writes land a cycle after their step), zero / narrow detection, three lowest-index priority
 //!    encoders (full, 3 bytes, 2 bytes), the pattern, the token (right-aligned, constant
 //!    layouts) and the dictionary push (FIFO pointer). Registered (stage T): tokens, one-hot
 //!    patterns, the pair length;
@@ -430,7 +431,26 @@ struct DictRegs {
     allz: Reg,
     dict: Vec<Reg>,
     dq: Vec<Expr>,
+    pre: PreMatch,
 }
+
+/// The match flags of a step's words, compared one step ahead ([`pre_match_next`]): word `i`
+/// against every valid entry as the dictionary was before the previous step's writes
+/// (`m_q[i][c]`, one bit per entry; `c` = full, three bytes, halfword), against each word
+/// `w` of the previous step (`p_q[i][w][c]`), word 1 against word 0 (`f_q[c]`); and the
+/// previous step's writes, per word its entry one-hot (`we_q[w]`) and the word (`w_q[w]`),
+/// which reach the dictionary registers one cycle later (the step's loop ends at `we_q`,
+/// not at the 32 flops of every entry).
+struct PreMatch {
+    m_q: Vec<[Reg; 3]>,
+    p_q: Vec<Vec<[Reg; 3]>>,
+    f_q: Option<[Reg; 3]>,
+    we_q: Vec<Reg>,
+    w_q: Vec<Reg>,
+}
+
+/// The flag names, in `bytes_eq` order.
+const MATCH_KINDS: [&str; 3] = ["full", "three", "half"];
 
 /// Stage C registers: step count, line, dictionary valid bits and pointer, all-zero flag, entries.
 fn stage_c_regs(m: &mut ModuleBuilder, d: &CompDims) -> DictRegs {
@@ -444,6 +464,25 @@ fn stage_c_regs(m: &mut ModuleBuilder, d: &CompDims) -> DictRegs {
         .map(|j| m.reg(&format!("dict{}_q", j), 32, None))
         .collect();
     let dq: Vec<Expr> = dict.iter().map(|r| r.q()).collect();
+    let k = d.k;
+    let flags = |m: &mut ModuleBuilder, name: &str, w: u32| -> [Reg; 3] {
+        MATCH_KINDS.map(|c| m.reg(&format!("{name}_{c}_q"), w, None))
+    };
+    let pre = PreMatch {
+        m_q: (0..k)
+            .map(|i| flags(m, &format!("pm{i}"), ne as u32))
+            .collect(),
+        p_q: (0..k)
+            .map(|i| (0..k).map(|w| flags(m, &format!("pp{i}_{w}"), 1)).collect())
+            .collect(),
+        f_q: (k > 1).then(|| flags(m, "pf1", 1)),
+        we_q: (0..k)
+            .map(|w| m.reg(&format!("pwe{w}_q"), ne as u32, Some(0)))
+            .collect(),
+        w_q: (0..k)
+            .map(|w| m.reg(&format!("pw{w}_q"), 32, None))
+            .collect(),
+    };
     DictRegs {
         cnt,
         line_q,
@@ -452,7 +491,93 @@ fn stage_c_regs(m: &mut ModuleBuilder, d: &CompDims) -> DictRegs {
         allz,
         dict,
         dq,
+        pre,
     }
+}
+
+/// The match flags of this step's words from the registers of [`PreMatch`]: an entry the
+/// previous step wrote takes the flag against the word written there, any other the flag
+/// against the dictionary registered then. The dictionary compare is off the step's loop.
+fn pre_matches(m: &mut ModuleBuilder, pre: &PreMatch) -> Vec<[Expr; 3]> {
+    let ne = pre.we_q[0].q().width();
+    (0..pre.m_q.len())
+        .map(|i| {
+            [0, 1, 2].map(|c| {
+                let bits: Vec<Expr> = (0..ne)
+                    .map(|j| {
+                        let mut v = pre.m_q[i][c].q().bit(j);
+                        for (w, we) in pre.we_q.iter().enumerate() {
+                            v = we.q().bit(j).select(&pre.p_q[i][w][c].q(), &v);
+                        }
+                        v
+                    })
+                    .collect();
+                m.wire(
+                    &format!("w{i}_pre_{}", MATCH_KINDS[c]),
+                    &Expr::cat_lsb(&bits),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Next state of [`PreMatch`], loaded with the step registers (`en`): the next step's words
+/// (`next_line`, the line register's next value) against the dictionary and valid bits as
+/// they are now, against this step's words, and each other; this step's write enables
+/// (`wes`). A line's acceptance (`accept`) empties the dictionary: no flags, no writes.
+#[allow(clippy::too_many_arguments)]
+fn pre_match_next(
+    m: &mut ModuleBuilder,
+    r: &DictRegs,
+    next_line: &Expr,
+    words: &[Expr],
+    wes: &[Expr],
+    accept: &Expr,
+    en: &Expr,
+) {
+    let pre = &r.pre;
+    let k = pre.m_q.len();
+    let nw: Vec<Expr> = (0..k)
+        .map(|i| m.wire(&format!("nw{i}"), &next_line.slice(32 * i as u32, 32)))
+        .collect();
+    let live = !accept;
+    // The entries as the previous step left them: its writes are still pending.
+    let ne = r.dq.len() as u32;
+    let entries: Vec<Expr> = (0..ne)
+        .map(|j| {
+            let mut e = r.dq[j as usize].clone();
+            for (we, w) in pre.we_q.iter().zip(&pre.w_q) {
+                e = we.q().bit(j).select(&w.q(), &e);
+            }
+            m.wire(&format!("dict{j}_now"), &e)
+        })
+        .collect();
+    for (i, w) in nw.iter().enumerate() {
+        let per_entry: Vec<[Expr; 3]> = entries.iter().map(|d| bytes_eq(w, d)).collect();
+        for c in 0..3 {
+            let bits: Vec<Expr> = per_entry.iter().map(|e| e[c].clone()).collect();
+            let v = Expr::cat_lsb(&bits) & r.valid.q() & live.repeat(r.dq.len() as u32);
+            m.next(&pre.m_q[i][c], &v, Some(en));
+        }
+        for (wi, cur) in words.iter().enumerate() {
+            for (r, e) in pre.p_q[i][wi].iter().zip(bytes_eq(w, cur)) {
+                m.next(r, &e, Some(en));
+            }
+        }
+    }
+    if let Some(f) = &pre.f_q {
+        for (r, e) in f.iter().zip(bytes_eq(&nw[1], &nw[0])) {
+            m.next(r, &e, Some(en));
+        }
+    }
+    for (wi, (we, w)) in wes.iter().zip(words).enumerate() {
+        m.next(&pre.we_q[wi], &(we & &live.repeat(we.width())), Some(en));
+        m.next(&pre.w_q[wi], w, Some(en));
+    }
+    // The previous step's writes land now (again while they stay registered: the same word).
+    let pend_we: Vec<Expr> = pre.we_q.iter().map(|r| r.q()).collect();
+    let pend_w: Vec<Expr> = pre.w_q.iter().map(|r| r.q()).collect();
+    dict_store(m, &r.dict, &pend_w, &pend_we, None);
 }
 
 /// The step in stage C: its words' tokens and pushes, the pair length, the all-zero flag.
@@ -472,13 +597,14 @@ fn stage_c(m: &mut ModuleBuilder, d: &CompDims, r: &DictRegs) -> StageC {
     let wsel0: Vec<Expr> = (0..ne).map(|j| r.wptr.q().eq_lit(j as u64)).collect();
     let wsel0 = m.wire("wsel0", &Expr::cat_lsb(&wsel0));
     let line_w = r.line_q.q();
+    let matches = pre_matches(m, &r.pre);
+    let fwd = r.pre.f_q.as_ref().map(|f| [0, 1, 2].map(|c| f[c].q()));
     let enc = word_enc(
         m,
         &d.cp,
         d.k,
         &mut |m, i| m.wire(&format!("w{}", i), &line_w.slice(32 * i as u32, 32)),
-        &r.dq,
-        &r.valid.q(),
+        (&matches, fwd.as_ref()),
         &wsel0,
     );
     // Pair length and the line's all-zero flag.
@@ -561,11 +687,8 @@ fn stage_c_next(
     let g = 32 * d.k as u32;
     let rot = Expr::cat(&[r.line_q.q().slice(0, g), r.line_q.q().slice(g, l - g)]);
     let rot = m.wire("line_rot", &rot);
-    m.next(
-        &r.line_q,
-        &accept.select(line_in, &rot),
-        Some(&(accept | c_adv)),
-    );
+    let line_next = m.wire("line_next", &accept.select(line_in, &rot));
+    m.next(&r.line_q, &line_next, Some(&(accept | c_adv)));
     m.next(
         &r.allz,
         &accept.select(&Expr::ones(1), &sc.allz_pair),
@@ -573,7 +696,17 @@ fn stage_c_next(
     );
     // Dictionary writes: word 0 into slot wptr, word 1 into wptr + push0.
     let pushes = &sc.enc.pushes;
-    let wrote = dict_write2(m, &r.dict, &sc.enc.words, pushes, &sc.wsel0, c_adv);
+    let wes = dict_slots2(m, ne as u32, pushes, &sc.wsel0);
+    let wrote = wes.iter().skip(1).fold(wes[0].clone(), |a, w| &a | w);
+    pre_match_next(
+        m,
+        r,
+        &line_next,
+        &sc.enc.words,
+        &wes,
+        accept,
+        &(accept | c_adv),
+    );
     m.next(
         &r.valid,
         &accept.select(&Expr::zero(ne as u32), &(r.valid.q() | wrote)),
@@ -751,10 +884,10 @@ fn stage_f_align(m: &mut ModuleBuilder, f: &StageF, h: &Handshake) -> [(&'static
 }
 
 /// Stage C of a C-Pack compressor (`cpack_word_enc`, FORMATS §6 item 1): `k` words (word `i`
-/// made by `word`, which names its wire) classified against the dictionary `dq` (entries
-/// valid where `valid` is set; `wsel0` one-hot of the write pointer), word 1 also against
-/// word 0 when that one is pushed (pair forwarding). Shared by the adaptive engine's
-/// whole-line compressor and the PACT'12 streaming compressor.
+/// made by `word`, which names its wire) classified by their match flags against the
+/// dictionary (`matches[i]`: full, three-byte and halfword, one bit per valid entry;
+/// `wsel0` one-hot of the write pointer), word 1 also against word 0 (`fwd`: its flags
+/// against word 0) when that one is pushed (pair forwarding).
 pub(crate) struct WordEnc {
     /// The words.
     pub words: Vec<Expr>,
@@ -879,8 +1012,7 @@ pub(crate) fn word_enc(
     cp: &CpackParams,
     k: usize,
     word: &mut dyn FnMut(&mut ModuleBuilder, usize) -> Expr,
-    dq: &[Expr],
-    valid: &Expr,
+    (matches, fwd): (&[[Expr; 3]], Option<&[Expr; 3]>),
     wsel0: &Expr,
 ) -> WordEnc {
     let ne = cp.dict_entries;
@@ -890,38 +1022,27 @@ pub(crate) fn word_enc(
     let mut pushes: Vec<Expr> = Vec::new();
     let mut lens = Vec::new();
     let mut zeros = Vec::new();
-    for i in 0..k {
+    for (i, mi) in matches.iter().enumerate().take(k) {
         let w = word(m, i);
-        let bytes_eq = |d: &Expr| bytes_eq(&w, d);
         // Forwarded entry (word 1): word 0 of the pair, when pushed, in slot wptr.
         // (Evaluating both outcomes of word 0's push and choosing at the end measured
         // slower, 1.565 ns against 1.491 ns on Nangate45, and larger.)
-        let fwd = if i == 1 {
-            let e = bytes_eq(&words[0]);
-            let f = [
-                m.wire("w1_fw_full", &e[0]),
-                m.wire("w1_fw_three", &e[1]),
-                m.wire("w1_fw_half", &e[2]),
-            ];
-            let fsel = m.wire("w1_fwd", &(&pushes[0].repeat(ne as u32) & wsel0));
-            Some((f, fsel))
-        } else {
-            None
-        };
-        let mut mv: [Vec<Expr>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-        for (j, d) in dq.iter().enumerate() {
-            let e = bytes_eq(d);
-            let vj = valid.bit(j as u32);
-            for c in 0..3 {
-                let direct = &vj & &e[c];
-                let v = match &fwd {
-                    Some((f, fsel)) => fsel.bit(j as u32).select(&f[c], &direct),
-                    None => direct,
-                };
-                mv[c].push(v);
+        let fsel = match (i, fwd) {
+            (1, Some(f)) => {
+                let fsel = m.wire("w1_fwd", &(&pushes[0].repeat(ne as u32) & wsel0));
+                Some((f, fsel))
             }
-        }
-        let mvv = [0, 1, 2].map(|c| Expr::cat_lsb(&mv[c]));
+            _ => None,
+        };
+        let mvv = [0, 1, 2].map(|c| match &fsel {
+            Some((f, sel)) => {
+                let bits: Vec<Expr> = (0..ne as u32)
+                    .map(|j| sel.bit(j).select(&f[c], &mi[c].bit(j)))
+                    .collect();
+                Expr::cat_lsb(&bits)
+            }
+            None => mi[c].clone(),
+        });
         let WordToken {
             oh,
             tok,
