@@ -1146,17 +1146,7 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     for p in &pos {
         m.unused(p);
     }
-    // Keep only the valid elements of a partial beat: a mask of `in_elems` lanes.
-    let keep: Vec<Expr> = (0..l)
-        .map(|i| Expr::lit(bcw, i as u64).lt(&in_elems).repeat(w))
-        .collect();
-    let keep = m.wire("in_keep", &Expr::cat_lsb(&keep));
-    let in_masked = m.wire("in_masked", &(&s_data & &keep));
-    let in_lanes2: Vec<Expr> = in_masked
-        .lanes(w)
-        .into_iter()
-        .chain((0..(bcap - l)).map(|_| Expr::zero(w)))
-        .collect();
+    let in_lanes2 = beat_lanes(&mut m, (&s_data, &in_elems), w, bcap);
     let placed = shift_lanes_copies(&mut m, "ins", &in_lanes2, &pos, true);
     let placed = Expr::cat_lsb(&placed);
     let merged = m.wire("buf_merged", &(buf.q() | take.gate(&placed)));
@@ -1169,16 +1159,9 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     let buf_next = m.wire("buf_next", &buffer_next(&dropped, &merged, &fire, &corrupt));
     m.next(&buf, &buf_next, None);
-    // The count after the beat, with and without this cycle's sector: both differences
-    // are taken from registers in parallel with `has_data`, so `fire` only selects.
     let bc_in = m.wire("buf_count_in", &(bc.q() + take.gate(&in_elems)));
-    let bc_fired = match &later {
-        Some(ls) => first.select(&(&bc_in - &need_first), &(&bc_in - &ls.seg_cnt_q.q())),
-        None => &bc_in - &need_first,
-    };
-    let bc_fired = m.wire("buf_count_fired", &bc_fired);
-    let bc_next = corrupt.select(&Expr::zero(bcw), &fire.select(&bc_fired, &bc_in));
-    let bc_next = m.wire("buf_count_next", &bc_next);
+    let needs = (&need_first, later.as_ref().map(|ls| ls.seg_cnt_q.q()));
+    let bc_next = count_next(&mut m, &bc_in, needs, &first, (&fire, &corrupt));
     m.next(&bc, &bc_next, None);
     for r in &pos_reps {
         m.next(r, &bc_next.resize(posw), None);
@@ -1225,6 +1208,48 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         &[("data", o_data), ("last", o_last), ("err", o_err)],
     );
     m.finish()
+}
+
+/// The element count after this cycle (`buf_count_next`) from the count with the arriving
+/// beat (`bc_in`): less the sector's need when it fires (the first sector's or, with later
+/// sectors, the registered one), 0 after a corrupt stream. Both differences are taken from
+/// registers in parallel with `has_data`, so `fire` only selects.
+fn count_next(
+    m: &mut ModuleBuilder,
+    bc_in: &Expr,
+    (need_first, need_later): (&Expr, Option<Expr>),
+    first: &Expr,
+    (fire, corrupt): (&Expr, &Expr),
+) -> Expr {
+    let fired = match need_later {
+        Some(nl) => first.select(&(bc_in - need_first), &(bc_in - &nl)),
+        None => bc_in - need_first,
+    };
+    let fired = m.wire("buf_count_fired", &fired);
+    let next = corrupt.select(&Expr::zero(bc_in.width()), &fire.select(&fired, bc_in));
+    m.wire("buf_count_next", &next)
+}
+
+/// The arriving beat's elements as `bcap` buffer lanes: only the `in_elems` valid ones of a
+/// partial beat are kept, the lanes above the beat are zero.
+fn beat_lanes(
+    m: &mut ModuleBuilder,
+    (data, in_elems): (&Expr, &Expr),
+    w: u32,
+    bcap: u32,
+) -> Vec<Expr> {
+    let l = data.width() / w;
+    let bcw = in_elems.width();
+    let keep: Vec<Expr> = (0..l)
+        .map(|i| Expr::lit(bcw, i as u64).lt(in_elems).repeat(w))
+        .collect();
+    let keep = m.wire("in_keep", &Expr::cat_lsb(&keep));
+    let in_masked = m.wire("in_masked", &(data & &keep));
+    in_masked
+        .lanes(w)
+        .into_iter()
+        .chain((0..(bcap - l)).map(|_| Expr::zero(w)))
+        .collect()
 }
 
 /// The need of a window's first sector (its mask elements plus the popcount of its segment
