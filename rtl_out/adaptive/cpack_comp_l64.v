@@ -556,8 +556,8 @@ module cpack_comp_l64 (
   assign allz_d = (c_load ? 1'd1 : allz_line);
   assign we0 = ({16{w0_push}} & wsel0);
   assign we1 = ({16{w1_push}} & (w0_push ? {wsel0[14:0], wsel0[15]} : wsel0));
-  assign nw0 = line_next[31:0];
-  assign nw1 = line_next[63:32];
+  assign nw0 = line_rot[31:0];
+  assign nw1 = line_rot[63:32];
   assign dict0_now = (pwe1_q[0] ? pw1_q : pwe0_q[0] ? pw0_q : dict0_q);
   assign dict1_now = (pwe1_q[1] ? pw1_q : pwe0_q[1] ? pw0_q : dict1_q);
   assign dict2_now = (pwe1_q[2] ? pw1_q : pwe0_q[2] ? pw0_q : dict2_q);
@@ -758,11 +758,23 @@ module cpack_comp_l64 (
   assign pp1_1_three_d = ((w1[31:24] == nw1[31:24]) & (w1[23:16] == nw1[23:16])
                           & (w1[15:8] == nw1[15:8]));
   assign pp1_1_half_d = ((w1[31:24] == nw1[31:24]) & (w1[23:16] == nw1[23:16]));
-  assign pf1_full_d = ((nw0[31:24] == nw1[31:24]) & (nw0[23:16] == nw1[23:16])
-                       & (nw0[15:8] == nw1[15:8]) & (nw0[7:0] == nw1[7:0]));
-  assign pf1_three_d = ((nw0[31:24] == nw1[31:24]) & (nw0[23:16] == nw1[23:16])
-                        & (nw0[15:8] == nw1[15:8]));
-  assign pf1_half_d = ((nw0[31:24] == nw1[31:24]) & (nw0[23:16] == nw1[23:16]));
+  assign pf1_full_d = (c_load ?
+                         ((s_line_i[31:24] == s_line_i[63:56])
+                          & (s_line_i[23:16] == s_line_i[55:48])
+                          & (s_line_i[15:8] == s_line_i[47:40])
+                          & (s_line_i[7:0] == s_line_i[39:32]))
+                       : ((nw0[31:24] == nw1[31:24]) & (nw0[23:16] == nw1[23:16])
+                          & (nw0[15:8] == nw1[15:8]) & (nw0[7:0] == nw1[7:0])));
+  assign pf1_three_d = (c_load ?
+                          ((s_line_i[31:24] == s_line_i[63:56])
+                           & (s_line_i[23:16] == s_line_i[55:48])
+                           & (s_line_i[15:8] == s_line_i[47:40]))
+                        : ((nw0[31:24] == nw1[31:24]) & (nw0[23:16] == nw1[23:16])
+                           & (nw0[15:8] == nw1[15:8])));
+  assign pf1_half_d = (c_load ?
+                         ((s_line_i[31:24] == s_line_i[63:56])
+                          & (s_line_i[23:16] == s_line_i[55:48]))
+                       : ((nw0[31:24] == nw1[31:24]) & (nw0[23:16] == nw1[23:16])));
   assign pwe0_d = (we0 & {16{~c_load}});
   assign pw0_d = w0;
   assign pwe1_d = (we1 & {16{~c_load}});

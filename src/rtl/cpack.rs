@@ -522,14 +522,16 @@ fn pre_matches(m: &mut ModuleBuilder, pre: &PreMatch) -> Vec<[Expr; 3]> {
 }
 
 /// Next state of [`PreMatch`], loaded with the step registers (`en`): the next step's words
-/// (`next_line`, the line register's next value) against the dictionary and valid bits as
-/// they are now, against this step's words, and each other; this step's write enables
-/// (`wes`). A line's acceptance (`accept`) empties the dictionary: no flags, no writes.
+/// (of the rotated line `rot`) against the dictionary and valid bits as they are now,
+/// against this step's words, and each other; this step's write enables (`wes`). A line's
+/// acceptance (`accept`) empties the dictionary: no flags and no writes, and only word 1
+/// against word 0 is taken from the accepted line (`line_in`). `accept` thus only gates and
+/// selects compare results: it is late where the unit sits behind a controller (`tx`).
 #[allow(clippy::too_many_arguments)]
 fn pre_match_next(
     m: &mut ModuleBuilder,
     r: &DictRegs,
-    next_line: &Expr,
+    (rot, line_in): (&Expr, &Expr),
     words: &[Expr],
     wes: &[Expr],
     accept: &Expr,
@@ -538,7 +540,7 @@ fn pre_match_next(
     let pre = &r.pre;
     let k = pre.m_q.len();
     let nw: Vec<Expr> = (0..k)
-        .map(|i| m.wire(&format!("nw{i}"), &next_line.slice(32 * i as u32, 32)))
+        .map(|i| m.wire(&format!("nw{i}"), &rot.slice(32 * i as u32, 32)))
         .collect();
     let live = !accept;
     // The entries as the previous step left them: its writes are still pending.
@@ -566,8 +568,9 @@ fn pre_match_next(
         }
     }
     if let Some(f) = &pre.f_q {
-        for (r, e) in f.iter().zip(bytes_eq(&nw[1], &nw[0])) {
-            m.next(r, &e, Some(en));
+        let acc = bytes_eq(&line_in.slice(32, 32), &line_in.slice(0, 32));
+        for ((r, e), a) in f.iter().zip(bytes_eq(&nw[1], &nw[0])).zip(acc) {
+            m.next(r, &accept.select(&a, &e), Some(en));
         }
     }
     for (wi, (we, w)) in wes.iter().zip(words).enumerate() {
@@ -701,7 +704,7 @@ fn stage_c_next(
     pre_match_next(
         m,
         r,
-        &line_next,
+        (&rot, line_in),
         &sc.enc.words,
         &wes,
         accept,
