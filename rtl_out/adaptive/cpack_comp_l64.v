@@ -82,12 +82,12 @@ module cpack_comp_l64 (
   wire [15:0] w1_pre_half;
   wire [31:0] w0;
   wire [15:0] w0_mfull;
+  wire [15:0] w0_mthree;
+  wire [15:0] w0_mhalf;
   wire w0_any_full;
   wire [3:0] w0_idx_full;
-  wire [15:0] w0_mthree;
   wire w0_any_three;
   wire [3:0] w0_idx_three;
-  wire [15:0] w0_mhalf;
   wire w0_any_half;
   wire [3:0] w0_idx_half;
   wire w0_zero;
@@ -98,14 +98,16 @@ module cpack_comp_l64 (
   wire w0_push;
   wire [33:0] w0_tok;
   wire [31:0] w1;
-  wire [15:0] w1_fwd;
+  wire [15:0] w1f_mfull;
+  wire [15:0] w1f_mthree;
+  wire [15:0] w1f_mhalf;
   wire [15:0] w1_mfull;
+  wire [15:0] w1_mthree;
+  wire [15:0] w1_mhalf;
   wire w1_any_full;
   wire [3:0] w1_idx_full;
-  wire [15:0] w1_mthree;
   wire w1_any_three;
   wire [3:0] w1_idx_three;
-  wire [15:0] w1_mhalf;
   wire w1_any_half;
   wire [3:0] w1_idx_half;
   wire w1_zero;
@@ -189,6 +191,8 @@ module cpack_comp_l64 (
   wire [31:0] dict14_d;
   wire [31:0] dict15_d;
   wire [15:0] dict_valid_d;
+  wire [3:0] dict_wptr_p1;
+  wire [3:0] dict_wptr_p2;
   wire [3:0] dict_wptr_d;
   wire t_last_d;
   wire t_first_d;
@@ -335,6 +339,8 @@ module cpack_comp_l64 (
                         (pwe1_q[0] ? pp1_1_half_q : pwe0_q[0] ? pp1_0_half_q : pm1_half_q[0])};
   assign w0 = line_q[31:0];
   assign w0_mfull = w0_pre_full;
+  assign w0_mthree = w0_pre_three;
+  assign w0_mhalf = w0_pre_half;
   assign w0_any_full = (w0_mfull[0] | w0_mfull[1] | (w0_mfull[2] | w0_mfull[3])
                         | (w0_mfull[4] | w0_mfull[5] | (w0_mfull[6] | w0_mfull[7]))
                         | (w0_mfull[8] | w0_mfull[9] | (w0_mfull[10] | w0_mfull[11])
@@ -356,7 +362,6 @@ module cpack_comp_l64 (
                              : {~(w0_mfull[12] | w0_mfull[13]),
                                 ((w0_mfull[12] | w0_mfull[13]) ? ~w0_mfull[12]
                                  : ~w0_mfull[14])})})};
-  assign w0_mthree = w0_pre_three;
   assign w0_any_three = (w0_mthree[0] | w0_mthree[1] | (w0_mthree[2] | w0_mthree[3])
                          | (w0_mthree[4] | w0_mthree[5] | (w0_mthree[6] | w0_mthree[7]))
                          | (w0_mthree[8] | w0_mthree[9] | (w0_mthree[10] | w0_mthree[11])
@@ -378,7 +383,6 @@ module cpack_comp_l64 (
                               : {~(w0_mthree[12] | w0_mthree[13]),
                                  ((w0_mthree[12] | w0_mthree[13]) ? ~w0_mthree[12]
                                   : ~w0_mthree[14])})})};
-  assign w0_mhalf = w0_pre_half;
   assign w0_any_half = (w0_mhalf[0] | w0_mhalf[1] | (w0_mhalf[2] | w0_mhalf[3])
                         | (w0_mhalf[4] | w0_mhalf[5] | (w0_mhalf[6] | w0_mhalf[7]))
                         | (w0_mhalf[8] | w0_mhalf[9] | (w0_mhalf[10] | w0_mhalf[11])
@@ -414,118 +418,200 @@ module cpack_comp_l64 (
                    | ((w0_pat[4] ? {22'd0, 4'd14, w0[7:0]} : 34'd0)
                       | (w0_pat[5] ? {18'd0, 4'd15, w0_idx, w0[7:0]} : 34'd0)));
   assign w1 = line_q[63:32];
-  assign w1_fwd = ({16{w0_push}} & wsel0);
-  assign w1_mfull = {(w1_fwd[15] ? pf1_full_q : w1_pre_full[15]),
-                     (w1_fwd[14] ? pf1_full_q : w1_pre_full[14]),
-                     (w1_fwd[13] ? pf1_full_q : w1_pre_full[13]),
-                     (w1_fwd[12] ? pf1_full_q : w1_pre_full[12]),
-                     (w1_fwd[11] ? pf1_full_q : w1_pre_full[11]),
-                     (w1_fwd[10] ? pf1_full_q : w1_pre_full[10]),
-                     (w1_fwd[9] ? pf1_full_q : w1_pre_full[9]),
-                     (w1_fwd[8] ? pf1_full_q : w1_pre_full[8]),
-                     (w1_fwd[7] ? pf1_full_q : w1_pre_full[7]),
-                     (w1_fwd[6] ? pf1_full_q : w1_pre_full[6]),
-                     (w1_fwd[5] ? pf1_full_q : w1_pre_full[5]),
-                     (w1_fwd[4] ? pf1_full_q : w1_pre_full[4]),
-                     (w1_fwd[3] ? pf1_full_q : w1_pre_full[3]),
-                     (w1_fwd[2] ? pf1_full_q : w1_pre_full[2]),
-                     (w1_fwd[1] ? pf1_full_q : w1_pre_full[1]),
-                     (w1_fwd[0] ? pf1_full_q : w1_pre_full[0])};
-  assign w1_any_full = (w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])
-                        | (w1_mfull[4] | w1_mfull[5] | (w1_mfull[6] | w1_mfull[7]))
-                        | (w1_mfull[8] | w1_mfull[9] | (w1_mfull[10] | w1_mfull[11])
-                           | (w1_mfull[12] | w1_mfull[13] | (w1_mfull[14] | w1_mfull[15]))));
-  assign w1_idx_full = {~(w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])
-                          | (w1_mfull[4] | w1_mfull[5] | (w1_mfull[6] | w1_mfull[7]))),
-                        ((w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])
-                          | (w1_mfull[4] | w1_mfull[5] | (w1_mfull[6] | w1_mfull[7]))) ?
-                           {~(w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])),
-                            ((w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])) ?
-                               {~(w1_mfull[0] | w1_mfull[1]),
-                                ((w1_mfull[0] | w1_mfull[1]) ? ~w1_mfull[0] : ~w1_mfull[2])}
-                             : {~(w1_mfull[4] | w1_mfull[5]),
-                                ((w1_mfull[4] | w1_mfull[5]) ? ~w1_mfull[4] : ~w1_mfull[6])})}
-                         : {~(w1_mfull[8] | w1_mfull[9] | (w1_mfull[10] | w1_mfull[11])),
-                            ((w1_mfull[8] | w1_mfull[9] | (w1_mfull[10] | w1_mfull[11])) ?
-                               {~(w1_mfull[8] | w1_mfull[9]),
-                                ((w1_mfull[8] | w1_mfull[9]) ? ~w1_mfull[8] : ~w1_mfull[10])}
-                             : {~(w1_mfull[12] | w1_mfull[13]),
-                                ((w1_mfull[12] | w1_mfull[13]) ? ~w1_mfull[12]
-                                 : ~w1_mfull[14])})})};
-  assign w1_mthree = {(w1_fwd[15] ? pf1_three_q : w1_pre_three[15]),
-                      (w1_fwd[14] ? pf1_three_q : w1_pre_three[14]),
-                      (w1_fwd[13] ? pf1_three_q : w1_pre_three[13]),
-                      (w1_fwd[12] ? pf1_three_q : w1_pre_three[12]),
-                      (w1_fwd[11] ? pf1_three_q : w1_pre_three[11]),
-                      (w1_fwd[10] ? pf1_three_q : w1_pre_three[10]),
-                      (w1_fwd[9] ? pf1_three_q : w1_pre_three[9]),
-                      (w1_fwd[8] ? pf1_three_q : w1_pre_three[8]),
-                      (w1_fwd[7] ? pf1_three_q : w1_pre_three[7]),
-                      (w1_fwd[6] ? pf1_three_q : w1_pre_three[6]),
-                      (w1_fwd[5] ? pf1_three_q : w1_pre_three[5]),
-                      (w1_fwd[4] ? pf1_three_q : w1_pre_three[4]),
-                      (w1_fwd[3] ? pf1_three_q : w1_pre_three[3]),
-                      (w1_fwd[2] ? pf1_three_q : w1_pre_three[2]),
-                      (w1_fwd[1] ? pf1_three_q : w1_pre_three[1]),
-                      (w1_fwd[0] ? pf1_three_q : w1_pre_three[0])};
-  assign w1_any_three = (w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])
-                         | (w1_mthree[4] | w1_mthree[5] | (w1_mthree[6] | w1_mthree[7]))
-                         | (w1_mthree[8] | w1_mthree[9] | (w1_mthree[10] | w1_mthree[11])
-                            | (w1_mthree[12] | w1_mthree[13] | (w1_mthree[14] | w1_mthree[15]))));
-  assign w1_idx_three = {~(w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])
-                           | (w1_mthree[4] | w1_mthree[5] | (w1_mthree[6] | w1_mthree[7]))),
-                         ((w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])
-                           | (w1_mthree[4] | w1_mthree[5] | (w1_mthree[6] | w1_mthree[7]))) ?
-                            {~(w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])),
-                             ((w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])) ?
-                                {~(w1_mthree[0] | w1_mthree[1]),
-                                 ((w1_mthree[0] | w1_mthree[1]) ? ~w1_mthree[0] : ~w1_mthree[2])}
-                              : {~(w1_mthree[4] | w1_mthree[5]),
-                                 ((w1_mthree[4] | w1_mthree[5]) ? ~w1_mthree[4] : ~w1_mthree[6])})}
-                          : {~(w1_mthree[8] | w1_mthree[9] | (w1_mthree[10] | w1_mthree[11])),
-                             ((w1_mthree[8] | w1_mthree[9] | (w1_mthree[10] | w1_mthree[11])) ?
-                                {~(w1_mthree[8] | w1_mthree[9]),
-                                 ((w1_mthree[8] | w1_mthree[9]) ? ~w1_mthree[8] : ~w1_mthree[10])}
-                              : {~(w1_mthree[12] | w1_mthree[13]),
-                                 ((w1_mthree[12] | w1_mthree[13]) ? ~w1_mthree[12]
-                                  : ~w1_mthree[14])})})};
-  assign w1_mhalf = {(w1_fwd[15] ? pf1_half_q : w1_pre_half[15]),
-                     (w1_fwd[14] ? pf1_half_q : w1_pre_half[14]),
-                     (w1_fwd[13] ? pf1_half_q : w1_pre_half[13]),
-                     (w1_fwd[12] ? pf1_half_q : w1_pre_half[12]),
-                     (w1_fwd[11] ? pf1_half_q : w1_pre_half[11]),
-                     (w1_fwd[10] ? pf1_half_q : w1_pre_half[10]),
-                     (w1_fwd[9] ? pf1_half_q : w1_pre_half[9]),
-                     (w1_fwd[8] ? pf1_half_q : w1_pre_half[8]),
-                     (w1_fwd[7] ? pf1_half_q : w1_pre_half[7]),
-                     (w1_fwd[6] ? pf1_half_q : w1_pre_half[6]),
-                     (w1_fwd[5] ? pf1_half_q : w1_pre_half[5]),
-                     (w1_fwd[4] ? pf1_half_q : w1_pre_half[4]),
-                     (w1_fwd[3] ? pf1_half_q : w1_pre_half[3]),
-                     (w1_fwd[2] ? pf1_half_q : w1_pre_half[2]),
-                     (w1_fwd[1] ? pf1_half_q : w1_pre_half[1]),
-                     (w1_fwd[0] ? pf1_half_q : w1_pre_half[0])};
-  assign w1_any_half = (w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])
-                        | (w1_mhalf[4] | w1_mhalf[5] | (w1_mhalf[6] | w1_mhalf[7]))
-                        | (w1_mhalf[8] | w1_mhalf[9] | (w1_mhalf[10] | w1_mhalf[11])
-                           | (w1_mhalf[12] | w1_mhalf[13] | (w1_mhalf[14] | w1_mhalf[15]))));
-  assign w1_idx_half = {~(w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])
-                          | (w1_mhalf[4] | w1_mhalf[5] | (w1_mhalf[6] | w1_mhalf[7]))),
-                        ((w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])
-                          | (w1_mhalf[4] | w1_mhalf[5] | (w1_mhalf[6] | w1_mhalf[7]))) ?
-                           {~(w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])),
-                            ((w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])) ?
-                               {~(w1_mhalf[0] | w1_mhalf[1]),
-                                ((w1_mhalf[0] | w1_mhalf[1]) ? ~w1_mhalf[0] : ~w1_mhalf[2])}
-                             : {~(w1_mhalf[4] | w1_mhalf[5]),
-                                ((w1_mhalf[4] | w1_mhalf[5]) ? ~w1_mhalf[4] : ~w1_mhalf[6])})}
-                         : {~(w1_mhalf[8] | w1_mhalf[9] | (w1_mhalf[10] | w1_mhalf[11])),
-                            ((w1_mhalf[8] | w1_mhalf[9] | (w1_mhalf[10] | w1_mhalf[11])) ?
-                               {~(w1_mhalf[8] | w1_mhalf[9]),
-                                ((w1_mhalf[8] | w1_mhalf[9]) ? ~w1_mhalf[8] : ~w1_mhalf[10])}
-                             : {~(w1_mhalf[12] | w1_mhalf[13]),
-                                ((w1_mhalf[12] | w1_mhalf[13]) ? ~w1_mhalf[12]
-                                 : ~w1_mhalf[14])})})};
+  assign w1f_mfull = {(wsel0[15] ? pf1_full_q : w1_pre_full[15]),
+                      (wsel0[14] ? pf1_full_q : w1_pre_full[14]),
+                      (wsel0[13] ? pf1_full_q : w1_pre_full[13]),
+                      (wsel0[12] ? pf1_full_q : w1_pre_full[12]),
+                      (wsel0[11] ? pf1_full_q : w1_pre_full[11]),
+                      (wsel0[10] ? pf1_full_q : w1_pre_full[10]),
+                      (wsel0[9] ? pf1_full_q : w1_pre_full[9]),
+                      (wsel0[8] ? pf1_full_q : w1_pre_full[8]),
+                      (wsel0[7] ? pf1_full_q : w1_pre_full[7]),
+                      (wsel0[6] ? pf1_full_q : w1_pre_full[6]),
+                      (wsel0[5] ? pf1_full_q : w1_pre_full[5]),
+                      (wsel0[4] ? pf1_full_q : w1_pre_full[4]),
+                      (wsel0[3] ? pf1_full_q : w1_pre_full[3]),
+                      (wsel0[2] ? pf1_full_q : w1_pre_full[2]),
+                      (wsel0[1] ? pf1_full_q : w1_pre_full[1]),
+                      (wsel0[0] ? pf1_full_q : w1_pre_full[0])};
+  assign w1f_mthree = {(wsel0[15] ? pf1_three_q : w1_pre_three[15]),
+                       (wsel0[14] ? pf1_three_q : w1_pre_three[14]),
+                       (wsel0[13] ? pf1_three_q : w1_pre_three[13]),
+                       (wsel0[12] ? pf1_three_q : w1_pre_three[12]),
+                       (wsel0[11] ? pf1_three_q : w1_pre_three[11]),
+                       (wsel0[10] ? pf1_three_q : w1_pre_three[10]),
+                       (wsel0[9] ? pf1_three_q : w1_pre_three[9]),
+                       (wsel0[8] ? pf1_three_q : w1_pre_three[8]),
+                       (wsel0[7] ? pf1_three_q : w1_pre_three[7]),
+                       (wsel0[6] ? pf1_three_q : w1_pre_three[6]),
+                       (wsel0[5] ? pf1_three_q : w1_pre_three[5]),
+                       (wsel0[4] ? pf1_three_q : w1_pre_three[4]),
+                       (wsel0[3] ? pf1_three_q : w1_pre_three[3]),
+                       (wsel0[2] ? pf1_three_q : w1_pre_three[2]),
+                       (wsel0[1] ? pf1_three_q : w1_pre_three[1]),
+                       (wsel0[0] ? pf1_three_q : w1_pre_three[0])};
+  assign w1f_mhalf = {(wsel0[15] ? pf1_half_q : w1_pre_half[15]),
+                      (wsel0[14] ? pf1_half_q : w1_pre_half[14]),
+                      (wsel0[13] ? pf1_half_q : w1_pre_half[13]),
+                      (wsel0[12] ? pf1_half_q : w1_pre_half[12]),
+                      (wsel0[11] ? pf1_half_q : w1_pre_half[11]),
+                      (wsel0[10] ? pf1_half_q : w1_pre_half[10]),
+                      (wsel0[9] ? pf1_half_q : w1_pre_half[9]),
+                      (wsel0[8] ? pf1_half_q : w1_pre_half[8]),
+                      (wsel0[7] ? pf1_half_q : w1_pre_half[7]),
+                      (wsel0[6] ? pf1_half_q : w1_pre_half[6]),
+                      (wsel0[5] ? pf1_half_q : w1_pre_half[5]),
+                      (wsel0[4] ? pf1_half_q : w1_pre_half[4]),
+                      (wsel0[3] ? pf1_half_q : w1_pre_half[3]),
+                      (wsel0[2] ? pf1_half_q : w1_pre_half[2]),
+                      (wsel0[1] ? pf1_half_q : w1_pre_half[1]),
+                      (wsel0[0] ? pf1_half_q : w1_pre_half[0])};
+  assign w1_mfull = w1_pre_full;
+  assign w1_mthree = w1_pre_three;
+  assign w1_mhalf = w1_pre_half;
+  assign w1_any_full = (w0_push ?
+                          (w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])
+                           | (w1f_mfull[4] | w1f_mfull[5] | (w1f_mfull[6] | w1f_mfull[7]))
+                           | (w1f_mfull[8] | w1f_mfull[9] | (w1f_mfull[10] | w1f_mfull[11])
+                              | (w1f_mfull[12] | w1f_mfull[13] | (w1f_mfull[14] | w1f_mfull[15]))))
+                        : (w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])
+                           | (w1_mfull[4] | w1_mfull[5] | (w1_mfull[6] | w1_mfull[7]))
+                           | (w1_mfull[8] | w1_mfull[9] | (w1_mfull[10] | w1_mfull[11])
+                              | (w1_mfull[12] | w1_mfull[13] | (w1_mfull[14] | w1_mfull[15])))));
+  assign w1_idx_full = (w0_push ?
+                          {~(w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])
+                             | (w1f_mfull[4] | w1f_mfull[5] | (w1f_mfull[6] | w1f_mfull[7]))),
+                           ((w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])
+                             | (w1f_mfull[4] | w1f_mfull[5] | (w1f_mfull[6] | w1f_mfull[7]))) ?
+                              {~(w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])),
+                               ((w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])) ?
+                                  {~(w1f_mfull[0] | w1f_mfull[1]),
+                                   ((w1f_mfull[0] | w1f_mfull[1]) ? ~w1f_mfull[0] : ~w1f_mfull[2])}
+                                : {~(w1f_mfull[4] | w1f_mfull[5]),
+                                   ((w1f_mfull[4] | w1f_mfull[5]) ? ~w1f_mfull[4]
+                                    : ~w1f_mfull[6])})}
+                            : {~(w1f_mfull[8] | w1f_mfull[9] | (w1f_mfull[10] | w1f_mfull[11])),
+                               ((w1f_mfull[8] | w1f_mfull[9] | (w1f_mfull[10] | w1f_mfull[11])) ?
+                                  {~(w1f_mfull[8] | w1f_mfull[9]),
+                                   ((w1f_mfull[8] | w1f_mfull[9]) ? ~w1f_mfull[8] : ~w1f_mfull[10])}
+                                : {~(w1f_mfull[12] | w1f_mfull[13]),
+                                   ((w1f_mfull[12] | w1f_mfull[13]) ? ~w1f_mfull[12]
+                                    : ~w1f_mfull[14])})})}
+                        : {~(w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])
+                             | (w1_mfull[4] | w1_mfull[5] | (w1_mfull[6] | w1_mfull[7]))),
+                           ((w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])
+                             | (w1_mfull[4] | w1_mfull[5] | (w1_mfull[6] | w1_mfull[7]))) ?
+                              {~(w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])),
+                               ((w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])) ?
+                                  {~(w1_mfull[0] | w1_mfull[1]),
+                                   ((w1_mfull[0] | w1_mfull[1]) ? ~w1_mfull[0] : ~w1_mfull[2])}
+                                : {~(w1_mfull[4] | w1_mfull[5]),
+                                   ((w1_mfull[4] | w1_mfull[5]) ? ~w1_mfull[4] : ~w1_mfull[6])})}
+                            : {~(w1_mfull[8] | w1_mfull[9] | (w1_mfull[10] | w1_mfull[11])),
+                               ((w1_mfull[8] | w1_mfull[9] | (w1_mfull[10] | w1_mfull[11])) ?
+                                  {~(w1_mfull[8] | w1_mfull[9]),
+                                   ((w1_mfull[8] | w1_mfull[9]) ? ~w1_mfull[8] : ~w1_mfull[10])}
+                                : {~(w1_mfull[12] | w1_mfull[13]),
+                                   ((w1_mfull[12] | w1_mfull[13]) ? ~w1_mfull[12]
+                                    : ~w1_mfull[14])})})});
+  assign w1_any_three = (w0_push ?
+                           (w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])
+                            | (w1f_mthree[4] | w1f_mthree[5] | (w1f_mthree[6] | w1f_mthree[7]))
+                            | (w1f_mthree[8] | w1f_mthree[9] | (w1f_mthree[10] | w1f_mthree[11])
+                               | (w1f_mthree[12] | w1f_mthree[13]
+                                  | (w1f_mthree[14] | w1f_mthree[15]))))
+                         : (w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])
+                            | (w1_mthree[4] | w1_mthree[5] | (w1_mthree[6] | w1_mthree[7]))
+                            | (w1_mthree[8] | w1_mthree[9] | (w1_mthree[10] | w1_mthree[11])
+                               | (w1_mthree[12] | w1_mthree[13]
+                                  | (w1_mthree[14] | w1_mthree[15])))));
+  assign w1_idx_three = (w0_push ?
+                           {~(w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])
+                              | (w1f_mthree[4] | w1f_mthree[5] | (w1f_mthree[6] | w1f_mthree[7]))),
+                            ((w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])
+                              | (w1f_mthree[4] | w1f_mthree[5] | (w1f_mthree[6] | w1f_mthree[7]))) ?
+                               {~(w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])),
+                                ((w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])) ?
+                                   {~(w1f_mthree[0] | w1f_mthree[1]),
+                                    ((w1f_mthree[0] | w1f_mthree[1]) ? ~w1f_mthree[0]
+                                     : ~w1f_mthree[2])}
+                                 : {~(w1f_mthree[4] | w1f_mthree[5]),
+                                    ((w1f_mthree[4] | w1f_mthree[5]) ? ~w1f_mthree[4]
+                                     : ~w1f_mthree[6])})}
+                             : {~(w1f_mthree[8] | w1f_mthree[9]
+                                  | (w1f_mthree[10] | w1f_mthree[11])),
+                                ((w1f_mthree[8] | w1f_mthree[9]
+                                  | (w1f_mthree[10] | w1f_mthree[11])) ?
+                                   {~(w1f_mthree[8] | w1f_mthree[9]),
+                                    ((w1f_mthree[8] | w1f_mthree[9]) ? ~w1f_mthree[8]
+                                     : ~w1f_mthree[10])}
+                                 : {~(w1f_mthree[12] | w1f_mthree[13]),
+                                    ((w1f_mthree[12] | w1f_mthree[13]) ? ~w1f_mthree[12]
+                                     : ~w1f_mthree[14])})})}
+                         : {~(w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])
+                              | (w1_mthree[4] | w1_mthree[5] | (w1_mthree[6] | w1_mthree[7]))),
+                            ((w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])
+                              | (w1_mthree[4] | w1_mthree[5] | (w1_mthree[6] | w1_mthree[7]))) ?
+                               {~(w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])),
+                                ((w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])) ?
+                                   {~(w1_mthree[0] | w1_mthree[1]),
+                                    ((w1_mthree[0] | w1_mthree[1]) ? ~w1_mthree[0] : ~w1_mthree[2])}
+                                 : {~(w1_mthree[4] | w1_mthree[5]),
+                                    ((w1_mthree[4] | w1_mthree[5]) ? ~w1_mthree[4]
+                                     : ~w1_mthree[6])})}
+                             : {~(w1_mthree[8] | w1_mthree[9] | (w1_mthree[10] | w1_mthree[11])),
+                                ((w1_mthree[8] | w1_mthree[9] | (w1_mthree[10] | w1_mthree[11])) ?
+                                   {~(w1_mthree[8] | w1_mthree[9]),
+                                    ((w1_mthree[8] | w1_mthree[9]) ? ~w1_mthree[8]
+                                     : ~w1_mthree[10])}
+                                 : {~(w1_mthree[12] | w1_mthree[13]),
+                                    ((w1_mthree[12] | w1_mthree[13]) ? ~w1_mthree[12]
+                                     : ~w1_mthree[14])})})});
+  assign w1_any_half = (w0_push ?
+                          (w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])
+                           | (w1f_mhalf[4] | w1f_mhalf[5] | (w1f_mhalf[6] | w1f_mhalf[7]))
+                           | (w1f_mhalf[8] | w1f_mhalf[9] | (w1f_mhalf[10] | w1f_mhalf[11])
+                              | (w1f_mhalf[12] | w1f_mhalf[13] | (w1f_mhalf[14] | w1f_mhalf[15]))))
+                        : (w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])
+                           | (w1_mhalf[4] | w1_mhalf[5] | (w1_mhalf[6] | w1_mhalf[7]))
+                           | (w1_mhalf[8] | w1_mhalf[9] | (w1_mhalf[10] | w1_mhalf[11])
+                              | (w1_mhalf[12] | w1_mhalf[13] | (w1_mhalf[14] | w1_mhalf[15])))));
+  assign w1_idx_half = (w0_push ?
+                          {~(w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])
+                             | (w1f_mhalf[4] | w1f_mhalf[5] | (w1f_mhalf[6] | w1f_mhalf[7]))),
+                           ((w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])
+                             | (w1f_mhalf[4] | w1f_mhalf[5] | (w1f_mhalf[6] | w1f_mhalf[7]))) ?
+                              {~(w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])),
+                               ((w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])) ?
+                                  {~(w1f_mhalf[0] | w1f_mhalf[1]),
+                                   ((w1f_mhalf[0] | w1f_mhalf[1]) ? ~w1f_mhalf[0] : ~w1f_mhalf[2])}
+                                : {~(w1f_mhalf[4] | w1f_mhalf[5]),
+                                   ((w1f_mhalf[4] | w1f_mhalf[5]) ? ~w1f_mhalf[4]
+                                    : ~w1f_mhalf[6])})}
+                            : {~(w1f_mhalf[8] | w1f_mhalf[9] | (w1f_mhalf[10] | w1f_mhalf[11])),
+                               ((w1f_mhalf[8] | w1f_mhalf[9] | (w1f_mhalf[10] | w1f_mhalf[11])) ?
+                                  {~(w1f_mhalf[8] | w1f_mhalf[9]),
+                                   ((w1f_mhalf[8] | w1f_mhalf[9]) ? ~w1f_mhalf[8] : ~w1f_mhalf[10])}
+                                : {~(w1f_mhalf[12] | w1f_mhalf[13]),
+                                   ((w1f_mhalf[12] | w1f_mhalf[13]) ? ~w1f_mhalf[12]
+                                    : ~w1f_mhalf[14])})})}
+                        : {~(w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])
+                             | (w1_mhalf[4] | w1_mhalf[5] | (w1_mhalf[6] | w1_mhalf[7]))),
+                           ((w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])
+                             | (w1_mhalf[4] | w1_mhalf[5] | (w1_mhalf[6] | w1_mhalf[7]))) ?
+                              {~(w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])),
+                               ((w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])) ?
+                                  {~(w1_mhalf[0] | w1_mhalf[1]),
+                                   ((w1_mhalf[0] | w1_mhalf[1]) ? ~w1_mhalf[0] : ~w1_mhalf[2])}
+                                : {~(w1_mhalf[4] | w1_mhalf[5]),
+                                   ((w1_mhalf[4] | w1_mhalf[5]) ? ~w1_mhalf[4] : ~w1_mhalf[6])})}
+                            : {~(w1_mhalf[8] | w1_mhalf[9] | (w1_mhalf[10] | w1_mhalf[11])),
+                               ((w1_mhalf[8] | w1_mhalf[9] | (w1_mhalf[10] | w1_mhalf[11])) ?
+                                  {~(w1_mhalf[8] | w1_mhalf[9]),
+                                   ((w1_mhalf[8] | w1_mhalf[9]) ? ~w1_mhalf[8] : ~w1_mhalf[10])}
+                                : {~(w1_mhalf[12] | w1_mhalf[13]),
+                                   ((w1_mhalf[12] | w1_mhalf[13]) ? ~w1_mhalf[12]
+                                    : ~w1_mhalf[14])})})});
   assign w1_zero = ~(|w1);
   assign w1_wide = (|w1[31:8]);
   assign w1_pat = {(w1_wide & ~w1_any_full & w1_any_three), (~w1_zero & ~w1_wide),
@@ -539,14 +625,42 @@ module cpack_comp_l64 (
                       | (w1_pat[3] ? {10'd0, 4'd13, w1_idx, w1[15:0]} : 34'd0))
                    | ((w1_pat[4] ? {22'd0, 4'd14, w1[7:0]} : 34'd0)
                       | (w1_pat[5] ? {18'd0, 4'd15, w1_idx, w1[7:0]} : 34'd0)));
-  assign pair_len = ({1'd0,
-                      ((w0_pat[0] ? 6'd2 : 6'd0) | (w0_pat[1] ? 6'd34 : 6'd0)
-                       | ((w0_pat[2] ? 6'd8 : 6'd0) | (w0_pat[3] ? 6'd24 : 6'd0))
-                       | ((w0_pat[4] ? 6'd12 : 6'd0) | (w0_pat[5] ? 6'd16 : 6'd0)))}
-                     + {1'd0,
-                        ((w1_pat[0] ? 6'd2 : 6'd0) | (w1_pat[1] ? 6'd34 : 6'd0)
-                         | ((w1_pat[2] ? 6'd8 : 6'd0) | (w1_pat[3] ? 6'd24 : 6'd0))
-                         | ((w1_pat[4] ? 6'd12 : 6'd0) | (w1_pat[5] ? 6'd16 : 6'd0)))});
+  assign pair_len = (((w0_pat[0] & w1_pat[0]) ? 7'd4 : 7'd0)
+                     | ((w0_pat[0] & w1_pat[1]) ? 7'd36 : 7'd0)
+                     | (((w0_pat[0] & w1_pat[2]) ? 7'd10 : 7'd0)
+                        | ((w0_pat[0] & w1_pat[3]) ? 7'd26 : 7'd0))
+                     | (((w0_pat[0] & w1_pat[4]) ? 7'd14 : 7'd0)
+                        | ((w0_pat[0] & w1_pat[5]) ? 7'd18 : 7'd0)
+                        | (((w0_pat[1] & w1_pat[0]) ? 7'd36 : 7'd0)
+                           | ((w0_pat[1] & w1_pat[1]) ? 7'd68 : 7'd0)))
+                     | (((w0_pat[1] & w1_pat[2]) ? 7'd42 : 7'd0)
+                        | ((w0_pat[1] & w1_pat[3]) ? 7'd58 : 7'd0)
+                        | (((w0_pat[1] & w1_pat[4]) ? 7'd46 : 7'd0)
+                           | ((w0_pat[1] & w1_pat[5]) ? 7'd50 : 7'd0))
+                        | (((w0_pat[2] & w1_pat[0]) ? 7'd10 : 7'd0)
+                           | ((w0_pat[2] & w1_pat[1]) ? 7'd42 : 7'd0)
+                           | (((w0_pat[2] & w1_pat[2]) ? 7'd16 : 7'd0)
+                              | ((w0_pat[2] & w1_pat[3]) ? 7'd32 : 7'd0))))
+                     | (((w0_pat[2] & w1_pat[4]) ? 7'd20 : 7'd0)
+                        | ((w0_pat[2] & w1_pat[5]) ? 7'd24 : 7'd0)
+                        | (((w0_pat[3] & w1_pat[0]) ? 7'd26 : 7'd0)
+                           | ((w0_pat[3] & w1_pat[1]) ? 7'd58 : 7'd0))
+                        | (((w0_pat[3] & w1_pat[2]) ? 7'd32 : 7'd0)
+                           | ((w0_pat[3] & w1_pat[3]) ? 7'd48 : 7'd0)
+                           | (((w0_pat[3] & w1_pat[4]) ? 7'd36 : 7'd0)
+                              | ((w0_pat[3] & w1_pat[5]) ? 7'd40 : 7'd0)))
+                        | (((w0_pat[4] & w1_pat[0]) ? 7'd14 : 7'd0)
+                           | ((w0_pat[4] & w1_pat[1]) ? 7'd46 : 7'd0)
+                           | (((w0_pat[4] & w1_pat[2]) ? 7'd20 : 7'd0)
+                              | ((w0_pat[4] & w1_pat[3]) ? 7'd36 : 7'd0))
+                           | (((w0_pat[4] & w1_pat[4]) ? 7'd24 : 7'd0)
+                              | ((w0_pat[4] & w1_pat[5]) ? 7'd28 : 7'd0)
+                              | (((w0_pat[5] & w1_pat[0]) ? 7'd18 : 7'd0)
+                                 | ((w0_pat[5] & w1_pat[1]) ? 7'd50 : 7'd0)))))
+                     | (((w0_pat[5] & w1_pat[2]) ? 7'd24 : 7'd0)
+                        | ((w0_pat[5] & w1_pat[3]) ? 7'd40 : 7'd0)
+                        | (((w0_pat[5] & w1_pat[4]) ? 7'd28 : 7'd0)
+                           | ((w0_pat[5] & w1_pat[5]) ? 7'd32 : 7'd0))));
   assign allz_line = (allz_q & (&{w0_zero, w1_zero}));
   assign c_done = (t_load & is_last);
   assign step_d = (c_load ? 3'd0 : (step_q + 3'd1));
@@ -796,7 +910,12 @@ module cpack_comp_l64 (
   assign dict14_d = (pwe1_q[14] ? pw1_q : pw0_q);
   assign dict15_d = (pwe1_q[15] ? pw1_q : pw0_q);
   assign dict_valid_d = (c_load ? 16'd0 : (dict_valid_q | (we0 | we1)));
-  assign dict_wptr_d = (c_load ? 4'd0 : (dict_wptr_q + ({3'd0, w0_push} + {3'd0, w1_push})));
+  assign dict_wptr_p1 = (dict_wptr_q + 4'd1);
+  assign dict_wptr_p2 = (dict_wptr_q + 4'd2);
+  assign dict_wptr_d = (c_load ? 4'd0
+                        : (w0_push & w1_push) ? dict_wptr_p2
+                        : (w0_push | w1_push) ? dict_wptr_p1
+                        : dict_wptr_q);
   assign t_last_d = is_last;
   assign t_first_d = (step_q == 3'd0);
   assign t_tok0_d = w0_tok;
@@ -904,10 +1023,10 @@ module cpack_comp_l64 (
   wire [5:0] t_pat1_v;
   wire [511:0] acc_s1;
   wire [11:0] rem_next;
+  wire fits;
   wire t_adv;
   wire [511:0] acc_d;
   wire [11:0] rem_d;
-  wire fits;
   wire zero_block;
   wire ok_f;
   wire [9:0] len_next;
@@ -937,9 +1056,10 @@ module cpack_comp_l64 (
                    | ((t_pat1_v[4] ? {acc_s0[499:0], 12'd0} : 512'd0)
                       | (t_pat1_v[5] ? {acc_s0[495:0], 16'd0} : 512'd0)) | {478'd0, t_tok1_q});
   assign rem_next = ((t_first_v ? 12'd512 : rem_q) - {5'd0, t_len_q});
+  assign fits = (t_first_v ? (11'd512 > {4'd0, t_len_q})
+                 : (~rem_q[11] & (rem_q[10:0] > {4'd0, t_len_q})));
   assign acc_d = acc_s1;
   assign rem_d = rem_next;
-  assign fits = (~rem_next[11] & (|rem_next));
   assign zero_block = (t_allz_q & t_last_q);
   assign ok_f = (zero_block | fits);
   assign len_next = (10'd512 - rem_next[9:0]);

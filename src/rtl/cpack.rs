@@ -610,11 +610,24 @@ fn stage_c(m: &mut ModuleBuilder, d: &CompDims, r: &DictRegs) -> StageC {
         (&matches, fwd.as_ref()),
         &wsel0,
     );
-    // Pair length and the line's all-zero flag.
-    let plen = m.wire(
-        "pair_len",
-        &enc.lens.iter().fold(Expr::zero(7), |a, n| a + n.zext(7)),
-    );
+    // Pair length and the line's all-zero flag. The pair's length is one AND-OR over the
+    // pairs of token lengths its one-hot patterns select (no adder after the patterns).
+    let plen = if d.k == 2 {
+        let sel = |oh: &Expr, pats: &[usize]| {
+            Expr::cat(&pats.iter().map(|x| oh.bit(*x as u32)).collect::<Vec<_>>()).any()
+        };
+        let mut terms = Vec::new();
+        for (n0, p0) in &d.groups {
+            for (n1, p1) in &d.groups {
+                let hit = sel(&enc.onehots[0], p0) & sel(&enc.onehots[1], p1);
+                terms.push(hit.gate(&Expr::lit(7, (n0 + n1) as u64)));
+            }
+        }
+        or_tree(terms, 7)
+    } else {
+        enc.lens.iter().fold(Expr::zero(7), |a, n| a + n.zext(7))
+    };
+    let plen = m.wire("pair_len", &plen);
     let allz_pair = m.wire("allz_line", &(&r.allz.q() & &Expr::cat(&enc.zeros).all()));
     StageC {
         is_last,
@@ -715,10 +728,24 @@ fn stage_c_next(
         &accept.select(&Expr::zero(ne as u32), &(r.valid.q() | wrote)),
         Some(&(accept | c_adv)),
     );
-    let npush = pushes.iter().fold(Expr::zero(ib), |a, x| a + x.zext(ib));
+    // The pointer moves by the number of pushes: its two successors are formed from the
+    // register and the late pushes only select.
+    let w = r.wptr.q();
+    let succ = |m: &mut ModuleBuilder, n: u64| {
+        m.wire(&format!("dict_wptr_p{n}"), &(&w + Expr::lit(ib, n)))
+    };
+    let w1 = succ(m, 1);
+    let w2 = (pushes.len() > 1).then(|| succ(m, 2));
+    let moved = match &w2 {
+        Some(w2) => {
+            let (p0, p1) = (&pushes[0], &pushes[1]);
+            (p0 & p1).select(w2, &(p0 | p1).select(&w1, &w))
+        }
+        None => pushes[0].select(&w1, &w),
+    };
     m.next(
         &r.wptr,
-        &accept.select(&Expr::zero(ib), &(r.wptr.q() + npush)),
+        &accept.select(&Expr::zero(ib), &moved),
         Some(&(accept | c_adv)),
     );
     rot
@@ -768,7 +795,8 @@ fn stage_t_regs(
 struct StageE {
     acc: Expr,
     rem_next: Expr,
-    rw: u32,
+    /// `rem_next > 0`: the stream so far fits the line.
+    fits: Expr,
 }
 
 /// Stage E: the token accumulator (one-hot shifts by the token lengths) and the free-bit count.
@@ -801,12 +829,19 @@ fn stage_e(
         a = m.wire(&format!("acc_s{}", i), &(sh | st.tok_t[i].zext(l)));
     }
     let rem_next = m.wire("rem_next", &(rem_in - st.plen_t.zext(rw)));
+    // `rem_next > 0` as `rem_in > len`, compared for both choices of `rem_in` and chosen at
+    // the end: the stage's valid only selects (it steers the 512-bit raw/stream choice).
+    let plen = st.plen_t.zext(rw - 1);
+    let fits_first = Expr::lit(rw - 1, l as u64).gt(&plen);
+    let rq = rem.q();
+    let fits_later = !rq.bit(rw - 1) & rq.slice(0, rw - 1).gt(&plen);
+    let fits = m.wire("fits", &first_v.select(&fits_first, &fits_later));
     m.next(&acc, &a, Some(t_adv));
     m.next(&rem, &rem_next, Some(t_adv));
     StageE {
         acc: a,
         rem_next,
-        rw,
+        fits,
     }
 }
 
@@ -827,10 +862,10 @@ fn stage_f_regs(
     last_t: &Reg,
     f_load: &Expr,
 ) -> StageF {
-    let (l, lw, rw) = (d.l, d.lw, e.rw);
+    let (l, lw) = (d.l, d.lw);
     let (a, rem_next) = (&e.acc, &e.rem_next);
     // Handoff: compressed when rem > 0 (stream < L) or a zero block.
-    let fits = m.wire("fits", &(&!rem_next.bit(rw - 1) & &rem_next.any()));
+    let fits = e.fits.clone();
     let zb = if d.paper() {
         &st.allz_t & &last_t.q()
     } else {
@@ -949,26 +984,31 @@ pub(crate) struct WordToken {
     pub zero: Expr,
 }
 
-/// Word `i`'s pattern, index and token from `mv`, its full, three-byte and halfword match
-/// vectors over the dictionary (valid entries only): lowest-slot priority, the pattern
-/// order of §6 item 1 and the code table's token layout.
+/// For each of a word's full, three-byte and halfword match vectors `mv` (valid entries
+/// only; wires `<p>_m<kind>`): whether any bit is set and the lowest set slot.
+pub(crate) fn pick_lowest(m: &mut ModuleBuilder, p: &str, mv: &[Expr; 3]) -> [(Expr, Expr); 3] {
+    [0, 1, 2].map(|c| {
+        let vec = m.wire(&format!("{p}_m{}", MATCH_KINDS[c]), &mv[c]);
+        lowest(&vec.lanes(1))
+    })
+}
+
+/// Word `i`'s pattern, index and token from `picks` ([`pick_lowest`] of its match vectors:
+/// lowest-slot priority), the pattern order of §6 item 1 and the code table's token layout.
 pub(crate) fn word_token(
     m: &mut ModuleBuilder,
     cp: &CpackParams,
     i: usize,
     w: &Expr,
-    mv: &[Expr; 3],
+    picks: [(Expr, Expr); 3],
     with_push: bool,
 ) -> WordToken {
     let groups = length_groups(cp);
-    let names = ["full", "three", "half"];
     let mut anys = Vec::new();
     let mut idxs = Vec::new();
-    for c in 0..3 {
-        let vec = m.wire(&format!("w{}_m{}", i, names[c]), &mv[c]);
-        let (a, ix) = lowest(&vec.lanes(1));
-        anys.push(m.wire(&format!("w{}_any_{}", i, names[c]), &a));
-        idxs.push(m.wire(&format!("w{}_idx_{}", i, names[c]), &ix));
+    for (c, (a, ix)) in picks.iter().enumerate() {
+        anys.push(m.wire(&format!("w{}_any_{}", i, MATCH_KINDS[c]), a));
+        idxs.push(m.wire(&format!("w{}_idx_{}", i, MATCH_KINDS[c]), ix));
     }
     let z = m.wire(&format!("w{}_zero", i), &!w.any());
     let nz = m.wire(&format!("w{}_wide", i), &w.slice(8, 24).any());
@@ -1029,30 +1069,37 @@ pub(crate) fn word_enc(
         let w = word(m, i);
         // Forwarded entry (word 1): word 0 of the pair, when pushed, in slot wptr.
         // (Evaluating both outcomes of word 0's push and choosing at the end measured
-        // slower, 1.565 ns against 1.491 ns on Nangate45, and larger.)
-        let fsel = match (i, fwd) {
+        // slower, 1.565 ns against 1.491 ns, when the compares were in the same cycle; with
+        // the flags registered it is faster: docs/FORMATS.md.)
+        // Word 1 with the forwarding (slot `wptr`, one-hot `wsel0`, holds word 0's flags when
+        // word 0 pushes): its matches for both outcomes, chosen by word 0's push at the end,
+        // so the pattern, index and push wait for it by one mux only.
+        let picks = match (i, fwd) {
             (1, Some(f)) => {
-                let fsel = m.wire("w1_fwd", &(&pushes[0].repeat(ne as u32) & wsel0));
-                Some((f, fsel))
+                let fwd_vec = [0, 1, 2].map(|c| {
+                    let bits: Vec<Expr> = (0..ne as u32)
+                        .map(|j| wsel0.bit(j).select(&f[c], &mi[c].bit(j)))
+                        .collect();
+                    Expr::cat_lsb(&bits)
+                });
+                let with_fwd = pick_lowest(m, "w1f", &fwd_vec);
+                let without = pick_lowest(m, "w1", mi);
+                let p0 = &pushes[0];
+                [0, 1, 2].map(|c| {
+                    let (af, xf) = &with_fwd[c];
+                    let (an, xn) = &without[c];
+                    (p0.select(af, an), p0.select(xf, xn))
+                })
             }
-            _ => None,
+            _ => pick_lowest(m, &format!("w{i}"), mi),
         };
-        let mvv = [0, 1, 2].map(|c| match &fsel {
-            Some((f, sel)) => {
-                let bits: Vec<Expr> = (0..ne as u32)
-                    .map(|j| sel.bit(j).select(&f[c], &mi[c].bit(j)))
-                    .collect();
-                Expr::cat_lsb(&bits)
-            }
-            None => mi[c].clone(),
-        });
         let WordToken {
             oh,
             tok,
             push,
             len: n,
             zero: z,
-        } = word_token(m, cp, i, &w, &mvv, true);
+        } = word_token(m, cp, i, &w, picks, true);
         let push = push.unwrap_or_else(|| Expr::zero(1));
         lens.push(n);
         zeros.push(z);

@@ -46,7 +46,7 @@ pub use mc::{chunk_sizer, reqsize_mod};
 pub use mc_top::mc_top;
 
 use super::cpack::{
-    dict_slots2, dict_store, shift_by_onehot, token_regs, word_token, CompDims, TOK_W,
+    dict_slots2, dict_store, pick_lowest, shift_by_onehot, token_regs, word_token, CompDims, TOK_W,
 };
 use crate::hdl::blocks::shift_lanes_copies;
 use crate::hdl::stream::{self, Layout};
@@ -570,7 +570,8 @@ fn tokens(m: &mut ModuleBuilder, d: &CompDims, sm: &StageM) -> Tokens {
     for (i, (w, v)) in sm.words_m.iter().zip(&sm.mv_m).enumerate() {
         let fw = if i == 1 { sm.fwd_m.as_ref() } else { None };
         let v = merge(v, &sm.pend_eq_m[i], &sm.pend_valid_m, fw);
-        let t = word_token(m, &d.cp, i, w, &v, false);
+        let picks = pick_lowest(m, &format!("w{i}"), &v);
+        let t = word_token(m, &d.cp, i, w, picks, false);
         plen = plen + t.len.zext(7);
         toks.push(t.tok);
         onehots.push(t.oh);
