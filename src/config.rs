@@ -60,7 +60,7 @@
 //!     pa_bits: 48
 //!     page: 2m          # 2m | 64k
 //!     boff_bits: 16     # buddy-offset bits (21 covers a 64 KB-page carve-out; the paper says 20)
-//!   addr_stages: 0      # address generator as a unit: 0 (combinational) | 1 | 2 | 3 (1 GHz) stages
+//!   addr_stages: 0      # address generator as a unit: 0 (combinational) .. 3 (1 GHz)
 //!   meta:               # per-MC metadata-cache slice (rtl::buddy::MetaSliceParams)
 //!     size_bytes: 4096  # 4 KB per MC; 8192 is the "64 KB in 8 slices" reading
 //!     ways: 4

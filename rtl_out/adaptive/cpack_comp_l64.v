@@ -82,12 +82,12 @@ module cpack_comp_l64 (
   wire [15:0] w1_pre_half;
   wire [31:0] w0;
   wire [15:0] w0_mfull;
-  wire [15:0] w0_mthree;
-  wire [15:0] w0_mhalf;
   wire w0_any_full;
   wire [3:0] w0_idx_full;
+  wire [15:0] w0_mthree;
   wire w0_any_three;
   wire [3:0] w0_idx_three;
+  wire [15:0] w0_mhalf;
   wire w0_any_half;
   wire [3:0] w0_idx_half;
   wire w0_zero;
@@ -99,11 +99,23 @@ module cpack_comp_l64 (
   wire [33:0] w0_tok;
   wire [31:0] w1;
   wire [15:0] w1f_mfull;
+  wire w1f_any_full;
+  wire [3:0] w1f_idx_full;
   wire [15:0] w1f_mthree;
+  wire w1f_any_three;
+  wire [3:0] w1f_idx_three;
   wire [15:0] w1f_mhalf;
-  wire [15:0] w1_mfull;
-  wire [15:0] w1_mthree;
-  wire [15:0] w1_mhalf;
+  wire w1f_any_half;
+  wire [3:0] w1f_idx_half;
+  wire [15:0] w1n_mfull;
+  wire w1n_any_full;
+  wire [3:0] w1n_idx_full;
+  wire [15:0] w1n_mthree;
+  wire w1n_any_three;
+  wire [3:0] w1n_idx_three;
+  wire [15:0] w1n_mhalf;
+  wire w1n_any_half;
+  wire [3:0] w1n_idx_half;
   wire w1_any_full;
   wire [3:0] w1_idx_full;
   wire w1_any_three;
@@ -339,8 +351,6 @@ module cpack_comp_l64 (
                         (pwe1_q[0] ? pp1_1_half_q : pwe0_q[0] ? pp1_0_half_q : pm1_half_q[0])};
   assign w0 = line_q[31:0];
   assign w0_mfull = w0_pre_full;
-  assign w0_mthree = w0_pre_three;
-  assign w0_mhalf = w0_pre_half;
   assign w0_any_full = (w0_mfull[0] | w0_mfull[1] | (w0_mfull[2] | w0_mfull[3])
                         | (w0_mfull[4] | w0_mfull[5] | (w0_mfull[6] | w0_mfull[7]))
                         | (w0_mfull[8] | w0_mfull[9] | (w0_mfull[10] | w0_mfull[11])
@@ -362,6 +372,7 @@ module cpack_comp_l64 (
                              : {~(w0_mfull[12] | w0_mfull[13]),
                                 ((w0_mfull[12] | w0_mfull[13]) ? ~w0_mfull[12]
                                  : ~w0_mfull[14])})})};
+  assign w0_mthree = w0_pre_three;
   assign w0_any_three = (w0_mthree[0] | w0_mthree[1] | (w0_mthree[2] | w0_mthree[3])
                          | (w0_mthree[4] | w0_mthree[5] | (w0_mthree[6] | w0_mthree[7]))
                          | (w0_mthree[8] | w0_mthree[9] | (w0_mthree[10] | w0_mthree[11])
@@ -383,6 +394,7 @@ module cpack_comp_l64 (
                               : {~(w0_mthree[12] | w0_mthree[13]),
                                  ((w0_mthree[12] | w0_mthree[13]) ? ~w0_mthree[12]
                                   : ~w0_mthree[14])})})};
+  assign w0_mhalf = w0_pre_half;
   assign w0_any_half = (w0_mhalf[0] | w0_mhalf[1] | (w0_mhalf[2] | w0_mhalf[3])
                         | (w0_mhalf[4] | w0_mhalf[5] | (w0_mhalf[6] | w0_mhalf[7]))
                         | (w0_mhalf[8] | w0_mhalf[9] | (w0_mhalf[10] | w0_mhalf[11])
@@ -434,6 +446,27 @@ module cpack_comp_l64 (
                       (wsel0[2] ? pf1_full_q : w1_pre_full[2]),
                       (wsel0[1] ? pf1_full_q : w1_pre_full[1]),
                       (wsel0[0] ? pf1_full_q : w1_pre_full[0])};
+  assign w1f_any_full = (w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])
+                         | (w1f_mfull[4] | w1f_mfull[5] | (w1f_mfull[6] | w1f_mfull[7]))
+                         | (w1f_mfull[8] | w1f_mfull[9] | (w1f_mfull[10] | w1f_mfull[11])
+                            | (w1f_mfull[12] | w1f_mfull[13] | (w1f_mfull[14] | w1f_mfull[15]))));
+  assign w1f_idx_full = {~(w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])
+                           | (w1f_mfull[4] | w1f_mfull[5] | (w1f_mfull[6] | w1f_mfull[7]))),
+                         ((w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])
+                           | (w1f_mfull[4] | w1f_mfull[5] | (w1f_mfull[6] | w1f_mfull[7]))) ?
+                            {~(w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])),
+                             ((w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])) ?
+                                {~(w1f_mfull[0] | w1f_mfull[1]),
+                                 ((w1f_mfull[0] | w1f_mfull[1]) ? ~w1f_mfull[0] : ~w1f_mfull[2])}
+                              : {~(w1f_mfull[4] | w1f_mfull[5]),
+                                 ((w1f_mfull[4] | w1f_mfull[5]) ? ~w1f_mfull[4] : ~w1f_mfull[6])})}
+                          : {~(w1f_mfull[8] | w1f_mfull[9] | (w1f_mfull[10] | w1f_mfull[11])),
+                             ((w1f_mfull[8] | w1f_mfull[9] | (w1f_mfull[10] | w1f_mfull[11])) ?
+                                {~(w1f_mfull[8] | w1f_mfull[9]),
+                                 ((w1f_mfull[8] | w1f_mfull[9]) ? ~w1f_mfull[8] : ~w1f_mfull[10])}
+                              : {~(w1f_mfull[12] | w1f_mfull[13]),
+                                 ((w1f_mfull[12] | w1f_mfull[13]) ? ~w1f_mfull[12]
+                                  : ~w1f_mfull[14])})})};
   assign w1f_mthree = {(wsel0[15] ? pf1_three_q : w1_pre_three[15]),
                        (wsel0[14] ? pf1_three_q : w1_pre_three[14]),
                        (wsel0[13] ? pf1_three_q : w1_pre_three[13]),
@@ -450,6 +483,31 @@ module cpack_comp_l64 (
                        (wsel0[2] ? pf1_three_q : w1_pre_three[2]),
                        (wsel0[1] ? pf1_three_q : w1_pre_three[1]),
                        (wsel0[0] ? pf1_three_q : w1_pre_three[0])};
+  assign w1f_any_three = (w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])
+                          | (w1f_mthree[4] | w1f_mthree[5] | (w1f_mthree[6] | w1f_mthree[7]))
+                          | (w1f_mthree[8] | w1f_mthree[9] | (w1f_mthree[10] | w1f_mthree[11])
+                             | (w1f_mthree[12] | w1f_mthree[13]
+                                | (w1f_mthree[14] | w1f_mthree[15]))));
+  assign w1f_idx_three = {~(w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])
+                            | (w1f_mthree[4] | w1f_mthree[5] | (w1f_mthree[6] | w1f_mthree[7]))),
+                          ((w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])
+                            | (w1f_mthree[4] | w1f_mthree[5] | (w1f_mthree[6] | w1f_mthree[7]))) ?
+                             {~(w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])),
+                              ((w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])) ?
+                                 {~(w1f_mthree[0] | w1f_mthree[1]),
+                                  ((w1f_mthree[0] | w1f_mthree[1]) ? ~w1f_mthree[0]
+                                   : ~w1f_mthree[2])}
+                               : {~(w1f_mthree[4] | w1f_mthree[5]),
+                                  ((w1f_mthree[4] | w1f_mthree[5]) ? ~w1f_mthree[4]
+                                   : ~w1f_mthree[6])})}
+                           : {~(w1f_mthree[8] | w1f_mthree[9] | (w1f_mthree[10] | w1f_mthree[11])),
+                              ((w1f_mthree[8] | w1f_mthree[9] | (w1f_mthree[10] | w1f_mthree[11])) ?
+                                 {~(w1f_mthree[8] | w1f_mthree[9]),
+                                  ((w1f_mthree[8] | w1f_mthree[9]) ? ~w1f_mthree[8]
+                                   : ~w1f_mthree[10])}
+                               : {~(w1f_mthree[12] | w1f_mthree[13]),
+                                  ((w1f_mthree[12] | w1f_mthree[13]) ? ~w1f_mthree[12]
+                                   : ~w1f_mthree[14])})})};
   assign w1f_mhalf = {(wsel0[15] ? pf1_half_q : w1_pre_half[15]),
                       (wsel0[14] ? pf1_half_q : w1_pre_half[14]),
                       (wsel0[13] ? pf1_half_q : w1_pre_half[13]),
@@ -466,152 +524,103 @@ module cpack_comp_l64 (
                       (wsel0[2] ? pf1_half_q : w1_pre_half[2]),
                       (wsel0[1] ? pf1_half_q : w1_pre_half[1]),
                       (wsel0[0] ? pf1_half_q : w1_pre_half[0])};
-  assign w1_mfull = w1_pre_full;
-  assign w1_mthree = w1_pre_three;
-  assign w1_mhalf = w1_pre_half;
-  assign w1_any_full = (w0_push ?
-                          (w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])
-                           | (w1f_mfull[4] | w1f_mfull[5] | (w1f_mfull[6] | w1f_mfull[7]))
-                           | (w1f_mfull[8] | w1f_mfull[9] | (w1f_mfull[10] | w1f_mfull[11])
-                              | (w1f_mfull[12] | w1f_mfull[13] | (w1f_mfull[14] | w1f_mfull[15]))))
-                        : (w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])
-                           | (w1_mfull[4] | w1_mfull[5] | (w1_mfull[6] | w1_mfull[7]))
-                           | (w1_mfull[8] | w1_mfull[9] | (w1_mfull[10] | w1_mfull[11])
-                              | (w1_mfull[12] | w1_mfull[13] | (w1_mfull[14] | w1_mfull[15])))));
-  assign w1_idx_full = (w0_push ?
-                          {~(w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])
-                             | (w1f_mfull[4] | w1f_mfull[5] | (w1f_mfull[6] | w1f_mfull[7]))),
-                           ((w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])
-                             | (w1f_mfull[4] | w1f_mfull[5] | (w1f_mfull[6] | w1f_mfull[7]))) ?
-                              {~(w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])),
-                               ((w1f_mfull[0] | w1f_mfull[1] | (w1f_mfull[2] | w1f_mfull[3])) ?
-                                  {~(w1f_mfull[0] | w1f_mfull[1]),
-                                   ((w1f_mfull[0] | w1f_mfull[1]) ? ~w1f_mfull[0] : ~w1f_mfull[2])}
-                                : {~(w1f_mfull[4] | w1f_mfull[5]),
-                                   ((w1f_mfull[4] | w1f_mfull[5]) ? ~w1f_mfull[4]
-                                    : ~w1f_mfull[6])})}
-                            : {~(w1f_mfull[8] | w1f_mfull[9] | (w1f_mfull[10] | w1f_mfull[11])),
-                               ((w1f_mfull[8] | w1f_mfull[9] | (w1f_mfull[10] | w1f_mfull[11])) ?
-                                  {~(w1f_mfull[8] | w1f_mfull[9]),
-                                   ((w1f_mfull[8] | w1f_mfull[9]) ? ~w1f_mfull[8] : ~w1f_mfull[10])}
-                                : {~(w1f_mfull[12] | w1f_mfull[13]),
-                                   ((w1f_mfull[12] | w1f_mfull[13]) ? ~w1f_mfull[12]
-                                    : ~w1f_mfull[14])})})}
-                        : {~(w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])
-                             | (w1_mfull[4] | w1_mfull[5] | (w1_mfull[6] | w1_mfull[7]))),
-                           ((w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])
-                             | (w1_mfull[4] | w1_mfull[5] | (w1_mfull[6] | w1_mfull[7]))) ?
-                              {~(w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])),
-                               ((w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])) ?
-                                  {~(w1_mfull[0] | w1_mfull[1]),
-                                   ((w1_mfull[0] | w1_mfull[1]) ? ~w1_mfull[0] : ~w1_mfull[2])}
-                                : {~(w1_mfull[4] | w1_mfull[5]),
-                                   ((w1_mfull[4] | w1_mfull[5]) ? ~w1_mfull[4] : ~w1_mfull[6])})}
-                            : {~(w1_mfull[8] | w1_mfull[9] | (w1_mfull[10] | w1_mfull[11])),
-                               ((w1_mfull[8] | w1_mfull[9] | (w1_mfull[10] | w1_mfull[11])) ?
-                                  {~(w1_mfull[8] | w1_mfull[9]),
-                                   ((w1_mfull[8] | w1_mfull[9]) ? ~w1_mfull[8] : ~w1_mfull[10])}
-                                : {~(w1_mfull[12] | w1_mfull[13]),
-                                   ((w1_mfull[12] | w1_mfull[13]) ? ~w1_mfull[12]
-                                    : ~w1_mfull[14])})})});
-  assign w1_any_three = (w0_push ?
-                           (w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])
-                            | (w1f_mthree[4] | w1f_mthree[5] | (w1f_mthree[6] | w1f_mthree[7]))
-                            | (w1f_mthree[8] | w1f_mthree[9] | (w1f_mthree[10] | w1f_mthree[11])
-                               | (w1f_mthree[12] | w1f_mthree[13]
-                                  | (w1f_mthree[14] | w1f_mthree[15]))))
-                         : (w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])
-                            | (w1_mthree[4] | w1_mthree[5] | (w1_mthree[6] | w1_mthree[7]))
-                            | (w1_mthree[8] | w1_mthree[9] | (w1_mthree[10] | w1_mthree[11])
-                               | (w1_mthree[12] | w1_mthree[13]
-                                  | (w1_mthree[14] | w1_mthree[15])))));
-  assign w1_idx_three = (w0_push ?
-                           {~(w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])
-                              | (w1f_mthree[4] | w1f_mthree[5] | (w1f_mthree[6] | w1f_mthree[7]))),
-                            ((w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])
-                              | (w1f_mthree[4] | w1f_mthree[5] | (w1f_mthree[6] | w1f_mthree[7]))) ?
-                               {~(w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])),
-                                ((w1f_mthree[0] | w1f_mthree[1] | (w1f_mthree[2] | w1f_mthree[3])) ?
-                                   {~(w1f_mthree[0] | w1f_mthree[1]),
-                                    ((w1f_mthree[0] | w1f_mthree[1]) ? ~w1f_mthree[0]
-                                     : ~w1f_mthree[2])}
-                                 : {~(w1f_mthree[4] | w1f_mthree[5]),
-                                    ((w1f_mthree[4] | w1f_mthree[5]) ? ~w1f_mthree[4]
-                                     : ~w1f_mthree[6])})}
-                             : {~(w1f_mthree[8] | w1f_mthree[9]
-                                  | (w1f_mthree[10] | w1f_mthree[11])),
-                                ((w1f_mthree[8] | w1f_mthree[9]
-                                  | (w1f_mthree[10] | w1f_mthree[11])) ?
-                                   {~(w1f_mthree[8] | w1f_mthree[9]),
-                                    ((w1f_mthree[8] | w1f_mthree[9]) ? ~w1f_mthree[8]
-                                     : ~w1f_mthree[10])}
-                                 : {~(w1f_mthree[12] | w1f_mthree[13]),
-                                    ((w1f_mthree[12] | w1f_mthree[13]) ? ~w1f_mthree[12]
-                                     : ~w1f_mthree[14])})})}
-                         : {~(w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])
-                              | (w1_mthree[4] | w1_mthree[5] | (w1_mthree[6] | w1_mthree[7]))),
-                            ((w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])
-                              | (w1_mthree[4] | w1_mthree[5] | (w1_mthree[6] | w1_mthree[7]))) ?
-                               {~(w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])),
-                                ((w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])) ?
-                                   {~(w1_mthree[0] | w1_mthree[1]),
-                                    ((w1_mthree[0] | w1_mthree[1]) ? ~w1_mthree[0] : ~w1_mthree[2])}
-                                 : {~(w1_mthree[4] | w1_mthree[5]),
-                                    ((w1_mthree[4] | w1_mthree[5]) ? ~w1_mthree[4]
-                                     : ~w1_mthree[6])})}
-                             : {~(w1_mthree[8] | w1_mthree[9] | (w1_mthree[10] | w1_mthree[11])),
-                                ((w1_mthree[8] | w1_mthree[9] | (w1_mthree[10] | w1_mthree[11])) ?
-                                   {~(w1_mthree[8] | w1_mthree[9]),
-                                    ((w1_mthree[8] | w1_mthree[9]) ? ~w1_mthree[8]
-                                     : ~w1_mthree[10])}
-                                 : {~(w1_mthree[12] | w1_mthree[13]),
-                                    ((w1_mthree[12] | w1_mthree[13]) ? ~w1_mthree[12]
-                                     : ~w1_mthree[14])})})});
-  assign w1_any_half = (w0_push ?
-                          (w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])
-                           | (w1f_mhalf[4] | w1f_mhalf[5] | (w1f_mhalf[6] | w1f_mhalf[7]))
-                           | (w1f_mhalf[8] | w1f_mhalf[9] | (w1f_mhalf[10] | w1f_mhalf[11])
-                              | (w1f_mhalf[12] | w1f_mhalf[13] | (w1f_mhalf[14] | w1f_mhalf[15]))))
-                        : (w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])
-                           | (w1_mhalf[4] | w1_mhalf[5] | (w1_mhalf[6] | w1_mhalf[7]))
-                           | (w1_mhalf[8] | w1_mhalf[9] | (w1_mhalf[10] | w1_mhalf[11])
-                              | (w1_mhalf[12] | w1_mhalf[13] | (w1_mhalf[14] | w1_mhalf[15])))));
-  assign w1_idx_half = (w0_push ?
-                          {~(w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])
-                             | (w1f_mhalf[4] | w1f_mhalf[5] | (w1f_mhalf[6] | w1f_mhalf[7]))),
-                           ((w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])
-                             | (w1f_mhalf[4] | w1f_mhalf[5] | (w1f_mhalf[6] | w1f_mhalf[7]))) ?
-                              {~(w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])),
-                               ((w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])) ?
-                                  {~(w1f_mhalf[0] | w1f_mhalf[1]),
-                                   ((w1f_mhalf[0] | w1f_mhalf[1]) ? ~w1f_mhalf[0] : ~w1f_mhalf[2])}
-                                : {~(w1f_mhalf[4] | w1f_mhalf[5]),
-                                   ((w1f_mhalf[4] | w1f_mhalf[5]) ? ~w1f_mhalf[4]
-                                    : ~w1f_mhalf[6])})}
-                            : {~(w1f_mhalf[8] | w1f_mhalf[9] | (w1f_mhalf[10] | w1f_mhalf[11])),
-                               ((w1f_mhalf[8] | w1f_mhalf[9] | (w1f_mhalf[10] | w1f_mhalf[11])) ?
-                                  {~(w1f_mhalf[8] | w1f_mhalf[9]),
-                                   ((w1f_mhalf[8] | w1f_mhalf[9]) ? ~w1f_mhalf[8] : ~w1f_mhalf[10])}
-                                : {~(w1f_mhalf[12] | w1f_mhalf[13]),
-                                   ((w1f_mhalf[12] | w1f_mhalf[13]) ? ~w1f_mhalf[12]
-                                    : ~w1f_mhalf[14])})})}
-                        : {~(w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])
-                             | (w1_mhalf[4] | w1_mhalf[5] | (w1_mhalf[6] | w1_mhalf[7]))),
-                           ((w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])
-                             | (w1_mhalf[4] | w1_mhalf[5] | (w1_mhalf[6] | w1_mhalf[7]))) ?
-                              {~(w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])),
-                               ((w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])) ?
-                                  {~(w1_mhalf[0] | w1_mhalf[1]),
-                                   ((w1_mhalf[0] | w1_mhalf[1]) ? ~w1_mhalf[0] : ~w1_mhalf[2])}
-                                : {~(w1_mhalf[4] | w1_mhalf[5]),
-                                   ((w1_mhalf[4] | w1_mhalf[5]) ? ~w1_mhalf[4] : ~w1_mhalf[6])})}
-                            : {~(w1_mhalf[8] | w1_mhalf[9] | (w1_mhalf[10] | w1_mhalf[11])),
-                               ((w1_mhalf[8] | w1_mhalf[9] | (w1_mhalf[10] | w1_mhalf[11])) ?
-                                  {~(w1_mhalf[8] | w1_mhalf[9]),
-                                   ((w1_mhalf[8] | w1_mhalf[9]) ? ~w1_mhalf[8] : ~w1_mhalf[10])}
-                                : {~(w1_mhalf[12] | w1_mhalf[13]),
-                                   ((w1_mhalf[12] | w1_mhalf[13]) ? ~w1_mhalf[12]
-                                    : ~w1_mhalf[14])})})});
+  assign w1f_any_half = (w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])
+                         | (w1f_mhalf[4] | w1f_mhalf[5] | (w1f_mhalf[6] | w1f_mhalf[7]))
+                         | (w1f_mhalf[8] | w1f_mhalf[9] | (w1f_mhalf[10] | w1f_mhalf[11])
+                            | (w1f_mhalf[12] | w1f_mhalf[13] | (w1f_mhalf[14] | w1f_mhalf[15]))));
+  assign w1f_idx_half = {~(w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])
+                           | (w1f_mhalf[4] | w1f_mhalf[5] | (w1f_mhalf[6] | w1f_mhalf[7]))),
+                         ((w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])
+                           | (w1f_mhalf[4] | w1f_mhalf[5] | (w1f_mhalf[6] | w1f_mhalf[7]))) ?
+                            {~(w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])),
+                             ((w1f_mhalf[0] | w1f_mhalf[1] | (w1f_mhalf[2] | w1f_mhalf[3])) ?
+                                {~(w1f_mhalf[0] | w1f_mhalf[1]),
+                                 ((w1f_mhalf[0] | w1f_mhalf[1]) ? ~w1f_mhalf[0] : ~w1f_mhalf[2])}
+                              : {~(w1f_mhalf[4] | w1f_mhalf[5]),
+                                 ((w1f_mhalf[4] | w1f_mhalf[5]) ? ~w1f_mhalf[4] : ~w1f_mhalf[6])})}
+                          : {~(w1f_mhalf[8] | w1f_mhalf[9] | (w1f_mhalf[10] | w1f_mhalf[11])),
+                             ((w1f_mhalf[8] | w1f_mhalf[9] | (w1f_mhalf[10] | w1f_mhalf[11])) ?
+                                {~(w1f_mhalf[8] | w1f_mhalf[9]),
+                                 ((w1f_mhalf[8] | w1f_mhalf[9]) ? ~w1f_mhalf[8] : ~w1f_mhalf[10])}
+                              : {~(w1f_mhalf[12] | w1f_mhalf[13]),
+                                 ((w1f_mhalf[12] | w1f_mhalf[13]) ? ~w1f_mhalf[12]
+                                  : ~w1f_mhalf[14])})})};
+  assign w1n_mfull = w1_pre_full;
+  assign w1n_any_full = (w1n_mfull[0] | w1n_mfull[1] | (w1n_mfull[2] | w1n_mfull[3])
+                         | (w1n_mfull[4] | w1n_mfull[5] | (w1n_mfull[6] | w1n_mfull[7]))
+                         | (w1n_mfull[8] | w1n_mfull[9] | (w1n_mfull[10] | w1n_mfull[11])
+                            | (w1n_mfull[12] | w1n_mfull[13] | (w1n_mfull[14] | w1n_mfull[15]))));
+  assign w1n_idx_full = {~(w1n_mfull[0] | w1n_mfull[1] | (w1n_mfull[2] | w1n_mfull[3])
+                           | (w1n_mfull[4] | w1n_mfull[5] | (w1n_mfull[6] | w1n_mfull[7]))),
+                         ((w1n_mfull[0] | w1n_mfull[1] | (w1n_mfull[2] | w1n_mfull[3])
+                           | (w1n_mfull[4] | w1n_mfull[5] | (w1n_mfull[6] | w1n_mfull[7]))) ?
+                            {~(w1n_mfull[0] | w1n_mfull[1] | (w1n_mfull[2] | w1n_mfull[3])),
+                             ((w1n_mfull[0] | w1n_mfull[1] | (w1n_mfull[2] | w1n_mfull[3])) ?
+                                {~(w1n_mfull[0] | w1n_mfull[1]),
+                                 ((w1n_mfull[0] | w1n_mfull[1]) ? ~w1n_mfull[0] : ~w1n_mfull[2])}
+                              : {~(w1n_mfull[4] | w1n_mfull[5]),
+                                 ((w1n_mfull[4] | w1n_mfull[5]) ? ~w1n_mfull[4] : ~w1n_mfull[6])})}
+                          : {~(w1n_mfull[8] | w1n_mfull[9] | (w1n_mfull[10] | w1n_mfull[11])),
+                             ((w1n_mfull[8] | w1n_mfull[9] | (w1n_mfull[10] | w1n_mfull[11])) ?
+                                {~(w1n_mfull[8] | w1n_mfull[9]),
+                                 ((w1n_mfull[8] | w1n_mfull[9]) ? ~w1n_mfull[8] : ~w1n_mfull[10])}
+                              : {~(w1n_mfull[12] | w1n_mfull[13]),
+                                 ((w1n_mfull[12] | w1n_mfull[13]) ? ~w1n_mfull[12]
+                                  : ~w1n_mfull[14])})})};
+  assign w1n_mthree = w1_pre_three;
+  assign w1n_any_three = (w1n_mthree[0] | w1n_mthree[1] | (w1n_mthree[2] | w1n_mthree[3])
+                          | (w1n_mthree[4] | w1n_mthree[5] | (w1n_mthree[6] | w1n_mthree[7]))
+                          | (w1n_mthree[8] | w1n_mthree[9] | (w1n_mthree[10] | w1n_mthree[11])
+                             | (w1n_mthree[12] | w1n_mthree[13]
+                                | (w1n_mthree[14] | w1n_mthree[15]))));
+  assign w1n_idx_three = {~(w1n_mthree[0] | w1n_mthree[1] | (w1n_mthree[2] | w1n_mthree[3])
+                            | (w1n_mthree[4] | w1n_mthree[5] | (w1n_mthree[6] | w1n_mthree[7]))),
+                          ((w1n_mthree[0] | w1n_mthree[1] | (w1n_mthree[2] | w1n_mthree[3])
+                            | (w1n_mthree[4] | w1n_mthree[5] | (w1n_mthree[6] | w1n_mthree[7]))) ?
+                             {~(w1n_mthree[0] | w1n_mthree[1] | (w1n_mthree[2] | w1n_mthree[3])),
+                              ((w1n_mthree[0] | w1n_mthree[1] | (w1n_mthree[2] | w1n_mthree[3])) ?
+                                 {~(w1n_mthree[0] | w1n_mthree[1]),
+                                  ((w1n_mthree[0] | w1n_mthree[1]) ? ~w1n_mthree[0]
+                                   : ~w1n_mthree[2])}
+                               : {~(w1n_mthree[4] | w1n_mthree[5]),
+                                  ((w1n_mthree[4] | w1n_mthree[5]) ? ~w1n_mthree[4]
+                                   : ~w1n_mthree[6])})}
+                           : {~(w1n_mthree[8] | w1n_mthree[9] | (w1n_mthree[10] | w1n_mthree[11])),
+                              ((w1n_mthree[8] | w1n_mthree[9] | (w1n_mthree[10] | w1n_mthree[11])) ?
+                                 {~(w1n_mthree[8] | w1n_mthree[9]),
+                                  ((w1n_mthree[8] | w1n_mthree[9]) ? ~w1n_mthree[8]
+                                   : ~w1n_mthree[10])}
+                               : {~(w1n_mthree[12] | w1n_mthree[13]),
+                                  ((w1n_mthree[12] | w1n_mthree[13]) ? ~w1n_mthree[12]
+                                   : ~w1n_mthree[14])})})};
+  assign w1n_mhalf = w1_pre_half;
+  assign w1n_any_half = (w1n_mhalf[0] | w1n_mhalf[1] | (w1n_mhalf[2] | w1n_mhalf[3])
+                         | (w1n_mhalf[4] | w1n_mhalf[5] | (w1n_mhalf[6] | w1n_mhalf[7]))
+                         | (w1n_mhalf[8] | w1n_mhalf[9] | (w1n_mhalf[10] | w1n_mhalf[11])
+                            | (w1n_mhalf[12] | w1n_mhalf[13] | (w1n_mhalf[14] | w1n_mhalf[15]))));
+  assign w1n_idx_half = {~(w1n_mhalf[0] | w1n_mhalf[1] | (w1n_mhalf[2] | w1n_mhalf[3])
+                           | (w1n_mhalf[4] | w1n_mhalf[5] | (w1n_mhalf[6] | w1n_mhalf[7]))),
+                         ((w1n_mhalf[0] | w1n_mhalf[1] | (w1n_mhalf[2] | w1n_mhalf[3])
+                           | (w1n_mhalf[4] | w1n_mhalf[5] | (w1n_mhalf[6] | w1n_mhalf[7]))) ?
+                            {~(w1n_mhalf[0] | w1n_mhalf[1] | (w1n_mhalf[2] | w1n_mhalf[3])),
+                             ((w1n_mhalf[0] | w1n_mhalf[1] | (w1n_mhalf[2] | w1n_mhalf[3])) ?
+                                {~(w1n_mhalf[0] | w1n_mhalf[1]),
+                                 ((w1n_mhalf[0] | w1n_mhalf[1]) ? ~w1n_mhalf[0] : ~w1n_mhalf[2])}
+                              : {~(w1n_mhalf[4] | w1n_mhalf[5]),
+                                 ((w1n_mhalf[4] | w1n_mhalf[5]) ? ~w1n_mhalf[4] : ~w1n_mhalf[6])})}
+                          : {~(w1n_mhalf[8] | w1n_mhalf[9] | (w1n_mhalf[10] | w1n_mhalf[11])),
+                             ((w1n_mhalf[8] | w1n_mhalf[9] | (w1n_mhalf[10] | w1n_mhalf[11])) ?
+                                {~(w1n_mhalf[8] | w1n_mhalf[9]),
+                                 ((w1n_mhalf[8] | w1n_mhalf[9]) ? ~w1n_mhalf[8] : ~w1n_mhalf[10])}
+                              : {~(w1n_mhalf[12] | w1n_mhalf[13]),
+                                 ((w1n_mhalf[12] | w1n_mhalf[13]) ? ~w1n_mhalf[12]
+                                  : ~w1n_mhalf[14])})})};
+  assign w1_any_full = (w0_push ? w1f_any_full : w1n_any_full);
+  assign w1_idx_full = (w0_push ? w1f_idx_full : w1n_idx_full);
+  assign w1_any_three = (w0_push ? w1f_any_three : w1n_any_three);
+  assign w1_idx_three = (w0_push ? w1f_idx_three : w1n_idx_three);
+  assign w1_any_half = (w0_push ? w1f_any_half : w1n_any_half);
+  assign w1_idx_half = (w0_push ? w1f_idx_half : w1n_idx_half);
   assign w1_zero = ~(|w1);
   assign w1_wide = (|w1[31:8]);
   assign w1_pat = {(w1_wide & ~w1_any_full & w1_any_three), (~w1_zero & ~w1_wide),

@@ -645,12 +645,12 @@ module cpack_lossy_comp_b128 (
 
   // Stage T: match vectors merged (pending writes, pair forwarding), then tokens
   wire [15:0] w0_mfull;
-  wire [15:0] w0_mthree;
-  wire [15:0] w0_mhalf;
   wire w0_any_full;
   wire [3:0] w0_idx_full;
+  wire [15:0] w0_mthree;
   wire w0_any_three;
   wire [3:0] w0_idx_three;
+  wire [15:0] w0_mhalf;
   wire w0_any_half;
   wire [3:0] w0_idx_half;
   wire w0_zero;
@@ -660,12 +660,12 @@ module cpack_lossy_comp_b128 (
   wire [3:0] w0_idx;
   wire [33:0] w0_tok;
   wire [15:0] w1_mfull;
-  wire [15:0] w1_mthree;
-  wire [15:0] w1_mhalf;
   wire w1_any_full;
   wire [3:0] w1_idx_full;
+  wire [15:0] w1_mthree;
   wire w1_any_three;
   wire [3:0] w1_idx_three;
+  wire [15:0] w1_mhalf;
   wire w1_any_half;
   wire [3:0] w1_idx_half;
   wire w1_zero;
@@ -697,10 +697,6 @@ module cpack_lossy_comp_b128 (
   wire [1023:0] t_raw_d;
   assign w0_mfull = (m_full0_q | ({16{m_pend0_full0_q}} & m_pend0_valid_q)
                      | ({16{m_pend1_full0_q}} & m_pend1_valid_q));
-  assign w0_mthree = (m_three0_q | ({16{m_pend0_three0_q}} & m_pend0_valid_q)
-                      | ({16{m_pend1_three0_q}} & m_pend1_valid_q));
-  assign w0_mhalf = (m_half0_q | ({16{m_pend0_half0_q}} & m_pend0_valid_q)
-                     | ({16{m_pend1_half0_q}} & m_pend1_valid_q));
   assign w0_any_full = (w0_mfull[0] | w0_mfull[1] | (w0_mfull[2] | w0_mfull[3])
                         | (w0_mfull[4] | w0_mfull[5] | (w0_mfull[6] | w0_mfull[7]))
                         | (w0_mfull[8] | w0_mfull[9] | (w0_mfull[10] | w0_mfull[11])
@@ -722,6 +718,8 @@ module cpack_lossy_comp_b128 (
                              : {~(w0_mfull[12] | w0_mfull[13]),
                                 ((w0_mfull[12] | w0_mfull[13]) ? ~w0_mfull[12]
                                  : ~w0_mfull[14])})})};
+  assign w0_mthree = (m_three0_q | ({16{m_pend0_three0_q}} & m_pend0_valid_q)
+                      | ({16{m_pend1_three0_q}} & m_pend1_valid_q));
   assign w0_any_three = (w0_mthree[0] | w0_mthree[1] | (w0_mthree[2] | w0_mthree[3])
                          | (w0_mthree[4] | w0_mthree[5] | (w0_mthree[6] | w0_mthree[7]))
                          | (w0_mthree[8] | w0_mthree[9] | (w0_mthree[10] | w0_mthree[11])
@@ -743,6 +741,8 @@ module cpack_lossy_comp_b128 (
                               : {~(w0_mthree[12] | w0_mthree[13]),
                                  ((w0_mthree[12] | w0_mthree[13]) ? ~w0_mthree[12]
                                   : ~w0_mthree[14])})})};
+  assign w0_mhalf = (m_half0_q | ({16{m_pend0_half0_q}} & m_pend0_valid_q)
+                     | ({16{m_pend1_half0_q}} & m_pend1_valid_q));
   assign w0_any_half = (w0_mhalf[0] | w0_mhalf[1] | (w0_mhalf[2] | w0_mhalf[3])
                         | (w0_mhalf[4] | w0_mhalf[5] | (w0_mhalf[6] | w0_mhalf[7]))
                         | (w0_mhalf[8] | w0_mhalf[9] | (w0_mhalf[10] | w0_mhalf[11])
@@ -779,12 +779,6 @@ module cpack_lossy_comp_b128 (
   assign w1_mfull = ((m_fwd_q & {16{m_fw_full_q}})
                      | ((m_full1_q | ({16{m_pend0_full1_q}} & m_pend0_valid_q)
                          | ({16{m_pend1_full1_q}} & m_pend1_valid_q)) & ~m_fwd_q));
-  assign w1_mthree = ((m_fwd_q & {16{m_fw_three_q}})
-                      | ((m_three1_q | ({16{m_pend0_three1_q}} & m_pend0_valid_q)
-                          | ({16{m_pend1_three1_q}} & m_pend1_valid_q)) & ~m_fwd_q));
-  assign w1_mhalf = ((m_fwd_q & {16{m_fw_half_q}})
-                     | ((m_half1_q | ({16{m_pend0_half1_q}} & m_pend0_valid_q)
-                         | ({16{m_pend1_half1_q}} & m_pend1_valid_q)) & ~m_fwd_q));
   assign w1_any_full = (w1_mfull[0] | w1_mfull[1] | (w1_mfull[2] | w1_mfull[3])
                         | (w1_mfull[4] | w1_mfull[5] | (w1_mfull[6] | w1_mfull[7]))
                         | (w1_mfull[8] | w1_mfull[9] | (w1_mfull[10] | w1_mfull[11])
@@ -806,6 +800,9 @@ module cpack_lossy_comp_b128 (
                              : {~(w1_mfull[12] | w1_mfull[13]),
                                 ((w1_mfull[12] | w1_mfull[13]) ? ~w1_mfull[12]
                                  : ~w1_mfull[14])})})};
+  assign w1_mthree = ((m_fwd_q & {16{m_fw_three_q}})
+                      | ((m_three1_q | ({16{m_pend0_three1_q}} & m_pend0_valid_q)
+                          | ({16{m_pend1_three1_q}} & m_pend1_valid_q)) & ~m_fwd_q));
   assign w1_any_three = (w1_mthree[0] | w1_mthree[1] | (w1_mthree[2] | w1_mthree[3])
                          | (w1_mthree[4] | w1_mthree[5] | (w1_mthree[6] | w1_mthree[7]))
                          | (w1_mthree[8] | w1_mthree[9] | (w1_mthree[10] | w1_mthree[11])
@@ -827,6 +824,9 @@ module cpack_lossy_comp_b128 (
                               : {~(w1_mthree[12] | w1_mthree[13]),
                                  ((w1_mthree[12] | w1_mthree[13]) ? ~w1_mthree[12]
                                   : ~w1_mthree[14])})})};
+  assign w1_mhalf = ((m_fwd_q & {16{m_fw_half_q}})
+                     | ((m_half1_q | ({16{m_pend0_half1_q}} & m_pend0_valid_q)
+                         | ({16{m_pend1_half1_q}} & m_pend1_valid_q)) & ~m_fwd_q));
   assign w1_any_half = (w1_mhalf[0] | w1_mhalf[1] | (w1_mhalf[2] | w1_mhalf[3])
                         | (w1_mhalf[4] | w1_mhalf[5] | (w1_mhalf[6] | w1_mhalf[7]))
                         | (w1_mhalf[8] | w1_mhalf[9] | (w1_mhalf[10] | w1_mhalf[11])

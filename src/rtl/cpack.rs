@@ -18,8 +18,8 @@
 //!    after the last one) and an empty dictionary;
 //! 2. `P` classify steps (stage C): each word's four byte-equalities against every entry
 //!    (valid bits; the pair forwarding), formed one step ahead and registered (`PreMatch`;
-//!    the dictionary writes land a cycle after their step), zero / narrow detection, three lowest-index priority
-//!    encoders (full, 3 bytes, 2 bytes), the pattern, the token (right-aligned, constant
+//!    the dictionary writes land a cycle after their step), zero / narrow detection, three
+//!    lowest-index priority encoders (full, 3 bytes, 2 bytes), the pattern, the token (right-aligned, constant
 //!    layouts) and the dictionary push (FIFO pointer). Registered (stage T): tokens, one-hot
 //!    patterns, the pair length;
 //! 3. accumulate (stage E): `acc = ((acc << n0) | tok0) << n1 | tok1` — the shifts are one-hot
@@ -449,8 +449,8 @@ struct PreMatch {
     w_q: Vec<Reg>,
 }
 
-/// The flag names, in `bytes_eq` order.
-const MATCH_KINDS: [&str; 3] = ["full", "three", "half"];
+/// The match classes in `bytes_eq` order: full word, upper three bytes, upper halfword.
+pub(crate) const MATCH_KINDS: [&str; 3] = ["full", "three", "half"];
 
 /// Stage C registers: step count, line, dictionary valid bits and pointer, all-zero flag, entries.
 fn stage_c_regs(m: &mut ModuleBuilder, d: &CompDims) -> DictRegs {
@@ -558,7 +558,7 @@ fn pre_match_next(
         let per_entry: Vec<[Expr; 3]> = entries.iter().map(|d| bytes_eq(w, d)).collect();
         for c in 0..3 {
             let bits: Vec<Expr> = per_entry.iter().map(|e| e[c].clone()).collect();
-            let v = Expr::cat_lsb(&bits) & r.valid.q() & live.repeat(r.dq.len() as u32);
+            let v = Expr::cat_lsb(&bits) & r.valid.q() & live.repeat(ne);
             m.next(&pre.m_q[i][c], &v, Some(en));
         }
         for (wi, cur) in words.iter().enumerate() {
@@ -985,11 +985,17 @@ pub(crate) struct WordToken {
 }
 
 /// For each of a word's full, three-byte and halfword match vectors `mv` (valid entries
-/// only; wires `<p>_m<kind>`): whether any bit is set and the lowest set slot.
+/// only; wire `<p>_m<kind>`): whether any bit is set and the lowest set slot (wires
+/// `<p>_any_<kind>`, `<p>_idx_<kind>`).
 pub(crate) fn pick_lowest(m: &mut ModuleBuilder, p: &str, mv: &[Expr; 3]) -> [(Expr, Expr); 3] {
     [0, 1, 2].map(|c| {
-        let vec = m.wire(&format!("{p}_m{}", MATCH_KINDS[c]), &mv[c]);
-        lowest(&vec.lanes(1))
+        let kind = MATCH_KINDS[c];
+        let vec = m.wire(&format!("{p}_m{kind}"), &mv[c]);
+        let (a, ix) = lowest(&vec.lanes(1));
+        (
+            m.wire(&format!("{p}_any_{kind}"), &a),
+            m.wire(&format!("{p}_idx_{kind}"), &ix),
+        )
     })
 }
 
@@ -1004,12 +1010,7 @@ pub(crate) fn word_token(
     with_push: bool,
 ) -> WordToken {
     let groups = length_groups(cp);
-    let mut anys = Vec::new();
-    let mut idxs = Vec::new();
-    for (c, (a, ix)) in picks.iter().enumerate() {
-        anys.push(m.wire(&format!("w{}_any_{}", i, MATCH_KINDS[c]), a));
-        idxs.push(m.wire(&format!("w{}_idx_{}", i, MATCH_KINDS[c]), ix));
-    }
+    let (anys, idxs): (Vec<Expr>, Vec<Expr>) = picks.into_iter().unzip();
     let z = m.wire(&format!("w{}_zero", i), &!w.any());
     let nz = m.wire(&format!("w{}_wide", i), &w.slice(8, 24).any());
     let (af, a3, a2) = (&anys[0], &anys[1], &anys[2]);
@@ -1083,12 +1084,16 @@ pub(crate) fn word_enc(
                     Expr::cat_lsb(&bits)
                 });
                 let with_fwd = pick_lowest(m, "w1f", &fwd_vec);
-                let without = pick_lowest(m, "w1", mi);
+                let without = pick_lowest(m, "w1n", mi);
                 let p0 = &pushes[0];
                 [0, 1, 2].map(|c| {
                     let (af, xf) = &with_fwd[c];
                     let (an, xn) = &without[c];
-                    (p0.select(af, an), p0.select(xf, xn))
+                    let kind = MATCH_KINDS[c];
+                    (
+                        m.wire(&format!("w1_any_{kind}"), &p0.select(af, an)),
+                        m.wire(&format!("w1_idx_{kind}"), &p0.select(xf, xn)),
+                    )
                 })
             }
             _ => pick_lowest(m, &format!("w{i}"), mi),

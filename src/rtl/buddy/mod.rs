@@ -395,9 +395,21 @@ pub fn addr_gen(p: &BuddyRtlParams) -> Result<Arc<Module>, HdlError> {
     let mut bud_ops = vec![s_in.field("gbbr"), off, k32.clone()];
     bud_ops.extend(operands(&mut m, "e_bud", bud_digits, bud_cin));
     let isb = m.wire("is_buddy", &(&ok & &any_of(&isb_terms)));
-    if p.addr_stages == 0 {
-        let dev = sum_ks(&mut m, "dev_sum", &dev_ops, pa);
-        let bud = sum_ks(&mut m, "bud_sum", &bud_ops, pa);
+    let mut pl =
+        (p.addr_stages > 0).then(|| Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_in.valid));
+    let (dev, bud, ok, isb) = match &mut pl {
+        Some(pl) if p.addr_stages >= 2 => {
+            let ops = (dev_ops.as_slice(), bud_ops.as_slice());
+            pipelined_sums(&mut m, pl, p.addr_stages, ops, (&ok, &isb))
+        }
+        _ => (
+            sum_ks(&mut m, "dev_sum", &dev_ops, pa),
+            sum_ks(&mut m, "bud_sum", &bud_ops, pa),
+            ok,
+            isb,
+        ),
+    };
+    let Some(mut pl) = pl else {
         out.drive(
             &mut m,
             &s_in.valid,
@@ -410,48 +422,6 @@ pub fn addr_gen(p: &BuddyRtlParams) -> Result<Arc<Module>, HdlError> {
         );
         s_in.accept(&mut m, &out_ready);
         return m.finish();
-    }
-    let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_in.valid);
-    let (dev, bud, ok, isb) = if p.addr_stages >= 2 {
-        m.comment("Stage 1: both sums reduced to carry-save pairs");
-        let st = pl.stage(&mut m, "rows");
-        let pair = |m: &mut ModuleBuilder, nm: &str, ops: &[Expr]| -> [Expr; 2] {
-            let r = csa_reduce(m, nm, &ops.iter().map(|o| o.resize(pa)).collect::<Vec<_>>());
-            [0, 1].map(|k| st.reg(m, &format!("{nm}_{k}_q"), &r[k]))
-        };
-        let dv = pair(&mut m, "dev_sum", &dev_ops);
-        let bd = pair(&mut m, "bud_sum", &bud_ops);
-        let okq = st.reg(&mut m, "tgt_ok_q", &ok);
-        let isbq = st.reg(&mut m, "is_buddy_q", &isb);
-        if p.addr_stages == 2 {
-            m.comment("Stage 2: the two adders (16-bit carry-select blocks)");
-            let dev = add_csel(&mut m, "dev_sum", &dv[0], &dv[1], 16);
-            let bud = add_csel(&mut m, "bud_sum", &bd[0], &bd[1], 16);
-            (dev, bud, okq, isbq)
-        } else {
-            m.comment("Stage 2: each adder's low block, and its higher blocks for both carries in");
-            let st = pl.stage(&mut m, "halves");
-            // Three 16-bit blocks: a block's add is short enough for the stage.
-            let halves = |m: &mut ModuleBuilder, nm: &str, v: &[Expr; 2]| -> Expr {
-                let parts: Vec<Expr> = add_split(m, nm, (&v[0], &v[1]), false, 3)
-                    .iter()
-                    .enumerate()
-                    .map(|(k, e)| st.reg(m, &format!("{nm}_p{k}_q"), e))
-                    .collect();
-                let sum = add_join(m, nm, &parts);
-                m.wire(nm, &sum)
-            };
-            let dev = halves(&mut m, "dev_sum", &dv);
-            let bud = halves(&mut m, "bud_sum", &bd);
-            let okq = st.reg(&mut m, "tgt_ok2_q", &okq);
-            let isbq = st.reg(&mut m, "is_buddy2_q", &isbq);
-            m.comment("Stage 3: the higher blocks chosen by the carries below them");
-            (dev, bud, okq, isbq)
-        }
-    } else {
-        let dev = sum_ks(&mut m, "dev_sum", &dev_ops, pa);
-        let bud = sum_ks(&mut m, "bud_sum", &bud_ops, pa);
-        (dev, bud, ok, isb)
     };
     let st = pl.stage(&mut m, "out");
     let fields = [
@@ -462,4 +432,52 @@ pub fn addr_gen(p: &BuddyRtlParams) -> Result<Arc<Module>, HdlError> {
     ];
     pl.finish_ports(&mut m, s_in, out, &fields);
     m.finish()
+}
+
+/// The address generator's sums over `stages` (2 or 3) register stages: the carry-save
+/// rows, then the two adders (2), or each adder's 16-bit blocks for both carries in and then
+/// the blocks chosen (3). Returns the sums and the target's `ok` and `is_buddy`, delayed to
+/// the sums' stage.
+fn pipelined_sums(
+    m: &mut ModuleBuilder,
+    pl: &mut Pipeline,
+    stages: u32,
+    (dev_ops, bud_ops): (&[Expr], &[Expr]),
+    (ok, isb): (&Expr, &Expr),
+) -> (Expr, Expr, Expr, Expr) {
+    let pa = dev_ops[0].width();
+    m.comment("Stage 1: both sums reduced to carry-save pairs");
+    let st = pl.stage(m, "rows");
+    let pair = |m: &mut ModuleBuilder, nm: &str, ops: &[Expr]| -> [Expr; 2] {
+        let r = csa_reduce(m, nm, &ops.iter().map(|o| o.resize(pa)).collect::<Vec<_>>());
+        [0, 1].map(|k| st.reg(m, &format!("{nm}_{k}_q"), &r[k]))
+    };
+    let dv = pair(m, "dev_sum", dev_ops);
+    let bd = pair(m, "bud_sum", bud_ops);
+    let okq = st.reg(m, "tgt_ok_q", ok);
+    let isbq = st.reg(m, "is_buddy_q", isb);
+    if stages == 2 {
+        m.comment("Stage 2: the two adders (16-bit carry-select blocks)");
+        let dev = add_csel(m, "dev_sum", &dv[0], &dv[1], 16);
+        let bud = add_csel(m, "bud_sum", &bd[0], &bd[1], 16);
+        return (dev, bud, okq, isbq);
+    }
+    m.comment("Stage 2: each adder's low block, and its higher blocks for both carries in");
+    let st = pl.stage(m, "blocks");
+    // Three 16-bit blocks: a block's add is short enough for the stage.
+    let blocks = |m: &mut ModuleBuilder, nm: &str, v: &[Expr; 2]| -> Expr {
+        let parts: Vec<Expr> = add_split(m, nm, (&v[0], &v[1]), false, 3)
+            .iter()
+            .enumerate()
+            .map(|(k, e)| st.reg(m, &format!("{nm}_p{k}_q"), e))
+            .collect();
+        let sum = add_join(m, nm, &parts);
+        m.wire(nm, &sum)
+    };
+    let dev = blocks(m, "dev_sum", &dv);
+    let bud = blocks(m, "bud_sum", &bd);
+    let okq = st.reg(m, "tgt_ok2_q", &okq);
+    let isbq = st.reg(m, "is_buddy2_q", &isbq);
+    m.comment("Stage 3: the higher blocks chosen by the carries below them");
+    (dev, bud, okq, isbq)
 }

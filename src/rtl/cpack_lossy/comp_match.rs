@@ -14,10 +14,7 @@
 
 use crate::hdl::{Expr, ModuleBuilder};
 use crate::model::cpack::{CpackParams, PushPolicy};
-use crate::rtl::cpack::{bytes_eq, push_flag};
-
-/// Match classes in order: full word, upper three bytes, upper halfword.
-pub(crate) const CLASSES: [&str; 3] = ["full", "three", "half"];
+use crate::rtl::cpack::{bytes_eq, push_flag, MATCH_KINDS};
 
 /// One beat's results. A word's match vector of class `c` over the entries is
 /// `mv[c] | OR_p (pend_eq[p][c] & pend_valid[p])`, with word 1's entry `fwd.1` then replaced
@@ -77,7 +74,7 @@ pub(crate) fn beat_match(
             .enumerate()
             .map(|(p, (pw, _, _))| {
                 let e = bytes_eq(w, pw);
-                [0, 1, 2].map(|c| m.wire(&format!("c{}_pend{}_{}", i, p, CLASSES[c]), &e[c]))
+                [0, 1, 2].map(|c| m.wire(&format!("c{}_pend{}_{}", i, p, MATCH_KINDS[c]), &e[c]))
             })
             .collect();
         let mut direct: [Vec<Expr>; 3] = [Vec::new(), Vec::new(), Vec::new()];
@@ -89,7 +86,7 @@ pub(crate) fn beat_match(
         }
         let direct = [0, 1, 2].map(|c| {
             m.wire(
-                &format!("c{}_d{}", i, CLASSES[c]),
+                &format!("c{}_d{}", i, MATCH_KINDS[c]),
                 &Expr::cat_lsb(&direct[c]),
             )
         });
@@ -112,7 +109,7 @@ pub(crate) fn beat_match(
         } else {
             // Word 0 pushed: entry `wptr` holds word 0.
             let f = bytes_eq(w, &words[0]);
-            let f = [0, 1, 2].map(|c| m.wire(&format!("c{}_fw_{}", i, CLASSES[c]), &f[c]));
+            let f = [0, 1, 2].map(|c| m.wire(&format!("c{}_fw_{}", i, MATCH_KINDS[c]), &f[c]));
             let p0 = &pushes[0];
             let not_w = !wsel0.clone();
             let any = [0, 2].map(|c| {

@@ -46,7 +46,8 @@ pub use mc::{chunk_sizer, reqsize_mod};
 pub use mc_top::mc_top;
 
 use super::cpack::{
-    dict_slots2, dict_store, pick_lowest, shift_by_onehot, token_regs, word_token, CompDims, TOK_W,
+    dict_slots2, dict_store, pick_lowest, shift_by_onehot, token_regs, word_token, CompDims,
+    MATCH_KINDS, TOK_W,
 };
 use crate::hdl::blocks::shift_lanes_copies;
 use crate::hdl::stream::{self, Layout};
@@ -54,7 +55,7 @@ use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder, Pipeline, Policy,
 use crate::model::cpack::{CodeTable, PushPolicy};
 use crate::model::cpack_lossy::fp::TruncLayout;
 use crate::model::cpack_lossy::{LossyParams, CHUNK_BITS};
-use comp_match::{beat_match, merge, BeatMatch, DictView, CLASSES};
+use comp_match::{beat_match, merge, BeatMatch, DictView};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -516,7 +517,7 @@ fn stage_m_regs(m: &mut ModuleBuilder, sc: &StageC, accept: &Expr) -> StageM {
         .mv
         .iter()
         .enumerate()
-        .map(|(i, v)| [0, 1, 2].map(|c| reg(m, format!("m_{}{}_q", CLASSES[c], i), &v[c])))
+        .map(|(i, v)| [0, 1, 2].map(|c| reg(m, format!("m_{}{}_q", MATCH_KINDS[c], i), &v[c])))
         .collect();
     let pend_eq_m: Vec<Vec<[Expr; 3]>> = sc
         .bm
@@ -527,7 +528,8 @@ fn stage_m_regs(m: &mut ModuleBuilder, sc: &StageC, accept: &Expr) -> StageM {
             pw.iter()
                 .enumerate()
                 .map(|(p, e)| {
-                    [0, 1, 2].map(|c| reg(m, format!("m_pend{}_{}{}_q", p, CLASSES[c], i), &e[c]))
+                    [0, 1, 2]
+                        .map(|c| reg(m, format!("m_pend{}_{}{}_q", p, MATCH_KINDS[c], i), &e[c]))
                 })
                 .collect()
         })
@@ -540,7 +542,7 @@ fn stage_m_regs(m: &mut ModuleBuilder, sc: &StageC, accept: &Expr) -> StageM {
         .map(|(p, v)| reg(m, format!("m_pend{}_valid_q", p), v))
         .collect();
     let fwd_m = sc.bm.fwd.as_ref().map(|(f, sel)| {
-        let f = [0, 1, 2].map(|c| reg(m, format!("m_fw_{}_q", CLASSES[c]), &f[c]));
+        let f = [0, 1, 2].map(|c| reg(m, format!("m_fw_{}_q", MATCH_KINDS[c]), &f[c]));
         (f, reg(m, "m_fwd_q".into(), sel))
     });
     StageM {
