@@ -91,6 +91,7 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   (* mem2reg *) reg  rel_we_q [0:3];
   (* mem2reg *) reg  [7:0] rel_wdata_q [0:3];
   reg  [2:0] rel_count_q;
+  reg  touch_q;
   wire [1023:0] data_rdata;
   wire [7:0] resp_ram_field;
   wire [16:0] resp_payload;
@@ -414,7 +415,7 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
                                  | ~mshr_valid_q[6] | ~mshr_valid_q[7] | ~mshr_valid_q[8])));
   assign req_can = (req_hit | (req_match_any & ~req_match_full) | (~req_match_any & mshr_free_any));
   assign outs_free = (resp_free & mreq_free);
-  assign fill_take = ((state_q == STATE_IDLE) & mfill_valid_i & outs_free);
+  assign fill_take = ((state_q == STATE_IDLE) & mfill_valid_i & outs_free & ~touch_q);
   assign req_take = ((state_q == STATE_IDLE) & ~mfill_valid_i & req_valid_i & outs_free & req_can);
 
   // Fill: MSHR of the sector, way (present line, invalid way, LRU way), victim
@@ -657,9 +658,19 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   wire [6:0] rel_field_d [0:3];
   wire rel_we_d [0:3];
   wire [7:0] rel_wdata_d [0:3];
+  wire install_sec_onehot;
+  wire install_in_set [0:15];
   wire lru_touch;
-  wire acc_sec_onehot;
-  wire acc_in_set [0:15];
+  wire touch_d;
+  reg  touch_we_q;
+  wire touch_we_d;
+  reg  [3:0] touch_set_q;
+  wire [3:0] touch_set_d;
+  reg  touch_way_q;
+  wire touch_way_d;
+  reg  touch_sec_q;
+  wire touch_sec_d;
+  wire touch_in_set [0:15];
   wire touched_rank [0:15];
   wire [10:0] tag_w0_d [0:15];
   wire [10:0] tag_w1_d [0:15];
@@ -1015,73 +1026,90 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
                               | ((mshr_s3_wdata_q[8] & {8{fill_mshr_oh_q[8]}})
                                  | (mshr_s3_wdata_q[9] & {8{fill_mshr_oh_q[9]}})))
                            : rel_wdata_q[3]);
-  assign lru_touch = (acc_take | (state_q == STATE_INSTALL));
-  assign acc_sec_onehot = (acc_sec == 1'd0);
+  assign install_sec_onehot = (fill_sec == 1'd0);
   generate
-    for (i = 0; i < 16; i = i + 1) begin : g_acc_in_set
+    for (i = 0; i < 16; i = i + 1) begin : g_install_in_set
       localparam [3:0] K0 = i;
-      assign acc_in_set[i] = (acc_set == K0);
+      assign install_in_set[i] = (fill_set == K0);
+    end
+  endgenerate
+  assign lru_touch = (acc_take | (state_q == STATE_INSTALL));
+  assign touch_d = lru_touch;
+  assign touch_we_d = (acc_take & acc_we);
+  assign touch_set_d = acc_set;
+  assign touch_way_d = acc_way;
+  assign touch_sec_d = (acc_sec == 1'd0);
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_touch_in_set
+      localparam [3:0] K0 = i;
+      assign touch_in_set[i] = (touch_set_q == K0);
     end
   endgenerate
   generate
     for (i = 0; i < 16; i = i + 1) begin : g_touched_rank
-      assign touched_rank[i] = (acc_way ? rank_w1_q[i] : rank_w0_q[i]);
+      assign touched_rank[i] = (touch_way_q ? rank_w1_q[i] : rank_w0_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 16; i = i + 1) begin : g_tag_w0_d
-      assign tag_w0_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 1'd0))) ?
+      assign tag_w0_d[i] = (((state_q == STATE_INSTALL) & install_in_set[i]
+                             & (fill_way_q == 1'd0)) ?
                               fill_addr_q[14:4]
                             : tag_w0_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 16; i = i + 1) begin : g_tag_w1_d
-      assign tag_w1_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 1'd1))) ?
+      assign tag_w1_d[i] = (((state_q == STATE_INSTALL) & install_in_set[i]
+                             & (fill_way_q == 1'd1)) ?
                               fill_addr_q[14:4]
                             : tag_w1_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 16; i = i + 1) begin : g_valid_w0_d
-      assign valid_w0_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 1'd0))) ?
-                                (fill_new_q ? acc_sec_onehot : (valid_w0_q[i] | acc_sec_onehot))
+      assign valid_w0_d[i] = (((state_q == STATE_INSTALL) & install_in_set[i]
+                               & (fill_way_q == 1'd0)) ?
+                                (fill_new_q ? install_sec_onehot
+                                 : (valid_w0_q[i] | install_sec_onehot))
                               : valid_w0_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 16; i = i + 1) begin : g_valid_w1_d
-      assign valid_w1_d[i] = (((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 1'd1))) ?
-                                (fill_new_q ? acc_sec_onehot : (valid_w1_q[i] | acc_sec_onehot))
+      assign valid_w1_d[i] = (((state_q == STATE_INSTALL) & install_in_set[i]
+                               & (fill_way_q == 1'd1)) ?
+                                (fill_new_q ? install_sec_onehot
+                                 : (valid_w1_q[i] | install_sec_onehot))
                               : valid_w1_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 16; i = i + 1) begin : g_dirty_w0_d
-      assign dirty_w0_d[i] = ((((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 1'd0))
-                                & fill_new_q)
-                               | (acc_take & acc_we & (acc_in_set[i] & (acc_way == 1'd0)))) ?
-                                ((acc_take & acc_we & (acc_in_set[i] & (acc_way == 1'd0))) ?
-                                   (dirty_w0_q[i] | acc_sec_onehot)
+      assign dirty_w0_d[i] = ((((state_q == STATE_INSTALL) & install_in_set[i]
+                                & (fill_way_q == 1'd0) & fill_new_q)
+                               | (touch_we_q & (touch_in_set[i] & (touch_way_q == 1'd0)))) ?
+                                ((touch_we_q & (touch_in_set[i] & (touch_way_q == 1'd0))) ?
+                                   (dirty_w0_q[i] | touch_sec_q)
                                  : 1'd0)
                               : dirty_w0_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 16; i = i + 1) begin : g_dirty_w1_d
-      assign dirty_w1_d[i] = ((((state_q == STATE_INSTALL) & (acc_in_set[i] & (acc_way == 1'd1))
-                                & fill_new_q)
-                               | (acc_take & acc_we & (acc_in_set[i] & (acc_way == 1'd1)))) ?
-                                ((acc_take & acc_we & (acc_in_set[i] & (acc_way == 1'd1))) ?
-                                   (dirty_w1_q[i] | acc_sec_onehot)
+      assign dirty_w1_d[i] = ((((state_q == STATE_INSTALL) & install_in_set[i]
+                                & (fill_way_q == 1'd1) & fill_new_q)
+                               | (touch_we_q & (touch_in_set[i] & (touch_way_q == 1'd1)))) ?
+                                ((touch_we_q & (touch_in_set[i] & (touch_way_q == 1'd1))) ?
+                                   (dirty_w1_q[i] | touch_sec_q)
                                  : 1'd0)
                               : dirty_w1_q[i]);
     end
   endgenerate
   generate
     for (i = 0; i < 16; i = i + 1) begin : g_rank_w0_d
-      assign rank_w0_d[i] = ((lru_touch & acc_in_set[i]) ?
-                               ((acc_way == 1'd0) ? 1'd0
+      assign rank_w0_d[i] = ((touch_q & touch_in_set[i]) ?
+                               ((touch_way_q == 1'd0) ? 1'd0
                                 : (rank_w0_q[i] < touched_rank[i]) ? (rank_w0_q[i] + 1'd1)
                                 : rank_w0_q[i])
                              : rank_w0_q[i]);
@@ -1089,8 +1117,8 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   endgenerate
   generate
     for (i = 0; i < 16; i = i + 1) begin : g_rank_w1_d
-      assign rank_w1_d[i] = ((lru_touch & acc_in_set[i]) ?
-                               ((acc_way == 1'd1) ? 1'd0
+      assign rank_w1_d[i] = ((touch_q & touch_in_set[i]) ?
+                               ((touch_way_q == 1'd1) ? 1'd0
                                 : (rank_w1_q[i] < touched_rank[i]) ? (rank_w1_q[i] + 1'd1)
                                 : rank_w1_q[i])
                              : rank_w1_q[i]);
@@ -1153,7 +1181,7 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
   endgenerate
   generate
     for (i = 0; i < 10; i = i + 1) begin : g_mshr_addr_d
-      assign mshr_addr_d[i] = (mshr_alloc[i] ? req_sector : mshr_addr_q[i]);
+      assign mshr_addr_d[i] = ((req_valid_i & ~mshr_valid_q[i]) ? req_sector : mshr_addr_q[i]);
     end
   endgenerate
   generate
@@ -1272,6 +1300,8 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
       cnt_merge_take_q <= 1'd0;
       cnt_merges_q <= 32'd0;
       state_q <= 2'd0;
+      touch_q <= 1'd0;
+      touch_we_q <= 1'd0;
       for (k = 0; k < 16; k = k + 1) tag_w0_q[k] <= 11'd0;
       for (k = 0; k < 16; k = k + 1) tag_w1_q[k] <= 11'd0;
       for (k = 0; k < 16; k = k + 1) valid_w0_q[k] <= 1'd0;
@@ -1290,6 +1320,8 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
       cnt_merge_take_q <= cnt_merge_take_d;
       if (cnt_merges_en) cnt_merges_q <= cnt_merges_d;
       state_q <= state_d;
+      touch_q <= touch_d;
+      touch_we_q <= touch_we_d;
       for (k = 0; k < 16; k = k + 1) tag_w0_q[k] <= tag_w0_d[k];
       for (k = 0; k < 16; k = k + 1) tag_w1_q[k] <= tag_w1_d[k];
       for (k = 0; k < 16; k = k + 1) valid_w0_q[k] <= valid_w0_d[k];
@@ -1335,6 +1367,9 @@ module cache_s16_w2_l128_sec128_f8_m10x4 (
     rel_field_q[3] <= rel_field_d[3];
     rel_we_q[3] <= rel_we_d[3];
     rel_wdata_q[3] <= rel_wdata_d[3];
+    touch_set_q <= touch_set_d;
+    touch_way_q <= touch_way_d;
+    touch_sec_q <= touch_sec_d;
     for (k = 0; k < 10; k = k + 1) mshr_addr_q[k] <= mshr_addr_d[k];
     for (k = 0; k < 10; k = k + 1) mshr_s0_id_q[k] <= mshr_s0_id_d[k];
     for (k = 0; k < 10; k = k + 1) mshr_s0_field_q[k] <= mshr_s0_field_d[k];

@@ -11,9 +11,9 @@
 //! * `mfill` in: `{data, addr}`, a sector read answer, in any order across MSHRs.
 //!
 //! One event at a time (an in-order controller, `state_q`):
-//! * `idle`: a fill is taken first; else a lookup, when the model would accept it (a hit,
-//!   a merge into a non-full MSHR of its sector, or a free MSHR) and both output registers
-//!   can load. A hit answers in the same cycle (read or read-modify-write of the line);
+//! * `idle`: a fill is taken first (once no LRU update is pending); else a lookup, when the
+//!   model would accept it (a hit, a merge into a non-full MSHR of its sector, or a free
+//!   MSHR) and both output registers can load. A hit answers in the same cycle (read or read-modify-write of the line);
 //!   a miss parks the request and sends the sector read.
 //! * `wb`: the victim's dirty sectors go out, one per cycle, in sector order;
 //! * `install`: the sector is written, tag/valid/dirty and LRU updated;
@@ -23,7 +23,9 @@
 //! sets x ways x sectors words, one write enable per field, one synchronous read port);
 //! tags, per-sector valid/dirty bits and LRU ranks are flops; the MSHR file holds
 //! `mshr_slots` requests per entry. Counters `cnt_hits_o`, `cnt_misses_o`, `cnt_merges_o`
-//! count like the model, one cycle after the lookup that they count.
+//! count like the model, one cycle after the lookup that they count. An access's LRU update
+//! and dirty bit are written a cycle later too (`touch_*_q`, [`way_update`]): a fill, which
+//! reads them for its victim, waits for a pending one.
 //!
 //! The RAM's read register is the data half of both output registers: a read access loads
 //! `resp` with the field's position and the RAM reads the sector at the same edge; a
@@ -220,6 +222,8 @@ struct Regs {
     /// release picks among `mshr_slots` registers, not among every MSHR's.
     rel_slots: Vec<[Reg; 4]>,
     rel_count: Reg,
+    /// An LRU/dirty update is pending (see [`way_update`]).
+    touch: Reg,
 }
 
 /// The cache controller.
@@ -457,6 +461,7 @@ fn state(
         .map(|k| std::array::from_fn(|i| rel_f[i][k].clone()))
         .collect();
     let rel_count = m.reg("rel_count_q", g.cntw, None);
+    let touch = m.reg("touch_q", 1, Some(0));
     Regs {
         st,
         resp_p,
@@ -480,6 +485,7 @@ fn state(
         rel_k,
         rel_slots,
         rel_count,
+        touch,
     }
 }
 
@@ -612,7 +618,11 @@ fn lookup(
     );
     let idle = r.st.is("idle");
     let outs_free = m.wire("outs_free", &(&outs_free[0] & &outs_free[1]));
-    let fill_take = m.wire("fill_take", &(&idle & &fill.valid & &outs_free));
+    // A fill reads the ranks and dirty bits for its victim: it waits for a pending update.
+    let fill_take = m.wire(
+        "fill_take",
+        &(&idle & &fill.valid & &outs_free & &!&r.touch.q()),
+    );
     let req_take = m.wire(
         "req_take",
         &(&idle & &!&fill.valid & &req.valid & &outs_free & &can),
@@ -723,6 +733,7 @@ fn fill_decode(
 /// The access of a cycle: the request's sector in idle, the fill's otherwise.
 struct Access {
     fset: Expr,
+    fsec: Expr,
     ftag: Expr,
     /// Set, way and sector of the access (request in idle, fill otherwise).
     acc_set: Expr,
@@ -823,6 +834,7 @@ fn line_access(
     }
     Access {
         fset,
+        fsec,
         ftag,
         acc_set,
         acc_way,
@@ -1028,25 +1040,38 @@ fn data_ram(
     Ok(())
 }
 
-/// Per-way state: tag/valid/dirty on an install, dirty on a write access, LRU ranks on
-/// every access.
+/// Per-way state: tag/valid/dirty on an install (from the fill registers); LRU ranks on
+/// every access and dirty on a write access, registered first (`touch_*_q`) and applied in
+/// the next cycle, so the update does not wait for the lookup that decides it. Ranks and
+/// dirty bits are read only by the next update (which sees this one applied) and by a
+/// fill's victim choice, which waits for a pending update (`fill_take`).
 fn way_update(m: &mut ModuleBuilder, g: &Geo, r: &Regs, a: &Access, t: &Takes) {
     let (spl, rankw) = (g.spl, g.rankw);
     let install = &t.install;
-    let (acc_set, acc_way, acc_sec) = (&a.acc_set, &a.acc_way, &a.acc_sec);
-    let touch = m.wire("lru_touch", &(&t.acc_take | install));
     let sec_onehot = |s: &Expr| -> Expr {
         Expr::cat_lsb(&(0..spl).map(|j| s.eq_lit(j as u64)).collect::<Vec<_>>())
     };
-    let acc_sec_oh = m.wire("acc_sec_onehot", &sec_onehot(acc_sec));
-    let sets: Vec<Expr> = (0..g.nsets).map(|s| acc_set.eq_lit(s as u64)).collect();
-    let in_set = m.wire_array("acc_in_set", &sets);
+    let in_sets = |m: &mut ModuleBuilder, name: &str, set: &Expr| -> Vec<Expr> {
+        let sets: Vec<Expr> = (0..g.nsets).map(|s| set.eq_lit(s as u64)).collect();
+        m.wire_array(name, &sets)
+    };
+    // The install: the fill's set, way and sector.
+    let fill_sec_oh = m.wire("install_sec_onehot", &sec_onehot(&a.fsec));
+    let fill_in_set = in_sets(m, "install_in_set", &a.fset);
+    // The registered update: set, way, sector and write of the access.
+    let touch = m.wire("lru_touch", &(&t.acc_take | install));
+    m.next(&r.touch, &touch, None);
+    let touch_we = m.reg_next("touch_we_q", Some(0), &(&t.acc_take & &a.acc_we), None);
+    let t_set = m.reg_next("touch_set_q", None, &a.acc_set, None);
+    let t_way = m.reg_next("touch_way_q", None, &a.acc_way, None);
+    let t_sec = m.reg_next("touch_sec_q", None, &sec_onehot(&a.acc_sec), None);
+    let in_set = in_sets(m, "touch_in_set", &t_set);
     let touched: Vec<Expr> = r
         .ways
         .iter()
         .map(|set_ways| {
             mux_tree(
-                acc_way,
+                &t_way,
                 &set_ways.iter().map(|x| x.rank.q()).collect::<Vec<_>>(),
             )
         })
@@ -1054,37 +1079,38 @@ fn way_update(m: &mut ModuleBuilder, g: &Geo, r: &Regs, a: &Access, t: &Takes) {
     let tr = m.wire_array("touched_rank", &touched);
     // One field of every way at a time, so each per-way array's loads are one run.
     let each = |m: &mut ModuleBuilder,
-                f: &mut dyn FnMut(&mut ModuleBuilder, &WayRegs, Expr, usize)| {
+                f: &mut dyn FnMut(&mut ModuleBuilder, &WayRegs, Expr, Expr)| {
         for w in 0..g.nways {
             for (s, set_ways) in r.ways.iter().enumerate() {
-                let here = &in_set[s] & &acc_way.eq_lit(w as u64);
-                f(m, &set_ways[w], here, s);
+                let filled = install & &fill_in_set[s] & &r.f_way.q().eq_lit(w as u64);
+                let touched = &in_set[s] & &t_way.eq_lit(w as u64);
+                f(m, &set_ways[w], filled, touched);
             }
         }
     };
-    each(m, &mut |m, x, here, _| {
-        m.when(&(install & &here), |m| m.set(&x.tag, &a.ftag));
+    each(m, &mut |m, x, filled, _| {
+        m.when(&filled, |m| m.set(&x.tag, &a.ftag));
     });
-    each(m, &mut |m, x, here, _| {
-        m.when(&(install & &here), |m| {
-            let grown = x.valid.q() | acc_sec_oh.clone();
-            m.set(&x.valid, &r.f_new.q().select(&acc_sec_oh, &grown));
+    each(m, &mut |m, x, filled, _| {
+        m.when(&filled, |m| {
+            let grown = x.valid.q() | fill_sec_oh.clone();
+            m.set(&x.valid, &r.f_new.q().select(&fill_sec_oh, &grown));
         });
     });
-    each(m, &mut |m, x, here, _| {
-        m.when(&(install & &here), |m| {
-            m.when(&r.f_new.q(), |m| m.set(&x.dirty, &Expr::zero(spl as u32)));
+    each(m, &mut |m, x, filled, touched| {
+        m.when(&(&filled & &r.f_new.q()), |m| {
+            m.set(&x.dirty, &Expr::zero(spl as u32))
         });
-        m.when(&(&t.acc_take & &a.acc_we & &here), |m| {
-            m.set(&x.dirty, &(x.dirty.q() | acc_sec_oh.clone()));
+        m.when(&(&touch_we & &touched), |m| {
+            m.set(&x.dirty, &(x.dirty.q() | t_sec.clone()));
         });
     });
     for w in 0..g.nways {
         for (s, set_ways) in r.ways.iter().enumerate() {
             let x = &set_ways[w];
             let newer = x.rank.q().lt(&tr[s]);
-            m.when(&(&touch & &in_set[s]), |m| {
-                let rk = acc_way.eq_lit(w as u64).select(
+            m.when(&(&r.touch.q() & &in_set[s]), |m| {
+                let rk = t_way.eq_lit(w as u64).select(
                     &Expr::zero(rankw),
                     &newer.select(&(x.rank.q() + Expr::lit(rankw, 1)), &x.rank.q()),
                 );
@@ -1118,8 +1144,12 @@ fn mshr_update(m: &mut ModuleBuilder, g: &Geo, r: &Regs, req: &Stream, lk: &Look
         m.when(&alloc[e], |m| m.set(&x.valid, &Expr::ones(1)));
         m.when(&done[e], |m| m.set(&x.valid, &Expr::zero(1)));
     }
-    for (e, x) in r.mshr.iter().enumerate() {
-        m.when(&alloc[e], |m| m.set(&x.addr, &lk.r_sector));
+    // A free entry's address is unused: every free entry loads the offered request's
+    // sector, so the allocation's address does not wait for the lookup.
+    for x in &r.mshr {
+        m.when(&(&req.valid & &!&x.valid.q()), |m| {
+            m.set(&x.addr, &lk.r_sector)
+        });
     }
     for (e, x) in r.mshr.iter().enumerate() {
         m.when(&alloc[e], |m| m.set(&x.count, &Expr::lit(cntw, 1)));
