@@ -56,8 +56,8 @@ module cpack_lossy_decomp_b128 (
   reg  [3:0] wr_cidx_q;
   wire [3:0] slot_full;
   wire [3:0] slot_last;
-  reg  [511:0] pos_q;
-  reg  [511:0] pos_prev_q;
+  reg  [255:0] pos_q;
+  reg  [255:0] pos_prev_q;
   reg  [3:0] pos_jump_q;
   reg  take_pos_c0_q;
   reg  take_pos_c1_q;
@@ -68,14 +68,6 @@ module cpack_lossy_decomp_b128 (
   reg  take_pos_c6_q;
   reg  take_pos_c7_q;
   reg  take_pos_c8_q;
-  reg  take_pos_c9_q;
-  reg  take_pos_c10_q;
-  reg  take_pos_c11_q;
-  reg  take_pos_c12_q;
-  reg  take_pos_c13_q;
-  reg  take_pos_c14_q;
-  reg  take_pos_c15_q;
-  reg  take_pos_c16_q;
   reg  take_jump_c0_q;
   reg  take_jump_c1_q;
   reg  take_jump_c2_q;
@@ -85,14 +77,6 @@ module cpack_lossy_decomp_b128 (
   reg  take_jump_c6_q;
   reg  take_jump_c7_q;
   reg  take_jump_c8_q;
-  reg  take_jump_c9_q;
-  reg  take_jump_c10_q;
-  reg  take_jump_c11_q;
-  reg  take_jump_c12_q;
-  reg  take_jump_c13_q;
-  reg  take_jump_c14_q;
-  reg  take_jump_c15_q;
-  reg  take_jump_c16_q;
   reg  take_prev_c0_q;
   reg  take_prev_c1_q;
   reg  take_prev_c2_q;
@@ -102,14 +86,6 @@ module cpack_lossy_decomp_b128 (
   reg  take_prev_c6_q;
   reg  take_prev_c7_q;
   reg  take_prev_c8_q;
-  reg  take_prev_c9_q;
-  reg  take_prev_c10_q;
-  reg  take_prev_c11_q;
-  reg  take_prev_c12_q;
-  reg  take_prev_c13_q;
-  reg  take_prev_c14_q;
-  reg  take_prev_c15_q;
-  reg  take_prev_c16_q;
   reg  st_new_q;
   reg  st_dec_q;
   reg  st_raw_q;
@@ -127,8 +103,8 @@ module cpack_lossy_decomp_b128 (
   assign slot_last = {slot3_last_q, slot2_last_q, slot1_last_q, slot0_last_q};
 
   // L: the position, and whether the next 136 bits are in
-  wire [511:0] pos_jumpv;
-  wire [511:0] pos;
+  wire [255:0] pos_jumpv;
+  wire [255:0] pos;
   reg  [3:0] pos_prev_near_q;
   reg  [3:0] pos_prev_far_q;
   reg  [3:0] pos_prev_first_q;
@@ -168,33 +144,9 @@ module cpack_lossy_decomp_b128 (
   wire to_end;
   wire [3:0] slot_prev_blk;
   wire new_ok;
-  assign pos_jumpv = {127'd0, pos_jump_q[3], 127'd0, pos_jump_q[2], 127'd0, pos_jump_q[1], 127'd0,
+  assign pos_jumpv = {63'd0, pos_jump_q[3], 63'd0, pos_jump_q[2], 63'd0, pos_jump_q[1], 63'd0,
                       pos_jump_q[0]};
-  assign pos = {((take_pos_c15_q ? pos_q[511:480] : 32'd0)
-                 | (take_jump_c15_q ? pos_jumpv[511:480] : 32'd0)
-                 | (take_prev_c15_q ? pos_prev_q[511:480] : 32'd0)),
-                ((take_pos_c14_q ? pos_q[479:448] : 32'd0)
-                 | (take_jump_c14_q ? pos_jumpv[479:448] : 32'd0)
-                 | (take_prev_c14_q ? pos_prev_q[479:448] : 32'd0)),
-                ((take_pos_c13_q ? pos_q[447:416] : 32'd0)
-                 | (take_jump_c13_q ? pos_jumpv[447:416] : 32'd0)
-                 | (take_prev_c13_q ? pos_prev_q[447:416] : 32'd0)),
-                ((take_pos_c12_q ? pos_q[415:384] : 32'd0)
-                 | (take_jump_c12_q ? pos_jumpv[415:384] : 32'd0)
-                 | (take_prev_c12_q ? pos_prev_q[415:384] : 32'd0)),
-                ((take_pos_c11_q ? pos_q[383:352] : 32'd0)
-                 | (take_jump_c11_q ? pos_jumpv[383:352] : 32'd0)
-                 | (take_prev_c11_q ? pos_prev_q[383:352] : 32'd0)),
-                ((take_pos_c10_q ? pos_q[351:320] : 32'd0)
-                 | (take_jump_c10_q ? pos_jumpv[351:320] : 32'd0)
-                 | (take_prev_c10_q ? pos_prev_q[351:320] : 32'd0)),
-                ((take_pos_c9_q ? pos_q[319:288] : 32'd0)
-                 | (take_jump_c9_q ? pos_jumpv[319:288] : 32'd0)
-                 | (take_prev_c9_q ? pos_prev_q[319:288] : 32'd0)),
-                ((take_pos_c8_q ? pos_q[287:256] : 32'd0)
-                 | (take_jump_c8_q ? pos_jumpv[287:256] : 32'd0)
-                 | (take_prev_c8_q ? pos_prev_q[287:256] : 32'd0)),
-                ((take_pos_c7_q ? pos_q[255:224] : 32'd0)
+  assign pos = {((take_pos_c7_q ? pos_q[255:224] : 32'd0)
                  | (take_jump_c7_q ? pos_jumpv[255:224] : 32'd0)
                  | (take_prev_c7_q ? pos_prev_q[255:224] : 32'd0)),
                 ((take_pos_c6_q ? pos_q[223:192] : 32'd0)
@@ -218,25 +170,25 @@ module cpack_lossy_decomp_b128 (
                 ((take_pos_c0_q ? pos_q[31:0] : 32'd0) | (take_jump_c0_q ? pos_jumpv[31:0] : 32'd0)
                  | (take_prev_c0_q ? pos_prev_q[31:0] : 32'd0))};
   assign pos_prev_slot = (pos_prev_near_q | pos_prev_far_q);
-  assign pos_near = ((take_pos_c16_q ?
-                        {(|pos_q[504:384]), (|pos_q[376:256]), (|pos_q[248:128]), (|pos_q[120:0])}
-                      : 4'd0) | (take_jump_c16_q ? pos_jump_q : 4'd0)
-                     | (take_prev_c16_q ? pos_prev_near_q : 4'd0));
-  assign pos_far = ((take_pos_c16_q ?
-                       {(|pos_q[511:505]), (|pos_q[383:377]), (|pos_q[255:249]), (|pos_q[127:121])}
-                     : 4'd0) | (take_prev_c16_q ? pos_prev_far_q : 4'd0));
-  assign pos_first_now = ((take_pos_c16_q ? {pos_q[384], pos_q[256], pos_q[128], pos_q[0]} : 4'd0)
-                          | (take_jump_c16_q ? pos_jump_q : 4'd0)
-                          | (take_prev_c16_q ? pos_prev_first_q : 4'd0));
+  assign pos_near = ((take_pos_c8_q ?
+                        {(|pos_q[252:192]), (|pos_q[188:128]), (|pos_q[124:64]), (|pos_q[60:0])}
+                      : 4'd0) | (take_jump_c8_q ? pos_jump_q : 4'd0)
+                     | (take_prev_c8_q ? pos_prev_near_q : 4'd0));
+  assign pos_far = ((take_pos_c8_q ?
+                       {(|pos_q[255:253]), (|pos_q[191:189]), (|pos_q[127:125]), (|pos_q[63:61])}
+                     : 4'd0) | (take_prev_c8_q ? pos_prev_far_q : 4'd0));
+  assign pos_first_now = ((take_pos_c8_q ? {pos_q[192], pos_q[128], pos_q[64], pos_q[0]} : 4'd0)
+                          | (take_jump_c8_q ? pos_jump_q : 4'd0)
+                          | (take_prev_c8_q ? pos_prev_first_q : 4'd0));
   assign pos_prev_near_d = pos_near;
   assign pos_prev_far_d = pos_far;
   assign pos_prev_first_d = pos_first_now;
-  assign pos_step_slot = {(|pos_q[511:384]), (|pos_q[383:256]), (|pos_q[255:128]), (|pos_q[127:0])};
-  assign pos_slot = ((take_pos_c16_q ? pos_step_slot : 4'd0) | (take_jump_c16_q ? pos_jump_q : 4'd0)
-                     | (take_prev_c16_q ? pos_prev_slot : 4'd0));
-  assign pos_first = ((take_pos_c16_q ? {pos_prev_first_q[2:0], pos_prev_first_q[3]} : 4'd0)
-                      | (take_jump_c16_q ? pos_jump_q : 4'd0)
-                      | (take_prev_c16_q ? pos_prev_first_q : 4'd0));
+  assign pos_step_slot = {(|pos_q[255:192]), (|pos_q[191:128]), (|pos_q[127:64]), (|pos_q[63:0])};
+  assign pos_slot = ((take_pos_c8_q ? pos_step_slot : 4'd0) | (take_jump_c8_q ? pos_jump_q : 4'd0)
+                     | (take_prev_c8_q ? pos_prev_slot : 4'd0));
+  assign pos_first = ((take_pos_c8_q ? {pos_prev_first_q[2:0], pos_prev_first_q[3]} : 4'd0)
+                      | (take_jump_c8_q ? pos_jump_q : 4'd0)
+                      | (take_prev_c8_q ? pos_prev_first_q : 4'd0));
   assign slot_cur = {(slot3_tag_q == blk_q), (slot2_tag_q == blk_q), (slot1_tag_q == blk_q),
                      (slot0_tag_q == blk_q)};
   assign slot_mine = (slot_full & slot_tag_cur_q);
@@ -244,13 +196,13 @@ module cpack_lossy_decomp_b128 (
   assign slot_mine_next2 = {slot_mine_next[0], slot_mine_next[3:1]};
   assign slot_mine2 = (slot_mine & slot_mine_next);
   assign slot_mine3 = (slot_mine2 & slot_mine_next2);
-  assign bits_in = ((take_pos_c16_q ?
-                       (|(({(|pos_q[504:384]), (|pos_q[376:256]), (|pos_q[248:128]),
-                            (|pos_q[120:0])} & slot_mine2)
-                          | ({(|pos_q[511:505]), (|pos_q[383:377]), (|pos_q[255:249]),
-                              (|pos_q[127:121])} & slot_mine3)))
-                     : 1'd0) | (take_jump_c16_q ? (|(pos_jump_q & slot_mine2)) : 1'd0)
-                    | (take_prev_c16_q ?
+  assign bits_in = ((take_pos_c8_q ?
+                       (|(({(|pos_q[252:192]), (|pos_q[188:128]), (|pos_q[124:64]), (|pos_q[60:0])}
+                           & slot_mine2)
+                          | ({(|pos_q[255:253]), (|pos_q[191:189]), (|pos_q[127:125]),
+                              (|pos_q[63:61])} & slot_mine3)))
+                     : 1'd0) | (take_jump_c8_q ? (|(pos_jump_q & slot_mine2)) : 1'd0)
+                    | (take_prev_c8_q ?
                          (|((pos_prev_near_q & slot_mine2) | (pos_prev_far_q & slot_mine3)))
                        : 1'd0));
   assign last_in = (slot_mine & slot_last);
@@ -270,7 +222,7 @@ module cpack_lossy_decomp_b128 (
   assign pos_slot_cidx = ((pos_slot[0] ? slot0_cidx_q : 4'd0) | (pos_slot[1] ? slot1_cidx_q : 4'd0)
                           | ((pos_slot[2] ? slot2_cidx_q : 4'd0)
                              | (pos_slot[3] ? slot3_cidx_q : 4'd0)));
-  assign raw_final = (|(pos_slot & slot_last));
+  assign raw_final = (|(pos_first & slot_last));
   assign beat_final = (beat_q == blk_beats_m1_q);
   assign go_dec = (st_dec_q & credit_q & (blk_done | bits_in));
   assign go_raw = (st_raw_q & credit_q & pos_slot_full);
@@ -294,44 +246,74 @@ module cpack_lossy_decomp_b128 (
   end
 
   // L: four token steps from the position (one AND-OR term per token length)
-  wire [127:0] u_rev_data_o [0:3];
-  wire [511:0] ring_bits;
-  wire [511:0] ring_len2;
-  wire [511:0] ring_len34;
-  wire [511:0] ring_len6;
-  wire [511:0] ring_len24;
-  wire [511:0] ring_len12;
-  wire [511:0] ring_len16;
-  wire [511:0] pos1_l2;
-  wire [511:0] pos1_l34;
-  wire [511:0] pos1_l6;
-  wire [511:0] pos1_l24;
-  wire [511:0] pos1_l12;
-  wire [511:0] pos1_l16;
-  wire [511:0] pos1;
-  wire [511:0] pos2_l2;
-  wire [511:0] pos2_l34;
-  wire [511:0] pos2_l6;
-  wire [511:0] pos2_l24;
-  wire [511:0] pos2_l12;
-  wire [511:0] pos2_l16;
-  wire [511:0] pos2;
-  wire [511:0] pos3_l2;
-  wire [511:0] pos3_l34;
-  wire [511:0] pos3_l6;
-  wire [511:0] pos3_l24;
-  wire [511:0] pos3_l12;
-  wire [511:0] pos3_l16;
-  wire [511:0] pos3;
-  wire [511:0] pos4_l2;
-  wire [511:0] pos4_l34;
-  wire [511:0] pos4_l6;
-  wire [511:0] pos4_l24;
-  wire [511:0] pos4_l12;
-  wire [511:0] pos4_l16;
-  wire [511:0] pos4;
-  wire [511:0] pos_d;
-  wire [511:0] pos_prev_d;
+  wire [63:0] u_grid_phase0_o [0:3];
+  wire [63:0] u_grid_phase1_o [0:3];
+  wire [255:0] ring_phase0;
+  wire [255:0] ring_phase1;
+  wire [255:0] ring_len2;
+  wire [255:0] ring_len34;
+  wire [255:0] ring_len6;
+  wire [255:0] ring_len24;
+  wire [255:0] ring_len12;
+  wire [255:0] ring_len16;
+  wire [255:0] ring_pair4;
+  wire [255:0] ring_pair8;
+  wire [255:0] ring_pair12;
+  wire [255:0] ring_pair14;
+  wire [255:0] ring_pair18;
+  wire [255:0] ring_pair22;
+  wire [255:0] ring_pair24;
+  wire [255:0] ring_pair26;
+  wire [255:0] ring_pair28;
+  wire [255:0] ring_pair30;
+  wire [255:0] ring_pair32;
+  wire [255:0] ring_pair36;
+  wire [255:0] ring_pair40;
+  wire [255:0] ring_pair46;
+  wire [255:0] ring_pair48;
+  wire [255:0] ring_pair50;
+  wire [255:0] ring_pair58;
+  wire [255:0] ring_pair68;
+  wire [255:0] pos2_l4;
+  wire [255:0] pos2_l8;
+  wire [255:0] pos2_l12;
+  wire [255:0] pos2_l14;
+  wire [255:0] pos2_l18;
+  wire [255:0] pos2_l22;
+  wire [255:0] pos2_l24;
+  wire [255:0] pos2_l26;
+  wire [255:0] pos2_l28;
+  wire [255:0] pos2_l30;
+  wire [255:0] pos2_l32;
+  wire [255:0] pos2_l36;
+  wire [255:0] pos2_l40;
+  wire [255:0] pos2_l46;
+  wire [255:0] pos2_l48;
+  wire [255:0] pos2_l50;
+  wire [255:0] pos2_l58;
+  wire [255:0] pos2_l68;
+  wire [255:0] pos2;
+  wire [255:0] pos4_l4;
+  wire [255:0] pos4_l8;
+  wire [255:0] pos4_l12;
+  wire [255:0] pos4_l14;
+  wire [255:0] pos4_l18;
+  wire [255:0] pos4_l22;
+  wire [255:0] pos4_l24;
+  wire [255:0] pos4_l26;
+  wire [255:0] pos4_l28;
+  wire [255:0] pos4_l30;
+  wire [255:0] pos4_l32;
+  wire [255:0] pos4_l36;
+  wire [255:0] pos4_l40;
+  wire [255:0] pos4_l46;
+  wire [255:0] pos4_l48;
+  wire [255:0] pos4_l50;
+  wire [255:0] pos4_l58;
+  wire [255:0] pos4_l68;
+  wire [255:0] pos4;
+  wire [255:0] pos_d;
+  wire [255:0] pos_prev_d;
   wire [3:0] pos_jump_d;
   wire take_pos;
   wire take_step;
@@ -363,96 +345,135 @@ module cpack_lossy_decomp_b128 (
   wire take_pos_c8_d;
   wire take_jump_c8_d;
   wire take_prev_c8_d;
-  wire take_pos_c9_d;
-  wire take_jump_c9_d;
-  wire take_prev_c9_d;
-  wire take_pos_c10_d;
-  wire take_jump_c10_d;
-  wire take_prev_c10_d;
-  wire take_pos_c11_d;
-  wire take_jump_c11_d;
-  wire take_prev_c11_d;
-  wire take_pos_c12_d;
-  wire take_jump_c12_d;
-  wire take_prev_c12_d;
-  wire take_pos_c13_d;
-  wire take_jump_c13_d;
-  wire take_prev_c13_d;
-  wire take_pos_c14_d;
-  wire take_jump_c14_d;
-  wire take_prev_c14_d;
-  wire take_pos_c15_d;
-  wire take_jump_c15_d;
-  wire take_prev_c15_d;
-  wire take_pos_c16_d;
-  wire take_jump_c16_d;
-  wire take_prev_c16_d;
-  cpack_lossy_bit_rev_w128 u_rev0 (
+  cpack_lossy_slot_grid_w128_g2 u_grid0 (
     .data_i(slot0_data_q),
-    .data_o(u_rev_data_o[0])
+    .phase0_o(u_grid_phase0_o[0]),
+    .phase1_o(u_grid_phase1_o[0])
   );
-  cpack_lossy_bit_rev_w128 u_rev1 (
+  cpack_lossy_slot_grid_w128_g2 u_grid1 (
     .data_i(slot1_data_q),
-    .data_o(u_rev_data_o[1])
+    .phase0_o(u_grid_phase0_o[1]),
+    .phase1_o(u_grid_phase1_o[1])
   );
-  cpack_lossy_bit_rev_w128 u_rev2 (
+  cpack_lossy_slot_grid_w128_g2 u_grid2 (
     .data_i(slot2_data_q),
-    .data_o(u_rev_data_o[2])
+    .phase0_o(u_grid_phase0_o[2]),
+    .phase1_o(u_grid_phase1_o[2])
   );
-  cpack_lossy_bit_rev_w128 u_rev3 (
+  cpack_lossy_slot_grid_w128_g2 u_grid3 (
     .data_i(slot3_data_q),
-    .data_o(u_rev_data_o[3])
+    .phase0_o(u_grid_phase0_o[3]),
+    .phase1_o(u_grid_phase1_o[3])
   );
-  assign ring_bits = {u_rev_data_o[3], u_rev_data_o[2], u_rev_data_o[1], u_rev_data_o[0]};
-  assign ring_len2 = (~ring_bits & ~{ring_bits[0], ring_bits[511:1]});
-  assign ring_len34 = (~ring_bits & {ring_bits[0], ring_bits[511:1]});
-  assign ring_len6 = (ring_bits & ~{ring_bits[0], ring_bits[511:1]});
-  assign ring_len24 = (ring_bits & {ring_bits[0], ring_bits[511:1]}
-                       & ~({ring_bits[1:0], ring_bits[511:2]}
-                           ^ {ring_bits[2:0], ring_bits[511:3]}));
-  assign ring_len12 = (ring_bits & {ring_bits[0], ring_bits[511:1]}
-                       & (~{ring_bits[1:0], ring_bits[511:2]}
-                          & {ring_bits[2:0], ring_bits[511:3]}));
-  assign ring_len16 = (ring_bits & {ring_bits[0], ring_bits[511:1]}
-                       & ({ring_bits[1:0], ring_bits[511:2]}
-                          & ~{ring_bits[2:0], ring_bits[511:3]}));
-  assign pos1_l2 = (pos & ring_len2);
-  assign pos1_l34 = (pos & ring_len34);
-  assign pos1_l6 = (pos & ring_len6);
-  assign pos1_l24 = (pos & ring_len24);
-  assign pos1_l12 = (pos & ring_len12);
-  assign pos1_l16 = (pos & ring_len16);
-  assign pos1 = ({pos1_l2[509:0], pos1_l2[511:510]} | {pos1_l34[477:0], pos1_l34[511:478]}
-                 | ({pos1_l6[505:0], pos1_l6[511:506]} | {pos1_l24[487:0], pos1_l24[511:488]})
-                 | ({pos1_l12[499:0], pos1_l12[511:500]} | {pos1_l16[495:0], pos1_l16[511:496]}));
-  assign pos2_l2 = (pos1 & ring_len2);
-  assign pos2_l34 = (pos1 & ring_len34);
-  assign pos2_l6 = (pos1 & ring_len6);
-  assign pos2_l24 = (pos1 & ring_len24);
-  assign pos2_l12 = (pos1 & ring_len12);
-  assign pos2_l16 = (pos1 & ring_len16);
-  assign pos2 = ({pos2_l2[509:0], pos2_l2[511:510]} | {pos2_l34[477:0], pos2_l34[511:478]}
-                 | ({pos2_l6[505:0], pos2_l6[511:506]} | {pos2_l24[487:0], pos2_l24[511:488]})
-                 | ({pos2_l12[499:0], pos2_l12[511:500]} | {pos2_l16[495:0], pos2_l16[511:496]}));
-  assign pos3_l2 = (pos2 & ring_len2);
-  assign pos3_l34 = (pos2 & ring_len34);
-  assign pos3_l6 = (pos2 & ring_len6);
-  assign pos3_l24 = (pos2 & ring_len24);
-  assign pos3_l12 = (pos2 & ring_len12);
-  assign pos3_l16 = (pos2 & ring_len16);
-  assign pos3 = ({pos3_l2[509:0], pos3_l2[511:510]} | {pos3_l34[477:0], pos3_l34[511:478]}
-                 | ({pos3_l6[505:0], pos3_l6[511:506]} | {pos3_l24[487:0], pos3_l24[511:488]})
-                 | ({pos3_l12[499:0], pos3_l12[511:500]} | {pos3_l16[495:0], pos3_l16[511:496]}));
-  assign pos4_l2 = (pos3 & ring_len2);
-  assign pos4_l34 = (pos3 & ring_len34);
-  assign pos4_l6 = (pos3 & ring_len6);
-  assign pos4_l24 = (pos3 & ring_len24);
-  assign pos4_l12 = (pos3 & ring_len12);
-  assign pos4_l16 = (pos3 & ring_len16);
-  assign pos4 = ({pos4_l2[509:0], pos4_l2[511:510]} | {pos4_l34[477:0], pos4_l34[511:478]}
-                 | ({pos4_l6[505:0], pos4_l6[511:506]} | {pos4_l24[487:0], pos4_l24[511:488]})
-                 | ({pos4_l12[499:0], pos4_l12[511:500]} | {pos4_l16[495:0], pos4_l16[511:496]}));
-  assign pos_d = (st_raw_q ? {pos[383:0], pos[511:384]} : pos4);
+  assign ring_phase0 = {u_grid_phase0_o[3], u_grid_phase0_o[2], u_grid_phase0_o[1],
+                        u_grid_phase0_o[0]};
+  assign ring_phase1 = {u_grid_phase1_o[3], u_grid_phase1_o[2], u_grid_phase1_o[1],
+                        u_grid_phase1_o[0]};
+  assign ring_len2 = (~ring_phase0 & ~ring_phase1);
+  assign ring_len34 = (~ring_phase0 & ring_phase1);
+  assign ring_len6 = (ring_phase0 & ~ring_phase1);
+  assign ring_len24 = (ring_phase0 & ring_phase1
+                       & ~({ring_phase0[0], ring_phase0[255:1]}
+                           ^ {ring_phase1[0], ring_phase1[255:1]}));
+  assign ring_len12 = (ring_phase0 & ring_phase1
+                       & (~{ring_phase0[0], ring_phase0[255:1]}
+                          & {ring_phase1[0], ring_phase1[255:1]}));
+  assign ring_len16 = (ring_phase0 & ring_phase1
+                       & ({ring_phase0[0], ring_phase0[255:1]}
+                          & ~{ring_phase1[0], ring_phase1[255:1]}));
+  assign ring_pair4 = (ring_len2 & {ring_len2[0], ring_len2[255:1]});
+  assign ring_pair8 = ((ring_len2 & {ring_len6[0], ring_len6[255:1]})
+                       | (ring_len6 & {ring_len2[2:0], ring_len2[255:3]}));
+  assign ring_pair12 = (ring_len6 & {ring_len6[2:0], ring_len6[255:3]});
+  assign ring_pair14 = ((ring_len2 & {ring_len12[0], ring_len12[255:1]})
+                        | (ring_len12 & {ring_len2[5:0], ring_len2[255:6]}));
+  assign ring_pair18 = ((ring_len2 & {ring_len16[0], ring_len16[255:1]})
+                        | (ring_len6 & {ring_len12[2:0], ring_len12[255:3]})
+                        | ((ring_len12 & {ring_len6[5:0], ring_len6[255:6]})
+                           | (ring_len16 & {ring_len2[7:0], ring_len2[255:8]})));
+  assign ring_pair22 = ((ring_len6 & {ring_len16[2:0], ring_len16[255:3]})
+                        | (ring_len16 & {ring_len6[7:0], ring_len6[255:8]}));
+  assign ring_pair24 = (ring_len12 & {ring_len12[5:0], ring_len12[255:6]});
+  assign ring_pair26 = ((ring_len2 & {ring_len24[0], ring_len24[255:1]})
+                        | (ring_len24 & {ring_len2[11:0], ring_len2[255:12]}));
+  assign ring_pair28 = ((ring_len12 & {ring_len16[5:0], ring_len16[255:6]})
+                        | (ring_len16 & {ring_len12[7:0], ring_len12[255:8]}));
+  assign ring_pair30 = ((ring_len6 & {ring_len24[2:0], ring_len24[255:3]})
+                        | (ring_len24 & {ring_len6[11:0], ring_len6[255:12]}));
+  assign ring_pair32 = (ring_len16 & {ring_len16[7:0], ring_len16[255:8]});
+  assign ring_pair36 = ((ring_len2 & {ring_len34[0], ring_len34[255:1]})
+                        | (ring_len34 & {ring_len2[16:0], ring_len2[255:17]})
+                        | ((ring_len24 & {ring_len12[11:0], ring_len12[255:12]})
+                           | (ring_len12 & {ring_len24[5:0], ring_len24[255:6]})));
+  assign ring_pair40 = ((ring_len34 & {ring_len6[16:0], ring_len6[255:17]})
+                        | (ring_len6 & {ring_len34[2:0], ring_len34[255:3]})
+                        | ((ring_len24 & {ring_len16[11:0], ring_len16[255:12]})
+                           | (ring_len16 & {ring_len24[7:0], ring_len24[255:8]})));
+  assign ring_pair46 = ((ring_len34 & {ring_len12[16:0], ring_len12[255:17]})
+                        | (ring_len12 & {ring_len34[5:0], ring_len34[255:6]}));
+  assign ring_pair48 = (ring_len24 & {ring_len24[11:0], ring_len24[255:12]});
+  assign ring_pair50 = ((ring_len34 & {ring_len16[16:0], ring_len16[255:17]})
+                        | (ring_len16 & {ring_len34[7:0], ring_len34[255:8]}));
+  assign ring_pair58 = ((ring_len34 & {ring_len24[16:0], ring_len24[255:17]})
+                        | (ring_len24 & {ring_len34[11:0], ring_len34[255:12]}));
+  assign ring_pair68 = (ring_len34 & {ring_len34[16:0], ring_len34[255:17]});
+  assign pos2_l4 = (pos & ring_pair4);
+  assign pos2_l8 = (pos & ring_pair8);
+  assign pos2_l12 = (pos & ring_pair12);
+  assign pos2_l14 = (pos & ring_pair14);
+  assign pos2_l18 = (pos & ring_pair18);
+  assign pos2_l22 = (pos & ring_pair22);
+  assign pos2_l24 = (pos & ring_pair24);
+  assign pos2_l26 = (pos & ring_pair26);
+  assign pos2_l28 = (pos & ring_pair28);
+  assign pos2_l30 = (pos & ring_pair30);
+  assign pos2_l32 = (pos & ring_pair32);
+  assign pos2_l36 = (pos & ring_pair36);
+  assign pos2_l40 = (pos & ring_pair40);
+  assign pos2_l46 = (pos & ring_pair46);
+  assign pos2_l48 = (pos & ring_pair48);
+  assign pos2_l50 = (pos & ring_pair50);
+  assign pos2_l58 = (pos & ring_pair58);
+  assign pos2_l68 = (pos & ring_pair68);
+  assign pos2 = ({pos2_l4[253:0], pos2_l4[255:254]} | {pos2_l8[251:0], pos2_l8[255:252]}
+                 | ({pos2_l12[249:0], pos2_l12[255:250]} | {pos2_l14[248:0], pos2_l14[255:249]})
+                 | ({pos2_l18[246:0], pos2_l18[255:247]} | {pos2_l22[244:0], pos2_l22[255:245]}
+                    | ({pos2_l24[243:0], pos2_l24[255:244]} | {pos2_l26[242:0], pos2_l26[255:243]}))
+                 | ({pos2_l28[241:0], pos2_l28[255:242]} | {pos2_l30[240:0], pos2_l30[255:241]}
+                    | ({pos2_l32[239:0], pos2_l32[255:240]} | {pos2_l36[237:0], pos2_l36[255:238]})
+                    | ({pos2_l40[235:0], pos2_l40[255:236]} | {pos2_l46[232:0], pos2_l46[255:233]}
+                       | ({pos2_l48[231:0], pos2_l48[255:232]}
+                          | {pos2_l50[230:0], pos2_l50[255:231]})))
+                 | ({pos2_l58[226:0], pos2_l58[255:227]} | {pos2_l68[221:0], pos2_l68[255:222]}));
+  assign pos4_l4 = (pos2 & ring_pair4);
+  assign pos4_l8 = (pos2 & ring_pair8);
+  assign pos4_l12 = (pos2 & ring_pair12);
+  assign pos4_l14 = (pos2 & ring_pair14);
+  assign pos4_l18 = (pos2 & ring_pair18);
+  assign pos4_l22 = (pos2 & ring_pair22);
+  assign pos4_l24 = (pos2 & ring_pair24);
+  assign pos4_l26 = (pos2 & ring_pair26);
+  assign pos4_l28 = (pos2 & ring_pair28);
+  assign pos4_l30 = (pos2 & ring_pair30);
+  assign pos4_l32 = (pos2 & ring_pair32);
+  assign pos4_l36 = (pos2 & ring_pair36);
+  assign pos4_l40 = (pos2 & ring_pair40);
+  assign pos4_l46 = (pos2 & ring_pair46);
+  assign pos4_l48 = (pos2 & ring_pair48);
+  assign pos4_l50 = (pos2 & ring_pair50);
+  assign pos4_l58 = (pos2 & ring_pair58);
+  assign pos4_l68 = (pos2 & ring_pair68);
+  assign pos4 = ({pos4_l4[253:0], pos4_l4[255:254]} | {pos4_l8[251:0], pos4_l8[255:252]}
+                 | ({pos4_l12[249:0], pos4_l12[255:250]} | {pos4_l14[248:0], pos4_l14[255:249]})
+                 | ({pos4_l18[246:0], pos4_l18[255:247]} | {pos4_l22[244:0], pos4_l22[255:245]}
+                    | ({pos4_l24[243:0], pos4_l24[255:244]} | {pos4_l26[242:0], pos4_l26[255:243]}))
+                 | ({pos4_l28[241:0], pos4_l28[255:242]} | {pos4_l30[240:0], pos4_l30[255:241]}
+                    | ({pos4_l32[239:0], pos4_l32[255:240]} | {pos4_l36[237:0], pos4_l36[255:238]})
+                    | ({pos4_l40[235:0], pos4_l40[255:236]} | {pos4_l46[232:0], pos4_l46[255:233]}
+                       | ({pos4_l48[231:0], pos4_l48[255:232]}
+                          | {pos4_l50[230:0], pos4_l50[255:231]})))
+                 | ({pos4_l58[226:0], pos4_l58[255:227]} | {pos4_l68[221:0], pos4_l68[255:222]}));
+  assign pos_d = (st_raw_q ? {pos[191:0], pos[255:192]} : pos4);
   assign pos_prev_d = pos;
   assign pos_jump_d = {blk_end_slot[2:0], blk_end_slot[3]};
   assign take_pos = (go_dec & ~beat_final);
@@ -485,33 +506,9 @@ module cpack_lossy_decomp_b128 (
   assign take_pos_c8_d = take_step;
   assign take_jump_c8_d = jump;
   assign take_prev_c8_d = take_none;
-  assign take_pos_c9_d = take_step;
-  assign take_jump_c9_d = jump;
-  assign take_prev_c9_d = take_none;
-  assign take_pos_c10_d = take_step;
-  assign take_jump_c10_d = jump;
-  assign take_prev_c10_d = take_none;
-  assign take_pos_c11_d = take_step;
-  assign take_jump_c11_d = jump;
-  assign take_prev_c11_d = take_none;
-  assign take_pos_c12_d = take_step;
-  assign take_jump_c12_d = jump;
-  assign take_prev_c12_d = take_none;
-  assign take_pos_c13_d = take_step;
-  assign take_jump_c13_d = jump;
-  assign take_prev_c13_d = take_none;
-  assign take_pos_c14_d = take_step;
-  assign take_jump_c14_d = jump;
-  assign take_prev_c14_d = take_none;
-  assign take_pos_c15_d = take_step;
-  assign take_jump_c15_d = jump;
-  assign take_prev_c15_d = take_none;
-  assign take_pos_c16_d = take_step;
-  assign take_jump_c16_d = jump;
-  assign take_prev_c16_d = take_none;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      pos_prev_q <= 512'h1;
+      pos_prev_q <= 256'h1;
       pos_jump_q <= 4'd0;
     end else begin
       pos_prev_q <= pos_prev_d;
@@ -550,30 +547,6 @@ module cpack_lossy_decomp_b128 (
       take_pos_c8_q <= 1'd0;
       take_jump_c8_q <= 1'd0;
       take_prev_c8_q <= 1'd1;
-      take_pos_c9_q <= 1'd0;
-      take_jump_c9_q <= 1'd0;
-      take_prev_c9_q <= 1'd1;
-      take_pos_c10_q <= 1'd0;
-      take_jump_c10_q <= 1'd0;
-      take_prev_c10_q <= 1'd1;
-      take_pos_c11_q <= 1'd0;
-      take_jump_c11_q <= 1'd0;
-      take_prev_c11_q <= 1'd1;
-      take_pos_c12_q <= 1'd0;
-      take_jump_c12_q <= 1'd0;
-      take_prev_c12_q <= 1'd1;
-      take_pos_c13_q <= 1'd0;
-      take_jump_c13_q <= 1'd0;
-      take_prev_c13_q <= 1'd1;
-      take_pos_c14_q <= 1'd0;
-      take_jump_c14_q <= 1'd0;
-      take_prev_c14_q <= 1'd1;
-      take_pos_c15_q <= 1'd0;
-      take_jump_c15_q <= 1'd0;
-      take_prev_c15_q <= 1'd1;
-      take_pos_c16_q <= 1'd0;
-      take_jump_c16_q <= 1'd0;
-      take_prev_c16_q <= 1'd1;
     end else begin
       take_pos_c0_q <= take_pos_c0_d;
       take_jump_c0_q <= take_jump_c0_d;
@@ -602,30 +575,6 @@ module cpack_lossy_decomp_b128 (
       take_pos_c8_q <= take_pos_c8_d;
       take_jump_c8_q <= take_jump_c8_d;
       take_prev_c8_q <= take_prev_c8_d;
-      take_pos_c9_q <= take_pos_c9_d;
-      take_jump_c9_q <= take_jump_c9_d;
-      take_prev_c9_q <= take_prev_c9_d;
-      take_pos_c10_q <= take_pos_c10_d;
-      take_jump_c10_q <= take_jump_c10_d;
-      take_prev_c10_q <= take_prev_c10_d;
-      take_pos_c11_q <= take_pos_c11_d;
-      take_jump_c11_q <= take_jump_c11_d;
-      take_prev_c11_q <= take_prev_c11_d;
-      take_pos_c12_q <= take_pos_c12_d;
-      take_jump_c12_q <= take_jump_c12_d;
-      take_prev_c12_q <= take_prev_c12_d;
-      take_pos_c13_q <= take_pos_c13_d;
-      take_jump_c13_q <= take_jump_c13_d;
-      take_prev_c13_q <= take_prev_c13_d;
-      take_pos_c14_q <= take_pos_c14_d;
-      take_jump_c14_q <= take_jump_c14_d;
-      take_prev_c14_q <= take_prev_c14_d;
-      take_pos_c15_q <= take_pos_c15_d;
-      take_jump_c15_q <= take_jump_c15_d;
-      take_prev_c15_q <= take_prev_c15_d;
-      take_pos_c16_q <= take_pos_c16_d;
-      take_jump_c16_q <= take_jump_c16_d;
-      take_prev_c16_q <= take_prev_c16_d;
     end
   end
 
@@ -727,7 +676,7 @@ module cpack_lossy_decomp_b128 (
   wire [3:0] slot3_cidx_d;
   wire [3:0] slot_tag_cur_d;
   wire [3:0] wr_slot_d;
-  wire [2:0] slot_free_n;
+  wire [3:0] slot_free_end;
   wire [3:0] free_slot_d;
   wire [1:0] wr_blk_d;
   wire [3:0] wr_cidx_d;
@@ -784,12 +733,8 @@ module cpack_lossy_decomp_b128 (
                            (blk_next ? ((slot_we[0] ? wr_blk_q : slot0_tag_q) == blk_inc)
                             : ((slot_we[0] ? wr_blk_q : slot0_tag_q) == blk_q))};
   assign wr_slot_d = {wr_slot_q[2:0], wr_slot_q[3]};
-  assign slot_free_n = ({2'd0, slot_free[0]} + {2'd0, slot_free[1]} + {2'd0, slot_free[2]}
-                        + {2'd0, slot_free[3]});
-  assign free_slot_d = ((slot_free_n == 3'd3) ? {free_slot_q[0], free_slot_q[3:1]}
-                        : (slot_free_n == 3'd2) ? {free_slot_q[1:0], free_slot_q[3:2]}
-                        : (slot_free_n == 3'd1) ? {free_slot_q[2:0], free_slot_q[3]}
-                        : free_slot_q);
+  assign slot_free_end = ({slot_free[2:0], slot_free[3]} & ~slot_free);
+  assign free_slot_d = ((|slot_free_end) ? slot_free_end : free_slot_q);
   assign wr_blk_d = (wr_blk_q + 2'd1);
   assign wr_cidx_d = (s_last_i ? 4'd0 : (wr_cidx_q == 4'd15) ? wr_cidx_q : (wr_cidx_q + 4'd1));
   always @(posedge clk_i) begin
@@ -851,10 +796,10 @@ module cpack_lossy_decomp_b128 (
   end
 
   // L: the position's offset in its slot (binary), for the window shift
-  wire [6:0] u_step_off_off_o;
-  wire [6:0] u_prev_off_off_o;
-  wire [6:0] pos_step_off;
-  wire [6:0] pos_prev_off;
+  wire [5:0] u_step_off_off_o;
+  wire [5:0] u_prev_off_off_o;
+  wire [5:0] pos_step_off;
+  wire [5:0] pos_prev_off;
   wire [6:0] pos_off;
   wire pos_in_blk;
   wire [3:0] blk_left;
@@ -907,18 +852,18 @@ module cpack_lossy_decomp_b128 (
   wire [6:0] x1_off_c5_d;
   wire [6:0] x1_off_c6_d;
   wire [6:0] x1_off_c7_d;
-  cpack_lossy_pos_off_p512_s128 u_step_off (
+  cpack_lossy_pos_off_p256_s64 u_step_off (
     .pos_i(pos_q),
     .off_o(u_step_off_off_o)
   );
-  cpack_lossy_pos_off_p512_s128 u_prev_off (
+  cpack_lossy_pos_off_p256_s64 u_prev_off (
     .pos_i(pos_prev_q),
     .off_o(u_prev_off_off_o)
   );
   assign pos_step_off = u_step_off_off_o;
   assign pos_prev_off = u_prev_off_off_o;
-  assign pos_off = ((take_pos_c16_q ? pos_step_off : 7'd0)
-                    | (take_prev_c16_q ? pos_prev_off : 7'd0));
+  assign pos_off = {((take_pos_c8_q ? pos_step_off : 6'd0)
+                     | (take_prev_c8_q ? pos_prev_off : 6'd0)), 1'd0};
   assign pos_in_blk = (|(pos_slot & slot_mine));
   assign blk_left = (blk_end_cidx - pos_slot_cidx);
   assign avail_kind = (blk_done ?

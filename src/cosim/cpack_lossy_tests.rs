@@ -175,6 +175,11 @@ fn interpreter_decompressor_matches_model() {
     for (i, q) in variants().into_iter().enumerate().skip(1) {
         matches_model(&q, Unit::Decompressor, false, 40, 0.3, 3 + i as u64);
     }
+    // 8 dictionary entries: a 5-bit `mmmm` token, so a token may start at any bit (the
+    // position's grid is 1 bit, 2 bits with 16 entries).
+    let mut e = p.clone();
+    e.codec.dict_entries = 8;
+    matches_model(&e, Unit::Decompressor, false, 40, 0.3, 9);
     // 32 B blocks (the flow test's): runs of 1-chunk, 1-beat blocks, where a previous block's
     // leftover chunk once aliased a later block's tag (block 216 of the default seed).
     let mut q = p.clone();

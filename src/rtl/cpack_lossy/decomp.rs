@@ -1,12 +1,15 @@
 //! `cpack_lossy_decomp` (§6 item 3): chunks in, the words C-Pack ran on out, 4 per beat
-//! (`docs/FORMATS.md`, "Decompressor choices"). Built for 1 GHz on Nangate45; it reaches
-//! 0.82-0.87 GHz, limited by its one loop.
+//! (`docs/FORMATS.md`, "Decompressor choices"). Built for 1 GHz on Nangate45 at the paper's
+//! block rate.
 //!
 //! The only loop is the token position. Chunks are written whole into a ring of four 128-bit
 //! slots (no placement shifter), and the position of the next token is a one-hot vector over
-//! the ring's 512 bit positions. Every position's token length is decoded from the bits there
-//! (the code is its first 2 or 4 bits), so four tokens advance the position by four AND-OR
-//! steps, one term per token length. Everything else is a pipeline after that loop:
+//! the ring's grid points: a token starts only at a multiple of the greatest common divisor
+//! of the token lengths (2 bits with the original codes and 16 entries), so 256 points.
+//! Every point's token length is decoded from the bits there (the code is its first 2 or 4
+//! bits), and from those the length of the two tokens from each point (a data-only function
+//! of the ring, off the loop), so four tokens advance the position by two AND-OR steps, one
+//! term per two-token length. Everything else is a pipeline after that loop:
 //! * **L** (loop): a beat is issued when its bits are in (the slots holding the next 136 bits
 //!   hold this block's chunks, or the block's last chunk is in) and the output FIFO has room
 //!   (a registered credit). The position moves four tokens on, to the slot after the block's
@@ -34,7 +37,8 @@ use crate::model::cpack::{CodeTable, CpackParams};
 use crate::model::cpack_lossy::fp::TruncLayout;
 use crate::model::cpack_lossy::{LossyParams, CHUNK_BITS};
 use crate::rtl::cpack::{
-    dict_store, parse, position_lengths, token_push, token_word, uses_index, Parsed, TOK_W,
+    dict_store, length_groups, parse, position_lengths, token_push, token_word, uses_index, Parsed,
+    TOK_W,
 };
 use std::sync::Arc;
 
@@ -57,6 +61,42 @@ const RW: u32 = SPAN + 1;
 /// Ring positions per copy of the position's take flags.
 const RLANES: u32 = 32;
 
+/// The token position's grid: a block starts at a slot's first bit and every token length
+/// is a multiple of `g` bits (the greatest common divisor of the lengths and the slot size:
+/// 2 for the original codes with 16 dictionary entries), so a token starts only at a
+/// multiple of `g` and the position is one-hot over those `pp` points of the ring, `sp` per
+/// slot.
+#[derive(Clone, Copy)]
+struct Grid {
+    g: u32,
+    pp: u32,
+    sp: u32,
+}
+
+impl Grid {
+    fn of(cp: &CpackParams) -> Grid {
+        let g = length_groups(cp)
+            .iter()
+            .fold(SB, |a, (n, _)| super::fp::gcd(a, *n));
+        Grid {
+            g,
+            pp: PBITS / g,
+            sp: SB / g,
+        }
+    }
+
+    /// Per slot: whether any grid point at offsets `lo..lo + w` (bits) of `v` is set.
+    fn slot_or(&self, v: &Expr, lo: u32, w: u32) -> Expr {
+        let a = lo.div_ceil(self.g);
+        let n = (lo + w).div_ceil(self.g) - a;
+        Expr::cat_lsb(
+            &(0..NSU)
+                .map(|j| v.slice(j * self.sp + a, n).any())
+                .collect::<Vec<_>>(),
+        )
+    }
+}
+
 /// `v` rotated towards higher positions by `n` (bit p moves to `(p + n) mod width`); `v`
 /// must be a named signal.
 fn rotl(v: &Expr, n: u32) -> Expr {
@@ -69,20 +109,22 @@ fn rotl(v: &Expr, n: u32) -> Expr {
 }
 
 /// One token step on one-hot positions: position `q + L` is set where position `q` is set
-/// and its token is `L` bits long (rotating around the ring, or shifting out of a window).
+/// and its token is `L` points long (rotating around the ring, or shifting out of a
+/// window); points are `g` bits (the wires are named by the length in bits).
 fn token_step(
     m: &mut ModuleBuilder,
     name: &str,
     pos: &Expr,
     lens: &[(u32, Expr)],
     ring: bool,
+    g: u32,
 ) -> Expr {
     let w = pos.width();
     let terms: Vec<Expr> = lens
         .iter()
         .filter(|(n, _)| ring || *n < w)
         .map(|(n, ind)| {
-            let tn = format!("{}_l{}", name, n);
+            let tn = format!("{}_l{}", name, n * g);
             if ring {
                 rotl(&m.wire(&tn, &(pos & ind)), *n)
             } else {
@@ -148,14 +190,15 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     let out = stream::output_port(&mut m, "m");
     let m_ready = out.ready();
 
+    let grid = Grid::of(&cp);
     let ring = chunk_ring(&mut m);
-    let lp = loop_state(&mut m);
-    let pos = position(&mut m, &ring, &lp);
+    let lp = loop_state(&mut m, grid);
+    let pos = position(&mut m, grid, &ring, &lp);
     let is = issue(&mut m, &ring, &lp, &pos);
-    token_steps(&mut m, &cp, &ring, &lp, &pos, &is, &bit_reverse()?);
+    token_steps(&mut m, &cp, grid, &ring, &lp, &pos, &is, &slot_grid(grid)?);
     let blk_end = block_state(&mut m, c, &lp, &is);
     let s_ready = ring_writes(&mut m, &ring, &lp, &pos, &is, &blk_end, &inp);
-    let enc = offset_encoder()?;
+    let enc = offset_encoder(grid)?;
     let x1 = position_offset(&mut m, c, &lp, &pos, &is, &enc);
     let x2 = window_shift(&mut m, &ring, &x1);
     let x3 = token_starts(&mut m, &cp, &x2);
@@ -297,17 +340,17 @@ impl Loop {
 
 /// The loop state: the position's candidates, the flags choosing them, and the block's
 /// registers.
-fn loop_state(m: &mut ModuleBuilder) -> Loop {
+fn loop_state(m: &mut ModuleBuilder, grid: Grid) -> Loop {
     // ---- Loop state ----
     // The position is one of three registered candidates, chosen by registered flags (one
     // copy per 32 positions and one for `go`): the position four tokens on, or the next
     // slot's first bit after a raw chunk (`pos_q`), the previous position (`pos_prev_q`), or
     // the slot after the block's last chunk (`pos_jump_q`). `go`, which waits for the
     // position's slot, only sets the flags.
-    let r = m.reg("pos_q", PBITS, None);
-    let rprev = m.reg("pos_prev_q", PBITS, Some(1));
+    let r = m.reg("pos_q", grid.pp, None);
+    let rprev = m.reg("pos_prev_q", grid.pp, Some(1));
     let jslot = m.reg("pos_jump_q", NSU, Some(0));
-    let ncopy = (PBITS / RLANES) as usize + 1;
+    let ncopy = grid.pp.div_ceil(RLANES) as usize + 1;
     let t_pos = m.reg_replicas("take_pos_q", 1, Some(0), ncopy);
     let t_jump = m.reg_replicas("take_jump_q", 1, Some(0), ncopy);
     let t_prev = m.reg_replicas("take_prev_q", 1, Some(1), ncopy);
@@ -348,15 +391,6 @@ fn loop_state(m: &mut ModuleBuilder) -> Loop {
     }
 }
 
-/// Per slot: whether any of the `w` positions from offset `lo` in the slot is set.
-fn slot_or(v: &Expr, lo: u32, w: u32) -> Expr {
-    Expr::cat_lsb(
-        &(0..NSU)
-            .map(|j| v.slice(j * SB + lo, w).any())
-            .collect::<Vec<_>>(),
-    )
-}
-
 /// The position, its slot, and which slots hold this block's chunks.
 struct Pos {
     /// One-hot over the ring's bit positions.
@@ -375,7 +409,7 @@ struct Pos {
 
 /// L: the position from its candidates, its slot and regions, and whether the next 136
 /// bits are in.
-fn position(m: &mut ModuleBuilder, ring: &Ring, lp: &Loop) -> Pos {
+fn position(m: &mut ModuleBuilder, grid: Grid, ring: &Ring, lp: &Loop) -> Pos {
     let Loop {
         r,
         rprev,
@@ -388,22 +422,23 @@ fn position(m: &mut ModuleBuilder, ring: &Ring, lp: &Loop) -> Pos {
     m.comment("L: the position, and whether the next 136 bits are in");
     let jumpv = Expr::cat_lsb(
         &(0..NSU)
-            .map(|j| Expr::cat_lsb(&[jslot.q().bit(j), Expr::zero(SB - 1)]))
+            .map(|j| Expr::cat_lsb(&[jslot.q().bit(j), Expr::zero(grid.sp - 1)]))
             .collect::<Vec<_>>(),
     );
     let jumpv = m.wire("pos_jumpv", &jumpv);
     let rq = Expr::cat_lsb(
-        &(0..PBITS / RLANES)
+        &(0..grid.pp.div_ceil(RLANES))
             .map(|g| {
                 let c = g as usize;
-                let sl = |v: &Expr| v.slice(g * RLANES, RLANES);
+                let lanes = RLANES.min(grid.pp - g * RLANES);
+                let sl = |v: &Expr| v.slice(g * RLANES, lanes);
                 or_tree(
                     vec![
                         t_pos[c].q().gate(&sl(&r.q())),
                         t_jump[c].q().gate(&sl(&jumpv)),
                         t_prev[c].q().gate(&sl(&rprev.q())),
                     ],
-                    RLANES,
+                    lanes,
                 )
             })
             .collect::<Vec<_>>(),
@@ -421,7 +456,7 @@ fn position(m: &mut ModuleBuilder, ring: &Ring, lp: &Loop) -> Pos {
     let p_slot = m.wire("pos_prev_slot", &(p_near.q() | p_far.q()));
     // The regions of this position (registered for the next cycle): of `pos_q` by its own
     // OR trees (a step or a raw chunk), of a jump (a slot's first bit), or held.
-    let step = |lo: u32, w: u32| slot_or(&r.q(), lo, w);
+    let step = |lo: u32, w: u32| grid.slot_or(&r.q(), lo, w);
     let jq = jslot.q();
     let near_d = lp.by_take(m, "pos_near", [step(0, lo_max + 1), jq.clone(), p_near.q()]);
     let far_d = lp.by_take(
@@ -433,13 +468,13 @@ fn position(m: &mut ModuleBuilder, ring: &Ring, lp: &Loop) -> Pos {
             p_far.q(),
         ],
     );
-    let step_first = Expr::cat_lsb(&(0..NSU).map(|j| r.q().bit(j * SB)).collect::<Vec<_>>());
+    let step_first = Expr::cat_lsb(&(0..NSU).map(|j| r.q().bit(j * grid.sp)).collect::<Vec<_>>());
     let first_d = lp.by_take(m, "pos_first_now", [step_first, jq.clone(), p_first.q()]);
     m.next(&p_near, &near_d, None);
     m.next(&p_far, &far_d, None);
     m.next(&p_first, &first_d, None);
     let (p_near, p_far, p_first) = (p_near.q(), p_far.q(), p_first.q());
-    let step_slot = m.wire("pos_step_slot", &slot_or(&r.q(), 0, SB));
+    let step_slot = m.wire("pos_step_slot", &grid.slot_or(&r.q(), 0, SB));
     let zero4 = Expr::zero(NSU);
     let rslot = lp.by_take(m, "pos_slot", [step_slot, jslot.q(), p_slot.clone()]);
     let at_start = lp.by_take(
@@ -558,7 +593,9 @@ fn issue(m: &mut ModuleBuilder, ring: &Ring, lp: &Loop, pos: &Pos) -> Issue {
     let s_c_now = pick(m, "pos_slot_c", &ring.sc);
     let s_tc_now = pick(m, "pos_slot_tcode", &ring.stc);
     let s_cidx = pick(m, "pos_slot_cidx", &ring.sidx);
-    let raw_final = m.wire("raw_final", &(rslot & &ring.lastv).any());
+    // A raw chunk's position is at its slot's first bit: that slot (without the position's
+    // region ORs) holds the block's last chunk.
+    let raw_final = m.wire("raw_final", &(at_start & &ring.lastv).any());
     let final_dec = m.wire("beat_final", &beat.q().eq(&nbm1.q()));
     let go_dec = m.wire(
         "go_dec",
@@ -607,30 +644,54 @@ fn issue(m: &mut ModuleBuilder, ring: &Ring, lp: &Loop, pos: &Pos) -> Issue {
     }
 }
 
-/// `cpack_lossy_bit_rev_w<slot bits>`: a slot's bits in reverse order (`data_o[i]` =
-/// `data_i[SB - 1 - i]`), for the ring positions, which count from a chunk's first stream
-/// bit, its MSB.
-fn bit_reverse() -> Result<Arc<Module>, HdlError> {
-    let mut m = ModuleBuilder::new(format!("cpack_lossy_bit_rev_w{}", SB));
-    m.header("Generator: hwzip::rtl::cpack_lossy::decomp::bit_reverse");
-    m.header(format!("Parameters: {} bits", SB));
+/// `cpack_lossy_slot_grid_w<slot bits>_g<grid>`: a slot's stream bits at the grid's points,
+/// one output per phase: `phase<r>_o[q]` is stream bit `q·g + r` of the slot (the ring
+/// positions count from a chunk's first stream bit, its MSB: `data_i[SB - 1 - (q·g + r)]`).
+fn slot_grid(grid: Grid) -> Result<Arc<Module>, HdlError> {
+    let g = grid.g;
+    let mut m = ModuleBuilder::new(format!("cpack_lossy_slot_grid_w{}_g{}", SB, g));
+    m.header("Generator: hwzip::rtl::cpack_lossy::decomp::slot_grid");
+    m.header(format!("Parameters: {} bits, a point every {} bits", SB, g));
     m.header(format!("Spec: {} Sec. 2.4 (stream bit order)", SPEC));
     let v = m.input("data_i", SB);
-    let bits: Vec<Expr> = (0..SB).map(|i| v.bit(SB - 1 - i)).collect();
-    m.output_expr("data_o", &Expr::cat_lsb(&bits));
+    for r in 0..g {
+        let bits: Vec<Expr> = (0..grid.sp).map(|q| v.bit(SB - 1 - (q * g + r))).collect();
+        m.output_expr(&format!("phase{}_o", r), &Expr::cat_lsb(&bits));
+    }
     m.finish()
 }
 
-/// L: the position four tokens on (AND-OR steps over the ring's token lengths), and the
-/// candidates and flags for the next cycle.
+/// The lengths of two tokens from every grid point: `(n, v)`, bit q of `v` set where the
+/// token at point q and the one after it are `n` points long together (`ring_pair<bits>`),
+/// from the one-token lengths `lens` (named vectors).
+fn pair_lengths(m: &mut ModuleBuilder, grid: Grid, lens: &[(u32, Expr)]) -> Vec<(u32, Expr)> {
+    let mut sums: std::collections::BTreeMap<u32, Vec<Expr>> = Default::default();
+    for (a, la) in lens {
+        for (b, lb) in lens {
+            let second = rotl(lb, grid.pp - a);
+            sums.entry(a + b).or_default().push(la & &second);
+        }
+    }
+    sums.into_iter()
+        .map(|(n, t)| {
+            let name = format!("ring_pair{}", n * grid.g);
+            (n, m.wire(&name, &or_tree(t, grid.pp)))
+        })
+        .collect()
+}
+
+/// L: the position four tokens on (two AND-OR steps over the ring's two-token lengths), and
+/// the candidates and flags for the next cycle.
+#[allow(clippy::too_many_arguments)]
 fn token_steps(
     m: &mut ModuleBuilder,
     cp: &CpackParams,
+    grid: Grid,
     ring: &Ring,
     lp: &Loop,
     pos: &Pos,
     is: &Issue,
-    rev_mod: &Arc<Module>,
+    grid_mod: &Arc<Module>,
 ) {
     let Loop {
         r,
@@ -643,29 +704,37 @@ fn token_steps(
         ..
     } = lp;
     let rq = &pos.rq;
-    m.comment("L: four token steps from the position (one AND-OR term per token length)");
-    // Ring position p is bit SB - 1 - p % SB of slot p / SB: each slot bit-reversed.
-    let rev = m.instance_array(rev_mod, "u_rev", NSU, |j| {
+    m.comment("L: two steps of two tokens from the position (a term per two-token length)");
+    // The ring's stream bits at the grid points, one vector per phase (`ring_phase<r>`, bit
+    // q: stream bit q·g + r of the ring); the first four bits from every point (a code is at
+    // most 4 bits long) are those vectors rotated.
+    let g = grid.g;
+    let slots = m.instance_array(grid_mod, "u_grid", NSU, |j| {
         vec![("data_i", ring.sdata[j as usize].q())]
     });
-    let rev: Vec<Expr> = rev.iter().map(|u| u.out("data_o")).collect();
-    let ringv = m.wire("ring_bits", &Expr::cat_lsb(&rev));
-    let rb: Vec<Expr> = (0..4u32).map(|k| rotl(&ringv, PBITS - k)).collect();
-    let lens = position_lengths(
-        cp,
-        &[rb[0].clone(), rb[1].clone(), rb[2].clone(), rb[3].clone()],
-    );
-    let lens: Vec<(u32, Expr)> = lens
-        .into_iter()
-        .map(|(n, e)| (n, m.wire(&format!("ring_len{}", n), &e)))
+    let phases: Vec<Expr> = (0..g)
+        .map(|r| {
+            let port = format!("phase{}_o", r);
+            let v: Vec<Expr> = slots.iter().map(|u| u.out(&port)).collect();
+            m.wire(&format!("ring_phase{}", r), &Expr::cat_lsb(&v))
+        })
         .collect();
+    let rb: [Expr; 4] = std::array::from_fn(|k| {
+        let k = k as u32;
+        rotl(&phases[(k % g) as usize], grid.pp - k / g)
+    });
+    let lens: Vec<(u32, Expr)> = position_lengths(cp, &rb)
+        .into_iter()
+        .map(|(n, e)| (n / g, m.wire(&format!("ring_len{}", n), &e)))
+        .collect();
+    let pairs = pair_lengths(m, grid, &lens);
     let mut pos = rq.clone();
-    for k in 1..=TPB {
-        pos = token_step(m, &format!("pos{}", k), &pos, &lens, true);
+    for k in 1..=TPB / 2 {
+        pos = token_step(m, &format!("pos{}", 2 * k), &pos, &pairs, true, g);
     }
     let pos4 = pos;
     // A raw chunk steps to the next slot's first bit.
-    m.next(r, &st_raw.q().select(&rotl(rq, SB), &pos4), None);
+    m.next(r, &st_raw.q().select(&rotl(rq, grid.sp), &pos4), None);
     m.next(rprev, rq, None);
     // The slot after the block's last chunk.
     m.next(jslot, &next_slot(&is.eslot_now), None);
@@ -825,13 +894,11 @@ fn ring_writes(
     }
     m.next(&lp.tmatch, &Expr::cat_lsb(&mine_d), None);
     m.next(wsel, &next_slot(&wsel.q()), Some(&accept));
-    // The oldest slot moves on by the number freed (a run from it).
-    let nfree = (0..NSU).fold(Expr::zero(3), |a, j| a + free.bit(j).zext(3));
-    let nfree = m.wire("slot_free_n", &nfree);
-    let mut fnext = fsel.q();
-    for k in 1..NSU {
-        fnext = nfree.eq_lit(k as u64).select(&rotl(&fsel.q(), k), &fnext);
-    }
+    // The freed slots are a run from the oldest (the previous block's slots, or the oldest
+    // alone): the oldest moves to the slot after the run's end, a freed slot followed by a
+    // kept one; with none freed (or all four) it stays.
+    let run_end = m.wire("slot_free_end", &(&rotl(&free, 1) & &!free.clone()));
+    let fnext = run_end.any().select(&run_end, &fsel.q());
     m.next(fsel, &fnext, None);
     m.next(
         wbid,
@@ -875,26 +942,27 @@ struct X1 {
     off_reps: Vec<Reg>,
 }
 
-/// `cpack_lossy_pos_off_p<ring bits>_s<slot bits>`: the offset in its slot of a one-hot
-/// ring position (`pos_i`) as a binary number, `off_o`; offset bit b is the OR of the
-/// positions whose offset has bit b set.
-fn offset_encoder() -> Result<Arc<Module>, HdlError> {
-    let ob = crate::hdl::clog2(SB as u64);
-    let mut m = ModuleBuilder::new(format!("cpack_lossy_pos_off_p{}_s{}", PBITS, SB));
+/// `cpack_lossy_pos_off_p<grid points>_s<points per slot>`: the offset in its slot of a
+/// one-hot position on the grid (`pos_i`) as a binary number of grid points, `off_o`;
+/// offset bit b is the OR of the positions whose offset has bit b set.
+fn offset_encoder(grid: Grid) -> Result<Arc<Module>, HdlError> {
+    let (pp, sp) = (grid.pp, grid.sp);
+    let ob = crate::hdl::clog2(sp as u64);
+    let mut m = ModuleBuilder::new(format!("cpack_lossy_pos_off_p{}_s{}", pp, sp));
     m.header("Generator: hwzip::rtl::cpack_lossy::decomp::offset_encoder");
     m.header(format!(
-        "Parameters: {} ring bits, {}-bit slots, {}-bit offset",
-        PBITS, SB, ob
+        "Parameters: {} positions ({}-bit grid), {} per slot, {}-bit offset",
+        pp, grid.g, sp, ob
     ));
     m.header(format!(
         "Spec: {} Sec. 6 item 3 (decompressor window shift)",
         SPEC
     ));
-    let v = m.input("pos_i", PBITS);
+    let v = m.input("pos_i", pp);
     let off: Vec<Expr> = (0..ob)
         .map(|b| {
-            let bits: Vec<Expr> = (0..PBITS)
-                .filter(|p| ((p % SB) >> b) & 1 == 1)
+            let bits: Vec<Expr> = (0..pp)
+                .filter(|p| ((p % sp) >> b) & 1 == 1)
                 .map(|p| v.bit(p))
                 .collect();
             Expr::cat_lsb(&bits).any()
@@ -903,7 +971,7 @@ fn offset_encoder() -> Result<Arc<Module>, HdlError> {
     m.output_expr("off_o", &Expr::cat_lsb(&off));
     // A slot's first bit is offset 0: no offset bit reads it.
     m.unused(&Expr::cat_lsb(
-        &(0..NSU).map(|j| v.bit(j * SB)).collect::<Vec<_>>(),
+        &(0..NSU).map(|j| v.bit(j * sp)).collect::<Vec<_>>(),
     ));
     m.finish()
 }
@@ -948,6 +1016,12 @@ fn position_offset(
     let off_step = m.wire("pos_step_off", &u_step.out("off_o"));
     let off_prev = m.wire("pos_prev_off", &u_prev.out("off_o"));
     let off = &t_pos[gx].q().gate(&off_step) | &t_prev[gx].q().gate(&off_prev);
+    // In bits: grid points of `g` bits (a power of two).
+    let lg = ob - off_step.width();
+    let off = match lg {
+        0 => off,
+        _ => Expr::cat(&[off, Expr::zero(lg)]),
+    };
     let off = m.wire("pos_off", &off);
     // Bits from the position to the end of the block's last chunk: 128 - off or 256 - off
     // when the last chunk is this slot or the next, none when the position has left the
@@ -1164,7 +1238,7 @@ fn token_starts(m: &mut ModuleBuilder, cp: &CpackParams, x2: &X2) -> X3 {
     let mut st = Expr::lit(RW, 1);
     let mut sts = Vec::new();
     for k in 1..=TPB {
-        st = token_step(m, &format!("x2_st{}", k), &st, &rlens, false);
+        st = token_step(m, &format!("x2_st{}", k), &st, &rlens, false, 1);
         sts.push(st.clone());
     }
     // A raw beat's 128 bits travel as four 34-bit fields at fixed starts.

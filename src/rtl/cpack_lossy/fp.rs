@@ -33,7 +33,7 @@ fn field_bits(t: u32, shifted: bool) -> u32 {
 }
 
 /// Greatest common divisor (the shifters' lane width: every count is a multiple of it).
-fn gcd(a: u32, b: u32) -> u32 {
+pub(super) fn gcd(a: u32, b: u32) -> u32 {
     if b == 0 {
         a
     } else {
