@@ -21,6 +21,22 @@ module cpack_decomp_l64 (
   output wire m_err_o
 );
   reg  [2:0] step_q;
+  reg  busy_c0_q;
+  reg  busy_c1_q;
+  reg  busy_c2_q;
+  reg  busy_c3_q;
+  reg  busy_c4_q;
+  reg  busy_c5_q;
+  reg  busy_c6_q;
+  reg  busy_c7_q;
+  reg  busy_c8_q;
+  reg  busy_c9_q;
+  reg  busy_c10_q;
+  reg  busy_c11_q;
+  reg  busy_c12_q;
+  reg  busy_c13_q;
+  reg  busy_c14_q;
+  reg  busy_c15_q;
   reg  [511:0] buf_q;
   reg  [15:0] dict_valid_q;
   reg  [3:0] dict_wptr_q;
@@ -50,6 +66,7 @@ module cpack_decomp_l64 (
   wire [511:0] buf_in;
   wire [15:0] valid_in;
   wire [3:0] wptr_in;
+  wire [9:0] pos_in;
   wire [33:0] t0_win;
   wire [1:0] t0_c2;
   wire [1:0] t0_c4;
@@ -59,10 +76,43 @@ module cpack_decomp_l64 (
   wire [31:0] t0_word;
   wire t0_push;
   wire t0_err;
-  wire [511:0] t0_rest;
+  wire t0_len2;
+  wire t0_len34;
+  wire t0_len8;
+  wire t0_len24;
+  wire t0_len12;
+  wire t0_len16;
+  wire [33:0] t1_at2_win;
+  wire [1:0] t1_at2_c2;
+  wire [1:0] t1_at2_c4;
+  wire [5:0] t1_at2_pat;
+  wire [3:0] t1_at2_idx;
+  wire [33:0] t1_at34_win;
+  wire [1:0] t1_at34_c2;
+  wire [1:0] t1_at34_c4;
+  wire [5:0] t1_at34_pat;
+  wire [3:0] t1_at34_idx;
+  wire [33:0] t1_at8_win;
+  wire [1:0] t1_at8_c2;
+  wire [1:0] t1_at8_c4;
+  wire [5:0] t1_at8_pat;
+  wire [3:0] t1_at8_idx;
+  wire [33:0] t1_at24_win;
+  wire [1:0] t1_at24_c2;
+  wire [1:0] t1_at24_c4;
+  wire [5:0] t1_at24_pat;
+  wire [3:0] t1_at24_idx;
+  wire [33:0] t1_at12_win;
+  wire [1:0] t1_at12_c2;
+  wire [1:0] t1_at12_c4;
+  wire [5:0] t1_at12_pat;
+  wire [3:0] t1_at12_idx;
+  wire [33:0] t1_at16_win;
+  wire [1:0] t1_at16_c2;
+  wire [1:0] t1_at16_c4;
+  wire [5:0] t1_at16_pat;
+  wire [3:0] t1_at16_idx;
   wire [33:0] t1_win;
-  wire [1:0] t1_c2;
-  wire [1:0] t1_c4;
   wire [5:0] t1_pat;
   wire [3:0] t1_idx;
   wire t1_fwd;
@@ -70,9 +120,28 @@ module cpack_decomp_l64 (
   wire [31:0] t1_word;
   wire t1_push;
   wire t1_err;
-  wire [511:0] t1_rest;
+  wire pair_len4;
+  wire pair_len10;
+  wire pair_len14;
+  wire pair_len16;
+  wire pair_len18;
+  wire pair_len20;
+  wire pair_len24;
+  wire pair_len26;
+  wire pair_len28;
+  wire pair_len32;
+  wire pair_len36;
+  wire pair_len40;
+  wire pair_len42;
+  wire pair_len46;
+  wire pair_len48;
+  wire pair_len50;
+  wire pair_len58;
+  wire pair_len68;
+  wire [511:0] buf_rest;
   wire zero_block;
   wire [9:0] pos_next;
+  wire over;
   wire err_next;
   wire [511:0] line_next;
   wire is_last;
@@ -87,7 +156,24 @@ module cpack_decomp_l64 (
   wire take_zero;
   wire dec_load;
   wire step;
+  wire [2:0] step_next;
   wire [2:0] step_d;
+  wire busy_c0_d;
+  wire busy_c1_d;
+  wire busy_c2_d;
+  wire busy_c3_d;
+  wire busy_c4_d;
+  wire busy_c5_d;
+  wire busy_c6_d;
+  wire busy_c7_d;
+  wire busy_c8_d;
+  wire busy_c9_d;
+  wire busy_c10_d;
+  wire busy_c11_d;
+  wire busy_c12_d;
+  wire busy_c13_d;
+  wire busy_c14_d;
+  wire busy_c15_d;
   wire [511:0] buf_d;
   wire [9:0] pos_d;
   wire err_d;
@@ -118,10 +204,27 @@ module cpack_decomp_l64 (
   wire [511:0] line_d;
   reg  out_err_q;
   wire out_err_d;
+  wire [511:0] line_out;
   assign busy = (|step_q);
-  assign buf_in = (busy ? buf_q : s_payload_i);
-  assign valid_in = (busy ? dict_valid_q : 16'd0);
-  assign wptr_in = (busy ? dict_wptr_q : 4'd0);
+  assign buf_in = {(busy_c15_q ? buf_q[511:480] : s_payload_i[511:480]),
+                   (busy_c14_q ? buf_q[479:448] : s_payload_i[479:448]),
+                   (busy_c13_q ? buf_q[447:416] : s_payload_i[447:416]),
+                   (busy_c12_q ? buf_q[415:384] : s_payload_i[415:384]),
+                   (busy_c11_q ? buf_q[383:352] : s_payload_i[383:352]),
+                   (busy_c10_q ? buf_q[351:320] : s_payload_i[351:320]),
+                   (busy_c9_q ? buf_q[319:288] : s_payload_i[319:288]),
+                   (busy_c8_q ? buf_q[287:256] : s_payload_i[287:256]),
+                   (busy_c7_q ? buf_q[255:224] : s_payload_i[255:224]),
+                   (busy_c6_q ? buf_q[223:192] : s_payload_i[223:192]),
+                   (busy_c5_q ? buf_q[191:160] : s_payload_i[191:160]),
+                   (busy_c4_q ? buf_q[159:128] : s_payload_i[159:128]),
+                   (busy_c3_q ? buf_q[127:96] : s_payload_i[127:96]),
+                   (busy_c2_q ? buf_q[95:64] : s_payload_i[95:64]),
+                   (busy_c1_q ? buf_q[63:32] : s_payload_i[63:32]),
+                   (busy_c0_q ? buf_q[31:0] : s_payload_i[31:0])};
+  assign valid_in = (busy_c0_q ? dict_valid_q : 16'd0);
+  assign wptr_in = (busy_c0_q ? dict_wptr_q : 4'd0);
+  assign pos_in = (busy_c0_q ? pos_q : 10'd0);
   assign t0_win = buf_in[511:478];
   assign t0_c2 = t0_win[33:32];
   assign t0_c4 = t0_win[31:30];
@@ -163,21 +266,82 @@ module cpack_decomp_l64 (
                            : valid_in[4])
                         : t0_idx[1] ? (t0_idx[0] ? valid_in[3] : valid_in[2])
                         : t0_idx[0] ? valid_in[1]
-                        : valid_in[0])) | ((t0_c2 == 2'd0) & busy));
-  assign t0_rest = ((t0_pat[0] ? {buf_in[509:0], 2'd0} : 512'd0)
-                    | (t0_pat[1] ? {buf_in[477:0], 34'd0} : 512'd0)
-                    | ((t0_pat[2] ? {buf_in[503:0], 8'd0} : 512'd0)
-                       | (t0_pat[3] ? {buf_in[487:0], 24'd0} : 512'd0))
-                    | ((t0_pat[4] ? {buf_in[499:0], 12'd0} : 512'd0)
-                       | (t0_pat[5] ? {buf_in[495:0], 16'd0} : 512'd0)));
-  assign t1_win = t0_rest[511:478];
-  assign t1_c2 = t1_win[33:32];
-  assign t1_c4 = t1_win[31:30];
-  assign t1_pat = {((t1_c2 == 2'd3) & (t1_c4 == 2'd3)), ((t1_c2 == 2'd3) & (t1_c4 == 2'd2)),
-                   ((t1_c2 == 2'd3) & (t1_c4 == 2'd1)), ((t1_c2 == 2'd3) & (t1_c4 == 2'd0)),
-                   (t1_c2 == 2'd2), (t1_c2 == 2'd1)};
-  assign t1_idx = t1_win[29:26];
-  assign t1_fwd = (t0_push & (t1_idx == wptr_in));
+                        : valid_in[0])) | ((t0_c2 == 2'd0) & busy_c0_q));
+  assign t0_len2 = t0_pat[0];
+  assign t0_len34 = t0_pat[1];
+  assign t0_len8 = t0_pat[2];
+  assign t0_len24 = t0_pat[3];
+  assign t0_len12 = t0_pat[4];
+  assign t0_len16 = t0_pat[5];
+  assign t1_at2_win = buf_in[509:476];
+  assign t1_at2_c2 = t1_at2_win[33:32];
+  assign t1_at2_c4 = t1_at2_win[31:30];
+  assign t1_at2_pat = {((t1_at2_c2 == 2'd3) & (t1_at2_c4 == 2'd3)),
+                       ((t1_at2_c2 == 2'd3) & (t1_at2_c4 == 2'd2)),
+                       ((t1_at2_c2 == 2'd3) & (t1_at2_c4 == 2'd1)),
+                       ((t1_at2_c2 == 2'd3) & (t1_at2_c4 == 2'd0)), (t1_at2_c2 == 2'd2),
+                       (t1_at2_c2 == 2'd1)};
+  assign t1_at2_idx = t1_at2_win[29:26];
+  assign t1_at34_win = buf_in[477:444];
+  assign t1_at34_c2 = t1_at34_win[33:32];
+  assign t1_at34_c4 = t1_at34_win[31:30];
+  assign t1_at34_pat = {((t1_at34_c2 == 2'd3) & (t1_at34_c4 == 2'd3)),
+                        ((t1_at34_c2 == 2'd3) & (t1_at34_c4 == 2'd2)),
+                        ((t1_at34_c2 == 2'd3) & (t1_at34_c4 == 2'd1)),
+                        ((t1_at34_c2 == 2'd3) & (t1_at34_c4 == 2'd0)), (t1_at34_c2 == 2'd2),
+                        (t1_at34_c2 == 2'd1)};
+  assign t1_at34_idx = t1_at34_win[29:26];
+  assign t1_at8_win = buf_in[503:470];
+  assign t1_at8_c2 = t1_at8_win[33:32];
+  assign t1_at8_c4 = t1_at8_win[31:30];
+  assign t1_at8_pat = {((t1_at8_c2 == 2'd3) & (t1_at8_c4 == 2'd3)),
+                       ((t1_at8_c2 == 2'd3) & (t1_at8_c4 == 2'd2)),
+                       ((t1_at8_c2 == 2'd3) & (t1_at8_c4 == 2'd1)),
+                       ((t1_at8_c2 == 2'd3) & (t1_at8_c4 == 2'd0)), (t1_at8_c2 == 2'd2),
+                       (t1_at8_c2 == 2'd1)};
+  assign t1_at8_idx = t1_at8_win[29:26];
+  assign t1_at24_win = buf_in[487:454];
+  assign t1_at24_c2 = t1_at24_win[33:32];
+  assign t1_at24_c4 = t1_at24_win[31:30];
+  assign t1_at24_pat = {((t1_at24_c2 == 2'd3) & (t1_at24_c4 == 2'd3)),
+                        ((t1_at24_c2 == 2'd3) & (t1_at24_c4 == 2'd2)),
+                        ((t1_at24_c2 == 2'd3) & (t1_at24_c4 == 2'd1)),
+                        ((t1_at24_c2 == 2'd3) & (t1_at24_c4 == 2'd0)), (t1_at24_c2 == 2'd2),
+                        (t1_at24_c2 == 2'd1)};
+  assign t1_at24_idx = t1_at24_win[29:26];
+  assign t1_at12_win = buf_in[499:466];
+  assign t1_at12_c2 = t1_at12_win[33:32];
+  assign t1_at12_c4 = t1_at12_win[31:30];
+  assign t1_at12_pat = {((t1_at12_c2 == 2'd3) & (t1_at12_c4 == 2'd3)),
+                        ((t1_at12_c2 == 2'd3) & (t1_at12_c4 == 2'd2)),
+                        ((t1_at12_c2 == 2'd3) & (t1_at12_c4 == 2'd1)),
+                        ((t1_at12_c2 == 2'd3) & (t1_at12_c4 == 2'd0)), (t1_at12_c2 == 2'd2),
+                        (t1_at12_c2 == 2'd1)};
+  assign t1_at12_idx = t1_at12_win[29:26];
+  assign t1_at16_win = buf_in[495:462];
+  assign t1_at16_c2 = t1_at16_win[33:32];
+  assign t1_at16_c4 = t1_at16_win[31:30];
+  assign t1_at16_pat = {((t1_at16_c2 == 2'd3) & (t1_at16_c4 == 2'd3)),
+                        ((t1_at16_c2 == 2'd3) & (t1_at16_c4 == 2'd2)),
+                        ((t1_at16_c2 == 2'd3) & (t1_at16_c4 == 2'd1)),
+                        ((t1_at16_c2 == 2'd3) & (t1_at16_c4 == 2'd0)), (t1_at16_c2 == 2'd2),
+                        (t1_at16_c2 == 2'd1)};
+  assign t1_at16_idx = t1_at16_win[29:26];
+  assign t1_win = ((t0_len2 ? t1_at2_win : 34'd0) | (t0_len34 ? t1_at34_win : 34'd0)
+                   | ((t0_len8 ? t1_at8_win : 34'd0) | (t0_len24 ? t1_at24_win : 34'd0))
+                   | ((t0_len12 ? t1_at12_win : 34'd0) | (t0_len16 ? t1_at16_win : 34'd0)));
+  assign t1_pat = ((t0_len2 ? t1_at2_pat : 6'd0) | (t0_len34 ? t1_at34_pat : 6'd0)
+                   | ((t0_len8 ? t1_at8_pat : 6'd0) | (t0_len24 ? t1_at24_pat : 6'd0))
+                   | ((t0_len12 ? t1_at12_pat : 6'd0) | (t0_len16 ? t1_at16_pat : 6'd0)));
+  assign t1_idx = ((t0_len2 ? t1_at2_idx : 4'd0) | (t0_len34 ? t1_at34_idx : 4'd0)
+                   | ((t0_len8 ? t1_at8_idx : 4'd0) | (t0_len24 ? t1_at24_idx : 4'd0))
+                   | ((t0_len12 ? t1_at12_idx : 4'd0) | (t0_len16 ? t1_at16_idx : 4'd0)));
+  assign t1_fwd = ((t0_len2 ? (t0_push & (t1_at2_idx == wptr_in)) : 1'd0)
+                   | (t0_len34 ? (t0_push & (t1_at34_idx == wptr_in)) : 1'd0)
+                   | ((t0_len8 ? (t0_push & (t1_at8_idx == wptr_in)) : 1'd0)
+                      | (t0_len24 ? (t0_push & (t1_at24_idx == wptr_in)) : 1'd0))
+                   | ((t0_len12 ? (t0_push & (t1_at12_idx == wptr_in)) : 1'd0)
+                      | (t0_len16 ? (t0_push & (t1_at16_idx == wptr_in)) : 1'd0)));
   assign t1_dict = (t1_fwd ? t0_word
                     : t1_idx[3] ?
                       (t1_idx[2] ?
@@ -198,40 +362,197 @@ module cpack_decomp_l64 (
                        | (t1_pat[5] ? {t1_dict[31:8], t1_win[25:18]} : 32'd0))
                     | (t1_pat[3] ? {t1_dict[31:16], t1_win[25:10]} : 32'd0));
   assign t1_push = t1_pat[1];
-  assign t1_err = (((t1_pat[2] | t1_pat[3] | t1_pat[5])
-                    & ~(t1_fwd
-                        | (t1_idx[3] ?
-                             (t1_idx[2] ?
-                                (t1_idx[1] ? (t1_idx[0] ? valid_in[15] : valid_in[14])
-                                 : t1_idx[0] ? valid_in[13]
-                                 : valid_in[12])
-                              : t1_idx[1] ? (t1_idx[0] ? valid_in[11] : valid_in[10])
-                              : t1_idx[0] ? valid_in[9]
-                              : valid_in[8])
-                           : t1_idx[2] ?
-                             (t1_idx[1] ? (t1_idx[0] ? valid_in[7] : valid_in[6])
-                              : t1_idx[0] ? valid_in[5]
-                              : valid_in[4])
-                           : t1_idx[1] ? (t1_idx[0] ? valid_in[3] : valid_in[2])
-                           : t1_idx[0] ? valid_in[1]
-                           : valid_in[0]))) | (t1_c2 == 2'd0));
-  assign t1_rest = ((t1_pat[0] ? {t0_rest[509:0], 2'd0} : 512'd0)
-                    | (t1_pat[1] ? {t0_rest[477:0], 34'd0} : 512'd0)
-                    | ((t1_pat[2] ? {t0_rest[503:0], 8'd0} : 512'd0)
-                       | (t1_pat[3] ? {t0_rest[487:0], 24'd0} : 512'd0))
-                    | ((t1_pat[4] ? {t0_rest[499:0], 12'd0} : 512'd0)
-                       | (t1_pat[5] ? {t0_rest[495:0], 16'd0} : 512'd0)));
-  assign zero_block = (~busy & (t0_c2 == 2'd0));
-  assign pos_next = ((busy ? pos_q : 10'd0)
-                     + {4'd0,
-                        ((t0_pat[0] ? 6'd2 : 6'd0) | (t0_pat[1] ? 6'd34 : 6'd0)
-                         | ((t0_pat[2] ? 6'd8 : 6'd0) | (t0_pat[3] ? 6'd24 : 6'd0))
-                         | ((t0_pat[4] ? 6'd12 : 6'd0) | (t0_pat[5] ? 6'd16 : 6'd0)))}
-                     + {4'd0,
-                        ((t1_pat[0] ? 6'd2 : 6'd0) | (t1_pat[1] ? 6'd34 : 6'd0)
-                         | ((t1_pat[2] ? 6'd8 : 6'd0) | (t1_pat[3] ? 6'd24 : 6'd0))
-                         | ((t1_pat[4] ? 6'd12 : 6'd0) | (t1_pat[5] ? 6'd16 : 6'd0)))});
-  assign err_next = ((busy ? err_q : 1'd0) | (pos_next > 10'd512) | (|{t0_err, t1_err}));
+  assign t1_err = ((t0_len2 ?
+                      (((t1_at2_pat[2] | t1_at2_pat[3] | t1_at2_pat[5])
+                        & ~((t0_push & (t1_at2_idx == wptr_in))
+                            | (t1_at2_idx[3] ?
+                                 (t1_at2_idx[2] ?
+                                    (t1_at2_idx[1] ? (t1_at2_idx[0] ? valid_in[15] : valid_in[14])
+                                     : t1_at2_idx[0] ? valid_in[13]
+                                     : valid_in[12])
+                                  : t1_at2_idx[1] ? (t1_at2_idx[0] ? valid_in[11] : valid_in[10])
+                                  : t1_at2_idx[0] ? valid_in[9]
+                                  : valid_in[8])
+                               : t1_at2_idx[2] ?
+                                 (t1_at2_idx[1] ? (t1_at2_idx[0] ? valid_in[7] : valid_in[6])
+                                  : t1_at2_idx[0] ? valid_in[5]
+                                  : valid_in[4])
+                               : t1_at2_idx[1] ? (t1_at2_idx[0] ? valid_in[3] : valid_in[2])
+                               : t1_at2_idx[0] ? valid_in[1]
+                               : valid_in[0]))) | (t1_at2_c2 == 2'd0))
+                    : 1'd0)
+                   | (t0_len34 ?
+                        (((t1_at34_pat[2] | t1_at34_pat[3] | t1_at34_pat[5])
+                          & ~((t0_push & (t1_at34_idx == wptr_in))
+                              | (t1_at34_idx[3] ?
+                                   (t1_at34_idx[2] ?
+                                      (t1_at34_idx[1] ?
+                                         (t1_at34_idx[0] ? valid_in[15] : valid_in[14])
+                                       : t1_at34_idx[0] ? valid_in[13]
+                                       : valid_in[12])
+                                    : t1_at34_idx[1] ?
+                                      (t1_at34_idx[0] ? valid_in[11] : valid_in[10])
+                                    : t1_at34_idx[0] ? valid_in[9]
+                                    : valid_in[8])
+                                 : t1_at34_idx[2] ?
+                                   (t1_at34_idx[1] ? (t1_at34_idx[0] ? valid_in[7] : valid_in[6])
+                                    : t1_at34_idx[0] ? valid_in[5]
+                                    : valid_in[4])
+                                 : t1_at34_idx[1] ? (t1_at34_idx[0] ? valid_in[3] : valid_in[2])
+                                 : t1_at34_idx[0] ? valid_in[1]
+                                 : valid_in[0]))) | (t1_at34_c2 == 2'd0))
+                      : 1'd0)
+                   | ((t0_len8 ?
+                         (((t1_at8_pat[2] | t1_at8_pat[3] | t1_at8_pat[5])
+                           & ~((t0_push & (t1_at8_idx == wptr_in))
+                               | (t1_at8_idx[3] ?
+                                    (t1_at8_idx[2] ?
+                                       (t1_at8_idx[1] ?
+                                          (t1_at8_idx[0] ? valid_in[15] : valid_in[14])
+                                        : t1_at8_idx[0] ? valid_in[13]
+                                        : valid_in[12])
+                                     : t1_at8_idx[1] ? (t1_at8_idx[0] ? valid_in[11] : valid_in[10])
+                                     : t1_at8_idx[0] ? valid_in[9]
+                                     : valid_in[8])
+                                  : t1_at8_idx[2] ?
+                                    (t1_at8_idx[1] ? (t1_at8_idx[0] ? valid_in[7] : valid_in[6])
+                                     : t1_at8_idx[0] ? valid_in[5]
+                                     : valid_in[4])
+                                  : t1_at8_idx[1] ? (t1_at8_idx[0] ? valid_in[3] : valid_in[2])
+                                  : t1_at8_idx[0] ? valid_in[1]
+                                  : valid_in[0]))) | (t1_at8_c2 == 2'd0))
+                       : 1'd0)
+                      | (t0_len24 ?
+                           (((t1_at24_pat[2] | t1_at24_pat[3] | t1_at24_pat[5])
+                             & ~((t0_push & (t1_at24_idx == wptr_in))
+                                 | (t1_at24_idx[3] ?
+                                      (t1_at24_idx[2] ?
+                                         (t1_at24_idx[1] ?
+                                            (t1_at24_idx[0] ? valid_in[15] : valid_in[14])
+                                          : t1_at24_idx[0] ? valid_in[13]
+                                          : valid_in[12])
+                                       : t1_at24_idx[1] ?
+                                         (t1_at24_idx[0] ? valid_in[11] : valid_in[10])
+                                       : t1_at24_idx[0] ? valid_in[9]
+                                       : valid_in[8])
+                                    : t1_at24_idx[2] ?
+                                      (t1_at24_idx[1] ? (t1_at24_idx[0] ? valid_in[7] : valid_in[6])
+                                       : t1_at24_idx[0] ? valid_in[5]
+                                       : valid_in[4])
+                                    : t1_at24_idx[1] ? (t1_at24_idx[0] ? valid_in[3] : valid_in[2])
+                                    : t1_at24_idx[0] ? valid_in[1]
+                                    : valid_in[0]))) | (t1_at24_c2 == 2'd0))
+                         : 1'd0))
+                   | ((t0_len12 ?
+                         (((t1_at12_pat[2] | t1_at12_pat[3] | t1_at12_pat[5])
+                           & ~((t0_push & (t1_at12_idx == wptr_in))
+                               | (t1_at12_idx[3] ?
+                                    (t1_at12_idx[2] ?
+                                       (t1_at12_idx[1] ?
+                                          (t1_at12_idx[0] ? valid_in[15] : valid_in[14])
+                                        : t1_at12_idx[0] ? valid_in[13]
+                                        : valid_in[12])
+                                     : t1_at12_idx[1] ?
+                                       (t1_at12_idx[0] ? valid_in[11] : valid_in[10])
+                                     : t1_at12_idx[0] ? valid_in[9]
+                                     : valid_in[8])
+                                  : t1_at12_idx[2] ?
+                                    (t1_at12_idx[1] ? (t1_at12_idx[0] ? valid_in[7] : valid_in[6])
+                                     : t1_at12_idx[0] ? valid_in[5]
+                                     : valid_in[4])
+                                  : t1_at12_idx[1] ? (t1_at12_idx[0] ? valid_in[3] : valid_in[2])
+                                  : t1_at12_idx[0] ? valid_in[1]
+                                  : valid_in[0]))) | (t1_at12_c2 == 2'd0))
+                       : 1'd0)
+                      | (t0_len16 ?
+                           (((t1_at16_pat[2] | t1_at16_pat[3] | t1_at16_pat[5])
+                             & ~((t0_push & (t1_at16_idx == wptr_in))
+                                 | (t1_at16_idx[3] ?
+                                      (t1_at16_idx[2] ?
+                                         (t1_at16_idx[1] ?
+                                            (t1_at16_idx[0] ? valid_in[15] : valid_in[14])
+                                          : t1_at16_idx[0] ? valid_in[13]
+                                          : valid_in[12])
+                                       : t1_at16_idx[1] ?
+                                         (t1_at16_idx[0] ? valid_in[11] : valid_in[10])
+                                       : t1_at16_idx[0] ? valid_in[9]
+                                       : valid_in[8])
+                                    : t1_at16_idx[2] ?
+                                      (t1_at16_idx[1] ? (t1_at16_idx[0] ? valid_in[7] : valid_in[6])
+                                       : t1_at16_idx[0] ? valid_in[5]
+                                       : valid_in[4])
+                                    : t1_at16_idx[1] ? (t1_at16_idx[0] ? valid_in[3] : valid_in[2])
+                                    : t1_at16_idx[0] ? valid_in[1]
+                                    : valid_in[0]))) | (t1_at16_c2 == 2'd0))
+                         : 1'd0)));
+  assign pair_len4 = (t0_len2 & t1_at2_pat[0]);
+  assign pair_len10 = (|{(t0_len2 & t1_at2_pat[2]), (t0_len8 & t1_at8_pat[0])});
+  assign pair_len14 = (|{(t0_len2 & t1_at2_pat[4]), (t0_len12 & t1_at12_pat[0])});
+  assign pair_len16 = (t0_len8 & t1_at8_pat[2]);
+  assign pair_len18 = (|{(t0_len2 & t1_at2_pat[5]), (t0_len16 & t1_at16_pat[0])});
+  assign pair_len20 = (|{(t0_len8 & t1_at8_pat[4]), (t0_len12 & t1_at12_pat[2])});
+  assign pair_len24 = (|{(t0_len8 & t1_at8_pat[5]), (t0_len12 & t1_at12_pat[4]),
+                         (t0_len16 & t1_at16_pat[2])});
+  assign pair_len26 = (|{(t0_len2 & t1_at2_pat[3]), (t0_len24 & t1_at24_pat[0])});
+  assign pair_len28 = (|{(t0_len12 & t1_at12_pat[5]), (t0_len16 & t1_at16_pat[4])});
+  assign pair_len32 = (|{(t0_len8 & t1_at8_pat[3]), (t0_len24 & t1_at24_pat[2]),
+                         (t0_len16 & t1_at16_pat[5])});
+  assign pair_len36 = (|{(t0_len2 & t1_at2_pat[1]), (t0_len34 & t1_at34_pat[0]),
+                         (t0_len24 & t1_at24_pat[4]), (t0_len12 & t1_at12_pat[3])});
+  assign pair_len40 = (|{(t0_len24 & t1_at24_pat[5]), (t0_len16 & t1_at16_pat[3])});
+  assign pair_len42 = (|{(t0_len34 & t1_at34_pat[2]), (t0_len8 & t1_at8_pat[1])});
+  assign pair_len46 = (|{(t0_len34 & t1_at34_pat[4]), (t0_len12 & t1_at12_pat[1])});
+  assign pair_len48 = (t0_len24 & t1_at24_pat[3]);
+  assign pair_len50 = (|{(t0_len34 & t1_at34_pat[5]), (t0_len16 & t1_at16_pat[1])});
+  assign pair_len58 = (|{(t0_len34 & t1_at34_pat[3]), (t0_len24 & t1_at24_pat[1])});
+  assign pair_len68 = (t0_len34 & t1_at34_pat[1]);
+  assign buf_rest = ((pair_len4 ? {buf_in[507:0], 4'd0} : 512'd0)
+                     | (pair_len10 ? {buf_in[501:0], 10'd0} : 512'd0)
+                     | ((pair_len14 ? {buf_in[497:0], 14'd0} : 512'd0)
+                        | (pair_len16 ? {buf_in[495:0], 16'd0} : 512'd0))
+                     | ((pair_len18 ? {buf_in[493:0], 18'd0} : 512'd0)
+                        | (pair_len20 ? {buf_in[491:0], 20'd0} : 512'd0)
+                        | ((pair_len24 ? {buf_in[487:0], 24'd0} : 512'd0)
+                           | (pair_len26 ? {buf_in[485:0], 26'd0} : 512'd0)))
+                     | ((pair_len28 ? {buf_in[483:0], 28'd0} : 512'd0)
+                        | (pair_len32 ? {buf_in[479:0], 32'd0} : 512'd0)
+                        | ((pair_len36 ? {buf_in[475:0], 36'd0} : 512'd0)
+                           | (pair_len40 ? {buf_in[471:0], 40'd0} : 512'd0))
+                        | ((pair_len42 ? {buf_in[469:0], 42'd0} : 512'd0)
+                           | (pair_len46 ? {buf_in[465:0], 46'd0} : 512'd0)
+                           | ((pair_len48 ? {buf_in[463:0], 48'd0} : 512'd0)
+                              | (pair_len50 ? {buf_in[461:0], 50'd0} : 512'd0))))
+                     | ((pair_len58 ? {buf_in[453:0], 58'd0} : 512'd0)
+                        | (pair_len68 ? {buf_in[443:0], 68'd0} : 512'd0)));
+  assign zero_block = (~busy_c0_q & (t0_c2 == 2'd0));
+  assign pos_next = ((pair_len4 ? (pos_in + 10'd4) : 10'd0)
+                     | (pair_len10 ? (pos_in + 10'd10) : 10'd0)
+                     | ((pair_len14 ? (pos_in + 10'd14) : 10'd0)
+                        | (pair_len16 ? (pos_in + 10'd16) : 10'd0))
+                     | ((pair_len18 ? (pos_in + 10'd18) : 10'd0)
+                        | (pair_len20 ? (pos_in + 10'd20) : 10'd0)
+                        | ((pair_len24 ? (pos_in + 10'd24) : 10'd0)
+                           | (pair_len26 ? (pos_in + 10'd26) : 10'd0)))
+                     | ((pair_len28 ? (pos_in + 10'd28) : 10'd0)
+                        | (pair_len32 ? (pos_in + 10'd32) : 10'd0)
+                        | ((pair_len36 ? (pos_in + 10'd36) : 10'd0)
+                           | (pair_len40 ? (pos_in + 10'd40) : 10'd0))
+                        | ((pair_len42 ? (pos_in + 10'd42) : 10'd0)
+                           | (pair_len46 ? (pos_in + 10'd46) : 10'd0)
+                           | ((pair_len48 ? (pos_in + 10'd48) : 10'd0)
+                              | (pair_len50 ? (pos_in + 10'd50) : 10'd0))))
+                     | ((pair_len58 ? (pos_in + 10'd58) : 10'd0)
+                        | (pair_len68 ? (pos_in + 10'd68) : 10'd0)));
+  assign over = (|{(pair_len4 & (pos_in > 10'd508)), (pair_len10 & (pos_in > 10'd502)),
+                   (pair_len14 & (pos_in > 10'd498)), (pair_len16 & (pos_in > 10'd496)),
+                   (pair_len18 & (pos_in > 10'd494)), (pair_len20 & (pos_in > 10'd492)),
+                   (pair_len24 & (pos_in > 10'd488)), (pair_len26 & (pos_in > 10'd486)),
+                   (pair_len28 & (pos_in > 10'd484)), (pair_len32 & (pos_in > 10'd480)),
+                   (pair_len36 & (pos_in > 10'd476)), (pair_len40 & (pos_in > 10'd472)),
+                   (pair_len42 & (pos_in > 10'd470)), (pair_len46 & (pos_in > 10'd466)),
+                   (pair_len48 & (pos_in > 10'd464)), (pair_len50 & (pos_in > 10'd462)),
+                   (pair_len58 & (pos_in > 10'd454)), (pair_len68 & (pos_in > 10'd444))});
+  assign err_next = ((busy_c0_q ? err_q : 1'd0) | over | (|{t0_err, t1_err}));
   assign line_next = {t1_word, t0_word, line_acc_q};
   assign is_last = (step_q == 3'd7);
   assign skip = (~s_comp_i | zero_block);
@@ -241,8 +562,25 @@ module cpack_decomp_l64 (
   assign take_raw = (accept & ~s_comp_i);
   assign take_zero = (accept & s_comp_i & zero_block);
   assign step = (dec_load | adv);
-  assign step_d = (dec_load ? 3'd1 : (step_q + 3'd1));
-  assign buf_d = t1_rest;
+  assign step_next = (step ? (dec_load ? 3'd1 : (step_q + 3'd1)) : step_q);
+  assign step_d = step_next;
+  assign busy_c0_d = (|step_next);
+  assign busy_c1_d = (|step_next);
+  assign busy_c2_d = (|step_next);
+  assign busy_c3_d = (|step_next);
+  assign busy_c4_d = (|step_next);
+  assign busy_c5_d = (|step_next);
+  assign busy_c6_d = (|step_next);
+  assign busy_c7_d = (|step_next);
+  assign busy_c8_d = (|step_next);
+  assign busy_c9_d = (|step_next);
+  assign busy_c10_d = (|step_next);
+  assign busy_c11_d = (|step_next);
+  assign busy_c12_d = (|step_next);
+  assign busy_c13_d = (|step_next);
+  assign busy_c14_d = (|step_next);
+  assign busy_c15_d = (|step_next);
+  assign buf_d = buf_rest;
   assign pos_d = pos_next;
   assign err_d = err_next;
   assign line_acc_d = line_next[511:64];
@@ -293,14 +631,14 @@ module cpack_decomp_l64 (
                       s_payload_i[471:464], s_payload_i[479:472], s_payload_i[487:480],
                       s_payload_i[495:488], s_payload_i[503:496], s_payload_i[511:504]}
                    : take_zero ? 512'd0
-                   : err_next ? 512'd0
                    : line_next);
   assign out_err_d = (done & err_next);
+  assign line_out = (~out_err_q ? line_q : 512'd0);
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       step_q <= 3'd0;
     end else begin
-      if (step) step_q <= step_d;
+      step_q <= step_d;
     end
   end
   always @(posedge clk_i) begin
@@ -335,6 +673,43 @@ module cpack_decomp_l64 (
       out_err_q <= out_err_d;
     end
   end
+  (* keep *) always @(posedge clk_i) begin
+    if (!rst_ni) begin
+      busy_c0_q <= 1'd0;
+      busy_c1_q <= 1'd0;
+      busy_c2_q <= 1'd0;
+      busy_c3_q <= 1'd0;
+      busy_c4_q <= 1'd0;
+      busy_c5_q <= 1'd0;
+      busy_c6_q <= 1'd0;
+      busy_c7_q <= 1'd0;
+      busy_c8_q <= 1'd0;
+      busy_c9_q <= 1'd0;
+      busy_c10_q <= 1'd0;
+      busy_c11_q <= 1'd0;
+      busy_c12_q <= 1'd0;
+      busy_c13_q <= 1'd0;
+      busy_c14_q <= 1'd0;
+      busy_c15_q <= 1'd0;
+    end else begin
+      busy_c0_q <= busy_c0_d;
+      busy_c1_q <= busy_c1_d;
+      busy_c2_q <= busy_c2_d;
+      busy_c3_q <= busy_c3_d;
+      busy_c4_q <= busy_c4_d;
+      busy_c5_q <= busy_c5_d;
+      busy_c6_q <= busy_c6_d;
+      busy_c7_q <= busy_c7_d;
+      busy_c8_q <= busy_c8_d;
+      busy_c9_q <= busy_c9_d;
+      busy_c10_q <= busy_c10_d;
+      busy_c11_q <= busy_c11_d;
+      busy_c12_q <= busy_c12_d;
+      busy_c13_q <= busy_c13_d;
+      busy_c14_q <= busy_c14_d;
+      busy_c15_q <= busy_c15_d;
+    end
+  end
 
   // Pipeline `dec`: 2 stage(s), each stage loads when it is free
   wire dec_valid_d;
@@ -348,7 +723,7 @@ module cpack_decomp_l64 (
                         : 1'd1);
   assign s_ready_o = dec_free;
   assign m_valid_o = out_valid_q;
-  assign m_line_o = line_q;
+  assign m_line_o = line_out;
   assign m_err_o = out_err_q;
   always @(posedge clk_i) begin
     if (!rst_ni) begin

@@ -30,9 +30,10 @@
 //!
 //! Decompressor (`cpack_decomp_*`): latency `P + 1` (9 at 64 B), II = `P` (8). The first `k`
 //! tokens are parsed in the acceptance cycle straight from `s_payload_i` (the dictionary is
-//! empty then), the rest from a left-aligned buffer that shifts by the token lengths (one-hot
-//! muxes); the dictionary is rebuilt identically (token 1 reads token 0's word when it was
-//! pushed into the slot it names). `s_comp_i = 0` passes the raw line (latency 2); a zero
+//! empty then), the rest from a left-aligned buffer that shifts by the step's length (a
+//! one-hot mux); with two tokens a step, token 1 is decoded at every length token 0 may have
+//! and token 0's length chooses ([`decode_step`]). The dictionary is rebuilt identically
+//! (token 1 reads token 0's word when it was pushed into the slot it names). `s_comp_i = 0` passes the raw line (latency 2); a zero
 //! block ends the line in the acceptance cycle (latency 2). `m_err_o = 1` with an all-zero
 //! line when `model::cpack::decompress_prefix` rejects the stream: an illegal code (`00` after
 //! the first token with the paper's codes; `1111` with the original ones), an index of an
@@ -109,6 +110,129 @@ pub(crate) fn shift_by_onehot(v: &Expr, sel: &Expr, groups: &[(u32, Vec<usize>)]
         })
         .collect();
     or_tree(terms, v.width())
+}
+
+/// Per token length (`groups`), whether the token whose one-hot pattern is `oh` has it.
+fn length_sel(oh: &Expr, groups: &[(u32, Vec<usize>)]) -> Vec<Expr> {
+    groups
+        .iter()
+        .map(|(_, pats)| {
+            Expr::cat(&pats.iter().map(|i| oh.bit(*i as u32)).collect::<Vec<_>>()).any()
+        })
+        .collect()
+}
+
+/// A decode step's inputs: the stream (first bit on top), the dictionary, its valid bits and
+/// write pointer as the step sees them, and whether this is a line's first step.
+struct StepIn {
+    buf: Expr,
+    dict: Vec<Expr>,
+    valid: Expr,
+    wptr: Expr,
+    first: Expr,
+}
+
+/// A decode step's tokens: their words and pushes, whether any is an error, the step's
+/// length (`(n, flag)`: the step's tokens are `n` bits long, one flag set), and the first
+/// token's zero-block code (the paper's codes).
+struct StepDec {
+    words: Vec<Expr>,
+    pushes: Vec<Expr>,
+    err: Expr,
+    lens: Vec<(u32, Expr)>,
+    zb0: Expr,
+}
+
+/// `v` shifted by the step's length (one-hot `lens`).
+fn step_shift(v: &Expr, lens: &[(u32, Expr)]) -> Expr {
+    let terms: Vec<Expr> = lens.iter().map(|(n, s)| s.gate(&v.shl(*n))).collect();
+    or_tree(terms, v.width())
+}
+
+/// The `k` (1 or 2) tokens of a decode step. With two, the second token is parsed at every
+/// length the first may have, beside the first (`t1_at<n>`): its error and the step's
+/// length (`pair_len<n>`) are chosen by the first token's length, so neither waits for two
+/// decodes in a row; its word comes from the window the first's length selects (`t1_win`).
+fn decode_step(m: &mut ModuleBuilder, cp: &CpackParams, k: usize, x: &StepIn) -> StepDec {
+    let groups = length_groups(cp);
+    let l = x.buf.width();
+    let t0w = m.wire("t0_win", &x.buf.slice(l - TOK_W, TOK_W));
+    let t0 = parse(m, "t0", cp, &t0w);
+    let mut words = Vec::new();
+    let mut pushes = Vec::new();
+    let d0 = m.wire("t0_dict", &mux_tree(&t0.idx, &x.dict));
+    words.push(m.wire("t0_word", &token_word(&t0, &d0)));
+    pushes.push(m.wire("t0_push", &token_push(cp.push, &t0.oh)));
+    let v0 = mux_tree(&t0.idx, &x.valid.lanes(1));
+    let e0 = &(&t0.illegal | &(&uses_index(&t0.oh) & &!&v0)) | &(&t0.zb & &!&x.first);
+    let mut errs = vec![m.wire("t0_err", &e0)];
+    let sel0: Vec<Expr> = length_sel(&t0.oh, &groups)
+        .iter()
+        .zip(&groups)
+        .map(|(e, (n, _))| m.wire(&format!("t0_len{}", n), e))
+        .collect();
+    let lens = if k == 1 {
+        groups.iter().map(|(n, _)| *n).zip(sel0).collect()
+    } else {
+        // The second token at each length of the first.
+        let cands: Vec<(Expr, Parsed)> = groups
+            .iter()
+            .map(|(a, _)| {
+                let t = format!("t1_at{}", a);
+                let w = m.wire(&format!("{}_win", t), &x.buf.slice(l - a - TOK_W, TOK_W));
+                let pr = parse(m, &t, cp, &w);
+                (w, pr)
+            })
+            .collect();
+        let choose = |f: &dyn Fn(&(Expr, Parsed)) -> Expr, w: u32| {
+            or_tree(
+                cands
+                    .iter()
+                    .zip(&sel0)
+                    .map(|(c, s)| s.gate(&f(c)))
+                    .collect(),
+                w,
+            )
+        };
+        // The second token's pattern and index chosen among the candidates', its literal
+        // fields from the window chosen the same way.
+        let t1w = m.wire("t1_win", &choose(&|c| c.0.clone(), TOK_W));
+        let oh1 = m.wire("t1_pat", &choose(&|c| c.1.oh.clone(), 6));
+        let idx1 = m.wire("t1_idx", &choose(&|c| c.1.idx.clone(), cp.index_bits()));
+        let t1 = Parsed::from_fields(&t1w, oh1, Expr::zero(1), Expr::zero(1), idx1);
+        // Forwarding: the entry the first token pushes to is valid and holds its word.
+        let push0 = pushes[0].clone();
+        let fwd = |idx: &Expr| &push0 & &idx.eq(&x.wptr);
+        let hit = m.wire("t1_fwd", &choose(&|c| fwd(&c.1.idx), 1));
+        let d1 = hit.select(&words[0], &mux_tree(&t1.idx, &x.dict));
+        let d1 = m.wire("t1_dict", &d1);
+        words.push(m.wire("t1_word", &token_word(&t1, &d1)));
+        pushes.push(m.wire("t1_push", &token_push(cp.push, &t1.oh)));
+        let e1 = choose(
+            &|(_, c)| {
+                let v = &fwd(&c.idx) | &mux_tree(&c.idx, &x.valid.lanes(1));
+                &(&c.illegal | &(&uses_index(&c.oh) & &!&v)) | &c.zb
+            },
+            1,
+        );
+        errs.push(m.wire("t1_err", &e1));
+        let mut sums: std::collections::BTreeMap<u32, Vec<Expr>> = Default::default();
+        for (((a, _), s0), (_, c)) in groups.iter().zip(&sel0).zip(&cands) {
+            for ((b, _), s1) in groups.iter().zip(length_sel(&c.oh, &groups)) {
+                sums.entry(a + b).or_default().push(s0 & &s1);
+            }
+        }
+        sums.into_iter()
+            .map(|(n, t)| (n, m.wire(&format!("pair_len{}", n), &Expr::cat(&t).any())))
+            .collect()
+    };
+    StepDec {
+        words,
+        pushes,
+        err: Expr::cat(&errs).any(),
+        lens,
+        zb0: t0.zb.clone(),
+    }
 }
 
 /// Length of the token whose one-hot pattern is `oh`, `width` bits wide.
@@ -1140,14 +1264,12 @@ pub(crate) struct Parsed {
     pub(crate) lit_h: Expr,
 }
 
-pub(crate) fn parse(m: &mut ModuleBuilder, name: &str, cp: &CpackParams, win: &Expr) -> Parsed {
-    let ib = cp.index_bits();
-    let f = |pos: u32, w: u32| win.slice(TOK_W - pos - w, w);
-    let c2 = m.wire(&format!("{}_c2", name), &f(0, 2));
-    let c4 = m.wire(&format!("{}_c4", name), &f(2, 2));
+/// The one-hot pattern (`PATS` order) of a code whose first two bits are `c2` and next two
+/// `c4`, with the zero-block flag (the paper's codes) and the illegal flag (the original's).
+fn code_pattern(cp: &CpackParams, c2: &Expr, c4: &Expr) -> (Vec<Expr>, Expr, Expr) {
     let long = c2.eq_lit(3);
     let mut oh = vec![Expr::zero(1); 6];
-    let (zb, illegal, idx) = match cp.codes {
+    match cp.codes {
         CodeTable::Paper => {
             oh[PZ] = c2.eq_lit(1);
             oh[PX] = c2.eq_lit(2);
@@ -1155,7 +1277,7 @@ pub(crate) fn parse(m: &mut ModuleBuilder, name: &str, cp: &CpackParams, win: &E
             oh[PH] = &long & &c4.eq_lit(1);
             oh[PN] = &long & &c4.eq_lit(2);
             oh[PT] = &long & &c4.eq_lit(3);
-            (c2.eq_lit(0), Expr::zero(1), f(4, ib))
+            (oh, c2.eq_lit(0), Expr::zero(1))
         }
         CodeTable::Original => {
             oh[PZ] = c2.eq_lit(0);
@@ -1164,11 +1286,24 @@ pub(crate) fn parse(m: &mut ModuleBuilder, name: &str, cp: &CpackParams, win: &E
             oh[PH] = &long & &c4.eq_lit(0);
             oh[PN] = &long & &c4.eq_lit(1);
             oh[PT] = &long & &c4.eq_lit(2);
-            let idx = c2
-                .bit(1)
-                .select(&c2.bit(0).select(&f(4, ib), &f(2, ib)), &f(4, ib));
-            (Expr::zero(1), &long & &c4.eq_lit(3), idx)
+            (oh, Expr::zero(1), &long & &c4.eq_lit(3))
         }
+    }
+}
+
+/// Decodes the token at the top of `win` (`TOK_W` bits, its first stream bit on top; wires
+/// `<name>_c2`, `<name>_c4`, `<name>_pat`, `<name>_idx`).
+pub(crate) fn parse(m: &mut ModuleBuilder, name: &str, cp: &CpackParams, win: &Expr) -> Parsed {
+    let ib = cp.index_bits();
+    let f = |pos: u32, w: u32| win.slice(TOK_W - pos - w, w);
+    let c2 = m.wire(&format!("{}_c2", name), &f(0, 2));
+    let c4 = m.wire(&format!("{}_c4", name), &f(2, 2));
+    let (oh, zb, illegal) = code_pattern(cp, &c2, &c4);
+    let idx = match cp.codes {
+        CodeTable::Paper => f(4, ib),
+        CodeTable::Original => c2
+            .bit(1)
+            .select(&c2.bit(0).select(&f(4, ib), &f(2, ib)), &f(4, ib)),
     };
     let oh = m.wire(&format!("{}_pat", name), &Expr::cat_lsb(&oh));
     let idx = m.wire(&format!("{}_idx", name), &idx);
@@ -1235,8 +1370,6 @@ pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     let steps = nw / k;
     let ne = cp.dict_entries;
     let ib = cp.index_bits();
-    let paper = cp.codes == CodeTable::Paper;
-    let groups = length_groups(&cp);
     let mut m = ModuleBuilder::new(format!("cpack_decomp_{}", tag(p)));
     header(
         &mut m,
@@ -1261,8 +1394,9 @@ pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     let cw = clog2(steps as u64).max(1);
     let pw = clog2(TOK_W as u64 * nw as u64 + 1);
     // Busy = a step count other than 0 (it wraps to 0 after the last step: P is a power of
-    // two): logic, not a flop, selects the 512-bit parse input.
+    // two), registered in one copy per 32 line bits for the parse input's select.
     let cnt = m.reg("step_q", cw, Some(0));
+    let busy_reps = m.reg_replicas("busy_q", 1, Some(0), (l as usize).div_ceil(32));
     let buf = m.reg("buf_q", l, None);
     let valid = m.reg("dict_valid_q", ne as u32, None);
     let wptr = m.reg("dict_wptr_q", ib, None);
@@ -1280,55 +1414,54 @@ pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     let st_dec = pl.stage(&mut m, "dec");
     m.comment("Parse k tokens: from s_payload_i in the acceptance cycle, else from buf_q");
     let b = m.wire("busy", &cnt.q().any());
-    let buf_in = m.wire("buf_in", &b.select(&buf.q(), &pay));
-    let v_in = m.wire("valid_in", &b.gate(&valid.q()));
-    let wptr_in = m.wire("wptr_in", &b.gate(&wptr.q()));
-    let pos_in = b.gate(&pos.q());
-    let err_in = b.gate(&errq.q());
-    let first = !&b;
-    let mut cur = buf_in.clone();
-    let mut words: Vec<Expr> = Vec::new();
-    let mut pushes: Vec<Expr> = Vec::new();
-    let mut errs = Vec::new();
-    let mut lens = Vec::new();
-    let mut zb0 = Expr::zero(1);
-    for i in 0..k {
-        let t = format!("t{}", i);
-        let win = m.wire(&format!("{}_win", t), &cur.slice(l - TOK_W, TOK_W));
-        let pr = parse(&mut m, &t, &cp, &win);
-        let d_raw = mux_tree(&pr.idx, &dq);
-        let v_raw = mux_tree(&pr.idx, &v_in.lanes(1));
-        let (d, vb) = if i == 1 {
-            let hit = m.wire("t1_fwd", &(&pushes[0] & &pr.idx.eq(&wptr_in)));
-            (hit.select(&words[0], &d_raw), &hit | &v_raw)
-        } else {
-            (d_raw, v_raw)
-        };
-        let d = m.wire(&format!("{}_dict", t), &d);
-        let oh = &pr.oh;
-        let w = m.wire(&format!("{}_word", t), &token_word(&pr, &d));
-        let has_idx = uses_index(oh);
-        let push = m.wire(&format!("{}_push", t), &token_push(cp.push, oh));
-        let zb_bad = if i == 0 {
-            &pr.zb & &!&first
-        } else {
-            pr.zb.clone()
-        };
-        let e = &(&pr.illegal | &(&has_idx & &!&vb)) | &zb_bad;
-        errs.push(m.wire(&format!("{}_err", t), &e));
-        if i == 0 && paper {
-            zb0 = pr.zb.clone();
-        }
-        lens.push(token_len(oh, &groups, 6));
-        cur = m.wire(&format!("{}_rest", t), &shift_by_onehot(&cur, oh, &groups));
-        words.push(w);
-        pushes.push(push);
-    }
-    let zbf = m.wire("zero_block", &(&first & &zb0));
-    let pos_next = lens.iter().fold(pos_in, |a, n| a + n.zext(pw));
+    let buf_in = Expr::cat_lsb(
+        &busy_reps
+            .iter()
+            .enumerate()
+            .map(|(c, r)| {
+                let (lo, w) = (32 * c as u32, 32.min(l - 32 * c as u32));
+                r.q().select(&buf.q().slice(lo, w), &pay.slice(lo, w))
+            })
+            .collect::<Vec<_>>(),
+    );
+    let buf_in = m.wire("buf_in", &buf_in);
+    let bq = busy_reps[0].q();
+    let v_in = m.wire("valid_in", &bq.gate(&valid.q()));
+    let wptr_in = m.wire("wptr_in", &bq.gate(&wptr.q()));
+    let pos_in = m.wire("pos_in", &bq.gate(&pos.q()));
+    let err_in = bq.gate(&errq.q());
+    let first = !&bq;
+    let ins = StepIn {
+        buf: buf_in.clone(),
+        dict: dq.clone(),
+        valid: v_in.clone(),
+        wptr: wptr_in.clone(),
+        first: first.clone(),
+    };
+    let sd = decode_step(&mut m, &cp, k, &ins);
+    let (words, pushes) = (sd.words, sd.pushes);
+    let cur = m.wire("buf_rest", &step_shift(&buf_in, &sd.lens));
+    let zbf = m.wire("zero_block", &(&first & &sd.zb0));
+    // The position moves by the step's length; past the line's end is an error, compared
+    // per length from the position in (no add before the compare).
+    let pos_next = or_tree(
+        sd.lens
+            .iter()
+            .map(|(n, s)| s.gate(&(pos_in.clone() + Expr::lit(pw, *n as u64))))
+            .collect(),
+        pw,
+    );
     let pos_next = m.wire("pos_next", &pos_next);
-    let over = pos_next.gt(&Expr::lit(pw, l as u64));
-    let err_next = m.wire("err_next", &(&(&err_in | &over) | &Expr::cat(&errs).any()));
+    let over: Vec<Expr> = sd
+        .lens
+        .iter()
+        .map(|(n, s)| match (l as u64).checked_sub(*n as u64) {
+            Some(room) => s & &pos_in.gt(&Expr::lit(pw, room)),
+            None => s.clone(),
+        })
+        .collect();
+    let over = m.wire("over", &Expr::cat(&over).any());
+    let err_next = m.wire("err_next", &(&(&err_in | &over) | &sd.err));
     let mut lparts: Vec<Expr> = words.iter().rev().cloned().collect();
     lparts.push(lacc.q());
     let line_next = m.wire("line_next", &Expr::cat(&lparts));
@@ -1347,11 +1480,15 @@ pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
     let zbl = m.wire("take_zero", &(&(&accept & &comp) & &zbf));
     let start = st_dec.load();
     let step = m.wire("step", &(&start | &adv));
-    m.next(
-        &cnt,
+    let cnt_next = step.select(
         &start.select(&Expr::lit(cw, 1), &(cnt.q() + Expr::lit(cw, 1))),
-        Some(&step),
+        &cnt.q(),
     );
+    let cnt_next = m.wire("step_next", &cnt_next);
+    m.next(&cnt, &cnt_next, None);
+    for r in &busy_reps {
+        m.next(r, &cnt_next.any(), None);
+    }
     m.next(&buf, &cur, Some(&step));
     m.next(&pos, &pos_next, Some(&step));
     m.next(&errq, &err_next, Some(&step));
@@ -1373,16 +1510,18 @@ pub fn decompressor(p: &CpackRtlParams) -> Result<Arc<Module>, HdlError> {
             .map(|j| pay.slice(l - 8 * (j as u32 + 1), 8))
             .collect::<Vec<_>>(),
     );
-    let dec_line = err_next.select(&Expr::zero(l), &line_next);
-    let out_line = raw.select(&raw_line, &zbl.select(&Expr::zero(l), &dec_line));
+    // A line with an error leaves as zeros: the error bit gates the register's output, so
+    // the line's 512 loads do not wait for the error's decode.
+    let out_line = raw.select(&raw_line, &zbl.select(&Expr::zero(l), &line_next));
     let lq = st_out.reg(&mut m, "line_q", &out_line);
     let eq = st_out.reg(&mut m, "out_err_q", &(&done & &err_next));
+    let line_o = m.wire("line_out", &(!eq.clone()).gate(&lq));
     let ends = pl.finish(&mut m, &m_ready);
     s_in.accept(&mut m, &ends.in_ready);
     out.drive(
         &mut m,
         &ends.out_valid,
-        &[("line", lq.clone()), ("err", eq.clone())],
+        &[("line", line_o), ("err", eq.clone())],
     );
     m.finish()
 }
