@@ -249,7 +249,7 @@ module adaptive_ctrl_l64_lam6 (
   assign m_sel_alg_o = sel_alg_q;
   assign m_sample_o = sample_q;
   assign s_sel_alg_o = sel_alg;
-  assign cur_sel_o = cur_sel;
+  assign cur_sel_o = cur_q;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       out_valid_q <= 1'd0;

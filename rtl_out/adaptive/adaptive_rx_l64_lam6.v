@@ -38,23 +38,22 @@ module adaptive_rx_l64_lam6 (
   wire routeq_push;
   wire route_pop;
   wire routeq_pop;
+  wire [1:0] routeq_rd_next;
   reg  [3:0] routeq0_q;
   wire routeq_we0;
   wire [3:0] routeq0_d;
-  wire routeq_rs0;
   reg  [3:0] routeq1_q;
   wire routeq_we1;
   wire [3:0] routeq1_d;
-  wire routeq_rs1;
   reg  [3:0] routeq2_q;
   wire routeq_we2;
   wire [3:0] routeq2_d;
-  wire routeq_rs2;
   reg  [3:0] routeq3_q;
   wire routeq_we3;
   wire [3:0] routeq3_d;
-  wire routeq_rs3;
-  wire [3:0] routeq_head;
+  wire [3:0] routeq_second;
+  reg  [3:0] routeq_head_q;
+  wire [3:0] routeq_head_d;
   wire [1:0] routeq_wr_d;
   wire [1:0] routeq_rd_d;
   wire [2:0] routeq_count_d;
@@ -91,20 +90,23 @@ module adaptive_rx_l64_lam6 (
   assign routeq_ready = (routeq_count_q != 3'd4);
   assign routeq_push = (route_push & routeq_ready);
   assign routeq_pop = (routeq_valid & route_pop);
+  assign routeq_rd_next = (routeq_rd_q + 2'd1);
   assign routeq_we0 = (routeq_push & (routeq_wr_q == 2'd0));
   assign routeq0_d = {bad_code, route2, route1, route0};
-  assign routeq_rs0 = (routeq_rd_q == 2'd0);
   assign routeq_we1 = (routeq_push & (routeq_wr_q == 2'd1));
   assign routeq1_d = {bad_code, route2, route1, route0};
-  assign routeq_rs1 = (routeq_rd_q == 2'd1);
   assign routeq_we2 = (routeq_push & (routeq_wr_q == 2'd2));
   assign routeq2_d = {bad_code, route2, route1, route0};
-  assign routeq_rs2 = (routeq_rd_q == 2'd2);
   assign routeq_we3 = (routeq_push & (routeq_wr_q == 2'd3));
   assign routeq3_d = {bad_code, route2, route1, route0};
-  assign routeq_rs3 = (routeq_rd_q == 2'd3);
-  assign routeq_head = ((routeq_rs0 ? routeq0_q : 4'd0) | (routeq_rs1 ? routeq1_q : 4'd0)
-                        | (routeq_rs2 ? routeq2_q : 4'd0) | (routeq_rs3 ? routeq3_q : 4'd0));
+  assign routeq_second = (((routeq_rd_next == 2'd0) ? routeq0_q : 4'd0)
+                          | ((routeq_rd_next == 2'd1) ? routeq1_q : 4'd0)
+                          | ((routeq_rd_next == 2'd2) ? routeq2_q : 4'd0)
+                          | ((routeq_rd_next == 2'd3) ? routeq3_q : 4'd0));
+  assign routeq_head_d = (((routeq_count_q == 3'd0) | (routeq_pop & (routeq_count_q == 3'd1))) ?
+                            {bad_code, route2, route1, route0}
+                          : routeq_pop ? routeq_second
+                          : routeq_head_q);
   assign routeq_wr_d = (routeq_wr_q + 2'd1);
   assign routeq_rd_d = (routeq_rd_q + 2'd1);
   assign routeq_count_d = ((routeq_push & ~routeq_pop) ? (routeq_count_q + 3'd1)
@@ -112,10 +114,9 @@ module adaptive_rx_l64_lam6 (
   assign route_go = (&{routeq_ready, (~route0 | dec0_s_ready), (~route1 | dec1_s_ready),
                        (~route2 | dec2_s_ready)});
   assign route_push = (s_valid_i & route_go);
-  assign head_route = routeq_head[2:0];
-  assign head_bad = routeq_head[3];
-  assign dec0_s_valid = (s_valid_i & route0
-                         & (&{routeq_ready, (~route1 | dec1_s_ready), (~route2 | dec2_s_ready)}));
+  assign head_route = routeq_head_q[2:0];
+  assign head_bad = routeq_head_q[3];
+  assign dec0_s_valid = (s_valid_i & route0 & routeq_ready);
   bdi_decomp_l64 u_bdi_decomp (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
@@ -129,8 +130,7 @@ module adaptive_rx_l64_lam6 (
     .m_err_o(u_bdi_decomp_m_err_o)
   );
   assign dec0_s_ready = u_bdi_decomp_s_ready_o;
-  assign dec1_s_valid = (s_valid_i & route1
-                         & (&{routeq_ready, (~route0 | dec0_s_ready), (~route2 | dec2_s_ready)}));
+  assign dec1_s_valid = (s_valid_i & route1 & routeq_ready);
   fpc_decomp_l64 u_fpc_decomp (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
@@ -144,8 +144,7 @@ module adaptive_rx_l64_lam6 (
     .m_err_o(u_fpc_decomp_m_err_o)
   );
   assign dec1_s_ready = u_fpc_decomp_s_ready_o;
-  assign dec2_s_valid = (s_valid_i & route2
-                         & (&{routeq_ready, (~route0 | dec0_s_ready), (~route1 | dec1_s_ready)}));
+  assign dec2_s_valid = (s_valid_i & route2 & routeq_ready);
   cpack_decomp_l64 u_cpack_decomp (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
@@ -176,6 +175,7 @@ module adaptive_rx_l64_lam6 (
     if (routeq_we1) routeq1_q <= routeq1_d;
     if (routeq_we2) routeq2_q <= routeq2_d;
     if (routeq_we3) routeq3_q <= routeq3_d;
+    routeq_head_q <= routeq_head_d;
   end
 
   // In-order output: the decompressor named by the route queue head

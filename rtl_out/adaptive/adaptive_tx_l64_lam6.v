@@ -40,23 +40,22 @@ module adaptive_tx_l64_lam6 (
   wire lineq_push;
   wire join_pop;
   wire lineq_pop;
+  wire [1:0] lineq_rd_next;
   reg  [514:0] lineq0_q;
   wire lineq_we0;
   wire [514:0] lineq0_d;
-  wire lineq_rs0;
   reg  [514:0] lineq1_q;
   wire lineq_we1;
   wire [514:0] lineq1_d;
-  wire lineq_rs1;
   reg  [514:0] lineq2_q;
   wire lineq_we2;
   wire [514:0] lineq2_d;
-  wire lineq_rs2;
   reg  [514:0] lineq3_q;
   wire lineq_we3;
   wire [514:0] lineq3_d;
-  wire lineq_rs3;
-  wire [514:0] lineq_head;
+  wire [514:0] lineq_second;
+  reg  [514:0] lineq_head_q;
+  wire [514:0] lineq_head_d;
   wire [1:0] lineq_wr_d;
   wire [1:0] lineq_rd_d;
   wire [2:0] lineq_count_d;
@@ -95,20 +94,23 @@ module adaptive_tx_l64_lam6 (
   assign lineq_ready = (lineq_count_q != 3'd4);
   assign lineq_push = (fork_fire & lineq_ready);
   assign lineq_pop = (lineq_valid & join_pop);
+  assign lineq_rd_next = (lineq_rd_q + 2'd1);
   assign lineq_we0 = (lineq_push & (lineq_wr_q == 2'd0));
   assign lineq0_d = {to_cpack, to_fpc, to_bdi, s_line_i};
-  assign lineq_rs0 = (lineq_rd_q == 2'd0);
   assign lineq_we1 = (lineq_push & (lineq_wr_q == 2'd1));
   assign lineq1_d = {to_cpack, to_fpc, to_bdi, s_line_i};
-  assign lineq_rs1 = (lineq_rd_q == 2'd1);
   assign lineq_we2 = (lineq_push & (lineq_wr_q == 2'd2));
   assign lineq2_d = {to_cpack, to_fpc, to_bdi, s_line_i};
-  assign lineq_rs2 = (lineq_rd_q == 2'd2);
   assign lineq_we3 = (lineq_push & (lineq_wr_q == 2'd3));
   assign lineq3_d = {to_cpack, to_fpc, to_bdi, s_line_i};
-  assign lineq_rs3 = (lineq_rd_q == 2'd3);
-  assign lineq_head = ((lineq_rs0 ? lineq0_q : 515'd0) | (lineq_rs1 ? lineq1_q : 515'd0)
-                       | (lineq_rs2 ? lineq2_q : 515'd0) | (lineq_rs3 ? lineq3_q : 515'd0));
+  assign lineq_second = (((lineq_rd_next == 2'd0) ? lineq0_q : 515'd0)
+                         | ((lineq_rd_next == 2'd1) ? lineq1_q : 515'd0)
+                         | ((lineq_rd_next == 2'd2) ? lineq2_q : 515'd0)
+                         | ((lineq_rd_next == 2'd3) ? lineq3_q : 515'd0));
+  assign lineq_head_d = (((lineq_count_q == 3'd0) | (lineq_pop & (lineq_count_q == 3'd1))) ?
+                           {to_cpack, to_fpc, to_bdi, s_line_i}
+                         : lineq_pop ? lineq_second
+                         : lineq_head_q);
   assign lineq_wr_d = (lineq_wr_q + 2'd1);
   assign lineq_rd_d = (lineq_rd_q + 2'd1);
   assign lineq_count_d = ((lineq_push & ~lineq_pop) ? (lineq_count_q + 3'd1)
@@ -117,8 +119,8 @@ module adaptive_tx_l64_lam6 (
                       (~to_cpack | cpack_s_ready)});
   assign fork_fire = (s_valid_i & fork_go);
   assign fork_pos_d = ((fork_pos_q == 9'd306) ? 9'd0 : (fork_pos_q + 9'd1));
-  assign head_line = lineq_head[511:0];
-  assign head_mask = lineq_head[514:512];
+  assign head_line = lineq_head_q[511:0];
+  assign head_mask = lineq_head_q[514:512];
   assign bdi_s_valid = (s_valid_i & to_bdi
                         & (&{lineq_ready, ~fork_hold, (~to_fpc | fpc_s_ready),
                              (~to_cpack | cpack_s_ready)}));
@@ -186,6 +188,7 @@ module adaptive_tx_l64_lam6 (
     if (lineq_we1) lineq1_q <= lineq1_d;
     if (lineq_we2) lineq2_q <= lineq2_d;
     if (lineq_we3) lineq3_q <= lineq3_d;
+    lineq_head_q <= lineq_head_d;
   end
 
   // Join: the queue head and the result of every compressor it went to

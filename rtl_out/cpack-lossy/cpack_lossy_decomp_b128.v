@@ -245,7 +245,7 @@ module cpack_lossy_decomp_b128 (
     end
   end
 
-  // L: four token steps from the position (one AND-OR term per token length)
+  // L: two steps of two tokens from the position (a term per two-token length)
   wire [63:0] u_grid_phase0_o [0:3];
   wire [63:0] u_grid_phase1_o [0:3];
   wire [255:0] ring_phase0;

@@ -722,6 +722,41 @@ pub fn fifo(
     c.finish(m, &push, &pop, head)
 }
 
+/// [`fifo`] (flop entries) whose head is a register, `<name>_head_q`, loaded with the entry
+/// that will be the head after each edge: a pushed entry into an empty FIFO (or one whose
+/// only entry leaves), the entry after the head on a pop, else the head kept. The same
+/// pointers, counter and cycle behaviour; what reads the head waits for no pointer decode.
+pub fn fifo_head_reg(
+    m: &mut ModuleBuilder,
+    name: &str,
+    depth: u32,
+    in_valid: &Expr,
+    in_data: &Expr,
+    out_ready: &Expr,
+) -> Fifo {
+    let c = FifoCtl::new(m, name, depth, in_valid, out_ready);
+    let (wr, rd, push, pop) = (&c.wr, &c.rd, c.push.clone(), c.pop.clone());
+    let aw = rd.width();
+    let next_rd = m.wire(&format!("{}_rd_next", name), &(rd.q() + Expr::lit(aw, 1)));
+    let mut second = Expr::zero(in_data.width());
+    for k in 0..depth {
+        let e = m.reg(&format!("{}{}_q", name, k), in_data.width(), None);
+        let we = m.wire(
+            &format!("{}_we{}", name, k),
+            &(&push & &wr.q().eq_lit(k as u64)),
+        );
+        m.next(&e, in_data, Some(&we));
+        second = second | next_rd.eq_lit(k as u64).gate(&e.q());
+    }
+    let second = m.wire(&format!("{}_second", name), &second);
+    let head = m.reg(&format!("{}_head_q", name), in_data.width(), None);
+    let n = &c.count.q();
+    let take_in = n.eq_lit(0) | (&pop & &n.eq_lit(1));
+    let head_d = take_in.select(in_data, &pop.select(&second, &head.q()));
+    m.next(&head, &head_d, None);
+    c.finish(m, &push, &pop, head.q())
+}
+
 /// A FIFO's pointers, occupancy counter and handshake ([`fifo`], [`fifo_ram`]).
 struct FifoCtl {
     wr: super::module::Reg,

@@ -490,18 +490,20 @@ fn register_replicas_survive_yosys_merging() {
     assert_eq!(flops, 4, "{}", log);
 }
 
-/// The RAM-backed FIFO behaves cycle for cycle as the flop FIFO: the same `valid`, `ready`
-/// and head under random pushes and pops, in the interpreter.
+/// The RAM-backed FIFO and the registered-head FIFO behave cycle for cycle as the flop
+/// FIFO: the same `valid`, `ready` and head under random pushes and pops, in the
+/// interpreter.
 #[test]
-fn ram_fifo_matches_the_flop_fifo() {
-    use crate::hdl::blocks::{fifo, fifo_ram};
+fn ram_and_head_register_fifos_match_the_flop_fifo() {
+    use crate::hdl::blocks::{fifo, fifo_head_reg, fifo_ram};
     let mut m = ModuleBuilder::new("fifo_pair");
     let iv = m.input("in_valid_i", 1);
     let d = m.input("in_data_i", 16);
     let or = m.input("out_ready_i", 1);
     let a = fifo(&mut m, "fa", 4, &iv, &d, &or);
     let b = fifo_ram(&mut m, "fb", 4, &iv, &d, &or);
-    for (n, f) in [("a", &a), ("b", &b)] {
+    let c = fifo_head_reg(&mut m, "fc", 4, &iv, &d, &or);
+    for (n, f) in [("a", &a), ("b", &b), ("c", &c)] {
         m.output_expr(&format!("{n}_valid_o"), &f.valid);
         m.output_expr(&format!("{n}_ready_o"), &f.ready);
         m.output_expr(&format!("{n}_data_o"), &f.data);
@@ -528,18 +530,16 @@ fn ram_fifo_matches_the_flop_fifo() {
         sim.set_u64("out_ready_i", drain as u64).unwrap();
         sim.eval();
         for port in ["valid_o", "ready_o"] {
-            let (va, vb) = (
-                sim.get_u64(&format!("a_{port}")),
-                sim.get_u64(&format!("b_{port}")),
-            );
-            assert_eq!(va, vb, "cycle {cycle}: {port}");
+            let va = sim.get_u64(&format!("a_{port}"));
+            for other in ["b", "c"] {
+                let v = sim.get_u64(&format!("{other}_{port}"));
+                assert_eq!(va, v, "cycle {cycle}: {other}_{port}");
+            }
         }
         if sim.get_u64("a_valid_o") == 1 {
-            assert_eq!(
-                sim.get_u64("a_data_o"),
-                sim.get_u64("b_data_o"),
-                "cycle {cycle}"
-            );
+            for other in ["b_data_o", "c_data_o"] {
+                assert_eq!(sim.get_u64("a_data_o"), sim.get_u64(other), "cycle {cycle}");
+            }
             popped += drain as u32;
         }
         sim.tick();

@@ -186,7 +186,9 @@ pub fn penalty_select(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
 /// (`clog2(L+1)` bits each) → `m_valid_o`/`m_ready_i`/`m_sel_alg_o[1:0]` (Comp Alg code the
 /// egress mux selects)/`m_sample_o` (1 = a sampling-phase transaction), plus `s_sel_alg_o`
 /// (combinational: the selection of the transaction offered now) and `cur_sel_o` (the
-/// running-phase selection as of this cycle) for the link egress ([`super::link`]). One
+/// running-phase selection register, `cur_q`: it holds the decision from the cycle after
+/// the period's last sample, which is when the link's fork may next read it, having
+/// waited for its pipeline to drain) for the link egress ([`super::link`]). One
 /// transaction per cycle; the output register holds while `m_ready_i` is low.
 pub fn controller(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     p.validate().map_err(err)?;
@@ -360,9 +362,9 @@ pub fn controller(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     );
     // For the link egress (`rtl::link`): the selection the offered transaction gets (valid
     // with `s_valid_i && s_ready_o`, registered into `m_sel_alg_o`), and the running-phase
-    // selection as of this cycle.
+    // selection register (the fork's lines wait for no decision logic).
     m.output_expr("s_sel_alg_o", &sel);
-    m.output_expr("cur_sel_o", &cur_eff);
+    m.output_expr("cur_sel_o", &cur.q());
     m.finish()
 }
 

@@ -27,7 +27,7 @@
 use super::adaptive::{AdaptiveRtlParams, SPEC};
 use super::adaptive_ctrl::{self, name_tag};
 use super::bdi;
-use crate::hdl::blocks::fifo;
+use crate::hdl::blocks::fifo_head_reg;
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
 use crate::model::adaptive::Alg;
@@ -203,7 +203,9 @@ pub fn transmitter(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let fork_fire = m.wire_decl("fork_fire", 1);
     let pop = m.wire_decl("join_pop", 1);
     let mask_v = Expr::cat(&mask.iter().rev().cloned().collect::<Vec<_>>());
-    let q = fifo(
+    // The head is a register: the join, the compressors' output ready and the egress mux
+    // read it, not a pointer decode of the entries.
+    let q = fifo_head_reg(
         &mut m,
         "lineq",
         qd,
@@ -393,7 +395,9 @@ pub fn receiver(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let push = m.wire_decl("route_push", 1);
     let pop = m.wire_decl("route_pop", 1);
     let route_v = Expr::cat(&route.iter().rev().cloned().collect::<Vec<_>>());
-    let q = fifo(
+    // The head is a register: each decompressor's output ready reads it, not a pointer
+    // decode.
+    let q = fifo_head_reg(
         &mut m,
         "routeq",
         p.link_queue_depth,
@@ -401,25 +405,22 @@ pub fn receiver(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         &Expr::cat(&[bad.clone(), route_v]),
         &pop.expr(),
     );
-    let others = |skip: Option<usize>| -> Expr {
-        let mut t = vec![q.ready.clone()];
-        for (j, (r, d)) in route.iter().zip(&d_ready).enumerate() {
-            if Some(j) != skip {
-                t.push(!r.clone() | d.expr());
-            }
-        }
-        Expr::cat(&t).all()
-    };
-    let go = m.wire("route_go", &others(None));
+    let mut go = vec![q.ready.clone()];
+    for (r, d) in route.iter().zip(&d_ready) {
+        go.push(!r.clone() | d.expr());
+    }
+    let go = m.wire("route_go", &Expr::cat(&go).all());
     m.drive(&push, &(&s_valid & &go));
 
     let head_route = m.wire("head_route", &q.data.slice(0, n));
     let head_bad = m.wire("head_bad", &q.data.bit(n));
     let mut outs = Vec::new();
     for (i, (a, d)) in algs.iter().zip(&decs).enumerate() {
+        // The route is one-hot (distinct codes; `pass` only when none matches), so this
+        // decompressor's valid needs no other decompressor's ready.
         let v = m.wire(
             &format!("dec{}_s_valid", i),
-            &(&s_valid & &route[i] & others(Some(i))),
+            &(&(&s_valid & &route[i]) & &q.ready),
         );
         let inst = m.instance(
             d,
