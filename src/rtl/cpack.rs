@@ -199,6 +199,9 @@ fn decode_step(m: &mut ModuleBuilder, cp: &CpackParams, k: usize, x: &StepIn) ->
         let t1w = m.wire("t1_win", &choose(&|c| c.0.clone(), TOK_W));
         let oh1 = m.wire("t1_pat", &choose(&|c| c.1.oh.clone(), 6));
         let idx1 = m.wire("t1_idx", &choose(&|c| c.1.idx.clone(), cp.index_bits()));
+        // Its code bits and zero-word flag were read in the candidates.
+        m.unused(&t1w.slice(TOK_W - 2, 2));
+        m.unused(&oh1.bit(PZ as u32));
         let t1 = Parsed::from_fields(&t1w, oh1, Expr::zero(1), Expr::zero(1), idx1);
         // Forwarding: the entry the first token pushes to is valid and holds its word.
         let push0 = pushes[0].clone();
