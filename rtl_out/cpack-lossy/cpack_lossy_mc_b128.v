@@ -77,66 +77,66 @@ module cpack_lossy_mc_b128 (
   reg  [171:0] pre_compq0_q;
   wire pre_compq_we0;
   wire [171:0] pre_compq0_d;
-  wire pre_compq_rs0;
   reg  [171:0] pre_compq1_q;
   wire pre_compq_we1;
   wire [171:0] pre_compq1_d;
-  wire pre_compq_rs1;
   reg  [171:0] pre_compq2_q;
   wire pre_compq_we2;
   wire [171:0] pre_compq2_d;
-  wire pre_compq_rs2;
   reg  [171:0] pre_compq3_q;
   wire pre_compq_we3;
   wire [171:0] pre_compq3_d;
-  wire pre_compq_rs3;
   reg  [171:0] pre_compq4_q;
   wire pre_compq_we4;
   wire [171:0] pre_compq4_d;
-  wire pre_compq_rs4;
   reg  [171:0] pre_compq5_q;
   wire pre_compq_we5;
   wire [171:0] pre_compq5_d;
-  wire pre_compq_rs5;
   reg  [171:0] pre_compq6_q;
   wire pre_compq_we6;
   wire [171:0] pre_compq6_d;
-  wire pre_compq_rs6;
   reg  [171:0] pre_compq7_q;
   wire pre_compq_we7;
   wire [171:0] pre_compq7_d;
-  wire pre_compq_rs7;
   reg  [171:0] pre_compq8_q;
   wire pre_compq_we8;
   wire [171:0] pre_compq8_d;
-  wire pre_compq_rs8;
   reg  [171:0] pre_compq9_q;
   wire pre_compq_we9;
   wire [171:0] pre_compq9_d;
-  wire pre_compq_rs9;
   reg  [171:0] pre_compq10_q;
   wire pre_compq_we10;
   wire [171:0] pre_compq10_d;
-  wire pre_compq_rs10;
   reg  [171:0] pre_compq11_q;
   wire pre_compq_we11;
   wire [171:0] pre_compq11_d;
-  wire pre_compq_rs11;
   reg  [171:0] pre_compq12_q;
   wire pre_compq_we12;
   wire [171:0] pre_compq12_d;
-  wire pre_compq_rs12;
   reg  [171:0] pre_compq13_q;
   wire pre_compq_we13;
   wire [171:0] pre_compq13_d;
-  wire pre_compq_rs13;
   reg  [171:0] pre_compq14_q;
   wire pre_compq_we14;
   wire [171:0] pre_compq14_d;
-  wire pre_compq_rs14;
   reg  [171:0] pre_compq15_q;
   wire pre_compq_we15;
   wire [171:0] pre_compq15_d;
+  wire pre_compq_rs0;
+  wire pre_compq_rs1;
+  wire pre_compq_rs2;
+  wire pre_compq_rs3;
+  wire pre_compq_rs4;
+  wire pre_compq_rs5;
+  wire pre_compq_rs6;
+  wire pre_compq_rs7;
+  wire pre_compq_rs8;
+  wire pre_compq_rs9;
+  wire pre_compq_rs10;
+  wire pre_compq_rs11;
+  wire pre_compq_rs12;
+  wire pre_compq_rs13;
+  wire pre_compq_rs14;
   wire pre_compq_rs15;
   wire [171:0] pre_compq_head;
   wire [3:0] pre_compq_wr_d;
@@ -149,66 +149,66 @@ module cpack_lossy_mc_b128 (
   assign pre_compq_we0 = (pre_compq_push & (pre_compq_wr_q == 4'd0));
   assign pre_compq0_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                          sm_op_i};
-  assign pre_compq_rs0 = (pre_compq_rd_q == 4'd0);
   assign pre_compq_we1 = (pre_compq_push & (pre_compq_wr_q == 4'd1));
   assign pre_compq1_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                          sm_op_i};
-  assign pre_compq_rs1 = (pre_compq_rd_q == 4'd1);
   assign pre_compq_we2 = (pre_compq_push & (pre_compq_wr_q == 4'd2));
   assign pre_compq2_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                          sm_op_i};
-  assign pre_compq_rs2 = (pre_compq_rd_q == 4'd2);
   assign pre_compq_we3 = (pre_compq_push & (pre_compq_wr_q == 4'd3));
   assign pre_compq3_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                          sm_op_i};
-  assign pre_compq_rs3 = (pre_compq_rd_q == 4'd3);
   assign pre_compq_we4 = (pre_compq_push & (pre_compq_wr_q == 4'd4));
   assign pre_compq4_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                          sm_op_i};
-  assign pre_compq_rs4 = (pre_compq_rd_q == 4'd4);
   assign pre_compq_we5 = (pre_compq_push & (pre_compq_wr_q == 4'd5));
   assign pre_compq5_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                          sm_op_i};
-  assign pre_compq_rs5 = (pre_compq_rd_q == 4'd5);
   assign pre_compq_we6 = (pre_compq_push & (pre_compq_wr_q == 4'd6));
   assign pre_compq6_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                          sm_op_i};
-  assign pre_compq_rs6 = (pre_compq_rd_q == 4'd6);
   assign pre_compq_we7 = (pre_compq_push & (pre_compq_wr_q == 4'd7));
   assign pre_compq7_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                          sm_op_i};
-  assign pre_compq_rs7 = (pre_compq_rd_q == 4'd7);
   assign pre_compq_we8 = (pre_compq_push & (pre_compq_wr_q == 4'd8));
   assign pre_compq8_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                          sm_op_i};
-  assign pre_compq_rs8 = (pre_compq_rd_q == 4'd8);
   assign pre_compq_we9 = (pre_compq_push & (pre_compq_wr_q == 4'd9));
   assign pre_compq9_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                          sm_op_i};
-  assign pre_compq_rs9 = (pre_compq_rd_q == 4'd9);
   assign pre_compq_we10 = (pre_compq_push & (pre_compq_wr_q == 4'd10));
   assign pre_compq10_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                           sm_op_i};
-  assign pre_compq_rs10 = (pre_compq_rd_q == 4'd10);
   assign pre_compq_we11 = (pre_compq_push & (pre_compq_wr_q == 4'd11));
   assign pre_compq11_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                           sm_op_i};
-  assign pre_compq_rs11 = (pre_compq_rd_q == 4'd11);
   assign pre_compq_we12 = (pre_compq_push & (pre_compq_wr_q == 4'd12));
   assign pre_compq12_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                           sm_op_i};
-  assign pre_compq_rs12 = (pre_compq_rd_q == 4'd12);
   assign pre_compq_we13 = (pre_compq_push & (pre_compq_wr_q == 4'd13));
   assign pre_compq13_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                           sm_op_i};
-  assign pre_compq_rs13 = (pre_compq_rd_q == 4'd13);
   assign pre_compq_we14 = (pre_compq_push & (pre_compq_wr_q == 4'd14));
   assign pre_compq14_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                           sm_op_i};
-  assign pre_compq_rs14 = (pre_compq_rd_q == 4'd14);
   assign pre_compq_we15 = (pre_compq_push & (pre_compq_wr_q == 4'd15));
   assign pre_compq15_d = {sm_last_i, sm_data_i, sm_mask_i, sm_tcode_i, sm_tcode_v_i, sm_blk_i,
                           sm_op_i};
+  assign pre_compq_rs0 = (pre_compq_rd_q == 4'd0);
+  assign pre_compq_rs1 = (pre_compq_rd_q == 4'd1);
+  assign pre_compq_rs2 = (pre_compq_rd_q == 4'd2);
+  assign pre_compq_rs3 = (pre_compq_rd_q == 4'd3);
+  assign pre_compq_rs4 = (pre_compq_rd_q == 4'd4);
+  assign pre_compq_rs5 = (pre_compq_rd_q == 4'd5);
+  assign pre_compq_rs6 = (pre_compq_rd_q == 4'd6);
+  assign pre_compq_rs7 = (pre_compq_rd_q == 4'd7);
+  assign pre_compq_rs8 = (pre_compq_rd_q == 4'd8);
+  assign pre_compq_rs9 = (pre_compq_rd_q == 4'd9);
+  assign pre_compq_rs10 = (pre_compq_rd_q == 4'd10);
+  assign pre_compq_rs11 = (pre_compq_rd_q == 4'd11);
+  assign pre_compq_rs12 = (pre_compq_rd_q == 4'd12);
+  assign pre_compq_rs13 = (pre_compq_rd_q == 4'd13);
+  assign pre_compq_rs14 = (pre_compq_rd_q == 4'd14);
   assign pre_compq_rs15 = (pre_compq_rd_q == 4'd15);
   assign pre_compq_head = ((pre_compq_rs0 ? pre_compq0_q : 172'd0)
                            | (pre_compq_rs1 ? pre_compq1_q : 172'd0)

@@ -705,17 +705,11 @@ pub fn fifo(
         return fifo_ram(m, name, depth, in_valid, in_data, out_ready);
     }
     let c = FifoCtl::new(m, name, depth, in_valid, out_ready);
-    let (wr, rd, push) = (&c.wr, &c.rd, c.push.clone());
+    let (rd, push) = (&c.rd, c.push.clone());
     let mut head = Expr::zero(in_data.width());
-    for k in 0..depth {
-        let e = m.reg(&format!("{}{}_q", name, k), in_data.width(), None);
-        let we = m.wire(
-            &format!("{}_we{}", name, k),
-            &(&push & &wr.q().eq_lit(k as u64)),
-        );
-        m.next(&e, in_data, Some(&we));
+    for (k, e) in c.entries(m, name, depth, in_data).iter().enumerate() {
         let rs = m.wire(&format!("{}_rs{}", name, k), &rd.q().eq_lit(k as u64));
-        head = head | rs.gate(&e.q());
+        head = head | rs.gate(e);
     }
     let head = m.wire(&format!("{}_head", name), &head);
     let pop = c.pop.clone();
@@ -735,18 +729,12 @@ pub fn fifo_head_reg(
     out_ready: &Expr,
 ) -> Fifo {
     let c = FifoCtl::new(m, name, depth, in_valid, out_ready);
-    let (wr, rd, push, pop) = (&c.wr, &c.rd, c.push.clone(), c.pop.clone());
+    let (rd, push, pop) = (&c.rd, c.push.clone(), c.pop.clone());
     let aw = rd.width();
     let next_rd = m.wire(&format!("{}_rd_next", name), &(rd.q() + Expr::lit(aw, 1)));
     let mut second = Expr::zero(in_data.width());
-    for k in 0..depth {
-        let e = m.reg(&format!("{}{}_q", name, k), in_data.width(), None);
-        let we = m.wire(
-            &format!("{}_we{}", name, k),
-            &(&push & &wr.q().eq_lit(k as u64)),
-        );
-        m.next(&e, in_data, Some(&we));
-        second = second | next_rd.eq_lit(k as u64).gate(&e.q());
+    for (k, e) in c.entries(m, name, depth, in_data).iter().enumerate() {
+        second = second | next_rd.eq_lit(k as u64).gate(e);
     }
     let second = m.wire(&format!("{}_second", name), &second);
     let head = m.reg(&format!("{}_head_q", name), in_data.width(), None);
@@ -798,6 +786,21 @@ impl FifoCtl {
             push,
             pop,
         }
+    }
+
+    /// The entry registers `<name><k>_q`, each loaded with `in_data` on a push at its index.
+    fn entries(&self, m: &mut ModuleBuilder, name: &str, depth: u32, in_data: &Expr) -> Vec<Expr> {
+        (0..depth)
+            .map(|k| {
+                let e = m.reg(&format!("{}{}_q", name, k), in_data.width(), None);
+                let we = m.wire(
+                    &format!("{}_we{}", name, k),
+                    &(&self.push & &self.wr.q().eq_lit(k as u64)),
+                );
+                m.next(&e, in_data, Some(&we));
+                e.q()
+            })
+            .collect()
     }
 
     /// Advances the write pointer on `wr_en`, the read pointer on `rd_en`, counts pushes
