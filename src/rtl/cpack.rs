@@ -104,16 +104,14 @@ pub(crate) fn length_groups(cp: &CpackParams) -> Vec<(u32, Vec<usize>)> {
 pub(crate) fn shift_by_onehot(v: &Expr, sel: &Expr, groups: &[(u32, Vec<usize>)]) -> Expr {
     let terms: Vec<Expr> = groups
         .iter()
-        .map(|(n, pats)| {
-            let s = Expr::cat(&pats.iter().map(|i| sel.bit(*i as u32)).collect::<Vec<_>>()).any();
-            s.gate(&v.shl(*n))
-        })
+        .zip(length_sel(sel, groups))
+        .map(|((n, _), s)| s.gate(&v.shl(*n)))
         .collect();
     or_tree(terms, v.width())
 }
 
 /// Per token length (`groups`), whether the token whose one-hot pattern is `oh` has it.
-fn length_sel(oh: &Expr, groups: &[(u32, Vec<usize>)]) -> Vec<Expr> {
+pub(crate) fn length_sel(oh: &Expr, groups: &[(u32, Vec<usize>)]) -> Vec<Expr> {
     groups
         .iter()
         .map(|(_, pats)| {
@@ -243,11 +241,8 @@ pub(crate) fn token_len(oh: &Expr, groups: &[(u32, Vec<usize>)], width: u32) -> 
     or_tree(
         groups
             .iter()
-            .map(|(n, pats)| {
-                let s =
-                    Expr::cat(&pats.iter().map(|x| oh.bit(*x as u32)).collect::<Vec<_>>()).any();
-                s.gate(&Expr::lit(width, *n as u64))
-            })
+            .zip(length_sel(oh, groups))
+            .map(|((n, _), s)| s.gate(&Expr::lit(width, *n as u64)))
             .collect(),
         width,
     )
@@ -740,14 +735,12 @@ fn stage_c(m: &mut ModuleBuilder, d: &CompDims, r: &DictRegs) -> StageC {
     // Pair length and the line's all-zero flag. The pair's length is one AND-OR over the
     // pairs of token lengths its one-hot patterns select (no adder after the patterns).
     let plen = if d.k == 2 {
-        let sel = |oh: &Expr, pats: &[usize]| {
-            Expr::cat(&pats.iter().map(|x| oh.bit(*x as u32)).collect::<Vec<_>>()).any()
-        };
+        let sel0 = length_sel(&enc.onehots[0], &d.groups);
+        let sel1 = length_sel(&enc.onehots[1], &d.groups);
         let mut terms = Vec::new();
-        for (n0, p0) in &d.groups {
-            for (n1, p1) in &d.groups {
-                let hit = sel(&enc.onehots[0], p0) & sel(&enc.onehots[1], p1);
-                terms.push(hit.gate(&Expr::lit(7, (n0 + n1) as u64)));
+        for ((n0, _), s0) in d.groups.iter().zip(&sel0) {
+            for ((n1, _), s1) in d.groups.iter().zip(&sel1) {
+                terms.push((s0 & s1).gate(&Expr::lit(7, (n0 + n1) as u64)));
             }
         }
         or_tree(terms, 7)
