@@ -16,7 +16,11 @@
 //! in the parent, the output pins of child instances (ABC sees them as primary inputs, as
 //! it sees flop outputs); in a child's netlist as the parent uses it, the child's input
 //! ports other than the clock and reset (standing alone a unit's inputs have ideal drivers,
-//! inside a parent they are driven by the parent's cells).
+//! inside a parent they are driven by the parent's cells). And in the parent, a cell that
+//! drives a child's input port with more than [`PORT_ROOT_FANOUT`] loads inside the child
+//! drives it through a buffer of its own ([`Roots::module_inputs`]): the parent was mapped
+//! seeing the port as one pin, so its driver, often a small gate, must not find the port's
+//! whole fan-out behind it. A parent's own input ports keep their ideal drivers.
 
 use super::liberty::{BufferCell, Liberty};
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,6 +32,33 @@ pub struct Roots {
     pub module_outputs: BTreeMap<String, BTreeSet<String>>,
     /// The module's own input ports (except `clk_i` and `rst_ni`).
     pub input_ports: bool,
+    /// Cell types that are modules (reused children): the loads inside the child of each
+    /// input port ([`port_loads`]).
+    pub module_inputs: BTreeMap<String, BTreeMap<String, usize>>,
+}
+
+/// The cell-input loads of each input port of a netlist (clock and reset excluded).
+pub fn port_loads(netlist: &str, lib: &Liberty) -> BTreeMap<String, usize> {
+    let mut loads: BTreeMap<String, usize> = ports(netlist)
+        .0
+        .into_iter()
+        .filter(|p| p != "clk_i" && p != "rst_ni")
+        .map(|p| (p, 0))
+        .collect();
+    let mut cell: Option<&str> = None;
+    for l in netlist.lines() {
+        if l.starts_with("  ") && !l.starts_with("   ") && l.trim_end().ends_with(" (") {
+            cell = l.split_whitespace().next();
+        } else if l.trim() == ");" {
+            cell = None;
+        } else if let (Some(c), Some((pin, net))) = (cell, parse_conn(l)) {
+            let out = lib.output_pins.get(c).is_some_and(|o| o.contains(pin));
+            if let Some(n) = loads.get_mut(net).filter(|_| !out) {
+                *n += 1;
+            }
+        }
+    }
+    loads
 }
 
 /// The scalar ports of a netlist written with split ports: `(inputs, outputs)`.
@@ -53,6 +84,9 @@ pub fn ports(netlist: &str) -> (Vec<String>, Vec<String>) {
 
 /// Most cell-input pins one flop output or buffer drives after the pass.
 pub const MAX_FANOUT: usize = 16;
+
+/// A child input port with more loads than this is driven through one root buffer.
+pub const PORT_ROOT_FANOUT: usize = 4;
 
 /// What the pass inserted.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -205,6 +239,30 @@ pub fn buffer_nets(netlist: &str, lib: &Liberty, roots: &Roots) -> Buffered {
             cells.push_str(&instance(buf, out, from.as_deref().unwrap_or(net)));
         }
     }
+    // A child's input port with a large fan-out inside gets a buffer of its own, unless a
+    // tree buffer drives it already or the parent's own input port does (ideal driver).
+    if !roots.module_inputs.is_empty() {
+        let own_ins: BTreeSet<String> = ports(netlist).0.into_iter().collect();
+        for c in &conns {
+            let heavy = roots
+                .module_inputs
+                .get(&c.cell)
+                .and_then(|m| m.get(&c.pin))
+                .is_some_and(|&n| n > PORT_ROOT_FANOUT);
+            let wire = c
+                .net
+                .starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_' || ch == '\\');
+            if !heavy || !wire || own_ins.contains(&c.net) || new_net.contains_key(&c.line) {
+                continue;
+            }
+            let out = format!("_hwzip_ci{}_", n_buf);
+            n_buf += 1;
+            n_nets += 1;
+            new_net.insert(c.line, out.clone());
+            decls.push_str(&format!("  wire {};\n", out));
+            cells.push_str(&instance(buf, &out, &c.net));
+        }
+    }
     if n_buf == 0 {
         return unchanged;
     }
@@ -304,6 +362,38 @@ mod tests {
     }
 
     #[test]
+    fn a_child_input_with_many_loads_gets_its_own_buffer_unless_a_port_drives_it() {
+        let l = lib();
+        // The child's `x` has 10 loads inside, `y` 2.
+        let mut child = String::from("module c(x, y, z);\n  input x;\n  input y;\n  output z;\n");
+        for i in 0..10 {
+            child.push_str(&format!("  INV _x{i}_ (\n    .A(x),\n    .Y(p{i})\n  );\n"));
+        }
+        for i in 0..2 {
+            child.push_str(&format!("  INV _y{i}_ (\n    .A(y),\n    .Y(q{i})\n  );\n"));
+        }
+        child.push_str("endmodule\n");
+        let loads = port_loads(&child, &l);
+        assert_eq!((loads["x"], loads["y"]), (10, 2));
+        // Parent: `u0.x` from an inverter (buffered), `u1.x` from the input port `a` (not),
+        // `u0.y` from the inverter (2 loads: not).
+        let mut t = String::from("module m(a, o);\n  input a;\n  output o;\n");
+        t.push_str("  INV _n_ (\n    .A(a),\n    .Y(n)\n  );\n");
+        t.push_str("  CHILD u0 (\n    .x(n),\n    .y(n),\n    .z(o)\n  );\n");
+        t.push_str("  CHILD u1 (\n    .x(a),\n    .y(a),\n    .z(o2)\n  );\n");
+        t.push_str("endmodule\n");
+        let roots = Roots {
+            module_outputs: BTreeMap::from([("CHILD".into(), BTreeSet::from(["z".into()]))]),
+            module_inputs: BTreeMap::from([("CHILD".into(), loads)]),
+            ..Roots::default()
+        };
+        let b = buffer_nets(&t, &l, &roots);
+        assert_eq!(b.buffers, 1);
+        assert!(b.netlist.contains(".x(_hwzip_ci0_)"), "{}", b.netlist);
+        assert!(b.netlist.contains(".y(n)") && b.netlist.contains(".x(a)"));
+    }
+
+    #[test]
     fn input_ports_and_child_outputs_are_roots_when_asked() {
         let l = lib();
         // A port `a` and a child instance's output `y` each drive 40 inverters.
@@ -326,6 +416,7 @@ mod tests {
                 BTreeSet::from(["y".to_string()]),
             )]),
             input_ports: true,
+            ..Roots::default()
         };
         let b = buffer_nets(&t, &l, &roots);
         // 41 loads on `a` (40 inverters and the child's x) and 40 on `w`: 3 buffers each.

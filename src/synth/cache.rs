@@ -49,8 +49,9 @@ pub fn key(job: &SynthJob) -> Result<String, SynthError> {
     field(b"hwzip-synth-v4");
     field(
         format!(
-            "fan-out buffers max {}, child ports buffered",
-            super::buffer::MAX_FANOUT
+            "fan-out buffers max {}, child ports buffered, child inputs above {} isolated",
+            super::buffer::MAX_FANOUT,
+            super::buffer::PORT_ROOT_FANOUT
         )
         .as_bytes(),
     );

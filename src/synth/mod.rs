@@ -500,6 +500,9 @@ pub(crate) fn run_job(job: &SynthJob) -> Result<SynthResult, SynthError> {
         roots
             .module_outputs
             .insert(c.module.clone(), outs.into_iter().collect());
+        roots
+            .module_inputs
+            .insert(c.module.clone(), buffer::port_loads(&t, lib));
         child_texts.push(t);
     }
     let b = buffer::buffer_nets(&text, lib, &roots);
