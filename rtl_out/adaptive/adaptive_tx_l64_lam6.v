@@ -26,6 +26,7 @@ module adaptive_tx_l64_lam6 (
   reg  [8:0] fork_pos_q;
   wire fork_sampling;
   reg  [2:0] inflight_q;  // lines between the fork and the output register (inclusive)
+  reg  inflight_nz_q;
   wire fork_hold;
   wire [1:0] run_sel;
   wire to_bdi;
@@ -67,6 +68,7 @@ module adaptive_tx_l64_lam6 (
   wire [511:0] head_line;
   wire [2:0] head_mask;
   wire bdi_s_valid;
+  wire bdi_m_ready;
   wire u_bdi_comp_s_ready_o;
   wire u_bdi_comp_m_valid_o;
   wire u_bdi_comp_m_ok_o;
@@ -74,19 +76,21 @@ module adaptive_tx_l64_lam6 (
   wire [9:0] u_bdi_comp_m_len_o;
   wire [511:0] u_bdi_comp_m_payload_o;
   wire fpc_s_valid;
+  wire fpc_m_ready;
   wire u_fpc_comp_s_ready_o;
   wire u_fpc_comp_m_valid_o;
   wire u_fpc_comp_m_ok_o;
   wire [9:0] u_fpc_comp_m_len_o;
   wire [511:0] u_fpc_comp_m_payload_o;
   wire cpack_s_valid;
+  wire cpack_m_ready;
   wire u_cpack_comp_s_ready_o;
   wire u_cpack_comp_m_valid_o;
   wire u_cpack_comp_m_ok_o;
   wire [9:0] u_cpack_comp_m_len_o;
   wire [511:0] u_cpack_comp_m_payload_o;
   assign fork_sampling = (fork_pos_q < 9'd7);
-  assign fork_hold = ((fork_pos_q == 9'd7) & (inflight_q != 3'd0));
+  assign fork_hold = ((fork_pos_q == 9'd7) & inflight_nz_q);
   assign to_bdi = (fork_sampling | (run_sel == 2'd3));
   assign to_fpc = (fork_sampling | (run_sel == 2'd1));
   assign to_cpack = (fork_sampling | (run_sel == 2'd2));
@@ -130,7 +134,7 @@ module adaptive_tx_l64_lam6 (
     .s_valid_i(bdi_s_valid),
     .s_line_i(s_line_i),
     .s_ready_o(u_bdi_comp_s_ready_o),
-    .m_ready_i((join_pop & head_mask[0])),
+    .m_ready_i(bdi_m_ready),
     .m_valid_o(u_bdi_comp_m_valid_o),
     .m_ok_o(u_bdi_comp_m_ok_o),
     .m_enc_o(u_bdi_comp_m_enc_o),
@@ -138,6 +142,7 @@ module adaptive_tx_l64_lam6 (
     .m_payload_o(u_bdi_comp_m_payload_o)
   );
   assign bdi_s_ready = u_bdi_comp_s_ready_o;
+  assign bdi_m_ready = (join_pop & head_mask[0]);
   assign fpc_s_valid = (s_valid_i & to_fpc
                         & (&{lineq_ready, ~fork_hold, (~to_bdi | bdi_s_ready),
                              (~to_cpack | cpack_s_ready)}));
@@ -147,13 +152,14 @@ module adaptive_tx_l64_lam6 (
     .s_valid_i(fpc_s_valid),
     .s_line_i(s_line_i),
     .s_ready_o(u_fpc_comp_s_ready_o),
-    .m_ready_i((join_pop & head_mask[1])),
+    .m_ready_i(fpc_m_ready),
     .m_valid_o(u_fpc_comp_m_valid_o),
     .m_ok_o(u_fpc_comp_m_ok_o),
     .m_len_o(u_fpc_comp_m_len_o),
     .m_payload_o(u_fpc_comp_m_payload_o)
   );
   assign fpc_s_ready = u_fpc_comp_s_ready_o;
+  assign fpc_m_ready = (join_pop & head_mask[1]);
   assign cpack_s_valid = (s_valid_i & to_cpack
                           & (&{lineq_ready, ~fork_hold, (~to_bdi | bdi_s_ready),
                                (~to_fpc | fpc_s_ready)}));
@@ -163,13 +169,14 @@ module adaptive_tx_l64_lam6 (
     .s_valid_i(cpack_s_valid),
     .s_line_i(s_line_i),
     .s_ready_o(u_cpack_comp_s_ready_o),
-    .m_ready_i((join_pop & head_mask[2])),
+    .m_ready_i(cpack_m_ready),
     .m_valid_o(u_cpack_comp_m_valid_o),
     .m_ok_o(u_cpack_comp_m_ok_o),
     .m_len_o(u_cpack_comp_m_len_o),
     .m_payload_o(u_cpack_comp_m_payload_o)
   );
   assign cpack_s_ready = u_cpack_comp_s_ready_o;
+  assign cpack_m_ready = (join_pop & head_mask[2]);
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       lineq_wr_q <= 2'd0;
@@ -208,7 +215,9 @@ module adaptive_tx_l64_lam6 (
   wire [9:0] len_d;
   reg  [511:0] payload_q;
   wire [511:0] payload_d;
+  wire [2:0] inflight_n;
   wire [2:0] inflight_d;
+  wire inflight_nz_d;
   assign joined_valid = (&{lineq_valid, (~head_mask[0] | u_bdi_comp_m_valid_o),
                            (~head_mask[1] | u_fpc_comp_m_valid_o),
                            (~head_mask[2] | u_cpack_comp_m_valid_o)});
@@ -248,8 +257,10 @@ module adaptive_tx_l64_lam6 (
   assign comp_alg_d = u_egress_comp_alg_o;
   assign len_d = u_egress_len_o;
   assign payload_d = u_egress_payload_o;
-  assign inflight_d = ((fork_fire & ~(u_ctrl_m_valid_o & m_ready_i)) ? (inflight_q + 3'd1)
+  assign inflight_n = ((fork_fire & ~(u_ctrl_m_valid_o & m_ready_i)) ? (inflight_q + 3'd1)
                        : (inflight_q - 3'd1));
+  assign inflight_d = inflight_n;
+  assign inflight_nz_d = (inflight_n != 3'd0);
   assign s_ready_o = fork_go;
   assign m_valid_o = u_ctrl_m_valid_o;
   assign m_comp_alg_o = comp_alg_q;
@@ -262,13 +273,17 @@ module adaptive_tx_l64_lam6 (
       comp_alg_q <= 4'd0;
       len_q <= 10'd0;
       inflight_q <= 3'd0;
+      inflight_nz_q <= 1'd0;
     end else begin
       if (join_pop) begin
         comp_alg_q <= comp_alg_d;
         len_q <= len_d;
       end
       if (((fork_fire & ~(u_ctrl_m_valid_o & m_ready_i))
-           | (u_ctrl_m_valid_o & m_ready_i & ~fork_fire))) inflight_q <= inflight_d;
+           | (u_ctrl_m_valid_o & m_ready_i & ~fork_fire))) begin
+        inflight_q <= inflight_d;
+        inflight_nz_q <= inflight_nz_d;
+      end
     end
   end
   always @(posedge clk_i) begin

@@ -669,6 +669,83 @@ pub fn skid_buffer(
     }
 }
 
+/// Valid/ready slice that only cuts `ready`: a beat the consumer does not take is parked in
+/// a skid register (`<name>_skid_valid_q`, `<name>_skid_data_q`), and the source's `ready`
+/// is "the skid register is empty" (a register). Valid and data pass through (the parked
+/// beat first, by a 2:1 mux), so there is no added latency and one beat per cycle: the
+/// source's pipeline no longer waits on the consumer's `ready` chain. In the returned
+/// [`Skid`], `valid` and `data` are logic, `ready` is registered.
+pub fn skid_bypass(
+    m: &mut ModuleBuilder,
+    name: &str,
+    in_valid: &Expr,
+    in_data: &Expr,
+    out_ready: &Expr,
+) -> Skid {
+    skid_bypass_split(m, name, in_valid, in_data, 0, out_ready)
+}
+
+/// [`skid_bypass`] whose low `fast` data bits take their 2:1 mux select from a register of
+/// their own (`<name>_skid_empty_q`, stored inverted so that synthesis keeps it apart from
+/// `<name>_skid_valid_q`): a few bits on a critical path do not wait behind the buffer tree
+/// of a wide select.
+pub fn skid_bypass_split(
+    m: &mut ModuleBuilder,
+    name: &str,
+    in_valid: &Expr,
+    in_data: &Expr,
+    fast: u32,
+    out_ready: &Expr,
+) -> Skid {
+    let w = in_data.width();
+    let skid_valid = m.reg(&format!("{}_skid_valid_q", name), 1, Some(0));
+    let skid_data = m.reg(&format!("{}_skid_data_q", name), w, None);
+    let valid = m.wire(&format!("{}_valid", name), &(&skid_valid.q() | in_valid));
+    let data = if fast == 0 {
+        skid_valid.q().select(&skid_data.q(), in_data)
+    } else {
+        let empty = m.reg(&format!("{}_skid_empty_q", name), 1, Some(1));
+        m.next(
+            &empty,
+            &skid_valid
+                .q()
+                .select(out_ready, &!park_of(&skid_valid.q(), in_valid, out_ready)),
+            None,
+        );
+        let lo = empty
+            .q()
+            .select(&in_data.slice(0, fast), &skid_data.q().slice(0, fast));
+        let hi = skid_valid.q().select(
+            &skid_data.q().slice(fast, w - fast),
+            &in_data.slice(fast, w - fast),
+        );
+        Expr::cat(&[hi, lo])
+    };
+    let data = m.wire(&format!("{}_data", name), &data);
+    // Parked: the source's beat is taken (the skid register is empty) but not passed on.
+    let park = m.wire(
+        &format!("{}_park", name),
+        &park_of(&skid_valid.q(), in_valid, out_ready),
+    );
+    m.next(
+        &skid_valid,
+        &skid_valid.q().select(&!out_ready.clone(), &park),
+        None,
+    );
+    m.next(&skid_data, in_data, Some(&park));
+    Skid {
+        valid,
+        data,
+        ready: !skid_valid.q(),
+    }
+}
+
+/// A [`skid_bypass`] parks the source's beat: the skid register is empty, the source offers
+/// and the consumer does not take.
+fn park_of(skid_valid: &Expr, in_valid: &Expr, out_ready: &Expr) -> Expr {
+    &(!skid_valid.clone() & in_valid.clone()) & &!out_ready.clone()
+}
+
 /// A FIFO's output side and its input `ready` ([`fifo`]).
 #[derive(Clone, Debug)]
 pub struct Fifo {

@@ -346,6 +346,17 @@ pub fn skid(m: &mut ModuleBuilder, name: &str, s: Stream) -> Stream {
     Stream::from_parts(m, &k.valid, &k.data, &layout, out_ready, Location::caller())
 }
 
+/// Ready cut ([`blocks::skid_bypass`]): `ready` towards the source from a register, valid
+/// and data passed through (a parked beat first), no added latency, full rate.
+#[track_caller]
+pub fn skid_bypass(m: &mut ModuleBuilder, name: &str, s: Stream) -> Stream {
+    let out_ready = m.wire_decl(&format!("{}_out_ready", name), 1);
+    let k = blocks::skid_bypass(m, name, &s.valid, &s.payload, &out_ready.expr());
+    let layout = s.layout.clone();
+    s.accept(m, &k.ready);
+    Stream::from_parts(m, &k.valid, &k.data, &layout, out_ready, Location::caller())
+}
+
 /// FIFO of `depth` entries ([`blocks::fifo`]; pointers decoded, no combinational path from
 /// input to output).
 #[track_caller]

@@ -143,13 +143,14 @@ pub(super) fn u64s(v: &[Bits]) -> Vec<u64> {
 }
 
 #[test]
-fn slice_skid_fifo_chain_keeps_every_beat_in_order() {
+fn slice_skid_fifo_bypass_chain_keeps_every_beat_in_order() {
     let mut m = ModuleBuilder::new("chain_t");
     let l = Layout::data(8);
     let s = stream::input(&mut m, "s", &l);
     let s = stream::reg_slice(&mut m, "rs", s);
     let s = stream::skid(&mut m, "sk", s);
     let s = stream::fifo(&mut m, "q", 4, s);
+    let s = stream::skid_bypass(&mut m, "sb", s);
     stream::output(&mut m, "m", s);
     let top = m.finish().unwrap();
     let items: Vec<u64> = (0..300).map(|i| (i * 7 + 3) % 256).collect();

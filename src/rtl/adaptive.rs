@@ -31,8 +31,9 @@ pub struct AdaptiveRtlParams {
     /// token steps per stage, for a faster clock; latency = stages + 1). A divisor of the
     /// line's words.
     pub fpc_decomp_stages: u32,
-    /// `fpc_comp` register stages: 2 (default, the paper's 3-cycle latency) or 3 (the word
-    /// tokens registered before the packer, for a faster clock; latency 4).
+    /// `fpc_comp` register stages: 2 (default, the paper's 3-cycle latency), 3 (the first
+    /// merge level registered; latency 4) or 4 (the word tokens and then the first merge
+    /// level with the node lengths registered, for ≥ 1 GHz on Nangate45; latency 5).
     pub fpc_comp_stages: u32,
     /// C-Pack+Z: words classified per cycle, 1 or 2 (default: the original pair pipeline).
     pub cpack_words_per_cycle: usize,
@@ -66,6 +67,10 @@ pub struct AdaptiveRtlParams {
     /// route queues, a power of two in 2..=64 (4: full rate behind compressors of up to 2
     /// register stages; see `docs/FORMATS.md`).
     pub link_queue_depth: u32,
+    /// Link egress (`adaptive_tx`): a skid register on each compressor's output (its ready
+    /// from a register) and the egress mux's inputs registered in place of its output (the
+    /// selection reaches the mux from a register). Same cycles, more flops; for ≥ 1 GHz.
+    pub link_fast_egress: bool,
 }
 
 impl Default for AdaptiveRtlParams {
@@ -91,6 +96,7 @@ impl Default for AdaptiveRtlParams {
             vote_tie: VoteTie::SumPenalty,
             sample_send: SampleSend::Winner,
             link_queue_depth: 4,
+            link_fast_egress: false,
         }
     }
 }
@@ -120,9 +126,9 @@ impl AdaptiveRtlParams {
                 self.fpc_decomp_stages, self.line_bytes, words
             ));
         }
-        if ![2, 3].contains(&self.fpc_comp_stages) {
+        if ![2, 3, 4].contains(&self.fpc_comp_stages) {
             return Err(format!(
-                "fpc_comp_stages = {} is not supported (allowed: 2, 3)",
+                "fpc_comp_stages = {} is not supported (allowed: 2, 3, 4)",
                 self.fpc_comp_stages
             ));
         }
@@ -225,10 +231,15 @@ impl AdaptiveRtlParams {
         let d = self.describe();
         let units = d.split_once(' ').map_or("", |(_, rest)| rest);
         format!(
-            "{} {} link_queue_depth={}",
+            "{} {} link_queue_depth={}{}",
             self.describe_ctrl(),
             units,
-            self.link_queue_depth
+            self.link_queue_depth,
+            if self.link_fast_egress {
+                " link_fast_egress=true"
+            } else {
+                ""
+            }
         )
     }
 

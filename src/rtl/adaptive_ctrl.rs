@@ -266,7 +266,12 @@ pub fn controller(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         let vr = m.reg(&format!("votes_{}_q", t), vw, Some(0));
         let hit = win.eq_lit(a.code() as u64);
         let vb = clr.q().select(&Expr::zero(vw), &vr.q());
-        let vn = m.wire(&format!("votes_{}_n", t), &(vb + hit.zext(vw)));
+        // The count + 1 is formed from registers; the late win only selects it.
+        let vi = m.wire(
+            &format!("votes_{}_inc", t),
+            &(vb.clone() + Expr::lit(vw, 1)),
+        );
+        let vn = m.wire(&format!("votes_{}_n", t), &hit.select(&vi, &vb));
         m.next(&vr, &vn, Some(&upd));
         votes.insert(*a, vr.q());
         let sr = m.reg(&format!("sum_{}_q", t), sw, Some(0));

@@ -299,8 +299,13 @@ fn merge(
     b: &(Expr, Expr),
     cap: u32,
 ) -> (Expr, Expr) {
+    let v = merge_value(m, name, (&a.0, &a.1), &b.0, cap);
+    (v, merge_len(m, name, &a.1, &b.1))
+}
+
+/// The value of [`merge`]: `bv` shifted right by `a`'s length `al`, ORed under `av`.
+fn merge_value(m: &mut ModuleBuilder, name: &str, a: (&Expr, &Expr), bv: &Expr, cap: u32) -> Expr {
     let (av, al) = a;
-    let (bv, bl) = b;
     let wo = (av.width() + bv.width()).min(cap);
     let x = place(m, name, bv, al, wo);
     let ahi = if av.width() == wo {
@@ -308,10 +313,13 @@ fn merge(
     } else {
         Expr::cat(&[av.clone(), Expr::zero(wo - av.width())])
     };
-    let v = m.wire(&format!("{}_v", name), &(ahi | x));
+    m.wire(&format!("{}_v", name), &(ahi | x))
+}
+
+/// The length of [`merge`]: `al + bl` (a Kogge-Stone adder, one bit wider).
+fn merge_len(m: &mut ModuleBuilder, name: &str, al: &Expr, bl: &Expr) -> Expr {
     let lw = al.width().max(bl.width()) + 1;
-    let l = add_ks(m, &format!("{}_len", name), &al.zext(lw), &bl.zext(lw));
-    (v, l)
+    add_ks(m, &format!("{}_len", name), &al.zext(lw), &bl.zext(lw))
 }
 
 /// `fpc_comp`: line in, FPC stream out (see the module docs).
@@ -336,10 +344,24 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
             p.fpc_comp_stages
         ),
     );
-    m.header(format!(
-        "Packer: {} merge-tree level(s) in stage 1, then 4 groups placed at their offsets in stage 2",
-        d.s1_levels
-    ));
+    m.header(match p.fpc_comp_stages {
+        2 => format!(
+            "Packer: {} merge-tree level(s) in stage 1, then 4 groups placed at their offsets \
+             in stage 2",
+            d.s1_levels
+        ),
+        3 => format!(
+            "Packer: merge level 1 in stage 1, {} more level(s) in stage 2, then 4 groups \
+             placed at their offsets in stage 3",
+            d.s1_levels - 1
+        ),
+        _ => format!(
+            "Packer: tokens registered in stage 1; merge level 1 and the node lengths in \
+             stage 2; {} more level(s) and the group offsets in stage 3; 4 groups placed at \
+             their offsets in stage 4",
+            d.s1_levels - 1
+        ),
+    });
     let s_in = stream::input(&mut m, "s", &Layout::new(&[("line", d.l)]));
     let s_valid = s_in.valid.clone();
     let line = s_in.field("line");
@@ -347,35 +369,25 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
 
     let toks = word_tokens(&mut m, &d, &line);
     let ns = p.fpc_comp_stages as usize;
-    // The select copies are made different functions, equal whenever their register loads
-    // (see `sel_copies`): ANDed with signals that are 1 then.
-    let (nodes, line, quals, pl, st) = if ns == 3 {
-        let (pl, st) = stages(&mut m, ns, &s_valid);
-        // The first merge level, then a register: its token pairs and their lengths.
-        let pairs = merge_tree(&mut m, &d, toks, 1..=1);
-        m.comment("Stage 1 registers (3-stage compressor): the merged token pairs, the line");
-        let (tv, tl): (Vec<Expr>, Vec<Expr>) = pairs.into_iter().unzip();
-        let n = tv.len() as u32;
-        let tq = m.reg_array("pair_q", tv[0].width(), n, None);
-        let lq = m.reg_array("pair_len_q", tl[0].width(), n, None);
-        for (r, v) in tq.iter().zip(&tv).chain(lq.iter().zip(&tl)) {
-            m.next(r, v, Some(&st[0].load()));
-        }
-        let pairs = tq.iter().zip(&lq).map(|(t, l)| (t.q(), l.q())).collect();
-        let line = st[0].reg(&mut m, "line0_q", &line);
-        let quals = [st[0].valid(), st[1].free(), st[1].load()];
-        (
-            merge_tree(&mut m, &d, pairs, 2..=usize::MAX),
-            line,
-            quals,
-            pl,
-            st,
-        )
-    } else {
+    let (nodes, line, pl, st) = if ns == 2 {
         let nodes = merge_tree(&mut m, &d, toks, 1..=usize::MAX);
         let (pl, st) = stages(&mut m, ns, &s_valid);
-        let quals = [s_valid.clone(), pl.in_ready(), st[0].load()];
-        (nodes, line, quals, pl, st)
+        (nodes, line, pl, st)
+    } else {
+        let (pl, st) = stages(&mut m, ns, &s_valid);
+        let (nodes, line) = if ns == 3 {
+            front3(&mut m, &d, toks, &line, &st)
+        } else {
+            front4(&mut m, &d, toks, &line, &st)
+        };
+        (nodes, line, pl, st)
+    };
+    // The select copies are made different functions, equal whenever their register loads
+    // (see `sel_copies`): ANDed with signals that are 1 then.
+    let quals = if ns == 2 {
+        [s_valid.clone(), pl.in_ready(), st[0].load()]
+    } else {
+        [st[ns - 3].valid(), st[ns - 2].free(), st[ns - 2].load()]
     };
     let ld1 = st[ns - 2].load();
     let ld2 = st[ns - 1].load();
@@ -384,6 +396,92 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let fields = stage2(&mut m, &d, &r, &ld2);
     pl.finish_ports(&mut m, s_in, out, &fields);
     m.finish()
+}
+
+/// Registers `vals` (one array element each) under `en`: the array `<name>[i]`.
+fn reg_all(m: &mut ModuleBuilder, name: &str, vals: &[Expr], en: &Expr) -> Vec<Expr> {
+    let q = m.reg_array(name, vals[0].width(), vals.len() as u32, None);
+    for (r, v) in q.iter().zip(vals) {
+        m.next(r, v, Some(en));
+    }
+    q.iter().map(|r| r.q()).collect()
+}
+
+/// The 3-stage compressor's first stage: the first merge level, then a register (the token
+/// pairs, their lengths, the line). Returns the packer's groups and the registered line.
+fn front3(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    toks: Vec<(Expr, Expr)>,
+    line: &Expr,
+    st: &[Stage],
+) -> (Vec<(Expr, Expr)>, Expr) {
+    let pairs = merge_tree(m, d, toks, 1..=1);
+    m.comment("Stage 1 registers (3-stage compressor): the merged token pairs, the line");
+    let (tv, tl): (Vec<Expr>, Vec<Expr>) = pairs.into_iter().unzip();
+    let tq = reg_all(m, "pair_q", &tv, &st[0].load());
+    let lq = reg_all(m, "pair_len_q", &tl, &st[0].load());
+    let line = st[0].reg(m, "line0_q", line);
+    (
+        merge_tree(m, d, tq.into_iter().zip(lq).collect(), 2..=usize::MAX),
+        line,
+    )
+}
+
+/// The 4-stage compressor's first two stages: the word tokens registered; then the first
+/// merge level beside the lengths of every later merge-tree node (adders only), registered,
+/// so that the third stage shifts by registered lengths and sums only the group offsets.
+fn front4(
+    m: &mut ModuleBuilder,
+    d: &CompDims,
+    toks: Vec<(Expr, Expr)>,
+    line: &Expr,
+    st: &[Stage],
+) -> (Vec<(Expr, Expr)>, Expr) {
+    m.comment("Stage 1 registers (4-stage compressor): every word's token and length, the line");
+    let (tv, tl): (Vec<Expr>, Vec<Expr>) = toks.into_iter().unzip();
+    let tq = reg_all(m, "tok_q", &tv, &st[0].load());
+    let tlq = reg_all(m, "tok_len_q", &tl, &st[0].load());
+    let line = st[0].reg(m, "line0_q", line);
+    let pairs = merge_tree(m, d, tq.into_iter().zip(tlq).collect(), 1..=1);
+    m.comment("Stage 2: the lengths of the later merge levels (the shift amounts, the groups)");
+    let mut lens = vec![pairs.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>()];
+    for level in 2..=d.s1_levels {
+        let prev = &lens[lens.len() - 1];
+        let next = prev
+            .chunks(2)
+            .enumerate()
+            .map(|(j, pr)| merge_len(m, &format!("mg{}_{}", level, j), &pr[0], &pr[1]))
+            .collect();
+        lens.push(next);
+    }
+    m.comment("Stage 2 registers (4-stage compressor): the token pairs, the node lengths");
+    let (pv, _): (Vec<Expr>, Vec<Expr>) = pairs.into_iter().unzip();
+    let en = st[1].load();
+    let mut nodes = reg_all(m, "pair_q", &pv, &en);
+    let lens_q: Vec<Vec<Expr>> = lens
+        .iter()
+        .enumerate()
+        .map(|(k, lv)| reg_all(m, &format!("lv{}_len_q", k + 1), lv, &en))
+        .collect();
+    let line = st[1].reg(m, "line1_q", &line);
+    m.comment("Packer merge tree, later levels shifted by the registered lengths");
+    for level in 2..=d.s1_levels {
+        let al = &lens_q[level - 2];
+        nodes = nodes
+            .chunks(2)
+            .enumerate()
+            .map(|(j, pr)| {
+                let name = format!("mg{}_{}", level, j);
+                merge_value(m, &name, (&pr[0], &al[2 * j]), &pr[1], d.l)
+            })
+            .collect();
+    }
+    let groups = nodes
+        .into_iter()
+        .zip(lens_q[d.s1_levels - 1].clone())
+        .collect();
+    (groups, line)
 }
 
 /// Sizes of the compressor: line bytes, bits, length bits, words, merge levels in stage 1.

@@ -27,9 +27,9 @@
 use super::adaptive::{AdaptiveRtlParams, SPEC};
 use super::adaptive_ctrl::{self, name_tag};
 use super::bdi;
-use crate::hdl::blocks::fifo_head_reg;
+use crate::hdl::blocks::{fifo_head_reg, skid_bypass_split};
 use crate::hdl::stream::{self, Layout};
-use crate::hdl::{clog2, Expr, HdlError, Module, ModuleBuilder};
+use crate::hdl::{clog2, Expr, HdlError, Inst, Module, ModuleBuilder};
 use crate::model::adaptive::Alg;
 use std::sync::Arc;
 
@@ -140,6 +140,14 @@ fn ctrl_size(lb: u32, lw: u32, len: Option<(Expr, Expr)>) -> Expr {
     }
 }
 
+/// A compressor's result as the join and the egress mux see it (after its skid register).
+struct CompOut {
+    valid: Expr,
+    ok: Expr,
+    len: Expr,
+    payload: Expr,
+}
+
 /// `adaptive_tx`: compressors, controller and egress mux (see the module docs).
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_line_i[L-1:0]` → `m_valid_o`/`m_ready_i`/
@@ -151,12 +159,12 @@ pub fn transmitter(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let lw = p.len_bits();
     let n = algs.len() as u32;
     let ctrl = adaptive_ctrl::controller(p)?;
-    let mux = egress_mux(p)?;
     let comps = algs
         .iter()
         .map(|a| comp_unit(p, *a))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut m = ModuleBuilder::new(format!("adaptive_tx_{}", name_tag(p)));
+    let fast = if p.link_fast_egress { "_fe" } else { "" };
+    let mut m = ModuleBuilder::new(format!("adaptive_tx_{}{fast}", name_tag(p)));
     header(
         &mut m,
         "transmitter",
@@ -185,7 +193,13 @@ pub fn transmitter(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let iw = clog2(qd as u64 + 2);
     let inflight = m.reg("inflight_q", iw, Some(0));
     m.annotate("lines between the fork and the output register (inclusive)");
-    let hold = m.wire("fork_hold", &(first_run & inflight.q().ne(&Expr::zero(iw))));
+    // Whether lines are in flight, registered beside the count (off the fork's path).
+    let busy = m.reg("inflight_nz_q", 1, Some(0));
+    let hold = m.wire("fork_hold", &(first_run & busy.q()));
+    if p.run_len == 0 {
+        // No running phase: nothing waits for the pipeline to drain.
+        m.unused(&busy.q());
+    }
     let run_sel = m.wire_decl("run_sel", 2);
     let mask: Vec<Expr> = algs
         .iter()
@@ -243,34 +257,69 @@ pub fn transmitter(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
             &format!("{}_s_valid", t),
             &(&s_valid & &mask[i] & others(Some(i))),
         );
+        let c_m_ready = m.wire_decl(&format!("{}_m_ready", t), 1);
         let inst = m.instance(
             c,
             &format!("u_{}_comp", t),
             &[
                 ("s_valid_i", v),
                 ("s_line_i", line.clone()),
-                ("m_ready_i", &pop.expr() & &head_mask.bit(i as u32)),
+                ("m_ready_i", c_m_ready.expr()),
             ],
         );
         m.drive(&c_ready[i], &inst.out("s_ready_o"));
         if let Some(e) = inst.try_out("m_enc_o") {
             m.unused(&e);
         }
-        outs.push(inst);
+        let (ok, len, pay) = (
+            inst.out("m_ok_o"),
+            inst.out("m_len_o"),
+            inst.out("m_payload_o"),
+        );
+        let take = &pop.expr() & &head_mask.bit(i as u32);
+        if !p.link_fast_egress {
+            m.drive(&c_m_ready, &take);
+            let valid = inst.out("m_valid_o");
+            outs.push(CompOut {
+                valid,
+                ok,
+                len,
+                payload: pay,
+            });
+            continue;
+        }
+        // The compressor's output ready is a register (a skid register parks the result
+        // the join does not take): its pipeline does not wait on the join's ready chain.
+        // `ok` and `len` (the controller's sizes) have a select register of their own.
+        let k = skid_bypass_split(
+            &mut m,
+            &format!("{}_out", t),
+            &inst.out("m_valid_o"),
+            &Expr::cat(&[pay, ok, len]),
+            lw + 1,
+            &take,
+        );
+        m.drive(&c_m_ready, &k.ready);
+        outs.push(CompOut {
+            valid: k.valid,
+            ok: k.data.bit(lw),
+            len: k.data.slice(0, lw),
+            payload: k.data.slice(lw + 1, lb),
+        });
     }
 
     // ---- Join and controller ----
     m.comment("Join: the queue head and the result of every compressor it went to");
     let mut jt = vec![q.valid.clone()];
     for (i, o) in outs.iter().enumerate() {
-        jt.push(!head_mask.bit(i as u32) | o.out("m_valid_o"));
+        jt.push(!head_mask.bit(i as u32) | o.valid.clone());
     }
     let joined = m.wire("joined_valid", &Expr::cat(&jt).all());
     let size = |a: Alg| -> Expr {
         let l = algs
             .iter()
             .position(|x| *x == a)
-            .map(|i| (head_mask.bit(i as u32), outs[i].out("m_len_o")));
+            .map(|i| (head_mask.bit(i as u32), outs[i].len.clone()));
         ctrl_size(lb, lw, l)
     };
     let ci = m.instance(
@@ -287,57 +336,94 @@ pub fn transmitter(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     m.drive(&pop, &(&joined & &ci.out("s_ready_o")));
     m.drive(&run_sel, &ci.out("cur_sel_o"));
 
-    // ---- Egress mux and output register ----
-    let mut mi = vec![
-        ("line_i", head_line.clone()),
-        ("sel_i", ci.out("s_sel_alg_o")),
-    ];
-    let names: Vec<(String, String, String)> = algs
-        .iter()
-        .map(|a| {
-            let t = a.name();
-            (
-                format!("ok_{}_i", t),
-                format!("len_{}_i", t),
-                format!("payload_{}_i", t),
-            )
-        })
-        .collect();
-    for (o, (ok, len, pl)) in outs.iter().zip(&names) {
-        mi.push((ok.as_str(), o.out("m_ok_o")));
-        mi.push((len.as_str(), o.out("m_len_o")));
-        mi.push((pl.as_str(), o.out("m_payload_o")));
-    }
-    let mx = m.instance(&mux, "u_egress", &mi);
-    let pop_e = pop.expr();
-    let comp_q = m.reg_next("comp_alg_q", Some(0), &mx.out("comp_alg_o"), Some(&pop_e));
-    let len_q = m.reg_next("len_q", Some(0), &mx.out("len_o"), Some(&pop_e));
-    let pay_q = m.reg_next("payload_q", None, &mx.out("payload_o"), Some(&pop_e));
+    let fields = egress(&mut m, p, &algs, &outs, &head_line, &ci, &pop.expr())?;
     let m_valid = ci.out("m_valid_o");
     let out_fire = &m_valid & &m_ready;
     let up = &fork_fire.expr() & &!out_fire.clone();
     let down = &out_fire & &!fork_fire.expr();
-    m.next(
-        &inflight,
+    let inflight_n = m.wire(
+        "inflight_n",
         &up.select(
             &(inflight.q() + Expr::lit(iw, 1)),
             &(inflight.q() - Expr::lit(iw, 1)),
         ),
-        Some(&(&up | &down)),
     );
+    let moved = &up | &down;
+    m.next(&inflight, &inflight_n, Some(&moved));
+    m.next(&busy, &inflight_n.ne(&Expr::zero(iw)), Some(&moved));
     s_in.accept(&mut m, &go);
     out.drive(
         &mut m,
         &m_valid,
         &[
-            ("comp_alg", comp_q.clone()),
-            ("len", len_q.clone()),
-            ("payload", pay_q.clone()),
+            ("comp_alg", fields[0].clone()),
+            ("len", fields[1].clone()),
+            ("payload", fields[2].clone()),
             ("sel_alg", ci.out("m_sel_alg_o")),
             ("sample", ci.out("m_sample_o")),
         ],
     );
     m.finish()
+}
+
+/// The egress mux and the transmitter's output data (`comp_alg`, `len`, `payload`), in
+/// lock-step with the controller's output register (both load on `pop`). By default the mux
+/// reads the controller's selection of the offered line and its output is registered; with
+/// `link_fast_egress` the mux's inputs are registered instead and the mux reads the
+/// controller's registered selection, so no path runs from the sizes through the decision
+/// into the payload.
+fn egress(
+    m: &mut ModuleBuilder,
+    p: &AdaptiveRtlParams,
+    algs: &[Alg],
+    outs: &[CompOut],
+    head_line: &Expr,
+    ci: &Inst,
+    pop: &Expr,
+) -> Result<[Expr; 3], HdlError> {
+    let mux = egress_mux(p)?;
+    let fast = p.link_fast_egress;
+    if fast {
+        m.comment("Egress: the mux's inputs registered with the decision, the mux after them");
+    }
+    let reg = |m: &mut ModuleBuilder, name: &str, v: &Expr, rst: Option<u64>| {
+        if fast {
+            m.reg_next(&format!("{name}_q"), rst, v, Some(pop))
+        } else {
+            v.clone()
+        }
+    };
+    let (sel, line) = if fast {
+        m.unused(&ci.out("s_sel_alg_o"));
+        (ci.out("m_sel_alg_o"), reg(m, "eg_line", head_line, None))
+    } else {
+        (ci.out("s_sel_alg_o"), head_line.clone())
+    };
+    let mut mi = vec![("line_i".to_string(), line), ("sel_i".to_string(), sel)];
+    for (a, o) in algs.iter().zip(outs) {
+        let t = a.name();
+        mi.push((
+            format!("ok_{t}_i"),
+            reg(m, &format!("eg_ok_{t}"), &o.ok, Some(0)),
+        ));
+        mi.push((
+            format!("len_{t}_i"),
+            reg(m, &format!("eg_len_{t}"), &o.len, Some(0)),
+        ));
+        let pay = reg(m, &format!("eg_payload_{t}"), &o.payload, None);
+        mi.push((format!("payload_{t}_i"), pay));
+    }
+    let mi: Vec<(&str, Expr)> = mi.iter().map(|(n, e)| (n.as_str(), e.clone())).collect();
+    let mx = m.instance(&mux, "u_egress", &mi);
+    let (comp, len, pay) = (mx.out("comp_alg_o"), mx.out("len_o"), mx.out("payload_o"));
+    if fast {
+        return Ok([comp, len, pay]);
+    }
+    Ok([
+        m.reg_next("comp_alg_q", Some(0), &comp, Some(pop)),
+        m.reg_next("len_q", Some(0), &len, Some(pop)),
+        m.reg_next("payload_q", None, &pay, Some(pop)),
+    ])
 }
 
 /// `adaptive_rx` (`decomp_dispatch`): decompressors behind a Comp Alg router (see the module

@@ -186,6 +186,11 @@ mod verilator_tests {
                 format!("{{{BDI_ONLY}, line_bytes: 128, sample_send: current, no_quorum: keep-previous, run_len: 20}}"),
                 &all[..],
             ),
+            (
+                "{use_cpack: false, run_len: 40, link_fast_egress: true, fpc_comp_stages: 4}"
+                    .to_string(),
+                &all[..],
+            ),
         ]
         .iter()
         .enumerate()
@@ -212,6 +217,12 @@ mod verilator_tests {
             assert_eq!(t.latency_cycles, lat, "{}", unit.name());
             assert!(t.in_beats_per_cycle > 0.95, "{}: {:?}", unit.name(), t);
         }
+        // The fast egress costs no cycle.
+        let p = params(&format!("{{{BDI_ONLY}, link_fast_egress: true}}"));
+        let mut dut = SimDut::new(&top(&p, Unit::Tx).unwrap()).unwrap();
+        let t = measure(&mut dut, &p, Unit::Tx).unwrap();
+        assert_eq!(t.latency_cycles, 4, "fast egress");
+        assert!(t.in_beats_per_cycle > 0.95, "fast egress: {:?}", t);
         // Every algorithm: a sampled line waits for C-Pack+Z (12 cycles) plus the output
         // register; the sampling phases run at C-Pack+Z's II of 8 cycles, the running phases
         // at the selected compressor's rate.
@@ -236,6 +247,18 @@ mod verilator_tests {
         })
         .unwrap();
         fault_caught(run(&mut dut, &p, Unit::Tx, &cfg));
+        // The fast egress: a result the join does not take is dropped, not parked.
+        let pf = params(&format!(
+            "{{{BDI_ONLY}, run_len: 40, link_fast_egress: true}}"
+        ));
+        let t = top(&pf, Unit::Tx).unwrap();
+        let mut dut = faulty_dut(&t, &t.name, &|v| {
+            let w = v.replace("assign bdi_out_park = ", "assign bdi_out_park = 1'b0 & ");
+            assert_ne!(w, v, "bdi_out_park is assigned");
+            w
+        })
+        .unwrap();
+        fault_caught(run(&mut dut, &pf, Unit::Tx, &cfg));
         // The receiver's bypass routing: Comp Alg 0 sent through BDI as compressed.
         let t = top(&p, Unit::Rx).unwrap();
         let mut dut = faulty_dut(&t, &t.name, &|v| {

@@ -65,7 +65,7 @@ fn verilator_fpc_units_match_model() {
     let sets = [
         "{}",
         "{line_bytes: 32, fpc_comp_stages: 3, fpc_decomp_stages: 8}",
-        "{line_bytes: 128, fpc_decomp_stages: 16}",
+        "{line_bytes: 128, fpc_comp_stages: 4, fpc_decomp_stages: 16}",
     ];
     let units = [Unit::FpcComp, Unit::FpcDecomp, Unit::FpcLoopback];
     run_sets(&sets, units, 30_000, 300, 110);
@@ -102,8 +102,11 @@ fn verilator_fpc_latency_and_throughput() {
         let what = format!("fpc_decomp_stages={stages}");
         assert_timing(&p, Unit::FpcDecomp, false, 1 + stages as u64, &what);
     }
-    let p = params("{fpc_comp_stages: 3}");
-    assert_timing(&p, Unit::FpcComp, false, 4, "fpc_comp_stages=3");
+    for (stages, lb) in [(3u32, 64), (4, 64), (4, 32)] {
+        let p = params(&format!("{{line_bytes: {lb}, fpc_comp_stages: {stages}}}"));
+        let what = format!("fpc_comp_stages={stages} {lb} B");
+        assert_timing(&p, Unit::FpcComp, false, 1 + stages as u64, &what);
+    }
 }
 
 #[test]
