@@ -148,6 +148,51 @@ struct CompOut {
     payload: Expr,
 }
 
+/// Compressor `t`'s result as the join sees it, and its output ready (`c_m_ready`, driven
+/// here): the join's `take` directly, or with `link_fast_egress` through a skid register, so
+/// that the compressor's ready is a register and its pipeline does not wait on the join's
+/// ready chain (`ok` and `len`, the controller's sizes, get a select register of their own).
+fn comp_out(
+    m: &mut ModuleBuilder,
+    p: &AdaptiveRtlParams,
+    t: &str,
+    inst: &Inst,
+    c_m_ready: &crate::hdl::Net,
+    take: &Expr,
+) -> CompOut {
+    let (lb, lw) = (p.line_bits(), p.len_bits());
+    let (ok, len, payload) = (
+        inst.out("m_ok_o"),
+        inst.out("m_len_o"),
+        inst.out("m_payload_o"),
+    );
+    if !p.link_fast_egress {
+        m.drive(c_m_ready, take);
+        let valid = inst.out("m_valid_o");
+        return CompOut {
+            valid,
+            ok,
+            len,
+            payload,
+        };
+    }
+    let k = skid_bypass_split(
+        m,
+        &format!("{}_out", t),
+        &inst.out("m_valid_o"),
+        &Expr::cat(&[payload, ok, len]),
+        lw + 1,
+        take,
+    );
+    m.drive(c_m_ready, &k.ready);
+    CompOut {
+        valid: k.valid,
+        ok: k.data.bit(lw),
+        len: k.data.slice(0, lw),
+        payload: k.data.slice(lw + 1, lb),
+    }
+}
+
 /// `adaptive_tx`: compressors, controller and egress mux (see the module docs).
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_line_i[L-1:0]` → `m_valid_o`/`m_ready_i`/
@@ -271,41 +316,8 @@ pub fn transmitter(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         if let Some(e) = inst.try_out("m_enc_o") {
             m.unused(&e);
         }
-        let (ok, len, pay) = (
-            inst.out("m_ok_o"),
-            inst.out("m_len_o"),
-            inst.out("m_payload_o"),
-        );
         let take = &pop.expr() & &head_mask.bit(i as u32);
-        if !p.link_fast_egress {
-            m.drive(&c_m_ready, &take);
-            let valid = inst.out("m_valid_o");
-            outs.push(CompOut {
-                valid,
-                ok,
-                len,
-                payload: pay,
-            });
-            continue;
-        }
-        // The compressor's output ready is a register (a skid register parks the result
-        // the join does not take): its pipeline does not wait on the join's ready chain.
-        // `ok` and `len` (the controller's sizes) have a select register of their own.
-        let k = skid_bypass_split(
-            &mut m,
-            &format!("{}_out", t),
-            &inst.out("m_valid_o"),
-            &Expr::cat(&[pay, ok, len]),
-            lw + 1,
-            &take,
-        );
-        m.drive(&c_m_ready, &k.ready);
-        outs.push(CompOut {
-            valid: k.valid,
-            ok: k.data.bit(lw),
-            len: k.data.slice(0, lw),
-            payload: k.data.slice(lw + 1, lb),
-        });
+        outs.push(comp_out(&mut m, p, t, &inst, &c_m_ready, &take));
     }
 
     // ---- Join and controller ----
