@@ -418,14 +418,23 @@ fn front3(
 ) -> (Vec<(Expr, Expr)>, Expr) {
     let pairs = merge_tree(m, d, toks, 1..=1);
     m.comment("Stage 1 registers (3-stage compressor): the merged token pairs, the line");
-    let (tv, tl): (Vec<Expr>, Vec<Expr>) = pairs.into_iter().unzip();
-    let tq = reg_all(m, "pair_q", &tv, &st[0].load());
-    let lq = reg_all(m, "pair_len_q", &tl, &st[0].load());
+    let pairs = reg_nodes(m, ("pair_q", "pair_len_q"), pairs, &st[0].load());
     let line = st[0].reg(m, "line0_q", line);
-    (
-        merge_tree(m, d, tq.into_iter().zip(lq).collect(), 2..=usize::MAX),
-        line,
-    )
+    (merge_tree(m, d, pairs, 2..=usize::MAX), line)
+}
+
+/// Registers merge-tree nodes under `en`: values in the array `names.0`, lengths in
+/// `names.1`.
+fn reg_nodes(
+    m: &mut ModuleBuilder,
+    names: (&str, &str),
+    nodes: Vec<(Expr, Expr)>,
+    en: &Expr,
+) -> Vec<(Expr, Expr)> {
+    let (tv, tl): (Vec<Expr>, Vec<Expr>) = nodes.into_iter().unzip();
+    let vq = reg_all(m, names.0, &tv, en);
+    let lq = reg_all(m, names.1, &tl, en);
+    vq.into_iter().zip(lq).collect()
 }
 
 /// The 4-stage compressor's first two stages: the word tokens registered; then the first
@@ -439,11 +448,9 @@ fn front4(
     st: &[Stage],
 ) -> (Vec<(Expr, Expr)>, Expr) {
     m.comment("Stage 1 registers (4-stage compressor): every word's token and length, the line");
-    let (tv, tl): (Vec<Expr>, Vec<Expr>) = toks.into_iter().unzip();
-    let tq = reg_all(m, "tok_q", &tv, &st[0].load());
-    let tlq = reg_all(m, "tok_len_q", &tl, &st[0].load());
+    let toks = reg_nodes(m, ("tok_q", "tok_len_q"), toks, &st[0].load());
     let line = st[0].reg(m, "line0_q", line);
-    let pairs = merge_tree(m, d, tq.into_iter().zip(tlq).collect(), 1..=1);
+    let pairs = merge_tree(m, d, toks, 1..=1);
     m.comment("Stage 2: the lengths of the later merge levels (the shift amounts, the groups)");
     let mut lens = vec![pairs.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>()];
     for level in 2..=d.s1_levels {
