@@ -16,6 +16,9 @@
 //!   pipeline has drained, so that the controller's decision is known (a bubble of the
 //!   pipeline depth per `sample_len + run_len` lines). A queue of `link_queue_depth` entries
 //!   holds each line and the set of compressors it went to, for the join and the bypass.
+//!   With `link_fast_egress` each compressor's result passes a skid register (its ready is a
+//!   register) and the egress mux's inputs are registered in place of its output, the mux
+//!   reading the controller's registered selection: the same cycles, a faster clock.
 //! * `adaptive_rx` (ingress, `decomp_dispatch`): `comp_alg` + payload in → routed to the
 //!   decompressor named by `comp_alg`; Comp Alg 0 (and an unknown or disabled code) goes to the
 //!   first enabled decompressor with `s_comp_i = 0`, which passes the raw line, so every line
