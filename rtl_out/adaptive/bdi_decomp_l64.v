@@ -18,6 +18,8 @@ module bdi_decomp_l64 (
   output wire [511:0] m_line_o,
   output wire m_err_o
 );
+
+  genvar i;
   wire [3:0] prefix;
   wire sel_zero;
   wire sel_rep8;
@@ -44,740 +46,170 @@ module bdi_decomp_l64 (
   // b8d1: v_i = (mask_i ? B : 0) + sext(delta_i), split at the delta width
   wire [55:0] b8d1_bhi_p1;
   wire [55:0] b8d1_bhi_m1;
-  wire [7:0] b8d1_bl0;
-  wire [8:0] b8d1_lo0;
-  wire [63:0] b8d1_v0;
-  wire [7:0] b8d1_bl1;
-  wire [8:0] b8d1_lo1;
-  wire [63:0] b8d1_v1;
-  wire [7:0] b8d1_bl2;
-  wire [8:0] b8d1_lo2;
-  wire [63:0] b8d1_v2;
-  wire [7:0] b8d1_bl3;
-  wire [8:0] b8d1_lo3;
-  wire [63:0] b8d1_v3;
-  wire [7:0] b8d1_bl4;
-  wire [8:0] b8d1_lo4;
-  wire [63:0] b8d1_v4;
-  wire [7:0] b8d1_bl5;
-  wire [8:0] b8d1_lo5;
-  wire [63:0] b8d1_v5;
-  wire [7:0] b8d1_bl6;
-  wire [8:0] b8d1_lo6;
-  wire [63:0] b8d1_v6;
-  wire [7:0] b8d1_bl7;
-  wire [8:0] b8d1_lo7;
-  wire [63:0] b8d1_v7;
+  wire [7:0] b8d1_bl [0:7];
+  wire [8:0] b8d1_lo [0:7];
+  wire [63:0] b8d1_v [0:7];
   assign b8d1_bhi_p1 = (s_payload_i[499:444] + 56'h1);
   assign b8d1_bhi_m1 = (s_payload_i[499:444] - 56'h1);
-  assign b8d1_bl0 = (s_payload_i[507] ? s_payload_i[443:436] : 8'd0);
-  assign b8d1_lo0 = ({1'd0, b8d1_bl0} + {1'd0, s_payload_i[435:428]});
-  assign b8d1_v0 = {(s_payload_i[507] ?
-                       ((b8d1_lo0[8] & ~s_payload_i[435]) ? b8d1_bhi_p1
-                        : (s_payload_i[435] & ~b8d1_lo0[8]) ? b8d1_bhi_m1
-                        : s_payload_i[499:444])
-                     : {56{s_payload_i[435]}}), b8d1_lo0[7:0]};
-  assign b8d1_bl1 = (s_payload_i[506] ? s_payload_i[443:436] : 8'd0);
-  assign b8d1_lo1 = ({1'd0, b8d1_bl1} + {1'd0, s_payload_i[427:420]});
-  assign b8d1_v1 = {(s_payload_i[506] ?
-                       ((b8d1_lo1[8] & ~s_payload_i[427]) ? b8d1_bhi_p1
-                        : (s_payload_i[427] & ~b8d1_lo1[8]) ? b8d1_bhi_m1
-                        : s_payload_i[499:444])
-                     : {56{s_payload_i[427]}}), b8d1_lo1[7:0]};
-  assign b8d1_bl2 = (s_payload_i[505] ? s_payload_i[443:436] : 8'd0);
-  assign b8d1_lo2 = ({1'd0, b8d1_bl2} + {1'd0, s_payload_i[419:412]});
-  assign b8d1_v2 = {(s_payload_i[505] ?
-                       ((b8d1_lo2[8] & ~s_payload_i[419]) ? b8d1_bhi_p1
-                        : (s_payload_i[419] & ~b8d1_lo2[8]) ? b8d1_bhi_m1
-                        : s_payload_i[499:444])
-                     : {56{s_payload_i[419]}}), b8d1_lo2[7:0]};
-  assign b8d1_bl3 = (s_payload_i[504] ? s_payload_i[443:436] : 8'd0);
-  assign b8d1_lo3 = ({1'd0, b8d1_bl3} + {1'd0, s_payload_i[411:404]});
-  assign b8d1_v3 = {(s_payload_i[504] ?
-                       ((b8d1_lo3[8] & ~s_payload_i[411]) ? b8d1_bhi_p1
-                        : (s_payload_i[411] & ~b8d1_lo3[8]) ? b8d1_bhi_m1
-                        : s_payload_i[499:444])
-                     : {56{s_payload_i[411]}}), b8d1_lo3[7:0]};
-  assign b8d1_bl4 = (s_payload_i[503] ? s_payload_i[443:436] : 8'd0);
-  assign b8d1_lo4 = ({1'd0, b8d1_bl4} + {1'd0, s_payload_i[403:396]});
-  assign b8d1_v4 = {(s_payload_i[503] ?
-                       ((b8d1_lo4[8] & ~s_payload_i[403]) ? b8d1_bhi_p1
-                        : (s_payload_i[403] & ~b8d1_lo4[8]) ? b8d1_bhi_m1
-                        : s_payload_i[499:444])
-                     : {56{s_payload_i[403]}}), b8d1_lo4[7:0]};
-  assign b8d1_bl5 = (s_payload_i[502] ? s_payload_i[443:436] : 8'd0);
-  assign b8d1_lo5 = ({1'd0, b8d1_bl5} + {1'd0, s_payload_i[395:388]});
-  assign b8d1_v5 = {(s_payload_i[502] ?
-                       ((b8d1_lo5[8] & ~s_payload_i[395]) ? b8d1_bhi_p1
-                        : (s_payload_i[395] & ~b8d1_lo5[8]) ? b8d1_bhi_m1
-                        : s_payload_i[499:444])
-                     : {56{s_payload_i[395]}}), b8d1_lo5[7:0]};
-  assign b8d1_bl6 = (s_payload_i[501] ? s_payload_i[443:436] : 8'd0);
-  assign b8d1_lo6 = ({1'd0, b8d1_bl6} + {1'd0, s_payload_i[387:380]});
-  assign b8d1_v6 = {(s_payload_i[501] ?
-                       ((b8d1_lo6[8] & ~s_payload_i[387]) ? b8d1_bhi_p1
-                        : (s_payload_i[387] & ~b8d1_lo6[8]) ? b8d1_bhi_m1
-                        : s_payload_i[499:444])
-                     : {56{s_payload_i[387]}}), b8d1_lo6[7:0]};
-  assign b8d1_bl7 = (s_payload_i[500] ? s_payload_i[443:436] : 8'd0);
-  assign b8d1_lo7 = ({1'd0, b8d1_bl7} + {1'd0, s_payload_i[379:372]});
-  assign b8d1_v7 = {(s_payload_i[500] ?
-                       ((b8d1_lo7[8] & ~s_payload_i[379]) ? b8d1_bhi_p1
-                        : (s_payload_i[379] & ~b8d1_lo7[8]) ? b8d1_bhi_m1
-                        : s_payload_i[499:444])
-                     : {56{s_payload_i[379]}}), b8d1_lo7[7:0]};
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_b8d1_bl
+      assign b8d1_bl[i] = (s_payload_i[-i + 507] ? s_payload_i[443:436] : 8'd0);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_b8d1_lo
+      assign b8d1_lo[i] = ({1'd0, b8d1_bl[i]} + {1'd0, s_payload_i[-8*i + 428 +: 8]});
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_b8d1_v
+      assign b8d1_v[i] = {(s_payload_i[-i + 507] ?
+                             ((b8d1_lo[i][8] & ~s_payload_i[-8*i + 435]) ? b8d1_bhi_p1
+                              : (s_payload_i[-8*i + 435] & ~b8d1_lo[i][8]) ? b8d1_bhi_m1
+                              : s_payload_i[499:444])
+                           : {56{s_payload_i[-8*i + 435]}}), b8d1_lo[i][0 +: 8]};
+    end
+  endgenerate
 
   // b8d2: v_i = (mask_i ? B : 0) + sext(delta_i), split at the delta width
   wire [47:0] b8d2_bhi_p1;
   wire [47:0] b8d2_bhi_m1;
-  wire [15:0] b8d2_bl0;
-  wire [16:0] b8d2_lo0;
-  wire [63:0] b8d2_v0;
-  wire [15:0] b8d2_bl1;
-  wire [16:0] b8d2_lo1;
-  wire [63:0] b8d2_v1;
-  wire [15:0] b8d2_bl2;
-  wire [16:0] b8d2_lo2;
-  wire [63:0] b8d2_v2;
-  wire [15:0] b8d2_bl3;
-  wire [16:0] b8d2_lo3;
-  wire [63:0] b8d2_v3;
-  wire [15:0] b8d2_bl4;
-  wire [16:0] b8d2_lo4;
-  wire [63:0] b8d2_v4;
-  wire [15:0] b8d2_bl5;
-  wire [16:0] b8d2_lo5;
-  wire [63:0] b8d2_v5;
-  wire [15:0] b8d2_bl6;
-  wire [16:0] b8d2_lo6;
-  wire [63:0] b8d2_v6;
-  wire [15:0] b8d2_bl7;
-  wire [16:0] b8d2_lo7;
-  wire [63:0] b8d2_v7;
+  wire [15:0] b8d2_bl [0:7];
+  wire [16:0] b8d2_lo [0:7];
+  wire [63:0] b8d2_v [0:7];
   assign b8d2_bhi_p1 = (s_payload_i[499:452] + 48'h1);
   assign b8d2_bhi_m1 = (s_payload_i[499:452] - 48'h1);
-  assign b8d2_bl0 = (s_payload_i[507] ? s_payload_i[451:436] : 16'd0);
-  assign b8d2_lo0 = ({1'd0, b8d2_bl0} + {1'd0, s_payload_i[435:420]});
-  assign b8d2_v0 = {(s_payload_i[507] ?
-                       ((b8d2_lo0[16] & ~s_payload_i[435]) ? b8d2_bhi_p1
-                        : (s_payload_i[435] & ~b8d2_lo0[16]) ? b8d2_bhi_m1
-                        : s_payload_i[499:452])
-                     : {48{s_payload_i[435]}}), b8d2_lo0[15:0]};
-  assign b8d2_bl1 = (s_payload_i[506] ? s_payload_i[451:436] : 16'd0);
-  assign b8d2_lo1 = ({1'd0, b8d2_bl1} + {1'd0, s_payload_i[419:404]});
-  assign b8d2_v1 = {(s_payload_i[506] ?
-                       ((b8d2_lo1[16] & ~s_payload_i[419]) ? b8d2_bhi_p1
-                        : (s_payload_i[419] & ~b8d2_lo1[16]) ? b8d2_bhi_m1
-                        : s_payload_i[499:452])
-                     : {48{s_payload_i[419]}}), b8d2_lo1[15:0]};
-  assign b8d2_bl2 = (s_payload_i[505] ? s_payload_i[451:436] : 16'd0);
-  assign b8d2_lo2 = ({1'd0, b8d2_bl2} + {1'd0, s_payload_i[403:388]});
-  assign b8d2_v2 = {(s_payload_i[505] ?
-                       ((b8d2_lo2[16] & ~s_payload_i[403]) ? b8d2_bhi_p1
-                        : (s_payload_i[403] & ~b8d2_lo2[16]) ? b8d2_bhi_m1
-                        : s_payload_i[499:452])
-                     : {48{s_payload_i[403]}}), b8d2_lo2[15:0]};
-  assign b8d2_bl3 = (s_payload_i[504] ? s_payload_i[451:436] : 16'd0);
-  assign b8d2_lo3 = ({1'd0, b8d2_bl3} + {1'd0, s_payload_i[387:372]});
-  assign b8d2_v3 = {(s_payload_i[504] ?
-                       ((b8d2_lo3[16] & ~s_payload_i[387]) ? b8d2_bhi_p1
-                        : (s_payload_i[387] & ~b8d2_lo3[16]) ? b8d2_bhi_m1
-                        : s_payload_i[499:452])
-                     : {48{s_payload_i[387]}}), b8d2_lo3[15:0]};
-  assign b8d2_bl4 = (s_payload_i[503] ? s_payload_i[451:436] : 16'd0);
-  assign b8d2_lo4 = ({1'd0, b8d2_bl4} + {1'd0, s_payload_i[371:356]});
-  assign b8d2_v4 = {(s_payload_i[503] ?
-                       ((b8d2_lo4[16] & ~s_payload_i[371]) ? b8d2_bhi_p1
-                        : (s_payload_i[371] & ~b8d2_lo4[16]) ? b8d2_bhi_m1
-                        : s_payload_i[499:452])
-                     : {48{s_payload_i[371]}}), b8d2_lo4[15:0]};
-  assign b8d2_bl5 = (s_payload_i[502] ? s_payload_i[451:436] : 16'd0);
-  assign b8d2_lo5 = ({1'd0, b8d2_bl5} + {1'd0, s_payload_i[355:340]});
-  assign b8d2_v5 = {(s_payload_i[502] ?
-                       ((b8d2_lo5[16] & ~s_payload_i[355]) ? b8d2_bhi_p1
-                        : (s_payload_i[355] & ~b8d2_lo5[16]) ? b8d2_bhi_m1
-                        : s_payload_i[499:452])
-                     : {48{s_payload_i[355]}}), b8d2_lo5[15:0]};
-  assign b8d2_bl6 = (s_payload_i[501] ? s_payload_i[451:436] : 16'd0);
-  assign b8d2_lo6 = ({1'd0, b8d2_bl6} + {1'd0, s_payload_i[339:324]});
-  assign b8d2_v6 = {(s_payload_i[501] ?
-                       ((b8d2_lo6[16] & ~s_payload_i[339]) ? b8d2_bhi_p1
-                        : (s_payload_i[339] & ~b8d2_lo6[16]) ? b8d2_bhi_m1
-                        : s_payload_i[499:452])
-                     : {48{s_payload_i[339]}}), b8d2_lo6[15:0]};
-  assign b8d2_bl7 = (s_payload_i[500] ? s_payload_i[451:436] : 16'd0);
-  assign b8d2_lo7 = ({1'd0, b8d2_bl7} + {1'd0, s_payload_i[323:308]});
-  assign b8d2_v7 = {(s_payload_i[500] ?
-                       ((b8d2_lo7[16] & ~s_payload_i[323]) ? b8d2_bhi_p1
-                        : (s_payload_i[323] & ~b8d2_lo7[16]) ? b8d2_bhi_m1
-                        : s_payload_i[499:452])
-                     : {48{s_payload_i[323]}}), b8d2_lo7[15:0]};
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_b8d2_bl
+      assign b8d2_bl[i] = (s_payload_i[-i + 507] ? s_payload_i[451:436] : 16'd0);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_b8d2_lo
+      assign b8d2_lo[i] = ({1'd0, b8d2_bl[i]} + {1'd0, s_payload_i[-16*i + 420 +: 16]});
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_b8d2_v
+      assign b8d2_v[i] = {(s_payload_i[-i + 507] ?
+                             ((b8d2_lo[i][16] & ~s_payload_i[-16*i + 435]) ? b8d2_bhi_p1
+                              : (s_payload_i[-16*i + 435] & ~b8d2_lo[i][16]) ? b8d2_bhi_m1
+                              : s_payload_i[499:452])
+                           : {48{s_payload_i[-16*i + 435]}}), b8d2_lo[i][0 +: 16]};
+    end
+  endgenerate
 
   // b8d4: v_i = (mask_i ? B : 0) + sext(delta_i), split at the delta width
   wire [31:0] b8d4_bhi_p1;
   wire [31:0] b8d4_bhi_m1;
-  wire [31:0] b8d4_bl0;
-  wire [16:0] b8d4_lo0_l;
-  wire [16:0] b8d4_lo0_h0;
-  wire [16:0] b8d4_lo0_h1;
-  wire [32:0] b8d4_lo0;
-  wire [63:0] b8d4_v0;
-  wire [31:0] b8d4_bl1;
-  wire [16:0] b8d4_lo1_l;
-  wire [16:0] b8d4_lo1_h0;
-  wire [16:0] b8d4_lo1_h1;
-  wire [32:0] b8d4_lo1;
-  wire [63:0] b8d4_v1;
-  wire [31:0] b8d4_bl2;
-  wire [16:0] b8d4_lo2_l;
-  wire [16:0] b8d4_lo2_h0;
-  wire [16:0] b8d4_lo2_h1;
-  wire [32:0] b8d4_lo2;
-  wire [63:0] b8d4_v2;
-  wire [31:0] b8d4_bl3;
-  wire [16:0] b8d4_lo3_l;
-  wire [16:0] b8d4_lo3_h0;
-  wire [16:0] b8d4_lo3_h1;
-  wire [32:0] b8d4_lo3;
-  wire [63:0] b8d4_v3;
-  wire [31:0] b8d4_bl4;
-  wire [16:0] b8d4_lo4_l;
-  wire [16:0] b8d4_lo4_h0;
-  wire [16:0] b8d4_lo4_h1;
-  wire [32:0] b8d4_lo4;
-  wire [63:0] b8d4_v4;
-  wire [31:0] b8d4_bl5;
-  wire [16:0] b8d4_lo5_l;
-  wire [16:0] b8d4_lo5_h0;
-  wire [16:0] b8d4_lo5_h1;
-  wire [32:0] b8d4_lo5;
-  wire [63:0] b8d4_v5;
-  wire [31:0] b8d4_bl6;
-  wire [16:0] b8d4_lo6_l;
-  wire [16:0] b8d4_lo6_h0;
-  wire [16:0] b8d4_lo6_h1;
-  wire [32:0] b8d4_lo6;
-  wire [63:0] b8d4_v6;
-  wire [31:0] b8d4_bl7;
-  wire [16:0] b8d4_lo7_l;
-  wire [16:0] b8d4_lo7_h0;
-  wire [16:0] b8d4_lo7_h1;
-  wire [32:0] b8d4_lo7;
-  wire [63:0] b8d4_v7;
+  wire [31:0] b8d4_bl [0:7];
+  wire [16:0] b8d4_lo_l [0:7];
+  wire [16:0] b8d4_lo_h0 [0:7];
+  wire [16:0] b8d4_lo_h1 [0:7];
+  wire [32:0] b8d4_lo [0:7];
+  wire [63:0] b8d4_v [0:7];
   assign b8d4_bhi_p1 = (s_payload_i[499:468] + 32'd1);
   assign b8d4_bhi_m1 = (s_payload_i[499:468] - 32'd1);
-  assign b8d4_bl0 = (s_payload_i[507] ? s_payload_i[467:436] : 32'd0);
-  assign b8d4_lo0_l = ({1'd0, b8d4_bl0[15:0]} + {1'd0, s_payload_i[419:404]});
-  assign b8d4_lo0_h0 = ({1'd0, b8d4_bl0[31:16]} + {1'd0, s_payload_i[435:420]});
-  assign b8d4_lo0_h1 = ({1'd0, b8d4_bl0[31:16]} + {1'd0, s_payload_i[435:420]} + 17'd1);
-  assign b8d4_lo0 = {(b8d4_lo0_l[16] ? b8d4_lo0_h1 : b8d4_lo0_h0), b8d4_lo0_l[15:0]};
-  assign b8d4_v0 = {(s_payload_i[507] ?
-                       ((b8d4_lo0[32] & ~s_payload_i[435]) ? b8d4_bhi_p1
-                        : (s_payload_i[435] & ~b8d4_lo0[32]) ? b8d4_bhi_m1
-                        : s_payload_i[499:468])
-                     : {32{s_payload_i[435]}}), b8d4_lo0[31:0]};
-  assign b8d4_bl1 = (s_payload_i[506] ? s_payload_i[467:436] : 32'd0);
-  assign b8d4_lo1_l = ({1'd0, b8d4_bl1[15:0]} + {1'd0, s_payload_i[387:372]});
-  assign b8d4_lo1_h0 = ({1'd0, b8d4_bl1[31:16]} + {1'd0, s_payload_i[403:388]});
-  assign b8d4_lo1_h1 = ({1'd0, b8d4_bl1[31:16]} + {1'd0, s_payload_i[403:388]} + 17'd1);
-  assign b8d4_lo1 = {(b8d4_lo1_l[16] ? b8d4_lo1_h1 : b8d4_lo1_h0), b8d4_lo1_l[15:0]};
-  assign b8d4_v1 = {(s_payload_i[506] ?
-                       ((b8d4_lo1[32] & ~s_payload_i[403]) ? b8d4_bhi_p1
-                        : (s_payload_i[403] & ~b8d4_lo1[32]) ? b8d4_bhi_m1
-                        : s_payload_i[499:468])
-                     : {32{s_payload_i[403]}}), b8d4_lo1[31:0]};
-  assign b8d4_bl2 = (s_payload_i[505] ? s_payload_i[467:436] : 32'd0);
-  assign b8d4_lo2_l = ({1'd0, b8d4_bl2[15:0]} + {1'd0, s_payload_i[355:340]});
-  assign b8d4_lo2_h0 = ({1'd0, b8d4_bl2[31:16]} + {1'd0, s_payload_i[371:356]});
-  assign b8d4_lo2_h1 = ({1'd0, b8d4_bl2[31:16]} + {1'd0, s_payload_i[371:356]} + 17'd1);
-  assign b8d4_lo2 = {(b8d4_lo2_l[16] ? b8d4_lo2_h1 : b8d4_lo2_h0), b8d4_lo2_l[15:0]};
-  assign b8d4_v2 = {(s_payload_i[505] ?
-                       ((b8d4_lo2[32] & ~s_payload_i[371]) ? b8d4_bhi_p1
-                        : (s_payload_i[371] & ~b8d4_lo2[32]) ? b8d4_bhi_m1
-                        : s_payload_i[499:468])
-                     : {32{s_payload_i[371]}}), b8d4_lo2[31:0]};
-  assign b8d4_bl3 = (s_payload_i[504] ? s_payload_i[467:436] : 32'd0);
-  assign b8d4_lo3_l = ({1'd0, b8d4_bl3[15:0]} + {1'd0, s_payload_i[323:308]});
-  assign b8d4_lo3_h0 = ({1'd0, b8d4_bl3[31:16]} + {1'd0, s_payload_i[339:324]});
-  assign b8d4_lo3_h1 = ({1'd0, b8d4_bl3[31:16]} + {1'd0, s_payload_i[339:324]} + 17'd1);
-  assign b8d4_lo3 = {(b8d4_lo3_l[16] ? b8d4_lo3_h1 : b8d4_lo3_h0), b8d4_lo3_l[15:0]};
-  assign b8d4_v3 = {(s_payload_i[504] ?
-                       ((b8d4_lo3[32] & ~s_payload_i[339]) ? b8d4_bhi_p1
-                        : (s_payload_i[339] & ~b8d4_lo3[32]) ? b8d4_bhi_m1
-                        : s_payload_i[499:468])
-                     : {32{s_payload_i[339]}}), b8d4_lo3[31:0]};
-  assign b8d4_bl4 = (s_payload_i[503] ? s_payload_i[467:436] : 32'd0);
-  assign b8d4_lo4_l = ({1'd0, b8d4_bl4[15:0]} + {1'd0, s_payload_i[291:276]});
-  assign b8d4_lo4_h0 = ({1'd0, b8d4_bl4[31:16]} + {1'd0, s_payload_i[307:292]});
-  assign b8d4_lo4_h1 = ({1'd0, b8d4_bl4[31:16]} + {1'd0, s_payload_i[307:292]} + 17'd1);
-  assign b8d4_lo4 = {(b8d4_lo4_l[16] ? b8d4_lo4_h1 : b8d4_lo4_h0), b8d4_lo4_l[15:0]};
-  assign b8d4_v4 = {(s_payload_i[503] ?
-                       ((b8d4_lo4[32] & ~s_payload_i[307]) ? b8d4_bhi_p1
-                        : (s_payload_i[307] & ~b8d4_lo4[32]) ? b8d4_bhi_m1
-                        : s_payload_i[499:468])
-                     : {32{s_payload_i[307]}}), b8d4_lo4[31:0]};
-  assign b8d4_bl5 = (s_payload_i[502] ? s_payload_i[467:436] : 32'd0);
-  assign b8d4_lo5_l = ({1'd0, b8d4_bl5[15:0]} + {1'd0, s_payload_i[259:244]});
-  assign b8d4_lo5_h0 = ({1'd0, b8d4_bl5[31:16]} + {1'd0, s_payload_i[275:260]});
-  assign b8d4_lo5_h1 = ({1'd0, b8d4_bl5[31:16]} + {1'd0, s_payload_i[275:260]} + 17'd1);
-  assign b8d4_lo5 = {(b8d4_lo5_l[16] ? b8d4_lo5_h1 : b8d4_lo5_h0), b8d4_lo5_l[15:0]};
-  assign b8d4_v5 = {(s_payload_i[502] ?
-                       ((b8d4_lo5[32] & ~s_payload_i[275]) ? b8d4_bhi_p1
-                        : (s_payload_i[275] & ~b8d4_lo5[32]) ? b8d4_bhi_m1
-                        : s_payload_i[499:468])
-                     : {32{s_payload_i[275]}}), b8d4_lo5[31:0]};
-  assign b8d4_bl6 = (s_payload_i[501] ? s_payload_i[467:436] : 32'd0);
-  assign b8d4_lo6_l = ({1'd0, b8d4_bl6[15:0]} + {1'd0, s_payload_i[227:212]});
-  assign b8d4_lo6_h0 = ({1'd0, b8d4_bl6[31:16]} + {1'd0, s_payload_i[243:228]});
-  assign b8d4_lo6_h1 = ({1'd0, b8d4_bl6[31:16]} + {1'd0, s_payload_i[243:228]} + 17'd1);
-  assign b8d4_lo6 = {(b8d4_lo6_l[16] ? b8d4_lo6_h1 : b8d4_lo6_h0), b8d4_lo6_l[15:0]};
-  assign b8d4_v6 = {(s_payload_i[501] ?
-                       ((b8d4_lo6[32] & ~s_payload_i[243]) ? b8d4_bhi_p1
-                        : (s_payload_i[243] & ~b8d4_lo6[32]) ? b8d4_bhi_m1
-                        : s_payload_i[499:468])
-                     : {32{s_payload_i[243]}}), b8d4_lo6[31:0]};
-  assign b8d4_bl7 = (s_payload_i[500] ? s_payload_i[467:436] : 32'd0);
-  assign b8d4_lo7_l = ({1'd0, b8d4_bl7[15:0]} + {1'd0, s_payload_i[195:180]});
-  assign b8d4_lo7_h0 = ({1'd0, b8d4_bl7[31:16]} + {1'd0, s_payload_i[211:196]});
-  assign b8d4_lo7_h1 = ({1'd0, b8d4_bl7[31:16]} + {1'd0, s_payload_i[211:196]} + 17'd1);
-  assign b8d4_lo7 = {(b8d4_lo7_l[16] ? b8d4_lo7_h1 : b8d4_lo7_h0), b8d4_lo7_l[15:0]};
-  assign b8d4_v7 = {(s_payload_i[500] ?
-                       ((b8d4_lo7[32] & ~s_payload_i[211]) ? b8d4_bhi_p1
-                        : (s_payload_i[211] & ~b8d4_lo7[32]) ? b8d4_bhi_m1
-                        : s_payload_i[499:468])
-                     : {32{s_payload_i[211]}}), b8d4_lo7[31:0]};
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_b8d4_bl
+      assign b8d4_bl[i] = (s_payload_i[-i + 507] ? s_payload_i[467:436] : 32'd0);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_b8d4_lo_l
+      assign b8d4_lo_l[i] = ({1'd0, b8d4_bl[i][0 +: 16]} + {1'd0, s_payload_i[-32*i + 404 +: 16]});
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_b8d4_lo_h0
+      assign b8d4_lo_h0[i] = ({1'd0, b8d4_bl[i][16 +: 16]}
+                              + {1'd0, s_payload_i[-32*i + 420 +: 16]});
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_b8d4_lo_h1
+      assign b8d4_lo_h1[i] = ({1'd0, b8d4_bl[i][16 +: 16]} + {1'd0, s_payload_i[-32*i + 420 +: 16]}
+                              + 17'd1);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_b8d4_lo
+      assign b8d4_lo[i] = {(b8d4_lo_l[i][16] ? b8d4_lo_h1[i] : b8d4_lo_h0[i]),
+                           b8d4_lo_l[i][0 +: 16]};
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 8; i = i + 1) begin : g_b8d4_v
+      assign b8d4_v[i] = {(s_payload_i[-i + 507] ?
+                             ((b8d4_lo[i][32] & ~s_payload_i[-32*i + 435]) ? b8d4_bhi_p1
+                              : (s_payload_i[-32*i + 435] & ~b8d4_lo[i][32]) ? b8d4_bhi_m1
+                              : s_payload_i[499:468])
+                           : {32{s_payload_i[-32*i + 435]}}), b8d4_lo[i][0 +: 32]};
+    end
+  endgenerate
 
   // b4d1: v_i = (mask_i ? B : 0) + sext(delta_i), split at the delta width
   wire [23:0] b4d1_bhi_p1;
   wire [23:0] b4d1_bhi_m1;
-  wire [7:0] b4d1_bl0;
-  wire [8:0] b4d1_lo0;
-  wire [31:0] b4d1_v0;
-  wire [7:0] b4d1_bl1;
-  wire [8:0] b4d1_lo1;
-  wire [31:0] b4d1_v1;
-  wire [7:0] b4d1_bl2;
-  wire [8:0] b4d1_lo2;
-  wire [31:0] b4d1_v2;
-  wire [7:0] b4d1_bl3;
-  wire [8:0] b4d1_lo3;
-  wire [31:0] b4d1_v3;
-  wire [7:0] b4d1_bl4;
-  wire [8:0] b4d1_lo4;
-  wire [31:0] b4d1_v4;
-  wire [7:0] b4d1_bl5;
-  wire [8:0] b4d1_lo5;
-  wire [31:0] b4d1_v5;
-  wire [7:0] b4d1_bl6;
-  wire [8:0] b4d1_lo6;
-  wire [31:0] b4d1_v6;
-  wire [7:0] b4d1_bl7;
-  wire [8:0] b4d1_lo7;
-  wire [31:0] b4d1_v7;
-  wire [7:0] b4d1_bl8;
-  wire [8:0] b4d1_lo8;
-  wire [31:0] b4d1_v8;
-  wire [7:0] b4d1_bl9;
-  wire [8:0] b4d1_lo9;
-  wire [31:0] b4d1_v9;
-  wire [7:0] b4d1_bl10;
-  wire [8:0] b4d1_lo10;
-  wire [31:0] b4d1_v10;
-  wire [7:0] b4d1_bl11;
-  wire [8:0] b4d1_lo11;
-  wire [31:0] b4d1_v11;
-  wire [7:0] b4d1_bl12;
-  wire [8:0] b4d1_lo12;
-  wire [31:0] b4d1_v12;
-  wire [7:0] b4d1_bl13;
-  wire [8:0] b4d1_lo13;
-  wire [31:0] b4d1_v13;
-  wire [7:0] b4d1_bl14;
-  wire [8:0] b4d1_lo14;
-  wire [31:0] b4d1_v14;
-  wire [7:0] b4d1_bl15;
-  wire [8:0] b4d1_lo15;
-  wire [31:0] b4d1_v15;
+  wire [7:0] b4d1_bl [0:15];
+  wire [8:0] b4d1_lo [0:15];
+  wire [31:0] b4d1_v [0:15];
   assign b4d1_bhi_p1 = (s_payload_i[491:468] + 24'd1);
   assign b4d1_bhi_m1 = (s_payload_i[491:468] - 24'd1);
-  assign b4d1_bl0 = (s_payload_i[507] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo0 = ({1'd0, b4d1_bl0} + {1'd0, s_payload_i[459:452]});
-  assign b4d1_v0 = {(s_payload_i[507] ?
-                       ((b4d1_lo0[8] & ~s_payload_i[459]) ? b4d1_bhi_p1
-                        : (s_payload_i[459] & ~b4d1_lo0[8]) ? b4d1_bhi_m1
-                        : s_payload_i[491:468])
-                     : {24{s_payload_i[459]}}), b4d1_lo0[7:0]};
-  assign b4d1_bl1 = (s_payload_i[506] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo1 = ({1'd0, b4d1_bl1} + {1'd0, s_payload_i[451:444]});
-  assign b4d1_v1 = {(s_payload_i[506] ?
-                       ((b4d1_lo1[8] & ~s_payload_i[451]) ? b4d1_bhi_p1
-                        : (s_payload_i[451] & ~b4d1_lo1[8]) ? b4d1_bhi_m1
-                        : s_payload_i[491:468])
-                     : {24{s_payload_i[451]}}), b4d1_lo1[7:0]};
-  assign b4d1_bl2 = (s_payload_i[505] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo2 = ({1'd0, b4d1_bl2} + {1'd0, s_payload_i[443:436]});
-  assign b4d1_v2 = {(s_payload_i[505] ?
-                       ((b4d1_lo2[8] & ~s_payload_i[443]) ? b4d1_bhi_p1
-                        : (s_payload_i[443] & ~b4d1_lo2[8]) ? b4d1_bhi_m1
-                        : s_payload_i[491:468])
-                     : {24{s_payload_i[443]}}), b4d1_lo2[7:0]};
-  assign b4d1_bl3 = (s_payload_i[504] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo3 = ({1'd0, b4d1_bl3} + {1'd0, s_payload_i[435:428]});
-  assign b4d1_v3 = {(s_payload_i[504] ?
-                       ((b4d1_lo3[8] & ~s_payload_i[435]) ? b4d1_bhi_p1
-                        : (s_payload_i[435] & ~b4d1_lo3[8]) ? b4d1_bhi_m1
-                        : s_payload_i[491:468])
-                     : {24{s_payload_i[435]}}), b4d1_lo3[7:0]};
-  assign b4d1_bl4 = (s_payload_i[503] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo4 = ({1'd0, b4d1_bl4} + {1'd0, s_payload_i[427:420]});
-  assign b4d1_v4 = {(s_payload_i[503] ?
-                       ((b4d1_lo4[8] & ~s_payload_i[427]) ? b4d1_bhi_p1
-                        : (s_payload_i[427] & ~b4d1_lo4[8]) ? b4d1_bhi_m1
-                        : s_payload_i[491:468])
-                     : {24{s_payload_i[427]}}), b4d1_lo4[7:0]};
-  assign b4d1_bl5 = (s_payload_i[502] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo5 = ({1'd0, b4d1_bl5} + {1'd0, s_payload_i[419:412]});
-  assign b4d1_v5 = {(s_payload_i[502] ?
-                       ((b4d1_lo5[8] & ~s_payload_i[419]) ? b4d1_bhi_p1
-                        : (s_payload_i[419] & ~b4d1_lo5[8]) ? b4d1_bhi_m1
-                        : s_payload_i[491:468])
-                     : {24{s_payload_i[419]}}), b4d1_lo5[7:0]};
-  assign b4d1_bl6 = (s_payload_i[501] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo6 = ({1'd0, b4d1_bl6} + {1'd0, s_payload_i[411:404]});
-  assign b4d1_v6 = {(s_payload_i[501] ?
-                       ((b4d1_lo6[8] & ~s_payload_i[411]) ? b4d1_bhi_p1
-                        : (s_payload_i[411] & ~b4d1_lo6[8]) ? b4d1_bhi_m1
-                        : s_payload_i[491:468])
-                     : {24{s_payload_i[411]}}), b4d1_lo6[7:0]};
-  assign b4d1_bl7 = (s_payload_i[500] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo7 = ({1'd0, b4d1_bl7} + {1'd0, s_payload_i[403:396]});
-  assign b4d1_v7 = {(s_payload_i[500] ?
-                       ((b4d1_lo7[8] & ~s_payload_i[403]) ? b4d1_bhi_p1
-                        : (s_payload_i[403] & ~b4d1_lo7[8]) ? b4d1_bhi_m1
-                        : s_payload_i[491:468])
-                     : {24{s_payload_i[403]}}), b4d1_lo7[7:0]};
-  assign b4d1_bl8 = (s_payload_i[499] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo8 = ({1'd0, b4d1_bl8} + {1'd0, s_payload_i[395:388]});
-  assign b4d1_v8 = {(s_payload_i[499] ?
-                       ((b4d1_lo8[8] & ~s_payload_i[395]) ? b4d1_bhi_p1
-                        : (s_payload_i[395] & ~b4d1_lo8[8]) ? b4d1_bhi_m1
-                        : s_payload_i[491:468])
-                     : {24{s_payload_i[395]}}), b4d1_lo8[7:0]};
-  assign b4d1_bl9 = (s_payload_i[498] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo9 = ({1'd0, b4d1_bl9} + {1'd0, s_payload_i[387:380]});
-  assign b4d1_v9 = {(s_payload_i[498] ?
-                       ((b4d1_lo9[8] & ~s_payload_i[387]) ? b4d1_bhi_p1
-                        : (s_payload_i[387] & ~b4d1_lo9[8]) ? b4d1_bhi_m1
-                        : s_payload_i[491:468])
-                     : {24{s_payload_i[387]}}), b4d1_lo9[7:0]};
-  assign b4d1_bl10 = (s_payload_i[497] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo10 = ({1'd0, b4d1_bl10} + {1'd0, s_payload_i[379:372]});
-  assign b4d1_v10 = {(s_payload_i[497] ?
-                        ((b4d1_lo10[8] & ~s_payload_i[379]) ? b4d1_bhi_p1
-                         : (s_payload_i[379] & ~b4d1_lo10[8]) ? b4d1_bhi_m1
-                         : s_payload_i[491:468])
-                      : {24{s_payload_i[379]}}), b4d1_lo10[7:0]};
-  assign b4d1_bl11 = (s_payload_i[496] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo11 = ({1'd0, b4d1_bl11} + {1'd0, s_payload_i[371:364]});
-  assign b4d1_v11 = {(s_payload_i[496] ?
-                        ((b4d1_lo11[8] & ~s_payload_i[371]) ? b4d1_bhi_p1
-                         : (s_payload_i[371] & ~b4d1_lo11[8]) ? b4d1_bhi_m1
-                         : s_payload_i[491:468])
-                      : {24{s_payload_i[371]}}), b4d1_lo11[7:0]};
-  assign b4d1_bl12 = (s_payload_i[495] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo12 = ({1'd0, b4d1_bl12} + {1'd0, s_payload_i[363:356]});
-  assign b4d1_v12 = {(s_payload_i[495] ?
-                        ((b4d1_lo12[8] & ~s_payload_i[363]) ? b4d1_bhi_p1
-                         : (s_payload_i[363] & ~b4d1_lo12[8]) ? b4d1_bhi_m1
-                         : s_payload_i[491:468])
-                      : {24{s_payload_i[363]}}), b4d1_lo12[7:0]};
-  assign b4d1_bl13 = (s_payload_i[494] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo13 = ({1'd0, b4d1_bl13} + {1'd0, s_payload_i[355:348]});
-  assign b4d1_v13 = {(s_payload_i[494] ?
-                        ((b4d1_lo13[8] & ~s_payload_i[355]) ? b4d1_bhi_p1
-                         : (s_payload_i[355] & ~b4d1_lo13[8]) ? b4d1_bhi_m1
-                         : s_payload_i[491:468])
-                      : {24{s_payload_i[355]}}), b4d1_lo13[7:0]};
-  assign b4d1_bl14 = (s_payload_i[493] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo14 = ({1'd0, b4d1_bl14} + {1'd0, s_payload_i[347:340]});
-  assign b4d1_v14 = {(s_payload_i[493] ?
-                        ((b4d1_lo14[8] & ~s_payload_i[347]) ? b4d1_bhi_p1
-                         : (s_payload_i[347] & ~b4d1_lo14[8]) ? b4d1_bhi_m1
-                         : s_payload_i[491:468])
-                      : {24{s_payload_i[347]}}), b4d1_lo14[7:0]};
-  assign b4d1_bl15 = (s_payload_i[492] ? s_payload_i[467:460] : 8'd0);
-  assign b4d1_lo15 = ({1'd0, b4d1_bl15} + {1'd0, s_payload_i[339:332]});
-  assign b4d1_v15 = {(s_payload_i[492] ?
-                        ((b4d1_lo15[8] & ~s_payload_i[339]) ? b4d1_bhi_p1
-                         : (s_payload_i[339] & ~b4d1_lo15[8]) ? b4d1_bhi_m1
-                         : s_payload_i[491:468])
-                      : {24{s_payload_i[339]}}), b4d1_lo15[7:0]};
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_b4d1_bl
+      assign b4d1_bl[i] = (s_payload_i[-i + 507] ? s_payload_i[467:460] : 8'd0);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_b4d1_lo
+      assign b4d1_lo[i] = ({1'd0, b4d1_bl[i]} + {1'd0, s_payload_i[-8*i + 452 +: 8]});
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_b4d1_v
+      assign b4d1_v[i] = {(s_payload_i[-i + 507] ?
+                             ((b4d1_lo[i][8] & ~s_payload_i[-8*i + 459]) ? b4d1_bhi_p1
+                              : (s_payload_i[-8*i + 459] & ~b4d1_lo[i][8]) ? b4d1_bhi_m1
+                              : s_payload_i[491:468])
+                           : {24{s_payload_i[-8*i + 459]}}), b4d1_lo[i][0 +: 8]};
+    end
+  endgenerate
 
   // b4d2: v_i = (mask_i ? B : 0) + sext(delta_i), split at the delta width
   wire [15:0] b4d2_bhi_p1;
   wire [15:0] b4d2_bhi_m1;
-  wire [15:0] b4d2_bl0;
-  wire [16:0] b4d2_lo0;
-  wire [31:0] b4d2_v0;
-  wire [15:0] b4d2_bl1;
-  wire [16:0] b4d2_lo1;
-  wire [31:0] b4d2_v1;
-  wire [15:0] b4d2_bl2;
-  wire [16:0] b4d2_lo2;
-  wire [31:0] b4d2_v2;
-  wire [15:0] b4d2_bl3;
-  wire [16:0] b4d2_lo3;
-  wire [31:0] b4d2_v3;
-  wire [15:0] b4d2_bl4;
-  wire [16:0] b4d2_lo4;
-  wire [31:0] b4d2_v4;
-  wire [15:0] b4d2_bl5;
-  wire [16:0] b4d2_lo5;
-  wire [31:0] b4d2_v5;
-  wire [15:0] b4d2_bl6;
-  wire [16:0] b4d2_lo6;
-  wire [31:0] b4d2_v6;
-  wire [15:0] b4d2_bl7;
-  wire [16:0] b4d2_lo7;
-  wire [31:0] b4d2_v7;
-  wire [15:0] b4d2_bl8;
-  wire [16:0] b4d2_lo8;
-  wire [31:0] b4d2_v8;
-  wire [15:0] b4d2_bl9;
-  wire [16:0] b4d2_lo9;
-  wire [31:0] b4d2_v9;
-  wire [15:0] b4d2_bl10;
-  wire [16:0] b4d2_lo10;
-  wire [31:0] b4d2_v10;
-  wire [15:0] b4d2_bl11;
-  wire [16:0] b4d2_lo11;
-  wire [31:0] b4d2_v11;
-  wire [15:0] b4d2_bl12;
-  wire [16:0] b4d2_lo12;
-  wire [31:0] b4d2_v12;
-  wire [15:0] b4d2_bl13;
-  wire [16:0] b4d2_lo13;
-  wire [31:0] b4d2_v13;
-  wire [15:0] b4d2_bl14;
-  wire [16:0] b4d2_lo14;
-  wire [31:0] b4d2_v14;
-  wire [15:0] b4d2_bl15;
-  wire [16:0] b4d2_lo15;
-  wire [31:0] b4d2_v15;
+  wire [15:0] b4d2_bl [0:15];
+  wire [16:0] b4d2_lo [0:15];
+  wire [31:0] b4d2_v [0:15];
   assign b4d2_bhi_p1 = (s_payload_i[491:476] + 16'd1);
   assign b4d2_bhi_m1 = (s_payload_i[491:476] - 16'd1);
-  assign b4d2_bl0 = (s_payload_i[507] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo0 = ({1'd0, b4d2_bl0} + {1'd0, s_payload_i[459:444]});
-  assign b4d2_v0 = {(s_payload_i[507] ?
-                       ((b4d2_lo0[16] & ~s_payload_i[459]) ? b4d2_bhi_p1
-                        : (s_payload_i[459] & ~b4d2_lo0[16]) ? b4d2_bhi_m1
-                        : s_payload_i[491:476])
-                     : {16{s_payload_i[459]}}), b4d2_lo0[15:0]};
-  assign b4d2_bl1 = (s_payload_i[506] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo1 = ({1'd0, b4d2_bl1} + {1'd0, s_payload_i[443:428]});
-  assign b4d2_v1 = {(s_payload_i[506] ?
-                       ((b4d2_lo1[16] & ~s_payload_i[443]) ? b4d2_bhi_p1
-                        : (s_payload_i[443] & ~b4d2_lo1[16]) ? b4d2_bhi_m1
-                        : s_payload_i[491:476])
-                     : {16{s_payload_i[443]}}), b4d2_lo1[15:0]};
-  assign b4d2_bl2 = (s_payload_i[505] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo2 = ({1'd0, b4d2_bl2} + {1'd0, s_payload_i[427:412]});
-  assign b4d2_v2 = {(s_payload_i[505] ?
-                       ((b4d2_lo2[16] & ~s_payload_i[427]) ? b4d2_bhi_p1
-                        : (s_payload_i[427] & ~b4d2_lo2[16]) ? b4d2_bhi_m1
-                        : s_payload_i[491:476])
-                     : {16{s_payload_i[427]}}), b4d2_lo2[15:0]};
-  assign b4d2_bl3 = (s_payload_i[504] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo3 = ({1'd0, b4d2_bl3} + {1'd0, s_payload_i[411:396]});
-  assign b4d2_v3 = {(s_payload_i[504] ?
-                       ((b4d2_lo3[16] & ~s_payload_i[411]) ? b4d2_bhi_p1
-                        : (s_payload_i[411] & ~b4d2_lo3[16]) ? b4d2_bhi_m1
-                        : s_payload_i[491:476])
-                     : {16{s_payload_i[411]}}), b4d2_lo3[15:0]};
-  assign b4d2_bl4 = (s_payload_i[503] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo4 = ({1'd0, b4d2_bl4} + {1'd0, s_payload_i[395:380]});
-  assign b4d2_v4 = {(s_payload_i[503] ?
-                       ((b4d2_lo4[16] & ~s_payload_i[395]) ? b4d2_bhi_p1
-                        : (s_payload_i[395] & ~b4d2_lo4[16]) ? b4d2_bhi_m1
-                        : s_payload_i[491:476])
-                     : {16{s_payload_i[395]}}), b4d2_lo4[15:0]};
-  assign b4d2_bl5 = (s_payload_i[502] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo5 = ({1'd0, b4d2_bl5} + {1'd0, s_payload_i[379:364]});
-  assign b4d2_v5 = {(s_payload_i[502] ?
-                       ((b4d2_lo5[16] & ~s_payload_i[379]) ? b4d2_bhi_p1
-                        : (s_payload_i[379] & ~b4d2_lo5[16]) ? b4d2_bhi_m1
-                        : s_payload_i[491:476])
-                     : {16{s_payload_i[379]}}), b4d2_lo5[15:0]};
-  assign b4d2_bl6 = (s_payload_i[501] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo6 = ({1'd0, b4d2_bl6} + {1'd0, s_payload_i[363:348]});
-  assign b4d2_v6 = {(s_payload_i[501] ?
-                       ((b4d2_lo6[16] & ~s_payload_i[363]) ? b4d2_bhi_p1
-                        : (s_payload_i[363] & ~b4d2_lo6[16]) ? b4d2_bhi_m1
-                        : s_payload_i[491:476])
-                     : {16{s_payload_i[363]}}), b4d2_lo6[15:0]};
-  assign b4d2_bl7 = (s_payload_i[500] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo7 = ({1'd0, b4d2_bl7} + {1'd0, s_payload_i[347:332]});
-  assign b4d2_v7 = {(s_payload_i[500] ?
-                       ((b4d2_lo7[16] & ~s_payload_i[347]) ? b4d2_bhi_p1
-                        : (s_payload_i[347] & ~b4d2_lo7[16]) ? b4d2_bhi_m1
-                        : s_payload_i[491:476])
-                     : {16{s_payload_i[347]}}), b4d2_lo7[15:0]};
-  assign b4d2_bl8 = (s_payload_i[499] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo8 = ({1'd0, b4d2_bl8} + {1'd0, s_payload_i[331:316]});
-  assign b4d2_v8 = {(s_payload_i[499] ?
-                       ((b4d2_lo8[16] & ~s_payload_i[331]) ? b4d2_bhi_p1
-                        : (s_payload_i[331] & ~b4d2_lo8[16]) ? b4d2_bhi_m1
-                        : s_payload_i[491:476])
-                     : {16{s_payload_i[331]}}), b4d2_lo8[15:0]};
-  assign b4d2_bl9 = (s_payload_i[498] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo9 = ({1'd0, b4d2_bl9} + {1'd0, s_payload_i[315:300]});
-  assign b4d2_v9 = {(s_payload_i[498] ?
-                       ((b4d2_lo9[16] & ~s_payload_i[315]) ? b4d2_bhi_p1
-                        : (s_payload_i[315] & ~b4d2_lo9[16]) ? b4d2_bhi_m1
-                        : s_payload_i[491:476])
-                     : {16{s_payload_i[315]}}), b4d2_lo9[15:0]};
-  assign b4d2_bl10 = (s_payload_i[497] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo10 = ({1'd0, b4d2_bl10} + {1'd0, s_payload_i[299:284]});
-  assign b4d2_v10 = {(s_payload_i[497] ?
-                        ((b4d2_lo10[16] & ~s_payload_i[299]) ? b4d2_bhi_p1
-                         : (s_payload_i[299] & ~b4d2_lo10[16]) ? b4d2_bhi_m1
-                         : s_payload_i[491:476])
-                      : {16{s_payload_i[299]}}), b4d2_lo10[15:0]};
-  assign b4d2_bl11 = (s_payload_i[496] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo11 = ({1'd0, b4d2_bl11} + {1'd0, s_payload_i[283:268]});
-  assign b4d2_v11 = {(s_payload_i[496] ?
-                        ((b4d2_lo11[16] & ~s_payload_i[283]) ? b4d2_bhi_p1
-                         : (s_payload_i[283] & ~b4d2_lo11[16]) ? b4d2_bhi_m1
-                         : s_payload_i[491:476])
-                      : {16{s_payload_i[283]}}), b4d2_lo11[15:0]};
-  assign b4d2_bl12 = (s_payload_i[495] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo12 = ({1'd0, b4d2_bl12} + {1'd0, s_payload_i[267:252]});
-  assign b4d2_v12 = {(s_payload_i[495] ?
-                        ((b4d2_lo12[16] & ~s_payload_i[267]) ? b4d2_bhi_p1
-                         : (s_payload_i[267] & ~b4d2_lo12[16]) ? b4d2_bhi_m1
-                         : s_payload_i[491:476])
-                      : {16{s_payload_i[267]}}), b4d2_lo12[15:0]};
-  assign b4d2_bl13 = (s_payload_i[494] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo13 = ({1'd0, b4d2_bl13} + {1'd0, s_payload_i[251:236]});
-  assign b4d2_v13 = {(s_payload_i[494] ?
-                        ((b4d2_lo13[16] & ~s_payload_i[251]) ? b4d2_bhi_p1
-                         : (s_payload_i[251] & ~b4d2_lo13[16]) ? b4d2_bhi_m1
-                         : s_payload_i[491:476])
-                      : {16{s_payload_i[251]}}), b4d2_lo13[15:0]};
-  assign b4d2_bl14 = (s_payload_i[493] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo14 = ({1'd0, b4d2_bl14} + {1'd0, s_payload_i[235:220]});
-  assign b4d2_v14 = {(s_payload_i[493] ?
-                        ((b4d2_lo14[16] & ~s_payload_i[235]) ? b4d2_bhi_p1
-                         : (s_payload_i[235] & ~b4d2_lo14[16]) ? b4d2_bhi_m1
-                         : s_payload_i[491:476])
-                      : {16{s_payload_i[235]}}), b4d2_lo14[15:0]};
-  assign b4d2_bl15 = (s_payload_i[492] ? s_payload_i[475:460] : 16'd0);
-  assign b4d2_lo15 = ({1'd0, b4d2_bl15} + {1'd0, s_payload_i[219:204]});
-  assign b4d2_v15 = {(s_payload_i[492] ?
-                        ((b4d2_lo15[16] & ~s_payload_i[219]) ? b4d2_bhi_p1
-                         : (s_payload_i[219] & ~b4d2_lo15[16]) ? b4d2_bhi_m1
-                         : s_payload_i[491:476])
-                      : {16{s_payload_i[219]}}), b4d2_lo15[15:0]};
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_b4d2_bl
+      assign b4d2_bl[i] = (s_payload_i[-i + 507] ? s_payload_i[475:460] : 16'd0);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_b4d2_lo
+      assign b4d2_lo[i] = ({1'd0, b4d2_bl[i]} + {1'd0, s_payload_i[-16*i + 444 +: 16]});
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 16; i = i + 1) begin : g_b4d2_v
+      assign b4d2_v[i] = {(s_payload_i[-i + 507] ?
+                             ((b4d2_lo[i][16] & ~s_payload_i[-16*i + 459]) ? b4d2_bhi_p1
+                              : (s_payload_i[-16*i + 459] & ~b4d2_lo[i][16]) ? b4d2_bhi_m1
+                              : s_payload_i[491:476])
+                           : {16{s_payload_i[-16*i + 459]}}), b4d2_lo[i][0 +: 16]};
+    end
+  endgenerate
 
   // b2d1: v_i = (mask_i ? B : 0) + sext(delta_i), split at the delta width
   wire [7:0] b2d1_bhi_p1;
   wire [7:0] b2d1_bhi_m1;
-  wire [7:0] b2d1_bl0;
-  wire [8:0] b2d1_lo0;
-  wire [15:0] b2d1_v0;
-  wire [7:0] b2d1_bl1;
-  wire [8:0] b2d1_lo1;
-  wire [15:0] b2d1_v1;
-  wire [7:0] b2d1_bl2;
-  wire [8:0] b2d1_lo2;
-  wire [15:0] b2d1_v2;
-  wire [7:0] b2d1_bl3;
-  wire [8:0] b2d1_lo3;
-  wire [15:0] b2d1_v3;
-  wire [7:0] b2d1_bl4;
-  wire [8:0] b2d1_lo4;
-  wire [15:0] b2d1_v4;
-  wire [7:0] b2d1_bl5;
-  wire [8:0] b2d1_lo5;
-  wire [15:0] b2d1_v5;
-  wire [7:0] b2d1_bl6;
-  wire [8:0] b2d1_lo6;
-  wire [15:0] b2d1_v6;
-  wire [7:0] b2d1_bl7;
-  wire [8:0] b2d1_lo7;
-  wire [15:0] b2d1_v7;
-  wire [7:0] b2d1_bl8;
-  wire [8:0] b2d1_lo8;
-  wire [15:0] b2d1_v8;
-  wire [7:0] b2d1_bl9;
-  wire [8:0] b2d1_lo9;
-  wire [15:0] b2d1_v9;
-  wire [7:0] b2d1_bl10;
-  wire [8:0] b2d1_lo10;
-  wire [15:0] b2d1_v10;
-  wire [7:0] b2d1_bl11;
-  wire [8:0] b2d1_lo11;
-  wire [15:0] b2d1_v11;
-  wire [7:0] b2d1_bl12;
-  wire [8:0] b2d1_lo12;
-  wire [15:0] b2d1_v12;
-  wire [7:0] b2d1_bl13;
-  wire [8:0] b2d1_lo13;
-  wire [15:0] b2d1_v13;
-  wire [7:0] b2d1_bl14;
-  wire [8:0] b2d1_lo14;
-  wire [15:0] b2d1_v14;
-  wire [7:0] b2d1_bl15;
-  wire [8:0] b2d1_lo15;
-  wire [15:0] b2d1_v15;
-  wire [7:0] b2d1_bl16;
-  wire [8:0] b2d1_lo16;
-  wire [15:0] b2d1_v16;
-  wire [7:0] b2d1_bl17;
-  wire [8:0] b2d1_lo17;
-  wire [15:0] b2d1_v17;
-  wire [7:0] b2d1_bl18;
-  wire [8:0] b2d1_lo18;
-  wire [15:0] b2d1_v18;
-  wire [7:0] b2d1_bl19;
-  wire [8:0] b2d1_lo19;
-  wire [15:0] b2d1_v19;
-  wire [7:0] b2d1_bl20;
-  wire [8:0] b2d1_lo20;
-  wire [15:0] b2d1_v20;
-  wire [7:0] b2d1_bl21;
-  wire [8:0] b2d1_lo21;
-  wire [15:0] b2d1_v21;
-  wire [7:0] b2d1_bl22;
-  wire [8:0] b2d1_lo22;
-  wire [15:0] b2d1_v22;
-  wire [7:0] b2d1_bl23;
-  wire [8:0] b2d1_lo23;
-  wire [15:0] b2d1_v23;
-  wire [7:0] b2d1_bl24;
-  wire [8:0] b2d1_lo24;
-  wire [15:0] b2d1_v24;
-  wire [7:0] b2d1_bl25;
-  wire [8:0] b2d1_lo25;
-  wire [15:0] b2d1_v25;
-  wire [7:0] b2d1_bl26;
-  wire [8:0] b2d1_lo26;
-  wire [15:0] b2d1_v26;
-  wire [7:0] b2d1_bl27;
-  wire [8:0] b2d1_lo27;
-  wire [15:0] b2d1_v27;
-  wire [7:0] b2d1_bl28;
-  wire [8:0] b2d1_lo28;
-  wire [15:0] b2d1_v28;
-  wire [7:0] b2d1_bl29;
-  wire [8:0] b2d1_lo29;
-  wire [15:0] b2d1_v29;
-  wire [7:0] b2d1_bl30;
-  wire [8:0] b2d1_lo30;
-  wire [15:0] b2d1_v30;
-  wire [7:0] b2d1_bl31;
-  wire [8:0] b2d1_lo31;
-  wire [15:0] b2d1_v31;
+  wire [7:0] b2d1_bl [0:31];
+  wire [8:0] b2d1_lo [0:31];
+  wire [15:0] b2d1_v [0:31];
   wire [511:0] line_dec;
   reg  out_valid_q;
   reg  [511:0] line_q;
@@ -787,255 +219,54 @@ module bdi_decomp_l64 (
   wire err_d;
   assign b2d1_bhi_p1 = (s_payload_i[475:468] + 8'd1);
   assign b2d1_bhi_m1 = (s_payload_i[475:468] - 8'd1);
-  assign b2d1_bl0 = (s_payload_i[507] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo0 = ({1'd0, b2d1_bl0} + {1'd0, s_payload_i[459:452]});
-  assign b2d1_v0 = {(s_payload_i[507] ?
-                       ((b2d1_lo0[8] & ~s_payload_i[459]) ? b2d1_bhi_p1
-                        : (s_payload_i[459] & ~b2d1_lo0[8]) ? b2d1_bhi_m1
-                        : s_payload_i[475:468])
-                     : {8{s_payload_i[459]}}), b2d1_lo0[7:0]};
-  assign b2d1_bl1 = (s_payload_i[506] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo1 = ({1'd0, b2d1_bl1} + {1'd0, s_payload_i[451:444]});
-  assign b2d1_v1 = {(s_payload_i[506] ?
-                       ((b2d1_lo1[8] & ~s_payload_i[451]) ? b2d1_bhi_p1
-                        : (s_payload_i[451] & ~b2d1_lo1[8]) ? b2d1_bhi_m1
-                        : s_payload_i[475:468])
-                     : {8{s_payload_i[451]}}), b2d1_lo1[7:0]};
-  assign b2d1_bl2 = (s_payload_i[505] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo2 = ({1'd0, b2d1_bl2} + {1'd0, s_payload_i[443:436]});
-  assign b2d1_v2 = {(s_payload_i[505] ?
-                       ((b2d1_lo2[8] & ~s_payload_i[443]) ? b2d1_bhi_p1
-                        : (s_payload_i[443] & ~b2d1_lo2[8]) ? b2d1_bhi_m1
-                        : s_payload_i[475:468])
-                     : {8{s_payload_i[443]}}), b2d1_lo2[7:0]};
-  assign b2d1_bl3 = (s_payload_i[504] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo3 = ({1'd0, b2d1_bl3} + {1'd0, s_payload_i[435:428]});
-  assign b2d1_v3 = {(s_payload_i[504] ?
-                       ((b2d1_lo3[8] & ~s_payload_i[435]) ? b2d1_bhi_p1
-                        : (s_payload_i[435] & ~b2d1_lo3[8]) ? b2d1_bhi_m1
-                        : s_payload_i[475:468])
-                     : {8{s_payload_i[435]}}), b2d1_lo3[7:0]};
-  assign b2d1_bl4 = (s_payload_i[503] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo4 = ({1'd0, b2d1_bl4} + {1'd0, s_payload_i[427:420]});
-  assign b2d1_v4 = {(s_payload_i[503] ?
-                       ((b2d1_lo4[8] & ~s_payload_i[427]) ? b2d1_bhi_p1
-                        : (s_payload_i[427] & ~b2d1_lo4[8]) ? b2d1_bhi_m1
-                        : s_payload_i[475:468])
-                     : {8{s_payload_i[427]}}), b2d1_lo4[7:0]};
-  assign b2d1_bl5 = (s_payload_i[502] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo5 = ({1'd0, b2d1_bl5} + {1'd0, s_payload_i[419:412]});
-  assign b2d1_v5 = {(s_payload_i[502] ?
-                       ((b2d1_lo5[8] & ~s_payload_i[419]) ? b2d1_bhi_p1
-                        : (s_payload_i[419] & ~b2d1_lo5[8]) ? b2d1_bhi_m1
-                        : s_payload_i[475:468])
-                     : {8{s_payload_i[419]}}), b2d1_lo5[7:0]};
-  assign b2d1_bl6 = (s_payload_i[501] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo6 = ({1'd0, b2d1_bl6} + {1'd0, s_payload_i[411:404]});
-  assign b2d1_v6 = {(s_payload_i[501] ?
-                       ((b2d1_lo6[8] & ~s_payload_i[411]) ? b2d1_bhi_p1
-                        : (s_payload_i[411] & ~b2d1_lo6[8]) ? b2d1_bhi_m1
-                        : s_payload_i[475:468])
-                     : {8{s_payload_i[411]}}), b2d1_lo6[7:0]};
-  assign b2d1_bl7 = (s_payload_i[500] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo7 = ({1'd0, b2d1_bl7} + {1'd0, s_payload_i[403:396]});
-  assign b2d1_v7 = {(s_payload_i[500] ?
-                       ((b2d1_lo7[8] & ~s_payload_i[403]) ? b2d1_bhi_p1
-                        : (s_payload_i[403] & ~b2d1_lo7[8]) ? b2d1_bhi_m1
-                        : s_payload_i[475:468])
-                     : {8{s_payload_i[403]}}), b2d1_lo7[7:0]};
-  assign b2d1_bl8 = (s_payload_i[499] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo8 = ({1'd0, b2d1_bl8} + {1'd0, s_payload_i[395:388]});
-  assign b2d1_v8 = {(s_payload_i[499] ?
-                       ((b2d1_lo8[8] & ~s_payload_i[395]) ? b2d1_bhi_p1
-                        : (s_payload_i[395] & ~b2d1_lo8[8]) ? b2d1_bhi_m1
-                        : s_payload_i[475:468])
-                     : {8{s_payload_i[395]}}), b2d1_lo8[7:0]};
-  assign b2d1_bl9 = (s_payload_i[498] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo9 = ({1'd0, b2d1_bl9} + {1'd0, s_payload_i[387:380]});
-  assign b2d1_v9 = {(s_payload_i[498] ?
-                       ((b2d1_lo9[8] & ~s_payload_i[387]) ? b2d1_bhi_p1
-                        : (s_payload_i[387] & ~b2d1_lo9[8]) ? b2d1_bhi_m1
-                        : s_payload_i[475:468])
-                     : {8{s_payload_i[387]}}), b2d1_lo9[7:0]};
-  assign b2d1_bl10 = (s_payload_i[497] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo10 = ({1'd0, b2d1_bl10} + {1'd0, s_payload_i[379:372]});
-  assign b2d1_v10 = {(s_payload_i[497] ?
-                        ((b2d1_lo10[8] & ~s_payload_i[379]) ? b2d1_bhi_p1
-                         : (s_payload_i[379] & ~b2d1_lo10[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[379]}}), b2d1_lo10[7:0]};
-  assign b2d1_bl11 = (s_payload_i[496] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo11 = ({1'd0, b2d1_bl11} + {1'd0, s_payload_i[371:364]});
-  assign b2d1_v11 = {(s_payload_i[496] ?
-                        ((b2d1_lo11[8] & ~s_payload_i[371]) ? b2d1_bhi_p1
-                         : (s_payload_i[371] & ~b2d1_lo11[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[371]}}), b2d1_lo11[7:0]};
-  assign b2d1_bl12 = (s_payload_i[495] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo12 = ({1'd0, b2d1_bl12} + {1'd0, s_payload_i[363:356]});
-  assign b2d1_v12 = {(s_payload_i[495] ?
-                        ((b2d1_lo12[8] & ~s_payload_i[363]) ? b2d1_bhi_p1
-                         : (s_payload_i[363] & ~b2d1_lo12[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[363]}}), b2d1_lo12[7:0]};
-  assign b2d1_bl13 = (s_payload_i[494] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo13 = ({1'd0, b2d1_bl13} + {1'd0, s_payload_i[355:348]});
-  assign b2d1_v13 = {(s_payload_i[494] ?
-                        ((b2d1_lo13[8] & ~s_payload_i[355]) ? b2d1_bhi_p1
-                         : (s_payload_i[355] & ~b2d1_lo13[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[355]}}), b2d1_lo13[7:0]};
-  assign b2d1_bl14 = (s_payload_i[493] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo14 = ({1'd0, b2d1_bl14} + {1'd0, s_payload_i[347:340]});
-  assign b2d1_v14 = {(s_payload_i[493] ?
-                        ((b2d1_lo14[8] & ~s_payload_i[347]) ? b2d1_bhi_p1
-                         : (s_payload_i[347] & ~b2d1_lo14[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[347]}}), b2d1_lo14[7:0]};
-  assign b2d1_bl15 = (s_payload_i[492] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo15 = ({1'd0, b2d1_bl15} + {1'd0, s_payload_i[339:332]});
-  assign b2d1_v15 = {(s_payload_i[492] ?
-                        ((b2d1_lo15[8] & ~s_payload_i[339]) ? b2d1_bhi_p1
-                         : (s_payload_i[339] & ~b2d1_lo15[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[339]}}), b2d1_lo15[7:0]};
-  assign b2d1_bl16 = (s_payload_i[491] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo16 = ({1'd0, b2d1_bl16} + {1'd0, s_payload_i[331:324]});
-  assign b2d1_v16 = {(s_payload_i[491] ?
-                        ((b2d1_lo16[8] & ~s_payload_i[331]) ? b2d1_bhi_p1
-                         : (s_payload_i[331] & ~b2d1_lo16[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[331]}}), b2d1_lo16[7:0]};
-  assign b2d1_bl17 = (s_payload_i[490] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo17 = ({1'd0, b2d1_bl17} + {1'd0, s_payload_i[323:316]});
-  assign b2d1_v17 = {(s_payload_i[490] ?
-                        ((b2d1_lo17[8] & ~s_payload_i[323]) ? b2d1_bhi_p1
-                         : (s_payload_i[323] & ~b2d1_lo17[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[323]}}), b2d1_lo17[7:0]};
-  assign b2d1_bl18 = (s_payload_i[489] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo18 = ({1'd0, b2d1_bl18} + {1'd0, s_payload_i[315:308]});
-  assign b2d1_v18 = {(s_payload_i[489] ?
-                        ((b2d1_lo18[8] & ~s_payload_i[315]) ? b2d1_bhi_p1
-                         : (s_payload_i[315] & ~b2d1_lo18[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[315]}}), b2d1_lo18[7:0]};
-  assign b2d1_bl19 = (s_payload_i[488] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo19 = ({1'd0, b2d1_bl19} + {1'd0, s_payload_i[307:300]});
-  assign b2d1_v19 = {(s_payload_i[488] ?
-                        ((b2d1_lo19[8] & ~s_payload_i[307]) ? b2d1_bhi_p1
-                         : (s_payload_i[307] & ~b2d1_lo19[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[307]}}), b2d1_lo19[7:0]};
-  assign b2d1_bl20 = (s_payload_i[487] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo20 = ({1'd0, b2d1_bl20} + {1'd0, s_payload_i[299:292]});
-  assign b2d1_v20 = {(s_payload_i[487] ?
-                        ((b2d1_lo20[8] & ~s_payload_i[299]) ? b2d1_bhi_p1
-                         : (s_payload_i[299] & ~b2d1_lo20[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[299]}}), b2d1_lo20[7:0]};
-  assign b2d1_bl21 = (s_payload_i[486] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo21 = ({1'd0, b2d1_bl21} + {1'd0, s_payload_i[291:284]});
-  assign b2d1_v21 = {(s_payload_i[486] ?
-                        ((b2d1_lo21[8] & ~s_payload_i[291]) ? b2d1_bhi_p1
-                         : (s_payload_i[291] & ~b2d1_lo21[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[291]}}), b2d1_lo21[7:0]};
-  assign b2d1_bl22 = (s_payload_i[485] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo22 = ({1'd0, b2d1_bl22} + {1'd0, s_payload_i[283:276]});
-  assign b2d1_v22 = {(s_payload_i[485] ?
-                        ((b2d1_lo22[8] & ~s_payload_i[283]) ? b2d1_bhi_p1
-                         : (s_payload_i[283] & ~b2d1_lo22[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[283]}}), b2d1_lo22[7:0]};
-  assign b2d1_bl23 = (s_payload_i[484] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo23 = ({1'd0, b2d1_bl23} + {1'd0, s_payload_i[275:268]});
-  assign b2d1_v23 = {(s_payload_i[484] ?
-                        ((b2d1_lo23[8] & ~s_payload_i[275]) ? b2d1_bhi_p1
-                         : (s_payload_i[275] & ~b2d1_lo23[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[275]}}), b2d1_lo23[7:0]};
-  assign b2d1_bl24 = (s_payload_i[483] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo24 = ({1'd0, b2d1_bl24} + {1'd0, s_payload_i[267:260]});
-  assign b2d1_v24 = {(s_payload_i[483] ?
-                        ((b2d1_lo24[8] & ~s_payload_i[267]) ? b2d1_bhi_p1
-                         : (s_payload_i[267] & ~b2d1_lo24[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[267]}}), b2d1_lo24[7:0]};
-  assign b2d1_bl25 = (s_payload_i[482] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo25 = ({1'd0, b2d1_bl25} + {1'd0, s_payload_i[259:252]});
-  assign b2d1_v25 = {(s_payload_i[482] ?
-                        ((b2d1_lo25[8] & ~s_payload_i[259]) ? b2d1_bhi_p1
-                         : (s_payload_i[259] & ~b2d1_lo25[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[259]}}), b2d1_lo25[7:0]};
-  assign b2d1_bl26 = (s_payload_i[481] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo26 = ({1'd0, b2d1_bl26} + {1'd0, s_payload_i[251:244]});
-  assign b2d1_v26 = {(s_payload_i[481] ?
-                        ((b2d1_lo26[8] & ~s_payload_i[251]) ? b2d1_bhi_p1
-                         : (s_payload_i[251] & ~b2d1_lo26[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[251]}}), b2d1_lo26[7:0]};
-  assign b2d1_bl27 = (s_payload_i[480] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo27 = ({1'd0, b2d1_bl27} + {1'd0, s_payload_i[243:236]});
-  assign b2d1_v27 = {(s_payload_i[480] ?
-                        ((b2d1_lo27[8] & ~s_payload_i[243]) ? b2d1_bhi_p1
-                         : (s_payload_i[243] & ~b2d1_lo27[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[243]}}), b2d1_lo27[7:0]};
-  assign b2d1_bl28 = (s_payload_i[479] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo28 = ({1'd0, b2d1_bl28} + {1'd0, s_payload_i[235:228]});
-  assign b2d1_v28 = {(s_payload_i[479] ?
-                        ((b2d1_lo28[8] & ~s_payload_i[235]) ? b2d1_bhi_p1
-                         : (s_payload_i[235] & ~b2d1_lo28[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[235]}}), b2d1_lo28[7:0]};
-  assign b2d1_bl29 = (s_payload_i[478] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo29 = ({1'd0, b2d1_bl29} + {1'd0, s_payload_i[227:220]});
-  assign b2d1_v29 = {(s_payload_i[478] ?
-                        ((b2d1_lo29[8] & ~s_payload_i[227]) ? b2d1_bhi_p1
-                         : (s_payload_i[227] & ~b2d1_lo29[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[227]}}), b2d1_lo29[7:0]};
-  assign b2d1_bl30 = (s_payload_i[477] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo30 = ({1'd0, b2d1_bl30} + {1'd0, s_payload_i[219:212]});
-  assign b2d1_v30 = {(s_payload_i[477] ?
-                        ((b2d1_lo30[8] & ~s_payload_i[219]) ? b2d1_bhi_p1
-                         : (s_payload_i[219] & ~b2d1_lo30[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[219]}}), b2d1_lo30[7:0]};
-  assign b2d1_bl31 = (s_payload_i[476] ? s_payload_i[467:460] : 8'd0);
-  assign b2d1_lo31 = ({1'd0, b2d1_bl31} + {1'd0, s_payload_i[211:204]});
-  assign b2d1_v31 = {(s_payload_i[476] ?
-                        ((b2d1_lo31[8] & ~s_payload_i[211]) ? b2d1_bhi_p1
-                         : (s_payload_i[211] & ~b2d1_lo31[8]) ? b2d1_bhi_m1
-                         : s_payload_i[475:468])
-                      : {8{s_payload_i[211]}}), b2d1_lo31[7:0]};
+  generate
+    for (i = 0; i < 32; i = i + 1) begin : g_b2d1_bl
+      assign b2d1_bl[i] = (s_payload_i[-i + 507] ? s_payload_i[467:460] : 8'd0);
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 32; i = i + 1) begin : g_b2d1_lo
+      assign b2d1_lo[i] = ({1'd0, b2d1_bl[i]} + {1'd0, s_payload_i[-8*i + 452 +: 8]});
+    end
+  endgenerate
+  generate
+    for (i = 0; i < 32; i = i + 1) begin : g_b2d1_v
+      assign b2d1_v[i] = {(s_payload_i[-i + 507] ?
+                             ((b2d1_lo[i][8] & ~s_payload_i[-8*i + 459]) ? b2d1_bhi_p1
+                              : (s_payload_i[-8*i + 459] & ~b2d1_lo[i][8]) ? b2d1_bhi_m1
+                              : s_payload_i[475:468])
+                           : {8{s_payload_i[-8*i + 459]}}), b2d1_lo[i][0 +: 8]};
+    end
+  endgenerate
   assign line_dec = ((sel_b8d1 ?
-                        {b8d1_v7, b8d1_v6, b8d1_v5, b8d1_v4, b8d1_v3, b8d1_v2, b8d1_v1, b8d1_v0}
+                        {b8d1_v[7], b8d1_v[6], b8d1_v[5], b8d1_v[4], b8d1_v[3], b8d1_v[2],
+                         b8d1_v[1], b8d1_v[0]}
                       : 512'd0)
                      | (sel_b8d2 ?
-                          {b8d2_v7, b8d2_v6, b8d2_v5, b8d2_v4, b8d2_v3, b8d2_v2, b8d2_v1, b8d2_v0}
+                          {b8d2_v[7], b8d2_v[6], b8d2_v[5], b8d2_v[4], b8d2_v[3], b8d2_v[2],
+                           b8d2_v[1], b8d2_v[0]}
                         : 512'd0)
                      | ((sel_b8d4 ?
-                           {b8d4_v7, b8d4_v6, b8d4_v5, b8d4_v4, b8d4_v3, b8d4_v2, b8d4_v1, b8d4_v0}
+                           {b8d4_v[7], b8d4_v[6], b8d4_v[5], b8d4_v[4], b8d4_v[3], b8d4_v[2],
+                            b8d4_v[1], b8d4_v[0]}
                          : 512'd0)
                         | (sel_b4d1 ?
-                             {b4d1_v15, b4d1_v14, b4d1_v13, b4d1_v12, b4d1_v11, b4d1_v10, b4d1_v9,
-                              b4d1_v8, b4d1_v7, b4d1_v6, b4d1_v5, b4d1_v4, b4d1_v3, b4d1_v2,
-                              b4d1_v1, b4d1_v0}
+                             {b4d1_v[15], b4d1_v[14], b4d1_v[13], b4d1_v[12], b4d1_v[11],
+                              b4d1_v[10], b4d1_v[9], b4d1_v[8], b4d1_v[7], b4d1_v[6], b4d1_v[5],
+                              b4d1_v[4], b4d1_v[3], b4d1_v[2], b4d1_v[1], b4d1_v[0]}
                            : 512'd0))
                      | ((sel_b4d2 ?
-                           {b4d2_v15, b4d2_v14, b4d2_v13, b4d2_v12, b4d2_v11, b4d2_v10, b4d2_v9,
-                            b4d2_v8, b4d2_v7, b4d2_v6, b4d2_v5, b4d2_v4, b4d2_v3, b4d2_v2, b4d2_v1,
-                            b4d2_v0}
+                           {b4d2_v[15], b4d2_v[14], b4d2_v[13], b4d2_v[12], b4d2_v[11], b4d2_v[10],
+                            b4d2_v[9], b4d2_v[8], b4d2_v[7], b4d2_v[6], b4d2_v[5], b4d2_v[4],
+                            b4d2_v[3], b4d2_v[2], b4d2_v[1], b4d2_v[0]}
                          : 512'd0)
                         | (sel_b2d1 ?
-                             {b2d1_v31, b2d1_v30, b2d1_v29, b2d1_v28, b2d1_v27, b2d1_v26, b2d1_v25,
-                              b2d1_v24, b2d1_v23, b2d1_v22, b2d1_v21, b2d1_v20, b2d1_v19, b2d1_v18,
-                              b2d1_v17, b2d1_v16, b2d1_v15, b2d1_v14, b2d1_v13, b2d1_v12, b2d1_v11,
-                              b2d1_v10, b2d1_v9, b2d1_v8, b2d1_v7, b2d1_v6, b2d1_v5, b2d1_v4,
-                              b2d1_v3, b2d1_v2, b2d1_v1, b2d1_v0}
+                             {b2d1_v[31], b2d1_v[30], b2d1_v[29], b2d1_v[28], b2d1_v[27],
+                              b2d1_v[26], b2d1_v[25], b2d1_v[24], b2d1_v[23], b2d1_v[22],
+                              b2d1_v[21], b2d1_v[20], b2d1_v[19], b2d1_v[18], b2d1_v[17],
+                              b2d1_v[16], b2d1_v[15], b2d1_v[14], b2d1_v[13], b2d1_v[12],
+                              b2d1_v[11], b2d1_v[10], b2d1_v[9], b2d1_v[8], b2d1_v[7], b2d1_v[6],
+                              b2d1_v[5], b2d1_v[4], b2d1_v[3], b2d1_v[2], b2d1_v[1], b2d1_v[0]}
                            : 512'd0)
                         | ((sel_rep8 ? {8{s_payload_i[507:444]}} : 512'd0)
                            | (sel_raw ?

@@ -398,15 +398,6 @@ pub fn compressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// Registers `vals` (one array element each) under `en`: the array `<name>[i]`.
-fn reg_all(m: &mut ModuleBuilder, name: &str, vals: &[Expr], en: &Expr) -> Vec<Expr> {
-    let q = m.reg_array(name, vals[0].width(), vals.len() as u32, None);
-    for (r, v) in q.iter().zip(vals) {
-        m.next(r, v, Some(en));
-    }
-    q.iter().map(|r| r.q()).collect()
-}
-
 /// The 3-stage compressor's first stage: the first merge level, then a register (the token
 /// pairs, their lengths, the line). Returns the packer's groups and the registered line.
 fn front3(
@@ -432,8 +423,8 @@ fn reg_nodes(
     en: &Expr,
 ) -> Vec<(Expr, Expr)> {
     let (tv, tl): (Vec<Expr>, Vec<Expr>) = nodes.into_iter().unzip();
-    let vq = reg_all(m, names.0, &tv, en);
-    let lq = reg_all(m, names.1, &tl, en);
+    let vq = m.reg_array_next(names.0, None, &tv, Some(en));
+    let lq = m.reg_array_next(names.1, None, &tl, Some(en));
     vq.into_iter().zip(lq).collect()
 }
 
@@ -465,11 +456,11 @@ fn front4(
     m.comment("Stage 2 registers (4-stage compressor): the token pairs, the node lengths");
     let (pv, _): (Vec<Expr>, Vec<Expr>) = pairs.into_iter().unzip();
     let en = st[1].load();
-    let mut nodes = reg_all(m, "pair_q", &pv, &en);
+    let mut nodes = m.reg_array_next("pair_q", None, &pv, Some(&en));
     let lens_q: Vec<Vec<Expr>> = lens
         .iter()
         .enumerate()
-        .map(|(k, lv)| reg_all(m, &format!("lv{}_len_q", k + 1), lv, &en))
+        .map(|(k, lv)| m.reg_array_next(&format!("lv{}_len_q", k + 1), None, lv, Some(&en)))
         .collect();
     let line = st[1].reg(m, "line1_q", &line);
     m.comment("Packer merge tree, later levels shifted by the registered lengths");

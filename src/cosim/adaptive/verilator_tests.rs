@@ -223,10 +223,15 @@ fn scoreboard_catches_injected_faults() {
     let cfg = StimConfig::of(&RunConfig::lines(5_000));
     let m = fault_caught(run(&mut dut, &p, Unit::BdiComp, &cfg));
     assert_eq!(m.field, "m_payload_o");
-    // The decompressor's sign extension of an immediate Base8-Δ1 delta 2 replaced by zero
-    // extension.
+    // The decompressor's sign extension of the immediate Base8-Δ1 deltas replaced by zero
+    // extension (in the loop over the elements).
     let mut dut = faulty(&p, Unit::BdiDecomp, &|v| {
-        v.replace(": {56{s_payload_i[419]}}), b8d1_lo2", ": 56'd0), b8d1_lo2")
+        let w = v.replace(
+            ": {56{s_payload_i[-8*i + 435]}}), b8d1_lo[i]",
+            ": 56'd0), b8d1_lo[i]",
+        );
+        assert_ne!(w, v, "the Base8-Δ1 sign extension is in the Verilog");
+        w
     });
     let m = fault_caught(run(&mut dut, &p, Unit::BdiDecomp, &cfg));
     assert_eq!(m.field, "m_line_o");

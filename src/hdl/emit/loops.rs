@@ -3,7 +3,8 @@
 //! A run is a stretch of consecutive members (instances of a family, elements of an array)
 //! whose connections or expressions are the same up to their leaves, and whose every leaf
 //! is the same for all members or follows the index `i` as `base[a*i + b +: w]` (a slice of
-//! a signal), `arr[a*i + b]` (an array element) or the constant `a*i + b` (declared in the
+//! a signal), `arr[a*i + b]` (an array element), `arr[a*i + b][lo +: w]` (a fixed slice of
+//! an array element) or the constant `a*i + b` (declared in the
 //! loop as `localparam [w-1:0] K<n> = a*i + b;`, so it keeps its width).
 
 use super::super::expr::{verilog, Expr, Node};
@@ -19,6 +20,13 @@ pub(super) enum Shape {
     Slice { base: String, width: u32, lo: i64 },
     /// Element `k` of array `array`.
     Elem { array: String, k: i64 },
+    /// Bits `[lo +: width]` of element `k` of array `array`.
+    ElemSlice {
+        array: String,
+        k: i64,
+        lo: u32,
+        width: u32,
+    },
     /// A constant of at most 31 bits.
     Const { width: u32, value: i64 },
     /// Anything else: only equal to itself.
@@ -30,6 +38,12 @@ impl Shape {
         match self {
             Shape::Slice { base, width, lo } => format!("{}[{}+:{}]", base, lo, width),
             Shape::Elem { array, k } => format!("{}[{}]", array, k),
+            Shape::ElemSlice {
+                array,
+                k,
+                lo,
+                width,
+            } => format!("{}[{}][{}+:{}]", array, k, lo, width),
             Shape::Const { width, value } => format!("{}'d{}", width, value),
             Shape::Other(text) => text.clone(),
         }
@@ -48,6 +62,13 @@ pub(super) enum Rule {
     },
     Elem {
         array: String,
+        a: i64,
+        b: i64,
+    },
+    ElemSlice {
+        array: String,
+        lo: u32,
+        width: u32,
         a: i64,
         b: i64,
     },
@@ -91,6 +112,28 @@ impl Rule {
                 })
             }
             (
+                Shape::ElemSlice {
+                    array,
+                    k,
+                    lo,
+                    width,
+                },
+                Shape::ElemSlice {
+                    array: a1,
+                    k: j1,
+                    lo: l1,
+                    width: w1,
+                },
+            ) if array == a1 && lo == l1 && width == w1 => {
+                step(*k, *j1).map(|(a, b)| Rule::ElemSlice {
+                    array: array.clone(),
+                    lo: *lo,
+                    width: *width,
+                    a,
+                    b,
+                })
+            }
+            (
                 Shape::Const { width, value },
                 Shape::Const {
                     width: w1,
@@ -120,6 +163,21 @@ impl Rule {
             (Rule::Elem { array, a, b }, Shape::Elem { array: a1, k: j }) => {
                 array == a1 && a * k + b == *j
             }
+            (
+                Rule::ElemSlice {
+                    array,
+                    lo,
+                    width,
+                    a,
+                    b,
+                },
+                Shape::ElemSlice {
+                    array: a1,
+                    k: j,
+                    lo: l1,
+                    width: w1,
+                },
+            ) => array == a1 && lo == l1 && width == w1 && a * k + b == *j,
             (Rule::Const { width, a, b }, Shape::Const { width: w1, value }) => {
                 width == w1 && a * k + b == *value
             }
@@ -142,6 +200,20 @@ impl Rule {
                 Some(format!("{}[{} +: {}]", base, index(*a, *b), width))
             }
             Rule::Elem { array, a, b } => Some(format!("{}[{}]", array, index(*a, *b))),
+            Rule::ElemSlice {
+                array,
+                lo,
+                width: 1,
+                a,
+                b,
+            } => Some(format!("{}[{}][{}]", array, index(*a, *b), lo)),
+            Rule::ElemSlice {
+                array,
+                lo,
+                width,
+                a,
+                b,
+            } => Some(format!("{}[{}][{} +: {}]", array, index(*a, *b), lo, width)),
         }
     }
 }
@@ -227,7 +299,15 @@ pub(super) fn shape_of_signal(m: &Module, i: usize) -> Shape {
 pub(super) fn shape_of(m: &Module, e: &Expr) -> Shape {
     match e.node() {
         Node::Slice { base, lo } => {
-            if let Node::Sig { .. } = base.node() {
+            if let Node::Sig { id, .. } = base.node() {
+                if let Some((a, k)) = m.signals[id.index].elem {
+                    return Shape::ElemSlice {
+                        array: m.arrays[a].name.to_string(),
+                        k: k as i64,
+                        lo: *lo,
+                        width: e.width(),
+                    };
+                }
                 return Shape::Slice {
                     base: verilog(base),
                     width: e.width(),

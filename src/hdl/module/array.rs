@@ -96,6 +96,24 @@ impl ModuleBuilder {
             .collect()
     }
 
+    /// [`ModuleBuilder::reg_array`] with element `k`'s next state `nexts[k]` under `enable`
+    /// (the array form of [`ModuleBuilder::reg_next`]); returns the elements' outputs. The
+    /// next states must all have one width.
+    pub fn reg_array_next(
+        &mut self,
+        name: &str,
+        reset: Option<u64>,
+        nexts: &[Expr],
+        enable: Option<&Expr>,
+    ) -> Vec<Expr> {
+        let width = nexts.first().map_or(1, Expr::width);
+        let regs = self.reg_array(name, width, nexts.len() as u32, reset);
+        for (r, v) in regs.iter().zip(nexts) {
+            self.next(r, v, enable);
+        }
+        regs.iter().map(|r| r.q()).collect()
+    }
+
     /// `len` instances of `module`, named `<name>0`, `<name>1`, ... (`<name>_0`, ... when
     /// `name` ends in a digit); `inputs(k)` connects
     /// instance `k`. Output `p` of instance `k` is element `k` of the array `<name>_<p>`
