@@ -45,20 +45,43 @@ pub fn port_loads(netlist: &str, lib: &Liberty) -> BTreeMap<String, usize> {
         .filter(|p| p != "clk_i" && p != "rst_ni")
         .map(|p| (p, 0))
         .collect();
-    let mut cell: Option<&str> = None;
-    for l in netlist.lines() {
-        if l.starts_with("  ") && !l.starts_with("   ") && l.trim_end().ends_with(" (") {
-            cell = l.split_whitespace().next();
-        } else if l.trim() == ");" {
-            cell = None;
-        } else if let (Some(c), Some((pin, net))) = (cell, parse_conn(l)) {
-            let out = lib.output_pins.get(c).is_some_and(|o| o.contains(pin));
-            if let Some(n) = loads.get_mut(net).filter(|_| !out) {
-                *n += 1;
-            }
+    let lines: Vec<&str> = netlist.lines().collect();
+    for c in connections(&lines).0 {
+        let out = lib
+            .output_pins
+            .get(&c.cell)
+            .is_some_and(|o| o.contains(&c.pin));
+        if let Some(n) = loads.get_mut(&c.net).filter(|_| !out) {
+            *n += 1;
         }
     }
     loads
+}
+
+/// Every cell pin connection of a netlist (one per line), and the line of the first
+/// `endmodule`.
+fn connections(lines: &[&str]) -> (Vec<Conn>, Option<usize>) {
+    let mut conns: Vec<Conn> = Vec::new();
+    let mut cell: Option<String> = None;
+    let mut endmodule = None;
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with("  ") && !l.starts_with("   ") && l.trim_end().ends_with(" (") {
+            // `  CELL inst (`: an instance header (declarations end in `;`).
+            cell = l.split_whitespace().next().map(str::to_string);
+        } else if l.trim() == ");" {
+            cell = None;
+        } else if l.trim() == "endmodule" && endmodule.is_none() {
+            endmodule = Some(i);
+        } else if let (Some(c), Some((pin, net))) = (&cell, parse_conn(l)) {
+            conns.push(Conn {
+                line: i,
+                pin: pin.to_string(),
+                net: net.to_string(),
+                cell: c.clone(),
+            });
+        }
+    }
+    (conns, endmodule)
 }
 
 /// The scalar ports of a netlist written with split ports: `(inputs, outputs)`.
@@ -127,26 +150,7 @@ pub fn buffer_flop_outputs(netlist: &str, lib: &Liberty) -> Buffered {
 /// `max_flop_fanout` still counts flop outputs only.
 pub fn buffer_nets(netlist: &str, lib: &Liberty, roots: &Roots) -> Buffered {
     let lines: Vec<&str> = netlist.lines().collect();
-    let mut conns: Vec<Conn> = Vec::new();
-    let mut cell: Option<String> = None;
-    let mut endmodule = None;
-    for (i, l) in lines.iter().enumerate() {
-        if l.starts_with("  ") && !l.starts_with("   ") && l.trim_end().ends_with(" (") {
-            // `  CELL inst (`: an instance header (declarations end in `;`).
-            cell = l.split_whitespace().next().map(str::to_string);
-        } else if l.trim() == ");" {
-            cell = None;
-        } else if l.trim() == "endmodule" && endmodule.is_none() {
-            endmodule = Some(i);
-        } else if let (Some(c), Some((pin, net))) = (&cell, parse_conn(l)) {
-            conns.push(Conn {
-                line: i,
-                pin: pin.to_string(),
-                net: net.to_string(),
-                cell: c.clone(),
-            });
-        }
-    }
+    let (conns, endmodule) = connections(&lines);
     let is_output = |c: &Conn| {
         lib.output_pins
             .get(&c.cell)
