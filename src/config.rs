@@ -54,8 +54,9 @@
 //!   bpc:
 //!     sym_bits: 32      # 32 | 64 (the wide-symbol variant)
 //!     prefixes: kim2016 # kim2016 | alternate (the 5-bit plane prefixes)
-//!     dec_tokens: 4     # decompressor tokens per cycle: 1..8
-//!     dec_sum_stages: 1 # decompressor output-sum stages: 1 (11 cycles) | 2 (one more)
+//!     dec_tokens: 4     # decompressor tokens per cycle: 1..8 (1: serial lanes)
+//!     dec_sum_stages: 1 # decompressor output-sum stages: 1 (11 cycles) .. 4 (1 GHz)
+//!     dec_lanes: 1      # serial decoder lanes on alternate entries (dec_tokens 1): 1..8
 //!   addr:
 //!     pa_bits: 48
 //!     page: 2m          # 2m | 64k

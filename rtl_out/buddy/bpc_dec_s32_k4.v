@@ -407,6 +407,7 @@ module bpc_dec_s32_k4 (
   wire we [0:31];
   wire [30:0] dbp_n [0:31];
   wire [30:0] dbp_d [0:31];
+  wire [31:0] rawd [0:31];
   assign win = sr_q[132:0];
   assign cls_at0 = {(~win[0] & ~win[1] & ~win[2] & win[3] & win[4]),
                     (~win[0] & ~win[1] & ~win[2] & win[3] & ~win[4]),
@@ -1248,51 +1249,6 @@ module bpc_dec_s32_k4 (
       assign dbp_d[i] = dbp_n[i];
     end
   endgenerate
-  always @(posedge clk_i) begin
-    if (upd) begin
-      sr_q <= sr_d;
-      room_q <= room_d;
-      left_q <= left_d;
-      prev_q <= prev_d;
-      err_q <= err_d;
-    end
-    for (k = 0; k < 32; k = k + 1) dbp_q[k] <= dbp_d[k];
-  end
-
-  // Output: the planes' next state transposed to deltas (el1); one stage of carry-save Kogge-Stone
-  // sums, a carry-select add per word
-  wire [31:0] rawd [0:31];
-  reg  el1_valid_q;
-  reg  [1023:0] el1_q;
-  wire el1_load;
-  wire [1023:0] el1_d;
-  reg  err1_q;
-  wire err1_d;
-  reg  kill1_q;
-  wire kill1_d;
-  wire [31:0] u_ps2_c3_s_o [0:0];
-  wire [31:0] u_ps2_c3_c_o [0:0];
-  wire [31:0] u_ps2_c4_s_o [0:28];
-  wire [31:0] u_ps2_c4_c_o [0:28];
-  wire [31:0] u_ps3_c3_s_o [0:0];
-  wire [31:0] u_ps3_c3_c_o [0:0];
-  wire [31:0] u_ps3_c4_s_o [0:26];
-  wire [31:0] u_ps3_c4_c_o [0:26];
-  wire [31:0] u_ps4_c3_s_o [0:0];
-  wire [31:0] u_ps4_c3_c_o [0:0];
-  wire [31:0] u_ps4_c4_s_o [0:22];
-  wire [31:0] u_ps4_c4_c_o [0:22];
-  wire [31:0] u_ps5_c3_s_o [0:0];
-  wire [31:0] u_ps5_c3_c_o [0:0];
-  wire [31:0] u_ps5_c4_s_o [0:14];
-  wire [31:0] u_ps5_c4_c_o [0:14];
-  wire [31:0] u_ps_add_y_o [0:30];
-  reg  out_valid_q;
-  reg  [1023:0] out_blk_q;
-  wire out_load;
-  wire [1023:0] out_blk_d;
-  reg  out_err_q;
-  wire out_err_d;
   assign rawd[0] = {sr_q[24], sr_q[25], sr_q[26], sr_q[27], sr_q[28], sr_q[29], sr_q[30], sr_q[31],
                     sr_q[16], sr_q[17], sr_q[18], sr_q[19], sr_q[20], sr_q[21], sr_q[22], sr_q[23],
                     sr_q[8], sr_q[9], sr_q[10], sr_q[11], sr_q[12], sr_q[13], sr_q[14], sr_q[15],
@@ -1347,6 +1303,49 @@ module bpc_dec_s32_k4 (
                            hi_q[32*i - 796], hi_q[32*i - 795], hi_q[32*i - 794], hi_q[32*i - 793]});
     end
   endgenerate
+  always @(posedge clk_i) begin
+    if (upd) begin
+      sr_q <= sr_d;
+      room_q <= room_d;
+      left_q <= left_d;
+      prev_q <= prev_d;
+      err_q <= err_d;
+    end
+    for (k = 0; k < 32; k = k + 1) dbp_q[k] <= dbp_d[k];
+  end
+
+  // Output: base and deltas (el1); carry-save Kogge-Stone sums in 1 stage(s)
+  reg  el1_valid_q;
+  reg  [1023:0] el1_q;
+  wire el1_load;
+  wire [1023:0] el1_d;
+  reg  err1_q;
+  wire err1_d;
+  reg  kill1_q;
+  wire kill1_d;
+  wire [31:0] u_ps2_c3_s_o [0:0];
+  wire [31:0] u_ps2_c3_c_o [0:0];
+  wire [31:0] u_ps2_c4_s_o [0:28];
+  wire [31:0] u_ps2_c4_c_o [0:28];
+  wire [31:0] u_ps3_c3_s_o [0:0];
+  wire [31:0] u_ps3_c3_c_o [0:0];
+  wire [31:0] u_ps3_c4_s_o [0:26];
+  wire [31:0] u_ps3_c4_c_o [0:26];
+  wire [31:0] u_ps4_c3_s_o [0:0];
+  wire [31:0] u_ps4_c3_c_o [0:0];
+  wire [31:0] u_ps4_c4_s_o [0:22];
+  wire [31:0] u_ps4_c4_c_o [0:22];
+  wire [31:0] u_ps5_c3_s_o [0:0];
+  wire [31:0] u_ps5_c3_c_o [0:0];
+  wire [31:0] u_ps5_c4_s_o [0:14];
+  wire [31:0] u_ps5_c4_c_o [0:14];
+  wire [31:0] u_ps_add_y_o [0:30];
+  reg  out_valid_q;
+  reg  [1023:0] out_blk_q;
+  wire out_load;
+  wire [1023:0] out_blk_d;
+  reg  out_err_q;
+  wire out_err_d;
   assign el1_d = (raw_q ?
                     {rawd[31], rawd[30], rawd[29], rawd[28], rawd[27], rawd[26], rawd[25], rawd[24],
                      rawd[23], rawd[22], rawd[21], rawd[20], rawd[19], rawd[18], rawd[17], rawd[16],

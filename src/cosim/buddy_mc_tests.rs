@@ -23,8 +23,9 @@ fn show(r: &McRun, what: &str) {
     );
 }
 
-/// The defaults and a second set (64 KB pages, 2 MCs, 64-bit symbols, alternate prefixes, a
-/// 2-token decoder) in the interpreter, every target, request kind and memory checked.
+/// The defaults, a second set (64 KB pages, 2 MCs, 64-bit symbols, alternate prefixes, a
+/// 2-token decoder) and the serial decoder in the interpreter, every target, request kind
+/// and memory checked.
 #[test]
 fn interpreter_mc_ctrl_matches_the_system_model() {
     let mut alt = small();
@@ -34,7 +35,12 @@ fn interpreter_mc_ctrl_matches_the_system_model() {
     alt.bpc.sym_bits = 64;
     alt.bpc.prefixes = crate::model::bpc::BpcPrefixes::Alternate;
     alt.bpc.dec_tokens = 2;
-    for (p, n) in [(small(), 400u64), (alt, 200)] {
+    // The serial decompressor (3 lanes, every sum split).
+    let mut ser = small();
+    ser.bpc.dec_tokens = 1;
+    ser.bpc.dec_lanes = 3;
+    ser.bpc.dec_sum_stages = 4;
+    for (p, n) in [(small(), 400u64), (alt, 200), (ser, 200)] {
         let top = mc_ctrl(&p).unwrap();
         let mut dut = SimDut::new(&top).unwrap();
         let r = run(&mut dut, &top, &p, n, &cfg(3)).unwrap();

@@ -34,6 +34,7 @@ fn variants() -> Vec<BuddyRtlParams> {
                 prefixes: crate::model::bpc::BpcPrefixes::Alternate,
                 dec_tokens: 3,
                 dec_sum_stages: 2,
+                dec_lanes: 1,
             },
             addr: crate::model::buddy::AddrParams::pages_64k(),
             meta: crate::rtl::buddy::MetaSliceParams {
@@ -62,7 +63,39 @@ fn variants() -> Vec<BuddyRtlParams> {
             },
             ..d
         },
+        // The serial decompressor: its 1 GHz form at 3 lanes, then every sum split.
+        BuddyRtlParams {
+            bpc: serial(128, 32, 3, 4),
+            ..d
+        },
+        BuddyRtlParams {
+            bpc: BpcRtlParams {
+                prefixes: crate::model::bpc::BpcPrefixes::Alternate,
+                ..serial(64, 64, 2, 3)
+            },
+            ..d
+        },
+        BuddyRtlParams {
+            bpc: serial(32, 32, 1, 2),
+            ..d
+        },
+        BuddyRtlParams {
+            bpc: serial(32, 32, 4, 1),
+            ..d
+        },
     ]
+}
+
+/// The serial BPC decompressor (one token per cycle per lane).
+fn serial(entry_bytes: usize, sym_bits: u32, lanes: u32, sum_stages: u32) -> BpcRtlParams {
+    BpcRtlParams {
+        entry_bytes,
+        sym_bits,
+        dec_tokens: 1,
+        dec_lanes: lanes,
+        dec_sum_stages: sum_stages,
+        ..BpcRtlParams::default()
+    }
 }
 
 /// The Verilator runs: the defaults. The 64-bit-symbol set runs at 10^6 entries in the long
@@ -173,6 +206,26 @@ fn verilator_units_match_the_model_under_stalls() {
             );
         }
     }
+    // The serial decompressor in its 1 GHz form (4 lanes, every sum split).
+    let p = BuddyRtlParams {
+        bpc: serial(128, 32, 4, 4),
+        ..Default::default()
+    };
+    let t = top(&p, Unit::Decompressor).unwrap();
+    let mut dut = VerilatorDut::new(&t, false).unwrap();
+    let st = run_classes(
+        &mut dut,
+        &t,
+        &p,
+        Unit::Decompressor,
+        33,
+        20_000,
+        CORRUPT,
+        &cfg(9),
+    );
+    let st = st.unwrap();
+    assert_clean(&st, &t.name);
+    assert_eq!(st.lines, 20_000);
     // The pipelined address generators (3 and 2 stages).
     for p in &variants()[1..3] {
         let t = top(p, Unit::AddrGen).unwrap();
@@ -275,4 +328,29 @@ fn scoreboard_catches_injected_faults() {
     for (unit, edits) in faults {
         caught(&p, unit, edits, 2_000);
     }
+    // The serial decompressor (2 lanes, every sum split).
+    let p = BuddyRtlParams {
+        bpc: serial(32, 32, 2, 4),
+        ..p
+    };
+    let serial_faults: &[Edit] = &[
+        ("single-zero shift", &|v: &str| {
+            v.replacen("(tok_lhot_q[2] ? {3'd0,", "(1'b0 ? {3'd0,", 1)
+        }),
+        ("room check", &|v: &str| {
+            v.replacen("assign over = (", "assign over = 1'b0 & (", 1)
+        }),
+        ("lane order", &|v: &str| {
+            // The read-back turn moves on while the sums stall.
+            v.replacen(
+                "if ((lane_valid & el_free)) coll_q",
+                "if (lane_valid) coll_q",
+                1,
+            )
+        }),
+        ("raw pass", &|v: &str| {
+            v.replacen("assign raw1_d = lane_raw;", "assign raw1_d = 1'b0;", 1)
+        }),
+    ];
+    caught(&p, Unit::Decompressor, serial_faults, 2_000);
 }

@@ -207,6 +207,9 @@ const PARAM_SETS: &[&str] = &[
     "buddy: {bpc: {sym_bits: 64, prefixes: alternate, dec_tokens: 3}, addr: {page: 64k, boff_bits: 21}, addr_stages: 3}",
     "buddy: {bpc: {entry_bytes: 32, dec_tokens: 2}, meta: {size_bytes: 1024, mshrs: 2, mshr_slots: 2}, addr_stages: 2}",
     "buddy: {addr_stages: 1}",
+    "buddy: {bpc: {dec_tokens: 1, dec_lanes: 4, dec_sum_stages: 4}}",
+    "buddy: {bpc: {sym_bits: 64, prefixes: alternate, dec_tokens: 1, dec_lanes: 2, dec_sum_stages: 3}}",
+    "buddy: {bpc: {entry_bytes: 32, dec_tokens: 1, dec_sum_stages: 2}}",
 ];
 
 /// Every parameter set above: each generated file (the loop-back tops included) is linted

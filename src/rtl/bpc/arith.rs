@@ -2,7 +2,9 @@
 //! the Kogge-Stone prefix sum and the LSB-first growing shifter.
 
 use super::{LANES_PER_COPY, SPEC};
-use crate::hdl::blocks::{add_csel, add_split, csa_reduce, PrefixTopology};
+use crate::hdl::blocks::{
+    add_csel, add_join, add_ks, add_split, csa_reduce, sub_ks, PrefixTopology,
+};
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -96,9 +98,22 @@ pub(super) fn prefix_sums_cs(
     lanes: &[Expr],
     levels: std::ops::Range<usize>,
 ) -> Result<Vec<Expr>, HdlError> {
-    let w = lanes.first().map_or(1, Expr::width);
-    let mut cur: Vec<Vec<Expr>> = lanes.iter().map(|x| vec![x.clone()]).collect();
-    let sched = PrefixTopology::KoggeStone.schedule(lanes.len());
+    let terms: Vec<Vec<Expr>> = lanes.iter().map(|x| vec![x.clone()]).collect();
+    let cur = prefix_levels_cs(m, add, terms, levels)?;
+    lane_sums(m, add, &cur, false)
+}
+
+/// The carry-save part of [`prefix_sums_cs`]: `levels` of the Kogge-Stone schedule over
+/// lanes given as one or two terms each; returns each lane's one or two terms.
+pub(super) fn prefix_levels_cs(
+    m: &mut ModuleBuilder,
+    add: &str,
+    lanes: Vec<Vec<Expr>>,
+    levels: std::ops::Range<usize>,
+) -> Result<Vec<Vec<Expr>>, HdlError> {
+    let w = lanes.first().and_then(|t| t.first()).map_or(1, Expr::width);
+    let mut cur = lanes;
+    let sched = PrefixTopology::KoggeStone.schedule(cur.len());
     for (li, lvl) in sched.iter().enumerate().take(levels.end).skip(levels.start) {
         let mut nxt = cur.clone();
         // The lanes that reduce, by their number of terms, in lane order.
@@ -129,8 +144,21 @@ pub(super) fn prefix_sums_cs(
         }
         cur = nxt;
     }
+    Ok(cur)
+}
+
+/// Each lane's sum from its one or two terms: one adder per two-term lane (family
+/// `u_<add>_add`), carry-select (`bpc_add_cs_w<w>`) or, with `ks`, Kogge-Stone
+/// (`bpc_add_ks_w<w>`).
+pub(super) fn lane_sums(
+    m: &mut ModuleBuilder,
+    add: &str,
+    cur: &[Vec<Expr>],
+    ks: bool,
+) -> Result<Vec<Expr>, HdlError> {
+    let w = cur.first().and_then(|t| t.first()).map_or(1, Expr::width);
     let pairs: Vec<usize> = (0..cur.len()).filter(|&i| cur[i].len() == 2).collect();
-    let adder = add_cell(w)?;
+    let adder = if ks { ks_cell(w, false)? } else { add_cell(w)? };
     let u = m.instance_array(&adder, &format!("u_{add}_add"), pairs.len() as u32, |k| {
         let t = &cur[pairs[k as usize]];
         vec![("a_i", t[0].clone()), ("b_i", t[1].clone())]
@@ -170,6 +198,115 @@ fn add_cell(w: u32) -> Result<Arc<Module>, HdlError> {
     let a = m.input("a_i", w);
     let b = m.input("b_i", w);
     let y = add_csel(&mut m, "sum", &a, &b, 8);
+    m.output_expr("y_o", &y);
+    m.finish()
+}
+
+/// A Kogge-Stone adder or subtractor as a cell, `bpc_add_ks_w<w>` (`y_o = a_i + b_i`) or
+/// `bpc_sub_ks_w<w>` (`y_o = a_i - b_i`), modulo `2^w` ([`add_ks`], [`sub_ks`]).
+pub(super) fn ks_cell(w: u32, sub: bool) -> Result<Arc<Module>, HdlError> {
+    let op = if sub { "sub" } else { "add" };
+    let mut m = ModuleBuilder::new(format!("bpc_{op}_ks_w{w}"));
+    m.header("Generator: hwzip::rtl::bpc::arith::ks_cell");
+    m.header(format!("Parameters: {w} bits, Kogge-Stone carries"));
+    m.header(format!(
+        "Spec: {SPEC} §2.4 (decoder: deltas and their sums)"
+    ));
+    let a = m.input("a_i", w);
+    let b = m.input("b_i", w);
+    let y = if sub {
+        sub_ks(&mut m, "dif", &a, &b)
+    } else {
+        add_ks(&mut m, "sum", &a, &b)
+    };
+    m.output_expr("y_o", &y);
+    m.finish()
+}
+
+/// The second half of [`split_cells`]: the lanes' sums from their registered parts.
+pub(super) type Join = Box<dyn FnOnce(&mut ModuleBuilder, &Expr) -> Vec<Expr>>;
+
+/// Each lane's sum from its one or two terms split over a register: the parts to register
+/// (per lane in order: a one-term lane's term, a two-term lane's [`add_split`] parts from
+/// `bpc_add_split_w<w>`, family `u_<add>_split`), and the join that picks the sums from the
+/// registered parts (`bpc_add_join_w<w>`, family `u_<add>_join`).
+pub(super) fn split_cells(
+    m: &mut ModuleBuilder,
+    add: &str,
+    terms: &[Vec<Expr>],
+) -> Result<(Expr, Join), HdlError> {
+    let w = terms.first().and_then(|t| t.first()).map_or(1, Expr::width);
+    let (split, join) = (split_cell(w)?, join_cell(w)?);
+    let pairs: Vec<usize> = (0..terms.len()).filter(|&i| terms[i].len() == 2).collect();
+    let u = m.instance_array(&split, &format!("u_{add}_split"), pairs.len() as u32, |k| {
+        let t = &terms[pairs[k as usize]];
+        vec![("a_i", t[0].clone()), ("b_i", t[1].clone())]
+    });
+    let mut flat: Vec<Expr> = terms.iter().map(|t| t[0].clone()).collect();
+    for (&i, u) in pairs.iter().zip(&u) {
+        flat[i] = Expr::cat_lsb(&[u.out("lo_o"), u.out("c0_o"), u.out("c1_o")]);
+    }
+    let widths: Vec<u32> = flat.iter().map(Expr::width).collect();
+    let add = add.to_string();
+    let join_fn = move |m: &mut ModuleBuilder, r: &Expr| {
+        let mut lo = 0;
+        let parts: Vec<Expr> = widths
+            .iter()
+            .map(|&wd| {
+                lo += wd;
+                r.slice(lo - wd, wd)
+            })
+            .collect();
+        let h = w / 2;
+        let u = m.instance_array(&join, &format!("u_{add}_join"), pairs.len() as u32, |k| {
+            let x = &parts[pairs[k as usize]];
+            vec![
+                ("lo_i", x.slice(0, h + 1)),
+                ("c0_i", x.slice(h + 1, w - h)),
+                ("c1_i", x.slice(w + 1, w - h)),
+            ]
+        });
+        let mut words = parts;
+        for (&i, u) in pairs.iter().zip(&u) {
+            words[i] = u.out("y_o");
+        }
+        words
+    };
+    Ok((Expr::cat_lsb(&flat), Box::new(join_fn)))
+}
+
+/// `bpc_add_split_w<w>`: `a_i + b_i` in two halves ([`add_split`]): the low half's sum with
+/// its carry `lo_o`, the high half's sums for carries in 0 and 1, `c0_o` and `c1_o`.
+fn split_cell(w: u32) -> Result<Arc<Module>, HdlError> {
+    let mut m = ModuleBuilder::new(format!("bpc_add_split_w{w}"));
+    m.header("Generator: hwzip::rtl::bpc::arith::split_cell");
+    m.header(format!("Parameters: {w} bits in two halves"));
+    m.header(format!(
+        "Spec: {SPEC} §2.4 (decoder: prefix sums of the deltas)"
+    ));
+    let a = m.input("a_i", w);
+    let b = m.input("b_i", w);
+    let parts = add_split(&mut m, "sum", (&a, &b), false, 2);
+    m.output_expr("lo_o", &parts[0]);
+    m.output_expr("c0_o", &parts[1]);
+    m.output_expr("c1_o", &parts[2]);
+    m.finish()
+}
+
+/// `bpc_add_join_w<w>`: the sum from the registered halves of `bpc_add_split_w<w>`
+/// ([`add_join`]).
+fn join_cell(w: u32) -> Result<Arc<Module>, HdlError> {
+    let h = w / 2;
+    let mut m = ModuleBuilder::new(format!("bpc_add_join_w{w}"));
+    m.header("Generator: hwzip::rtl::bpc::arith::join_cell");
+    m.header(format!("Parameters: {w} bits in two halves"));
+    m.header(format!(
+        "Spec: {SPEC} §2.4 (decoder: prefix sums of the deltas)"
+    ));
+    let lo = m.input("lo_i", h + 1);
+    let c0 = m.input("c0_i", w - h);
+    let c1 = m.input("c1_i", w - h);
+    let y = add_join(&mut m, "sum", &[lo, c0, c1]);
     m.output_expr("y_o", &y);
     m.finish()
 }

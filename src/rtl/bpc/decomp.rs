@@ -1,8 +1,8 @@
 //! The BPC decompressor (`bpc_dec_*`).
 
-use super::arith::prefix_sums_cs;
+use super::sums::{deltas_of_planes, sums, Flags};
 use super::*;
-use crate::hdl::blocks::{any_of, mux_tree, or_tree, PrefixTopology};
+use crate::hdl::blocks::{any_of, mux_tree, or_tree};
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{Module, Pipeline, Policy, Reg, Stage};
 use crate::model::bpc::{BpcParams, PlaneCode};
@@ -22,9 +22,12 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
         "bpc_dec_{}_k{}{}",
         p.tag(),
         p.dec_tokens,
-        if p.dec_sum_stages == 2 { "_o2" } else { "" }
+        super::serial::sum_suffix(p)
     );
     p.validate().map_err(|e| err(&name, e))?;
+    if p.dec_tokens == 1 {
+        return super::serial::decompressor(p);
+    }
     let q = p.model();
     let g = Geo::of(&q);
     let k = p.dec_tokens as usize;
@@ -60,27 +63,33 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
 
 /// The accepted entry's decode: its mode, limit and errors from the size code, and the base
 /// token at stream bit 0.
-struct Accept {
+pub(super) struct Accept {
     /// The stream (stream order).
-    st: Expr,
-    is_zero: Expr,
-    is_raw: Expr,
+    pub(super) st: Expr,
+    pub(super) is_zero: Expr,
+    pub(super) is_raw: Expr,
     /// The stream's length limit for the size code.
-    limit: Expr,
+    pub(super) limit: Expr,
     /// An invalid size code.
-    bad: Expr,
+    pub(super) bad: Expr,
     /// Stream bit 0: a full-width base.
-    b0: Expr,
-    base: Expr,
-    base_len: Expr,
+    pub(super) b0: Expr,
+    pub(super) base: Expr,
+    pub(super) base_len: Expr,
     /// A BPC-coded entry (neither zero, raw nor invalid).
-    bpc: Expr,
+    pub(super) bpc: Expr,
     /// The base token alone overruns the limit.
-    base_over: Expr,
+    pub(super) base_over: Expr,
 }
 
 /// Accept: the size code to mode and limit, and the base token decoded at stream bit 0.
-fn accept(m: &mut ModuleBuilder, p: &BpcRtlParams, g: Geo, sbus: &Expr, size: &Expr) -> Accept {
+pub(super) fn accept(
+    m: &mut ModuleBuilder,
+    p: &BpcRtlParams,
+    g: Geo,
+    sbus: &Expr,
+    size: &Expr,
+) -> Accept {
     m.comment("Accept: size code to mode and limit; the base token decoded at stream bit 0");
     // Stream order: each bus byte bit-reversed (one loop over the bytes).
     let bytes: Vec<Expr> = stream_of_bus(sbus).lanes(8);
@@ -243,7 +252,7 @@ fn cls_of(cls_at: &[Option<Expr>], x: usize) -> Expr {
 }
 
 /// Length of a token of one-hot class `c`.
-fn class_len(g: Geo, c: usize) -> usize {
+pub(super) fn class_len(g: Geo, c: usize) -> usize {
     let lens = g.lens();
     (match c {
         0 => lens[0],
@@ -510,7 +519,7 @@ fn token(
 /// one-hot class (raw, run, zero, all ones, DBP zero, two ones, one one) and its fields: the
 /// raw plane XOR the previous one, the previous plane (run, zero), its inverse (all ones),
 /// or the previous plane with the one or two ones at the position flipped.
-fn token_plane(g: Geo) -> Result<Arc<Module>, HdlError> {
+pub(super) fn token_plane(g: Geo) -> Result<Arc<Module>, HdlError> {
     let mut m = ModuleBuilder::new(format!("bpc_tok_plane_b{}", g.b));
     m.header("Generator: hwzip::rtl::bpc::decomp::token_plane");
     m.header(format!(
@@ -609,7 +618,7 @@ fn loop_step(
 
 /// The stream register's load on accept: the stream after the base token (one of its 5
 /// lengths); a raw entry unshifted.
-fn stream_after_base(g: Geo, a: &Accept, srw: u32) -> Expr {
+pub(super) fn stream_after_base(g: Geo, a: &Accept, srw: u32) -> Expr {
     let (st, b0) = (&a.st, &a.b0);
     let low = st.slice(0, srw);
     let after = |l: u32| Expr::cat(&[Expr::zero(l), low.slice(l, srw - l)]);
@@ -679,9 +688,8 @@ fn plane_writes(m: &mut ModuleBuilder, g: Geo, lp: &Loop, t: &Tokens) -> Vec<Exp
     file_d
 }
 
-/// Output: w[i] = base + d[1] + ... + d[i]; the planes' next state transposed to deltas
-/// (el1), carry-save Kogge-Stone sums (split by el2 when two stages), the out stage; returns
-/// the entry and error registers.
+/// Output: the planes' next state transposed to deltas (a raw entry: its own deltas), then
+/// [`sums`]; returns the entry and error registers.
 fn output(
     m: &mut ModuleBuilder,
     pl: &mut Pipeline,
@@ -691,14 +699,6 @@ fn output(
     file_d: &[Expr],
     any_err: &Expr,
 ) -> Result<(Expr, Expr), HdlError> {
-    m.comment(
-        "Output: the planes' next state transposed to deltas (el1); one stage of carry-save \
-         Kogge-Stone sums, a carry-select add per word",
-    );
-    let mut el = vec![lp.base.clone()];
-    el.extend(
-        (0..g.n - 1).map(|kk| Expr::cat_lsb(&file_d.iter().map(|f| f.bit(kk)).collect::<Vec<_>>())),
-    );
     // A raw entry enters as its own deltas (word 0, then w[i] - w[i-1]), so the same sums
     // restore it.
     let raw_st = Expr::cat(&[lp.hi.clone(), lp.sr.q()]);
@@ -710,28 +710,8 @@ fn output(
         })
         .collect();
     let rel = m.wire_array("rawd", &deltas);
-    let el_in = lp.raw.select(&Expr::cat_lsb(&rel), &Expr::cat_lsb(&el));
-    let st = pl.stage(m, "el1");
-    let e1 = st.reg(m, "el1_q", &el_in);
-    let mut errv = st.reg(m, "err1_q", &(lp.err.q() | any_err));
-    let mut kill = st.reg(m, "kill1_q", &lp.zero);
-    let nl = PrefixTopology::KoggeStone.schedule(g.n as usize).len();
-    let mut lanes = e1.lanes(g.s);
-    let mut first = 0;
-    if p.dec_sum_stages == 2 {
-        // Levels [0, nl/2) and their add before el2_q, the rest after.
-        let part = prefix_sums_cs(m, "psa", &lanes, 0..nl / 2)?;
-        let st = pl.stage(m, "el2");
-        let e2 = st.reg(m, "el2_q", &Expr::cat_lsb(&part));
-        errv = st.reg(m, "err2_q", &errv);
-        kill = st.reg(m, "kill2_q", &kill);
-        lanes = e2.lanes(g.s);
-        first = nl / 2;
-    }
-    let words = prefix_sums_cs(m, "ps", &lanes, first..nl)?;
-    let res = (!(&errv | &kill)).gate(&Expr::cat_lsb(&words));
-    let st = pl.stage(m, "out");
-    let oblk = st.reg(m, "out_blk_q", &res);
-    let oerr = st.reg(m, "out_err_q", &errv);
-    Ok((oblk, oerr))
+    let el = deltas_of_planes(g, &lp.base, file_d);
+    let el_in = lp.raw.select(&Expr::cat_lsb(&rel), &el);
+    let f = Flags::new(&(lp.err.q() | any_err), &lp.zero, None);
+    sums(m, pl, p, g, &el_in, f)
 }

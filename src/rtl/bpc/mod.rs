@@ -44,6 +44,8 @@ mod comp;
 mod decomp;
 mod merge;
 mod planes;
+mod serial;
+mod sums;
 
 pub use comp::compressor;
 
@@ -73,12 +75,16 @@ pub struct BpcRtlParams {
     pub sym_bits: u32,
     /// The 5-bit prefix assignment.
     pub prefixes: BpcPrefixes,
-    /// Tokens the decompressor decodes per cycle (1-8).
+    /// Tokens the decompressor decodes per cycle (1-8). 1 is the serial form: lanes that
+    /// each take one token per cycle ([`BpcRtlParams::dec_lanes`]).
     pub dec_tokens: u32,
-    /// Register stages of the decompressor's output sums (1 or 2): 1 (default) gives the
+    /// Register stages of the decompressor's output sums (1-4): 1 (default) gives the
     /// 11-cycle worst latency at 4 tokens per cycle; 2 costs a cycle and halves the stage
-    /// (for libraries where the one-stage sum is the worst path).
+    /// (for libraries where the one-stage sum is the worst path); 3 registers the carry-save
+    /// pairs twice and adds alone in the last stage; 4 also splits the adds over a register.
     pub dec_sum_stages: u32,
+    /// Serial decoder lanes fed with alternate entries (1-8, with `dec_tokens: 1` only).
+    pub dec_lanes: u32,
 }
 
 impl Default for BpcRtlParams {
@@ -89,6 +95,7 @@ impl Default for BpcRtlParams {
             prefixes: BpcPrefixes::Kim2016,
             dec_tokens: 4,
             dec_sum_stages: 1,
+            dec_lanes: 1,
         }
     }
 }
@@ -120,10 +127,22 @@ impl BpcRtlParams {
                 self.dec_tokens
             ));
         }
-        if !(1..=2).contains(&self.dec_sum_stages) {
+        if !(1..=4).contains(&self.dec_sum_stages) {
             return Err(format!(
-                "bpc.dec_sum_stages = {} must be 1 or 2",
+                "bpc.dec_sum_stages = {} must be in 1..=4",
                 self.dec_sum_stages
+            ));
+        }
+        if !(1..=8).contains(&self.dec_lanes) {
+            return Err(format!(
+                "bpc.dec_lanes = {} must be in 1..=8",
+                self.dec_lanes
+            ));
+        }
+        if self.dec_lanes > 1 && self.dec_tokens != 1 {
+            return Err(format!(
+                "bpc.dec_lanes = {} needs bpc.dec_tokens = 1 (lanes are serial decoders)",
+                self.dec_lanes
             ));
         }
         self.model().validate().map_err(|e| e.to_string())
@@ -175,15 +194,20 @@ impl BpcRtlParams {
     /// One-line description for reports.
     pub fn describe(&self) -> String {
         format!(
-            "{} B entries, {}-bit symbols, prefixes {}, decoder {} tokens/cycle{}",
+            "{} B entries, {}-bit symbols, prefixes {}, decoder {} tokens/cycle{}{}",
             self.entry_bytes,
             self.sym_bits,
             self.prefixes.name(),
             self.dec_tokens,
-            if self.dec_sum_stages == 2 {
-                ", 2-stage sums"
+            if self.dec_lanes > 1 {
+                format!(" x {} lanes", self.dec_lanes)
             } else {
-                ""
+                String::new()
+            },
+            if self.dec_sum_stages > 1 {
+                format!(", {}-stage sums", self.dec_sum_stages)
+            } else {
+                String::new()
             }
         )
     }
