@@ -94,8 +94,8 @@ module buddy_mc_ctrl_2m_m8 (
   reg  [1023:0] cstream_q;
   reg  [3:0] code_q;
   reg  err_q;
-  reg  [47:0] dev_addr0_q;
-  reg  [47:0] bud_addr0_q;
+  (* mem2reg *) reg  [47:0] dev_addr_q [0:0];
+  (* mem2reg *) reg  [47:0] bud_addr_q [0:0];
   reg  [255:0] dbuf0_q;
   reg  [255:0] dbuf1_q;
   reg  [255:0] dbuf2_q;
@@ -108,9 +108,6 @@ module buddy_mc_ctrl_2m_m8 (
   reg  [3:0] bud_left_q;
   reg  [3:0] dev_got_q;
   reg  [3:0] bud_got_q;
-  reg  [31:0] cnt_access_q;
-  reg  [31:0] cnt_buddy_q;
-  reg  [31:0] cnt_zero_q;
   wire tgt_x1;
   wire tgt_x16;
   wire full_write;
@@ -155,13 +152,15 @@ module buddy_mc_ctrl_2m_m8 (
     if (mask_en) mask_q <= mask_d;
   end
 
-  // Address generator (piece 0 of each memory) and size mapper (code, target)
+  // Address generator (the pieces of each memory) and size mapper (code, target)
   wire u_addr_gen_s_ready_o;
   wire u_addr_gen_m_valid_o;
   wire [47:0] u_addr_gen_m_dev_addr_o;
   wire [47:0] u_addr_gen_m_bud_addr_o;
   wire u_addr_gen_m_is_buddy_o;
   wire u_addr_gen_m_err_o;
+  wire [47:0] dev_addr_d [0:0];
+  wire [47:0] bud_addr_d [0:0];
   wire u_size_mapper_s_ready_o;
   wire u_size_mapper_m_valid_o;
   wire [3:0] u_size_mapper_m_dev_mask_o;
@@ -177,10 +176,6 @@ module buddy_mc_ctrl_2m_m8 (
   wire is_zero;
   wire is_raw;
   wire code_reserved;
-  wire dev_addr0_en;
-  wire [47:0] dev_addr0_d;
-  wire bud_addr0_en;
-  wire [47:0] bud_addr0_d;
   buddy_addr_gen_2m u_addr_gen (
     .s_valid_i(1'd1),
     .s_entry_i(entry_q),
@@ -197,6 +192,8 @@ module buddy_mc_ctrl_2m_m8 (
     .m_is_buddy_o(u_addr_gen_m_is_buddy_o),
     .m_err_o(u_addr_gen_m_err_o)
   );
+  assign dev_addr_d[0] = ((state_q == STATE_ADDR) ? u_addr_gen_m_dev_addr_o : dev_addr_q[0]);
+  assign bud_addr_d[0] = ((state_q == STATE_ADDR) ? u_addr_gen_m_bud_addr_o : bud_addr_q[0]);
   buddy_size_mapper u_size_mapper (
     .s_valid_i(1'd1),
     .s_size_i(code_q),
@@ -218,13 +215,9 @@ module buddy_mc_ctrl_2m_m8 (
   assign is_zero = u_size_mapper_m_is_zero_o;
   assign is_raw = u_size_mapper_m_is_raw_o;
   assign code_reserved = u_size_mapper_m_err_o;
-  assign dev_addr0_en = (state_q == STATE_ADDR);
-  assign dev_addr0_d = u_addr_gen_m_dev_addr_o;
-  assign bud_addr0_en = (state_q == STATE_ADDR);
-  assign bud_addr0_d = u_addr_gen_m_bud_addr_o;
   always @(posedge clk_i) begin
-    if (dev_addr0_en) dev_addr0_q <= dev_addr0_d;
-    if (bud_addr0_en) bud_addr0_q <= bud_addr0_d;
+    dev_addr_q[0] <= dev_addr_d[0];
+    bud_addr_q[0] <= bud_addr_d[0];
   end
 
   // Metadata slice: code lookups (read path) and updates (write path)
@@ -290,29 +283,77 @@ module buddy_mc_ctrl_2m_m8 (
   // Access start: the pieces to move; access, buddy and zero-entry counters
   wire access_go;
   wire access_counted;
-  wire cnt_access_en;
-  wire [31:0] cnt_access_d;
-  wire cnt_buddy_en;
-  wire [31:0] cnt_buddy_d;
-  wire cnt_zero_en;
-  wire [31:0] cnt_zero_d;
+  reg  cnt_access_en_q;
+  wire cnt_access_en_d;
+  reg  [15:0] cnt_access_lo_q;
+  reg  [15:0] cnt_access_hi_q;
+  reg  [15:0] cnt_access_hi1_q;
+  wire cnt_access_wrap;
+  wire [15:0] cnt_access_lo_d;
+  wire [15:0] cnt_access_hi_d;
+  wire [15:0] cnt_access_hi1_d;
+  reg  cnt_buddy_en_q;
+  wire cnt_buddy_en_d;
+  reg  [15:0] cnt_buddy_lo_q;
+  reg  [15:0] cnt_buddy_hi_q;
+  reg  [15:0] cnt_buddy_hi1_q;
+  wire cnt_buddy_wrap;
+  wire [15:0] cnt_buddy_lo_d;
+  wire [15:0] cnt_buddy_hi_d;
+  wire [15:0] cnt_buddy_hi1_d;
+  reg  cnt_zero_en_q;
+  wire cnt_zero_en_d;
+  reg  [15:0] cnt_zero_lo_q;
+  reg  [15:0] cnt_zero_hi_q;
+  reg  [15:0] cnt_zero_hi1_q;
+  wire cnt_zero_wrap;
+  wire [15:0] cnt_zero_lo_d;
+  wire [15:0] cnt_zero_hi_d;
+  wire [15:0] cnt_zero_hi1_d;
   assign access_go = ((state_q == STATE_RD_GO) | (state_q == STATE_WR_GO));
   assign access_counted = (access_go & ~((state_q == STATE_RD_GO) & code_reserved));
-  assign cnt_access_en = access_counted;
-  assign cnt_access_d = (cnt_access_q + 32'd1);
-  assign cnt_buddy_en = (access_counted & (|bud_mask));
-  assign cnt_buddy_d = (cnt_buddy_q + 32'd1);
-  assign cnt_zero_en = (access_counted & (is_zero & ~tgt_x1));
-  assign cnt_zero_d = (cnt_zero_q + 32'd1);
+  assign cnt_access_en_d = access_counted;
+  assign cnt_access_wrap = (cnt_access_en_q & (cnt_access_lo_q == 16'd65535));
+  assign cnt_access_lo_d = (cnt_access_lo_q + 16'd1);
+  assign cnt_access_hi_d = cnt_access_hi1_q;
+  assign cnt_access_hi1_d = (cnt_access_hi_q + 16'd1);
+  assign cnt_buddy_en_d = (access_counted & (|bud_mask));
+  assign cnt_buddy_wrap = (cnt_buddy_en_q & (cnt_buddy_lo_q == 16'd65535));
+  assign cnt_buddy_lo_d = (cnt_buddy_lo_q + 16'd1);
+  assign cnt_buddy_hi_d = cnt_buddy_hi1_q;
+  assign cnt_buddy_hi1_d = (cnt_buddy_hi_q + 16'd1);
+  assign cnt_zero_en_d = (access_counted & is_zero & ~tgt_x1);
+  assign cnt_zero_wrap = (cnt_zero_en_q & (cnt_zero_lo_q == 16'd65535));
+  assign cnt_zero_lo_d = (cnt_zero_lo_q + 16'd1);
+  assign cnt_zero_hi_d = cnt_zero_hi1_q;
+  assign cnt_zero_hi1_d = (cnt_zero_hi_q + 16'd1);
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      cnt_access_q <= 32'd0;
-      cnt_buddy_q <= 32'd0;
-      cnt_zero_q <= 32'd0;
+      cnt_access_en_q <= 1'd0;
+      cnt_access_lo_q <= 16'd0;
+      cnt_access_hi_q <= 16'd0;
+      cnt_access_hi1_q <= 16'd1;
+      cnt_buddy_en_q <= 1'd0;
+      cnt_buddy_lo_q <= 16'd0;
+      cnt_buddy_hi_q <= 16'd0;
+      cnt_buddy_hi1_q <= 16'd1;
+      cnt_zero_en_q <= 1'd0;
+      cnt_zero_lo_q <= 16'd0;
+      cnt_zero_hi_q <= 16'd0;
+      cnt_zero_hi1_q <= 16'd1;
     end else begin
-      if (cnt_access_en) cnt_access_q <= cnt_access_d;
-      if (cnt_buddy_en) cnt_buddy_q <= cnt_buddy_d;
-      if (cnt_zero_en) cnt_zero_q <= cnt_zero_d;
+      cnt_access_en_q <= cnt_access_en_d;
+      if (cnt_access_en_q) cnt_access_lo_q <= cnt_access_lo_d;
+      if (cnt_access_wrap) cnt_access_hi_q <= cnt_access_hi_d;
+      cnt_access_hi1_q <= cnt_access_hi1_d;
+      cnt_buddy_en_q <= cnt_buddy_en_d;
+      if (cnt_buddy_en_q) cnt_buddy_lo_q <= cnt_buddy_lo_d;
+      if (cnt_buddy_wrap) cnt_buddy_hi_q <= cnt_buddy_hi_d;
+      cnt_buddy_hi1_q <= cnt_buddy_hi1_d;
+      cnt_zero_en_q <= cnt_zero_en_d;
+      if (cnt_zero_en_q) cnt_zero_lo_q <= cnt_zero_lo_d;
+      if (cnt_zero_wrap) cnt_zero_hi_q <= cnt_zero_hi_d;
+      cnt_zero_hi1_q <= cnt_zero_hi1_d;
     end
   end
 
@@ -364,8 +405,8 @@ module buddy_mc_ctrl_2m_m8 (
                               (bud_left_q[2] & ~(bud_left_q[0] | bud_left_q[1])),
                               (bud_left_q[1] & ~bud_left_q[0]), bud_left_q[0]})
                        : bud_mask);
-  assign hreq_addr = (dev_addr0_q + {41'd0, dev_k, 5'd0});
-  assign breq_addr = (bud_addr0_q + {41'd0, bud_k, 5'd0});
+  assign hreq_addr = (dev_addr_q[0] + {41'd0, dev_k, 5'd0});
+  assign breq_addr = (bud_addr_q[0] + {41'd0, bud_k, 5'd0});
   assign dev_lane = (dev_k[1] ? (dev_k[0] ? cstream_q[1023:768] : cstream_q[767:512])
                      : dev_k[0] ? cstream_q[511:256]
                      : cstream_q[255:0]);
@@ -473,6 +514,8 @@ module buddy_mc_ctrl_2m_m8 (
 
   // The stored stream in stream order: device bytes [0, D), then the buddy pieces
   wire [1023:0] stored;
+  reg  dec_skip_q;
+  wire dec_skip_d;
   wire u_bpc_dec_s_ready_o;
   wire u_bpc_dec_m_valid_o;
   wire [1023:0] u_bpc_dec_m_blk_o;
@@ -487,11 +530,12 @@ module buddy_mc_ctrl_2m_m8 (
                       | ((tgt_q == 3'd3) ? {bbuf2_q, bbuf1_q, bbuf0_q, dbuf0_q} : 1024'd0))
                    | ((tgt_q == 3'd4) ? {bbuf3_q[191:0], bbuf2_q, bbuf1_q, bbuf0_q, dbuf0_q[63:0]}
                       : 1024'd0));
+  assign dec_skip_d = (is_zero | is_raw);
   bpc_dec_s32_k4 u_bpc_dec (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .s_valid_i(((state_q == STATE_DEC) & ~(is_zero | is_raw))),
-    .s_stream_i(stored),
+    .s_valid_i(((state_q == STATE_DEC) & ~dec_skip_q)),
+    .s_stream_i(rbuf_q),
     .s_size_i(code_q),
     .s_ready_o(u_bpc_dec_s_ready_o),
     .m_ready_i((state_q == STATE_DECW)),
@@ -506,13 +550,13 @@ module buddy_mc_ctrl_2m_m8 (
                   : ((state_q == STATE_RD_GO) & code_reserved) ? 1'd1
                   : ((state_q == STATE_ADDR) & u_addr_gen_m_err_o) ? 1'd1
                   : 1'd0);
-  assign rbuf_en = (((state_q == STATE_DEC) & is_zero)
-                    | ((state_q == STATE_DEC) & (~is_zero & is_raw))
+  assign rbuf_en = ((state_q == STATE_FETCH) | ((state_q == STATE_DEC) & is_zero)
                     | ((state_q == STATE_DECW) & u_bpc_dec_m_valid_o));
   assign rbuf_d = (((state_q == STATE_DECW) & u_bpc_dec_m_valid_o) ? u_bpc_dec_m_blk_o
-                   : ((state_q == STATE_DEC) & (~is_zero & is_raw)) ? stored
-                   : 1024'd0);
+                   : ((state_q == STATE_DEC) & is_zero) ? 1024'd0
+                   : stored);
   always @(posedge clk_i) begin
+    dec_skip_q <= dec_skip_d;
     if (err_en) err_q <= err_d;
     if (rbuf_en) rbuf_q <= rbuf_d;
   end
@@ -692,9 +736,9 @@ module buddy_mc_ctrl_2m_m8 (
   assign mreq_we_o = u_meta_slice_mreq_we_o;
   assign mreq_addr_o = u_meta_slice_mreq_addr_o;
   assign mreq_data_o = u_meta_slice_mreq_wdata_o;
-  assign cnt_access_o = cnt_access_q;
-  assign cnt_buddy_o = cnt_buddy_q;
-  assign cnt_zero_o = cnt_zero_q;
+  assign cnt_access_o = {cnt_access_hi_q, cnt_access_lo_q};
+  assign cnt_buddy_o = {cnt_buddy_hi_q, cnt_buddy_lo_q};
+  assign cnt_zero_o = {cnt_zero_hi_q, cnt_zero_lo_q};
   assign meta_hits_o = u_meta_slice_cnt_hits_o;
   assign meta_misses_o = u_meta_slice_cnt_misses_o;
   assign meta_merges_o = u_meta_slice_cnt_merges_o;
@@ -708,7 +752,7 @@ module buddy_mc_ctrl_2m_m8 (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, {u_addr_gen_s_ready_o, u_addr_gen_m_valid_o, u_addr_gen_m_is_buddy_o},
+  assign unused_ok = &{1'd0, u_addr_gen_m_is_buddy_o, {u_addr_gen_s_ready_o, u_addr_gen_m_valid_o},
                        {u_size_mapper_s_ready_o, u_size_mapper_m_valid_o, u_size_mapper_m_n_dev_o,
                         u_size_mapper_m_n_bud_o, u_size_mapper_m_fits_dev_o},
                        {u_meta_slice_resp_id_o, u_meta_slice_resp_hit_o}, meta_index[2:0],

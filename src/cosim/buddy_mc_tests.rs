@@ -24,8 +24,8 @@ fn show(r: &McRun, what: &str) {
 }
 
 /// The defaults, a second set (64 KB pages, 2 MCs, 64-bit symbols, alternate prefixes, a
-/// 2-token decoder) and the serial decoder in the interpreter, every target, request kind
-/// and memory checked.
+/// 2-token decoder) and the 1 GHz units (the serial decoder, the 3-stage address generator) in
+/// the interpreter, every target, request kind and memory checked.
 #[test]
 fn interpreter_mc_ctrl_matches_the_system_model() {
     let mut alt = small();
@@ -35,11 +35,13 @@ fn interpreter_mc_ctrl_matches_the_system_model() {
     alt.bpc.sym_bits = 64;
     alt.bpc.prefixes = crate::model::bpc::BpcPrefixes::Alternate;
     alt.bpc.dec_tokens = 2;
-    // The serial decompressor (3 lanes, every sum split).
+    // The serial decompressor (3 lanes, every sum split) and the address generator in 3
+    // stages (asked for the four pieces' addresses).
     let mut ser = small();
     ser.bpc.dec_tokens = 1;
     ser.bpc.dec_lanes = 3;
     ser.bpc.dec_sum_stages = 4;
+    ser.addr_stages = 3;
     for (p, n) in [(small(), 400u64), (alt, 200), (ser, 200)] {
         let top = mc_ctrl(&p).unwrap();
         let mut dut = SimDut::new(&top).unwrap();

@@ -232,6 +232,20 @@ pub fn add_split(
     parts: u32,
 ) -> Vec<Expr> {
     let w = a.width().max(b.width());
+    let edges: Vec<u32> = (1..parts).map(|k| k * w / parts).collect();
+    add_split_at(m, name, (a, b), cin, &edges)
+}
+
+/// [`add_split`] with the blocks' edges given (increasing, inside the width): a low block
+/// narrower than the others, for example, where its operands arrive later.
+pub fn add_split_at(
+    m: &mut ModuleBuilder,
+    name: &str,
+    (a, b): (&Expr, &Expr),
+    cin: bool,
+    edges: &[u32],
+) -> Vec<Expr> {
+    let w = a.width().max(b.width());
     let (a, b) = (a.zext(w), b.zext(w));
     // A carry in is a set bit below both operands: one adder, not an add and an increment
     // in series (as Yosys maps `a + b + 1`).
@@ -248,7 +262,12 @@ pub fn add_split(
         m.unused(&s.bit(0));
         m.wire(nm, &s.slice(1, ow))
     };
-    let edge = |k: u32| k * w / parts;
+    let parts = edges.len() as u32 + 1;
+    let edge = |k: u32| match k {
+        0 => 0,
+        k if k == parts => w,
+        k => edges[k as usize - 1],
+    };
     let mut out = vec![add(m, &format!("{name}_lo"), 0, edge(1), cin, edge(1) + 1)];
     for k in 1..parts {
         let (lo, hi) = (edge(k), edge(k + 1));
@@ -280,6 +299,23 @@ pub fn add_join(m: &mut ModuleBuilder, name: &str, parts: &[Expr]) -> Expr {
     }
     out.reverse();
     Expr::cat(&out)
+}
+
+/// A `w`-bit counter (reset 0) that adds 1 in the cycles `en` holds, with no carry chain
+/// longer than half its width (ABC ripples carries, `docs/TOOLCHAIN.md`): the low half
+/// (`<name>_lo_q`) increments, and the high half (`<name>_hi_q`) loads its own increment,
+/// registered a cycle earlier (`<name>_hi1_q`), when the low half wraps. Exact at every
+/// cycle, since the low half cannot wrap in two cycles running. Returns the count.
+pub fn counter_split(m: &mut ModuleBuilder, name: &str, w: u32, en: &Expr) -> Expr {
+    let h = w / 2;
+    let lo = m.reg(&format!("{name}_lo_q"), h, Some(0));
+    let hi = m.reg(&format!("{name}_hi_q"), w - h, Some(0));
+    let hi1 = m.reg(&format!("{name}_hi1_q"), w - h, Some(1));
+    let wrap = m.wire(&format!("{name}_wrap"), &(en & &lo.q().eq(&Expr::ones(h))));
+    m.next(&lo, &(lo.q() + Expr::lit(h, 1)), Some(en));
+    m.next(&hi, &hi1.q(), Some(&wrap));
+    m.next(&hi1, &(hi.q() + Expr::lit(w - h, 1)), None);
+    Expr::cat(&[hi.q(), lo.q()])
 }
 
 /// Equal-width terms reduced to at most two with the same sum (mod 2^width) by layers of

@@ -3,7 +3,7 @@
 
 use super::{LANES_PER_COPY, SPEC};
 use crate::hdl::blocks::{
-    add_csel, add_join, add_ks, add_split, csa_reduce, sub_ks, PrefixTopology,
+    add_csel, add_join, add_ks, add_split, add_split_at, csa_reduce, sub_ks, PrefixTopology,
 };
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
 use std::collections::BTreeMap;
@@ -45,14 +45,17 @@ pub(super) fn shl_grow(
 }
 
 /// `a − b` exact for `w`-bit signed operands (a `w + 1`-bit result), split over two
-/// register stages ([`add_split`] of the sign-extended `a` and `!b` with a carry in), joined
+/// register stages ([`add_split_at`] of the sign-extended `a` and `!b` with a carry in), joined
 /// by [`add_join`].
 pub(super) fn sub_split(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> [Expr; 3] {
     let sa = Expr::cat(&[a.bit(a.width() - 1), a.clone()]);
     let sb = Expr::cat(&[b.bit(b.width() - 1), b.clone()]);
     let sa = m.wire(&format!("{name}_a"), &sa);
     let nb = m.wire(&format!("{name}_nb"), &!&sb);
-    let parts = add_split(m, name, (&sa, &nb), true, 2);
+    // The low block two bits short of half: its operands come from the input port (or the
+    // register in front of the unit), with its carry in as one more bit of chain.
+    let w = sa.width();
+    let parts = add_split_at(m, name, (&sa, &nb), true, &[w / 2 - 2]);
     [parts[0].clone(), parts[1].clone(), parts[2].clone()]
 }
 

@@ -35,7 +35,7 @@
 //! buddy memory, zero-entry accesses, and the slice's hits, misses and merges.
 
 use super::{addr_gen, size_mapper, BuddyRtlParams};
-use crate::hdl::blocks::{first_set, mux_tree, onehot_index};
+use crate::hdl::blocks::{counter_split, first_set, mux_tree, onehot_index};
 use crate::hdl::stream::{self, Layout, OutPort, Stream};
 use crate::hdl::{Expr, Fsm, HdlError, Inst, Module, ModuleBuilder, Reg};
 use crate::model::buddy::Target;
@@ -131,11 +131,9 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
     let comp_m = bpc::compressor(&p.bpc)?;
     let dec_m = bpc::decompressor(&p.bpc)?;
     let sm_m = size_mapper(p)?;
-    // The splitter reads the addresses in the cycle it asks (the combinational unit).
-    let ag_m = addr_gen(&BuddyRtlParams {
-        addr_stages: 0,
-        ..*p
-    })?;
+    // The combinational unit is read in the cycle it is asked (piece k at piece 0 + 32k); a
+    // pipelined one is asked for the four pieces' addresses in turn, which are kept.
+    let ag_m = addr_gen(p)?;
     let pa = p.addr.pa_bits;
     let eb = p.entry_bits();
     let ob = p.addr.boff_bits;
@@ -202,8 +200,9 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
     let cst = m.reg("cstream_q", ew, None);
     let code = m.reg("code_q", 4, None);
     let err_q = m.reg("err_q", 1, None);
-    let dev0 = m.reg("dev_addr0_q", pa, None);
-    let bud0 = m.reg("bud_addr0_q", pa, None);
+    let pieces = if p.addr_stages == 0 { 1 } else { 4 };
+    let dev0 = m.reg_array("dev_addr_q", pa, pieces, None);
+    let bud0 = m.reg_array("bud_addr_q", pa, pieces, None);
     let dbuf: Vec<_> = (0..4)
         .map(|k| m.reg(&format!("dbuf{k}_q"), PIECE_BITS, None))
         .collect();
@@ -214,9 +213,6 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
     let bleft = m.reg("bud_left_q", 4, Some(0));
     let dgot = m.reg("dev_got_q", 4, None);
     let bgot = m.reg("bud_got_q", 4, None);
-    let c_acc = m.reg("cnt_access_q", CNT_BITS, Some(0));
-    let c_bud = m.reg("cnt_buddy_q", CNT_BITS, Some(0));
-    let c_zero = m.reg("cnt_zero_q", CNT_BITS, Some(0));
 
     let tgt_is = |t: Target| tgt.q().eq_lit(t.code() as u64);
     let x1 = m.wire("tgt_x1", &tgt_is(Target::X1));
@@ -244,9 +240,6 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         bleft,
         dgot,
         bgot,
-        c_acc,
-        c_bud,
-        c_zero,
         x1,
         x16,
         full,
@@ -255,7 +248,7 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
     requests(&mut m, &c, req);
     let s = split(&mut m, &c, &ag_m, &sm_m, &gbbr);
     let cache = metadata(&mut m, &c, p, &cache_m, &mfill, &mreq_ready);
-    access_start(&mut m, &c, &s);
+    let counts = access_start(&mut m, &c, &s);
     memory_requests(&mut m, &c, pa, hreq, breq);
     read_data(&mut m, &c, &s, hrsp, brsp);
     decompress(&mut m, &c, &s, &dec_m);
@@ -267,9 +260,6 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         mask,
         rbuf,
         err_q,
-        c_acc,
-        c_bud,
-        c_zero,
         ..
     } = c;
 
@@ -301,9 +291,9 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
             ("data", cache.out("mreq_wdata_o")),
         ],
     );
-    m.output_expr("cnt_access_o", &c_acc.q());
-    m.output_expr("cnt_buddy_o", &c_bud.q());
-    m.output_expr("cnt_zero_o", &c_zero.q());
+    m.output_expr("cnt_access_o", &counts[0]);
+    m.output_expr("cnt_buddy_o", &counts[1]);
+    m.output_expr("cnt_zero_o", &counts[2]);
     m.output_expr("meta_hits_o", &cache.out("cnt_hits_o"));
     m.output_expr("meta_misses_o", &cache.out("cnt_misses_o"));
     m.output_expr("meta_merges_o", &cache.out("cnt_merges_o"));
@@ -325,17 +315,16 @@ struct Ctl {
     cst: Reg,
     code: Reg,
     err_q: Reg,
-    dev0: Reg,
-    bud0: Reg,
+    /// The pieces' addresses on each memory: piece 0 only (the combinational address
+    /// generator), or pieces 0-3 (a pipelined one).
+    dev0: Vec<Reg>,
+    bud0: Vec<Reg>,
     dbuf: Vec<Reg>,
     bbuf: Vec<Reg>,
     dleft: Reg,
     bleft: Reg,
     dgot: Reg,
     bgot: Reg,
-    c_acc: Reg,
-    c_bud: Reg,
-    c_zero: Reg,
     /// The target is 1x (raw, no metadata) or 16x; a full-entry write.
     x1: Expr,
     x16: Expr,
@@ -409,26 +398,61 @@ fn split(
         full,
         ..
     } = c.clone();
-    m.comment("Address generator (piece 0 of each memory) and size mapper (code, target)");
+    m.comment("Address generator (the pieces of each memory) and size mapper (code, target)");
+    let pipelined = dev0.len() > 1;
+    // A pipelined generator is asked for pieces 0-3 in turn (`ag_k_q`, the pieces asked)
+    // and its answers are kept in order (`ag_got_q`); the combinational one for piece 0.
+    let ak = pipelined.then(|| m.reg("ag_k_q", 3, None));
+    let ag_ask = match &ak {
+        Some(ak) => m.wire("ag_ask", &(st.is("addr") & !ak.q().bit(2))),
+        None => Expr::lit(1, 1),
+    };
     let ag = m.instance(
         ag_m,
         "u_addr_gen",
         &[
-            ("s_valid_i", Expr::lit(1, 1)),
+            ("s_valid_i", ag_ask.clone()),
             ("s_entry_i", ent.q()),
             ("s_base_i", base.q()),
             ("s_boff_i", boff.q()),
             ("s_tgt_i", tgt.q()),
             ("s_gbbr_i", gbbr.clone()),
-            ("s_k_i", Expr::zero(2)),
+            (
+                "s_k_i",
+                ak.as_ref().map_or(Expr::zero(2), |k| k.q().slice(0, 2)),
+            ),
             ("m_ready_i", Expr::lit(1, 1)),
         ],
     );
-    m.unused(&Expr::cat(&[
-        ag.out("s_ready_o"),
-        ag.out("m_valid_o"),
-        ag.out("m_is_buddy_o"),
-    ]));
+    m.unused(&ag.out("m_is_buddy_o"));
+    let addr_done = match &ak {
+        Some(ak) => {
+            m.unused(&ag.out("s_ready_o"));
+            let got = m.reg("ag_got_q", 2, None);
+            let ans = m.wire("ag_answer", &ag.out("m_valid_o"));
+            m.when(&!st.is("addr"), |m| {
+                m.set(ak, &Expr::zero(3));
+                m.set(&got, &Expr::zero(2));
+            });
+            m.when(&ag_ask, |m| m.set(ak, &(ak.q() + Expr::lit(3, 1))));
+            m.when(&ans, |m| m.set(&got, &(got.q() + Expr::lit(2, 1))));
+            for (k, (d, b)) in dev0.iter().zip(&bud0).enumerate() {
+                m.when(&(&ans & &got.q().eq_lit(k as u64)), |m| {
+                    m.set(d, &ag.out("m_dev_addr_o"));
+                    m.set(b, &ag.out("m_bud_addr_o"));
+                });
+            }
+            m.wire("addr_done", &(&ans & &got.q().eq_lit(3)))
+        }
+        None => {
+            m.unused(&Expr::cat(&[ag.out("s_ready_o"), ag.out("m_valid_o")]));
+            m.when(&st.is("addr"), |m| {
+                m.set(&dev0[0], &ag.out("m_dev_addr_o"));
+                m.set(&bud0[0], &ag.out("m_bud_addr_o"));
+            });
+            Expr::lit(1, 1)
+        }
+    };
     let sm = m.instance(
         sm_m,
         "u_size_mapper",
@@ -451,9 +475,7 @@ fn split(
     let is_zero = m.wire("is_zero", &sm.out("m_is_zero_o"));
     let is_raw = m.wire("is_raw", &sm.out("m_is_raw_o"));
     let code_bad = m.wire("code_reserved", &sm.out("m_err_o"));
-    m.when(&st.is("addr"), |m| {
-        m.set(&dev0, &ag.out("m_dev_addr_o"));
-        m.set(&bud0, &ag.out("m_bud_addr_o"));
+    m.when(&(st.is("addr") & addr_done), |m| {
         for r in dbuf.iter().chain(&bbuf) {
             m.set(r, &Expr::zero(PIECE_BITS));
         }
@@ -558,7 +580,8 @@ fn metadata(
 }
 
 /// Access start: the pieces to move; the access, buddy and zero-entry counters.
-fn access_start(m: &mut ModuleBuilder, c: &Ctl, s: &Split) {
+/// Returns the access, buddy-access and zero-entry counts.
+fn access_start(m: &mut ModuleBuilder, c: &Ctl, s: &Split) -> [Expr; 3] {
     let Split {
         dev_mask,
         bud_mask,
@@ -573,9 +596,6 @@ fn access_start(m: &mut ModuleBuilder, c: &Ctl, s: &Split) {
         bleft,
         dgot,
         bgot,
-        c_acc,
-        c_bud,
-        c_zero,
         x1,
         ..
     } = c.clone();
@@ -583,19 +603,23 @@ fn access_start(m: &mut ModuleBuilder, c: &Ctl, s: &Split) {
     m.comment("Access start: the pieces to move; access, buddy and zero-entry counters");
     let go = m.wire("access_go", &(st.is("rd_go") | st.is("wr_go")));
     let counted = m.wire("access_counted", &(&go & &!(&st.is("rd_go") & &code_bad)));
+    let bud_counted = if is(McFault::BuddyCount) {
+        &bud_mask.any() & &st.is("rd_go")
+    } else {
+        bud_mask.any()
+    };
+    // Counters whose carry chains are half their width (`counter_split`), counting a cycle
+    // after the access starts (their enables registered).
+    let ens = [
+        ("cnt_access", counted.clone()),
+        ("cnt_buddy", &counted & &bud_counted),
+        ("cnt_zero", &counted & &is_zero & !x1.clone()),
+    ];
+    let counts = ens.map(|(name, en)| {
+        let en = m.reg_next(&format!("{name}_en_q"), Some(0), &en, None);
+        counter_split(m, name, CNT_BITS, &en)
+    });
     m.when(&counted, |m| {
-        m.set(&c_acc, &(c_acc.q() + Expr::lit(CNT_BITS, 1)));
-        let bud_counted = if is(McFault::BuddyCount) {
-            &bud_mask.any() & &st.is("rd_go")
-        } else {
-            bud_mask.any()
-        };
-        m.when(&bud_counted, |m| {
-            m.set(&c_bud, &(c_bud.q() + Expr::lit(CNT_BITS, 1)))
-        });
-        m.when(&(&is_zero & &!x1.clone()), |m| {
-            m.set(&c_zero, &(c_zero.q() + Expr::lit(CNT_BITS, 1)))
-        });
         m.set(&dleft, &dev_mask);
         m.set(&bleft, &bud_mask);
         m.set(&dgot, &Expr::zero(4));
@@ -609,6 +633,7 @@ fn access_start(m: &mut ModuleBuilder, c: &Ctl, s: &Split) {
         .otherwise(m, |m| st.go(m, "fetch"));
     });
     m.when(&st.is("wr_go"), |m| st.go(m, "wr"));
+    counts
 }
 
 /// Memory requests: the lowest piece left on each channel, reads or writes.
@@ -643,9 +668,13 @@ fn memory_requests(m: &mut ModuleBuilder, c: &Ctl, pa: u32, hreq: OutPort, breq:
     m.when(&b_fire, |m| {
         m.set(&bleft, &(bleft.q() & !Expr::cat_lsb(&bsel)))
     });
-    let k32 = |k: &Expr| Expr::cat(&[k.clone(), Expr::zero(5)]).zext(pa);
-    let h_addr = m.wire("hreq_addr", &(dev0.q() + k32(&dk)));
-    let b_addr = m.wire("breq_addr", &(bud0.q() + k32(&bk)));
+    // Piece k: piece 0 + 32k, or the address kept for it.
+    let piece = |regs: &[Reg], k: &Expr| match regs {
+        [r0] => r0.q() + Expr::cat(&[k.clone(), Expr::zero(5)]).zext(pa),
+        _ => mux_tree(k, &regs.iter().map(Reg::q).collect::<Vec<_>>()),
+    };
+    let h_addr = m.wire("hreq_addr", &piece(&dev0, &dk));
+    let b_addr = m.wire("breq_addr", &piece(&bud0, &bk));
     // Write data: device sector k of the stored stream (16x: its first 8 bytes); buddy
     // piece m, stream bytes [D + 32m, D + 32m + 32) for the page's D.
     let cs = cst.q();
@@ -784,12 +813,19 @@ fn decompress(m: &mut ModuleBuilder, c: &Ctl, s: &Split, dec_m: &Arc<Module>) {
             ew,
         ),
     );
+    // The stream is kept in `rbuf` while the pieces arrive (complete in the cycle `fetch`
+    // ends): the decoder reads a register, not the target's select.
+    m.when(&st.is("fetch"), |m| m.set(&rbuf, &stored));
+    // Zero and raw entries skip the decoder; the flag is registered (the code is known
+    // cycles before `dec`), so the decoder's valid, which selects its stream registers, is a
+    // state decode and a flop.
+    let skip = m.reg_next("dec_skip_q", None, &(&is_zero | &is_raw), None);
     let dec = m.instance(
         dec_m,
         "u_bpc_dec",
         &[
-            ("s_valid_i", &st.is("dec") & &!(&is_zero | &is_raw)),
-            ("s_stream_i", stored.clone()),
+            ("s_valid_i", &st.is("dec") & &!skip),
+            ("s_stream_i", rbuf.q()),
             ("s_size_i", code.q()),
             ("m_ready_i", st.is("decw")),
         ],
@@ -799,10 +835,7 @@ fn decompress(m: &mut ModuleBuilder, c: &Ctl, s: &Split, dec_m: &Arc<Module>) {
             m.set(&rbuf, &Expr::zero(ew));
             st.go(m, "post");
         })
-        .elsewhen(m, &is_raw, |m| {
-            m.set(&rbuf, &stored);
-            st.go(m, "post");
-        })
+        .elsewhen(m, &is_raw, |m| st.go(m, "post"))
         .elsewhen(m, &dec.out("s_ready_o"), |m| st.go(m, "decw"));
     });
     m.when(&(&st.is("decw") & &dec.out("m_valid_o")), |m| {
