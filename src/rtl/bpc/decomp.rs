@@ -31,19 +31,7 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let q = p.model();
     let g = Geo::of(&q);
     let k = p.dec_tokens as usize;
-    let mut m = ModuleBuilder::new(&name);
-    header(
-        &mut m,
-        "decompressor",
-        p,
-        "§2.4 (decoder, prevDBP), §2.2 (size codes), §7 item 3",
-    );
-    let s_in = stream::input(
-        &mut m,
-        "s",
-        &Layout::new(&[("stream", p.entry_bits()), ("size", 4)]),
-    );
-    let out = stream::output_port(&mut m, "m");
+    let (mut m, s_in, out) = shell(&name, p);
     let sbus = s_in.field("stream");
     let size = s_in.field("size");
 
@@ -59,6 +47,27 @@ pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let (oblk, oerr) = output(&mut m, &mut pl, p, g, &lp, &file_d, &any_err)?;
     pl.finish_ports(&mut m, s_in, out, &[("blk", oblk), ("err", oerr)]);
     m.finish()
+}
+
+/// A decompressor module with its header and ports: `s` (stream and size code) in, `m` out.
+pub(super) fn shell(
+    name: &str,
+    p: &BpcRtlParams,
+) -> (ModuleBuilder, stream::Stream, stream::OutPort) {
+    let mut m = ModuleBuilder::new(name);
+    header(
+        &mut m,
+        "decompressor",
+        p,
+        "§2.4 (decoder, prevDBP), §2.2 (size codes), §7 item 3",
+    );
+    let s_in = stream::input(
+        &mut m,
+        "s",
+        &Layout::new(&[("stream", p.entry_bits()), ("size", 4)]),
+    );
+    let out = stream::output_port(&mut m, "m");
+    (m, s_in, out)
 }
 
 /// The accepted entry's decode: its mode, limit and errors from the size code, and the base
@@ -327,30 +336,35 @@ fn classes(
             if !need[x as usize] {
                 return None;
             }
-            let b = |i: u32| win.bit(x + i);
-            let n0 = !b(0);
-            let run = &n0 & &b(1);
-            let z1 = &n0 & &!b(1) & b(2);
-            let pre = &n0 & &!b(1) & &!b(2);
-            let sel = |c: PlaneCode| {
-                let v = q.prefixes.prefix(c).unwrap_or(0);
-                // MSB-first: stream bit 3 is prefix bit 1, bit 4 prefix bit 0.
-                let m1 = if v & 2 != 0 { b(3) } else { !b(3) };
-                let m0 = if v & 1 != 0 { b(4) } else { !b(4) };
-                &pre & &m1 & m0
-            };
-            let v = Expr::cat_lsb(&[
-                b(0),
-                run,
-                z1,
-                sel(PlaneCode::AllOnes),
-                sel(PlaneCode::DbpZero),
-                sel(PlaneCode::TwoOnes),
-                sel(PlaneCode::OneOne),
-            ]);
-            Some(m.wire(&format!("cls_at{x}"), &v))
+            Some(m.wire(&format!("cls_at{x}"), &class_at(q, win, x)))
         })
         .collect()
+}
+
+/// The one-hot class of a token starting at bit `x` of `win`: [raw, run, zero, all ones,
+/// dbp zero, two ones, one one].
+pub(super) fn class_at(q: &BpcParams, win: &Expr, x: u32) -> Expr {
+    let b = |i: u32| win.bit(x + i);
+    let n0 = !b(0);
+    let run = &n0 & &b(1);
+    let z1 = &n0 & &!b(1) & b(2);
+    let pre = &n0 & &!b(1) & &!b(2);
+    let sel = |c: PlaneCode| {
+        let v = q.prefixes.prefix(c).unwrap_or(0);
+        // MSB-first: stream bit 3 is prefix bit 1, bit 4 prefix bit 0.
+        let m1 = if v & 2 != 0 { b(3) } else { !b(3) };
+        let m0 = if v & 1 != 0 { b(4) } else { !b(4) };
+        &pre & &m1 & m0
+    };
+    Expr::cat_lsb(&[
+        b(0),
+        run,
+        z1,
+        sel(PlaneCode::AllOnes),
+        sel(PlaneCode::DbpZero),
+        sel(PlaneCode::TwoOnes),
+        sel(PlaneCode::OneOne),
+    ])
 }
 
 /// The chained token starts: token i + 1 starts where token i, of the class at its start,

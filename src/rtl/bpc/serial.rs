@@ -9,13 +9,13 @@
 //! registered token in a second loop that never selects the stream register. Tokens past an
 //! entry's end are shifted in and ignored.
 
-use super::decomp::{accept, class_len, stream_after_base, token_plane};
+use super::decomp::{accept, class_at, class_len, shell, stream_after_base, token_plane};
 use super::sums::{deltas_of_planes, sums, Flags};
 use super::*;
 use crate::hdl::blocks::or_tree;
 use crate::hdl::stream::{self, Layout};
 use crate::hdl::{Module, Pipeline, Policy, Reg};
-use crate::model::bpc::{BpcParams, PlaneCode};
+use crate::model::bpc::BpcParams;
 use std::sync::Arc;
 
 /// The lengths of the token classes with a shift of their own, in the order of
@@ -33,19 +33,7 @@ pub(super) fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let q = p.model();
     let g = Geo::of(&q);
     let lane = lane(p, &q, g)?;
-    let mut m = ModuleBuilder::new(&name);
-    header(
-        &mut m,
-        "decompressor",
-        p,
-        "§2.4 (decoder, prevDBP), §2.2 (size codes), §7 item 3",
-    );
-    let s_in = stream::input(
-        &mut m,
-        "s",
-        &Layout::new(&[("stream", p.entry_bits()), ("size", 4)]),
-    );
-    let out = stream::output_port(&mut m, "m");
+    let (mut m, s_in, out) = shell(&name, p);
     let sbus = s_in.field("stream");
     let size = s_in.field("size");
     let a = accept(&mut m, p, g, &sbus, &size);
@@ -146,31 +134,12 @@ struct Tok {
 
 /// The token at bit 0 of `x` (at least the widest token's bits).
 fn tok(q: &BpcParams, g: Geo, lwid: u32, x: &Expr) -> Tok {
-    let b = |i: u32| x.bit(i);
-    let n0 = !b(0);
-    let run = &n0 & &b(1);
-    let z1 = &n0 & &!b(1) & b(2);
-    let pre = &n0 & &!b(1) & &!b(2);
-    let sel = |c: PlaneCode| {
-        let v = q.prefixes.prefix(c).unwrap_or(0);
-        // MSB-first: stream bit 3 is prefix bit 1, bit 4 prefix bit 0.
-        let m1 = if v & 2 != 0 { b(3) } else { !b(3) };
-        let m0 = if v & 1 != 0 { b(4) } else { !b(4) };
-        &pre & &m1 & m0
-    };
-    let cls = Expr::cat_lsb(&[
-        b(0),
-        run.clone(),
-        z1.clone(),
-        sel(PlaneCode::AllOnes),
-        sel(PlaneCode::DbpZero),
-        sel(PlaneCode::TwoOnes),
-        sel(PlaneCode::OneOne),
-    ]);
+    let cls = class_at(q, x, 0);
+    let run = cls.bit(1);
     // The 5-bit and positional classes differ in prefix bit 1 alone.
-    let short = sel(PlaneCode::AllOnes) | sel(PlaneCode::DbpZero);
-    let long = sel(PlaneCode::TwoOnes) | sel(PlaneCode::OneOne);
-    let len_hot = Expr::cat_lsb(&[b(0), run.clone(), z1, short, long]);
+    let short = cls.bit(3) | cls.bit(4);
+    let long = cls.bit(5) | cls.bit(6);
+    let len_hot = Expr::cat_lsb(&[cls.bit(0), run.clone(), cls.bit(2), short, long]);
     let len = or_tree(
         (0..7)
             .map(|c| {
