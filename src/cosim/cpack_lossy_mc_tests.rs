@@ -58,6 +58,7 @@ fn variants() -> Vec<LossyRtlParams> {
     s.codec.layout = TruncLayout::Shifted;
     s.codec.fill = crate::model::cpack_lossy::fp::RestoreFill::Midpoint;
     s.queues.rsp_beats = 4;
+    s.comp_in_stage = true;
     v.push(s);
     let mut b = small();
     b.codec.block_bytes = 64;

@@ -71,6 +71,11 @@ fn variants() -> Vec<LossyRtlParams> {
     b.codec.block_bytes = 64;
     b.codec.push = crate::model::cpack::PushPolicy::AllNonZero;
     v.push(b);
+    // The compressor with its input registered (the memory-controller top's 1 GHz form).
+    v.push(LossyRtlParams {
+        comp_in_stage: true,
+        ..d
+    });
     v
 }
 

@@ -201,6 +201,7 @@ const PARAM_SETS: &[&str] = &[
     "adaptive: {lambda: 0, no_quorum: plurality, vote_tie: lower-latency, sample_send: current}",
     "adaptive: {lambda: 32, no_quorum: keep-previous, use_fpc: false, run_len: 0}",
     "cpack_lossy: {codec: {layout: shifted}}",
+    "cpack_lossy: {comp_in_stage: true}",
     "cpack_lossy: {words_per_cycle: 1, codec: {raw_if_n_eq_raw: true, md_bits: 4}}",
     "cpack_lossy: {codec: {block_bytes: 64, push: all-non-zero}}",
     "cpack_lossy: {codec: {block_bytes: 32, dict_entries: 8, push: new-only, t_table: [0, 8, 16, 16]}}",

@@ -82,6 +82,10 @@ pub struct LossyRtlParams {
     pub md_cache: mc::MdCacheParams,
     /// Queue depths of the memory-controller top.
     pub queues: mc_top::McQueueParams,
+    /// A register stage in front of the compressor's dictionary match (one cycle more, module
+    /// suffix `_ci`): the match starts at the unit's own registers, not behind its input
+    /// port (the memory-controller top's 1 GHz form).
+    pub comp_in_stage: bool,
 }
 
 impl Default for LossyRtlParams {
@@ -91,6 +95,7 @@ impl Default for LossyRtlParams {
             words_per_cycle: 2,
             md_cache: mc::MdCacheParams::default(),
             queues: mc_top::McQueueParams::default(),
+            comp_in_stage: false,
         }
     }
 }
@@ -140,9 +145,14 @@ impl LossyRtlParams {
     /// Human-readable parameter line (headers and reports).
     pub fn describe(&self) -> String {
         format!(
-            "{} words_per_cycle={}",
+            "{} words_per_cycle={}{}",
             self.codec.describe(),
-            self.words_per_cycle
+            self.words_per_cycle,
+            if self.comp_in_stage {
+                " comp_in_stage"
+            } else {
+                ""
+            }
         )
     }
 
@@ -152,6 +162,9 @@ impl LossyRtlParams {
         let mut s = format!("b{}", c.block_bytes);
         if self.words_per_cycle != 2 {
             s += &format!("_w{}", self.words_per_cycle);
+        }
+        if self.comp_in_stage {
+            s += "_ci";
         }
         if c.dict_entries != 16 {
             s += &format!("_d{}", c.dict_entries);
@@ -242,7 +255,7 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
         "{} words per cycle; first chunk {} cycles after a {}-word block's first word \
          (acceptance counted), then N chunks",
         d.k,
-        d.steps + 4,
+        d.steps + 4 + usize::from(p.comp_in_stage),
         d.nw
     ));
     let s_in = stream::input(
@@ -261,6 +274,17 @@ pub fn compressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     // Stages: M (a beat's matches), T (its tokens; a block's last beat goes on), F (the
     // block), out (N chunks from one block).
     let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_valid);
+    // With `comp_in_stage`, stage I registers the beat in front of the match.
+    let (data, s_last, s_tcode) = if p.comp_in_stage {
+        let ist = pl.stage(&mut m, "i");
+        (
+            ist.reg(&mut m, "i_data_q", &data),
+            ist.reg(&mut m, "i_last_q", &s_last),
+            ist.reg(&mut m, "i_tcode_q", &s_tcode),
+        )
+    } else {
+        (data, s_last, s_tcode)
+    };
     let mst = pl.stage(&mut m, "m");
     let tst = pl.stage(&mut m, "t");
     let last_t = m.reg("t_last_q", 1, None);
