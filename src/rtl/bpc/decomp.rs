@@ -13,21 +13,16 @@ fn npos_of(k: usize, g: Geo) -> usize {
     ((k - 1) as u32 * g.tw + 1) as usize
 }
 
-/// `bpc_dec`: BPC stream and metadata code in, entry and error flag out.
-///
-/// Ports: `s_valid_i`/`s_ready_o`/`s_stream_i[1023:0]`/`s_size_i[3:0]` → `m_valid_o`/
-/// `m_ready_i`/`m_blk_o[1023:0]`/`m_err_o`.
-pub fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
+/// `bpc_dec_<tag>_k<k>`: the window form of [`super::decompressor`] (`dec_tokens` = k tokens
+/// per cycle from the low bits of one stream register).
+pub(super) fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     let name = format!(
         "bpc_dec_{}_k{}{}",
         p.tag(),
         p.dec_tokens,
-        super::serial::sum_suffix(p)
+        super::sums::sum_suffix(p)
     );
     p.validate().map_err(|e| err(&name, e))?;
-    if p.dec_tokens == 1 {
-        return super::serial::decompressor(p);
-    }
     let q = p.model();
     let g = Geo::of(&q);
     let k = p.dec_tokens as usize;

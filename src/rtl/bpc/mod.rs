@@ -49,9 +49,21 @@ mod sums;
 
 pub use comp::compressor;
 
+/// `bpc_dec`: BPC stream and metadata code in, entry and error flag out; the window form
+/// (`dec_tokens` 2-8 tokens per cycle) or the serial one (`dec_tokens: 1`, `dec_lanes` lanes).
+///
+/// Ports: `s_valid_i`/`s_ready_o`/`s_stream_i[1023:0]`/`s_size_i[3:0]` → `m_valid_o`/
+/// `m_ready_i`/`m_blk_o[1023:0]`/`m_err_o`.
+pub fn decompressor(p: &BpcRtlParams) -> Result<std::sync::Arc<crate::hdl::Module>, HdlError> {
+    if p.dec_tokens == 1 {
+        serial::decompressor(p)
+    } else {
+        decomp::decompressor(p)
+    }
+}
+
 /// Shifter output bits (or raw-select bits) steered by one register copy of their select.
 const LANES_PER_COPY: u32 = 32;
-pub use decomp::decompressor;
 
 use crate::hdl::{Expr, HdlError, ModuleBuilder};
 use crate::model::bpc::{BpcParams, BpcPrefixes};

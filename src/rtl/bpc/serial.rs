@@ -10,7 +10,7 @@
 //! entry's end are shifted in and ignored.
 
 use super::decomp::{accept, class_at, class_len, shell, stream_after_base, token_plane};
-use super::sums::{deltas_of_planes, sums, Flags};
+use super::sums::{deltas_of_planes, sum_suffix, sums, Flags};
 use super::*;
 use crate::hdl::blocks::or_tree;
 use crate::hdl::stream::{self, Layout};
@@ -106,14 +106,6 @@ pub(super) fn decompressor(p: &BpcRtlParams) -> Result<Arc<Module>, HdlError> {
     s_in.accept(&mut m, &in_ready);
     out.drive(&mut m, &ends.out_valid, &[("blk", oblk), ("err", oerr)]);
     m.finish()
-}
-
-/// The module-name suffix of the sums' stages.
-pub(super) fn sum_suffix(p: &BpcRtlParams) -> String {
-    match p.dec_sum_stages {
-        1 => String::new(),
-        s => format!("_o{s}"),
-    }
 }
 
 /// The fields of the token at the low bits of a stream, decoded as they enter the lane.

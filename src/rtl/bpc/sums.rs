@@ -158,3 +158,11 @@ pub(super) fn sums(
     let oerr = st.reg(m, "out_err_q", &f.err);
     Ok((oblk, oerr))
 }
+
+/// The module-name suffix of the sums' stages.
+pub(super) fn sum_suffix(p: &BpcRtlParams) -> String {
+    match p.dec_sum_stages {
+        1 => String::new(),
+        s => format!("_o{s}"),
+    }
+}
