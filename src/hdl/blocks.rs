@@ -135,33 +135,13 @@ pub fn prefix(
 /// cannot merge it into a wider multi-operand adder: the depth is this network's
 /// (`2 + 2 log2 w` gate levels), whatever the sums around it.
 pub fn add_ks(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> Expr {
-    add_ks_cin(m, name, a, b, false)
-}
-
-/// `a − b` modulo `2^w` as [`add_ks`] of `a`, `!b` and a carry in.
-pub fn sub_ks(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr) -> Expr {
-    let w = a.width().max(b.width());
-    let nb = m.wire(&format!("{name}_nb"), &!&b.zext(w));
-    add_ks_cin(m, name, &a.zext(w), &nb, true)
-}
-
-/// [`add_ks`] with a constant carry in (`cin`: bit 0 generates when either operand bit is
-/// set).
-fn add_ks_cin(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr, cin: bool) -> Expr {
     let w = a.width().max(b.width());
     let (a, b) = (a.zext(w), b.zext(w));
     if w == 1 {
-        let s = &a ^ &b;
-        return m.wire(name, &if cin { !s } else { s });
+        return m.wire(name, &(&a ^ &b));
     }
     let p0 = m.wire(&format!("{}_p", name), &(&a ^ &b));
-    let g0 = &a & &b;
-    let g0 = if cin {
-        Expr::cat(&[(a.slice(1, w - 1) & b.slice(1, w - 1)), a.bit(0) | b.bit(0)])
-    } else {
-        g0
-    };
-    let mut g = m.wire(&format!("{}_g", name), &g0);
+    let mut g = m.wire(&format!("{}_g", name), &(&a & &b));
     let mut p = p0.clone();
     let mut d = 1;
     while d < w {
@@ -175,8 +155,7 @@ fn add_ks_cin(m: &mut ModuleBuilder, name: &str, a: &Expr, b: &Expr, cin: bool) 
     }
     // No carry leaves the top bit.
     m.unused(&g.bit(w - 1));
-    let carries = Expr::cat(&[g.slice(0, w - 1), Expr::lit(1, cin as u64)]);
-    m.wire(name, &(&p0 ^ &carries))
+    m.wire(name, &(&p0 ^ &g.shl(1)))
 }
 
 /// `a + b` modulo `2^w` as carry-select blocks of `block` bits: each block adds for both

@@ -3,7 +3,7 @@
 
 use super::{LANES_PER_COPY, SPEC};
 use crate::hdl::blocks::{
-    add_csel, add_join, add_ks, add_split, add_split_at, csa_reduce, sub_ks, PrefixTopology,
+    add_csel, add_join, add_ks, add_split, add_split_at, csa_reduce, PrefixTopology,
 };
 use crate::hdl::{Expr, HdlError, Module, ModuleBuilder};
 use std::collections::BTreeMap;
@@ -161,7 +161,7 @@ pub(super) fn lane_sums(
 ) -> Result<Vec<Expr>, HdlError> {
     let w = cur.first().and_then(|t| t.first()).map_or(1, Expr::width);
     let pairs: Vec<usize> = (0..cur.len()).filter(|&i| cur[i].len() == 2).collect();
-    let adder = if ks { ks_cell(w, false)? } else { add_cell(w)? };
+    let adder = add_cell(w, ks)?;
     let u = m.instance_array(&adder, &format!("u_{add}_add"), pairs.len() as u32, |k| {
         let t = &cur[pairs[k as usize]];
         vec![("a_i", t[0].clone()), ("b_i", t[1].clone())]
@@ -189,38 +189,27 @@ fn csa_cell(n: usize, w: u32) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
-/// The carry-select adder of the prefix sums as a cell, `bpc_add_cs_w<w>`: `y_o = a_i + b_i`
-/// modulo `2^w` ([`add_csel`], 8-bit blocks).
-fn add_cell(w: u32) -> Result<Arc<Module>, HdlError> {
-    let mut m = ModuleBuilder::new(format!("bpc_add_cs_w{w}"));
+/// The adder of the prefix sums as a cell: `y_o = a_i + b_i` modulo `2^w`, carry-select in
+/// 8-bit blocks (`bpc_add_cs_w<w>`, [`add_csel`]; ABC ripples a plain 32-bit add) or, with
+/// `ks`, Kogge-Stone (`bpc_add_ks_w<w>`, [`add_ks`]).
+fn add_cell(w: u32, ks: bool) -> Result<Arc<Module>, HdlError> {
+    let kind = if ks { "ks" } else { "cs" };
+    let mut m = ModuleBuilder::new(format!("bpc_add_{kind}_w{w}"));
     m.header("Generator: hwzip::rtl::bpc::arith::add_cell");
-    m.header(format!("Parameters: {w} bits, 8-bit carry-select blocks"));
+    m.header(if ks {
+        format!("Parameters: {w} bits, Kogge-Stone carries")
+    } else {
+        format!("Parameters: {w} bits, 8-bit carry-select blocks")
+    });
     m.header(format!(
         "Spec: {SPEC} §2.4 (decoder: prefix sums of the deltas)"
     ));
     let a = m.input("a_i", w);
     let b = m.input("b_i", w);
-    let y = add_csel(&mut m, "sum", &a, &b, 8);
-    m.output_expr("y_o", &y);
-    m.finish()
-}
-
-/// A Kogge-Stone adder or subtractor as a cell, `bpc_add_ks_w<w>` (`y_o = a_i + b_i`) or
-/// `bpc_sub_ks_w<w>` (`y_o = a_i - b_i`), modulo `2^w` ([`add_ks`], [`sub_ks`]).
-pub(super) fn ks_cell(w: u32, sub: bool) -> Result<Arc<Module>, HdlError> {
-    let op = if sub { "sub" } else { "add" };
-    let mut m = ModuleBuilder::new(format!("bpc_{op}_ks_w{w}"));
-    m.header("Generator: hwzip::rtl::bpc::arith::ks_cell");
-    m.header(format!("Parameters: {w} bits, Kogge-Stone carries"));
-    m.header(format!(
-        "Spec: {SPEC} §2.4 (decoder: deltas and their sums)"
-    ));
-    let a = m.input("a_i", w);
-    let b = m.input("b_i", w);
-    let y = if sub {
-        sub_ks(&mut m, "dif", &a, &b)
-    } else {
+    let y = if ks {
         add_ks(&mut m, "sum", &a, &b)
+    } else {
+        add_csel(&mut m, "sum", &a, &b, 8)
     };
     m.output_expr("y_o", &y);
     m.finish()
