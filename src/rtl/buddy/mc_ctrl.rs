@@ -201,8 +201,8 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
     let code = m.reg("code_q", 4, None);
     let err_q = m.reg("err_q", 1, None);
     let pieces = if p.addr_stages == 0 { 1 } else { 4 };
-    let dev0 = m.reg_array("dev_addr_q", pa, pieces, None);
-    let bud0 = m.reg_array("bud_addr_q", pa, pieces, None);
+    let dev_addr = m.reg_array("dev_addr_q", pa, pieces, None);
+    let bud_addr = m.reg_array("bud_addr_q", pa, pieces, None);
     let dbuf: Vec<_> = (0..4)
         .map(|k| m.reg(&format!("dbuf{k}_q"), PIECE_BITS, None))
         .collect();
@@ -232,8 +232,8 @@ fn build(p: &BuddyRtlParams, fault: Option<McFault>) -> Result<Arc<Module>, HdlE
         cst,
         code,
         err_q,
-        dev0,
-        bud0,
+        dev_addr,
+        bud_addr,
         dbuf,
         bbuf,
         dleft,
@@ -317,8 +317,8 @@ struct Ctl {
     err_q: Reg,
     /// The pieces' addresses on each memory: piece 0 only (the combinational address
     /// generator), or pieces 0-3 (a pipelined one).
-    dev0: Vec<Reg>,
-    bud0: Vec<Reg>,
+    dev_addr: Vec<Reg>,
+    bud_addr: Vec<Reg>,
     dbuf: Vec<Reg>,
     bbuf: Vec<Reg>,
     dleft: Reg,
@@ -390,8 +390,8 @@ fn split(
         cst,
         code,
         err_q,
-        dev0,
-        bud0,
+        dev_addr,
+        bud_addr,
         dbuf,
         bbuf,
         x1,
@@ -399,7 +399,7 @@ fn split(
         ..
     } = c.clone();
     m.comment("Address generator (the pieces of each memory) and size mapper (code, target)");
-    let pipelined = dev0.len() > 1;
+    let pipelined = dev_addr.len() > 1;
     // A pipelined generator is asked for pieces 0-3 in turn (`ag_k_q`, the pieces asked)
     // and its answers are kept in order (`ag_got_q`); the combinational one for piece 0.
     let ak = pipelined.then(|| m.reg("ag_k_q", 3, None));
@@ -436,7 +436,7 @@ fn split(
             });
             m.when(&ag_ask, |m| m.set(ak, &(ak.q() + Expr::lit(3, 1))));
             m.when(&ans, |m| m.set(&got, &(got.q() + Expr::lit(2, 1))));
-            for (k, (d, b)) in dev0.iter().zip(&bud0).enumerate() {
+            for (k, (d, b)) in dev_addr.iter().zip(&bud_addr).enumerate() {
                 m.when(&(&ans & &got.q().eq_lit(k as u64)), |m| {
                     m.set(d, &ag.out("m_dev_addr_o"));
                     m.set(b, &ag.out("m_bud_addr_o"));
@@ -447,8 +447,8 @@ fn split(
         None => {
             m.unused(&Expr::cat(&[ag.out("s_ready_o"), ag.out("m_valid_o")]));
             m.when(&st.is("addr"), |m| {
-                m.set(&dev0[0], &ag.out("m_dev_addr_o"));
-                m.set(&bud0[0], &ag.out("m_bud_addr_o"));
+                m.set(&dev_addr[0], &ag.out("m_dev_addr_o"));
+                m.set(&bud_addr[0], &ag.out("m_bud_addr_o"));
             });
             Expr::lit(1, 1)
         }
@@ -642,8 +642,8 @@ fn memory_requests(m: &mut ModuleBuilder, c: &Ctl, pa: u32, hreq: OutPort, breq:
     let Ctl {
         st,
         cst,
-        dev0,
-        bud0,
+        dev_addr,
+        bud_addr,
         dleft,
         bleft,
         x16,
@@ -673,8 +673,8 @@ fn memory_requests(m: &mut ModuleBuilder, c: &Ctl, pa: u32, hreq: OutPort, breq:
         [r0] => r0.q() + Expr::cat(&[k.clone(), Expr::zero(5)]).zext(pa),
         _ => mux_tree(k, &regs.iter().map(Reg::q).collect::<Vec<_>>()),
     };
-    let h_addr = m.wire("hreq_addr", &piece(&dev0, &dk));
-    let b_addr = m.wire("breq_addr", &piece(&bud0, &bk));
+    let h_addr = m.wire("hreq_addr", &piece(&dev_addr, &dk));
+    let b_addr = m.wire("breq_addr", &piece(&bud_addr, &bk));
     // Write data: device sector k of the stored stream (16x: its first 8 bytes); buddy
     // piece m, stream bytes [D + 32m, D + 32m + 32) for the page's D.
     let cs = cst.q();
