@@ -51,6 +51,10 @@ pub struct Args {
     /// report lists the failed ones).
     #[arg(long)]
     pub fail_fast: bool,
+    /// Also place and route the engines' leaf units on this FPGA (`ecp5-85k[:PACKAGE]`;
+    /// `scripts/setup.sh --fpga`): fpga.md and fpga.json, as `hwzip synth --fpga` writes.
+    #[arg(long)]
+    pub fpga: Option<String>,
 }
 
 /// Runs `hwzip flow`: `Ok(false)` when it ran but something failed or mismatched.
@@ -68,7 +72,12 @@ pub fn run(args: Args) -> Result<bool, String> {
         gate_cosim,
         energy,
         fail_fast,
+        fpga,
     } = args;
+    let fpga = fpga
+        .as_deref()
+        .map(hwzip::synth::fpga::FpgaDevice::parse)
+        .transpose()?;
     let profile = flow::job::Profile::from_name(&profile)?;
     let mut cfg = load_config(&config)?;
     let explicit = match &config {
@@ -119,14 +128,22 @@ pub fn run(args: Args) -> Result<bool, String> {
         shard: None,
         fail_fast,
     };
-    flow_cmd(&cfg, &opts)
+    flow_cmd(&cfg, &opts, fpga.as_ref())
 }
 
 /// Runs the flow, writes its reports and prints its tables and verdict.
-fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String> {
+fn flow_cmd(
+    cfg: &Config,
+    opts: &flow::job::FlowOptions,
+    fpga: Option<&hwzip::synth::fpga::FpgaDevice>,
+) -> Result<bool, String> {
     let ui = flow::progress::Ui::new();
     let r = flow::job::run(cfg, opts, &ui)?;
     flow::job::write(&r, &opts.out)?;
+    let fpga_ok = match fpga {
+        Some(device) => fpga_step(cfg, opts, device)?,
+        None => true,
+    };
     outln!("\n## Co-simulation\n\n{}", flow::cosim_markdown(&r.cosim));
     if !r.synth.is_empty() {
         outln!(
@@ -156,7 +173,9 @@ fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String>
             );
         }
     }
-    let verdict = if r.ok {
+    let verdict = if r.ok && !fpga_ok {
+        "every unit matches its golden model; a unit does not fit the FPGA".to_string()
+    } else if r.ok {
         "every step ran and every unit matches its golden model".to_string()
     } else {
         let mut v = vec![format!("{} step(s) FAILED or MISMATCHED", failures.len())];
@@ -172,5 +191,45 @@ fn flow_cmd(cfg: &Config, opts: &flow::job::FlowOptions) -> Result<bool, String>
         verdict,
         opts.out.display()
     );
-    Ok(r.ok)
+    Ok(r.ok && fpga_ok)
+}
+
+/// `flow --fpga DEVICE`: the leaf units of the flow's engines (of `--unit` only, in the
+/// engines that have it) placed and routed; `fpga.md` and `fpga.json` in the output folder.
+/// `Ok(false)` when a unit does not fit.
+fn fpga_step(
+    cfg: &Config,
+    opts: &flow::job::FlowOptions,
+    device: &hwzip::synth::fpga::FpgaDevice,
+) -> Result<bool, String> {
+    let engines: Vec<engines::EngineRef> = if opts.engines.is_empty() {
+        engines::ALL.to_vec()
+    } else {
+        opts.engines.clone()
+    };
+    let mut rows = Vec::new();
+    for e in engines {
+        if let Some(u) = &opts.unit {
+            if !e.units(cfg)?.iter().any(|d| d.unit == u.as_str()) {
+                continue;
+            }
+        }
+        let work = opts.out.join("fpga");
+        rows.extend(flow::fpga::run(
+            e,
+            cfg,
+            device,
+            &work,
+            opts.unit.as_deref(),
+            &mut |m| eprintln!("{}", m),
+        )?);
+    }
+    let md = hwzip::synth::fpga::markdown(&rows);
+    let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+    let mut set = hwzip::files::FileSet::new();
+    set.add(opts.out.join("fpga.md"), md.as_str());
+    set.add(opts.out.join("fpga.json"), json.as_str());
+    set.commit()?;
+    outln!("## FPGA place and route\n\n{}", md);
+    Ok(rows.iter().all(|r| r.result.fits))
 }

@@ -10,6 +10,14 @@ pub struct Args {
     /// the snapshot, the other engines' rows are kept (default: keep the snapshot as it is).
     #[arg(long)]
     pub from: Option<PathBuf>,
+    /// An `hwzip synth --fpga` output folder (repeatable): its engines' FPGA rows replace
+    /// theirs in the snapshot.
+    #[arg(long)]
+    pub fpga: Vec<PathBuf>,
+    /// An `hwzip synth --config C --liberty nangate45 --out DIR` output folder (repeatable):
+    /// its rows, named by the folder, join the timing-closure table.
+    #[arg(long)]
+    pub closure: Vec<PathBuf>,
     /// The snapshot (JSON) the page is rendered from.
     #[arg(long, default_value = "docs/results.json")]
     pub snapshot: PathBuf,
@@ -22,10 +30,17 @@ pub struct Args {
 pub fn run(args: Args) -> Result<bool, String> {
     let Args {
         from,
+        fpga,
+        closure,
         snapshot,
         out,
     } = args;
-    flow::results::write(from.as_deref(), &snapshot, &out)?;
+    flow::results::write(
+        from.as_deref(),
+        &flow::results::More { fpga, closure },
+        &snapshot,
+        &out,
+    )?;
     outln!("wrote {}", out.display());
     Ok(true)
 }

@@ -154,7 +154,7 @@ fn fpga_run(
     set.commit()?;
     out!("{}", md);
     outln!("\nreports: {}/fpga.{{md,json}}", out.display());
-    Ok(rows.iter().all(|(_, _, r)| r.fits))
+    Ok(rows.iter().all(|r| r.result.fits))
 }
 
 /// `synth --energy N`: energy per line of every synthesized row, written to `energy.md` and

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub mod closure;
 pub mod energy;
 pub mod fpga;
 pub mod html;

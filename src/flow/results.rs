@@ -8,9 +8,10 @@
 use super::regress::RegressRun;
 use super::FlowResult;
 use crate::engines::PaperTable;
+use crate::report::{num, opt};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One synthesized unit on one library.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -110,6 +111,14 @@ pub struct Snapshot {
     pub tables: Vec<PaperTable>,
     /// Evaluations.
     pub evals: Vec<EvalEntry>,
+    /// FPGA place-and-route rows of the default configuration's leaf units
+    /// (`hwzip synth --fpga`, joined by `hwzip results --fpga`).
+    #[serde(default)]
+    pub fpga: Vec<crate::synth::fpga::FpgaRow>,
+    /// Nangate45 rows of named configurations (`hwzip results --closure`), beside the
+    /// default rows in the timing-closure section.
+    #[serde(default)]
+    pub closure: Vec<super::closure::ClosureEntry>,
 }
 
 impl Snapshot {
@@ -213,6 +222,8 @@ pub fn snapshot(
         cosim,
         tables: d.tables.clone(),
         evals,
+        fpga: Vec::new(),
+        closure: Vec::new(),
     })
 }
 
@@ -273,29 +284,6 @@ fn paper_latency(engine: &str, unit: &str) -> Option<u32> {
     crate::engines::paper_mark(engine, unit)?.latency_ours
 }
 
-fn num(v: f64, digits: usize) -> String {
-    let s = format!("{:.*}", digits, v);
-    // Thousands separators on the integer part.
-    let (int, frac) = match s.find('.') {
-        Some(i) => (&s[..i], &s[i..]),
-        None => (s.as_str(), ""),
-    };
-    let neg = int.starts_with('-');
-    let digits_only = int.trim_start_matches('-');
-    let mut out = String::new();
-    for (i, c) in digits_only.chars().enumerate() {
-        if i > 0 && (digits_only.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    format!("{}{}{}", if neg { "-" } else { "" }, out, frac)
-}
-
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
-}
-
 /// Renders `docs/RESULTS.md` from a snapshot.
 pub fn render(s: &Snapshot) -> String {
     let mut o = String::new();
@@ -317,18 +305,38 @@ pub fn render(s: &Snapshot) -> String {
         s.synth_method,
         num(s.lines as f64, 0)
     );
-    let contents: Vec<String> = std::iter::once("[Known gaps](#known-gaps)".to_string())
-        .chain(
-            parts()
-                .iter()
-                .map(|p| format!("[{}](#{})", p.heading, anchor(p.heading))),
-        )
-        .chain(std::iter::once(
-            "[Sweeps and energy](#sweeps-and-energy)".to_string(),
-        ))
-        .collect();
+    let contents: Vec<String> = [
+        "[Known gaps](#known-gaps)".to_string(),
+        "[Timing closure](#timing-closure)".to_string(),
+    ]
+    .into_iter()
+    .chain(
+        parts()
+            .iter()
+            .map(|p| format!("[{}](#{})", p.heading, anchor(p.heading))),
+    )
+    .chain([
+        "[FPGA place and route](#fpga-place-and-route)".to_string(),
+        "[Sweeps and energy](#sweeps-and-energy)".to_string(),
+    ])
+    .collect();
     let _ = writeln!(o, "Contents: {}\n", contents.join(" · "));
     known_gaps(s, &mut o);
+    let baselines: Vec<super::closure::Baseline> = s
+        .synth
+        .iter()
+        .filter(|r| r.liberty == super::closure::CLOSURE_LIBRARY)
+        .map(|r| super::closure::Baseline {
+            engine: r.engine.clone(),
+            unit: r.unit.clone(),
+            target_mhz: target_mhz(&r.engine, &r.unit),
+            fmax_mhz: r.fmax_mhz,
+            kge: r.kge,
+            latency_cycles: r.latency_cycles,
+            bytes_per_cycle: r.bytes_per_cycle,
+        })
+        .collect();
+    super::closure::section(&baselines, &s.closure, &mut o);
     let ran: Vec<String> = s.engines().iter().map(|e| e.to_string()).collect();
     for p in parts() {
         let _ = writeln!(o, "## {}\n\n{}\n", p.heading, p.about);
@@ -379,6 +387,7 @@ pub fn render(s: &Snapshot) -> String {
             o.push('\n');
         }
     }
+    super::fpga::section(&s.fpga, &mut o);
     let _ = writeln!(
         o,
         "## Sweeps and energy\n\nThe design-space sweeps (`hwzip sweep`, Pareto fronts per \
@@ -460,7 +469,8 @@ fn known_gaps(s: &Snapshot, o: &mut String) {
             o,
             "Clock: {} of {} units reach their target on Nangate45 (the paper's clock where it \
              gives one for the unit, else the papers' common 1 GHz; Nangate45 is the library \
-             nearest the papers' nodes). Below target:\n",
+             nearest the papers' nodes; [Timing closure](#timing-closure) gives the \
+             configurations that reach it). Below target at the default parameters:\n",
             n45.len() - slow.len(),
             n45.len()
         );
@@ -706,14 +716,28 @@ pub fn join(old: Snapshot, new: Snapshot) -> FlowResult<Snapshot> {
         cosim: rows(old.cosim, new.cosim, &ran, |r| &r.engine),
         tables: rows(old.tables, new.tables, &ran, |r| &r.engine),
         evals: rows(old.evals, new.evals, &ran, |r| &r.engine),
+        // A regression does not place and route: the FPGA rows stay.
+        fpga: old.fpga,
+        closure: old.closure,
         ..new
     })
 }
 
+/// What `hwzip results` joins beside a regression.
+#[derive(Clone, Debug, Default)]
+pub struct More {
+    /// `hwzip synth --fpga` (or `flow --fpga`) output folders: their engines' FPGA rows.
+    pub fpga: Vec<PathBuf>,
+    /// `hwzip synth --config C --liberty nangate45` output folders: timing-closure rows, each
+    /// folder's name naming its configuration.
+    pub closure: Vec<PathBuf>,
+}
+
 /// `hwzip results`: with `from` (a regress folder), joins its rows into the snapshot (see
-/// [`join`]; a new snapshot when there is none); otherwise reads the snapshot. Then renders
-/// the page to `out`. Both files are written as a set (all or none).
-pub fn write(from: Option<&Path>, snapshot: &Path, out: &Path) -> FlowResult<()> {
+/// [`join`]; a new snapshot when there is none), and the folders of `more`; otherwise reads
+/// the snapshot. Then renders the page to `out`. Both files are written as a set (all or
+/// none).
+pub fn write(from: Option<&Path>, more: &More, snapshot: &Path, out: &Path) -> FlowResult<()> {
     let mut set = crate::files::FileSet::new();
     let read = |p: &Path| -> FlowResult<Snapshot> {
         let bytes = crate::files::input::read(p, crate::files::input::Purpose::Config)
@@ -721,20 +745,29 @@ pub fn write(from: Option<&Path>, snapshot: &Path, out: &Path) -> FlowResult<()>
         serde_json::from_slice(&bytes)
             .map_err(|e| format!("{}: not a results snapshot: {}", p.display(), e))
     };
-    let snap = match from {
+    let mut snap = match from {
         Some(dir) => {
             let new = from_regress(dir)?;
-            let snap = if snapshot.exists() {
+            if snapshot.exists() {
                 join(read(snapshot)?, new)?
             } else {
                 new
-            };
-            let json = serde_json::to_string_pretty(&snap).map_err(|e| e.to_string())?;
-            set.add(snapshot.to_path_buf(), json + "\n");
-            snap
+            }
         }
         None => read(snapshot)?,
     };
+    for dir in &more.fpga {
+        let rows = super::fpga::read_rows(dir)?;
+        snap.fpga = super::fpga::join(std::mem::take(&mut snap.fpga), rows, rank)?;
+    }
+    for dir in &more.closure {
+        let rows = super::closure::read_rows(dir)?;
+        snap.closure = super::closure::join(std::mem::take(&mut snap.closure), rows);
+    }
+    if from.is_some() || !more.fpga.is_empty() || !more.closure.is_empty() {
+        let json = serde_json::to_string_pretty(&snap).map_err(|e| e.to_string())?;
+        set.add(snapshot.to_path_buf(), json + "\n");
+    }
     set.add(out.to_path_buf(), render(&snap) + "\n");
     set.commit()
 }
@@ -814,6 +847,8 @@ mod tests {
                 .collect(),
             tables: Vec::new(),
             evals: Vec::new(),
+            fpga: Vec::new(),
+            closure: Vec::new(),
         }
     }
 
@@ -887,9 +922,11 @@ mod tests {
             cosim: Vec::new(),
             tables: Vec::new(),
             evals: Vec::new(),
+            fpga: Vec::new(),
+            closure: Vec::new(),
         };
         let page = render(&s);
-        let gaps = &page[page.find("## Known gaps").unwrap()..page.find("## ZVC").unwrap()];
+        let gaps = &page[page.find("## Known gaps").unwrap()..page.find("## Timing").unwrap()];
         assert!(
             gaps.contains("1 of 2 units reach their target on Nangate45"),
             "{}",
@@ -904,6 +941,12 @@ mod tests {
         assert!(gaps.contains("Latency: 1 units"), "{}", gaps);
         assert!(page.contains("| bdi_comp | nangate45 (1 ns) |"));
         assert!(page.contains("**1,100**"));
+        // The closure table: bdi_comp at its default, fpc_comp with nothing that reaches it.
+        assert!(
+            page.contains("| adaptive | bdi_comp | 1,000 | 1,100 |"),
+            "{page}"
+        );
+        assert!(page.contains("1 of 2 units reach their target on Nangate45 in some"));
     }
 
     #[test]

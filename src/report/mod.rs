@@ -296,6 +296,30 @@ pub fn add(
     Ok(())
 }
 
+/// `v` with `digits` decimals and thousands separators on its integer part (`12,345.6`).
+pub fn num(v: f64, digits: usize) -> String {
+    let s = format!("{:.*}", digits, v);
+    let (int, frac) = match s.find('.') {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s.as_str(), ""),
+    };
+    let neg = int.starts_with('-');
+    let digits_only = int.trim_start_matches('-');
+    let mut out = String::new();
+    for (i, c) in digits_only.chars().enumerate() {
+        if i > 0 && (digits_only.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{}{}{}", if neg { "-" } else { "" }, out, frac)
+}
+
+/// The value, or `-` when there is none.
+pub fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

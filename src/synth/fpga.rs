@@ -71,14 +71,32 @@ pub struct FpgaResult {
     pub dsps: u64,
     /// Post-route Fmax of the register-to-register paths, MHz (`None`: no such path).
     pub fmax_mhz: Option<f64>,
-    /// Whether the unit was placed and routed; otherwise `note` says why.
+    /// Whether the unit was placed and routed; otherwise `note` says why (it does not fit
+    /// the device, or the router ran out of its time budget).
     pub fits: bool,
     /// Why it does not fit, or other remarks.
     pub note: String,
+    /// The router ran out of its time budget (not cached: a larger budget may finish).
+    #[serde(default)]
+    pub out_of_budget: bool,
     /// Yosys wall seconds.
     pub yosys_seconds: f64,
     /// nextpnr wall seconds.
     pub pnr_seconds: f64,
+}
+
+/// One unit of an engine placed and routed: a row of the FPGA table (`fpga.json`, and the
+/// results snapshot's FPGA rows).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FpgaRow {
+    /// Engine.
+    pub engine: String,
+    /// Unit.
+    pub unit: String,
+    /// Generator parameters.
+    pub params: String,
+    /// What place and route gave.
+    pub result: FpgaResult,
 }
 
 /// One FPGA run.
@@ -177,8 +195,10 @@ pub fn run(job: &FpgaJob) -> Result<FpgaResult, String> {
         }
     }
     let r = run_in(job, &dir)?;
-    let text = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
-    crate::files::write(&done, &text)?;
+    if !r.out_of_budget {
+        let text = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
+        crate::files::write(&done, &text)?;
+    }
     Ok(r)
 }
 
@@ -257,7 +277,23 @@ fn run_in(job: &FpgaJob, dir: &Path) -> Result<FpgaResult, String> {
         Err(SynthError::ToolFailed { .. }) => {
             let text = std::fs::read_to_string(&log).unwrap_or_default();
             r.note = does_not_fit(&text)
+                .map(|l| format!("does not fit: {l}"))
                 .ok_or_else(|| format!("nextpnr-ecp5 failed; log: {}", log.display()))?;
+        }
+        // A unit the router cannot finish within the budget is a row saying so: the other
+        // units' rows still count.
+        Err(SynthError::Budget {
+            limit,
+            budget_s,
+            cpu_s,
+            wall_s,
+            ..
+        }) => {
+            r.note = format!(
+                "not routed: nextpnr-ecp5 {}",
+                super::budget_text(limit, budget_s, cpu_s, wall_s)
+            );
+            r.out_of_budget = true;
         }
         Err(e) => return Err(not_found(e)),
     }
@@ -303,16 +339,22 @@ fn parse_report(text: &str, r: &mut FpgaResult) -> Result<(), String> {
 }
 
 /// Markdown table of FPGA rows: engine, unit, and the result.
-pub fn markdown(rows: &[(String, String, FpgaResult)]) -> String {
+pub fn markdown(rows: &[FpgaRow]) -> String {
     let mut s = String::from(
         "| engine | unit | device | LUT4 | % of device | FF | DP16KD | LUTRAM | MULT18 \
          | post-route Fmax MHz | yosys s | nextpnr s |\n\
          |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
-    for (e, u, r) in rows {
+    for FpgaRow {
+        engine: e,
+        unit: u,
+        result: r,
+        ..
+    } in rows
+    {
         if !r.fits {
             s.push_str(&format!(
-                "| {e} | {u} | {} | does not fit: {} |||||||||\n",
+                "| {e} | {u} | {} | {} |||||||||\n",
                 r.device,
                 r.note.replace('|', "/")
             ));
@@ -320,7 +362,7 @@ pub fn markdown(rows: &[(String, String, FpgaResult)]) -> String {
         }
         let fmax = r
             .fmax_mhz
-            .map_or("– (no register-to-register path)".into(), |f| {
+            .map_or("- (no register-to-register path)".into(), |f| {
                 format!("{f:.1}")
             });
         s.push_str(&format!(
@@ -376,7 +418,12 @@ mod tests {
         let log = "Info: x\nERROR: Design uses 90000 TRELLIS_COMB, but device has 83640\n";
         assert!(does_not_fit(log).unwrap().starts_with("Design uses"));
         assert_eq!(does_not_fit("ERROR: something else"), None);
-        let md = markdown(&[("zvc".into(), "compressor".into(), r.clone())]);
+        let md = markdown(&[FpgaRow {
+            engine: "zvc".into(),
+            unit: "compressor".into(),
+            params: "p".into(),
+            result: r.clone(),
+        }]);
         assert!(md.contains("| zvc | compressor |"), "{md}");
     }
 

@@ -144,7 +144,7 @@ pub enum SynthError {
     },
 }
 
-fn budget_text(limit: run::Limit, budget_s: f64, cpu_s: f64, wall_s: f64) -> String {
+pub(crate) fn budget_text(limit: run::Limit, budget_s: f64, cpu_s: f64, wall_s: f64) -> String {
     match limit {
         run::Limit::Cpu => format!(
             "exceeded the CPU-time budget of {budget_s:.1} s (synth.budget_s; {cpu_s:.1} s of \
