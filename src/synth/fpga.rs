@@ -365,12 +365,13 @@ pub fn markdown(rows: &[FpgaRow]) -> String {
             .map_or("- (no register-to-register path)".into(), |f| {
                 format!("{f:.1}")
             });
+        let n = |v: u64| crate::report::num(v as f64, 0);
         s.push_str(&format!(
             "| {e} | {u} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {:.1} | {:.1} |\n",
             r.device,
-            r.luts,
+            n(r.luts),
             100.0 * r.luts as f64 / r.luts_available as f64,
-            r.ffs,
+            n(r.ffs),
             r.brams,
             r.lutram,
             r.dsps,
