@@ -138,12 +138,12 @@ fn flow_cmd(
     fpga: Option<&hwzip::synth::fpga::FpgaDevice>,
 ) -> Result<bool, String> {
     let ui = flow::progress::Ui::new();
-    let r = flow::job::run(cfg, opts, &ui)?;
+    let mut r = flow::job::run(cfg, opts, &ui)?;
+    if let Some(device) = fpga {
+        r.fpga = fpga_rows(cfg, opts, device)?;
+    }
+    let fpga_ok = r.fpga.iter().all(|f| f.result.fits);
     flow::job::write(&r, &opts.out)?;
-    let fpga_ok = match fpga {
-        Some(device) => fpga_step(cfg, opts, device)?,
-        None => true,
-    };
     outln!("\n## Co-simulation\n\n{}", flow::cosim_markdown(&r.cosim));
     if !r.synth.is_empty() {
         outln!(
@@ -153,6 +153,12 @@ fn flow_cmd(
     }
     for t in &r.tables {
         outln!("## {}\n\n{}", t.title, t.markdown);
+    }
+    if !r.fpga.is_empty() {
+        outln!(
+            "## FPGA place and route\n\n{}",
+            hwzip::synth::fpga::markdown(&r.fpga)
+        );
     }
     for n in &r.notes {
         outln!("note: {}", n);
@@ -195,13 +201,12 @@ fn flow_cmd(
 }
 
 /// `flow --fpga DEVICE`: the leaf units of the flow's engines (of `--unit` only, in the
-/// engines that have it) placed and routed; `fpga.md` and `fpga.json` in the output folder.
-/// `Ok(false)` when a unit does not fit.
-fn fpga_step(
+/// engines that have it) placed and routed, for the flow's reports.
+fn fpga_rows(
     cfg: &Config,
     opts: &flow::job::FlowOptions,
     device: &hwzip::synth::fpga::FpgaDevice,
-) -> Result<bool, String> {
+) -> Result<Vec<hwzip::synth::fpga::FpgaRow>, String> {
     let engines: Vec<engines::EngineRef> = if opts.engines.is_empty() {
         engines::ALL.to_vec()
     } else {
@@ -224,12 +229,5 @@ fn fpga_step(
             &mut |m| eprintln!("{}", m),
         )?);
     }
-    let md = hwzip::synth::fpga::markdown(&rows);
-    let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
-    let mut set = hwzip::files::FileSet::new();
-    set.add(opts.out.join("fpga.md"), md.as_str());
-    set.add(opts.out.join("fpga.json"), json.as_str());
-    set.commit()?;
-    outln!("## FPGA place and route\n\n{}", md);
-    Ok(rows.iter().all(|r| r.result.fits))
+    Ok(rows)
 }

@@ -146,14 +146,15 @@ fn fpga_run(
 ) -> Result<bool, String> {
     let device = hwzip::synth::fpga::FpgaDevice::parse(device)?;
     let rows = flow::fpga::run(engine, cfg, &device, out, unit, &mut |m| eprintln!("{}", m))?;
-    let md = hwzip::synth::fpga::markdown(&rows);
-    let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
     let mut set = hwzip::files::FileSet::new();
-    set.add(out.join("fpga.md"), md.as_str());
-    set.add(out.join("fpga.json"), json.as_str());
+    flow::fpga::add(&mut set, &rows, out)?;
+    let mut page =
+        hwzip::report::Page::new(format!("hwzip synth --fpga: {}", engine.name()).as_str());
+    flow::html::fpga_section(&mut page, &rows);
+    hwzip::report::add(&mut set, &page, out)?;
     set.commit()?;
-    out!("{}", md);
-    outln!("\nreports: {}/fpga.{{md,json}}", out.display());
+    out!("{}", hwzip::synth::fpga::markdown(&rows));
+    outln!("\nreports: {}/fpga.{{md,json}}, report.html", out.display());
     Ok(rows.iter().all(|r| r.result.fits))
 }
 

@@ -60,6 +60,14 @@ pub fn run(
     Ok(rows)
 }
 
+/// Adds `fpga.md` and `fpga.json` (what [`read_rows`] reads back) to `set`, in `dir`.
+pub fn add(set: &mut crate::files::FileSet, rows: &[FpgaRow], dir: &Path) -> FlowResult<()> {
+    let json = serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?;
+    set.add(dir.join("fpga.md"), fpga::markdown(rows));
+    set.add(dir.join("fpga.json"), json);
+    Ok(())
+}
+
 /// The rows of a `hwzip synth --fpga` output folder (its `fpga.json`).
 pub fn read_rows(dir: &Path) -> FlowResult<Vec<FpgaRow>> {
     let p = dir.join("fpga.json");

@@ -206,6 +206,37 @@ pub fn synth_page(title: &str, rows: &[ReportRow], tables: &[PaperTable]) -> Pag
     p
 }
 
+/// Adds the FPGA section: the place-and-route table and the routed Fmax per unit.
+pub fn fpga_section(p: &mut Page, rows: &[crate::synth::fpga::FpgaRow]) {
+    let names: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{} {}", r.engine, r.unit))
+        .collect();
+    let chart = Chart {
+        title: "post-route Fmax".into(),
+        x_label: "unit".into(),
+        y_label: "MHz".into(),
+        body: Body::Bars {
+            categories: names,
+            series: vec![BarSeries {
+                name: rows
+                    .first()
+                    .map_or_else(String::new, |r| r.result.device.clone()),
+                values: rows.iter().map(|r| r.result.fmax_mhz).collect(),
+            }],
+            marks: Vec::new(),
+            mark_name: String::new(),
+        },
+    };
+    p.section(
+        "FPGA place and route",
+        vec![
+            Block::Markdown(crate::synth::fpga::markdown(rows)),
+            Block::Chart(chart),
+        ],
+    );
+}
+
 /// Adds the energy section: pJ per line per unit and library, the table, the papers.
 pub fn energy_section(p: &mut Page, rows: &[super::energy::EnergyRow]) {
     let mut units: Vec<String> = Vec::new();
@@ -323,5 +354,35 @@ mod tests {
                 .count(),
             0
         );
+    }
+
+    /// The FPGA section: the table and a bar per unit (none for a unit without a routed
+    /// register-to-register path).
+    #[test]
+    fn the_fpga_section_has_the_table_and_the_chart() {
+        use crate::synth::fpga::{FpgaResult, FpgaRow};
+        let row = |unit: &str, fmax: Option<f64>| FpgaRow {
+            engine: "buddy".into(),
+            unit: unit.into(),
+            params: "p".into(),
+            result: FpgaResult {
+                device: "ecp5-85k:CABGA381".into(),
+                luts: 1200,
+                luts_available: 83_640,
+                fits: true,
+                fmax_mhz: fmax,
+                ..FpgaResult::default()
+            },
+        };
+        let mut p = Page::new("t");
+        fpga_section(
+            &mut p,
+            &[row("bpc-compress", Some(80.0)), row("addr-gen", None)],
+        );
+        let html = p.html().unwrap();
+        assert!(html.contains("FPGA place and route"), "{html}");
+        assert!(html.contains("1,200"), "{html}");
+        assert!(html.contains("no register-to-register path"), "{html}");
+        assert!(html.contains("<svg"), "{html}");
     }
 }

@@ -328,6 +328,7 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
         synth: rows,
         tables,
         energy,
+        fpga: Vec::new(),
         notes,
     })
 }

@@ -136,6 +136,9 @@ pub struct FlowReport {
     pub tables: Vec<PaperTable>,
     /// Energy per line of every synthesized netlist (`--energy`; empty otherwise).
     pub energy: Vec<super::energy::EnergyRow>,
+    /// The leaf units placed and routed on an FPGA (`--fpga`; empty otherwise).
+    #[serde(default)]
+    pub fpga: Vec<crate::synth::fpga::FpgaRow>,
     /// Notes (skipped libraries, ...).
     pub notes: Vec<String>,
 }

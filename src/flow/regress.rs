@@ -422,6 +422,7 @@ fn cache_run(o: &RegressOptions, ui: &Ui) -> FlowResult<RegressRun> {
         synth: Vec::new(),
         tables: Vec::new(),
         energy: Vec::new(),
+        fpga: Vec::new(),
         notes: Vec::new(),
     };
     let out = o.out.join("cache");

@@ -147,6 +147,13 @@ pub fn markdown(r: &FlowReport) -> String {
             super::energy::report(&r.energy)
         );
     }
+    if !r.fpga.is_empty() {
+        let _ = writeln!(
+            s,
+            "## FPGA place and route\n\n{}",
+            synth::fpga::markdown(&r.fpga)
+        );
+    }
     let _ = writeln!(s, "## Steps\n\n{}", steps_markdown(r));
     for n in &r.notes {
         let _ = writeln!(s, "\nnote: {}", n);
@@ -202,6 +209,9 @@ pub fn page(r: &FlowReport) -> crate::report::Page {
     if !r.energy.is_empty() {
         html::energy_section(&mut p, &r.energy);
     }
+    if !r.fpga.is_empty() {
+        html::fpga_section(&mut p, &r.fpga);
+    }
     p.section(
         "Steps",
         vec![crate::report::Block::Markdown(steps_markdown(r))],
@@ -223,7 +233,8 @@ fn failed_synth(r: &FlowReport) -> Vec<[String; 4]> {
 }
 
 /// Writes `report.md`, `report.csv` (synthesis rows), `report.json` (everything),
-/// `cosim.md`, and `<table>.md` for each paper table, into `dir`.
+/// `cosim.md`, `<table>.md` for each paper table and, with FPGA rows, `fpga.md` and
+/// `fpga.json`, into `dir`.
 pub fn write(r: &FlowReport, dir: &Path) -> FlowResult<()> {
     let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
     let mut set = crate::files::FileSet::new();
@@ -236,6 +247,9 @@ pub fn write(r: &FlowReport, dir: &Path) -> FlowResult<()> {
     set.add(dir.join("cosim.md"), cosim_markdown(&r.cosim));
     if !r.energy.is_empty() {
         super::energy::add(&mut set, &r.energy, dir)?;
+    }
+    if !r.fpga.is_empty() {
+        super::fpga::add(&mut set, &r.fpga, dir)?;
     }
     crate::report::add(&mut set, &page(r), dir)?;
     super::add_tables(&mut set, &r.tables, dir);
