@@ -139,8 +139,10 @@ pub fn section(rows: &[FpgaRow], o: &mut String) {
         o,
         "The leaf units of every engine at their default parameters, placed and routed out of \
          context on a Lattice ECP5 (`hwzip synth --fpga`: Yosys `synth_ecp5`, nextpnr-ecp5 \
-         aiming for {FPGA_TARGET_MHZ:.0} MHz). The Fmax is that of the register-to-register \
-         paths after routing; the ports are not timed. Tool times are wall seconds on the \
+         aiming for {FPGA_TARGET_MHZ:.0} MHz with its `router2`, the one that finishes the \
+         largest units; docs/TOOLCHAIN.md gives what that costs in Fmax on the smaller \
+         ones). The Fmax is that of the register-to-register paths after routing; the ports \
+         are not timed. Tool times are wall seconds on the \
          machine that ran them (the tools are single-threaded).\n"
     );
     o.push_str(&fpga::markdown(rows));
