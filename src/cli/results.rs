@@ -10,7 +10,7 @@ pub struct Args {
     /// the snapshot, the other engines' rows are kept (default: keep the snapshot as it is).
     #[arg(long)]
     pub from: Option<PathBuf>,
-    /// An `hwzip synth --fpga` output folder (repeatable): its engines' FPGA rows replace
+    /// An `hwzip synth --fpga` output folder (repeatable): its units' FPGA rows replace
     /// theirs in the snapshot.
     #[arg(long)]
     pub fpga: Vec<PathBuf>,

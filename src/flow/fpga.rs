@@ -86,19 +86,16 @@ pub fn read_rows(dir: &Path) -> FlowResult<Vec<FpgaRow>> {
     Ok(rows)
 }
 
-/// `old` with the rows of `new`'s engines taken from `new` (each engine's rows in its units'
-/// order, engines in `rank` order). Every row must be on one device.
+/// `old` with the rows of `new`'s units taken from `new` (a run of one unit, `--unit`,
+/// replaces that unit's row; engines in `rank` order, each engine's rows in the order they
+/// came). Every row must be on one device.
 pub fn join(
     old: Vec<FpgaRow>,
     new: Vec<FpgaRow>,
     rank: impl Fn(&str) -> usize,
 ) -> FlowResult<Vec<FpgaRow>> {
-    let ran: Vec<&str> = new.iter().map(|r| r.engine.as_str()).collect();
-    let mut rows: Vec<FpgaRow> = old
-        .iter()
-        .filter(|r| !ran.contains(&r.engine.as_str()))
-        .cloned()
-        .collect();
+    let ran = |r: &FpgaRow| new.iter().any(|n| n.engine == r.engine && n.unit == r.unit);
+    let mut rows: Vec<FpgaRow> = old.iter().filter(|r| !ran(r)).cloned().collect();
     let devices = |v: &[FpgaRow]| -> Vec<String> {
         let mut d: Vec<String> = v.iter().map(|r| r.result.device.clone()).collect();
         d.sort();
@@ -171,7 +168,7 @@ mod tests {
     }
 
     /// Engines placed one at a time join into one table in registry order; a later run of
-    /// an engine takes its rows over; rows on another device are refused.
+    /// a unit takes its row over; rows on another device are refused.
     #[test]
     fn an_engines_rows_are_taken_over_and_devices_must_agree() {
         let rank = |e: &str| ["zvc", "buddy"].iter().position(|&x| x == e).unwrap();
@@ -184,13 +181,14 @@ mod tests {
         )
         .unwrap();
         let s = join(s, vec![row("buddy", "bpc", d, 4)], rank).unwrap();
+        let s = join(s, vec![row("zvc", "dec", d, 5)], rank).unwrap();
         let got: Vec<(&str, u64)> = s.iter().map(|r| (r.unit.as_str(), r.result.luts)).collect();
-        assert_eq!(got, [("comp", 2), ("dec", 3), ("bpc", 4)]);
+        assert_eq!(got, [("comp", 2), ("dec", 5), ("bpc", 4)]);
         let e = join(s.clone(), vec![row("buddy", "bpc", "ecp5-45k", 5)], rank).unwrap_err();
         assert!(e.contains("one device"), "{e}");
         let mut page = String::new();
         section(&s, &mut page);
-        assert!(page.contains("| zvc | dec | ecp5-85k | 3 |"), "{page}");
+        assert!(page.contains("| zvc | dec | ecp5-85k | 5 |"), "{page}");
         let mut empty = String::new();
         section(&[], &mut empty);
         assert!(empty.contains("hwzip results --fpga"), "{empty}");

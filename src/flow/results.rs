@@ -726,7 +726,7 @@ pub fn join(old: Snapshot, new: Snapshot) -> FlowResult<Snapshot> {
 /// What `hwzip results` joins beside a regression.
 #[derive(Clone, Debug, Default)]
 pub struct More {
-    /// `hwzip synth --fpga` (or `flow --fpga`) output folders: their engines' FPGA rows.
+    /// `hwzip synth --fpga` (or `flow --fpga`) output folders: their units' FPGA rows.
     pub fpga: Vec<PathBuf>,
     /// `hwzip synth --config C --liberty nangate45` output folders: timing-closure rows, each
     /// folder's name naming its configuration.
