@@ -282,6 +282,7 @@ fn run_in(job: &FpgaJob, dir: &Path) -> Result<FpgaResult, String> {
                 super::budget_text(limit, budget_s, cpu_s, wall_s)
             );
             r.out_of_budget = true;
+            placed_utilization(&std::fs::read_to_string(&log).unwrap_or_default(), &mut r);
         }
         Err(e) => return Err(not_found(e)),
     }
@@ -330,6 +331,31 @@ fn does_not_fit(log: &str) -> Option<String> {
         .map(|l| l.trim().trim_start_matches("ERROR: ").to_string())
 }
 
+/// The cells of a placed but unrouted unit, from nextpnr's "Device utilisation" lines
+/// (`TRELLIS_COMB:  66875/ 83640  79%`); counts it does not print stay 0.
+fn placed_utilization(log: &str, r: &mut FpgaResult) {
+    for l in log.lines() {
+        let Some((cell, rest)) = l.trim_start_matches("Info:").trim().split_once(':') else {
+            continue;
+        };
+        let mut nums = rest
+            .split(|c: char| c == '/' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+            .map(|t| t.parse::<u64>());
+        let (Some(Ok(used)), Some(Ok(avail))) = (nums.next(), nums.next()) else {
+            continue;
+        };
+        match cell.trim() {
+            "TRELLIS_COMB" => (r.luts, r.luts_available) = (used, avail),
+            "TRELLIS_FF" => r.ffs = used,
+            "DP16KD" => r.brams = used,
+            "TRELLIS_RAMW" => r.lutram = used,
+            "MULT18X18D" => r.dsps = used,
+            _ => {}
+        }
+    }
+}
+
 /// Reads nextpnr's `--report` JSON into `r`.
 fn parse_report(text: &str, r: &mut FpgaResult) -> Result<(), String> {
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
@@ -366,6 +392,20 @@ pub fn markdown(rows: &[FpgaRow]) -> String {
         ..
     } in rows
     {
+        if !r.fits && r.out_of_budget && r.luts_available > 0 {
+            s.push_str(&format!(
+                "| {e} | {u} | {} | {} | {:.1} | {} | {} | {} | {} | placed, {} | | |\n",
+                r.device,
+                crate::report::num(r.luts as f64, 0),
+                100.0 * r.luts as f64 / r.luts_available as f64,
+                crate::report::num(r.ffs as f64, 0),
+                r.brams,
+                r.lutram,
+                r.dsps,
+                r.note.replace('|', "/")
+            ));
+            continue;
+        }
         if !r.fits {
             s.push_str(&format!(
                 "| {e} | {u} | {} | {} |||||||||\n",
@@ -430,6 +470,25 @@ mod tests {
         parse_report(none, &mut r).unwrap();
         assert_eq!(r.fmax_mhz, None);
         assert!(parse_report("{}", &mut r).is_err());
+        let placed =
+            "Info: Device utilisation:\nInfo: \t        TRELLIS_COMB:   66875/  83640    79%\n\
+            Info: \t          TRELLIS_FF:    4153/  83640     4%\nInfo: Running router2...\n";
+        let mut p = FpgaResult {
+            out_of_budget: true,
+            device: "ecp5-85k:CABGA381".into(),
+            note: "not routed: budget".into(),
+            ..FpgaResult::default()
+        };
+        placed_utilization(placed, &mut p);
+        assert_eq!((p.luts, p.luts_available, p.ffs), (66_875, 83_640, 4_153));
+        let md = markdown(&[FpgaRow {
+            engine: "buddy".into(),
+            unit: "bpc-decompress".into(),
+            params: "p".into(),
+            result: p,
+        }]);
+        assert!(md.contains("| 66,875 | 80.0 | 4,153 |"), "{md}");
+        assert!(md.contains("placed, not routed: budget"), "{md}");
         let log = "Info: x\nERROR: Design uses 90000 TRELLIS_COMB, but device has 83640\n";
         assert!(does_not_fit(log).unwrap().starts_with("Design uses"));
         assert_eq!(does_not_fit("ERROR: something else"), None);
