@@ -180,7 +180,8 @@ fn flow_cmd(
         }
     }
     let verdict = if r.ok && !fpga_ok {
-        "every unit matches its golden model; a unit does not fit the FPGA".to_string()
+        "every unit matches its golden model; a unit was not placed and routed on the FPGA"
+            .to_string()
     } else if r.ok {
         "every step ran and every unit matches its golden model".to_string()
     } else {
@@ -207,15 +208,11 @@ fn fpga_rows(
     opts: &flow::job::FlowOptions,
     device: &hwzip::synth::fpga::FpgaDevice,
 ) -> Result<Vec<hwzip::synth::fpga::FpgaRow>, String> {
-    let engines: Vec<engines::EngineRef> = if opts.engines.is_empty() {
-        engines::ALL.to_vec()
-    } else {
-        opts.engines.clone()
-    };
     let mut rows = Vec::new();
-    for e in engines {
+    for e in opts.selected_engines() {
+        // `--unit` may name a test unit (a loop-back), which is not placed.
         if let Some(u) = &opts.unit {
-            if !e.units(cfg)?.iter().any(|d| d.unit == u.as_str()) {
+            if !e.unit_names().contains(&u.as_str()) {
                 continue;
             }
         }

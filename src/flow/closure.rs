@@ -4,7 +4,7 @@
 //! with what reaching the target costs in cycles and area.
 
 use super::FlowResult;
-use crate::report::{num, opt};
+use crate::report::{num, opt, round};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -101,7 +101,6 @@ fn entry(config: &str, v: &Value) -> FlowResult<ClosureEntry> {
         area_um2 = logic;
         fmax = 1000.0 / path;
     }
-    let round = |x: f64, d: i32| (x * 10f64.powi(d)).round() / 10f64.powi(d);
     Ok(ClosureEntry {
         config: config.to_string(),
         engine: str_of(v, "engine")?,

@@ -56,6 +56,15 @@ pub struct FlowOptions {
 }
 
 impl FlowOptions {
+    /// The engines the run covers: [`FlowOptions::engines`], or every engine when empty.
+    pub fn selected_engines(&self) -> Vec<EngineRef> {
+        if self.engines.is_empty() {
+            engines::ALL.to_vec()
+        } else {
+            self.engines.clone()
+        }
+    }
+
     /// Whether [`FlowOptions::synth_units`] selects unit `unit` of `engine` (`None`: the
     /// engine's core table).
     pub fn synth_selects(&self, engine: &str, unit: Option<&str>) -> bool {
@@ -217,11 +226,7 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
     } else {
         Vec::new()
     };
-    let engines: Vec<EngineRef> = if opts.engines.is_empty() {
-        engines::ALL.to_vec()
-    } else {
-        opts.engines.clone()
-    };
+    let engines = opts.selected_engines();
     if let Some(u) = &opts.unit {
         for &engine in &engines {
             let units = cosim_units(engine);

@@ -8,7 +8,7 @@
 use super::regress::RegressRun;
 use super::FlowResult;
 use crate::engines::PaperTable;
-use crate::report::{num, opt};
+use crate::report::{num, opt, round};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -225,14 +225,6 @@ pub fn snapshot(
         fpga: Vec::new(),
         closure: Vec::new(),
     })
-}
-
-fn round(v: f64, digits: i32) -> f64 {
-    if !v.is_finite() {
-        return v;
-    }
-    let p = 10f64.powi(digits);
-    (v * p).round() / p
 }
 
 /// A section of the page: its heading (and so its anchor), the engine whose rows it shows,

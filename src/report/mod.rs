@@ -315,6 +315,15 @@ pub fn num(v: f64, digits: usize) -> String {
     format!("{}{}{}", if neg { "-" } else { "" }, out, frac)
 }
 
+/// `v` rounded to `digits` decimals (non-finite values as they are).
+pub fn round(v: f64, digits: i32) -> f64 {
+    if !v.is_finite() {
+        return v;
+    }
+    let p = 10f64.powi(digits);
+    (v * p).round() / p
+}
+
 /// The value, or `-` when there is none.
 pub fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())

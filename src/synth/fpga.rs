@@ -293,26 +293,25 @@ fn run_in(job: &FpgaJob, dir: &Path) -> Result<FpgaResult, String> {
 /// ECP5-85k) it routes in about 3 minutes where the default `router1` still had 52,922
 /// overused wires after 36 minutes.
 fn pnr_args(job: &FpgaJob) -> Vec<String> {
-    let mut a: Vec<String> = vec![
-        format!("--{}", job.device.size),
-        "--package".into(),
-        job.device.package.clone(),
-    ];
-    for s in [
+    let size = format!("--{}", job.device.size);
+    let freq = format!("{:.3}", job.freq_mhz);
+    [
+        size.as_str(),
+        "--package",
+        job.device.package.as_str(),
         "--json",
         "design.json",
         "--out-of-context",
         "--router",
         "router2",
         "--freq",
-    ] {
-        a.push(s.into());
-    }
-    a.push(format!("{:.3}", job.freq_mhz));
-    for s in ["--timing-allow-fail", "--report", "report.json"] {
-        a.push(s.into());
-    }
-    a
+        freq.as_str(),
+        "--timing-allow-fail",
+        "--report",
+        "report.json",
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 /// The line of a nextpnr log saying the design is too large for the device, if any.
