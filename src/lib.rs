@@ -13,6 +13,7 @@ pub mod cosim;
 pub mod engines;
 pub mod files;
 pub mod flow;
+pub mod formal;
 pub mod hdl;
 pub mod model;
 pub mod proc;

@@ -28,6 +28,7 @@ pub mod eval;
 pub mod flow;
 pub mod gen;
 pub mod io;
+pub mod prove;
 pub mod regress;
 pub mod results;
 pub mod sweep;
@@ -100,6 +101,10 @@ pub enum Cmd {
     Decompress(decompress::Args),
     /// Write a synthetic trace (raw little-endian elements + a YAML description beside it).
     Trace(trace::Args),
+    /// Formal proofs (Yosys + yosys-smtbmc): every unit's stream contract and the engine's
+    /// round trips, by bounded model checking and k-induction; `--faults` also proves that
+    /// each planted fault is caught.
+    Prove(prove::Args),
     /// The main job: generate → co-simulate → synthesize → report, for every engine.
     Flow(flow::Args),
     /// Design-space sweep: generate, lint, co-simulate, time and synthesize every point of a
@@ -129,6 +134,7 @@ pub fn run(cli: Cli) -> Result<bool, String> {
         Cmd::Compress(a) => compress::run(a),
         Cmd::Decompress(a) => decompress::run(a),
         Cmd::Trace(a) => trace::run(a),
+        Cmd::Prove(a) => prove::run(a),
         Cmd::Flow(a) => flow::run(a),
         Cmd::Sweep(a) => sweep::run(a),
         Cmd::Regress(a) => regress::run(a),

@@ -120,6 +120,28 @@ impl Engine for Adaptive {
 
     super::bench_methods!(adaptive, |_cfg, s| bench::StimConfig::of(s));
 
+    /// Each codec's compressor → decompressor, and the link's transmitter → receiver: every
+    /// line comes back unchanged and without an error flag.
+    fn round_trips(&self, cfg: &Config) -> Result<Vec<crate::formal::RoundTrip>, String> {
+        [
+            "bdi_loopback",
+            "fpc_loopback",
+            "cpack_loopback",
+            "link_loopback",
+        ]
+        .iter()
+        .map(|u| {
+            Ok(crate::formal::RoundTrip::lines(
+                u,
+                self.cosim_top(cfg, u)?,
+                "line",
+                "line",
+                &["err"],
+            ))
+        })
+        .collect()
+    }
+
     /// Static BDI / FPC / C-Pack+Z ratios, the adaptive policy's traffic and its decisions,
     /// per trace file and line profile, with the configured controller (`--lambda`
     /// overrides its λ).

@@ -110,6 +110,18 @@ impl Engine for BaseXor {
 
     super::bench_methods!(base_xor, |_cfg, s| bench::StimConfig::of(s));
 
+    /// Encoder → serializer → deserializer → decoder: every sector comes back unchanged.
+    fn round_trips(&self, cfg: &Config) -> Result<Vec<crate::formal::RoundTrip>, String> {
+        let top = self.cosim_top(cfg, "loopback")?;
+        Ok(vec![crate::formal::RoundTrip::lines(
+            "loopback",
+            top,
+            "sector",
+            "sector",
+            &[],
+        )])
+    }
+
     /// Ones, toggles and I/O energy of the paper's schemes ([`ones::paper_schemes`], plus
     /// the configured codec when it differs) on every trace and sector class; every
     /// transaction is also decoded and checked.

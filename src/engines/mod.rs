@@ -334,6 +334,12 @@ pub trait Engine: Sync {
         &[]
     }
 
+    /// The round trips `hwzip prove` checks: loop-back tops with how their output lines
+    /// relate to their input lines (none by default).
+    fn round_trips(&self, _cfg: &Config) -> Result<Vec<crate::formal::RoundTrip>, String> {
+        Ok(Vec::new())
+    }
+
     /// `hwzip compress`: `data` into a self-describing container.
     fn compress(&self, _cfg: &Config, _data: &[u8]) -> Result<Packed, String> {
         Err(no_container(self.name()))

@@ -87,6 +87,40 @@ impl Engine for Zvc {
         cfg.zvc.word_bits
     }
 
+    /// Compressor → decompressor: every sector comes back with its `last`, and no error.
+    /// A transfer ends on a window boundary (`last` only on a window's final sector): a
+    /// transfer cut short comes back padded to its window, which the cosim scoreboard checks.
+    fn round_trips(&self, cfg: &Config) -> Result<Vec<crate::formal::RoundTrip>, String> {
+        let sectors = cfg.zvc.window / cfg.zvc.lanes;
+        let top = self.cosim_top(cfg, "loopback")?;
+        let bits = 8.max(sectors.trailing_zeros() + 2);
+        Ok(vec![crate::formal::RoundTrip {
+            unit: "loopback".into(),
+            top,
+            input: "s".into(),
+            output: "m".into(),
+            pairs: vec![
+                ("data".into(), "data".into()),
+                ("last".into(), "last".into()),
+            ],
+            zero: vec!["err".into()],
+            assume: (sectors > 1)
+                .then(|| {
+                    let tz = sectors.trailing_zeros();
+                    format!(
+                        "!s_last_i | (f_in_n_q[{}:0] == {tz}'d{})",
+                        tz - 1,
+                        sectors - 1
+                    )
+                })
+                .into_iter()
+                .collect(),
+            expect: None,
+            count_bits: bits,
+            line_beats: sectors,
+        }])
+    }
+
     /// The compression ratio of one trace beside RLE and zlib.
     fn eval(&self, cfg: &Config, req: &EvalRequest) -> Result<EvalOutput, String> {
         if !req.classes.is_empty() || req.traces.len() != 1 {

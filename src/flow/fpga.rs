@@ -26,6 +26,12 @@ pub fn run(
         check_synth_unit(engine, n)?;
     }
     let designs = engine.units(cfg)?;
+    let defaults = engine.units(&Config::default())?;
+    let variant = |u: &crate::engines::UnitDesign| {
+        !defaults
+            .iter()
+            .any(|d| d.unit == u.unit && d.params == u.params)
+    };
     let is_unit = |name: &str| designs.iter().any(|d| d.top.name == name);
     let mut rows = Vec::new();
     for u in &designs {
@@ -54,6 +60,7 @@ pub fn run(
             engine: engine.name().to_string(),
             unit: u.unit.to_string(),
             params: u.params.clone(),
+            variant: variant(u),
             result: fpga::run(&job)?,
         });
     }
@@ -87,14 +94,17 @@ pub fn read_rows(dir: &Path) -> FlowResult<Vec<FpgaRow>> {
 }
 
 /// `old` with the rows of `new`'s units taken from `new` (a run of one unit, `--unit`,
-/// replaces that unit's row; engines in `rank` order, each engine's rows in the order they
+/// replaces that unit's row at the same parameters; other parameters add a row; engines in `rank` order, each engine's rows in the order they
 /// came). Every row must be on one device.
 pub fn join(
     old: Vec<FpgaRow>,
     new: Vec<FpgaRow>,
     rank: impl Fn(&str) -> usize,
 ) -> FlowResult<Vec<FpgaRow>> {
-    let ran = |r: &FpgaRow| new.iter().any(|n| n.engine == r.engine && n.unit == r.unit);
+    let ran = |r: &FpgaRow| {
+        new.iter()
+            .any(|n| n.engine == r.engine && n.unit == r.unit && n.params == r.params)
+    };
     let mut rows: Vec<FpgaRow> = old.iter().filter(|r| !ran(r)).cloned().collect();
     let devices = |v: &[FpgaRow]| -> Vec<String> {
         let mut d: Vec<String> = v.iter().map(|r| r.result.device.clone()).collect();
@@ -156,6 +166,7 @@ mod tests {
             engine: engine.into(),
             unit: unit.into(),
             params: "p".into(),
+            variant: false,
             result: FpgaResult {
                 device: device.into(),
                 luts,

@@ -365,6 +365,7 @@ mod tests {
             engine: "buddy".into(),
             unit: unit.into(),
             params: "p".into(),
+            variant: false,
             result: FpgaResult {
                 device: "ecp5-85k:CABGA381".into(),
                 luts: 1200,

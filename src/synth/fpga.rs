@@ -95,6 +95,9 @@ pub struct FpgaRow {
     pub unit: String,
     /// Generator parameters.
     pub params: String,
+    /// Whether the parameters are not the unit's defaults (the table gives them in a note).
+    #[serde(default)]
+    pub variant: bool,
     /// What place and route gave.
     pub result: FpgaResult,
 }
@@ -384,13 +387,21 @@ pub fn markdown(rows: &[FpgaRow]) -> String {
          | post-route Fmax MHz | yosys s | nextpnr s |\n\
          |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
+    let mut notes = Vec::new();
     for FpgaRow {
         engine: e,
-        unit: u,
+        unit,
+        params,
+        variant,
         result: r,
-        ..
     } in rows
     {
+        let u = if *variant {
+            notes.push(format!("[{}] {e} {unit}: {params}.", notes.len() + 1));
+            format!("{unit} [{}]", notes.len())
+        } else {
+            unit.clone()
+        };
         if !r.fits && r.out_of_budget && r.luts_available > 0 {
             s.push_str(&format!(
                 "| {e} | {u} | {} | {} | {:.1} | {} | {} | {} | {} | placed, {} | | |\n",
@@ -432,6 +443,11 @@ pub fn markdown(rows: &[FpgaRow]) -> String {
             r.yosys_seconds,
             r.pnr_seconds
         ));
+    }
+    if !notes.is_empty() {
+        s.push('\n');
+        s.push_str(&notes.join("\n"));
+        s.push('\n');
     }
     s
 }
@@ -484,6 +500,7 @@ mod tests {
             engine: "buddy".into(),
             unit: "bpc-decompress".into(),
             params: "p".into(),
+            variant: false,
             result: p,
         }]);
         assert!(md.contains("| 66,875 | 80.0 | 4,153 |"), "{md}");
@@ -495,6 +512,7 @@ mod tests {
             engine: "zvc".into(),
             unit: "compressor".into(),
             params: "p".into(),
+            variant: false,
             result: r.clone(),
         }]);
         assert!(md.contains("| zvc | compressor |"), "{md}");

@@ -164,6 +164,19 @@ pub(crate) fn run_program(
     log: &Path,
     budget: &mut Budget,
 ) -> Result<f64, SynthError> {
+    run_program_env(tool, program, args, &[], cwd, log, budget)
+}
+
+/// [`run_program`] with variables `envs` set in the tool's environment.
+pub(crate) fn run_program_env(
+    tool: &'static str,
+    program: &str,
+    args: &[&str],
+    envs: &[(&str, std::ffi::OsString)],
+    cwd: &Path,
+    log: &Path,
+    budget: &mut Budget,
+) -> Result<f64, SynthError> {
     if let Some(limit) = budget.exceeded(0.0) {
         return Err(budget.error(tool, limit, 0.0, log));
     }
@@ -174,6 +187,7 @@ pub(crate) fn run_program(
     let mut child = crate::proc::spawn(
         Command::new(&program)
             .args(args)
+            .envs(envs.iter().map(|(k, v)| (k, v)))
             .current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(out)

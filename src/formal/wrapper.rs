@@ -1,0 +1,422 @@
+//! The formal wrapper: a Verilog module around a unit that leaves its inputs free for the
+//! solver, constrains them with the stream contract of the input side (assumptions) and
+//! checks one property on the output side (assertions).
+//!
+//! The wrapper is read by Yosys with `read_verilog -formal` only; it is not part of the
+//! generated RTL. Every check is an immediate `assume`/`assert` in a combinational block over
+//! the current values and registers holding the previous cycle's values, so one solver step
+//! is one clock cycle and the checks read like the cosim harness's rules:
+//!
+//! - cycle 0 is in reset (`rst_ni` low); a register with an initial value marks it;
+//! - an input stream offers nothing while `rst_ni` is low, and a beat offered and not taken
+//!   stays offered with the same payload (what the harness's drivers do);
+//! - registers of the unit without a reset start at any value (the solver picks them).
+
+use super::{Property, RoundTrip};
+use crate::hdl::{Dir, Module, StreamPorts};
+use std::fmt::Write;
+
+/// A generated wrapper: its module name and Verilog text.
+#[derive(Clone, Debug)]
+pub struct Wrapper {
+    /// Module name (the Yosys top).
+    pub name: String,
+    /// Verilog source.
+    pub text: String,
+    /// Whether the wrapper has a `cover` statement: the state in which the property is
+    /// first checked in earnest (a stalled beat, two whole lines back), which the prover
+    /// reaches first so that the BMC depth covers it.
+    pub has_cover: bool,
+}
+
+impl Wrapper {
+    /// The cover's comment (what state it reaches), for messages.
+    pub fn cover_text(&self) -> String {
+        self.text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("// reached first: "))
+            .unwrap_or("cover")
+            .to_string()
+    }
+}
+
+/// `[w-1:0] ` for a bus, nothing for one bit.
+fn range(w: u32) -> String {
+    if w > 1 {
+        format!("[{}:0] ", w - 1)
+    } else {
+        String::new()
+    }
+}
+
+/// The payload port names of a stream, lowest field first.
+fn payload(s: &StreamPorts) -> Vec<(String, u32)> {
+    s.layout
+        .fields()
+        .iter()
+        .map(|f| (s.field(&f.name), f.width))
+        .collect()
+}
+
+/// `{a, b, c}` over `names` (highest first), wrapped at 100 columns with `indent`.
+fn concat(names: &[(String, u32)], indent: usize) -> String {
+    if names.len() == 1 {
+        return names[0].0.clone();
+    }
+    let mut out = String::from("{");
+    let mut col = indent + 1;
+    for (i, (n, _)) in names.iter().rev().enumerate() {
+        let piece = if i + 1 < names.len() {
+            format!("{n}, ")
+        } else {
+            format!("{n}}}")
+        };
+        if col + piece.len() > 96 {
+            out.push('\n');
+            out.push_str(&" ".repeat(indent + 1));
+            col = indent + 1;
+        }
+        col += piece.len();
+        out.push_str(&piece);
+    }
+    out.trim_end().to_string()
+}
+
+/// The wrapper's text so far: ports, the unit instance and the reset bookkeeping.
+struct Text {
+    head: String,
+    regs: String,
+    seq: String,
+    comb: String,
+    extra_inputs: Vec<(String, u32)>,
+    cover: Option<(String, String)>,
+}
+
+impl Text {
+    fn new() -> Text {
+        Text {
+            head: String::new(),
+            regs: String::new(),
+            seq: String::new(),
+            comb: String::new(),
+            extra_inputs: Vec::new(),
+            cover: None,
+        }
+    }
+
+    /// A register `name` of `w` bits loaded each cycle with `value`, starting at `init`.
+    fn past(&mut self, name: &str, w: u32, value: &str, init: &str) {
+        let _ = writeln!(self.regs, "  reg  {}{} = {};", range(w), name, init);
+        let _ = writeln!(self.seq, "    {} <= {};", name, value);
+    }
+
+    fn assume(&mut self, cond: &str, expr: &str, why: &str) {
+        check(&mut self.comb, "assume", cond, expr, why);
+    }
+
+    fn assert(&mut self, cond: &str, expr: &str, why: &str) {
+        check(&mut self.comb, "assert", cond, expr, why);
+    }
+}
+
+/// `if (cond) kind (expr);` under the comment `why`, the expression on its own line when the
+/// statement would pass 100 columns.
+fn check(out: &mut String, kind: &str, cond: &str, expr: &str, why: &str) {
+    let _ = writeln!(out, "    // {why}");
+    let one = format!("    if ({cond}) {kind} ({expr});");
+    if one.len() <= 100 && !one.contains('\n') {
+        let _ = writeln!(out, "{one}");
+    } else {
+        let _ = writeln!(out, "    if ({cond})\n      {kind} ({expr});");
+    }
+}
+
+/// Payload width of a stream.
+fn payload_width(s: &StreamPorts) -> u32 {
+    s.layout.fields().iter().map(|f| f.width).sum()
+}
+
+/// Adds the assumptions of every input stream of `m` (reset, hold) to `t`.
+fn input_rules(t: &mut Text, m: &Module) {
+    for s in m.streams.iter().filter(|s| s.dir == Dir::In) {
+        let p = &s.prefix;
+        let v = s.valid();
+        let r = s.ready();
+        let pay = payload(s);
+        let pw = payload_width(s);
+        t.past(
+            &format!("f_{p}_held_q"),
+            1,
+            &format!("rst_ni & {v} & ~{r}"),
+            "1'b0",
+        );
+        t.assume(
+            "!rst_ni",
+            &format!("!{v}"),
+            &format!("`{p}`: nothing offered in reset"),
+        );
+        if pw > 0 {
+            t.past(
+                &format!("f_{p}_pay_q"),
+                pw,
+                &concat(&pay, 4 + p.len() + 12),
+                &format!("{pw}'d0"),
+            );
+            t.assume(
+                &format!("rst_ni & f_{p}_held_q"),
+                &format!("{v} & ({} == f_{p}_pay_q)", concat(&pay, 20)),
+                &format!("`{p}`: a beat not taken stays offered, unchanged"),
+            );
+        } else {
+            t.assume(
+                &format!("rst_ni & f_{p}_held_q"),
+                &v,
+                &format!("`{p}`: a beat not taken stays offered"),
+            );
+        }
+    }
+}
+
+/// Adds the output-side assertions of `prop` (a stream-contract property) to `t`.
+fn output_rules(t: &mut Text, m: &Module, prop: Property) {
+    for s in m.streams.iter().filter(|s| s.dir == Dir::Out) {
+        let p = &s.prefix;
+        let v = s.valid();
+        let r = s.ready();
+        match prop {
+            Property::Reset => t.assert(
+                "f_was_reset_q",
+                &format!("!{v}"),
+                &format!("`{p}`: nothing offered in the cycle after a reset cycle"),
+            ),
+            Property::Hold => {
+                let pay = payload(s);
+                let pw = payload_width(s);
+                t.past(
+                    &format!("f_{p}_stall_q"),
+                    1,
+                    &format!("rst_ni & {v} & ~{r}"),
+                    "1'b0",
+                );
+                let expr = if pw > 0 {
+                    t.past(
+                        &format!("f_{p}_out_q"),
+                        pw,
+                        &concat(&pay, 4 + p.len() + 11),
+                        &format!("{pw}'d0"),
+                    );
+                    format!("{v} & ({} == f_{p}_out_q)", concat(&pay, 20))
+                } else {
+                    v.clone()
+                };
+                if t.cover.is_none() {
+                    t.cover = Some((
+                        format!("rst_ni & f_{p}_stall_q"),
+                        format!("a beat of `{p}` held through a stall"),
+                    ));
+                }
+                t.assert(
+                    &format!("rst_ni & f_{p}_stall_q"),
+                    &expr,
+                    &format!("`{p}`: a beat offered and not taken stays offered, unchanged"),
+                );
+            }
+            Property::RoundTrip => {}
+        }
+    }
+}
+
+/// Assembles the wrapper `name` around `m` from `t`.
+fn finish(name: &str, m: &Module, what: &str, t: Text) -> Wrapper {
+    let mut v = String::new();
+    let _ = writeln!(
+        v,
+        "// {name} -- formal wrapper generated by hwzip (`hwzip prove`)."
+    );
+    let _ = writeln!(v, "// Unit: {}; property: {what}.", m.name);
+    let _ = writeln!(
+        v,
+        "// Read with `read_verilog -formal`; see docs/FORMAL.md."
+    );
+    let _ = writeln!(v, "`default_nettype none");
+    let mut ports = vec![
+        "  input  wire clk_i".to_string(),
+        "  input  wire rst_ni".to_string(),
+    ];
+    let dut_ports = m.ports();
+    for p in dut_ports.iter().filter(|p| p.dir == Dir::In) {
+        if p.name != "clk_i" && p.name != "rst_ni" {
+            ports.push(format!("  input  wire {}{}", range(p.width), p.name));
+        }
+    }
+    for (n, w) in &t.extra_inputs {
+        ports.push(format!("  input  wire {}{}", range(*w), n));
+    }
+    let _ = writeln!(v, "module {name} (\n{}\n);", ports.join(",\n"));
+    for p in dut_ports.iter().filter(|p| p.dir == Dir::Out) {
+        let _ = writeln!(v, "  wire {}{};", range(p.width), p.name);
+    }
+    v.push_str("  reg  f_init_q = 1'b1;  // cycle 0\n");
+    v.push_str("  reg  f_was_reset_q = 1'b0;  // the previous cycle was a reset cycle\n");
+    v.push_str(&t.regs);
+    v.push_str(&t.head);
+    let conns: Vec<String> = dut_ports
+        .iter()
+        .map(|p| format!("    .{}({})", p.name, p.name))
+        .collect();
+    let _ = writeln!(v, "  {} dut (\n{}\n  );", m.name, conns.join(",\n"));
+    v.push_str("  always @(posedge clk_i) begin\n    f_init_q <= 1'b0;\n");
+    v.push_str("    f_was_reset_q <= !rst_ni;\n");
+    v.push_str(&t.seq);
+    v.push_str("  end\n  always @* begin\n");
+    v.push_str("    // cycle 0 is a reset cycle\n    if (f_init_q) assume (!rst_ni);\n");
+    v.push_str(&t.comb);
+    if let Some((expr, why)) = &t.cover {
+        let _ = writeln!(v, "    // reached first: {why}\n    cover ({expr});");
+    }
+    v.push_str("  end\nendmodule\n`default_nettype wire\n");
+    Wrapper {
+        name: name.to_string(),
+        text: v,
+        has_cover: t.cover.is_some(),
+    }
+}
+
+/// The wrapper checking stream-contract property `prop` ([`Property::Hold`] or
+/// [`Property::Reset`]) on every output stream of `m`.
+pub fn contract(m: &Module, prop: Property) -> Wrapper {
+    let mut t = Text::new();
+    input_rules(&mut t, m);
+    output_rules(&mut t, m, prop);
+    finish(&format!("{}_f_{}", m.name, prop.tag()), m, prop.title(), t)
+}
+
+/// The round-trip wrapper of `rt`: one input beat, chosen by the solver (free input
+/// `f_pick_i`), is recorded with its index; the output beat of the same index must carry the
+/// expected payload, and no output beat comes before its input.
+pub fn round_trip(rt: &RoundTrip) -> Result<Wrapper, String> {
+    let m = &*rt.top;
+    let find = |dir: Dir, prefix: &str| {
+        m.streams
+            .iter()
+            .find(|s| s.dir == dir && s.prefix == prefix)
+            .ok_or_else(|| format!("{} has no {:?} stream `{}`", m.name, dir, prefix))
+    };
+    let si = find(Dir::In, &rt.input)?;
+    let so = find(Dir::Out, &rt.output)?;
+    let field = |s: &StreamPorts, f: &str| {
+        s.layout
+            .find(f)
+            .map(|x| (s.field(f), x.width))
+            .ok_or_else(|| format!("stream `{}` of {} has no field `{}`", s.prefix, m.name, f))
+    };
+    let mut t = Text::new();
+    t.extra_inputs.push(("f_pick_i".into(), 1));
+    input_rules(&mut t, m);
+    let cw = rt.count_bits;
+    let (iv, ir, ov, or) = (si.valid(), si.ready(), so.valid(), so.ready());
+    let _ = writeln!(t.head, "  wire f_in_fire = rst_ni & {iv} & {ir};");
+    let _ = writeln!(t.head, "  wire f_out_fire = rst_ni & {ov} & {or};");
+    let _ = writeln!(
+        t.head,
+        "  wire f_pick_now = f_in_fire & f_pick_i & ~f_picked_q;"
+    );
+    t.past(
+        "f_in_n_q",
+        cw,
+        &format!(
+            "!rst_ni ? {cw}'d0 : f_in_n_q + {{{}'d0, f_in_fire}}",
+            cw - 1
+        ),
+        &format!("{cw}'d0"),
+    );
+    t.past(
+        "f_out_n_q",
+        cw,
+        &format!(
+            "!rst_ni ? {cw}'d0 : f_out_n_q + {{{}'d0, f_out_fire}}",
+            cw - 1
+        ),
+        &format!("{cw}'d0"),
+    );
+    t.past(
+        "f_picked_q",
+        1,
+        "rst_ni & (f_picked_q | f_pick_now)",
+        "1'b0",
+    );
+    t.past(
+        "f_done_q",
+        1,
+        "rst_ni & (f_done_q | (f_out_fire & f_picked_q & (f_out_n_q == f_pick_n_q)))",
+        "1'b0",
+    );
+    t.past(
+        "f_pick_n_q",
+        cw,
+        "f_pick_now ? f_in_n_q : f_pick_n_q",
+        &format!("{cw}'d0"),
+    );
+    let mut ins = Vec::new();
+    let mut outs = Vec::new();
+    for (a, b) in &rt.pairs {
+        ins.push(field(si, a)?);
+        let o = field(so, b)?;
+        if o.1 != ins.last().map_or(0, |x| x.1) {
+            return Err(format!("{} and {} differ in width", a, b));
+        }
+        outs.push(o);
+    }
+    let iw: u32 = ins.iter().map(|x| x.1).sum();
+    t.past(
+        "f_pick_pay_q",
+        iw,
+        &format!("f_pick_now ? {} : f_pick_pay_q", concat(&ins, 20)),
+        &format!("{iw}'d0"),
+    );
+    for a in &rt.assume {
+        t.assume("rst_ni", a, "the engine's input rule for the round trip");
+    }
+    let want = match &rt.expect {
+        Some(f) => f.replace("@", "f_pick_pay_q"),
+        None => "f_pick_pay_q".to_string(),
+    };
+    t.assert(
+        "f_out_fire & f_picked_q & ~f_done_q & (f_out_n_q == f_pick_n_q)",
+        &format!("{} == {}", concat(&outs, 20), want),
+        "the chosen line comes back as it went in",
+    );
+    let now = match &rt.expect {
+        Some(f) => f.replace("@", &concat(&ins, 20)),
+        None => concat(&ins, 20),
+    };
+    t.assert(
+        "f_out_fire & f_pick_now & (f_out_n_q == f_in_n_q)",
+        &format!("{} == {}", concat(&outs, 20), now),
+        "the chosen line, when it passes in the cycle it is taken",
+    );
+    let two = 2 * rt.line_beats;
+    t.cover = Some((
+        format!("f_out_n_q == {cw}'d{two}"),
+        "two whole lines back".into(),
+    ));
+    for z in &rt.zero {
+        let (n, _) = field(so, z)?;
+        t.assert(
+            "f_out_fire",
+            &format!("!{n}"),
+            "no error on a line the unit made",
+        );
+    }
+    t.assert(
+        "f_out_fire & (f_out_n_q == f_in_n_q)",
+        "f_in_fire",
+        "no output beat before its input beat",
+    );
+    Ok(finish(
+        &format!("{}_f_rt", m.name),
+        m,
+        "round trip (the output line equals the input line)",
+        t,
+    ))
+}
