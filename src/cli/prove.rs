@@ -39,6 +39,10 @@ pub struct Args {
     /// Also prove each planted fault of the unit, which must give a counterexample.
     #[arg(long)]
     pub faults: bool,
+    /// Replay each counterexample in Verilator (the cosim build), comparing its outputs with
+    /// the solver's trace and checking the property on them; `replay.vcd` beside the work.
+    #[arg(long)]
+    pub replay: bool,
     /// Prove again even when a cached result matches.
     #[arg(long)]
     pub no_cache: bool,
@@ -77,6 +81,7 @@ pub fn run(args: Args) -> Result<bool, String> {
         budget: Duration::from_secs(args.budget_s),
         use_cache: !args.no_cache,
         faults: args.faults,
+        replay: args.replay,
     };
     let config = match &args.config {
         Some(p) => p

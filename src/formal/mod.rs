@@ -10,6 +10,7 @@
 
 pub mod faults;
 pub mod plan;
+pub mod replay;
 pub mod report;
 pub mod run;
 #[cfg(test)]

@@ -34,6 +34,8 @@ pub struct Request {
     pub use_cache: bool,
     /// Also prove each planted fault (which must fail).
     pub faults: bool,
+    /// Replay each counterexample in Verilator.
+    pub replay: bool,
 }
 
 /// One planned proof, with the fault it carries if any.
@@ -121,6 +123,9 @@ pub fn plan(
             budget: req.budget,
             work_dir: out.join("work").join(format!("{unit}-{}", prop.tag())),
             use_cache: req.use_cache,
+            top: top.clone(),
+            replay: req.replay,
+            round_trip: rt.clone(),
         };
         if req.faults {
             let planted: Vec<Planted> = match prop {
@@ -159,6 +164,29 @@ fn fault_kind(prop: Property) -> &'static str {
     }
 }
 
+/// `r` with its counterexample replayed in Verilator when `job` asks for it; Verilator's
+/// waveform goes to `replay.vcd` in the job's work folder.
+fn replayed(
+    job: &ProofJob,
+    mut r: super::run::ProofResult,
+) -> Result<super::run::ProofResult, String> {
+    if let (true, Some(vcd)) = (job.replay, r.vcd.clone()) {
+        std::fs::create_dir_all(&job.work_dir)
+            .map_err(|e| format!("{}: {e}", job.work_dir.display()))?;
+        let out = job.work_dir.join("replay.vcd");
+        r.replay = Some(super::replay::replay(
+            &job.top,
+            &job.files,
+            job.property,
+            job.round_trip.as_ref(),
+            &vcd,
+            r.depth as usize,
+            &out,
+        )?);
+    }
+    Ok(r)
+}
+
 /// Runs `plans` on `jobs` threads, telling `log` each result as it comes; the report keeps
 /// the plan's order. Errors (a tool missing or failing) stop the run.
 pub fn execute(
@@ -176,7 +204,7 @@ pub fn execute(
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(p) = plans.get(i) else { break };
-                let r = super::run::prove(&p.job);
+                let r = super::run::prove(&p.job).and_then(|r| replayed(&p.job, r));
                 if let Ok(r) = &r {
                     let fault = p
                         .fault

@@ -114,12 +114,45 @@ pub fn faults_markdown(rows: &[FaultRow]) -> String {
     s
 }
 
+/// The counterexamples (their VCDs) and their Verilator replays, one line each.
+pub fn counterexamples_markdown(r: &ProveReport) -> String {
+    let all = r.proofs.iter().map(|p| (p, String::new())).chain(
+        r.faults
+            .iter()
+            .map(|f| (&f.proof, format!(" [{}]", f.fault))),
+    );
+    let mut s = String::new();
+    for (p, fault) in all {
+        let Some(vcd) = &p.vcd else { continue };
+        s.push_str(&format!(
+            "- {} {} {}{}: step {}, {}; trace {}",
+            p.engine,
+            p.unit,
+            p.property.tag(),
+            fault,
+            p.depth,
+            p.failed.join(", "),
+            vcd.display()
+        ));
+        if let Some(rp) = &p.replay {
+            s.push_str(&format!("; replay: {}", rp.summary()));
+        }
+        s.push('\n');
+    }
+    s
+}
+
 /// The whole report as Markdown.
 pub fn markdown(r: &ProveReport) -> String {
     let mut s = format!("# hwzip prove\n\n{}", proofs_markdown(&r.proofs));
     if !r.faults.is_empty() {
         s.push_str("\n## Planted faults\n\n");
         s.push_str(&faults_markdown(&r.faults));
+    }
+    let cex = counterexamples_markdown(r);
+    if !cex.is_empty() {
+        s.push_str("\n## Counterexamples\n\n");
+        s.push_str(&cex);
     }
     s
 }

@@ -41,6 +41,12 @@ pub struct ProofJob {
     pub work_dir: PathBuf,
     /// Read and fill the cache.
     pub use_cache: bool,
+    /// The unit's top (its ports and streams, for a replay).
+    pub top: std::sync::Arc<crate::hdl::Module>,
+    /// Replay a counterexample in Verilator ([`super::replay`]).
+    pub replay: bool,
+    /// The round trip the wrapper checks, if it is one.
+    pub round_trip: Option<super::RoundTrip>,
 }
 
 /// The result of one proof.
@@ -78,6 +84,9 @@ pub struct ProofResult {
     /// From the cache.
     #[serde(default)]
     pub cached: bool,
+    /// The counterexample replayed in Verilator, when asked.
+    #[serde(default)]
+    pub replay: Option<super::replay::Replay>,
 }
 
 impl ProofResult {
@@ -352,6 +361,7 @@ pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
         vcd: None,
         failed: Vec::new(),
         cached: false,
+        replay: None,
     };
     let env = [("PATH", solver_path())];
     let smtbmc = crate::synth::run::tool_program("yosys-smtbmc");

@@ -74,6 +74,7 @@ fn zvc_small_proves_and_catches_every_planted_fault() {
         budget: Duration::from_secs(600),
         use_cache: true,
         faults: true,
+        replay: false,
     };
     let e = engines::by_name("zvc").unwrap();
     let plans = plan(e, &cfg, "formal_zvc", &req, out.path()).unwrap();
@@ -101,4 +102,30 @@ fn zvc_small_proves_and_catches_every_planted_fault() {
         assert!(f.proof.vcd.as_ref().is_some_and(|v| v.is_file()), "{f:?}");
     }
     assert!(r.passed());
+    // One counterexample end to end: the solver's trace replayed in Verilator gives the same
+    // outputs and the same failure in the same cycle.
+    let f = r.faults.iter().find(|f| f.fault == "mux:d1_3").unwrap();
+    let job = &plan(e, &cfg, "formal_zvc", &req, out.path())
+        .unwrap()
+        .into_iter()
+        .find(|p| p.fault.as_ref().is_some_and(|x| x.0 == "mux:d1_3"))
+        .unwrap()
+        .job;
+    let rp = super::replay::replay(
+        &job.top,
+        &job.files,
+        job.property,
+        job.round_trip.as_ref(),
+        f.proof.vcd.as_ref().unwrap(),
+        f.proof.depth as usize,
+        &out.path().join("replay.vcd"),
+    )
+    .unwrap();
+    assert!(rp.differences.is_empty(), "{}", rp.summary());
+    assert_eq!(
+        rp.failure.as_ref().map(|x| x.0),
+        Some(f.proof.depth as usize),
+        "{}",
+        rp.summary()
+    );
 }
