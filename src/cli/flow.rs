@@ -55,6 +55,11 @@ pub struct Args {
     /// `scripts/setup.sh --fpga`): fpga.md and fpga.json, as `hwzip synth --fpga` writes.
     #[arg(long)]
     pub fpga: Option<String>,
+    /// Also prove the engines' units (`hwzip prove` at its defaults: stream contract and
+    /// round trips, BMC and k-induction; needs the Boolector of scripts/setup.sh):
+    /// prove.md and prove.json.
+    #[arg(long)]
+    pub prove: bool,
 }
 
 /// Runs `hwzip flow`: `Ok(false)` when it ran but something failed or mismatched.
@@ -73,6 +78,7 @@ pub fn run(args: Args) -> Result<bool, String> {
         energy,
         fail_fast,
         fpga,
+        prove,
     } = args;
     let fpga = fpga
         .as_deref()
@@ -128,7 +134,11 @@ pub fn run(args: Args) -> Result<bool, String> {
         shard: None,
         fail_fast,
     };
-    flow_cmd(&cfg, &opts, fpga.as_ref())
+    let label = config.as_ref().map_or("default".to_string(), |p| {
+        p.file_stem()
+            .map_or("custom".into(), |s| s.to_string_lossy().into_owned())
+    });
+    flow_cmd(&cfg, &opts, fpga.as_ref(), prove.then_some(label.as_str()))
 }
 
 /// Runs the flow, writes its reports and prints its tables and verdict.
@@ -136,6 +146,7 @@ fn flow_cmd(
     cfg: &Config,
     opts: &flow::job::FlowOptions,
     fpga: Option<&hwzip::synth::fpga::FpgaDevice>,
+    prove: Option<&str>,
 ) -> Result<bool, String> {
     let ui = flow::progress::Ui::new();
     let mut r = flow::job::run(cfg, opts, &ui)?;
@@ -143,6 +154,10 @@ fn flow_cmd(
         r.fpga = fpga_rows(cfg, opts, device)?;
     }
     let fpga_ok = r.fpga.iter().all(|f| f.result.fits);
+    if let Some(label) = prove {
+        r.prove = Some(proofs(cfg, label, opts)?);
+    }
+    let prove_ok = r.prove.as_ref().is_none_or(|p| p.passed());
     flow::job::write(&r, &opts.out)?;
     outln!("\n## Co-simulation\n\n{}", flow::cosim_markdown(&r.cosim));
     if !r.synth.is_empty() {
@@ -159,6 +174,9 @@ fn flow_cmd(
             "## FPGA place and route\n\n{}",
             hwzip::synth::fpga::markdown(&r.fpga)
         );
+    }
+    if let Some(p) = &r.prove {
+        outln!("## Formal proofs\n\n{}", hwzip::formal::report::body(p));
     }
     for n in &r.notes {
         outln!("note: {}", n);
@@ -179,7 +197,9 @@ fn flow_cmd(
             );
         }
     }
-    let verdict = if r.ok && !fpga_ok {
+    let verdict = if r.ok && !prove_ok {
+        "every unit matches its golden model; a proof failed (prove.md)".to_string()
+    } else if r.ok && !fpga_ok {
         "every unit matches its golden model; a unit was not placed and routed on the FPGA"
             .to_string()
     } else if r.ok {
@@ -198,7 +218,35 @@ fn flow_cmd(
         verdict,
         opts.out.display()
     );
-    Ok(r.ok && fpga_ok)
+    Ok(r.ok && fpga_ok && prove_ok)
+}
+
+/// `flow --prove`: the proofs of the flow's engines (of `--unit` only, in the engines that
+/// have it) at `hwzip prove`'s defaults, reported under the configuration's name `label`.
+fn proofs(
+    cfg: &Config,
+    label: &str,
+    opts: &flow::job::FlowOptions,
+) -> Result<hwzip::formal::report::ProveReport, String> {
+    use hwzip::formal::{plan, run::solver_present, Solver};
+    if !solver_present(Solver::Boolector) {
+        return Err("flow --prove: boolector not found: run scripts/setup.sh".into());
+    }
+    let req = plan::Request::defaults();
+    let mut all = hwzip::formal::report::ProveReport::default();
+    for e in opts.selected_engines() {
+        let mut req = req.clone();
+        req.unit = opts.unit.clone();
+        // `--unit` names a unit of some engines only.
+        if opts.unit.is_some() && plan::plan(e, cfg, label, &req, &opts.out).is_err() {
+            continue;
+        }
+        let plans = plan::plan(e, cfg, label, &req, &opts.out.join("prove"))?;
+        let r = plan::execute(plans, opts.jobs, &|m| eprintln!("{m}"))?;
+        all.proofs.extend(r.proofs);
+        all.faults.extend(r.faults);
+    }
+    Ok(all)
 }
 
 /// `flow --fpga DEVICE`: the leaf units of the flow's engines (of `--unit` only, in the

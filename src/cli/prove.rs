@@ -22,7 +22,7 @@ pub struct Args {
     #[arg(long)]
     pub property: Vec<String>,
     /// BMC depth in cycles from reset (cycle 0 is in reset).
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub depth: u32,
     /// Skip the k-induction attempt after BMC.
     #[arg(long)]
@@ -98,14 +98,9 @@ pub fn run(args: Args) -> Result<bool, String> {
     );
     let report = plan::execute(plans, jobs, &|m| eprintln!("{m}"))?;
     let mut set = hwzip::files::FileSet::new();
-    let md = formal::report::markdown(&report);
-    set.add(args.out.join("prove.md"), md.clone());
-    set.add(
-        args.out.join("prove.json"),
-        serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,
-    );
+    formal::report::add(&mut set, &report, &args.out)?;
     set.commit()?;
-    out!("{md}");
+    out!("{}", formal::report::markdown(&report));
     outln!("\nreports: {}/prove.{{md,json}}", args.out.display());
     Ok(report.passed())
 }

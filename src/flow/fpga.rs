@@ -150,7 +150,10 @@ pub fn section(rows: &[FpgaRow], o: &mut String) {
          largest units; docs/TOOLCHAIN.md gives what that costs in Fmax on the smaller \
          ones). The Fmax is that of the register-to-register paths after routing; the ports \
          are not timed. Tool times are wall seconds on the \
-         machine that ran them (the tools are single-threaded).\n"
+         machine that ran them (the tools are single-threaded). A unit placed but not \
+         routed within the CPU budget gives its placed figures (docs/TOOLCHAIN.md says what \
+         the router did on the largest); a unit at other than its default parameters is \
+         marked, with its parameters below the table.\n"
     );
     o.push_str(&fpga::markdown(rows));
     o.push('\n');

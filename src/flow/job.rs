@@ -334,6 +334,7 @@ pub fn run(cfg: &Config, opts: &FlowOptions, ui: &Ui) -> FlowResult<FlowReport> 
         tables,
         energy,
         fpga: Vec::new(),
+        prove: None,
         notes,
     })
 }

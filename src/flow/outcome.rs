@@ -139,6 +139,9 @@ pub struct FlowReport {
     /// The leaf units placed and routed on an FPGA (`--fpga`; empty otherwise).
     #[serde(default)]
     pub fpga: Vec<crate::synth::fpga::FpgaRow>,
+    /// The formal proofs of the flow's engines (`--prove`; `None` otherwise).
+    #[serde(default)]
+    pub prove: Option<crate::formal::report::ProveReport>,
     /// Notes (skipped libraries, ...).
     pub notes: Vec<String>,
 }

@@ -423,6 +423,7 @@ fn cache_run(o: &RegressOptions, ui: &Ui) -> FlowResult<RegressRun> {
         tables: Vec::new(),
         energy: Vec::new(),
         fpga: Vec::new(),
+        prove: None,
         notes: Vec::new(),
     };
     let out = o.out.join("cache");

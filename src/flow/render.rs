@@ -154,6 +154,9 @@ pub fn markdown(r: &FlowReport) -> String {
             synth::fpga::markdown(&r.fpga)
         );
     }
+    if let Some(p) = &r.prove {
+        let _ = writeln!(s, "## Formal proofs\n\n{}", crate::formal::report::body(p));
+    }
     let _ = writeln!(s, "## Steps\n\n{}", steps_markdown(r));
     for n in &r.notes {
         let _ = writeln!(s, "\nnote: {}", n);
@@ -212,6 +215,14 @@ pub fn page(r: &FlowReport) -> crate::report::Page {
     if !r.fpga.is_empty() {
         html::fpga_section(&mut p, &r.fpga);
     }
+    if let Some(pr) = &r.prove {
+        p.section(
+            "Formal proofs",
+            vec![crate::report::Block::Markdown(crate::formal::report::body(
+                pr,
+            ))],
+        );
+    }
     p.section(
         "Steps",
         vec![crate::report::Block::Markdown(steps_markdown(r))],
@@ -234,7 +245,7 @@ fn failed_synth(r: &FlowReport) -> Vec<[String; 4]> {
 
 /// Writes `report.md`, `report.csv` (synthesis rows), `report.json` (everything),
 /// `cosim.md`, `<table>.md` for each paper table and, with FPGA rows, `fpga.md` and
-/// `fpga.json`, into `dir`.
+/// `fpga.json`, with proofs `prove.md` and `prove.json`, into `dir`.
 pub fn write(r: &FlowReport, dir: &Path) -> FlowResult<()> {
     let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
     let mut set = crate::files::FileSet::new();
@@ -250,6 +261,9 @@ pub fn write(r: &FlowReport, dir: &Path) -> FlowResult<()> {
     }
     if !r.fpga.is_empty() {
         super::fpga::add(&mut set, &r.fpga, dir)?;
+    }
+    if let Some(p) = &r.prove {
+        crate::formal::report::add(&mut set, p, dir)?;
     }
     crate::report::add(&mut set, &page(r), dir)?;
     super::add_tables(&mut set, &r.tables, dir);

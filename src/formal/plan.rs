@@ -38,6 +38,25 @@ pub struct Request {
     pub replay: bool,
 }
 
+impl Request {
+    /// `hwzip prove`'s defaults: every unit and property, depth 12, induction, Boolector,
+    /// 600 CPU seconds per proof, cached, no faults, no replay.
+    pub fn defaults() -> Request {
+        Request {
+            unit: None,
+            properties: Vec::new(),
+            depth: 12,
+            induction: true,
+            reach_max: 64,
+            solver: Solver::Boolector,
+            budget: Duration::from_secs(600),
+            use_cache: true,
+            faults: false,
+            replay: false,
+        }
+    }
+}
+
 /// One planned proof, with the fault it carries if any.
 #[derive(Clone, Debug)]
 pub struct Planned {

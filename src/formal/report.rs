@@ -142,17 +142,36 @@ pub fn counterexamples_markdown(r: &ProveReport) -> String {
     s
 }
 
-/// The whole report as Markdown.
-pub fn markdown(r: &ProveReport) -> String {
-    let mut s = format!("# hwzip prove\n\n{}", proofs_markdown(&r.proofs));
+/// The report's tables (proofs, planted faults, counterexamples) under level-3 headings.
+pub fn body(r: &ProveReport) -> String {
+    let mut s = proofs_markdown(&r.proofs);
     if !r.faults.is_empty() {
-        s.push_str("\n## Planted faults\n\n");
+        s.push_str("\n### Planted faults\n\n");
         s.push_str(&faults_markdown(&r.faults));
     }
     let cex = counterexamples_markdown(r);
     if !cex.is_empty() {
-        s.push_str("\n## Counterexamples\n\n");
+        s.push_str("\n### Counterexamples\n\n");
         s.push_str(&cex);
     }
     s
+}
+
+/// The whole report as Markdown.
+pub fn markdown(r: &ProveReport) -> String {
+    format!("# hwzip prove\n\n{}", body(r))
+}
+
+/// Adds `prove.md` and `prove.json` in `dir` to `set`.
+pub fn add(
+    set: &mut crate::files::FileSet,
+    r: &ProveReport,
+    dir: &std::path::Path,
+) -> Result<(), String> {
+    set.add(dir.join("prove.md"), markdown(r));
+    set.add(
+        dir.join("prove.json"),
+        serde_json::to_string_pretty(r).map_err(|e| e.to_string())?,
+    );
+    Ok(())
 }

@@ -6,7 +6,6 @@ use super::run::solver_present;
 use super::{wrapper, Outcome, Property, Solver};
 use crate::config::Config;
 use crate::engines;
-use std::time::Duration;
 
 fn small_zvc() -> Config {
     let cfg = Config::load(std::path::Path::new("verif/configs/formal_zvc.yaml")).unwrap();
@@ -65,16 +64,9 @@ fn zvc_small_proves_and_catches_every_planted_fault() {
     let cfg = small_zvc();
     let out = tempfile::tempdir().unwrap();
     let req = Request {
-        unit: None,
-        properties: Vec::new(),
         depth: 8,
-        induction: true,
-        reach_max: 64,
-        solver: Solver::Boolector,
-        budget: Duration::from_secs(600),
-        use_cache: true,
         faults: true,
-        replay: false,
+        ..Request::defaults()
     };
     let e = engines::by_name("zvc").unwrap();
     let plans = plan(e, &cfg, "formal_zvc", &req, out.path()).unwrap();
