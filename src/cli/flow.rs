@@ -228,7 +228,8 @@ fn proofs(
     label: &str,
     opts: &flow::job::FlowOptions,
 ) -> Result<hwzip::formal::report::ProveReport, String> {
-    use hwzip::formal::{plan, run::solver_present, Solver};
+    use hwzip::flow::prove as plan;
+    use hwzip::formal::{run::solver_present, Solver};
     if !solver_present(Solver::Boolector) {
         return Err("flow --prove: boolector not found: run scripts/setup.sh".into());
     }

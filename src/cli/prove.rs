@@ -2,7 +2,8 @@
 
 use super::args::{default_jobs, engine_arg, load_config};
 use hwzip::engines;
-use hwzip::formal::{self, plan, Property, Solver};
+use hwzip::flow::prove as plan;
+use hwzip::formal::{self, Property, Solver};
 use std::path::PathBuf;
 use std::time::Duration;
 

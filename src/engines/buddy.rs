@@ -88,6 +88,27 @@ impl Engine for Buddy {
 
     super::bench_methods!(buddy, |_cfg, s| *s);
 
+    /// BPC compressor -> decompressor (the compressed stream and its size code; the bit count
+    /// and the raw flag unused): every block comes back unchanged and without an error.
+    fn round_trips(&self, cfg: &Config) -> Result<Vec<crate::formal::RoundTrip>, String> {
+        let p = &cfg.buddy;
+        let comp = designs::top(p, Unit::Compressor)?;
+        let dec = designs::top(p, Unit::Decompressor)?;
+        let mut m = crate::hdl::ModuleBuilder::new(format!("{}_loopback", dec.name));
+        m.header("Generator: hwzip::engines::buddy (formal round trip)");
+        m.header(format!("Parameters: {}", p.describe()));
+        m.header("Spec: docs/FORMATS.md, BPC (compressor -> decompressor)");
+        crate::hdl::stream::chain(&mut m, &[("u_comp", &comp), ("u_dec", &dec)], &[]);
+        let top = m.finish().map_err(|e| e.to_string())?;
+        Ok(vec![crate::formal::RoundTrip::lines(
+            "bpc_loopback",
+            top,
+            "blk",
+            "blk",
+            &["err"],
+        )])
+    }
+
     /// Per §6 class (`--class all` or names) and per trace file (128 B entries): the Fig. 5b
     /// buckets, the Fig. 3 ratios, the Fig. 5a codec comparison, 64-bit symbols, and the
     /// per-target buddy fractions, with HPC and DL geomeans over the classes.

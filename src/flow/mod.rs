@@ -26,6 +26,7 @@ pub mod merge;
 pub mod outcome;
 pub(crate) mod pool;
 pub mod progress;
+pub mod prove;
 pub mod regress;
 pub mod render;
 pub mod results;

@@ -9,12 +9,9 @@
 //! the tool versions). See docs/FORMAL.md.
 
 pub mod faults;
-pub mod plan;
 pub mod replay;
 pub mod report;
 pub mod run;
-#[cfg(test)]
-mod tests;
 pub mod wrapper;
 
 use crate::hdl::Module;

@@ -1,11 +1,11 @@
 //! The prover's tests: the wrapper's text without tools; with Yosys and Boolector, the
 //! smallest ZVC proved (stream contract and round trip) and every planted fault caught.
 
-use super::plan::{execute, plan, Request};
-use super::run::solver_present;
-use super::{wrapper, Outcome, Property, Solver};
+use super::{execute, plan, Request};
 use crate::config::Config;
 use crate::engines;
+use crate::formal::run::solver_present;
+use crate::formal::{wrapper, Outcome, Property, Solver};
 
 fn small_zvc() -> Config {
     let cfg = Config::load(std::path::Path::new("verif/configs/formal_zvc.yaml")).unwrap();
@@ -103,7 +103,7 @@ fn zvc_small_proves_and_catches_every_planted_fault() {
         .find(|p| p.fault.as_ref().is_some_and(|x| x.0 == "mux:d1_3"))
         .unwrap()
         .job;
-    let rp = super::replay::replay(
+    let rp = crate::formal::replay::replay(
         &job.top,
         &job.files,
         job.property,

@@ -1,13 +1,13 @@
-//! Which proofs `hwzip prove` runs for an engine: the stream contract ([`Property::Hold`],
+//! `hwzip prove` and `flow --prove`: which proofs an engine gets: the stream contract ([`Property::Hold`],
 //! [`Property::Reset`]) of every unit with streams, and every round trip the engine declares
 //! ([`crate::engines::Engine::round_trips`]); with the planted faults, the same proofs on
 //! each faulty copy.
 
-use super::faults::{self, Planted};
-use super::run::ProofJob;
-use super::{wrapper, Property, Solver};
 use crate::config::Config;
 use crate::engines::EngineRef;
+use crate::formal::faults::{self, Planted};
+use crate::formal::run::ProofJob;
+use crate::formal::{wrapper, Property, Solver};
 use crate::hdl::Module;
 use std::path::Path;
 use std::sync::Arc;
@@ -68,7 +68,12 @@ pub struct Planned {
 
 /// One thing to prove: the unit's name, its top, the property and, for a round trip, its
 /// description.
-type Target = (String, Arc<Module>, Property, Option<super::RoundTrip>);
+type Target = (
+    String,
+    Arc<Module>,
+    Property,
+    Option<crate::formal::RoundTrip>,
+);
 
 /// The units (name, top) and round trips of `engine` at `cfg` that `req` selects.
 fn targets(engine: EngineRef, cfg: &Config, req: &Request) -> Result<Vec<Target>, String> {
@@ -187,13 +192,13 @@ fn fault_kind(prop: Property) -> &'static str {
 /// waveform goes to `replay.vcd` in the job's work folder.
 fn replayed(
     job: &ProofJob,
-    mut r: super::run::ProofResult,
-) -> Result<super::run::ProofResult, String> {
+    mut r: crate::formal::run::ProofResult,
+) -> Result<crate::formal::run::ProofResult, String> {
     if let (true, Some(vcd)) = (job.replay, r.vcd.clone()) {
         std::fs::create_dir_all(&job.work_dir)
             .map_err(|e| format!("{}: {e}", job.work_dir.display()))?;
         let out = job.work_dir.join("replay.vcd");
-        r.replay = Some(super::replay::replay(
+        r.replay = Some(crate::formal::replay::replay(
             &job.top,
             &job.files,
             job.property,
@@ -212,18 +217,18 @@ pub fn execute(
     plans: Vec<Planned>,
     jobs: usize,
     log: &(dyn Fn(&str) + Sync),
-) -> Result<super::report::ProveReport, String> {
+) -> Result<crate::formal::report::ProveReport, String> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<super::run::ProofResult, String>>>> =
+    let results: Mutex<Vec<Option<Result<crate::formal::run::ProofResult, String>>>> =
         Mutex::new(vec![None; plans.len()]);
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1).min(plans.len().max(1)) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(p) = plans.get(i) else { break };
-                let r = super::run::prove(&p.job).and_then(|r| replayed(&p.job, r));
+                let r = crate::formal::run::prove(&p.job).and_then(|r| replayed(&p.job, r));
                 if let Ok(r) = &r {
                     let fault = p
                         .fault
@@ -252,14 +257,14 @@ pub fn execute(
         }
     });
     let results = results.into_inner().map_err(|e| e.to_string())?;
-    let mut report = super::report::ProveReport::default();
+    let mut report = crate::formal::report::ProveReport::default();
     for (p, r) in plans.into_iter().zip(results) {
         let Some(r) = r else {
             return Err("interrupted".into());
         };
         let r = r?;
         match p.fault {
-            Some((fault, what)) => report.faults.push(super::report::FaultRow {
+            Some((fault, what)) => report.faults.push(crate::formal::report::FaultRow {
                 engine: r.engine.clone(),
                 unit: r.unit.clone(),
                 fault,
@@ -271,3 +276,7 @@ pub fn execute(
     }
     Ok(report)
 }
+
+#[cfg(test)]
+#[path = "prove_tests.rs"]
+mod tests;
