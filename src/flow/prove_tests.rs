@@ -121,3 +121,41 @@ fn zvc_small_proves_and_catches_every_planted_fault() {
         rp.summary()
     );
 }
+
+/// Every engine's small configuration: the stream contract of every unit holds by BMC to
+/// where it is first checked (and at least 4 cycles); Boolector's answers, not the units'
+/// size, bound the time (each proof seconds, the slowest under a minute).
+#[test]
+fn every_engine_small_contract_holds() {
+    if !tools() {
+        return;
+    }
+    let configs = [
+        ("zvc", "formal_zvc"),
+        ("base-xor", "base_xor_n2_nozdr"),
+        ("adaptive", "adaptive_l32"),
+        ("cpack-lossy", "cpack_lossy_b64_pall"),
+        ("buddy", "buddy_e32_k2"),
+    ];
+    let out = tempfile::tempdir().unwrap();
+    let req = Request {
+        properties: vec![Property::Hold, Property::Reset],
+        depth: 4,
+        induction: false,
+        budget: std::time::Duration::from_secs(90),
+        ..Request::defaults()
+    };
+    for (engine, config) in configs {
+        let path = format!("verif/configs/{config}.yaml");
+        let cfg = Config::load(std::path::Path::new(&path)).unwrap();
+        let e = engines::by_name(engine).unwrap();
+        let plans = plan(e, &cfg, config, &req, out.path()).unwrap();
+        assert!(!plans.is_empty(), "{engine}");
+        let r = execute(plans, 2, &|m| eprintln!("{m}")).unwrap();
+        for p in &r.proofs {
+            assert_eq!(p.outcome, Outcome::Bounded, "{p:?}");
+            assert!(p.note.is_empty(), "{p:?}");
+            assert!(p.depth > p.reach.unwrap_or(0), "{p:?}");
+        }
+    }
+}
