@@ -64,6 +64,16 @@ pub fn load_config(path: &Option<PathBuf>) -> Result<Config, String> {
     }
 }
 
+/// How reports name the `--config` file: its stem, or `default` without one.
+pub fn config_label(path: &Option<PathBuf>) -> String {
+    match path {
+        Some(p) => p
+            .file_stem()
+            .map_or("custom".into(), |s| s.to_string_lossy().into_owned()),
+        None => "default".into(),
+    }
+}
+
 /// `--lines` of any command: at least 1, at most [`hwzip::config::MAX_COSIM_LINES`].
 pub fn check_lines(l: u64) -> Result<(), String> {
     if !(1..=hwzip::config::MAX_COSIM_LINES).contains(&l) {

@@ -1,6 +1,6 @@
 //! `hwzip flow`: the main job, every engine end to end.
 
-use super::args::{check_lines, default_jobs, engine_arg, gate_count, load_config};
+use super::args::{check_lines, config_label, default_jobs, engine_arg, gate_count, load_config};
 use hwzip::config::Config;
 use hwzip::engines;
 use hwzip::files::input;
@@ -134,10 +134,7 @@ pub fn run(args: Args) -> Result<bool, String> {
         shard: None,
         fail_fast,
     };
-    let label = config.as_ref().map_or("default".to_string(), |p| {
-        p.file_stem()
-            .map_or("custom".into(), |s| s.to_string_lossy().into_owned())
-    });
+    let label = config_label(&config);
     flow_cmd(&cfg, &opts, fpga.as_ref(), prove.then_some(label.as_str()))
 }
 
@@ -238,11 +235,11 @@ fn proofs(
     for e in opts.selected_engines() {
         let mut req = req.clone();
         req.unit = opts.unit.clone();
-        // `--unit` names a unit of some engines only.
-        if opts.unit.is_some() && plan::plan(e, cfg, label, &req, &opts.out).is_err() {
-            continue;
-        }
-        let plans = plan::plan(e, cfg, label, &req, &opts.out.join("prove"))?;
+        let plans = match plan::plan(e, cfg, label, &req, &opts.out.join("prove")) {
+            // `--unit` names a unit of some engines only.
+            Err(_) if opts.unit.is_some() => continue,
+            p => p?,
+        };
         let r = plan::execute(plans, opts.jobs, &|m| eprintln!("{m}"))?;
         all.proofs.extend(r.proofs);
         all.faults.extend(r.faults);

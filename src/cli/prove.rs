@@ -1,6 +1,6 @@
 //! `hwzip prove`: formal proofs of an engine's units (stream contract, round trip).
 
-use super::args::{default_jobs, engine_arg, load_config};
+use super::args::{config_label, default_jobs, engine_arg, load_config};
 use hwzip::engines;
 use hwzip::flow::prove as plan;
 use hwzip::formal::{self, Property, Solver};
@@ -84,12 +84,7 @@ pub fn run(args: Args) -> Result<bool, String> {
         faults: args.faults,
         replay: args.replay,
     };
-    let config = match &args.config {
-        Some(p) => p
-            .file_stem()
-            .map_or("custom".into(), |s| s.to_string_lossy().into_owned()),
-        None => "default".into(),
-    };
+    let config = config_label(&args.config);
     let plans = plan::plan(engine, &cfg, &config, &req, &args.out)?;
     eprintln!(
         "{} proofs of {} on {} thread(s) ...",

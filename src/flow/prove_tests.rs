@@ -40,7 +40,7 @@ fn wrappers_read_like_the_rtl() {
                 w.text
             );
             assert!(w.text.contains("assume (s_valid_i & ("), "{}", w.text);
-            assert_eq!(w.has_cover, p == Property::Hold);
+            assert_eq!(w.cover.is_some(), p == Property::Hold);
         }
     }
     let rt = &e.round_trips(&cfg).unwrap()[0];

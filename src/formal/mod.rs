@@ -151,6 +151,15 @@ impl Solver {
         }
     }
 
+    /// The flag that makes it print its version (`z3 -version`, the others `--version`).
+    pub fn version_flag(self) -> &'static str {
+        if self == Solver::Z3 {
+            "-version"
+        } else {
+            "--version"
+        }
+    }
+
     /// Parses a CLI name.
     pub fn parse(s: &str) -> Result<Solver, String> {
         Solver::ALL

@@ -73,6 +73,10 @@ pub struct ProofResult {
     pub reach: Option<u32>,
     /// What stopped short: induction failed or ran out of time, BMC ran out of time.
     pub note: String,
+    /// The CPU budget stopped a step (such a result is not cached: a larger budget may go
+    /// further).
+    #[serde(default)]
+    pub out_of_budget: bool,
     /// The solver.
     pub solver: Solver,
     /// Seconds of the whole proof (wall).
@@ -90,7 +94,7 @@ pub struct ProofResult {
 }
 
 impl ProofResult {
-    /// "BMC 24" / "k-induction, k = 24" / "BMC 12 (of 24)".
+    /// "BMC 24" / "k-induction, k = 24" / "BMC, step 7" (a counterexample's step).
     pub fn method(&self) -> String {
         match (self.outcome, self.k) {
             (Outcome::Proved, Some(k)) => format!("k-induction, k = {k}"),
@@ -122,14 +126,9 @@ fn solver_path() -> OsString {
 
 /// Whether `solver` answers here (its binary runs).
 pub fn solver_present(solver: Solver) -> bool {
-    let arg = if solver == Solver::Z3 {
-        "-version"
-    } else {
-        "--version"
-    };
     crate::proc::output(
         std::process::Command::new(solver.name())
-            .arg(arg)
+            .arg(solver.version_flag())
             .env("PATH", solver_path()),
     )
     .map(|o| o.status.success())
@@ -215,12 +214,7 @@ pub fn key(job: &ProofJob) -> String {
     }
     h.update(format!("\0{}\0{}\0", job.induction, job.reach_max).as_bytes());
     h.update(version("yosys", "-V").as_bytes());
-    let solver_flag = if job.solver == Solver::Z3 {
-        "-version"
-    } else {
-        "--version"
-    };
-    h.update(version(job.solver.name(), solver_flag).as_bytes());
+    h.update(version(job.solver.name(), job.solver.version_flag()).as_bytes());
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -243,8 +237,7 @@ pub fn prove(job: &ProofJob) -> Result<ProofResult, String> {
         }
     }
     let r = prove_in(job, &dir)?;
-    // A proof cut short by its budget is not cached: a larger budget may go further.
-    if r.note.is_empty() || r.outcome != Outcome::Bounded || !r.note.contains("budget") {
+    if !r.out_of_budget {
         let text = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
         crate::files::write_atomic(&done, text.as_bytes())
             .map_err(|e| format!("{}: {e}", done.display()))?;
@@ -329,13 +322,6 @@ pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
     std::fs::write(dir.join("prep.ys"), script(&names, &job.wrapper.name))
         .map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut budget = Budget::new(job.budget);
-    let tool_err = |e: SynthError| match e {
-        SynthError::ToolNotFound { tool, program } => format!(
-            "{tool} not found (tried `{program}`): run scripts/setup.sh (or set HWZIP_{}=...)",
-            tool.to_ascii_uppercase()
-        ),
-        e => e.to_string(),
-    };
     run_program_env(
         "yosys",
         &crate::synth::run::tool_program("yosys"),
@@ -345,7 +331,7 @@ pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
         &dir.join("prep.out"),
         &mut budget,
     )
-    .map_err(tool_err)?;
+    .map_err(|e| e.to_string())?;
     let mut r = ProofResult {
         engine: job.engine.clone(),
         unit: job.unit.clone(),
@@ -356,6 +342,7 @@ pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
         k: None,
         reach: None,
         note: String::new(),
+        out_of_budget: false,
         solver: job.solver,
         seconds: 0.0,
         vcd: None,
@@ -366,7 +353,7 @@ pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
     let env = [("PATH", solver_path())];
     let smtbmc = crate::synth::run::tool_program("yosys-smtbmc");
     let mut depth = job.depth;
-    if job.wrapper.has_cover {
+    if let Some(cover) = &job.wrapper.cover {
         let args = smtbmc_args(job.solver, job.reach_max, Mode::Cover);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let log = dir.join("cover.log");
@@ -384,19 +371,19 @@ pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
             (Ok(_) | Err(SynthError::ToolFailed { .. }), None) => {
                 r.outcome = Outcome::Unreached;
                 r.note = format!(
-                    "the checked state ({}) was not reached in {} cycles",
-                    job.wrapper.cover_text(),
+                    "the checked state ({cover}) was not reached in {} cycles",
                     job.reach_max
                 );
             }
             (Err(SynthError::Budget { .. }), _) => {
                 r.outcome = Outcome::Unreached;
+                r.out_of_budget = true;
                 r.note = format!(
                     "cover search stopped by the budget ({} s CPU)",
                     job.budget.as_secs()
                 );
             }
-            (Err(e), _) => return Err(tool_err(e)),
+            (Err(e), _) => return Err(e.to_string()),
         }
         if r.outcome != Outcome::Bounded {
             r.seconds = t0.elapsed().as_secs_f64();
@@ -422,9 +409,10 @@ pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
         Err(SynthError::Budget { .. }) => {
             // Steps before the one being checked passed.
             r.depth = last_step(&text).unwrap_or(0);
+            r.out_of_budget = true;
             r.note = format!("BMC stopped by the budget ({} s CPU)", job.budget.as_secs());
         }
-        Err(e) => return Err(tool_err(e)),
+        Err(e) => return Err(e.to_string()),
     }
     if r.outcome == Outcome::Bounded && r.note.is_empty() && job.induction {
         let ind = smtbmc_args(job.solver, depth, Mode::Induction);
@@ -438,6 +426,7 @@ pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
                 r.k = Some(depth);
             }
             Err(SynthError::Budget { .. }) => {
+                r.out_of_budget = true;
                 r.note = format!(
                     "induction stopped by the budget ({} s CPU)",
                     job.budget.as_secs()
@@ -452,7 +441,7 @@ pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
                     log.display()
                 ))
             }
-            Err(e) => return Err(tool_err(e)),
+            Err(e) => return Err(e.to_string()),
         }
     }
     r.seconds = t0.elapsed().as_secs_f64();

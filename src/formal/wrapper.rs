@@ -23,21 +23,10 @@ pub struct Wrapper {
     pub name: String,
     /// Verilog source.
     pub text: String,
-    /// Whether the wrapper has a `cover` statement: the state in which the property is
-    /// first checked in earnest (a stalled beat, two whole lines back), which the prover
-    /// reaches first so that the BMC depth covers it.
-    pub has_cover: bool,
-}
-
-impl Wrapper {
-    /// The cover's comment (what state it reaches), for messages.
-    pub fn cover_text(&self) -> String {
-        self.text
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("// reached first: "))
-            .unwrap_or("cover")
-            .to_string()
-    }
+    /// What the wrapper's `cover` statement reaches, if it has one: the state in which the
+    /// property is first checked in earnest (a stalled beat, two whole lines back), which the
+    /// prover reaches first so that the BMC depth covers it.
+    pub cover: Option<String>,
 }
 
 /// `[w-1:0] ` for a bus, nothing for one bit.
@@ -131,11 +120,6 @@ fn check(out: &mut String, kind: &str, cond: &str, expr: &str, why: &str) {
     }
 }
 
-/// Payload width of a stream.
-fn payload_width(s: &StreamPorts) -> u32 {
-    s.layout.fields().iter().map(|f| f.width).sum()
-}
-
 /// Adds the assumptions of every input stream of `m` (reset, hold) to `t`.
 fn input_rules(t: &mut Text, m: &Module) {
     for s in m.streams.iter().filter(|s| s.dir == Dir::In) {
@@ -143,7 +127,7 @@ fn input_rules(t: &mut Text, m: &Module) {
         let v = s.valid();
         let r = s.ready();
         let pay = payload(s);
-        let pw = payload_width(s);
+        let pw: u32 = pay.iter().map(|x| x.1).sum();
         t.past(
             &format!("f_{p}_held_q"),
             1,
@@ -191,7 +175,7 @@ fn output_rules(t: &mut Text, m: &Module, prop: Property) {
             ),
             Property::Hold => {
                 let pay = payload(s);
-                let pw = payload_width(s);
+                let pw: u32 = pay.iter().map(|x| x.1).sum();
                 t.past(
                     &format!("f_{p}_stall_q"),
                     1,
@@ -278,7 +262,7 @@ fn finish(name: &str, m: &Module, what: &str, t: Text) -> Wrapper {
     Wrapper {
         name: name.to_string(),
         text: v,
-        has_cover: t.cover.is_some(),
+        cover: t.cover.map(|(_, why)| why),
     }
 }
 
