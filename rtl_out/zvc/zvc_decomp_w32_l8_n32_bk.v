@@ -117,6 +117,7 @@ module zvc_decomp_w32_l8_n32_bk (
   // Refill: absorb a beat at the end of the buffered elements
   wire in_ready;
   wire take;
+  wire [5:0] in_elems_full;
   wire [4:0] in_elems;
   reg  [3:0] buf_pos_c0_q;
   reg  [3:0] buf_pos_c1_q;
@@ -137,7 +138,8 @@ module zvc_decomp_w32_l8_n32_bk (
   assign in_ready = (~in_done_q & (buf_count_q <= 5'd10));
   assign take = (s_valid_i & s_ready_o);
   assign s_ready_o = in_ready;
-  assign in_elems = {1'd0, s_bytes_i[5:2]};
+  assign in_elems_full = (({2'd0, s_bytes_i[5:2]} > 6'd8) ? 6'd8 : {2'd0, s_bytes_i[5:2]});
+  assign in_elems = in_elems_full[4:0];
   assign in_keep = {{32{(5'd7 < in_elems)}}, {32{(5'd6 < in_elems)}}, {32{(5'd5 < in_elems)}},
                     {32{(5'd4 < in_elems)}}, {32{(5'd3 < in_elems)}}, {32{(5'd2 < in_elems)}},
                     {32{(5'd1 < in_elems)}}, {32{(5'd0 < in_elems)}}};
@@ -551,7 +553,7 @@ module zvc_decomp_w32_l8_n32_bk (
 
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
-  assign unused_ok = &{1'd0, s_bytes_i[1:0], buf_pos_c0_q, buf_pos_c1_q, buf_pos_c2_q, buf_pos_c3_q,
-                       buf_pos_c4_q, need[4], buf_count_left[4]};
+  assign unused_ok = &{1'd0, in_elems_full[5], s_bytes_i[1:0], buf_pos_c0_q, buf_pos_c1_q,
+                       buf_pos_c2_q, buf_pos_c3_q, buf_pos_c4_q, need[4], buf_count_left[4]};
 endmodule
 `default_nettype wire

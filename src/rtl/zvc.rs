@@ -1126,7 +1126,17 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let take = m.wire("take", &s_in.fire());
     s_in.accept(&mut m, &s_ready);
     let eb_shift = clog2((w / 8) as u64);
-    let in_elems = m.wire("in_elems", &s_bytes.shr(eb_shift).resize(bcw));
+    // A beat adds at most its lanes: a `bytes` above the bus width (a malformed beat) counts
+    // as a full beat, so the buffer count stays consistent (docs/FORMATS.md, ZVC §3.3).
+    let cw = bcw.max(s_bytes.width());
+    let claimed = s_bytes.shr(eb_shift).resize(cw);
+    let full = Expr::lit(cw, l as u64);
+    let clamped = m.wire("in_elems_full", &claimed.gt(&full).select(&full, &claimed));
+    let in_elems = m.wire("in_elems", &clamped.resize(bcw));
+    if cw > bcw {
+        // At most `lanes` (< 2^bcw): the high bits are zero.
+        m.unused(&clamped.slice(bcw, cw - bcw));
+    }
     if eb_shift > 0 {
         m.unused(&s_bytes.slice(0, eb_shift));
     }
