@@ -225,26 +225,16 @@ fn proofs(
     label: &str,
     opts: &flow::job::FlowOptions,
 ) -> Result<hwzip::formal::report::ProveReport, String> {
-    use hwzip::flow::prove as plan;
-    use hwzip::formal::{run::solver_present, Solver};
-    if !solver_present(Solver::Boolector) {
-        return Err("flow --prove: boolector not found: run scripts/setup.sh".into());
-    }
-    let req = plan::Request::defaults();
-    let mut all = hwzip::formal::report::ProveReport::default();
-    for e in opts.selected_engines() {
-        let mut req = req.clone();
-        req.unit = opts.unit.clone();
-        let plans = match plan::plan(e, cfg, label, &req, &opts.out.join("prove")) {
-            // `--unit` names a unit of some engines only.
-            Err(_) if opts.unit.is_some() => continue,
-            p => p?,
-        };
-        let r = plan::execute(plans, opts.jobs, &|m| eprintln!("{m}"))?;
-        all.proofs.extend(r.proofs);
-        all.faults.extend(r.faults);
-    }
-    Ok(all)
+    hwzip::flow::prove::run_engines(
+        cfg,
+        label,
+        &opts.selected_engines(),
+        opts.unit.as_deref(),
+        &hwzip::flow::prove::Request::defaults(),
+        opts.jobs,
+        &opts.out.join("prove"),
+    )
+    .map_err(|e| format!("flow --prove: {e}"))
 }
 
 /// `flow --fpga DEVICE`: the leaf units of the flow's engines (of `--unit` only, in the

@@ -13,13 +13,15 @@ pub struct Args {
     /// Engine [default: zvc].
     #[arg(long, value_parser = engine_arg())]
     pub engine: Option<String>,
-    /// Only this unit, or a round trip (`loopback`, `bdi_loopback`, ...).
+    /// Only this unit, a round trip (`loopback`, `bdi_loopback`, ...) or a link code
+    /// (`dbi_beat_g8`, ...).
     #[arg(long)]
     pub unit: Option<String>,
     /// YAML configuration (parameters); defaults otherwise.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Only these properties (hold | reset | round-trip); repeatable [default: all].
+    /// Only these properties (hold | reset | accept | drain | round-trip | code); repeatable
+    /// [default: all].
     #[arg(long)]
     pub property: Vec<String>,
     /// BMC depth in cycles from reset (cycle 0 is in reset).

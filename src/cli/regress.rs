@@ -36,12 +36,16 @@ pub struct Args {
     pub profile: String,
     /// Merge these regress directories (every shard of one regression) into --out
     /// instead of running.
-    #[arg(long, num_args = 1.., conflicts_with_all = ["shard", "engine", "profile", "lines", "gate_cosim", "configs", "resume"])]
+    #[arg(long, num_args = 1.., conflicts_with_all = ["shard", "engine", "profile", "lines", "gate_cosim", "configs", "resume", "prove_budget_s"])]
     pub merge: Vec<PathBuf>,
     /// Keep the runs --out already holds a report of (a regression stopped part way goes
     /// on); --out must hold the same regression (options and parameter sets).
     #[arg(long)]
     pub resume: bool,
+    /// CPU seconds per formal proof of the default configuration (`hwzip prove`'s
+    /// properties of every unit, round trip and link code; 0: no proofs).
+    #[arg(long, default_value_t = 600, value_name = "S")]
+    pub prove_budget_s: u64,
 }
 
 /// Runs `hwzip regress`: `Ok(false)` when it ran but something failed or mismatched.
@@ -57,6 +61,7 @@ pub fn run(args: Args) -> Result<bool, String> {
         profile,
         merge,
         resume,
+        prove_budget_s,
     } = args;
     let runs = if merge.is_empty() {
         check_lines(lines)?;
@@ -73,6 +78,7 @@ pub fn run(args: Args) -> Result<bool, String> {
                 .collect::<Result<Vec<_>, _>>()?,
             profile: flow::job::Profile::from_name(&profile)?,
             resume,
+            prove_budget: std::time::Duration::from_secs(prove_budget_s),
         };
         let runs = flow::regress::run(&o, &flow::progress::Ui::new())?;
         outln!("{}", flow::regress::summary(&runs, o.shard));

@@ -131,13 +131,17 @@ impl Engine for Adaptive {
         ]
         .iter()
         .map(|u| {
-            Ok(crate::formal::RoundTrip::lines(
+            let mut rt = crate::formal::RoundTrip::lines(
                 u,
                 self.cosim_top(cfg, u)?,
                 "line",
                 "line",
                 &["err"],
-            ))
+            );
+            if *u == "bdi_loopback" {
+                rt.split = Some(bdi_split());
+            }
+            Ok(rt)
         })
         .collect()
     }
@@ -275,6 +279,21 @@ fn decision_charts(
             },
         },
     ]
+}
+
+/// BDI's round trip split by the compressor's 4-bit encoding (FORMATS adaptive §2.1): one
+/// case per compressed encoding, and one for every other value (a raw line).
+fn bdi_split() -> crate::formal::Split {
+    use crate::model::bdi::BdiEncoding;
+    crate::formal::Split {
+        fire: "p_fire_o".into(),
+        value: "p_enc_o".into(),
+        width: 4,
+        cases: BdiEncoding::COMPRESSED
+            .iter()
+            .filter_map(|e| Some((format!("{e:?}"), u64::from(e.prefix()?))))
+            .collect(),
+    }
 }
 
 #[cfg(test)]

@@ -122,6 +122,12 @@ impl Engine for BaseXor {
         )])
     }
 
+    /// The configured codec's combinational cores, every Table II core pair, the ZDR block
+    /// and DBI-DC at every group width ([`super::base_xor_codes`]).
+    fn codes(&self, cfg: &Config) -> Result<Vec<crate::formal::Code>, String> {
+        super::base_xor_codes::codes(&cfg.base_xor)
+    }
+
     /// Ones, toggles and I/O energy of the paper's schemes ([`ones::paper_schemes`], plus
     /// the configured codec when it differs) on every trace and sector class; every
     /// transaction is also decoded and checked.

@@ -10,6 +10,7 @@
 pub mod adaptive;
 pub mod adaptive_table3;
 pub mod base_xor;
+pub mod base_xor_codes;
 pub mod buddy;
 pub mod codecs;
 pub mod cpack_lossy;
@@ -337,6 +338,12 @@ pub trait Engine: Sync {
     /// The round trips `hwzip prove` checks: loop-back tops with how their output lines
     /// relate to their input lines (none by default).
     fn round_trips(&self, _cfg: &Config) -> Result<Vec<crate::formal::RoundTrip>, String> {
+        Ok(Vec::new())
+    }
+
+    /// The combinational link codes `hwzip prove` checks (property `code`): decode(encode(x))
+    /// = x and the encoder's output against a reference, for every input. None by default.
+    fn codes(&self, _cfg: &Config) -> Result<Vec<crate::formal::Code>, String> {
         Ok(Vec::new())
     }
 

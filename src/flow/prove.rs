@@ -1,6 +1,7 @@
 //! `hwzip prove` and `flow --prove`: which proofs an engine gets: the stream contract ([`Property::Hold`],
 //! [`Property::Reset`]) of every unit with streams, and every round trip the engine declares
-//! ([`crate::engines::Engine::round_trips`]); with the planted faults, the same proofs on
+//! ([`crate::engines::Engine::round_trips`]) and every link code it declares
+//! ([`crate::engines::Engine::codes`]); with the planted faults, the same proofs on
 //! each faulty copy.
 
 use crate::config::Config;
@@ -8,7 +9,7 @@ use crate::engines::EngineRef;
 use crate::formal::faults::{self, Planted};
 use crate::formal::run::ProofJob;
 use crate::formal::{wrapper, Property, Solver};
-use crate::hdl::Module;
+use crate::hdl::{Dir, Module};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,43 +67,108 @@ pub struct Planned {
     pub fault: Option<(String, String)>,
 }
 
-/// One thing to prove: the unit's name, its top, the property and, for a round trip, its
-/// description.
-type Target = (
-    String,
-    Arc<Module>,
-    Property,
-    Option<crate::formal::RoundTrip>,
-);
+/// One thing to prove: the unit's name, its top, the property and, for a round trip or a
+/// link code, its description.
+struct Target {
+    unit: String,
+    top: Arc<Module>,
+    property: Property,
+    round_trip: Option<crate::formal::RoundTrip>,
+    code: Option<crate::formal::Code>,
+    /// The case of a split round trip (an index into its cases; one past: every other value).
+    case: Option<usize>,
+}
 
-/// The units (name, top) and round trips of `engine` at `cfg` that `req` selects.
+/// `t`, or one target per case when it is a split round trip.
+fn cases(t: Target) -> Vec<Target> {
+    let n = match t.round_trip.as_ref().and_then(|rt| rt.split.as_ref()) {
+        Some(sp) => sp.cases.len() + 1,
+        None => return vec![t],
+    };
+    (0..n)
+        .map(|i| Target {
+            case: Some(i),
+            unit: t.unit.clone(),
+            top: t.top.clone(),
+            property: t.property,
+            round_trip: t.round_trip.clone(),
+            code: None,
+        })
+        .collect()
+}
+
+/// The work-folder suffix of a case.
+fn case_tag(case: Option<usize>) -> String {
+    case.map_or(String::new(), |i| format!("-c{i}"))
+}
+
+/// The units (name, top), round trips and link codes of `engine` at `cfg` that `req` selects.
 fn targets(engine: EngineRef, cfg: &Config, req: &Request) -> Result<Vec<Target>, String> {
     let wants = |p: Property| req.properties.is_empty() || req.properties.contains(&p);
+    let skip = |u: &str| req.unit.as_deref().is_some_and(|x| x != u);
     let mut v = Vec::new();
     let mut known = Vec::new();
     for d in engine.units(cfg)? {
         known.push(d.unit.to_string());
-        if req.unit.as_deref().is_some_and(|u| u != d.unit) || d.top.streams.is_empty() {
+        if skip(d.unit) || d.top.streams.is_empty() {
             continue;
         }
-        for p in [Property::Hold, Property::Reset] {
-            // A unit without a reset (combinational) has no reset behaviour to prove.
-            if wants(p) && (p != Property::Reset || d.top.has_reset) {
-                v.push((d.unit.to_string(), d.top.clone(), p, None));
+        let n_in = d.top.streams.iter().filter(|s| s.dir == Dir::In).count();
+        let n_out = d.top.streams.len() - n_in;
+        for p in [
+            Property::Hold,
+            Property::Reset,
+            Property::Accept,
+            Property::Drain,
+        ] {
+            let applies = match p {
+                // A unit without a reset (combinational) has no reset behaviour to prove.
+                Property::Reset => d.top.has_reset,
+                // A unit with more than one input (a memory's answers) may wait for an
+                // answer the solver never gives: its input wait is not the unit's own.
+                Property::Accept => n_in == 1 && n_out > 0,
+                Property::Drain => n_in > 0 && n_out > 0,
+                _ => true,
+            };
+            if wants(p) && applies {
+                v.push(Target {
+                    unit: d.unit.to_string(),
+                    top: d.top.clone(),
+                    property: p,
+                    round_trip: None,
+                    code: None,
+                    case: None,
+                });
             }
         }
     }
     for rt in engine.round_trips(cfg)? {
         known.push(rt.unit.clone());
-        if req.unit.as_deref().is_some_and(|u| u != rt.unit) || !wants(Property::RoundTrip) {
+        if skip(&rt.unit) || !wants(Property::RoundTrip) {
             continue;
         }
-        v.push((
-            rt.unit.clone(),
-            rt.top.clone(),
-            Property::RoundTrip,
-            Some(rt),
-        ));
+        v.push(Target {
+            unit: rt.unit.clone(),
+            top: rt.top.clone(),
+            property: Property::RoundTrip,
+            round_trip: Some(rt),
+            code: None,
+            case: None,
+        });
+    }
+    for c in engine.codes(cfg)? {
+        known.push(c.unit.clone());
+        if skip(&c.unit) || !wants(Property::Code) {
+            continue;
+        }
+        v.push(Target {
+            unit: c.unit.clone(),
+            top: c.enc.clone(),
+            property: Property::Code,
+            round_trip: None,
+            code: Some(c),
+            case: None,
+        });
     }
     if let Some(u) = &req.unit {
         if !known.iter().any(|k| k == u) {
@@ -117,6 +183,17 @@ fn targets(engine: EngineRef, cfg: &Config, req: &Request) -> Result<Vec<Target>
     Ok(v)
 }
 
+/// The Verilog files of a code's encoder and decoder, each module once, leaves first.
+fn code_files(c: &crate::formal::Code) -> Result<Vec<(String, String)>, String> {
+    let mut files = crate::hdl::emit::emit_design(&c.enc).map_err(|e| e.to_string())?;
+    for f in crate::hdl::emit::emit_design(&c.dec).map_err(|e| e.to_string())? {
+        if !files.iter().any(|g| g.0 == f.0) {
+            files.push(f);
+        }
+    }
+    Ok(files)
+}
+
 /// The proofs of `engine` at `cfg` (described as `config` in reports) that `req` selects,
 /// working under `out`.
 pub fn plan(
@@ -127,11 +204,18 @@ pub fn plan(
     out: &Path,
 ) -> Result<Vec<Planned>, String> {
     let mut jobs = Vec::new();
-    for (unit, top, prop, rt) in targets(engine, cfg, req)? {
-        let files = crate::hdl::emit::emit_design(&top).map_err(|e| e.to_string())?;
-        let w = match &rt {
-            Some(rt) => wrapper::round_trip(rt)?,
-            None => wrapper::contract(&top, prop),
+    for t in targets(engine, cfg, req)?.into_iter().flat_map(cases) {
+        let (unit, top, prop) = (t.unit, t.top, t.property);
+        let (files, w) = match (&t.round_trip, &t.code) {
+            (Some(rt), _) => (
+                crate::hdl::emit::emit_design(&top).map_err(|e| e.to_string())?,
+                wrapper::round_trip(rt, t.case)?,
+            ),
+            (None, Some(c)) => (code_files(c)?, wrapper::code(c)?),
+            (None, None) => (
+                crate::hdl::emit::emit_design(&top).map_err(|e| e.to_string())?,
+                wrapper::contract(&top, prop),
+            ),
         };
         let job = ProofJob {
             engine: engine.name().to_string(),
@@ -140,20 +224,28 @@ pub fn plan(
             files: files.clone(),
             wrapper: w,
             property: prop,
-            depth: req.depth,
+            // A code has no state: one step covers every input, and induction closes at 1.
+            depth: if prop == Property::Code { 1 } else { req.depth },
             induction: req.induction,
             reach_max: req.reach_max,
             solver: req.solver,
             budget: req.budget,
-            work_dir: out.join("work").join(format!("{unit}-{}", prop.tag())),
+            work_dir: out
+                .join("work")
+                .join(format!("{unit}-{}{}", prop.tag(), case_tag(t.case))),
             use_cache: req.use_cache,
             top: top.clone(),
-            replay: req.replay,
-            round_trip: rt.clone(),
+            replay: req.replay && prop != Property::Code,
+            case: t
+                .round_trip
+                .as_ref()
+                .and_then(|rt| Some(rt.split.as_ref()?.label(t.case?))),
+            round_trip: t.round_trip.clone(),
         };
-        if req.faults {
+        if req.faults && prop != Property::Drain {
             let planted: Vec<Planted> = match prop {
                 Property::RoundTrip => faults::datapath(&files),
+                Property::Code => faults::code(&files),
                 _ => faults::protocol(&top, &files)
                     .into_iter()
                     .filter(|f| f.name.starts_with(fault_kind(prop)))
@@ -164,8 +256,9 @@ pub fn plan(
                 j.files[f.file].1 = f.text;
                 j.induction = false;
                 j.work_dir = out.join("work").join(format!(
-                    "{unit}-{}-{}",
+                    "{unit}-{}{}-{}",
                     prop.tag(),
+                    case_tag(t.case),
                     f.name.replace(':', "-")
                 ));
                 jobs.push(Planned {
@@ -184,7 +277,8 @@ fn fault_kind(prop: Property) -> &'static str {
     match prop {
         Property::Hold => "ignore-ready",
         Property::Reset => "valid-in-reset",
-        Property::RoundTrip => "mux",
+        Property::Accept => "ready-low",
+        Property::RoundTrip | Property::Code | Property::Drain => "mux",
     }
 }
 
@@ -228,7 +322,12 @@ pub fn execute(
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(p) = plans.get(i) else { break };
-                let r = crate::formal::run::prove(&p.job).and_then(|r| replayed(&p.job, r));
+                let r = if p.job.property.has_bound() {
+                    crate::formal::run::search_bound(&p.job)
+                } else {
+                    crate::formal::run::prove(&p.job)
+                }
+                .and_then(|r| replayed(&p.job, r));
                 if let Ok(r) = &r {
                     let fault = p
                         .fault
@@ -237,8 +336,8 @@ pub fn execute(
                     log(&format!(
                         "{} {} {}{}: {} ({}, {:.1} s{})",
                         r.engine,
-                        r.unit,
-                        r.property.tag(),
+                        crate::formal::report::unit_cell(r),
+                        crate::formal::report::property_cell(r),
                         fault,
                         r.outcome.word(),
                         r.method(),
@@ -275,6 +374,41 @@ pub fn execute(
         }
     }
     Ok(report)
+}
+
+/// The proofs of `engines` at `cfg` (of `unit` only, in the engines that have it) that
+/// `req` selects, reported under the configuration's name `label`, worked under `out`.
+/// Boolector must answer.
+pub fn run_engines(
+    cfg: &Config,
+    label: &str,
+    engines: &[EngineRef],
+    unit: Option<&str>,
+    req: &Request,
+    jobs: usize,
+    out: &Path,
+) -> Result<crate::formal::report::ProveReport, String> {
+    use crate::formal::run::solver_present;
+    if !solver_present(req.solver) {
+        return Err(format!(
+            "{} not found: run scripts/setup.sh",
+            req.solver.name()
+        ));
+    }
+    let mut all = crate::formal::report::ProveReport::default();
+    for &e in engines {
+        let mut req = req.clone();
+        req.unit = unit.map(str::to_string);
+        let plans = match plan(e, cfg, label, &req, out) {
+            // `unit` names a unit of some engines only.
+            Err(_) if unit.is_some() => continue,
+            p => p?,
+        };
+        let r = execute(plans, jobs, &|m| eprintln!("{m}"))?;
+        all.proofs.extend(r.proofs);
+        all.faults.extend(r.faults);
+    }
+    Ok(all)
 }
 
 #[cfg(test)]

@@ -54,6 +54,8 @@ pub struct RegressOptions {
     /// Keep the runs `out` already holds a report of (a run stopped part way is done again);
     /// `out` must hold the same regression (`regress.json`).
     pub resume: bool,
+    /// CPU budget of each formal proof of the default configuration (zero: no proofs).
+    pub prove_budget: std::time::Duration,
 }
 
 /// What a regression directory holds (`regress.json`), so that shards merge only with the
@@ -332,6 +334,25 @@ fn default_run(
             r.ok &= !st.is_failure();
             r.steps.push(st);
         }
+    }
+    // 3. Formal proofs of the default configuration (the first shard): every property of
+    // every unit, round trip and link code at `hwzip prove`'s defaults. Only a refutation
+    // (a counterexample) fails the run; a proof cut short by its budget is reported.
+    if !o.prove_budget.is_zero() && o.shard.is_none_or(|(k, _)| k == 1) {
+        ui.line("== regress: formal proofs of the default configuration");
+        let mut req = super::prove::Request::defaults();
+        req.budget = o.prove_budget;
+        let p = super::prove::run_engines(
+            &Config::default(),
+            "default",
+            &base.engines,
+            None,
+            &req,
+            o.jobs,
+            &base.out.join("prove"),
+        )?;
+        r.ok &= !p.refuted();
+        r.prove = Some(p);
     }
     job::write(&r, &base.out)?;
     runs.push(RegressRun {
@@ -696,6 +717,7 @@ mod tests {
             engines: Vec::new(),
             profile: Profile::Paper,
             resume: false,
+            prove_budget: std::time::Duration::ZERO,
         };
         let run = cache_run(&o, &Ui::quiet()).unwrap();
         assert!(run.report.ok);

@@ -84,7 +84,8 @@ fn valid_set_in_reset(text: &str, port: &str) -> Option<String> {
 
 /// The protocol faults of unit `top` (whose file is `files[top_file]`): for each output
 /// stream, the unit ignores its consumer's `ready` (in the first assignment that reads it),
-/// and its `valid` register comes out of reset set.
+/// and its `valid` register comes out of reset set; for each input stream, its `ready` is
+/// held low.
 pub fn protocol(top: &Module, files: &[(String, String)]) -> Vec<Planted> {
     let Some(ti) = files
         .iter()
@@ -112,7 +113,25 @@ pub fn protocol(top: &Module, files: &[(String, String)]) -> Vec<Planted> {
             });
         }
     }
+    for s in top.streams.iter().filter(|s| s.dir == Dir::In) {
+        if let Some(t) = ready_low(text, &s.ready()) {
+            v.push(Planted {
+                name: format!("ready-low:{}", s.prefix),
+                what: format!("`{}` is tied low once out of reset", s.ready()),
+                file: ti,
+                text: t,
+            });
+        }
+    }
     v
+}
+
+/// `assign port = e;` made `assign port = 1'b0;`: the port held low.
+fn ready_low(text: &str, port: &str) -> Option<String> {
+    let key = format!("assign {port} = ");
+    let start = text.find(&key)? + key.len();
+    let end = start + text[start..].find(';')?;
+    Some(format!("{}1'b0{}", &text[..start], &text[end..]))
 }
 
 /// The data-path faults among `files`: each listed mux found, its select inverted.
@@ -128,6 +147,74 @@ pub fn datapath(files: &[(String, String)]) -> Vec<Planted> {
             v.push(Planted {
                 name: format!("mux:{wire}"),
                 what: format!("select of mux `{wire}` in {} inverted", files[i].0),
+                file: i,
+                text,
+            });
+        }
+    }
+    v
+}
+
+/// The link-code faults (file-name prefix, text, replacement, name, what the edit does):
+/// each one a decoder that no longer inverts its encoder, or an encoder whose code still
+/// decodes but puts more ones on the wire than the model (only the reference check sees it).
+const CODE_EDITS: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "dbi_dc_enc",
+        " > ",
+        " >= ",
+        "tie:dbi",
+        "DBI also inverts a group with exactly half its bits set",
+    ),
+    (
+        "zdr_enc_word",
+        "t_is_c ? base_i : t",
+        "t_is_c ? t : base_i",
+        "swap:zdr",
+        "ZDR sends the plain code for the input that would encode to C",
+    ),
+    (
+        "bx_nbyte_dec",
+        " ^ ",
+        " | ",
+        "or:dec",
+        "the decoder's first XOR is an OR",
+    ),
+    (
+        "bx_univ_dec",
+        " ^ ",
+        " | ",
+        "or:dec",
+        "the decoder's first XOR is an OR",
+    ),
+];
+
+/// The link-code faults among `files` ([`CODE_EDITS`]): each edit in the first file of its
+/// prefix that contains its text, at the first occurrence on an `assign` line.
+pub fn code(files: &[(String, String)]) -> Vec<Planted> {
+    let mut v = Vec::new();
+    for (prefix, from, to, name, what) in CODE_EDITS {
+        let hit = files.iter().enumerate().find_map(|(i, (n, t))| {
+            if !n.starts_with(prefix) {
+                return None;
+            }
+            let mut pos = 0;
+            for line in t.split_inclusive('\n') {
+                if line.trim_start().starts_with("assign ") {
+                    if let Some(k) = line.find(from) {
+                        let at = pos + k;
+                        let text = format!("{}{to}{}", &t[..at], &t[at + from.len()..]);
+                        return Some((i, text));
+                    }
+                }
+                pos += line.len();
+            }
+            None
+        });
+        if let Some((i, text)) = hit {
+            v.push(Planted {
+                name: name.to_string(),
+                what: format!("{what} ({})", files[i].0),
                 file: i,
                 text,
             });

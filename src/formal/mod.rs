@@ -29,11 +29,35 @@ pub enum Property {
     /// On a loop-back top: every line comes back as it went in (lossy: as truncated), in
     /// order, with no output before its input.
     RoundTrip,
+    /// A combinational link code: the decoder gives back every encoder input, and the
+    /// encoder's output (its ones) is what a reference written in the wrapper says.
+    Code,
+    /// With the consumer always ready, a beat offered on the input is taken within a bound
+    /// (the smallest that holds, found by the prover): the unit never deadlocks, whatever
+    /// the input carries (corrupt streams included).
+    Accept,
+    /// With the consumer always ready, no output beat comes later than a bound after the
+    /// last input beat taken (the smallest that holds, found by the prover): the unit's
+    /// worst-case response time.
+    Drain,
 }
 
 impl Property {
+    /// Whether the prover searches the property's bound ([`Property::Accept`],
+    /// [`Property::Drain`]).
+    pub fn has_bound(self) -> bool {
+        matches!(self, Property::Accept | Property::Drain)
+    }
+
     /// Every property, in report order.
-    pub const ALL: [Property; 3] = [Property::Hold, Property::Reset, Property::RoundTrip];
+    pub const ALL: [Property; 6] = [
+        Property::Hold,
+        Property::Reset,
+        Property::Accept,
+        Property::Drain,
+        Property::RoundTrip,
+        Property::Code,
+    ];
 
     /// Short name (CLI `--property`, file names).
     pub fn tag(self) -> &'static str {
@@ -41,6 +65,9 @@ impl Property {
             Property::Hold => "hold",
             Property::Reset => "reset",
             Property::RoundTrip => "round-trip",
+            Property::Code => "code",
+            Property::Accept => "accept",
+            Property::Drain => "drain",
         }
     }
 
@@ -50,6 +77,9 @@ impl Property {
             Property::Hold => "stalled output beats hold (valid and payload)",
             Property::Reset => "nothing offered during or right after reset",
             Property::RoundTrip => "round trip: every line comes back unchanged, in order",
+            Property::Code => "link code: decode(encode(x)) = x, encoder = reference",
+            Property::Accept => "consumer always ready: an offered input beat is taken in time",
+            Property::Drain => "consumer always ready: outputs end in time after the last input",
         }
     }
 
@@ -97,6 +127,60 @@ pub struct RoundTrip {
     /// Beats per line (ZVC: sectors per window; 1 for line-wide units): the BMC depth covers
     /// two whole lines through the loop.
     pub line_beats: u32,
+    /// Cases the proof splits into, by the tracked line's beat on an inner link.
+    pub split: Option<Split>,
+}
+
+/// A round trip split into cases ([`RoundTrip::split`]): one proof per value of a field of
+/// the tracked line's beat on an inner link of the loop-back top (a compressor's encoding),
+/// shown on the top's probe ports, plus one proof for every other value, so that the cases
+/// together cover every line. Each case is a much smaller problem for the solver: its
+/// decompressor path is fixed.
+#[derive(Clone, Debug)]
+pub struct Split {
+    /// The probe output that is high when the inner link takes a beat (`p_fire_o`).
+    pub fire: String,
+    /// The probe output carrying the field (`p_enc_o`).
+    pub value: String,
+    /// Its width.
+    pub width: u32,
+    /// The cases: (label, value); the last proof takes every value not listed.
+    pub cases: Vec<(String, u64)>,
+}
+
+impl Split {
+    /// The label of case `i` (`i == cases.len()`: every other value).
+    pub fn label(&self, i: usize) -> String {
+        match self.cases.get(i) {
+            Some((l, v)) => format!("{} = {v} ({l})", self.field()),
+            None => format!("{} other", self.field()),
+        }
+    }
+
+    /// The field's name (`enc` of `p_enc_o`).
+    fn field(&self) -> &str {
+        self.value
+            .strip_prefix("p_")
+            .and_then(|v| v.strip_suffix("_o"))
+            .unwrap_or(&self.value)
+    }
+
+    /// The assumption of case `i` on the probe value (Verilog).
+    pub fn condition(&self, i: usize) -> String {
+        let w = self.width;
+        match self.cases.get(i) {
+            Some((_, v)) => format!("{} == {w}'d{v}", self.value),
+            None => self
+                .cases
+                .iter()
+                .map(|(_, v)| format!("({} != {w}'d{v})", self.value))
+                .collect::<Vec<_>>()
+                .chunks(3)
+                .map(|c| c.join(" & "))
+                .collect::<Vec<_>>()
+                .join("\n        & "),
+        }
+    }
 }
 
 impl RoundTrip {
@@ -114,8 +198,33 @@ impl RoundTrip {
             expect: None,
             count_bits: 8,
             line_beats: 1,
+            split: None,
         }
     }
+}
+
+/// A combinational link code the prover checks for every input at once ([`Property::Code`]):
+/// an encoder and its decoder side by side in the wrapper, the wrapper's free inputs feeding
+/// them, and assertions over their outputs (the encoder's outputs are wires `e_<port>`, the
+/// decoder's `d_<port>`).
+#[derive(Clone, Debug)]
+pub struct Code {
+    /// The name it is reported under.
+    pub unit: String,
+    /// The encoder (combinational).
+    pub enc: Arc<Module>,
+    /// The decoder (combinational).
+    pub dec: Arc<Module>,
+    /// The wrapper's free inputs (name, width).
+    pub free: Vec<(String, u32)>,
+    /// Every encoder input: (port, Verilog expression over the free inputs).
+    pub enc_in: Vec<(String, String)>,
+    /// Every decoder input: (port, expression over the free inputs and `e_<port>` wires).
+    pub dec_in: Vec<(String, String)>,
+    /// Extra declarations (the reference: functions, wires), one Verilog line each.
+    pub decls: Vec<String>,
+    /// Assertions: (expression, what it says).
+    pub checks: Vec<(String, String)>,
 }
 
 /// The solvers `yosys-smtbmc` can drive.

@@ -103,7 +103,8 @@ pub struct Replay {
     pub cycles: usize,
     /// Output ports compared each cycle.
     pub outputs: usize,
-    /// (cycle, port) pairs where Verilator and the solver's trace differ.
+    /// (cycle, port) pairs where Verilator and the solver's trace differ (from cycle 1: cycle
+    /// 0 shows the registers' initial values, which the solver chooses).
     pub differences: Vec<(usize, String)>,
     /// The property checked on Verilator's outputs: the first cycle it fails, and how.
     pub failure: Option<(usize, String)>,
@@ -114,8 +115,9 @@ impl Replay {
     pub fn summary(&self) -> String {
         let same = if self.differences.is_empty() {
             format!(
-                "Verilator gives the solver's outputs on all {} ports in all {} cycles",
-                self.outputs, self.cycles
+                "Verilator gives the solver's outputs on all {} ports in cycles 1-{}",
+                self.outputs,
+                self.cycles.saturating_sub(1)
             )
         } else {
             format!(
@@ -201,7 +203,13 @@ pub fn replay(
             let offered = valid_of
                 .get(&p.name)
                 .is_none_or(|vn| value(vn, step).is_some_and(|x| x[0] & 1 == 1));
-            if p.dir == Dir::Out && offered && value(&p.name, step).is_some_and(|s| *s != v) {
+            // Cycle 0 (before the first clock edge) shows the registers' initial values: the
+            // solver picks them, Verilator starts at 0. The comparison starts at cycle 1.
+            if step > 0
+                && p.dir == Dir::Out
+                && offered
+                && value(&p.name, step).is_some_and(|s| *s != v)
+            {
                 r.differences.push((step, p.name.clone()));
             }
             now.insert(p.name.clone(), v);

@@ -37,12 +37,83 @@ pub struct ProveReport {
 }
 
 impl ProveReport {
+    /// Whether a proof found a counterexample or a planted fault went uncaught (a proof
+    /// stopped by its budget refutes nothing).
+    pub fn refuted(&self) -> bool {
+        self.proofs
+            .iter()
+            .any(|p| p.outcome == Outcome::Counterexample)
+            || self.faults.iter().any(|f| !f.caught())
+    }
+
     /// Whether every proof passed (proved or bounded) and every planted fault was caught.
     pub fn passed(&self) -> bool {
         self.proofs
             .iter()
             .all(|p| matches!(p.outcome, Outcome::Proved | Outcome::Bounded))
             && self.faults.iter().all(FaultRow::caught)
+    }
+}
+
+/// The unit cell: the unit, with its case for a split round trip.
+pub fn unit_cell(p: &ProofResult) -> String {
+    match &p.case {
+        Some(c) => format!("{} [{c}]", p.unit),
+        None => p.unit.clone(),
+    }
+}
+
+/// One line per split round trip: how its cases, which together cover every line, ended.
+fn splits_markdown(rows: &[ProofResult]) -> String {
+    let mut keys: Vec<(&str, &str, &str)> = Vec::new();
+    for p in rows.iter().filter(|p| p.case.is_some()) {
+        let k = (p.engine.as_str(), p.unit.as_str(), p.config.as_str());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut s = String::new();
+    for (e, u, c) in keys {
+        let of: Vec<&ProofResult> = rows
+            .iter()
+            .filter(|p| p.case.is_some() && p.engine == e && p.unit == u && p.config == c)
+            .collect();
+        let count = |o: Outcome| of.iter().filter(|p| p.outcome == o).count();
+        let secs: f64 = of.iter().map(|p| p.seconds).sum();
+        let mut parts = Vec::new();
+        for o in [
+            Outcome::Proved,
+            Outcome::Bounded,
+            Outcome::Counterexample,
+            Outcome::Unreached,
+        ] {
+            if count(o) > 0 {
+                parts.push(format!("{} {}", count(o), o.word()));
+            }
+        }
+        let least = of
+            .iter()
+            .filter(|p| p.outcome == Outcome::Bounded)
+            .map(|p| p.depth)
+            .min();
+        s.push_str(&format!(
+            "- {e} {u} round-trip ({c}): {} cases, together every line: {}{}; {:.0} s in all\n",
+            of.len(),
+            parts.join(", "),
+            least.map_or(String::new(), |d| format!(
+                " (every case to at least BMC {d})"
+            )),
+            secs
+        ));
+    }
+    s
+}
+
+/// The property cell: its name, with the bound of a bounded property.
+pub fn property_cell(p: &ProofResult) -> String {
+    match p.bound {
+        Some(b) => format!("{} ≤ {b}", p.property.tag()),
+        None => p.property.tag().to_string(),
     }
 }
 
@@ -64,9 +135,9 @@ pub fn proofs_markdown(rows: &[ProofResult]) -> String {
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1}{} |\n",
             p.engine,
-            p.unit,
+            unit_cell(p),
             p.config,
-            p.property.tag(),
+            property_cell(p),
             p.reach.map_or("-".to_string(), |r| format!("cycle {r}")),
             p.method(),
             result_cell(p),
@@ -75,10 +146,23 @@ pub fn proofs_markdown(rows: &[ProofResult]) -> String {
             if p.cached { " (cached)" } else { "" }
         ));
     }
+    let splits = splits_markdown(rows);
+    if !splits.is_empty() {
+        s.push('\n');
+        s.push_str(&splits);
+    }
     let notes: Vec<String> = rows
         .iter()
         .filter(|p| !p.note.is_empty())
-        .map(|p| format!("- {} {} {}: {}", p.engine, p.unit, p.property.tag(), p.note))
+        .map(|p| {
+            format!(
+                "- {} {} {}: {}",
+                p.engine,
+                unit_cell(p),
+                p.property.tag(),
+                p.note
+            )
+        })
         .collect();
     if !notes.is_empty() {
         s.push('\n');
@@ -127,7 +211,7 @@ pub fn counterexamples_markdown(r: &ProveReport) -> String {
         s.push_str(&format!(
             "- {} {} {}{}: step {}, {}; trace {}",
             p.engine,
-            p.unit,
+            unit_cell(p),
             p.property.tag(),
             fault,
             p.depth,

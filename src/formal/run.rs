@@ -47,6 +47,8 @@ pub struct ProofJob {
     pub replay: bool,
     /// The round trip the wrapper checks, if it is one.
     pub round_trip: Option<super::RoundTrip>,
+    /// The case of a split round trip ([`super::Split::label`]).
+    pub case: Option<String>,
 }
 
 /// The result of one proof.
@@ -60,6 +62,13 @@ pub struct ProofResult {
     pub config: String,
     /// The property.
     pub property: Property,
+    /// The case of a split round trip, if this proof is one.
+    #[serde(default)]
+    pub case: Option<String>,
+    /// The bound of a bounded property ([`Property::has_bound`]): the smallest that holds to
+    /// the BMC depth (cycles).
+    #[serde(default)]
+    pub bound: Option<u32>,
     /// Result.
     pub outcome: Outcome,
     /// BMC depth without a counterexample (cycles from reset), or the step of the
@@ -245,6 +254,66 @@ pub fn prove(job: &ProofJob) -> Result<ProofResult, String> {
     Ok(r)
 }
 
+/// The largest bound [`search_bound`] tries: beyond it a unit is taken to hang.
+pub const MAX_BOUND: u32 = 64;
+
+/// A bounded property ([`Property::Accept`], [`Property::Drain`]) of `job.top`: the smallest
+/// bound that BMC does not break (doubling from 0, then bisecting; a try at bound b runs
+/// BMC to at least b + 8 cycles, so that a longer wait can show), then that bound with
+/// k-induction as `job` asks. Each try is an ordinary cached proof of its own wrapper. A
+/// unit that breaks [`MAX_BOUND`] gives that counterexample.
+pub fn search_bound(job: &ProofJob) -> Result<ProofResult, String> {
+    let attempt = |bound: u32, induction: bool| {
+        let mut j = job.clone();
+        j.wrapper = super::wrapper::bounded(&job.top, job.property, bound);
+        j.induction = induction;
+        // Deep enough to see a wait one longer than the bound after a few cycles of filling.
+        j.depth = job.depth.max(bound + 8);
+        j.work_dir = job.work_dir.join(format!("bound{bound}"));
+        prove(&j).map(|mut r| {
+            r.bound = Some(bound);
+            r
+        })
+    };
+    let mut seconds = 0.0;
+    let (mut lo, mut hi) = (None::<u32>, None::<u32>);
+    let mut last = None;
+    let tries = std::iter::once(0).chain((0..=MAX_BOUND.trailing_zeros()).map(|i| 1u32 << i));
+    for b in tries {
+        let r = attempt(b, false)?;
+        seconds += r.seconds;
+        match r.outcome {
+            Outcome::Counterexample => lo = Some(b),
+            Outcome::Bounded | Outcome::Proved => {
+                hi = Some(b);
+                break;
+            }
+            Outcome::Unreached => return Ok(r),
+        }
+        last = Some(r);
+    }
+    let Some(mut hi) = hi else {
+        let mut r = last.ok_or("no bound tried")?;
+        r.note = format!("no bound up to {MAX_BOUND} cycles holds (a longer wait, or a hang)");
+        r.seconds = seconds;
+        return Ok(r);
+    };
+    let mut lo = lo.map_or(0, |l| l + 1);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        let r = attempt(mid, false)?;
+        seconds += r.seconds;
+        if r.outcome == Outcome::Counterexample {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    let mut r = attempt(hi, job.induction)?;
+    r.seconds += seconds;
+    Ok(r)
+}
+
 /// The last step `yosys-smtbmc` had started checking (from its log), if any.
 fn last_step(log: &str) -> Option<u32> {
     log.lines()
@@ -337,6 +406,8 @@ pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
         unit: job.unit.clone(),
         config: job.config.clone(),
         property: job.property,
+        case: job.case.clone(),
+        bound: None,
         outcome: Outcome::Bounded,
         depth: 0,
         k: None,
@@ -411,6 +482,16 @@ pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
             r.depth = last_step(&text).unwrap_or(0);
             r.out_of_budget = true;
             r.note = format!("BMC stopped by the budget ({} s CPU)", job.budget.as_secs());
+            if let Some(c) = r.reach.filter(|&c| r.depth <= c) {
+                // No step in which the property is checked in earnest passed: no bound.
+                r.outcome = Outcome::Unreached;
+                r.note = format!(
+                    "BMC stopped by the budget ({} s CPU) at cycle {}, before the first \
+                     checked cycle {c}",
+                    job.budget.as_secs(),
+                    r.depth
+                );
+            }
         }
         Err(e) => return Err(e.to_string()),
     }

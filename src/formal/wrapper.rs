@@ -12,7 +12,7 @@
 //!   stays offered with the same payload (what the harness's drivers do);
 //! - registers of the unit without a reset start at any value (the solver picks them).
 
-use super::{Property, RoundTrip};
+use super::{Code, Property, RoundTrip};
 use crate::hdl::{Dir, Module, StreamPorts};
 use std::fmt::Write;
 
@@ -108,13 +108,19 @@ impl Text {
     }
 }
 
-/// `if (cond) kind (expr);` under the comment `why`, the expression on its own line when the
-/// statement would pass 100 columns.
+/// `if (cond) kind (expr);` (`kind (expr);` for an empty `cond`) under the comment `why`, the
+/// expression on its own line when the statement would pass 100 columns.
 fn check(out: &mut String, kind: &str, cond: &str, expr: &str, why: &str) {
     let _ = writeln!(out, "    // {why}");
-    let one = format!("    if ({cond}) {kind} ({expr});");
+    let one = if cond.is_empty() {
+        format!("    {kind} ({expr});")
+    } else {
+        format!("    if ({cond}) {kind} ({expr});")
+    };
     if one.len() <= 100 && !one.contains('\n') {
         let _ = writeln!(out, "{one}");
+    } else if cond.is_empty() {
+        let _ = writeln!(out, "    {kind} (\n      {expr});");
     } else {
         let _ = writeln!(out, "    if ({cond})\n      {kind} ({expr});");
     }
@@ -205,7 +211,7 @@ fn output_rules(t: &mut Text, m: &Module, prop: Property) {
                     &format!("`{p}`: a beat offered and not taken stays offered, unchanged"),
                 );
             }
-            Property::RoundTrip => {}
+            _ => {}
         }
     }
 }
@@ -277,8 +283,10 @@ pub fn contract(m: &Module, prop: Property) -> Wrapper {
 
 /// The round-trip wrapper of `rt`: one input beat, chosen by the solver (free input
 /// `f_pick_i`), is recorded with its index; the output beat of the same index must carry the
-/// expected payload, and no output beat comes before its input.
-pub fn round_trip(rt: &RoundTrip) -> Result<Wrapper, String> {
+/// expected payload, and no output beat comes before its input. With `case` (an index into
+/// the split's cases), the tracked line's beat on the split's inner link is assumed to
+/// carry that case's value.
+pub fn round_trip(rt: &RoundTrip, case: Option<usize>) -> Result<Wrapper, String> {
     let m = &*rt.top;
     let find = |dir: Dir, prefix: &str| {
         m.streams
@@ -361,6 +369,38 @@ pub fn round_trip(rt: &RoundTrip) -> Result<Wrapper, String> {
     for a in &rt.assume {
         t.assume("rst_ni", a, "the engine's input rule for the round trip");
     }
+    let mut suffix = String::new();
+    if let (Some(sp), Some(i)) = (&rt.split, case) {
+        if !m
+            .ports()
+            .iter()
+            .any(|p| p.name == sp.fire || p.name == sp.value)
+        {
+            return Err(format!("{} has no probe ports `{}`", m.name, sp.fire));
+        }
+        // Inner beats are counted like the input's: the tracked line's is the one whose
+        // index is the tracked input beat's.
+        t.past(
+            "f_mid_n_q",
+            cw,
+            &format!(
+                "!rst_ni ? {cw}'d0 : f_mid_n_q + {{{}'d0, rst_ni & {}}}",
+                cw - 1,
+                sp.fire
+            ),
+            &format!("{cw}'d0"),
+        );
+        t.assume(
+            &format!(
+                "rst_ni & {} & (f_picked_q ? (f_mid_n_q == f_pick_n_q)\n        \
+                 : (f_pick_now & (f_mid_n_q == f_in_n_q)))",
+                sp.fire
+            ),
+            &sp.condition(i),
+            &format!("case {}: the tracked line's inner beat", sp.label(i)),
+        );
+        suffix = format!("_c{i}");
+    }
     let want = match &rt.expect {
         Some(f) => f.replace("@", "f_pick_pay_q"),
         None => "f_pick_pay_q".to_string(),
@@ -398,9 +438,161 @@ pub fn round_trip(rt: &RoundTrip) -> Result<Wrapper, String> {
         "no output beat before its input beat",
     );
     Ok(finish(
-        &format!("{}_f_rt", m.name),
+        &format!("{}_f_rt{suffix}", m.name),
         m,
         "round trip (the output line equals the input line)",
         t,
     ))
+}
+
+/// The instance `inst` of `md` in a code wrapper: its outputs on wires `<prefix>_<port>`,
+/// its inputs from `ins` (every input needs one).
+fn code_instance(
+    v: &mut String,
+    md: &Module,
+    inst: &str,
+    prefix: &str,
+    ins: &[(String, String)],
+) -> Result<(), String> {
+    let mut conns = Vec::new();
+    for p in md.ports() {
+        let e = if p.dir == Dir::Out {
+            let _ = writeln!(v, "  wire {}{prefix}_{};", range(p.width), p.name);
+            format!("{prefix}_{}", p.name)
+        } else {
+            ins.iter()
+                .find(|(n, _)| *n == p.name)
+                .map(|(_, e)| e.clone())
+                .ok_or_else(|| format!("nothing drives input `{}` of {}", p.name, md.name))?
+        };
+        conns.push(format!("    .{}({})", p.name, e));
+    }
+    let _ = writeln!(v, "  {} {inst} (\n{}\n  );", md.name, conns.join(",\n"));
+    Ok(())
+}
+
+/// The wrapper of link code `c` ([`Property::Code`]): encoder and decoder side by side on
+/// the free inputs, the reference declarations, and every check as an immediate assertion.
+/// No state: one solver step covers every input.
+pub fn code(c: &Code) -> Result<Wrapper, String> {
+    let name = format!("{}_f_code", c.unit);
+    let mut v = String::new();
+    let _ = writeln!(
+        v,
+        "// {name} -- formal wrapper generated by hwzip (`hwzip prove`)."
+    );
+    let _ = writeln!(v, "// Link code: {} -> {}.", c.enc.name, c.dec.name);
+    let _ = writeln!(v, "// Property: {}.", Property::Code.title());
+    let _ = writeln!(
+        v,
+        "// Read with `read_verilog -formal`; see docs/FORMAL.md."
+    );
+    let _ = writeln!(v, "`default_nettype none");
+    let mut ports = vec!["  input  wire clk_i".to_string()];
+    for (n, w) in &c.free {
+        ports.push(format!("  input  wire {}{}", range(*w), n));
+    }
+    let _ = writeln!(v, "module {name} (\n{}\n);", ports.join(",\n"));
+    code_instance(&mut v, &c.enc, "enc", "e", &c.enc_in)?;
+    code_instance(&mut v, &c.dec, "dec", "d", &c.dec_in)?;
+    for d in &c.decls {
+        let _ = writeln!(v, "  {d}");
+    }
+    v.push_str("  always @* begin\n");
+    for (expr, why) in &c.checks {
+        check(&mut v, "assert", "", expr, why);
+    }
+    v.push_str("  end\nendmodule\n`default_nettype wire\n");
+    Ok(Wrapper {
+        name,
+        text: v,
+        cover: None,
+    })
+}
+
+/// The wrapper of a bounded property ([`Property::Accept`] or [`Property::Drain`]) of `m`
+/// with bound `bound` (cycles). Every output's consumer is always ready. `accept`: on every
+/// input stream, a beat offered is refused at most `bound` cycles. `drain`: an output beat
+/// comes at most `bound` cycles after the cycle of the last input beat taken (cycles
+/// counted from reset when no input was taken).
+pub fn bounded(m: &Module, prop: Property, bound: u32) -> Wrapper {
+    let mut t = Text::new();
+    input_rules(&mut t, m);
+    let ins: Vec<&StreamPorts> = m.streams.iter().filter(|s| s.dir == Dir::In).collect();
+    let outs: Vec<&StreamPorts> = m.streams.iter().filter(|s| s.dir == Dir::Out).collect();
+    for s in &outs {
+        t.assume(
+            "rst_ni",
+            &s.ready(),
+            &format!("`{}`: the consumer is always ready", s.prefix),
+        );
+    }
+    let b = bound.min(254);
+    match prop {
+        Property::Accept => {
+            for s in &ins {
+                let (p, v, r) = (&s.prefix, s.valid(), s.ready());
+                t.past(
+                    &format!("f_{p}_wait_q"),
+                    8,
+                    &format!(
+                        "!(rst_ni & {v} & ~{r}) ? 8'd0\n      : f_{p}_wait_q + \
+                         {{7'd0, f_{p}_wait_q != 8'd255}}"
+                    ),
+                    "8'd0",
+                );
+                t.assert(
+                    &format!("rst_ni & {v} & ~{r}"),
+                    &format!("f_{p}_wait_q < 8'd{b}"),
+                    &format!("`{p}`: an offered beat is refused at most {b} cycles"),
+                );
+            }
+            if let Some(s) = ins.first() {
+                t.cover = Some((
+                    format!("rst_ni & {}", s.valid()),
+                    format!("a beat of `{}` offered", s.prefix),
+                ));
+            }
+        }
+        _ => {
+            let fire: Vec<String> = ins
+                .iter()
+                .map(|s| format!("({} & {})", s.valid(), s.ready()))
+                .collect();
+            let any = if fire.is_empty() {
+                "1'b0".to_string()
+            } else {
+                fire.join(" | ")
+            };
+            let _ = writeln!(t.head, "  wire f_in_fire = rst_ni & ({any});");
+            t.past(
+                "f_quiet_q",
+                8,
+                "!rst_ni | f_in_fire ? 8'd0 : f_quiet_q + {7'd0, f_quiet_q != 8'd255}",
+                "8'd0",
+            );
+            for s in &outs {
+                t.assert(
+                    &format!("rst_ni & {} & ~f_in_fire", s.valid()),
+                    &format!("f_quiet_q < 8'd{b}"),
+                    &format!(
+                        "`{}`: a beat at most {b} cycles after the last input beat",
+                        s.prefix
+                    ),
+                );
+            }
+            if let Some(s) = outs.first() {
+                t.cover = Some((
+                    format!("rst_ni & {}", s.valid()),
+                    format!("a beat of `{}` offered", s.prefix),
+                ));
+            }
+        }
+    }
+    finish(
+        &format!("{}_f_{}{b}", m.name, prop.tag()),
+        m,
+        prop.title(),
+        t,
+    )
 }

@@ -211,14 +211,49 @@ impl OutPort {
     }
 }
 
+/// One link of a [`chain`]: a stage's output beat as the next stage takes it.
+#[derive(Clone, Debug)]
+pub struct Link {
+    /// The producer's `valid`.
+    pub valid: Expr,
+    /// The consumer's `ready`.
+    pub ready: Expr,
+    /// The producer's payload fields (name, signal).
+    pub fields: Vec<(String, Expr)>,
+}
+
+/// Output ports showing `link` to the outside (for a formal wrapper, which sees only ports):
+/// `<prefix>_fire_o` (the link takes a beat this cycle) and `<prefix>_<field>_o` for each of
+/// `fields`. A field the link lacks is an error.
+#[track_caller]
+pub fn probe(m: &mut ModuleBuilder, prefix: &str, link: &Link, fields: &[&str]) {
+    m.output_expr(&format!("{prefix}_fire_o"), &(&link.valid & &link.ready));
+    for f in fields {
+        match link.fields.iter().find(|(n, _)| n == f) {
+            Some((_, e)) => {
+                m.output_expr(&format!("{prefix}_{f}_o"), e);
+            }
+            None => m.problem(format!(
+                "probe: the link has no field `{}` (at {})",
+                f,
+                Location::caller()
+            )),
+        }
+    }
+}
+
 /// Instantiates `stages` (instance name, module) in a chain of one-in/one-out units: the
 /// top's input stream `s` (the first module's `s` layout) feeds the first module's `s`,
 /// each module's `m` feeds the next one's `s`, and the last module's `m` becomes the top's
 /// output stream `m`. Fields are matched by name; `renames` maps an output field to the
 /// input field it feeds (`("ok", "comp")`); output fields no input takes are marked unused.
-/// `<instance>_m_ready` wires carry each link's `ready`.
+/// `<instance>_m_ready` wires carry each link's `ready`. Returns the links between stages.
 #[track_caller]
-pub fn chain(m: &mut ModuleBuilder, stages: &[(&str, &Arc<Module>)], renames: &[(&str, &str)]) {
+pub fn chain(
+    m: &mut ModuleBuilder,
+    stages: &[(&str, &Arc<Module>)],
+    renames: &[(&str, &str)],
+) -> Vec<Link> {
     let loc = Location::caller();
     let find = |md: &Module, prefix: &str, dir: Dir| -> Option<StreamPorts> {
         md.streams
@@ -228,14 +263,14 @@ pub fn chain(m: &mut ModuleBuilder, stages: &[(&str, &Arc<Module>)], renames: &[
     };
     let Some((_, first)) = stages.first() else {
         m.problem(format!("stream chain without stages (at {})", loc));
-        return;
+        return Vec::new();
     };
     let Some(s_desc) = find(first, "s", Dir::In) else {
         m.problem(format!(
             "chain: `{}` has no input stream `s` (at {})",
             first.name, loc
         ));
-        return;
+        return Vec::new();
     };
     let s_in = input(m, "s", &s_desc.layout);
     let out = output_port(m, "m");
@@ -247,6 +282,7 @@ pub fn chain(m: &mut ModuleBuilder, stages: &[(&str, &Arc<Module>)], renames: &[
         .map(|f| (f.name.clone(), s_in.field(&f.name)))
         .collect();
     let mut prev_ready: Option<Net> = None;
+    let mut links = Vec::new();
     let mut s_in = Some(s_in);
     for (i, (name, md)) in stages.iter().enumerate() {
         let (Some(si), Some(mo)) = (find(md, "s", Dir::In), find(md, "m", Dir::Out)) else {
@@ -254,7 +290,7 @@ pub fn chain(m: &mut ModuleBuilder, stages: &[(&str, &Arc<Module>)], renames: &[
                 "chain: `{}` needs streams `s` in and `m` out (at {})",
                 md.name, loc
             ));
-            return;
+            return Vec::new();
         };
         let ready = if i + 1 == stages.len() {
             None
@@ -309,12 +345,20 @@ pub fn chain(m: &mut ModuleBuilder, stages: &[(&str, &Arc<Module>)], renames: &[
             .iter()
             .map(|f| (f.name.clone(), inst.out(&mo.field(&f.name))))
             .collect();
+        if let Some(r) = &prev_ready {
+            links.push(Link {
+                valid: valid.clone(),
+                ready: r.expr(),
+                fields: fields.clone(),
+            });
+        }
     }
     let named: Vec<(&str, Expr)> = fields
         .iter()
         .map(|(n, e)| (n.as_str(), e.clone()))
         .collect();
     out.drive(m, &valid, &named);
+    links
 }
 
 /// Forward register slice: `valid` and payload registered (`<name>_valid_q`,

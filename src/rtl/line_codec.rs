@@ -14,16 +14,25 @@ pub(crate) const LINE_BUS: &str = "Bus: stream bit p (MSB-first) at payload bit 
 
 /// A test-only round trip `comp` → `decomp` in `m` (header already written), built with
 /// [`stream::chain`]: the compressor's `m_ok_o` drives the decompressor's `s_comp_i`, its
-/// `m_payload_o` the `s_payload_i`; `m_len_o` (and `m_enc_o`, if any) are unused.
+/// `m_payload_o` the `s_payload_i`. The compressed link is shown on probe ports for the
+/// formal round trip, which splits into cases by it: `p_fire_o` (a compressed beat passes),
+/// `p_len_o` and `p_enc_o` (if the format has one).
 pub fn comp_decomp_loopback(
     mut m: ModuleBuilder,
     comp: &Arc<Module>,
     decomp: &Arc<Module>,
 ) -> Result<Arc<Module>, HdlError> {
-    stream::chain(
+    let links = stream::chain(
         &mut m,
         &[("u_comp", comp), ("u_decomp", decomp)],
         &[("ok", "comp")],
     );
+    if let Some(l) = links.first() {
+        let shown: Vec<&str> = ["len", "enc"]
+            .into_iter()
+            .filter(|f| l.fields.iter().any(|(n, _)| n == f))
+            .collect();
+        stream::probe(&mut m, "p", l, &shown);
+    }
     m.finish()
 }
