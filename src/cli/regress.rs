@@ -43,7 +43,8 @@ pub struct Args {
     #[arg(long)]
     pub resume: bool,
     /// CPU seconds per formal proof of the default configuration (`hwzip prove`'s
-    /// properties of every unit, round trip and link code; 0: no proofs).
+    /// properties of every unit, round trip and link code; 0: no proofs; `paper` profile
+    /// only).
     #[arg(long, default_value_t = 600, value_name = "S")]
     pub prove_budget_s: u64,
 }

@@ -42,6 +42,14 @@ fn wrappers_read_like_the_rtl() {
             assert!(w.text.contains("assume (s_valid_i & ("), "{}", w.text);
             assert_eq!(w.cover.is_some(), p == Property::Hold);
         }
+        for p in [Property::Accept, Property::Drain] {
+            let w = wrapper::bounded(&d.top, p, 12);
+            for l in w.text.lines() {
+                assert!(l.is_ascii() && l.len() <= 100, "{}: {l}", w.name);
+            }
+            assert!(w.text.contains("assume (m_ready_i);"), "{}", w.text);
+            assert!(w.text.contains("< 8'd12);"), "{}", w.text);
+        }
     }
     let rt = &e.round_trips(&cfg).unwrap()[0];
     let w = wrapper::round_trip(rt, None).unwrap();

@@ -54,7 +54,8 @@ pub struct RegressOptions {
     /// Keep the runs `out` already holds a report of (a run stopped part way is done again);
     /// `out` must hold the same regression (`regress.json`).
     pub resume: bool,
-    /// CPU budget of each formal proof of the default configuration (zero: no proofs).
+    /// CPU budget of each formal proof of the default configuration (zero: no proofs; the
+    /// `quick` profile proves nothing).
     pub prove_budget: std::time::Duration,
 }
 
@@ -335,10 +336,11 @@ fn default_run(
             r.steps.push(st);
         }
     }
-    // 3. Formal proofs of the default configuration (the first shard): every property of
+    // 3. Formal proofs of the default configuration (paper profile, first shard): every property of
     // every unit, round trip and link code at `hwzip prove`'s defaults. Only a refutation
     // (a counterexample) fails the run; a proof cut short by its budget is reported.
-    if !o.prove_budget.is_zero() && o.shard.is_none_or(|(k, _)| k == 1) {
+    if profile == Profile::Paper && !o.prove_budget.is_zero() && o.shard.is_none_or(|(k, _)| k == 1)
+    {
         ui.line("== regress: formal proofs of the default configuration");
         let mut req = super::prove::Request::defaults();
         req.budget = o.prove_budget;
