@@ -77,17 +77,8 @@ fn zdr_ref(
     ));
 }
 
-/// The code of a Base+XOR core pair built from `p` (combinational: no output register).
-fn sector_code(p: &BaseXorRtlParams) -> Result<Option<Code>, String> {
-    let mut p = *p;
-    p.pipe = false;
-    let e = |e: crate::hdl::HdlError| e.to_string();
-    let (Some(enc), Some(dec)) = (
-        rtl::xform_enc(&p).map_err(e)?,
-        rtl::xform_dec(&p).map_err(e)?,
-    ) else {
-        return Ok(None);
-    };
+/// The code of the Base+XOR core pair `enc` → `dec` built from `p`.
+fn sector_code(p: &BaseXorRtlParams, enc: Arc<Module>, dec: Arc<Module>) -> Result<Code, String> {
     let b = p.bx();
     let lay = Layout::new(&b);
     if b.zdr && b.zdr_width() != lay.bits {
@@ -112,7 +103,7 @@ fn sector_code(p: &BaseXorRtlParams) -> Result<Option<Code>, String> {
         sb - 1,
         wrap(&names, 2)
     ));
-    Ok(Some(Code {
+    Ok(Code {
         unit: dec.name.replacen("_dec", "", 1),
         free: vec![("x_i".into(), sb)],
         enc_in: vec![("din_i".into(), "x_i".into())],
@@ -130,7 +121,7 @@ fn sector_code(p: &BaseXorRtlParams) -> Result<Option<Code>, String> {
         ],
         enc,
         dec,
-    }))
+    })
 }
 
 /// `a, b, c` wrapped before 100 columns (the continuation indented by `indent + 2`).
@@ -239,74 +230,39 @@ fn dbi_code(g: u32) -> Result<Code, String> {
     })
 }
 
-/// Every link code of the engine at `p`: the configured codec first, then each Table II core
-/// pair not already in, the ZDR block and DBI at 8, 16 and 32-bit groups.
+/// Every link code of the engine at `p`: the configured codec's combinational cores first
+/// (no output register), then each Table II core pair not already in, the ZDR block and DBI
+/// at 8, 16 and 32-bit groups.
 pub fn codes(p: &BaseXorRtlParams) -> Result<Vec<Code>, String> {
-    let mut v: Vec<Code> = sector_code(p)?.into_iter().collect();
-    let cores = rtl::table2::cores().map_err(|e| e.to_string())?;
-    let find = |row: &str, dir: &str| {
-        cores
-            .iter()
-            .find(|c| c.row == row && c.dir == dir)
-            .map(|c| c.module.clone())
-    };
-    let mut pairs = Vec::new();
-    for c in cores.iter().filter(|c| c.dir == "dec") {
-        // The carry-select Universal + ZDR decoder shares the row's encoder.
-        let row = c.row.replace(" (carry-select dec)", "");
-        if let Some(enc) = find(&row, "enc") {
-            pairs.push((row, enc, c.module.clone()));
-        }
+    let e = |e: crate::hdl::HdlError| e.to_string();
+    let mut v = Vec::new();
+    let mut comb = *p;
+    comb.pipe = false;
+    if let (Some(enc), Some(dec)) = (
+        rtl::xform_enc(&comb).map_err(e)?,
+        rtl::xform_dec(&comb).map_err(e)?,
+    ) {
+        v.push(sector_code(&comb, enc, dec)?);
     }
-    for (row, enc, dec) in pairs {
-        if v.iter().any(|c| c.dec.name == dec.name) {
+    let cores = rtl::table2::cores().map_err(e)?;
+    for d in cores.iter().filter(|c| c.dir == "dec") {
+        if v.iter().any(|c| c.dec.name == d.module.name) {
             continue;
         }
-        if row.starts_with("ZDR") {
-            v.push(zdr7_code(enc, dec));
+        // The carry-select Universal + ZDR decoder shares the row's encoder.
+        let row = d.row.replace(" (carry-select dec)", "");
+        let Some(enc) = cores.iter().find(|c| c.row == row && c.dir == "enc") else {
             continue;
-        }
-        let mut rp = table2_params(&row)?;
-        rp.dec_style = if dec.name.ends_with("_ser") {
-            rtl::DecStyle::Serial
-        } else {
-            rtl::DecStyle::Speculative
         };
-        if let Some(mut c) = sector_code(&rp)? {
-            if c.dec.name != dec.name || c.enc.name != enc.name {
-                return Err(format!(
-                    "Table II row `{row}`: rebuilt {} / {}, listed {} / {}",
-                    c.enc.name, c.dec.name, enc.name, dec.name
-                ));
-            }
-            c.enc = enc;
-            c.dec = dec;
-            v.push(c);
-        }
+        v.push(match &d.params {
+            Some(dp) => sector_code(dp, enc.module.clone(), d.module.clone())?,
+            None => zdr7_code(enc.module.clone(), d.module.clone()),
+        });
     }
     for g in [8, 16, 32] {
         v.push(dbi_code(g)?);
     }
     Ok(v)
-}
-
-/// The parameters of a Table II row (its encoder and decoder cores' generator input).
-fn table2_params(row: &str) -> Result<BaseXorRtlParams, String> {
-    let bx = match row {
-        "2-byte XOR" => BaseXorParams::nbyte(2, false),
-        "4-byte XOR" => BaseXorParams::nbyte(4, false),
-        "8-byte XOR" => BaseXorParams::nbyte(8, false),
-        "Universal XOR" => BaseXorParams::universal(3, false),
-        "4-byte XOR + ZDR" => BaseXorParams::nbyte(4, true),
-        "Universal XOR + ZDR" => BaseXorParams::universal(3, true),
-        _ => return Err(format!("no parameters for Table II row `{row}`")),
-    };
-    let mut p = BaseXorRtlParams::from_codec(&crate::model::dbi::LinkCodec {
-        bx,
-        dbi_group: crate::model::dbi::DbiGroup::OFF,
-    });
-    p.pipe = false;
-    Ok(p)
 }
 
 #[cfg(test)]

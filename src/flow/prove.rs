@@ -69,6 +69,7 @@ pub struct Planned {
 
 /// One thing to prove: the unit's name, its top, the property and, for a round trip or a
 /// link code, its description.
+#[derive(Clone)]
 struct Target {
     unit: String,
     top: Arc<Module>,
@@ -81,20 +82,15 @@ struct Target {
 
 /// `t`, or one target per case when it is a split round trip.
 fn cases(t: Target) -> Vec<Target> {
-    let n = match t.round_trip.as_ref().and_then(|rt| rt.split.as_ref()) {
-        Some(sp) => sp.cases.len() + 1,
-        None => return vec![t],
-    };
-    (0..n)
-        .map(|i| Target {
-            case: Some(i),
-            unit: t.unit.clone(),
-            top: t.top.clone(),
-            property: t.property,
-            round_trip: t.round_trip.clone(),
-            code: None,
-        })
-        .collect()
+    match t.round_trip.as_ref().and_then(|rt| rt.split.as_ref()) {
+        Some(sp) => (0..=sp.cases.len())
+            .map(|i| Target {
+                case: Some(i),
+                ..t.clone()
+            })
+            .collect(),
+        None => vec![t],
+    }
 }
 
 /// The work-folder suffix of a case.

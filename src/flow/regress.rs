@@ -345,7 +345,7 @@ fn default_run(
         let mut req = super::prove::Request::defaults();
         req.budget = o.prove_budget;
         let p = super::prove::run_engines(
-            &Config::default(),
+            &cfg,
             "default",
             &base.engines,
             None,

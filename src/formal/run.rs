@@ -282,6 +282,9 @@ pub fn search_bound(job: &ProofJob) -> Result<ProofResult, String> {
     for b in tries {
         let r = attempt(b, false)?;
         seconds += r.seconds;
+        if r.out_of_budget {
+            return Ok(stopped(r, seconds));
+        }
         match r.outcome {
             Outcome::Counterexample => lo = Some(b),
             Outcome::Bounded | Outcome::Proved => {
@@ -303,6 +306,9 @@ pub fn search_bound(job: &ProofJob) -> Result<ProofResult, String> {
         let mid = (lo + hi) / 2;
         let r = attempt(mid, false)?;
         seconds += r.seconds;
+        if r.out_of_budget {
+            return Ok(stopped(r, seconds));
+        }
         if r.outcome == Outcome::Counterexample {
             lo = mid + 1;
         } else {
@@ -312,6 +318,20 @@ pub fn search_bound(job: &ProofJob) -> Result<ProofResult, String> {
     let mut r = attempt(hi, job.induction)?;
     r.seconds += seconds;
     Ok(r)
+}
+
+/// A bound search whose try `r` the budget cut short: no bound is known (a BMC cut short
+/// has not shown that its bound holds).
+fn stopped(mut r: ProofResult, seconds: f64) -> ProofResult {
+    r.note = format!(
+        "the search stopped at bound {}: {}",
+        r.bound.unwrap_or(0),
+        r.note
+    );
+    r.outcome = Outcome::Unreached;
+    r.bound = None;
+    r.seconds = seconds;
+    r
 }
 
 /// The last step `yosys-smtbmc` had started checking (from its log), if any.

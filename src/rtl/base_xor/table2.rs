@@ -34,6 +34,8 @@ pub struct Core {
     pub xor_levels: Option<u32>,
     /// The paper's figures, if any.
     pub paper: Option<PaperFigures>,
+    /// The generator parameters of a sector core (`None` for the ZDR word block).
+    pub params: Option<BaseXorRtlParams>,
 }
 
 /// XOR levels of the decoder the generator builds without ZDR (FORMATS §3: the paper's
@@ -112,6 +114,7 @@ pub fn cores() -> Result<Vec<Core>, HdlError> {
                     module: e,
                     xor_levels: (!p.zdr).then_some(1),
                     paper: enc_fig,
+                    params: Some(p),
                 });
             }
         }
@@ -122,6 +125,7 @@ pub fn cores() -> Result<Vec<Core>, HdlError> {
                 module: d,
                 xor_levels: depth.map(|_| built_xor_depth(&p)),
                 paper: dec_fig,
+                params: Some(p),
             });
         }
         Ok(())
@@ -183,6 +187,7 @@ pub fn cores() -> Result<Vec<Core>, HdlError> {
             module: zdr7(enc)?,
             xor_levels: None,
             paper: fig(761.0, 165.0),
+            params: None,
         });
     }
     Ok(v)
