@@ -20,8 +20,8 @@ pub struct Args {
     /// YAML configuration (parameters); defaults otherwise.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Only these properties (hold | reset | accept | drain | round-trip | code); repeatable
-    /// [default: all].
+    /// Only these properties (hold | reset | accept | drain | error | round-trip | code);
+    /// repeatable [default: all].
     #[arg(long)]
     pub property: Vec<String>,
     /// BMC depth in cycles from reset (cycle 0 is in reset).
@@ -30,9 +30,10 @@ pub struct Args {
     /// Skip the k-induction attempt after BMC.
     #[arg(long)]
     pub no_induction: bool,
-    /// Solver (boolector | z3 | yices | bitwuzla).
-    #[arg(long, default_value = "boolector")]
-    pub solver: String,
+    /// Solver (bitwuzla | boolector | z3 | yices) [default: bitwuzla where installed, else
+    /// boolector].
+    #[arg(long)]
+    pub solver: Option<String>,
     /// CPU seconds per proof (Yosys, BMC and induction together).
     #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub budget_s: u64,
@@ -60,7 +61,10 @@ pub fn run(args: Args) -> Result<bool, String> {
     let engine = engines::by_name(args.engine.as_deref().unwrap_or("zvc"))?;
     let cfg = load_config(&args.config)?;
     cfg.validate()?;
-    let solver = Solver::parse(&args.solver)?;
+    let solver = match &args.solver {
+        Some(s) => Solver::parse(s)?,
+        None => formal::run::default_solver(),
+    };
     let properties = args
         .property
         .iter()
@@ -69,7 +73,7 @@ pub fn run(args: Args) -> Result<bool, String> {
     let jobs = default_jobs(args.jobs)?;
     if !formal::run::solver_present(solver) {
         return Err(format!(
-            "solver `{}` not found: run scripts/setup.sh (Boolector) or install it \
+            "solver `{}` not found: run scripts/setup.sh (Bitwuzla, Boolector) or install it \
              (HWZIP_FORMAL_BIN names a folder searched first)",
             solver.name()
         ));

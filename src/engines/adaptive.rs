@@ -146,6 +146,19 @@ impl Engine for Adaptive {
         .collect()
     }
 
+    /// BDI's, FPC's and C-Pack's decompressors flag corrupt input as the model does
+    /// ([`super::adaptive_flags`]).
+    fn error_flags(&self, cfg: &Config) -> Result<Vec<crate::formal::ErrorFlag>, String> {
+        let p = &cfg.adaptive;
+        let l = p.line_bytes as u32 * 8;
+        let top = |u: Unit| designs::top(p, u).map_err(|e| e.to_string());
+        Ok(vec![
+            super::adaptive_flags::bdi(top(Unit::BdiDecomp)?, l),
+            super::adaptive_flags::fpc(top(Unit::FpcDecomp)?, l),
+            super::adaptive_flags::cpack(top(Unit::CpackDecomp)?, &p.cpack()),
+        ])
+    }
+
     /// Static BDI / FPC / C-Pack+Z ratios, the adaptive policy's traffic and its decisions,
     /// per trace file and line profile, with the configured controller (`--lambda`
     /// overrides its λ).

@@ -8,6 +8,7 @@
 //! in [`crate::config::Config`]). See `docs/ADDING_AN_ENGINE.md`.
 
 pub mod adaptive;
+pub mod adaptive_flags;
 pub mod adaptive_table3;
 pub mod base_xor;
 pub mod base_xor_codes;
@@ -338,6 +339,12 @@ pub trait Engine: Sync {
     /// The round trips `hwzip prove` checks: loop-back tops with how their output lines
     /// relate to their input lines (none by default).
     fn round_trips(&self, _cfg: &Config) -> Result<Vec<crate::formal::RoundTrip>, String> {
+        Ok(Vec::new())
+    }
+
+    /// The decompressors whose error flag `hwzip prove` checks against a reference of the
+    /// model's verdict on corrupt input (property `error`). None by default.
+    fn error_flags(&self, _cfg: &Config) -> Result<Vec<crate::formal::ErrorFlag>, String> {
         Ok(Vec::new())
     }
 

@@ -40,7 +40,8 @@ pub struct Request {
 }
 
 impl Request {
-    /// `hwzip prove`'s defaults: every unit and property, depth 12, induction, Boolector,
+    /// `hwzip prove`'s defaults: every unit and property, depth 12, induction, the default
+    /// solver ([`crate::formal::run::default_solver`]),
     /// 600 CPU seconds per proof, cached, no faults, no replay.
     pub fn defaults() -> Request {
         Request {
@@ -49,7 +50,7 @@ impl Request {
             depth: 12,
             induction: true,
             reach_max: 64,
-            solver: Solver::Boolector,
+            solver: crate::formal::run::default_solver(),
             budget: Duration::from_secs(600),
             use_cache: true,
             faults: false,
@@ -76,6 +77,7 @@ struct Target {
     property: Property,
     round_trip: Option<crate::formal::RoundTrip>,
     code: Option<crate::formal::Code>,
+    error: Option<crate::formal::ErrorFlag>,
     /// The case of a split round trip (an index into its cases; one past: every other value).
     case: Option<usize>,
 }
@@ -133,10 +135,25 @@ fn targets(engine: EngineRef, cfg: &Config, req: &Request) -> Result<Vec<Target>
                     property: p,
                     round_trip: None,
                     code: None,
+                    error: None,
                     case: None,
                 });
             }
         }
+    }
+    for e in engine.error_flags(cfg)? {
+        if skip(&e.unit) || !wants(Property::Error) {
+            continue;
+        }
+        v.push(Target {
+            unit: e.unit.clone(),
+            top: e.top.clone(),
+            property: Property::Error,
+            round_trip: None,
+            code: None,
+            error: Some(e),
+            case: None,
+        });
     }
     for rt in engine.round_trips(cfg)? {
         known.push(rt.unit.clone());
@@ -149,6 +166,7 @@ fn targets(engine: EngineRef, cfg: &Config, req: &Request) -> Result<Vec<Target>
             property: Property::RoundTrip,
             round_trip: Some(rt),
             code: None,
+            error: None,
             case: None,
         });
     }
@@ -163,6 +181,7 @@ fn targets(engine: EngineRef, cfg: &Config, req: &Request) -> Result<Vec<Target>
             property: Property::Code,
             round_trip: None,
             code: Some(c),
+            error: None,
             case: None,
         });
     }
@@ -202,16 +221,12 @@ pub fn plan(
     let mut jobs = Vec::new();
     for t in targets(engine, cfg, req)?.into_iter().flat_map(cases) {
         let (unit, top, prop) = (t.unit, t.top, t.property);
-        let (files, w) = match (&t.round_trip, &t.code) {
-            (Some(rt), _) => (
-                crate::hdl::emit::emit_design(&top).map_err(|e| e.to_string())?,
-                wrapper::round_trip(rt, t.case)?,
-            ),
-            (None, Some(c)) => (code_files(c)?, wrapper::code(c)?),
-            (None, None) => (
-                crate::hdl::emit::emit_design(&top).map_err(|e| e.to_string())?,
-                wrapper::contract(&top, prop),
-            ),
+        let emit = || crate::hdl::emit::emit_design(&top).map_err(|e| e.to_string());
+        let (files, w) = match (&t.round_trip, &t.code, &t.error) {
+            (Some(rt), _, _) => (emit()?, wrapper::round_trip(rt, t.case)?),
+            (None, Some(c), _) => (code_files(c)?, wrapper::code(c)?),
+            (None, None, Some(e)) => (emit()?, wrapper::error_flag(e)?),
+            (None, None, None) => (emit()?, wrapper::contract(&top, prop)),
         };
         let job = ProofJob {
             engine: engine.name().to_string(),
@@ -245,6 +260,11 @@ pub fn plan(
             let planted: Vec<Planted> = match prop {
                 Property::RoundTrip => faults::datapath(&files),
                 Property::Code => faults::code(&files),
+                Property::Error => t
+                    .error
+                    .as_ref()
+                    .map(|e| faults::flag_low(&top, &files, &e.output, &e.flag))
+                    .unwrap_or_default(),
                 _ => faults::protocol(&top, &files)
                     .into_iter()
                     .filter(|f| f.name.starts_with(fault_kind(prop)))
@@ -277,6 +297,7 @@ fn fault_kind(prop: Property) -> &'static str {
         Property::Hold => "ignore-ready",
         Property::Reset => "valid-in-reset",
         Property::Accept => "ready-low",
+        Property::Error => "flag-low",
         Property::RoundTrip | Property::Code | Property::Drain => "mux",
     }
 }
@@ -377,7 +398,7 @@ pub fn execute(
 
 /// The proofs of `engines` at `cfg` (of `unit` only, in the engines that have it) that
 /// `req` selects, reported under the configuration's name `label`, worked under `out`.
-/// Boolector must answer.
+/// The solver must answer.
 pub fn run_engines(
     cfg: &Config,
     label: &str,

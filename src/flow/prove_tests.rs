@@ -1,11 +1,11 @@
-//! The prover's tests: the wrapper's text without tools; with Yosys and Boolector, the
+//! The prover's tests: the wrapper's text without tools; with Yosys and a solver, the
 //! smallest ZVC proved (stream contract and round trip) and every planted fault caught.
 
 use super::{execute, plan, Request};
 use crate::config::Config;
 use crate::engines;
 use crate::formal::run::solver_present;
-use crate::formal::{wrapper, Outcome, Property, Solver};
+use crate::formal::{wrapper, Outcome, Property};
 
 fn small_zvc() -> Config {
     let cfg = Config::load(std::path::Path::new("verif/configs/formal_zvc.yaml")).unwrap();
@@ -14,11 +14,11 @@ fn small_zvc() -> Config {
 }
 
 fn tools() -> bool {
-    let ok = solver_present(Solver::Boolector)
+    let ok = solver_present(crate::formal::run::default_solver())
         && crate::proc::output(std::process::Command::new("yosys-smtbmc").arg("-h"))
             .is_ok_and(|o| !o.stdout.is_empty() || !o.stderr.is_empty());
     if !ok {
-        eprintln!("yosys-smtbmc or boolector not installed; skipping (scripts/setup.sh)");
+        eprintln!("yosys-smtbmc or a solver not installed; skipping (scripts/setup.sh)");
     }
     ok
 }
@@ -234,4 +234,60 @@ fn base_xor_small_bounds_are_proved() {
     for f in &r.faults {
         assert!(f.caught(), "{} not caught: {:?}", f.fault, f.proof);
     }
+}
+
+/// The decompressors' error wrappers read like the rest: ASCII, 100 columns, the recorded
+/// beat's fields, the reference's verdict `r_bad`, and the checks on the flag and the line.
+#[test]
+fn error_wrappers_read_like_the_rtl() {
+    let cfg = Config::load(std::path::Path::new("verif/configs/adaptive_l32.yaml")).unwrap();
+    let e = engines::by_name("adaptive").unwrap();
+    let flags = e.error_flags(&cfg).unwrap();
+    let units: Vec<&str> = flags.iter().map(|f| f.unit.as_str()).collect();
+    assert_eq!(units, ["bdi_decomp", "fpc_decomp", "cpack_decomp"]);
+    for f in &flags {
+        let w = wrapper::error_flag(f).unwrap();
+        for l in w.text.lines() {
+            assert!(l.is_ascii() && l.len() <= 100, "{}: {l}", w.name);
+        }
+        for want in [
+            "wire r_comp = f_pick_pay_q[0:0];",
+            "wire [255:0] r_payload = f_pick_pay_q[256:1];",
+            "assert (m_err_o == r_bad);",
+            "assert (m_line_o == 256'd0);",
+            "wire r_bad = r_comp & ",
+        ] {
+            assert!(w.text.contains(want), "{want}\n{}", w.text);
+        }
+    }
+}
+
+/// BDI's decompressor flags exactly the beats the model rejects (BMC from reset), and a
+/// decompressor that never flags is caught.
+#[test]
+fn bdi_error_flag_is_the_models() {
+    if !tools() {
+        return;
+    }
+    let cfg = Config::load(std::path::Path::new("verif/configs/adaptive_l32.yaml")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let req = Request {
+        unit: Some("bdi_decomp".into()),
+        properties: vec![Property::Error],
+        faults: true,
+        ..Request::defaults()
+    };
+    let e = engines::by_name("adaptive").unwrap();
+    let plans = plan(e, &cfg, "adaptive_l32", &req, out.path()).unwrap();
+    let r = execute(plans, 2, &|m| eprintln!("{m}")).unwrap();
+    assert_eq!(r.proofs.len(), 1, "{r:?}");
+    let p = &r.proofs[0];
+    assert!(
+        matches!(p.outcome, Outcome::Proved | Outcome::Bounded),
+        "{p:?}"
+    );
+    assert!(p.reach.is_some_and(|n| p.depth > n), "{p:?}");
+    assert_eq!(r.faults.len(), 1, "{r:?}");
+    assert!(r.faults[0].caught(), "{:?}", r.faults[0]);
+    assert_eq!(r.faults[0].fault, "flag-low:err");
 }

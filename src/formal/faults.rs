@@ -30,18 +30,24 @@ const MUXES: &[(&str, &str)] = &[
     ("bpc", "sr_in"),
 ];
 
-/// `text` with the first use of `port` on the right of an `assign` replaced by `by`.
+/// `text` with the first read of `port` replaced by `by`: on the right of an `assign`, or in
+/// a sub-module's port connection (`.x(port)`), whichever comes first. A top that hands its
+/// consumer's `ready` to a sub-module (the link transmitter's egress) reads it there first
+/// where it matters; its own `assign`s may only count beats.
 fn replace_in_assign(text: &str, port: &str, by: &str) -> Option<String> {
     let mut pos = 0;
     for line in text.split_inclusive('\n') {
         let t = line.trim_start();
-        if t.starts_with("assign ") && !t.starts_with(&format!("assign {port} ")) {
-            if let Some(eq) = line.find(" = ") {
-                if let Some(i) = find_word(&line[eq..], port) {
-                    let at = pos + eq + i;
-                    return Some(format!("{}{}{}", &text[..at], by, &text[at + port.len()..]));
-                }
-            }
+        let from = if t.starts_with("assign ") && !t.starts_with(&format!("assign {port} ")) {
+            line.find(" = ")
+        } else if t.starts_with('.') {
+            line.find('(')
+        } else {
+            None
+        };
+        if let Some(i) = from.and_then(|f| find_word(&line[f..], port).map(|i| f + i)) {
+            let at = pos + i;
+            return Some(format!("{}{}{}", &text[..at], by, &text[at + port.len()..]));
         }
         pos += line.len();
     }
@@ -83,7 +89,7 @@ fn valid_set_in_reset(text: &str, port: &str) -> Option<String> {
 }
 
 /// The protocol faults of unit `top` (whose file is `files[top_file]`): for each output
-/// stream, the unit ignores its consumer's `ready` (in the first assignment that reads it),
+/// stream, the unit ignores its consumer's `ready` (in the first assignment or sub-module port that reads it),
 /// and its `valid` register comes out of reset set; for each input stream, its `ready` is
 /// held low.
 pub fn protocol(top: &Module, files: &[(String, String)]) -> Vec<Planted> {
@@ -99,7 +105,10 @@ pub fn protocol(top: &Module, files: &[(String, String)]) -> Vec<Planted> {
         if let Some(t) = replace_in_assign(text, &s.ready(), "1'b1") {
             v.push(Planted {
                 name: format!("ignore-ready:{}", s.prefix),
-                what: format!("the first assignment reading `{}` reads 1", s.ready()),
+                what: format!(
+                    "the first read of `{}` (an assignment or a sub-module port) reads 1",
+                    s.ready()
+                ),
                 file: ti,
                 text: t,
             });
@@ -114,7 +123,7 @@ pub fn protocol(top: &Module, files: &[(String, String)]) -> Vec<Planted> {
         }
     }
     for s in top.streams.iter().filter(|s| s.dir == Dir::In) {
-        if let Some(t) = ready_low(text, &s.ready()) {
+        if let Some(t) = tie_low(text, &s.ready()) {
             v.push(Planted {
                 name: format!("ready-low:{}", s.prefix),
                 what: format!("`{}` is tied low once out of reset", s.ready()),
@@ -127,11 +136,44 @@ pub fn protocol(top: &Module, files: &[(String, String)]) -> Vec<Planted> {
 }
 
 /// `assign port = e;` made `assign port = 1'b0;`: the port held low.
-fn ready_low(text: &str, port: &str) -> Option<String> {
+fn tie_low(text: &str, port: &str) -> Option<String> {
     let key = format!("assign {port} = ");
     let start = text.find(&key)? + key.len();
     let end = start + text[start..].find(';')?;
     Some(format!("{}1'b0{}", &text[..start], &text[end..]))
+}
+
+/// The error fault of a decompressor `top`: its output stream `stream`'s flag field `flag`
+/// tied low (a decompressor that never flags corrupt input).
+pub fn flag_low(
+    top: &Module,
+    files: &[(String, String)],
+    stream: &str,
+    flag: &str,
+) -> Vec<Planted> {
+    let Some(port) = top
+        .streams
+        .iter()
+        .find(|s| s.dir == Dir::Out && s.prefix == stream)
+        .map(|s| s.field(flag))
+    else {
+        return Vec::new();
+    };
+    let Some(ti) = files
+        .iter()
+        .position(|(n, _)| *n == format!("{}.v", top.name))
+    else {
+        return Vec::new();
+    };
+    tie_low(&files[ti].1, &port)
+        .map(|text| Planted {
+            name: format!("flag-low:{flag}"),
+            what: format!("`{port}` tied low (corrupt input never flagged)"),
+            file: ti,
+            text,
+        })
+        .into_iter()
+        .collect()
 }
 
 /// The data-path faults among `files`: each listed mux found, its select inverted.
@@ -236,5 +278,11 @@ mod tests {
         let e = valid_set_in_reset(t, "m_valid_o").unwrap();
         assert!(e.contains("v_q <= 1'd1;"), "{e}");
         assert!(replace_in_assign(t, "s_ready_o", "1'b1").is_none());
+        let t = "  u_eg u_eg (\n    .m_ready_i(m_ready_i),\n  );\n  assign n = m_ready_i;\n";
+        let e = replace_in_assign(t, "m_ready_i", "1'b1").unwrap();
+        assert!(
+            e.contains(".m_ready_i(1'b1)") && e.contains("n = m_ready_i;"),
+            "{e}"
+        );
     }
 }

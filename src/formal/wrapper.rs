@@ -12,7 +12,7 @@
 //!   stays offered with the same payload (what the harness's drivers do);
 //! - registers of the unit without a reset start at any value (the solver picks them).
 
-use super::{Code, Property, RoundTrip};
+use super::{Code, ErrorFlag, Property, RoundTrip};
 use crate::hdl::{Dir, Module, StreamPorts};
 use std::fmt::Write;
 
@@ -282,31 +282,30 @@ pub fn contract(m: &Module, prop: Property) -> Wrapper {
     finish(&format!("{}_f_{}", m.name, prop.tag()), m, prop.title(), t)
 }
 
-/// The round-trip wrapper of `rt`: one input beat, chosen by the solver (free input
-/// `f_pick_i`), is recorded with its index; the output beat of the same index must carry the
-/// expected payload, and no output beat comes before its input. With `case` (an index into
-/// the split's cases), the tracked line's beat on the split's inner link is assumed to
-/// carry that case's value.
-pub fn round_trip(rt: &RoundTrip, case: Option<usize>) -> Result<Wrapper, String> {
-    let m = &*rt.top;
-    let find = |dir: Dir, prefix: &str| {
-        m.streams
-            .iter()
-            .find(|s| s.dir == dir && s.prefix == prefix)
-            .ok_or_else(|| format!("{} has no {:?} stream `{}`", m.name, dir, prefix))
-    };
-    let si = find(Dir::In, &rt.input)?;
-    let so = find(Dir::Out, &rt.output)?;
-    let field = |s: &StreamPorts, f: &str| {
-        s.layout
-            .find(f)
-            .map(|x| (s.field(f), x.width))
-            .ok_or_else(|| format!("stream `{}` of {} has no field `{}`", s.prefix, m.name, f))
-    };
-    let mut t = Text::new();
+/// The stream of `m` in direction `dir` named `prefix`.
+fn find_stream<'a>(m: &'a Module, dir: Dir, prefix: &str) -> Result<&'a StreamPorts, String> {
+    m.streams
+        .iter()
+        .find(|s| s.dir == dir && s.prefix == prefix)
+        .ok_or_else(|| format!("{} has no {:?} stream `{}`", m.name, dir, prefix))
+}
+
+/// Field `f` of stream `s` of `m`: (port name, width).
+fn find_field(m: &Module, s: &StreamPorts, f: &str) -> Result<(String, u32), String> {
+    s.layout
+        .find(f)
+        .map(|x| (s.field(f), x.width))
+        .ok_or_else(|| format!("stream `{}` of {} has no field `{}`", s.prefix, m.name, f))
+}
+
+/// The tracking of one input beat, chosen by the solver (free input `f_pick_i`) among the
+/// beats `si` takes, to the output beat of the same index on `so`: beat counters
+/// `f_in_n_q`/`f_out_n_q` of `cw` bits, `f_pick_now` (the chosen beat is taken now),
+/// `f_picked_q`, its index `f_pick_n_q`, `f_done_q` (its output beat has left); the input
+/// side's assumptions too.
+fn track(t: &mut Text, m: &Module, si: &StreamPorts, so: &StreamPorts, cw: u32) {
     t.extra_inputs.push(("f_pick_i".into(), 1));
-    input_rules(&mut t, m);
-    let cw = rt.count_bits;
+    input_rules(t, m);
     let (iv, ir, ov, or) = (si.valid(), si.ready(), so.valid(), so.ready());
     let _ = writeln!(t.head, "  wire f_in_fire = rst_ni & {iv} & {ir};");
     let _ = writeln!(t.head, "  wire f_out_fire = rst_ni & {ov} & {or};");
@@ -350,6 +349,21 @@ pub fn round_trip(rt: &RoundTrip, case: Option<usize>) -> Result<Wrapper, String
         "f_pick_now ? f_in_n_q : f_pick_n_q",
         &format!("{cw}'d0"),
     );
+}
+
+/// The round-trip wrapper of `rt`: one input beat, chosen by the solver (free input
+/// `f_pick_i`), is recorded with its index; the output beat of the same index must carry the
+/// expected payload, and no output beat comes before its input. With `case` (an index into
+/// the split's cases), the tracked line's beat on the split's inner link is assumed to
+/// carry that case's value.
+pub fn round_trip(rt: &RoundTrip, case: Option<usize>) -> Result<Wrapper, String> {
+    let m = &*rt.top;
+    let si = find_stream(m, Dir::In, &rt.input)?;
+    let so = find_stream(m, Dir::Out, &rt.output)?;
+    let field = |s: &StreamPorts, f: &str| find_field(m, s, f);
+    let mut t = Text::new();
+    let cw = rt.count_bits;
+    track(&mut t, m, si, so, cw);
     let mut ins = Vec::new();
     let mut outs = Vec::new();
     for (a, b) in &rt.pairs {
@@ -442,6 +456,74 @@ pub fn round_trip(rt: &RoundTrip, case: Option<usize>) -> Result<Wrapper, String
         &format!("{}_f_rt{suffix}", m.name),
         m,
         "round trip (the output line equals the input line)",
+        t,
+    ))
+}
+
+/// The error-flag wrapper of `e` ([`Property::Error`]): one input beat, chosen by the solver,
+/// is recorded (its fields readable as `r_<field>`); the reference decides from it whether
+/// the model rejects the beat (`r_bad`), and the output beat of the same index must carry the
+/// flag exactly then, with its `cleared` fields zero. The output beat must leave after the
+/// cycle its input is taken (the flag is a registered decision).
+pub fn error_flag(e: &ErrorFlag) -> Result<Wrapper, String> {
+    let m = &*e.top;
+    let si = find_stream(m, Dir::In, &e.input)?;
+    let so = find_stream(m, Dir::Out, &e.output)?;
+    let mut t = Text::new();
+    let cw = 8;
+    track(&mut t, m, si, so, cw);
+    let ins = payload(si);
+    let iw: u32 = ins.iter().map(|x| x.1).sum();
+    t.past(
+        "f_pick_pay_q",
+        iw,
+        &format!("f_pick_now ? {} : f_pick_pay_q", concat(&ins, 20)),
+        &format!("{iw}'d0"),
+    );
+    let mut lo = 0;
+    let _ = writeln!(t.head, "  // the recorded beat's fields");
+    for (f, (_, w)) in si.layout.fields().iter().zip(&ins) {
+        let _ = writeln!(
+            t.head,
+            "  wire {}r_{} = f_pick_pay_q[{}:{lo}];",
+            range(*w),
+            f.name,
+            lo + w - 1
+        );
+        lo += w;
+    }
+    let _ = writeln!(t.head, "  // the model's verdict on it ({})", e.source);
+    for d in &e.reference {
+        let _ = writeln!(t.head, "  {d}");
+    }
+    let (flag, _) = find_field(m, so, &e.flag)?;
+    let at = "f_out_fire & f_picked_q & ~f_done_q & (f_out_n_q == f_pick_n_q)";
+    t.assert(
+        at,
+        &format!("{flag} == r_bad"),
+        "the chosen beat is flagged exactly when the model rejects it",
+    );
+    for c in &e.cleared {
+        let (n, _) = find_field(m, so, c)?;
+        t.assert(
+            &format!("{at} & r_bad"),
+            &format!("{n} == {}'d0", so.layout.find(c).map_or(1, |x| x.width)),
+            "a flagged beat carries no data",
+        );
+    }
+    t.assert(
+        "f_out_fire",
+        "f_out_n_q != f_in_n_q",
+        "an output beat leaves after the cycle its input is taken",
+    );
+    t.cover = Some((
+        format!("{at} & r_bad"),
+        "a corrupt beat's verdict checked".into(),
+    ));
+    Ok(finish(
+        &format!("{}_f_error", m.name),
+        m,
+        "corrupt input (the error flag is the model's)",
         t,
     ))
 }

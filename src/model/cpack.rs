@@ -151,7 +151,8 @@ impl CpackParams {
         }
     }
 
-    fn pushes(&self, pat: CpackPattern) -> bool {
+    /// Whether a word of pattern `pat` is pushed into the dictionary (the push policy).
+    pub(crate) fn pushes(&self, pat: CpackPattern) -> bool {
         use CpackPattern::*;
         match self.push {
             PushPolicy::NewOnly => pat == NewWord,
