@@ -56,8 +56,8 @@ pub struct Args {
     #[arg(long)]
     pub fpga: Option<String>,
     /// Also prove the engines' units (`hwzip prove` at its defaults: stream contract and
-    /// round trips, BMC and k-induction; needs the Boolector of scripts/setup.sh):
-    /// prove.md and prove.json.
+    /// round trips, BMC and k-induction; needs the solvers of scripts/setup.sh):
+    /// prove.md, prove.json and prove.html.
     #[arg(long)]
     pub prove: bool,
 }

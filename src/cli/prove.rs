@@ -50,7 +50,7 @@ pub struct Args {
     /// Prove again even when a cached result matches.
     #[arg(long)]
     pub no_cache: bool,
-    /// Report directory (prove.md, prove.json, the counterexample VCDs).
+    /// Report directory (prove.md, prove.json, prove.html, the counterexample VCDs).
     #[arg(long, default_value = "build/prove")]
     pub out: PathBuf,
 }
@@ -103,6 +103,6 @@ pub fn run(args: Args) -> Result<bool, String> {
     formal::report::add(&mut set, &report, &args.out)?;
     set.commit()?;
     out!("{}", formal::report::markdown(&report));
-    outln!("\nreports: {}/prove.{{md,json}}", args.out.display());
+    outln!("\nreports: {}/prove.{{md,json,html}}", args.out.display());
     Ok(report.passed())
 }

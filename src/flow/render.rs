@@ -245,7 +245,7 @@ fn failed_synth(r: &FlowReport) -> Vec<[String; 4]> {
 
 /// Writes `report.md`, `report.csv` (synthesis rows), `report.json` (everything),
 /// `cosim.md`, `<table>.md` for each paper table and, with FPGA rows, `fpga.md` and
-/// `fpga.json`, with proofs `prove.md` and `prove.json`, into `dir`.
+/// `fpga.json`, with proofs `prove.md`, `prove.json` and `prove.html`, into `dir`.
 pub fn write(r: &FlowReport, dir: &Path) -> FlowResult<()> {
     let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
     let mut set = crate::files::FileSet::new();

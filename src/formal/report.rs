@@ -246,12 +246,17 @@ pub fn markdown(r: &ProveReport) -> String {
     format!("# hwzip prove\n\n{}", body(r))
 }
 
-/// Adds `prove.md` and `prove.json` in `dir` to `set`.
+/// Adds `prove.md`, `prove.json` and `prove.html` (the Markdown's tables as a page that
+/// needs no network) in `dir` to `set`.
 pub fn add(
     set: &mut crate::files::FileSet,
     r: &ProveReport,
     dir: &std::path::Path,
 ) -> Result<(), String> {
+    use crate::report::{Block, Page};
+    let mut page = Page::new("hwzip prove");
+    page.section("Proofs", vec![Block::Markdown(body(r))]);
+    set.add(dir.join("prove.html"), page.html()?);
     set.add(dir.join("prove.md"), markdown(r));
     set.add(
         dir.join("prove.json"),
