@@ -114,18 +114,10 @@ pub fn cpack(top: Arc<Module>, p: &CpackParams) -> ErrorFlag {
     let sw = l + 64; // room for a token read past the stream's end
     let pw = clog2(64 * n as u64 + 64) + 1;
     let nw = clog2(n as u64 + 1) + 1;
-    let pats: Vec<(CpackPattern, u8, u32)> = [
-        ZeroBlock,
-        ZeroWord,
-        NewWord,
-        FullMatch,
-        HalfMatch,
-        Narrow,
-        ThreeByteMatch,
-    ]
-    .into_iter()
-    .filter_map(|q| p.code(q).map(|(c, cl)| (q, c, cl)))
-    .collect();
+    let pats: Vec<(CpackPattern, u8, u32)> = std::iter::once(ZeroBlock)
+        .chain(CpackPattern::WORD_PATTERNS)
+        .filter_map(|q| p.code(q).map(|(c, cl)| (q, c, cl)))
+        .collect();
     let mut r = vec![format!("wire [{}:0] r_str = {{r_payload, 64'd0}};", sw - 1)];
     r.push(format!("wire [{}:0] r_pos0 = {pw}'d0;", pw - 1));
     r.push(format!("wire [{}:0] r_np0 = {nw}'d0;", nw - 1));

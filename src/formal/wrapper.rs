@@ -301,9 +301,15 @@ fn find_field(m: &Module, s: &StreamPorts, f: &str) -> Result<(String, u32), Str
 /// The tracking of one input beat, chosen by the solver (free input `f_pick_i`) among the
 /// beats `si` takes, to the output beat of the same index on `so`: beat counters
 /// `f_in_n_q`/`f_out_n_q` of `cw` bits, `f_pick_now` (the chosen beat is taken now),
-/// `f_picked_q`, its index `f_pick_n_q`, `f_done_q` (its output beat has left); the input
-/// side's assumptions too.
-fn track(t: &mut Text, m: &Module, si: &StreamPorts, so: &StreamPorts, cw: u32) {
+/// `f_picked_q`, its index `f_pick_n_q`, `f_done_q` (its output beat has left), and its
+/// input fields `ins` (lowest first) in `f_pick_pay_q`; the input side's assumptions too.
+fn track(
+    t: &mut Text,
+    m: &Module,
+    (si, so): (&StreamPorts, &StreamPorts),
+    cw: u32,
+    ins: &[(String, u32)],
+) {
     t.extra_inputs.push(("f_pick_i".into(), 1));
     input_rules(t, m);
     let (iv, ir, ov, or) = (si.valid(), si.ready(), so.valid(), so.ready());
@@ -349,6 +355,13 @@ fn track(t: &mut Text, m: &Module, si: &StreamPorts, so: &StreamPorts, cw: u32) 
         "f_pick_now ? f_in_n_q : f_pick_n_q",
         &format!("{cw}'d0"),
     );
+    let iw: u32 = ins.iter().map(|x| x.1).sum();
+    t.past(
+        "f_pick_pay_q",
+        iw,
+        &format!("f_pick_now ? {} : f_pick_pay_q", concat(ins, 20)),
+        &format!("{iw}'d0"),
+    );
 }
 
 /// The round-trip wrapper of `rt`: one input beat, chosen by the solver (free input
@@ -363,7 +376,6 @@ pub fn round_trip(rt: &RoundTrip, case: Option<usize>) -> Result<Wrapper, String
     let field = |s: &StreamPorts, f: &str| find_field(m, s, f);
     let mut t = Text::new();
     let cw = rt.count_bits;
-    track(&mut t, m, si, so, cw);
     let mut ins = Vec::new();
     let mut outs = Vec::new();
     for (a, b) in &rt.pairs {
@@ -374,13 +386,7 @@ pub fn round_trip(rt: &RoundTrip, case: Option<usize>) -> Result<Wrapper, String
         }
         outs.push(o);
     }
-    let iw: u32 = ins.iter().map(|x| x.1).sum();
-    t.past(
-        "f_pick_pay_q",
-        iw,
-        &format!("f_pick_now ? {} : f_pick_pay_q", concat(&ins, 20)),
-        &format!("{iw}'d0"),
-    );
+    track(&mut t, m, (si, so), cw, &ins);
     for a in &rt.assume {
         t.assume("rst_ni", a, "the engine's input rule for the round trip");
     }
@@ -470,16 +476,8 @@ pub fn error_flag(e: &ErrorFlag) -> Result<Wrapper, String> {
     let si = find_stream(m, Dir::In, &e.input)?;
     let so = find_stream(m, Dir::Out, &e.output)?;
     let mut t = Text::new();
-    let cw = 8;
-    track(&mut t, m, si, so, cw);
     let ins = payload(si);
-    let iw: u32 = ins.iter().map(|x| x.1).sum();
-    t.past(
-        "f_pick_pay_q",
-        iw,
-        &format!("f_pick_now ? {} : f_pick_pay_q", concat(&ins, 20)),
-        &format!("{iw}'d0"),
-    );
+    track(&mut t, m, (si, so), 8, &ins);
     let mut lo = 0;
     let _ = writeln!(t.head, "  // the recorded beat's fields");
     for (f, (_, w)) in si.layout.fields().iter().zip(&ins) {
