@@ -23,7 +23,7 @@ pub struct Planted {
 const MUXES: &[(&str, &str)] = &[
     ("zvc_compact", "d1_3"),
     ("zvc_compact", "d1_1"),
-    ("bdi_decomp", "b4d1_dsel3"),
+    ("bdi_comp", "b4d1_dsel3"),
     ("bx", "zdr1"),
     ("bx", "inv5"),
     ("bpc", "s1_l0"),
