@@ -49,17 +49,10 @@ pub fn fpc(top: Arc<Module>, l: u32) -> ErrorFlag {
     let sw = l + 35; // the stream and room for one token read past its end
     let pw = clog2(35 * n as u64 + 36) + 1;
     let iw = clog2(n as u64 + 9) + 1;
-    let mut r = vec![format!("wire [{}:0] r_str = {{r_payload, 35'd0}};", sw - 1)];
-    r.push(format!("wire [{}:0] r_pos0 = {pw}'d0;", pw - 1));
-    r.push(format!("wire [{}:0] r_idx0 = {iw}'d0;", iw - 1));
+    let mut r = parse_start((l, sw - l), pw, ("r_idx0", iw));
     for k in 0..n {
         let j = k + 1;
-        r.push(format!("wire [{}:0] r_s{k} = r_str << r_pos{k};", sw - 1));
-        r.push(format!(
-            "wire [2:0] r_pre{k} = r_s{k}[{}:{}];",
-            sw - 1,
-            sw - 3
-        ));
+        token_at(&mut r, k, sw, ("pre", 3));
         r.push(format!(
             "wire [2:0] r_run{k} = r_s{k}[{}:{}];",
             sw - 4,
@@ -118,18 +111,11 @@ pub fn cpack(top: Arc<Module>, p: &CpackParams) -> ErrorFlag {
         .chain(CpackPattern::WORD_PATTERNS)
         .filter_map(|q| p.code(q).map(|(c, cl)| (q, c, cl)))
         .collect();
-    let mut r = vec![format!("wire [{}:0] r_str = {{r_payload, 64'd0}};", sw - 1)];
-    r.push(format!("wire [{}:0] r_pos0 = {pw}'d0;", pw - 1));
-    r.push(format!("wire [{}:0] r_np0 = {nw}'d0;", nw - 1));
+    let mut r = parse_start((l, sw - l), pw, ("r_np0", nw));
     let name = |q: CpackPattern| format!("{q:?}").to_lowercase();
     for k in 0..n {
         let j = k + 1;
-        r.push(format!("wire [{}:0] r_s{k} = r_str << r_pos{k};", sw - 1));
-        r.push(format!(
-            "wire [3:0] r_c{k} = r_s{k}[{}:{}];",
-            sw - 1,
-            sw - 4
-        ));
+        token_at(&mut r, k, sw, ("c", 4));
         let mut lens = Vec::new();
         let mut idx = Vec::new();
         let mut push = Vec::new();
@@ -207,6 +193,29 @@ pub fn cpack(top: Arc<Module>, p: &CpackParams) -> ErrorFlag {
     }
     r.push(any_bad(n));
     flag("cpack_decomp", top, r, "docs/FORMATS.md, adaptive Sec. 2.3")
+}
+
+/// The start of a reference parse of an `l`-bit bus: the stream `r_str` (`r_payload`
+/// followed by `pad` zeros, room for a token read past its end), the first token's bit
+/// position `r_pos0` (`pw` bits) and the parse's counter (name, width) at zero.
+fn parse_start((l, pad): (u32, u32), pw: u32, (counter, cw): (&str, u32)) -> Vec<String> {
+    vec![
+        format!("wire [{}:0] r_str = {{r_payload, {pad}'d0}};", l + pad - 1),
+        format!("wire [{}:0] r_pos0 = {pw}'d0;", pw - 1),
+        format!("wire [{}:0] {counter} = {cw}'d0;", cw - 1),
+    ]
+}
+
+/// Token `k` of a reference parse: the stream from its position (`r_s<k>`) and its first
+/// `bits` bits as `r_<name><k>`.
+fn token_at(r: &mut Vec<String>, k: u32, sw: u32, (name, bits): (&str, u32)) {
+    r.push(format!("wire [{}:0] r_s{k} = r_str << r_pos{k};", sw - 1));
+    r.push(format!(
+        "wire [{}:0] r_{name}{k} = r_s{k}[{}:{}];",
+        bits - 1,
+        sw - 1,
+        sw - bits
+    ));
 }
 
 /// `wire r_bad = r_comp & (r_bad0 | ...);` over tokens `0..n`.
