@@ -169,12 +169,11 @@ pub fn cpack(top: Arc<Module>, p: &CpackParams) -> ErrorFlag {
         r.push(format!(
             "wire r_empty{k} = r_idx{k} & (r_np{k} < {nw}'d{d}) & (r_ix{k} >= r_np{k});"
         ));
-        let live = if k == 0 {
-            "1'b1".to_string()
-        } else if pats.iter().any(|x| x.0 == ZeroBlock) {
-            "~r_zeroblock0".to_string()
+        // A zero block (first token only) ends the line.
+        let live = if k > 0 && pats.iter().any(|x| x.0 == ZeroBlock) {
+            "~r_zeroblock0"
         } else {
-            "1'b1".to_string()
+            "1'b1"
         };
         r.push(format!("wire r_live{k} = {live};"));
         r.push(format!(

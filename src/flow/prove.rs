@@ -68,23 +68,54 @@ pub struct Planned {
     pub fault: Option<(String, String)>,
 }
 
-/// One thing to prove: the unit's name, its top, the property and, for a round trip or a
-/// link code, its description.
+/// What a target's wrapper is built from, besides the unit's streams.
+#[derive(Clone)]
+enum Subject {
+    /// The unit's stream contract or a bound: its streams say everything.
+    Streams,
+    /// A round trip on a loop-back top.
+    RoundTrip(crate::formal::RoundTrip),
+    /// A combinational link code.
+    Code(crate::formal::Code),
+    /// A decompressor's error flag against its reference.
+    Error(crate::formal::ErrorFlag),
+}
+
+/// One thing to prove: the unit's name, its top, the property and what else it is built
+/// from.
 #[derive(Clone)]
 struct Target {
     unit: String,
     top: Arc<Module>,
     property: Property,
-    round_trip: Option<crate::formal::RoundTrip>,
-    code: Option<crate::formal::Code>,
-    error: Option<crate::formal::ErrorFlag>,
+    subject: Subject,
     /// The case of a split round trip (an index into its cases; one past: every other value).
     case: Option<usize>,
 }
 
+impl Target {
+    fn new(unit: String, top: Arc<Module>, property: Property, subject: Subject) -> Target {
+        Target {
+            unit,
+            top,
+            property,
+            subject,
+            case: None,
+        }
+    }
+
+    /// The round trip it proves, if any.
+    fn round_trip(&self) -> Option<&crate::formal::RoundTrip> {
+        match &self.subject {
+            Subject::RoundTrip(rt) => Some(rt),
+            _ => None,
+        }
+    }
+}
+
 /// `t`, or one target per case when it is a split round trip.
 fn cases(t: Target) -> Vec<Target> {
-    match t.round_trip.as_ref().and_then(|rt| rt.split.as_ref()) {
+    match t.round_trip().and_then(|rt| rt.split.as_ref()) {
         Some(sp) => (0..=sp.cases.len())
             .map(|i| Target {
                 case: Some(i),
@@ -129,61 +160,50 @@ fn targets(engine: EngineRef, cfg: &Config, req: &Request) -> Result<Vec<Target>
                 _ => true,
             };
             if wants(p) && applies {
-                v.push(Target {
-                    unit: d.unit.to_string(),
-                    top: d.top.clone(),
-                    property: p,
-                    round_trip: None,
-                    code: None,
-                    error: None,
-                    case: None,
-                });
+                v.push(Target::new(
+                    d.unit.to_string(),
+                    d.top.clone(),
+                    p,
+                    Subject::Streams,
+                ));
             }
         }
     }
     for e in engine.error_flags(cfg)? {
+        known.push(e.unit.clone());
         if skip(&e.unit) || !wants(Property::Error) {
             continue;
         }
-        v.push(Target {
-            unit: e.unit.clone(),
-            top: e.top.clone(),
-            property: Property::Error,
-            round_trip: None,
-            code: None,
-            error: Some(e),
-            case: None,
-        });
+        v.push(Target::new(
+            e.unit.clone(),
+            e.top.clone(),
+            Property::Error,
+            Subject::Error(e),
+        ));
     }
     for rt in engine.round_trips(cfg)? {
         known.push(rt.unit.clone());
         if skip(&rt.unit) || !wants(Property::RoundTrip) {
             continue;
         }
-        v.push(Target {
-            unit: rt.unit.clone(),
-            top: rt.top.clone(),
-            property: Property::RoundTrip,
-            round_trip: Some(rt),
-            code: None,
-            error: None,
-            case: None,
-        });
+        v.push(Target::new(
+            rt.unit.clone(),
+            rt.top.clone(),
+            Property::RoundTrip,
+            Subject::RoundTrip(rt),
+        ));
     }
     for c in engine.codes(cfg)? {
         known.push(c.unit.clone());
         if skip(&c.unit) || !wants(Property::Code) {
             continue;
         }
-        v.push(Target {
-            unit: c.unit.clone(),
-            top: c.enc.clone(),
-            property: Property::Code,
-            round_trip: None,
-            code: Some(c),
-            error: None,
-            case: None,
-        });
+        v.push(Target::new(
+            c.unit.clone(),
+            c.enc.clone(),
+            Property::Code,
+            Subject::Code(c),
+        ));
     }
     if let Some(u) = &req.unit {
         if !known.iter().any(|k| k == u) {
@@ -220,13 +240,13 @@ pub fn plan(
 ) -> Result<Vec<Planned>, String> {
     let mut jobs = Vec::new();
     for t in targets(engine, cfg, req)?.into_iter().flat_map(cases) {
-        let (unit, top, prop) = (t.unit, t.top, t.property);
+        let (unit, top, prop) = (t.unit.clone(), t.top.clone(), t.property);
         let emit = || crate::hdl::emit::emit_design(&top).map_err(|e| e.to_string());
-        let (files, w) = match (&t.round_trip, &t.code, &t.error) {
-            (Some(rt), _, _) => (emit()?, wrapper::round_trip(rt, t.case)?),
-            (None, Some(c), _) => (code_files(c)?, wrapper::code(c)?),
-            (None, None, Some(e)) => (emit()?, wrapper::error_flag(e)?),
-            (None, None, None) => (emit()?, wrapper::contract(&top, prop)),
+        let (files, w) = match &t.subject {
+            Subject::RoundTrip(rt) => (emit()?, wrapper::round_trip(rt, t.case)?),
+            Subject::Code(c) => (code_files(c)?, wrapper::code(c)?),
+            Subject::Error(e) => (emit()?, wrapper::error_flag(e)?),
+            Subject::Streams => (emit()?, wrapper::contract(&top, prop)),
         };
         let job = ProofJob {
             engine: engine.name().to_string(),
@@ -251,21 +271,16 @@ pub fn plan(
             replay: req.replay
                 && matches!(prop, Property::Hold | Property::Reset | Property::RoundTrip),
             case: t
-                .round_trip
-                .as_ref()
+                .round_trip()
                 .and_then(|rt| Some(rt.split.as_ref()?.label(t.case?))),
-            round_trip: t.round_trip.clone(),
+            round_trip: t.round_trip().cloned(),
         };
         if req.faults && prop != Property::Drain {
-            let planted: Vec<Planted> = match prop {
-                Property::RoundTrip => faults::datapath(&files),
-                Property::Code => faults::code(&files),
-                Property::Error => t
-                    .error
-                    .as_ref()
-                    .map(|e| faults::flag_low(&top, &files, &e.output, &e.flag))
-                    .unwrap_or_default(),
-                _ => faults::protocol(&top, &files)
+            let planted: Vec<Planted> = match &t.subject {
+                Subject::RoundTrip(_) => faults::datapath(&files),
+                Subject::Code(_) => faults::code(&files),
+                Subject::Error(e) => faults::flag_low(&top, &files, &e.output, &e.flag),
+                Subject::Streams => faults::protocol(&top, &files)
                     .into_iter()
                     .filter(|f| f.name.starts_with(fault_kind(prop)))
                     .collect(),

@@ -88,15 +88,19 @@ fn valid_set_in_reset(text: &str, port: &str) -> Option<String> {
     ))
 }
 
+/// The index of `top`'s own file in `files`.
+fn top_file(top: &Module, files: &[(String, String)]) -> Option<usize> {
+    files
+        .iter()
+        .position(|(n, _)| *n == format!("{}.v", top.name))
+}
+
 /// The protocol faults of unit `top` (whose file is `files[top_file]`): for each output
 /// stream, the unit ignores its consumer's `ready` (in the first assignment or sub-module port that reads it),
 /// and its `valid` register comes out of reset set; for each input stream, its `ready` is
 /// held low.
 pub fn protocol(top: &Module, files: &[(String, String)]) -> Vec<Planted> {
-    let Some(ti) = files
-        .iter()
-        .position(|(n, _)| *n == format!("{}.v", top.name))
-    else {
+    let Some(ti) = top_file(top, files) else {
         return Vec::new();
     };
     let text = &files[ti].1;
@@ -159,10 +163,7 @@ pub fn flag_low(
     else {
         return Vec::new();
     };
-    let Some(ti) = files
-        .iter()
-        .position(|(n, _)| *n == format!("{}.v", top.name))
-    else {
+    let Some(ti) = top_file(top, files) else {
         return Vec::new();
     };
     tie_low(&files[ti].1, &port)

@@ -502,10 +502,10 @@ pub fn error_flag(e: &ErrorFlag) -> Result<Wrapper, String> {
         "the chosen beat is flagged exactly when the model rejects it",
     );
     for c in &e.cleared {
-        let (n, _) = find_field(m, so, c)?;
+        let (n, w) = find_field(m, so, c)?;
         t.assert(
             &format!("{at} & r_bad"),
-            &format!("{n} == {}'d0", so.layout.find(c).map_or(1, |x| x.width)),
+            &format!("{n} == {w}'d0"),
             "a flagged beat carries no data",
         );
     }
