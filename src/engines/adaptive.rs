@@ -138,8 +138,10 @@ impl Engine for Adaptive {
                 "line",
                 &["err"],
             );
-            if *u == "bdi_loopback" {
-                rt.split = Some(bdi_split());
+            match *u {
+                "bdi_loopback" => rt.split = Some(bdi_split()),
+                "link_loopback" => rt.split = Some(link_split(&cfg.adaptive)),
+                _ => {}
             }
             Ok(rt)
         })
@@ -305,6 +307,21 @@ fn bdi_split() -> crate::formal::Split {
         cases: BdiEncoding::COMPRESSED
             .iter()
             .filter_map(|e| Some((format!("{e:?}"), u64::from(e.prefix()?))))
+            .collect(),
+    }
+}
+
+/// The link round trip split by the Comp Alg code the transmitter sends the tracked line
+/// with (each enabled algorithm; the other case is the raw line): each case's depth then
+/// covers that algorithm's own latency through the link.
+fn link_split(p: &crate::rtl::adaptive::AdaptiveRtlParams) -> crate::formal::Split {
+    crate::formal::Split {
+        fire: "p_fire_o".into(),
+        value: "p_comp_alg_o".into(),
+        width: 4,
+        cases: crate::rtl::link::enabled(p)
+            .into_iter()
+            .map(|a| (format!("{a:?}"), u64::from(a.code())))
             .collect(),
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::formal::ErrorFlag;
 use crate::hdl::{clog2, Module};
+use crate::model::bdi::BdiEncoding;
 use crate::model::cpack::CpackParams;
 use std::sync::Arc;
 
@@ -26,11 +27,21 @@ fn flag(unit: &str, top: Arc<Module>, reference: Vec<String>, source: &str) -> E
 }
 
 /// BDI (FORMATS §2.1): the model rejects a compressed line whose 4-bit encoding is reserved
-/// (`1xxx`); every legal encoding fits on an `l`-bit bus, so nothing else is an error.
+/// (`1xxx`) or reads past the `l`-bit bus (Base8-Δ4 on 16 B lines); every other encoding
+/// fits, so nothing else is an error.
 pub fn bdi(top: Arc<Module>, l: u32) -> ErrorFlag {
+    let long: String = BdiEncoding::COMPRESSED
+        .into_iter()
+        .filter(|e| e.size_bits(l as usize / 8) > l as usize)
+        .map(|e| format!(" | (r_enc == 4'd{})", e as u8))
+        .collect();
     let reference = vec![
         format!("wire [3:0] r_enc = r_payload[{}:{}];", l - 1, l - 4),
-        "wire r_bad = r_comp & r_enc[3];".to_string(),
+        if long.is_empty() {
+            "wire r_bad = r_comp & r_enc[3];".to_string()
+        } else {
+            format!("wire r_bad = r_comp & (r_enc[3]{long});")
+        },
     ];
     flag(
         "bdi_decomp",

@@ -291,3 +291,36 @@ fn bdi_error_flag_is_the_models() {
     assert!(r.faults[0].caught(), "{:?}", r.faults[0]);
     assert_eq!(r.faults[0].fault, "flag-low:err");
 }
+
+/// FPC's compressor → decompressor gives back every 16 B line, two whole lines deep (BMC
+/// past the cycle the first line can come back), and both planted data-path faults, one in
+/// each unit, are caught.
+#[test]
+fn fpc_round_trip_holds_on_16_byte_lines() {
+    if !tools() {
+        return;
+    }
+    let cfg = Config::load(std::path::Path::new("verif/configs/adaptive_l16.yaml")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let req = Request {
+        unit: Some("fpc_loopback".into()),
+        properties: vec![Property::RoundTrip],
+        depth: 2,
+        faults: true,
+        ..Request::defaults()
+    };
+    let e = engines::by_name("adaptive").unwrap();
+    let plans = plan(e, &cfg, "adaptive_l16", &req, out.path()).unwrap();
+    let r = execute(plans, 2, &|m| eprintln!("{m}")).unwrap();
+    assert_eq!(r.proofs.len(), 1, "{r:?}");
+    let p = &r.proofs[0];
+    assert!(
+        matches!(p.outcome, Outcome::Proved | Outcome::Bounded),
+        "{p:?}"
+    );
+    assert!(p.reach.is_some_and(|n| p.depth > n), "{p:?}");
+    let mut faults: Vec<&str> = r.faults.iter().map(|f| f.fault.as_str()).collect();
+    faults.sort_unstable();
+    assert_eq!(faults, ["mux:k1_slot2", "mux:payload_s2"], "{r:?}");
+    assert!(r.faults.iter().all(|f| f.caught()), "{:?}", r.faults);
+}

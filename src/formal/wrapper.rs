@@ -441,10 +441,22 @@ pub fn round_trip(rt: &RoundTrip, case: Option<usize>) -> Result<Wrapper, String
         "the chosen line, when it passes in the cycle it is taken",
     );
     let two = 2 * rt.line_beats;
-    t.cover = Some((
-        format!("f_out_n_q == {cw}'d{two}"),
-        "two whole lines back".into(),
-    ));
+    t.cover = Some(if case.is_some() {
+        // A case constrains the tracked line only: its depth must see that line back (its
+        // path may be the slowest) and a whole line after it.
+        (
+            format!(
+                "f_done_q & (f_out_n_q == f_pick_n_q + {cw}'d{})",
+                1 + rt.line_beats
+            ),
+            "the tracked line and a whole line after it back".into(),
+        )
+    } else {
+        (
+            format!("f_out_n_q == {cw}'d{two}"),
+            "two whole lines back".into(),
+        )
+    });
     for z in &rt.zero {
         let (n, _) = field(so, z)?;
         t.assert(

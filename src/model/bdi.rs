@@ -2,7 +2,8 @@
 //! encodings of Tavana et al., IPDPS'19, Table II; docs/FORMATS.md, adaptive §2.0,
 //! §2.1).
 //!
-//! A line of `line_bytes` (32, 64 or 128; 64 by default) is compressed as a whole into one of
+//! A line of `line_bytes` (32, 64 or 128; 64 by default; 16 for proofs, where Base8-Δ4 is
+//! longer than the line and never sent) is compressed as a whole into one of
 //! eight encodings with a 4-bit prefix, or sent uncompressed (signalled out of band, by the
 //! message header's Comp Alg field):
 //!
@@ -59,7 +60,7 @@ pub enum BaseRule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BdiParams {
-    /// Line size in bytes: 32, 64 (default, the paper) or 128.
+    /// Line size in bytes: 32, 64 (default, the paper) or 128; 16 for proofs.
     pub line_bytes: usize,
     /// Base selection rule.
     pub base_rule: BaseRule,
@@ -370,18 +371,19 @@ pub fn classify(p: &BdiParams, line: &[u8]) -> Result<BdiEncoding, ModelError> {
 
 /// The compressed encodings by (size, data bits, prefix): [`select`]'s order.
 fn size_order(line_bytes: usize) -> &'static [BdiEncoding; 8] {
-    static ORDERS: std::sync::OnceLock<[[BdiEncoding; 8]; 3]> = std::sync::OnceLock::new();
+    static ORDERS: std::sync::OnceLock<[[BdiEncoding; 8]; 4]> = std::sync::OnceLock::new();
     let orders = ORDERS.get_or_init(|| {
-        [32, 64, 128].map(|lb| {
+        [16, 32, 64, 128].map(|lb| {
             let mut o = BdiEncoding::COMPRESSED;
             o.sort_by_key(|e| (e.size_bits(lb), e.data_bits(lb), *e as u8));
             o
         })
     });
     match line_bytes {
-        32 => &orders[0],
-        128 => &orders[2],
-        _ => &orders[1],
+        16 => &orders[0],
+        32 => &orders[1],
+        128 => &orders[3],
+        _ => &orders[2],
     }
 }
 

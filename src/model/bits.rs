@@ -195,8 +195,12 @@ pub trait LineParams {
 
 /// Line sizes the line compressors (BDI, FPC, C-Pack) support.
 pub(crate) fn check_line_bytes(line_bytes: usize) -> Result<(), ModelError> {
-    if ![32, 64, 128].contains(&line_bytes) {
-        return Err(ModelError::param("line_bytes", line_bytes, "32, 64 or 128"));
+    if ![16, 32, 64, 128].contains(&line_bytes) {
+        return Err(ModelError::param(
+            "line_bytes",
+            line_bytes,
+            "16 (a proof configuration), 32, 64 or 128",
+        ));
     }
     Ok(())
 }

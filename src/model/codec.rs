@@ -121,7 +121,8 @@ line_codec!(BpcParams, "bpc", bpc, |c| c.compressed);
 line_codec!(ZvcLineParams, "zvc", zvc_line, |c| c.compressed);
 
 /// The codecs at their defaults plus their variants that change the size path (base rules,
-/// line sizes, FPC's original format, C-Pack's code tables), for tests and benchmarks.
+/// line sizes, FPC's original format, C-Pack's code tables; BDI, FPC and C-Pack also on the
+/// proofs' 16 B lines), for tests and benchmarks.
 pub fn variants() -> Vec<Box<dyn LineCodec>> {
     let mut v: Vec<Box<dyn LineCodec>> = Vec::new();
     for lb in [32, 64, 128] {
@@ -154,6 +155,19 @@ pub fn variants() -> Vec<Box<dyn LineCodec>> {
             }));
         }
     }
+    // 16 B lines (the proofs' configuration): the three line compressors only.
+    v.push(Box::new(BdiParams {
+        line_bytes: 16,
+        base_rule: bdi::BaseRule::Element0,
+    }));
+    v.push(Box::new(FpcParams {
+        mode: FpcMode::Original,
+        line_bytes: 16,
+    }));
+    v.push(Box::new(CpackParams {
+        line_bytes: 16,
+        ..CpackParams::default()
+    }));
     v
 }
 

@@ -246,7 +246,8 @@ struct Fits {
     deltas1: HashMap<BdiEncoding, Vec<Expr>>,
 }
 
-/// Stage 1: zero and repeated-word detection and the six base-delta fit units.
+/// Stage 1: zero and repeated-word detection and the base-delta fit units (the six that
+/// can win; five on 16 B lines).
 fn stage1(m: &mut ModuleBuilder, d: &CompDims, line: &Expr) -> Fits {
     // ---- Stage 1: fit vectors, selection ----
     m.comment("Stage 1: zero / repeated detection and the six base-delta units");
@@ -260,7 +261,7 @@ fn stage1(m: &mut ModuleBuilder, d: &CompDims, line: &Expr) -> Fits {
     let mut deltas1 = HashMap::new();
     ok.insert(BdiEncoding::Zero, is_zero.clone());
     ok.insert(BdiEncoding::Repeated, is_rep.clone());
-    for &e in BD {
+    for &e in &d.order_bd {
         let u = base_delta_unit(m, d.rule, e, line);
         deltas1.insert(e, u.deltas);
         ok.insert(e, u.ok);
@@ -541,10 +542,17 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     let mut pl = Pipeline::new(&mut m, "pipe", Policy::Bubble, &s_valid);
     let ld1 = two.then(|| pl.stage(&mut m, "s1").load());
     let v = input_view(&mut m, l, comp_i, pay_i, ld1.as_ref());
-    let s = prefix_decode(&mut m, &v, ld1.as_ref());
+    // Encodings no shorter than the line (Base8-Δ4 on 16 B lines) are never sent: their
+    // prefixes read past the bus, an error as in the model.
+    let sent = priority(lb);
+    let s = prefix_decode(&mut m, &v, ld1.as_ref(), &sent);
     let mut outs = Vec::new();
     for &e in BD {
-        outs.push(decode_unit(&mut m, lb, e, &v, &s, ld1.as_ref()));
+        if sent.contains(&e) {
+            outs.push(decode_unit(&mut m, lb, e, &v, &s, ld1.as_ref()));
+        } else {
+            m.unused(&s.sel[&e]);
+        }
     }
     outs.extend(raw_repeated(&mut m, lb, &v, &s, ld1.as_ref()));
     let line = m.wire("line_dec", &or_tree(outs, l));
@@ -623,11 +631,16 @@ struct Selects {
     bad: Expr,
 }
 
-/// Prefix decode: the encoding selects, the raw line select and the reserved-prefix error.
-/// With two stages (`ld1`, stage 1's load), the selects stage 2 uses are decoded from the
+/// Prefix decode: the encoding selects, the raw line select and the error: a reserved
+/// prefix, or one of an encoding not in `sent` (too long for the bus). With two stages (`ld1`, stage 1's load), the selects stage 2 uses are decoded from the
 /// input and registered in stage 1 (`sel_<e>_q`), so no decode sits in front of their
 /// fan-out into stage 2's selects.
-fn prefix_decode(m: &mut ModuleBuilder, v: &DecView, ld1: Option<&Expr>) -> Selects {
+fn prefix_decode(
+    m: &mut ModuleBuilder,
+    v: &DecView,
+    ld1: Option<&Expr>,
+    sent: &[BdiEncoding],
+) -> Selects {
     let two = ld1.is_some();
     let comp = &v.comp;
     let pre = m.wire("prefix", &v.field(0, 4));
@@ -660,7 +673,14 @@ fn prefix_decode(m: &mut ModuleBuilder, v: &DecView, ld1: Option<&Expr>) -> Sele
         m.unused(&pre);
     }
     let raw = m.wire("sel_raw", &!comp);
-    let bad = m.wire("reserved", &(comp & &pre.bit(3)));
+    let mut bad = pre.bit(3);
+    for e in BdiEncoding::COMPRESSED
+        .into_iter()
+        .filter(|e| !sent.contains(e))
+    {
+        bad = bad | pre.eq_lit(e as u64);
+    }
+    let bad = m.wire("reserved", &(comp & &bad));
     Selects {
         sel,
         raw,

@@ -368,9 +368,9 @@ impl Default for CpackRtlParams {
 impl CpackRtlParams {
     /// Checks what the hardware supports; the message names the parameter.
     pub fn validate(&self) -> Result<(), String> {
-        if ![32, 64, 128].contains(&self.codec.line_bytes) {
+        if ![16, 32, 64, 128].contains(&self.codec.line_bytes) {
             return Err(format!(
-                "line_bytes = {} is not supported (allowed: 32, 64, 128)",
+                "line_bytes = {} is not supported (allowed: 16 for proofs, 32, 64, 128)",
                 self.codec.line_bytes
             ));
         }

@@ -572,7 +572,12 @@ pub fn loopback(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
         p,
         "§6 (adaptive_tx → adaptive_rx round trip)",
     );
-    stream::chain(&mut m, &[("u_tx", &tx), ("u_rx", &rx)], &[]);
+    let links = stream::chain(&mut m, &[("u_tx", &tx), ("u_rx", &rx)], &[]);
+    // The link beat on probe ports, for the formal round trip's split by Comp Alg:
+    // `p_fire_o` (a beat passes) and `p_comp_alg_o`.
+    if let Some(l) = links.first() {
+        stream::probe(&mut m, "p", l, &["comp_alg"]);
+    }
     m.finish()
 }
 

@@ -445,11 +445,13 @@ fn bench_words(rng: &mut ChaCha8Rng, b: Bench, n: usize) -> Vec<u32> {
             if u < 0.18 {
                 return w;
             }
+            // (no more than the words 2.. a short line has)
             let c = match rng.gen_range(0..100) {
                 0..=29 => 1,
                 30..=69 => 2,
                 _ => 3,
-            };
+            }
+            .min(n - 2);
             let w0 = float_bits(rng);
             let mut pos: Vec<usize> = Vec::new();
             while pos.len() < c {

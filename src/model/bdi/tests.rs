@@ -328,7 +328,7 @@ fn malformed_streams() {
 
 fn all_params() -> Vec<BdiParams> {
     let mut v = Vec::new();
-    for lb in [32, 64, 128] {
+    for lb in [16, 32, 64, 128] {
         for r in [BaseRule::Element0, BaseRule::FirstNonImmediate] {
             v.push(BdiParams {
                 line_bytes: lb,
@@ -401,4 +401,23 @@ fn mixed_profile_covers_every_encoding() {
             );
         }
     }
+}
+
+#[test]
+fn sixteen_byte_lines_drop_base8_delta4() {
+    let p = BdiParams {
+        line_bytes: 16,
+        base_rule: BaseRule::Element0,
+    };
+    // 8 + 2·4 bytes of base and deltas plus the prefix and mask: longer than the line.
+    assert!(BdiEncoding::B8D4.size_bits(16) > 128);
+    // Two 8-byte elements 2^20 apart: only Base8-Δ4 of the base-delta encodings would fit.
+    let mut line = [0u8; 16];
+    line[..8].copy_from_slice(&0x1234_5678_9abc_def0u64.to_le_bytes());
+    line[8..].copy_from_slice(&(0x1234_5678_9abc_def0u64 + (1 << 20)).to_le_bytes());
+    assert_eq!(rt(&p, &line).encoding, BdiEncoding::Uncompressed);
+    // Its prefix on a 16 B bus reads past the end: corrupt input.
+    let mut bus = [0u8; 16];
+    bus[0] = (BdiEncoding::B8D4 as u8) << 4;
+    assert!(decompress_prefix(&p, &bus).is_err());
 }

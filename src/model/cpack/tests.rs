@@ -245,10 +245,7 @@ fn fallback_and_options() {
             dict_entries: 12,
             ..p
         },
-        CpackParams {
-            line_bytes: 16,
-            ..p
-        },
+        CpackParams { line_bytes: 8, ..p },
     ] {
         assert!(matches!(
             size_bits(&bad, &[0; 64]),
