@@ -117,7 +117,9 @@ pub fn cpack(top: Arc<Module>, p: &CpackParams) -> ErrorFlag {
     let d = p.dict_entries as u32;
     let sw = l + 64; // room for a token read past the stream's end
     let pw = clog2(64 * n as u64 + 64) + 1;
-    let nw = clog2(n as u64 + 1) + 1;
+    // Wide enough for the count of filled entries and for the dictionary's size (`r_np <
+    // d`: a 4-word line never fills 16 entries, but the compare must not wrap).
+    let nw = (clog2(n as u64 + 1) + 1).max(clog2(d as u64 + 1));
     let pats: Vec<(CpackPattern, u8, u32)> = std::iter::once(ZeroBlock)
         .chain(CpackPattern::WORD_PATTERNS)
         .filter_map(|q| p.code(q).map(|(c, cl)| (q, c, cl)))

@@ -262,34 +262,36 @@ fn error_wrappers_read_like_the_rtl() {
     }
 }
 
-/// BDI's decompressor flags exactly the beats the model rejects (BMC from reset), and a
-/// decompressor that never flags is caught.
+/// The BDI, FPC and C-Pack+Z decompressors flag exactly the beats their models reject (BMC
+/// from reset, on 16 B lines), and a decompressor that never flags is caught.
 #[test]
-fn bdi_error_flag_is_the_models() {
+fn error_flags_are_the_models() {
     if !tools() {
         return;
     }
-    let cfg = Config::load(std::path::Path::new("verif/configs/adaptive_l32.yaml")).unwrap();
+    let cfg = Config::load(std::path::Path::new("verif/configs/adaptive_l16.yaml")).unwrap();
     let out = tempfile::tempdir().unwrap();
     let req = Request {
-        unit: Some("bdi_decomp".into()),
         properties: vec![Property::Error],
         faults: true,
         ..Request::defaults()
     };
     let e = engines::by_name("adaptive").unwrap();
-    let plans = plan(e, &cfg, "adaptive_l32", &req, out.path()).unwrap();
+    let plans = plan(e, &cfg, "adaptive_l16", &req, out.path()).unwrap();
     let r = execute(plans, 2, &|m| eprintln!("{m}")).unwrap();
-    assert_eq!(r.proofs.len(), 1, "{r:?}");
-    let p = &r.proofs[0];
-    assert!(
-        matches!(p.outcome, Outcome::Proved | Outcome::Bounded),
-        "{p:?}"
-    );
-    assert!(p.reach.is_some_and(|n| p.depth > n), "{p:?}");
-    assert_eq!(r.faults.len(), 1, "{r:?}");
-    assert!(r.faults[0].caught(), "{:?}", r.faults[0]);
-    assert_eq!(r.faults[0].fault, "flag-low:err");
+    assert_eq!(r.proofs.len(), 3, "{r:?}");
+    for p in &r.proofs {
+        assert!(
+            matches!(p.outcome, Outcome::Proved | Outcome::Bounded),
+            "{p:?}"
+        );
+        assert!(p.reach.is_some_and(|n| p.depth > n), "{p:?}");
+    }
+    assert_eq!(r.faults.len(), 3, "{r:?}");
+    for f in &r.faults {
+        assert!(f.caught(), "{f:?}");
+        assert_eq!(f.fault, "flag-low:err");
+    }
 }
 
 /// FPC's compressor → decompressor gives back every 16 B line, two whole lines deep (BMC
