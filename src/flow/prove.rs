@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::engines::EngineRef;
 use crate::formal::faults::{self, Planted};
 use crate::formal::run::ProofJob;
-use crate::formal::{wrapper, Property, Solver};
+use crate::formal::{wrapper, Outcome, Property, Solver};
 use crate::hdl::{Dir, Module};
 use std::path::Path;
 use std::sync::Arc;
@@ -68,6 +68,19 @@ pub struct Planned {
     pub fault: Option<(String, String)>,
 }
 
+impl Planned {
+    /// (unit, property, fault) of a fault run: the fault of a split round trip is one fault
+    /// over its cases.
+    fn fault_key(&self) -> (String, &'static str, String) {
+        let f = self.fault.as_ref().map_or("", |f| f.0.as_str());
+        (
+            self.job.unit.clone(),
+            self.job.property.tag(),
+            f.to_string(),
+        )
+    }
+}
+
 /// What a target's wrapper is built from, besides the unit's streams.
 #[derive(Clone)]
 enum Subject {
@@ -124,6 +137,12 @@ fn cases(t: Target) -> Vec<Target> {
             .collect(),
         None => vec![t],
     }
+}
+
+/// The short name of `t`'s case of a split round trip, lower case (`b4d1`, `cpack`).
+fn case_name(t: &Target) -> Option<String> {
+    let sp = t.round_trip()?.split.as_ref()?;
+    Some(sp.cases.get(t.case?)?.0.to_lowercase())
 }
 
 /// The work-folder suffix of a case.
@@ -239,6 +258,7 @@ pub fn plan(
     out: &Path,
 ) -> Result<Vec<Planned>, String> {
     let mut jobs = Vec::new();
+    let mut split_faults = Vec::new();
     for t in targets(engine, cfg, req)?.into_iter().flat_map(cases) {
         let (unit, top, prop) = (t.unit.clone(), t.top.clone(), t.property);
         let emit = || crate::hdl::emit::emit_design(&top).map_err(|e| e.to_string());
@@ -286,6 +306,13 @@ pub fn plan(
                     .collect(),
             };
             for f in planted {
+                // A split case's label found in the fault's name or file (BDI `B4D1` in
+                // `b4d1_dsel3`, the link's `Cpack` in `cpack_comp_l16.v`): its case first.
+                let first = case_name(&t).is_some_and(|c| {
+                    [&f.name, &files[f.file].0]
+                        .iter()
+                        .any(|x| x.to_lowercase().contains(&c))
+                });
                 let mut j = job.clone();
                 j.files[f.file].1 = f.text;
                 j.induction = false;
@@ -295,14 +322,22 @@ pub fn plan(
                     case_tag(t.case),
                     f.name.replace(':', "-")
                 ));
-                jobs.push(Planned {
+                let p = Planned {
                     job: j,
                     fault: Some((f.name, f.what)),
-                });
+                };
+                match t.case {
+                    Some(c) => split_faults.push(((p.fault_key(), !first, c), p)),
+                    None => jobs.push(p),
+                }
             }
         }
         jobs.push(Planned { job, fault: None });
     }
+    // A split round trip's faults after its cases, each fault's cases in a row (the hinted
+    // case first): once one case catches the fault, `execute` skips the others.
+    split_faults.sort_by(|a, b| a.0.cmp(&b.0));
+    jobs.extend(split_faults.into_iter().map(|(_, p)| p));
     Ok(jobs)
 }
 
@@ -350,13 +385,22 @@ pub fn execute(
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<crate::formal::run::ProofResult, String>>>> =
-        Mutex::new(vec![None; plans.len()]);
+    type Slot = Option<Result<Option<crate::formal::run::ProofResult>, String>>;
+    let results: Mutex<Vec<Slot>> = Mutex::new(vec![None; plans.len()]);
+    // Faults of split round trips already caught by one of their cases.
+    let caught = Mutex::new(std::collections::HashSet::new());
+    let split_fault = |p: &Planned| p.fault.is_some() && p.job.case.is_some();
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1).min(plans.len().max(1)) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(p) = plans.get(i) else { break };
+                if split_fault(p) && caught.lock().is_ok_and(|c| c.contains(&p.fault_key())) {
+                    if let Ok(mut v) = results.lock() {
+                        v[i] = Some(Ok(None));
+                    }
+                    continue;
+                }
                 let r = if p.job.property.has_bound() {
                     crate::formal::run::search_bound(&p.job)
                 } else {
@@ -381,8 +425,16 @@ pub fn execute(
                     ));
                 }
                 let failed = r.is_err();
+                let hit = r
+                    .as_ref()
+                    .is_ok_and(|r| r.outcome == Outcome::Counterexample);
+                if split_fault(p) && hit {
+                    if let Ok(mut c) = caught.lock() {
+                        c.insert(p.fault_key());
+                    }
+                }
                 if let Ok(mut v) = results.lock() {
-                    v[i] = Some(r);
+                    v[i] = Some(r.map(Some));
                 }
                 if failed {
                     next.store(usize::MAX / 2, Ordering::SeqCst);
@@ -396,7 +448,8 @@ pub fn execute(
         let Some(r) = r else {
             return Err("interrupted".into());
         };
-        let r = r?;
+        // A split fault another case caught first is not run.
+        let Some(r) = r? else { continue };
         match p.fault {
             Some((fault, what)) => report.faults.push(crate::formal::report::FaultRow {
                 engine: r.engine.clone(),

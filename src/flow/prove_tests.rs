@@ -326,3 +326,28 @@ fn fpc_round_trip_holds_on_16_byte_lines() {
     assert_eq!(faults, ["mux:k1_slot2", "mux:payload_s2"], "{r:?}");
     assert!(r.faults.iter().all(|f| f.caught()), "{:?}", r.faults);
 }
+
+/// A split round trip's fault runs come after its cases, the case the fault names first:
+/// BDI's `b4d1_dsel3` is tried in the B4D1 case before the eight others (which `execute`
+/// then skips once it is caught).
+#[test]
+fn split_faults_try_their_case_first() {
+    let cfg = Config::load(std::path::Path::new("verif/configs/adaptive_l32.yaml")).unwrap();
+    let req = Request {
+        unit: Some("bdi_loopback".into()),
+        properties: vec![Property::RoundTrip],
+        faults: true,
+        ..Request::defaults()
+    };
+    let e = engines::by_name("adaptive").unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let plans = plan(e, &cfg, "adaptive_l32", &req, out.path()).unwrap();
+    assert_eq!(plans.len(), 18);
+    assert!(plans[..9].iter().all(|p| p.fault.is_none()));
+    let first = &plans[9];
+    assert_eq!(
+        first.fault.as_ref().map(|f| f.0.as_str()),
+        Some("mux:b4d1_dsel3")
+    );
+    assert_eq!(first.job.case.as_deref(), Some("enc = 5 (B4D1)"));
+}
