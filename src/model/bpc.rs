@@ -141,7 +141,8 @@ impl BpcPrefixes {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BpcParams {
-    /// Block size in bytes: 32, 64 or 128 (default; Buddy's memory-entry).
+    /// Block size in bytes: 32, 64 or 128 (default; Buddy's memory-entry); 16 is accepted
+    /// (the line compressors' proof size) and tested, but no BPC unit is built for it.
     pub line_bytes: usize,
     /// Symbol width: 32 (default, BPC) or 64 (the wide-symbol variant, FORMATS §2.4 \[proposal\]).
     pub sym_bits: u32,

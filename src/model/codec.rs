@@ -121,8 +121,8 @@ line_codec!(BpcParams, "bpc", bpc, |c| c.compressed);
 line_codec!(ZvcLineParams, "zvc", zvc_line, |c| c.compressed);
 
 /// The codecs at their defaults plus their variants that change the size path (base rules,
-/// line sizes, FPC's original format, C-Pack's code tables; BDI, FPC and C-Pack also on the
-/// proofs' 16 B lines), for tests and benchmarks.
+/// line sizes, FPC's original format, C-Pack's code tables; BDI, FPC, C-Pack and BPC also on
+/// the proofs' 16 B lines), for tests and benchmarks.
 pub fn variants() -> Vec<Box<dyn LineCodec>> {
     let mut v: Vec<Box<dyn LineCodec>> = Vec::new();
     for lb in [32, 64, 128] {
@@ -168,6 +168,13 @@ pub fn variants() -> Vec<Box<dyn LineCodec>> {
         line_bytes: 16,
         ..CpackParams::default()
     }));
+    for sym_bits in [32, 64] {
+        v.push(Box::new(BpcParams {
+            line_bytes: 16,
+            sym_bits,
+            ..BpcParams::default()
+        }));
+    }
     v
 }
 
