@@ -139,7 +139,7 @@ impl Engine for Adaptive {
                 &["err"],
             );
             match *u {
-                "bdi_loopback" => rt.split = Some(bdi_split()),
+                "bdi_loopback" => rt.split = Some(bdi_split(cfg.adaptive.line_bytes)),
                 "link_loopback" => rt.split = Some(link_split(&cfg.adaptive)),
                 _ => {}
             }
@@ -298,14 +298,18 @@ fn decision_charts(
 
 /// BDI's round trip split by the compressor's 4-bit encoding (FORMATS adaptive §2.1): one
 /// case per compressed encoding, and one for every other value (a raw line).
-fn bdi_split() -> crate::formal::Split {
+fn bdi_split(line_bytes: usize) -> crate::formal::Split {
     use crate::model::bdi::BdiEncoding;
+    // The encodings the compressor can send (not Base8-Δ4 on 16 B lines): a case whose line
+    // never passes would check nothing.
+    let sent = crate::rtl::bdi::priority(line_bytes);
     crate::formal::Split {
         fire: "p_fire_o".into(),
         value: "p_enc_o".into(),
         width: 4,
         cases: BdiEncoding::COMPRESSED
             .iter()
+            .filter(|e| sent.contains(e))
             .filter_map(|e| Some((format!("{e:?}"), u64::from(e.prefix()?))))
             .collect(),
     }

@@ -351,3 +351,21 @@ fn split_faults_try_their_case_first() {
     );
     assert_eq!(first.job.case.as_deref(), Some("enc = 5 (B4D1)"));
 }
+
+/// On 16 B lines BDI never sends Base8-Δ4: its round trip has no case for it (a case whose
+/// line never passes would check nothing and be reported unreached).
+#[test]
+fn bdi_split_has_only_sent_encodings() {
+    let cfg = Config::load(std::path::Path::new("verif/configs/adaptive_l16.yaml")).unwrap();
+    let req = Request {
+        unit: Some("bdi_loopback".into()),
+        properties: vec![Property::RoundTrip],
+        ..Request::defaults()
+    };
+    let e = engines::by_name("adaptive").unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let plans = plan(e, &cfg, "adaptive_l16", &req, out.path()).unwrap();
+    let cases: Vec<String> = plans.iter().filter_map(|p| p.job.case.clone()).collect();
+    assert_eq!(cases.len(), 8, "{cases:?}");
+    assert!(cases.iter().all(|c| !c.contains("B8D4")), "{cases:?}");
+}
