@@ -69,13 +69,15 @@ pub struct Planned {
 }
 
 impl Planned {
-    /// (unit, property, fault) of a fault run: the fault of a split round trip is one fault
-    /// over its cases.
-    fn fault_key(&self) -> (String, &'static str, String) {
+    /// (engine, unit, property, fault) of a fault run: the fault of a split round trip is
+    /// one fault over its cases.
+    fn fault_key(&self) -> (String, String, &'static str, String) {
         let f = self.fault.as_ref().map_or("", |f| f.0.as_str());
+        let j = &self.job;
         (
-            self.job.unit.clone(),
-            self.job.property.tag(),
+            j.engine.clone(),
+            j.unit.clone(),
+            j.property.tag(),
             f.to_string(),
         )
     }
