@@ -371,20 +371,19 @@ pub fn classify(p: &BdiParams, line: &[u8]) -> Result<BdiEncoding, ModelError> {
 
 /// The compressed encodings by (size, data bits, prefix): [`select`]'s order.
 fn size_order(line_bytes: usize) -> &'static [BdiEncoding; 8] {
-    static ORDERS: std::sync::OnceLock<[[BdiEncoding; 8]; 4]> = std::sync::OnceLock::new();
+    use super::bits::LINE_BYTES;
+    static ORDERS: std::sync::OnceLock<[[BdiEncoding; 8]; LINE_BYTES.len()]> =
+        std::sync::OnceLock::new();
     let orders = ORDERS.get_or_init(|| {
-        [16, 32, 64, 128].map(|lb| {
+        LINE_BYTES.map(|lb| {
             let mut o = BdiEncoding::COMPRESSED;
             o.sort_by_key(|e| (e.size_bits(lb), e.data_bits(lb), *e as u8));
             o
         })
     });
-    match line_bytes {
-        16 => &orders[0],
-        32 => &orders[1],
-        128 => &orders[3],
-        _ => &orders[2],
-    }
+    // Parameters are validated before any line is read; 64 B is the default.
+    let i = LINE_BYTES.iter().position(|&lb| lb == line_bytes);
+    &orders[i.unwrap_or(2)]
 }
 
 /// Bytes of a signed value: the smallest d with `-2^(8d-1) <= s < 2^(8d-1)`.

@@ -193,9 +193,13 @@ pub trait LineParams {
     }
 }
 
-/// Line sizes the line compressors (BDI, FPC, C-Pack) support.
+/// Line sizes the line compressors (BDI, FPC, C-Pack) and their hardware support: 16 B is
+/// the proofs' configuration (docs/FORMATS.md, adaptive §2.0), the others the papers'.
+pub const LINE_BYTES: [usize; 4] = [16, 32, 64, 128];
+
+/// Line sizes the line compressors (BDI, FPC, C-Pack) support ([`LINE_BYTES`]).
 pub(crate) fn check_line_bytes(line_bytes: usize) -> Result<(), ModelError> {
-    if ![16, 32, 64, 128].contains(&line_bytes) {
+    if !LINE_BYTES.contains(&line_bytes) {
         return Err(ModelError::param(
             "line_bytes",
             line_bytes,

@@ -104,7 +104,7 @@ impl Default for AdaptiveRtlParams {
 impl AdaptiveRtlParams {
     /// Checks the parameter set; the message names the bad value and what is allowed.
     pub fn validate(&self) -> Result<(), String> {
-        if ![16, 32, 64, 128].contains(&self.line_bytes) {
+        if !crate::model::bits::LINE_BYTES.contains(&self.line_bytes) {
             return Err(format!(
                 "line_bytes = {} is not supported (allowed: 16 for proofs, 32, 64, 128)",
                 self.line_bytes

@@ -250,7 +250,11 @@ struct Fits {
 /// can win; five on 16 B lines).
 fn stage1(m: &mut ModuleBuilder, d: &CompDims, line: &Expr) -> Fits {
     // ---- Stage 1: fit vectors, selection ----
-    m.comment("Stage 1: zero / repeated detection and the six base-delta units");
+    let count = ["no", "one", "two", "three", "four", "five", "six"];
+    m.comment(format!(
+        "Stage 1: zero / repeated detection and the {} base-delta units",
+        count[d.order_bd.len()]
+    ));
     let is_zero = m.wire("is_zero", &!line.any());
     let w8 = line.lanes(64);
     let rep_terms: Vec<Expr> = w8[1..].iter().map(|w| w.eq(&w8[0])).collect();
@@ -550,8 +554,6 @@ pub fn decompressor(p: &AdaptiveRtlParams) -> Result<Arc<Module>, HdlError> {
     for &e in BD {
         if sent.contains(&e) {
             outs.push(decode_unit(&mut m, lb, e, &v, &s, ld1.as_ref()));
-        } else {
-            m.unused(&s.sel[&e]);
         }
     }
     outs.extend(raw_repeated(&mut m, lb, &v, &s, ld1.as_ref()));
@@ -631,10 +633,11 @@ struct Selects {
     bad: Expr,
 }
 
-/// Prefix decode: the encoding selects, the raw line select and the error: a reserved
-/// prefix, or one of an encoding not in `sent` (too long for the bus). With two stages (`ld1`, stage 1's load), the selects stage 2 uses are decoded from the
-/// input and registered in stage 1 (`sel_<e>_q`), so no decode sits in front of their
-/// fan-out into stage 2's selects.
+/// Prefix decode: the selects of the encodings in `sent`, the raw line select and the error:
+/// a reserved prefix, or one of an encoding not sent (too long for the bus). With two
+/// stages (`ld1`, stage 1's load), the selects stage 2 uses are decoded from the input and
+/// registered in stage 1 (`sel_<e>_q`), so no decode sits in front of their fan-out into
+/// stage 2's selects.
 fn prefix_decode(
     m: &mut ModuleBuilder,
     v: &DecView,
@@ -649,7 +652,10 @@ fn prefix_decode(
     let mut sel_in = HashMap::new();
     if two {
         let pre_i = m.wire("prefix_in", &v.field_i(0, 4));
-        for e in BdiEncoding::COMPRESSED {
+        for e in BdiEncoding::COMPRESSED
+            .into_iter()
+            .filter(|e| sent.contains(e))
+        {
             sel_in.insert(
                 e,
                 m.wire(
@@ -660,7 +666,10 @@ fn prefix_decode(
         }
     }
     let mut sel = HashMap::new();
-    for e in BdiEncoding::COMPRESSED {
+    for e in BdiEncoding::COMPRESSED
+        .into_iter()
+        .filter(|e| sent.contains(e))
+    {
         let name = format!("sel_{}", tag(e));
         let s = match (ld1, sel_in.get(&e)) {
             (Some(ld1), Some(si)) => m.reg_next(&format!("{name}_q"), None, si, Some(ld1)),

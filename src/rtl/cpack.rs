@@ -368,7 +368,7 @@ impl Default for CpackRtlParams {
 impl CpackRtlParams {
     /// Checks what the hardware supports; the message names the parameter.
     pub fn validate(&self) -> Result<(), String> {
-        if ![16, 32, 64, 128].contains(&self.codec.line_bytes) {
+        if !crate::model::bits::LINE_BYTES.contains(&self.codec.line_bytes) {
             return Err(format!(
                 "line_bytes = {} is not supported (allowed: 16 for proofs, 32, 64, 128)",
                 self.codec.line_bytes
