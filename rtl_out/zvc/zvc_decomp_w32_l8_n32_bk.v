@@ -21,6 +21,7 @@ module zvc_decomp_w32_l8_n32_bk (
   reg  [575:0] buf_q;  // realignment buffer: the next stream elements, element 0 at the LSB
   reg  [4:0] buf_count_q;
   reg  in_done_q;  // the transfer's last beat has been absorbed
+  reg  empty_end_q;  // that last beat carried no element: the transfer ends with an error beat
   reg  [1:0] sec_q;
 
   // Stage 1: mask segment, popcount and need for this sector
@@ -112,7 +113,8 @@ module zvc_decomp_w32_l8_n32_bk (
   assign consumed = (fire ? need : 5'd0);
   assign buf_count_used = (buf_count_q - consumed);
   assign last_sector = (sec_q == 2'd3);
-  assign end_of_transfer = (fire & last_sector & in_done_q & (buf_count_used == 5'd0));
+  assign end_of_transfer = (fire & last_sector & in_done_q & ~empty_end_q
+                            & (buf_count_used == 5'd0));
 
   // Refill: absorb a beat at the end of the buffered elements
   wire in_ready;
@@ -181,6 +183,7 @@ module zvc_decomp_w32_l8_n32_bk (
   wire [3:0] buf_pos_c3_d;
   wire [3:0] buf_pos_c4_d;
   wire in_done_d;
+  wire empty_end_d;
   wire [1:0] sec_next;
   wire [1:0] sec_d;
   wire first_c0_d;
@@ -313,6 +316,7 @@ module zvc_decomp_w32_l8_n32_bk (
   assign buf_pos_c3_d = buf_count_next[3:0];
   assign buf_pos_c4_d = buf_count_next[3:0];
   assign in_done_d = ((in_done_q | (take & s_last_i)) & ~(end_of_transfer | corrupt));
+  assign empty_end_d = ((empty_end_q | (take & s_last_i & (in_elems == 5'd0))) & ~corrupt);
   assign sec_next = ((last_sector | corrupt) ? 2'd0 : (sec_q + 2'd1));
   assign sec_d = sec_next;
   assign first_c0_d = (sec_next == 2'd0);
@@ -486,6 +490,7 @@ module zvc_decomp_w32_l8_n32_bk (
       buf_q <= 576'd0;
       buf_count_q <= 5'd0;
       in_done_q <= 1'd0;
+      empty_end_q <= 1'd0;
       sec_q <= 2'd0;
       buf_need_q <= 90'd0;
       mask_q <= 32'd0;
@@ -493,6 +498,7 @@ module zvc_decomp_w32_l8_n32_bk (
       buf_q <= buf_d;
       buf_count_q <= buf_count_d;
       in_done_q <= in_done_d;
+      empty_end_q <= empty_end_d;
       if ((fire | corrupt)) sec_q <= sec_d;
       buf_need_q <= buf_need_d;
       if ((fire & first_c0_q)) mask_q <= mask_d;

@@ -23,6 +23,7 @@ fn flag(unit: &str, top: Arc<Module>, reference: Vec<String>, source: &str) -> E
         cleared: vec!["line".into()],
         reference,
         source: source.into(),
+        transfer: None,
     }
 }
 

@@ -18,6 +18,7 @@ pub mod cpack_lossy;
 pub mod cpack_lossy_table4;
 pub mod files;
 pub mod zvc;
+pub mod zvc_flags;
 
 use crate::config::Config;
 use crate::cosim::dut::Dut;

@@ -122,6 +122,13 @@ impl Engine for Zvc {
         }])
     }
 
+    /// The decompressor's error flag, per transfer: a stream that does not end on a window
+    /// boundary (FORMATS §3.3).
+    fn error_flags(&self, cfg: &Config) -> Result<Vec<crate::formal::ErrorFlag>, String> {
+        let top = crate::rtl::zvc::decompressor(&cfg.zvc).map_err(|e| e.to_string())?;
+        Ok(vec![super::zvc_flags::decompressor(top, &cfg.zvc)])
+    }
+
     /// The compression ratio of one trace beside RLE and zlib.
     fn eval(&self, cfg: &Config, req: &EvalRequest) -> Result<EvalOutput, String> {
         if !req.classes.is_empty() || req.traces.len() != 1 {

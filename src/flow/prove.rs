@@ -170,6 +170,7 @@ fn targets(engine: EngineRef, cfg: &Config, req: &Request) -> Result<Vec<Target>
             Property::Reset,
             Property::Accept,
             Property::Drain,
+            Property::Progress,
         ] {
             let applies = match p {
                 // A unit without a reset (combinational) has no reset behaviour to prove.
@@ -177,7 +178,10 @@ fn targets(engine: EngineRef, cfg: &Config, req: &Request) -> Result<Vec<Target>
                 // A unit with more than one input (a memory's answers) may wait for an
                 // answer the solver never gives: its input wait is not the unit's own.
                 Property::Accept => n_in == 1 && n_out > 0,
-                Property::Drain => n_in > 0 && n_out > 0,
+                Property::Drain => n_in == 1 && n_out > 0,
+                // A unit with more than one input queues requests: its drain grows with the
+                // queue, its silences while a beat is due do not.
+                Property::Progress => n_in > 1 && n_out > 0,
                 _ => true,
             };
             if wants(p) && applies {
@@ -297,7 +301,7 @@ pub fn plan(
                 .and_then(|rt| Some(rt.split.as_ref()?.label(t.case?))),
             round_trip: t.round_trip().cloned(),
         };
-        if req.faults && prop != Property::Drain {
+        if req.faults && !matches!(prop, Property::Drain | Property::Progress) {
             let planted: Vec<Planted> = match &t.subject {
                 Subject::RoundTrip(_) => faults::datapath(&files),
                 Subject::Code(_) => faults::code(&files),
@@ -350,7 +354,7 @@ fn fault_kind(prop: Property) -> &'static str {
         Property::Reset => "valid-in-reset",
         Property::Accept => "ready-low",
         Property::Error => "flag-low",
-        Property::RoundTrip | Property::Code | Property::Drain => "mux",
+        Property::RoundTrip | Property::Code | Property::Drain | Property::Progress => "mux",
     }
 }
 

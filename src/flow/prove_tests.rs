@@ -62,8 +62,61 @@ fn wrappers_read_like_the_rtl() {
     );
 }
 
+/// A unit with one input stream is bounded by its drain; one with several (a memory's
+/// answers beside its requests, whose drain grows with its queue) by its progress.
+#[test]
+fn progress_is_for_units_with_several_inputs() {
+    let cfg = Config::load(std::path::Path::new(
+        "verif/configs/cpack_lossy_b64_pall.yaml",
+    ))
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let req = Request {
+        properties: vec![Property::Drain, Property::Progress],
+        ..Request::defaults()
+    };
+    let e = engines::by_name("cpack-lossy").unwrap();
+    let plans = plan(e, &cfg, "cpack_lossy_b64_pall", &req, out.path()).unwrap();
+    let mut got: Vec<(String, Property)> = plans
+        .iter()
+        .map(|p| (p.job.unit.clone(), p.job.property))
+        .collect();
+    got.sort_by(|a, b| a.0.cmp(&b.0));
+    let want = [
+        ("compressor", Property::Drain),
+        ("decompressor", Property::Drain),
+        ("mc-top", Property::Progress),
+        ("md-cache", Property::Progress),
+        ("trunc-pack", Property::Drain),
+        ("unpack-restore", Property::Drain),
+    ];
+    let want: Vec<(String, Property)> = want.iter().map(|(u, p)| (u.to_string(), *p)).collect();
+    assert_eq!(got, want);
+    let mc = &plans
+        .iter()
+        .find(|p| p.job.unit == "mc-top")
+        .unwrap()
+        .job
+        .top;
+    let w = wrapper::bounded(mc, Property::Progress, 6);
+    assert!(
+        w.text
+            .contains("wire f_any_fire = rst_ni & ((sm_valid_i & sm_ready_o)"),
+        "{}",
+        w.text
+    );
+    assert!(w.text.contains("(rsp_valid_o & rsp_ready_i)"), "{}", w.text);
+    assert!(
+        w.text
+            .contains("if (rst_ni & dreq_valid_o) assert (f_quiet_q < 8'd6);"),
+        "{}",
+        w.text
+    );
+}
+
 /// The smallest ZVC: the stream contract of both units and the round trip hold to a depth
-/// that sees two whole windows come back, and each planted fault gives a counterexample.
+/// that sees two whole windows come back, the decompressor's per-transfer error flag is the
+/// reference's, and each planted fault gives a counterexample.
 #[test]
 fn zvc_small_proves_and_catches_every_planted_fault() {
     if !tools() {
@@ -72,7 +125,12 @@ fn zvc_small_proves_and_catches_every_planted_fault() {
     let cfg = small_zvc();
     let out = tempfile::tempdir().unwrap();
     let req = Request {
-        properties: vec![Property::Hold, Property::Reset, Property::RoundTrip],
+        properties: vec![
+            Property::Hold,
+            Property::Reset,
+            Property::RoundTrip,
+            Property::Error,
+        ],
         depth: 8,
         faults: true,
         ..Request::defaults()
@@ -80,7 +138,7 @@ fn zvc_small_proves_and_catches_every_planted_fault() {
     let e = engines::by_name("zvc").unwrap();
     let plans = plan(e, &cfg, "formal_zvc", &req, out.path()).unwrap();
     let r = execute(plans, 2, &|m| eprintln!("{m}")).unwrap();
-    assert_eq!(r.proofs.len(), 5, "{r:?}");
+    assert_eq!(r.proofs.len(), 6, "{r:?}");
     for p in &r.proofs {
         assert!(
             matches!(p.outcome, Outcome::Proved | Outcome::Bounded),
@@ -96,8 +154,8 @@ fn zvc_small_proves_and_catches_every_planted_fault() {
         .find(|p| p.property == Property::RoundTrip)
         .unwrap();
     assert!(rt.reach.is_some_and(|n| n >= 8), "{rt:?}");
-    // Two protocol faults per unit and the two data-path muxes.
-    assert_eq!(r.faults.len(), 6, "{r:?}");
+    // Two protocol faults per unit, the two data-path muxes and the error flag tied low.
+    assert_eq!(r.faults.len(), 7, "{r:?}");
     for f in &r.faults {
         assert!(f.caught(), "{} not caught: {:?}", f.fault, f.proof);
         assert!(f.proof.vcd.as_ref().is_some_and(|v| v.is_file()), "{f:?}");

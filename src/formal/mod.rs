@@ -38,8 +38,14 @@ pub enum Property {
     Accept,
     /// With the consumer always ready, no output beat comes later than a bound after the
     /// last input beat taken (the smallest that holds, found by the prover): the unit's
-    /// worst-case response time.
+    /// worst-case response time. For a unit with one input stream.
     Drain,
+    /// With every consumer always ready, no output beat comes later than a bound after the
+    /// previous beat of any stream, input or output (the smallest that holds, found by the
+    /// prover): a unit that queues requests and waits on memory answers never sits silent
+    /// longer than the bound while a beat is due. For a unit with more than one input
+    /// stream, whose drain grows with its queue.
+    Progress,
     /// A decompressor flags a corrupt input beat exactly when its model rejects it (a
     /// reference check written in the wrapper), and a flagged beat's line is all zero.
     Error,
@@ -47,17 +53,21 @@ pub enum Property {
 
 impl Property {
     /// Whether the prover searches the property's bound ([`Property::Accept`],
-    /// [`Property::Drain`]).
+    /// [`Property::Drain`], [`Property::Progress`]).
     pub fn has_bound(self) -> bool {
-        matches!(self, Property::Accept | Property::Drain)
+        matches!(
+            self,
+            Property::Accept | Property::Drain | Property::Progress
+        )
     }
 
     /// Every property, in report order.
-    pub const ALL: [Property; 7] = [
+    pub const ALL: [Property; 8] = [
         Property::Hold,
         Property::Reset,
         Property::Accept,
         Property::Drain,
+        Property::Progress,
         Property::Error,
         Property::RoundTrip,
         Property::Code,
@@ -72,6 +82,7 @@ impl Property {
             Property::Code => "code",
             Property::Accept => "accept",
             Property::Drain => "drain",
+            Property::Progress => "progress",
             Property::Error => "error",
         }
     }
@@ -85,6 +96,7 @@ impl Property {
             Property::Code => "link code: decode(encode(x)) = x, encoder = reference",
             Property::Accept => "consumer always ready: an offered input beat is taken in time",
             Property::Drain => "consumer always ready: outputs end in time after the last input",
+            Property::Progress => "consumers always ready: no long silence while a beat is due",
             Property::Error => "corrupt input: the error flag is the model's, the line zero",
         }
     }
@@ -233,6 +245,25 @@ pub struct ErrorFlag {
     pub reference: Vec<String>,
     /// Where the reference comes from (docs/FORMATS.md section), for the wrapper's header.
     pub source: String,
+    /// A verdict per transfer instead of per beat (`None`: per beat).
+    pub transfer: Option<PerTransfer>,
+}
+
+/// An [`ErrorFlag`] whose verdict is per transfer (a run of beats ending in `last`), for a
+/// decompressor whose error ends a transfer (ZVC: a stream that ends inside a window). The
+/// reference runs over every input beat taken: it reads the beat's fields as `c_<field>`
+/// and its state registers, and defines, for each state register `x`, a wire `x_n` (its
+/// value after the beat) and the one-bit `r_bad` (the model rejects the transfer if this
+/// beat is its last). The state starts from its initial value after reset and after every
+/// transfer's last beat.
+#[derive(Clone, Debug)]
+pub struct PerTransfer {
+    /// Input field that ends a transfer (`last`).
+    pub in_last: String,
+    /// Output field that ends a transfer (`last`); the flag may be set only with it.
+    pub out_last: String,
+    /// The reference's state registers: (name, width, initial value).
+    pub state: Vec<(String, u32, String)>,
 }
 
 /// A combinational link code the prover checks for every input at once ([`Property::Code`]):

@@ -267,7 +267,7 @@ pub fn prove(job: &ProofJob) -> Result<ProofResult, String> {
 /// The largest bound [`search_bound`] tries: beyond it a unit is taken to hang.
 pub const MAX_BOUND: u32 = 64;
 
-/// A bounded property ([`Property::Accept`], [`Property::Drain`]) of `job.top`: the smallest
+/// A bounded property ([`Property::has_bound`]) of `job.top`: the smallest
 /// bound that BMC does not break (doubling from 0, then bisecting; a try at bound b runs
 /// BMC to at least b + 8 cycles, so that a longer wait can show), then that bound with
 /// k-induction as `job` asks. Each try is an ordinary cached proof of its own wrapper. A

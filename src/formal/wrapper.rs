@@ -12,7 +12,7 @@
 //!   stays offered with the same payload (what the harness's drivers do);
 //! - registers of the unit without a reset start at any value (the solver picks them).
 
-use super::{Code, ErrorFlag, Property, RoundTrip};
+use super::{Code, ErrorFlag, PerTransfer, Property, RoundTrip};
 use crate::hdl::{Dir, Module, StreamPorts};
 use std::fmt::Write;
 
@@ -487,6 +487,9 @@ pub fn error_flag(e: &ErrorFlag) -> Result<Wrapper, String> {
     let m = &*e.top;
     let si = find_stream(m, Dir::In, &e.input)?;
     let so = find_stream(m, Dir::Out, &e.output)?;
+    if let Some(pt) = &e.transfer {
+        return transfer_error(e, pt, (si, so));
+    }
     let mut t = Text::new();
     let ins = payload(si);
     track(&mut t, m, (si, so), 8, &ins);
@@ -534,6 +537,118 @@ pub fn error_flag(e: &ErrorFlag) -> Result<Wrapper, String> {
         &format!("{}_f_error", m.name),
         m,
         "corrupt input (the error flag is the model's)",
+        t,
+    ))
+}
+
+/// The error-flag wrapper of `e` with a verdict per transfer ([`PerTransfer`]): the
+/// reference runs over every input beat; the solver chooses one transfer at its last input
+/// beat (free input `f_pick_i`) and its verdict is recorded; the output beat that ends the
+/// same transfer (counted by `last` on both sides) must carry the flag exactly then. On
+/// every beat the flag comes only with `last` and clears the `cleared` fields, and a
+/// transfer's output ends after the cycle its last input beat is taken.
+fn transfer_error(
+    e: &ErrorFlag,
+    pt: &PerTransfer,
+    (si, so): (&StreamPorts, &StreamPorts),
+) -> Result<Wrapper, String> {
+    let m = &*e.top;
+    let mut t = Text::new();
+    t.extra_inputs.push(("f_pick_i".into(), 1));
+    input_rules(&mut t, m);
+    let (iv, ir, ov, or) = (si.valid(), si.ready(), so.valid(), so.ready());
+    let _ = writeln!(t.head, "  wire f_in_fire = rst_ni & {iv} & {ir};");
+    let _ = writeln!(t.head, "  wire f_out_fire = rst_ni & {ov} & {or};");
+    let _ = writeln!(t.head, "  // the input beat's fields");
+    for f in si.layout.fields() {
+        let (n, w) = find_field(m, si, &f.name)?;
+        let _ = writeln!(t.head, "  wire {}c_{} = {n};", range(w), f.name);
+    }
+    let (in_last, _) = find_field(m, si, &pt.in_last)?;
+    let (out_last, _) = find_field(m, so, &pt.out_last)?;
+    let (flag, _) = find_field(m, so, &e.flag)?;
+    let _ = writeln!(
+        t.head,
+        "  // the model's verdict on the transfer so far ({})",
+        e.source
+    );
+    for (x, w, _) in &pt.state {
+        let _ = writeln!(t.head, "  wire {}{x}_n;", range(*w));
+    }
+    for d in &e.reference {
+        let _ = writeln!(t.head, "  {d}");
+    }
+    let ends = format!("f_in_fire & {in_last}");
+    for (x, w, init) in &pt.state {
+        t.past(
+            x,
+            *w,
+            &format!("!rst_ni | ({ends}) ? {init} : f_in_fire ? {x}_n : {x}"),
+            init,
+        );
+    }
+    t.past(
+        "f_in_t_q",
+        8,
+        &format!("!rst_ni ? 8'd0 : f_in_t_q + {{7'd0, {ends}}}"),
+        "8'd0",
+    );
+    let out_ends = format!("f_out_fire & {out_last}");
+    t.past(
+        "f_out_t_q",
+        8,
+        &format!("!rst_ni ? 8'd0 : f_out_t_q + {{7'd0, {out_ends}}}"),
+        "8'd0",
+    );
+    let _ = writeln!(
+        t.head,
+        "  wire f_pick_now = {ends} & f_pick_i & ~f_picked_q;"
+    );
+    t.past(
+        "f_picked_q",
+        1,
+        "rst_ni & (f_picked_q | f_pick_now)",
+        "1'b0",
+    );
+    t.past(
+        "f_pick_t_q",
+        8,
+        "f_pick_now ? f_in_t_q : f_pick_t_q",
+        "8'd0",
+    );
+    t.past("f_bad_q", 1, "f_pick_now ? r_bad : f_bad_q", "1'b0");
+    let at = format!("{out_ends} & f_picked_q & (f_out_t_q == f_pick_t_q)");
+    t.assert(
+        &at,
+        &format!("{flag} == f_bad_q"),
+        "the chosen transfer ends flagged exactly when the model rejects it",
+    );
+    t.assert(
+        &out_ends,
+        "f_out_t_q != f_in_t_q",
+        "a transfer's output ends after the cycle its last input beat is taken",
+    );
+    t.assert(
+        &format!("f_out_fire & {flag}"),
+        &out_last,
+        "the flag comes only with the transfer's last beat",
+    );
+    for c in &e.cleared {
+        let (n, w) = find_field(m, so, c)?;
+        t.assert(
+            &format!("f_out_fire & {flag}"),
+            &format!("{n} == {w}'d0"),
+            "a flagged beat carries no data",
+        );
+    }
+    t.cover = Some((
+        format!("{at} & f_bad_q"),
+        "a corrupt transfer's verdict checked".into(),
+    ));
+    Ok(finish(
+        &format!("{}_f_error", m.name),
+        m,
+        "corrupt input (the error flag is the model's, per transfer)",
         t,
     ))
 }
@@ -603,11 +718,12 @@ pub fn code(c: &Code) -> Result<Wrapper, String> {
     })
 }
 
-/// The wrapper of a bounded property ([`Property::Accept`] or [`Property::Drain`]) of `m`
-/// with bound `bound` (cycles). Every output's consumer is always ready. `accept`: on every
-/// input stream, a beat offered is refused at most `bound` cycles. `drain`: an output beat
-/// comes at most `bound` cycles after the cycle of the last input beat taken (cycles
-/// counted from reset when no input was taken).
+/// The wrapper of a bounded property ([`Property::Accept`], [`Property::Drain`] or
+/// [`Property::Progress`]) of `m` with bound `bound` (cycles). Every output's consumer is
+/// always ready. `accept`: on every input stream, a beat offered is refused at most `bound`
+/// cycles. `drain`: an output beat comes at most `bound` cycles after the cycle of the last
+/// input beat taken (cycles counted from reset when no input was taken). `progress`: an
+/// output beat comes at most `bound` cycles after the last beat of any stream.
 pub fn bounded(m: &Module, prop: Property, bound: u32) -> Wrapper {
     let mut t = Text::new();
     input_rules(&mut t, m);
@@ -648,7 +764,14 @@ pub fn bounded(m: &Module, prop: Property, bound: u32) -> Wrapper {
             }
         }
         _ => {
-            let fire: Vec<String> = ins
+            // `progress` counts the silence since the last beat of any stream; `drain` the
+            // cycles since the last input beat.
+            let counted = if prop == Property::Progress {
+                m.streams.iter().collect()
+            } else {
+                ins.clone()
+            };
+            let fire: Vec<String> = counted
                 .iter()
                 .map(|s| format!("({} & {})", s.valid(), s.ready()))
                 .collect();
@@ -657,19 +780,29 @@ pub fn bounded(m: &Module, prop: Property, bound: u32) -> Wrapper {
             } else {
                 fire.join(" | ")
             };
-            let _ = writeln!(t.head, "  wire f_in_fire = rst_ni & ({any});");
+            let net = if prop == Property::Progress {
+                "f_any_fire"
+            } else {
+                "f_in_fire"
+            };
+            let _ = writeln!(t.head, "  wire {net} = rst_ni & ({any});");
             t.past(
                 "f_quiet_q",
                 8,
-                "!rst_ni | f_in_fire ? 8'd0 : f_quiet_q + {7'd0, f_quiet_q != 8'd255}",
+                &format!("!rst_ni | {net} ? 8'd0 : f_quiet_q + {{7'd0, f_quiet_q != 8'd255}}"),
                 "8'd0",
             );
             for s in &outs {
+                let (when, what) = if prop == Property::Progress {
+                    (format!("rst_ni & {}", s.valid()), "beat of any stream")
+                } else {
+                    (format!("rst_ni & {} & ~f_in_fire", s.valid()), "input beat")
+                };
                 t.assert(
-                    &format!("rst_ni & {} & ~f_in_fire", s.valid()),
+                    &when,
                     &format!("f_quiet_q < 8'd{b}"),
                     &format!(
-                        "`{}`: a beat at most {b} cycles after the last input beat",
+                        "`{}`: a beat at most {b} cycles after the last {what}",
                         s.prefix
                     ),
                 );

@@ -1049,6 +1049,8 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let bc = m.reg("buf_count_q", bcw, Some(0));
     let in_done = m.reg("in_done_q", 1, Some(0));
     m.annotate("the transfer's last beat has been absorbed");
+    let empty_end = m.reg("empty_end_q", 1, Some(0));
+    m.annotate("that last beat carried no element: the transfer ends with an error beat");
     let sec = m.reg("sec_q", secw, Some(0));
 
     m.comment("Stage 1: mask segment, popcount and need for this sector");
@@ -1115,7 +1117,7 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     let last_sec = m.wire("last_sector", &sec.q().eq_lit(s_cnt as u64 - 1));
     let end_xfer = m.wire(
         "end_of_transfer",
-        &(&fire & &last_sec & &in_done.q() & bc_after.eq_lit(0)),
+        &(&fire & &last_sec & &in_done.q() & !empty_end.q() & bc_after.eq_lit(0)),
     );
 
     m.comment("Refill: absorb a beat at the end of the buffered elements");
@@ -1178,6 +1180,10 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     }
     let done_next = (&in_done.q() | (&take & &s_last)) & !(&end_xfer | &corrupt);
     m.next(&in_done, &done_next, None);
+    // A last beat without elements is corrupt whenever it comes (the compressor never sends
+    // an empty beat): the windows before it leave without `m_last_o`, then an error beat.
+    let empty_next = (&empty_end.q() | (&take & &s_last & in_elems.eq_lit(0))) & !&corrupt;
+    m.next(&empty_end, &empty_next, None);
     let sec_next =
         (&last_sec | &corrupt).select(&Expr::zero(secw), &(sec.q() + Expr::lit(secw, 1)));
     let sec_next = m.wire("sec_next", &sec_next);
