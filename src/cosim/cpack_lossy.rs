@@ -262,6 +262,14 @@ pub fn block_txn(
             let stored = t.expected.len() * model::CHUNK_BYTES;
             Ok((t, stored))
         }
+        Unit::Loopback => {
+            // The compressor's input, and what the decompressor gives back for the model's
+            // chunks: C-Pack's words again, 4 per beat.
+            let inputs = cpack_beats(p, b, tc);
+            let cb = model::compress(&p.codec, b, tc).map_err(|e| e.to_string())?;
+            let expected = decomp_expected(p, cb.md.c, tc, &cb.chunks);
+            Ok((Txn { inputs, expected }, cb.chunks.len()))
+        }
         Unit::TruncPack => {
             let t = trunc_txn(p, b, tc);
             let stored = t.expected.len() * 4 * p.words_per_cycle;

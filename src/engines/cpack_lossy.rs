@@ -90,7 +90,7 @@ impl Engine for CpackLossy {
                 "md-cache",
                 "mc-top",
             ],
-            test_units: &[],
+            test_units: &["loopback"],
         }
     }
 
@@ -102,6 +102,7 @@ impl Engine for CpackLossy {
         let p = &cfg.cpack_lossy;
         Unit::ALL
             .iter()
+            .filter(|&&u| u != Unit::Loopback)
             .map(|&u| {
                 Ok(UnitDesign {
                     engine: self.name(),
@@ -115,6 +116,48 @@ impl Engine for CpackLossy {
                 })
             })
             .collect()
+    }
+
+    /// Compressor → decompressor on the lossless path (`tcode` 0): C-Pack's words come back,
+    /// two input beats (2 words each) to an output beat (4 words), `last` with a block's
+    /// last beat, no error. (A lossy block's words are those `fp_trunc_pack` makes; its beats
+    /// per block differ, and the truncation and restore units are not in this loop.)
+    fn round_trips(&self, cfg: &Config) -> Result<Vec<crate::formal::RoundTrip>, String> {
+        let p = &cfg.cpack_lossy;
+        let words = p.codec.words() as u32;
+        let k = p.words_per_cycle as u32;
+        let (beats, out_beats) = (words / k, words.div_ceil(4));
+        if beats % out_beats != 0 || !(beats / out_beats).is_power_of_two() {
+            return Ok(Vec::new());
+        }
+        let top = self.cosim_top(cfg, "loopback")?;
+        let tz = beats.trailing_zeros();
+        let last = if tz == 0 {
+            "s_last_i".to_string()
+        } else {
+            format!(
+                "s_last_i == (f_in_n_q[{}:0] == {tz}'d{})",
+                tz - 1,
+                beats - 1
+            )
+        };
+        Ok(vec![crate::formal::RoundTrip {
+            unit: "loopback".into(),
+            top,
+            input: "s".into(),
+            output: "m".into(),
+            pairs: vec![
+                ("data".into(), "words".into()),
+                ("last".into(), "last".into()),
+            ],
+            zero: vec!["err".into()],
+            assume: vec![last, "s_tcode_i == 2'd0".into()],
+            expect: None,
+            count_bits: 8,
+            line_beats: out_beats,
+            in_beats: beats / out_beats,
+            split: None,
+        }])
     }
 
     /// The combinational chunk sizer and request-size modifier (checked exhaustively

@@ -118,6 +118,7 @@ impl Engine for Zvc {
             expect: None,
             count_bits: bits,
             line_beats: sectors,
+            in_beats: 1,
             split: None,
         }])
     }

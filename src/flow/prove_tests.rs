@@ -114,6 +114,36 @@ fn progress_is_for_units_with_several_inputs() {
     );
 }
 
+/// PACT'12's loop-back takes two 2-word beats for each 4-word beat it gives back: the
+/// round trip tracks a block's first input beat, records the second, and checks the output
+/// beat against both; every output beat leaves after both its input beats.
+#[test]
+fn pact12_round_trip_pairs_two_input_beats_with_one_output_beat() {
+    let cfg = Config::load(std::path::Path::new("verif/configs/cpack_lossy_b16.yaml")).unwrap();
+    let e = engines::by_name("cpack-lossy").unwrap();
+    let rts = e.round_trips(&cfg).unwrap();
+    assert_eq!(rts.len(), 1);
+    assert_eq!((rts[0].in_beats, rts[0].line_beats), (2, 1));
+    let w = wrapper::round_trip(&rts[0], None).unwrap();
+    for l in w.text.lines() {
+        assert!(l.is_ascii() && l.len() <= 100, "{l}");
+    }
+    for want in [
+        "assume (s_last_i == (f_in_n_q[0:0] == 1'd1));",
+        "assume (s_tcode_i == 2'd0);",
+        "if (f_in_fire & ~f_picked_q & (f_in_n_q[0:0] != 1'd0)) assume (!f_pick_i);",
+        "assert (m_words_o == {f_pick_pay1_q[63:0], f_pick_pay_q[63:0]});",
+        "assert (m_last_o == f_pick_pay1_q[64:64]);",
+        "if (f_out_fire) assert ({1'b0, f_in_n_q} >= (({1'b0, f_out_n_q} + 9'd1) << 1));",
+        "cover (f_out_n_q == 8'd2);",
+    ] {
+        assert!(w.text.contains(want), "{want}\n{}", w.text);
+    }
+    // 128 B blocks: 16 input beats and 8 output beats a block, still two to one.
+    let rts = e.round_trips(&Config::default()).unwrap();
+    assert_eq!((rts[0].in_beats, rts[0].line_beats), (2, 8));
+}
+
 /// The smallest ZVC: the stream contract of both units and the round trip hold to a depth
 /// that sees two whole windows come back, the decompressor's per-transfer error flag is the
 /// reference's, and each planted fault gives a counterexample.

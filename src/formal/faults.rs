@@ -19,7 +19,9 @@ pub struct Planted {
     pub text: String,
 }
 
-/// The data-path muxes the cosim fault tests invert, by file-name prefix and wire.
+/// The data-path muxes the cosim fault tests invert, by file-name prefix and wire (and two
+/// of PACT'12's, a compressor index select and the decompressor's dictionary write pointer,
+/// which only the prover inverts).
 const MUXES: &[(&str, &str)] = &[
     ("zvc_compact", "d1_3"),
     ("zvc_compact", "d1_1"),
@@ -28,6 +30,8 @@ const MUXES: &[(&str, &str)] = &[
     ("fpc_decomp", "k1_slot2"),
     ("cpack_comp", "w1_idx_th"),
     ("cpack_decomp", "t1_dict"),
+    ("cpack_lossy_comp", "w1_idx_th"),
+    ("cpack_lossy_decomp", "x3_dwsel1"),
     ("bx", "zdr1"),
     ("bx", "inv5"),
     ("bpc", "s1_l0"),

@@ -142,9 +142,14 @@ pub struct RoundTrip {
     pub expect: Option<String>,
     /// Width of the beat counters (more than the beats a proof can see in flight).
     pub count_bits: u32,
-    /// Beats per line (ZVC: sectors per window; 1 for line-wide units): the BMC depth covers
-    /// two whole lines through the loop.
+    /// Output beats per line (ZVC: sectors per window; 1 for line-wide units): the BMC depth
+    /// covers two whole lines through the loop.
     pub line_beats: u32,
+    /// Input beats per output beat, a power of two (PACT'12: 2 words in, 4 out per beat):
+    /// above 1, an output field `in_beats` times as wide as its input field carries the
+    /// field of that many input beats (the first lowest), and one as wide carries the last
+    /// one's; `expect` must be `None`.
+    pub in_beats: u32,
     /// Cases the proof splits into, by the tracked line's beat on an inner link.
     pub split: Option<Split>,
 }
@@ -216,6 +221,7 @@ impl RoundTrip {
             expect: None,
             count_bits: 8,
             line_beats: 1,
+            in_beats: 1,
             split: None,
         }
     }

@@ -29,6 +29,9 @@ pub struct Wrapper {
     pub cover: Option<String>,
 }
 
+/// A port of a stream field and its width.
+type Field = (String, u32);
+
 /// `[w-1:0] ` for a bus, nothing for one bit.
 fn range(w: u32) -> String {
     if w > 1 {
@@ -309,6 +312,7 @@ fn track(
     (si, so): (&StreamPorts, &StreamPorts),
     cw: u32,
     ins: &[(String, u32)],
+    out_idx: &str,
 ) {
     t.extra_inputs.push(("f_pick_i".into(), 1));
     input_rules(t, m);
@@ -346,7 +350,7 @@ fn track(
     t.past(
         "f_done_q",
         1,
-        "rst_ni & (f_done_q | (f_out_fire & f_picked_q & (f_out_n_q == f_pick_n_q)))",
+        &format!("rst_ni & (f_done_q | (f_out_fire & f_picked_q & (f_out_n_q == {out_idx})))"),
         "1'b0",
     );
     t.past(
@@ -376,19 +380,36 @@ pub fn round_trip(rt: &RoundTrip, case: Option<usize>) -> Result<Wrapper, String
     let field = |s: &StreamPorts, f: &str| find_field(m, s, f);
     let mut t = Text::new();
     let cw = rt.count_bits;
+    let r = rt.in_beats;
+    if !r.is_power_of_two() || (r > 1 && (rt.expect.is_some() || rt.split.is_some())) {
+        return Err(format!(
+            "{}: {r} input beats per output beat (a power of two, without `expect` or a split)",
+            rt.unit
+        ));
+    }
     let mut ins = Vec::new();
     let mut outs = Vec::new();
     for (a, b) in &rt.pairs {
         ins.push(field(si, a)?);
         let o = field(so, b)?;
-        if o.1 != ins.last().map_or(0, |x| x.1) {
+        let w = ins.last().map_or(0, |x| x.1);
+        if o.1 != w && o.1 != r * w {
             return Err(format!("{} and {} differ in width", a, b));
         }
         outs.push(o);
     }
-    track(&mut t, m, (si, so), cw, &ins);
+    let sh = r.trailing_zeros();
+    let out_idx = if r == 1 {
+        "f_pick_n_q".to_string()
+    } else {
+        format!("(f_pick_n_q >> {sh})")
+    };
+    track(&mut t, m, (si, so), cw, &ins, &out_idx);
     for a in &rt.assume {
         t.assume("rst_ni", a, "the engine's input rule for the round trip");
+    }
+    if r > 1 {
+        return grouped(t, rt, (so, &ins, &outs), r);
     }
     let mut suffix = String::new();
     if let (Some(sp), Some(i)) = (&rt.split, case) {
@@ -478,6 +499,93 @@ pub fn round_trip(rt: &RoundTrip, case: Option<usize>) -> Result<Wrapper, String
     ))
 }
 
+/// The rest of the round-trip wrapper of `rt` when an output beat carries `r` input beats
+/// (`r > 1`, no split): the chosen beat is the first of its group, the group's later beats
+/// are recorded as they are taken (`f_pick_pay<g>_q`), and the output beat of index
+/// `f_pick_n_q / r` carries them; every output beat leaves after the cycles its input beats
+/// are taken.
+fn grouped(
+    mut t: Text,
+    rt: &RoundTrip,
+    (so, ins, outs): (&StreamPorts, &[Field], &[Field]),
+    r: u32,
+) -> Result<Wrapper, String> {
+    let m = &*rt.top;
+    let cw = rt.count_bits;
+    let sh = r.trailing_zeros();
+    t.assume(
+        &format!(
+            "f_in_fire & ~f_picked_q & (f_in_n_q[{}:0] != {sh}'d0)",
+            sh - 1
+        ),
+        "!f_pick_i",
+        "the chosen beat is the first of an output beat's input beats",
+    );
+    let iw: u32 = ins.iter().map(|x| x.1).sum();
+    let pay = |g: u32| {
+        if g == 0 {
+            "f_pick_pay_q".to_string()
+        } else {
+            format!("f_pick_pay{g}_q")
+        }
+    };
+    for g in 1..r {
+        t.past(
+            &pay(g),
+            iw,
+            &format!(
+                "(f_in_fire & f_picked_q & (f_in_n_q == f_pick_n_q + {cw}'d{g}))\n      ? {}\n      : {}",
+                concat(ins, 6),
+                pay(g)
+            ),
+            &format!("{iw}'d0"),
+        );
+    }
+    let at = format!("f_out_fire & f_picked_q & ~f_done_q & (f_out_n_q == (f_pick_n_q >> {sh}))");
+    let mut lo = 0;
+    for ((_, w), (o, ow)) in ins.iter().zip(outs) {
+        let slice = |g: u32| format!("{}[{}:{lo}]", pay(g), lo + w - 1);
+        let want = if *ow == *w {
+            slice(r - 1)
+        } else {
+            let parts: Vec<String> = (0..r).rev().map(slice).collect();
+            format!("{{{}}}", parts.join(", "))
+        };
+        t.assert(
+            &at,
+            &format!("{o} == {want}"),
+            "the chosen line comes back as it went in",
+        );
+        lo += w;
+    }
+    t.cover = Some((
+        format!("f_out_n_q == {cw}'d{}", 2 * rt.line_beats),
+        "two whole lines back".into(),
+    ));
+    for z in &rt.zero {
+        let (n, _) = find_field(m, so, z)?;
+        t.assert(
+            "f_out_fire",
+            &format!("!{n}"),
+            "no error on a line the unit made",
+        );
+    }
+    t.assert(
+        "f_out_fire",
+        &format!(
+            "{{1'b0, f_in_n_q}} >= (({{1'b0, f_out_n_q}} + {}'d1) << {sh})",
+            cw + 1
+        ),
+        "an output beat leaves after the cycles its input beats are taken",
+    );
+    Ok(finish(
+        &format!("{}_f_rt", m.name),
+        m,
+        "round trip (the output line equals the input line)",
+        t,
+    ))
+}
+
 /// The error-flag wrapper of `e` ([`Property::Error`]): one input beat, chosen by the solver,
 /// is recorded (its fields readable as `r_<field>`); the reference decides from it whether
 /// the model rejects the beat (`r_bad`), and the output beat of the same index must carry the
@@ -492,7 +600,7 @@ pub fn error_flag(e: &ErrorFlag) -> Result<Wrapper, String> {
     }
     let mut t = Text::new();
     let ins = payload(si);
-    track(&mut t, m, (si, so), 8, &ins);
+    track(&mut t, m, (si, so), 8, &ins, "f_pick_n_q");
     let mut lo = 0;
     let _ = writeln!(t.head, "  // the recorded beat's fields");
     for (f, (_, w)) in si.layout.fields().iter().zip(&ins) {

@@ -231,6 +231,20 @@ fn pack_wiring(words: &[Expr], t: u32) -> Expr {
     Expr::cat_lsb(&out_words)
 }
 
+/// `cpack_lossy_loopback_*`: compressor → decompressor, for the round-trip tests (cosim and
+/// `hwzip prove`): C-Pack's words in, `k` per beat, and the same words out, 4 per beat
+/// (the compressor's `n` and `bits` are not needed by the decompressor).
+pub fn loopback(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
+    let comp = compressor(p)?;
+    let decomp = decompressor(p)?;
+    let mut m = ModuleBuilder::new(format!("cpack_lossy_loopback_{}", p.tag()));
+    m.header("Generator: hwzip::rtl::cpack_lossy::loopback");
+    m.header(format!("Parameters: {}", p.describe()));
+    m.header("Spec: docs/FORMATS.md, PACT'12 Sec. 2.2-Sec. 2.4 (round trip through both units)");
+    stream::chain(&mut m, &[("u_comp", &comp), ("u_decomp", &decomp)], &[]);
+    m.finish()
+}
+
 /// `cpack_lossy_comp`: words in, chunks out (see the module docs).
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_data_i[32k-1:0]`/`s_last_i`/`s_tcode_i[1:0]` →
@@ -864,7 +878,12 @@ fn output(
         l
     ));
     let pay = m.reg("out_img_q", l, None);
-    let shifted = Expr::cat(&[pay.q().slice(0, l - cb), Expr::zero(cb)]);
+    // A one-chunk block (16 B) has nothing behind its first chunk.
+    let shifted = if l > cb {
+        Expr::cat(&[pay.q().slice(0, l - cb), Expr::zero(cb)])
+    } else {
+        Expr::zero(l)
+    };
     m.next(
         &pay,
         &o_load.select(aligned, &shifted),

@@ -20,17 +20,20 @@ pub enum Unit {
     MdCache,
     /// `cpack_lossy_mc_*`: `mc_comp_top`, one memory controller's compression path.
     McTop,
+    /// `cpack_lossy_loopback_*` (test only): compressor → decompressor.
+    Loopback,
 }
 
 impl Unit {
-    /// Every unit, in report order.
-    pub const ALL: [Unit; 6] = [
+    /// Every unit, in report order, the test-only loop-back last.
+    pub const ALL: [Unit; 7] = [
         Unit::Compressor,
         Unit::Decompressor,
         Unit::TruncPack,
         Unit::UnpackRestore,
         Unit::MdCache,
         Unit::McTop,
+        Unit::Loopback,
     ];
 
     /// CLI name.
@@ -42,13 +45,14 @@ impl Unit {
             Unit::UnpackRestore => "unpack-restore",
             Unit::MdCache => "md-cache",
             Unit::McTop => "mc-top",
+            Unit::Loopback => "loopback",
         }
     }
 
     /// Input bytes per beat (the MD cache: the data bytes a lookup serves, one block).
     pub fn beat_bytes(self, p: &LossyRtlParams) -> u32 {
         match self {
-            Unit::Compressor | Unit::TruncPack => 4 * p.words_per_cycle as u32,
+            Unit::Compressor | Unit::TruncPack | Unit::Loopback => 4 * p.words_per_cycle as u32,
             Unit::Decompressor | Unit::UnpackRestore => 16,
             Unit::MdCache | Unit::McTop => p.codec.block_bytes as u32,
         }
@@ -69,6 +73,7 @@ pub fn top(p: &LossyRtlParams, unit: Unit) -> Result<std::sync::Arc<Module>, Str
         Unit::UnpackRestore => crate::rtl::cpack_lossy::unpack_restore(p),
         Unit::MdCache => crate::rtl::cache::cache(&p.md_cache.rtl(p.codec.md_bits)),
         Unit::McTop => crate::rtl::cpack_lossy::mc_top(p),
+        Unit::Loopback => crate::rtl::cpack_lossy::loopback(p),
     };
     r.map_err(|e| e.to_string())
 }
