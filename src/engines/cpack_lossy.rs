@@ -141,23 +141,13 @@ impl Engine for CpackLossy {
                 beats - 1
             )
         };
-        Ok(vec![crate::formal::RoundTrip {
-            unit: "loopback".into(),
+        Ok(vec![crate::formal::RoundTrip::framed(
             top,
-            input: "s".into(),
-            output: "m".into(),
-            pairs: vec![
-                ("data".into(), "words".into()),
-                ("last".into(), "last".into()),
-            ],
-            zero: vec!["err".into()],
-            assume: vec![last, "s_tcode_i == 2'd0".into()],
-            expect: None,
-            count_bits: 8,
-            line_beats: out_beats,
-            in_beats: beats / out_beats,
-            split: None,
-        }])
+            "words",
+            vec![last, "s_tcode_i == 2'd0".into()],
+            (out_beats, beats / out_beats),
+            8,
+        )])
     }
 
     /// The combinational chunk sizer and request-size modifier (checked exhaustively

@@ -94,33 +94,24 @@ impl Engine for Zvc {
         let sectors = cfg.zvc.window / cfg.zvc.lanes;
         let top = self.cosim_top(cfg, "loopback")?;
         let bits = 8.max(sectors.trailing_zeros() + 2);
-        Ok(vec![crate::formal::RoundTrip {
-            unit: "loopback".into(),
+        let assume = (sectors > 1)
+            .then(|| {
+                let tz = sectors.trailing_zeros();
+                format!(
+                    "!s_last_i | (f_in_n_q[{}:0] == {tz}'d{})",
+                    tz - 1,
+                    sectors - 1
+                )
+            })
+            .into_iter()
+            .collect();
+        Ok(vec![crate::formal::RoundTrip::framed(
             top,
-            input: "s".into(),
-            output: "m".into(),
-            pairs: vec![
-                ("data".into(), "data".into()),
-                ("last".into(), "last".into()),
-            ],
-            zero: vec!["err".into()],
-            assume: (sectors > 1)
-                .then(|| {
-                    let tz = sectors.trailing_zeros();
-                    format!(
-                        "!s_last_i | (f_in_n_q[{}:0] == {tz}'d{})",
-                        tz - 1,
-                        sectors - 1
-                    )
-                })
-                .into_iter()
-                .collect(),
-            expect: None,
-            count_bits: bits,
-            line_beats: sectors,
-            in_beats: 1,
-            split: None,
-        }])
+            "data",
+            assume,
+            (sectors, 1),
+            bits,
+        )])
     }
 
     /// The decompressor's error flag, per transfer: a stream that does not end on a window

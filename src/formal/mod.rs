@@ -207,6 +207,32 @@ impl Split {
 }
 
 impl RoundTrip {
+    /// The round trip of a `loopback` top whose lines are framed by `last`: input `data`
+    /// and `last` come back as output `to` and `last`, `err` stays low, `line_beats` output
+    /// beats a line, `in_beats` input beats an output beat, under the input rules `assume`.
+    pub fn framed(
+        top: Arc<Module>,
+        to: &str,
+        assume: Vec<String>,
+        (line_beats, in_beats): (u32, u32),
+        count_bits: u32,
+    ) -> RoundTrip {
+        RoundTrip {
+            unit: "loopback".into(),
+            top,
+            input: "s".into(),
+            output: "m".into(),
+            pairs: vec![("data".into(), to.into()), ("last".into(), "last".into())],
+            zero: vec!["err".into()],
+            assume,
+            expect: None,
+            count_bits,
+            line_beats,
+            in_beats,
+            split: None,
+        }
+    }
+
     /// The round trip of a loop-back whose beats are whole lines: input field `from` comes
     /// back as output field `to` of the same beat, and the `zero` flags stay low.
     pub fn lines(unit: &str, top: Arc<Module>, from: &str, to: &str, zero: &[&str]) -> RoundTrip {
