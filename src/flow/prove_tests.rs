@@ -144,6 +144,39 @@ fn pact12_round_trip_pairs_two_input_beats_with_one_output_beat() {
     assert_eq!((rts[0].in_beats, rts[0].line_beats), (2, 8));
 }
 
+/// PACT'12's round trip on 16 B blocks can fail: its two planted data-path faults, one in
+/// the compressor and one in the decompressor, each give a counterexample (the proof itself
+/// takes about 17 minutes: `hwzip prove --engine cpack-lossy --config
+/// verif/configs/cpack_lossy_b16.yaml`).
+#[test]
+fn pact12_round_trip_catches_its_faults() {
+    if !tools() {
+        return;
+    }
+    let cfg = Config::load(std::path::Path::new("verif/configs/cpack_lossy_b16.yaml")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let req = Request {
+        properties: vec![Property::RoundTrip],
+        depth: 2,
+        faults: true,
+        ..Request::defaults()
+    };
+    let e = engines::by_name("cpack-lossy").unwrap();
+    let plans: Vec<_> = plan(e, &cfg, "cpack_lossy_b16", &req, out.path())
+        .unwrap()
+        .into_iter()
+        .filter(|p| p.fault.is_some())
+        .collect();
+    assert_eq!(plans.len(), 2);
+    let r = execute(plans, 2, &|m| eprintln!("{m}")).unwrap();
+    let mut names: Vec<&str> = r.faults.iter().map(|f| f.fault.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["mux:w1_idx_th", "mux:x3_dwsel1"]);
+    for f in &r.faults {
+        assert!(f.caught(), "{} not caught: {:?}", f.fault, f.proof);
+    }
+}
+
 /// The smallest ZVC: the stream contract of both units and the round trip hold to a depth
 /// that sees two whole windows come back, the decompressor's per-transfer error flag is the
 /// reference's, and each planted fault gives a counterexample.
