@@ -146,7 +146,7 @@ fn pact12_round_trip_pairs_two_input_beats_with_one_output_beat() {
 
 /// PACT'12's round trip on 16 B blocks can fail: its two planted data-path faults, one in
 /// the compressor and one in the decompressor, each give a counterexample (the proof itself
-/// takes about 17 minutes: `hwzip prove --engine cpack-lossy --config
+/// takes about 11 minutes: `hwzip prove --engine cpack-lossy --config
 /// verif/configs/cpack_lossy_b16.yaml`).
 #[test]
 fn pact12_round_trip_catches_its_faults() {
