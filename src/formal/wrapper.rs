@@ -301,6 +301,35 @@ fn find_field(m: &Module, s: &StreamPorts, f: &str) -> Result<(String, u32), Str
         .ok_or_else(|| format!("stream `{}` of {} has no field `{}`", s.prefix, m.name, f))
 }
 
+/// The handshakes of a tracked pair of streams and the solver's choice: the free input
+/// `f_pick_i`, the input side's assumptions, `f_in_fire`, `f_out_fire`, and `f_pick_now`
+/// (the choice is made now: `when` holds, `f_pick_i` is high and nothing is chosen yet,
+/// `f_picked_q` low).
+fn pick_on(t: &mut Text, m: &Module, (si, so): (&StreamPorts, &StreamPorts), when: &str) {
+    t.extra_inputs.push(("f_pick_i".into(), 1));
+    input_rules(t, m);
+    let (iv, ir, ov, or) = (si.valid(), si.ready(), so.valid(), so.ready());
+    let _ = writeln!(t.head, "  wire f_in_fire = rst_ni & {iv} & {ir};");
+    let _ = writeln!(t.head, "  wire f_out_fire = rst_ni & {ov} & {or};");
+    let _ = writeln!(
+        t.head,
+        "  wire f_pick_now = {when} & f_pick_i & ~f_picked_q;"
+    );
+}
+
+/// The assertions that the error flags `zero` of output stream `so` stay low on every beat.
+fn no_errors(t: &mut Text, m: &Module, so: &StreamPorts, zero: &[String]) -> Result<(), String> {
+    for z in zero {
+        let (n, _) = find_field(m, so, z)?;
+        t.assert(
+            "f_out_fire",
+            &format!("!{n}"),
+            "no error on a line the unit made",
+        );
+    }
+    Ok(())
+}
+
 /// The tracking of one input beat, chosen by the solver (free input `f_pick_i`) among the
 /// beats `si` takes, to the output beat of the same index on `so`: beat counters
 /// `f_in_n_q`/`f_out_n_q` of `cw` bits, `f_pick_now` (the chosen beat is taken now),
@@ -314,15 +343,7 @@ fn track(
     ins: &[(String, u32)],
     out_idx: &str,
 ) {
-    t.extra_inputs.push(("f_pick_i".into(), 1));
-    input_rules(t, m);
-    let (iv, ir, ov, or) = (si.valid(), si.ready(), so.valid(), so.ready());
-    let _ = writeln!(t.head, "  wire f_in_fire = rst_ni & {iv} & {ir};");
-    let _ = writeln!(t.head, "  wire f_out_fire = rst_ni & {ov} & {or};");
-    let _ = writeln!(
-        t.head,
-        "  wire f_pick_now = f_in_fire & f_pick_i & ~f_picked_q;"
-    );
+    pick_on(t, m, (si, so), "f_in_fire");
     t.past(
         "f_in_n_q",
         cw,
@@ -478,14 +499,7 @@ pub fn round_trip(rt: &RoundTrip, case: Option<usize>) -> Result<Wrapper, String
             "two whole lines back".into(),
         )
     });
-    for z in &rt.zero {
-        let (n, _) = field(so, z)?;
-        t.assert(
-            "f_out_fire",
-            &format!("!{n}"),
-            "no error on a line the unit made",
-        );
-    }
+    no_errors(&mut t, m, so, &rt.zero)?;
     t.assert(
         "f_out_fire & (f_out_n_q == f_in_n_q)",
         "f_in_fire",
@@ -562,14 +576,7 @@ fn grouped(
         format!("f_out_n_q == {cw}'d{}", 2 * rt.line_beats),
         "two whole lines back".into(),
     ));
-    for z in &rt.zero {
-        let (n, _) = find_field(m, so, z)?;
-        t.assert(
-            "f_out_fire",
-            &format!("!{n}"),
-            "no error on a line the unit made",
-        );
-    }
+    no_errors(&mut t, m, so, &rt.zero)?;
     t.assert(
         "f_out_fire",
         &format!(
@@ -662,17 +669,14 @@ fn transfer_error(
 ) -> Result<Wrapper, String> {
     let m = &*e.top;
     let mut t = Text::new();
-    t.extra_inputs.push(("f_pick_i".into(), 1));
-    input_rules(&mut t, m);
-    let (iv, ir, ov, or) = (si.valid(), si.ready(), so.valid(), so.ready());
-    let _ = writeln!(t.head, "  wire f_in_fire = rst_ni & {iv} & {ir};");
-    let _ = writeln!(t.head, "  wire f_out_fire = rst_ni & {ov} & {or};");
+    let (in_last, _) = find_field(m, si, &pt.in_last)?;
+    let ends = format!("f_in_fire & {in_last}");
+    pick_on(&mut t, m, (si, so), &ends);
     let _ = writeln!(t.head, "  // the input beat's fields");
     for f in si.layout.fields() {
         let (n, w) = find_field(m, si, &f.name)?;
         let _ = writeln!(t.head, "  wire {}c_{} = {n};", range(w), f.name);
     }
-    let (in_last, _) = find_field(m, si, &pt.in_last)?;
     let (out_last, _) = find_field(m, so, &pt.out_last)?;
     let (flag, _) = find_field(m, so, &e.flag)?;
     let _ = writeln!(
@@ -686,7 +690,6 @@ fn transfer_error(
     for d in &e.reference {
         let _ = writeln!(t.head, "  {d}");
     }
-    let ends = format!("f_in_fire & {in_last}");
     for (x, w, init) in &pt.state {
         t.past(
             x,
@@ -707,10 +710,6 @@ fn transfer_error(
         8,
         &format!("!rst_ni ? 8'd0 : f_out_t_q + {{7'd0, {out_ends}}}"),
         "8'd0",
-    );
-    let _ = writeln!(
-        t.head,
-        "  wire f_pick_now = {ends} & f_pick_i & ~f_picked_q;"
     );
     t.past(
         "f_picked_q",
