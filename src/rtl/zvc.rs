@@ -1037,7 +1037,6 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         &Layout::new(&[("data", l * w), ("bytes", p.bytes_width()), ("last", 1)]),
     );
     let s_data = s_in.field("data");
-    let s_bytes = s_in.field("bytes");
     let s_last = s_in.field("last");
     let out = stream::output_port(&mut m, "m");
     let m_ready = out.ready();
@@ -1121,47 +1120,15 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
     );
 
     m.comment("Refill: absorb a beat at the end of the buffered elements");
-    let s_ready = m.wire(
-        "in_ready",
-        &(!in_done.q() & bc.q().le(&Expr::lit(bcw, (bcap - l) as u64))),
-    );
-    let take = m.wire("take", &s_in.fire());
-    s_in.accept(&mut m, &s_ready);
-    let eb_shift = clog2((w / 8) as u64);
-    // A beat adds at most its lanes: a `bytes` above the bus width (a malformed beat) counts
-    // as a full beat, so the buffer count stays consistent (docs/FORMATS.md, ZVC §3.3).
-    let cw = bcw.max(s_bytes.width());
-    let claimed = s_bytes.shr(eb_shift).resize(cw);
-    let full = Expr::lit(cw, l as u64);
-    let clamped = m.wire("in_elems_full", &claimed.gt(&full).select(&full, &claimed));
-    let in_elems = m.wire("in_elems", &clamped.resize(bcw));
-    if cw > bcw {
-        // At most `lanes` (< 2^bcw): the high bits are zero.
-        m.unused(&clamped.slice(bcw, cw - bcw));
-    }
-    if eb_shift > 0 {
-        m.unused(&s_bytes.slice(0, eb_shift));
-    }
-    // The beat is placed after the buffered elements as they are before this cycle's sector
-    // leaves (at `buf_count_q`, which `in_ready` keeps at most `bcap - lanes`), and the
-    // sector's elements are dropped from the merged buffer afterwards: the placement depends
-    // on registers only, and the drop is chosen by `fire` at the end (both orders give the
-    // same buffer).
-    let posw = clog2((bcap - l) as u64 + 1);
-    // The placement shifter's selects come from register copies of the count's low bits,
-    // one per 128 buffer bits (`docs/TOOLCHAIN.md`, bounded fan-out).
-    let copies = (bcap as usize * w as usize).div_ceil(128);
-    let pos_reps = m.reg_replicas("buf_pos_q", posw, Some(0), copies);
-    m.annotate("copies of buf_count_q[posw-1:0]: the beat's placement");
+    let regs = (&buf.q(), &bc.q(), &in_done.q());
+    let Refill {
+        take,
+        in_elems,
+        pos_reps,
+        posw,
+        merged,
+    } = refill(&mut m, p, s_in, regs, (bcap, bcw));
     let pos: Vec<Expr> = pos_reps.iter().map(|r| r.q()).collect();
-    // A copy whose lanes only ever see zeros below them does not need the low bits.
-    for p in &pos {
-        m.unused(p);
-    }
-    let in_lanes2 = beat_lanes(&mut m, (&s_data, &in_elems), w, bcap);
-    let placed = shift_lanes_copies(&mut m, "ins", &in_lanes2, &pos, true);
-    let placed = Expr::cat_lsb(&placed);
-    let merged = m.wire("buf_merged", &(buf.q() | take.gate(&placed)));
     m.unused(&need.slice(kw.min(bcw - 1), bcw - kw.min(bcw - 1)));
     let drop = need.resize(kw);
     let dropped = shift_lanes(&mut m, "drop", &merged.lanes(w), &drop, false);
@@ -1224,6 +1191,85 @@ pub fn decompressor(p: &ZvcRtlParams) -> Result<Arc<Module>, HdlError> {
         &[("data", o_data), ("last", o_last), ("err", o_err)],
     );
     m.finish()
+}
+
+/// The refill side of the decompressor ([`refill`]).
+struct Refill {
+    /// An input beat is taken this cycle.
+    take: Expr,
+    /// The beat's element count (a malformed `bytes` counts as a full beat).
+    in_elems: Expr,
+    /// Register copies of the buffer count's low bits: the beat's placement.
+    pos_reps: Vec<Reg>,
+    /// Width of a placement.
+    posw: u32,
+    /// The buffer with the beat's elements placed after the buffered ones.
+    merged: Expr,
+}
+
+/// Refill (FORMATS §3.3): take a beat while the transfer is open and the buffer has room for
+/// a full one, count its elements and place them after the buffered elements. `regs` are
+/// `buf_q`, `buf_count_q` and `in_done_q`; `cap` the buffer's capacity and count width.
+fn refill(
+    m: &mut ModuleBuilder,
+    p: &ZvcRtlParams,
+    s_in: stream::Stream,
+    regs: (&Expr, &Expr, &Expr),
+    cap: (u32, u32),
+) -> Refill {
+    let (w, l) = (p.word_bits, p.lanes);
+    let (buf_q, bc_q, in_done_q) = regs;
+    let (bcap, bcw) = cap;
+    let s_data = s_in.field("data");
+    let s_bytes = s_in.field("bytes");
+    let s_ready = m.wire(
+        "in_ready",
+        &(!in_done_q & bc_q.le(&Expr::lit(bcw, (bcap - l) as u64))),
+    );
+    let take = m.wire("take", &s_in.fire());
+    s_in.accept(m, &s_ready);
+    let eb_shift = clog2((w / 8) as u64);
+    // A beat adds at most its lanes: a `bytes` above the bus width (a malformed beat) counts
+    // as a full beat, so the buffer count stays consistent (docs/FORMATS.md, ZVC §3.3).
+    let cw = bcw.max(s_bytes.width());
+    let claimed = s_bytes.shr(eb_shift).resize(cw);
+    let full = Expr::lit(cw, l as u64);
+    let clamped = m.wire("in_elems_full", &claimed.gt(&full).select(&full, &claimed));
+    let in_elems = m.wire("in_elems", &clamped.resize(bcw));
+    if cw > bcw {
+        // At most `lanes` (< 2^bcw): the high bits are zero.
+        m.unused(&clamped.slice(bcw, cw - bcw));
+    }
+    if eb_shift > 0 {
+        m.unused(&s_bytes.slice(0, eb_shift));
+    }
+    // The beat is placed after the buffered elements as they are before this cycle's sector
+    // leaves (at `buf_count_q`, which `in_ready` keeps at most `bcap - lanes`), and the
+    // sector's elements are dropped from the merged buffer afterwards: the placement depends
+    // on registers only, and the drop is chosen by `fire` at the end (both orders give the
+    // same buffer).
+    let posw = clog2((bcap - l) as u64 + 1);
+    // The placement shifter's selects come from register copies of the count's low bits,
+    // one per 128 buffer bits (`docs/TOOLCHAIN.md`, bounded fan-out).
+    let copies = (bcap as usize * w as usize).div_ceil(128);
+    let pos_reps = m.reg_replicas("buf_pos_q", posw, Some(0), copies);
+    m.annotate("copies of buf_count_q[posw-1:0]: the beat's placement");
+    let pos: Vec<Expr> = pos_reps.iter().map(|r| r.q()).collect();
+    // A copy whose lanes only ever see zeros below them does not need the low bits.
+    for p in &pos {
+        m.unused(p);
+    }
+    let in_lanes2 = beat_lanes(m, (&s_data, &in_elems), w, bcap);
+    let placed = shift_lanes_copies(m, "ins", &in_lanes2, &pos, true);
+    let placed = Expr::cat_lsb(&placed);
+    let merged = m.wire("buf_merged", &(buf_q | &take.gate(&placed)));
+    Refill {
+        take,
+        in_elems,
+        pos_reps,
+        posw,
+        merged,
+    }
 }
 
 /// The element count after this cycle (`buf_count_next`) from the count with the arriving
