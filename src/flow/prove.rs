@@ -285,6 +285,7 @@ pub fn plan(
             depth: if prop == Property::Code { 1 } else { req.depth },
             induction: req.induction,
             reach_max: req.reach_max,
+            past_reach: 0,
             solver: req.solver,
             budget: req.budget,
             work_dir: out

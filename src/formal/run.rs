@@ -33,6 +33,9 @@ pub struct ProofJob {
     pub induction: bool,
     /// Longest search for the wrapper's cover (the BMC depth is raised to reach it).
     pub reach_max: u32,
+    /// BMC runs at least this many cycles past the cycle the cover reached (past cycle 0
+    /// without a cover): a bound's try looks B + 8 cycles beyond the first checked beat.
+    pub past_reach: u32,
     /// The solver.
     pub solver: Solver,
     /// CPU budget of the whole proof (Yosys, BMC and induction).
@@ -232,6 +235,9 @@ pub fn key(job: &ProofJob) -> String {
         h.update(b"\0");
     }
     h.update(format!("\0{}\0{}\0", job.induction, job.reach_max).as_bytes());
+    if job.past_reach > 0 {
+        h.update(format!("past {}\0", job.past_reach).as_bytes());
+    }
     h.update(version("yosys", "-V").as_bytes());
     h.update(version(job.solver.name(), job.solver.version_flag()).as_bytes());
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
@@ -269,7 +275,7 @@ pub const MAX_BOUND: u32 = 64;
 
 /// A bounded property ([`Property::has_bound`]) of `job.top`: the smallest
 /// bound that BMC does not break (doubling from 0, then bisecting; a try at bound b runs
-/// BMC to at least b + 8 cycles, so that a longer wait can show), then that bound with
+/// BMC to at least b + 8 cycles past the first checked cycle, so that a longer wait can show), then that bound with
 /// k-induction as `job` asks. Each try is an ordinary cached proof of its own wrapper. A
 /// unit that breaks [`MAX_BOUND`] gives that counterexample.
 pub fn search_bound(job: &ProofJob) -> Result<ProofResult, String> {
@@ -277,8 +283,9 @@ pub fn search_bound(job: &ProofJob) -> Result<ProofResult, String> {
         let mut j = job.clone();
         j.wrapper = super::wrapper::bounded(&job.top, job.property, bound);
         j.induction = induction;
-        // Deep enough to see a wait one longer than the bound after a few cycles of filling.
-        j.depth = job.depth.max(bound + 8);
+        // Deep enough to see a wait one longer than the bound, counted from the first beat
+        // the bound is checked on, after a few more cycles of filling.
+        j.past_reach = bound + 8;
         j.work_dir = job.work_dir.join(format!("bound{bound}"));
         prove(&j).map(|mut r| {
             r.bound = Some(bound);
@@ -453,7 +460,7 @@ pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
     };
     let env = [("PATH", solver_path())];
     let smtbmc = crate::synth::run::tool_program("yosys-smtbmc");
-    let mut depth = job.depth;
+    let mut depth = job.depth.max(job.past_reach);
     if let Some(cover) = &job.wrapper.cover {
         let args = smtbmc_args(job.solver, job.reach_max, Mode::Cover);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -467,7 +474,7 @@ pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
             }
             (Ok(_), Some(n)) => {
                 r.reach = Some(n);
-                depth = depth.max(n + 1);
+                depth = depth.max(n + 1 + job.past_reach);
             }
             (Ok(_) | Err(SynthError::ToolFailed { .. }), None) => {
                 r.outcome = Outcome::Unreached;
