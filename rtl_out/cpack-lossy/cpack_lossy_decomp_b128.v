@@ -20,7 +20,9 @@ module cpack_lossy_decomp_b128 (
   output wire m_valid_o,
   output wire [127:0] m_words_o,
   output wire m_last_o,
-  output wire m_err_o
+  output wire m_err_o,
+  output wire m_c_o,
+  output wire [1:0] m_tcode_o
 );
   reg  slot0_full_q;
   reg  slot1_full_q;
@@ -1801,30 +1803,30 @@ module cpack_lossy_decomp_b128 (
   wire ofifo_ready;
   wire ofifo_push;
   wire ofifo_pop;
-  reg  [129:0] ofifo0_q;
+  reg  [132:0] ofifo0_q;
   wire ofifo_we0;
-  wire [129:0] ofifo0_d;
-  reg  [129:0] ofifo1_q;
+  wire [132:0] ofifo0_d;
+  reg  [132:0] ofifo1_q;
   wire ofifo_we1;
-  wire [129:0] ofifo1_d;
-  reg  [129:0] ofifo2_q;
+  wire [132:0] ofifo1_d;
+  reg  [132:0] ofifo2_q;
   wire ofifo_we2;
-  wire [129:0] ofifo2_d;
-  reg  [129:0] ofifo3_q;
+  wire [132:0] ofifo2_d;
+  reg  [132:0] ofifo3_q;
   wire ofifo_we3;
-  wire [129:0] ofifo3_d;
-  reg  [129:0] ofifo4_q;
+  wire [132:0] ofifo3_d;
+  reg  [132:0] ofifo4_q;
   wire ofifo_we4;
-  wire [129:0] ofifo4_d;
-  reg  [129:0] ofifo5_q;
+  wire [132:0] ofifo4_d;
+  reg  [132:0] ofifo5_q;
   wire ofifo_we5;
-  wire [129:0] ofifo5_d;
-  reg  [129:0] ofifo6_q;
+  wire [132:0] ofifo5_d;
+  reg  [132:0] ofifo6_q;
   wire ofifo_we6;
-  wire [129:0] ofifo6_d;
-  reg  [129:0] ofifo7_q;
+  wire [132:0] ofifo6_d;
+  reg  [132:0] ofifo7_q;
   wire ofifo_we7;
-  wire [129:0] ofifo7_d;
+  wire [132:0] ofifo7_d;
   wire ofifo_rs0;
   wire ofifo_rs1;
   wire ofifo_rs2;
@@ -1833,11 +1835,11 @@ module cpack_lossy_decomp_b128 (
   wire ofifo_rs5;
   wire ofifo_rs6;
   wire ofifo_rs7;
-  wire [129:0] ofifo_head;
+  wire [132:0] ofifo_head;
   wire [2:0] ofifo_wr_d;
   wire [2:0] ofifo_rd_d;
   wire [3:0] ofifo_count_d;
-  wire [129:0] ofifo_out;
+  wire [132:0] ofifo_out;
   wire [127:0] out_words;
   wire pop;
   wire [3:0] inflight_go;
@@ -1849,21 +1851,21 @@ module cpack_lossy_decomp_b128 (
   assign ofifo_push = (d_valid_q & ofifo_ready);
   assign ofifo_pop = (ofifo_valid & m_ready_i);
   assign ofifo_we0 = (ofifo_push & (ofifo_wr_q == 3'd0));
-  assign ofifo0_d = {d_last_q, d_err, d_words};
+  assign ofifo0_d = {d_tcode_q, ~d_raw_q, d_last_q, d_err, d_words};
   assign ofifo_we1 = (ofifo_push & (ofifo_wr_q == 3'd1));
-  assign ofifo1_d = {d_last_q, d_err, d_words};
+  assign ofifo1_d = {d_tcode_q, ~d_raw_q, d_last_q, d_err, d_words};
   assign ofifo_we2 = (ofifo_push & (ofifo_wr_q == 3'd2));
-  assign ofifo2_d = {d_last_q, d_err, d_words};
+  assign ofifo2_d = {d_tcode_q, ~d_raw_q, d_last_q, d_err, d_words};
   assign ofifo_we3 = (ofifo_push & (ofifo_wr_q == 3'd3));
-  assign ofifo3_d = {d_last_q, d_err, d_words};
+  assign ofifo3_d = {d_tcode_q, ~d_raw_q, d_last_q, d_err, d_words};
   assign ofifo_we4 = (ofifo_push & (ofifo_wr_q == 3'd4));
-  assign ofifo4_d = {d_last_q, d_err, d_words};
+  assign ofifo4_d = {d_tcode_q, ~d_raw_q, d_last_q, d_err, d_words};
   assign ofifo_we5 = (ofifo_push & (ofifo_wr_q == 3'd5));
-  assign ofifo5_d = {d_last_q, d_err, d_words};
+  assign ofifo5_d = {d_tcode_q, ~d_raw_q, d_last_q, d_err, d_words};
   assign ofifo_we6 = (ofifo_push & (ofifo_wr_q == 3'd6));
-  assign ofifo6_d = {d_last_q, d_err, d_words};
+  assign ofifo6_d = {d_tcode_q, ~d_raw_q, d_last_q, d_err, d_words};
   assign ofifo_we7 = (ofifo_push & (ofifo_wr_q == 3'd7));
-  assign ofifo7_d = {d_last_q, d_err, d_words};
+  assign ofifo7_d = {d_tcode_q, ~d_raw_q, d_last_q, d_err, d_words};
   assign ofifo_rs0 = (ofifo_rd_q == 3'd0);
   assign ofifo_rs1 = (ofifo_rd_q == 3'd1);
   assign ofifo_rs2 = (ofifo_rd_q == 3'd2);
@@ -1872,10 +1874,10 @@ module cpack_lossy_decomp_b128 (
   assign ofifo_rs5 = (ofifo_rd_q == 3'd5);
   assign ofifo_rs6 = (ofifo_rd_q == 3'd6);
   assign ofifo_rs7 = (ofifo_rd_q == 3'd7);
-  assign ofifo_head = ((ofifo_rs0 ? ofifo0_q : 130'd0) | (ofifo_rs1 ? ofifo1_q : 130'd0)
-                       | (ofifo_rs2 ? ofifo2_q : 130'd0) | (ofifo_rs3 ? ofifo3_q : 130'd0)
-                       | (ofifo_rs4 ? ofifo4_q : 130'd0) | (ofifo_rs5 ? ofifo5_q : 130'd0)
-                       | (ofifo_rs6 ? ofifo6_q : 130'd0) | (ofifo_rs7 ? ofifo7_q : 130'd0));
+  assign ofifo_head = ((ofifo_rs0 ? ofifo0_q : 133'd0) | (ofifo_rs1 ? ofifo1_q : 133'd0)
+                       | (ofifo_rs2 ? ofifo2_q : 133'd0) | (ofifo_rs3 ? ofifo3_q : 133'd0)
+                       | (ofifo_rs4 ? ofifo4_q : 133'd0) | (ofifo_rs5 ? ofifo5_q : 133'd0)
+                       | (ofifo_rs6 ? ofifo6_q : 133'd0) | (ofifo_rs7 ? ofifo7_q : 133'd0));
   assign ofifo_wr_d = (ofifo_wr_q + 3'd1);
   assign ofifo_rd_d = (ofifo_rd_q + 3'd1);
   assign ofifo_count_d = ((ofifo_push & ~ofifo_pop) ? (ofifo_count_q + 4'd1)
@@ -1892,6 +1894,8 @@ module cpack_lossy_decomp_b128 (
   assign m_words_o = out_words;
   assign m_last_o = ofifo_out[129];
   assign m_err_o = ofifo_out[128];
+  assign m_c_o = ofifo_out[130];
+  assign m_tcode_o = ofifo_out[132:131];
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       ofifo_wr_q <= 3'd0;

@@ -784,6 +784,8 @@ module cpack_lossy_mc_b128 (
   wire [127:0] u_decomp_m_words_o;
   wire u_decomp_m_last_o;
   wire u_decomp_m_err_o;
+  wire u_decomp_m_c_o;
+  wire [1:0] u_decomp_m_tcode_o;
   wire rest_m_ready;
   wire u_restore_s_ready_o;
   wire u_restore_m_valid_o;
@@ -826,7 +828,9 @@ module cpack_lossy_mc_b128 (
     .m_valid_o(u_decomp_m_valid_o),
     .m_words_o(u_decomp_m_words_o),
     .m_last_o(u_decomp_m_last_o),
-    .m_err_o(u_decomp_m_err_o)
+    .m_err_o(u_decomp_m_err_o),
+    .m_c_o(u_decomp_m_c_o),
+    .m_tcode_o(u_decomp_m_tcode_o)
   );
   cpack_lossy_restore_b128 u_restore (
     .clk_i(clk_i),
@@ -1233,6 +1237,6 @@ module cpack_lossy_mc_b128 (
   // Bits intentionally unused (lint waiver)
   wire unused_ok;
   assign unused_ok = &{1'd0, entry_nm1[3], u_md_cache_resp_id_o, u_md_cache_resp_data_o[1:0],
-                       {u_comp_m_bits_o, u_comp_m_tcode_o}};
+                       {u_comp_m_bits_o, u_comp_m_tcode_o}, u_decomp_m_c_o, u_decomp_m_tcode_o};
 endmodule
 `default_nettype wire

@@ -73,7 +73,8 @@ fn chunk_beats(chunks: &[u8], c: bool, tcode: u8) -> impl Iterator<Item = Beat> 
         })
 }
 
-/// What the decompressor must emit for a block stored as (`c`, `tcode`, `chunks`): a raw
+/// What the decompressor must emit for a block stored as (`c`, `tcode`, `chunks`), every
+/// beat with the block's `c` and `tcode`: a raw
 /// block's chunks as they are; a compressed block's C-Pack words, 4 per beat, decoded as the
 /// hardware does (`Check::Hardware` over the chunks given), where the beat holding the first
 /// faulty token and every later beat carry `err = 1` and zero words; a short last beat has
@@ -84,6 +85,8 @@ pub fn decomp_expected(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) ->
             .with("words", w)
             .num("last", last.into())
             .num("err", err.into())
+            .num("c", c.into())
+            .num("tcode", tcode.into())
     };
     let n = chunks.len() / model::CHUNK_BYTES;
     if !c {
@@ -198,16 +201,15 @@ pub fn restore_expected(p: &LossyRtlParams, c: bool, tcode: u8, beats: &[Beat]) 
 }
 
 /// The restore unit's transaction for a block stored as (`c`, `tcode`, `chunks`): in, the
-/// decompressor's beats ([`decomp_expected`]) with `c` and `tcode`; out,
+/// decompressor's beats ([`decomp_expected`], which carry `c` and `tcode`); out,
 /// [`restore_expected`].
 pub fn restore_txn(p: &LossyRtlParams, c: bool, tcode: u8, chunks: &[u8]) -> Txn {
     let beats = decomp_expected(p, c, tcode, chunks);
     let expected = restore_expected(p, c, tcode, &beats);
-    let inputs = beats
-        .into_iter()
-        .map(|b| b.num("c", c.into()).num("tcode", tcode.into()))
-        .collect();
-    Txn { inputs, expected }
+    Txn {
+        inputs: beats,
+        expected,
+    }
 }
 
 /// Runs up to `blocks` blocks of `stim` through `unit` (`top`, built from `p`; the units
@@ -268,6 +270,16 @@ pub fn block_txn(
             let inputs = cpack_beats(p, b, tc);
             let cb = model::compress(&p.codec, b, tc).map_err(|e| e.to_string())?;
             let expected = decomp_expected(p, cb.md.c, tc, &cb.chunks);
+            Ok((Txn { inputs, expected }, cb.chunks.len()))
+        }
+        Unit::LossyLoopback => {
+            // The truncation unit's input, and what the restore unit gives back for the
+            // model's chunks: the block's words, truncated (and filled) as the model stores
+            // them.
+            let inputs = trunc_txn(p, b, tc).inputs;
+            let cb = model::compress(&p.codec, b, tc).map_err(|e| e.to_string())?;
+            let beats = decomp_expected(p, cb.md.c, tc, &cb.chunks);
+            let expected = restore_expected(p, cb.md.c, tc, &beats);
             Ok((Txn { inputs, expected }, cb.chunks.len()))
         }
         Unit::TruncPack => {

@@ -496,3 +496,28 @@ fn loopback_gives_back_every_block_and_catches_a_fault() {
     let m = st.first_mismatch.expect("dictionary write pointer");
     eprintln!("caught at block {} ({})", m.transfer, m.field);
 }
+
+/// The lossy loop-back (truncation → compressor → decompressor → restore) on 64 B blocks:
+/// every block comes back truncated as the model stores it, and a decompressor that passes
+/// on the wrong `tcode` (2 as 0, 3 as 1) makes the restore unit unpack other fields, which
+/// the scoreboard catches.
+#[test]
+fn lossy_loopback_gives_back_truncated_blocks_and_catches_a_fault() {
+    let path = std::path::Path::new("verif/configs/cpack_lossy_b64_pall.yaml");
+    let p = crate::config::Config::load(path).unwrap().cpack_lossy;
+    let t = top(&p, Unit::LossyLoopback).unwrap();
+    let mut dut = SimDut::new(&t).unwrap();
+    let st = run_unit(&mut dut, &t, &p, Unit::LossyLoopback, 300, 0.0, &cfg(5)).unwrap();
+    assert_clean(&st, &t.name);
+    let mut dut = faulty_dut(&t, "cpack_lossy_decomp", &|v: &str| {
+        v.replacen(
+            "assign m_tcode_o = ofifo_out[132:131];",
+            "assign m_tcode_o = {1'b0, ofifo_out[131]};",
+            1,
+        )
+    })
+    .unwrap();
+    let st = run_unit(&mut dut, &t, &p, Unit::LossyLoopback, 1_000, 0.0, &cfg(5)).unwrap();
+    let m = st.first_mismatch.expect("tcode passed on");
+    eprintln!("caught at block {} ({})", m.transfer, m.field);
+}

@@ -90,7 +90,7 @@ impl Engine for CpackLossy {
                 "md-cache",
                 "mc-top",
             ],
-            test_units: &["loopback"],
+            test_units: &["loopback", "lossy_loopback"],
         }
     }
 
@@ -102,7 +102,7 @@ impl Engine for CpackLossy {
         let p = &cfg.cpack_lossy;
         Unit::ALL
             .iter()
-            .filter(|&&u| u != Unit::Loopback)
+            .filter(|&&u| !matches!(u, Unit::Loopback | Unit::LossyLoopback))
             .map(|&u| {
                 Ok(UnitDesign {
                     engine: self.name(),

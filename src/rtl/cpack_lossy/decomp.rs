@@ -148,7 +148,8 @@ fn next_slot(v: &Expr) -> Expr {
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_chunk_i[127:0]`/`s_last_i`/`s_c_i`/`s_tcode_i[1:0]`
 /// (`c` and `tcode` sampled with a block's first chunk) → `m_valid_o`/`m_ready_i`/
-/// `m_words_o[127:0]`/`m_last_o`/`m_err_o`.
+/// `m_words_o[127:0]`/`m_last_o`/`m_err_o`/`m_c_o`/`m_tcode_o[1:0]` (the block's `c` and
+/// `tcode` on each of its beats, as the restore unit takes them).
 ///
 /// A compressed block gives `ceil(cpack_words/4)` beats (8 at t = 0; 6, 5, 4 packed; a
 /// short last beat has its missing words 0). An illegal code (`1111`), an index of an empty
@@ -217,7 +218,13 @@ pub fn decompressor(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     out.drive(
         &mut m,
         &o.valid,
-        &[("words", o.words), ("last", o.last), ("err", o.err)],
+        &[
+            ("words", o.words),
+            ("last", o.last),
+            ("err", o.err),
+            ("c", o.c),
+            ("tcode", o.tcode),
+        ],
     );
     m.finish()
 }
@@ -1606,12 +1613,15 @@ fn dict_words(m: &mut ModuleBuilder, c: &LossyParams, cp: &CpackParams, d: &D) -
     }
 }
 
-/// The output beat at the FIFO's head.
+/// The output beat at the FIFO's head, with its block's `c` and `tcode` (for the restore
+/// unit that follows).
 struct Out {
     valid: Expr,
     words: Expr,
     last: Expr,
     err: Expr,
+    c: Expr,
+    tcode: Expr,
 }
 
 /// The output FIFO, and the beats in flight and the credit that let the loop issue a beat
@@ -1627,12 +1637,20 @@ fn output_fifo(
     let inflight = &lp.inflight;
     let go = &is.go;
     m.comment("Output FIFO (credits: the loop issues a beat only when it has a place)");
-    let fdata = Expr::cat(&[d.beat.last.clone(), w.err.clone(), w.words.clone()]);
+    let fdata = Expr::cat(&[
+        d.beat.tc.clone(),
+        !d.beat.raw.clone(),
+        d.beat.last.clone(),
+        w.err.clone(),
+        w.words.clone(),
+    ]);
     let q = fifo(m, "ofifo", FIFO_DEPTH, &d.beat.v, &fdata, m_ready);
     m.unused(&q.ready);
     let head = m.wire("ofifo_out", &q.data);
     let h_err = head.bit(SB);
     let h_last = head.bit(SB + 1);
+    let h_c = head.bit(SB + 2);
+    let h_tcode = head.slice(SB + 3, 2);
     let o_words = m.wire(
         "out_words",
         &(head.slice(0, SB) & (!h_err.clone()).repeat(SB)),
@@ -1656,5 +1674,7 @@ fn output_fifo(
         words: o_words,
         last: h_last,
         err: h_err,
+        c: h_c,
+        tcode: h_tcode,
     }
 }

@@ -750,6 +750,10 @@ fn read_path(
         ],
     );
     m.drive(&rest_ready_n, &rest.out("s_ready_o"));
+    // The restore unit takes the block's `c` and `tcode` from the MD entry, as the
+    // decompressor does; the copies the decompressor passes on are not needed here.
+    m.unused(&dec.out("m_c_o"));
+    m.unused(&dec.out("m_tcode_o"));
     let d_fire = m.wire("dec_fire", &(&d_valid & &dec.out("s_ready_o")));
     m.when(&d_fire, |m| {
         m.set(&t.feed, &(t.feed.q() + Expr::lit(cb, 1)));

@@ -245,6 +245,32 @@ pub fn loopback(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
     m.finish()
 }
 
+/// `cpack_lossy_lossy_loopback_*`: the whole lossy path, for the round-trip tests (cosim
+/// and `hwzip prove`): a block's words and its `tcode` in, `k` words per beat, through
+/// truncation, compressor, decompressor (which passes each block's `c` and `tcode` on) and
+/// restore; the restored words out, 4 per beat.
+pub fn lossy_loopback(p: &LossyRtlParams) -> Result<Arc<Module>, HdlError> {
+    let trunc = trunc_pack(p)?;
+    let comp = compressor(p)?;
+    let decomp = decompressor(p)?;
+    let restore = unpack_restore(p)?;
+    let mut m = ModuleBuilder::new(format!("cpack_lossy_lossy_loopback_{}", p.tag()));
+    m.header("Generator: hwzip::rtl::cpack_lossy::lossy_loopback");
+    m.header(format!("Parameters: {}", p.describe()));
+    m.header("Spec: docs/FORMATS.md, PACT'12 Sec. 2.2-Sec. 2.6 (lossy round trip, all four units)");
+    stream::chain(
+        &mut m,
+        &[
+            ("u_trunc", &trunc),
+            ("u_comp", &comp),
+            ("u_decomp", &decomp),
+            ("u_restore", &restore),
+        ],
+        &[],
+    );
+    m.finish()
+}
+
 /// `cpack_lossy_comp`: words in, chunks out (see the module docs).
 ///
 /// Ports: `s_valid_i`/`s_ready_o`/`s_data_i[32k-1:0]`/`s_last_i`/`s_tcode_i[1:0]` →

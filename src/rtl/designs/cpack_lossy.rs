@@ -22,11 +22,14 @@ pub enum Unit {
     McTop,
     /// `cpack_lossy_loopback_*` (test only): compressor → decompressor.
     Loopback,
+    /// `cpack_lossy_lossy_loopback_*` (test only): truncation → compressor → decompressor →
+    /// restore.
+    LossyLoopback,
 }
 
 impl Unit {
-    /// Every unit, in report order, the test-only loop-back last.
-    pub const ALL: [Unit; 7] = [
+    /// Every unit, in report order, the test-only loop-backs last.
+    pub const ALL: [Unit; 8] = [
         Unit::Compressor,
         Unit::Decompressor,
         Unit::TruncPack,
@@ -34,6 +37,7 @@ impl Unit {
         Unit::MdCache,
         Unit::McTop,
         Unit::Loopback,
+        Unit::LossyLoopback,
     ];
 
     /// CLI name.
@@ -46,13 +50,16 @@ impl Unit {
             Unit::MdCache => "md-cache",
             Unit::McTop => "mc-top",
             Unit::Loopback => "loopback",
+            Unit::LossyLoopback => "lossy_loopback",
         }
     }
 
     /// Input bytes per beat (the MD cache: the data bytes a lookup serves, one block).
     pub fn beat_bytes(self, p: &LossyRtlParams) -> u32 {
         match self {
-            Unit::Compressor | Unit::TruncPack | Unit::Loopback => 4 * p.words_per_cycle as u32,
+            Unit::Compressor | Unit::TruncPack | Unit::Loopback | Unit::LossyLoopback => {
+                4 * p.words_per_cycle as u32
+            }
             Unit::Decompressor | Unit::UnpackRestore => 16,
             Unit::MdCache | Unit::McTop => p.codec.block_bytes as u32,
         }
@@ -74,6 +81,7 @@ pub fn top(p: &LossyRtlParams, unit: Unit) -> Result<std::sync::Arc<Module>, Str
         Unit::MdCache => crate::rtl::cache::cache(&p.md_cache.rtl(p.codec.md_bits)),
         Unit::McTop => crate::rtl::cpack_lossy::mc_top(p),
         Unit::Loopback => crate::rtl::cpack_lossy::loopback(p),
+        Unit::LossyLoopback => crate::rtl::cpack_lossy::lossy_loopback(p),
     };
     r.map_err(|e| e.to_string())
 }
