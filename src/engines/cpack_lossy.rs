@@ -10,6 +10,7 @@ use super::{PaperTable, UnitDesign};
 use crate::config::Config;
 use crate::hdl::Module;
 use crate::model::cpack_lossy::eval::{self, ClassEval};
+use crate::model::cpack_lossy::fp::RestoreFill;
 use crate::model::cpack_lossy::md_eval;
 use crate::rtl::designs::cpack_lossy::{self as designs, Unit};
 use crate::synth::paper::PaperMark;
@@ -141,13 +142,17 @@ impl Engine for CpackLossy {
                 beats - 1
             )
         };
-        Ok(vec![crate::formal::RoundTrip::framed(
+        let lossless = crate::formal::RoundTrip::framed(
             top,
             "words",
             vec![last, "s_tcode_i == 2'd0".into()],
             (out_beats, beats / out_beats),
             8,
-        )])
+        );
+        Ok(vec![
+            lossless,
+            self.lossy_round_trip(cfg, beats, out_beats)?,
+        ])
     }
 
     /// The combinational chunk sizer and request-size modifier (checked exhaustively
@@ -282,6 +287,72 @@ fn class_names() -> String {
         .chain([MD_CLASS])
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+impl CpackLossy {
+    /// The whole lossy path (`lossy_loopback`: truncation, compressor, decompressor,
+    /// restore): a block of `beats` input beats, any `tcode` (read with its first beat, so
+    /// held over the block), comes back in `out_beats` beats as the model restores it: each
+    /// word's low `t` bits cleared, or set to the mid-point unless its exponent is all ones.
+    fn lossy_round_trip(
+        &self,
+        cfg: &Config,
+        beats: u32,
+        out_beats: u32,
+    ) -> Result<crate::formal::RoundTrip, String> {
+        let c = &cfg.cpack_lossy.codec;
+        let top = self.cosim_top(cfg, "lossy_loopback")?;
+        // A 32-bit constant per code, chosen by the tracked block's code.
+        let by_code = |f: &dyn Fn(u32) -> u32| {
+            let arms: Vec<String> = (1..4u8)
+                .map(|tc| format!("f_pick_tcode_q == 2'd{tc} ? 32'h{:08x}", f(c.t_of(tc))))
+                .collect();
+            format!(
+                "({}\n          : 32'h{:08x})",
+                arms.join("\n          : "),
+                f(c.t_of(0))
+            )
+        };
+        let mask = by_code(&|t| if t == 0 { u32::MAX } else { u32::MAX << t });
+        let mut expect = format!("(@ & {{4{{{mask}}}}})");
+        if c.fill == RestoreFill::Midpoint {
+            let mid = by_code(&|t| if t == 0 { 0 } else { 1 << (t - 1) });
+            let words: Vec<String> = (0..4u32)
+                .rev()
+                .map(|j| {
+                    format!(
+                        "(@[{}:{}] == 8'hff ? 32'd0 : {mid})",
+                        32 * j + 30,
+                        32 * j + 23
+                    )
+                })
+                .collect();
+            expect = format!("{expect}\n        | {{{}}}", words.join(",\n           "));
+        }
+        let tz = out_beats.trailing_zeros();
+        let last = if tz == 0 {
+            "m_last_o".to_string()
+        } else {
+            format!(
+                "m_last_o == (f_out_n_q[{}:0] == {tz}'d{})",
+                tz - 1,
+                out_beats - 1
+            )
+        };
+        let mut rt = crate::formal::RoundTrip::framed(
+            top,
+            "data",
+            Vec::new(),
+            (out_beats, beats / out_beats),
+            8,
+        );
+        rt.unit = "lossy_loopback".into();
+        rt.pairs = vec![("data".into(), "data".into())];
+        rt.expect = Some(expect);
+        rt.line_field = Some(("tcode".into(), beats));
+        rt.checks = vec![last];
+        Ok(rt)
+    }
 }
 
 #[cfg(test)]

@@ -19,9 +19,10 @@ pub struct Planted {
     pub text: String,
 }
 
-/// The data-path muxes the cosim fault tests invert, by file-name prefix and wire (and two
-/// of PACT'12's, a compressor index select and the decompressor's dictionary write pointer,
-/// which only the prover inverts).
+/// The data-path muxes the cosim fault tests invert, by file-name prefix and wire (and four
+/// of PACT'12's, which only the prover inverts: a compressor index select, the
+/// decompressor's dictionary write pointer, the truncation unit's choice of the block's code
+/// (from its first beat or the register) and a placement step of the restore unit).
 const MUXES: &[(&str, &str)] = &[
     ("zvc_compact", "d1_3"),
     ("zvc_compact", "d1_1"),
@@ -32,6 +33,8 @@ const MUXES: &[(&str, &str)] = &[
     ("cpack_decomp", "t1_dict"),
     ("cpack_lossy_comp", "w1_idx_th"),
     ("cpack_lossy_decomp", "x3_dwsel1"),
+    ("cpack_lossy_trunc", "tcode_cur"),
+    ("cpack_lossy_restore", "place_s1"),
     ("bx", "zdr1"),
     ("bx", "inv5"),
     ("bpc", "s1_l0"),

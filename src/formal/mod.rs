@@ -138,8 +138,18 @@ pub struct RoundTrip {
     /// input beats taken).
     pub assume: Vec<String>,
     /// The expected output as a Verilog expression of the input payload `@` (lossy
-    /// truncation); `None`: equal.
+    /// truncation); `None`: equal. With several input beats per output beat, `@` is a wire
+    /// of the first pair's output width (so `@[31:0]` slices it), and the other pairs are
+    /// compared as they are.
     pub expect: Option<String>,
+    /// An input field a line carries on its first beat only (PACT'12's `tcode`, which the
+    /// truncation unit reads once), with the input beats of a line (a power of two): assumed
+    /// to keep its value over the line, and recorded with the chosen beat as
+    /// `f_pick_<field>_q` for `expect`.
+    pub line_field: Option<(String, u32)>,
+    /// Assertions on every output beat (Verilog over the wrapper's nets; `f_out_n_q` counts
+    /// the output beats before this one).
+    pub checks: Vec<String>,
     /// Width of the beat counters (more than the beats a proof can see in flight).
     pub count_bits: u32,
     /// Output beats per line (ZVC: sectors per window; 1 for line-wide units): the BMC depth
@@ -226,6 +236,8 @@ impl RoundTrip {
             zero: vec!["err".into()],
             assume,
             expect: None,
+            line_field: None,
+            checks: Vec::new(),
             count_bits,
             line_beats,
             in_beats,
@@ -245,6 +257,8 @@ impl RoundTrip {
             zero: zero.iter().map(|z| z.to_string()).collect(),
             assume: Vec::new(),
             expect: None,
+            line_field: None,
+            checks: Vec::new(),
             count_bits: 8,
             line_beats: 1,
             in_beats: 1,
