@@ -132,16 +132,7 @@ impl Engine for CpackLossy {
             return Ok(Vec::new());
         }
         let top = self.cosim_top(cfg, "loopback")?;
-        let tz = beats.trailing_zeros();
-        let last = if tz == 0 {
-            "s_last_i".to_string()
-        } else {
-            format!(
-                "s_last_i == (f_in_n_q[{}:0] == {tz}'d{})",
-                tz - 1,
-                beats - 1
-            )
-        };
+        let last = last_of_block("s_last_i", "f_in_n_q", beats);
         let lossless = crate::formal::RoundTrip::framed(
             top,
             "words",
@@ -289,6 +280,17 @@ fn class_names() -> String {
         .join(", ")
 }
 
+/// The round-trip rule "`port` is high exactly on a block's last beat", for blocks of
+/// `beats` beats (a power of two) counted by the wrapper's counter `count`.
+fn last_of_block(port: &str, count: &str, beats: u32) -> String {
+    let tz = beats.trailing_zeros();
+    if tz == 0 {
+        port.to_string()
+    } else {
+        format!("{port} == ({count}[{}:0] == {tz}'d{})", tz - 1, beats - 1)
+    }
+}
+
 impl CpackLossy {
     /// The whole lossy path (`lossy_loopback`: truncation, compressor, decompressor,
     /// restore): a block of `beats` input beats, any `tcode` (read with its first beat, so
@@ -329,16 +331,7 @@ impl CpackLossy {
                 .collect();
             expect = format!("{expect}\n        | {{{}}}", words.join(",\n           "));
         }
-        let tz = out_beats.trailing_zeros();
-        let last = if tz == 0 {
-            "m_last_o".to_string()
-        } else {
-            format!(
-                "m_last_o == (f_out_n_q[{}:0] == {tz}'d{})",
-                tz - 1,
-                out_beats - 1
-            )
-        };
+        let last = last_of_block("m_last_o", "f_out_n_q", out_beats);
         let mut rt = crate::formal::RoundTrip::framed(
             top,
             "data",

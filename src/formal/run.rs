@@ -273,10 +273,10 @@ pub fn prove(job: &ProofJob) -> Result<ProofResult, String> {
 /// The largest bound [`search_bound`] tries: beyond it a unit is taken to hang.
 pub const MAX_BOUND: u32 = 64;
 
-/// A bounded property ([`Property::has_bound`]) of `job.top`: the smallest
-/// bound that BMC does not break (doubling from 0, then bisecting; a try at bound b runs
-/// BMC to at least b + 8 cycles past the first checked cycle, so that a longer wait can show), then that bound with
-/// k-induction as `job` asks. Each try is an ordinary cached proof of its own wrapper. A
+/// A bounded property ([`Property::has_bound`]) of `job.top`: the smallest bound that BMC
+/// does not break (doubling from 0, then bisecting; a try at bound b runs BMC to at least
+/// b + 8 cycles past the first checked cycle, so that a longer wait can show), then that
+/// bound with k-induction as `job` asks. Each try is an ordinary cached proof of its own wrapper. A
 /// unit that breaks [`MAX_BOUND`] gives that counterexample.
 pub fn search_bound(job: &ProofJob) -> Result<ProofResult, String> {
     let attempt = |bound: u32, induction: bool| {

@@ -525,7 +525,7 @@ pub fn round_trip(rt: &RoundTrip, case: Option<usize>) -> Result<Wrapper, String
     ))
 }
 
-/// Input field `f` (port and width `pw`), carried by a line of `n` input beats on its first:
+/// Input field `f` (its port and width), carried by a line of `n` input beats on its first:
 /// recorded with the chosen beat as `f_pick_<f>_q`, and assumed to keep its value over the
 /// line's beats.
 fn line_field(t: &mut Text, (port, w): (String, u32), f: &str, n: u32) -> Result<(), String> {
