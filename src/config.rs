@@ -52,7 +52,7 @@
 //!     lossy_fallback: bits  # bits (L < n(32-t)) | bytes (ceil(L/8) < n(32-t)/8)
 //! buddy:                # Buddy Compression with BPC (rtl::buddy::BuddyRtlParams)
 //!   bpc:
-//!     sym_bits: 32      # 32 | 64 (the wide-symbol variant)
+//!     sym_bits: 32      # 32 | 64 (the wide-symbol variant) | 8, 16 (the proofs' narrow ones)
 //!     prefixes: kim2016 # kim2016 | alternate (the 5-bit plane prefixes)
 //!     dec_tokens: 4     # decompressor tokens per cycle: 1..8 (1: serial lanes)
 //!     dec_sum_stages: 1 # decompressor output-sum stages: 1 (11 cycles) .. 4 (1 GHz)

@@ -445,11 +445,11 @@ fn fuzz_cpack() {
     fuzz_codec("cpack", model::adaptive::Alg::Cpack);
 }
 
-/// BPC at both symbol widths (self-delimiting and bounded entry points).
+/// BPC at the symbol widths a 128 B block takes (self-delimiting and bounded entry points).
 #[test]
 fn fuzz_bpc() {
     use model::codec::LineCodec;
-    let codecs = [32, 64].map(model::bpc::BpcParams::with_sym_bits);
+    let codecs = [16, 32, 64].map(model::bpc::BpcParams::with_sym_bits);
     let mut seeds = Vec::new();
     for l in lines() {
         let block = [l.clone(), l].concat(); // 128 B

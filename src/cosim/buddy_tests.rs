@@ -83,6 +83,20 @@ fn variants() -> Vec<BuddyRtlParams> {
             bpc: serial(32, 32, 4, 1),
             ..d
         },
+        // The narrow symbols: the proofs' 32 B of 8-bit symbols, and 16-bit ones serially.
+        BuddyRtlParams {
+            bpc: BpcRtlParams {
+                entry_bytes: 32,
+                sym_bits: 8,
+                dec_tokens: 2,
+                ..BpcRtlParams::default()
+            },
+            ..d
+        },
+        BuddyRtlParams {
+            bpc: serial(64, 16, 2, 1),
+            ..d
+        },
     ]
 }
 

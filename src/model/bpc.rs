@@ -2,7 +2,8 @@
 //! by Buddy Compression, Choukse et al., ISCA 2020; docs/FORMATS.md, Buddy §2.4).
 //!
 //! A block (128 B by default) is read as `n` little-endian symbols of `sym_bits` (32, or 64
-//! for the wide-symbol variant), taken as signed integers:
+//! for the wide-symbol variant; 16 and 8 give the proofs' configurations fewer planes), taken
+//! as signed integers:
 //!
 //! 1. the base is symbol 0;
 //! 2. `n − 1` deltas `d[i] = w[i] − w[i−1]`, exact (`sym_bits + 1` bits, signed);
@@ -23,7 +24,8 @@
 //! | anything else | `1` + the plane, its bit `n − 2` first | 1 + 31 |
 //!
 //! The base code is `000` (zero), `001` + 4 bits, `010` + 8 bits, `011` + 16 bits (signed
-//! values that fit), else `1` + the whole symbol. The four 5-bit prefixes follow
+//! values that fit, in forms narrower than the symbol), else `1` + the whole symbol. A
+//! decoder given a value at least as wide as the symbol keeps its low `sym_bits` bits. The four 5-bit prefixes follow
 //! [`BpcPrefixes`]. Widths scale with the block: planes are `n − 1` bits, positions
 //! `ceil(log2(n − 1))` bits and the run field `ceil(log2(sym_bits))` bits (5, 4 and 6 for
 //! 64-bit symbols in 128 B).
@@ -144,7 +146,8 @@ pub struct BpcParams {
     /// Block size in bytes: 32, 64 or 128 (default; Buddy's memory-entry); 16 is accepted
     /// (the line compressors' proof size) and tested, but no BPC unit is built for it.
     pub line_bytes: usize,
-    /// Symbol width: 32 (default, BPC) or 64 (the wide-symbol variant, FORMATS §2.4 \[proposal\]).
+    /// Symbol width: 32 (default, BPC), 64 (the wide-symbol variant, FORMATS §2.4
+    /// \[proposal\]), 16 or 8 (fewer bit-planes, for proofs; 2 to 64 symbols per block).
     pub sym_bits: u32,
     /// The 5-bit prefix assignment.
     pub prefixes: BpcPrefixes,
@@ -206,6 +209,11 @@ impl BpcParams {
         1 + self.sym_bits as usize + self.planes() * plane
     }
 
+    /// The low `sym_bits` bits.
+    fn sym_mask(&self) -> u64 {
+        u64::MAX >> (64 - self.sym_bits)
+    }
+
     fn plane_mask(&self) -> u64 {
         (1u64 << self.plane_bits()) - 1
     }
@@ -218,8 +226,19 @@ impl LineParams for BpcParams {
 
     fn validate(&self) -> Result<(), ModelError> {
         super::bits::check_line_bytes(self.line_bytes)?;
-        if ![32, 64].contains(&self.sym_bits) {
-            return Err(ModelError::param("sym_bits", self.sym_bits, "32 or 64"));
+        if ![8, 16, 32, 64].contains(&self.sym_bits) {
+            return Err(ModelError::param(
+                "sym_bits",
+                self.sym_bits,
+                "8, 16, 32 or 64",
+            ));
+        }
+        if !(2..=64).contains(&self.symbols()) {
+            return Err(ModelError::param(
+                "sym_bits",
+                self.sym_bits,
+                "2 to 64 symbols per block (planes of at most 63 bits)",
+            ));
         }
         Ok(())
     }
@@ -281,9 +300,9 @@ fn base_code(p: &BpcParams, base: u64) -> (u64, u32, u32) {
         (0b000, 3, 0)
     } else if fits(4) {
         (0b001, 3, 4)
-    } else if fits(8) {
+    } else if p.sym_bits > 8 && fits(8) {
         (0b010, 3, 8)
-    } else if fits(16) {
+    } else if p.sym_bits > 16 && fits(16) {
         (0b011, 3, 16)
     } else {
         (0b1, 1, p.sym_bits)
@@ -497,14 +516,11 @@ fn decode(p: &BpcParams, r: &mut BitReader) -> Result<Vec<u8>, ModelError> {
         } else {
             r.get(bits, "BPC base value")?
         };
-        // Sign-extend to the symbol width.
+        // Sign-extend to the symbol width (a value wider than the symbol, which no
+        // compressor writes, keeps its low `sym_bits` bits).
         let sh = 64 - bits.max(1);
         let s = ((v << sh) as i64 >> sh) as u64;
-        if p.sym_bits == 64 {
-            s
-        } else {
-            s & 0xFFFF_FFFF
-        }
+        s & p.sym_mask()
     };
     let np = p.planes();
     let n = p.plane_bits();
@@ -561,11 +577,7 @@ fn decode(p: &BpcParams, r: &mut BitReader) -> Result<Vec<u8>, ModelError> {
         j -= 1;
     }
     // The symbols: each delta's low `sym_bits` bits, summed modulo 2^sym_bits.
-    let sym_mask = if p.sym_bits == 64 {
-        u64::MAX
-    } else {
-        (1u64 << p.sym_bits) - 1
-    };
+    let sym_mask = p.sym_mask();
     let mut w = base;
     let mut out = Vec::with_capacity(p.line_bytes);
     let sb = p.sym_bits as usize / 8;

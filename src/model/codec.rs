@@ -121,8 +121,8 @@ line_codec!(BpcParams, "bpc", bpc, |c| c.compressed);
 line_codec!(ZvcLineParams, "zvc", zvc_line, |c| c.compressed);
 
 /// The codecs at their defaults plus their variants that change the size path (base rules,
-/// line sizes, FPC's original format, C-Pack's code tables; BDI, FPC, C-Pack and BPC also on
-/// the proofs' 16 B lines), for tests and benchmarks.
+/// line sizes, FPC's original format, C-Pack's code tables, BPC's symbol widths; BDI, FPC,
+/// C-Pack and BPC also on the proofs' 16 B lines), for tests and benchmarks.
 pub fn variants() -> Vec<Box<dyn LineCodec>> {
     let mut v: Vec<Box<dyn LineCodec>> = Vec::new();
     for lb in [32, 64, 128] {
@@ -147,7 +147,9 @@ pub fn variants() -> Vec<Box<dyn LineCodec>> {
             line_bytes: lb,
             word_bits: if lb == 128 { 32 } else { 8 },
         }));
-        for sym_bits in [32, 64] {
+        // BPC's narrow symbols (the proofs' 9 and 17 planes) on 32 B only.
+        let narrow: &[u32] = if lb == 32 { &[8, 16] } else { &[] };
+        for &sym_bits in [32, 64].iter().chain(narrow) {
             v.push(Box::new(BpcParams {
                 line_bytes: lb,
                 sym_bits,

@@ -211,6 +211,8 @@ const PARAM_SETS: &[&str] = &[
     "buddy: {bpc: {dec_tokens: 1, dec_lanes: 4, dec_sum_stages: 4}}",
     "buddy: {bpc: {sym_bits: 64, prefixes: alternate, dec_tokens: 1, dec_lanes: 2, dec_sum_stages: 3}}",
     "buddy: {bpc: {entry_bytes: 32, dec_tokens: 1, dec_sum_stages: 2}}",
+    "buddy: {bpc: {entry_bytes: 32, sym_bits: 8, dec_tokens: 2}}",
+    "buddy: {bpc: {entry_bytes: 64, sym_bits: 16, dec_tokens: 1, dec_lanes: 2}}",
 ];
 
 /// Every parameter set above: each generated file (the loop-back tops included) is linted

@@ -65,9 +65,13 @@ fn random_class_sizes_of_spec_section_2_4() {
 
 fn all_params() -> Vec<BpcParams> {
     let mut v = Vec::new();
-    for sym_bits in [32, 64] {
+    for sym_bits in [8, 16, 32, 64] {
         for prefixes in [BpcPrefixes::Kim2016, BpcPrefixes::Alternate] {
-            for line_bytes in [32, 64, 128] {
+            // 8-bit symbols: at most 64 per block.
+            for line_bytes in [32, 64, 128]
+                .into_iter()
+                .filter(|&l| l * 8 / sym_bits as usize <= 64)
+            {
                 v.push(BpcParams {
                     line_bytes,
                     sym_bits,
@@ -88,7 +92,17 @@ fn widths_and_worst_case() {
     let p = BpcParams::with_sym_bits(64);
     assert_eq!((p.symbols(), p.plane_bits(), p.planes()), (16, 15, 65));
     assert_eq!((p.pos_bits(), p.run_bits()), (4, 6));
-    assert!(BpcParams::with_sym_bits(16).validate().is_err());
+    // The proofs' narrow symbols: 9 and 17 planes.
+    let p = BpcParams {
+        line_bytes: 32,
+        ..BpcParams::with_sym_bits(8)
+    };
+    assert_eq!((p.symbols(), p.plane_bits(), p.planes()), (32, 31, 9));
+    assert_eq!((p.pos_bits(), p.run_bits()), (5, 3));
+    assert_eq!(p.max_stream_bits(), 1 + 8 + 9 * 32);
+    assert!(BpcParams::with_sym_bits(8).validate().is_err()); // 128 symbols
+    assert!(BpcParams::with_sym_bits(16).validate().is_ok());
+    assert!(BpcParams::with_sym_bits(24).validate().is_err());
     let bad = BpcParams {
         line_bytes: 96,
         ..BpcParams::default()

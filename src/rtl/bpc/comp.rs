@@ -196,15 +196,21 @@ fn planes(
     });
     let cls: Vec<Expr> = u.iter().map(|u| u.out("cls_o")).collect();
     let pos: Vec<Expr> = u.iter().map(|u| u.out("pos_o")).collect();
-    let fits = |bits: u32| {
-        let t = base1.slice(bits - 1, g.s - bits + 1);
-        t.all() | !t.any()
-    };
+    // Only the forms narrower than the symbol are used: at 8- and 16-bit symbols a wider
+    // form's flag repeats the narrower one's, so its code is never chosen (`1` + the symbol).
+    let mut bc = vec![!base1.any()];
+    for bits in [4, 8, 16] {
+        let f = match bits < g.s {
+            true => {
+                let t = base1.slice(bits - 1, g.s - bits + 1);
+                t.all() | !t.any()
+            }
+            false => bc[bc.len() - 1].clone(),
+        };
+        bc.push(f);
+    }
     // Base: [zero, fits 4, fits 8, fits 16] (priority in stage 3).
-    let bcls = m.wire(
-        "base_cls",
-        &Expr::cat_lsb(&[!base1.any(), fits(4), fits(8), fits(16)]),
-    );
+    let bcls = m.wire("base_cls", &Expr::cat_lsb(&bc));
     let st = pl.stage(m, "planes");
     Ok(Planes {
         dbx: st.reg(m, "dbx_q", &Expr::cat_lsb(&dbx)),
@@ -292,9 +298,9 @@ fn base_token(m: &mut ModuleBuilder, g: Geo, b: &Expr, bcls: &Expr) -> Seg {
     let lay = |pre: &str, vb: u32| {
         let mut v = code(pre);
         if vb > 0 {
-            v = Expr::cat(&[msb_first(&b.slice(0, vb)), v]);
+            v = Expr::cat(&[msb_first(&b.slice(0, vb.min(g.s))), v]);
         }
-        v.zext(bw)
+        v.zext(bw.max(v.width())).slice(0, bw)
     };
     let bits = or_tree(
         vec![

@@ -116,9 +116,14 @@ pub(super) fn accept(
     let b0 = st.bit(0);
     // Base code: `1` + S bits, else `0` + 2 bits (MSB first) selecting 0 / 4 / 8 / 16 bits.
     let bsel = Expr::cat(&[st.bit(1), st.bit(2)]);
+    // A value as wide as the symbol or wider (8- and 16-bit symbols; no compressor writes
+    // it) keeps its low bits.
     let val = |w: u32| {
         let v = msb_first(&st.slice(3, w));
-        Expr::cat(&[v.bit(w - 1).repeat(g.s - w), v])
+        match w < g.s {
+            true => Expr::cat(&[v.bit(w - 1).repeat(g.s - w), v]),
+            false => v.slice(0, g.s),
+        }
     };
     let full_v = msb_first(&st.slice(1, g.s));
     let base = b0.select(

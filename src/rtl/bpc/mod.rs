@@ -83,7 +83,8 @@ pub struct BpcRtlParams {
     /// Entry bytes: 128 (Buddy's memory entry, default), 64 or 32 (sectors scale to a
     /// quarter of the entry).
     pub entry_bytes: usize,
-    /// Symbol width (32 or 64).
+    /// Symbol width: 32 (BPC), 64 (the wide-symbol variant), or 16 and 8, the narrow
+    /// symbols the round-trip proof runs on (17 and 9 bit-planes instead of 33).
     pub sym_bits: u32,
     /// The 5-bit prefix assignment.
     pub prefixes: BpcPrefixes,
@@ -130,8 +131,11 @@ impl BpcRtlParams {
                 self.entry_bytes
             ));
         }
-        if ![32, 64].contains(&self.sym_bits) {
-            return Err(format!("bpc.sym_bits = {} must be 32 or 64", self.sym_bits));
+        if ![8, 16, 32, 64].contains(&self.sym_bits) {
+            return Err(format!(
+                "bpc.sym_bits = {} must be 8, 16, 32 or 64",
+                self.sym_bits
+            ));
         }
         if !(1..=8).contains(&self.dec_tokens) {
             return Err(format!(
