@@ -239,7 +239,7 @@ fn any_bad(n: u32) -> String {
 
 /// `items` joined by `sep`, a new line (indented by 4) before a line would pass `width`
 /// characters.
-fn wrap(items: &[String], sep: &str, width: usize) -> String {
+pub(super) fn wrap(items: &[String], sep: &str, width: usize) -> String {
     let mut out = String::new();
     let mut col = 0;
     for (i, it) in items.iter().enumerate() {

@@ -109,6 +109,16 @@ impl Engine for Buddy {
         )])
     }
 
+    /// The BPC decompressor flags corrupt entries as the model does
+    /// ([`super::buddy_flags`]).
+    fn error_flags(&self, cfg: &Config) -> Result<Vec<crate::formal::ErrorFlag>, String> {
+        let p = &cfg.buddy;
+        Ok(vec![super::buddy_flags::bpc(
+            designs::top(p, Unit::Decompressor)?,
+            &p.bpc,
+        )])
+    }
+
     /// Per §6 class (`--class all` or names) and per trace file (128 B entries): the Fig. 5b
     /// buckets, the Fig. 3 ratios, the Fig. 5a codec comparison, 64-bit symbols, and the
     /// per-target buddy fractions, with HPC and DL geomeans over the classes.

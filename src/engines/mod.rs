@@ -13,6 +13,7 @@ pub mod adaptive_table3;
 pub mod base_xor;
 pub mod base_xor_codes;
 pub mod buddy;
+pub mod buddy_flags;
 pub mod codecs;
 pub mod cpack_lossy;
 pub mod cpack_lossy_table4;
