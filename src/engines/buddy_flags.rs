@@ -85,13 +85,13 @@ pub fn bpc(top: Arc<Module>, p: &BpcRtlParams) -> ErrorFlag {
             pre(PlaneCode::OneOne)
         ));
         r.push(format!(
-            "wire [{}:0] r_len{k} = r_raw{k} ? {pw}'d{} : r_run{k} ? {pw}'d{} : r_zero{k} ? {pw}'d3",
+            "wire [{}:0] r_len{k} = r_raw{k} ? {pw}'d{} : r_run{k} ? {pw}'d{}",
             pw - 1,
             1 + b,
             2 + runb
         ));
         r.push(format!(
-            "  : (r_two{k} | r_one{k}) ? {pw}'d{} : {pw}'d5;",
+            "  : r_zero{k} ? {pw}'d3 : (r_two{k} | r_one{k}) ? {pw}'d{} : {pw}'d5;",
             5 + posb
         ));
         r.push(format!(

@@ -25,10 +25,10 @@
 //!
 //! The base code is `000` (zero), `001` + 4 bits, `010` + 8 bits, `011` + 16 bits (signed
 //! values that fit, in forms narrower than the symbol), else `1` + the whole symbol. A
-//! decoder given a value at least as wide as the symbol keeps its low `sym_bits` bits. The four 5-bit prefixes follow
-//! [`BpcPrefixes`]. Widths scale with the block: planes are `n − 1` bits, positions
-//! `ceil(log2(n − 1))` bits and the run field `ceil(log2(sym_bits))` bits (5, 4 and 6 for
-//! 64-bit symbols in 128 B).
+//! decoder given a value at least as wide as the symbol keeps its low `sym_bits` bits. The
+//! four 5-bit prefixes follow [`BpcPrefixes`]. Widths scale with the block: planes are
+//! `n − 1` bits, positions `ceil(log2(n − 1))` bits and the run field `ceil(log2(sym_bits))`
+//! bits (5, 4 and 6 for 64-bit symbols in 128 B).
 //!
 //! The stream can be longer than the block (1,089 bits at 32-bit symbols): [`encode`] gives
 //! it whole, and the line as sent ([`compress`], [`size_bits`]) is the raw block whenever the

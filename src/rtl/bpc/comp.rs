@@ -200,12 +200,11 @@ fn planes(
     // form's flag repeats the narrower one's, so its code is never chosen (`1` + the symbol).
     let mut bc = vec![!base1.any()];
     for bits in [4, 8, 16] {
-        let f = match bits < g.s {
-            true => {
-                let t = base1.slice(bits - 1, g.s - bits + 1);
-                t.all() | !t.any()
-            }
-            false => bc[bc.len() - 1].clone(),
+        let f = if bits < g.s {
+            let t = base1.slice(bits - 1, g.s - bits + 1);
+            t.all() | !t.any()
+        } else {
+            bc[bc.len() - 1].clone()
         };
         bc.push(f);
     }

@@ -120,9 +120,10 @@ pub(super) fn accept(
     // it) keeps its low bits.
     let val = |w: u32| {
         let v = msb_first(&st.slice(3, w));
-        match w < g.s {
-            true => Expr::cat(&[v.bit(w - 1).repeat(g.s - w), v]),
-            false => v.slice(0, g.s),
+        if w < g.s {
+            Expr::cat(&[v.bit(w - 1).repeat(g.s - w), v])
+        } else {
+            v.slice(0, g.s)
         }
     };
     let full_v = msb_first(&st.slice(1, g.s));
