@@ -196,19 +196,14 @@ fn planes(
     });
     let cls: Vec<Expr> = u.iter().map(|u| u.out("cls_o")).collect();
     let pos: Vec<Expr> = u.iter().map(|u| u.out("pos_o")).collect();
-    // Only the forms narrower than the symbol are used: at 8- and 16-bit symbols a wider
-    // form's flag repeats the narrower one's, so its code is never chosen (`1` + the symbol).
+    let fits = |bits: u32| {
+        let t = base1.slice(bits - 1, g.s - bits + 1);
+        t.all() | !t.any()
+    };
+    // Base: [zero, fits 4, fits 8, fits 16] (priority in stage 3; the forms narrower than
+    // the symbol only, [`base_forms`]).
     let mut bc = vec![!base1.any()];
-    for bits in [4, 8, 16] {
-        let f = if bits < g.s {
-            let t = base1.slice(bits - 1, g.s - bits + 1);
-            t.all() | !t.any()
-        } else {
-            bc[bc.len() - 1].clone()
-        };
-        bc.push(f);
-    }
-    // Base: [zero, fits 4, fits 8, fits 16] (priority in stage 3).
+    bc.extend(base_forms(g.s).map(|(_, bits)| fits(bits)));
     let bcls = m.wire("base_cls", &Expr::cat_lsb(&bc));
     let st = pl.stage(m, "planes");
     Ok(Planes {
@@ -285,42 +280,48 @@ fn tokens(
     Ok((segs, glens, all_zero))
 }
 
+/// The base value's forms (code, value bits) after zero, narrowest first: those narrower
+/// than an `s`-bit symbol (a wider one is never shorter than `1` + the symbol).
+fn base_forms(s: u32) -> impl Iterator<Item = (&'static str, u32)> {
+    [("001", 4), ("010", 8), ("011", 16)]
+        .into_iter()
+        .filter(move |f| f.1 < s)
+}
+
 /// The base token (its code and value, stream order) and its length.
 fn base_token(m: &mut ModuleBuilder, g: Geo, b: &Expr, bcls: &Expr) -> Seg {
     let c = |k: u32| bcls.bit(k);
     let zero = c(0);
-    let f4 = &c(1) & &!&zero;
-    let f8 = &c(2) & &!c(1);
-    let f16 = &c(3) & &!c(2);
-    let full = !c(3);
+    let forms: Vec<(&str, u32)> = base_forms(g.s).collect();
+    let n = forms.len() as u32;
+    // Form k (from 1) is chosen when it fits and form k - 1 (zero for k = 1) does not.
+    let sel: Vec<Expr> = (1..=n).map(|k| &c(k) & &!c(k - 1)).collect();
+    let full = !c(n);
     let bw = 1 + g.s;
     let lay = |pre: &str, vb: u32| {
         let mut v = code(pre);
         if vb > 0 {
-            v = Expr::cat(&[msb_first(&b.slice(0, vb.min(g.s))), v]);
+            v = Expr::cat(&[msb_first(&b.slice(0, vb)), v]);
         }
-        v.zext(bw.max(v.width())).slice(0, bw)
+        v.zext(bw)
     };
-    let bits = or_tree(
-        vec![
-            f4.gate(&lay("001", 4)),
-            f8.gate(&lay("010", 8)),
-            f16.gate(&lay("011", 16)),
-            full.gate(&lay("1", g.s)),
-        ],
-        bw,
-    );
+    let mut bits: Vec<Expr> = forms
+        .iter()
+        .zip(&sel)
+        .map(|((pre, vb), f)| f.gate(&lay(pre, *vb)))
+        .collect();
+    bits.push(full.gate(&lay("1", g.s)));
+    let bits = or_tree(bits, bw);
     let lbw = clog2u(bw + 1);
-    let len = or_tree(
-        vec![
-            zero.gate(&Expr::lit(lbw, 3)),
-            f4.gate(&Expr::lit(lbw, 7)),
-            f8.gate(&Expr::lit(lbw, 11)),
-            f16.gate(&Expr::lit(lbw, 19)),
-            full.gate(&Expr::lit(lbw, bw as u64)),
-        ],
-        lbw,
+    let mut len = vec![zero.gate(&Expr::lit(lbw, 3))];
+    len.extend(
+        forms
+            .iter()
+            .zip(&sel)
+            .map(|((_, vb), f)| f.gate(&Expr::lit(lbw, 3 + *vb as u64))),
     );
+    len.push(full.gate(&Expr::lit(lbw, bw as u64)));
+    let len = or_tree(len, lbw);
     Seg {
         bits: m.wire("tok_base", &bits),
         len: m.wire("len_base", &len),

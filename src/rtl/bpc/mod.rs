@@ -83,8 +83,8 @@ pub struct BpcRtlParams {
     /// Entry bytes: 128 (Buddy's memory entry, default), 64 or 32 (sectors scale to a
     /// quarter of the entry).
     pub entry_bytes: usize,
-    /// Symbol width: 32 (BPC), 64 (the wide-symbol variant), or 16 and 8, the narrow
-    /// symbols the round-trip proof runs on (17 and 9 bit-planes instead of 33).
+    /// Symbol width: 32 (BPC), 64 (the wide-symbol variant), or 16 and 8, narrow symbols
+    /// for smaller proofs (17 and 9 bit-planes instead of 33).
     pub sym_bits: u32,
     /// The 5-bit prefix assignment.
     pub prefixes: BpcPrefixes,
