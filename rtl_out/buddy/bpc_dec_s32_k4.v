@@ -1340,6 +1340,7 @@ module bpc_dec_s32_k4 (
   wire [31:0] u_ps5_c4_s_o [0:14];
   wire [31:0] u_ps5_c4_c_o [0:14];
   wire [31:0] u_ps_add_y_o [0:30];
+  wire [1023:0] sum_words;
   reg  out_valid_q;
   reg  [1023:0] out_blk_q;
   wire out_load;
@@ -1781,16 +1782,15 @@ module bpc_dec_s32_k4 (
       );
     end
   endgenerate
-  assign out_blk_d = (~(err1_q | kill1_q) ?
-                        {u_ps_add_y_o[30], u_ps_add_y_o[29], u_ps_add_y_o[28], u_ps_add_y_o[27],
-                         u_ps_add_y_o[26], u_ps_add_y_o[25], u_ps_add_y_o[24], u_ps_add_y_o[23],
-                         u_ps_add_y_o[22], u_ps_add_y_o[21], u_ps_add_y_o[20], u_ps_add_y_o[19],
-                         u_ps_add_y_o[18], u_ps_add_y_o[17], u_ps_add_y_o[16], u_ps_add_y_o[15],
-                         u_ps_add_y_o[14], u_ps_add_y_o[13], u_ps_add_y_o[12], u_ps_add_y_o[11],
-                         u_ps_add_y_o[10], u_ps_add_y_o[9], u_ps_add_y_o[8], u_ps_add_y_o[7],
-                         u_ps_add_y_o[6], u_ps_add_y_o[5], u_ps_add_y_o[4], u_ps_add_y_o[3],
-                         u_ps_add_y_o[2], u_ps_add_y_o[1], u_ps_add_y_o[0], el1_q[31:0]}
-                      : 1024'd0);
+  assign sum_words = {u_ps_add_y_o[30], u_ps_add_y_o[29], u_ps_add_y_o[28], u_ps_add_y_o[27],
+                      u_ps_add_y_o[26], u_ps_add_y_o[25], u_ps_add_y_o[24], u_ps_add_y_o[23],
+                      u_ps_add_y_o[22], u_ps_add_y_o[21], u_ps_add_y_o[20], u_ps_add_y_o[19],
+                      u_ps_add_y_o[18], u_ps_add_y_o[17], u_ps_add_y_o[16], u_ps_add_y_o[15],
+                      u_ps_add_y_o[14], u_ps_add_y_o[13], u_ps_add_y_o[12], u_ps_add_y_o[11],
+                      u_ps_add_y_o[10], u_ps_add_y_o[9], u_ps_add_y_o[8], u_ps_add_y_o[7],
+                      u_ps_add_y_o[6], u_ps_add_y_o[5], u_ps_add_y_o[4], u_ps_add_y_o[3],
+                      u_ps_add_y_o[2], u_ps_add_y_o[1], u_ps_add_y_o[0], el1_q[31:0]};
+  assign out_blk_d = (~(err1_q | kill1_q) ? sum_words : 1024'd0);
   assign out_err_d = err1_q;
   always @(posedge clk_i) begin
     if (el1_load) begin

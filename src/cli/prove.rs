@@ -20,8 +20,8 @@ pub struct Args {
     /// YAML configuration (parameters); defaults otherwise.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Only these properties (hold | reset | accept | drain | progress | error | round-trip |
-    /// code); repeatable [default: all].
+    /// Only these properties (hold | reset | accept | drain | progress | error | sums |
+    /// round-trip | code); repeatable [default: all].
     #[arg(long)]
     pub property: Vec<String>,
     /// BMC depth in cycles from reset (cycle 0 is in reset).

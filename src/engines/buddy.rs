@@ -100,13 +100,10 @@ impl Engine for Buddy {
         m.header("Spec: docs/FORMATS.md, BPC (compressor -> decompressor)");
         crate::hdl::stream::chain(&mut m, &[("u_comp", &comp), ("u_dec", &dec)], &[]);
         let top = m.finish().map_err(|e| e.to_string())?;
-        Ok(vec![crate::formal::RoundTrip::lines(
-            "bpc_loopback",
-            top,
-            "blk",
-            "blk",
-            &["err"],
-        )])
+        let mut rt = crate::formal::RoundTrip::lines("bpc_loopback", top, "blk", "blk", &["err"]);
+        // The decompressor's prefix sums as proved by property `sums`.
+        rt.sums = super::buddy_sums::bpc(dec, &p.bpc)?.into_iter().collect();
+        Ok(vec![rt])
     }
 
     /// The BPC decompressor flags corrupt entries as the model does
@@ -117,6 +114,13 @@ impl Engine for Buddy {
             designs::top(p, Unit::Decompressor)?,
             &p.bpc,
         )])
+    }
+
+    /// The decompressor's carry-save prefix sums ([`super::buddy_sums`]).
+    fn sum_nets(&self, cfg: &Config) -> Result<Vec<crate::formal::SumNet>, String> {
+        let p = &cfg.buddy;
+        let top = designs::top(p, Unit::Decompressor)?;
+        Ok(super::buddy_sums::bpc(top, &p.bpc)?.into_iter().collect())
     }
 
     /// Per §6 class (`--class all` or names) and per trace file (128 B entries): the Fig. 5b

@@ -14,6 +14,7 @@ pub mod base_xor;
 pub mod base_xor_codes;
 pub mod buddy;
 pub mod buddy_flags;
+pub mod buddy_sums;
 pub mod codecs;
 pub mod cpack_lossy;
 pub mod cpack_lossy_table4;
@@ -347,6 +348,12 @@ pub trait Engine: Sync {
     /// The decompressors whose error flag `hwzip prove` checks against a reference of the
     /// model's verdict on corrupt input (property `error`). None by default.
     fn error_flags(&self, _cfg: &Config) -> Result<Vec<crate::formal::ErrorFlag>, String> {
+        Ok(Vec::new())
+    }
+
+    /// The carry-save prefix-sum networks `hwzip prove` checks (property `sums`): each
+    /// output lane the sum of the input lanes up to it, for every input. None by default.
+    fn sum_nets(&self, _cfg: &Config) -> Result<Vec<crate::formal::SumNet>, String> {
         Ok(Vec::new())
     }
 

@@ -94,6 +94,8 @@ enum Subject {
     Code(crate::formal::Code),
     /// A decompressor's error flag against its reference.
     Error(crate::formal::ErrorFlag),
+    /// A prefix-sum network: its cells and its wiring.
+    Sums(crate::formal::SumNet),
 }
 
 /// One thing to prove: the unit's name, its top, the property and what else it is built
@@ -206,6 +208,20 @@ fn targets(engine: EngineRef, cfg: &Config, req: &Request) -> Result<Vec<Target>
             Subject::Error(e),
         ));
     }
+    for n in engine.sum_nets(cfg)? {
+        if !known.contains(&n.unit) {
+            known.push(n.unit.clone());
+        }
+        if skip(&n.unit) || !wants(Property::Sums) {
+            continue;
+        }
+        v.push(Target::new(
+            n.unit.clone(),
+            n.top.clone(),
+            Property::Sums,
+            Subject::Sums(n),
+        ));
+    }
     for rt in engine.round_trips(cfg)? {
         known.push(rt.unit.clone());
         if skip(&rt.unit) || !wants(Property::RoundTrip) {
@@ -269,9 +285,16 @@ pub fn plan(
         let (unit, top, prop) = (t.unit.clone(), t.top.clone(), t.property);
         let emit = || crate::hdl::emit::emit_design(&top).map_err(|e| e.to_string());
         let (files, w) = match &t.subject {
-            Subject::RoundTrip(rt) => (emit()?, wrapper::round_trip(rt, t.case)?),
+            Subject::RoundTrip(rt) => {
+                let mut files = emit()?;
+                for n in &rt.sums {
+                    files = crate::formal::sums::abstracted(&files, n)?;
+                }
+                (files, wrapper::round_trip(rt, t.case)?)
+            }
             Subject::Code(c) => (code_files(c)?, wrapper::code(c)?),
             Subject::Error(e) => (emit()?, wrapper::error_flag(e)?),
+            Subject::Sums(n) => (emit()?, wrapper::sum_cells(n)),
             Subject::Streams => (emit()?, wrapper::contract(&top, prop)),
         };
         let job = ProofJob {
@@ -281,8 +304,13 @@ pub fn plan(
             files: files.clone(),
             wrapper: w,
             property: prop,
-            // A code has no state: one step covers every input, and induction closes at 1.
-            depth: if prop == Property::Code { 1 } else { req.depth },
+            // A code and the cells of a sum network have no state: one step covers every
+            // input, and induction closes at 1.
+            depth: if matches!(prop, Property::Code | Property::Sums) {
+                1
+            } else {
+                req.depth
+            },
             induction: req.induction,
             reach_max: req.reach_max,
             past_reach: 0,
@@ -301,12 +329,17 @@ pub fn plan(
                 .round_trip()
                 .and_then(|rt| Some(rt.split.as_ref()?.label(t.case?))),
             round_trip: t.round_trip().cloned(),
+            sums: match &t.subject {
+                Subject::Sums(n) => Some(n.clone()),
+                _ => None,
+            },
         };
         if req.faults && !matches!(prop, Property::Drain | Property::Progress) {
             let planted: Vec<Planted> = match &t.subject {
                 Subject::RoundTrip(_) => faults::datapath(&files),
                 Subject::Code(_) => faults::code(&files),
                 Subject::Error(e) => faults::flag_low(&top, &files, &e.output, &e.flag),
+                Subject::Sums(n) => faults::sums(&files, n),
                 Subject::Streams => faults::protocol(&top, &files)
                     .into_iter()
                     .filter(|f| f.name.starts_with(fault_kind(prop)))
@@ -355,6 +388,7 @@ fn fault_kind(prop: Property) -> &'static str {
         Property::Reset => "valid-in-reset",
         Property::Accept => "ready-low",
         Property::Error => "flag-low",
+        Property::Sums => "sums",
         Property::RoundTrip | Property::Code | Property::Drain | Property::Progress => "mux",
     }
 }

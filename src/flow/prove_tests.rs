@@ -574,3 +574,30 @@ fn bdi_split_has_only_sent_encodings() {
     assert_eq!(cases.len(), 8, "{cases:?}");
     assert!(cases.iter().all(|c| !c.contains("B8D4")), "{cases:?}");
 }
+
+/// The BPC decompressor's carry-save prefix sums at the default configuration (32 lanes of
+/// 32 bits): the wiring gives each output lane the sum of the input lanes up to it, and
+/// every cell type adds; a cell that drops its carry and a cell that reads one term twice
+/// are both caught, the second by the wiring check, which names the lane.
+#[test]
+fn bpc_prefix_sums_are_proved() {
+    if !tools() {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let req = Request {
+        properties: vec![Property::Sums],
+        faults: true,
+        ..Request::defaults()
+    };
+    let e = engines::by_name("buddy").unwrap();
+    let plans = plan(e, &Config::default(), "default", &req, out.path()).unwrap();
+    let r = execute(plans, 2, &|m| eprintln!("{m}")).unwrap();
+    assert_eq!(r.proofs.len(), 1, "{r:?}");
+    assert!(matches!(r.proofs[0].outcome, Outcome::Proved), "{r:?}");
+    let faults: Vec<&str> = r.faults.iter().map(|f| f.fault.as_str()).collect();
+    assert_eq!(faults, ["carry-drop", "term-twice"], "{r:?}");
+    assert!(r.faults.iter().all(|f| f.caught()), "{r:?}");
+    assert!(r.faults[0].proof.vcd.is_some(), "{r:?}");
+    assert!(r.faults[1].proof.note.contains("output lane 2"), "{r:?}");
+}

@@ -209,6 +209,60 @@ pub fn datapath(files: &[(String, String)]) -> Vec<Planted> {
     v
 }
 
+/// The faults of a prefix-sum network ([`crate::formal::Property::Sums`]): `carry-drop`, the
+/// first carry-save cell type's carry output tied to zero (the solver's cell proof fails),
+/// and `term-twice`, the network's first carry-save instance reading its second term in
+/// place of its first (the wiring check fails).
+pub fn sums(files: &[(String, String)], n: &crate::formal::SumNet) -> Vec<Planted> {
+    let mut v = Vec::new();
+    let csa = n
+        .cells
+        .iter()
+        .find(|c| matches!(c.1, crate::formal::SumCell::CarrySave(_)));
+    let file = |m: &str| files.iter().position(|f| f.0 == format!("{m}.v"));
+    if let Some(i) = csa.and_then(|c| file(&c.0)) {
+        let t = &files[i].1;
+        if let Some(at) = t.find("  assign c_o = ") {
+            let end = at + t[at..].find(';').unwrap_or(0);
+            let text = format!(
+                "{}  assign c_o = {{{}{{1'b0}}}}{}",
+                &t[..at],
+                n.lane_bits,
+                &t[end..]
+            );
+            v.push(Planted {
+                name: "carry-drop".into(),
+                what: format!("the carry output of {} tied to zero", files[i].0),
+                file: i,
+                text,
+            });
+        }
+    }
+    // A port's connection `.p(EXPR),` on its own line: the range of EXPR.
+    let term = |t: &str, p: &str| {
+        let at = t.find(&format!(".{p}("))? + p.len() + 2;
+        let line = &t[at..at + t[at..].find('\n')?];
+        let expr = line.trim_end().trim_end_matches(',').strip_suffix(')')?;
+        Some((at, at + expr.len()))
+    };
+    if let Some(i) = file(&n.module) {
+        let t = &files[i].1;
+        if let (Some(a), Some(b)) = (term(t, "t0_i"), term(t, "t1_i")) {
+            let text = format!("{}{}{}", &t[..a.0], &t[b.0..b.1], &t[a.1..]);
+            v.push(Planted {
+                name: "term-twice".into(),
+                what: format!(
+                    "the first carry-save cell of {} reads its second term as its first",
+                    files[i].0
+                ),
+                file: i,
+                text,
+            });
+        }
+    }
+    v
+}
+
 /// The link-code faults (file-name prefix, text, replacement, name, what the edit does):
 /// each one a decoder that no longer inverts its encoder, or an encoder whose code still
 /// decodes but puts more ones on the wire than the model (only the reference check sees it).

@@ -12,6 +12,7 @@ pub mod faults;
 pub mod replay;
 pub mod report;
 pub mod run;
+pub mod sums;
 pub mod wrapper;
 
 use crate::hdl::Module;
@@ -49,6 +50,10 @@ pub enum Property {
     /// A decompressor flags a corrupt input beat exactly when its model rejects it (a
     /// reference check written in the wrapper), and a flagged beat's line is all zero.
     Error,
+    /// A carry-save prefix-sum network gives, in output lane i, the sum of its input lanes
+    /// 0..=i modulo 2^w, for every input: each cell type's sum is proved by the solver, and
+    /// the network's wiring by evaluating it symbolically ([`sums`]).
+    Sums,
 }
 
 impl Property {
@@ -62,13 +67,14 @@ impl Property {
     }
 
     /// Every property, in report order.
-    pub const ALL: [Property; 8] = [
+    pub const ALL: [Property; 9] = [
         Property::Hold,
         Property::Reset,
         Property::Accept,
         Property::Drain,
         Property::Progress,
         Property::Error,
+        Property::Sums,
         Property::RoundTrip,
         Property::Code,
     ];
@@ -84,6 +90,7 @@ impl Property {
             Property::Drain => "drain",
             Property::Progress => "progress",
             Property::Error => "error",
+            Property::Sums => "sums",
         }
     }
 
@@ -98,6 +105,7 @@ impl Property {
             Property::Drain => "consumer always ready: outputs end in time after the last input",
             Property::Progress => "consumers always ready: no long silence while a beat is due",
             Property::Error => "corrupt input: the error flag is the model's, the line zero",
+            Property::Sums => "prefix sums: output lane i is the sum of input lanes 0..=i",
         }
     }
 
@@ -162,6 +170,11 @@ pub struct RoundTrip {
     pub in_beats: u32,
     /// Cases the proof splits into, by the tracked line's beat on an inner link.
     pub split: Option<Split>,
+    /// Prefix-sum networks inside the top that the proof takes as specified: the output net
+    /// of each is driven by the running sums of its input lanes in the proof's copy of the
+    /// Verilog ([`sums::abstracted`]). Property `sums` proves each network equal to that
+    /// for every input, so the solver need not see its carry-save arithmetic again.
+    pub sums: Vec<SumNet>,
 }
 
 /// A round trip split into cases ([`RoundTrip::split`]): one proof per value of a field of
@@ -242,6 +255,7 @@ impl RoundTrip {
             line_beats,
             in_beats,
             split: None,
+            sums: Vec::new(),
         }
     }
 
@@ -263,6 +277,7 @@ impl RoundTrip {
             line_beats: 1,
             in_beats: 1,
             split: None,
+            sums: Vec::new(),
         }
     }
 }
@@ -420,4 +435,42 @@ impl Outcome {
             Outcome::Unreached => "unreached",
         }
     }
+}
+
+/// A carry-save prefix-sum network inside a unit that the prover checks ([`Property::Sums`]):
+/// output lane i must be the sum of input lanes 0..=i modulo 2^`lane_bits`, for every input.
+///
+/// The network is read from the unit's Verilog as Yosys parses it (no flattening): every
+/// output lane must be driven, bit for bit, by an input lane or an output of one of the
+/// `cells`, whose inputs are in turn lanes or cell outputs. Each cell type's arithmetic is
+/// proved by the solver ([`wrapper::sum_cells`]); [`sums::check`] evaluates the wiring.
+#[derive(Clone, Debug)]
+pub struct SumNet {
+    /// The unit name it is reported under.
+    pub unit: String,
+    /// The unit (the Yosys top of the wiring check).
+    pub top: Arc<Module>,
+    /// The module that holds the network (the unit's top or one of its modules).
+    pub module: String,
+    /// The net of the input lanes (lane j is bits `[j * lane_bits, (j + 1) * lane_bits)`).
+    pub input: String,
+    /// The net of the output lanes.
+    pub output: String,
+    /// Lane width, bits.
+    pub lane_bits: u32,
+    /// Lanes (input and output).
+    pub lanes: usize,
+    /// The cell types (module names) the network is built of.
+    pub cells: Vec<(String, SumCell)>,
+    /// Where the network is specified (docs/FORMATS.md section), for the wrapper's header.
+    pub source: String,
+}
+
+/// What a cell of a [`SumNet`] computes, modulo 2^`lane_bits`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SumCell {
+    /// A carry-save cell: `s_o + c_o` is the sum of its `n` terms `t0_i .. t<n-1>_i`.
+    CarrySave(usize),
+    /// An adder: `y_o = a_i + b_i`.
+    Add,
 }

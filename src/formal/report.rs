@@ -228,7 +228,14 @@ pub fn counterexamples_markdown(r: &ProveReport) -> String {
     );
     let mut s = String::new();
     for (p, fault) in all {
-        let Some(vcd) = &p.vcd else { continue };
+        let Some(vcd) = &p.vcd else {
+            // A wiring check's counterexample is its message.
+            if p.outcome == Outcome::Counterexample && !p.note.is_empty() {
+                let (e, u, t) = (&p.engine, unit_cell(p), p.property.tag());
+                s.push_str(&format!("- {e} {u} {t}{fault}: {}\n", p.note));
+            }
+            continue;
+        };
         s.push_str(&format!(
             "- {} {} {}{}: step {}, {}; trace {}",
             p.engine,

@@ -52,6 +52,9 @@ pub struct ProofJob {
     pub round_trip: Option<super::RoundTrip>,
     /// The case of a split round trip ([`super::Split::label`]).
     pub case: Option<String>,
+    /// The prefix-sum network whose wiring is checked before the solver proves its cells
+    /// ([`super::Property::Sums`]).
+    pub sums: Option<super::SumNet>,
 }
 
 /// The result of one proof.
@@ -108,6 +111,17 @@ pub struct ProofResult {
 impl ProofResult {
     /// "BMC 24" / "k-induction, k = 24" / "BMC, step 7" (a counterexample's step).
     pub fn method(&self) -> String {
+        if self.property == Property::Sums {
+            // The wiring check, then the cells' arithmetic (one step, no state).
+            return match (self.outcome, self.vcd.is_some(), self.k) {
+                (Outcome::Counterexample, false, _) => "wiring check".into(),
+                (Outcome::Counterexample, true, _) => "wiring check; cells: BMC, step 0".into(),
+                (Outcome::Proved, _, Some(k)) => {
+                    format!("wiring check; cells: k-induction, k = {k}")
+                }
+                _ => format!("wiring check; cells: BMC {}", self.depth),
+            };
+        }
         match (self.outcome, self.k) {
             (Outcome::Proved, Some(k)) => format!("k-induction, k = {k}"),
             (Outcome::Counterexample, _) => format!("BMC, step {}", self.depth),
@@ -410,6 +424,37 @@ fn failed_asserts(log: &str) -> Vec<String> {
     v
 }
 
+/// The wiring check of prefix-sum network `n` ([`super::sums::check`]) on the unit's files
+/// written in `dir`: Yosys's JSON netlist of the unit after `proc`. `Some(why)` when the
+/// wiring does not give the sums.
+fn sum_wiring(
+    job: &ProofJob,
+    n: &super::SumNet,
+    dir: &Path,
+    budget: &mut Budget,
+) -> Result<Option<String>, String> {
+    let files: Vec<&str> = job.files.iter().map(|f| f.0.as_str()).collect();
+    let ys = format!(
+        "read_verilog {}\nhierarchy -top {}\nproc\nopt_clean\nwrite_json net.json\n",
+        files.join(" "),
+        n.top.name
+    );
+    std::fs::write(dir.join("net.ys"), ys).map_err(|e| format!("{}: {e}", dir.display()))?;
+    run_program_env(
+        "yosys",
+        &crate::synth::run::tool_program("yosys"),
+        &["-q", "-l", "net.log", "-s", "net.ys"],
+        &[],
+        dir,
+        &dir.join("net.out"),
+        budget,
+    )
+    .map_err(|e| e.to_string())?;
+    let json = std::fs::read_to_string(dir.join("net.json"))
+        .map_err(|e| format!("{}: {e}", dir.join("net.json").display()))?;
+    super::sums::check(&json, n)
+}
+
 /// Runs `job` in `dir` (created; old contents replaced).
 pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
     let t0 = Instant::now();
@@ -458,6 +503,14 @@ pub fn prove_in(job: &ProofJob, dir: &Path) -> Result<ProofResult, String> {
         cached: false,
         replay: None,
     };
+    if let Some(n) = &job.sums {
+        if let Some(why) = sum_wiring(job, n, dir, &mut budget)? {
+            r.outcome = Outcome::Counterexample;
+            r.note = format!("wiring: {why}");
+            r.seconds = t0.elapsed().as_secs_f64();
+            return Ok(r);
+        }
+    }
     let env = [("PATH", solver_path())];
     let smtbmc = crate::synth::run::tool_program("yosys-smtbmc");
     let mut depth = job.depth.max(job.past_reach);

@@ -12,7 +12,7 @@
 //!   stays offered with the same payload (what the harness's drivers do);
 //! - registers of the unit without a reset start at any value (the solver picks them).
 
-use super::{Code, ErrorFlag, PerTransfer, Property, RoundTrip};
+use super::{Code, ErrorFlag, PerTransfer, Property, RoundTrip, SumCell, SumNet};
 use crate::hdl::{Dir, Module, StreamPorts};
 use std::fmt::Write;
 
@@ -865,6 +865,80 @@ pub fn code(c: &Code) -> Result<Wrapper, String> {
         text: v,
         cover: None,
     })
+}
+
+/// The wrapper of a prefix-sum network's cells ([`Property::Sums`]): one instance of each
+/// cell type on free inputs, asserting its sum modulo 2^`lane_bits`. Its header names the
+/// network the wiring check reads (so that the cache key covers it).
+pub fn sum_cells(n: &SumNet) -> Wrapper {
+    let name = format!("{}_f_sums", n.module);
+    let w = n.lane_bits;
+    let mut v = title(&name);
+    let _ = writeln!(
+        v,
+        "// Unit: {}; network: {} -> {} in {}, {} lanes of {w} bits.",
+        n.top.name, n.input, n.output, n.module, n.lanes
+    );
+    let _ = writeln!(v, "// Property: {}.", Property::Sums.title());
+    let _ = writeln!(v, "// Spec: {}.", n.source);
+    let _ = writeln!(
+        v,
+        "// Read with `read_verilog -formal`; see docs/FORMAL.md."
+    );
+    let _ = writeln!(v, "`default_nettype none");
+    let mut ports = vec!["  input  wire clk_i".to_string()];
+    let mut body = String::new();
+    let mut checks = Vec::new();
+    for (k, (cell, kind)) in n.cells.iter().enumerate() {
+        let (ins, outs): (Vec<String>, Vec<&str>) = match kind {
+            SumCell::CarrySave(t) => ((0..*t).map(|j| format!("t{j}")).collect(), vec!["s", "c"]),
+            SumCell::Add => (vec!["a".into(), "b".into()], vec!["y"]),
+        };
+        for i in &ins {
+            ports.push(format!("  input  wire {}c{k}_{i}", range(w)));
+        }
+        let _ = writeln!(
+            body,
+            "  wire {}{};",
+            range(w),
+            outs.iter()
+                .map(|o| format!("c{k}_{o}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let conns: Vec<String> = ins
+            .iter()
+            .map(|i| format!("    .{i}_i(c{k}_{i})"))
+            .chain(outs.iter().map(|o| format!("    .{o}_o(c{k}_{o})")))
+            .collect();
+        let _ = writeln!(body, "  {cell} u_c{k} (\n{}\n  );", conns.join(",\n"));
+        let sum = ins
+            .iter()
+            .map(|i| format!("c{k}_{i}"))
+            .collect::<Vec<_>>()
+            .join(" + ");
+        let (lhs, why) = match kind {
+            SumCell::CarrySave(_) => (
+                format!("c{k}_s + c{k}_c"),
+                format!("{cell}: sum plus carry is the sum of the terms"),
+            ),
+            SumCell::Add => (format!("c{k}_y"), format!("{cell}: the sum")),
+        };
+        // Every operand is `w` bits wide, so both sides are taken modulo 2^w.
+        checks.push((format!("{lhs} == {sum}"), why));
+    }
+    let _ = writeln!(v, "module {name} (\n{}\n);", ports.join(",\n"));
+    v.push_str(&body);
+    v.push_str("  always @* begin\n");
+    for (expr, why) in &checks {
+        check(&mut v, "assert", "", expr, why);
+    }
+    v.push_str("  end\nendmodule\n`default_nettype wire\n");
+    Wrapper {
+        name,
+        text: v,
+        cover: None,
+    }
 }
 
 /// The wrapper of a bounded property ([`Property::Accept`], [`Property::Drain`] or

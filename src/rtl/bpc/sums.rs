@@ -102,7 +102,9 @@ pub(super) fn sums(
     let lanes = e1.lanes(g.s);
     let words = match p.dec_sum_stages {
         1 => {
+            // Named: `hwzip prove` checks the network from `el1_q` to `sum_words`.
             let w = prefix_sums_cs(m, "ps", &lanes, 0..nl)?;
+            let w = m.wire("sum_words", &Expr::cat_lsb(&w)).lanes(g.s);
             f.pass(&lanes, w)
         }
         2 => {
