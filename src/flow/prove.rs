@@ -416,6 +416,29 @@ fn replayed(
     Ok(r)
 }
 
+/// `r` with a note naming the prefix-sum networks its round trip took as proved (property
+/// `sums`), which the report must show beside its result.
+fn with_sums_note(
+    job: &ProofJob,
+    mut r: crate::formal::run::ProofResult,
+) -> crate::formal::run::ProofResult {
+    let nets: Vec<String> = job
+        .round_trip
+        .iter()
+        .flat_map(|rt| &rt.sums)
+        .map(|n| format!("`{}` of {}", n.output, n.module))
+        .collect();
+    if !nets.is_empty() {
+        let taken = format!("{} taken as proved by `sums`", nets.join(", "));
+        r.note = if r.note.is_empty() {
+            taken
+        } else {
+            format!("{}; {taken}", r.note)
+        };
+    }
+    r
+}
+
 /// Runs `plans` on `jobs` threads, telling `log` each result as it comes; the report keeps
 /// the plan's order. Errors (a tool missing or failing) stop the run.
 pub fn execute(
@@ -447,7 +470,8 @@ pub fn execute(
                 } else {
                     crate::formal::run::prove(&p.job)
                 }
-                .and_then(|r| replayed(&p.job, r));
+                .and_then(|r| replayed(&p.job, r))
+                .map(|r| with_sums_note(&p.job, r));
                 if let Ok(r) = &r {
                     let fault = p
                         .fault
