@@ -874,10 +874,11 @@ pub fn sum_cells(n: &SumNet) -> Wrapper {
     let name = format!("{}_f_sums", n.module);
     let w = n.lane_bits;
     let mut v = title(&name);
+    let _ = writeln!(v, "// Unit: {}.", n.top.name);
     let _ = writeln!(
         v,
-        "// Unit: {}; network: {} -> {} in {}, {} lanes of {w} bits.",
-        n.top.name, n.input, n.output, n.module, n.lanes
+        "// Network: {} -> {} in {}, {} lanes of {w} bits.",
+        n.input, n.output, n.module, n.lanes
     );
     let _ = writeln!(v, "// Property: {}.", Property::Sums.title());
     let _ = writeln!(v, "// Spec: {}.", n.source);
